@@ -1,0 +1,60 @@
+// Package cowmap provides a read-mostly map whose reads take no lock and
+// allocate nothing: the map is immutable and replaced whole (copy on write)
+// when a key is added. It suits small key sets that are filled once and read
+// on every request, such as metric label sets and per-host retry budgets.
+package cowmap
+
+import (
+	"sync"
+	"sync/atomic"
+)
+
+// Map is a copy-on-write map. The zero value is empty and ready to use.
+type Map[K comparable, V any] struct {
+	m  atomic.Pointer[map[K]V]
+	mu sync.Mutex
+	// Limit bounds the number of stored keys; 0 means no limit. Past it,
+	// Get returns a fresh value without storing it.
+	Limit int
+}
+
+// Get returns the value for k, creating and storing it with create on the
+// first call for k. create runs under a lock, at most once per stored key.
+func (c *Map[K, V]) Get(k K, create func() V) V {
+	if m := c.m.Load(); m != nil {
+		if v, ok := (*m)[k]; ok {
+			return v
+		}
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	old := c.m.Load()
+	var n int
+	if old != nil {
+		if v, ok := (*old)[k]; ok {
+			return v
+		}
+		n = len(*old)
+	}
+	v := create()
+	if c.Limit > 0 && n >= c.Limit {
+		return v
+	}
+	next := make(map[K]V, n+1)
+	if old != nil {
+		for key, val := range *old {
+			next[key] = val
+		}
+	}
+	next[k] = v
+	c.m.Store(&next)
+	return v
+}
+
+// Len returns the number of stored keys.
+func (c *Map[K, V]) Len() int {
+	if m := c.m.Load(); m != nil {
+		return len(*m)
+	}
+	return 0
+}

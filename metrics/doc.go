@@ -1,0 +1,30 @@
+// Package metrics records what otelretry operations did, as distributions
+// and counters a dashboard can divide: the share of attempts whose decision
+// was retry, the share of operations that ended deadline_exceeded, the
+// number of attempts per operation.
+//
+// Instruments (names, units and labels are a public contract):
+//
+//	retry.operations          Int64Counter     {operation}  http.request.method, retry.outcome
+//	retry.attempts            Int64Counter     {attempt}    http.request.method, retry.decision,
+//	                                                        retry.error_class | http.response.status_code
+//	retry.operation.attempts  Int64Histogram   {attempt}    http.request.method, retry.outcome
+//	retry.operation.duration  Float64Histogram s            http.request.method, retry.outcome
+//	retry.attempt.duration    Float64Histogram s            http.request.method, retry.decision, retry.error_class
+//	retry.backoff.duration    Float64Histogram s            http.request.method
+//
+// Labels come only from closed sets (attrs) and the HTTP method, collapsed
+// to _OTHER when it is not a standard one. retry.operation.id,
+// retry.request.id, URLs and paths are never labels: each distinct value
+// would create a new time series, so a million operations would become a
+// million series that no backend can store and no query can aggregate. Ids
+// belong on spans and log records, which are built for high cardinality.
+// server.address may be added with WithServerAddress, bounded by the number
+// of dependencies a client talks to.
+//
+// Each instrument has a typed wrapper (New<Instrument>) in the style of the
+// semantic-convention otelconv packages: it falls back to a no-op instrument
+// when the Meter fails, so telemetry never breaks the request path. The
+// Recorder precomputes attribute sets so that recording an operation does not
+// allocate once its label combinations have been seen.
+package metrics

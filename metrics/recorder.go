@@ -1,0 +1,218 @@
+package metrics
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"time"
+
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/metric"
+
+	"github.com/otelretry/otelretry-go/attrs"
+	"github.com/otelretry/otelretry-go/internal/cowmap"
+)
+
+// Option configures a Recorder.
+type Option interface{ apply(*recorderConfig) }
+
+type recorderConfig struct {
+	serverAddress bool
+}
+
+type optionFunc func(*recorderConfig)
+
+func (f optionFunc) apply(c *recorderConfig) { f(c) }
+
+// WithServerAddress adds server.address to every label set. Use it when a
+// client talks to a bounded set of hosts: each host multiplies the number
+// of series.
+func WithServerAddress() Option {
+	return optionFunc(func(c *recorderConfig) { c.serverAddress = true })
+}
+
+// Attempt is what the Recorder needs to know about one network attempt.
+type Attempt struct {
+	Method        string
+	ServerAddress string
+	Decision      attrs.Decision
+	// ErrorClass is set when no response arrived; StatusCode otherwise.
+	ErrorClass attrs.ErrorClass
+	StatusCode int
+	Duration   time.Duration
+}
+
+// Operation is what the Recorder needs to know about one finished operation.
+type Operation struct {
+	Method        string
+	ServerAddress string
+	Outcome       attrs.Outcome
+	Attempts      int
+	Duration      time.Duration
+}
+
+// Recorder records operations and attempts on the six instruments. It is
+// safe for concurrent use. The zero value is not usable; call NewRecorder.
+type Recorder struct {
+	cfg               recorderConfig
+	operations        Operations
+	attempts          Attempts
+	operationAttempts OperationAttempts
+	operationDuration OperationDuration
+	attemptDuration   AttemptDuration
+	backoffDuration   BackoffDuration
+
+	operationSets setCache[operationKey]
+	attemptSets   setCache[attemptKey]
+	durationSets  setCache[attemptDurationKey]
+	backoffSets   setCache[backoffKey]
+}
+
+// NewRecorder creates the instruments on m. A nil m records nothing. When
+// an instrument cannot be created, the Recorder uses a no-op in its place
+// and NewRecorder returns the Recorder together with the joined errors, so
+// the caller may log them and go on.
+func NewRecorder(m metric.Meter, opts ...Option) (*Recorder, error) {
+	r := &Recorder{}
+	r.operationSets.m.Limit = maxCachedSets
+	r.attemptSets.m.Limit = maxCachedSets
+	r.durationSets.m.Limit = maxCachedSets
+	r.backoffSets.m.Limit = maxCachedSets
+	for _, o := range opts {
+		if o != nil {
+			o.apply(&r.cfg)
+		}
+	}
+	var errs [6]error
+	r.operations, errs[0] = NewOperations(m)
+	r.attempts, errs[1] = NewAttempts(m)
+	r.operationAttempts, errs[2] = NewOperationAttempts(m)
+	r.operationDuration, errs[3] = NewOperationDuration(m)
+	r.attemptDuration, errs[4] = NewAttemptDuration(m)
+	r.backoffDuration, errs[5] = NewBackoffDuration(m)
+	return r, errors.Join(errs[:]...)
+}
+
+type operationKey struct {
+	method, server string
+	outcome        attrs.Outcome
+}
+
+type attemptKey struct {
+	method, server string
+	decision       attrs.Decision
+	errorClass     attrs.ErrorClass
+	status         int
+}
+
+type attemptDurationKey struct {
+	method, server string
+	decision       attrs.Decision
+	errorClass     attrs.ErrorClass
+}
+
+type backoffKey struct{ method, server string }
+
+// RecordOperation records a finished operation on retry.operations,
+// retry.operation.attempts and retry.operation.duration.
+func (r *Recorder) RecordOperation(ctx context.Context, o Operation) {
+	k := operationKey{method: NormalizeMethod(o.Method), server: r.server(o.ServerAddress), outcome: o.Outcome}
+	opts := r.operationSets.get(k, func() []attribute.KeyValue {
+		return r.base(k.method, k.server, attrs.OutcomeKey.String(string(k.outcome)))
+	})
+	r.operations.Inst().Add(ctx, 1, opts.add...)
+	r.operationAttempts.Inst().Record(ctx, int64(o.Attempts), opts.record...)
+	r.operationDuration.Inst().Record(ctx, o.Duration.Seconds(), opts.record...)
+}
+
+// RecordAttempt records one network attempt on retry.attempts and
+// retry.attempt.duration.
+func (r *Recorder) RecordAttempt(ctx context.Context, a Attempt) {
+	method, server := NormalizeMethod(a.Method), r.server(a.ServerAddress)
+	ck := attemptKey{method: method, server: server, decision: a.Decision, errorClass: a.ErrorClass, status: a.StatusCode}
+	counted := r.attemptSets.get(ck, func() []attribute.KeyValue {
+		kv := r.base(ck.method, ck.server, ck.decision.Attribute())
+		if ck.errorClass != "" {
+			kv = append(kv, ck.errorClass.Attribute())
+		}
+		if ck.status != 0 {
+			kv = append(kv, attrs.HTTPResponseStatusCodeKey.Int(ck.status))
+		}
+		return kv
+	})
+	r.attempts.Inst().Add(ctx, 1, counted.add...)
+
+	dk := attemptDurationKey{method: method, server: server, decision: a.Decision, errorClass: a.ErrorClass}
+	timed := r.durationSets.get(dk, func() []attribute.KeyValue {
+		kv := r.base(dk.method, dk.server, dk.decision.Attribute())
+		if dk.errorClass != "" {
+			kv = append(kv, dk.errorClass.Attribute())
+		}
+		return kv
+	})
+	r.attemptDuration.Inst().Record(ctx, a.Duration.Seconds(), timed.record...)
+}
+
+// RecordBackoff records one pause before a retry on retry.backoff.duration.
+func (r *Recorder) RecordBackoff(ctx context.Context, method, serverAddress string, d time.Duration) {
+	k := backoffKey{method: NormalizeMethod(method), server: r.server(serverAddress)}
+	opts := r.backoffSets.get(k, func() []attribute.KeyValue { return r.base(k.method, k.server) })
+	r.backoffDuration.Inst().Record(ctx, d.Seconds(), opts.record...)
+}
+
+func (r *Recorder) server(addr string) string {
+	if !r.cfg.serverAddress {
+		return ""
+	}
+	return addr
+}
+
+// base returns the labels every instrument carries, then extra.
+func (r *Recorder) base(method, server string, extra ...attribute.KeyValue) []attribute.KeyValue {
+	kv := make([]attribute.KeyValue, 0, 5)
+	kv = append(kv, attrs.HTTPRequestMethodKey.String(method))
+	if server != "" {
+		kv = append(kv, attrs.ServerAddressKey.String(server))
+	}
+	return append(kv, extra...)
+}
+
+// NormalizeMethod returns method if it is a standard HTTP method and
+// "_OTHER" otherwise, as the HTTP semantic conventions require, so a client
+// sending arbitrary methods cannot create unbounded series.
+func NormalizeMethod(method string) string {
+	switch method {
+	case http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut, http.MethodPatch,
+		http.MethodDelete, http.MethodConnect, http.MethodOptions, http.MethodTrace:
+		return method
+	case "":
+		return http.MethodGet // net/http treats an empty method as GET.
+	default:
+		return "_OTHER"
+	}
+}
+
+// measureOpts holds the option slices for one label combination, built once
+// so that recording passes an existing slice and allocates nothing.
+type measureOpts struct {
+	add    []metric.AddOption
+	record []metric.RecordOption
+}
+
+// maxCachedSets bounds each cache. Labels come from closed sets, so real
+// workloads stay far below it; past it, options are built per call.
+const maxCachedSets = 4096
+
+// setCache maps a label combination to its prebuilt options. Each
+// combination is built once; after that, recording is a lock-free lookup.
+type setCache[K comparable] struct{ m cowmap.Map[K, *measureOpts] }
+
+func (c *setCache[K]) get(k K, labels func() []attribute.KeyValue) *measureOpts {
+	return c.m.Get(k, func() *measureOpts {
+		set := attribute.NewSet(labels()...)
+		return &measureOpts{
+			add:    []metric.AddOption{metric.WithAttributeSet(set)},
+			record: []metric.RecordOption{metric.WithAttributeSet(set)},
+		}
+	})
+}

@@ -1,0 +1,60 @@
+package otelretry
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"io"
+	"net"
+	"syscall"
+
+	"github.com/otelretry/otelretry-go/attrs"
+)
+
+// classify maps a transport error to its class by type and sentinel, never
+// by message text. callerErr is the caller's context error, if any: a
+// cancellation by the caller wins over whatever the transport reported.
+func classify(err, callerErr error) attrs.ErrorClass {
+	var (
+		dnsErr   *net.DNSError
+		netErr   net.Error
+		recErr   tls.RecordHeaderError
+		alertErr tls.AlertError
+		certErr  *tls.CertificateVerificationError
+		authErr  x509.UnknownAuthorityError
+		hostErr  x509.HostnameError
+		invErr   x509.CertificateInvalidError
+	)
+	switch {
+	case errors.Is(callerErr, context.Canceled):
+		return attrs.ErrorClassCanceled
+	case errors.As(err, &dnsErr):
+		return attrs.ErrorClassDNS
+	case errors.Is(err, syscall.ECONNREFUSED):
+		return attrs.ErrorClassConnectionRefused
+	case errors.As(err, &recErr), errors.As(err, &alertErr), errors.As(err, &certErr),
+		errors.As(err, &authErr), errors.As(err, &hostErr), errors.As(err, &invErr):
+		return attrs.ErrorClassTLS
+	case errors.Is(err, context.DeadlineExceeded), errors.As(err, &netErr) && netErr.Timeout():
+		return attrs.ErrorClassTimeout
+	case errors.Is(err, context.Canceled):
+		return attrs.ErrorClassCanceled
+	case errors.Is(err, syscall.ECONNRESET), errors.Is(err, syscall.EPIPE),
+		errors.Is(err, syscall.ECONNABORTED), errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
+		// The peer closed the connection; the request may have been written.
+		return attrs.ErrorClassConnectionReset
+	default:
+		return attrs.ErrorClassOther
+	}
+}
+
+// neverSent reports whether err proves the request never reached the server:
+// the class says so, or the failure happened while dialing.
+func neverSent(err error, class attrs.ErrorClass) bool {
+	if class.NotSent() {
+		return true
+	}
+	var opErr *net.OpError
+	return errors.As(err, &opErr) && opErr.Op == "dial"
+}

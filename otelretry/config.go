@@ -1,0 +1,277 @@
+package otelretry
+
+import (
+	"log/slog"
+	"net/http"
+	"time"
+
+	"go.opentelemetry.io/otel/metric"
+	"go.opentelemetry.io/otel/propagation"
+	"go.opentelemetry.io/otel/trace"
+)
+
+// Defaults, used when the matching option is not given.
+const (
+	DefaultMaxAttempts    = 3
+	DefaultDeadline       = 30 * time.Second
+	DefaultAttemptTimeout = 10 * time.Second
+	DefaultBackoffInitial = 100 * time.Millisecond
+	DefaultBackoffMax     = 2 * time.Second
+)
+
+// config is assembled once in NewTransport and read-only afterwards.
+type config struct {
+	tracerProvider trace.TracerProvider
+	meterProvider  metric.MeterProvider
+	propagators    propagation.TextMapPropagator
+	logger         *slog.Logger
+
+	maxAttempts    int
+	deadline       time.Duration
+	attemptTimeout time.Duration
+	backoff        Backoff
+	budget         *Budget
+	noBudget       bool
+	stateCheck     StateCheckFunc
+
+	idempotentMethods  map[string]bool
+	retryableStatuses  map[int]bool
+	idempotencyHeaders []string
+
+	operationName func(*http.Request) string
+	attemptName   func(*http.Request) string
+	clientSpans   bool
+	metricsServer bool
+}
+
+func newConfig(opts []Option) config {
+	c := config{
+		maxAttempts:    DefaultMaxAttempts,
+		deadline:       DefaultDeadline,
+		attemptTimeout: DefaultAttemptTimeout,
+		backoff:        ExponentialBackoff(DefaultBackoffInitial, DefaultBackoffMax),
+		idempotentMethods: map[string]bool{
+			http.MethodGet: true, http.MethodHead: true, http.MethodOptions: true, http.MethodTrace: true,
+		},
+		retryableStatuses: map[int]bool{
+			http.StatusRequestTimeout: true, http.StatusTooManyRequests: true, http.StatusBadGateway: true,
+			http.StatusServiceUnavailable: true, http.StatusGatewayTimeout: true,
+		},
+		operationName: defaultOperationName,
+		attemptName:   defaultAttemptName,
+		clientSpans:   true,
+	}
+	for _, o := range opts {
+		if o != nil {
+			o.apply(&c)
+		}
+	}
+	return c
+}
+
+func defaultOperationName(r *http.Request) string { return "retry " + methodOf(r) }
+func defaultAttemptName(r *http.Request) string   { return "attempt " + methodOf(r) }
+
+// Option configures a Transport.
+type Option interface{ apply(*config) }
+
+type optionFunc func(*config)
+
+func (f optionFunc) apply(c *config) { f(c) }
+
+// WithTracerProvider sets the TracerProvider for operation, attempt and HTTP
+// client spans. A nil provider is ignored: the global one is used.
+func WithTracerProvider(tp trace.TracerProvider) Option {
+	return optionFunc(func(c *config) {
+		if tp != nil {
+			c.tracerProvider = tp
+		}
+	})
+}
+
+// WithMeterProvider sets the MeterProvider for the retry metrics (package
+// metrics) and the HTTP client metrics. A nil provider is ignored: the
+// global one is used.
+func WithMeterProvider(mp metric.MeterProvider) Option {
+	return optionFunc(func(c *config) {
+		if mp != nil {
+			c.meterProvider = mp
+		}
+	})
+}
+
+// WithPropagators sets the propagators that inject trace context into each
+// attempt's headers. Nil is ignored: the global propagator is used.
+func WithPropagators(p propagation.TextMapPropagator) Option {
+	return optionFunc(func(c *config) {
+		if p != nil {
+			c.propagators = p
+		}
+	})
+}
+
+// WithLogger writes one structured record per attempt, with the fields of
+// the attempt span plus trace and span ids. Nil is ignored (no logging).
+func WithLogger(l *slog.Logger) Option {
+	return optionFunc(func(c *config) {
+		if l != nil {
+			c.logger = l
+		}
+	})
+}
+
+// WithMaxAttempts limits the network calls of one operation, the first
+// included. Values below 1 are ignored. Default: DefaultMaxAttempts (3).
+func WithMaxAttempts(n int) Option {
+	return optionFunc(func(c *config) {
+		if n >= 1 {
+			c.maxAttempts = n
+		}
+	})
+}
+
+// WithDeadline sets the budget of a whole operation: attempts, backoff and
+// waiting for Retry-After all count against it. The deadline is the earlier
+// of start+d and the request context's deadline. Values ≤ 0 are ignored.
+// Default: DefaultDeadline (30s).
+func WithDeadline(d time.Duration) Option {
+	return optionFunc(func(c *config) {
+		if d > 0 {
+			c.deadline = d
+		}
+	})
+}
+
+// WithAttemptTimeout bounds one network call (until the response headers
+// arrive, and reading the body of the returned response). Each attempt gets
+// the smaller of d and the budget left. Values ≤ 0 are ignored. Default:
+// DefaultAttemptTimeout (10s).
+func WithAttemptTimeout(d time.Duration) Option {
+	return optionFunc(func(c *config) {
+		if d > 0 {
+			c.attemptTimeout = d
+		}
+	})
+}
+
+// WithBackoff sets the pause before each retry. Nil is ignored. Default:
+// ExponentialBackoff(100ms, 2s), with full jitter.
+func WithBackoff(b Backoff) Option {
+	return optionFunc(func(c *config) {
+		if b != nil {
+			c.backoff = b
+		}
+	})
+}
+
+// WithIdempotentMethods declares more methods safe to repeat (for example
+// PUT and DELETE on an API whose handlers you know to be idempotent). GET,
+// HEAD, OPTIONS and TRACE always are.
+func WithIdempotentMethods(methods ...string) Option {
+	return optionFunc(func(c *config) {
+		for _, m := range methods {
+			if m != "" {
+				c.idempotentMethods[m] = true
+			}
+		}
+	})
+}
+
+// WithRetryableStatuses replaces the response statuses that an idempotent
+// request may retry. Default: 408, 429, 502, 503, 504. Codes outside
+// 400–599 are ignored; an empty list is ignored.
+func WithRetryableStatuses(codes ...int) Option {
+	return optionFunc(func(c *config) {
+		set := map[int]bool{}
+		for _, code := range codes {
+			if code >= 400 && code <= 599 {
+				set[code] = true
+			}
+		}
+		if len(set) > 0 {
+			c.retryableStatuses = set
+		}
+	})
+}
+
+// WithIdempotencyKeyContract declares that the server honours idempotency
+// keys (draft-ietf-httpapi-idempotency-key-header): a repeated request with
+// the same key returns the stored result instead of applying the write
+// again. Requests that carry one of the headers (default "Idempotency-Key"
+// and "X-Idempotency-Key") then retry like safe methods; the operation span
+// records retry.idempotency_contract=true. Without this option such a
+// request is treated like any other write: only the server can prove the
+// contract, and the client may rely on it only when told so.
+func WithIdempotencyKeyContract(headers ...string) Option {
+	return optionFunc(func(c *config) {
+		c.idempotencyHeaders = []string{"Idempotency-Key", "X-Idempotency-Key"}
+		if len(headers) > 0 {
+			c.idempotencyHeaders = headers
+		}
+	})
+}
+
+// WithStateCheck sets the hook that resolves an unknown write outcome
+// (decision check_state). See StateCheckFunc. Nil is ignored.
+func WithStateCheck(f StateCheckFunc) Option {
+	return optionFunc(func(c *config) {
+		if f != nil {
+			c.stateCheck = f
+		}
+	})
+}
+
+// WithSpanNameFormatter names the operation span; the result should be of
+// low cardinality (no ids, no paths). Nil is ignored. Default: "retry GET".
+func WithSpanNameFormatter(f func(*http.Request) string) Option {
+	return optionFunc(func(c *config) {
+		if f != nil {
+			c.operationName = f
+		}
+	})
+}
+
+// WithAttemptSpanNameFormatter names the attempt spans; the result should
+// be of low cardinality. Nil is ignored. Default: "attempt GET".
+func WithAttemptSpanNameFormatter(f func(*http.Request) string) Option {
+	return optionFunc(func(c *config) {
+		if f != nil {
+			c.attemptName = f
+		}
+	})
+}
+
+// WithoutClientSpans sends attempts straight to the base transport instead
+// of through an otelhttp client transport. Use it when the base transport is
+// already instrumented; otherwise each attempt gets its own HTTP CLIENT span
+// and trace-context headers.
+func WithoutClientSpans() Option {
+	return optionFunc(func(c *config) { c.clientSpans = false })
+}
+
+// WithMetricsServerAddress adds server.address to the retry metrics' labels
+// (see metrics.WithServerAddress): one set of series per host.
+func WithMetricsServerAddress() Option {
+	return optionFunc(func(c *config) { c.metricsServer = true })
+}
+
+// WithBudget shares or tunes the retry budget (see Budget). Pass the same
+// Budget to several Transports to bound their combined retries. Nil is
+// ignored. Default: a Budget per Transport with the default settings.
+func WithBudget(b *Budget) Option {
+	return optionFunc(func(c *config) {
+		if b != nil {
+			c.budget = b
+			c.noBudget = false
+		}
+	})
+}
+
+// WithoutBudget turns the retry budget off: only the attempt limit and the
+// deadline bound retries. Not recommended for clients of shared services.
+func WithoutBudget() Option {
+	return optionFunc(func(c *config) {
+		c.budget = nil
+		c.noBudget = true
+	})
+}

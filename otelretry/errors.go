@@ -1,0 +1,80 @@
+package otelretry
+
+import (
+	"context"
+	"errors"
+	"strconv"
+
+	"github.com/otelretry/otelretry-go/attrs"
+)
+
+// Sentinels for errors.Is. An *Error also matches context.DeadlineExceeded
+// when its outcome is deadline_exceeded and context.Canceled when it is
+// canceled.
+var (
+	// ErrOutcomeUnknown: a write may or may not have been applied (it timed
+	// out or its connection broke after it was sent). It was not resent.
+	// Resolve it with a state check by the operation id, never by sending
+	// the write again blindly.
+	ErrOutcomeUnknown = errors.New("otelretry: outcome of the write is unknown")
+	// ErrMaxAttempts: every allowed attempt failed.
+	ErrMaxAttempts = errors.New("otelretry: attempt limit reached")
+	// ErrBudgetExhausted: the client-wide retry budget refused a retry.
+	ErrBudgetExhausted = errors.New("otelretry: retry budget exhausted")
+	// ErrNotReplayable: a retry was needed but the request body cannot be
+	// sent twice (no GetBody).
+	ErrNotReplayable = errors.New("otelretry: request body cannot be replayed")
+)
+
+// Error is returned by Transport.RoundTrip when the operation ended without
+// a response to hand back. It never contains URLs, headers or bodies.
+type Error struct {
+	// Outcome is the terminal reason.
+	Outcome attrs.Outcome
+	// OperationID is the id shared by every attempt of the operation.
+	OperationID string
+	// Attempts is the number of network calls made (0 when the budget was
+	// spent before the first call).
+	Attempts int
+	// Err is the last cause: the last attempt's transport error, or nil.
+	Err error
+
+	// unknownWrite marks a write whose outcome is unknown: check_state, or
+	// a cancellation while the write was in flight.
+	unknownWrite bool
+}
+
+func (e *Error) Error() string {
+	msg := "otelretry: operation " + strconv.Quote(e.OperationID) + " ended " + string(e.Outcome) +
+		" after " + strconv.Itoa(e.Attempts) + " attempt"
+	if e.Attempts != 1 {
+		msg += "s"
+	}
+	if e.Err != nil {
+		msg += ": " + e.Err.Error()
+	}
+	return msg
+}
+
+// Unwrap returns the sentinels that describe the outcome and the cause, so
+// errors.Is and errors.As see both.
+func (e *Error) Unwrap() []error {
+	errs := make([]error, 0, 3)
+	switch e.Outcome {
+	case attrs.OutcomeDeadlineExceeded:
+		errs = append(errs, context.DeadlineExceeded)
+	case attrs.OutcomeCanceled:
+		errs = append(errs, context.Canceled)
+	case attrs.OutcomeMaxAttempts:
+		errs = append(errs, ErrMaxAttempts)
+	case attrs.OutcomeBudgetExhausted:
+		errs = append(errs, ErrBudgetExhausted)
+	}
+	if e.unknownWrite {
+		errs = append(errs, ErrOutcomeUnknown)
+	}
+	if e.Err != nil {
+		errs = append(errs, e.Err)
+	}
+	return errs
+}

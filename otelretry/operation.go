@@ -1,0 +1,55 @@
+package otelretry
+
+import (
+	"context"
+	"encoding/hex"
+	"math/rand/v2"
+	"net/http"
+	"strconv"
+)
+
+type operationIDKey struct{}
+
+// WithOperationID returns a context that names the logical operation the
+// request belongs to. Create it at the operation boundary (where the user
+// action or job starts), before the first call, so that every attempt and
+// every log line of the operation share one id. An empty id is ignored.
+//
+// Without it, the Transport generates an id per RoundTrip, which ties the
+// attempts of that call together but not separate calls of one operation.
+func WithOperationID(ctx context.Context, id string) context.Context {
+	if id == "" {
+		return ctx
+	}
+	return context.WithValue(ctx, operationIDKey{}, id)
+}
+
+// OperationIDFromContext returns the id set with WithOperationID.
+func OperationIDFromContext(ctx context.Context) (string, bool) {
+	id, ok := ctx.Value(operationIDKey{}).(string)
+	return id, ok
+}
+
+// NewOperationID returns a random operation id such as "op-1f3a9c0d5e7b2a64".
+// It is not a secret and not a security token.
+func NewOperationID() string {
+	var b [8]byte
+	v := rand.Uint64()
+	for i := range b {
+		b[i] = byte(v >> (8 * i))
+	}
+	return "op-" + hex.EncodeToString(b[:])
+}
+
+// RequestID returns the id of attempt n of an operation:
+// "<operationID>/attempt-<n>".
+func RequestID(operationID string, attempt int) string {
+	return operationID + "/attempt-" + strconv.Itoa(attempt)
+}
+
+func methodOf(r *http.Request) string {
+	if r.Method == "" {
+		return http.MethodGet
+	}
+	return r.Method
+}
