@@ -2,6 +2,7 @@ package otelretry_test
 
 import (
 	"net/http"
+	"net/url"
 	"testing"
 
 	"go.opentelemetry.io/otel/attribute"
@@ -67,15 +68,15 @@ func readEvent(t *testing.T, s sdktrace.ReadOnlySpan) event {
 	get := func(k attribute.Key) attribute.Value { v, _ := spantest.Attr(s, k); return v }
 	has := func(k attribute.Key) bool { _, ok := spantest.Attr(s, k); return ok }
 	e := event{
-		OperationID: get("retry.operation.id").AsString(),
-		RequestID:   get("retry.request.id").AsString(),
-		Attempt:     get("retry.attempt").AsInt64(),
-		Method:      get("http.request.method").AsString(),
-		Status:      get("http.response.status_code").AsInt64(),
-		ErrorClass:  get("retry.error_class").AsString(),
-		ElapsedMs:   get("retry.elapsed_ms").AsInt64(),
-		RemainingMs: get("retry.remaining_ms").AsInt64(),
-		Decision:    get("retry.decision").AsString(),
+		OperationID:  get("retry.operation.id").AsString(),
+		RequestID:    get("retry.request.id").AsString(),
+		Attempt:      get("retry.attempt").AsInt64(),
+		Method:       get("http.request.method").AsString(),
+		Status:       get("http.response.status_code").AsInt64(),
+		ErrorClass:   get("retry.error_class").AsString(),
+		ElapsedMs:    get("retry.elapsed_ms").AsInt64(),
+		RemainingMs:  get("retry.remaining_ms").AsInt64(),
+		Decision:     get("retry.decision").AsString(),
 		RetryAfterMs: -1, BackoffMs: -1,
 	}
 	if has("retry.retry_after_ms") {
@@ -103,4 +104,22 @@ func (h *harness) events(t *testing.T) []event {
 func attrOf(s sdktrace.ReadOnlySpan, k attribute.Key) attribute.Value {
 	v, _ := spantest.Attr(s, k)
 	return v
+}
+
+func attrValue(kvs []attribute.KeyValue, k attribute.Key) (string, bool) {
+	for _, kv := range kvs {
+		if kv.Key == k {
+			return kv.Value.Emit(), true
+		}
+	}
+	return "", false
+}
+
+func mustURL(t *testing.T, raw string) *url.URL {
+	t.Helper()
+	u, err := url.Parse(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return u
 }

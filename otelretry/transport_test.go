@@ -421,3 +421,26 @@ func TestCallerRequestIsNotModified(t *testing.T) {
 		}
 	})
 }
+
+func TestBudgetExhaustionIsItsOwnDecision(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := newHarness(t, []scripted.Step{{Status: 503}},
+			otelretry.WithBudget(otelretry.NewBudget(otelretry.BudgetMinRetries(1), otelretry.BudgetRatio(0))),
+			otelretry.WithBackoff(otelretry.ConstantBackoff(time.Millisecond)))
+		resp, err := h.client.Do(get(t, t.Context(), "http://api.test/"))
+		if err != nil || resp.StatusCode != 503 {
+			t.Fatalf("got %v %v, want the last 503", resp, err)
+		}
+		resp.Body.Close()
+		var decisions []string
+		for _, e := range h.events(t) {
+			decisions = append(decisions, e.Decision)
+		}
+		if got := strings.Join(decisions, ","); got != "retry,budget_exhausted" {
+			t.Fatalf("decisions = %s, want retry,budget_exhausted", got)
+		}
+		if got := attrOf(h.operation(t), attrs.OutcomeKey).AsString(); got != "budget_exhausted" {
+			t.Fatalf("outcome = %s", got)
+		}
+	})
+}

@@ -1,0 +1,49 @@
+package otelretry
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"syscall"
+	"testing"
+
+	"github.com/otelretry/otelretry-go/attrs"
+)
+
+func TestClassify(t *testing.T) {
+	dial := func(err error) error { return &net.OpError{Op: "dial", Net: "tcp", Err: err} }
+	read := func(err error) error { return &net.OpError{Op: "read", Net: "tcp", Err: err} }
+	cases := []struct {
+		name      string
+		err       error
+		callerErr error
+		want      attrs.ErrorClass
+		neverSent bool
+	}{
+		{"deadline", context.DeadlineExceeded, nil, attrs.ErrorClassTimeout, false},
+		{"net timeout", read(os.ErrDeadlineExceeded), nil, attrs.ErrorClassTimeout, false},
+		{"dial timeout never sent", dial(os.ErrDeadlineExceeded), nil, attrs.ErrorClassTimeout, true},
+		{"refused", dial(os.NewSyscallError("connect", syscall.ECONNREFUSED)), nil, attrs.ErrorClassConnectionRefused, true},
+		{"reset", read(os.NewSyscallError("read", syscall.ECONNRESET)), nil, attrs.ErrorClassConnectionReset, false},
+		{"eof", fmt.Errorf("transport: %w", io.EOF), nil, attrs.ErrorClassConnectionReset, false},
+		{"dns", &net.DNSError{Err: "no such host", Name: "x.invalid", IsNotFound: true}, nil, attrs.ErrorClassDNS, true},
+		{"tls", tls.RecordHeaderError{Msg: "bad"}, nil, attrs.ErrorClassTLS, true},
+		{"caller canceled wins", context.DeadlineExceeded, context.Canceled, attrs.ErrorClassCanceled, false},
+		{"canceled", context.Canceled, nil, attrs.ErrorClassCanceled, false},
+		{"other", errors.New("unsupported protocol scheme"), nil, attrs.ErrorClassOther, false},
+		{"message is not read", errors.New("connection refused (but only in text)"), nil, attrs.ErrorClassOther, false},
+	}
+	for _, tc := range cases {
+		got := classify(tc.err, tc.callerErr)
+		if got != tc.want {
+			t.Errorf("%s: classify = %s, want %s", tc.name, got, tc.want)
+		}
+		if ns := neverSent(tc.err, got); ns != tc.neverSent {
+			t.Errorf("%s: neverSent = %v, want %v", tc.name, ns, tc.neverSent)
+		}
+	}
+}

@@ -1,0 +1,79 @@
+package otelretry_test
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/otelretry/otelretry-go/attrs"
+	"github.com/otelretry/otelretry-go/internal/scripted"
+	"github.com/otelretry/otelretry-go/otelretry"
+)
+
+func TestSecretsNeverReachTelemetry(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var logs bytes.Buffer
+		h := newHarness(t, []scripted.Step{{Status: 503}, {Hang: true}},
+			otelretry.WithLogger(slog.New(slog.NewJSONHandler(&logs, nil))),
+			otelretry.WithAttemptTimeout(50*time.Millisecond),
+			otelretry.WithBackoff(otelretry.ConstantBackoff(time.Millisecond)),
+			otelretry.WithMaxAttempts(2))
+		req := get(t, t.Context(), "http://alice:hunter2@api.test/v1/items?token=tok-SECRET-1&sig=SIG-SECRET-2&page=3")
+		req.Header.Set("Authorization", "Bearer AUTH-SECRET-3")
+		req.Header.Set("Cookie", "session=COOKIE-SECRET-4")
+		_, err := h.client.Do(req)
+		if err == nil {
+			t.Fatal("want an error after the timeout")
+		}
+		secrets := []string{"hunter2", "alice", "tok-SECRET-1", "SIG-SECRET-2", "AUTH-SECRET-3", "COOKIE-SECRET-4"}
+		var dump strings.Builder
+		for _, s := range h.ended() {
+			fmt.Fprintf(&dump, "%s %v %v %v\n", s.Name(), s.Attributes(), s.Status(), s.Events())
+		}
+		var rerr *otelretry.Error
+		errors.As(err, &rerr)
+		dump.WriteString(rerr.Error())
+		for _, where := range []struct{ name, text string }{{"spans", dump.String()}, {"logs", logs.String()}, {"error", rerr.Error()}} {
+			for _, s := range secrets {
+				if strings.Contains(where.text, s) {
+					t.Errorf("%s contain the secret %q", where.name, s)
+				}
+			}
+		}
+		const clean = "http://api.test/v1/items?token=REDACTED&sig=REDACTED&page=REDACTED"
+		for _, s := range h.ended() {
+			if v, ok := attrValue(s.Attributes(), attrs.URLFullKey); ok && v != clean {
+				t.Errorf("span %q url.full = %q, want %q", s.Name(), v, clean)
+			}
+		}
+		if got := attrOf(h.operation(t), attrs.URLFullKey).AsString(); got != clean {
+			t.Errorf("operation url.full = %q", got)
+		}
+		if !strings.Contains(logs.String(), clean) {
+			t.Errorf("logs lack the sanitized URL:\n%s", logs.String())
+		}
+	})
+}
+
+func TestSanitizeURL(t *testing.T) {
+	cases := map[string]string{
+		"https://u:p@h.test/a?x=1&y=&z":            "https://h.test/a?x=REDACTED&y=REDACTED&z",
+		"https://h.test/a#frag":                    "https://h.test/a",
+		"http://h.test:8080/p?X-Amz-Signature=abc": "http://h.test:8080/p?X-Amz-Signature=REDACTED",
+		"http://h.test/":                           "http://h.test/",
+	}
+	for in, want := range cases {
+		u := mustURL(t, in)
+		if got := otelretry.SanitizeURL(u); got != want {
+			t.Errorf("SanitizeURL(%q) = %q, want %q", in, got, want)
+		}
+	}
+	if otelretry.SanitizeURL(nil) != "" {
+		t.Error("SanitizeURL(nil) should be empty")
+	}
+}
