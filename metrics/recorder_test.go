@@ -1,0 +1,184 @@
+package metrics_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"go.opentelemetry.io/otel/attribute"
+	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
+	"go.opentelemetry.io/otel/sdk/metric/metricdata"
+	"go.opentelemetry.io/otel/sdk/metric/metricdata/metricdatatest"
+
+	"github.com/otelretry/otelretry-go/attrs"
+	"github.com/otelretry/otelretry-go/metrics"
+)
+
+const scope = "test/scope"
+
+func newRecorder(t testing.TB, opts ...metrics.Option) (*metrics.Recorder, *sdkmetric.ManualReader) {
+	t.Helper()
+	reader := sdkmetric.NewManualReader()
+	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
+	rec, err := metrics.NewRecorder(mp.Meter(scope), opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rec, reader
+}
+
+func collect(t *testing.T, r *sdkmetric.ManualReader) map[string]metricdata.Metrics {
+	t.Helper()
+	var rm metricdata.ResourceMetrics
+	if err := r.Collect(context.Background(), &rm); err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]metricdata.Metrics{}
+	for _, sm := range rm.ScopeMetrics {
+		for _, m := range sm.Metrics {
+			out[m.Name] = m
+		}
+	}
+	return out
+}
+
+func set(kv ...attribute.KeyValue) attribute.Set { return attribute.NewSet(kv...) }
+
+var (
+	get     = attrs.HTTPRequestMethodKey.String("GET")
+	retry   = attrs.DecisionRetry.Attribute()
+	ret     = attrs.DecisionReturn.Attribute()
+	outcome = attrs.OutcomeReturn.Attribute()
+)
+
+// The seed's read timeline, recorded by hand: 503, 503, 200 with two 40ms
+// pauses.
+func recordSeed(rec *metrics.Recorder) {
+	ctx := context.Background()
+	rec.RecordAttempt(ctx, metrics.Attempt{Method: "GET", Decision: attrs.DecisionRetry, StatusCode: 503, Duration: 80 * time.Millisecond})
+	rec.RecordBackoff(ctx, "GET", "", 40*time.Millisecond)
+	rec.RecordAttempt(ctx, metrics.Attempt{Method: "GET", Decision: attrs.DecisionRetry, StatusCode: 503, Duration: 80 * time.Millisecond})
+	rec.RecordBackoff(ctx, "GET", "", 40*time.Millisecond)
+	rec.RecordAttempt(ctx, metrics.Attempt{Method: "GET", Decision: attrs.DecisionReturn, StatusCode: 200, Duration: 50 * time.Millisecond})
+	rec.RecordOperation(ctx, metrics.Operation{Method: "GET", Outcome: attrs.OutcomeReturn, Attempts: 3, Duration: 290 * time.Millisecond})
+}
+
+func TestInstruments(t *testing.T) {
+	rec, reader := newRecorder(t)
+	recordSeed(rec)
+	got := collect(t, reader)
+
+	hist := func(count uint64, sum float64, bounds []float64, bucketCounts []uint64, min, max float64, s attribute.Set) metricdata.HistogramDataPoint[float64] {
+		return metricdata.HistogramDataPoint[float64]{Attributes: s, Count: count, Sum: sum, Bounds: bounds, BucketCounts: bucketCounts,
+			Min: metricdata.NewExtrema(min), Max: metricdata.NewExtrema(max)}
+	}
+	want := []metricdata.Metrics{
+		{Name: "retry.operations", Description: "Logical operations completed, by terminal outcome.", Unit: "{operation}",
+			Data: metricdata.Sum[int64]{Temporality: metricdata.CumulativeTemporality, IsMonotonic: true, DataPoints: []metricdata.DataPoint[int64]{
+				{Attributes: set(get, outcome), Value: 1}}}},
+		{Name: "retry.attempts", Description: "Network attempts made, by the client's decision after each.", Unit: "{attempt}",
+			Data: metricdata.Sum[int64]{Temporality: metricdata.CumulativeTemporality, IsMonotonic: true, DataPoints: []metricdata.DataPoint[int64]{
+				{Attributes: set(get, retry, attrs.HTTPResponseStatusCodeKey.Int(503)), Value: 2},
+				{Attributes: set(get, ret, attrs.HTTPResponseStatusCodeKey.Int(200)), Value: 1}}}},
+		{Name: "retry.operation.attempts", Description: "Network attempts per logical operation.", Unit: "{attempt}",
+			Data: metricdata.Histogram[int64]{Temporality: metricdata.CumulativeTemporality, DataPoints: []metricdata.HistogramDataPoint[int64]{{
+				Attributes: set(get, outcome), Count: 1, Sum: 3, Bounds: metrics.AttemptBuckets,
+				BucketCounts: []uint64{0, 0, 0, 1, 0, 0, 0, 0, 0, 0}, Min: metricdata.NewExtrema[int64](3), Max: metricdata.NewExtrema[int64](3)}}}},
+		{Name: "retry.operation.duration", Description: "Duration of logical operations, backoff included.", Unit: "s",
+			Data: metricdata.Histogram[float64]{Temporality: metricdata.CumulativeTemporality, DataPoints: []metricdata.HistogramDataPoint[float64]{
+				hist(1, 0.29, metrics.DurationBuckets, []uint64{0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0}, 0.29, 0.29, set(get, outcome))}}},
+		{Name: "retry.attempt.duration", Description: "Duration of single network attempts, until response headers or failure.", Unit: "s",
+			Data: metricdata.Histogram[float64]{Temporality: metricdata.CumulativeTemporality, DataPoints: []metricdata.HistogramDataPoint[float64]{
+				hist(2, 0.16, metrics.DurationBuckets, []uint64{0, 0, 0, 0, 0, 2, 0, 0, 0, 0, 0, 0, 0, 0, 0}, 0.08, 0.08, set(get, retry)),
+				hist(1, 0.05, metrics.DurationBuckets, []uint64{0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}, 0.05, 0.05, set(get, ret))}}},
+		{Name: "retry.backoff.duration", Description: "Pauses taken before retries.", Unit: "s",
+			Data: metricdata.Histogram[float64]{Temporality: metricdata.CumulativeTemporality, DataPoints: []metricdata.HistogramDataPoint[float64]{
+				hist(2, 0.08, metrics.DurationBuckets, []uint64{0, 0, 0, 1 + 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}, 0.04, 0.04, set(get))}}},
+	}
+	if len(got) != len(want) {
+		t.Fatalf("got %d instruments, want %d", len(got), len(want))
+	}
+	for _, w := range want {
+		metricdatatest.AssertEqual(t, w, got[w.Name], metricdatatest.IgnoreTimestamp())
+	}
+}
+
+func TestErrorClassLabelAndNoStatus(t *testing.T) {
+	rec, reader := newRecorder(t)
+	rec.RecordAttempt(context.Background(), metrics.Attempt{Method: "POST", Decision: attrs.DecisionCheckState, ErrorClass: attrs.ErrorClassTimeout, Duration: time.Millisecond})
+	sum := collect(t, reader)["retry.attempts"].Data.(metricdata.Sum[int64])
+	want := set(attrs.HTTPRequestMethodKey.String("POST"), attrs.DecisionCheckState.Attribute(), attrs.ErrorClassTimeout.Attribute())
+	if len(sum.DataPoints) != 1 || !sum.DataPoints[0].Attributes.Equals(&want) {
+		t.Fatalf("attempt labels = %v, want %v", sum.DataPoints[0].Attributes.ToSlice(), want.ToSlice())
+	}
+}
+
+func TestServerAddressOnlyByOption(t *testing.T) {
+	for _, withServer := range []bool{false, true} {
+		var opts []metrics.Option
+		if withServer {
+			opts = append(opts, metrics.WithServerAddress())
+		}
+		rec, reader := newRecorder(t, opts...)
+		rec.RecordOperation(context.Background(), metrics.Operation{Method: "GET", ServerAddress: "api.test", Outcome: attrs.OutcomeReturn, Attempts: 1})
+		dp := collect(t, reader)["retry.operations"].Data.(metricdata.Sum[int64]).DataPoints[0]
+		if _, has := dp.Attributes.Value(attrs.ServerAddressKey); has != withServer {
+			t.Errorf("WithServerAddress=%v: server.address present=%v", withServer, has)
+		}
+	}
+}
+
+func TestNormalizeMethodBoundsCardinality(t *testing.T) {
+	for in, want := range map[string]string{"GET": "GET", "": "GET", "PATCH": "PATCH", "BREW": "_OTHER", "get": "_OTHER"} {
+		if got := metrics.NormalizeMethod(in); got != want {
+			t.Errorf("NormalizeMethod(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+func TestNilMeterRecordsNothingAndDoesNotPanic(t *testing.T) {
+	rec, err := metrics.NewRecorder(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	recordSeed(rec)
+}
+
+func TestWarmRecordingDoesNotAllocate(t *testing.T) {
+	rec, _ := newRecorder(t)
+	recordSeed(rec) // warm the attribute sets
+	if n := testing.AllocsPerRun(200, func() { recordSeed(rec) }); n != 0 {
+		t.Fatalf("recording one warm operation allocated %v times, want 0", n)
+	}
+}
+
+func BenchmarkRecordOperation(b *testing.B) {
+	rec, _ := newRecorder(b)
+	recordSeed(rec)
+	b.ReportAllocs()
+	for b.Loop() {
+		recordSeed(rec)
+	}
+}
+
+func BenchmarkRecordAttempt(b *testing.B) {
+	rec, _ := newRecorder(b)
+	ctx := context.Background()
+	a := metrics.Attempt{Method: "GET", Decision: attrs.DecisionRetry, StatusCode: 503, Duration: 80 * time.Millisecond}
+	rec.RecordAttempt(ctx, a)
+	b.ReportAllocs()
+	for b.Loop() {
+		rec.RecordAttempt(ctx, a)
+	}
+}
+
+func BenchmarkRecordOperationParallel(b *testing.B) {
+	rec, _ := newRecorder(b)
+	recordSeed(rec)
+	b.ReportAllocs()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			recordSeed(rec)
+		}
+	})
+}
