@@ -1,0 +1,175 @@
+// Command demo runs otelretry against a local flaky server and prints, for
+// every operation, the attempt events read back from the spans, then a
+// summary computed from the retry metrics.
+//
+// The server (127.0.0.1, instrumented with otelhttp) plays the negative
+// paths of the retry contract: first-call success; 503, 503, 200; a
+// deadline that runs out; GET timeouts up to the attempt limit; a POST that
+// times out (check_state, one call); a Retry-After longer than the budget;
+// state checks that resolve an unknown write either way; and a retry
+// budget that refuses.
+//
+// Traces go to stdout as stdouttrace JSON (or -traces FILE), or over OTLP
+// HTTP, together with metrics, when OTEL_EXPORTER_OTLP_ENDPOINT is set.
+//
+//	go run ./examples/demo
+//	OTEL_EXPORTER_OTLP_ENDPOINT=http://localhost:4318 go run ./examples/demo
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"strings"
+
+	"go.opentelemetry.io/contrib/instrumentation/net/http/otelhttp"
+
+	"github.com/otelretry/otelretry-go/otelretry"
+)
+
+type options struct {
+	repeat      int
+	summaryJSON string
+	traces      string
+	logs        bool
+}
+
+func main() {
+	var o options
+	flag.IntVar(&o.repeat, "repeat", 1, "run the scenario set `N` times")
+	flag.StringVar(&o.summaryJSON, "summary-json", "", "write the machine-readable summary to `FILE`")
+	flag.StringVar(&o.traces, "traces", "-", "write stdouttrace JSON to `FILE` (- for stdout); ignored with OTLP")
+	flag.BoolVar(&o.logs, "log", false, "write one structured log record per attempt to stderr")
+	flag.Parse()
+	if o.repeat < 1 {
+		fmt.Fprintln(os.Stderr, "demo: -repeat must be at least 1")
+		os.Exit(2)
+	}
+	if err := run(context.Background(), o, os.Stdout); err != nil {
+		fmt.Fprintln(os.Stderr, "demo:", err)
+		os.Exit(1)
+	}
+}
+
+// runResult is what the caller got back for one operation.
+type runResult struct {
+	scenario string
+	status   int
+	err      string
+	writes   int
+}
+
+func run(ctx context.Context, o options, stdout io.Writer) error {
+	tracesOut := stdout
+	if o.traces != "-" {
+		f, err := os.Create(o.traces)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		tracesOut = f
+	}
+	tel, err := newTelemetry(ctx, tracesOut)
+	if err != nil {
+		return err
+	}
+	defer tel.shutdown(ctx)
+
+	flaky := newFlakyServer()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return err
+	}
+	srv := &http.Server{Handler: otelhttp.NewHandler(flaky.handler(), "flaky-server", otelhttp.WithTracerProvider(tel.tp))}
+	go srv.Serve(ln)
+	defer srv.Close()
+
+	base := &http.Transport{}
+	defer base.CloseIdleConnections()
+	env := &environment{
+		baseURL:     "http://" + ln.Addr().String(),
+		stateClient: &http.Client{Transport: otelhttp.NewTransport(base, otelhttp.WithTracerProvider(tel.tp))},
+	}
+	var logger *slog.Logger
+	if o.logs {
+		logger = slog.New(slog.NewJSONHandler(os.Stderr, nil))
+	}
+
+	runs := map[string]runResult{}
+	for rep := 1; rep <= o.repeat; rep++ {
+		for i, sc := range scenarios() {
+			opID := fmt.Sprintf("op-demo-%d-%d", rep, i+1)
+			opts := append(sc.opts(env), otelretry.WithTracerProvider(tel.tp), otelretry.WithMeterProvider(tel.mp), otelretry.WithLogger(logger))
+			client := &http.Client{Transport: otelretry.NewTransport(base, opts...)}
+			runs[opID] = call(ctx, client, env.baseURL, opID, sc)
+			if sc.method != http.MethodGet {
+				r := runs[opID]
+				r.writes = flaky.posts(opID)
+				runs[opID] = r
+			}
+		}
+	}
+
+	tel.flush(ctx)
+	s, err := summarize(ctx, tel, readOperations(tel.spans.Ended(), runs))
+	if err != nil {
+		return err
+	}
+	printTables(stdout, s)
+	fmt.Fprintf(stdout, "\ntraces exported with %s", tel.exporter)
+	if tel.exporter == "stdout" && o.traces != "-" {
+		fmt.Fprintf(stdout, " to %s", o.traces)
+	}
+	fmt.Fprintln(stdout)
+	if o.summaryJSON != "" {
+		b, err := json.MarshalIndent(s, "", "  ")
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(o.summaryJSON, append(b, '\n'), 0o644)
+	}
+	return nil
+}
+
+// call runs one operation: the operation id is created here, at the
+// operation boundary, before the first call.
+func call(ctx context.Context, client *http.Client, baseURL, opID string, sc scenario) runResult {
+	res := runResult{scenario: sc.name}
+	ctx = otelretry.WithOperationID(ctx, opID)
+	var body io.Reader
+	if sc.body != "" {
+		body = strings.NewReader(sc.body)
+	}
+	req, err := http.NewRequestWithContext(ctx, sc.method, baseURL+sc.path, body)
+	if err != nil {
+		res.err = err.Error()
+		return res
+	}
+	req.Header.Set(keyHeader, opID)
+	resp, err := client.Do(req)
+	if err != nil {
+		// Report the outcome, not http.Client's *url.Error text, which
+		// would repeat the full URL with its query.
+		var rerr *otelretry.Error
+		if errors.As(err, &rerr) {
+			res.err = string(rerr.Outcome)
+			if errors.Is(err, otelretry.ErrOutcomeUnknown) {
+				res.err += " (outcome unknown, not resent)"
+			}
+		} else {
+			res.err = "request failed"
+		}
+		return res
+	}
+	defer resp.Body.Close()
+	io.Copy(io.Discard, resp.Body)
+	res.status = resp.StatusCode
+	return res
+}
