@@ -38,17 +38,29 @@ func scenarios() []scenario {
 	}
 	return []scenario{
 		{name: "first-call success", method: http.MethodGet, path: "/ok?api_key=demo-secret-key", want: attrs.OutcomeReturn,
-			opts: func(*environment) []otelretry.Option { return fixed(2*time.Second, time.Second, 40*time.Millisecond, 3) }},
+			opts: func(*environment) []otelretry.Option {
+				return fixed(2*time.Second, time.Second, 40*time.Millisecond, 3)
+			}},
 		{name: "503, 503, 200", method: http.MethodGet, path: "/flaky", want: attrs.OutcomeReturn,
-			opts: func(*environment) []otelretry.Option { return fixed(2*time.Second, time.Second, 40*time.Millisecond, 3) }},
+			opts: func(*environment) []otelretry.Option {
+				return fixed(2*time.Second, time.Second, 40*time.Millisecond, 3)
+			}},
 		{name: "deadline exhausted", method: http.MethodGet, path: "/unavailable", want: attrs.OutcomeDeadlineExceeded,
-			opts: func(*environment) []otelretry.Option { return fixed(250*time.Millisecond, time.Second, 100*time.Millisecond, 5) }},
+			opts: func(*environment) []otelretry.Option {
+				return fixed(250*time.Millisecond, time.Second, 100*time.Millisecond, 5)
+			}},
 		{name: "GET timeout to max_attempts", method: http.MethodGet, path: "/slow", want: attrs.OutcomeMaxAttempts,
-			opts: func(*environment) []otelretry.Option { return fixed(2*time.Second, 100*time.Millisecond, 20*time.Millisecond, 3) }},
+			opts: func(*environment) []otelretry.Option {
+				return fixed(2*time.Second, 100*time.Millisecond, 20*time.Millisecond, 3)
+			}},
 		{name: "POST timeout to check_state", method: http.MethodPost, path: "/orders/apply-then-stall", body: `{"sku":"A-1"}`, want: attrs.OutcomeCheckState,
-			opts: func(*environment) []otelretry.Option { return fixed(2*time.Second, 150*time.Millisecond, 20*time.Millisecond, 3) }},
+			opts: func(*environment) []otelretry.Option {
+				return fixed(2*time.Second, 150*time.Millisecond, 20*time.Millisecond, 3)
+			}},
 		{name: "Retry-After longer than the budget", method: http.MethodGet, path: "/busy", want: attrs.OutcomeDeadlineExceeded,
-			opts: func(*environment) []otelretry.Option { return fixed(2*time.Second, time.Second, 40*time.Millisecond, 3) }},
+			opts: func(*environment) []otelretry.Option {
+				return fixed(2*time.Second, time.Second, 40*time.Millisecond, 3)
+			}},
 		{name: "state check: applied", method: http.MethodPost, path: "/orders/apply-then-stall", body: `{"sku":"B-2"}`, want: attrs.OutcomeReturn,
 			opts: func(env *environment) []otelretry.Option {
 				return append(fixed(2*time.Second, 150*time.Millisecond, 20*time.Millisecond, 3), otelretry.WithStateCheck(env.checkOrder))
