@@ -17,9 +17,32 @@ type scenario struct {
 	method string
 	path   string
 	body   string
-	opts   func(env *environment) []otelretry.Option
+	limits limits
+	// extra adds options beyond the limits (a state check, a budget).
+	extra func(env *environment) []otelretry.Option
 	// want is the expected outcome, checked by the demo's test.
 	want attrs.Outcome
+}
+
+// limits are the retry bounds of a scenario.
+type limits struct {
+	deadline, attemptTimeout, backoff time.Duration
+	attempts                          int
+}
+
+func (l limits) options() []otelretry.Option {
+	return []otelretry.Option{
+		otelretry.WithDeadline(l.deadline), otelretry.WithAttemptTimeout(l.attemptTimeout),
+		otelretry.WithBackoff(otelretry.ConstantBackoff(l.backoff)), otelretry.WithMaxAttempts(l.attempts),
+	}
+}
+
+func (sc scenario) options(env *environment) []otelretry.Option {
+	opts := sc.limits.options()
+	if sc.extra != nil {
+		opts = append(opts, sc.extra(env)...)
+	}
+	return opts
 }
 
 // environment is what scenarios share: the server's address and the
@@ -30,51 +53,31 @@ type environment struct {
 }
 
 func scenarios() []scenario {
-	fixed := func(deadline, attemptTimeout, backoff time.Duration, attempts int) []otelretry.Option {
-		return []otelretry.Option{
-			otelretry.WithDeadline(deadline), otelretry.WithAttemptTimeout(attemptTimeout),
-			otelretry.WithBackoff(otelretry.ConstantBackoff(backoff)), otelretry.WithMaxAttempts(attempts),
-		}
+	const ms = time.Millisecond
+	reads := limits{deadline: 2 * time.Second, attemptTimeout: time.Second, backoff: 40 * ms, attempts: 3}
+	writes := limits{deadline: 2 * time.Second, attemptTimeout: 150 * ms, backoff: 20 * ms, attempts: 3}
+	withStateCheck := func(env *environment) []otelretry.Option {
+		return []otelretry.Option{otelretry.WithStateCheck(env.checkOrder)}
 	}
 	return []scenario{
-		{name: "first-call success", method: http.MethodGet, path: "/ok?api_key=demo-secret-key", want: attrs.OutcomeReturn,
-			opts: func(*environment) []otelretry.Option {
-				return fixed(2*time.Second, time.Second, 40*time.Millisecond, 3)
-			}},
-		{name: "503, 503, 200", method: http.MethodGet, path: "/flaky", want: attrs.OutcomeReturn,
-			opts: func(*environment) []otelretry.Option {
-				return fixed(2*time.Second, time.Second, 40*time.Millisecond, 3)
-			}},
+		{name: "first-call success", method: http.MethodGet, path: "/ok?api_key=demo-secret-key", limits: reads, want: attrs.OutcomeReturn},
+		{name: "503, 503, 200", method: http.MethodGet, path: "/flaky", limits: reads, want: attrs.OutcomeReturn},
 		{name: "deadline exhausted", method: http.MethodGet, path: "/unavailable", want: attrs.OutcomeDeadlineExceeded,
-			opts: func(*environment) []otelretry.Option {
-				return fixed(250*time.Millisecond, time.Second, 100*time.Millisecond, 5)
-			}},
+			limits: limits{deadline: 250 * ms, attemptTimeout: time.Second, backoff: 100 * ms, attempts: 5}},
 		{name: "GET timeout to max_attempts", method: http.MethodGet, path: "/slow", want: attrs.OutcomeMaxAttempts,
-			opts: func(*environment) []otelretry.Option {
-				return fixed(2*time.Second, 100*time.Millisecond, 20*time.Millisecond, 3)
-			}},
-		{name: "POST timeout to check_state", method: http.MethodPost, path: "/orders/apply-then-stall", body: `{"sku":"A-1"}`, want: attrs.OutcomeCheckState,
-			opts: func(*environment) []otelretry.Option {
-				return fixed(2*time.Second, 150*time.Millisecond, 20*time.Millisecond, 3)
-			}},
-		{name: "Retry-After longer than the budget", method: http.MethodGet, path: "/busy", want: attrs.OutcomeDeadlineExceeded,
-			opts: func(*environment) []otelretry.Option {
-				return fixed(2*time.Second, time.Second, 40*time.Millisecond, 3)
-			}},
-		{name: "state check: applied", method: http.MethodPost, path: "/orders/apply-then-stall", body: `{"sku":"B-2"}`, want: attrs.OutcomeReturn,
-			opts: func(env *environment) []otelretry.Option {
-				return append(fixed(2*time.Second, 150*time.Millisecond, 20*time.Millisecond, 3), otelretry.WithStateCheck(env.checkOrder))
-			}},
-		{name: "state check: not applied, resent", method: http.MethodPost, path: "/orders/lost-first", body: `{"sku":"C-3"}`, want: attrs.OutcomeReturn,
-			opts: func(env *environment) []otelretry.Option {
-				return append(fixed(2*time.Second, 150*time.Millisecond, 20*time.Millisecond, 3), otelretry.WithStateCheck(env.checkOrder))
-			}},
-		{name: "retry budget exhausted", method: http.MethodGet, path: "/fail-fast", want: attrs.OutcomeBudgetExhausted,
-			opts: func(*environment) []otelretry.Option {
-				// A budget with no floor: one first attempt funds a tenth
-				// of a retry, so the retry is refused.
-				return append(fixed(2*time.Second, time.Second, 20*time.Millisecond, 3),
-					otelretry.WithBudget(otelretry.NewBudget(otelretry.BudgetMinRetries(0))))
+			limits: limits{deadline: 2 * time.Second, attemptTimeout: 100 * ms, backoff: 20 * ms, attempts: 3}},
+		{name: "POST timeout to check_state", method: http.MethodPost, path: "/orders/apply-then-stall", body: `{"sku":"A-1"}`,
+			limits: writes, want: attrs.OutcomeCheckState},
+		{name: "Retry-After longer than the budget", method: http.MethodGet, path: "/busy", limits: reads, want: attrs.OutcomeDeadlineExceeded},
+		{name: "state check: applied", method: http.MethodPost, path: "/orders/apply-then-stall", body: `{"sku":"B-2"}`,
+			limits: writes, extra: withStateCheck, want: attrs.OutcomeReturn},
+		{name: "state check: not applied, resent", method: http.MethodPost, path: "/orders/lost-first", body: `{"sku":"C-3"}`,
+			limits: writes, extra: withStateCheck, want: attrs.OutcomeReturn},
+		{name: "retry budget exhausted", method: http.MethodGet, path: "/fail-fast", limits: reads, want: attrs.OutcomeBudgetExhausted,
+			// No floor: one first attempt funds a tenth of a retry, so the
+			// retry is refused.
+			extra: func(*environment) []otelretry.Option {
+				return []otelretry.Option{otelretry.WithBudget(otelretry.NewBudget(otelretry.BudgetMinRetries(0)))}
 			}},
 	}
 }
