@@ -1,0 +1,29 @@
+package attrs_test
+
+import (
+	"testing"
+
+	"github.com/otelretry/otelretry-go/attrs"
+)
+
+func TestClosedSets(t *testing.T) {
+	for _, d := range attrs.Decisions() {
+		if !d.Valid() {
+			t.Errorf("%s is listed but not valid", d)
+		}
+		if d.Terminal() && !d.Outcome().Valid() {
+			t.Errorf("terminal decision %s has no valid outcome", d)
+		}
+	}
+	if len(attrs.Outcomes()) != len(attrs.Decisions())-1 {
+		t.Errorf("outcomes must be the decisions minus retry")
+	}
+	for _, bad := range []string{"", "Retry", "failed"} {
+		if attrs.Decision(bad).Valid() || attrs.Outcome(bad).Valid() || attrs.ErrorClass(bad).Valid() {
+			t.Errorf("%q accepted", bad)
+		}
+	}
+	if kv := attrs.DecisionCheckState.Attribute(); kv.Key != "retry.decision" || kv.Value.AsString() != "check_state" {
+		t.Errorf("attribute = %v", kv)
+	}
+}

@@ -1,0 +1,144 @@
+package otelretry_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/otelretry/otelretry-go/attrs"
+	"github.com/otelretry/otelretry-go/otelretry"
+)
+
+// Wrap an existing client: a read that gets two 503s is retried within one
+// 400ms budget and the real 200 is returned.
+func ExampleNewTransport() {
+	var calls atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if calls.Add(1) <= 2 {
+			w.WriteHeader(http.StatusServiceUnavailable)
+			return
+		}
+		fmt.Fprint(w, "ok")
+	}))
+	defer srv.Close()
+	base := &http.Transport{}
+	defer base.CloseIdleConnections()
+
+	client := &http.Client{Transport: otelretry.NewTransport(base,
+		otelretry.WithMaxAttempts(3),
+		otelretry.WithDeadline(400*time.Millisecond),
+		otelretry.WithBackoff(otelretry.ConstantBackoff(40*time.Millisecond)))}
+	ctx := otelretry.WithOperationID(context.Background(), "op-42") // at the operation boundary
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, srv.URL, nil)
+	resp, err := client.Do(req)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	fmt.Println(resp.StatusCode, string(body), "after", calls.Load(), "calls")
+	// Output: 200 ok after 3 calls
+}
+
+// A write whose answer is lost is not sent again: the error says the
+// outcome is unknown and names the operation to check.
+func ExampleErrOutcomeUnknown() {
+	var calls atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		calls.Add(1)
+		hang(r) // the answer never comes
+	}))
+	defer srv.Close()
+	base := &http.Transport{}
+	defer base.CloseIdleConnections()
+
+	client := &http.Client{Transport: otelretry.NewTransport(base, otelretry.WithAttemptTimeout(50*time.Millisecond))}
+	ctx := otelretry.WithOperationID(context.Background(), "order-7")
+	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, srv.URL, strings.NewReader(`{"sku":"A-1"}`))
+	_, err := client.Do(req)
+
+	var rerr *otelretry.Error
+	if errors.Is(err, otelretry.ErrOutcomeUnknown) && errors.As(err, &rerr) {
+		fmt.Println("check the state of", rerr.OperationID, "- calls made:", calls.Load())
+	}
+	// Output: check the state of order-7 - calls made: 1
+}
+
+// A state check resolves an unknown write: here the server reports the
+// order as applied, so its stored record is the operation's result.
+func ExampleWithStateCheck() {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		hang(r) // the write is applied, its answer lost
+	}))
+	defer srv.Close()
+	base := &http.Transport{}
+	defer base.CloseIdleConnections()
+
+	check := func(ctx context.Context, c otelretry.StateCheck) (otelretry.StateResult, error) {
+		// A real check would GET the record by c.OperationID.
+		stored := &http.Response{StatusCode: http.StatusOK, Header: http.Header{},
+			Body: io.NopCloser(strings.NewReader(`{"order":"` + c.OperationID + `"}`))}
+		return otelretry.StateResult{State: attrs.StateApplied, Response: stored}, nil
+	}
+	client := &http.Client{Transport: otelretry.NewTransport(base,
+		otelretry.WithAttemptTimeout(50*time.Millisecond), otelretry.WithStateCheck(check))}
+	ctx := otelretry.WithOperationID(context.Background(), "order-8")
+	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, srv.URL, strings.NewReader(`{}`))
+	resp, err := client.Do(req)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	fmt.Println(resp.StatusCode, string(body))
+	// Output: 200 {"order":"order-8"}
+}
+
+func ExampleParseRetryAfter() {
+	now := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
+	for _, v := range []string{"120", "Mon, 30 Nov 2026 12:00:30 GMT", "soon"} {
+		d, err := otelretry.ParseRetryAfter(v, now)
+		fmt.Println(d, err != nil)
+	}
+	// Output:
+	// 2m0s false
+	// 30s false
+	// 0s true
+}
+
+func ExampleSanitizeURL() {
+	u, _ := url.Parse("https://alice:s3cret@api.example.com/v1/items?token=abc&page=2#top")
+	fmt.Println(otelretry.SanitizeURL(u))
+	// Output: https://api.example.com/v1/items?token=REDACTED&page=REDACTED
+}
+
+// Share one budget between clients of the same dependency so that their
+// combined retries stay within 10% of their first attempts.
+func ExampleNewBudget() {
+	budget := otelretry.NewBudget(otelretry.BudgetRatio(0.1), otelretry.BudgetMinRetries(10))
+	orders := otelretry.NewTransport(nil, otelretry.WithBudget(budget))
+	payments := otelretry.NewTransport(nil, otelretry.WithBudget(budget))
+	_, _ = orders, payments
+	req, _ := http.NewRequest(http.MethodGet, "http://dependency.example/", nil)
+	fmt.Println("retries available now:", budget.Available(req))
+	// Output: retries available now: 10
+}
+
+// hang reads the request, so the server notices when the client gives up,
+// then waits for that (at most 5s).
+func hang(r *http.Request) {
+	io.Copy(io.Discard, r.Body)
+	select {
+	case <-r.Context().Done():
+	case <-time.After(5 * time.Second):
+	}
+}
