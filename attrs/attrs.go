@@ -39,8 +39,11 @@ const (
 	// minus start), set on the operation span so a reader can tell whether an
 	// attempt started after the deadline.
 	BudgetMsKey = attribute.Key("retry.budget_ms")
-	// IdempotencyContractKey is true on an operation whose write carried an
-	// Idempotency-Key that the client was told the server honours.
+	// IdempotencyContractKey is true on an operation the user declared safe
+	// to repeat although its method is not: a method added with
+	// WithIdempotentMethods, or an Idempotency-Key under
+	// WithIdempotencyKeyContract. Readers use it to tell a legitimate resend
+	// of a write from a blind one.
 	IdempotencyContractKey = attribute.Key("retry.idempotency_contract")
 	// StateCheckResultKey is the answer of a state check after an unknown
 	// write outcome.
@@ -57,6 +60,10 @@ const (
 	ServerAddressKey          = semconv.ServerAddressKey
 	ServerPortKey             = semconv.ServerPortKey
 )
+
+// Redacted replaces every query value and credential in recorded URLs. The
+// transport writes it; readers such as retryinspect accept it as clean.
+const Redacted = "REDACTED"
 
 // Span names of the spans otelretry creates besides the attempt and
 // operation spans, whose names are configurable.

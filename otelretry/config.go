@@ -50,9 +50,7 @@ func newConfig(opts []Option) config {
 		deadline:       DefaultDeadline,
 		attemptTimeout: DefaultAttemptTimeout,
 		backoff:        ExponentialBackoff(DefaultBackoffInitial, DefaultBackoffMax),
-		idempotentMethods: map[string]bool{
-			http.MethodGet: true, http.MethodHead: true, http.MethodOptions: true, http.MethodTrace: true,
-		},
+		idempotentMethods: map[string]bool{},
 		retryableStatuses: map[int]bool{
 			http.StatusRequestTimeout: true, http.StatusTooManyRequests: true, http.StatusBadGateway: true,
 			http.StatusServiceUnavailable: true, http.StatusGatewayTimeout: true,

@@ -53,3 +53,13 @@ func methodOf(r *http.Request) string {
 	}
 	return r.Method
 }
+
+// safeMethod reports whether RFC 9110 defines method as safe, and so
+// idempotent without any declaration.
+func safeMethod(method string) bool {
+	switch method {
+	case http.MethodGet, http.MethodHead, http.MethodOptions, http.MethodTrace:
+		return true
+	}
+	return false
+}

@@ -3,10 +3,12 @@ package otelretry
 import (
 	"net/url"
 	"strings"
+
+	"github.com/otelretry/otelretry-go/attrs"
 )
 
 // Redacted replaces every query value and credential in recorded URLs.
-const Redacted = "REDACTED"
+const Redacted = attrs.Redacted
 
 // SanitizeURL returns u as it may appear in telemetry: userinfo and fragment
 // dropped, every query value replaced by REDACTED while keys stay, so a

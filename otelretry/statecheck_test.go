@@ -118,3 +118,20 @@ func TestIdempotencyKeyRetriesOnlyUnderTheContract(t *testing.T) {
 		})
 	}
 }
+
+func TestDeclaredIdempotentMethodRetriesAndRecordsTheContract(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := newHarness(t, []scripted.Step{{Status: 503}, {Status: 204}},
+			otelretry.WithIdempotentMethods(http.MethodPut, http.MethodGet),
+			otelretry.WithBackoff(otelretry.ConstantBackoff(time.Millisecond)))
+		req, _ := http.NewRequestWithContext(t.Context(), http.MethodPut, "http://api.test/items/1", strings.NewReader("v"))
+		resp, err := h.client.Do(req)
+		if err != nil || resp.StatusCode != 204 || len(h.base.Calls()) != 2 {
+			t.Fatalf("PUT: %v %v after %d calls, want 204 after 2", resp, err, len(h.base.Calls()))
+		}
+		resp.Body.Close()
+		if v, ok := spantest.Attr(h.operation(t), attrs.IdempotencyContractKey); !ok || !v.AsBool() {
+			t.Fatal("a PUT declared idempotent must record the contract")
+		}
+	})
+}

@@ -167,8 +167,12 @@ func (t *Transport) begin(req *http.Request) *operation {
 	}
 	op.hasBody = req.Body != nil && req.Body != http.NoBody
 	op.replayable = !op.hasBody || req.GetBody != nil
-	op.contract = t.hasIdempotencyKey(req)
-	op.idempotent = t.cfg.idempotentMethods[op.method] || op.contract
+	// A contract is the user's word that repeating is safe where the method
+	// alone does not say so (WithIdempotentMethods, or an Idempotency-Key
+	// under WithIdempotencyKeyContract). It is recorded so that readers can
+	// tell a legitimate resend of a write from a blind one.
+	op.contract = t.hasIdempotencyKey(req) || (t.cfg.idempotentMethods[op.method] && !safeMethod(op.method))
+	op.idempotent = safeMethod(op.method) || op.contract
 
 	op.ctx, op.span = t.tracer.Start(req.Context(), t.cfg.operationName(req), trace.WithSpanKind(trace.SpanKindInternal))
 	if op.span.IsRecording() {

@@ -40,6 +40,7 @@ type operationRecord struct {
 	URL         string       `json:"url"`
 	Outcome     string       `json:"outcome"`
 	Status      int          `json:"status"` // response handed to the caller; 0 for an error
+	DurationMs  int64        `json:"duration_ms"`
 	Error       string       `json:"error,omitempty"`
 	StateCheck  string       `json:"state_check,omitempty"`
 	WritesSeen  int          `json:"writes_seen_by_server,omitempty"`
@@ -71,6 +72,7 @@ func readOperations(spans []sdktrace.ReadOnlySpan, runs map[string]runResult) []
 		rec := operationRecord{
 			OperationID: id, Scenario: run.scenario, Method: str(op, attrs.HTTPRequestMethodKey), URL: str(op, attrs.URLFullKey),
 			Outcome: str(op, attrs.OutcomeKey), Status: run.status, Error: run.err, WritesSeen: run.writes,
+			DurationMs: op.EndTime().Sub(op.StartTime()).Milliseconds(),
 		}
 		for _, c := range checks {
 			if c.Parent().SpanID() == op.SpanContext().SpanID() {

@@ -63,7 +63,9 @@ func scenarios() []scenario {
 		{name: "first-call success", method: http.MethodGet, path: "/ok?api_key=demo-secret-key", limits: reads, want: attrs.OutcomeReturn},
 		{name: "503, 503, 200", method: http.MethodGet, path: "/flaky", limits: reads, want: attrs.OutcomeReturn},
 		{name: "deadline exhausted", method: http.MethodGet, path: "/unavailable", want: attrs.OutcomeDeadlineExceeded,
-			limits: limits{deadline: 250 * ms, attemptTimeout: time.Second, backoff: 100 * ms, attempts: 5}},
+			// 503 after 60ms, pause 100ms, 503 after 60ms: 80ms are left,
+			// less than the next pause.
+			limits: limits{deadline: 300 * ms, attemptTimeout: time.Second, backoff: 100 * ms, attempts: 5}},
 		{name: "GET timeout to max_attempts", method: http.MethodGet, path: "/slow", want: attrs.OutcomeMaxAttempts,
 			limits: limits{deadline: 2 * time.Second, attemptTimeout: 100 * ms, backoff: 20 * ms, attempts: 3}},
 		{name: "POST timeout to check_state", method: http.MethodPost, path: "/orders/apply-then-stall", body: `{"sku":"A-1"}`,

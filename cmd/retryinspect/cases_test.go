@@ -1,0 +1,364 @@
+package main
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"go.opentelemetry.io/otel/attribute"
+	semconv120 "go.opentelemetry.io/otel/semconv/v1.20.0"
+	semconv "go.opentelemetry.io/otel/semconv/v1.43.0"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/otelretry/otelretry-go/attrs"
+	"github.com/otelretry/otelretry-go/cmd/retryinspect/internal/inspect"
+	"github.com/otelretry/otelretry-go/cmd/retryinspect/internal/tracefixture"
+)
+
+// Crafted span sets. Every attribute name comes from attrs (or semconv for
+// keys outside the retry contract); times are milliseconds from
+// tracefixture.Base.
+
+const server = "127.0.0.1:8080"
+
+func endpoint(path string) string { return "http://" + server + path }
+
+func ms(n int64) time.Duration { return time.Duration(n) * time.Millisecond }
+
+// op describes an operation span.
+type op struct {
+	id, method, url string
+	outcome         attrs.Outcome
+	attempts        int64 // retry.attempts
+	budget          int64
+	start, end      int64
+	contract        bool
+	omit            bool                 // the span is lost (never exported)
+	drop            []attribute.Key      // contract attributes left out
+	extra           []attribute.KeyValue // added or overriding attributes
+	children        []tracefixture.Span
+}
+
+func (o op) span() tracefixture.Span {
+	kvs := []attribute.KeyValue{
+		attrs.OperationIDKey.String(o.id),
+		attrs.HTTPRequestMethodKey.String(o.method),
+		attrs.URLFullKey.String(o.url),
+		attrs.ServerAddressKey.String(strings.Split(server, ":")[0]),
+		attrs.AttemptsKey.Int64(o.attempts),
+		o.outcome.Attribute(),
+		attrs.BudgetMsKey.Int64(o.budget),
+	}
+	if o.contract {
+		kvs = append(kvs, attrs.IdempotencyContractKey.Bool(true))
+	}
+	return tracefixture.Span{
+		Name: "retry " + o.method, Kind: trace.SpanKindInternal,
+		Start: ms(o.start), End: ms(o.end),
+		Attrs: edit(kvs, o.drop, o.extra), Children: o.children, Omit: o.omit,
+	}
+}
+
+// try describes an attempt span; with url set it gets an otelhttp-like
+// client span and a server span below it.
+type try struct {
+	opID, requestID  string // requestID defaults to <opID>/attempt-<n>
+	n                int64
+	method, url      string
+	status           int64
+	class            attrs.ErrorClass
+	start, elapsed   int64
+	remaining        int64
+	decision         attrs.Decision
+	backoff          int64 // recorded when decision is retry
+	retryAfter       int64 // recorded when > 0
+	repeat           int   // extra deliveries
+	drop             []attribute.Key
+	extra            []attribute.KeyValue
+	clientAttrs      []attribute.KeyValue // extra attributes of the client span
+	serverAttrs      []attribute.KeyValue // extra attributes of the server span
+	withoutHTTPSpans bool
+}
+
+func (t try) span() tracefixture.Span {
+	reqID := t.requestID
+	if reqID == "" {
+		reqID = fmt.Sprintf("%s/attempt-%d", t.opID, t.n)
+	}
+	kvs := []attribute.KeyValue{
+		attrs.OperationIDKey.String(t.opID),
+		attrs.RequestIDKey.String(reqID),
+		attrs.AttemptKey.Int64(t.n),
+		attrs.HTTPRequestMethodKey.String(t.method),
+	}
+	if t.status != 0 {
+		kvs = append(kvs, attrs.HTTPResponseStatusCodeKey.Int64(t.status))
+	}
+	if t.class != "" {
+		kvs = append(kvs, t.class.Attribute())
+	}
+	kvs = append(kvs,
+		attrs.ElapsedMsKey.Int64(t.elapsed),
+		attrs.RemainingMsKey.Int64(t.remaining),
+		t.decision.Attribute())
+	if t.retryAfter > 0 {
+		kvs = append(kvs, attrs.RetryAfterMsKey.Int64(t.retryAfter))
+	}
+	if t.decision == attrs.DecisionRetry {
+		kvs = append(kvs, attrs.BackoffMsKey.Int64(t.backoff))
+	}
+	if t.n > 1 {
+		kvs = append(kvs, attrs.HTTPRequestResendCountKey.Int64(t.n-1))
+	}
+	s := tracefixture.Span{
+		Name: "attempt", Kind: trace.SpanKindInternal,
+		Start: ms(t.start), End: ms(t.start + t.elapsed),
+		Attrs: edit(kvs, t.drop, t.extra), Repeat: t.repeat,
+	}
+	if t.url != "" && !t.withoutHTTPSpans {
+		s.Children = []tracefixture.Span{t.clientSpan()}
+	}
+	return s
+}
+
+// clientSpan imitates the otelhttp client span of an attempt (and the
+// server span of an instrumented server when a response came back).
+func (t try) clientSpan() tracefixture.Span {
+	kvs := []attribute.KeyValue{
+		attrs.HTTPRequestMethodKey.String(t.method),
+		attrs.URLFullKey.String(t.url),
+		attrs.ServerAddressKey.String(strings.Split(server, ":")[0]),
+	}
+	if t.status != 0 {
+		kvs = append(kvs, attrs.HTTPResponseStatusCodeKey.Int64(t.status))
+	}
+	client := tracefixture.Span{
+		Name: "HTTP " + t.method, Kind: trace.SpanKindClient,
+		Start: ms(t.start), End: ms(t.start + t.elapsed),
+		Attrs: append(kvs, t.clientAttrs...),
+	}
+	if t.status != 0 {
+		path := t.url[strings.Index(t.url, server)+len(server):]
+		path, _, _ = strings.Cut(path, "?")
+		client.Children = []tracefixture.Span{{
+			Name: t.method + " " + path, Kind: trace.SpanKindServer,
+			Start: ms(t.start), End: ms(t.start + t.elapsed),
+			Attrs: append([]attribute.KeyValue{
+				attrs.HTTPRequestMethodKey.String(t.method),
+				semconv.URLPathKey.String(path),
+				attrs.HTTPResponseStatusCodeKey.Int64(t.status),
+			}, t.serverAttrs...),
+		}}
+	}
+	return client
+}
+
+func stateCheck(opID string, result attrs.StateCheckResult, start, end int64) tracefixture.Span {
+	return tracefixture.Span{
+		Name: attrs.StateCheckSpanName, Kind: trace.SpanKindInternal,
+		Start: ms(start), End: ms(end),
+		Attrs: []attribute.KeyValue{attrs.OperationIDKey.String(opID), result.Attribute()},
+	}
+}
+
+// edit drops keys from kvs and then sets extra, replacing same-key values.
+func edit(kvs []attribute.KeyValue, drop []attribute.Key, extra []attribute.KeyValue) []attribute.KeyValue {
+	out := slices.DeleteFunc(slices.Clone(kvs), func(kv attribute.KeyValue) bool {
+		return slices.Contains(drop, kv.Key) || slices.ContainsFunc(extra, func(e attribute.KeyValue) bool { return e.Key == kv.Key })
+	})
+	return append(out, extra...)
+}
+
+func children(spans ...tracefixture.Span) []tracefixture.Span { return spans }
+
+// readTimeline is the contract's fixed read: deadline 400 ms, backoff 40 ms,
+// 503 (80 ms), 503 (80 ms), 200 (50 ms); remaining 400, 280, 160.
+func readTimeline() tracefixture.Span {
+	url := endpoint("/items")
+	return op{id: "op-read", method: "GET", url: url, outcome: attrs.OutcomeReturn, attempts: 3, budget: 400, start: 0, end: 290,
+		children: children(
+			try{opID: "op-read", n: 1, method: "GET", url: url, status: 503, start: 0, elapsed: 80, remaining: 400, decision: attrs.DecisionRetry, backoff: 40}.span(),
+			try{opID: "op-read", n: 2, method: "GET", url: url, status: 503, start: 120, elapsed: 80, remaining: 280, decision: attrs.DecisionRetry, backoff: 40}.span(),
+			try{opID: "op-read", n: 3, method: "GET", url: url, status: 200, start: 240, elapsed: 50, remaining: 160, decision: attrs.DecisionReturn}.span(),
+		)}.span()
+}
+
+// writeTimeout is the contract's fixed write: POST timeout after 120 ms,
+// check_state, exactly one call.
+func writeTimeout() tracefixture.Span {
+	url := endpoint("/orders")
+	return op{id: "op-write", method: "POST", url: url, outcome: attrs.OutcomeCheckState, attempts: 1, budget: 400, start: 1000, end: 1121,
+		children: children(
+			try{opID: "op-write", n: 1, method: "POST", url: url, class: attrs.ErrorClassTimeout, start: 1000, elapsed: 120, remaining: 400, decision: attrs.DecisionCheckState}.span(),
+		)}.span()
+}
+
+// goldenCase is one crafted span set and the exit status it must give.
+type goldenCase struct {
+	name  string
+	roots []tracefixture.Span
+	json  bool // also compare the --json output
+	want  []inspect.Code
+}
+
+func goldenCases() []goldenCase {
+	orders, items := endpoint("/orders"), endpoint("/items")
+	return []goldenCase{
+		{name: "clean-read", roots: []tracefixture.Span{readTimeline()}, json: true},
+		{name: "clean", json: true, roots: []tracefixture.Span{
+			readTimeline(),
+			writeTimeout(),
+			// A state check answers not_applied: the write may be resent.
+			op{id: "op-write-checked", method: "POST", url: orders, outcome: attrs.OutcomeReturn, attempts: 2, budget: 1000, start: 2000, end: 2171,
+				children: children(
+					try{opID: "op-write-checked", n: 1, method: "POST", url: orders, class: attrs.ErrorClassTimeout, start: 2000, elapsed: 120, remaining: 1000, decision: attrs.DecisionCheckState}.span(),
+					stateCheck("op-write-checked", attrs.StateNotApplied, 2125, 2135),
+					try{opID: "op-write-checked", n: 2, method: "POST", url: orders, status: 201, start: 2140, elapsed: 30, remaining: 860, decision: attrs.DecisionReturn}.span(),
+				)}.span(),
+			// A refused connection proves the POST never left: retry allowed.
+			op{id: "op-create", method: "POST", url: orders, outcome: attrs.OutcomeReturn, attempts: 2, budget: 400, start: 3000, end: 3073,
+				children: children(
+					try{opID: "op-create", n: 1, method: "POST", url: orders, class: attrs.ErrorClassConnectionRefused, start: 3000, elapsed: 2, remaining: 400, decision: attrs.DecisionRetry, backoff: 40}.span(),
+					try{opID: "op-create", n: 2, method: "POST", url: orders, status: 201, start: 3042, elapsed: 30, remaining: 358, decision: attrs.DecisionReturn}.span(),
+				)}.span(),
+			// An idempotency contract makes the resent POST legitimate.
+			op{id: "op-pay", method: "POST", url: endpoint("/payments"), outcome: attrs.OutcomeReturn, attempts: 2, budget: 400, contract: true, start: 4000, end: 4151,
+				children: children(
+					try{opID: "op-pay", n: 1, method: "POST", url: endpoint("/payments"), status: 503, start: 4000, elapsed: 60, remaining: 400, decision: attrs.DecisionRetry, backoff: 40, retryAfter: 30}.span(),
+					try{opID: "op-pay", n: 2, method: "POST", url: endpoint("/payments"), status: 200, start: 4100, elapsed: 50, remaining: 300, decision: attrs.DecisionReturn}.span(),
+				)}.span(),
+			// 503 then the budget cannot cover the backoff.
+			op{id: "op-deadline", method: "GET", url: items, outcome: attrs.OutcomeDeadlineExceeded, attempts: 1, budget: 100, start: 5000, end: 5081,
+				children: children(
+					try{opID: "op-deadline", n: 1, method: "GET", url: items, status: 503, start: 5000, elapsed: 80, remaining: 100, decision: attrs.DecisionDeadlineExceeded, retryAfter: 1000}.span(),
+				)}.span(),
+			// The caller canceled during the backoff: retry was the last decision.
+			op{id: "op-canceled", method: "GET", url: items, outcome: attrs.OutcomeCanceled, attempts: 1, budget: 400, start: 6000, end: 6090,
+				children: children(
+					try{opID: "op-canceled", n: 1, method: "GET", url: items, status: 503, start: 6000, elapsed: 80, remaining: 400, decision: attrs.DecisionRetry, backoff: 40}.span(),
+				)}.span(),
+			// The deadline was spent before the first call: no attempt at all.
+			op{id: "op-late", method: "GET", url: items, outcome: attrs.OutcomeDeadlineExceeded, attempts: 0, budget: 0, start: 7000, end: 7000}.span(),
+			// Two operations in one trace, under one server handler.
+			{Name: "GET /checkout", Kind: trace.SpanKindServer, Start: ms(8000), End: ms(8100), Children: children(
+				op{id: "op-cart", method: "GET", url: endpoint("/cart"), outcome: attrs.OutcomeReturn, attempts: 1, budget: 400, start: 8001, end: 8031,
+					children: children(try{opID: "op-cart", n: 1, method: "GET", url: endpoint("/cart"), status: 200, start: 8001, elapsed: 30, remaining: 400, decision: attrs.DecisionReturn}.span())}.span(),
+				op{id: "op-stock", method: "GET", url: endpoint("/stock?sku=REDACTED"), outcome: attrs.OutcomeReturn, attempts: 1, budget: 400, start: 8040, end: 8070,
+					children: children(try{opID: "op-stock", n: 1, method: "GET", url: endpoint("/stock?sku=REDACTED"), status: 200, start: 8040, elapsed: 30, remaining: 400, decision: attrs.DecisionReturn}.span())}.span(),
+			)},
+		}},
+		{name: "status-and-error-class", want: []inspect.Code{inspect.CodeStatusAndErrorClass}, roots: []tracefixture.Span{
+			op{id: "op-both", method: "GET", url: items, outcome: attrs.OutcomeReturn, attempts: 2, budget: 400, end: 200, children: children(
+				try{opID: "op-both", n: 1, method: "GET", url: items, status: 503, class: attrs.ErrorClassTimeout, elapsed: 80, remaining: 400, decision: attrs.DecisionRetry, backoff: 40}.span(),
+				try{opID: "op-both", n: 2, method: "GET", url: items, status: 200, start: 120, elapsed: 50, remaining: 280, decision: attrs.DecisionReturn}.span(),
+			)}.span(),
+		}},
+		{name: "no-status-or-error-class", want: []inspect.Code{inspect.CodeNoStatusOrErrorClass}, roots: []tracefixture.Span{
+			op{id: "op-blank", method: "GET", url: items, outcome: attrs.OutcomeStop, attempts: 1, budget: 400, end: 81, children: children(
+				try{opID: "op-blank", n: 1, method: "GET", url: items, elapsed: 80, remaining: 400, decision: attrs.DecisionStop}.span(),
+			)}.span(),
+		}},
+		{name: "remaining-grows", want: []inspect.Code{inspect.CodeRemainingGrows}, roots: []tracefixture.Span{
+			op{id: "op-wall", method: "GET", url: items, outcome: attrs.OutcomeReturn, attempts: 3, budget: 400, end: 290, children: children(
+				try{opID: "op-wall", n: 1, method: "GET", url: items, status: 503, elapsed: 80, remaining: 400, decision: attrs.DecisionRetry, backoff: 40}.span(),
+				try{opID: "op-wall", n: 2, method: "GET", url: items, status: 503, start: 120, elapsed: 80, remaining: 280, decision: attrs.DecisionRetry, backoff: 40}.span(),
+				try{opID: "op-wall", n: 3, method: "GET", url: items, status: 200, start: 240, elapsed: 50, remaining: 350, decision: attrs.DecisionReturn}.span(),
+			)}.span(),
+		}},
+		{name: "retry-without-next", want: []inspect.Code{inspect.CodeRetryWithoutNext}, roots: []tracefixture.Span{
+			op{id: "op-dangling", method: "GET", url: items, outcome: attrs.OutcomeMaxAttempts, attempts: 2, budget: 1000, end: 300, children: children(
+				try{opID: "op-dangling", n: 1, method: "GET", url: items, class: attrs.ErrorClassTimeout, elapsed: 100, remaining: 1000, decision: attrs.DecisionRetry, backoff: 40}.span(),
+				try{opID: "op-dangling", n: 2, method: "GET", url: items, class: attrs.ErrorClassTimeout, start: 140, elapsed: 100, remaining: 860, decision: attrs.DecisionRetry, backoff: 40}.span(),
+			)}.span(),
+		}},
+		{name: "operation-id-split", want: []inspect.Code{inspect.CodeOperationIDSplit}, roots: []tracefixture.Span{
+			// The wrapper made a fresh id for the second attempt.
+			op{id: "op-a", method: "GET", url: items, outcome: attrs.OutcomeReturn, attempts: 2, budget: 400, end: 200, children: children(
+				try{opID: "op-a", n: 1, method: "GET", url: items, status: 503, elapsed: 80, remaining: 400, decision: attrs.DecisionRetry, backoff: 40}.span(),
+				try{opID: "op-a-2", n: 2, method: "GET", url: items, status: 200, start: 120, elapsed: 50, remaining: 280, decision: attrs.DecisionReturn}.span(),
+			)}.span(),
+		}},
+		{name: "operation-id-split-without-operation-span",
+			want: []inspect.Code{inspect.CodeMissingOperationSpan, inspect.CodeRetryWithoutNext, inspect.CodeOperationIDSplit, inspect.CodeAttemptNumbering},
+			roots: []tracefixture.Span{
+				// Ids made per call inside the retry wrapper, no operation span.
+				{Name: "GET /report", Kind: trace.SpanKindServer, End: ms(300), Children: children(
+					try{opID: "op-r1", n: 1, method: "GET", url: items, status: 503, elapsed: 80, remaining: 400, decision: attrs.DecisionRetry, backoff: 40}.span(),
+					try{opID: "op-r2", n: 2, method: "GET", url: items, status: 200, start: 120, elapsed: 50, remaining: 280, decision: attrs.DecisionReturn}.span(),
+				)},
+			}},
+		{name: "operation-id-reused", want: []inspect.Code{inspect.CodeOperationIDReused, inspect.CodeDuplicateRequestID}, roots: []tracefixture.Span{
+			op{id: "op-fixed", method: "GET", url: items, outcome: attrs.OutcomeReturn, attempts: 1, budget: 400, end: 51, children: children(
+				try{opID: "op-fixed", n: 1, method: "GET", url: items, status: 200, elapsed: 50, remaining: 400, decision: attrs.DecisionReturn}.span())}.span(),
+			op{id: "op-fixed", method: "GET", url: items, outcome: attrs.OutcomeReturn, attempts: 1, budget: 400, start: 1000, end: 1051, children: children(
+				try{opID: "op-fixed", n: 1, method: "GET", url: items, status: 200, start: 1000, elapsed: 50, remaining: 400, decision: attrs.DecisionReturn}.span())}.span(),
+		}},
+		{name: "duplicate-delivery", want: []inspect.Code{inspect.CodeDuplicateRequestID}, roots: []tracefixture.Span{
+			op{id: "op-twice", method: "GET", url: items, outcome: attrs.OutcomeReturn, attempts: 1, budget: 400, end: 51, children: children(
+				try{opID: "op-twice", n: 1, method: "GET", url: items, status: 200, elapsed: 50, remaining: 400, decision: attrs.DecisionReturn, repeat: 1}.span())}.span(),
+		}},
+		{name: "duplicate-request-id", want: []inspect.Code{inspect.CodeDuplicateRequestID}, roots: []tracefixture.Span{
+			op{id: "op-same", method: "GET", url: items, outcome: attrs.OutcomeReturn, attempts: 2, budget: 400, end: 200, children: children(
+				try{opID: "op-same", requestID: "op-same/request", n: 1, method: "GET", url: items, status: 503, elapsed: 80, remaining: 400, decision: attrs.DecisionRetry, backoff: 40}.span(),
+				try{opID: "op-same", requestID: "op-same/request", n: 2, method: "GET", url: items, status: 200, start: 120, elapsed: 50, remaining: 280, decision: attrs.DecisionReturn}.span(),
+			)}.span(),
+		}},
+		{name: "unsafe-resend", json: true, want: []inspect.Code{inspect.CodeUnsafeResend}, roots: []tracefixture.Span{
+			op{id: "op-post-timeout", method: "POST", url: orders, outcome: attrs.OutcomeReturn, attempts: 2, budget: 1000, end: 300, children: children(
+				try{opID: "op-post-timeout", n: 1, method: "POST", url: orders, class: attrs.ErrorClassTimeout, elapsed: 120, remaining: 1000, decision: attrs.DecisionRetry, backoff: 40}.span(),
+				try{opID: "op-post-timeout", n: 2, method: "POST", url: orders, status: 201, start: 160, elapsed: 40, remaining: 840, decision: attrs.DecisionReturn}.span(),
+			)}.span(),
+			// A state check that answered unknown does not allow a resend.
+			op{id: "op-put-503", method: "PUT", url: endpoint("/orders/7"), outcome: attrs.OutcomeReturn, attempts: 2, budget: 1000, start: 1000, end: 1200, children: children(
+				try{opID: "op-put-503", n: 1, method: "PUT", url: endpoint("/orders/7"), status: 503, start: 1000, elapsed: 60, remaining: 1000, decision: attrs.DecisionRetry, backoff: 40}.span(),
+				stateCheck("op-put-503", attrs.StateUnknown, 1070, 1080),
+				try{opID: "op-put-503", n: 2, method: "PUT", url: endpoint("/orders/7"), status: 200, start: 1100, elapsed: 40, remaining: 900, decision: attrs.DecisionReturn}.span(),
+			)}.span(),
+		}},
+		{name: "unredacted-url", want: []inspect.Code{inspect.CodeUnredactedURL}, roots: []tracefixture.Span{
+			op{id: "op-leak", method: "GET", url: "http://alice:s3cret@" + server + "/items?token=abc123&page=REDACTED",
+				outcome: attrs.OutcomeReturn, attempts: 1, budget: 400, end: 51, children: children(
+					try{opID: "op-leak", n: 1, method: "GET", url: endpoint("/items?token=abc123&page=2"), status: 200, elapsed: 50, remaining: 400, decision: attrs.DecisionReturn,
+						clientAttrs: []attribute.KeyValue{semconv120.HTTPURLKey.String("http://REDACTED:REDACTED@" + server + "/items?token=abc123")},
+						serverAttrs: []attribute.KeyValue{semconv.URLQueryKey.String("token=abc123&page=2"), semconv120.HTTPTargetKey.String("/items?page=REDACTED")},
+					}.span())}.span(),
+		}},
+		{name: "attempt-after-deadline", want: []inspect.Code{inspect.CodeAttemptAfterDeadline}, roots: []tracefixture.Span{
+			op{id: "op-overrun", method: "GET", url: items, outcome: attrs.OutcomeReturn, attempts: 2, budget: 200, end: 300, children: children(
+				try{opID: "op-overrun", n: 1, method: "GET", url: items, status: 503, elapsed: 150, remaining: 200, decision: attrs.DecisionRetry, backoff: 90}.span(),
+				try{opID: "op-overrun", n: 2, method: "GET", url: items, status: 200, start: 240, elapsed: 50, remaining: -40, decision: attrs.DecisionReturn}.span(),
+			)}.span(),
+			op{id: "op-zero", method: "GET", url: items, outcome: attrs.OutcomeReturn, attempts: 2, budget: 200, start: 1000, end: 1250, children: children(
+				try{opID: "op-zero", n: 1, method: "GET", url: items, status: 503, start: 1000, elapsed: 160, remaining: 200, decision: attrs.DecisionRetry, backoff: 40}.span(),
+				try{opID: "op-zero", n: 2, method: "GET", url: items, status: 200, start: 1200, elapsed: 50, remaining: 0, decision: attrs.DecisionReturn}.span(),
+			)}.span(),
+		}},
+		{name: "lost-attempt", want: []inspect.Code{inspect.CodeAttemptNumbering, inspect.CodeAttemptCountMismatch}, roots: []tracefixture.Span{
+			op{id: "op-gap", method: "GET", url: items, outcome: attrs.OutcomeReturn, attempts: 3, budget: 400, end: 290, children: children(
+				try{opID: "op-gap", n: 1, method: "GET", url: items, status: 503, elapsed: 80, remaining: 400, decision: attrs.DecisionRetry, backoff: 40}.span(),
+				try{opID: "op-gap", n: 3, method: "GET", url: items, status: 200, start: 240, elapsed: 50, remaining: 160, decision: attrs.DecisionReturn}.span(),
+			)}.span(),
+		}},
+		{name: "missing-operation-span", want: []inspect.Code{inspect.CodeMissingOperationSpan}, roots: []tracefixture.Span{
+			op{id: "op-unsampled", method: "GET", url: items, outcome: attrs.OutcomeReturn, attempts: 2, budget: 400, end: 200, omit: true, children: children(
+				try{opID: "op-unsampled", n: 1, method: "GET", url: items, status: 503, elapsed: 80, remaining: 400, decision: attrs.DecisionRetry, backoff: 40}.span(),
+				try{opID: "op-unsampled", n: 2, method: "GET", url: items, status: 200, start: 120, elapsed: 50, remaining: 280, decision: attrs.DecisionReturn}.span(),
+			)}.span(),
+		}},
+		{name: "attempt-in-other-trace", want: []inspect.Code{inspect.CodeMissingOperationSpan, inspect.CodeAttemptCountMismatch}, roots: []tracefixture.Span{
+			// The attempt started a new trace instead of joining the operation's.
+			op{id: "op-detached", method: "GET", url: items, outcome: attrs.OutcomeReturn, attempts: 1, budget: 400, end: 60}.span(),
+			try{opID: "op-detached", n: 1, method: "GET", url: items, status: 200, start: 1, elapsed: 50, remaining: 399, decision: attrs.DecisionReturn}.span(),
+		}},
+		{name: "contract-attributes", want: []inspect.Code{inspect.CodeMissingAttribute, inspect.CodeInvalidAttribute}, roots: []tracefixture.Span{
+			op{id: "op-sloppy", method: "POST", url: orders, outcome: "ok", attempts: 1, budget: 400, end: 200,
+				drop: []attribute.Key{attrs.BudgetMsKey, attrs.ServerAddressKey}, children: children(
+					try{opID: "op-sloppy", n: 1, method: "POST", url: orders, class: attrs.ErrorClassTimeout, elapsed: 120, remaining: 400, decision: "give_up",
+						drop:  []attribute.Key{attrs.RequestIDKey, attrs.RemainingMsKey},
+						extra: []attribute.KeyValue{attrs.ElapsedMsKey.String("120ms")}}.span(),
+					stateCheck("op-sloppy", "maybe", 130, 140),
+				)}.span(),
+		}},
+	}
+}

@@ -1,0 +1,174 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"flag"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+
+	"github.com/otelretry/otelretry-go/cmd/retryinspect/internal/inspect"
+	"github.com/otelretry/otelretry-go/cmd/retryinspect/internal/tracefixture"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files under testdata/golden")
+
+// inspectStdout writes roots through the real stdouttrace exporter into a
+// file and runs the command on it.
+func inspectStdout(t *testing.T, roots []tracefixture.Span, pretty bool, extra ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	var buf bytes.Buffer
+	if err := tracefixture.WriteStdout(&buf, pretty, roots...); err != nil {
+		t.Fatal(err)
+	}
+	return runOnFile(t, "--stdout", buf.Bytes(), extra...)
+}
+
+func runOnFile(t *testing.T, flagName string, data []byte, extra ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "spans.json")
+	if err := os.WriteFile(path, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var out, errOut bytes.Buffer
+	code = run(append([]string{flagName, path}, extra...), &out, &errOut)
+	return code, out.String(), errOut.String()
+}
+
+func compareGolden(t *testing.T, name string, got string) {
+	t.Helper()
+	path := filepath.Join("testdata", "golden", name)
+	if *update {
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test -update to create it)", err)
+	}
+	if got != string(want) {
+		t.Errorf("output differs from %s (run go test -update to accept):\n--- got\n%s\n--- want\n%s", path, got, want)
+	}
+}
+
+func TestGolden(t *testing.T) {
+	for _, tc := range goldenCases() {
+		t.Run(tc.name, func(t *testing.T) {
+			wantCode := exitClean
+			if len(tc.want) > 0 {
+				wantCode = exitFindings
+			}
+			code, out, errOut := inspectStdout(t, tc.roots, false)
+			if code != wantCode || errOut != "" {
+				t.Fatalf("exit %d, want %d; stderr: %s", code, wantCode, errOut)
+			}
+			compareGolden(t, tc.name+".txt", out)
+
+			code, out, _ = inspectStdout(t, tc.roots, false, "--json")
+			if code != wantCode {
+				t.Fatalf("--json: exit %d, want %d", code, wantCode)
+			}
+			var report inspect.Report
+			if err := json.Unmarshal([]byte(out), &report); err != nil {
+				t.Fatalf("--json output does not parse: %v", err)
+			}
+			var codes []inspect.Code
+			for _, f := range report.Findings {
+				if !slices.Contains(codes, f.Code) {
+					codes = append(codes, f.Code)
+				}
+				if f.Seen == "" || f.Check == "" {
+					t.Errorf("finding %s lacks what was seen or what to check", f.Code)
+				}
+			}
+			want := slices.Clone(tc.want)
+			slices.Sort(codes)
+			slices.Sort(want)
+			if !slices.Equal(codes, want) {
+				t.Errorf("finding codes %v, want %v", codes, tc.want)
+			}
+			if tc.json {
+				compareGolden(t, tc.name+".json", out)
+			}
+		})
+	}
+}
+
+// TestGoldenCasesCoverEveryCode keeps the crafted sets honest: each finding
+// code is raised by at least one of them.
+func TestGoldenCasesCoverEveryCode(t *testing.T) {
+	var raised []inspect.Code
+	for _, tc := range goldenCases() {
+		raised = append(raised, tc.want...)
+	}
+	for _, c := range inspect.Codes() {
+		if !slices.Contains(raised, c) {
+			t.Errorf("no golden case raises %s", c)
+		}
+	}
+}
+
+// TestFormatsAgree reads every crafted set in the three formats (stdouttrace
+// compact and pretty-printed, OTLP JSON, the Jaeger API) and expects the
+// same report.
+func TestFormatsAgree(t *testing.T) {
+	for _, tc := range goldenCases() {
+		t.Run(tc.name, func(t *testing.T) {
+			_, want, _ := inspectStdout(t, tc.roots, false)
+
+			_, pretty, _ := inspectStdout(t, tc.roots, true)
+			if pretty != want {
+				t.Errorf("pretty-printed stdouttrace differs:\n%s", pretty)
+			}
+
+			var otlp bytes.Buffer
+			if err := tracefixture.WriteOTLP(&otlp, tc.roots...); err != nil {
+				t.Fatal(err)
+			}
+			if _, got, errOut := runOnFile(t, "--otlp", otlp.Bytes()); got != want {
+				t.Errorf("OTLP differs (stderr %q):\n%s", errOut, got)
+			}
+
+			var jaeger bytes.Buffer
+			if err := tracefixture.WriteJaeger(&jaeger, tc.roots...); err != nil {
+				t.Fatal(err)
+			}
+			srv := jaegerServer(t, jaeger.Bytes())
+			var out, errOut bytes.Buffer
+			run([]string{"--jaeger", srv.URL, "--service", tracefixture.ServiceName}, &out, &errOut)
+			if out.String() != want {
+				t.Errorf("Jaeger differs (stderr %q):\n%s", errOut.String(), out.String())
+			}
+		})
+	}
+}
+
+// jaegerServer serves body on /api/traces from 127.0.0.1.
+func jaegerServer(t *testing.T, body []byte) *httptest.Server {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &httptest.Server{Listener: ln, Config: &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/api/traces" {
+			http.NotFound(w, r)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		w.Write(body)
+	})}}
+	srv.Start()
+	t.Cleanup(srv.Close)
+	return srv
+}

@@ -1,0 +1,91 @@
+package inspect
+
+import (
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/otelretry/otelretry-go/attrs"
+	"github.com/otelretry/otelretry-go/cmd/retryinspect/internal/model"
+)
+
+func kv(key string, v model.Value) model.Attribute { return model.Attribute{Key: key, Value: v} }
+
+func codesOf(r *Report) []Code {
+	var codes []Code
+	for _, f := range r.Findings {
+		codes = append(codes, f.Code)
+	}
+	return codes
+}
+
+// TestAnalyzeEdges covers inputs the golden sets do not build with the SDK.
+func TestAnalyzeEdges(t *testing.T) {
+	base := time.Date(2026, 1, 2, 0, 0, 0, 0, time.UTC)
+	// attempt builds a contract-abiding attempt span; extra replaces
+	// attributes of the same key.
+	attempt := func(id, parent string, extra ...model.Attribute) model.Span {
+		as := []model.Attribute{
+			kv(keyOperationID, model.String("op")), kv(keyRequestID, model.String("op/"+id)),
+			kv(keyAttempt, model.Int(1)), kv(keyMethod, model.String("get")),
+			kv(keyStatusCode, model.Int(200)), kv(keyElapsedMs, model.Int(1)),
+			kv(keyRemainingMs, model.Int(10)), kv(keyDecision, model.String(string(attrs.DecisionReturn))),
+		}
+		for _, e := range extra {
+			as = slices.DeleteFunc(as, func(a model.Attribute) bool { return a.Key == e.Key })
+		}
+		return model.Span{TraceID: "t1", SpanID: id, ParentID: parent, Name: "attempt", Start: base, End: base,
+			Attributes: append(as, extra...)}
+	}
+	for _, tc := range []struct {
+		name  string
+		spans []model.Span
+		want  []Code
+		check func(*testing.T, *Report)
+	}{
+		{name: "empty", check: func(t *testing.T, r *Report) {
+			if r.Operations == nil || r.Findings == nil || r.Summary.Decisions == nil {
+				t.Error("nil slices would print as null")
+			}
+		}},
+		{name: "parent cycle", spans: []model.Span{
+			{TraceID: "t1", SpanID: "a", ParentID: "b", Name: "x"},
+			{TraceID: "t1", SpanID: "b", ParentID: "a", Name: "y"},
+			attempt("c", "a"),
+		}, want: []Code{CodeMissingOperationSpan}},
+		{name: "integral float attribute", spans: []model.Span{
+			attempt("c", "", kv(keyRemainingMs, model.Float(10))),
+		}, want: []Code{CodeMissingOperationSpan, CodeInvalidAttribute}, check: func(t *testing.T, r *Report) {
+			if got := r.Operations[0].Attempts[0].RemainingMs; got == nil || *got != 10 {
+				t.Errorf("remaining %v, want 10 read from the float", got)
+			}
+			if got := r.Operations[0].Method; got != "GET" {
+				t.Errorf("method %q, want GET", got)
+			}
+		}},
+		{name: "string attempt number", spans: []model.Span{
+			attempt("c", "", kv(keyAttempt, model.String("1"))),
+		}, want: []Code{CodeMissingOperationSpan, CodeInvalidAttribute}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := Analyze(tc.spans)
+			got := codesOf(r)
+			if !slices.Equal(got, tc.want) {
+				t.Errorf("codes %v, want %v", got, tc.want)
+			}
+			if tc.check != nil {
+				tc.check(t, r)
+			}
+		})
+	}
+}
+
+func TestCodesHaveAdvice(t *testing.T) {
+	seen := map[Code]bool{}
+	for _, c := range Codes() {
+		if c.Check() == "" || seen[c] {
+			t.Errorf("code %q: no advice or listed twice", c)
+		}
+		seen[c] = true
+	}
+}

@@ -1,0 +1,36 @@
+package inspect
+
+import (
+	"strings"
+
+	"github.com/otelretry/otelretry-go/attrs"
+)
+
+// Attribute names as the span model stores them. They all come from attrs,
+// the single source of the vocabulary; none is spelled here.
+var (
+	keyOperationID         = string(attrs.OperationIDKey)
+	keyRequestID           = string(attrs.RequestIDKey)
+	keyAttempt             = string(attrs.AttemptKey)
+	keyAttempts            = string(attrs.AttemptsKey)
+	keyDecision            = string(attrs.DecisionKey)
+	keyOutcome             = string(attrs.OutcomeKey)
+	keyErrorClass          = string(attrs.ErrorClassKey)
+	keyElapsedMs           = string(attrs.ElapsedMsKey)
+	keyRemainingMs         = string(attrs.RemainingMsKey)
+	keyRetryAfterMs        = string(attrs.RetryAfterMsKey)
+	keyBackoffMs           = string(attrs.BackoffMsKey)
+	keyBudgetMs            = string(attrs.BudgetMsKey)
+	keyIdempotencyContract = string(attrs.IdempotencyContractKey)
+	keyStateCheckResult    = string(attrs.StateCheckResultKey)
+	keyMethod              = string(attrs.HTTPRequestMethodKey)
+	keyStatusCode          = string(attrs.HTTPResponseStatusCodeKey)
+	keyResendCount         = string(attrs.HTTPRequestResendCountKey)
+	keyURLFull             = string(attrs.URLFullKey)
+	keyServerAddress       = string(attrs.ServerAddressKey)
+)
+
+// urlNamespace is the namespace of the URL attributes ("url" in url.full,
+// url.query, ...), taken from attrs.URLFullKey. Legacy conventions name
+// URLs with it as the last segment (http.url).
+var urlNamespace, _, _ = strings.Cut(keyURLFull, ".")

@@ -1,0 +1,110 @@
+package inspect
+
+import "time"
+
+// Report is the result of inspecting a set of spans. It is also the
+// document that --json prints.
+type Report struct {
+	Spans      SpanCounts  `json:"spans"`
+	Operations []Operation `json:"operations"`
+	Summary    Summary     `json:"summary"`
+	Findings   []Finding   `json:"findings"`
+}
+
+// SpanCounts counts the input spans by role.
+type SpanCounts struct {
+	Total      int `json:"total"`       // distinct spans
+	Duplicates int `json:"duplicates"`  // extra deliveries of spans already counted
+	Operation  int `json:"operation"`   // operation spans
+	Attempt    int `json:"attempt"`     // attempt spans
+	StateCheck int `json:"state_check"` // state-check spans
+	Other      int `json:"other"`       // spans without retry attributes (otelhttp, servers, ...)
+}
+
+// Operation is one logical operation: its operation span and the attempt
+// and state-check spans under it. An operation whose attempts were found
+// without an operation span has an empty SpanID.
+type Operation struct {
+	ID                  string       `json:"operation_id"`
+	TraceID             string       `json:"trace_id"`
+	SpanID              string       `json:"span_id,omitempty"`
+	Method              string       `json:"method,omitempty"`
+	URL                 string       `json:"url,omitempty"` // redacted again for display
+	ServerAddress       string       `json:"server_address,omitempty"`
+	Outcome             string       `json:"outcome,omitempty"`
+	RecordedAttempts    *int64       `json:"recorded_attempts,omitempty"` // retry.attempts
+	BudgetMs            *int64       `json:"budget_ms,omitempty"`
+	IdempotencyContract bool         `json:"idempotency_contract,omitempty"`
+	Start               time.Time    `json:"start,omitzero"`
+	Attempts            []Attempt    `json:"attempts"`
+	StateChecks         []StateCheck `json:"state_checks,omitempty"`
+}
+
+// Attempt is one network call of an operation.
+type Attempt struct {
+	Number       int64     `json:"attempt"` // 0 when retry.attempt is not an integer
+	RequestID    string    `json:"request_id,omitempty"`
+	OperationID  string    `json:"operation_id,omitempty"` // as recorded on the attempt span
+	Method       string    `json:"method,omitempty"`
+	StatusCode   *int64    `json:"status_code,omitempty"`
+	ErrorClass   string    `json:"error_class,omitempty"`
+	ElapsedMs    *int64    `json:"elapsed_ms,omitempty"`
+	RemainingMs  *int64    `json:"remaining_ms,omitempty"`
+	Decision     string    `json:"decision,omitempty"`
+	RetryAfterMs *int64    `json:"retry_after_ms,omitempty"`
+	BackoffMs    *int64    `json:"backoff_ms,omitempty"`
+	ResendCount  *int64    `json:"resend_count,omitempty"`
+	SpanID       string    `json:"span_id"`
+	Start        time.Time `json:"start,omitzero"`
+	OffsetMs     *int64    `json:"offset_ms,omitempty"` // start minus the operation start
+
+	hasStatus, hasErrorClass bool // the keys are present, whatever their values
+}
+
+// StateCheck is a state check run after an unknown write outcome.
+type StateCheck struct {
+	Result      string    `json:"result,omitempty"`
+	OperationID string    `json:"operation_id,omitempty"`
+	SpanID      string    `json:"span_id"`
+	Start       time.Time `json:"start,omitzero"`
+	OffsetMs    *int64    `json:"offset_ms,omitempty"`
+}
+
+// Finding is one violation of the attempt contract.
+type Finding struct {
+	Code        Code   `json:"code"`
+	OperationID string `json:"operation_id,omitempty"`
+	TraceID     string `json:"trace_id,omitempty"`
+	SpanID      string `json:"span_id,omitempty"`
+	Seen        string `json:"seen"`  // what the spans show
+	Check       string `json:"check"` // what to check next
+
+	group *group // for ordering; nil when no operation applies
+}
+
+// Summary aggregates all operations. Decisions describe the client, error
+// classes and status codes describe the failures: they are kept apart.
+type Summary struct {
+	Operations    int     `json:"operations"`
+	Attempts      int     `json:"attempts"`
+	Decisions     []Share `json:"decisions"`     // over attempts
+	ErrorClasses  []Share `json:"error_classes"` // over attempts
+	StatusCodes   []Share `json:"status_codes"`  // over attempts
+	Outcomes      []Share `json:"outcomes"`      // over operations
+	RetryRatio    Ratio   `json:"retry_ratio"`   // attempts deciding retry / attempts
+	DeadlineRatio Ratio   `json:"deadline_ratio"`
+}
+
+// Share is the count of one value and its share of the whole.
+type Share struct {
+	Value string  `json:"value"`
+	Count int     `json:"count"`
+	Share float64 `json:"share"`
+}
+
+// Ratio is Count out of Total, with Value = Count/Total (0 when Total is 0).
+type Ratio struct {
+	Count int     `json:"count"`
+	Total int     `json:"total"`
+	Value float64 `json:"value"`
+}

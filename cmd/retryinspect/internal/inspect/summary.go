@@ -1,0 +1,102 @@
+package inspect
+
+import (
+	"cmp"
+	"math"
+	"slices"
+	"strconv"
+
+	"github.com/otelretry/otelretry-go/attrs"
+)
+
+func summarize(ops []Operation) Summary {
+	var (
+		decisions    = map[string]int{}
+		errorClasses = map[string]int{}
+		statuses     = map[string]int{}
+		outcomes     = map[string]int{}
+		statusOrder  []int64
+		attempts     int
+	)
+	for _, op := range ops {
+		if op.Outcome != "" {
+			outcomes[op.Outcome]++
+		}
+		for _, at := range op.Attempts {
+			attempts++
+			if at.Decision != "" {
+				decisions[at.Decision]++
+			}
+			if at.ErrorClass != "" {
+				errorClasses[at.ErrorClass]++
+			}
+			if at.StatusCode != nil {
+				s := strconv.FormatInt(*at.StatusCode, 10)
+				if statuses[s] == 0 {
+					statusOrder = append(statusOrder, *at.StatusCode)
+				}
+				statuses[s]++
+			}
+		}
+	}
+	slices.Sort(statusOrder)
+	return Summary{
+		Operations:    len(ops),
+		Attempts:      attempts,
+		Decisions:     shares(decisions, vocabulary(attrs.Decisions()), attempts),
+		ErrorClasses:  shares(errorClasses, vocabulary(attrs.ErrorClasses()), attempts),
+		StatusCodes:   shares(statuses, formatInts(statusOrder), attempts),
+		Outcomes:      shares(outcomes, vocabulary(attrs.Outcomes()), len(ops)),
+		RetryRatio:    ratio(decisions[string(attrs.DecisionRetry)], attempts),
+		DeadlineRatio: ratio(outcomes[string(attrs.OutcomeDeadlineExceeded)], len(ops)),
+	}
+}
+
+// shares lists the counted values: known values in order first, then any
+// other value (outside the vocabulary) by name.
+func shares(counts map[string]int, order []string, total int) []Share {
+	out := []Share{}
+	add := func(v string) {
+		if n := counts[v]; n > 0 {
+			out = append(out, Share{Value: v, Count: n, Share: ratio(n, total).Value})
+		}
+	}
+	for _, v := range order {
+		add(v)
+	}
+	var rest []string
+	for v := range counts {
+		if !slices.Contains(order, v) {
+			rest = append(rest, v)
+		}
+	}
+	slices.SortFunc(rest, cmp.Compare)
+	for _, v := range rest {
+		add(v)
+	}
+	return out
+}
+
+func ratio(n, total int) Ratio {
+	r := Ratio{Count: n, Total: total}
+	if total > 0 {
+		r.Value = math.Round(float64(n)/float64(total)*1e4) / 1e4
+	}
+	return r
+}
+
+func vocabulary[T ~string](values []T) []string {
+	out := make([]string, len(values))
+	for i, v := range values {
+		out[i] = string(v)
+	}
+	return out
+}
+
+func formatInts(values []int64) []string {
+	out := make([]string, len(values))
+	for i, v := range values {
+		out[i] = strconv.FormatInt(v, 10)
+	}
+	return out
+}

@@ -1,0 +1,133 @@
+package read
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"strconv"
+	"time"
+
+	"github.com/otelretry/otelretry-go/cmd/retryinspect/internal/model"
+)
+
+// stdoutSpan is the part of a tracetest.SpanStub, as the stdouttrace
+// exporter encodes it, that the inspector needs.
+type stdoutSpan struct {
+	Name        string
+	SpanContext *stdoutSpanContext
+	Parent      stdoutSpanContext
+	SpanKind    int
+	StartTime   time.Time
+	EndTime     time.Time
+	Attributes  []stdoutAttribute
+}
+
+type stdoutSpanContext struct {
+	TraceID string
+	SpanID  string
+}
+
+type stdoutAttribute struct {
+	Key   string
+	Value struct {
+		Type  string
+		Value json.RawMessage
+	}
+}
+
+// Stdout reads the stream of span objects that
+// go.opentelemetry.io/otel/exporters/stdout/stdouttrace writes, pretty-printed
+// or not. A top-level array of span objects is accepted too.
+func Stdout(r io.Reader, name string) ([]model.Span, error) {
+	data, err := readAll(r, name)
+	if err != nil {
+		return nil, err
+	}
+	var spans []model.Span
+	err = decodeValues(data, name, func(raw json.RawMessage) error {
+		var batch []stdoutSpan
+		isArray := raw[0] == '['
+		if isArray {
+			if err := json.Unmarshal(raw, &batch); err != nil {
+				return err
+			}
+		} else {
+			var s stdoutSpan
+			if err := json.Unmarshal(raw, &s); err != nil {
+				return err
+			}
+			batch = []stdoutSpan{s}
+		}
+		for i := range batch {
+			span, err := batch[i].model()
+			if err != nil {
+				if isArray {
+					return &fieldError{path: "[" + strconv.Itoa(i) + "]", err: err}
+				}
+				return err
+			}
+			spans = append(spans, span)
+		}
+		return nil
+	})
+	return spans, err
+}
+
+func (s *stdoutSpan) model() (model.Span, error) {
+	if s.SpanContext == nil {
+		return model.Span{}, fmt.Errorf("not a stdouttrace span: no SpanContext (is this OTLP JSON? use --otlp)")
+	}
+	traceID, ok := model.TraceID(s.SpanContext.TraceID)
+	if !ok || traceID == "" {
+		return model.Span{}, fieldErrorf("SpanContext.TraceID", "invalid trace id %q", s.SpanContext.TraceID)
+	}
+	spanID, ok := model.SpanID(s.SpanContext.SpanID)
+	if !ok || spanID == "" {
+		return model.Span{}, fieldErrorf("SpanContext.SpanID", "invalid span id %q", s.SpanContext.SpanID)
+	}
+	parentID, ok := model.SpanID(s.Parent.SpanID)
+	if !ok {
+		return model.Span{}, fieldErrorf("Parent.SpanID", "invalid span id %q", s.Parent.SpanID)
+	}
+	span := model.Span{
+		TraceID:  traceID,
+		SpanID:   spanID,
+		ParentID: parentID,
+		Name:     s.Name,
+		Kind:     model.Kind(s.SpanKind),
+		Start:    s.StartTime,
+		End:      s.EndTime,
+	}
+	for i, a := range s.Attributes {
+		v, err := stdoutValue(a.Value.Type, a.Value.Value)
+		if err != nil {
+			return model.Span{}, fieldErrorf(fmt.Sprintf("Attributes[%d] (%s)", i, a.Key), "%v", err)
+		}
+		span.Attributes = append(span.Attributes, model.Attribute{Key: a.Key, Value: v})
+	}
+	return span, nil
+}
+
+// stdoutValue converts an attribute.Value as its MarshalJSON writes it:
+// {"Type": "INT64", "Value": 1}.
+func stdoutValue(typ string, raw json.RawMessage) (model.Value, error) {
+	switch typ {
+	case "STRING":
+		var s string
+		err := json.Unmarshal(raw, &s)
+		return model.String(s), err
+	case "INT64":
+		i, err := unmarshalInt(raw)
+		return model.Int(i), err
+	case "FLOAT64":
+		var f float64
+		err := json.Unmarshal(raw, &f)
+		return model.Float(f), err
+	case "BOOL":
+		var b bool
+		err := json.Unmarshal(raw, &b)
+		return model.Bool(b), err
+	default:
+		return model.Other(string(raw)), nil
+	}
+}

@@ -1,0 +1,212 @@
+// Package render prints an inspection report as text for people or as one
+// JSON document for machines.
+package render
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/otelretry/otelretry-go/cmd/retryinspect/internal/inspect"
+)
+
+// JSON writes r as one indented JSON document.
+func JSON(w io.Writer, r *inspect.Report) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(r)
+}
+
+// Text writes r for people: the operations with their attempts, the
+// summary, then the findings.
+func Text(w io.Writer, r *inspect.Report) error {
+	bw := bufio.NewWriter(w)
+	p := &printer{w: bw}
+	p.header(r)
+	for i := range r.Operations {
+		p.operation(&r.Operations[i])
+	}
+	p.summary(&r.Summary)
+	p.findings(r.Findings)
+	if p.err != nil {
+		return p.err
+	}
+	return bw.Flush()
+}
+
+type printer struct {
+	w   io.Writer
+	err error
+}
+
+func (p *printer) printf(format string, args ...any) {
+	if p.err == nil {
+		_, p.err = fmt.Fprintf(p.w, format, args...)
+	}
+}
+
+func (p *printer) header(r *inspect.Report) {
+	c := r.Spans
+	p.printf("retryinspect: %s, %s in %s (%d operation, %d attempt, %d state check, %d without retry attributes; %s)\n",
+		plural(r.Summary.Operations, "operation"), plural(r.Summary.Attempts, "attempt"), plural(c.Total, "span"),
+		c.Operation, c.Attempt, c.StateCheck, c.Other, plural(c.Duplicates, "duplicate delivery"))
+	if len(r.Operations) == 0 {
+		p.printf("\nno operations: no span carries the retry attributes\n")
+	}
+}
+
+func (p *printer) operation(op *inspect.Operation) {
+	p.printf("\noperation %s  %s %s  outcome %s\n", orNone(op.ID), dash(op.Method), dash(op.URL), dash(op.Outcome))
+	span := op.SpanID
+	if span == "" {
+		span = "- (no operation span)"
+	}
+	p.printf("  trace %s  span %s  start %s", op.TraceID, span, timestamp(op.Start))
+	p.printf("  budget %s  attempts %s", ms(op.BudgetMs), intOrDash(op.RecordedAttempts))
+	if op.IdempotencyContract {
+		p.printf("  idempotency contract")
+	}
+	p.printf("\n")
+	if len(op.Attempts) == 0 && len(op.StateChecks) == 0 {
+		p.printf("  no attempts\n")
+		return
+	}
+
+	tw := tabwriter.NewWriter(p.w, 0, 0, 2, ' ', 0)
+	row := func(cols ...string) {
+		if p.err == nil {
+			_, p.err = fmt.Fprintf(tw, "  %s\n", strings.Join(cols, "\t"))
+		}
+	}
+	row("#", "REQUEST ID", "RESULT", "AT", "ELAPSED", "REMAINING", "DECISION", "RETRY-AFTER", "BACKOFF")
+	checks := op.StateChecks
+	flushChecks := func(before *time.Time) {
+		for len(checks) > 0 && (before == nil || !checks[0].Start.After(*before)) {
+			c := checks[0]
+			checks = checks[1:]
+			row("-", "state_check", dash(c.Result), offset(c.OffsetMs), "-", "-", "-", "-", "-")
+		}
+	}
+	for _, at := range op.Attempts {
+		flushChecks(&at.Start)
+		row(strconv.FormatInt(at.Number, 10), dash(at.RequestID), result(at), offset(at.OffsetMs),
+			ms(at.ElapsedMs), ms(at.RemainingMs), dash(at.Decision), ms(at.RetryAfterMs), ms(at.BackoffMs))
+	}
+	flushChecks(nil)
+	if err := tw.Flush(); err != nil && p.err == nil {
+		p.err = err
+	}
+}
+
+func (p *printer) summary(s *inspect.Summary) {
+	p.printf("\nsummary: %s, %s\n", plural(s.Operations, "operation"), plural(s.Attempts, "attempt"))
+	p.printf("  decisions       %s\n", shares(s.Decisions))
+	p.printf("  error classes   %s\n", shares(s.ErrorClasses))
+	p.printf("  status codes    %s\n", shares(s.StatusCodes))
+	p.printf("  outcomes        %s\n", shares(s.Outcomes))
+	p.printf("  retry ratio     %.3f (%d of %s)\n", s.RetryRatio.Value, s.RetryRatio.Count, plural(s.RetryRatio.Total, "attempt"))
+	p.printf("  deadline ratio  %.3f (%d of %s)\n", s.DeadlineRatio.Value, s.DeadlineRatio.Count, plural(s.DeadlineRatio.Total, "operation"))
+}
+
+func (p *printer) findings(fs []inspect.Finding) {
+	if len(fs) == 0 {
+		p.printf("\nfindings: none\n")
+		return
+	}
+	p.printf("\nfindings: %d\n", len(fs))
+	for _, f := range fs {
+		where := []string{"operation " + orNone(f.OperationID)}
+		if f.TraceID != "" {
+			where = append(where, "trace "+f.TraceID)
+		}
+		if f.SpanID != "" {
+			where = append(where, "span "+f.SpanID)
+		}
+		p.printf("  [%s] %s\n", f.Code, strings.Join(where, ", "))
+		p.printf("    seen:  %s\n", f.Seen)
+		p.printf("    check: %s\n", f.Check)
+	}
+}
+
+func result(at inspect.Attempt) string {
+	var parts []string
+	if at.StatusCode != nil {
+		parts = append(parts, "status "+strconv.FormatInt(*at.StatusCode, 10))
+	}
+	if at.ErrorClass != "" {
+		parts = append(parts, at.ErrorClass)
+	}
+	if len(parts) == 0 {
+		return "-"
+	}
+	return strings.Join(parts, " + ")
+}
+
+func shares(ss []inspect.Share) string {
+	if len(ss) == 0 {
+		return "none"
+	}
+	parts := make([]string, len(ss))
+	for i, s := range ss {
+		parts[i] = fmt.Sprintf("%s %d (%.1f%%)", s.Value, s.Count, s.Share*100)
+	}
+	return strings.Join(parts, ", ")
+}
+
+func ms(v *int64) string {
+	if v == nil {
+		return "-"
+	}
+	return strconv.FormatInt(*v, 10) + "ms"
+}
+
+func offset(v *int64) string {
+	if v == nil {
+		return "-"
+	}
+	return fmt.Sprintf("%+dms", *v)
+}
+
+func intOrDash(v *int64) string {
+	if v == nil {
+		return "-"
+	}
+	return strconv.FormatInt(*v, 10)
+}
+
+func timestamp(t time.Time) string {
+	if t.IsZero() {
+		return "-"
+	}
+	return t.UTC().Format("2006-01-02T15:04:05.000Z07:00")
+}
+
+// plural writes n and noun, pluralized unless n is 1.
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	if strings.HasSuffix(noun, "y") {
+		return fmt.Sprintf("%d %sies", n, strings.TrimSuffix(noun, "y"))
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
+}
+
+func dash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+func orNone(id string) string {
+	if id == "" {
+		return "(none)"
+	}
+	return id
+}

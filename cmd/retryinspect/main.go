@@ -1,0 +1,246 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/otelretry/otelretry-go/cmd/retryinspect/internal/inspect"
+	"github.com/otelretry/otelretry-go/cmd/retryinspect/internal/model"
+	"github.com/otelretry/otelretry-go/cmd/retryinspect/internal/read"
+	"github.com/otelretry/otelretry-go/cmd/retryinspect/internal/render"
+)
+
+// Exit statuses.
+const (
+	exitClean    = 0 // no findings
+	exitFindings = 1 // at least one finding
+	exitError    = 2 // usage or input error
+)
+
+const usageHead = `Usage:
+  retryinspect --stdout FILE|-        [--json]   stdouttrace JSON (a file, or - for stdin)
+  retryinspect --otlp FILE|-          [--json]   OTLP JSON lines (Collector file exporter)
+  retryinspect --jaeger URL --service NAME [--lookback 1h] [--limit N] [--json]
+  retryinspect --jaeger URL --trace ID [--json]
+
+Reads back the spans of otelretry operations, prints each operation with
+its attempts in order, a summary and the findings. Exits 0 when clean, 1
+when there are findings, 2 on usage or input errors.
+
+Flags:
+`
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+// run is the whole command: it parses args, reads the spans, prints the
+// report on stdout and returns the exit status. Standard input is read
+// only for "--stdout -".
+func run(args []string, stdout, stderr io.Writer) int {
+	c := &command{stdin: os.Stdin, stdout: stdout, stderr: stderr, now: time.Now}
+	return c.run(args)
+}
+
+type command struct {
+	stdin          io.Reader
+	stdout, stderr io.Writer
+	now            func() time.Time
+}
+
+// options are the parsed flags.
+type options struct {
+	stdoutFile, otlpFile string
+	jaeger               read.JaegerQuery
+	timeout              time.Duration
+	json                 bool
+}
+
+// usagef describes a problem with the command line; parse returns only
+// such errors, and run adds a pointer to -h.
+func usagef(format string, args ...any) error { return fmt.Errorf(format, args...) }
+
+func (c *command) run(args []string) int {
+	opts, err := c.parse(args)
+	if errors.Is(err, flag.ErrHelp) {
+		return exitClean
+	}
+	if err != nil {
+		fmt.Fprintf(c.stderr, "retryinspect: %v\nRun 'retryinspect -h' for usage.\n", err)
+		return exitError
+	}
+	spans, err := c.load(opts)
+	if err != nil {
+		fmt.Fprintf(c.stderr, "retryinspect: %v\n", err)
+		return exitError
+	}
+	report := inspect.Analyze(spans)
+	if opts.json {
+		err = render.JSON(c.stdout, report)
+	} else {
+		err = render.Text(c.stdout, report)
+	}
+	if err != nil {
+		fmt.Fprintf(c.stderr, "retryinspect: writing the report: %v\n", err)
+		return exitError
+	}
+	if len(report.Findings) > 0 {
+		return exitFindings
+	}
+	return exitClean
+}
+
+func (c *command) parse(args []string) (options, error) {
+	var (
+		opts     options
+		lookback string
+	)
+	fs := flag.NewFlagSet("retryinspect", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fs.StringVar(&opts.stdoutFile, "stdout", "", "read the JSON the stdouttrace exporter writes from `FILE` (- for stdin)")
+	fs.StringVar(&opts.otlpFile, "otlp", "", "read OTLP JSON, one ExportTraceServiceRequest per line, from `FILE` (- for stdin)")
+	fs.StringVar(&opts.jaeger.Endpoint, "jaeger", "", "query the Jaeger API at `URL`, e.g. http://127.0.0.1:16686")
+	fs.StringVar(&opts.jaeger.Service, "service", "", "with --jaeger: the service `NAME` whose traces to read")
+	fs.StringVar(&opts.jaeger.TraceID, "trace", "", "with --jaeger: read the single trace `ID` instead")
+	fs.StringVar(&lookback, "lookback", "1h", "with --jaeger --service: the search window ending now (30m, 1h, 2d)")
+	fs.IntVar(&opts.jaeger.Limit, "limit", 100, "with --jaeger --service: the maximum number of traces")
+	fs.DurationVar(&opts.timeout, "timeout", 10*time.Second, "with --jaeger: the HTTP request timeout")
+	fs.BoolVar(&opts.json, "json", false, "print the report as one JSON document")
+	fs.Usage = func() {} // errors are reported by run, help below
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			fmt.Fprint(c.stdout, usageHead)
+			fs.SetOutput(c.stdout)
+			fs.PrintDefaults()
+			return opts, err
+		}
+		return opts, err
+	}
+	if fs.NArg() > 0 {
+		return opts, usagef("unexpected argument %q", fs.Arg(0))
+	}
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+
+	inputs := 0
+	for _, name := range []string{"stdout", "otlp", "jaeger"} {
+		if set[name] {
+			inputs++
+		}
+	}
+	if inputs != 1 {
+		return opts, usagef("give exactly one input: --stdout FILE, --otlp FILE or --jaeger URL")
+	}
+	if !set["jaeger"] {
+		for _, name := range []string{"service", "trace", "lookback", "limit", "timeout"} {
+			if set[name] {
+				return opts, usagef("--%s applies to --jaeger only", name)
+			}
+		}
+	}
+	if (set["stdout"] && opts.stdoutFile == "") || (set["otlp"] && opts.otlpFile == "") {
+		return opts, usagef("the input file name is empty")
+	}
+	if set["jaeger"] {
+		return opts, c.checkJaeger(&opts, set, lookback)
+	}
+	return opts, nil
+}
+
+func (c *command) checkJaeger(opts *options, set map[string]bool, lookback string) error {
+	q := &opts.jaeger
+	switch {
+	case q.TraceID != "" && q.Service != "":
+		return usagef("--trace and --service exclude each other")
+	case q.TraceID == "" && q.Service == "":
+		return usagef("--jaeger needs --service NAME or --trace ID")
+	case q.TraceID != "" && (set["lookback"] || set["limit"]):
+		return usagef("--lookback and --limit apply to --service searches only")
+	}
+	if q.TraceID != "" {
+		if id, ok := model.TraceID(q.TraceID); !ok || id == "" {
+			return usagef("--trace %q is not a hex trace id", q.TraceID)
+		}
+	}
+	d, err := read.ParseLookback(lookback)
+	if err != nil {
+		return usagef("--%v", err)
+	}
+	q.Lookback = d
+	if q.Limit < 0 {
+		return usagef("--limit must not be negative")
+	}
+	if opts.timeout <= 0 {
+		return usagef("--timeout must be positive")
+	}
+	if _, err := q.URL(c.now()); err != nil {
+		return usagef("--%v", err)
+	}
+	return nil
+}
+
+// load reads the spans from the selected input.
+func (c *command) load(opts options) ([]model.Span, error) {
+	var (
+		spans []model.Span
+		err   error
+		from  string
+	)
+	switch {
+	case opts.stdoutFile != "":
+		from = opts.stdoutFile
+		spans, err = c.readFile(opts.stdoutFile, read.Stdout)
+	case opts.otlpFile != "":
+		from = opts.otlpFile
+		spans, err = c.readFile(opts.otlpFile, read.OTLP)
+	default:
+		from = "jaeger at " + opts.jaeger.Endpoint
+		var warnings []string
+		client := &http.Client{Timeout: opts.timeout}
+		spans, warnings, err = read.FetchJaeger(context.Background(), client, opts.jaeger, c.now())
+		for _, w := range warnings {
+			fmt.Fprintf(c.stderr, "retryinspect: warning: jaeger: %s\n", w)
+		}
+	}
+	if err != nil {
+		return nil, err
+	}
+	if len(spans) == 0 {
+		return nil, fmt.Errorf("no spans in %s", describeSource(from, opts))
+	}
+	return spans, nil
+}
+
+func describeSource(from string, opts options) string {
+	q := opts.jaeger
+	switch {
+	case from == "-":
+		return "stdin"
+	case q.Endpoint == "":
+		return from
+	case q.TraceID != "":
+		return fmt.Sprintf("%s for trace %s", from, q.TraceID)
+	default:
+		return fmt.Sprintf("%s for service %q in the last %s", from, q.Service, read.FormatLookback(q.Lookback))
+	}
+}
+
+// readFile opens name ("-" for stdin) and decodes it.
+func (c *command) readFile(name string, decode func(io.Reader, string) ([]model.Span, error)) ([]model.Span, error) {
+	if name == "-" {
+		return decode(c.stdin, "stdin")
+	}
+	f, err := os.Open(name)
+	if err != nil {
+		return nil, errors.New(strings.TrimPrefix(err.Error(), "open "))
+	}
+	defer f.Close()
+	return decode(f, name)
+}
