@@ -46,10 +46,10 @@ type config struct {
 
 func newConfig(opts []Option) config {
 	c := config{
-		maxAttempts:    DefaultMaxAttempts,
-		deadline:       DefaultDeadline,
-		attemptTimeout: DefaultAttemptTimeout,
-		backoff:        ExponentialBackoff(DefaultBackoffInitial, DefaultBackoffMax),
+		maxAttempts:       DefaultMaxAttempts,
+		deadline:          DefaultDeadline,
+		attemptTimeout:    DefaultAttemptTimeout,
+		backoff:           ExponentialBackoff(DefaultBackoffInitial, DefaultBackoffMax),
 		idempotentMethods: map[string]bool{},
 		retryableStatuses: map[int]bool{
 			http.StatusRequestTimeout: true, http.StatusTooManyRequests: true, http.StatusBadGateway: true,
