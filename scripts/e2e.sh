@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# End-to-end test against real programs on 127.0.0.1: installs (cached) and
+# starts the stack (scripts/stack.sh), runs the tests in ./internal/e2e with
+# its endpoints, and always stops the stack again. Prints the elapsed time.
+set -euo pipefail
+
+cd "$(dirname "$0")/.."
+start=$SECONDS
+
+finish() {
+	local rc=$?
+	scripts/stack.sh down
+	echo "[e2e] $([ "$rc" -eq 0 ] && echo passed || echo FAILED) in $((SECONDS - start))s (install + up + tests + down)"
+	exit "$rc"
+}
+trap finish EXIT
+
+scripts/stack.sh install
+scripts/stack.sh up
+
+# shellcheck disable=SC1090
+source "$(scripts/stack.sh env)"
+if ! OTELRETRY_E2E=1 go test ./internal/e2e -count=1 -v -timeout 10m; then
+	echo "[e2e] tests failed; last lines of the stack's logs ($OTELRETRY_STACK_LOGS):" >&2
+	for f in "$OTELRETRY_STACK_LOGS"/*.log; do
+		echo "--- $f" >&2
+		tail -n 20 "$f" >&2 || true
+	done
+	exit 1
+fi
