@@ -1,0 +1,150 @@
+package main
+
+import (
+	"context"
+	"io"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/failsafe-go/failsafe-go/budget"
+	"github.com/failsafe-go/failsafe-go/failsafehttp"
+	"github.com/hashicorp/go-retryablehttp"
+	metricnoop "go.opentelemetry.io/otel/metric/noop"
+	tracenoop "go.opentelemetry.io/otel/trace/noop"
+
+	"github.com/otelretry/otelretry-go/otelretry"
+)
+
+// configNames lists the configurations of a default run, in order.
+var configNames = []string{"no-retry", "naive", "otelretry", "retryablehttp", "failsafehttp", "failsafehttp-budget"}
+
+// diagnosticNames are extra configurations, run only when named with
+// -configs: otelretry with its budget off or at a 20% ratio, to separate
+// the budget's effect from the backoff's and the deadline's.
+var diagnosticNames = []string{"otelretry-nobudget", "otelretry-ratio20"}
+
+// clientParams are the knobs shared by the configurations.
+type clientParams struct {
+	deadline            time.Duration // the operation deadline, the same for all
+	naiveBackoff        time.Duration // naive: constant pause between attempts
+	naiveAttemptTimeout time.Duration // naive: per-attempt timeout (0: none)
+}
+
+// newBase returns a fresh transport with the same settings for every
+// configuration: a large idle pool so that connection reuse is never the
+// bottleneck on loopback.
+func newBase() *http.Transport {
+	return &http.Transport{
+		Proxy:               nil,
+		DialContext:         (&net.Dialer{Timeout: 5 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
+		MaxIdleConns:        2000,
+		MaxIdleConnsPerHost: 2000,
+		IdleConnTimeout:     30 * time.Second,
+		DisableCompression:  true,
+	}
+}
+
+// newClient builds the client of one configuration around a fresh base
+// transport. The caller bounds every operation with context.WithTimeout
+// (p.deadline); no configuration has an http.Client timeout.
+func newClient(name string, p clientParams) (*http.Client, *http.Transport) {
+	base := newBase()
+	var rt http.RoundTripper
+	switch name {
+	case "no-retry":
+		rt = base
+	case "naive":
+		rt = &naive{next: base, attempts: 3, backoff: p.naiveBackoff, attemptTimeout: p.naiveAttemptTimeout}
+	case "otelretry":
+		rt = otelretry.NewTransport(base,
+			otelretry.WithDeadline(p.deadline),
+			otelretry.WithTracerProvider(tracenoop.NewTracerProvider()),
+			otelretry.WithMeterProvider(metricnoop.NewMeterProvider()))
+	case "otelretry-nobudget":
+		rt = otelretry.NewTransport(base,
+			otelretry.WithDeadline(p.deadline),
+			otelretry.WithoutBudget(),
+			otelretry.WithTracerProvider(tracenoop.NewTracerProvider()),
+			otelretry.WithMeterProvider(metricnoop.NewMeterProvider()))
+	case "otelretry-ratio20":
+		rt = otelretry.NewTransport(base,
+			otelretry.WithDeadline(p.deadline),
+			otelretry.WithBudget(otelretry.NewBudget(otelretry.BudgetRatio(0.2))),
+			otelretry.WithTracerProvider(tracenoop.NewTracerProvider()),
+			otelretry.WithMeterProvider(metricnoop.NewMeterProvider()))
+	case "retryablehttp":
+		c := retryablehttp.NewClient()
+		c.RetryMax = 2 // 3 attempts
+		c.Logger = nil
+		c.HTTPClient = &http.Client{Transport: base}
+		rt = &retryablehttp.RoundTripper{Client: c}
+	case "failsafehttp":
+		rp := failsafehttp.NewRetryPolicyBuilder().WithMaxAttempts(3).Build()
+		rt = failsafehttp.NewRoundTripper(base, rp)
+	case "failsafehttp-budget":
+		rp := failsafehttp.NewRetryPolicyBuilder().WithMaxAttempts(3).WithBudget(budget.New()).Build()
+		rt = failsafehttp.NewRoundTripper(base, rp)
+	default:
+		return nil, nil
+	}
+	return &http.Client{Transport: rt}, base
+}
+
+// naive is the retry loop people write first: a fixed number of attempts,
+// a constant pause with no jitter, no budget, retrying 503 and transport
+// errors. Each attempt gets attemptTimeout (the operation deadline split
+// across the attempts), so a hanging server is retried too.
+type naive struct {
+	next           http.RoundTripper
+	attempts       int
+	backoff        time.Duration
+	attemptTimeout time.Duration
+}
+
+func (n *naive) RoundTrip(req *http.Request) (*http.Response, error) {
+	ctx := req.Context()
+	var (
+		resp *http.Response
+		err  error
+	)
+	for i := 1; ; i++ {
+		actx, cancel := ctx, context.CancelFunc(func() {})
+		if n.attemptTimeout > 0 {
+			actx, cancel = context.WithTimeout(ctx, n.attemptTimeout)
+		}
+		resp, err = n.next.RoundTrip(req.WithContext(actx))
+		retry := err != nil || resp.StatusCode == http.StatusServiceUnavailable
+		if !retry || i >= n.attempts || ctx.Err() != nil {
+			if resp != nil {
+				resp.Body = &cancelBody{ReadCloser: resp.Body, cancel: cancel}
+			} else {
+				cancel()
+			}
+			return resp, err
+		}
+		if resp != nil {
+			_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 4<<10))
+			resp.Body.Close()
+		}
+		cancel()
+		t := time.NewTimer(n.backoff)
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+			return nil, ctx.Err()
+		}
+	}
+}
+
+type cancelBody struct {
+	io.ReadCloser
+	cancel context.CancelFunc
+}
+
+func (b *cancelBody) Close() error {
+	err := b.ReadCloser.Close()
+	b.cancel()
+	return err
+}

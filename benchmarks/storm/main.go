@@ -1,0 +1,76 @@
+// Command storm is the retry-storm benchmark: one loopback server with a
+// fixed capacity goes through scripted phases (healthy, brownout, outage
+// answering 503, outage hanging, recovery) while an open-loop client offers
+// the same traffic through each retry configuration in turn. It prints, per
+// configuration and phase, the operations offered, the attempts the server
+// received for them, the amplification (attempts / operations), the success
+// ratio, the p50/p99 operation latency and the time to recover, then one
+// machine-readable line per configuration:
+//
+//	storm config=<name> amplification_outage=<x> success_brownout=<y> recovery_s=<z>
+//
+// Run it from the benchmarks module: go run ./storm (about 100 s), or
+// go run ./storm -smoke (a few seconds; figures are meaningless).
+//
+// Traffic: Poisson arrivals at -rate (seeded: every configuration gets the
+// very same arrival times), each operation a GET bounded by -deadline
+// (context.WithTimeout), the same for every configuration; -arrivals uniform
+// uses a ticker instead. Configurations run one after another, each against
+// its own server and a fresh http.Transport with the same settings.
+//
+// Definitions:
+//   - An operation belongs to the phase in which it arrives; its attempts are
+//     counted by the server (each request names its operation in the path),
+//     so retries that land in the next phase still count for their operation.
+//   - success: the operation returned 200 and its body within the deadline.
+//   - latency: from the operation's start until it returned (success or not);
+//     dropped operations (in-flight cap) have none.
+//   - recovery_s: the earliest offset t from the start of the recovery phase
+//     such that every sliding window [u, u+window) with u ≥ t (u on a grid of
+//     -step, windows inside the phase, by arrival time) has a success ratio of
+//     at least -target (0.99). 0 means no window failed; inf means the last
+//     window still failed.
+package main
+
+import (
+	"flag"
+	"fmt"
+	"os"
+	"strings"
+)
+
+func main() {
+	o := defaultOptions()
+	smoke := flag.Bool("smoke", false, "CI mode: a few hundred ms per phase, shorter deadline; checks that it runs, figures are meaningless")
+	short := flag.Bool("short", false, "same as -smoke")
+	flag.IntVar(&o.rate, "rate", o.rate, "operations per second (open loop)")
+	flag.StringVar(&o.arrivals, "arrivals", o.arrivals, "poisson (seeded; the same traffic for every configuration) or uniform (a ticker)")
+	flag.Uint64Var(&o.seed, "seed", o.seed, "seed of the Poisson arrivals")
+	flag.DurationVar(&o.deadline, "deadline", o.deadline, "operation deadline, the same for every configuration")
+	flag.IntVar(&o.maxInflight, "max-inflight", o.maxInflight, "operations in flight at most; arrivals above are dropped and counted")
+	flag.DurationVar(&o.healthy, "healthy", o.healthy, "healthy phase length")
+	flag.DurationVar(&o.brownout, "brownout", o.brownout, "brownout phase length")
+	flag.DurationVar(&o.outage503, "outage-503", o.outage503, "outage phase answering 503 at once, length")
+	flag.DurationVar(&o.outageHang, "outage-hang", o.outageHang, "outage phase not answering (requests hang until the client gives up), length")
+	flag.DurationVar(&o.recovery, "recovery", o.recovery, "recovery phase length")
+	flag.IntVar(&o.capacity, "capacity", o.capacity, "concurrent requests served when healthy")
+	flag.IntVar(&o.brownoutCapacity, "brownout-capacity", o.brownoutCapacity, "concurrent requests served in the brownout")
+	flag.DurationVar(&o.service, "service", o.service, "service time of an admitted request")
+	flag.DurationVar(&o.rejectCost, "reject-cost", o.rejectCost, "a request over capacity holds capacity this long before its 503 (0: rejection is free, as specified)")
+	flag.DurationVar(&o.hangCap, "hang-cap", o.hangCap, "longest a hanging request is held before a 504 (0: 2 x deadline)")
+	flag.DurationVar(&o.window, "window", o.window, "recovery: sliding window")
+	flag.DurationVar(&o.step, "step", o.step, "recovery: window step")
+	flag.Float64Var(&o.target, "target", o.target, "recovery: success ratio every window must keep")
+	flag.DurationVar(&o.naiveBackoff, "naive-backoff", o.naiveBackoff, "naive: constant pause between attempts")
+	flag.DurationVar(&o.naiveAttemptTimeout, "naive-attempt-timeout", o.naiveAttemptTimeout, "naive: per-attempt timeout (0: deadline/3)")
+	configs := flag.String("configs", strings.Join(o.configs, ","), "configurations to run, in order; diagnostic extras: "+strings.Join(diagnosticNames, ","))
+	flag.Parse()
+	o.configs = strings.Split(*configs, ",")
+	if *smoke || *short {
+		o.smoke()
+	}
+	if _, err := run(o, os.Stdout); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(2)
+	}
+}

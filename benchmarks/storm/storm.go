@@ -1,0 +1,441 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"math/rand/v2"
+	"net/http"
+	"os"
+	"runtime"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// options is everything one run depends on. Every configuration gets the
+// same options, so the same traffic, server script and deadline.
+type options struct {
+	rate        int           // operations per second, open loop
+	arrivals    string        // "poisson" (seeded, the same for every configuration) or "uniform" (a ticker)
+	seed        uint64        // seed of the Poisson arrivals
+	deadline    time.Duration // per operation, for every configuration
+	maxInflight int           // operations in flight; an arrival above it is dropped (and counted)
+
+	healthy, brownout, outage503, outageHang, recovery time.Duration
+
+	capacity         int           // concurrent requests served, healthy and recovery
+	brownoutCapacity int           // concurrent requests served in the brownout
+	service          time.Duration // service time of one admitted request
+	hangCap          time.Duration // longest a hanging request is held (0: 2 × deadline)
+	rejectCost       time.Duration // a rejected request holds capacity this long before its 503 (0: rejection is free, as specified)
+
+	window time.Duration // recovery: sliding window of the success ratio
+	step   time.Duration // recovery: resolution of the sliding window
+	target float64       // recovery: success ratio the window must keep
+
+	naiveBackoff        time.Duration
+	naiveAttemptTimeout time.Duration // 0: deadline / 3
+
+	configs []string
+}
+
+func defaultOptions() options {
+	return options{
+		rate:             200,
+		arrivals:         "poisson",
+		seed:             1,
+		deadline:         time.Second,
+		maxInflight:      5000,
+		healthy:          2 * time.Second,
+		brownout:         4 * time.Second,
+		outage503:        3 * time.Second,
+		outageHang:       3 * time.Second,
+		recovery:         3 * time.Second,
+		capacity:         16,
+		brownoutCapacity: 3,
+		service:          20 * time.Millisecond,
+		window:           250 * time.Millisecond,
+		step:             10 * time.Millisecond,
+		target:           0.99,
+		naiveBackoff:     10 * time.Millisecond,
+		configs:          configNames,
+	}
+}
+
+// smoke shortens a run to a few hundred milliseconds per phase, for CI: it
+// checks that everything runs, not what the figures are.
+func (o *options) smoke() {
+	o.deadline = 200 * time.Millisecond
+	o.healthy, o.brownout, o.outage503, o.outageHang, o.recovery =
+		200*time.Millisecond, 200*time.Millisecond, 200*time.Millisecond, 200*time.Millisecond, 200*time.Millisecond
+	o.window = 100 * time.Millisecond
+}
+
+func (o *options) normalize() error {
+	if o.rate <= 0 || o.deadline <= 0 || o.maxInflight <= 0 || o.capacity <= 0 || o.brownoutCapacity < 0 || o.service < 0 {
+		return errors.New("storm: rate, deadline, max-inflight and capacity must be positive")
+	}
+	if o.arrivals != "poisson" && o.arrivals != "uniform" {
+		return fmt.Errorf("storm: arrivals must be poisson or uniform, not %q", o.arrivals)
+	}
+	if o.hangCap <= 0 {
+		o.hangCap = 2 * o.deadline
+	}
+	if o.naiveAttemptTimeout <= 0 {
+		o.naiveAttemptTimeout = o.deadline / 3
+	}
+	if o.step <= 0 {
+		o.step = 10 * time.Millisecond
+	}
+	if o.window <= 0 || o.window > o.recovery {
+		o.window = o.recovery
+	}
+	for _, c := range o.configs {
+		if !slices.Contains(configNames, c) && !slices.Contains(diagnosticNames, c) {
+			return fmt.Errorf("storm: unknown configuration %q (known: %s)", c, strings.Join(append(configNames, diagnosticNames...), ","))
+		}
+	}
+	return nil
+}
+
+func (o *options) script() *script {
+	return &script{phases: []phase{
+		{name: "healthy", dur: o.healthy, mode: modeServe, limit: o.capacity},
+		{name: "brownout", dur: o.brownout, mode: modeServe, limit: o.brownoutCapacity},
+		{name: "outage-503", dur: o.outage503, mode: modeReject},
+		{name: "outage-hang", dur: o.outageHang, mode: modeHang},
+		{name: "recovery", dur: o.recovery, mode: modeServe, limit: o.capacity},
+	}}
+}
+
+// outcome of one operation.
+type outcome uint8
+
+const (
+	outOK       outcome = iota // 200 and the body read
+	outStatus                  // a response other than 200 (503, 504)
+	outDeadline                // the operation deadline passed
+	outError                   // any other error (connection, a library's own refusal)
+	outDropped                 // never started: the in-flight cap was reached
+)
+
+type opRecord struct {
+	sched   time.Duration // offset of the operation's arrival
+	latency time.Duration
+	out     outcome
+}
+
+// stats sums the operations of one phase (or several).
+type stats struct {
+	name                            string
+	ops, attempts, ok               int
+	status, deadline, errs, dropped int
+	lat                             []time.Duration
+}
+
+func (s *stats) add(r opRecord, attempts int) {
+	s.ops++
+	s.attempts += attempts
+	switch r.out {
+	case outOK:
+		s.ok++
+	case outStatus:
+		s.status++
+	case outDeadline:
+		s.deadline++
+	case outError:
+		s.errs++
+	case outDropped:
+		s.dropped++
+		return
+	}
+	s.lat = append(s.lat, r.latency)
+}
+
+func (s *stats) amplification() float64 { return ratio(s.attempts, s.ops) }
+func (s *stats) success() float64       { return ratio(s.ok, s.ops) }
+
+func ratio(a, b int) float64 {
+	if b == 0 {
+		return 0
+	}
+	return float64(a) / float64(b)
+}
+
+// quantile is the nearest-rank quantile of the (sorted) latencies.
+func (s *stats) quantile(q float64) time.Duration {
+	if len(s.lat) == 0 {
+		return 0
+	}
+	i := int(math.Ceil(q*float64(len(s.lat)))) - 1
+	return s.lat[min(max(i, 0), len(s.lat)-1)]
+}
+
+// result of one configuration.
+type result struct {
+	config    string
+	phases    []*stats // one per script phase, then "outage" (both outage phases)
+	outage    *stats
+	brownout  *stats
+	recovery  float64 // seconds; +Inf when the ratio never held to the end
+	stray     int64   // requests the server could not attribute
+	maxLag    time.Duration
+	inflight  int64 // operations still running after the drain (must be 0)
+	offered   int
+	totalAtts int
+}
+
+// run runs every configuration, one after another, each against its own
+// server, and writes the table and the machine-readable lines to w.
+func run(o options, w io.Writer) ([]result, error) {
+	if err := o.normalize(); err != nil {
+		return nil, err
+	}
+	sc := o.script()
+	fmt.Fprintf(w, "storm: rate=%d op/s arrivals=%s seed=%d deadline=%s phases=%s capacity=%d/%d (healthy/brownout) service=%s reject_cost=%s hang_cap=%s naive=3x(backoff %s, attempt timeout %s) window=%s target=%.2f loadavg=%s\n",
+		o.rate, o.arrivals, o.seed, o.deadline, phaseList(sc), o.capacity, o.brownoutCapacity, o.service, o.rejectCost, o.hangCap,
+		o.naiveBackoff, o.naiveAttemptTimeout, o.window, o.target, loadavg())
+	var results []result
+	for _, name := range o.configs {
+		r := runOne(o, name)
+		results = append(results, r)
+		runtime.GC()
+	}
+	printTable(w, results)
+	for _, r := range results {
+		fmt.Fprintln(w, r.line())
+	}
+	return results, nil
+}
+
+// loadavg is the machine's 1-minute load, printed so that a run distorted
+// by other work on the machine can be recognized.
+func loadavg() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "?"
+	}
+	return strings.Fields(string(b))[0]
+}
+
+func phaseList(sc *script) string {
+	var parts []string
+	for _, p := range sc.phases {
+		parts = append(parts, fmt.Sprintf("%s:%s", p.name, p.dur))
+	}
+	return strings.Join(parts, ",")
+}
+
+func (r result) line() string {
+	rec := "inf"
+	if !math.IsInf(r.recovery, 1) {
+		rec = fmt.Sprintf("%.2f", r.recovery)
+	}
+	return fmt.Sprintf("storm config=%s amplification_outage=%.3f success_brownout=%.3f recovery_s=%s",
+		r.config, r.outage.amplification(), r.brownout.success(), rec)
+}
+
+// runOne offers the scripted traffic to one configuration.
+func runOne(o options, name string) result {
+	sc := o.script()
+	arrivals := schedule(o.arrivals, o.rate, o.seed, sc.total())
+	n := len(arrivals)
+	srv := newServer(sc, n, o.service, o.hangCap)
+	srv.rejectCost = o.rejectCost
+	client, base := newClient(name, clientParams{
+		deadline:            o.deadline,
+		naiveBackoff:        o.naiveBackoff,
+		naiveAttemptTimeout: o.naiveAttemptTimeout,
+	})
+
+	recs := make([]opRecord, n)
+	var (
+		wg       sync.WaitGroup
+		inflight atomic.Int64
+		worstLag time.Duration
+	)
+	sc.start = time.Now()
+	for i, sched := range arrivals {
+		if d := time.Until(sc.start.Add(sched)); d > 0 {
+			time.Sleep(d)
+		} else if -d > worstLag {
+			worstLag = -d
+		}
+		recs[i].sched = sched
+		if inflight.Load() >= int64(o.maxInflight) {
+			recs[i].out = outDropped
+			continue
+		}
+		inflight.Add(1)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer inflight.Add(-1)
+			recs[i].latency, recs[i].out = do(client, srv.url(i), o.deadline)
+		}()
+	}
+	// Every operation ends by its deadline; wait for them, bounded.
+	waited := make(chan struct{})
+	go func() { wg.Wait(); close(waited) }()
+	select {
+	case <-waited:
+	case <-time.After(o.deadline + 5*time.Second):
+	}
+	left := inflight.Load()
+	srv.close()
+	base.CloseIdleConnections()
+
+	r := result{config: name, stray: srv.stray.Load(), maxLag: worstLag, inflight: left, offered: n, recovery: math.Inf(1)}
+	for _, p := range sc.phases {
+		r.phases = append(r.phases, &stats{name: p.name})
+	}
+	r.outage = &stats{name: "outage(all)"}
+	for i, rec := range recs {
+		pi := sc.at(rec.sched)
+		a := int(srv.attempts[i].Load())
+		r.phases[pi].add(rec, a)
+		r.totalAtts += a
+		if sc.phases[pi].name == "outage-503" || sc.phases[pi].name == "outage-hang" {
+			r.outage.add(rec, a)
+		}
+	}
+	for _, s := range append(r.phases, r.outage) {
+		sort.Slice(s.lat, func(a, b int) bool { return s.lat[a] < s.lat[b] })
+	}
+	r.brownout = r.phases[1]
+	last := len(sc.phases) - 1
+	r.recovery = recoveryTime(recs, sc.phaseStart(last), sc.phases[last].dur, o.window, o.step, o.target)
+	return r
+}
+
+// schedule returns the arrival offsets of the operations over total: a
+// Poisson process of the given mean rate drawn from seed (the same for every
+// configuration of a run), or a ticker at exactly the rate. A ticker against
+// a fixed service time resonates (a slot freed just after a tick stays idle
+// until the next one), which makes sub-millisecond timing decide who gets
+// it; Poisson arrivals do not.
+func schedule(kind string, rate int, seed uint64, total time.Duration) []time.Duration {
+	var at []time.Duration
+	if kind == "uniform" {
+		interval := time.Second / time.Duration(rate)
+		for t := time.Duration(0); t < total; t += interval {
+			at = append(at, t)
+		}
+		return at
+	}
+	rng := rand.New(rand.NewPCG(seed, 0x5eed))
+	mean := float64(time.Second) / float64(rate)
+	for t := time.Duration(rng.ExpFloat64() * mean); t < total; t += time.Duration(rng.ExpFloat64() * mean) {
+		at = append(at, t)
+	}
+	return at
+}
+
+// do runs one operation: a GET bounded by the deadline, the body read to
+// the end.
+func do(client *http.Client, url string, deadline time.Duration) (time.Duration, outcome) {
+	start := time.Now()
+	ctx, cancel := context.WithTimeout(context.Background(), deadline)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return 0, outError
+	}
+	resp, err := client.Do(req)
+	if err == nil {
+		_, err = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+	}
+	lat := time.Since(start)
+	switch {
+	case err != nil && (ctx.Err() != nil || errors.Is(err, context.DeadlineExceeded)):
+		return lat, outDeadline
+	case err != nil:
+		return lat, outError
+	case resp.StatusCode != http.StatusOK:
+		return lat, outStatus
+	}
+	return lat, outOK
+}
+
+// recoveryTime is the time to recover after the outage ends: the earliest
+// offset t from the start of the recovery phase such that every window
+// [u, u+window) with u ≥ t, u on a grid of step, lying inside the phase and
+// holding at least one operation (by arrival time), has a success ratio of
+// at least target. It is 0 when no window fails, and +Inf when the last
+// window of the phase still fails (not recovered within the phase).
+func recoveryTime(recs []opRecord, phaseStart, phaseDur, window, step time.Duration, target float64) float64 {
+	end := phaseStart + phaseDur
+	var in []opRecord
+	for _, r := range recs {
+		if r.sched >= phaseStart && r.sched < end {
+			in = append(in, r)
+		}
+	}
+	lastFail := time.Duration(-1)
+	var lastU time.Duration
+	lo, hi := 0, 0 // in[lo:hi] are the operations in the current window
+	for u := time.Duration(0); u+window <= phaseDur; u += step {
+		lastU = u
+		for lo < len(in) && in[lo].sched-phaseStart < u {
+			lo++
+		}
+		for hi < len(in) && in[hi].sched-phaseStart < u+window {
+			hi++
+		}
+		total, ok := hi-lo, 0
+		for _, r := range in[lo:hi] {
+			if r.out == outOK {
+				ok++
+			}
+		}
+		if total > 0 && float64(ok)/float64(total) < target {
+			lastFail = u
+		}
+	}
+	switch {
+	case lastFail < 0:
+		return 0
+	case lastFail == lastU:
+		return math.Inf(1)
+	default:
+		return (lastFail + step).Seconds()
+	}
+}
+
+func printTable(w io.Writer, results []result) {
+	fmt.Fprintf(w, "%-20s %-12s %6s %8s %6s %8s %8s %8s %6s %8s %6s %7s %9s\n",
+		"config", "phase", "ops", "attempts", "amp", "success", "p50_ms", "p99_ms", "5xx", "deadline", "error", "dropped", "recover_s")
+	for _, r := range results {
+		rows := append(append([]*stats{}, r.phases...), r.outage)
+		for _, s := range rows {
+			rec := "-"
+			if s.name == "recovery" {
+				rec = "inf"
+				if !math.IsInf(r.recovery, 1) {
+					rec = fmt.Sprintf("%.2f", r.recovery)
+				}
+			}
+			fmt.Fprintf(w, "%-20s %-12s %6d %8d %6.2f %8.3f %8.1f %8.1f %6d %8d %6d %7d %9s\n",
+				r.config, s.name, s.ops, s.attempts, s.amplification(), s.success(),
+				ms(s.quantile(0.50)), ms(s.quantile(0.99)), s.status, s.deadline, s.errs, s.dropped, rec)
+		}
+		if r.stray != 0 || r.inflight != 0 || r.maxLag > maxLag {
+			fmt.Fprintf(w, "%-20s warning: stray_requests=%d unfinished_ops=%d max_arrival_lag=%s (over %s: the machine was busy, figures distorted)\n",
+				r.config, r.stray, r.inflight, r.maxLag.Round(time.Millisecond), maxLag)
+		}
+	}
+}
+
+// maxLag is the arrival lag above which a configuration's run is flagged:
+// the load generator could not keep its schedule, so the process was
+// starved of CPU and latencies are not the clients' own.
+const maxLag = 20 * time.Millisecond
+
+func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
