@@ -1,0 +1,3 @@
+// Package spantest finds otelretry's operation, attempt and state-check
+// spans among recorded spans and reads their attributes, for tests.
+package spantest
