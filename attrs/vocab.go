@@ -1,6 +1,10 @@
 package attrs
 
-import "go.opentelemetry.io/otel/attribute"
+import (
+	"slices"
+
+	"go.opentelemetry.io/otel/attribute"
+)
 
 // Decision is what the client chose to do after one attempt.
 type Decision string
@@ -38,14 +42,7 @@ func Decisions() []Decision {
 }
 
 // Valid reports whether d is one of the declared decisions.
-func (d Decision) Valid() bool {
-	for _, v := range Decisions() {
-		if d == v {
-			return true
-		}
-	}
-	return false
-}
+func (d Decision) Valid() bool { return slices.Contains(Decisions(), d) }
 
 // Terminal reports whether d ends the operation.
 func (d Decision) Terminal() bool { return d != DecisionRetry }
@@ -85,14 +82,7 @@ func Outcomes() []Outcome {
 }
 
 // Valid reports whether o is one of the declared outcomes.
-func (o Outcome) Valid() bool {
-	for _, v := range Outcomes() {
-		if o == v {
-			return true
-		}
-	}
-	return false
-}
+func (o Outcome) Valid() bool { return slices.Contains(Outcomes(), o) }
 
 // Attribute returns o as a retry.outcome attribute.
 func (o Outcome) Attribute() attribute.KeyValue { return OutcomeKey.String(string(o)) }
@@ -130,14 +120,7 @@ func ErrorClasses() []ErrorClass {
 }
 
 // Valid reports whether c is one of the declared error classes.
-func (c ErrorClass) Valid() bool {
-	for _, v := range ErrorClasses() {
-		if c == v {
-			return true
-		}
-	}
-	return false
-}
+func (c ErrorClass) Valid() bool { return slices.Contains(ErrorClasses(), c) }
 
 // NotSent reports whether the class proves the request never reached the
 // server, which makes a retry safe for any method.
