@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# The project's test command (the README's, and what .ci/run calls).
+#
+#   scripts/test.sh           everything: static checks, unit tests with the
+#                             race detector, benchmark and storm smoke runs,
+#                             compose validation, and the end-to-end test
+#                             against real Jaeger, Collector and Prometheus
+#   scripts/test.sh --unit    everything except the end-to-end stack
+#
+# It installs what it needs (Debian's prometheus and docker-compose, and
+# builds Jaeger and the Collector from their Go modules into a cache); the
+# first run on a fresh machine takes about 10 minutes, later runs about 3.
+set -euo pipefail
+
+cd "$(dirname "$0")/.."
+start=$SECONDS
+step() { printf '\n== %s (%ss)\n' "$*" "$((SECONDS - start))"; }
+
+unit_only=false
+[ "${1:-}" = "--unit" ] && unit_only=true
+
+step "gofmt"
+unformatted=$(gofmt -l $(git ls-files '*.go'))
+if [ -n "$unformatted" ]; then
+	echo "gofmt would change:"
+	echo "$unformatted"
+	exit 1
+fi
+
+step "go vet"
+go vet ./...
+(cd benchmarks && go vet ./...)
+
+step "go test -race (library, examples, retryinspect)"
+go test -race -count=1 ./...
+
+step "benchmarks module: tests, one iteration of every benchmark, storm smoke"
+(cd benchmarks && go test -count=1 ./... && go test ./overhead -run '^$' -bench . -benchtime=1x >/dev/null)
+go test -run '^$' -bench . -benchtime=1x ./metrics >/dev/null
+
+step "fuzz targets, briefly"
+go test ./otelretry -run '^$' -fuzz '^FuzzDecide$' -fuzztime 5s >/dev/null
+go test ./otelretry -run '^$' -fuzz '^FuzzTransportInvariants$' -fuzztime 5s >/dev/null
+go test ./otelretry -run '^$' -fuzz '^FuzzParseRetryAfter$' -fuzztime 5s >/dev/null
+
+step "docker-compose.yaml validation (no container engine: config only)"
+scripts/validate-compose.sh
+
+if ! $unit_only; then
+	step "end-to-end: Jaeger, Collector, Prometheus on 127.0.0.1"
+	scripts/e2e.sh
+fi
+
+step "all tests passed"
