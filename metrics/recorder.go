@@ -8,6 +8,7 @@ import (
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
+	"go.opentelemetry.io/otel/metric/noop"
 
 	"github.com/otelretry/otelretry-go/attrs"
 	"github.com/otelretry/otelretry-go/internal/cowmap"
@@ -54,7 +55,10 @@ type Operation struct {
 // Recorder records operations and attempts on the six instruments. It is
 // safe for concurrent use. The zero value is not usable; call NewRecorder.
 type Recorder struct {
-	cfg               recorderConfig
+	cfg recorderConfig
+	// off: the meter is nil or the no-op one (metric/noop), so every
+	// instrument is a no-op and recording is skipped outright.
+	off               bool
 	operations        Operations
 	attempts          Attempts
 	operationAttempts OperationAttempts
@@ -63,8 +67,7 @@ type Recorder struct {
 	backoffDuration   BackoffDuration
 
 	operationSets setCache[operationKey]
-	attemptSets   setCache[attemptKey]
-	durationSets  setCache[attemptDurationKey]
+	attemptSets   setCache[attemptKey] // add: with the status; record: without
 	backoffSets   setCache[backoffKey]
 }
 
@@ -74,9 +77,10 @@ type Recorder struct {
 // the caller may log them and go on.
 func NewRecorder(m metric.Meter, opts ...Option) (*Recorder, error) {
 	r := &Recorder{}
+	_, noopMeter := m.(noop.Meter)
+	r.off = m == nil || noopMeter
 	r.operationSets.m.Limit = maxCachedSets
 	r.attemptSets.m.Limit = maxCachedSets
-	r.durationSets.m.Limit = maxCachedSets
 	r.backoffSets.m.Limit = maxCachedSets
 	for _, o := range opts {
 		if o != nil {
@@ -105,17 +109,14 @@ type attemptKey struct {
 	status         int
 }
 
-type attemptDurationKey struct {
-	method, server string
-	decision       attrs.Decision
-	errorClass     attrs.ErrorClass
-}
-
 type backoffKey struct{ method, server string }
 
 // RecordOperation records a finished operation on retry.operations,
 // retry.operation.attempts and retry.operation.duration.
 func (r *Recorder) RecordOperation(ctx context.Context, o Operation) {
+	if r.off {
+		return
+	}
 	k := operationKey{method: NormalizeMethod(o.Method), server: r.server(o.ServerAddress), outcome: o.Outcome}
 	opts := r.operationSets.get(k, func() []attribute.KeyValue {
 		return r.base(k.method, k.server, attrs.OutcomeKey.String(string(k.outcome)))
@@ -128,33 +129,35 @@ func (r *Recorder) RecordOperation(ctx context.Context, o Operation) {
 // RecordAttempt records one network attempt on retry.attempts and
 // retry.attempt.duration.
 func (r *Recorder) RecordAttempt(ctx context.Context, a Attempt) {
-	method, server := NormalizeMethod(a.Method), r.server(a.ServerAddress)
-	ck := attemptKey{method: method, server: server, decision: a.Decision, errorClass: a.ErrorClass, status: a.StatusCode}
-	counted := r.attemptSets.get(ck, func() []attribute.KeyValue {
-		kv := r.base(ck.method, ck.server, ck.decision.Attribute())
-		if ck.errorClass != "" {
-			kv = append(kv, ck.errorClass.Attribute())
+	if r.off {
+		return
+	}
+	k := attemptKey{method: NormalizeMethod(a.Method), server: r.server(a.ServerAddress), decision: a.Decision, errorClass: a.ErrorClass, status: a.StatusCode}
+	// One lookup for both instruments: the counter's labels add the status
+	// to the duration histogram's.
+	opts := r.attemptSets.m.Get(k, func() *measureOpts {
+		timed := r.base(k.method, k.server, k.decision.Attribute())
+		if k.errorClass != "" {
+			timed = append(timed, k.errorClass.Attribute())
 		}
-		if ck.status != 0 {
-			kv = append(kv, attrs.HTTPResponseStatusCodeKey.Int(ck.status))
+		counted := timed
+		if k.status != 0 {
+			counted = append(timed[:len(timed):len(timed)], attrs.HTTPResponseStatusCodeKey.Int(k.status))
 		}
-		return kv
+		return &measureOpts{
+			add:    []metric.AddOption{metric.WithAttributeSet(attribute.NewSet(counted...))},
+			record: []metric.RecordOption{metric.WithAttributeSet(attribute.NewSet(timed...))},
+		}
 	})
-	r.attempts.Inst().Add(ctx, 1, counted.add...)
-
-	dk := attemptDurationKey{method: method, server: server, decision: a.Decision, errorClass: a.ErrorClass}
-	timed := r.durationSets.get(dk, func() []attribute.KeyValue {
-		kv := r.base(dk.method, dk.server, dk.decision.Attribute())
-		if dk.errorClass != "" {
-			kv = append(kv, dk.errorClass.Attribute())
-		}
-		return kv
-	})
-	r.attemptDuration.Inst().Record(ctx, a.Duration.Seconds(), timed.record...)
+	r.attempts.Inst().Add(ctx, 1, opts.add...)
+	r.attemptDuration.Inst().Record(ctx, a.Duration.Seconds(), opts.record...)
 }
 
 // RecordBackoff records one pause before a retry on retry.backoff.duration.
 func (r *Recorder) RecordBackoff(ctx context.Context, method, serverAddress string, d time.Duration) {
+	if r.off {
+		return
+	}
 	k := backoffKey{method: NormalizeMethod(method), server: r.server(serverAddress)}
 	opts := r.backoffSets.get(k, func() []attribute.KeyValue { return r.base(k.method, k.server) })
 	r.backoffDuration.Inst().Record(ctx, d.Seconds(), opts.record...)

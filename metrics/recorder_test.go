@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/metric"
+	"go.opentelemetry.io/otel/metric/noop"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata/metricdatatest"
@@ -181,4 +183,16 @@ func BenchmarkRecordOperationParallel(b *testing.B) {
 			recordSeed(rec)
 		}
 	})
+}
+
+// A Recorder on a nil or no-op meter records nothing and needs nothing.
+func TestRecorderOnNoopMeter(t *testing.T) {
+	for name, m := range map[string]metric.Meter{"nil": nil, "noop": noop.NewMeterProvider().Meter(scope)} {
+		rec, err := metrics.NewRecorder(m, metrics.WithServerAddress())
+		if err != nil || rec == nil {
+			t.Fatalf("%s: NewRecorder = %v, %v", name, rec, err)
+		}
+		recordSeed(rec)
+		rec.RecordOperation(context.Background(), metrics.Operation{Method: "PATCH", Outcome: attrs.OutcomeStop, Attempts: 1})
+	}
 }

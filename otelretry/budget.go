@@ -137,11 +137,19 @@ func (b *Budget) window(r *http.Request) *budgetWindow {
 	return b.windows.Get(b.keyOf(r), func() *budgetWindow { return &budgetWindow{} })
 }
 
-func (b *Budget) epoch() int64 { return int64(b.now().Sub(b.start) / b.slotWidth) }
+func (b *Budget) epoch() int64 { return b.epochAt(b.now()) }
+
+// epochAt is the slot number of now; a time before the Budget was made
+// (another clock, as in a test bubble) counts as its first slot.
+func (b *Budget) epochAt(now time.Time) int64 { return max(int64(now.Sub(b.start)/b.slotWidth), 0) }
 
 // deposit counts the first attempt of an operation to r's dependency.
-func (b *Budget) deposit(r *http.Request) {
-	b.window(r).slot(b.epoch()).deposits.Add(1)
+func (b *Budget) deposit(r *http.Request) { b.depositAt(r, b.now()) }
+
+// depositAt is deposit with the clock already read: now must come from the
+// Budget's clock (time.Now for every Budget made by NewBudget).
+func (b *Budget) depositAt(r *http.Request, now time.Time) {
+	b.window(r).slot(b.epochAt(now)).deposits.Add(1)
 }
 
 // withdraw takes one retry from r's dependency's budget and reports whether

@@ -67,8 +67,49 @@ func newConfig(opts []Option) config {
 	return c
 }
 
-func defaultOperationName(r *http.Request) string { return "retry " + methodOf(r) }
-func defaultAttemptName(r *http.Request) string   { return "attempt " + methodOf(r) }
+// The default span names are constants for the standard methods, so that
+// naming a span allocates nothing.
+func defaultOperationName(r *http.Request) string {
+	switch m := methodOf(r); m {
+	case http.MethodGet:
+		return "retry GET"
+	case http.MethodHead:
+		return "retry HEAD"
+	case http.MethodPost:
+		return "retry POST"
+	case http.MethodPut:
+		return "retry PUT"
+	case http.MethodPatch:
+		return "retry PATCH"
+	case http.MethodDelete:
+		return "retry DELETE"
+	case http.MethodOptions:
+		return "retry OPTIONS"
+	default:
+		return "retry " + m
+	}
+}
+
+func defaultAttemptName(r *http.Request) string {
+	switch m := methodOf(r); m {
+	case http.MethodGet:
+		return "attempt GET"
+	case http.MethodHead:
+		return "attempt HEAD"
+	case http.MethodPost:
+		return "attempt POST"
+	case http.MethodPut:
+		return "attempt PUT"
+	case http.MethodPatch:
+		return "attempt PATCH"
+	case http.MethodDelete:
+		return "attempt DELETE"
+	case http.MethodOptions:
+		return "attempt OPTIONS"
+	default:
+		return "attempt " + m
+	}
+}
 
 // Option configures a Transport.
 type Option interface{ apply(*config) }

@@ -1,7 +1,6 @@
 package otelretry
 
 import (
-	"context"
 	"log/slog"
 	"net/http"
 	"time"
@@ -34,32 +33,22 @@ type attemptEvent struct {
 
 func ms(d time.Duration) int64 { return d.Milliseconds() }
 
-// startAttemptSpan opens the attempt span with what is known before the
-// call. Attribute work is skipped when the span is not recording.
-func (op *operation) startAttemptSpan(n int, remaining time.Duration) (context.Context, trace.Span) {
-	ctx, span := op.t.tracer.Start(op.ctx, op.t.cfg.attemptName(op.req), trace.WithSpanKind(trace.SpanKindInternal))
-	if span.IsRecording() {
-		kv := make([]attribute.KeyValue, 0, 7)
-		kv = append(kv,
-			attrs.OperationIDKey.String(op.id),
-			attrs.RequestIDKey.String(RequestID(op.id, n)),
-			attrs.AttemptKey.Int(n),
-			attrs.HTTPRequestMethodKey.String(op.method),
-			attrs.RemainingMsKey.Int64(ms(remaining)),
-		)
-		if n > 1 {
-			kv = append(kv, attrs.HTTPRequestResendCountKey.Int(n-1))
-		}
-		span.SetAttributes(kv...)
-	}
-	return ctx, span
-}
-
-// record writes the event to the attempt span, the log and the metrics, and
-// ends the span.
+// record writes the event to the attempt span (all its attributes in one
+// call, and only when the span records), the log and the metrics, and ends
+// the span.
 func (op *operation) record(span trace.Span, ev *attemptEvent) {
 	if span.IsRecording() {
-		kv := make([]attribute.KeyValue, 0, 5)
+		id := op.opID()
+		kv := append(op.attrs(),
+			attrs.OperationIDKey.String(id),
+			attrs.RequestIDKey.String(RequestID(id, ev.attempt)),
+			attrs.AttemptKey.Int(ev.attempt),
+			attrs.HTTPRequestMethodKey.String(op.method),
+			attrs.RemainingMsKey.Int64(ms(ev.remaining)),
+		)
+		if ev.attempt > 1 {
+			kv = append(kv, attrs.HTTPRequestResendCountKey.Int(ev.attempt-1))
+		}
 		if ev.class != "" {
 			kv = append(kv, ev.class.Attribute())
 		} else {
@@ -111,8 +100,8 @@ func (op *operation) log(l *slog.Logger, span trace.Span, ev *attemptEvent) {
 	}
 	fields := make([]slog.Attr, 0, 14)
 	fields = append(fields,
-		slog.String(string(attrs.OperationIDKey), op.id),
-		slog.String(string(attrs.RequestIDKey), RequestID(op.id, ev.attempt)),
+		slog.String(string(attrs.OperationIDKey), op.opID()),
+		slog.String(string(attrs.RequestIDKey), RequestID(op.opID(), ev.attempt)),
 		slog.Int(string(attrs.AttemptKey), ev.attempt),
 		slog.String(string(attrs.HTTPRequestMethodKey), op.method),
 		slog.String(string(attrs.URLFullKey), op.sanitizedURL()),

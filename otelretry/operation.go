@@ -2,7 +2,6 @@ package otelretry
 
 import (
 	"context"
-	"encoding/hex"
 	"math/rand/v2"
 	"net/http"
 	"strconv"
@@ -33,12 +32,14 @@ func OperationIDFromContext(ctx context.Context) (string, bool) {
 // NewOperationID returns a random operation id such as "op-1f3a9c0d5e7b2a64".
 // It is not a secret and not a security token.
 func NewOperationID() string {
-	var b [8]byte
+	const digits = "0123456789abcdef"
+	b := [3 + 16]byte{'o', 'p', '-'}
 	v := rand.Uint64()
-	for i := range b {
-		b[i] = byte(v >> (8 * i))
+	for i := range 8 { // little-endian bytes, each as two hex digits
+		c := byte(v >> (8 * i))
+		b[3+2*i], b[4+2*i] = digits[c>>4], digits[c&0x0f]
 	}
-	return "op-" + hex.EncodeToString(b[:])
+	return string(b[:])
 }
 
 // RequestID returns the id of attempt n of an operation:

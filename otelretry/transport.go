@@ -2,15 +2,21 @@ package otelretry
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"net/http"
+	"sync"
 	"time"
 
 	"go.opentelemetry.io/contrib/instrumentation/net/http/otelhttp"
 	"go.opentelemetry.io/otel"
+	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/metric"
+	metricnoop "go.opentelemetry.io/otel/metric/noop"
+	"go.opentelemetry.io/otel/propagation"
 	"go.opentelemetry.io/otel/trace"
+	tracenoop "go.opentelemetry.io/otel/trace/noop"
 
 	"github.com/otelretry/otelretry-go/attrs"
 	"github.com/otelretry/otelretry-go/metrics"
@@ -25,10 +31,27 @@ const maxDrain = 4 << 10
 // metrics. Create it with NewTransport. It is safe for concurrent use.
 type Transport struct {
 	cfg     config
+	base    http.RoundTripper // as given
 	attempt http.RoundTripper // the base, wrapped for client spans
 	tracer  trace.Tracer
+	prop    propagation.TextMapPropagator
 	metrics *metrics.Recorder
 	budget  *Budget
+	// noopTracer: the tracer is the no-op one (trace/noop), whose spans are
+	// skipped where that is invisible (see startSpan).
+	noopTracer bool
+	// direct: client spans are on but the meter provider is the no-op one.
+	// An attempt whose span does not record then skips otelhttp, which would
+	// record nothing, and only gets the trace context injected (see send).
+	direct bool
+	// viaOtelhttp: some attempts may go through otelhttp, so operations
+	// attach themselves to their context for redactClientSpan.
+	viaOtelhttp bool
+	// internal is the start option of every span the transport opens,
+	// built once so that starting a span does not allocate it.
+	internal []trace.SpanStartOption
+	// retryableStatus[code-400] is cfg.retryableStatuses as an array.
+	retryableStatus [200]bool
 }
 
 var _ http.RoundTripper = (*Transport)(nil)
@@ -37,7 +60,10 @@ var _ http.RoundTripper = (*Transport)(nil)
 // attempts, a 30s operation deadline, a 10s attempt timeout, exponential
 // backoff from 100ms to 2s with full jitter, a retry budget of 10% per host,
 // global tracer, meter and propagator providers. Each attempt goes through
-// an otelhttp client transport unless WithoutClientSpans is given.
+// an otelhttp client transport unless WithoutClientSpans is given; with the
+// no-op MeterProvider of metric/noop, an attempt whose span does not record
+// goes straight to base instead, as otelhttp would record nothing, and
+// only its trace context is injected.
 func NewTransport(base http.RoundTripper, opts ...Option) *Transport {
 	if base == nil {
 		base = http.DefaultTransport
@@ -66,16 +92,28 @@ func NewTransport(base http.RoundTripper, opts ...Option) *Transport {
 	}
 
 	t := &Transport{
-		cfg:     cfg,
-		attempt: base,
-		tracer:  tp.Tracer(ScopeName, trace.WithInstrumentationVersion(Version)),
-		metrics: rec,
-		budget:  cfg.budget,
+		cfg:      cfg,
+		base:     base,
+		attempt:  base,
+		tracer:   tp.Tracer(ScopeName, trace.WithInstrumentationVersion(Version)),
+		prop:     prop,
+		metrics:  rec,
+		budget:   cfg.budget,
+		internal: []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindInternal)},
+	}
+	for code := range cfg.retryableStatuses {
+		t.retryableStatus[code-400] = true // WithRetryableStatuses keeps 400–599
 	}
 	if t.budget == nil && !cfg.noBudget {
 		t.budget = NewBudget()
 	}
+	// Only the no-op implementations are detected, by type: the global
+	// providers delegate to whatever is installed later and are always
+	// used in full.
+	_, t.noopTracer = t.tracer.(tracenoop.Tracer)
 	if cfg.clientSpans {
+		_, t.direct = mp.(metricnoop.MeterProvider)
+		t.viaOtelhttp = !t.direct || !t.noopTracer // no-op spans never record
 		t.attempt = otelhttp.NewTransport(redactClientSpan{base},
 			otelhttp.WithTracerProvider(tp),
 			otelhttp.WithMeterProvider(mp),
@@ -84,13 +122,15 @@ func NewTransport(base http.RoundTripper, opts ...Option) *Transport {
 	return t
 }
 
-// operation is the state of one RoundTrip.
+// operation is the state of one RoundTrip. It is allocated once per
+// RoundTrip and holds the buffers its telemetry needs, so that the hot path
+// allocates nothing else of its own.
 type operation struct {
 	t          *Transport
 	req        *http.Request // the caller's request; never modified
 	ctx        context.Context
 	span       trace.Span
-	id         string
+	id         string // "" until first needed: see opID
 	method     string
 	start      time.Time
 	deadline   time.Time
@@ -100,6 +140,17 @@ type operation struct {
 	hasBody    bool
 	attempts   int
 	cleanURL   string
+
+	// kv holds the attributes of the span being written, so that each span
+	// gets them in one SetAttributes call; see attrs.
+	kv *[12]attribute.KeyValue
+	// releasing wraps the returned response's body (see releaseOnClose).
+	releasing releasingBody
+	// carrier injects the trace context on the direct path (see send).
+	carrier headerCarrier
+	// octx is the caller's context with the operation attached: the parent
+	// of the operation span when attempts may go through otelhttp.
+	octx opContext
 }
 
 // RoundTrip runs one logical operation: it sends req, and sends it again
@@ -109,39 +160,46 @@ type operation struct {
 // modified; its body is closed.
 func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	op := t.begin(req)
+	// now is the latest clock reading: the start of the next attempt, and
+	// the end of the operation when it ends without another reading.
+	now := op.start
 	for {
 		n := op.attempts + 1
-		remaining := op.deadline.Sub(time.Now())
+		remaining := op.deadline.Sub(now)
 		if d, cause := op.beforeCall(n, remaining); d != "" {
 			closeBody(req)
-			return nil, op.fail(d.Outcome(), cause, false)
+			return nil, op.fail(d.Outcome(), cause, false, now)
 		}
 		body, err := op.body(n)
 		if err != nil {
-			return nil, op.fail(attrs.OutcomeStop, err, false)
+			return nil, op.fail(attrs.OutcomeStop, err, false, time.Now())
 		}
-		res := op.call(n, remaining, body)
+		res := op.call(n, now, remaining, body)
+		now = res.end
 		op.record(res.span, &res.ev)
 		switch res.ev.decision {
 		case attrs.DecisionRetry:
 			discard(res.resp, res.release)
 			if !op.sleep(res.ev.backoff) {
-				return nil, op.fail(op.interrupted(), op.ctx.Err(), false)
+				return nil, op.fail(op.interrupted(), op.ctx.Err(), false, time.Now())
 			}
+			now = time.Now()
 			continue
 		case attrs.DecisionCheckState:
 			res.release()
-			switch next, stored := op.checkState(n, res.err); next {
+			next, stored := op.checkState(n, res.err)
+			now = time.Now()
+			switch next {
 			case attrs.DecisionRetry:
 				continue
 			case attrs.DecisionReturn:
-				return op.succeed(stored, nil, attrs.OutcomeReturn), nil
+				return op.succeed(stored, nil, attrs.OutcomeReturn, now), nil
 			default:
-				return nil, op.fail(next.Outcome(), res.err, next == attrs.DecisionCheckState)
+				return nil, op.fail(next.Outcome(), res.err, next == attrs.DecisionCheckState, now)
 			}
 		}
 		if res.resp != nil {
-			return op.succeed(res.resp, res.release, res.ev.decision.Outcome()), nil
+			return op.succeed(res.resp, res.release, res.ev.decision.Outcome(), now), nil
 		}
 		res.release()
 		inFlightWrite := res.ev.decision == attrs.DecisionCanceled && !op.idempotent && !neverSent(res.err, res.ev.class)
@@ -149,21 +207,18 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		if res.notReplayable {
 			err = ErrNotReplayable
 		}
-		return nil, op.fail(res.ev.decision.Outcome(), err, inFlightWrite)
+		return nil, op.fail(res.ev.decision.Outcome(), err, inFlightWrite, now)
 	}
 }
 
-// begin opens the operation: id, deadline on the monotonic clock, span.
+// begin opens the operation: deadline on the monotonic clock, span. Its
+// attributes are written when it ends (see end).
 func (t *Transport) begin(req *http.Request) *operation {
 	op := &operation{t: t, req: req, method: methodOf(req), start: time.Now()}
 	op.deadline = op.start.Add(t.cfg.deadline)
-	if d, ok := req.Context().Deadline(); ok && d.Before(op.deadline) {
+	ctx := req.Context()
+	if d, ok := ctx.Deadline(); ok && d.Before(op.deadline) {
 		op.deadline = d
-	}
-	if id, ok := OperationIDFromContext(req.Context()); ok {
-		op.id = id
-	} else {
-		op.id = NewOperationID()
 	}
 	op.hasBody = req.Body != nil && req.Body != http.NoBody
 	op.replayable = !op.hasBody || req.GetBody != nil
@@ -171,23 +226,33 @@ func (t *Transport) begin(req *http.Request) *operation {
 	// alone does not say so (WithIdempotentMethods, or an Idempotency-Key
 	// under WithIdempotencyKeyContract). It is recorded so that readers can
 	// tell a legitimate resend of a write from a blind one.
-	op.contract = t.hasIdempotencyKey(req) || (t.cfg.idempotentMethods[op.method] && !safeMethod(op.method))
-	op.idempotent = safeMethod(op.method) || op.contract
+	safe := safeMethod(op.method)
+	op.contract = t.hasIdempotencyKey(req) || (!safe && t.cfg.idempotentMethods[op.method])
+	op.idempotent = safe || op.contract
+	if t.viaOtelhttp {
+		op.octx = opContext{ctx, op}
+		ctx = &op.octx
+	}
+	op.ctx, op.span = t.startSpan(ctx, t.cfg.operationName, req)
+	return op
+}
 
-	op.ctx, op.span = t.tracer.Start(req.Context(), t.cfg.operationName(req), trace.WithSpanKind(trace.SpanKindInternal))
-	if op.span.IsRecording() {
-		op.span.SetAttributes(
-			attrs.OperationIDKey.String(op.id),
-			attrs.HTTPRequestMethodKey.String(op.method),
-			attrs.URLFullKey.String(op.sanitizedURL()),
-			attrs.ServerAddressKey.String(req.URL.Hostname()),
-			attrs.BudgetMsKey.Int64(ms(op.deadline.Sub(op.start))),
-		)
-		if op.contract {
-			op.span.SetAttributes(attrs.IdempotencyContractKey.Bool(true))
+// startSpan starts an INTERNAL span named by name(req). With the no-op
+// tracer and a parent that does not record, Start would return the parent's
+// span (or, with no parent, an empty span) in a context that carries
+// nothing new; that span and ctx itself are returned instead, without
+// naming the span or copying the context. A recording parent (from another
+// provider) still gets its non-recording child from Start.
+func (t *Transport) startSpan(ctx context.Context, name func(*http.Request) string, req *http.Request) (context.Context, trace.Span) {
+	if t.noopTracer {
+		if parent := trace.SpanFromContext(ctx); !parent.IsRecording() {
+			if parent.SpanContext().Equal(trace.SpanContext{}) {
+				return ctx, tracenoop.Span{}
+			}
+			return ctx, parent
 		}
 	}
-	return op
+	return t.tracer.Start(ctx, name(req), t.internal...)
 }
 
 func (t *Transport) hasIdempotencyKey(req *http.Request) bool {
@@ -197,6 +262,36 @@ func (t *Transport) hasIdempotencyKey(req *http.Request) bool {
 		}
 	}
 	return false
+}
+
+// opID returns the operation id: the caller's (WithOperationID), else one
+// generated on first use, so that an operation nobody records or reports
+// does not pay for one. Spans, log records, errors and state checks all
+// read it here, so they agree.
+func (op *operation) opID() string {
+	if op.id == "" {
+		if id, ok := OperationIDFromContext(op.req.Context()); ok {
+			op.id = id
+		} else {
+			op.id = NewOperationID()
+		}
+	}
+	return op.id
+}
+
+// kvBuffers lends operations their attribute buffer. A span copies the
+// attributes it is given, so the buffer is reused for each span of the
+// operation, and returned when the operation ends.
+var kvBuffers = sync.Pool{New: func() any { return new([12]attribute.KeyValue) }}
+
+// attrs returns the operation's attribute buffer, empty. It is taken from
+// kvBuffers on first use, so that operations whose spans do not record
+// never hold one.
+func (op *operation) attrs() []attribute.KeyValue {
+	if op.kv == nil {
+		op.kv = kvBuffers.Get().(*[12]attribute.KeyValue)
+	}
+	return op.kv[:0]
 }
 
 func (op *operation) sanitizedURL() string {
@@ -216,7 +311,7 @@ func (op *operation) beforeCall(n int, remaining time.Duration) (attrs.Decision,
 		return attrs.DecisionDeadlineExceeded, nil
 	}
 	if n == 1 && op.t.budget != nil {
-		op.t.budget.deposit(op.req)
+		op.t.budget.depositAt(op.req, op.start)
 	}
 	return "", nil
 }
@@ -238,30 +333,33 @@ type attemptResult struct {
 	err           error
 	release       context.CancelFunc
 	span          trace.Span
+	end           time.Time // when the call returned
 	ev            attemptEvent
 	notReplayable bool // a retry was due but the body cannot be sent again
 }
 
-// call makes attempt n and decides what follows.
-func (op *operation) call(n int, remaining time.Duration, body io.ReadCloser) attemptResult {
+// call makes attempt n, which starts at start, and decides what follows.
+func (op *operation) call(n int, start time.Time, remaining time.Duration, body io.ReadCloser) attemptResult {
 	res := attemptResult{ev: attemptEvent{attempt: n, remaining: remaining}}
-	ctx, span := op.startAttemptSpan(n, remaining)
+	ctx, span := op.t.startSpan(op.ctx, op.t.cfg.attemptName, op.req)
 	res.span = span
 	ctx, res.release = context.WithTimeout(ctx, min(op.t.cfg.attemptTimeout, remaining))
 	r := op.req.WithContext(ctx)
 	r.Body = body
 	op.attempts = n
 
-	started := time.Now()
-	resp, err := op.t.attempt.RoundTrip(r)
-	now := time.Now()
-	res.ev.elapsed = now.Sub(started)
+	resp, err := op.send(r, span)
+	if err == nil && resp == nil {
+		// otelhttp reports this itself; the base, called directly, may not.
+		err = fmt.Errorf("otelretry: RoundTripper implementation (%T) returned a nil *Response with a nil error", op.t.base)
+	}
+	res.end = time.Now()
+	res.ev.elapsed = res.end.Sub(start)
 
 	obs := observation{
 		idempotent:     op.idempotent,
-		remainingAfter: op.deadline.Sub(now),
+		remainingAfter: op.deadline.Sub(res.end),
 		attemptsLeft:   op.t.cfg.maxAttempts - n,
-		backoff:        op.t.cfg.backoff.Delay(n),
 		replayable:     op.replayable,
 	}
 	if err != nil {
@@ -271,12 +369,18 @@ func (op *operation) call(n int, remaining time.Duration, body io.ReadCloser) at
 	} else {
 		res.resp = resp
 		res.ev.status = resp.StatusCode
-		obs.status, obs.retryableStatus = resp.StatusCode, op.t.cfg.retryableStatuses[resp.StatusCode]
-		if v := resp.Header.Get("Retry-After"); v != "" {
-			res.ev.retryAfter, res.ev.retryAfterError = ParseRetryAfter(v, now)
+		obs.status, obs.retryableStatus = resp.StatusCode, op.t.isRetryableStatus(resp.StatusCode)
+		// resp.Header.Get without canonicalizing the canonical key.
+		if v := resp.Header["Retry-After"]; len(v) > 0 && v[0] != "" {
+			res.ev.retryAfter, res.ev.retryAfterError = ParseRetryAfter(v[0], res.end)
 			res.ev.hasRetryAfter = res.ev.retryAfterError == nil
 			obs.retryAfter = res.ev.retryAfter
 		}
+	}
+	if retryable(obs) {
+		// Only a result that may be retried needs a pause; decide ignores
+		// it otherwise, so the Backoff is not asked.
+		obs.backoff = op.t.cfg.backoff.Delay(n)
 	}
 	res.ev.decision, res.ev.backoff = decide(obs)
 	res.ev.decision = op.admit(res.ev.decision)
@@ -286,6 +390,57 @@ func (op *operation) call(n int, remaining time.Duration, body io.ReadCloser) at
 	res.notReplayable = res.ev.decision == attrs.DecisionStop && !op.replayable && retryable(obs)
 	res.ev.notReplayable = res.notReplayable
 	return res
+}
+
+// send sends attempt r, whose span is span, through the otelhttp client
+// transport, or straight to the base when otelhttp would record nothing
+// (see Transport.direct); the trace context is injected either way.
+func (op *operation) send(r *http.Request, span trace.Span) (*http.Response, error) {
+	if op.t.direct && !span.IsRecording() {
+		op.carrier = headerCarrier{req: r}
+		op.t.prop.Inject(r.Context(), &op.carrier)
+		return op.t.base.RoundTrip(r)
+	}
+	return op.t.attempt.RoundTrip(r)
+}
+
+// headerCarrier injects into an attempt's header, copying it on the first
+// write: the caller's header is never written, and nothing is copied when
+// the propagators have nothing to inject.
+type headerCarrier struct {
+	req    *http.Request
+	copied bool
+}
+
+func (c *headerCarrier) Get(key string) string { return c.req.Header.Get(key) }
+
+func (c *headerCarrier) Keys() []string { return propagation.HeaderCarrier(c.req.Header).Keys() }
+
+func (c *headerCarrier) Set(key, value string) {
+	if !c.copied {
+		h := c.req.Header.Clone()
+		if h == nil {
+			h = make(http.Header, 1)
+		}
+		c.req.Header, c.copied = h, true
+	}
+	// http.Header.Set, with the keys of the W3C propagators canonicalized
+	// without an allocation.
+	switch key {
+	case "traceparent":
+		key = "Traceparent"
+	case "tracestate":
+		key = "Tracestate"
+	case "baggage":
+		key = "Baggage"
+	default:
+		key = http.CanonicalHeaderKey(key)
+	}
+	c.req.Header[key] = []string{value}
+}
+
+func (t *Transport) isRetryableStatus(code int) bool {
+	return code >= 400 && code <= 599 && t.retryableStatus[code-400]
 }
 
 // admit passes a retry through the retry budget; other decisions pass.
@@ -332,10 +487,10 @@ func (op *operation) checkState(n int, cause error) (attrs.Decision, *http.Respo
 	}
 	ctx, cancel := context.WithDeadline(op.ctx, op.deadline)
 	defer cancel()
-	ctx, span := op.t.tracer.Start(ctx, attrs.StateCheckSpanName, trace.WithSpanKind(trace.SpanKindInternal))
+	ctx, span := op.t.tracer.Start(ctx, attrs.StateCheckSpanName, op.t.internal...)
 	defer span.End()
 
-	result, err := hook(ctx, StateCheck{OperationID: op.id, Request: op.req.Clone(ctx), Attempt: n, Err: cause})
+	result, err := hook(ctx, StateCheck{OperationID: op.opID(), Request: op.req.Clone(ctx), Attempt: n, Err: cause})
 	state := result.State
 	switch {
 	case err != nil:
@@ -354,7 +509,7 @@ func (op *operation) checkState(n int, cause error) (attrs.Decision, *http.Respo
 	}
 	next := op.admit(afterStateCheck(state, op.deadline.Sub(time.Now()), op.t.cfg.maxAttempts-n, op.replayable))
 	if span.IsRecording() {
-		span.SetAttributes(attrs.OperationIDKey.String(op.id), state.Attribute(), next.Attribute())
+		span.SetAttributes(append(op.attrs(), attrs.OperationIDKey.String(op.opID()), state.Attribute(), next.Attribute())...)
 	}
 	if next == attrs.DecisionReturn {
 		return next, result.Response
@@ -362,36 +517,60 @@ func (op *operation) checkState(n int, cause error) (attrs.Decision, *http.Respo
 	return next, nil
 }
 
-// succeed ends the operation with a response for the caller. The attempt
-// context stays alive until the body is closed, so the body can be read.
-func (op *operation) succeed(resp *http.Response, release context.CancelFunc, outcome attrs.Outcome) *http.Response {
+// succeed ends the operation at now with a response for the caller. The
+// attempt context stays alive until the body is closed, so the body can be
+// read.
+func (op *operation) succeed(resp *http.Response, release context.CancelFunc, outcome attrs.Outcome, now time.Time) *http.Response {
 	if release != nil {
-		resp.Body = releaseOnClose(resp.Body, release)
+		if resp.Body == nil {
+			release() // nothing to read
+		} else {
+			resp.Body = op.releaseOnClose(resp.Body, release)
+		}
 	}
-	op.end(outcome)
+	op.end(outcome, now)
 	return resp
 }
 
-// fail ends the operation with an error.
-func (op *operation) fail(outcome attrs.Outcome, cause error, unknownWrite bool) error {
-	op.end(outcome)
-	return &Error{Outcome: outcome, OperationID: op.id, Attempts: op.attempts, Err: cause, unknownWrite: unknownWrite}
+// fail ends the operation at now with an error.
+func (op *operation) fail(outcome attrs.Outcome, cause error, unknownWrite bool, now time.Time) error {
+	op.end(outcome, now)
+	return &Error{Outcome: outcome, OperationID: op.opID(), Attempts: op.attempts, Err: cause, unknownWrite: unknownWrite}
 }
 
-func (op *operation) end(outcome attrs.Outcome) {
+// end writes the operation span's attributes, ends it and records the
+// operation's metrics.
+func (op *operation) end(outcome attrs.Outcome, now time.Time) {
 	if op.span.IsRecording() {
-		op.span.SetAttributes(attrs.AttemptsKey.Int(op.attempts), outcome.Attribute())
+		kv := append(op.attrs(),
+			attrs.OperationIDKey.String(op.opID()),
+			attrs.HTTPRequestMethodKey.String(op.method),
+			attrs.URLFullKey.String(op.sanitizedURL()),
+			attrs.ServerAddressKey.String(op.req.URL.Hostname()),
+			attrs.BudgetMsKey.Int64(ms(op.deadline.Sub(op.start))),
+			attrs.AttemptsKey.Int(op.attempts),
+			outcome.Attribute(),
+		)
+		if op.contract {
+			kv = append(kv, attrs.IdempotencyContractKey.Bool(true))
+		}
+		op.span.SetAttributes(kv...)
 		if outcome != attrs.OutcomeReturn {
 			op.span.SetStatus(codes.Error, string(outcome))
 		}
 	}
 	op.span.End()
+	if op.kv != nil {
+		clear(op.kv[:]) // retain no ids or URLs in the pool
+		kvBuffers.Put(op.kv)
+		op.kv = nil
+	}
 	op.t.metrics.RecordOperation(op.ctx, metrics.Operation{
 		Method:        op.method,
 		ServerAddress: op.req.URL.Hostname(),
 		Outcome:       outcome,
 		Attempts:      op.attempts,
-		Duration:      time.Since(op.start),
+		Duration:      now.Sub(op.start),
 	})
 }
 
@@ -401,11 +580,23 @@ func closeBody(req *http.Request) {
 	}
 }
 
-// discard drains a response that will not be returned (bounded) and closes
-// it, so its connection can be reused and its client span ends.
+// drainBuffers lends discard its read buffer.
+var drainBuffers = sync.Pool{New: func() any { return new([512]byte) }}
+
+// discard drains a response that will not be returned (at most maxDrain
+// bytes) and closes it, so its connection can be reused and its client span
+// ends.
 func discard(resp *http.Response, release context.CancelFunc) {
 	if resp != nil && resp.Body != nil {
-		_, _ = io.CopyN(io.Discard, resp.Body, maxDrain)
+		buf := drainBuffers.Get().(*[512]byte)
+		for left := maxDrain; left > 0; {
+			n, err := resp.Body.Read(buf[:min(left, len(buf))])
+			left -= n
+			if err != nil {
+				break
+			}
+		}
+		drainBuffers.Put(buf)
 		resp.Body.Close()
 	}
 	if release != nil {

@@ -1,0 +1,204 @@
+// Command ratios reads raw `go test -bench` output of the overhead
+// benchmarks (names like BenchmarkRoundTrip/case=bare-2) and prints, per
+// benchmark, the median of each case and the ratios of otelretry-noop and
+// otelretry-sdk to every other case, in ns/op and allocs/op, followed by the
+// targets of issue 6 (informational: it always exits 0 on readable input).
+//
+// Usage: go run ./cmd/ratios raw.txt [more.txt ...]   (or stdin)
+package main
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+var ours = []string{"otelretry-noop", "otelretry-sdk"}
+
+// samples[bench][case][unit] holds one value per run.
+type samples map[string]map[string]map[string][]float64
+
+func main() {
+	s := samples{}
+	var order []string // benchmarks in order of first appearance
+	caseOrder := map[string][]string{}
+	read := func(r io.Reader) error {
+		sc := bufio.NewScanner(r)
+		sc.Buffer(make([]byte, 1<<20), 1<<20)
+		for sc.Scan() {
+			bench, cs, vals, ok := parse(sc.Text())
+			if !ok {
+				continue
+			}
+			if s[bench] == nil {
+				s[bench] = map[string]map[string][]float64{}
+				order = append(order, bench)
+			}
+			if s[bench][cs] == nil {
+				s[bench][cs] = map[string][]float64{}
+				caseOrder[bench] = append(caseOrder[bench], cs)
+			}
+			for unit, v := range vals {
+				s[bench][cs][unit] = append(s[bench][cs][unit], v)
+			}
+		}
+		return sc.Err()
+	}
+	if len(os.Args) < 2 {
+		if err := read(os.Stdin); err != nil {
+			fail(err)
+		}
+	}
+	for _, name := range os.Args[1:] {
+		f, err := os.Open(name)
+		if err != nil {
+			fail(err)
+		}
+		err = read(f)
+		f.Close()
+		if err != nil {
+			fail(err)
+		}
+	}
+	if len(order) == 0 {
+		fail(fmt.Errorf("no benchmark results of the form Benchmark<Name>/case=<case>"))
+	}
+
+	med := func(bench, cs, unit string) (float64, bool) {
+		v := s[bench][cs][unit]
+		if len(v) == 0 {
+			return 0, false
+		}
+		v = slices.Clone(v)
+		slices.Sort(v)
+		if len(v)%2 == 1 {
+			return v[len(v)/2], true
+		}
+		return (v[len(v)/2-1] + v[len(v)/2]) / 2, true
+	}
+
+	for _, bench := range order {
+		fmt.Printf("\n## %s (medians of %d runs)\n\n", bench, runs(s[bench]))
+		fmt.Printf("%-24s %12s %10s %10s %9s\n", "case", "ns/op", "B/op", "allocs/op", "spans/op")
+		for _, cs := range caseOrder[bench] {
+			fmt.Printf("%-24s %12s %10s %10s %9s\n", cs,
+				num(med(bench, cs, "ns/op")), num(med(bench, cs, "B/op")),
+				num(med(bench, cs, "allocs/op")), num(med(bench, cs, "spans/op")))
+		}
+		fmt.Printf("\nratios (ours / peer)     %14s %14s %14s %14s\n", "noop ns", "noop allocs", "sdk ns", "sdk allocs")
+		for _, peer := range caseOrder[bench] {
+			if slices.Contains(ours, peer) {
+				continue
+			}
+			fmt.Printf("%-24s", "vs "+peer)
+			for _, o := range ours {
+				for _, unit := range []string{"ns/op", "allocs/op"} {
+					a, okA := med(bench, o, unit)
+					p, okP := med(bench, peer, unit)
+					if !okA || !okP || p == 0 {
+						fmt.Printf(" %14s", "-")
+						continue
+					}
+					fmt.Printf(" %13.2fx", a/p)
+				}
+			}
+			fmt.Println()
+		}
+	}
+
+	// Targets of issue 6, on the in-memory benchmarks.
+	fmt.Printf("\n## targets (issue 6)\n\n")
+	target := func(label string, bench, a, unit string, check func(x, y float64) bool, b string, note string) {
+		x, okX := med(bench, a, unit)
+		y, okY := med(bench, b, unit)
+		if !okX || !okY {
+			return
+		}
+		verdict := "MISS"
+		if check(x, y) {
+			verdict = "ok"
+		}
+		fmt.Printf("%-4s %-58s %s=%s %s=%s%s\n", verdict, label, a, num(x, true), b, num(y, true), note)
+	}
+	le := func(x, y float64) bool { return x <= y }
+	for _, peer := range []string{"retryablehttp", "failsafehttp"} {
+		for _, unit := range []string{"ns/op", "allocs/op"} {
+			target("RoundTrip noop "+unit+" <= "+peer, "RoundTrip", "otelretry-noop", unit, le, peer, "")
+		}
+	}
+	target("RoundTrip noop allocs/op <= bare+3", "RoundTrip", "otelretry-noop", "allocs/op",
+		func(x, y float64) bool { return x <= y+3 }, "bare", "")
+	target("RoundTrip sdk ns/op <= 1.5x retryablehttp-otelhttp", "RoundTrip", "otelretry-sdk", "ns/op",
+		func(x, y float64) bool { return x <= 1.5*y }, "retryablehttp-otelhttp", "")
+	// Linearity: each extra attempt should cost no more than the first.
+	for _, o := range ours {
+		one, ok1 := med("RoundTrip", o, "ns/op")
+		three, ok3 := med("Retry3", o, "ns/op")
+		a1, _ := med("RoundTrip", o, "allocs/op")
+		a3, _ := med("Retry3", o, "allocs/op")
+		if ok1 && ok3 {
+			verdict := "MISS"
+			if three <= 3*one {
+				verdict = "ok"
+			}
+			fmt.Printf("%-4s %-58s Retry3=%s (%.2fx RoundTrip), %.1f allocs per extra attempt vs %.0f for the first operation\n",
+				verdict, "Retry3 "+o+" ns/op <= 3x RoundTrip", num(three, true), three/one, (a3-a1)/2, a1)
+		}
+	}
+}
+
+// parse splits "BenchmarkRoundTrip/case=bare-2  N  v unit  v unit ...".
+func parse(line string) (bench, cs string, vals map[string]float64, ok bool) {
+	f := strings.Fields(line)
+	if len(f) < 4 || !strings.HasPrefix(f[0], "Benchmark") {
+		return "", "", nil, false
+	}
+	name := strings.TrimPrefix(f[0], "Benchmark")
+	bench, rest, found := strings.Cut(name, "/case=")
+	if !found {
+		return "", "", nil, false
+	}
+	cs = rest
+	if i := strings.LastIndexByte(cs, '-'); i >= 0 {
+		if _, err := strconv.Atoi(cs[i+1:]); err == nil {
+			cs = cs[:i] // GOMAXPROCS suffix
+		}
+	}
+	vals = map[string]float64{}
+	for i := 2; i+1 < len(f); i += 2 {
+		v, err := strconv.ParseFloat(f[i], 64)
+		if err != nil {
+			return "", "", nil, false
+		}
+		vals[f[i+1]] = v
+	}
+	return bench, cs, vals, true
+}
+
+func runs(cases map[string]map[string][]float64) int {
+	n := 0
+	for _, units := range cases {
+		n = max(n, len(units["ns/op"]))
+	}
+	return n
+}
+
+func num(v float64, ok bool) string {
+	switch {
+	case !ok:
+		return "-"
+	case v >= 100:
+		return strconv.FormatFloat(v, 'f', 0, 64)
+	default:
+		return strconv.FormatFloat(v, 'f', 2, 64)
+	}
+}
+
+func fail(err error) {
+	fmt.Fprintln(os.Stderr, "ratios:", err)
+	os.Exit(1)
+}

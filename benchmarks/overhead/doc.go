@@ -1,0 +1,19 @@
+// Package overhead measures what otelretry adds to one HTTP request, side by
+// side with the libraries a user would pick instead (go-retryablehttp,
+// failsafe-go, otelhttp alone). The benchmarks live in overhead_test.go;
+// ../compare.sh runs them and prints the ratios.
+//
+// Benchmarks:
+//
+//   - BenchmarkRoundTrip/case=*: an in-memory base transport answering a
+//     canned 200, so only the wrappers' overhead is measured.
+//   - BenchmarkRoundTripLoopback/case=*: the same through a real
+//     http.Transport to an httptest server on 127.0.0.1.
+//   - BenchmarkRetry3/case=*: the in-memory base answers 503, 503, 200 to the
+//     three attempts of each operation; every retrying case is configured with
+//     zero backoff.
+//
+// Every case sends a GET, reads the whole body and closes it, and reports
+// allocations. The SDK cases also report spans/op: the spans ended per
+// operation.
+package overhead
