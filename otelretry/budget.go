@@ -16,24 +16,34 @@ const (
 )
 
 // budgetSlots is the number of slots a window is cut into: the window
-// slides one slot (window/10) at a time.
-const budgetSlots = 10
+// slides one slot (window/10) at a time. The last burstSlots of them are
+// the recent part of the window, which is bounded too.
+const (
+	budgetSlots = 10
+	burstSlots  = 2
+)
 
 // Budget bounds retries across all operations to one dependency, so that
 // retries cannot multiply the load on a dependency that is already failing.
 //
-// Within any sliding window (default 10s), the retries to one host may not
-// exceed the larger of
+// Within any sliding window (default 10s), the retries to one host that did
+// not succeed may not exceed the larger of
 //
 //	ratio × first attempts in the window   (default 10%)
 //	minRetries                             (default 10)
 //
-// The ratio caps amplification under sustained failure: however long an
-// outage lasts, attempts stay within (1+ratio) × operations. The minimum is
-// a floor, not an addition, so a fresh or quiet client can still retry a
-// few times (the seed timeline's two retries, a short burst) without
-// raising that cap for busy clients. A refused retry ends the operation with
-// decision budget_exhausted.
+// and the same bound holds within the most recent fifth of the window (2s
+// by default), so that allowance saved up while the dependency was healthy
+// cannot be spent all at once when it fails.
+//
+// A retry is charged when it is sent and refunded when it gets a 2xx or 3xx
+// answer: what the budget bounds is wasted load. In a full outage no retry
+// succeeds, so attempts stay within (1+ratio) × operations however long the
+// outage lasts; in a brownout, retries that find spare capacity are not held
+// against the client. The minimum is a floor, not an addition, so a fresh
+// or quiet client can still retry a few times (the seed timeline's two
+// retries, a short burst) without raising the cap for busy clients. A
+// refused retry ends the operation with decision budget_exhausted.
 //
 // Counting is lock-free: each host has a ring of slots of atomic counters,
 // reset lazily when time moves into them. Under contention the count may be
@@ -156,19 +166,30 @@ func (b *Budget) depositAt(r *http.Request, now time.Time) {
 // it was available.
 func (b *Budget) withdraw(r *http.Request) bool {
 	w, e := b.window(r), b.epoch()
-	deposits, withdrawals := w.sums(e)
-	allowed := max(deposits*b.ratioMilli, b.minRetries*1000)
-	if withdrawals*1000+1000 > allowed {
+	whole, recent := w.counts(e)
+	if b.left(whole) < 1 || b.left(recent) < 1 {
 		return false
 	}
 	w.slot(e).withdrawals.Add(1)
 	return true
 }
 
+// refund gives back the retry of an attempt that got a 2xx or 3xx answer:
+// the budget bounds retries that fail.
+func (b *Budget) refund(r *http.Request) {
+	b.window(r).slot(b.epoch()).refunds.Add(1)
+}
+
 // Available returns how many retries r's dependency may take now.
 func (b *Budget) Available(r *http.Request) int {
-	deposits, withdrawals := b.window(r).sums(b.epoch())
-	return int(max(max(deposits*b.ratioMilli, b.minRetries*1000)/1000-withdrawals, 0))
+	whole, recent := b.window(r).counts(b.epoch())
+	return int(min(b.left(whole), b.left(recent)))
+}
+
+// left is how many more retries the counts allow.
+func (b *Budget) left(c budgetCounts) int64 {
+	allowed := max(c.deposits*b.ratioMilli, b.minRetries*1000) / 1000
+	return max(allowed-max(c.charged, 0), 0)
 }
 
 // budgetWindow is one dependency's ring of slots.
@@ -178,7 +199,13 @@ type budgetSlot struct {
 	epoch       atomic.Int64 // epoch+1 of the counts held; 0 = never used
 	deposits    atomic.Int64
 	withdrawals atomic.Int64
+	refunds     atomic.Int64
 }
+
+// budgetCounts are the counts of a span of slots: first attempts, and
+// retries charged net of refunds (negative when refunds outlived their
+// charges in the window).
+type budgetCounts struct{ deposits, charged int64 }
 
 // slot returns the slot for epoch e, resetting it if it still holds counts
 // from an older epoch.
@@ -187,18 +214,25 @@ func (w *budgetWindow) slot(e int64) *budgetSlot {
 	if old := s.epoch.Load(); old != e+1 && s.epoch.CompareAndSwap(old, e+1) {
 		s.deposits.Store(0)
 		s.withdrawals.Store(0)
+		s.refunds.Store(0)
 	}
 	return s
 }
 
-// sums adds the counts of the slots within the window ending at epoch e.
-func (w *budgetWindow) sums(e int64) (deposits, withdrawals int64) {
+// counts adds the counts of the slots within the window ending at epoch e,
+// and of its most recent burstSlots slots.
+func (w *budgetWindow) counts(e int64) (whole, recent budgetCounts) {
 	for i := range w.slots {
 		s := &w.slots[i]
-		if se := s.epoch.Load() - 1; se >= 0 && e-se < budgetSlots && se <= e {
-			deposits += s.deposits.Load()
-			withdrawals += s.withdrawals.Load()
+		se := s.epoch.Load() - 1
+		if se < 0 || se > e || e-se >= budgetSlots {
+			continue
+		}
+		c := budgetCounts{s.deposits.Load(), s.withdrawals.Load() - s.refunds.Load()}
+		whole.deposits, whole.charged = whole.deposits+c.deposits, whole.charged+c.charged
+		if e-se < burstSlots {
+			recent.deposits, recent.charged = recent.deposits+c.deposits, recent.charged+c.charged
 		}
 	}
-	return deposits, withdrawals
+	return whole, recent
 }

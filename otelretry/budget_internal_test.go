@@ -5,6 +5,8 @@ import (
 	"testing"
 	"testing/synctest"
 	"time"
+
+	"github.com/otelretry/otelretry-go/internal/scripted"
 )
 
 func budgetRequest(host string) *http.Request {
@@ -88,4 +90,70 @@ func TestBudgetOptionsIgnoreInvalidValues(t *testing.T) {
 	if b.ratioMilli != 100 || b.minRetries != DefaultBudgetMinRetries || b.slotWidth != time.Second || b.keyOf == nil {
 		t.Fatalf("invalid options changed the budget: %+v", b)
 	}
+}
+
+func TestBudgetRefundsRetriesThatSucceed(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		b := NewBudget(BudgetMinRetries(1), BudgetRatio(0))
+		r := budgetRequest("a.test")
+		if !b.withdraw(r) || b.withdraw(r) {
+			t.Fatal("want exactly one retry before any refund")
+		}
+		b.refund(r) // that retry got a 200
+		if !b.withdraw(r) {
+			t.Fatal("a refunded retry must free its place")
+		}
+		if b.withdraw(r) {
+			t.Fatal("only failed retries are held against the budget; one is outstanding")
+		}
+	})
+}
+
+// After a healthy stretch the whole window holds allowance for 10% of its
+// first attempts, but a sudden failure may spend only what the recent fifth
+// of the window allows.
+func TestBudgetRecentWindowStopsABurstOfSavedAllowance(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		b := NewBudget() // ratio 10%, floor 10, 10s window, 2s recent
+		r := budgetRequest("a.test")
+		for range 1000 { // 100 first attempts per second, no retries
+			b.deposit(r)
+			time.Sleep(10 * time.Millisecond)
+		}
+		if got := b.Available(r); got != 10 {
+			// whole window: 1000 deposits allow 100; recent 2s: slot 9's
+			// 100 deposits and slot 10's none allow max(10, 10) = 10.
+			t.Fatalf("Available after 10s healthy = %d, want 10 (recent bound)", got)
+		}
+		allowed := 0
+		for range 100 {
+			if b.withdraw(r) {
+				allowed++
+			}
+		}
+		if allowed != 10 {
+			t.Fatalf("a sudden burst took %d retries, want 10", allowed)
+		}
+	})
+}
+
+func TestTransportRefundsASuccessfulRetry(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		// Room for one outstanding failed retry; each operation retries once
+		// and succeeds, so without the refund the second would be refused.
+		b := NewBudget(BudgetMinRetries(1), BudgetRatio(0))
+		var steps []scripted.Step
+		for range 3 {
+			steps = append(steps, scripted.Step{Status: 503}, scripted.Step{Status: 200})
+		}
+		tr := NewTransport(scripted.New(steps...), WithBudget(b), WithBackoff(ConstantBackoff(time.Millisecond)))
+		for i := range 3 {
+			req, _ := http.NewRequestWithContext(t.Context(), http.MethodGet, "http://a.test/", nil)
+			resp, err := tr.RoundTrip(req)
+			if err != nil || resp.StatusCode != 200 {
+				t.Fatalf("operation %d: %v %v; want the 200 after one refunded retry", i+1, resp, err)
+			}
+			resp.Body.Close()
+		}
+	})
 }

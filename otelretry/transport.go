@@ -384,6 +384,9 @@ func (op *operation) call(n int, start time.Time, remaining time.Duration, body 
 	}
 	res.ev.decision, res.ev.backoff = decide(obs)
 	res.ev.decision = op.admit(res.ev.decision)
+	if n > 1 && res.ev.decision == attrs.DecisionReturn && op.t.budget != nil {
+		op.t.budget.refund(op.req) // a retry that succeeded wasted nothing
+	}
 	if res.ev.decision != attrs.DecisionRetry {
 		res.ev.backoff = 0
 	}
