@@ -41,6 +41,9 @@ func TestStackEndToEnd(t *testing.T) {
 		t.Run("jaeger", func(t *testing.T) {
 			t.Parallel()
 			checkJaeger(t, s, run)
+			if !t.Failed() { // every trace has arrived: read them back
+				checkRetryinspect(t, s, run)
+			}
 		})
 		t.Run("prometheus", func(t *testing.T) {
 			t.Parallel()
