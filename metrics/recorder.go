@@ -36,7 +36,9 @@ func WithServerAddress() Option {
 type Attempt struct {
 	Method        string
 	ServerAddress string
-	Decision      attrs.Decision
+	// Labels are extra low-cardinality labels (see NewLabels).
+	Labels   attribute.Set
+	Decision attrs.Decision
 	// ErrorClass is set when no response arrived; StatusCode otherwise.
 	ErrorClass attrs.ErrorClass
 	StatusCode int
@@ -47,9 +49,11 @@ type Attempt struct {
 type Operation struct {
 	Method        string
 	ServerAddress string
-	Outcome       attrs.Outcome
-	Attempts      int
-	Duration      time.Duration
+	// Labels are extra low-cardinality labels (see NewLabels).
+	Labels   attribute.Set
+	Outcome  attrs.Outcome
+	Attempts int
+	Duration time.Duration
 }
 
 // Recorder records operations and attempts on the six instruments. It is
@@ -97,19 +101,57 @@ func NewRecorder(m metric.Meter, opts ...Option) (*Recorder, error) {
 	return r, errors.Join(errs[:]...)
 }
 
+// Backoff is what the Recorder needs to know about one pause before a retry.
+type Backoff struct {
+	Method        string
+	ServerAddress string
+	// Labels are extra low-cardinality labels (see NewLabels).
+	Labels   attribute.Set
+	Duration time.Duration
+}
+
+// NewLabels returns extra labels for the retry metrics, from a user's
+// enricher. Keys that would break the cardinality bound or clash with the
+// Recorder's own labels are dropped: ids, URLs, and the keys the Recorder
+// sets itself. The caller still owns the rest: every distinct value is a
+// new series.
+func NewLabels(kv ...attribute.KeyValue) attribute.Set {
+	if len(kv) == 0 {
+		return attribute.Set{}
+	}
+	set, _ := attribute.NewSetWithFiltered(kv, func(kv attribute.KeyValue) bool {
+		switch kv.Key {
+		case attrs.OperationIDKey, attrs.RequestIDKey, attrs.URLFullKey,
+			attrs.HTTPRequestMethodKey, attrs.ServerAddressKey, attrs.OutcomeKey,
+			attrs.DecisionKey, attrs.ErrorClassKey, attrs.HTTPResponseStatusCodeKey:
+			return false
+		}
+		return true
+	})
+	return set
+}
+
+// The cache keys: each label combination once. attribute.Distinct is
+// comparable, so extra labels are part of the key at no cost when absent.
+
 type operationKey struct {
 	method, server string
+	labels         attribute.Distinct
 	outcome        attrs.Outcome
 }
 
 type attemptKey struct {
 	method, server string
+	labels         attribute.Distinct
 	decision       attrs.Decision
 	errorClass     attrs.ErrorClass
 	status         int
 }
 
-type backoffKey struct{ method, server string }
+type backoffKey struct {
+	method, server string
+	labels         attribute.Distinct
+}
 
 // RecordOperation records a finished operation on retry.operations,
 // retry.operation.attempts and retry.operation.duration.
@@ -117,9 +159,9 @@ func (r *Recorder) RecordOperation(ctx context.Context, o Operation) {
 	if r.off {
 		return
 	}
-	k := operationKey{method: NormalizeMethod(o.Method), server: r.server(o.ServerAddress), outcome: o.Outcome}
+	k := operationKey{method: NormalizeMethod(o.Method), server: r.server(o.ServerAddress), labels: o.Labels.Equivalent(), outcome: o.Outcome}
 	opts := r.operationSets.get(k, func() []attribute.KeyValue {
-		return r.base(k.method, k.server, attrs.OutcomeKey.String(string(k.outcome)))
+		return r.base(k.method, k.server, o.Labels, attrs.OutcomeKey.String(string(k.outcome)))
 	})
 	r.operations.Inst().Add(ctx, 1, opts.add...)
 	r.operationAttempts.Inst().Record(ctx, int64(o.Attempts), opts.record...)
@@ -132,11 +174,12 @@ func (r *Recorder) RecordAttempt(ctx context.Context, a Attempt) {
 	if r.off {
 		return
 	}
-	k := attemptKey{method: NormalizeMethod(a.Method), server: r.server(a.ServerAddress), decision: a.Decision, errorClass: a.ErrorClass, status: a.StatusCode}
+	k := attemptKey{method: NormalizeMethod(a.Method), server: r.server(a.ServerAddress), labels: a.Labels.Equivalent(),
+		decision: a.Decision, errorClass: a.ErrorClass, status: a.StatusCode}
 	// One lookup for both instruments: the counter's labels add the status
 	// to the duration histogram's.
 	opts := r.attemptSets.m.Get(k, func() *measureOpts {
-		timed := r.base(k.method, k.server, k.decision.Attribute())
+		timed := r.base(k.method, k.server, a.Labels, k.decision.Attribute())
 		if k.errorClass != "" {
 			timed = append(timed, k.errorClass.Attribute())
 		}
@@ -154,13 +197,13 @@ func (r *Recorder) RecordAttempt(ctx context.Context, a Attempt) {
 }
 
 // RecordBackoff records one pause before a retry on retry.backoff.duration.
-func (r *Recorder) RecordBackoff(ctx context.Context, method, serverAddress string, d time.Duration) {
+func (r *Recorder) RecordBackoff(ctx context.Context, b Backoff) {
 	if r.off {
 		return
 	}
-	k := backoffKey{method: NormalizeMethod(method), server: r.server(serverAddress)}
-	opts := r.backoffSets.get(k, func() []attribute.KeyValue { return r.base(k.method, k.server) })
-	r.backoffDuration.Inst().Record(ctx, d.Seconds(), opts.record...)
+	k := backoffKey{method: NormalizeMethod(b.Method), server: r.server(b.ServerAddress), labels: b.Labels.Equivalent()}
+	opts := r.backoffSets.get(k, func() []attribute.KeyValue { return r.base(k.method, k.server, b.Labels) })
+	r.backoffDuration.Inst().Record(ctx, b.Duration.Seconds(), opts.record...)
 }
 
 func (r *Recorder) server(addr string) string {
@@ -170,13 +213,15 @@ func (r *Recorder) server(addr string) string {
 	return addr
 }
 
-// base returns the labels every instrument carries, then extra.
-func (r *Recorder) base(method, server string, extra ...attribute.KeyValue) []attribute.KeyValue {
-	kv := make([]attribute.KeyValue, 0, 5)
+// base returns the labels every instrument carries, the user's labels,
+// then extra.
+func (r *Recorder) base(method, server string, labels attribute.Set, extra ...attribute.KeyValue) []attribute.KeyValue {
+	kv := make([]attribute.KeyValue, 0, 5+labels.Len())
 	kv = append(kv, attrs.HTTPRequestMethodKey.String(method))
 	if server != "" {
 		kv = append(kv, attrs.ServerAddressKey.String(server))
 	}
+	kv = append(kv, labels.ToSlice()...)
 	return append(kv, extra...)
 }
 

@@ -58,9 +58,9 @@ var (
 func recordSeed(rec *metrics.Recorder) {
 	ctx := context.Background()
 	rec.RecordAttempt(ctx, metrics.Attempt{Method: "GET", Decision: attrs.DecisionRetry, StatusCode: 503, Duration: 80 * time.Millisecond})
-	rec.RecordBackoff(ctx, "GET", "", 40*time.Millisecond)
+	rec.RecordBackoff(ctx, metrics.Backoff{Method: "GET", Duration: 40 * time.Millisecond})
 	rec.RecordAttempt(ctx, metrics.Attempt{Method: "GET", Decision: attrs.DecisionRetry, StatusCode: 503, Duration: 80 * time.Millisecond})
-	rec.RecordBackoff(ctx, "GET", "", 40*time.Millisecond)
+	rec.RecordBackoff(ctx, metrics.Backoff{Method: "GET", Duration: 40 * time.Millisecond})
 	rec.RecordAttempt(ctx, metrics.Attempt{Method: "GET", Decision: attrs.DecisionReturn, StatusCode: 200, Duration: 50 * time.Millisecond})
 	rec.RecordOperation(ctx, metrics.Operation{Method: "GET", Outcome: attrs.OutcomeReturn, Attempts: 3, Duration: 290 * time.Millisecond})
 }
@@ -194,5 +194,19 @@ func TestRecorderOnNoopMeter(t *testing.T) {
 		}
 		recordSeed(rec)
 		rec.RecordOperation(context.Background(), metrics.Operation{Method: "PATCH", Outcome: attrs.OutcomeStop, Attempts: 1})
+	}
+}
+
+func TestWarmRecordingWithLabelsDoesNotAllocate(t *testing.T) {
+	rec, _ := newRecorder(t)
+	labels := metrics.NewLabels(attribute.String("dependency", "orders"))
+	record := func() {
+		ctx := context.Background()
+		rec.RecordAttempt(ctx, metrics.Attempt{Method: "GET", Labels: labels, Decision: attrs.DecisionReturn, StatusCode: 200, Duration: time.Millisecond})
+		rec.RecordOperation(ctx, metrics.Operation{Method: "GET", Labels: labels, Outcome: attrs.OutcomeReturn, Attempts: 1, Duration: time.Millisecond})
+	}
+	record()
+	if n := testing.AllocsPerRun(200, record); n != 0 {
+		t.Fatalf("warm recording with labels allocated %v times, want 0", n)
 	}
 }

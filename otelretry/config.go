@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"time"
 
+	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
 	"go.opentelemetry.io/otel/propagation"
 	"go.opentelemetry.io/otel/trace"
@@ -42,6 +43,8 @@ type config struct {
 	attemptName   func(*http.Request) string
 	clientSpans   bool
 	metricsServer bool
+
+	metricAttributes func(*http.Request) []attribute.KeyValue
 }
 
 func newConfig(opts []Option) config {
@@ -312,5 +315,19 @@ func WithoutBudget() Option {
 	return optionFunc(func(c *config) {
 		c.budget = nil
 		c.noBudget = true
+	})
+}
+
+// WithMetricAttributes adds labels to the retry metrics, computed once per
+// operation from the request, like otelhttp's Labeler: a tenant tier, a
+// dependency name, a route template. Every distinct value is a new series,
+// so return only values from a small, fixed set. Ids, URLs and the keys the
+// metrics set themselves are dropped (see metrics.NewLabels). Nil is
+// ignored.
+func WithMetricAttributes(f func(*http.Request) []attribute.KeyValue) Option {
+	return optionFunc(func(c *config) {
+		if f != nil {
+			c.metricAttributes = f
+		}
 	})
 }

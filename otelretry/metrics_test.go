@@ -139,21 +139,7 @@ func TestMetricCardinalityIsBounded(t *testing.T) {
 				continue
 			}
 			for _, m := range sm.Metrics {
-				var sets []attribute.Set
-				switch d := m.Data.(type) {
-				case metricdata.Sum[int64]:
-					for _, dp := range d.DataPoints {
-						sets = append(sets, dp.Attributes)
-					}
-				case metricdata.Histogram[int64]:
-					for _, dp := range d.DataPoints {
-						sets = append(sets, dp.Attributes)
-					}
-				case metricdata.Histogram[float64]:
-					for _, dp := range d.DataPoints {
-						sets = append(sets, dp.Attributes)
-					}
-				}
+				sets := attributeSets(m)
 				for _, s := range sets {
 					series++
 					for _, kv := range s.ToSlice() {
@@ -176,4 +162,70 @@ func TestMetricCardinalityIsBounded(t *testing.T) {
 			t.Fatalf("series = %d, want 13 for 3000 distinct operations", series)
 		}
 	})
+}
+
+// WithMetricAttributes adds the user's labels to every retry instrument and
+// drops ids, URLs and the recorder's own keys.
+func TestMetricAttributesEnrichEveryInstrument(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := newHarness(t, []scripted.Step{{Status: 503}, {Status: 200}},
+			otelretry.WithBackoff(otelretry.ConstantBackoff(time.Millisecond)),
+			otelretry.WithMetricAttributes(func(r *http.Request) []attribute.KeyValue {
+				return []attribute.KeyValue{
+					attribute.String("dependency", "orders"),
+					attrs.OperationIDKey.String("op-must-not-be-a-label"),
+					attrs.URLFullKey.String(r.URL.String()),
+					attrs.DecisionKey.String("forged"),
+				}
+			}))
+		resp, err := h.client.Do(get(t, otelretry.WithOperationID(t.Context(), "op-1"), "http://api.test/x?id=7"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		seen := 0
+		for _, sm := range h.collect(t).ScopeMetrics {
+			if sm.Scope.Name != otelretry.ScopeName {
+				continue
+			}
+			for _, m := range sm.Metrics {
+				for _, s := range attributeSets(m) {
+					seen++
+					if v, ok := s.Value("dependency"); !ok || v.AsString() != "orders" {
+						t.Errorf("%s: no dependency=orders label in %v", m.Name, s.ToSlice())
+					}
+					for _, k := range []attribute.Key{attrs.OperationIDKey, attrs.URLFullKey} {
+						if s.HasValue(k) {
+							t.Errorf("%s carries %s", m.Name, k)
+						}
+					}
+					if v, ok := s.Value(attrs.DecisionKey); ok && v.AsString() == "forged" {
+						t.Errorf("%s: the enricher overwrote retry.decision", m.Name)
+					}
+				}
+			}
+		}
+		if seen != 8 { // operations, operation.attempts, operation.duration: 1; attempts, attempt.duration: 2; backoff: 1
+			t.Fatalf("label sets = %d, want 8", seen)
+		}
+	})
+}
+
+func attributeSets(m metricdata.Metrics) []attribute.Set {
+	var sets []attribute.Set
+	switch d := m.Data.(type) {
+	case metricdata.Sum[int64]:
+		for _, dp := range d.DataPoints {
+			sets = append(sets, dp.Attributes)
+		}
+	case metricdata.Histogram[int64]:
+		for _, dp := range d.DataPoints {
+			sets = append(sets, dp.Attributes)
+		}
+	case metricdata.Histogram[float64]:
+		for _, dp := range d.DataPoints {
+			sets = append(sets, dp.Attributes)
+		}
+	}
+	return sets
 }

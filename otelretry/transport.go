@@ -140,6 +140,7 @@ type operation struct {
 	hasBody    bool
 	attempts   int
 	cleanURL   string
+	labels     attribute.Set // extra metric labels (WithMetricAttributes)
 
 	// kv holds the attributes of the span being written, so that each span
 	// gets them in one SetAttributes call; see attrs.
@@ -229,6 +230,9 @@ func (t *Transport) begin(req *http.Request) *operation {
 	safe := safeMethod(op.method)
 	op.contract = t.hasIdempotencyKey(req) || (!safe && t.cfg.idempotentMethods[op.method])
 	op.idempotent = safe || op.contract
+	if f := t.cfg.metricAttributes; f != nil {
+		op.labels = metrics.NewLabels(f(req)...)
+	}
 	if t.viaOtelhttp {
 		op.octx = opContext{ctx, op}
 		ctx = &op.octx
@@ -466,7 +470,7 @@ func (op *operation) interrupted() attrs.Outcome {
 // canceled meanwhile. The decision rules guarantee d ends before the
 // deadline.
 func (op *operation) sleep(d time.Duration) bool {
-	op.t.metrics.RecordBackoff(op.ctx, op.method, op.req.URL.Hostname(), d)
+	op.t.metrics.RecordBackoff(op.ctx, metrics.Backoff{Method: op.method, ServerAddress: op.req.URL.Hostname(), Labels: op.labels, Duration: d})
 	if d <= 0 {
 		return op.ctx.Err() == nil
 	}
@@ -571,6 +575,7 @@ func (op *operation) end(outcome attrs.Outcome, now time.Time) {
 	op.t.metrics.RecordOperation(op.ctx, metrics.Operation{
 		Method:        op.method,
 		ServerAddress: op.req.URL.Hostname(),
+		Labels:        op.labels,
 		Outcome:       outcome,
 		Attempts:      op.attempts,
 		Duration:      now.Sub(op.start),
