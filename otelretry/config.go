@@ -70,48 +70,31 @@ func newConfig(opts []Option) config {
 	return c
 }
 
-// The default span names are constants for the standard methods, so that
-// naming a span allocates nothing.
-func defaultOperationName(r *http.Request) string {
-	switch m := methodOf(r); m {
-	case http.MethodGet:
-		return "retry GET"
-	case http.MethodHead:
-		return "retry HEAD"
-	case http.MethodPost:
-		return "retry POST"
-	case http.MethodPut:
-		return "retry PUT"
-	case http.MethodPatch:
-		return "retry PATCH"
-	case http.MethodDelete:
-		return "retry DELETE"
-	case http.MethodOptions:
-		return "retry OPTIONS"
-	default:
-		return "retry " + m
+// Default span names, built once for the standard methods so that naming
+// a span allocates nothing.
+var (
+	operationNames = spanNames("retry ")
+	attemptNames   = spanNames("attempt ")
+)
+
+func spanNames(prefix string) map[string]string {
+	names := map[string]string{}
+	for _, m := range []string{http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut, http.MethodPatch,
+		http.MethodDelete, http.MethodConnect, http.MethodOptions, http.MethodTrace} {
+		names[m] = prefix + m
 	}
+	return names
 }
 
-func defaultAttemptName(r *http.Request) string {
-	switch m := methodOf(r); m {
-	case http.MethodGet:
-		return "attempt GET"
-	case http.MethodHead:
-		return "attempt HEAD"
-	case http.MethodPost:
-		return "attempt POST"
-	case http.MethodPut:
-		return "attempt PUT"
-	case http.MethodPatch:
-		return "attempt PATCH"
-	case http.MethodDelete:
-		return "attempt DELETE"
-	case http.MethodOptions:
-		return "attempt OPTIONS"
-	default:
-		return "attempt " + m
+func defaultOperationName(r *http.Request) string { return spanName(operationNames, "retry ", r) }
+func defaultAttemptName(r *http.Request) string   { return spanName(attemptNames, "attempt ", r) }
+
+func spanName(names map[string]string, prefix string, r *http.Request) string {
+	m := methodOf(r)
+	if name, ok := names[m]; ok {
+		return name
 	}
+	return prefix + m
 }
 
 // Option configures a Transport.

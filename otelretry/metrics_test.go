@@ -134,26 +134,18 @@ func TestMetricCardinalityIsBounded(t *testing.T) {
 			resp.Body.Close()
 		}
 		series := 0
-		for _, sm := range h.collect(t).ScopeMetrics {
-			if sm.Scope.Name != otelretry.ScopeName {
-				continue
-			}
-			for _, m := range sm.Metrics {
-				sets := attributeSets(m)
-				for _, s := range sets {
-					series++
-					for _, kv := range s.ToSlice() {
-						v := kv.Value.Emit()
-						if strings.Contains(v, "op-") || strings.Contains(v, "/") || strings.Contains(v, "users") {
-							t.Errorf("%s label %s=%q carries an id or a path", m.Name, kv.Key, v)
-						}
-						if kv.Key == attrs.OperationIDKey || kv.Key == attrs.RequestIDKey || kv.Key == attrs.URLFullKey {
-							t.Errorf("%s has the label %s", m.Name, kv.Key)
-						}
-					}
+		retrySets(t, h, func(metric string, s attribute.Set) {
+			series++
+			for _, kv := range s.ToSlice() {
+				v := kv.Value.Emit()
+				if strings.Contains(v, "op-") || strings.Contains(v, "/") || strings.Contains(v, "users") {
+					t.Errorf("%s label %s=%q carries an id or a path", metric, kv.Key, v)
+				}
+				if kv.Key == attrs.OperationIDKey || kv.Key == attrs.RequestIDKey || kv.Key == attrs.URLFullKey {
+					t.Errorf("%s has the label %s", metric, kv.Key)
 				}
 			}
-		}
+		})
 		// Operations: first 503→200 (return, 2 attempts); the scripted base
 		// then answers 404 for ever (stop). Series: operations 2, attempts 3
 		// (retry/503, return/200, stop/404), operation.attempts 2,
@@ -184,31 +176,39 @@ func TestMetricAttributesEnrichEveryInstrument(t *testing.T) {
 		}
 		resp.Body.Close()
 		seen := 0
-		for _, sm := range h.collect(t).ScopeMetrics {
-			if sm.Scope.Name != otelretry.ScopeName {
-				continue
+		retrySets(t, h, func(metric string, s attribute.Set) {
+			seen++
+			if v, ok := s.Value("dependency"); !ok || v.AsString() != "orders" {
+				t.Errorf("%s: no dependency=orders label in %v", metric, s.ToSlice())
 			}
-			for _, m := range sm.Metrics {
-				for _, s := range attributeSets(m) {
-					seen++
-					if v, ok := s.Value("dependency"); !ok || v.AsString() != "orders" {
-						t.Errorf("%s: no dependency=orders label in %v", m.Name, s.ToSlice())
-					}
-					for _, k := range []attribute.Key{attrs.OperationIDKey, attrs.URLFullKey} {
-						if s.HasValue(k) {
-							t.Errorf("%s carries %s", m.Name, k)
-						}
-					}
-					if v, ok := s.Value(attrs.DecisionKey); ok && v.AsString() == "forged" {
-						t.Errorf("%s: the enricher overwrote retry.decision", m.Name)
-					}
+			for _, k := range []attribute.Key{attrs.OperationIDKey, attrs.URLFullKey} {
+				if s.HasValue(k) {
+					t.Errorf("%s carries %s", metric, k)
 				}
 			}
-		}
+			if v, ok := s.Value(attrs.DecisionKey); ok && v.AsString() == "forged" {
+				t.Errorf("%s: the enricher overwrote retry.decision", metric)
+			}
+		})
 		if seen != 8 { // operations, operation.attempts, operation.duration: 1; attempts, attempt.duration: 2; backoff: 1
 			t.Fatalf("label sets = %d, want 8", seen)
 		}
 	})
+}
+
+// retrySets calls f for every label set of every retry instrument.
+func retrySets(t *testing.T, h *harness, f func(metric string, s attribute.Set)) {
+	t.Helper()
+	for _, sm := range h.collect(t).ScopeMetrics {
+		if sm.Scope.Name != otelretry.ScopeName {
+			continue
+		}
+		for _, m := range sm.Metrics {
+			for _, s := range attributeSets(m) {
+				f(m.Name, s)
+			}
+		}
+	}
 }
 
 func attributeSets(m metricdata.Metrics) []attribute.Set {
