@@ -106,6 +106,8 @@ func run(ctx context.Context, o options, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
+	fmt.Fprintf(stdout, "\n=== otelretry demo: %d operations against a flaky server on %s; attempt events read back from the spans ===\n",
+		len(s.Operations), ln.Addr())
 	printTables(stdout, s)
 	fmt.Fprintf(stdout, "\ntraces exported with %s", tel.exporter)
 	if tel.exporter == "stdout" && o.traces != "-" {
