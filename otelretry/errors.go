@@ -26,6 +26,9 @@ var (
 	ErrNotReplayable = errors.New("otelretry: request body cannot be replayed")
 )
 
+// errNilURL rejects a request that names no URL.
+var errNilURL = errors.New("otelretry: nil Request.URL")
+
 // Error is returned by Transport.RoundTrip when the operation ended without
 // a response to hand back. It never contains URLs, headers or bodies.
 type Error struct {

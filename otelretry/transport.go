@@ -160,6 +160,10 @@ type operation struct {
 // outcome, or an *Error when no response can be returned. req is not
 // modified; its body is closed.
 func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
+	if req.URL == nil {
+		closeBody(req)
+		return nil, errNilURL // as net/http does, before any telemetry
+	}
 	op := t.begin(req)
 	// now is the latest clock reading: the start of the next attempt, and
 	// the end of the operation when it ends without another reading.

@@ -444,3 +444,42 @@ func TestBudgetExhaustionIsItsOwnDecision(t *testing.T) {
 		}
 	})
 }
+
+func TestCanceledBeforeTheCallMakesNoCall(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := newHarness(t, []scripted.Step{{Status: 200}})
+		ctx, cancel := context.WithCancel(t.Context())
+		cancel()
+		_, err := h.client.Do(get(t, ctx, "http://api.test/"))
+		var rerr *otelretry.Error
+		if !errors.Is(err, context.Canceled) || !errors.As(err, &rerr) || rerr.Outcome != attrs.OutcomeCanceled || rerr.Attempts != 0 {
+			t.Fatalf("err = %v, want canceled after 0 attempts", err)
+		}
+		if n := len(h.base.Calls()); n != 0 {
+			t.Fatalf("calls = %d, want 0", n)
+		}
+	})
+}
+
+func TestRequestWithoutURLIsRefusedWithAnError(t *testing.T) {
+	h := newHarness(t, []scripted.Step{{Status: 200}})
+	body := &closeRecorder{Reader: strings.NewReader("x")}
+	req := &http.Request{Method: http.MethodPost, Header: http.Header{}, Body: body}
+	resp, err := h.transprt.RoundTrip(req)
+	if resp != nil || err == nil || !strings.Contains(err.Error(), "nil Request.URL") {
+		t.Fatalf("RoundTrip = %v, %v; want a clear error", resp, err)
+	}
+	if !body.closed {
+		t.Fatal("the request body was not closed")
+	}
+	if len(h.ended()) != 0 || len(h.base.Calls()) != 0 {
+		t.Fatal("a request without a URL must not reach telemetry or the network")
+	}
+}
+
+type closeRecorder struct {
+	io.Reader
+	closed bool
+}
+
+func (c *closeRecorder) Close() error { c.closed = true; return nil }
