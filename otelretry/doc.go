@@ -38,7 +38,8 @@
 //     (connection refused, DNS, TLS handshake, dial failure): retry, unless
 //     the remaining budget cannot cover the pause (deadline_exceeded), no
 //     attempts are left (max_attempts), the body cannot be replayed (stop) or
-//     the retry budget refuses (budget_exhausted);
+//     the retry budget refuses (budget_exhausted: failed retries may add at
+//     most 10% to a host's first attempts, see Budget);
 //   - a write that timed out or whose connection broke: check_state. It is
 //     not resent; RoundTrip returns an error matching ErrOutcomeUnknown,
 //     unless a StateCheckFunc (WithStateCheck) resolves it;
