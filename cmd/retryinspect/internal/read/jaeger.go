@@ -108,13 +108,9 @@ func Jaeger(r io.Reader, name string) (spans []model.Span, warnings []string, er
 }
 
 func (s *jaegerSpan) model() (model.Span, error) {
-	traceID, ok := model.TraceID(s.TraceID)
-	if !ok || traceID == "" {
-		return model.Span{}, fmt.Errorf("traceID %q is not a hex trace id", s.TraceID)
-	}
-	spanID, ok := model.SpanID(s.SpanID)
-	if !ok || spanID == "" {
-		return model.Span{}, fmt.Errorf("spanID %q is not a hex span id", s.SpanID)
+	traceID, spanID, err := spanIDs("traceID", s.TraceID, "spanID", s.SpanID)
+	if err != nil {
+		return model.Span{}, err
 	}
 	parent := s.ParentSpanID
 	for _, ref := range s.References {

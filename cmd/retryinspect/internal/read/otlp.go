@@ -90,13 +90,9 @@ func OTLP(r io.Reader, name string) ([]model.Span, error) {
 }
 
 func (s *otlpSpan) model() (model.Span, error) {
-	traceID, ok := model.TraceID(s.TraceID)
-	if !ok || traceID == "" {
-		return model.Span{}, fmt.Errorf("traceId %q is not a hex trace id", s.TraceID)
-	}
-	spanID, ok := model.SpanID(s.SpanID)
-	if !ok || spanID == "" {
-		return model.Span{}, fmt.Errorf("spanId %q is not a hex span id", s.SpanID)
+	traceID, spanID, err := spanIDs("traceId", s.TraceID, "spanId", s.SpanID)
+	if err != nil {
+		return model.Span{}, err
 	}
 	parentID, ok := model.SpanID(s.ParentSpanID)
 	if !ok {

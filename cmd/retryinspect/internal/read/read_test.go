@@ -359,7 +359,7 @@ func TestMalformed(t *testing.T) {
 		{"stdout bad id", stdout, span + "\n" + strings.Replace(span, `"01"`, `"xyz"`, 1), `in:2:1: SpanContext.TraceID: invalid trace id "xyz"`},
 		{"stdout bad value", stdout, `{"SpanContext":{"TraceID":"01","SpanID":"02"},"Attributes":[{"Key":"k","Value":{"Type":"INT64","Value":"x"}}]}`, "in:1:1: Attributes[0] (k):"},
 		{"otlp stdout given", otlp, span, "in:1:1: not an OTLP trace request: no resourceSpans"},
-		{"otlp bad id", otlp, `{"resourceSpans":[{"scopeSpans":[{"spans":[{"traceId":"AAE=","spanId":"01"}]}]}]}`, `in:1:1: resourceSpans[0].scopeSpans[0].spans[0]: traceId "AAE=" is not a hex trace id`},
+		{"otlp bad id", otlp, `{"resourceSpans":[{"scopeSpans":[{"spans":[{"traceId":"AAE=","spanId":"01"}]}]}]}`, `in:1:1: resourceSpans[0].scopeSpans[0].spans[0]: traceId: invalid trace id "AAE="`},
 		{"otlp bad kind", otlp, `{"resourceSpans":[{"scopeSpans":[{"spans":[{"traceId":"01","spanId":"01","kind":"SIDEWAYS"}]}]}]}`, `unknown span kind "SIDEWAYS"`},
 		{"otlp bad time", otlp, "\n\n" + `{"resourceSpans":[{"scopeSpans":[{"spans":[{"traceId":"01","spanId":"01","startTimeUnixNano":"soon"}]}]}]}`, "in:3:1: resourceSpans[0].scopeSpans[0].spans[0]: startTimeUnixNano:"},
 		{"jaeger not an object", jaeger, `[1, 2]`, "in:1:1: not a Jaeger API response"},

@@ -77,13 +77,9 @@ func (s *stdoutSpan) model() (model.Span, error) {
 	if s.SpanContext == nil {
 		return model.Span{}, fmt.Errorf("not a stdouttrace span: no SpanContext (is this OTLP JSON? use --otlp)")
 	}
-	traceID, ok := model.TraceID(s.SpanContext.TraceID)
-	if !ok || traceID == "" {
-		return model.Span{}, fieldErrorf("SpanContext.TraceID", "invalid trace id %q", s.SpanContext.TraceID)
-	}
-	spanID, ok := model.SpanID(s.SpanContext.SpanID)
-	if !ok || spanID == "" {
-		return model.Span{}, fieldErrorf("SpanContext.SpanID", "invalid span id %q", s.SpanContext.SpanID)
+	traceID, spanID, err := spanIDs("SpanContext.TraceID", s.SpanContext.TraceID, "SpanContext.SpanID", s.SpanContext.SpanID)
+	if err != nil {
+		return model.Span{}, err
 	}
 	parentID, ok := model.SpanID(s.Parent.SpanID)
 	if !ok {

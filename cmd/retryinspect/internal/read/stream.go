@@ -6,6 +6,8 @@
 package read
 
 import (
+	"github.com/otelretry/otelretry-go/cmd/retryinspect/internal/model"
+
 	"bytes"
 	"encoding/json"
 	"errors"
@@ -111,4 +113,18 @@ func unmarshalInt(raw json.RawMessage) (int64, error) {
 		return 0, err
 	}
 	return n.Int64()
+}
+
+// spanIDs normalizes a span's trace and span ids, naming the offending
+// field of the input format when one is not a hex id.
+func spanIDs(traceField, traceID, spanField, spanID string) (string, string, error) {
+	t, ok := model.TraceID(traceID)
+	if !ok || t == "" {
+		return "", "", fieldErrorf(traceField, "invalid trace id %q", traceID)
+	}
+	sp, ok := model.SpanID(spanID)
+	if !ok || sp == "" {
+		return "", "", fieldErrorf(spanField, "invalid span id %q", spanID)
+	}
+	return t, sp, nil
 }
