@@ -18,22 +18,22 @@ import (
 // is also an io.Writer (a 101 Switching Protocols connection) stays one.
 // The wrapper lives in the operation, which is done by then, so wrapping
 // allocates nothing.
-func (op *operation) releaseOnClose(body io.ReadCloser, release context.CancelFunc) io.ReadCloser {
+func (op *operation) releaseOnClose(body io.ReadCloser, actx *attemptContext) io.ReadCloser {
 	if rwc, ok := body.(io.ReadWriteCloser); ok {
-		return &releasingReadWriteCloser{releasingBody{body, release}, rwc}
+		return &releasingReadWriteCloser{releasingBody{body, actx}, rwc}
 	}
-	op.releasing = releasingBody{body, release}
+	op.releasing = releasingBody{body, actx}
 	return &op.releasing
 }
 
 type releasingBody struct {
 	io.ReadCloser
-	release context.CancelFunc
+	actx *attemptContext
 }
 
 func (b *releasingBody) Close() error {
 	err := b.ReadCloser.Close()
-	b.release()
+	b.actx.release()
 	return err
 }
 

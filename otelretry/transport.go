@@ -152,6 +152,8 @@ type operation struct {
 	// octx is the caller's context with the operation attached: the parent
 	// of the operation span when attempts may go through otelhttp.
 	octx opContext
+	// firstAttempt is the first attempt's context (see attemptContext).
+	firstAttempt attemptContext
 }
 
 // RoundTrip runs one logical operation: it sends req, and sends it again
@@ -177,23 +179,23 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		}
 		body, err := op.body(n)
 		if err != nil {
-			return nil, op.fail(attrs.OutcomeStop, err, false, time.Now())
+			return nil, op.fail(attrs.OutcomeStop, err, false, op.now())
 		}
 		res := op.call(n, now, remaining, body)
 		now = res.end
 		op.record(res.span, &res.ev)
 		switch res.ev.decision {
 		case attrs.DecisionRetry:
-			discard(res.resp, res.release)
+			discard(res.resp, res.actx)
 			if !op.sleep(res.ev.backoff) {
-				return nil, op.fail(op.interrupted(), op.ctx.Err(), false, time.Now())
+				return nil, op.fail(op.interrupted(), op.ctx.Err(), false, op.now())
 			}
-			now = time.Now()
+			now = op.now()
 			continue
 		case attrs.DecisionCheckState:
-			res.release()
+			res.actx.release()
 			next, stored := op.checkState(n, res.err)
-			now = time.Now()
+			now = op.now()
 			switch next {
 			case attrs.DecisionRetry:
 				continue
@@ -204,9 +206,9 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 			}
 		}
 		if res.resp != nil {
-			return op.succeed(res.resp, res.release, res.ev.decision.Outcome(), now), nil
+			return op.succeed(res.resp, res.actx, res.ev.decision.Outcome(), now), nil
 		}
-		res.release()
+		res.actx.release()
 		inFlightWrite := res.ev.decision == attrs.DecisionCanceled && !op.idempotent && !neverSent(res.err, res.ev.class)
 		err = res.err
 		if res.notReplayable {
@@ -272,6 +274,11 @@ func (t *Transport) hasIdempotencyKey(req *http.Request) bool {
 	return false
 }
 
+// now reads the clock: the operation's start plus the time since, which
+// reads only the monotonic clock (time.Now reads the wall clock too, and
+// costs twice as much). Durations and deadlines are all taken from it.
+func (op *operation) now() time.Time { return op.start.Add(time.Since(op.start)) }
+
 // opID returns the operation id: the caller's (WithOperationID), else one
 // generated on first use, so that an operation nobody records or reports
 // does not pay for one. Spans, log records, errors and state checks all
@@ -334,12 +341,13 @@ func (op *operation) body(n int) (io.ReadCloser, error) {
 	return op.req.GetBody()
 }
 
-// attemptResult is what one call produced. release frees the attempt's
-// context; for a returned response it runs when the body is closed.
+// attemptResult is what one call produced. actx is the attempt's context,
+// to be released when the attempt is done: for a returned response, when
+// its body is closed.
 type attemptResult struct {
 	resp          *http.Response
 	err           error
-	release       context.CancelFunc
+	actx          *attemptContext
 	span          trace.Span
 	end           time.Time // when the call returned
 	ev            attemptEvent
@@ -351,8 +359,12 @@ func (op *operation) call(n int, start time.Time, remaining time.Duration, body 
 	res := attemptResult{ev: attemptEvent{attempt: n, remaining: remaining}}
 	ctx, span := op.t.startSpan(op.ctx, op.t.cfg.attemptName, op.req)
 	res.span = span
-	ctx, res.release = context.WithTimeout(ctx, min(op.t.cfg.attemptTimeout, remaining))
-	r := op.req.WithContext(ctx)
+	res.actx = &op.firstAttempt
+	if n > 1 {
+		res.actx = new(attemptContext)
+	}
+	res.actx.init(ctx, start.Add(min(op.t.cfg.attemptTimeout, remaining)))
+	r := op.req.WithContext(res.actx)
 	r.Body = body
 	op.attempts = n
 
@@ -361,7 +373,7 @@ func (op *operation) call(n int, start time.Time, remaining time.Duration, body 
 		// otelhttp reports this itself; the base, called directly, may not.
 		err = fmt.Errorf("otelretry: RoundTripper implementation (%T) returned a nil *Response with a nil error", op.t.base)
 	}
-	res.end = time.Now()
+	res.end = op.now()
 	res.ev.elapsed = res.end.Sub(start)
 
 	obs := observation{
@@ -518,7 +530,7 @@ func (op *operation) checkState(n int, cause error) (attrs.Decision, *http.Respo
 	if state != attrs.StateApplied && result.Response != nil {
 		discard(result.Response, nil)
 	}
-	next := op.admit(afterStateCheck(state, op.deadline.Sub(time.Now()), op.t.cfg.maxAttempts-n, op.replayable))
+	next := op.admit(afterStateCheck(state, op.deadline.Sub(op.now()), op.t.cfg.maxAttempts-n, op.replayable))
 	if span.IsRecording() {
 		span.SetAttributes(append(op.attrs(), attrs.OperationIDKey.String(op.opID()), state.Attribute(), next.Attribute())...)
 	}
@@ -529,14 +541,14 @@ func (op *operation) checkState(n int, cause error) (attrs.Decision, *http.Respo
 }
 
 // succeed ends the operation at now with a response for the caller. The
-// attempt context stays alive until the body is closed, so the body can be
-// read.
-func (op *operation) succeed(resp *http.Response, release context.CancelFunc, outcome attrs.Outcome, now time.Time) *http.Response {
-	if release != nil {
+// attempt context (actx, nil for a stored response) stays alive until the
+// body is closed, so the body can be read.
+func (op *operation) succeed(resp *http.Response, actx *attemptContext, outcome attrs.Outcome, now time.Time) *http.Response {
+	if actx != nil {
 		if resp.Body == nil {
-			release() // nothing to read
+			actx.release() // nothing to read
 		} else {
-			resp.Body = op.releaseOnClose(resp.Body, release)
+			resp.Body = op.releaseOnClose(resp.Body, actx)
 		}
 	}
 	op.end(outcome, now)
@@ -597,8 +609,8 @@ var drainBuffers = sync.Pool{New: func() any { return new([512]byte) }}
 
 // discard drains a response that will not be returned (at most maxDrain
 // bytes) and closes it, so its connection can be reused and its client span
-// ends.
-func discard(resp *http.Response, release context.CancelFunc) {
+// ends, then releases the attempt's context (actx, if not nil).
+func discard(resp *http.Response, actx *attemptContext) {
 	if resp != nil && resp.Body != nil {
 		buf := drainBuffers.Get().(*[512]byte)
 		for left := maxDrain; left > 0; {
@@ -611,7 +623,7 @@ func discard(resp *http.Response, release context.CancelFunc) {
 		drainBuffers.Put(buf)
 		resp.Body.Close()
 	}
-	if release != nil {
-		release()
+	if actx != nil {
+		actx.release()
 	}
 }

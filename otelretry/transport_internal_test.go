@@ -1,11 +1,13 @@
 package otelretry
 
 import (
+	"context"
 	"io"
 	"net/http"
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 )
 
 // countingBody counts what was read from it and whether it was closed.
@@ -26,8 +28,10 @@ func (b *countingBody) Close() error { b.closed = true; return nil }
 func TestDiscardDrainsAtMostMaxDrainAndCloses(t *testing.T) {
 	for _, size := range []int{0, 100, maxDrain - 1, maxDrain, maxDrain + 1, 10 * maxDrain} {
 		body := &countingBody{r: strings.NewReader(strings.Repeat("x", size))}
-		released := false
-		discard(&http.Response{Body: body}, func() { released = true })
+		actx := new(attemptContext)
+		actx.init(context.Background(), time.Now().Add(time.Hour))
+		discard(&http.Response{Body: body}, actx)
+		released := actx.Err() == context.Canceled
 		if want := min(size, maxDrain); body.read != want || !body.closed || !released {
 			t.Errorf("size %d: read %d (want %d), closed %v, released %v", size, body.read, want, body.closed, released)
 		}

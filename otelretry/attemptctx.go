@@ -1,0 +1,171 @@
+package otelretry
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sync"
+	"time"
+)
+
+// attemptContext is the context of one attempt: its parent (the operation's
+// context) with a deadline of its own, released when the attempt is done.
+// It behaves as context.WithDeadline(parent, deadline) plus its cancel
+// function, except that it sets up nothing until it is watched: the Done
+// channel, the timer that closes it and the watch on the parent are made by
+// the first call to Done or AfterFunc (http.Transport makes that call; a
+// transport that never waits on the context does not). Until then Err reads
+// the clock and the parent. context.WithDeadline would arm a timer, and
+// allocate four times, for every attempt.
+//
+// The first attempt's context is embedded in the operation, so it costs no
+// allocation of its own; a new one is made for each later attempt, because
+// the transport may still hold the earlier one.
+type attemptContext struct {
+	parent   context.Context
+	deadline time.Time
+
+	mu         sync.Mutex
+	err        error         // nil until done, then fixed
+	done       chan struct{} // made by watch
+	timer      *time.Timer
+	stopParent func() bool // stops the watch on parent
+	afters     []afterFunc // registered by AfterFunc; run when done
+	afterSeq   uint64
+}
+
+type afterFunc struct {
+	id uint64
+	f  func()
+}
+
+var _ context.Context = (*attemptContext)(nil)
+
+func (c *attemptContext) init(parent context.Context, deadline time.Time) {
+	c.parent, c.deadline = parent, deadline
+}
+
+func (c *attemptContext) Deadline() (time.Time, bool) { return c.deadline, true }
+
+func (c *attemptContext) Value(key any) any { return c.parent.Value(key) }
+
+func (c *attemptContext) String() string {
+	return fmt.Sprintf("%v.WithDeadline(%s)", c.parent, c.deadline)
+}
+
+// Err reports why the context is done, checking the parent and the clock
+// itself, so that it is right whether or not anything watches the context.
+func (c *attemptContext) Err() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.check()
+	return c.err
+}
+
+// Done returns a channel closed when the deadline passes, the parent is
+// done or the attempt is released, whichever comes first.
+func (c *attemptContext) Done() <-chan struct{} {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.watch()
+	return c.done
+}
+
+// AfterFunc runs f in its own goroutine once the context is done, as
+// context.AfterFunc does. A context derived from this one with
+// context.WithCancel (http.Transport derives one per request) registers
+// itself here instead of starting a goroutine to wait on Done.
+func (c *attemptContext) AfterFunc(f func()) (stop func() bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.watch()
+	if c.err != nil {
+		go f()
+		return func() bool { return false }
+	}
+	c.afterSeq++
+	id := c.afterSeq
+	c.afters = append(c.afters, afterFunc{id: id, f: f})
+	return func() bool {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		i := slices.IndexFunc(c.afters, func(a afterFunc) bool { return a.id == id })
+		if i < 0 {
+			return false
+		}
+		c.afters = slices.Delete(c.afters, i, i+1)
+		return true
+	}
+}
+
+// release ends the attempt: Err becomes context.Canceled unless the context
+// is done already, and the timer and the watch on the parent stop.
+func (c *attemptContext) release() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.finish(context.Canceled)
+}
+
+// check ends the context if its parent is done or its deadline has
+// passed. c.mu is held.
+func (c *attemptContext) check() {
+	if c.err != nil {
+		return
+	}
+	if err := c.parent.Err(); err != nil {
+		c.finish(err)
+	} else if time.Until(c.deadline) <= 0 { // the monotonic clock only
+		c.finish(context.DeadlineExceeded)
+	}
+}
+
+// watch makes the Done channel and, unless the context is done already,
+// the timer for the deadline and the watch on the parent. c.mu is held.
+func (c *attemptContext) watch() {
+	if c.done != nil {
+		return
+	}
+	c.done = make(chan struct{})
+	if c.check(); c.err != nil {
+		close(c.done)
+		return
+	}
+	c.timer = time.AfterFunc(time.Until(c.deadline), c.expire)
+	if c.parent.Done() != nil {
+		c.stopParent = context.AfterFunc(c.parent, c.parentDone)
+	}
+}
+
+func (c *attemptContext) expire() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.finish(context.DeadlineExceeded)
+}
+
+func (c *attemptContext) parentDone() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.finish(c.parent.Err())
+}
+
+// finish makes the context done with err, unless it is done already.
+// c.mu is held.
+func (c *attemptContext) finish(err error) {
+	if c.err != nil {
+		return
+	}
+	c.err = err
+	if c.done != nil {
+		close(c.done)
+	}
+	if c.timer != nil {
+		c.timer.Stop()
+	}
+	if c.stopParent != nil {
+		c.stopParent()
+	}
+	for _, a := range c.afters {
+		go a.f()
+	}
+	c.afters = nil
+}
