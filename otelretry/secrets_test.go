@@ -2,13 +2,18 @@ package otelretry_test
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"log/slog"
 	"strings"
+	"sync"
 	"testing"
 	"testing/synctest"
 	"time"
+
+	"go.opentelemetry.io/otel/attribute"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 
 	"github.com/otelretry/otelretry-go/attrs"
 	"github.com/otelretry/otelretry-go/internal/scripted"
@@ -23,7 +28,10 @@ func TestSecretsNeverReachTelemetry(t *testing.T) {
 			otelretry.WithAttemptTimeout(50*time.Millisecond),
 			otelretry.WithBackoff(otelretry.ConstantBackoff(time.Millisecond)),
 			otelretry.WithMaxAttempts(2))
-		req := get(t, t.Context(), "http://alice:hunter2@api.test/v1/items?token=tok-SECRET-1&sig=SIG-SECRET-2&page=3")
+		atStart := &startAttributes{}
+		h.tp.RegisterSpanProcessor(atStart)
+		const sent = "http://alice:hunter2@api.test/v1/items?token=tok-SECRET-1&sig=SIG-SECRET-2&page=3"
+		req := get(t, t.Context(), sent)
 		req.Header.Set("Authorization", "Bearer AUTH-SECRET-3")
 		req.Header.Set("Cookie", "session=COOKIE-SECRET-4")
 		_, err := h.client.Do(req)
@@ -35,6 +43,9 @@ func TestSecretsNeverReachTelemetry(t *testing.T) {
 		for _, s := range h.ended() {
 			fmt.Fprintf(&dump, "%s %v %v %v\n", s.Name(), s.Attributes(), s.Status(), s.Events())
 		}
+		// What span processors see when a span starts (otelhttp's client
+		// span records url.full then) is telemetry too.
+		fmt.Fprintf(&dump, "%v\n", atStart.seen())
 		var rerr *otelretry.Error
 		errors.As(err, &rerr)
 		dump.WriteString(rerr.Error())
@@ -57,8 +68,37 @@ func TestSecretsNeverReachTelemetry(t *testing.T) {
 		if !strings.Contains(logs.String(), clean) {
 			t.Errorf("logs lack the sanitized URL:\n%s", logs.String())
 		}
+		// The server still gets the URL as sent, credentials and all.
+		for i, c := range h.base.Calls() {
+			if c.URL != sent {
+				t.Errorf("call %d went to %q, want %q", i+1, c.URL, sent)
+			}
+		}
 	})
 }
+
+// startAttributes is a SpanProcessor that keeps the attributes every span
+// has when it starts.
+type startAttributes struct {
+	mu    sync.Mutex
+	attrs [][]attribute.KeyValue
+}
+
+func (p *startAttributes) OnStart(_ context.Context, s sdktrace.ReadWriteSpan) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.attrs = append(p.attrs, s.Attributes())
+}
+
+func (p *startAttributes) seen() [][]attribute.KeyValue {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.attrs
+}
+
+func (*startAttributes) OnEnd(sdktrace.ReadOnlySpan)      {}
+func (*startAttributes) Shutdown(context.Context) error   { return nil }
+func (*startAttributes) ForceFlush(context.Context) error { return nil }
 
 func TestSanitizeURL(t *testing.T) {
 	cases := map[string]string{
