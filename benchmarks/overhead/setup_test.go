@@ -160,36 +160,38 @@ type caseDef struct {
 	noRetry bool // no Retry3 entry
 }
 
-// cases are the contenders, in the order the tables show them. Each one is
-// run the way its users would run it: through an http.Client whose Transport
-// is the case's RoundTripper, or, for go-retryablehttp, through its own
-// Client.Do. Each operation builds its request as such a user would
-// (http.NewRequestWithContext, retryablehttp.NewRequestWithContext), with
-// the parent span's context in the *-otelhttp cases.
+// cases are the contenders, in the order the tables show them. Each case
+// is an http.RoundTripper over the base, and each operation calls its
+// RoundTrip directly, as an http.Client would, so that no client's own
+// cost is counted in the overhead (the benchmark's name: RoundTrip). Each
+// operation builds its request with http.NewRequestWithContext, with the
+// parent span's context in the *-otelhttp cases, then reads and closes
+// the body. go-retryablehttp's RoundTripper is the one its
+// Client.StandardClient installs; it sends through the library's Client,
+// and so through an inner http.Client (see newRetryableTransport).
 var cases = []caseDef{
-	// bare: http.Client over the base alone. In Retry3 it is the floor: a
-	// hand-written loop of three calls that drains and closes each 503.
+	// bare: the base alone. In Retry3 it is the floor: a hand-written loop
+	// of three calls that drains and closes each 503.
 	{name: "bare", build: func(tb testing.TB, base http.RoundTripper, url string, k kind) built {
-		c := &http.Client{Transport: base}
 		if k == retrying {
-			return built{op: func() error { return handLoop(c, url) }}
+			return built{op: func() error { return handLoop(base, url) }}
 		}
-		return built{op: func() error { return get(c, context.Background(), url) }}
+		return built{op: func() error { return roundTrip(base, context.Background(), url) }}
 	}},
-	// otelhttp: http.Client over otelhttp.NewTransport(base) with the SDK
-	// providers: one CLIENT span per request, HTTP client metrics, traceparent
-	// injected. No retries, so it has no Retry3 entry.
+	// otelhttp: otelhttp.NewTransport(base) with the SDK providers: one
+	// CLIENT span per request, HTTP client metrics, traceparent injected. No
+	// retries, so it has no Retry3 entry.
 	{name: "otelhttp", noRetry: true, build: func(tb testing.TB, base http.RoundTripper, url string, _ kind) built {
 		s := newSDK(tb)
-		c := &http.Client{Transport: s.otelhttp(base)}
-		return built{op: func() error { return get(c, context.Background(), url) }, spans: s.spans}
+		rt := s.otelhttp(base)
+		return built{op: func() error { return roundTrip(rt, context.Background(), url) }, spans: s.spans}
 	}},
-	// otelretry-noop: http.Client over otelretry.NewTransport(base) with no-op
-	// tracer and meter providers and an empty propagator; otherwise defaults
-	// (3 attempts, deadline, attempt timeout, retry budget, exponential
-	// backoff, an inner otelhttp client transport on the no-op providers).
-	// Retry3 adds ConstantBackoff(0) and WithoutBudget (the default budget
-	// allows max(10% of operations, 10) retries per 10s window, which three
+	// otelretry-noop: otelretry.NewTransport(base) with no-op tracer and
+	// meter providers and an empty propagator; otherwise defaults (3
+	// attempts, deadline, attempt timeout, retry budget, exponential
+	// backoff, otelhttp for attempts whose operation records). Retry3 adds
+	// ConstantBackoff(0) and WithoutBudget (the default budget allows
+	// max(10% of operations, 10) retries per 10s window, which three
 	// attempts per operation would exhaust).
 	{name: "otelretry-noop", build: func(tb testing.TB, base http.RoundTripper, url string, k kind) built {
 		opts := []otelretry.Option{
@@ -197,8 +199,8 @@ var cases = []caseDef{
 			otelretry.WithMeterProvider(metricnoop.NewMeterProvider()),
 			otelretry.WithPropagators(propagation.NewCompositeTextMapPropagator()),
 		}
-		c := &http.Client{Transport: otelretry.NewTransport(base, append(opts, otelretryRetryOptions(k)...)...)}
-		return built{op: func() error { return get(c, context.Background(), url) }}
+		rt := otelretry.NewTransport(base, append(opts, otelretryRetryOptions(k)...)...)
+		return built{op: func() error { return roundTrip(rt, context.Background(), url) }}
 	}},
 	// otelretry-sdk: the same with the SDK providers and traceparent: per
 	// operation an operation span, and per attempt an attempt span and an
@@ -211,41 +213,33 @@ var cases = []caseDef{
 			otelretry.WithMeterProvider(s.mp),
 			otelretry.WithPropagators(s.prop),
 		}
-		c := &http.Client{Transport: otelretry.NewTransport(base, append(opts, otelretryRetryOptions(k)...)...)}
-		return built{op: func() error { return get(c, context.Background(), url) }, spans: s.spans}
+		rt := otelretry.NewTransport(base, append(opts, otelretryRetryOptions(k)...)...)
+		return built{op: func() error { return roundTrip(rt, context.Background(), url) }, spans: s.spans}
 	}},
-	// retryablehttp: go-retryablehttp v0.7.8 Client.Do with 3 attempts
-	// (RetryMax=2), no logger, zero wait (RetryWaitMin/Max=0 and a Backoff
-	// returning 0), the default retry policy, over an http.Client whose
-	// Transport is the base. No telemetry.
+	// retryablehttp: go-retryablehttp v0.7.8's RoundTripper with 3 attempts
+	// (RetryMax=2), no logger, zero wait, the default retry policy, over the
+	// base. No telemetry.
 	{name: "retryablehttp", build: func(tb testing.TB, base http.RoundTripper, url string, k kind) built {
-		rc := newRetryableClient(base)
-		return built{op: func() error { return retryableGet(rc, context.Background(), url) }}
+		rt := newRetryableTransport(base)
+		return built{op: func() error { return roundTrip(rt, context.Background(), url) }}
 	}},
 	// retryablehttp-otelhttp: the same over an otelhttp transport on the SDK
-	// providers, plus a hand-made parent span per operation around Do and the
-	// body read: one span per operation and one CLIENT span per attempt, no
-	// retry attributes, no retry metrics.
+	// providers, plus a hand-made parent span per operation around the call
+	// and the body read: one span per operation and one CLIENT span per
+	// attempt, no retry attributes, no retry metrics.
 	{name: "retryablehttp-otelhttp", build: func(tb testing.TB, base http.RoundTripper, url string, k kind) built {
 		s := newSDK(tb)
-		rc := newRetryableClient(s.otelhttp(base))
-		tracer := s.tp.Tracer("bench")
-		return built{op: func() error {
-			ctx, span := tracer.Start(context.Background(), "GET", trace.WithSpanKind(trace.SpanKindInternal))
-			err := retryableGet(rc, ctx, url)
-			span.End()
-			return err
-		}, spans: s.spans}
+		return withParentSpan(s, newRetryableTransport(s.otelhttp(base)), url)
 	}},
 	// failsafehttp: failsafe-go v0.9.8 failsafehttp.NewRoundTripper(base,
-	// policy) in an http.Client, with failsafehttp.NewRetryPolicyBuilder()
-	// (retries 429 and 5xx but 501) limited to 3 attempts with WithDelay(0).
-	// No telemetry. failsafehttp neither drains nor closes the body of a
-	// response it retries; the in-memory base does not care, but see
+	// policy) with failsafehttp.NewRetryPolicyBuilder() (retries 429 and 5xx
+	// but 501) limited to 3 attempts with WithDelay(0). No telemetry.
+	// failsafehttp neither drains nor closes the body of a response it
+	// retries; the in-memory base does not care, but see
 	// failsafehttp-otelhttp.
 	{name: "failsafehttp", build: func(tb testing.TB, base http.RoundTripper, url string, k kind) built {
-		c := &http.Client{Transport: failsafehttp.NewRoundTripper(base, newFailsafePolicy())}
-		return built{op: func() error { return get(c, context.Background(), url) }}
+		rt := failsafehttp.NewRoundTripper(base, newFailsafePolicy())
+		return built{op: func() error { return roundTrip(rt, context.Background(), url) }}
 	}},
 	// failsafehttp-otelhttp: the same over an otelhttp transport on the SDK
 	// providers, plus a hand-made parent span per operation, as for
@@ -255,15 +249,21 @@ var cases = []caseDef{
 	// This is how the library behaves, so it is measured as it is.
 	{name: "failsafehttp-otelhttp", build: func(tb testing.TB, base http.RoundTripper, url string, k kind) built {
 		s := newSDK(tb)
-		c := &http.Client{Transport: failsafehttp.NewRoundTripper(s.otelhttp(base), newFailsafePolicy())}
-		tracer := s.tp.Tracer("bench")
-		return built{op: func() error {
-			ctx, span := tracer.Start(context.Background(), "GET", trace.WithSpanKind(trace.SpanKindInternal))
-			err := get(c, ctx, url)
-			span.End()
-			return err
-		}, spans: s.spans}
+		return withParentSpan(s, failsafehttp.NewRoundTripper(s.otelhttp(base), newFailsafePolicy()), url)
 	}},
+}
+
+// withParentSpan is a case whose operations run rt under a hand-made
+// INTERNAL parent span: what a user of a retry library without tracing
+// writes to see the attempts of one operation together.
+func withParentSpan(s *sdk, rt http.RoundTripper, url string) built {
+	tracer := s.tp.Tracer("bench")
+	return built{op: func() error {
+		ctx, span := tracer.Start(context.Background(), "GET", trace.WithSpanKind(trace.SpanKindInternal))
+		err := roundTrip(rt, ctx, url)
+		span.End()
+		return err
+	}, spans: s.spans}
 }
 
 func otelretryRetryOptions(k kind) []otelretry.Option {
@@ -273,8 +273,11 @@ func otelretryRetryOptions(k kind) []otelretry.Option {
 	return []otelretry.Option{otelretry.WithBackoff(otelretry.ConstantBackoff(0)), otelretry.WithoutBudget()}
 }
 
-func newRetryableClient(rt http.RoundTripper) *retryablehttp.Client {
-	return &retryablehttp.Client{
+// newRetryableTransport is go-retryablehttp's RoundTripper over rt: its
+// Client (3 attempts, no logger, zero wait, the default retry policy)
+// sending through an http.Client whose Transport is rt.
+func newRetryableTransport(rt http.RoundTripper) http.RoundTripper {
+	return &retryablehttp.RoundTripper{Client: &retryablehttp.Client{
 		HTTPClient:   &http.Client{Transport: rt},
 		Logger:       nil,
 		RetryWaitMin: 0,
@@ -282,30 +285,21 @@ func newRetryableClient(rt http.RoundTripper) *retryablehttp.Client {
 		RetryMax:     2,
 		CheckRetry:   retryablehttp.DefaultRetryPolicy,
 		Backoff:      func(time.Duration, time.Duration, int, *http.Response) time.Duration { return 0 },
-	}
+	}}
 }
 
 func newFailsafePolicy() retrypolicy.RetryPolicy[*http.Response] {
 	return failsafehttp.NewRetryPolicyBuilder().WithMaxAttempts(3).WithDelay(0).Build()
 }
 
-// get is one operation through an http.Client: build the request, send
-// it, read and close the body.
-func get(c *http.Client, ctx context.Context, url string) error {
+// roundTrip is one operation: build the request, send it through rt,
+// read and close the body.
+func roundTrip(rt http.RoundTripper, ctx context.Context, url string) error {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {
 		return err
 	}
-	return consume(c.Do(req))
-}
-
-// retryableGet is one operation through a go-retryablehttp Client.
-func retryableGet(c *retryablehttp.Client, ctx context.Context, url string) error {
-	req, err := retryablehttp.NewRequestWithContext(ctx, http.MethodGet, url, nil)
-	if err != nil {
-		return err
-	}
-	return consume(c.Do(req))
+	return consume(rt.RoundTrip(req))
 }
 
 // consume reads and closes the body of a successful operation.
@@ -324,13 +318,13 @@ func consume(resp *http.Response, err error) error {
 }
 
 // handLoop is the bare Retry3 floor: up to three calls, retrying 503.
-func handLoop(c *http.Client, url string) error {
+func handLoop(rt http.RoundTripper, url string) error {
 	req, err := http.NewRequest(http.MethodGet, url, nil)
 	if err != nil {
 		return err
 	}
 	for range 3 {
-		resp, err := c.Do(req)
+		resp, err := rt.RoundTrip(req)
 		if err != nil {
 			return err
 		}
