@@ -32,6 +32,9 @@ type attemptContext struct {
 	stopParent func() bool // stops the watch on parent
 	afters     []afterFunc // registered by AfterFunc; run when done
 	afterSeq   uint64
+	// afterBuf holds the first registration (http.Transport makes one per
+	// request), so that registering allocates no slice.
+	afterBuf [1]afterFunc
 }
 
 type afterFunc struct {
@@ -85,6 +88,9 @@ func (c *attemptContext) AfterFunc(f func()) (stop func() bool) {
 	}
 	c.afterSeq++
 	id := c.afterSeq
+	if c.afters == nil {
+		c.afters = c.afterBuf[:0]
+	}
 	c.afters = append(c.afters, afterFunc{id: id, f: f})
 	return func() bool {
 		c.mu.Lock()
@@ -167,5 +173,6 @@ func (c *attemptContext) finish(err error) {
 	for _, a := range c.afters {
 		go a.f()
 	}
+	clear(c.afterBuf[:]) // retain no function
 	c.afters = nil
 }
