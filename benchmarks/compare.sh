@@ -35,8 +35,9 @@ done
 
 echo
 echo "# go test ./overhead -bench '$BENCH' -benchmem -benchtime $BENCHTIME, $COUNT interleaved runs ($(go env GOVERSION), GOMAXPROCS=${GOMAXPROCS:-$(nproc)})"
-# One table per benchmark and unit, one row per case (median ± 95% CI).
-go tool benchstat -table .name -row /case "overhead=$OUT/raw.txt" | tee "$OUT/benchstat.txt"
+# One table per benchmark and unit, one row per case (or, for
+# BenchmarkSDKParts, per part): median ± 95% CI.
+go tool benchstat -table .name -row /case,/part "overhead=$OUT/raw.txt" | tee "$OUT/benchstat.txt"
 go run ./cmd/ratios "$OUT/raw.txt" | tee "$OUT/ratios.txt"
 echo
 echo "results in $OUT" >&2

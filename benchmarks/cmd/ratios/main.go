@@ -2,7 +2,10 @@
 // benchmarks (names like BenchmarkRoundTrip/case=bare-2) and prints, per
 // benchmark, the median of each case and the ratios of otelretry-noop and
 // otelretry-sdk to every other case, in ns/op and allocs/op, followed by the
-// targets of issue 6 (informational: it always exits 0 on readable input).
+// targets of issue 6 and, from BenchmarkSDKParts (names like
+// BenchmarkSDKParts/part=span-2), what the SDK path's required pieces cost
+// against the 1.5x allowance (informational: it always exits 0 on readable
+// input).
 //
 // Usage: go run ./cmd/ratios raw.txt [more.txt ...]   (or stdin)
 package main
@@ -82,6 +85,9 @@ func main() {
 	}
 
 	for _, bench := range order {
+		if bench == partsBench {
+			continue // see sdkSplit
+		}
 		fmt.Printf("\n## %s (medians of %d runs)\n\n", bench, runs(s[bench]))
 		fmt.Printf("%-24s %12s %10s %10s %9s\n", "case", "ns/op", "B/op", "allocs/op", "spans/op")
 		for _, cs := range caseOrder[bench] {
@@ -110,7 +116,7 @@ func main() {
 		}
 	}
 
-	// Targets of issue 6, on the in-memory benchmarks.
+	// Targets of issue 6, on the in-memory benchmarks, then on loopback.
 	fmt.Printf("\n## targets (issue 6)\n\n")
 	target := func(label string, bench, a, unit string, check func(x, y float64) bool, b string, note string) {
 		x, okX := med(bench, a, unit)
@@ -124,16 +130,18 @@ func main() {
 		}
 		fmt.Printf("%-4s %-58s %s=%s %s=%s%s\n", verdict, label, a, num(x, true), b, num(y, true), note)
 	}
-	le := func(x, y float64) bool { return x <= y }
-	for _, peer := range []string{"retryablehttp", "failsafehttp"} {
-		for _, unit := range []string{"ns/op", "allocs/op"} {
-			target("RoundTrip noop "+unit+" <= "+peer, "RoundTrip", "otelretry-noop", unit, le, peer, "")
+	fewer := func(x, y float64) bool { return x < y }
+	for _, bench := range []string{"RoundTrip", "RoundTripLoopback"} {
+		for _, peer := range []string{"retryablehttp", "failsafehttp"} {
+			for _, unit := range []string{"ns/op", "allocs/op"} {
+				target(bench+" noop "+unit+" < "+peer, bench, "otelretry-noop", unit, fewer, peer, "")
+			}
 		}
+		target(bench+" noop allocs/op <= bare+3", bench, "otelretry-noop", "allocs/op",
+			func(x, y float64) bool { return x <= y+3 }, "bare", "")
+		target(bench+" sdk ns/op <= 1.5x retryablehttp-otelhttp", bench, "otelretry-sdk", "ns/op",
+			func(x, y float64) bool { return x <= 1.5*y }, "retryablehttp-otelhttp", "")
 	}
-	target("RoundTrip noop allocs/op <= bare+3", "RoundTrip", "otelretry-noop", "allocs/op",
-		func(x, y float64) bool { return x <= y+3 }, "bare", "")
-	target("RoundTrip sdk ns/op <= 1.5x retryablehttp-otelhttp", "RoundTrip", "otelretry-sdk", "ns/op",
-		func(x, y float64) bool { return x <= 1.5*y }, "retryablehttp-otelhttp", "")
 	// Linearity: each extra attempt should cost no more than the first.
 	for _, o := range ours {
 		one, ok1 := med("RoundTrip", o, "ns/op")
@@ -149,6 +157,42 @@ func main() {
 				verdict, "Retry3 "+o+" ns/op <= 3x RoundTrip", num(three, true), three/one, (a3-a1)/2, a1)
 		}
 	}
+	sdkSplit(med)
+}
+
+// partsBench holds the prices of the SDK path's pieces, by part.
+const partsBench = "SDKParts"
+
+// sdkSplit prices what issues 2 and 3 require of the SDK path beyond
+// retryablehttp-otelhttp (an attempt span with its attributes, the
+// operation span's attributes, two counter adds and three histogram
+// records) and sets it against what 1.5x retryablehttp-otelhttp allows.
+func sdkSplit(med func(bench, cs, unit string) (float64, bool)) {
+	part := func(name string) float64 { v, _ := med(partsBench, name, "ns/op"); return v }
+	span, ok := med(partsBench, "span", "ns/op")
+	peer, okP := med("RoundTrip", "retryablehttp-otelhttp", "ns/op")
+	ours, okO := med("RoundTrip", "otelretry-sdk", "ns/op")
+	if !ok || !okP || !okO {
+		return
+	}
+	rows := []struct {
+		what string
+		ns   float64
+	}{
+		{"attempt span with its attributes", part("span+attempt-attributes")},
+		{"operation span attributes (span with them - bare span)", part("span+operation-attributes") - span},
+		{"2 counter adds (retry.operations, retry.attempts)", 2 * part("counter")},
+		{"3 histogram records (operation attempts and duration, attempt duration)", 3 * part("histogram")},
+	}
+	fmt.Printf("\n## SDK path: required pieces vs the 1.5x allowance (RoundTrip, ns/op)\n\n")
+	required := 0.0
+	for _, r := range rows {
+		fmt.Printf("%-76s %8.0f\n", r.what, r.ns)
+		required += r.ns
+	}
+	fmt.Printf("%-76s %8.0f\n", "required by the span and metric contracts", required)
+	fmt.Printf("%-76s %8.0f\n", "allowed over retryablehttp-otelhttp by 1.5x ("+num(peer, true)+" ns)", 0.5*peer)
+	fmt.Printf("%-76s %8.0f\n", "measured over retryablehttp-otelhttp (otelretry-sdk "+num(ours, true)+" ns)", ours-peer)
 }
 
 // parse splits "BenchmarkRoundTrip/case=bare-2  N  v unit  v unit ...".
@@ -160,7 +204,9 @@ func parse(line string) (bench, cs string, vals map[string]float64, ok bool) {
 	name := strings.TrimPrefix(f[0], "Benchmark")
 	bench, rest, found := strings.Cut(name, "/case=")
 	if !found {
-		return "", "", nil, false
+		if bench, rest, found = strings.Cut(name, "/part="); !found {
+			return "", "", nil, false
+		}
 	}
 	cs = rest
 	if i := strings.LastIndexByte(cs, '-'); i >= 0 {
