@@ -85,8 +85,8 @@ func main() {
 	}
 
 	for _, bench := range order {
-		if bench == partsBench {
-			continue // see sdkSplit
+		if s[bench]["bare"] == nil {
+			continue // parts, not cases (see sdkSplit)
 		}
 		fmt.Printf("\n## %s (medians of %d runs)\n\n", bench, runs(s[bench]))
 		fmt.Printf("%-24s %12s %10s %10s %9s\n", "case", "ns/op", "B/op", "allocs/op", "spans/op")
