@@ -207,3 +207,80 @@ func TestAttemptContextWithHTTPTransport(t *testing.T) {
 		t.Fatalf("RoundTrip error = %v, want context.DeadlineExceeded", err)
 	}
 }
+
+// The attempt context answers as context.WithDeadline and its cancel
+// function do, step by step, whether or not it is watched. (Its deadline
+// is never later than its parent's: the transport derives it from the
+// operation deadline, which is not later than the caller's.)
+func TestAttemptContextMatchesWithDeadline(t *testing.T) {
+	type observed struct {
+		err, cause error
+		done       bool
+	}
+	// Done is read first: Err looks at the clock and the parent itself, so
+	// reading it first would hide a late timer.
+	observe := func(ctx context.Context, watched bool) observed {
+		var o observed
+		if watched {
+			o.done = isDone(ctx.Done())
+		}
+		o.err, o.cause = ctx.Err(), context.Cause(ctx)
+		if !watched {
+			o.done = o.err != nil
+		}
+		return o
+	}
+	cause := errors.New("caller gave up")
+	// A step lets time pass, then acts on both contexts alike.
+	type step struct {
+		name  string
+		sleep time.Duration
+		act   func(cancelParent context.CancelCauseFunc, release func())
+	}
+	nothing := func(context.CancelCauseFunc, func()) {}
+	release := func(_ context.CancelCauseFunc, release func()) { release() }
+	cancelParent := func(cancel context.CancelCauseFunc, _ func()) { cancel(cause) }
+	scenarios := map[string][]step{
+		"deadline passes": {
+			{"before", time.Second - time.Nanosecond, nothing},
+			{"at the deadline", time.Nanosecond, nothing},
+			{"released after", 0, release},
+		},
+		"released early": {
+			{"released", 0, release},
+			{"deadline passes", 2 * time.Second, nothing},
+		},
+		"parent canceled": {
+			{"canceled", time.Millisecond, cancelParent},
+			{"released after", 0, release},
+			{"deadline passes", 2 * time.Second, nothing},
+		},
+	}
+	for name, steps := range scenarios {
+		for _, watched := range []bool{false, true} {
+			synctest.Test(t, func(t *testing.T) {
+				stdParent, stdCancelParent := context.WithCancelCause(context.Background())
+				ourParent, ourCancelParent := context.WithCancelCause(context.Background())
+				std, stdRelease := context.WithDeadline(stdParent, time.Now().Add(time.Second))
+				ours := newAttemptContext(ourParent, time.Second)
+				defer stdRelease()
+				defer ours.release()
+				defer stdCancelParent(nil)
+				defer ourCancelParent(nil)
+				if watched { // from the start, as http.Transport does
+					std.Done()
+					ours.Done()
+				}
+				for _, s := range steps {
+					time.Sleep(s.sleep)
+					s.act(stdCancelParent, stdRelease)
+					s.act(ourCancelParent, ours.release)
+					synctest.Wait()
+					if got, want := observe(ours, watched), observe(std, watched); got != want {
+						t.Errorf("%s (watched %v), %s: got %+v, context.WithDeadline gives %+v", name, watched, s.name, got, want)
+					}
+				}
+			})
+		}
+	}
+}
