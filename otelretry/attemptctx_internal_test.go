@@ -284,3 +284,31 @@ func TestAttemptContextMatchesWithDeadline(t *testing.T) {
 		}
 	}
 }
+
+// Nested transports nest attempt contexts: the inner operation's contexts
+// hang from the outer attempt's, each watching its parent through the
+// other's AfterFunc. Both attempts of the outer operation must end at its
+// attempt timeout, with no deadlock between the two contexts' locks and no
+// goroutine left (goleak).
+func TestAttemptContextsNest(t *testing.T) {
+	release := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-release:
+		case <-r.Context().Done():
+		}
+	}))
+	defer srv.Close()
+	defer close(release)
+	base := &http.Transport{}
+	defer base.CloseIdleConnections()
+	inner := NewTransport(base, WithMaxAttempts(1))
+	outer := NewTransport(inner, WithAttemptTimeout(50*time.Millisecond), WithMaxAttempts(2),
+		WithBackoff(ConstantBackoff(time.Millisecond)), WithDeadline(5*time.Second))
+	req, _ := http.NewRequestWithContext(t.Context(), http.MethodGet, srv.URL, nil)
+	_, err := outer.RoundTrip(req)
+	var rerr *Error
+	if !errors.As(err, &rerr) || rerr.Attempts != 2 || rerr.Outcome != "max_attempts" {
+		t.Fatalf("err = %v, want max_attempts after 2 attempts", err)
+	}
+}
