@@ -185,9 +185,9 @@ func TestAttemptContextConcurrent(t *testing.T) {
 	}
 }
 
-// A real http.Transport waits on the context: an attempt to a server that
-// never answers ends at the attempt deadline with DeadlineExceeded.
-func TestAttemptContextWithHTTPTransport(t *testing.T) {
+// newHangingServer starts a loopback server that answers no request until
+// its client gives up or the test ends.
+func newHangingServer(t *testing.T) *httptest.Server {
 	release := make(chan struct{})
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		select {
@@ -195,8 +195,17 @@ func TestAttemptContextWithHTTPTransport(t *testing.T) {
 		case <-r.Context().Done():
 		}
 	}))
-	defer srv.Close()
-	defer close(release)
+	t.Cleanup(func() {
+		close(release)
+		srv.Close()
+	})
+	return srv
+}
+
+// A real http.Transport waits on the context: an attempt to a server that
+// never answers ends at the attempt deadline with DeadlineExceeded.
+func TestAttemptContextWithHTTPTransport(t *testing.T) {
+	srv := newHangingServer(t)
 	tr := &http.Transport{}
 	defer tr.CloseIdleConnections()
 	c := newAttemptContext(context.Background(), 50*time.Millisecond)
@@ -291,15 +300,7 @@ func TestAttemptContextMatchesWithDeadline(t *testing.T) {
 // attempt timeout, with no deadlock between the two contexts' locks and no
 // goroutine left (goleak).
 func TestAttemptContextsNest(t *testing.T) {
-	release := make(chan struct{})
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		select {
-		case <-release:
-		case <-r.Context().Done():
-		}
-	}))
-	defer srv.Close()
-	defer close(release)
+	srv := newHangingServer(t)
 	base := &http.Transport{}
 	defer base.CloseIdleConnections()
 	inner := NewTransport(base, WithMaxAttempts(1))
