@@ -3,6 +3,8 @@ package otelretry
 import (
 	"context"
 	"fmt"
+	"io"
+	"net/http"
 	"slices"
 	"sync"
 	"time"
@@ -18,12 +20,13 @@ import (
 // the clock and the parent. context.WithDeadline would arm a timer, and
 // allocate four times, for every attempt.
 //
-// The first attempt's context is embedded in the operation, so it costs no
-// allocation of its own; a new one is made for each later attempt, because
-// the transport may still hold the earlier one.
+// It lives in an attempt, with the request that carries it.
 type attemptContext struct {
-	parent   context.Context
-	deadline time.Time
+	parent context.Context
+	// The deadline is start+timeout: kept apart so that checking it reads
+	// only the monotonic clock and setting it up needs no time arithmetic.
+	start   time.Time
+	timeout time.Duration
 
 	mu         sync.Mutex
 	err        error         // nil until done, then fixed
@@ -44,16 +47,38 @@ type afterFunc struct {
 
 var _ context.Context = (*attemptContext)(nil)
 
-func (c *attemptContext) init(parent context.Context, deadline time.Time) {
-	c.parent, c.deadline = parent, deadline
+// attempt is what one attempt needs of its own: its context, and the
+// caller's request copied to carry it, together so that they take one
+// allocation (none for the first attempt, which lives in the operation).
+type attempt struct {
+	ctx attemptContext
+	req http.Request
 }
 
-func (c *attemptContext) Deadline() (time.Time, bool) { return c.deadline, true }
+// init sets the attempt up under parent until start+timeout, sending body, and
+// returns its request. The caller's request is not modified.
+func (a *attempt) init(req *http.Request, parent context.Context, start time.Time, timeout time.Duration, body io.ReadCloser) *http.Request {
+	a.ctx.init(parent, start, timeout)
+	// WithContext is inlined and its copy does not escape: the request is
+	// copied into a, with no allocation of its own.
+	a.req = *req.WithContext(&a.ctx)
+	a.req.Body = body
+	return &a.req
+}
+
+// init sets the context up under parent, with its deadline timeout after
+// start.
+func (c *attemptContext) init(parent context.Context, start time.Time, timeout time.Duration) {
+	c.parent, c.start, c.timeout = parent, start, timeout
+}
+
+func (c *attemptContext) Deadline() (time.Time, bool) { return c.start.Add(c.timeout), true }
 
 func (c *attemptContext) Value(key any) any { return c.parent.Value(key) }
 
 func (c *attemptContext) String() string {
-	return fmt.Sprintf("%v.WithDeadline(%s)", c.parent, c.deadline)
+	d, _ := c.Deadline()
+	return fmt.Sprintf("%v.WithDeadline(%s)", c.parent, d)
 }
 
 // Err reports why the context is done, checking the parent and the clock
@@ -120,7 +145,7 @@ func (c *attemptContext) check() {
 	}
 	if err := c.parent.Err(); err != nil {
 		c.finish(err)
-	} else if time.Until(c.deadline) <= 0 { // the monotonic clock only
+	} else if c.left() <= 0 {
 		c.finish(context.DeadlineExceeded)
 	}
 }
@@ -136,11 +161,14 @@ func (c *attemptContext) watch() {
 		close(c.done)
 		return
 	}
-	c.timer = time.AfterFunc(time.Until(c.deadline), c.expire)
+	c.timer = time.AfterFunc(c.left(), c.expire)
 	if c.parent.Done() != nil {
 		c.stopParent = context.AfterFunc(c.parent, c.parentDone)
 	}
 }
+
+// left is the time until the deadline, read from the monotonic clock.
+func (c *attemptContext) left() time.Duration { return c.timeout - time.Since(c.start) }
 
 func (c *attemptContext) expire() {
 	c.mu.Lock()

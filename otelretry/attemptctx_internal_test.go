@@ -13,7 +13,7 @@ import (
 
 func newAttemptContext(parent context.Context, d time.Duration) *attemptContext {
 	c := new(attemptContext)
-	c.init(parent, time.Now().Add(d))
+	c.init(parent, time.Now(), d)
 	return c
 }
 

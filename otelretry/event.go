@@ -79,7 +79,7 @@ func (op *operation) record(span trace.Span, ev *attemptEvent) {
 	}
 	op.t.metrics.RecordAttempt(op.ctx, metrics.Attempt{
 		Method:        op.method,
-		ServerAddress: op.req.URL.Hostname(),
+		ServerAddress: op.metricServer(),
 		Labels:        op.labels,
 		Decision:      ev.decision,
 		ErrorClass:    ev.class,

@@ -38,7 +38,7 @@ type Transport struct {
 	metrics *metrics.Recorder
 	budget  *Budget
 	// noopTracer: the tracer is the no-op one (trace/noop), whose spans are
-	// skipped where that is invisible (see startSpan).
+	// skipped where that is invisible (see startOperationSpan).
 	noopTracer bool
 	// direct: client spans are on but the meter provider is the no-op one.
 	// An attempt whose span does not record then skips otelhttp, which would
@@ -126,14 +126,16 @@ func NewTransport(base http.RoundTripper, opts ...Option) *Transport {
 // RoundTrip and holds the buffers its telemetry needs, so that the hot path
 // allocates nothing else of its own.
 type operation struct {
-	t          *Transport
-	req        *http.Request // the caller's request; never modified
-	ctx        context.Context
-	span       trace.Span
-	id         string // "" until first needed: see opID
-	method     string
+	t      *Transport
+	req    *http.Request // the caller's request; never modified
+	ctx    context.Context
+	span   trace.Span
+	id     string // "" until first needed: see opID
+	method string
+	// start is when the operation began; every later instant is kept as
+	// the time since start (see since), and the deadline is start+limit.
 	start      time.Time
-	deadline   time.Time
+	limit      time.Duration
 	idempotent bool
 	contract   bool // idempotent by an Idempotency-Key contract
 	replayable bool
@@ -152,8 +154,8 @@ type operation struct {
 	// octx is the caller's context with the operation attached: the parent
 	// of the operation span when attempts may go through otelhttp.
 	octx opContext
-	// firstAttempt is the first attempt's context (see attemptContext).
-	firstAttempt attemptContext
+	// firstAttempt is the first attempt's context and request.
+	firstAttempt attempt
 }
 
 // RoundTrip runs one logical operation: it sends req, and sends it again
@@ -167,19 +169,20 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		return nil, errNilURL // as net/http does, before any telemetry
 	}
 	op := t.begin(req)
-	// now is the latest clock reading: the start of the next attempt, and
-	// the end of the operation when it ends without another reading.
-	now := op.start
+	// now is the latest clock reading, as the time since op.start: the
+	// start of the next attempt, and the end of the operation when it ends
+	// without another reading.
+	var now time.Duration
 	for {
 		n := op.attempts + 1
-		remaining := op.deadline.Sub(now)
+		remaining := op.limit - now
 		if d, cause := op.beforeCall(n, remaining); d != "" {
 			closeBody(req)
 			return nil, op.fail(d.Outcome(), cause, false, now)
 		}
 		body, err := op.body(n)
 		if err != nil {
-			return nil, op.fail(attrs.OutcomeStop, err, false, op.now())
+			return nil, op.fail(attrs.OutcomeStop, err, false, op.since())
 		}
 		res := op.call(n, now, remaining, body)
 		now = res.end
@@ -188,14 +191,14 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		case attrs.DecisionRetry:
 			discard(res.resp, res.actx)
 			if !op.sleep(res.ev.backoff) {
-				return nil, op.fail(op.interrupted(), op.ctx.Err(), false, op.now())
+				return nil, op.fail(op.interrupted(), op.ctx.Err(), false, op.since())
 			}
-			now = op.now()
+			now = op.since()
 			continue
 		case attrs.DecisionCheckState:
 			res.actx.release()
 			next, stored := op.checkState(n, res.err)
-			now = op.now()
+			now = op.since()
 			switch next {
 			case attrs.DecisionRetry:
 				continue
@@ -222,10 +225,10 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 // attributes are written when it ends (see end).
 func (t *Transport) begin(req *http.Request) *operation {
 	op := &operation{t: t, req: req, method: methodOf(req), start: time.Now()}
-	op.deadline = op.start.Add(t.cfg.deadline)
+	op.limit = t.cfg.deadline
 	ctx := req.Context()
-	if d, ok := ctx.Deadline(); ok && d.Before(op.deadline) {
-		op.deadline = d
+	if d, ok := ctx.Deadline(); ok {
+		op.limit = min(op.limit, d.Sub(op.start))
 	}
 	op.hasBody = req.Body != nil && req.Body != http.NoBody
 	op.replayable = !op.hasBody || req.GetBody != nil
@@ -243,26 +246,26 @@ func (t *Transport) begin(req *http.Request) *operation {
 		op.octx = opContext{ctx, op}
 		ctx = &op.octx
 	}
-	op.ctx, op.span = t.startSpan(ctx, t.cfg.operationName, req)
+	op.ctx, op.span = t.startOperationSpan(ctx, req)
 	return op
 }
 
-// startSpan starts an INTERNAL span named by name(req). With the no-op
+// startOperationSpan starts the operation's INTERNAL span. With the no-op
 // tracer and a parent that does not record, Start would return the parent's
 // span (or, with no parent, an empty span) in a context that carries
-// nothing new; that span and ctx itself are returned instead, without
-// naming the span or copying the context. A recording parent (from another
-// provider) still gets its non-recording child from Start.
-func (t *Transport) startSpan(ctx context.Context, name func(*http.Request) string, req *http.Request) (context.Context, trace.Span) {
+// nothing new; the parent's span (an empty one when there is none) and ctx
+// itself are returned instead, without naming the span or copying the
+// context. A recording parent (from another provider) still gets its
+// non-recording child from Start. Either way, an attempt span started under
+// the result would be that same span in that same context, so call uses
+// those directly.
+func (t *Transport) startOperationSpan(ctx context.Context, req *http.Request) (context.Context, trace.Span) {
 	if t.noopTracer {
 		if parent := trace.SpanFromContext(ctx); !parent.IsRecording() {
-			if parent.SpanContext().Equal(trace.SpanContext{}) {
-				return ctx, tracenoop.Span{}
-			}
 			return ctx, parent
 		}
 	}
-	return t.tracer.Start(ctx, name(req), t.internal...)
+	return t.tracer.Start(ctx, t.cfg.operationName(req), t.internal...)
 }
 
 func (t *Transport) hasIdempotencyKey(req *http.Request) bool {
@@ -274,10 +277,10 @@ func (t *Transport) hasIdempotencyKey(req *http.Request) bool {
 	return false
 }
 
-// now reads the clock: the operation's start plus the time since, which
-// reads only the monotonic clock (time.Now reads the wall clock too, and
-// costs twice as much). Durations and deadlines are all taken from it.
-func (op *operation) now() time.Time { return op.start.Add(time.Since(op.start)) }
+// since reads the clock: the time since the operation began. It reads only
+// the monotonic clock (time.Now reads the wall clock too, and costs twice
+// as much), and every duration and deadline check is taken from it.
+func (op *operation) since() time.Duration { return time.Since(op.start) }
 
 // opID returns the operation id: the caller's (WithOperationID), else one
 // generated on first use, so that an operation nobody records or reports
@@ -307,6 +310,15 @@ func (op *operation) attrs() []attribute.KeyValue {
 		op.kv = kvBuffers.Get().(*[12]attribute.KeyValue)
 	}
 	return op.kv[:0]
+}
+
+// metricServer is the server.address metric label: the host when
+// WithMetricsServerAddress asked for it, else "" (and the URL is not read).
+func (op *operation) metricServer() string {
+	if !op.t.cfg.metricsServer {
+		return ""
+	}
+	return op.req.URL.Hostname()
 }
 
 func (op *operation) sanitizedURL() string {
@@ -349,23 +361,26 @@ type attemptResult struct {
 	err           error
 	actx          *attemptContext
 	span          trace.Span
-	end           time.Time // when the call returned
+	end           time.Duration // when the call returned, since op.start
 	ev            attemptEvent
 	notReplayable bool // a retry was due but the body cannot be sent again
 }
 
-// call makes attempt n, which starts at start, and decides what follows.
-func (op *operation) call(n int, start time.Time, remaining time.Duration, body io.ReadCloser) attemptResult {
+// call makes attempt n, which starts at start (since op.start), and decides
+// what follows.
+func (op *operation) call(n int, start, remaining time.Duration, body io.ReadCloser) attemptResult {
 	res := attemptResult{ev: attemptEvent{attempt: n, remaining: remaining}}
-	ctx, span := op.t.startSpan(op.ctx, op.t.cfg.attemptName, op.req)
-	res.span = span
-	res.actx = &op.firstAttempt
-	if n > 1 {
-		res.actx = new(attemptContext)
+	ctx, span := op.ctx, op.span
+	if !op.t.noopTracer {
+		ctx, span = op.t.tracer.Start(op.ctx, op.t.cfg.attemptName(op.req), op.t.internal...)
 	}
-	res.actx.init(ctx, start.Add(min(op.t.cfg.attemptTimeout, remaining)))
-	r := op.req.WithContext(res.actx)
-	r.Body = body
+	res.span = span
+	a := &op.firstAttempt
+	if n > 1 {
+		a = new(attempt) // the base may still hold the earlier one
+	}
+	r := a.init(op.req, ctx, op.start, start+min(op.t.cfg.attemptTimeout, remaining), body)
+	res.actx = &a.ctx
 	op.attempts = n
 
 	resp, err := op.send(r, span)
@@ -373,12 +388,12 @@ func (op *operation) call(n int, start time.Time, remaining time.Duration, body 
 		// otelhttp reports this itself; the base, called directly, may not.
 		err = fmt.Errorf("otelretry: RoundTripper implementation (%T) returned a nil *Response with a nil error", op.t.base)
 	}
-	res.end = op.now()
-	res.ev.elapsed = res.end.Sub(start)
+	res.end = op.since()
+	res.ev.elapsed = res.end - start
 
 	obs := observation{
 		idempotent:     op.idempotent,
-		remainingAfter: op.deadline.Sub(res.end),
+		remainingAfter: op.limit - res.end,
 		attemptsLeft:   op.t.cfg.maxAttempts - n,
 		replayable:     op.replayable,
 	}
@@ -392,7 +407,7 @@ func (op *operation) call(n int, start time.Time, remaining time.Duration, body 
 		obs.status, obs.retryableStatus = resp.StatusCode, op.t.isRetryableStatus(resp.StatusCode)
 		// resp.Header.Get without canonicalizing the canonical key.
 		if v := resp.Header["Retry-After"]; len(v) > 0 && v[0] != "" {
-			res.ev.retryAfter, res.ev.retryAfterError = ParseRetryAfter(v[0], res.end)
+			res.ev.retryAfter, res.ev.retryAfterError = ParseRetryAfter(v[0], op.start.Add(res.end))
 			res.ev.hasRetryAfter = res.ev.retryAfterError == nil
 			obs.retryAfter = res.ev.retryAfter
 		}
@@ -486,7 +501,7 @@ func (op *operation) interrupted() attrs.Outcome {
 // canceled meanwhile. The decision rules guarantee d ends before the
 // deadline.
 func (op *operation) sleep(d time.Duration) bool {
-	op.t.metrics.RecordBackoff(op.ctx, metrics.Backoff{Method: op.method, ServerAddress: op.req.URL.Hostname(), Labels: op.labels, Duration: d})
+	op.t.metrics.RecordBackoff(op.ctx, metrics.Backoff{Method: op.method, ServerAddress: op.metricServer(), Labels: op.labels, Duration: d})
 	if d <= 0 {
 		return op.ctx.Err() == nil
 	}
@@ -508,7 +523,7 @@ func (op *operation) checkState(n int, cause error) (attrs.Decision, *http.Respo
 	if hook == nil {
 		return attrs.DecisionCheckState, nil
 	}
-	ctx, cancel := context.WithDeadline(op.ctx, op.deadline)
+	ctx, cancel := context.WithDeadline(op.ctx, op.start.Add(op.limit))
 	defer cancel()
 	ctx, span := op.t.tracer.Start(ctx, attrs.StateCheckSpanName, op.t.internal...)
 	defer span.End()
@@ -530,7 +545,7 @@ func (op *operation) checkState(n int, cause error) (attrs.Decision, *http.Respo
 	if state != attrs.StateApplied && result.Response != nil {
 		discard(result.Response, nil)
 	}
-	next := op.admit(afterStateCheck(state, op.deadline.Sub(op.now()), op.t.cfg.maxAttempts-n, op.replayable))
+	next := op.admit(afterStateCheck(state, op.limit-op.since(), op.t.cfg.maxAttempts-n, op.replayable))
 	if span.IsRecording() {
 		span.SetAttributes(append(op.attrs(), attrs.OperationIDKey.String(op.opID()), state.Attribute(), next.Attribute())...)
 	}
@@ -543,7 +558,7 @@ func (op *operation) checkState(n int, cause error) (attrs.Decision, *http.Respo
 // succeed ends the operation at now with a response for the caller. The
 // attempt context (actx, nil for a stored response) stays alive until the
 // body is closed, so the body can be read.
-func (op *operation) succeed(resp *http.Response, actx *attemptContext, outcome attrs.Outcome, now time.Time) *http.Response {
+func (op *operation) succeed(resp *http.Response, actx *attemptContext, outcome attrs.Outcome, now time.Duration) *http.Response {
 	if actx != nil {
 		if resp.Body == nil {
 			actx.release() // nothing to read
@@ -556,21 +571,21 @@ func (op *operation) succeed(resp *http.Response, actx *attemptContext, outcome 
 }
 
 // fail ends the operation at now with an error.
-func (op *operation) fail(outcome attrs.Outcome, cause error, unknownWrite bool, now time.Time) error {
+func (op *operation) fail(outcome attrs.Outcome, cause error, unknownWrite bool, now time.Duration) error {
 	op.end(outcome, now)
 	return &Error{Outcome: outcome, OperationID: op.opID(), Attempts: op.attempts, Err: cause, unknownWrite: unknownWrite}
 }
 
 // end writes the operation span's attributes, ends it and records the
 // operation's metrics.
-func (op *operation) end(outcome attrs.Outcome, now time.Time) {
+func (op *operation) end(outcome attrs.Outcome, now time.Duration) {
 	if op.span.IsRecording() {
 		kv := append(op.attrs(),
 			attrs.OperationIDKey.String(op.opID()),
 			attrs.HTTPRequestMethodKey.String(op.method),
 			attrs.URLFullKey.String(op.sanitizedURL()),
 			attrs.ServerAddressKey.String(op.req.URL.Hostname()),
-			attrs.BudgetMsKey.Int64(ms(op.deadline.Sub(op.start))),
+			attrs.BudgetMsKey.Int64(ms(op.limit)),
 			attrs.AttemptsKey.Int(op.attempts),
 			outcome.Attribute(),
 		)
@@ -590,11 +605,11 @@ func (op *operation) end(outcome attrs.Outcome, now time.Time) {
 	}
 	op.t.metrics.RecordOperation(op.ctx, metrics.Operation{
 		Method:        op.method,
-		ServerAddress: op.req.URL.Hostname(),
+		ServerAddress: op.metricServer(),
 		Labels:        op.labels,
 		Outcome:       outcome,
 		Attempts:      op.attempts,
-		Duration:      now.Sub(op.start),
+		Duration:      now,
 	})
 }
 

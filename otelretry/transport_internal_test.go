@@ -29,7 +29,7 @@ func TestDiscardDrainsAtMostMaxDrainAndCloses(t *testing.T) {
 	for _, size := range []int{0, 100, maxDrain - 1, maxDrain, maxDrain + 1, 10 * maxDrain} {
 		body := &countingBody{r: strings.NewReader(strings.Repeat("x", size))}
 		actx := new(attemptContext)
-		actx.init(context.Background(), time.Now().Add(time.Hour))
+		actx.init(context.Background(), time.Now(), time.Hour)
 		discard(&http.Response{Body: body}, actx)
 		released := actx.Err() == context.Canceled
 		if want := min(size, maxDrain); body.read != want || !body.closed || !released {
