@@ -449,3 +449,69 @@ func TestBackoffIsAskedOnlyForRetryableResults(t *testing.T) {
 		}
 	})
 }
+
+// reusedResponse is a base that allocates nothing: it answers every call
+// with the same response, cycling through statuses, and a body rewound for
+// each call.
+type reusedResponse struct {
+	statuses []int
+	calls    int
+	resp     http.Response
+	body     rewoundBody
+}
+
+type rewoundBody struct{ strings.Reader }
+
+func (*rewoundBody) Close() error { return nil }
+
+func (b *reusedResponse) RoundTrip(req *http.Request) (*http.Response, error) {
+	b.resp.StatusCode = b.statuses[b.calls%len(b.statuses)]
+	b.calls++
+	b.body.Reset("ok")
+	b.resp.Body = &b.body
+	b.resp.Request = req
+	return &b.resp, nil
+}
+
+// TestNoopPathAllocations pins what an operation allocates with no-op
+// providers over a base that allocates nothing: the operation record (which
+// holds the first attempt's context and request) and, per later attempt,
+// that attempt's context and request. Counting allocations is exact, unlike
+// timing; the benchmarks module measures the time.
+func TestNoopPathAllocations(t *testing.T) {
+	noop := []otelretry.Option{
+		otelretry.WithTracerProvider(tracenoop.NewTracerProvider()),
+		otelretry.WithMeterProvider(metricnoop.NewMeterProvider()),
+		otelretry.WithPropagators(propagation.NewCompositeTextMapPropagator()),
+		otelretry.WithBackoff(otelretry.ConstantBackoff(0)),
+		otelretry.WithoutBudget(),
+	}
+	for _, tc := range []struct {
+		name     string
+		statuses []int
+		want     float64
+	}{
+		{"success", []int{http.StatusOK}, 1},
+		{"503,503,200", []int{http.StatusServiceUnavailable, http.StatusServiceUnavailable, http.StatusOK}, 3},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			base := &reusedResponse{statuses: tc.statuses}
+			rt := otelretry.NewTransport(base, noop...)
+			req, err := http.NewRequest(http.MethodGet, "http://api.example.test/v1/items?id=42", nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			op := func() {
+				resp, err := rt.RoundTrip(req)
+				if err != nil || resp.StatusCode != http.StatusOK {
+					t.Fatalf("RoundTrip = %v, %v", resp, err)
+				}
+				resp.Body.Close()
+			}
+			op() // warm the pools
+			if got := testing.AllocsPerRun(100, op); got != tc.want {
+				t.Errorf("allocations per operation = %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
