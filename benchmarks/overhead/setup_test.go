@@ -223,6 +223,21 @@ var cases = []caseDef{
 		rt := newRetryableTransport(base)
 		return built{op: func() error { return roundTrip(rt, context.Background(), url) }}
 	}},
+	// retryablehttp-deadline: the same with the bounds otelretry sets by
+	// default, as a user of go-retryablehttp would add them: a 10s timeout
+	// per attempt (the inner http.Client's Timeout) and a 30s deadline per
+	// operation (a context canceled once the body is read). Not a target of
+	// issue 6: it prices the deadline that retryablehttp alone does not
+	// enforce.
+	{name: "retryablehttp-deadline", build: func(tb testing.TB, base http.RoundTripper, url string, k kind) built {
+		rt := newRetryableTransport(base)
+		rt.(*retryablehttp.RoundTripper).Client.HTTPClient.Timeout = 10 * time.Second
+		return built{op: func() error {
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			return roundTrip(rt, ctx, url)
+		}}
+	}},
 	// retryablehttp-otelhttp: the same over an otelhttp transport on the SDK
 	// providers, plus a hand-made parent span per operation around the call
 	// and the body read: one span per operation and one CLIENT span per
