@@ -229,3 +229,69 @@ func attributeSets(m metricdata.Metrics) []attribute.Set {
 	}
 	return sets
 }
+
+// retryDataPointAttributes returns the attribute sets of every data point
+// of the retry instruments (the library's scope), by instrument name.
+func retryDataPointAttributes(rm metricdata.ResourceMetrics) map[string][]attribute.Set {
+	out := map[string][]attribute.Set{}
+	for _, sm := range rm.ScopeMetrics {
+		if sm.Scope.Name != otelretry.ScopeName {
+			continue
+		}
+		for _, m := range sm.Metrics {
+			switch data := m.Data.(type) {
+			case metricdata.Sum[int64]:
+				for _, dp := range data.DataPoints {
+					out[m.Name] = append(out[m.Name], dp.Attributes)
+				}
+			case metricdata.Histogram[int64]:
+				for _, dp := range data.DataPoints {
+					out[m.Name] = append(out[m.Name], dp.Attributes)
+				}
+			case metricdata.Histogram[float64]:
+				for _, dp := range data.DataPoints {
+					out[m.Name] = append(out[m.Name], dp.Attributes)
+				}
+			}
+		}
+	}
+	return out
+}
+
+// server.address is a label of every retry instrument with
+// WithMetricsServerAddress (the host, without the port), and of none
+// without it.
+func TestMetricsServerAddressOnlyByOption(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		opts []otelretry.Option
+		want string // "" = no server.address label
+	}{
+		{"default", nil, ""},
+		{"WithMetricsServerAddress", []otelretry.Option{otelretry.WithMetricsServerAddress()}, "api.test"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				opts := append([]otelretry.Option{otelretry.WithBackoff(otelretry.ConstantBackoff(time.Millisecond))}, tc.opts...)
+				h := newHarness(t, []scripted.Step{{Status: 503}, {Status: 200}}, opts...)
+				resp, err := h.client.Do(get(t, t.Context(), "http://api.test:8443/items?id=1"))
+				if err != nil {
+					t.Fatal(err)
+				}
+				resp.Body.Close()
+				sets := retryDataPointAttributes(h.collect(t))
+				if len(sets) != 6 {
+					t.Fatalf("data points for %d retry instruments, want 6: %v", len(sets), sets)
+				}
+				for name, ss := range sets {
+					for _, s := range ss {
+						v, ok := s.Value(attrs.ServerAddressKey)
+						if got := v.AsString(); ok != (tc.want != "") || got != tc.want {
+							t.Errorf("%s: server.address = %q (present %v), want %q", name, got, ok, tc.want)
+						}
+					}
+				}
+			})
+		})
+	}
+}
