@@ -35,10 +35,49 @@ const (
 	// BackoffMsKey is the pause chosen before the next attempt, set only when
 	// the decision is DecisionRetry.
 	BackoffMsKey = attribute.Key("retry.backoff_ms")
-	// BudgetMsKey is the whole operation budget in milliseconds (deadline
-	// minus start), set on the operation span so a reader can tell whether an
-	// attempt started after the deadline.
-	BudgetMsKey = attribute.Key("retry.budget_ms")
+	// DeadlineMsKey is the operation's time limit in milliseconds (its
+	// deadline minus its start), set on the operation span so that a reader
+	// can tell whether an attempt started after the deadline. It replaces
+	// retry.budget_ms (LegacyBudgetMsKey): "budget" now means only the
+	// client-wide retry budget.
+	DeadlineMsKey = attribute.Key("retry.deadline_ms")
+	// LegacyBudgetMsKey is the name DeadlineMsKey had before v0.2.0. The
+	// transport no longer writes it; readers accept it so that older traces
+	// still read.
+	LegacyBudgetMsKey = attribute.Key("retry.budget_ms")
+	// ReasonKey says why the decision was taken (a Reason): a decision is
+	// one of a small closed set, and its causes are reasons, not new
+	// decisions. It also tells a rule the user configured (a classifier,
+	// a per-request intent) from a default one.
+	ReasonKey = attribute.Key("retry.reason")
+	// WireWritesKey is the number of times the request was written on the
+	// wire during one attempt, as net/http/httptrace reports it
+	// (WroteRequest). It is above 1 when a layer below the retry transport
+	// (net/http's own resend of a request on a dead keep-alive connection,
+	// or HTTP/2's resend of a refused stream) sent it again; each extra
+	// write also adds a wire_resend event. It is absent when the base
+	// transport reports no writes (a base that is not net/http's).
+	WireWritesKey = attribute.Key("retry.wire.writes")
+	// EvidenceProtocolKey, EvidenceCodeKey and EvidenceNameKey record the
+	// protocol evidence behind an error class that proves a request was
+	// not processed (ErrorClassRefusedStream): the protocol ("h2", "h3"),
+	// the error code and its name (REFUSED_STREAM, H3_REQUEST_REJECTED).
+	EvidenceProtocolKey = attribute.Key("retry.evidence.protocol")
+	EvidenceCodeKey     = attribute.Key("retry.evidence.code")
+	EvidenceNameKey     = attribute.Key("retry.evidence.name")
+	// RedirectsKey is, on an operation span, the number of redirects
+	// followed before this operation in the same chain (net/http's Client
+	// calls RoundTrip once per hop). It is absent on the first hop. The
+	// hops of a chain share the operation id when one is set with
+	// WithOperationID, and their attempt numbers keep counting.
+	RedirectsKey = attribute.Key("retry.redirects")
+	// RepeatKey is, on an operation span, how many operations the same
+	// Transport made before this one under the same operation context (the
+	// same WithOperationID, or the same parent span), redirect hops
+	// excluded. It is absent on the first. A value above 0 on a write means
+	// a layer above this one sent the operation again: go-retryablehttp
+	// stacked over the Transport, or an application loop.
+	RepeatKey = attribute.Key("retry.operation.repeat")
 	// IdempotencyContractKey is true on an operation the user declared safe
 	// to repeat although its method is not: a method added with
 	// WithIdempotentMethods, or an Idempotency-Key under
@@ -58,7 +97,7 @@ const (
 	HTTPRequestResendCountKey = semconv.HTTPRequestResendCountKey
 	URLFullKey                = semconv.URLFullKey
 	ServerAddressKey          = semconv.ServerAddressKey
-	ServerPortKey             = semconv.ServerPortKey
+	ErrorTypeKey              = semconv.ErrorTypeKey
 )
 
 // Redacted replaces every query value and credential in recorded URLs. The
@@ -70,4 +109,20 @@ const Redacted = "REDACTED"
 const (
 	// StateCheckSpanName names the child span of a state check.
 	StateCheckSpanName = "state_check"
+)
+
+// Span events the transport adds to attempt spans.
+const (
+	// EventWireResend marks a write of the request on the wire beyond the
+	// first within one attempt (see WireWritesKey).
+	EventWireResend = "wire_resend"
+	// EventRetryAfterInvalid marks a Retry-After header that was present
+	// but malformed, and so ignored.
+	EventRetryAfterInvalid = "retry_after_invalid"
+	// EventBodyNotReplayable marks a retry that was due but could not be
+	// made because the request body cannot be sent again.
+	EventBodyNotReplayable = "body_not_replayable"
+	// EventPanic marks a base RoundTripper or hook that panicked; the
+	// transport ends its spans and panics again.
+	EventPanic = "panic"
 )

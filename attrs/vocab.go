@@ -107,6 +107,14 @@ const (
 	ErrorClassTLS ErrorClass = "tls"
 	// ErrorClassCanceled: the caller canceled the context.
 	ErrorClassCanceled ErrorClass = "canceled"
+	// ErrorClassRefusedStream: the protocol proves the server did not
+	// process the request although it may have received it: HTTP/2
+	// REFUSED_STREAM (RFC 9113 §8.7) or a stream above a GOAWAY's last
+	// stream id, HTTP/3 H3_REQUEST_REJECTED (RFC 9114 §4.1.1). Like a
+	// refused connection, it is safe to resend, even for a write. Only a
+	// classifier that reads the protocol's error codes sets it (see
+	// otelretry.WithClassifier); error text never does.
+	ErrorClassRefusedStream ErrorClass = "refused_stream"
 	// ErrorClassOther: any other failure.
 	ErrorClassOther ErrorClass = "other"
 )
@@ -115,7 +123,7 @@ const (
 func ErrorClasses() []ErrorClass {
 	return []ErrorClass{
 		ErrorClassTimeout, ErrorClassConnectionRefused, ErrorClassConnectionReset,
-		ErrorClassDNS, ErrorClassTLS, ErrorClassCanceled, ErrorClassOther,
+		ErrorClassDNS, ErrorClassTLS, ErrorClassCanceled, ErrorClassRefusedStream, ErrorClassOther,
 	}
 }
 
@@ -127,6 +135,12 @@ func (c ErrorClass) Valid() bool { return slices.Contains(ErrorClasses(), c) }
 func (c ErrorClass) NotSent() bool {
 	return c == ErrorClassConnectionRefused || c == ErrorClassDNS || c == ErrorClassTLS
 }
+
+// NotProcessed reports whether the class proves the server did not act on
+// the request: it never reached the server (NotSent), or the protocol says
+// the server refused it unprocessed (ErrorClassRefusedStream). Either
+// makes a retry safe for any method.
+func (c ErrorClass) NotProcessed() bool { return c.NotSent() || c == ErrorClassRefusedStream }
 
 // Attribute returns c as a retry.error_class attribute.
 func (c ErrorClass) Attribute() attribute.KeyValue { return ErrorClassKey.String(string(c)) }
@@ -146,3 +160,84 @@ const (
 func (r StateCheckResult) Attribute() attribute.KeyValue {
 	return StateCheckResultKey.String(string(r))
 }
+
+// Reason says why a decision was taken. Decisions stay a small closed set
+// that dashboards group by; reasons carry the cause, including whether a
+// rule the user configured decided (ReasonClassifier, ReasonIntent) rather
+// than a default one.
+type Reason string
+
+// The closed set of reasons.
+const (
+	// ReasonResponse: a 2xx or 3xx response (return).
+	ReasonResponse Reason = "response"
+	// ReasonRetryableStatus: a status the policy retries, on a request that
+	// is safe to repeat (retry, or the limit that stopped it).
+	ReasonRetryableStatus Reason = "retryable_status"
+	// ReasonRetryableError: a transport error on a request that is safe to
+	// repeat.
+	ReasonRetryableError Reason = "retryable_error"
+	// ReasonNotProcessed: the error proves the request was not processed
+	// (never sent, or refused by the protocol), so even a write may be
+	// resent.
+	ReasonNotProcessed Reason = "not_processed"
+	// ReasonClassifier: the user's classifier (WithClassifier) decided.
+	ReasonClassifier Reason = "classifier"
+	// ReasonIntent: the request's own intent (WithIntent) decided: no
+	// retries, or its own attempt limit or deadline.
+	ReasonIntent Reason = "intent"
+	// ReasonUnknownWrite: a write that may have been applied lost its
+	// answer (timeout, broken connection, or a resend refused below the
+	// transport); it is not resent (check_state).
+	ReasonUnknownWrite Reason = "unknown_write"
+	// ReasonStateApplied, ReasonStateNotApplied, ReasonStateUnknown: the
+	// answer of a state check (return, retry, check_state).
+	ReasonStateApplied    Reason = "state_applied"
+	ReasonStateNotApplied Reason = "state_not_applied"
+	ReasonStateUnknown    Reason = "state_unknown"
+	// ReasonStatus: a status the policy does not retry (stop).
+	ReasonStatus Reason = "status"
+	// ReasonNotIdempotent: a retryable status or error on a request that is
+	// not safe to repeat (stop).
+	ReasonNotIdempotent Reason = "not_idempotent"
+	// ReasonNotReplayable: a retry was due, but the body cannot be sent
+	// again (stop).
+	ReasonNotReplayable Reason = "not_replayable"
+	// ReasonPrepareFailed: the per-attempt preparation hook failed (stop).
+	ReasonPrepareFailed Reason = "prepare_failed"
+	// ReasonDeadline: no time left for the pause and another attempt, or
+	// none before a call (deadline_exceeded).
+	ReasonDeadline Reason = "deadline"
+	// ReasonAttemptLimit: no attempt left (max_attempts).
+	ReasonAttemptLimit Reason = "attempt_limit"
+	// ReasonBudget: the retry budget's tokens are spent (budget_exhausted).
+	ReasonBudget Reason = "budget"
+	// ReasonPushback: the server asked the whole client to hold back
+	// (Retry-After, or 429) and the retry would start before that ends
+	// (budget_exhausted).
+	ReasonPushback Reason = "pushback"
+	// ReasonHostLimit: the retry budget's table of hosts is full of hosts
+	// that still carry state, so a new host's retry is refused rather than
+	// waved through (budget_exhausted).
+	ReasonHostLimit Reason = "host_limit"
+	// ReasonCaller: the caller's context was canceled (canceled) or its
+	// deadline passed (deadline_exceeded).
+	ReasonCaller Reason = "caller"
+)
+
+// Reasons lists every Reason, in declaration order.
+func Reasons() []Reason {
+	return []Reason{
+		ReasonResponse, ReasonRetryableStatus, ReasonRetryableError, ReasonNotProcessed,
+		ReasonClassifier, ReasonIntent, ReasonUnknownWrite, ReasonStateApplied,
+		ReasonStateNotApplied, ReasonStateUnknown, ReasonStatus, ReasonNotIdempotent,
+		ReasonNotReplayable, ReasonPrepareFailed, ReasonDeadline, ReasonAttemptLimit,
+		ReasonBudget, ReasonPushback, ReasonHostLimit, ReasonCaller,
+	}
+}
+
+// Valid reports whether r is one of the declared reasons.
+func (r Reason) Valid() bool { return slices.Contains(Reasons(), r) }
+
+// Attribute returns r as a retry.reason attribute.
+func (r Reason) Attribute() attribute.KeyValue { return ReasonKey.String(string(r)) }

@@ -585,7 +585,7 @@ func (op *operation) end(outcome attrs.Outcome, now time.Duration) {
 			attrs.HTTPRequestMethodKey.String(op.method),
 			attrs.URLFullKey.String(op.sanitizedURL()),
 			attrs.ServerAddressKey.String(op.req.URL.Hostname()),
-			attrs.BudgetMsKey.Int64(ms(op.limit)),
+			attrs.DeadlineMsKey.Int64(ms(op.limit)),
 			attrs.AttemptsKey.Int(op.attempts),
 			outcome.Attribute(),
 		)

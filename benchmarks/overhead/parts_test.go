@@ -29,7 +29,7 @@ func BenchmarkSDKParts(b *testing.B) {
 	opAttrs := []attribute.KeyValue{ // what the operation span carries
 		attrs.OperationIDKey.String("op-1f3a9c0d5e7b2a64"), attrs.HTTPRequestMethodKey.String("GET"),
 		attrs.URLFullKey.String("http://api.example.test/v1/items?id=REDACTED"), attrs.ServerAddressKey.String("api.example.test"),
-		attrs.BudgetMsKey.Int64(30000), attrs.AttemptsKey.Int(1), attrs.OutcomeReturn.Attribute(),
+		attrs.DeadlineMsKey.Int64(30000), attrs.AttemptsKey.Int(1), attrs.OutcomeReturn.Attribute(),
 	}
 	attemptAttrs := []attribute.KeyValue{ // what a successful attempt span carries
 		attrs.OperationIDKey.String("op-1f3a9c0d5e7b2a64"), attrs.RequestIDKey.String("op-1f3a9c0d5e7b2a64/attempt-1"),

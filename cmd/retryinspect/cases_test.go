@@ -48,7 +48,7 @@ func (o op) span() tracefixture.Span {
 		attrs.ServerAddressKey.String(strings.Split(server, ":")[0]),
 		attrs.AttemptsKey.Int64(o.attempts),
 		o.outcome.Attribute(),
-		attrs.BudgetMsKey.Int64(o.budget),
+		attrs.DeadlineMsKey.Int64(o.budget),
 	}
 	if o.contract {
 		kvs = append(kvs, attrs.IdempotencyContractKey.Bool(true))
@@ -353,7 +353,7 @@ func goldenCases() []goldenCase {
 		}},
 		{name: "contract-attributes", want: []inspect.Code{inspect.CodeMissingAttribute, inspect.CodeInvalidAttribute}, roots: []tracefixture.Span{
 			op{id: "op-sloppy", method: "POST", url: orders, outcome: "ok", attempts: 1, budget: 400, end: 200,
-				drop: []attribute.Key{attrs.BudgetMsKey, attrs.ServerAddressKey}, children: children(
+				drop: []attribute.Key{attrs.DeadlineMsKey, attrs.ServerAddressKey}, children: children(
 					try{opID: "op-sloppy", n: 1, method: "POST", url: orders, class: attrs.ErrorClassTimeout, elapsed: 120, remaining: 400, decision: "give_up",
 						drop:  []attribute.Key{attrs.RequestIDKey, attrs.RemainingMsKey},
 						extra: []attribute.KeyValue{attrs.ElapsedMsKey.String("120ms")}}.span(),

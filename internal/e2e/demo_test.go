@@ -192,8 +192,8 @@ func demoBinary(t *testing.T) string {
 		demoPath = filepath.Join(demoDir, "demo")
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 		defer cancel()
-		cmd := exec.CommandContext(ctx, "go", "build", "-o", demoPath, "./examples/demo")
-		cmd.Dir = root
+		// The demo is a module of its own: build it there.
+		cmd := exec.CommandContext(ctx, "go", "build", "-C", filepath.Join(root, "examples", "demo"), "-o", demoPath, ".")
 		if out, err := cmd.CombinedOutput(); err != nil {
 			demoErr = fmt.Errorf("go build ./examples/demo: %v\n%s", err, out)
 		}

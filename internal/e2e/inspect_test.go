@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"testing"
 	"time"
@@ -28,9 +29,9 @@ func checkRetryinspect(t *testing.T, s stack, run demoRun) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	limit := strconv.Itoa(2*len(run.summary.Operations) + 100)
-	cmd := exec.CommandContext(ctx, "go", "run", "./cmd/retryinspect",
+	// retryinspect is a module of its own: run it there.
+	cmd := exec.CommandContext(ctx, "go", "run", "-C", filepath.Join(repoRoot(t), "cmd", "retryinspect"), ".",
 		"--jaeger", s.jaeger, "--service", run.service, "--lookback", "1h", "--limit", limit, "--json")
-	cmd.Dir = repoRoot(t)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	err := cmd.Run()

@@ -20,7 +20,7 @@ var (
 	keyRemainingMs         = string(attrs.RemainingMsKey)
 	keyRetryAfterMs        = string(attrs.RetryAfterMsKey)
 	keyBackoffMs           = string(attrs.BackoffMsKey)
-	keyBudgetMs            = string(attrs.BudgetMsKey)
+	keyBudgetMs            = string(attrs.DeadlineMsKey)
 	keyIdempotencyContract = string(attrs.IdempotencyContractKey)
 	keyStateCheckResult    = string(attrs.StateCheckResultKey)
 	keyMethod              = string(attrs.HTTPRequestMethodKey)

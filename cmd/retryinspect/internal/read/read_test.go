@@ -187,7 +187,7 @@ func TestOTLPCollectorFile(t *testing.T) {
 	if want := time.Unix(0, 1767323045290000000).UTC(); !op.End.Equal(want) {
 		t.Errorf("end %v, want %v", op.End, want)
 	}
-	if v := attr(t, op, string(attrs.BudgetMsKey)); v != model.Int(400) {
+	if v := attr(t, op, string(attrs.LegacyBudgetMsKey)); v != model.Int(400) {
 		t.Errorf("budget %+v", v)
 	}
 	if v := attr(t, op, string(attrs.IdempotencyContractKey)); v != model.Bool(false) {
