@@ -34,6 +34,8 @@ type config struct {
 	budget         *Budget
 	noBudget       bool
 	stateCheck     StateCheckFunc
+	classifier     Classifier
+	prepare        PrepareFunc
 
 	idempotentMethods  map[string]bool
 	retryableStatuses  map[int]bool

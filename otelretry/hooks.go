@@ -1,0 +1,177 @@
+package otelretry
+
+import (
+	"context"
+	"net/http"
+	"time"
+
+	"github.com/otelretry/otelretry-go/attrs"
+)
+
+// Intent is what the caller knows about one request that the Transport
+// cannot: that a POST only reads (a Prometheus query, a GraphQL query, a
+// search), that this call must not be repeated, or that it needs its own
+// limits. Attach it with WithIntent. The zero value changes nothing.
+type Intent struct {
+	// Repeatable declares the request safe to repeat whatever its method:
+	// it is retried like a GET, and a timed-out write is resent instead of
+	// ending check_state. The operation span records
+	// retry.idempotency_contract=true, so a reader can tell the caller's
+	// word from a blind resend. Deadline, attempt limit, retry budget and
+	// replayability still apply.
+	Repeatable bool
+	// NoRetry makes the operation a single attempt (reason intent).
+	NoRetry bool
+	// MaxAttempts, when above 0, replaces WithMaxAttempts for this request.
+	MaxAttempts int
+	// Deadline, when above 0, replaces WithDeadline for this request. The
+	// context's own deadline still applies when it is earlier.
+	Deadline time.Duration
+}
+
+type intentKey struct{}
+
+// WithIntent returns a context that carries in for the requests made with
+// it. A zero Intent returns ctx unchanged.
+func WithIntent(ctx context.Context, in Intent) context.Context {
+	if in == (Intent{}) {
+		return ctx
+	}
+	return context.WithValue(ctx, intentKey{}, in)
+}
+
+// IntentFromContext returns the Intent set with WithIntent.
+func IntentFromContext(ctx context.Context) (Intent, bool) {
+	in, ok := ctx.Value(intentKey{}).(Intent)
+	return in, ok
+}
+
+// Answer is what one attempt got back, as the hooks see it: a status and
+// headers, or an error with its class, never both.
+type Answer struct {
+	// Request is the attempt's copy of the request. Hooks must not modify
+	// it or read its body.
+	Request *http.Request
+	// Attempt is the attempt's number, from 1. It keeps counting across the
+	// hops of a redirect chain.
+	Attempt int
+	// StatusCode and Header are the response's; 0 and nil without one.
+	StatusCode int
+	Header     http.Header
+	// Err is the transport error when no response arrived, and ErrorClass
+	// its class as the library sees it.
+	Err        error
+	ErrorClass attrs.ErrorClass
+	// RetryAfter is the server's parsed Retry-After hint, 0 without one.
+	RetryAfter time.Duration
+	// PreviousPause is the pause taken before this attempt (0 before the
+	// first), for backoffs that grow from the last pause, such as
+	// DecorrelatedJitter.
+	PreviousPause time.Duration
+}
+
+// Classification is a Classifier's answer. The zero value leaves the
+// decision to the default rules; build the others with Retryable,
+// NotRetryable and NotProcessed.
+type Classification struct {
+	kind     classKind
+	pause    time.Duration
+	evidence Evidence
+}
+
+type classKind uint8
+
+const (
+	classDefault classKind = iota
+	classRetryable
+	classNotRetryable
+	classNotProcessed
+)
+
+// Evidence is the protocol's proof that a request was not processed: the
+// protocol ("h2", "h3"), the error code and its name, recorded on the
+// attempt span with the error class.
+type Evidence struct {
+	// Class is the error class to record; ErrorClassRefusedStream when
+	// empty. It must be a class that proves the request was not processed.
+	Class    attrs.ErrorClass
+	Protocol string
+	Code     uint64
+	Name     string
+}
+
+// Retryable classifies the answer as worth another attempt, after at least
+// pause (0: the Backoff's). A request that is not safe to repeat is still
+// not resent after it may have been written: only Intent.Repeatable, a
+// method declared with WithIdempotentMethods or an idempotency-key contract
+// makes a write repeatable.
+func Retryable(pause time.Duration) Classification {
+	return Classification{kind: classRetryable, pause: max(pause, 0)}
+}
+
+// NotRetryable classifies the answer as final: the operation stops (or,
+// for a write whose outcome is unknown, ends check_state).
+func NotRetryable() Classification { return Classification{kind: classNotRetryable} }
+
+// NotProcessed classifies the answer as protocol evidence that the server
+// never processed the request, which makes a resend safe even for a write
+// (as a refused connection does). Use it only for evidence the protocol
+// defines (HTTP/2 REFUSED_STREAM, HTTP/3 H3_REQUEST_REJECTED, a GOAWAY
+// that excludes the stream), never on a guess. It applies only when the
+// attempt got no response.
+func NotProcessed(e Evidence) Classification {
+	if e.Class == "" {
+		e.Class = attrs.ErrorClassRefusedStream
+	}
+	return Classification{kind: classNotProcessed, evidence: e}
+}
+
+// Classifier inspects one attempt's answer and classifies it; the zero
+// Classification leaves the default rules in charge. It runs before the
+// decision, and the library still enforces the deadline, the attempt
+// limit, the retry budget and replayability. The attempt span records
+// retry.reason=classifier when its answer changed the decision.
+type Classifier func(Answer) Classification
+
+// Classifiers combines classifiers: the first answer that is not the zero
+// Classification wins. Nil classifiers are skipped.
+func Classifiers(cs ...Classifier) Classifier {
+	return func(a Answer) Classification {
+		for _, c := range cs {
+			if c == nil {
+				continue
+			}
+			if got := c(a); got.kind != classDefault {
+				return got
+			}
+		}
+		return Classification{}
+	}
+}
+
+// WithClassifier sets a Classifier consulted after every attempt. Nil is
+// ignored.
+func WithClassifier(c Classifier) Option {
+	return optionFunc(func(cfg *config) {
+		if c != nil {
+			cfg.classifier = c
+		}
+	})
+}
+
+// PrepareFunc prepares the copy of the request for attempt n before it is
+// sent: re-sign it, refresh a token, set a per-attempt header. req is the
+// attempt's own deep copy (Request.Clone): changing its header or URL never
+// touches the caller's request. An error ends the operation with outcome
+// stop, reason prepare_failed, and that error as the cause; no call is
+// made.
+type PrepareFunc func(req *http.Request, attempt int) error
+
+// WithPrepareAttempt sets the PrepareFunc. Nil is ignored.
+func WithPrepareAttempt(f PrepareFunc) Option {
+	return optionFunc(func(cfg *config) {
+		if f != nil {
+			cfg.prepare = f
+		}
+	})
+}
