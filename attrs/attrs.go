@@ -97,6 +97,7 @@ const (
 	HTTPRequestResendCountKey = semconv.HTTPRequestResendCountKey
 	URLFullKey                = semconv.URLFullKey
 	ServerAddressKey          = semconv.ServerAddressKey
+	ServerPortKey             = semconv.ServerPortKey
 	ErrorTypeKey              = semconv.ErrorTypeKey
 )
 

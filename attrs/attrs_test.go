@@ -18,8 +18,13 @@ func TestClosedSets(t *testing.T) {
 	if len(attrs.Outcomes()) != len(attrs.Decisions())-1 {
 		t.Errorf("outcomes must be the decisions minus retry")
 	}
+	for _, r := range attrs.Reasons() {
+		if !r.Valid() || r.Attribute().Key != attrs.ReasonKey {
+			t.Errorf("reason %s is listed but not valid", r)
+		}
+	}
 	for _, bad := range []string{"", "Retry", "failed"} {
-		if attrs.Decision(bad).Valid() || attrs.Outcome(bad).Valid() || attrs.ErrorClass(bad).Valid() {
+		if attrs.Decision(bad).Valid() || attrs.Outcome(bad).Valid() || attrs.ErrorClass(bad).Valid() || attrs.Reason(bad).Valid() {
 			t.Errorf("%q accepted", bad)
 		}
 	}

@@ -17,18 +17,19 @@ func ExampleDecision_Outcome() {
 	// deadline_exceeded -> "deadline_exceeded" terminal=true
 }
 
-// Only classes that prove the request never left make a write safe to
-// retry.
-func ExampleErrorClass_NotSent() {
+// Only classes that prove the request never left, or that the server
+// refused it unprocessed, make a write safe to retry.
+func ExampleErrorClass_NotProcessed() {
 	for _, c := range attrs.ErrorClasses() {
-		fmt.Println(c, c.NotSent())
+		fmt.Println(c, c.NotSent(), c.NotProcessed())
 	}
 	// Output:
-	// timeout false
-	// connection_refused true
-	// connection_reset false
-	// dns true
-	// tls true
-	// canceled false
-	// other false
+	// timeout false false
+	// connection_refused true true
+	// connection_reset false false
+	// dns true true
+	// tls true true
+	// canceled false false
+	// refused_stream false true
+	// other false false
 }
