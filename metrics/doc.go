@@ -9,9 +9,14 @@
 //	retry.attempts            Int64Counter     {attempt}    http.request.method, retry.decision,
 //	                                                        retry.error_class | http.response.status_code
 //	retry.operation.attempts  Int64Histogram   {attempt}    http.request.method, retry.outcome
-//	retry.operation.duration  Float64Histogram s            http.request.method, retry.outcome
-//	retry.attempt.duration    Float64Histogram s            http.request.method, retry.decision, retry.error_class
+//	retry.operation.duration  Float64Histogram s            http.request.method, retry.outcome, error.type
+//	retry.attempt.duration    Float64Histogram s            http.request.method, retry.decision, retry.error_class,
+//	                                                        error.type
 //	retry.backoff.duration    Float64Histogram s            http.request.method
+//
+// error.type (semantic conventions) is set only on what failed: an attempt
+// without a 2xx or 3xx answer (its error class, or its status code) and an
+// operation that did not end return.
 //
 // Labels come only from closed sets (attrs) and the HTTP method, collapsed
 // to _OTHER when it is not a standard one. retry.operation.id,
@@ -19,12 +24,23 @@
 // would create a new time series, so a million operations would become a
 // million series that no backend can store and no query can aggregate. Ids
 // belong on spans and log records, which are built for high cardinality.
-// server.address may be added with WithServerAddress, bounded by the number
-// of dependencies a client talks to.
+// server.address labels a series only when the caller passes one (the
+// transport does with its WithMetricsServerAddress option), bounded by the
+// number of dependencies a client talks to. User labels (NewLabels) never
+// carry ids, url.* keys, http.url or http.target.
 //
 // Each instrument has a typed wrapper (New<Instrument>) in the style of the
 // semantic-convention otelconv packages: it falls back to a no-op instrument
 // when the Meter fails, so telemetry never breaks the request path. The
 // Recorder precomputes attribute sets so that recording an operation does not
 // allocate once its label combinations have been seen.
+//
+// # Why this is exported
+//
+// The instrument names, units, buckets and labels are the contract the
+// dashboards and alerts are written against. The Recorder and the
+// wrappers stay exported so that a retry loop that is not otelretry's
+// Transport (a gRPC client, a queue consumer, a hand-written loop) can
+// feed the same series and reuse the same dashboards; the transport itself
+// uses nothing else.
 package metrics

@@ -1,19 +1,21 @@
 package metrics
 
 import (
-	"context"
-
-	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
 	"go.opentelemetry.io/otel/metric/noop"
 )
 
-// Bucket boundaries. Attempts per operation are small integers; durations
-// use the OpenTelemetry HTTP semantic-convention boundaries in seconds.
-var (
-	AttemptBuckets  = []float64{0, 1, 2, 3, 4, 5, 6, 8, 10}
-	DurationBuckets = []float64{0.005, 0.01, 0.025, 0.05, 0.075, 0.1, 0.25, 0.5, 0.75, 1, 2.5, 5, 7.5, 10}
-)
+// AttemptBuckets returns the bucket boundaries of retry.operation.attempts:
+// attempts per operation are small integers. Each call returns a new
+// slice.
+func AttemptBuckets() []float64 { return []float64{0, 1, 2, 3, 4, 5, 6, 8, 10} }
+
+// DurationBuckets returns the bucket boundaries of the duration
+// histograms: the OpenTelemetry HTTP semantic conventions' boundaries, in
+// seconds. Each call returns a new slice.
+func DurationBuckets() []float64 {
+	return []float64{0.005, 0.01, 0.025, 0.05, 0.075, 0.1, 0.25, 0.5, 0.75, 1, 2.5, 5, 7.5, 10}
+}
 
 // Operations is the retry.operations counter: operations by terminal outcome.
 type Operations struct{ metric.Int64Counter }
@@ -45,11 +47,6 @@ func (Operations) Unit() string { return "{operation}" }
 // Description is the instrument description.
 func (Operations) Description() string {
 	return "Logical operations completed, by terminal outcome."
-}
-
-// AddSet adds incr with a precomputed attribute set.
-func (o Operations) AddSet(ctx context.Context, incr int64, set attribute.Set) {
-	o.Int64Counter.Add(ctx, incr, metric.WithAttributeSet(set))
 }
 
 // Attempts is the retry.attempts counter: network calls by decision.
@@ -84,11 +81,6 @@ func (Attempts) Description() string {
 	return "Network attempts made, by the client's decision after each."
 }
 
-// AddSet adds incr with a precomputed attribute set.
-func (a Attempts) AddSet(ctx context.Context, incr int64, set attribute.Set) {
-	a.Int64Counter.Add(ctx, incr, metric.WithAttributeSet(set))
-}
-
 // OperationAttempts is the retry.operation.attempts histogram: the number of
 // network calls each operation made.
 type OperationAttempts struct{ metric.Int64Histogram }
@@ -101,7 +93,7 @@ func NewOperationAttempts(m metric.Meter, opt ...metric.Int64HistogramOption) (O
 	}
 	i, err := m.Int64Histogram(OperationAttempts{}.Name(), append([]metric.Int64HistogramOption{
 		metric.WithDescription(OperationAttempts{}.Description()), metric.WithUnit(OperationAttempts{}.Unit()),
-		metric.WithExplicitBucketBoundaries(AttemptBuckets...),
+		metric.WithExplicitBucketBoundaries(AttemptBuckets()...),
 	}, opt...)...)
 	if err != nil {
 		return OperationAttempts{noop.Int64Histogram{}}, err
@@ -123,11 +115,6 @@ func (OperationAttempts) Description() string {
 	return "Network attempts per logical operation."
 }
 
-// RecordSet records v with a precomputed attribute set.
-func (h OperationAttempts) RecordSet(ctx context.Context, v int64, set attribute.Set) {
-	h.Int64Histogram.Record(ctx, v, metric.WithAttributeSet(set))
-}
-
 // durationHistogram is the shape shared by the three duration instruments.
 type durationHistogram struct{ metric.Float64Histogram }
 
@@ -137,7 +124,7 @@ func newDurationHistogram(m metric.Meter, name, desc string, opt []metric.Float6
 	}
 	i, err := m.Float64Histogram(name, append([]metric.Float64HistogramOption{
 		metric.WithDescription(desc), metric.WithUnit("s"),
-		metric.WithExplicitBucketBoundaries(DurationBuckets...),
+		metric.WithExplicitBucketBoundaries(DurationBuckets()...),
 	}, opt...)...)
 	if err != nil {
 		return durationHistogram{noop.Float64Histogram{}}, err
@@ -147,14 +134,6 @@ func newDurationHistogram(m metric.Meter, name, desc string, opt []metric.Float6
 
 // Inst returns the underlying instrument.
 func (h durationHistogram) Inst() metric.Float64Histogram { return h.Float64Histogram }
-
-// Unit is the instrument unit.
-func (durationHistogram) Unit() string { return "s" }
-
-// RecordSet records v seconds with a precomputed attribute set.
-func (h durationHistogram) RecordSet(ctx context.Context, v float64, set attribute.Set) {
-	h.Float64Histogram.Record(ctx, v, metric.WithAttributeSet(set))
-}
 
 // OperationDuration is the retry.operation.duration histogram: time from the
 // first attempt's start to the terminal decision, backoff included.

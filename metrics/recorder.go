@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"strings"
 	"time"
 
 	"go.opentelemetry.io/otel/attribute"
@@ -14,27 +15,12 @@ import (
 	"github.com/otelretry/otelretry-go/internal/cowmap"
 )
 
-// Option configures a Recorder.
-type Option interface{ apply(*recorderConfig) }
-
-type recorderConfig struct {
-	serverAddress bool
-}
-
-type optionFunc func(*recorderConfig)
-
-func (f optionFunc) apply(c *recorderConfig) { f(c) }
-
-// WithServerAddress adds server.address to every label set. Use it when a
-// client talks to a bounded set of hosts: each host multiplies the number
-// of series.
-func WithServerAddress() Option {
-	return optionFunc(func(c *recorderConfig) { c.serverAddress = true })
-}
-
 // Attempt is what the Recorder needs to know about one network attempt.
 type Attempt struct {
-	Method        string
+	Method string
+	// ServerAddress labels the series when not empty. The caller decides
+	// (the transport sets it only with WithMetricsServerAddress): each
+	// host multiplies the number of series.
 	ServerAddress string
 	// Labels are extra low-cardinality labels (see NewLabels).
 	Labels   attribute.Set
@@ -42,24 +28,30 @@ type Attempt struct {
 	// ErrorClass is set when no response arrived; StatusCode otherwise.
 	ErrorClass attrs.ErrorClass
 	StatusCode int
-	Duration   time.Duration
+	// ErrorType is the semantic conventions' error.type of an attempt
+	// without a 2xx or 3xx answer (its error class, or its status code),
+	// "" otherwise. It labels retry.attempt.duration.
+	ErrorType string
+	Duration  time.Duration
 }
 
 // Operation is what the Recorder needs to know about one finished operation.
 type Operation struct {
 	Method        string
-	ServerAddress string
+	ServerAddress string // see Attempt.ServerAddress
 	// Labels are extra low-cardinality labels (see NewLabels).
-	Labels   attribute.Set
-	Outcome  attrs.Outcome
-	Attempts int
-	Duration time.Duration
+	Labels  attribute.Set
+	Outcome attrs.Outcome
+	// ErrorType is the error.type of an operation that did not end
+	// return, "" otherwise. It labels retry.operation.duration.
+	ErrorType string
+	Attempts  int
+	Duration  time.Duration
 }
 
 // Recorder records operations and attempts on the six instruments. It is
 // safe for concurrent use. The zero value is not usable; call NewRecorder.
 type Recorder struct {
-	cfg recorderConfig
 	// off: the meter is nil or the no-op one (metric/noop), so every
 	// instrument is a no-op and recording is skipped outright.
 	off               bool
@@ -79,18 +71,13 @@ type Recorder struct {
 // an instrument cannot be created, the Recorder uses a no-op in its place
 // and NewRecorder returns the Recorder together with the joined errors, so
 // the caller may log them and go on.
-func NewRecorder(m metric.Meter, opts ...Option) (*Recorder, error) {
+func NewRecorder(m metric.Meter) (*Recorder, error) {
 	r := &Recorder{}
 	_, noopMeter := m.(noop.Meter)
 	r.off = m == nil || noopMeter
 	r.operationSets.m.Limit = maxCachedSets
 	r.attemptSets.m.Limit = maxCachedSets
 	r.backoffSets.m.Limit = maxCachedSets
-	for _, o := range opts {
-		if o != nil {
-			o.apply(&r.cfg)
-		}
-	}
 	var errs [6]error
 	r.operations, errs[0] = NewOperations(m)
 	r.attempts, errs[1] = NewAttempts(m)
@@ -111,24 +98,31 @@ type Backoff struct {
 }
 
 // NewLabels returns extra labels for the retry metrics, from a user's
-// enricher. Keys that would break the cardinality bound or clash with the
-// Recorder's own labels are dropped: ids, URLs, and the keys the Recorder
-// sets itself. The caller still owns the rest: every distinct value is a
-// new series.
+// enricher. Keys that would break the cardinality bound, carry a URL, or
+// clash with the Recorder's own labels are dropped: ids, the whole url.*
+// namespace and the legacy http.url and http.target (a raw query may ride
+// in any of them), and the keys the Recorder sets itself. The caller still
+// owns the rest: every distinct value is a new series.
 func NewLabels(kv ...attribute.KeyValue) attribute.Set {
 	if len(kv) == 0 {
 		return attribute.Set{}
 	}
-	set, _ := attribute.NewSetWithFiltered(kv, func(kv attribute.KeyValue) bool {
-		switch kv.Key {
-		case attrs.OperationIDKey, attrs.RequestIDKey, attrs.URLFullKey,
-			attrs.HTTPRequestMethodKey, attrs.ServerAddressKey, attrs.OutcomeKey,
-			attrs.DecisionKey, attrs.ErrorClassKey, attrs.HTTPResponseStatusCodeKey:
-			return false
-		}
-		return true
-	})
+	set, _ := attribute.NewSetWithFiltered(kv, func(kv attribute.KeyValue) bool { return allowedLabel(kv.Key) })
 	return set
+}
+
+// allowedLabel reports whether a user's label key may label the metrics.
+func allowedLabel(k attribute.Key) bool {
+	if strings.HasPrefix(string(k), "url.") {
+		return false
+	}
+	switch k {
+	case attrs.OperationIDKey, attrs.RequestIDKey, "http.url", "http.target",
+		attrs.HTTPRequestMethodKey, attrs.ServerAddressKey, attrs.OutcomeKey, attrs.ErrorTypeKey,
+		attrs.DecisionKey, attrs.ErrorClassKey, attrs.HTTPResponseStatusCodeKey, attrs.ReasonKey:
+		return false
+	}
+	return true
 }
 
 // The cache keys: each label combination once. attribute.Distinct is
@@ -138,6 +132,7 @@ type operationKey struct {
 	method, server string
 	labels         attribute.Distinct
 	outcome        attrs.Outcome
+	errorType      string
 }
 
 type attemptKey struct {
@@ -146,6 +141,7 @@ type attemptKey struct {
 	decision       attrs.Decision
 	errorClass     attrs.ErrorClass
 	status         int
+	errorType      string
 }
 
 type backoffKey struct {
@@ -159,13 +155,21 @@ func (r *Recorder) RecordOperation(ctx context.Context, o Operation) {
 	if r.off {
 		return
 	}
-	k := operationKey{method: NormalizeMethod(o.Method), server: r.server(o.ServerAddress), labels: o.Labels.Equivalent(), outcome: o.Outcome}
-	opts := r.operationSets.get(k, func() []attribute.KeyValue {
-		return r.base(k.method, k.server, o.Labels, attrs.OutcomeKey.String(string(k.outcome)))
+	k := operationKey{method: NormalizeMethod(o.Method), server: o.ServerAddress, labels: o.Labels.Equivalent(),
+		outcome: o.Outcome, errorType: o.ErrorType}
+	// One lookup for the three instruments: the duration histogram's
+	// labels add error.type to the others'.
+	opts := r.operationSets.m.Get(k, func() *measureOpts {
+		counted := r.base(k.method, k.server, o.Labels, k.outcome.Attribute())
+		return &measureOpts{
+			add:    []metric.AddOption{metric.WithAttributeSet(attribute.NewSet(counted...))},
+			record: []metric.RecordOption{metric.WithAttributeSet(attribute.NewSet(counted...))},
+			timed:  []metric.RecordOption{metric.WithAttributeSet(attribute.NewSet(withErrorType(counted, k.errorType)...))},
+		}
 	})
 	r.operations.Inst().Add(ctx, 1, opts.add...)
 	r.operationAttempts.Inst().Record(ctx, int64(o.Attempts), opts.record...)
-	r.operationDuration.Inst().Record(ctx, o.Duration.Seconds(), opts.record...)
+	r.operationDuration.Inst().Record(ctx, o.Duration.Seconds(), opts.timed...)
 }
 
 // RecordAttempt records one network attempt on retry.attempts and
@@ -174,26 +178,26 @@ func (r *Recorder) RecordAttempt(ctx context.Context, a Attempt) {
 	if r.off {
 		return
 	}
-	k := attemptKey{method: NormalizeMethod(a.Method), server: r.server(a.ServerAddress), labels: a.Labels.Equivalent(),
-		decision: a.Decision, errorClass: a.ErrorClass, status: a.StatusCode}
+	k := attemptKey{method: NormalizeMethod(a.Method), server: a.ServerAddress, labels: a.Labels.Equivalent(),
+		decision: a.Decision, errorClass: a.ErrorClass, status: a.StatusCode, errorType: a.ErrorType}
 	// One lookup for both instruments: the counter's labels add the status
-	// to the duration histogram's.
+	// to the common ones, the duration histogram's add error.type.
 	opts := r.attemptSets.m.Get(k, func() *measureOpts {
-		timed := r.base(k.method, k.server, a.Labels, k.decision.Attribute())
+		common := r.base(k.method, k.server, a.Labels, k.decision.Attribute())
 		if k.errorClass != "" {
-			timed = append(timed, k.errorClass.Attribute())
+			common = append(common, k.errorClass.Attribute())
 		}
-		counted := timed
+		counted := common
 		if k.status != 0 {
-			counted = append(timed[:len(timed):len(timed)], attrs.HTTPResponseStatusCodeKey.Int(k.status))
+			counted = append(common[:len(common):len(common)], attrs.HTTPResponseStatusCodeKey.Int(k.status))
 		}
 		return &measureOpts{
-			add:    []metric.AddOption{metric.WithAttributeSet(attribute.NewSet(counted...))},
-			record: []metric.RecordOption{metric.WithAttributeSet(attribute.NewSet(timed...))},
+			add:   []metric.AddOption{metric.WithAttributeSet(attribute.NewSet(counted...))},
+			timed: []metric.RecordOption{metric.WithAttributeSet(attribute.NewSet(withErrorType(common, k.errorType)...))},
 		}
 	})
 	r.attempts.Inst().Add(ctx, 1, opts.add...)
-	r.attemptDuration.Inst().Record(ctx, a.Duration.Seconds(), opts.record...)
+	r.attemptDuration.Inst().Record(ctx, a.Duration.Seconds(), opts.timed...)
 }
 
 // RecordBackoff records one pause before a retry on retry.backoff.duration.
@@ -201,16 +205,18 @@ func (r *Recorder) RecordBackoff(ctx context.Context, b Backoff) {
 	if r.off {
 		return
 	}
-	k := backoffKey{method: NormalizeMethod(b.Method), server: r.server(b.ServerAddress), labels: b.Labels.Equivalent()}
+	k := backoffKey{method: NormalizeMethod(b.Method), server: b.ServerAddress, labels: b.Labels.Equivalent()}
 	opts := r.backoffSets.get(k, func() []attribute.KeyValue { return r.base(k.method, k.server, b.Labels) })
 	r.backoffDuration.Inst().Record(ctx, b.Duration.Seconds(), opts.record...)
 }
 
-func (r *Recorder) server(addr string) string {
-	if !r.cfg.serverAddress {
-		return ""
+// withErrorType returns kv plus error.type when t is set, in a slice of
+// its own.
+func withErrorType(kv []attribute.KeyValue, t string) []attribute.KeyValue {
+	if t == "" {
+		return kv
 	}
-	return addr
+	return append(kv[:len(kv):len(kv)], attrs.ErrorTypeKey.String(t))
 }
 
 // base returns the labels every instrument carries, the user's labels,
@@ -245,6 +251,7 @@ func NormalizeMethod(method string) string {
 type measureOpts struct {
 	add    []metric.AddOption
 	record []metric.RecordOption
+	timed  []metric.RecordOption // the duration histograms', with error.type
 }
 
 // maxCachedSets bounds each cache. Labels come from closed sets, so real

@@ -18,11 +18,11 @@ import (
 
 const scope = "test/scope"
 
-func newRecorder(t testing.TB, opts ...metrics.Option) (*metrics.Recorder, *sdkmetric.ManualReader) {
+func newRecorder(t testing.TB) (*metrics.Recorder, *sdkmetric.ManualReader) {
 	t.Helper()
 	reader := sdkmetric.NewManualReader()
 	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
-	rec, err := metrics.NewRecorder(mp.Meter(scope), opts...)
+	rec, err := metrics.NewRecorder(mp.Meter(scope))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -84,18 +84,18 @@ func TestInstruments(t *testing.T) {
 				{Attributes: set(get, ret, attrs.HTTPResponseStatusCodeKey.Int(200)), Value: 1}}}},
 		{Name: "retry.operation.attempts", Description: "Network attempts per logical operation.", Unit: "{attempt}",
 			Data: metricdata.Histogram[int64]{Temporality: metricdata.CumulativeTemporality, DataPoints: []metricdata.HistogramDataPoint[int64]{{
-				Attributes: set(get, outcome), Count: 1, Sum: 3, Bounds: metrics.AttemptBuckets,
+				Attributes: set(get, outcome), Count: 1, Sum: 3, Bounds: metrics.AttemptBuckets(),
 				BucketCounts: []uint64{0, 0, 0, 1, 0, 0, 0, 0, 0, 0}, Min: metricdata.NewExtrema[int64](3), Max: metricdata.NewExtrema[int64](3)}}}},
 		{Name: "retry.operation.duration", Description: "Duration of logical operations, backoff included.", Unit: "s",
 			Data: metricdata.Histogram[float64]{Temporality: metricdata.CumulativeTemporality, DataPoints: []metricdata.HistogramDataPoint[float64]{
-				hist(1, 0.29, metrics.DurationBuckets, []uint64{0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0}, 0.29, 0.29, set(get, outcome))}}},
+				hist(1, 0.29, metrics.DurationBuckets(), []uint64{0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0}, 0.29, 0.29, set(get, outcome))}}},
 		{Name: "retry.attempt.duration", Description: "Duration of single network attempts, until response headers or failure.", Unit: "s",
 			Data: metricdata.Histogram[float64]{Temporality: metricdata.CumulativeTemporality, DataPoints: []metricdata.HistogramDataPoint[float64]{
-				hist(2, 0.16, metrics.DurationBuckets, []uint64{0, 0, 0, 0, 0, 2, 0, 0, 0, 0, 0, 0, 0, 0, 0}, 0.08, 0.08, set(get, retry)),
-				hist(1, 0.05, metrics.DurationBuckets, []uint64{0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}, 0.05, 0.05, set(get, ret))}}},
+				hist(2, 0.16, metrics.DurationBuckets(), []uint64{0, 0, 0, 0, 0, 2, 0, 0, 0, 0, 0, 0, 0, 0, 0}, 0.08, 0.08, set(get, retry)),
+				hist(1, 0.05, metrics.DurationBuckets(), []uint64{0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}, 0.05, 0.05, set(get, ret))}}},
 		{Name: "retry.backoff.duration", Description: "Pauses taken before retries.", Unit: "s",
 			Data: metricdata.Histogram[float64]{Temporality: metricdata.CumulativeTemporality, DataPoints: []metricdata.HistogramDataPoint[float64]{
-				hist(2, 0.08, metrics.DurationBuckets, []uint64{0, 0, 0, 1 + 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}, 0.04, 0.04, set(get))}}},
+				hist(2, 0.08, metrics.DurationBuckets(), []uint64{0, 0, 0, 1 + 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}, 0.04, 0.04, set(get))}}},
 	}
 	if len(got) != len(want) {
 		t.Fatalf("got %d instruments, want %d", len(got), len(want))
@@ -115,18 +115,67 @@ func TestErrorClassLabelAndNoStatus(t *testing.T) {
 	}
 }
 
-func TestServerAddressOnlyByOption(t *testing.T) {
-	for _, withServer := range []bool{false, true} {
-		var opts []metrics.Option
-		if withServer {
-			opts = append(opts, metrics.WithServerAddress())
-		}
-		rec, reader := newRecorder(t, opts...)
-		rec.RecordOperation(context.Background(), metrics.Operation{Method: "GET", ServerAddress: "api.test", Outcome: attrs.OutcomeReturn, Attempts: 1})
+// The caller decides server.address (the transport, by its option): the
+// Recorder labels exactly what it is given.
+func TestServerAddressOnlyWhenGiven(t *testing.T) {
+	for _, server := range []string{"", "api.test"} {
+		rec, reader := newRecorder(t)
+		rec.RecordOperation(context.Background(), metrics.Operation{Method: "GET", ServerAddress: server, Outcome: attrs.OutcomeReturn, Attempts: 1})
 		dp := collect(t, reader)["retry.operations"].Data.(metricdata.Sum[int64]).DataPoints[0]
-		if _, has := dp.Attributes.Value(attrs.ServerAddressKey); has != withServer {
-			t.Errorf("WithServerAddress=%v: server.address present=%v", withServer, has)
+		if v, has := dp.Attributes.Value(attrs.ServerAddressKey); has != (server != "") || (has && v.AsString() != server) {
+			t.Errorf("ServerAddress=%q: server.address = %v (present %v)", server, v.Emit(), has)
 		}
+	}
+}
+
+// error.type labels the duration histograms only, and only when set.
+func TestErrorTypeLabelsDurationsOnly(t *testing.T) {
+	rec, reader := newRecorder(t)
+	ctx := context.Background()
+	rec.RecordAttempt(ctx, metrics.Attempt{Method: "GET", Decision: attrs.DecisionRetry, StatusCode: 503, ErrorType: "503", Duration: time.Millisecond})
+	rec.RecordAttempt(ctx, metrics.Attempt{Method: "GET", Decision: attrs.DecisionReturn, StatusCode: 200, Duration: time.Millisecond})
+	rec.RecordOperation(ctx, metrics.Operation{Method: "GET", Outcome: attrs.OutcomeMaxAttempts, ErrorType: "503", Attempts: 3, Duration: time.Millisecond})
+	got := collect(t, reader)
+	for _, name := range []string{"retry.attempt.duration", "retry.operation.duration"} {
+		for _, dp := range got[name].Data.(metricdata.Histogram[float64]).DataPoints {
+			v, has := dp.Attributes.Value(attrs.ErrorTypeKey)
+			_, isReturn := dp.Attributes.Value(attrs.DecisionKey)
+			if d, _ := dp.Attributes.Value(attrs.DecisionKey); isReturn && d.AsString() == "return" {
+				if has {
+					t.Errorf("%s: a success carries error.type %q", name, v.AsString())
+				}
+				continue
+			}
+			if !has || v.AsString() != "503" {
+				t.Errorf("%s %v: error.type = %q (present %v), want 503", name, dp.Attributes.ToSlice(), v.AsString(), has)
+			}
+		}
+	}
+	for _, name := range []string{"retry.attempts", "retry.operations"} {
+		for _, dp := range got[name].Data.(metricdata.Sum[int64]).DataPoints {
+			if _, has := dp.Attributes.Value(attrs.ErrorTypeKey); has {
+				t.Errorf("%s carries error.type", name)
+			}
+		}
+	}
+	for _, dp := range got["retry.operation.attempts"].Data.(metricdata.Histogram[int64]).DataPoints {
+		if _, has := dp.Attributes.Value(attrs.ErrorTypeKey); has {
+			t.Errorf("retry.operation.attempts carries error.type")
+		}
+	}
+}
+
+// User labels never carry ids, URLs or the Recorder's own keys.
+func TestNewLabelsDropsURLsIDsAndOwnKeys(t *testing.T) {
+	set := metrics.NewLabels(
+		attribute.String("dependency", "orders"),
+		attribute.String("url.query", "token=secret"), attribute.String("url.full", "http://x/?a=1"),
+		attribute.String("url.path", "/users/42"), attribute.String("http.url", "http://x/?a=1"),
+		attribute.String("http.target", "/?a=1"), attrs.OperationIDKey.String("op-1"),
+		attrs.RequestIDKey.String("op-1/attempt-1"), attrs.OutcomeKey.String("stop"),
+		attrs.ErrorTypeKey.String("x"), attrs.ReasonKey.String("budget"))
+	if set.Len() != 1 {
+		t.Fatalf("kept %v, want only dependency", set.ToSlice())
 	}
 }
 
@@ -188,7 +237,7 @@ func BenchmarkRecordOperationParallel(b *testing.B) {
 // A Recorder on a nil or no-op meter records nothing and needs nothing.
 func TestRecorderOnNoopMeter(t *testing.T) {
 	for name, m := range map[string]metric.Meter{"nil": nil, "noop": noop.NewMeterProvider().Meter(scope)} {
-		rec, err := metrics.NewRecorder(m, metrics.WithServerAddress())
+		rec, err := metrics.NewRecorder(m)
 		if err != nil || rec == nil {
 			t.Fatalf("%s: NewRecorder = %v, %v", name, rec, err)
 		}
