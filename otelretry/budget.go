@@ -1,138 +1,220 @@
 package otelretry
 
 import (
+	"errors"
+	"fmt"
 	"net/http"
+	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
-	"github.com/otelretry/otelretry-go/internal/cowmap"
+	"go.opentelemetry.io/otel"
+
+	"github.com/otelretry/otelretry-go/attrs"
 )
 
 // Budget defaults.
 const (
-	DefaultBudgetRatio      = 0.1
-	DefaultBudgetMinRetries = 10
-	DefaultBudgetWindow     = 10 * time.Second
+	DefaultBudgetTokens     = 6
+	DefaultBudgetTokenRatio = 0.5
+	DefaultBudgetMaxHosts   = 10000
+	DefaultBudgetPushback   = time.Second
 )
 
-// budgetSlots is the number of slots a window is cut into: the window
-// slides one slot (window/10) at a time. The last burstSlots of them are
-// the recent part of the window, which is bounded too.
+// Budget costs and limits, in thousandths of a token.
 const (
-	budgetSlots = 10
-	burstSlots  = 2
+	failureCost     = 1000 // an attempt that failed
+	timeoutCost     = 2000 // an attempt that timed out: it held the host's resources longest
+	maxBudgetTokens = 1000 // as gRPC's maxTokens
+	// maxPushbackHold bounds how long one answer holds back the retries of
+	// other operations: a host stays in the table while it is held, so an
+	// unbounded hint could pin entries for days.
+	maxPushbackHold = time.Minute
 )
 
-// Budget bounds retries across all operations to one dependency, so that
-// retries cannot multiply the load on a dependency that is already failing.
+// ErrInvalidBudgetOption is reported through otel.Handle, wrapped with the
+// option and its value, when NewBudget ignores an out-of-range option.
+var ErrInvalidBudgetOption = errors.New("otelretry: budget option ignored")
+
+// Budget bounds retries to each dependency (a host, by default) so that
+// retries cannot multiply the load on a dependency that is failing, for a
+// fleet of clients as much as for one: each replica's Budget holds on its
+// own, whatever its rate.
 //
-// Within any sliding window (default 10s), the retries to one host that did
-// not succeed may not exceed the larger of
+// It is gRPC's retry throttling (gRFC A6) per host, with the count floored
+// at the threshold:
 //
-//	ratio × first attempts in the window   (default 10%)
-//	minRetries                             (default 10)
+//   - A host starts with BudgetTokens tokens (default 6), the most it holds.
+//   - An attempt that fails in a way the policy counts against the host (a
+//     status it retries, 408, 429, 502, 503 and 504 by default, or a
+//     transport error other than the caller's cancellation) costs one token;
+//     a timeout costs two, as AWS's retry quota charges timeouts double.
+//   - A 2xx or 3xx answer gives back BudgetTokenRatio tokens (default 0.5),
+//     up to the most. Other answers (a 404, a 500 not retried) change nothing.
+//   - A retry may start only while the host holds more than half its tokens
+//     (3). The count never falls below half: below it every retry is refused
+//     anyway, and a debt would only delay recovery.
+//   - Nothing is earned from the passage of time.
 //
-// and the same bound holds within the most recent fifth of the window (2s
-// by default), so that allowance saved up while the dependency was healthy
-// cannot be spent all at once when it fails.
+// With the defaults: a fresh host's first two failures leave 5 and 4 tokens
+// and are retried; the third leaves 3 and is not. So a fresh client still
+// follows the seed timeline (503, 503, 200: three calls, return), and in a
+// sustained outage every client makes exactly two retries however slow it
+// is: a client that sends k operations during the outage makes at most
+// (k+2)/k attempts per operation, at most 1.2 for k ≥ 10. Retries stop
+// while more than one attempt in three fails (a failure costs twice what a
+// success gives back). After an outage (3 tokens) three successes (4.5)
+// let the next failure be retried (3.5): 15 s later for a client sending
+// one operation every 5 s, 3 s later at one per second.
 //
-// A retry is charged when it is sent and refunded when it gets a 2xx or 3xx
-// answer: what the budget bounds is wasted load. In a full outage no retry
-// succeeds, so attempts stay within (1+ratio) × operations however long the
-// outage lasts; in a brownout, retries that find spare capacity are not held
-// against the client. The minimum is a floor, not an addition, so a fresh
-// or quiet client can still retry a few times (the seed timeline's two
-// retries, a short burst) without raising the cap for busy clients. A
-// refused retry ends the operation with decision budget_exhausted.
+// Pushback: a Retry-After on any answer other than a 2xx or 3xx holds back
+// the retries, never the first attempts, of every operation to that host
+// through this Budget until it passes (at most a minute). The operation
+// that received it pauses at least that long, so its own retry is not held.
+// A 429 without Retry-After holds retries for BudgetPushback (default 1 s)
+// from its arrival, the operation that received it included: with the
+// default backoff it returns the 429 rather than retry sooner.
 //
-// Counting is lock-free: each host has a ring of slots of atomic counters,
-// reset lazily when time moves into them. Under contention the count may be
-// off by the number of concurrent withdrawals at a slot boundary; it never
-// blocks a request. Time is read from the monotonic clock.
+// Hosts: the Budget keeps at most BudgetMaxHosts (default 10 000) hosts
+// whose state differs from a fresh host's (tokens spent, or a hold). A host
+// whose state equals a fresh one's is not kept, so forgetting it grants
+// nothing; a host with state is never forgotten, however long it is idle.
+// When the table is full of hosts with state, a host not in it is refused
+// every retry (fail closed) until a host recovers. A kept host takes about
+// 60 bytes plus its key; record and admit take amortized constant time.
+//
+// A refused retry ends the operation with decision budget_exhausted and
+// reason budget (tokens), pushback (a hold) or host_limit (a full table).
 //
 // A Budget is safe for concurrent use. Share one between Transports with
 // WithBudget to bound their combined retries.
 type Budget struct {
-	ratioMilli int64 // deposit per first attempt, in thousandths of a retry
-	minRetries int64
-	slotWidth  time.Duration
+	maxMilli   int64 // tokens of a fresh host, in thousandths
+	ratioMilli int64 // given back per success, in thousandths
+	maxHosts   int
+	pushback   time.Duration // hold after a 429 without Retry-After
 	keyOf      func(*http.Request) string
-	start      time.Time
-	now        func() time.Time
-	windows    cowmap.Map[string, *budgetWindow]
+
+	// stateful is len(hosts), read without the lock: while no host has
+	// state, a success has nothing to change.
+	stateful atomic.Int64
+
+	mu     sync.Mutex
+	hosts  map[string]hostBudget
+	origin time.Time // the clock reading offsets are counted from
+	begun  bool      // origin is set
+	wheel  holdWheel
+}
+
+// hostBudget is one host's state. Times are offsets from Budget.origin.
+type hostBudget struct {
+	milli int64         // tokens, in thousandths, in [maxMilli/2, maxMilli]
+	hold  time.Duration // retries held back until then; 0 or past: none
+	// queued is the second of the wheel slot that lists this host (0: none).
+	// Only a host with all its tokens and a hold is listed: the hold's end
+	// is the only thing that can make it fresh without a new answer.
+	queued int64
 }
 
 // BudgetOption configures a Budget.
-type BudgetOption interface{ applyBudget(*Budget) }
+type BudgetOption interface {
+	applyBudget(*Budget) error
+}
 
-type budgetOptionFunc func(*Budget)
+type budgetOptionFunc func(*Budget) error
 
-func (f budgetOptionFunc) applyBudget(b *Budget) { f(b) }
+func (f budgetOptionFunc) applyBudget(b *Budget) error { return f(b) }
 
-// BudgetRatio sets the share of first attempts that retries may add, in
-// [0, 1]. Values outside are ignored. Default 0.1.
-func BudgetRatio(r float64) BudgetOption {
-	return budgetOptionFunc(func(b *Budget) {
-		if r >= 0 && r <= 1 {
-			b.ratioMilli = int64(r * 1000)
+func invalidBudgetOption(option string, value any, want string) error {
+	return fmt.Errorf("%w: %s(%v): want %s", ErrInvalidBudgetOption, option, value, want)
+}
+
+// BudgetTokens sets the tokens of a fresh host, from 1 to 1000 (gRPC's
+// maxTokens). A retry needs more than half of them, and each failure costs
+// one, so a fresh host gets ⌈n/2⌉−1 retries before any success. Default 6
+// (two retries).
+func BudgetTokens(n int) BudgetOption {
+	return budgetOptionFunc(func(b *Budget) error {
+		if n < 1 || n > maxBudgetTokens {
+			return invalidBudgetOption("BudgetTokens", n, "1 to 1000")
 		}
+		b.maxMilli = int64(n) * 1000
+		return nil
 	})
 }
 
-// BudgetMinRetries sets the retries always allowed per window, however
-// quiet the client. Negative values are ignored. Default 10.
-func BudgetMinRetries(n int) BudgetOption {
-	return budgetOptionFunc(func(b *Budget) {
-		if n >= 0 {
-			b.minRetries = int64(n)
+// BudgetTokenRatio sets the tokens a 2xx or 3xx answer gives back, from
+// 0.001 to 1 (gRPC's tokenRatio, to three decimals). Retries stop while
+// more than r/(1+r) of the attempts fail. Default 0.5.
+func BudgetTokenRatio(r float64) BudgetOption {
+	return budgetOptionFunc(func(b *Budget) error {
+		milli := int64(r*1000 + 0.5)
+		if !(r >= 0.001 && r <= 1) || milli < 1 {
+			return invalidBudgetOption("BudgetTokenRatio", r, "0.001 to 1")
 		}
+		b.ratioMilli = milli
+		return nil
 	})
 }
 
-// BudgetWindow sets the sliding window. Values below 10ms are ignored.
-// Default 10s.
-func BudgetWindow(d time.Duration) BudgetOption {
-	return budgetOptionFunc(func(b *Budget) {
-		if d >= 10*time.Millisecond {
-			b.slotWidth = d / budgetSlots
+// BudgetMaxHosts sets how many hosts with state the Budget keeps, at least
+// 1. Past it, a new host's retries are refused (reason host_limit). Default
+// 10 000.
+func BudgetMaxHosts(n int) BudgetOption {
+	return budgetOptionFunc(func(b *Budget) error {
+		if n < 1 {
+			return invalidBudgetOption("BudgetMaxHosts", n, "at least 1")
 		}
+		b.maxHosts = n
+		return nil
+	})
+}
+
+// BudgetPushback sets how long a 429 without Retry-After holds back
+// retries to its host, from 0 (no hold) to a minute. Default 1 s.
+func BudgetPushback(d time.Duration) BudgetOption {
+	return budgetOptionFunc(func(b *Budget) error {
+		if d < 0 || d > maxPushbackHold {
+			return invalidBudgetOption("BudgetPushback", d, "0 to 1m0s")
+		}
+		b.pushback = d
+		return nil
 	})
 }
 
 // BudgetKey sets how requests map to dependencies. Default: the request's
-// host (URL host, else Host header). Keep the number of keys bounded. Nil
-// is ignored.
+// host (URL host, else Host header).
 func BudgetKey(f func(*http.Request) string) BudgetOption {
-	return budgetOptionFunc(func(b *Budget) {
-		if f != nil {
-			b.keyOf = f
+	return budgetOptionFunc(func(b *Budget) error {
+		if f == nil {
+			return invalidBudgetOption("BudgetKey", "nil", "a function")
 		}
+		b.keyOf = f
+		return nil
 	})
 }
 
-// NewBudget returns a retry budget; see Budget for the algorithm.
+// NewBudget returns a retry budget; see Budget for the algorithm. An option
+// with an out-of-range value is ignored and reported through otel.Handle
+// (ErrInvalidBudgetOption).
 func NewBudget(opts ...BudgetOption) *Budget {
-	return newBudget(time.Now, opts...)
-}
-
-func newBudget(now func() time.Time, opts ...BudgetOption) *Budget {
 	b := &Budget{
-		ratioMilli: int64(DefaultBudgetRatio * 1000),
-		minRetries: DefaultBudgetMinRetries,
-		slotWidth:  DefaultBudgetWindow / budgetSlots,
+		maxMilli:   DefaultBudgetTokens * 1000,
+		ratioMilli: DefaultBudgetTokenRatio * 1000,
+		maxHosts:   DefaultBudgetMaxHosts,
+		pushback:   DefaultBudgetPushback,
 		keyOf:      hostOf,
-		now:        now,
+		hosts:      map[string]hostBudget{},
 	}
 	for _, o := range opts {
-		if o != nil {
-			o.applyBudget(b)
+		if o == nil {
+			continue
+		}
+		if err := o.applyBudget(b); err != nil {
+			otel.Handle(err)
 		}
 	}
-	// Bounded so that a client talking to unbounded hosts cannot grow the
-	// map without limit; past it, each lookup gets a fresh window (fresh
-	// windows allow minRetries, the same as a quiet host).
-	b.windows.Limit = 10000
-	b.start = now()
 	return b
 }
 
@@ -143,96 +225,218 @@ func hostOf(r *http.Request) string {
 	return r.Host
 }
 
-func (b *Budget) window(r *http.Request) *budgetWindow {
-	return b.windows.Get(b.keyOf(r), func() *budgetWindow { return &budgetWindow{} })
+// key returns the budget key of r (BudgetKey option; default the host).
+func (b *Budget) key(r *http.Request) string { return b.keyOf(r) }
+
+// budgetObservation is one attempt's answer, as the budget sees it.
+type budgetObservation struct {
+	success bool // a 2xx or 3xx answer
+	// failure: a failure the policy counts against the host: a status the
+	// policy retries or a transport error other than the caller's cancel.
+	failure  bool
+	timeout  bool          // the failure was a timeout
+	status   int           // the status, 0 without a response
+	pushback time.Duration // the answer's parsed Retry-After, 0 without one
 }
 
-func (b *Budget) epoch() int64 { return b.epochAt(b.now()) }
-
-// epochAt is the slot number of now; a time before the Budget was made
-// (another clock, as in a test bubble) counts as its first slot.
-func (b *Budget) epochAt(now time.Time) int64 { return max(int64(now.Sub(b.start)/b.slotWidth), 0) }
-
-// deposit counts the first attempt of an operation to r's dependency.
-func (b *Budget) deposit(r *http.Request) { b.depositAt(r, b.now()) }
-
-// depositAt is deposit with the clock already read: now must come from the
-// Budget's clock (time.Now for every Budget made by NewBudget).
-func (b *Budget) depositAt(r *http.Request, now time.Time) {
-	b.window(r).slot(b.epochAt(now)).deposits.Add(1)
-}
-
-// withdraw takes one retry from r's dependency's budget and reports whether
-// it was available.
-func (b *Budget) withdraw(r *http.Request) bool {
-	w, e := b.window(r), b.epoch()
-	whole, recent := w.counts(e)
-	if b.left(whole) < 1 || b.left(recent) < 1 {
-		return false
+// record reports one attempt's answer for key at now (a time.Now reading).
+func (b *Budget) record(key string, now time.Time, o budgetObservation) {
+	hold := time.Duration(0)
+	if !o.success {
+		hold = o.pushback
+		if hold <= 0 && o.status == http.StatusTooManyRequests {
+			hold = b.pushback
+		}
+		hold = min(hold, maxPushbackHold)
 	}
-	w.slot(e).withdrawals.Add(1)
-	return true
+	switch {
+	case o.success && b.stateful.Load() == 0:
+		return // every host is fresh, and a success leaves a fresh host so
+	case !o.success && !o.failure && hold <= 0:
+		return // a 404, a 500 not retried: nothing to count
+	}
+
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	at := b.offset(now)
+	b.advance(at)
+	e, kept := b.hosts[key]
+	if !kept {
+		if o.success {
+			return
+		}
+		if len(b.hosts) >= b.maxHosts {
+			// No room: the host's retries are refused (admit) while it is
+			// not kept, so there is nothing it could have spent.
+			return
+		}
+		e = hostBudget{milli: b.maxMilli}
+		// The key may share memory with the request's whole URL; keep
+		// only its own bytes.
+		key = strings.Clone(key)
+	}
+	switch {
+	case o.success:
+		e.milli = min(e.milli+b.ratioMilli, b.maxMilli)
+	case o.failure:
+		cost := int64(failureCost)
+		if o.timeout {
+			cost = timeoutCost
+		}
+		e.milli = max(e.milli-cost, b.maxMilli/2)
+	}
+	if hold > 0 {
+		e.hold = max(e.hold, at+hold)
+	}
+	if e.milli == b.maxMilli && e.queued == 0 {
+		if e.hold <= at {
+			b.drop(key, kept)
+			return
+		}
+		b.wheel.add(key, &e)
+	}
+	b.store(key, e, kept)
 }
 
-// refund gives back the retry of an attempt that got a 2xx or 3xx answer:
-// the budget bounds retries that fail.
-func (b *Budget) refund(r *http.Request) {
-	b.window(r).slot(b.epoch()).refunds.Add(1)
+// admit reports whether one retry for key may start at startAt (now plus
+// the pause the policy chose): "" when allowed, else the refusal's reason.
+// It is a check, not a reservation: a retry costs when it fails (record).
+func (b *Budget) admit(key string, now, startAt time.Time) attrs.Reason {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	at := b.offset(now)
+	b.advance(at)
+	e, kept := b.hosts[key]
+	switch {
+	case !kept && len(b.hosts) >= b.maxHosts:
+		return attrs.ReasonHostLimit
+	case !kept:
+		return ""
+	case e.hold > b.offset(startAt):
+		return attrs.ReasonPushback
+	case e.milli <= b.maxMilli/2:
+		return attrs.ReasonBudget
+	}
+	return ""
 }
 
-// Available returns how many retries r's dependency may take now.
+// Available returns how many retries in a row r's host may take now if
+// every attempt fails (and none times out): DefaultBudgetTokens allow two
+// for a fresh host; 0 while a hold or a full table refuses them.
 func (b *Budget) Available(r *http.Request) int {
-	whole, recent := b.window(r).counts(b.epoch())
-	return int(min(b.left(whole), b.left(recent)))
-}
-
-// left is how many more retries the counts allow.
-func (b *Budget) left(c budgetCounts) int64 {
-	allowed := max(c.deposits*b.ratioMilli, b.minRetries*1000) / 1000
-	return max(allowed-max(c.charged, 0), 0)
-}
-
-// budgetWindow is one dependency's ring of slots.
-type budgetWindow struct{ slots [budgetSlots]budgetSlot }
-
-type budgetSlot struct {
-	epoch       atomic.Int64 // epoch+1 of the counts held; 0 = never used
-	deposits    atomic.Int64
-	withdrawals atomic.Int64
-	refunds     atomic.Int64
-}
-
-// budgetCounts are the counts of a span of slots: first attempts, and
-// retries charged net of refunds (negative when refunds outlived their
-// charges in the window).
-type budgetCounts struct{ deposits, charged int64 }
-
-// slot returns the slot for epoch e, resetting it if it still holds counts
-// from an older epoch.
-func (w *budgetWindow) slot(e int64) *budgetSlot {
-	s := &w.slots[e%budgetSlots]
-	if old := s.epoch.Load(); old != e+1 && s.epoch.CompareAndSwap(old, e+1) {
-		s.deposits.Store(0)
-		s.withdrawals.Store(0)
-		s.refunds.Store(0)
+	key := b.key(r)
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	at := b.offset(time.Now())
+	b.advance(at)
+	e, kept := b.hosts[key]
+	switch {
+	case !kept && len(b.hosts) >= b.maxHosts:
+		return 0
+	case !kept:
+		e = hostBudget{milli: b.maxMilli}
+	case e.hold > at:
+		return 0
 	}
-	return s
+	// The i-th failure leaves milli - i×failureCost, retried while above
+	// half.
+	above := e.milli - b.maxMilli/2
+	return int(max((above+failureCost-1)/failureCost-1, 0))
 }
 
-// counts adds the counts of the slots within the window ending at epoch e,
-// and of its most recent burstSlots slots.
-func (w *budgetWindow) counts(e int64) (whole, recent budgetCounts) {
-	for i := range w.slots {
-		s := &w.slots[i]
-		se := s.epoch.Load() - 1
-		if se < 0 || se > e || e-se >= budgetSlots {
+// offset converts a clock reading to an offset from the first one seen.
+// Readings come from time.Now in each caller, so they may arrive slightly
+// out of order; offsets are signed, and the wheel tolerates that.
+func (b *Budget) offset(t time.Time) time.Duration {
+	if !b.begun {
+		b.origin, b.begun = t, true
+	}
+	return t.Sub(b.origin)
+}
+
+func (b *Budget) store(key string, e hostBudget, kept bool) {
+	b.hosts[key] = e
+	if !kept {
+		b.stateful.Store(int64(len(b.hosts)))
+	}
+}
+
+func (b *Budget) drop(key string, kept bool) {
+	if kept {
+		delete(b.hosts, key)
+		b.stateful.Store(int64(len(b.hosts)))
+	}
+}
+
+// advance drops the hosts whose hold has ended by at and whose tokens are
+// all back: their state is a fresh host's.
+func (b *Budget) advance(at time.Duration) {
+	b.wheel.advance(at, func(key string, sec int64) {
+		e, ok := b.hosts[key]
+		switch {
+		case !ok || e.queued == 0:
+			return // not listed (cannot happen: every listing is live)
+		case e.queued > sec:
+			b.wheel.list(key, e.queued) // a later turn of the same slot
+			return
+		}
+		e.queued = 0
+		switch {
+		case e.milli == b.maxMilli && e.hold <= at:
+			b.drop(key, true)
+			return
+		case e.milli == b.maxMilli:
+			b.wheel.add(key, &e) // the hold was extended
+		}
+		b.hosts[key] = e
+	})
+}
+
+// holdWheel lists hosts by the second their hold ends, so that a host that
+// becomes fresh when its hold ends is found in O(1): a timing wheel of one
+// slot per second over more than the longest hold. A host is listed once,
+// in the slot of its hostBudget.queued, and a listed host is dropped only
+// when its listing is drained, so the wheel holds at most BudgetMaxHosts
+// keys.
+type holdWheel struct {
+	slots   [wheelSlots][]string
+	drained int64 // every second up to this one is drained
+}
+
+const wheelSlots = 64 // more seconds than maxPushbackHold, plus one
+
+// add lists key, which must not be listed, for the second its hold ends.
+func (w *holdWheel) add(key string, e *hostBudget) {
+	e.queued = max(int64((e.hold+time.Second-1)/time.Second), w.drained+1)
+	w.list(key, e.queued)
+}
+
+func (w *holdWheel) list(key string, sec int64) {
+	w.slots[sec%wheelSlots] = append(w.slots[sec%wheelSlots], key)
+}
+
+// advance drains the slots of the seconds that ended by at, calling f with
+// each key listed there and the slot's second. f may list keys again.
+func (w *holdWheel) advance(at time.Duration, f func(key string, sec int64)) {
+	now := int64(at / time.Second)
+	if now <= w.drained {
+		return
+	}
+	from := max(w.drained+1, now-wheelSlots+1)
+	w.drained = now
+	for sec := from; sec <= now; sec++ {
+		i := sec % wheelSlots
+		slot := w.slots[i]
+		if len(slot) == 0 {
 			continue
 		}
-		c := budgetCounts{s.deposits.Load(), s.withdrawals.Load() - s.refunds.Load()}
-		whole.deposits, whole.charged = whole.deposits+c.deposits, whole.charged+c.charged
-		if e-se < burstSlots {
-			recent.deposits, recent.charged = recent.deposits+c.deposits, recent.charged+c.charged
+		w.slots[i] = nil
+		for _, key := range slot {
+			f(key, sec)
+		}
+		clear(slot) // release the keys
+		if w.slots[i] == nil {
+			w.slots[i] = slot[:0] // reuse the array unless f listed keys
 		}
 	}
-	return whole, recent
 }

@@ -1,12 +1,19 @@
 package otelretry
 
 import (
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
 	"net/http"
+	"sync"
 	"testing"
 	"testing/synctest"
 	"time"
 
-	"github.com/otelretry/otelretry-go/internal/scripted"
+	"go.opentelemetry.io/otel"
+
+	"github.com/otelretry/otelretry-go/attrs"
 )
 
 func budgetRequest(host string) *http.Request {
@@ -14,146 +21,701 @@ func budgetRequest(host string) *http.Request {
 	return r
 }
 
-func TestBudgetFloorLetsAFreshClientRetry(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		b := NewBudget() // ratio 10%, floor 10 per 10s
-		r := budgetRequest("a.test")
-		b.deposit(r)
-		for i := range 10 {
-			if !b.withdraw(r) {
-				t.Fatalf("retry %d refused; the floor allows 10", i+1)
-			}
-		}
-		if b.withdraw(r) {
-			t.Fatal("retry 11 allowed; the floor is 10 and 1 deposit adds 0.1")
-		}
-		if got := b.Available(r); got != 0 {
-			t.Fatalf("Available = %d, want 0", got)
-		}
-	})
+// Observations as the transport reports them.
+var (
+	obs503     = budgetObservation{failure: true, status: http.StatusServiceUnavailable}
+	obs200     = budgetObservation{success: true, status: http.StatusOK}
+	obsTimeout = budgetObservation{failure: true, timeout: true}
+)
+
+// fail records a retryable failure for key now and asks for a retry that
+// starts now, as the transport does after a 503 with no pause.
+func fail(b *Budget, key string) attrs.Reason {
+	now := time.Now()
+	b.record(key, now, obs503)
+	return b.admit(key, now, now)
 }
 
-func TestBudgetRatioBoundsSustainedRetries(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		b := NewBudget(BudgetMinRetries(0))
-		r := budgetRequest("a.test")
-		var allowed int
-		// 1000 operations over 10s, each wanting two retries.
-		for range 1000 {
-			b.deposit(r)
-			for range 2 {
-				if b.withdraw(r) {
-					allowed++
-				}
-			}
-			time.Sleep(10 * time.Millisecond)
-		}
-		if allowed != 100 {
-			t.Fatalf("retries allowed = %d, want exactly 10%% of 1000 first attempts", allowed)
-		}
-	})
-}
-
-func TestBudgetWindowSlides(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		b := NewBudget(BudgetMinRetries(2), BudgetWindow(time.Second))
-		r := budgetRequest("a.test")
-		if !b.withdraw(r) || !b.withdraw(r) || b.withdraw(r) {
-			t.Fatal("want exactly the floor of 2 retries in the first window")
-		}
-		time.Sleep(500 * time.Millisecond)
-		if b.withdraw(r) {
-			t.Fatal("withdrawals from 0.5s ago are still in the 1s window")
-		}
-		time.Sleep(600 * time.Millisecond) // 1.1s: the first slot left the window
-		if !b.withdraw(r) || !b.withdraw(r) || b.withdraw(r) {
-			t.Fatal("want the floor again once old withdrawals slid out")
-		}
-	})
-}
-
-func TestBudgetIsPerHost(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		b := NewBudget(BudgetMinRetries(1))
-		a, c := budgetRequest("a.test"), budgetRequest("c.test")
-		if !b.withdraw(a) || b.withdraw(a) {
-			t.Fatal("host a: want one retry")
-		}
-		if !b.withdraw(c) {
-			t.Fatal("host c has its own budget")
-		}
-	})
-}
-
-func TestBudgetOptionsIgnoreInvalidValues(t *testing.T) {
-	b := NewBudget(BudgetRatio(-1), BudgetRatio(2), BudgetMinRetries(-5), BudgetWindow(time.Nanosecond), BudgetKey(nil), nil)
-	if b.ratioMilli != 100 || b.minRetries != DefaultBudgetMinRetries || b.slotWidth != time.Second || b.keyOf == nil {
-		t.Fatalf("invalid options changed the budget: %+v", b)
+func succeed(b *Budget, key string, n int) {
+	for range n {
+		b.record(key, time.Now(), obs200)
 	}
 }
 
-func TestBudgetRefundsRetriesThatSucceed(t *testing.T) {
+// checkBudget asserts the table's invariants: tokens within [half, all],
+// no more hosts than the limit, no kept host in a fresh host's state unless
+// its listing in the wheel is still to be drained, and each listed host
+// listed exactly once, in the slot of its second.
+func checkBudget(t *testing.T, b *Budget) {
+	t.Helper()
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if len(b.hosts) > b.maxHosts || int64(len(b.hosts)) != b.stateful.Load() {
+		t.Fatalf("%d hosts kept, stateful %d, limit %d", len(b.hosts), b.stateful.Load(), b.maxHosts)
+	}
+	listed := map[string]int{}
+	for i, slot := range b.wheel.slots {
+		for _, k := range slot {
+			e, ok := b.hosts[k]
+			if !ok || e.queued%wheelSlots != int64(i) {
+				t.Fatalf("wheel slot %d lists %q, kept=%v queued=%d", i, k, ok, e.queued)
+			}
+			listed[k]++
+		}
+	}
+	for k, e := range b.hosts {
+		if e.milli < b.maxMilli/2 || e.milli > b.maxMilli {
+			t.Fatalf("%q holds %d milli-tokens, outside [%d, %d]", k, e.milli, b.maxMilli/2, b.maxMilli)
+		}
+		if e.queued != 0 && listed[k] != 1 {
+			t.Fatalf("%q queued for second %d but listed %d times", k, e.queued, listed[k])
+		}
+		if e.queued == 0 && listed[k] != 0 {
+			t.Fatalf("%q listed but not queued", k)
+		}
+		if e.queued == 0 && e.milli == b.maxMilli && e.hold <= 0 {
+			t.Fatalf("%q is kept in a fresh host's state", k)
+		}
+	}
+}
+
+func TestBudgetKey(t *testing.T) {
+	b := NewBudget()
+	if got := b.key(budgetRequest("a.test:8080")); got != "a.test:8080" {
+		t.Fatalf("key = %q, want the URL host", got)
+	}
+	r := &http.Request{URL: nil, Host: "h.test"}
+	if got := b.key(r); got != "h.test" {
+		t.Fatalf("key without URL = %q, want the Host header", got)
+	}
+	byPath := NewBudget(BudgetKey(func(r *http.Request) string { return r.URL.Path }))
+	if got := byPath.key(budgetRequest("a.test")); got != "/" {
+		t.Fatalf("BudgetKey: key = %q, want /", got)
+	}
+}
+
+// The seed timeline: 503, 503, 200 from a fresh client is three calls.
+func TestBudgetFreshHostGetsTwoRetries(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		b := NewBudget(BudgetMinRetries(1), BudgetRatio(0))
+		b := NewBudget()
 		r := budgetRequest("a.test")
-		if !b.withdraw(r) || b.withdraw(r) {
-			t.Fatal("want exactly one retry before any refund")
+		if got := b.Available(r); got != 2 {
+			t.Fatalf("fresh host: Available = %d, want 2", got)
 		}
-		b.refund(r) // that retry got a 200
-		if !b.withdraw(r) {
-			t.Fatal("a refunded retry must free its place")
+		for i, want := range []attrs.Reason{"", "", attrs.ReasonBudget, attrs.ReasonBudget} {
+			if got := fail(b, "a.test"); got != want {
+				t.Fatalf("failure %d: admit = %q, want %q", i+1, got, want)
+			}
 		}
-		if b.withdraw(r) {
-			t.Fatal("only failed retries are held against the budget; one is outstanding")
+		if got := b.Available(r); got != 0 {
+			t.Fatalf("drained host: Available = %d, want 0", got)
+		}
+		// Another host has its own tokens.
+		if got := fail(b, "c.test"); got != "" {
+			t.Fatalf("another host: admit = %q, want allowed", got)
+		}
+		checkBudget(t, b)
+	})
+}
+
+func TestBudgetSeedTimeline(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		b := NewBudget()
+		if fail(b, "a.test") != "" || fail(b, "a.test") != "" {
+			t.Fatal("a fresh client must retry 503, 503")
+		}
+		succeed(b, "a.test", 1)
+		// 6 - 2 + 0.5: retries are allowed again at once.
+		if got := b.Available(budgetRequest("a.test")); got != 1 {
+			t.Fatalf("after 503, 503, 200: Available = %d, want 1", got)
 		}
 	})
 }
 
-// After a healthy stretch the whole window holds allowance for 10% of its
-// first attempts, but a sudden failure may spend only what the recent fifth
-// of the window allows.
-func TestBudgetRecentWindowStopsABurstOfSavedAllowance(t *testing.T) {
+// During failure nothing is earned from the passage of time: an hour of
+// silence after an outage leaves the host exactly as drained.
+func TestBudgetEarnsNothingFromTime(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		b := NewBudget() // ratio 10%, floor 10, 10s window, 2s recent
-		r := budgetRequest("a.test")
-		for range 1000 { // 100 first attempts per second, no retries
-			b.deposit(r)
-			time.Sleep(10 * time.Millisecond)
+		b := NewBudget()
+		for range 10 {
+			fail(b, "a.test")
 		}
-		if got := b.Available(r); got != 10 {
-			// whole window: 1000 deposits allow 100; recent 2s: slot 9's
-			// 100 deposits and slot 10's none allow max(10, 10) = 10.
-			t.Fatalf("Available after 10s healthy = %d, want 10 (recent bound)", got)
+		for _, wait := range []time.Duration{time.Second, time.Minute, time.Hour, 24 * time.Hour} {
+			time.Sleep(wait)
+			if got := b.admit("a.test", time.Now(), time.Now()); got != attrs.ReasonBudget {
+				t.Fatalf("after %s more: admit = %q, want budget", wait, got)
+			}
 		}
+		checkBudget(t, b)
+	})
+}
+
+// After an outage three successes (0.5 each) let the next failure be
+// retried; two do not. The count never went below half, so a long outage
+// needs no more successes than a short one.
+func TestBudgetRecoversAfterThreeSuccesses(t *testing.T) {
+	for _, outage := range []int{3, 10, 10000} {
+		t.Run(fmt.Sprint(outage, " failures"), func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				b := NewBudget()
+				for range outage {
+					fail(b, "a.test")
+				}
+				succeed(b, "a.test", 2)
+				if got := fail(b, "a.test"); got != attrs.ReasonBudget {
+					t.Fatalf("after 2 successes: admit = %q, want budget", got)
+				}
+				b2 := NewBudget()
+				for range outage {
+					fail(b2, "a.test")
+				}
+				succeed(b2, "a.test", 3)
+				if got := fail(b2, "a.test"); got != "" {
+					t.Fatalf("after 3 successes: admit = %q, want allowed", got)
+				}
+			})
+		})
+	}
+}
+
+// The threshold failure rate is r/(1+r): with the default ratio 0.5, one
+// failure in three keeps retries going, slightly more stops them.
+func TestBudgetSteadyFailureRate(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		b := NewBudget()
+		// Pattern: success, success, failure. Each cycle nets 0.
 		allowed := 0
-		for range 100 {
-			if b.withdraw(r) {
+		for range 300 {
+			succeed(b, "a.test", 2)
+			if fail(b, "a.test") == "" {
 				allowed++
 			}
 		}
-		if allowed != 10 {
-			t.Fatalf("a sudden burst took %d retries, want 10", allowed)
+		if allowed != 300 {
+			t.Fatalf("one failure in three: %d of 300 retries allowed, want all", allowed)
+		}
+		// Pattern: success, failure, failure: nets -1.5 a cycle.
+		allowed = 0
+		for range 300 {
+			succeed(b, "a.test", 1)
+			for range 2 {
+				if fail(b, "a.test") == "" {
+					allowed++
+				}
+			}
+		}
+		if allowed > 3 {
+			t.Fatalf("two failures in three: %d retries allowed, want at most the 3 tokens above half", allowed)
 		}
 	})
 }
 
-func TestTransportRefundsASuccessfulRetry(t *testing.T) {
+// Answers the policy neither counts as success nor as failure leave the
+// tokens alone.
+func TestBudgetNeutralAnswers(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		// Room for one outstanding failed retry; each operation retries once
-		// and succeeds, so without the refund the second would be refused.
-		b := NewBudget(BudgetMinRetries(1), BudgetRatio(0))
-		var steps []scripted.Step
-		for range 3 {
-			steps = append(steps, scripted.Step{Status: 503}, scripted.Step{Status: 200})
+		b := NewBudget()
+		fail(b, "a.test")
+		for _, s := range []int{404, 500, 501} {
+			b.record("a.test", time.Now(), budgetObservation{status: s})
 		}
-		tr := NewTransport(scripted.New(steps...), WithBudget(b), WithBackoff(ConstantBackoff(time.Millisecond)))
-		for i := range 3 {
-			req, _ := http.NewRequestWithContext(t.Context(), http.MethodGet, "http://a.test/", nil)
-			resp, err := tr.RoundTrip(req)
-			if err != nil || resp.StatusCode != 200 {
-				t.Fatalf("operation %d: %v %v; want the 200 after one refunded retry", i+1, resp, err)
+		if got := b.hosts["a.test"].milli; got != 5000 {
+			t.Fatalf("tokens after neutral answers = %d milli, want 5000", got)
+		}
+		b.record("fresh.test", time.Now(), budgetObservation{status: 404})
+		if _, kept := b.hosts["fresh.test"]; kept {
+			t.Fatal("a neutral answer stored a host")
+		}
+		checkBudget(t, b)
+	})
+}
+
+// A timeout costs two tokens: a fresh host retries one timeout, not two.
+func TestBudgetTimeoutCostsTwo(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		b := NewBudget()
+		for i, want := range []attrs.Reason{"", attrs.ReasonBudget} {
+			now := time.Now()
+			b.record("a.test", now, obsTimeout)
+			if got := b.admit("a.test", now, now); got != want {
+				t.Fatalf("timeout %d: admit = %q, want %q", i+1, got, want)
 			}
-			resp.Body.Close()
+		}
+	})
+}
+
+func TestBudgetTokensOption(t *testing.T) {
+	for _, c := range []struct{ tokens, retries int }{{1, 0}, {2, 0}, {3, 1}, {4, 1}, {5, 2}, {6, 2}, {7, 3}, {20, 9}, {1000, 499}} {
+		synctest.Test(t, func(t *testing.T) {
+			b := NewBudget(BudgetTokens(c.tokens))
+			if got := b.Available(budgetRequest("a.test")); got != c.retries {
+				t.Errorf("BudgetTokens(%d): Available = %d, want %d", c.tokens, got, c.retries)
+			}
+			retries := 0
+			for range 2 * c.tokens {
+				if fail(b, "a.test") == "" {
+					retries++
+				}
+			}
+			if retries != c.retries {
+				t.Errorf("BudgetTokens(%d): %d retries in an outage, want %d", c.tokens, retries, c.retries)
+			}
+		})
+	}
+}
+
+func TestBudgetTokenRatioOption(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		// Ratio 0.1 (gRPC's usual): eleven successes to retry again.
+		b := NewBudget(BudgetTokenRatio(0.1))
+		for range 5 {
+			fail(b, "a.test")
+		}
+		succeed(b, "a.test", 10)
+		if got := fail(b, "a.test"); got != attrs.ReasonBudget {
+			t.Fatalf("ratio 0.1, 10 successes: admit = %q, want budget", got)
+		}
+		succeed(b, "a.test", 11)
+		if got := fail(b, "a.test"); got != "" {
+			t.Fatalf("ratio 0.1, 11 successes: admit = %q, want allowed", got)
+		}
+	})
+}
+
+// Out-of-range options are ignored and each is reported once through
+// otel.Handle.
+func TestBudgetOptionsReportInvalidValues(t *testing.T) {
+	var (
+		mu   sync.Mutex
+		errs []error
+	)
+	prev := otel.GetErrorHandler()
+	otel.SetErrorHandler(otel.ErrorHandlerFunc(func(err error) {
+		mu.Lock()
+		defer mu.Unlock()
+		errs = append(errs, err)
+	}))
+	defer otel.SetErrorHandler(prev)
+
+	b := NewBudget(BudgetTokens(0), BudgetTokens(1001), BudgetTokenRatio(0), BudgetTokenRatio(1.5),
+		BudgetTokenRatio(math.NaN()), BudgetTokenRatio(0.0001), BudgetMaxHosts(0), BudgetPushback(-time.Second),
+		BudgetPushback(2*time.Minute), BudgetKey(nil), nil)
+	mu.Lock()
+	defer mu.Unlock()
+	if len(errs) != 10 {
+		t.Fatalf("%d errors reported, want one per invalid option (10): %v", len(errs), errs)
+	}
+	for _, err := range errs {
+		if !errors.Is(err, ErrInvalidBudgetOption) {
+			t.Errorf("reported %v, want an ErrInvalidBudgetOption", err)
+		}
+	}
+	if b.maxMilli != DefaultBudgetTokens*1000 || b.ratioMilli != DefaultBudgetTokenRatio*1000 ||
+		b.maxHosts != DefaultBudgetMaxHosts || b.pushback != DefaultBudgetPushback || b.keyOf == nil {
+		t.Fatalf("invalid options changed the budget: %+v", b)
+	}
+	errs = nil
+	NewBudget(BudgetTokens(1), BudgetTokens(1000), BudgetTokenRatio(0.001), BudgetTokenRatio(1),
+		BudgetMaxHosts(1), BudgetPushback(0), BudgetPushback(time.Minute))
+	if len(errs) != 0 {
+		t.Fatalf("valid bounds reported: %v", errs)
+	}
+}
+
+// A Retry-After received by one operation holds back every retry to the
+// host that would start before it ends; the operation that received it,
+// pausing that long, is not held.
+func TestBudgetPushbackHoldsRetriesToTheHost(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		b := NewBudget()
+		t0 := time.Now()
+		b.record("a.test", t0, budgetObservation{failure: true, status: 503, pushback: 2 * time.Second})
+		for _, c := range []struct {
+			now, start time.Duration
+			key        string
+			want       attrs.Reason
+		}{
+			{0, 0, "a.test", attrs.ReasonPushback},
+			{0, 1999 * time.Millisecond, "a.test", attrs.ReasonPushback},
+			{0, 2 * time.Second, "a.test", ""}, // the operation that got the hint
+			{time.Second, time.Second + 100*time.Millisecond, "a.test", attrs.ReasonPushback},
+			{2 * time.Second, 2 * time.Second, "a.test", ""},
+			{0, 0, "other.test", ""},
+		} {
+			if got := b.admit(c.key, t0.Add(c.now), t0.Add(c.start)); got != c.want {
+				t.Errorf("%s at +%s starting +%s: admit = %q, want %q", c.key, c.now, c.start, got, c.want)
+			}
+		}
+		checkBudget(t, b)
+	})
+}
+
+func TestBudgetPushbackRules(t *testing.T) {
+	type rec struct {
+		o    budgetObservation
+		opts []BudgetOption
+	}
+	for _, c := range []struct {
+		name string
+		rec
+		held time.Duration // how long retries are held from the answer
+	}{
+		{"429 without Retry-After: BudgetPushback (1s)", rec{o: budgetObservation{failure: true, status: 429}}, time.Second},
+		{"429 without Retry-After, BudgetPushback(3s)", rec{o: budgetObservation{failure: true, status: 429}, opts: []BudgetOption{BudgetPushback(3 * time.Second)}}, 3 * time.Second},
+		{"429 without Retry-After, BudgetPushback(0)", rec{o: budgetObservation{failure: true, status: 429}, opts: []BudgetOption{BudgetPushback(0)}}, 0},
+		{"429 not retried by the policy still holds", rec{o: budgetObservation{status: 429}}, time.Second},
+		{"429 with Retry-After 5s", rec{o: budgetObservation{failure: true, status: 429, pushback: 5 * time.Second}}, 5 * time.Second},
+		{"503 with Retry-After 500ms", rec{o: budgetObservation{failure: true, status: 503, pushback: 500 * time.Millisecond}}, 500 * time.Millisecond},
+		{"503 without Retry-After", rec{o: obs503}, 0},
+		{"Retry-After of a day: a minute", rec{o: budgetObservation{failure: true, status: 503, pushback: 24 * time.Hour}}, time.Minute},
+		{"500 not retried, Retry-After 2s", rec{o: budgetObservation{status: 500, pushback: 2 * time.Second}}, 2 * time.Second},
+		{"a 3xx's Retry-After holds nothing", rec{o: budgetObservation{success: true, status: 301, pushback: 2 * time.Second}}, 0},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				b := NewBudget(c.opts...)
+				t0 := time.Now()
+				b.record("a.test", t0, c.o)
+				if c.held > 0 {
+					if got := b.admit("a.test", t0, t0.Add(c.held-time.Millisecond)); got != attrs.ReasonPushback {
+						t.Fatalf("retry 1ms before the hold ends: admit = %q, want pushback", got)
+					}
+				}
+				if got := b.admit("a.test", t0, t0.Add(c.held)); got != "" {
+					t.Fatalf("retry when the hold ends: admit = %q, want allowed", got)
+				}
+				// The hold is per host and for retries only: first attempts
+				// never ask, and other hosts are not held.
+				if got := b.admit("b.test", t0, t0); got != "" {
+					t.Fatalf("other host: admit = %q", got)
+				}
+				// Once the hold has passed, a host the answer did not charge
+				// is dropped: its state is a fresh host's again.
+				time.Sleep(c.held + time.Second)
+				b.admit("a.test", time.Now(), time.Now())
+				if !c.o.failure {
+					if _, kept := b.hosts["a.test"]; kept {
+						t.Fatal("a host whose hold passed and whose tokens are all there is still kept")
+					}
+				}
+				checkBudget(t, b)
+			})
+		})
+	}
+}
+
+// A later, shorter hint never shortens a hold.
+func TestBudgetPushbackKeepsTheLongestHold(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		b := NewBudget()
+		t0 := time.Now()
+		b.record("a.test", t0, budgetObservation{failure: true, status: 503, pushback: 10 * time.Second})
+		b.record("a.test", t0, budgetObservation{failure: true, status: 503, pushback: time.Second})
+		if got := b.admit("a.test", t0, t0.Add(5*time.Second)); got != attrs.ReasonPushback {
+			t.Fatalf("admit = %q, want pushback until the 10s hold ends", got)
+		}
+	})
+}
+
+// A host is dropped only when its state equals a fresh host's; the table
+// full of hosts with state refuses a new host's retries, however long they
+// stay idle.
+func TestBudgetHostTableFailsClosed(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		b := NewBudget(BudgetMaxHosts(2))
+		fail(b, "a.test")
+		fail(b, "b.test")
+		if got := fail(b, "c.test"); got != attrs.ReasonHostLimit {
+			t.Fatalf("third host in a table of 2: admit = %q, want host_limit", got)
+		}
+		if got := b.Available(budgetRequest("c.test")); got != 0 {
+			t.Fatalf("Available for a host the full table refuses = %d, want 0", got)
+		}
+		time.Sleep(24 * time.Hour)
+		if got := fail(b, "c.test"); got != attrs.ReasonHostLimit {
+			t.Fatalf("a day later: admit = %q, want host_limit (idle hosts keep their state)", got)
+		}
+		// A kept host is still served from its own state.
+		if got := fail(b, "a.test"); got != "" {
+			t.Fatalf("kept host a: admit = %q, want its second retry", got)
+		}
+		// b recovers: 5 + 2×0.5 = 6, a fresh host's state, so it is dropped
+		// and c can be kept.
+		succeed(b, "b.test", 2)
+		if _, kept := b.hosts["b.test"]; kept {
+			t.Fatal("a host back in a fresh host's state is still kept")
+		}
+		for i, want := range []attrs.Reason{"", "", attrs.ReasonBudget} {
+			if got := fail(b, "c.test"); got != want {
+				t.Fatalf("c after room was made, failure %d: admit = %q, want %q (as a fresh host)", i+1, got, want)
+			}
+		}
+		if got := fail(b, "d.test"); got != attrs.ReasonHostLimit {
+			t.Fatalf("d: admit = %q, want host_limit", got)
+		}
+		checkBudget(t, b)
+	})
+}
+
+// A host held only by a hint leaves the table when the hint ends, within
+// the second.
+func TestBudgetHostTableDropsAHoldWhenItEnds(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		b := NewBudget(BudgetMaxHosts(1))
+		b.record("a.test", time.Now(), budgetObservation{status: 500, pushback: 10 * time.Second})
+		if got := fail(b, "b.test"); got != attrs.ReasonHostLimit {
+			t.Fatalf("b while a is held: admit = %q, want host_limit", got)
+		}
+		time.Sleep(9 * time.Second)
+		if got := fail(b, "b.test"); got != attrs.ReasonHostLimit {
+			t.Fatalf("b 1s before a's hold ends: admit = %q, want host_limit", got)
+		}
+		time.Sleep(2 * time.Second)
+		if got := fail(b, "b.test"); got != "" {
+			t.Fatalf("b after a's hold ended: admit = %q, want allowed", got)
+		}
+		if _, kept := b.hosts["a.test"]; kept {
+			t.Fatal("a is still kept")
+		}
+		checkBudget(t, b)
+	})
+}
+
+// A hold extended while the host is listed, a gap longer than the wheel,
+// and tokens spent while listed: the host is dropped exactly when its state
+// is a fresh host's.
+func TestBudgetHoldWheelEdges(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		b := NewBudget()
+		held := budgetObservation{status: 500, pushback: 5 * time.Second}
+		b.record("a.test", time.Now(), held)
+		time.Sleep(3 * time.Second)
+		b.record("a.test", time.Now(), budgetObservation{status: 500, pushback: 50 * time.Second})
+		time.Sleep(10 * time.Second)
+		b.admit("x.test", time.Now(), time.Now())
+		if _, kept := b.hosts["a.test"]; !kept {
+			t.Fatal("a dropped while its extended hold still runs")
+		}
+		checkBudget(t, b)
+		time.Sleep(45 * time.Second)
+		b.admit("x.test", time.Now(), time.Now())
+		if _, kept := b.hosts["a.test"]; kept {
+			t.Fatal("a kept after its extended hold ended")
+		}
+
+		// Spent tokens while listed: kept after the hold, until successes.
+		b.record("c.test", time.Now(), held)
+		fail(b, "c.test")
+		time.Sleep(10 * time.Second)
+		b.admit("x.test", time.Now(), time.Now())
+		if _, kept := b.hosts["c.test"]; !kept {
+			t.Fatal("c dropped with tokens spent")
+		}
+		succeed(b, "c.test", 2)
+		if _, kept := b.hosts["c.test"]; kept {
+			t.Fatal("c kept in a fresh host's state")
+		}
+
+		// A gap of several wheel turns.
+		b.record("d.test", time.Now(), held)
+		time.Sleep(1000 * time.Second)
+		b.admit("x.test", time.Now(), time.Now())
+		if len(b.hosts) != 0 {
+			t.Fatalf("after a long gap: %d hosts kept, want 0", len(b.hosts))
+		}
+		checkBudget(t, b)
+	})
+}
+
+// After 100 000 hosts that failed and recovered (half of them through a
+// 429's hold), a new host is budgeted exactly like one on a fresh Budget.
+func TestBudgetNewHostAfterManyRecoveredHosts(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		b := NewBudget()
+		for i := range 100000 {
+			key := fmt.Sprintf("h%d.test", i)
+			now := time.Now()
+			if i%2 == 0 {
+				b.record(key, now, obs503)
+			} else {
+				b.record(key, now, budgetObservation{failure: true, status: 429})
+			}
+			// Kept (a host the table refused would get host_limit), then
+			// recovered.
+			if got := b.admit(key, now, now.Add(time.Second)); got != "" {
+				t.Fatalf("host %d: admit = %q, want allowed", i, got)
+			}
+			succeed(b, key, 2)
+			if i%100 == 0 {
+				time.Sleep(100 * time.Millisecond) // 100 s in all
+			}
+		}
+		time.Sleep(2 * time.Second) // past the last 429's hold
+		b.admit("new.test", time.Now(), time.Now())
+		checkBudget(t, b)
+		if len(b.hosts) != 0 {
+			t.Fatalf("%d recovered hosts still kept, want 0", len(b.hosts))
+		}
+		fresh := NewBudget()
+		for i := range 6 {
+			got, want := fail(b, "new.test"), fail(fresh, "new.test")
+			if got != want {
+				t.Fatalf("failure %d: admit = %q, a fresh Budget says %q", i+1, got, want)
+			}
+		}
+		succeed(b, "new.test", 3)
+		succeed(fresh, "new.test", 3)
+		if got, want := fail(b, "new.test"), fail(fresh, "new.test"); got != want {
+			t.Fatalf("after recovery: admit = %q, a fresh Budget says %q", got, want)
+		}
+	})
+}
+
+// admit is a check: asking about a fresh host stores nothing, and a success
+// on a fresh host takes no lock and allocates nothing.
+func TestBudgetFreshHostsCostNothing(t *testing.T) {
+	b := NewBudget()
+	now := time.Now()
+	if got := b.admit("a.test", now, now); got != "" || len(b.hosts) != 0 {
+		t.Fatalf("admit on a fresh host = %q and kept %d hosts", got, len(b.hosts))
+	}
+	if n := testing.AllocsPerRun(1000, func() { b.record("a.test", now, obs200) }); n != 0 {
+		t.Fatalf("a success on a fresh host allocated %v times", n)
+	}
+	fail(b, "a.test")
+	if n := testing.AllocsPerRun(1000, func() {
+		b.record("a.test", now, obs200)
+		b.record("a.test", now, obs503)
+		b.admit("a.test", now, now)
+	}); n != 0 {
+		t.Fatalf("a kept host's record and admit allocated %v times", n)
+	}
+}
+
+// Many goroutines, many hosts, random answers and holds, a small table:
+// under -race, the invariants hold throughout and at the end.
+func TestBudgetConcurrentStress(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		b := NewBudget(BudgetMaxHosts(50))
+		const workers, steps = 32, 2000
+		var wg sync.WaitGroup
+		for w := range workers {
+			wg.Go(func() {
+				rng := rand.New(rand.NewPCG(uint64(w), 7))
+				for range steps {
+					key := fmt.Sprintf("h%d.test", rng.IntN(200))
+					now := time.Now()
+					switch rng.IntN(6) {
+					case 0, 1:
+						b.record(key, now, obs200)
+					case 2:
+						b.record(key, now, obs503)
+					case 3:
+						b.record(key, now, budgetObservation{failure: true, status: 429, pushback: time.Duration(rng.IntN(3000)) * time.Millisecond})
+					case 4:
+						b.record(key, now, budgetObservation{status: 404})
+					case 5:
+						if r := b.admit(key, now, now.Add(time.Duration(rng.IntN(200))*time.Millisecond)); !r.Valid() && r != "" {
+							t.Errorf("admit returned %q", r)
+						}
+					}
+					if rng.IntN(50) == 0 {
+						time.Sleep(time.Duration(rng.IntN(500)) * time.Millisecond)
+					}
+				}
+			})
+		}
+		wg.Wait()
+		checkBudget(t, b)
+		// Everyone recovers: every host's state becomes a fresh host's, and
+		// once the holds pass the table is empty.
+		for i := range 200 {
+			succeed(b, fmt.Sprintf("h%d.test", i), 6)
+		}
+		time.Sleep(2 * maxPushbackHold)
+		b.admit("x.test", time.Now(), time.Now())
+		checkBudget(t, b)
+		if len(b.hosts) != 0 {
+			t.Fatalf("%d hosts kept after everyone recovered", len(b.hosts))
+		}
+	})
+}
+
+// Insert cost must not grow with the table: ns/op of the sub-benchmarks is
+// flat from 1 000 to 1 000 000 hosts (the v0.1 table copied the whole map
+// on each insert).
+func BenchmarkBudgetInsert(b *testing.B) {
+	for _, size := range []int{1000, 100000, 1000000} {
+		b.Run(fmt.Sprintf("kept=%d", size), func(b *testing.B) {
+			bu := NewBudget(BudgetMaxHosts(size + b.N))
+			now := time.Now()
+			for i := range size {
+				bu.record(fmt.Sprint("pre", i), now, obs503)
+			}
+			keys := make([]string, b.N)
+			for i := range keys {
+				keys[i] = fmt.Sprint("k", i)
+			}
+			b.ResetTimer()
+			for i := range b.N {
+				bu.record(keys[i], now, obs503)
+			}
+		})
+	}
+}
+
+// Hosts that fail once and recover: each is inserted, then dropped.
+func BenchmarkBudgetChurn(b *testing.B) {
+	bu := NewBudget()
+	now := time.Now()
+	keys := make([]string, 1<<16)
+	for i := range keys {
+		keys[i] = fmt.Sprint("k", i)
+	}
+	b.ResetTimer()
+	for i := range b.N {
+		k := keys[i%len(keys)]
+		bu.record(k, now, obs503)
+		bu.record(k, now, obs200)
+		bu.record(k, now, obs200)
+	}
+}
+
+// A full table of hosts with state: a new host's failure and refused retry.
+func BenchmarkBudgetFullTable(b *testing.B) {
+	bu := NewBudget(BudgetMaxHosts(10000))
+	now := time.Now()
+	for i := range 10000 {
+		bu.record(fmt.Sprint("pre", i), now, obs503)
+	}
+	b.ResetTimer()
+	for range b.N {
+		bu.record("new", now, obs503)
+		if bu.admit("new", now, now) != attrs.ReasonHostLimit {
+			b.Fatal("want host_limit")
+		}
+	}
+}
+
+// The hot path of a healthy client: a success with no host in the table.
+func BenchmarkBudgetSuccessParallel(b *testing.B) {
+	bu := NewBudget()
+	now := time.Now()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			bu.record("a.test", now, obs200)
+		}
+	})
+}
+
+// Failures and admits on one drained host from every core.
+func BenchmarkBudgetFailureParallel(b *testing.B) {
+	bu := NewBudget()
+	now := time.Now()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			bu.record("a.test", now, obs503)
+			bu.admit("a.test", now, now)
 		}
 	})
 }
