@@ -14,11 +14,32 @@ type Backoff interface {
 	Delay(retry int) time.Duration
 }
 
+// AnswerBackoff is a Backoff that also sees the answer it follows: its
+// status, headers and error, and the pause taken before it. Use it to
+// honour a service's own hints (RateLimit-Reset, X-RateLimit-Reset) or to
+// grow the pause from the last one (DecorrelatedJitter). The transport
+// calls DelayAfter instead of Delay when the Backoff has it; the pause is
+// still at least the Retry-After hint and still capped by the deadline.
+type AnswerBackoff interface {
+	Backoff
+	DelayAfter(retry int, a Answer) time.Duration
+}
+
 // BackoffFunc adapts a function to the Backoff interface.
 type BackoffFunc func(retry int) time.Duration
 
 // Delay calls f(retry).
 func (f BackoffFunc) Delay(retry int) time.Duration { return f(retry) }
+
+// AnswerBackoffFunc adapts a function that sees the answer to the
+// AnswerBackoff interface.
+type AnswerBackoffFunc func(retry int, a Answer) time.Duration
+
+// Delay calls f with an empty Answer.
+func (f AnswerBackoffFunc) Delay(retry int) time.Duration { return f(retry, Answer{}) }
+
+// DelayAfter calls f(retry, a).
+func (f AnswerBackoffFunc) DelayAfter(retry int, a Answer) time.Duration { return f(retry, a) }
 
 // ConstantBackoff pauses d before every retry. Without jitter, clients that
 // failed together retry together; prefer ExponentialBackoff in production.
@@ -37,34 +58,66 @@ func ExponentialBackoff(initial, max time.Duration) Backoff {
 	if max < initial {
 		max = initial
 	}
-	return &exponentialBackoff{initial: initial, max: max, rand: rand.Int64N}
+	return &exponentialBackoff{initial: initial, max: max}
 }
 
-type exponentialBackoff struct {
-	initial, max time.Duration
-	// rand returns a uniform value in [0, n); a seam for deterministic tests.
-	rand func(n int64) int64
-}
+type exponentialBackoff struct{ initial, max time.Duration }
 
-func (e *exponentialBackoff) Delay(retry int) time.Duration {
-	return fullJitter(e.ceiling(retry), e.rand)
-}
+func (e *exponentialBackoff) Delay(retry int) time.Duration { return fullJitter(e.ceiling(retry)) }
 
 // ceiling is the upper bound of the pause before retry n, doubling from
-// initial and saturating at max without overflowing.
+// initial and saturating at max: the doubling stops before it could
+// overflow, for every retry number.
 func (e *exponentialBackoff) ceiling(retry int) time.Duration {
 	c := e.initial
 	for i := 1; i < retry && c < e.max; i++ {
+		if c > e.max/2 {
+			return e.max
+		}
 		c *= 2
 	}
 	return min(c, e.max)
 }
 
-func fullJitter(ceiling time.Duration, rnd func(int64) int64) time.Duration {
+func fullJitter(ceiling time.Duration) time.Duration {
 	if ceiling <= 0 {
 		return 0
 	}
-	return time.Duration(rnd(int64(ceiling) + 1))
+	if ceiling == 1<<63-1 {
+		return time.Duration(rand.Int64())
+	}
+	return time.Duration(rand.Int64N(int64(ceiling) + 1))
+}
+
+// DecorrelatedJitter pauses a random duration in [base, min(cap, 3 × the
+// previous pause)] before each retry, starting from base: the
+// "decorrelated jitter" AWS describes in its architecture blog ("Exponential
+// Backoff And Jitter"). Pauses grow from the last one actually taken, so
+// it needs the answer's PreviousPause and is an AnswerBackoff.
+func DecorrelatedJitter(base, cap time.Duration) Backoff {
+	base = clampNonNegative(base)
+	cap = max(clampNonNegative(cap), base)
+	return decorrelatedJitter{base: base, cap: cap}
+}
+
+type decorrelatedJitter struct{ base, cap time.Duration }
+
+// Delay, without the previous pause, draws from [base, 3·base].
+func (d decorrelatedJitter) Delay(int) time.Duration { return d.next(d.base) }
+
+func (d decorrelatedJitter) DelayAfter(_ int, a Answer) time.Duration {
+	return d.next(max(a.PreviousPause, d.base))
+}
+
+func (d decorrelatedJitter) next(prev time.Duration) time.Duration {
+	hi := d.cap
+	if prev <= d.cap/3 {
+		hi = min(3*prev, d.cap)
+	}
+	if hi <= d.base {
+		return d.base
+	}
+	return d.base + time.Duration(rand.Int64N(int64(hi-d.base)+1))
 }
 
 func clampNonNegative(d time.Duration) time.Duration { return max(d, 0) }

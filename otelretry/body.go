@@ -1,94 +1,107 @@
 package otelretry
 
 import (
-	"context"
-	"fmt"
 	"io"
 	"net/http"
-	"net/url"
-
-	"go.opentelemetry.io/otel/trace"
-
-	"github.com/otelretry/otelretry-go/attrs"
+	"sync"
+	"time"
 )
 
-// releaseOnClose wraps a returned response body so that the attempt's
-// context (and its timer) is released when the caller closes the body, not
-// when RoundTrip returns: the body stays readable until then. A body that
-// is also an io.Writer (a 101 Switching Protocols connection) stays one.
-// The wrapper lives in the operation, which is done by then, so wrapping
-// allocates nothing.
-func (op *operation) releaseOnClose(body io.ReadCloser, actx *attemptContext) io.ReadCloser {
-	if rwc, ok := body.(io.ReadWriteCloser); ok {
-		return &releasingReadWriteCloser{releasingBody{body, actx}, rwc}
-	}
-	op.releasing = releasingBody{body, actx}
-	return &op.releasing
-}
-
-type releasingBody struct {
+// responseBody wraps the body of a response handed to the caller. Closing
+// it releases the attempt's context: the body is bounded by the caller's
+// context alone, not by the attempt timeout, which bounded only the wait
+// for the headers. It also names the operation that produced it, so that
+// the next hop of a redirect chain (http.Client sets Request.Response to
+// this response) stays inside the same operation contract. A body that is
+// also an io.Writer (a 101 Switching Protocols connection) stays one.
+type responseBody struct {
 	io.ReadCloser
-	actx *attemptContext
+	a    *attempt
+	once sync.Once
 }
 
-func (b *releasingBody) Close() error {
+func (b *responseBody) Close() error {
 	err := b.ReadCloser.Close()
-	b.actx.release()
+	b.once.Do(b.a.release)
 	return err
 }
 
-type releasingReadWriteCloser struct {
-	releasingBody
+func (b *responseBody) operation() *operation { return b.a.op }
+
+type responseReadWriteCloser struct {
+	*responseBody
 	w io.Writer
 }
 
-func (b *releasingReadWriteCloser) Write(p []byte) (int, error) { return b.w.Write(p) }
+func (b responseReadWriteCloser) Write(p []byte) (int, error) { return b.w.Write(p) }
 
-// redactClientSpan sits inside the otelhttp transport and overwrites the
-// url.full that otelhttp recorded on its client span, which keeps the query
-// string, with the sanitized URL. The SDK keeps the last value set for a key.
-// Nothing is written when the URL has nothing to redact. The sanitized URL
-// is the operation's, computed once per operation: the request reaching
-// here is otelhttp's copy of the attempt's, whose URL is the caller's.
-type redactClientSpan struct{ base http.RoundTripper }
+// chainedOperation returns the operation that produced the response a
+// redirect follows, if it went through an otelretry Transport.
+func chainedOperation(req *http.Request) *operation {
+	if req.Response == nil || req.Response.Body == nil {
+		return nil
+	}
+	if b, ok := req.Response.Body.(interface{ operation() *operation }); ok {
+		return b.operation()
+	}
+	return nil
+}
 
-func (r redactClientSpan) RoundTrip(req *http.Request) (*http.Response, error) {
-	if redactable(req.URL) {
-		ctx := req.Context()
-		if span := trace.SpanFromContext(ctx); span.IsRecording() {
-			op, _ := ctx.Value(opContextKey{}).(*operation)
-			if op != nil && sameURL(op.req.URL, req.URL) {
-				span.SetAttributes(append(op.attrs(), attrs.URLFullKey.String(op.sanitizedURL()))...)
-			} else {
-				span.SetAttributes(attrs.URLFullKey.String(SanitizeURL(req.URL)))
-			}
+// handOver wraps resp's body for the caller (see responseBody). The
+// wrapper lives in the operation, so wrapping a plain body allocates
+// nothing.
+func (op *operation) handOver(resp *http.Response, a *attempt) {
+	if resp.Body == nil {
+		resp.Body = http.NoBody
+	}
+	op.body = responseBody{ReadCloser: resp.Body, a: a}
+	if w, ok := resp.Body.(io.ReadWriteCloser); ok {
+		resp.Body = responseReadWriteCloser{&op.body, w}
+		return
+	}
+	resp.Body = &op.body
+}
+
+// maxDrain bounds how much of a discarded response body is read so that its
+// connection can be reused; a longer body is closed unread.
+const maxDrain = 4 << 10
+
+// drainBuffers lends discard its read buffer.
+var drainBuffers = sync.Pool{New: func() any { return new([512]byte) }}
+
+// discard drains (at most maxDrain bytes, for at most bound) and closes a
+// response that will not be returned, so that its connection can be reused
+// and its client span ends, then releases the attempt. The bound keeps a
+// stalled body from holding the operation past its pause: when it passes,
+// the attempt's context is canceled, which aborts a net/http body read.
+func discard(resp *http.Response, a *attempt, bound time.Duration) {
+	if resp != nil && resp.Body != nil {
+		if bound > 0 && a.timer != nil {
+			a.state.Store(stateDraining)
+			a.timer.Reset(bound)
+			drain(resp.Body)
+			a.timer.Stop()
+		}
+		resp.Body.Close()
+	}
+	a.release()
+}
+
+func drain(body io.Reader) {
+	buf := drainBuffers.Get().(*[512]byte)
+	defer drainBuffers.Put(buf)
+	for left := maxDrain; left > 0; {
+		n, err := body.Read(buf[:min(left, len(buf))])
+		left -= n
+		if err != nil {
+			return
 		}
 	}
-	return r.base.RoundTrip(req)
 }
 
-// sameURL reports whether a and b have the fields SanitizeURL reads alike.
-func sameURL(a, b *url.URL) bool {
-	return a.Scheme == b.Scheme && a.Opaque == b.Opaque && a.Host == b.Host && a.Path == b.Path &&
-		a.RawPath == b.RawPath && a.OmitHost == b.OmitHost && a.RawQuery == b.RawQuery
-}
-
-// opContext is the caller's context with the operation attached, embedded
-// in the operation so that attaching it allocates nothing. Only
-// redactClientSpan reads it, and the nearest operation in a context chain
-// is always the one whose attempt is being sent.
-type opContext struct {
-	context.Context
-	op *operation
-}
-
-type opContextKey struct{}
-
-func (c *opContext) String() string { return fmt.Sprint(c.Context) + ".WithValue(otelretry.operation)" }
-
-func (c *opContext) Value(key any) any {
-	if key == (opContextKey{}) {
-		return c.op
+// closeResponse closes a response that is dropped unread.
+func closeResponse(resp *http.Response) {
+	if resp != nil && resp.Body != nil {
+		resp.Body.Close()
 	}
-	return c.Context.Value(key)
 }

@@ -32,13 +32,12 @@ func TestClassify(t *testing.T) {
 		{"eof", fmt.Errorf("transport: %w", io.EOF), nil, attrs.ErrorClassConnectionReset, false},
 		{"dns", &net.DNSError{Err: "no such host", Name: "x.invalid", IsNotFound: true}, nil, attrs.ErrorClassDNS, true},
 		{"tls", tls.RecordHeaderError{Msg: "bad"}, nil, attrs.ErrorClassTLS, true},
-		{"caller canceled wins", context.DeadlineExceeded, context.Canceled, attrs.ErrorClassCanceled, false},
 		{"canceled", context.Canceled, nil, attrs.ErrorClassCanceled, false},
 		{"other", errors.New("unsupported protocol scheme"), nil, attrs.ErrorClassOther, false},
 		{"message is not read", errors.New("connection refused (but only in text)"), nil, attrs.ErrorClassOther, false},
 	}
 	for _, tc := range cases {
-		got := classify(tc.err, tc.callerErr)
+		got := classify(tc.err)
 		if got != tc.want {
 			t.Errorf("%s: classify = %s, want %s", tc.name, got, tc.want)
 		}

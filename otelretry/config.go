@@ -1,8 +1,11 @@
 package otelretry
 
 import (
+	"errors"
+	"fmt"
 	"log/slog"
 	"net/http"
+	"strings"
 	"time"
 
 	"go.opentelemetry.io/otel/attribute"
@@ -47,6 +50,16 @@ type config struct {
 	metricsServer bool
 
 	metricAttributes func(*http.Request) []attribute.KeyValue
+
+	// err collects the options' complaints about values they ignored;
+	// NewTransport reports them once, through otel.Handle.
+	err error
+}
+
+// invalid records that an option ignored a value, for NewTransport to
+// report.
+func (c *config) invalid(option string, value any, want string) {
+	c.err = errors.Join(c.err, fmt.Errorf("otelretry: %s(%v) ignored: %s", option, value, want))
 }
 
 func newConfig(opts []Option) config {
@@ -72,12 +85,10 @@ func newConfig(opts []Option) config {
 	return c
 }
 
-// Default span names, built once for the standard methods so that naming
-// a span allocates nothing.
-var (
-	operationNames = spanNames("retry ")
-	attemptNames   = spanNames("attempt ")
-)
+// Default operation span names, built once for the standard methods so
+// that naming a span allocates nothing. Attempt spans are named by the
+// method alone, as the HTTP semantic conventions name client spans.
+var operationNames = spanNames("retry ")
 
 func spanNames(prefix string) map[string]string {
 	names := map[string]string{}
@@ -89,7 +100,16 @@ func spanNames(prefix string) map[string]string {
 }
 
 func defaultOperationName(r *http.Request) string { return spanName(operationNames, "retry ", r) }
-func defaultAttemptName(r *http.Request) string   { return spanName(attemptNames, "attempt ", r) }
+
+// defaultAttemptName is the semantic conventions' client span name:
+// "{method}", or HTTP for a method outside the standard set.
+func defaultAttemptName(r *http.Request) string {
+	m := methodOf(r)
+	if _, ok := operationNames[m]; ok {
+		return m
+	}
+	return "HTTP"
+}
 
 func spanName(names map[string]string, prefix string, r *http.Request) string {
 	m := methodOf(r)
@@ -151,9 +171,11 @@ func WithLogger(l *slog.Logger) Option {
 // included. Values below 1 are ignored. Default: DefaultMaxAttempts (3).
 func WithMaxAttempts(n int) Option {
 	return optionFunc(func(c *config) {
-		if n >= 1 {
-			c.maxAttempts = n
+		if n < 1 {
+			c.invalid("WithMaxAttempts", n, "want 1 or more")
+			return
 		}
+		c.maxAttempts = n
 	})
 }
 
@@ -163,21 +185,28 @@ func WithMaxAttempts(n int) Option {
 // Default: DefaultDeadline (30s).
 func WithDeadline(d time.Duration) Option {
 	return optionFunc(func(c *config) {
-		if d > 0 {
-			c.deadline = d
+		if d <= 0 {
+			c.invalid("WithDeadline", d, "want a positive duration")
+			return
 		}
+		c.deadline = d
 	})
 }
 
-// WithAttemptTimeout bounds one network call (until the response headers
-// arrive, and reading the body of the returned response). Each attempt gets
-// the smaller of d and the budget left. Values ≤ 0 are ignored. Default:
-// DefaultAttemptTimeout (10s).
+// WithAttemptTimeout bounds the wait for one attempt's answer: until its
+// response headers arrive, or it fails. Each attempt gets the smaller of d
+// and the operation's time left. The body of the response handed to the
+// caller is not bounded by it, nor by the operation deadline: it belongs
+// to the caller's context alone (as with http.Transport's
+// ResponseHeaderTimeout), so streams and slow downloads are not cut.
+// Values ≤ 0 are ignored. Default: DefaultAttemptTimeout (10s).
 func WithAttemptTimeout(d time.Duration) Option {
 	return optionFunc(func(c *config) {
-		if d > 0 {
-			c.attemptTimeout = d
+		if d <= 0 {
+			c.invalid("WithAttemptTimeout", d, "want a positive duration")
+			return
 		}
+		c.attemptTimeout = d
 	})
 }
 
@@ -193,15 +222,30 @@ func WithBackoff(b Backoff) Option {
 
 // WithIdempotentMethods declares more methods safe to repeat (for example
 // PUT and DELETE on an API whose handlers you know to be idempotent). GET,
-// HEAD, OPTIONS and TRACE always are.
+// HEAD, OPTIONS and TRACE always are. Names are case-insensitive for the
+// standard methods ("put" declares PUT); other methods are matched as
+// written, since HTTP methods are case-sensitive. An empty name is
+// ignored. To make one request repeatable (a read-only POST), use
+// WithIntent instead.
 func WithIdempotentMethods(methods ...string) Option {
 	return optionFunc(func(c *config) {
 		for _, m := range methods {
-			if m != "" {
-				c.idempotentMethods[m] = true
+			if m == "" {
+				c.invalid("WithIdempotentMethods", `""`, "want a method name")
+				continue
 			}
+			c.idempotentMethods[normalizeMethod(m)] = true
 		}
 	})
+}
+
+// normalizeMethod upper-cases a standard method name written in another
+// case.
+func normalizeMethod(m string) string {
+	if up := strings.ToUpper(m); operationNames[up] != "" {
+		return up
+	}
+	return m
 }
 
 // WithRetryableStatuses replaces the response statuses that an idempotent
@@ -211,13 +255,17 @@ func WithRetryableStatuses(codes ...int) Option {
 	return optionFunc(func(c *config) {
 		set := map[int]bool{}
 		for _, code := range codes {
-			if code >= 400 && code <= 599 {
-				set[code] = true
+			if code < 400 || code > 599 {
+				c.invalid("WithRetryableStatuses", code, "want a status from 400 to 599")
+				continue
 			}
+			set[code] = true
 		}
-		if len(set) > 0 {
-			c.retryableStatuses = set
+		if len(set) == 0 {
+			c.invalid("WithRetryableStatuses", codes, "want at least one status from 400 to 599")
+			return
 		}
+		c.retryableStatuses = set
 	})
 }
 
@@ -258,8 +306,10 @@ func WithSpanNameFormatter(f func(*http.Request) string) Option {
 	})
 }
 
-// WithAttemptSpanNameFormatter names the attempt spans; the result should
-// be of low cardinality. Nil is ignored. Default: "attempt GET".
+// WithAttemptSpanNameFormatter names the attempt spans (otelhttp's CLIENT
+// spans, or the INTERNAL attempt spans with WithoutClientSpans); the
+// result should be of low cardinality. Nil is ignored. Default: the
+// method, as the HTTP semantic conventions name client spans ("GET").
 func WithAttemptSpanNameFormatter(f func(*http.Request) string) Option {
 	return optionFunc(func(c *config) {
 		if f != nil {
@@ -269,9 +319,11 @@ func WithAttemptSpanNameFormatter(f func(*http.Request) string) Option {
 }
 
 // WithoutClientSpans sends attempts straight to the base transport instead
-// of through an otelhttp client transport. Use it when the base transport is
-// already instrumented; otherwise each attempt gets its own HTTP CLIENT span
-// and trace-context headers.
+// of through an otelhttp client transport. Use it when the base transport
+// is already instrumented: each attempt then gets an INTERNAL attempt span
+// carrying the attempt event, and the base's own CLIENT span nests under
+// it. By default each attempt is one otelhttp CLIENT span that carries the
+// attempt event, and trace context is injected from it.
 func WithoutClientSpans() Option {
 	return optionFunc(func(c *config) { c.clientSpans = false })
 }
@@ -315,4 +367,14 @@ func WithMetricAttributes(f func(*http.Request) []attribute.KeyValue) Option {
 			c.metricAttributes = f
 		}
 	})
+}
+
+// backoffFor asks the Backoff for the pause before retry n of an
+// operation, after answer: through DelayAfter when it sees answers
+// (AnswerBackoff), else Delay(n).
+func (c *config) backoffFor(n int, a Answer) time.Duration {
+	if ab, ok := c.backoff.(AnswerBackoff); ok {
+		return max(ab.DelayAfter(n, a), 0)
+	}
+	return max(c.backoff.Delay(n), 0)
 }

@@ -14,53 +14,87 @@
 //
 // # Spans
 //
-// One RoundTrip is one operation: an INTERNAL span ("retry GET") with
-// retry.operation.id, http.request.method, a sanitized url.full,
-// server.address, retry.budget_ms, and at the end retry.attempts and
-// retry.outcome. Each network call is a child INTERNAL span ("attempt GET")
-// carrying the attempt event: retry.operation.id, retry.request.id,
-// retry.attempt, http.request.method, http.response.status_code or
-// retry.error_class (never both), retry.elapsed_ms, retry.remaining_ms
-// (budget before the call), retry.decision, retry.retry_after_ms,
-// retry.backoff_ms and http.request.resend_count. The otelhttp CLIENT span
-// of the call is a child of its attempt span, and trace context is injected
-// per attempt. Attribute names live in package attrs.
+// One RoundTrip is one operation: an INTERNAL span ("retry GET") that
+// carries, from its start, retry.operation.id, http.request.method, a
+// sanitized url.full, server.address and server.port, and at its end
+// retry.deadline_ms, retry.attempts, retry.outcome and, unless the outcome
+// is return, error.type.
+//
+// Each network attempt is one CLIENT span, a child of the operation span:
+// otelhttp's client span (named "GET", as the HTTP semantic conventions
+// name client spans, with otelhttp's HTTP attributes), which also carries
+// the attempt event: retry.operation.id, retry.request.id, retry.attempt,
+// http.response.status_code or retry.error_class (never both),
+// retry.elapsed_ms, retry.remaining_ms (the operation's time left before
+// the call), retry.decision and retry.reason, retry.retry_after_ms,
+// retry.backoff_ms, http.request.resend_count, error.type and
+// retry.wire.writes. Trace context is injected from it. With
+// WithoutClientSpans the attempt span is the transport's own INTERNAL span
+// and the base's own CLIENT span nests under it. A log record (WithLogger)
+// carries the same fields. Attribute names live in package attrs.
 //
 // # Decisions
 //
-// After each attempt the client decides (attrs.Decision):
+// After each attempt one pure function decides (attrs.Decision), and the
+// attempt span says why (attrs.Reason):
 //
-//   - a 2xx or 3xx response: return;
-//   - an idempotent request (GET, HEAD, OPTIONS, TRACE, methods added with
-//     WithIdempotentMethods, or an Idempotency-Key under
-//     WithIdempotencyKeyContract) that got 408, 429, 502, 503, 504 or a
-//     transport error, or any request whose error proves it never left
-//     (connection refused, DNS, TLS handshake, dial failure): retry, unless
-//     the remaining budget cannot cover the pause (deadline_exceeded), no
-//     attempts are left (max_attempts), the body cannot be replayed (stop) or
-//     the retry budget refuses (budget_exhausted: failed retries may add at
-//     most 10% to a host's first attempts, see Budget);
-//   - a write that timed out or whose connection broke: check_state. It is
-//     not resent; RoundTrip returns an error matching ErrOutcomeUnknown,
-//     unless a StateCheckFunc (WithStateCheck) resolves it;
-//   - anything else: stop; a canceled context: canceled.
+//   - a 2xx or 3xx response (or 101): return;
+//   - a write that timed out or whose connection broke after it may have
+//     been sent: check_state. It is not resent; RoundTrip returns an error
+//     matching ErrOutcomeUnknown, unless a StateCheckFunc (WithStateCheck)
+//     resolves it;
+//   - a request that is safe to repeat (GET, HEAD, OPTIONS, TRACE, methods
+//     added with WithIdempotentMethods, an Idempotency-Key under
+//     WithIdempotencyKeyContract, or Intent.Repeatable) that got 408, 429,
+//     502, 503, 504 or a transport error, or any request whose error proves
+//     it was not processed (connection refused, DNS, TLS handshake, dial
+//     failure, or a classifier's NotProcessed): retry, unless the pause
+//     would reach the deadline (deadline_exceeded), no attempt is left
+//     (max_attempts), the body cannot be replayed (stop) or the retry
+//     budget refuses (budget_exhausted: see Budget);
+//   - anything else: stop; a canceled caller: canceled.
 //
-// The pause before a retry is max(backoff, Retry-After). The operation
-// deadline is the earlier of the context deadline and start+WithDeadline on
-// the monotonic clock; no attempt starts and no pause begins that cannot end
-// before it, and each attempt's timeout is the smaller of WithAttemptTimeout
-// and the budget left.
+// A Classifier (WithClassifier), the request's Intent (WithIntent), a
+// PrepareFunc (WithPrepareAttempt) and an AnswerBackoff shape the policy;
+// none of them can resend a write whose outcome is unknown, or lift the
+// deadline, the attempt limit or the budget.
+//
+// # Time
+//
+// The operation deadline is the earliest of the context's deadline,
+// start+WithDeadline (or Intent.Deadline) and, for a redirect hop, the
+// first hop's deadline, on the monotonic clock. No attempt starts and no
+// pause begins that cannot end before it. WithAttemptTimeout bounds the
+// wait for each attempt's response headers (at most the time left); the
+// body of the response handed to the caller belongs to the caller's
+// context alone, so streams and slow downloads are not cut. A discarded
+// response body is drained only within the pause before the next attempt.
+//
+// # net/http and other layers
+//
+// net/http resends on its own a request it deems replayable when a
+// keep-alive connection dies; for a write the policy does not treat as
+// repeatable, the transport refuses that resend once the request was
+// written, and every write on the wire is counted (retry.wire.writes).
+// http.Client's Timeout is recorded as a timeout. The hops of a redirect
+// chain share the operation id and keep counting attempts
+// (retry.redirects marks them); an operation that repeats an earlier one
+// under the same context (an outer retry layer) carries
+// retry.operation.repeat.
 //
 // # Results
 //
 // When the last attempt received a response, RoundTrip returns that
 // response, whatever the outcome (a 503 after max_attempts is returned as the
 // 503 the server sent). Otherwise it returns an *Error with the outcome, the
-// operation id, the number of attempts and the last cause.
+// reason, the operation id, the number of attempts and the last cause.
+// A base that panics has the operation's spans ended, with a panic event,
+// and its panic goes on.
 //
 // # Secrets
 //
-// URLs are recorded without userinfo and with every query value replaced by
-// REDACTED, on the retry spans and on otelhttp's client span. Headers,
-// cookies and bodies are never recorded.
+// URLs are recorded with userinfo as REDACTED:REDACTED and every query
+// value replaced by REDACTED, on every span, log record and error message,
+// including the messages of a base's *url.Error. Headers, cookies and
+// bodies are never recorded.
 package otelretry

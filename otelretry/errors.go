@@ -13,10 +13,12 @@ import (
 // canceled.
 var (
 	// ErrOutcomeUnknown: a write may or may not have been applied (it timed
-	// out or its connection broke after it was sent). It was not resent.
+	// out or its connection broke after it was sent, or the caller gave up
+	// while it was in flight). otelretry did not resend it, and refused to
+	// let net/http resend it below; a layer above otelretry may still have.
 	// Resolve it with a state check by the operation id, never by sending
 	// the write again blindly.
-	ErrOutcomeUnknown = errors.New("otelretry: outcome of the write is unknown")
+	ErrOutcomeUnknown = errors.New("otelretry: outcome of the write is unknown; not resent by otelretry")
 	// ErrMaxAttempts: every allowed attempt failed.
 	ErrMaxAttempts = errors.New("otelretry: attempt limit reached")
 	// ErrBudgetExhausted: the client-wide retry budget refused a retry.
@@ -30,10 +32,14 @@ var (
 var errNilURL = errors.New("otelretry: nil Request.URL")
 
 // Error is returned by Transport.RoundTrip when the operation ended without
-// a response to hand back. It never contains URLs, headers or bodies.
+// a response to hand back. Its message never contains headers, bodies, URL
+// userinfo or query values: URLs in a cause's message are sanitized.
 type Error struct {
 	// Outcome is the terminal reason.
 	Outcome attrs.Outcome
+	// Reason says why (retry.reason), for example budget or pushback for
+	// budget_exhausted.
+	Reason attrs.Reason
 	// OperationID is the id shared by every attempt of the operation.
 	OperationID string
 	// Attempts is the number of network calls made (0 when the budget was
@@ -48,10 +54,16 @@ type Error struct {
 }
 
 func (e *Error) Error() string {
-	msg := "otelretry: operation " + strconv.Quote(e.OperationID) + " ended " + string(e.Outcome) +
-		" after " + strconv.Itoa(e.Attempts) + " attempt"
+	msg := "otelretry: operation " + strconv.Quote(e.OperationID) + " ended " + string(e.Outcome)
+	if e.Reason != "" {
+		msg += " (" + string(e.Reason) + ")"
+	}
+	msg += " after " + strconv.Itoa(e.Attempts) + " attempt"
 	if e.Attempts != 1 {
 		msg += "s"
+	}
+	if e.unknownWrite {
+		msg += "; outcome of the write unknown, not resent by otelretry"
 	}
 	if e.Err != nil {
 		msg += ": " + e.Err.Error()
@@ -75,6 +87,9 @@ func (e *Error) Unwrap() []error {
 	}
 	if e.unknownWrite {
 		errs = append(errs, ErrOutcomeUnknown)
+	}
+	if e.Reason == attrs.ReasonNotReplayable {
+		errs = append(errs, ErrNotReplayable)
 	}
 	if e.Err != nil {
 		errs = append(errs, e.Err)

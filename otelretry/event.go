@@ -3,6 +3,7 @@ package otelretry
 import (
 	"log/slog"
 	"net/http"
+	"strconv"
 	"time"
 
 	"go.opentelemetry.io/otel/attribute"
@@ -14,117 +15,162 @@ import (
 )
 
 // attemptEvent is the record of one network attempt. The attempt span, the
-// log record and the metrics are all derived from it, so the three signals
-// cannot disagree.
+// log record and the metrics are all derived from it (see fields), so the
+// three signals cannot disagree.
 type attemptEvent struct {
-	attempt   int
+	attempt   int              // the attempt's number, counting across redirect hops
 	status    int              // 0 when no response arrived
 	class     attrs.ErrorClass // "" when a response arrived
+	evidence  Evidence         // set with a class the protocol proved (classifier)
 	elapsed   time.Duration
-	remaining time.Duration // budget left before the call
-	decision  attrs.Decision
-	backoff   time.Duration // set when decision is retry
+	remaining time.Duration // operation time left before the call
+	verdict   verdict
+	writes    int32 // writes on the wire (httptrace); 0 when the base reports none
 
 	retryAfter      time.Duration
 	hasRetryAfter   bool
 	retryAfterError error // set when the header was present but malformed
-	notReplayable   bool  // a retry was due but the body cannot be sent again
 }
 
 func ms(d time.Duration) int64 { return d.Milliseconds() }
 
-// record writes the event to the attempt span (all its attributes in one
-// call, and only when the span records), the log and the metrics, and ends
-// the span.
-func (op *operation) record(span trace.Span, ev *attemptEvent) {
+// errorType is the semantic conventions' error.type of the attempt: its
+// error class, or the status code of an answer that is not a 2xx or 3xx;
+// "" for a success.
+func (ev *attemptEvent) errorType() string {
+	switch {
+	case ev.class != "":
+		return string(ev.class)
+	case ev.status >= 400 || ev.status < 200:
+		return strconv.Itoa(ev.status)
+	}
+	return ""
+}
+
+// fields returns the attempt event as attributes, appended to kv: the one
+// list that the attempt span and the log record both carry.
+func (op *operation) fields(kv []attribute.KeyValue, ev *attemptEvent) []attribute.KeyValue {
+	id := op.opID()
+	kv = append(kv,
+		attrs.OperationIDKey.String(id),
+		attrs.RequestIDKey.String(RequestID(id, ev.attempt)),
+		attrs.AttemptKey.Int(ev.attempt),
+		attrs.HTTPRequestMethodKey.String(op.method),
+		attrs.URLFullKey.String(op.sanitizedURL()),
+		attrs.RemainingMsKey.Int64(ms(ev.remaining)),
+	)
+	if ev.attempt > 1 {
+		kv = append(kv, attrs.HTTPRequestResendCountKey.Int(ev.attempt-1))
+	}
+	if ev.class != "" {
+		kv = append(kv, ev.class.Attribute())
+		if ev.evidence.Protocol != "" || ev.evidence.Name != "" {
+			kv = append(kv,
+				attrs.EvidenceProtocolKey.String(ev.evidence.Protocol),
+				attrs.EvidenceCodeKey.Int64(int64(ev.evidence.Code)),
+				attrs.EvidenceNameKey.String(ev.evidence.Name))
+		}
+	} else {
+		kv = append(kv, attrs.HTTPResponseStatusCodeKey.Int(ev.status))
+	}
+	if t := ev.errorType(); t != "" {
+		kv = append(kv, attrs.ErrorTypeKey.String(t))
+	}
+	kv = append(kv, attrs.ElapsedMsKey.Int64(ms(ev.elapsed)), ev.verdict.decision.Attribute(), ev.verdict.reason.Attribute())
+	if ev.hasRetryAfter {
+		kv = append(kv, attrs.RetryAfterMsKey.Int64(ms(ev.retryAfter)))
+	}
+	if ev.verdict.decision == attrs.DecisionRetry {
+		kv = append(kv, attrs.BackoffMsKey.Int64(ms(ev.verdict.pause)))
+	}
+	if ev.writes > 0 {
+		kv = append(kv, attrs.WireWritesKey.Int(int(ev.writes)))
+	}
+	return kv
+}
+
+// record writes the attempt event on the attempt's span (all its fields in
+// one call, and only when the span records), the log and the metrics. own
+// says the span is the transport's INTERNAL attempt span, which it also
+// ends; otherwise the span is otelhttp's CLIENT span, which otelhttp ends
+// and gives its status.
+func (op *operation) record(span trace.Span, own bool, ev *attemptEvent) {
+	var kv []attribute.KeyValue
 	if span.IsRecording() {
-		id := op.opID()
-		kv := append(op.attrs(),
-			attrs.OperationIDKey.String(id),
-			attrs.RequestIDKey.String(RequestID(id, ev.attempt)),
-			attrs.AttemptKey.Int(ev.attempt),
-			attrs.HTTPRequestMethodKey.String(op.method),
-			attrs.RemainingMsKey.Int64(ms(ev.remaining)),
-		)
-		if ev.attempt > 1 {
-			kv = append(kv, attrs.HTTPRequestResendCountKey.Int(ev.attempt-1))
-		}
-		if ev.class != "" {
-			kv = append(kv, ev.class.Attribute())
-		} else {
-			kv = append(kv, attrs.HTTPResponseStatusCodeKey.Int(ev.status))
-		}
-		kv = append(kv, attrs.ElapsedMsKey.Int64(ms(ev.elapsed)), ev.decision.Attribute())
-		if ev.hasRetryAfter {
-			kv = append(kv, attrs.RetryAfterMsKey.Int64(ms(ev.retryAfter)))
-		}
-		if ev.decision == attrs.DecisionRetry {
-			kv = append(kv, attrs.BackoffMsKey.Int64(ms(ev.backoff)))
-		}
+		kv = op.fields(op.attrs(), ev)
 		span.SetAttributes(kv...)
+		for i := int32(1); i < ev.writes; i++ {
+			span.AddEvent(attrs.EventWireResend, trace.WithAttributes(attrs.WireWritesKey.Int(int(i+1))))
+		}
 		if ev.retryAfterError != nil {
-			span.AddEvent("retry_after_invalid", trace.WithAttributes(attribute.String("error", ev.retryAfterError.Error())))
+			span.AddEvent(attrs.EventRetryAfterInvalid, trace.WithAttributes(attribute.String("error", ev.retryAfterError.Error())))
 		}
-		if ev.notReplayable {
-			span.AddEvent("body_not_replayable")
+		if ev.verdict.reason == attrs.ReasonNotReplayable {
+			span.AddEvent(attrs.EventBodyNotReplayable)
 		}
-		if ev.class != "" {
-			span.SetStatus(codes.Error, string(ev.class))
-		} else if ev.status >= 400 {
-			span.SetStatus(codes.Error, http.StatusText(ev.status))
+		if own {
+			if ev.class != "" {
+				span.SetStatus(codes.Error, string(ev.class))
+			} else if ev.status >= 400 {
+				span.SetStatus(codes.Error, http.StatusText(ev.status))
+			}
 		}
 	}
 	if l := op.t.cfg.logger; l != nil {
-		op.log(l, span, ev)
+		op.log(l, span, kv, ev)
 	}
 	op.t.metrics.RecordAttempt(op.ctx, metrics.Attempt{
 		Method:        op.method,
 		ServerAddress: op.metricServer(),
 		Labels:        op.labels,
-		Decision:      ev.decision,
+		Decision:      ev.verdict.decision,
 		ErrorClass:    ev.class,
 		StatusCode:    ev.status,
+		ErrorType:     ev.errorType(),
 		Duration:      ev.elapsed,
 	})
-	span.End()
+	if own {
+		span.End()
+	}
 }
 
-// log writes one record per attempt with the attempt span's fields. Only
+// log writes one record per attempt with the attempt span's fields (kv,
+// when the span recorded them already), plus the trace and span ids. Only
 // sanitized data is logged: no URL query values, headers or bodies.
-func (op *operation) log(l *slog.Logger, span trace.Span, ev *attemptEvent) {
+func (op *operation) log(l *slog.Logger, span trace.Span, kv []attribute.KeyValue, ev *attemptEvent) {
 	level := slog.LevelInfo
-	if ev.decision.Terminal() && ev.decision != attrs.DecisionReturn {
+	if ev.verdict.decision.Terminal() && ev.verdict.decision != attrs.DecisionReturn {
 		level = slog.LevelWarn
 	}
 	if !l.Enabled(op.ctx, level) {
 		return
 	}
-	fields := make([]slog.Attr, 0, 14)
-	fields = append(fields,
-		slog.String(string(attrs.OperationIDKey), op.opID()),
-		slog.String(string(attrs.RequestIDKey), RequestID(op.opID(), ev.attempt)),
-		slog.Int(string(attrs.AttemptKey), ev.attempt),
-		slog.String(string(attrs.HTTPRequestMethodKey), op.method),
-		slog.String(string(attrs.URLFullKey), op.sanitizedURL()),
-	)
-	if ev.class != "" {
-		fields = append(fields, slog.String(string(attrs.ErrorClassKey), string(ev.class)))
-	} else {
-		fields = append(fields, slog.Int(string(attrs.HTTPResponseStatusCodeKey), ev.status))
+	if kv == nil {
+		kv = op.fields(make([]attribute.KeyValue, 0, 16), ev)
 	}
-	fields = append(fields,
-		slog.Int64(string(attrs.ElapsedMsKey), ms(ev.elapsed)),
-		slog.Int64(string(attrs.RemainingMsKey), ms(ev.remaining)),
-		slog.String(string(attrs.DecisionKey), string(ev.decision)),
-	)
-	if ev.hasRetryAfter {
-		fields = append(fields, slog.Int64(string(attrs.RetryAfterMsKey), ms(ev.retryAfter)))
-	}
-	if ev.decision == attrs.DecisionRetry {
-		fields = append(fields, slog.Int64(string(attrs.BackoffMsKey), ms(ev.backoff)))
+	fields := make([]slog.Attr, 0, len(kv)+2)
+	for _, f := range kv {
+		fields = append(fields, slogAttr(f))
 	}
 	if sc := span.SpanContext(); sc.IsValid() {
 		fields = append(fields, slog.String("trace_id", sc.TraceID().String()), slog.String("span_id", sc.SpanID().String()))
 	}
 	l.LogAttrs(op.ctx, level, "retry attempt", fields...)
+}
+
+// slogAttr converts an attribute to a log attribute of the same type.
+func slogAttr(kv attribute.KeyValue) slog.Attr {
+	k := string(kv.Key)
+	switch kv.Value.Type() {
+	case attribute.BOOL:
+		return slog.Bool(k, kv.Value.AsBool())
+	case attribute.INT64:
+		return slog.Int64(k, kv.Value.AsInt64())
+	case attribute.FLOAT64:
+		return slog.Float64(k, kv.Value.AsFloat64())
+	case attribute.STRING:
+		return slog.String(k, kv.Value.AsString())
+	default:
+		return slog.String(k, kv.Value.Emit())
+	}
 }

@@ -118,19 +118,19 @@ func ExampleParseRetryAfter() {
 func ExampleSanitizeURL() {
 	u, _ := url.Parse("https://alice:s3cret@api.example.com/v1/items?token=abc&page=2#top")
 	fmt.Println(otelretry.SanitizeURL(u))
-	// Output: https://api.example.com/v1/items?token=REDACTED&page=REDACTED
+	// Output: https://REDACTED:REDACTED@api.example.com/v1/items?token=REDACTED&page=REDACTED
 }
 
 // Share one budget between clients of the same dependency so that their
-// combined retries stay within 10% of their first attempts.
+// failures and successes throttle their retries together.
 func ExampleNewBudget() {
-	budget := otelretry.NewBudget(otelretry.BudgetRatio(0.1), otelretry.BudgetMinRetries(10))
+	budget := otelretry.NewBudget(otelretry.BudgetTokens(6), otelretry.BudgetTokenRatio(0.5))
 	orders := otelretry.NewTransport(nil, otelretry.WithBudget(budget))
 	payments := otelretry.NewTransport(nil, otelretry.WithBudget(budget))
 	_, _ = orders, payments
 	req, _ := http.NewRequest(http.MethodGet, "http://dependency.example/", nil)
 	fmt.Println("retries available now:", budget.Available(req))
-	// Output: retries available now: 10
+	// Output: retries available now: 2
 }
 
 // hang reads the request, so the server notices when the client gives up,

@@ -161,13 +161,12 @@ func TestNoopMeterWithARecordingTracerKeepsClientSpans(t *testing.T) {
 	if len(attempts) != 1 {
 		t.Fatalf("attempt spans = %d, want 1", len(attempts))
 	}
-	clients := spantest.Children(spans, attempts[0])
-	if len(clients) != 1 || clients[0].SpanKind() != trace.SpanKindClient {
-		t.Fatalf("want one client span under the attempt, got %d", len(clients))
+	if attempts[0].SpanKind() != trace.SpanKindClient {
+		t.Fatalf("the attempt span is %v, want the CLIENT span", attempts[0].SpanKind())
 	}
-	want := "00-" + clients[0].SpanContext().TraceID().String() + "-" + clients[0].SpanContext().SpanID().String() + "-01"
+	want := "00-" + attempts[0].SpanContext().TraceID().String() + "-" + attempts[0].SpanContext().SpanID().String() + "-01"
 	if got := base.calls()[0].header.Get("Traceparent"); got != want {
-		t.Errorf("traceparent = %q, want the client span's %q", got, want)
+		t.Errorf("traceparent = %q, want the attempt's CLIENT span's %q", got, want)
 	}
 }
 
@@ -245,12 +244,11 @@ func TestGlobalProvidersInstalledLaterAreUsed(t *testing.T) {
 		t.Fatalf("operation/attempt spans = %d/%d, want 2/2", len(spantest.Operations(spans)), len(attempts))
 	}
 	for i, a := range attempts {
-		clients := spantest.Children(spans, a)
-		if len(clients) != 1 || clients[0].SpanKind() != trace.SpanKindClient {
-			t.Fatalf("attempt %d: want one client span under it", i+1)
+		if a.SpanKind() != trace.SpanKindClient {
+			t.Fatalf("attempt %d: span kind %v, want CLIENT", i+1, a.SpanKind())
 		}
-		if got := base.calls()[i].header.Get("Traceparent"); !strings.Contains(got, clients[0].SpanContext().SpanID().String()) {
-			t.Errorf("attempt %d: traceparent %q is not the client span's", i+1, got)
+		if got := base.calls()[i].header.Get("Traceparent"); !strings.Contains(got, a.SpanContext().SpanID().String()) {
+			t.Errorf("attempt %d: traceparent %q is not the attempt span's", i+1, got)
 		}
 	}
 	var rm metricdata.ResourceMetrics
@@ -360,9 +358,9 @@ func TestClientSpanURLIsItsOwnRequests(t *testing.T) {
 		resp.Body.Close()
 
 		want := map[string]bool{
-			"http://api.test/orders?sig=REDACTED":   false,
-			"http://state.test/lookup?key=REDACTED": false,
-			"http://api.test/plain":                 false,
+			"http://REDACTED:REDACTED@api.test/orders?sig=REDACTED": false,
+			"http://state.test/lookup?key=REDACTED":                 false,
+			"http://api.test/plain":                                 false,
 		}
 		for _, s := range h.ended() {
 			if s.SpanKind() != trace.SpanKindClient {
@@ -474,10 +472,15 @@ func (b *reusedResponse) RoundTrip(req *http.Request) (*http.Response, error) {
 }
 
 // TestNoopPathAllocations pins what an operation allocates with no-op
-// providers over a base that allocates nothing: the operation record (which
-// holds the first attempt's context and request) and, per later attempt,
-// that attempt's context and request. Counting allocations is exact, unlike
-// timing; the benchmarks module measures the time.
+// providers over a base that allocates nothing. The operation record holds
+// the first attempt and its copy of the request (1). Each attempt then
+// takes the standard library's pieces, chosen over a hand-written context
+// for robustness: context.WithCancelCause (the context and its cancel
+// function, 2), the timer that bounds the wait for its headers and its
+// function (2), and httptrace's context and its WroteHeaders and
+// WroteRequest hooks, which tell what reached the wire (3); a later
+// attempt also allocates its own record (1). Counting allocations is exact, unlike timing; the benchmarks
+// module measures the time.
 func TestNoopPathAllocations(t *testing.T) {
 	noop := []otelretry.Option{
 		otelretry.WithTracerProvider(tracenoop.NewTracerProvider()),
@@ -491,8 +494,8 @@ func TestNoopPathAllocations(t *testing.T) {
 		statuses []int
 		want     float64
 	}{
-		{"success", []int{http.StatusOK}, 1},
-		{"503,503,200", []int{http.StatusServiceUnavailable, http.StatusServiceUnavailable, http.StatusOK}, 3},
+		{"success", []int{http.StatusOK}, 8},
+		{"503,503,200", []int{http.StatusServiceUnavailable, http.StatusServiceUnavailable, http.StatusOK}, 8 + 2*9},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			base := &reusedResponse{statuses: tc.statuses}

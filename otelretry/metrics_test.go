@@ -83,7 +83,11 @@ func TestDashboardRatiosAreExact(t *testing.T) {
 			}
 			steps = append(steps, scripted.Step{Status: 503}, scripted.Step{Status: 200})
 		}
-		h := newHarness(t, steps, otelretry.WithDeadline(time.Second), otelretry.WithBackoff(otelretry.ConstantBackoff(time.Millisecond)))
+		// No budget: ten failed first attempts in a row would throttle the
+		// retries (and the Retry-After would hold them); this test is about
+		// metrics matching spans.
+		h := newHarness(t, steps, otelretry.WithDeadline(time.Second), otelretry.WithBackoff(otelretry.ConstantBackoff(time.Millisecond)),
+			otelretry.WithoutBudget())
 		for i := range 10 {
 			resp, err := h.client.Do(get(t, otelretry.WithOperationID(t.Context(), fmt.Sprint("op-", i)), "http://api.test/"))
 			if err != nil {

@@ -7,56 +7,160 @@ import (
 	"github.com/otelretry/otelretry-go/attrs"
 )
 
-func TestDecide(t *testing.T) {
-	const ms = time.Millisecond
-	base := observation{idempotent: true, remainingAfter: 300 * ms, attemptsLeft: 2, backoff: 40 * ms, replayable: true}
-	with := func(f func(*observation)) observation { o := base; f(&o); return o }
+const msec = time.Millisecond
+
+// attemptInput is a GET-like input after an attempt, with room for a retry
+// and the budget already asked (and allowing).
+func attemptInput(f func(*input)) input {
+	in := input{phase: phaseAttempt, repeatable: true, remaining: 300 * msec, attemptsLeft: 2, backoff: 40 * msec,
+		replayable: true, pauseAsked: true, budgetAsked: true}
+	if f != nil {
+		f(&in)
+	}
+	return in
+}
+
+func TestDecideAfterAttempt(t *testing.T) {
+	status := func(code int, retryable bool) func(*input) {
+		return func(in *input) { in.status, in.retryableStatus = code, retryable }
+	}
+	class := func(c attrs.ErrorClass) func(*input) {
+		return func(in *input) { in.class, in.notProcessed = c, c.NotProcessed() }
+	}
+	write := func(fs ...func(*input)) func(*input) {
+		return func(in *input) {
+			in.repeatable = false
+			for _, f := range fs {
+				f(in)
+			}
+		}
+	}
+	with := func(fs ...func(*input)) func(*input) {
+		return func(in *input) {
+			for _, f := range fs {
+				f(in)
+			}
+		}
+	}
 	cases := []struct {
-		name string
-		obs  observation
-		want attrs.Decision
-		wait time.Duration
+		name   string
+		in     input
+		want   attrs.Decision
+		reason attrs.Reason
+		pause  time.Duration
+		unkn   bool
 	}{
-		{"200 returns", with(func(o *observation) { o.status = 200 }), attrs.DecisionReturn, 0},
-		{"304 returns", with(func(o *observation) { o.status = 304 }), attrs.DecisionReturn, 0},
-		{"GET 503 retries", with(func(o *observation) { o.status, o.retryableStatus = 503, true }), attrs.DecisionRetry, 40 * ms},
-		{"GET 500 stops", with(func(o *observation) { o.status = 500 }), attrs.DecisionStop, 0},
-		{"GET 404 stops", with(func(o *observation) { o.status = 404 }), attrs.DecisionStop, 0},
-		{"POST 503 stops", with(func(o *observation) { o.status, o.retryableStatus, o.idempotent = 503, true, false }), attrs.DecisionStop, 0},
-		{"GET timeout retries", with(func(o *observation) { o.errorClass = attrs.ErrorClassTimeout }), attrs.DecisionRetry, 40 * ms},
-		{"POST timeout checks state", with(func(o *observation) { o.errorClass, o.idempotent = attrs.ErrorClassTimeout, false }), attrs.DecisionCheckState, 0},
-		{"POST reset checks state", with(func(o *observation) { o.errorClass, o.idempotent = attrs.ErrorClassConnectionReset, false }), attrs.DecisionCheckState, 0},
-		{"POST other stops", with(func(o *observation) { o.errorClass, o.idempotent = attrs.ErrorClassOther, false }), attrs.DecisionStop, 0},
-		{"POST refused retries", with(func(o *observation) {
-			o.errorClass, o.idempotent, o.neverSent = attrs.ErrorClassConnectionRefused, false, true
-		}), attrs.DecisionRetry, 40 * ms},
-		{"canceled", with(func(o *observation) { o.errorClass = attrs.ErrorClassCanceled }), attrs.DecisionCanceled, 0},
-		{"wait equal to remaining is deadline_exceeded", with(func(o *observation) {
-			o.status, o.retryableStatus, o.remainingAfter = 503, true, 40*ms
-		}), attrs.DecisionDeadlineExceeded, 0},
-		{"Retry-After beyond budget", with(func(o *observation) {
-			o.status, o.retryableStatus, o.retryAfter = 503, true, 5*time.Second
-		}), attrs.DecisionDeadlineExceeded, 0},
-		{"Retry-After longer than backoff wins", with(func(o *observation) {
-			o.status, o.retryableStatus, o.retryAfter = 429, true, 100*ms
-		}), attrs.DecisionRetry, 100 * ms},
-		{"no attempts left", with(func(o *observation) { o.status, o.retryableStatus, o.attemptsLeft = 503, true, 0 }), attrs.DecisionMaxAttempts, 0},
-		{"deadline before attempts", with(func(o *observation) {
-			o.status, o.retryableStatus, o.attemptsLeft, o.remainingAfter = 503, true, 0, 0
-		}), attrs.DecisionDeadlineExceeded, 0},
-		{"not replayable stops", with(func(o *observation) { o.status, o.retryableStatus, o.replayable = 503, true, false }), attrs.DecisionStop, 0},
+		{"200 returns", attemptInput(status(200, false)), attrs.DecisionReturn, attrs.ReasonResponse, 0, false},
+		{"304 returns", attemptInput(status(304, false)), attrs.DecisionReturn, attrs.ReasonResponse, 0, false},
+		{"101 returns", attemptInput(status(101, false)), attrs.DecisionReturn, attrs.ReasonResponse, 0, false},
+		{"GET 503 retries", attemptInput(status(503, true)), attrs.DecisionRetry, attrs.ReasonRetryableStatus, 40 * msec, false},
+		{"GET 500 stops", attemptInput(status(500, false)), attrs.DecisionStop, attrs.ReasonStatus, 0, false},
+		{"POST 503 stops", attemptInput(write(status(503, true))), attrs.DecisionStop, attrs.ReasonNotIdempotent, 0, false},
+		{"GET timeout retries", attemptInput(class(attrs.ErrorClassTimeout)), attrs.DecisionRetry, attrs.ReasonRetryableError, 40 * msec, false},
+		{"POST timeout checks state", attemptInput(write(class(attrs.ErrorClassTimeout))), attrs.DecisionCheckState, attrs.ReasonUnknownWrite, 0, true},
+		{"POST reset checks state", attemptInput(write(class(attrs.ErrorClassConnectionReset))), attrs.DecisionCheckState, attrs.ReasonUnknownWrite, 0, true},
+		{"POST other stops", attemptInput(write(class(attrs.ErrorClassOther))), attrs.DecisionStop, attrs.ReasonNotIdempotent, 0, false},
+		{"POST other after it was written checks state", attemptInput(write(class(attrs.ErrorClassOther), func(in *input) { in.written = true })),
+			attrs.DecisionCheckState, attrs.ReasonUnknownWrite, 0, true},
+		{"POST refused retries", attemptInput(write(class(attrs.ErrorClassConnectionRefused))), attrs.DecisionRetry, attrs.ReasonNotProcessed, 40 * msec, false},
+		{"POST refused stream retries", attemptInput(write(class(attrs.ErrorClassRefusedStream))), attrs.DecisionRetry, attrs.ReasonNotProcessed, 40 * msec, false},
+		{"canceled GET", attemptInput(class(attrs.ErrorClassCanceled)), attrs.DecisionCanceled, attrs.ReasonCaller, 0, false},
+		{"canceled POST in flight is unknown", attemptInput(write(class(attrs.ErrorClassCanceled))), attrs.DecisionCanceled, attrs.ReasonCaller, 0, true},
+		{"pause equal to remaining is deadline_exceeded", attemptInput(with(status(503, true), func(in *input) { in.remaining = 40 * msec })),
+			attrs.DecisionDeadlineExceeded, attrs.ReasonDeadline, 0, false},
+		{"Retry-After beyond the deadline", attemptInput(with(status(503, true), func(in *input) { in.retryAfter = 5 * time.Second })),
+			attrs.DecisionDeadlineExceeded, attrs.ReasonDeadline, 0, false},
+		{"Retry-After longer than backoff wins", attemptInput(with(status(429, true), func(in *input) { in.retryAfter = 100 * msec })),
+			attrs.DecisionRetry, attrs.ReasonRetryableStatus, 100 * msec, false},
+		{"no attempts left", attemptInput(with(status(503, true), func(in *input) { in.attemptsLeft = 0 })),
+			attrs.DecisionMaxAttempts, attrs.ReasonAttemptLimit, 0, false},
+		{"deadline before the attempt limit", attemptInput(with(status(503, true), func(in *input) { in.attemptsLeft, in.remaining = 0, 0 })),
+			attrs.DecisionDeadlineExceeded, attrs.ReasonDeadline, 0, false},
+		{"not replayable stops", attemptInput(with(status(503, true), func(in *input) { in.replayable = false })),
+			attrs.DecisionStop, attrs.ReasonNotReplayable, 0, false},
+		{"budget refuses", attemptInput(with(status(503, true), func(in *input) { in.budget = attrs.ReasonBudget })),
+			attrs.DecisionBudgetExhausted, attrs.ReasonBudget, 0, false},
+		{"pushback holds back", attemptInput(with(status(503, true), func(in *input) { in.budget = attrs.ReasonPushback })),
+			attrs.DecisionBudgetExhausted, attrs.ReasonPushback, 0, false},
+		{"intent: no retries", attemptInput(with(status(503, true), func(in *input) { in.noRetry = true })),
+			attrs.DecisionStop, attrs.ReasonIntent, 0, false},
+		{"intent: no retries keeps an unknown write unknown", attemptInput(write(class(attrs.ErrorClassTimeout), func(in *input) { in.noRetry = true })),
+			attrs.DecisionCheckState, attrs.ReasonUnknownWrite, 0, true},
+		{"classifier: retry a 500", attemptInput(with(status(500, false), func(in *input) { in.classifier = Retryable(0) })),
+			attrs.DecisionRetry, attrs.ReasonClassifier, 40 * msec, false},
+		{"classifier: its pause hint wins", attemptInput(with(status(500, false), func(in *input) { in.classifier = Retryable(90 * msec) })),
+			attrs.DecisionRetry, attrs.ReasonClassifier, 90 * msec, false},
+		{"classifier: a write stays a write", attemptInput(write(status(500, false), func(in *input) { in.classifier = Retryable(0) })),
+			attrs.DecisionStop, attrs.ReasonNotIdempotent, 0, false},
+		{"classifier: cannot resend an unknown write", attemptInput(write(class(attrs.ErrorClassTimeout), func(in *input) { in.classifier = Retryable(0) })),
+			attrs.DecisionCheckState, attrs.ReasonUnknownWrite, 0, true},
+		{"classifier: not retryable", attemptInput(with(status(503, true), func(in *input) { in.classifier = NotRetryable() })),
+			attrs.DecisionStop, attrs.ReasonClassifier, 0, false},
+		{"classifier: not processed resends a write", attemptInput(write(func(in *input) {
+			in.classifier = NotProcessed(Evidence{Protocol: "h3", Code: 0x10b})
+			in.class, in.notProcessed = attrs.ErrorClassRefusedStream, true
+		})), attrs.DecisionRetry, attrs.ReasonClassifier, 40 * msec, false},
+		{"classifier: not processed still within the attempt limit", attemptInput(write(func(in *input) {
+			in.classifier = NotProcessed(Evidence{})
+			in.class, in.notProcessed, in.attemptsLeft = attrs.ErrorClassRefusedStream, true, 0
+		})), attrs.DecisionMaxAttempts, attrs.ReasonAttemptLimit, 0, false},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			d, wait := decide(tc.obs)
-			if d != tc.want || wait != tc.wait {
-				t.Fatalf("decide = %s, %v; want %s, %v", d, wait, tc.want, tc.wait)
+			v := decide(tc.in)
+			if v.decision != tc.want || v.reason != tc.reason || v.pause != tc.pause || v.unknownWrite != tc.unkn {
+				t.Fatalf("decide = %+v; want %s (%s) pause %v unknownWrite %v", v, tc.want, tc.reason, tc.pause, tc.unkn)
+			}
+			if want := reference(tc.in); want != v {
+				t.Fatalf("decide = %+v, the decision table says %+v", v, want)
 			}
 		})
 	}
 }
 
-func TestAfterStateCheck(t *testing.T) {
+func TestDecideAsksThePauseOnlyForARetryableAnswer(t *testing.T) {
+	for _, status := range []int{200, 404, 500} {
+		in := attemptInput(func(in *input) { in.status, in.pauseAsked = status, false })
+		if v := decide(in); v.needPause {
+			t.Errorf("status %d asks the Backoff: %+v", status, v)
+		}
+	}
+	in := attemptInput(func(in *input) { in.status, in.retryableStatus, in.pauseAsked = 503, true, false })
+	if v := decide(in); !v.needPause || v.needBudget {
+		t.Fatalf("a retryable 503 with no pause yet: %+v, want needPause", v)
+	}
+}
+
+func TestDecideAsksTheBudgetLast(t *testing.T) {
+	in := attemptInput(func(in *input) { in.status, in.retryableStatus, in.budgetAsked = 503, true, false })
+	if v := decide(in); v.decision != attrs.DecisionRetry || !v.needBudget {
+		t.Fatalf("unasked budget: %+v, want retry needing the budget", v)
+	}
+	in.remaining = 10 * msec
+	if v := decide(in); v.needBudget {
+		t.Fatalf("a retry the deadline forbids asks the budget: %+v", v)
+	}
+}
+
+func TestDecideBeforeCall(t *testing.T) {
+	cases := []struct {
+		in   input
+		want attrs.Decision
+	}{
+		{input{remaining: time.Second}, ""},
+		{input{remaining: 0}, attrs.DecisionDeadlineExceeded},
+		{input{remaining: time.Second, callerCanceled: true}, attrs.DecisionCanceled},
+		{input{remaining: time.Second, callerDeadline: true}, attrs.DecisionDeadlineExceeded},
+	}
+	for _, tc := range cases {
+		tc.in.phase = phaseBeforeCall
+		if v := decide(tc.in); v.decision != tc.want || v.pause != 0 {
+			t.Errorf("decide(%+v) = %+v, want %q", tc.in, v, tc.want)
+		}
+	}
+}
+
+func TestDecideAfterStateCheck(t *testing.T) {
 	cases := []struct {
 		result       attrs.StateCheckResult
 		remaining    time.Duration
@@ -73,61 +177,180 @@ func TestAfterStateCheck(t *testing.T) {
 		{"garbage", time.Second, 1, true, attrs.DecisionCheckState},
 	}
 	for _, tc := range cases {
-		if got := afterStateCheck(tc.result, tc.remaining, tc.attemptsLeft, tc.replayable); got != tc.want {
-			t.Errorf("afterStateCheck(%s, %v, %d, %v) = %s, want %s", tc.result, tc.remaining, tc.attemptsLeft, tc.replayable, got, tc.want)
+		in := input{phase: phaseStateCheck, state: tc.result, remaining: tc.remaining, attemptsLeft: tc.attemptsLeft,
+			replayable: tc.replayable, budgetAsked: true}
+		if v := decide(in); v.decision != tc.want || v.pause != 0 {
+			t.Errorf("after %s (remaining %v, %d left, replayable %v): %+v, want %s", tc.result, tc.remaining, tc.attemptsLeft, tc.replayable, v, tc.want)
+		}
+		if want := reference(in); want != decide(in) {
+			t.Errorf("after %s: decide = %+v, the decision table says %+v", tc.result, decide(in), want)
 		}
 	}
 }
 
-// FuzzDecide checks the invariants of the rules on arbitrary observations:
-// a decision from the closed set; a write that may have been applied is
-// never retried; no pause reaches the deadline; return only for 2xx/3xx.
+// reference is the README's decision table, row by row, written without
+// decide's structure: the fuzz test holds decide to it.
+func reference(in input) verdict {
+	if in.phase == phaseBeforeCall {
+		switch {
+		case in.callerCanceled:
+			return verdict{decision: attrs.DecisionCanceled, reason: attrs.ReasonCaller}
+		case in.callerDeadline:
+			return verdict{decision: attrs.DecisionDeadlineExceeded, reason: attrs.ReasonCaller}
+		case in.remaining <= 0:
+			return verdict{decision: attrs.DecisionDeadlineExceeded, reason: attrs.ReasonDeadline}
+		}
+		return verdict{}
+	}
+	// The limits, in the table's order.
+	limits := func(pause time.Duration, why attrs.Reason) verdict {
+		if in.remaining <= pause {
+			return verdict{decision: attrs.DecisionDeadlineExceeded, reason: attrs.ReasonDeadline}
+		}
+		if in.attemptsLeft <= 0 {
+			return verdict{decision: attrs.DecisionMaxAttempts, reason: attrs.ReasonAttemptLimit}
+		}
+		if !in.replayable {
+			return verdict{decision: attrs.DecisionStop, reason: attrs.ReasonNotReplayable}
+		}
+		if !in.budgetAsked {
+			return verdict{decision: attrs.DecisionRetry, pause: pause, reason: why, needBudget: true}
+		}
+		if in.budget != "" {
+			return verdict{decision: attrs.DecisionBudgetExhausted, reason: in.budget}
+		}
+		return verdict{decision: attrs.DecisionRetry, pause: pause, reason: why}
+	}
+	if in.phase == phaseStateCheck {
+		if in.state == attrs.StateApplied {
+			return verdict{decision: attrs.DecisionReturn, reason: attrs.ReasonStateApplied}
+		}
+		if in.state != attrs.StateNotApplied {
+			return verdict{decision: attrs.DecisionCheckState, reason: attrs.ReasonStateUnknown, unknownWrite: true}
+		}
+		if in.noRetry {
+			return verdict{decision: attrs.DecisionStop, reason: attrs.ReasonIntent}
+		}
+		return limits(0, attrs.ReasonStateNotApplied)
+	}
+	noResponse := in.status == 0
+	c := in.classifier.kind
+	retry := func(why attrs.Reason) verdict {
+		if in.noRetry {
+			return verdict{decision: attrs.DecisionStop, reason: attrs.ReasonIntent}
+		}
+		if !in.pauseAsked {
+			return verdict{decision: attrs.DecisionRetry, reason: why, needPause: true}
+		}
+		return limits(max(in.backoff, in.retryAfter, in.classifier.pause), why)
+	}
+	switch {
+	case noResponse && (in.callerCanceled || in.class == attrs.ErrorClassCanceled):
+		return verdict{decision: attrs.DecisionCanceled, reason: attrs.ReasonCaller, unknownWrite: !in.repeatable && !in.notProcessed}
+	case !noResponse && (in.status == 101 || (in.status >= 200 && in.status <= 399)):
+		return verdict{decision: attrs.DecisionReturn, reason: attrs.ReasonResponse}
+	case noResponse && !in.repeatable && !in.notProcessed &&
+		(in.written || in.class == attrs.ErrorClassTimeout || in.class == attrs.ErrorClassConnectionReset):
+		return verdict{decision: attrs.DecisionCheckState, reason: attrs.ReasonUnknownWrite, unknownWrite: true}
+	case c == classNotRetryable:
+		return verdict{decision: attrs.DecisionStop, reason: attrs.ReasonClassifier}
+	case c == classNotProcessed && noResponse:
+		return retry(attrs.ReasonClassifier)
+	case c == classRetryable && in.repeatable:
+		return retry(attrs.ReasonClassifier)
+	case c == classRetryable:
+		return verdict{decision: attrs.DecisionStop, reason: attrs.ReasonNotIdempotent}
+	case noResponse && in.notProcessed:
+		return retry(attrs.ReasonNotProcessed)
+	case noResponse && in.repeatable:
+		return retry(attrs.ReasonRetryableError)
+	case noResponse:
+		return verdict{decision: attrs.DecisionStop, reason: attrs.ReasonNotIdempotent}
+	case in.retryableStatus && in.repeatable:
+		return retry(attrs.ReasonRetryableStatus)
+	case in.retryableStatus:
+		return verdict{decision: attrs.DecisionStop, reason: attrs.ReasonNotIdempotent}
+	default:
+		return verdict{decision: attrs.DecisionStop, reason: attrs.ReasonStatus}
+	}
+}
+
+// FuzzDecide holds decide to the decision table (reference) on arbitrary
+// inputs, hooks and intent included, and checks the invariants no input
+// may break: a decision and a reason from the closed sets; a write that may
+// have been applied is never retried; no pause reaches the deadline; return
+// only for a success.
 func FuzzDecide(f *testing.F) {
-	f.Add(true, 503, uint8(0), false, true, int64(300), 2, int64(40), int64(0), true)
-	f.Add(false, 0, uint8(0), false, false, int64(300), 2, int64(40), int64(0), true)
-	f.Add(true, 0, uint8(1), true, false, int64(10), 0, int64(40), int64(5000), false)
-	f.Fuzz(func(t *testing.T, idempotent bool, status int, classIdx uint8, neverSent, retryableStatus bool,
-		remainingMs int64, attemptsLeft int, backoffMs, retryAfterMs int64, replayable bool) {
+	f.Add(uint8(1), true, 503, uint8(0), true, int64(300), 2, int64(40), int64(0), true, uint8(0), uint8(0), false, uint8(0), false, false, true, false)
+	f.Add(uint8(1), false, 0, uint8(0), false, int64(300), 2, int64(40), int64(0), true, uint8(0), uint8(0), false, uint8(0), false, false, true, false)
+	f.Add(uint8(1), false, 0, uint8(6), false, int64(10), 0, int64(40), int64(5000), false, uint8(3), uint8(1), true, uint8(1), true, false, true, false)
+	f.Add(uint8(2), false, 0, uint8(0), false, int64(10), 1, int64(0), int64(0), true, uint8(0), uint8(0), false, uint8(2), false, true, true, false)
+	f.Fuzz(func(t *testing.T, phaseIdx uint8, repeatable bool, status int, classIdx uint8, retryableStatus bool,
+		remainingMs int64, attemptsLeft int, backoffMs, retryAfterMs int64, replayable bool,
+		classifierIdx, budgetIdx uint8, budgetAsked bool, stateIdx uint8, noRetry, caller bool, pauseAsked, written bool) {
 		classes := attrs.ErrorClasses()
-		o := observation{
-			idempotent: idempotent, status: status, neverSent: neverSent, retryableStatus: retryableStatus,
-			remainingAfter: time.Duration(remainingMs) * time.Millisecond, attemptsLeft: attemptsLeft,
-			backoff: time.Duration(max(backoffMs, 0)) * time.Millisecond, retryAfter: time.Duration(max(retryAfterMs, 0)) * time.Millisecond,
-			replayable: replayable,
+		classifiers := []Classification{{}, Retryable(time.Duration(backoffMs%97) * msec), NotRetryable(), NotProcessed(Evidence{Protocol: "h2"})}
+		budgets := []attrs.Reason{"", attrs.ReasonBudget, attrs.ReasonPushback, attrs.ReasonHostLimit}
+		states := []attrs.StateCheckResult{attrs.StateApplied, attrs.StateNotApplied, attrs.StateUnknown, "garbage"}
+		in := input{
+			phase: phase(phaseIdx % 3), repeatable: repeatable, status: status, retryableStatus: retryableStatus,
+			remaining: time.Duration(remainingMs) * msec, attemptsLeft: attemptsLeft,
+			backoff: time.Duration(max(backoffMs, 0)) * msec, retryAfter: time.Duration(max(retryAfterMs, 0)) * msec,
+			replayable: replayable, classifier: classifiers[int(classifierIdx)%len(classifiers)],
+			budgetAsked: budgetAsked, budget: budgets[int(budgetIdx)%len(budgets)],
+			state: states[int(stateIdx)%len(states)], noRetry: noRetry, callerCanceled: caller, pauseAsked: pauseAsked,
+			written: written,
 		}
 		if status <= 0 {
-			o.status = 0
-			o.errorClass = classes[int(classIdx)%len(classes)]
-			o.neverSent = neverSent && o.errorClass.NotSent()
+			in.status = 0
+			in.class = classes[int(classIdx)%len(classes)]
+			in.notProcessed = in.class.NotProcessed()
+			if in.classifier.kind == classNotProcessed {
+				in.class, in.notProcessed = attrs.ErrorClassRefusedStream, true
+			}
 		}
-		d, wait := decide(o)
-		if !d.Valid() {
-			t.Fatalf("invalid decision %q", d)
+		v := decide(in)
+		if want := reference(in); v != want {
+			t.Fatalf("decide(%+v) = %+v, the decision table says %+v", in, v, want)
 		}
-		if d == attrs.DecisionRetry {
-			if wait >= o.remainingAfter {
-				t.Fatalf("retry with a pause of %v and only %v left", wait, o.remainingAfter)
-			}
-			if wait < o.backoff || wait < o.retryAfter {
-				t.Fatalf("pause %v shorter than backoff %v or Retry-After %v", wait, o.backoff, o.retryAfter)
-			}
-			if o.attemptsLeft <= 0 || !o.replayable {
-				t.Fatalf("retry with %d attempts left, replayable=%v", o.attemptsLeft, o.replayable)
-			}
-			if !o.idempotent && o.status == 0 && !o.neverSent {
-				t.Fatalf("a write that may have been applied (%s) was retried", o.errorClass)
-			}
-			if !o.idempotent && o.status != 0 {
-				t.Fatalf("a write was retried on status %d", o.status)
-			}
-		} else if wait != 0 {
-			t.Fatalf("decision %s carries a pause %v", d, wait)
+		if in.phase == phaseBeforeCall {
+			return
 		}
-		if d == attrs.DecisionReturn && (o.status < 200 || o.status >= 400) {
-			t.Fatalf("return for status %d", o.status)
+		if !v.decision.Valid() || !v.reason.Valid() {
+			t.Fatalf("decision %q, reason %q: not in the closed sets", v.decision, v.reason)
 		}
-		if d == attrs.DecisionCheckState && (o.idempotent || o.status != 0) {
-			t.Fatalf("check_state for idempotent=%v status=%d", o.idempotent, o.status)
+		if v.needPause {
+			if in.pauseAsked || v.needBudget || v.decision != attrs.DecisionRetry {
+				t.Fatalf("asks the Backoff again, or with the budget: %+v", v)
+			}
+			return
+		}
+		if v.decision == attrs.DecisionRetry {
+			if v.pause >= in.remaining {
+				t.Fatalf("retry with a pause of %v and only %v left", v.pause, in.remaining)
+			}
+			if in.attemptsLeft <= 0 || !in.replayable || (in.budgetAsked && in.budget != "") || in.noRetry {
+				t.Fatalf("retry past a limit: %+v", in)
+			}
+			if in.phase == phaseAttempt {
+				if v.pause < in.backoff || v.pause < in.retryAfter {
+					t.Fatalf("pause %v shorter than backoff %v or Retry-After %v", v.pause, in.backoff, in.retryAfter)
+				}
+				if !in.repeatable && in.status == 0 && !in.notProcessed {
+					t.Fatalf("a write that may have been applied (%s, written %v) was retried", in.class, in.written)
+				}
+				if !in.repeatable && in.status != 0 {
+					t.Fatalf("a write was retried on status %d", in.status)
+				}
+			}
+		} else if v.pause != 0 || v.needBudget || v.needPause {
+			t.Fatalf("decision %s carries a pause %v or asks the budget", v.decision, v.pause)
+		}
+		if v.decision == attrs.DecisionReturn && in.phase == phaseAttempt && (in.status < 100 || in.status >= 400) {
+			t.Fatalf("return for status %d", in.status)
+		}
+		if v.decision == attrs.DecisionCheckState && in.phase == phaseAttempt && (in.repeatable || in.status != 0) {
+			t.Fatalf("check_state for repeatable=%v status=%d", in.repeatable, in.status)
 		}
 	})
 }

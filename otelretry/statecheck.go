@@ -4,6 +4,8 @@ import (
 	"context"
 	"net/http"
 
+	"go.opentelemetry.io/otel/codes"
+
 	"github.com/otelretry/otelretry-go/attrs"
 )
 
@@ -44,3 +46,48 @@ type StateResult struct {
 // ctx carries the operation deadline and the state_check span, so calls the
 // hook makes through an instrumented client appear under it.
 type StateCheckFunc func(ctx context.Context, check StateCheck) (StateResult, error)
+
+// checkState resolves the unknown outcome of attempt a with the user's
+// hook, if any, in a state_check span. It returns the verdict that
+// follows (retry: resend; return: with the stored response; else
+// terminal) and the stored response.
+func (op *operation) checkState(a *attempt, cause error) (verdict, *http.Response) {
+	hook := op.t.cfg.stateCheck
+	if hook == nil {
+		return a.ev.verdict, nil
+	}
+	ctx, cancel := context.WithDeadline(op.ctx, op.deadline)
+	defer cancel()
+	ctx, span := op.t.tracer.Start(ctx, attrs.StateCheckSpanName, op.t.internal...)
+	defer span.End()
+
+	result, err := hook(ctx, StateCheck{OperationID: op.opID(), Request: op.req.Clone(ctx), Attempt: a.ev.attempt, Err: cause})
+	state := result.State
+	switch {
+	case err != nil:
+		state = attrs.StateUnknown
+		span.SetStatus(codes.Error, "state check failed")
+	case state == attrs.StateApplied && result.Response == nil:
+		// An applied write with no stored result cannot be returned, and a
+		// response is never invented.
+		state = attrs.StateUnknown
+		span.SetStatus(codes.Error, "state check reported applied without a response")
+	case state != attrs.StateApplied && state != attrs.StateNotApplied:
+		state = attrs.StateUnknown
+	}
+	if state != attrs.StateApplied {
+		closeResponse(result.Response)
+	}
+	now := op.since()
+	in := op.inputAt(phaseStateCheck, now)
+	in.state = state
+	v := op.settle(in, a.n, &Answer{}, now)
+	if span.IsRecording() {
+		span.SetAttributes(append(op.attrs(), attrs.OperationIDKey.String(op.opID()), state.Attribute(),
+			v.decision.Attribute(), v.reason.Attribute())...)
+	}
+	if v.decision == attrs.DecisionReturn {
+		return v, result.Response
+	}
+	return v, nil
+}

@@ -2,9 +2,11 @@ package otelretry
 
 import (
 	"context"
+	"errors"
 	"fmt"
-	"io"
 	"net/http"
+	"net/url"
+	"strconv"
 	"sync"
 	"time"
 
@@ -22,17 +24,16 @@ import (
 	"github.com/otelretry/otelretry-go/metrics"
 )
 
-// maxDrain bounds how much of a discarded response body is read so that its
-// connection can be reused; a longer body is closed unread.
-const maxDrain = 4 << 10
-
-// Transport is an http.RoundTripper that retries idempotent requests within
-// one deadline and records every operation and attempt as spans, logs and
+// Transport is an http.RoundTripper that retries requests within one
+// deadline and records every operation and attempt as spans, logs and
 // metrics. Create it with NewTransport. It is safe for concurrent use.
 type Transport struct {
-	cfg     config
-	base    http.RoundTripper // as given
-	attempt http.RoundTripper // the base, wrapped for client spans
+	cfg  config
+	base http.RoundTripper
+	// client is otelhttp's client transport around innermost{t}, through
+	// which attempts are sent so that each is one CLIENT span; nil with
+	// WithoutClientSpans.
+	client  http.RoundTripper
 	tracer  trace.Tracer
 	prop    propagation.TextMapPropagator
 	metrics *metrics.Recorder
@@ -40,35 +41,42 @@ type Transport struct {
 	// noopTracer: the tracer is the no-op one (trace/noop), whose spans are
 	// skipped where that is invisible (see startOperationSpan).
 	noopTracer bool
-	// direct: client spans are on but the meter provider is the no-op one.
-	// An attempt whose span does not record then skips otelhttp, which would
+	// noopMeter: the meter provider is the no-op one. An attempt whose
+	// operation span does not record then skips otelhttp, which would
 	// record nothing, and only gets the trace context injected (see send).
-	direct bool
-	// viaOtelhttp: some attempts may go through otelhttp, so operations
-	// attach themselves to their context for redactClientSpan.
-	viaOtelhttp bool
-	// internal is the start option of every span the transport opens,
-	// built once so that starting a span does not allocate it.
+	noopMeter bool
+	// attemptSpans: attempts get the transport's own INTERNAL span
+	// (WithoutClientSpans, with a tracer that may record).
+	attemptSpans bool
+	// internal is the start option of the transport's own spans, built once.
 	internal []trace.SpanStartOption
 	// retryableStatus[code-400] is cfg.retryableStatuses as an array.
 	retryableStatus [200]bool
+	repeats         repeatCounter
 }
 
 var _ http.RoundTripper = (*Transport)(nil)
 
 // NewTransport wraps base (http.DefaultTransport when nil). Defaults: 3
-// attempts, a 30s operation deadline, a 10s attempt timeout, exponential
-// backoff from 100ms to 2s with full jitter, a retry budget of 10% per host,
-// global tracer, meter and propagator providers. Each attempt goes through
-// an otelhttp client transport unless WithoutClientSpans is given; with the
-// no-op MeterProvider of metric/noop, an attempt whose span does not record
-// goes straight to base instead, as otelhttp would record nothing, and
-// only its trace context is injected.
+// attempts, a 30s operation deadline, a 10s wait for each attempt's
+// response headers, exponential backoff from 100ms to 2s with full jitter,
+// a retry budget per host, global tracer, meter and propagator providers.
+//
+// Each attempt is sent through an otelhttp client transport, so that it is
+// one CLIENT span, a child of the operation span, which also carries the
+// attempt event; WithoutClientSpans sends attempts straight to base under
+// an INTERNAL attempt span instead. With the no-op MeterProvider of
+// metric/noop, an attempt whose operation span does not record goes
+// straight to base too, as otelhttp would record nothing, and only its
+// trace context is injected.
 func NewTransport(base http.RoundTripper, opts ...Option) *Transport {
 	if base == nil {
 		base = http.DefaultTransport
 	}
 	cfg := newConfig(opts)
+	if cfg.err != nil {
+		otel.Handle(cfg.err) // the values were ignored; requests go on
+	}
 	tp := cfg.tracerProvider
 	if tp == nil {
 		tp = otel.GetTracerProvider()
@@ -81,20 +89,13 @@ func NewTransport(base http.RoundTripper, opts ...Option) *Transport {
 	if prop == nil {
 		prop = otel.GetTextMapPropagator()
 	}
-
-	var recOpts []metrics.Option
-	if cfg.metricsServer {
-		recOpts = append(recOpts, metrics.WithServerAddress())
-	}
-	rec, err := metrics.NewRecorder(mp.Meter(ScopeName, metric.WithInstrumentationVersion(Version)), recOpts...)
+	rec, err := metrics.NewRecorder(mp.Meter(ScopeName, metric.WithInstrumentationVersion(Version)))
 	if err != nil {
 		otel.Handle(err) // The recorder falls back to no-ops; requests go on.
 	}
-
 	t := &Transport{
 		cfg:      cfg,
 		base:     base,
-		attempt:  base,
 		tracer:   tp.Tracer(ScopeName, trace.WithInstrumentationVersion(Version)),
 		prop:     prop,
 		metrics:  rec,
@@ -111,55 +112,83 @@ func NewTransport(base http.RoundTripper, opts ...Option) *Transport {
 	// providers delegate to whatever is installed later and are always
 	// used in full.
 	_, t.noopTracer = t.tracer.(tracenoop.Tracer)
+	_, t.noopMeter = mp.(metricnoop.MeterProvider)
 	if cfg.clientSpans {
-		_, t.direct = mp.(metricnoop.MeterProvider)
-		t.viaOtelhttp = !t.direct || !t.noopTracer // no-op spans never record
-		t.attempt = otelhttp.NewTransport(redactClientSpan{base},
+		name := cfg.attemptName
+		t.client = otelhttp.NewTransport(innermost{t},
 			otelhttp.WithTracerProvider(tp),
 			otelhttp.WithMeterProvider(mp),
-			otelhttp.WithPropagators(prop))
+			otelhttp.WithPropagators(prop),
+			otelhttp.WithSpanNameFormatter(func(_ string, r *http.Request) string { return name(r) }))
+	} else {
+		t.attemptSpans = !t.noopTracer
 	}
 	return t
 }
 
+// CloseIdleConnections closes the idle connections of the base transport,
+// if it has any (http.Client.CloseIdleConnections calls it).
+func (t *Transport) CloseIdleConnections() {
+	if c, ok := t.base.(interface{ CloseIdleConnections() }); ok {
+		c.CloseIdleConnections()
+	}
+}
+
 // operation is the state of one RoundTrip. It is allocated once per
-// RoundTrip and holds the buffers its telemetry needs, so that the hot path
-// allocates nothing else of its own.
+// RoundTrip and holds the first attempt and the buffers its telemetry
+// needs, so that the hot path allocates little else of its own.
 type operation struct {
-	t      *Transport
-	req    *http.Request // the caller's request; never modified
-	ctx    context.Context
-	span   trace.Span
-	id     string // "" until first needed: see opID
+	t    *Transport
+	req  *http.Request // the caller's request; never modified
+	ctx  context.Context
+	span trace.Span
+	id   string // "" until first needed: see opID
+
 	method string
 	// start is when the operation began; every later instant is kept as
-	// the time since start (see since), and the deadline is start+limit.
-	start      time.Time
-	limit      time.Duration
-	idempotent bool
-	contract   bool // idempotent by an Idempotency-Key contract
+	// the time since start (see since). limit is the time from start to
+	// the deadline, which for a redirect hop is the first hop's.
+	start       time.Time
+	deadline    time.Time
+	limit       time.Duration
+	maxAttempts int
+	// attemptBase is the number of attempts earlier hops of a redirect
+	// chain made: attempt numbers and request ids keep counting.
+	attemptBase int
+	redirects   int // hops before this one in a redirect chain
+	repeat      int // operations made before this one under the same context
+
+	repeatable bool // safe to repeat (see input.repeatable)
+	contract   bool // repeatable by the user's word, not the method
+	noRetry    bool
 	replayable bool
 	hasBody    bool
-	attempts   int
-	cleanURL   string
-	labels     attribute.Set // extra metric labels (WithMetricAttributes)
+	// callerBody: the caller's body was not handed to an attempt yet, so
+	// RoundTrip must close it if it ends before the first call.
+	callerBody bool
+
+	attempts  int // network calls made by this operation
+	lastEvent *attemptEvent
+	current   *attempt // the attempt in progress, for cleanup after a panic
+	ended     bool
+
+	cleanURL  string
+	labels    attribute.Set // extra metric labels (WithMetricAttributes)
+	budgetKey string
+	keyed     bool
 
 	// kv holds the attributes of the span being written, so that each span
 	// gets them in one SetAttributes call; see attrs.
-	kv *[12]attribute.KeyValue
-	// releasing wraps the returned response's body (see releaseOnClose).
-	releasing releasingBody
+	kv *[24]attribute.KeyValue
+	// body wraps the returned response's body (see handOver).
+	body responseBody
 	// carrier injects the trace context on the direct path (see send).
 	carrier headerCarrier
-	// octx is the caller's context with the operation attached: the parent
-	// of the operation span when attempts may go through otelhttp.
-	octx opContext
-	// firstAttempt is the first attempt's context and request.
-	firstAttempt attempt
+	first   attempt
 }
 
 // RoundTrip runs one logical operation: it sends req, and sends it again
-// while the decision rules allow, each time as a child span of the
+// while the decision rules allow, each attempt a child span of the
 // operation span. It returns the last response received, whatever the
 // outcome, or an *Error when no response can be returned. req is not
 // modified; its body is closed.
@@ -169,103 +198,156 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		return nil, errNilURL // as net/http does, before any telemetry
 	}
 	op := t.begin(req)
-	// now is the latest clock reading, as the time since op.start: the
-	// start of the next attempt, and the end of the operation when it ends
-	// without another reading.
-	var now time.Duration
-	for {
-		n := op.attempts + 1
-		remaining := op.limit - now
-		if d, cause := op.beforeCall(n, remaining); d != "" {
-			closeBody(req)
-			return nil, op.fail(d.Outcome(), cause, false, now)
+	defer op.abandonOnPanic()
+	return op.run()
+}
+
+func (op *operation) run() (*http.Response, error) {
+	for n := 1; ; n++ {
+		now := op.since()
+		if v := decide(op.inputAt(phaseBeforeCall, now)); !v.goAhead() {
+			return nil, op.fail(v, op.callerErr(), now)
 		}
-		body, err := op.body(n)
+		a, err := op.newAttempt(n, now)
 		if err != nil {
-			return nil, op.fail(attrs.OutcomeStop, err, false, op.since())
-		}
-		res := op.call(n, now, remaining, body)
-		now = res.end
-		op.record(res.span, &res.ev)
-		switch res.ev.decision {
-		case attrs.DecisionRetry:
-			discard(res.resp, res.actx)
-			if !op.sleep(res.ev.backoff) {
-				return nil, op.fail(op.interrupted(), op.ctx.Err(), false, op.since())
+			reason := attrs.ReasonNotReplayable
+			if _, ok := err.(prepareError); ok {
+				reason = attrs.ReasonPrepareFailed
 			}
-			now = op.since()
+			return nil, op.fail(verdict{decision: attrs.DecisionStop, reason: reason}, err, op.since())
+		}
+		op.attempts, op.callerBody = n, false
+		resp, err := op.send(a)
+		if !a.concluded {
+			// Only a wrapper between the transport and its innermost
+			// RoundTripper could skip it; decide here instead.
+			resp, err = a.conclude(resp, err)
+		}
+		v := a.ev.verdict
+		switch v.decision {
+		case attrs.DecisionRetry:
+			discard(resp, a, v.pause)
+			op.pause(a.end+v.pause, v.pause)
 			continue
 		case attrs.DecisionCheckState:
-			res.actx.release()
-			next, stored := op.checkState(n, res.err)
-			now = op.since()
-			switch next {
+			a.release()
+			sv, stored := op.checkState(a, err)
+			switch sv.decision {
 			case attrs.DecisionRetry:
 				continue
 			case attrs.DecisionReturn:
-				return op.succeed(stored, nil, attrs.OutcomeReturn, now), nil
-			default:
-				return nil, op.fail(next.Outcome(), res.err, next == attrs.DecisionCheckState, now)
+				return op.succeed(stored, nil, sv), nil
 			}
+			return nil, op.fail(sv, err, op.since())
 		}
-		if res.resp != nil {
-			return op.succeed(res.resp, res.actx, res.ev.decision.Outcome(), now), nil
+		if resp != nil {
+			return op.succeed(resp, a, v), nil
 		}
-		res.actx.release()
-		inFlightWrite := res.ev.decision == attrs.DecisionCanceled && !op.idempotent && !neverSent(res.err, res.ev.class)
-		err = res.err
-		if res.notReplayable {
-			err = ErrNotReplayable
-		}
-		return nil, op.fail(res.ev.decision.Outcome(), err, inFlightWrite, now)
+		a.release()
+		return nil, op.fail(v, err, a.end)
 	}
 }
 
-// begin opens the operation: deadline on the monotonic clock, span. Its
-// attributes are written when it ends (see end).
+// begin opens the operation: its limits (the earliest of the caller's
+// context deadline, the Transport's or the request's deadline, and the
+// deadline of the redirect chain it continues), what the request is
+// allowed, and its span.
 func (t *Transport) begin(req *http.Request) *operation {
 	op := &operation{t: t, req: req, method: methodOf(req), start: time.Now()}
-	op.limit = t.cfg.deadline
 	ctx := req.Context()
-	if d, ok := ctx.Deadline(); ok {
-		op.limit = min(op.limit, d.Sub(op.start))
+	intent, _ := IntentFromContext(ctx)
+	op.maxAttempts = t.cfg.maxAttempts
+	if intent.MaxAttempts > 0 {
+		op.maxAttempts = intent.MaxAttempts
 	}
+	limit := t.cfg.deadline
+	if intent.Deadline > 0 {
+		limit = intent.Deadline
+	}
+	op.deadline = op.start.Add(limit)
+	if d, ok := ctx.Deadline(); ok && d.Before(op.deadline) {
+		op.deadline = d
+	}
+	oc := operationContextOf(ctx)
+	if prev := chainedOperation(req); prev != nil {
+		// A redirect hop: same contract as the hop it follows.
+		op.id = prev.opID()
+		op.attemptBase = prev.attemptBase + prev.attempts
+		op.redirects = prev.redirects + 1
+		if prev.deadline.Before(op.deadline) {
+			op.deadline = prev.deadline
+		}
+	} else if oc != nil {
+		op.repeat = int(oc.operations.Add(1) - 1)
+	}
+	if oc != nil && op.id == "" {
+		op.id = oc.id
+	}
+	op.limit = op.deadline.Sub(op.start)
+
 	op.hasBody = req.Body != nil && req.Body != http.NoBody
+	op.callerBody = req.Body != nil
 	op.replayable = !op.hasBody || req.GetBody != nil
 	// A contract is the user's word that repeating is safe where the method
-	// alone does not say so (WithIdempotentMethods, or an Idempotency-Key
-	// under WithIdempotencyKeyContract). It is recorded so that readers can
-	// tell a legitimate resend of a write from a blind one.
+	// alone does not say so (WithIdempotentMethods, an Idempotency-Key
+	// under WithIdempotencyKeyContract, or Intent.Repeatable). It is
+	// recorded so that readers can tell a legitimate resend of a write
+	// from a blind one.
 	safe := safeMethod(op.method)
-	op.contract = t.hasIdempotencyKey(req) || (!safe && t.cfg.idempotentMethods[op.method])
-	op.idempotent = safe || op.contract
+	op.contract = !safe && (intent.Repeatable || t.cfg.idempotentMethods[op.method] || t.hasIdempotencyKey(req))
+	op.repeatable = safe || op.contract
+	op.noRetry = intent.NoRetry
 	if f := t.cfg.metricAttributes; f != nil {
 		op.labels = metrics.NewLabels(f(req)...)
 	}
-	if t.viaOtelhttp {
-		op.octx = opContext{ctx, op}
-		ctx = &op.octx
+	op.ctx, op.span = t.startOperationSpan(ctx, op)
+	if oc == nil && op.redirects == 0 && op.span.IsRecording() {
+		if parent := trace.SpanContextFromContext(ctx); parent.IsValid() {
+			op.repeat = t.repeats.next(parent)
+		}
 	}
-	op.ctx, op.span = t.startOperationSpan(ctx, req)
 	return op
 }
 
-// startOperationSpan starts the operation's INTERNAL span. With the no-op
-// tracer and a parent that does not record, Start would return the parent's
-// span (or, with no parent, an empty span) in a context that carries
-// nothing new; the parent's span (an empty one when there is none) and ctx
-// itself are returned instead, without naming the span or copying the
-// context. A recording parent (from another provider) still gets its
-// non-recording child from Start. Either way, an attempt span started under
-// the result would be that same span in that same context, so call uses
-// those directly.
-func (t *Transport) startOperationSpan(ctx context.Context, req *http.Request) (context.Context, trace.Span) {
+// startOperationSpan starts the operation's INTERNAL span, with the
+// attributes samplers need given at start. With the no-op tracer and a
+// parent that does not record, Start would return the parent's span (or,
+// with no parent, an empty span) in a context that carries nothing new;
+// the parent's span and ctx itself are returned instead, without naming
+// the span or copying the context.
+func (t *Transport) startOperationSpan(ctx context.Context, op *operation) (context.Context, trace.Span) {
 	if t.noopTracer {
 		if parent := trace.SpanFromContext(ctx); !parent.IsRecording() {
 			return ctx, parent
 		}
+		return t.tracer.Start(ctx, "", t.internal...)
 	}
-	return t.tracer.Start(ctx, t.cfg.operationName(req), t.internal...)
+	u := op.req.URL
+	kv := append(op.attrs(),
+		attrs.OperationIDKey.String(op.opID()),
+		attrs.HTTPRequestMethodKey.String(op.method),
+		attrs.URLFullKey.String(op.sanitizedURL()),
+		attrs.ServerAddressKey.String(u.Hostname()),
+	)
+	if port := serverPort(u); port > 0 {
+		kv = append(kv, attrs.ServerPortKey.Int(port))
+	}
+	return t.tracer.Start(ctx, t.cfg.operationName(op.req), t.internal[0], trace.WithAttributes(kv...))
+}
+
+// serverPort is the URL's port, or the scheme's default, or 0.
+func serverPort(u *url.URL) int {
+	if p := u.Port(); p != "" {
+		n, _ := strconv.Atoi(p)
+		return n
+	}
+	switch u.Scheme {
+	case "http":
+		return 80
+	case "https":
+		return 443
+	}
+	return 0
 }
 
 func (t *Transport) hasIdempotencyKey(req *http.Request) bool {
@@ -277,22 +359,22 @@ func (t *Transport) hasIdempotencyKey(req *http.Request) bool {
 	return false
 }
 
+func (t *Transport) isRetryableStatus(code int) bool {
+	return code >= 400 && code <= 599 && t.retryableStatus[code-400]
+}
+
 // since reads the clock: the time since the operation began. It reads only
-// the monotonic clock (time.Now reads the wall clock too, and costs twice
-// as much), and every duration and deadline check is taken from it.
+// the monotonic clock, and every duration and deadline check is taken
+// from it.
 func (op *operation) since() time.Duration { return time.Since(op.start) }
 
-// opID returns the operation id: the caller's (WithOperationID), else one
-// generated on first use, so that an operation nobody records or reports
-// does not pay for one. Spans, log records, errors and state checks all
-// read it here, so they agree.
+// opID returns the operation id: the chain's or the caller's
+// (WithOperationID), else one generated on first use, so that an operation
+// nobody records or reports does not pay for one. Spans, log records,
+// errors and state checks all read it here, so they agree.
 func (op *operation) opID() string {
 	if op.id == "" {
-		if id, ok := OperationIDFromContext(op.req.Context()); ok {
-			op.id = id
-		} else {
-			op.id = NewOperationID()
-		}
+		op.id = NewOperationID()
 	}
 	return op.id
 }
@@ -300,20 +382,21 @@ func (op *operation) opID() string {
 // kvBuffers lends operations their attribute buffer. A span copies the
 // attributes it is given, so the buffer is reused for each span of the
 // operation, and returned when the operation ends.
-var kvBuffers = sync.Pool{New: func() any { return new([12]attribute.KeyValue) }}
+var kvBuffers = sync.Pool{New: func() any { return new([24]attribute.KeyValue) }}
 
 // attrs returns the operation's attribute buffer, empty. It is taken from
 // kvBuffers on first use, so that operations whose spans do not record
 // never hold one.
 func (op *operation) attrs() []attribute.KeyValue {
 	if op.kv == nil {
-		op.kv = kvBuffers.Get().(*[12]attribute.KeyValue)
+		op.kv = kvBuffers.Get().(*[24]attribute.KeyValue)
 	}
 	return op.kv[:0]
 }
 
 // metricServer is the server.address metric label: the host when
 // WithMetricsServerAddress asked for it, else "" (and the URL is not read).
+// It is decided here only; the Recorder labels what it is given.
 func (op *operation) metricServer() string {
 	if !op.t.cfg.metricsServer {
 		return ""
@@ -328,269 +411,144 @@ func (op *operation) sanitizedURL() string {
 	return op.cleanURL
 }
 
-// beforeCall decides, before attempt n, whether it may start at all: a
-// canceled caller or a spent budget ends the operation with no call.
-func (op *operation) beforeCall(n int, remaining time.Duration) (attrs.Decision, error) {
-	if err := op.req.Context().Err(); err != nil {
-		return attrs.Decision(op.interrupted()), err
+// callerErr is the caller's reason to stop: its context's error, or, when
+// http.Client's Timeout closed the legacy Request.Cancel channel before its
+// context noticed (it does, for a RoundTripper that is not
+// *http.Transport), the error that context is about to report.
+func (op *operation) callerErr() error {
+	ctx := op.req.Context()
+	if err := ctx.Err(); err != nil {
+		return err
 	}
-	if remaining <= 0 {
-		return attrs.DecisionDeadlineExceeded, nil
-	}
-	if n == 1 && op.t.budget != nil {
-		op.t.budget.depositAt(op.req, op.start)
-	}
-	return "", nil
-}
-
-// body returns the body for attempt n: the caller's for the first, a
-// fresh copy from GetBody for the others. A GetBody failure ends the
-// operation before the call, so no attempt span is opened for it.
-func (op *operation) body(n int) (io.ReadCloser, error) {
-	if n == 1 || !op.hasBody {
-		return op.req.Body, nil
-	}
-	return op.req.GetBody()
-}
-
-// attemptResult is what one call produced. actx is the attempt's context,
-// to be released when the attempt is done: for a returned response, when
-// its body is closed.
-type attemptResult struct {
-	resp          *http.Response
-	err           error
-	actx          *attemptContext
-	span          trace.Span
-	end           time.Duration // when the call returned, since op.start
-	ev            attemptEvent
-	notReplayable bool // a retry was due but the body cannot be sent again
-}
-
-// call makes attempt n, which starts at start (since op.start), and decides
-// what follows.
-func (op *operation) call(n int, start, remaining time.Duration, body io.ReadCloser) attemptResult {
-	res := attemptResult{ev: attemptEvent{attempt: n, remaining: remaining}}
-	ctx, span := op.ctx, op.span
-	if !op.t.noopTracer {
-		ctx, span = op.t.tracer.Start(op.ctx, op.t.cfg.attemptName(op.req), op.t.internal...)
-	}
-	res.span = span
-	a := &op.firstAttempt
-	if n > 1 {
-		a = new(attempt) // the base may still hold the earlier one
-	}
-	r := a.init(op.req, ctx, op.start, start+min(op.t.cfg.attemptTimeout, remaining), body)
-	res.actx = &a.ctx
-	op.attempts = n
-
-	resp, err := op.send(r, span)
-	if err == nil && resp == nil {
-		// otelhttp reports this itself; the base, called directly, may not.
-		err = fmt.Errorf("otelretry: RoundTripper implementation (%T) returned a nil *Response with a nil error", op.t.base)
-	}
-	res.end = op.since()
-	res.ev.elapsed = res.end - start
-
-	obs := observation{
-		idempotent:     op.idempotent,
-		remainingAfter: op.limit - res.end,
-		attemptsLeft:   op.t.cfg.maxAttempts - n,
-		replayable:     op.replayable,
-	}
-	if err != nil {
-		res.err = err
-		res.ev.class = classify(err, op.req.Context().Err())
-		obs.errorClass, obs.neverSent = res.ev.class, neverSent(err, res.ev.class)
-	} else {
-		res.resp = resp
-		res.ev.status = resp.StatusCode
-		obs.status, obs.retryableStatus = resp.StatusCode, op.t.isRetryableStatus(resp.StatusCode)
-		// resp.Header.Get without canonicalizing the canonical key.
-		if v := resp.Header["Retry-After"]; len(v) > 0 && v[0] != "" {
-			res.ev.retryAfter, res.ev.retryAfterError = ParseRetryAfter(v[0], op.start.Add(res.end))
-			res.ev.hasRetryAfter = res.ev.retryAfterError == nil
-			obs.retryAfter = res.ev.retryAfter
+	if op.req.Cancel != nil {
+		select {
+		case <-op.req.Cancel:
+			if d, ok := ctx.Deadline(); ok && !time.Now().Before(d) {
+				return context.DeadlineExceeded
+			}
+			return context.Canceled
+		default:
 		}
 	}
-	if retryable(obs) {
-		// Only a result that may be retried needs a pause; decide ignores
-		// it otherwise, so the Backoff is not asked.
-		obs.backoff = op.t.cfg.backoff.Delay(n)
-	}
-	res.ev.decision, res.ev.backoff = decide(obs)
-	res.ev.decision = op.admit(res.ev.decision)
-	if n > 1 && res.ev.decision == attrs.DecisionReturn && op.t.budget != nil {
-		op.t.budget.refund(op.req) // a retry that succeeded wasted nothing
-	}
-	if res.ev.decision != attrs.DecisionRetry {
-		res.ev.backoff = 0
-	}
-	res.notReplayable = res.ev.decision == attrs.DecisionStop && !op.replayable && retryable(obs)
-	res.ev.notReplayable = res.notReplayable
-	return res
+	return nil
 }
 
-// send sends attempt r, whose span is span, through the otelhttp client
-// transport, or straight to the base when otelhttp would record nothing
-// (see Transport.direct); the trace context is injected either way.
-func (op *operation) send(r *http.Request, span trace.Span) (*http.Response, error) {
-	if op.t.direct && !span.IsRecording() {
-		op.carrier = headerCarrier{req: r}
-		op.t.prop.Inject(r.Context(), &op.carrier)
-		return op.t.base.RoundTrip(r)
+// inputAt gathers the part of a decision's input that the operation knows
+// at now (since op.start); attempt results are added by the caller.
+func (op *operation) inputAt(p phase, now time.Duration) input {
+	in := input{
+		phase:        p,
+		remaining:    op.limit - now,
+		attemptsLeft: op.maxAttempts - op.attempts,
+		repeatable:   op.repeatable,
+		noRetry:      op.noRetry,
+		replayable:   op.replayable,
 	}
-	return op.t.attempt.RoundTrip(r)
-}
-
-// headerCarrier injects into an attempt's header, copying it on the first
-// write: the caller's header is never written, and nothing is copied when
-// the propagators have nothing to inject.
-type headerCarrier struct {
-	req    *http.Request
-	copied bool
-}
-
-func (c *headerCarrier) Get(key string) string { return c.req.Header.Get(key) }
-
-func (c *headerCarrier) Keys() []string { return propagation.HeaderCarrier(c.req.Header).Keys() }
-
-func (c *headerCarrier) Set(key, value string) {
-	if !c.copied {
-		h := c.req.Header.Clone()
-		if h == nil {
-			h = make(http.Header, 1)
-		}
-		c.req.Header, c.copied = h, true
-	}
-	// http.Header.Set, with the keys of the W3C propagators canonicalized
-	// without an allocation.
-	switch key {
-	case "traceparent":
-		key = "Traceparent"
-	case "tracestate":
-		key = "Tracestate"
-	case "baggage":
-		key = "Baggage"
+	switch err := op.callerErr(); {
+	case err == nil:
+	case errors.Is(err, context.Canceled):
+		in.callerCanceled = true
 	default:
-		key = http.CanonicalHeaderKey(key)
+		in.callerDeadline = true
 	}
-	c.req.Header[key] = []string{value}
+	return in
 }
 
-func (t *Transport) isRetryableStatus(code int) bool {
-	return code >= 400 && code <= 599 && t.retryableStatus[code-400]
-}
-
-// admit passes a retry through the retry budget; other decisions pass.
-func (op *operation) admit(d attrs.Decision) attrs.Decision {
-	if d == attrs.DecisionRetry && op.t.budget != nil && !op.t.budget.withdraw(op.req) {
-		return attrs.DecisionBudgetExhausted
+// settle decides on in, asking the Backoff (retry n, after answer) and
+// the retry budget only when decide needs their answers, at now.
+func (op *operation) settle(in input, n int, answer *Answer, now time.Duration) verdict {
+	v := decide(in)
+	if v.needPause {
+		in.pauseAsked = true
+		in.backoff = op.t.cfg.backoffFor(n, *answer)
+		v = decide(in)
 	}
-	return d
-}
-
-// interrupted is the outcome when the caller's context ends the operation.
-func (op *operation) interrupted() attrs.Outcome {
-	if op.req.Context().Err() == context.Canceled {
-		return attrs.OutcomeCanceled
+	if v.needBudget {
+		in.budgetAsked = true
+		if b := op.t.budget; b != nil {
+			in.budget = b.admit(op.key(), op.start.Add(now), op.start.Add(now+v.pause))
+		}
+		v = decide(in)
 	}
-	return attrs.OutcomeDeadlineExceeded
+	return v
 }
 
-// sleep pauses d before the next attempt and reports false if the caller
-// canceled meanwhile. The decision rules guarantee d ends before the
-// deadline.
-func (op *operation) sleep(d time.Duration) bool {
+// key is the operation's retry budget key, computed once.
+func (op *operation) key() string {
+	if !op.keyed {
+		op.budgetKey, op.keyed = op.t.budget.key(op.req), true
+	}
+	return op.budgetKey
+}
+
+// pause waits until the next attempt may start (until, since op.start),
+// or until the caller gives up: the next decision sees which.
+func (op *operation) pause(until, d time.Duration) {
 	op.t.metrics.RecordBackoff(op.ctx, metrics.Backoff{Method: op.method, ServerAddress: op.metricServer(), Labels: op.labels, Duration: d})
-	if d <= 0 {
-		return op.ctx.Err() == nil
+	wait := until - op.since()
+	if wait <= 0 {
+		return
 	}
-	timer := time.NewTimer(d)
+	timer := time.NewTimer(wait)
 	defer timer.Stop()
 	select {
 	case <-timer.C:
-		return true
 	case <-op.ctx.Done():
-		return false
+	case <-op.req.Cancel: // nil, and never ready, unless http.Client set it
 	}
 }
 
-// checkState resolves an unknown write outcome with the user's hook, if
-// any, in a state_check span. It returns what follows: retry (resend),
-// return (with the stored response), or a terminal decision.
-func (op *operation) checkState(n int, cause error) (attrs.Decision, *http.Response) {
-	hook := op.t.cfg.stateCheck
-	if hook == nil {
-		return attrs.DecisionCheckState, nil
-	}
-	ctx, cancel := context.WithDeadline(op.ctx, op.start.Add(op.limit))
-	defer cancel()
-	ctx, span := op.t.tracer.Start(ctx, attrs.StateCheckSpanName, op.t.internal...)
-	defer span.End()
-
-	result, err := hook(ctx, StateCheck{OperationID: op.opID(), Request: op.req.Clone(ctx), Attempt: n, Err: cause})
-	state := result.State
-	switch {
-	case err != nil:
-		state = attrs.StateUnknown
-		span.SetStatus(codes.Error, "state check failed")
-	case state == attrs.StateApplied && result.Response == nil:
-		// An applied write with no stored result cannot be returned, and a
-		// response is never invented.
-		state = attrs.StateUnknown
-		span.SetStatus(codes.Error, "state check reported applied without a response")
-	case state != attrs.StateApplied && state != attrs.StateNotApplied:
-		state = attrs.StateUnknown
-	}
-	if state != attrs.StateApplied && result.Response != nil {
-		discard(result.Response, nil)
-	}
-	next := op.admit(afterStateCheck(state, op.limit-op.since(), op.t.cfg.maxAttempts-n, op.replayable))
-	if span.IsRecording() {
-		span.SetAttributes(append(op.attrs(), attrs.OperationIDKey.String(op.opID()), state.Attribute(), next.Attribute())...)
-	}
-	if next == attrs.DecisionReturn {
-		return next, result.Response
-	}
-	return next, nil
-}
-
-// succeed ends the operation at now with a response for the caller. The
-// attempt context (actx, nil for a stored response) stays alive until the
+// succeed ends the operation with a response for the caller. The
+// attempt's context (a, nil for a stored response) stays alive until the
 // body is closed, so the body can be read.
-func (op *operation) succeed(resp *http.Response, actx *attemptContext, outcome attrs.Outcome, now time.Duration) *http.Response {
-	if actx != nil {
-		if resp.Body == nil {
-			actx.release() // nothing to read
-		} else {
-			resp.Body = op.releaseOnClose(resp.Body, actx)
-		}
+func (op *operation) succeed(resp *http.Response, a *attempt, v verdict) *http.Response {
+	if a != nil {
+		op.handOver(resp, a)
+		resp.Request = op.req
 	}
-	op.end(outcome, now)
+	op.end(v.decision.Outcome(), op.since())
 	return resp
 }
 
 // fail ends the operation at now with an error.
-func (op *operation) fail(outcome attrs.Outcome, cause error, unknownWrite bool, now time.Duration) error {
-	op.end(outcome, now)
-	return &Error{Outcome: outcome, OperationID: op.opID(), Attempts: op.attempts, Err: cause, unknownWrite: unknownWrite}
+func (op *operation) fail(v verdict, cause error, now time.Duration) error {
+	if op.callerBody {
+		closeBody(op.req)
+		op.callerBody = false
+	}
+	op.end(v.decision.Outcome(), now)
+	return &Error{Outcome: v.decision.Outcome(), Reason: v.reason, OperationID: op.opID(), Attempts: op.attempts,
+		Err: cause, unknownWrite: v.unknownWrite}
 }
 
 // end writes the operation span's attributes, ends it and records the
 // operation's metrics.
 func (op *operation) end(outcome attrs.Outcome, now time.Duration) {
+	op.ended = true
+	errorType := ""
+	if outcome != attrs.OutcomeReturn {
+		errorType = string(outcome)
+		if op.lastEvent != nil && op.lastEvent.errorType() != "" {
+			errorType = op.lastEvent.errorType()
+		}
+	}
 	if op.span.IsRecording() {
 		kv := append(op.attrs(),
-			attrs.OperationIDKey.String(op.opID()),
-			attrs.HTTPRequestMethodKey.String(op.method),
-			attrs.URLFullKey.String(op.sanitizedURL()),
-			attrs.ServerAddressKey.String(op.req.URL.Hostname()),
 			attrs.DeadlineMsKey.Int64(ms(op.limit)),
 			attrs.AttemptsKey.Int(op.attempts),
 			outcome.Attribute(),
 		)
+		if errorType != "" {
+			kv = append(kv, attrs.ErrorTypeKey.String(errorType))
+		}
 		if op.contract {
 			kv = append(kv, attrs.IdempotencyContractKey.Bool(true))
+		}
+		if op.redirects > 0 {
+			kv = append(kv, attrs.RedirectsKey.Int(op.redirects))
+		}
+		if op.repeat > 0 {
+			kv = append(kv, attrs.RepeatKey.Int(op.repeat))
 		}
 		op.span.SetAttributes(kv...)
 		if outcome != attrs.OutcomeReturn {
@@ -598,47 +556,67 @@ func (op *operation) end(outcome attrs.Outcome, now time.Duration) {
 		}
 	}
 	op.span.End()
-	if op.kv != nil {
-		clear(op.kv[:]) // retain no ids or URLs in the pool
-		kvBuffers.Put(op.kv)
-		op.kv = nil
-	}
+	op.releaseBuffer()
 	op.t.metrics.RecordOperation(op.ctx, metrics.Operation{
 		Method:        op.method,
 		ServerAddress: op.metricServer(),
 		Labels:        op.labels,
 		Outcome:       outcome,
+		ErrorType:     errorType,
 		Attempts:      op.attempts,
 		Duration:      now,
 	})
 }
 
-func closeBody(req *http.Request) {
-	if req.Body != nil {
-		req.Body.Close()
+func (op *operation) releaseBuffer() {
+	if op.kv != nil {
+		clear(op.kv[:]) // retain no ids or URLs in the pool
+		kvBuffers.Put(op.kv)
+		op.kv = nil
 	}
 }
 
-// drainBuffers lends discard its read buffer.
-var drainBuffers = sync.Pool{New: func() any { return new([512]byte) }}
-
-// discard drains a response that will not be returned (at most maxDrain
-// bytes) and closes it, so its connection can be reused and its client span
-// ends, then releases the attempt's context (actx, if not nil).
-func discard(resp *http.Response, actx *attemptContext) {
-	if resp != nil && resp.Body != nil {
-		buf := drainBuffers.Get().(*[512]byte)
-		for left := maxDrain; left > 0; {
-			n, err := resp.Body.Read(buf[:min(left, len(buf))])
-			left -= n
-			if err != nil {
-				break
-			}
-		}
-		drainBuffers.Put(buf)
-		resp.Body.Close()
+// abandonOnPanic is deferred by RoundTrip. When a base RoundTripper or a
+// hook panics (or calls runtime.Goexit), it ends the operation's spans
+// with an event naming the panic, releases what the operation holds, and
+// lets the panic go on: a retry layer must not hide a crash, but must not
+// leave spans open or timers running either.
+func (op *operation) abandonOnPanic() {
+	if op.ended {
+		return
 	}
-	if actx != nil {
-		actx.release()
+	r := recover()
+	op.ended = true
+	if a := op.current; a != nil {
+		a.abandon(r)
+	}
+	if op.callerBody {
+		closeBody(op.req)
+	}
+	if op.span.IsRecording() {
+		op.span.AddEvent(attrs.EventPanic, trace.WithAttributes(panicAttributes(r)...))
+		op.span.SetStatus(codes.Error, attrs.EventPanic)
+	}
+	op.span.End()
+	op.releaseBuffer()
+	if r != nil {
+		panic(r)
+	}
+}
+
+// panicAttributes names a panic by its type only: its value may carry a
+// URL or a secret.
+func panicAttributes(r any) []attribute.KeyValue {
+	if r == nil {
+		return []attribute.KeyValue{attribute.String("exception.type", "runtime.Goexit")}
+	}
+	return []attribute.KeyValue{attribute.String("exception.type", typeName(r))}
+}
+
+func typeName(v any) string { return fmt.Sprintf("%T", v) }
+
+func closeBody(req *http.Request) {
+	if req.Body != nil {
+		req.Body.Close()
 	}
 }

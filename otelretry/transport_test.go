@@ -91,12 +91,20 @@ func TestSeedReadTimeline(t *testing.T) {
 		if op.SpanKind() != trace.SpanKindInternal {
 			t.Errorf("operation span kind = %v, want internal", op.SpanKind())
 		}
+		// One CLIENT span per attempt, child of the operation span, and
+		// nothing else: 1 + 3 spans.
+		if n := len(h.ended()); n != 4 {
+			t.Errorf("spans = %d, want 4 (the operation and one CLIENT span per attempt)", n)
+		}
 		for _, a := range h.attempts() {
 			if a.Parent().SpanID() != op.SpanContext().SpanID() {
 				t.Errorf("attempt %v is not a child of the operation span", a.Name())
 			}
-			if clients := spantest.Children(h.ended(), a); len(clients) != 1 || clients[0].SpanKind() != trace.SpanKindClient {
-				t.Errorf("attempt %s: want one otelhttp client span below it, got %d", a.Name(), len(clients))
+			if a.SpanKind() != trace.SpanKindClient || a.Name() != "GET" {
+				t.Errorf("attempt span %q is %v, want the CLIENT span named GET", a.Name(), a.SpanKind())
+			}
+			if n := len(spantest.Children(h.ended(), a)); n != 0 {
+				t.Errorf("attempt %s has %d child spans, want none", a.Name(), n)
 			}
 		}
 		if got := attrOf(op, attrs.OutcomeKey).AsString(); got != "return" {
@@ -177,10 +185,12 @@ func TestDeadlineSpentBeforeTheCallMakesNoCall(t *testing.T) {
 
 func TestGETTimeoutsEndInMaxAttempts(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
+		// No budget: a fresh host's budget allows one retry after a
+		// timeout (timeouts cost double); this test is about the limit.
 		h := newHarness(t, []scripted.Step{{Hang: true}},
 			otelretry.WithMaxAttempts(3), otelretry.WithDeadline(time.Second),
 			otelretry.WithAttemptTimeout(100*time.Millisecond),
-			otelretry.WithBackoff(otelretry.ConstantBackoff(10*time.Millisecond)))
+			otelretry.WithBackoff(otelretry.ConstantBackoff(10*time.Millisecond)), otelretry.WithoutBudget())
 		_, err := h.client.Do(get(t, t.Context(), "http://api.test/slow"))
 		var rerr *otelretry.Error
 		if !errors.Is(err, otelretry.ErrMaxAttempts) || !errors.As(err, &rerr) || rerr.Outcome != attrs.OutcomeMaxAttempts {
@@ -425,7 +435,7 @@ func TestCallerRequestIsNotModified(t *testing.T) {
 func TestBudgetExhaustionIsItsOwnDecision(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		h := newHarness(t, []scripted.Step{{Status: 503}},
-			otelretry.WithBudget(otelretry.NewBudget(otelretry.BudgetMinRetries(1), otelretry.BudgetRatio(0))),
+			otelretry.WithBudget(otelretry.NewBudget(otelretry.BudgetTokens(4))), // one retry
 			otelretry.WithBackoff(otelretry.ConstantBackoff(time.Millisecond)))
 		resp, err := h.client.Do(get(t, t.Context(), "http://api.test/"))
 		if err != nil || resp.StatusCode != 503 {

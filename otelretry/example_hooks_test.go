@@ -1,0 +1,146 @@
+package otelretry_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/otelretry/otelretry-go/otelretry"
+)
+
+// flaky answers the first n calls with status, then 200 "ok", and counts
+// the calls.
+func flaky(n int32, status int, header http.Header) (*httptest.Server, *atomic.Int32) {
+	var calls atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		if calls.Add(1) <= n {
+			for k, v := range header {
+				w.Header()[k] = v
+			}
+			w.WriteHeader(status)
+			return
+		}
+		fmt.Fprint(w, "ok")
+	}))
+	return srv, &calls
+}
+
+// A read-only POST, such as a Prometheus query, a GraphQL query or a
+// search, is marked safe to repeat for that one request: a 503 is retried
+// as it would be for a GET, and every other POST on the Transport stays
+// protected.
+func ExampleWithIntent() {
+	srv, calls := flaky(1, http.StatusServiceUnavailable, nil)
+	defer srv.Close()
+	client := &http.Client{Transport: otelretry.NewTransport(nil, otelretry.WithBackoff(otelretry.ConstantBackoff(10*time.Millisecond)))}
+
+	ctx := otelretry.WithIntent(context.Background(), otelretry.Intent{Repeatable: true})
+	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, srv.URL+"/api/v1/query", strings.NewReader("query=up"))
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	resp, err := client.Do(req)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	resp.Body.Close()
+	fmt.Println(resp.StatusCode, "after", calls.Load(), "calls")
+	// Output: 200 after 2 calls
+}
+
+// A classifier teaches the policy what only the API knows: here a 500
+// that carries X-Transient is worth another attempt, after at least 20ms.
+// The deadline, the attempt limit, the budget and the protection of
+// writes still apply.
+func ExampleWithClassifier() {
+	srv, calls := flaky(1, http.StatusInternalServerError, http.Header{"X-Transient": {"1"}})
+	defer srv.Close()
+	transient := func(a otelretry.Answer) otelretry.Classification {
+		if a.StatusCode == http.StatusInternalServerError && a.Header.Get("X-Transient") == "1" {
+			return otelretry.Retryable(20 * time.Millisecond)
+		}
+		return otelretry.Classification{} // the default rules decide
+	}
+	client := &http.Client{Transport: otelretry.NewTransport(nil, otelretry.WithClassifier(transient))}
+	resp, err := client.Get(srv.URL)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	resp.Body.Close()
+	fmt.Println(resp.StatusCode, "after", calls.Load(), "calls")
+	// Output: 200 after 2 calls
+}
+
+// Each attempt is prepared on its own copy of the request: a fresh token
+// (or signature) per attempt, the caller's request untouched. An error
+// from the hook ends the operation before anything is sent.
+func ExampleWithPrepareAttempt() {
+	var seen []string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		seen = append(seen, r.Header.Get("Authorization"))
+		if len(seen) == 1 {
+			w.WriteHeader(http.StatusServiceUnavailable)
+		}
+	}))
+	defer srv.Close()
+	token := func(r *http.Request, attempt int) error {
+		if attempt > 5 {
+			return errors.New("token source exhausted")
+		}
+		r.Header.Set("Authorization", "Bearer token-"+strconv.Itoa(attempt))
+		return nil
+	}
+	client := &http.Client{Transport: otelretry.NewTransport(nil, otelretry.WithPrepareAttempt(token),
+		otelretry.WithBackoff(otelretry.ConstantBackoff(10*time.Millisecond)))}
+	req, _ := http.NewRequest(http.MethodGet, srv.URL, nil)
+	resp, err := client.Do(req)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	resp.Body.Close()
+	fmt.Println(seen, "caller's header:", req.Header.Get("Authorization") == "")
+	// Output: [Bearer token-1 Bearer token-2] caller's header: true
+}
+
+// A backoff that sees the answer honours the API's own hint, here the
+// RateLimit-Reset (in seconds) an overloaded API sends with its 503;
+// without one it falls back to a short pause. The pause is still capped by
+// the operation deadline.
+func ExampleAnswerBackoffFunc() {
+	srv, calls := flaky(1, http.StatusServiceUnavailable, http.Header{"Ratelimit-Reset": {"0"}})
+	defer srv.Close()
+	reset := otelretry.AnswerBackoffFunc(func(retry int, a otelretry.Answer) time.Duration {
+		if secs, err := strconv.Atoi(a.Header.Get("RateLimit-Reset")); err == nil {
+			return time.Duration(secs) * time.Second
+		}
+		return 50 * time.Millisecond
+	})
+	client := &http.Client{Transport: otelretry.NewTransport(nil, otelretry.WithBackoff(reset))}
+	resp, err := client.Get(srv.URL)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	resp.Body.Close()
+	fmt.Println(resp.StatusCode, "after", calls.Load(), "calls")
+	// Output: 200 after 2 calls
+}
+
+// Decorrelated jitter grows each pause from the last one taken.
+func ExampleDecorrelatedJitter() {
+	b := otelretry.DecorrelatedJitter(100*time.Millisecond, 2*time.Second).(otelretry.AnswerBackoff)
+	first := b.DelayAfter(1, otelretry.Answer{})
+	second := b.DelayAfter(2, otelretry.Answer{PreviousPause: first})
+	fmt.Println(first >= 100*time.Millisecond && first <= 300*time.Millisecond,
+		second >= 100*time.Millisecond && second <= 3*first)
+	// Output: true true
+}
