@@ -30,7 +30,7 @@ fi
 # The repository's Go modules: the library, and the modules that keep
 # their dependencies out of it. Each is checked as its users see it
 # (GOWORK=off); go.work only lets the README's commands run from the root.
-modules=(. cmd/retryinspect examples/demo internal/e2e benchmarks)
+modules=(. cmd/retryinspect examples/demo internal/e2e benchmarks classify/h2 classify/h3)
 export GOWORK=off
 
 step "library go.mod: OpenTelemetry, otelhttp and their dependencies only"
@@ -39,10 +39,12 @@ go run ./scripts/checkmod
 step "go vet (every module)"
 for m in "${modules[@]}"; do (cd "$m" && go vet ./...); done
 
-step "go test -race (library, examples, retryinspect)"
+step "go test -race (library, examples, retryinspect, protocol classifiers)"
 go test -race -count=1 ./...
 (cd cmd/retryinspect && go test -race -count=1 ./...)
 (cd examples/demo && go test -race -count=1 ./...)
+(cd classify/h2 && go test -race -count=1 ./...)
+(cd classify/h3 && go test -race -count=1 ./...)
 
 step "benchmarks module: tests, one iteration of every benchmark, storm smoke"
 (cd benchmarks && go test -count=1 ./... && go test ./overhead -run '^$' -bench . -benchtime=1x >/dev/null)

@@ -1,0 +1,94 @@
+// Package h3 classifies the errors of quic-go's HTTP/3 client for
+// otelretry: the one error that proves a request was never processed
+// becomes otelretry.NotProcessed, and every other error is left to
+// otelretry's default rules, which keep a write's outcome unknown.
+//
+// It is a module of its own so that package otelretry never depends on
+// quic-go. Plug it in with otelretry.WithClassifier:
+//
+//	base := &http3.Transport{}
+//	rt := otelretry.NewTransport(base, otelretry.WithClassifier(h3.Classify))
+//
+// # What the protocol settles (RFC 9114)
+//
+// A server that rejects a request "without performing any application
+// processing" resets its stream with H3_REQUEST_REJECTED (0x10b), and
+// "MUST NOT use the H3_REQUEST_REJECTED error code for requests that were
+// partially or fully processed" (§4.1.1, §8.1). Requests on streams at or
+// above the identifier of a GOAWAY frame were not processed either (§5.2);
+// quic-go's server resets such streams with H3_REQUEST_REJECTED, so they
+// are recognized by that code. quic-go's client reports a GOAWAY that
+// stopped a request before its stream was opened only with an unexported
+// error, which http3.Transport resends by itself.
+//
+// Everything else leaves the outcome unknown: H3_REQUEST_CANCELLED
+// (0x10c), which a server may send after partial processing,
+// H3_INTERNAL_ERROR (0x102), H3_NO_ERROR on a connection closed after a
+// GOAWAY, an idle timeout or a connection lost after the request was
+// written.
+//
+// # Resends below otelretry
+//
+// http3.Transport itself resends a request once when its stream was
+// rejected and the request can be replayed (no body, or GetBody). The
+// classifier sees the rejection when that resend was rejected too, when
+// quic-go could not replay the body, or when the base is an
+// *http3.ClientConn, which never resends.
+package h3
+
+import (
+	"errors"
+
+	"github.com/quic-go/quic-go"
+	"github.com/quic-go/quic-go/http3"
+
+	"github.com/otelretry/otelretry-go/otelretry"
+)
+
+// Protocol is the value of retry.evidence.protocol for HTTP/3 evidence.
+const Protocol = "h3"
+
+// Classify is an otelretry.Classifier for quic-go's HTTP/3 client: an
+// attempt that got no response because the server reset its stream, or
+// closed the connection, with H3_REQUEST_REJECTED is NotProcessed, with
+// the code as evidence; any other answer gets the zero Classification.
+func Classify(a otelretry.Answer) otelretry.Classification {
+	if a.Err == nil || a.StatusCode != 0 {
+		return otelretry.Classification{}
+	}
+	if e, ok := Evidence(a.Err); ok {
+		return otelretry.NotProcessed(e)
+	}
+	return otelretry.Classification{}
+}
+
+// Evidence reports whether err proves that the server did not process the
+// request, and if so the evidence to record: the server (never the
+// client: Remote must be set) ended the request's stream or the
+// connection with H3_REQUEST_REJECTED. It reads the code from the first
+// *http3.Error, *quic.StreamError or *quic.ApplicationError in err's
+// chain, never from the error text.
+func Evidence(err error) (otelretry.Evidence, bool) {
+	code, remote, ok := errorCode(err)
+	if !ok || !remote || code != http3.ErrCodeRequestRejected {
+		return otelretry.Evidence{}, false
+	}
+	return otelretry.Evidence{Protocol: Protocol, Code: uint64(code), Name: code.String()}, true
+}
+
+// errorCode returns the HTTP/3 error code carried by err and whether the
+// peer sent it. quic-go wraps its stream and connection errors in an
+// *http3.Error on the HTTP/3 paths, and returns them bare from its QUIC
+// stream API.
+func errorCode(err error) (code http3.ErrCode, remote, ok bool) {
+	if e, found := errors.AsType[*http3.Error](err); found {
+		return e.ErrorCode, e.Remote, true
+	}
+	if e, found := errors.AsType[*quic.StreamError](err); found {
+		return http3.ErrCode(e.ErrorCode), e.Remote, true
+	}
+	if e, found := errors.AsType[*quic.ApplicationError](err); found {
+		return http3.ErrCode(e.ErrorCode), e.Remote, true
+	}
+	return 0, false, false
+}
