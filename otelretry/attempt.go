@@ -5,8 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptrace"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -29,10 +31,11 @@ import (
 // caller closes the returned body, or when the transport is done with a
 // response it does not return.
 type attempt struct {
-	op    *operation
-	n     int           // number within this operation (the recorded number adds op.attemptBase)
-	start time.Duration // since op.start
-	end   time.Duration // when the headers (or the failure) came, since op.start
+	op     *operation
+	n      int           // number within this operation
+	number int           // the recorded number (see attemptNumber)
+	start  time.Duration // since op.start, when it is sent
+	end    time.Duration // when the headers (or the failure) came, since op.start
 
 	ctx    attemptContext
 	cancel context.CancelCauseFunc
@@ -44,19 +47,27 @@ type attempt struct {
 	trace   httptrace.ClientTrace
 	writes  atomic.Int32
 	written atomic.Bool // a write completed without error
-	// headersOut: the request's headers were written on the wire, so the
-	// server may have started to act on it (WroteHeaders, or a write).
-	headersOut atomic.Bool
-	// rewinds counts the fresh bodies a lower layer asked for (GetBody)
-	// to send the request again within this attempt: synchronous evidence
-	// of a resend, where WroteRequest may report the write late.
-	rewinds atomic.Int32
+	// gotConn: the base took a connection for the request (GotConn), so
+	// its writing may have begun; headersOut: it reported the headers
+	// written (WroteHeaders); connWriteFailed: it reported a write that
+	// failed writing to the connection itself (a *net.OpError), as HTTP/1
+	// does when a request never left. See reachedWire and getBody.
+	gotConn, headersOut, connWriteFailed atomic.Bool
+	// resendAfter is the count of writes (at least 1) at the time a lower
+	// layer that had taken a connection asked for a fresh body (GetBody):
+	// a resend is coming, which WroteRequest may report late.
+	resendAfter atomic.Int32
 	// guarded: GetBody refuses once the request was written (see
 	// guardResend).
 	guarded bool
 
-	req http.Request // the caller's request, copied to carry ctx
-	out *http.Request
+	req  http.Request // the caller's request, copied to carry ctx
+	out  *http.Request
+	body io.ReadCloser // the body it sends; closed by unsent if it never goes
+	sent bool
+	// drained is the discarded response body being drained (see discard).
+	drained    io.ReadCloser
+	drainClose sync.Once
 	// span is the attempt's span: the transport's own INTERNAL span (own),
 	// or otelhttp's CLIENT span, found in the context of the request that
 	// reaches innermost.
@@ -98,32 +109,42 @@ type prepareError struct{ error }
 
 func (e prepareError) Unwrap() error { return e.error }
 
-// newAttempt sets attempt n up, to start at start (since op.start): its
-// body (the caller's for the first, a fresh one from GetBody for the
-// others), its span when the transport makes attempt spans, its context and
-// timer, its copy of the request, and the user's preparation.
-func (op *operation) newAttempt(n int, start time.Duration) (*attempt, error) {
+// errPrepareRetarget is the cause when a PrepareFunc changed what the
+// policy was decided for: the method or the host.
+var errPrepareRetarget = errors.New("otelretry: PrepareFunc changed the request's method or host")
+
+// newAttempt sets attempt n up: its body (the caller's for the first, a
+// fresh one from GetBody for the others), its context and the timer that
+// bounds it, its copy of the request, the user's preparation, the guard
+// against resends below, and its span when the transport makes attempt
+// spans. When the attempt cannot be made, it returns the verdict that ends
+// the operation, with its cause: GetBody or the preparation failed, or
+// they took the time that was left.
+func (op *operation) newAttempt(n int) (*attempt, verdict, error) {
 	body := op.req.Body
 	if n > 1 && op.hasBody {
 		var err error
 		if body, err = op.req.GetBody(); err != nil {
-			return nil, fmt.Errorf("otelretry: GetBody: %w", err)
+			return nil, verdict{decision: attrs.DecisionStop, reason: attrs.ReasonNotReplayable},
+				op.sanitize(fmt.Errorf("otelretry: GetBody: %w", err), nil)
 		}
 	}
 	a := &op.first
 	if n > 1 {
 		a = new(attempt) // the base may still hold the earlier one
 	}
-	a.op, a.n, a.start = op, n, start
+	a.op, a.n, a.body = op, n, body
+	a.number = op.attemptNumber(n)
 	op.current = a
+	prepare := op.t.cfg.prepare
 	parent := op.ctx
-	if op.t.attemptSpans {
+	if op.t.attemptSpans && prepare == nil {
 		parent, a.span = op.t.tracer.Start(op.ctx, op.t.cfg.attemptName(op.req), op.t.internal...)
 		a.own = true
 	}
 	cctx, cancel := context.WithCancelCause(parent)
 	a.cancel = cancel
-	a.trace.WroteHeaders, a.trace.WroteRequest = a.wroteHeaders, a.wroteRequest
+	a.trace.GotConn, a.trace.WroteHeaders, a.trace.WroteRequest = a.gotConnection, a.wroteHeaders, a.wroteRequest
 	a.ctx = attemptContext{Context: httptrace.WithClientTrace(cctx, &a.trace), a: a}
 	// WithContext is inlined and its copy does not escape: the request is
 	// copied into a, with no allocation of its own.
@@ -132,25 +153,56 @@ func (op *operation) newAttempt(n int, start time.Duration) (*attempt, error) {
 	if a.req.Header == nil {
 		a.req.Header = http.Header{} // otelhttp and propagators write into it
 	}
-	op.guardResend(a)
 	a.out = &a.req
-	if prepare := op.t.cfg.prepare; prepare != nil {
+	// The timer is armed before the preparation, which counts against the
+	// attempt: a slow hook cannot carry the call past the deadline.
+	a.timer = time.AfterFunc(min(op.t.cfg.attemptTimeout, op.limit-op.since()), a.expire)
+	if prepare != nil {
 		a.out = a.req.Clone(&a.ctx)
-		if err := prepare(a.out, op.attemptBase+n); err != nil {
-			a.release()
-			if a.own {
-				a.span.SetStatus(codes.Error, string(attrs.ReasonPrepareFailed))
-				a.span.End()
-			}
-			if body != nil {
-				body.Close() // no call takes it
-			}
-			op.callerBody = false
-			return nil, prepareError{err}
+		err := prepare(a.out, a.number)
+		if err == nil && (methodOf(a.out) != op.method || a.out.URL == nil || a.out.URL.Host != op.req.URL.Host) {
+			err = errPrepareRetarget
+		}
+		if err != nil {
+			a.unsent()
+			return nil, verdict{decision: attrs.DecisionStop, reason: attrs.ReasonPrepareFailed}, op.sanitize(prepareError{err}, a.out.URL)
 		}
 	}
-	a.timer = time.AfterFunc(min(op.t.cfg.attemptTimeout, op.limit-start), a.expire)
-	return a, nil
+	a.start = op.since()
+	if a.start >= op.limit || a.state.Load() == stateTimedOut {
+		a.unsent()
+		return nil, verdict{decision: attrs.DecisionDeadlineExceeded, reason: attrs.ReasonDeadline}, nil
+	}
+	op.guardResend(a) // after the preparation: on the headers that are sent
+	if op.t.attemptSpans && prepare != nil {
+		var ctx context.Context
+		ctx, a.span = op.t.tracer.Start(a.out.Context(), op.t.cfg.attemptName(op.req), op.t.internal...)
+		a.own = true
+		a.out = a.out.WithContext(ctx)
+	}
+	return a, verdict{}, nil
+}
+
+// unsent releases an attempt that will not be sent, and closes the body
+// no call takes.
+func (a *attempt) unsent() {
+	a.release()
+	if a.body != nil {
+		a.body.Close()
+		a.body = nil
+	}
+	a.op.callerBody = false
+}
+
+// attemptNumber is the number of attempt n of the operation: counting on
+// from the earlier operations under the same WithOperationID (redirect
+// hops and repeats by an outer layer alike), or from the hops before this
+// one in a redirect chain, so that request ids stay unique.
+func (op *operation) attemptNumber(n int) int {
+	if op.oc != nil {
+		return int(op.oc.attempts.Add(1))
+	}
+	return op.attemptBase + n
 }
 
 // expire is the attempt timer's function: the headers did not come in
@@ -161,7 +213,19 @@ func (a *attempt) expire() {
 		a.cancel(errAttemptTimeout)
 	} else if a.state.Load() == stateDraining {
 		a.cancel(drainCutError{a.ev.errorType()})
+		// A body that ignores its context is unblocked by closing it.
+		a.closeDrained()
 	}
+}
+
+// closeDrained closes the body being drained, once: the drain's bound
+// (from the timer's goroutine) and the drain's end may both close it.
+func (a *attempt) closeDrained() {
+	a.drainClose.Do(func() {
+		if a.drained != nil {
+			a.drained.Close()
+		}
+	})
 }
 
 // release ends the attempt: its timer stops and its context is canceled.
@@ -190,6 +254,10 @@ func (a *attempt) abandon(r any) {
 	if a.cancel != nil {
 		a.release()
 	}
+	if !a.sent && a.body != nil {
+		a.body.Close() // the panic came before any call took it
+		a.body = nil
+	}
 	if a.own && !a.concluded {
 		a.span.AddEvent(attrs.EventPanic, trace.WithAttributes(panicAttributes(r)...))
 		a.span.SetStatus(codes.Error, attrs.EventPanic)
@@ -201,48 +269,80 @@ func (a *attempt) abandon(r any) {
 // request on the wire, including a resend net/http makes by itself.
 func (a *attempt) wroteRequest(info httptrace.WroteRequestInfo) {
 	a.writes.Add(1)
-	if info.Err == nil {
+	var opErr *net.OpError
+	switch {
+	case info.Err == nil:
 		a.written.Store(true)
-		a.headersOut.Store(true)
+	case errors.As(info.Err, &opErr) && opErr.Op == "write":
+		a.connWriteFailed.Store(true)
 	}
 }
 
-// wroteHeaders is httptrace's WroteHeaders hook: from here on a server may
-// act on the request, even before its body arrives.
+// reachedWire reports whether the request may have reached the server, so
+// that the server may have begun to act on it even before its body
+// arrived: a write completed, or the headers were reported written and
+// writing to the connection did not fail. (HTTP/1 reports its headers
+// before it flushes them; a flush that fails is a failed write to the
+// connection, and such a request never left: net/http may resend it
+// safely. HTTP/2 and HTTP/3 report a body write cut by a stream reset,
+// after the headers left.)
+func (a *attempt) reachedWire() bool {
+	return a.written.Load() || (a.headersOut.Load() && !a.connWriteFailed.Load())
+}
+
+// gotConnection is httptrace's GotConn hook (see getBody).
+func (a *attempt) gotConnection(httptrace.GotConnInfo) { a.gotConn.Store(true) }
+
+// wroteHeaders is httptrace's WroteHeaders hook (see reachedWire).
 func (a *attempt) wroteHeaders() { a.headersOut.Store(true) }
 
-// guardResend keeps net/http from resending a write behind the transport's
-// back. http.Transport resends a request on a reused keep-alive connection
-// that died when it deems the request replayable: GET, HEAD, OPTIONS,
-// TRACE, or any method carrying Idempotency-Key or X-Idempotency-Key, with
-// no body or a GetBody. For a write this policy does not treat as
-// repeatable, only the header case applies. The attempt's GetBody then
-// hands out a fresh body only while the request was never written (a
-// resend of a request that never left the client stays possible), and
-// refuses with errResendRefused once it was, so the attempt fails and its
-// outcome is unknown instead of the write being repeated unseen. A
-// bodyless request is shielded with an empty body that is not
-// http.NoBody, because net/http asks for no body to resend an empty one;
-// for POST and PUT this costs a Transfer-Encoding: chunked header with an
-// empty body.
+// guardResend keeps a layer below the transport from resending a write
+// behind its back. net/http resends a request by itself when it deems it
+// replayable and the failure allows it: HTTP/1 on a keep-alive connection
+// that died (GET, HEAD, OPTIONS, TRACE, or any method carrying
+// Idempotency-Key or X-Idempotency-Key), HTTP/2 on REFUSED_STREAM, a
+// GOAWAY, and also PROTOCOL_ERROR (golang/go#47635), which proves nothing;
+// quic-go's HTTP/3 client on a rejected stream. Each asks for a fresh body
+// through GetBody, or reuses a request that has none. So for a write the
+// policy does not treat as repeatable, the attempt's GetBody hands out a
+// fresh body only while the request never reached the wire (a resend of a
+// request that never left stays possible) and refuses with
+// errResendRefused once it may have: the attempt fails, its outcome unknown,
+// instead of the write being repeated unseen. A bodyless write is given an
+// empty body that is not http.NoBody, so that the lower layer must ask,
+// wherever it might resend without asking (see Transport.resendsBodyless);
+// over HTTP/1 that sends POST, PUT and PATCH with Transfer-Encoding:
+// chunked and an empty body instead of Content-Length: 0.
 func (op *operation) guardResend(a *attempt) {
-	a.guarded = !op.repeatable && (!op.hasBody || op.req.GetBody != nil) && netHTTPIdempotencyKey(op.req.Header)
-	if a.guarded && !op.hasBody {
-		a.req.Body, a.req.ContentLength = emptyBody{}, 0
+	out := a.out
+	a.guarded = !op.repeatable && !op.t.cfg.trustResends && (!op.hasBody || out.GetBody != nil)
+	if a.guarded && !op.hasBody && (netHTTPIdempotencyKey(out.Header) || op.t.resendsBodyless(out.URL)) {
+		out.Body, out.ContentLength = emptyBody{}, 0
 	}
-	if a.guarded || (op.hasBody && op.req.GetBody != nil) {
-		a.req.GetBody = a.getBody
+	if a.guarded || (op.hasBody && out.GetBody != nil) {
+		out.GetBody = a.getBody
 	}
 }
 
-// getBody is the attempt's GetBody: it counts the lower layer's request
-// for a fresh body (a resend within the attempt) and, when guarded,
-// refuses it once the request was written.
+// getBody is the attempt's GetBody: it notes a lower layer's request for a
+// fresh body to send the attempt again and, when guarded, refuses it once
+// the request may have left. That is decided on what the lower layer
+// reported before it asked, never on what it may report after: HTTP/2 and
+// HTTP/3 clients can ask before they report the headers they wrote, so
+// once a connection was taken the resend is refused, unless a write was
+// reported failed with none completed (HTTP/1's resend of a request that
+// never left). A request refused that way which had not left after all (a
+// connection found unusable) ends check_state: the safe side.
 func (a *attempt) getBody() (io.ReadCloser, error) {
-	if a.guarded && a.written.Load() {
+	if a.guarded && (a.written.Load() || (a.gotConn.Load() && !a.connWriteFailed.Load())) {
 		return nil, errResendRefused
 	}
-	a.rewinds.Add(1)
+	if a.gotConn.Load() {
+		// A resend of a request that went to a connection: WroteRequest may
+		// report the first write, or this one, only after the attempt's
+		// span ended, so count it now.
+		a.resendAfter.Store(max(a.writes.Load(), 1))
+	}
 	if !a.op.hasBody {
 		return emptyBody{}, nil
 	}
@@ -250,11 +350,11 @@ func (a *attempt) getBody() (io.ReadCloser, error) {
 }
 
 // wireWrites is the attempt's count of writes on the wire so far: what
-// httptrace reported, and at least one more than the fresh bodies a lower
-// layer took to resend it.
+// httptrace reported, and one more than the writes when a lower layer
+// asked for a fresh body to resend it.
 func (a *attempt) wireWrites() int32 {
 	w := a.writes.Load()
-	if r := a.rewinds.Load(); r > 0 {
+	if r := a.resendAfter.Load(); r > 0 {
 		w = max(w, r+1)
 	}
 	return w
@@ -278,6 +378,7 @@ func (emptyBody) Close() error             { return nil }
 // Transport.noopMeter); the trace context is injected either way.
 func (op *operation) send(a *attempt) (*http.Response, error) {
 	t := op.t
+	a.sent = true
 	if t.client != nil {
 		if !t.noopMeter || op.span.IsRecording() {
 			a.viaClient = true
@@ -323,6 +424,9 @@ func (a *attempt) abandonSpanOnPanic() {
 	r := recover()
 	if a.viaClient && a.span != nil {
 		if a.span.IsRecording() {
+			// otelhttp recorded the raw url.full; the attempt event, which
+			// overwrites it, was never written.
+			a.span.SetAttributes(attrs.URLFullKey.String(a.op.sanitizedURL()))
 			a.span.AddEvent(attrs.EventPanic, trace.WithAttributes(panicAttributes(r)...))
 			a.span.SetStatus(codes.Error, attrs.EventPanic)
 		}
@@ -337,7 +441,7 @@ func (a *attempt) abandonSpanOnPanic() {
 // gathers the decision's input, decides, and records the attempt event. It
 // returns what the layer above should see: the response, or the
 // sanitized error, never both.
-func (a *attempt) conclude(resp *http.Response, err error) (*http.Response, error) {
+func (a *attempt) conclude(resp *http.Response, err error) (_ *http.Response, _ error) {
 	op := a.op
 	t := op.t
 	a.end = op.since()
@@ -345,6 +449,11 @@ func (a *attempt) conclude(resp *http.Response, err error) (*http.Response, erro
 	if a.timer != nil {
 		a.timer.Stop()
 	}
+	defer func() {
+		if !a.concluded {
+			closeResponse(resp) // a hook panicked: nobody else will close it
+		}
+	}()
 	switch {
 	case err != nil:
 		// A response with an error: as http.Client does, the error wins
@@ -353,11 +462,19 @@ func (a *attempt) conclude(resp *http.Response, err error) (*http.Response, erro
 		resp = nil
 	case resp == nil:
 		err = fmt.Errorf("otelretry: RoundTripper implementation (%T) returned a nil *Response with a nil error", t.base)
+	case resp.StatusCode < 100 || resp.StatusCode > 999:
+		closeResponse(resp)
+		resp, err = nil, fmt.Errorf("otelretry: RoundTripper implementation (%T) returned a response with status %d", t.base, resp.StatusCode)
+	case resp.Body == nil && resp.ContentLength > 0 && methodOf(a.out) != http.MethodHead:
+		// As http.Client and otelhttp do: such a response cannot be read.
+		resp, err = nil, fmt.Errorf("otelretry: RoundTripper implementation (%T) returned a *Response with content length %d but a nil Body", t.base, resp.ContentLength)
 	case timedOut:
 		// The timer won the race by a hair: the context is canceled, so
 		// the body could not be read.
 		closeResponse(resp)
 		resp, err = nil, errAttemptTimeout
+	case resp.Body == nil:
+		resp.Body = http.NoBody
 	}
 	if timedOut && !errors.Is(err, errAttemptTimeout) {
 		// A base that reports its canceled context rather than its cause:
@@ -366,7 +483,7 @@ func (a *attempt) conclude(resp *http.Response, err error) (*http.Response, erro
 	}
 
 	ev := &a.ev
-	ev.attempt = op.attemptBase + a.n
+	ev.attempt = a.number
 	ev.elapsed = a.end - a.start
 	ev.remaining = op.limit - a.start
 	ev.writes = a.wireWrites()
@@ -382,7 +499,7 @@ func (a *attempt) conclude(resp *http.Response, err error) (*http.Response, erro
 			class = attrs.ErrorClassTimeout
 		}
 		ev.class, in.class, in.notProcessed = class, class, neverSent(err, class)
-		in.written = a.headersOut.Load()
+		in.written = a.reachedWire()
 		answer.Err, answer.ErrorClass = err, class
 	} else {
 		ev.status = resp.StatusCode
@@ -406,6 +523,8 @@ func (a *attempt) conclude(resp *http.Response, err error) (*http.Response, erro
 		}
 	}
 	ok := success(ev.status)
+	// The hooks took time: decide on the time left now.
+	in.remaining = op.limit - op.since()
 	if b := t.budget; b != nil && ev.class != attrs.ErrorClassCanceled {
 		b.record(op.key(), op.start.Add(a.end), budgetObservation{
 			success:  ok,
@@ -430,7 +549,7 @@ func (a *attempt) conclude(resp *http.Response, err error) (*http.Response, erro
 		return nil, a.err
 	}
 	if a.viaClient && span.IsRecording() {
-		if _, rw := resp.Body.(io.ReadWriteCloser); !rw && resp.Body != nil {
+		if _, rw := resp.Body.(io.ReadWriteCloser); !rw {
 			resp.Body = &lateWrites{ReadCloser: resp.Body, a: a, span: span}
 		}
 	}
@@ -450,11 +569,28 @@ type lateWrites struct {
 
 func (b *lateWrites) Read(p []byte) (int, error) {
 	n, err := b.ReadCloser.Read(p)
-	if err == io.EOF {
+	switch {
+	case err == io.EOF:
 		b.complete()
+	case err != nil && b.a.ev.errorType() != "":
+		// A failed answer's body broke while it was read (or drained):
+		// otelhttp records the read error's type as error.type, which
+		// must stay the answer's.
+		err = bodyReadError{err, b.a.ev.errorType()}
 	}
 	return n, err
 }
+
+// bodyReadError is a body read error whose semantic-conventions
+// error.type is the failed answer's (its status code).
+type bodyReadError struct {
+	err       error
+	errorType string
+}
+
+func (e bodyReadError) Error() string     { return e.err.Error() }
+func (e bodyReadError) Unwrap() error     { return e.err }
+func (e bodyReadError) ErrorType() string { return e.errorType }
 
 func (b *lateWrites) Close() error {
 	b.complete()

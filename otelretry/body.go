@@ -73,16 +73,19 @@ var drainBuffers = sync.Pool{New: func() any { return new([512]byte) }}
 // response that will not be returned, so that its connection can be reused
 // and its client span ends, then releases the attempt. The bound keeps a
 // stalled body from holding the operation past its pause: when it passes,
-// the attempt's context is canceled, which aborts a net/http body read.
+// the attempt's context is canceled, which aborts a net/http body read,
+// and the body is closed, which unblocks one that ignores its context. A
+// body whose Close itself blocks is beyond any bound.
 func discard(resp *http.Response, a *attempt, bound time.Duration) {
 	if resp != nil && resp.Body != nil {
+		a.drained = resp.Body
 		if bound > 0 && a.timer != nil {
 			a.state.Store(stateDraining)
 			a.timer.Reset(bound)
 			drain(resp.Body)
 			a.timer.Stop()
 		}
-		resp.Body.Close()
+		a.closeDrained()
 	}
 	a.release()
 }

@@ -39,6 +39,7 @@ type config struct {
 	stateCheck     StateCheckFunc
 	classifier     Classifier
 	prepare        PrepareFunc
+	trustResends   bool
 
 	idempotentMethods  map[string]bool
 	retryableStatuses  map[int]bool
@@ -326,6 +327,18 @@ func WithAttemptSpanNameFormatter(f func(*http.Request) string) Option {
 // attempt event, and trace context is injected from it.
 func WithoutClientSpans() Option {
 	return optionFunc(func(c *config) { c.clientSpans = false })
+}
+
+// WithTrustedBaseResends declares that the base transport resends a
+// request by itself only with proof that the server did not process it,
+// as quic-go's http3.Transport does (H3_REQUEST_REJECTED, or a connection
+// unusable before the request left). The transport then lets such a
+// resend of a write through (and counts it), instead of refusing it once
+// the request was written. Do not use it with net/http's transport: its
+// HTTP/2 client also resends on PROTOCOL_ERROR, which proves nothing, and
+// its HTTP/1 client resends on a dead keep-alive connection.
+func WithTrustedBaseResends() Option {
+	return optionFunc(func(c *config) { c.trustResends = true })
 }
 
 // WithMetricsServerAddress adds server.address to the retry metrics' labels

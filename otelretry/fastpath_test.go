@@ -477,8 +477,8 @@ func (b *reusedResponse) RoundTrip(req *http.Request) (*http.Response, error) {
 // takes the standard library's pieces, chosen over a hand-written context
 // for robustness: context.WithCancelCause (the context and its cancel
 // function, 2), the timer that bounds the wait for its headers and its
-// function (2), and httptrace's context and its WroteHeaders and
-// WroteRequest hooks, which tell what reached the wire (3); a later
+// function (2), and httptrace's context and its GotConn, WroteHeaders
+// and WroteRequest hooks, which tell what reached the wire (4); a later
 // attempt also allocates its own record (1). Counting allocations is exact, unlike timing; the benchmarks
 // module measures the time.
 func TestNoopPathAllocations(t *testing.T) {
@@ -494,8 +494,8 @@ func TestNoopPathAllocations(t *testing.T) {
 		statuses []int
 		want     float64
 	}{
-		{"success", []int{http.StatusOK}, 8},
-		{"503,503,200", []int{http.StatusServiceUnavailable, http.StatusServiceUnavailable, http.StatusOK}, 8 + 2*9},
+		{"success", []int{http.StatusOK}, 9},
+		{"503,503,200", []int{http.StatusServiceUnavailable, http.StatusServiceUnavailable, http.StatusOK}, 9 + 2*10},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			base := &reusedResponse{statuses: tc.statuses}

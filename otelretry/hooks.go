@@ -92,8 +92,9 @@ const (
 // protocol ("h2", "h3"), the error code and its name, recorded on the
 // attempt span with the error class.
 type Evidence struct {
-	// Class is the error class to record; ErrorClassRefusedStream when
-	// empty. It must be a class that proves the request was not processed.
+	// Class is the error class to record: one that proves the request was
+	// not processed (attrs.ErrorClass.NotProcessed); any other, or none,
+	// is recorded as ErrorClassRefusedStream.
 	Class    attrs.ErrorClass
 	Protocol string
 	Code     uint64
@@ -120,7 +121,10 @@ func NotRetryable() Classification { return Classification{kind: classNotRetryab
 // that excludes the stream), never on a guess. It applies only when the
 // attempt got no response.
 func NotProcessed(e Evidence) Classification {
-	if e.Class == "" {
+	if !e.Class.NotProcessed() {
+		// Only a class that proves the request was not processed may be
+		// recorded: an empty one or any other becomes refused_stream, and
+		// the metrics keep their closed set of labels.
 		e.Class = attrs.ErrorClassRefusedStream
 	}
 	return Classification{kind: classNotProcessed, evidence: e}

@@ -19,6 +19,10 @@ type operationIDKey struct{}
 type operationContext struct {
 	id         string
 	operations atomic.Int64
+	// attempts numbers the attempts of every operation made under it, so
+	// that request ids stay unique when an outer layer repeats the
+	// operation.
+	attempts atomic.Int64
 }
 
 // WithOperationID returns a context that names the logical operation the

@@ -131,6 +131,12 @@ func decideAfterAttempt(in input) verdict {
 	if answered && success(in.status) {
 		return verdict{decision: attrs.DecisionReturn, reason: attrs.ReasonResponse}
 	}
+	if answered && (in.callerCanceled || in.callerDeadline) {
+		// A failed answer, and the caller has given up or run out of time:
+		// no retry will follow, so none is recorded. The answer is
+		// returned.
+		return callerGone(in, false)
+	}
 	// unknown: a write that may have been applied lost its answer. No rule
 	// and no hook turns that into a resend; only the caller's word that
 	// the request is repeatable does.
@@ -221,6 +227,9 @@ func decideAfterStateCheck(in input) verdict {
 	case attrs.StateApplied:
 		return verdict{decision: attrs.DecisionReturn, reason: attrs.ReasonStateApplied}
 	case attrs.StateNotApplied:
+		if in.callerCanceled || in.callerDeadline {
+			return callerGone(in, false) // known not applied: nothing unknown
+		}
 		if in.noRetry {
 			return verdict{decision: attrs.DecisionStop, reason: attrs.ReasonIntent}
 		}
@@ -228,8 +237,20 @@ func decideAfterStateCheck(in input) verdict {
 		// is known: the operation ends with that limit, not unknown.
 		return applyLimits(in, 0, attrs.ReasonStateNotApplied)
 	default:
+		if in.callerCanceled || in.callerDeadline {
+			return callerGone(in, true)
+		}
 		return verdict{decision: attrs.DecisionCheckState, reason: attrs.ReasonStateUnknown, unknownWrite: true}
 	}
+}
+
+// callerGone is the verdict when the caller's context is done: canceled,
+// or deadline_exceeded, reason caller.
+func callerGone(in input, unknownWrite bool) verdict {
+	if in.callerCanceled {
+		return verdict{decision: attrs.DecisionCanceled, reason: attrs.ReasonCaller, unknownWrite: unknownWrite}
+	}
+	return verdict{decision: attrs.DecisionDeadlineExceeded, reason: attrs.ReasonCaller, unknownWrite: unknownWrite}
 }
 
 // success reports whether a status ends an operation with return: 2xx,

@@ -66,6 +66,12 @@ func TestDecideAfterAttempt(t *testing.T) {
 		{"POST refused stream retries", attemptInput(write(class(attrs.ErrorClassRefusedStream))), attrs.DecisionRetry, attrs.ReasonNotProcessed, 40 * msec, false},
 		{"canceled GET", attemptInput(class(attrs.ErrorClassCanceled)), attrs.DecisionCanceled, attrs.ReasonCaller, 0, false},
 		{"canceled POST in flight is unknown", attemptInput(write(class(attrs.ErrorClassCanceled))), attrs.DecisionCanceled, attrs.ReasonCaller, 0, true},
+		{"a 503 as the caller cancels: no retry recorded", attemptInput(with(status(503, true), func(in *input) { in.callerCanceled = true })),
+			attrs.DecisionCanceled, attrs.ReasonCaller, 0, false},
+		{"a 503 past the caller's deadline", attemptInput(with(status(503, true), func(in *input) { in.callerDeadline = true })),
+			attrs.DecisionDeadlineExceeded, attrs.ReasonCaller, 0, false},
+		{"a 200 as the caller cancels is still returned", attemptInput(with(status(200, false), func(in *input) { in.callerCanceled = true })),
+			attrs.DecisionReturn, attrs.ReasonResponse, 0, false},
 		{"pause equal to remaining is deadline_exceeded", attemptInput(with(status(503, true), func(in *input) { in.remaining = 40 * msec })),
 			attrs.DecisionDeadlineExceeded, attrs.ReasonDeadline, 0, false},
 		{"Retry-After beyond the deadline", attemptInput(with(status(503, true), func(in *input) { in.retryAfter = 5 * time.Second })),
@@ -225,6 +231,14 @@ func reference(in input) verdict {
 		if in.state == attrs.StateApplied {
 			return verdict{decision: attrs.DecisionReturn, reason: attrs.ReasonStateApplied}
 		}
+		gone := in.callerCanceled || in.callerDeadline
+		if gone {
+			d := attrs.DecisionDeadlineExceeded
+			if in.callerCanceled {
+				d = attrs.DecisionCanceled
+			}
+			return verdict{decision: d, reason: attrs.ReasonCaller, unknownWrite: in.state != attrs.StateNotApplied}
+		}
 		if in.state != attrs.StateNotApplied {
 			return verdict{decision: attrs.DecisionCheckState, reason: attrs.ReasonStateUnknown, unknownWrite: true}
 		}
@@ -249,6 +263,10 @@ func reference(in input) verdict {
 		return verdict{decision: attrs.DecisionCanceled, reason: attrs.ReasonCaller, unknownWrite: !in.repeatable && !in.notProcessed}
 	case !noResponse && (in.status == 101 || (in.status >= 200 && in.status <= 399)):
 		return verdict{decision: attrs.DecisionReturn, reason: attrs.ReasonResponse}
+	case !noResponse && in.callerCanceled:
+		return verdict{decision: attrs.DecisionCanceled, reason: attrs.ReasonCaller}
+	case !noResponse && in.callerDeadline:
+		return verdict{decision: attrs.DecisionDeadlineExceeded, reason: attrs.ReasonCaller}
 	case noResponse && !in.repeatable && !in.notProcessed &&
 		(in.written || in.class == attrs.ErrorClassTimeout || in.class == attrs.ErrorClassConnectionReset):
 		return verdict{decision: attrs.DecisionCheckState, reason: attrs.ReasonUnknownWrite, unknownWrite: true}
@@ -281,13 +299,13 @@ func reference(in input) verdict {
 // have been applied is never retried; no pause reaches the deadline; return
 // only for a success.
 func FuzzDecide(f *testing.F) {
-	f.Add(uint8(1), true, 503, uint8(0), true, int64(300), 2, int64(40), int64(0), true, uint8(0), uint8(0), false, uint8(0), false, false, true, false)
-	f.Add(uint8(1), false, 0, uint8(0), false, int64(300), 2, int64(40), int64(0), true, uint8(0), uint8(0), false, uint8(0), false, false, true, false)
-	f.Add(uint8(1), false, 0, uint8(6), false, int64(10), 0, int64(40), int64(5000), false, uint8(3), uint8(1), true, uint8(1), true, false, true, false)
-	f.Add(uint8(2), false, 0, uint8(0), false, int64(10), 1, int64(0), int64(0), true, uint8(0), uint8(0), false, uint8(2), false, true, true, false)
+	f.Add(uint8(1), true, 503, uint8(0), true, int64(300), 2, int64(40), int64(0), true, uint8(0), uint8(0), false, uint8(0), false, false, true, false, false)
+	f.Add(uint8(1), false, 0, uint8(0), false, int64(300), 2, int64(40), int64(0), true, uint8(0), uint8(0), false, uint8(0), false, false, true, false, false)
+	f.Add(uint8(1), false, 0, uint8(6), false, int64(10), 0, int64(40), int64(5000), false, uint8(3), uint8(1), true, uint8(1), true, false, true, false, false)
+	f.Add(uint8(2), false, 0, uint8(0), false, int64(10), 1, int64(0), int64(0), true, uint8(0), uint8(0), false, uint8(2), false, true, true, false, false)
 	f.Fuzz(func(t *testing.T, phaseIdx uint8, repeatable bool, status int, classIdx uint8, retryableStatus bool,
 		remainingMs int64, attemptsLeft int, backoffMs, retryAfterMs int64, replayable bool,
-		classifierIdx, budgetIdx uint8, budgetAsked bool, stateIdx uint8, noRetry, caller bool, pauseAsked, written bool) {
+		classifierIdx, budgetIdx uint8, budgetAsked bool, stateIdx uint8, noRetry, caller bool, pauseAsked, written, callerDeadline bool) {
 		classes := attrs.ErrorClasses()
 		classifiers := []Classification{{}, Retryable(time.Duration(backoffMs%97) * msec), NotRetryable(), NotProcessed(Evidence{Protocol: "h2"})}
 		budgets := []attrs.Reason{"", attrs.ReasonBudget, attrs.ReasonPushback, attrs.ReasonHostLimit}
@@ -299,7 +317,7 @@ func FuzzDecide(f *testing.F) {
 			replayable: replayable, classifier: classifiers[int(classifierIdx)%len(classifiers)],
 			budgetAsked: budgetAsked, budget: budgets[int(budgetIdx)%len(budgets)],
 			state: states[int(stateIdx)%len(states)], noRetry: noRetry, callerCanceled: caller, pauseAsked: pauseAsked,
-			written: written,
+			written: written, callerDeadline: callerDeadline,
 		}
 		if status <= 0 {
 			in.status = 0

@@ -61,7 +61,11 @@ func (op *operation) checkState(a *attempt, cause error) (verdict, *http.Respons
 	ctx, span := op.t.tracer.Start(ctx, attrs.StateCheckSpanName, op.t.internal...)
 	defer span.End()
 
-	result, err := hook(ctx, StateCheck{OperationID: op.opID(), Request: op.req.Clone(ctx), Attempt: a.ev.attempt, Err: cause})
+	// A copy without a body: the write's body was sent, and is the
+	// caller's to close (through the attempt), not the hook's.
+	copied := op.req.Clone(ctx)
+	copied.Body, copied.GetBody, copied.ContentLength = http.NoBody, nil, 0
+	result, err := hook(ctx, StateCheck{OperationID: op.opID(), Request: copied, Attempt: a.ev.attempt, Err: cause})
 	state := result.State
 	switch {
 	case err != nil:
@@ -87,7 +91,14 @@ func (op *operation) checkState(a *attempt, cause error) (verdict, *http.Respons
 			v.decision.Attribute(), v.reason.Attribute())...)
 	}
 	if v.decision == attrs.DecisionReturn {
-		return v, result.Response
+		stored := result.Response
+		if stored.Body == nil {
+			stored.Body = http.NoBody
+		}
+		if stored.Request == nil {
+			stored.Request = op.req
+		}
+		return v, stored
 	}
 	return v, nil
 }

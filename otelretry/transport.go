@@ -53,6 +53,9 @@ type Transport struct {
 	// retryableStatus[code-400] is cfg.retryableStatuses as an array.
 	retryableStatus [200]bool
 	repeats         repeatCounter
+	// h1Only: the base is an *http.Transport that speaks HTTP/2 only over
+	// TLS, so a plain-http request goes over HTTP/1 (see resendsBodyless).
+	h1Only bool
 }
 
 var _ http.RoundTripper = (*Transport)(nil)
@@ -113,6 +116,9 @@ func NewTransport(base http.RoundTripper, opts ...Option) *Transport {
 	// used in full.
 	_, t.noopTracer = t.tracer.(tracenoop.Tracer)
 	_, t.noopMeter = mp.(metricnoop.MeterProvider)
+	if ht, ok := base.(*http.Transport); ok {
+		t.h1Only = ht.Protocols == nil || !ht.Protocols.UnencryptedHTTP2()
+	}
 	if cfg.clientSpans {
 		name := cfg.attemptName
 		t.client = otelhttp.NewTransport(innermost{t},
@@ -124,6 +130,15 @@ func NewTransport(base http.RoundTripper, opts ...Option) *Transport {
 		t.attemptSpans = !t.noopTracer
 	}
 	return t
+}
+
+// resendsBodyless reports whether a layer below may resend a bodyless
+// request to u without asking for a body: HTTP/2 and HTTP/3 clients do,
+// on errors they deem retryable. Only net/http's *http.Transport on a
+// plain-http URL, without unencrypted HTTP/2, is known to speak HTTP/1,
+// which resends a bodyless write only when it carries an idempotency key.
+func (t *Transport) resendsBodyless(u *url.URL) bool {
+	return !t.h1Only || u == nil || u.Scheme != "http"
 }
 
 // CloseIdleConnections closes the idle connections of the base transport,
@@ -155,8 +170,11 @@ type operation struct {
 	// attemptBase is the number of attempts earlier hops of a redirect
 	// chain made: attempt numbers and request ids keep counting.
 	attemptBase int
-	redirects   int // hops before this one in a redirect chain
-	repeat      int // operations made before this one under the same context
+	// oc is the caller's WithOperationID state: attempt numbers count on
+	// across the operations made under it.
+	oc        *operationContext
+	redirects int // hops before this one in a redirect chain
+	repeat    int // operations made before this one under the same context
 
 	repeatable bool // safe to repeat (see input.repeatable)
 	contract   bool // repeatable by the user's word, not the method
@@ -197,8 +215,9 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		closeBody(req)
 		return nil, errNilURL // as net/http does, before any telemetry
 	}
-	op := t.begin(req)
-	defer op.abandonOnPanic()
+	op := &operation{t: t, req: req, method: methodOf(req), start: time.Now(), callerBody: req.Body != nil}
+	defer op.abandonOnPanic() // the user's formatters and labelers run in begin
+	op.begin()
 	return op.run()
 }
 
@@ -208,13 +227,9 @@ func (op *operation) run() (*http.Response, error) {
 		if v := decide(op.inputAt(phaseBeforeCall, now)); !v.goAhead() {
 			return nil, op.fail(v, op.callerErr(), now)
 		}
-		a, err := op.newAttempt(n, now)
-		if err != nil {
-			reason := attrs.ReasonNotReplayable
-			if _, ok := err.(prepareError); ok {
-				reason = attrs.ReasonPrepareFailed
-			}
-			return nil, op.fail(verdict{decision: attrs.DecisionStop, reason: reason}, err, op.since())
+		a, v, err := op.newAttempt(n)
+		if a == nil {
+			return nil, op.fail(v, err, op.since())
 		}
 		op.attempts, op.callerBody = n, false
 		resp, err := op.send(a)
@@ -223,7 +238,7 @@ func (op *operation) run() (*http.Response, error) {
 			// RoundTripper could skip it; decide here instead.
 			resp, err = a.conclude(resp, err)
 		}
-		v := a.ev.verdict
+		v = a.ev.verdict
 		switch v.decision {
 		case attrs.DecisionRetry:
 			discard(resp, a, v.pause)
@@ -252,8 +267,8 @@ func (op *operation) run() (*http.Response, error) {
 // context deadline, the Transport's or the request's deadline, and the
 // deadline of the redirect chain it continues), what the request is
 // allowed, and its span.
-func (t *Transport) begin(req *http.Request) *operation {
-	op := &operation{t: t, req: req, method: methodOf(req), start: time.Now()}
+func (op *operation) begin() {
+	t, req := op.t, op.req
 	ctx := req.Context()
 	intent, _ := IntentFromContext(ctx)
 	op.maxAttempts = t.cfg.maxAttempts
@@ -269,6 +284,7 @@ func (t *Transport) begin(req *http.Request) *operation {
 		op.deadline = d
 	}
 	oc := operationContextOf(ctx)
+	op.oc = oc
 	if prev := chainedOperation(req); prev != nil {
 		// A redirect hop: same contract as the hop it follows.
 		op.id = prev.opID()
@@ -286,7 +302,6 @@ func (t *Transport) begin(req *http.Request) *operation {
 	op.limit = op.deadline.Sub(op.start)
 
 	op.hasBody = req.Body != nil && req.Body != http.NoBody
-	op.callerBody = req.Body != nil
 	op.replayable = !op.hasBody || req.GetBody != nil
 	// A contract is the user's word that repeating is safe where the method
 	// alone does not say so (WithIdempotentMethods, an Idempotency-Key
@@ -306,7 +321,6 @@ func (t *Transport) begin(req *http.Request) *operation {
 			op.repeat = t.repeats.next(parent)
 		}
 	}
-	return op
 }
 
 // startOperationSpan starts the operation's INTERNAL span, with the
@@ -510,6 +524,21 @@ func (op *operation) succeed(resp *http.Response, a *attempt, v verdict) *http.R
 	return resp
 }
 
+// sanitize returns err with a message from which the URLs the request is
+// known by (the caller's, and u, the attempt's when a hook changed it)
+// are sanitized, for errors that did not come through an attempt: a hook's
+// or GetBody's.
+func (op *operation) sanitize(err error, u *url.URL) error {
+	if err == nil {
+		return nil
+	}
+	msg := sanitizeErrorText(err.Error(), err, op.req.URL)
+	if u != nil {
+		msg = sanitizeErrorText(msg, nil, u)
+	}
+	return &attemptError{err: err, msg: msg, class: attrs.ErrorClassOther}
+}
+
 // fail ends the operation at now with an error.
 func (op *operation) fail(v verdict, cause error, now time.Duration) error {
 	if op.callerBody {
@@ -593,11 +622,13 @@ func (op *operation) abandonOnPanic() {
 	if op.callerBody {
 		closeBody(op.req)
 	}
-	if op.span.IsRecording() {
-		op.span.AddEvent(attrs.EventPanic, trace.WithAttributes(panicAttributes(r)...))
-		op.span.SetStatus(codes.Error, attrs.EventPanic)
+	if op.span != nil { // nil: the panic came before the span started
+		if op.span.IsRecording() {
+			op.span.AddEvent(attrs.EventPanic, trace.WithAttributes(panicAttributes(r)...))
+			op.span.SetStatus(codes.Error, attrs.EventPanic)
+		}
+		op.span.End()
 	}
-	op.span.End()
 	op.releaseBuffer()
 	if r != nil {
 		panic(r)

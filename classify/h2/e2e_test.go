@@ -38,19 +38,38 @@ func retrying(t *testing.T, base http.RoundTripper, classifier otelretry.Classif
 	), rec
 }
 
-// No double retry: both Transports resend a refused stream themselves
-// inside the one attempt (they call GetBody only for a stream they judged
-// unprocessed). otelretry does not send the POST again, and the attempt
-// span counts the two writes on the wire.
+// Both Transports resend a refused stream themselves inside the one
+// attempt, through GetBody, but they also resend on PROTOCOL_ERROR, which
+// proves nothing, and otelretry cannot see which. So for a write the
+// policy does not treat as repeatable, the resend is refused once the
+// request reached the wire: the POST ends check_state, processed by
+// nobody (safe; the evidence is lost, see TestRetryClientConnsRefusedStream
+// for a base that keeps it). A POST the caller declared repeatable is
+// resent by the Transport itself, with no second retry on top, and the
+// attempt span counts the two writes on the wire.
 func TestRetryTransportsRefusedStream(t *testing.T) {
 	for name, tr := range map[string]func(*testing.T) roundTripper{
 		"net/http": func(t *testing.T) roundTripper { return bundledTransport(t) },
 		"x/net":    func(t *testing.T) roundTripper { return xnetTransport(t) },
 	} {
-		t.Run(name, func(t *testing.T) {
+		t.Run(name+"/write", func(t *testing.T) {
 			srv := startH2(t, firstN(1, reject))
 			rt, rec := retrying(t, tr(t), h2.Classify)
-			resp, err := rt.RoundTrip(post(t, srv.url()))
+			_, err := rt.RoundTrip(post(t, srv.url()))
+			if !errors.Is(err, otelretry.ErrOutcomeUnknown) {
+				t.Fatalf("err = %v, want ErrOutcomeUnknown", err)
+			}
+			if s, r, p := srv.streams.Load(), srv.rejected.Load(), srv.processed.Load(); s != 1 || r != 1 || p != 0 {
+				t.Errorf("server: %d streams, %d rejected, %d processed; want 1, 1, 0", s, r, p)
+			}
+			assertOperation(t, rec, attrs.OutcomeCheckState, 1)
+		})
+		t.Run(name+"/repeatable", func(t *testing.T) {
+			srv := startH2(t, firstN(1, reject))
+			rt, rec := retrying(t, tr(t), h2.Classify)
+			req := post(t, srv.url())
+			req = req.WithContext(otelretry.WithIntent(req.Context(), otelretry.Intent{Repeatable: true}))
+			resp, err := rt.RoundTrip(req)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -23,19 +23,41 @@ import (
 
 // retrying wraps base in otelretry's Transport with the HTTP/3 classifier
 // and a span recorder.
-func retrying(t *testing.T, base http.RoundTripper) (*otelretry.Transport, *tracetest.SpanRecorder) {
+func retrying(t *testing.T, base http.RoundTripper, opts ...otelretry.Option) (*otelretry.Transport, *tracetest.SpanRecorder) {
 	t.Helper()
 	rec := tracetest.NewSpanRecorder()
 	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
 	t.Cleanup(func() { tp.Shutdown(t.Context()) })
-	return otelretry.NewTransport(base,
+	return otelretry.NewTransport(base, append([]otelretry.Option{
 		otelretry.WithTracerProvider(tp),
 		otelretry.WithMeterProvider(metricnoop.NewMeterProvider()),
 		otelretry.WithClassifier(h3.Classify),
 		otelretry.WithMaxAttempts(3),
 		otelretry.WithDeadline(testTimeout),
 		otelretry.WithBackoff(otelretry.ConstantBackoff(time.Millisecond)),
-	), rec
+	}, opts...)...), rec
+}
+
+// quic-go's http3.Transport resends a request only with proof that it was
+// not processed, so it is trusted with writes (WithTrustedBaseResends).
+var trustQuicGo = otelretry.WithTrustedBaseResends()
+
+// Without that word, otelretry cannot tell quic-go's resend from a blind
+// one, and refuses it once the POST was written: the rejected POST ends
+// check_state, processed by nobody. Safe, and the reason the option
+// exists.
+func TestRetryTransportResendRefusedWithoutTrust(t *testing.T) {
+	cert, pool := newCert(t)
+	srv := startH3(t, cert, firstN(1, reject))
+	rt, rec := retrying(t, newClient(t, pool))
+	_, err := rt.RoundTrip(post(t, srv.url()))
+	if !errors.Is(err, otelretry.ErrOutcomeUnknown) {
+		t.Fatalf("err = %v, want ErrOutcomeUnknown", err)
+	}
+	if s, p := srv.streams.Load(), srv.processed.Load(); s != 1 || p != 0 {
+		t.Errorf("server: %d streams, %d processed; want 1, 0", s, p)
+	}
+	assertOperation(t, rec, attrs.OutcomeCheckState, 1)
 }
 
 // A rejection that quic-go's own resend does not absorb (both streams
@@ -44,7 +66,7 @@ func retrying(t *testing.T, base http.RoundTripper) (*otelretry.Transport, *trac
 func TestRetryTransportResendsRejected(t *testing.T) {
 	cert, pool := newCert(t)
 	srv := startH3(t, cert, firstN(2, reject))
-	rt, rec := retrying(t, newClient(t, pool))
+	rt, rec := retrying(t, newClient(t, pool), trustQuicGo)
 
 	resp, err := rt.RoundTrip(post(t, srv.url()))
 	if err != nil {
@@ -88,7 +110,7 @@ func TestRetryClientConnResendsRejected(t *testing.T) {
 func TestRetryTransportSingleRejection(t *testing.T) {
 	cert, pool := newCert(t)
 	srv := startH3(t, cert, firstN(1, reject))
-	rt, rec := retrying(t, newClient(t, pool))
+	rt, rec := retrying(t, newClient(t, pool), trustQuicGo)
 
 	resp, err := rt.RoundTrip(post(t, srv.url()))
 	if err != nil {

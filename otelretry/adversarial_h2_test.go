@@ -1,0 +1,258 @@
+package otelretry_test
+
+import (
+	"bufio"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+
+	"github.com/otelretry/otelretry-go/attrs"
+	"github.com/otelretry/otelretry-go/internal/spantest"
+	"github.com/otelretry/otelretry-go/otelretry"
+)
+
+// h2Action is what the frame-level h2c server does with one complete
+// request (after its END_STREAM).
+type h2Action int
+
+const (
+	h2OK       h2Action = iota // HEADERS :status 200, END_STREAM: processed
+	h2Refuse                   // RST_STREAM REFUSED_STREAM: not processed
+	h2Protocol                 // processed, then RST_STREAM PROTOCOL_ERROR (a proxy that broke the answer)
+)
+
+// h2Server is a minimal prior-knowledge HTTP/2 server on 127.0.0.1 that
+// speaks just enough of the protocol (RFC 9113) for net/http's client:
+// it plays actions in order, one per complete request, and counts the
+// requests it processed (h2OK and h2Protocol).
+type h2Server struct {
+	ln        net.Listener
+	mu        sync.Mutex
+	actions   []h2Action
+	next      int
+	processed atomic.Int32
+	conns     []net.Conn
+	wg        sync.WaitGroup
+}
+
+func newH2Server(t *testing.T, actions ...h2Action) *h2Server {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &h2Server{ln: ln, actions: actions}
+	s.wg.Add(1)
+	go s.accept()
+	t.Cleanup(func() {
+		ln.Close()
+		s.mu.Lock()
+		for _, c := range s.conns {
+			c.Close()
+		}
+		s.mu.Unlock()
+		s.wg.Wait()
+	})
+	return s
+}
+
+func (s *h2Server) url() string { return "http://" + s.ln.Addr().String() }
+
+func (s *h2Server) accept() {
+	defer s.wg.Done()
+	for {
+		c, err := s.ln.Accept()
+		if err != nil {
+			return
+		}
+		s.mu.Lock()
+		s.conns = append(s.conns, c)
+		s.mu.Unlock()
+		s.wg.Add(1)
+		go func() {
+			defer s.wg.Done()
+			defer c.Close()
+			s.serve(c)
+		}()
+	}
+}
+
+func (s *h2Server) action() h2Action {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	a := s.actions[min(s.next, len(s.actions)-1)]
+	s.next++
+	return a
+}
+
+func writeFrame(w io.Writer, typ, flags byte, stream uint32, payload []byte) error {
+	var h [9]byte
+	h[0], h[1], h[2] = byte(len(payload)>>16), byte(len(payload)>>8), byte(len(payload))
+	h[3], h[4] = typ, flags
+	binary.BigEndian.PutUint32(h[5:], stream)
+	if _, err := w.Write(h[:]); err != nil {
+		return err
+	}
+	_, err := w.Write(payload)
+	return err
+}
+
+func (s *h2Server) serve(c net.Conn) {
+	r := bufio.NewReader(c)
+	preface := make([]byte, len("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"))
+	if _, err := io.ReadFull(r, preface); err != nil {
+		return
+	}
+	if writeFrame(c, 0x4, 0, 0, nil) != nil { // SETTINGS
+		return
+	}
+	for {
+		var h [9]byte
+		if _, err := io.ReadFull(r, h[:]); err != nil {
+			return
+		}
+		n := int(h[0])<<16 | int(h[1])<<8 | int(h[2])
+		typ, flags, stream := h[3], h[4], binary.BigEndian.Uint32(h[5:])&0x7fffffff
+		payload := make([]byte, n)
+		if _, err := io.ReadFull(r, payload); err != nil {
+			return
+		}
+		switch typ {
+		case 0x4: // SETTINGS
+			if flags&0x1 == 0 {
+				writeFrame(c, 0x4, 0x1, 0, nil)
+			}
+		case 0x6: // PING
+			if flags&0x1 == 0 {
+				writeFrame(c, 0x6, 0x1, 0, payload)
+			}
+		case 0x0, 0x1: // DATA, HEADERS
+			if flags&0x1 == 0 { // not END_STREAM yet
+				continue
+			}
+			var code uint32
+			switch s.action() {
+			case h2OK:
+				s.processed.Add(1)
+				writeFrame(c, 0x1, 0x5, stream, []byte{0x88}) // :status 200, END_HEADERS|END_STREAM
+				continue
+			case h2Refuse:
+				code = 0x7
+			case h2Protocol:
+				s.processed.Add(1)
+				code = 0x1
+			}
+			var p [4]byte
+			binary.BigEndian.PutUint32(p[:], code)
+			writeFrame(c, 0x3, 0, stream, p[:])
+		}
+	}
+}
+
+func h2cTransport() *http.Transport {
+	var p http.Protocols
+	p.SetUnencryptedHTTP2(true)
+	return &http.Transport{Protocols: &p}
+}
+
+// A8. net/http's HTTP/2 client resends a request by itself (with GetBody,
+// or as it is when bodyless) after REFUSED_STREAM and GOAWAY, which prove
+// the server did not process it, and also after a peer's RST_STREAM
+// PROTOCOL_ERROR (golang/go#47635), which proves nothing. Issue 13: a write
+// the policy does not treat as repeatable is never resent below the
+// transport after it may have been written; a write provably never
+// processed may still be.
+func TestAttackH2ResendsBelowTheTransport(t *testing.T) {
+	cases := []struct {
+		name          string
+		actions       []h2Action
+		body          bool
+		key           bool
+		wantProcessed int32
+		wantOK        bool // the operation returns the 200
+	}{
+		// The refused stream was never processed, but where net/http asks
+		// for a fresh body the transport cannot tell REFUSED_STREAM from
+		// PROTOCOL_ERROR: it refuses the resend of a write that left, and
+		// the operation ends check_state (the safe side), processed by
+		// nobody.
+		{name: "REFUSED_STREAM, write with body", actions: []h2Action{h2Refuse, h2OK}, body: true, key: true, wantProcessed: 0},
+		{name: "REFUSED_STREAM, bodyless write", actions: []h2Action{h2Refuse, h2OK}, body: false, key: true, wantProcessed: 0},
+		// Unsafe: the server processed the POST, then reset the stream.
+		{name: "PROTOCOL_ERROR, write with body", actions: []h2Action{h2Protocol, h2OK}, body: true, wantProcessed: 1},
+		{name: "PROTOCOL_ERROR, bodyless write", actions: []h2Action{h2Protocol, h2OK}, body: false, wantProcessed: 1},
+		{name: "PROTOCOL_ERROR, guarded write with body", actions: []h2Action{h2Protocol, h2OK}, body: true, key: true, wantProcessed: 1},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			srv := newH2Server(t, tc.actions...)
+			base := h2cTransport()
+			defer base.CloseIdleConnections()
+			rec := tracetest.NewSpanRecorder()
+			tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
+			client := &http.Client{Transport: otelretry.NewTransport(base, otelretry.WithTracerProvider(tp))}
+			var body io.Reader
+			if tc.body {
+				body = strings.NewReader(`{"order":1}`)
+			}
+			req, _ := http.NewRequestWithContext(t.Context(), http.MethodPost, srv.url()+"/orders", body)
+			if tc.key {
+				req.Header.Set("Idempotency-Key", "order-1")
+			}
+			resp, err := client.Do(req)
+			if resp != nil {
+				io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+			}
+			if got := srv.processed.Load(); got != tc.wantProcessed {
+				t.Errorf("the server processed %d POSTs, want %d (err %v)", got, tc.wantProcessed, err)
+			}
+			if tc.wantOK && err != nil {
+				t.Errorf("err = %v; want the 200 after net/http's resend of a refused stream", err)
+			}
+			if !tc.wantOK && !errors.Is(err, otelretry.ErrOutcomeUnknown) {
+				t.Errorf("err = %v, want ErrOutcomeUnknown", err)
+			}
+			if t.Failed() {
+				for _, s := range spantest.Attempts(rec.Ended()) {
+					t.Logf("attempt: decision=%s class=%s writes=%d", attrOf(s, attrs.DecisionKey).AsString(),
+						attrOf(s, attrs.ErrorClassKey).AsString(), attrOf(s, attrs.WireWritesKey).AsInt64())
+				}
+			}
+		})
+	}
+}
+
+// Plain h2c traffic through the transport (holds): three GETs, two spans
+// each.
+func TestAttackH2cGET(t *testing.T) {
+	srv := newH2Server(t, h2OK)
+	base := h2cTransport()
+	defer base.CloseIdleConnections()
+	rec := tracetest.NewSpanRecorder()
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
+	client := &http.Client{Transport: otelretry.NewTransport(base, otelretry.WithTracerProvider(tp))}
+	for i := range 3 {
+		resp, err := client.Get(srv.url() + fmt.Sprintf("/%d", i))
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		if resp.ProtoMajor != 2 {
+			t.Fatalf("proto %s", resp.Proto)
+		}
+	}
+	if n := len(rec.Ended()); n != 6 {
+		t.Errorf("spans = %d, want 6", n)
+	}
+}
