@@ -22,10 +22,9 @@ const (
 	DefaultBudgetPushback   = time.Second
 )
 
-// Budget costs and limits, in thousandths of a token.
+// Budget costs, in thousandths of a token, and limits.
 const (
-	failureCost     = 1000 // an attempt that failed
-	timeoutCost     = 2000 // an attempt that timed out: it held the host's resources longest
+	failureCost     = 1000 // an attempt that failed, a timeout too
 	maxBudgetTokens = 1000 // as gRPC's maxTokens
 	// maxPushbackHold bounds how long one answer holds back the retries of
 	// other operations: a host stays in the table while it is held, so an
@@ -48,8 +47,10 @@ var ErrInvalidBudgetOption = errors.New("otelretry: budget option ignored")
 //   - A host starts with BudgetTokens tokens (default 6), the most it holds.
 //   - An attempt that fails in a way the policy counts against the host (a
 //     status it retries, 408, 429, 502, 503 and 504 by default, or a
-//     transport error other than the caller's cancellation) costs one token;
-//     a timeout costs two, as AWS's retry quota charges timeouts double.
+//     transport error other than the caller's cancellation) costs one token,
+//     a timeout too: AWS's quota charges timeouts double, which here would
+//     leave a fresh client one retry for a slow host, for a fleet bound
+//     that holds without it.
 //   - A 2xx or 3xx answer gives back BudgetTokenRatio tokens (default 0.5),
 //     up to the most. Other answers (a 404, a 500 not retried) change nothing.
 //   - A retry may start only while the host holds more than half its tokens
@@ -60,7 +61,7 @@ var ErrInvalidBudgetOption = errors.New("otelretry: budget option ignored")
 // With the defaults: a fresh host's first two failures leave 5 and 4 tokens
 // and are retried; the third leaves 3 and is not. So a fresh client still
 // follows the seed timeline (503, 503, 200: three calls, return), and in a
-// sustained outage every client makes exactly two retries however slow it
+// sustained outage every client makes two retries at most, however slow it
 // is: a client that sends k operations during the outage makes at most
 // (k+2)/k attempts per operation, at most 1.2 for k ≥ 10. Retries stop
 // while more than one attempt in three fails (a failure costs twice what a
@@ -233,8 +234,11 @@ type budgetObservation struct {
 	success bool // a 2xx or 3xx answer
 	// failure: a failure the policy counts against the host: a status the
 	// policy retries or a transport error other than the caller's cancel.
-	failure  bool
-	timeout  bool          // the failure was a timeout
+	failure bool
+	// timeout: the failure was a timeout. The model charges it like any
+	// failure (see Budget); the transport reports it for models that
+	// would not.
+	timeout  bool
 	status   int           // the status, 0 without a response
 	pushback time.Duration // the answer's parsed Retry-After, 0 without one
 }
@@ -279,11 +283,7 @@ func (b *Budget) record(key string, now time.Time, o budgetObservation) {
 	case o.success:
 		e.milli = min(e.milli+b.ratioMilli, b.maxMilli)
 	case o.failure:
-		cost := int64(failureCost)
-		if o.timeout {
-			cost = timeoutCost
-		}
-		e.milli = max(e.milli-cost, b.maxMilli/2)
+		e.milli = max(e.milli-failureCost, b.maxMilli/2)
 	}
 	if hold > 0 {
 		e.hold = max(e.hold, at+hold)
@@ -321,7 +321,7 @@ func (b *Budget) admit(key string, now, startAt time.Time) attrs.Reason {
 }
 
 // Available returns how many retries in a row r's host may take now if
-// every attempt fails (and none times out): DefaultBudgetTokens allow two
+// every attempt fails: DefaultBudgetTokens allow two
 // for a fresh host; 0 while a hold or a full table refuses them.
 func (b *Budget) Available(r *http.Request) int {
 	key := b.key(r)
