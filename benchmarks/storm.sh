@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # Runs the retry-storm benchmark (issue 5): every configuration, one after
-# another, against its own loopback server; about 100 s in all.
-#   bash benchmarks/storm.sh            # full run, the figures for the README
+# another, against its own loopback server; about 2.5 min in all.
+#   bash benchmarks/storm.sh            # full run, one client: the README's table
+#   bash benchmarks/storm.sh -clients 100 -outage-503 6s
+#                                       # fleet rows: 100 clients of 2 op/s,
+#                                       # 12 operations each in the outage (≈ 3 min)
 #   bash benchmarks/storm.sh -smoke     # a few seconds, for CI (figures meaningless)
 # Extra flags go to the command (see: go run ./storm -h).
 # The run is latency-sensitive (20 ms service time, 1 s deadline): it asks

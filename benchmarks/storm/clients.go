@@ -17,12 +17,18 @@ import (
 )
 
 // configNames lists the configurations of a default run, in order.
-var configNames = []string{"no-retry", "naive", "otelretry", "retryablehttp", "failsafehttp", "failsafehttp-budget"}
+// windowed-budget, grpc-throttle and aws-quota run otelretry's default
+// bounds in a plain retry loop with another budget (budgets.go).
+var configNames = []string{
+	"no-retry", "naive", "otelretry", "windowed-budget", "grpc-throttle", "aws-quota",
+	"retryablehttp", "failsafehttp", "failsafehttp-budget",
+}
 
 // diagnosticNames are extra configurations, run only when named with
-// -configs: otelretry with its budget off or at a 20% ratio, to separate
-// the budget's effect from the backoff's and the deadline's.
-var diagnosticNames = []string{"otelretry-nobudget", "otelretry-ratio20"}
+// -configs: otelretry with its budget off, or giving back a whole token per
+// success (retries go on until half the attempts fail), to separate the
+// budget's effect from the backoff's and the deadline's.
+var diagnosticNames = []string{"otelretry-nobudget", "otelretry-ratio1"}
 
 // clientParams are the knobs shared by the configurations.
 type clientParams struct {
@@ -67,12 +73,18 @@ func newClient(name string, p clientParams) (*http.Client, *http.Transport) {
 			otelretry.WithoutBudget(),
 			otelretry.WithTracerProvider(tracenoop.NewTracerProvider()),
 			otelretry.WithMeterProvider(metricnoop.NewMeterProvider()))
-	case "otelretry-ratio20":
+	case "otelretry-ratio1":
 		rt = otelretry.NewTransport(base,
 			otelretry.WithDeadline(p.deadline),
-			otelretry.WithBudget(otelretry.NewBudget(otelretry.BudgetRatio(0.2))),
+			otelretry.WithBudget(otelretry.NewBudget(otelretry.BudgetTokenRatio(1))),
 			otelretry.WithTracerProvider(tracenoop.NewTracerProvider()),
 			otelretry.WithMeterProvider(metricnoop.NewMeterProvider()))
+	case "windowed-budget":
+		rt = newBudgeted(base, newWindowedBudget())
+	case "grpc-throttle":
+		rt = newBudgeted(base, newGRPCThrottle())
+	case "aws-quota":
+		rt = newBudgeted(base, newAWSQuota())
 	case "retryablehttp":
 		c := retryablehttp.NewClient()
 		c.RetryMax = 2 // 3 attempts

@@ -4,13 +4,31 @@
 // the same traffic through each retry configuration in turn. It prints, per
 // configuration and phase, the operations offered, the attempts the server
 // received for them, the amplification (attempts / operations), the success
-// ratio, the p50/p99 operation latency and the time to recover, then one
-// machine-readable line per configuration:
+// ratio, the p50/p99 operation latency and the time to recover; then the
+// fleet summary (the fewest operations one client offered in the 503
+// outage, the amplification in that outage and in both, the brownout
+// success and its difference from the no-retry client's, marked "!" when
+// it is more than 0.01 below); then one machine-readable line per
+// configuration:
 //
-//	storm config=<name> amplification_outage=<x> success_brownout=<y> recovery_s=<z>
+//	storm config=<name> clients=<n> amplification_outage=<x> success_brownout=<y> recovery_s=<z>
 //
-// Run it from the benchmarks module: go run ./storm (about 100 s), or
+// Run it from the benchmarks module: go run ./storm (about 2.5 min), or
 // go run ./storm -smoke (a few seconds; figures are meaningless).
+//
+// Fleet: -clients N splits the same offered load across N independent
+// clients (operation i goes to client i mod N), each with its own
+// transports and retry budget, as N replicas of a service would be.
+//
+// Configurations: no-retry; naive (3 attempts, constant pause, no budget);
+// otelretry with its defaults; windowed-budget, grpc-throttle and aws-quota,
+// which run otelretry's default bounds (3 attempts, full-jitter backoff
+// 100 ms to 2 s, no pause past the deadline) in a plain retry loop with,
+// respectively, otelretry's v0.1 budget (10% of first attempts or 10
+// retries per 10 s window), gRPC's retry throttling (gRFC A6: maxTokens 10,
+// tokenRatio 0.1) and the AWS SDKs' standard retry quota (500 tokens, 5 per
+// retry, 10 after a timeout, refunded on success); go-retryablehttp and
+// failsafe-go's HTTP round tripper, with and without its budget.
 //
 // Traffic: Poisson arrivals at -rate (seeded: every configuration gets the
 // very same arrival times), each operation a GET bounded by -deadline

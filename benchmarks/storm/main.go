@@ -16,6 +16,7 @@ func main() {
 	flag.Uint64Var(&o.seed, "seed", o.seed, "seed of the Poisson arrivals")
 	flag.DurationVar(&o.deadline, "deadline", o.deadline, "operation deadline, the same for every configuration")
 	flag.IntVar(&o.maxInflight, "max-inflight", o.maxInflight, "operations in flight at most; arrivals above are dropped and counted")
+	flag.IntVar(&o.clients, "clients", o.clients, "independent clients (each its own transports and retry budget) splitting the same offered load: operation i goes to client i mod N")
 	flag.DurationVar(&o.healthy, "healthy", o.healthy, "healthy phase length")
 	flag.DurationVar(&o.brownout, "brownout", o.brownout, "brownout phase length")
 	flag.DurationVar(&o.outage503, "outage-503", o.outage503, "outage phase answering 503 at once, length")

@@ -26,6 +26,7 @@ type options struct {
 	seed        uint64        // seed of the Poisson arrivals
 	deadline    time.Duration // per operation, for every configuration
 	maxInflight int           // operations in flight; an arrival above it is dropped (and counted)
+	clients     int           // independent clients (each its own transports and budget) splitting the traffic
 
 	healthy, brownout, outage503, outageHang, recovery time.Duration
 
@@ -52,6 +53,7 @@ func defaultOptions() options {
 		seed:             1,
 		deadline:         time.Second,
 		maxInflight:      5000,
+		clients:          1,
 		healthy:          2 * time.Second,
 		brownout:         4 * time.Second,
 		outage503:        3 * time.Second,
@@ -68,18 +70,18 @@ func defaultOptions() options {
 	}
 }
 
-// smoke shortens a run to a few hundred milliseconds per phase, for CI: it
-// checks that everything runs, not what the figures are.
+// smoke shortens a run to 150 ms per phase, for CI: it checks that
+// everything runs, not what the figures are.
 func (o *options) smoke() {
 	o.deadline = 200 * time.Millisecond
 	o.healthy, o.brownout, o.outage503, o.outageHang, o.recovery =
-		200*time.Millisecond, 200*time.Millisecond, 200*time.Millisecond, 200*time.Millisecond, 200*time.Millisecond
+		150*time.Millisecond, 150*time.Millisecond, 150*time.Millisecond, 150*time.Millisecond, 150*time.Millisecond
 	o.window = 100 * time.Millisecond
 }
 
 func (o *options) normalize() error {
-	if o.rate <= 0 || o.deadline <= 0 || o.maxInflight <= 0 || o.capacity <= 0 || o.brownoutCapacity < 0 || o.service < 0 {
-		return errors.New("storm: rate, deadline, max-inflight and capacity must be positive")
+	if o.rate <= 0 || o.deadline <= 0 || o.maxInflight <= 0 || o.capacity <= 0 || o.brownoutCapacity < 0 || o.service < 0 || o.clients <= 0 {
+		return errors.New("storm: rate, deadline, max-inflight, capacity and clients must be positive")
 	}
 	if o.arrivals != "poisson" && o.arrivals != "uniform" {
 		return fmt.Errorf("storm: arrivals must be poisson or uniform, not %q", o.arrivals)
@@ -180,6 +182,7 @@ func (s *stats) quantile(q float64) time.Duration {
 // result of one configuration.
 type result struct {
 	config    string
+	clients   int
 	phases    []*stats // one per script phase, then "outage" (both outage phases)
 	outage    *stats
 	brownout  *stats
@@ -189,6 +192,9 @@ type result struct {
 	inflight  int64 // operations still running after the drain (must be 0)
 	offered   int
 	totalAtts int
+	// minOutageOps is the fewest operations one client offered in the
+	// outage-503 phase (the fleet bound needs at least 10).
+	minOutageOps int
 }
 
 // run runs every configuration, one after another, each against its own
@@ -198,8 +204,8 @@ func run(o options, w io.Writer) ([]result, error) {
 		return nil, err
 	}
 	sc := o.script()
-	fmt.Fprintf(w, "storm: rate=%d op/s arrivals=%s seed=%d deadline=%s phases=%s capacity=%d/%d (healthy/brownout) service=%s reject_cost=%s hang_cap=%s naive=3x(backoff %s, attempt timeout %s) window=%s target=%.2f loadavg=%s\n",
-		o.rate, o.arrivals, o.seed, o.deadline, phaseList(sc), o.capacity, o.brownoutCapacity, o.service, o.rejectCost, o.hangCap,
+	fmt.Fprintf(w, "storm: rate=%d op/s clients=%d arrivals=%s seed=%d deadline=%s phases=%s capacity=%d/%d (healthy/brownout) service=%s reject_cost=%s hang_cap=%s naive=3x(backoff %s, attempt timeout %s) window=%s target=%.2f loadavg=%s\n",
+		o.rate, o.clients, o.arrivals, o.seed, o.deadline, phaseList(sc), o.capacity, o.brownoutCapacity, o.service, o.rejectCost, o.hangCap,
 		o.naiveBackoff, o.naiveAttemptTimeout, o.window, o.target, loadavg())
 	var results []result
 	for _, name := range o.configs {
@@ -208,6 +214,7 @@ func run(o options, w io.Writer) ([]result, error) {
 		runtime.GC()
 	}
 	printTable(w, results)
+	printFleet(w, o, results)
 	for _, r := range results {
 		fmt.Fprintln(w, r.line())
 	}
@@ -237,8 +244,8 @@ func (r result) line() string {
 	if !math.IsInf(r.recovery, 1) {
 		rec = fmt.Sprintf("%.2f", r.recovery)
 	}
-	return fmt.Sprintf("storm config=%s amplification_outage=%.3f success_brownout=%.3f recovery_s=%s",
-		r.config, r.outage.amplification(), r.brownout.success(), rec)
+	return fmt.Sprintf("storm config=%s clients=%d amplification_outage=%.3f success_brownout=%.3f recovery_s=%s",
+		r.config, r.clients, r.outage.amplification(), r.brownout.success(), rec)
 }
 
 // runOne offers the scripted traffic to one configuration.
@@ -248,11 +255,17 @@ func runOne(o options, name string) result {
 	n := len(arrivals)
 	srv := newServer(sc, n, o.service, o.hangCap)
 	srv.rejectCost = o.rejectCost
-	client, base := newClient(name, clientParams{
-		deadline:            o.deadline,
-		naiveBackoff:        o.naiveBackoff,
-		naiveAttemptTimeout: o.naiveAttemptTimeout,
-	})
+	// Operation i goes to client i mod clients: each client is a replica
+	// with its own transports and budget, offered an equal share.
+	clients := make([]*http.Client, o.clients)
+	bases := make([]*http.Transport, o.clients)
+	for c := range clients {
+		clients[c], bases[c] = newClient(name, clientParams{
+			deadline:            o.deadline,
+			naiveBackoff:        o.naiveBackoff,
+			naiveAttemptTimeout: o.naiveAttemptTimeout,
+		})
+	}
 
 	recs := make([]opRecord, n)
 	var (
@@ -277,7 +290,7 @@ func runOne(o options, name string) result {
 		go func() {
 			defer wg.Done()
 			defer inflight.Add(-1)
-			recs[i].latency, recs[i].out = do(client, srv.url(i), o.deadline)
+			recs[i].latency, recs[i].out = do(clients[i%len(clients)], srv.url(i), o.deadline)
 		}()
 	}
 	// Every operation ends by its deadline; wait for them, bounded.
@@ -289,9 +302,12 @@ func runOne(o options, name string) result {
 	}
 	left := inflight.Load()
 	srv.close()
-	base.CloseIdleConnections()
+	for _, b := range bases {
+		b.CloseIdleConnections()
+	}
 
-	r := result{config: name, stray: srv.stray.Load(), maxLag: worstLag, inflight: left, offered: n, recovery: math.Inf(1)}
+	r := result{config: name, clients: o.clients, stray: srv.stray.Load(), maxLag: worstLag, inflight: left, offered: n, recovery: math.Inf(1)}
+	perClient := make([]int, o.clients)
 	for _, p := range sc.phases {
 		r.phases = append(r.phases, &stats{name: p.name})
 	}
@@ -304,7 +320,11 @@ func runOne(o options, name string) result {
 		if sc.phases[pi].name == "outage-503" || sc.phases[pi].name == "outage-hang" {
 			r.outage.add(rec, a)
 		}
+		if sc.phases[pi].name == "outage-503" {
+			perClient[i%o.clients]++
+		}
 	}
+	r.minOutageOps = slices.Min(perClient)
 	for _, s := range append(r.phases, r.outage) {
 		sort.Slice(s.lat, func(a, b int) bool { return s.lat[a] < s.lat[b] })
 	}
@@ -439,3 +459,34 @@ func printTable(w io.Writer, results []result) {
 const maxLag = 20 * time.Millisecond
 
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+
+// printFleet prints, per configuration, the figures the fleet rows of the
+// README quote: the fewest outage operations of one client, the
+// amplification in the 503 outage alone, and the brownout success against
+// the no-retry client's in the same run (the budget must not cost more than
+// 0.01 of it).
+func printFleet(w io.Writer, o options, results []result) {
+	base := -1.0
+	for _, r := range results {
+		if r.config == "no-retry" {
+			base = r.brownout.success()
+		}
+	}
+	fmt.Fprintf(w, "%-20s %7s %14s %10s %10s %9s %9s %9s\n",
+		"config", "clients", "outage503_ops", "amp_503", "amp_outage", "brownout", "vs_noretry", "recover_s")
+	for _, r := range results {
+		vs := "-"
+		if base >= 0 {
+			vs = fmt.Sprintf("%+.3f", r.brownout.success()-base)
+			if r.brownout.success() < base-0.01 {
+				vs += "!"
+			}
+		}
+		rec := "inf"
+		if !math.IsInf(r.recovery, 1) {
+			rec = fmt.Sprintf("%.2f", r.recovery)
+		}
+		fmt.Fprintf(w, "%-20s %7d %14d %10.3f %10.3f %9.3f %9s %9s\n",
+			r.config, r.clients, r.minOutageOps, r.phases[2].amplification(), r.outage.amplification(), r.brownout.success(), vs, rec)
+	}
+}
