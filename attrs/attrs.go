@@ -3,6 +3,8 @@ package attrs
 import (
 	"go.opentelemetry.io/otel/attribute"
 	semconv "go.opentelemetry.io/otel/semconv/v1.43.0"
+
+	"github.com/otelretry/otelretry-go/internal/redact"
 )
 
 // Retry attributes: the attempt-event contract. These names are public API.
@@ -103,7 +105,7 @@ const (
 
 // Redacted replaces every query value and credential in recorded URLs. The
 // transport writes it; readers such as retryinspect accept it as clean.
-const Redacted = "REDACTED"
+const Redacted = redact.Placeholder
 
 // Span names of the spans otelretry creates besides the attempt and
 // operation spans, whose names are configurable.

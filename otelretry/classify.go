@@ -13,6 +13,7 @@ import (
 	"syscall"
 
 	"github.com/otelretry/otelretry-go/attrs"
+	"github.com/otelretry/otelretry-go/internal/redact"
 )
 
 // classify maps a transport error to its class by type and sentinel, never
@@ -133,9 +134,9 @@ func sanitizeErrorText(msg string, err error, u *url.URL) string {
 		}
 		if u.User != nil {
 			if p, ok := u.User.Password(); ok {
-				replace(p, Redacted)
+				replace(p, attrs.Redacted)
 			}
-			replace(u.User.Username(), Redacted)
+			replace(u.User.Username(), attrs.Redacted)
 		}
 	}
 	return msg
@@ -161,17 +162,11 @@ func walkErrors(err error, f func(error)) {
 }
 
 // sanitizeRawURL sanitizes a URL found as text (in an error), as
-// SanitizeURL does; text that does not parse is replaced whole, since it
-// may carry anything.
-func sanitizeRawURL(raw string) string {
-	u, err := url.Parse(raw)
-	if err != nil {
-		return Redacted
-	}
-	return SanitizeURL(u)
-}
+// SanitizeURL does; text that does not parse is redacted whole where it
+// may carry a secret.
+func sanitizeRawURL(raw string) string { return redact.String(raw) }
 
-// redactedQuery returns raw with every value replaced by Redacted.
+// redactedQuery returns raw with every value replaced by attrs.Redacted.
 func redactedQuery(raw string) string {
 	return strings.TrimPrefix(SanitizeURL(&url.URL{RawQuery: raw}), "?")
 }

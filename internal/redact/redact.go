@@ -1,0 +1,199 @@
+// Package redact is the one URL sanitizer of the repository: the library
+// records URLs through it and retryinspect displays them through it, so
+// both agree on what a clean URL is. It follows the semantic conventions
+// for url.full: credentials become REDACTED:REDACTED, every query value
+// becomes REDACTED while the keys and their order stay (a reader can still
+// see which parameters were sent), and the fragment is dropped.
+//
+// It uses the standard library only, so that the library's dependencies
+// stay those of OpenTelemetry.
+package redact
+
+import (
+	"net/url"
+	"strings"
+)
+
+// Placeholder replaces every credential and query value. attrs.Redacted is
+// this constant, so that it is spelled once.
+const Placeholder = "REDACTED"
+
+// credentials is what userinfo of any shape becomes: the semantic
+// conventions' form, whether or not a password was present, so that the
+// output does not even tell.
+const credentials = Placeholder + ":" + Placeholder
+
+// redactedUser is the userinfo URL writes. A *url.Userinfo is immutable, so
+// one value serves every call.
+var redactedUser = url.UserPassword(Placeholder, Placeholder)
+
+// URL returns u as it may appear in telemetry. Userinfo becomes
+// REDACTED:REDACTED, also when it is carried in u.Opaque ("//user:pw@host/p",
+// as net/url documents it, or "user:pw@host") or, in a URL built by hand, in
+// u.Host; every query value becomes REDACTED (pairs are split on '&' only,
+// so empty pairs and keys without '=' stay as they were); the fragment and
+// a bare '?' are dropped. A nil URL yields "".
+func URL(u *url.URL) string {
+	if u == nil {
+		return ""
+	}
+	clean := *u
+	if u.User != nil {
+		clean.User = redactedUser
+	}
+	clean.Fragment, clean.RawFragment = "", ""
+	clean.RawQuery, clean.ForceQuery = "", false
+	if u.Opaque != "" {
+		clean.Opaque = opaque(u.Opaque)
+	}
+	if at := strings.LastIndexByte(u.Host, '@'); at >= 0 {
+		clean.Host = credentials + u.Host[at:]
+	}
+	s := clean.String()
+	if u.RawQuery == "" {
+		return s
+	}
+	return appendQuery(s, u.RawQuery)
+}
+
+// Changes reports whether URL(u) may differ from what u's String method
+// writes once u.User is removed, which is what otelhttp records as url.full.
+// When it reports false the two are equal, so a recorder can keep
+// otelhttp's value without sanitizing it again.
+func Changes(u *url.URL) bool {
+	if u == nil {
+		return false
+	}
+	return u.User != nil || u.RawQuery != "" || u.ForceQuery || u.Fragment != "" || u.RawFragment != "" ||
+		strings.ContainsAny(u.Opaque, "@?#") || strings.IndexByte(u.Host, '@') >= 0
+}
+
+// String sanitizes a URL found as text: in an error message, a span name or
+// an attribute. Text that url.Parse accepts is sanitized as URL does.
+//
+// Text that it rejects is still cleaned, without parsing, so that it leaks
+// neither credentials nor query values: in the authority (after "scheme://",
+// or from the start when there is none, up to the first '/') everything
+// before the last '@' becomes REDACTED:REDACTED, so a password holding '#'
+// or '?' is caught whole; then everything from the first '#' is dropped and
+// the query after the first '?' has its values replaced.
+//
+// A URL embedded in text that parses as a relative reference ("see
+// http://u:p@host/"), which url.Parse takes for a path, is cleaned as text
+// that does not parse.
+func String(raw string) string {
+	if u, err := url.Parse(raw); err == nil && (u.Scheme != "" || !strings.Contains(raw, "://")) {
+		return URL(u)
+	}
+	return unparsed(raw)
+}
+
+// unparsed is the fallback of String for text that does not parse.
+func unparsed(raw string) string {
+	start := 0
+	if i := strings.Index(raw, "://"); i >= 0 {
+		start = i + len("://")
+	}
+	end := len(raw)
+	if i := strings.IndexByte(raw[start:], '/'); i >= 0 {
+		end = start + i
+	}
+	if at := strings.LastIndexByte(raw[start:end], '@'); at >= 0 {
+		raw = raw[:start] + credentials + raw[start+at:]
+	}
+	raw, _, _ = strings.Cut(raw, "#")
+	head, query, hasQuery := strings.Cut(raw, "?")
+	if !hasQuery || query == "" {
+		return head
+	}
+	return appendQuery(head, query)
+}
+
+// Text sanitizes every URL-like word of free text such as a span name
+// ("POST https://u:p@host/x?token=t"): each run of characters between
+// spaces, quotes, brackets and commas that contains "://", '@' or a '?'
+// followed by more is replaced by String of it. Other text is returned as
+// it is.
+func Text(s string) string {
+	if !strings.ContainsAny(s, "?@") && !strings.Contains(s, "://") {
+		return s
+	}
+	var b strings.Builder
+	b.Grow(len(s) + 16)
+	for len(s) > 0 {
+		i := strings.IndexFunc(s, isWordSeparator)
+		if i < 0 {
+			i = len(s)
+		}
+		if word := s[:i]; urlLike(word) {
+			b.WriteString(String(word))
+		} else {
+			b.WriteString(word)
+		}
+		if i == len(s) {
+			break
+		}
+		b.WriteByte(s[i]) // every separator is one byte
+		s = s[i+1:]
+	}
+	return b.String()
+}
+
+func urlLike(word string) bool {
+	q := strings.IndexByte(word, '?')
+	return (q >= 0 && q < len(word)-1) || strings.IndexByte(word, '@') >= 0 || strings.Contains(word, "://")
+}
+
+func isWordSeparator(r rune) bool {
+	switch r {
+	case ' ', '\t', '\n', '\r', '\v', '\f', '"', '\'', '`', '<', '>', '(', ')', '[', ']', '{', '}', ',':
+		return true
+	}
+	return false
+}
+
+// opaque redacts the userinfo of an opaque URL part, and any query or
+// fragment a URL built by hand carries in it.
+func opaque(op string) string {
+	op, _, _ = strings.Cut(op, "#")
+	rest, query, hasQuery := strings.Cut(op, "?")
+	prefix := ""
+	if strings.HasPrefix(rest, "//") {
+		prefix, rest = "//", rest[2:]
+	}
+	end := len(rest)
+	if i := strings.IndexByte(rest, '/'); i >= 0 {
+		end = i
+	}
+	if at := strings.LastIndexByte(rest[:end], '@'); at >= 0 {
+		rest = credentials + rest[at:]
+	}
+	out := prefix + rest
+	if !hasQuery || query == "" {
+		return out
+	}
+	return appendQuery(out, query)
+}
+
+// appendQuery returns prefix + "?" + raw with every value replaced by
+// Placeholder, in one pre-sized buffer. Pairs are split on '&' only, so
+// empty pairs and keys without '=' stay as they were.
+func appendQuery(prefix, raw string) string {
+	var b strings.Builder
+	b.Grow(len(prefix) + 1 + len(raw) + (strings.Count(raw, "&")+1)*len(Placeholder))
+	b.WriteString(prefix)
+	b.WriteByte('?')
+	for rest, more := raw, true; more; {
+		var pair string
+		pair, rest, more = strings.Cut(rest, "&")
+		key, _, hasValue := strings.Cut(pair, "=")
+		b.WriteString(key)
+		if hasValue {
+			b.WriteString("=" + Placeholder)
+		}
+		if more {
+			b.WriteByte('&')
+		}
+	}
+	return b.String()
+}

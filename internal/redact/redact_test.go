@@ -1,0 +1,197 @@
+package redact_test
+
+import (
+	"net/url"
+	"strings"
+	"testing"
+
+	"github.com/otelretry/otelretry-go/attrs"
+	"github.com/otelretry/otelretry-go/internal/redact"
+)
+
+func TestPlaceholderIsTheVocabulary(t *testing.T) {
+	if redact.Placeholder != attrs.Redacted {
+		t.Fatalf("redact.Placeholder %q differs from attrs.Redacted %q", redact.Placeholder, attrs.Redacted)
+	}
+}
+
+func mustParse(t *testing.T, raw string) *url.URL {
+	t.Helper()
+	u, err := url.Parse(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return u
+}
+
+func TestURL(t *testing.T) {
+	for in, want := range map[string]string{
+		"https://u:p@h.test/a?x=1&y=&z":            "https://REDACTED:REDACTED@h.test/a?x=REDACTED&y=REDACTED&z",
+		"http://u@h.test/p?x=1#frag":               "http://REDACTED:REDACTED@h.test/p?x=REDACTED",
+		"http://:p@h.test/":                        "http://REDACTED:REDACTED@h.test/",
+		"http://h.test:8080/p?X-Amz-Signature=abc": "http://h.test:8080/p?X-Amz-Signature=REDACTED",
+		"http://h.test/":                           "http://h.test/",
+		"https://h.test/a#frag":                    "https://h.test/a",
+		"http://h.test/?":                          "http://h.test/",
+		"http://h.test/p?#":                        "http://h.test/p",
+		"http://h.test/p?a=1&&b":                   "http://h.test/p?a=REDACTED&&b",
+		"http://h.test/p?&":                        "http://h.test/p?&",
+		"http://h.test/p?=x":                       "http://h.test/p?=REDACTED",
+		"http://h.test/p?k=":                       "http://h.test/p?k=REDACTED",
+		"http://h.test/p?a=1=2":                    "http://h.test/p?a=REDACTED",
+		"http://h.test/p?a=1;b=2":                  "http://h.test/p?a=REDACTED",
+		"http://h.test/p?%3D=1&x%26y=2":            "http://h.test/p?%3D=REDACTED&x%26y=REDACTED",
+		"http://h.test/a%2Fb?x=1":                  "http://h.test/a%2Fb?x=REDACTED",
+		"http://[::1]:8080/p?q":                    "http://[::1]:8080/p?q",
+		"http://[fe80::1%25en0]/p?k=v":             "http://[fe80::1%25en0]/p?k=REDACTED",
+		"http://h.test/p?tok=REDACTED":             "http://h.test/p?tok=REDACTED",
+		"/relative/path?token=t":                   "/relative/path?token=REDACTED",
+		// Opaque URLs: the part before '@' is userinfo whatever the scheme.
+		"http:user:pw@h.test/p?x=1":        "http:REDACTED:REDACTED@h.test/p?x=REDACTED",
+		"mailto:someone@h.test?subject=hi": "mailto:REDACTED:REDACTED@h.test?subject=REDACTED",
+		"urn:isbn:0451450523":              "urn:isbn:0451450523",
+	} {
+		if got := redact.URL(mustParse(t, in)); got != want {
+			t.Errorf("URL(%q) = %q, want %q", in, got, want)
+		}
+	}
+	if got := redact.URL(nil); got != "" {
+		t.Errorf("URL(nil) = %q", got)
+	}
+}
+
+// TestURLBuiltByHand covers fields that url.Parse never fills that way but
+// a caller may: userinfo in Opaque ("//user:pw@host/path", the form
+// net/url documents for sending an exact path), a query or fragment inside
+// Opaque, and userinfo in Host.
+func TestURLBuiltByHand(t *testing.T) {
+	for _, tc := range []struct {
+		u    url.URL
+		want string
+	}{
+		{url.URL{Scheme: "http", Host: "h.test", Opaque: "//user:pw@h.test/a%2Fb"}, "http://REDACTED:REDACTED@h.test/a%2Fb"},
+		{url.URL{Scheme: "http", Host: "h.test", Opaque: "//h.test/a", RawQuery: "k=v"}, "http://h.test/a?k=REDACTED"},
+		{url.URL{Scheme: "http", Opaque: "//h.test/a?token=t#frag"}, "http://h.test/a?token=REDACTED"},
+		{url.URL{Scheme: "http", Host: "user:pw@h.test", Path: "/p"}, "http://REDACTED:REDACTED%40h.test/p"},
+		{url.URL{Scheme: "http", Host: "h.test", Path: "/p", User: url.User("alice")}, "http://REDACTED:REDACTED@h.test/p"},
+		{url.URL{Scheme: "http", Host: "h.test", Path: "/p", RawFragment: "f", Fragment: "f"}, "http://h.test/p"},
+	} {
+		if got := redact.URL(&tc.u); got != tc.want {
+			t.Errorf("URL(%#v) = %q, want %q", tc.u, got, tc.want)
+		}
+		for _, secret := range []string{"user", "pw", "alice", "token=t", "frag"} {
+			if strings.Contains(redact.URL(&tc.u), secret) {
+				t.Errorf("URL(%#v) repeats %q", tc.u, secret)
+			}
+		}
+	}
+}
+
+func TestString(t *testing.T) {
+	for in, want := range map[string]string{
+		// Parsable: as URL.
+		"https://u:p@h.test/a?x=1#f": "https://REDACTED:REDACTED@h.test/a?x=REDACTED",
+		"":                           "",
+		// Unparsable: cleaned as text.
+		"http://h.test/%zz?token=t#frag":     "http://h.test/%zz?token=REDACTED",
+		"http://u:p%zz@h.test/?token=t":      "http://REDACTED:REDACTED@h.test/?token=REDACTED",
+		"http://u:p#w@h.test/x?token=t":      "http://REDACTED:REDACTED@h.test/x?token=REDACTED",
+		"http://[::1/p?x=1&y":                "http://[::1/p?x=REDACTED&y",
+		"http://h.test/\x7f?x=1":             "http://h.test/\x7f?x=REDACTED",
+		"%zz:pw@host?x=1":                    "REDACTED:REDACTED@host?x=REDACTED",
+		"see http://alice:s3cret@h.test/?k=": "see http://REDACTED:REDACTED@h.test/?k=REDACTED",
+		"x/http://alice:s3cret@h.test/":      "x/http://REDACTED:REDACTED@h.test/",
+	} {
+		if got := redact.String(in); got != want {
+			t.Errorf("String(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+func TestText(t *testing.T) {
+	for in, want := range map[string]string{
+		"retry GET":                            "retry GET",
+		"GET":                                  "GET",
+		"GET http://alice:pw@h.test/x?token=t": "GET http://REDACTED:REDACTED@h.test/x?token=REDACTED",
+		`fetch "https://h.test/a?sig=abc"`:     `fetch "https://h.test/a?sig=REDACTED"`,
+		"GET /items?page=2 (retry)":            "GET /items?page=REDACTED (retry)",
+		"POST <http://u:p@h/>, then GET":       "POST <http://REDACTED:REDACTED@h/>, then GET",
+		"what?":                                "what?",
+		"ünïcode http://h/?k=v ✓":              "ünïcode http://h/?k=REDACTED ✓",
+	} {
+		if got := redact.Text(in); got != want {
+			t.Errorf("Text(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+// userless is what otelhttp records as url.full: u without its userinfo.
+func userless(u *url.URL) string {
+	c := *u
+	c.User = nil
+	return c.String()
+}
+
+// checkClean fails when the sanitized form of u, read back, still carries
+// userinfo other than REDACTED:REDACTED, a query value other than REDACTED
+// or a fragment; and when Changes(u) is false although URL(u) differs from
+// what otelhttp records.
+func checkClean(t *testing.T, raw string, u *url.URL) {
+	t.Helper()
+	got := redact.URL(u)
+	if !redact.Changes(u) && got != userless(u) {
+		t.Fatalf("Changes(%q) is false, but URL gives %q and otelhttp %q", raw, got, userless(u))
+	}
+	back, err := url.Parse(got)
+	if err != nil {
+		return // not a URL any more: nothing structured is left to leak
+	}
+	if back.User != nil && back.User.String() != redact.Placeholder+":"+redact.Placeholder {
+		t.Fatalf("URL(%q) = %q keeps userinfo %q", raw, got, back.User.String())
+	}
+	if back.Fragment != "" {
+		t.Fatalf("URL(%q) = %q keeps a fragment", raw, got)
+	}
+	for pair := range strings.SplitSeq(back.RawQuery, "&") {
+		if _, v, ok := strings.Cut(pair, "="); ok && v != redact.Placeholder {
+			t.Fatalf("URL(%q) = %q keeps the query value %q", raw, got, v)
+		}
+	}
+}
+
+func FuzzURL(f *testing.F) {
+	for _, s := range []string{
+		"https://u:p@h.test/a?x=1&y=&z#f", "http://h.test/?", "http://h.test/p?a=1&&b", "mailto:x@y?z=1",
+		"http://[::1]:80/a%2Fb?%3D=1", "//h.test/p?q=1", "p?x", "http://h.test/p?&&&=", "http:u:p@h/x",
+		"http://h/%zz?token=t", "http://u:p#w@h/?x=1",
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, raw string) {
+		if u, err := url.Parse(raw); err == nil {
+			checkClean(t, raw, u)
+		}
+		// String never leaks a query value that follows '=' in the text.
+		out := redact.String(raw)
+		if _, q, ok := strings.Cut(out, "?"); ok {
+			q, _, _ = strings.Cut(q, "#")
+			for pair := range strings.SplitSeq(q, "&") {
+				if _, v, ok := strings.Cut(pair, "="); ok && v != redact.Placeholder {
+					t.Fatalf("String(%q) = %q keeps the query value %q", raw, out, v)
+				}
+			}
+		}
+		if strings.Contains(out, "#") && !strings.Contains(raw, "#") {
+			t.Fatalf("String(%q) = %q invents a '#'", raw, out)
+		}
+		_ = redact.Text(raw)
+	})
+}
+
+func BenchmarkURL(b *testing.B) {
+	u, _ := url.Parse("https://alice:s3cret@api.example.com/v1/items?token=abc&page=2&sort=asc")
+	b.ReportAllocs()
+	for b.Loop() {
+		_ = redact.URL(u)
+	}
+}
