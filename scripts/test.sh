@@ -30,7 +30,7 @@ fi
 # The repository's Go modules: the library, and the modules that keep
 # their dependencies out of it. Each is checked as its users see it
 # (GOWORK=off); go.work only lets the README's commands run from the root.
-modules=(. cmd/retryinspect examples/demo internal/e2e benchmarks classify/h2 classify/h3)
+modules=(. cmd/retryinspect examples/demo internal/e2e internal/realclients benchmarks classify/h2 classify/h3)
 export GOWORK=off
 
 step "library go.mod: OpenTelemetry, otelhttp and their dependencies only"
@@ -45,6 +45,8 @@ go test -race -count=1 ./...
 (cd examples/demo && go test -race -count=1 ./...)
 (cd classify/h2 && go test -race -count=1 ./...)
 (cd classify/h3 && go test -race -count=1 ./...)
+# Real third-party clients over otelretry; the tests against the stack skip here.
+(cd internal/realclients && go test -race -count=1 ./...)
 
 step "benchmarks module: tests, one iteration of every benchmark, storm smoke"
 (cd benchmarks && go test -count=1 ./... && go test ./overhead -run '^$' -bench . -benchtime=1x >/dev/null)
@@ -54,6 +56,10 @@ step "fuzz targets, briefly"
 go test ./otelretry -run '^$' -fuzz '^FuzzDecide$' -fuzztime 5s >/dev/null
 go test ./otelretry -run '^$' -fuzz '^FuzzTransportInvariants$' -fuzztime 5s >/dev/null
 go test ./otelretry -run '^$' -fuzz '^FuzzParseRetryAfter$' -fuzztime 5s >/dev/null
+go test ./internal/redact -run '^$' -fuzz '^FuzzURL$' -fuzztime 5s >/dev/null
+for target in FuzzStdout FuzzOTLP FuzzJaeger; do
+	(cd cmd/retryinspect && go test . -run '^$' -fuzz "^$target\$" -fuzztime 5s >/dev/null)
+done
 
 step "docker-compose.yaml validation (no container engine: config only)"
 scripts/validate-compose.sh

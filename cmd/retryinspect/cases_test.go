@@ -31,9 +31,12 @@ type op struct {
 	id, method, url string
 	outcome         attrs.Outcome
 	attempts        int64 // retry.attempts
-	budget          int64
+	budget          int64 // retry.deadline_ms
+	legacyBudget    bool  // write it as retry.budget_ms, its name before v0.2.0
 	start, end      int64
 	contract        bool
+	redirects       int64                // retry.redirects, when > 0
+	repeat          int64                // retry.operation.repeat, when > 0
 	omit            bool                 // the span is lost (never exported)
 	drop            []attribute.Key      // contract attributes left out
 	extra           []attribute.KeyValue // added or overriding attributes
@@ -41,6 +44,10 @@ type op struct {
 }
 
 func (o op) span() tracefixture.Span {
+	deadline := attrs.DeadlineMsKey.Int64(o.budget)
+	if o.legacyBudget {
+		deadline = attrs.LegacyBudgetMsKey.Int64(o.budget)
+	}
 	kvs := []attribute.KeyValue{
 		attrs.OperationIDKey.String(o.id),
 		attrs.HTTPRequestMethodKey.String(o.method),
@@ -48,10 +55,16 @@ func (o op) span() tracefixture.Span {
 		attrs.ServerAddressKey.String(strings.Split(server, ":")[0]),
 		attrs.AttemptsKey.Int64(o.attempts),
 		o.outcome.Attribute(),
-		attrs.DeadlineMsKey.Int64(o.budget),
+		deadline,
 	}
 	if o.contract {
 		kvs = append(kvs, attrs.IdempotencyContractKey.Bool(true))
+	}
+	if o.redirects > 0 {
+		kvs = append(kvs, attrs.RedirectsKey.Int64(o.redirects))
+	}
+	if o.repeat > 0 {
+		kvs = append(kvs, attrs.RepeatKey.Int64(o.repeat))
 	}
 	return tracefixture.Span{
 		Name: "retry " + o.method, Kind: trace.SpanKindInternal,
@@ -61,7 +74,9 @@ func (o op) span() tracefixture.Span {
 }
 
 // try describes an attempt span; with url set it gets an otelhttp-like
-// client span and a server span below it.
+// client span and a server span below it. With client set it has the span
+// shape of v0.2 instead: the attempt span is otelhttp's CLIENT span, named
+// by the method, with the server span below it.
 type try struct {
 	opID, requestID  string // requestID defaults to <opID>/attempt-<n>
 	n                int64
@@ -71,9 +86,12 @@ type try struct {
 	start, elapsed   int64
 	remaining        int64
 	decision         attrs.Decision
-	backoff          int64 // recorded when decision is retry
-	retryAfter       int64 // recorded when > 0
-	repeat           int   // extra deliveries
+	reason           attrs.Reason // recorded when set
+	backoff          int64        // recorded when decision is retry
+	retryAfter       int64        // recorded when > 0
+	repeat           int          // extra deliveries
+	tamper           []attribute.KeyValue
+	client           bool
 	drop             []attribute.Key
 	extra            []attribute.KeyValue
 	clientAttrs      []attribute.KeyValue // extra attributes of the client span
@@ -102,6 +120,9 @@ func (t try) span() tracefixture.Span {
 		attrs.ElapsedMsKey.Int64(t.elapsed),
 		attrs.RemainingMsKey.Int64(t.remaining),
 		t.decision.Attribute())
+	if t.reason != "" {
+		kvs = append(kvs, t.reason.Attribute())
+	}
 	if t.retryAfter > 0 {
 		kvs = append(kvs, attrs.RetryAfterMsKey.Int64(t.retryAfter))
 	}
@@ -111,10 +132,24 @@ func (t try) span() tracefixture.Span {
 	if t.n > 1 {
 		kvs = append(kvs, attrs.HTTPRequestResendCountKey.Int64(t.n-1))
 	}
+	if t.client {
+		// otelhttp's client span carries the attempt event.
+		c := t.clientSpan()
+		kvs = append(kvs, attrs.URLFullKey.String(t.url), attrs.ServerAddressKey.String(strings.Split(server, ":")[0]))
+		switch {
+		case t.class != "":
+			kvs = append(kvs, attrs.ErrorTypeKey.String(string(t.class)))
+		case t.status >= 400:
+			kvs = append(kvs, attrs.ErrorTypeKey.String(fmt.Sprint(t.status)))
+		}
+		c.Name, c.Attrs = t.method, edit(append(kvs, t.clientAttrs...), t.drop, t.extra)
+		c.Repeat, c.Tamper = t.repeat, t.tamper
+		return c
+	}
 	s := tracefixture.Span{
 		Name: "attempt", Kind: trace.SpanKindInternal,
 		Start: ms(t.start), End: ms(t.start + t.elapsed),
-		Attrs: edit(kvs, t.drop, t.extra), Repeat: t.repeat,
+		Attrs: edit(kvs, t.drop, t.extra), Repeat: t.repeat, Tamper: t.tamper,
 	}
 	if t.url != "" && !t.withoutHTTPSpans {
 		s.Children = []tracefixture.Span{t.clientSpan()}
@@ -198,8 +233,9 @@ func writeTimeout() tracefixture.Span {
 type goldenCase struct {
 	name  string
 	roots []tracefixture.Span
-	json  bool // also compare the --json output
-	want  []inspect.Code
+	json  bool           // also compare the --json output
+	want  []inspect.Code // findings
+	notes []inspect.Code
 }
 
 func goldenCases() []goldenCase {
@@ -280,7 +316,8 @@ func goldenCases() []goldenCase {
 			)}.span(),
 		}},
 		{name: "operation-id-split-without-operation-span",
-			want: []inspect.Code{inspect.CodeMissingOperationSpan, inspect.CodeRetryWithoutNext, inspect.CodeOperationIDSplit, inspect.CodeAttemptNumbering},
+			want:  []inspect.Code{inspect.CodeRetryWithoutNext, inspect.CodeOperationIDSplit, inspect.CodeAttemptNumbering},
+			notes: []inspect.Code{inspect.CodeNoOperationSpan},
 			roots: []tracefixture.Span{
 				// Ids made per call inside the retry wrapper, no operation span.
 				{Name: "GET /report", Kind: trace.SpanKindServer, End: ms(300), Children: children(
@@ -351,14 +388,157 @@ func goldenCases() []goldenCase {
 			op{id: "op-detached", method: "GET", url: items, outcome: attrs.OutcomeReturn, attempts: 1, budget: 400, end: 60}.span(),
 			try{opID: "op-detached", n: 1, method: "GET", url: items, status: 200, start: 1, elapsed: 50, remaining: 399, decision: attrs.DecisionReturn}.span(),
 		}},
-		{name: "contract-attributes", want: []inspect.Code{inspect.CodeMissingAttribute, inspect.CodeInvalidAttribute}, roots: []tracefixture.Span{
-			op{id: "op-sloppy", method: "POST", url: orders, outcome: "ok", attempts: 1, budget: 400, end: 200,
-				drop: []attribute.Key{attrs.DeadlineMsKey, attrs.ServerAddressKey}, children: children(
-					try{opID: "op-sloppy", n: 1, method: "POST", url: orders, class: attrs.ErrorClassTimeout, elapsed: 120, remaining: 400, decision: "give_up",
-						drop:  []attribute.Key{attrs.RequestIDKey, attrs.RemainingMsKey},
-						extra: []attribute.KeyValue{attrs.ElapsedMsKey.String("120ms")}}.span(),
-					stateCheck("op-sloppy", "maybe", 130, 140),
-				)}.span(),
+		{name: "contract-attributes", want: []inspect.Code{inspect.CodeMissingAttribute, inspect.CodeInvalidAttribute},
+			notes: []inspect.Code{inspect.CodeMissingOptionalAttribute}, roots: []tracefixture.Span{
+				op{id: "op-sloppy", method: "POST", url: orders, outcome: "ok", attempts: 1, budget: 400, end: 200,
+					drop: []attribute.Key{attrs.DeadlineMsKey, attrs.ServerAddressKey}, children: children(
+						try{opID: "op-sloppy", n: 1, method: "POST", url: orders, class: attrs.ErrorClassTimeout, elapsed: 120, remaining: 400, decision: "give_up",
+							drop:  []attribute.Key{attrs.RequestIDKey, attrs.RemainingMsKey},
+							extra: []attribute.KeyValue{attrs.ElapsedMsKey.String("120ms")}}.span(),
+						stateCheck("op-sloppy", "maybe", 130, 140),
+					)}.span(),
+			}},
+		{name: "clean-client-spans", roots: []tracefixture.Span{readTimelineClientSpans()}},
+		{name: "minimal-contract", json: true, notes: []inspect.Code{inspect.CodeMissingOptionalAttribute, inspect.CodeNoOperationSpan},
+			roots: minimalContract()},
+		{name: "outer-layer-resend", json: true, want: []inspect.Code{inspect.CodeOuterLayerResend}, roots: outerLayerResends()},
+		{name: "outer-layer-clean", roots: outerLayerClean()},
+		{name: "span-id-reused", want: []inspect.Code{inspect.CodeSpanIDReused}, roots: []tracefixture.Span{
+			op{id: "op-twin", method: "GET", url: items, outcome: attrs.OutcomeReturn, attempts: 1, budget: 400, end: 51, children: children(
+				try{opID: "op-twin", n: 1, method: "GET", url: items, status: 200, elapsed: 50, remaining: 400, decision: attrs.DecisionReturn,
+					tamper: []attribute.KeyValue{attrs.OperationIDKey.String("op-twin"), attrs.AttemptKey.Int(1), attrs.DecisionKey.String("retry")}}.span())}.span(),
 		}},
+	}
+}
+
+// readTimelineClientSpans is readTimeline in the span shape of v0.2: each
+// attempt is otelhttp's CLIENT span "GET" carrying the attempt event with
+// its retry.reason, and the operation's time limit is written under its
+// old name retry.budget_ms, which readers still accept.
+func readTimelineClientSpans() tracefixture.Span {
+	url := endpoint("/items")
+	return op{id: "op-read-v2", method: "GET", url: url, outcome: attrs.OutcomeReturn, attempts: 3, budget: 400, legacyBudget: true, start: 0, end: 290,
+		children: children(
+			try{client: true, opID: "op-read-v2", n: 1, method: "GET", url: url, status: 503, start: 0, elapsed: 80, remaining: 400,
+				decision: attrs.DecisionRetry, reason: attrs.ReasonRetryableStatus, backoff: 40}.span(),
+			try{client: true, opID: "op-read-v2", n: 2, method: "GET", url: url, status: 503, start: 120, elapsed: 80, remaining: 280,
+				decision: attrs.DecisionRetry, reason: attrs.ReasonRetryableStatus, backoff: 40}.span(),
+			try{client: true, opID: "op-read-v2", n: 3, method: "GET", url: url, status: 200, start: 240, elapsed: 50, remaining: 160,
+				decision: attrs.DecisionReturn, reason: attrs.ReasonResponse}.span(),
+		)}.span()
+}
+
+// minimalContract is what another team's retry layer may record: the
+// minimal attempt event only (operation id, request id, attempt, method,
+// status XOR error class, elapsed, remaining, decision). One operation has
+// no operation span at all; the other has one with only its id and
+// outcome. Neither shows a pattern of the diagnostic matrix: the absences
+// are notes, and the run exits 0.
+func minimalContract() []tracefixture.Span {
+	minimal := []attribute.Key{attrs.ServerAddressKey}
+	items := endpoint("/items")
+	return []tracefixture.Span{
+		{Name: "GET /report", Kind: trace.SpanKindServer, End: ms(300), Children: children(
+			try{client: true, opID: "team-b-1", n: 1, method: "GET", url: items, class: attrs.ErrorClassTimeout, elapsed: 100, remaining: 1000,
+				decision: attrs.DecisionRetry, drop: []attribute.Key{attrs.BackoffMsKey, attrs.ServerAddressKey, attrs.ErrorTypeKey}}.span(),
+			try{client: true, opID: "team-b-1", n: 2, method: "GET", url: items, status: 200, start: 150, elapsed: 40, remaining: 850,
+				decision: attrs.DecisionReturn, drop: minimal}.span(),
+		)},
+		op{id: "team-b-2", method: "POST", url: endpoint("/orders"), outcome: attrs.OutcomeReturn, start: 1000, end: 1050,
+			drop: []attribute.Key{attrs.HTTPRequestMethodKey, attrs.URLFullKey, attrs.ServerAddressKey, attrs.AttemptsKey, attrs.DeadlineMsKey},
+			children: children(
+				try{client: true, opID: "team-b-2", n: 1, method: "POST", url: endpoint("/orders"), status: 201, start: 1000, elapsed: 40, remaining: 500,
+					decision: attrs.DecisionReturn, drop: minimal}.span(),
+			)}.span(),
+	}
+}
+
+// outerLayerResends are writes sent again by a layer above the retry
+// transport, as go-retryablehttp stacked over it does: with a fresh
+// operation id per call (sibling operation spans under the caller's span),
+// with one shared operation id that the transport marks as a repeat, and
+// marked where the earlier operation is not in the input.
+func outerLayerResends() []tracefixture.Span {
+	orders, pay := endpoint("/orders"), endpoint("/payments")
+	return []tracefixture.Span{
+		// Fresh ids: the POST ended with a 503 that the transport did not
+		// retry (not idempotent); the outer layer sent it again.
+		{Name: "POST /checkout", Kind: trace.SpanKindServer, End: ms(400), Children: children(
+			op{id: "op-o1", method: "POST", url: orders, outcome: attrs.OutcomeStop, attempts: 1, budget: 1000, start: 0, end: 61, children: children(
+				try{client: true, opID: "op-o1", n: 1, method: "POST", url: orders, status: 503, elapsed: 60, remaining: 1000,
+					decision: attrs.DecisionStop, reason: attrs.ReasonNotIdempotent}.span())}.span(),
+			op{id: "op-o2", method: "POST", url: orders, outcome: attrs.OutcomeReturn, attempts: 1, budget: 1000, start: 100, end: 141, children: children(
+				try{client: true, opID: "op-o2", n: 1, method: "POST", url: orders, status: 201, start: 100, elapsed: 40, remaining: 1000,
+					decision: attrs.DecisionReturn, reason: attrs.ReasonResponse}.span())}.span(),
+		)},
+		// One id (WithOperationID): the transport counts the second
+		// operation as a repeat of the first, after an unknown outcome.
+		{Name: "POST /pay", Kind: trace.SpanKindServer, Start: ms(1000), End: ms(1400), Children: children(
+			op{id: "op-pay", method: "POST", url: pay, outcome: attrs.OutcomeCheckState, attempts: 1, budget: 1000, start: 1000, end: 1121, children: children(
+				try{client: true, opID: "op-pay", n: 1, method: "POST", url: pay, class: attrs.ErrorClassTimeout, start: 1000, elapsed: 120, remaining: 1000,
+					decision: attrs.DecisionCheckState, reason: attrs.ReasonUnknownWrite}.span())}.span(),
+			op{id: "op-pay", method: "POST", url: pay, outcome: attrs.OutcomeReturn, attempts: 1, budget: 1000, repeat: 1, start: 1200, end: 1241, children: children(
+				try{client: true, opID: "op-pay", requestID: "op-pay/repeat-1/attempt-1", n: 1, method: "POST", url: pay, status: 200, start: 1200, elapsed: 40, remaining: 1000,
+					decision: attrs.DecisionReturn, reason: attrs.ReasonResponse}.span())}.span(),
+		)},
+		// The marker alone: the earlier operations are not in the input.
+		op{id: "op-marked", method: "PUT", url: endpoint("/orders/7"), outcome: attrs.OutcomeReturn, attempts: 1, budget: 1000, repeat: 2, start: 2000, end: 2041,
+			children: children(
+				try{client: true, opID: "op-marked", n: 1, method: "PUT", url: endpoint("/orders/7"), status: 200, start: 2000, elapsed: 40, remaining: 1000,
+					decision: attrs.DecisionReturn, reason: attrs.ReasonResponse}.span())}.span(),
+	}
+}
+
+// outerLayerClean are repeated operations that outer-layer-resend must let
+// pass: the hops of a 307 redirect chain of a POST (retry.redirects), with
+// a shared and with fresh operation ids; a GET sent again after a 503; a
+// second POST after the first succeeded (a deliberate second call); and a
+// POST with an idempotency contract.
+func outerLayerClean() []tracefixture.Span {
+	orders, items := endpoint("/orders"), endpoint("/items")
+	redirectHop := func(id string, hop, n, start int64, status int64) op {
+		o := op{id: id, method: "POST", url: orders, outcome: attrs.OutcomeReturn, attempts: 1, budget: 1000, redirects: hop, start: start, end: start + 41,
+			children: children(try{client: true, opID: id, n: n, method: "POST", url: orders, status: status, start: start, elapsed: 40, remaining: 1000 - (start % 1000),
+				decision: attrs.DecisionReturn, reason: attrs.ReasonResponse}.span())}
+		return o
+	}
+	return []tracefixture.Span{
+		// WithOperationID: the hops share the id and go on counting attempts.
+		{Name: "POST /submit", Kind: trace.SpanKindServer, End: ms(200), Children: children(
+			redirectHop("op-redirect", 0, 1, 0, 307).span(),
+			redirectHop("op-redirect", 1, 2, 50, 201).span(),
+		)},
+		// Fresh ids per hop.
+		{Name: "POST /submit", Kind: trace.SpanKindServer, Start: ms(1000), End: ms(1200), Children: children(
+			redirectHop("op-hop-1", 0, 1, 1000, 308).span(),
+			redirectHop("op-hop-2", 1, 2, 1050, 201).span(),
+		)},
+		// A GET repeated after a 503: safe to repeat.
+		{Name: "GET /page", Kind: trace.SpanKindServer, Start: ms(2000), End: ms(2300), Children: children(
+			op{id: "op-g1", method: "GET", url: items, outcome: attrs.OutcomeMaxAttempts, attempts: 1, budget: 1000, start: 2000, end: 2061, children: children(
+				try{client: true, opID: "op-g1", n: 1, method: "GET", url: items, status: 503, start: 2000, elapsed: 60, remaining: 1000,
+					decision: attrs.DecisionMaxAttempts, reason: attrs.ReasonAttemptLimit}.span())}.span(),
+			op{id: "op-g2", method: "GET", url: items, outcome: attrs.OutcomeReturn, attempts: 1, budget: 1000, repeat: 1, start: 2100, end: 2141, children: children(
+				try{client: true, opID: "op-g2", n: 1, method: "GET", url: items, status: 200, start: 2100, elapsed: 40, remaining: 1000,
+					decision: attrs.DecisionReturn, reason: attrs.ReasonResponse}.span())}.span(),
+		)},
+		// Two orders on purpose: the first succeeded.
+		{Name: "POST /cart/checkout", Kind: trace.SpanKindServer, Start: ms(3000), End: ms(3300), Children: children(
+			op{id: "op-c1", method: "POST", url: orders, outcome: attrs.OutcomeReturn, attempts: 1, budget: 1000, start: 3000, end: 3041, children: children(
+				try{client: true, opID: "op-c1", n: 1, method: "POST", url: orders, status: 201, start: 3000, elapsed: 40, remaining: 1000,
+					decision: attrs.DecisionReturn, reason: attrs.ReasonResponse}.span())}.span(),
+			op{id: "op-c2", method: "POST", url: orders, outcome: attrs.OutcomeReturn, attempts: 1, budget: 1000, repeat: 1, start: 3100, end: 3141, children: children(
+				try{client: true, opID: "op-c2", n: 1, method: "POST", url: orders, status: 201, start: 3100, elapsed: 40, remaining: 1000,
+					decision: attrs.DecisionReturn, reason: attrs.ReasonResponse}.span())}.span(),
+		)},
+		// An idempotency contract makes the repeat legitimate.
+		{Name: "POST /pay", Kind: trace.SpanKindServer, Start: ms(4000), End: ms(4300), Children: children(
+			op{id: "op-k1", method: "POST", url: endpoint("/payments"), outcome: attrs.OutcomeStop, attempts: 1, budget: 1000, contract: true, start: 4000, end: 4061, children: children(
+				try{client: true, opID: "op-k1", n: 1, method: "POST", url: endpoint("/payments"), status: 500, start: 4000, elapsed: 60, remaining: 1000,
+					decision: attrs.DecisionStop, reason: attrs.ReasonStatus}.span())}.span(),
+			op{id: "op-k2", method: "POST", url: endpoint("/payments"), outcome: attrs.OutcomeReturn, attempts: 1, budget: 1000, contract: true, repeat: 1, start: 4100, end: 4141, children: children(
+				try{client: true, opID: "op-k2", n: 1, method: "POST", url: endpoint("/payments"), status: 200, start: 4100, elapsed: 40, remaining: 1000,
+					decision: attrs.DecisionReturn, reason: attrs.ReasonResponse}.span())}.span(),
+		)},
 	}
 }

@@ -1,17 +1,20 @@
-// Command retryinspect reads the spans of otelretry operations back and
-// checks them against the retry attempt contract, so that the diagnostics
-// of an incident are run, not remembered.
+// Command retryinspect reads the spans of retry operations back and checks
+// them against the retry attempt contract, so that the diagnostics of an
+// incident are run, not remembered. It reads otelretry's spans and those of
+// any implementation that records the contract's attempt event.
 //
 // Usage:
 //
-//	retryinspect --stdout FILE|-        [--json]   stdouttrace JSON (a file, or - for stdin)
-//	retryinspect --otlp FILE|-          [--json]   OTLP JSON lines (Collector file exporter)
-//	retryinspect --jaeger URL --service NAME [--lookback 1h] [--limit N] [--json]
-//	retryinspect --jaeger URL --trace ID [--json]
+//	retryinspect --stdout FILE|-        [--json] [--strict] [--max-bytes 64MiB]   stdouttrace JSON (a file, or - for stdin)
+//	retryinspect --otlp FILE|-          [--json] [--strict] [--max-bytes 64MiB]   OTLP JSON lines (Collector file exporter)
+//	retryinspect --jaeger URL --service NAME [--lookback 1h] [--limit N] [--json] [--strict] [--max-bytes 64MiB]
+//	retryinspect --jaeger URL --trace ID [--json] [--strict] [--max-bytes 64MiB]
 //
-// Reads back the spans of otelretry operations, prints each operation with
-// its attempts in order, a summary and the findings. Exits 0 when clean, 1
-// when there are findings, 2 on usage or input errors.
+// Reads back the spans of retry operations (this library's or any that
+// records the retry attempt contract), prints each operation with its
+// attempts in order, a summary, the notes and the findings. Exits 0 when
+// clean, 1 when there are findings (or notes, with --strict), 2 on usage or
+// input errors.
 //
 // # Inputs
 //
@@ -22,24 +25,39 @@
 //     pretty-printed (WithPrettyPrint); "-" reads standard input.
 //   - --otlp FILE: OTLP JSON as the Collector's file exporter writes it, one
 //     ExportTraceServiceRequest per line; "-" reads standard input.
-//   - --jaeger URL: the Jaeger query service's HTTP API. With --service NAME
-//     it searches /api/traces over --lookback (default 1h; 30m, 2d, ...) for
-//     at most --limit traces (default 100); with --trace ID it reads
-//     /api/traces/ID. --timeout (default 10s) bounds the request.
+//   - --jaeger URL: Jaeger's /api/v3 HTTP API (Jaeger v2, and v1.35 or
+//     later), which answers OTLP JSON. With --service NAME it searches
+//     /api/v3/traces over --lookback (default 1h; 30m, 2d, ... up to about
+//     292 years) for at most --limit traces (default 100); with --trace ID it
+//     reads /api/v3/traces/ID. --timeout (default 10s) bounds the request.
+//     Credentials in the URL are sent as basic authentication and never
+//     printed: messages show the URL with its password masked.
+//
+// OTLP JSON, from a file or from Jaeger, is decoded by the Collector's own
+// decoder (go.opentelemetry.io/collector/pdata), in one place.
+//
+// --max-bytes (default 64MiB; KiB, MiB, GiB or bytes) bounds what is read
+// from a file, standard input or one Jaeger answer, so that a wrong path
+// (/dev/zero) or an endless body fails fast instead of exhausting memory.
 //
 // A malformed input is reported with its line and column and exit status 2,
-// as are an unreachable endpoint and an input without any span. Spans that
-// break the contract are never an input error: they become findings.
+// as are a span with a timestamp outside years 0 to 9999, an unreachable
+// endpoint, an input over the size limit and an input without any span.
+// Spans that break the contract are never an input error: they become
+// findings.
 //
 // # Output
 //
 // For each operation (one operation span, or attempts found without one):
 // its id, method, URL (redacted again for display), outcome, trace and
-// span ids, start, budget and recorded attempt count; then its attempts
-// ordered by retry.attempt and start time, with request id, status or error
-// class, start relative to the operation, elapsed, remaining budget,
-// decision, Retry-After and backoff. State checks appear between the
-// attempts they separate.
+// span ids, start, time limit (retry.deadline_ms) and recorded attempt
+// count, the redirect hop (retry.redirects) and repeat count
+// (retry.operation.repeat) when recorded; then its attempts ordered by
+// retry.attempt and start time, with request id, status or error class,
+// start relative to the operation, elapsed, time remaining, decision,
+// reason (retry.reason, a column shown when an attempt records one),
+// Retry-After and backoff. State checks appear between the attempts they
+// separate.
 //
 // The summary gives the share of each decision, error class and status
 // code over all attempts (decisions describe the client, error classes and
@@ -49,18 +67,24 @@
 // deadline_exceeded / operations).
 //
 // --json prints the same report as one JSON document with the keys spans,
-// operations, summary and findings.
+// operations, summary, notes and findings.
+//
+// The text report escapes control characters, bidirectional formatting
+// characters and invalid UTF-8 in everything it prints from the input, and
+// no message repeats a secret: URLs, and URLs inside span names and
+// values, are shown sanitized (userinfo REDACTED:REDACTED, query values
+// REDACTED) by the sanitizer the library records them with.
 //
 // Example, on the contract's fixed read timeline:
 //
-//	retryinspect: 1 operation, 3 attempts in 10 spans (1 operation, 3 attempt, 0 state check, 6 without retry attributes; 0 duplicate deliveries)
+//	retryinspect: 1 operation, 3 attempts in 7 spans (1 operation, 3 attempt, 0 state check, 3 without retry attributes; 0 duplicate deliveries)
 //
-//	operation op-read  GET http://127.0.0.1:8080/items  outcome return
-//	  trace 00000000000000000000000000000001  span 0000000000000001  start 2026-01-02T03:04:05.000Z  budget 400ms  attempts 3
-//	  #  REQUEST ID         RESULT      AT      ELAPSED  REMAINING  DECISION  RETRY-AFTER  BACKOFF
-//	  1  op-read/attempt-1  status 503  +0ms    80ms     400ms      retry     -            40ms
-//	  2  op-read/attempt-2  status 503  +120ms  80ms     280ms      retry     -            40ms
-//	  3  op-read/attempt-3  status 200  +240ms  50ms     160ms      return    -            -
+//	operation op-read-v2  GET http://127.0.0.1:8080/items  outcome return
+//	  trace 00000000000000000000000000000001  span 0000000000000001  start 2026-01-02T03:04:05.000Z  deadline 400ms  attempts 3
+//	  #  REQUEST ID            RESULT      AT      ELAPSED  REMAINING  DECISION  REASON            RETRY-AFTER  BACKOFF
+//	  1  op-read-v2/attempt-1  status 503  +0ms    80ms     400ms      retry     retryable_status  -            40ms
+//	  2  op-read-v2/attempt-2  status 503  +120ms  80ms     280ms      retry     retryable_status  -            40ms
+//	  3  op-read-v2/attempt-3  status 200  +240ms  50ms     160ms      return    response          -            -
 //
 //	summary: 1 operation, 3 attempts
 //	  decisions       return 1 (33.3%), retry 2 (66.7%)
@@ -74,18 +98,47 @@
 //
 // # Spans
 //
-// Attribute names come from package attrs. A span with retry.attempt is an
-// attempt; a span named state_check or with retry.state_check.result is a
-// state check; a span with retry.outcome or retry.attempts (and no
-// retry.attempt) is an operation. Every other span (otelhttp client and
-// server spans, handlers) is only counted and scanned for URLs. An attempt
-// belongs to the nearest operation span above it; attempts whose operation
-// span is missing are grouped by trace and operation id.
+// Attribute names come from package attrs. Spans are told apart by their
+// retry.* attributes, never by name or kind (an attempt span may be the
+// transport's own span or otelhttp's CLIENT span named "GET"): a span with
+// retry.attempt is an attempt; a span with retry.state_check.result (or
+// named state_check, with retry.operation.id) is a state check; a span with
+// retry.outcome or retry.attempts (and no retry.attempt) is an operation.
+// Every other span (HTTP client and server spans, handlers) is only counted
+// and scanned for URLs. An attempt belongs to the nearest operation span
+// above it; attempts without one are grouped by trace and operation id.
 //
-// # Findings
+// The time limit is read from retry.deadline_ms, or from retry.budget_ms,
+// its name before v0.2.0, so that older traces still read.
+//
+// # Notes and findings
+//
+// The contract's minimal attempt event is: retry.operation.id,
+// retry.request.id, retry.attempt, http.request.method,
+// http.response.status_code XOR retry.error_class, retry.elapsed_ms,
+// retry.remaining_ms and retry.decision. An operation span, when there is
+// one, needs retry.operation.id and retry.outcome; a state check
+// retry.operation.id and retry.state_check.result.
+//
+// A finding is a violation of the contract or a pattern of its diagnostic
+// matrix: it makes the run exit 1. A note is an absence the contract
+// allows: an attribute this library records that another implementation
+// may leave out, or no operation span at all. Notes are printed (counted,
+// with the first span of each kind) and fail the run only with --strict, so
+// that a trace carrying the minimal attempt event and no matrix pattern
+// exits 0 whoever recorded it.
+//
+// The note codes:
+//
+//	missing-optional-attribute a span lacks an attribute the contract does not require: on an operation span
+//	                           http.request.method, url.full, server.address, retry.attempts or retry.deadline_ms
+//	                           (or retry.budget_ms); on an attempt that decided retry, retry.backoff_ms. Checks that need
+//	                           it are skipped
+//	no-operation-span          attempts without an operation span above them whose parent spans are present (or that are
+//	                           roots): the implementation records none. Operation-level checks are skipped
 //
 // Each finding names the operation, trace and span, what was seen and what
-// to check next. The codes are stable:
+// to check next. The finding codes are stable:
 //
 //	status-and-error-class     an attempt records both http.response.status_code and retry.error_class
 //	no-status-or-error-class   an attempt records neither
@@ -93,32 +146,57 @@
 //	retry-without-next         the last attempt decided retry and the operation outcome does not explain it
 //	                           (only deadline_exceeded, canceled and budget_exhausted end an operation between attempts)
 //	operation-id-split         attempts of one operation carry different operation ids: an attempt or state check whose
-//	                           operation span has another id, or attempts without an operation span under several ids in one trace
-//	operation-id-reused        one operation id on several operation spans (the id is not made per operation)
+//	                           operation span has another id, or attempts without an operation span under several ids in
+//	                           one trace that count on from each other (an id whose first attempt is not attempt 1)
+//	operation-id-reused        one operation id on several operation spans (the id is not made per operation); the later
+//	                           hops of a redirect chain (retry.redirects) and repeats the transport counted
+//	                           (retry.operation.repeat) may share it
 //	duplicate-request-id       one attempt span delivered more than once, or several attempt spans sharing a request id
+//	span-id-reused             one span id delivered again with differing content (parent, name, kind, times or
+//	                           attributes); the first copy is analyzed
 //	unsafe-resend              a method other than GET, HEAD, OPTIONS and TRACE sent again after an attempt that does not
-//	                           prove the request never left (anything but connection_refused, dns, tls: e.g. a timeout,
-//	                           connection_reset or a 503), with no retry.idempotency_contract=true on the operation and
-//	                           no state check answering not_applied between the two calls
+//	                           prove the request was not processed (anything but connection_refused, dns, tls,
+//	                           refused_stream: e.g. a timeout, connection_reset or a 503), with no
+//	                           retry.idempotency_contract=true on the operation and no state check answering not_applied
+//	                           between the two calls
+//	outer-layer-resend         an operation repeats an earlier one of the same non-idempotent request (same method, not
+//	                           GET, HEAD, OPTIONS or TRACE, and same sanitized URL, no retry.idempotency_contract=true)
+//	                           under the same parent span or operation id, after the earlier one did not end with a
+//	                           1xx-3xx status; or it carries retry.operation.repeat > 0 and its earlier operations are not
+//	                           in the input. A layer above the retry transport (go-retryablehttp stacked over it, an
+//	                           application loop) sent it again. Never raised on a later hop of a redirect chain
+//	                           (retry.redirects: a 307 or 308 resends a POST by design)
 //	unredacted-url             a URL attribute on any span (url.*, *.url, *.target: url.full, url.query, http.url, ...)
 //	                           carries userinfo or a query value other than REDACTED; the secret is not repeated
-//	attempt-after-deadline     an attempt started after operation start + retry.budget_ms (1ms tolerance), or with
-//	                           retry.remaining_ms <= 0
-//	attempt-numbering          retry.attempt values of an operation are not 1, 2, ... n
+//	attempt-after-deadline     an attempt started after operation start + retry.deadline_ms (1ms tolerance), or with
+//	                           retry.remaining_ms <= 0; a time limit beyond what a duration holds never wraps
+//	attempt-numbering          retry.attempt values of an operation are not 1, 2, ... n (on a later redirect hop or a
+//	                           counted repeat, which may go on counting: not consecutive)
 //	attempt-count-mismatch     retry.attempts differs from the number of attempt spans (lost spans)
-//	missing-operation-span     attempts or state checks without their operation span (unsampled, unended, unflushed,
-//	                           or in another trace)
-//	missing-attribute          a span lacks an attribute the contract requires
-//	invalid-attribute          an attribute has the wrong type or a value outside its closed vocabulary
+//	missing-operation-span     attempts or state checks whose operation span was lost: their parent span is not in the
+//	                           input (unsampled, unended, unflushed), or the operation span with their id is in another
+//	                           trace
+//	missing-attribute          a span lacks an attribute of the minimal attempt event (or an operation span its id or
+//	                           outcome)
+//	invalid-attribute          an attribute has the wrong type, a value outside its closed vocabulary, a negative count
+//	                           or duration, or a retry.attempt that is not a positive integer (NaN, infinite, fractional)
 //
-// Several operations in one trace, each under its own operation span, are
-// legitimate and raise nothing.
+// Several operations in one trace, each under its own operation span or
+// each counting its attempts from 1, are legitimate and raise nothing.
+//
+// Analysis takes time and memory linear in the number of spans (plus
+// sorting), whatever their nesting, parent cycles included; see
+// BenchmarkAnalyze in internal/inspect.
 //
 // # Tests
 //
 // The command is the function run(args, stdout, stderr) int, which tests
 // call directly. Golden outputs live in testdata/golden; after an intended
-// change of the output, run
+// change of the output, run, in cmd/retryinspect (a module of its own),
 //
-//	go test ./cmd/retryinspect -update
+//	go test . -update
+//
+// The readers are also tested on real captures of Jaeger and the
+// Collector, in internal/read/testdata; its README says how they were
+// taken and how to take them again.
 package main

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"io"
 	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/otelretry/otelretry-go/cmd/retryinspect/internal/inspect"
@@ -13,46 +14,77 @@ import (
 	"github.com/otelretry/otelretry-go/cmd/retryinspect/internal/tracefixture"
 )
 
-// FuzzPipeline feeds arbitrary bytes to every reader and whatever they
-// accept to the inspector and both renderers: malformed input must end in
-// an error or in findings, never in a panic.
-func FuzzPipeline(f *testing.F) {
-	for _, name := range []string{"clean-read", "unsafe-resend", "contract-attributes"} {
-		tc := caseNamed(f, name)
-		var stdout, otlp, jaeger bytes.Buffer
-		_ = tracefixture.WriteStdout(&stdout, false, tc.roots...)
-		_ = tracefixture.WriteOTLP(&otlp, tc.roots...)
-		_ = tracefixture.WriteJaeger(&jaeger, tc.roots...)
-		f.Add(stdout.Bytes())
-		f.Add(otlp.Bytes())
-		f.Add(jaeger.Bytes())
-	}
-	for _, name := range []string{"collector.jsonl", "jaeger-search.json"} {
-		if data, err := os.ReadFile("internal/read/testdata/" + name); err == nil {
-			f.Add(data)
-		}
-	}
-	f.Fuzz(func(t *testing.T, data []byte) {
-		readers := []func() ([]model.Span, error){
-			func() ([]model.Span, error) { return read.Stdout(bytes.NewReader(data), "in") },
-			func() ([]model.Span, error) { return read.OTLP(bytes.NewReader(data), "in") },
-			func() ([]model.Span, error) {
-				spans, _, err := read.Jaeger(bytes.NewReader(data), "in")
-				return spans, err
-			},
-		}
-		for _, readSpans := range readers {
-			spans, err := readSpans()
-			if err != nil {
-				continue
-			}
-			report := inspect.Analyze(spans)
-			if err := render.Text(io.Discard, report); err != nil {
-				t.Fatal(err)
-			}
-			if err := render.JSON(io.Discard, report); err != nil {
-				t.Fatal(err)
-			}
-		}
+// The fuzz targets, one per reader, feed arbitrary bytes to the reader and
+// whatever it accepts to the inspector and both renderers: malformed input
+// must end in an error or in findings, never in a panic, and the text and
+// JSON reports must both be written (the two modes agree on what was read).
+
+// fuzzLimit keeps every fuzz input small.
+const fuzzLimit = 1 << 20
+
+func FuzzStdout(f *testing.F) {
+	seedFuzz(f, func(w io.Writer, roots ...tracefixture.Span) error {
+		return tracefixture.WriteStdout(w, false, roots...)
 	})
+	f.Fuzz(func(t *testing.T, data []byte) {
+		spans, err := read.Stdout(bytes.NewReader(data), "in", fuzzLimit)
+		checkPipeline(t, spans, err)
+	})
+}
+
+func FuzzOTLP(f *testing.F) {
+	seedFuzz(f, tracefixture.WriteOTLP)
+	addCaptures(f, "collector-*.jsonl")
+	f.Fuzz(func(t *testing.T, data []byte) {
+		spans, err := read.OTLP(bytes.NewReader(data), "in", fuzzLimit)
+		checkPipeline(t, spans, err)
+	})
+}
+
+func FuzzJaeger(f *testing.F) {
+	seedFuzz(f, tracefixture.WriteJaeger)
+	addCaptures(f, "jaeger-*.json")
+	f.Fuzz(func(t *testing.T, data []byte) {
+		spans, err := read.Jaeger(bytes.NewReader(data), "in", fuzzLimit)
+		checkPipeline(t, spans, err)
+	})
+}
+
+// seedFuzz adds a few crafted span sets, written by write, as seeds.
+func seedFuzz(f *testing.F, write func(io.Writer, ...tracefixture.Span) error) {
+	for _, name := range []string{"clean-read", "unsafe-resend", "contract-attributes", "outer-layer-resend", "minimal-contract"} {
+		var buf bytes.Buffer
+		if err := write(&buf, caseNamed(f, name).roots...); err != nil {
+			f.Fatal(err)
+		}
+		f.Add(buf.Bytes())
+	}
+}
+
+// addCaptures adds the real captures of the e2e stack as seeds.
+func addCaptures(f *testing.F, pattern string) {
+	paths, _ := filepath.Glob(filepath.Join("internal", "read", "testdata", pattern))
+	if len(paths) == 0 {
+		f.Fatalf("no capture matches %s", pattern)
+	}
+	for _, p := range paths {
+		data, err := os.ReadFile(p)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(data)
+	}
+}
+
+func checkPipeline(t *testing.T, spans []model.Span, err error) {
+	if err != nil {
+		return
+	}
+	report := inspect.Analyze(spans)
+	if err := render.Text(io.Discard, report); err != nil {
+		t.Fatal(err)
+	}
+	if err := render.JSON(io.Discard, report); err != nil {
+		t.Fatalf("text renders, JSON does not: %v", err)
+	}
 }

@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/otelretry/otelretry-go/cmd/retryinspect/internal/inspect"
@@ -97,6 +98,29 @@ func TestGolden(t *testing.T) {
 			if !slices.Equal(codes, want) {
 				t.Errorf("finding codes %v, want %v", codes, tc.want)
 			}
+			var notes []inspect.Code
+			for _, n := range report.Notes {
+				if !slices.Contains(notes, n.Code) {
+					notes = append(notes, n.Code)
+				}
+				if n.Seen == "" || n.Check == "" || n.Count < 1 {
+					t.Errorf("note %s lacks what was seen, what to check or its count", n.Code)
+				}
+			}
+			wantNotes := slices.Clone(tc.notes)
+			slices.Sort(notes)
+			slices.Sort(wantNotes)
+			if !slices.Equal(notes, wantNotes) {
+				t.Errorf("note codes %v, want %v", notes, tc.notes)
+			}
+			// --strict fails on notes as on findings.
+			wantStrict := wantCode
+			if len(tc.notes) > 0 {
+				wantStrict = exitFindings
+			}
+			if code, _, _ = inspectStdout(t, tc.roots, false, "--strict"); code != wantStrict {
+				t.Errorf("--strict: exit %d, want %d", code, wantStrict)
+			}
 			if tc.json {
 				compareGolden(t, tc.name+".json", out)
 			}
@@ -105,13 +129,13 @@ func TestGolden(t *testing.T) {
 }
 
 // TestGoldenCasesCoverEveryCode keeps the crafted sets honest: each finding
-// code is raised by at least one of them.
+// and note code is raised by at least one of them.
 func TestGoldenCasesCoverEveryCode(t *testing.T) {
 	var raised []inspect.Code
 	for _, tc := range goldenCases() {
-		raised = append(raised, tc.want...)
+		raised = append(append(raised, tc.want...), tc.notes...)
 	}
-	for _, c := range inspect.Codes() {
+	for _, c := range append(inspect.Codes(), inspect.NoteCodes()...) {
 		if !slices.Contains(raised, c) {
 			t.Errorf("no golden case raises %s", c)
 		}
@@ -153,7 +177,7 @@ func TestFormatsAgree(t *testing.T) {
 	}
 }
 
-// jaegerServer serves body on /api/traces from 127.0.0.1.
+// jaegerServer serves body on /api/v3/traces from 127.0.0.1.
 func jaegerServer(t *testing.T, body []byte) *httptest.Server {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -161,7 +185,7 @@ func jaegerServer(t *testing.T, body []byte) *httptest.Server {
 		t.Fatal(err)
 	}
 	srv := &httptest.Server{Listener: ln, Config: &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path != "/api/traces" {
+		if r.URL.Path != "/api/v3/traces" {
 			http.NotFound(w, r)
 			return
 		}
@@ -171,4 +195,46 @@ func jaegerServer(t *testing.T, body []byte) *httptest.Server {
 	srv.Start()
 	t.Cleanup(srv.Close)
 	return srv
+}
+
+// jaegerAnswer answers every request with status and body, as Jaeger's
+// /api/v3 gateway writes its errors.
+func jaegerAnswer(t *testing.T, status int, body string) *httptest.Server {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &httptest.Server{Listener: ln, Config: &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Error(w, body, status)
+	})}}
+	srv.Start()
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+// TestRealCapturesReport runs the command on the real captures of the
+// demo's traffic (internal/read/testdata, see its README): the Collector's
+// file output and Jaeger's /api/v3 answer give the same report, and the
+// demo's traffic raises no finding and no note.
+func TestRealCapturesReport(t *testing.T) {
+	dir := filepath.Join("internal", "read", "testdata")
+	var otlp, otlpErr bytes.Buffer
+	if code := run([]string{"--otlp", filepath.Join(dir, "collector-demo.jsonl"), "--strict"}, &otlp, &otlpErr); code != exitClean {
+		t.Fatalf("--otlp: exit %d, stderr %q\n%s", code, otlpErr.String(), otlp.String())
+	}
+	body, err := os.ReadFile(filepath.Join(dir, "jaeger-search.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var jaeger, jaegerErr bytes.Buffer
+	if code := run([]string{"--jaeger", jaegerServer(t, body).URL, "--service", "demo", "--strict"}, &jaeger, &jaegerErr); code != exitClean {
+		t.Fatalf("--jaeger: exit %d, stderr %q\n%s", code, jaegerErr.String(), jaeger.String())
+	}
+	if jaeger.String() != otlp.String() {
+		t.Errorf("reports differ:\n--- jaeger\n%s\n--- collector file\n%s", jaeger.String(), otlp.String())
+	}
+	if !strings.Contains(otlp.String(), "findings: none") || strings.Contains(otlp.String(), "\nnotes:") {
+		t.Errorf("the demo's traffic is not clean:\n%s", otlp.String())
+	}
 }

@@ -25,14 +25,16 @@ const (
 )
 
 const usageHead = `Usage:
-  retryinspect --stdout FILE|-        [--json]   stdouttrace JSON (a file, or - for stdin)
-  retryinspect --otlp FILE|-          [--json]   OTLP JSON lines (Collector file exporter)
-  retryinspect --jaeger URL --service NAME [--lookback 1h] [--limit N] [--json]
-  retryinspect --jaeger URL --trace ID [--json]
+  retryinspect --stdout FILE|-        [--json] [--strict] [--max-bytes 64MiB]   stdouttrace JSON (a file, or - for stdin)
+  retryinspect --otlp FILE|-          [--json] [--strict] [--max-bytes 64MiB]   OTLP JSON lines (Collector file exporter)
+  retryinspect --jaeger URL --service NAME [--lookback 1h] [--limit N] [--json] [--strict] [--max-bytes 64MiB]
+  retryinspect --jaeger URL --trace ID [--json] [--strict] [--max-bytes 64MiB]
 
-Reads back the spans of otelretry operations, prints each operation with
-its attempts in order, a summary and the findings. Exits 0 when clean, 1
-when there are findings, 2 on usage or input errors.
+Reads back the spans of retry operations (this library's or any that
+records the retry attempt contract), prints each operation with its
+attempts in order, a summary, the notes and the findings. Exits 0 when
+clean, 1 when there are findings (or notes, with --strict), 2 on usage or
+input errors.
 
 Flags:
 `
@@ -61,6 +63,8 @@ type options struct {
 	jaeger               read.JaegerQuery
 	timeout              time.Duration
 	json                 bool
+	strict               bool  // notes fail the run too
+	maxBytes             int64 // size limit of the input
 }
 
 // usagef describes a problem with the command line; parse returns only
@@ -77,6 +81,10 @@ func (c *command) run(args []string) int {
 		return exitError
 	}
 	spans, err := c.load(opts)
+	var tooLarge *read.TooLargeError
+	if errors.As(err, &tooLarge) {
+		err = fmt.Errorf("%w (raise it with --max-bytes)", err)
+	}
 	if err != nil {
 		fmt.Fprintf(c.stderr, "retryinspect: %v\n", err)
 		return exitError
@@ -91,7 +99,7 @@ func (c *command) run(args []string) int {
 		fmt.Fprintf(c.stderr, "retryinspect: writing the report: %v\n", err)
 		return exitError
 	}
-	if len(report.Findings) > 0 {
+	if len(report.Findings) > 0 || opts.strict && len(report.Notes) > 0 {
 		return exitFindings
 	}
 	return exitClean
@@ -101,6 +109,7 @@ func (c *command) parse(args []string) (options, error) {
 	var (
 		opts     options
 		lookback string
+		maxBytes = read.FormatBytes(read.DefaultMaxBytes)
 	)
 	fs := flag.NewFlagSet("retryinspect", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
@@ -110,9 +119,11 @@ func (c *command) parse(args []string) (options, error) {
 	fs.StringVar(&opts.jaeger.Service, "service", "", "with --jaeger: the service `NAME` whose traces to read")
 	fs.StringVar(&opts.jaeger.TraceID, "trace", "", "with --jaeger: read the single trace `ID` instead")
 	fs.StringVar(&lookback, "lookback", "1h", "with --jaeger --service: the search window ending now (30m, 1h, 2d)")
-	fs.IntVar(&opts.jaeger.Limit, "limit", 100, "with --jaeger --service: the maximum number of traces")
+	fs.IntVar(&opts.jaeger.Limit, "limit", read.DefaultLimit, "with --jaeger --service: the maximum number of traces")
 	fs.DurationVar(&opts.timeout, "timeout", 10*time.Second, "with --jaeger: the HTTP request timeout")
 	fs.BoolVar(&opts.json, "json", false, "print the report as one JSON document")
+	fs.BoolVar(&opts.strict, "strict", false, "exit 1 on notes too: absences the contract allows (optional attributes, operation spans)")
+	fs.StringVar(&maxBytes, "max-bytes", maxBytes, "refuse an input (file, stdin or Jaeger answer) larger than `SIZE` (KiB, MiB, GiB or bytes)")
 	fs.Usage = func() {} // errors are reported by run, help below
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -148,6 +159,12 @@ func (c *command) parse(args []string) (options, error) {
 	if (set["stdout"] && opts.stdoutFile == "") || (set["otlp"] && opts.otlpFile == "") {
 		return opts, usagef("the input file name is empty")
 	}
+	n, err := read.ParseBytes(maxBytes)
+	if err != nil {
+		return opts, usagef("--max-bytes: %v", err)
+	}
+	opts.maxBytes = n
+	opts.jaeger.MaxBytes = n
 	if set["jaeger"] {
 		return opts, c.checkJaeger(&opts, set, lookback)
 	}
@@ -174,8 +191,8 @@ func (c *command) checkJaeger(opts *options, set map[string]bool, lookback strin
 		return usagef("--%v", err)
 	}
 	q.Lookback = d
-	if q.Limit < 0 {
-		return usagef("--limit must not be negative")
+	if q.Limit < 1 {
+		return usagef("--limit must be positive")
 	}
 	if opts.timeout <= 0 {
 		return usagef("--timeout must be positive")
@@ -196,18 +213,14 @@ func (c *command) load(opts options) ([]model.Span, error) {
 	switch {
 	case opts.stdoutFile != "":
 		from = opts.stdoutFile
-		spans, err = c.readFile(opts.stdoutFile, read.Stdout)
+		spans, err = c.readFile(opts.stdoutFile, opts.maxBytes, read.Stdout)
 	case opts.otlpFile != "":
 		from = opts.otlpFile
-		spans, err = c.readFile(opts.otlpFile, read.OTLP)
+		spans, err = c.readFile(opts.otlpFile, opts.maxBytes, read.OTLP)
 	default:
-		from = "jaeger at " + opts.jaeger.Endpoint
-		var warnings []string
+		from = "jaeger at " + read.RedactEndpoint(opts.jaeger.Endpoint)
 		client := &http.Client{Timeout: opts.timeout}
-		spans, warnings, err = read.FetchJaeger(context.Background(), client, opts.jaeger, c.now())
-		for _, w := range warnings {
-			fmt.Fprintf(c.stderr, "retryinspect: warning: jaeger: %s\n", w)
-		}
+		spans, err = read.FetchJaeger(context.Background(), client, opts.jaeger, c.now())
 	}
 	if err != nil {
 		return nil, err
@@ -232,15 +245,15 @@ func describeSource(from string, opts options) string {
 	}
 }
 
-// readFile opens name ("-" for stdin) and decodes it.
-func (c *command) readFile(name string, decode func(io.Reader, string) ([]model.Span, error)) ([]model.Span, error) {
+// readFile opens name ("-" for stdin) and decodes at most limit bytes of it.
+func (c *command) readFile(name string, limit int64, decode func(io.Reader, string, int64) ([]model.Span, error)) ([]model.Span, error) {
 	if name == "-" {
-		return decode(c.stdin, "stdin")
+		return decode(c.stdin, "stdin", limit)
 	}
 	f, err := os.Open(name)
 	if err != nil {
 		return nil, errors.New(strings.TrimPrefix(err.Error(), "open "))
 	}
 	defer f.Close()
-	return decode(f, name)
+	return decode(f, name, limit)
 }

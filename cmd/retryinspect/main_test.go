@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"net"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -59,7 +60,7 @@ func TestExitStatus(t *testing.T) {
 	empty := writeTemp(t, "\n")
 	malformed := writeTemp(t, "{\"Name\": \"x\",\n  \"SpanKind\": }\n")
 	noJaeger := closedPort(t)
-	emptyJaeger := jaegerServer(t, []byte(`{"data":[],"errors":null}`)).URL
+	emptyJaeger := jaegerAnswer(t, http.StatusNotFound, `{"error":{"httpCode":404,"message":"No traces found"}}`).URL
 
 	for _, tc := range []struct {
 		name       string
@@ -135,7 +136,7 @@ func TestDocListsEveryCode(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, c := range inspect.Codes() {
+	for _, c := range append(inspect.Codes(), inspect.NoteCodes()...) {
 		if !bytes.Contains(doc, []byte("//\t"+string(c)+" ")) {
 			t.Errorf("doc.go does not describe %s", c)
 		}
@@ -145,13 +146,13 @@ func TestDocListsEveryCode(t *testing.T) {
 			t.Errorf("doc.go does not repeat the usage line %q", line)
 		}
 	}
-	example, err := os.ReadFile(filepath.Join("testdata", "golden", "clean-read.txt"))
+	example, err := os.ReadFile(filepath.Join("testdata", "golden", "clean-client-spans.txt"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	for line := range strings.SplitSeq(strings.TrimSpace(string(example)), "\n") {
 		if line != "" && !bytes.Contains(doc, []byte("//\t"+line+"\n")) {
-			t.Errorf("the example in doc.go differs from testdata/golden/clean-read.txt at %q", line)
+			t.Errorf("the example in doc.go differs from testdata/golden/clean-client-spans.txt at %q", line)
 		}
 	}
 }

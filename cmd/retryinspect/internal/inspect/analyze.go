@@ -5,11 +5,16 @@
 // it, whatever operation id it carries (a differing id is a finding, not a
 // new operation). Attempts without an operation span are grouped by trace
 // and operation id.
+//
+// Analysis takes time and memory linear in the number of spans (plus the
+// sorts): the ancestry of every span is computed once, memoized and safe
+// against parent cycles, and every cross-operation check goes through a map.
 package inspect
 
 import (
 	"cmp"
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 
@@ -26,53 +31,76 @@ type group struct {
 	span     *model.Span // the operation span; nil when it was not found
 	attempts []*model.Span
 	checks   []*model.Span
-	index    int // position in the report, for ordering findings
+	index    int  // position in the report, for ordering findings
+	lost     bool // a member's parent span is absent from the input
+}
+
+// conflict is a second delivery of a span id whose content differs.
+type conflict struct {
+	kept, other *model.Span
+	diff        []string
 }
 
 type analyzer struct {
-	spans    []*model.Span // distinct spans in input order
-	byKey    map[spanKey]*model.Span
-	dups     map[spanKey]int // extra deliveries per span
-	groups   []*group
-	groupOf  map[spanKey]*group // operation, attempt and state-check spans
-	orphans  map[spanKey]*group // by trace and operation id
-	findings []Finding
+	spans     []*model.Span // distinct spans in time order
+	roles     []role        // by span index
+	parent    []int         // by span index: the parent's index, -1 for a root or an absent parent
+	dups      map[*model.Span]int
+	conflicts []conflict
+	groups    []*group
+	groupOf   []*group // by span index: operation, attempt and state-check spans
+	findings  []Finding
+	notes     map[string]*Note
 }
 
 // Analyze inspects spans and returns the report. It never fails: spans
-// that break the contract become findings.
+// that break the contract become findings, absences the contract allows
+// become notes.
 func Analyze(spans []model.Span) *Report {
-	a := &analyzer{
-		byKey:   make(map[spanKey]*model.Span, len(spans)),
-		dups:    make(map[spanKey]int),
-		groupOf: make(map[spanKey]*group),
-		orphans: make(map[spanKey]*group),
-	}
-	for i := range spans {
-		s := &spans[i]
-		k := keyOf(s)
-		if _, seen := a.byKey[k]; seen {
-			a.dups[k]++
-			continue
-		}
-		a.byKey[k] = s
-		a.spans = append(a.spans, s)
-	}
+	a := &analyzer{dups: map[*model.Span]int{}, notes: map[string]*Note{}}
+	pos := a.dedup(spans)
 	// Work in time order, so that the report does not depend on the order
 	// in which a format or an exporter happened to list the spans.
 	slices.SortStableFunc(a.spans, func(x, y *model.Span) int {
 		return cmp.Or(x.Start.Compare(y.Start), cmp.Compare(x.TraceID, y.TraceID), cmp.Compare(x.SpanID, y.SpanID))
 	})
+	n := len(a.spans)
+	a.roles, a.parent, a.groupOf = make([]role, n), make([]int, n), make([]*group, n)
+	for i, s := range a.spans {
+		pos[keyOf(s)] = i
+		a.roles[i] = roleOf(s)
+	}
+	for i, s := range a.spans {
+		a.parent[i] = -1
+		if s.ParentID == "" {
+			continue
+		}
+		if p, ok := pos[spanKey{s.TraceID, s.ParentID}]; ok {
+			a.parent[i] = p
+		}
+	}
 
 	report := &Report{Spans: a.countSpans()}
 	a.group()
+	a.checkMissingOperationSpans()
 	for _, g := range a.groups {
 		a.checkOperation(g)
 	}
 	a.checkAcrossOperations()
-	for _, s := range a.spans {
-		a.checkURLs(s, a.enclosingGroup(s))
+	enclosing := nearestAncestors(a.parent, func(p int) bool { return a.groupOf[p] != nil })
+	groupAt := func(i int) *group {
+		if g := a.groupOf[i]; g != nil {
+			return g
+		}
+		if e := enclosing[i]; e >= 0 {
+			return a.groupOf[e]
+		}
+		return nil
 	}
+	for i, s := range a.spans {
+		a.checkURLs(s, groupAt(i))
+	}
+	a.checkConflicts(pos, groupAt)
 
 	report.Operations = make([]Operation, 0, len(a.groups))
 	for _, g := range a.groups {
@@ -82,27 +110,109 @@ func Analyze(spans []model.Span) *Report {
 		report.Operations = append(report.Operations, g.op)
 	}
 	report.Summary = summarize(report.Operations)
-	slices.SortStableFunc(a.findings, func(x, y Finding) int {
-		return cmp.Or(cmp.Compare(findingOrder(x), findingOrder(y)), cmp.Compare(x.Code.rank(), y.Code.rank()))
-	})
-	report.Findings = append([]Finding{}, a.findings...)
+	report.Findings = sortFindings(a.findings)
+	notes := make([]Finding, 0, len(a.notes))
+	for _, n := range a.notes {
+		notes = append(notes, *n)
+	}
+	report.Notes = sortFindings(notes)
 	return report
+}
+
+func sortFindings(fs []Finding) []Finding {
+	slices.SortStableFunc(fs, func(x, y Finding) int {
+		return cmp.Or(cmp.Compare(findingOrder(x), findingOrder(y)), cmp.Compare(x.Code.rank(), y.Code.rank()),
+			cmp.Compare(x.TraceID, y.TraceID), cmp.Compare(x.SpanID, y.SpanID))
+	})
+	return append([]Finding{}, fs...)
 }
 
 func findingOrder(f Finding) int {
 	if f.group == nil {
-		return int(^uint(0) >> 1)
+		return math.MaxInt
 	}
 	return f.group.index
 }
 
+// dedup keeps the first delivery of every span id: identical later copies
+// are counted as duplicate deliveries, differing ones as conflicts. It
+// returns the map of span keys it built, for the caller to reuse.
+func (a *analyzer) dedup(spans []model.Span) map[spanKey]int {
+	first := make(map[spanKey]int, len(spans))
+	a.spans = make([]*model.Span, 0, len(spans))
+	for i := range spans {
+		s := &spans[i]
+		k := keyOf(s)
+		if j, seen := first[k]; seen {
+			kept := &spans[j]
+			if diff := differences(kept, s); len(diff) > 0 {
+				a.conflicts = append(a.conflicts, conflict{kept: kept, other: s, diff: diff})
+			} else {
+				a.dups[kept]++
+			}
+			continue
+		}
+		first[k] = i
+		a.spans = append(a.spans, s)
+	}
+	return first
+}
+
+// differences names the fields in which two deliveries of one span id
+// differ. Attributes are compared as sets of key-value pairs (a backend may
+// reorder them), floats bit for bit (so NaN equals NaN).
+func differences(x, y *model.Span) []string {
+	var diff []string
+	if x.ParentID != y.ParentID {
+		diff = append(diff, "parent")
+	}
+	if x.Name != y.Name {
+		diff = append(diff, "name")
+	}
+	if x.Kind != y.Kind {
+		diff = append(diff, "kind")
+	}
+	if !x.Start.Equal(y.Start) {
+		diff = append(diff, "start")
+	}
+	if !x.End.Equal(y.End) {
+		diff = append(diff, "end")
+	}
+	if !sameAttributes(x.Attributes, y.Attributes) {
+		diff = append(diff, "attributes")
+	}
+	return diff
+}
+
+func sameAttributes(x, y []model.Attribute) bool {
+	if len(x) != len(y) {
+		return false
+	}
+	if slices.EqualFunc(x, y, sameAttribute) {
+		return true
+	}
+	order := func(a, b model.Attribute) int {
+		return cmp.Or(strings.Compare(a.Key, b.Key), cmp.Compare(a.Value.Type, b.Value.Type),
+			strings.Compare(a.Value.Str, b.Value.Str), cmp.Compare(a.Value.Int, b.Value.Int),
+			cmp.Compare(math.Float64bits(a.Value.Float), math.Float64bits(b.Value.Float)))
+	}
+	xs, ys := slices.SortedFunc(slices.Values(x), order), slices.SortedFunc(slices.Values(y), order)
+	return slices.EqualFunc(xs, ys, sameAttribute)
+}
+
+func sameAttribute(a, b model.Attribute) bool {
+	return a.Key == b.Key && a.Value.Type == b.Value.Type && a.Value.Str == b.Value.Str &&
+		a.Value.Int == b.Value.Int && a.Value.Bool == b.Value.Bool &&
+		math.Float64bits(a.Value.Float) == math.Float64bits(b.Value.Float)
+}
+
 func (a *analyzer) countSpans() SpanCounts {
-	c := SpanCounts{Total: len(a.spans)}
+	c := SpanCounts{Total: len(a.spans), Duplicates: len(a.conflicts)}
 	for _, n := range a.dups {
 		c.Duplicates += n
 	}
-	for _, s := range a.spans {
-		switch roleOf(s) {
+	for _, r := range a.roles {
+		switch r {
 		case roleOperation:
 			c.Operation++
 		case roleAttempt:
@@ -125,39 +235,89 @@ func (a *analyzer) add(g *group, code Code, spanID, format string, args ...any) 
 	a.findings = append(a.findings, f)
 }
 
-// addFields reports the missing and malformed attributes read from a span.
-func (a *analyzer) addFields(g *group, f fields) {
+// note records an absence the contract allows. Notes of one kind (same
+// code and key) are counted into the first one, so that a trace set from
+// another implementation gives a few lines, not one per span.
+func (a *analyzer) note(g *group, code Code, key, spanID, format string, args ...any) {
+	if n := a.notes[string(code)+"\x00"+key]; n != nil {
+		n.Count++
+		return
+	}
+	n := &Note{Code: code, SpanID: spanID, Seen: fmt.Sprintf(format, args...), Check: code.Check(), Count: 1, group: g}
+	if g != nil {
+		n.OperationID, n.TraceID = g.op.ID, g.op.TraceID
+	}
+	a.notes[string(code)+"\x00"+key] = n
+}
+
+// addFields reports the missing and malformed attributes read from span
+// s, and the absent optional ones as notes.
+func (a *analyzer) addFields(g *group, s *model.Span, f fields) {
 	if len(f.missing) > 0 {
-		a.add(g, CodeMissingAttribute, f.span.SpanID, "%s lacks %s", describeSpan(f.span), strings.Join(f.missing, ", "))
+		a.add(g, CodeMissingAttribute, s.SpanID, "%s lacks %s", describeSpan(s), strings.Join(f.missing, ", "))
 	}
 	if len(f.invalid) > 0 {
-		a.add(g, CodeInvalidAttribute, f.span.SpanID, "%s: %s", describeSpan(f.span), strings.Join(f.invalid, "; "))
+		a.add(g, CodeInvalidAttribute, s.SpanID, "%s: %s", describeSpan(s), strings.Join(f.invalid, "; "))
+	}
+	if len(f.optional) > 0 {
+		keys := strings.Join(f.optional, ", ")
+		a.note(g, CodeMissingOptionalAttribute, fmt.Sprint(roleOf(s))+"\x00"+keys, s.SpanID,
+			"%s lacks %s", describeSpan(s), keys)
 	}
 }
+
+// ambiguous marks an operation id carried by several operation spans of
+// one trace: an attempt cannot be attached to one of them by id.
+var ambiguous = &group{}
 
 // group builds the operations: operation spans first, then attempts and
 // state checks attached to the operation span above them.
 func (a *analyzer) group() {
-	for _, s := range a.spans {
-		if roleOf(s) != roleOperation {
+	byID := map[spanKey]*group{} // operation spans by trace and operation id
+	for i, s := range a.spans {
+		if a.roles[i] != roleOperation {
 			continue
 		}
 		op, f := readOperation(s)
 		g := &group{op: op, span: s}
 		a.groups = append(a.groups, g)
-		a.groupOf[keyOf(s)] = g
-		a.addFields(g, f)
+		a.groupOf[i] = g
+		a.addFields(g, s, f)
+		k := spanKey{s.TraceID, op.ID}
+		if byID[k] == nil {
+			byID[k] = g
+		} else {
+			byID[k] = ambiguous
+		}
 	}
-	for _, s := range a.spans {
-		switch roleOf(s) {
-		case roleAttempt, roleStateCheck:
-			g := a.owner(s)
-			a.groupOf[keyOf(s)] = g
-			if roleOf(s) == roleAttempt {
-				g.attempts = append(g.attempts, s)
-			} else {
-				g.checks = append(g.checks, s)
+	opAbove := nearestAncestors(a.parent, func(p int) bool { return a.roles[p] == roleOperation })
+	orphans := map[spanKey]*group{}
+	for i, s := range a.spans {
+		r := a.roles[i]
+		if r != roleAttempt && r != roleStateCheck {
+			continue
+		}
+		var g *group
+		if p := opAbove[i]; p >= 0 {
+			g = a.groupOf[p]
+		} else if m := byID[spanKey{s.TraceID, stringAttr(s, keyOperationID)}]; m != nil && m != ambiguous {
+			g = m
+		} else {
+			k := spanKey{s.TraceID, stringAttr(s, keyOperationID)}
+			if g = orphans[k]; g == nil {
+				g = &group{op: Operation{ID: k.span, TraceID: s.TraceID}}
+				orphans[k] = g
+				a.groups = append(a.groups, g)
 			}
+		}
+		if s.ParentID != "" && a.parent[i] < 0 {
+			g.lost = true
+		}
+		a.groupOf[i] = g
+		if r == roleAttempt {
+			g.attempts = append(g.attempts, s)
+		} else {
+			g.checks = append(g.checks, s)
 		}
 	}
 	for _, g := range a.groups {
@@ -172,61 +332,56 @@ func (a *analyzer) group() {
 	}
 }
 
-// owner finds the operation of an attempt or state-check span: the nearest
-// operation span above it, else the only operation span of its trace with
-// its operation id, else an operation without span keyed by trace and id.
-func (a *analyzer) owner(s *model.Span) *group {
-	if op := a.ancestor(s, func(p *model.Span) bool { return roleOf(p) == roleOperation }); op != nil {
-		return a.groupOf[keyOf(op)]
+// nearestAncestors returns, for every span index, the index of the nearest
+// span strictly above it (following parent) for which match holds, or -1.
+// Each span is visited once, so the cost is linear whatever the depth; a
+// parent cycle ends the walk (a span is never its own ancestor).
+func nearestAncestors(parent []int, match func(int) bool) []int {
+	const (
+		unknown = -2
+		walking = -3 // on the path being walked: meeting it again is a cycle
+	)
+	memo := make([]int, len(parent))
+	for i := range memo {
+		memo[i] = unknown
 	}
-	id := stringAttr(s, keyOperationID)
-	var match *group
-	for _, g := range a.groups {
-		if g.span != nil && g.op.TraceID == s.TraceID && g.op.ID == id {
-			if match != nil {
-				match = nil // ambiguous
+	var path []int
+	for i := range parent {
+		if memo[i] != unknown {
+			continue
+		}
+		path = append(path[:0], i)
+		memo[i] = walking
+		answer := -1 // the nearest match above the last span of path
+		for {
+			p := parent[path[len(path)-1]]
+			if p < 0 {
 				break
 			}
-			match = g
+			if match(p) {
+				answer = p
+				break
+			}
+			if memo[p] == walking {
+				break // a cycle without a match
+			}
+			if memo[p] != unknown {
+				answer = memo[p]
+				break
+			}
+			memo[p] = walking
+			path = append(path, p)
+		}
+		// Every span pushed after the first failed match, so the answer
+		// is the same all the way down.
+		for _, x := range slices.Backward(path) {
+			if answer == x {
+				answer = -1 // a cycle through a matching span
+			}
+			memo[x] = answer
 		}
 	}
-	if match != nil {
-		return match
-	}
-	k := spanKey{s.TraceID, id}
-	g := a.orphans[k]
-	if g == nil {
-		g = &group{op: Operation{ID: id, TraceID: s.TraceID}}
-		a.orphans[k] = g
-		a.groups = append(a.groups, g)
-	}
-	return g
-}
-
-// ancestor returns the nearest span above s for which match is true.
-func (a *analyzer) ancestor(s *model.Span, match func(*model.Span) bool) *model.Span {
-	for range len(a.spans) { // bounded: a malformed input may hold a cycle
-		p := a.byKey[spanKey{s.TraceID, s.ParentID}]
-		if s.ParentID == "" || p == nil {
-			return nil
-		}
-		if match(p) {
-			return p
-		}
-		s = p
-	}
-	return nil
-}
-
-// enclosingGroup returns the operation a span belongs to or lies under.
-func (a *analyzer) enclosingGroup(s *model.Span) *group {
-	if g := a.groupOf[keyOf(s)]; g != nil {
-		return g
-	}
-	if p := a.ancestor(s, func(p *model.Span) bool { return a.groupOf[keyOf(p)] != nil }); p != nil {
-		return a.groupOf[keyOf(p)]
-	}
-	return nil
+	return memo
 }
 
 // finishGroup reads the attempts and state checks of g in order.
@@ -238,13 +393,14 @@ func (a *analyzer) finishGroup(g *group) {
 		c, f := readStateCheck(s)
 		c.OffsetMs = offsetMs(g.op, s)
 		g.op.StateChecks = append(g.op.StateChecks, c)
-		a.addFields(g, f)
+		a.addFields(g, s, f)
 	}
 	for _, s := range g.attempts {
 		at, f := readAttempt(s)
 		at.OffsetMs = offsetMs(g.op, s)
+		at.span = s
 		g.op.Attempts = append(g.op.Attempts, at)
-		a.addFields(g, f)
+		a.addFields(g, s, f)
 	}
 	slices.SortStableFunc(g.op.Attempts, func(x, y Attempt) int {
 		return cmp.Or(cmp.Compare(x.Number, y.Number), x.Start.Compare(y.Start), cmp.Compare(x.SpanID, y.SpanID))
@@ -280,4 +436,18 @@ func plural(n int, noun string) string {
 func stringAttr(s *model.Span, key string) string {
 	v, _ := s.Attr(key)
 	return v.Text()
+}
+
+// maxListed bounds the items a message lists, so that a hostile input
+// (a million attempts sharing one request id) cannot make one finding
+// huge.
+const maxListed = 10
+
+// listed joins items, at most maxListed of them, saying how many more
+// there are.
+func listed(items []string, sep string) string {
+	if len(items) <= maxListed {
+		return strings.Join(items, sep)
+	}
+	return strings.Join(items[:maxListed], sep) + fmt.Sprintf("%s and %d more", sep, len(items)-maxListed)
 }

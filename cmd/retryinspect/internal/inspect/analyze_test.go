@@ -19,6 +19,14 @@ func codesOf(r *Report) []Code {
 	return codes
 }
 
+func noteCodesOf(r *Report) []Code {
+	var codes []Code
+	for _, n := range r.Notes {
+		codes = append(codes, n.Code)
+	}
+	return codes
+}
+
 // TestAnalyzeEdges covers inputs the golden sets do not build with the SDK.
 func TestAnalyzeEdges(t *testing.T) {
 	base := time.Date(2026, 1, 2, 0, 0, 0, 0, time.UTC)
@@ -41,10 +49,11 @@ func TestAnalyzeEdges(t *testing.T) {
 		name  string
 		spans []model.Span
 		want  []Code
+		notes []Code
 		check func(*testing.T, *Report)
 	}{
 		{name: "empty", check: func(t *testing.T, r *Report) {
-			if r.Operations == nil || r.Findings == nil || r.Summary.Decisions == nil {
+			if r.Operations == nil || r.Findings == nil || r.Notes == nil || r.Summary.Decisions == nil {
 				t.Error("nil slices would print as null")
 			}
 		}},
@@ -52,10 +61,12 @@ func TestAnalyzeEdges(t *testing.T) {
 			{TraceID: "t1", SpanID: "a", ParentID: "b", Name: "x"},
 			{TraceID: "t1", SpanID: "b", ParentID: "a", Name: "y"},
 			attempt("c", "a"),
-		}, want: []Code{CodeMissingOperationSpan}},
+		}, notes: []Code{CodeNoOperationSpan}},
+		{name: "self parent", spans: []model.Span{attempt("c", "c")}, notes: []Code{CodeNoOperationSpan}},
+		{name: "parent lost", spans: []model.Span{attempt("c", "gone")}, want: []Code{CodeMissingOperationSpan}},
 		{name: "integral float attribute", spans: []model.Span{
 			attempt("c", "", kv(keyRemainingMs, model.Float(10))),
-		}, want: []Code{CodeMissingOperationSpan, CodeInvalidAttribute}, check: func(t *testing.T, r *Report) {
+		}, want: []Code{CodeInvalidAttribute}, notes: []Code{CodeNoOperationSpan}, check: func(t *testing.T, r *Report) {
 			if got := r.Operations[0].Attempts[0].RemainingMs; got == nil || *got != 10 {
 				t.Errorf("remaining %v, want 10 read from the float", got)
 			}
@@ -65,13 +76,16 @@ func TestAnalyzeEdges(t *testing.T) {
 		}},
 		{name: "string attempt number", spans: []model.Span{
 			attempt("c", "", kv(keyAttempt, model.String("1"))),
-		}, want: []Code{CodeMissingOperationSpan, CodeInvalidAttribute}},
+		}, want: []Code{CodeInvalidAttribute}, notes: []Code{CodeNoOperationSpan}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := Analyze(tc.spans)
 			got := codesOf(r)
 			if !slices.Equal(got, tc.want) {
 				t.Errorf("codes %v, want %v", got, tc.want)
+			}
+			if got := noteCodesOf(r); !slices.Equal(got, tc.notes) {
+				t.Errorf("notes %v, want %v", got, tc.notes)
 			}
 			if tc.check != nil {
 				tc.check(t, r)
@@ -82,7 +96,7 @@ func TestAnalyzeEdges(t *testing.T) {
 
 func TestCodesHaveAdvice(t *testing.T) {
 	seen := map[Code]bool{}
-	for _, c := range Codes() {
+	for _, c := range append(Codes(), NoteCodes()...) {
 		if c.Check() == "" || seen[c] {
 			t.Errorf("code %q: no advice or listed twice", c)
 		}

@@ -3,7 +3,9 @@ package inspect
 import (
 	"cmp"
 	"fmt"
+	"math"
 	"slices"
+	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -11,15 +13,12 @@ import (
 	"github.com/otelretry/otelretry-go/attrs"
 )
 
-// deadlineTolerance absorbs the rounding of retry.budget_ms to whole
+// deadlineTolerance absorbs the rounding of retry.deadline_ms to whole
 // milliseconds and the microsecond timestamps of some backends.
 const deadlineTolerance = time.Millisecond
 
 // checkOperation runs the checks that concern one operation.
 func (a *analyzer) checkOperation(g *group) {
-	if g.span == nil {
-		a.checkMissingOperationSpan(g)
-	}
 	a.checkStatusXorErrorClass(g)
 	a.checkRemainingGrows(g)
 	a.checkRetryWithoutNext(g)
@@ -30,34 +29,59 @@ func (a *analyzer) checkOperation(g *group) {
 	a.checkCount(g)
 }
 
-func (a *analyzer) checkMissingOperationSpan(g *group) {
-	what := plural(len(g.attempts), "attempt span")
-	if len(g.checks) > 0 {
-		what += " and " + plural(len(g.checks), "state-check span")
-	}
-	seen := fmt.Sprintf("%s of operation %q in trace %s without an operation span above", what, g.op.ID, g.op.TraceID)
-	var elsewhere []string
-	for _, other := range a.groups {
-		if other.span != nil && other.op.ID == g.op.ID && other.op.TraceID != g.op.TraceID {
-			elsewhere = append(elsewhere, other.op.TraceID)
+// checkMissingOperationSpans looks at the operations known from their
+// attempts only. The operation span is lost (a finding) when a member's
+// parent span is absent from the input, or when an operation span with
+// the same id is in another trace. Otherwise the attempts hang under spans
+// that are present, or are roots: the implementation records no operation
+// span, which the contract allows (a note).
+func (a *analyzer) checkMissingOperationSpans() {
+	// The traces of the operation spans of every operation id, at most
+	// maxListed+1 of them: enough to name them without listing a hostile
+	// input's millions.
+	traces := map[string][]string{}
+	for _, g := range a.groups {
+		if g.span == nil || g.op.ID == "" {
+			continue
+		}
+		if ts := traces[g.op.ID]; len(ts) <= maxListed && !slices.Contains(ts, g.op.TraceID) {
+			traces[g.op.ID] = append(ts, g.op.TraceID)
 		}
 	}
-	if len(elsewhere) > 0 {
-		seen += fmt.Sprintf("; the operation span is in trace %s (trace context not passed to the attempts)", strings.Join(elsewhere, ", "))
+	for _, g := range a.groups {
+		if g.span != nil {
+			continue
+		}
+		what := plural(len(g.attempts), "attempt span")
+		if len(g.checks) > 0 {
+			what += " and " + plural(len(g.checks), "state-check span")
+		}
+		first := ""
+		if len(g.op.Attempts) > 0 {
+			first = g.op.Attempts[0].SpanID
+		} else if len(g.op.StateChecks) > 0 {
+			first = g.op.StateChecks[0].SpanID
+		}
+		seen := fmt.Sprintf("%s of operation %q in trace %s without an operation span above", what, g.op.ID, g.op.TraceID)
+		other := slices.DeleteFunc(slices.Clone(traces[g.op.ID]), func(t string) bool { return t == g.op.TraceID })
+		switch {
+		case len(other) > 0:
+			a.add(g, CodeMissingOperationSpan, first, "%s; the operation span is in trace %s (trace context not passed to the attempts)",
+				seen, listed(other, ", "))
+		case g.lost:
+			a.add(g, CodeMissingOperationSpan, first, "%s; their parent span is not in the input (lost: unsampled, unended or unflushed)", seen)
+		default:
+			a.note(g, CodeNoOperationSpan, "", first, "%s; their parents are present, so none was recorded", seen)
+		}
 	}
-	first := ""
-	if len(g.op.Attempts) > 0 {
-		first = g.op.Attempts[0].SpanID
-	}
-	a.add(g, CodeMissingOperationSpan, first, "%s", seen)
 }
 
 func (a *analyzer) checkStatusXorErrorClass(g *group) {
 	for _, at := range g.op.Attempts {
 		switch {
 		case at.hasStatus && at.hasErrorClass:
-			a.add(g, CodeStatusAndErrorClass, at.SpanID, "attempt %d (%s) records %s and %s %q",
-				at.Number, at.RequestID, statusText(at), keyErrorClass, at.ErrorClass)
+			a.add(g, CodeStatusAndErrorClass, at.SpanID, "attempt %d (%s) records %s and %s %s",
+				at.Number, at.RequestID, statusText(at), keyErrorClass, quote(at.ErrorClass))
 		case !at.hasStatus && !at.hasErrorClass:
 			a.add(g, CodeNoStatusOrErrorClass, at.SpanID, "attempt %d (%s) records neither %s nor %s",
 				at.Number, at.RequestID, keyStatusCode, keyErrorClass)
@@ -77,7 +101,7 @@ func (a *analyzer) checkRemainingGrows(g *group) {
 }
 
 // A retry decision may legitimately be the last attempt when the operation
-// ended between attempts: the budget ran out during the backoff, the caller
+// ended between attempts: the time ran out during the backoff, the caller
 // canceled, or the retry budget refused the next call.
 var endsBetweenAttempts = []attrs.Outcome{attrs.OutcomeDeadlineExceeded, attrs.OutcomeCanceled, attrs.OutcomeBudgetExhausted}
 
@@ -101,7 +125,7 @@ func (a *analyzer) checkRetryWithoutNext(g *group) {
 	case outcome == "":
 		why = fmt.Sprintf("the operation records no %s", keyOutcome)
 	default:
-		why = fmt.Sprintf("the operation outcome %q does not explain why no attempt followed", outcome)
+		why = fmt.Sprintf("the operation outcome %s does not explain why no attempt followed", quote(string(outcome)))
 	}
 	a.add(g, CodeRetryWithoutNext, last.SpanID, "attempt %d (%s) decided retry, no later attempt exists and %s",
 		last.Number, last.RequestID, why)
@@ -115,14 +139,14 @@ func (a *analyzer) checkOperationIDs(g *group) {
 	}
 	for _, at := range g.op.Attempts {
 		if at.OperationID != "" && at.OperationID != g.op.ID {
-			a.add(g, CodeOperationIDSplit, at.SpanID, "attempt %d (%s) carries operation id %q under the operation span of %q",
-				at.Number, at.RequestID, at.OperationID, g.op.ID)
+			a.add(g, CodeOperationIDSplit, at.SpanID, "attempt %d (%s) carries operation id %s under the operation span of %s",
+				at.Number, at.RequestID, fmtID(at.OperationID), fmtID(g.op.ID))
 		}
 	}
 	for _, c := range g.op.StateChecks {
 		if c.OperationID != "" && c.OperationID != g.op.ID {
-			a.add(g, CodeOperationIDSplit, c.SpanID, "state check carries operation id %q under the operation span of %q",
-				c.OperationID, g.op.ID)
+			a.add(g, CodeOperationIDSplit, c.SpanID, "state check carries operation id %s under the operation span of %s",
+				fmtID(c.OperationID), fmtID(g.op.ID))
 		}
 	}
 }
@@ -134,6 +158,14 @@ func (a *analyzer) checkUnsafeResend(g *group) {
 	if g.op.IdempotencyContract {
 		return
 	}
+	// The starts of the state checks that answered not_applied, in order.
+	var notApplied []time.Time
+	for _, c := range g.op.StateChecks {
+		if c.Result == string(attrs.StateNotApplied) {
+			notApplied = append(notApplied, c.Start)
+		}
+	}
+	slices.SortFunc(notApplied, time.Time.Compare)
 	atts := g.op.Attempts
 	for i := 1; i < len(atts); i++ {
 		prev, cur := atts[i-1], atts[i]
@@ -141,39 +173,41 @@ func (a *analyzer) checkUnsafeResend(g *group) {
 		if method == "" || slices.Contains(safeMethods, method) {
 			continue
 		}
-		if !prev.hasStatus && attrs.ErrorClass(prev.ErrorClass).NotSent() {
-			continue // the previous request provably never left
+		if !prev.hasStatus && attrs.ErrorClass(prev.ErrorClass).NotProcessed() {
+			continue // the previous request provably was not processed
 		}
-		if a.notAppliedBetween(g, prev, cur) {
+		// A state check answering not_applied between the two calls.
+		j := sort.Search(len(notApplied), func(k int) bool { return !notApplied[k].Before(prev.Start) })
+		if j < len(notApplied) && !notApplied[j].After(cur.Start) {
 			continue
 		}
 		a.add(g, CodeUnsafeResend, cur.SpanID,
 			"%s attempt %d (%s) was sent after attempt %d ended with %s, with no %s=true and no state check answering %s",
-			method, cur.Number, cur.RequestID, prev.Number, resultText(prev), keyIdempotencyContract, attrs.StateNotApplied)
+			redacted(method), cur.Number, cur.RequestID, prev.Number, resultText(prev), keyIdempotencyContract, attrs.StateNotApplied)
 	}
 }
 
-// notAppliedBetween reports a state check answering not_applied that
-// started between two attempts.
-func (a *analyzer) notAppliedBetween(g *group, prev, cur Attempt) bool {
-	for _, c := range g.op.StateChecks {
-		if c.Result == string(attrs.StateNotApplied) && !c.Start.Before(prev.Start) && !c.Start.After(cur.Start) {
-			return true
-		}
+// deadlineOf returns the operation's deadline, or false when the span does
+// not record one. A time limit beyond what a time.Duration holds (about
+// 292 years) is clamped, never wrapped: no attempt can start after it.
+func deadlineOf(g *group) (time.Time, bool) {
+	if g.span == nil || g.op.DeadlineMs == nil || *g.op.DeadlineMs < 0 || g.op.Start.IsZero() {
+		return time.Time{}, false
 	}
-	return false
+	ms := *g.op.DeadlineMs
+	if ms > math.MaxInt64/int64(time.Millisecond) {
+		return g.op.Start.Add(math.MaxInt64), true
+	}
+	return g.op.Start.Add(time.Duration(ms) * time.Millisecond), true
 }
 
 func (a *analyzer) checkDeadline(g *group) {
-	var deadline time.Time
-	if g.span != nil && g.op.BudgetMs != nil && !g.op.Start.IsZero() {
-		deadline = g.op.Start.Add(time.Duration(*g.op.BudgetMs) * time.Millisecond)
-	}
+	deadline, ok := deadlineOf(g)
 	for _, at := range g.op.Attempts {
 		var seen []string
-		if !deadline.IsZero() && !at.Start.IsZero() && at.Start.After(deadline.Add(deadlineTolerance)) {
+		if ok && !at.Start.IsZero() && at.Start.After(deadline.Add(deadlineTolerance)) {
 			seen = append(seen, fmt.Sprintf("started at +%dms, after the deadline at +%dms (%s %d)",
-				at.Start.Sub(g.op.Start).Milliseconds(), *g.op.BudgetMs, keyBudgetMs, *g.op.BudgetMs))
+				at.Start.Sub(g.op.Start).Milliseconds(), *g.op.DeadlineMs, keyDeadlineMs, *g.op.DeadlineMs))
 		}
 		if at.RemainingMs != nil && *at.RemainingMs <= 0 {
 			seen = append(seen, fmt.Sprintf("started with %s %d", keyRemainingMs, *at.RemainingMs))
@@ -184,18 +218,40 @@ func (a *analyzer) checkDeadline(g *group) {
 	}
 }
 
+// checkNumbering wants 1, 2, ... n. A later hop of a redirect chain
+// (retry.redirects) goes on counting from the hops before it, and so may a
+// repeat the transport counted (retry.operation.repeat), so there only
+// consecutive numbers are wanted.
 func (a *analyzer) checkNumbering(g *group) {
-	var got, want []string
-	for i, at := range g.op.Attempts {
+	atts := g.op.Attempts
+	if len(atts) == 0 {
+		return
+	}
+	for _, at := range atts {
 		if at.Number < 1 {
 			return // reported as an invalid attribute
 		}
-		got = append(got, strconv.FormatInt(at.Number, 10))
-		want = append(want, strconv.Itoa(i+1))
 	}
-	if !slices.Equal(got, want) {
-		a.add(g, CodeAttemptNumbering, "", "%s values are %s; want %s", keyAttempt, strings.Join(got, ", "), strings.Join(want, ", "))
+	first := int64(1)
+	if marked(g) {
+		first = atts[0].Number
 	}
+	bad := false
+	for i, at := range atts {
+		if at.Number != first+int64(i) {
+			bad = true
+			break
+		}
+	}
+	if !bad {
+		return
+	}
+	got, want := make([]string, len(atts)), make([]string, len(atts))
+	for i, at := range atts {
+		got[i] = strconv.FormatInt(at.Number, 10)
+		want[i] = strconv.FormatInt(first+int64(i), 10)
+	}
+	a.add(g, CodeAttemptNumbering, "", "%s values are %s; want %s", keyAttempt, listed(got, ", "), listed(want, ", "))
 }
 
 func (a *analyzer) checkCount(g *group) {
@@ -212,14 +268,23 @@ func (a *analyzer) checkAcrossOperations() {
 	a.checkReusedIDs()
 	a.checkOrphanSplit()
 	a.checkRequestIDs()
+	a.checkOuterLayerResend()
 }
 
-// checkReusedIDs reports an operation id carried by several operation spans.
+// marked reports an operation span that says it continues another
+// operation: a later hop of a redirect chain, or an operation the transport
+// counted as a repeat. Several operation spans may share an id that way.
+func marked(g *group) bool {
+	return g.op.Redirects != nil && *g.op.Redirects > 0 || g.op.Repeat != nil && *g.op.Repeat > 0
+}
+
+// checkReusedIDs reports an operation id carried by several operation
+// spans that do not say why (see marked).
 func (a *analyzer) checkReusedIDs() {
 	byID := map[string][]*group{}
 	var ids []string
 	for _, g := range a.groups {
-		if g.span == nil || g.op.ID == "" {
+		if g.span == nil || g.op.ID == "" || marked(g) {
 			continue
 		}
 		if byID[g.op.ID] == nil {
@@ -236,14 +301,16 @@ func (a *analyzer) checkReusedIDs() {
 		for i, g := range gs {
 			where[i] = fmt.Sprintf("trace %s span %s", g.op.TraceID, g.op.SpanID)
 		}
-		a.add(gs[0], CodeOperationIDReused, gs[0].op.SpanID, "operation id %q is carried by %d operation spans: %s",
-			id, len(gs), strings.Join(where, "; "))
+		a.add(gs[0], CodeOperationIDReused, gs[0].op.SpanID, "operation id %s is carried by %d operation spans: %s",
+			fmtID(id), len(gs), listed(where, "; "))
 	}
 }
 
 // checkOrphanSplit reports one trace whose attempts, lacking an operation
-// span, carry several operation ids. (Several operations in one trace,
-// each with its own operation span, are legitimate.)
+// span, carry several operation ids although they count on from each
+// other: an id whose first attempt is not attempt 1 continues another id's
+// attempts. (Several operations in one trace, each counting from 1, are
+// legitimate, with or without operation spans.)
 func (a *analyzer) checkOrphanSplit() {
 	byTrace := map[string][]*group{}
 	var traces []string
@@ -261,18 +328,38 @@ func (a *analyzer) checkOrphanSplit() {
 		if len(gs) < 2 {
 			continue
 		}
+		continues := slices.ContainsFunc(gs, func(g *group) bool {
+			return len(g.op.Attempts) > 0 && g.op.Attempts[0].Number > 1
+		})
+		if !continues {
+			continue
+		}
 		ids := make([]string, len(gs))
 		for i, g := range gs {
-			ids[i] = g.op.ID
+			ids[i] = fmtID(g.op.ID)
 		}
-		a.add(gs[0], CodeOperationIDSplit, "", "trace %s holds attempts without an operation span under %d operation ids: %s",
-			t, len(gs), quoteList(ids))
+		a.add(gs[0], CodeOperationIDSplit, "", "trace %s holds attempts without an operation span under %d operation ids that count on from each other: %s",
+			t, len(gs), listed(ids, ", "))
 	}
 }
 
 // checkRequestIDs reports request ids seen more than once: one attempt
 // span delivered several times, or several attempt spans sharing an id.
 func (a *analyzer) checkRequestIDs() {
+	count := map[string]int{}
+	for _, g := range a.groups {
+		for _, at := range g.op.Attempts {
+			if n := a.dups[at.span]; n > 0 {
+				a.add(g, CodeDuplicateRequestID, at.SpanID, "attempt %d (%s) was delivered %d times (same trace and span id)",
+					at.Number, at.RequestID, n+1)
+			}
+			if at.RequestID != "" {
+				count[at.RequestID]++
+			}
+		}
+	}
+	// Only ids seen twice or more are listed, in the order of their
+	// first use.
 	type use struct {
 		g  *group
 		at Attempt
@@ -281,11 +368,7 @@ func (a *analyzer) checkRequestIDs() {
 	var ids []string
 	for _, g := range a.groups {
 		for _, at := range g.op.Attempts {
-			if n := a.dups[spanKey{g.op.TraceID, at.SpanID}]; n > 0 {
-				a.add(g, CodeDuplicateRequestID, at.SpanID, "attempt %d (%s) was delivered %d times (same trace and span id)",
-					at.Number, at.RequestID, n+1)
-			}
-			if at.RequestID == "" {
+			if count[at.RequestID] < 2 {
 				continue
 			}
 			if byID[at.RequestID] == nil {
@@ -296,15 +379,124 @@ func (a *analyzer) checkRequestIDs() {
 	}
 	for _, id := range ids {
 		uses := byID[id]
-		if len(uses) < 2 {
+		where := make([]string, 0, min(len(uses), maxListed+1))
+		for _, u := range uses[:min(len(uses), maxListed)] {
+			where = append(where, fmt.Sprintf("attempt %d of %s (span %s)", u.at.Number, fmtID(u.g.op.ID), u.at.SpanID))
+		}
+		if len(uses) > maxListed {
+			where = append(where, fmt.Sprintf("and %d more", len(uses)-maxListed))
+		}
+		a.add(uses[1].g, CodeDuplicateRequestID, uses[1].at.SpanID, "request id %s is carried by %d attempt spans: %s",
+			fmtID(id), len(uses), strings.Join(where, "; "))
+	}
+}
+
+// checkOuterLayerResend reports an operation that repeats an earlier one
+// of the same non-idempotent request: the same method (not GET, HEAD,
+// OPTIONS or TRACE) and sanitized URL, with no idempotency contract, under
+// the same operation context (the same parent span, or the same operation
+// id), after the earlier one did not succeed. A layer above the retry
+// transport sent it again (go-retryablehttp stacked over it, an
+// application loop), which the transport's own unsafe-resend rules cannot
+// prevent. An operation marked retry.operation.repeat > 0 whose earlier
+// operations are not in the input is reported on the marker alone. A
+// later hop of a redirect chain (retry.redirects) is never a repeat: a 307
+// or 308 resends a POST by design.
+func (a *analyzer) checkOuterLayerResend() {
+	type context struct {
+		trace, kind, id string
+	}
+	type request struct {
+		context
+		method, url string
+	}
+	failed := map[request]*group{} // the first earlier operation that did not succeed
+	seen := map[context]bool{}     // a context with an earlier operation in the input
+	for _, g := range a.groups {   // in start order
+		if g.span == nil {
 			continue
 		}
-		where := make([]string, len(uses))
-		for i, u := range uses {
-			where[i] = fmt.Sprintf("attempt %d of %q (span %s)", u.at.Number, u.g.op.ID, u.at.SpanID)
+		var contexts []context
+		if p := g.span.ParentID; p != "" {
+			contexts = append(contexts, context{g.op.TraceID, "parent span", p})
 		}
-		a.add(uses[1].g, CodeDuplicateRequestID, uses[1].at.SpanID, "request id %q is carried by %d attempt spans: %s",
-			id, len(uses), strings.Join(where, "; "))
+		if g.op.ID != "" {
+			contexts = append(contexts, context{g.op.TraceID, "operation id", g.op.ID})
+		}
+		method := g.op.Method
+		if method == "" && len(g.op.Attempts) > 0 {
+			method = g.op.Attempts[0].Method
+		}
+		write := method != "" && !slices.Contains(safeMethods, method) && !g.op.IdempotencyContract
+		redirect := g.op.Redirects != nil && *g.op.Redirects > 0
+		if write && !redirect {
+			reported := false
+			anyEarlier := false
+			for _, c := range contexts {
+				anyEarlier = anyEarlier || seen[c]
+				if g.op.URL == "" {
+					continue
+				}
+				if earlier := failed[request{c, method, g.op.URL}]; earlier != nil {
+					a.add(g, CodeOuterLayerResend, g.op.SpanID,
+						"%s %s (operation %s) repeats operation %s (span %s, which ended with %s) under the same %s, with no %s=true",
+						redacted(method), g.op.URL, fmtID(g.op.ID), fmtID(earlier.op.ID), earlier.op.SpanID, opResult(earlier), c.kind, keyIdempotencyContract)
+					reported = true
+					break
+				}
+			}
+			if !reported && !anyEarlier && g.op.Repeat != nil && *g.op.Repeat > 0 {
+				a.add(g, CodeOuterLayerResend, g.op.SpanID,
+					"%s %s (operation %s) carries %s=%d: the transport counted %d earlier operation(s) under the same context, not in the input, with no %s=true",
+					redacted(method), g.op.URL, fmtID(g.op.ID), keyRepeat, *g.op.Repeat, *g.op.Repeat, keyIdempotencyContract)
+			}
+		}
+		for _, c := range contexts {
+			seen[c] = true
+			if g.op.URL == "" || method == "" || succeeded(g) {
+				continue
+			}
+			if r := (request{c, method, g.op.URL}); failed[r] == nil {
+				failed[r] = g
+			}
+		}
+	}
+}
+
+// succeeded reports an operation whose last attempt received a 1xx-3xx
+// status: a layer above has no reason to send it again, so a later equal
+// request is taken as deliberate.
+func succeeded(g *group) bool {
+	atts := g.op.Attempts
+	if len(atts) == 0 {
+		return false
+	}
+	last := atts[len(atts)-1]
+	return last.StatusCode != nil && *last.StatusCode >= 100 && *last.StatusCode < 400 && !last.hasErrorClass
+}
+
+// opResult describes how an operation ended: its outcome and what its
+// last attempt observed.
+func opResult(g *group) string {
+	res := "no attempt"
+	if n := len(g.op.Attempts); n > 0 {
+		res = resultText(g.op.Attempts[n-1])
+	}
+	if g.op.Outcome != "" {
+		return fmt.Sprintf("%s, outcome %s", res, quote(g.op.Outcome))
+	}
+	return res
+}
+
+// checkConflicts reports span ids delivered with differing content.
+func (a *analyzer) checkConflicts(pos map[spanKey]int, groupAt func(int) *group) {
+	for _, c := range a.conflicts {
+		var g *group
+		if i, ok := pos[keyOf(c.kept)]; ok {
+			g = groupAt(i)
+		}
+		a.add(g, CodeSpanIDReused, c.kept.SpanID, "%s in trace %s is delivered again with different content (%s); the first copy is analyzed",
+			describeSpan(c.kept), c.kept.TraceID, strings.Join(c.diff, ", "))
 	}
 }
 
@@ -319,11 +511,11 @@ func statusText(at Attempt) string {
 func resultText(at Attempt) string {
 	switch {
 	case at.hasStatus && at.hasErrorClass:
-		return statusText(at) + " and " + at.ErrorClass
+		return statusText(at) + " and " + redacted(at.ErrorClass)
 	case at.hasStatus:
 		return statusText(at)
 	case at.hasErrorClass:
-		return at.ErrorClass
+		return redacted(at.ErrorClass)
 	default:
 		return "no recorded result"
 	}

@@ -3,13 +3,18 @@ package inspect
 import (
 	"fmt"
 	"math"
+	"strconv"
 	"strings"
 
 	"github.com/otelretry/otelretry-go/attrs"
 	"github.com/otelretry/otelretry-go/cmd/retryinspect/internal/model"
+	"github.com/otelretry/otelretry-go/internal/redact"
 )
 
-// role is what a span is in the retry contract, told by its attributes.
+// role is what a span is in the retry contract, told by its retry.*
+// attributes alone, never by its name or kind: an attempt span may be the
+// transport's own span or otelhttp's CLIENT span named "GET", and another
+// implementation names its spans as it likes.
 type role int
 
 const (
@@ -23,7 +28,8 @@ func roleOf(s *model.Span) role {
 	switch {
 	case s.Has(keyAttempt):
 		return roleAttempt
-	case s.Name == attrs.StateCheckSpanName || s.Has(keyStateCheckResult):
+	case s.Has(keyStateCheckResult),
+		s.Name == attrs.StateCheckSpanName && s.Has(keyOperationID):
 		return roleStateCheck
 	case s.Has(keyOutcome) || s.Has(keyAttempts):
 		return roleOperation
@@ -33,49 +39,73 @@ func roleOf(s *model.Span) role {
 }
 
 // fields reads typed contract attributes from one span and notes what is
-// missing or malformed on the way.
+// missing (required by the contract, or only optional) or malformed.
 type fields struct {
-	span    *model.Span
-	missing []string
-	invalid []string
+	span     *model.Span
+	missing  []string // required attributes: findings
+	optional []string // optional attributes: notes
+	invalid  []string
 }
 
 func (f *fields) invalidf(format string, args ...any) {
 	f.invalid = append(f.invalid, fmt.Sprintf(format, args...))
 }
 
-func (f *fields) lookup(key string, required bool) (model.Value, bool) {
+// presence says what an absent attribute is.
+type presence int
+
+const (
+	optional presence = iota // absent is fine (shown as -)
+	noted                    // absent is a note
+	required                 // absent is a finding
+)
+
+func (f *fields) lookup(key string, p presence) (model.Value, bool) {
 	v, ok := f.span.Attr(key)
-	if !ok && required {
-		f.missing = append(f.missing, key)
+	if !ok {
+		f.absent(key, p)
 	}
 	return v, ok
 }
 
+func (f *fields) absent(key string, p presence) {
+	switch p {
+	case required:
+		f.missing = append(f.missing, key)
+	case noted:
+		f.optional = append(f.optional, key)
+	}
+}
+
 // str returns a string attribute ("" when absent).
-func (f *fields) str(key string, required bool) string {
-	v, ok := f.lookup(key, required)
+func (f *fields) str(key string, p presence) string {
+	v, ok := f.lookup(key, p)
 	if !ok {
 		return ""
 	}
 	if v.Type != model.TypeString {
 		f.invalidf("%s has type %s, want string", key, v.Type)
-	} else if v.Str == "" && required {
-		f.missing = append(f.missing, key)
+	} else if v.Str == "" {
+		f.absent(key, p)
 	}
 	return v.Text()
 }
 
 // int returns an integer attribute (nil when absent or not a number). An
-// integral float is used but noted as a type error.
-func (f *fields) int(key string, required bool) *int64 {
-	v, ok := f.lookup(key, required)
+// integral float is used but noted as a type error; NaN, infinities and
+// fractions are refused.
+func (f *fields) int(key string, p presence) *int64 {
+	v, ok := f.lookup(key, p)
 	if !ok {
 		return nil
 	}
 	switch {
 	case v.Type == model.TypeInt:
-		return &v.Int
+		i := v.Int // not &v.Int, which would keep the whole Value
+		return &i
+	case v.Type == model.TypeFloat && (math.IsNaN(v.Float) || math.IsInf(v.Float, 0)):
+		f.invalidf("%s is %s, want an integer", key, strconv.FormatFloat(v.Float, 'g', -1, 64))
+		return nil
 	case v.Type == model.TypeFloat && v.Float == math.Trunc(v.Float) && math.Abs(v.Float) < 1<<53:
 		f.invalidf("%s has type float, want int", key)
 		i := int64(v.Float)
@@ -88,7 +118,7 @@ func (f *fields) int(key string, required bool) *int64 {
 
 // boolean returns a boolean attribute (false when absent).
 func (f *fields) boolean(key string) bool {
-	v, ok := f.lookup(key, false)
+	v, ok := f.lookup(key, optional)
 	if !ok {
 		return false
 	}
@@ -99,28 +129,47 @@ func (f *fields) boolean(key string) bool {
 	return v.Bool
 }
 
+// nonNegative refuses a negative count or duration.
+func (f *fields) nonNegative(key string, v *int64) {
+	if v != nil && *v < 0 {
+		f.invalidf("%s is %d, want 0 or more", key, *v)
+	}
+}
+
 // closed checks that a present value belongs to its closed vocabulary.
 func (f *fields) closed(key, value string, valid bool) {
 	if value != "" && !valid {
-		f.invalidf("%s %q is not in the vocabulary", key, value)
+		f.invalidf("%s %s is not in the vocabulary", key, quote(value))
 	}
 }
 
 func readOperation(s *model.Span) (Operation, fields) {
 	f := fields{span: s}
 	op := Operation{
-		ID:                  f.str(keyOperationID, true),
+		ID:                  f.str(keyOperationID, required),
 		TraceID:             s.TraceID,
 		SpanID:              s.SpanID,
-		Method:              strings.ToUpper(f.str(keyMethod, true)),
-		URL:                 sanitizeURL(f.str(keyURLFull, true)),
-		ServerAddress:       f.str(keyServerAddress, true),
-		RecordedAttempts:    f.int(keyAttempts, true),
-		Outcome:             f.str(keyOutcome, true),
-		BudgetMs:            f.int(keyBudgetMs, true),
+		Method:              strings.ToUpper(f.str(keyMethod, noted)),
+		URL:                 redact.String(f.str(keyURLFull, noted)),
+		ServerAddress:       f.str(keyServerAddress, noted),
+		RecordedAttempts:    f.int(keyAttempts, noted),
+		Outcome:             f.str(keyOutcome, required),
 		IdempotencyContract: f.boolean(keyIdempotencyContract),
+		Redirects:           f.int(keyRedirects, optional),
+		Repeat:              f.int(keyRepeat, optional),
 		Start:               s.Start,
 	}
+	// retry.deadline_ms, or its name before v0.2.0.
+	if s.Has(keyDeadlineMs) || !s.Has(keyLegacyBudgetMs) {
+		op.DeadlineMs = f.int(keyDeadlineMs, noted)
+		f.nonNegative(keyDeadlineMs, op.DeadlineMs)
+	} else {
+		op.DeadlineMs = f.int(keyLegacyBudgetMs, noted)
+		f.nonNegative(keyLegacyBudgetMs, op.DeadlineMs)
+	}
+	f.nonNegative(keyAttempts, op.RecordedAttempts)
+	f.nonNegative(keyRedirects, op.Redirects)
+	f.nonNegative(keyRepeat, op.Repeat)
 	f.closed(keyOutcome, op.Outcome, attrs.Outcome(op.Outcome).Valid())
 	return op, f
 }
@@ -128,28 +177,35 @@ func readOperation(s *model.Span) (Operation, fields) {
 func readAttempt(s *model.Span) (Attempt, fields) {
 	f := fields{span: s}
 	a := Attempt{
-		OperationID:   f.str(keyOperationID, true),
-		RequestID:     f.str(keyRequestID, true),
-		Method:        strings.ToUpper(f.str(keyMethod, true)),
-		StatusCode:    f.int(keyStatusCode, false),
-		ErrorClass:    f.str(keyErrorClass, false),
-		ElapsedMs:     f.int(keyElapsedMs, true),
-		RemainingMs:   f.int(keyRemainingMs, true),
-		Decision:      f.str(keyDecision, true),
-		RetryAfterMs:  f.int(keyRetryAfterMs, false),
-		ResendCount:   f.int(keyResendCount, false),
+		OperationID:   f.str(keyOperationID, required),
+		RequestID:     f.str(keyRequestID, required),
+		Method:        strings.ToUpper(f.str(keyMethod, required)),
+		StatusCode:    f.int(keyStatusCode, optional),
+		ErrorClass:    f.str(keyErrorClass, optional),
+		ElapsedMs:     f.int(keyElapsedMs, required),
+		RemainingMs:   f.int(keyRemainingMs, required),
+		Decision:      f.str(keyDecision, required),
+		Reason:        f.str(keyReason, optional),
+		RetryAfterMs:  f.int(keyRetryAfterMs, optional),
+		ResendCount:   f.int(keyResendCount, optional),
 		SpanID:        s.SpanID,
 		Start:         s.Start,
 		hasStatus:     s.Has(keyStatusCode),
 		hasErrorClass: s.Has(keyErrorClass),
 	}
-	if n := f.int(keyAttempt, true); n != nil {
+	if n := f.int(keyAttempt, required); n != nil {
 		a.Number = *n
 		if a.Number < 1 {
 			f.invalidf("%s is %d, want 1 or more", keyAttempt, a.Number)
+			a.Number = 0
 		}
 	}
-	a.BackoffMs = f.int(keyBackoffMs, a.Decision == string(attrs.DecisionRetry))
+	backoff := optional
+	if a.Decision == string(attrs.DecisionRetry) {
+		backoff = noted
+	}
+	a.BackoffMs = f.int(keyBackoffMs, backoff)
+	f.nonNegative(keyElapsedMs, a.ElapsedMs)
 	f.closed(keyDecision, a.Decision, attrs.Decision(a.Decision).Valid())
 	f.closed(keyErrorClass, a.ErrorClass, attrs.ErrorClass(a.ErrorClass).Valid())
 	return a, f
@@ -158,8 +214,8 @@ func readAttempt(s *model.Span) (Attempt, fields) {
 func readStateCheck(s *model.Span) (StateCheck, fields) {
 	f := fields{span: s}
 	c := StateCheck{
-		OperationID: f.str(keyOperationID, true),
-		Result:      f.str(keyStateCheckResult, true),
+		OperationID: f.str(keyOperationID, required),
+		Result:      f.str(keyStateCheckResult, required),
 		SpanID:      s.SpanID,
 		Start:       s.Start,
 	}
@@ -172,19 +228,41 @@ func readStateCheck(s *model.Span) (StateCheck, fields) {
 }
 
 // describeSpan names a span in findings: its role, name and, for
-// attempts, its number.
+// attempts, its number. The name is redacted (it may hold a URL) and
+// quoted.
 func describeSpan(s *model.Span) string {
+	name := quote(s.Name)
 	switch roleOf(s) {
 	case roleOperation:
-		return fmt.Sprintf("operation span %q", s.Name)
+		return "operation span " + name
 	case roleAttempt:
-		if v, ok := s.Attr(keyAttempt); ok {
-			return fmt.Sprintf("attempt span %q (attempt %s)", s.Name, v.Text())
+		if v, ok := s.Attr(keyAttempt); ok && v.Type == model.TypeInt {
+			return fmt.Sprintf("attempt span %s (attempt %d)", name, v.Int)
+		} else if ok {
+			return fmt.Sprintf("attempt span %s (attempt %s)", name, quote(v.Text()))
 		}
-		return fmt.Sprintf("attempt span %q", s.Name)
+		return "attempt span " + name
 	case roleStateCheck:
-		return fmt.Sprintf("state-check span %q", s.Name)
+		return "state-check span " + name
 	default:
-		return fmt.Sprintf("%s span %q", s.Kind, s.Name)
+		return fmt.Sprintf("%s span %s", s.Kind, name)
 	}
 }
+
+// quote writes text from the input for a message: URLs in it redacted,
+// then quoted, which escapes control characters, and cut when long.
+func quote(s string) string {
+	const maxLen = 200
+	s = redact.Text(s)
+	if len(s) > maxLen {
+		s = strings.ToValidUTF8(s[:maxLen], "") + "..."
+	}
+	return strconv.Quote(s)
+}
+
+// redacted writes text from the input for a message without quotes: URLs
+// in it redacted. The text renderer escapes control characters.
+func redacted(s string) string { return redact.Text(s) }
+
+// fmtID writes an id for a message, quoted as %q does.
+func fmtID(id string) string { return strconv.Quote(id) }

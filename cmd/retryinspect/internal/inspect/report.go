@@ -1,6 +1,10 @@
 package inspect
 
-import "time"
+import (
+	"time"
+
+	"github.com/otelretry/otelretry-go/cmd/retryinspect/internal/model"
+)
 
 // Report is the result of inspecting a set of spans. It is also the
 // document that --json prints.
@@ -8,13 +12,14 @@ type Report struct {
 	Spans      SpanCounts  `json:"spans"`
 	Operations []Operation `json:"operations"`
 	Summary    Summary     `json:"summary"`
+	Notes      []Note      `json:"notes"`
 	Findings   []Finding   `json:"findings"`
 }
 
 // SpanCounts counts the input spans by role.
 type SpanCounts struct {
 	Total      int `json:"total"`       // distinct spans
-	Duplicates int `json:"duplicates"`  // extra deliveries of spans already counted
+	Duplicates int `json:"duplicates"`  // extra deliveries of spans already counted, identical or not
 	Operation  int `json:"operation"`   // operation spans
 	Attempt    int `json:"attempt"`     // attempt spans
 	StateCheck int `json:"state_check"` // state-check spans
@@ -33,8 +38,10 @@ type Operation struct {
 	ServerAddress       string       `json:"server_address,omitempty"`
 	Outcome             string       `json:"outcome,omitempty"`
 	RecordedAttempts    *int64       `json:"recorded_attempts,omitempty"` // retry.attempts
-	BudgetMs            *int64       `json:"budget_ms,omitempty"`
+	DeadlineMs          *int64       `json:"deadline_ms,omitempty"`       // retry.deadline_ms, or the legacy retry.budget_ms
 	IdempotencyContract bool         `json:"idempotency_contract,omitempty"`
+	Redirects           *int64       `json:"redirects,omitempty"` // retry.redirects: a later hop of a redirect chain
+	Repeat              *int64       `json:"repeat,omitempty"`    // retry.operation.repeat: earlier operations under the same context
 	Start               time.Time    `json:"start,omitzero"`
 	Attempts            []Attempt    `json:"attempts"`
 	StateChecks         []StateCheck `json:"state_checks,omitempty"`
@@ -51,6 +58,7 @@ type Attempt struct {
 	ElapsedMs    *int64    `json:"elapsed_ms,omitempty"`
 	RemainingMs  *int64    `json:"remaining_ms,omitempty"`
 	Decision     string    `json:"decision,omitempty"`
+	Reason       string    `json:"reason,omitempty"` // retry.reason, shown as recorded
 	RetryAfterMs *int64    `json:"retry_after_ms,omitempty"`
 	BackoffMs    *int64    `json:"backoff_ms,omitempty"`
 	ResendCount  *int64    `json:"resend_count,omitempty"`
@@ -58,7 +66,8 @@ type Attempt struct {
 	Start        time.Time `json:"start,omitzero"`
 	OffsetMs     *int64    `json:"offset_ms,omitempty"` // start minus the operation start
 
-	hasStatus, hasErrorClass bool // the keys are present, whatever their values
+	hasStatus, hasErrorClass bool        // the keys are present, whatever their values
+	span                     *model.Span // the attempt span
 }
 
 // StateCheck is a state check run after an unknown write outcome.
@@ -70,17 +79,24 @@ type StateCheck struct {
 	OffsetMs    *int64    `json:"offset_ms,omitempty"`
 }
 
-// Finding is one violation of the attempt contract.
+// Finding is one violation of the attempt contract or one pattern of the
+// diagnostic matrix. A Note has the same fields: an absence the contract
+// allows, with Count the number of spans or operations it was seen on
+// (the ids are those of the first).
 type Finding struct {
 	Code        Code   `json:"code"`
 	OperationID string `json:"operation_id,omitempty"`
 	TraceID     string `json:"trace_id,omitempty"`
 	SpanID      string `json:"span_id,omitempty"`
-	Seen        string `json:"seen"`  // what the spans show
-	Check       string `json:"check"` // what to check next
+	Seen        string `json:"seen"`            // what the spans show
+	Check       string `json:"check"`           // what to check next
+	Count       int    `json:"count,omitempty"` // notes only: how many times it was seen
 
 	group *group // for ordering; nil when no operation applies
 }
+
+// Note is an absence the contract allows; see Finding.
+type Note = Finding
 
 // Summary aggregates all operations. Decisions describe the client, error
 // classes and status codes describe the failures: they are kept apart.

@@ -13,7 +13,7 @@ func summarize(ops []Operation) Summary {
 	var (
 		decisions    = map[string]int{}
 		errorClasses = map[string]int{}
-		statuses     = map[string]int{}
+		statusCount  = map[int64]int{}
 		outcomes     = map[string]int{}
 		statusOrder  []int64
 		attempts     int
@@ -31,15 +31,18 @@ func summarize(ops []Operation) Summary {
 				errorClasses[at.ErrorClass]++
 			}
 			if at.StatusCode != nil {
-				s := strconv.FormatInt(*at.StatusCode, 10)
-				if statuses[s] == 0 {
+				if statusCount[*at.StatusCode] == 0 {
 					statusOrder = append(statusOrder, *at.StatusCode)
 				}
-				statuses[s]++
+				statusCount[*at.StatusCode]++
 			}
 		}
 	}
 	slices.Sort(statusOrder)
+	statuses := make(map[string]int, len(statusCount))
+	for code, n := range statusCount {
+		statuses[strconv.FormatInt(code, 10)] = n
+	}
 	return Summary{
 		Operations:    len(ops),
 		Attempts:      attempts,

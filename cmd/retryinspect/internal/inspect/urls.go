@@ -4,15 +4,12 @@ import (
 	"fmt"
 	"net/url"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/otelretry/otelretry-go/attrs"
 	"github.com/otelretry/otelretry-go/cmd/retryinspect/internal/model"
 )
-
-// redacted is the placeholder the transport's sanitizer writes for every
-// query value.
-const redacted = attrs.Redacted
 
 // isURLKey reports whether an attribute holds a URL or a part of one: any
 // key in the URL namespace (url.full, url.query, url.original, ...), a
@@ -23,7 +20,8 @@ func isURLKey(key string) bool {
 	return ns == urlNamespace || last == urlNamespace || last == "target"
 }
 
-// urlParts splits a URL-ish value without requiring it to parse: a full
+// urlParts splits a URL-ish value without requiring it to parse, to find
+// what it leaks (sanitizing is internal/redact's job): a full
 // URL ("scheme://userinfo@host/path?query#fragment"), a target
 // ("/path?query") or, for query attributes, a bare query.
 type urlParts struct {
@@ -61,7 +59,7 @@ func (p urlParts) userinfoLeaks() bool {
 		return false
 	}
 	for part := range strings.SplitSeq(p.userinfo, ":") {
-		if part != "" && part != redacted {
+		if part != "" && part != attrs.Redacted {
 			return true
 		}
 	}
@@ -80,7 +78,7 @@ func (p urlParts) leakingParams() []string {
 		if v, err := url.QueryUnescape(value); err == nil {
 			value = v
 		}
-		if value == redacted {
+		if value == attrs.Redacted {
 			continue
 		}
 		if k, err := url.QueryUnescape(key); err == nil {
@@ -108,27 +106,21 @@ func urlLeak(key, value string) string {
 	return strings.Join(leaks, " and ")
 }
 
-// sanitizeURL redacts a URL for display the way the transport must record
-// it: no userinfo, no fragment, every query value REDACTED.
-func sanitizeURL(value string) string {
-	p := splitURL(value, false)
-	out := p.scheme + p.rest
-	if !p.hasQuery {
-		return out
-	}
-	pairs := strings.Split(p.query, "&")
-	for i, pair := range pairs {
-		if key, _, ok := strings.Cut(pair, "="); ok {
-			pairs[i] = key + "=" + redacted
-		}
-	}
-	return out + "?" + strings.Join(pairs, "&")
-}
-
 // checkURLs reports every URL attribute of s that leaks a secret, by key
 // (backends reorder attributes). The secret itself never appears in the
 // finding.
 func (a *analyzer) checkURLs(s *model.Span, g *group) {
+	// Most spans leak nothing: sort (a copy) only when one does.
+	leaks := false
+	for _, attr := range s.Attributes {
+		if attr.Value.Type == model.TypeString && isURLKey(attr.Key) && urlLeak(attr.Key, attr.Value.Str) != "" {
+			leaks = true
+			break
+		}
+	}
+	if !leaks {
+		return
+	}
 	sorted := slices.SortedStableFunc(slices.Values(s.Attributes), func(x, y model.Attribute) int {
 		return strings.Compare(x.Key, y.Key)
 	})
@@ -137,7 +129,8 @@ func (a *analyzer) checkURLs(s *model.Span, g *group) {
 			continue
 		}
 		if leak := urlLeak(attr.Key, attr.Value.Str); leak != "" {
-			a.add(g, CodeUnredactedURL, s.SpanID, "%s on %s carries %s", attr.Key, describeSpan(s), leak)
+			// The key may be anything: quote it, never the value.
+			a.add(g, CodeUnredactedURL, s.SpanID, "%s on %s carries %s", quoteKey(attr.Key), describeSpan(s), leak)
 		}
 	}
 }
@@ -147,5 +140,14 @@ func quoteList(items []string) string {
 	for i, s := range items {
 		q[i] = fmt.Sprintf("%q", s)
 	}
-	return strings.Join(q, ", ")
+	return listed(q, ", ")
+}
+
+// quoteKey writes an attribute key as it is when it is plain, quoted when
+// it holds anything unusual.
+func quoteKey(key string) string {
+	if strconv.Quote(key) == `"`+key+`"` && !strings.ContainsAny(key, " ") {
+		return key
+	}
+	return strconv.Quote(key)
 }

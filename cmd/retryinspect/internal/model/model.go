@@ -1,6 +1,7 @@
 // Package model is the neutral span model of retryinspect: every reader
-// (Jaeger, OTLP JSON, stdouttrace) produces it and the inspector consumes
-// it, so the checks never depend on where the spans came from.
+// (OTLP JSON from the Collector or Jaeger, stdouttrace) produces it and the
+// inspector consumes it, so the checks never depend on where the spans came
+// from.
 package model
 
 import (
@@ -29,17 +30,6 @@ func (k Kind) String() string {
 		return kindNames[k]
 	}
 	return "kind(" + strconv.Itoa(int(k)) + ")"
-}
-
-// KindFromName maps a lower-case kind name (as Jaeger's span.kind tag
-// writes it) to a Kind.
-func KindFromName(name string) (Kind, bool) {
-	for i, n := range kindNames {
-		if strings.EqualFold(n, name) {
-			return Kind(i), true
-		}
-	}
-	return KindUnspecified, false
 }
 
 // Type is the type of an attribute value.

@@ -24,15 +24,3 @@ func TestNormalizeIDs(t *testing.T) {
 		}
 	}
 }
-
-func TestKindNames(t *testing.T) {
-	for k := KindUnspecified; k <= KindConsumer; k++ {
-		got, ok := KindFromName(k.String())
-		if !ok || got != k {
-			t.Errorf("KindFromName(%q) = %v, %v", k.String(), got, ok)
-		}
-	}
-	if _, ok := KindFromName("sideways"); ok {
-		t.Error("unknown kind accepted")
-	}
-}

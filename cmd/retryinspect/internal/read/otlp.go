@@ -1,197 +1,316 @@
 package read
 
 import (
+	"bytes"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"strconv"
 	"strings"
 	"time"
+
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/ptrace"
 
 	"github.com/otelretry/otelretry-go/cmd/retryinspect/internal/model"
 )
 
-// OTLP JSON (the OTLP/HTTP JSON encoding of ExportTraceServiceRequest): ids
-// are hex strings, 64-bit integers are decimal strings (numbers accepted),
-// enums are integers (names accepted).
-type (
-	otlpRequest struct {
-		ResourceSpans *[]otlpResourceSpans `json:"resourceSpans"`
-	}
-	otlpResourceSpans struct {
-		ScopeSpans []otlpScopeSpans `json:"scopeSpans"`
-		// Deprecated name of scopeSpans, still found in old files.
-		InstrumentationLibrarySpans []otlpScopeSpans `json:"instrumentationLibrarySpans"`
-	}
-	otlpScopeSpans struct {
-		Spans []otlpSpan `json:"spans"`
-	}
-	otlpSpan struct {
-		TraceID           string          `json:"traceId"`
-		SpanID            string          `json:"spanId"`
-		ParentSpanID      string          `json:"parentSpanId"`
-		Name              string          `json:"name"`
-		Kind              json.RawMessage `json:"kind"`
-		StartTimeUnixNano json.RawMessage `json:"startTimeUnixNano"`
-		EndTimeUnixNano   json.RawMessage `json:"endTimeUnixNano"`
-		Attributes        []otlpKeyValue  `json:"attributes"`
-	}
-	otlpKeyValue struct {
-		Key   string       `json:"key"`
-		Value otlpAnyValue `json:"value"`
-	}
-	otlpAnyValue struct {
-		StringValue *string         `json:"stringValue"`
-		BoolValue   *bool           `json:"boolValue"`
-		IntValue    json.RawMessage `json:"intValue"`
-		DoubleValue json.RawMessage `json:"doubleValue"`
-		ArrayValue  json.RawMessage `json:"arrayValue"`
-		KvlistValue json.RawMessage `json:"kvlistValue"`
-		BytesValue  json.RawMessage `json:"bytesValue"`
-	}
-)
-
 // OTLP reads OTLP JSON as the Collector's file exporter writes it: one
 // ExportTraceServiceRequest object per line (a single pretty-printed object
-// is accepted too).
-func OTLP(r io.Reader, name string) ([]model.Span, error) {
-	data, err := readAll(r, name)
+// is accepted too). It reads at most limit bytes (DefaultMaxBytes when
+// limit is 0).
+func OTLP(r io.Reader, name string, limit int64) ([]model.Span, error) {
+	data, err := readAll(r, name, limit)
 	if err != nil {
 		return nil, err
 	}
 	var spans []model.Span
 	err = decodeValues(data, name, func(raw json.RawMessage) error {
-		var req otlpRequest
-		if err := json.Unmarshal(raw, &req); err != nil {
-			return err
-		}
-		if req.ResourceSpans == nil {
-			return errors.New("not an OTLP trace request: no resourceSpans (is this stdouttrace output? use --stdout)")
-		}
-		for i, rs := range *req.ResourceSpans {
-			scopes := append(rs.ScopeSpans, rs.InstrumentationLibrarySpans...)
-			for j, ss := range scopes {
-				for k := range ss.Spans {
-					span, err := ss.Spans[k].model()
-					if err != nil {
-						return &fieldError{
-							path: fmt.Sprintf("resourceSpans[%d].scopeSpans[%d].spans[%d]", i, j, k),
-							err:  err,
-						}
-					}
-					spans = append(spans, span)
-				}
-			}
-		}
-		return nil
+		var err error
+		spans, err = appendOTLP(spans, raw, "")
+		return err
 	})
 	return spans, err
 }
 
-func (s *otlpSpan) model() (model.Span, error) {
-	traceID, spanID, err := spanIDs("traceId", s.TraceID, "spanId", s.SpanID)
+// errNoResourceSpans is what a JSON object without resourceSpans (a
+// stdouttrace span, a Jaeger v1 answer, anything else) gets.
+var errNoResourceSpans = errors.New("not an OTLP trace request: no resourceSpans (is this stdouttrace output? use --stdout)")
+
+// appendOTLP decodes one OTLP JSON TracesData (ExportTraceServiceRequest)
+// object with the Collector's pdata decoder, the one place where this
+// command reads OTLP JSON, and appends its spans, without the attributes
+// whose key starts with drop (when not empty): a backend's annotations. An
+// error inside a span is an *offsetError at that span.
+func appendOTLP(spans []model.Span, raw []byte, drop string) ([]model.Span, error) {
+	if len(raw) == 0 || raw[0] != '{' {
+		return spans, errors.New("not an OTLP trace request: want a JSON object with resourceSpans")
+	}
+	td, err := (&ptrace.JSONUnmarshaler{}).UnmarshalTraces(raw)
 	if err != nil {
-		return model.Span{}, err
+		return spans, locatePdataError(raw, err)
 	}
-	parentID, ok := model.SpanID(s.ParentSpanID)
-	if !ok {
-		return model.Span{}, fmt.Errorf("parentSpanId %q is not a hex span id", s.ParentSpanID)
+	if td.ResourceSpans().Len() == 0 {
+		var probe struct {
+			ResourceSpans json.RawMessage `json:"resourceSpans"`
+		}
+		if json.Unmarshal(raw, &probe) == nil && probe.ResourceSpans == nil {
+			return spans, errNoResourceSpans
+		}
 	}
-	kind, err := otlpKind(s.Kind)
-	if err != nil {
-		return model.Span{}, fmt.Errorf("kind: %w", err)
+	rss := td.ResourceSpans()
+	for i := range rss.Len() {
+		sss := rss.At(i).ScopeSpans()
+		for j := range sss.Len() {
+			ss := sss.At(j).Spans()
+			for k := range ss.Len() {
+				span, err := fromPdata(ss.At(k), drop)
+				if err != nil {
+					return spans, locateSpan(raw, [3]int{i, j, k}, err)
+				}
+				spans = append(spans, span)
+			}
+		}
 	}
-	start, err := otlpTime(s.StartTimeUnixNano)
-	if err != nil {
-		return model.Span{}, fmt.Errorf("startTimeUnixNano: %w", err)
+	return spans, nil
+}
+
+// fromPdata converts one pdata span. pdata has checked the id lengths and
+// the JSON types; empty ids remain to be refused.
+func fromPdata(s ptrace.Span, drop string) (model.Span, error) {
+	if s.TraceID().IsEmpty() {
+		return model.Span{}, fieldErrorf("traceId", "missing or all-zero trace id")
 	}
-	end, err := otlpTime(s.EndTimeUnixNano)
-	if err != nil {
-		return model.Span{}, fmt.Errorf("endTimeUnixNano: %w", err)
+	if s.SpanID().IsEmpty() {
+		return model.Span{}, fieldErrorf("spanId", "missing or all-zero span id")
 	}
+	tid, sid := s.TraceID(), s.SpanID()
 	span := model.Span{
-		TraceID: traceID, SpanID: spanID, ParentID: parentID,
-		Name: s.Name, Kind: kind, Start: start, End: end,
+		TraceID: hex.EncodeToString(tid[:]),
+		SpanID:  hex.EncodeToString(sid[:]),
+		Name:    s.Name(),
+		Kind:    model.Kind(s.Kind()),
+		Start:   unixNano(uint64(s.StartTimestamp())),
+		End:     unixNano(uint64(s.EndTimestamp())),
 	}
-	for i, a := range s.Attributes {
-		v, err := a.Value.model()
-		if err != nil {
-			return model.Span{}, fmt.Errorf("attributes[%d] (%s): %w", i, a.Key, err)
+	if p := s.ParentSpanID(); !p.IsEmpty() {
+		span.ParentID = hex.EncodeToString(p[:])
+	}
+	span.Attributes = make([]model.Attribute, 0, s.Attributes().Len())
+	for k, v := range s.Attributes().All() {
+		if drop != "" && strings.HasPrefix(k, drop) {
+			continue
 		}
-		span.Attributes = append(span.Attributes, model.Attribute{Key: a.Key, Value: v})
+		span.Attributes = append(span.Attributes, model.Attribute{Key: k, Value: pdataValue(v)})
 	}
-	return span, nil
+	return span, checkSpan(&span, "startTimeUnixNano", "endTimeUnixNano")
 }
 
-func (v *otlpAnyValue) model() (model.Value, error) {
-	switch {
-	case v.StringValue != nil:
-		return model.String(*v.StringValue), nil
-	case v.BoolValue != nil:
-		return model.Bool(*v.BoolValue), nil
-	case v.IntValue != nil:
-		i, err := unmarshalInt(v.IntValue)
-		if err != nil {
-			return model.Value{}, fmt.Errorf("intValue: %w", err)
-		}
-		return model.Int(i), nil
-	case v.DoubleValue != nil:
-		f, err := otlpDouble(v.DoubleValue)
-		if err != nil {
-			return model.Value{}, fmt.Errorf("doubleValue: %w", err)
-		}
-		return model.Float(f), nil
-	case v.ArrayValue != nil:
-		return model.Other(string(v.ArrayValue)), nil
-	case v.KvlistValue != nil:
-		return model.Other(string(v.KvlistValue)), nil
-	case v.BytesValue != nil:
-		return model.Other(string(v.BytesValue)), nil
-	default:
-		return model.Other(""), nil
+// unixNano converts OTLP's unsigned nanoseconds since the epoch without
+// wrapping: every uint64 value is a time between 1970 and 2554. Zero means
+// unset.
+func unixNano(ns uint64) time.Time {
+	if ns == 0 {
+		return time.Time{}
+	}
+	return time.Unix(int64(ns/1e9), int64(ns%1e9)).UTC()
+}
+
+func pdataValue(v pcommon.Value) model.Value {
+	switch v.Type() {
+	case pcommon.ValueTypeStr:
+		return model.String(v.Str())
+	case pcommon.ValueTypeInt:
+		return model.Int(v.Int())
+	case pcommon.ValueTypeDouble:
+		return model.Float(v.Double())
+	case pcommon.ValueTypeBool:
+		return model.Bool(v.Bool())
+	case pcommon.ValueTypeEmpty:
+		return model.Other("")
+	default: // maps, slices, bytes: outside the retry contract
+		return model.Other(v.AsString())
 	}
 }
 
-// otlpDouble accepts a JSON number or the protobuf JSON strings "NaN",
-// "Infinity" and "-Infinity".
-func otlpDouble(raw json.RawMessage) (float64, error) {
-	var s string
-	if raw[0] == '"' {
-		if err := json.Unmarshal(raw, &s); err != nil {
-			return 0, err
-		}
-	} else {
-		s = string(raw)
-	}
-	return strconv.ParseFloat(s, 64)
+// pdataMessage keeps the reason of a pdata decoding error and drops the
+// excerpt of the input it quotes, which may hold anything, secrets
+// included; the position replaces it.
+func pdataMessage(err error) error {
+	msg, _, _ := strings.Cut(err.Error(), ", error found in #")
+	return errors.New(msg)
 }
 
-func otlpKind(raw json.RawMessage) (model.Kind, error) {
-	if raw == nil {
-		return model.KindUnspecified, nil
-	}
-	if raw[0] == '"' {
-		var name string
-		if err := json.Unmarshal(raw, &name); err != nil {
-			return 0, err
-		}
-		if k, ok := model.KindFromName(strings.TrimPrefix(name, "SPAN_KIND_")); ok {
-			return k, nil
-		}
-		return 0, fmt.Errorf("unknown span kind %q", name)
-	}
-	i, err := unmarshalInt(raw)
-	return model.Kind(i), err
+// The nesting of OTLP JSON down to a span, and how to decode a piece of
+// each level alone: pdata must see a whole TracesData.
+var otlpLevels = []struct {
+	array        string // the array holding this level's objects
+	before, tail string // wraps one object of the level into a TracesData
+}{
+	{"resourceSpans", `{"resourceSpans":[`, `]}`},
+	{"scopeSpans", `{"resourceSpans":[{"scopeSpans":[`, `]}]}`},
+	{"spans", `{"resourceSpans":[{"scopeSpans":[{"spans":[`, `]}]}]}`},
 }
 
-func otlpTime(raw json.RawMessage) (time.Time, error) {
-	if raw == nil {
-		return time.Time{}, nil
+// decodeAlone decodes obj, one object of the given level, as the only
+// content of a TracesData.
+func decodeAlone(level int, obj []byte) error {
+	l := otlpLevels[level]
+	doc := make([]byte, 0, len(l.before)+len(obj)+len(l.tail))
+	doc = append(append(append(doc, l.before...), obj...), l.tail...)
+	_, err := (&ptrace.JSONUnmarshaler{}).UnmarshalTraces(doc)
+	return err
+}
+
+// locatePdataError finds what pdata refused, by decoding the resource
+// spans of raw one by one, then the fields of the one that fails, and so
+// down to the field of a span; it returns the error at that position. An
+// error it cannot narrow down is returned at the start of raw.
+func locatePdataError(raw []byte, err error) error {
+	if off, value, ok := member(raw, otlpLevels[0].array); ok {
+		if found := locateIn(0, value, off, otlpLevels[0].array); found != nil {
+			return found
+		}
 	}
-	ns, err := unmarshalInt(raw)
-	if err != nil || ns == 0 {
-		return time.Time{}, err
+	return &offsetError{off: 0, err: pdataMessage(err)}
+}
+
+// locateIn looks for the failing object of the array value of level
+// (found at offset base) and, in it, the failing field.
+func locateIn(level int, value []byte, base int, path string) error {
+	var found error
+	walkElements(value, func(i, off int, elem []byte) bool {
+		err := decodeAlone(level, elem)
+		if err == nil {
+			return true
+		}
+		at := fmt.Sprintf("%s[%d]", path, i)
+		found = &offsetError{off: base + off, err: &fieldError{path: at, err: pdataMessage(err)}}
+		walkFields(elem, func(key string, foff int, v []byte) bool {
+			ferr := decodeAlone(level, fieldObject(key, v))
+			if ferr == nil {
+				return true
+			}
+			if level+1 < len(otlpLevels) && key == otlpLevels[level+1].array {
+				if deeper := locateIn(level+1, v, base+off+foff, at+"."+key); deeper != nil {
+					found = deeper
+					return false
+				}
+			}
+			found = &offsetError{off: base + off + foff, err: &fieldError{path: at + "." + key, err: pdataMessage(ferr)}}
+			return false
+		})
+		return false
+	})
+	return found
+}
+
+// locateSpan returns err at the position of the span at index at.
+func locateSpan(raw []byte, at [3]int, err error) error {
+	found := &offsetError{off: 0, err: &fieldError{path: spanPath(at), err: err}}
+	value, base := raw, 0
+	for level, l := range otlpLevels {
+		off, arr, ok := member(value, l.array)
+		if !ok {
+			return found
+		}
+		eoff, elem, ok := element(arr, at[level])
+		if !ok {
+			return found
+		}
+		value, base = elem, base+off+eoff
 	}
-	return time.Unix(0, ns).UTC(), nil
+	found.off = base
+	return found
+}
+
+func spanPath(at [3]int) string {
+	return fmt.Sprintf("resourceSpans[%d].scopeSpans[%d].spans[%d]", at[0], at[1], at[2])
+}
+
+// fieldObject writes {key: value}.
+func fieldObject(key string, value []byte) []byte {
+	k, _ := json.Marshal(key)
+	obj := make([]byte, 0, len(k)+len(value)+3)
+	obj = append(append(append(obj, '{'), k...), ':')
+	return append(append(obj, value...), '}')
+}
+
+// member returns the offset and text of the value of key in the JSON
+// object obj.
+func member(obj []byte, key string) (off int, value []byte, ok bool) {
+	walkFields(obj, func(k string, o int, v []byte) bool {
+		if k == key {
+			off, value, ok = o, v, true
+			return false
+		}
+		return true
+	})
+	return off, value, ok
+}
+
+// element returns the offset and text of the i-th element of the JSON
+// array arr.
+func element(arr []byte, i int) (off int, value []byte, ok bool) {
+	walkElements(arr, func(j, o int, v []byte) bool {
+		if j == i {
+			off, value, ok = o, v, true
+			return false
+		}
+		return true
+	})
+	return off, value, ok
+}
+
+// walkFields calls visit with the key, the byte offset of the value and the
+// value of every member of the JSON object obj, until visit returns false.
+// It serves error reporting only: it stops quietly at anything unexpected.
+func walkFields(obj []byte, visit func(key string, off int, value []byte) bool) {
+	dec := json.NewDecoder(bytes.NewReader(obj))
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		return
+	}
+	for dec.More() {
+		t, err := dec.Token()
+		key, ok := t.(string)
+		if err != nil || !ok {
+			return
+		}
+		off := skipSpace(obj, int(dec.InputOffset()))
+		var value json.RawMessage
+		if dec.Decode(&value) != nil || !visit(key, off, value) {
+			return
+		}
+	}
+}
+
+// walkElements calls visit with the index, byte offset and text of every
+// element of the JSON array arr, until visit returns false.
+func walkElements(arr []byte, visit func(i, off int, elem []byte) bool) {
+	dec := json.NewDecoder(bytes.NewReader(arr))
+	if t, err := dec.Token(); err != nil || t != json.Delim('[') {
+		return
+	}
+	for i := 0; dec.More(); i++ {
+		off := skipSpace(arr, int(dec.InputOffset()))
+		var elem json.RawMessage
+		if dec.Decode(&elem) != nil || !visit(i, off, elem) {
+			return
+		}
+	}
+}
+
+// skipSpace returns the offset of the first byte at or after off that is
+// neither JSON white space nor a separator (',' or ':').
+func skipSpace(raw []byte, off int) int {
+	for off < len(raw) {
+		switch raw[off] {
+		case ' ', '\t', '\n', '\r', ',', ':':
+			off++
+		default:
+			return off
+		}
+	}
+	return off
 }

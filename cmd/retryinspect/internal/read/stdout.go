@@ -37,9 +37,10 @@ type stdoutAttribute struct {
 
 // Stdout reads the stream of span objects that
 // go.opentelemetry.io/otel/exporters/stdout/stdouttrace writes, pretty-printed
-// or not. A top-level array of span objects is accepted too.
-func Stdout(r io.Reader, name string) ([]model.Span, error) {
-	data, err := readAll(r, name)
+// or not. A top-level array of span objects is accepted too. It reads at
+// most limit bytes (DefaultMaxBytes when limit is 0).
+func Stdout(r io.Reader, name string, limit int64) ([]model.Span, error) {
+	data, err := readAll(r, name, limit)
 	if err != nil {
 		return nil, err
 	}
@@ -101,7 +102,7 @@ func (s *stdoutSpan) model() (model.Span, error) {
 		}
 		span.Attributes = append(span.Attributes, model.Attribute{Key: a.Key, Value: v})
 	}
-	return span, nil
+	return span, checkSpan(&span, "StartTime", "EndTime")
 }
 
 // stdoutValue converts an attribute.Value as its MarshalJSON writes it:

@@ -1,23 +1,44 @@
-// Package read turns the three input formats of retryinspect into the
-// neutral span model: the JSON the stdouttrace exporter writes, OTLP JSON as
-// the Collector's file exporter writes it, and the Jaeger query API's JSON.
+// Package read turns the input formats of retryinspect into the neutral
+// span model: the JSON the stdouttrace exporter writes, and OTLP JSON, which
+// both the Collector's file exporter and Jaeger's /api/v3 write. OTLP JSON
+// is decoded in one place, by the Collector's own pdata decoder.
 //
 // Every decoding error carries the input name and a line:column position.
+// Every reader stops at a size limit, so that a wrong path (a device, an
+// endless body, a huge unrelated file) fails clearly instead of exhausting
+// memory.
 package read
 
 import (
-	"github.com/otelretry/otelretry-go/cmd/retryinspect/internal/model"
-
 	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"math"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/otelretry/otelretry-go/cmd/retryinspect/internal/model"
 )
 
-// maxInput bounds what a reader accepts, so a wrong path (a device, a huge
-// unrelated file) fails clearly instead of exhausting memory.
-const maxInput = 1 << 30
+// DefaultMaxBytes is the size limit of one input (a file, stdin or one
+// Jaeger answer) when the caller sets none. It is well above what a Jaeger
+// search for a few hundred traces returns, and low enough that reading a
+// wrong input stays cheap: decoding takes several times the input's size
+// in memory. --max-bytes raises it.
+const DefaultMaxBytes = 64 << 20
+
+// TooLargeError reports an input that exceeds the size limit.
+type TooLargeError struct {
+	Name  string // file name, "stdin" or a URL
+	Limit int64  // bytes
+}
+
+func (e *TooLargeError) Error() string {
+	return fmt.Sprintf("%s: larger than the limit of %s", e.Name, FormatBytes(e.Limit))
+}
 
 // PositionError is a malformed-input error at a position of a named input.
 type PositionError struct {
@@ -45,17 +66,31 @@ func fieldErrorf(path, format string, args ...any) error {
 	return &fieldError{path: path, err: fmt.Errorf(format, args...)}
 }
 
-// readAll reads the whole input, bounded by maxInput.
-func readAll(r io.Reader, name string) ([]byte, error) {
-	data, err := io.ReadAll(io.LimitReader(r, maxInput+1))
+// readAll reads the whole input, at most limit bytes (DefaultMaxBytes
+// when limit is 0 or less): one byte more is a *TooLargeError, found
+// without reading further.
+func readAll(r io.Reader, name string, limit int64) ([]byte, error) {
+	if limit <= 0 {
+		limit = DefaultMaxBytes
+	}
+	data, err := io.ReadAll(io.LimitReader(r, limit+1))
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
-	if len(data) > maxInput {
-		return nil, fmt.Errorf("%s: input larger than %d bytes", name, maxInput)
+	if int64(len(data)) > limit {
+		return nil, &TooLargeError{Name: name, Limit: limit}
 	}
 	return data, nil
 }
+
+// offsetError is an error at a byte offset inside one decoded value.
+type offsetError struct {
+	off int
+	err error
+}
+
+func (e *offsetError) Error() string { return e.err.Error() }
+func (e *offsetError) Unwrap() error { return e.err }
 
 // decodeValues decodes the concatenated JSON values of data (one per line,
 // pretty-printed or not) and calls fn with each one. Errors from the
@@ -81,8 +116,14 @@ func decodeValues(data []byte, name string, fn func(raw json.RawMessage) error) 
 		}
 		start := int(dec.InputOffset()) - len(raw)
 		if err := fn(raw); err != nil {
-			var typ *json.UnmarshalTypeError
-			if errors.As(err, &typ) {
+			var (
+				typ *json.UnmarshalTypeError
+				at  *offsetError
+			)
+			switch {
+			case errors.As(err, &at):
+				return positionError(data, name, start+at.off, err)
+			case errors.As(err, &typ):
 				return positionError(data, name, start+int(typ.Offset)-1, err)
 			}
 			return positionError(data, name, start, err)
@@ -127,4 +168,60 @@ func spanIDs(traceField, traceID, spanField, spanID string) (string, string, err
 		return "", "", fieldErrorf(spanField, "invalid span id %q", spanID)
 	}
 	return t, sp, nil
+}
+
+// checkTime rejects a timestamp outside years 0 to 9999, which neither
+// RFC 3339 nor the --json report can represent, so that the text and JSON
+// reports always agree on what was read.
+func checkTime(field string, t time.Time) error {
+	if t.IsZero() {
+		return nil
+	}
+	if y := t.Year(); y < 0 || y > 9999 {
+		return fieldErrorf(field, "timestamp %s is outside years 0 to 9999", strconv.Quote(t.String()))
+	}
+	return nil
+}
+
+// checkSpan applies the checks every reader shares to a converted span.
+func checkSpan(s *model.Span, startField, endField string) error {
+	if err := checkTime(startField, s.Start); err != nil {
+		return err
+	}
+	return checkTime(endField, s.End)
+}
+
+// FormatBytes writes n in the binary units ParseBytes reads.
+func FormatBytes(n int64) string {
+	for _, u := range byteUnits {
+		if n >= u.size && n%u.size == 0 {
+			return strconv.FormatInt(n/u.size, 10) + u.name
+		}
+	}
+	return strconv.FormatInt(n, 10) + "B"
+}
+
+var byteUnits = []struct {
+	name string
+	size int64
+}{{"GiB", 1 << 30}, {"MiB", 1 << 20}, {"KiB", 1 << 10}}
+
+// ParseBytes reads a size such as 512KiB, 64MiB, 2GiB or 1000 (bytes).
+func ParseBytes(s string) (int64, error) {
+	num, size := s, int64(1)
+	for _, u := range byteUnits {
+		if n, ok := strings.CutSuffix(s, u.name); ok {
+			num, size = n, u.size
+			break
+		}
+	}
+	num = strings.TrimSuffix(num, "B")
+	n, err := strconv.ParseInt(num, 10, 64)
+	if err != nil || n <= 0 {
+		return 0, fmt.Errorf("size %q: want a positive size such as 64MiB, 1GiB or 1000000", s)
+	}
+	if n > math.MaxInt64/size {
+		return 0, fmt.Errorf("size %q: too large", s)
+	}
+	return n * size, nil
 }

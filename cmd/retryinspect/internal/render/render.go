@@ -7,10 +7,13 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/otelretry/otelretry-go/cmd/retryinspect/internal/inspect"
 )
@@ -32,6 +35,7 @@ func Text(w io.Writer, r *inspect.Report) error {
 		p.operation(&r.Operations[i])
 	}
 	p.summary(&r.Summary)
+	p.notes(r.Notes)
 	p.findings(r.Findings)
 	if p.err != nil {
 		return p.err
@@ -44,10 +48,19 @@ type printer struct {
 	err error
 }
 
+// printf prints; every string argument comes from the input and is
+// escaped, so that no control character of an id or a value reaches the
+// terminal.
 func (p *printer) printf(format string, args ...any) {
-	if p.err == nil {
-		_, p.err = fmt.Fprintf(p.w, format, args...)
+	if p.err != nil {
+		return
 	}
+	for i, a := range args {
+		if s, ok := a.(string); ok {
+			args[i] = escape(s)
+		}
+	}
+	_, p.err = fmt.Fprintf(p.w, format, args...)
 }
 
 func (p *printer) header(r *inspect.Report) {
@@ -67,9 +80,15 @@ func (p *printer) operation(op *inspect.Operation) {
 		span = "- (no operation span)"
 	}
 	p.printf("  trace %s  span %s  start %s", op.TraceID, span, timestamp(op.Start))
-	p.printf("  budget %s  attempts %s", ms(op.BudgetMs), intOrDash(op.RecordedAttempts))
+	p.printf("  deadline %s  attempts %s", ms(op.DeadlineMs), intOrDash(op.RecordedAttempts))
 	if op.IdempotencyContract {
 		p.printf("  idempotency contract")
+	}
+	if op.Redirects != nil && *op.Redirects > 0 {
+		p.printf("  redirect hop %d", *op.Redirects+1)
+	}
+	if op.Repeat != nil && *op.Repeat > 0 {
+		p.printf("  repeat %d", *op.Repeat)
 	}
 	p.printf("\n")
 	if len(op.Attempts) == 0 && len(op.StateChecks) == 0 {
@@ -77,25 +96,33 @@ func (p *printer) operation(op *inspect.Operation) {
 		return
 	}
 
+	// The REASON column appears when an attempt records retry.reason.
+	reasons := slices.ContainsFunc(op.Attempts, func(at inspect.Attempt) bool { return at.Reason != "" })
 	tw := tabwriter.NewWriter(p.w, 0, 0, 2, ' ', 0)
 	row := func(cols ...string) {
+		if !reasons {
+			cols = slices.Delete(cols, 7, 8)
+		}
+		for i := range cols {
+			cols[i] = escape(cols[i])
+		}
 		if p.err == nil {
 			_, p.err = fmt.Fprintf(tw, "  %s\n", strings.Join(cols, "\t"))
 		}
 	}
-	row("#", "REQUEST ID", "RESULT", "AT", "ELAPSED", "REMAINING", "DECISION", "RETRY-AFTER", "BACKOFF")
+	row("#", "REQUEST ID", "RESULT", "AT", "ELAPSED", "REMAINING", "DECISION", "REASON", "RETRY-AFTER", "BACKOFF")
 	checks := op.StateChecks
 	flushChecks := func(before *time.Time) {
 		for len(checks) > 0 && (before == nil || !checks[0].Start.After(*before)) {
 			c := checks[0]
 			checks = checks[1:]
-			row("-", "state_check", dash(c.Result), offset(c.OffsetMs), "-", "-", "-", "-", "-")
+			row("-", "state_check", dash(c.Result), offset(c.OffsetMs), "-", "-", "-", "-", "-", "-")
 		}
 	}
 	for _, at := range op.Attempts {
 		flushChecks(&at.Start)
-		row(strconv.FormatInt(at.Number, 10), dash(at.RequestID), result(at), offset(at.OffsetMs),
-			ms(at.ElapsedMs), ms(at.RemainingMs), dash(at.Decision), ms(at.RetryAfterMs), ms(at.BackoffMs))
+		row(number(at.Number), dash(at.RequestID), result(at), offset(at.OffsetMs),
+			ms(at.ElapsedMs), ms(at.RemainingMs), dash(at.Decision), dash(at.Reason), ms(at.RetryAfterMs), ms(at.BackoffMs))
 	}
 	flushChecks(nil)
 	if err := tw.Flush(); err != nil && p.err == nil {
@@ -113,12 +140,26 @@ func (p *printer) summary(s *inspect.Summary) {
 	p.printf("  deadline ratio  %.3f (%d of %s)\n", s.DeadlineRatio.Value, s.DeadlineRatio.Count, plural(s.DeadlineRatio.Total, "operation"))
 }
 
+// notes lists the absences the contract allows; the section is left out
+// when there are none.
+func (p *printer) notes(ns []inspect.Note) {
+	if len(ns) == 0 {
+		return
+	}
+	p.printf("\nnotes: %d (absences the contract allows; they fail the run only with --strict)\n", len(ns))
+	p.list(ns)
+}
+
 func (p *printer) findings(fs []inspect.Finding) {
 	if len(fs) == 0 {
 		p.printf("\nfindings: none\n")
 		return
 	}
 	p.printf("\nfindings: %d\n", len(fs))
+	p.list(fs)
+}
+
+func (p *printer) list(fs []inspect.Finding) {
 	for _, f := range fs {
 		where := []string{"operation " + orNone(f.OperationID)}
 		if f.TraceID != "" {
@@ -127,10 +168,66 @@ func (p *printer) findings(fs []inspect.Finding) {
 		if f.SpanID != "" {
 			where = append(where, "span "+f.SpanID)
 		}
-		p.printf("  [%s] %s\n", f.Code, strings.Join(where, ", "))
+		more := ""
+		if f.Count > 1 {
+			more = fmt.Sprintf(" (and %d more like it)", f.Count-1)
+		}
+		p.printf("  [%s] %s%s\n", string(f.Code), strings.Join(where, ", "), more)
 		p.printf("    seen:  %s\n", f.Seen)
 		p.printf("    check: %s\n", f.Check)
 	}
+}
+
+// number writes an attempt number; 0 stands for one that is not a
+// positive integer (reported as invalid-attribute).
+func number(n int64) string {
+	if n < 1 {
+		return "-"
+	}
+	return strconv.FormatInt(n, 10)
+}
+
+// escape makes text from the input safe to print on a terminal: control
+// characters (C0, DEL, C1), bidirectional formatting characters, which
+// can reorder what a line shows, and invalid UTF-8 are written as Go
+// escapes, so an id or an error class cannot forge report lines.
+func escape(s string) string {
+	clean := true
+	for _, r := range s {
+		if unsafeRune(r) {
+			clean = false
+			break
+		}
+	}
+	if clean {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); {
+		r, size := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r == utf8.RuneError && size == 1:
+			fmt.Fprintf(&b, `\x%02x`, s[i])
+		case unsafeRune(r):
+			q := strconv.QuoteRuneToASCII(r) // '\x1b', '\u202e'
+			b.WriteString(q[1 : len(q)-1])
+		default:
+			b.WriteString(s[i : i+size])
+		}
+		i += size
+	}
+	return b.String()
+}
+
+func unsafeRune(r rune) bool {
+	switch {
+	case r == utf8.RuneError, unicode.IsControl(r):
+		return true
+	case r == '\u061c', r == '\u200e', r == '\u200f',
+		r >= '\u202a' && r <= '\u202e', r >= '\u2066' && r <= '\u2069':
+		return true
+	}
+	return false
 }
 
 func result(at inspect.Attempt) string {

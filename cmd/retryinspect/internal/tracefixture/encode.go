@@ -1,144 +1,97 @@
 package tracefixture
 
 import (
-	"encoding/json"
+	"context"
+	"fmt"
 	"io"
-	"strconv"
-	"strings"
+	"sync"
 
-	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/collector/pdata/ptrace"
+	"go.opentelemetry.io/collector/pdata/ptrace/ptraceotlp"
+	"go.opentelemetry.io/otel/exporters/otlp/otlptrace"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/trace"
+	collectorpb "go.opentelemetry.io/proto/otlp/collector/trace/v1"
+	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
+	"google.golang.org/protobuf/proto"
 )
 
-// WriteOTLP writes the spans of roots as OTLP JSON the way the Collector's
-// file exporter does: one ExportTraceServiceRequest per line (here one per
-// trace), hex ids, 64-bit integers as decimal strings, kind as an integer.
+// WriteOTLP writes the spans of roots as the Collector's file exporter
+// would: the real OTLP exporter of the SDK turns them into the protobuf
+// ExportTraceServiceRequest it sends, the Collector's pdata reads that as
+// its OTLP receiver does, and pdata's JSON marshaler writes it, as the file
+// exporter does: one request per line (here one per trace).
 func WriteOTLP(w io.Writer, roots ...Span) error {
-	enc := json.NewEncoder(w)
 	for _, spans := range byTrace(Record(roots...)) {
-		var out []map[string]any
-		for _, s := range spans {
-			span := map[string]any{
-				"traceId":           s.SpanContext().TraceID().String(),
-				"spanId":            s.SpanContext().SpanID().String(),
-				"name":              s.Name(),
-				"kind":              int(s.SpanKind()),
-				"startTimeUnixNano": strconv.FormatInt(s.StartTime().UnixNano(), 10),
-				"endTimeUnixNano":   strconv.FormatInt(s.EndTime().UnixNano(), 10),
-				"attributes":        otlpAttributes(s.Attributes()),
-				"status":            map[string]any{},
-			}
-			if s.Parent().SpanID().IsValid() {
-				span["parentSpanId"] = s.Parent().SpanID().String()
-			}
-			out = append(out, span)
+		td, err := toPdata(spans)
+		if err != nil {
+			return err
 		}
-		req := map[string]any{"resourceSpans": []any{map[string]any{
-			"resource": map[string]any{"attributes": otlpAttributes(spans[0].Resource().Attributes())},
-			"scopeSpans": []any{map[string]any{
-				"scope": map[string]any{"name": spans[0].InstrumentationScope().Name},
-				"spans": out,
-			}},
-		}}}
-		if err := enc.Encode(req); err != nil {
+		line, err := (&ptrace.JSONMarshaler{}).MarshalTraces(td)
+		if err != nil {
+			return err
+		}
+		if _, err := w.Write(append(line, '\n')); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-func otlpAttributes(kvs []attribute.KeyValue) []any {
-	out := []any{}
-	for _, kv := range kvs {
-		var v map[string]any
-		switch kv.Value.Type() {
-		case attribute.BOOL:
-			v = map[string]any{"boolValue": kv.Value.AsBool()}
-		case attribute.INT64:
-			v = map[string]any{"intValue": strconv.FormatInt(kv.Value.AsInt64(), 10)}
-		case attribute.FLOAT64:
-			v = map[string]any{"doubleValue": kv.Value.AsFloat64()}
-		default:
-			v = map[string]any{"stringValue": kv.Value.Emit()}
-		}
-		out = append(out, map[string]any{"key": string(kv.Key), "value": v})
-	}
-	return out
-}
-
-// WriteJaeger writes the spans of roots as one answer of the Jaeger query
-// API (/api/traces): trace ids whose high half is zero printed with 16
-// digits as Jaeger does, microsecond times, typed tags, the kind in the
-// span.kind tag and the parent in a CHILD_OF reference.
+// WriteJaeger writes the spans of roots as one answer of Jaeger's
+// /api/v3/traces: {"result": TracesData}, the TracesData written by pdata's
+// JSON marshaler, which is what Jaeger's HTTP gateway uses. All traces go
+// into one TracesData, as Jaeger combines a search's traces.
 func WriteJaeger(w io.Writer, roots ...Span) error {
-	var traces []any
-	for _, spans := range byTrace(Record(roots...)) {
-		var out []any
-		for _, s := range spans {
-			refs := []any{}
-			if s.Parent().SpanID().IsValid() {
-				refs = append(refs, map[string]any{
-					"refType": "CHILD_OF",
-					"traceID": jaegerTraceID(s.SpanContext().TraceID()),
-					"spanID":  s.Parent().SpanID().String(),
-				})
-			}
-			tags := jaegerTags(s.Attributes())
-			if k := s.SpanKind(); k != trace.SpanKindUnspecified {
-				tags = append(tags, map[string]any{"key": "span.kind", "type": "string", "value": k.String()})
-			}
-			tags = append(tags, map[string]any{"key": "otel.scope.name", "type": "string", "value": s.InstrumentationScope().Name})
-			out = append(out, map[string]any{
-				"traceID":       jaegerTraceID(s.SpanContext().TraceID()),
-				"spanID":        s.SpanContext().SpanID().String(),
-				"operationName": s.Name(),
-				"references":    refs,
-				"startTime":     s.StartTime().UnixMicro(),
-				"duration":      s.EndTime().Sub(s.StartTime()).Microseconds(),
-				"tags":          tags,
-				"logs":          []any{},
-				"processID":     "p1",
-				"warnings":      nil,
-			})
-		}
-		traces = append(traces, map[string]any{
-			"traceID":   jaegerTraceID(spans[0].SpanContext().TraceID()),
-			"spans":     out,
-			"processes": map[string]any{"p1": map[string]any{"serviceName": ServiceName, "tags": []any{}}},
-			"warnings":  nil,
-		})
+	td, err := toPdata(Record(roots...))
+	if err != nil {
+		return err
 	}
-	return json.NewEncoder(w).Encode(map[string]any{
-		"data": traces, "total": 0, "limit": 0, "offset": 0, "errors": nil,
-	})
+	body, err := (&ptrace.JSONMarshaler{}).MarshalTraces(td)
+	if err != nil {
+		return err
+	}
+	_, err = fmt.Fprintf(w, "{\"result\":%s}\n", body)
+	return err
 }
 
-func jaegerTraceID(id trace.TraceID) string {
-	s := id.String()
-	if high := s[:16]; strings.Trim(high, "0") == "" {
-		return s[16:]
+// toPdata runs spans through the SDK's OTLP exporter and reads what it
+// would send with pdata.
+func toPdata(spans []sdktrace.ReadOnlySpan) (ptrace.Traces, error) {
+	c := &captureClient{}
+	exp, err := otlptrace.New(context.Background(), c)
+	if err != nil {
+		return ptrace.Traces{}, err
 	}
-	return s
+	if err := Export(context.Background(), exp, spans); err != nil {
+		return ptrace.Traces{}, err
+	}
+	wire, err := proto.Marshal(&collectorpb.ExportTraceServiceRequest{ResourceSpans: c.spans})
+	if err != nil {
+		return ptrace.Traces{}, err
+	}
+	req := ptraceotlp.NewExportRequest()
+	if err := req.UnmarshalProto(wire); err != nil {
+		return ptrace.Traces{}, err
+	}
+	return req.Traces(), nil
 }
 
-func jaegerTags(kvs []attribute.KeyValue) []any {
-	out := []any{}
-	for _, kv := range kvs {
-		tag := map[string]any{"key": string(kv.Key)}
-		switch kv.Value.Type() {
-		case attribute.BOOL:
-			tag["type"], tag["value"] = "bool", kv.Value.AsBool()
-		case attribute.INT64:
-			tag["type"], tag["value"] = "int64", kv.Value.AsInt64()
-		case attribute.FLOAT64:
-			tag["type"], tag["value"] = "float64", kv.Value.AsFloat64()
-		default:
-			tag["type"], tag["value"] = "string", kv.Value.Emit()
-		}
-		out = append(out, tag)
-	}
-	return out
+// captureClient is an otlptrace.Client that keeps what the exporter
+// uploads instead of sending it.
+type captureClient struct {
+	mu    sync.Mutex
+	spans []*tracepb.ResourceSpans
+}
+
+func (c *captureClient) Start(context.Context) error { return nil }
+func (c *captureClient) Stop(context.Context) error  { return nil }
+
+func (c *captureClient) UploadTraces(_ context.Context, spans []*tracepb.ResourceSpans) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.spans = append(c.spans, spans...)
+	return nil
 }
 
 // byTrace splits spans by trace, keeping the order of first appearance.

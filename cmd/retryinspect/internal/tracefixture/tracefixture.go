@@ -1,7 +1,9 @@
 // Package tracefixture crafts span sets for retryinspect's tests with the
 // real OpenTelemetry SDK (deterministic ids, explicit timestamps) and writes
 // them in the three input formats: through the real stdouttrace exporter,
-// and as OTLP JSON and Jaeger API JSON.
+// and, through the SDK's real OTLP exporter and the Collector's pdata, as
+// OTLP JSON lines (the Collector's file exporter) and as Jaeger /api/v3
+// answers.
 //
 // Only tests import it, so the command itself does not depend on the SDK.
 package tracefixture
@@ -36,6 +38,9 @@ type Span struct {
 	Children   []Span
 	Omit       bool // created (children point at it) but never exported
 	Repeat     int  // exported this many extra times (duplicate delivery)
+	// Tamper, when set, exports the span once more with these attributes
+	// in place of its own: one span id with differing content.
+	Tamper []attribute.KeyValue
 }
 
 // Options vary what Record produces, for runs against a shared backend.
@@ -58,7 +63,7 @@ func (o Options) Record(roots ...Span) []sdktrace.ReadOnlySpan {
 	if o.Base.IsZero() {
 		o.Base = Base
 	}
-	rec := &recorder{base: o.Base, omit: map[trace.SpanID]bool{}, repeat: map[trace.SpanID]int{}}
+	rec := &recorder{base: o.Base, omit: map[trace.SpanID]bool{}, repeat: map[trace.SpanID]int{}, tamper: map[trace.SpanID][]attribute.KeyValue{}}
 	tp := sdktrace.NewTracerProvider(
 		sdktrace.WithIDGenerator(&sequentialIDs{high: o.TraceIDHigh}),
 		sdktrace.WithSampler(sdktrace.AlwaysSample()),
@@ -101,6 +106,7 @@ type recorder struct {
 	spans  []sdktrace.ReadOnlySpan
 	omit   map[trace.SpanID]bool
 	repeat map[trace.SpanID]int
+	tamper map[trace.SpanID][]attribute.KeyValue
 }
 
 func (r *recorder) build(ctx context.Context, tracer trace.Tracer, s Span) {
@@ -110,7 +116,7 @@ func (r *recorder) build(ctx context.Context, tracer trace.Tracer, s Span) {
 		trace.WithAttributes(s.Attrs...))
 	id := span.SpanContext().SpanID()
 	r.mu.Lock()
-	r.omit[id], r.repeat[id] = s.Omit, s.Repeat
+	r.omit[id], r.repeat[id], r.tamper[id] = s.Omit, s.Repeat, s.Tamper
 	r.mu.Unlock()
 	for _, child := range s.Children {
 		r.build(ctx, tracer, child)
@@ -130,7 +136,18 @@ func (r *recorder) OnEnd(s sdktrace.ReadOnlySpan) {
 	for range 1 + r.repeat[id] {
 		r.spans = append(r.spans, s)
 	}
+	if attrs := r.tamper[id]; attrs != nil {
+		r.spans = append(r.spans, tampered{ReadOnlySpan: s, attrs: attrs})
+	}
 }
+
+// tampered is a delivery of a span with other attributes.
+type tampered struct {
+	sdktrace.ReadOnlySpan
+	attrs []attribute.KeyValue
+}
+
+func (t tampered) Attributes() []attribute.KeyValue { return t.attrs }
 
 func (r *recorder) Shutdown(context.Context) error   { return nil }
 func (r *recorder) ForceFlush(context.Context) error { return nil }

@@ -1,0 +1,88 @@
+package inspect
+
+import (
+	"strconv"
+	"testing"
+
+	"github.com/otelretry/otelretry-go/attrs"
+	"github.com/otelretry/otelretry-go/cmd/retryinspect/internal/model"
+)
+
+// Span sets for BenchmarkAnalyze, n spans each.
+var benchShapes = []struct {
+	name string
+	make func(n int) []model.Span
+}{
+	// The demo's shape: per operation, an operation span, three attempts
+	// (503, 503, 200) and a server span under each: 7 spans, one trace.
+	{"operations", func(n int) []model.Span {
+		spans := make([]model.Span, 0, n)
+		for i := 0; len(spans)+7 <= n; i++ {
+			trace := strconv.Itoa(i)
+			op := "op-" + trace
+			base := len(spans) + 1
+			spans = append(spans, operationSpan(trace, base, 0, op, 3, 2000))
+			for a := range 3 {
+				at := minimalAttempt(trace, base+1+2*a, base, op, int64(a+1), int64(100*a))
+				at.Attributes = append(at.Attributes, kv(keyURLFull, model.String("http://h.test/x?k=REDACTED")))
+				if a < 2 {
+					at.Attributes[4] = kv(keyStatusCode, model.Int(503))
+					at.Attributes[7] = kv(keyDecision, model.String(string(attrs.DecisionRetry)))
+					at.Attributes = append(at.Attributes, kv(keyBackoffMs, model.Int(40)))
+				}
+				server := model.Span{TraceID: trace, SpanID: spanID(base + 2 + 2*a), ParentID: spanID(base + 1 + 2*a), Name: "GET /x",
+					Kind: model.KindServer, Start: at.Start, End: at.End,
+					Attributes: []model.Attribute{kv(keyMethod, model.String("GET")), kv("url.path", model.String("/x"))}}
+				spans = append(spans, at, server)
+			}
+		}
+		return spans
+	}},
+	// One parent chain, an attempt at its end.
+	{"chain", func(n int) []model.Span {
+		spans := make([]model.Span, 0, n)
+		for i := 1; i < n; i++ {
+			spans = append(spans, model.Span{TraceID: "t", SpanID: spanID(i), ParentID: parentID(i - 1), Start: hostileBase})
+		}
+		return append(spans, minimalAttempt("t", n, n-1, "op", 1, 0))
+	}},
+	// One parent cycle, an attempt under it.
+	{"cycle", func(n int) []model.Span {
+		spans := make([]model.Span, 0, n)
+		for i := 1; i < n; i++ {
+			spans = append(spans, model.Span{TraceID: "t", SpanID: spanID(i), ParentID: parentID(i%(n-1) + 1), Start: hostileBase})
+		}
+		return append(spans, minimalAttempt("t", n, n-1, "op", 1, 0))
+	}},
+	// Attempts without operation spans, whose operation spans are in
+	// another trace (each a missing-operation-span finding).
+	{"orphans", func(n int) []model.Span {
+		spans := make([]model.Span, 0, n)
+		for i := 0; len(spans)+2 <= n; i++ {
+			op := "op-" + strconv.Itoa(i)
+			spans = append(spans, operationSpan("a", 2*i+1, 0, op, 1, 1000), minimalAttempt("b", 2*i+2, 0, op, 1, 0))
+		}
+		return spans
+	}},
+}
+
+// BenchmarkAnalyze measures Analyze over 10k, 100k and 1M spans of each
+// shape: time per run, and allocations. The time per span must stay flat
+// as n grows (near-linear analysis).
+//
+//	go test ./internal/inspect -run '^$' -bench Analyze -benchmem -benchtime 3x
+func BenchmarkAnalyze(b *testing.B) {
+	for _, shape := range benchShapes {
+		for _, n := range []int{10_000, 100_000, 1_000_000} {
+			b.Run(shape.name+"/"+strconv.Itoa(n), func(b *testing.B) {
+				spans := shape.make(n)
+				b.ReportAllocs()
+				b.ResetTimer()
+				for b.Loop() {
+					Analyze(spans)
+				}
+				b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(len(spans)), "ns/span")
+			})
+		}
+	}
+}
