@@ -7,7 +7,8 @@ import (
 
 // TestCases runs every case a few times outside the benchmark loop: each
 // operation must end with a read 200 after the expected number of base
-// calls, and otelretry-sdk must end its operation, attempt and client spans.
+// calls, and otelretry-sdk must end its operation span and one CLIENT span
+// per attempt.
 // No timing is checked.
 func TestCases(t *testing.T) {
 	const ops = 3
@@ -36,7 +37,7 @@ func TestCases(t *testing.T) {
 				}
 				if c.name == "otelretry-sdk" {
 					// operation span + (attempt span + client span) per attempt
-					if got, want := bc.spans.ended.Load(), int64(ops*(1+2*len(k.statuses))); got != want {
+					if got, want := bc.spans.ended.Load(), int64(ops*(1+len(k.statuses))); got != want {
 						t.Errorf("spans ended = %d, want %d", got, want)
 					}
 				}

@@ -1,0 +1,196 @@
+package realclients
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/hashicorp/go-retryablehttp"
+
+	"github.com/otelretry/otelretry-go/attrs"
+	"github.com/otelretry/otelretry-go/otelretry"
+)
+
+// otelretryDecides is a go-retryablehttp CheckRetry for a client whose
+// transport is otelretry. otelretry has already retried, within its
+// deadline, whatever was worth retrying, so the outer layer retries only an
+// operation that otelretry ended because it ran out of attempts without a
+// response (max_attempts), and never a write whose outcome is unknown, a
+// response, an operation the retry budget stopped, or a canceled call.
+func otelretryDecides(ctx context.Context, resp *http.Response, err error) (bool, error) {
+	if ctx.Err() != nil {
+		return false, ctx.Err()
+	}
+	var oe *otelretry.Error
+	if errors.As(err, &oe) && oe.Outcome == attrs.OutcomeMaxAttempts && !errors.Is(err, otelretry.ErrOutcomeUnknown) {
+		return true, nil
+	}
+	return false, nil
+}
+
+// outerSettings are go-retryablehttp configurations that do not multiply
+// otelretry's attempts.
+var outerSettings = []struct {
+	name  string
+	apply func(*retryablehttp.Client)
+}{
+	{
+		// Retries off: one try, and the last response handed over as it is
+		// (without PassthroughErrorHandler, go-retryablehttp turns a 503
+		// into an error and discards the response).
+		name: "retries_off",
+		apply: func(c *retryablehttp.Client) {
+			c.RetryMax = 0
+			c.ErrorHandler = retryablehttp.PassthroughErrorHandler
+		},
+	},
+	{
+		name: "otelretry_decides",
+		apply: func(c *retryablehttp.Client) {
+			c.CheckRetry = otelretryDecides
+			c.ErrorHandler = retryablehttp.PassthroughErrorHandler
+		},
+	},
+}
+
+// TestOuterLayerSettings shows the go-retryablehttp settings that leave the
+// retrying to otelretry: a GET always answered 503 reaches the server 3
+// times (otelretry's attempts), not 15, and the caller gets the 503; a POST
+// that times out reaches it once, and the caller gets ErrOutcomeUnknown.
+func TestOuterLayerSettings(t *testing.T) {
+	for _, s := range outerSettings {
+		t.Run(s.name+"/GET_503", func(t *testing.T) {
+			tel := newTelemetry(t)
+			srv := newServer(t, tel, statuses(http.StatusServiceUnavailable))
+			client := outerLayer(tel.transport(t, otelretry.WithBackoff(otelretry.ConstantBackoff(time.Millisecond))))
+			s.apply(client)
+
+			resp, err := underParent.call(context.Background(), tel, client, http.MethodGet, srv.URL+"/items/42", nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+			if resp.StatusCode != http.StatusServiceUnavailable {
+				t.Errorf("status %d, want the 503 otelretry returned", resp.StatusCode)
+			}
+			spans := tel.finished(srv)
+			if got := srv.received.Load(); got != 3 {
+				t.Errorf("server received %d GETs, want 3", got)
+			}
+			ops := operations(t, spans)
+			if len(ops) != 1 {
+				t.Fatalf("%d operations, want 1", len(ops))
+			}
+			ops[0].check(t, spans, wantOp{method: http.MethodGet, outcome: attrs.OutcomeMaxAttempts, attempts: []wantAttempt{
+				{status: 503, decision: attrs.DecisionRetry}, {status: 503, decision: attrs.DecisionRetry},
+				{status: 503, decision: attrs.DecisionMaxAttempts}}})
+		})
+		t.Run(s.name+"/POST_timeout", func(t *testing.T) {
+			tel := newTelemetry(t)
+			srv := newServer(t, tel, hang)
+			client := outerLayer(tel.transport(t, otelretry.WithAttemptTimeout(100*time.Millisecond)))
+			s.apply(client)
+
+			resp, err := underParent.call(context.Background(), tel, client, http.MethodPost, srv.URL+"/orders", []byte(`{"item":42}`))
+			if resp != nil {
+				resp.Body.Close()
+			}
+			if !errors.Is(err, otelretry.ErrOutcomeUnknown) {
+				t.Errorf("error %v, want ErrOutcomeUnknown", err)
+			}
+			spans := tel.finished(srv)
+			if got := srv.received.Load(); got != 1 {
+				t.Errorf("server received %d POSTs, want 1", got)
+			}
+			ops := operations(t, spans)
+			if len(ops) != 1 {
+				t.Fatalf("%d operations, want 1", len(ops))
+			}
+			ops[0].check(t, spans, wantOp{method: http.MethodPost, outcome: attrs.OutcomeCheckState,
+				attempts: []wantAttempt{{class: attrs.ErrorClassTimeout, decision: attrs.DecisionCheckState}}})
+		})
+	}
+}
+
+// reset drops the connection without an answer.
+func reset(_ int, w http.ResponseWriter, _ *http.Request) {
+	conn, _, err := http.NewResponseController(w).Hijack()
+	if err == nil {
+		conn.Close()
+	}
+}
+
+// TestOtelretryDecidesRetriesWhatOtelretryGaveUpOn: under otelretryDecides
+// the outer layer still retries a GET whose connections all broke, once
+// otelretry has run out of attempts, and stops as soon as otelretry's retry
+// budget does. With the default budget: the first operation makes 3
+// attempts (max_attempts), the outer layer repeats it, the second makes 1
+// (budget_exhausted), and the outer layer stops: 4 requests at the server.
+func TestOtelretryDecidesRetriesWhatOtelretryGaveUpOn(t *testing.T) {
+	tel := newTelemetry(t)
+	srv := newServer(t, tel, reset)
+	client := outerLayer(tel.transport(t, otelretry.WithBackoff(otelretry.ConstantBackoff(time.Millisecond))))
+	client.CheckRetry = otelretryDecides
+	client.ErrorHandler = retryablehttp.PassthroughErrorHandler
+
+	resp, err := underParent.call(context.Background(), tel, client, http.MethodGet, srv.URL+"/items/42", nil)
+	if resp != nil {
+		resp.Body.Close()
+	}
+	if !errors.Is(err, otelretry.ErrBudgetExhausted) {
+		t.Errorf("error %v, want ErrBudgetExhausted", err)
+	}
+	spans := tel.finished(srv)
+	if got := srv.received.Load(); got != 4 {
+		t.Errorf("server received %d GETs, want 4", got)
+	}
+	ops := operations(t, spans)
+	if len(ops) != 2 {
+		t.Fatalf("%d operations, want 2", len(ops))
+	}
+	broken := attrs.ErrorClassConnectionReset
+	ops[0].check(t, spans, wantOp{method: http.MethodGet, outcome: attrs.OutcomeMaxAttempts, attempts: []wantAttempt{
+		{class: broken, decision: attrs.DecisionRetry}, {class: broken, decision: attrs.DecisionRetry},
+		{class: broken, decision: attrs.DecisionMaxAttempts}}})
+	ops[1].check(t, spans, wantOp{method: http.MethodGet, outcome: attrs.OutcomeBudgetExhausted, repeat: 1,
+		attempts: []wantAttempt{{class: broken, decision: attrs.DecisionBudgetExhausted}}})
+}
+
+// TestStackedDeadlines: a deadline on the caller's context is the one time
+// limit go-retryablehttp and otelretry share. Each outer try is a new
+// otelretry operation whose deadline is the earliest of its own
+// (WithDeadline, 30s by default, restarted by every try: see
+// TestRetryablehttpGET503) and the context's, so each later operation
+// records less time (retry.deadline_ms) than the one before.
+func TestStackedDeadlines(t *testing.T) {
+	tel := newTelemetry(t)
+	srv := newServer(t, tel, statuses(http.StatusServiceUnavailable))
+	client := outerLayer(tel.transport(t, otelretry.WithoutBudget(), otelretry.WithBackoff(otelretry.ConstantBackoff(time.Millisecond))))
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+
+	if resp, err := underParent.call(ctx, tel, client, http.MethodGet, srv.URL+"/items/42", nil); err == nil || resp != nil {
+		t.Fatalf("response %v, error %v; want go-retryablehttp's giving-up error", resp, err)
+	}
+	spans := tel.finished(srv)
+	if got := srv.received.Load(); got != outerTries*3 {
+		t.Errorf("server received %d GETs, want %d", got, outerTries*3)
+	}
+	ops := operations(t, spans)
+	if len(ops) != outerTries {
+		t.Fatalf("%d operations, want %d", len(ops), outerTries)
+	}
+	var prev int64 = 5000
+	for k, o := range ops {
+		d, _ := num(o.span, attrs.DeadlineMsKey)
+		if d > prev || d <= 0 {
+			t.Errorf("operation %d: %s=%d, want at most %d (the context's time left)", k+1, attrs.DeadlineMsKey, d, prev)
+		}
+		prev = d
+	}
+	if first, _ := num(ops[0].span, attrs.DeadlineMsKey); prev >= first {
+		t.Errorf("the last operation records %s=%d, the first %d: want less time left", attrs.DeadlineMsKey, prev, first)
+	}
+}
