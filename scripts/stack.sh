@@ -1,25 +1,38 @@
 #!/usr/bin/env bash
-# Local observability stack for the otelretry end-to-end test:
-# OpenTelemetry Collector (built with ocb from deploy/collector/manifest.yaml),
-# Jaeger v2 (built from tools/jaeger) and Prometheus (Debian package), all on
-# 127.0.0.1 with explicit ports.
+# Local observability stack for the otelretry end-to-end test, all on
+# 127.0.0.1 with explicit ports:
+#   - Jaeger v2 (built from tools/jaeger), Prometheus (Debian package, with
+#     exemplar storage);
+#   - the Collector of collector-config.yaml (built with ocb from
+#     deploy/collector/manifest.yaml): OTLP in, traces to Jaeger, metrics
+#     to Prometheus;
+#   - the tiered deployment of deploy/tiered/ (one binary built from
+#     deploy/collector/manifest-tier.yaml with tools/ocb-tier): an agent that
+#     load-balances traces by trace id over two tail-sampling Collectors,
+#     which export to Jaeger; the agent passes metrics on to the Collector.
 #
-# Usage: scripts/stack.sh install|up|down|status|env
-#   install  apt-get install prometheus (if missing); build ocb, the Collector
-#            and Jaeger into the cache (skipped when inputs are unchanged)
-#   up       start the three programs, wait until they are ready, write the
+# Usage: scripts/stack.sh install|up|down|status|env|ports
+#   install  apt-get install prometheus (if missing); build the two ocb
+#            releases, the two Collectors and Jaeger into the cache (each
+#            skipped when its inputs are unchanged)
+#   up       start the six programs, wait until they are ready, write the
 #            env file (scripts/stack.sh env prints its path)
 #   down     stop whatever `up` started (always exits 0; safe in a trap)
 #   status   show pids and readiness
 #   env      print the path of the env file written by `up`
+#   ports    list every listening address
 #
 # Environment:
 #   OTELRETRY_CACHE      build cache (default $HOME/.cache/otelretry)
 #   OTELRETRY_RUN_DIR    pids, logs, env file, Prometheus data (default $OTELRETRY_CACHE/run)
 #   OTELRETRY_STACK_TTL  seconds after which a watchdog stops the stack (default 1800)
 #   OTELRETRY_UP_TIMEOUT seconds to wait for readiness (default 60)
+#   OTELRETRY_PLAIN_SUCCESS_PERCENT  share of plain successes the samplers keep (default 10;
+#                        the shipped sampler.yaml defaults to 5)
+#   OTELRETRY_DECISION_WAIT  the samplers' decision_wait (default 5s)
 #   OTELRETRY_COLLECTOR_OTLP_HTTP, OTELRETRY_JAEGER_QUERY_HTTP, OTELRETRY_PROMETHEUS_HTTP, ...
-#                        listening addresses (defaults below, all on 127.0.0.1)
+#                        listening addresses (defaults below, all on 127.0.0.1;
+#                        `scripts/stack.sh ports` lists them)
 set -euo pipefail
 
 cd "$(dirname "$0")/.."
@@ -31,8 +44,11 @@ BIN=$CACHE/bin
 STAMPS=$CACHE/stamps
 COLLECTOR_DIR=$CACHE/collector
 COLLECTOR_BIN=$COLLECTOR_DIR/otelcol-otelretry
+TIER_DIR=$CACHE/tier
+TIER_BIN=$TIER_DIR/otelcol-otelretry-tier
 JAEGER_BIN=$BIN/jaeger
 OCB_BIN=$BIN/ocb
+OCB_TIER_BIN=$BIN/ocb-tier
 PROMETHEUS_BIN=${OTELRETRY_PROMETHEUS_BIN:-/usr/bin/prometheus}
 ENV_FILE=$RUN/stack.env
 TTL=${OTELRETRY_STACK_TTL:-1800}
@@ -52,8 +68,21 @@ JAEGER_QUERY_GRPC=${OTELRETRY_JAEGER_QUERY_GRPC:-127.0.0.1:26685}
 JAEGER_HEALTH=${OTELRETRY_JAEGER_HEALTH:-127.0.0.1:24133}
 JAEGER_TELEMETRY_PORT=${OTELRETRY_JAEGER_TELEMETRY_PORT:-24888}
 PROMETHEUS_HTTP=${OTELRETRY_PROMETHEUS_HTTP:-127.0.0.1:19090}
+AGENT_OTLP_GRPC=${OTELRETRY_AGENT_OTLP_GRPC:-127.0.0.1:15317}
+AGENT_OTLP_HTTP=${OTELRETRY_AGENT_OTLP_HTTP:-127.0.0.1:15318}
+AGENT_HEALTH=${OTELRETRY_AGENT_HEALTH:-127.0.0.1:15133}
+AGENT_TELEMETRY_PORT=${OTELRETRY_AGENT_TELEMETRY_PORT:-15888}
+SAMPLER1_OTLP_GRPC=${OTELRETRY_SAMPLER1_OTLP_GRPC:-127.0.0.1:16317}
+SAMPLER1_HEALTH=${OTELRETRY_SAMPLER1_HEALTH:-127.0.0.1:16133}
+SAMPLER1_TELEMETRY_PORT=${OTELRETRY_SAMPLER1_TELEMETRY_PORT:-16888}
+SAMPLER2_OTLP_GRPC=${OTELRETRY_SAMPLER2_OTLP_GRPC:-127.0.0.1:17317}
+SAMPLER2_HEALTH=${OTELRETRY_SAMPLER2_HEALTH:-127.0.0.1:17133}
+SAMPLER2_TELEMETRY_PORT=${OTELRETRY_SAMPLER2_TELEMETRY_PORT:-17888}
+PLAIN_SUCCESS_PERCENT=${OTELRETRY_PLAIN_SUCCESS_PERCENT:-10}
+DECISION_WAIT=${OTELRETRY_DECISION_WAIT:-5s}
 
-SERVICES=(jaeger collector prometheus)
+# Start order: each program's downstream is up before it.
+SERVICES=(jaeger collector sampler-1 sampler-2 agent prometheus)
 
 log() { printf '[stack] %s\n' "$*" >&2; }
 die() { log "error: $*"; exit 1; }
@@ -119,48 +148,69 @@ build_ocb() {
 	(cd "$ROOT/tools/ocb" && go_env go build -trimpath -o "$OCB_BIN" go.opentelemetry.io/collector/cmd/builder)
 }
 
-build_collector() {
-	# The committed manifest has no output path; inject the cache dir.
-	mkdir -p "$COLLECTOR_DIR"
-	awk -v out="$COLLECTOR_DIR" '{ print } /^dist:/ { print "  output_path: " out }' \
-		"$ROOT/deploy/collector/manifest.yaml" >"$CACHE/manifest.yaml"
-	go_env "$OCB_BIN" --config "$CACHE/manifest.yaml"
+build_ocb_tier() {
+	(cd "$ROOT/tools/ocb-tier" && go_env go build -trimpath -o "$OCB_TIER_BIN" go.opentelemetry.io/collector/cmd/builder)
 }
+
+# ocb_build OCB MANIFEST DIR: the committed manifests have no output path;
+# inject the cache dir.
+ocb_build() {
+	local ocb=$1 manifest=$2 dir=$3
+	mkdir -p "$dir"
+	awk -v out="$dir" '{ print } /^dist:/ { print "  output_path: " out }' \
+		"$ROOT/deploy/collector/$manifest" >"$CACHE/$manifest"
+	go_env "$ocb" --config "$CACHE/$manifest"
+}
+
+build_collector() { ocb_build "$OCB_BIN" manifest.yaml "$COLLECTOR_DIR"; }
+build_tier() { ocb_build "$OCB_TIER_BIN" manifest-tier.yaml "$TIER_DIR"; }
 
 build_jaeger() {
 	(cd "$ROOT/tools/jaeger" && go_env go build -trimpath -ldflags='-s -w' -o "$JAEGER_BIN" github.com/jaegertracing/jaeger/cmd/jaeger)
 }
 
-# Component types a config uses: the keys under receivers/processors/exporters/
-# extensions, without the /name suffix.
+# Component types the configs use: the keys under receivers/processors/
+# exporters/extensions, without the /name suffix.
 config_components() {
 	awk '
+		FNR == 1 { section = "" }
 		/^[a-z_]+:/ { section = $1; sub(":", "", section); next }
 		section ~ /^(receivers|processors|exporters|extensions)$/ && /^  [a-z0-9_]+(\/[^:]*)?:/ {
 			name = $1; sub(":.*", "", name); sub("/.*", "", name); print section "/" name
-		}' "$1" | sort -u
+		}' "$@" | sort -u
 }
 
-# Component types compiled into the Collector binary (`components` subcommand).
+# Component types compiled into a Collector binary (`components` subcommand).
 binary_components() {
-	"$COLLECTOR_BIN" components 2>/dev/null | awk '
+	"$1" components 2>/dev/null | awk '
 		/^[a-z]+:/ { section = $1; sub(":", "", section); next }
 		section ~ /^(receivers|processors|exporters|extensions)$/ && /^ *- name:/ { print section "/" $3 }' | sort -u
 }
 
-check_configs() {
-	local want have
-	want=$(config_components "$ROOT/collector-config.yaml")
-	have=$(binary_components)
+# check_components BINARY MANIFEST CONFIG...: the binary has exactly the
+# components the configs use together, and each config validates.
+check_components() {
+	local bin=$1 manifest=$2 want have cfg
+	shift 2
+	want=$(config_components "$@")
+	have=$(binary_components "$bin")
 	if [ "$want" != "$have" ]; then
-		log "collector-config.yaml uses:"
-		printf '  %s\n' "$want" >&2
-		log "the Collector built from deploy/collector/manifest.yaml has:"
-		printf '  %s\n' "$have" >&2
-		die "manifest and collector-config.yaml disagree"
+		log "${*#"$ROOT/"} use:"
+		printf '%s\n' "$want" | sed 's/^/  /' >&2
+		log "the Collector built from deploy/collector/$manifest has:"
+		printf '%s\n' "$have" | sed 's/^/  /' >&2
+		die "deploy/collector/$manifest and its configs disagree"
 	fi
-	"$COLLECTOR_BIN" validate --config "$ROOT/collector-config.yaml" >/dev/null 2>"$CACHE/validate.log" ||
-		{ cat "$CACHE/validate.log" >&2; die "collector-config.yaml does not validate"; }
+	for cfg in "$@"; do
+		"$bin" validate --config "$cfg" >/dev/null 2>"$CACHE/validate.log" ||
+			{ cat "$CACHE/validate.log" >&2; die "${cfg#"$ROOT/"} does not validate"; }
+	done
+	log "$(basename "$bin"): components match ${*#"$ROOT/"} ($(echo "$want" | wc -l)); configs validate"
+}
+
+check_configs() {
+	check_components "$COLLECTOR_BIN" manifest.yaml "$ROOT/collector-config.yaml"
+	check_components "$TIER_BIN" manifest-tier.yaml "$ROOT/deploy/tiered/agent.yaml" "$ROOT/deploy/tiered/sampler.yaml"
 	"$JAEGER_BIN" validate --config "$ROOT/deploy/jaeger/config.yaml" >/dev/null 2>"$CACHE/validate.log" ||
 		{ cat "$CACHE/validate.log" >&2; die "deploy/jaeger/config.yaml does not validate"; }
 	local promtool
@@ -169,18 +219,35 @@ check_configs() {
 		"$promtool" check config "$ROOT/deploy/prometheus/prometheus.yml" >/dev/null 2>"$CACHE/validate.log" ||
 			{ cat "$CACHE/validate.log" >&2; die "deploy/prometheus/prometheus.yml does not validate"; }
 	fi
-	log "collector: components match collector-config.yaml ($(echo "$want" | wc -l)); configs validate"
 }
 
 cmd_install() {
-	local start=$SECONDS gov
+	local start=$SECONDS gov pid failed=0
+	local pids=()
 	mkdir -p "$BIN" "$STAMPS"
 	install_curl
 	install_prometheus
 	gov=$(go env GOVERSION)
-	build ocb "$(hash_of "$ROOT/tools/ocb/go.mod" "$ROOT/tools/ocb/go.sum"; echo "$gov")" "$OCB_BIN" build_ocb
-	build collector "$(hash_of "$ROOT/deploy/collector/manifest.yaml" "$STAMPS/ocb")" "$COLLECTOR_BIN" build_collector
-	build jaeger "$(hash_of "$ROOT/tools/jaeger/go.mod" "$ROOT/tools/jaeger/go.sum"; echo "$gov")" "$JAEGER_BIN" build_jaeger
+	# Three independent chains, side by side: a cold build spends much of
+	# its time fetching modules and linking (one core), so together they
+	# finish well before one after the other. Each stamp is written only
+	# when its build succeeded.
+	(
+		build ocb "$(hash_of "$ROOT/tools/ocb/go.mod" "$ROOT/tools/ocb/go.sum"; echo "$gov")" "$OCB_BIN" build_ocb
+		build collector "$(hash_of "$ROOT/deploy/collector/manifest.yaml" "$STAMPS/ocb")" "$COLLECTOR_BIN" build_collector
+	) &
+	pids+=($!)
+	(
+		build ocb-tier "$(hash_of "$ROOT/tools/ocb-tier/go.mod" "$ROOT/tools/ocb-tier/go.sum"; echo "$gov")" "$OCB_TIER_BIN" build_ocb_tier
+		build tier "$(hash_of "$ROOT/deploy/collector/manifest-tier.yaml" "$STAMPS/ocb-tier")" "$TIER_BIN" build_tier
+	) &
+	pids+=($!)
+	build jaeger "$(hash_of "$ROOT/tools/jaeger/go.mod" "$ROOT/tools/jaeger/go.sum"; echo "$gov")" "$JAEGER_BIN" build_jaeger &
+	pids+=($!)
+	for pid in "${pids[@]}"; do
+		wait "$pid" || failed=1
+	done
+	[ "$failed" -eq 0 ] || die "a build failed (logs: $CACHE/build-*.log)"
 	check_configs
 	log "install done in $((SECONDS - start))s"
 }
@@ -200,6 +267,7 @@ expected_cmd() {
 	case $1 in
 	jaeger) echo "$JAEGER_BIN" ;;
 	collector) echo "$COLLECTOR_BIN" ;;
+	agent | sampler-1 | sampler-2) echo "$TIER_BIN" ;;
 	prometheus) echo "$PROMETHEUS_BIN" ;;
 	watchdog) echo "stack-watchdog" ;;
 	esac
@@ -242,17 +310,53 @@ wait_for() {
 	done
 }
 
+# ports: every listening address, one per line: program, address, use.
+ports() {
+	cat <<EOF
+jaeger      $JAEGER_OTLP_GRPC   OTLP/gRPC in (from the Collector and the samplers)
+jaeger      $JAEGER_OTLP_HTTP   OTLP/HTTP in
+jaeger      $JAEGER_QUERY_HTTP   query HTTP API (/api/traces, /api/v3) and UI
+jaeger      $JAEGER_QUERY_GRPC   query gRPC API
+jaeger      $JAEGER_HEALTH   health (/status)
+jaeger      127.0.0.1:$JAEGER_TELEMETRY_PORT   own metrics
+collector   $COLLECTOR_OTLP_GRPC   OTLP/gRPC in (applications; the agent's metrics)
+collector   $COLLECTOR_OTLP_HTTP   OTLP/HTTP in (applications)
+collector   $COLLECTOR_PROM   Prometheus exporter (/metrics, OpenMetrics with exemplars)
+collector   $COLLECTOR_HEALTH   health_check
+collector   127.0.0.1:$COLLECTOR_TELEMETRY_PORT   own metrics
+agent       $AGENT_OTLP_GRPC   OTLP/gRPC in (applications, tiered)
+agent       $AGENT_OTLP_HTTP   OTLP/HTTP in (applications, tiered)
+agent       $AGENT_HEALTH   health_check
+agent       127.0.0.1:$AGENT_TELEMETRY_PORT   own metrics
+sampler-1   $SAMPLER1_OTLP_GRPC   OTLP/gRPC in (from the agent)
+sampler-1   $SAMPLER1_HEALTH   health_check
+sampler-1   127.0.0.1:$SAMPLER1_TELEMETRY_PORT   own metrics
+sampler-2   $SAMPLER2_OTLP_GRPC   OTLP/gRPC in (from the agent)
+sampler-2   $SAMPLER2_HEALTH   health_check
+sampler-2   127.0.0.1:$SAMPLER2_TELEMETRY_PORT   own metrics
+prometheus  $PROMETHEUS_HTTP   HTTP API and UI (/api/v1/query, /api/v1/query_exemplars)
+EOF
+}
+
+# start_sampler NAME OTLP_GRPC HEALTH TELEMETRY_PORT
+start_sampler() {
+	start "$1" env \
+		OTELCOL_OTLP_GRPC_ENDPOINT="$2" OTELCOL_JAEGER_ENDPOINT="$JAEGER_OTLP_GRPC" \
+		OTELCOL_SAMPLER_NAME="$1" OTELCOL_PLAIN_SUCCESS_PERCENT="$PLAIN_SUCCESS_PERCENT" \
+		OTELCOL_DECISION_WAIT="$DECISION_WAIT" OTELCOL_HEALTH_ENDPOINT="$3" \
+		OTELCOL_TELEMETRY_HOST=127.0.0.1 OTELCOL_TELEMETRY_PORT="$4" \
+		"$TIER_BIN" --config "$ROOT/deploy/tiered/sampler.yaml"
+}
+
 cmd_up() {
 	local start_ms deadline hp name
 	start_ms=$(date +%s%N)
-	if [ ! -x "$COLLECTOR_BIN" ] || [ ! -x "$JAEGER_BIN" ] || [ ! -x "$PROMETHEUS_BIN" ]; then
+	if [ ! -x "$COLLECTOR_BIN" ] || [ ! -x "$TIER_BIN" ] || [ ! -x "$JAEGER_BIN" ] || [ ! -x "$PROMETHEUS_BIN" ]; then
 		die "binaries missing: run scripts/stack.sh install first"
 	fi
 	command -v curl >/dev/null 2>&1 || die "curl missing: run scripts/stack.sh install first"
 	cmd_down quiet
-	for hp in "$COLLECTOR_OTLP_GRPC" "$COLLECTOR_OTLP_HTTP" "$COLLECTOR_PROM" "$COLLECTOR_HEALTH" \
-		"127.0.0.1:$COLLECTOR_TELEMETRY_PORT" "$JAEGER_OTLP_GRPC" "$JAEGER_OTLP_HTTP" "$JAEGER_QUERY_HTTP" \
-		"$JAEGER_QUERY_GRPC" "$JAEGER_HEALTH" "127.0.0.1:$JAEGER_TELEMETRY_PORT" "$PROMETHEUS_HTTP"; do
+	for hp in $(ports | awk '{ print $2 }'); do
 		port_in_use "$hp" && die "$hp is already in use"
 	done
 	rm -rf "$RUN/logs" "$RUN/prometheus-data" "$ENV_FILE"
@@ -274,11 +378,22 @@ cmd_up() {
 		OTELCOL_HEALTH_ENDPOINT="$COLLECTOR_HEALTH" \
 		OTELCOL_TELEMETRY_HOST=127.0.0.1 OTELCOL_TELEMETRY_PORT="$COLLECTOR_TELEMETRY_PORT" \
 		"$COLLECTOR_BIN" --config "$ROOT/collector-config.yaml"
+	start_sampler sampler-1 "$SAMPLER1_OTLP_GRPC" "$SAMPLER1_HEALTH" "$SAMPLER1_TELEMETRY_PORT"
+	start_sampler sampler-2 "$SAMPLER2_OTLP_GRPC" "$SAMPLER2_HEALTH" "$SAMPLER2_TELEMETRY_PORT"
+	start agent env \
+		OTELCOL_OTLP_GRPC_ENDPOINT="$AGENT_OTLP_GRPC" OTELCOL_OTLP_HTTP_ENDPOINT="$AGENT_OTLP_HTTP" \
+		OTELCOL_SAMPLERS="[$SAMPLER1_OTLP_GRPC, $SAMPLER2_OTLP_GRPC]" OTELCOL_METRICS_ENDPOINT="$COLLECTOR_OTLP_GRPC" \
+		OTELCOL_HEALTH_ENDPOINT="$AGENT_HEALTH" \
+		OTELCOL_TELEMETRY_HOST=127.0.0.1 OTELCOL_TELEMETRY_PORT="$AGENT_TELEMETRY_PORT" \
+		"$TIER_BIN" --config "$ROOT/deploy/tiered/agent.yaml"
+	# Exemplar storage: Prometheus keeps the exemplars of the OpenMetrics
+	# exposition (trace ids on histogram buckets and counters).
 	start prometheus "$PROMETHEUS_BIN" \
 		--config.file="$RUN/prometheus.yml" \
 		--web.listen-address="$PROMETHEUS_HTTP" \
 		--storage.tsdb.path="$RUN/prometheus-data" \
-		--storage.tsdb.retention.time=2h
+		--storage.tsdb.retention.time=2h \
+		--enable-feature=exemplar-storage
 
 	# Watchdog: stops the stack by itself after $TTL seconds if nobody does.
 	(
@@ -294,6 +409,9 @@ cmd_up() {
 	wait_for jaeger "$deadline" "http://$JAEGER_HEALTH/status"
 	wait_for jaeger "$deadline" "http://$JAEGER_QUERY_HTTP/api/services"
 	wait_for collector "$deadline" "http://$COLLECTOR_HEALTH/"
+	wait_for sampler-1 "$deadline" "http://$SAMPLER1_HEALTH/"
+	wait_for sampler-2 "$deadline" "http://$SAMPLER2_HEALTH/"
+	wait_for agent "$deadline" "http://$AGENT_HEALTH/"
 	wait_for prometheus "$deadline" "http://$PROMETHEUS_HTTP/-/ready"
 	# The first scrape comes a few seconds after Prometheus is ready.
 	wait_for prometheus "$deadline" \
@@ -304,8 +422,14 @@ cmd_up() {
 # Written by scripts/stack.sh up; source it before the e2e test.
 export OTELRETRY_OTLP_ENDPOINT=http://$COLLECTOR_OTLP_HTTP
 export OTELRETRY_OTLP_GRPC_ENDPOINT=http://$COLLECTOR_OTLP_GRPC
+export OTELRETRY_AGENT_OTLP_ENDPOINT=http://$AGENT_OTLP_HTTP
+export OTELRETRY_AGENT_OTLP_GRPC_ENDPOINT=http://$AGENT_OTLP_GRPC
+export OTELRETRY_SAMPLERS="sampler-1 sampler-2"
+export OTELRETRY_PLAIN_SUCCESS_PERCENT=$PLAIN_SUCCESS_PERCENT
+export OTELRETRY_DECISION_WAIT=$DECISION_WAIT
 export OTELRETRY_JAEGER_URL=http://$JAEGER_QUERY_HTTP
 export OTELRETRY_PROMETHEUS_URL=http://$PROMETHEUS_HTTP
+export OTELRETRY_SCRAPE_INTERVAL=$(awk '$1 == "scrape_interval:" { print $2; exit }' "$RUN/prometheus.yml")
 export OTELRETRY_COLLECTOR_METRICS_URL=http://$COLLECTOR_PROM/metrics
 export OTELRETRY_STACK_LOGS=$RUN/logs
 EOF
@@ -335,7 +459,9 @@ stop() {
 cmd_down() {
 	local name
 	[ -d "$RUN" ] || return 0
-	for name in prometheus collector jaeger; do
+	# Reverse start order: upstream first, so nothing exports into a
+	# stopped program.
+	for name in prometheus agent sampler-1 sampler-2 collector jaeger; do
 		stop "$name" "${1:-}" || true
 	done
 	if [ -z "${OTELRETRY_WATCHDOG:-}" ]; then
@@ -353,6 +479,9 @@ cmd_status() {
 		case $name in
 		jaeger) url="http://$JAEGER_HEALTH/status" ;;
 		collector) url="http://$COLLECTOR_HEALTH/" ;;
+		agent) url="http://$AGENT_HEALTH/" ;;
+		sampler-1) url="http://$SAMPLER1_HEALTH/" ;;
+		sampler-2) url="http://$SAMPLER2_HEALTH/" ;;
 		prometheus) url="http://$PROMETHEUS_HTTP/-/ready" ;;
 		esac
 		if alive "$name"; then
@@ -378,6 +507,7 @@ env)
 	[ -f "$ENV_FILE" ] || die "stack is not up"
 	echo "$ENV_FILE"
 	;;
+ports) ports ;;
 *)
 	sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'
 	exit 2

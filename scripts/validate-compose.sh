@@ -1,8 +1,15 @@
 #!/usr/bin/env bash
 # Validates docker-compose.yaml with `docker-compose config` (Debian's
-# docker-compose package, installed if missing) and checks that every file it
-# mounts exists and every image is pinned. No container engine is needed and
-# no container is started.
+# docker-compose package, installed if missing), every profile included,
+# and checks that:
+#   - every file it mounts exists and every image is pinned;
+#   - the Collector images are the releases the e2e stack builds: the
+#     services running collector-config.yaml use the contrib release of
+#     deploy/collector/manifest.yaml, those running deploy/tiered/* the
+#     release of deploy/collector/manifest-tier.yaml;
+#   - every long-running service has a healthcheck, and every depends_on
+#     waits for health (or, for the one-shot probe, for completion).
+# No container engine is needed and no container is started.
 set -euo pipefail
 
 cd "$(dirname "$0")/.."
@@ -18,17 +25,10 @@ fi
 out=$(mktemp)
 trap 'rm -f "$out"' EXIT
 
-docker-compose -f docker-compose.yaml config >"$out"
+compose() { docker-compose --profile tiered -f docker-compose.yaml "$@"; }
+compose config >"$out"
 
 status=0
-# Bind mounts: every source must exist in the repo.
-while read -r src; do
-	if [ ! -e "$src" ]; then
-		echo "[compose] mounted path does not exist: $src" >&2
-		status=1
-	fi
-done < <(awk '/^ *- \// { sub(/^ *- /, ""); split($0, a, ":"); print a[1] } /^ *source: \// { print $2 }' "$out")
-
 # Images: pinned to a version, never latest.
 while read -r image; do
 	if [[ $image != *:* || $image == *:latest ]]; then
@@ -37,14 +37,74 @@ while read -r image; do
 	fi
 done < <(awk '$1 == "image:" { print $2 }' "$out")
 
+# contrib_release MANIFEST: the one release of its contrib components.
+contrib_release() {
+	local versions
+	versions=$(awk '/opentelemetry-collector-contrib\// { sub(/^v/, "", $NF); print $NF }' "deploy/collector/$1" | sort -u)
+	if [ "$(echo "$versions" | wc -l)" -ne 1 ] || [ -z "$versions" ]; then
+		echo "[compose] deploy/collector/$1 mixes contrib releases: $versions" >&2
+		return 1
+	fi
+	echo "$versions"
+}
+main_release=$(contrib_release manifest.yaml) || status=1
+tier_release=$(contrib_release manifest-tier.yaml) || status=1
+
+# Pins and healthchecks, from the resolved configuration (docker-compose
+# is Python; its YAML module reads it).
+python3 - "$out" "$main_release" "$tier_release" <<'EOF' || status=1
+import os, sys, yaml
+
+config, main_release, tier_release = sys.argv[1], sys.argv[2], sys.argv[3]
+services = yaml.safe_load(open(config))["services"]
+ok = True
+
+def fail(msg):
+    global ok
+    print("[compose] " + msg, file=sys.stderr)
+    ok = False
+
+collector = "otel/opentelemetry-collector-contrib"
+for name, svc in services.items():
+    # Bind mounts: every source must exist in the repository.
+    for v in svc.get("volumes", []):
+        src = v.get("source", "") if isinstance(v, dict) else str(v).split(":")[0]
+        if src.startswith("/") and not os.path.exists(src):
+            fail("%s: mounted path does not exist: %s" % (name, src))
+    image = svc.get("image", "")
+    mounts = " ".join(str(v) for v in svc.get("volumes", []))
+    if image.startswith(collector + ":"):
+        want = None
+        if "collector-config.yaml" in mounts:
+            want = main_release
+        elif "deploy/tiered/" in mounts:
+            want = tier_release
+        if want is None:
+            fail("%s: a Collector without a config of the repository" % name)
+        elif image != "%s:%s" % (collector, want):
+            fail("%s: image %s, but the e2e stack builds and tests %s" % (name, image, want))
+    one_shot = name == "probe"
+    if not one_shot and "healthcheck" not in svc:
+        fail("%s: no healthcheck" % name)
+    deps = svc.get("depends_on", {})
+    if isinstance(deps, list):
+        fail("%s: depends_on %s does not wait for health" % (name, deps))
+        continue
+    for dep, cond in deps.items():
+        want = "service_completed_successfully" if dep == "probe" else "service_healthy"
+        if cond.get("condition") != want:
+            fail("%s: depends_on %s with condition %s, want %s" % (name, dep, cond.get("condition"), want))
+sys.exit(0 if ok else 1)
+EOF
+
 # The Prometheus config it mounts, when promtool is at hand (stack.sh install
 # brings it with Debian's prometheus package).
 if command -v promtool >/dev/null 2>&1; then
 	promtool check config deploy/prometheus/prometheus.compose.yml >/dev/null || status=1
 fi
 
-services=$(docker-compose -f docker-compose.yaml config --services | sort | tr '\n' ' ')
+services=$(compose config --services | sort | tr '\n' ' ')
 if [ "$status" -eq 0 ]; then
-	echo "[compose] docker-compose.yaml is valid; services: $services"
+	echo "[compose] docker-compose.yaml is valid (Collector images: contrib $main_release, tier $tier_release); services: $services"
 fi
 exit "$status"

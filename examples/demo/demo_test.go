@@ -3,23 +3,48 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"net"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
 
-// TestDemo runs the whole demo in-process on loopback and checks each
-// scenario's outcome, the number of writes the server saw, and that the
-// exported traces carry no secret.
-func TestDemo(t *testing.T) {
-	dir := t.TempDir()
-	traces, summaryPath := filepath.Join(dir, "traces.json"), filepath.Join(dir, "summary.json")
+// reportHeader starts the demo's output: the readable report comes first.
+const reportHeader = "=== otelretry demo:"
+
+// spanJSON is a marker of stdouttrace's span JSON.
+const spanJSON = `"SpanContext"`
+
+// otelEnv lists the standard variables the demo reads; every test starts
+// with all of them empty, so the runner's environment cannot leak in.
+var otelEnv = []string{
+	"OTEL_TRACES_EXPORTER", "OTEL_METRICS_EXPORTER", "OTEL_PROPAGATORS",
+	"OTEL_EXPORTER_OTLP_ENDPOINT", "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "OTEL_EXPORTER_OTLP_METRICS_ENDPOINT",
+	"OTEL_EXPORTER_OTLP_PROTOCOL", "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL", "OTEL_EXPORTER_OTLP_METRICS_PROTOCOL",
+	"OTEL_EXPORTER_OTLP_TIMEOUT", "OTEL_METRICS_EXEMPLAR_FILTER", "OTEL_SERVICE_NAME", "OTEL_RESOURCE_ATTRIBUTES",
+}
+
+func cleanEnv(t *testing.T, set map[string]string) {
+	t.Helper()
+	for _, k := range otelEnv {
+		t.Setenv(k, set[k])
+	}
+}
+
+// runDemo runs the whole demo in-process on loopback and returns its output
+// and summary.
+func runDemo(t *testing.T, o options) (string, summary) {
+	t.Helper()
+	o.repeat = 1
+	o.summaryJSON = filepath.Join(t.TempDir(), "summary.json")
 	var out bytes.Buffer
-	if err := run(t.Context(), options{repeat: 1, traces: traces, summaryJSON: summaryPath}, &out); err != nil {
+	if err := run(t.Context(), o, &out); err != nil {
 		t.Fatal(err)
 	}
-	raw, err := os.ReadFile(summaryPath)
+	raw, err := os.ReadFile(o.summaryJSON)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -27,6 +52,16 @@ func TestDemo(t *testing.T) {
 	if err := json.Unmarshal(raw, &s); err != nil {
 		t.Fatal(err)
 	}
+	return out.String(), s
+}
+
+// TestDemo runs the whole demo in-process on loopback and checks each
+// scenario's outcome, the number of writes the server saw, and that the
+// exported traces carry no secret.
+func TestDemo(t *testing.T) {
+	cleanEnv(t, nil)
+	traces := filepath.Join(t.TempDir(), "traces.json")
+	out, s := runDemo(t, options{traces: traces})
 	want := scenarios()
 	if len(s.Operations) != len(want) {
 		t.Fatalf("operations = %d, want %d", len(s.Operations), len(want))
@@ -56,8 +91,160 @@ func TestDemo(t *testing.T) {
 		t.Fatal("stdout traces are empty or lack the sanitized URL")
 	}
 	for _, leak := range []string{"demo-secret-key"} {
-		if strings.Contains(string(spans), leak) || strings.Contains(out.String(), leak) {
+		if strings.Contains(string(spans), leak) || strings.Contains(out, leak) {
 			t.Errorf("the secret %q reached the traces or the output", leak)
 		}
 	}
+}
+
+// TestDemoEnvironment checks the standard OTEL_* configuration: what each
+// setting selects, that the report leads the output, and where spans go.
+func TestDemoEnvironment(t *testing.T) {
+	closed := closedPort(t)
+	for _, c := range []struct {
+		name string
+		env  map[string]string
+		// traces is the -traces flag; "" lets the demo create a file.
+		traces string
+		// want: the span and metric exporters and OTLP protocol the summary
+		// reports.
+		wantTraces, wantMetrics exportTarget
+		wantHeaders             []string
+	}{{
+		name:        "nothing set: spans to a new file, metrics in the report only",
+		wantTraces:  exportTarget{Exporter: exporterFile},
+		wantMetrics: exportTarget{Exporter: exporterNone},
+		wantHeaders: []string{"traceparent"},
+	}, {
+		name:        "OTEL_TRACES_EXPORTER=none: no spans anywhere",
+		env:         map[string]string{"OTEL_TRACES_EXPORTER": "none"},
+		traces:      "given.json",
+		wantTraces:  exportTarget{Exporter: exporterNone},
+		wantMetrics: exportTarget{Exporter: exporterNone},
+		wantHeaders: []string{"traceparent"},
+	}, {
+		name: "OTLP endpoint alone: OTLP over http/protobuf for both signals",
+		env: map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "http://" + closed,
+			"OTEL_EXPORTER_OTLP_TIMEOUT": "100"},
+		wantTraces:  exportTarget{Exporter: exporterOTLP, Protocol: "http/protobuf", Endpoint: "http://" + closed},
+		wantMetrics: exportTarget{Exporter: exporterOTLP, Protocol: "http/protobuf", Endpoint: "http://" + closed},
+		wantHeaders: []string{"traceparent"},
+	}, {
+		name: "OTLP over gRPC, metrics off, B3 propagation",
+		env: map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "http://" + closed, "OTEL_EXPORTER_OTLP_PROTOCOL": "grpc",
+			"OTEL_METRICS_EXPORTER": "none", "OTEL_PROPAGATORS": "b3", "OTEL_EXPORTER_OTLP_TIMEOUT": "100"},
+		wantTraces:  exportTarget{Exporter: exporterOTLP, Protocol: "grpc", Endpoint: "http://" + closed},
+		wantMetrics: exportTarget{Exporter: exporterNone},
+		wantHeaders: []string{"b3"},
+	}} {
+		t.Run(c.name, func(t *testing.T) {
+			dir := t.TempDir()
+			cleanEnv(t, c.env)
+			t.Setenv("TMPDIR", dir) // where the default file goes
+			traces := c.traces
+			if traces != "" {
+				traces = filepath.Join(dir, traces)
+			}
+			out, s := runDemo(t, options{traces: traces})
+			if !strings.HasPrefix(out, reportHeader) {
+				t.Errorf("the output does not start with the report:\n%.300s", out)
+			}
+			if strings.Contains(out, spanJSON) {
+				t.Errorf("span JSON on the terminal")
+			}
+			got := s.Traces
+			if c.wantTraces.Exporter == exporterFile {
+				// The file's path is printed, and the file holds the spans.
+				if !strings.Contains(out, got.Endpoint) || filepath.Dir(got.Endpoint) != dir {
+					t.Errorf("spans file %q: not printed or not in %s", got.Endpoint, dir)
+				}
+				b, err := os.ReadFile(got.Endpoint)
+				if err != nil || !bytes.Contains(b, []byte(spanJSON)) {
+					t.Errorf("spans file %q: %v, %d bytes without spans", got.Endpoint, err, len(b))
+				}
+				got.Endpoint = ""
+			}
+			if got != c.wantTraces || s.Exporter != c.wantTraces.Exporter {
+				t.Errorf("traces = %+v (exporter %q), want %+v", s.Traces, s.Exporter, c.wantTraces)
+			}
+			if s.Metrics != c.wantMetrics {
+				t.Errorf("metrics = %+v, want %+v", s.Metrics, c.wantMetrics)
+			}
+			if !slices.Equal(s.Propagation, c.wantHeaders) {
+				t.Errorf("propagation headers seen by the server = %v, want %v", s.Propagation, c.wantHeaders)
+			}
+			if c.traces != "" && c.wantTraces.Exporter != exporterFile {
+				if _, err := os.Stat(traces); !os.IsNotExist(err) {
+					t.Errorf("-traces %s was created although spans go elsewhere (%v)", traces, err)
+				}
+			}
+			if c.wantTraces.Exporter == exporterNone {
+				entries, _ := os.ReadDir(dir)
+				if len(entries) != 0 {
+					t.Errorf("files written with OTEL_TRACES_EXPORTER=none: %v", entries)
+				}
+			}
+		})
+	}
+}
+
+// TestDemoSpansOnTerminal runs the demo as its own process (the test binary
+// re-executed into main) and checks that spans printed on the terminal
+// (OTEL_TRACES_EXPORTER=console, or -traces -) come after the whole report.
+func TestDemoSpansOnTerminal(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		env  []string
+		args []string
+	}{
+		{"OTEL_TRACES_EXPORTER=console", []string{"OTEL_TRACES_EXPORTER=console"}, nil},
+		{"-traces -", nil, []string{"-traces", "-"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			cmd := exec.CommandContext(t.Context(), os.Args[0], "-test.run=^$")
+			cmd.Env = append(withoutOTEL(os.Environ()), append(c.env, envRunMain+"="+strings.Join(c.args, " "))...)
+			var stdout, stderr bytes.Buffer
+			cmd.Stdout, cmd.Stderr = &stdout, &stderr
+			if err := cmd.Run(); err != nil {
+				t.Fatalf("demo: %v\n%s", err, stderr.String())
+			}
+			out := stdout.String()
+			report := strings.Index(out, "Telemetry (")
+			first := strings.Index(out, spanJSON)
+			if !strings.HasPrefix(out, reportHeader) || report < 0 || first < report {
+				t.Errorf("want the report, then the spans: report at %d, first span at %d:\n%.400s", report, first, out)
+			}
+		})
+	}
+}
+
+// envRunMain makes the test binary run the demo's main with the
+// space-separated arguments it holds (TestMain).
+const envRunMain = "OTELRETRY_DEMO_RUN_MAIN"
+
+func TestMain(m *testing.M) {
+	if args, ok := os.LookupEnv(envRunMain); ok {
+		os.Args = append([]string{"demo"}, strings.Fields(args)...)
+		main()
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+func withoutOTEL(env []string) []string {
+	return slices.DeleteFunc(slices.Clone(env), func(kv string) bool { return strings.HasPrefix(kv, "OTEL_") })
+}
+
+// closedPort returns a loopback address on which nothing listens.
+func closedPort(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return addr
 }

@@ -1,6 +1,6 @@
 // Command demo runs otelretry against a local flaky server and prints, for
 // every operation, the attempt events read back from the spans, then a
-// summary computed from the retry metrics.
+// summary computed from the retry metrics, then where the telemetry went.
 //
 // The server (127.0.0.1, instrumented with otelhttp) plays the negative
 // paths of the retry contract: first-call success; 503, 503, 200; a
@@ -9,9 +9,19 @@
 // state checks that resolve an unknown write either way; and a retry
 // budget that refuses.
 //
-// Traces go to stdout as stdouttrace JSON (or -traces FILE), or over OTLP
-// HTTP, together with metrics, when OTEL_EXPORTER_OTLP_ENDPOINT is set.
+// Telemetry follows the standard environment, through contrib's autoexport
+// and autoprop: OTEL_TRACES_EXPORTER (otlp, console, none),
+// OTEL_METRICS_EXPORTER (otlp, console, prometheus, none),
+// OTEL_EXPORTER_OTLP_PROTOCOL (grpc, http/protobuf),
+// OTEL_EXPORTER_OTLP_ENDPOINT, OTEL_PROPAGATORS, OTEL_SERVICE_NAME,
+// OTEL_RESOURCE_ATTRIBUTES, OTEL_METRICS_EXEMPLAR_FILTER (default
+// trace_based). With none of the exporter variables set, the spans go as
+// stdouttrace JSON to a file whose path the demo prints (-traces FILE, or
+// -traces - for stdout after the report) and the metrics stay in the
+// report; OTEL_EXPORTER_OTLP_ENDPOINT alone selects OTLP (http/protobuf) for
+// both.
 //
 //	go run ./examples/demo
 //	OTEL_EXPORTER_OTLP_ENDPOINT=http://localhost:4318 go run ./examples/demo
+//	OTEL_EXPORTER_OTLP_PROTOCOL=grpc OTEL_EXPORTER_OTLP_ENDPOINT=http://localhost:4317 go run ./examples/demo
 package main

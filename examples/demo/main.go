@@ -29,7 +29,8 @@ func main() {
 	var o options
 	flag.IntVar(&o.repeat, "repeat", 1, "run the scenario set `N` times")
 	flag.StringVar(&o.summaryJSON, "summary-json", "", "write the machine-readable summary to `FILE`")
-	flag.StringVar(&o.traces, "traces", "-", "write stdouttrace JSON to `FILE` (- for stdout); ignored with OTLP")
+	flag.StringVar(&o.traces, "traces", "", "default exporter: write stdouttrace JSON to `FILE` (- for stdout, after the report;\n"+
+		"default a new temporary file); unused when OTEL_TRACES_EXPORTER or an OTLP endpoint is set")
 	flag.BoolVar(&o.logs, "log", false, "write one structured log record per attempt to stderr")
 	flag.Parse()
 	if o.repeat < 1 {
@@ -51,22 +52,13 @@ type runResult struct {
 }
 
 func run(ctx context.Context, o options, stdout io.Writer) error {
-	tracesOut := stdout
-	if o.traces != "-" {
-		f, err := os.Create(o.traces)
-		if err != nil {
-			return err
-		}
-		defer f.Close()
-		tracesOut = f
-	}
-	tel, err := newTelemetry(ctx, tracesOut)
+	tel, err := newTelemetry(ctx, o.traces, stdout)
 	if err != nil {
 		return err
 	}
 	defer tel.shutdown(ctx)
 
-	flaky := newFlakyServer()
+	flaky := newFlakyServer(tel.propagationFields())
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return err
@@ -101,19 +93,19 @@ func run(ctx context.Context, o options, stdout io.Writer) error {
 		}
 	}
 
-	tel.flush(ctx)
+	// The report first: it is read from the in-memory recorder and reader,
+	// not from the exporters, which are flushed after it.
 	s, err := summarize(ctx, tel, readOperations(tel.spans.Ended(), runs))
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "\n=== otelretry demo: %d operations against a flaky server on %s; attempt events read back from the spans ===\n",
+	s.Propagation = flaky.propagationSeen()
+	fmt.Fprintf(stdout, "=== otelretry demo: %d operations against a flaky server on %s; attempt events read back from the spans ===\n",
 		len(s.Operations), ln.Addr())
 	printTables(stdout, s)
-	fmt.Fprintf(stdout, "\ntraces exported with %s", tel.exporter)
-	if tel.exporter == "stdout" && o.traces != "-" {
-		fmt.Fprintf(stdout, " to %s", o.traces)
-	}
-	fmt.Fprintln(stdout)
+	writeTelemetry(stdout, tel, s.Propagation)
+	tel.flush(ctx)
+	tel.exportToTerminal(ctx)
 	if o.summaryJSON != "" {
 		b, err := json.MarshalIndent(s, "", "  ")
 		if err != nil {

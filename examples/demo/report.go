@@ -49,8 +49,15 @@ type operationRecord struct {
 
 // summary is the machine-readable result of a demo run (-summary-json).
 type summary struct {
-	Service       string            `json:"service"`
-	Exporter      string            `json:"exporter"`
+	Service string `json:"service"`
+	// Exporter is the span exporter's name (otlp, file, stdout, console,
+	// none); Traces and Metrics say where each signal went.
+	Exporter string       `json:"exporter"`
+	Traces   exportTarget `json:"traces"`
+	Metrics  exportTarget `json:"metrics"`
+	// Propagation lists the propagation headers the server received
+	// (OTEL_PROPAGATORS chooses them).
+	Propagation   []string          `json:"propagation_headers"`
 	Operations    []operationRecord `json:"operations"`
 	Decisions     map[string]int64  `json:"decisions"`
 	ErrorClasses  map[string]int64  `json:"error_classes"`
@@ -123,7 +130,7 @@ func summarize(ctx context.Context, t *telemetry, ops []operationRecord) (summar
 		return summary{}, err
 	}
 	s := summary{
-		Service: t.service, Exporter: t.exporter, Operations: ops,
+		Service: t.service, Exporter: t.traces.Exporter, Traces: t.traces, Metrics: t.metrics, Operations: ops,
 		Decisions:    counterBy(rm, "retry.attempts", attrs.DecisionKey),
 		ErrorClasses: counterBy(rm, "retry.attempts", attrs.ErrorClassKey),
 		Outcomes:     counterBy(rm, "retry.operations", attrs.OutcomeKey),

@@ -76,10 +76,10 @@ func scenarios() []scenario {
 		{name: "state check: not applied, resent", method: http.MethodPost, path: "/orders/lost-first", body: `{"sku":"C-3"}`,
 			limits: writes, extra: withStateCheck, want: attrs.OutcomeReturn},
 		{name: "retry budget exhausted", method: http.MethodGet, path: "/fail-fast", limits: reads, want: attrs.OutcomeBudgetExhausted,
-			// No floor: one first attempt funds a tenth of a retry, so the
-			// retry is refused.
+			// Two tokens: the first failure leaves one, not above half, so
+			// the retry is refused.
 			extra: func(*environment) []otelretry.Option {
-				return []otelretry.Option{otelretry.WithBudget(otelretry.NewBudget(otelretry.BudgetMinRetries(0)))}
+				return []otelretry.Option{otelretry.WithBudget(otelretry.NewBudget(otelretry.BudgetTokens(2)))}
 			}},
 	}
 }

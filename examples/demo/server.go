@@ -24,10 +24,14 @@ type flakyServer struct {
 	calls  map[string]int    // per path and key
 	writes map[string]int    // writes received, by key
 	orders map[string]string // applied writes by key
+	// fields are the propagation headers to look for; seen those received.
+	fields []string
+	seen   map[string]bool
 }
 
-func newFlakyServer() *flakyServer {
-	return &flakyServer{calls: map[string]int{}, writes: map[string]int{}, orders: map[string]string{}}
+func newFlakyServer(propagationFields []string) *flakyServer {
+	return &flakyServer{calls: map[string]int{}, writes: map[string]int{}, orders: map[string]string{},
+		fields: propagationFields, seen: map[string]bool{}}
 }
 
 func (s *flakyServer) handler() http.Handler {
@@ -87,7 +91,35 @@ func (s *flakyServer) handler() http.Handler {
 		w.Header().Set("Content-Type", "application/json")
 		fmt.Fprint(w, order)
 	})
-	return s.countWrites(mux)
+	return s.notePropagation(s.countWrites(mux))
+}
+
+// notePropagation records which propagation headers arrive, so the report
+// shows what OTEL_PROPAGATORS chose on the wire.
+func (s *flakyServer) notePropagation(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		s.mu.Lock()
+		for _, f := range s.fields {
+			if r.Header.Get(f) != "" {
+				s.seen[f] = true
+			}
+		}
+		s.mu.Unlock()
+		next.ServeHTTP(w, r)
+	})
+}
+
+// propagationSeen returns the propagation headers received, sorted.
+func (s *flakyServer) propagationSeen() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := []string{}
+	for _, f := range s.fields {
+		if s.seen[f] {
+			out = append(out, f)
+		}
+	}
+	return out
 }
 
 // countWrites counts every write on arrival, before any handler decides

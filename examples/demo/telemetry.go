@@ -6,16 +6,18 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"strconv"
+	"slices"
+	"strings"
 	"time"
 
+	"go.opentelemetry.io/contrib/exporters/autoexport"
+	"go.opentelemetry.io/contrib/propagators/autoprop"
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/attribute"
-	"go.opentelemetry.io/otel/exporters/otlp/otlpmetric/otlpmetrichttp"
-	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
 	"go.opentelemetry.io/otel/exporters/stdout/stdouttrace"
 	"go.opentelemetry.io/otel/propagation"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
+	"go.opentelemetry.io/otel/sdk/metric/exemplar"
 	"go.opentelemetry.io/otel/sdk/resource"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
@@ -23,31 +25,113 @@ import (
 	"github.com/otelretry/otelretry-go/otelretry"
 )
 
-// telemetry holds the demo's providers. Besides the exporter, spans go to
+// Exporter names the demo reports (summary "exporter"), as
+// OTEL_TRACES_EXPORTER spells them, plus the embedded default.
+const (
+	exporterOTLP    = "otlp"
+	exporterConsole = "console"
+	exporterNone    = "none"
+	// exporterFile is the default when nothing is configured: stdouttrace
+	// JSON to a file, so the terminal shows the report.
+	exporterFile = "file"
+	// exporterStdout is -traces -: stdouttrace JSON on stdout, after the report.
+	exporterStdout = "stdout"
+)
+
+// telemetry holds the demo's providers. Besides the exporters, spans go to
 // an in-memory recorder and metrics to a manual reader, from which the demo
-// prints its tables: what it prints is read back from the telemetry itself.
+// prints its report: what it prints is read back from the telemetry itself.
 type telemetry struct {
-	tp       *sdktrace.TracerProvider
-	mp       *sdkmetric.MeterProvider
-	spans    *tracetest.SpanRecorder
-	reader   *sdkmetric.ManualReader
-	exporter string
-	service  string
+	tp     *sdktrace.TracerProvider
+	mp     *sdkmetric.MeterProvider
+	prop   propagation.TextMapPropagator
+	spans  *tracetest.SpanRecorder
+	reader *sdkmetric.ManualReader
+
+	service string
+	// traces and metrics describe where each signal goes, for the report.
+	traces, metrics exportTarget
+	// terminal is set when the spans are written to the terminal: they are
+	// exported from the recorder after the report (exportToTerminal), so
+	// the report comes first.
+	terminal sdktrace.SpanExporter
+	// tracesFile is the default exporter's file, closed at shutdown.
+	tracesFile *os.File
 }
 
-// otlpEnabled reports whether the standard OTLP environment asks for export.
-func otlpEnabled() bool {
-	return os.Getenv("OTEL_EXPORTER_OTLP_ENDPOINT") != "" || os.Getenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT") != ""
+// exportTarget says where a signal goes.
+type exportTarget struct {
+	Exporter string `json:"exporter"`           // exporterOTLP, exporterFile, ...
+	Protocol string `json:"protocol,omitempty"` // OTLP: grpc or http/protobuf
+	Endpoint string `json:"endpoint,omitempty"` // OTLP: as configured; file: its path
 }
 
-// newTelemetry exports traces with stdouttrace to tracesOut, or over OTLP
-// HTTP (traces and metrics) when OTEL_EXPORTER_OTLP_ENDPOINT is set.
+func (e exportTarget) String() string {
+	switch e.Exporter {
+	case exporterOTLP:
+		s := "OTLP " + e.Protocol
+		if e.Endpoint != "" {
+			s += " to " + e.Endpoint
+		}
+		return s
+	case exporterFile:
+		return "stdouttrace JSON in " + e.Endpoint
+	case exporterStdout, exporterConsole:
+		return "stdouttrace JSON below"
+	case exporterNone:
+		return "not exported"
+	}
+	return e.Exporter
+}
+
+// Standard environment variables (OpenTelemetry SDK configuration). Their
+// values are read by autoexport and autoprop; the demo reads them only to
+// keep its embedded default and to describe the choice.
+const (
+	envTracesExporter  = "OTEL_TRACES_EXPORTER"
+	envMetricsExporter = "OTEL_METRICS_EXPORTER"
+	envExemplarFilter  = "OTEL_METRICS_EXEMPLAR_FILTER"
+)
+
+// otlpEndpoint returns the OTLP endpoint configured for a signal ("TRACES",
+// "METRICS"), or the shared one.
+func otlpEndpoint(signal string) string {
+	if v := os.Getenv("OTEL_EXPORTER_OTLP_" + signal + "_ENDPOINT"); v != "" {
+		return v
+	}
+	return os.Getenv("OTEL_EXPORTER_OTLP_ENDPOINT")
+}
+
+// otlpProtocol returns the OTLP protocol autoexport uses for a signal.
+func otlpProtocol(signal string) string {
+	for _, k := range []string{"OTEL_EXPORTER_OTLP_" + signal + "_PROTOCOL", "OTEL_EXPORTER_OTLP_PROTOCOL"} {
+		if v := os.Getenv(k); v != "" {
+			return v
+		}
+	}
+	return "http/protobuf"
+}
+
+// newTelemetry configures traces, metrics and propagation from the standard
+// OTEL_* environment with contrib's autoexport and autoprop. Two defaults
+// are the demo's own:
+//   - nothing set: spans go as stdouttrace JSON to tracesPath (a new file
+//     when empty, stdout after the report for "-"), metrics nowhere (the
+//     report shows them);
+//   - spans for the terminal (console, "-") are written after the report;
+//   - OTEL_EXPORTER_OTLP_ENDPOINT alone: traces and metrics over OTLP, as
+//     the OTEL_*_EXPORTER default (otlp) says.
+//
 // Export errors are reported on stderr and never fail a request.
-func newTelemetry(ctx context.Context, tracesOut io.Writer) (*telemetry, error) {
+func newTelemetry(ctx context.Context, tracesPath string, stdout io.Writer) (*telemetry, error) {
 	otel.SetErrorHandler(otel.ErrorHandlerFunc(func(err error) {
 		fmt.Fprintln(os.Stderr, "telemetry (requests unaffected):", err)
 	}))
-	otel.SetTextMapPropagator(propagation.NewCompositeTextMapPropagator(propagation.TraceContext{}, propagation.Baggage{}))
+	t := &telemetry{spans: tracetest.NewSpanRecorder(), reader: sdkmetric.NewManualReader()}
+	// OTEL_PROPAGATORS (default tracecontext,baggage). The transport, the
+	// state check's client and the server use the global propagator.
+	t.prop = autoprop.NewTextMapPropagator()
+	otel.SetTextMapPropagator(t.prop)
 
 	// service.instance.id keeps the cumulative series of short-lived runs
 	// apart; OTEL_SERVICE_NAME and OTEL_RESOURCE_ATTRIBUTES override both.
@@ -60,45 +144,120 @@ func newTelemetry(ctx context.Context, tracesOut io.Writer) (*telemetry, error) 
 	if err != nil && !errors.Is(err, resource.ErrPartialResource) {
 		return nil, err
 	}
-	t := &telemetry{spans: tracetest.NewSpanRecorder(), reader: sdkmetric.NewManualReader()}
 	if v, ok := res.Set().Value("service.name"); ok {
 		t.service = v.AsString()
 	}
 
 	traceOpts := []sdktrace.TracerProviderOption{sdktrace.WithResource(res), sdktrace.WithSpanProcessor(t.spans)}
+	se, err := t.spanExporter(ctx, tracesPath, stdout)
+	if err != nil {
+		return nil, err
+	}
+	switch {
+	case autoexport.IsNoneSpanExporter(se):
+	case t.traces.Exporter == exporterConsole || t.traces.Exporter == exporterStdout:
+		t.terminal = se
+	default:
+		traceOpts = append(traceOpts, sdktrace.WithBatcher(se))
+	}
+
 	meterOpts := []sdkmetric.Option{sdkmetric.WithResource(res), sdkmetric.WithReader(t.reader)}
-	if otlpEnabled() {
-		te, err := otlptracehttp.New(ctx)
+	if os.Getenv(envExemplarFilter) == "" {
+		// The SDK's default, stated: exemplars carry the trace and span id
+		// of sampled spans, so a dashboard can link a point to its trace.
+		meterOpts = append(meterOpts, sdkmetric.WithExemplarFilter(exemplar.TraceBasedFilter))
+	}
+	t.metrics = exportTarget{Exporter: exporterNone}
+	if os.Getenv(envMetricsExporter) != "" || otlpEndpoint("METRICS") != "" {
+		r, err := autoexport.NewMetricReader(ctx)
 		if err != nil {
-			return nil, fmt.Errorf("OTLP trace exporter: %w", err)
+			return nil, fmt.Errorf("metric exporter (%s): %w", envMetricsExporter, err)
 		}
-		me, err := otlpmetrichttp.New(ctx)
-		if err != nil {
-			return nil, fmt.Errorf("OTLP metric exporter: %w", err)
+		t.metrics = describe(envMetricsExporter, "METRICS")
+		if !autoexport.IsNoneMetricReader(r) {
+			meterOpts = append(meterOpts, sdkmetric.WithReader(r))
 		}
-		traceOpts = append(traceOpts, sdktrace.WithBatcher(te))
-		meterOpts = append(meterOpts, sdkmetric.WithReader(sdkmetric.NewPeriodicReader(me, sdkmetric.WithInterval(exportInterval()))))
-		t.exporter = "otlp"
-	} else {
-		te, err := stdouttrace.New(stdouttrace.WithWriter(tracesOut))
-		if err != nil {
-			return nil, err
-		}
-		traceOpts = append(traceOpts, sdktrace.WithBatcher(te))
-		t.exporter = "stdout"
 	}
 	t.tp = sdktrace.NewTracerProvider(traceOpts...)
 	t.mp = sdkmetric.NewMeterProvider(meterOpts...)
 	return t, nil
 }
 
-// exportInterval honours OTEL_METRIC_EXPORT_INTERVAL (ms) and otherwise
-// exports every 2s, so a short demo run reaches the backend.
-func exportInterval() time.Duration {
-	if ms, err := strconv.Atoi(os.Getenv("OTEL_METRIC_EXPORT_INTERVAL")); err == nil && ms > 0 {
-		return time.Duration(ms) * time.Millisecond
+// spanExporter lets autoexport choose from OTEL_TRACES_EXPORTER, with the
+// demo's file default when neither it nor an OTLP endpoint is set.
+func (t *telemetry) spanExporter(ctx context.Context, tracesPath string, stdout io.Writer) (sdktrace.SpanExporter, error) {
+	var opts []autoexport.SpanOption
+	if otlpEndpoint("TRACES") == "" {
+		opts = append(opts, autoexport.WithFallbackSpanExporter(func(context.Context) (sdktrace.SpanExporter, error) {
+			if tracesPath == "-" {
+				t.traces = exportTarget{Exporter: exporterStdout}
+				return stdouttrace.New(stdouttrace.WithWriter(stdout))
+			}
+			f, err := createTracesFile(tracesPath)
+			if err != nil {
+				return nil, err
+			}
+			t.tracesFile = f
+			t.traces = exportTarget{Exporter: exporterFile, Endpoint: f.Name()}
+			return stdouttrace.New(stdouttrace.WithWriter(f))
+		}))
 	}
-	return 2 * time.Second
+	se, err := autoexport.NewSpanExporter(ctx, opts...)
+	if err != nil {
+		return nil, fmt.Errorf("span exporter (%s): %w", envTracesExporter, err)
+	}
+	if t.traces.Exporter == "" {
+		t.traces = describe(envTracesExporter, "TRACES")
+	}
+	return se, nil
+}
+
+// describe names what autoexport chose for a signal from the environment.
+func describe(envKey, signal string) exportTarget {
+	name := os.Getenv(envKey)
+	if name == "" {
+		name = exporterOTLP // autoexport's default
+	}
+	e := exportTarget{Exporter: name}
+	if name == exporterOTLP {
+		e.Protocol, e.Endpoint = otlpProtocol(signal), otlpEndpoint(signal)
+	}
+	return e
+}
+
+// createTracesFile opens path, or a new file in the temporary directory
+// when path is empty.
+func createTracesFile(path string) (*os.File, error) {
+	if path == "" {
+		return os.CreateTemp("", "otelretry-demo-spans-*.json")
+	}
+	return os.Create(path)
+}
+
+// exportToTerminal writes the recorded spans to the terminal exporter, after
+// the report.
+func (t *telemetry) exportToTerminal(ctx context.Context) {
+	if t.terminal == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	if err := t.terminal.ExportSpans(ctx, t.spans.Ended()); err != nil {
+		otel.Handle(err)
+	}
+	if err := t.terminal.Shutdown(ctx); err != nil {
+		otel.Handle(err)
+	}
+}
+
+// propagationFields are the header names the configured propagators write.
+func (t *telemetry) propagationFields() []string {
+	f := slices.Clone(t.prop.Fields())
+	for i := range f {
+		f[i] = strings.ToLower(f[i])
+	}
+	slices.Sort(f)
+	return slices.Compact(f)
 }
 
 // flush pushes buffered telemetry out, bounded in time: an unreachable
@@ -123,4 +282,23 @@ func (t *telemetry) shutdown(ctx context.Context) {
 	if err := t.mp.Shutdown(ctx); err != nil {
 		otel.Handle(err)
 	}
+	// stdouttrace does not close its writer.
+	if t.tracesFile != nil {
+		if err := t.tracesFile.Close(); err != nil {
+			otel.Handle(err)
+		}
+	}
+}
+
+// writeTelemetry tells where the spans and metrics went, and which
+// propagation headers reached the server.
+func writeTelemetry(w io.Writer, t *telemetry, seen []string) {
+	headers := "none"
+	if len(seen) > 0 {
+		headers = strings.Join(seen, ", ")
+	}
+	fmt.Fprintf(w, "\nTelemetry (set with OTEL_TRACES_EXPORTER, OTEL_METRICS_EXPORTER, OTEL_EXPORTER_OTLP_*, OTEL_PROPAGATORS)\n")
+	fmt.Fprintf(w, "  spans:   %s\n", t.traces)
+	fmt.Fprintf(w, "  metrics: %s\n", t.metrics)
+	fmt.Fprintf(w, "  propagation headers seen by the server: %s\n", headers)
 }

@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -21,17 +22,29 @@ import (
 
 // Environment variables read by the tests (see doc.go).
 const (
-	envE2E        = "OTELRETRY_E2E"
-	envOTLP       = "OTELRETRY_OTLP_ENDPOINT"
-	envJaeger     = "OTELRETRY_JAEGER_URL"
-	envPrometheus = "OTELRETRY_PROMETHEUS_URL"
-	envDemoBin    = "OTELRETRY_DEMO_BIN"
-	envRepeat     = "OTELRETRY_E2E_REPEAT"
+	envE2E            = "OTELRETRY_E2E"
+	envOTLP           = "OTELRETRY_OTLP_ENDPOINT"
+	envOTLPGRPC       = "OTELRETRY_OTLP_GRPC_ENDPOINT"
+	envAgent          = "OTELRETRY_AGENT_OTLP_ENDPOINT"
+	envSamplers       = "OTELRETRY_SAMPLERS"
+	envPlainPercent   = "OTELRETRY_PLAIN_SUCCESS_PERCENT"
+	envDecisionWait   = "OTELRETRY_DECISION_WAIT"
+	envScrapeInterval = "OTELRETRY_SCRAPE_INTERVAL"
+	envJaeger         = "OTELRETRY_JAEGER_URL"
+	envPrometheus     = "OTELRETRY_PROMETHEUS_URL"
+	envDemoBin        = "OTELRETRY_DEMO_BIN"
+	envRepeat         = "OTELRETRY_E2E_REPEAT"
 )
 
-// stack holds the endpoints written by scripts/stack.sh up.
+// stack holds the endpoints and settings written by scripts/stack.sh up.
 type stack struct {
-	otlp, jaeger, prometheus string
+	otlp, otlpGRPC, agent, jaeger, prometheus string
+	// samplers are the names of the sampling Collectors; plainPercent the
+	// share of plain successes they keep; decisionWait their decision_wait.
+	samplers       []string
+	plainPercent   float64
+	decisionWait   time.Duration
+	scrapeInterval time.Duration
 }
 
 // requireE2E skips unless OTELRETRY_E2E=1.
@@ -49,17 +62,32 @@ func requireStack(t *testing.T) stack {
 	requireE2E(t)
 	s := stack{
 		otlp:       strings.TrimRight(os.Getenv(envOTLP), "/"),
+		otlpGRPC:   strings.TrimRight(os.Getenv(envOTLPGRPC), "/"),
+		agent:      strings.TrimRight(os.Getenv(envAgent), "/"),
 		jaeger:     strings.TrimRight(os.Getenv(envJaeger), "/"),
 		prometheus: strings.TrimRight(os.Getenv(envPrometheus), "/"),
+		samplers:   strings.Fields(os.Getenv(envSamplers)),
 	}
 	var missing []string
-	for name, v := range map[string]string{envOTLP: s.otlp, envJaeger: s.jaeger, envPrometheus: s.prometheus} {
+	for name, v := range map[string]string{envOTLP: s.otlp, envOTLPGRPC: s.otlpGRPC, envAgent: s.agent,
+		envJaeger: s.jaeger, envPrometheus: s.prometheus, envSamplers: os.Getenv(envSamplers)} {
 		if v == "" {
 			missing = append(missing, name)
 		}
 	}
+	var err error
+	if s.plainPercent, err = strconv.ParseFloat(os.Getenv(envPlainPercent), 64); err != nil {
+		missing = append(missing, envPlainPercent)
+	}
+	if s.decisionWait, err = time.ParseDuration(os.Getenv(envDecisionWait)); err != nil {
+		missing = append(missing, envDecisionWait)
+	}
+	if s.scrapeInterval, err = time.ParseDuration(os.Getenv(envScrapeInterval)); err != nil {
+		missing = append(missing, envScrapeInterval)
+	}
 	if len(missing) > 0 {
-		t.Fatalf("%s=1 but %s not set: source the env file of scripts/stack.sh up (or run scripts/e2e.sh)",
+		sort.Strings(missing)
+		t.Fatalf("%s=1 but %s not set or not valid: source the env file of scripts/stack.sh up (or run scripts/e2e.sh)",
 			envE2E, strings.Join(missing, ", "))
 	}
 	return s
@@ -67,8 +95,13 @@ func requireStack(t *testing.T) stack {
 
 // summary is the demo's -summary-json output.
 type summary struct {
-	Service    string      `json:"service"`
-	Exporter   string      `json:"exporter"` // "otlp" or "stdout", when the demo says
+	Service  string `json:"service"`
+	Exporter string `json:"exporter"` // the span exporter: otlp, none, file, ...
+	// Traces says where the spans went (the protocol for OTLP).
+	Traces struct {
+		Exporter string `json:"exporter"`
+		Protocol string `json:"protocol"`
+	} `json:"traces"`
 	Operations []operation `json:"operations"`
 }
 
@@ -236,12 +269,12 @@ type demoRun struct {
 	otlp       bool // exported over OTLP
 }
 
-// runDemo runs the demo with endpoint as OTEL_EXPORTER_OTLP_ENDPOINT and
-// returns its summary. With an empty endpoint, OTEL_EXPORTER_OTLP_ENDPOINT is
-// unset and OTEL_SDK_DISABLED=true, OTEL_{TRACES,METRICS,LOGS}_EXPORTER=none
-// are set. Every inherited OTEL_* variable is removed
-// so the run depends on nothing but its arguments.
-func runDemo(t *testing.T, endpoint, service string) demoRun {
+// runDemo runs the demo with endpoint as OTEL_EXPORTER_OTLP_ENDPOINT, and
+// extra OTEL_* variables, and returns its summary. With an empty endpoint,
+// OTEL_EXPORTER_OTLP_ENDPOINT is unset and OTEL_{TRACES,METRICS,LOGS}_EXPORTER=none
+// are set. Every inherited OTEL_* variable is removed so the run depends on
+// nothing but its arguments.
+func runDemo(t *testing.T, endpoint, service string, extra []string) demoRun {
 	t.Helper()
 	bin := demoBinary(t)
 	dir := t.TempDir()
@@ -261,15 +294,15 @@ func runDemo(t *testing.T, endpoint, service string) demoRun {
 	if endpoint != "" {
 		env = append(env, "OTEL_EXPORTER_OTLP_ENDPOINT="+endpoint)
 	} else {
-		// No exporter at all: the standard switches, for a demo that honours them.
-		env = append(env, "OTEL_SDK_DISABLED=true", "OTEL_TRACES_EXPORTER=none",
-			"OTEL_METRICS_EXPORTER=none", "OTEL_LOGS_EXPORTER=none")
+		// No exporter at all: the standard switches.
+		env = append(env, "OTEL_TRACES_EXPORTER=none", "OTEL_METRICS_EXPORTER=none", "OTEL_LOGS_EXPORTER=none")
 	}
+	env = append(env, extra...)
 
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	// -traces: where the demo writes stdouttrace JSON when it does not export
-	// over OTLP (ignored with OTLP).
+	// -traces: where the demo's default exporter would write stdouttrace
+	// JSON (unused with OTLP or none; no file may appear).
 	cmd := exec.CommandContext(ctx, bin, "-repeat", strconv.Itoa(repeat()), "-summary-json", summaryPath,
 		"-traces", filepath.Join(dir, "traces.json"))
 	cmd.Dir = repoRoot(t)
@@ -291,6 +324,14 @@ func runDemo(t *testing.T, endpoint, service string) demoRun {
 	if err := json.Unmarshal(b, &r.summary); err != nil {
 		t.Fatalf("summary JSON: %v\n%s", err, b)
 	}
+	// The terminal shows the report, never span JSON; and with OTLP or
+	// none, the default exporter's file is not created.
+	if !strings.HasPrefix(r.stdout, "=== otelretry demo") || strings.Contains(r.stdout, `"SpanContext"`) {
+		t.Errorf("demo output does not lead with the report, or holds span JSON:\n%s", tail(r.stdout))
+	}
+	if _, err := os.Stat(filepath.Join(dir, "traces.json")); !os.IsNotExist(err) {
+		t.Errorf("demo wrote -traces although its spans go elsewhere (%v)", err)
+	}
 	checkSummary(t, r)
 	t.Logf("demo %s: %d operations, %d attempts in %v", service, len(r.summary.Operations),
 		r.summary.attemptCount(), r.wall.Round(time.Millisecond))
@@ -304,7 +345,7 @@ func checkSummary(t *testing.T, r demoRun) {
 	if s.Service != r.service {
 		t.Errorf("summary service = %q, want %q", s.Service, r.service)
 	}
-	if want := map[bool]string{true: "otlp", false: "stdout"}[r.otlp]; s.Exporter != "" && s.Exporter != want {
+	if want := map[bool]string{true: "otlp", false: "none"}[r.otlp]; s.Exporter != want {
 		t.Errorf("summary exporter = %q, want %q", s.Exporter, want)
 	}
 	if len(s.Operations) == 0 {
@@ -414,13 +455,13 @@ func hangingEndpoint(t *testing.T) string {
 // Telemetry failures never break the request path.
 func TestExportFailureDoesNotBreakRequests(t *testing.T) {
 	requireE2E(t)
-	none := runDemo(t, "", uniqueName("otelretry-e2e-none"))
+	none := runDemo(t, "", uniqueName("otelretry-e2e-none"), nil)
 	for _, c := range []struct{ name, endpoint string }{
 		{"closed", "http://" + closedPort(t)},
 		{"hanging", "http://" + hangingEndpoint(t)},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			down := runDemo(t, c.endpoint, uniqueName("otelretry-e2e-"+c.name))
+			down := runDemo(t, c.endpoint, uniqueName("otelretry-e2e-"+c.name), nil)
 			compareRuns(t, down, none)
 		})
 	}
