@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Runs the retry-storm benchmark (issue 5): every configuration, one after
+# Runs the retry-storm benchmark: every configuration, one after
 # another, against its own loopback server; about 2.5 min in all.
 #   bash benchmarks/storm.sh            # full run, one client: the README's table
 #   bash benchmarks/storm.sh -clients 100 -outage-503 6s

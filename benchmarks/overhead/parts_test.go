@@ -29,12 +29,14 @@ func BenchmarkSDKParts(b *testing.B) {
 	opAttrs := []attribute.KeyValue{ // what the operation span carries
 		attrs.OperationIDKey.String("op-1f3a9c0d5e7b2a64"), attrs.HTTPRequestMethodKey.String("GET"),
 		attrs.URLFullKey.String("http://api.example.test/v1/items?id=REDACTED"), attrs.ServerAddressKey.String("api.example.test"),
-		attrs.DeadlineMsKey.Int64(30000), attrs.AttemptsKey.Int(1), attrs.OutcomeReturn.Attribute(),
+		attrs.ServerPortKey.Int(80), attrs.DeadlineMsKey.Int64(30000), attrs.AttemptsKey.Int(1), attrs.OutcomeReturn.Attribute(),
 	}
-	attemptAttrs := []attribute.KeyValue{ // what a successful attempt span carries
+	attemptAttrs := []attribute.KeyValue{ // the attempt event written on a successful attempt's CLIENT span
 		attrs.OperationIDKey.String("op-1f3a9c0d5e7b2a64"), attrs.RequestIDKey.String("op-1f3a9c0d5e7b2a64/attempt-1"),
-		attrs.AttemptKey.Int(1), attrs.HTTPRequestMethodKey.String("GET"), attrs.RemainingMsKey.Int64(30000),
+		attrs.AttemptKey.Int(1), attrs.HTTPRequestMethodKey.String("GET"),
+		attrs.URLFullKey.String("http://api.example.test/v1/items?id=REDACTED"), attrs.RemainingMsKey.Int64(30000),
 		attrs.HTTPResponseStatusCodeKey.Int(200), attrs.ElapsedMsKey.Int64(0), attrs.DecisionReturn.Attribute(),
+		attrs.ReasonResponse.Attribute(), attrs.WireWritesKey.Int(1),
 	}
 	set := attribute.NewSet(attrs.HTTPRequestMethodKey.String("GET"), attrs.OutcomeReturn.Attribute())
 	counter, _ := meter.Int64Counter("parts.counter")

@@ -226,9 +226,9 @@ var cases = []caseDef{
 	// retryablehttp-deadline: the same with the bounds otelretry sets by
 	// default, as a user of go-retryablehttp would add them: a 10s timeout
 	// per attempt (the inner http.Client's Timeout) and a 30s deadline per
-	// operation (a context canceled once the body is read). Not a target of
-	// issue 6: it prices the deadline that retryablehttp alone does not
-	// enforce.
+	// operation (a context canceled once the body is read). It prices the
+	// deadline that retryablehttp alone does not enforce, and is the
+	// in-memory peer of otelretry-noop: the same bounds.
 	{name: "retryablehttp-deadline", build: func(tb testing.TB, base http.RoundTripper, url string, k kind) built {
 		rt := newRetryableTransport(base)
 		rt.(*retryablehttp.RoundTripper).Client.HTTPClient.Timeout = 10 * time.Second
