@@ -1,3 +1,6 @@
+// Copyright The otelretry Authors
+// SPDX-License-Identifier: Apache-2.0
+
 // Package attrs is the vocabulary of otelretry: the attribute keys that
 // attempt and operation spans, log records and metrics carry, and the closed
 // value sets (Decision, Outcome, ErrorClass) those keys take.

@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# Copyright The otelretry Authors
+# SPDX-License-Identifier: Apache-2.0
 # Runs the overhead benchmarks (package ./overhead) side by side with the
 # peers, then prints benchstat's tables (one per benchmark and unit, one row
 # per case) and the ratios of otelretry-noop and otelretry-sdk to every peer

@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# Copyright The otelretry Authors
+# SPDX-License-Identifier: Apache-2.0
 # Runs the retry-storm benchmark: every configuration, one after
 # another, against its own loopback server; about 2.5 min in all.
 #   bash benchmarks/storm.sh            # full run, one client: the README's table

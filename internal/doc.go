@@ -1,3 +1,6 @@
+// Copyright The otelretry Authors
+// SPDX-License-Identifier: Apache-2.0
+
 // Package internal holds helpers shared by otelretry's packages and tests:
 // cowmap (a lock-free read-mostly map), redact (the one URL sanitizer, for
 // the library and retryinspect), scripted (a RoundTripper that plays a

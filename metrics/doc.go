@@ -1,3 +1,6 @@
+// Copyright The otelretry Authors
+// SPDX-License-Identifier: Apache-2.0
+
 // Package metrics records what otelretry operations did, as distributions
 // and counters a dashboard can divide: the share of attempts whose decision
 // was retry, the share of operations that ended deadline_exceeded, the

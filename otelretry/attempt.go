@@ -1,3 +1,6 @@
+// Copyright The otelretry Authors
+// SPDX-License-Identifier: Apache-2.0
+
 package otelretry
 
 import (
@@ -548,7 +551,9 @@ func (a *attempt) conclude(resp *http.Response, err error) (_ *http.Response, _ 
 	if err != nil {
 		return nil, a.err
 	}
-	if a.viaClient && span.IsRecording() {
+	// A base that reported nothing through httptrace (one that is not
+	// net/http's) will not report a write late either.
+	if a.viaClient && span.IsRecording() && (a.gotConn.Load() || ev.writes > 0) {
 		if _, rw := resp.Body.(io.ReadWriteCloser); !rw {
 			resp.Body = &lateWrites{ReadCloser: resp.Body, a: a, span: span}
 		}

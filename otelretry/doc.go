@@ -1,3 +1,6 @@
+// Copyright The otelretry Authors
+// SPDX-License-Identifier: Apache-2.0
+
 // Package otelretry is an http.RoundTripper that retries HTTP requests
 // within one deadline, refuses to resend writes whose outcome is unknown,
 // and records every operation and attempt with OpenTelemetry so that each

@@ -1,3 +1,6 @@
+// Copyright The otelretry Authors
+// SPDX-License-Identifier: Apache-2.0
+
 package otelretry
 
 import (
@@ -11,6 +14,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/otelretry/otelretry-go/attrs"
+	"github.com/otelretry/otelretry-go/internal/redact"
 	"github.com/otelretry/otelretry-go/metrics"
 )
 
@@ -48,17 +52,26 @@ func (ev *attemptEvent) errorType() string {
 }
 
 // fields returns the attempt event as attributes, appended to kv: the one
-// list that the attempt span and the log record both carry.
-func (op *operation) fields(kv []attribute.KeyValue, ev *attemptEvent) []attribute.KeyValue {
+// list that the attempt span and the log record both carry. On otelhttp's
+// CLIENT span (onClientSpan) the fields otelhttp writes there itself, with
+// the same values, are left to it: the method, the status code, error.type
+// (from the status, or from the attempt error's ErrorType) and url.full,
+// unless sanitizing changes it. The span then carries the same list,
+// written once.
+func (op *operation) fields(kv []attribute.KeyValue, ev *attemptEvent, onClientSpan bool) []attribute.KeyValue {
 	id := op.opID()
 	kv = append(kv,
 		attrs.OperationIDKey.String(id),
 		attrs.RequestIDKey.String(RequestID(id, ev.attempt)),
 		attrs.AttemptKey.Int(ev.attempt),
-		attrs.HTTPRequestMethodKey.String(op.method),
-		attrs.URLFullKey.String(op.sanitizedURL()),
-		attrs.RemainingMsKey.Int64(ms(ev.remaining)),
 	)
+	if !onClientSpan {
+		kv = append(kv, attrs.HTTPRequestMethodKey.String(op.method))
+	}
+	if !onClientSpan || redact.Changes(op.req.URL) {
+		kv = append(kv, attrs.URLFullKey.String(op.sanitizedURL()))
+	}
+	kv = append(kv, attrs.RemainingMsKey.Int64(ms(ev.remaining)))
 	if ev.attempt > 1 {
 		kv = append(kv, attrs.HTTPRequestResendCountKey.Int(ev.attempt-1))
 	}
@@ -70,10 +83,10 @@ func (op *operation) fields(kv []attribute.KeyValue, ev *attemptEvent) []attribu
 				attrs.EvidenceCodeKey.Int64(int64(ev.evidence.Code)),
 				attrs.EvidenceNameKey.String(ev.evidence.Name))
 		}
-	} else {
+	} else if !onClientSpan {
 		kv = append(kv, attrs.HTTPResponseStatusCodeKey.Int(ev.status))
 	}
-	if t := ev.errorType(); t != "" {
+	if t := ev.errorType(); t != "" && !onClientSpan {
 		kv = append(kv, attrs.ErrorTypeKey.String(t))
 	}
 	kv = append(kv, attrs.ElapsedMsKey.Int64(ms(ev.elapsed)), ev.verdict.decision.Attribute(), ev.verdict.reason.Attribute())
@@ -97,7 +110,7 @@ func (op *operation) fields(kv []attribute.KeyValue, ev *attemptEvent) []attribu
 func (op *operation) record(span trace.Span, own bool, ev *attemptEvent) {
 	var kv []attribute.KeyValue
 	if span.IsRecording() {
-		kv = op.fields(op.attrs(), ev)
+		kv = op.fields(op.attrs(), ev, !own)
 		span.SetAttributes(kv...)
 		for i := int32(1); i < ev.writes; i++ {
 			span.AddEvent(attrs.EventWireResend, trace.WithAttributes(attrs.WireWritesKey.Int(int(i+1))))
@@ -117,7 +130,7 @@ func (op *operation) record(span trace.Span, own bool, ev *attemptEvent) {
 		}
 	}
 	if l := op.t.cfg.logger; l != nil {
-		op.log(l, span, kv, ev)
+		op.log(l, span, own, kv, ev)
 	}
 	op.t.metrics.RecordAttempt(op.ctx, metrics.Attempt{
 		Method:        op.method,
@@ -137,7 +150,7 @@ func (op *operation) record(span trace.Span, own bool, ev *attemptEvent) {
 // log writes one record per attempt with the attempt span's fields (kv,
 // when the span recorded them already), plus the trace and span ids. Only
 // sanitized data is logged: no URL query values, headers or bodies.
-func (op *operation) log(l *slog.Logger, span trace.Span, kv []attribute.KeyValue, ev *attemptEvent) {
+func (op *operation) log(l *slog.Logger, span trace.Span, own bool, kv []attribute.KeyValue, ev *attemptEvent) {
 	level := slog.LevelInfo
 	if ev.verdict.decision.Terminal() && ev.verdict.decision != attrs.DecisionReturn {
 		level = slog.LevelWarn
@@ -145,8 +158,10 @@ func (op *operation) log(l *slog.Logger, span trace.Span, kv []attribute.KeyValu
 	if !l.Enabled(op.ctx, level) {
 		return
 	}
-	if kv == nil {
-		kv = op.fields(make([]attribute.KeyValue, 0, 16), ev)
+	if kv == nil || !own {
+		// The log carries the whole list, also what otelhttp writes on its
+		// span itself.
+		kv = op.fields(make([]attribute.KeyValue, 0, 20), ev, false)
 	}
 	fields := make([]slog.Attr, 0, len(kv)+2)
 	for _, f := range kv {

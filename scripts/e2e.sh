@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# Copyright The otelretry Authors
+# SPDX-License-Identifier: Apache-2.0
 # End-to-end test against real programs on 127.0.0.1: installs (cached) and
 # starts the stack (scripts/stack.sh: Jaeger, Prometheus, the Collector, and
 # the tiered agent and samplers), runs the tests in ./internal/e2e with its

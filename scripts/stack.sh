@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# Copyright The otelretry Authors
+# SPDX-License-Identifier: Apache-2.0
 # Local observability stack for the otelretry end-to-end test, all on
 # 127.0.0.1 with explicit ports:
 #   - Jaeger v2 (built from tools/jaeger), Prometheus (Debian package, with

@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# Copyright The otelretry Authors
+# SPDX-License-Identifier: Apache-2.0
 # The project's test command (the README's, and what .ci/run calls).
 #
 #   scripts/test.sh           everything: static checks, unit tests with the
@@ -24,6 +26,14 @@ unformatted=$(gofmt -l $(git ls-files '*.go'))
 if [ -n "$unformatted" ]; then
 	echo "gofmt would change:"
 	echo "$unformatted"
+	exit 1
+fi
+
+step "license headers"
+missing=$(git ls-files '*.go' | xargs grep -L "SPDX-License-Identifier: Apache-2.0" || true)
+if [ -n "$missing" ]; then
+	echo "files without the SPDX license header:"
+	echo "$missing"
 	exit 1
 fi
 

@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# Copyright The otelretry Authors
+# SPDX-License-Identifier: Apache-2.0
 # Validates docker-compose.yaml with `docker-compose config` (Debian's
 # docker-compose package, installed if missing), every profile included,
 # and checks that:

@@ -1,3 +1,6 @@
+// Copyright The otelretry Authors
+// SPDX-License-Identifier: Apache-2.0
+
 // Package overhead measures what otelretry adds to one HTTP request, side by
 // side with the libraries a user would pick instead (go-retryablehttp,
 // failsafe-go, otelhttp alone). The benchmarks live in overhead_test.go;

@@ -1,3 +1,6 @@
+// Copyright The otelretry Authors
+// SPDX-License-Identifier: Apache-2.0
+
 // Command storm is the retry-storm benchmark: one loopback server with a
 // fixed capacity goes through scripted phases (healthy, brownout, outage
 // answering 503, outage hanging, recovery) while an open-loop client offers

@@ -1,3 +1,6 @@
+// Copyright The otelretry Authors
+// SPDX-License-Identifier: Apache-2.0
+
 // Package h2 classifies HTTP/2 stream errors for otelretry: a stream the
 // server refused with REFUSED_STREAM becomes otelretry.NotProcessed, and
 // every other error is left to otelretry's default rules, which keep a

@@ -1,3 +1,6 @@
+// Copyright The otelretry Authors
+// SPDX-License-Identifier: Apache-2.0
+
 // Package h3 classifies the errors of quic-go's HTTP/3 client for
 // otelretry: the one error that proves a request was never processed
 // becomes otelretry.NotProcessed, and every other error is left to

@@ -1,3 +1,6 @@
+// Copyright The otelretry Authors
+// SPDX-License-Identifier: Apache-2.0
+
 // Command retryinspect reads the spans of retry operations back and checks
 // them against the retry attempt contract, so that the diagnostics of an
 // incident are run, not remembered. It reads otelretry's spans and those of

@@ -1,3 +1,6 @@
+// Copyright The otelretry Authors
+// SPDX-License-Identifier: Apache-2.0
+
 // Command demo runs otelretry against a local flaky server and prints, for
 // every operation, the attempt events read back from the spans, then a
 // summary computed from the retry metrics, then where the telemetry went.

@@ -1,3 +1,6 @@
+// Copyright The otelretry Authors
+// SPDX-License-Identifier: Apache-2.0
+
 // Command timeline replays the seed's fixed timeline through the real
 // otelretry transport and prints the attempt events read back from the
 // spans:

@@ -1,3 +1,6 @@
+// Copyright The otelretry Authors
+// SPDX-License-Identifier: Apache-2.0
+
 // Package e2e holds the end-to-end tests of otelretry against real programs
 // on 127.0.0.1, started by scripts/stack.sh: Jaeger v2, Prometheus (with
 // exemplar storage), the Collector of collector-config.yaml, and the tiered

@@ -1,3 +1,6 @@
+// Copyright The otelretry Authors
+// SPDX-License-Identifier: Apache-2.0
+
 // Package realclients drives real third-party HTTP clients through
 // otelretry.NewTransport and checks, for each, the span tree, the outcome
 // and the number of requests the server actually received (counted at the

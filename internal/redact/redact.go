@@ -1,3 +1,6 @@
+// Copyright The otelretry Authors
+// SPDX-License-Identifier: Apache-2.0
+
 // Package redact is the one URL sanitizer of the repository: the library
 // records URLs through it and retryinspect displays them through it, so
 // both agree on what a clean URL is. It follows the semantic conventions

@@ -1,3 +1,6 @@
+// Copyright The otelretry Authors
+// SPDX-License-Identifier: Apache-2.0
+
 // Command checkmod fails when the library module's go.mod requires a module
 // that a user of the library should not have to take: anything beyond
 // OpenTelemetry, otelhttp and their own dependencies. The demo, the

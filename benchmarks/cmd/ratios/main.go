@@ -1,3 +1,6 @@
+// Copyright The otelretry Authors
+// SPDX-License-Identifier: Apache-2.0
+
 // Command ratios reads raw `go test -bench` output of the overhead
 // benchmarks (names like BenchmarkRoundTrip/case=bare-2) and prints, per
 // benchmark, the median of each case and the ratios of otelretry-noop and

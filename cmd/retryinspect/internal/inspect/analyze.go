@@ -1,3 +1,6 @@
+// Copyright The otelretry Authors
+// SPDX-License-Identifier: Apache-2.0
+
 // Package inspect groups spans of the retry contract into operations,
 // checks them against the contract and summarizes them.
 //

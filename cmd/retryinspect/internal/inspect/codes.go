@@ -1,3 +1,6 @@
+// Copyright The otelretry Authors
+// SPDX-License-Identifier: Apache-2.0
+
 package inspect
 
 // Code names a kind of finding or of note. Codes are stable: scripts and

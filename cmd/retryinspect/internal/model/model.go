@@ -1,3 +1,6 @@
+// Copyright The otelretry Authors
+// SPDX-License-Identifier: Apache-2.0
+
 // Package model is the neutral span model of retryinspect: every reader
 // (OTLP JSON from the Collector or Jaeger, stdouttrace) produces it and the
 // inspector consumes it, so the checks never depend on where the spans came

@@ -1,3 +1,6 @@
+// Copyright The otelretry Authors
+// SPDX-License-Identifier: Apache-2.0
+
 // Package read turns the input formats of retryinspect into the neutral
 // span model: the JSON the stdouttrace exporter writes, and OTLP JSON, which
 // both the Collector's file exporter and Jaeger's /api/v3 write. OTLP JSON

@@ -1,3 +1,6 @@
+// Copyright The otelretry Authors
+// SPDX-License-Identifier: Apache-2.0
+
 // Package tracefixture crafts span sets for retryinspect's tests with the
 // real OpenTelemetry SDK (deterministic ids, explicit timestamps) and writes
 // them in the three input formats: through the real stdouttrace exporter,

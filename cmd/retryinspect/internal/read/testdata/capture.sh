@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# Copyright The otelretry Authors
+# SPDX-License-Identifier: Apache-2.0
 # Takes the real captures retryinspect's readers are tested on (see README.md
 # beside this script): the demo's traffic (examples/demo) is sent over OTLP
 # to a real OpenTelemetry Collector, whose traces pipeline exports both to a
