@@ -156,6 +156,22 @@ func Classifiers(cs ...Classifier) Classifier {
 	}
 }
 
+// EvidenceClassifier returns a Classifier that classifies an attempt that
+// got no response as NotProcessed when evidence finds the protocol's proof
+// in its error, and leaves every other answer to the default rules. The
+// protocol classifiers (classify/h2, classify/h3) are built with it.
+func EvidenceClassifier(evidence func(error) (Evidence, bool)) Classifier {
+	return func(a Answer) Classification {
+		if a.Err == nil || a.StatusCode != 0 {
+			return Classification{}
+		}
+		if e, ok := evidence(a.Err); ok {
+			return NotProcessed(e)
+		}
+		return Classification{}
+	}
+}
+
 // WithClassifier sets a Classifier consulted after every attempt. Nil is
 // ignored.
 func WithClassifier(c Classifier) Option {

@@ -56,15 +56,9 @@ const Protocol = "h2"
 // got no response because the server refused its stream (REFUSED_STREAM)
 // is NotProcessed, with the code as evidence; any other answer gets the
 // zero Classification.
-func Classify(a otelretry.Answer) otelretry.Classification {
-	if a.Err == nil || a.StatusCode != 0 {
-		return otelretry.Classification{}
-	}
-	if e, ok := Evidence(a.Err); ok {
-		return otelretry.NotProcessed(e)
-	}
-	return otelretry.Classification{}
-}
+func Classify(a otelretry.Answer) otelretry.Classification { return classify(a) }
+
+var classify = otelretry.EvidenceClassifier(Evidence)
 
 // Evidence reports whether err proves that the server did not process the
 // request, and if so the evidence to record: the stream error in err's
