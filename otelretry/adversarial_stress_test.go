@@ -96,7 +96,7 @@ func TestAttackConcurrentChaosOnLoopback(t *testing.T) {
 		otelretry.WithDeadline(60*time.Millisecond), otelretry.WithBackoff(otelretry.ExponentialBackoff(time.Millisecond, 10*time.Millisecond)),
 		otelretry.WithIdempotentMethods("PUT"), otelretry.WithBudget(budget), otelretry.WithMaxAttempts(4))
 
-	const runs = 600
+	const runs = 600 / raceScale
 	modes := []string{"ok", "503", "stall", "stream", "reset", "slow"}
 	methods := []string{"GET", "POST", "PUT"}
 	var wg sync.WaitGroup
@@ -233,8 +233,8 @@ func TestAttackConcurrentChaosOnVirtualTime(t *testing.T) {
 			{Status: 429, Header: http.Header{"Retry-After": {"0"}}},
 		}
 		var wg sync.WaitGroup
-		bases := make([]*scripted.Transport, 300)
-		for i := range 300 {
+		bases := make([]*scripted.Transport, 300/raceScale)
+		for i := range 300 / raceScale {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()

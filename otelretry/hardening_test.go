@@ -78,7 +78,7 @@ func TestCancellationRacesOnLoopback(t *testing.T) {
 	tr := otelretry.NewTransport(base, otelretry.WithTracerProvider(tp), otelretry.WithAttemptTimeout(2*time.Millisecond),
 		otelretry.WithBackoff(otelretry.ConstantBackoff(0)), otelretry.WithoutBudget())
 
-	runs := stressRuns(t, 1500)
+	runs := stressRuns(t, 1500/raceScale)
 	var wg sync.WaitGroup
 	errs := make(chan error, runs)
 	sem := make(chan struct{}, 64)
@@ -163,7 +163,7 @@ func TestConcurrentOperationsWithCancellations(t *testing.T) {
 			otelretry.WithBackoff(otelretry.ConstantBackoff(time.Millisecond)), otelretry.WithoutBudget())
 		var wg sync.WaitGroup
 		var failures atomic.Int64
-		for i := range 500 {
+		for i := range 500 / raceScale {
 			wg.Go(func() {
 				ctx, cancel := context.WithCancel(t.Context())
 				defer cancel()

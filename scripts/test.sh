@@ -57,6 +57,9 @@ go test -race -count=1 ./...
 (cd classify/h3 && go test -race -count=1 ./...)
 # Real third-party clients over otelretry; the tests against the stack skip here.
 (cd internal/realclients && go test -race -count=1 ./...)
+# The stress tests at full size, which the race detector's own limits make
+# us run smaller under -race (see otelretry/race_test.go).
+go test -count=1 -run 'CancellationRaces|ConcurrentOperationsWithCancellations|ConcurrentChaos' ./otelretry
 
 step "benchmarks module: tests, one iteration of every benchmark, storm smoke"
 (cd benchmarks && go test -count=1 ./... && go test ./overhead -run '^$' -bench . -benchtime=1x >/dev/null)
