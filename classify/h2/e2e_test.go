@@ -9,7 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"go.opentelemetry.io/otel/attribute"
 	metricnoop "go.opentelemetry.io/otel/metric/noop"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
@@ -65,7 +64,7 @@ func TestRetryTransportsRefusedStream(t *testing.T) {
 			if s, r, p := srv.streams.Load(), srv.rejected.Load(), srv.processed.Load(); s != 1 || r != 1 || p != 0 {
 				t.Errorf("server: %d streams, %d rejected, %d processed; want 1, 1, 0", s, r, p)
 			}
-			assertOperation(t, rec, attrs.OutcomeCheckState, 1)
+			spantest.AssertOperation(t, rec, attrs.OutcomeCheckState, 1)
 		})
 		t.Run(name+"/repeatable", func(t *testing.T) {
 			srv := startH2(t, firstN(1, reject))
@@ -82,9 +81,9 @@ func TestRetryTransportsRefusedStream(t *testing.T) {
 			if s, r, p := srv.streams.Load(), srv.rejected.Load(), srv.processed.Load(); s != 2 || r != 1 || p != 1 {
 				t.Errorf("server: %d streams, %d rejected, %d processed; want 2, 1, 1", s, r, p)
 			}
-			assertOperation(t, rec, attrs.OutcomeReturn, 1)
+			spantest.AssertOperation(t, rec, attrs.OutcomeReturn, 1)
 			a := spantest.Attempts(rec.Ended())[0]
-			assertAnswered(t, a)
+			spantest.AssertAnswered(t, a)
 			if w, _ := spantest.Attr(a, attrs.WireWritesKey); w.AsInt64() != 2 {
 				t.Errorf("attempt %s = %d; want 2", attrs.WireWritesKey, w.AsInt64())
 			}
@@ -119,10 +118,10 @@ func TestRetryClientConnsRefusedStream(t *testing.T) {
 			if s, p := srv.streams.Load(), srv.processed.Load(); resp.StatusCode != http.StatusOK || s != 2 || p != 1 {
 				t.Errorf("got %d; server: %d streams, %d processed; want 200; 2, 1", resp.StatusCode, s, p)
 			}
-			assertOperation(t, rec, attrs.OutcomeReturn, 2)
+			spantest.AssertOperation(t, rec, attrs.OutcomeReturn, 2)
 			a := spantest.Attempts(rec.Ended())
-			assertRefused(t, a[0], attrs.DecisionRetry)
-			assertAnswered(t, a[1])
+			spantest.AssertRefused(t, a[0], attrs.DecisionRetry, "h2", 7, "REFUSED_STREAM")
+			spantest.AssertAnswered(t, a[1])
 		})
 	}
 }
@@ -144,8 +143,8 @@ func TestRetryClientConnWithoutClassifier(t *testing.T) {
 	if s, p := srv.streams.Load(), srv.processed.Load(); s != 1 || p != 0 {
 		t.Errorf("server: %d streams, %d processed; want 1, 0", s, p)
 	}
-	assertOperation(t, rec, attrs.OutcomeCheckState, 1)
-	assertNoEvidence(t, spantest.Attempts(rec.Ended())[0])
+	spantest.AssertOperation(t, rec, attrs.OutcomeCheckState, 1)
+	spantest.AssertNoEvidence(t, spantest.Attempts(rec.Ended())[0])
 }
 
 // A POST the server read and then reset with INTERNAL_ERROR may have been
@@ -169,75 +168,13 @@ func TestRetryResetAfterReading(t *testing.T) {
 			if s, p := srv.streams.Load(), srv.processed.Load(); s != 1 || p != 1 {
 				t.Errorf("server: %d streams, %d processed; want 1, 1 (not resent)", s, p)
 			}
-			assertOperation(t, rec, attrs.OutcomeCheckState, 1)
+			spantest.AssertOperation(t, rec, attrs.OutcomeCheckState, 1)
 			a := spantest.Attempts(rec.Ended())[0]
-			assertAttr(t, a, attrs.DecisionKey, string(attrs.DecisionCheckState))
+			spantest.AssertAttr(t, a, attrs.DecisionKey, string(attrs.DecisionCheckState))
 			if c, _ := spantest.Attr(a, attrs.ErrorClassKey); c.AsString() == "" || c.AsString() == string(attrs.ErrorClassRefusedStream) {
 				t.Errorf("attempt %s = %q; want a class that proves nothing", attrs.ErrorClassKey, c.AsString())
 			}
-			assertNoEvidence(t, a)
+			spantest.AssertNoEvidence(t, a)
 		})
-	}
-}
-
-// assertOperation checks the one operation span's outcome and attempts,
-// and that there are that many attempt spans.
-func assertOperation(t *testing.T, rec *tracetest.SpanRecorder, outcome attrs.Outcome, attempts int) {
-	t.Helper()
-	spans := rec.Ended()
-	ops := spantest.Operations(spans)
-	if len(ops) != 1 {
-		t.Fatalf("got %d operation spans; want 1", len(ops))
-	}
-	assertAttr(t, ops[0], attrs.OutcomeKey, string(outcome))
-	if n, _ := spantest.Attr(ops[0], attrs.AttemptsKey); n.AsInt64() != int64(attempts) {
-		t.Errorf("operation %s = %d; want %d", attrs.AttemptsKey, n.AsInt64(), attempts)
-	}
-	if a := spantest.Attempts(spans); len(a) != attempts {
-		t.Fatalf("got %d attempt spans; want %d", len(a), attempts)
-	}
-}
-
-// assertRefused checks an attempt the classifier proved unprocessed.
-func assertRefused(t *testing.T, a sdktrace.ReadOnlySpan, d attrs.Decision) {
-	t.Helper()
-	assertAttr(t, a, attrs.ErrorClassKey, string(attrs.ErrorClassRefusedStream))
-	assertAttr(t, a, attrs.DecisionKey, string(d))
-	assertAttr(t, a, attrs.EvidenceProtocolKey, "h2")
-	assertAttr(t, a, attrs.EvidenceNameKey, "REFUSED_STREAM")
-	if v, ok := spantest.Attr(a, attrs.EvidenceCodeKey); !ok || v.Type() != attribute.INT64 || v.AsInt64() != 0x7 {
-		t.Errorf("attempt %s = %s; want the int 7", attrs.EvidenceCodeKey, v.Emit())
-	}
-	if r, _ := spantest.Attr(a, attrs.ReasonKey); r.AsString() != string(attrs.ReasonClassifier) && r.AsString() != string(attrs.ReasonNotProcessed) {
-		t.Errorf("attempt %s = %q; want %s or %s", attrs.ReasonKey, r.AsString(), attrs.ReasonClassifier, attrs.ReasonNotProcessed)
-	}
-}
-
-// assertAnswered checks an attempt that got the 200.
-func assertAnswered(t *testing.T, a sdktrace.ReadOnlySpan) {
-	t.Helper()
-	assertAttr(t, a, attrs.DecisionKey, string(attrs.DecisionReturn))
-	if s, _ := spantest.Attr(a, attrs.HTTPResponseStatusCodeKey); s.AsInt64() != http.StatusOK {
-		t.Errorf("attempt %s = %d; want 200", attrs.HTTPResponseStatusCodeKey, s.AsInt64())
-	}
-	if c, ok := spantest.Attr(a, attrs.ErrorClassKey); ok {
-		t.Errorf("answered attempt has %s = %q", attrs.ErrorClassKey, c.AsString())
-	}
-	assertNoEvidence(t, a)
-}
-
-func assertNoEvidence(t *testing.T, a sdktrace.ReadOnlySpan) {
-	t.Helper()
-	for _, k := range []attribute.Key{attrs.EvidenceProtocolKey, attrs.EvidenceCodeKey, attrs.EvidenceNameKey} {
-		if v, ok := spantest.Attr(a, k); ok {
-			t.Errorf("attempt has %s = %s; want none", k, v.Emit())
-		}
-	}
-}
-
-func assertAttr(t *testing.T, s sdktrace.ReadOnlySpan, k attribute.Key, want string) {
-	t.Helper()
-	if v, _ := spantest.Attr(s, k); v.AsString() != want {
-		t.Errorf("%s span: %s = %q; want %q", s.Name(), k, v.AsString(), want)
 	}
 }

@@ -9,7 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"go.opentelemetry.io/otel/attribute"
 	metricnoop "go.opentelemetry.io/otel/metric/noop"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
@@ -60,7 +59,7 @@ func TestRetryTransportResendRefusedWithoutTrust(t *testing.T) {
 	if s, p := srv.streams.Load(), srv.processed.Load(); s != 1 || p != 0 {
 		t.Errorf("server: %d streams, %d processed; want 1, 0", s, p)
 	}
-	assertOperation(t, rec, attrs.OutcomeCheckState, 1)
+	spantest.AssertOperation(t, rec, attrs.OutcomeCheckState, 1)
 }
 
 // A rejection that quic-go's own resend does not absorb (both streams
@@ -81,10 +80,10 @@ func TestRetryTransportResendsRejected(t *testing.T) {
 	if s, r, p := srv.streams.Load(), srv.rejected.Load(), srv.processed.Load(); s != 3 || r != 2 || p != 1 {
 		t.Errorf("server: %d streams, %d rejected, %d processed; want 3, 2, 1", s, r, p)
 	}
-	assertOperation(t, rec, attrs.OutcomeReturn, 2)
+	spantest.AssertOperation(t, rec, attrs.OutcomeReturn, 2)
 	a := spantest.Attempts(rec.Ended())
-	assertRefused(t, a[0], attrs.DecisionRetry)
-	assertAnswered(t, a[1])
+	spantest.AssertRefused(t, a[0], attrs.DecisionRetry, "h3", 0x10b, "H3_REQUEST_REJECTED")
+	spantest.AssertAnswered(t, a[1])
 }
 
 // With an *http3.ClientConn as the base nothing below otelretry resends:
@@ -102,10 +101,10 @@ func TestRetryClientConnResendsRejected(t *testing.T) {
 	if s, p := srv.streams.Load(), srv.processed.Load(); resp.StatusCode != http.StatusOK || s != 2 || p != 1 {
 		t.Errorf("got %d; server: %d streams, %d processed; want 200; 2, 1", resp.StatusCode, s, p)
 	}
-	assertOperation(t, rec, attrs.OutcomeReturn, 2)
+	spantest.AssertOperation(t, rec, attrs.OutcomeReturn, 2)
 	a := spantest.Attempts(rec.Ended())
-	assertRefused(t, a[0], attrs.DecisionRetry)
-	assertAnswered(t, a[1])
+	spantest.AssertRefused(t, a[0], attrs.DecisionRetry, "h3", 0x10b, "H3_REQUEST_REJECTED")
+	spantest.AssertAnswered(t, a[1])
 }
 
 // No double retry: a single rejection is resent by quic-go itself inside
@@ -123,8 +122,8 @@ func TestRetryTransportSingleRejection(t *testing.T) {
 	if s, p := srv.streams.Load(), srv.processed.Load(); resp.StatusCode != http.StatusOK || s != 2 || p != 1 {
 		t.Errorf("got %d; server: %d streams, %d processed; want 200; 2, 1", resp.StatusCode, s, p)
 	}
-	assertOperation(t, rec, attrs.OutcomeReturn, 1)
-	assertAnswered(t, spantest.Attempts(rec.Ended())[0])
+	spantest.AssertOperation(t, rec, attrs.OutcomeReturn, 1)
+	spantest.AssertAnswered(t, spantest.Attempts(rec.Ended())[0])
 }
 
 // A POST the server read and then reset with H3_INTERNAL_ERROR may have
@@ -145,73 +144,11 @@ func TestRetryAbortAfterReading(t *testing.T) {
 	if s, p := srv.streams.Load(), srv.processed.Load(); s != 1 || p != 1 {
 		t.Errorf("server: %d streams, %d processed; want 1, 1 (not resent)", s, p)
 	}
-	assertOperation(t, rec, attrs.OutcomeCheckState, 1)
+	spantest.AssertOperation(t, rec, attrs.OutcomeCheckState, 1)
 	a := spantest.Attempts(rec.Ended())[0]
-	assertAttr(t, a, attrs.DecisionKey, string(attrs.DecisionCheckState))
+	spantest.AssertAttr(t, a, attrs.DecisionKey, string(attrs.DecisionCheckState))
 	if c, _ := spantest.Attr(a, attrs.ErrorClassKey); c.AsString() == "" || c.AsString() == string(attrs.ErrorClassRefusedStream) {
 		t.Errorf("attempt %s = %q; want a class that proves nothing", attrs.ErrorClassKey, c.AsString())
 	}
-	assertNoEvidence(t, a)
-}
-
-// assertOperation checks the one operation span's outcome and attempts,
-// and that there are that many attempt spans.
-func assertOperation(t *testing.T, rec *tracetest.SpanRecorder, outcome attrs.Outcome, attempts int) {
-	t.Helper()
-	spans := rec.Ended()
-	ops := spantest.Operations(spans)
-	if len(ops) != 1 {
-		t.Fatalf("got %d operation spans; want 1", len(ops))
-	}
-	assertAttr(t, ops[0], attrs.OutcomeKey, string(outcome))
-	if n, _ := spantest.Attr(ops[0], attrs.AttemptsKey); n.AsInt64() != int64(attempts) {
-		t.Errorf("operation %s = %d; want %d", attrs.AttemptsKey, n.AsInt64(), attempts)
-	}
-	if a := spantest.Attempts(spans); len(a) != attempts {
-		t.Fatalf("got %d attempt spans; want %d", len(a), attempts)
-	}
-}
-
-// assertRefused checks an attempt the classifier proved unprocessed.
-func assertRefused(t *testing.T, a sdktrace.ReadOnlySpan, d attrs.Decision) {
-	t.Helper()
-	assertAttr(t, a, attrs.ErrorClassKey, string(attrs.ErrorClassRefusedStream))
-	assertAttr(t, a, attrs.DecisionKey, string(d))
-	assertAttr(t, a, attrs.EvidenceProtocolKey, "h3")
-	assertAttr(t, a, attrs.EvidenceNameKey, "H3_REQUEST_REJECTED")
-	if v, ok := spantest.Attr(a, attrs.EvidenceCodeKey); !ok || v.Type() != attribute.INT64 || v.AsInt64() != 0x10b {
-		t.Errorf("attempt %s = %s; want the int 267 (0x10b)", attrs.EvidenceCodeKey, v.Emit())
-	}
-	if r, _ := spantest.Attr(a, attrs.ReasonKey); r.AsString() != string(attrs.ReasonClassifier) && r.AsString() != string(attrs.ReasonNotProcessed) {
-		t.Errorf("attempt %s = %q; want %s or %s", attrs.ReasonKey, r.AsString(), attrs.ReasonClassifier, attrs.ReasonNotProcessed)
-	}
-}
-
-// assertAnswered checks an attempt that got the 200.
-func assertAnswered(t *testing.T, a sdktrace.ReadOnlySpan) {
-	t.Helper()
-	assertAttr(t, a, attrs.DecisionKey, string(attrs.DecisionReturn))
-	if s, _ := spantest.Attr(a, attrs.HTTPResponseStatusCodeKey); s.AsInt64() != http.StatusOK {
-		t.Errorf("attempt %s = %d; want 200", attrs.HTTPResponseStatusCodeKey, s.AsInt64())
-	}
-	if c, ok := spantest.Attr(a, attrs.ErrorClassKey); ok {
-		t.Errorf("answered attempt has %s = %q", attrs.ErrorClassKey, c.AsString())
-	}
-	assertNoEvidence(t, a)
-}
-
-func assertNoEvidence(t *testing.T, a sdktrace.ReadOnlySpan) {
-	t.Helper()
-	for _, k := range []attribute.Key{attrs.EvidenceProtocolKey, attrs.EvidenceCodeKey, attrs.EvidenceNameKey} {
-		if v, ok := spantest.Attr(a, k); ok {
-			t.Errorf("attempt has %s = %s; want none", k, v.Emit())
-		}
-	}
-}
-
-func assertAttr(t *testing.T, s sdktrace.ReadOnlySpan, k attribute.Key, want string) {
-	t.Helper()
-	if v, _ := spantest.Attr(s, k); v.AsString() != want {
-		t.Errorf("%s span: %s = %q; want %q", s.Name(), k, v.AsString(), want)
-	}
+	spantest.AssertNoEvidence(t, a)
 }
