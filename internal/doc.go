@@ -4,6 +4,6 @@
 // Package internal holds helpers shared by otelretry's packages and tests:
 // cowmap (a lock-free read-mostly map), redact (the one URL sanitizer, for
 // the library and retryinspect), scripted (a RoundTripper that plays a
-// fixed script on virtual time) and spantest (finding operation and attempt
-// spans). None of it is public API.
+// fixed script on virtual time), spantest (finding operation and attempt
+// spans) and spancheck (checking them in tests). None of it is public API.
 package internal

@@ -15,6 +15,7 @@ import (
 
 	"github.com/otelretry/otelretry-go/attrs"
 	"github.com/otelretry/otelretry-go/classify/h2"
+	"github.com/otelretry/otelretry-go/internal/spancheck"
 	"github.com/otelretry/otelretry-go/internal/spantest"
 	"github.com/otelretry/otelretry-go/otelretry"
 )
@@ -64,7 +65,7 @@ func TestRetryTransportsRefusedStream(t *testing.T) {
 			if s, r, p := srv.streams.Load(), srv.rejected.Load(), srv.processed.Load(); s != 1 || r != 1 || p != 0 {
 				t.Errorf("server: %d streams, %d rejected, %d processed; want 1, 1, 0", s, r, p)
 			}
-			spantest.AssertOperation(t, rec, attrs.OutcomeCheckState, 1)
+			spancheck.AssertOperation(t, rec, attrs.OutcomeCheckState, 1)
 		})
 		t.Run(name+"/repeatable", func(t *testing.T) {
 			srv := startH2(t, firstN(1, reject))
@@ -81,9 +82,9 @@ func TestRetryTransportsRefusedStream(t *testing.T) {
 			if s, r, p := srv.streams.Load(), srv.rejected.Load(), srv.processed.Load(); s != 2 || r != 1 || p != 1 {
 				t.Errorf("server: %d streams, %d rejected, %d processed; want 2, 1, 1", s, r, p)
 			}
-			spantest.AssertOperation(t, rec, attrs.OutcomeReturn, 1)
+			spancheck.AssertOperation(t, rec, attrs.OutcomeReturn, 1)
 			a := spantest.Attempts(rec.Ended())[0]
-			spantest.AssertAnswered(t, a)
+			spancheck.AssertAnswered(t, a)
 			if w, _ := spantest.Attr(a, attrs.WireWritesKey); w.AsInt64() != 2 {
 				t.Errorf("attempt %s = %d; want 2", attrs.WireWritesKey, w.AsInt64())
 			}
@@ -118,10 +119,10 @@ func TestRetryClientConnsRefusedStream(t *testing.T) {
 			if s, p := srv.streams.Load(), srv.processed.Load(); resp.StatusCode != http.StatusOK || s != 2 || p != 1 {
 				t.Errorf("got %d; server: %d streams, %d processed; want 200; 2, 1", resp.StatusCode, s, p)
 			}
-			spantest.AssertOperation(t, rec, attrs.OutcomeReturn, 2)
+			spancheck.AssertOperation(t, rec, attrs.OutcomeReturn, 2)
 			a := spantest.Attempts(rec.Ended())
-			spantest.AssertRefused(t, a[0], attrs.DecisionRetry, "h2", 7, "REFUSED_STREAM")
-			spantest.AssertAnswered(t, a[1])
+			spancheck.AssertRefused(t, a[0], attrs.DecisionRetry, "h2", 7, "REFUSED_STREAM")
+			spancheck.AssertAnswered(t, a[1])
 		})
 	}
 }
@@ -143,8 +144,8 @@ func TestRetryClientConnWithoutClassifier(t *testing.T) {
 	if s, p := srv.streams.Load(), srv.processed.Load(); s != 1 || p != 0 {
 		t.Errorf("server: %d streams, %d processed; want 1, 0", s, p)
 	}
-	spantest.AssertOperation(t, rec, attrs.OutcomeCheckState, 1)
-	spantest.AssertNoEvidence(t, spantest.Attempts(rec.Ended())[0])
+	spancheck.AssertOperation(t, rec, attrs.OutcomeCheckState, 1)
+	spancheck.AssertNoEvidence(t, spantest.Attempts(rec.Ended())[0])
 }
 
 // A POST the server read and then reset with INTERNAL_ERROR may have been
@@ -168,13 +169,13 @@ func TestRetryResetAfterReading(t *testing.T) {
 			if s, p := srv.streams.Load(), srv.processed.Load(); s != 1 || p != 1 {
 				t.Errorf("server: %d streams, %d processed; want 1, 1 (not resent)", s, p)
 			}
-			spantest.AssertOperation(t, rec, attrs.OutcomeCheckState, 1)
+			spancheck.AssertOperation(t, rec, attrs.OutcomeCheckState, 1)
 			a := spantest.Attempts(rec.Ended())[0]
-			spantest.AssertAttr(t, a, attrs.DecisionKey, string(attrs.DecisionCheckState))
+			spancheck.AssertAttr(t, a, attrs.DecisionKey, string(attrs.DecisionCheckState))
 			if c, _ := spantest.Attr(a, attrs.ErrorClassKey); c.AsString() == "" || c.AsString() == string(attrs.ErrorClassRefusedStream) {
 				t.Errorf("attempt %s = %q; want a class that proves nothing", attrs.ErrorClassKey, c.AsString())
 			}
-			spantest.AssertNoEvidence(t, a)
+			spancheck.AssertNoEvidence(t, a)
 		})
 	}
 }

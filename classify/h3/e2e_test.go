@@ -15,6 +15,7 @@ import (
 
 	"github.com/otelretry/otelretry-go/attrs"
 	"github.com/otelretry/otelretry-go/classify/h3"
+	"github.com/otelretry/otelretry-go/internal/spancheck"
 	"github.com/otelretry/otelretry-go/internal/spantest"
 	"github.com/otelretry/otelretry-go/otelretry"
 )
@@ -59,7 +60,7 @@ func TestRetryTransportResendRefusedWithoutTrust(t *testing.T) {
 	if s, p := srv.streams.Load(), srv.processed.Load(); s != 1 || p != 0 {
 		t.Errorf("server: %d streams, %d processed; want 1, 0", s, p)
 	}
-	spantest.AssertOperation(t, rec, attrs.OutcomeCheckState, 1)
+	spancheck.AssertOperation(t, rec, attrs.OutcomeCheckState, 1)
 }
 
 // A rejection that quic-go's own resend does not absorb (both streams
@@ -80,10 +81,10 @@ func TestRetryTransportResendsRejected(t *testing.T) {
 	if s, r, p := srv.streams.Load(), srv.rejected.Load(), srv.processed.Load(); s != 3 || r != 2 || p != 1 {
 		t.Errorf("server: %d streams, %d rejected, %d processed; want 3, 2, 1", s, r, p)
 	}
-	spantest.AssertOperation(t, rec, attrs.OutcomeReturn, 2)
+	spancheck.AssertOperation(t, rec, attrs.OutcomeReturn, 2)
 	a := spantest.Attempts(rec.Ended())
-	spantest.AssertRefused(t, a[0], attrs.DecisionRetry, "h3", 0x10b, "H3_REQUEST_REJECTED")
-	spantest.AssertAnswered(t, a[1])
+	spancheck.AssertRefused(t, a[0], attrs.DecisionRetry, "h3", 0x10b, "H3_REQUEST_REJECTED")
+	spancheck.AssertAnswered(t, a[1])
 }
 
 // With an *http3.ClientConn as the base nothing below otelretry resends:
@@ -101,10 +102,10 @@ func TestRetryClientConnResendsRejected(t *testing.T) {
 	if s, p := srv.streams.Load(), srv.processed.Load(); resp.StatusCode != http.StatusOK || s != 2 || p != 1 {
 		t.Errorf("got %d; server: %d streams, %d processed; want 200; 2, 1", resp.StatusCode, s, p)
 	}
-	spantest.AssertOperation(t, rec, attrs.OutcomeReturn, 2)
+	spancheck.AssertOperation(t, rec, attrs.OutcomeReturn, 2)
 	a := spantest.Attempts(rec.Ended())
-	spantest.AssertRefused(t, a[0], attrs.DecisionRetry, "h3", 0x10b, "H3_REQUEST_REJECTED")
-	spantest.AssertAnswered(t, a[1])
+	spancheck.AssertRefused(t, a[0], attrs.DecisionRetry, "h3", 0x10b, "H3_REQUEST_REJECTED")
+	spancheck.AssertAnswered(t, a[1])
 }
 
 // No double retry: a single rejection is resent by quic-go itself inside
@@ -122,8 +123,8 @@ func TestRetryTransportSingleRejection(t *testing.T) {
 	if s, p := srv.streams.Load(), srv.processed.Load(); resp.StatusCode != http.StatusOK || s != 2 || p != 1 {
 		t.Errorf("got %d; server: %d streams, %d processed; want 200; 2, 1", resp.StatusCode, s, p)
 	}
-	spantest.AssertOperation(t, rec, attrs.OutcomeReturn, 1)
-	spantest.AssertAnswered(t, spantest.Attempts(rec.Ended())[0])
+	spancheck.AssertOperation(t, rec, attrs.OutcomeReturn, 1)
+	spancheck.AssertAnswered(t, spantest.Attempts(rec.Ended())[0])
 }
 
 // A POST the server read and then reset with H3_INTERNAL_ERROR may have
@@ -144,11 +145,11 @@ func TestRetryAbortAfterReading(t *testing.T) {
 	if s, p := srv.streams.Load(), srv.processed.Load(); s != 1 || p != 1 {
 		t.Errorf("server: %d streams, %d processed; want 1, 1 (not resent)", s, p)
 	}
-	spantest.AssertOperation(t, rec, attrs.OutcomeCheckState, 1)
+	spancheck.AssertOperation(t, rec, attrs.OutcomeCheckState, 1)
 	a := spantest.Attempts(rec.Ended())[0]
-	spantest.AssertAttr(t, a, attrs.DecisionKey, string(attrs.DecisionCheckState))
+	spancheck.AssertAttr(t, a, attrs.DecisionKey, string(attrs.DecisionCheckState))
 	if c, _ := spantest.Attr(a, attrs.ErrorClassKey); c.AsString() == "" || c.AsString() == string(attrs.ErrorClassRefusedStream) {
 		t.Errorf("attempt %s = %q; want a class that proves nothing", attrs.ErrorClassKey, c.AsString())
 	}
-	spantest.AssertNoEvidence(t, a)
+	spancheck.AssertNoEvidence(t, a)
 }

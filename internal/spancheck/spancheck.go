@@ -1,7 +1,7 @@
 // Copyright The otelretry Authors
 // SPDX-License-Identifier: Apache-2.0
 
-package spantest
+package spancheck
 
 import (
 	"net/http"
@@ -12,6 +12,7 @@ import (
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 
 	"github.com/otelretry/otelretry-go/attrs"
+	"github.com/otelretry/otelretry-go/internal/spantest"
 )
 
 // AssertOperation checks the one operation span's outcome and attempts,
@@ -19,15 +20,15 @@ import (
 func AssertOperation(t testing.TB, rec *tracetest.SpanRecorder, outcome attrs.Outcome, attempts int) {
 	t.Helper()
 	spans := rec.Ended()
-	ops := Operations(spans)
+	ops := spantest.Operations(spans)
 	if len(ops) != 1 {
 		t.Fatalf("got %d operation spans; want 1", len(ops))
 	}
 	AssertAttr(t, ops[0], attrs.OutcomeKey, string(outcome))
-	if n, _ := Attr(ops[0], attrs.AttemptsKey); n.AsInt64() != int64(attempts) {
+	if n, _ := spantest.Attr(ops[0], attrs.AttemptsKey); n.AsInt64() != int64(attempts) {
 		t.Errorf("operation %s = %d; want %d", attrs.AttemptsKey, n.AsInt64(), attempts)
 	}
-	if a := Attempts(spans); len(a) != attempts {
+	if a := spantest.Attempts(spans); len(a) != attempts {
 		t.Fatalf("got %d attempt spans; want %d", len(a), attempts)
 	}
 }
@@ -40,10 +41,10 @@ func AssertRefused(t testing.TB, a sdktrace.ReadOnlySpan, d attrs.Decision, prot
 	AssertAttr(t, a, attrs.DecisionKey, string(d))
 	AssertAttr(t, a, attrs.EvidenceProtocolKey, protocol)
 	AssertAttr(t, a, attrs.EvidenceNameKey, name)
-	if v, ok := Attr(a, attrs.EvidenceCodeKey); !ok || v.Type() != attribute.INT64 || v.AsInt64() != code {
+	if v, ok := spantest.Attr(a, attrs.EvidenceCodeKey); !ok || v.Type() != attribute.INT64 || v.AsInt64() != code {
 		t.Errorf("attempt %s = %s; want the int %d", attrs.EvidenceCodeKey, v.Emit(), code)
 	}
-	if r, _ := Attr(a, attrs.ReasonKey); r.AsString() != string(attrs.ReasonClassifier) && r.AsString() != string(attrs.ReasonNotProcessed) {
+	if r, _ := spantest.Attr(a, attrs.ReasonKey); r.AsString() != string(attrs.ReasonClassifier) && r.AsString() != string(attrs.ReasonNotProcessed) {
 		t.Errorf("attempt %s = %q; want %s or %s", attrs.ReasonKey, r.AsString(), attrs.ReasonClassifier, attrs.ReasonNotProcessed)
 	}
 }
@@ -52,10 +53,10 @@ func AssertRefused(t testing.TB, a sdktrace.ReadOnlySpan, d attrs.Decision, prot
 func AssertAnswered(t testing.TB, a sdktrace.ReadOnlySpan) {
 	t.Helper()
 	AssertAttr(t, a, attrs.DecisionKey, string(attrs.DecisionReturn))
-	if s, _ := Attr(a, attrs.HTTPResponseStatusCodeKey); s.AsInt64() != http.StatusOK {
+	if s, _ := spantest.Attr(a, attrs.HTTPResponseStatusCodeKey); s.AsInt64() != http.StatusOK {
 		t.Errorf("attempt %s = %d; want 200", attrs.HTTPResponseStatusCodeKey, s.AsInt64())
 	}
-	if c, ok := Attr(a, attrs.ErrorClassKey); ok {
+	if c, ok := spantest.Attr(a, attrs.ErrorClassKey); ok {
 		t.Errorf("answered attempt has %s = %q", attrs.ErrorClassKey, c.AsString())
 	}
 	AssertNoEvidence(t, a)
@@ -65,7 +66,7 @@ func AssertAnswered(t testing.TB, a sdktrace.ReadOnlySpan) {
 func AssertNoEvidence(t testing.TB, a sdktrace.ReadOnlySpan) {
 	t.Helper()
 	for _, k := range []attribute.Key{attrs.EvidenceProtocolKey, attrs.EvidenceCodeKey, attrs.EvidenceNameKey} {
-		if v, ok := Attr(a, k); ok {
+		if v, ok := spantest.Attr(a, k); ok {
 			t.Errorf("attempt has %s = %s; want none", k, v.Emit())
 		}
 	}
@@ -74,7 +75,7 @@ func AssertNoEvidence(t testing.TB, a sdktrace.ReadOnlySpan) {
 // AssertAttr checks a string attribute of s.
 func AssertAttr(t testing.TB, s sdktrace.ReadOnlySpan, k attribute.Key, want string) {
 	t.Helper()
-	if v, _ := Attr(s, k); v.AsString() != want {
+	if v, _ := spantest.Attr(s, k); v.AsString() != want {
 		t.Errorf("%s span: %s = %q; want %q", s.Name(), k, v.AsString(), want)
 	}
 }
