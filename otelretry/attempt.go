@@ -15,6 +15,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/propagation"
 	"go.opentelemetry.io/otel/trace"
@@ -77,6 +78,10 @@ type attempt struct {
 	span      trace.Span
 	own       bool
 	viaClient bool
+	// inClient: otelhttp's RoundTrip is running; fields holds the event's
+	// fields while it finishes (see writeFields).
+	inClient  bool
+	fields    []attribute.KeyValue
 	concluded bool
 	ev        attemptEvent
 	err       error // the attempt's error as reported upward (attemptError)
@@ -159,7 +164,8 @@ func (op *operation) newAttempt(n int) (*attempt, verdict, error) {
 	a.out = &a.req
 	// The timer is armed before the preparation, which counts against the
 	// attempt: a slow hook cannot carry the call past the deadline.
-	a.timer = time.AfterFunc(min(op.t.cfg.attemptTimeout, op.limit-op.since()), a.expire)
+	now := op.since()
+	a.timer = time.AfterFunc(min(op.t.cfg.attemptTimeout, op.limit-now), a.expire)
 	if prepare != nil {
 		a.out = a.req.Clone(&a.ctx)
 		err := prepare(a.out, a.number)
@@ -170,8 +176,9 @@ func (op *operation) newAttempt(n int) (*attempt, verdict, error) {
 			a.unsent()
 			return nil, verdict{decision: attrs.DecisionStop, reason: attrs.ReasonPrepareFailed}, op.sanitize(prepareError{err}, a.out.URL)
 		}
+		now = op.since() // the preparation took time
 	}
-	a.start = op.since()
+	a.start = now
 	if a.start >= op.limit || a.state.Load() == stateTimedOut {
 		a.unsent()
 		return nil, verdict{decision: attrs.DecisionDeadlineExceeded, reason: attrs.ReasonDeadline}, nil
@@ -384,13 +391,28 @@ func (op *operation) send(a *attempt) (*http.Response, error) {
 	a.sent = true
 	if t.client != nil {
 		if !t.noopMeter || op.span.IsRecording() {
-			a.viaClient = true
-			return t.client.RoundTrip(a.out)
+			a.viaClient, a.inClient = true, true
+			resp, err := t.client.RoundTrip(a.out)
+			a.inClient = false
+			a.writeFields()
+			return resp, err
 		}
 		op.carrier = headerCarrier{req: a.out}
 		t.prop.Inject(a.out.Context(), &op.carrier)
 	}
 	return a.roundTrip(a.out)
+}
+
+// writeFields writes the attempt event's fields that conclude left for
+// after otelhttp's RoundTrip: with a response, otelhttp's span stays open
+// until the body is read, and once otelhttp has added its response
+// attributes, the event's fields go on in one append (written before them,
+// they would make the SDK grow the span's attribute slice twice).
+func (a *attempt) writeFields() {
+	if a.fields != nil {
+		a.span.SetAttributes(a.fields...)
+		a.fields = nil
+	}
 }
 
 // innermost is the RoundTripper inside otelhttp: it sends each attempt to
@@ -526,8 +548,10 @@ func (a *attempt) conclude(resp *http.Response, err error) (_ *http.Response, _ 
 		}
 	}
 	ok := success(ev.status)
-	// The hooks took time: decide on the time left now.
-	in.remaining = op.limit - op.since()
+	if t.cfg.classifier != nil {
+		// The classifier took time: decide on the time left now.
+		in.remaining = op.limit - op.since()
+	}
 	if b := t.budget; b != nil && ev.class != attrs.ErrorClassCanceled {
 		b.record(op.key(), op.start.Add(a.end), budgetObservation{
 			success:  ok,
@@ -546,7 +570,11 @@ func (a *attempt) conclude(resp *http.Response, err error) (_ *http.Response, _ 
 	if span == nil {
 		span = nonRecording // no attempt span: logs and metrics only
 	}
-	op.record(span, a.own, ev)
+	var later *[]attribute.KeyValue
+	if a.inClient && err == nil {
+		later = &a.fields
+	}
+	op.record(span, a.own, ev, later)
 	a.concluded = true
 	if err != nil {
 		return nil, a.err

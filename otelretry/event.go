@@ -106,12 +106,17 @@ func (op *operation) fields(kv []attribute.KeyValue, ev *attemptEvent, onClientS
 // one call, and only when the span records), the log and the metrics. own
 // says the span is the transport's INTERNAL attempt span, which it also
 // ends; otherwise the span is otelhttp's CLIENT span, which otelhttp ends
-// and gives its status.
-func (op *operation) record(span trace.Span, own bool, ev *attemptEvent) {
+// and gives its status. When later is not nil, the fields are left there
+// for the caller to write (see attempt.writeFields) instead of written now.
+func (op *operation) record(span trace.Span, own bool, ev *attemptEvent, later *[]attribute.KeyValue) {
 	var kv []attribute.KeyValue
 	if span.IsRecording() {
 		kv = op.fields(op.attrs(), ev, !own)
-		span.SetAttributes(kv...)
+		if later != nil {
+			*later = kv
+		} else {
+			span.SetAttributes(kv...)
+		}
 		for i := int32(1); i < ev.writes; i++ {
 			span.AddEvent(attrs.EventWireResend, trace.WithAttributes(attrs.WireWritesKey.Int(int(i+1))))
 		}
