@@ -3,8 +3,9 @@
 # SPDX-License-Identifier: Apache-2.0
 # Runs the overhead benchmarks (package ./overhead) side by side with the
 # peers, then prints benchstat's tables (one per benchmark and unit, one row
-# per case) and the ratios of otelretry-noop and otelretry-sdk to every peer
-# (cmd/ratios, from the medians of the raw results).
+# per case), the ratios of otelretry-noop and otelretry-sdk to every peer
+# and the overhead targets (cmd/ratios: ratios of the medians, and the
+# targets judged on the median of the per-run ratios).
 #
 #   cd benchmarks && ./compare.sh
 #
