@@ -85,6 +85,8 @@ type attempt struct {
 	concluded bool
 	ev        attemptEvent
 	err       error // the attempt's error as reported upward (attemptError)
+	// late wraps the body of a response on otelhttp's span (see conclude).
+	late lateWrites
 }
 
 const (
@@ -279,13 +281,20 @@ func (a *attempt) abandon(r any) {
 // request on the wire, including a resend net/http makes by itself.
 func (a *attempt) wroteRequest(info httptrace.WroteRequestInfo) {
 	a.writes.Add(1)
-	var opErr *net.OpError
 	switch {
 	case info.Err == nil:
 		a.written.Store(true)
-	case errors.As(info.Err, &opErr) && opErr.Op == "write":
+	case failedConnWrite(info.Err):
 		a.connWriteFailed.Store(true)
 	}
+}
+
+// failedConnWrite reports whether err is a failed write to the connection
+// itself. It is a function of its own so that the *net.OpError errors.As
+// needs is allocated only when a write failed, not on every write.
+func failedConnWrite(err error) bool {
+	var opErr *net.OpError
+	return errors.As(err, &opErr) && opErr.Op == "write"
 }
 
 // reachedWire reports whether the request may have reached the server, so
@@ -390,7 +399,7 @@ func (op *operation) send(a *attempt) (*http.Response, error) {
 	t := op.t
 	a.sent = true
 	if t.client != nil {
-		if !t.noopMeter || op.span.IsRecording() {
+		if !t.noopMeter || op.recording {
 			a.viaClient, a.inClient = true, true
 			resp, err := t.client.RoundTrip(a.out)
 			a.inClient = false
@@ -574,16 +583,19 @@ func (a *attempt) conclude(resp *http.Response, err error) (_ *http.Response, _ 
 	if a.inClient && err == nil {
 		later = &a.fields
 	}
-	op.record(span, a.own, ev, later)
+	recording := span.IsRecording() // once: the SDK locks the span for it
+	op.record(span, recording, a.own, ev, later)
 	a.concluded = true
 	if err != nil {
 		return nil, a.err
 	}
 	// A base that reported nothing through httptrace (one that is not
 	// net/http's) will not report a write late either.
-	if a.viaClient && span.IsRecording() && (a.gotConn.Load() || ev.writes > 0) {
+	if a.viaClient && recording && (a.gotConn.Load() || ev.writes > 0) {
 		if _, rw := resp.Body.(io.ReadWriteCloser); !rw {
-			resp.Body = &lateWrites{ReadCloser: resp.Body, a: a, span: span}
+			// The wrapper lives in the attempt, which outlives the body.
+			a.late = lateWrites{ReadCloser: resp.Body, a: a, span: span}
+			resp.Body = &a.late
 		}
 	}
 	return resp, nil

@@ -160,7 +160,10 @@ type operation struct {
 	req  *http.Request // the caller's request; never modified
 	ctx  context.Context
 	span trace.Span
-	id   string // "" until first needed: see opID
+	// recording is span.IsRecording(), read once: the SDK takes the span's
+	// lock for each call, and only the operation ends its span.
+	recording bool
+	id        string // "" until first needed: see opID
 
 	method string
 	// start is when the operation began; every later instant is kept as
@@ -319,7 +322,8 @@ func (op *operation) begin() {
 		op.labels = metrics.NewLabels(f(req)...)
 	}
 	op.ctx, op.span = t.startOperationSpan(ctx, op)
-	if oc == nil && op.redirects == 0 && op.span.IsRecording() {
+	op.recording = op.span.IsRecording()
+	if oc == nil && op.redirects == 0 && op.recording {
 		if parent := trace.SpanContextFromContext(ctx); parent.IsValid() {
 			op.repeat = t.repeats.next(parent)
 		}
@@ -564,7 +568,7 @@ func (op *operation) end(outcome attrs.Outcome, now time.Duration) {
 			errorType = op.lastEvent.errorType()
 		}
 	}
-	if op.span.IsRecording() {
+	if op.recording {
 		kv := append(op.attrs(),
 			attrs.DeadlineMsKey.Int64(ms(op.limit)),
 			attrs.AttemptsKey.Int(op.attempts),
