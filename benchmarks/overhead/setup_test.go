@@ -101,19 +101,25 @@ func newLoopbackTransport() *http.Transport {
 // ends (counted, not exported); metrics are aggregated by the SDK and read
 // by nobody (ManualReader). Trace context is injected with W3C traceparent.
 type sdk struct {
-	tp    *sdktrace.TracerProvider
-	mp    *sdkmetric.MeterProvider
-	prop  propagation.TextMapPropagator
-	spans *spanCounter
+	tp     *sdktrace.TracerProvider
+	mp     *sdkmetric.MeterProvider
+	reader *sdkmetric.ManualReader
+	prop   propagation.TextMapPropagator
+	spans  *spanCounter
 }
 
+// extraProcessor, when set (by a test, never by a benchmark), also
+// receives the spans of the providers newSDK builds.
+var extraProcessor sdktrace.SpanProcessor
+
 func newSDK(tb testing.TB) *sdk {
-	s := &sdk{spans: &spanCounter{}, prop: propagation.TraceContext{}}
-	s.tp = sdktrace.NewTracerProvider(
-		sdktrace.WithSampler(sdktrace.AlwaysSample()),
-		sdktrace.WithSpanProcessor(s.spans),
-	)
-	s.mp = sdkmetric.NewMeterProvider(sdkmetric.WithReader(sdkmetric.NewManualReader()))
+	s := &sdk{spans: &spanCounter{}, prop: propagation.TraceContext{}, reader: sdkmetric.NewManualReader()}
+	opts := []sdktrace.TracerProviderOption{sdktrace.WithSampler(sdktrace.AlwaysSample()), sdktrace.WithSpanProcessor(s.spans)}
+	if extraProcessor != nil {
+		opts = append(opts, sdktrace.WithSpanProcessor(extraProcessor))
+	}
+	s.tp = sdktrace.NewTracerProvider(opts...)
+	s.mp = sdkmetric.NewMeterProvider(sdkmetric.WithReader(s.reader))
 	tb.Cleanup(func() {
 		_ = s.tp.Shutdown(context.Background())
 		_ = s.mp.Shutdown(context.Background())
@@ -142,10 +148,12 @@ func (c *spanCounter) ForceFlush(context.Context) error                { return 
 // makes), reads the whole body and closes it.
 type operation func() error
 
-// built is a case ready to run; spans is nil for cases without the SDK.
+// built is a case ready to run; spans (and sdk) are nil for cases without
+// the SDK.
 type built struct {
 	op    operation
 	spans *spanCounter
+	sdk   *sdk
 }
 
 // kind says which benchmark a case is built for.
@@ -217,7 +225,7 @@ var cases = []caseDef{
 			otelretry.WithPropagators(s.prop),
 		}
 		rt := otelretry.NewTransport(base, append(opts, otelretryRetryOptions(k)...)...)
-		return built{op: func() error { return roundTrip(rt, context.Background(), url) }, spans: s.spans}
+		return built{op: func() error { return roundTrip(rt, context.Background(), url) }, spans: s.spans, sdk: s}
 	}},
 	// retryablehttp: go-retryablehttp v0.7.8's RoundTripper with 3 attempts
 	// (RetryMax=2), no logger, zero wait, the default retry policy, over the
@@ -248,6 +256,12 @@ var cases = []caseDef{
 	{name: "retryablehttp-otelhttp", build: func(tb testing.TB, base http.RoundTripper, url string, k kind) built {
 		s := newSDK(tb)
 		return withParentSpan(s, newRetryableTransport(s.otelhttp(base)), url)
+	}},
+	// retryablehttp-otelhttp-content: the content floor, retryablehttp-otelhttp
+	// writing by hand what otelretry-sdk writes for a successful GET (see
+	// floor_test.go). Successes only: it has no Retry3 entry.
+	{name: "retryablehttp-otelhttp-content", noRetry: true, build: func(tb testing.TB, base http.RoundTripper, url string, _ kind) built {
+		return contentFloor(tb, base, url)
 	}},
 	// failsafehttp: failsafe-go v0.9.8 failsafehttp.NewRoundTripper(base,
 	// policy) with failsafehttp.NewRetryPolicyBuilder() (retries 429 and 5xx

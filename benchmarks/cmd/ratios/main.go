@@ -6,7 +6,9 @@
 // benchmark, the median of each case and the ratios of otelretry-noop and
 // otelretry-sdk to every other case, in ns/op and allocs/op, followed by the
 // overhead targets, judged on the median of the per-run ratios (the runs
-// are interleaved, see compare.sh), and, from BenchmarkSDKParts (names like
+// are interleaved, see compare.sh), the split of the SDK path's ratio
+// into the content's price and otelretry's own work (the content floor
+// case), and, from BenchmarkSDKParts (names like
 // BenchmarkSDKParts/part=span-2), what the SDK path's required pieces cost
 // against the 1.75x allowance (informational: it always exits 0 on readable
 // input).
@@ -169,7 +171,40 @@ func main() {
 				verdict, "Retry3 "+o+" ns/op <= 3x RoundTrip", num(three, true), three/one, (a3-a1)/2, a1)
 		}
 	}
+	contentFloor(paired, med)
 	sdkSplit(med)
+}
+
+// floorCase is the content floor: retryablehttp-otelhttp writing by hand
+// the span attributes and metric records otelretry-sdk writes (see
+// overhead/floor_test.go).
+const floorCase = "retryablehttp-otelhttp-content"
+
+// contentFloor splits the SDK path's ratio to retryablehttp-otelhttp into
+// the price of the content the span and metric contracts require (the
+// floor over the peer) and the price of otelretry's own work (otelretry-sdk
+// over the floor), and judges the latter against the bound proposed for it.
+func contentFloor(paired func(bench, a, b, unit string) (float64, bool), med func(bench, cs, unit string) (float64, bool)) {
+	const proposed = 1.10
+	fmt.Printf("\n## the content floor (%s; paired ratios)\n\n", floorCase)
+	for _, bench := range []string{"RoundTrip", "RoundTripLoopback"} {
+		content, okC := paired(bench, floorCase, "retryablehttp-otelhttp", "ns/op")
+		own, okO := paired(bench, "otelretry-sdk", floorCase, "ns/op")
+		total, okT := paired(bench, "otelretry-sdk", "retryablehttp-otelhttp", "ns/op")
+		if !okC || !okO || !okT {
+			continue
+		}
+		verdict := "MISS"
+		if own <= proposed {
+			verdict = "ok"
+		}
+		fb, _ := med(bench, floorCase, "B/op")
+		ob, _ := med(bench, "otelretry-sdk", "B/op")
+		pb, _ := med(bench, "retryablehttp-otelhttp", "B/op")
+		fmt.Printf("%-18s sdk/peer %.2fx: content (floor/peer) %.2fx, own work (sdk/floor) %.2fx; B/op peer %s, floor %s, sdk %s\n",
+			bench, total, content, own, num(pb, true), num(fb, true), num(ob, true))
+		fmt.Printf("%-4s %s: sdk ns/op <= %.2fx the content floor (proposed)\n", verdict, bench, proposed)
+	}
 }
 
 // partsBench holds the prices of the SDK path's pieces, by part.
