@@ -90,18 +90,18 @@ func main() {
 			continue // parts, not cases (see sdkSplit)
 		}
 		fmt.Printf("\n## %s (medians of %d runs)\n\n", bench, runs(s[bench]))
-		fmt.Printf("%-24s %12s %10s %10s %9s\n", "case", "ns/op", "B/op", "allocs/op", "spans/op")
+		fmt.Printf("%-31s %12s %10s %10s %9s\n", "case", "ns/op", "B/op", "allocs/op", "spans/op")
 		for _, cs := range caseOrder[bench] {
-			fmt.Printf("%-24s %12s %10s %10s %9s\n", cs,
+			fmt.Printf("%-31s %12s %10s %10s %9s\n", cs,
 				num(med(bench, cs, "ns/op")), num(med(bench, cs, "B/op")),
 				num(med(bench, cs, "allocs/op")), num(med(bench, cs, "spans/op")))
 		}
-		fmt.Printf("\nratios (ours / peer)     %14s %14s %14s %14s\n", "noop ns", "noop allocs", "sdk ns", "sdk allocs")
+		fmt.Printf("\nratios (ours / peer)               %14s %14s %14s %14s\n", "noop ns", "noop allocs", "sdk ns", "sdk allocs")
 		for _, peer := range caseOrder[bench] {
 			if slices.Contains(ours, peer) {
 				continue
 			}
-			fmt.Printf("%-24s", "vs "+peer)
+			fmt.Printf("%-34s", "vs "+peer)
 			for _, o := range ours {
 				for _, unit := range []string{"ns/op", "allocs/op"} {
 					a, okA := med(bench, o, unit)
