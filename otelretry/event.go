@@ -104,11 +104,11 @@ func (op *operation) fields(kv []attribute.KeyValue, ev *attemptEvent, onClientS
 
 // record writes the attempt event on the attempt's span (all its fields in
 // one call, and only when the span records, as recording says), the log
-// and the metrics. own
-// says the span is the transport's INTERNAL attempt span, which it also
-// ends; otherwise the span is otelhttp's CLIENT span, which otelhttp ends
-// and gives its status. When later is not nil, the fields are left there
-// for the caller to write (see attempt.writeFields) instead of written now.
+// and the metrics. own says the span is the transport's INTERNAL attempt
+// span, which it also ends; otherwise the span is otelhttp's CLIENT span,
+// which otelhttp ends and gives its status. When later is not nil, the
+// fields are left there for the caller to write (see attempt.writeFields)
+// instead of written now.
 func (op *operation) record(span trace.Span, recording, own bool, ev *attemptEvent, later *[]attribute.KeyValue) {
 	var kv []attribute.KeyValue
 	if recording {
