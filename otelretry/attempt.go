@@ -44,11 +44,33 @@ type attempt struct {
 	ctx    attemptContext
 	cancel context.CancelCauseFunc
 	timer  *time.Timer
+	// trace counts the writes of the request on the wire (WroteRequest).
+	trace httptrace.ClientTrace
+
+	req  http.Request // the caller's request, copied to carry ctx
+	out  *http.Request
+	body io.ReadCloser // the body it sends; closed by unsent if it never goes
+	// drained is the discarded response body being drained (see discard).
+	drained io.ReadCloser
+	// span is the attempt's span: the transport's own INTERNAL span (own),
+	// or otelhttp's CLIENT span, found in the context of the request that
+	// reaches innermost.
+	span trace.Span
+	// fields holds the event's fields while otelhttp's RoundTrip finishes
+	// (see writeFields).
+	fields []attribute.KeyValue
+	ev     attemptEvent
+	err    error // the attempt's error as reported upward (attemptError)
+	// late wraps the body of a response on otelhttp's span (see conclude).
+	late lateWrites
+
+	// The 4-byte and 1-byte fields come last, together, so that the struct
+	// packs without padding: an attempt after the first is an allocation of
+	// its own, and this keeps it in a smaller size class.
+
 	// state resolves the race between the answer and the timer: whichever
 	// moves it from stateWaiting first decides whether the attempt timed out.
-	state atomic.Int32
-	// trace counts the writes of the request on the wire (WroteRequest).
-	trace   httptrace.ClientTrace
+	state   atomic.Int32
 	writes  atomic.Int32
 	written atomic.Bool // a write completed without error
 	// gotConn: the base took a connection for the request (GotConn), so
@@ -61,32 +83,17 @@ type attempt struct {
 	// layer that had taken a connection asked for a fresh body (GetBody):
 	// a resend is coming, which WroteRequest may report late.
 	resendAfter atomic.Int32
+	drainClose  sync.Once // closes drained once (see closeDrained)
 	// guarded: GetBody refuses once the request was written (see
 	// guardResend).
 	guarded bool
-
-	req  http.Request // the caller's request, copied to carry ctx
-	out  *http.Request
-	body io.ReadCloser // the body it sends; closed by unsent if it never goes
-	sent bool
-	// drained is the discarded response body being drained (see discard).
-	drained    io.ReadCloser
-	drainClose sync.Once
-	// span is the attempt's span: the transport's own INTERNAL span (own),
-	// or otelhttp's CLIENT span, found in the context of the request that
-	// reaches innermost.
-	span      trace.Span
-	own       bool
+	sent    bool
+	own     bool
+	// viaClient: the attempt goes through otelhttp; inClient: otelhttp's
+	// RoundTrip is running (see writeFields).
 	viaClient bool
-	// inClient: otelhttp's RoundTrip is running; fields holds the event's
-	// fields while it finishes (see writeFields).
 	inClient  bool
-	fields    []attribute.KeyValue
 	concluded bool
-	ev        attemptEvent
-	err       error // the attempt's error as reported upward (attemptError)
-	// late wraps the body of a response on otelhttp's span (see conclude).
-	late lateWrites
 }
 
 const (

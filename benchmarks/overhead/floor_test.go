@@ -5,6 +5,7 @@ package overhead
 
 import (
 	"context"
+	"fmt"
 	"maps"
 	"net/http"
 	"net/url"
@@ -42,13 +43,31 @@ import (
 // floorKey finds an operation's floorOp in a request's context.
 type floorKey struct{}
 
-// floorOp is what the hand-written content needs from its operation.
+// floorOp is what the hand-written content needs from its operation. It is
+// also the request's context (the operation span's, plus itself as the
+// value of floorKey), so that it costs one allocation, as otelretry's
+// attempt context is part of its operation record.
 type floorOp struct {
+	context.Context
 	id       string
 	start    time.Time
 	attempts int
 	span     trace.Span // the attempt's CLIENT span, caught inside otelhttp
+	// kv is the attribute buffer of the operation's SetAttributes calls,
+	// lent by floorBuffers as otelretry lends its operations theirs (the
+	// spans copy what they are given).
+	kv *[9]attribute.KeyValue
 }
+
+func (op *floorOp) Value(key any) any {
+	if key == (floorKey{}) {
+		return op
+	}
+	return op.Context.Value(key)
+}
+
+// floorBuffers lends floorOp its attribute buffer.
+var floorBuffers = sync.Pool{New: func() any { return new([9]attribute.KeyValue) }}
 
 // contentFloor builds the case over base for requests to rawURL. It writes
 // retry.wire.writes (1: the request was written once) when base is an
@@ -77,13 +96,16 @@ func contentFloor(tb testing.TB, base http.RoundTripper, rawURL string) built {
 		next: s.otelhttp(floorCatch{base}), rec: rec, clean: clean, deadline: deadline, writes: writes,
 	})
 	return built{op: func() error {
-		op := &floorOp{id: otelretry.NewOperationID(), start: time.Now()}
-		ctx, span := tracer.Start(context.Background(), "retry GET", internal, trace.WithAttributes(
+		op := &floorOp{id: otelretry.NewOperationID(), start: time.Now(), kv: floorBuffers.Get().(*[9]attribute.KeyValue)}
+		defer floorBuffers.Put(op.kv)
+		kv := append(op.kv[:0],
 			attrs.OperationIDKey.String(op.id), attrs.HTTPRequestMethodKey.String(http.MethodGet),
-			attrs.URLFullKey.String(clean), attrs.ServerAddressKey.String(host), attrs.ServerPortKey.Int(port)))
-		err := roundTrip(rt, context.WithValue(ctx, floorKey{}, op), rawURL)
-		span.SetAttributes(attrs.DeadlineMsKey.Int64(deadline.Milliseconds()), attrs.AttemptsKey.Int(op.attempts),
-			attrs.OutcomeReturn.Attribute())
+			attrs.URLFullKey.String(clean), attrs.ServerAddressKey.String(host), attrs.ServerPortKey.Int(port))
+		ctx, span := tracer.Start(context.Background(), "retry GET", internal, trace.WithAttributes(kv...))
+		op.Context = ctx
+		err := roundTrip(rt, op, rawURL)
+		span.SetAttributes(append(op.kv[:0], attrs.DeadlineMsKey.Int64(deadline.Milliseconds()),
+			attrs.AttemptsKey.Int(op.attempts), attrs.OutcomeReturn.Attribute())...)
 		span.End()
 		rec.RecordOperation(ctx, metrics.Operation{Method: http.MethodGet, Outcome: attrs.OutcomeReturn,
 			Attempts: op.attempts, Duration: time.Since(op.start)})
@@ -100,10 +122,6 @@ func (c floorCatch) RoundTrip(r *http.Request) (*http.Response, error) {
 	}
 	return c.base.RoundTrip(r)
 }
-
-// floorBuffers lends floorFields its attribute buffer, as otelretry lends
-// its operations theirs: the span copies what it is given.
-var floorBuffers = sync.Pool{New: func() any { return new([9]attribute.KeyValue) }}
 
 // floorFields sits around otelhttp and writes the attempt event of a
 // successful attempt once otelhttp has written its response attributes,
@@ -125,9 +143,7 @@ func (f floorFields) RoundTrip(r *http.Request) (*http.Response, error) {
 		return resp, err
 	}
 	elapsed := time.Since(op.start) - sent
-	buf := floorBuffers.Get().(*[9]attribute.KeyValue)
-	defer floorBuffers.Put(buf)
-	kv := append(buf[:0],
+	kv := append(op.kv[:0],
 		attrs.OperationIDKey.String(op.id), attrs.RequestIDKey.String(otelretry.RequestID(op.id, op.attempts)),
 		attrs.AttemptKey.Int(op.attempts), attrs.URLFullKey.String(f.clean),
 		attrs.RemainingMsKey.Int64((f.deadline - sent).Milliseconds()), attrs.ElapsedMsKey.Int64(elapsed.Milliseconds()),
@@ -142,11 +158,12 @@ func (f floorFields) RoundTrip(r *http.Request) (*http.Response, error) {
 }
 
 // TestContentFloorWritesWhatOtelretryWrites holds the content floor to
-// otelretry-sdk's telemetry, in memory and on loopback: the same span
-// kinds with the same attribute keys (span names are otelhttp's own, and
-// the peer's otelhttp names its spans "HTTP GET"), and
-// the same instruments with the same label keys, so that the floor cannot
-// drift from what it prices.
+// otelretry-sdk's telemetry, in memory and on loopback: the same spans
+// (kind, attributes with their values, events, status; ids and
+// millisecond readings are compared by key only, and span names are left
+// out: the peer's otelhttp names its spans "HTTP GET"), and the same
+// retry.* series with the same number of records each, so that the floor
+// cannot drift from what it prices.
 func TestContentFloorWritesWhatOtelretryWrites(t *testing.T) {
 	srv := newLoopbackServer()
 	defer srv.Close()
@@ -180,10 +197,17 @@ func TestContentFloorWritesWhatOtelretryWrites(t *testing.T) {
 }
 
 // telemetryShape is what one operation of a case wrote: each span as
-// "kind keys", sorted, and each retry.* instrument's labels.
+// "kind attributes events status", sorted, and each retry.* instrument's
+// series with their record counts.
 type telemetryShape struct {
 	spans   []string
 	metrics map[string]string
+}
+
+// variesPerRun are the attributes whose values differ from one operation to
+// the next: they are compared by key.
+var variesPerRun = map[attribute.Key]bool{
+	attrs.OperationIDKey: true, attrs.RequestIDKey: true, attrs.RemainingMsKey: true, attrs.ElapsedMsKey: true,
 }
 
 func shapeOf(t *testing.T, name string, base http.RoundTripper, rawURL string) telemetryShape {
@@ -198,12 +222,20 @@ func shapeOf(t *testing.T, name string, base http.RoundTripper, rawURL string) t
 	}
 	var shape telemetryShape
 	for _, s := range rec.Ended() {
-		keys := make([]string, 0, len(s.Attributes()))
-		for _, kv := range s.Attributes() {
-			keys = append(keys, string(kv.Key))
+		kv := make([]string, 0, len(s.Attributes()))
+		for _, a := range s.Attributes() {
+			v := a.Value.Emit()
+			if variesPerRun[a.Key] {
+				v = "*"
+			}
+			kv = append(kv, string(a.Key)+"="+v)
 		}
-		slices.Sort(keys)
-		shape.spans = append(shape.spans, s.SpanKind().String()+" "+strings.Join(keys, ","))
+		slices.Sort(kv)
+		var events []string
+		for _, e := range s.Events() {
+			events = append(events, e.Name)
+		}
+		shape.spans = append(shape.spans, fmt.Sprintf("%s [%s] events=%q status=%s", s.SpanKind(), strings.Join(kv, " "), events, s.Status().Code))
 	}
 	slices.Sort(shape.spans)
 	var rm metricdata.ResourceMetrics
@@ -214,37 +246,40 @@ func shapeOf(t *testing.T, name string, base http.RoundTripper, rawURL string) t
 	for _, sm := range rm.ScopeMetrics {
 		for _, m := range sm.Metrics {
 			if strings.HasPrefix(m.Name, "retry.") {
-				shape.metrics[m.Name] = labelKeys(m.Data)
+				shape.metrics[m.Name] = series(m.Data)
 			}
 		}
 	}
 	return shape
 }
 
-// labelKeys lists the label keys of each data point of a sum or histogram.
-func labelKeys(data metricdata.Aggregation) string {
-	var sets []attribute.Set
+// series lists the labels of each data point of a sum or histogram with
+// its count of records (a sum's value: the retry counters add 1 per
+// record).
+func series(data metricdata.Aggregation) string {
+	var out []string
+	point := func(set attribute.Set, n uint64) {
+		var labels []string
+		for _, kv := range set.ToSlice() {
+			labels = append(labels, string(kv.Key)+"="+kv.Value.Emit())
+		}
+		out = append(out, fmt.Sprintf("%s n=%d", strings.Join(labels, ","), n))
+	}
 	switch d := data.(type) {
 	case metricdata.Sum[int64]:
 		for _, p := range d.DataPoints {
-			sets = append(sets, p.Attributes)
+			point(p.Attributes, uint64(p.Value))
 		}
 	case metricdata.Histogram[int64]:
 		for _, p := range d.DataPoints {
-			sets = append(sets, p.Attributes)
+			point(p.Attributes, p.Count)
 		}
 	case metricdata.Histogram[float64]:
 		for _, p := range d.DataPoints {
-			sets = append(sets, p.Attributes)
+			point(p.Attributes, p.Count)
 		}
-	}
-	var out []string
-	for _, set := range sets {
-		var keys []string
-		for _, kv := range set.ToSlice() {
-			keys = append(keys, string(kv.Key)+"="+kv.Value.Emit())
-		}
-		out = append(out, strings.Join(keys, ","))
+	default:
+		out = append(out, fmt.Sprintf("unexpected aggregation %T", data))
 	}
 	slices.Sort(out)
 	return strings.Join(out, " | ")

@@ -106,7 +106,7 @@ func main() {
 				for _, unit := range []string{"ns/op", "allocs/op"} {
 					a, okA := med(bench, o, unit)
 					p, okP := med(bench, peer, unit)
-					if !okA || !okP || p == 0 {
+					if !okA || !okP || p == 0 || (peer == floorCase && o != "otelretry-sdk") {
 						fmt.Printf(" %14s", "-")
 						continue
 					}
@@ -186,12 +186,15 @@ const floorCase = "retryablehttp-otelhttp-content"
 // over the floor), and judges the latter against the bound proposed for it.
 func contentFloor(paired func(bench, a, b, unit string) (float64, bool), med func(bench, cs, unit string) (float64, bool)) {
 	const proposed = 1.10
-	fmt.Printf("\n## the content floor (%s; paired ratios)\n\n", floorCase)
+	fmt.Printf("\n## the content floor (%s; paired ratios, ratios of the medians in brackets)\n\n", floorCase)
 	for _, bench := range []string{"RoundTrip", "RoundTripLoopback"} {
 		content, okC := paired(bench, floorCase, "retryablehttp-otelhttp", "ns/op")
 		own, okO := paired(bench, "otelretry-sdk", floorCase, "ns/op")
 		total, okT := paired(bench, "otelretry-sdk", "retryablehttp-otelhttp", "ns/op")
-		if !okC || !okO || !okT {
+		peer, _ := med(bench, "retryablehttp-otelhttp", "ns/op")
+		floor, _ := med(bench, floorCase, "ns/op")
+		sdk, _ := med(bench, "otelretry-sdk", "ns/op")
+		if !okC || !okO || !okT || peer == 0 || floor == 0 {
 			continue
 		}
 		verdict := "MISS"
@@ -201,8 +204,8 @@ func contentFloor(paired func(bench, a, b, unit string) (float64, bool), med fun
 		fb, _ := med(bench, floorCase, "B/op")
 		ob, _ := med(bench, "otelretry-sdk", "B/op")
 		pb, _ := med(bench, "retryablehttp-otelhttp", "B/op")
-		fmt.Printf("%-18s sdk/peer %.2fx: content (floor/peer) %.2fx, own work (sdk/floor) %.2fx; B/op peer %s, floor %s, sdk %s\n",
-			bench, total, content, own, num(pb, true), num(fb, true), num(ob, true))
+		fmt.Printf("%-18s sdk/peer %.2fx (%.2fx): content (floor/peer) %.2fx (%.2fx), own work (sdk/floor) %.2fx (%.2fx); B/op peer %s, floor %s, sdk %s\n",
+			bench, total, sdk/peer, content, floor/peer, own, sdk/floor, num(pb, true), num(fb, true), num(ob, true))
 		fmt.Printf("%-4s %s: sdk ns/op <= %.2fx the content floor (proposed)\n", verdict, bench, proposed)
 	}
 }
