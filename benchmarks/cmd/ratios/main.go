@@ -185,7 +185,7 @@ const floorCase = "retryablehttp-otelhttp-content"
 // floor over the peer) and the price of otelretry's own work (otelretry-sdk
 // over the floor), and judges the latter against the bound proposed for it.
 func contentFloor(paired func(bench, a, b, unit string) (float64, bool), med func(bench, cs, unit string) (float64, bool)) {
-	const proposed = 1.10
+	const proposed = 1.15
 	fmt.Printf("\n## the content floor (%s; paired ratios, ratios of the medians in brackets)\n\n", floorCase)
 	for _, bench := range []string{"RoundTrip", "RoundTripLoopback"} {
 		content, okC := paired(bench, floorCase, "retryablehttp-otelhttp", "ns/op")
