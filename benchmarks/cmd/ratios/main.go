@@ -6,7 +6,8 @@
 // benchmark, the median of each case and the ratios of otelretry-noop and
 // otelretry-sdk to every other case, in ns/op and allocs/op, followed by the
 // overhead targets, judged on the median of the per-run ratios (the runs
-// are interleaved, see compare.sh), the split of the SDK path's ratio
+// are interleaved, see compare.sh) and its 95 % bootstrap interval (ok,
+// MISS, or EDGE when the runs cannot tell), the split of the SDK path's ratio
 // into the content's price and otelretry's own work (the content floor
 // case), and, from BenchmarkSDKParts (names like
 // BenchmarkSDKParts/part=span-2), what the SDK path's required pieces cost
@@ -20,6 +21,7 @@ import (
 	"bufio"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"os"
 	"slices"
 	"strconv"
@@ -129,32 +131,30 @@ func main() {
 	// The overhead targets: the SDK path against go-retryablehttp with
 	// otelhttp, the no-op path against go-retryablehttp on loopback and
 	// against go-retryablehttp given the same bounds in memory. A ratio
-	// target is judged on the paired ratio (see paired); the ratio of the
-	// medians is printed beside it.
-	fmt.Printf("\n## targets (paired: median of the per-run ratios; medians: ratio of the medians)\n\n")
-	target := func(label string, bench, a, unit string, check func(x, y float64) bool, b string, note string) {
+	// target is judged on the paired ratio (see paired) and its 95 %
+	// bootstrap interval (see pairedInterval): ok when the whole interval
+	// meets the bound, MISS when none of it does, EDGE when the runs cannot
+	// tell. The ratio of the medians is printed beside it.
+	fmt.Printf("\n## targets (paired: median of the per-run ratios, with its 95%% interval; medians: ratio of the medians)\n\n")
+	target := func(label string, bench, a, unit string, b bound, other string) {
 		x, okX := med(bench, a, unit)
-		y, okY := med(bench, b, unit)
+		y, okY := med(bench, other, unit)
 		if !okX || !okY {
 			return
 		}
-		r, okR := paired(bench, a, b, unit)
-		if !okR {
-			r = x / y
+		r, okR := paired(bench, a, other, unit)
+		lo, hi, okI := pairedInterval(s[bench][a][unit], s[bench][other][unit])
+		if !okR || !okI {
+			r, lo, hi = x/y, x/y, x/y
 		}
-		verdict := "MISS"
-		if check(r, 1) {
-			verdict = "ok"
-		}
-		fmt.Printf("%-4s %-62s %s=%s %s=%s (paired %.2fx, medians %.2fx)%s\n", verdict, label, a, num(x, true), b, num(y, true), r, x/y, note)
+		fmt.Printf("%-4s %-62s %s=%s %s=%s (paired %.2fx [%.2f-%.2f], medians %.2fx)\n",
+			b.verdict(lo, hi), label, a, num(x, true), other, num(y, true), r, lo, hi, x/y)
 	}
-	within := func(r float64) func(x, y float64) bool { return func(x, y float64) bool { return x <= r*y } }
-	fewer := func(x, y float64) bool { return x < y }
-	target("loopback: sdk ns/op <= 1.12x retryablehttp-otelhttp", "RoundTripLoopback", "otelretry-sdk", "ns/op", within(1.12), "retryablehttp-otelhttp", "")
-	target("loopback: noop ns/op <= 1.10x retryablehttp", "RoundTripLoopback", "otelretry-noop", "ns/op", within(1.10), "retryablehttp", "")
-	target("in memory: sdk ns/op <= 1.75x retryablehttp-otelhttp", "RoundTrip", "otelretry-sdk", "ns/op", within(1.75), "retryablehttp-otelhttp", "")
+	target("loopback: sdk ns/op <= 1.12x retryablehttp-otelhttp", "RoundTripLoopback", "otelretry-sdk", "ns/op", atMost(1.12), "retryablehttp-otelhttp")
+	target("loopback: noop ns/op <= 1.10x retryablehttp", "RoundTripLoopback", "otelretry-noop", "ns/op", atMost(1.10), "retryablehttp")
+	target("in memory: sdk ns/op <= 1.75x retryablehttp-otelhttp", "RoundTrip", "otelretry-sdk", "ns/op", atMost(1.75), "retryablehttp-otelhttp")
 	for _, unit := range []string{"ns/op", "allocs/op"} {
-		target("in memory: noop "+unit+" < retryablehttp-deadline", "RoundTrip", "otelretry-noop", unit, fewer, "retryablehttp-deadline", "")
+		target("in memory: noop "+unit+" < retryablehttp-deadline", "RoundTrip", "otelretry-noop", unit, below(1), "retryablehttp-deadline")
 	}
 	// Linearity: each extra attempt should cost no more than the first.
 	for _, o := range ours {
@@ -171,7 +171,7 @@ func main() {
 				verdict, "Retry3 "+o+" ns/op <= 3x RoundTrip", num(three, true), three/one, (a3-a1)/2, a1)
 		}
 	}
-	contentFloor(paired, med)
+	contentFloor(s, paired, med)
 	sdkSplit(med)
 }
 
@@ -184,9 +184,9 @@ const floorCase = "retryablehttp-otelhttp-content"
 // the price of the content the span and metric contracts require (the
 // floor over the peer) and the price of otelretry's own work (otelretry-sdk
 // over the floor), and judges the latter against the bound proposed for it.
-func contentFloor(paired func(bench, a, b, unit string) (float64, bool), med func(bench, cs, unit string) (float64, bool)) {
-	const proposed = 1.15
-	fmt.Printf("\n## the content floor (%s; paired ratios, ratios of the medians in brackets)\n\n", floorCase)
+func contentFloor(s samples, paired func(bench, a, b, unit string) (float64, bool), med func(bench, cs, unit string) (float64, bool)) {
+	proposed := atMost(1.20)
+	fmt.Printf("\n## the content floor (%s; paired ratios with their 95%% intervals, ratios of the medians in brackets)\n\n", floorCase)
 	for _, bench := range []string{"RoundTrip", "RoundTripLoopback"} {
 		content, okC := paired(bench, floorCase, "retryablehttp-otelhttp", "ns/op")
 		own, okO := paired(bench, "otelretry-sdk", floorCase, "ns/op")
@@ -197,16 +197,18 @@ func contentFloor(paired func(bench, a, b, unit string) (float64, bool), med fun
 		if !okC || !okO || !okT || peer == 0 || floor == 0 {
 			continue
 		}
-		verdict := "MISS"
-		if own <= proposed {
-			verdict = "ok"
+		lo, hi, okI := pairedInterval(s[bench]["otelretry-sdk"]["ns/op"], s[bench][floorCase]["ns/op"])
+		if !okI {
+			lo, hi = own, own
 		}
 		fb, _ := med(bench, floorCase, "B/op")
 		ob, _ := med(bench, "otelretry-sdk", "B/op")
 		pb, _ := med(bench, "retryablehttp-otelhttp", "B/op")
-		fmt.Printf("%-18s sdk/peer %.2fx (%.2fx): content (floor/peer) %.2fx (%.2fx), own work (sdk/floor) %.2fx (%.2fx); B/op peer %s, floor %s, sdk %s\n",
-			bench, total, sdk/peer, content, floor/peer, own, sdk/floor, num(pb, true), num(fb, true), num(ob, true))
-		fmt.Printf("%-4s %s: sdk ns/op <= %.2fx the content floor (proposed)\n", verdict, bench, proposed)
+		clo, chi, _ := pairedInterval(s[bench][floorCase]["ns/op"], s[bench]["retryablehttp-otelhttp"]["ns/op"])
+		fmt.Printf("%-18s sdk/peer %.2fx (%.2fx): content (floor/peer) %.2fx [%.2f-%.2f] (%.2fx), own work (sdk/floor) %.2fx (%.2fx); B/op peer %s, floor %s, sdk %s\n",
+			bench, total, sdk/peer, content, clo, chi, floor/peer, own, sdk/floor, num(pb, true), num(fb, true), num(ob, true))
+		fmt.Printf("%-4s %s: sdk ns/op <= %.2fx the content floor (proposed; own work [%.2f-%.2f])\n",
+			proposed.verdict(lo, hi), bench, proposed.limit, lo, hi)
 	}
 }
 
@@ -292,6 +294,60 @@ func pairedRatio(x, y []float64) (r float64, ok bool) {
 		q[i] = x[i] / y[i]
 	}
 	return median(q), true
+}
+
+// bound is a ratio target: at most limit, or (strict) below it.
+type bound struct {
+	limit  float64
+	strict bool
+}
+
+func atMost(r float64) bound { return bound{limit: r} }
+func below(r float64) bound  { return bound{limit: r, strict: true} }
+
+func (b bound) meets(r float64) bool {
+	if b.strict {
+		return r < b.limit
+	}
+	return r <= b.limit
+}
+
+// verdict judges a target on an interval of the ratio: ok when all of it
+// meets the bound, MISS when none of it does, EDGE otherwise (the runs
+// are too noisy, or the code too close to the bound, to tell).
+func (b bound) verdict(lo, hi float64) string {
+	switch {
+	case b.meets(hi):
+		return "ok"
+	case !b.meets(lo):
+		return "MISS"
+	}
+	return "EDGE"
+}
+
+// pairedInterval is a 95 % percentile bootstrap interval of pairedRatio(x,
+// y): the runs are resampled with replacement (a run's pair of values
+// stays together) and the median of the per-run ratios taken each time.
+// The seed is fixed, so the same input prints the same interval. ok is
+// false where pairedRatio's is.
+func pairedInterval(x, y []float64) (lo, hi float64, ok bool) {
+	if _, ok := pairedRatio(x, y); !ok {
+		return 0, 0, false
+	}
+	const resamples = 2000
+	rng := rand.New(rand.NewPCG(1, 2))
+	n := len(x)
+	meds := make([]float64, resamples)
+	q := make([]float64, n)
+	for i := range meds {
+		for j := range q {
+			k := rng.IntN(n)
+			q[j] = x[k] / y[k]
+		}
+		meds[i] = median(q)
+	}
+	slices.Sort(meds)
+	return meds[resamples*25/1000], meds[resamples*975/1000-1], true
 }
 
 // median of a non-empty v, which it leaves unchanged.

@@ -36,3 +36,45 @@ func TestMedianLeavesItsInputAlone(t *testing.T) {
 		t.Errorf("median reordered its input: %v", v)
 	}
 }
+
+func TestPairedInterval(t *testing.T) {
+	// Every run has the same ratio: the interval is that point.
+	lo, hi, ok := pairedInterval([]float64{110, 220, 330}, []float64{100, 200, 300})
+	if !ok || lo < 1.1-1e-9 || hi > 1.1+1e-9 {
+		t.Errorf("constant ratios: interval [%v, %v], %v; want [1.1, 1.1]", lo, hi, ok)
+	}
+	// Spread ratios: the interval holds the median and lies within the
+	// extremes; the fixed seed gives the same interval twice.
+	x := []float64{100, 130, 120, 110, 90, 150, 105, 115}
+	y := []float64{100, 100, 100, 100, 100, 100, 100, 100}
+	lo, hi, ok = pairedInterval(x, y)
+	r, _ := pairedRatio(x, y)
+	if !ok || lo > r || hi < r || lo < 0.9 || hi > 1.5 || lo == hi {
+		t.Errorf("spread ratios: interval [%v, %v] around %v", lo, hi, r)
+	}
+	if lo2, hi2, _ := pairedInterval(x, y); lo2 != lo || hi2 != hi {
+		t.Errorf("interval not reproducible: [%v, %v] then [%v, %v]", lo, hi, lo2, hi2)
+	}
+	if _, _, ok := pairedInterval([]float64{1, 2}, []float64{1}); ok {
+		t.Error("runs differ in number: ok, want not ok")
+	}
+}
+
+func TestBoundVerdict(t *testing.T) {
+	for _, tc := range []struct {
+		b      bound
+		lo, hi float64
+		want   string
+	}{
+		{atMost(1.12), 1.05, 1.12, "ok"},
+		{atMost(1.12), 1.13, 1.20, "MISS"},
+		{atMost(1.12), 1.08, 1.16, "EDGE"},
+		{below(1), 0.5, 0.99, "ok"},
+		{below(1), 1, 1, "MISS"},
+		{below(1), 0.9, 1.0, "EDGE"},
+	} {
+		if got := tc.b.verdict(tc.lo, tc.hi); got != tc.want {
+			t.Errorf("%+v on [%v, %v] = %s, want %s", tc.b, tc.lo, tc.hi, got, tc.want)
+		}
+	}
+}
