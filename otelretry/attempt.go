@@ -44,7 +44,8 @@ type attempt struct {
 	ctx    attemptContext
 	cancel context.CancelCauseFunc
 	timer  *time.Timer
-	// trace counts the writes of the request on the wire (WroteRequest).
+	// trace holds the httptrace hooks (GotConn, WroteHeaders, WroteRequest)
+	// that report what reached the wire.
 	trace httptrace.ClientTrace
 
 	req  http.Request // the caller's request, copied to carry ctx

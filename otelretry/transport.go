@@ -161,7 +161,9 @@ type operation struct {
 	ctx  context.Context
 	span trace.Span
 	// recording is span.IsRecording(), read once: the SDK takes the span's
-	// lock for each call, and only the operation ends its span.
+	// lock for each call, and a span that records stops only when it ends,
+	// which only the operation does (on the no-op path span may be the
+	// caller's, which never records).
 	recording bool
 	id        string // "" until first needed: see opID
 
