@@ -138,3 +138,83 @@ func TestDeclaredIdempotentMethodRetriesAndRecordsTheContract(t *testing.T) {
 		}
 	})
 }
+
+// A state check's lookup made through the same client is an operation of
+// its own: it is not counted as a repeat of the write, and the write's
+// attempts keep their numbering (1, 2).
+func TestStateCheckLookupIsItsOwnOperation(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var h *harness
+		hook := func(ctx context.Context, c otelretry.StateCheck) (otelretry.StateResult, error) {
+			req, _ := http.NewRequestWithContext(ctx, http.MethodGet, "http://api.test/orders/by-key/"+c.OperationID, nil)
+			resp, err := h.client.Do(req)
+			if err != nil {
+				return otelretry.StateResult{}, err
+			}
+			resp.Body.Close()
+			return otelretry.StateResult{State: attrs.StateNotApplied}, nil
+		}
+		h = newHarness(t, []scripted.Step{{Hang: true}, {Status: 404}, {Status: 201}},
+			otelretry.WithAttemptTimeout(50*time.Millisecond), otelretry.WithStateCheck(hook))
+		ctx := otelretry.WithOperationID(t.Context(), "op-write")
+		resp, err := h.client.Do(post(t, ctx, "http://api.test/orders", "order"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		var writeAttempts []int64
+		for _, s := range h.attempts() {
+			if attrOf(s, attrs.OperationIDKey).AsString() == "op-write" {
+				writeAttempts = append(writeAttempts, attrOf(s, attrs.AttemptKey).AsInt64())
+			}
+		}
+		if len(writeAttempts) != 2 || writeAttempts[0] != 1 || writeAttempts[1] != 2 {
+			t.Errorf("the write's attempts are numbered %v, want [1 2]", writeAttempts)
+		}
+		for _, op := range spantest.Operations(h.ended()) {
+			if v, ok := spantest.Attr(op, attrs.RepeatKey); ok {
+				t.Errorf("operation %s carries retry.operation.repeat=%d: the lookup is not a repeat of the write",
+					attrOf(op, attrs.OperationIDKey).AsString(), v.AsInt64())
+			}
+		}
+	})
+}
+
+// A state check's error is recorded, sanitized, on the state_check span,
+// and reachable from the returned error.
+func TestStateCheckErrorIsRecordedAndReachable(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		lookupErr := errors.New("orders DB unreachable at http://admin:hunter2@db.internal/q?token=tok-77")
+		h := newHarness(t, []scripted.Step{{Hang: true}},
+			otelretry.WithAttemptTimeout(50*time.Millisecond),
+			otelretry.WithStateCheck(func(context.Context, otelretry.StateCheck) (otelretry.StateResult, error) {
+				return otelretry.StateResult{}, lookupErr
+			}))
+		_, err := h.transprt.RoundTrip(post(t, t.Context(), "http://api.test/orders", "order"))
+		if !errors.Is(err, otelretry.ErrOutcomeUnknown) {
+			t.Fatalf("err = %v, want ErrOutcomeUnknown", err)
+		}
+		if !errors.Is(err, lookupErr) {
+			t.Errorf("err = %v: the state check's error is not reachable with errors.Is", err)
+		}
+		var found bool
+		for _, s := range h.ended() {
+			if s.Name() != attrs.StateCheckSpanName {
+				continue
+			}
+			text := s.Status().Description
+			for _, e := range s.Events() {
+				for _, kv := range e.Attributes {
+					text += " " + kv.Value.Emit()
+				}
+			}
+			found = strings.Contains(text, "orders DB unreachable")
+			if strings.Contains(text, "hunter2") || strings.Contains(text, "tok-77") {
+				t.Errorf("the state_check span carries a secret: %s", text)
+			}
+		}
+		if !found {
+			t.Errorf("the state check's error is on no state_check span")
+		}
+	})
+}
