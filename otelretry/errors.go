@@ -6,6 +6,7 @@ package otelretry
 import (
 	"context"
 	"errors"
+	"net/url"
 	"strconv"
 
 	"github.com/otelretry/otelretry-go/attrs"
@@ -98,4 +99,50 @@ func (e *Error) Unwrap() []error {
 		errs = append(errs, e.Err)
 	}
 	return errs
+}
+
+// errAttemptTimeout is the cause with which an attempt's context is
+// canceled when its response headers do not arrive in time. It is a
+// timeout (net.Error) and matches context.DeadlineExceeded, as the
+// deadline of a context.WithTimeout would.
+var errAttemptTimeout error = attemptTimeoutError{}
+
+type attemptTimeoutError struct{}
+
+func (attemptTimeoutError) Error() string {
+	return "otelretry: attempt timed out awaiting response headers"
+}
+func (attemptTimeoutError) Timeout() bool        { return true }
+func (attemptTimeoutError) Temporary() bool      { return true }
+func (attemptTimeoutError) Is(target error) bool { return target == context.DeadlineExceeded }
+func (attemptTimeoutError) ErrorType() string    { return string(attrs.ErrorClassTimeout) }
+
+// errResendRefused is what a lower layer (net/http's own resend of a
+// request on a dead keep-alive connection) gets when it asks for a fresh
+// body to send again a write that was already written and that the policy
+// does not treat as repeatable. The attempt then fails instead of
+// repeating the write unseen, and its outcome is unknown.
+var errResendRefused = errors.New("otelretry: request already written; a resend below otelretry was refused")
+
+// attemptError is an attempt's error as it is reported upward, to otelhttp
+// (which records its message as the client span's status and its
+// ErrorType as error.type) and to the caller (inside *Error). It keeps the
+// base's error for errors.Is and errors.As, but its message has every URL
+// the request is known by sanitized: userinfo and query values never
+// reach telemetry or an error string through a base's *url.Error.
+type attemptError struct {
+	err   error
+	msg   string
+	class attrs.ErrorClass
+}
+
+func (e *attemptError) Error() string { return e.msg }
+func (e *attemptError) Unwrap() error { return e.err }
+
+// ErrorType is the semantic conventions' error.type (see semconv.ErrorType):
+// the error class.
+func (e *attemptError) ErrorType() string { return string(e.class) }
+
+func newAttemptError(err error, class attrs.ErrorClass, u *url.URL) *attemptError {
+	return &attemptError{err: err, msg: sanitizeErrorText(err.Error(), err, u), class: class}
 }

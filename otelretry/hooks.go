@@ -172,16 +172,6 @@ func EvidenceClassifier(evidence func(error) (Evidence, bool)) Classifier {
 	}
 }
 
-// WithClassifier sets a Classifier consulted after every attempt. Nil is
-// ignored.
-func WithClassifier(c Classifier) Option {
-	return optionFunc(func(cfg *config) {
-		if c != nil {
-			cfg.classifier = c
-		}
-	})
-}
-
 // PrepareFunc prepares the copy of the request for attempt n before it is
 // sent: re-sign it, refresh a token, set a per-attempt header. req is the
 // attempt's own deep copy (Request.Clone): changing its header or URL never
@@ -189,12 +179,3 @@ func WithClassifier(c Classifier) Option {
 // stop, reason prepare_failed, and that error as the cause; no call is
 // made.
 type PrepareFunc func(req *http.Request, attempt int) error
-
-// WithPrepareAttempt sets the PrepareFunc. Nil is ignored.
-func WithPrepareAttempt(f PrepareFunc) Option {
-	return optionFunc(func(cfg *config) {
-		if f != nil {
-			cfg.prepare = f
-		}
-	})
-}

@@ -5,7 +5,10 @@ package otelretry
 
 import (
 	"net/url"
+	"strconv"
+	"strings"
 
+	"github.com/otelretry/otelretry-go/attrs"
 	"github.com/otelretry/otelretry-go/internal/redact"
 )
 
@@ -16,3 +19,67 @@ import (
 // which parameters were sent, and the fragment is dropped. A nil URL
 // yields "". retryinspect displays URLs through the same sanitizer.
 func SanitizeURL(u *url.URL) string { return redact.URL(u) }
+
+// sanitizeErrorText removes secrets from msg, the text of err: every URL
+// of a *url.Error in err's chain and every spelling of u (the request's
+// URL) is replaced by its sanitized form, and u's query and password are
+// replaced wherever they still appear.
+func sanitizeErrorText(msg string, err error, u *url.URL) string {
+	replace := func(raw string, clean string) {
+		if raw == "" || raw == clean || !strings.Contains(msg, raw) {
+			return
+		}
+		msg = strings.ReplaceAll(msg, raw, clean)
+	}
+	walkErrors(err, func(e error) {
+		if ue, ok := e.(*url.Error); ok && ue.URL != "" {
+			clean := sanitizeRawURL(ue.URL)
+			replace(strconv.Quote(ue.URL), strconv.Quote(clean))
+			replace(ue.URL, clean)
+		}
+	})
+	if u != nil {
+		clean := SanitizeURL(u)
+		replace(u.String(), clean)
+		replace(u.Redacted(), clean)
+		if u.RawQuery != "" {
+			replace(u.RawQuery, redactedQuery(u.RawQuery))
+		}
+		if u.User != nil {
+			if p, ok := u.User.Password(); ok {
+				replace(p, attrs.Redacted)
+			}
+			replace(u.User.Username(), attrs.Redacted)
+		}
+	}
+	return msg
+}
+
+// walkErrors calls f on err and every error in its chain, following both
+// Unwrap() error and Unwrap() []error.
+func walkErrors(err error, f func(error)) {
+	for depth := 0; err != nil && depth < 64; depth++ {
+		f(err)
+		switch u := err.(type) {
+		case interface{ Unwrap() error }:
+			err = u.Unwrap()
+		case interface{ Unwrap() []error }:
+			for _, e := range u.Unwrap() {
+				walkErrors(e, f)
+			}
+			return
+		default:
+			return
+		}
+	}
+}
+
+// sanitizeRawURL sanitizes a URL found as text (in an error), as
+// SanitizeURL does; text that does not parse is redacted whole where it
+// may carry a secret.
+func sanitizeRawURL(raw string) string { return redact.String(raw) }
+
+// redactedQuery returns raw with every value replaced by attrs.Redacted.
+func redactedQuery(raw string) string {
+	return strings.TrimPrefix(SanitizeURL(&url.URL{RawQuery: raw}), "?")
+}
