@@ -131,4 +131,11 @@ const (
 	// EventPanic marks a base RoundTripper or hook that panicked; the
 	// transport ends its spans and panics again.
 	EventPanic = "panic"
+	// EventAttemptAbandoned is added to the operation span when a retry was
+	// decided but its call was not made: something that ran after the
+	// decision stopped it (the caller, the next attempt's preparation, or
+	// the time it took). It carries retry.attempt (the number the call
+	// would have had), retry.decision and retry.reason, so that no retry
+	// is left without its next attempt and no explanation.
+	EventAttemptAbandoned = "attempt_abandoned"
 )

@@ -186,8 +186,9 @@ const (
 	ReasonNotProcessed Reason = "not_processed"
 	// ReasonClassifier: the user's classifier (WithClassifier) decided.
 	ReasonClassifier Reason = "classifier"
-	// ReasonIntent: the request's own intent (WithIntent) decided: no
-	// retries, or its own attempt limit or deadline.
+	// ReasonIntent: the request's own intent (WithIntent) forbids retries
+	// (Intent.NoRetry). An intent's own attempt limit or deadline ends an
+	// operation like the Transport's do, with attempt_limit or deadline.
 	ReasonIntent Reason = "intent"
 	// ReasonUnknownWrite: a write that may have been applied lost its
 	// answer (timeout, broken connection, or a resend refused below the
@@ -206,7 +207,9 @@ const (
 	// ReasonNotReplayable: a retry was due, but the body cannot be sent
 	// again (stop).
 	ReasonNotReplayable Reason = "not_replayable"
-	// ReasonPrepareFailed: the per-attempt preparation hook failed (stop).
+	// ReasonPrepareFailed: the per-attempt preparation hook failed, or
+	// changed what the policy judged: the method, the host, or the headers
+	// of the idempotency-key contract (stop).
 	ReasonPrepareFailed Reason = "prepare_failed"
 	// ReasonDeadline: no time left for the pause and another attempt, or
 	// none before a call (deadline_exceeded).
@@ -226,6 +229,12 @@ const (
 	// ReasonCaller: the caller's context was canceled (canceled) or its
 	// deadline passed (deadline_exceeded).
 	ReasonCaller Reason = "caller"
+	// ReasonOverrun: a retry was decided with time for its pause and its
+	// call, but work that ran after the decision (the next attempt's
+	// PrepareFunc, a slow log handler or exporter) took that time, so the
+	// planned call was not made (deadline_exceeded). The operation span
+	// records the call that was not made (EventAttemptAbandoned).
+	ReasonOverrun Reason = "overrun"
 )
 
 // Reasons lists every Reason, in declaration order.
@@ -235,7 +244,7 @@ func Reasons() []Reason {
 		ReasonClassifier, ReasonIntent, ReasonUnknownWrite, ReasonStateApplied,
 		ReasonStateNotApplied, ReasonStateUnknown, ReasonStatus, ReasonNotIdempotent,
 		ReasonNotReplayable, ReasonPrepareFailed, ReasonDeadline, ReasonAttemptLimit,
-		ReasonBudget, ReasonPushback, ReasonHostLimit, ReasonCaller,
+		ReasonBudget, ReasonPushback, ReasonHostLimit, ReasonCaller, ReasonOverrun,
 	}
 }
 

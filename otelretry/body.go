@@ -81,14 +81,14 @@ var drainBuffers = sync.Pool{New: func() any { return new([512]byte) }}
 // body whose Close itself blocks is beyond any bound.
 func discard(resp *http.Response, a *attempt, bound time.Duration) {
 	if resp != nil && resp.Body != nil {
-		a.drained = resp.Body
-		if bound > 0 && a.timer != nil {
+		a.drain.body = resp.Body
+		if bound > 0 {
 			a.state.Store(stateDraining)
 			a.timer.Reset(bound)
 			drain(resp.Body)
 			a.timer.Stop()
 		}
-		a.closeDrained()
+		a.drain.close()
 	}
 	a.release()
 }

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
 	"go.opentelemetry.io/otel/propagation"
@@ -140,4 +141,27 @@ func normalizeMethod(m string) string {
 		return up
 	}
 	return m
+}
+
+// providers returns the configured providers, or the global ones.
+func (c *config) providers() (trace.TracerProvider, metric.MeterProvider, propagation.TextMapPropagator) {
+	tp, mp, prop := c.tracerProvider, c.meterProvider, c.propagators
+	if tp == nil {
+		tp = otel.GetTracerProvider()
+	}
+	if mp == nil {
+		mp = otel.GetMeterProvider()
+	}
+	if prop == nil {
+		prop = otel.GetTextMapPropagator()
+	}
+	return tp, mp, prop
+}
+
+// classify asks the Classifier, if any, about an attempt's answer.
+func (c *config) classify(a Answer) Classification {
+	if c.classifier == nil {
+		return Classification{}
+	}
+	return c.classifier(a)
 }

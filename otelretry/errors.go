@@ -10,6 +10,7 @@ import (
 	"strconv"
 
 	"github.com/otelretry/otelretry-go/attrs"
+	"github.com/otelretry/otelretry-go/internal/redact"
 )
 
 // Sentinels for errors.Is. An *Error also matches context.DeadlineExceeded
@@ -55,6 +56,9 @@ type Error struct {
 	// unknownWrite marks a write whose outcome is unknown: check_state, or
 	// a cancellation while the write was in flight.
 	unknownWrite bool
+	// stateCheckErr is the error a state check (WithStateCheck) returned,
+	// sanitized; errors.Is and errors.As reach it.
+	stateCheckErr error
 }
 
 func (e *Error) Error() string {
@@ -72,13 +76,16 @@ func (e *Error) Error() string {
 	if e.Err != nil {
 		msg += ": " + e.Err.Error()
 	}
+	if e.stateCheckErr != nil {
+		msg += "; state check failed: " + e.stateCheckErr.Error()
+	}
 	return msg
 }
 
 // Unwrap returns the sentinels that describe the outcome and the cause, so
 // errors.Is and errors.As see both.
 func (e *Error) Unwrap() []error {
-	errs := make([]error, 0, 3)
+	errs := make([]error, 0, 4)
 	switch e.Outcome {
 	case attrs.OutcomeDeadlineExceeded:
 		errs = append(errs, context.DeadlineExceeded)
@@ -97,6 +104,9 @@ func (e *Error) Unwrap() []error {
 	}
 	if e.Err != nil {
 		errs = append(errs, e.Err)
+	}
+	if e.stateCheckErr != nil {
+		errs = append(errs, e.stateCheckErr)
 	}
 	return errs
 }
@@ -134,6 +144,11 @@ type attemptError struct {
 	err   error
 	msg   string
 	class attrs.ErrorClass
+	// verdict is the attempt's verdict when decided is set: an attempt
+	// concluded inside otelhttp's call returns it to the transport in its
+	// error (see innermost).
+	verdict verdict
+	decided bool
 }
 
 func (e *attemptError) Error() string { return e.msg }
@@ -143,6 +158,54 @@ func (e *attemptError) Unwrap() error { return e.err }
 // the error class.
 func (e *attemptError) ErrorType() string { return string(e.class) }
 
-func newAttemptError(err error, class attrs.ErrorClass, u *url.URL) *attemptError {
-	return &attemptError{err: err, msg: sanitizeErrorText(err.Error(), err, u), class: class}
+// newAttemptError wraps err with a message sanitized of the URLs the
+// request is known by (the caller's, and the prepared request's, wire,
+// when a PrepareFunc changed it) and of any other URL-like word in it (a
+// hook's error may name a database or a proxy by URL).
+func newAttemptError(err error, class attrs.ErrorClass, caller, wire *url.URL) *attemptError {
+	msg := sanitizeErrorText(err.Error(), err, caller)
+	if wire != nil && wire != caller {
+		msg = sanitizeErrorText(msg, nil, wire)
+	}
+	return &attemptError{err: err, msg: redact.Text(msg), class: class}
 }
+
+// prepareError is a PrepareFunc's error.
+type prepareError struct{ error }
+
+func (e prepareError) Unwrap() error { return e.error }
+
+// errPrepareRetarget is the cause when a PrepareFunc changed what the
+// policy was decided for: the method or the host.
+var errPrepareRetarget = errors.New("otelretry: PrepareFunc changed the request's method or host")
+
+// errPrepareContract is the cause when a PrepareFunc changed the headers of
+// the idempotency-key contract after the first attempt fixed them.
+var errPrepareContract = errors.New("otelretry: PrepareFunc changed the idempotency-key contract's headers between attempts")
+
+// getBodyError wraps the caller's GetBody's error.
+type getBodyError struct{ error }
+
+func (e getBodyError) Error() string { return "otelretry: GetBody: " + e.error.Error() }
+func (e getBodyError) Unwrap() error { return e.error }
+
+// drainCutError cancels the attempt's context when a discarded body did
+// not drain within its bound. Its error.type is the answer's, so that the
+// client span keeps the one it had.
+type drainCutError struct{ errorType string }
+
+func (drainCutError) Error() string {
+	return "otelretry: discarded response body not drained before the next attempt; connection closed"
+}
+func (e drainCutError) ErrorType() string { return e.errorType }
+
+// bodyReadError is a body read error whose semantic-conventions
+// error.type is the failed answer's (its status code).
+type bodyReadError struct {
+	err       error
+	errorType string
+}
+
+func (e bodyReadError) Error() string     { return e.err.Error() }
+func (e bodyReadError) Unwrap() error     { return e.err }
+func (e bodyReadError) ErrorType() string { return e.errorType }

@@ -96,8 +96,8 @@ const (
 // attempt span with the error class.
 type Evidence struct {
 	// Class is the error class to record: one that proves the request was
-	// not processed (attrs.ErrorClass.NotProcessed); any other, or none,
-	// is recorded as ErrorClassRefusedStream.
+	// not processed (attrs.ErrorClass.NotProcessed); with evidence, any
+	// other, or none, is recorded as ErrorClassRefusedStream.
 	Class    attrs.ErrorClass
 	Protocol string
 	Code     uint64
@@ -117,14 +117,20 @@ func Retryable(pause time.Duration) Classification {
 // for a write whose outcome is unknown, ends check_state).
 func NotRetryable() Classification { return Classification{kind: classNotRetryable} }
 
-// NotProcessed classifies the answer as protocol evidence that the server
-// never processed the request, which makes a resend safe even for a write
-// (as a refused connection does). Use it only for evidence the protocol
-// defines (HTTP/2 REFUSED_STREAM, HTTP/3 H3_REQUEST_REJECTED, a GOAWAY
-// that excludes the stream), never on a guess. It applies only when the
-// attempt got no response.
+// NotProcessed classifies the answer as proof that the server never
+// processed the request, which makes a resend safe even for a write (as a
+// refused connection does). It applies only when the attempt got no
+// response. Use it only for evidence the protocol defines (HTTP/2
+// REFUSED_STREAM, HTTP/3 H3_REQUEST_REJECTED, a GOAWAY that excludes the
+// stream), never on a guess.
+//
+// With protocol evidence (a Protocol, Code or Name), the attempt records
+// the evidence's class and retry.evidence.*. Without any, the verdict is
+// honoured as the user's word: the attempt keeps the class it observed
+// (a timeout stays a timeout) and records reason classifier, with no
+// retry.evidence.*.
 func NotProcessed(e Evidence) Classification {
-	if !e.Class.NotProcessed() {
+	if e.present() && !e.Class.NotProcessed() {
 		// Only a class that proves the request was not processed may be
 		// recorded: an empty one or any other becomes refused_stream, and
 		// the metrics keep their closed set of labels.
@@ -133,11 +139,18 @@ func NotProcessed(e Evidence) Classification {
 	return Classification{kind: classNotProcessed, evidence: e}
 }
 
+// present reports whether e carries protocol evidence.
+func (e Evidence) present() bool { return e.Protocol != "" || e.Code != 0 || e.Name != "" }
+
 // Classifier inspects one attempt's answer and classifies it; the zero
 // Classification leaves the default rules in charge. It runs before the
 // decision, and the library still enforces the deadline, the attempt
 // limit, the retry budget and replayability. The attempt span records
-// retry.reason=classifier when its answer changed the decision.
+// retry.reason=classifier whenever its answer (other than the zero one)
+// decided, also when the defaults would have decided the same. A
+// retry it asks for costs the retry budget as any other retry does, and
+// Retryable never turns an error that proves the request was not
+// processed into a stop.
 type Classifier func(Answer) Classification
 
 // Classifiers combines classifiers: the first answer that is not the zero
@@ -159,8 +172,12 @@ func Classifiers(cs ...Classifier) Classifier {
 // EvidenceClassifier returns a Classifier that classifies an attempt that
 // got no response as NotProcessed when evidence finds the protocol's proof
 // in its error, and leaves every other answer to the default rules. The
-// protocol classifiers (classify/h2, classify/h3) are built with it.
+// protocol classifiers (classify/h2, classify/h3) are built with it. A nil
+// evidence function yields a nil Classifier, which WithClassifier ignores.
 func EvidenceClassifier(evidence func(error) (Evidence, bool)) Classifier {
+	if evidence == nil {
+		return nil
+	}
 	return func(a Answer) Classification {
 		if a.Err == nil || a.StatusCode != 0 {
 			return Classification{}
@@ -174,8 +191,29 @@ func EvidenceClassifier(evidence func(error) (Evidence, bool)) Classifier {
 
 // PrepareFunc prepares the copy of the request for attempt n before it is
 // sent: re-sign it, refresh a token, set a per-attempt header. req is the
-// attempt's own deep copy (Request.Clone): changing its header or URL never
-// touches the caller's request. An error ends the operation with outcome
-// stop, reason prepare_failed, and that error as the cause; no call is
-// made.
+// attempt's own deep copy (Request.Clone) of the caller's request, made
+// afresh for every attempt (its body from the caller's GetBody after the
+// first): changing it never touches the caller's request, and a change
+// made for one attempt is not seen by the next.
+//
+// The prepared request is the one subject of the attempt: the policy
+// judges it, the wire carries it (plus the propagators' trace headers),
+// and the spans, logs and errors record its sanitized URL.
+//
+//   - It may change headers, the URL's path and query, and the body.
+//   - It may not change what the policy judged: the method, the host,
+//     and, under WithIdempotencyKeyContract, the contract's headers, whose
+//     values the first attempt's prepared request fixes for every later
+//     one (a key set or removed on the first attempt counts; a key changed
+//     later does not). A change ends the operation stop, reason
+//     prepare_failed, before the attempt is sent.
+//   - When it replaces Body, it sets GetBody and ContentLength for the new
+//     body too: a layer below (net/http's resend of a request that never
+//     left) then resends exactly the prepared bytes. Without a GetBody of
+//     its own, any resend below otelretry is refused. The body it replaced
+//     is closed by the transport; the PrepareFunc must not close it.
+//
+// An error ends the operation with outcome stop, reason prepare_failed,
+// and that error as the cause; no call is made. Its time counts against
+// the attempt and the deadline: the clock is read again after it.
 type PrepareFunc func(req *http.Request, attempt int) error

@@ -16,6 +16,10 @@ const (
 	// phaseBeforeCall: before each network call (the first, and each one
 	// after a pause). The verdict is empty when the call may go ahead.
 	phaseBeforeCall phase = iota
+	// phasePrepared: the attempt's request was prepared (its body taken,
+	// the PrepareFunc run) and is about to be sent. The verdict is empty
+	// when it may be sent.
+	phasePrepared
 	// phaseAttempt: after an attempt got a response's headers or failed.
 	phaseAttempt
 	// phaseStateCheck: after a state check answered for an unknown write.
@@ -33,7 +37,8 @@ type input struct {
 	callerCanceled, callerDeadline bool
 
 	// remaining is the operation's time left: before the call in
-	// phaseBeforeCall, after the attempt (or state check) otherwise.
+	// phaseBeforeCall and phasePrepared, after the attempt (or state
+	// check) otherwise.
 	remaining time.Duration
 	// attemptsLeft is how many more calls the attempt limit allows.
 	attemptsLeft int
@@ -46,6 +51,20 @@ type input struct {
 	noRetry bool
 	// replayable: the body can be sent again (none, or GetBody set).
 	replayable bool
+	// write: the method is not safe (RFC 9110): the request may change
+	// state on the server.
+	write bool
+	// unresolvedWrite: an earlier attempt of this operation was a write
+	// whose outcome is unknown, and nothing resolved it since.
+	unresolvedWrite bool
+	// afterRetry: a retry was decided, and this is the call it planned:
+	// whatever stops it now ran after the decision (see ReasonOverrun).
+	afterRetry bool
+
+	// phasePrepared: the attempt's body could not be had (GetBody failed);
+	// the PrepareFunc failed; it changed what the policy judged (the
+	// method, the host, or the idempotency-key contract's headers).
+	bodyUnavailable, prepareFailed, prepareChanged bool
 
 	// The answer: a status, or an error class (never both).
 	status int
@@ -85,9 +104,13 @@ type verdict struct {
 	decision attrs.Decision
 	pause    time.Duration
 	reason   attrs.Reason
-	// unknownWrite: the request may have been applied while its answer was
-	// lost (check_state, or a cancellation while it was in flight).
+	// unknownWrite: the operation ends while a write may have been applied
+	// and its answer was lost (check_state, a cancellation while it was in
+	// flight, or any other end after such an attempt).
 	unknownWrite bool
+	// unresolvedWrite: a write of this operation has an unknown outcome so
+	// far; the operation carries it to its next decisions.
+	unresolvedWrite bool
 	// needPause, needBudget: the answer may be retried, but the Backoff
 	// (or the retry budget) was not asked yet; ask it and decide again
 	// with its answer. Asking only then keeps a Backoff or a budget from
@@ -98,18 +121,33 @@ type verdict struct {
 // goAhead reports whether a phaseBeforeCall verdict lets the call go ahead.
 func (v verdict) goAhead() bool { return v.decision == "" }
 
-// decide applies the decision rules. It is pure, and it is the only place
-// the rules live: the transport gathers the input and carries out the
-// verdict (README, "Decisions").
+// decide applies the decision rules. It is pure, and it is where the rules
+// live, with the pure functions beside it in this file (the error class an
+// attempt records, what the budget is charged, whether a layer below may
+// resend): the transport gathers the input and carries out the verdict
+// (README, "Decisions").
 func decide(in input) verdict {
+	var v verdict
 	switch in.phase {
 	case phaseBeforeCall:
-		return decideBeforeCall(in)
+		v = decideBeforeCall(in)
+	case phasePrepared:
+		v = decidePrepared(in)
 	case phaseStateCheck:
-		return decideAfterStateCheck(in)
+		v = decideAfterStateCheck(in)
 	default:
-		return decideAfterAttempt(in)
+		v = decideAfterAttempt(in)
 	}
+	// A write whose outcome is unknown stays unknown until a state check
+	// says otherwise, whatever ends the operation later.
+	v.unresolvedWrite = in.unresolvedWrite || (in.phase == phaseAttempt && in.write && outcomeUnknown(in))
+	if in.phase == phaseStateCheck && in.state == attrs.StateNotApplied {
+		v.unresolvedWrite = false // the check resolved it
+	}
+	if v.unresolvedWrite && !v.goAhead() && v.decision.Terminal() && v.decision != attrs.DecisionReturn {
+		v.unknownWrite = true
+	}
+	return v
 }
 
 func decideBeforeCall(in input) verdict {
@@ -119,9 +157,40 @@ func decideBeforeCall(in input) verdict {
 	case in.callerDeadline:
 		return verdict{decision: attrs.DecisionDeadlineExceeded, reason: attrs.ReasonCaller}
 	case in.remaining <= 0:
-		return verdict{decision: attrs.DecisionDeadlineExceeded, reason: attrs.ReasonDeadline}
+		return verdict{decision: attrs.DecisionDeadlineExceeded, reason: deadlineReason(in)}
 	}
 	return verdict{}
+}
+
+// decidePrepared decides whether a prepared attempt may be sent: its body
+// could be had, its PrepareFunc succeeded without changing what the
+// policy judged, and time is left after the preparation.
+func decidePrepared(in input) verdict {
+	switch {
+	case in.bodyUnavailable:
+		return verdict{decision: attrs.DecisionStop, reason: attrs.ReasonNotReplayable}
+	case in.prepareFailed, in.prepareChanged:
+		return verdict{decision: attrs.DecisionStop, reason: attrs.ReasonPrepareFailed}
+	}
+	return decideBeforeCall(in)
+}
+
+// deadlineReason is the reason when no time is left for a call: the
+// deadline, or, for the call a retry planned (whose pause was checked
+// against the deadline), overrun: what ran after the decision took it.
+func deadlineReason(in input) attrs.Reason {
+	if in.afterRetry {
+		return attrs.ReasonOverrun
+	}
+	return attrs.ReasonDeadline
+}
+
+// outcomeUnknown reports whether an attempt that got no answer may have
+// been applied: nothing proves it was not processed, and it was written,
+// timed out, or lost its connection.
+func outcomeUnknown(in input) bool {
+	return in.status == 0 && !in.notProcessed &&
+		(in.written || in.class == attrs.ErrorClassTimeout || in.class == attrs.ErrorClassConnectionReset)
 }
 
 func decideAfterAttempt(in input) verdict {
@@ -140,12 +209,10 @@ func decideAfterAttempt(in input) verdict {
 		// returned.
 		return callerGone(in, false)
 	}
-	// unknown: a write that may have been applied lost its answer. No rule
-	// and no hook turns that into a resend; only the caller's word that
-	// the request is repeatable does.
-	unknown := !answered && !in.repeatable && !in.notProcessed &&
-		(in.written || in.class == attrs.ErrorClassTimeout || in.class == attrs.ErrorClassConnectionReset)
-	if unknown {
+	// A write that may have been applied lost its answer. No rule and no
+	// hook turns that into a resend; only the caller's word that the
+	// request is repeatable does.
+	if !in.repeatable && outcomeUnknown(in) {
 		return verdict{decision: attrs.DecisionCheckState, reason: attrs.ReasonUnknownWrite, unknownWrite: true}
 	}
 
@@ -177,8 +244,9 @@ func retryable(in input) (bool, attrs.Reason) {
 		}
 	case classRetryable:
 		// A classifier widens what is retried; it never makes a write
-		// repeatable.
-		if in.repeatable {
+		// repeatable, and never narrows what the defaults retry: an error
+		// that proves the request was not processed stays retryable.
+		if in.repeatable || (!answered && in.notProcessed) {
 			return true, attrs.ReasonClassifier
 		}
 		return false, attrs.ReasonNotIdempotent
@@ -261,4 +329,64 @@ func callerGone(in input, unknownWrite bool) verdict {
 // protocol, which is what the caller asked for).
 func success(status int) bool {
 	return status == 101 || (status >= 200 && status < 400)
+}
+
+// observedClass is the error class an attempt that got no response
+// records: the classified class, unless the caller canceled (canceled),
+// or the attempt timer or the caller's deadline ended it (timeout),
+// whatever error the base reported for that.
+func observedClass(classified attrs.ErrorClass, timedOut, callerCanceled, callerDeadline bool) attrs.ErrorClass {
+	switch {
+	case callerCanceled:
+		return attrs.ErrorClassCanceled
+	case timedOut || callerDeadline:
+		return attrs.ErrorClassTimeout
+	}
+	return classified
+}
+
+// recordedClass is the error class an attempt records once the classifier
+// answered: NotProcessed with protocol evidence records the evidence's
+// class (and the evidence); without evidence it is the user's word, and
+// the observed class stays.
+func recordedClass(observed attrs.ErrorClass, c Classification) (attrs.ErrorClass, Evidence) {
+	if c.kind == classNotProcessed && observed != "" && c.evidence.present() {
+		return c.evidence.Class, c.evidence
+	}
+	return observed, Evidence{}
+}
+
+// budgetCharge is what an attempt's answer tells the retry budget: every
+// failed attempt costs alike, whatever made it retryable (a transport
+// error, a status of WithRetryableStatuses, or a classifier's word); a
+// success refunds. The caller's cancellation tells it nothing (ok false).
+func budgetCharge(in input, retryAfter time.Duration) (budgetObservation, bool) {
+	if in.class == attrs.ErrorClassCanceled {
+		return budgetObservation{}, false
+	}
+	retriedByHook := in.classifier.kind == classRetryable || in.classifier.kind == classNotProcessed
+	return budgetObservation{
+		success:  in.status != 0 && success(in.status),
+		failure:  in.class != "" || in.retryableStatus || (retriedByHook && !success(in.status)),
+		timeout:  in.class == attrs.ErrorClassTimeout,
+		status:   in.status,
+		pushback: retryAfter,
+	}, true
+}
+
+// guardsResends reports whether a layer below the transport must be kept
+// from resending the attempt once it may have reached the server: the
+// policy does not treat it as repeatable, and the user did not declare
+// that the base resends only with proof (WithTrustedBaseResends).
+func guardsResends(repeatable, trustedBase bool) bool { return !repeatable && !trustedBase }
+
+// resendRefused reports whether a guarded attempt's fresh body must be
+// refused to a layer below that asks for it: a write completed, or a
+// connection was taken and writing to it did not fail. It reads what the
+// base reported before it asked, never after: HTTP/2 and HTTP/3 clients
+// can ask before they report the headers they wrote. A request refused
+// that had not left after all (a connection found unusable) ends
+// check_state: the safe side.
+func resendRefused(guarded, written, gotConn, connWriteFailed bool) bool {
+	return guarded && (written || (gotConn && !connWriteFailed))
 }

@@ -200,12 +200,37 @@ func TestDecideAfterStateCheck(t *testing.T) {
 // reference is the README's decision table, row by row, written without
 // decide's structure: the fuzz test holds decide to it.
 func reference(in input) verdict {
-	if in.phase == phaseBeforeCall {
+	v := referenceRows(in)
+	// A write whose outcome is unknown stays unknown to the end, unless a
+	// state check says it was not applied.
+	unknownNow := in.phase == phaseAttempt && in.write && in.status == 0 && !in.notProcessed &&
+		(in.written || in.class == attrs.ErrorClassTimeout || in.class == attrs.ErrorClassConnectionReset)
+	v.unresolvedWrite = (in.unresolvedWrite || unknownNow) && !(in.phase == phaseStateCheck && in.state == attrs.StateNotApplied)
+	switch v.decision {
+	case "", attrs.DecisionRetry, attrs.DecisionReturn:
+	default:
+		v.unknownWrite = v.unknownWrite || v.unresolvedWrite
+	}
+	return v
+}
+
+func referenceRows(in input) verdict {
+	if in.phase == phasePrepared {
+		switch {
+		case in.bodyUnavailable:
+			return verdict{decision: attrs.DecisionStop, reason: attrs.ReasonNotReplayable}
+		case in.prepareFailed || in.prepareChanged:
+			return verdict{decision: attrs.DecisionStop, reason: attrs.ReasonPrepareFailed}
+		}
+	}
+	if in.phase == phaseBeforeCall || in.phase == phasePrepared {
 		switch {
 		case in.callerCanceled:
 			return verdict{decision: attrs.DecisionCanceled, reason: attrs.ReasonCaller}
 		case in.callerDeadline:
 			return verdict{decision: attrs.DecisionDeadlineExceeded, reason: attrs.ReasonCaller}
+		case in.remaining <= 0 && in.afterRetry:
+			return verdict{decision: attrs.DecisionDeadlineExceeded, reason: attrs.ReasonOverrun}
 		case in.remaining <= 0:
 			return verdict{decision: attrs.DecisionDeadlineExceeded, reason: attrs.ReasonDeadline}
 		}
@@ -277,7 +302,7 @@ func reference(in input) verdict {
 		return verdict{decision: attrs.DecisionStop, reason: attrs.ReasonClassifier}
 	case c == classNotProcessed && noResponse:
 		return retry(attrs.ReasonClassifier)
-	case c == classRetryable && in.repeatable:
+	case c == classRetryable && (in.repeatable || (noResponse && in.notProcessed)):
 		return retry(attrs.ReasonClassifier)
 	case c == classRetryable:
 		return verdict{decision: attrs.DecisionStop, reason: attrs.ReasonNotIdempotent}
@@ -302,25 +327,30 @@ func reference(in input) verdict {
 // have been applied is never retried; no pause reaches the deadline; return
 // only for a success.
 func FuzzDecide(f *testing.F) {
-	f.Add(uint8(1), true, 503, uint8(0), true, int64(300), 2, int64(40), int64(0), true, uint8(0), uint8(0), false, uint8(0), false, false, true, false, false)
-	f.Add(uint8(1), false, 0, uint8(0), false, int64(300), 2, int64(40), int64(0), true, uint8(0), uint8(0), false, uint8(0), false, false, true, false, false)
-	f.Add(uint8(1), false, 0, uint8(6), false, int64(10), 0, int64(40), int64(5000), false, uint8(3), uint8(1), true, uint8(1), true, false, true, false, false)
-	f.Add(uint8(2), false, 0, uint8(0), false, int64(10), 1, int64(0), int64(0), true, uint8(0), uint8(0), false, uint8(2), false, true, true, false, false)
+	f.Add(uint8(2), true, 503, uint8(0), true, int64(300), 2, int64(40), int64(0), true, uint8(0), uint8(0), false, uint8(0), false, false, true, false, false, uint8(0))
+	f.Add(uint8(2), false, 0, uint8(0), false, int64(300), 2, int64(40), int64(0), true, uint8(0), uint8(0), false, uint8(0), false, false, true, false, false, uint8(0))
+	f.Add(uint8(2), false, 0, uint8(6), false, int64(10), 0, int64(40), int64(5000), false, uint8(3), uint8(1), true, uint8(1), true, false, true, false, false, uint8(0))
+	f.Add(uint8(3), false, 0, uint8(0), false, int64(10), 1, int64(0), int64(0), true, uint8(0), uint8(0), false, uint8(2), false, true, true, false, false, uint8(0))
+	f.Add(uint8(1), false, 0, uint8(0), false, int64(-5), 2, int64(0), int64(0), true, uint8(0), uint8(0), false, uint8(0), false, false, false, false, false, uint8(4))
+	f.Add(uint8(2), true, 0, uint8(0), false, int64(300), 0, int64(40), int64(0), true, uint8(0), uint8(0), false, uint8(0), false, false, true, true, false, uint8(3))
 	f.Fuzz(func(t *testing.T, phaseIdx uint8, repeatable bool, status int, classIdx uint8, retryableStatus bool,
 		remainingMs int64, attemptsLeft int, backoffMs, retryAfterMs int64, replayable bool,
-		classifierIdx, budgetIdx uint8, budgetAsked bool, stateIdx uint8, noRetry, caller bool, pauseAsked, written, callerDeadline bool) {
+		classifierIdx, budgetIdx uint8, budgetAsked bool, stateIdx uint8, noRetry, caller bool, pauseAsked, written, callerDeadline bool,
+		flags uint8) {
 		classes := attrs.ErrorClasses()
 		classifiers := []Classification{{}, Retryable(time.Duration(backoffMs%97) * msec), NotRetryable(), NotProcessed(Evidence{Protocol: "h2"})}
 		budgets := []attrs.Reason{"", attrs.ReasonBudget, attrs.ReasonPushback, attrs.ReasonHostLimit}
 		states := []attrs.StateCheckResult{attrs.StateApplied, attrs.StateNotApplied, attrs.StateUnknown, "garbage"}
 		in := input{
-			phase: phase(phaseIdx % 3), repeatable: repeatable, status: status, retryableStatus: retryableStatus,
+			phase: phase(phaseIdx % 4), repeatable: repeatable, status: status, retryableStatus: retryableStatus,
 			remaining: time.Duration(remainingMs) * msec, attemptsLeft: attemptsLeft,
 			backoff: time.Duration(max(backoffMs, 0)) * msec, retryAfter: time.Duration(max(retryAfterMs, 0)) * msec,
 			replayable: replayable, classifier: classifiers[int(classifierIdx)%len(classifiers)],
 			budgetAsked: budgetAsked, budget: budgets[int(budgetIdx)%len(budgets)],
 			state: states[int(stateIdx)%len(states)], noRetry: noRetry, callerCanceled: caller, pauseAsked: pauseAsked,
 			written: written, callerDeadline: callerDeadline,
+			write: flags&1 != 0, unresolvedWrite: flags&2 != 0, afterRetry: flags&4 != 0,
+			bodyUnavailable: flags&8 != 0, prepareFailed: flags&16 != 0, prepareChanged: flags&32 != 0,
 		}
 		if status <= 0 {
 			in.status = 0
@@ -334,8 +364,14 @@ func FuzzDecide(f *testing.F) {
 		if want := reference(in); v != want {
 			t.Fatalf("decide(%+v) = %+v, the decision table says %+v", in, v, want)
 		}
-		if in.phase == phaseBeforeCall {
+		if in.phase == phaseBeforeCall || in.phase == phasePrepared {
+			if v.decision == attrs.DecisionRetry || (v.decision != "" && !v.decision.Terminal()) {
+				t.Fatalf("before a call, the verdict is a go-ahead or terminal: %+v", v)
+			}
 			return
+		}
+		if v.unknownWrite && v.decision == attrs.DecisionRetry {
+			t.Fatalf("a retry marked as ending with an unknown write: %+v", v)
 		}
 		if !v.decision.Valid() || !v.reason.Valid() {
 			t.Fatalf("decision %q, reason %q: not in the closed sets", v.decision, v.reason)

@@ -47,61 +47,96 @@ type StateResult struct {
 //     an error matching ErrOutcomeUnknown.
 //
 // ctx carries the operation deadline and the state_check span, so calls the
-// hook makes through an instrumented client appear under it.
+// hook makes through an instrumented client appear under it. A lookup it
+// makes through an otelretry Transport is an operation of its own (its own
+// operation id, never counted as a repeat of the write). An error it
+// returns is recorded, sanitized, on the state_check span and is reachable
+// from the error RoundTrip returns with errors.Is and errors.As.
 type StateCheckFunc func(ctx context.Context, check StateCheck) (StateResult, error)
 
 // checkState resolves the unknown outcome of attempt a with the user's
 // hook, if any, in a state_check span. It returns the verdict that
 // follows (retry: resend; return: with the stored response; else
-// terminal) and the stored response.
-func (op *operation) checkState(a *attempt, cause error) (verdict, *http.Response) {
+// terminal), the stored response, and the hook's error, sanitized.
+func (op *operation) checkState(a *attempt, cause error) (verdict, *http.Response, error) {
 	hook := op.t.cfg.stateCheck
 	if hook == nil {
-		return a.ev.verdict, nil
+		return a.ev.verdict, nil, nil
 	}
-	ctx, cancel := context.WithDeadline(op.ctx, op.deadline)
+	ctx, cancel := context.WithDeadline(op.ctx, op.clock.deadline)
 	defer cancel()
-	ctx, span := op.t.tracer.Start(ctx, attrs.StateCheckSpanName, op.t.internal...)
+	ctx, span := op.t.tracer.Start(lookupContext(ctx), attrs.StateCheckSpanName, op.t.internal...)
 	defer span.End()
 
-	// A copy without a body: the write's body was sent, and is the
-	// caller's to close (through the attempt), not the hook's.
-	copied := op.req.Clone(ctx)
-	copied.Body, copied.GetBody, copied.ContentLength = http.NoBody, nil, 0
-	result, err := hook(ctx, StateCheck{OperationID: op.opID(), Request: copied, Attempt: a.ev.attempt, Err: cause})
-	state := result.State
-	switch {
-	case err != nil:
-		state = attrs.StateUnknown
-		span.SetStatus(codes.Error, "state check failed")
-	case state == attrs.StateApplied && result.Response == nil:
-		// An applied write with no stored result cannot be returned, and a
-		// response is never invented.
-		state = attrs.StateUnknown
-		span.SetStatus(codes.Error, "state check reported applied without a response")
-	case state != attrs.StateApplied && state != attrs.StateNotApplied:
-		state = attrs.StateUnknown
+	result, err := hook(ctx, StateCheck{OperationID: op.opID(), Request: a.checkCopy(ctx), Attempt: a.ev.attempt, Err: cause})
+	state, problem := stateOf(result, err)
+	if problem != "" {
+		span.SetStatus(codes.Error, problem)
+	}
+	if err != nil {
+		err = op.sanitize(err, a.out.URL)
+		span.RecordError(err)
+		span.SetStatus(codes.Error, "state check failed: "+err.Error())
 	}
 	if state != attrs.StateApplied {
 		closeResponse(result.Response)
 	}
-	now := op.since()
-	in := op.inputAt(phaseStateCheck, now)
+	in := op.inputAt(phaseStateCheck, op.since())
 	in.state = state
-	v := op.settle(in, a.n, &Answer{}, now)
+	v := op.settle(in, a.n, &Answer{})
 	if span.IsRecording() {
 		span.SetAttributes(append(op.attrs(), attrs.OperationIDKey.String(op.opID()), state.Attribute(),
 			v.decision.Attribute(), v.reason.Attribute())...)
 	}
-	if v.decision == attrs.DecisionReturn {
-		stored := result.Response
-		if stored.Body == nil {
-			stored.Body = http.NoBody
-		}
-		if stored.Request == nil {
-			stored.Request = op.req
-		}
-		return v, stored
+	if v.decision != attrs.DecisionReturn {
+		return v, nil, err
 	}
-	return v, nil
+	stored := result.Response
+	if stored.Body == nil {
+		stored.Body = http.NoBody
+	}
+	if stored.Request == nil {
+		stored.Request = op.req
+	}
+	return v, stored, nil
+}
+
+// stateOf is the state a check's answer stands for, and what was wrong
+// with it: an error or an answer outside the set is unknown, and an
+// applied write with no stored result cannot be returned (a response is
+// never invented), so it is unknown too.
+func stateOf(result StateResult, err error) (attrs.StateCheckResult, string) {
+	switch {
+	case err != nil:
+		return attrs.StateUnknown, ""
+	case result.State == attrs.StateApplied && result.Response == nil:
+		return attrs.StateUnknown, "state check reported applied without a response"
+	case result.State != attrs.StateApplied && result.State != attrs.StateNotApplied:
+		return attrs.StateUnknown, ""
+	}
+	return result.State, ""
+}
+
+// lookupContext is the state check's context: a lookup the hook makes
+// through an otelretry Transport is an operation of its own, not a repeat
+// of the write, so the write's operation id and intent are masked.
+func lookupContext(ctx context.Context) context.Context {
+	ctx = context.WithValue(ctx, operationIDKey{}, (*operationContext)(nil))
+	return context.WithValue(ctx, intentKey{}, Intent{})
+}
+
+// checkCopy is the copy of the write a state check gets: the prepared
+// request that went on the wire, without its body (it was sent, and is
+// not the hook's to read or close), with the idempotency headers under
+// their canonical names.
+func (a *attempt) checkCopy(ctx context.Context) *http.Request {
+	c := a.out.Clone(ctx)
+	c.Body, c.GetBody, c.ContentLength = http.NoBody, nil, 0
+	for _, k := range netHTTPIdempotencyKeys {
+		if v, ok := c.Header[k.hidden]; ok {
+			delete(c.Header, k.hidden)
+			c.Header[k.canonical] = v
+		}
+	}
+	return c
 }

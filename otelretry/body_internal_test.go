@@ -7,7 +7,6 @@ import (
 	"context"
 	"io"
 	"net/http"
-	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -65,32 +64,5 @@ func TestDiscardWithoutPauseClosesUnread(t *testing.T) {
 	discard(&http.Response{Body: body}, a, 0)
 	if body.read != 0 || !body.closed {
 		t.Fatalf("read %d, closed %v; want 0, true", body.read, body.closed)
-	}
-}
-
-// The carrier writes what http.Header.Set writes, into a copy made on the
-// first write only.
-func TestHeaderCarrierCopiesOnFirstWrite(t *testing.T) {
-	caller := http.Header{"X-Caller": {"1"}}
-	req := &http.Request{Header: caller}
-	c := headerCarrier{req: req}
-	if c.Get("x-caller") != "1" || !reflect.DeepEqual(c.Keys(), []string{"X-Caller"}) {
-		t.Fatalf("Get/Keys do not read the caller's header")
-	}
-	want := caller.Clone()
-	for _, kv := range [][2]string{{"traceparent", "00-a-b-01"}, {"tracestate", "k=v"}, {"baggage", "b=1"}, {"x-b3-traceid", "abc"}, {"Uber-Trace-Id", "u"}} {
-		c.Set(kv[0], kv[1])
-		want.Set(kv[0], kv[1])
-	}
-	if !reflect.DeepEqual(req.Header, want) {
-		t.Errorf("header = %v, want %v", req.Header, want)
-	}
-	if len(caller) != 1 {
-		t.Errorf("the caller's header was written: %v", caller)
-	}
-	empty := &http.Request{} // a nil header gets a fresh one
-	(&headerCarrier{req: empty}).Set("traceparent", "x")
-	if empty.Header.Get("Traceparent") != "x" {
-		t.Errorf("nil header: %v", empty.Header)
 	}
 }

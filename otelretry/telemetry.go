@@ -6,6 +6,7 @@ package otelretry
 import (
 	"log/slog"
 	"net/http"
+	"net/url"
 	"strconv"
 	"time"
 
@@ -29,7 +30,8 @@ type attemptEvent struct {
 	elapsed   time.Duration
 	remaining time.Duration // operation time left before the call
 	verdict   verdict
-	writes    int32 // writes on the wire (httptrace); 0 when the base reports none
+	writes    int32    // writes on the wire (httptrace); 0 when the base reports none
+	url       *url.URL // the prepared request's URL, as it went on the wire
 
 	retryAfter      time.Duration
 	hasRetryAfter   bool
@@ -37,6 +39,24 @@ type attemptEvent struct {
 }
 
 func ms(d time.Duration) int64 { return d.Milliseconds() }
+
+// sanitizedURL is the attempt's url.full: its prepared URL, sanitized. It
+// is the operation's when the attempt kept the caller's URL.
+func (ev *attemptEvent) sanitizedURL(op *operation) string {
+	if ev.url == nil || ev.url == op.req.URL {
+		return op.sanitizedURL()
+	}
+	return SanitizeURL(ev.url)
+}
+
+// urlChanges reports whether sanitizing changes the attempt's URL, which
+// otelhttp records raw on its CLIENT span.
+func (ev *attemptEvent) urlChanges(op *operation) bool {
+	if ev.url == nil {
+		return redact.Changes(op.req.URL)
+	}
+	return redact.Changes(ev.url)
+}
 
 // errorType is the semantic conventions' error.type of the attempt: its
 // error class, or the status code of an answer that is not a 2xx or 3xx;
@@ -66,10 +86,10 @@ func (op *operation) fields(kv []attribute.KeyValue, ev *attemptEvent, onClientS
 		attrs.AttemptKey.Int(ev.attempt),
 	)
 	if !onClientSpan {
-		kv = append(kv, attrs.HTTPRequestMethodKey.String(op.method))
+		kv = append(kv, attrs.HTTPRequestMethodKey.String(op.policy.method))
 	}
-	if !onClientSpan || redact.Changes(op.req.URL) {
-		kv = append(kv, attrs.URLFullKey.String(op.sanitizedURL()))
+	if !onClientSpan || ev.urlChanges(op) {
+		kv = append(kv, attrs.URLFullKey.String(ev.sanitizedURL(op)))
 	}
 	kv = append(kv, attrs.RemainingMsKey.Int64(ms(ev.remaining)))
 	if ev.attempt > 1 {
@@ -103,45 +123,27 @@ func (op *operation) fields(kv []attribute.KeyValue, ev *attemptEvent, onClientS
 }
 
 // record writes the attempt event on the attempt's span (all its fields in
-// one call, and only when the span records, as recording says), the log
-// and the metrics. own says the span is the transport's INTERNAL attempt
-// span, which it also ends; otherwise the span is otelhttp's CLIENT span,
-// which otelhttp ends and gives its status. When later is not nil, the
-// fields are left there for the caller to write (see attempt.writeFields)
-// instead of written now.
-func (op *operation) record(span trace.Span, recording, own bool, ev *attemptEvent, later *[]attribute.KeyValue) {
+// one call, and only when the span records), the log and the metrics. own
+// says the span is the transport's INTERNAL attempt span, which it also
+// ends and gives its status; otherwise the span is otelhttp's CLIENT span,
+// which otelhttp ends and gives its status, or none.
+func (op *operation) record(span trace.Span, own bool, ev *attemptEvent) {
 	var kv []attribute.KeyValue
-	if recording {
+	if span.IsRecording() { // once: the SDK locks the span for it
 		kv = op.fields(op.attrs(), ev, !own)
-		if later != nil {
-			*later = kv
-		} else {
-			span.SetAttributes(kv...)
-		}
-		for i := int32(1); i < ev.writes; i++ {
-			span.AddEvent(attrs.EventWireResend, trace.WithAttributes(attrs.WireWritesKey.Int(int(i+1))))
-		}
-		if ev.retryAfterError != nil {
-			span.AddEvent(attrs.EventRetryAfterInvalid, trace.WithAttributes(attribute.String("error", ev.retryAfterError.Error())))
-		}
-		if ev.verdict.reason == attrs.ReasonNotReplayable {
-			span.AddEvent(attrs.EventBodyNotReplayable)
-		}
+		span.SetAttributes(kv...)
+		op.addEvents(span, ev)
 		if own {
-			if ev.class != "" {
-				span.SetStatus(codes.Error, string(ev.class))
-			} else if ev.status >= 400 {
-				span.SetStatus(codes.Error, http.StatusText(ev.status))
-			}
+			setAttemptStatus(span, ev)
 		}
 	}
 	if l := op.t.cfg.logger; l != nil {
 		op.log(l, span, own, kv, ev)
 	}
 	op.t.metrics.RecordAttempt(op.ctx, metrics.Attempt{
-		Method:        op.method,
+		Method:        op.policy.method,
 		ServerAddress: op.metricServer(),
-		Labels:        op.labels,
+		Labels:        op.tel.labels,
 		Decision:      ev.verdict.decision,
 		ErrorClass:    ev.class,
 		StatusCode:    ev.status,
@@ -150,6 +152,30 @@ func (op *operation) record(span trace.Span, recording, own bool, ev *attemptEve
 	})
 	if own {
 		span.End()
+	}
+}
+
+// addEvents adds the attempt span's events: the extra writes on the wire,
+// a malformed Retry-After, a body that could not be replayed.
+func (op *operation) addEvents(span trace.Span, ev *attemptEvent) {
+	for i := int32(1); i < ev.writes; i++ {
+		span.AddEvent(attrs.EventWireResend, trace.WithAttributes(attrs.WireWritesKey.Int(int(i+1))))
+	}
+	if ev.retryAfterError != nil {
+		span.AddEvent(attrs.EventRetryAfterInvalid, trace.WithAttributes(attribute.String("error", ev.retryAfterError.Error())))
+	}
+	if ev.verdict.reason == attrs.ReasonNotReplayable {
+		span.AddEvent(attrs.EventBodyNotReplayable)
+	}
+}
+
+// setAttemptStatus gives the transport's own attempt span its status, as
+// otelhttp gives its CLIENT span.
+func setAttemptStatus(span trace.Span, ev *attemptEvent) {
+	if ev.class != "" {
+		span.SetStatus(codes.Error, string(ev.class))
+	} else if ev.status >= 400 {
+		span.SetStatus(codes.Error, http.StatusText(ev.status))
 	}
 }
 

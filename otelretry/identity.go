@@ -1,0 +1,130 @@
+// Copyright The otelretry Authors
+// SPDX-License-Identifier: Apache-2.0
+
+package otelretry
+
+import (
+	"context"
+	"math/rand/v2"
+	"net/http"
+	"strconv"
+	"sync"
+	"sync/atomic"
+
+	"go.opentelemetry.io/otel/trace"
+)
+
+type operationIDKey struct{}
+
+// operationContext is what WithOperationID attaches to a context: the id,
+// and a count of the operations a Transport made under it, which marks an
+// operation that repeats an earlier one (attrs.RepeatKey).
+type operationContext struct {
+	id         string
+	operations atomic.Int64
+	// attempts numbers the attempts of every operation made under it, so
+	// that request ids stay unique when an outer layer repeats the
+	// operation.
+	attempts atomic.Int64
+}
+
+// WithOperationID returns a context that names the logical operation the
+// request belongs to. Create it at the operation boundary (where the user
+// action or job starts), before the first call, so that every attempt and
+// every log line of the operation share one id. An empty id is ignored.
+//
+// Without it, the Transport generates an id per RoundTrip, which ties the
+// attempts of that call (and the hops of its redirect chain) together, but
+// not separate calls of one operation.
+//
+// Every operation a Transport makes under the returned context, other than
+// a redirect hop, counts: the second and later ones carry
+// retry.operation.repeat on their span, which shows a layer above the
+// Transport (go-retryablehttp, an application loop) sending the operation
+// again.
+func WithOperationID(ctx context.Context, id string) context.Context {
+	if id == "" {
+		return ctx
+	}
+	return context.WithValue(ctx, operationIDKey{}, &operationContext{id: id})
+}
+
+// OperationIDFromContext returns the id set with WithOperationID.
+func OperationIDFromContext(ctx context.Context) (string, bool) {
+	if oc, ok := ctx.Value(operationIDKey{}).(*operationContext); ok {
+		return oc.id, true
+	}
+	return "", false
+}
+
+func operationContextOf(ctx context.Context) *operationContext {
+	oc, _ := ctx.Value(operationIDKey{}).(*operationContext)
+	return oc
+}
+
+// NewOperationID returns a random operation id such as "op-1f3a9c0d5e7b2a64".
+// It is not a secret and not a security token.
+func NewOperationID() string {
+	const digits = "0123456789abcdef"
+	b := [3 + 16]byte{'o', 'p', '-'}
+	v := rand.Uint64()
+	for i := range 8 { // little-endian bytes, each as two hex digits
+		c := byte(v >> (8 * i))
+		b[3+2*i], b[4+2*i] = digits[c>>4], digits[c&0x0f]
+	}
+	return string(b[:])
+}
+
+// RequestID returns the id of attempt n of an operation:
+// "<operationID>/attempt-<n>".
+func RequestID(operationID string, attempt int) string {
+	return operationID + "/attempt-" + strconv.Itoa(attempt)
+}
+
+func methodOf(r *http.Request) string {
+	if r.Method == "" {
+		return http.MethodGet
+	}
+	return r.Method
+}
+
+// safeMethod reports whether RFC 9110 defines method as safe, and so
+// idempotent without any declaration.
+func safeMethod(method string) bool {
+	switch method {
+	case http.MethodGet, http.MethodHead, http.MethodOptions, http.MethodTrace:
+		return true
+	}
+	return false
+}
+
+// repeatCounter counts, per parent span, the operations a Transport made
+// under it, for operations without WithOperationID. It only feeds a span
+// attribute, never a decision, so it may forget: when it holds
+// maxRepeatParents parents, it starts again empty, which can miss a repeat
+// marker but never invents one.
+type repeatCounter struct {
+	mu sync.Mutex
+	m  map[repeatKey]int
+}
+
+type repeatKey struct {
+	trace trace.TraceID
+	span  trace.SpanID
+}
+
+const maxRepeatParents = 4096
+
+// next returns how many operations were counted under parent before this
+// one, and counts this one.
+func (c *repeatCounter) next(parent trace.SpanContext) int {
+	k := repeatKey{parent.TraceID(), parent.SpanID()}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.m == nil || len(c.m) >= maxRepeatParents {
+		c.m = make(map[repeatKey]int)
+	}
+	n := c.m[k]
+	c.m[k] = n + 1
+	return n
+}

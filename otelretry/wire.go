@@ -1,0 +1,213 @@
+// Copyright The otelretry Authors
+// SPDX-License-Identifier: Apache-2.0
+
+package otelretry
+
+import (
+	"errors"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptrace"
+	"sync/atomic"
+
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/otelretry/otelretry-go/attrs"
+)
+
+// wire is what an attempt knows of its request on the wire: what the base
+// reported through httptrace (a connection taken, headers written, each
+// write of the request), and the resend guard that decides whether a
+// layer below may send the prepared request again.
+//
+// A layer below the transport resends a request by itself when it deems
+// it replayable: net/http's HTTP/1 client on a keep-alive connection that
+// died, its HTTP/2 client after REFUSED_STREAM, a GOAWAY or a peer's
+// PROTOCOL_ERROR (which proves nothing, golang/go#47635), quic-go's HTTP/3
+// client on a rejected stream. For a request with a body each asks for a
+// fresh one through GetBody, which is the attempt's getBody: it hands out
+// the prepared body again (source) unless the policy guards the request
+// and it may already have reached the server (resendRefused).
+type wire struct {
+	trace httptrace.ClientTrace
+
+	writes  atomic.Int32
+	written atomic.Bool // a write completed without error
+	// gotConn: the base took a connection for the request (GotConn), so
+	// its writing may have begun; headersOut: it reported the headers
+	// written (WroteHeaders); connWriteFailed: it reported a write that
+	// failed writing to the connection itself (a *net.OpError), as HTTP/1
+	// does when a request never left.
+	gotConn, headersOut, connWriteFailed atomic.Bool
+	// resendAfter is the count of writes (at least 1) at the time a lower
+	// layer that had taken a connection asked for a fresh body: a resend
+	// is coming, which WroteRequest may report late.
+	resendAfter atomic.Int32
+
+	// guarded: a resend below is refused once the request may have left
+	// (see guardsResends).
+	guarded bool
+	// source makes the prepared body again for a resend below: the
+	// PrepareFunc's GetBody, or the caller's when the body is the caller's;
+	// nil when the prepared body cannot be made again.
+	source func() (io.ReadCloser, error)
+	// late wraps the body of a response on otelhttp's span (see lateWrites).
+	late lateWrites
+}
+
+// errNoPreparedBody is what a layer below gets when it asks for the
+// prepared body again and the PrepareFunc replaced the body without a
+// GetBody of its own: the caller's bytes are never sent in its place.
+var errNoPreparedBody = errors.New("otelretry: the PrepareFunc replaced the body without a GetBody; a resend below otelretry was refused")
+
+// hooks installs the httptrace hooks on the attempt.
+func (w *wire) hooks() *httptrace.ClientTrace {
+	w.trace.GotConn, w.trace.WroteHeaders, w.trace.WroteRequest = w.gotConnection, w.wroteHeaders, w.wroteRequest
+	return &w.trace
+}
+
+// wroteRequest is httptrace's WroteRequest hook: one call per write of the
+// request on the wire, including a resend net/http makes by itself.
+func (w *wire) wroteRequest(info httptrace.WroteRequestInfo) {
+	w.writes.Add(1)
+	switch {
+	case info.Err == nil:
+		w.written.Store(true)
+	case failedConnWrite(info.Err):
+		w.connWriteFailed.Store(true)
+	}
+}
+
+// failedConnWrite reports whether err is a failed write to the connection
+// itself. It is a function of its own so that the *net.OpError errors.As
+// needs is allocated only when a write failed, not on every write.
+func failedConnWrite(err error) bool {
+	var opErr *net.OpError
+	return errors.As(err, &opErr) && opErr.Op == "write"
+}
+
+// gotConnection is httptrace's GotConn hook.
+func (w *wire) gotConnection(httptrace.GotConnInfo) { w.gotConn.Store(true) }
+
+// wroteHeaders is httptrace's WroteHeaders hook.
+func (w *wire) wroteHeaders() { w.headersOut.Store(true) }
+
+// reachedWire reports whether the request may have reached the server, so
+// that the server may have begun to act on it even before its body
+// arrived: a write completed, or the headers were reported written and
+// writing to the connection did not fail. (HTTP/1 reports its headers
+// before it flushes them; a flush that fails is a failed write to the
+// connection, and such a request never left. HTTP/2 and HTTP/3 report a
+// body write cut by a stream reset after the headers left.)
+func (w *wire) reachedWire() bool {
+	return w.written.Load() || (w.headersOut.Load() && !w.connWriteFailed.Load())
+}
+
+// getBody is the prepared request's GetBody as the layers below see it. It
+// notes a lower layer's request for a fresh body (a resend is coming) and
+// refuses it when resendRefused says so; otherwise it makes the prepared
+// body again.
+func (w *wire) getBody() (io.ReadCloser, error) {
+	if resendRefused(w.guarded, w.written.Load(), w.gotConn.Load(), w.connWriteFailed.Load()) {
+		return nil, errResendRefused
+	}
+	if w.gotConn.Load() {
+		// A resend of a request that went to a connection: WroteRequest may
+		// report the first write, or this one, only after the attempt's
+		// span ended, so count it now.
+		w.resendAfter.Store(max(w.writes.Load(), 1))
+	}
+	if w.source == nil {
+		return nil, errNoPreparedBody
+	}
+	return w.source()
+}
+
+// writesSoFar is the attempt's count of writes on the wire so far: what
+// httptrace reported, and one more than the writes when a lower layer
+// asked for a fresh body to resend it.
+func (w *wire) writesSoFar() int32 {
+	n := w.writes.Load()
+	if r := w.resendAfter.Load(); r > 0 {
+		n = max(n, r+1)
+	}
+	return n
+}
+
+// reportsWrites reports whether the base reports its writes through
+// httptrace (net/http's does; quic-go's and most custom bases do not).
+func (w *wire) reportsWrites() bool { return w.gotConn.Load() || w.writes.Load() > 0 }
+
+// netHTTPIdempotencyKeys are the header names that make net/http treat any
+// method as replayable (Request.isReplayable), in the canonical form it
+// looks them up by (an exact map lookup), and the spelling that hides
+// each from it.
+var netHTTPIdempotencyKeys = [...]struct{ canonical, hidden string }{
+	{"Idempotency-Key", "idempotency-key"},
+	{"X-Idempotency-Key", "x-idempotency-key"},
+}
+
+// hideIdempotencyKeys keeps net/http's HTTP/1 client from resending a
+// guarded bodyless write by itself: with no body there is no GetBody to
+// refuse, and it resends such a request after it was written when the
+// request carries Idempotency-Key or X-Idempotency-Key, which it looks up
+// by the canonical name only. The header moves to the lower-case name:
+// the same header on the wire (names are case-insensitive, RFC 9110 §5.1,
+// and HTTP/2 and HTTP/3 send them in lower case anyway), values and order
+// kept. h is the attempt's own header map. Header.Get with the canonical
+// name no longer finds it, so a base that reads it that way sees it only
+// by ranging over the map (README, "Below the transport").
+func hideIdempotencyKeys(h http.Header) {
+	for _, k := range netHTTPIdempotencyKeys {
+		if v, ok := h[k.canonical]; ok {
+			delete(h, k.canonical)
+			h[k.hidden] = append(h[k.hidden], v...)
+		}
+	}
+}
+
+// lateWrites sits under otelhttp's body wrapper and completes the attempt
+// span's count of writes on the wire before otelhttp ends the span (at the
+// body's end or close): an HTTP/2 request body, and a resend net/http
+// makes, may finish writing after the response headers arrived. For a
+// failed answer it also keeps error.type the answer's when the body breaks
+// while it is read.
+type lateWrites struct {
+	io.ReadCloser
+	a    *attempt
+	span trace.Span
+	done atomic.Bool
+}
+
+func (b *lateWrites) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	switch {
+	case err == io.EOF:
+		b.complete()
+	case err != nil && b.a.ev.errorType() != "":
+		// otelhttp records the read error's type as error.type, which
+		// must stay the answer's.
+		err = bodyReadError{err, b.a.ev.errorType()}
+	}
+	return n, err
+}
+
+func (b *lateWrites) Close() error {
+	b.complete()
+	return b.ReadCloser.Close()
+}
+
+func (b *lateWrites) complete() {
+	if !b.done.CompareAndSwap(false, true) {
+		return
+	}
+	recorded, now := b.a.ev.writes, b.a.wire.writesSoFar()
+	if now <= recorded {
+		return
+	}
+	b.span.SetAttributes(attrs.WireWritesKey.Int(int(now)))
+	for i := max(recorded, 1); i < now; i++ {
+		b.span.AddEvent(attrs.EventWireResend, trace.WithAttributes(attrs.WireWritesKey.Int(int(i+1))))
+	}
+}
