@@ -31,7 +31,7 @@ const (
 	ErrorClassKey = attribute.Key("retry.error_class")
 	// ElapsedMsKey is the duration of the attempt in milliseconds.
 	ElapsedMsKey = attribute.Key("retry.elapsed_ms")
-	// RemainingMsKey is the operation budget left before the call, in
+	// RemainingMsKey is the operation's time left before the call, in
 	// milliseconds, on the monotonic clock.
 	RemainingMsKey = attribute.Key("retry.remaining_ms")
 	// RetryAfterMsKey is the server's Retry-After hint in milliseconds, set

@@ -21,7 +21,7 @@ const (
 	// DecisionCheckState marks an unknown write outcome: the request may or
 	// may not have been applied, so it is not resent.
 	DecisionCheckState Decision = "check_state"
-	// DecisionDeadlineExceeded stops because the operation budget cannot
+	// DecisionDeadlineExceeded stops because the operation deadline cannot
 	// cover the wait and another attempt.
 	DecisionDeadlineExceeded Decision = "deadline_exceeded"
 	// DecisionMaxAttempts stops because the attempt limit is reached.

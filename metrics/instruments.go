@@ -139,7 +139,9 @@ func newDurationHistogram(m metric.Meter, name, desc string, opt []metric.Float6
 func (h durationHistogram) Inst() metric.Float64Histogram { return h.Float64Histogram }
 
 // OperationDuration is the retry.operation.duration histogram: time from the
-// first attempt's start to the terminal decision, backoff included.
+// operation's start (RoundTrip called, before its first attempt is
+// prepared) to its end (its response handed over, or its error returned),
+// attempts, pauses and state checks included.
 type OperationDuration struct{ durationHistogram }
 
 // NewOperationDuration creates the retry.operation.duration instrument. On

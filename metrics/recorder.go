@@ -49,7 +49,9 @@ type Operation struct {
 	// return, "" otherwise. It labels retry.operation.duration.
 	ErrorType string
 	Attempts  int
-	Duration  time.Duration
+	// Duration is the time from the operation's start (RoundTrip called)
+	// to its end.
+	Duration time.Duration
 }
 
 // Recorder records operations and attempts on the six instruments. It is

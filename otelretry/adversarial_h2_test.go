@@ -32,6 +32,7 @@ const (
 	h2OK       h2Action = iota // HEADERS :status 200, END_STREAM: processed
 	h2Refuse                   // RST_STREAM REFUSED_STREAM: not processed
 	h2Protocol                 // processed, then RST_STREAM PROTOCOL_ERROR (a proxy that broke the answer)
+	h2GoAway                   // GOAWAY whose last stream id is below the stream, then close: not processed
 )
 
 // h2Server is a minimal prior-knowledge HTTP/2 server on 127.0.0.1 that
@@ -153,6 +154,11 @@ func (s *h2Server) serve(c net.Conn) {
 			case h2Protocol:
 				s.processed.Add(1)
 				code = 0x1
+			case h2GoAway:
+				var p [8]byte // last stream id below this one, NO_ERROR
+				binary.BigEndian.PutUint32(p[:4], max(stream, 2)-2)
+				writeFrame(c, 0x7, 0, 0, p[:])
+				return // graceful shutdown: the connection closes
 			}
 			var p [4]byte
 			binary.BigEndian.PutUint32(p[:], code)
@@ -184,12 +190,11 @@ func TestAttackH2ResendsBelowTheTransport(t *testing.T) {
 		wantOK        bool // the operation returns the 200
 		wantWrites    int64
 	}{
-		// The refused stream was never processed, but where net/http asks
-		// for a fresh body the transport cannot tell REFUSED_STREAM from
-		// PROTOCOL_ERROR: it refuses the resend of a write that left, and
-		// the operation ends check_state (the safe side), processed by
-		// nobody.
-		{name: "REFUSED_STREAM, write with body", actions: []h2Action{h2Refuse, h2OK}, body: true, key: true, wantProcessed: 0},
+		// The refused stream was never processed: net/http's HTTP/2 client
+		// names the cause in its error (the guarded write has no GetBody
+		// over HTTP/2), and otelretry resends it as a new attempt with the
+		// evidence, processed exactly once.
+		{name: "REFUSED_STREAM, write with body", actions: []h2Action{h2Refuse, h2OK}, body: true, key: true, wantProcessed: 1, wantOK: true},
 		// A bodyless write is resent by net/http's HTTP/2 client as it is,
 		// without asking: the refused stream was never processed, so the
 		// server processes it exactly once.

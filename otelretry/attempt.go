@@ -170,7 +170,7 @@ func (a *attempt) arm() {
 	op := a.op
 	cctx, cancel := context.WithCancelCause(op.ctx)
 	a.cancel = cancel
-	a.ctx = attemptContext{Context: httptrace.WithClientTrace(cctx, a.wire.hooks()), a: a}
+	a.ctx = attemptContext{Context: httptrace.WithClientTrace(cctx, a.traceHooks()), a: a}
 	a.timer = time.AfterFunc(min(op.t.cfg.attemptTimeout, op.clock.limit-op.since()), a.expire)
 }
 
@@ -249,6 +249,11 @@ func (a *attempt) guard() {
 	out, w := a.out, &a.wire
 	w.guarded = guardsResends(a.op.policy.repeatable, a.op.t.cfg.trustResends)
 	switch {
+	case hasBody(out) && w.guarded && a.op.t.overHTTP2(out.URL):
+		// No GetBody: the HTTP/2 client resends a stream unusable before
+		// it left as it is, and names any other cause in its error, which
+		// h2Unprocessed reads; a refusal from getBody would hide it.
+		out.GetBody = nil
 	case hasBody(out) && w.source != nil:
 		out.GetBody = w.getBody
 	case hasBody(out):
@@ -279,6 +284,16 @@ func (a *attempt) expire() {
 		a.cancel(drainCutError{a.ev.errorType()})
 		// A body that ignores its context is unblocked by closing it.
 		a.drain.close()
+	}
+}
+
+// rearm restarts the attempt timer for d while the attempt still waits for
+// its answer: httptrace's hooks move it from phase to phase. A hook that
+// comes late (WroteRequest may fire after RoundTrip returned) finds the
+// attempt answered and changes nothing.
+func (a *attempt) rearm(d time.Duration) {
+	if a.state.Load() == stateWaiting {
+		a.timer.Reset(d)
 	}
 }
 
@@ -426,7 +441,7 @@ func (a *attempt) observe(resp *http.Response, err error) Answer {
 		return answer
 	}
 	ev.status = resp.StatusCode
-	answer.StatusCode, answer.Header = resp.StatusCode, resp.Header
+	answer.StatusCode, answer.Header, answer.contentLength = resp.StatusCode, resp.Header, resp.ContentLength
 	// resp.Header.Get without canonicalizing the canonical key.
 	if v := resp.Header["Retry-After"]; len(v) > 0 && v[0] != "" {
 		ev.retryAfter, ev.retryAfterError = ParseRetryAfter(v[0], op.clock.start.Add(a.end))
@@ -445,13 +460,17 @@ func (a *attempt) gather(answer Answer, c Classification) input {
 	in.attemptsLeft = op.policy.maxAttempts - a.n
 	in.classifier = c
 	if answer.Err != nil {
-		ev.class, ev.evidence = recordedClass(ev.class, c)
+		wireEvidence, proved := h2Unprocessed(answer.Err)
+		ev.class, ev.evidence = recordedClass(ev.class, c, wireEvidence)
 		in.class, in.written = ev.class, a.wire.reachedWire()
-		in.notProcessed = neverSent(answer.Err, ev.class) || c.kind == classNotProcessed
+		in.notProcessed = neverSent(answer.Err, ev.class) || c.kind == classNotProcessed || proved
 		return in
 	}
 	in.status, in.retryableStatus = ev.status, op.t.isRetryableStatus(ev.status)
 	in.retryAfter = ev.retryAfter
+	if n := answer.contentLength; n > 0 && n <= maxDrain {
+		in.drainFloor = drainPause
+	}
 	return in
 }
 

@@ -69,6 +69,14 @@ func (op *operation) handOver(resp *http.Response, a *attempt) {
 // connection can be reused; a longer body is closed unread.
 const maxDrain = 4 << 10
 
+// drainPause is the least pause before a retry after an answer whose body
+// is of known length up to maxDrain: the time its drain may take, so that
+// even with no backoff (ConstantBackoff(0), a full jitter near 0) the
+// connection is kept rather than closed with the body unread. It counts
+// in the recorded pause (retry.backoff_ms), and the deadline applies to it
+// as to any pause.
+const drainPause = 2 * time.Millisecond
+
 // drainBuffers lends discard its read buffer.
 var drainBuffers = sync.Pool{New: func() any { return new([512]byte) }}
 

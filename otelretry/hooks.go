@@ -71,6 +71,8 @@ type Answer struct {
 	// first), for backoffs that grow from the last pause, such as
 	// DecorrelatedJitter.
 	PreviousPause time.Duration
+
+	contentLength int64 // the response body's length, -1 when unknown
 }
 
 // Classification is a Classifier's answer. The zero value leaves the

@@ -74,7 +74,7 @@ func WithMaxAttempts(n int) Option {
 	})
 }
 
-// WithDeadline sets the budget of a whole operation: attempts, backoff and
+// WithDeadline sets the deadline of a whole operation: attempts, backoff and
 // waiting for Retry-After all count against it. The deadline is the earlier
 // of start+d and the request context's deadline. Values ≤ 0 are ignored.
 // Default: DefaultDeadline (30s).
@@ -226,8 +226,9 @@ func WithTrustedBaseResends() Option {
 	return optionFunc(func(c *config) { c.trustResends = true })
 }
 
-// WithMetricsServerAddress adds server.address to the retry metrics' labels
-// (see metrics.WithServerAddress): one set of series per host.
+// WithMetricsServerAddress adds server.address (the request's host) to the
+// retry metrics' labels: one set of series per host. Only the host is
+// added, never the path or query.
 func WithMetricsServerAddress() Option {
 	return optionFunc(func(c *config) { c.metricsServer = true })
 }

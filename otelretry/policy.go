@@ -88,6 +88,10 @@ type input struct {
 	// retried (see needPause).
 	pauseAsked          bool
 	backoff, retryAfter time.Duration
+	// drainFloor is the least pause before a retry that lets the failed
+	// answer's small body of known length be drained (drainPause), so
+	// that its connection is kept; 0 for any other answer.
+	drainFloor time.Duration
 
 	// budget is the retry budget's answer once budgetAsked: "" when
 	// allowed, else the refusal's reason.
@@ -226,7 +230,7 @@ func decideAfterAttempt(in input) verdict {
 	if !in.pauseAsked {
 		return verdict{decision: attrs.DecisionRetry, reason: why, needPause: true}
 	}
-	pause := max(in.backoff, in.retryAfter, in.classifier.pause)
+	pause := max(in.backoff, in.retryAfter, in.classifier.pause, in.drainFloor)
 	return applyLimits(in, pause, why)
 }
 
@@ -348,10 +352,17 @@ func observedClass(classified attrs.ErrorClass, timedOut, callerCanceled, caller
 // recordedClass is the error class an attempt records once the classifier
 // answered: NotProcessed with protocol evidence records the evidence's
 // class (and the evidence); without evidence it is the user's word, and
-// the observed class stays.
-func recordedClass(observed attrs.ErrorClass, c Classification) (attrs.ErrorClass, Evidence) {
-	if c.kind == classNotProcessed && observed != "" && c.evidence.present() {
+// the observed class stays. Evidence the transport read from the wire
+// itself (wire, see h2Unprocessed) is recorded the same way, unless the
+// classifier gave its own.
+func recordedClass(observed attrs.ErrorClass, c Classification, wire Evidence) (attrs.ErrorClass, Evidence) {
+	switch {
+	case observed == "":
+		return observed, Evidence{}
+	case c.kind == classNotProcessed && c.evidence.present():
 		return c.evidence.Class, c.evidence
+	case wire.present():
+		return wire.Class, wire
 	}
 	return observed, Evidence{}
 }

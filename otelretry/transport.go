@@ -40,6 +40,11 @@ type Transport struct {
 	// retryableStatus[code-400] is cfg.retryableStatuses as an array.
 	retryableStatus [200]bool
 	repeats         repeatCounter
+	// h2c, h2Only: the base is net/http's transport configured for
+	// prior-knowledge HTTP/2 on http URLs, or for HTTP/2 alone on https
+	// URLs (see overHTTP2); protocols remembers what hosts negotiated.
+	h2c, h2Only bool
+	protocols   protocolMemo
 }
 
 // sendMode is how a Transport sends an attempt and where it writes the
@@ -112,6 +117,11 @@ func NewTransport(base http.RoundTripper, opts ...Option) *Transport {
 	_, t.noopTracer = t.tracer.(tracenoop.Tracer)
 	_, noopMeter := mp.(metricnoop.MeterProvider)
 	t.mode = chooseMode(cfg.clientSpans, t.noopTracer, noopMeter)
+	if ht, ok := base.(*http.Transport); ok && ht.Protocols != nil {
+		p := ht.Protocols
+		t.h2c = p.UnencryptedHTTP2() && !p.HTTP1()
+		t.h2Only = p.HTTP2() && !p.HTTP1()
+	}
 	if t.mode == sendThroughClient {
 		name := cfg.attemptName
 		t.client = otelhttp.NewTransport(innermost{t},

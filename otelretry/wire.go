@@ -4,11 +4,15 @@
 package otelretry
 
 import (
+	"crypto/tls"
 	"errors"
 	"io"
 	"net"
 	"net/http"
 	"net/http/httptrace"
+	"net/url"
+	"strings"
+	"sync"
 	"sync/atomic"
 
 	"go.opentelemetry.io/otel/trace"
@@ -61,19 +65,43 @@ type wire struct {
 // GetBody of its own: the caller's bytes are never sent in its place.
 var errNoPreparedBody = errors.New("otelretry: the PrepareFunc replaced the body without a GetBody; a resend below otelretry was refused")
 
-// hooks installs the httptrace hooks on the attempt.
-func (w *wire) hooks() *httptrace.ClientTrace {
-	w.trace.GotConn, w.trace.WroteHeaders, w.trace.WroteRequest = w.gotConnection, w.wroteHeaders, w.wroteRequest
-	return &w.trace
+// traceHooks installs the attempt's httptrace hooks.
+func (a *attempt) traceHooks() *httptrace.ClientTrace {
+	a.wire.trace.GotConn, a.wire.trace.WroteHeaders, a.wire.trace.WroteRequest = a.gotConnection, a.wroteHeaders, a.wroteRequest
+	return &a.wire.trace
+}
+
+// gotConnection is httptrace's GotConn hook. A new TLS connection tells
+// which protocol its host speaks (see protocolMemo).
+func (a *attempt) gotConnection(info httptrace.GotConnInfo) {
+	a.wire.gotConn.Store(true)
+	if !info.Reused && a.out != nil {
+		a.op.t.protocols.learn(a.out.URL, info.Conn)
+	}
+}
+
+// wroteHeaders is httptrace's WroteHeaders hook. The request's body is
+// written next, for as long as it takes: that phase is bounded by the
+// operation deadline alone, so that an upload making progress is never
+// cut by the attempt timeout (see WithAttemptTimeout).
+func (a *attempt) wroteHeaders() {
+	a.wire.headersOut.Store(true)
+	if a.out != nil && hasBody(a.out) {
+		a.rearm(a.op.clock.limit - a.op.since())
+	}
 }
 
 // wroteRequest is httptrace's WroteRequest hook: one call per write of the
-// request on the wire, including a resend net/http makes by itself.
-func (w *wire) wroteRequest(info httptrace.WroteRequestInfo) {
+// request on the wire, including a resend net/http makes by itself. Once
+// the request was written, the wait for the response headers gets the
+// attempt timeout afresh, as http.Transport's ResponseHeaderTimeout does.
+func (a *attempt) wroteRequest(info httptrace.WroteRequestInfo) {
+	w := &a.wire
 	w.writes.Add(1)
 	switch {
 	case info.Err == nil:
 		w.written.Store(true)
+		a.rearm(min(a.op.t.cfg.attemptTimeout, a.op.clock.limit-a.op.since()))
 	case failedConnWrite(info.Err):
 		w.connWriteFailed.Store(true)
 	}
@@ -86,12 +114,6 @@ func failedConnWrite(err error) bool {
 	var opErr *net.OpError
 	return errors.As(err, &opErr) && opErr.Op == "write"
 }
-
-// gotConnection is httptrace's GotConn hook.
-func (w *wire) gotConnection(httptrace.GotConnInfo) { w.gotConn.Store(true) }
-
-// wroteHeaders is httptrace's WroteHeaders hook.
-func (w *wire) wroteHeaders() { w.headersOut.Store(true) }
 
 // reachedWire reports whether the request may have reached the server, so
 // that the server may have begun to act on it even before its body
@@ -138,6 +160,91 @@ func (w *wire) writesSoFar() int32 {
 // reportsWrites reports whether the base reports its writes through
 // httptrace (net/http's does; quic-go's and most custom bases do not).
 func (w *wire) reportsWrites() bool { return w.gotConn.Load() || w.writes.Load() > 0 }
+
+// protocolMemo remembers which hosts negotiated HTTP/2 over TLS (ALPN), as
+// net/http's GotConn reported them, so that a guarded write with a body to
+// such a host can be sent without a GetBody (see attempt.guard): net/http's
+// HTTP/2 client then names the cause of a stream it would resend in its
+// error (h2Unprocessed), which a GetBody's refusal would hide. It holds at
+// most maxProtocolHosts hosts and never forgets one: a host it does not
+// know is sent as over HTTP/1, the safe side (a refused resend ends
+// check_state).
+type protocolMemo struct {
+	hosts sync.Map // "scheme://host" -> bool (HTTP/2)
+	n     atomic.Int32
+}
+
+const maxProtocolHosts = 4096
+
+// learn records the protocol conn negotiated for u's host, if conn is a
+// TLS connection.
+func (m *protocolMemo) learn(u *url.URL, conn net.Conn) {
+	tc, ok := conn.(interface{ ConnectionState() tls.ConnectionState })
+	if !ok || u == nil {
+		return
+	}
+	h2 := tc.ConnectionState().NegotiatedProtocol == "h2"
+	key := u.Scheme + "://" + u.Host
+	if old, ok := m.hosts.Load(key); ok {
+		if old.(bool) != h2 {
+			m.hosts.Store(key, h2)
+		}
+		return
+	}
+	if m.n.Add(1) <= maxProtocolHosts {
+		m.hosts.Store(key, h2)
+	}
+}
+
+// knowsHTTP2 reports whether u's host is known to speak HTTP/2.
+func (m *protocolMemo) knowsHTTP2(u *url.URL) bool {
+	v, ok := m.hosts.Load(u.Scheme + "://" + u.Host)
+	return ok && v.(bool)
+}
+
+// overHTTP2 reports whether a request to u is known to go over HTTP/2:
+// net/http's transport configured for prior-knowledge HTTP/2 on http URLs
+// (Protocols with UnencryptedHTTP2 and not HTTP1) or HTTP/2 alone, or a
+// host that negotiated it before.
+func (t *Transport) overHTTP2(u *url.URL) bool {
+	if u == nil {
+		return false
+	}
+	if (u.Scheme == "http" && t.h2c) || (u.Scheme == "https" && t.h2Only) {
+		return true
+	}
+	return u.Scheme == "https" && t.protocols.knowsHTTP2(u)
+}
+
+// h2Unprocessed reads the proof that a request was not processed from the
+// error net/http's bundled HTTP/2 client returns when it would resend a
+// request with a body and has no GetBody: it names the cause only as text
+// ("http2: Transport: cannot retry err [cause] after Request.Body was
+// written; ..."). A GOAWAY whose last stream id is below the request's
+// stream and REFUSED_STREAM prove the server did not process it (RFC 9113
+// §6.8, §8.7); a peer's PROTOCOL_ERROR, which the client also resends on,
+// proves nothing. This is the one place where otelretry reads an error's
+// text: net/http gives no typed error here. Its messages are pinned by
+// TestH2UnprocessedMessages, which fails when a Go release changes them.
+func h2Unprocessed(err error) (Evidence, bool) {
+	const prefix, suffix = "http2: Transport: cannot retry err [", "] after Request.Body was written"
+	msg := err.Error()
+	i := strings.Index(msg, prefix)
+	if i < 0 {
+		return Evidence{}, false
+	}
+	cause, _, ok := strings.Cut(msg[i+len(prefix):], suffix)
+	switch {
+	case !ok:
+		return Evidence{}, false
+	case cause == "http2: Transport received Server's graceful shutdown GOAWAY":
+		return Evidence{Class: attrs.ErrorClassRefusedStream, Protocol: "h2", Code: 0x0, Name: "GOAWAY"}, true
+	case strings.HasPrefix(cause, "stream error: stream ID ") &&
+		(strings.HasSuffix(cause, "; REFUSED_STREAM") || strings.HasSuffix(cause, "; REFUSED_STREAM; received from peer")):
+		return Evidence{Class: attrs.ErrorClassRefusedStream, Protocol: "h2", Code: 0x7, Name: "REFUSED_STREAM"}, true
+	}
+	return Evidence{}, false
+}
 
 // netHTTPIdempotencyKeys are the header names that make net/http treat any
 // method as replayable (Request.isReplayable), in the canonical form it
