@@ -22,7 +22,7 @@
 // operation that did not end return.
 //
 // Labels come only from closed sets (attrs) and the HTTP method, collapsed
-// to _OTHER when it is not a standard one. retry.operation.id,
+// to _OTHER when it is not a standard one (attrs.Methods). retry.operation.id,
 // retry.request.id, URLs and paths are never labels: each distinct value
 // would create a new time series, so a million operations would become a
 // million series that no backend can store and no query can aggregate. Ids

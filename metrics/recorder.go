@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"slices"
 	"strings"
 	"time"
 
@@ -234,16 +235,18 @@ func (r *Recorder) base(method, server string, labels attribute.Set, extra ...at
 	return append(kv, extra...)
 }
 
+// standardMethods are the methods that label a series by name.
+var standardMethods = attrs.Methods()
+
 // NormalizeMethod returns method if it is a standard HTTP method and
 // "_OTHER" otherwise, as the HTTP semantic conventions require, so a client
 // sending arbitrary methods cannot create unbounded series.
 func NormalizeMethod(method string) string {
-	switch method {
-	case http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut, http.MethodPatch,
-		http.MethodDelete, http.MethodConnect, http.MethodOptions, http.MethodTrace:
-		return method
-	case "":
+	switch {
+	case method == "":
 		return http.MethodGet // net/http treats an empty method as GET.
+	case slices.Contains(standardMethods, method):
+		return method
 	default:
 		return "_OTHER"
 	}
