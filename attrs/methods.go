@@ -18,10 +18,9 @@ var methods = [...]string{
 const safeMethods = 4
 
 // Methods lists the standard HTTP methods (RFC 9110, and PATCH from RFC
-// 5789), the safe ones first. They are the values http.request.method takes
-// on the retry metrics and in default span names; any other method becomes
-// _OTHER there, as the HTTP semantic conventions ask. Each call returns a
-// new slice.
+// 5789), the safe ones first. They are the values http.request.method
+// takes on the retry metrics, where any other method becomes _OTHER, as
+// the HTTP semantic conventions ask. Each call returns a new slice.
 func Methods() []string { return slices.Clone(methods[:]) }
 
 // SafeMethods lists the methods RFC 9110 defines as safe (§9.2.1: GET,
