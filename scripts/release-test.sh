@@ -14,8 +14,9 @@
 #      each (scripts/testdata/consumer);
 #   4. runs go install github.com/otelretry/otelretry-go/cmd/retryinspect@vX.Y.Z
 #      and reads the program's spans with it;
-#   5. builds each published module of the release commit with
-#      -mod=readonly: their go.mod and go.sum need nothing more.
+#   5. loads the packages and tests of each published module of the
+#      release commit with -mod=readonly: their go.mod and go.sum need
+#      nothing more.
 #
 # GOPROXY lists the file proxy first, then the local module cache's
 # download directory, then the usual proxy for third-party modules;
@@ -75,8 +76,11 @@ cp scripts/testdata/consumer/main.go "$work/consumer/"
 cd "$work/consumer"
 printf 'module example.com/consumer\n\ngo 1.26.0\n' >go.mod
 go get "$module@$v" "$module/classify/h2@$v" "$module/classify/h3@$v"
-# The exporter at the OpenTelemetry version the release requires.
-go get "go.opentelemetry.io/otel/exporters/stdout/stdouttrace@$(go list -m -f '{{.Version}}' go.opentelemetry.io/otel)"
+# The exporter at the OpenTelemetry version the release requires, by its
+# module path: go get of a package path would stop at the file proxy (it
+# resolves a package against every proxy in turn, and takes the module
+# go.opentelemetry.io/otel, cached already, for the answer of the first).
+go mod edit -require="go.opentelemetry.io/otel/exporters/stdout/stdouttrace@$(go list -m -f '{{.Version}}' go.opentelemetry.io/otel)"
 go build -o consumer .
 for m in "$module" "$module/classify/h2" "$module/classify/h3"; do
 	got=$(go list -m -f '{{.Version}} {{if .Replace}}replaced{{end}}' "$m")
@@ -93,14 +97,16 @@ go version -m "$work/bin/retryinspect" | grep -E "^\s+(mod|dep)\s+$module" |
 	sed 's/^\s*/[release-test]   /'
 "$work/bin/retryinspect" --stdout "$work/spans.json" >"$work/inspect.txt" ||
 	{ cat "$work/inspect.txt"; die "retryinspect found problems in the consumer's spans"; }
-grep -q 'retry GET' "$work/inspect.txt" || { cat "$work/inspect.txt"; die "retryinspect did not read the operation"; }
+grep -q '^operation op-.* GET .* outcome return$' "$work/inspect.txt" && grep -q '^findings: none$' "$work/inspect.txt" ||
+	{ cat "$work/inspect.txt"; die "retryinspect did not read the operation"; }
 lap "go install $module/cmd/retryinspect@$v and a run"
 
-# 5. The release commit's modules build with what their go.mod and go.sum say.
+# 5. The release commit's go.mod and go.sum files are complete: each
+# module's packages and tests load with -mod=readonly.
 git -C "$work/repo" checkout -q "$v"
 for dir in "${dirs[@]}"; do
-	(cd "$work/repo/$dir" && GOFLAGS="-mod=readonly -modcacherw" go build ./...)
+	(cd "$work/repo/$dir" && GOFLAGS="-mod=readonly -modcacherw" go list -deps -test ./... >/dev/null)
 done
-lap "the release commit's modules build with -mod=readonly"
+lap "the release commit's modules load with -mod=readonly"
 
 log "passed in $((SECONDS - start))s"
