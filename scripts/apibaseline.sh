@@ -14,7 +14,7 @@ set -euo pipefail
 
 cd "$(dirname "$0")/.."
 rev=${1:-HEAD}
-tree=$(mktemp -d "${TMPDIR:-/tmp}/otelretry-api.XXXXXX")
+tree=$(mktemp -d -t otelretry-api.XXXXXX)
 trap 'rm -rf "$tree"' EXIT
 git archive "$rev" | tar -x -C "$tree"
 scripts/release-tool.sh api-write -from "$tree"

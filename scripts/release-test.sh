@@ -38,7 +38,7 @@ log() { printf '[release-test] %s\n' "$*"; }
 lap() { log "$1: $((SECONDS - phase))s"; phase=$SECONDS; }
 die() { log "FAILED: $*" >&2; exit 1; }
 
-work=$(mktemp -d "${TMPDIR:-/tmp}/otelretry-release.XXXXXX")
+work=$(mktemp -d -t otelretry-release.XXXXXX)
 trap 'rm -rf "$work"' EXIT
 
 version=$(sed -n 's/^const Version = "\(.*\)"$/\1/p' otelretry/version.go)
