@@ -4,6 +4,7 @@
 package attrs_test
 
 import (
+	"slices"
 	"testing"
 
 	"github.com/otelretry/otelretry-go/attrs"
@@ -33,5 +34,20 @@ func TestClosedSets(t *testing.T) {
 	}
 	if kv := attrs.DecisionCheckState.Attribute(); kv.Key != "retry.decision" || kv.Value.AsString() != "check_state" {
 		t.Errorf("attribute = %v", kv)
+	}
+}
+
+func TestMethods(t *testing.T) {
+	all, safe := attrs.Methods(), attrs.SafeMethods()
+	if want := []string{"GET", "HEAD", "OPTIONS", "TRACE", "POST", "PUT", "PATCH", "DELETE", "CONNECT"}; !slices.Equal(all, want) {
+		t.Errorf("Methods() = %v, want %v", all, want)
+	}
+	if want := []string{"GET", "HEAD", "OPTIONS", "TRACE"}; !slices.Equal(safe, want) {
+		t.Errorf("SafeMethods() = %v, want %v", safe, want)
+	}
+	// Each call returns a copy: a caller's change reaches no other caller.
+	all[0], safe[0] = "BREW", "BREW"
+	if attrs.Methods()[0] != "GET" || attrs.SafeMethods()[0] != "GET" {
+		t.Error("Methods and SafeMethods share their slice with the caller")
 	}
 }

@@ -22,7 +22,7 @@
 // operation that did not end return.
 //
 // Labels come only from closed sets (attrs) and the HTTP method, collapsed
-// to _OTHER when it is not a standard one. retry.operation.id,
+// to _OTHER when it is not a standard one (attrs.Methods). retry.operation.id,
 // retry.request.id, URLs and paths are never labels: each distinct value
 // would create a new time series, so a million operations would become a
 // million series that no backend can store and no query can aggregate. Ids
@@ -32,18 +32,19 @@
 // number of dependencies a client talks to. User labels (NewLabels) never
 // carry ids, url.* keys, http.url or http.target.
 //
-// Each instrument has a typed wrapper (New<Instrument>) in the style of the
-// semantic-convention otelconv packages: it falls back to a no-op instrument
-// when the Meter fails, so telemetry never breaks the request path. The
-// Recorder precomputes attribute sets so that recording an operation does not
-// allocate once its label combinations have been seen.
+// The Recorder creates the six instruments on the Meter it is given. An
+// instrument the Meter cannot create is replaced by a no-op, so telemetry
+// never breaks the request path. The Recorder precomputes attribute sets so
+// that recording an operation does not allocate once its label combinations
+// have been seen.
 //
 // # Why this is exported
 //
 // The instrument names, units, buckets and labels are the contract the
-// dashboards and alerts are written against. The Recorder and the
-// wrappers stay exported so that a retry loop that is not otelretry's
-// Transport (a gRPC client, a queue consumer, a hand-written loop) can
-// feed the same series and reuse the same dashboards; the transport itself
-// uses nothing else.
+// dashboards and alerts are written against. The Recorder stays exported
+// so that a retry loop that is not otelretry's Transport (a gRPC client, a
+// queue consumer, a hand-written loop) can feed the same series and reuse
+// the same dashboards: NewRecorder, the three Record methods, what they
+// record (Attempt, Operation, Backoff) and NewLabels are the whole surface,
+// and the transport itself uses nothing else.
 package metrics

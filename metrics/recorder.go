@@ -5,8 +5,8 @@ package metrics
 
 import (
 	"context"
-	"errors"
 	"net/http"
+	"slices"
 	"strings"
 	"time"
 
@@ -59,13 +59,8 @@ type Operation struct {
 type Recorder struct {
 	// off: the meter is nil or the no-op one (metric/noop), so every
 	// instrument is a no-op and recording is skipped outright.
-	off               bool
-	operations        Operations
-	attempts          Attempts
-	operationAttempts OperationAttempts
-	operationDuration OperationDuration
-	attemptDuration   AttemptDuration
-	backoffDuration   BackoffDuration
+	off bool
+	instruments
 
 	operationSets setCache[operationKey]
 	attemptSets   setCache[attemptKey] // add: with the status; record: without
@@ -83,14 +78,9 @@ func NewRecorder(m metric.Meter) (*Recorder, error) {
 	r.operationSets.m.Limit = maxCachedSets
 	r.attemptSets.m.Limit = maxCachedSets
 	r.backoffSets.m.Limit = maxCachedSets
-	var errs [6]error
-	r.operations, errs[0] = NewOperations(m)
-	r.attempts, errs[1] = NewAttempts(m)
-	r.operationAttempts, errs[2] = NewOperationAttempts(m)
-	r.operationDuration, errs[3] = NewOperationDuration(m)
-	r.attemptDuration, errs[4] = NewAttemptDuration(m)
-	r.backoffDuration, errs[5] = NewBackoffDuration(m)
-	return r, errors.Join(errs[:]...)
+	var err error
+	r.instruments, err = newInstruments(m)
+	return r, err
 }
 
 // Backoff is what the Recorder needs to know about one pause before a retry.
@@ -160,7 +150,7 @@ func (r *Recorder) RecordOperation(ctx context.Context, o Operation) {
 	if r.off {
 		return
 	}
-	k := operationKey{method: NormalizeMethod(o.Method), server: o.ServerAddress, labels: o.Labels.Equivalent(),
+	k := operationKey{method: normalizeMethod(o.Method), server: o.ServerAddress, labels: o.Labels.Equivalent(),
 		outcome: o.Outcome, errorType: o.ErrorType}
 	// One lookup for the three instruments: the duration histogram's
 	// labels add error.type to the others'.
@@ -172,9 +162,9 @@ func (r *Recorder) RecordOperation(ctx context.Context, o Operation) {
 			timed:  []metric.RecordOption{metric.WithAttributeSet(attribute.NewSet(withErrorType(counted, k.errorType)...))},
 		}
 	})
-	r.operations.Inst().Add(ctx, 1, opts.add...)
-	r.operationAttempts.Inst().Record(ctx, int64(o.Attempts), opts.record...)
-	r.operationDuration.Inst().Record(ctx, o.Duration.Seconds(), opts.timed...)
+	r.operations.Add(ctx, 1, opts.add...)
+	r.operationAttempts.Record(ctx, int64(o.Attempts), opts.record...)
+	r.operationDuration.Record(ctx, o.Duration.Seconds(), opts.timed...)
 }
 
 // RecordAttempt records one network attempt on retry.attempts and
@@ -183,7 +173,7 @@ func (r *Recorder) RecordAttempt(ctx context.Context, a Attempt) {
 	if r.off {
 		return
 	}
-	k := attemptKey{method: NormalizeMethod(a.Method), server: a.ServerAddress, labels: a.Labels.Equivalent(),
+	k := attemptKey{method: normalizeMethod(a.Method), server: a.ServerAddress, labels: a.Labels.Equivalent(),
 		decision: a.Decision, errorClass: a.ErrorClass, status: a.StatusCode, errorType: a.ErrorType}
 	// One lookup for both instruments: the counter's labels add the status
 	// to the common ones, the duration histogram's add error.type.
@@ -201,8 +191,8 @@ func (r *Recorder) RecordAttempt(ctx context.Context, a Attempt) {
 			timed: []metric.RecordOption{metric.WithAttributeSet(attribute.NewSet(withErrorType(common, k.errorType)...))},
 		}
 	})
-	r.attempts.Inst().Add(ctx, 1, opts.add...)
-	r.attemptDuration.Inst().Record(ctx, a.Duration.Seconds(), opts.timed...)
+	r.attempts.Add(ctx, 1, opts.add...)
+	r.attemptDuration.Record(ctx, a.Duration.Seconds(), opts.timed...)
 }
 
 // RecordBackoff records one pause before a retry on retry.backoff.duration.
@@ -210,9 +200,9 @@ func (r *Recorder) RecordBackoff(ctx context.Context, b Backoff) {
 	if r.off {
 		return
 	}
-	k := backoffKey{method: NormalizeMethod(b.Method), server: b.ServerAddress, labels: b.Labels.Equivalent()}
+	k := backoffKey{method: normalizeMethod(b.Method), server: b.ServerAddress, labels: b.Labels.Equivalent()}
 	opts := r.backoffSets.get(k, func() []attribute.KeyValue { return r.base(k.method, k.server, b.Labels) })
-	r.backoffDuration.Inst().Record(ctx, b.Duration.Seconds(), opts.record...)
+	r.backoffDuration.Record(ctx, b.Duration.Seconds(), opts.record...)
 }
 
 // withErrorType returns kv plus error.type when t is set, in a slice of
@@ -236,16 +226,18 @@ func (r *Recorder) base(method, server string, labels attribute.Set, extra ...at
 	return append(kv, extra...)
 }
 
+// standardMethods are the methods that label a series by name.
+var standardMethods = attrs.Methods()
+
 // NormalizeMethod returns method if it is a standard HTTP method and
 // "_OTHER" otherwise, as the HTTP semantic conventions require, so a client
 // sending arbitrary methods cannot create unbounded series.
-func NormalizeMethod(method string) string {
-	switch method {
-	case http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut, http.MethodPatch,
-		http.MethodDelete, http.MethodConnect, http.MethodOptions, http.MethodTrace:
-		return method
-	case "":
+func normalizeMethod(method string) string {
+	switch {
+	case method == "":
 		return http.MethodGet // net/http treats an empty method as GET.
+	case slices.Contains(standardMethods, method):
+		return method
 	default:
 		return "_OTHER"
 	}

@@ -49,6 +49,14 @@ func collect(t *testing.T, r *sdkmetric.ManualReader) map[string]metricdata.Metr
 
 func set(kv ...attribute.KeyValue) attribute.Set { return attribute.NewSet(kv...) }
 
+// The histograms' bucket boundaries, a contract the README and the
+// dashboards state: attempts per operation are small integers, durations
+// take the HTTP semantic conventions' boundaries, in seconds.
+var (
+	attemptBuckets  = []float64{0, 1, 2, 3, 4, 5, 6, 8, 10}
+	durationBuckets = []float64{0.005, 0.01, 0.025, 0.05, 0.075, 0.1, 0.25, 0.5, 0.75, 1, 2.5, 5, 7.5, 10}
+)
+
 var (
 	get     = attrs.HTTPRequestMethodKey.String("GET")
 	retry   = attrs.DecisionRetry.Attribute()
@@ -87,18 +95,18 @@ func TestInstruments(t *testing.T) {
 				{Attributes: set(get, ret, attrs.HTTPResponseStatusCodeKey.Int(200)), Value: 1}}}},
 		{Name: "retry.operation.attempts", Description: "Network attempts per logical operation.", Unit: "{attempt}",
 			Data: metricdata.Histogram[int64]{Temporality: metricdata.CumulativeTemporality, DataPoints: []metricdata.HistogramDataPoint[int64]{{
-				Attributes: set(get, outcome), Count: 1, Sum: 3, Bounds: metrics.AttemptBuckets(),
+				Attributes: set(get, outcome), Count: 1, Sum: 3, Bounds: attemptBuckets,
 				BucketCounts: []uint64{0, 0, 0, 1, 0, 0, 0, 0, 0, 0}, Min: metricdata.NewExtrema[int64](3), Max: metricdata.NewExtrema[int64](3)}}}},
 		{Name: "retry.operation.duration", Description: "Duration of logical operations, backoff included.", Unit: "s",
 			Data: metricdata.Histogram[float64]{Temporality: metricdata.CumulativeTemporality, DataPoints: []metricdata.HistogramDataPoint[float64]{
-				hist(1, 0.29, metrics.DurationBuckets(), []uint64{0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0}, 0.29, 0.29, set(get, outcome))}}},
+				hist(1, 0.29, durationBuckets, []uint64{0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0}, 0.29, 0.29, set(get, outcome))}}},
 		{Name: "retry.attempt.duration", Description: "Duration of single network attempts, until response headers or failure.", Unit: "s",
 			Data: metricdata.Histogram[float64]{Temporality: metricdata.CumulativeTemporality, DataPoints: []metricdata.HistogramDataPoint[float64]{
-				hist(2, 0.16, metrics.DurationBuckets(), []uint64{0, 0, 0, 0, 0, 2, 0, 0, 0, 0, 0, 0, 0, 0, 0}, 0.08, 0.08, set(get, retry)),
-				hist(1, 0.05, metrics.DurationBuckets(), []uint64{0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}, 0.05, 0.05, set(get, ret))}}},
+				hist(2, 0.16, durationBuckets, []uint64{0, 0, 0, 0, 0, 2, 0, 0, 0, 0, 0, 0, 0, 0, 0}, 0.08, 0.08, set(get, retry)),
+				hist(1, 0.05, durationBuckets, []uint64{0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}, 0.05, 0.05, set(get, ret))}}},
 		{Name: "retry.backoff.duration", Description: "Pauses taken before retries.", Unit: "s",
 			Data: metricdata.Histogram[float64]{Temporality: metricdata.CumulativeTemporality, DataPoints: []metricdata.HistogramDataPoint[float64]{
-				hist(2, 0.08, metrics.DurationBuckets(), []uint64{0, 0, 0, 1 + 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}, 0.04, 0.04, set(get))}}},
+				hist(2, 0.08, durationBuckets, []uint64{0, 0, 0, 1 + 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}, 0.04, 0.04, set(get))}}},
 	}
 	if len(got) != len(want) {
 		t.Fatalf("got %d instruments, want %d", len(got), len(want))
@@ -182,10 +190,43 @@ func TestNewLabelsDropsURLsIDsAndOwnKeys(t *testing.T) {
 	}
 }
 
-func TestNormalizeMethodBoundsCardinality(t *testing.T) {
-	for in, want := range map[string]string{"GET": "GET", "": "GET", "PATCH": "PATCH", "BREW": "_OTHER", "get": "_OTHER"} {
-		if got := metrics.NormalizeMethod(in); got != want {
-			t.Errorf("NormalizeMethod(%q) = %q, want %q", in, got, want)
+// A method outside the standard set labels its series _OTHER, so a client
+// sending arbitrary methods cannot create unbounded series; an empty one is
+// GET, as net/http sends it.
+func TestMethodLabelBoundsCardinality(t *testing.T) {
+	for in, want := range map[string]string{"GET": "GET", "": "GET", "PATCH": "PATCH", "CONNECT": "CONNECT",
+		"BREW": "_OTHER", "get": "_OTHER"} {
+		rec, reader := newRecorder(t)
+		ctx := context.Background()
+		rec.RecordAttempt(ctx, metrics.Attempt{Method: in, Decision: attrs.DecisionRetry, StatusCode: 503, Duration: time.Millisecond})
+		rec.RecordBackoff(ctx, metrics.Backoff{Method: in, Duration: time.Millisecond})
+		rec.RecordOperation(ctx, metrics.Operation{Method: in, Outcome: attrs.OutcomeReturn, Attempts: 2, Duration: time.Millisecond})
+		got := collect(t, reader)
+		if len(got) != 6 {
+			t.Fatalf("method %q: %d instruments recorded, want 6", in, len(got))
+		}
+		for name, m := range got {
+			var labels []attribute.Set
+			switch d := m.Data.(type) {
+			case metricdata.Sum[int64]:
+				for _, dp := range d.DataPoints {
+					labels = append(labels, dp.Attributes)
+				}
+			case metricdata.Histogram[int64]:
+				for _, dp := range d.DataPoints {
+					labels = append(labels, dp.Attributes)
+				}
+			case metricdata.Histogram[float64]:
+				for _, dp := range d.DataPoints {
+					labels = append(labels, dp.Attributes)
+				}
+			}
+			if len(labels) != 1 {
+				t.Fatalf("method %q: %s has %d series, want 1", in, name, len(labels))
+			}
+			if v, _ := labels[0].Value(attrs.HTTPRequestMethodKey); v.AsString() != want {
+				t.Errorf("method %q: %s labels http.request.method=%q, want %q", in, name, v.AsString(), want)
+			}
 		}
 	}
 }

@@ -16,6 +16,8 @@ import (
 	"go.opentelemetry.io/otel/metric"
 	"go.opentelemetry.io/otel/propagation"
 	"go.opentelemetry.io/otel/trace"
+
+	"github.com/otelretry/otelretry-go/attrs"
 )
 
 // Defaults, used when the matching option is not given.
@@ -97,8 +99,7 @@ var operationNames = spanNames("retry ")
 
 func spanNames(prefix string) map[string]string {
 	names := map[string]string{}
-	for _, m := range []string{http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut, http.MethodPatch,
-		http.MethodDelete, http.MethodConnect, http.MethodOptions, http.MethodTrace} {
+	for _, m := range attrs.Methods() {
 		names[m] = prefix + m
 	}
 	return names

@@ -7,10 +7,12 @@ import (
 	"context"
 	"math/rand/v2"
 	"net/http"
+	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
 
+	"github.com/otelretry/otelretry-go/attrs"
 	"go.opentelemetry.io/otel/trace"
 )
 
@@ -88,15 +90,11 @@ func methodOf(r *http.Request) string {
 	return r.Method
 }
 
+var safeMethods = attrs.SafeMethods()
+
 // safeMethod reports whether RFC 9110 defines method as safe, and so
 // idempotent without any declaration.
-func safeMethod(method string) bool {
-	switch method {
-	case http.MethodGet, http.MethodHead, http.MethodOptions, http.MethodTrace:
-		return true
-	}
-	return false
-}
+func safeMethod(method string) bool { return slices.Contains(safeMethods, method) }
 
 // repeatCounter counts, per parent span, the operations a Transport made
 // under it, for operations without WithOperationID. It only feeds a span

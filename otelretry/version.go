@@ -7,5 +7,13 @@ package otelretry
 // otelretry creates.
 const ScopeName = "github.com/otelretry/otelretry-go/otelretry"
 
-// Version is the version of this instrumentation library.
-const Version = "0.1.0"
+// Version is the version of this instrumentation library, the
+// instrumentation scope version of every Tracer and Meter that otelretry
+// creates.
+//
+// It always names a release: the newest "## [X.Y.Z] - DATE" heading of
+// CHANGELOG.md. Between releases, while the CHANGELOG collects changes under
+// "## [Unreleased]", it still names the last release; the release commit
+// adds the new heading and sets Version in the same change. A test fails
+// when the two disagree.
+const Version = "0.2.0"

@@ -3,10 +3,13 @@
 # SPDX-License-Identifier: Apache-2.0
 # The project's test command (the README's, and what .ci/run calls).
 #
-#   scripts/test.sh           everything: static checks, unit tests with the
-#                             race detector, benchmark and storm smoke runs,
-#                             compose validation, and the end-to-end test
-#                             against real Jaeger, Collector and Prometheus
+#   scripts/test.sh           everything: static checks, the API
+#                             compatibility check, unit tests with the race
+#                             detector, benchmark and storm smoke runs, the
+#                             release test (an outside module against a
+#                             tagged release), compose validation, and the
+#                             end-to-end test against real Jaeger,
+#                             Collector and Prometheus
 #   scripts/test.sh --unit    everything except the end-to-end stack
 #
 # It installs what it needs (Debian's prometheus and docker-compose, and
@@ -40,7 +43,7 @@ fi
 # The repository's Go modules: the library, and the modules that keep
 # their dependencies out of it. Each is checked as its users see it
 # (GOWORK=off); go.work only lets the README's commands run from the root.
-modules=(. cmd/retryinspect examples/demo internal/e2e internal/realclients benchmarks classify/h2 classify/h3)
+modules=(. cmd/retryinspect examples/demo internal/e2e internal/realclients benchmarks classify/h2 classify/h3 tools/release)
 export GOWORK=off
 
 step "library go.mod: OpenTelemetry, otelhttp and their dependencies only"
@@ -48,6 +51,10 @@ go run ./scripts/checkmod
 
 step "go vet (every module)"
 for m in "${modules[@]}"; do (cd "$m" && go vet ./...); done
+
+step "API compatibility against api/ (the last release), and the release tool's tests"
+(cd tools/release && go test -count=1 ./...)
+scripts/apicheck.sh
 
 step "go test -race (library, examples, retryinspect, protocol classifiers)"
 go test -race -count=1 ./...
@@ -73,6 +80,9 @@ go test ./internal/redact -run '^$' -fuzz '^FuzzURL$' -fuzztime 5s >/dev/null
 for target in FuzzStdout FuzzOTLP FuzzJaeger; do
 	(cd cmd/retryinspect && go test . -run '^$' -fuzz "^$target\$" -fuzztime 5s >/dev/null)
 done
+
+step "release: a module outside the repository builds against a tagged release (file-system module proxy)"
+scripts/release-test.sh
 
 step "docker-compose.yaml validation (no container engine: config only)"
 scripts/validate-compose.sh

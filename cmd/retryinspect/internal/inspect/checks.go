@@ -155,7 +155,7 @@ func (a *analyzer) checkOperationIDs(g *group) {
 }
 
 // safeMethods may be repeated without an idempotency proof (RFC 9110 §9.2.1).
-var safeMethods = []string{"GET", "HEAD", "OPTIONS", "TRACE"}
+var safeMethods = attrs.SafeMethods()
 
 func (a *analyzer) checkUnsafeResend(g *group) {
 	if g.op.IdempotencyContract {

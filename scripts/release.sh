@@ -1,0 +1,75 @@
+#!/usr/bin/env bash
+# Copyright The otelretry Authors
+# SPDX-License-Identifier: Apache-2.0
+# Tags a release: scripts/release.sh X.Y.Z, in a clean checkout of the
+# commit that sets otelretry.Version to X.Y.Z, heads the CHANGELOG with
+# "## [X.Y.Z] - DATE" and holds the release's API baseline (api/VERSION
+# X.Y.Z, from scripts/apibaseline.sh). It
+#
+#   1. checks that Version, the CHANGELOG and the published modules'
+#      requirements on each other agree (between releases each requires
+#      the others at v0.0.0-00010101000000-000000000000 with a replace
+#      directive to its directory, so that GOWORK=off builds and tests
+#      use the tree);
+#   2. makes the release commit, a child of HEAD that no branch takes: each
+#      published module requires the others at vX.Y.Z, without replace
+#      directives (go install refuses a module that has them), and its
+#      go.sum holds their hashes;
+#   3. tags that commit in dependency order: vX.Y.Z for the root, then
+#      classify/h2/vX.Y.Z, classify/h3/vX.Y.Z, cmd/retryinspect/vX.Y.Z;
+#   4. prints what to push. It pushes nothing, and leaves the branch and
+#      the working tree as they were.
+#
+# The published modules and their order are tools/release/modules.go's.
+# scripts/release-test.sh runs this script in a scratch clone and builds a
+# module outside the repository against the tags; it passes
+# --any-api-baseline, as HEAD need not have taken the release's baseline.
+set -euo pipefail
+
+cd "$(dirname "$0")/.."
+die() { echo "release: $*" >&2; exit 1; }
+
+any_baseline=false
+if [ "${1:-}" = "--any-api-baseline" ]; then
+	any_baseline=true
+	shift
+fi
+[ $# -eq 1 ] || die "usage: scripts/release.sh [--any-api-baseline] X.Y.Z"
+version=${1#v}
+[ -z "$(git status --porcelain)" ] || die "the working tree is not clean"
+
+scripts/release-tool.sh check "$version"
+baseline=$(cat api/VERSION 2>/dev/null || true)
+$any_baseline || [ "$baseline" = "$version" ] ||
+	die "api/VERSION is '$baseline', not $version: take the release's API baseline (scripts/apibaseline.sh) and commit it first"
+
+tags=()
+while IFS=$'\t' read -r _ _ prefix; do
+	tags+=("${prefix}v$version")
+done < <(scripts/release-tool.sh modules)
+for tag in "${tags[@]}"; do
+	if git rev-parse -q --verify "refs/tags/$tag" >/dev/null; then
+		die "tag $tag exists"
+	fi
+done
+
+start=$(git symbolic-ref -q --short HEAD || git rev-parse HEAD)
+git checkout -q --detach
+trap 'git checkout -q -f "$start"' EXIT
+
+scripts/release-tool.sh prepare "$version"
+scripts/release-tool.sh check -released "$version"
+git commit -q -a -m "Release v$version: the published modules require each other at v$version, without replace directives"
+for tag in "${tags[@]}"; do
+	git tag -a -m "otelretry-go $tag" "$tag"
+done
+commit=$(git rev-parse HEAD)
+
+git checkout -q "$start"
+trap - EXIT
+echo "release: tagged $commit (the release commit; $start is unchanged):"
+git tag --points-at "$commit" | sed 's/^/  /'
+echo "release: push the tags, the root's first, so that each module finds what it requires:"
+for tag in "${tags[@]}"; do
+	echo "  git push origin $tag"
+done

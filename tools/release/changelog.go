@@ -1,0 +1,158 @@
+// Copyright The otelretry Authors
+// SPDX-License-Identifier: Apache-2.0
+
+package main
+
+import (
+	"bufio"
+	"fmt"
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"golang.org/x/mod/semver"
+)
+
+// isRelease reports whether v is a release version X.Y.Z: no v prefix, no
+// pre-release, no build metadata.
+func isRelease(v string) bool {
+	return semver.IsValid("v"+v) && semver.Canonical("v"+v) == "v"+v && semver.Prerelease("v"+v) == ""
+}
+
+// changelog is what the release tooling reads in CHANGELOG.md.
+type changelog struct {
+	// newest is the newest "## [X.Y.Z] - DATE" heading's version: what
+	// otelretry.Version names (otelretry/version_test.go holds the two
+	// together).
+	newest string
+	// breaking: the "## [Unreleased]" section has a subsection whose
+	// heading says breaking ("### Changed (breaking)") or "### Removed".
+	breaking bool
+}
+
+var (
+	sectionHeading    = regexp.MustCompile(`^## \[([^\]]*)\]`)
+	subsectionHeading = regexp.MustCompile(`^### (.*)$`)
+)
+
+func readChangelog(path string) (changelog, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return changelog{}, err
+	}
+	defer f.Close()
+	return parseChangelog(bufio.NewScanner(f))
+}
+
+func parseChangelog(sc *bufio.Scanner) (changelog, error) {
+	var c changelog
+	section := ""
+	for sc.Scan() {
+		line := sc.Text()
+		if m := sectionHeading.FindStringSubmatch(line); m != nil {
+			section = m[1]
+			if section != "Unreleased" && c.newest == "" {
+				if !isRelease(section) {
+					return c, fmt.Errorf("CHANGELOG.md: %q: want \"## [X.Y.Z] - YYYY-MM-DD\"", line)
+				}
+				c.newest = section
+			}
+			continue
+		}
+		if m := subsectionHeading.FindStringSubmatch(line); m != nil && section == "Unreleased" && c.newest == "" {
+			title := strings.ToLower(strings.TrimSpace(m[1]))
+			if strings.Contains(title, "breaking") || title == "removed" {
+				c.breaking = true
+			}
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return c, err
+	}
+	if c.newest == "" {
+		return c, fmt.Errorf("CHANGELOG.md: no released version (\"## [X.Y.Z] - YYYY-MM-DD\")")
+	}
+	return c, nil
+}
+
+// nextVersion returns the version the API is headed for, as the CHANGELOG
+// says, relative to the baseline's release: the newest release heading
+// when it is newer than the baseline (a release in preparation, or one
+// whose baseline was not taken yet); otherwise, between releases, the
+// next breaking version (a new minor before 1.0, a new major after) when
+// the [Unreleased] section has a breaking subsection, and the next patch
+// when it has none.
+func nextVersion(baseline string, c changelog) (next, why string, err error) {
+	switch semver.Compare("v"+c.newest, "v"+baseline) {
+	case 1:
+		return c.newest, "the CHANGELOG's newest release", nil
+	case -1:
+		return "", "", fmt.Errorf("the API baseline is of %s, newer than the CHANGELOG's newest release %s", baseline, c.newest)
+	}
+	major, minor, patch := parts(baseline)
+	switch {
+	case !c.breaking:
+		return fmt.Sprintf("%d.%d.%d", major, minor, patch+1), "[Unreleased] has no breaking subsection", nil
+	case major == 0:
+		return fmt.Sprintf("0.%d.0", minor+1), "[Unreleased] has a breaking subsection", nil
+	default:
+		return fmt.Sprintf("%d.0.0", major+1), "[Unreleased] has a breaking subsection", nil
+	}
+}
+
+// breakingAllowed reports whether going from release from to release to
+// may break the API: a new minor version before 1.0, a new major one from
+// 1.0 on.
+func breakingAllowed(from, to string) bool {
+	fMajor, fMinor, _ := parts(from)
+	tMajor, tMinor, _ := parts(to)
+	if fMajor == 0 {
+		return tMajor > 0 || tMinor > fMinor
+	}
+	return tMajor > fMajor
+}
+
+// parts splits a release version X.Y.Z (checked by isRelease).
+func parts(v string) (major, minor, patch int) {
+	f := strings.SplitN(v, ".", 3)
+	if len(f) != 3 {
+		return 0, 0, 0
+	}
+	major, _ = strconv.Atoi(f[0])
+	minor, _ = strconv.Atoi(f[1])
+	patch, _ = strconv.Atoi(f[2])
+	return major, minor, patch
+}
+
+// libraryVersion returns the value of otelretry.Version, read from the
+// source.
+func libraryVersion(repo string) (string, error) {
+	path := filepath.Join(repo, "otelretry", "version.go")
+	f, err := parser.ParseFile(token.NewFileSet(), path, nil, 0)
+	if err != nil {
+		return "", err
+	}
+	for _, d := range f.Decls {
+		g, ok := d.(*ast.GenDecl)
+		if !ok || g.Tok != token.CONST {
+			continue
+		}
+		for _, s := range g.Specs {
+			vs := s.(*ast.ValueSpec)
+			for i, n := range vs.Names {
+				if n.Name != "Version" || i >= len(vs.Values) {
+					continue
+				}
+				if lit, ok := vs.Values[i].(*ast.BasicLit); ok && lit.Kind == token.STRING {
+					return strconv.Unquote(lit.Value)
+				}
+			}
+		}
+	}
+	return "", fmt.Errorf("%s: no const Version = \"...\"", path)
+}

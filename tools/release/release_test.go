@@ -1,0 +1,209 @@
+// Copyright The otelretry Authors
+// SPDX-License-Identifier: Apache-2.0
+
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"golang.org/x/mod/modfile"
+	"golang.org/x/mod/module"
+	modzip "golang.org/x/mod/zip"
+)
+
+const intro = "# Changelog\n\nText.\n\n"
+
+func TestNextVersion(t *testing.T) {
+	for _, tc := range []struct {
+		name, baseline, changelog string
+		next                      string
+		breaking                  bool // may the API break on the way to next
+	}{
+		{"between releases, compatible", "0.2.0",
+			"## [Unreleased]\n\n### Added\n\n- x\n\n### Changed\n\n- y\n\n## [0.2.0] - 2026-12-01\n\n### Changed (breaking)\n",
+			"0.2.1", false},
+		{"between releases, a breaking subsection", "0.2.0",
+			"## [Unreleased]\n\n### Changed (breaking)\n\n- x\n\n## [0.2.0] - 2026-12-01\n", "0.3.0", true},
+		{"between releases, removed", "0.2.0", "## [Unreleased]\n\n### Removed\n\n- x\n\n## [0.2.0] - 2026-12-01\n", "0.3.0", true},
+		{"release commit of a new minor", "0.2.0", "## [0.3.0] - 2026-12-02\n\n## [0.2.0] - 2026-12-01\n", "0.3.0", true},
+		{"new minor under an unreleased section", "0.2.0",
+			"## [Unreleased]\n\n### Added\n\n## [0.3.0] - 2026-12-02\n\n### Changed (breaking)\n\n## [0.2.0] - 2026-12-01\n", "0.3.0", true},
+		{"patch release", "0.3.0", "## [0.3.1] - 2026-12-09\n\n## [0.3.0] - 2026-12-02\n", "0.3.1", false},
+		{"after 1.0, a breaking subsection", "1.4.2", "## [Unreleased]\n\n### Changed (breaking)\n\n## [1.4.2] - 2027-01-01\n", "2.0.0", true},
+		{"after 1.0, a new minor", "1.4.2", "## [1.5.0] - 2027-02-01\n\n## [1.4.2] - 2027-01-01\n", "1.5.0", false},
+		{"1.0.0", "0.9.0", "## [1.0.0] - 2027-02-01\n\n## [0.9.0] - 2027-01-01\n", "1.0.0", true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c, err := parseChangelog(bufio.NewScanner(strings.NewReader(intro + tc.changelog)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			next, _, err := nextVersion(tc.baseline, c)
+			if err != nil || next != tc.next {
+				t.Fatalf("nextVersion = %q, %v, want %q", next, err, tc.next)
+			}
+			if got := breakingAllowed(tc.baseline, next); got != tc.breaking {
+				t.Errorf("breakingAllowed(%s, %s) = %v, want %v", tc.baseline, next, got, tc.breaking)
+			}
+		})
+	}
+}
+
+func TestNextVersionRefuses(t *testing.T) {
+	for name, tc := range map[string]struct{ baseline, changelog string }{
+		"baseline newer than the CHANGELOG": {"0.3.0", "## [0.2.0] - 2026-12-01\n"},
+		"nothing released":                  {"0.2.0", "## [Unreleased]\n\n### Changed (breaking)\n"},
+		"not a release heading":             {"0.2.0", "## [0.3.0-rc.1] - 2026-12-02\n## [0.2.0] - 2026-12-01\n"},
+	} {
+		c, err := parseChangelog(bufio.NewScanner(strings.NewReader(intro + tc.changelog)))
+		if err == nil {
+			_, _, err = nextVersion(tc.baseline, c)
+		}
+		if err == nil {
+			t.Errorf("%s: no error", name)
+		}
+	}
+}
+
+// The repository's own CHANGELOG and Version agree, as the release check
+// reads them.
+func TestRepositoryVersion(t *testing.T) {
+	v, err := libraryVersion("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := readChangelog("../../CHANGELOG.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v != c.newest || !isRelease(v) {
+		t.Errorf("otelretry.Version %q, CHANGELOG %q", v, c.newest)
+	}
+}
+
+func TestRequirementStates(t *testing.T) {
+	parse := func(dir, text string) mod {
+		f, err := modfile.Parse(dir+"/go.mod", []byte(text), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return mod{dir: dir, path: f.Module.Mod.Path, file: f}
+	}
+	root := parse(".", "module example.com/r\n\ngo 1.26.0\n")
+	dev := parse("a/b", "module example.com/r/a/b\n\ngo 1.26.0\n\nreplace example.com/r => ../..\n\nrequire example.com/r "+placeholder+"\n")
+	rel := parse("a/b", "module example.com/r/a/b\n\ngo 1.26.0\n\nrequire example.com/r v0.3.0\n")
+	wrongDir := parse("a/b", "module example.com/r/a/b\n\ngo 1.26.0\n\nreplace example.com/r => ..\n\nrequire example.com/r "+placeholder+"\n")
+	stale := parse("a/b", "module example.com/r/a/b\n\ngo 1.26.0\n\nrequire example.com/r v0.2.0\n")
+	for _, tc := range []struct {
+		name     string
+		m        mod
+		released bool
+		ok       bool
+	}{
+		{"development state", dev, false, true},
+		{"development state at release", dev, true, false},
+		{"release commit", rel, true, true},
+		{"release commit between releases", rel, false, false},
+		{"replace to another directory", wrongDir, false, false},
+		{"an old release", stale, true, false},
+	} {
+		errs := checkRequirements([]mod{root, tc.m}, "v0.3.0", tc.released)
+		if (len(errs) == 0) != tc.ok {
+			t.Errorf("%s: errors %v, want ok=%v", tc.name, errs, tc.ok)
+		}
+	}
+	if errs := checkRequirements([]mod{dev, root}, "v0.3.0", false); len(errs) == 0 {
+		t.Error("a module requiring one after it in the list passed")
+	}
+}
+
+func TestAddSums(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "go.sum")
+	os.WriteFile(file, []byte("example.com/z v1.0.0 h1:z=\nexample.com/a v1.10.0 h1:a10=\nexample.com/a v1.10.0/go.mod h1:a10m=\nexample.com/a v1.9.0/go.mod h1:a9m=\n"), 0o644)
+	if err := addSums(file, []string{"example.com/m v0.3.0 h1:m=", "example.com/m v0.3.0/go.mod h1:mm="}); err != nil {
+		t.Fatal(err)
+	}
+	got, _ := os.ReadFile(file)
+	want := "example.com/a v1.9.0/go.mod h1:a9m=\nexample.com/a v1.10.0 h1:a10=\nexample.com/a v1.10.0/go.mod h1:a10m=\n" +
+		"example.com/m v0.3.0 h1:m=\nexample.com/m v0.3.0/go.mod h1:mm=\nexample.com/z v1.0.0 h1:z=\n"
+	if string(got) != want {
+		t.Errorf("go.sum:\n%s\nwant:\n%s", got, want)
+	}
+}
+
+// The go.sum lines prepare writes come from the working tree; the proxy
+// (and a public one) serves zips of the tag. Both must be the same zip:
+// the same files, a nested module's left out, the repository's LICENSE
+// added to a module in a subdirectory.
+func TestWorktreeZipIsTheTagsZip(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("no git")
+	}
+	repo := t.TempDir()
+	for name, data := range map[string]string{
+		"go.mod":             "module example.com/r\n\ngo 1.26.0\n",
+		"LICENSE":            "license text\n",
+		"r.go":               "package r\n",
+		"docs/notes.md":      "notes\n",
+		"sub/go.mod":         "module example.com/r/sub\n\ngo 1.26.0\n",
+		"sub/sub.go":         "package sub\n",
+		"sub/testdata/x.txt": "x\n",
+		"tools/t/go.mod":     "module example.com/r/tools/t\n\ngo 1.26.0\n",
+		"tools/t/main.go":    "package main\n",
+		".gitignore":         "/bin/\n",
+	} {
+		p := filepath.Join(repo, filepath.FromSlash(name))
+		os.MkdirAll(filepath.Dir(p), 0o755)
+		if err := os.WriteFile(p, []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	os.MkdirAll(filepath.Join(repo, "bin"), 0o755)
+	os.WriteFile(filepath.Join(repo, "bin", "ignored"), []byte("build output\n"), 0o644)
+	run := func(args ...string) {
+		t.Helper()
+		cmd := exec.Command("git", args...)
+		cmd.Dir = repo
+		cmd.Env = append(os.Environ(), "GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@example.com",
+			"GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@example.com", "GIT_CONFIG_GLOBAL=/dev/null")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+	}
+	run("init", "-q")
+	run("add", ".")
+	run("commit", "-q", "-m", "c")
+	run("tag", "v0.3.0")
+	run("tag", "sub/v0.3.0")
+	for _, tc := range []struct{ dir, path, tag, subdir string }{
+		{".", "example.com/r", "v0.3.0", ""},
+		{"sub", "example.com/r/sub", "sub/v0.3.0", "sub"},
+	} {
+		m := module.Version{Path: tc.path, Version: "v0.3.0"}
+		fromTree, err := worktreeZip(repo, tc.dir, m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var fromTag bytes.Buffer
+		if err := modzip.CreateFromVCS(&fromTag, m, repo, tc.tag, tc.subdir); err != nil {
+			t.Fatal(err)
+		}
+		h1, err := hashZip(fromTree)
+		if err != nil {
+			t.Fatal(err)
+		}
+		h2, err := hashZip(fromTag.Bytes())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if h1 != h2 {
+			t.Errorf("%s: the working tree's zip hashes %s, the tag's %s", tc.path, h1, h2)
+		}
+	}
+}

@@ -1,0 +1,152 @@
+// Copyright The otelretry Authors
+// SPDX-License-Identifier: Apache-2.0
+
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"golang.org/x/mod/module"
+	"golang.org/x/mod/sumdb/dirhash"
+	modzip "golang.org/x/mod/zip"
+)
+
+// worktreeZip returns the module zip of the module in dir at version m,
+// made of the files git tracks there with their content in the working
+// tree: in a clean tree with the release edits made, the zip the release
+// commit's tag will serve. Like the go command for a tag, it adds the
+// repository's LICENSE to a module in a subdirectory that has none.
+func worktreeZip(repo, dir string, m module.Version) ([]byte, error) {
+	out, err := git(repo, "ls-files", "-z", "--", dir)
+	if err != nil {
+		return nil, err
+	}
+	var files []modzip.File
+	haveLicense := false
+	for name := range strings.SplitSeq(strings.TrimRight(out, "\x00"), "\x00") {
+		rel := name
+		if dir != "." {
+			rel = strings.TrimPrefix(name, dir+"/")
+		}
+		files = append(files, diskFile{path: rel, file: filepath.Join(repo, filepath.FromSlash(name))})
+		haveLicense = haveLicense || rel == "LICENSE"
+	}
+	if !haveLicense && dir != "." {
+		files = append(files, diskFile{path: "LICENSE", file: filepath.Join(repo, "LICENSE")})
+	}
+	var buf bytes.Buffer
+	if err := modzip.Create(&buf, m, files); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
+
+type diskFile struct{ path, file string }
+
+func (f diskFile) Path() string                 { return f.path }
+func (f diskFile) Lstat() (fs.FileInfo, error)  { return os.Lstat(f.file) }
+func (f diskFile) Open() (io.ReadCloser, error) { return os.Open(f.file) }
+
+// hashZip returns the go.sum hash (h1:) of a module zip.
+func hashZip(data []byte) (string, error) {
+	f, err := os.CreateTemp("", "release-*.zip")
+	if err != nil {
+		return "", err
+	}
+	defer os.Remove(f.Name())
+	defer f.Close()
+	if _, err := f.Write(data); err != nil {
+		return "", err
+	}
+	if err := f.Close(); err != nil {
+		return "", err
+	}
+	return dirhash.HashZip(f.Name(), dirhash.Hash1)
+}
+
+// writeProxy writes a file-system module proxy (GOPROXY=file:///DIR) that
+// serves each published module at vVERSION from its tag, as the module
+// proxy protocol lays it out: DIR/<escaped path>/@v/list, vX.Y.Z.info,
+// .mod and .zip. The zips come from golang.org/x/mod/zip.CreateFromVCS,
+// which archives the tag as the go command does, so they are the zips a
+// public proxy would build from the pushed tags.
+func writeProxy(dir, version string) error {
+	repo, err := filepath.Abs(".")
+	if err != nil {
+		return err
+	}
+	mods, err := loadPublished()
+	if err != nil {
+		return err
+	}
+	v := "v" + version
+	for _, m := range mods {
+		tag := m.tagPrefix() + v
+		subdir := ""
+		if m.dir != "." {
+			subdir = m.dir
+		}
+		esc, err := module.EscapePath(m.path)
+		if err != nil {
+			return err
+		}
+		at := filepath.Join(dir, filepath.FromSlash(esc), "@v")
+		if err := os.MkdirAll(at, 0o755); err != nil {
+			return err
+		}
+		var zip bytes.Buffer
+		if err := modzip.CreateFromVCS(&zip, module.Version{Path: m.path, Version: v}, repo, tag, subdir); err != nil {
+			return fmt.Errorf("%s: %w", tag, err)
+		}
+		gomod, err := git(repo, "show", tag+":"+m.tagPrefix()+"go.mod")
+		if err != nil {
+			return err
+		}
+		when, err := git(repo, "log", "-1", "--format=%cI", tag)
+		if err != nil {
+			return err
+		}
+		t, err := time.Parse(time.RFC3339, strings.TrimSpace(when))
+		if err != nil {
+			return err
+		}
+		info, err := json.Marshal(struct {
+			Version string
+			Time    time.Time
+		}{v, t.UTC()})
+		if err != nil {
+			return err
+		}
+		for name, data := range map[string][]byte{v + ".zip": zip.Bytes(), v + ".mod": []byte(gomod), v + ".info": info} {
+			if err := os.WriteFile(filepath.Join(at, name), data, 0o644); err != nil {
+				return err
+			}
+		}
+		if err := appendList(filepath.Join(at, "list"), v); err != nil {
+			return err
+		}
+		fmt.Printf("%s@%s: %s (%d bytes)\n", m.path, v, tag, zip.Len())
+	}
+	return nil
+}
+
+func appendList(file, v string) error {
+	data, err := os.ReadFile(file)
+	if err != nil && !os.IsNotExist(err) {
+		return err
+	}
+	for l := range strings.Lines(string(data)) {
+		if strings.TrimSpace(l) == v {
+			return nil
+		}
+	}
+	return os.WriteFile(file, append(data, v+"\n"...), 0o644)
+}
