@@ -91,13 +91,19 @@ var ErrInvalidBudgetOption = errors.New("otelretry: budget option ignored")
 // A refused retry ends the operation with decision budget_exhausted and
 // reason budget (tokens), pushback (a hold) or host_limit (a full table).
 //
+// The zero Budget is ready to use and has the default settings, as
+// NewBudget() has: a setting left at its zero value reads as its default.
+// Build a tuned one with NewBudget.
+//
 // A Budget is safe for concurrent use. Share one between Transports with
 // WithBudget to bound their combined retries.
 type Budget struct {
+	// The settings, each read through its method (tokens, ratio, ...):
+	// zero stands for the default, so that the zero Budget works.
 	maxMilli   int64 // tokens of a fresh host, in thousandths
 	ratioMilli int64 // given back per success, in thousandths
 	maxHosts   int
-	pushback   time.Duration // hold after a 429 without Retry-After
+	pushback   time.Duration // hold after a 429 without Retry-After; < 0: none
 	keyOf      func(*http.Request) string
 
 	// stateful is len(hosts), read without the lock: while no host has
@@ -183,6 +189,9 @@ func BudgetPushback(d time.Duration) BudgetOption {
 			return invalidBudgetOption("BudgetPushback", d, "0 to 1m0s")
 		}
 		b.pushback = d
+		if d == 0 {
+			b.pushback = -1 // zero is the default
+		}
 		return nil
 	})
 }
@@ -209,7 +218,6 @@ func NewBudget(opts ...BudgetOption) *Budget {
 		maxHosts:   DefaultBudgetMaxHosts,
 		pushback:   DefaultBudgetPushback,
 		keyOf:      hostOf,
-		hosts:      map[string]hostBudget{},
 	}
 	for _, o := range opts {
 		if o == nil {
@@ -230,7 +238,47 @@ func hostOf(r *http.Request) string {
 }
 
 // key returns the budget key of r (BudgetKey option; default the host).
-func (b *Budget) key(r *http.Request) string { return b.keyOf(r) }
+func (b *Budget) key(r *http.Request) string {
+	if b.keyOf == nil {
+		return hostOf(r)
+	}
+	return b.keyOf(r)
+}
+
+// tokens returns the tokens of a fresh host, in thousandths.
+func (b *Budget) tokens() int64 {
+	if b.maxMilli == 0 {
+		return DefaultBudgetTokens * 1000
+	}
+	return b.maxMilli
+}
+
+// ratio returns the tokens a success gives back, in thousandths.
+func (b *Budget) ratio() int64 {
+	if b.ratioMilli == 0 {
+		return DefaultBudgetTokenRatio * 1000
+	}
+	return b.ratioMilli
+}
+
+// hostLimit returns how many hosts with state the Budget keeps.
+func (b *Budget) hostLimit() int {
+	if b.maxHosts == 0 {
+		return DefaultBudgetMaxHosts
+	}
+	return b.maxHosts
+}
+
+// hold429 returns how long a 429 without Retry-After holds retries.
+func (b *Budget) hold429() time.Duration {
+	switch {
+	case b.pushback == 0:
+		return DefaultBudgetPushback
+	case b.pushback < 0:
+		return 0
+	}
+	return b.pushback
+}
 
 // budgetObservation is one attempt's answer, as the budget sees it.
 type budgetObservation struct {
@@ -252,7 +300,7 @@ func (b *Budget) record(key string, now time.Time, o budgetObservation) {
 	if !o.success {
 		hold = o.pushback
 		if hold <= 0 && o.status == http.StatusTooManyRequests {
-			hold = b.pushback
+			hold = b.hold429()
 		}
 		hold = min(hold, maxPushbackHold)
 	}
@@ -267,31 +315,32 @@ func (b *Budget) record(key string, now time.Time, o budgetObservation) {
 	defer b.mu.Unlock()
 	at := b.offset(now)
 	b.advance(at)
+	full := b.tokens()
 	e, kept := b.hosts[key]
 	if !kept {
 		if o.success {
 			return
 		}
-		if len(b.hosts) >= b.maxHosts {
+		if len(b.hosts) >= b.hostLimit() {
 			// No room: the host's retries are refused (admit) while it is
 			// not kept, so there is nothing it could have spent.
 			return
 		}
-		e = hostBudget{milli: b.maxMilli}
+		e = hostBudget{milli: full}
 		// The key may share memory with the request's whole URL; keep
 		// only its own bytes.
 		key = strings.Clone(key)
 	}
 	switch {
 	case o.success:
-		e.milli = min(e.milli+b.ratioMilli, b.maxMilli)
+		e.milli = min(e.milli+b.ratio(), full)
 	case o.failure:
-		e.milli = max(e.milli-failureCost, b.maxMilli/2)
+		e.milli = max(e.milli-failureCost, full/2)
 	}
 	if hold > 0 {
 		e.hold = max(e.hold, at+hold)
 	}
-	if e.milli == b.maxMilli && e.queued == 0 {
+	if e.milli == full && e.queued == 0 {
 		if e.hold <= at {
 			b.drop(key, kept)
 			return
@@ -311,13 +360,13 @@ func (b *Budget) admit(key string, now, startAt time.Time) attrs.Reason {
 	b.advance(at)
 	e, kept := b.hosts[key]
 	switch {
-	case !kept && len(b.hosts) >= b.maxHosts:
+	case !kept && len(b.hosts) >= b.hostLimit():
 		return attrs.ReasonHostLimit
 	case !kept:
 		return ""
 	case e.hold > b.offset(startAt):
 		return attrs.ReasonPushback
-	case e.milli <= b.maxMilli/2:
+	case e.milli <= b.tokens()/2:
 		return attrs.ReasonBudget
 	}
 	return ""
@@ -332,18 +381,19 @@ func (b *Budget) Available(r *http.Request) int {
 	defer b.mu.Unlock()
 	at := b.offset(time.Now())
 	b.advance(at)
+	full := b.tokens()
 	e, kept := b.hosts[key]
 	switch {
-	case !kept && len(b.hosts) >= b.maxHosts:
+	case !kept && len(b.hosts) >= b.hostLimit():
 		return 0
 	case !kept:
-		e = hostBudget{milli: b.maxMilli}
+		e = hostBudget{milli: full}
 	case e.hold > at:
 		return 0
 	}
 	// The i-th failure leaves milli - i×failureCost, retried while above
 	// half.
-	above := e.milli - b.maxMilli/2
+	above := e.milli - full/2
 	return int(max((above+failureCost-1)/failureCost-1, 0))
 }
 
@@ -358,6 +408,9 @@ func (b *Budget) offset(t time.Time) time.Duration {
 }
 
 func (b *Budget) store(key string, e hostBudget, kept bool) {
+	if b.hosts == nil {
+		b.hosts = map[string]hostBudget{} // the zero Budget
+	}
 	b.hosts[key] = e
 	if !kept {
 		b.stateful.Store(int64(len(b.hosts)))
@@ -385,10 +438,10 @@ func (b *Budget) advance(at time.Duration) {
 		}
 		e.queued = 0
 		switch {
-		case e.milli == b.maxMilli && e.hold <= at:
+		case e.milli == b.tokens() && e.hold <= at:
 			b.drop(key, true)
 			return
-		case e.milli == b.maxMilli:
+		case e.milli == b.tokens():
 			b.wheel.add(key, &e) // the hold was extended
 		}
 		b.hosts[key] = e

@@ -53,8 +53,8 @@ func checkBudget(t *testing.T, b *Budget) {
 	t.Helper()
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if len(b.hosts) > b.maxHosts || int64(len(b.hosts)) != b.stateful.Load() {
-		t.Fatalf("%d hosts kept, stateful %d, limit %d", len(b.hosts), b.stateful.Load(), b.maxHosts)
+	if len(b.hosts) > b.hostLimit() || int64(len(b.hosts)) != b.stateful.Load() {
+		t.Fatalf("%d hosts kept, stateful %d, limit %d", len(b.hosts), b.stateful.Load(), b.hostLimit())
 	}
 	listed := map[string]int{}
 	for i, slot := range b.wheel.slots {
@@ -67,8 +67,8 @@ func checkBudget(t *testing.T, b *Budget) {
 		}
 	}
 	for k, e := range b.hosts {
-		if e.milli < b.maxMilli/2 || e.milli > b.maxMilli {
-			t.Fatalf("%q holds %d milli-tokens, outside [%d, %d]", k, e.milli, b.maxMilli/2, b.maxMilli)
+		if full := b.tokens(); e.milli < full/2 || e.milli > full {
+			t.Fatalf("%q holds %d milli-tokens, outside [%d, %d]", k, e.milli, full/2, full)
 		}
 		if e.queued != 0 && listed[k] != 1 {
 			t.Fatalf("%q queued for second %d but listed %d times", k, e.queued, listed[k])
@@ -76,7 +76,7 @@ func checkBudget(t *testing.T, b *Budget) {
 		if e.queued == 0 && listed[k] != 0 {
 			t.Fatalf("%q listed but not queued", k)
 		}
-		if e.queued == 0 && e.milli == b.maxMilli && e.hold <= 0 {
+		if e.queued == 0 && e.milli == b.tokens() && e.hold <= 0 {
 			t.Fatalf("%q is kept in a fresh host's state", k)
 		}
 	}
