@@ -23,6 +23,10 @@ const (
 	DefaultBudgetTokenRatio = 0.5
 	DefaultBudgetMaxHosts   = 10000
 	DefaultBudgetPushback   = time.Second
+	// DefaultBudgetIdleEviction is how long a kept host must go without an
+	// answer the budget counts before a full table may forget it to make
+	// room for a new host (see Budget, Hosts).
+	DefaultBudgetIdleEviction = 10 * time.Minute
 )
 
 // Budget costs, in thousandths of a token, and limits.
@@ -33,6 +37,10 @@ const (
 	// other operations: a host stays in the table while it is held, so an
 	// unbounded hint could pin entries for days.
 	maxPushbackHold = time.Minute
+	// minIdleEviction is the shortest BudgetIdleEviction: minutes, not
+	// seconds, so that forgetting hosts cannot refill a host's tokens at a
+	// rate that matters, and no shorter than the longest hold.
+	minIdleEviction = time.Minute
 )
 
 // ErrInvalidBudgetOption is reported through otel.Handle, wrapped with the
@@ -59,7 +67,8 @@ var ErrInvalidBudgetOption = errors.New("otelretry: budget option ignored")
 //   - A retry may start only while the host holds more than half its tokens
 //     (3). The count never falls below half: below it every retry is refused
 //     anyway, and a debt would only delay recovery.
-//   - Nothing is earned from the passage of time.
+//   - Nothing is earned from the passage of time, but for what a full
+//     host table grants by forgetting an idle host (see Hosts).
 //
 // With the defaults: a fresh host's first two failures leave 5 and 4 tokens
 // and are retried; the third leaves 3 and is not. So a fresh client still
@@ -83,32 +92,52 @@ var ErrInvalidBudgetOption = errors.New("otelretry: budget option ignored")
 // Hosts: the Budget keeps at most BudgetMaxHosts (default 10 000) hosts
 // whose state differs from a fresh host's (tokens spent, or a hold). A host
 // whose state equals a fresh one's is not kept, so forgetting it grants
-// nothing; a host with state is never forgotten, however long it is idle.
-// When the table is full of hosts with state, a host not in it is refused
-// every retry (fail closed) until a host recovers. A kept host takes about
-// 60 bytes plus its key; record and admit take amortized constant time.
+// nothing. A host with state is forgotten only to make room: when the
+// table is full and a host not in it needs a place, the kept host idle
+// longest is forgotten if it has been idle, with no answer the budget
+// counts (a success, a failure, a hold), for at least BudgetIdleEviction
+// (DefaultBudgetIdleEviction, 10 minutes). While the table has room
+// nothing is forgotten. While every kept host was active within that
+// period, a host not in the table is refused every retry (fail closed)
+// until a kept host recovers or goes idle. A forgotten host that comes
+// back starts as a fresh host. That is all that idleness can earn, and it
+// bounds what a caller who chooses the hosts (webhook or callback URLs)
+// can gain: the host that takes a forgotten host's place is active then,
+// so it can be forgotten only a full period later, and forgetting grants
+// at most one fresh host's retries (two by default) per slot per period.
+// Such a caller can keep new hosts refused only by keeping every one of
+// its kept hosts active. A kept host takes about 120 bytes plus its key;
+// record and admit take amortized constant time.
 //
 // A refused retry ends the operation with decision budget_exhausted and
 // reason budget (tokens), pushback (a hold) or host_limit (a full table).
 //
+// The zero Budget is ready to use and has the default settings, as
+// NewBudget() has: a setting left at its zero value reads as its default.
+// Build a tuned one with NewBudget.
+//
 // A Budget is safe for concurrent use. Share one between Transports with
 // WithBudget to bound their combined retries.
 type Budget struct {
+	// The settings, each read through its method (tokens, ratio, ...):
+	// zero stands for the default, so that the zero Budget works.
 	maxMilli   int64 // tokens of a fresh host, in thousandths
 	ratioMilli int64 // given back per success, in thousandths
 	maxHosts   int
-	pushback   time.Duration // hold after a 429 without Retry-After
+	pushback   time.Duration // hold after a 429 without Retry-After; < 0: none
+	idle       time.Duration // idle time after which a full table may forget a host
 	keyOf      func(*http.Request) string
 
 	// stateful is len(hosts), read without the lock: while no host has
 	// state, a success has nothing to change.
 	stateful atomic.Int64
 
-	mu     sync.Mutex
-	hosts  map[string]hostBudget
-	origin time.Time // the clock reading offsets are counted from
-	begun  bool      // origin is set
-	wheel  holdWheel
+	mu       sync.Mutex
+	hosts    map[string]hostBudget
+	origin   time.Time // the clock reading offsets are counted from
+	begun    bool      // origin is set
+	wheel    holdWheel
+	activity activityList // the kept hosts, the one idle longest first
 }
 
 // hostBudget is one host's state. Times are offsets from Budget.origin.
@@ -119,6 +148,7 @@ type hostBudget struct {
 	// Only a host with all its tokens and a hold is listed: the hold's end
 	// is the only thing that can make it fresh without a new answer.
 	queued int64
+	node   int // the host's node in Budget.activity
 }
 
 // BudgetOption configures a Budget.
@@ -163,8 +193,9 @@ func BudgetTokenRatio(r float64) BudgetOption {
 }
 
 // BudgetMaxHosts sets how many hosts with state the Budget keeps, at least
-// 1. Past it, a new host's retries are refused (reason host_limit). Default
-// 10 000.
+// 1. Past it, a new host's retries are refused (reason host_limit) unless
+// a kept host has been idle for the BudgetIdleEviction period, which is
+// then forgotten to make room. Default 10 000.
 func BudgetMaxHosts(n int) BudgetOption {
 	return budgetOptionFunc(func(b *Budget) error {
 		if n < 1 {
@@ -183,6 +214,24 @@ func BudgetPushback(d time.Duration) BudgetOption {
 			return invalidBudgetOption("BudgetPushback", d, "0 to 1m0s")
 		}
 		b.pushback = d
+		if d == 0 {
+			b.pushback = -1 // zero is the default
+		}
+		return nil
+	})
+}
+
+// BudgetIdleEviction sets how long a kept host must go without an answer
+// the budget counts (a success, a failure, or a Retry-After or 429 hold)
+// before a full table may forget it to make room for a new host, at least
+// a minute. A forgotten host that comes back starts as a fresh host.
+// Default DefaultBudgetIdleEviction (10 minutes).
+func BudgetIdleEviction(d time.Duration) BudgetOption {
+	return budgetOptionFunc(func(b *Budget) error {
+		if d < minIdleEviction {
+			return invalidBudgetOption("BudgetIdleEviction", d, "at least 1m0s")
+		}
+		b.idle = d
 		return nil
 	})
 }
@@ -208,8 +257,8 @@ func NewBudget(opts ...BudgetOption) *Budget {
 		ratioMilli: DefaultBudgetTokenRatio * 1000,
 		maxHosts:   DefaultBudgetMaxHosts,
 		pushback:   DefaultBudgetPushback,
+		idle:       DefaultBudgetIdleEviction,
 		keyOf:      hostOf,
-		hosts:      map[string]hostBudget{},
 	}
 	for _, o := range opts {
 		if o == nil {
@@ -230,7 +279,56 @@ func hostOf(r *http.Request) string {
 }
 
 // key returns the budget key of r (BudgetKey option; default the host).
-func (b *Budget) key(r *http.Request) string { return b.keyOf(r) }
+func (b *Budget) key(r *http.Request) string {
+	if b.keyOf == nil {
+		return hostOf(r)
+	}
+	return b.keyOf(r)
+}
+
+// tokens returns the tokens of a fresh host, in thousandths.
+func (b *Budget) tokens() int64 {
+	if b.maxMilli == 0 {
+		return DefaultBudgetTokens * 1000
+	}
+	return b.maxMilli
+}
+
+// ratio returns the tokens a success gives back, in thousandths.
+func (b *Budget) ratio() int64 {
+	if b.ratioMilli == 0 {
+		return DefaultBudgetTokenRatio * 1000
+	}
+	return b.ratioMilli
+}
+
+// hostLimit returns how many hosts with state the Budget keeps.
+func (b *Budget) hostLimit() int {
+	if b.maxHosts == 0 {
+		return DefaultBudgetMaxHosts
+	}
+	return b.maxHosts
+}
+
+// idleAfter returns how long a host must be idle before a full table may
+// forget it.
+func (b *Budget) idleAfter() time.Duration {
+	if b.idle == 0 {
+		return DefaultBudgetIdleEviction
+	}
+	return b.idle
+}
+
+// hold429 returns how long a 429 without Retry-After holds retries.
+func (b *Budget) hold429() time.Duration {
+	switch {
+	case b.pushback == 0:
+		return DefaultBudgetPushback
+	case b.pushback < 0:
+		return 0
+	}
+	return b.pushback
+}
 
 // budgetObservation is one attempt's answer, as the budget sees it.
 type budgetObservation struct {
@@ -252,7 +350,7 @@ func (b *Budget) record(key string, now time.Time, o budgetObservation) {
 	if !o.success {
 		hold = o.pushback
 		if hold <= 0 && o.status == http.StatusTooManyRequests {
-			hold = b.pushback
+			hold = b.hold429()
 		}
 		hold = min(hold, maxPushbackHold)
 	}
@@ -267,36 +365,42 @@ func (b *Budget) record(key string, now time.Time, o budgetObservation) {
 	defer b.mu.Unlock()
 	at := b.offset(now)
 	b.advance(at)
+	full := b.tokens()
 	e, kept := b.hosts[key]
 	if !kept {
 		if o.success {
 			return
 		}
-		if len(b.hosts) >= b.maxHosts {
+		if len(b.hosts) >= b.hostLimit() && !b.evictIdlest(at) {
 			// No room: the host's retries are refused (admit) while it is
 			// not kept, so there is nothing it could have spent.
 			return
 		}
-		e = hostBudget{milli: b.maxMilli}
+		e = hostBudget{milli: full}
 		// The key may share memory with the request's whole URL; keep
 		// only its own bytes.
 		key = strings.Clone(key)
 	}
 	switch {
 	case o.success:
-		e.milli = min(e.milli+b.ratioMilli, b.maxMilli)
+		e.milli = min(e.milli+b.ratio(), full)
 	case o.failure:
-		e.milli = max(e.milli-failureCost, b.maxMilli/2)
+		e.milli = max(e.milli-failureCost, full/2)
 	}
 	if hold > 0 {
 		e.hold = max(e.hold, at+hold)
 	}
-	if e.milli == b.maxMilli && e.queued == 0 {
+	if e.milli == full && e.queued == 0 {
 		if e.hold <= at {
-			b.drop(key, kept)
+			b.drop(key, e, kept)
 			return
 		}
 		b.wheel.add(key, &e)
+	}
+	if kept {
+		b.activity.touch(e.node, at)
+	} else {
+		e.node = b.activity.push(key, at)
 	}
 	b.store(key, e, kept)
 }
@@ -311,13 +415,13 @@ func (b *Budget) admit(key string, now, startAt time.Time) attrs.Reason {
 	b.advance(at)
 	e, kept := b.hosts[key]
 	switch {
-	case !kept && len(b.hosts) >= b.maxHosts:
+	case !kept && len(b.hosts) >= b.hostLimit() && !b.evictable(at):
 		return attrs.ReasonHostLimit
 	case !kept:
 		return ""
 	case e.hold > b.offset(startAt):
 		return attrs.ReasonPushback
-	case e.milli <= b.maxMilli/2:
+	case e.milli <= b.tokens()/2:
 		return attrs.ReasonBudget
 	}
 	return ""
@@ -332,18 +436,19 @@ func (b *Budget) Available(r *http.Request) int {
 	defer b.mu.Unlock()
 	at := b.offset(time.Now())
 	b.advance(at)
+	full := b.tokens()
 	e, kept := b.hosts[key]
 	switch {
-	case !kept && len(b.hosts) >= b.maxHosts:
+	case !kept && len(b.hosts) >= b.hostLimit() && !b.evictable(at):
 		return 0
 	case !kept:
-		e = hostBudget{milli: b.maxMilli}
+		e = hostBudget{milli: full}
 	case e.hold > at:
 		return 0
 	}
 	// The i-th failure leaves milli - i×failureCost, retried while above
 	// half.
-	above := e.milli - b.maxMilli/2
+	above := e.milli - full/2
 	return int(max((above+failureCost-1)/failureCost-1, 0))
 }
 
@@ -358,17 +463,53 @@ func (b *Budget) offset(t time.Time) time.Duration {
 }
 
 func (b *Budget) store(key string, e hostBudget, kept bool) {
+	if b.hosts == nil {
+		b.hosts = map[string]hostBudget{} // the zero Budget
+	}
 	b.hosts[key] = e
 	if !kept {
 		b.stateful.Store(int64(len(b.hosts)))
 	}
 }
 
-func (b *Budget) drop(key string, kept bool) {
+func (b *Budget) drop(key string, e hostBudget, kept bool) {
 	if kept {
+		b.activity.remove(e.node)
 		delete(b.hosts, key)
 		b.stateful.Store(int64(len(b.hosts)))
 	}
+}
+
+// evictable reports whether a full table may forget its idlest host at at:
+// one that has been idle for the idle period and is not held. A held host
+// answered within the longest hold (a minute), so only the shortest idle
+// period can find one idle, in the second before the wheel drops it; it is
+// kept until then, and the wheel never lists a forgotten host.
+func (b *Budget) evictable(at time.Duration) bool {
+	_, _, ok := b.idlest(at)
+	return ok
+}
+
+// evictIdlest forgets the idlest host if the table may (evictable), and
+// reports whether it did.
+func (b *Budget) evictIdlest(at time.Duration) bool {
+	key, e, ok := b.idlest(at)
+	if ok {
+		b.drop(key, e, true)
+	}
+	return ok
+}
+
+func (b *Budget) idlest(at time.Duration) (string, hostBudget, bool) {
+	n := b.activity.idlest()
+	if n == nil || at-n.last < b.idleAfter() {
+		return "", hostBudget{}, false
+	}
+	e, ok := b.hosts[n.key]
+	if !ok || e.queued != 0 || e.hold > at {
+		return "", hostBudget{}, false
+	}
+	return n.key, e, true
 }
 
 // advance drops the hosts whose hold has ended by at and whose tokens are
@@ -385,10 +526,10 @@ func (b *Budget) advance(at time.Duration) {
 		}
 		e.queued = 0
 		switch {
-		case e.milli == b.maxMilli && e.hold <= at:
-			b.drop(key, true)
+		case e.milli == b.tokens() && e.hold <= at:
+			b.drop(key, e, true)
 			return
-		case e.milli == b.maxMilli:
+		case e.milli == b.tokens():
 			b.wheel.add(key, &e) // the hold was extended
 		}
 		b.hosts[key] = e
@@ -442,4 +583,91 @@ func (w *holdWheel) advance(at time.Duration, f func(key string, sec int64)) {
 			w.slots[i] = slot[:0] // reuse the array unless f listed keys
 		}
 	}
+}
+
+// activityList orders the kept hosts by their last counted answer, the one
+// idle longest first, so that a full table finds the host it may forget in
+// O(1). It is a doubly linked list threaded through a slice: touching,
+// adding and removing a host take constant time and allocate nothing once
+// the slice has grown to the table's size. Node 0 is the list's head, its
+// next the idlest host and its prev the latest active; removed nodes are
+// chained through next for reuse. Each kept host has one node, its
+// hostBudget.node.
+type activityList struct {
+	nodes []activityNode
+	free  int // the first removed node, 0: none
+}
+
+type activityNode struct {
+	key        string
+	last       time.Duration // offset of the host's last counted answer
+	prev, next int
+}
+
+// push adds key, active at at, as the latest active host; it returns its
+// node.
+func (l *activityList) push(key string, at time.Duration) int {
+	if len(l.nodes) == 0 {
+		l.nodes = append(l.nodes, activityNode{}) // the head, linked to itself
+	}
+	i := l.free
+	if i != 0 {
+		l.free = l.nodes[i].next
+	} else {
+		i = len(l.nodes)
+		l.nodes = append(l.nodes, activityNode{})
+	}
+	l.nodes[i] = activityNode{key: key, last: l.latest(at)}
+	l.linkLast(i)
+	return i
+}
+
+// touch marks node i active at at, as the latest active host.
+func (l *activityList) touch(i int, at time.Duration) {
+	if l.nodes[0].prev != i {
+		l.unlink(i)
+		l.nodes[i].last = l.latest(at)
+		l.linkLast(i)
+		return
+	}
+	l.nodes[i].last = max(l.nodes[i].last, at)
+}
+
+// latest returns at, or the latest active host's time when that is later:
+// readings may arrive a little out of order (see Budget.offset), and the
+// list stays sorted by taking the later one, which delays forgetting the
+// host by as much.
+func (l *activityList) latest(at time.Duration) time.Duration {
+	if last := l.nodes[0].prev; last != 0 {
+		return max(at, l.nodes[last].last)
+	}
+	return at
+}
+
+// remove unlinks node i and keeps it for reuse, releasing its key.
+func (l *activityList) remove(i int) {
+	l.unlink(i)
+	l.nodes[i] = activityNode{next: l.free}
+	l.free = i
+}
+
+// idlest returns the node of the host idle longest, nil without hosts.
+func (l *activityList) idlest() *activityNode {
+	if len(l.nodes) == 0 || l.nodes[0].next == 0 {
+		return nil
+	}
+	return &l.nodes[l.nodes[0].next]
+}
+
+func (l *activityList) linkLast(i int) {
+	last := l.nodes[0].prev
+	l.nodes[i].prev, l.nodes[i].next = last, 0
+	l.nodes[last].next = i
+	l.nodes[0].prev = i
+}
+
+func (l *activityList) unlink(i int) {
+	n := &l.nodes[i]
+	l.nodes[n.prev].next = n.next
+	l.nodes[n.next].prev = n.prev
 }

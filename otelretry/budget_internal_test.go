@@ -47,14 +47,16 @@ func succeed(b *Budget, key string, n int) {
 
 // checkBudget asserts the table's invariants: tokens within [half, all],
 // no more hosts than the limit, no kept host in a fresh host's state unless
-// its listing in the wheel is still to be drained, and each listed host
-// listed exactly once, in the slot of its second.
+// its listing in the wheel is still to be drained, each listed host
+// listed exactly once, in the slot of its second, and the activity list
+// holding exactly the kept hosts, idlest first.
 func checkBudget(t *testing.T, b *Budget) {
 	t.Helper()
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if len(b.hosts) > b.maxHosts || int64(len(b.hosts)) != b.stateful.Load() {
-		t.Fatalf("%d hosts kept, stateful %d, limit %d", len(b.hosts), b.stateful.Load(), b.maxHosts)
+	checkActivity(t, b)
+	if len(b.hosts) > b.hostLimit() || int64(len(b.hosts)) != b.stateful.Load() {
+		t.Fatalf("%d hosts kept, stateful %d, limit %d", len(b.hosts), b.stateful.Load(), b.hostLimit())
 	}
 	listed := map[string]int{}
 	for i, slot := range b.wheel.slots {
@@ -67,8 +69,8 @@ func checkBudget(t *testing.T, b *Budget) {
 		}
 	}
 	for k, e := range b.hosts {
-		if e.milli < b.maxMilli/2 || e.milli > b.maxMilli {
-			t.Fatalf("%q holds %d milli-tokens, outside [%d, %d]", k, e.milli, b.maxMilli/2, b.maxMilli)
+		if full := b.tokens(); e.milli < full/2 || e.milli > full {
+			t.Fatalf("%q holds %d milli-tokens, outside [%d, %d]", k, e.milli, full/2, full)
 		}
 		if e.queued != 0 && listed[k] != 1 {
 			t.Fatalf("%q queued for second %d but listed %d times", k, e.queued, listed[k])
@@ -76,7 +78,7 @@ func checkBudget(t *testing.T, b *Budget) {
 		if e.queued == 0 && listed[k] != 0 {
 			t.Fatalf("%q listed but not queued", k)
 		}
-		if e.queued == 0 && e.milli == b.maxMilli && e.hold <= 0 {
+		if e.queued == 0 && e.milli == b.tokens() && e.hold <= 0 {
 			t.Fatalf("%q is kept in a fresh host's state", k)
 		}
 	}
@@ -420,9 +422,10 @@ func TestBudgetPushbackKeepsTheLongestHold(t *testing.T) {
 	})
 }
 
-// A host is dropped only when its state equals a fresh host's; the table
-// full of hosts with state refuses a new host's retries, however long they
-// stay idle.
+// A host is dropped only when its state equals a fresh host's, or when a
+// full table forgets it after DefaultBudgetIdleEviction idle (see
+// budget_idle_internal_test.go); the table full of hosts with state
+// refuses a new host's retries while they were active more recently.
 func TestBudgetHostTableFailsClosed(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		b := NewBudget(BudgetMaxHosts(2))
@@ -434,9 +437,9 @@ func TestBudgetHostTableFailsClosed(t *testing.T) {
 		if got := b.Available(budgetRequest("c.test")); got != 0 {
 			t.Fatalf("Available for a host the full table refuses = %d, want 0", got)
 		}
-		time.Sleep(24 * time.Hour)
+		time.Sleep(DefaultBudgetIdleEviction - time.Second)
 		if got := fail(b, "c.test"); got != attrs.ReasonHostLimit {
-			t.Fatalf("a day later: admit = %q, want host_limit (idle hosts keep their state)", got)
+			t.Fatalf("1s before the idle period ends: admit = %q, want host_limit (idle hosts keep their state)", got)
 		}
 		// A kept host is still served from its own state.
 		if got := fail(b, "a.test"); got != "" {

@@ -5,8 +5,11 @@ package otelretry
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"time"
+
+	"go.opentelemetry.io/otel"
 
 	"github.com/otelretry/otelretry-go/attrs"
 )
@@ -174,10 +177,13 @@ func Classifiers(cs ...Classifier) Classifier {
 // EvidenceClassifier returns a Classifier that classifies an attempt that
 // got no response as NotProcessed when evidence finds the protocol's proof
 // in its error, and leaves every other answer to the default rules. The
-// protocol classifiers (classify/h2, classify/h3) are built with it. A nil
-// evidence function yields a nil Classifier, which WithClassifier ignores.
+// protocol classifiers (classify/h2, classify/h3) are built with it.
+//
+// A nil evidence function returns a nil Classifier, which WithClassifier
+// ignores, and the mistake is reported through otel.Handle.
 func EvidenceClassifier(evidence func(error) (Evidence, bool)) Classifier {
 	if evidence == nil {
+		otel.Handle(errors.New("otelretry: EvidenceClassifier(nil) ignored: want a function"))
 		return nil
 	}
 	return func(a Answer) Classification {
