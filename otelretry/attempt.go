@@ -244,21 +244,17 @@ func (a *attempt) prepare() error {
 
 func hasBody(r *http.Request) bool { return r.Body != nil && r.Body != http.NoBody }
 
-// guard sets up the resend guard on the prepared request (see wire).
+// guard sets up the resend guard on the prepared request (see wire), as
+// planResends says.
 func (a *attempt) guard() {
 	out, w := a.out, &a.wire
 	w.guarded = guardsResends(a.op.policy.repeatable, a.op.t.cfg.trustResends)
-	switch {
-	case hasBody(out) && w.guarded && a.op.t.overHTTP2(out.URL):
-		// No GetBody: the HTTP/2 client resends a stream unusable before
-		// it left as it is, and names any other cause in its error, which
-		// h2Unprocessed reads; a refusal from getBody would hide it.
+	switch planResends(hasBody(out), w.source != nil, w.guarded, a.op.t.overHTTP2(out.URL)) {
+	case resendWithEvidence, resendNever:
 		out.GetBody = nil
-	case hasBody(out) && w.source != nil:
+	case resendPrepared:
 		out.GetBody = w.getBody
-	case hasBody(out):
-		out.GetBody = nil // nothing can make the prepared body again
-	case w.guarded:
+	case resendHiddenKeys:
 		hideIdempotencyKeys(out.Header)
 	}
 }
@@ -463,7 +459,7 @@ func (a *attempt) gather(answer Answer, c Classification) input {
 		wireEvidence, proved := h2Unprocessed(answer.Err)
 		ev.class, ev.evidence = recordedClass(ev.class, c, wireEvidence)
 		in.class, in.written = ev.class, a.wire.reachedWire()
-		in.notProcessed = neverSent(answer.Err, ev.class) || c.kind == classNotProcessed || proved
+		in.notProcessed = provedUnprocessed(neverSent(answer.Err, ev.class), c, proved)
 		return in
 	}
 	in.status, in.retryableStatus = ev.status, op.t.isRetryableStatus(ev.status)

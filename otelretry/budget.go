@@ -346,14 +346,7 @@ type budgetObservation struct {
 
 // record reports one attempt's answer for key at now (a time.Now reading).
 func (b *Budget) record(key string, now time.Time, o budgetObservation) {
-	hold := time.Duration(0)
-	if !o.success {
-		hold = o.pushback
-		if hold <= 0 && o.status == http.StatusTooManyRequests {
-			hold = b.hold429()
-		}
-		hold = min(hold, maxPushbackHold)
-	}
+	hold := b.holdFor(o)
 	switch {
 	case o.success && b.stateful.Load() == 0:
 		return // every host is fresh, and a success leaves a fresh host so
@@ -365,22 +358,20 @@ func (b *Budget) record(key string, now time.Time, o budgetObservation) {
 	defer b.mu.Unlock()
 	at := b.offset(now)
 	b.advance(at)
-	full := b.tokens()
 	e, kept := b.hosts[key]
 	if !kept {
-		if o.success {
+		if o.success || (len(b.hosts) >= b.hostLimit() && !b.evictIdlest(at)) {
+			// A success leaves a fresh host fresh. With no room, the host's
+			// retries are refused (admit) while it is not kept, so there is
+			// nothing it could have spent.
 			return
 		}
-		if len(b.hosts) >= b.hostLimit() && !b.evictIdlest(at) {
-			// No room: the host's retries are refused (admit) while it is
-			// not kept, so there is nothing it could have spent.
-			return
-		}
-		e = hostBudget{milli: full}
+		e = hostBudget{milli: b.tokens()}
 		// The key may share memory with the request's whole URL; keep
 		// only its own bytes.
 		key = strings.Clone(key)
 	}
+	full := b.tokens()
 	switch {
 	case o.success:
 		e.milli = min(e.milli+b.ratio(), full)
@@ -390,7 +381,27 @@ func (b *Budget) record(key string, now time.Time, o budgetObservation) {
 	if hold > 0 {
 		e.hold = max(e.hold, at+hold)
 	}
-	if e.milli == full && e.queued == 0 {
+	b.keep(key, e, kept, at)
+}
+
+// holdFor is how long an answer holds back the retries to its host: its
+// Retry-After, or the 429 hold, at most maxPushbackHold; none for a
+// success.
+func (b *Budget) holdFor(o budgetObservation) time.Duration {
+	if o.success {
+		return 0
+	}
+	hold := o.pushback
+	if hold <= 0 && o.status == http.StatusTooManyRequests {
+		hold = b.hold429()
+	}
+	return min(hold, maxPushbackHold)
+}
+
+// keep stores a host's new state at, or drops it when it equals a fresh
+// host's, and notes its activity.
+func (b *Budget) keep(key string, e hostBudget, kept bool, at time.Duration) {
+	if e.milli == b.tokens() && e.queued == 0 {
 		if e.hold <= at {
 			b.drop(key, e, kept)
 			return

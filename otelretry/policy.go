@@ -385,6 +385,54 @@ func budgetCharge(in input, retryAfter time.Duration) (budgetObservation, bool) 
 	}, true
 }
 
+// provedUnprocessed reports whether an attempt that got no response is
+// proven not processed: it never left (neverSent), the classifier says
+// NotProcessed, or the transport read the protocol's proof itself.
+func provedUnprocessed(neverSent bool, c Classification, wireProof bool) bool {
+	return neverSent || c.kind == classNotProcessed || wireProof
+}
+
+// resendPlan is how a prepared request lets a layer below resend it.
+type resendPlan uint8
+
+const (
+	// resendNone: nothing to set up (a bodyless request that is not
+	// guarded: a layer below may resend it as it is).
+	resendNone resendPlan = iota
+	// resendPrepared: GetBody makes the prepared body again, unless the
+	// guard refuses (wire.getBody).
+	resendPrepared
+	// resendNever: no GetBody: nothing can make the prepared body again.
+	resendNever
+	// resendWithEvidence: no GetBody, so that net/http's HTTP/2 client
+	// names the cause of a stream it would resend in its error
+	// (h2Unprocessed) rather than have a refusal hide it.
+	resendWithEvidence
+	// resendHiddenKeys: a guarded bodyless request carries its
+	// idempotency keys in lower case, so that net/http's HTTP/1 client,
+	// which looks them up by canonical name, does not resend it after it
+	// was written (hideIdempotencyKeys).
+	resendHiddenKeys
+)
+
+// planResends decides how a prepared request lets a layer below resend it:
+// from whether it has a body, whether that body can be made again, whether
+// the policy guards it (guardsResends) and whether it goes over net/http's
+// HTTP/2 client.
+func planResends(body, bodyAgain, guarded, overHTTP2 bool) resendPlan {
+	switch {
+	case body && guarded && overHTTP2:
+		return resendWithEvidence
+	case body && bodyAgain:
+		return resendPrepared
+	case body:
+		return resendNever
+	case guarded:
+		return resendHiddenKeys
+	}
+	return resendNone
+}
+
 // guardsResends reports whether a layer below the transport must be kept
 // from resending the attempt once it may have reached the server: the
 // policy does not treat it as repeatable, and the user did not declare

@@ -411,3 +411,93 @@ func FuzzDecide(f *testing.F) {
 		}
 	})
 }
+
+// The pure rules beside decide, table by table.
+func TestRulesBesideDecide(t *testing.T) {
+	t.Run("planResends", func(t *testing.T) {
+		for _, tc := range []struct {
+			body, again, guarded, h2 bool
+			want                     resendPlan
+		}{
+			{true, true, true, true, resendWithEvidence},
+			{true, false, true, true, resendWithEvidence},
+			{true, true, false, true, resendPrepared},
+			{true, true, true, false, resendPrepared},
+			{true, false, false, false, resendNever},
+			{true, false, true, false, resendNever},
+			{false, false, true, false, resendHiddenKeys},
+			{false, false, true, true, resendHiddenKeys},
+			{false, false, false, true, resendNone},
+		} {
+			if got := planResends(tc.body, tc.again, tc.guarded, tc.h2); got != tc.want {
+				t.Errorf("planResends(body=%v, again=%v, guarded=%v, h2=%v) = %d, want %d", tc.body, tc.again, tc.guarded, tc.h2, got, tc.want)
+			}
+		}
+	})
+	t.Run("resendRefused", func(t *testing.T) {
+		for _, tc := range []struct{ guarded, written, gotConn, connWriteFailed, want bool }{
+			{false, true, true, false, false},
+			{true, true, true, true, true},
+			{true, false, true, false, true},
+			{true, false, true, true, false}, // HTTP/1's resend of a request that never left
+			{true, false, false, false, false},
+		} {
+			if got := resendRefused(tc.guarded, tc.written, tc.gotConn, tc.connWriteFailed); got != tc.want {
+				t.Errorf("resendRefused(%+v) = %v", tc, got)
+			}
+		}
+	})
+	t.Run("recordedClass", func(t *testing.T) {
+		h2 := Evidence{Class: attrs.ErrorClassRefusedStream, Protocol: "h2", Code: 7, Name: "REFUSED_STREAM"}
+		goaway := Evidence{Class: attrs.ErrorClassRefusedStream, Protocol: "h2", Name: "GOAWAY"}
+		for _, tc := range []struct {
+			observed attrs.ErrorClass
+			c        Classification
+			wire     Evidence
+			want     attrs.ErrorClass
+			evidence Evidence
+		}{
+			{attrs.ErrorClassTimeout, NotProcessed(Evidence{}), Evidence{}, attrs.ErrorClassTimeout, Evidence{}},
+			{attrs.ErrorClassTimeout, NotProcessed(h2), Evidence{}, attrs.ErrorClassRefusedStream, h2},
+			{attrs.ErrorClassOther, Classification{}, goaway, attrs.ErrorClassRefusedStream, goaway},
+			{attrs.ErrorClassOther, NotProcessed(h2), goaway, attrs.ErrorClassRefusedStream, h2},
+			{"", NotProcessed(h2), goaway, "", Evidence{}}, // a response: no class
+		} {
+			got, ev := recordedClass(tc.observed, tc.c, tc.wire)
+			if got != tc.want || ev != tc.evidence {
+				t.Errorf("recordedClass(%s, %+v, %+v) = %s, %+v; want %s, %+v", tc.observed, tc.c, tc.wire, got, ev, tc.want, tc.evidence)
+			}
+		}
+	})
+	t.Run("observedClass", func(t *testing.T) {
+		if got := observedClass(attrs.ErrorClassOther, true, false, false); got != attrs.ErrorClassTimeout {
+			t.Errorf("timed out: %s", got)
+		}
+		if got := observedClass(attrs.ErrorClassTimeout, true, true, false); got != attrs.ErrorClassCanceled {
+			t.Errorf("the caller canceled: %s", got)
+		}
+		if got := observedClass(attrs.ErrorClassConnectionReset, false, false, false); got != attrs.ErrorClassConnectionReset {
+			t.Errorf("classified: %s", got)
+		}
+	})
+	t.Run("budgetCharge", func(t *testing.T) {
+		for _, tc := range []struct {
+			name             string
+			in               input
+			failure, success bool
+			counts           bool
+		}{
+			{"a retryable status", input{status: 503, retryableStatus: true}, true, false, true},
+			{"a status a classifier retries", input{status: 500, classifier: Retryable(0)}, true, false, true},
+			{"a status nobody retries", input{status: 500}, false, false, true},
+			{"a success", input{status: 200}, false, true, true},
+			{"a transport error", input{class: attrs.ErrorClassTimeout}, true, false, true},
+			{"the caller's cancellation", input{class: attrs.ErrorClassCanceled}, false, false, false},
+		} {
+			o, counts := budgetCharge(tc.in, 0)
+			if o.failure != tc.failure || o.success != tc.success || counts != tc.counts {
+				t.Errorf("%s: %+v, counts %v", tc.name, o, counts)
+			}
+		}
+	})
+}
