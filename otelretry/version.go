@@ -16,4 +16,4 @@ const ScopeName = "github.com/otelretry/otelretry-go/otelretry"
 // "## [Unreleased]", it still names the last release; the release commit
 // adds the new heading and sets Version in the same change. A test fails
 // when the two disagree.
-const Version = "0.2.0"
+const Version = "0.3.0"
