@@ -43,9 +43,9 @@ const (
 	minIdleEviction = time.Minute
 )
 
-// ErrInvalidBudgetOption is reported through otel.Handle, wrapped with the
+// errInvalidBudgetOption is reported through otel.Handle, wrapped with the
 // option and its value, when NewBudget ignores an out-of-range option.
-var ErrInvalidBudgetOption = errors.New("otelretry: budget option ignored")
+var errInvalidBudgetOption = errors.New("otelretry: budget option ignored")
 
 // Budget bounds retries to each dependency (a host, by default) so that
 // retries cannot multiply the load on a dependency that is failing, for a
@@ -161,7 +161,7 @@ type budgetOptionFunc func(*Budget) error
 func (f budgetOptionFunc) applyBudget(b *Budget) error { return f(b) }
 
 func invalidBudgetOption(option string, value any, want string) error {
-	return fmt.Errorf("%w: %s(%v): want %s", ErrInvalidBudgetOption, option, value, want)
+	return fmt.Errorf("%w: %s(%v): want %s", errInvalidBudgetOption, option, value, want)
 }
 
 // BudgetTokens sets the tokens of a fresh host, from 1 to 1000 (gRPC's
@@ -250,7 +250,7 @@ func BudgetKey(f func(*http.Request) string) BudgetOption {
 
 // NewBudget returns a retry budget; see Budget for the algorithm. An option
 // with an out-of-range value is ignored and reported through otel.Handle
-// (ErrInvalidBudgetOption).
+// (errInvalidBudgetOption).
 func NewBudget(opts ...BudgetOption) *Budget {
 	b := &Budget{
 		maxMilli:   DefaultBudgetTokens * 1000,

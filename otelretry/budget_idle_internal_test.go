@@ -232,8 +232,8 @@ func TestBudgetIdleEvictionOption(t *testing.T) {
 		t.Fatalf("%d errors reported, want 3: %v", len(errs), errs)
 	}
 	for _, err := range errs {
-		if !errors.Is(err, ErrInvalidBudgetOption) || !strings.Contains(err.Error(), "BudgetIdleEviction") {
-			t.Errorf("reported %v, want an ErrInvalidBudgetOption naming BudgetIdleEviction", err)
+		if !errors.Is(err, errInvalidBudgetOption) || !strings.Contains(err.Error(), "BudgetIdleEviction") {
+			t.Errorf("reported %v, want an errInvalidBudgetOption naming BudgetIdleEviction", err)
 		}
 	}
 	if b.idleAfter() != DefaultBudgetIdleEviction {

@@ -311,8 +311,8 @@ func TestBudgetOptionsReportInvalidValues(t *testing.T) {
 		t.Fatalf("%d errors reported, want one per invalid option (10): %v", len(errs), errs)
 	}
 	for _, err := range errs {
-		if !errors.Is(err, ErrInvalidBudgetOption) {
-			t.Errorf("reported %v, want an ErrInvalidBudgetOption", err)
+		if !errors.Is(err, errInvalidBudgetOption) {
+			t.Errorf("reported %v, want an errInvalidBudgetOption", err)
 		}
 	}
 	if b.maxMilli != DefaultBudgetTokens*1000 || b.ratioMilli != DefaultBudgetTokenRatio*1000 ||

@@ -46,7 +46,9 @@ func WithIntent(ctx context.Context, in Intent) context.Context {
 	return context.WithValue(ctx, intentKey{}, in)
 }
 
-// IntentFromContext returns the Intent set with WithIntent.
+// IntentFromContext returns the Intent set with WithIntent. Hooks read it
+// from Answer.Request.Context(): a Classifier or Backoff can treat a
+// request the caller marked Repeatable or NoRetry accordingly.
 func IntentFromContext(ctx context.Context) (Intent, bool) {
 	in, ok := ctx.Value(intentKey{}).(Intent)
 	return in, ok

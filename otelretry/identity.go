@@ -78,7 +78,10 @@ func NewOperationID() string {
 }
 
 // RequestID returns the id of attempt n of an operation:
-// "<operationID>/attempt-<n>".
+// "<operationID>/attempt-<n>", the retry.request.id the attempt records.
+// It is exported so that a PrepareFunc can send the same id to the server
+// (an X-Request-Id header, from OperationIDFromContext and its attempt
+// number), tying the server's logs to the attempt's span.
 func RequestID(operationID string, attempt int) string {
 	return operationID + "/attempt-" + strconv.Itoa(attempt)
 }

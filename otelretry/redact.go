@@ -17,7 +17,9 @@ import (
 // when a URL built by hand carries it in Opaque), every query value becomes
 // REDACTED while the keys and their order stay, so a reader can still see
 // which parameters were sent, and the fragment is dropped. A nil URL
-// yields "". retryinspect displays URLs through the same sanitizer.
+// yields "". retryinspect displays URLs through the same sanitizer. It is
+// exported so that a service's own log lines about a request show its URL
+// exactly as the spans do.
 func SanitizeURL(u *url.URL) string { return redact.URL(u) }
 
 // sanitizeErrorText removes secrets from msg, the text of err: every URL

@@ -11,38 +11,41 @@ import (
 	"time"
 )
 
-// MaxRetryAfter bounds a parsed Retry-After hint. Larger hints are clamped,
+// maxRetryAfter bounds a parsed Retry-After hint. Larger hints are clamped,
 // which changes nothing in practice: every pause is also capped by the
 // operation deadline.
-const MaxRetryAfter = 24 * time.Hour
+const maxRetryAfter = 24 * time.Hour
 
-// ErrInvalidRetryAfter is wrapped by the error ParseRetryAfter returns for a
+// errInvalidRetryAfter is wrapped by the error ParseRetryAfter returns for a
 // value that is neither delay-seconds nor an HTTP-date.
-var ErrInvalidRetryAfter = errors.New("otelretry: invalid Retry-After")
+var errInvalidRetryAfter = errors.New("otelretry: invalid Retry-After")
 
 // ParseRetryAfter parses a Retry-After header value (RFC 9110 §10.2.3):
 // delay-seconds, a non-negative decimal integer, or an HTTP-date, read
-// relative to now. A date in the past yields 0. The result is at most
-// MaxRetryAfter. A malformed value returns an error wrapping
-// ErrInvalidRetryAfter; the transport then ignores the hint and records that
-// it did.
+// relative to now. A date in the past yields 0. The result is at most 24
+// hours. A malformed value returns an error; the transport then ignores
+// the hint and records that it did (retry_after_invalid).
+//
+// It is exported for AnswerBackoff implementations that read a service's
+// own hint in the same two forms (a Retry-After on another status, a
+// RateLimit-Reset), so that they parse it exactly as the transport does.
 func ParseRetryAfter(value string, now time.Time) (time.Duration, error) {
 	if value == "" {
-		return 0, fmt.Errorf("%w: empty value", ErrInvalidRetryAfter)
+		return 0, fmt.Errorf("%w: empty value", errInvalidRetryAfter)
 	}
 	if isDigits(value) {
 		secs, err := strconv.ParseUint(value, 10, 64)
-		if err != nil || secs > uint64(MaxRetryAfter/time.Second) {
+		if err != nil || secs > uint64(maxRetryAfter/time.Second) {
 			// Only overflow can fail here: the value is all digits.
-			return MaxRetryAfter, nil
+			return maxRetryAfter, nil
 		}
 		return time.Duration(secs) * time.Second, nil
 	}
 	date, err := http.ParseTime(value)
 	if err != nil {
-		return 0, fmt.Errorf("%w: %q is neither delay-seconds nor an HTTP-date", ErrInvalidRetryAfter, truncate(value, 64))
+		return 0, fmt.Errorf("%w: %q is neither delay-seconds nor an HTTP-date", errInvalidRetryAfter, truncate(value, 64))
 	}
-	return min(max(date.Sub(now), 0), MaxRetryAfter), nil
+	return min(max(date.Sub(now), 0), maxRetryAfter), nil
 }
 
 func isDigits(s string) bool {

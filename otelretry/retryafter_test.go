@@ -19,7 +19,7 @@ func TestParseRetryAfter(t *testing.T) {
 	}{
 		{"0", 0, false},
 		{"120", 2 * time.Minute, false},
-		{"99999999999999999999999", MaxRetryAfter, false},
+		{"99999999999999999999999", maxRetryAfter, false},
 		{now.Add(90 * time.Second).Format(http.TimeFormat), 90 * time.Second, false},
 		{now.Add(-time.Hour).Format(http.TimeFormat), 0, false},
 		{"Sunday, 06-Nov-94 08:49:37 GMT", 0, false}, // RFC 850, in the past
@@ -34,8 +34,8 @@ func TestParseRetryAfter(t *testing.T) {
 		if (err != nil) != tc.wantErr || got != tc.want {
 			t.Errorf("ParseRetryAfter(%q) = %v, %v; want %v, error=%v", tc.in, got, err, tc.want, tc.wantErr)
 		}
-		if err != nil && !errors.Is(err, ErrInvalidRetryAfter) {
-			t.Errorf("error %v does not match ErrInvalidRetryAfter", err)
+		if err != nil && !errors.Is(err, errInvalidRetryAfter) {
+			t.Errorf("error %v does not match errInvalidRetryAfter", err)
 		}
 	}
 }
@@ -48,13 +48,13 @@ func FuzzParseRetryAfter(f *testing.F) {
 	f.Fuzz(func(t *testing.T, s string) {
 		d, err := ParseRetryAfter(s, now)
 		if err != nil {
-			if d != 0 || !errors.Is(err, ErrInvalidRetryAfter) {
+			if d != 0 || !errors.Is(err, errInvalidRetryAfter) {
 				t.Fatalf("error %v with duration %v", err, d)
 			}
 			return
 		}
-		if d < 0 || d > MaxRetryAfter {
-			t.Fatalf("ParseRetryAfter(%q) = %v out of [0, %v]", s, d, MaxRetryAfter)
+		if d < 0 || d > maxRetryAfter {
+			t.Fatalf("ParseRetryAfter(%q) = %v out of [0, %v]", s, d, maxRetryAfter)
 		}
 	})
 }
