@@ -238,6 +238,13 @@ func (a *analyzer) add(g *group, code Code, spanID, format string, args ...any) 
 	a.findings = append(a.findings, f)
 }
 
+// relate adds gs to the operations the last finding names besides its
+// own (see Finding.Operations).
+func (a *analyzer) relate(gs ...*group) {
+	f := &a.findings[len(a.findings)-1]
+	f.related = append(f.related, gs...)
+}
+
 // note records an absence the contract allows. Notes of one kind (same
 // code and key) are counted into the first one, so that a trace set from
 // another implementation gives a few lines, not one per span.
