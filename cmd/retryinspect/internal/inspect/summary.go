@@ -13,6 +13,11 @@ import (
 	"github.com/otelretry/otelretry-go/attrs"
 )
 
+// Summarize computes the summary of ops as Analyze does for all of a
+// report's operations; the HTML report uses it to describe the operations
+// it does not draw.
+func Summarize(ops []Operation) Summary { return summarize(ops) }
+
 func summarize(ops []Operation) Summary {
 	var (
 		decisions    = map[string]int{}

@@ -1,8 +1,6 @@
 // Copyright The otelretry Authors
 // SPDX-License-Identifier: Apache-2.0
 
-// Package render prints an inspection report as text for people or as one
-// JSON document for machines.
 package render
 
 import (
