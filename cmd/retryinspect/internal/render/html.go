@@ -451,7 +451,6 @@ type timeline struct {
 	Width, Height float64
 	AxisY, GridY2 float64
 	PlotX0        float64
-	PlotX1        float64
 	LeftX         float64 // right edge of the time-left column
 	EmptyY        float64
 	DeadlineY     float64
@@ -504,12 +503,12 @@ type marker struct {
 
 // cut is where the deadline stopped an operation: the time left after its
 // last call (X1 to the deadline at X2, hatched) and the pause that would
-// have followed (X1 to PauseX, dashed), which crosses the deadline.
+// have followed (from X1, PauseW wide, dashed), which crosses the deadline.
 type cut struct {
 	BarY, TextY     float64
 	LineY1, LineY2  float64
 	X1, X2, W       float64
-	PauseX, PauseW  float64
+	PauseW          float64
 	HasPause, Arrow bool // Arrow: the pause runs beyond the axis
 	ArrowPoints     string
 	Label           string
@@ -536,7 +535,7 @@ func buildTimeline(op *inspect.Operation, index int, findings []findingRef) time
 		OutClass: outcomeClass(op.Outcome),
 		Details:  esc(strings.Join(opDetails(op), "  ·  ")),
 		Findings: findings,
-		Width:    tlWidth, PlotX0: tlPlotX0, PlotX1: tlPlotX1, AxisY: tlAxisY,
+		Width:    tlWidth, PlotX0: tlPlotX0, AxisY: tlAxisY,
 	}
 	if len(op.Attempts) > 0 || len(op.StateChecks) > 0 {
 		for _, cols := range attemptRows(op) {
@@ -687,10 +686,10 @@ func buildTimeline(op *inspect.Operation, index int, findings []findingRef) time
 		}
 		if cutPause != nil {
 			c.HasPause, c.Arrow = true, arrow
-			c.PauseX = ax.x(pauseEnd)
-			c.PauseW = round1(math.Max(c.PauseX-x1, 1))
+			px := ax.x(pauseEnd)
+			c.PauseW = round1(math.Max(px-x1, 1))
 			if arrow {
-				c.ArrowPoints = fmt.Sprintf("%g,%g %g,%g %g,%g", c.PauseX, y+13, c.PauseX+8, y+19, c.PauseX, y+25)
+				c.ArrowPoints = fmt.Sprintf("%g,%g %g,%g %g,%g", px, y+13, px+8, y+19, px, y+25)
 			}
 		}
 		t.Cut = c

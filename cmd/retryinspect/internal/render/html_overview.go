@@ -21,31 +21,26 @@ import (
 // many, each lane is a histogram of attempts over time, first attempts and
 // retries stacked, on one scale for all lanes.
 type overview struct {
-	Width, Height  float64
-	PlotX0, PlotX1 float64
-	AxisY          float64
-	Ticks          []tick
-	Start          string // the instant at the axis' 0
-	Histogram      bool
-	Buckets        int    // histogram: columns per lane
-	BucketWidth    string // histogram: the time one column covers
-	MaxCount       int    // histogram: the attempts of the tallest column
-	Lanes          []lane
-	LeftOut        string
-	Empty          string
+	Width, Height float64
+	AxisY         float64
+	Ticks         []tick
+	Start         string // the instant at the axis' 0
+	Histogram     bool
+	BucketWidth   string // histogram: the time one column covers
+	MaxCount      int    // histogram: the attempts of the tallest column
+	Lanes         []lane
+	LeftOut       string
+	Empty         string
 }
 
 type lane struct {
-	Y, Height   float64
-	LabelY      float64
-	SubY        float64
-	Label, Sub  string
-	Bars        []opBar
-	Cols        []column
-	BaseY       float64 // histogram: the columns' baseline
-	Separator   float64
-	Title       string
-	PlotX0, Top float64
+	LabelY     float64
+	SubY       float64
+	Label, Sub string
+	Bars       []opBar
+	Cols       []column
+	Separator  float64
+	Title      string
 }
 
 type opBar struct {
@@ -119,7 +114,7 @@ type dependency struct {
 }
 
 func buildOverview(r *inspect.Report, anchorOf map[int]string) overview {
-	o := overview{Width: ovWidth, PlotX0: ovPlotX0, PlotX1: ovPlotX1, AxisY: ovAxisY}
+	o := overview{Width: ovWidth, AxisY: ovAxisY}
 	byKey := map[[2]string]*dependency{}
 	var deps []*dependency
 	var t0, t1 time.Time
@@ -178,7 +173,6 @@ func buildOverview(r *inspect.Report, anchorOf map[int]string) overview {
 	type counts struct{ first, retry []int }
 	var hist []counts
 	if o.Histogram {
-		o.Buckets = ovBuckets
 		o.BucketWidth = esc(fmtMs((ax.hi - ax.lo) / ovBuckets))
 		bucket := func(t time.Time) int {
 			f := (msBetween(t0, t) - ax.lo) / (ax.hi - ax.lo)
@@ -205,7 +199,7 @@ func buildOverview(r *inspect.Report, anchorOf map[int]string) overview {
 
 	y := float64(ovTop)
 	for i, d := range deps {
-		l := lane{Y: y, LabelY: y + 14, SubY: y + 28, PlotX0: ovPlotX0, Top: y}
+		l := lane{LabelY: y + 14, SubY: y + 28}
 		server, method := d.server, d.method
 		if server == "" {
 			server = "(no server.address)"
@@ -215,7 +209,7 @@ func buildOverview(r *inspect.Report, anchorOf map[int]string) overview {
 		l.Title = esc(fmt.Sprintf("%s %s: %s, %s, %s", server, dash(method), plural(len(d.ops), "operation"), plural(d.attempts, "attempt"), plural(d.retries, "retry")))
 		h := 36.0
 		if o.Histogram {
-			l.BaseY = y + 4 + ovHistH
+			base := y + 4 + ovHistH
 			colW := (ovPlotX1 - ovPlotX0) / float64(ovBuckets)
 			for b := range ovBuckets {
 				first, retry := hist[i].first[b], hist[i].retry[b]
@@ -233,7 +227,7 @@ func buildOverview(r *inspect.Report, anchorOf map[int]string) overview {
 					}
 				}
 				c := column{X: round1(ovPlotX0 + float64(b)*colW), W: round1(math.Max(colW-0.6, 0.8)),
-					FirstY: round1(l.BaseY - fh), FirstH: fh, RetryY: round1(l.BaseY - fh - rh), RetryH: rh}
+					FirstY: round1(base - fh), FirstH: fh, RetryY: round1(base - fh - rh), RetryH: rh}
 				l.Cols = append(l.Cols, c)
 			}
 			h = ovHistH + 10
@@ -270,7 +264,6 @@ func buildOverview(r *inspect.Report, anchorOf map[int]string) overview {
 			}
 			h = math.Max(h, float64(len(rowEnd))*ovSubRowH+8)
 		}
-		l.Height = h
 		y += h + 6
 		l.Separator = y - 3
 		o.Lanes = append(o.Lanes, l)
