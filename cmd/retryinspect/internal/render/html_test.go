@@ -7,9 +7,12 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"math"
 	"strings"
 	"testing"
 	"time"
+
+	"go.opentelemetry.io/otel/attribute"
 
 	"github.com/otelretry/otelretry-go/attrs"
 	"github.com/otelretry/otelretry-go/cmd/retryinspect/internal/inspect"
@@ -131,3 +134,33 @@ func (c *countingWriter) Write(p []byte) (int, error) {
 }
 
 var _ io.Writer = (*countingWriter)(nil)
+
+// TestHTMLExtremes: numbers at the ends of their ranges, timestamps years
+// apart, no deadline and no attempts: the page is written, its numbers
+// finite.
+func TestHTMLExtremes(t *testing.T) {
+	k := func(key attribute.Key) string { return string(key) }
+	var spans []model.Span
+	for i, v := range []int64{math.MinInt64, -1, 0, 1, math.MaxInt64} {
+		trace := fmt.Sprint("t", i)
+		spans = append(spans,
+			span(trace, "a1", "op", -1e12, 1e12,
+				str(k(attrs.OperationIDKey), "op"), num(k(attrs.AttemptKey), v), num(k(attrs.ElapsedMsKey), v),
+				num(k(attrs.RemainingMsKey), v), num(k(attrs.BackoffMsKey), v), num(k(attrs.RetryAfterMsKey), v),
+				num(k(attrs.HTTPResponseStatusCodeKey), v), str(k(attrs.DecisionKey), string(attrs.DecisionDeadlineExceeded))),
+			span(trace, "a2", "op", 5, 5, str(k(attrs.OperationIDKey), "op"), num(k(attrs.AttemptKey), 2)),
+			span(trace, "op", "", 0, 0, str(k(attrs.OperationIDKey), "op"), str(k(attrs.OutcomeKey), string(attrs.OutcomeDeadlineExceeded)),
+				num(k(attrs.DeadlineMsKey), v)),
+			span(trace+"-empty", "op", "", 3e14, 3e14, str(k(attrs.OutcomeKey), string(attrs.OutcomeDeadlineExceeded))),
+		)
+	}
+	var buf bytes.Buffer
+	if err := HTML(&buf, inspect.Analyze(spans), HTMLOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	for _, bad := range []string{"NaN", "Inf"} {
+		if strings.Contains(buf.String(), bad) {
+			t.Errorf("the page holds %s", bad)
+		}
+	}
+}
