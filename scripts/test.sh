@@ -12,9 +12,10 @@
 #                             Collector and Prometheus
 #   scripts/test.sh --unit    everything except the end-to-end stack
 #
-# It installs what it needs (Debian's prometheus and docker-compose, and
-# builds Jaeger and the Collectors from their Go modules into a cache); a
-# run from empty caches took 17 to 26 minutes here, a warm run under 4.
+# It installs what it needs (Debian's prometheus, docker-compose and
+# chromium, and builds Jaeger and the Collectors from their Go modules into
+# a cache); a run from empty caches took 17 to 28 minutes here, a warm run
+# under 6.
 set -euo pipefail
 
 cd "$(dirname "$0")/.."
@@ -43,7 +44,7 @@ fi
 # The repository's Go modules: the library, and the modules that keep
 # their dependencies out of it. Each is checked as its users see it
 # (GOWORK=off); go.work only lets the README's commands run from the root.
-modules=(. cmd/retryinspect examples/demo internal/e2e internal/realclients benchmarks classify/h2 classify/h3 tools/release)
+modules=(. cmd/retryinspect cmd/retryinspect/htmltest examples/demo internal/e2e internal/realclients benchmarks classify/h2 classify/h3 tools/release)
 export GOWORK=off
 
 step "library go.mod: OpenTelemetry, otelhttp and their dependencies only"
@@ -67,6 +68,20 @@ go test -race -count=1 ./...
 # The stress tests at full size, which the race detector's own limits make
 # us run smaller under -race (see otelretry/race_test.go).
 go test -count=1 -run 'CancellationRaces|ConcurrentOperationsWithCancellations|ConcurrentChaos' ./otelretry
+
+step "retryinspect's HTML report in headless Chromium (cmd/retryinspect/htmltest)"
+# Debian's chromium, driven with chromedp from the module's tests; they
+# write artifacts/retryinspect-report.png and .html, and log the size and
+# load time of the pages of 1 000 and 10 000 operations. Without a browser
+# they skip, except under CI=true, where they fail.
+if ! command -v chromium >/dev/null 2>&1; then
+	echo "installing Debian's chromium for the browser tests" >&2
+	sudo=""
+	[ "$(id -u)" -eq 0 ] || sudo=sudo
+	$sudo apt-get update -qq
+	$sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends chromium fonts-liberation >/dev/null
+fi
+(cd cmd/retryinspect/htmltest && go test -race -count=1 -v ./...)
 
 step "benchmarks module: tests, one iteration of every benchmark, storm smoke"
 (cd benchmarks && go test -count=1 ./... && go test ./overhead -run '^$' -bench . -benchtime=1x >/dev/null)

@@ -26,7 +26,8 @@ func TestDemoTracesHaveNoFindings(t *testing.T) {
 	traces, summaryPath := filepath.Join(dir, "traces.json"), filepath.Join(dir, "summary.json")
 	gotool := filepath.Join(runtime.GOROOT(), "bin", "go")
 	// The demo is a module of its own: run it there.
-	cmd := exec.Command(gotool, "run", "-C", "../../examples/demo", ".", "-traces", traces, "-summary-json", summaryPath)
+	cmd := exec.Command(gotool, "run", "-C", "../../examples/demo", ".", "-traces", traces, "-summary-json", summaryPath,
+		"-html", filepath.Join(dir, "report.html"))
 	cmd.Env = append(os.Environ(), "OTEL_EXPORTER_OTLP_ENDPOINT=", "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT=")
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("demo: %v\n%s", err, out)

@@ -8,16 +8,18 @@
 //
 // Usage:
 //
-//	retryinspect --stdout FILE|-        [--json] [--strict] [--max-bytes 64MiB]   stdouttrace JSON (a file, or - for stdin)
-//	retryinspect --otlp FILE|-          [--json] [--strict] [--max-bytes 64MiB]   OTLP JSON lines (Collector file exporter)
-//	retryinspect --jaeger URL --service NAME [--lookback 1h] [--limit N] [--json] [--strict] [--max-bytes 64MiB]
-//	retryinspect --jaeger URL --trace ID [--json] [--strict] [--max-bytes 64MiB]
+//	retryinspect --stdout FILE|-        [--json] [--html FILE|-] [--strict] [--max-bytes 64MiB]   stdouttrace JSON (a file, or - for stdin)
+//	retryinspect --otlp FILE|-          [--json] [--html FILE|-] [--strict] [--max-bytes 64MiB]   OTLP JSON lines (Collector file exporter)
+//	retryinspect --jaeger URL --service NAME [--lookback 1h] [--limit N] [--json] [--html FILE|-] [--strict] [--max-bytes 64MiB]
+//	retryinspect --jaeger URL --trace ID [--json] [--html FILE|-] [--strict] [--max-bytes 64MiB]
 //
 // Reads back the spans of retry operations (this library's or any that
 // records the retry attempt contract), prints each operation with its
-// attempts in order, a summary, the notes and the findings. Exits 0 when
-// clean, 1 when there are findings (or notes, with --strict), 2 on usage or
-// input errors.
+// attempts in order, a summary, the notes and the findings. With --html it
+// also writes the report as one self-contained HTML page (timelines, an
+// overview, distributions; - writes it to stdout instead of the text).
+// Exits 0 when clean, 1 when there are findings (or notes, with --strict),
+// 2 on usage or input errors.
 //
 // # Inputs
 //
@@ -72,8 +74,41 @@
 // --json prints the same report as one JSON document with the keys spans,
 // operations, summary, notes and findings.
 //
+// # HTML report
+//
+// --html FILE writes the same report as one self-contained HTML page, for
+// a browser, besides the text (or --json) on stdout; --html - writes the
+// page to stdout instead of the text (and excludes --json). The exit status
+// is the same. The page loads nothing: inline CSS and SVG, no script, and a
+// Content Security Policy that forbids any request. It shows:
+//
+//   - an incident overview: all operations on one time axis, one lane per
+//     server.address and method, busiest first: with up to 80 operations
+//     each is a bar coloured by outcome, with a tick at each retry; with
+//     more, each lane is a histogram of first attempts and retries over
+//     time, on one scale, so that a storm on one dependency stands out;
+//   - distributions of attempts per operation, outcomes, decisions,
+//     reasons, status codes and error classes;
+//   - the findings and notes in the words of the text report, each linked
+//     to the timelines of the operations it names;
+//   - a timeline per operation: its attempts as a waterfall on the
+//     operation's time axis, each a bar from its start for its elapsed time,
+//     coloured by status or error class and labelled with its decision and
+//     reason; the pause before an attempt as a dashed gap; the time left
+//     before each call (retry.remaining_ms) in the left column and as a thin
+//     line that should end on the deadline, a vertical line; and for an
+//     operation cut by its deadline, the time left after its last call and
+//     the pause (Retry-After or backoff) that would have crossed the
+//     deadline. Each timeline has the text report's attempt table below it.
+//
+// With more than 200 operations it draws the 200 worst, worst first (those
+// with findings, then the most attempts, then those that did not return),
+// and summarizes the others; with more than 500 findings it lists 500 and
+// counts all by code.
+//
 // The text report escapes control characters, bidirectional formatting
-// characters and invalid UTF-8 in everything it prints from the input, and
+// characters and invalid UTF-8 in everything it prints from the input (the
+// HTML report shows the same escaped text, escaped again for HTML), and
 // no message repeats a secret: URLs, and URLs inside span names and
 // values, are shown sanitized (userinfo REDACTED:REDACTED, query values
 // REDACTED) by the sanitizer the library records them with.

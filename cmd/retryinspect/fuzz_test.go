@@ -19,8 +19,9 @@ import (
 
 // The fuzz targets, one per reader, feed arbitrary bytes to the reader and
 // whatever it accepts to the inspector and both renderers: malformed input
-// must end in an error or in findings, never in a panic, and the text and
-// JSON reports must both be written (the two modes agree on what was read).
+// must end in an error or in findings, never in a panic, and the text,
+// JSON and HTML reports must all be written (the modes agree on what was
+// read).
 
 // fuzzLimit keeps every fuzz input small.
 const fuzzLimit = 1 << 20
@@ -89,5 +90,8 @@ func checkPipeline(t *testing.T, spans []model.Span, err error) {
 	}
 	if err := render.JSON(io.Discard, report); err != nil {
 		t.Fatalf("text renders, JSON does not: %v", err)
+	}
+	if err := render.HTML(io.Discard, report, render.HTMLOptions{}); err != nil {
+		t.Fatalf("text renders, HTML does not: %v", err)
 	}
 }

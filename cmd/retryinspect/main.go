@@ -28,16 +28,18 @@ const (
 )
 
 const usageHead = `Usage:
-  retryinspect --stdout FILE|-        [--json] [--strict] [--max-bytes 64MiB]   stdouttrace JSON (a file, or - for stdin)
-  retryinspect --otlp FILE|-          [--json] [--strict] [--max-bytes 64MiB]   OTLP JSON lines (Collector file exporter)
-  retryinspect --jaeger URL --service NAME [--lookback 1h] [--limit N] [--json] [--strict] [--max-bytes 64MiB]
-  retryinspect --jaeger URL --trace ID [--json] [--strict] [--max-bytes 64MiB]
+  retryinspect --stdout FILE|-        [--json] [--html FILE|-] [--strict] [--max-bytes 64MiB]   stdouttrace JSON (a file, or - for stdin)
+  retryinspect --otlp FILE|-          [--json] [--html FILE|-] [--strict] [--max-bytes 64MiB]   OTLP JSON lines (Collector file exporter)
+  retryinspect --jaeger URL --service NAME [--lookback 1h] [--limit N] [--json] [--html FILE|-] [--strict] [--max-bytes 64MiB]
+  retryinspect --jaeger URL --trace ID [--json] [--html FILE|-] [--strict] [--max-bytes 64MiB]
 
 Reads back the spans of retry operations (this library's or any that
 records the retry attempt contract), prints each operation with its
-attempts in order, a summary, the notes and the findings. Exits 0 when
-clean, 1 when there are findings (or notes, with --strict), 2 on usage or
-input errors.
+attempts in order, a summary, the notes and the findings. With --html it
+also writes the report as one self-contained HTML page (timelines, an
+overview, distributions; - writes it to stdout instead of the text).
+Exits 0 when clean, 1 when there are findings (or notes, with --strict),
+2 on usage or input errors.
 
 Flags:
 `
@@ -66,8 +68,9 @@ type options struct {
 	jaeger               read.JaegerQuery
 	timeout              time.Duration
 	json                 bool
-	strict               bool  // notes fail the run too
-	maxBytes             int64 // size limit of the input
+	html                 string // the HTML report's file, "-" for stdout
+	strict               bool   // notes fail the run too
+	maxBytes             int64  // size limit of the input
 }
 
 // usagef describes a problem with the command line; parse returns only
@@ -83,7 +86,7 @@ func (c *command) run(args []string) int {
 		fmt.Fprintf(c.stderr, "retryinspect: %v\nRun 'retryinspect -h' for usage.\n", err)
 		return exitError
 	}
-	spans, err := c.load(opts)
+	spans, source, err := c.load(opts)
 	var tooLarge *read.TooLargeError
 	if errors.As(err, &tooLarge) {
 		err = fmt.Errorf("%w (raise it with --max-bytes)", err)
@@ -93,9 +96,17 @@ func (c *command) run(args []string) int {
 		return exitError
 	}
 	report := inspect.Analyze(spans)
-	if opts.json {
+	if opts.html != "" {
+		if err := c.writeHTML(opts.html, report, source); err != nil {
+			fmt.Fprintf(c.stderr, "retryinspect: writing the HTML report: %v\n", err)
+			return exitError
+		}
+	}
+	switch {
+	case opts.html == "-": // the page is the output
+	case opts.json:
 		err = render.JSON(c.stdout, report)
-	} else {
+	default:
 		err = render.Text(c.stdout, report)
 	}
 	if err != nil {
@@ -125,6 +136,7 @@ func (c *command) parse(args []string) (options, error) {
 	fs.IntVar(&opts.jaeger.Limit, "limit", read.DefaultLimit, "with --jaeger --service: the maximum number of traces")
 	fs.DurationVar(&opts.timeout, "timeout", 10*time.Second, "with --jaeger: the HTTP request timeout")
 	fs.BoolVar(&opts.json, "json", false, "print the report as one JSON document")
+	fs.StringVar(&opts.html, "html", "", "also write the report as one self-contained HTML page to `FILE` (- for stdout, instead of the text)")
 	fs.BoolVar(&opts.strict, "strict", false, "exit 1 on notes too: absences the contract allows (optional attributes, operation spans)")
 	fs.StringVar(&maxBytes, "max-bytes", maxBytes, "refuse an input (file, stdin or Jaeger answer) larger than `SIZE` (KiB, MiB, GiB or bytes)")
 	fs.Usage = func() {} // errors are reported by run, help below
@@ -161,6 +173,12 @@ func (c *command) parse(args []string) (options, error) {
 	}
 	if (set["stdout"] && opts.stdoutFile == "") || (set["otlp"] && opts.otlpFile == "") {
 		return opts, usagef("the input file name is empty")
+	}
+	switch {
+	case set["html"] && opts.html == "":
+		return opts, usagef("the --html file name is empty")
+	case opts.html == "-" && opts.json:
+		return opts, usagef("--html - and --json both write to stdout: give --html a file")
 	}
 	n, err := read.ParseBytes(maxBytes)
 	if err != nil {
@@ -206,8 +224,9 @@ func (c *command) checkJaeger(opts *options, set map[string]bool, lookback strin
 	return nil
 }
 
-// load reads the spans from the selected input.
-func (c *command) load(opts options) ([]model.Span, error) {
+// load reads the spans from the selected input and says where they came
+// from, for the HTML report.
+func (c *command) load(opts options) ([]model.Span, string, error) {
 	var (
 		spans []model.Span
 		err   error
@@ -225,13 +244,31 @@ func (c *command) load(opts options) ([]model.Span, error) {
 		client := &http.Client{Timeout: opts.timeout}
 		spans, err = read.FetchJaeger(context.Background(), client, opts.jaeger, c.now())
 	}
+	source := describeSource(from, opts)
 	if err != nil {
-		return nil, err
+		return nil, source, err
 	}
 	if len(spans) == 0 {
-		return nil, fmt.Errorf("no spans in %s", describeSource(from, opts))
+		return nil, source, fmt.Errorf("no spans in %s", source)
 	}
-	return spans, nil
+	return spans, source, nil
+}
+
+// writeHTML writes the HTML report to name, or to stdout for "-".
+func (c *command) writeHTML(name string, report *inspect.Report, source string) error {
+	o := render.HTMLOptions{Source: source}
+	if name == "-" {
+		return render.HTML(c.stdout, report, o)
+	}
+	f, err := os.Create(name)
+	if err != nil {
+		return errors.New(strings.TrimPrefix(err.Error(), "open "))
+	}
+	if err := render.HTML(f, report, o); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
 }
 
 func describeSource(from string, opts options) string {

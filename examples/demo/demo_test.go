@@ -43,6 +43,9 @@ func runDemo(t *testing.T, o options) (string, summary) {
 	t.Helper()
 	o.repeat = 1
 	o.summaryJSON = filepath.Join(t.TempDir(), "summary.json")
+	if o.html == "" {
+		o.html = filepath.Join(t.TempDir(), "report.html")
+	}
 	var out bytes.Buffer
 	if err := run(t.Context(), o, &out); err != nil {
 		t.Fatal(err)
@@ -64,7 +67,8 @@ func runDemo(t *testing.T, o options) (string, summary) {
 func TestDemo(t *testing.T) {
 	cleanEnv(t, nil)
 	traces := filepath.Join(t.TempDir(), "traces.json")
-	out, s := runDemo(t, options{traces: traces})
+	report := filepath.Join(t.TempDir(), "report.html")
+	out, s := runDemo(t, options{traces: traces, html: report})
 	want := scenarios()
 	if len(s.Operations) != len(want) {
 		t.Fatalf("operations = %d, want %d", len(s.Operations), len(want))
@@ -93,9 +97,20 @@ func TestDemo(t *testing.T) {
 	if len(spans) == 0 || !strings.Contains(string(spans), "api_key=REDACTED") {
 		t.Fatal("stdout traces are empty or lack the sanitized URL")
 	}
+	// The HTML report: where the output says, of every operation.
+	page, err := os.ReadFile(report)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "  report:  retryinspect's HTML report in " + report + " (9 operations, 15 attempts, 0 findings): open it in a browser\n"; !strings.Contains(out, want) {
+		t.Errorf("the output does not say %q:\n%s", want, out)
+	}
+	if !strings.HasPrefix(string(page), "<!DOCTYPE html>") || !strings.Contains(string(page), "all 9 operations, in time order") {
+		t.Errorf("the HTML report does not draw the 9 operations:\n%.500s", page)
+	}
 	for _, leak := range []string{"demo-secret-key"} {
-		if strings.Contains(string(spans), leak) || strings.Contains(out, leak) {
-			t.Errorf("the secret %q reached the traces or the output", leak)
+		if strings.Contains(string(spans), leak) || strings.Contains(out, leak) || strings.Contains(string(page), leak) {
+			t.Errorf("the secret %q reached the traces, the output or the HTML report", leak)
 		}
 	}
 }

@@ -4,6 +4,10 @@
 // Command demo runs otelretry against a local flaky server and prints, for
 // every operation, the attempt events read back from the spans, then a
 // summary computed from the retry metrics, then where the telemetry went.
+// It also writes retryinspect's HTML report of its spans (timelines of
+// every operation's attempts, an overview, the findings) to a file whose
+// path it prints (-html FILE; by default a new temporary file), whichever
+// exporter the spans went to.
 //
 // The server (127.0.0.1, instrumented with otelhttp) plays the negative
 // paths of the retry contract: first-call success; 503, 503, 200; a

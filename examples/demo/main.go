@@ -25,6 +25,7 @@ type options struct {
 	repeat      int
 	summaryJSON string
 	traces      string
+	html        string
 	logs        bool
 }
 
@@ -34,6 +35,7 @@ func main() {
 	flag.StringVar(&o.summaryJSON, "summary-json", "", "write the machine-readable summary to `FILE`")
 	flag.StringVar(&o.traces, "traces", "", "default exporter: write stdouttrace JSON to `FILE` (- for stdout, after the report;\n"+
 		"default a new temporary file); unused when OTEL_TRACES_EXPORTER or an OTLP endpoint is set")
+	flag.StringVar(&o.html, "html", "", "write retryinspect's HTML report of the spans to `FILE` (default a new temporary file)")
 	flag.BoolVar(&o.logs, "log", false, "write one structured log record per attempt to stderr")
 	flag.Parse()
 	if o.repeat < 1 {
@@ -107,6 +109,9 @@ func run(ctx context.Context, o options, stdout io.Writer) error {
 		len(s.Operations), ln.Addr())
 	printTables(stdout, s)
 	writeTelemetry(stdout, tel, s.Propagation)
+	if err := writeHTMLReport(ctx, stdout, o.html, tel.spans.Ended()); err != nil {
+		return err
+	}
 	tel.flush(ctx)
 	tel.exportToTerminal(ctx)
 	if o.summaryJSON != "" {

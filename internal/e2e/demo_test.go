@@ -306,8 +306,9 @@ func runDemo(t *testing.T, endpoint, service string, extra []string) demoRun {
 	defer cancel()
 	// -traces: where the demo's default exporter would write stdouttrace
 	// JSON (unused with OTLP or none; no file may appear).
+	page := filepath.Join(dir, "report.html")
 	cmd := exec.CommandContext(ctx, bin, "-repeat", strconv.Itoa(repeat()), "-summary-json", summaryPath,
-		"-traces", filepath.Join(dir, "traces.json"))
+		"-traces", filepath.Join(dir, "traces.json"), "-html", page)
 	cmd.Dir = repoRoot(t)
 	cmd.Env = env
 	var stdout, stderr bytes.Buffer
@@ -334,6 +335,11 @@ func runDemo(t *testing.T, endpoint, service string, extra []string) demoRun {
 	}
 	if _, err := os.Stat(filepath.Join(dir, "traces.json")); !os.IsNotExist(err) {
 		t.Errorf("demo wrote -traces although its spans go elsewhere (%v)", err)
+	}
+	// The demo's HTML report of its own spans, where it says.
+	if b, err := os.ReadFile(page); err != nil || !bytes.HasPrefix(b, []byte("<!DOCTYPE html>")) ||
+		!strings.Contains(r.stdout, "retryinspect's HTML report in "+page+" ") {
+		t.Errorf("demo -html %s: no page, or the output does not say where (%v):\n%s", page, err, tail(r.stdout))
 	}
 	checkSummary(t, r)
 	t.Logf("demo %s: %d operations, %d attempts in %v", service, len(r.summary.Operations),

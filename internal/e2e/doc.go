@@ -8,8 +8,10 @@
 // trace id over two tail-sampling Collectors).
 //
 //   - TestStackEndToEnd: the demo (examples/demo) through the Collector:
-//     span trees and attributes in Jaeger (read back by retryinspect too),
-//     exemplars leading to their traces, the demo's totals in Prometheus.
+//     span trees and attributes in Jaeger (read back by retryinspect too,
+//     whose HTML report of them goes to artifacts/retryinspect-e2e.html;
+//     the demo's own report of its spans is checked too), exemplars
+//     leading to their traces, the demo's totals in Prometheus.
 //   - TestTieredPipeline: a long-lived client in miniature (the traffic
 //     generator, generator_test.go: otelretry with the OTLP exporters)
 //     sends a warm-up, then 1280 operations of a known mix over at least

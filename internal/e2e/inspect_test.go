@@ -8,6 +8,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
@@ -32,9 +33,15 @@ func checkRetryinspect(t *testing.T, s stack, run demoRun) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	limit := strconv.Itoa(2*len(run.summary.Operations) + 100)
+	// The HTML report goes with CI's artifacts (artifacts/ is untracked).
+	artifacts := filepath.Join(repoRoot(t), "artifacts")
+	if err := os.MkdirAll(artifacts, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	page := filepath.Join(artifacts, "retryinspect-e2e.html")
 	// retryinspect is a module of its own: run it there.
 	cmd := exec.CommandContext(ctx, "go", "run", "-C", filepath.Join(repoRoot(t), "cmd", "retryinspect"), ".",
-		"--jaeger", s.jaeger, "--service", run.service, "--lookback", "1h", "--limit", limit, "--json")
+		"--jaeger", s.jaeger, "--service", run.service, "--lookback", "1h", "--limit", limit, "--json", "--html", page)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	err := cmd.Run()
@@ -57,5 +64,9 @@ func checkRetryinspect(t *testing.T, s stack, run demoRun) {
 	if len(rep.Findings) != 0 {
 		t.Errorf("retryinspect: %d findings, want none", len(rep.Findings))
 	}
-	t.Logf("retryinspect over Jaeger: %d operations, %d attempts, no findings", rep.Summary.Operations, rep.Summary.Attempts)
+	if b, err := os.ReadFile(page); err != nil || !bytes.HasPrefix(b, []byte("<!DOCTYPE html>")) {
+		t.Errorf("retryinspect --html wrote no page to %s: %v", page, err)
+	}
+	t.Logf("retryinspect over Jaeger: %d operations, %d attempts, no findings; HTML report in %s",
+		rep.Summary.Operations, rep.Summary.Attempts, page)
 }

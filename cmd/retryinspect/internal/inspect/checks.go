@@ -306,6 +306,7 @@ func (a *analyzer) checkReusedIDs() {
 		}
 		a.add(gs[0], CodeOperationIDReused, gs[0].op.SpanID, "operation id %s is carried by %d operation spans: %s",
 			fmtID(id), len(gs), listed(where, "; "))
+		a.relate(gs[1:min(len(gs), maxListed)]...)
 	}
 }
 
@@ -343,6 +344,7 @@ func (a *analyzer) checkOrphanSplit() {
 		}
 		a.add(gs[0], CodeOperationIDSplit, "", "trace %s holds attempts without an operation span under %d operation ids that count on from each other: %s",
 			t, len(gs), listed(ids, ", "))
+		a.relate(gs[1:min(len(gs), maxListed)]...)
 	}
 }
 
@@ -391,6 +393,9 @@ func (a *analyzer) checkRequestIDs() {
 		}
 		a.add(uses[1].g, CodeDuplicateRequestID, uses[1].at.SpanID, "request id %s is carried by %d attempt spans: %s",
 			fmtID(id), len(uses), strings.Join(where, "; "))
+		for _, u := range uses[:min(len(uses), maxListed)] {
+			a.relate(u.g)
+		}
 	}
 }
 
@@ -444,6 +449,7 @@ func (a *analyzer) checkOuterLayerResend() {
 					a.add(g, CodeOuterLayerResend, g.op.SpanID,
 						"%s %s (operation %s) repeats operation %s (span %s, which ended with %s) under the same %s, with no %s=true",
 						redacted(method), g.op.URL, fmtID(g.op.ID), fmtID(earlier.op.ID), earlier.op.SpanID, opResult(earlier), c.kind, keyIdempotencyContract)
+					a.relate(earlier)
 					reported = true
 					break
 				}

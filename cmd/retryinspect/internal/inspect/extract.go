@@ -161,6 +161,7 @@ func readOperation(s *model.Span) (Operation, fields) {
 		Redirects:           f.int(keyRedirects, optional),
 		Repeat:              f.int(keyRepeat, optional),
 		Start:               s.Start,
+		End:                 s.End,
 	}
 	// retry.deadline_ms, or its name before v0.2.0.
 	if s.Has(keyDeadlineMs) || !s.Has(keyLegacyBudgetMs) {
@@ -193,6 +194,7 @@ func readAttempt(s *model.Span) (Attempt, fields) {
 		ResendCount:   f.int(keyResendCount, optional),
 		SpanID:        s.SpanID,
 		Start:         s.Start,
+		End:           s.End,
 		hasStatus:     s.Has(keyStatusCode),
 		hasErrorClass: s.Has(keyErrorClass),
 	}

@@ -4,6 +4,7 @@
 package inspect
 
 import (
+	"slices"
 	"time"
 
 	"github.com/otelretry/otelretry-go/cmd/retryinspect/internal/model"
@@ -46,6 +47,7 @@ type Operation struct {
 	Redirects           *int64       `json:"redirects,omitempty"` // retry.redirects: a later hop of a redirect chain
 	Repeat              *int64       `json:"repeat,omitempty"`    // retry.operation.repeat: earlier operations under the same context
 	Start               time.Time    `json:"start,omitzero"`
+	End                 time.Time    `json:"end,omitzero"` // of the operation span; zero without one
 	Attempts            []Attempt    `json:"attempts"`
 	StateChecks         []StateCheck `json:"state_checks,omitempty"`
 }
@@ -67,6 +69,7 @@ type Attempt struct {
 	ResendCount  *int64    `json:"resend_count,omitempty"`
 	SpanID       string    `json:"span_id"`
 	Start        time.Time `json:"start,omitzero"`
+	End          time.Time `json:"end,omitzero"`
 	OffsetMs     *int64    `json:"offset_ms,omitempty"` // start minus the operation start
 
 	hasStatus, hasErrorClass bool        // the keys are present, whatever their values
@@ -95,7 +98,24 @@ type Finding struct {
 	Check       string `json:"check"`           // what to check next
 	Count       int    `json:"count,omitempty"` // notes only: how many times it was seen
 
-	group *group // for ordering; nil when no operation applies
+	group   *group   // for ordering; nil when no operation applies
+	related []*group // other operations the finding names (the earlier one of a resend, ...)
+}
+
+// Operations returns the positions in Report.Operations of the operations
+// the finding names: the one it is about first, then the others its Seen
+// text names (the earlier operation of an outer-layer-resend, the other
+// operation spans of a reused id, ...). It is empty when no operation
+// applies. Only a Report that Analyze returned knows them; one decoded from
+// JSON does not.
+func (f Finding) Operations() []int {
+	var out []int
+	for _, g := range append([]*group{f.group}, f.related...) {
+		if g != nil && g != ambiguous && !slices.Contains(out, g.index) {
+			out = append(out, g.index)
+		}
+	}
+	return out
 }
 
 // Note is an absence the contract allows; see Finding.
@@ -104,14 +124,18 @@ type Note = Finding
 // Summary aggregates all operations. Decisions describe the client, error
 // classes and status codes describe the failures: they are kept apart.
 type Summary struct {
-	Operations    int     `json:"operations"`
-	Attempts      int     `json:"attempts"`
-	Decisions     []Share `json:"decisions"`     // over attempts
-	ErrorClasses  []Share `json:"error_classes"` // over attempts
-	StatusCodes   []Share `json:"status_codes"`  // over attempts
-	Outcomes      []Share `json:"outcomes"`      // over operations
-	RetryRatio    Ratio   `json:"retry_ratio"`   // attempts deciding retry / attempts
-	DeadlineRatio Ratio   `json:"deadline_ratio"`
+	Operations   int     `json:"operations"`
+	Attempts     int     `json:"attempts"`
+	Decisions    []Share `json:"decisions"`     // over attempts
+	ErrorClasses []Share `json:"error_classes"` // over attempts
+	StatusCodes  []Share `json:"status_codes"`  // over attempts
+	Reasons      []Share `json:"reasons"`       // over attempts, retry.reason as recorded
+	Outcomes     []Share `json:"outcomes"`      // over operations
+	// AttemptsPerOperation counts the operations by their number of
+	// attempt spans ("0", "1", "2", ...), in that order.
+	AttemptsPerOperation []Share `json:"attempts_per_operation"`
+	RetryRatio           Ratio   `json:"retry_ratio"` // attempts deciding retry / attempts
+	DeadlineRatio        Ratio   `json:"deadline_ratio"`
 }
 
 // Share is the count of one value and its share of the whole.

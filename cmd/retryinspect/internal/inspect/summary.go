@@ -5,6 +5,7 @@ package inspect
 
 import (
 	"cmp"
+	"maps"
 	"math"
 	"slices"
 	"strconv"
@@ -12,12 +13,19 @@ import (
 	"github.com/otelretry/otelretry-go/attrs"
 )
 
+// Summarize computes the summary of ops as Analyze does for all of a
+// report's operations; the HTML report uses it to describe the operations
+// it does not draw.
+func Summarize(ops []Operation) Summary { return summarize(ops) }
+
 func summarize(ops []Operation) Summary {
 	var (
 		decisions    = map[string]int{}
 		errorClasses = map[string]int{}
 		statusCount  = map[int64]int{}
 		outcomes     = map[string]int{}
+		reasons      = map[string]int{}
+		perOperation = map[int64]int{}
 		statusOrder  []int64
 		attempts     int
 	)
@@ -25,10 +33,14 @@ func summarize(ops []Operation) Summary {
 		if op.Outcome != "" {
 			outcomes[op.Outcome]++
 		}
+		perOperation[int64(len(op.Attempts))]++
 		for _, at := range op.Attempts {
 			attempts++
 			if at.Decision != "" {
 				decisions[at.Decision]++
+			}
+			if at.Reason != "" {
+				reasons[at.Reason]++
 			}
 			if at.ErrorClass != "" {
 				errorClasses[at.ErrorClass]++
@@ -46,15 +58,22 @@ func summarize(ops []Operation) Summary {
 	for code, n := range statusCount {
 		statuses[strconv.FormatInt(code, 10)] = n
 	}
+	counts := slices.Sorted(maps.Keys(perOperation))
+	perOp := make(map[string]int, len(perOperation))
+	for n, ops := range perOperation {
+		perOp[strconv.FormatInt(n, 10)] = ops
+	}
 	return Summary{
-		Operations:    len(ops),
-		Attempts:      attempts,
-		Decisions:     shares(decisions, vocabulary(attrs.Decisions()), attempts),
-		ErrorClasses:  shares(errorClasses, vocabulary(attrs.ErrorClasses()), attempts),
-		StatusCodes:   shares(statuses, formatInts(statusOrder), attempts),
-		Outcomes:      shares(outcomes, vocabulary(attrs.Outcomes()), len(ops)),
-		RetryRatio:    ratio(decisions[string(attrs.DecisionRetry)], attempts),
-		DeadlineRatio: ratio(outcomes[string(attrs.OutcomeDeadlineExceeded)], len(ops)),
+		Operations:           len(ops),
+		Attempts:             attempts,
+		Decisions:            shares(decisions, vocabulary(attrs.Decisions()), attempts),
+		ErrorClasses:         shares(errorClasses, vocabulary(attrs.ErrorClasses()), attempts),
+		StatusCodes:          shares(statuses, formatInts(statusOrder), attempts),
+		Reasons:              shares(reasons, vocabulary(attrs.Reasons()), attempts),
+		Outcomes:             shares(outcomes, vocabulary(attrs.Outcomes()), len(ops)),
+		AttemptsPerOperation: shares(perOp, formatInts(counts), len(ops)),
+		RetryRatio:           ratio(decisions[string(attrs.DecisionRetry)], attempts),
+		DeadlineRatio:        ratio(outcomes[string(attrs.OutcomeDeadlineExceeded)], len(ops)),
 	}
 }
 

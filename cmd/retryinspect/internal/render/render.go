@@ -1,8 +1,6 @@
 // Copyright The otelretry Authors
 // SPDX-License-Identifier: Apache-2.0
 
-// Package render prints an inspection report as text for people or as one
-// JSON document for machines.
 package render
 
 import (
@@ -67,51 +65,55 @@ func (p *printer) printf(format string, args ...any) {
 }
 
 func (p *printer) header(r *inspect.Report) {
-	c := r.Spans
-	p.printf("retryinspect: %s, %s in %s (%d operation, %d attempt, %d state check, %d without retry attributes; %s)\n",
-		plural(r.Summary.Operations, "operation"), plural(r.Summary.Attempts, "attempt"), plural(c.Total, "span"),
-		c.Operation, c.Attempt, c.StateCheck, c.Other, plural(c.Duplicates, "duplicate delivery"))
+	p.printf("retryinspect: %s\n", countsLine(r))
 	if len(r.Operations) == 0 {
 		p.printf("\nno operations: no span carries the retry attributes\n")
 	}
 }
 
+// countsLine counts the operations, attempts and spans of r: the text
+// report's first line and the HTML report's subtitle.
+func countsLine(r *inspect.Report) string {
+	c := r.Spans
+	return fmt.Sprintf("%s, %s in %s (%d operation, %d attempt, %d state check, %d without retry attributes; %s)",
+		plural(r.Summary.Operations, "operation"), plural(r.Summary.Attempts, "attempt"), plural(c.Total, "span"),
+		c.Operation, c.Attempt, c.StateCheck, c.Other, plural(c.Duplicates, "duplicate delivery"))
+}
+
 func (p *printer) operation(op *inspect.Operation) {
-	p.printf("\noperation %s  %s %s  outcome %s\n", orNone(op.ID), dash(op.Method), dash(op.URL), dash(op.Outcome))
-	span := op.SpanID
-	if span == "" {
-		span = "- (no operation span)"
-	}
-	p.printf("  trace %s  span %s  start %s", op.TraceID, span, timestamp(op.Start))
-	p.printf("  deadline %s  attempts %s", ms(op.DeadlineMs), intOrDash(op.RecordedAttempts))
-	if op.IdempotencyContract {
-		p.printf("  idempotency contract")
-	}
-	if op.Redirects != nil && *op.Redirects > 0 {
-		p.printf("  redirect hop %d", *op.Redirects+1)
-	}
-	if op.Repeat != nil && *op.Repeat > 0 {
-		p.printf("  repeat %d", *op.Repeat)
-	}
-	p.printf("\n")
+	p.printf("\noperation %s\n", opTitle(op))
+	p.printf("  %s\n", strings.Join(opDetails(op), "  "))
 	if len(op.Attempts) == 0 && len(op.StateChecks) == 0 {
 		p.printf("  no attempts\n")
 		return
 	}
 
-	// The REASON column appears when an attempt records retry.reason.
-	reasons := slices.ContainsFunc(op.Attempts, func(at inspect.Attempt) bool { return at.Reason != "" })
 	tw := tabwriter.NewWriter(p.w, 0, 0, 2, ' ', 0)
-	row := func(cols ...string) {
-		if !reasons {
-			cols = slices.Delete(cols, 7, 8)
-		}
+	for _, cols := range attemptRows(op) {
 		for i := range cols {
 			cols[i] = escape(cols[i])
 		}
 		if p.err == nil {
 			_, p.err = fmt.Fprintf(tw, "  %s\n", strings.Join(cols, "\t"))
 		}
+	}
+	if err := tw.Flush(); err != nil && p.err == nil {
+		p.err = err
+	}
+}
+
+// attemptRows lays out the table of an operation's attempts, header
+// first, with its state checks between the attempts they separate. The
+// REASON column appears when an attempt records retry.reason. The cells
+// are not escaped yet.
+func attemptRows(op *inspect.Operation) [][]string {
+	reasons := slices.ContainsFunc(op.Attempts, func(at inspect.Attempt) bool { return at.Reason != "" })
+	var rows [][]string
+	row := func(cols ...string) {
+		if !reasons {
+			cols = slices.Delete(cols, 7, 8)
+		}
+		rows = append(rows, cols)
 	}
 	row("#", "REQUEST ID", "RESULT", "AT", "ELAPSED", "REMAINING", "DECISION", "REASON", "RETRY-AFTER", "BACKOFF")
 	checks := op.StateChecks
@@ -128,9 +130,7 @@ func (p *printer) operation(op *inspect.Operation) {
 			ms(at.ElapsedMs), ms(at.RemainingMs), dash(at.Decision), dash(at.Reason), ms(at.RetryAfterMs), ms(at.BackoffMs))
 	}
 	flushChecks(nil)
-	if err := tw.Flush(); err != nil && p.err == nil {
-		p.err = err
-	}
+	return rows
 }
 
 func (p *printer) summary(s *inspect.Summary) {
@@ -164,21 +164,53 @@ func (p *printer) findings(fs []inspect.Finding) {
 
 func (p *printer) list(fs []inspect.Finding) {
 	for _, f := range fs {
-		where := []string{"operation " + orNone(f.OperationID)}
-		if f.TraceID != "" {
-			where = append(where, "trace "+f.TraceID)
-		}
-		if f.SpanID != "" {
-			where = append(where, "span "+f.SpanID)
-		}
-		more := ""
-		if f.Count > 1 {
-			more = fmt.Sprintf(" (and %d more like it)", f.Count-1)
-		}
-		p.printf("  [%s] %s%s\n", string(f.Code), strings.Join(where, ", "), more)
+		p.printf("  [%s] %s\n", string(f.Code), findingWhere(f))
 		p.printf("    seen:  %s\n", f.Seen)
 		p.printf("    check: %s\n", f.Check)
 	}
+}
+
+// opTitle names an operation: its id, method, URL and outcome.
+func opTitle(op *inspect.Operation) string {
+	return fmt.Sprintf("%s  %s %s  outcome %s", orNone(op.ID), dash(op.Method), dash(op.URL), dash(op.Outcome))
+}
+
+// opDetails lists the ids, start, time limit, attempt count and marks of
+// an operation.
+func opDetails(op *inspect.Operation) []string {
+	span := op.SpanID
+	if span == "" {
+		span = "- (no operation span)"
+	}
+	d := []string{"trace " + op.TraceID, "span " + span, "start " + timestamp(op.Start),
+		"deadline " + ms(op.DeadlineMs), "attempts " + intOrDash(op.RecordedAttempts)}
+	if op.IdempotencyContract {
+		d = append(d, "idempotency contract")
+	}
+	if op.Redirects != nil && *op.Redirects > 0 {
+		d = append(d, fmt.Sprintf("redirect hop %d", *op.Redirects+1))
+	}
+	if op.Repeat != nil && *op.Repeat > 0 {
+		d = append(d, fmt.Sprintf("repeat %d", *op.Repeat))
+	}
+	return d
+}
+
+// findingWhere names the operation, trace and span of a finding or note,
+// and how many more like it a note counts.
+func findingWhere(f inspect.Finding) string {
+	where := []string{"operation " + orNone(f.OperationID)}
+	if f.TraceID != "" {
+		where = append(where, "trace "+f.TraceID)
+	}
+	if f.SpanID != "" {
+		where = append(where, "span "+f.SpanID)
+	}
+	more := ""
+	if f.Count > 1 {
+		more = fmt.Sprintf(" (and %d more like it)", f.Count-1)
+	}
+	return strings.Join(where, ", ") + more
 }
 
 // number writes an attempt number; 0 stands for one that is not a

@@ -1,14 +1,6 @@
 // Copyright The otelretry Authors
 // SPDX-License-Identifier: Apache-2.0
 
-// Package tracefixture crafts span sets for retryinspect's tests with the
-// real OpenTelemetry SDK (deterministic ids, explicit timestamps) and writes
-// them in the three input formats: through the real stdouttrace exporter,
-// and, through the SDK's real OTLP exporter and the Collector's pdata, as
-// OTLP JSON lines (the Collector's file exporter) and as Jaeger /api/v3
-// answers.
-//
-// Only tests import it, so the command itself does not depend on the SDK.
 package tracefixture
 
 import (

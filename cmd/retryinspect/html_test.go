@@ -1,0 +1,141 @@
+// Copyright The otelretry Authors
+// SPDX-License-Identifier: Apache-2.0
+
+package main
+
+import (
+	"bytes"
+	"html"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/otelretry/otelretry-go/cmd/retryinspect/internal/inspect"
+	"github.com/otelretry/otelretry-go/cmd/retryinspect/internal/read"
+	"github.com/otelretry/otelretry-go/cmd/retryinspect/internal/tracefixture"
+)
+
+// The HTML report is checked in a real browser by the module in htmltest;
+// these tests cover the command line and the page's text.
+
+// TestHTMLFile: --html FILE writes the page and leaves stdout and the exit
+// status as they are without it, with the text report or --json.
+func TestHTMLFile(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		code int
+	}{{"clean-read", exitClean}, {"unsafe-resend", exitFindings}} {
+		spans := stdoutFile(t, caseNamed(t, tc.name).roots...)
+		for _, mode := range [][]string{nil, {"--json"}} {
+			page := filepath.Join(t.TempDir(), "report.html")
+			code, out, errOut := run3(append([]string{"--stdout", spans}, mode...))
+			codeHTML, outHTML, errHTML := run3(append([]string{"--stdout", spans, "--html", page}, mode...))
+			if code != tc.code || codeHTML != code || outHTML != out || errOut != "" || errHTML != "" {
+				t.Errorf("%s %v: exit %d and %d (want %d), stderr %q %q, stdout equal %v",
+					tc.name, mode, code, codeHTML, tc.code, errOut, errHTML, outHTML == out)
+			}
+			doc, err := os.ReadFile(page)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.HasPrefix(doc, []byte("<!DOCTYPE html>")) || !bytes.Contains(doc, []byte("from <code>"+spans+"</code>")) {
+				t.Errorf("%s: the page does not start as one or does not name its input:\n%.400s", tc.name, doc)
+			}
+		}
+	}
+}
+
+// TestHTMLStdout: --html - writes the page instead of the text report,
+// with the same exit status.
+func TestHTMLStdout(t *testing.T) {
+	spans := stdoutFile(t, caseNamed(t, "unsafe-resend").roots...)
+	code, out, errOut := run3([]string{"--stdout", spans, "--html", "-"})
+	if code != exitFindings || errOut != "" {
+		t.Fatalf("exit %d, stderr %q", code, errOut)
+	}
+	for _, want := range []string{"<!DOCTYPE html>", `data-code="unsafe-resend"`, "op-post-timeout", "</html>\n"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("stdout lacks %q", want)
+		}
+	}
+	if strings.Contains(out, "findings: 1") {
+		t.Error("stdout holds the text report too")
+	}
+}
+
+// TestHTMLUsage: the flag's misuses and an unwritable file exit 2.
+func TestHTMLUsage(t *testing.T) {
+	spans := stdoutFile(t, readTimeline())
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--stdout", spans, "--html", ""}, "the --html file name is empty"},
+		{[]string{"--stdout", spans, "--html", "-", "--json"}, "--html - and --json both write to stdout"},
+		{[]string{"--stdout", spans, "--html", filepath.Join(t.TempDir(), "no", "such", "dir.html")}, "writing the HTML report: "},
+	} {
+		code, out, errOut := run3(tc.args)
+		if code != exitError || !strings.Contains(errOut, tc.want) || out != "" {
+			t.Errorf("%q: exit %d, stdout %q, stderr %q; want 2 and %q", tc.args, code, out, errOut, tc.want)
+		}
+	}
+}
+
+// TestHTMLSameWords: the page shows the text report's first line and every
+// finding and note in the words of the text report. (The attempt tables
+// are laid out by the text report's own code.)
+func TestHTMLSameWords(t *testing.T) {
+	for _, tc := range goldenCases() {
+		t.Run(tc.name, func(t *testing.T) {
+			spans := stdoutFile(t, tc.roots...)
+			_, text, _ := run3([]string{"--stdout", spans})
+			_, page, _ := run3([]string{"--stdout", spans, "--html", "-"})
+			unescaped := html.UnescapeString(page)
+			for line := range strings.Lines(text) {
+				line = strings.TrimSpace(line)
+				var want string
+				switch {
+				case strings.HasPrefix(line, "["): // [code] where
+					want = line[strings.Index(line, "]")+2:]
+				case strings.HasPrefix(line, "seen:"), strings.HasPrefix(line, "check:"):
+					want = strings.TrimSpace(line[strings.Index(line, ":")+1:])
+				case strings.HasPrefix(line, "retryinspect: "):
+					want = strings.TrimPrefix(line, "retryinspect: ")
+				default:
+					continue
+				}
+				if !strings.Contains(unescaped, want) {
+					t.Errorf("the page lacks %q of the text report", want)
+				}
+			}
+		})
+	}
+}
+
+// TestFindingOperations: a finding names the operations its text names,
+// for the page's links.
+func TestFindingOperations(t *testing.T) {
+	var buf bytes.Buffer
+	if err := tracefixture.WriteStdout(&buf, false, outerLayerResends()...); err != nil {
+		t.Fatal(err)
+	}
+	spans, err := read.Stdout(&buf, "in", read.DefaultMaxBytes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := inspect.Analyze(spans)
+	var got [][]string
+	for _, f := range r.Findings {
+		var ids []string
+		for _, i := range f.Operations() {
+			ids = append(ids, r.Operations[i].ID)
+		}
+		got = append(got, ids)
+	}
+	want := [][]string{{"op-o2", "op-o1"}, {"op-pay", "op-pay"}, {"op-marked"}}
+	if !slices.EqualFunc(got, want, slices.Equal) {
+		t.Errorf("the findings name operations %q, want %q", got, want)
+	}
+}

@@ -1,0 +1,222 @@
+// Copyright The otelretry Authors
+// SPDX-License-Identifier: Apache-2.0
+
+package htmltest
+
+import (
+	"bytes"
+	"fmt"
+	"testing"
+	"time"
+
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/otelretry/otelretry-go/attrs"
+	"github.com/otelretry/otelretry-go/cmd/retryinspect/internal/inspect"
+	"github.com/otelretry/otelretry-go/cmd/retryinspect/internal/read"
+	"github.com/otelretry/otelretry-go/cmd/retryinspect/internal/render"
+	"github.com/otelretry/otelretry-go/cmd/retryinspect/internal/tracefixture"
+)
+
+// Crafted operations, written through the real SDK and stdouttrace
+// exporter (tracefixture) and read back as the command reads --stdout.
+// Times are milliseconds from tracefixture.Base.
+
+func ms(n int64) time.Duration { return time.Duration(n) * time.Millisecond }
+
+// op is an operation span and its attempts.
+type op struct {
+	id, method, url, server string
+	outcome                 string
+	deadline                int64
+	start, end              int64
+	contract                bool
+	tries                   []try
+	checks                  []stateCheck
+}
+
+// try is an attempt span.
+type try struct {
+	requestID                 string // <op id>/attempt-<n> when empty
+	n                         int64
+	status                    int64  // recorded when not 0
+	class                     string // recorded when not ""
+	start, elapsed, remaining int64
+	decision, reason          string
+	backoff                   int64 // recorded when the decision is retry
+	retryAfter                int64 // recorded when > 0
+}
+
+// stateCheck is a state-check span.
+type stateCheck struct {
+	result     attrs.StateCheckResult
+	start, end int64
+}
+
+func (o op) span() tracefixture.Span {
+	s := tracefixture.Span{
+		Name: "retry " + o.method, Kind: trace.SpanKindInternal, Start: ms(o.start), End: ms(o.end),
+		Attrs: []attribute.KeyValue{
+			attrs.OperationIDKey.String(o.id), attrs.HTTPRequestMethodKey.String(o.method),
+			attrs.URLFullKey.String(o.url), attrs.ServerAddressKey.String(o.server),
+			attrs.AttemptsKey.Int(len(o.tries)), attrs.OutcomeKey.String(o.outcome),
+			attrs.DeadlineMsKey.Int64(o.deadline),
+		},
+	}
+	if o.contract {
+		s.Attrs = append(s.Attrs, attrs.IdempotencyContractKey.Bool(true))
+	}
+	for _, c := range o.checks {
+		s.Children = append(s.Children, tracefixture.Span{
+			Name: attrs.StateCheckSpanName, Kind: trace.SpanKindInternal, Start: ms(c.start), End: ms(c.end),
+			Attrs: []attribute.KeyValue{attrs.OperationIDKey.String(o.id), c.result.Attribute()},
+		})
+	}
+	for _, t := range o.tries {
+		reqID := t.requestID
+		if reqID == "" {
+			reqID = fmt.Sprintf("%s/attempt-%d", o.id, t.n)
+		}
+		kvs := []attribute.KeyValue{
+			attrs.OperationIDKey.String(o.id), attrs.RequestIDKey.String(reqID), attrs.AttemptKey.Int64(t.n),
+			attrs.HTTPRequestMethodKey.String(o.method), attrs.URLFullKey.String(o.url), attrs.ServerAddressKey.String(o.server),
+		}
+		if t.status != 0 {
+			kvs = append(kvs, attrs.HTTPResponseStatusCodeKey.Int64(t.status))
+		}
+		if t.class != "" {
+			kvs = append(kvs, attrs.ErrorClassKey.String(t.class))
+		}
+		kvs = append(kvs, attrs.ElapsedMsKey.Int64(t.elapsed), attrs.RemainingMsKey.Int64(t.remaining),
+			attrs.DecisionKey.String(t.decision), attrs.ReasonKey.String(t.reason))
+		if t.decision == string(attrs.DecisionRetry) {
+			kvs = append(kvs, attrs.BackoffMsKey.Int64(t.backoff))
+		}
+		if t.retryAfter > 0 {
+			kvs = append(kvs, attrs.RetryAfterMsKey.Int64(t.retryAfter))
+		}
+		s.Children = append(s.Children, tracefixture.Span{
+			Name: o.method, Kind: trace.SpanKindClient, Start: ms(t.start), End: ms(t.start + t.elapsed), Attrs: kvs,
+		})
+	}
+	return s
+}
+
+const (
+	retry    = string(attrs.DecisionRetry)
+	ret      = string(attrs.DecisionReturn)
+	checkSt  = string(attrs.DecisionCheckState)
+	deadline = string(attrs.DecisionDeadlineExceeded)
+)
+
+// readTimeline is the contract's fixed read: deadline 400 ms, backoff
+// 40 ms, 503 (80 ms), 503 (80 ms), 200 (50 ms); remaining 400, 280, 160;
+// decisions retry, retry, return.
+func readTimeline(start int64) op {
+	return op{id: "op-read", method: "GET", url: "http://inventory.internal/items", server: "inventory.internal",
+		outcome: string(attrs.OutcomeReturn), deadline: 400, start: start, end: start + 290, tries: []try{
+			{n: 1, status: 503, start: start, elapsed: 80, remaining: 400, decision: retry, reason: string(attrs.ReasonRetryableStatus), backoff: 40},
+			{n: 2, status: 503, start: start + 120, elapsed: 80, remaining: 280, decision: retry, reason: string(attrs.ReasonRetryableStatus), backoff: 40},
+			{n: 3, status: 200, start: start + 240, elapsed: 50, remaining: 160, decision: ret, reason: string(attrs.ReasonResponse)},
+		}}
+}
+
+// writeTimeout is the contract's fixed write: one POST that times out
+// after 120 ms, decision check_state, no second call.
+func writeTimeout(start int64) op {
+	return op{id: "op-write", method: "POST", url: "http://payments.internal/orders", server: "payments.internal",
+		outcome: string(attrs.OutcomeCheckState), deadline: 400, start: start, end: start + 121, tries: []try{
+			{n: 1, class: string(attrs.ErrorClassTimeout), start: start, elapsed: 120, remaining: 400, decision: checkSt, reason: string(attrs.ReasonUnknownWrite)},
+		}}
+}
+
+// deadlineCut is a read the deadline stops: after a 503 at 120 ms, 30 ms
+// remain, less than the 40 ms backoff: deadline_exceeded, no third call.
+func deadlineCut(start int64) op {
+	return op{id: "op-slow", method: "GET", url: "http://inventory.internal/items", server: "inventory.internal",
+		outcome: string(attrs.OutcomeDeadlineExceeded), deadline: 200, start: start, end: start + 171, tries: []try{
+			{n: 1, status: 503, start: start, elapsed: 80, remaining: 200, decision: retry, reason: string(attrs.ReasonRetryableStatus), backoff: 40},
+			{n: 2, status: 503, start: start + 120, elapsed: 50, remaining: 80, decision: deadline, reason: string(attrs.ReasonDeadline)},
+		}}
+}
+
+// showcase is a small incident: the contract's read and write, a write
+// whose state check allowed a resend, a deadline cut, an unsafe resend (a
+// finding), and a burst of retried reads on one dependency.
+func showcase() []tracefixture.Span {
+	ops := []op{
+		readTimeline(0),
+		writeTimeout(300),
+		{id: "op-pay", method: "POST", url: "http://payments.internal/orders", server: "payments.internal",
+			outcome: string(attrs.OutcomeReturn), deadline: 1000, start: 700, end: 871, tries: []try{
+				{n: 1, class: string(attrs.ErrorClassTimeout), start: 700, elapsed: 120, remaining: 1000, decision: checkSt, reason: string(attrs.ReasonUnknownWrite)},
+				{n: 2, status: 201, start: 840, elapsed: 30, remaining: 860, decision: ret, reason: string(attrs.ReasonResponse)},
+			}, checks: []stateCheck{{attrs.StateNotApplied, 825, 835}}},
+		deadlineCut(1000),
+		{id: "op-refund", method: "POST", url: "http://payments.internal/refunds", server: "payments.internal",
+			outcome: string(attrs.OutcomeReturn), deadline: 1000, start: 1500, end: 1801, tries: []try{
+				{n: 1, class: string(attrs.ErrorClassTimeout), start: 1500, elapsed: 250, remaining: 1000, decision: retry, reason: string(attrs.ReasonRetryableError), backoff: 40},
+				{n: 2, status: 201, start: 1790, elapsed: 10, remaining: 710, decision: ret, reason: string(attrs.ReasonResponse)},
+			}},
+	}
+	for i := range 14 {
+		start := int64(2000 + 60*i)
+		id := fmt.Sprintf("op-stock-%d", i+1)
+		o := op{id: id, method: "GET", url: "http://inventory.internal/stock", server: "inventory.internal",
+			outcome: string(attrs.OutcomeMaxAttempts), deadline: 600, start: start, end: start + 321}
+		for n := int64(1); n <= 3; n++ {
+			at := start + (n-1)*110
+			t := try{n: n, status: 503, start: at, elapsed: 70, remaining: 600 - (n-1)*110, decision: retry, reason: string(attrs.ReasonRetryableStatus), backoff: 40}
+			if n == 3 {
+				t.decision, t.reason = string(attrs.DecisionMaxAttempts), string(attrs.ReasonAttemptLimit)
+			}
+			if i%4 == 3 && n == 2 {
+				t.status, t.decision, t.reason = 200, ret, string(attrs.ReasonResponse)
+				o.outcome, o.end = string(attrs.OutcomeReturn), at+71
+			}
+			o.tries = append(o.tries, t)
+			if t.decision == ret {
+				break
+			}
+		}
+		ops = append(ops, o)
+	}
+	for i := range 6 {
+		start := int64(400 + 450*i)
+		ops = append(ops, op{id: fmt.Sprintf("op-user-%d", i+1), method: "GET", url: "http://users.internal/users/REDACTED", server: "users.internal",
+			outcome: string(attrs.OutcomeReturn), deadline: 400, start: start, end: start + 31, tries: []try{
+				{n: 1, status: 200, start: start, elapsed: 30, remaining: 400, decision: ret, reason: string(attrs.ReasonResponse)},
+			}})
+	}
+	roots := make([]tracefixture.Span, len(ops))
+	for i, o := range ops {
+		roots[i] = o.span()
+	}
+	return roots
+}
+
+// report reads roots back as `retryinspect --stdout` does and analyzes
+// them.
+func report(t testing.TB, roots ...tracefixture.Span) *inspect.Report {
+	t.Helper()
+	var buf bytes.Buffer
+	if err := tracefixture.WriteStdout(&buf, false, roots...); err != nil {
+		t.Fatal(err)
+	}
+	spans, err := read.Stdout(&buf, "spans.json", read.DefaultMaxBytes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return inspect.Analyze(spans)
+}
+
+// pageOf renders the HTML report of r as `retryinspect --html` does.
+func pageOf(t testing.TB, r *inspect.Report, source string) []byte {
+	t.Helper()
+	var out bytes.Buffer
+	if err := render.HTML(&out, r, render.HTMLOptions{Source: source}); err != nil {
+		t.Fatal(err)
+	}
+	return out.Bytes()
+}
