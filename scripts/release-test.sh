@@ -67,6 +67,11 @@ export GOWORK=off GOTOOLCHAIN=local GOFLAGS="-mod=mod -modcacherw"
 export GOPROXY="file://$work/proxy,file://$user_cache/cache/download,$usual_proxy"
 export GONOSUMDB=$module GOPRIVATE= GONOPROXY=
 export GOMODCACHE=$CACHE/release-test/modcache
+# Every run releases the same version with other contents, which a module
+# cache assumes never happens: the go command's index of the modules in it
+# (keyed by directory) would describe an earlier run's files. So the index
+# is off, and the earlier run's copy is removed.
+export GODEBUG=goindex=0
 for d in "$GOMODCACHE/github.com/otelretry" "$GOMODCACHE/cache/download/github.com/otelretry"; do
 	[ ! -e "$d" ] || { chmod -R u+w "$d" && rm -rf "$d"; }
 done
