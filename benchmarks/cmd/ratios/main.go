@@ -150,9 +150,13 @@ func main() {
 		fmt.Printf("%-4s %-62s %s=%s %s=%s (paired %.2fx [%.2f-%.2f], medians %.2fx)\n",
 			b.verdict(lo, hi), label, a, num(x, true), other, num(y, true), r, lo, hi, x/y)
 	}
-	target("loopback: sdk ns/op <= 1.12x retryablehttp-otelhttp", "RoundTripLoopback", "otelretry-sdk", "ns/op", atMost(1.12), "retryablehttp-otelhttp")
+	// The SDK path is judged on what the library controls: its price over
+	// the content floor, which writes the same telemetry by hand (issue 25
+	// restated the targets: at most 1.10x, aiming for 1.05x). The floor's
+	// own ratio to the peer is reported below (contentFloor), not targeted.
+	target("loopback: sdk ns/op <= 1.10x the content floor", "RoundTripLoopback", "otelretry-sdk", "ns/op", atMost(1.10), floorCase)
+	target("in memory: sdk ns/op <= 1.10x the content floor", "RoundTrip", "otelretry-sdk", "ns/op", atMost(1.10), floorCase)
 	target("loopback: noop ns/op <= 1.10x retryablehttp", "RoundTripLoopback", "otelretry-noop", "ns/op", atMost(1.10), "retryablehttp")
-	target("in memory: sdk ns/op <= 1.75x retryablehttp-otelhttp", "RoundTrip", "otelretry-sdk", "ns/op", atMost(1.75), "retryablehttp-otelhttp")
 	for _, unit := range []string{"ns/op", "allocs/op"} {
 		target("in memory: noop "+unit+" < retryablehttp-deadline", "RoundTrip", "otelretry-noop", unit, below(1), "retryablehttp-deadline")
 	}
@@ -183,9 +187,10 @@ const floorCase = "retryablehttp-otelhttp-content"
 // contentFloor splits the SDK path's ratio to retryablehttp-otelhttp into
 // the price of the content the span and metric contracts require (the
 // floor over the peer) and the price of otelretry's own work (otelretry-sdk
-// over the floor), and judges the latter against the bound proposed for it.
+// over the floor), and checks the latter against the aim (1.05x; the
+// target, 1.10x, is judged with the others).
 func contentFloor(s samples, paired func(bench, a, b, unit string) (float64, bool), med func(bench, cs, unit string) (float64, bool)) {
-	proposed := atMost(1.20)
+	aim := atMost(1.05)
 	fmt.Printf("\n## the content floor (%s; paired ratios with their 95%% intervals, ratios of the medians in brackets)\n\n", floorCase)
 	for _, bench := range []string{"RoundTrip", "RoundTripLoopback"} {
 		content, okC := paired(bench, floorCase, "retryablehttp-otelhttp", "ns/op")
@@ -207,8 +212,8 @@ func contentFloor(s samples, paired func(bench, a, b, unit string) (float64, boo
 		clo, chi, _ := pairedInterval(s[bench][floorCase]["ns/op"], s[bench]["retryablehttp-otelhttp"]["ns/op"])
 		fmt.Printf("%-18s sdk/peer %.2fx (%.2fx): content (floor/peer) %.2fx [%.2f-%.2f] (%.2fx), own work (sdk/floor) %.2fx (%.2fx); B/op peer %s, floor %s, sdk %s\n",
 			bench, total, sdk/peer, content, clo, chi, floor/peer, own, sdk/floor, num(pb, true), num(fb, true), num(ob, true))
-		fmt.Printf("%-4s %s: sdk ns/op <= %.2fx the content floor (proposed; own work [%.2f-%.2f])\n",
-			proposed.verdict(lo, hi), bench, proposed.limit, lo, hi)
+		fmt.Printf("%-4s %s: sdk ns/op <= %.2fx the content floor (the aim; own work [%.2f-%.2f])\n",
+			aim.verdict(lo, hi), bench, aim.limit, lo, hi)
 	}
 }
 
