@@ -69,19 +69,20 @@ func (op *operation) handOver(resp *http.Response, a *attempt) {
 // connection can be reused; a longer body is closed unread.
 const maxDrain = 4 << 10
 
-// drainPause is the least pause before a retry after an answer whose body
-// is of known length up to maxDrain: the time its drain may take, so that
-// even with no backoff (ConstantBackoff(0), a full jitter near 0) the
-// connection is kept rather than closed with the body unread. It counts
-// in the recorded pause (retry.backoff_ms), and the deadline applies to it
-// as to any pause.
+// drainPause is the least time the drain of an answer's body of known
+// length up to maxDrain may take before a retry, whatever the pause, so
+// that even with no backoff (ConstantBackoff(0), a full jitter near 0) the
+// connection is kept rather than closed with the body unread. The drain
+// usually ends at once, and the next attempt starts when the pause has
+// passed: the pause recorded (retry.backoff_ms) is the one waited for. The
+// decision reserves the bound against the deadline, as it does a pause.
 const drainPause = 2 * time.Millisecond
 
 // drainBuffers lends discard its read buffer.
 var drainBuffers = sync.Pool{New: func() any { return new([512]byte) }}
 
-// discard drains (at most maxDrain bytes, for at most bound) and closes a
-// response that will not be returned, so that its connection can be reused
+// discard drains (at most maxDrain bytes, for at most bound: the verdict's
+// drain) and closes a response that will not be returned, so that its connection can be reused
 // and its client span ends, then releases the attempt. The bound keeps a
 // stalled body from holding the operation past its pause: when it passes,
 // the attempt's context is canceled, which aborts a net/http body read,

@@ -144,7 +144,7 @@ func (op *operation) run() (*http.Response, error) {
 		op.progress.unresolvedWrite = res.v.unresolvedWrite
 		switch res.v.decision {
 		case attrs.DecisionRetry:
-			discard(res.resp, a, res.v.pause)
+			discard(res.resp, a, res.v.drain)
 			op.pause(a.end+res.v.pause, res.v.pause)
 			op.progress.afterRetry = true
 			continue

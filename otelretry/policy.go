@@ -88,9 +88,10 @@ type input struct {
 	// retried (see needPause).
 	pauseAsked          bool
 	backoff, retryAfter time.Duration
-	// drainFloor is the least pause before a retry that lets the failed
-	// answer's small body of known length be drained (drainPause), so
-	// that its connection is kept; 0 for any other answer.
+	// drainFloor is the least time the failed answer's small body of known
+	// length may take to drain before the next attempt (drainPause), so
+	// that its connection is kept whatever the pause; 0 for any other
+	// answer.
 	drainFloor time.Duration
 
 	// budget is the retry budget's answer once budgetAsked: "" when
@@ -107,7 +108,12 @@ type input struct {
 type verdict struct {
 	decision attrs.Decision
 	pause    time.Duration
-	reason   attrs.Reason
+	// drain bounds the drain of the discarded answer's body before the
+	// next attempt: the pause, or drainPause for a small body of known
+	// length when the pause is shorter (the drain usually ends at once;
+	// the next attempt then starts when the pause has passed).
+	drain  time.Duration
+	reason attrs.Reason
 	// unknownWrite: the operation ends while a write may have been applied
 	// and its answer was lost (check_state, a cancellation while it was in
 	// flight, or any other end after such an attempt).
@@ -230,7 +236,7 @@ func decideAfterAttempt(in input) verdict {
 	if !in.pauseAsked {
 		return verdict{decision: attrs.DecisionRetry, reason: why, needPause: true}
 	}
-	pause := max(in.backoff, in.retryAfter, in.classifier.pause, in.drainFloor)
+	pause := max(in.backoff, in.retryAfter, in.classifier.pause)
 	return applyLimits(in, pause, why)
 }
 
@@ -272,23 +278,24 @@ func retryable(in input) (bool, attrs.Reason) {
 }
 
 // applyLimits applies the limits to a retryable answer, in order: the
-// deadline (never start a pause it would cut), the attempt limit, whether
-// the body can be sent again, and last the retry budget, so that the
-// budget is asked only for a retry that would otherwise happen.
+// deadline (never start a pause, or a drain, it would cut), the attempt
+// limit, whether the body can be sent again, and last the retry budget, so
+// that the budget is asked only for a retry that would otherwise happen.
 func applyLimits(in input, pause time.Duration, why attrs.Reason) verdict {
+	drain := max(pause, in.drainFloor)
 	switch {
-	case in.remaining <= pause:
+	case in.remaining <= drain:
 		return verdict{decision: attrs.DecisionDeadlineExceeded, reason: attrs.ReasonDeadline}
 	case in.attemptsLeft <= 0:
 		return verdict{decision: attrs.DecisionMaxAttempts, reason: attrs.ReasonAttemptLimit}
 	case !in.replayable:
 		return verdict{decision: attrs.DecisionStop, reason: attrs.ReasonNotReplayable}
 	case !in.budgetAsked:
-		return verdict{decision: attrs.DecisionRetry, pause: pause, reason: why, needBudget: true}
+		return verdict{decision: attrs.DecisionRetry, pause: pause, drain: drain, reason: why, needBudget: true}
 	case in.budget != "":
 		return verdict{decision: attrs.DecisionBudgetExhausted, reason: in.budget}
 	default:
-		return verdict{decision: attrs.DecisionRetry, pause: pause, reason: why}
+		return verdict{decision: attrs.DecisionRetry, pause: pause, drain: drain, reason: why}
 	}
 }
 

@@ -238,7 +238,11 @@ func referenceRows(in input) verdict {
 	}
 	// The limits, in the table's order.
 	limits := func(pause time.Duration, why attrs.Reason) verdict {
-		if in.remaining <= pause {
+		drain := pause
+		if in.drainFloor > drain {
+			drain = in.drainFloor
+		}
+		if in.remaining <= drain {
 			return verdict{decision: attrs.DecisionDeadlineExceeded, reason: attrs.ReasonDeadline}
 		}
 		if in.attemptsLeft <= 0 {
@@ -248,12 +252,12 @@ func referenceRows(in input) verdict {
 			return verdict{decision: attrs.DecisionStop, reason: attrs.ReasonNotReplayable}
 		}
 		if !in.budgetAsked {
-			return verdict{decision: attrs.DecisionRetry, pause: pause, reason: why, needBudget: true}
+			return verdict{decision: attrs.DecisionRetry, pause: pause, drain: drain, reason: why, needBudget: true}
 		}
 		if in.budget != "" {
 			return verdict{decision: attrs.DecisionBudgetExhausted, reason: in.budget}
 		}
-		return verdict{decision: attrs.DecisionRetry, pause: pause, reason: why}
+		return verdict{decision: attrs.DecisionRetry, pause: pause, drain: drain, reason: why}
 	}
 	if in.phase == phaseStateCheck {
 		if in.state == attrs.StateApplied {
@@ -352,6 +356,9 @@ func FuzzDecide(f *testing.F) {
 			write: flags&1 != 0, unresolvedWrite: flags&2 != 0, afterRetry: flags&4 != 0,
 			bodyUnavailable: flags&8 != 0, prepareFailed: flags&16 != 0, prepareChanged: flags&32 != 0,
 		}
+		if flags&64 != 0 {
+			in.drainFloor = 2 * msec
+		}
 		if status <= 0 {
 			in.status = 0
 			in.class = classes[int(classIdx)%len(classes)]
@@ -383,8 +390,8 @@ func FuzzDecide(f *testing.F) {
 			return
 		}
 		if v.decision == attrs.DecisionRetry {
-			if v.pause >= in.remaining {
-				t.Fatalf("retry with a pause of %v and only %v left", v.pause, in.remaining)
+			if v.pause >= in.remaining || v.drain >= in.remaining || v.drain < v.pause {
+				t.Fatalf("retry with a pause of %v, a drain of %v and only %v left", v.pause, v.drain, in.remaining)
 			}
 			if in.attemptsLeft <= 0 || !in.replayable || (in.budgetAsked && in.budget != "") || in.noRetry {
 				t.Fatalf("retry past a limit: %+v", in)
@@ -400,7 +407,7 @@ func FuzzDecide(f *testing.F) {
 					t.Fatalf("a write was retried on status %d", in.status)
 				}
 			}
-		} else if v.pause != 0 || v.needBudget || v.needPause {
+		} else if v.pause != 0 || v.drain != 0 || v.needBudget || v.needPause {
 			t.Fatalf("decision %s carries a pause %v or asks the budget", v.decision, v.pause)
 		}
 		if v.decision == attrs.DecisionReturn && in.phase == phaseAttempt && (in.status < 100 || in.status >= 400) {
