@@ -107,6 +107,7 @@ func (op *operation) newAttempt(n int) (*attempt, verdict, error) {
 	var prepErr, changed error
 	if err == nil {
 		a.body = body
+		op.progress.callerBody = false // the attempt holds it now, and closes it if it is not sent
 		a.out = a.copyRequest()
 		prepErr = a.prepare()
 		if prepErr == nil {
@@ -119,7 +120,7 @@ func (op *operation) newAttempt(n int) (*attempt, verdict, error) {
 	in := op.inputAt(phasePrepared, op.since())
 	in.bodyUnavailable, in.prepareFailed, in.prepareChanged = err != nil, prepErr != nil, changed != nil
 	if a.state.Load() == stateTimedOut {
-		in.remaining = min(in.remaining, 0) // the attempt's own time went to the preparation
+		in.remaining = min(in.remaining, 0) // the timer, at the deadline, ended the preparation
 	}
 	if v := decide(in); !v.goAhead() {
 		a.unsent()
@@ -127,6 +128,7 @@ func (op *operation) newAttempt(n int) (*attempt, verdict, error) {
 		return nil, v, op.prepareCause(a, err, prepErr, changed)
 	}
 	a.start = op.since()
+	a.rearm(min(op.t.cfg.attemptTimeout, op.clock.limit-a.start))
 	a.guard()
 	if op.t.mode == sendWithOwnSpan {
 		ctx, span := op.t.tracer.Start(a.out.Context(), op.t.cfg.attemptName(op.req), op.t.internal...)
@@ -162,16 +164,16 @@ func (op *operation) attemptBody(n int) (io.ReadCloser, error) {
 	return op.req.GetBody()
 }
 
-// arm gives the attempt its context and starts its timer: the smaller of
-// the attempt timeout and the time left. It is armed before the
-// preparation, which counts against the attempt: a slow hook that watches
-// its context cannot carry the call past the deadline.
+// arm gives the attempt its context and starts its timer, first for the
+// time left: the preparation counts against the deadline, so a slow hook
+// that watches its context cannot carry the call past it. The attempt
+// timeout starts when the prepared attempt is sent (see newAttempt).
 func (a *attempt) arm() {
 	op := a.op
 	cctx, cancel := context.WithCancelCause(op.ctx)
 	a.cancel = cancel
 	a.ctx = attemptContext{Context: httptrace.WithClientTrace(cctx, a.traceHooks()), a: a}
-	a.timer = time.AfterFunc(min(op.t.cfg.attemptTimeout, op.clock.limit-op.since()), a.expire)
+	a.timer = time.AfterFunc(op.clock.limit-op.since(), a.expire)
 }
 
 // copyRequest makes the attempt's copy of the caller's request, with the
@@ -231,6 +233,9 @@ func (a *attempt) prepare() error {
 		}
 	}
 	err := hook(out, a.ev.attempt)
+	if out.Header == nil {
+		out.Header = http.Header{} // no headers, as the PrepareFunc meant; never a nil map below
+	}
 	replaced = out.Body != given
 	if replaced && given != nil {
 		given.Close()
@@ -249,7 +254,8 @@ func hasBody(r *http.Request) bool { return r.Body != nil && r.Body != http.NoBo
 func (a *attempt) guard() {
 	out, w := a.out, &a.wire
 	w.guarded = guardsResends(a.op.policy.repeatable, a.op.t.cfg.trustResends)
-	switch planResends(hasBody(out), w.source != nil, w.guarded, a.op.t.overHTTP2(out.URL)) {
+	w.plan = planResends(hasBody(out), w.source != nil, w.guarded, a.op.t.overHTTP2(out.URL))
+	switch w.plan {
 	case resendWithEvidence, resendNever:
 		out.GetBody = nil
 	case resendPrepared:
@@ -456,7 +462,11 @@ func (a *attempt) gather(answer Answer, c Classification) input {
 	in.attemptsLeft = op.policy.maxAttempts - a.n
 	in.classifier = c
 	if answer.Err != nil {
-		wireEvidence, proved := h2Unprocessed(answer.Err)
+		var wireEvidence Evidence
+		proved := false
+		if a.wire.plan == resendWithEvidence {
+			wireEvidence, proved = h2Unprocessed(answer.Err)
+		}
 		ev.class, ev.evidence = recordedClass(ev.class, c, wireEvidence)
 		in.class, in.written = ev.class, a.wire.reachedWire()
 		in.notProcessed = provedUnprocessed(neverSent(answer.Err, ev.class), c, proved)

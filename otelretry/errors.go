@@ -177,7 +177,7 @@ func (e prepareError) Unwrap() error { return e.error }
 
 // errPrepareRetarget is the cause when a PrepareFunc changed what the
 // policy was decided for: the method or the host.
-var errPrepareRetarget = errors.New("otelretry: PrepareFunc changed the request's method or host")
+var errPrepareRetarget = errors.New("otelretry: PrepareFunc changed the request's method or host (URL.Host or Host)")
 
 // errPrepareContract is the cause when a PrepareFunc changed the headers of
 // the idempotency-key contract after the first attempt fixed them.

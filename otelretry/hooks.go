@@ -211,7 +211,8 @@ func EvidenceClassifier(evidence func(error) (Evidence, bool)) Classifier {
 // and the spans, logs and errors record its sanitized URL.
 //
 //   - It may change headers, the URL's path and query, and the body.
-//   - It may not change what the policy judged: the method, the host,
+//   - It may not change what the policy judged: the method, the host (the
+//     URL's, or Host),
 //     and, under WithIdempotencyKeyContract, the contract's headers, whose
 //     values the first attempt's prepared request fixes for every later
 //     one (a key set or removed on the first attempt counts; a key changed
@@ -225,5 +226,7 @@ func EvidenceClassifier(evidence func(error) (Evidence, bool)) Classifier {
 //
 // An error ends the operation with outcome stop, reason prepare_failed,
 // and that error as the cause; no call is made. Its time counts against
-// the attempt and the deadline: the clock is read again after it.
+// the deadline (the attempt timeout starts when the prepared attempt is
+// sent): the clock is read again after it, and the request's context ends
+// at the deadline. A Header set to nil is sent as no headers.
 type PrepareFunc func(req *http.Request, attempt int) error

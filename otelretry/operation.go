@@ -255,7 +255,8 @@ func (op *operation) judgeFirst(prepared *http.Request) {
 // judged, with the cause: the method or the host (retarget), or, after the
 // first attempt, the contract's headers.
 func (op *operation) prepareChanged(prepared *http.Request, n int) error {
-	if methodOf(prepared) != op.policy.method || prepared.URL == nil || prepared.URL.Host != op.req.URL.Host {
+	if methodOf(prepared) != op.policy.method || prepared.URL == nil || prepared.URL.Host != op.req.URL.Host ||
+		prepared.Host != op.req.Host {
 		return errPrepareRetarget
 	}
 	if n > 1 && len(op.t.cfg.idempotencyHeaders) > 0 && !safeMethod(op.policy.method) {

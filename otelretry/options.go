@@ -88,13 +88,20 @@ func WithDeadline(d time.Duration) Option {
 	})
 }
 
-// WithAttemptTimeout bounds the wait for one attempt's answer: until its
-// response headers arrive, or it fails. Each attempt gets the smaller of d
-// and the operation's time left. The body of the response handed to the
-// caller is not bounded by it, nor by the operation deadline: it belongs
-// to the caller's context alone (as with http.Transport's
-// ResponseHeaderTimeout), so streams and slow downloads are not cut.
-// Values ≤ 0 are ignored. Default: DefaultAttemptTimeout (10s).
+// WithAttemptTimeout bounds one attempt on the network, in phases read
+// from httptrace: from the moment the prepared attempt is sent (after the
+// PrepareFunc, whose time counts against the deadline only) until a
+// connection is taken and the request headers are written; then, afresh
+// once the request is fully written (WroteRequest), the wait for the
+// response headers, as http.Transport's ResponseHeaderTimeout does.
+// Writing the request body between is bounded by the operation deadline
+// alone, so an upload making progress is never cut. A base that reports
+// nothing through httptrace keeps one bound, from the send to the response
+// headers. Each phase gets the smaller of d and the operation's time left.
+// The body of the response handed to the caller is not bounded by it, nor
+// by the operation deadline: it belongs to the caller's context alone, so
+// streams and slow downloads are not cut. Values ≤ 0 are ignored.
+// Default: DefaultAttemptTimeout (10s).
 func WithAttemptTimeout(d time.Duration) Option {
 	return optionFunc(func(c *config) {
 		if d <= 0 {

@@ -50,8 +50,9 @@ type wire struct {
 	resendAfter atomic.Int32
 
 	// guarded: a resend below is refused once the request may have left
-	// (see guardsResends).
+	// (see guardsResends); plan: how a layer below may resend it.
 	guarded bool
+	plan    resendPlan
 	// source makes the prepared body again for a resend below: the
 	// PrepareFunc's GetBody, or the caller's when the body is the caller's;
 	// nil when the prepared body cannot be made again.
@@ -226,14 +227,29 @@ func (t *Transport) overHTTP2(u *url.URL) bool {
 // proves nothing. This is the one place where otelretry reads an error's
 // text: net/http gives no typed error here. Its messages are pinned by
 // TestH2UnprocessedMessages, which fails when a Go release changes them.
+//
+// It is asked only about an attempt sent that way (resendWithEvidence), and
+// only an error whose whole message has net/http's shape counts, so that
+// no text a server controls (a header line quoted in an HTTP/1 error, a
+// GOAWAY's debug data) can pass for the proof.
 func h2Unprocessed(err error) (Evidence, bool) {
-	const prefix, suffix = "http2: Transport: cannot retry err [", "] after Request.Body was written"
-	msg := err.Error()
-	i := strings.Index(msg, prefix)
-	if i < 0 {
-		return Evidence{}, false
+	var e Evidence
+	var ok bool
+	walkErrors(err, func(err error) {
+		if !ok {
+			e, ok = h2UnprocessedMessage(err.Error())
+		}
+	})
+	return e, ok
+}
+
+// h2UnprocessedMessage reads one error message of net/http's shape.
+func h2UnprocessedMessage(msg string) (Evidence, bool) {
+	const prefix, suffix = "http2: Transport: cannot retry err [", "] after Request.Body was written; define Request.GetBody to avoid this error"
+	cause, ok := strings.CutPrefix(msg, prefix)
+	if ok {
+		cause, ok = strings.CutSuffix(cause, suffix)
 	}
-	cause, _, ok := strings.Cut(msg[i+len(prefix):], suffix)
 	switch {
 	case !ok:
 		return Evidence{}, false
