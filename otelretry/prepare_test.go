@@ -5,12 +5,10 @@ package otelretry_test
 
 import (
 	"bytes"
-	"context"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -196,18 +194,7 @@ func TestPrepareBodyIsWhatABaseResendSends(t *testing.T) {
 		io.WriteString(w, "ok")
 	}))
 	defer srv.Close()
-	var conns []*poisonedConn
-	p := &poisonedConns{}
-	base := &http.Transport{DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
-		c, err := p.dial(ctx, network, addr)
-		if err == nil {
-			mu.Lock()
-			conns = append(conns, c.(*poisonedConn))
-			mu.Unlock()
-		}
-		return c, err
-	}}
-	defer base.CloseIdleConnections()
+	base, poison := poisonableTransport(t)
 	var stamp atomic.Int32
 	sign := func(r *http.Request, n int) error {
 		body := fmt.Sprintf("T%03d", stamp.Add(1))
@@ -224,10 +211,8 @@ func TestPrepareBodyIsWhatABaseResendSends(t *testing.T) {
 	}
 	io.Copy(io.Discard, warm.Body)
 	warm.Body.Close()
+	poison()
 	mu.Lock()
-	for _, c := range conns {
-		c.dead.Store(true)
-	}
 	bodies, sigs = nil, nil
 	mu.Unlock()
 

@@ -187,6 +187,32 @@ func (p *poisonedConns) dial(ctx context.Context, network, addr string) (net.Con
 	return pc, nil
 }
 
+// poisonableTransport is a net/http transport whose connections poison
+// breaks: after it, the next write on each fails at once, before a byte
+// is written (a keep-alive connection the server closed).
+func poisonableTransport(t *testing.T) (*http.Transport, func()) {
+	var mu sync.Mutex
+	var conns []*poisonedConn
+	p := &poisonedConns{}
+	base := &http.Transport{DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
+		c, err := p.dial(ctx, network, addr)
+		if err == nil {
+			mu.Lock()
+			conns = append(conns, c.(*poisonedConn))
+			mu.Unlock()
+		}
+		return c, err
+	}}
+	t.Cleanup(base.CloseIdleConnections)
+	return base, func() {
+		mu.Lock()
+		defer mu.Unlock()
+		for _, c := range conns {
+			c.dead.Store(true)
+		}
+	}
+}
+
 // A request that never left the client may still be resent by net/http,
 // even a write: the guard refuses only once the request was written.
 func TestNetHTTPStillResendsARequestThatWasNeverWritten(t *testing.T) {
@@ -199,19 +225,7 @@ func TestNetHTTPStillResendsARequestThatWasNeverWritten(t *testing.T) {
 		io.WriteString(w, "ok")
 	}))
 	defer srv.Close()
-	var conns []*poisonedConn
-	var mu sync.Mutex
-	p := &poisonedConns{}
-	base := &http.Transport{DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
-		c, err := p.dial(ctx, network, addr)
-		if err == nil {
-			mu.Lock()
-			conns = append(conns, c.(*poisonedConn))
-			mu.Unlock()
-		}
-		return c, err
-	}}
-	defer base.CloseIdleConnections()
+	base, poison := poisonableTransport(t)
 	rec := tracetest.NewSpanRecorder()
 	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
 	client := &http.Client{Transport: otelretry.NewTransport(base, otelretry.WithTracerProvider(tp))}
@@ -221,11 +235,7 @@ func TestNetHTTPStillResendsARequestThatWasNeverWritten(t *testing.T) {
 	}
 	io.Copy(io.Discard, warm.Body)
 	warm.Body.Close()
-	mu.Lock()
-	for _, c := range conns {
-		c.dead.Store(true) // the idle connection now fails before writing
-	}
-	mu.Unlock()
+	poison() // the idle connection now fails before writing
 
 	req, _ := http.NewRequestWithContext(t.Context(), http.MethodPost, srv.URL+"/orders", strings.NewReader("order"))
 	req.Header.Set("Idempotency-Key", "key-2")
