@@ -32,6 +32,7 @@ type attemptEvent struct {
 	verdict   verdict
 	writes    int32    // writes on the wire (httptrace); 0 when the base reports none
 	url       *url.URL // the prepared request's URL, as it went on the wire
+	requestID string   // "" until fields needs it: the span and the logs share it
 
 	retryAfter      time.Duration
 	hasRetryAfter   bool
@@ -80,9 +81,12 @@ func (ev *attemptEvent) errorType() string {
 // written once.
 func (op *operation) fields(kv []attribute.KeyValue, ev *attemptEvent, onClientSpan bool) []attribute.KeyValue {
 	id := op.opID()
+	if ev.requestID == "" {
+		ev.requestID = RequestID(id, ev.attempt)
+	}
 	kv = append(kv,
 		attrs.OperationIDKey.String(id),
-		attrs.RequestIDKey.String(RequestID(id, ev.attempt)),
+		attrs.RequestIDKey.String(ev.requestID),
 		attrs.AttemptKey.Int(ev.attempt),
 	)
 	if !onClientSpan {
