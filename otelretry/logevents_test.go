@@ -11,6 +11,7 @@ import (
 	"log/slog"
 	"net/http"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"testing/synctest"
@@ -353,6 +354,9 @@ func TestLogEventAllocations(t *testing.T) {
 		{"sdk/503,503,200", []otelretry.Option{otelretry.WithLoggerProvider(sdk)}, []int{503, 503, 200}, 10 + 2*11 + 32},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			if raceScale > 1 && strings.HasPrefix(tc.name, "sdk/") {
+				t.Skip("the race detector makes sync.Pool, which the SDK's records use, drop items at random")
+			}
 			rt := otelretry.NewTransport(&reusedResponse{statuses: tc.statuses}, append(slices.Clone(base), tc.opts...)...)
 			req, err := http.NewRequest(http.MethodGet, "http://api.example.test/v1/items?id=42", nil)
 			if err != nil {
