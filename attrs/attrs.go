@@ -92,6 +92,22 @@ const (
 	// StateCheckResultKey is the answer of a state check after an unknown
 	// write outcome.
 	StateCheckResultKey = attribute.Key("retry.state_check.result")
+	// OperationDurationMsKey is, on the operation log event
+	// (LogEventOperation), the operation's duration in milliseconds, from
+	// its start (the record's timestamp) to its end. A span has its own.
+	OperationDurationMsKey = attribute.Key("retry.operation.duration_ms")
+)
+
+// Event names of the log events (OpenTelemetry log records with an event
+// name) that the transport emits when they are turned on.
+const (
+	// LogEventAttempt names the record of one attempt: the attempt span's
+	// attributes, in the attempt span's context.
+	LogEventAttempt = "retry.attempt"
+	// LogEventOperation names the record of one operation: its terminal
+	// outcome and reason, attempts, deadline and duration, in the
+	// operation span's context.
+	LogEventOperation = "retry.operation"
 )
 
 // Keys defined by the OpenTelemetry semantic conventions, re-exported so the

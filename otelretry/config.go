@@ -13,6 +13,7 @@ import (
 
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/log"
 	"go.opentelemetry.io/otel/metric"
 	"go.opentelemetry.io/otel/propagation"
 	"go.opentelemetry.io/otel/trace"
@@ -35,6 +36,9 @@ type config struct {
 	meterProvider  metric.MeterProvider
 	propagators    propagation.TextMapPropagator
 	logger         *slog.Logger
+	// events is the Logger of the log events (WithLoggerProvider); nil
+	// when they are off.
+	events log.Logger
 
 	maxAttempts    int
 	deadline       time.Duration

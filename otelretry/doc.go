@@ -33,8 +33,10 @@
 // retry.backoff_ms, http.request.resend_count, error.type and
 // retry.wire.writes. Trace context is injected from it. With
 // WithoutClientSpans the attempt span is the transport's own INTERNAL span
-// and the base's own CLIENT span nests under it. A log record (WithLogger)
-// carries the same fields. Attribute names live in package attrs.
+// and the base's own CLIENT span nests under it. A slog record (WithLogger)
+// and an OpenTelemetry log event named retry.attempt (WithLoggerProvider)
+// carry the same fields; the log events add one retry.operation record
+// per operation. Attribute names live in package attrs.
 //
 // # Decisions
 //

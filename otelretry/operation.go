@@ -494,7 +494,7 @@ func (op *operation) succeed(resp *http.Response, a *attempt, v verdict) *http.R
 		op.handOver(resp, a)
 		resp.Request = op.req
 	}
-	op.end(v.decision.Outcome(), op.since())
+	op.end(v, op.since())
 	return resp
 }
 
@@ -525,7 +525,7 @@ func (op *operation) fail(v verdict, cause error, now time.Duration) error {
 		closeBody(op.req)
 		op.progress.callerBody = false
 	}
-	op.end(v.decision.Outcome(), now)
+	op.end(v, now)
 	return &Error{Outcome: v.decision.Outcome(), Reason: v.reason, OperationID: op.opID(), Attempts: op.progress.attempts,
 		Err: cause, unknownWrite: v.unknownWrite}
 }
@@ -538,10 +538,11 @@ func (op *operation) failAfterCheck(v verdict, cause, checkErr error) error {
 	return err
 }
 
-// end writes the operation span's attributes, ends it and records the
-// operation's metrics.
-func (op *operation) end(outcome attrs.Outcome, now time.Duration) {
+// end writes the operation span's attributes, ends it, emits its log
+// event and records the operation's metrics.
+func (op *operation) end(v verdict, now time.Duration) {
 	op.progress.ended = true
+	outcome := v.decision.Outcome()
 	errorType := ""
 	if outcome != attrs.OutcomeReturn {
 		errorType = string(outcome)
@@ -553,6 +554,7 @@ func (op *operation) end(outcome attrs.Outcome, now time.Duration) {
 		op.writeEnd(outcome, errorType)
 	}
 	op.span.End()
+	op.logOperation(v, errorType, now)
 	op.releaseBuffer()
 	op.t.metrics.RecordOperation(op.ctx, metrics.Operation{
 		Method:        op.policy.method,

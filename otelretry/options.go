@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/log"
 	"go.opentelemetry.io/otel/metric"
 	"go.opentelemetry.io/otel/propagation"
 	"go.opentelemetry.io/otel/trace"
@@ -53,11 +54,36 @@ func WithPropagators(p propagation.TextMapPropagator) Option {
 }
 
 // WithLogger writes one structured record per attempt, with the fields of
-// the attempt span plus trace and span ids. Nil is ignored (no logging).
+// the attempt span plus trace and span ids, at the level the attempt's
+// decision gives (see WithLoggerProvider). Nil is ignored (no logging).
+// Use it to put attempts in an application's own slog output; use
+// WithLoggerProvider to send them to an OpenTelemetry logs pipeline.
 func WithLogger(l *slog.Logger) Option {
 	return optionFunc(func(c *config) {
 		if l != nil {
 			c.logger = l
+		}
+	})
+}
+
+// WithLoggerProvider turns on the log events, emitted through a Logger of
+// lp named ScopeName: one event record per attempt, named
+// attrs.LogEventAttempt ("retry.attempt"), with exactly the attributes of the
+// attempt span, in the attempt span's context (its trace and span ids)
+// and timed at the attempt's end; and one per operation, named
+// attrs.LogEventOperation ("retry.operation"), with its outcome, reason,
+// attempts, deadline, id, method, sanitized url.full and server address,
+// in the operation span's context, timed at the operation's start and
+// carrying its duration. Severity: INFO for return, WARN for retry, ERROR
+// for every other decision or outcome (the operation ends without the
+// answer it wanted, check_state included). A record is built only when
+// the Logger is Enabled for it. Nil is ignored: without this option no
+// log event is emitted. Pass global.GetLoggerProvider()
+// (go.opentelemetry.io/otel/log/global) to use the global provider.
+func WithLoggerProvider(lp log.LoggerProvider) Option {
+	return optionFunc(func(c *config) {
+		if lp != nil {
+			c.events = lp.Logger(ScopeName, log.WithInstrumentationVersion(Version))
 		}
 	})
 }

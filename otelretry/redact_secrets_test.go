@@ -26,7 +26,7 @@ import (
 func TestSecretsNeverReachTelemetry(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		var logs bytes.Buffer
-		h := newHarness(t, []scripted.Step{{Status: 503}, {Hang: true}},
+		h, events := newLogHarness(t, []scripted.Step{{Status: 503}, {Hang: true}},
 			otelretry.WithLogger(slog.New(slog.NewJSONHandler(&logs, nil))),
 			otelretry.WithAttemptTimeout(50*time.Millisecond),
 			otelretry.WithBackoff(otelretry.ConstantBackoff(time.Millisecond)),
@@ -52,7 +52,14 @@ func TestSecretsNeverReachTelemetry(t *testing.T) {
 		var rerr *otelretry.Error
 		errors.As(err, &rerr)
 		dump.WriteString(rerr.Error())
-		for _, where := range []struct{ name, text string }{{"spans", dump.String()}, {"logs", logs.String()}, {"error", rerr.Error()}} {
+		var eventDump strings.Builder
+		for _, r := range events.records {
+			fmt.Fprintf(&eventDump, "%s %v %v\n", r.EventName(), r.Body().Emit(), recordAttrs(r))
+		}
+		if !strings.Contains(eventDump.String(), "http://REDACTED:REDACTED@api.test/v1/items?token=REDACTED") {
+			t.Errorf("log events lack the sanitized URL:\n%s", eventDump.String())
+		}
+		for _, where := range []struct{ name, text string }{{"spans", dump.String()}, {"logs", logs.String()}, {"log events", eventDump.String()}, {"error", rerr.Error()}} {
 			for _, s := range secrets {
 				if strings.Contains(where.text, s) {
 					t.Errorf("%s contain the secret %q", where.name, s)

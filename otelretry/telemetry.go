@@ -32,6 +32,7 @@ type attemptEvent struct {
 	verdict   verdict
 	writes    int32    // writes on the wire (httptrace); 0 when the base reports none
 	url       *url.URL // the prepared request's URL, as it went on the wire
+	requestID string   // "" until fields needs it: the span and the logs share it
 
 	retryAfter      time.Duration
 	hasRetryAfter   bool
@@ -80,9 +81,12 @@ func (ev *attemptEvent) errorType() string {
 // written once.
 func (op *operation) fields(kv []attribute.KeyValue, ev *attemptEvent, onClientSpan bool) []attribute.KeyValue {
 	id := op.opID()
+	if ev.requestID == "" {
+		ev.requestID = RequestID(id, ev.attempt)
+	}
 	kv = append(kv,
 		attrs.OperationIDKey.String(id),
-		attrs.RequestIDKey.String(RequestID(id, ev.attempt)),
+		attrs.RequestIDKey.String(ev.requestID),
 		attrs.AttemptKey.Int(ev.attempt),
 	)
 	if !onClientSpan {
@@ -123,7 +127,7 @@ func (op *operation) fields(kv []attribute.KeyValue, ev *attemptEvent, onClientS
 }
 
 // record writes the attempt event on the attempt's span (all its fields in
-// one call, and only when the span records), the log and the metrics. own
+// one call, and only when the span records), the logs and the metrics. own
 // says the span is the transport's INTERNAL attempt span, which it also
 // ends and gives its status; otherwise the span is otelhttp's CLIENT span,
 // which otelhttp ends and gives its status, or none.
@@ -137,9 +141,12 @@ func (op *operation) record(span trace.Span, own bool, ev *attemptEvent) {
 			setAttemptStatus(span, ev)
 		}
 	}
-	if l := op.t.cfg.logger; l != nil {
-		op.log(l, span, own, kv, ev)
+	if !own {
+		// otelhttp's span carries part of the list, and writes the rest
+		// itself: the logs carry all of it (see logAttempt).
+		kv = nil
 	}
+	op.logAttempt(span, kv, ev)
 	op.t.metrics.RecordAttempt(op.ctx, metrics.Attempt{
 		Method:        op.policy.method,
 		ServerAddress: op.metricServer(),
@@ -179,22 +186,10 @@ func setAttemptStatus(span trace.Span, ev *attemptEvent) {
 	}
 }
 
-// log writes one record per attempt with the attempt span's fields (kv,
-// when the span recorded them already), plus the trace and span ids. Only
-// sanitized data is logged: no URL query values, headers or bodies.
-func (op *operation) log(l *slog.Logger, span trace.Span, own bool, kv []attribute.KeyValue, ev *attemptEvent) {
-	level := slog.LevelInfo
-	if ev.verdict.decision.Terminal() && ev.verdict.decision != attrs.DecisionReturn {
-		level = slog.LevelWarn
-	}
-	if !l.Enabled(op.ctx, level) {
-		return
-	}
-	if kv == nil || !own {
-		// The log carries the whole list, also what otelhttp writes on its
-		// span itself.
-		kv = op.fields(make([]attribute.KeyValue, 0, 20), ev, false)
-	}
+// log writes the attempt's slog record: the attempt span's fields (kv),
+// plus the trace and span ids. Only sanitized data is logged: no URL query
+// values, headers or bodies.
+func (op *operation) log(l *slog.Logger, level slog.Level, span trace.Span, kv []attribute.KeyValue) {
 	fields := make([]slog.Attr, 0, len(kv)+2)
 	for _, f := range kv {
 		fields = append(fields, slogAttr(f))

@@ -15,6 +15,11 @@
 //   - BenchmarkRetry3/case=*: the in-memory base answers 503, 503, 200 to the
 //     three attempts of each operation; every retrying case is configured with
 //     zero backoff.
+//   - BenchmarkLogEvents/kind=*/case=*: the log events (WithLoggerProvider,
+//     the SDK's batch processor over a discarding exporter) against the
+//     baseline, the same transport without them emitting the same records
+//     straight through the same SDK, with the SDK's or the no-op tracer and
+//     meter providers (logs_test.go).
 //
 // Every case sends a GET, reads the whole body and closes it, and reports
 // allocations. The SDK cases also report spans/op: the spans ended per

@@ -177,6 +177,37 @@ func main() {
 	}
 	contentFloor(s, paired, med)
 	sdkSplit(med)
+	logEvents(order, paired, med)
+}
+
+// logEvents prints, from BenchmarkLogEvents (names like
+// BenchmarkLogEvents/kind=success/case=sdk-events-2), the log events'
+// price: the transport with them against the baseline, the same transport
+// without them emitting the same records straight through the SDK
+// (target: within 10 %, judged on the median of the per-run ratios).
+func logEvents(order []string, paired func(bench, a, b, unit string) (float64, bool), med func(bench, cs, unit string) (float64, bool)) {
+	for _, bench := range order {
+		if !strings.HasPrefix(bench, "LogEvents/") {
+			continue
+		}
+		for _, t := range []string{"sdk", "noop"} {
+			ev, dir := t+"-events", t+"-direct"
+			r, ok := paired(bench, ev, dir, "ns/op")
+			if !ok {
+				continue
+			}
+			e, _ := med(bench, ev, "ns/op")
+			d, _ := med(bench, dir, "ns/op")
+			ea, _ := med(bench, ev, "allocs/op")
+			da, _ := med(bench, dir, "allocs/op")
+			verdict := "MISS"
+			if r <= 1.10 {
+				verdict = "ok"
+			}
+			fmt.Printf("%-4s %-58s %.2fx per run (medians %s vs %s ns, %.0f vs %.0f allocs)\n",
+				verdict, strings.TrimPrefix(bench, "LogEvents/")+" "+ev+" <= 1.10x "+dir, r, num(e, true), num(d, true), ea, da)
+		}
+	}
 }
 
 // floorCase is the content floor: retryablehttp-otelhttp writing by hand
