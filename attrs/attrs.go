@@ -83,6 +83,12 @@ const (
 	// a layer above this one sent the operation again: go-retryablehttp
 	// stacked over the Transport, or an application loop.
 	RepeatKey = attribute.Key("retry.operation.repeat")
+	// AbandonedAttemptKey is set on the operation span when a retry was
+	// decided and the call it planned was not made (see
+	// EventAttemptAbandoned): the number that call would have had. It
+	// explains, on the span readers group by, why the last attempt's retry
+	// has no next attempt.
+	AbandonedAttemptKey = attribute.Key("retry.abandoned_attempt")
 	// IdempotencyContractKey is true on an operation the user declared safe
 	// to repeat although its method is not: a method added with
 	// WithIdempotentMethods, or an Idempotency-Key under

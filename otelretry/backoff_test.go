@@ -78,5 +78,8 @@ func TestRetryPreventedAfterTheDecisionIsRecorded(t *testing.T) {
 		if !recorded {
 			t.Errorf("attempt 1 recorded retry, no attempt 2 was made, and nothing says why (events: %v)", op.Events())
 		}
+		if got := attrOf(op, attrs.AbandonedAttemptKey).AsInt64(); got != 2 {
+			t.Errorf("retry.abandoned_attempt = %d, want 2", got)
+		}
 	})
 }

@@ -92,6 +92,9 @@ type progress struct {
 	afterRetry bool
 	// unresolvedWrite: a write of this operation has an unknown outcome.
 	unresolvedWrite bool
+	// abandoned is the number of the call a retry planned and that was not
+	// made, 0 when none (see abandonPlanned).
+	abandoned int
 	ended           bool
 	lastEvent       *attemptEvent
 	current         *attempt // the attempt in progress, for cleanup after a panic
@@ -515,6 +518,7 @@ func (op *operation) abandonPlanned(number int, v verdict) {
 	if !op.progress.afterRetry || !op.tel.recording {
 		return
 	}
+	op.progress.abandoned = number
 	op.span.AddEvent(attrs.EventAttemptAbandoned, trace.WithAttributes(
 		attrs.AttemptKey.Int(number), v.decision.Attribute(), v.reason.Attribute()))
 }
@@ -587,6 +591,9 @@ func (op *operation) writeEnd(outcome attrs.Outcome, errorType string) {
 	}
 	if op.ident.repeat > 0 {
 		kv = append(kv, attrs.RepeatKey.Int(op.ident.repeat))
+	}
+	if op.progress.abandoned > 0 {
+		kv = append(kv, attrs.AbandonedAttemptKey.Int(op.progress.abandoned))
 	}
 	op.span.SetAttributes(kv...)
 	if outcome != attrs.OutcomeReturn {

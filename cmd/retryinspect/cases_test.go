@@ -311,6 +311,19 @@ func goldenCases() []goldenCase {
 				try{opID: "op-dangling", n: 2, method: "GET", url: items, class: attrs.ErrorClassTimeout, start: 140, elapsed: 100, remaining: 860, decision: attrs.DecisionRetry, backoff: 40}.span(),
 			)}.span(),
 		}},
+		{name: "retry-abandoned-is-explained", roots: []tracefixture.Span{
+			// The retry's call was not made (its PrepareFunc failed): the
+			// operation span says so, and nothing is a finding.
+			op{id: "op-abandoned", method: "GET", url: items, outcome: attrs.OutcomeStop, attempts: 1, budget: 1000, end: 150,
+				extra: []attribute.KeyValue{attrs.AbandonedAttemptKey.Int(2)}, children: children(
+					try{opID: "op-abandoned", n: 1, method: "GET", url: items, status: 503, elapsed: 100, remaining: 1000, decision: attrs.DecisionRetry, backoff: 40}.span(),
+				)}.span(),
+		}},
+		{name: "retry-abandoned-unexplained", want: []inspect.Code{inspect.CodeRetryWithoutNext}, roots: []tracefixture.Span{
+			op{id: "op-unexplained", method: "GET", url: items, outcome: attrs.OutcomeStop, attempts: 1, budget: 1000, end: 150, children: children(
+				try{opID: "op-unexplained", n: 1, method: "GET", url: items, status: 503, elapsed: 100, remaining: 1000, decision: attrs.DecisionRetry, backoff: 40}.span(),
+			)}.span(),
+		}},
 		{name: "operation-id-split", want: []inspect.Code{inspect.CodeOperationIDSplit}, roots: []tracefixture.Span{
 			// The wrapper made a fresh id for the second attempt.
 			op{id: "op-a", method: "GET", url: items, outcome: attrs.OutcomeReturn, attempts: 2, budget: 400, end: 200, children: children(

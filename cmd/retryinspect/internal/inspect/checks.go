@@ -121,6 +121,9 @@ func (a *analyzer) checkRetryWithoutNext(g *group) {
 	if slices.Contains(endsBetweenAttempts, outcome) {
 		return
 	}
+	if g.span != nil && g.span.Has(string(attrs.AbandonedAttemptKey)) {
+		return // the operation says which call was not made, and why (attempt_abandoned)
+	}
 	var why string
 	switch {
 	case g.span == nil:
