@@ -51,7 +51,7 @@ type attempt struct {
 	// moves it from stateWaiting first decides whether the attempt timed out.
 	state atomic.Int32
 
-	req  http.Request  // the prepared request's storage when no PrepareFunc clones it
+	copy requestCopy   // the prepared request's storage when no PrepareFunc clones it
 	out  *http.Request // the prepared request
 	body io.ReadCloser // the body the attempt holds until the base takes it
 
@@ -62,6 +62,15 @@ type attempt struct {
 	span  trace.Span
 	ev    attemptEvent
 	drain drainState
+}
+
+// requestCopy holds an attempt's copy of the caller's request and of its
+// URL, so that a hook that writes into the copy it is shown
+// (Answer.Request) changes neither the caller's request nor the next
+// attempt's, at no allocation of their own.
+type requestCopy struct {
+	req http.Request
+	url url.URL
 }
 
 const (
@@ -128,6 +137,7 @@ func (op *operation) newAttempt(n int) (*attempt, verdict, error) {
 		return nil, v, op.prepareCause(a, err, prepErr, changed)
 	}
 	a.start = op.since()
+	a.ev.url = op.preparedURL(a.out)
 	a.rearm(min(op.t.cfg.attemptTimeout, op.clock.limit-a.start))
 	a.guard()
 	if op.t.mode == sendWithOwnSpan {
@@ -153,6 +163,16 @@ func (op *operation) prepareCause(a *attempt, bodyErr, prepErr, changed error) e
 		return op.sanitize(prepareError{changed}, wireURL)
 	}
 	return nil
+}
+
+// preparedURL is the URL a PrepareFunc may have changed, for the attempt
+// event and errors to sanitize; nil when no PrepareFunc ran, and the URL
+// is the caller's, sanitized once per operation.
+func (op *operation) preparedURL(out *http.Request) *url.URL {
+	if op.t.cfg.prepare == nil {
+		return nil
+	}
+	return out.URL
 }
 
 // attemptBody is the body attempt n starts from: the caller's for the
@@ -192,14 +212,17 @@ func (a *attempt) copyRequest() *http.Request {
 	}
 	// WithContext is inlined and its copy does not escape: the request is
 	// copied into a, with no allocation of its own.
-	a.req = *req.WithContext(&a.ctx)
-	a.req.Body = a.body
-	a.req.Header = req.Header.Clone()
-	if a.req.Header == nil {
-		a.req.Header = http.Header{} // otelhttp and propagators write into it
+	c := &a.copy
+	c.req = *req.WithContext(&a.ctx)
+	c.url = *req.URL
+	c.req.URL = &c.url
+	c.req.Body = a.body
+	c.req.Header = req.Header.Clone()
+	if c.req.Header == nil {
+		c.req.Header = http.Header{} // otelhttp and propagators write into it
 	}
 	a.wire.source = a.callerBodyAgain()
-	return &a.req
+	return &c.req
 }
 
 // callerBodyAgain is what makes the caller's body again for a resend
@@ -416,7 +439,7 @@ func (a *attempt) conclude(resp *http.Response, err error) result {
 	a.record()
 	done = true
 	if err != nil {
-		ae := newAttemptError(err, a.ev.class, op.req.URL, a.out.URL)
+		ae := newAttemptError(err, a.ev.class, op.req.URL, a.ev.url)
 		ae.verdict, ae.decided = v, true
 		return result{err: ae, v: v}
 	}
@@ -431,7 +454,6 @@ func (a *attempt) observe(resp *http.Response, err error) Answer {
 	ev.elapsed = a.end - a.start
 	ev.remaining = op.clock.limit - a.start
 	ev.writes = a.wire.writesSoFar()
-	ev.url = a.out.URL
 	answer := Answer{Request: a.out, Attempt: ev.attempt}
 	if prev := op.progress.lastEvent; prev != nil && prev.verdict.decision == attrs.DecisionRetry {
 		answer.PreviousPause = prev.verdict.pause
@@ -469,7 +491,7 @@ func (a *attempt) gather(answer Answer, c Classification) input {
 		}
 		ev.class, ev.evidence = recordedClass(ev.class, c, wireEvidence)
 		in.class, in.written = ev.class, a.wire.reachedWire()
-		in.notProcessed = provedUnprocessed(neverSent(answer.Err, ev.class), c, proved)
+		in.notProcessed = provedUnprocessed(neverSent(answer.Err, ev.class), in.written, c, proved)
 		return in
 	}
 	in.status, in.retryableStatus = ev.status, op.t.isRetryableStatus(ev.status)

@@ -382,7 +382,10 @@ func budgetCharge(in input, retryAfter time.Duration) (budgetObservation, bool) 
 	if in.class == attrs.ErrorClassCanceled {
 		return budgetObservation{}, false
 	}
-	retriedByHook := in.classifier.kind == classRetryable || in.classifier.kind == classNotProcessed
+	// NotProcessed applies only without a response, where the class already
+	// makes the attempt a failure; Retryable is the classifier's word that
+	// an answer is a failure worth retrying.
+	retriedByHook := in.classifier.kind == classRetryable
 	return budgetObservation{
 		success:  in.status != 0 && success(in.status),
 		failure:  in.class != "" || in.retryableStatus || (retriedByHook && !success(in.status)),
@@ -393,10 +396,13 @@ func budgetCharge(in input, retryAfter time.Duration) (budgetObservation, bool) 
 }
 
 // provedUnprocessed reports whether an attempt that got no response is
-// proven not processed: it never left (neverSent), the classifier says
-// NotProcessed, or the transport read the protocol's proof itself.
-func provedUnprocessed(neverSent bool, c Classification, wireProof bool) bool {
-	return neverSent || c.kind == classNotProcessed || wireProof
+// proven not processed: its error says it never left (neverSent) and the
+// base did not report it written (a failover base whose first host took
+// the request and whose second refused it reports both: the safe reading
+// is that it may have been applied), the classifier says NotProcessed, or
+// the transport read the protocol's proof itself.
+func provedUnprocessed(neverSent, written bool, c Classification, wireProof bool) bool {
+	return (neverSent && !written) || c.kind == classNotProcessed || wireProof
 }
 
 // resendPlan is how a prepared request lets a layer below resend it.

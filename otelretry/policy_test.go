@@ -496,6 +496,7 @@ func TestRulesBesideDecide(t *testing.T) {
 		}{
 			{"a retryable status", input{status: 503, retryableStatus: true}, true, false, true},
 			{"a status a classifier retries", input{status: 500, classifier: Retryable(0)}, true, false, true},
+			{"NotProcessed on a response (it does not apply)", input{status: 404, classifier: NotProcessed(Evidence{Protocol: "h2"})}, false, false, true},
 			{"a status nobody retries", input{status: 500}, false, false, true},
 			{"a success", input{status: 200}, false, true, true},
 			{"a transport error", input{class: attrs.ErrorClassTimeout}, true, false, true},
@@ -507,4 +508,22 @@ func TestRulesBesideDecide(t *testing.T) {
 			}
 		}
 	})
+}
+
+func TestProvedUnprocessed(t *testing.T) {
+	for _, tc := range []struct {
+		neverSent, written bool
+		c                  Classification
+		wire, want         bool
+	}{
+		{true, false, Classification{}, false, true},
+		{true, true, Classification{}, false, false}, // reported written, then a dial error: may have been applied
+		{false, true, NotProcessed(Evidence{}), false, true},
+		{false, true, Classification{}, true, true},
+		{false, false, Classification{}, false, false},
+	} {
+		if got := provedUnprocessed(tc.neverSent, tc.written, tc.c, tc.wire); got != tc.want {
+			t.Errorf("provedUnprocessed(%+v) = %v", tc, got)
+		}
+	}
 }
