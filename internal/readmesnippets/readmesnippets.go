@@ -19,17 +19,53 @@ import (
 
 // Snippet is one ```go block of a Markdown file.
 type Snippet struct {
-	Line int    // the line of its first code line, from 1
-	Code string // its lines, without the fences
+	Line    int    // the line of its first code line, from 1
+	Section string // the heading it appears under
+	Index   int    // its number within its section, from 1
+	Code    string // its lines, without the fences
+}
+
+// Name names the snippet by its section, so that editing another section
+// renames nothing: "wrap-an-existing-client-1".
+func (s Snippet) Name() string {
+	var b strings.Builder
+	dash := false
+	for _, r := range strings.ToLower(s.Section) {
+		if (r >= 'a' && r <= 'z') || (r >= '0' && r <= '9') {
+			if dash && b.Len() > 0 {
+				b.WriteByte('-')
+			}
+			b.WriteRune(r)
+			dash = false
+		} else {
+			dash = true
+		}
+	}
+	fmt.Fprintf(&b, "-%d", s.Index)
+	return b.String()
+}
+
+// funcName is the function a snippet's statements go in.
+func (s Snippet) funcName() string {
+	var b strings.Builder
+	b.WriteString("snippet")
+	for _, w := range strings.Split(s.Name(), "-") {
+		if w != "" {
+			b.WriteString(strings.ToUpper(w[:1]) + w[1:])
+		}
+	}
+	return b.String()
 }
 
 // Extract returns the ```go blocks of a Markdown document, in order.
 func Extract(markdown []byte) []Snippet {
 	var (
-		out  []Snippet
-		cur  *Snippet
-		code strings.Builder
-		line int
+		out     []Snippet
+		cur     *Snippet
+		code    strings.Builder
+		line    int
+		section string
+		index   int
 	)
 	sc := bufio.NewScanner(bytes.NewReader(markdown))
 	sc.Buffer(make([]byte, 1<<20), 1<<20)
@@ -37,8 +73,11 @@ func Extract(markdown []byte) []Snippet {
 		line++
 		text := sc.Text()
 		switch {
+		case cur == nil && strings.HasPrefix(text, "#"):
+			section, index = strings.TrimSpace(strings.TrimLeft(text, "#")), 0
 		case cur == nil && strings.TrimSpace(text) == "```go":
-			cur = &Snippet{Line: line + 1}
+			index++
+			cur = &Snippet{Line: line + 1, Section: section, Index: index}
 			code.Reset()
 		case cur != nil && strings.TrimSpace(text) == "```":
 			cur.Code = code.String()
@@ -81,12 +120,13 @@ func AddImports(names map[string]string) {
 
 var declStart = regexp.MustCompile(`^(func|type|var|const|import)\b`)
 
-// Wrap turns snippet n into the source of a file of package pkg: its import
-// declarations merged with the imports its code uses, its declarations at
-// package level, its statements in a function snippetN (an expression
-// alone becomes `var _ = expr`). Every name a statement declares is used
-// once at the end, as a reader's code would go on to use it.
-func Wrap(pkg string, n int, s Snippet) ([]byte, error) {
+// Wrap turns a snippet into the source of a file of package pkg: its
+// import declarations merged with the imports its code uses, its
+// declarations at package level, its statements in a function of their
+// own, named after the snippet (an expression alone becomes `var _ =
+// expr`). Every name a statement declares is used once at the end, as a
+// reader's code would go on to use it.
+func Wrap(pkg string, s Snippet) ([]byte, error) {
 	lines := strings.Split(strings.TrimRight(s.Code, "\n"), "\n")
 	var imports, decls, stmts []string
 	pending := []string{} // comment lines, attached to what follows
@@ -122,7 +162,7 @@ func Wrap(pkg string, n int, s Snippet) ([]byte, error) {
 
 	var body strings.Builder
 	fmt.Fprintf(&body, "// Copyright The otelretry Authors\n// SPDX-License-Identifier: Apache-2.0\n\n")
-	fmt.Fprintf(&body, "// Code generated from README.md (line %d) by readmesnippets; DO NOT EDIT.\n\n", s.Line)
+	fmt.Fprintf(&body, "// Code generated from README.md (section %q, snippet %d) by readmesnippets; DO NOT EDIT.\n\n", s.Section, s.Index)
 	fmt.Fprintf(&body, "package %s\n\n", pkg)
 	body.WriteString("IMPORTS\n\n")
 	body.WriteString(strings.Join(decls, "\n"))
@@ -136,7 +176,7 @@ func Wrap(pkg string, n int, s Snippet) ([]byte, error) {
 		if err != nil {
 			return nil, fmt.Errorf("README.md:%d: %w", s.Line, err)
 		}
-		fmt.Fprintf(&body, "\nfunc snippet%d() {\n%s\n", n, code)
+		fmt.Fprintf(&body, "\nfunc %s() {\n%s\n", s.funcName(), code)
 		for _, name := range used {
 			fmt.Fprintf(&body, "\t_ = %s\n", name)
 		}

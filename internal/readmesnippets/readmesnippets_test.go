@@ -6,7 +6,6 @@ package readmesnippets
 import (
 	"bytes"
 	"flag"
-	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -28,12 +27,12 @@ func generated(t *testing.T) map[string][]byte {
 		t.Fatal("no ```go blocks in README.md")
 	}
 	files := map[string][]byte{}
-	for i, s := range snippets {
-		src, err := Wrap("snippets", i+1, s)
+	for _, s := range snippets {
+		src, err := Wrap("snippets", s)
 		if err != nil {
-			t.Fatalf("snippet %d: %v", i+1, err)
+			t.Fatalf("README.md:%d: %v", s.Line, err)
 		}
-		files[fmt.Sprintf("snippet_%02d.go", i+1)] = src
+		files["snippet_"+strings.ReplaceAll(s.Name(), "-", "_")+".go"] = src
 	}
 	return files
 }
@@ -84,7 +83,7 @@ func TestSnippetsCompile(t *testing.T) {
 }
 
 func TestWrapExpression(t *testing.T) {
-	src, err := Wrap("p", 1, Snippet{Line: 1, Code: "otelretry.WithMaxAttempts(3)\n"})
+	src, err := Wrap("p", Snippet{Line: 1, Section: "S", Index: 1, Code: "otelretry.WithMaxAttempts(3)\n"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -95,11 +94,11 @@ func TestWrapExpression(t *testing.T) {
 
 func TestWrapStatementsAndDeclarations(t *testing.T) {
 	code := "client := &http.Client{}\n\n// T is a type.\ntype T struct{}\n\nfunc f() {\n\t_ = time.Second\n}\n"
-	src, err := Wrap("p", 2, Snippet{Line: 1, Code: code})
+	src, err := Wrap("p", Snippet{Line: 1, Section: "Two words", Index: 2, Code: code})
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"func snippet2() {", "_ = client", "// T is a type.\ntype T struct{}", `"net/http"`, `"time"`} {
+	for _, want := range []string{"func snippetTwoWords2() {", "_ = client", "// T is a type.\ntype T struct{}", `"net/http"`, `"time"`} {
 		if !bytes.Contains(src, []byte(want)) {
 			t.Errorf("no %q in\n%s", want, src)
 		}

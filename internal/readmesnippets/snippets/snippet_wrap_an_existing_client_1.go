@@ -1,7 +1,7 @@
 // Copyright The otelretry Authors
 // SPDX-License-Identifier: Apache-2.0
 
-// Code generated from README.md (line 58) by readmesnippets; DO NOT EDIT.
+// Code generated from README.md (section "Wrap an existing client", snippet 1) by readmesnippets; DO NOT EDIT.
 
 package snippets
 
@@ -11,7 +11,7 @@ import (
 	"time"
 )
 
-func snippet1() {
+func snippetWrapAnExistingClient1() {
 	client := &http.Client{Transport: otelretry.NewTransport(http.DefaultTransport,
 		otelretry.WithMaxAttempts(3),
 		otelretry.WithDeadline(400*time.Millisecond),
