@@ -128,6 +128,23 @@ const (
 	ErrorTypeKey              = semconv.ErrorTypeKey
 )
 
+// BodyBufferReasonKey says, on a body_not_buffered event, why the body
+// was not buffered: BodyBufferTooLarge, BodyBufferUnknownLength or
+// BodyBufferMemoryCap.
+const BodyBufferReasonKey = attribute.Key("retry.body.not_buffered_reason")
+
+// Why a request body was not buffered for retries.
+const (
+	// BodyBufferTooLarge: its ContentLength is above the per-request limit.
+	BodyBufferTooLarge = "too_large"
+	// BodyBufferUnknownLength: its length is unknown (ContentLength ≤ 0
+	// with a body: net/http sends it chunked).
+	BodyBufferUnknownLength = "unknown_length"
+	// BodyBufferMemoryCap: the Transport's bodies in flight hold its whole
+	// buffer memory.
+	BodyBufferMemoryCap = "memory_cap"
+)
+
 // Redacted replaces every query value and credential in recorded URLs. The
 // transport writes it; readers such as retryinspect accept it as clean.
 const Redacted = redact.Placeholder
@@ -150,6 +167,11 @@ const (
 	// EventBodyNotReplayable marks a retry that was due but could not be
 	// made because the request body cannot be sent again.
 	EventBodyNotReplayable = "body_not_replayable"
+	// EventBodyNotBuffered is added to the operation span when a request
+	// body without GetBody was not buffered for retries (see
+	// otelretry.WithBodyBuffer), so that it stays not replayable. It
+	// carries BodyBufferReasonKey.
+	EventBodyNotBuffered = "body_not_buffered"
 	// EventPanic marks a base RoundTripper or hook that panicked; the
 	// transport ends its spans and panics again.
 	EventPanic = "panic"

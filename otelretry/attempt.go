@@ -154,7 +154,10 @@ func (op *operation) prepareCause(a *attempt, bodyErr, prepErr, changed error) e
 	if a.out != nil {
 		wireURL = a.out.URL
 	}
+	var readErr *bufferReadError
 	switch {
+	case errors.As(bodyErr, &readErr):
+		return op.sanitize(bodyErr, nil)
 	case bodyErr != nil:
 		return op.sanitize(getBodyError{bodyErr}, nil)
 	case prepErr != nil:
@@ -176,8 +179,12 @@ func (op *operation) preparedURL(out *http.Request) *url.URL {
 }
 
 // attemptBody is the body attempt n starts from: the caller's for the
-// first, a fresh copy from the caller's GetBody for the others.
+// first, a fresh copy from the caller's GetBody for the others; a copy of
+// the buffer for every attempt when the body was buffered (bufferBody).
 func (op *operation) attemptBody(n int) (io.ReadCloser, error) {
+	if op.buffered != nil {
+		return op.buffered.getBody()
+	}
 	if n == 1 || !op.policy.hasBody {
 		return op.req.Body, nil
 	}
@@ -226,8 +233,11 @@ func (a *attempt) copyRequest() *http.Request {
 }
 
 // callerBodyAgain is what makes the caller's body again for a resend
-// below: the caller's GetBody, or nil when it has none.
+// below: the buffer's copy, the caller's GetBody, or nil when it has none.
 func (a *attempt) callerBodyAgain() func() (io.ReadCloser, error) {
+	if b := a.op.buffered; b != nil && b.err == nil {
+		return b.getBody
+	}
 	if !a.op.policy.hasBody || a.op.req.GetBody == nil {
 		return nil
 	}

@@ -51,6 +51,8 @@ type config struct {
 	prepare        PrepareFunc
 	trustResends   bool
 
+	bodyBufferPerRequest, bodyBufferTotal int64
+
 	idempotentMethods  map[string]bool
 	retryableStatuses  map[int]bool
 	idempotencyHeaders []string
@@ -84,9 +86,11 @@ func newConfig(opts []Option) config {
 			http.StatusRequestTimeout: true, http.StatusTooManyRequests: true, http.StatusBadGateway: true,
 			http.StatusServiceUnavailable: true, http.StatusGatewayTimeout: true,
 		},
-		operationName: defaultOperationName,
-		attemptName:   defaultAttemptName,
-		clientSpans:   true,
+		bodyBufferPerRequest: DefaultBodyBufferPerRequest,
+		bodyBufferTotal:      DefaultBodyBufferTotal,
+		operationName:        defaultOperationName,
+		attemptName:          defaultAttemptName,
+		clientSpans:          true,
 	}
 	for _, o := range opts {
 		if o != nil {

@@ -37,6 +37,9 @@ type operation struct {
 	progress progress
 	tel      opTelemetry
 
+	// buffered is the caller's body read into memory for retries, when it
+	// had no GetBody (see bufferBody).
+	buffered *bufferedBody
 	// body wraps the returned response's body (see handOver).
 	body  responseBody
 	first attempt
@@ -136,7 +139,7 @@ func (op *operation) run() (*http.Response, error) {
 		now := op.since()
 		if v := decide(op.inputAt(phaseBeforeCall, now)); !v.goAhead() {
 			op.abandonPlanned(op.nextNumber(), v)
-			return nil, op.fail(v, op.callerErr(), now)
+			return nil, op.fail(v, errors.Join(op.callerErr(), op.bodyErr()), now)
 		}
 		a, v, err := op.newAttempt(n)
 		if a == nil {
@@ -201,6 +204,7 @@ func (op *operation) begin() {
 			op.ident.repeat = t.repeats.next(parent)
 		}
 	}
+	op.bufferBody()
 }
 
 // setLimits sets the attempt limit, the deadline and the operation's
@@ -602,6 +606,7 @@ func (op *operation) writeEnd(outcome attrs.Outcome, errorType string) {
 }
 
 func (op *operation) releaseBuffer() {
+	op.releaseBody()
 	if op.tel.kv != nil {
 		clear(op.tel.kv[:]) // retain no ids or URLs in the pool
 		kvBuffers.Put(op.tel.kv)

@@ -4,6 +4,7 @@
 package otelretry
 
 import (
+	"fmt"
 	"log/slog"
 	"net/http"
 	"time"
@@ -317,5 +318,31 @@ func WithPrepareAttempt(f PrepareFunc) Option {
 		if f != nil {
 			cfg.prepare = f
 		}
+	})
+}
+
+// WithBodyBuffer sets how much memory makes request bodies replayable that
+// otherwise would not be: a body with no GetBody (an io.NopCloser, an
+// SDK's wrapped reader) and a known ContentLength up to perRequest bytes
+// is read into a buffer, within the operation's deadline, while the bodies
+// buffered by the Transport's operations in flight hold at most total
+// bytes. The buffer is the body of every attempt and of every resend
+// below otelretry; the bytes and the ContentLength sent stay the caller's,
+// and the caller's body is closed once it is read. A body that is larger,
+// of unknown length, or finds the memory taken is sent as it is, not
+// replayable, and the operation span gets a body_not_buffered event with
+// its reason (retry.body.not_buffered_reason). A body that cannot be read,
+// or is not read by the deadline, ends the operation before any call.
+// Requests that can make only one attempt are never buffered.
+// WithBodyBuffer(0, 0) turns buffering off. Negative values are ignored.
+// Default: DefaultBodyBufferPerRequest (64 KiB) and DefaultBodyBufferTotal
+// (8 MiB).
+func WithBodyBuffer(perRequest, total int64) Option {
+	return optionFunc(func(c *config) {
+		if perRequest < 0 || total < 0 {
+			c.invalid("WithBodyBuffer", fmt.Sprintf("%d, %d", perRequest, total), "want sizes of 0 or more")
+			return
+		}
+		c.bodyBufferPerRequest, c.bodyBufferTotal = perRequest, total
 	})
 }

@@ -45,6 +45,8 @@ type Transport struct {
 	// URLs (see overHTTP2); protocols remembers what hosts negotiated.
 	h2c, h2Only bool
 	protocols   protocolMemo
+	// bodies is the memory for request bodies buffered for retries.
+	bodies bodyPool
 }
 
 // sendMode is how a Transport sends an attempt and where it writes the
@@ -105,6 +107,7 @@ func NewTransport(base http.RoundTripper, opts ...Option) *Transport {
 		budget:   cfg.budget,
 		internal: []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindInternal)},
 	}
+	t.bodies.perRequest, t.bodies.total = cfg.bodyBufferPerRequest, cfg.bodyBufferTotal
 	for code := range cfg.retryableStatuses {
 		t.retryableStatus[code-400] = true // WithRetryableStatuses keeps 400–599
 	}

@@ -314,7 +314,9 @@ func TestRequestBodiesClosedExactlyOnce(t *testing.T) {
 				return ctx, cancel
 			}},
 		{name: "GetBody fails", steps: []scripted.Step{{Status: 503}, {Status: 200}}, method: "PUT", replayable: true, getBodyOK: 0, wantCalls: 1},
-		{name: "not replayable", steps: []scripted.Step{{Status: 503}, {Status: 200}}, method: "PUT", replayable: false, wantCalls: 1},
+		{name: "not replayable", steps: []scripted.Step{{Status: 503}, {Status: 200}}, method: "PUT", replayable: false, wantCalls: 1,
+			opts: []otelretry.Option{otelretry.WithBodyBuffer(0, 0)}},
+		{name: "no GetBody, buffered", steps: []scripted.Step{{Status: 503}, {Status: 200}}, method: "PUT", replayable: false, wantCalls: 2},
 		{name: "stalled drain", steps: []scripted.Step{{Status: 503, Body: "x", Stall: true}, {Status: 200}}, method: "PUT", replayable: true, getBodyOK: -1, wantCalls: 2},
 		{name: "stalled drain, then the deadline", steps: []scripted.Step{{Status: 503, Body: "x", Stall: true}}, method: "PUT", replayable: true, getBodyOK: -1,
 			opts: []otelretry.Option{otelretry.WithDeadline(time.Second), otelretry.WithAttemptTimeout(10 * time.Second),

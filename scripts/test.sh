@@ -44,7 +44,7 @@ fi
 # The repository's Go modules: the library, and the modules that keep
 # their dependencies out of it. Each is checked as its users see it
 # (GOWORK=off); go.work only lets the README's commands run from the root.
-modules=(. cmd/retryinspect cmd/retryinspect/htmltest examples/demo internal/e2e internal/realclients benchmarks classify/h2 classify/h3 tools/release)
+modules=(. cmd/retryinspect cmd/retryinspect/htmltest examples/demo internal/e2e internal/readmesnippets internal/realclients internal/sdkclients benchmarks classify/h2 classify/h3 tools/release)
 export GOWORK=off
 
 step "library go.mod: OpenTelemetry, otelhttp and their dependencies only"
@@ -52,6 +52,9 @@ go run ./scripts/checkmod
 
 step "go vet (every module)"
 for m in "${modules[@]}"; do (cd "$m" && go vet ./...); done
+
+step "README.md's Go snippets: extracted, up to date, built and vetted (internal/readmesnippets)"
+(cd internal/readmesnippets && go test -count=1 ./...)
 
 step "API compatibility against api/ (the last release), and the release tool's tests"
 (cd tools/release && go test -count=1 ./...)
@@ -65,6 +68,8 @@ go test -race -count=1 ./...
 (cd classify/h3 && go test -race -count=1 ./...)
 # Real third-party clients over otelretry; the tests against the stack skip here.
 (cd internal/realclients && go test -race -count=1 ./...)
+# Cloud SDKs over otelretry, against fakes of their protocols on 127.0.0.1.
+(cd internal/sdkclients && go test -race -count=1 ./...)
 # The stress tests at full size, which the race detector's own limits make
 # us run smaller under -race (see otelretry/race_test.go).
 go test -count=1 -run 'CancellationRaces|ConcurrentOperationsWithCancellations|ConcurrentChaos' ./otelretry

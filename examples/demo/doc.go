@@ -12,7 +12,7 @@
 // The server (127.0.0.1, instrumented with otelhttp) plays the negative
 // paths of the retry contract: first-call success; 503, 503, 200; a
 // deadline that runs out; GET timeouts up to the attempt limit; a POST that
-// times out (check_state, one call); a Retry-After longer than the budget;
+// times out (check_state, one call); a Retry-After longer than the deadline;
 // state checks that resolve an unknown write either way; and a retry
 // budget that refuses.
 //

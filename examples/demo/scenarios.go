@@ -73,7 +73,7 @@ func scenarios() []scenario {
 			limits: limits{deadline: 2 * time.Second, attemptTimeout: 100 * ms, backoff: 20 * ms, attempts: 3}},
 		{name: "POST timeout to check_state", method: http.MethodPost, path: "/orders/apply-then-stall", body: `{"sku":"A-1"}`,
 			limits: writes, want: attrs.OutcomeCheckState},
-		{name: "Retry-After longer than the budget", method: http.MethodGet, path: "/busy", limits: reads, want: attrs.OutcomeDeadlineExceeded},
+		{name: "Retry-After longer than the deadline", method: http.MethodGet, path: "/busy", limits: reads, want: attrs.OutcomeDeadlineExceeded},
 		{name: "state check: applied", method: http.MethodPost, path: "/orders/apply-then-stall", body: `{"sku":"B-2"}`,
 			limits: writes, extra: withStateCheck, want: attrs.OutcomeReturn},
 		{name: "state check: not applied, resent", method: http.MethodPost, path: "/orders/lost-first", body: `{"sku":"C-3"}`,

@@ -1,0 +1,13 @@
+// Copyright The otelretry Authors
+// SPDX-License-Identifier: Apache-2.0
+
+// Package readmesnippets keeps every Go snippet of the repository's
+// README.md compiling. TestSnippetsUpToDate extracts each ```go block,
+// wraps it into a file of package snippets (its statements into a
+// function of their own, its declarations at package level, the imports
+// it uses added), and fails when the files in snippets/ differ from what
+// README.md gives; `go test -run TestSnippetsUpToDate -update` rewrites
+// them. `go build ./...` and `go vet ./...` of this module then compile
+// and vet every snippet. It is a module of its own, so that the SDKs and
+// protocol libraries the snippets use stay out of the library's go.mod.
+package readmesnippets

@@ -1,0 +1,106 @@
+// Copyright The otelretry Authors
+// SPDX-License-Identifier: Apache-2.0
+
+package readmesnippets
+
+import (
+	"bytes"
+	"flag"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+var update = flag.Bool("update", false, "rewrite snippets/ from README.md")
+
+// generated returns the files README.md's snippets give: name → source.
+func generated(t *testing.T) map[string][]byte {
+	t.Helper()
+	readme, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	snippets := Extract(readme)
+	if len(snippets) == 0 {
+		t.Fatal("no ```go blocks in README.md")
+	}
+	files := map[string][]byte{}
+	for _, s := range snippets {
+		src, err := Wrap("snippets", s)
+		if err != nil {
+			t.Fatalf("README.md:%d: %v", s.Line, err)
+		}
+		files["snippet_"+strings.ReplaceAll(s.Name(), "-", "_")+".go"] = src
+	}
+	return files
+}
+
+// TestSnippetsUpToDate fails when snippets/ is not what README.md gives:
+// run it with -update after editing a snippet. The module's go vet and go
+// build then check the snippets themselves.
+func TestSnippetsUpToDate(t *testing.T) {
+	want := generated(t)
+	old, _ := filepath.Glob(filepath.Join("snippets", "snippet_*.go"))
+	if *update {
+		for _, f := range old {
+			os.Remove(f)
+		}
+		for name, src := range want {
+			if err := os.WriteFile(filepath.Join("snippets", name), src, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return
+	}
+	for _, f := range old {
+		if _, ok := want[filepath.Base(f)]; !ok {
+			t.Errorf("%s: no such snippet in README.md any more; run go test -run TestSnippetsUpToDate -update", f)
+		}
+	}
+	for name, src := range want {
+		got, err := os.ReadFile(filepath.Join("snippets", name))
+		if err != nil || !bytes.Equal(got, src) {
+			t.Errorf("snippets/%s is not README.md's snippet; run go test -run TestSnippetsUpToDate -update", name)
+		}
+	}
+}
+
+// TestSnippetsCompile builds and vets package snippets, so that a broken
+// snippet fails this module's tests, not only its go vet.
+func TestSnippetsCompile(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds a package")
+	}
+	for _, args := range [][]string{{"build", "./snippets"}, {"vet", "./snippets"}} {
+		cmd := exec.Command("go", args...)
+		cmd.Env = append(os.Environ(), "GOWORK=off")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Errorf("go %s: %v\n%s", strings.Join(args, " "), err, out)
+		}
+	}
+}
+
+func TestWrapExpression(t *testing.T) {
+	src, err := Wrap("p", Snippet{Line: 1, Section: "S", Index: 1, Code: "otelretry.WithMaxAttempts(3)\n"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Contains(src, []byte("var _ = otelretry.WithMaxAttempts(3)")) || !bytes.Contains(src, []byte(`"github.com/otelretry/otelretry-go/otelretry"`)) {
+		t.Errorf("got\n%s", src)
+	}
+}
+
+func TestWrapStatementsAndDeclarations(t *testing.T) {
+	code := "client := &http.Client{}\n\n// T is a type.\ntype T struct{}\n\nfunc f() {\n\t_ = time.Second\n}\n"
+	src, err := Wrap("p", Snippet{Line: 1, Section: "Two words", Index: 2, Code: code})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"func snippetTwoWords2() {", "_ = client", "// T is a type.\ntype T struct{}", `"net/http"`, `"time"`} {
+		if !bytes.Contains(src, []byte(want)) {
+			t.Errorf("no %q in\n%s", want, src)
+		}
+	}
+}

@@ -1,0 +1,28 @@
+// Copyright The otelretry Authors
+// SPDX-License-Identifier: Apache-2.0
+
+// Code generated from README.md (section "HTTP/2 and HTTP/3: the protocol's knowledge boundary", snippet 1) by readmesnippets; DO NOT EDIT.
+
+package snippets
+
+import (
+	"github.com/otelretry/otelretry-go/classify/h2"
+	"github.com/otelretry/otelretry-go/classify/h3"
+	"github.com/otelretry/otelretry-go/otelretry"
+	"github.com/quic-go/quic-go/http3"
+	"net/http"
+)
+
+func snippetHttp2AndHttp3TheProtocolSKnowledgeBoundary1() {
+	// HTTP/3: quic-go's transport resends only with proof, so say so.
+	h3Client := &http.Client{Transport: otelretry.NewTransport(&http3.Transport{},
+		otelretry.WithClassifier(h3.Classify), otelretry.WithTrustedBaseResends())}
+
+	// HTTP/2 over net/http (or x/net), with a classifier of your own after h2's.
+	yours := func(a otelretry.Answer) otelretry.Classification { return otelretry.Classification{} }
+	h2Client := &http.Client{Transport: otelretry.NewTransport(http.DefaultTransport,
+		otelretry.WithClassifier(otelretry.Classifiers(h2.Classify, yours)))}
+	_ = h3Client
+	_ = yours
+	_ = h2Client
+}

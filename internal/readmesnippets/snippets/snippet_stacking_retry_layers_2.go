@@ -1,0 +1,25 @@
+// Copyright The otelretry Authors
+// SPDX-License-Identifier: Apache-2.0
+
+// Code generated from README.md (section "Stacking retry layers", snippet 2) by readmesnippets; DO NOT EDIT.
+
+package snippets
+
+import (
+	"context"
+	"errors"
+	"github.com/otelretry/otelretry-go/attrs"
+	"github.com/otelretry/otelretry-go/otelretry"
+	"net/http"
+)
+
+func otelretryDecides(ctx context.Context, resp *http.Response, err error) (bool, error) {
+	if ctx.Err() != nil {
+		return false, ctx.Err()
+	}
+	var oe *otelretry.Error
+	if errors.As(err, &oe) && oe.Outcome == attrs.OutcomeMaxAttempts && !errors.Is(err, otelretry.ErrOutcomeUnknown) {
+		return true, nil
+	}
+	return false, nil
+}

@@ -1,0 +1,329 @@
+// Copyright The otelretry Authors
+// SPDX-License-Identifier: Apache-2.0
+
+package sdkclients
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/aws/retry"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/otelretry/otelretry-go/otelretry"
+)
+
+// fakeDynamoDB speaks DynamoDB's JSON protocol on 127.0.0.1 (X-Amz-Target,
+// application/x-amz-json-1.0) and counts what it executed per operation.
+// answer plays the n-th request (from 1) of an operation.
+type fakeDynamoDB struct {
+	*httptest.Server
+	mu     sync.Mutex
+	count  map[string]int
+	bodies map[string][]string
+	answer func(op string, n int, w http.ResponseWriter, r *http.Request)
+}
+
+func newFakeDynamoDB(t *testing.T, answer func(op string, n int, w http.ResponseWriter, r *http.Request)) *fakeDynamoDB {
+	f := &fakeDynamoDB{count: map[string]int{}, bodies: map[string][]string{}, answer: answer}
+	f.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		op := strings.TrimPrefix(r.Header.Get("X-Amz-Target"), "DynamoDB_20120810.")
+		body, _ := io.ReadAll(r.Body)
+		f.mu.Lock()
+		f.count[op]++
+		n := f.count[op]
+		f.bodies[op] = append(f.bodies[op], string(body))
+		f.mu.Unlock()
+		f.answer(op, n, w, r)
+	}))
+	t.Cleanup(f.Close)
+	return f
+}
+
+func (f *fakeDynamoDB) executed(op string) int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.count[op]
+}
+
+func (f *fakeDynamoDB) bodiesOf(op string) []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]string(nil), f.bodies[op]...)
+}
+
+func jsonAnswer(w http.ResponseWriter, status int, body string) {
+	w.Header().Set("Content-Type", "application/x-amz-json-1.0")
+	w.WriteHeader(status)
+	io.WriteString(w, body)
+}
+
+const item = `{"Item":{"id":{"S":"42"},"name":{"S":"a small item"}}}`
+
+func unavailable(w http.ResponseWriter) {
+	jsonAnswer(w, 503, `{"__type":"com.amazonaws.dynamodb.v20120810#ServiceUnavailable","message":"busy"}`)
+}
+
+// hang holds the request until the client gives up (bounded).
+func hang(r *http.Request) {
+	select {
+	case <-r.Context().Done():
+	case <-time.After(3 * time.Second):
+	}
+}
+
+// drop closes the connection without an answer, after reading the request.
+func drop(w http.ResponseWriter) {
+	conn, _, err := w.(http.Hijacker).Hijack()
+	if err == nil {
+		conn.Close()
+	}
+}
+
+// setup is how the SDK is configured in a scenario.
+type setup int
+
+const (
+	sdkDefaults        setup = iota // the SDK's retryer at its defaults, only its backoff shortened for the tests' time
+	recipe                          // otelretryOwnsRetries
+	retriesOffUnmarked              // the SDK's retries off, reads not marked
+)
+
+func (s setup) String() string {
+	return [...]string{"SDK defaults", "recipe", "SDK retries off, reads not marked"}[s]
+}
+
+// awsClient is a DynamoDB client over a fresh otelretry Transport with
+// short limits (deadline 2s, attempt timeout 400ms).
+func awsClient(url string, s setup, opts ...otelretry.Option) *dynamodb.Client {
+	rt := otelretry.NewTransport(http.DefaultTransport.(*http.Transport).Clone(), append([]otelretry.Option{
+		otelretry.WithDeadline(2 * time.Second), otelretry.WithAttemptTimeout(400 * time.Millisecond),
+		otelretry.WithBackoff(otelretry.ConstantBackoff(10 * time.Millisecond))}, opts...)...)
+	cfg := aws.Config{
+		Region: "us-east-1",
+		Credentials: aws.CredentialsProviderFunc(func(context.Context) (aws.Credentials, error) {
+			return aws.Credentials{AccessKeyID: "AKID", SecretAccessKey: "secret", Source: "test"}, nil
+		}),
+	}
+	endpoint := func(o *dynamodb.Options) { o.BaseEndpoint = aws.String(url) }
+	switch s {
+	case recipe:
+		return dynamodb.NewFromConfig(cfg, endpoint, func(o *dynamodb.Options) { o.HTTPClient = &http.Client{Transport: rt} }, otelretryOwnsRetries)
+	case retriesOffUnmarked:
+		return dynamodb.NewFromConfig(cfg, endpoint, func(o *dynamodb.Options) {
+			o.HTTPClient = &http.Client{Transport: rt}
+			o.Retryer = aws.NopRetryer{}
+		})
+	}
+	return dynamodb.NewFromConfig(cfg, endpoint, func(o *dynamodb.Options) {
+		o.HTTPClient = &http.Client{Transport: rt}
+		o.Retryer = retry.NewStandard(func(so *retry.StandardOptions) {
+			so.Backoff = retry.BackoffDelayerFunc(func(int, error) (time.Duration, error) { return 10 * time.Millisecond, nil })
+		})
+	})
+}
+
+func getItem(ctx context.Context, c *dynamodb.Client) (*dynamodb.GetItemOutput, error) {
+	return c.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String("items"), Key: map[string]types.AttributeValue{"id": &types.AttributeValueMemberS{Value: "42"}}})
+}
+
+func putItem(ctx context.Context, c *dynamodb.Client) error {
+	_, err := c.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String("items"), Item: map[string]types.AttributeValue{"id": &types.AttributeValueMemberS{Value: "42"}}})
+	return err
+}
+
+// TestDynamoDBReadRetried: a GetItem answered 503, 503, 200. The SDK's
+// bodies have no GetBody: the recipe's retries go through otelretry's body
+// buffer, and the server executes identical bytes.
+func TestDynamoDBReadRetried(t *testing.T) {
+	for _, s := range []setup{sdkDefaults, recipe, retriesOffUnmarked} {
+		t.Run(s.String(), func(t *testing.T) {
+			f := newFakeDynamoDB(t, func(op string, n int, w http.ResponseWriter, r *http.Request) {
+				if n <= 2 {
+					unavailable(w)
+					return
+				}
+				jsonAnswer(w, 200, item)
+			})
+			out, err := getItem(t.Context(), awsClient(f.URL, s))
+			got := f.executed("GetItem")
+			t.Logf("%s: GetItem 503, 503, 200: executed %d, err %v", s, got, err)
+			switch s {
+			case retriesOffUnmarked:
+				// A POST otelretry may not repeat: the first 503 is the answer.
+				if err == nil || got != 1 {
+					t.Errorf("executed %d, err %v; want 1 and the 503", got, err)
+				}
+				return
+			}
+			if err != nil || got != 3 {
+				t.Fatalf("executed %d, err %v; want 3 and the item", got, err)
+			}
+			if v, ok := out.Item["name"].(*types.AttributeValueMemberS); !ok || v.Value != "a small item" {
+				t.Errorf("item %v", out.Item)
+			}
+			bodies := f.bodiesOf("GetItem")
+			for _, b := range bodies[1:] {
+				if b != bodies[0] {
+					t.Errorf("retried body %q, first %q", b, bodies[0])
+				}
+			}
+		})
+	}
+}
+
+// The SDK's request bodies have no GetBody: without otelretry's body
+// buffer, the recipe's read is not replayable and the first 503 is the
+// answer.
+func TestDynamoDBReadNeedsTheBodyBuffer(t *testing.T) {
+	f := newFakeDynamoDB(t, func(op string, n int, w http.ResponseWriter, r *http.Request) {
+		if n <= 2 {
+			unavailable(w)
+			return
+		}
+		jsonAnswer(w, 200, item)
+	})
+	_, err := getItem(t.Context(), awsClient(f.URL, recipe, otelretry.WithBodyBuffer(0, 0)))
+	if got := f.executed("GetItem"); err == nil || got != 1 {
+		t.Errorf("executed %d, err %v; want 1 and the 503 (not replayable)", got, err)
+	}
+}
+
+// TestDynamoDBWriteNotRepeated: a PutItem the server executed and never
+// answered (hung), or answered by dropping the connection.
+func TestDynamoDBWriteNotRepeated(t *testing.T) {
+	for _, mode := range []string{"hung", "dropped"} {
+		for _, s := range []setup{sdkDefaults, recipe} {
+			t.Run(mode+"/"+s.String(), func(t *testing.T) {
+				f := newFakeDynamoDB(t, func(op string, n int, w http.ResponseWriter, r *http.Request) {
+					if mode == "hung" {
+						hang(r)
+						return
+					}
+					drop(w)
+				})
+				err := putItem(t.Context(), awsClient(f.URL, s))
+				got := f.executed("PutItem")
+				t.Logf("%s write, %s: executed %d, unknown outcome %v, err %v", mode, s, got, errors.Is(err, otelretry.ErrOutcomeUnknown), err)
+				if err == nil {
+					t.Fatal("no error")
+				}
+				if s == sdkDefaults && got != 3 {
+					t.Errorf("executed %d; the SDK at its defaults was measured resending it to 3", got)
+				}
+				if s == recipe {
+					if got != 1 {
+						t.Errorf("executed %d, want 1", got)
+					}
+					if !errors.Is(err, otelretry.ErrOutcomeUnknown) {
+						t.Errorf("error %v does not match ErrOutcomeUnknown", err)
+					}
+					var oe *otelretry.Error
+					if !errors.As(err, &oe) || oe.OperationID == "" {
+						t.Errorf("no operation id reachable from %v", err)
+					}
+				}
+			})
+		}
+	}
+}
+
+// TestDynamoDBRetryAfter: 429 with Retry-After, then the item.
+func TestDynamoDBRetryAfter(t *testing.T) {
+	for _, s := range []setup{sdkDefaults, recipe} {
+		t.Run(s.String(), func(t *testing.T) {
+			var mu sync.Mutex
+			var times []time.Time
+			f := newFakeDynamoDB(t, func(op string, n int, w http.ResponseWriter, r *http.Request) {
+				mu.Lock()
+				times = append(times, time.Now())
+				mu.Unlock()
+				if n == 1 {
+					w.Header().Set("Retry-After", "1")
+					jsonAnswer(w, 429, `{"__type":"com.amazonaws.dynamodb.v20120810#ThrottlingException","message":"slow down"}`)
+					return
+				}
+				jsonAnswer(w, 200, item)
+			})
+			_, err := getItem(t.Context(), awsClient(f.URL, s))
+			got := f.executed("GetItem")
+			var gap time.Duration
+			if len(times) > 1 {
+				gap = times[1].Sub(times[0])
+			}
+			t.Logf("%s: 429 Retry-After: 1, then 200: executed %d, gap %v, err %v", s, got, gap.Round(10*time.Millisecond), err)
+			if err != nil || got != 2 {
+				t.Fatalf("executed %d, err %v; want 2 and the item", got, err)
+			}
+			if s == sdkDefaults && gap > 500*time.Millisecond {
+				t.Errorf("the SDK waited %v: it was measured ignoring Retry-After", gap)
+			}
+			if s == recipe && gap < 900*time.Millisecond {
+				t.Errorf("retried after %v, before the server's Retry-After (1s)", gap)
+			}
+		})
+	}
+}
+
+// TestDynamoDBCallerDeadline: the caller's deadline (300ms) is shorter
+// than otelretry's (2s); the server hangs.
+func TestDynamoDBCallerDeadline(t *testing.T) {
+	f := newFakeDynamoDB(t, func(op string, n int, w http.ResponseWriter, r *http.Request) { hang(r) })
+	ctx, cancel := context.WithTimeout(t.Context(), 300*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	_, err := getItem(ctx, awsClient(f.URL, recipe))
+	took := time.Since(start)
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("error %v, want a deadline", err)
+	}
+	if took > time.Second {
+		t.Errorf("took %v, want about the caller's 300ms", took)
+	}
+	if got := f.executed("GetItem"); got != 1 {
+		t.Errorf("executed %d, want 1", got)
+	}
+}
+
+// TestDynamoDBLargeDownload: a Scan whose answer (4 MiB) takes longer than
+// the attempt timeout to read is read whole.
+func TestDynamoDBLargeDownload(t *testing.T) {
+	const items, size = 64, 64 << 10
+	var page strings.Builder
+	page.WriteString(`{"Count":64,"ScannedCount":64,"Items":[`)
+	for i := range items {
+		if i > 0 {
+			page.WriteByte(',')
+		}
+		fmt.Fprintf(&page, `{"id":{"S":"%d"},"blob":{"S":"%s"}}`, i, strings.Repeat("x", size))
+	}
+	page.WriteString(`]}`)
+	f := newFakeDynamoDB(t, func(op string, n int, w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/x-amz-json-1.0")
+		w.WriteHeader(200)
+		body := page.String()
+		// Slowly: 8 chunks, 60ms apart, past the 400ms attempt timeout.
+		for i := 0; i < 8; i++ {
+			io.WriteString(w, body[i*len(body)/8:(i+1)*len(body)/8])
+			w.(http.Flusher).Flush()
+			time.Sleep(60 * time.Millisecond)
+		}
+	})
+	out, err := awsClient(f.URL, recipe).Scan(t.Context(), &dynamodb.ScanInput{TableName: aws.String("items")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(out.Items) != items || f.executed("Scan") != 1 {
+		t.Errorf("%d items in %d executions, want %d in 1", len(out.Items), f.executed("Scan"), items)
+	}
+}

@@ -1,0 +1,9 @@
+// Copyright The otelretry Authors
+// SPDX-License-Identifier: Apache-2.0
+
+// Package sdkclients drives cloud SDKs through otelretry.NewTransport,
+// against local fakes on 127.0.0.1 that speak each SDK's protocol and
+// count the requests the server executed: the SDK at its defaults (so that
+// the README's table of executions is measured) and with the README's
+// recipe ("With your SDK"). The AWS SDK v2 (DynamoDB) is covered.
+package sdkclients

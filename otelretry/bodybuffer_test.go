@@ -1,0 +1,447 @@
+// Copyright The otelretry Authors
+// SPDX-License-Identifier: Apache-2.0
+
+package otelretry_test
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+
+	"github.com/otelretry/otelretry-go/attrs"
+	"github.com/otelretry/otelretry-go/internal/spantest"
+	"github.com/otelretry/otelretry-go/otelretry"
+)
+
+// countingBody is a caller's body with no GetBody that is not an
+// io.Seeker (as smithy-go's are): it counts its Closes.
+type countingBody struct {
+	r      io.Reader
+	closes atomic.Int32
+}
+
+func (b *countingBody) Read(p []byte) (int, error) { return b.r.Read(p) }
+func (b *countingBody) Close() error               { b.closes.Add(1); return nil }
+
+// bufferServer answers with statuses in turn (the last one repeats)
+// and records the body and Content-Length of every request it executed.
+type bufferServer struct {
+	*httptest.Server
+	mu       sync.Mutex
+	bodies   []string
+	lengths  []int64
+	statuses []int
+}
+
+func newBufferServer(t *testing.T, statuses ...int) *bufferServer {
+	s := &bufferServer{statuses: statuses}
+	s.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		s.mu.Lock()
+		n := len(s.bodies)
+		s.bodies, s.lengths = append(s.bodies, string(b)), append(s.lengths, r.ContentLength)
+		s.mu.Unlock()
+		w.WriteHeader(s.statuses[min(n, len(s.statuses)-1)])
+	}))
+	t.Cleanup(s.Close)
+	return s
+}
+
+func (s *bufferServer) got() ([]string, []int64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]string(nil), s.bodies...), append([]int64(nil), s.lengths...)
+}
+
+func bufferTransport(spans *tracetest.SpanRecorder, opts ...otelretry.Option) *otelretry.Transport {
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(spans))
+	all := append([]otelretry.Option{otelretry.WithTracerProvider(tp), otelretry.WithIdempotentMethods(http.MethodPut),
+		otelretry.WithBackoff(otelretry.ConstantBackoff(time.Millisecond)), otelretry.WithoutBudget()}, opts...)
+	return otelretry.NewTransport(http.DefaultTransport, all...)
+}
+
+// putWithoutGetBody is a PUT whose body has a known length and no GetBody.
+func putWithoutGetBody(t *testing.T, ctx context.Context, url string, body io.Reader, length int64) (*http.Request, *countingBody) {
+	t.Helper()
+	cb := &countingBody{r: body}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPut, url, cb)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.ContentLength = length
+	if req.GetBody != nil {
+		t.Fatal("the request has a GetBody")
+	}
+	return req, cb
+}
+
+// notBufferedReasons are the reasons of the body_not_buffered events on
+// the operation spans.
+func notBufferedReasons(spans *tracetest.SpanRecorder) []string {
+	var out []string
+	for _, op := range spantest.Operations(spans.Ended()) {
+		for _, e := range op.Events() {
+			if e.Name != attrs.EventBodyNotBuffered {
+				continue
+			}
+			for _, kv := range e.Attributes {
+				if kv.Key == attrs.BodyBufferReasonKey {
+					out = append(out, kv.Value.AsString())
+				}
+			}
+		}
+	}
+	return out
+}
+
+func TestBodyBufferReplaysABodyWithoutGetBody(t *testing.T) {
+	srv := newBufferServer(t, 503, 503, 200)
+	spans := tracetest.NewSpanRecorder()
+	rt := bufferTransport(spans)
+	const payload = `{"id":"42","name":"a small item"}`
+	req, body := putWithoutGetBody(t, context.Background(), srv.URL, strings.NewReader(payload), int64(len(payload)))
+	resp, err := rt.RoundTrip(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 200 {
+		t.Errorf("status %d, want 200", resp.StatusCode)
+	}
+	bodies, lengths := srv.got()
+	if len(bodies) != 3 {
+		t.Fatalf("server executed %d requests, want 3", len(bodies))
+	}
+	for i := range bodies {
+		if bodies[i] != payload || lengths[i] != int64(len(payload)) {
+			t.Errorf("request %d: body %q, Content-Length %d; want the caller's %q, %d", i+1, bodies[i], lengths[i], payload, len(payload))
+		}
+	}
+	if n := body.closes.Load(); n != 1 {
+		t.Errorf("caller's body closed %d times, want 1", n)
+	}
+	if r := notBufferedReasons(spans); len(r) != 0 {
+		t.Errorf("body_not_buffered events %v, want none", r)
+	}
+}
+
+// The buffer is the source of resends below otelretry too: the attempt's
+// copy has a GetBody, so net/http may replay a request it never wrote.
+func TestBodyBufferGivesAttemptsAGetBody(t *testing.T) {
+	var sawGetBody atomic.Int32
+	base := roundTripFunc(func(r *http.Request) (*http.Response, error) {
+		if r.GetBody != nil {
+			if b, err := r.GetBody(); err == nil {
+				got, _ := io.ReadAll(b)
+				if string(got) == "abc" {
+					sawGetBody.Add(1)
+				}
+			}
+		}
+		io.Copy(io.Discard, r.Body)
+		r.Body.Close()
+		return &http.Response{StatusCode: 200, Body: http.NoBody, Request: r}, nil
+	})
+	rt := otelretry.NewTransport(base, otelretry.WithIdempotentMethods(http.MethodPut))
+	req, _ := putWithoutGetBody(t, context.Background(), "http://127.0.0.1:1/x", strings.NewReader("abc"), 3)
+	resp, err := rt.RoundTrip(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if sawGetBody.Load() != 1 {
+		t.Error("the attempt's copy had no GetBody giving the caller's bytes")
+	}
+}
+
+func TestBodyBufferTooLarge(t *testing.T) {
+	srv := newBufferServer(t, 503)
+	spans := tracetest.NewSpanRecorder()
+	rt := bufferTransport(spans, otelretry.WithBodyBuffer(16, 1<<20))
+	payload := strings.Repeat("x", 17)
+	req, body := putWithoutGetBody(t, context.Background(), srv.URL, strings.NewReader(payload), 17)
+	resp, err := rt.RoundTrip(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	bodies, _ := srv.got()
+	if len(bodies) != 1 || bodies[0] != payload {
+		t.Errorf("server executed %q, want the one request, unchanged", bodies)
+	}
+	if got := notBufferedReasons(spans); len(got) != 1 || got[0] != attrs.BodyBufferTooLarge {
+		t.Errorf("body_not_buffered reasons %v, want [%s]", got, attrs.BodyBufferTooLarge)
+	}
+	if r := operationReason(t, spans); r != string(attrs.ReasonNotReplayable) {
+		t.Errorf("reason %q, want not_replayable", r)
+	}
+	if n := body.closes.Load(); n != 1 {
+		t.Errorf("caller's body closed %d times, want 1", n)
+	}
+}
+
+func TestBodyBufferUnknownLength(t *testing.T) {
+	srv := newBufferServer(t, 503)
+	spans := tracetest.NewSpanRecorder()
+	rt := bufferTransport(spans)
+	req, _ := putWithoutGetBody(t, context.Background(), srv.URL, strings.NewReader("streamed"), -1)
+	resp, err := rt.RoundTrip(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	bodies, lengths := srv.got()
+	if len(bodies) != 1 || bodies[0] != "streamed" || lengths[0] != -1 {
+		t.Errorf("server executed %q (lengths %v), want one chunked request", bodies, lengths)
+	}
+	if got := notBufferedReasons(spans); len(got) != 1 || got[0] != attrs.BodyBufferUnknownLength {
+		t.Errorf("body_not_buffered reasons %v, want [%s]", got, attrs.BodyBufferUnknownLength)
+	}
+}
+
+func TestBodyBufferDisabled(t *testing.T) {
+	srv := newBufferServer(t, 503, 200)
+	spans := tracetest.NewSpanRecorder()
+	rt := bufferTransport(spans, otelretry.WithBodyBuffer(0, 0))
+	req, _ := putWithoutGetBody(t, context.Background(), srv.URL, strings.NewReader("abc"), 3)
+	resp, err := rt.RoundTrip(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if bodies, _ := srv.got(); len(bodies) != 1 || resp.StatusCode != 503 {
+		t.Errorf("server executed %d requests, status %d; want 1 and the 503 (not replayable)", len(bodies), resp.StatusCode)
+	}
+	if r := operationReason(t, spans); r != string(attrs.ReasonNotReplayable) {
+		t.Errorf("reason %q, want not_replayable", r)
+	}
+}
+
+// stallingBody blocks in Read until it is closed.
+type stallingBody struct {
+	closed chan struct{}
+	once   sync.Once
+	closes atomic.Int32
+}
+
+func (b *stallingBody) Read([]byte) (int, error) {
+	<-b.closed
+	return 0, errors.New("read on closed body")
+}
+func (b *stallingBody) Close() error {
+	b.closes.Add(1)
+	b.once.Do(func() { close(b.closed) })
+	return nil
+}
+
+func TestBodyBufferStalledBodyEndsAtTheDeadline(t *testing.T) {
+	srv := newBufferServer(t, 200)
+	spans := tracetest.NewSpanRecorder()
+	rt := bufferTransport(spans, otelretry.WithDeadline(300*time.Millisecond))
+	body := &stallingBody{closed: make(chan struct{})}
+	req, err := http.NewRequest(http.MethodPut, srv.URL, body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.ContentLength = 10
+	start := time.Now()
+	resp, err := rt.RoundTrip(req)
+	took := time.Since(start)
+	if err == nil {
+		resp.Body.Close()
+		t.Fatal("no error")
+	}
+	if !errors.Is(err, context.DeadlineExceeded) || !strings.Contains(err.Error(), "request body") {
+		t.Errorf("error %q: want a deadline error naming the request body", err)
+	}
+	if took < 250*time.Millisecond || took > 2*time.Second {
+		t.Errorf("took %v, want about the 300ms deadline", took)
+	}
+	if bodies, _ := srv.got(); len(bodies) != 0 {
+		t.Errorf("server executed %d requests, want none", len(bodies))
+	}
+	if n := body.closes.Load(); n != 1 {
+		t.Errorf("caller's body closed %d times, want 1", n)
+	}
+}
+
+type failingBody struct {
+	countingBody
+	err error
+}
+
+func (b *failingBody) Read(p []byte) (int, error) {
+	n, _ := b.r.Read(p)
+	if n > 0 {
+		return n, nil
+	}
+	return 0, b.err
+}
+
+func TestBodyBufferReadErrorSendsNothing(t *testing.T) {
+	srv := newBufferServer(t, 200)
+	spans := tracetest.NewSpanRecorder()
+	rt := bufferTransport(spans)
+	readErr := errors.New("disk gone")
+	body := &failingBody{countingBody: countingBody{r: strings.NewReader("abc")}, err: readErr}
+	req, err := http.NewRequest(http.MethodPut, srv.URL, body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.ContentLength = 10
+	resp, err := rt.RoundTrip(req)
+	if err == nil {
+		resp.Body.Close()
+		t.Fatal("no error")
+	}
+	if !errors.Is(err, readErr) || !strings.Contains(err.Error(), "request body") {
+		t.Errorf("error %q: want the read error, naming the request body", err)
+	}
+	if bodies, _ := srv.got(); len(bodies) != 0 {
+		t.Errorf("server executed %d requests, want none", len(bodies))
+	}
+	if n := body.closes.Load(); n != 1 {
+		t.Errorf("caller's body closed %d times, want 1", n)
+	}
+}
+
+// A body whose length is not its ContentLength is refused before anything
+// is sent, as net/http would refuse it (after sending the headers).
+func TestBodyBufferLengthMismatch(t *testing.T) {
+	srv := newBufferServer(t, 200)
+	rt := bufferTransport(tracetest.NewSpanRecorder())
+	for _, payload := range []string{"short", strings.Repeat("long", 10)} {
+		req, body := putWithoutGetBody(t, context.Background(), srv.URL, strings.NewReader(payload), 8)
+		resp, err := rt.RoundTrip(req)
+		if err == nil {
+			resp.Body.Close()
+			t.Fatalf("%q: no error", payload)
+		}
+		if !strings.Contains(err.Error(), "ContentLength") {
+			t.Errorf("%q: error %q, want it to name the ContentLength", payload, err)
+		}
+		if n := body.closes.Load(); n != 1 {
+			t.Errorf("%q: caller's body closed %d times, want 1", payload, n)
+		}
+	}
+	if bodies, _ := srv.got(); len(bodies) != 0 {
+		t.Errorf("server executed %d requests, want none", len(bodies))
+	}
+}
+
+// TestBodyBufferCapAcrossConcurrentOperations holds three buffered
+// operations at the server, so that the Transport's cap (three bodies) is
+// reached: five more operations go unbuffered (memory_cap), and once all
+// have ended, the next is buffered again.
+func TestBodyBufferCapAcrossConcurrentOperations(t *testing.T) {
+	const size = 100
+	arrived := make(chan struct{}, 16)
+	release := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		arrived <- struct{}{}
+		<-release
+	}))
+	defer srv.Close()
+	spans := tracetest.NewSpanRecorder()
+	rt := bufferTransport(spans, otelretry.WithBodyBuffer(size, 3*size))
+	send := func(wg *sync.WaitGroup) {
+		defer wg.Done()
+		req, _ := putWithoutGetBody(t, context.Background(), srv.URL, strings.NewReader(strings.Repeat("b", size)), size)
+		resp, err := rt.RoundTrip(req)
+		if err != nil {
+			t.Error(err)
+			return
+		}
+		resp.Body.Close()
+	}
+	var wg sync.WaitGroup
+	for range 3 {
+		wg.Add(1)
+		go send(&wg)
+	}
+	for range 3 {
+		<-arrived
+	}
+	for range 5 {
+		wg.Add(1)
+		go send(&wg)
+	}
+	for range 5 {
+		<-arrived
+	}
+	close(release)
+	wg.Wait()
+	got := notBufferedReasons(spans)
+	if len(got) != 5 {
+		t.Fatalf("body_not_buffered reasons %v, want 5 × %s", got, attrs.BodyBufferMemoryCap)
+	}
+	for _, r := range got {
+		if r != attrs.BodyBufferMemoryCap {
+			t.Errorf("reason %q, want %s", r, attrs.BodyBufferMemoryCap)
+		}
+	}
+	// Every reservation was released: the next operation is buffered.
+	wg.Add(1)
+	go send(&wg)
+	<-arrived
+	wg.Wait()
+	if got := notBufferedReasons(spans); len(got) != 5 {
+		t.Errorf("after all ended: body_not_buffered reasons %v, want the same 5", got)
+	}
+}
+
+// TestBodyBufferConcurrentChurn runs many operations at once under the race
+// detector; every one ends, with identical bytes at the server.
+func TestBodyBufferConcurrentChurn(t *testing.T) {
+	srv := newBufferServer(t, 503, 200)
+	rt := bufferTransport(tracetest.NewSpanRecorder(), otelretry.WithBodyBuffer(64, 64*4))
+	var wg sync.WaitGroup
+	for i := range 24 {
+		wg.Go(func() {
+			payload := "payload-" + strconv.Itoa(i)
+			req, body := putWithoutGetBody(t, context.Background(), srv.URL, strings.NewReader(payload), int64(len(payload)))
+			resp, err := rt.RoundTrip(req)
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			resp.Body.Close()
+			if n := body.closes.Load(); n != 1 {
+				t.Errorf("caller's body closed %d times, want 1", n)
+			}
+		})
+	}
+	wg.Wait()
+	bodies, _ := srv.got()
+	for _, b := range bodies {
+		if !strings.HasPrefix(b, "payload-") {
+			t.Errorf("server executed body %q", b)
+		}
+	}
+}
+
+func operationReason(t *testing.T, spans *tracetest.SpanRecorder) string {
+	t.Helper()
+	ops := spantest.Operations(spans.Ended())
+	if len(ops) != 1 {
+		t.Fatalf("%d operation spans, want 1", len(ops))
+	}
+	var reason string
+	for _, a := range spantest.Attempts(spans.Ended()) {
+		v, _ := spantest.Attr(a, attrs.ReasonKey)
+		reason = v.AsString()
+	}
+	return reason
+}
