@@ -66,6 +66,7 @@ func Extract(markdown []byte) []Snippet {
 		line    int
 		section string
 		index   int
+		indent  string // the fence's indentation (a block inside a list item)
 	)
 	sc := bufio.NewScanner(bytes.NewReader(markdown))
 	sc.Buffer(make([]byte, 1<<20), 1<<20)
@@ -79,12 +80,13 @@ func Extract(markdown []byte) []Snippet {
 			index++
 			cur = &Snippet{Line: line + 1, Section: section, Index: index}
 			code.Reset()
+			indent = text[:len(text)-len(strings.TrimLeft(text, " "))]
 		case cur != nil && strings.TrimSpace(text) == "```":
 			cur.Code = code.String()
 			out = append(out, *cur)
 			cur = nil
 		case cur != nil:
-			code.WriteString(text)
+			code.WriteString(strings.TrimPrefix(text, indent))
 			code.WriteByte('\n')
 		}
 	}

@@ -1,0 +1,18 @@
+// Copyright The otelretry Authors
+// SPDX-License-Identifier: Apache-2.0
+
+// Code generated from README.md (section "Spans, attributes, logs", snippet 1) by readmesnippets; DO NOT EDIT.
+
+package snippets
+
+import (
+	"github.com/otelretry/otelretry-go/otelretry"
+	"go.opentelemetry.io/otel/log/global"
+	"net/http"
+)
+
+func snippetSpansAttributesLogs1() {
+	// at start-up: global.SetLoggerProvider(provider), next to the tracer and meter providers
+	rt := otelretry.NewTransport(http.DefaultTransport, otelretry.WithLoggerProvider(global.GetLoggerProvider()))
+	_ = rt
+}
