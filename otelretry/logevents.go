@@ -123,35 +123,8 @@ func (op *operation) logOperation(v verdict, errorType string, now time.Duration
 	if !events.Enabled(op.ctx, log.EnabledParameters{Severity: sev, EventName: attrs.LogEventOperation}) {
 		return
 	}
-	u := op.req.URL
-	kv := append(op.attrs(),
-		attrs.OperationIDKey.String(op.opID()),
-		attrs.HTTPRequestMethodKey.String(op.policy.method),
-		attrs.URLFullKey.String(op.sanitizedURL()),
-		attrs.ServerAddressKey.String(u.Hostname()),
-	)
-	if port := serverPort(u); port > 0 {
-		kv = append(kv, attrs.ServerPortKey.Int(port))
-	}
-	kv = append(kv,
-		attrs.DeadlineMsKey.Int64(ms(max(op.clock.limit, 0))),
-		attrs.AttemptsKey.Int(op.progress.attempts),
-		outcome.Attribute(),
-		v.reason.Attribute(),
-		attrs.OperationDurationMsKey.Int64(ms(now)),
-	)
-	if errorType != "" {
-		kv = append(kv, attrs.ErrorTypeKey.String(errorType))
-	}
-	if op.policy.contract {
-		kv = append(kv, attrs.IdempotencyContractKey.Bool(true))
-	}
-	if op.ident.redirects > 0 {
-		kv = append(kv, attrs.RedirectsKey.Int(op.ident.redirects))
-	}
-	if op.ident.repeat > 0 {
-		kv = append(kv, attrs.RepeatKey.Int(op.ident.repeat))
-	}
+	kv := op.endFields(op.startFields(op.attrs()), outcome, errorType)
+	kv = append(kv, v.reason.Attribute(), attrs.OperationDurationMsKey.Int64(ms(now)))
 	var r log.Record
 	r.SetEventName(attrs.LogEventOperation)
 	r.SetTimestamp(op.clock.start)

@@ -98,9 +98,9 @@ type progress struct {
 	// abandoned is the number of the call a retry planned and that was not
 	// made, 0 when none (see abandonPlanned).
 	abandoned int
-	ended           bool
-	lastEvent       *attemptEvent
-	current         *attempt // the attempt in progress, for cleanup after a panic
+	ended     bool
+	lastEvent *attemptEvent
+	current   *attempt // the attempt in progress, for cleanup after a panic
 }
 
 // opTelemetry is what the operation's telemetry reuses.
@@ -300,8 +300,16 @@ func (t *Transport) startOperationSpan(ctx context.Context, op *operation) (cont
 		}
 		return t.tracer.Start(ctx, "", t.internal...)
 	}
+	kv := op.startFields(op.attrs())
+	return t.tracer.Start(ctx, t.cfg.operationName(op.req), t.internal[0], trace.WithAttributes(kv...))
+}
+
+// startFields appends the fields the operation is known by from its start,
+// which its span (at start, for samplers) and its retry.operation record
+// both carry.
+func (op *operation) startFields(kv []attribute.KeyValue) []attribute.KeyValue {
 	u := op.req.URL
-	kv := append(op.attrs(),
+	kv = append(kv,
 		attrs.OperationIDKey.String(op.opID()),
 		attrs.HTTPRequestMethodKey.String(op.policy.method),
 		attrs.URLFullKey.String(op.sanitizedURL()),
@@ -310,7 +318,7 @@ func (t *Transport) startOperationSpan(ctx context.Context, op *operation) (cont
 	if port := serverPort(u); port > 0 {
 		kv = append(kv, attrs.ServerPortKey.Int(port))
 	}
-	return t.tracer.Start(ctx, t.cfg.operationName(op.req), t.internal[0], trace.WithAttributes(kv...))
+	return kv
 }
 
 // serverPort is the URL's port, or the scheme's default, or 0.
@@ -577,7 +585,16 @@ func (op *operation) end(v verdict, now time.Duration) {
 
 // writeEnd writes the operation span's closing attributes and status.
 func (op *operation) writeEnd(outcome attrs.Outcome, errorType string) {
-	kv := append(op.attrs(),
+	op.span.SetAttributes(op.endFields(op.attrs(), outcome, errorType)...)
+	if outcome != attrs.OutcomeReturn {
+		op.span.SetStatus(codes.Error, string(outcome))
+	}
+}
+
+// endFields appends the operation's closing fields, which its span and its
+// retry.operation record both carry.
+func (op *operation) endFields(kv []attribute.KeyValue, outcome attrs.Outcome, errorType string) []attribute.KeyValue {
+	kv = append(kv,
 		// An operation that starts after its context's deadline has no
 		// time at all, never less.
 		attrs.DeadlineMsKey.Int64(ms(max(op.clock.limit, 0))),
@@ -599,10 +616,7 @@ func (op *operation) writeEnd(outcome attrs.Outcome, errorType string) {
 	if op.progress.abandoned > 0 {
 		kv = append(kv, attrs.AbandonedAttemptKey.Int(op.progress.abandoned))
 	}
-	op.span.SetAttributes(kv...)
-	if outcome != attrs.OutcomeReturn {
-		op.span.SetStatus(codes.Error, string(outcome))
-	}
+	return kv
 }
 
 func (op *operation) releaseBuffer() {
