@@ -9,12 +9,16 @@
 // Usage:
 //
 //	retryinspect --stdout FILE|-        [--json] [--html FILE|-] [--strict] [--max-bytes 64MiB]   stdouttrace JSON (a file, or - for stdin)
-//	retryinspect --otlp FILE|-          [--json] [--html FILE|-] [--strict] [--max-bytes 64MiB]   OTLP JSON lines (Collector file exporter)
+//	retryinspect --otlp FILE|-          [--json] [--html FILE|-] [--strict] [--max-bytes 64MiB]   OTLP JSON lines, traces or logs (Collector file exporter)
 //	retryinspect --jaeger URL --service NAME [--lookback 1h] [--limit N] [--json] [--html FILE|-] [--strict] [--max-bytes 64MiB]
 //	retryinspect --jaeger URL --trace ID [--json] [--html FILE|-] [--strict] [--max-bytes 64MiB]
+//	retryinspect --victorialogs URL [--service NAME] [--lookback 1h] [--limit N] [--json] [--html FILE|-] [--strict] [--max-bytes 64MiB]
+//	retryinspect --victorialogs URL --trace ID [--json] [--html FILE|-] [--strict] [--max-bytes 64MiB]
 //
 // Reads back the spans of retry operations (this library's or any that
-// records the retry attempt contract), prints each operation with its
+// records the retry attempt contract), or the retry.attempt and
+// retry.operation log events of WithLoggerProvider (OTLP logs JSON, or
+// VictoriaLogs' query API), prints each operation with its
 // attempts in order, a summary, the notes and the findings. With --html it
 // also writes the report as one self-contained HTML page (timelines, an
 // overview, distributions; - writes it to stdout instead of the text).
@@ -29,7 +33,9 @@
 //     go.opentelemetry.io/otel/exporters/stdout/stdouttrace writes, compact or
 //     pretty-printed (WithPrettyPrint); "-" reads standard input.
 //   - --otlp FILE: OTLP JSON as the Collector's file exporter writes it, one
-//     ExportTraceServiceRequest per line; "-" reads standard input.
+//     ExportTraceServiceRequest per line, or one ExportLogsServiceRequest
+//     per line (the log events, see Log events below); "-" reads standard
+//     input. A file holds traces or logs, not both.
 //   - --jaeger URL: Jaeger's /api/v3 HTTP API (Jaeger v2, and v1.35 or
 //     later), which answers OTLP JSON. With --service NAME it searches
 //     /api/v3/traces over --lookback (default 1h; 30m, 2d, ... up to about
@@ -37,6 +43,13 @@
 //     reads /api/v3/traces/ID. --timeout (default 10s) bounds the request.
 //     Credentials in the URL are sent as basic authentication and never
 //     printed: messages show the URL with its password masked.
+//   - --victorialogs URL: VictoriaLogs' /select/logsql/query, for the log
+//     events it stored from OTLP (JSON lines, one stored record each). It
+//     asks for the records carrying retry.operation.id: of --trace ID, or
+//     over --lookback (default 1h), of one service.name with --service,
+//     at most --limit records (default 5000; an answer that holds that many
+//     is reported on standard error, as operations may be cut). --timeout
+//     and the URL's credentials are as for --jaeger.
 //
 // OTLP JSON, from a file or from Jaeger, is decoded by the Collector's own
 // decoder (go.opentelemetry.io/collector/pdata), in one place.
@@ -44,6 +57,30 @@
 // --max-bytes (default 64MiB; KiB, MiB, GiB or bytes) bounds what is read
 // from a file, standard input or one Jaeger answer, so that a wrong path
 // (/dev/zero) or an endless body fails fast instead of exhausting memory.
+//
+// # Log events
+//
+// With WithLoggerProvider the transport emits one retry.attempt record per
+// attempt (the attempt span's attributes, in its context, timed at the
+// attempt's end) and one retry.operation record per operation (its outcome,
+// reason, attempts, time limit, id, method, URL, server and
+// retry.operation.duration_ms, in the operation span's context, timed at
+// its start). Read from them, the report is the one the spans of the same
+// run give: an operation per retry.operation record, an attempt per
+// retry.attempt record, joined by trace and operation id (by time between
+// the hops of a redirect chain). The event name is the record's event name
+// or its event.name attribute; records of other events are counted, not
+// read. An attempt starts retry.elapsed_ms before its record's time.
+//
+// What only the span tree tells becomes a needs-spans note, never a false
+// finding: attempts without their operation record (a lost operation span,
+// or none recorded), a write sent again after check_state (the state
+// check's answer is on its span), a retry with no next attempt (the
+// operation span's retry.abandoned_attempt). Span ids are not checked for
+// reuse, and outer-layer-resend compares operations by operation id only
+// (the parent span is not in a record). VictoriaLogs stores every value as
+// text: the reader gives the contract's integer and boolean attributes
+// their type back, so a type the emitter got wrong shows only in OTLP.
 //
 // A malformed input is reported with its line and column and exit status 2,
 // as are a span with a timestamp outside years 0 to 9999, an unreachable
@@ -174,6 +211,8 @@
 //	                           it are skipped
 //	no-operation-span          attempts without an operation span above them whose parent spans are present (or that are
 //	                           roots): the implementation records none. Operation-level checks are skipped
+//	needs-spans                read from log records, a check needs the span tree: attempts without their retry.operation
+//	                           record, a write sent after check_state, a retry with no next attempt; read the traces
 //
 // Each finding names the operation, trace and span, what was seen and what
 // to check next. The finding codes are stable:

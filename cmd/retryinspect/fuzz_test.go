@@ -54,6 +54,40 @@ func FuzzJaeger(f *testing.F) {
 	})
 }
 
+// FuzzOTLPLogs feeds the OTLP reader its logs documents: the capture's
+// log events and hostile variants.
+func FuzzOTLPLogs(f *testing.F) {
+	addFile(f, logCaptureFiles.otlp)
+	f.Add([]byte(`{"resourceLogs":[{"scopeLogs":[{"logRecords":[{"eventName":"retry.attempt","timeUnixNano":"18446744073709551615","attributes":[{"key":"retry.elapsed_ms","value":{"intValue":"-9223372036854775808"}}]}]}]}]}`))
+	f.Add([]byte(`{"resourceLogs":[{"scopeLogs":[{"logRecords":[{"attributes":[{"key":"event.name","value":{"stringValue":"retry.operation"}},{"key":"retry.operation.duration_ms","value":{"intValue":"9223372036854775807"}}],"traceId":"zz"}]}]}]}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		spans, err := read.OTLP(bytes.NewReader(data), "in", fuzzLimit)
+		checkPipeline(t, spans, err)
+	})
+}
+
+// FuzzVictoriaLogs feeds the VictoriaLogs reader the capture's records
+// and hostile variants.
+func FuzzVictoriaLogs(f *testing.F) {
+	addFile(f, logCaptureFiles.victoria)
+	f.Add([]byte(`{"_time":"9999-12-31T23:59:59.999999999Z","event_name":"retry.attempt","retry.elapsed_ms":"9223372036854775807","_stream":"{a=\"\\\"\",b"}` + "\n"))
+	f.Add([]byte(`{"_time":"","event.name":"retry.operation","retry.operation.duration_ms":1e400,"trace_id":"0","span_id":"","retry.attempts":"x"}`))
+	f.Add([]byte(`[1,2]`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		spans, err := read.VictoriaLogs(bytes.NewReader(data), "in", fuzzLimit)
+		checkPipeline(t, spans, err)
+	})
+}
+
+// addFile adds one committed file as a seed.
+func addFile(f *testing.F, path string) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(data)
+}
+
 // seedFuzz adds a few crafted span sets, written by write, as seeds.
 func seedFuzz(f *testing.F, write func(io.Writer, ...tracefixture.Span) error) {
 	for _, name := range []string{"clean-read", "unsafe-resend", "contract-attributes", "outer-layer-resend", "minimal-contract"} {

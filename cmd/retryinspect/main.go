@@ -29,12 +29,16 @@ const (
 
 const usageHead = `Usage:
   retryinspect --stdout FILE|-        [--json] [--html FILE|-] [--strict] [--max-bytes 64MiB]   stdouttrace JSON (a file, or - for stdin)
-  retryinspect --otlp FILE|-          [--json] [--html FILE|-] [--strict] [--max-bytes 64MiB]   OTLP JSON lines (Collector file exporter)
+  retryinspect --otlp FILE|-          [--json] [--html FILE|-] [--strict] [--max-bytes 64MiB]   OTLP JSON lines, traces or logs (Collector file exporter)
   retryinspect --jaeger URL --service NAME [--lookback 1h] [--limit N] [--json] [--html FILE|-] [--strict] [--max-bytes 64MiB]
   retryinspect --jaeger URL --trace ID [--json] [--html FILE|-] [--strict] [--max-bytes 64MiB]
+  retryinspect --victorialogs URL [--service NAME] [--lookback 1h] [--limit N] [--json] [--html FILE|-] [--strict] [--max-bytes 64MiB]
+  retryinspect --victorialogs URL --trace ID [--json] [--html FILE|-] [--strict] [--max-bytes 64MiB]
 
 Reads back the spans of retry operations (this library's or any that
-records the retry attempt contract), prints each operation with its
+records the retry attempt contract), or the retry.attempt and
+retry.operation log events of WithLoggerProvider (OTLP logs JSON, or
+VictoriaLogs' query API), prints each operation with its
 attempts in order, a summary, the notes and the findings. With --html it
 also writes the report as one self-contained HTML page (timelines, an
 overview, distributions; - writes it to stdout instead of the text).
@@ -66,6 +70,7 @@ type command struct {
 type options struct {
 	stdoutFile, otlpFile string
 	jaeger               read.JaegerQuery
+	victoria             bool // --victorialogs: jaeger holds its endpoint, trace, service, lookback and limit
 	timeout              time.Duration
 	json                 bool
 	html                 string // the HTML report's file, "-" for stdout
@@ -130,11 +135,13 @@ func (c *command) parse(args []string) (options, error) {
 	fs.StringVar(&opts.stdoutFile, "stdout", "", "read the JSON the stdouttrace exporter writes from `FILE` (- for stdin)")
 	fs.StringVar(&opts.otlpFile, "otlp", "", "read OTLP JSON, one ExportTraceServiceRequest per line, from `FILE` (- for stdin)")
 	fs.StringVar(&opts.jaeger.Endpoint, "jaeger", "", "query the Jaeger API at `URL`, e.g. http://127.0.0.1:16686")
-	fs.StringVar(&opts.jaeger.Service, "service", "", "with --jaeger: the service `NAME` whose traces to read")
-	fs.StringVar(&opts.jaeger.TraceID, "trace", "", "with --jaeger: read the single trace `ID` instead")
-	fs.StringVar(&lookback, "lookback", "1h", "with --jaeger --service: the search window ending now (30m, 1h, 2d)")
-	fs.IntVar(&opts.jaeger.Limit, "limit", read.DefaultLimit, "with --jaeger --service: the maximum number of traces")
-	fs.DurationVar(&opts.timeout, "timeout", 10*time.Second, "with --jaeger: the HTTP request timeout")
+	var victoria string
+	fs.StringVar(&victoria, "victorialogs", "", "query VictoriaLogs (/select/logsql/query) at `URL`, e.g. http://127.0.0.1:9428, for the log events")
+	fs.StringVar(&opts.jaeger.Service, "service", "", "with --jaeger or --victorialogs: the service `NAME` whose traces or log events to read")
+	fs.StringVar(&opts.jaeger.TraceID, "trace", "", "with --jaeger or --victorialogs: read the single trace `ID` instead")
+	fs.StringVar(&lookback, "lookback", "1h", "with --jaeger --service or --victorialogs: the search window ending now (30m, 1h, 2d)")
+	fs.IntVar(&opts.jaeger.Limit, "limit", read.DefaultLimit, fmt.Sprintf("with --jaeger --service: the maximum number of traces; with --victorialogs: of log records (default %d)", read.DefaultLogLimit))
+	fs.DurationVar(&opts.timeout, "timeout", 10*time.Second, "with --jaeger or --victorialogs: the HTTP request timeout")
 	fs.BoolVar(&opts.json, "json", false, "print the report as one JSON document")
 	fs.StringVar(&opts.html, "html", "", "also write the report as one self-contained HTML page to `FILE` (- for stdout, instead of the text)")
 	fs.BoolVar(&opts.strict, "strict", false, "exit 1 on notes too: absences the contract allows (optional attributes, operation spans)")
@@ -156,18 +163,18 @@ func (c *command) parse(args []string) (options, error) {
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
 
 	inputs := 0
-	for _, name := range []string{"stdout", "otlp", "jaeger"} {
+	for _, name := range []string{"stdout", "otlp", "jaeger", "victorialogs"} {
 		if set[name] {
 			inputs++
 		}
 	}
 	if inputs != 1 {
-		return opts, usagef("give exactly one input: --stdout FILE, --otlp FILE or --jaeger URL")
+		return opts, usagef("give exactly one input: --stdout FILE, --otlp FILE, --jaeger URL or --victorialogs URL")
 	}
-	if !set["jaeger"] {
+	if !set["jaeger"] && !set["victorialogs"] {
 		for _, name := range []string{"service", "trace", "lookback", "limit", "timeout"} {
 			if set[name] {
-				return opts, usagef("--%s applies to --jaeger only", name)
+				return opts, usagef("--%s applies to --jaeger and --victorialogs only", name)
 			}
 		}
 	}
@@ -189,7 +196,51 @@ func (c *command) parse(args []string) (options, error) {
 	if set["jaeger"] {
 		return opts, c.checkJaeger(&opts, set, lookback)
 	}
+	if set["victorialogs"] {
+		opts.victoria = true
+		opts.jaeger.Endpoint = victoria
+		if !set["limit"] {
+			opts.jaeger.Limit = read.DefaultLogLimit
+		}
+		return opts, c.checkVictoriaLogs(&opts, set, lookback)
+	}
 	return opts, nil
+}
+
+// checkVictoriaLogs checks the --victorialogs query: a trace, or the
+// records of a window (of one service, with --service).
+func (c *command) checkVictoriaLogs(opts *options, set map[string]bool, lookback string) error {
+	q := &opts.jaeger
+	switch {
+	case q.TraceID != "" && (set["lookback"] || set["limit"]):
+		return usagef("--lookback and --limit apply to searches only, not to --trace")
+	case q.TraceID != "":
+		if id, ok := model.TraceID(q.TraceID); !ok || id == "" {
+			return usagef("--trace %q is not a hex trace id", q.TraceID)
+		}
+	}
+	d, err := read.ParseLookback(lookback)
+	if err != nil {
+		return usagef("--%v", err)
+	}
+	q.Lookback = d
+	if q.Limit < 1 {
+		return usagef("--limit must be positive")
+	}
+	if opts.timeout <= 0 {
+		return usagef("--timeout must be positive")
+	}
+	if _, err := opts.victoriaQuery().URL(); err != nil {
+		return usagef("--%v", err)
+	}
+	return nil
+}
+
+// victoriaQuery is the --victorialogs query.
+func (o *options) victoriaQuery() read.VictoriaLogsQuery {
+	q := o.jaeger
+	return read.VictoriaLogsQuery{Endpoint: q.Endpoint, TraceID: q.TraceID, Service: q.Service,
+		Lookback: q.Lookback, Limit: q.Limit, MaxBytes: q.MaxBytes}
 }
 
 func (c *command) checkJaeger(opts *options, set map[string]bool, lookback string) error {
@@ -239,6 +290,14 @@ func (c *command) load(opts options) ([]model.Span, string, error) {
 	case opts.otlpFile != "":
 		from = opts.otlpFile
 		spans, err = c.readFile(opts.otlpFile, opts.maxBytes, read.OTLP)
+	case opts.victoria:
+		from = "victorialogs at " + read.RedactEndpoint(opts.jaeger.Endpoint)
+		client := &http.Client{Timeout: opts.timeout}
+		var full bool
+		spans, full, err = read.FetchVictoriaLogs(context.Background(), client, opts.victoriaQuery())
+		if full && err == nil {
+			fmt.Fprintf(c.stderr, "retryinspect: the answer holds --limit %d log records: more may match, and operations may be cut (raise --limit)\n", opts.jaeger.Limit)
+		}
 	default:
 		from = "jaeger at " + read.RedactEndpoint(opts.jaeger.Endpoint)
 		client := &http.Client{Timeout: opts.timeout}
@@ -249,6 +308,9 @@ func (c *command) load(opts options) ([]model.Span, string, error) {
 		return nil, source, err
 	}
 	if len(spans) == 0 {
+		if opts.victoria {
+			return nil, source, fmt.Errorf("no log records in %s", source)
+		}
 		return nil, source, fmt.Errorf("no spans in %s", source)
 	}
 	return spans, source, nil
@@ -280,6 +342,8 @@ func describeSource(from string, opts options) string {
 		return from
 	case q.TraceID != "":
 		return fmt.Sprintf("%s for trace %s", from, q.TraceID)
+	case opts.victoria && q.Service == "":
+		return fmt.Sprintf("%s in the last %s", from, read.FormatLookback(q.Lookback))
 	default:
 		return fmt.Sprintf("%s for service %q in the last %s", from, q.Service, read.FormatLookback(q.Lookback))
 	}

@@ -82,7 +82,7 @@ func TestExitStatus(t *testing.T) {
 		{"unknown flag", []string{"--stdout", clean, "--color"}, exitError, "", "flag provided but not defined: -color"},
 		{"positional", []string{"--stdout", clean, "extra"}, exitError, "", `unexpected argument "extra"`},
 		{"empty name", []string{"--otlp", ""}, exitError, "", "input file name is empty"},
-		{"service without jaeger", []string{"--stdout", clean, "--service", "demo"}, exitError, "", "--service applies to --jaeger only"},
+		{"service without jaeger", []string{"--stdout", clean, "--service", "demo"}, exitError, "", "--service applies to --jaeger and --victorialogs only"},
 		{"jaeger without service", []string{"--jaeger", noJaeger}, exitError, "", "--jaeger needs --service NAME or --trace ID"},
 		{"jaeger both", []string{"--jaeger", noJaeger, "--service", "s", "--trace", "ab"}, exitError, "", "exclude each other"},
 		{"trace with lookback", []string{"--jaeger", noJaeger, "--trace", "ab", "--lookback", "2h"}, exitError, "", "apply to --service searches only"},

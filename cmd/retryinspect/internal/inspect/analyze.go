@@ -43,14 +43,27 @@ type analyzer struct {
 	groupOf   []*group // by span index: operation, attempt and state-check spans
 	findings  []Finding
 	notes     map[string]*Note
+	logs      bool // the input is log records (model.Span.Log): no span tree
 }
 
 // Analyze inspects spans and returns the report. It never fails: spans
 // that break the contract become findings, absences the contract allows
 // become notes.
+//
+// Log records (spans with Log set, which a log reader returns) are read
+// the same way, an operation per retry.operation record and an attempt per
+// retry.attempt record. What only the span tree can tell (a lost operation
+// span, a span id reused, a state check between two calls, an abandoned
+// call) becomes a needs-spans note instead of a finding.
 func Analyze(spans []model.Span) *Report {
 	a := &analyzer{dups: map[*model.Span]int{}, notes: map[string]*Note{}}
-	pos := a.dedup(spans)
+	a.logs = slices.ContainsFunc(spans, func(s model.Span) bool { return s.Log })
+	var pos map[spanKey]int
+	if a.logs {
+		pos = a.dedupRecords(spans)
+	} else {
+		pos = a.dedup(spans)
+	}
 	// Work in time order, so that the report does not depend on the order
 	// in which a format or an exporter happened to list the spans.
 	slices.SortStableFunc(a.spans, func(x, y *model.Span) int {
@@ -73,6 +86,9 @@ func Analyze(spans []model.Span) *Report {
 	}
 
 	report := &Report{Spans: a.countSpans()}
+	if a.logs {
+		report.Input = InputLogs
+	}
 	a.group()
 	a.checkMissingOperationSpans()
 	for _, g := range a.groups {
@@ -150,6 +166,34 @@ func (a *analyzer) dedup(spans []model.Span) map[spanKey]int {
 	return first
 }
 
+// dedupRecords keeps every distinct log record and counts identical
+// copies as duplicate deliveries. Records are told apart by their whole
+// content, not by their span id: a record carries the id of the span it
+// was emitted in, which several records may share (an attempt emitted
+// without a span of its own carries the caller's). It returns a map of
+// span keys, which no record uses: records have no parent.
+func (a *analyzer) dedupRecords(spans []model.Span) map[spanKey]int {
+	first := make(map[string]*model.Span, len(spans))
+	a.spans = make([]*model.Span, 0, len(spans))
+	var b strings.Builder
+	for i := range spans {
+		s := &spans[i]
+		b.Reset()
+		fmt.Fprintf(&b, "%s\x00%s\x00%s\x00%d\x00%d", s.TraceID, s.SpanID, s.Name, s.Start.UnixNano(), s.End.UnixNano())
+		for _, kv := range sortedAttributes(s.Attributes) {
+			fmt.Fprintf(&b, "\x00%s\x00%d\x00%q\x00%d\x00%x\x00%t", kv.Key, kv.Value.Type, kv.Value.Str,
+				kv.Value.Int, math.Float64bits(kv.Value.Float), kv.Value.Bool)
+		}
+		if kept, seen := first[b.String()]; seen {
+			a.dups[kept]++
+			continue
+		}
+		first[b.String()] = s
+		a.spans = append(a.spans, s)
+	}
+	return make(map[spanKey]int, len(a.spans))
+}
+
 // differences names the fields in which two deliveries of one span id
 // differ. Attributes are compared as sets of key-value pairs (a backend may
 // reorder them), floats bit for bit (so NaN equals NaN).
@@ -183,13 +227,25 @@ func sameAttributes(x, y []model.Attribute) bool {
 	if slices.EqualFunc(x, y, sameAttribute) {
 		return true
 	}
-	order := func(a, b model.Attribute) int {
+	return slices.EqualFunc(sortedAttributes(x), sortedAttributes(y), sameAttribute)
+}
+
+// sortedAttributes returns a sorted copy of kvs: a backend may reorder
+// attributes.
+func sortedAttributes(kvs []model.Attribute) []model.Attribute {
+	return slices.SortedFunc(slices.Values(kvs), func(a, b model.Attribute) int {
 		return cmp.Or(strings.Compare(a.Key, b.Key), cmp.Compare(a.Value.Type, b.Value.Type),
 			strings.Compare(a.Value.Str, b.Value.Str), cmp.Compare(a.Value.Int, b.Value.Int),
-			cmp.Compare(math.Float64bits(a.Value.Float), math.Float64bits(b.Value.Float)))
+			cmp.Compare(math.Float64bits(a.Value.Float), math.Float64bits(b.Value.Float)),
+			cmp.Compare(boolInt(a.Value.Bool), boolInt(b.Value.Bool)))
+	})
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
 	}
-	xs, ys := slices.SortedFunc(slices.Values(x), order), slices.SortedFunc(slices.Values(y), order)
-	return slices.EqualFunc(xs, ys, sameAttribute)
+	return 0
 }
 
 func sameAttribute(a, b model.Attribute) bool {
@@ -272,7 +328,8 @@ var ambiguous = &group{}
 // group builds the operations: operation spans first, then attempts and
 // state checks attached to the operation span above them.
 func (a *analyzer) group() {
-	byID := map[spanKey]*group{} // operation spans by trace and operation id
+	byID := map[spanKey]*group{}      // operation spans by trace and operation id
+	allByID := map[spanKey][]*group{} // log records: every operation of an id, in time order
 	for i, s := range a.spans {
 		if a.roles[i] != roleOperation {
 			continue
@@ -283,6 +340,9 @@ func (a *analyzer) group() {
 		a.groupOf[i] = g
 		a.addFields(g, s, f)
 		k := spanKey{s.TraceID, op.ID}
+		if a.logs {
+			allByID[k] = append(allByID[k], g)
+		}
 		if byID[k] == nil {
 			byID[k] = g
 		} else {
@@ -300,6 +360,8 @@ func (a *analyzer) group() {
 		if p := opAbove[i]; p >= 0 {
 			g = a.groupOf[p]
 		} else if m := byID[spanKey{s.TraceID, stringAttr(s, keyOperationID)}]; m != nil && m != ambiguous {
+			g = m
+		} else if m := byTime(allByID[spanKey{s.TraceID, stringAttr(s, keyOperationID)}], s); m != nil {
 			g = m
 		} else {
 			k := spanKey{s.TraceID, stringAttr(s, keyOperationID)}
@@ -329,6 +391,21 @@ func (a *analyzer) group() {
 	for i, g := range a.groups {
 		g.index = i
 	}
+}
+
+// byTime picks, among the operations of one id (log records, which have
+// no parent: the hops of a redirect chain, repeats), the one whose time
+// holds the attempt's start: the last one started at or before it. It
+// returns nil when none did.
+func byTime(ops []*group, s *model.Span) *group {
+	var found *group
+	for _, g := range ops {
+		if g.op.Start.After(s.Start) {
+			break
+		}
+		found = g
+	}
+	return found
 }
 
 // nearestAncestors returns, for every span index, the index of the nearest

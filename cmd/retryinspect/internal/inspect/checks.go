@@ -55,6 +55,10 @@ func (a *analyzer) checkMissingOperationSpans() {
 		if g.span != nil {
 			continue
 		}
+		if a.logs {
+			a.noteNoOperationRecord(g)
+			continue
+		}
 		what := plural(len(g.attempts), "attempt span")
 		if len(g.checks) > 0 {
 			what += " and " + plural(len(g.checks), "state-check span")
@@ -77,6 +81,28 @@ func (a *analyzer) checkMissingOperationSpans() {
 			a.note(g, CodeNoOperationSpan, "", first, "%s; their parents are present, so none was recorded", seen)
 		}
 	}
+}
+
+// noteNoOperationRecord notes attempt records without a retry.operation
+// record: with the spans, the inspector would tell a lost operation span
+// (a finding) from one never recorded (a note); the records cannot. The
+// operation may also have ended in a panic, which emits no operation
+// record, or the Logger may have filtered the event out.
+func (a *analyzer) noteNoOperationRecord(g *group) {
+	first := ""
+	if len(g.op.Attempts) > 0 {
+		first = g.op.Attempts[0].SpanID
+	}
+	a.note(g, CodeNeedsSpans, "no-operation-record", first,
+		"%s of operation %q in trace %s without a %s record: whether its operation span was lost or never recorded, only the spans tell",
+		plural(len(g.attempts), attrs.LogEventAttempt+" record"), g.op.ID, orNone(g.op.TraceID), attrs.LogEventOperation)
+}
+
+func orNone(id string) string {
+	if id == "" {
+		return "(none)"
+	}
+	return id
 }
 
 func (a *analyzer) checkStatusXorErrorClass(g *group) {
@@ -123,6 +149,14 @@ func (a *analyzer) checkRetryWithoutNext(g *group) {
 	}
 	if g.span != nil && g.span.Has(string(attrs.AbandonedAttemptKey)) {
 		return // the operation says which call was not made, and why (attempt_abandoned)
+	}
+	if a.logs {
+		if g.span != nil { // else noted as an attempt without its operation record
+			a.note(g, CodeNeedsSpans, "retry-without-next", last.SpanID,
+				"attempt %d (%s) decided retry, no later attempt exists and the operation outcome %s does not explain why: only the operation span's %s says whether the call was abandoned",
+				last.Number, last.RequestID, quote(string(outcome)), attrs.AbandonedAttemptKey)
+		}
+		return
 	}
 	var why string
 	switch {
@@ -185,6 +219,14 @@ func (a *analyzer) checkUnsafeResend(g *group) {
 		// A state check answering not_applied between the two calls.
 		j := sort.Search(len(notApplied), func(k int) bool { return !notApplied[k].Before(prev.Start) })
 		if j < len(notApplied) && !notApplied[j].After(cur.Start) {
+			continue
+		}
+		if a.logs && prev.Decision == string(attrs.DecisionCheckState) {
+			// A state check ran between the calls; its answer is on
+			// its span only.
+			a.note(g, CodeNeedsSpans, "state-check", cur.SpanID,
+				"%s attempt %d (%s) was sent after attempt %d decided %s: whether a state check answered %s in between, only its span tells",
+				redacted(method), cur.Number, cur.RequestID, prev.Number, attrs.DecisionCheckState, attrs.StateNotApplied)
 			continue
 		}
 		a.add(g, CodeUnsafeResend, cur.SpanID,
@@ -265,7 +307,7 @@ func (a *analyzer) checkCount(g *group) {
 		return
 	}
 	if n := *g.op.RecordedAttempts; n != int64(len(g.op.Attempts)) {
-		a.add(g, CodeAttemptCountMismatch, g.op.SpanID, "%s is %d but the input holds %s", keyAttempts, n, plural(len(g.op.Attempts), "attempt span"))
+		a.add(g, CodeAttemptCountMismatch, g.op.SpanID, "%s is %d but the input holds %s", keyAttempts, n, plural(len(g.op.Attempts), a.attemptNoun()))
 	}
 }
 
@@ -358,8 +400,12 @@ func (a *analyzer) checkRequestIDs() {
 	for _, g := range a.groups {
 		for _, at := range g.op.Attempts {
 			if n := a.dups[at.span]; n > 0 {
-				a.add(g, CodeDuplicateRequestID, at.SpanID, "attempt %d (%s) was delivered %d times (same trace and span id)",
-					at.Number, at.RequestID, n+1)
+				how := "same trace and span id"
+				if a.logs {
+					how = "identical records"
+				}
+				a.add(g, CodeDuplicateRequestID, at.SpanID, "attempt %d (%s) was delivered %d times (%s)",
+					at.Number, at.RequestID, n+1, how)
 			}
 			if at.RequestID != "" {
 				count[at.RequestID]++
@@ -394,8 +440,8 @@ func (a *analyzer) checkRequestIDs() {
 		if len(uses) > maxListed {
 			where = append(where, fmt.Sprintf("and %d more", len(uses)-maxListed))
 		}
-		a.add(uses[1].g, CodeDuplicateRequestID, uses[1].at.SpanID, "request id %s is carried by %d attempt spans: %s",
-			fmtID(id), len(uses), strings.Join(where, "; "))
+		a.add(uses[1].g, CodeDuplicateRequestID, uses[1].at.SpanID, "request id %s is carried by %d %ss: %s",
+			fmtID(id), len(uses), a.attemptNoun(), strings.Join(where, "; "))
 		for _, u := range uses[:min(len(uses), maxListed)] {
 			a.relate(u.g)
 		}
@@ -510,6 +556,14 @@ func (a *analyzer) checkConflicts(pos map[spanKey]int, groupAt func(int) *group)
 		a.add(g, CodeSpanIDReused, c.kept.SpanID, "%s in trace %s is delivered again with different content (%s); the first copy is analyzed",
 			describeSpan(c.kept), c.kept.TraceID, strings.Join(c.diff, ", "))
 	}
+}
+
+// attemptNoun names what the input holds for an attempt.
+func (a *analyzer) attemptNoun() string {
+	if a.logs {
+		return attrs.LogEventAttempt + " record"
+	}
+	return "attempt span"
 }
 
 func statusText(at Attempt) string {

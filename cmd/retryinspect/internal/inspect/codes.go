@@ -58,6 +58,9 @@ const (
 	CodeMissingOptionalAttribute Code = "missing-optional-attribute"
 	// Attempts recorded without any operation span above them, none lost.
 	CodeNoOperationSpan Code = "no-operation-span"
+	// Read from log records, a check that needs the span tree could not be
+	// made: it would be a finding, or nothing, with the spans.
+	CodeNeedsSpans Code = "needs-spans"
 )
 
 type codeInfo struct {
@@ -88,6 +91,7 @@ var findingInfo = []codeInfo{
 var noteInfo = []codeInfo{
 	{CodeMissingOptionalAttribute, "optional in the contract; record it for fuller checks: " + keyDeadlineMs + " for attempt-after-deadline, " + keyAttempts + " for lost attempts, the URL for outer-layer-resend"},
 	{CodeNoOperationSpan, "optional in the contract; an operation span records the outcome, the time limit and the attempt count, which the operation-level checks need"},
+	{CodeNeedsSpans, "log records carry no span tree: read the traces of the same run (--stdout, --otlp or --jaeger) for this check"},
 }
 
 // Codes returns every finding code in report order.

@@ -236,6 +236,9 @@ func readStateCheck(s *model.Span) (StateCheck, fields) {
 // attempts, its number. The name is redacted (it may hold a URL) and
 // quoted.
 func describeSpan(s *model.Span) string {
+	if s.Log {
+		return describeRecord(s)
+	}
 	name := quote(s.Name)
 	switch roleOf(s) {
 	case roleOperation:
@@ -252,6 +255,19 @@ func describeSpan(s *model.Span) string {
 	default:
 		return fmt.Sprintf("%s span %s", s.Kind, name)
 	}
+}
+
+// describeRecord names a log record in findings: its event and, for
+// attempts, their number.
+func describeRecord(s *model.Span) string {
+	what := quote(s.Name) + " record"
+	if v, ok := s.Attr(keyAttempt); ok && roleOf(s) == roleAttempt {
+		if v.Type == model.TypeInt {
+			return fmt.Sprintf("%s (attempt %d)", what, v.Int)
+		}
+		return fmt.Sprintf("%s (attempt %s)", what, quote(v.Text()))
+	}
+	return what
 }
 
 // quote writes text from the input for a message: URLs in it redacted,

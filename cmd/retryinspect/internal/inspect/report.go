@@ -13,6 +13,9 @@ import (
 // Report is the result of inspecting a set of spans. It is also the
 // document that --json prints.
 type Report struct {
+	// Input is InputLogs when the report was read from log records, whose
+	// counts Spans then holds; empty for spans.
+	Input      string      `json:"input,omitempty"`
 	Spans      SpanCounts  `json:"spans"`
 	Operations []Operation `json:"operations"`
 	Summary    Summary     `json:"summary"`
@@ -20,7 +23,10 @@ type Report struct {
 	Findings   []Finding   `json:"findings"`
 }
 
-// SpanCounts counts the input spans by role.
+// InputLogs is Report.Input for a report read from log records.
+const InputLogs = "logs"
+
+// SpanCounts counts the input spans (or log records) by role.
 type SpanCounts struct {
 	Total      int `json:"total"`       // distinct spans
 	Duplicates int `json:"duplicates"`  // extra deliveries of spans already counted, identical or not

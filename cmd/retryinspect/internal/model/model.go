@@ -105,6 +105,13 @@ type Attribute struct {
 // Span is one span, whatever format it was read from. Ids are lower-case
 // hex, trace ids padded to 32 and span ids to 16 digits; ParentID is empty
 // for a root span.
+//
+// A Span with Log set stands for a log record (the retry.attempt or
+// retry.operation event) that a log reader read: its ids are those of the
+// span the record was emitted in (either may be empty when the emitter had
+// no span), it has no parent (a record does not know it), its Name is the
+// event name, and Start and End come from the record's timestamp and the
+// durations it carries.
 type Span struct {
 	TraceID    string
 	SpanID     string
@@ -113,6 +120,7 @@ type Span struct {
 	Kind       Kind
 	Start, End time.Time
 	Attributes []Attribute
+	Log        bool
 }
 
 // Attr returns the first attribute named key.

@@ -21,25 +21,53 @@ import (
 
 // OTLP reads OTLP JSON as the Collector's file exporter writes it: one
 // ExportTraceServiceRequest object per line (a single pretty-printed object
-// is accepted too). It reads at most limit bytes (DefaultMaxBytes when
-// limit is 0).
+// is accepted too), or one ExportLogsServiceRequest per line, whose
+// records come back as spans with Log set (see model.Span). One input
+// holds traces or logs, not both: the two read the same operations. It
+// reads at most limit bytes (DefaultMaxBytes when limit is 0).
 func OTLP(r io.Reader, name string, limit int64) ([]model.Span, error) {
 	data, err := readAll(r, name, limit)
 	if err != nil {
 		return nil, err
 	}
-	var spans []model.Span
+	var (
+		spans             []model.Span
+		sawSpans, sawLogs bool
+	)
 	err = decodeValues(data, name, func(raw json.RawMessage) error {
-		var err error
-		spans, err = appendOTLP(spans, raw, "")
+		more, err := appendOTLP(spans, raw, "")
+		if errors.Is(err, errNoResourceSpans) {
+			var probe otlpKinds
+			if json.Unmarshal(raw, &probe) != nil || probe.ResourceLogs == nil {
+				return errNoOTLP
+			}
+			if sawSpans {
+				return errMixedOTLP
+			}
+			sawLogs = true
+			spans, err = appendOTLPLogs(spans, raw)
+			return err
+		}
+		if sawLogs {
+			return errMixedOTLP
+		}
+		sawSpans, spans = true, more
 		return err
 	})
 	return spans, err
 }
 
+// errMixedOTLP refuses an input holding both traces and logs: read one of
+// them (both describe the same attempts).
+var errMixedOTLP = errors.New("this input holds both traces (resourceSpans) and logs (resourceLogs): give them as separate files")
+
 // errNoResourceSpans is what a JSON object without resourceSpans (a
 // stdouttrace span, a Jaeger v1 answer, anything else) gets.
 var errNoResourceSpans = errors.New("not an OTLP trace request: no resourceSpans (is this stdouttrace output? use --stdout)")
+
+// errNoOTLP is what --otlp says of a JSON object that is neither an OTLP
+// trace nor an OTLP logs request.
+var errNoOTLP = errors.New("not an OTLP trace request: no resourceSpans, nor an OTLP logs request: no resourceLogs (is this stdouttrace output? use --stdout)")
 
 // appendOTLP decodes one OTLP JSON TracesData (ExportTraceServiceRequest)
 // object with the Collector's pdata decoder, the one place where this

@@ -16,6 +16,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/otelretry/otelretry-go/attrs"
 	"github.com/otelretry/otelretry-go/cmd/retryinspect/internal/inspect"
 )
 
@@ -66,7 +67,11 @@ func (p *printer) printf(format string, args ...any) {
 
 func (p *printer) header(r *inspect.Report) {
 	p.printf("retryinspect: %s\n", countsLine(r))
-	if len(r.Operations) == 0 {
+	switch {
+	case len(r.Operations) > 0:
+	case r.Input == inspect.InputLogs:
+		p.printf("\nno operations: no %s or %s record\n", attrs.LogEventOperation, attrs.LogEventAttempt)
+	default:
 		p.printf("\nno operations: no span carries the retry attributes\n")
 	}
 }
@@ -75,6 +80,11 @@ func (p *printer) header(r *inspect.Report) {
 // report's first line and the HTML report's subtitle.
 func countsLine(r *inspect.Report) string {
 	c := r.Spans
+	if r.Input == inspect.InputLogs {
+		return fmt.Sprintf("%s, %s in %s (%d %s, %d %s, %d of other events; %s)",
+			plural(r.Summary.Operations, "operation"), plural(r.Summary.Attempts, "attempt"), plural(c.Total, "log record"),
+			c.Operation, attrs.LogEventOperation, c.Attempt, attrs.LogEventAttempt, c.Other+c.StateCheck, plural(c.Duplicates, "duplicate delivery"))
+	}
 	return fmt.Sprintf("%s, %s in %s (%d operation, %d attempt, %d state check, %d without retry attributes; %s)",
 		plural(r.Summary.Operations, "operation"), plural(r.Summary.Attempts, "attempt"), plural(c.Total, "span"),
 		c.Operation, c.Attempt, c.StateCheck, c.Other, plural(c.Duplicates, "duplicate delivery"))
