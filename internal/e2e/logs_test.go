@@ -58,6 +58,61 @@ func logFilter(service string) string {
 	return fmt.Sprintf(`_time:1h "service.name":=%s`, strconv.Quote(service))
 }
 
+// waitLogCounts polls a LogsQL count of the service's records by event
+// name until it shows wantOps retry.operation and wantAttempts
+// retry.attempt records, and logs the query and its answer.
+func waitLogCounts(t *testing.T, s stack, service string, wantOps, wantAttempts int) error {
+	t.Helper()
+	countQuery := logFilter(service) + " | stats by (event_name) count() n"
+	deadline := time.Now().Add(logsDeadline)
+	for polls := 1; ; polls++ {
+		rows, err := logsql(s.victorialogs, countQuery)
+		if err != nil {
+			return err
+		}
+		counts := map[string]int{}
+		for _, row := range rows {
+			n, err := strconv.Atoi(row["n"])
+			if err != nil {
+				return fmt.Errorf("LogsQL %q: row %v", countQuery, row)
+			}
+			counts[row["event_name"]] = n
+		}
+		if counts[attrs.LogEventOperation] == wantOps && counts[attrs.LogEventAttempt] == wantAttempts && len(counts) == 2 {
+			t.Logf("victorialogs: %q counts %d %s and %d %s records, every one the %d operations emitted (%d polls)",
+				countQuery, counts[attrs.LogEventAttempt], attrs.LogEventAttempt, counts[attrs.LogEventOperation], attrs.LogEventOperation, wantOps, polls)
+			return nil
+		}
+		if counts[attrs.LogEventOperation]+counts[attrs.LogEventAttempt] > wantOps+wantAttempts || time.Now().After(deadline) {
+			return fmt.Errorf("victorialogs: %q gives %v after %d polls; the operations emitted %d %s and %d %s records",
+				countQuery, counts, polls, wantAttempts, attrs.LogEventAttempt, wantOps, attrs.LogEventOperation)
+		}
+		time.Sleep(pollEvery / 2)
+	}
+}
+
+// checkDemoLogs checks the demo's log events in VictoriaLogs (the demo
+// exports them with the rest to the Collector's OTLP endpoint): all of
+// them, one operation record per operation of the summary, each in a trace.
+func checkDemoLogs(t *testing.T, s stack, run demoRun) {
+	if err := waitLogCounts(t, s, run.service, len(run.summary.Operations), run.summary.attemptCount()); err != nil {
+		t.Fatal(err)
+	}
+	rows, err := logsql(s.victorialogs, logFilter(run.service)+" event_name:="+strconv.Quote(attrs.LogEventOperation))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids := map[string]string{}
+	for _, row := range rows {
+		ids[row[string(attrs.OperationIDKey)]] = row["trace_id"]
+	}
+	for _, op := range run.summary.Operations {
+		if tr, ok := ids[op.OperationID]; !ok || len(tr) != 32 {
+			t.Errorf("%s: operation record %v, trace id %q", op.OperationID, ok, tr)
+		}
+	}
+}
+
 // checkLogs runs the proof over ops (warm-up included): first the counts by
 // a LogsQL query, then each operation's records, then each trace id from
 // the records against Jaeger once the samplers decided.
@@ -68,33 +123,8 @@ func checkLogs(t *testing.T, s stack, service string, ops []genResult, traceOf m
 	}
 
 	// 1. Every record arrived: count them in VictoriaLogs.
-	countQuery := logFilter(service) + " | stats by (event_name) count() n"
-	deadline := time.Now().Add(logsDeadline)
-	var counts map[string]int
-	for polls := 1; ; polls++ {
-		rows, err := logsql(s.victorialogs, countQuery)
-		if err != nil {
-			t.Fatal(err)
-		}
-		counts = map[string]int{}
-		for _, row := range rows {
-			n, err := strconv.Atoi(row["n"])
-			if err != nil {
-				t.Fatalf("LogsQL %q: row %v", countQuery, row)
-			}
-			counts[row["event_name"]] = n
-		}
-		got := counts[attrs.LogEventOperation] + counts[attrs.LogEventAttempt]
-		if counts[attrs.LogEventOperation] == wantOps && counts[attrs.LogEventAttempt] == wantAttempts && len(counts) == 2 {
-			t.Logf("victorialogs: %q counts %d %s and %d %s records, every one the workload of %d operations emitted (%d polls)",
-				countQuery, counts[attrs.LogEventAttempt], attrs.LogEventAttempt, counts[attrs.LogEventOperation], attrs.LogEventOperation, wantOps, polls)
-			break
-		}
-		if got > wantOps+wantAttempts || time.Now().After(deadline) {
-			t.Fatalf("victorialogs: %q gives %v after %d polls; the workload emitted %d %s and %d %s records",
-				countQuery, counts, polls, wantAttempts, attrs.LogEventAttempt, wantOps, attrs.LogEventOperation)
-		}
-		time.Sleep(pollEvery / 2)
+	if err := waitLogCounts(t, s, service, wantOps, wantAttempts); err != nil {
+		t.Fatal(err)
 	}
 
 	// 2. Each operation's records, with the ids the client recorded.
@@ -173,7 +203,7 @@ func checkLogs(t *testing.T, s stack, service string, ops []genResult, traceOf m
 	}
 	time.Sleep(time.Until(lastSent.Add(s.decisionWait + 2*time.Second)))
 	found := map[string]*jaegerTrace{} // operation id -> its trace, looked up by the record's trace id
-	deadline = time.Now().Add(jaegerDeadline)
+	deadline := time.Now().Add(jaegerDeadline)
 	for polls := 1; ; polls++ {
 		problems = problems[:0]
 		lookupTraces(s.jaeger, ops, opRecord, found, &problems)
