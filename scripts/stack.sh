@@ -4,20 +4,22 @@
 # Local observability stack for the otelretry end-to-end test, all on
 # 127.0.0.1 with explicit ports:
 #   - Jaeger v2 (built from tools/jaeger), Prometheus (Debian package, with
-#     exemplar storage);
+#     exemplar storage), VictoriaLogs (built from tools/victorialogs; the
+#     log store);
 #   - the Collector of collector-config.yaml (built with ocb from
 #     deploy/collector/manifest.yaml): OTLP in, traces to Jaeger, metrics
-#     to Prometheus;
+#     to Prometheus, logs to VictoriaLogs;
 #   - the tiered deployment of deploy/tiered/ (one binary built from
 #     deploy/collector/manifest-tier.yaml with tools/ocb-tier): an agent that
 #     load-balances traces by trace id over two tail-sampling Collectors,
-#     which export to Jaeger; the agent passes metrics on to the Collector.
+#     which export to Jaeger; the agent passes metrics and logs (never
+#     sampled) on to the Collector.
 #
 # Usage: scripts/stack.sh install|up|down|status|env|ports
 #   install  apt-get install prometheus (if missing); build the two ocb
-#            releases, the two Collectors and Jaeger into the cache (each
-#            skipped when its inputs are unchanged)
-#   up       start the six programs, wait until they are ready, write the
+#            releases, the two Collectors, Jaeger and VictoriaLogs into the
+#            cache (each skipped when its inputs are unchanged)
+#   up       start the seven programs, wait until they are ready, write the
 #            env file (scripts/stack.sh env prints its path)
 #   down     stop whatever `up` started (always exits 0; safe in a trap)
 #   status   show pids and readiness
@@ -32,7 +34,8 @@
 #   OTELRETRY_PLAIN_SUCCESS_PERCENT  share of plain successes the samplers keep (default 10;
 #                        the shipped sampler.yaml defaults to 5)
 #   OTELRETRY_DECISION_WAIT  the samplers' decision_wait (default 5s)
-#   OTELRETRY_COLLECTOR_OTLP_HTTP, OTELRETRY_JAEGER_QUERY_HTTP, OTELRETRY_PROMETHEUS_HTTP, ...
+#   OTELRETRY_COLLECTOR_OTLP_HTTP, OTELRETRY_JAEGER_QUERY_HTTP, OTELRETRY_PROMETHEUS_HTTP,
+#   OTELRETRY_VICTORIALOGS_HTTP, ...
 #                        listening addresses (defaults below, all on 127.0.0.1;
 #                        `scripts/stack.sh ports` lists them)
 set -euo pipefail
@@ -49,6 +52,7 @@ COLLECTOR_BIN=$COLLECTOR_DIR/otelcol-otelretry
 TIER_DIR=$CACHE/tier
 TIER_BIN=$TIER_DIR/otelcol-otelretry-tier
 JAEGER_BIN=$BIN/jaeger
+VICTORIALOGS_BIN=$BIN/victoria-logs
 OCB_BIN=$BIN/ocb
 OCB_TIER_BIN=$BIN/ocb-tier
 PROMETHEUS_BIN=${OTELRETRY_PROMETHEUS_BIN:-/usr/bin/prometheus}
@@ -70,6 +74,7 @@ JAEGER_QUERY_GRPC=${OTELRETRY_JAEGER_QUERY_GRPC:-127.0.0.1:26685}
 JAEGER_HEALTH=${OTELRETRY_JAEGER_HEALTH:-127.0.0.1:24133}
 JAEGER_TELEMETRY_PORT=${OTELRETRY_JAEGER_TELEMETRY_PORT:-24888}
 PROMETHEUS_HTTP=${OTELRETRY_PROMETHEUS_HTTP:-127.0.0.1:19090}
+VICTORIALOGS_HTTP=${OTELRETRY_VICTORIALOGS_HTTP:-127.0.0.1:19428}
 AGENT_OTLP_GRPC=${OTELRETRY_AGENT_OTLP_GRPC:-127.0.0.1:15317}
 AGENT_OTLP_HTTP=${OTELRETRY_AGENT_OTLP_HTTP:-127.0.0.1:15318}
 AGENT_HEALTH=${OTELRETRY_AGENT_HEALTH:-127.0.0.1:15133}
@@ -84,7 +89,7 @@ PLAIN_SUCCESS_PERCENT=${OTELRETRY_PLAIN_SUCCESS_PERCENT:-10}
 DECISION_WAIT=${OTELRETRY_DECISION_WAIT:-5s}
 
 # Start order: each program's downstream is up before it.
-SERVICES=(jaeger collector sampler-1 sampler-2 agent prometheus)
+SERVICES=(victorialogs jaeger collector sampler-1 sampler-2 agent prometheus)
 
 log() { printf '[stack] %s\n' "$*" >&2; }
 die() { log "error: $*"; exit 1; }
@@ -171,6 +176,13 @@ build_jaeger() {
 	(cd "$ROOT/tools/jaeger" && go_env go build -trimpath -ldflags='-s -w' -o "$JAEGER_BIN" github.com/jaegertracing/jaeger/cmd/jaeger)
 }
 
+# VictoriaLogs from its Go module, pinned by tools/victorialogs (the release
+# docker-compose.yaml runs). Pure Go (CGO_ENABLED=0, as every tool here):
+# its zstd falls back to klauspost/compress, so no C toolchain is needed.
+build_victorialogs() {
+	(cd "$ROOT/tools/victorialogs" && go_env go build -trimpath -ldflags='-s -w' -o "$VICTORIALOGS_BIN" github.com/VictoriaMetrics/VictoriaLogs/app/victoria-logs)
+}
+
 # Component types the configs use: the keys under receivers/processors/
 # exporters/extensions, without the /name suffix.
 config_components() {
@@ -230,7 +242,7 @@ cmd_install() {
 	install_curl
 	install_prometheus
 	gov=$(go env GOVERSION)
-	# Three independent chains, side by side: a cold build spends much of
+	# Four independent chains, side by side: a cold build spends much of
 	# its time fetching modules and linking (one core), so together they
 	# finish well before one after the other. Each stamp is written only
 	# when its build succeeded.
@@ -245,6 +257,8 @@ cmd_install() {
 	) &
 	pids+=($!)
 	build jaeger "$(hash_of "$ROOT/tools/jaeger/go.mod" "$ROOT/tools/jaeger/go.sum"; echo "$gov")" "$JAEGER_BIN" build_jaeger &
+	pids+=($!)
+	build victorialogs "$(hash_of "$ROOT/tools/victorialogs/go.mod" "$ROOT/tools/victorialogs/go.sum"; echo "$gov")" "$VICTORIALOGS_BIN" build_victorialogs &
 	pids+=($!)
 	for pid in "${pids[@]}"; do
 		wait "$pid" || failed=1
@@ -271,6 +285,7 @@ expected_cmd() {
 	collector) echo "$COLLECTOR_BIN" ;;
 	agent | sampler-1 | sampler-2) echo "$TIER_BIN" ;;
 	prometheus) echo "$PROMETHEUS_BIN" ;;
+	victorialogs) echo "$VICTORIALOGS_BIN" ;;
 	watchdog) echo "stack-watchdog" ;;
 	esac
 }
@@ -337,6 +352,7 @@ sampler-2   $SAMPLER2_OTLP_GRPC   OTLP/gRPC in (from the agent)
 sampler-2   $SAMPLER2_HEALTH   health_check
 sampler-2   127.0.0.1:$SAMPLER2_TELEMETRY_PORT   own metrics
 prometheus  $PROMETHEUS_HTTP   HTTP API and UI (/api/v1/query, /api/v1/query_exemplars)
+victorialogs $VICTORIALOGS_HTTP  OTLP logs in (/insert/opentelemetry/v1/logs, from the Collector), LogsQL (/select/logsql/query)
 EOF
 }
 
@@ -353,7 +369,7 @@ start_sampler() {
 cmd_up() {
 	local start_ms deadline hp name
 	start_ms=$(date +%s%N)
-	if [ ! -x "$COLLECTOR_BIN" ] || [ ! -x "$TIER_BIN" ] || [ ! -x "$JAEGER_BIN" ] || [ ! -x "$PROMETHEUS_BIN" ]; then
+	if [ ! -x "$COLLECTOR_BIN" ] || [ ! -x "$TIER_BIN" ] || [ ! -x "$JAEGER_BIN" ] || [ ! -x "$PROMETHEUS_BIN" ] || [ ! -x "$VICTORIALOGS_BIN" ]; then
 		die "binaries missing: run scripts/stack.sh install first"
 	fi
 	command -v curl >/dev/null 2>&1 || die "curl missing: run scripts/stack.sh install first"
@@ -361,13 +377,18 @@ cmd_up() {
 	for hp in $(ports | awk '{ print $2 }'); do
 		port_in_use "$hp" && die "$hp is already in use"
 	done
-	rm -rf "$RUN/logs" "$RUN/prometheus-data" "$ENV_FILE"
-	mkdir -p "$RUN/logs" "$RUN/prometheus-data"
+	rm -rf "$RUN/logs" "$RUN/prometheus-data" "$RUN/victorialogs-data" "$ENV_FILE"
+	mkdir -p "$RUN/logs" "$RUN/prometheus-data" "$RUN/victorialogs-data"
 	sed "s|127.0.0.1:18889|$COLLECTOR_PROM|" "$ROOT/deploy/prometheus/prometheus.yml" >"$RUN/prometheus.yml"
 
 	# On any failure below, stop what was started.
 	trap 'cmd_down quiet' EXIT
 
+	# The log store first: the Collector exports logs to it.
+	start victorialogs "$VICTORIALOGS_BIN" \
+		-httpListenAddr="$VICTORIALOGS_HTTP" \
+		-storageDataPath="$RUN/victorialogs-data" \
+		-retentionPeriod=1d
 	start jaeger env \
 		JAEGER_OTLP_GRPC_ENDPOINT="$JAEGER_OTLP_GRPC" JAEGER_OTLP_HTTP_ENDPOINT="$JAEGER_OTLP_HTTP" \
 		JAEGER_QUERY_HTTP_ENDPOINT="$JAEGER_QUERY_HTTP" JAEGER_QUERY_GRPC_ENDPOINT="$JAEGER_QUERY_GRPC" \
@@ -377,7 +398,7 @@ cmd_up() {
 	start collector env \
 		OTELCOL_OTLP_GRPC_ENDPOINT="$COLLECTOR_OTLP_GRPC" OTELCOL_OTLP_HTTP_ENDPOINT="$COLLECTOR_OTLP_HTTP" \
 		OTELCOL_JAEGER_ENDPOINT="$JAEGER_OTLP_GRPC" OTELCOL_PROMETHEUS_ENDPOINT="$COLLECTOR_PROM" \
-		OTELCOL_HEALTH_ENDPOINT="$COLLECTOR_HEALTH" \
+		OTELCOL_VICTORIALOGS_URL="http://$VICTORIALOGS_HTTP" OTELCOL_HEALTH_ENDPOINT="$COLLECTOR_HEALTH" \
 		OTELCOL_TELEMETRY_HOST=127.0.0.1 OTELCOL_TELEMETRY_PORT="$COLLECTOR_TELEMETRY_PORT" \
 		"$COLLECTOR_BIN" --config "$ROOT/collector-config.yaml"
 	start_sampler sampler-1 "$SAMPLER1_OTLP_GRPC" "$SAMPLER1_HEALTH" "$SAMPLER1_TELEMETRY_PORT"
@@ -385,6 +406,7 @@ cmd_up() {
 	start agent env \
 		OTELCOL_OTLP_GRPC_ENDPOINT="$AGENT_OTLP_GRPC" OTELCOL_OTLP_HTTP_ENDPOINT="$AGENT_OTLP_HTTP" \
 		OTELCOL_SAMPLERS="[$SAMPLER1_OTLP_GRPC, $SAMPLER2_OTLP_GRPC]" OTELCOL_METRICS_ENDPOINT="$COLLECTOR_OTLP_GRPC" \
+		OTELCOL_LOGS_ENDPOINT="$COLLECTOR_OTLP_GRPC" \
 		OTELCOL_HEALTH_ENDPOINT="$AGENT_HEALTH" \
 		OTELCOL_TELEMETRY_HOST=127.0.0.1 OTELCOL_TELEMETRY_PORT="$AGENT_TELEMETRY_PORT" \
 		"$TIER_BIN" --config "$ROOT/deploy/tiered/agent.yaml"
@@ -408,6 +430,7 @@ cmd_up() {
 	echo $! >"$RUN/watchdog.pid"
 
 	deadline=$(($(date +%s) + UP_TIMEOUT))
+	wait_for victorialogs "$deadline" "http://$VICTORIALOGS_HTTP/health"
 	wait_for jaeger "$deadline" "http://$JAEGER_HEALTH/status"
 	wait_for jaeger "$deadline" "http://$JAEGER_QUERY_HTTP/api/services"
 	wait_for collector "$deadline" "http://$COLLECTOR_HEALTH/"
@@ -431,6 +454,7 @@ export OTELRETRY_PLAIN_SUCCESS_PERCENT=$PLAIN_SUCCESS_PERCENT
 export OTELRETRY_DECISION_WAIT=$DECISION_WAIT
 export OTELRETRY_JAEGER_URL=http://$JAEGER_QUERY_HTTP
 export OTELRETRY_PROMETHEUS_URL=http://$PROMETHEUS_HTTP
+export OTELRETRY_VICTORIALOGS_URL=http://$VICTORIALOGS_HTTP
 export OTELRETRY_SCRAPE_INTERVAL=$(awk '$1 == "scrape_interval:" { print $2; exit }' "$RUN/prometheus.yml")
 export OTELRETRY_COLLECTOR_METRICS_URL=http://$COLLECTOR_PROM/metrics
 export OTELRETRY_STACK_LOGS=$RUN/logs
@@ -463,7 +487,7 @@ cmd_down() {
 	[ -d "$RUN" ] || return 0
 	# Reverse start order: upstream first, so nothing exports into a
 	# stopped program.
-	for name in prometheus agent sampler-1 sampler-2 collector jaeger; do
+	for name in prometheus agent sampler-1 sampler-2 collector jaeger victorialogs; do
 		stop "$name" "${1:-}" || true
 	done
 	if [ -z "${OTELRETRY_WATCHDOG:-}" ]; then
@@ -485,6 +509,7 @@ cmd_status() {
 		sampler-1) url="http://$SAMPLER1_HEALTH/" ;;
 		sampler-2) url="http://$SAMPLER2_HEALTH/" ;;
 		prometheus) url="http://$PROMETHEUS_HTTP/-/ready" ;;
+		victorialogs) url="http://$VICTORIALOGS_HTTP/health" ;;
 		esac
 		if alive "$name"; then
 			if http_ok "$url"; then

@@ -9,6 +9,8 @@
 #     services running collector-config.yaml use the contrib release of
 #     deploy/collector/manifest.yaml, those running deploy/tiered/* the
 #     release of deploy/collector/manifest-tier.yaml;
+#   - the VictoriaLogs image is the release tools/victorialogs builds for
+#     the e2e stack;
 #   - every long-running service has a healthcheck, and every depends_on
 #     waits for health (or, for the one-shot probe, for completion).
 # No container engine is needed and no container is started.
@@ -51,13 +53,19 @@ contrib_release() {
 }
 main_release=$(contrib_release manifest.yaml) || status=1
 tier_release=$(contrib_release manifest-tier.yaml) || status=1
+# The VictoriaLogs release the e2e stack builds (tools/victorialogs/go.mod).
+vl_release=$(awk '$1 == "github.com/VictoriaMetrics/VictoriaLogs" { print $2 }' tools/victorialogs/go.mod)
+if [ -z "$vl_release" ]; then
+	echo "[compose] tools/victorialogs/go.mod requires no VictoriaLogs release" >&2
+	status=1
+fi
 
 # Pins and healthchecks, from the resolved configuration (docker-compose
 # is Python; its YAML module reads it).
-python3 - "$out" "$main_release" "$tier_release" <<'EOF' || status=1
+python3 - "$out" "$main_release" "$tier_release" "$vl_release" <<'EOF' || status=1
 import os, sys, yaml
 
-config, main_release, tier_release = sys.argv[1], sys.argv[2], sys.argv[3]
+config, main_release, tier_release, vl_release = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4]
 services = yaml.safe_load(open(config))["services"]
 ok = True
 
@@ -67,6 +75,9 @@ def fail(msg):
     ok = False
 
 collector = "otel/opentelemetry-collector-contrib"
+victorialogs = "victoriametrics/victoria-logs"
+if not any(s.get("image", "").startswith(victorialogs + ":") for s in services.values()):
+    fail("no %s service" % victorialogs)
 for name, svc in services.items():
     # Bind mounts: every source must exist in the repository.
     for v in svc.get("volumes", []):
@@ -85,6 +96,8 @@ for name, svc in services.items():
             fail("%s: a Collector without a config of the repository" % name)
         elif image != "%s:%s" % (collector, want):
             fail("%s: image %s, but the e2e stack builds and tests %s" % (name, image, want))
+    if image.startswith(victorialogs + ":") and image != "%s:%s" % (victorialogs, vl_release):
+        fail("%s: image %s, but the e2e stack builds and tests %s" % (name, image, vl_release))
     one_shot = name == "probe"
     if not one_shot and "healthcheck" not in svc:
         fail("%s: no healthcheck" % name)
@@ -107,6 +120,6 @@ fi
 
 services=$(compose config --services | sort | tr '\n' ' ')
 if [ "$status" -eq 0 ]; then
-	echo "[compose] docker-compose.yaml is valid (Collector images: contrib $main_release, tier $tier_release); services: $services"
+	echo "[compose] docker-compose.yaml is valid (Collector images: contrib $main_release, tier $tier_release; VictoriaLogs $vl_release); services: $services"
 fi
 exit "$status"

@@ -24,9 +24,10 @@ const spanJSON = `"SpanContext"`
 // otelEnv lists the standard variables the demo reads; every test starts
 // with all of them empty, so the runner's environment cannot leak in.
 var otelEnv = []string{
-	"OTEL_TRACES_EXPORTER", "OTEL_METRICS_EXPORTER", "OTEL_PROPAGATORS",
+	"OTEL_TRACES_EXPORTER", "OTEL_METRICS_EXPORTER", "OTEL_LOGS_EXPORTER", "OTEL_PROPAGATORS",
 	"OTEL_EXPORTER_OTLP_ENDPOINT", "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "OTEL_EXPORTER_OTLP_METRICS_ENDPOINT",
-	"OTEL_EXPORTER_OTLP_PROTOCOL", "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL", "OTEL_EXPORTER_OTLP_METRICS_PROTOCOL",
+	"OTEL_EXPORTER_OTLP_LOGS_ENDPOINT", "OTEL_EXPORTER_OTLP_PROTOCOL", "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL",
+	"OTEL_EXPORTER_OTLP_METRICS_PROTOCOL", "OTEL_EXPORTER_OTLP_LOGS_PROTOCOL",
 	"OTEL_EXPORTER_OTLP_TIMEOUT", "OTEL_METRICS_EXEMPLAR_FILTER", "OTEL_SERVICE_NAME", "OTEL_RESOURCE_ATTRIBUTES",
 }
 
@@ -124,14 +125,15 @@ func TestDemoEnvironment(t *testing.T) {
 		env  map[string]string
 		// traces is the -traces flag; "" lets the demo create a file.
 		traces string
-		// want: the span and metric exporters and OTLP protocol the summary
-		// reports.
-		wantTraces, wantMetrics exportTarget
-		wantHeaders             []string
+		// want: the span, metric and log exporters and OTLP protocol the
+		// summary reports.
+		wantTraces, wantMetrics, wantLogs exportTarget
+		wantHeaders                       []string
 	}{{
-		name:        "nothing set: spans to a new file, metrics in the report only",
+		name:        "nothing set: spans to a new file, metrics in the report only, no log events",
 		wantTraces:  exportTarget{Exporter: exporterFile},
 		wantMetrics: exportTarget{Exporter: exporterNone},
+		wantLogs:    exportTarget{Exporter: exporterNone},
 		wantHeaders: []string{"traceparent"},
 	}, {
 		name:        "OTEL_TRACES_EXPORTER=none: no spans anywhere",
@@ -139,13 +141,15 @@ func TestDemoEnvironment(t *testing.T) {
 		traces:      "given.json",
 		wantTraces:  exportTarget{Exporter: exporterNone},
 		wantMetrics: exportTarget{Exporter: exporterNone},
+		wantLogs:    exportTarget{Exporter: exporterNone},
 		wantHeaders: []string{"traceparent"},
 	}, {
-		name: "OTLP endpoint alone: OTLP over http/protobuf for both signals",
+		name: "OTLP endpoint alone: OTLP over http/protobuf for the three signals",
 		env: map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "http://" + closed,
 			"OTEL_EXPORTER_OTLP_TIMEOUT": "100"},
 		wantTraces:  exportTarget{Exporter: exporterOTLP, Protocol: "http/protobuf", Endpoint: "http://" + closed},
 		wantMetrics: exportTarget{Exporter: exporterOTLP, Protocol: "http/protobuf", Endpoint: "http://" + closed},
+		wantLogs:    exportTarget{Exporter: exporterOTLP, Protocol: "http/protobuf", Endpoint: "http://" + closed},
 		wantHeaders: []string{"traceparent"},
 	}, {
 		name: "OTLP over gRPC, metrics off, B3 propagation",
@@ -153,6 +157,7 @@ func TestDemoEnvironment(t *testing.T) {
 			"OTEL_METRICS_EXPORTER": "none", "OTEL_PROPAGATORS": "b3", "OTEL_EXPORTER_OTLP_TIMEOUT": "100"},
 		wantTraces:  exportTarget{Exporter: exporterOTLP, Protocol: "grpc", Endpoint: "http://" + closed},
 		wantMetrics: exportTarget{Exporter: exporterNone},
+		wantLogs:    exportTarget{Exporter: exporterOTLP, Protocol: "grpc", Endpoint: "http://" + closed},
 		wantHeaders: []string{"b3"},
 	}} {
 		t.Run(c.name, func(t *testing.T) {
@@ -187,6 +192,9 @@ func TestDemoEnvironment(t *testing.T) {
 			}
 			if s.Metrics != c.wantMetrics {
 				t.Errorf("metrics = %+v, want %+v", s.Metrics, c.wantMetrics)
+			}
+			if s.Logs != c.wantLogs {
+				t.Errorf("logs = %+v, want %+v", s.Logs, c.wantLogs)
 			}
 			if !slices.Equal(s.Propagation, c.wantHeaders) {
 				t.Errorf("propagation headers seen by the server = %v, want %v", s.Propagation, c.wantHeaders)

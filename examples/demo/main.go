@@ -87,7 +87,7 @@ func run(ctx context.Context, o options, stdout io.Writer) error {
 	for rep := 1; rep <= o.repeat; rep++ {
 		for i, sc := range scenarios() {
 			opID := fmt.Sprintf("op-demo-%d-%d", rep, i+1)
-			opts := append(sc.options(env), otelretry.WithTracerProvider(tel.tp), otelretry.WithMeterProvider(tel.mp), otelretry.WithLogger(logger))
+			opts := append(append(sc.options(env), tel.retryOptions()...), otelretry.WithLogger(logger))
 			client := &http.Client{Transport: otelretry.NewTransport(base, opts...)}
 			runs[opID] = call(ctx, client, env.baseURL, opID, sc)
 			if sc.method != http.MethodGet {

@@ -54,10 +54,11 @@ type operationRecord struct {
 type summary struct {
 	Service string `json:"service"`
 	// Exporter is the span exporter's name (otlp, file, stdout, console,
-	// none); Traces and Metrics say where each signal went.
+	// none); Traces, Metrics and Logs say where each signal went.
 	Exporter string       `json:"exporter"`
 	Traces   exportTarget `json:"traces"`
 	Metrics  exportTarget `json:"metrics"`
+	Logs     exportTarget `json:"logs"`
 	// Propagation lists the propagation headers the server received
 	// (OTEL_PROPAGATORS chooses them).
 	Propagation   []string          `json:"propagation_headers"`
@@ -133,7 +134,7 @@ func summarize(ctx context.Context, t *telemetry, ops []operationRecord) (summar
 		return summary{}, err
 	}
 	s := summary{
-		Service: t.service, Exporter: t.traces.Exporter, Traces: t.traces, Metrics: t.metrics, Operations: ops,
+		Service: t.service, Exporter: t.traces.Exporter, Traces: t.traces, Metrics: t.metrics, Logs: t.logs, Operations: ops,
 		Decisions:    counterBy(rm, "retry.attempts", attrs.DecisionKey),
 		ErrorClasses: counterBy(rm, "retry.attempts", attrs.ErrorClassKey),
 		Outcomes:     counterBy(rm, "retry.operations", attrs.OutcomeKey),

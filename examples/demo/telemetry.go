@@ -11,6 +11,7 @@ import (
 	"os"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"go.opentelemetry.io/contrib/exporters/autoexport"
@@ -19,6 +20,7 @@ import (
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/exporters/stdout/stdouttrace"
 	"go.opentelemetry.io/otel/propagation"
+	sdklog "go.opentelemetry.io/otel/sdk/log"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	"go.opentelemetry.io/otel/sdk/metric/exemplar"
 	"go.opentelemetry.io/otel/sdk/resource"
@@ -45,21 +47,28 @@ const (
 // an in-memory recorder and metrics to a manual reader, from which the demo
 // prints its report: what it prints is read back from the telemetry itself.
 type telemetry struct {
-	tp     *sdktrace.TracerProvider
-	mp     *sdkmetric.MeterProvider
+	tp *sdktrace.TracerProvider
+	mp *sdkmetric.MeterProvider
+	// lp emits the transport's log events (WithLoggerProvider); nil when
+	// they go nowhere (the default), so the transport builds none.
+	lp     *sdklog.LoggerProvider
 	prop   propagation.TextMapPropagator
 	spans  *tracetest.SpanRecorder
 	reader *sdkmetric.ManualReader
 
 	service string
-	// traces and metrics describe where each signal goes, for the report.
-	traces, metrics exportTarget
+	// traces, metrics and logs describe where each signal goes, for the report.
+	traces, metrics, logs exportTarget
 	// terminal is set when the spans are written to the terminal: they are
 	// exported from the recorder after the report (exportToTerminal), so
 	// the report comes first.
 	terminal sdktrace.SpanExporter
 	// tracesFile is the default exporter's file, closed at shutdown.
 	tracesFile *os.File
+	// logRecords keeps the log records for logTerminal (console), which
+	// writes them after the report and the spans.
+	logRecords  *logRecorder
+	logTerminal sdklog.Exporter
 }
 
 // exportTarget says where a signal goes.
@@ -93,11 +102,12 @@ func (e exportTarget) String() string {
 const (
 	envTracesExporter  = "OTEL_TRACES_EXPORTER"
 	envMetricsExporter = "OTEL_METRICS_EXPORTER"
+	envLogsExporter    = "OTEL_LOGS_EXPORTER"
 	envExemplarFilter  = "OTEL_METRICS_EXEMPLAR_FILTER"
 )
 
 // otlpEndpoint returns the OTLP endpoint configured for a signal ("TRACES",
-// "METRICS"), or the shared one.
+// "METRICS", "LOGS"), or the shared one.
 func otlpEndpoint(signal string) string {
 	if v := os.Getenv("OTEL_EXPORTER_OTLP_" + signal + "_ENDPOINT"); v != "" {
 		return v
@@ -120,10 +130,11 @@ func otlpProtocol(signal string) string {
 // are the demo's own:
 //   - nothing set: spans go as stdouttrace JSON to tracesPath (a new file
 //     when empty, stdout after the report for "-"), metrics nowhere (the
-//     report shows them);
-//   - spans for the terminal (console, "-") are written after the report;
-//   - OTEL_EXPORTER_OTLP_ENDPOINT alone: traces and metrics over OTLP, as
-//     the OTEL_*_EXPORTER default (otlp) says.
+//     report shows them), log events nowhere (the transport builds none);
+//   - spans and log records for the terminal (console, "-") are written
+//     after the report;
+//   - OTEL_EXPORTER_OTLP_ENDPOINT alone: traces, metrics and logs over
+//     OTLP, as the OTEL_*_EXPORTER default (otlp) says.
 //
 // Export errors are reported on stderr and never fail a request.
 func newTelemetry(ctx context.Context, tracesPath string, stdout io.Writer) (*telemetry, error) {
@@ -181,9 +192,73 @@ func newTelemetry(ctx context.Context, tracesPath string, stdout io.Writer) (*te
 			meterOpts = append(meterOpts, sdkmetric.WithReader(r))
 		}
 	}
+	if err := t.logProvider(ctx, res); err != nil {
+		return nil, err
+	}
 	t.tp = sdktrace.NewTracerProvider(traceOpts...)
 	t.mp = sdkmetric.NewMeterProvider(meterOpts...)
 	return t, nil
+}
+
+// logProvider sets up the log events from OTEL_LOGS_EXPORTER with
+// autoexport: otlp (batched), console (kept, then written after the
+// report) or none. With neither it nor an OTLP endpoint set, the demo's
+// default is none, and t.lp stays nil.
+func (t *telemetry) logProvider(ctx context.Context, res *resource.Resource) error {
+	t.logs = exportTarget{Exporter: exporterNone}
+	if os.Getenv(envLogsExporter) == "" && otlpEndpoint("LOGS") == "" {
+		return nil
+	}
+	le, err := autoexport.NewLogExporter(ctx)
+	if err != nil {
+		return fmt.Errorf("log exporter (%s): %w", envLogsExporter, err)
+	}
+	t.logs = describe(envLogsExporter, "LOGS")
+	var p sdklog.Processor
+	switch {
+	case autoexport.IsNoneLogExporter(le):
+		return nil
+	case t.logs.Exporter == exporterConsole:
+		t.logRecords, t.logTerminal = &logRecorder{}, le
+		p = t.logRecords
+	default:
+		p = sdklog.NewBatchProcessor(le)
+	}
+	t.lp = sdklog.NewLoggerProvider(sdklog.WithResource(res), sdklog.WithProcessor(p))
+	return nil
+}
+
+// retryOptions are the transport's telemetry options.
+func (t *telemetry) retryOptions() []otelretry.Option {
+	opts := []otelretry.Option{otelretry.WithTracerProvider(t.tp), otelretry.WithMeterProvider(t.mp)}
+	if t.lp != nil {
+		opts = append(opts, otelretry.WithLoggerProvider(t.lp))
+	}
+	return opts
+}
+
+// logRecorder is a log processor that keeps every record, for the console
+// exporter to write after the report.
+type logRecorder struct {
+	mu      sync.Mutex
+	records []sdklog.Record
+}
+
+func (r *logRecorder) OnEmit(_ context.Context, rec *sdklog.Record) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.records = append(r.records, rec.Clone())
+	return nil
+}
+
+func (r *logRecorder) Enabled(context.Context, sdklog.EnabledParameters) bool { return true }
+func (r *logRecorder) Shutdown(context.Context) error                         { return nil }
+func (r *logRecorder) ForceFlush(context.Context) error                       { return nil }
+
+func (r *logRecorder) all() []sdklog.Record {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return slices.Clone(r.records)
 }
 
 // spanExporter lets autoexport choose from OTEL_TRACES_EXPORTER, with the
@@ -237,19 +312,26 @@ func createTracesFile(path string) (*os.File, error) {
 	return os.Create(path)
 }
 
-// exportToTerminal writes the recorded spans to the terminal exporter, after
-// the report.
+// exportToTerminal writes the recorded spans, then the recorded log
+// records, to their terminal exporters, after the report.
 func (t *telemetry) exportToTerminal(ctx context.Context) {
-	if t.terminal == nil {
-		return
-	}
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
-	if err := t.terminal.ExportSpans(ctx, t.spans.Ended()); err != nil {
-		otel.Handle(err)
+	if t.terminal != nil {
+		if err := t.terminal.ExportSpans(ctx, t.spans.Ended()); err != nil {
+			otel.Handle(err)
+		}
+		if err := t.terminal.Shutdown(ctx); err != nil {
+			otel.Handle(err)
+		}
 	}
-	if err := t.terminal.Shutdown(ctx); err != nil {
-		otel.Handle(err)
+	if t.logTerminal != nil {
+		if err := t.logTerminal.Export(ctx, t.logRecords.all()); err != nil {
+			otel.Handle(err)
+		}
+		if err := t.logTerminal.Shutdown(ctx); err != nil {
+			otel.Handle(err)
+		}
 	}
 }
 
@@ -274,6 +356,11 @@ func (t *telemetry) flush(ctx context.Context) {
 	if err := t.mp.ForceFlush(ctx); err != nil {
 		otel.Handle(err)
 	}
+	if t.lp != nil {
+		if err := t.lp.ForceFlush(ctx); err != nil {
+			otel.Handle(err)
+		}
+	}
 }
 
 func (t *telemetry) shutdown(ctx context.Context) {
@@ -285,6 +372,11 @@ func (t *telemetry) shutdown(ctx context.Context) {
 	if err := t.mp.Shutdown(ctx); err != nil {
 		otel.Handle(err)
 	}
+	if t.lp != nil {
+		if err := t.lp.Shutdown(ctx); err != nil {
+			otel.Handle(err)
+		}
+	}
 	// stdouttrace does not close its writer.
 	if t.tracesFile != nil {
 		if err := t.tracesFile.Close(); err != nil {
@@ -293,15 +385,23 @@ func (t *telemetry) shutdown(ctx context.Context) {
 	}
 }
 
-// writeTelemetry tells where the spans and metrics went, and which
+// writeTelemetry tells where the spans, metrics and log events went, and which
 // propagation headers reached the server.
 func writeTelemetry(w io.Writer, t *telemetry, seen []string) {
 	headers := "none"
 	if len(seen) > 0 {
 		headers = strings.Join(seen, ", ")
 	}
-	fmt.Fprintf(w, "\nTelemetry (set with OTEL_TRACES_EXPORTER, OTEL_METRICS_EXPORTER, OTEL_EXPORTER_OTLP_*, OTEL_PROPAGATORS)\n")
+	fmt.Fprintf(w, "\nTelemetry (set with OTEL_TRACES_EXPORTER, OTEL_METRICS_EXPORTER, OTEL_LOGS_EXPORTER, OTEL_EXPORTER_OTLP_*, OTEL_PROPAGATORS)\n")
 	fmt.Fprintf(w, "  spans:   %s\n", t.traces)
 	fmt.Fprintf(w, "  metrics: %s\n", t.metrics)
+	logs := t.logs.String()
+	switch t.logs.Exporter {
+	case exporterConsole:
+		logs = "stdoutlog JSON below, after the spans"
+	case exporterNone:
+		logs = "not exported (set OTEL_LOGS_EXPORTER=console or otlp for the retry.attempt and retry.operation events)"
+	}
+	fmt.Fprintf(w, "  logs:    %s\n", logs)
 	fmt.Fprintf(w, "  propagation headers seen by the server: %s\n", headers)
 }

@@ -120,6 +120,64 @@ func TestSamplerPolicies(t *testing.T) {
 	}
 }
 
+// TestLogsNotSampled checks the logs pipelines of the committed configs:
+// the agent passes logs to the Collector of collector-config.yaml and never
+// to the samplers, no logs pipeline has a sampling processor, and that
+// Collector exports them to VictoriaLogs' OTLP ingestion. The e2e test
+// (TestTieredPipeline, "logs") shows that every record arrives.
+func TestLogsNotSampled(t *testing.T) {
+	type pipeline struct {
+		Receivers  []string `yaml:"receivers"`
+		Processors []string `yaml:"processors"`
+		Exporters  []string `yaml:"exporters"`
+	}
+	type config struct {
+		Exporters map[string]map[string]any `yaml:"exporters"`
+		Service   struct {
+			Pipelines map[string]pipeline `yaml:"pipelines"`
+		} `yaml:"service"`
+	}
+	want := []string{"memory_limiter", "batch"}
+	var agent, sampler, collector config
+	readYAML(t, "deploy/tiered/agent.yaml", &agent)
+	readYAML(t, "deploy/tiered/sampler.yaml", &sampler)
+	readYAML(t, "collector-config.yaml", &collector)
+
+	logs, ok := agent.Service.Pipelines["logs"]
+	if !ok {
+		t.Fatal("agent: no logs pipeline")
+	}
+	if !slices.Equal(logs.Processors, want) || !slices.Equal(logs.Exporters, []string{"otlp_grpc/logs"}) {
+		t.Errorf("agent: logs pipeline %+v, want processors %v and exporters [otlp_grpc/logs]", logs, want)
+	}
+	// The logs go where the metrics go: the Collector of collector-config.yaml.
+	endpoint := func(name string) string { s, _ := agent.Exporters[name]["endpoint"].(string); return s }
+	if l, m := endpoint("otlp_grpc/logs"), endpoint("otlp_grpc/metrics"); !strings.HasSuffix(l, ":-127.0.0.1:14317}") || !strings.HasSuffix(m, ":-127.0.0.1:14317}") {
+		t.Errorf("agent: logs to %q, metrics to %q: both default to the Collector (127.0.0.1:14317)", l, m)
+	}
+	for name, p := range sampler.Service.Pipelines {
+		if name != "traces" {
+			t.Errorf("sampler: pipeline %s %+v: the samplers take traces only", name, p)
+		}
+	}
+
+	logs, ok = collector.Service.Pipelines["logs"]
+	if !ok {
+		t.Fatal("collector-config.yaml: no logs pipeline")
+	}
+	if !slices.Equal(logs.Receivers, []string{"otlp"}) || !slices.Equal(logs.Processors, want) ||
+		!slices.Equal(logs.Exporters, []string{"otlp_http/victorialogs"}) {
+		t.Errorf("collector-config.yaml: logs pipeline %+v, want otlp -> %v -> otlp_http/victorialogs", logs, want)
+	}
+	vl := collector.Exporters["otlp_http/victorialogs"]
+	if u, _ := vl["logs_endpoint"].(string); !strings.HasSuffix(u, "/insert/opentelemetry/v1/logs") {
+		t.Errorf("collector-config.yaml: otlp_http/victorialogs logs_endpoint %q, want VictoriaLogs' /insert/opentelemetry/v1/logs", u)
+	}
+	if e := vl["encoding"]; e != "proto" {
+		t.Errorf("collector-config.yaml: otlp_http/victorialogs encoding %v: VictoriaLogs takes protobuf only", e)
+	}
+}
+
 // Dashboard linter conventions (Grafana's dashboard-linter rules): an
 // uneditable provisioned dashboard, datasource/job/instance variables,
 // every panel with a description, the templated data source and a unit,

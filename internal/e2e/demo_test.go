@@ -35,6 +35,7 @@ const (
 	envScrapeInterval = "OTELRETRY_SCRAPE_INTERVAL"
 	envJaeger         = "OTELRETRY_JAEGER_URL"
 	envPrometheus     = "OTELRETRY_PROMETHEUS_URL"
+	envVictoriaLogs   = "OTELRETRY_VICTORIALOGS_URL"
 	envDemoBin        = "OTELRETRY_DEMO_BIN"
 	envRepeat         = "OTELRETRY_E2E_REPEAT"
 )
@@ -42,6 +43,8 @@ const (
 // stack holds the endpoints and settings written by scripts/stack.sh up.
 type stack struct {
 	otlp, otlpGRPC, agent, jaeger, prometheus string
+	// victorialogs is the log store's base URL (LogsQL at /select/logsql/query).
+	victorialogs string
 	// samplers are the names of the sampling Collectors; plainPercent the
 	// share of plain successes they keep; decisionWait their decision_wait.
 	samplers       []string
@@ -64,16 +67,17 @@ func requireStack(t *testing.T) stack {
 	t.Helper()
 	requireE2E(t)
 	s := stack{
-		otlp:       strings.TrimRight(os.Getenv(envOTLP), "/"),
-		otlpGRPC:   strings.TrimRight(os.Getenv(envOTLPGRPC), "/"),
-		agent:      strings.TrimRight(os.Getenv(envAgent), "/"),
-		jaeger:     strings.TrimRight(os.Getenv(envJaeger), "/"),
-		prometheus: strings.TrimRight(os.Getenv(envPrometheus), "/"),
-		samplers:   strings.Fields(os.Getenv(envSamplers)),
+		otlp:         strings.TrimRight(os.Getenv(envOTLP), "/"),
+		otlpGRPC:     strings.TrimRight(os.Getenv(envOTLPGRPC), "/"),
+		agent:        strings.TrimRight(os.Getenv(envAgent), "/"),
+		jaeger:       strings.TrimRight(os.Getenv(envJaeger), "/"),
+		prometheus:   strings.TrimRight(os.Getenv(envPrometheus), "/"),
+		victorialogs: strings.TrimRight(os.Getenv(envVictoriaLogs), "/"),
+		samplers:     strings.Fields(os.Getenv(envSamplers)),
 	}
 	var missing []string
 	for name, v := range map[string]string{envOTLP: s.otlp, envOTLPGRPC: s.otlpGRPC, envAgent: s.agent,
-		envJaeger: s.jaeger, envPrometheus: s.prometheus, envSamplers: os.Getenv(envSamplers)} {
+		envJaeger: s.jaeger, envPrometheus: s.prometheus, envVictoriaLogs: s.victorialogs, envSamplers: os.Getenv(envSamplers)} {
 		if v == "" {
 			missing = append(missing, name)
 		}

@@ -50,6 +50,7 @@
 //	OTELRETRY_SCRAPE_INTERVAL         Prometheus' scrape interval (2s)
 //	OTELRETRY_JAEGER_URL              Jaeger's query HTTP API (http://127.0.0.1:26686)
 //	OTELRETRY_PROMETHEUS_URL          Prometheus (http://127.0.0.1:19090)
+//	OTELRETRY_VICTORIALOGS_URL        VictoriaLogs, the log store (http://127.0.0.1:19428)
 //	OTELRETRY_DEMO_BIN                optional: a prebuilt demo binary instead of building ./examples/demo
 //	OTELRETRY_E2E_REPEAT              optional: the demo's -repeat (default 3)
 package e2e

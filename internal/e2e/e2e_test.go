@@ -22,7 +22,8 @@ const (
 // TestStackEndToEnd sends the demo's traffic through the Collector (no
 // sampling) and checks what arrives in Jaeger (span trees and attributes,
 // read back by retryinspect too), the exemplars Prometheus stored (each
-// leads to its trace), and the demo's totals in Prometheus.
+// leads to its trace), the demo's totals in Prometheus, and its log events
+// in VictoriaLogs.
 func TestStackEndToEnd(t *testing.T) {
 	s := requireStack(t)
 	// In parallel with the other stack tests, after the latency comparison
@@ -58,6 +59,10 @@ func TestStackEndToEnd(t *testing.T) {
 		t.Run("prometheus", func(t *testing.T) {
 			t.Parallel()
 			checkDemoMetrics(t, s, run)
+		})
+		t.Run("victorialogs", func(t *testing.T) {
+			t.Parallel()
+			checkDemoLogs(t, s, run)
 		})
 	})
 }

@@ -19,9 +19,11 @@ import (
 
 	"go.opentelemetry.io/contrib/instrumentation/net/http/otelhttp"
 	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/exporters/otlp/otlplog/otlploghttp"
 	"go.opentelemetry.io/otel/exporters/otlp/otlpmetric/otlpmetrichttp"
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
 	"go.opentelemetry.io/otel/propagation"
+	sdklog "go.opentelemetry.io/otel/sdk/log"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	"go.opentelemetry.io/otel/sdk/metric/exemplar"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
@@ -36,9 +38,9 @@ import (
 // The traffic generator: a long-lived client process in miniature. It
 // sends operations with a known mix through the real transport to a server
 // of its own on 127.0.0.1, and exports over OTLP/HTTP like an application:
-// the client's spans and metrics as one service, the server's spans as
-// another (two exporters, so a trace's spans reach the Collectors in
-// separate requests). An in-memory reader and span recorder keep what the
+// the client's spans, metrics and log events (WithLoggerProvider) as one
+// service, the server's spans as another (two exporters, so a trace's
+// spans reach the Collectors in separate requests). An in-memory reader and span recorder keep what the
 // SDK sent, to compare with what the backends show.
 
 // opKeyHeader carries the operation id to the server, which counts the
@@ -110,6 +112,7 @@ type generator struct {
 
 	clientTP, serverTP *sdktrace.TracerProvider
 	mp                 *sdkmetric.MeterProvider
+	lp                 *sdklog.LoggerProvider
 	reader             *sdkmetric.ManualReader
 	spans              *tracetest.SpanRecorder
 
@@ -164,6 +167,19 @@ func newGenerator(t *testing.T, otlpHTTP, service, instance string) *generator {
 		sdkmetric.WithExemplarFilter(exemplar.TraceBasedFilter),
 	)
 
+	// Log events: one retry.attempt record per attempt and one
+	// retry.operation record per operation, through the agent, which
+	// passes them on unsampled.
+	le, err := otlploghttp.New(ctx, otlploghttp.WithEndpointURL(otlpHTTP+"/v1/logs"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	g.lp = sdklog.NewLoggerProvider(
+		sdklog.WithResource(resource.NewSchemaless(attribute.String("service.name", service),
+			attribute.String("service.instance.id", instance))),
+		sdklog.WithProcessor(sdklog.NewBatchProcessor(le, sdklog.WithExportInterval(100*time.Millisecond))),
+	)
+
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -181,7 +197,7 @@ func newGenerator(t *testing.T, otlpHTTP, service, instance string) *generator {
 	})
 	for _, sc := range g.scenarios {
 		opts := append([]otelretry.Option{otelretry.WithTracerProvider(g.clientTP), otelretry.WithMeterProvider(g.mp),
-			otelretry.WithPropagators(prop), otelretry.WithoutBudget()}, sc.opts...)
+			otelretry.WithLoggerProvider(g.lp), otelretry.WithPropagators(prop), otelretry.WithoutBudget()}, sc.opts...)
 		g.clients = append(g.clients, &http.Client{Transport: otelretry.NewTransport(g.base, opts...)})
 	}
 	t.Cleanup(g.close)
@@ -196,6 +212,7 @@ func (g *generator) close() {
 	g.clientTP.Shutdown(ctx)
 	g.serverTP.Shutdown(ctx)
 	g.mp.Shutdown(ctx)
+	g.lp.Shutdown(ctx)
 }
 
 // plan returns the operations to send, shuffled with a fixed seed: each
@@ -283,11 +300,11 @@ func (g *generator) scenarioIndex(sc *genScenario) int {
 	panic("scenario not in the generator")
 }
 
-// flush exports every span and metric buffered so far.
+// flush exports every span, metric and log record buffered so far.
 func (g *generator) flush(ctx context.Context) error {
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	return errors.Join(g.clientTP.ForceFlush(ctx), g.serverTP.ForceFlush(ctx), g.mp.ForceFlush(ctx))
+	return errors.Join(g.clientTP.ForceFlush(ctx), g.serverTP.ForceFlush(ctx), g.mp.ForceFlush(ctx), g.lp.ForceFlush(ctx))
 }
 
 // collect returns the retry metrics the SDK holds now, as Prometheus series.
@@ -308,6 +325,46 @@ func (g *generator) traceOf() map[string]string {
 			if kv.Key == attrs.OperationIDKey {
 				out[kv.Value.AsString()] = s.SpanContext().TraceID().String()
 			}
+		}
+	}
+	return out
+}
+
+// opSpanIDs maps each operation id to the span ids the client recorded:
+// its operation span's, and its attempt spans' by attempt number.
+type opSpanIDs struct {
+	op       string
+	attempts map[int64]string
+}
+
+func (g *generator) spanIDs() map[string]*opSpanIDs {
+	out := map[string]*opSpanIDs{}
+	for _, s := range g.spans.Ended() {
+		var id string
+		var attempt int64
+		isOp := false
+		for _, kv := range s.Attributes() {
+			switch kv.Key {
+			case attrs.OperationIDKey:
+				id = kv.Value.AsString()
+			case attrs.AttemptKey:
+				attempt = kv.Value.AsInt64()
+			case attrs.OutcomeKey:
+				isOp = true
+			}
+		}
+		if id == "" || (!isOp && attempt == 0) {
+			continue
+		}
+		o := out[id]
+		if o == nil {
+			o = &opSpanIDs{attempts: map[int64]string{}}
+			out[id] = o
+		}
+		if isOp {
+			o.op = s.SpanContext().SpanID().String()
+		} else {
+			o.attempts[attempt] = s.SpanContext().SpanID().String()
 		}
 	}
 	return out

@@ -20,7 +20,8 @@ const samplerTag = "tail_sampling.collector"
 
 // TestTieredPipeline drives a long-lived client (the traffic generator)
 // through the tiered deployment: agent -> two tail-sampling Collectors ->
-// Jaeger for traces, agent -> Collector -> Prometheus for metrics. One
+// Jaeger for traces, agent -> Collector -> Prometheus for metrics and
+// agent -> Collector -> VictoriaLogs for log events. One
 // warmed-up workload with a known mix serves three checks:
 //   - dashboard: every expression of the Grafana dashboard, evaluated over
 //     exactly the measured window, equals what the SDK sent;
@@ -29,6 +30,9 @@ const samplerTag = "tail_sampling.collector"
 //   - sampling: every interesting operation is kept whole in one trace,
 //     plain successes are kept at the configured share, and no trace is
 //     split across samplers.
+//   - logs: every attempt and operation log event reaches VictoriaLogs
+//     (logs are not sampled), with the client's trace and span ids, and
+//     every trace Jaeger kept resolves from them (logs_test.go).
 func TestTieredPipeline(t *testing.T) {
 	s := requireStack(t)
 	// In parallel with the other stack tests, after the latency comparison
@@ -129,6 +133,11 @@ func TestTieredPipeline(t *testing.T) {
 	t.Run("sampling", func(t *testing.T) {
 		t.Parallel()
 		checkSampling(t, s, service, all, traceOf, lastSent)
+	})
+	spanIDs := g.spanIDs()
+	t.Run("logs", func(t *testing.T) {
+		t.Parallel()
+		checkLogs(t, s, service, all, traceOf, spanIDs, lastSent)
 	})
 }
 
