@@ -148,15 +148,12 @@ func (a *analyzer) checkRetryWithoutNext(g *group) {
 		return
 	}
 	if g.span != nil && g.span.Has(string(attrs.AbandonedAttemptKey)) {
-		return // the operation says which call was not made, and why (attempt_abandoned)
-	}
-	if a.logs {
-		if g.span != nil { // else noted as an attempt without its operation record
-			a.note(g, CodeNeedsSpans, "retry-without-next", last.SpanID,
-				"attempt %d (%s) decided retry, no later attempt exists and the operation outcome %s does not explain why: only the operation span's %s says whether the call was abandoned",
-				last.Number, last.RequestID, quote(string(outcome)), attrs.AbandonedAttemptKey)
-		}
+		// The operation (its span, or its retry.operation record) says
+		// which call was not made, and why (attempt_abandoned).
 		return
+	}
+	if a.logs && g.span == nil {
+		return // noted as an attempt without its operation record
 	}
 	var why string
 	switch {
