@@ -70,9 +70,14 @@ func (s *countingServer) gap(key string) time.Duration {
 // testTransport is a fresh otelretry Transport with the tests' short
 // limits (deadline 2s, attempt timeout 400ms, backoff 10ms).
 func testTransport(opts ...otelretry.Option) *otelretry.Transport {
-	return otelretry.NewTransport(http.DefaultTransport.(*http.Transport).Clone(), append([]otelretry.Option{
+	return otelretry.NewTransport(http.DefaultTransport.(*http.Transport).Clone(), testOptions(opts...)...)
+}
+
+// testOptions are the tests' short limits, then opts.
+func testOptions(opts ...otelretry.Option) []otelretry.Option {
+	return append([]otelretry.Option{
 		otelretry.WithDeadline(2 * time.Second), otelretry.WithAttemptTimeout(400 * time.Millisecond),
-		otelretry.WithBackoff(otelretry.ConstantBackoff(10 * time.Millisecond))}, opts...)...)
+		otelretry.WithBackoff(otelretry.ConstantBackoff(10 * time.Millisecond))}, opts...)
 }
 
 // tries counts the calls an SDK made to the RoundTripper below it: each is
