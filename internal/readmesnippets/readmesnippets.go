@@ -289,7 +289,7 @@ func importSpecs(lines []string) (map[string]string, error) {
 	}
 	for _, is := range f.Imports {
 		path, _ := strconv.Unquote(is.Path.Value)
-		name := path[strings.LastIndex(path, "/")+1:]
+		name := assumedName(path)
 		spec := is.Path.Value
 		if is.Name != nil {
 			name = is.Name.Name
@@ -298,6 +298,27 @@ func importSpecs(lines []string) (map[string]string, error) {
 		specs[name] = spec
 	}
 	return specs, nil
+}
+
+var majorVersion = regexp.MustCompile(`^v[0-9]+$`)
+
+// assumedName is the package name an import path is assumed to give, as
+// goimports assumes it: the last element, past a major version suffix
+// ("/v8"), without a "go-" prefix, up to the first character that cannot
+// be in a name ("github.com/minio/minio-go/v7" gives minio).
+func assumedName(path string) string {
+	elems := strings.Split(path, "/")
+	name := elems[len(elems)-1]
+	if len(elems) > 1 && majorVersion.MatchString(name) {
+		name = elems[len(elems)-2]
+	}
+	name = strings.TrimPrefix(name, "go-")
+	if i := strings.IndexFunc(name, func(r rune) bool {
+		return !(r == '_' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9')
+	}); i >= 0 {
+		name = name[:i]
+	}
+	return name
 }
 
 // usedImports returns the import specs of the packages src names in

@@ -104,3 +104,21 @@ func TestWrapStatementsAndDeclarations(t *testing.T) {
 		}
 	}
 }
+
+func TestAssumedName(t *testing.T) {
+	for path, want := range map[string]string{
+		"net/http":                                "http",
+		"github.com/elastic/go-elasticsearch/v8":  "elasticsearch",
+		"github.com/minio/minio-go/v7":            "minio",
+		"github.com/hashicorp/vault/api":          "api",
+		"github.com/aws/aws-sdk-go-v2/service/s3": "s3",
+		"github.com/hashicorp/go-retryablehttp":   "retryablehttp",
+		"gopkg.in/yaml.v3":                        "yaml",
+		"github.com/aws/aws-sdk-go-v2/aws":        "aws",
+		"github.com/otelretry/otelretry-go/attrs": "attrs",
+	} {
+		if got := assumedName(path); got != want {
+			t.Errorf("assumedName(%q) = %q, want %q", path, got, want)
+		}
+	}
+}

@@ -5,5 +5,6 @@
 // against local fakes on 127.0.0.1 that speak each SDK's protocol and
 // count the requests the server executed: the SDK at its defaults (so that
 // the README's table of executions is measured) and with the README's
-// recipe ("With your SDK"). The AWS SDK v2 (DynamoDB) is covered.
+// recipe ("With your SDK"): the AWS SDK v2 (DynamoDB), go-elasticsearch v8,
+// the Vault api and minio-go v7.
 package sdkclients

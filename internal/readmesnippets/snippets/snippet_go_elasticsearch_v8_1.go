@@ -1,0 +1,60 @@
+// Copyright The otelretry Authors
+// SPDX-License-Identifier: Apache-2.0
+
+// Code generated from README.md (section "go-elasticsearch v8", snippet 1) by readmesnippets; DO NOT EDIT.
+
+package snippets
+
+import (
+	"github.com/elastic/elastic-transport-go/v8/elastictransport"
+	"github.com/elastic/go-elasticsearch/v8"
+	"github.com/otelretry/otelretry-go/otelretry"
+	"net/http"
+	"strings"
+)
+
+// elasticsearchReads are the read-only APIs the client sends as POST,
+// named by the first path segment that starts with "_" (/items/_search,
+// /_msearch, /items/_explain/7); /items/_doc/_search is a write.
+var elasticsearchReads = map[string]bool{"_search": true, "_count": true, "_mget": true, "_msearch": true,
+	"_field_caps": true, "_validate": true, "_explain": true, "_termvectors": true, "_mtermvectors": true, "_rank_eval": true}
+
+func isElasticsearchRead(path string) bool {
+	for _, seg := range strings.Split(path, "/") {
+		if strings.HasPrefix(seg, "_") {
+			return elasticsearchReads[seg]
+		}
+	}
+	return false
+}
+
+// elasticsearchIntent marks the reads sent as POST repeatable and gives every
+// call an operation id, unless the caller's context has one.
+func elasticsearchIntent(next elastictransport.RoundTripFunc) elastictransport.RoundTripFunc {
+	return func(req *http.Request) (*http.Response, error) {
+		ctx := req.Context()
+		if req.Method == http.MethodPost && isElasticsearchRead(req.URL.Path) {
+			ctx = otelretry.WithIntent(ctx, otelretry.Intent{Repeatable: true})
+		}
+		if _, ok := otelretry.OperationIDFromContext(ctx); !ok {
+			ctx = otelretry.WithOperationID(ctx, otelretry.NewOperationID())
+		}
+		return next(req.WithContext(ctx))
+	}
+}
+
+// otelretryOwnsElasticsearchRetries turns the client's retries off
+// (otelretry retries) and marks its reads.
+func otelretryOwnsElasticsearchRetries(cfg *elasticsearch.Config) {
+	cfg.DisableRetry = true
+	cfg.Interceptors = append(cfg.Interceptors, elasticsearchIntent)
+}
+
+func newElasticsearch() (*elasticsearch.Client, error) {
+	cfg := elasticsearch.Config{
+		Addresses: []string{"http://localhost:9200"},
+		Transport: otelretry.NewTransport(http.DefaultTransport),
+	}
+	otelretryOwnsElasticsearchRetries(&cfg)
+	return elasticsearch.NewClient(cfg)
+}

@@ -1,0 +1,79 @@
+// Copyright The otelretry Authors
+// SPDX-License-Identifier: Apache-2.0
+
+// Code generated from README.md (section "minio-go v7", snippet 1) by readmesnippets; DO NOT EDIT.
+
+package snippets
+
+import (
+	"context"
+	"errors"
+	"github.com/minio/minio-go/v7"
+	"github.com/minio/minio-go/v7/pkg/credentials"
+	"github.com/otelretry/otelretry-go/otelretry"
+	"io"
+	"net/http"
+	"sync"
+)
+
+// otelretryOwnsMinioRetries makes one try per call (otelretry retries) and
+// keeps otelretry's errors, which minio-go rewrites. o.Transport, if set,
+// is otelretry's base.
+func otelretryOwnsMinioRetries(o *minio.Options, opts ...otelretry.Option) {
+	o.Transport = keepOtelretryErrors{otelretry.NewTransport(o.Transport, opts...)}
+	o.MaxRetries = 1
+}
+
+// keepOtelretryErrors puts otelretry's error of a call where
+// withOtelretryError's function finds it: minio-go replaces an error whose
+// message contains "EOF" with its own, which errors.Is cannot see through.
+type keepOtelretryErrors struct{ next http.RoundTripper }
+
+type otelretryErrorKey struct{}
+
+type otelretryErrorSlot struct {
+	mu  sync.Mutex
+	err error
+}
+
+func (t keepOtelretryErrors) RoundTrip(req *http.Request) (*http.Response, error) {
+	resp, err := t.next.RoundTrip(req)
+	var oe *otelretry.Error
+	if slot, ok := req.Context().Value(otelretryErrorKey{}).(*otelretryErrorSlot); ok && errors.As(err, &oe) {
+		slot.mu.Lock()
+		if !errors.Is(slot.err, otelretry.ErrOutcomeUnknown) { // an unknown write is never forgotten
+			slot.err = err
+		}
+		slot.mu.Unlock()
+	}
+	return resp, err
+}
+
+// withOtelretryError returns a context for one call and a function that
+// returns otelretry's error of that call (nil if otelretry returned none).
+func withOtelretryError(ctx context.Context) (context.Context, func() error) {
+	slot := &otelretryErrorSlot{}
+	return context.WithValue(ctx, otelretryErrorKey{}, slot), func() error {
+		slot.mu.Lock()
+		defer slot.mu.Unlock()
+		return slot.err
+	}
+}
+
+func newMinio(accessKey, secretKey string) (*minio.Client, error) {
+	o := &minio.Options{Creds: credentials.NewStaticV4(accessKey, secretKey, ""), Secure: true}
+	otelretryOwnsMinioRetries(o)
+	return minio.New("s3.example.com", o)
+}
+
+// putOnce writes an object; an error matching ErrOutcomeUnknown says it
+// may be written: look it up (StatObject) before writing it again.
+func putOnce(ctx context.Context, mc *minio.Client, r io.Reader, size int64) error {
+	ctx = otelretry.WithOperationID(ctx, otelretry.NewOperationID())
+	ctx, otelretryErr := withOtelretryError(ctx)
+	_, err := mc.PutObject(ctx, "items", "a", r, size, minio.PutObjectOptions{})
+	if err != nil && errors.Is(otelretryErr(), otelretry.ErrOutcomeUnknown) {
+		return otelretryErr()
+	}
+	return err
+}

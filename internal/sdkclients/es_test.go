@@ -1,0 +1,285 @@
+// Copyright The otelretry Authors
+// SPDX-License-Identifier: Apache-2.0
+
+package sdkclients
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/elastic/go-elasticsearch/v8"
+	"github.com/elastic/go-elasticsearch/v8/esapi"
+
+	"github.com/otelretry/otelretry-go/otelretry"
+)
+
+// esAnswer answers as Elasticsearch does (the client checks the product
+// header on its first 2xx).
+func esAnswer(w http.ResponseWriter, status int, body string) {
+	w.Header().Set("X-Elastic-Product", "Elasticsearch")
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	io.WriteString(w, body)
+}
+
+const (
+	esHits        = `{"took":1,"timed_out":false,"hits":{"total":{"value":1,"relation":"eq"},"hits":[{"_index":"items","_id":"42","_source":{"name":"a small item"}}]}}`
+	esDoc         = `{"_index":"items","_id":"42","found":true,"_source":{"name":"a small item"}}`
+	esUnavailable = `{"error":{"type":"unavailable_shards_exception","reason":"busy"},"status":503}`
+	esQuery       = `{"query":{"match":{"name":"small"}}}`
+)
+
+type esSetup int
+
+const (
+	esDefaults           esSetup = iota // the client at its defaults
+	esRecipe                            // otelretryOwnsElasticsearchRetries
+	esRetriesOffUnmarked                // DisableRetry only
+)
+
+func (s esSetup) String() string {
+	return [...]string{"SDK defaults", "recipe", "SDK retries off, reads not marked"}[s]
+}
+
+// esClient is a client of the fake over a fresh otelretry Transport;
+// tries counts the client's calls to it.
+func esClient(t *testing.T, url string, s esSetup, opts ...otelretry.Option) (*elasticsearch.Client, *tries) {
+	rt := &tries{next: testTransport(opts...)}
+	cfg := elasticsearch.Config{Addresses: []string{url}, Transport: rt}
+	switch s {
+	case esRecipe:
+		otelretryOwnsElasticsearchRetries(&cfg)
+	case esRetriesOffUnmarked:
+		cfg.DisableRetry = true
+	}
+	es, err := elasticsearch.NewClient(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return es, rt
+}
+
+func esSearch(ctx context.Context, es *elasticsearch.Client, body io.Reader) (*esapi.Response, error) {
+	return es.Search(es.Search.WithContext(ctx), es.Search.WithIndex("items"), es.Search.WithBody(body))
+}
+
+// esStatus reads and closes a response, and returns its status (0 for none).
+func esStatus(res *esapi.Response) int {
+	if res == nil {
+		return 0
+	}
+	defer res.Body.Close()
+	io.Copy(io.Discard, res.Body)
+	return res.StatusCode
+}
+
+// TestElasticsearchReadRetried: a read answered 503, 503, 200, sent as GET
+// (a document) and as POST (_search).
+func TestElasticsearchReadRetried(t *testing.T) {
+	for _, read := range []string{"GET /items/_doc/42", "POST /items/_search"} {
+		for _, s := range []esSetup{esDefaults, esRecipe, esRetriesOffUnmarked} {
+			t.Run(read+"/"+s.String(), func(t *testing.T) {
+				f := newCountingServer(t, methodAndPath, func(k string, n int, w http.ResponseWriter, r *http.Request) {
+					switch {
+					case n <= 2:
+						esAnswer(w, 503, esUnavailable)
+					case strings.HasPrefix(k, "GET"):
+						esAnswer(w, 200, esDoc)
+					default:
+						esAnswer(w, 200, esHits)
+					}
+				})
+				es, rt := esClient(t, f.URL, s)
+				var res *esapi.Response
+				var err error
+				if strings.HasPrefix(read, "GET") {
+					res, err = es.Get("items", "42", es.Get.WithContext(t.Context()))
+				} else {
+					res, err = esSearch(t.Context(), es, strings.NewReader(esQuery))
+				}
+				status, got := esStatus(res), f.executed(read)
+				t.Logf("%s 503, 503, 200, %s: executed %d in %d client tries, status %d, err %v", read, s, got, rt.n.Load(), status, err)
+				if s == esRetriesOffUnmarked && strings.HasPrefix(read, "POST") {
+					if status != 503 || got != 1 {
+						t.Errorf("executed %d, status %d; want 1 and the 503 (a POST otelretry may not repeat)", got, status)
+					}
+					return
+				}
+				if err != nil || status != 200 || got != 3 {
+					t.Fatalf("executed %d, status %d, err %v; want 3 and 200", got, status, err)
+				}
+				if want := int32(1); s == esDefaults && strings.HasPrefix(read, "POST") {
+					// otelretry stops at each 503 of the unmarked POST; the client retries.
+					if rt.n.Load() != 3 {
+						t.Errorf("%d client tries, want 3", rt.n.Load())
+					}
+				} else if rt.n.Load() != want {
+					t.Errorf("%d client tries, want 1 (otelretry retried)", rt.n.Load())
+				}
+				bodies := f.bodiesOf(read)
+				for _, b := range bodies[1:] {
+					if b != bodies[0] {
+						t.Errorf("retried body %q, first %q", b, bodies[0])
+					}
+				}
+			})
+		}
+	}
+}
+
+// A _search body of unknown length (no GetBody, sent chunked) cannot be
+// replayed: with the client's retries off, which also turns off its own
+// buffering of bodies, the first 503 is the answer.
+func TestElasticsearchUnknownLengthBody(t *testing.T) {
+	f := newCountingServer(t, methodAndPath, func(k string, n int, w http.ResponseWriter, r *http.Request) {
+		if n <= 2 {
+			esAnswer(w, 503, esUnavailable)
+			return
+		}
+		esAnswer(w, 200, esHits)
+	})
+	es, _ := esClient(t, f.URL, esRecipe)
+	res, err := esSearch(t.Context(), es, io.MultiReader(strings.NewReader(esQuery)))
+	status, got := esStatus(res), f.executed("POST /items/_search")
+	t.Logf("unknown-length _search body, recipe: executed %d, status %d, err %v", got, status, err)
+	if got != 1 || status != 503 {
+		t.Errorf("executed %d, status %d; want 1 and the 503 (not replayable)", got, status)
+	}
+}
+
+// TestElasticsearchWriteNotRepeated: an index request (POST /items/_doc,
+// the server picks the id) that the server executed and never answered
+// (hung), or answered by dropping the connection.
+func TestElasticsearchWriteNotRepeated(t *testing.T) {
+	for _, mode := range []string{"hung", "dropped"} {
+		for _, s := range []esSetup{esDefaults, esRecipe} {
+			t.Run(mode+"/"+s.String(), func(t *testing.T) {
+				f := newCountingServer(t, methodAndPath, func(k string, n int, w http.ResponseWriter, r *http.Request) {
+					if mode == "hung" {
+						hang(r)
+						return
+					}
+					drop(w)
+				})
+				es, rt := esClient(t, f.URL, s)
+				res, err := es.Index("items", strings.NewReader(`{"name":"a small item"}`), es.Index.WithContext(t.Context()))
+				esStatus(res)
+				got := f.executed("POST /items/_doc")
+				t.Logf("%s write, %s: executed %d in %d client tries, unknown outcome %v, err %v", mode, s, got, rt.n.Load(), errors.Is(err, otelretry.ErrOutcomeUnknown), err)
+				if err == nil {
+					t.Fatal("no error")
+				}
+				if s == esDefaults && got != 4 {
+					t.Errorf("executed %d; the client at its defaults was measured resending it to 4", got)
+				}
+				if s == esRecipe {
+					if got != 1 {
+						t.Errorf("executed %d, want 1", got)
+					}
+					var oe *otelretry.Error
+					if !errors.Is(err, otelretry.ErrOutcomeUnknown) || !errors.As(err, &oe) || oe.OperationID == "" {
+						t.Errorf("error %v: want ErrOutcomeUnknown and the operation id", err)
+					}
+				}
+			})
+		}
+	}
+}
+
+// TestElasticsearchRetryAfter: a _search answered 429 with Retry-After,
+// then the hits.
+func TestElasticsearchRetryAfter(t *testing.T) {
+	for _, s := range []esSetup{esDefaults, esRecipe} {
+		t.Run(s.String(), func(t *testing.T) {
+			f := newCountingServer(t, methodAndPath, func(k string, n int, w http.ResponseWriter, r *http.Request) {
+				if n == 1 {
+					w.Header().Set("Retry-After", "1")
+					esAnswer(w, 429, `{"error":{"type":"es_rejected_execution_exception"},"status":429}`)
+					return
+				}
+				esAnswer(w, 200, esHits)
+			})
+			es, _ := esClient(t, f.URL, s)
+			res, err := esSearch(t.Context(), es, strings.NewReader(esQuery))
+			const key = "POST /items/_search"
+			status, got, gap := esStatus(res), f.executed(key), f.gap(key)
+			t.Logf("_search 429 Retry-After: 1, then 200, %s: executed %d, gap %v, status %d, err %v", s, got, gap.Round(10*time.Millisecond), status, err)
+			switch s {
+			case esDefaults:
+				// 429 is not among the client's retried statuses (502, 503, 504).
+				if got != 1 || status != 429 {
+					t.Errorf("executed %d, status %d; measured 1 and the 429", got, status)
+				}
+			case esRecipe:
+				if got != 2 || status != 200 || gap < 900*time.Millisecond {
+					t.Errorf("executed %d, status %d, gap %v; want 2, 200, after the server's 1s", got, status, gap)
+				}
+			}
+		})
+	}
+}
+
+// TestElasticsearchCallerDeadline: the caller's deadline (300ms) is
+// shorter than otelretry's (2s); the server hangs on a _search.
+func TestElasticsearchCallerDeadline(t *testing.T) {
+	for _, s := range []esSetup{esDefaults, esRecipe} {
+		t.Run(s.String(), func(t *testing.T) {
+			f := newCountingServer(t, methodAndPath, func(k string, n int, w http.ResponseWriter, r *http.Request) { hang(r) })
+			es, rt := esClient(t, f.URL, s)
+			ctx, cancel := context.WithTimeout(t.Context(), 300*time.Millisecond)
+			defer cancel()
+			start := time.Now()
+			res, err := esSearch(ctx, es, strings.NewReader(esQuery))
+			esStatus(res)
+			took, got := time.Since(start), f.executed("POST /items/_search")
+			t.Logf("caller deadline 300ms, %s: executed %d in %d client tries, took %v, err %v", s, got, rt.n.Load(), took.Round(10*time.Millisecond), err)
+			if !errors.Is(err, context.DeadlineExceeded) || took > time.Second || got != 1 {
+				t.Errorf("executed %d, took %v, err %v; want 1, about 300ms, a deadline", got, took, err)
+			}
+			if s == esDefaults && rt.n.Load() != 4 {
+				t.Errorf("%d client tries; measured 4 (3 after the deadline, none sent by otelretry)", rt.n.Load())
+			}
+		})
+	}
+}
+
+// TestElasticsearchLargeDownload: a _search whose answer (4 MiB) takes
+// longer than the attempt timeout to read is read whole.
+func TestElasticsearchLargeDownload(t *testing.T) {
+	page := `{"hits":{"hits":[{"_source":{"blob":"` + strings.Repeat("x", 4<<20) + `"}}]}}`
+	f := newCountingServer(t, methodAndPath, func(k string, n int, w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("X-Elastic-Product", "Elasticsearch")
+		w.WriteHeader(200)
+		for i := 0; i < 8; i++ { // 8 chunks, 60ms apart, past the 400ms attempt timeout
+			io.WriteString(w, page[i*len(page)/8:(i+1)*len(page)/8])
+			w.(http.Flusher).Flush()
+			time.Sleep(60 * time.Millisecond)
+		}
+	})
+	es, _ := esClient(t, f.URL, esRecipe)
+	res, err := esSearch(t.Context(), es, strings.NewReader(esQuery))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	b, err := io.ReadAll(res.Body)
+	if err != nil || len(b) != len(page) || f.executed("POST /items/_search") != 1 {
+		t.Errorf("read %d of %d bytes in %d executions, err %v", len(b), len(page), f.executed("POST /items/_search"), err)
+	}
+}
+
+// The client sets CACert on an *http.Transport only: with otelretry's
+// Transport it refuses, and TLS is set on the base instead.
+func TestElasticsearchCACertNeedsTheBase(t *testing.T) {
+	_, err := elasticsearch.NewClient(elasticsearch.Config{Addresses: []string{"https://127.0.0.1:9200"},
+		Transport: testTransport(), CACert: []byte("-----BEGIN CERTIFICATE-----\n")})
+	t.Logf("CACert with otelretry's Transport: %v", err)
+	if err == nil {
+		t.Error("NewClient accepted CACert with a Transport that is not an *http.Transport")
+	}
+}

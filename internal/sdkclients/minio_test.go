@@ -1,0 +1,205 @@
+// Copyright The otelretry Authors
+// SPDX-License-Identifier: Apache-2.0
+
+package sdkclients
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/minio/minio-go/v7"
+	"github.com/minio/minio-go/v7/pkg/credentials"
+
+	"github.com/otelretry/otelretry-go/otelretry"
+)
+
+func s3Error(w http.ResponseWriter, status int, code string) {
+	w.Header().Set("Content-Type", "application/xml")
+	w.WriteHeader(status)
+	fmt.Fprintf(w, `<?xml version="1.0" encoding="UTF-8"?><Error><Code>%s</Code><Message>busy</Message><Resource>/items/a</Resource><RequestId>1</RequestId></Error>`, code)
+}
+
+func s3Object(w http.ResponseWriter, body string) {
+	w.Header().Set("Content-Type", "application/octet-stream")
+	w.Header().Set("Content-Length", fmt.Sprint(len(body)))
+	w.Header().Set("ETag", `"d41d8cd98f00b204e9800998ecf8427e"`)
+	w.Header().Set("Last-Modified", "Mon, 02 Jan 2006 15:04:05 GMT")
+	w.WriteHeader(200)
+	io.WriteString(w, body)
+}
+
+type minioSetup int
+
+const (
+	minioDefaults minioSetup = iota // the client at its defaults
+	minioRecipe                     // otelretryOwnsMinioRetries
+)
+
+func (s minioSetup) String() string { return [...]string{"SDK defaults", "recipe"}[s] }
+
+// minioClient is a client of the fake over a fresh otelretry Transport;
+// tries counts the client's calls to it at its defaults.
+func minioClient(t *testing.T, url string, s minioSetup) (*minio.Client, *tries) {
+	o := &minio.Options{Creds: credentials.NewStaticV4("AKID", "secret", ""), Region: "us-east-1"}
+	rt := &tries{next: testTransport()}
+	switch s {
+	case minioRecipe:
+		o.Transport = http.DefaultTransport.(*http.Transport).Clone()
+		otelretryOwnsMinioRetries(o, testOptions()...)
+	default:
+		o.Transport = rt
+	}
+	c, err := minio.New(strings.TrimPrefix(url, "http://"), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c, rt
+}
+
+func minioGet(ctx context.Context, c *minio.Client) ([]byte, error) {
+	obj, err := c.GetObject(ctx, "items", "a", minio.GetObjectOptions{})
+	if err != nil {
+		return nil, err
+	}
+	defer obj.Close()
+	return io.ReadAll(obj)
+}
+
+const smallObject = "a small object"
+
+// TestMinioReadRetried: a GetObject answered 503, 503, 200.
+func TestMinioReadRetried(t *testing.T) {
+	for _, s := range []minioSetup{minioDefaults, minioRecipe} {
+		t.Run(s.String(), func(t *testing.T) {
+			f := newCountingServer(t, methodAndPath, func(k string, n int, w http.ResponseWriter, r *http.Request) {
+				if n <= 2 {
+					s3Error(w, 503, "SlowDown")
+					return
+				}
+				s3Object(w, smallObject)
+			})
+			c, rt := minioClient(t, f.URL, s)
+			b, err := minioGet(t.Context(), c)
+			got := f.executed("GET /items/a")
+			t.Logf("GetObject 503, 503, 200, %s: executed %d in %d client tries, err %v", s, got, rt.n.Load(), err)
+			if err != nil || string(b) != smallObject || got != 3 {
+				t.Errorf("executed %d, read %q, err %v; want 3 and the object", got, b, err)
+			}
+		})
+	}
+}
+
+// TestMinioWriteNotRepeated: a small PutObject the server executed and
+// never answered (hung), or answered by dropping the connection, under a
+// caller's deadline of 3s (minio-go's 10 tries back off up to 1s each).
+func TestMinioWriteNotRepeated(t *testing.T) {
+	for _, mode := range []string{"hung", "dropped"} {
+		for _, s := range []minioSetup{minioDefaults, minioRecipe} {
+			t.Run(mode+"/"+s.String(), func(t *testing.T) {
+				f := newCountingServer(t, methodAndPath, func(k string, n int, w http.ResponseWriter, r *http.Request) {
+					if mode == "hung" {
+						hang(r)
+						return
+					}
+					drop(w)
+				})
+				c, rt := minioClient(t, f.URL, s)
+				ctx, cancel := context.WithTimeout(t.Context(), 3*time.Second)
+				defer cancel()
+				ctx = otelretry.WithOperationID(ctx, "put-items-a")
+				ctx, otelretryErr := withOtelretryError(ctx)
+				_, err := c.PutObject(ctx, "items", "a", bytes.NewReader([]byte(smallObject)), int64(len(smallObject)), minio.PutObjectOptions{})
+				got := f.executed("PUT /items/a")
+				t.Logf("%s write, %s: executed %d in %d client tries, unknown outcome %v (kept: %v), err %v", mode, s, got, rt.n.Load(),
+					errors.Is(err, otelretry.ErrOutcomeUnknown), errors.Is(otelretryErr(), otelretry.ErrOutcomeUnknown), err)
+				if err == nil {
+					t.Fatal("no error")
+				}
+				if s == minioRecipe {
+					var oe *otelretry.Error
+					kept := otelretryErr()
+					if got != 1 || !errors.Is(kept, otelretry.ErrOutcomeUnknown) || !errors.As(kept, &oe) || oe.OperationID != "put-items-a" {
+						t.Errorf("executed %d, kept %v; want 1 and ErrOutcomeUnknown for put-items-a", got, kept)
+					}
+					if s == minioRecipe && mode == "dropped" && errors.Is(err, otelretry.ErrOutcomeUnknown) {
+						t.Log("minio-go no longer hides the EOF: the README can say so")
+					}
+				}
+			})
+		}
+	}
+}
+
+// TestMinioRetryAfter: a GetObject answered 429 with Retry-After, then the
+// object.
+func TestMinioRetryAfter(t *testing.T) {
+	for _, s := range []minioSetup{minioDefaults, minioRecipe} {
+		t.Run(s.String(), func(t *testing.T) {
+			f := newCountingServer(t, methodAndPath, func(k string, n int, w http.ResponseWriter, r *http.Request) {
+				if n == 1 {
+					w.Header().Set("Retry-After", "1")
+					s3Error(w, 429, "SlowDown")
+					return
+				}
+				s3Object(w, smallObject)
+			})
+			c, rt := minioClient(t, f.URL, s)
+			_, err := minioGet(t.Context(), c)
+			const key = "GET /items/a"
+			got, gap := f.executed(key), f.gap(key)
+			t.Logf("429 Retry-After: 1, then 200, %s: executed %d in %d client tries, gap %v, err %v", s, got, rt.n.Load(), gap.Round(10*time.Millisecond), err)
+			if err != nil || got != 2 || gap < 900*time.Millisecond {
+				t.Errorf("executed %d, gap %v, err %v; want 2, after the server's 1s", got, gap, err)
+			}
+		})
+	}
+}
+
+// TestMinioCallerDeadline: the caller's deadline (300ms) is shorter than
+// otelretry's (2s); the server hangs on a GetObject.
+func TestMinioCallerDeadline(t *testing.T) {
+	for _, s := range []minioSetup{minioDefaults, minioRecipe} {
+		t.Run(s.String(), func(t *testing.T) {
+			f := newCountingServer(t, methodAndPath, func(k string, n int, w http.ResponseWriter, r *http.Request) { hang(r) })
+			c, rt := minioClient(t, f.URL, s)
+			ctx, cancel := context.WithTimeout(t.Context(), 300*time.Millisecond)
+			defer cancel()
+			start := time.Now()
+			_, err := minioGet(ctx, c)
+			took, got := time.Since(start), f.executed("GET /items/a")
+			t.Logf("caller deadline 300ms, %s: executed %d in %d client tries, took %v, err %v", s, got, rt.n.Load(), took.Round(10*time.Millisecond), err)
+			if !errors.Is(err, context.DeadlineExceeded) || took > time.Second || got != 1 {
+				t.Errorf("executed %d, took %v, err %v; want 1, about 300ms, a deadline", got, took, err)
+			}
+		})
+	}
+}
+
+// TestMinioLargeDownload: an object of 4 MiB that takes longer than the
+// attempt timeout to read is read whole.
+func TestMinioLargeDownload(t *testing.T) {
+	blob := strings.Repeat("x", 4<<20)
+	f := newCountingServer(t, methodAndPath, func(k string, n int, w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Length", fmt.Sprint(len(blob)))
+		w.Header().Set("ETag", `"d41d8cd98f00b204e9800998ecf8427e"`)
+		w.Header().Set("Last-Modified", "Mon, 02 Jan 2006 15:04:05 GMT")
+		w.WriteHeader(200)
+		for i := 0; i < 8; i++ { // 8 chunks, 60ms apart, past the 400ms attempt timeout
+			io.WriteString(w, blob[i*len(blob)/8:(i+1)*len(blob)/8])
+			w.(http.Flusher).Flush()
+			time.Sleep(60 * time.Millisecond)
+		}
+	})
+	c, _ := minioClient(t, f.URL, minioRecipe)
+	b, err := minioGet(t.Context(), c)
+	if err != nil || len(b) != len(blob) || f.executed("GET /items/a") != 1 {
+		t.Errorf("read %d of %d bytes in %d executions, err %v", len(b), len(blob), f.executed("GET /items/a"), err)
+	}
+}

@@ -1,0 +1,62 @@
+// Copyright The otelretry Authors
+// SPDX-License-Identifier: Apache-2.0
+
+package sdkclients
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"sync"
+
+	"github.com/minio/minio-go/v7"
+
+	"github.com/otelretry/otelretry-go/otelretry"
+)
+
+// The README's minio-go recipe ("With your SDK"), as code the tests use:
+// keep the two the same.
+
+// otelretryOwnsMinioRetries makes one try per call (otelretry retries) and
+// keeps otelretry's errors, which minio-go rewrites. o.Transport, if set,
+// is otelretry's base.
+func otelretryOwnsMinioRetries(o *minio.Options, opts ...otelretry.Option) {
+	o.Transport = keepOtelretryErrors{otelretry.NewTransport(o.Transport, opts...)}
+	o.MaxRetries = 1
+}
+
+// keepOtelretryErrors puts otelretry's error of a call where
+// withOtelretryError's function finds it: minio-go replaces an error whose
+// message contains "EOF" with its own, which errors.Is cannot see through.
+type keepOtelretryErrors struct{ next http.RoundTripper }
+
+type otelretryErrorKey struct{}
+
+type otelretryErrorSlot struct {
+	mu  sync.Mutex
+	err error
+}
+
+func (t keepOtelretryErrors) RoundTrip(req *http.Request) (*http.Response, error) {
+	resp, err := t.next.RoundTrip(req)
+	var oe *otelretry.Error
+	if slot, ok := req.Context().Value(otelretryErrorKey{}).(*otelretryErrorSlot); ok && errors.As(err, &oe) {
+		slot.mu.Lock()
+		if !errors.Is(slot.err, otelretry.ErrOutcomeUnknown) { // an unknown write is never forgotten
+			slot.err = err
+		}
+		slot.mu.Unlock()
+	}
+	return resp, err
+}
+
+// withOtelretryError returns a context for one call and a function that
+// returns otelretry's error of that call (nil if otelretry returned none).
+func withOtelretryError(ctx context.Context) (context.Context, func() error) {
+	slot := &otelretryErrorSlot{}
+	return context.WithValue(ctx, otelretryErrorKey{}, slot), func() error {
+		slot.mu.Lock()
+		defer slot.mu.Unlock()
+		return slot.err
+	}
+}

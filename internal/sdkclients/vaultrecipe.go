@@ -1,0 +1,45 @@
+// Copyright The otelretry Authors
+// SPDX-License-Identifier: Apache-2.0
+
+package sdkclients
+
+import (
+	"context"
+	"errors"
+	"net/http"
+
+	"github.com/hashicorp/vault/api"
+
+	"github.com/otelretry/otelretry-go/attrs"
+	"github.com/otelretry/otelretry-go/otelretry"
+)
+
+// The README's Vault recipe ("With your SDK"), as code the tests use: keep
+// the two the same.
+
+// otelretryOwnsVaultRetries wraps the configured transport in otelretry's
+// and turns the client's retries off. Call it last: DefaultConfig,
+// ConfigureTLS, ReadEnvironment and the client's SetMaxIdleConnections and
+// SetDisableKeepAlives need the *http.Transport itself.
+func otelretryOwnsVaultRetries(config *api.Config, opts ...otelretry.Option) {
+	config.HttpClient.Transport = otelretry.NewTransport(config.HttpClient.Transport, opts...)
+	config.MaxRetries = 0
+	// go-retryablehttp's default policy answers with the context's error
+	// once the caller's deadline has passed, in place of otelretry's: this
+	// one keeps otelretry's (ErrOutcomeUnknown for a write in flight).
+	config.CheckRetry = func(context.Context, *http.Response, error) (bool, error) { return false, nil }
+}
+
+// otelretryDecides is the README's go-retryablehttp CheckRetry ("Stacking
+// retry layers"): Vault's retries kept, they retry only what otelretry
+// gave up on for lack of attempts.
+func otelretryDecides(ctx context.Context, resp *http.Response, err error) (bool, error) {
+	if ctx.Err() != nil {
+		return false, ctx.Err()
+	}
+	var oe *otelretry.Error
+	if errors.As(err, &oe) && oe.Outcome == attrs.OutcomeMaxAttempts && !errors.Is(err, otelretry.ErrOutcomeUnknown) {
+		return true, nil
+	}
+	return false, nil
+}
