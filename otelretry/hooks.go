@@ -21,7 +21,9 @@ import (
 type Intent struct {
 	// Repeatable declares the request safe to repeat whatever its method:
 	// it is retried like a GET, and a timed-out write is resent instead of
-	// ending check_state. The operation span records
+	// ending check_state. Like a GET, an operation that ends without an
+	// answer does not match ErrOutcomeUnknown: the mark is meant for reads
+	// sent as POST (a search, a query), whose outcome needs no check. The operation span records
 	// retry.idempotency_contract=true, so a reader can tell the caller's
 	// word from a blind resend. Deadline, attempt limit, retry budget and
 	// replayability still apply.

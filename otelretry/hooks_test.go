@@ -313,3 +313,40 @@ func TestIdempotentMethodsAreNormalized(t *testing.T) {
 func contextWithTimeout(t *testing.T, d time.Duration) (context.Context, context.CancelFunc) {
 	return context.WithTimeout(t.Context(), d)
 }
+
+// A POST marked Intent.Repeatable (a search, a query) is a read by the
+// caller's word: when it ends without an answer, its error does not claim
+// a write's unknown outcome. A write under an idempotency-key contract
+// still does.
+func TestIntentRepeatableIsNotAnUnknownWrite(t *testing.T) {
+	for name, tc := range map[string]struct {
+		mark        func(*http.Request) *http.Request
+		opts        []otelretry.Option
+		wantUnknown bool
+	}{
+		"Intent.Repeatable": {
+			mark: func(r *http.Request) *http.Request {
+				return r.WithContext(otelretry.WithIntent(r.Context(), otelretry.Intent{Repeatable: true}))
+			},
+		},
+		"idempotency-key contract": {
+			mark: func(r *http.Request) *http.Request { r.Header.Set("Idempotency-Key", "k-1"); return r },
+			opts: []otelretry.Option{otelretry.WithIdempotencyKeyContract()}, wantUnknown: true,
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				h := newHarness(t, []scripted.Step{{Hang: true}}, append([]otelretry.Option{
+					otelretry.WithAttemptTimeout(50 * time.Millisecond), otelretry.WithBackoff(otelretry.ConstantBackoff(time.Millisecond))},
+					tc.opts...)...)
+				_, err := h.transprt.RoundTrip(tc.mark(post(t, t.Context(), "http://api.test/_search", `{"q":1}`)))
+				if !errors.Is(err, otelretry.ErrMaxAttempts) {
+					t.Fatalf("err = %v, want max_attempts", err)
+				}
+				if got := errors.Is(err, otelretry.ErrOutcomeUnknown); got != tc.wantUnknown {
+					t.Errorf("errors.Is(err, ErrOutcomeUnknown) = %v, want %v", got, tc.wantUnknown)
+				}
+			})
+		})
+	}
+}

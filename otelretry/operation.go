@@ -77,8 +77,13 @@ type requestPolicy struct {
 	repeatable  bool // safe to repeat (see input.repeatable)
 	contract    bool // repeatable by the user's word, not the method
 	noRetry     bool
-	replayable  bool // the caller's body can be had again
-	hasBody     bool
+	// write: the request may change state on the server, so an answer it
+	// lost leaves an outcome to resolve: a method that is not safe, unless
+	// the caller declared the request repeatable (Intent.Repeatable, which
+	// marks reads sent as POST).
+	write      bool
+	replayable bool // the caller's body can be had again
+	hasBody    bool
 	// contractHeaders is the first attempt's prepared values of the
 	// idempotency-key contract's headers, which later attempts may not
 	// change (see PrepareFunc).
@@ -193,6 +198,7 @@ func (op *operation) begin() {
 	safe := safeMethod(op.policy.method)
 	op.policy.contract = !safe && (intent.Repeatable || t.cfg.idempotentMethods[op.policy.method])
 	op.policy.repeatable = safe || op.policy.contract
+	op.policy.write = !safe && !intent.Repeatable
 	op.policy.noRetry = intent.NoRetry
 	if f := t.cfg.metricAttributes; f != nil {
 		op.tel.labels = metrics.NewLabels(f(req)...)
@@ -439,7 +445,7 @@ func (op *operation) inputAt(p phase, now time.Duration) input {
 		repeatable:      op.policy.repeatable,
 		noRetry:         op.policy.noRetry,
 		replayable:      op.policy.replayable,
-		write:           !safeMethod(op.policy.method),
+		write:           op.policy.write,
 		unresolvedWrite: op.progress.unresolvedWrite,
 		afterRetry:      op.progress.afterRetry,
 	}

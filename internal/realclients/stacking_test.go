@@ -23,12 +23,15 @@ import (
 // response (max_attempts), and never a write whose outcome is unknown, a
 // response, an operation the retry budget stopped, or a canceled call.
 func otelretryDecides(ctx context.Context, resp *http.Response, err error) (bool, error) {
+	var oe *otelretry.Error
+	if errors.As(err, &oe) {
+		// otelretry's error says what happened (an unknown outcome, the
+		// deadline): keep it, also once the caller's context is done.
+		retry := oe.Outcome == attrs.OutcomeMaxAttempts && !errors.Is(err, otelretry.ErrOutcomeUnknown) && ctx.Err() == nil
+		return retry, nil
+	}
 	if ctx.Err() != nil {
 		return false, ctx.Err()
-	}
-	var oe *otelretry.Error
-	if errors.As(err, &oe) && oe.Outcome == attrs.OutcomeMaxAttempts && !errors.Is(err, otelretry.ErrOutcomeUnknown) {
-		return true, nil
 	}
 	return false, nil
 }
@@ -159,6 +162,31 @@ func TestOtelretryDecidesRetriesWhatOtelretryGaveUpOn(t *testing.T) {
 		{class: broken, decision: attrs.DecisionMaxAttempts}}})
 	ops[1].check(t, spans, wantOp{method: http.MethodGet, outcome: attrs.OutcomeBudgetExhausted, repeat: 1,
 		attempts: []wantAttempt{{class: broken, decision: attrs.DecisionBudgetExhausted}}})
+}
+
+// A write that hangs past the caller's deadline under go-retryablehttp with
+// otelretryDecides: its error still matches ErrOutcomeUnknown (the
+// context's error would hide it), and the server got the write once.
+func TestOtelretryDecidesKeepsTheUnknownOutcome(t *testing.T) {
+	for range 3 { // the caller's deadline and otelretry's race: each run must keep it
+		tel := newTelemetry(t)
+		srv := newServer(t, tel, hang)
+		client := outerLayer(tel.transport(t, otelretry.WithAttemptTimeout(2*time.Second)))
+		client.CheckRetry = otelretryDecides
+		ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+		resp, err := underParent.call(ctx, tel, client, http.MethodPost, srv.URL+"/orders", []byte(`{"order":1}`))
+		cancel()
+		if resp != nil {
+			resp.Body.Close()
+		}
+		if !errors.Is(err, otelretry.ErrOutcomeUnknown) {
+			t.Errorf("error %v, want ErrOutcomeUnknown", err)
+		}
+		tel.finished(srv)
+		if got := srv.received.Load(); got != 1 {
+			t.Errorf("server received %d POSTs, want 1", got)
+		}
+	}
 }
 
 // TestStackedDeadlines: a deadline on the caller's context is the one time

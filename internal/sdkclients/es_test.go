@@ -241,6 +241,9 @@ func TestElasticsearchCallerDeadline(t *testing.T) {
 			if !errors.Is(err, context.DeadlineExceeded) || took > time.Second || got != 1 {
 				t.Errorf("executed %d, took %v, err %v; want 1, about 300ms, a deadline", got, took, err)
 			}
+			if s == esRecipe && errors.Is(err, otelretry.ErrOutcomeUnknown) {
+				t.Errorf("err %v: a _search marked repeatable is a read, and claims no unknown outcome", err)
+			}
 			if s == esDefaults && rt.n.Load() != 4 {
 				t.Errorf("%d client tries; measured 4 (3 after the deadline, none sent by otelretry)", rt.n.Load())
 			}
