@@ -14,12 +14,15 @@ import (
 )
 
 func otelretryDecides(ctx context.Context, resp *http.Response, err error) (bool, error) {
+	var oe *otelretry.Error
+	if errors.As(err, &oe) {
+		// otelretry's error says what happened (an unknown outcome, the
+		// deadline): keep it, also once the caller's context is done.
+		retry := oe.Outcome == attrs.OutcomeMaxAttempts && !errors.Is(err, otelretry.ErrOutcomeUnknown) && ctx.Err() == nil
+		return retry, nil
+	}
 	if ctx.Err() != nil {
 		return false, ctx.Err()
-	}
-	var oe *otelretry.Error
-	if errors.As(err, &oe) && oe.Outcome == attrs.OutcomeMaxAttempts && !errors.Is(err, otelretry.ErrOutcomeUnknown) {
-		return true, nil
 	}
 	return false, nil
 }
