@@ -23,7 +23,7 @@ const (
 // sampling) and checks what arrives in Jaeger (span trees and attributes,
 // read back by retryinspect too), the exemplars Prometheus stored (each
 // leads to its trace), the demo's totals in Prometheus, and its log events
-// in VictoriaLogs.
+// in VictoriaLogs (read back by retryinspect --victorialogs too).
 func TestStackEndToEnd(t *testing.T) {
 	s := requireStack(t)
 	// In parallel with the other stack tests, after the latency comparison
@@ -62,7 +62,12 @@ func TestStackEndToEnd(t *testing.T) {
 		})
 		t.Run("victorialogs", func(t *testing.T) {
 			t.Parallel()
-			checkDemoLogs(t, s, run)
+			counts, records := checkDemoLogs(t, s, run)
+			if t.Failed() {
+				return
+			}
+			// Every record has arrived: read them back.
+			checkRetryinspectLogs(t, s, run, counts, records)
 		})
 	})
 }

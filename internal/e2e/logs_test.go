@@ -60,31 +60,32 @@ func logFilter(service string) string {
 
 // waitLogCounts polls a LogsQL count of the service's records by event
 // name until it shows wantOps retry.operation and wantAttempts
-// retry.attempt records, and logs the query and its answer.
-func waitLogCounts(t *testing.T, s stack, service string, wantOps, wantAttempts int) error {
+// retry.attempt records, logs the query and its answer, and returns the
+// counts by event name.
+func waitLogCounts(t *testing.T, s stack, service string, wantOps, wantAttempts int) (map[string]int, error) {
 	t.Helper()
 	countQuery := logFilter(service) + " | stats by (event_name) count() n"
 	deadline := time.Now().Add(logsDeadline)
 	for polls := 1; ; polls++ {
 		rows, err := logsql(s.victorialogs, countQuery)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		counts := map[string]int{}
 		for _, row := range rows {
 			n, err := strconv.Atoi(row["n"])
 			if err != nil {
-				return fmt.Errorf("LogsQL %q: row %v", countQuery, row)
+				return nil, fmt.Errorf("LogsQL %q: row %v", countQuery, row)
 			}
 			counts[row["event_name"]] = n
 		}
 		if counts[attrs.LogEventOperation] == wantOps && counts[attrs.LogEventAttempt] == wantAttempts && len(counts) == 2 {
 			t.Logf("victorialogs: %q counts %d %s and %d %s records, every one the %d operations emitted (%d polls)",
 				countQuery, counts[attrs.LogEventAttempt], attrs.LogEventAttempt, counts[attrs.LogEventOperation], attrs.LogEventOperation, wantOps, polls)
-			return nil
+			return counts, nil
 		}
 		if counts[attrs.LogEventOperation]+counts[attrs.LogEventAttempt] > wantOps+wantAttempts || time.Now().After(deadline) {
-			return fmt.Errorf("victorialogs: %q gives %v after %d polls; the operations emitted %d %s and %d %s records",
+			return nil, fmt.Errorf("victorialogs: %q gives %v after %d polls; the operations emitted %d %s and %d %s records",
 				countQuery, counts, polls, wantAttempts, attrs.LogEventAttempt, wantOps, attrs.LogEventOperation)
 		}
 		time.Sleep(pollEvery / 2)
@@ -94,23 +95,28 @@ func waitLogCounts(t *testing.T, s stack, service string, wantOps, wantAttempts 
 // checkDemoLogs checks the demo's log events in VictoriaLogs (the demo
 // exports them with the rest to the Collector's OTLP endpoint): all of
 // them, one operation record per operation of the summary, each in a trace.
-func checkDemoLogs(t *testing.T, s stack, run demoRun) {
-	if err := waitLogCounts(t, s, run.service, len(run.summary.Operations), run.summary.attemptCount()); err != nil {
+// It returns the LogsQL counts by event name, and the operation records
+// by operation id.
+func checkDemoLogs(t *testing.T, s stack, run demoRun) (map[string]int, map[string]map[string]string) {
+	counts, err := waitLogCounts(t, s, run.service, len(run.summary.Operations), run.summary.attemptCount())
+	if err != nil {
 		t.Fatal(err)
 	}
 	rows, err := logsql(s.victorialogs, logFilter(run.service)+" event_name:="+strconv.Quote(attrs.LogEventOperation))
 	if err != nil {
 		t.Fatal(err)
 	}
-	ids := map[string]string{}
+	records := map[string]map[string]string{}
 	for _, row := range rows {
-		ids[row[string(attrs.OperationIDKey)]] = row["trace_id"]
+		records[row[string(attrs.OperationIDKey)]] = row
 	}
 	for _, op := range run.summary.Operations {
-		if tr, ok := ids[op.OperationID]; !ok || len(tr) != 32 {
+		rec, ok := records[op.OperationID]
+		if tr := rec["trace_id"]; !ok || len(tr) != 32 {
 			t.Errorf("%s: operation record %v, trace id %q", op.OperationID, ok, tr)
 		}
 	}
+	return counts, records
 }
 
 // checkLogs runs the proof over ops (warm-up included): first the counts by
@@ -123,7 +129,7 @@ func checkLogs(t *testing.T, s stack, service string, ops []genResult, traceOf m
 	}
 
 	// 1. Every record arrived: count them in VictoriaLogs.
-	if err := waitLogCounts(t, s, service, wantOps, wantAttempts); err != nil {
+	if _, err := waitLogCounts(t, s, service, wantOps, wantAttempts); err != nil {
 		t.Fatal(err)
 	}
 

@@ -21,10 +21,13 @@ import (
 
 // How VictoriaLogs stores an OTLP log record (its /insert/opentelemetry/v1/logs
 // handler) and returns it from /select/logsql/query, one JSON object per
-// line whose values are all strings:
+// line whose values are all strings. So does VictoriaLogs v1.52.1, the
+// stack's: the end-to-end test reads the demo's records, sent through the
+// Collector, with retryinspect --victorialogs.
 //
 //   - the resource attributes, as fields of their own name (and, by
-//     default, the stream fields, listed in _stream as {k="v",...});
+//     default, the stream fields, listed in _stream as {k="v",...}, with
+//     event_name; _stream_id names the stream);
 //   - scope.name, scope.version and scope.attributes.* for the scope;
 //   - severity_number and severity_text (severity in older releases);
 //   - the body in _msg (a map body is flattened instead);
