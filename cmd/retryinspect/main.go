@@ -219,19 +219,28 @@ func (c *command) checkVictoriaLogs(opts *options, set map[string]bool, lookback
 			return usagef("--trace %q is not a hex trace id", q.TraceID)
 		}
 	}
+	if err := checkSearch(opts, lookback); err != nil {
+		return err
+	}
+	if _, err := opts.victoriaQuery().URL(); err != nil {
+		return usagef("--%v", err)
+	}
+	return nil
+}
+
+// checkSearch checks what a query of a backend shares: the lookback, the
+// limit and the timeout.
+func checkSearch(opts *options, lookback string) error {
 	d, err := read.ParseLookback(lookback)
 	if err != nil {
 		return usagef("--%v", err)
 	}
-	q.Lookback = d
-	if q.Limit < 1 {
+	opts.jaeger.Lookback = d
+	if opts.jaeger.Limit < 1 {
 		return usagef("--limit must be positive")
 	}
 	if opts.timeout <= 0 {
 		return usagef("--timeout must be positive")
-	}
-	if _, err := opts.victoriaQuery().URL(); err != nil {
-		return usagef("--%v", err)
 	}
 	return nil
 }
@@ -258,16 +267,8 @@ func (c *command) checkJaeger(opts *options, set map[string]bool, lookback strin
 			return usagef("--trace %q is not a hex trace id", q.TraceID)
 		}
 	}
-	d, err := read.ParseLookback(lookback)
-	if err != nil {
-		return usagef("--%v", err)
-	}
-	q.Lookback = d
-	if q.Limit < 1 {
-		return usagef("--limit must be positive")
-	}
-	if opts.timeout <= 0 {
-		return usagef("--timeout must be positive")
+	if err := checkSearch(opts, lookback); err != nil {
+		return err
 	}
 	if _, err := q.URL(c.now()); err != nil {
 		return usagef("--%v", err)

@@ -159,21 +159,7 @@ var otlpLogLevels = [...]string{"resourceLogs", "scopeLogs", "logRecords"}
 // locateRecord returns err at the position of the record at index at.
 func locateRecord(raw []byte, at [3]int, err error) error {
 	path := "resourceLogs[" + strconv.Itoa(at[0]) + "].scopeLogs[" + strconv.Itoa(at[1]) + "].logRecords[" + strconv.Itoa(at[2]) + "]"
-	found := &offsetError{off: 0, err: &fieldError{path: path, err: err}}
-	value, base := raw, 0
-	for level, array := range otlpLogLevels {
-		off, arr, ok := member(value, array)
-		if !ok {
-			return found
-		}
-		eoff, elem, ok := element(arr, at[level])
-		if !ok {
-			return found
-		}
-		value, base = elem, base+off+eoff
-	}
-	found.off = base
-	return found
+	return locate(raw, otlpLogLevels, at, path, err)
 }
 
 // otlpKinds says which of the two OTLP JSON documents a value is.

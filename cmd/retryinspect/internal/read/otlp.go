@@ -239,10 +239,21 @@ func locateIn(level int, value []byte, base int, path string) error {
 
 // locateSpan returns err at the position of the span at index at.
 func locateSpan(raw []byte, at [3]int, err error) error {
-	found := &offsetError{off: 0, err: &fieldError{path: spanPath(at), err: err}}
+	var arrays [3]string
+	for i, l := range otlpLevels {
+		arrays[i] = l.array
+	}
+	return locate(raw, arrays, at, spanPath(at), err)
+}
+
+// locate returns err, named by path, at the position in raw of the object
+// at index at of the nested arrays (an OTLP document's three levels), or
+// at the start when raw does not hold it.
+func locate(raw []byte, arrays [3]string, at [3]int, path string, err error) error {
+	found := &offsetError{off: 0, err: &fieldError{path: path, err: err}}
 	value, base := raw, 0
-	for level, l := range otlpLevels {
-		off, arr, ok := member(value, l.array)
+	for level, array := range arrays {
+		off, arr, ok := member(value, array)
 		if !ok {
 			return found
 		}
