@@ -34,12 +34,15 @@ func otelretryOwnsVaultRetries(config *api.Config, opts ...otelretry.Option) {
 // retry layers"): Vault's retries kept, they retry only what otelretry
 // gave up on for lack of attempts.
 func otelretryDecides(ctx context.Context, resp *http.Response, err error) (bool, error) {
+	var oe *otelretry.Error
+	if errors.As(err, &oe) {
+		// otelretry's error says what happened (an unknown outcome, the
+		// deadline): keep it, also once the caller's context is done.
+		retry := oe.Outcome == attrs.OutcomeMaxAttempts && !errors.Is(err, otelretry.ErrOutcomeUnknown) && ctx.Err() == nil
+		return retry, nil
+	}
 	if ctx.Err() != nil {
 		return false, ctx.Err()
-	}
-	var oe *otelretry.Error
-	if errors.As(err, &oe) && oe.Outcome == attrs.OutcomeMaxAttempts && !errors.Is(err, otelretry.ErrOutcomeUnknown) {
-		return true, nil
 	}
 	return false, nil
 }
