@@ -15,6 +15,7 @@ import (
 	"maps"
 	"net/http"
 	"net/http/httptest"
+	"net"
 	"os"
 	"path/filepath"
 	"slices"
@@ -118,15 +119,16 @@ func captureRun(t *testing.T) logCapture {
 			scripted.Step{Delay: 50 * time.Millisecond, Status: 200, Body: "ok"},
 		), http.MethodGet, "http://dependency.test/orders?customer=7", "op-read")
 		time.Sleep(100 * time.Millisecond)
-		send(root, scripted.New(scripted.Step{Hang: true}), http.MethodPost, "http://dependency.test/orders", "op-write",
-			otelretry.WithAttemptTimeout(120*time.Millisecond))
+		// The base gives up after 120ms: otelretry's attempt timeout does not
+		// cut a write's wait, which it could not retry.
+		send(root, scripted.New(scripted.Step{Delay: 120 * time.Millisecond, Err: errNoAnswer}), http.MethodPost, "http://dependency.test/orders", "op-write")
 		span.End()
 
 		time.Sleep(time.Second)
 		job := otelretry.WithOperationID(ctx, "op-pay")
-		pay := scripted.New(scripted.Step{Hang: true}, scripted.Step{Hang: true})
+		pay := scripted.New(scripted.Step{Delay: 120 * time.Millisecond, Err: errNoAnswer})
 		for range 2 {
-			send(job, pay, http.MethodPost, "http://payments.test/charges", "op-pay", otelretry.WithAttemptTimeout(120*time.Millisecond))
+			send(job, pay, http.MethodPost, "http://payments.test/charges", "op-pay")
 			time.Sleep(200 * time.Millisecond)
 		}
 
@@ -561,3 +563,7 @@ func TestLogInputs(t *testing.T) {
 		t.Errorf("mixed traces and logs: exit %d, stderr %q", code, errOut)
 	}
 }
+
+// errNoAnswer is a base's own timeout (a read deadline, net/http's
+// ResponseHeaderTimeout): a net.Error whose Timeout is true.
+var errNoAnswer error = &net.OpError{Op: "read", Net: "tcp", Err: os.ErrDeadlineExceeded}
