@@ -33,6 +33,50 @@ type changelog struct {
 	// breaking: the "## [Unreleased]" section has a subsection whose
 	// heading says breaking ("### Changed (breaking)") or "### Removed".
 	breaking bool
+	// breakingNames holds, for each section ("Unreleased" or X.Y.Z), the
+	// names its breaking subsections write as code (in `code spans` or
+	// fenced blocks), each the last of its qualified name (`Close` of
+	// `(*Transport).Close`): the names whose incompatible change it
+	// records.
+	breakingNames map[string]map[string]bool
+}
+
+// namedBreaks returns the names named in the breaking subsections of
+// the sections newer than the release baseline: [Unreleased] and any
+// release after it.
+func (c changelog) namedBreaks(baseline string) map[string]bool {
+	names := map[string]bool{}
+	for section, ids := range c.breakingNames {
+		if section == "Unreleased" || semver.Compare("v"+section, "v"+baseline) > 0 {
+			for id := range ids {
+				names[id] = true
+			}
+		}
+	}
+	return names
+}
+
+var (
+	codeSpan      = regexp.MustCompile("`([^`]+)`")
+	qualifiedName = regexp.MustCompile(`[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*`)
+)
+
+// lastNames returns the last name of each qualified name in code:
+// "(*Transport).Close and Options.Field" gives Close and Field.
+func lastNames(code string) []string {
+	code = strings.NewReplacer("(", "", ")", "", "*", "").Replace(code)
+	var names []string
+	for _, q := range qualifiedName.FindAllString(code, -1) {
+		names = append(names, q[strings.LastIndex(q, ".")+1:])
+	}
+	return names
+}
+
+// isBreakingSubsection reports whether a "### " heading's title records
+// incompatible changes.
+func isBreakingSubsection(title string) bool {
+	title = strings.ToLower(strings.TrimSpace(title))
+	return strings.Contains(title, "breaking") || title == "removed"
 }
 
 var (
@@ -50,12 +94,23 @@ func readChangelog(path string) (changelog, error) {
 }
 
 func parseChangelog(sc *bufio.Scanner) (changelog, error) {
-	var c changelog
+	c := changelog{breakingNames: map[string]map[string]bool{}}
 	section := ""
+	inBreaking, inFence := false, false
 	for sc.Scan() {
 		line := sc.Text()
+		if strings.HasPrefix(strings.TrimSpace(line), "```") {
+			inFence = !inFence
+			continue
+		}
+		if inFence {
+			if inBreaking {
+				c.addBreakingNames(section, lastNames(line))
+			}
+			continue
+		}
 		if m := sectionHeading.FindStringSubmatch(line); m != nil {
-			section = m[1]
+			section, inBreaking = m[1], false
 			if section != "Unreleased" && c.newest == "" {
 				if !isRelease(section) {
 					return c, fmt.Errorf("CHANGELOG.md: %q: want \"## [X.Y.Z] - YYYY-MM-DD\"", line)
@@ -64,10 +119,16 @@ func parseChangelog(sc *bufio.Scanner) (changelog, error) {
 			}
 			continue
 		}
-		if m := subsectionHeading.FindStringSubmatch(line); m != nil && section == "Unreleased" && c.newest == "" {
-			title := strings.ToLower(strings.TrimSpace(m[1]))
-			if strings.Contains(title, "breaking") || title == "removed" {
+		if m := subsectionHeading.FindStringSubmatch(line); m != nil {
+			inBreaking = isBreakingSubsection(m[1])
+			if inBreaking && section == "Unreleased" && c.newest == "" {
 				c.breaking = true
+			}
+			continue
+		}
+		if inBreaking {
+			for _, span := range codeSpan.FindAllStringSubmatch(line, -1) {
+				c.addBreakingNames(section, lastNames(span[1]))
 			}
 		}
 	}
@@ -78,6 +139,15 @@ func parseChangelog(sc *bufio.Scanner) (changelog, error) {
 		return c, fmt.Errorf("CHANGELOG.md: no released version (\"## [X.Y.Z] - YYYY-MM-DD\")")
 	}
 	return c, nil
+}
+
+func (c changelog) addBreakingNames(section string, ids []string) {
+	if c.breakingNames[section] == nil {
+		c.breakingNames[section] = map[string]bool{}
+	}
+	for _, id := range ids {
+		c.breakingNames[section][id] = true
+	}
 }
 
 // nextVersion returns the version the API is headed for, as the CHANGELOG

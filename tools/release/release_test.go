@@ -207,3 +207,62 @@ func TestWorktreeZipIsTheTagsZip(t *testing.T) {
 		}
 	}
 }
+
+// An incompatible change passes the API check only when a breaking
+// subsection since the baseline names it in code, so that a removal or a
+// change nobody recorded fails even after another break was recorded.
+func TestIncompatibleChangesMustBeNamed(t *testing.T) {
+	const changelogText = intro + "## [Unreleased]\n\n### Added\n\n- `Added` and `ErrAlsoAdded`.\n\n" +
+		"### Changed (breaking)\n\n- `otelretry` unexports `MaxRetryAfter` and `(*Transport).Close`;\n  `Options.Field` is gone:\n\n" +
+		"  ```diff\n  -var ErrInBlock = errors.New(\"x\")\n  ```\n\n" +
+		"### Removed\n\n- package `classify/h4`.\n\n### Fixed\n\n- `Fixed` is no break.\n\n" +
+		"## [0.3.0] - 2026-12-02\n\n### Changed (breaking)\n\n- `OldBreak`, recorded for 0.3.0.\n\n## [0.2.0] - 2026-12-01\n"
+	c, err := parseChangelog(bufio.NewScanner(strings.NewReader(changelogText)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	named := c.namedBreaks("0.3.0")
+	for _, tc := range []struct {
+		message string
+		named   bool
+	}{
+		{"./otelretry.MaxRetryAfter: removed", true},
+		{"./otelretry.(*Transport).Close: removed", true},
+		{"./otelretry.Options.Field: removed", true},
+		{"./otelretry.ErrInBlock: removed", true},
+		{"package github.com/otelretry/otelretry-go/classify/h4: removed", true},
+		{"Options, method set of *Options: removed Close", false}, // names Options, which no entry does
+		{"./otelretry.NotRecorded: changed from func() to func(int)", false},
+		{"./otelretry.Added: removed", false},    // named under Added, not as a break
+		{"./otelretry.Fixed: removed", false},    // named under Fixed
+		{"./otelretry.OldBreak: removed", false}, // recorded for the baseline's release, not since
+		{"./cmd/retryinspect/htmlreport.Render: removed", false},
+		{"Render: removed", false},
+	} {
+		if got := named[changedName(tc.message)]; got != tc.named {
+			t.Errorf("%q (name %q): named %v, want %v", tc.message, changedName(tc.message), got, tc.named)
+		}
+	}
+	// A release after the baseline (the version commit, before its
+	// baseline is taken) records its breaks in its own section.
+	if !c.namedBreaks("0.2.0")["OldBreak"] {
+		t.Error("a break recorded in a release after the baseline is not named")
+	}
+}
+
+func TestChangedName(t *testing.T) {
+	for message, want := range map[string]string{
+		"./otelretry.ErrInvalidRetryAfter: removed":                      "ErrInvalidRetryAfter",
+		"./otelretry.(*Transport).RoundTrip: changed from func() to int": "RoundTrip",
+		"./otelretry.Config.Budget: removed":                             "Budget",
+		"./cmd/retryinspect/htmlreport.Options: removed":                 "Options",
+		"Classifier: removed":                                            "Classifier",
+		"(*Classifier).Classify: removed":                                "Classify",
+		"T, method set of *T: removed M":                                 "T",
+		"package github.com/otelretry/otelretry-go/metrics: removed":     "metrics",
+	} {
+		if got := changedName(message); got != want {
+			t.Errorf("changedName(%q) = %q, want %q", message, got, want)
+		}
+	}
+}
