@@ -14,6 +14,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"time"
 
 	"golang.org/x/mod/semver"
 )
@@ -225,4 +226,63 @@ func libraryVersion(repo string) (string, error) {
 		}
 	}
 	return "", fmt.Errorf("%s: no const Version = \"...\"", path)
+}
+
+var versionLine = regexp.MustCompile(`(?m)^const Version = "([^"]*)"$`)
+
+// bump makes the edits of a release's version commit in repo: the
+// CHANGELOG's [Unreleased] section becomes "## [X.Y.Z] - DATE" (day's
+// date), under a new empty [Unreleased], and otelretry.Version becomes
+// X.Y.Z. It refuses a version that is not newer than the CHANGELOG's
+// newest release, and a CHANGELOG or Version out of the state between
+// releases; it writes nothing then.
+func bump(repo, version string, day time.Time) error {
+	if !isRelease(version) {
+		return fmt.Errorf("%q is not a release version X.Y.Z", version)
+	}
+	changelogPath := filepath.Join(repo, "CHANGELOG.md")
+	c, err := readChangelog(changelogPath)
+	if err != nil {
+		return err
+	}
+	if semver.Compare("v"+version, "v"+c.newest) <= 0 {
+		return fmt.Errorf("%s is not newer than the CHANGELOG's newest release %s", version, c.newest)
+	}
+	if v, err := libraryVersion(repo); err != nil {
+		return err
+	} else if v != c.newest {
+		return fmt.Errorf("otelretry.Version is %s, the CHANGELOG's newest release %s: fix that first", v, c.newest)
+	}
+	data, err := os.ReadFile(changelogPath)
+	if err != nil {
+		return err
+	}
+	lines := strings.SplitAfter(string(data), "\n")
+	unreleased := -1
+	for i, l := range lines {
+		if m := sectionHeading.FindStringSubmatch(strings.TrimRight(l, "\n")); m != nil {
+			if m[1] == "Unreleased" && strings.TrimRight(l, "\n") == "## [Unreleased]" {
+				unreleased = i
+			}
+			break
+		}
+	}
+	if unreleased < 0 {
+		return fmt.Errorf("%s: the first section is not \"## [Unreleased]\", whose changes the release takes", changelogPath)
+	}
+	lines[unreleased] = "## [Unreleased]\n\n## [" + version + "] - " + day.Format(time.DateOnly) + "\n"
+
+	versionPath := filepath.Join(repo, "otelretry", "version.go")
+	src, err := os.ReadFile(versionPath)
+	if err != nil {
+		return err
+	}
+	if n := len(versionLine.FindAllIndex(src, -1)); n != 1 {
+		return fmt.Errorf("%s: %d lines `const Version = \"...\"`, want 1", versionPath, n)
+	}
+	src = versionLine.ReplaceAll(src, []byte(`const Version = "`+version+`"`))
+	if err := os.WriteFile(changelogPath, []byte(strings.Join(lines, "")), 0o644); err != nil {
+		return err
+	}
+	return os.WriteFile(versionPath, src, 0o644)
 }

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"golang.org/x/mod/modfile"
 	"golang.org/x/mod/module"
@@ -263,6 +264,54 @@ func TestChangedName(t *testing.T) {
 	} {
 		if got := changedName(message); got != want {
 			t.Errorf("changedName(%q) = %q, want %q", message, got, want)
+		}
+	}
+}
+
+// bump makes a release's version commit edits: the [Unreleased] section
+// becomes the release, dated, under a new empty [Unreleased], and Version
+// names it; the version test and the release check then agree.
+func TestBump(t *testing.T) {
+	repo := t.TempDir()
+	os.MkdirAll(filepath.Join(repo, "otelretry"), 0o755)
+	const versionGo = "// Copyright\n\npackage otelretry\n\n// Version is the version.\nconst Version = \"0.3.0\"\n\nconst other = \"0.3.0\"\n"
+	const changelogText = intro + "## [Unreleased]\n\n### Added\n\n- x\n\n## [0.3.0] - 2026-12-02\n\n- y\n"
+	write := func() {
+		os.WriteFile(filepath.Join(repo, "otelretry", "version.go"), []byte(versionGo), 0o644)
+		os.WriteFile(filepath.Join(repo, "CHANGELOG.md"), []byte(changelogText), 0o644)
+	}
+	write()
+	day := time.Date(2026, 12, 24, 23, 30, 0, 0, time.UTC)
+	if err := bump(repo, "0.4.0", day); err != nil {
+		t.Fatal(err)
+	}
+	got, _ := os.ReadFile(filepath.Join(repo, "CHANGELOG.md"))
+	want := intro + "## [Unreleased]\n\n## [0.4.0] - 2026-12-24\n\n### Added\n\n- x\n\n## [0.3.0] - 2026-12-02\n\n- y\n"
+	if string(got) != want {
+		t.Errorf("CHANGELOG.md:\n%s\nwant:\n%s", got, want)
+	}
+	gotGo, _ := os.ReadFile(filepath.Join(repo, "otelretry", "version.go"))
+	if want := strings.Replace(versionGo, `const Version = "0.3.0"`, `const Version = "0.4.0"`, 1); string(gotGo) != want {
+		t.Errorf("version.go:\n%s\nwant:\n%s", gotGo, want)
+	}
+	if v, err := libraryVersion(repo); err != nil || v != "0.4.0" {
+		t.Errorf("libraryVersion = %q, %v", v, err)
+	}
+
+	for name, tc := range map[string]struct{ version, changelog string }{
+		"not newer":           {"0.3.0", changelogText},
+		"older":               {"0.2.9", changelogText},
+		"not a release":       {"0.4.0-rc.1", changelogText},
+		"no [Unreleased]":     {"0.4.0", intro + "## [0.3.0] - 2026-12-02\n"},
+		"Version disagreeing": {"0.4.0", intro + "## [Unreleased]\n\n## [0.3.1] - 2026-12-03\n"},
+	} {
+		write()
+		os.WriteFile(filepath.Join(repo, "CHANGELOG.md"), []byte(tc.changelog), 0o644)
+		if err := bump(repo, tc.version, day); err == nil {
+			t.Errorf("%s: bump %s: no error", name, tc.version)
+		}
+		if data, _ := os.ReadFile(filepath.Join(repo, "otelretry", "version.go")); string(data) != versionGo {
+			t.Errorf("%s: version.go changed by a refused bump", name)
 		}
 	}
 }
