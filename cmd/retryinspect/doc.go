@@ -238,11 +238,11 @@
 //	                           between the two calls
 //	outer-layer-resend         an operation repeats an earlier one of the same non-idempotent request (same method, not
 //	                           GET, HEAD, OPTIONS or TRACE, and same sanitized URL, no retry.idempotency_contract=true)
-//	                           under the same parent span or operation id, after the earlier one did not end with a
-//	                           1xx-3xx status; or it carries retry.operation.repeat > 0 and its earlier operations are not
-//	                           in the input. A layer above the retry transport (go-retryablehttp stacked over it, an
-//	                           application loop) sent it again. Never raised on a later hop of a redirect chain
-//	                           (retry.redirects: a 307 or 308 resends a POST by design)
+//	                           under the same parent span or the same operation id (in any trace), after the earlier one
+//	                           did not end with a 1xx-3xx status; or it carries retry.operation.repeat > 0 and no earlier
+//	                           operation of its id is in the input. A layer above the retry transport (go-retryablehttp
+//	                           stacked over it, an application loop) sent it again. Never raised on a later hop of a
+//	                           redirect chain (retry.redirects: a 307 or 308 resends a POST by design)
 //	unredacted-url             a URL attribute on any span (url.*, *.url, *.target: url.full, url.query, http.url, ...)
 //	                           carries userinfo or a query value other than REDACTED; the secret is not repeated
 //	attempt-after-deadline     an attempt started after operation start + retry.deadline_ms (1ms tolerance), or with

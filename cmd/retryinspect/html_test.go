@@ -139,3 +139,33 @@ func TestFindingOperations(t *testing.T) {
 		t.Errorf("the findings name operations %q, want %q", got, want)
 	}
 }
+
+// TestOuterLayerResendAcrossTraces: an operation marked as a repeat names
+// the earlier operation of its id wherever it is in the input, here in
+// another trace, and never calls it "not in the input".
+func TestOuterLayerResendAcrossTraces(t *testing.T) {
+	var buf bytes.Buffer
+	if err := tracefixture.WriteStdout(&buf, false, outerLayerLoop()...); err != nil {
+		t.Fatal(err)
+	}
+	spans, err := read.Stdout(&buf, "in", read.DefaultMaxBytes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := inspect.Analyze(spans)
+	if len(r.Findings) != 1 || r.Findings[0].Code != inspect.CodeOuterLayerResend {
+		t.Fatalf("findings %+v, want one outer-layer-resend", r.Findings)
+	}
+	f := r.Findings[0]
+	earlier := r.Operations[0]
+	if strings.Contains(f.Seen, "not in the input") || !strings.Contains(f.Seen, "repeats operation \"op-loop\" (trace "+earlier.TraceID+", span "+earlier.SpanID) {
+		t.Errorf("the finding does not name the earlier operation in trace %s: %s", earlier.TraceID, f.Seen)
+	}
+	var ops []string
+	for _, i := range f.Operations() {
+		ops = append(ops, r.Operations[i].SpanID)
+	}
+	if want := []string{r.Operations[1].SpanID, earlier.SpanID}; !slices.Equal(ops, want) {
+		t.Errorf("the finding links the operations %v, want %v", ops, want)
+	}
+}
