@@ -34,7 +34,7 @@ func TestDemoTracesHaveNoFindings(t *testing.T) {
 	}
 
 	var stdout, stderr bytes.Buffer
-	if code := run([]string{"--stdout", traces}, &stdout, &stderr); code != 0 {
+	if code := run([]string{traces}, &stdout, &stderr); code != 0 {
 		t.Fatalf("exit %d, want 0 (clean)\n%s\n%s", code, stdout.String(), stderr.String())
 	}
 	if !strings.Contains(stdout.String(), "findings: none") {

@@ -8,55 +8,61 @@
 //
 // Usage:
 //
-//	retryinspect --stdout FILE|-        [--json] [--html FILE|-] [--strict] [--max-bytes 64MiB]   stdouttrace JSON (a file, or - for stdin)
-//	retryinspect --otlp FILE|-          [--json] [--html FILE|-] [--strict] [--max-bytes 64MiB]   OTLP JSON lines, traces or logs (Collector file exporter)
-//	retryinspect --jaeger URL --service NAME [--lookback 1h] [--limit N] [--json] [--html FILE|-] [--strict] [--max-bytes 64MiB]
-//	retryinspect --jaeger URL --trace ID [--json] [--html FILE|-] [--strict] [--max-bytes 64MiB]
-//	retryinspect --victorialogs URL [--service NAME] [--lookback 1h] [--limit N] [--json] [--html FILE|-] [--strict] [--max-bytes 64MiB]
-//	retryinspect --victorialogs URL --trace ID [--json] [--html FILE|-] [--strict] [--max-bytes 64MiB]
+//	retryinspect [flags] FILE...
+//	retryinspect [flags] -jaeger URL -service NAME
+//	retryinspect [flags] -jaeger URL -trace ID
+//	retryinspect [flags] -victorialogs URL [-service NAME]
+//	retryinspect [flags] -victorialogs URL -trace ID
 //
 // Reads back the spans of retry operations (this library's or any that
 // records the retry attempt contract), or the retry.attempt and
-// retry.operation log events of WithLoggerProvider (OTLP logs JSON, or
-// VictoriaLogs' query API), prints each operation with its
-// attempts in order, a summary, the notes and the findings. With --html it
-// also writes the report as one self-contained HTML page (timelines, an
-// overview, distributions; - writes it to stdout instead of the text).
-// Exits 0 when clean, 1 when there are findings (or notes, with --strict),
-// 2 on usage or input errors.
+// retry.operation log events of WithLoggerProvider, from files, from
+// Jaeger's API or from VictoriaLogs' query API; prints each operation with
+// its attempts in order, a summary, the notes and the findings. With -html
+// FILE it also writes the report as one self-contained HTML page (-html -
+// writes it to stdout instead of the text). Exits 0 when clean, 1 when
+// there are findings (or notes, with -strict), 2 on usage or input errors.
+// Flags may come before, between or after the files; -h lists them.
 //
 // # Inputs
 //
-// Exactly one input is required:
+// One kind of input is required: files, or one backend.
 //
-//   - --stdout FILE: the stream of span objects that
-//     go.opentelemetry.io/otel/exporters/stdout/stdouttrace writes, compact or
-//     pretty-printed (WithPrettyPrint); "-" reads standard input.
-//   - --otlp FILE: OTLP JSON as the Collector's file exporter writes it, one
-//     ExportTraceServiceRequest per line, or one ExportLogsServiceRequest
-//     per line (the log events, see Log events below); "-" reads standard
-//     input. A file holds traces or logs, not both.
-//   - --jaeger URL: Jaeger's /api/v3 HTTP API (Jaeger v2, and v1.35 or
-//     later), which answers OTLP JSON. With --service NAME it searches
-//     /api/v3/traces over --lookback (default 1h; 30m, 2d, ... up to about
-//     292 years) for at most --limit traces (default 100); with --trace ID it
-//     reads /api/v3/traces/ID. --timeout (default 10s) bounds the request.
+//   - FILE...: each file is read as what its content is, told from its
+//     first JSON value (-format stdouttrace or -format otlp names it
+//     instead); "-" reads standard input. The JSON the stdouttrace exporter
+//     (go.opentelemetry.io/otel/exporters/stdout/stdouttrace) writes,
+//     compact or pretty-printed (WithPrettyPrint); or OTLP JSON as the
+//     Collector's file exporter writes it, one ExportTraceServiceRequest per
+//     line, or one ExportLogsServiceRequest per line (the log events, see
+//     Log events below). Several files are read as one input, of spans or
+//     of log records, not both.
+//   - -jaeger URL: Jaeger's /api/v3 HTTP API (Jaeger v2, and v1.35 or
+//     later), which answers OTLP JSON. With -service NAME it searches
+//     /api/v3/traces over -lookback (default 1h; 30m, 2d, ... up to about
+//     292 years) for at most -limit traces (default 100); with -trace ID it
+//     reads /api/v3/traces/ID. -timeout (default 10s) bounds the request.
 //     Credentials in the URL are sent as basic authentication and never
 //     printed: messages show the URL with its password masked.
-//   - --victorialogs URL: VictoriaLogs' /select/logsql/query, for the log
+//   - -victorialogs URL: VictoriaLogs' /select/logsql/query, for the log
 //     events it stored from OTLP (JSON lines, one stored record each). It
-//     asks for the records carrying retry.operation.id: of --trace ID, or
-//     over --lookback (default 1h), of one service.name with --service,
-//     at most --limit records (default 5000; an answer that holds that many
-//     is reported on standard error, as operations may be cut). --timeout
-//     and the URL's credentials are as for --jaeger.
+//     asks for the records carrying retry.operation.id: of -trace ID, or
+//     over -lookback (default 1h), of one service.name with -service,
+//     at most -limit records (default 5000; an answer that holds that many
+//     is reported on standard error, as operations may be cut). -timeout
+//     and the URL's credentials are as for -jaeger.
+//
+// The flags of v0.3, -stdout FILE and -otlp FILE, still read FILE as
+// stdouttrace JSON or OTLP JSON for one more release; each says on
+// standard error that it is deprecated.
 //
 // OTLP JSON, from a file or from Jaeger, is decoded by the Collector's own
 // decoder (go.opentelemetry.io/collector/pdata), in one place.
 //
-// --max-bytes (default 64MiB; KiB, MiB, GiB or bytes) bounds what is read
-// from a file, standard input or one Jaeger answer, so that a wrong path
-// (/dev/zero) or an endless body fails fast instead of exhausting memory.
+// -max-bytes (default 64MiB; KiB, MiB, GiB or bytes) bounds what is read
+// from each file, standard input or one answer of a backend, so that a
+// wrong path (/dev/zero) or an endless body fails fast instead of
+// exhausting memory.
 //
 // # Log events
 //
@@ -108,14 +114,15 @@
 // decided retry / attempts) and the deadline ratio (operations that ended
 // deadline_exceeded / operations).
 //
-// --json prints the same report as one JSON document with the keys spans,
-// operations, summary, notes and findings.
+// -json prints the same report as one JSON document with the keys spans,
+// operations, summary, notes and findings. -o FILE writes the text or JSON
+// report to FILE instead of stdout.
 //
 // # HTML report
 //
-// --html FILE writes the same report as one self-contained HTML page, for
-// a browser, besides the text (or --json) on stdout; --html - writes the
-// page to stdout instead of the text (and excludes --json). The exit status
+// -html FILE writes the same report as one self-contained HTML page, for
+// a browser, besides the text (or -json) on stdout; -html - writes the
+// page to stdout instead of the text (and excludes -json). The exit status
 // is the same. The page loads nothing: inline CSS and SVG, no script, and a
 // Content Security Policy that forbids any request. It shows:
 //
@@ -199,7 +206,7 @@
 // matrix: it makes the run exit 1. A note is an absence the contract
 // allows: an attribute this library records that another implementation
 // may leave out, or no operation span at all. Notes are printed (counted,
-// with the first span of each kind) and fail the run only with --strict, so
+// with the first span of each kind) and fail the run only with -strict, so
 // that a trace carrying the minimal attempt event and no matrix pattern
 // exits 0 whoever recorded it.
 //

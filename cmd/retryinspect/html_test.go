@@ -20,7 +20,7 @@ import (
 // The HTML report is checked in a real browser by the module in htmltest;
 // these tests cover the command line and the page's text.
 
-// TestHTMLFile: --html FILE writes the page and leaves stdout and the exit
+// TestHTMLFile: -html FILE writes the page and leaves stdout and the exit
 // status as they are without it, with the text report or --json.
 func TestHTMLFile(t *testing.T) {
 	for _, tc := range []struct {
@@ -28,10 +28,10 @@ func TestHTMLFile(t *testing.T) {
 		code int
 	}{{"clean-read", exitClean}, {"unsafe-resend", exitFindings}} {
 		spans := stdoutFile(t, caseNamed(t, tc.name).roots...)
-		for _, mode := range [][]string{nil, {"--json"}} {
+		for _, mode := range [][]string{nil, {"-json"}} {
 			page := filepath.Join(t.TempDir(), "report.html")
-			code, out, errOut := run3(append([]string{"--stdout", spans}, mode...))
-			codeHTML, outHTML, errHTML := run3(append([]string{"--stdout", spans, "--html", page}, mode...))
+			code, out, errOut := run3(append([]string{spans}, mode...))
+			codeHTML, outHTML, errHTML := run3(append([]string{spans, "-html", page}, mode...))
 			if code != tc.code || codeHTML != code || outHTML != out || errOut != "" || errHTML != "" {
 				t.Errorf("%s %v: exit %d and %d (want %d), stderr %q %q, stdout equal %v",
 					tc.name, mode, code, codeHTML, tc.code, errOut, errHTML, outHTML == out)
@@ -47,11 +47,11 @@ func TestHTMLFile(t *testing.T) {
 	}
 }
 
-// TestHTMLStdout: --html - writes the page instead of the text report,
+// TestHTMLStdout: -html - writes the page instead of the text report,
 // with the same exit status.
 func TestHTMLStdout(t *testing.T) {
 	spans := stdoutFile(t, caseNamed(t, "unsafe-resend").roots...)
-	code, out, errOut := run3([]string{"--stdout", spans, "--html", "-"})
+	code, out, errOut := run3([]string{spans, "-html", "-"})
 	if code != exitFindings || errOut != "" {
 		t.Fatalf("exit %d, stderr %q", code, errOut)
 	}
@@ -72,9 +72,9 @@ func TestHTMLUsage(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"--stdout", spans, "--html", ""}, "the --html file name is empty"},
-		{[]string{"--stdout", spans, "--html", "-", "--json"}, "--html - and --json both write to stdout"},
-		{[]string{"--stdout", spans, "--html", filepath.Join(t.TempDir(), "no", "such", "dir.html")}, "writing the HTML report: "},
+		{[]string{spans, "-html", ""}, "the -html file name is empty"},
+		{[]string{spans, "-html", "-", "-json"}, "-html - and -json both write to stdout"},
+		{[]string{spans, "-html", filepath.Join(t.TempDir(), "no", "such", "dir.html")}, "writing the HTML report: "},
 	} {
 		code, out, errOut := run3(tc.args)
 		if code != exitError || !strings.Contains(errOut, tc.want) || out != "" {
@@ -90,8 +90,8 @@ func TestHTMLSameWords(t *testing.T) {
 	for _, tc := range goldenCases() {
 		t.Run(tc.name, func(t *testing.T) {
 			spans := stdoutFile(t, tc.roots...)
-			_, text, _ := run3([]string{"--stdout", spans})
-			_, page, _ := run3([]string{"--stdout", spans, "--html", "-"})
+			_, text, _ := run3([]string{spans})
+			_, page, _ := run3([]string{spans, "-html", "-"})
 			unescaped := html.UnescapeString(page)
 			for line := range strings.Lines(text) {
 				line = strings.TrimSpace(line)

@@ -19,7 +19,7 @@ import (
 
 // writeHTMLReport writes retryinspect's HTML report of the recorded spans
 // to path (a new file in the temporary directory when path is empty), as
-// `retryinspect --stdout traces.json --html FILE` would, whatever
+// `retryinspect -html FILE traces.json` would, whatever
 // exporter the spans went to, and says where it is.
 func writeHTMLReport(ctx context.Context, w io.Writer, path string, spans []sdktrace.ReadOnlySpan) error {
 	var buf bytes.Buffer

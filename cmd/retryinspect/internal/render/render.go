@@ -159,7 +159,7 @@ func (p *printer) notes(ns []inspect.Note) {
 	if len(ns) == 0 {
 		return
 	}
-	p.printf("\nnotes: %d (absences the contract allows; they fail the run only with --strict)\n", len(ns))
+	p.printf("\nnotes: %d (absences the contract allows; they fail the run only with -strict)\n", len(ns))
 	p.list(ns)
 }
 
