@@ -126,28 +126,50 @@
 // is the same. The page loads nothing: inline CSS and SVG, no script, and a
 // Content Security Policy that forbids any request. It shows:
 //
+//   - first, a headline per dependency (server.address and method), the one
+//     with the most operations that did not return first: how many did not
+//     return and how, what its failed attempts got, the load its retries
+//     added (attempts per operation), the retries the budget refused and
+//     its findings, e.g. "inventory.internal GET: 45 of 49 operations did
+//     not return: 30 max_attempts, 14 budget_exhausted, 1 deadline_exceeded;
+//     all failed attempts 503; 2.24× load; the budget refused 14 retries";
+//   - the figures, and a legend that stays in view: one colour per decision
+//     and per outcome (an outcome has the colour of the terminal decision of
+//     its name), one for any other value;
 //   - an incident overview: all operations on one time axis, one lane per
-//     server.address and method, busiest first: with up to 80 operations
-//     each is a bar coloured by outcome, with a tick at each retry; with
-//     more, each lane is a histogram of first attempts and retries over
-//     time, on one scale, so that a storm on one dependency stands out;
-//   - distributions of attempts per operation, outcomes, decisions,
-//     reasons, status codes and error classes;
+//     dependency, busiest first: with up to 80 operations each is a bar
+//     coloured by outcome, with a tick at each retry; with more, each lane
+//     is a histogram of first attempts and retries over time, on one scale,
+//     so that a storm on one dependency stands out; under it, on the same
+//     axis, a strip of the retry ratio over time (the share of the attempts
+//     started in each stretch that decided retry) with a mark wherever the
+//     retry budget refused a retry (budget_exhausted);
 //   - the findings and notes in the words of the text report, each linked
 //     to the timelines of the operations it names;
-//   - a timeline per operation: its attempts as a waterfall on the
-//     operation's time axis, each a bar from its start for its elapsed time,
-//     coloured by status or error class and labelled with its decision and
-//     reason; the pause before an attempt as a dashed gap; the time left
-//     before each call (retry.remaining_ms) in the left column and as a thin
-//     line that should end on the deadline, a vertical line; and for an
-//     operation cut by its deadline, the time left after its last call and
-//     the pause (Retry-After or backoff) that would have crossed the
-//     deadline. Each timeline has the text report's attempt table below it.
+//   - a timeline per group of identical operations (the same method, route,
+//     that is the URL without its query, outcome and findings, the same
+//     decision and result attempt by attempt), with their count and list,
+//     the groups with findings first, then those that did not return, then
+//     the rest, each in time order. A timeline draws the group's first
+//     operation on its own time axis, from its start to about its end: its
+//     attempts as a waterfall, each a bar from its start for its elapsed
+//     time, coloured by its decision and labelled with its result, decision
+//     and reason (attempts that overlap in time keep a row each); the pause
+//     before an attempt as a dashed gap; the time left before each call
+//     (retry.remaining_ms) in the left column and as a thin line towards the
+//     deadline, a vertical line when it falls near the operation's end, else
+//     a marker past the axis; and for an operation cut by its deadline, the
+//     time left after its last call (only a stop mark when the deadline is
+//     past the axis) and the pause (Retry-After or backoff) that would have
+//     crossed the deadline. Each timeline has the text report's attempt
+//     table below it;
+//   - distributions of attempts per operation, outcomes, decisions,
+//     reasons, status codes and error classes.
 //
-// With more than 200 operations it draws the 200 worst, worst first (those
-// with findings, then the most attempts, then those that did not return),
-// and summarizes the others; with more than 500 findings it lists 500 and
+// Labels are placed where they fit in their drawing, and shortened only
+// when they fit nowhere (the tooltip and the table hold them whole). With
+// more than 200 timelines it draws the first 200 and summarizes the
+// operations of the others; with more than 500 findings it lists 500 and
 // counts all by code.
 //
 // The text report escapes control characters, bidirectional formatting

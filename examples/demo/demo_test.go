@@ -126,7 +126,7 @@ func TestDemo(t *testing.T) {
 	if want := "  report:  retryinspect's HTML report in " + report + " (9 operations, 15 attempts, 0 findings): open it in a browser\n"; !strings.Contains(out, want) {
 		t.Errorf("the output does not say %q:\n%s", want, out)
 	}
-	if !strings.HasPrefix(string(page), "<!DOCTYPE html>") || !strings.Contains(string(page), "all 9 operations, in time order") {
+	if !strings.HasPrefix(string(page), "<!DOCTYPE html>") || !strings.Contains(string(page), "9 operations in 9 timelines") {
 		t.Errorf("the HTML report does not draw the 9 operations:\n%.500s", page)
 	}
 	// The attempt tables are retryinspect's, as it prints them from the
