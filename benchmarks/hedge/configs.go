@@ -1,0 +1,105 @@
+// Copyright The otelretry Authors
+// SPDX-License-Identifier: Apache-2.0
+
+package main
+
+import (
+	"context"
+	"net"
+	"net/http"
+	"slices"
+	"sync/atomic"
+	"time"
+
+	"github.com/failsafe-go/failsafe-go/budget"
+	"github.com/failsafe-go/failsafe-go/failsafehttp"
+	"github.com/failsafe-go/failsafe-go/hedgepolicy"
+)
+
+// env is what a configuration may depend on: the same for every
+// configuration of a run.
+type env struct {
+	hedgeDelay  time.Duration // the tail distribution's true p95
+	budgetShare float64       // the share of extra load a bounded configuration may add
+	deadline    time.Duration // every operation's deadline (also set on its context)
+}
+
+// config is one configuration under test: a name and the RoundTripper it
+// puts around base, built afresh for each repetition (so that no budget or
+// learned delay carries over from one repetition to the next).
+type config struct {
+	name      string
+	transport func(base http.RoundTripper, e env) http.RoundTripper
+}
+
+// reference is the configuration every ratio is taken against.
+const reference = "no-hedging"
+
+// peerConfigs are the reference and the peers otelretry is measured
+// against. failsafe-go's documented way to hedge HTTP is its round
+// tripper (failsafehttp.NewRoundTripper) with a hedgepolicy; by default
+// the outstanding attempts are cancelled as soon as one returns.
+var peerConfigs = []config{
+	{name: reference, transport: func(base http.RoundTripper, _ env) http.RoundTripper { return base }},
+	{name: "failsafe-p95", transport: func(base http.RoundTripper, e env) http.RoundTripper {
+		return failsafehttp.NewRoundTripper(base, hedgepolicy.NewWithDelay[*http.Response](e.hedgeDelay))
+	}},
+	{name: "failsafe-p95-budget", transport: func(base http.RoundTripper, e env) http.RoundTripper {
+		// failsafe-go's budget bounds the share of in-flight executions
+		// that are hedges or retries; minConcurrency keeps its default (3).
+		b := budget.NewBuilder().WithMaxRate(e.budgetShare).Build()
+		hp := hedgepolicy.NewBuilderWithDelay[*http.Response](e.hedgeDelay).WithBudget(b).Build()
+		return failsafehttp.NewRoundTripper(base, hp)
+	}},
+}
+
+// otelretryConfigs is where otelretry's hedging configurations go when
+// issue 36's option lands; it is empty until then. Two entries:
+//   - "otelretry-p95": a fixed delay of e.hedgeDelay;
+//   - "otelretry-adaptive": the adaptive delay (a quantile, p95 by
+//     default, of the observed time to response headers), which must find
+//     that p95 by itself.
+//
+// Both wrap base as otelretry.NewTransport(base, otelretry.WithHedging(...))
+// (the option's exact shape is not settled), with the hedge limit at
+// e.budgetShare, otelretry.WithDeadline(e.deadline) and noop tracer and
+// meter providers, as the storm benchmark's otelretry configuration has.
+var otelretryConfigs []config
+
+// configs lists every configuration of a default run, in order.
+var configs = slices.Concat(peerConfigs, otelretryConfigs)
+
+func configNames() []string {
+	names := make([]string, len(configs))
+	for i, c := range configs {
+		names[i] = c.name
+	}
+	return names
+}
+
+func lookupConfig(name string) (config, bool) {
+	i := slices.IndexFunc(configs, func(c config) bool { return c.name == name })
+	if i < 0 {
+		return config{}, false
+	}
+	return configs[i], true
+}
+
+// newBase returns a fresh transport with the same settings for every
+// configuration: an idle pool large enough that connection reuse is never
+// the bottleneck on loopback (a brownout holds hundreds of requests). It
+// counts its dials in dials.
+func newBase(dials *atomic.Int64) *http.Transport {
+	d := &net.Dialer{Timeout: 5 * time.Second, KeepAlive: 30 * time.Second}
+	return &http.Transport{
+		Proxy: nil,
+		DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
+			dials.Add(1)
+			return d.DialContext(ctx, network, addr)
+		},
+		MaxIdleConns:        2000,
+		MaxIdleConnsPerHost: 2000,
+		IdleConnTimeout:     30 * time.Second,
+		DisableCompression:  true,
+	}
+}

@@ -1,0 +1,55 @@
+// Copyright The otelretry Authors
+// SPDX-License-Identifier: Apache-2.0
+
+// Command hedge is the hedging benchmark (issue 36): the same seeded
+// Poisson traffic, open loop, offered through each hedging configuration
+// in turn to one loopback server whose service time has a long tail.
+//
+// Server. Each request's service time is drawn independently, from a
+// source seeded by the run's seed, the operation and the request's ordinal
+// within it (as when a hedge lands on another replica): a fast answer of
+// -fast-min plus an exponential of mean -fast-mean, and with probability
+// -stall-prob a stalled one, -stall-factor times a fast draw. The first
+// request of an operation therefore takes the same time under every
+// configuration of a repetition, and a hedge draws afresh. The server
+// counts the requests of each operation and its busy time: the service
+// time actually spent, which stops when the client goes away.
+//
+// Phases, by operation (an operation belongs to the phase it arrives in,
+// and all its requests are served under that phase's distribution):
+//   - warmup: the tail distribution, not judged; it opens connections and
+//     gives an adaptive delay observations to learn from;
+//   - tail: the tail distribution, -tail operations;
+//   - brownout: every request stalled (-stall-factor times a fast draw),
+//     -brownout operations, a few seconds at -rate.
+//
+// Configurations (-configs), each an http.RoundTripper around a fresh
+// http.Transport, every operation a GET bounded by -deadline through
+// context.WithTimeout:
+//   - no-hedging: the plain transport, the reference of every ratio;
+//   - failsafe-p95: failsafe-go's hedgepolicy through its failsafehttp
+//     round tripper, one hedge after a fixed delay at the tail
+//     distribution's true p95 (computed from the distribution, printed);
+//   - failsafe-p95-budget: the same with failsafe-go's budget at a maximum
+//     rate of -budget-share (its minimum concurrency left at its default).
+//
+// Repetitions. -reps repetitions, interleaved: every configuration runs
+// once in each repetition, one after another (never at the same time: the
+// machine has few cores), in an order rotated by one at each repetition so
+// that none always runs first. Repetition r uses seed -seed+r for its
+// arrivals and service times, the same for every configuration.
+//
+// Report, per configuration and phase: p50, p99 and p99.9 of the operation
+// latency (from its start until the body was read or it failed; exact
+// nearest-rank percentiles over sorted samples), the share of extra
+// requests (server requests / operations - 1) and the server's busy time;
+// then the ratios to no-hedging in the same repetition and phase (latency
+// percentiles, server requests, busy time). Every figure is the median
+// over the repetitions; a ratio is the median of the per-repetition
+// ratios. The table says how many samples rank above p99.9 in one
+// repetition; -json FILE writes the same, with each repetition's values.
+//
+// Run it from the benchmarks module: go run ./hedge (about 2.5 min with
+// the three configurations above), or go run ./hedge -smoke (seconds;
+// figures are meaningless).
+package main

@@ -1,0 +1,41 @@
+// Copyright The otelretry Authors
+// SPDX-License-Identifier: Apache-2.0
+
+package main
+
+import (
+	"flag"
+	"fmt"
+	"os"
+	"strings"
+)
+
+func main() {
+	o := defaultOptions()
+	smoke := flag.Bool("smoke", false, "CI mode: a few hundred operations per configuration, two repetitions; checks that it runs, figures are meaningless")
+	short := flag.Bool("short", false, "same as -smoke")
+	flag.IntVar(&o.rate, "rate", o.rate, "operations per second (open loop, Poisson)")
+	flag.Uint64Var(&o.seed, "seed", o.seed, "seed of the arrivals and service times (repetition r uses seed+r)")
+	flag.IntVar(&o.reps, "reps", o.reps, "interleaved repetitions; the report gives their medians")
+	flag.DurationVar(&o.deadline, "deadline", o.deadline, "operation deadline, the same for every configuration")
+	flag.IntVar(&o.maxInflight, "max-inflight", o.maxInflight, "operations in flight at most; arrivals above are dropped and counted")
+	flag.IntVar(&o.warmup, "warmup", o.warmup, "operations of the warm-up phase (tail distribution, not judged)")
+	flag.IntVar(&o.tail, "tail", o.tail, "operations of the tail phase (10,000 puts 10 samples above p99.9)")
+	flag.IntVar(&o.brownout, "brownout", o.brownout, "operations of the brownout phase (every request stalled)")
+	flag.DurationVar(&o.service.fastMin, "fast-min", o.service.fastMin, "service time: least fast answer")
+	flag.DurationVar(&o.service.fastMean, "fast-mean", o.service.fastMean, "service time: mean of the exponential part of a fast answer")
+	flag.Float64Var(&o.service.stallProb, "stall-prob", o.service.stallProb, "service time: probability that a request stalls (tail phase)")
+	flag.Float64Var(&o.service.stallFactor, "stall-factor", o.service.stallFactor, "service time: a stalled request takes this many times a fast draw")
+	flag.Float64Var(&o.budgetShare, "budget-share", o.budgetShare, "the share of extra load a bounded configuration may add (failsafe-go: its budget's max rate)")
+	flag.StringVar(&o.jsonPath, "json", "", "also write the report as JSON to this file")
+	configs := flag.String("configs", strings.Join(o.configs, ","), "configurations to run, in order ("+reference+" is always run: it is every ratio's reference)")
+	flag.Parse()
+	o.configs = strings.Split(*configs, ",")
+	if *smoke || *short {
+		o.smoke()
+	}
+	if _, err := run(o, os.Stdout); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(2)
+	}
+}
