@@ -7,6 +7,7 @@ import (
 	"context"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -65,7 +66,7 @@ func TestServerCountsBusyTime(t *testing.T) {
 				time.AfterFunc(cancelAfter, cancel)
 			}
 			rec := httptest.NewRecorder()
-			s.handle(rec, httptest.NewRequestWithContext(ctx, http.MethodGet, "/op/"+string(rune('0'+op)), nil))
+			s.handle(rec, httptest.NewRequestWithContext(ctx, http.MethodGet, "/op/"+strconv.Itoa(op), nil))
 			return rec
 		}
 
