@@ -85,6 +85,12 @@ func TestDefaultPlan(t *testing.T) {
 	if above(p[1].ops, ppmP999) != 10 {
 		t.Errorf("p99.9 of the tail phase rests on %d samples, want 10", above(p[1].ops, ppmP999))
 	}
+	// The tail phase's p99 stays among the fast answers: the 1 % of
+	// samples above it outnumber the stalls by at least 3σ.
+	n, s := float64(p[1].ops), o.service.stallProb
+	if z := (float64(above(p[1].ops, ppmP99)) - n*s) / math.Sqrt(n*s*(1-s)); z < 3 {
+		t.Errorf("the p99 of the tail phase is %.1fσ from the stalls' edge, want at least 3", z)
+	}
 	if e := o.env(); e.hedgeDelay != o.service.quantile(0.95) || e.budgetShare != 0.05 || e.deadline != 2*time.Second {
 		t.Errorf("env %+v", e)
 	}

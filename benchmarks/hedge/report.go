@@ -167,6 +167,13 @@ func medianRatios(rs []ratios) ratios {
 	}
 }
 
+// turnFigures are what one turn cost the process, whatever the phase.
+type turnFigures struct {
+	Dials    num `json:"dials"`      // connections the client opened
+	CPUS     num `json:"cpu_s"`      // user and system time of the process (client and server)
+	MaxLagMs num `json:"max_lag_ms"` // the load generator's worst lag behind its schedule
+}
+
 // repFigures is one repetition's figures and ratios.
 type repFigures struct {
 	Rep     int     `json:"rep"`
@@ -218,10 +225,10 @@ type report struct {
 	LoadavgStart string      `json:"loadavg_start"`
 	LoadavgEnd   string      `json:"loadavg_end"`
 	Warnings     []string    `json:"warnings"`
-	// Dials is, per configuration, the median over the repetitions of the
-	// connections its client opened in its whole turn.
-	Dials map[string]num `json:"dials"`
-	Rows  []row          `json:"rows"` // phase by phase: tail, brownout, warmup
+	// Turns is, per configuration, the medians over the repetitions of
+	// what its whole turn cost the process.
+	Turns map[string]turnFigures `json:"turns"`
+	Rows  []row                  `json:"rows"` // phase by phase: tail, brownout, warmup
 }
 
 // maxLag is the arrival lag above which a turn is flagged: the load
@@ -245,7 +252,7 @@ func summarize(o options, e env, p plan, turns []turn) *report {
 		BudgetShare:  num(o.budgetShare),
 		Configs:      o.configs,
 		Warnings:     []string{},
-		Dials:        map[string]num{},
+		Turns:        map[string]turnFigures{},
 	}
 	for _, ph := range p {
 		r.Phases = append(r.Phases, phaseJSON{ph.name, ph.ops})
@@ -263,7 +270,11 @@ func summarize(o options, e env, p plan, turns []turn) *report {
 	}
 	for _, c := range o.configs {
 		own := slices.DeleteFunc(slices.Clone(turns), func(t turn) bool { return t.config != c })
-		r.Dials[c] = medianBy(own, func(t turn) num { return num(t.dials) })
+		r.Turns[c] = turnFigures{
+			Dials:    medianBy(own, func(t turn) num { return num(t.dials) }),
+			CPUS:     medianBy(own, func(t turn) num { return num(t.cpu.Seconds()) }),
+			MaxLagMs: medianBy(own, func(t turn) num { return num(ms(t.maxLag)) }),
+		}
 	}
 	// The judged phases first, the warm-up last.
 	var order []int
@@ -332,11 +343,11 @@ func printTable(w io.Writer, r *report) {
 		}
 	}
 	fmt.Fprintf(w, " warmup is not judged. loadavg %s at start, %s at end\n", r.LoadavgStart, r.LoadavgEnd)
-	fmt.Fprintf(w, "connections dialled in a turn (median):")
+	fmt.Fprintf(w, "a whole turn (median): connections dialled, CPU time of the process (client and server), worst arrival lag:\n")
 	for _, c := range r.Configs {
-		fmt.Fprintf(w, " %s %.0f;", c, r.Dials[c])
+		t := r.Turns[c]
+		fmt.Fprintf(w, "  %-22s dials %6.0f  cpu %6.2fs  lag %6.1fms\n", c, t.Dials, t.CPUS, t.MaxLagMs)
 	}
-	fmt.Fprintln(w)
 	for _, warn := range r.Warnings {
 		fmt.Fprintln(w, "warning:", warn)
 	}
