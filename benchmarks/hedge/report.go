@@ -95,6 +95,10 @@ type figures struct {
 	P999Above num `json:"p999_above"` // samples ranked above p99.9
 	Extra     num `json:"extra"`      // requests / ops - 1
 	BusyS     num `json:"busy_s"`     // service time the server spent
+	// OverDelay is the share of operations slower than the hedge delay:
+	// under no-hedging, the share a hedge at that delay would be sent for
+	// (more than 5 %: the client's own time adds to the server's).
+	OverDelay num `json:"over_delay"`
 }
 
 // ratios are figures over the reference's in the same repetition and
@@ -108,8 +112,18 @@ type ratios struct {
 	Busy     num `json:"busy"`
 }
 
-func figuresOf(s phaseStats) figures {
+// slowerThan is the share of the sorted samples above d.
+func slowerThan(sorted []time.Duration, d time.Duration) float64 {
+	i, found := slices.BinarySearch(sorted, d)
+	for found && i < len(sorted) && sorted[i] == d {
+		i++
+	}
+	return ratio(float64(len(sorted)-i), float64(len(sorted)))
+}
+
+func figuresOf(s phaseStats, hedgeDelay time.Duration) figures {
 	return figures{
+		OverDelay: num(slowerThan(s.lat, hedgeDelay)),
 		Ops:       num(s.ops),
 		Requests:  num(s.requests),
 		Failed:    num(s.failed),
@@ -154,6 +168,7 @@ func medianFigures(fs []figures) figures {
 		P999Above: medianBy(fs, func(f figures) num { return f.P999Above }),
 		Extra:     medianBy(fs, func(f figures) num { return f.Extra }),
 		BusyS:     medianBy(fs, func(f figures) num { return f.BusyS }),
+		OverDelay: medianBy(fs, func(f figures) num { return f.OverDelay }),
 	}
 }
 
@@ -294,10 +309,10 @@ func summarize(o options, e env, p plan, turns []turn) *report {
 				if t.config != c {
 					continue
 				}
-				f := figuresOf(t.phases[pi])
+				f := figuresOf(t.phases[pi], e.hedgeDelay)
 				rt := ratios{num(math.NaN()), num(math.NaN()), num(math.NaN()), num(math.NaN()), num(math.NaN())}
 				if rt0, ok := ref[t.rep]; ok {
-					rt = ratiosOf(f, figuresOf(rt0.phases[pi]))
+					rt = ratiosOf(f, figuresOf(rt0.phases[pi], e.hedgeDelay))
 				}
 				fs = append(fs, f)
 				rs = append(rs, rt)
@@ -318,9 +333,9 @@ func summarize(o options, e env, p plan, turns []turn) *report {
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
 
 func printTable(w io.Writer, r *report) {
-	fmt.Fprintf(w, "\nmedians over %d interleaved repetitions; x: ratio to %s in the same repetition and phase (median of the per-repetition ratios); req_x: server requests\n", r.Reps, reference)
-	fmt.Fprintf(w, "%-22s %-9s %6s %6s %8s %8s %9s %-15s %7s %8s | %6s %6s %7s %6s %6s\n",
-		"config", "phase", "ops", "failed", "p50_ms", "p99_ms", "p99.9_ms", "p99.9_min-max", "extra", "busy_s",
+	fmt.Fprintf(w, "\nmedians over %d interleaved repetitions; x: ratio to %s in the same repetition and phase (median of the per-repetition ratios); req_x: server requests; >delay: share of operations slower than the hedge delay\n", r.Reps, reference)
+	fmt.Fprintf(w, "%-22s %-9s %6s %6s %8s %8s %9s %-15s %7s %6s %8s | %6s %6s %7s %6s %6s\n",
+		"config", "phase", "ops", "failed", "p50_ms", "p99_ms", "p99.9_ms", "p99.9_min-max", "extra", ">delay", "busy_s",
 		"p50_x", "p99_x", "p99.9_x", "req_x", "busy_x")
 	phase := ""
 	for _, rw := range r.Rows {
@@ -329,9 +344,9 @@ func printTable(w io.Writer, r *report) {
 		}
 		phase = rw.Phase
 		m, x := rw.Median, rw.Ratio
-		fmt.Fprintf(w, "%-22s %-9s %6.0f %6.0f %8.2f %8.2f %9.2f %-15s %7.4f %8.2f | %6s %6s %7s %6s %6s\n",
+		fmt.Fprintf(w, "%-22s %-9s %6.0f %6.0f %8.2f %8.2f %9.2f %-15s %7.4f %6.3f %8.2f | %6s %6s %7s %6s %6s\n",
 			rw.Config, rw.Phase, m.Ops, m.Failed, m.P50Ms, m.P99Ms, m.P999Ms,
-			fmt.Sprintf("%.1f-%.1f", rw.P999Lo, rw.P999Hi), m.Extra, m.BusyS,
+			fmt.Sprintf("%.1f-%.1f", rw.P999Lo, rw.P999Hi), m.Extra, m.OverDelay, m.BusyS,
 			fx(x.P50), fx(x.P99), fx(x.P999), fx(x.Requests), fx(x.Busy))
 	}
 	fmt.Fprintf(w, "\np99.9 rests on the samples ranked above it in one repetition:")

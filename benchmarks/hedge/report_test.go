@@ -171,3 +171,19 @@ func TestRatioToZeroIsNull(t *testing.T) {
 		t.Errorf("want null ratios, got %v", back.Rows[1].Ratio)
 	}
 }
+
+func TestSlowerThanCountsStrictlyAbove(t *testing.T) {
+	ms := time.Millisecond
+	s := []time.Duration{1 * ms, 2 * ms, 2 * ms, 3 * ms, 5 * ms}
+	for _, c := range []struct {
+		d    time.Duration
+		want float64
+	}{{0, 1}, {2 * ms, 0.4}, {2*ms + 1, 0.4}, {4 * ms, 0.2}, {5 * ms, 0}} {
+		if got := slowerThan(s, c.d); got != c.want {
+			t.Errorf("slower than %v: %v, want %v", c.d, got, c.want)
+		}
+	}
+	if !math.IsNaN(slowerThan(nil, ms)) {
+		t.Error("no samples: want NaN")
+	}
+}
