@@ -42,12 +42,17 @@
 // Report, per configuration and phase: p50, p99 and p99.9 of the operation
 // latency (from its start until the body was read or it failed; exact
 // nearest-rank percentiles over sorted samples), the share of extra
-// requests (server requests / operations - 1) and the server's busy time;
-// then the ratios to no-hedging in the same repetition and phase (latency
-// percentiles, server requests, busy time). Every figure is the median
-// over the repetitions; a ratio is the median of the per-repetition
-// ratios. The table says how many samples rank above p99.9 in one
-// repetition; -json FILE writes the same, with each repetition's values.
+// requests (server requests / operations - 1), the share of operations
+// slower than the hedge delay, and the server's busy time; then the ratios
+// to no-hedging in the same repetition and phase (latency percentiles,
+// server requests, busy time). Every figure is the median over the
+// repetitions; a ratio is the median of the per-repetition ratios. The
+// table says how many samples rank above p99.9 in one repetition, and what
+// each configuration's whole turn cost the process: connections dialled
+// (a hedge's loser, cancelled in flight, closes its HTTP/1.1 connection),
+// CPU time, and the load generator's worst lag behind its schedule (a lag
+// over 20 ms is flagged: the process was starved of CPU). -json FILE
+// writes the same, with each repetition's values.
 //
 // Run it from the benchmarks module: go run ./hedge (about 2.5 min with
 // the three configurations above), or go run ./hedge -smoke (seconds;
