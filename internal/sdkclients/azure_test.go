@@ -16,6 +16,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/runtime"
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/streaming"
 
+	"github.com/otelretry/otelretry-go/attrs"
 	"github.com/otelretry/otelretry-go/otelretry"
 )
 
@@ -109,8 +110,10 @@ func TestAzureReadRetried(t *testing.T) {
 }
 
 // TestAzureCreateHung: a PUT the server read and never answered.
-// otelretry's attempt timeout (400 ms) ends each try check_state; azcore's
-// retry policy resends it 3 times: 4 executions. The caller's error still
+// otelretry waits for its answer until its deadline (2 s: the attempt
+// timeout does not cut a write it could not retry) and ends each try
+// check_state; azcore's retry policy resends it 3 times: 4 executions,
+// the same bytes each time (its GetBody seeks). The caller's error still
 // matches otelretry.ErrOutcomeUnknown (azcore returns the last try's error
 // while the caller's context is live).
 func TestAzureCreateHung(t *testing.T) {
@@ -172,5 +175,37 @@ func TestAzure429Hints(t *testing.T) {
 				t.Errorf("gap %v, want at least %v (the hint)", gap, tc.minGap)
 			}
 		})
+	}
+}
+
+// TestAzureCallerDeadlineResults: 10 creates (PUT), each under a caller's
+// deadline of 300 ms, against a create that hangs. azcore's retry policy
+// returns ctx.Err() once the context is done, so the caller's error never
+// matches ErrOutcomeUnknown (issue 33: lost in 8 or 9 of 10 before
+// otelretry waited for the caller's context; in 10 of 10 now). The result
+// slot reports the unknown write for every create: 1 execution each, one
+// operation, deadline_exceeded.
+func TestAzureCallerDeadlineResults(t *testing.T) {
+	const creates = 10
+	f := newCountingServer(t, methodAndPath, func(k string, n int, w http.ResponseWriter, r *http.Request) { hang(r) })
+	pl, rt := azurePipeline()
+	kept := 0
+	for i := range creates {
+		var results otelretry.Results
+		ctx, cancel := context.WithTimeout(otelretry.WithResults(t.Context(), &results), 300*time.Millisecond)
+		err := azureCall(ctx, pl, f.URL, azureCreate)
+		cancel()
+		if errors.Is(err, otelretry.ErrOutcomeUnknown) {
+			kept++
+		}
+		ops := results.Operations()
+		if got := f.executed(azureCreate); got != i+1 || !errors.Is(err, context.DeadlineExceeded) || len(ops) != 1 ||
+			!results.OutcomeUnknown() || ops[0].Outcome != attrs.OutcomeDeadlineExceeded {
+			t.Errorf("create %d: executed %d in all, operations %+v, err %v; want 1 more, one unknown write ended deadline_exceeded", i, got, ops, err)
+		}
+	}
+	t.Logf("%d hung creates, caller deadline 300ms: executed %d in %d pipeline tries; the error kept ErrOutcomeUnknown %d times, the slot every time", creates, f.executed(azureCreate), rt.n.Load(), kept)
+	if rt.n.Load() != creates || kept != 0 {
+		t.Errorf("%d tries, %d errors kept ErrOutcomeUnknown; measured %d and 0 (azcore returns ctx.Err())", rt.n.Load(), kept, creates)
 	}
 }

@@ -4,7 +4,9 @@
 package sdkclients
 
 import (
+	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"testing"
@@ -133,9 +135,11 @@ func assertOneKey(t *testing.T, keys []string) {
 }
 
 // TestStripeCreateHung: a create the server read and never answered.
-// otelretry's attempt timeout (400 ms) ends each try check_state; stripe-go
-// resends the POST twice under the same Idempotency-Key (so Stripe applies
-// it once): 3 executions, about 0.4 s and 0.8 s apart after the cuts. The
+// otelretry waits for its answer until its deadline (2 s: the attempt
+// timeout does not cut a write it could not retry) and ends each try
+// check_state; stripe-go resends the POST twice under the same
+// Idempotency-Key (so Stripe applies it once): 3 executions, its own
+// sleeps (0.375–0.5 s, 0.75–1 s) after each 2 s. The
 // caller's error still matches otelretry.ErrOutcomeUnknown (stripe-go
 // returns the last try's error as it is).
 func TestStripeCreateHung(t *testing.T) {
@@ -227,5 +231,40 @@ func TestStripeShouldRetryFalse(t *testing.T) {
 				t.Errorf("executed %d, err %v; want %d", got, err, tc.want)
 			}
 		})
+	}
+}
+
+// TestStripeCallerDeadlineNoExtraCalls: 50 creates, one after another,
+// each under a caller's deadline of 50 ms, against a create that hangs.
+// stripe-go stops only on ctx.Err(): had otelretry returned before the
+// caller's context was done, stripe-go would have called it again in the
+// same context (issue 33: 3 to 13 extra calls in 50). Each create is one
+// RoundTrip call and at most one execution, and the error of an executed
+// create keeps ErrOutcomeUnknown. The fake tells the creates apart by
+// their email.
+func TestStripeCallerDeadlineNoExtraCalls(t *testing.T) {
+	const creates = 50
+	f := newCountingServer(t, func(r *http.Request) string { return r.PostFormValue("email") },
+		func(k string, n int, w http.ResponseWriter, r *http.Request) { hang(r) })
+	c, rt := stripeClient(f.URL)
+	executed, lost := 0, 0
+	for i := range creates {
+		email := fmt.Sprintf("c%d@example.com", i)
+		ctx, cancel := context.WithTimeout(t.Context(), 50*time.Millisecond)
+		_, err := c.V1Customers.Create(ctx, &stripe.CustomerCreateParams{Email: stripe.String(email)})
+		cancel()
+		got := f.executed(email)
+		executed += got
+		if got > 1 || !errors.Is(err, context.DeadlineExceeded) {
+			t.Errorf("create %d: executed %d, err %v; want at most 1 and a deadline", i, got, err)
+		}
+		if got == 1 && !errors.Is(err, otelretry.ErrOutcomeUnknown) {
+			lost++
+			t.Logf("create %d executed, err %v", i, err)
+		}
+	}
+	t.Logf("%d creates, 50 ms caller deadline, hung: executed %d in %d RoundTrip calls, %d executed creates lost ErrOutcomeUnknown", creates, executed, rt.n.Load(), lost)
+	if rt.n.Load() != creates || executed == 0 || lost != 0 {
+		t.Errorf("%d RoundTrip calls, %d executions, %d lost the unknown outcome; want %d calls, executions, 0 lost", rt.n.Load(), executed, lost, creates)
 	}
 }
