@@ -315,9 +315,8 @@ func (t *Transport) startOperationSpan(ctx context.Context, op *operation) (cont
 // both carry.
 func (op *operation) startFields(kv []attribute.KeyValue) []attribute.KeyValue {
 	u := op.req.URL
+	kv = attrs.AppendMethod(append(kv, attrs.OperationIDKey.String(op.opID())), op.policy.method)
 	kv = append(kv,
-		attrs.OperationIDKey.String(op.opID()),
-		attrs.HTTPRequestMethodKey.String(op.policy.method),
 		attrs.URLFullKey.String(op.sanitizedURL()),
 		attrs.ServerAddressKey.String(u.Hostname()),
 	)
