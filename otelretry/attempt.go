@@ -8,9 +8,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"net/http/httptrace"
 	"net/url"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -273,6 +275,13 @@ func (a *attempt) prepare() error {
 	if replaced && given != nil {
 		given.Close()
 	}
+	if !replaced && sameHeader(out.Trailer, a.op.req.Trailer) {
+		// Clone copied the caller's Trailer map, and the values the
+		// caller's body sets while it is read go into the caller's: net/http
+		// writes the sent request's map after the body's EOF. Unless the
+		// PrepareFunc changed the trailers, the caller's map is sent.
+		out.Trailer = a.op.req.Trailer
+	}
 	a.body, a.wire.source = out.Body, out.GetBody
 	if !hasBody(out) {
 		a.wire.source = nil
@@ -281,6 +290,9 @@ func (a *attempt) prepare() error {
 }
 
 func hasBody(r *http.Request) bool { return r.Body != nil && r.Body != http.NoBody }
+
+// sameHeader reports whether two header maps hold the same values.
+func sameHeader(a, b http.Header) bool { return maps.EqualFunc(a, b, slices.Equal) }
 
 // guard sets up the resend guard on the prepared request (see wire), as
 // planResends says.

@@ -207,6 +207,9 @@ func (i innermost) RoundTrip(r *http.Request) (*http.Response, error) {
 		return i.t.base.RoundTrip(r)
 	}
 	a.span = trace.SpanFromContext(r.Context())
+	// otelhttp's clone copied the Trailer map, which the body fills as it
+	// is read: net/http writes the map of the request it sends.
+	r.Trailer = a.out.Trailer
 	resp, err := a.exchange(r)
 	if err != nil {
 		res := a.conclude(nil, err)
