@@ -518,9 +518,7 @@ func (a *attempt) gather(answer Answer, c Classification) input {
 	}
 	in.status, in.retryableStatus = ev.status, op.t.isRetryableStatus(ev.status)
 	in.retryAfter = ev.retryAfter
-	if n := answer.contentLength; n > 0 && n <= maxDrain {
-		in.drainFloor = drainPause
-	}
+	in.drainFloor = drainFloor(answer.contentLength)
 	return in
 }
 

@@ -69,14 +69,25 @@ func (op *operation) handOver(resp *http.Response, a *attempt) {
 // connection can be reused; a longer body is closed unread.
 const maxDrain = 4 << 10
 
-// drainPause is the least time the drain of an answer's body of known
-// length up to maxDrain may take before a retry, whatever the pause, so
-// that even with no backoff (ConstantBackoff(0), a full jitter near 0) the
-// connection is kept rather than closed with the body unread. The drain
-// usually ends at once, and the next attempt starts when the pause has
-// passed: the pause recorded (retry.backoff_ms) is the one waited for. The
-// decision reserves the bound against the deadline, as it does a pause.
+// drainPause is the least time the drain of an answer's body may take
+// before a retry, whatever the pause (see drainFloor), so that even with no
+// backoff (ConstantBackoff(0), a full jitter near 0) the connection is kept
+// rather than closed with the body unread. The drain usually ends at once,
+// and the next attempt starts when the pause has passed: the pause
+// recorded (retry.backoff_ms) is the one waited for. The decision reserves
+// the bound against the deadline, as it does a pause.
 const drainPause = 2 * time.Millisecond
+
+// drainFloor is the least time the drain of a discarded body of length n
+// (its ContentLength, below 0 when unknown, as for a chunked body) may
+// take: drainPause, or 0 for an empty body, which needs no drain, and for
+// one known to be longer than maxDrain, which is closed unread.
+func drainFloor(n int64) time.Duration {
+	if n == 0 || n > maxDrain {
+		return 0
+	}
+	return drainPause
+}
 
 // drainBuffers lends discard its read buffer.
 var drainBuffers = sync.Pool{New: func() any { return new([512]byte) }}
