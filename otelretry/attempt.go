@@ -328,9 +328,7 @@ func (a *attempt) expire() {
 	if a.state.CompareAndSwap(stateWaiting, stateTimedOut) {
 		a.cancel(errAttemptTimeout)
 	} else if a.state.Load() == stateDraining {
-		a.cancel(drainCutError{a.ev.errorType()})
-		// A body that ignores its context is unblocked by closing it.
-		a.drain.close()
+		a.cancel(drainCutError{a.ev.errorType()}) // which closes the body (see discard)
 	}
 }
 

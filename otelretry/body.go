@@ -4,6 +4,7 @@
 package otelretry
 
 import (
+	"context"
 	"io"
 	"net/http"
 	"sync"
@@ -93,19 +94,23 @@ func drainFloor(n int64) time.Duration {
 var drainBuffers = sync.Pool{New: func() any { return new([512]byte) }}
 
 // discard drains (at most maxDrain bytes, for at most bound: the verdict's
-// drain) and closes a response that will not be returned, so that its connection can be reused
-// and its client span ends, then releases the attempt. The bound keeps a
-// stalled body from holding the operation past its pause: when it passes,
-// the attempt's context is canceled, which aborts a net/http body read,
-// and the body is closed, which unblocks one that ignores its context. A
-// body whose Close itself blocks is beyond any bound.
+// drain) and closes a response that will not be returned, so that its
+// connection can be reused and its client span ends, then releases the
+// attempt. The drain ends when the attempt's context does: when the bound
+// passes (the timer cancels it, see expire) or the caller cancels. Its end
+// cancels a net/http body read and closes the body, which unblocks a body
+// that ignores its context, so that neither a stalled body nor one that
+// ignores the cancellation holds the operation. A body whose Close itself
+// blocks is beyond any bound.
 func discard(resp *http.Response, a *attempt, bound time.Duration) {
 	if resp != nil && resp.Body != nil {
 		a.drain.body = resp.Body
 		if bound > 0 {
 			a.state.Store(stateDraining)
 			a.timer.Reset(bound)
+			stop := context.AfterFunc(&a.ctx, a.drain.close)
 			drain(resp.Body)
+			stop()
 			a.timer.Stop()
 		}
 		a.drain.close()

@@ -5,12 +5,14 @@ package otelretry
 
 import (
 	"context"
+	"errors"
 	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"testing/synctest"
@@ -40,6 +42,7 @@ func bareAttempt() (*attempt, context.Context) {
 	a := &attempt{}
 	ctx, cancel := context.WithCancelCause(context.Background())
 	a.cancel = cancel
+	a.ctx = attemptContext{Context: ctx, a: a}
 	a.state.Store(stateAnswered)
 	a.timer = time.AfterFunc(time.Hour, a.expire)
 	a.timer.Stop()
@@ -176,3 +179,54 @@ func TestZeroPauseKeepsTheConnectionsOfSmallErrorBodies(t *testing.T) {
 type baseFunc func(*http.Request) (*http.Response, error)
 
 func (f baseFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
+
+// deafBody is a response body whose Read ignores every context: it blocks
+// until the body is closed, as an in-memory pipe or a custom base's body
+// does.
+type deafBody struct {
+	once   sync.Once
+	closed chan struct{}
+}
+
+func (b *deafBody) Read([]byte) (int, error) {
+	<-b.closed
+	return 0, io.ErrClosedPipe
+}
+
+func (b *deafBody) Close() error { b.once.Do(func() { close(b.closed) }); return nil }
+
+// A caller that cancels during the drain of a discarded body gets its
+// error at once, whatever the body's Read does: the cancellation closes
+// the body, and ends the pause. Before, it waited for the drain's bound,
+// the pause (6 s).
+func TestCancellationEndsTheDrainOfABodyThatIgnoresItsContext(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var bodies []*deafBody
+		base := baseFunc(func(r *http.Request) (*http.Response, error) {
+			b := &deafBody{closed: make(chan struct{})}
+			bodies = append(bodies, b)
+			return &http.Response{StatusCode: http.StatusServiceUnavailable, ContentLength: -1, Body: b, Request: r}, nil
+		})
+		tr := NewTransport(base, WithBackoff(ConstantBackoff(6*time.Second)), WithDeadline(time.Minute), WithoutBudget(),
+			WithTracerProvider(tracenoop.NewTracerProvider()), WithMeterProvider(metricnoop.NewMeterProvider()))
+		ctx, cancel := context.WithCancel(t.Context())
+		time.AfterFunc(200*time.Millisecond, cancel)
+		start := time.Now()
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, "http://api.test/", nil)
+		resp, err := tr.RoundTrip(req)
+		if resp != nil {
+			resp.Body.Close()
+		}
+		if took := time.Since(start); took != 200*time.Millisecond || !errors.Is(err, context.Canceled) {
+			t.Errorf("canceled at 200ms during a drain bounded by a 6s pause: returned after %v with %v", took, err)
+		}
+		if len(bodies) != 1 {
+			t.Fatalf("%d calls, want 1", len(bodies))
+		}
+		select {
+		case <-bodies[0].closed:
+		default:
+			t.Error("the discarded body was left open")
+		}
+	})
+}
