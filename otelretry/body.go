@@ -98,22 +98,25 @@ var drainBuffers = sync.Pool{New: func() any { return new([512]byte) }}
 // connection can be reused and its client span ends, then releases the
 // attempt. The drain ends when the attempt's context does: when the bound
 // passes (the timer cancels it, see expire) or the caller cancels. Its end
-// cancels a net/http body read and closes the body, which unblocks a body
-// that ignores its context, so that neither a stalled body nor one that
-// ignores the cancellation holds the operation. A body whose Close itself
-// blocks is beyond any bound.
+// cancels a net/http body read and closes the base's body, which unblocks
+// a body that ignores its context, so that neither a stalled body nor one
+// that ignores the cancellation holds the operation. A body whose Close
+// itself blocks is beyond any bound. The response is closed here, on the
+// operation's goroutine, where the telemetry its wrapper runs may panic.
 func discard(resp *http.Response, a *attempt, bound time.Duration) {
 	if resp != nil && resp.Body != nil {
-		a.drain.body = resp.Body
 		if bound > 0 {
 			a.state.Store(stateDraining)
 			a.timer.Reset(bound)
-			stop := context.AfterFunc(&a.ctx, a.drain.close)
+			stop := context.AfterFunc(&a.ctx, a.raw.close)
 			drain(resp.Body)
-			stop()
+			if !stop() {
+				a.raw.close() // returns once the AfterFunc's close has
+			}
 			a.timer.Stop()
 		}
-		a.drain.close()
+		resp.Body.Close()
+		a.raw.closedAbove()
 	}
 	a.release()
 }

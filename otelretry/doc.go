@@ -93,8 +93,10 @@
 // response, whatever the outcome (a 503 after max_attempts is returned as the
 // 503 the server sent). Otherwise it returns an *Error with the outcome, the
 // reason, the operation id, the number of attempts and the last cause.
-// A base that panics has the operation's spans ended, with a panic event,
-// and its panic goes on.
+// A base, a hook or the telemetry (a span processor, a log exporter, a
+// metric view, a slog handler) that panics has what the operation holds
+// released (buffers, bodies, the response being handed over) and its spans
+// ended, with a panic event, and the panic goes on.
 //
 // # Secrets
 //

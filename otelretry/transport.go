@@ -170,7 +170,9 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	op := newOperation(t, req)
 	defer op.abandonOnPanic() // the user's formatters and labelers run in begin
 	op.begin()
-	return op.run()
+	resp, err := op.run()
+	op.progress.returned = true
+	return resp, err
 }
 
 // send sends the prepared attempt in the Transport's mode and returns
