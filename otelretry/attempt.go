@@ -32,9 +32,10 @@ import (
 // records it.
 //
 // Its context is a standard context.WithCancelCause child of the
-// operation's context. A timer (time.AfterFunc) cancels it with
-// errAttemptTimeout if the response headers do not arrive in time, and is
-// stopped when they do: the attempt timeout bounds the wait for an answer,
+// operation's context. Once the attempt is sent, a timer (time.AfterFunc)
+// cancels it with errAttemptTimeout if the answer does not come in time
+// (see waitBound and the httptrace hooks in wire.go), and is stopped when
+// the response headers arrive: the timer bounds the wait for an answer,
 // while the body of a response handed to the caller is bounded by the
 // caller's context alone, as with http.Transport's ResponseHeaderTimeout.
 // The context is canceled for good when the attempt is released: when the
@@ -132,9 +133,6 @@ func (op *operation) newAttempt(n int) (*attempt, verdict, error) {
 	}
 	in := op.inputAt(phasePrepared, op.since())
 	in.bodyUnavailable, in.prepareFailed, in.prepareChanged = err != nil, prepErr != nil, changed != nil
-	if a.state.Load() == stateTimedOut {
-		in.remaining = min(in.remaining, 0) // the timer, at the deadline, ended the preparation
-	}
 	if v := decide(in); !v.goAhead() {
 		a.unsent()
 		op.abandonPlanned(a.ev.attempt, v)
@@ -142,8 +140,9 @@ func (op *operation) newAttempt(n int) (*attempt, verdict, error) {
 	}
 	a.start = op.since()
 	a.ev.url = op.preparedURL(a.out)
-	a.rearm(min(op.t.cfg.attemptTimeout, op.clock.limit-a.start))
+	a.timer = time.AfterFunc(a.waitBound(), a.expire)
 	a.guard()
+	a.wire.live.Store(true)
 	if op.t.mode == sendWithOwnSpan {
 		ctx, span := op.t.tracer.Start(a.out.Context(), op.t.cfg.attemptName(op.req), op.t.internal...)
 		a.span = span
@@ -195,16 +194,39 @@ func (op *operation) attemptBody(n int) (io.ReadCloser, error) {
 	return op.req.GetBody()
 }
 
-// arm gives the attempt its context and starts its timer, first for the
-// time left: the preparation counts against the deadline, so a slow hook
-// that watches its context cannot carry the call past it. The attempt
-// timeout starts when the prepared attempt is sent (see newAttempt).
+// arm gives the attempt its context. Its timer starts when the prepared
+// attempt is sent (see newAttempt); the preparation is bounded by the
+// deadline alone (see prepare).
 func (a *attempt) arm() {
-	op := a.op
-	cctx, cancel := context.WithCancelCause(op.ctx)
+	cctx, cancel := context.WithCancelCause(a.op.ctx)
 	a.cancel = cancel
 	a.ctx = attemptContext{Context: httptrace.WithClientTrace(cctx, a.traceHooks()), a: a}
-	a.timer = time.AfterFunc(op.clock.limit-op.since(), a.expire)
+}
+
+// waitBound is the first bound of a sent attempt. A cut proves only what it
+// proves: a cut before the request got a connection proves it was not sent
+// and can be retried, but a cut after it was written leaves a write's
+// outcome unknown. So the attempt timeout bounds the whole wait only where
+// a cut can be followed up (cutRetryable); otherwise it bounds getting a
+// connection and writing the headers, from the moment the base reports it
+// is getting a connection (gettingConnection), and the deadline bounds the
+// rest. A base that reports nothing through httptrace gets the deadline
+// alone for such a request: nothing would tell what its cut proved.
+func (a *attempt) waitBound() time.Duration {
+	left := a.op.clock.limit - a.start
+	if a.cutRetryable() {
+		return min(a.op.policy.attemptTimeout, left)
+	}
+	return left
+}
+
+// cutRetryable reports whether the attempt timeout may cut the attempt
+// once its request was written: when the policy may repeat it, or when a
+// state check (WithStateCheck) will resolve the unknown outcome a cut
+// leaves, and may let it be sent again. Cutting any other write would buy
+// nothing: it could not be retried, and an answer on its way would be lost.
+func (a *attempt) cutRetryable() bool {
+	return a.op.policy.repeatable || a.op.t.cfg.stateCheck != nil
 }
 
 // copyRequest makes the attempt's copy of the caller's request, with the
@@ -269,7 +291,15 @@ func (a *attempt) prepare() error {
 			return caller()
 		}
 	}
-	err := hook(out, a.ev.attempt)
+	// The hook's context ends at the deadline with DeadlineExceeded, as a
+	// context deadline does (the attempt's own context ends only when it is
+	// canceled): a hook that waits on it sees the deadline it ran into.
+	ctx, cancel := context.WithDeadline(&a.ctx, a.op.clock.deadline)
+	defer cancel()
+	hooked := out.WithContext(ctx)
+	err := hook(hooked, a.ev.attempt)
+	out = hooked.WithContext(&a.ctx)
+	a.out = out
 	if out.Header == nil {
 		out.Header = http.Header{} // no headers, as the PrepareFunc meant; never a nil map below
 	}
@@ -301,7 +331,7 @@ func sameHeader(a, b http.Header) bool { return maps.EqualFunc(a, b, slices.Equa
 func (a *attempt) guard() {
 	out, w := a.out, &a.wire
 	w.guarded = guardsResends(a.op.policy.repeatable, a.op.t.cfg.trustResends)
-	w.plan = planResends(hasBody(out), w.source != nil, w.guarded, a.op.t.overHTTP2(out.URL))
+	w.plan = planResends(hasBody(out), w.source != nil, w.guarded, a.op.t.mayGoOverHTTP2(out.URL))
 	switch w.plan {
 	case resendWithEvidence, resendNever:
 		out.GetBody = nil
@@ -516,7 +546,8 @@ func (a *attempt) gather(answer Answer, c Classification) input {
 		}
 		ev.class, ev.evidence = recordedClass(ev.class, c, wireEvidence)
 		in.class, in.written = ev.class, a.wire.reachedWire()
-		in.notProcessed = provedUnprocessed(neverSent(answer.Err, ev.class), in.written, c, proved)
+		unsent := neverSent(answer.Err, ev.class) || a.wire.unsentByTrace()
+		in.notProcessed = provedUnprocessed(unsent, in.written, c, proved)
 		return in
 	}
 	in.status, in.retryableStatus = ev.status, op.t.isRetryableStatus(ev.status)

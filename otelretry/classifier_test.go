@@ -90,8 +90,8 @@ func TestClassifierNotProcessedKeepsTheObservedClass(t *testing.T) {
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
-				h := newHarness(t, []scripted.Step{{Hang: true}, {Status: 201}},
-					otelretry.WithAttemptTimeout(50*time.Millisecond), otelretry.WithBackoff(otelretry.ConstantBackoff(time.Millisecond)),
+				h := newHarness(t, []scripted.Step{{Delay: 50 * time.Millisecond, Err: errBaseTimeout}, {Status: 201}},
+					otelretry.WithBackoff(otelretry.ConstantBackoff(time.Millisecond)),
 					otelretry.WithClassifier(func(a otelretry.Answer) otelretry.Classification {
 						if a.Err != nil {
 							return otelretry.NotProcessed(tc.evidence)

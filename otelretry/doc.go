@@ -47,13 +47,15 @@
 //   - a write that timed out or whose connection broke after it may have
 //     been sent: check_state. It is not resent; RoundTrip returns an error
 //     matching ErrOutcomeUnknown, unless a StateCheckFunc (WithStateCheck)
-//     resolves it;
+//     resolves it. A write in flight when the caller's deadline passes ends
+//     deadline_exceeded, reason caller, and is unknown too;
 //   - a request that is safe to repeat (GET, HEAD, OPTIONS, TRACE, methods
 //     added with WithIdempotentMethods, an Idempotency-Key under
 //     WithIdempotencyKeyContract, or Intent.Repeatable) that got 408, 429,
 //     502, 503, 504 or a transport error, or any request whose error proves
 //     it was not processed (connection refused, DNS, TLS handshake, dial
-//     failure, or a classifier's NotProcessed): retry, unless the pause
+//     failure, a cut before the base reported a connection, or a
+//     classifier's NotProcessed): retry, unless the pause
 //     would reach the deadline (deadline_exceeded), no attempt is left
 //     (max_attempts), the body cannot be replayed (stop) or the retry
 //     budget refuses (budget_exhausted: see Budget);
@@ -61,19 +63,29 @@
 //
 // A Classifier (WithClassifier), the request's Intent (WithIntent), a
 // PrepareFunc (WithPrepareAttempt) and an AnswerBackoff shape the policy;
-// none of them can resend a write whose outcome is unknown, or lift the
-// deadline, the attempt limit or the budget.
+// none of them can resend a write whose outcome is unknown or lift the
+// budget. An Intent may set the request's own deadline, attempt limit and
+// attempt timeout, higher or lower than the Transport's; the context's
+// deadline still applies when it is earlier.
 //
 // # Time
 //
 // The operation deadline is the earliest of the context's deadline,
 // start+WithDeadline (or Intent.Deadline) and, for a redirect hop, the
 // first hop's deadline, on the monotonic clock. No attempt starts and no
-// pause begins that cannot end before it. WithAttemptTimeout bounds the
-// wait for each attempt's response headers (at most the time left); the
-// body of the response handed to the caller belongs to the caller's
-// context alone, so streams and slow downloads are not cut. A discarded
-// response body is drained only within the pause before the next attempt.
+// pause begins that cannot end before it. When the caller's deadline ends
+// the operation, RoundTrip returns once the caller's context is done, so a
+// loop above that stops on ctx.Err() makes no other call in it.
+// WithAttemptTimeout (or Intent.AttemptTimeout) cuts only what the policy
+// could retry: for a request it may repeat, or a write a state check
+// resolves, it bounds the wait for each attempt's response headers (at
+// most the time left); for any other write, only getting a connection and
+// writing the headers, since a cut after that would leave the outcome
+// unknown and could not be retried. An attempt cut before the base
+// reported a connection was not sent, and is retried. The body of the
+// response handed to the caller belongs to the caller's context alone, so
+// streams and slow downloads are not cut. A discarded response body is
+// drained only within the pause before the next attempt.
 //
 // # net/http and other layers
 //
@@ -81,7 +93,9 @@
 // keep-alive connection dies; for a write the policy does not treat as
 // repeatable, the transport refuses that resend once the request was
 // written, and every write on the wire is counted (retry.wire.writes).
-// http.Client's Timeout is recorded as a timeout. The hops of a redirect
+// http.Client's Timeout is the caller's deadline; it flattens the error,
+// so read the outcome from a Results slot (WithResults), which no layer
+// above can rewrite. The hops of a redirect
 // chain share the operation id and keep counting attempts
 // (retry.redirects marks them); an operation that repeats an earlier one
 // under the same context (an outer retry layer) carries
@@ -92,7 +106,9 @@
 // When the last attempt received a response, RoundTrip returns that
 // response, whatever the outcome (a 503 after max_attempts is returned as the
 // 503 the server sent). Otherwise it returns an *Error with the outcome, the
-// reason, the operation id, the number of attempts and the last cause.
+// reason, the operation id, the number of attempts and the last cause; it
+// is a net.Error whose Timeout is false for a write whose outcome is
+// unknown, so that retryers above do not resend it.
 // A base, a hook or the telemetry (a span processor, a log exporter, a
 // metric view, a slog handler) that panics has what the operation holds
 // released (buffers, bodies, the response being handed over) and its spans

@@ -59,7 +59,28 @@ type Error struct {
 	// stateCheckErr is the error a state check (WithStateCheck) returned,
 	// sanitized; errors.Is and errors.As reach it.
 	stateCheckErr error
+	// timeout: the operation ended for lack of time (deadline_exceeded),
+	// or its last attempt timed out.
+	timeout bool
 }
+
+// Timeout reports whether the operation ended for lack of time: its
+// deadline (or the caller's) left no room for an answer or another
+// attempt, or its last attempt timed out. It makes an *Error a net.Error,
+// so that os.IsTimeout, errors.As with a net.Error and the layers above
+// that read timeouts that way (client-go's IsTimeout) see one.
+//
+// It is false for a write whose outcome is unknown (ErrOutcomeUnknown),
+// even when a timeout made it unknown: SDK retryers resend what they see as
+// a timeout (aws-sdk-go-v2's retries connection timeouts), and a write
+// otelretry refused to repeat must not be repeated above it because of
+// what it returned. errors.Is(err, ErrOutcomeUnknown) and
+// errors.Is(err, context.DeadlineExceeded) still tell such an error.
+func (e *Error) Timeout() bool { return e.timeout && !e.unknownWrite }
+
+// Temporary is Timeout, as net.Error requires; the net package deprecates
+// it.
+func (e *Error) Temporary() bool { return e.Timeout() }
 
 func (e *Error) Error() string {
 	msg := "otelretry: operation " + strconv.Quote(e.OperationID) + " ended " + string(e.Outcome)

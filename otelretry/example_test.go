@@ -63,7 +63,10 @@ func ExampleErrOutcomeUnknown() {
 	base := &http.Transport{}
 	defer base.CloseIdleConnections()
 
-	client := &http.Client{Transport: otelretry.NewTransport(base, otelretry.WithAttemptTimeout(50*time.Millisecond))}
+	// The write waits for its answer until the operation's deadline: a cut
+	// of a write could not be retried, so the attempt timeout does not cut
+	// it (WithAttemptTimeout).
+	client := &http.Client{Transport: otelretry.NewTransport(base, otelretry.WithDeadline(50*time.Millisecond))}
 	ctx := otelretry.WithOperationID(context.Background(), "order-7")
 	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, srv.URL, strings.NewReader(`{"sku":"A-1"}`))
 	_, err := client.Do(req)

@@ -4,8 +4,10 @@
 package otelretry_test
 
 import (
+	"net"
 	"net/http"
 	"net/url"
+	"os"
 	"testing"
 
 	"go.opentelemetry.io/otel/attribute"
@@ -126,3 +128,8 @@ func mustURL(t *testing.T, raw string) *url.URL {
 	}
 	return u
 }
+
+// errBaseTimeout is a timeout the base itself reports, as a read deadline
+// or net/http's ResponseHeaderTimeout does: a net.Error whose Timeout is
+// true.
+var errBaseTimeout error = &net.OpError{Op: "read", Net: "tcp", Err: os.ErrDeadlineExceeded}

@@ -35,6 +35,10 @@ type Intent struct {
 	// Deadline, when above 0, replaces WithDeadline for this request. The
 	// context's own deadline still applies when it is earlier.
 	Deadline time.Duration
+	// AttemptTimeout, when above 0, replaces WithAttemptTimeout for this
+	// request: a read that needs a longer (or a shorter) wait for its
+	// answer than the Transport's other requests.
+	AttemptTimeout time.Duration
 }
 
 type intentKey struct{}

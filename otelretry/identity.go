@@ -59,9 +59,35 @@ func OperationIDFromContext(ctx context.Context) (string, bool) {
 	return "", false
 }
 
-func operationContextOf(ctx context.Context) *operationContext {
+// scope is what the caller's context asks of an operation: the logical
+// operation it belongs to (WithOperationID), its Intent, and where to
+// report its end (WithResults).
+type scope struct {
+	oc      *operationContext
+	intent  Intent
+	results *Results
+	// nested: the call was made from inside another operation (see
+	// scopeOf).
+	nested bool
+}
+
+// hookKey marks the context of a hook that runs outside any attempt (a
+// state check, see lookupContext).
+type hookKey struct{}
+
+// scopeOf reads the operation's scope from ctx. A call made from inside
+// another operation, with a context that derives from one of its attempts
+// (a PrepareFunc's request, Answer.Request for a Classifier or a Backoff, a
+// base below that calls out with its request's context) or from its state
+// check, is an operation of its own: it takes none of the outer
+// operation's id, intent or results, and is never counted as a repeat.
+func scopeOf(ctx context.Context) scope {
+	if ctx.Value(attemptKey{}) != nil || ctx.Value(hookKey{}) != nil {
+		return scope{nested: true}
+	}
+	in, _ := IntentFromContext(ctx)
 	oc, _ := ctx.Value(operationIDKey{}).(*operationContext)
-	return oc
+	return scope{oc: oc, intent: in, results: resultsOf(ctx)}
 }
 
 // NewOperationID returns a random operation id such as "op-1f3a9c0d5e7b2a64".

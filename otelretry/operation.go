@@ -43,6 +43,9 @@ type operation struct {
 	// body wraps the returned response's body (see handOver).
 	body  responseBody
 	first attempt
+	// results is where the caller asked the operation's end to be
+	// reported (WithResults), nil when it did not.
+	results *Results
 }
 
 // identity is who the operation is: its id and where it stands among the
@@ -62,11 +65,14 @@ type identity struct {
 // clock holds the operation's times. start is when the operation began;
 // every later instant is kept as the time since start (see since). limit
 // is the time from start to the deadline, which for a redirect hop is the
-// first hop's.
+// first hop's. callerBound: that deadline is the caller's context's, so
+// reaching it is the caller's deadline passing, whichever timer notices
+// first (see inputAt).
 type clock struct {
-	start    time.Time
-	deadline time.Time
-	limit    time.Duration
+	start       time.Time
+	deadline    time.Time
+	limit       time.Duration
+	callerBound bool
 }
 
 // requestPolicy is what the policy knows of the request, judged on the
@@ -84,6 +90,9 @@ type requestPolicy struct {
 	write      bool
 	replayable bool // the caller's body can be had again
 	hasBody    bool
+	// attemptTimeout is the Transport's WithAttemptTimeout, or the
+	// request's Intent.AttemptTimeout.
+	attemptTimeout time.Duration
 	// contractHeaders is the first attempt's prepared values of the
 	// idempotency-key contract's headers, which later attempts may not
 	// change (see PrepareFunc).
@@ -105,9 +114,12 @@ type progress struct {
 	abandoned int
 	// returned: run returned; until then, a panic leaves the operation
 	// to abandonOnPanic, however far it went (end included).
-	returned  bool
-	lastEvent *attemptEvent
-	current   *attempt // the attempt in progress, for cleanup after a panic
+	returned bool
+	// callerExpired: the operation ended because the caller's deadline
+	// passed (see awaitCaller).
+	callerExpired bool
+	lastEvent     *attemptEvent
+	current       *attempt // the attempt in progress, for cleanup after a panic
 	// stored is the response of no attempt (the state check's) being
 	// handed over, for cleanup after a panic.
 	stored *http.Response
@@ -191,8 +203,10 @@ func (op *operation) run() (*http.Response, error) {
 func (op *operation) begin() {
 	t, req := op.t, op.req
 	ctx := req.Context()
-	intent, _ := IntentFromContext(ctx)
-	op.setLimits(ctx, intent)
+	sc := scopeOf(ctx)
+	intent := sc.intent
+	op.results = sc.results
+	op.setLimits(ctx, sc)
 	op.policy.hasBody = req.Body != nil && req.Body != http.NoBody
 	op.policy.replayable = !op.policy.hasBody || req.GetBody != nil
 	// A contract is the user's word that repeating is safe where the method
@@ -210,7 +224,7 @@ func (op *operation) begin() {
 	}
 	op.ctx, op.span = t.startOperationSpan(ctx, op)
 	op.tel.recording = op.span.IsRecording()
-	if op.ident.oc == nil && op.ident.redirects == 0 && op.tel.recording {
+	if op.ident.oc == nil && op.ident.redirects == 0 && !sc.nested && op.tel.recording {
 		if parent := trace.SpanContextFromContext(ctx); parent.IsValid() {
 			op.ident.repeat = t.repeats.next(parent)
 		}
@@ -220,10 +234,15 @@ func (op *operation) begin() {
 
 // setLimits sets the attempt limit, the deadline and the operation's
 // identity, which a redirect hop takes from the hop it follows.
-func (op *operation) setLimits(ctx context.Context, intent Intent) {
+func (op *operation) setLimits(ctx context.Context, sc scope) {
+	intent := sc.intent
 	op.policy.maxAttempts = op.t.cfg.maxAttempts
 	if intent.MaxAttempts > 0 {
 		op.policy.maxAttempts = intent.MaxAttempts
+	}
+	op.policy.attemptTimeout = op.t.cfg.attemptTimeout
+	if intent.AttemptTimeout > 0 {
+		op.policy.attemptTimeout = intent.AttemptTimeout
 	}
 	limit := op.t.cfg.deadline
 	if intent.Deadline > 0 {
@@ -231,10 +250,11 @@ func (op *operation) setLimits(ctx context.Context, intent Intent) {
 	}
 	c := &op.clock
 	c.deadline = c.start.Add(limit)
-	if d, ok := ctx.Deadline(); ok && d.Before(c.deadline) {
-		c.deadline = d
+	callerDeadline, hasCallerDeadline := ctx.Deadline()
+	if hasCallerDeadline && callerDeadline.Before(c.deadline) {
+		c.deadline = callerDeadline
 	}
-	oc := operationContextOf(ctx)
+	oc := sc.oc
 	op.ident.oc = oc
 	if prev := chainedOperation(op.req); prev != nil {
 		// A redirect hop: same contract as the hop it follows.
@@ -251,6 +271,7 @@ func (op *operation) setLimits(ctx context.Context, intent Intent) {
 		op.ident.id = oc.id
 	}
 	c.limit = c.deadline.Sub(c.start)
+	c.callerBound = hasCallerDeadline && !c.deadline.Before(callerDeadline)
 }
 
 // judgeFirst judges, on the first attempt's prepared request, what the
@@ -455,6 +476,10 @@ func (op *operation) inputAt(p phase, now time.Duration) input {
 	}
 	switch err := op.callerErr(); {
 	case err == nil:
+		// The caller's deadline is reached on the monotonic clock, even if
+		// its context has not noticed yet: the decision must not depend on
+		// which timer fired first.
+		in.callerDeadline = op.clock.callerBound && now >= op.clock.limit
 	case errors.Is(err, context.Canceled):
 		in.callerCanceled = true
 	default:
@@ -522,6 +547,7 @@ func (op *operation) succeed(resp *http.Response, a *attempt, v verdict) *http.R
 		op.progress.stored = resp
 	}
 	op.end(v, op.since())
+	op.report(v, resp.StatusCode, nil)
 	return resp
 }
 
@@ -549,26 +575,71 @@ func (op *operation) abandonPlanned(number int, v verdict) {
 
 // fail ends the operation at now with an error.
 func (op *operation) fail(v verdict, cause error, now time.Duration) error {
-	if op.progress.callerBody {
-		closeBody(op.req)
-		op.progress.callerBody = false
-	}
-	op.end(v, now)
-	return &Error{Outcome: v.decision.Outcome(), Reason: v.reason, OperationID: op.opID(), Attempts: op.progress.attempts,
-		Err: cause, unknownWrite: v.unknownWrite}
+	return op.failChecked(v, cause, nil, now)
 }
 
 // failAfterCheck ends the operation after a state check that did not
 // resolve it, with the check's error, if any.
 func (op *operation) failAfterCheck(v verdict, cause, checkErr error) error {
-	err := op.fail(v, cause, op.since())
-	err.(*Error).stateCheckErr = checkErr
+	return op.failChecked(v, cause, checkErr, op.since())
+}
+
+func (op *operation) failChecked(v verdict, cause, checkErr error, now time.Duration) error {
+	if op.progress.callerBody {
+		closeBody(op.req)
+		op.progress.callerBody = false
+	}
+	op.end(v, now)
+	lastTimedOut := false
+	if e := op.progress.lastEvent; e != nil {
+		lastTimedOut = e.class == attrs.ErrorClassTimeout
+	}
+	err := &Error{Outcome: v.decision.Outcome(), Reason: v.reason, OperationID: op.opID(), Attempts: op.progress.attempts,
+		Err: cause, unknownWrite: v.unknownWrite, stateCheckErr: checkErr,
+		timeout: v.decision == attrs.DecisionDeadlineExceeded || lastTimedOut}
+	op.report(v, 0, err)
 	return err
 }
+
+// report tells the caller's Results, if any, what the operation came to.
+func (op *operation) report(v verdict, status int, err error) {
+	if op.results == nil {
+		return
+	}
+	op.results.add(OperationResult{OperationID: op.opID(), Outcome: v.decision.Outcome(), Reason: v.reason,
+		Attempts: op.progress.attempts, StatusCode: status, OutcomeUnknown: v.unknownWrite, Err: err})
+}
+
+// awaitCaller holds the operation's return until the caller's context is
+// done, when the operation ended because the caller's deadline passed: a
+// loop above that stops only on ctx.Err() (stripe-go's, many others) then
+// cannot start another call in the same context, whose error would replace
+// this one. The context's own timer fires at the same instant as the
+// operation's, so the wait is that timer's latency; maxCallerLag bounds it
+// for a context that reports a deadline it does not keep.
+func (op *operation) awaitCaller() {
+	if !op.progress.callerExpired {
+		return
+	}
+	ctx := op.req.Context()
+	if ctx.Err() != nil {
+		return
+	}
+	lag := time.NewTimer(maxCallerLag)
+	defer lag.Stop()
+	select {
+	case <-ctx.Done():
+	case <-lag.C:
+	}
+}
+
+// maxCallerLag bounds awaitCaller.
+const maxCallerLag = time.Second
 
 // end writes the operation span's attributes, ends it, emits its log
 // event and records the operation's metrics.
 func (op *operation) end(v verdict, now time.Duration) {
+	op.progress.callerExpired = v.decision == attrs.DecisionDeadlineExceeded && v.reason == attrs.ReasonCaller
 	outcome := v.decision.Outcome()
 	errorType := ""
 	if outcome != attrs.OutcomeReturn {

@@ -176,13 +176,19 @@ func decideBeforeCall(in input) verdict {
 // could be had, its PrepareFunc succeeded without changing what the
 // policy judged, and time is left after the preparation.
 func decidePrepared(in input) verdict {
+	// The caller giving up, or the deadline passing, during the preparation
+	// ends it as such, whatever the PrepareFunc or GetBody made of it: a
+	// hook that watched its context failed because time ran out.
+	if v := decideBeforeCall(in); !v.goAhead() {
+		return v
+	}
 	switch {
 	case in.bodyUnavailable:
 		return verdict{decision: attrs.DecisionStop, reason: attrs.ReasonNotReplayable}
 	case in.prepareFailed, in.prepareChanged:
 		return verdict{decision: attrs.DecisionStop, reason: attrs.ReasonPrepareFailed}
 	}
-	return decideBeforeCall(in)
+	return verdict{}
 }
 
 // deadlineReason is the reason when no time is left for a call: the
@@ -208,6 +214,13 @@ func decideAfterAttempt(in input) verdict {
 	if !answered && (in.callerCanceled || in.class == attrs.ErrorClassCanceled) {
 		// The caller gave up. A write in flight may still be applied.
 		return verdict{decision: attrs.DecisionCanceled, reason: attrs.ReasonCaller,
+			unknownWrite: !in.repeatable && !in.notProcessed}
+	}
+	if !answered && in.callerDeadline {
+		// The caller's deadline passed with no answer: nothing follows, not
+		// even a state check, and a write in flight may still be applied
+		// (decide keeps it unknown).
+		return verdict{decision: attrs.DecisionDeadlineExceeded, reason: attrs.ReasonCaller,
 			unknownWrite: !in.repeatable && !in.notProcessed}
 	}
 	if answered && success(in.status) {
@@ -419,7 +432,9 @@ const (
 	resendNever
 	// resendWithEvidence: no GetBody, so that net/http's HTTP/2 client
 	// names the cause of a stream it would resend in its error
-	// (h2Unprocessed) rather than have a refusal hide it.
+	// (h2Unprocessed) rather than have a refusal hide it. Over HTTP/1,
+	// net/http then does not resend a request it proved unwritten, and the
+	// failure comes back with that proof in httptrace (wire.unsentByTrace).
 	resendWithEvidence
 	// resendHiddenKeys: a guarded bodyless request carries its
 	// idempotency keys in lower case, so that net/http's HTTP/1 client,
@@ -430,11 +445,12 @@ const (
 
 // planResends decides how a prepared request lets a layer below resend it:
 // from whether it has a body, whether that body can be made again, whether
-// the policy guards it (guardsResends) and whether it goes over net/http's
-// HTTP/2 client.
-func planResends(body, bodyAgain, guarded, overHTTP2 bool) resendPlan {
+// the policy guards it (guardsResends) and whether it may go over an
+// HTTP/2 client (mayHTTP2: the first request to an https host may, before
+// its protocol is known).
+func planResends(body, bodyAgain, guarded, mayHTTP2 bool) resendPlan {
 	switch {
-	case body && guarded && overHTTP2:
+	case body && guarded && mayHTTP2:
 		return resendWithEvidence
 	case body && bodyAgain:
 		return resendPrepared

@@ -73,6 +73,14 @@ func TestDecideAfterAttempt(t *testing.T) {
 			attrs.DecisionCanceled, attrs.ReasonCaller, 0, false},
 		{"a 503 past the caller's deadline", attemptInput(with(status(503, true), func(in *input) { in.callerDeadline = true })),
 			attrs.DecisionDeadlineExceeded, attrs.ReasonCaller, 0, false},
+		{"a GET cut by the caller's deadline", attemptInput(with(class(attrs.ErrorClassTimeout), func(in *input) { in.callerDeadline = true })),
+			attrs.DecisionDeadlineExceeded, attrs.ReasonCaller, 0, false},
+		{"a POST in flight at the caller's deadline is unknown, with no state check", attemptInput(write(class(attrs.ErrorClassTimeout), func(in *input) {
+			in.callerDeadline, in.write = true, true
+		})), attrs.DecisionDeadlineExceeded, attrs.ReasonCaller, 0, true},
+		{"a POST never sent at the caller's deadline is known", attemptInput(write(class(attrs.ErrorClassTimeout), func(in *input) {
+			in.callerDeadline, in.write, in.notProcessed = true, true, true
+		})), attrs.DecisionDeadlineExceeded, attrs.ReasonCaller, 0, false},
 		{"a 200 as the caller cancels is still returned", attemptInput(with(status(200, false), func(in *input) { in.callerCanceled = true })),
 			attrs.DecisionReturn, attrs.ReasonResponse, 0, false},
 		{"pause equal to remaining is deadline_exceeded", attemptInput(with(status(503, true), func(in *input) { in.remaining = 40 * msec })),
@@ -169,6 +177,35 @@ func TestDecideBeforeCall(t *testing.T) {
 	}
 }
 
+// A preparation that ends because time ran out (its PrepareFunc saw its
+// context end, its GetBody failed) ends deadline_exceeded or canceled, not
+// stop: the hook's failure was the clock's.
+func TestDecidePreparedTimeComesFirst(t *testing.T) {
+	cases := []struct {
+		name   string
+		in     input
+		want   attrs.Decision
+		reason attrs.Reason
+	}{
+		{"prepared in time", input{remaining: time.Second}, "", ""},
+		{"the PrepareFunc failed", input{remaining: time.Second, prepareFailed: true}, attrs.DecisionStop, attrs.ReasonPrepareFailed},
+		{"GetBody failed", input{remaining: time.Second, bodyUnavailable: true}, attrs.DecisionStop, attrs.ReasonNotReplayable},
+		{"the deadline passed while the PrepareFunc waited", input{remaining: -msec, prepareFailed: true}, attrs.DecisionDeadlineExceeded, attrs.ReasonDeadline},
+		{"the caller's deadline passed while it waited", input{remaining: -msec, callerDeadline: true, prepareFailed: true}, attrs.DecisionDeadlineExceeded, attrs.ReasonCaller},
+		{"the caller canceled while it waited", input{remaining: time.Second, callerCanceled: true, prepareFailed: true}, attrs.DecisionCanceled, attrs.ReasonCaller},
+	}
+	for _, tc := range cases {
+		tc.in.phase = phasePrepared
+		v := decide(tc.in)
+		if v.decision != tc.want || v.reason != tc.reason {
+			t.Errorf("%s: decide = %+v, want %q (%s)", tc.name, v, tc.want, tc.reason)
+		}
+		if want := reference(tc.in); want != v {
+			t.Errorf("%s: decide = %+v, the decision table says %+v", tc.name, v, want)
+		}
+	}
+}
+
 func TestDecideAfterStateCheck(t *testing.T) {
 	cases := []struct {
 		result       attrs.StateCheckResult
@@ -215,14 +252,6 @@ func reference(in input) verdict {
 }
 
 func referenceRows(in input) verdict {
-	if in.phase == phasePrepared {
-		switch {
-		case in.bodyUnavailable:
-			return verdict{decision: attrs.DecisionStop, reason: attrs.ReasonNotReplayable}
-		case in.prepareFailed || in.prepareChanged:
-			return verdict{decision: attrs.DecisionStop, reason: attrs.ReasonPrepareFailed}
-		}
-	}
 	if in.phase == phaseBeforeCall || in.phase == phasePrepared {
 		switch {
 		case in.callerCanceled:
@@ -233,6 +262,10 @@ func referenceRows(in input) verdict {
 			return verdict{decision: attrs.DecisionDeadlineExceeded, reason: attrs.ReasonOverrun}
 		case in.remaining <= 0:
 			return verdict{decision: attrs.DecisionDeadlineExceeded, reason: attrs.ReasonDeadline}
+		case in.phase == phasePrepared && in.bodyUnavailable:
+			return verdict{decision: attrs.DecisionStop, reason: attrs.ReasonNotReplayable}
+		case in.phase == phasePrepared && (in.prepareFailed || in.prepareChanged):
+			return verdict{decision: attrs.DecisionStop, reason: attrs.ReasonPrepareFailed}
 		}
 		return verdict{}
 	}
@@ -293,6 +326,8 @@ func referenceRows(in input) verdict {
 	switch {
 	case noResponse && (in.callerCanceled || in.class == attrs.ErrorClassCanceled):
 		return verdict{decision: attrs.DecisionCanceled, reason: attrs.ReasonCaller, unknownWrite: !in.repeatable && !in.notProcessed}
+	case noResponse && in.callerDeadline:
+		return verdict{decision: attrs.DecisionDeadlineExceeded, reason: attrs.ReasonCaller, unknownWrite: !in.repeatable && !in.notProcessed}
 	case !noResponse && (in.status == 101 || (in.status >= 200 && in.status <= 399)):
 		return verdict{decision: attrs.DecisionReturn, reason: attrs.ReasonResponse}
 	case !noResponse && in.callerCanceled:

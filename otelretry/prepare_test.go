@@ -5,6 +5,7 @@ package otelretry_test
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -323,5 +324,111 @@ func TestPrepareSignedQueryIsSanitized(t *testing.T) {
 	}
 	if n := len(spantest.Attempts(rec.Ended())); n != 4 {
 		t.Errorf("attempt spans = %d, want 4", n)
+	}
+}
+
+// A deadline that passes while a PrepareFunc waits on its context is the
+// deadline: the operation ends deadline_exceeded and its error matches
+// context.DeadlineExceeded, never context.Canceled (nobody canceled), for
+// the Transport's deadline as for the caller's.
+func TestPrepareDeadlineIsTheDeadline(t *testing.T) {
+	for _, callers := range []bool{false, true} {
+		t.Run(fmt.Sprintf("caller's deadline %v", callers), func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				waiting := func(r *http.Request, n int) error {
+					<-r.Context().Done()
+					return r.Context().Err()
+				}
+				h := newHarness(t, []scripted.Step{{Status: 200}}, otelretry.WithPrepareAttempt(waiting), otelretry.WithDeadline(100*time.Millisecond))
+				ctx := t.Context()
+				if callers {
+					var cancel context.CancelFunc
+					ctx, cancel = context.WithTimeout(ctx, 50*time.Millisecond)
+					defer cancel()
+				}
+				_, err := h.transprt.RoundTrip(get(t, ctx, "http://api.test/items"))
+				var oe *otelretry.Error
+				if !errors.As(err, &oe) || oe.Outcome != attrs.OutcomeDeadlineExceeded {
+					t.Fatalf("err = %v, want deadline_exceeded", err)
+				}
+				if !errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
+					t.Errorf("err = %v: DeadlineExceeded %v, Canceled %v; want only DeadlineExceeded",
+						err, errors.Is(err, context.DeadlineExceeded), errors.Is(err, context.Canceled))
+				}
+				if len(h.base.Calls()) != 0 {
+					t.Error("a call was made after the deadline")
+				}
+			})
+		})
+	}
+}
+
+// A call made from a PrepareFunc through the same client (a token refresh)
+// is an operation of its own: it takes neither the operation id, the
+// Results slot nor a repeat marker from the calling operation, whose
+// attempts stay numbered 1, 2 and whose count of writes on the wire is its
+// own.
+func TestCallFromAPrepareFuncIsItsOwnOperation(t *testing.T) {
+	var orders atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/token" {
+			io.WriteString(w, "tok")
+			return
+		}
+		if orders.Add(1) == 1 {
+			w.WriteHeader(http.StatusServiceUnavailable)
+			return
+		}
+		io.WriteString(w, "ok")
+	}))
+	defer srv.Close()
+	base := srv.Client().Transport.(*http.Transport).Clone()
+	defer base.CloseIdleConnections()
+	rec := tracetest.NewSpanRecorder()
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
+	var client *http.Client
+	refresh := func(r *http.Request, n int) error {
+		if r.URL.Path == "/token" {
+			return nil // the token call itself needs none
+		}
+		tr, err := client.Do(get(t, r.Context(), srv.URL+"/token"))
+		if err != nil {
+			return err
+		}
+		tok, _ := io.ReadAll(tr.Body)
+		tr.Body.Close()
+		r.Header.Set("Authorization", "Bearer "+string(tok))
+		return nil
+	}
+	client = &http.Client{Transport: otelretry.NewTransport(base, otelretry.WithTracerProvider(tp), otelretry.WithPrepareAttempt(refresh),
+		otelretry.WithBackoff(otelretry.ConstantBackoff(time.Millisecond)))}
+	var results otelretry.Results
+	ctx := otelretry.WithResults(otelretry.WithOperationID(t.Context(), "op-1"), &results)
+	resp, err := client.Do(get(t, ctx, srv.URL+"/items"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+
+	var own []string
+	for _, a := range spantest.Attempts(rec.Ended()) {
+		id := attrOf(a, attrs.RequestIDKey).AsString()
+		if attrOf(a, attrs.OperationIDKey).AsString() == "op-1" {
+			own = append(own, id)
+			if w := attrOf(a, attrs.WireWritesKey).AsInt64(); w != 1 {
+				t.Errorf("%s: retry.wire.writes = %d, want 1: the token call's writes were counted", id, w)
+			}
+		}
+	}
+	if fmt.Sprint(own) != "[op-1/attempt-1 op-1/attempt-2]" {
+		t.Errorf("the operation's attempts are %v, want [op-1/attempt-1 op-1/attempt-2]", own)
+	}
+	for _, op := range spantest.Operations(rec.Ended()) {
+		if _, ok := spantestAttr(op, attrs.RepeatKey); ok {
+			t.Errorf("operation %s carries retry.operation.repeat: a call from a hook counted as a repeat", attrOf(op, attrs.OperationIDKey).AsString())
+		}
+	}
+	if ops := results.Operations(); len(ops) != 1 || ops[0].OperationID != "op-1" {
+		t.Errorf("results = %+v, want the calling operation alone", ops)
 	}
 }

@@ -481,8 +481,9 @@ func (b *reusedResponse) RoundTrip(req *http.Request) (*http.Response, error) {
 // into the caller's. Each attempt then takes the standard library's pieces, chosen over a hand-written context
 // for robustness: context.WithCancelCause (the context and its cancel
 // function, 2), the timer that bounds the wait for its headers and its
-// function (2), and httptrace's context and its GotConn, WroteHeaders
-// and WroteRequest hooks, which tell what reached the wire (4); a later
+// function (2), and httptrace's context and its GetConn, GotConn,
+// WroteHeaders and WroteRequest hooks, which tell what reached the wire
+// and what a cut proves (5); a later
 // attempt also allocates its own record (1). Counting allocations is exact, unlike timing; the benchmarks
 // module measures the time.
 func TestNoopPathAllocations(t *testing.T) {
@@ -498,8 +499,8 @@ func TestNoopPathAllocations(t *testing.T) {
 		statuses []int
 		want     float64
 	}{
-		{"success", []int{http.StatusOK}, 10},
-		{"503,503,200", []int{http.StatusServiceUnavailable, http.StatusServiceUnavailable, http.StatusOK}, 10 + 2*11},
+		{"success", []int{http.StatusOK}, 11},
+		{"503,503,200", []int{http.StatusServiceUnavailable, http.StatusServiceUnavailable, http.StatusOK}, 11 + 2*12},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			base := &reusedResponse{statuses: tc.statuses}

@@ -119,10 +119,9 @@ func stateOf(result StateResult, err error) (attrs.StateCheckResult, string) {
 
 // lookupContext is the state check's context: a lookup the hook makes
 // through an otelretry Transport is an operation of its own, not a repeat
-// of the write, so the write's operation id and intent are masked.
+// of the write (see scopeOf).
 func lookupContext(ctx context.Context) context.Context {
-	ctx = context.WithValue(ctx, operationIDKey{}, (*operationContext)(nil))
-	return context.WithValue(ctx, intentKey{}, Intent{})
+	return context.WithValue(ctx, hookKey{}, true)
 }
 
 // checkCopy is the copy of the write a state check gets: the prepared

@@ -40,10 +40,10 @@ type Transport struct {
 	// retryableStatus[code-400] is cfg.retryableStatuses as an array.
 	retryableStatus [200]bool
 	repeats         repeatCounter
-	// h2c, h2Only: the base is net/http's transport configured for
-	// prior-knowledge HTTP/2 on http URLs, or for HTTP/2 alone on https
-	// URLs (see overHTTP2); protocols remembers what hosts negotiated.
-	h2c, h2Only bool
+	// h2c, h1Only: the base is net/http's transport configured for
+	// prior-knowledge HTTP/2 on http URLs, or for HTTP/1 alone (see
+	// mayGoOverHTTP2); protocols remembers what hosts negotiated.
+	h2c, h1Only bool
 	protocols   protocolMemo
 	// bodies is the memory for request bodies buffered for retries.
 	bodies bodyPool
@@ -123,7 +123,7 @@ func NewTransport(base http.RoundTripper, opts ...Option) *Transport {
 	if ht, ok := base.(*http.Transport); ok && ht.Protocols != nil {
 		p := ht.Protocols
 		t.h2c = p.UnencryptedHTTP2() && !p.HTTP1()
-		t.h2Only = p.HTTP2() && !p.HTTP1()
+		t.h1Only = !p.HTTP2()
 	}
 	if t.mode == sendThroughClient {
 		name := cfg.attemptName
@@ -157,6 +157,17 @@ func (t *Transport) CloseIdleConnections() {
 	}
 }
 
+// CancelRequest does nothing: a request's context ends its operation.
+// It exists because client-go, like http.Client's Timeout with older
+// RoundTrippers, calls CancelRequest on a RoundTripper that has one after
+// canceling the request's context, and logs a warning on every timeout
+// otherwise. It cannot look the request up either: client-go passes a copy
+// of the request the Transport saw.
+//
+// Deprecated: cancel the request's context instead, as for
+// http.Transport.CancelRequest.
+func (t *Transport) CancelRequest(*http.Request) {}
+
 // RoundTrip runs one logical operation: it sends req, and sends it again
 // while the decision rules allow, each attempt a child span of the
 // operation span. It returns the last response received, whatever the
@@ -172,6 +183,7 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	op.begin()
 	resp, err := op.run()
 	op.progress.returned = true
+	op.awaitCaller()
 	return resp, err
 }
 

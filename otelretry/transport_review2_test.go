@@ -161,7 +161,7 @@ func TestReview2NotProcessedOnResponseChargesBudget(t *testing.T) {
 // (timeout), records reason classifier, and carries no retry.evidence.*.
 func TestReview2NotProcessedLieRecordedAsUsersWord(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		h := newHarness(t, []scripted.Step{{Hang: true}, {Status: 201}},
+		h := newHarness(t, []scripted.Step{{Delay: 50 * time.Millisecond, Err: errBaseTimeout}, {Status: 201}},
 			otelretry.WithAttemptTimeout(100*time.Millisecond),
 			otelretry.WithBackoff(otelretry.ConstantBackoff(time.Millisecond)),
 			otelretry.WithClassifier(func(a otelretry.Answer) otelretry.Classification {

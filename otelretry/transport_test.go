@@ -128,12 +128,13 @@ func TestSeedReadTimeline(t *testing.T) {
 	})
 }
 
-// The seed's write timeline: a POST that times out after 120ms is not sent
-// again; its outcome is unknown.
+// The seed's write timeline: a POST that times out after 120ms (the base
+// reports the timeout: otelretry's attempt timeout does not cut a write's
+// wait, which it could not retry) is not sent again; its outcome is
+// unknown.
 func TestSeedWriteTimeoutChecksState(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		h := newHarness(t, []scripted.Step{{Hang: true}, {Status: 201}},
-			append(seedOptions, otelretry.WithAttemptTimeout(120*time.Millisecond))...)
+		h := newHarness(t, []scripted.Step{{Delay: 120 * time.Millisecond, Err: errBaseTimeout}, {Status: 201}}, seedOptions...)
 		ctx := otelretry.WithOperationID(t.Context(), "op-7")
 		resp, err := h.client.Do(post(t, ctx, "http://api.test/orders", `{"sku":1}`))
 		if resp != nil {

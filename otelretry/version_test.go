@@ -94,6 +94,21 @@ func TestVersionIsTheNewestChangelogRelease(t *testing.T) {
 	}
 }
 
+// A release names its API baseline: the release that Version and the
+// CHANGELOG name is the one api/VERSION was taken from, so that
+// scripts/apicheck.sh judges the API against the last release and not an
+// older one.
+func TestVersionHasItsAPIBaseline(t *testing.T) {
+	data, err := os.ReadFile("../api/VERSION")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if baseline := strings.TrimSpace(string(data)); baseline != otelretry.Version {
+		t.Errorf("api/VERSION is %q, but otelretry.Version and CHANGELOG.md name %s: run scripts/apibaseline.sh "+
+			"(it takes the API of the commit that set Version) and commit api/ (RELEASING.md)", baseline, otelretry.Version)
+	}
+}
+
 // The rule between releases, and the headings it refuses.
 func TestReleasedVersionRule(t *testing.T) {
 	const intro = "# Changelog\n\nSome text. ## [9.9.9] inside a line is no heading.\n\n"

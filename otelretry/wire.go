@@ -14,6 +14,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"go.opentelemetry.io/otel/trace"
 
@@ -36,8 +37,20 @@ import (
 type wire struct {
 	trace httptrace.ClientTrace
 
+	// live: the attempt was sent, so its hooks report on its own request.
+	// Before that, the only calls that could reach them are ones a
+	// PrepareFunc made with the attempt's context, which are operations of
+	// their own (see scopeOf).
+	live atomic.Bool
+
 	writes  atomic.Int32
 	written atomic.Bool // a write completed without error
+	// askedConn: the base reported it was getting a connection (GetConn),
+	// so it reports its phases through httptrace.
+	askedConn atomic.Bool
+	// connHTTP1, connReused: what GotConn said of the last connection:
+	// it speaks HTTP/1, and it was taken from the idle pool.
+	connHTTP1, connReused atomic.Bool
 	// gotConn: the base took a connection for the request (GotConn), so
 	// its writing may have begun; headersOut: it reported the headers
 	// written (WroteHeaders); connWriteFailed: it reported a write that
@@ -68,45 +81,78 @@ var errNoPreparedBody = errors.New("otelretry: the PrepareFunc replaced the body
 
 // traceHooks installs the attempt's httptrace hooks.
 func (a *attempt) traceHooks() *httptrace.ClientTrace {
-	a.wire.trace.GotConn, a.wire.trace.WroteHeaders, a.wire.trace.WroteRequest = a.gotConnection, a.wroteHeaders, a.wroteRequest
-	return &a.wire.trace
+	t := &a.wire.trace
+	t.GetConn, t.GotConn, t.WroteHeaders, t.WroteRequest = a.gettingConnection, a.gotConnection, a.wroteHeaders, a.wroteRequest
+	return t
 }
 
-// gotConnection is httptrace's GotConn hook. A new TLS connection tells
-// which protocol its host speaks (see protocolMemo).
-func (a *attempt) gotConnection(info httptrace.GotConnInfo) {
-	a.wire.gotConn.Store(true)
-	if !info.Reused && a.out != nil {
-		a.op.t.protocols.learn(a.out.URL, info.Conn)
+// gettingConnection is httptrace's GetConn hook. For a request the policy
+// may not repeat, the attempt timeout starts here: it bounds getting a
+// connection and writing the headers, where a cut proves what it proves
+// (see waitBound).
+func (a *attempt) gettingConnection(string) {
+	if !a.wire.live.Load() {
+		return
 	}
+	a.wire.askedConn.Store(true)
+	if !a.cutRetryable() {
+		a.rearm(min(a.op.policy.attemptTimeout, a.timeLeft()))
+	}
+}
+
+// gotConnection is httptrace's GotConn hook. A TLS connection tells which
+// protocol its host speaks (see protocolMemo).
+func (a *attempt) gotConnection(info httptrace.GotConnInfo) {
+	w := &a.wire
+	if !w.live.Load() {
+		return
+	}
+	w.gotConn.Store(true)
+	w.connReused.Store(info.Reused)
+	h2 := a.op.t.protocols.learn(a.out.URL, info.Conn, info.Reused)
+	w.connHTTP1.Store(!h2 && !(a.out.URL.Scheme == "http" && a.op.t.h2c))
 }
 
 // wroteHeaders is httptrace's WroteHeaders hook. The request's body is
 // written next, for as long as it takes: that phase is bounded by the
 // operation deadline alone, so that an upload making progress is never
-// cut by the attempt timeout (see WithAttemptTimeout).
+// cut by the attempt timeout (see WithAttemptTimeout). For a request the
+// policy may not repeat, the deadline alone bounds everything from here: a
+// cut would leave its outcome unknown, and could not be retried.
 func (a *attempt) wroteHeaders() {
+	if !a.wire.live.Load() {
+		return
+	}
 	a.wire.headersOut.Store(true)
-	if a.out != nil && hasBody(a.out) {
-		a.rearm(a.op.clock.limit - a.op.since())
+	if hasBody(a.out) || !a.cutRetryable() {
+		a.rearm(a.timeLeft())
 	}
 }
 
 // wroteRequest is httptrace's WroteRequest hook: one call per write of the
 // request on the wire, including a resend net/http makes by itself. Once
-// the request was written, the wait for the response headers gets the
-// attempt timeout afresh, as http.Transport's ResponseHeaderTimeout does.
+// the request was written, the wait for the response headers of a request
+// the policy may repeat gets the attempt timeout afresh, as
+// http.Transport's ResponseHeaderTimeout does.
 func (a *attempt) wroteRequest(info httptrace.WroteRequestInfo) {
 	w := &a.wire
+	if !w.live.Load() {
+		return
+	}
 	w.writes.Add(1)
 	switch {
 	case info.Err == nil:
 		w.written.Store(true)
-		a.rearm(min(a.op.t.cfg.attemptTimeout, a.op.clock.limit-a.op.since()))
+		if a.cutRetryable() {
+			a.rearm(min(a.op.policy.attemptTimeout, a.timeLeft()))
+		}
 	case failedConnWrite(info.Err):
 		w.connWriteFailed.Store(true)
 	}
 }
+
+// timeLeft is the operation's time left now.
+func (a *attempt) timeLeft() time.Duration { return a.op.clock.limit - a.op.since() }
 
 // failedConnWrite reports whether err is a failed write to the connection
 // itself. It is a function of its own so that the *net.OpError errors.As
@@ -162,14 +208,34 @@ func (w *wire) writesSoFar() int32 {
 // httptrace (net/http's does; quic-go's and most custom bases do not).
 func (w *wire) reportsWrites() bool { return w.gotConn.Load() || w.writes.Load() > 0 }
 
-// protocolMemo remembers which hosts negotiated HTTP/2 over TLS (ALPN), as
-// net/http's GotConn reported them, so that a guarded write with a body to
-// such a host can be sent without a GetBody (see attempt.guard): net/http's
-// HTTP/2 client then names the cause of a stream it would resend in its
-// error (h2Unprocessed), which a GetBody's refusal would hide. It holds at
-// most maxProtocolHosts hosts and never forgets one: a host it does not
-// know is sent as over HTTP/1, the safe side (a refused resend ends
-// check_state).
+// unsentByTrace reports whether what the base reported through httptrace
+// proves the request never left, whatever cut the attempt (the attempt
+// timeout, the deadline, the base's own dial or TLS handshake timeout):
+//   - it was getting a connection and never got one, and wrote nothing; or
+//   - on a reused HTTP/1 connection, its one write failed writing to the
+//     connection and no write completed: the failure net/http calls
+//     nothingWrittenError, after which it resends by itself a request
+//     with a GetBody. A guarded write that may go over HTTP/2 has none
+//     (see planResends), so the failure comes back here instead.
+//
+// A base that reports nothing proves nothing.
+func (w *wire) unsentByTrace() bool {
+	if w.writes.Load() == 0 && w.askedConn.Load() && !w.gotConn.Load() {
+		return true
+	}
+	return w.gotConn.Load() && w.connHTTP1.Load() && w.connReused.Load() &&
+		w.connWriteFailed.Load() && !w.written.Load() && w.writes.Load() == 1
+}
+
+// protocolMemo remembers which protocol (ALPN) each https host negotiated,
+// as net/http's GotConn reported it, so that a guarded write with a body
+// to a host known to speak HTTP/1 keeps a GetBody: net/http's HTTP/1
+// client then resends by itself, through the guard, a request it proved
+// unwritten. Every other https host may speak HTTP/2, whose client needs
+// no GetBody to name the cause of a stream it would resend
+// (h2Unprocessed), which a GetBody's refusal would hide (see
+// Transport.mayGoOverHTTP2). It holds at most maxProtocolHosts hosts and
+// never forgets one.
 type protocolMemo struct {
 	hosts sync.Map // "scheme://host" -> bool (HTTP/2)
 	n     atomic.Int32
@@ -178,43 +244,55 @@ type protocolMemo struct {
 const maxProtocolHosts = 4096
 
 // learn records the protocol conn negotiated for u's host, if conn is a
-// TLS connection.
-func (m *protocolMemo) learn(u *url.URL, conn net.Conn) {
+// TLS connection, and reports whether it is HTTP/2. A reused connection of
+// a known host is not asked again.
+func (m *protocolMemo) learn(u *url.URL, conn net.Conn, reused bool) bool {
 	tc, ok := conn.(interface{ ConnectionState() tls.ConnectionState })
 	if !ok || u == nil {
-		return
+		return false
+	}
+	key := u.Scheme + "://" + u.Host
+	old, known := m.hosts.Load(key)
+	if known && reused {
+		return old.(bool)
 	}
 	h2 := tc.ConnectionState().NegotiatedProtocol == "h2"
-	key := u.Scheme + "://" + u.Host
-	if old, ok := m.hosts.Load(key); ok {
-		if old.(bool) != h2 {
-			m.hosts.Store(key, h2)
-		}
-		return
-	}
-	if m.n.Add(1) <= maxProtocolHosts {
+	switch {
+	case known && old.(bool) != h2:
+		m.hosts.Store(key, h2)
+	case !known && m.n.Add(1) <= maxProtocolHosts:
 		m.hosts.Store(key, h2)
 	}
+	return h2
 }
 
-// knowsHTTP2 reports whether u's host is known to speak HTTP/2.
-func (m *protocolMemo) knowsHTTP2(u *url.URL) bool {
+// knows reports what u's host is known to speak: known, and whether it is
+// HTTP/2.
+func (m *protocolMemo) knows(u *url.URL) (known, h2 bool) {
 	v, ok := m.hosts.Load(u.Scheme + "://" + u.Host)
-	return ok && v.(bool)
+	return ok, ok && v.(bool)
 }
 
-// overHTTP2 reports whether a request to u is known to go over HTTP/2:
+// mayGoOverHTTP2 reports whether a request to u may go over HTTP/2:
 // net/http's transport configured for prior-knowledge HTTP/2 on http URLs
-// (Protocols with UnencryptedHTTP2 and not HTTP1) or HTTP/2 alone, or a
-// host that negotiated it before.
-func (t *Transport) overHTTP2(u *url.URL) bool {
+// (Protocols with UnencryptedHTTP2 and not HTTP1), or an https URL, unless
+// the base is configured for HTTP/1 alone or the host is known to have
+// negotiated HTTP/1.
+func (t *Transport) mayGoOverHTTP2(u *url.URL) bool {
 	if u == nil {
 		return false
 	}
-	if (u.Scheme == "http" && t.h2c) || (u.Scheme == "https" && t.h2Only) {
-		return true
+	switch u.Scheme {
+	case "http":
+		return t.h2c
+	case "https":
+		if t.h1Only {
+			return false
+		}
+		known, h2 := t.protocols.knows(u)
+		return !known || h2
 	}
-	return u.Scheme == "https" && t.protocols.knowsHTTP2(u)
+	return false
 }
 
 // h2Unprocessed reads the proof that a request was not processed from the

@@ -5,16 +5,20 @@ package otelretry_test
 
 import (
 	"bufio"
+	"crypto/tls"
+	"crypto/x509"
 	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
@@ -47,6 +51,7 @@ type h2Server struct {
 	processed atomic.Int32
 	conns     []net.Conn
 	wg        sync.WaitGroup
+	scheme    string
 }
 
 func newH2Server(t *testing.T, actions ...h2Action) *h2Server {
@@ -54,7 +59,29 @@ func newH2Server(t *testing.T, actions ...h2Action) *h2Server {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := &h2Server{ln: ln, actions: actions}
+	return startH2Server(t, ln, actions)
+}
+
+// newH2TLSServer is the same server behind TLS, negotiating h2 by ALPN as
+// real HTTP/2 servers do, and the client transport that trusts it: a host
+// that net/http learns speaks HTTP/2 only from its first connection.
+func newH2TLSServer(t *testing.T, actions ...h2Action) (*h2Server, *http.Transport) {
+	borrowed := httptest.NewUnstartedServer(nil) // for its certificate
+	borrowed.StartTLS()
+	cert, roots := borrowed.TLS.Certificates[0], x509.NewCertPool()
+	roots.AddCert(borrowed.Certificate())
+	borrowed.Close()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := startH2Server(t, tls.NewListener(ln, &tls.Config{Certificates: []tls.Certificate{cert}, NextProtos: []string{"h2"}}), actions)
+	s.scheme = "https"
+	return s, &http.Transport{TLSClientConfig: &tls.Config{RootCAs: roots}, ForceAttemptHTTP2: true}
+}
+
+func startH2Server(t *testing.T, ln net.Listener, actions []h2Action) *h2Server {
+	s := &h2Server{ln: ln, actions: actions, scheme: "http"}
 	s.wg.Add(1)
 	go s.accept()
 	t.Cleanup(func() {
@@ -69,7 +96,7 @@ func newH2Server(t *testing.T, actions ...h2Action) *h2Server {
 	return s
 }
 
-func (s *h2Server) url() string { return "http://" + s.ln.Addr().String() }
+func (s *h2Server) url() string { return s.scheme + "://" + s.ln.Addr().String() }
 
 func (s *h2Server) accept() {
 	defer s.wg.Done()
@@ -276,5 +303,51 @@ func TestAttackH2cGET(t *testing.T) {
 	}
 	if n := len(rec.Ended()); n != 6 {
 		t.Errorf("spans = %d, want 6", n)
+	}
+}
+
+// The first write to a new HTTP/2 host: a POST with a body, the first
+// request to a TLS server that negotiates h2 by ALPN. Every case the
+// README's HTTP/2 table calls "not processed" (REFUSED_STREAM, a GOAWAY
+// whose last stream id is below the request's) reaches the server exactly
+// once, with its body, as on a host already known to speak HTTP/2; a
+// PROTOCOL_ERROR after processing stays an unknown outcome.
+func TestH2FirstWriteToANewHost(t *testing.T) {
+	cases := []struct {
+		name          string
+		actions       []h2Action
+		key           bool
+		wantProcessed int32
+		wantOK        bool
+	}{
+		{"GOAWAY", []h2Action{h2GoAway, h2OK}, false, 1, true},
+		{"GOAWAY, keyed", []h2Action{h2GoAway, h2OK}, true, 1, true},
+		{"REFUSED_STREAM", []h2Action{h2Refuse, h2OK}, false, 1, true},
+		{"PROTOCOL_ERROR", []h2Action{h2Protocol, h2OK}, false, 1, false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			srv, base := newH2TLSServer(t, tc.actions...)
+			defer base.CloseIdleConnections()
+			client := &http.Client{Transport: otelretry.NewTransport(base, otelretry.WithBackoff(otelretry.ConstantBackoff(time.Millisecond)))}
+			req, _ := http.NewRequestWithContext(t.Context(), http.MethodPost, srv.url()+"/orders", strings.NewReader(`{"order":1}`))
+			if tc.key {
+				req.Header.Set("Idempotency-Key", "order-1")
+			}
+			resp, err := client.Do(req)
+			if resp != nil {
+				io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+			}
+			if got := srv.processed.Load(); got != tc.wantProcessed {
+				t.Errorf("the server processed %d POSTs, want %d (err %v)", got, tc.wantProcessed, err)
+			}
+			if tc.wantOK && err != nil {
+				t.Errorf("err = %v; want the 200 after the refused stream", err)
+			}
+			if !tc.wantOK && !errors.Is(err, otelretry.ErrOutcomeUnknown) {
+				t.Errorf("err = %v, want ErrOutcomeUnknown", err)
+			}
+		})
 	}
 }

@@ -6,6 +6,7 @@ package otelretry_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -252,9 +253,14 @@ func TestNetHTTPStillResendsARequestThatWasNeverWritten(t *testing.T) {
 // http.Client's Timeout over a RoundTripper that is not *http.Transport
 // closes the legacy Request.Cancel channel before its context notices.
 // Every run must still record a timeout, and a write that was sent must
-// end with its outcome unknown, never stop.
+// end with its outcome unknown, never stop: the caller's deadline passed
+// (deadline_exceeded, reason caller), and the Results slot keeps the
+// unknown outcome, which http.Client flattens out of the error whenever
+// its own timer fires before its context's.
 func TestClientTimeoutIsATimeout(t *testing.T) {
+	var executed sync.Map // run -> true
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		executed.Store(r.Header.Get("X-Run"), true)
 		select {
 		case <-time.After(500 * time.Millisecond):
 		case <-r.Context().Done():
@@ -268,25 +274,44 @@ func TestClientTimeoutIsATimeout(t *testing.T) {
 	client := &http.Client{Timeout: 200 * time.Millisecond, Transport: otelretry.NewTransport(base, otelretry.WithTracerProvider(tp))}
 	const runs = 40
 	var wg sync.WaitGroup
-	for range runs {
+	unknown := make([]bool, runs)
+	for i := range runs {
 		wg.Go(func() {
-			req, _ := http.NewRequest(http.MethodPost, srv.URL+"/orders", strings.NewReader("x"))
+			var results otelretry.Results
+			ctx := otelretry.WithResults(context.Background(), &results)
+			req, _ := http.NewRequestWithContext(ctx, http.MethodPost, srv.URL+"/orders", strings.NewReader("x"))
+			req.Header.Set("X-Run", fmt.Sprint(i))
 			resp, err := client.Do(req)
 			if err == nil {
 				resp.Body.Close()
 				t.Error("a 500ms answer beat a 200ms timeout")
+				return
 			}
+			last, ok := results.Last()
+			if !ok || last.Outcome != attrs.OutcomeDeadlineExceeded || last.Reason != attrs.ReasonCaller {
+				t.Errorf("results = %+v; want deadline_exceeded (caller)", results.Operations())
+			}
+			unknown[i] = results.OutcomeUnknown()
 		})
 	}
 	wg.Wait()
+	srv.Close() // waits for the handlers
+	for i, u := range unknown {
+		// A loaded machine may cut a run before it had a connection: it was
+		// not sent, and says so. Every run the server executed is unknown.
+		if _, ok := executed.Load(fmt.Sprint(i)); ok && !u {
+			t.Errorf("run %d: the server executed the write, but the results do not say its outcome is unknown", i)
+		}
+	}
 	attempts := spantest.Attempts(rec.Ended())
-	if len(attempts) != runs {
-		t.Fatalf("attempts = %d, want %d", len(attempts), runs)
+	if len(attempts) > runs {
+		t.Fatalf("attempts = %d, want at most %d", len(attempts), runs)
 	}
 	for _, a := range attempts {
-		class, decision := attrOf(a, attrs.ErrorClassKey).AsString(), attrOf(a, attrs.DecisionKey).AsString()
-		if class != "timeout" || decision != "check_state" {
-			t.Errorf("%s: error class %q, decision %q; want timeout, check_state", attrOf(a, attrs.RequestIDKey).AsString(), class, decision)
+		class, decision, reason := attrOf(a, attrs.ErrorClassKey).AsString(), attrOf(a, attrs.DecisionKey).AsString(), attrOf(a, attrs.ReasonKey).AsString()
+		if class != "timeout" || decision != "deadline_exceeded" || reason != "caller" {
+			t.Errorf("%s: error class %q, decision %q (%s); want timeout, deadline_exceeded (caller)",
+				attrOf(a, attrs.RequestIDKey).AsString(), class, decision, reason)
 		}
 	}
 }
@@ -469,5 +494,238 @@ func TestRepeatedOperationsAreMarked(t *testing.T) {
 				}
 			})
 		})
+	}
+}
+
+// stallFirst is a listener whose first accepted connection is never
+// served: a TLS client's handshake on it stalls. Later connections reach
+// the server.
+type stallFirst struct {
+	net.Listener
+	mu      sync.Mutex
+	stalled []net.Conn
+}
+
+func (l *stallFirst) Accept() (net.Conn, error) {
+	for {
+		c, err := l.Listener.Accept()
+		if err != nil {
+			return nil, err
+		}
+		l.mu.Lock()
+		first := len(l.stalled) == 0
+		if first {
+			l.stalled = append(l.stalled, c)
+		}
+		l.mu.Unlock()
+		if !first {
+			return c, nil
+		}
+	}
+}
+
+func (l *stallFirst) Close() error {
+	l.mu.Lock()
+	for _, c := range l.stalled {
+		c.Close()
+	}
+	l.mu.Unlock()
+	return l.Listener.Close()
+}
+
+// A cut proves only what it proves: a POST whose dial, or whose TLS
+// handshake, was cut (by the attempt timeout, or by the base's own
+// TLSHandshakeTimeout) never had a connection and wrote nothing, so it was
+// not sent: it is retried as a refused dial is (reason not_processed), and
+// the server executes it exactly once.
+func TestCutBeforeAConnectionIsNotAnUnknownWrite(t *testing.T) {
+	var posts atomic.Int32
+	handler := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		posts.Add(1)
+		io.WriteString(w, "created")
+	})
+	cases := map[string]func(t *testing.T) (url string, base *http.Transport, opts []otelretry.Option){
+		"the dial, cut by the attempt timeout": func(t *testing.T) (string, *http.Transport, []otelretry.Option) {
+			srv := httptest.NewServer(handler)
+			t.Cleanup(srv.Close)
+			var dials atomic.Int32
+			base := &http.Transport{DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
+				if dials.Add(1) == 1 {
+					<-ctx.Done() // a host that does not answer the SYN
+					return nil, ctx.Err()
+				}
+				return (&net.Dialer{}).DialContext(ctx, network, addr)
+			}}
+			return srv.URL, base, []otelretry.Option{otelretry.WithAttemptTimeout(300 * time.Millisecond)}
+		},
+		"the TLS handshake, cut by the base's TLSHandshakeTimeout": func(t *testing.T) (string, *http.Transport, []otelretry.Option) {
+			srv := httptest.NewUnstartedServer(handler)
+			srv.Listener = &stallFirst{Listener: srv.Listener}
+			srv.StartTLS()
+			t.Cleanup(srv.Close)
+			base := srv.Client().Transport.(*http.Transport).Clone()
+			base.TLSHandshakeTimeout = 300 * time.Millisecond
+			return srv.URL, base, nil
+		},
+		"the TLS handshake, cut by the attempt timeout": func(t *testing.T) (string, *http.Transport, []otelretry.Option) {
+			srv := httptest.NewUnstartedServer(handler)
+			srv.Listener = &stallFirst{Listener: srv.Listener}
+			srv.StartTLS()
+			t.Cleanup(srv.Close)
+			return srv.URL, srv.Client().Transport.(*http.Transport).Clone(), []otelretry.Option{otelretry.WithAttemptTimeout(300 * time.Millisecond)}
+		},
+	}
+	for name, setup := range cases {
+		t.Run(name, func(t *testing.T) {
+			posts.Store(0)
+			url, base, opts := setup(t)
+			defer base.CloseIdleConnections()
+			rec := tracetest.NewSpanRecorder()
+			tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
+			opts = append(opts, otelretry.WithTracerProvider(tp), otelretry.WithBackoff(otelretry.ConstantBackoff(time.Millisecond)),
+				otelretry.WithMaxAttempts(5))
+			client := &http.Client{Transport: otelretry.NewTransport(base, opts...)}
+			resp, err := client.Do(post(t, t.Context(), url+"/orders", "order"))
+			if err != nil {
+				t.Fatalf("err = %v; want the create, retried after a cut that proved it unsent", err)
+			}
+			resp.Body.Close()
+			if got := posts.Load(); got != 1 {
+				t.Errorf("the server executed %d creates, want 1", got)
+			}
+			// A loaded machine may cut a later attempt before its connection
+			// too: each such cut is retried the same way.
+			attempts := spantest.Attempts(rec.Ended())
+			if len(attempts) < 2 {
+				t.Fatalf("attempts = %d, want the cut one and the one answered", len(attempts))
+			}
+			for _, a := range attempts[:len(attempts)-1] {
+				if d, r := attrOf(a, attrs.DecisionKey).AsString(), attrOf(a, attrs.ReasonKey).AsString(); d != "retry" || r != "not_processed" {
+					t.Errorf("cut attempt: %s (%s), want retry (not_processed)", d, r)
+				}
+				if c := attrOf(a, attrs.ErrorClassKey).AsString(); c != "timeout" {
+					t.Errorf("cut attempt's class %q, want timeout: the cut is recorded as what it was", c)
+				}
+			}
+		})
+	}
+}
+
+// A base that reports nothing through httptrace proves nothing by a cut:
+// a POST it never answered stays unknown. The attempt timeout does not cut
+// it either (a cut could not be retried): the deadline does.
+func TestCutOfASilentBaseProvesNothing(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := newHarness(t, []scripted.Step{{Hang: true}}, otelretry.WithAttemptTimeout(50*time.Millisecond), otelretry.WithDeadline(time.Second))
+		start := time.Now()
+		_, err := h.transprt.RoundTrip(post(t, t.Context(), "http://api.test/orders", "order"))
+		if !errors.Is(err, otelretry.ErrOutcomeUnknown) {
+			t.Errorf("err = %v, want ErrOutcomeUnknown", err)
+		}
+		if got := time.Since(start); got != time.Second {
+			t.Errorf("the write was cut after %v, want at the deadline (1s)", got)
+		}
+	})
+}
+
+// The attempt timeout cuts only what the policy could retry. A create that
+// takes 400ms (a chat completion) under a 100ms attempt timeout and a 5s
+// deadline is answered, once; a read as slow is cut and retried; and a
+// read's own Intent.AttemptTimeout replaces the Transport's.
+func TestAttemptTimeoutCutsOnlyWhatCouldBeRetried(t *testing.T) {
+	var calls atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		calls.Add(1)
+		select {
+		case <-time.After(400 * time.Millisecond):
+			io.WriteString(w, "done")
+		case <-r.Context().Done():
+		}
+	}))
+	defer srv.Close()
+	cases := []struct {
+		name      string
+		method    string
+		intent    otelretry.Intent
+		wantCalls int32
+		wantOK    bool
+	}{
+		{"a slow create is answered, once", http.MethodPost, otelretry.Intent{}, 1, true},
+		{"a slow read is cut and retried", http.MethodGet, otelretry.Intent{}, 2, false},
+		{"a read sent as POST is cut and retried", http.MethodPost, otelretry.Intent{Repeatable: true}, 2, false},
+		{"a read with a longer attempt timeout of its own is answered", http.MethodGet, otelretry.Intent{AttemptTimeout: 2 * time.Second}, 1, true},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			calls.Store(0)
+			base := srv.Client().Transport.(*http.Transport).Clone()
+			defer base.CloseIdleConnections()
+			client := &http.Client{Transport: otelretry.NewTransport(base, otelretry.WithAttemptTimeout(100*time.Millisecond),
+				otelretry.WithDeadline(5*time.Second), otelretry.WithMaxAttempts(2), otelretry.WithBackoff(otelretry.ConstantBackoff(time.Millisecond)))}
+			ctx := otelretry.WithIntent(t.Context(), tc.intent)
+			req, _ := http.NewRequestWithContext(ctx, tc.method, srv.URL+"/v1/chat/completions", strings.NewReader("{}"))
+			resp, err := client.Do(req)
+			if err == nil {
+				resp.Body.Close()
+			}
+			if (err == nil) != tc.wantOK {
+				t.Errorf("err = %v, want success %v", err, tc.wantOK)
+			}
+			if got := calls.Load(); got != tc.wantCalls {
+				t.Errorf("the server executed %d calls, want %d", got, tc.wantCalls)
+			}
+		})
+	}
+}
+
+// The first write with a body to an https host otelretry has not seen yet
+// goes without a GetBody (it may speak HTTP/2, whose client names a
+// refused stream only without one). When the host speaks HTTP/1 and the
+// connection, reused from the base's pool, fails before a byte of the
+// request is written, net/http does not resend it without a GetBody; the
+// failure comes back, and what httptrace reported proves the request
+// unsent: otelretry resends it, and the server executes it once.
+func TestH1NothingWrittenToANewHostIsRetried(t *testing.T) {
+	var posts atomic.Int64
+	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		if r.Method == http.MethodPost {
+			posts.Add(1)
+		}
+		io.WriteString(w, "ok")
+	}))
+	defer srv.Close()
+	base, poison := poisonableTransport(t)
+	base.TLSClientConfig = srv.Client().Transport.(*http.Transport).TLSClientConfig
+	// The pooled connection comes from another user of the base, so the
+	// Transport does not know the host.
+	warm, err := base.RoundTrip(get(t, t.Context(), srv.URL))
+	if err != nil {
+		t.Fatal(err)
+	}
+	io.Copy(io.Discard, warm.Body)
+	warm.Body.Close()
+	poison()
+
+	rec := tracetest.NewSpanRecorder()
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
+	client := &http.Client{Transport: otelretry.NewTransport(base, otelretry.WithTracerProvider(tp),
+		otelretry.WithBackoff(otelretry.ConstantBackoff(time.Millisecond)))}
+	resp, err := client.Do(post(t, t.Context(), srv.URL+"/orders", "order"))
+	if err != nil {
+		t.Fatalf("err = %v: a request that was never written was not resent", err)
+	}
+	resp.Body.Close()
+	if posts.Load() != 1 {
+		t.Errorf("the server received %d POSTs, want 1", posts.Load())
+	}
+	attempts := spantest.Attempts(rec.Ended())
+	if len(attempts) != 2 || attrOf(attempts[0], attrs.ReasonKey).AsString() != "not_processed" {
+		for _, a := range attempts {
+			t.Logf("attempt: %s (%s) class %s", attrOf(a, attrs.DecisionKey).AsString(), attrOf(a, attrs.ReasonKey).AsString(), attrOf(a, attrs.ErrorClassKey).AsString())
+		}
+		t.Errorf("want two attempts, the first retried as not_processed")
 	}
 }

@@ -239,6 +239,7 @@ func TestWireAttemptTimeoutSparesTheUpload(t *testing.T) {
 		answerAfter time.Duration
 		wantErr     bool
 		wantElapsed time.Duration // of the one attempt
+		repeatable  bool          // Intent.Repeatable
 	}{
 		"a 400ms upload making progress, under a 150ms attempt timeout": {
 			body: func(ctx context.Context) *steadyBody {
@@ -246,11 +247,18 @@ func TestWireAttemptTimeoutSparesTheUpload(t *testing.T) {
 			},
 			answerAfter: 100 * time.Millisecond, wantElapsed: 500 * time.Millisecond,
 		},
-		"no answer after the upload: the attempt timeout, counted from the upload's end": {
+		"no answer after the upload of a repeatable PUT: the attempt timeout, counted from the upload's end": {
 			body: func(ctx context.Context) *steadyBody {
 				return &steadyBody{ctx: ctx, chunks: 10, interval: 40 * time.Millisecond}
 			},
-			wantErr: true, wantElapsed: 400*time.Millisecond + 150*time.Millisecond,
+			repeatable: true,
+			wantErr:    true, wantElapsed: 400*time.Millisecond + 150*time.Millisecond,
+		},
+		"no answer after the upload of a write: the deadline, since a cut could not be retried": {
+			body: func(ctx context.Context) *steadyBody {
+				return &steadyBody{ctx: ctx, chunks: 10, interval: 40 * time.Millisecond}
+			},
+			wantErr: true, wantElapsed: time.Second,
 		},
 		"a stalled upload: the deadline": {
 			body: func(ctx context.Context) *steadyBody {
@@ -266,7 +274,7 @@ func TestWireAttemptTimeoutSparesTheUpload(t *testing.T) {
 				tr := otelretry.NewTransport(uploadingBase{tc.answerAfter},
 					otelretry.WithTracerProvider(sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))),
 					otelretry.WithAttemptTimeout(150*time.Millisecond), otelretry.WithDeadline(time.Second), otelretry.WithMaxAttempts(1))
-				ctx, cancel := context.WithCancel(t.Context())
+				ctx, cancel := context.WithCancel(otelretry.WithIntent(t.Context(), otelretry.Intent{Repeatable: tc.repeatable}))
 				defer cancel()
 				req, _ := http.NewRequestWithContext(ctx, http.MethodPut, "http://api.test/upload", nil)
 				req.Body = tc.body(ctx)

@@ -9,7 +9,10 @@
 # version is the CHANGELOG's newest release when that is newer than the
 # baseline; between releases, an [Unreleased] section with a
 # "### Changed (breaking)" or "### Removed" subsection makes it the next
-# minor (before 1.0) or major, and without one the next patch.
+# minor (before 1.0) or major, and without one the next patch. Each
+# incompatible change must also be named, in `code`, by such a subsection
+# of [Unreleased] (or of a release after the baseline), so that recording
+# one break lets no other through. New exported names are compatible.
 set -euo pipefail
 
 cd "$(dirname "$0")/.."

@@ -21,27 +21,22 @@
 #      the working tree as they were.
 #
 # The published modules and their order are tools/release/modules.go's.
-# scripts/release-test.sh runs this script in a scratch clone and builds a
-# module outside the repository against the tags; it passes
-# --any-api-baseline, as HEAD need not have taken the release's baseline.
+# RELEASING.md gives the whole procedure; scripts/release-test.sh runs it
+# in a scratch clone and builds a module outside the repository against
+# the tags.
 set -euo pipefail
 
 cd "$(dirname "$0")/.."
 die() { echo "release: $*" >&2; exit 1; }
 
-any_baseline=false
-if [ "${1:-}" = "--any-api-baseline" ]; then
-	any_baseline=true
-	shift
-fi
-[ $# -eq 1 ] || die "usage: scripts/release.sh [--any-api-baseline] X.Y.Z"
+[ $# -eq 1 ] || die "usage: scripts/release.sh X.Y.Z"
 version=${1#v}
 [ -z "$(git status --porcelain)" ] || die "the working tree is not clean"
 
 scripts/release-tool.sh check "$version"
 baseline=$(cat api/VERSION 2>/dev/null || true)
-$any_baseline || [ "$baseline" = "$version" ] ||
-	die "api/VERSION is '$baseline', not $version: take the release's API baseline (scripts/apibaseline.sh) and commit it first"
+[ "$baseline" = "$version" ] ||
+	die "api/VERSION is '$baseline', not $version: take the release's API baseline (scripts/apibaseline.sh) and commit it first (RELEASING.md)"
 
 tags=()
 while IFS=$'\t' read -r _ _ prefix; do

@@ -6,8 +6,9 @@
 #   scripts/test.sh           everything: static checks, the API
 #                             compatibility check, unit tests with the race
 #                             detector, benchmark and storm smoke runs, the
-#                             release test (an outside module against a
-#                             tagged release), compose validation, and the
+#                             release test (RELEASING.md's steps, then an
+#                             outside module against the tagged release),
+#                             compose validation, and the
 #                             end-to-end test against real Jaeger,
 #                             Collector and Prometheus
 #   scripts/test.sh --unit    everything except the end-to-end stack
@@ -101,7 +102,7 @@ for target in FuzzStdout FuzzOTLP FuzzJaeger FuzzOTLPLogs FuzzVictoriaLogs; do
 	(cd cmd/retryinspect && go test . -run '^$' -fuzz "^$target\$" -fuzztime 5s >/dev/null)
 done
 
-step "release: a module outside the repository builds against a tagged release (file-system module proxy)"
+step "release: RELEASING.md's steps in a scratch clone; a module outside the repository builds against the tags (file-system module proxy)"
 scripts/release-test.sh
 
 step "docker-compose.yaml validation (no container engine: config only)"

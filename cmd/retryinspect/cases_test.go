@@ -419,6 +419,7 @@ func goldenCases() []goldenCase {
 			roots: minimalContract()},
 		{name: "outer-layer-resend", json: true, want: []inspect.Code{inspect.CodeOuterLayerResend}, roots: outerLayerResends()},
 		{name: "outer-layer-clean", roots: outerLayerClean()},
+		{name: "outer-layer-loop", want: []inspect.Code{inspect.CodeOuterLayerResend}, roots: outerLayerLoop()},
 		{name: "span-id-reused", want: []inspect.Code{inspect.CodeSpanIDReused}, roots: []tracefixture.Span{
 			op{id: "op-twin", method: "GET", url: items, outcome: attrs.OutcomeReturn, attempts: 1, budget: 400, end: 51, children: children(
 				try{opID: "op-twin", n: 1, method: "GET", url: items, status: 200, elapsed: 50, remaining: 400, decision: attrs.DecisionReturn,
@@ -556,5 +557,21 @@ func outerLayerClean() []tracefixture.Span {
 				try{client: true, opID: "op-k2", n: 1, method: "POST", url: endpoint("/payments"), status: 200, start: 4100, elapsed: 40, remaining: 1000,
 					decision: attrs.DecisionReturn, reason: attrs.ReasonResponse}.span())}.span(),
 		)},
+	}
+}
+
+// outerLayerLoop is an application loop without a span of its own that
+// sends a POST under one operation id (WithOperationID), gets check_state,
+// and sends it again: each call is a root operation span in a trace of its
+// own, and the transport marks the second as a repeat of the first.
+func outerLayerLoop() []tracefixture.Span {
+	pay := endpoint("/charges")
+	return []tracefixture.Span{
+		op{id: "op-loop", method: "POST", url: pay, outcome: attrs.OutcomeCheckState, attempts: 1, budget: 400, start: 0, end: 121, children: children(
+			try{client: true, opID: "op-loop", n: 1, method: "POST", url: pay, class: attrs.ErrorClassTimeout, elapsed: 120, remaining: 400,
+				decision: attrs.DecisionCheckState, reason: attrs.ReasonUnknownWrite}.span())}.span(),
+		op{id: "op-loop", method: "POST", url: pay, outcome: attrs.OutcomeReturn, attempts: 1, budget: 400, repeat: 1, start: 300, end: 341, children: children(
+			try{client: true, opID: "op-loop", requestID: "op-loop/attempt-2", n: 2, method: "POST", url: pay, status: 201, start: 300, elapsed: 40, remaining: 400,
+				decision: attrs.DecisionReturn, reason: attrs.ReasonResponse}.span())}.span(),
 	}
 }

@@ -16,8 +16,8 @@ import (
 )
 
 // TestDemoTracesHaveNoFindings runs the demo, reads the stdouttrace JSON it
-// exports, and expects no findings and the same ratios the demo computed
-// from its metrics.
+// exports, and expects no findings, the same ratios the demo computed
+// from its metrics, and the demo's attempt tables to be this command's.
 func TestDemoTracesHaveNoFindings(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs the demo")
@@ -29,16 +29,29 @@ func TestDemoTracesHaveNoFindings(t *testing.T) {
 	cmd := exec.Command(gotool, "run", "-C", "../../examples/demo", ".", "-traces", traces, "-summary-json", summaryPath,
 		"-html", filepath.Join(dir, "report.html"))
 	cmd.Env = append(os.Environ(), "OTEL_EXPORTER_OTLP_ENDPOINT=", "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT=")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("demo: %v\n%s", err, out)
+	demoOut, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("demo: %v\n%s", err, demoOut)
 	}
 
 	var stdout, stderr bytes.Buffer
-	if code := run([]string{"--stdout", traces}, &stdout, &stderr); code != 0 {
+	if code := run([]string{traces}, &stdout, &stderr); code != 0 {
 		t.Fatalf("exit %d, want 0 (clean)\n%s\n%s", code, stdout.String(), stderr.String())
 	}
 	if !strings.Contains(stdout.String(), "findings: none") {
 		t.Fatalf("output lacks 'findings: none':\n%s", stdout.String())
+	}
+
+	// The demo prints the attempt tables as this command does: every row
+	// of every table, "-" where a value is absent.
+	for line := range strings.Lines(stdout.String()) {
+		if f := strings.Fields(line); len(f) > 1 && strings.HasPrefix(line, "  ") && (f[0] == "#" || f[0] == "-" || f[0] >= "1" && f[0] <= "9") &&
+			!bytes.Contains(demoOut, []byte("    "+strings.TrimPrefix(line, "  "))) {
+			t.Errorf("the demo's output lacks the table line %q", line)
+		}
+	}
+	if bytes.Contains(demoOut, []byte("null")) {
+		t.Errorf("the demo prints null:\n%s", demoOut)
 	}
 
 	raw, err := os.ReadFile(summaryPath)

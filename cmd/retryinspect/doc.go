@@ -8,55 +8,61 @@
 //
 // Usage:
 //
-//	retryinspect --stdout FILE|-        [--json] [--html FILE|-] [--strict] [--max-bytes 64MiB]   stdouttrace JSON (a file, or - for stdin)
-//	retryinspect --otlp FILE|-          [--json] [--html FILE|-] [--strict] [--max-bytes 64MiB]   OTLP JSON lines, traces or logs (Collector file exporter)
-//	retryinspect --jaeger URL --service NAME [--lookback 1h] [--limit N] [--json] [--html FILE|-] [--strict] [--max-bytes 64MiB]
-//	retryinspect --jaeger URL --trace ID [--json] [--html FILE|-] [--strict] [--max-bytes 64MiB]
-//	retryinspect --victorialogs URL [--service NAME] [--lookback 1h] [--limit N] [--json] [--html FILE|-] [--strict] [--max-bytes 64MiB]
-//	retryinspect --victorialogs URL --trace ID [--json] [--html FILE|-] [--strict] [--max-bytes 64MiB]
+//	retryinspect [flags] FILE...
+//	retryinspect [flags] -jaeger URL -service NAME
+//	retryinspect [flags] -jaeger URL -trace ID
+//	retryinspect [flags] -victorialogs URL [-service NAME]
+//	retryinspect [flags] -victorialogs URL -trace ID
 //
 // Reads back the spans of retry operations (this library's or any that
 // records the retry attempt contract), or the retry.attempt and
-// retry.operation log events of WithLoggerProvider (OTLP logs JSON, or
-// VictoriaLogs' query API), prints each operation with its
-// attempts in order, a summary, the notes and the findings. With --html it
-// also writes the report as one self-contained HTML page (timelines, an
-// overview, distributions; - writes it to stdout instead of the text).
-// Exits 0 when clean, 1 when there are findings (or notes, with --strict),
-// 2 on usage or input errors.
+// retry.operation log events of WithLoggerProvider, from files, from
+// Jaeger's API or from VictoriaLogs' query API; prints each operation with
+// its attempts in order, a summary, the notes and the findings. With -html
+// FILE it also writes the report as one self-contained HTML page (-html -
+// writes it to stdout instead of the text). Exits 0 when clean, 1 when
+// there are findings (or notes, with -strict), 2 on usage or input errors.
+// Flags may come before, between or after the files; -h lists them.
 //
 // # Inputs
 //
-// Exactly one input is required:
+// One kind of input is required: files, or one backend.
 //
-//   - --stdout FILE: the stream of span objects that
-//     go.opentelemetry.io/otel/exporters/stdout/stdouttrace writes, compact or
-//     pretty-printed (WithPrettyPrint); "-" reads standard input.
-//   - --otlp FILE: OTLP JSON as the Collector's file exporter writes it, one
-//     ExportTraceServiceRequest per line, or one ExportLogsServiceRequest
-//     per line (the log events, see Log events below); "-" reads standard
-//     input. A file holds traces or logs, not both.
-//   - --jaeger URL: Jaeger's /api/v3 HTTP API (Jaeger v2, and v1.35 or
-//     later), which answers OTLP JSON. With --service NAME it searches
-//     /api/v3/traces over --lookback (default 1h; 30m, 2d, ... up to about
-//     292 years) for at most --limit traces (default 100); with --trace ID it
-//     reads /api/v3/traces/ID. --timeout (default 10s) bounds the request.
+//   - FILE...: each file is read as what its content is, told from its
+//     first JSON value (-format stdouttrace or -format otlp names it
+//     instead); "-" reads standard input. The JSON the stdouttrace exporter
+//     (go.opentelemetry.io/otel/exporters/stdout/stdouttrace) writes,
+//     compact or pretty-printed (WithPrettyPrint); or OTLP JSON as the
+//     Collector's file exporter writes it, one ExportTraceServiceRequest per
+//     line, or one ExportLogsServiceRequest per line (the log events, see
+//     Log events below). Several files are read as one input, of spans or
+//     of log records, not both.
+//   - -jaeger URL: Jaeger's /api/v3 HTTP API (Jaeger v2, and v1.35 or
+//     later), which answers OTLP JSON. With -service NAME it searches
+//     /api/v3/traces over -lookback (default 1h; 30m, 2d, ... up to about
+//     292 years) for at most -limit traces (default 100); with -trace ID it
+//     reads /api/v3/traces/ID. -timeout (default 10s) bounds the request.
 //     Credentials in the URL are sent as basic authentication and never
 //     printed: messages show the URL with its password masked.
-//   - --victorialogs URL: VictoriaLogs' /select/logsql/query, for the log
+//   - -victorialogs URL: VictoriaLogs' /select/logsql/query, for the log
 //     events it stored from OTLP (JSON lines, one stored record each). It
-//     asks for the records carrying retry.operation.id: of --trace ID, or
-//     over --lookback (default 1h), of one service.name with --service,
-//     at most --limit records (default 5000; an answer that holds that many
-//     is reported on standard error, as operations may be cut). --timeout
-//     and the URL's credentials are as for --jaeger.
+//     asks for the records carrying retry.operation.id: of -trace ID, or
+//     over -lookback (default 1h), of one service.name with -service,
+//     at most -limit records (default 5000; an answer that holds that many
+//     is reported on standard error, as operations may be cut). -timeout
+//     and the URL's credentials are as for -jaeger.
+//
+// The flags of v0.3, -stdout FILE and -otlp FILE, still read FILE as
+// stdouttrace JSON or OTLP JSON for one more release; each says on
+// standard error that it is deprecated.
 //
 // OTLP JSON, from a file or from Jaeger, is decoded by the Collector's own
 // decoder (go.opentelemetry.io/collector/pdata), in one place.
 //
-// --max-bytes (default 64MiB; KiB, MiB, GiB or bytes) bounds what is read
-// from a file, standard input or one Jaeger answer, so that a wrong path
-// (/dev/zero) or an endless body fails fast instead of exhausting memory.
+// -max-bytes (default 64MiB; KiB, MiB, GiB or bytes) bounds what is read
+// from each file, standard input or one answer of a backend, so that a
+// wrong path (/dev/zero) or an endless body fails fast instead of
+// exhausting memory.
 //
 // # Log events
 //
@@ -108,39 +114,62 @@
 // decided retry / attempts) and the deadline ratio (operations that ended
 // deadline_exceeded / operations).
 //
-// --json prints the same report as one JSON document with the keys spans,
-// operations, summary, notes and findings.
+// -json prints the same report as one JSON document with the keys spans,
+// operations, summary, notes and findings. -o FILE writes the text or JSON
+// report to FILE instead of stdout.
 //
 // # HTML report
 //
-// --html FILE writes the same report as one self-contained HTML page, for
-// a browser, besides the text (or --json) on stdout; --html - writes the
-// page to stdout instead of the text (and excludes --json). The exit status
+// -html FILE writes the same report as one self-contained HTML page, for
+// a browser, besides the text (or -json) on stdout; -html - writes the
+// page to stdout instead of the text (and excludes -json). The exit status
 // is the same. The page loads nothing: inline CSS and SVG, no script, and a
 // Content Security Policy that forbids any request. It shows:
 //
+//   - first, a headline per dependency (server.address and method), the one
+//     with the most operations that did not return first: how many did not
+//     return and how, what its failed attempts got, the load its retries
+//     added (attempts per operation), the retries the budget refused and
+//     its findings, e.g. "inventory.internal GET: 45 of 49 operations did
+//     not return: 30 max_attempts, 14 budget_exhausted, 1 deadline_exceeded;
+//     all failed attempts 503; 2.24× load; the budget refused 14 retries";
+//   - the figures, and a legend that stays in view: one colour per decision
+//     and per outcome (an outcome has the colour of the terminal decision of
+//     its name), one for any other value;
 //   - an incident overview: all operations on one time axis, one lane per
-//     server.address and method, busiest first: with up to 80 operations
-//     each is a bar coloured by outcome, with a tick at each retry; with
-//     more, each lane is a histogram of first attempts and retries over
-//     time, on one scale, so that a storm on one dependency stands out;
-//   - distributions of attempts per operation, outcomes, decisions,
-//     reasons, status codes and error classes;
+//     dependency, busiest first: with up to 80 operations each is a bar
+//     coloured by outcome, with a tick at each retry; with more, each lane
+//     is a histogram of first attempts and retries over time, on one scale,
+//     so that a storm on one dependency stands out; under it, on the same
+//     axis, a strip of the retry ratio over time (the share of the attempts
+//     started in each stretch that decided retry) with a mark wherever the
+//     retry budget refused a retry (budget_exhausted);
 //   - the findings and notes in the words of the text report, each linked
 //     to the timelines of the operations it names;
-//   - a timeline per operation: its attempts as a waterfall on the
-//     operation's time axis, each a bar from its start for its elapsed time,
-//     coloured by status or error class and labelled with its decision and
-//     reason; the pause before an attempt as a dashed gap; the time left
-//     before each call (retry.remaining_ms) in the left column and as a thin
-//     line that should end on the deadline, a vertical line; and for an
-//     operation cut by its deadline, the time left after its last call and
-//     the pause (Retry-After or backoff) that would have crossed the
-//     deadline. Each timeline has the text report's attempt table below it.
+//   - a timeline per group of identical operations (the same method, route,
+//     that is the URL without its query, outcome and findings, the same
+//     decision and result attempt by attempt), with their count and list,
+//     the groups with findings first, then those that did not return, then
+//     the rest, each in time order. A timeline draws the group's first
+//     operation on its own time axis, from its start to about its end: its
+//     attempts as a waterfall, each a bar from its start for its elapsed
+//     time, coloured by its decision and labelled with its result, decision
+//     and reason (attempts that overlap in time keep a row each); the pause
+//     before an attempt as a dashed gap; the time left before each call
+//     (retry.remaining_ms) in the left column and as a thin line towards the
+//     deadline, a vertical line when it falls near the operation's end, else
+//     a marker past the axis; and for an operation cut by its deadline, the
+//     time left after its last call (only a stop mark when the deadline is
+//     past the axis) and the pause (Retry-After or backoff) that would have
+//     crossed the deadline. Each timeline has the text report's attempt
+//     table below it;
+//   - distributions of attempts per operation, outcomes, decisions,
+//     reasons, status codes and error classes.
 //
-// With more than 200 operations it draws the 200 worst, worst first (those
-// with findings, then the most attempts, then those that did not return),
-// and summarizes the others; with more than 500 findings it lists 500 and
+// Labels are placed where they fit in their drawing, and shortened only
+// when they fit nowhere (the tooltip and the table hold them whole). With
+// more than 200 timelines it draws the first 200 and summarizes the
+// operations of the others; with more than 500 findings it lists 500 and
 // counts all by code.
 //
 // The text report escapes control characters, bidirectional formatting
@@ -199,7 +228,7 @@
 // matrix: it makes the run exit 1. A note is an absence the contract
 // allows: an attribute this library records that another implementation
 // may leave out, or no operation span at all. Notes are printed (counted,
-// with the first span of each kind) and fail the run only with --strict, so
+// with the first span of each kind) and fail the run only with -strict, so
 // that a trace carrying the minimal attempt event and no matrix pattern
 // exits 0 whoever recorded it.
 //
@@ -238,11 +267,11 @@
 //	                           between the two calls
 //	outer-layer-resend         an operation repeats an earlier one of the same non-idempotent request (same method, not
 //	                           GET, HEAD, OPTIONS or TRACE, and same sanitized URL, no retry.idempotency_contract=true)
-//	                           under the same parent span or operation id, after the earlier one did not end with a
-//	                           1xx-3xx status; or it carries retry.operation.repeat > 0 and its earlier operations are not
-//	                           in the input. A layer above the retry transport (go-retryablehttp stacked over it, an
-//	                           application loop) sent it again. Never raised on a later hop of a redirect chain
-//	                           (retry.redirects: a 307 or 308 resends a POST by design)
+//	                           under the same parent span or the same operation id (in any trace), after the earlier one
+//	                           did not end with a 1xx-3xx status; or it carries retry.operation.repeat > 0 and no earlier
+//	                           operation of its id is in the input. A layer above the retry transport (go-retryablehttp
+//	                           stacked over it, an application loop) sent it again. Never raised on a later hop of a
+//	                           redirect chain (retry.redirects: a 307 or 308 resends a POST by design)
 //	unredacted-url             a URL attribute on any span (url.*, *.url, *.target: url.full, url.query, http.url, ...)
 //	                           carries userinfo or a query value other than REDACTED; the secret is not repeated
 //	attempt-after-deadline     an attempt started after operation start + retry.deadline_ms (1ms tolerance), or with

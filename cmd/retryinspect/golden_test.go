@@ -30,17 +30,19 @@ func inspectStdout(t *testing.T, roots []tracefixture.Span, pretty bool, extra .
 	if err := tracefixture.WriteStdout(&buf, pretty, roots...); err != nil {
 		t.Fatal(err)
 	}
-	return runOnFile(t, "--stdout", buf.Bytes(), extra...)
+	return runOnFile(t, buf.Bytes(), extra...)
 }
 
-func runOnFile(t *testing.T, flagName string, data []byte, extra ...string) (code int, stdout, stderr string) {
+// runOnFile writes data into a file and runs the command on it, with the
+// flags extra.
+func runOnFile(t *testing.T, data []byte, extra ...string) (code int, stdout, stderr string) {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "spans.json")
 	if err := os.WriteFile(path, data, 0o600); err != nil {
 		t.Fatal(err)
 	}
 	var out, errOut bytes.Buffer
-	code = run(append([]string{flagName, path}, extra...), &out, &errOut)
+	code = run(append(extra, path), &out, &errOut)
 	return code, out.String(), errOut.String()
 }
 
@@ -78,13 +80,13 @@ func TestGolden(t *testing.T) {
 			}
 			compareGolden(t, tc.name+".txt", out)
 
-			code, out, _ = inspectStdout(t, tc.roots, false, "--json")
+			code, out, _ = inspectStdout(t, tc.roots, false, "-json")
 			if code != wantCode {
-				t.Fatalf("--json: exit %d, want %d", code, wantCode)
+				t.Fatalf("-json: exit %d, want %d", code, wantCode)
 			}
 			var report inspect.Report
 			if err := json.Unmarshal([]byte(out), &report); err != nil {
-				t.Fatalf("--json output does not parse: %v", err)
+				t.Fatalf("-json output does not parse: %v", err)
 			}
 			var codes []inspect.Code
 			for _, f := range report.Findings {
@@ -121,8 +123,8 @@ func TestGolden(t *testing.T) {
 			if len(tc.notes) > 0 {
 				wantStrict = exitFindings
 			}
-			if code, _, _ = inspectStdout(t, tc.roots, false, "--strict"); code != wantStrict {
-				t.Errorf("--strict: exit %d, want %d", code, wantStrict)
+			if code, _, _ = inspectStdout(t, tc.roots, false, "-strict"); code != wantStrict {
+				t.Errorf("-strict: exit %d, want %d", code, wantStrict)
 			}
 			if tc.json {
 				compareGolden(t, tc.name+".json", out)
@@ -165,7 +167,7 @@ func TestFormatsAgree(t *testing.T) {
 			if err := tracefixture.WriteOTLP(&otlp, tc.roots...); err != nil {
 				t.Fatal(err)
 			}
-			if _, got, errOut := runOnFile(t, "--otlp", otlp.Bytes()); got != want {
+			if _, got, errOut := runOnFile(t, otlp.Bytes()); got != want {
 				t.Errorf("OTLP differs (stderr %q):\n%s", errOut, got)
 			}
 
@@ -175,7 +177,7 @@ func TestFormatsAgree(t *testing.T) {
 			}
 			srv := jaegerServer(t, jaeger.Bytes())
 			var out, errOut bytes.Buffer
-			run([]string{"--jaeger", srv.URL, "--service", tracefixture.ServiceName}, &out, &errOut)
+			run([]string{"-jaeger", srv.URL, "-service", tracefixture.ServiceName}, &out, &errOut)
 			if out.String() != want {
 				t.Errorf("Jaeger differs (stderr %q):\n%s", errOut.String(), out.String())
 			}
@@ -226,16 +228,16 @@ func jaegerAnswer(t *testing.T, status int, body string) *httptest.Server {
 func TestRealCapturesReport(t *testing.T) {
 	dir := filepath.Join("internal", "read", "testdata")
 	var otlp, otlpErr bytes.Buffer
-	if code := run([]string{"--otlp", filepath.Join(dir, "collector-demo.jsonl"), "--strict"}, &otlp, &otlpErr); code != exitClean {
-		t.Fatalf("--otlp: exit %d, stderr %q\n%s", code, otlpErr.String(), otlp.String())
+	if code := run([]string{filepath.Join(dir, "collector-demo.jsonl"), "-strict"}, &otlp, &otlpErr); code != exitClean {
+		t.Fatalf("collector file: exit %d, stderr %q\n%s", code, otlpErr.String(), otlp.String())
 	}
 	body, err := os.ReadFile(filepath.Join(dir, "jaeger-search.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	var jaeger, jaegerErr bytes.Buffer
-	if code := run([]string{"--jaeger", jaegerServer(t, body).URL, "--service", "demo", "--strict"}, &jaeger, &jaegerErr); code != exitClean {
-		t.Fatalf("--jaeger: exit %d, stderr %q\n%s", code, jaegerErr.String(), jaeger.String())
+	if code := run([]string{"-jaeger", jaegerServer(t, body).URL, "-service", "demo", "-strict"}, &jaeger, &jaegerErr); code != exitClean {
+		t.Fatalf("-jaeger: exit %d, stderr %q\n%s", code, jaegerErr.String(), jaeger.String())
 	}
 	if jaeger.String() != otlp.String() {
 		t.Errorf("reports differ:\n--- jaeger\n%s\n--- collector file\n%s", jaeger.String(), otlp.String())

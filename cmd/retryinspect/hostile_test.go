@@ -31,8 +31,8 @@ func TestJSONAgreesWithText(t *testing.T) {
 		`"startTimeUnixNano":"18446744073709551615","endTimeUnixNano":"18446744073709551615","attributes":[` +
 		`{"key":"retry.operation.id","value":{"stringValue":"op"}},{"key":"retry.outcome","value":{"stringValue":"return"}},` +
 		`{"key":"retry.attempts","value":{"intValue":"0"}}]}]}]}]}`
-	textCode, text, textErr := runOnFile(t, "--otlp", []byte(in))
-	jsonCode, out, jsonErr := runOnFile(t, "--otlp", []byte(in), "--json")
+	textCode, text, textErr := runOnFile(t, []byte(in))
+	jsonCode, out, jsonErr := runOnFile(t, []byte(in), "-json")
 	if textCode != jsonCode || textErr != "" || jsonErr != "" {
 		t.Fatalf("text exits %d (%q), --json exits %d (%q)", textCode, textErr, jsonCode, jsonErr)
 	}
@@ -51,12 +51,12 @@ func TestSizeLimit(t *testing.T) {
 	if runtime.GOOS != "linux" {
 		t.Skip("reads /dev/zero")
 	}
-	code, _, stderr := run3([]string{"--otlp", "/dev/zero", "--max-bytes", "1MiB"})
-	if code != exitError || stderr != "retryinspect: /dev/zero: larger than the limit of 1MiB (raise it with --max-bytes)\n" {
+	code, _, stderr := run3([]string{"-format", "otlp", "/dev/zero", "-max-bytes", "1MiB"})
+	if code != exitError || stderr != "retryinspect: /dev/zero: larger than the limit of 1MiB (raise it with -max-bytes)\n" {
 		t.Errorf("exit %d, stderr %q", code, stderr)
 	}
 	// The default limit holds too.
-	code, _, stderr = run3([]string{"--stdout", "/dev/zero"})
+	code, _, stderr = run3([]string{"/dev/zero"})
 	if code != exitError || !strings.Contains(stderr, "larger than the limit of 64MiB") {
 		t.Errorf("default limit: exit %d, stderr %q", code, stderr)
 	}
@@ -65,13 +65,13 @@ func TestSizeLimit(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	code, _, _ = run3([]string{"--stdout", clean, "--max-bytes", "1000"})
+	code, _, _ = run3([]string{clean, "-max-bytes", "1000"})
 	if info.Size() <= 1000 || code != exitError {
-		t.Errorf("a %d-byte file under --max-bytes 1000: exit %d", info.Size(), code)
+		t.Errorf("a %d-byte file under -max-bytes 1000: exit %d", info.Size(), code)
 	}
 	for _, bad := range []string{"0", "-1", "1MB", "lots"} {
-		if code, _, stderr := run3([]string{"--stdout", clean, "--max-bytes", bad}); code != exitError || !strings.Contains(stderr, "--max-bytes: size") {
-			t.Errorf("--max-bytes %s: exit %d, stderr %q", bad, code, stderr)
+		if code, _, stderr := run3([]string{clean, "-max-bytes", bad}); code != exitError || !strings.Contains(stderr, "-max-bytes: size") {
+			t.Errorf("-max-bytes %s: exit %d, stderr %q", bad, code, stderr)
 		}
 	}
 }
@@ -128,10 +128,10 @@ func TestNoSecretsRepeated(t *testing.T) {
 
 	endpoint := strings.Replace(closedPort(t), "://", "://alice:pw-secret@", 1)
 	for _, args := range [][]string{
-		{"--jaeger", endpoint, "--service", "s", "--timeout", "2s"},
-		{"--jaeger", endpoint, "--trace", "abc"},
-		{"--jaeger", endpoint + "/?token=tok-secret", "--service", "s", "--lookback", "soon"},
-		{"--jaeger", "localhost:1/x?token=tok-secret", "--service", "s"},
+		{"-jaeger", endpoint, "-service", "s", "-timeout", "2s"},
+		{"-jaeger", endpoint, "-trace", "abc"},
+		{"-jaeger", endpoint + "/?token=tok-secret", "-service", "s", "-lookback", "soon"},
+		{"-jaeger", "localhost:1/x?token=tok-secret", "-service", "s"},
 	} {
 		code, stdout, stderr := run3(args)
 		if code != exitError || strings.Contains(stdout+stderr, "pw-secret") || strings.Contains(stdout+stderr, "tok-secret") {
@@ -145,14 +145,14 @@ func TestNoSecretsRepeated(t *testing.T) {
 func TestLookbackLimits(t *testing.T) {
 	noJaeger := closedPort(t)
 	for _, lb := range []string{"213504d", "106752d", "2562048h"} {
-		code, _, stderr := run3([]string{"--jaeger", noJaeger, "--service", "s", "--lookback", lb})
+		code, _, stderr := run3([]string{"-jaeger", noJaeger, "-service", "s", "-lookback", lb})
 		if code != exitError || !strings.Contains(stderr, "longer than the longest window") {
-			t.Errorf("--lookback %s: exit %d, stderr %q", lb, code, stderr)
+			t.Errorf("-lookback %s: exit %d, stderr %q", lb, code, stderr)
 		}
 	}
-	code, _, stderr := run3([]string{"--jaeger", noJaeger, "--service", "s", "--lookback", "106751d", "--timeout", "1s"})
+	code, _, stderr := run3([]string{"-jaeger", noJaeger, "-service", "s", "-lookback", "106751d", "-timeout", "1s"})
 	if code != exitError || !strings.Contains(stderr, "cannot reach jaeger") {
-		t.Errorf("--lookback 106751d: exit %d, stderr %q", code, stderr)
+		t.Errorf("-lookback 106751d: exit %d, stderr %q", code, stderr)
 	}
 }
 

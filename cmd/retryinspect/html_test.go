@@ -20,7 +20,7 @@ import (
 // The HTML report is checked in a real browser by the module in htmltest;
 // these tests cover the command line and the page's text.
 
-// TestHTMLFile: --html FILE writes the page and leaves stdout and the exit
+// TestHTMLFile: -html FILE writes the page and leaves stdout and the exit
 // status as they are without it, with the text report or --json.
 func TestHTMLFile(t *testing.T) {
 	for _, tc := range []struct {
@@ -28,10 +28,10 @@ func TestHTMLFile(t *testing.T) {
 		code int
 	}{{"clean-read", exitClean}, {"unsafe-resend", exitFindings}} {
 		spans := stdoutFile(t, caseNamed(t, tc.name).roots...)
-		for _, mode := range [][]string{nil, {"--json"}} {
+		for _, mode := range [][]string{nil, {"-json"}} {
 			page := filepath.Join(t.TempDir(), "report.html")
-			code, out, errOut := run3(append([]string{"--stdout", spans}, mode...))
-			codeHTML, outHTML, errHTML := run3(append([]string{"--stdout", spans, "--html", page}, mode...))
+			code, out, errOut := run3(append([]string{spans}, mode...))
+			codeHTML, outHTML, errHTML := run3(append([]string{spans, "-html", page}, mode...))
 			if code != tc.code || codeHTML != code || outHTML != out || errOut != "" || errHTML != "" {
 				t.Errorf("%s %v: exit %d and %d (want %d), stderr %q %q, stdout equal %v",
 					tc.name, mode, code, codeHTML, tc.code, errOut, errHTML, outHTML == out)
@@ -47,11 +47,11 @@ func TestHTMLFile(t *testing.T) {
 	}
 }
 
-// TestHTMLStdout: --html - writes the page instead of the text report,
+// TestHTMLStdout: -html - writes the page instead of the text report,
 // with the same exit status.
 func TestHTMLStdout(t *testing.T) {
 	spans := stdoutFile(t, caseNamed(t, "unsafe-resend").roots...)
-	code, out, errOut := run3([]string{"--stdout", spans, "--html", "-"})
+	code, out, errOut := run3([]string{spans, "-html", "-"})
 	if code != exitFindings || errOut != "" {
 		t.Fatalf("exit %d, stderr %q", code, errOut)
 	}
@@ -72,9 +72,9 @@ func TestHTMLUsage(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"--stdout", spans, "--html", ""}, "the --html file name is empty"},
-		{[]string{"--stdout", spans, "--html", "-", "--json"}, "--html - and --json both write to stdout"},
-		{[]string{"--stdout", spans, "--html", filepath.Join(t.TempDir(), "no", "such", "dir.html")}, "writing the HTML report: "},
+		{[]string{spans, "-html", ""}, "the -html file name is empty"},
+		{[]string{spans, "-html", "-", "-json"}, "-html - and -json both write to stdout"},
+		{[]string{spans, "-html", filepath.Join(t.TempDir(), "no", "such", "dir.html")}, "writing the HTML report: "},
 	} {
 		code, out, errOut := run3(tc.args)
 		if code != exitError || !strings.Contains(errOut, tc.want) || out != "" {
@@ -90,8 +90,8 @@ func TestHTMLSameWords(t *testing.T) {
 	for _, tc := range goldenCases() {
 		t.Run(tc.name, func(t *testing.T) {
 			spans := stdoutFile(t, tc.roots...)
-			_, text, _ := run3([]string{"--stdout", spans})
-			_, page, _ := run3([]string{"--stdout", spans, "--html", "-"})
+			_, text, _ := run3([]string{spans})
+			_, page, _ := run3([]string{spans, "-html", "-"})
 			unescaped := html.UnescapeString(page)
 			for line := range strings.Lines(text) {
 				line = strings.TrimSpace(line)
@@ -137,5 +137,35 @@ func TestFindingOperations(t *testing.T) {
 	want := [][]string{{"op-o2", "op-o1"}, {"op-pay", "op-pay"}, {"op-marked"}}
 	if !slices.EqualFunc(got, want, slices.Equal) {
 		t.Errorf("the findings name operations %q, want %q", got, want)
+	}
+}
+
+// TestOuterLayerResendAcrossTraces: an operation marked as a repeat names
+// the earlier operation of its id wherever it is in the input, here in
+// another trace, and never calls it "not in the input".
+func TestOuterLayerResendAcrossTraces(t *testing.T) {
+	var buf bytes.Buffer
+	if err := tracefixture.WriteStdout(&buf, false, outerLayerLoop()...); err != nil {
+		t.Fatal(err)
+	}
+	spans, err := read.Stdout(&buf, "in", read.DefaultMaxBytes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := inspect.Analyze(spans)
+	if len(r.Findings) != 1 || r.Findings[0].Code != inspect.CodeOuterLayerResend {
+		t.Fatalf("findings %+v, want one outer-layer-resend", r.Findings)
+	}
+	f := r.Findings[0]
+	earlier := r.Operations[0]
+	if strings.Contains(f.Seen, "not in the input") || !strings.Contains(f.Seen, "repeats operation \"op-loop\" (trace "+earlier.TraceID+", span "+earlier.SpanID) {
+		t.Errorf("the finding does not name the earlier operation in trace %s: %s", earlier.TraceID, f.Seen)
+	}
+	var ops []string
+	for _, i := range f.Operations() {
+		ops = append(ops, r.Operations[i].SpanID)
+	}
+	if want := []string{r.Operations[1].SpanID, earlier.SpanID}; !slices.Equal(ops, want) {
+		t.Errorf("the finding links the operations %v, want %v", ops, want)
 	}
 }

@@ -48,7 +48,7 @@ func TestRealJaeger(t *testing.T) {
 	if err := tracefixture.Export(context.Background(), exp, spans); err != nil {
 		t.Fatal(err)
 	}
-	_, want, _ := runOnFile(t, "--stdout", reference.Bytes())
+	_, want, _ := runOnFile(t, reference.Bytes())
 
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
@@ -61,7 +61,7 @@ func TestRealJaeger(t *testing.T) {
 	}
 
 	// The pipeline batches: poll until every span has arrived.
-	args := []string{"--jaeger", jaegerURL, "--service", opts.Service, "--lookback", "1h", "--limit", "1000"}
+	args := []string{"-jaeger", jaegerURL, "-service", opts.Service, "-lookback", "1h", "-limit", "1000"}
 	var got, stderr bytes.Buffer
 	for deadline := time.Now().Add(30 * time.Second); ; {
 		got.Reset()

@@ -11,6 +11,7 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -28,25 +29,34 @@ const (
 )
 
 const usageHead = `Usage:
-  retryinspect --stdout FILE|-        [--json] [--html FILE|-] [--strict] [--max-bytes 64MiB]   stdouttrace JSON (a file, or - for stdin)
-  retryinspect --otlp FILE|-          [--json] [--html FILE|-] [--strict] [--max-bytes 64MiB]   OTLP JSON lines, traces or logs (Collector file exporter)
-  retryinspect --jaeger URL --service NAME [--lookback 1h] [--limit N] [--json] [--html FILE|-] [--strict] [--max-bytes 64MiB]
-  retryinspect --jaeger URL --trace ID [--json] [--html FILE|-] [--strict] [--max-bytes 64MiB]
-  retryinspect --victorialogs URL [--service NAME] [--lookback 1h] [--limit N] [--json] [--html FILE|-] [--strict] [--max-bytes 64MiB]
-  retryinspect --victorialogs URL --trace ID [--json] [--html FILE|-] [--strict] [--max-bytes 64MiB]
+  retryinspect [flags] FILE...
+  retryinspect [flags] -jaeger URL -service NAME
+  retryinspect [flags] -jaeger URL -trace ID
+  retryinspect [flags] -victorialogs URL [-service NAME]
+  retryinspect [flags] -victorialogs URL -trace ID
 
 Reads back the spans of retry operations (this library's or any that
 records the retry attempt contract), or the retry.attempt and
-retry.operation log events of WithLoggerProvider (OTLP logs JSON, or
-VictoriaLogs' query API), prints each operation with its
-attempts in order, a summary, the notes and the findings. With --html it
-also writes the report as one self-contained HTML page (timelines, an
-overview, distributions; - writes it to stdout instead of the text).
-Exits 0 when clean, 1 when there are findings (or notes, with --strict),
-2 on usage or input errors.
-
-Flags:
+retry.operation log events of WithLoggerProvider, from files (stdouttrace
+JSON or OTLP JSON lines, told apart by their content; - is standard
+input), from Jaeger's API or from VictoriaLogs' query API. Prints each
+operation with its attempts in order, a summary, the notes and the
+findings. With -html FILE it also writes the report as one self-contained
+HTML page (-html - writes the page to standard output instead of the
+text). Exits 0 when clean, 1 when there are findings (or notes, with
+-strict), 2 on usage or input errors.
 `
+
+// flagGroups lists the flags in the order -h prints them, by what they
+// do; each flag's default is printed once, by printFlags.
+var flagGroups = []struct {
+	title string
+	names []string
+}{
+	{"Input (FILE arguments, or one backend)", []string{"format", "max-bytes", "jaeger", "victorialogs", "service", "trace", "lookback", "limit", "timeout"}},
+	{"Output", []string{"o", "json", "html", "strict"}},
+	{"Deprecated, removed in the next release", []string{"stdout", "otlp"}},
+}
 
 func main() {
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
@@ -54,7 +64,7 @@ func main() {
 
 // run is the whole command: it parses args, reads the spans, prints the
 // report on stdout and returns the exit status. Standard input is read
-// only for "--stdout -".
+// only for the file argument "-".
 func run(args []string, stdout, stderr io.Writer) int {
 	c := &command{stdin: os.Stdin, stdout: stdout, stderr: stderr, now: time.Now}
 	return c.run(args)
@@ -66,16 +76,23 @@ type command struct {
 	now            func() time.Time
 }
 
-// options are the parsed flags.
+// inputFile is a file to read and its format.
+type inputFile struct {
+	name   string // "-" for stdin
+	format read.Format
+}
+
+// options are the parsed flags and arguments.
 type options struct {
-	stdoutFile, otlpFile string
-	jaeger               read.JaegerQuery
-	victoria             bool // --victorialogs: jaeger holds its endpoint, trace, service, lookback and limit
-	timeout              time.Duration
-	json                 bool
-	html                 string // the HTML report's file, "-" for stdout
-	strict               bool   // notes fail the run too
-	maxBytes             int64  // size limit of the input
+	files    []inputFile
+	jaeger   read.JaegerQuery
+	victoria bool // -victorialogs: jaeger holds its endpoint, trace, service, lookback and limit
+	timeout  time.Duration
+	json     bool
+	out      string // the text or JSON report's file, "-" for stdout
+	html     string // the HTML report's file, "-" for stdout
+	strict   bool   // notes fail the run too
+	maxBytes int64  // size limit of each input
 }
 
 // usagef describes a problem with the command line; parse returns only
@@ -94,7 +111,7 @@ func (c *command) run(args []string) int {
 	spans, source, err := c.load(opts)
 	var tooLarge *read.TooLargeError
 	if errors.As(err, &tooLarge) {
-		err = fmt.Errorf("%w (raise it with --max-bytes)", err)
+		err = fmt.Errorf("%w (raise it with -max-bytes)", err)
 	}
 	if err != nil {
 		fmt.Fprintf(c.stderr, "retryinspect: %v\n", err)
@@ -102,21 +119,22 @@ func (c *command) run(args []string) int {
 	}
 	report := inspect.Analyze(spans)
 	if opts.html != "" {
-		if err := c.writeHTML(opts.html, report, source); err != nil {
+		if err := c.writeTo(opts.html, func(w io.Writer) error {
+			return render.HTML(w, report, render.HTMLOptions{Source: source})
+		}); err != nil {
 			fmt.Fprintf(c.stderr, "retryinspect: writing the HTML report: %v\n", err)
 			return exitError
 		}
 	}
-	switch {
-	case opts.html == "-": // the page is the output
-	case opts.json:
-		err = render.JSON(c.stdout, report)
-	default:
-		err = render.Text(c.stdout, report)
-	}
-	if err != nil {
-		fmt.Fprintf(c.stderr, "retryinspect: writing the report: %v\n", err)
-		return exitError
+	if opts.html != "-" || opts.out != "-" { // else the page is the output
+		write := render.Text
+		if opts.json {
+			write = render.JSON
+		}
+		if err := c.writeTo(opts.out, func(w io.Writer) error { return write(w, report) }); err != nil {
+			fmt.Fprintf(c.stderr, "retryinspect: writing the report: %v\n", err)
+			return exitError
+		}
 	}
 	if len(report.Findings) > 0 || opts.strict && len(report.Notes) > 0 {
 		return exitFindings
@@ -124,76 +142,130 @@ func (c *command) run(args []string) int {
 	return exitClean
 }
 
+// deprecatedFlags are the flags of v0.3 kept for one release: each reads
+// a file in one format, as a FILE argument with -format does.
+var deprecatedFlags = []struct {
+	name   string
+	format read.Format
+	usage  string
+}{
+	{"stdout", read.FormatStdouttrace, "read the JSON the stdouttrace exporter writes from `FILE` (- for stdin): give FILE as an argument instead"},
+	{"otlp", read.FormatOTLP, "read OTLP JSON lines, traces or logs, from `FILE` (- for stdin): give FILE as an argument instead"},
+}
+
 func (c *command) parse(args []string) (options, error) {
 	var (
 		opts     options
 		lookback string
+		format   = string(read.FormatAuto)
 		maxBytes = read.FormatBytes(read.DefaultMaxBytes)
+		victoria string
+		named    []inputFile // by the deprecated flags
+		warned   = map[string]bool{}
 	)
 	fs := flag.NewFlagSet("retryinspect", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
-	fs.StringVar(&opts.stdoutFile, "stdout", "", "read the JSON the stdouttrace exporter writes from `FILE` (- for stdin)")
-	fs.StringVar(&opts.otlpFile, "otlp", "", "read OTLP JSON, one ExportTraceServiceRequest per line, from `FILE` (- for stdin)")
+	fs.StringVar(&format, "format", format, "the `FORMAT` of the FILE arguments: auto (told from the content), stdouttrace or otlp")
+	fs.StringVar(&maxBytes, "max-bytes", maxBytes, "refuse an input (a file, stdin or one answer of a backend) larger than `SIZE` (KiB, MiB, GiB or bytes)")
 	fs.StringVar(&opts.jaeger.Endpoint, "jaeger", "", "query the Jaeger API at `URL`, e.g. http://127.0.0.1:16686")
-	var victoria string
 	fs.StringVar(&victoria, "victorialogs", "", "query VictoriaLogs (/select/logsql/query) at `URL`, e.g. http://127.0.0.1:9428, for the log events")
-	fs.StringVar(&opts.jaeger.Service, "service", "", "with --jaeger or --victorialogs: the service `NAME` whose traces or log events to read")
-	fs.StringVar(&opts.jaeger.TraceID, "trace", "", "with --jaeger or --victorialogs: read the single trace `ID` instead")
-	fs.StringVar(&lookback, "lookback", "1h", "with --jaeger --service or --victorialogs: the search window ending now (30m, 1h, 2d)")
-	fs.IntVar(&opts.jaeger.Limit, "limit", read.DefaultLimit, fmt.Sprintf("with --jaeger --service: the maximum number of traces; with --victorialogs: of log records (default %d)", read.DefaultLogLimit))
-	fs.DurationVar(&opts.timeout, "timeout", 10*time.Second, "with --jaeger or --victorialogs: the HTTP request timeout")
-	fs.BoolVar(&opts.json, "json", false, "print the report as one JSON document")
+	fs.StringVar(&opts.jaeger.Service, "service", "", "with -jaeger or -victorialogs: the service `NAME` whose traces or log events to read")
+	fs.StringVar(&opts.jaeger.TraceID, "trace", "", "with -jaeger or -victorialogs: read the single trace `ID` instead")
+	fs.StringVar(&lookback, "lookback", "1h", "with -jaeger -service or -victorialogs: the search `WINDOW` ending now (30m, 1h, 2d)")
+	fs.IntVar(&opts.jaeger.Limit, "limit", 0, fmt.Sprintf("with -jaeger -service: read at most `N` traces; with -victorialogs: at most N log records (default %d traces, %d records)", read.DefaultLimit, read.DefaultLogLimit))
+	fs.DurationVar(&opts.timeout, "timeout", 10*time.Second, "with -jaeger or -victorialogs: the HTTP request timeout")
+	fs.StringVar(&opts.out, "o", "", "write the text (or -json) report to `FILE` instead of stdout")
+	fs.BoolVar(&opts.json, "json", false, "write the report as one JSON document")
 	fs.StringVar(&opts.html, "html", "", "also write the report as one self-contained HTML page to `FILE` (- for stdout, instead of the text)")
 	fs.BoolVar(&opts.strict, "strict", false, "exit 1 on notes too: absences the contract allows (optional attributes, operation spans)")
-	fs.StringVar(&maxBytes, "max-bytes", maxBytes, "refuse an input (file, stdin or Jaeger answer) larger than `SIZE` (KiB, MiB, GiB or bytes)")
+	for _, d := range deprecatedFlags {
+		fs.Func(d.name, d.usage, func(name string) error {
+			if !warned[d.name] {
+				warned[d.name] = true
+				fmt.Fprintf(c.stderr, "retryinspect: -%s FILE is deprecated and will be removed in the next release: give the file as an argument (retryinspect FILE)\n", d.name)
+			}
+			named = append(named, inputFile{name, d.format})
+			return nil
+		})
+	}
 	fs.Usage = func() {} // errors are reported by run, help below
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			fmt.Fprint(c.stdout, usageHead)
-			fs.SetOutput(c.stdout)
-			fs.PrintDefaults()
-			return opts, err
-		}
+	files, err := parseInterspersed(fs, args)
+	if errors.Is(err, flag.ErrHelp) {
+		fmt.Fprint(c.stdout, usageHead)
+		printFlags(c.stdout, fs)
 		return opts, err
 	}
-	if fs.NArg() > 0 {
-		return opts, usagef("unexpected argument %q", fs.Arg(0))
+	if err != nil {
+		return opts, err
 	}
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
 
+	if !slices.Contains(read.Formats(), read.Format(format)) {
+		return opts, usagef("-format %q: want one of %v", format, read.Formats())
+	}
+	for _, name := range files {
+		opts.files = append(opts.files, inputFile{name, read.Format(format)})
+	}
+	opts.files = append(opts.files, named...)
 	inputs := 0
-	for _, name := range []string{"stdout", "otlp", "jaeger", "victorialogs"} {
-		if set[name] {
+	for _, given := range []bool{len(opts.files) > 0, set["jaeger"], set["victorialogs"]} {
+		if given {
 			inputs++
 		}
 	}
 	if inputs != 1 {
-		return opts, usagef("give exactly one input: --stdout FILE, --otlp FILE, --jaeger URL or --victorialogs URL")
+		return opts, usagef("give one input: FILE arguments, -jaeger URL or -victorialogs URL")
+	}
+	stdin := 0
+	for _, f := range opts.files {
+		switch {
+		case f.name == "":
+			return opts, usagef("the input file name is empty")
+		case f.name == "-":
+			stdin++
+		}
+	}
+	if stdin > 1 {
+		return opts, usagef("standard input (-) can be read once")
+	}
+	if set["format"] && len(files) == 0 {
+		return opts, usagef("-format applies to FILE arguments only")
 	}
 	if !set["jaeger"] && !set["victorialogs"] {
 		for _, name := range []string{"service", "trace", "lookback", "limit", "timeout"} {
 			if set[name] {
-				return opts, usagef("--%s applies to --jaeger and --victorialogs only", name)
+				return opts, usagef("-%s applies to -jaeger and -victorialogs only", name)
 			}
 		}
 	}
-	if (set["stdout"] && opts.stdoutFile == "") || (set["otlp"] && opts.otlpFile == "") {
-		return opts, usagef("the input file name is empty")
+	switch {
+	case opts.html == "" && set["html"]:
+		return opts, usagef("the -html file name is empty")
+	case opts.out == "" && set["o"]:
+		return opts, usagef("the -o file name is empty")
+	case opts.out == "":
+		opts.out = "-"
 	}
 	switch {
-	case set["html"] && opts.html == "":
-		return opts, usagef("the --html file name is empty")
-	case opts.html == "-" && opts.json:
-		return opts, usagef("--html - and --json both write to stdout: give --html a file")
+	case opts.html == "-" && opts.out == "-" && opts.json:
+		return opts, usagef("-html - and -json both write to stdout: give -html or -o a file")
+	case opts.html != "" && opts.html != "-" && opts.html == opts.out:
+		return opts, usagef("-html and -o name the same file %q", opts.out)
 	}
 	n, err := read.ParseBytes(maxBytes)
 	if err != nil {
-		return opts, usagef("--max-bytes: %v", err)
+		return opts, usagef("-max-bytes: %v", err)
 	}
 	opts.maxBytes = n
 	opts.jaeger.MaxBytes = n
+	if set["limit"] && opts.jaeger.Limit < 1 {
+		return opts, usagef("-limit must be positive")
+	}
 	if set["jaeger"] {
+		if !set["limit"] {
+			opts.jaeger.Limit = read.DefaultLimit
+		}
 		return opts, c.checkJaeger(&opts, set, lookback)
 	}
 	if set["victorialogs"] {
@@ -207,23 +279,66 @@ func (c *command) parse(args []string) (options, error) {
 	return opts, nil
 }
 
-// checkVictoriaLogs checks the --victorialogs query: a trace, or the
-// records of a window (of one service, with --service).
+// parseInterspersed parses args with fs, flags before and between the
+// FILE arguments (retryinspect traces.json -html report.html), and
+// returns the arguments; after "--" every argument is a file.
+func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
+	var files []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			return nil, err
+		}
+		rest := fs.Args()
+		if len(rest) == 0 {
+			return files, nil
+		}
+		if used := len(args) - len(rest); used > 0 && args[used-1] == "--" {
+			return append(files, rest...), nil
+		}
+		files, args = append(files, rest[0]), rest[1:]
+	}
+}
+
+// printFlags prints the flags by group, as flag.PrintDefaults would, each
+// default once.
+func printFlags(w io.Writer, fs *flag.FlagSet) {
+	for _, g := range flagGroups {
+		fmt.Fprintf(w, "\n%s:\n", g.title)
+		for _, name := range g.names {
+			f := fs.Lookup(name)
+			typ, usage := flag.UnquoteUsage(f)
+			line := "  -" + f.Name
+			if typ != "" {
+				line += " " + typ
+			}
+			line += "\n    \t" + strings.ReplaceAll(usage, "\n", "\n    \t")
+			switch f.DefValue {
+			case "", "0", "false", "0s":
+			default:
+				line += fmt.Sprintf(" (default %s)", f.DefValue)
+			}
+			fmt.Fprintln(w, line)
+		}
+	}
+}
+
+// checkVictoriaLogs checks the -victorialogs query: a trace, or the
+// records of a window (of one service, with -service).
 func (c *command) checkVictoriaLogs(opts *options, set map[string]bool, lookback string) error {
 	q := &opts.jaeger
 	switch {
 	case q.TraceID != "" && (set["lookback"] || set["limit"]):
-		return usagef("--lookback and --limit apply to searches only, not to --trace")
+		return usagef("-lookback and -limit apply to searches only, not to -trace")
 	case q.TraceID != "":
 		if id, ok := model.TraceID(q.TraceID); !ok || id == "" {
-			return usagef("--trace %q is not a hex trace id", q.TraceID)
+			return usagef("-trace %q is not a hex trace id", q.TraceID)
 		}
 	}
 	if err := checkSearch(opts, lookback); err != nil {
 		return err
 	}
 	if _, err := opts.victoriaQuery().URL(); err != nil {
-		return usagef("--%v", err)
+		return usagef("-%v", err)
 	}
 	return nil
 }
@@ -233,19 +348,19 @@ func (c *command) checkVictoriaLogs(opts *options, set map[string]bool, lookback
 func checkSearch(opts *options, lookback string) error {
 	d, err := read.ParseLookback(lookback)
 	if err != nil {
-		return usagef("--%v", err)
+		return usagef("-%v", err)
 	}
 	opts.jaeger.Lookback = d
 	if opts.jaeger.Limit < 1 {
-		return usagef("--limit must be positive")
+		return usagef("-limit must be positive")
 	}
 	if opts.timeout <= 0 {
-		return usagef("--timeout must be positive")
+		return usagef("-timeout must be positive")
 	}
 	return nil
 }
 
-// victoriaQuery is the --victorialogs query.
+// victoriaQuery is the -victorialogs query.
 func (o *options) victoriaQuery() read.VictoriaLogsQuery {
 	q := o.jaeger
 	return read.VictoriaLogsQuery{Endpoint: q.Endpoint, TraceID: q.TraceID, Service: q.Service,
@@ -256,22 +371,22 @@ func (c *command) checkJaeger(opts *options, set map[string]bool, lookback strin
 	q := &opts.jaeger
 	switch {
 	case q.TraceID != "" && q.Service != "":
-		return usagef("--trace and --service exclude each other")
+		return usagef("-trace and -service exclude each other")
 	case q.TraceID == "" && q.Service == "":
-		return usagef("--jaeger needs --service NAME or --trace ID")
+		return usagef("-jaeger needs -service NAME or -trace ID")
 	case q.TraceID != "" && (set["lookback"] || set["limit"]):
-		return usagef("--lookback and --limit apply to --service searches only")
+		return usagef("-lookback and -limit apply to -service searches only")
 	}
 	if q.TraceID != "" {
 		if id, ok := model.TraceID(q.TraceID); !ok || id == "" {
-			return usagef("--trace %q is not a hex trace id", q.TraceID)
+			return usagef("-trace %q is not a hex trace id", q.TraceID)
 		}
 	}
 	if err := checkSearch(opts, lookback); err != nil {
 		return err
 	}
 	if _, err := q.URL(c.now()); err != nil {
-		return usagef("--%v", err)
+		return usagef("-%v", err)
 	}
 	return nil
 }
@@ -285,19 +400,20 @@ func (c *command) load(opts options) ([]model.Span, string, error) {
 		from  string
 	)
 	switch {
-	case opts.stdoutFile != "":
-		from = opts.stdoutFile
-		spans, err = c.readFile(opts.stdoutFile, opts.maxBytes, read.Stdout)
-	case opts.otlpFile != "":
-		from = opts.otlpFile
-		spans, err = c.readFile(opts.otlpFile, opts.maxBytes, read.OTLP)
+	case len(opts.files) > 0:
+		names := make([]string, len(opts.files))
+		for i, f := range opts.files {
+			names[i] = displayName(f.name)
+		}
+		from = strings.Join(names, ", ")
+		spans, err = c.readFiles(opts.files, opts.maxBytes)
 	case opts.victoria:
 		from = "victorialogs at " + read.RedactEndpoint(opts.jaeger.Endpoint)
 		client := &http.Client{Timeout: opts.timeout}
 		var full bool
 		spans, full, err = read.FetchVictoriaLogs(context.Background(), client, opts.victoriaQuery())
 		if full && err == nil {
-			fmt.Fprintf(c.stderr, "retryinspect: the answer holds --limit %d log records: more may match, and operations may be cut (raise --limit)\n", opts.jaeger.Limit)
+			fmt.Fprintf(c.stderr, "retryinspect: the answer holds -limit %d log records: more may match, and operations may be cut (raise -limit)\n", opts.jaeger.Limit)
 		}
 	default:
 		from = "jaeger at " + read.RedactEndpoint(opts.jaeger.Endpoint)
@@ -317,17 +433,64 @@ func (c *command) load(opts options) ([]model.Span, string, error) {
 	return spans, source, nil
 }
 
-// writeHTML writes the HTML report to name, or to stdout for "-".
-func (c *command) writeHTML(name string, report *inspect.Report, source string) error {
-	o := render.HTMLOptions{Source: source}
+// readFiles reads every file, each in its format. The files hold spans or
+// log records, not both: the two describe the same operations.
+func (c *command) readFiles(files []inputFile, limit int64) ([]model.Span, error) {
+	var (
+		all                []model.Span
+		withSpans, withLog string // a file of each kind
+	)
+	for _, f := range files {
+		spans, err := c.readFile(f, limit)
+		if err != nil {
+			return nil, err
+		}
+		if len(spans) > 0 && spans[0].Log {
+			withLog = displayName(f.name)
+		} else if len(spans) > 0 {
+			withSpans = displayName(f.name)
+		}
+		if withLog != "" && withSpans != "" {
+			return nil, fmt.Errorf("%s holds log records and %s spans: give the files of one or the other (both describe the same operations)", withLog, withSpans)
+		}
+		all = append(all, spans...)
+	}
+	return all, nil
+}
+
+// readFile opens f ("-" for stdin) and decodes at most limit bytes of it.
+func (c *command) readFile(f inputFile, limit int64) ([]model.Span, error) {
+	if f.name == "-" {
+		spans, _, err := read.File(c.stdin, displayName(f.name), f.format, limit)
+		return spans, err
+	}
+	file, err := os.Open(f.name)
+	if err != nil {
+		return nil, errors.New(strings.TrimPrefix(err.Error(), "open "))
+	}
+	defer file.Close()
+	spans, _, err := read.File(file, f.name, f.format, limit)
+	return spans, err
+}
+
+// displayName names an input file in messages: "stdin" for "-".
+func displayName(name string) string {
 	if name == "-" {
-		return render.HTML(c.stdout, report, o)
+		return "stdin"
+	}
+	return name
+}
+
+// writeTo calls write with the file name (created, or stdout for "-").
+func (c *command) writeTo(name string, write func(io.Writer) error) error {
+	if name == "-" {
+		return write(c.stdout)
 	}
 	f, err := os.Create(name)
 	if err != nil {
 		return errors.New(strings.TrimPrefix(err.Error(), "open "))
 	}
-	if err := render.HTML(f, report, o); err != nil {
+	if err := write(f); err != nil {
 		f.Close()
 		return err
 	}
@@ -337,9 +500,7 @@ func (c *command) writeHTML(name string, report *inspect.Report, source string) 
 func describeSource(from string, opts options) string {
 	q := opts.jaeger
 	switch {
-	case from == "-":
-		return "stdin"
-	case q.Endpoint == "":
+	case len(opts.files) > 0 || q.Endpoint == "":
 		return from
 	case q.TraceID != "":
 		return fmt.Sprintf("%s for trace %s", from, q.TraceID)
@@ -348,17 +509,4 @@ func describeSource(from string, opts options) string {
 	default:
 		return fmt.Sprintf("%s for service %q in the last %s", from, q.Service, read.FormatLookback(q.Lookback))
 	}
-}
-
-// readFile opens name ("-" for stdin) and decodes at most limit bytes of it.
-func (c *command) readFile(name string, limit int64, decode func(io.Reader, string, int64) ([]model.Span, error)) ([]model.Span, error) {
-	if name == "-" {
-		return decode(c.stdin, "stdin", limit)
-	}
-	f, err := os.Open(name)
-	if err != nil {
-		return nil, errors.New(strings.TrimPrefix(err.Error(), "open "))
-	}
-	defer f.Close()
-	return decode(f, name, limit)
 }

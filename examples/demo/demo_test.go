@@ -6,6 +6,8 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
+	"maps"
 	"net"
 	"os"
 	"os/exec"
@@ -13,6 +15,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/otelretry/otelretry-go/cmd/retryinspect/htmlreport"
 )
 
 // reportHeader starts the demo's output: the readable report comes first.
@@ -44,9 +48,6 @@ func runDemo(t *testing.T, o options) (string, summary) {
 	t.Helper()
 	o.repeat = 1
 	o.summaryJSON = filepath.Join(t.TempDir(), "summary.json")
-	if o.html == "" {
-		o.html = filepath.Join(t.TempDir(), "report.html")
-	}
 	var out bytes.Buffer
 	if err := run(t.Context(), o, &out); err != nil {
 		t.Fatal(err)
@@ -91,6 +92,25 @@ func TestDemo(t *testing.T) {
 	if s.Outcomes["return"] != 4 || s.Decisions["retry"] != 5 || s.RetryRatio != 5.0/15 || s.DeadlineRatio != 2.0/9 {
 		t.Errorf("summary = outcomes %v decisions %v retry %.3f deadline %.3f", s.Outcomes, s.Decisions, s.RetryRatio, s.DeadlineRatio)
 	}
+	// Every failed attempt is counted, by its error class or its status:
+	// the six timeouts and the six 503s, as the spans record them.
+	failed := map[string]int64{}
+	for _, op := range s.Operations {
+		for _, a := range op.Attempts {
+			switch {
+			case a.ErrorClass != "":
+				failed[a.ErrorClass]++
+			case a.Status < 200 || a.Status >= 400:
+				failed[fmt.Sprint(a.Status)]++
+			}
+		}
+	}
+	if !maps.Equal(s.FailedAttempts, failed) || !maps.Equal(failed, map[string]int64{"timeout": 6, "503": 6}) {
+		t.Errorf("failed attempts %v, want %v from the spans, timeout 6 and 503 6", s.FailedAttempts, failed)
+	}
+	if want := "  failed attempts 12 by class or status:  503 6 (50%), timeout 6 (50%)\n"; !strings.Contains(out, want) {
+		t.Errorf("the output does not say %q:\n%s", want, out)
+	}
 	spans, err := os.ReadFile(traces)
 	if err != nil {
 		t.Fatal(err)
@@ -106,9 +126,12 @@ func TestDemo(t *testing.T) {
 	if want := "  report:  retryinspect's HTML report in " + report + " (9 operations, 15 attempts, 0 findings): open it in a browser\n"; !strings.Contains(out, want) {
 		t.Errorf("the output does not say %q:\n%s", want, out)
 	}
-	if !strings.HasPrefix(string(page), "<!DOCTYPE html>") || !strings.Contains(string(page), "all 9 operations, in time order") {
+	if !strings.HasPrefix(string(page), "<!DOCTYPE html>") || !strings.Contains(string(page), "9 operations in 9 timelines") {
 		t.Errorf("the HTML report does not draw the 9 operations:\n%.500s", page)
 	}
+	// The attempt tables are retryinspect's, as it prints them from the
+	// spans the demo exported: "-" where a value is absent, never null.
+	checkTablesAgree(t, out, spans)
 	for _, leak := range []string{"demo-secret-key"} {
 		if strings.Contains(string(spans), leak) || strings.Contains(out, leak) || strings.Contains(string(page), leak) {
 			t.Errorf("the secret %q reached the traces, the output or the HTML report", leak)
@@ -177,15 +200,11 @@ func TestDemoEnvironment(t *testing.T) {
 			}
 			got := s.Traces
 			if c.wantTraces.Exporter == exporterFile {
-				// The file's path is printed, and the file holds the spans.
-				if !strings.Contains(out, got.Endpoint) || filepath.Dir(got.Endpoint) != dir {
-					t.Errorf("spans file %q: not printed or not in %s", got.Endpoint, dir)
+				// A temporary file, removed at exit (TestDemoRemovesTemporaryFiles).
+				if filepath.Dir(got.Endpoint) != dir || !got.Temporary {
+					t.Errorf("spans file %q: not a temporary file in %s", got.Endpoint, dir)
 				}
-				b, err := os.ReadFile(got.Endpoint)
-				if err != nil || !bytes.Contains(b, []byte(spanJSON)) {
-					t.Errorf("spans file %q: %v, %d bytes without spans", got.Endpoint, err, len(b))
-				}
-				got.Endpoint = ""
+				got.Endpoint, got.Temporary = "", false
 			}
 			if got != c.wantTraces || s.Exporter != c.wantTraces.Exporter {
 				t.Errorf("traces = %+v (exporter %q), want %+v", s.Traces, s.Exporter, c.wantTraces)
@@ -273,4 +292,71 @@ func closedPort(t *testing.T) string {
 		t.Fatal(err)
 	}
 	return addr
+}
+
+// checkTablesAgree checks that every line of every attempt table of
+// retryinspect's text report of the spans (stdouttrace JSON) is in the
+// demo's output, and that the output prints no null.
+func checkTablesAgree(t *testing.T, out string, spans []byte) {
+	t.Helper()
+	rep, err := htmlreport.ReadStdout(bytes.NewReader(spans), "traces.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var text bytes.Buffer
+	if err := rep.WriteText(&text); err != nil {
+		t.Fatal(err)
+	}
+	rows := 0
+	for line := range strings.Lines(text.String()) {
+		cols := strings.Fields(line)
+		if len(cols) < 2 || !(cols[0] == "#" || cols[0] == "-" || cols[0] >= "1" && cols[0] <= "9") || !strings.HasPrefix(line, "  ") {
+			continue // not a row of an attempt table
+		}
+		rows++
+		if !strings.Contains(out, "    "+strings.TrimPrefix(line, "  ")) {
+			t.Errorf("the demo's output lacks retryinspect's table line %q", line)
+		}
+	}
+	if rows < 15 {
+		t.Errorf("only %d table lines in retryinspect's report:\n%s", rows, text.String())
+	}
+	if strings.Contains(out, "null") {
+		t.Errorf("the output prints null:\n%s", out)
+	}
+}
+
+// TestDemoRemovesTemporaryFiles: the spans file and the HTML report the
+// demo creates by default are removed at exit, and the output says so and
+// how to keep them; files named by -traces and -html stay.
+func TestDemoRemovesTemporaryFiles(t *testing.T) {
+	cleanEnv(t, nil)
+	dir := t.TempDir()
+	t.Setenv("TMPDIR", dir)
+	out, s := runDemo(t, options{})
+	if entries, _ := os.ReadDir(dir); len(entries) != 0 {
+		t.Errorf("left in the temporary directory: %v", entries)
+	}
+	for _, want := range []string{
+		"  spans:   stdouttrace JSON in a temporary file, removed at exit (-traces FILE keeps them)\n",
+		"  report:  retryinspect's HTML report (9 operations, 15 attempts, 0 findings) in a temporary file, removed at exit (-html FILE keeps it)\n",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("the output does not say %q:\n%s", want, out)
+		}
+	}
+	if s.Traces.Exporter != exporterFile || filepath.Dir(s.Traces.Endpoint) != dir || !s.Traces.Temporary {
+		t.Errorf("traces %+v, want a temporary file in %s", s.Traces, dir)
+	}
+
+	traces, report := filepath.Join(dir, "traces.json"), filepath.Join(dir, "report.html")
+	runDemo(t, options{traces: traces, html: report})
+	for _, kept := range []string{traces, report} {
+		if info, err := os.Stat(kept); err != nil || info.Size() == 0 {
+			t.Errorf("%s, named, is not kept: %v", kept, err)
+		}
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 2 {
+		t.Errorf("the temporary directory holds %v, want the two named files", entries)
+	}
 }

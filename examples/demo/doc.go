@@ -2,12 +2,14 @@
 // SPDX-License-Identifier: Apache-2.0
 
 // Command demo runs otelretry against a local flaky server and prints, for
-// every operation, the attempt events read back from the spans, then a
-// summary computed from the retry metrics, then where the telemetry went.
-// It also writes retryinspect's HTML report of its spans (timelines of
-// every operation's attempts, an overview, the findings) to a file whose
-// path it prints (-html FILE; by default a new temporary file), whichever
-// exporter the spans went to.
+// every operation, the attempt events read back from the spans (the table
+// retryinspect prints), then a summary computed from the retry metrics
+// (failed attempts counted by their error class or status), then where the
+// telemetry went. It also writes retryinspect's HTML report of its spans
+// (timelines of every operation's attempts, an overview, the findings),
+// whichever exporter the spans went to, to -html FILE. Without -html, and
+// without -traces for the spans, it writes them to temporary files, which
+// it removes at exit.
 //
 // The server (127.0.0.1, instrumented with otelhttp) plays the negative
 // paths of the retry contract: first-call success; 503, 503, 200; a
@@ -23,8 +25,8 @@
 // OTEL_EXPORTER_OTLP_ENDPOINT, OTEL_PROPAGATORS, OTEL_SERVICE_NAME,
 // OTEL_RESOURCE_ATTRIBUTES, OTEL_METRICS_EXEMPLAR_FILTER (default
 // trace_based). With none of the exporter variables set, the spans go as
-// stdouttrace JSON to a file whose path the demo prints (-traces FILE, or
-// -traces - for stdout after the report) and the metrics stay in the
+// stdouttrace JSON to -traces FILE (-traces - for stdout after the report;
+// a temporary file without it) and the metrics stay in the
 // report; OTEL_EXPORTER_OTLP_ENDPOINT alone selects OTLP (http/protobuf) for
 // both.
 //

@@ -17,36 +17,51 @@ import (
 	"github.com/otelretry/otelretry-go/cmd/retryinspect/htmlreport"
 )
 
-// writeHTMLReport writes retryinspect's HTML report of the recorded spans
-// to path (a new file in the temporary directory when path is empty), as
-// `retryinspect --stdout traces.json --html FILE` would, whatever
-// exporter the spans went to, and says where it is.
-func writeHTMLReport(ctx context.Context, w io.Writer, path string, spans []sdktrace.ReadOnlySpan) error {
+// inspectSpans reads the recorded spans back as `retryinspect traces.json`
+// would, whatever exporter they went to: the stdouttrace JSON of the spans,
+// checked against the retry attempt contract.
+func inspectSpans(ctx context.Context, spans []sdktrace.ReadOnlySpan) (*htmlreport.Report, error) {
 	var buf bytes.Buffer
 	exp, err := stdouttrace.New(stdouttrace.WithWriter(&buf))
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if err := exp.ExportSpans(ctx, spans); err != nil {
-		return err
+		return nil, err
 	}
 	if err := exp.Shutdown(ctx); err != nil {
-		return err
+		return nil, err
 	}
+	return htmlreport.ReadStdout(&buf, "the demo's spans")
+}
+
+// writeHTMLReport writes retryinspect's HTML report of rep to path, or to
+// a new file in the temporary directory when path is empty, and says
+// where. It returns the temporary file's name ("" for path), which the
+// demo removes at exit.
+func writeHTMLReport(w io.Writer, path string, rep *htmlreport.Report) (temporary string, err error) {
 	var f *os.File
 	if path == "" {
 		f, err = os.CreateTemp("", "otelretry-demo-report-*.html")
+		if err == nil {
+			temporary = f.Name()
+		}
 	} else {
 		f, err = os.Create(path)
 	}
 	if err != nil {
-		return fmt.Errorf("HTML report: %w", err)
+		return "", fmt.Errorf("HTML report: %w", err)
 	}
-	res, err := htmlreport.FromStdout(f, &buf, "the demo's spans")
-	if err = errors.Join(err, f.Close()); err != nil {
-		return fmt.Errorf("HTML report %s: %w", f.Name(), err)
+	if err = errors.Join(rep.WriteHTML(f), f.Close()); err != nil {
+		return temporary, fmt.Errorf("HTML report %s: %w", f.Name(), err)
 	}
-	fmt.Fprintf(w, "  report:  retryinspect's HTML report in %s (%d operations, %d attempts, %d findings): open it in a browser\n",
-		f.Name(), res.Operations, res.Attempts, res.Findings)
-	return nil
+	res := rep.Result()
+	if temporary != "" {
+		fmt.Fprintf(w, "  report:  retryinspect's HTML report (%d operations, %d attempts, %d findings) in a temporary file, removed at exit (-html FILE keeps it)\n",
+			res.Operations, res.Attempts, res.Findings)
+	} else {
+		fmt.Fprintf(w, "  report:  retryinspect's HTML report in %s (%d operations, %d attempts, %d findings): open it in a browser\n",
+			path, res.Operations, res.Attempts, res.Findings)
+	}
+	return temporary, nil
 }

@@ -14,6 +14,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"os/signal"
 	"strings"
 
 	"go.opentelemetry.io/contrib/instrumentation/net/http/otelhttp"
@@ -34,15 +35,19 @@ func main() {
 	flag.IntVar(&o.repeat, "repeat", 1, "run the scenario set `N` times")
 	flag.StringVar(&o.summaryJSON, "summary-json", "", "write the machine-readable summary to `FILE`")
 	flag.StringVar(&o.traces, "traces", "", "default exporter: write stdouttrace JSON to `FILE` (- for stdout, after the report;\n"+
-		"default a new temporary file); unused when OTEL_TRACES_EXPORTER or an OTLP endpoint is set")
-	flag.StringVar(&o.html, "html", "", "write retryinspect's HTML report of the spans to `FILE` (default a new temporary file)")
+		"without it, a temporary file removed at exit); unused when OTEL_TRACES_EXPORTER or an OTLP endpoint is set")
+	flag.StringVar(&o.html, "html", "", "write retryinspect's HTML report of the spans to `FILE` (without it, a temporary file removed at exit)")
 	flag.BoolVar(&o.logs, "log", false, "write one structured log record per attempt to stderr")
 	flag.Parse()
 	if o.repeat < 1 {
 		fmt.Fprintln(os.Stderr, "demo: -repeat must be at least 1")
 		os.Exit(2)
 	}
-	if err := run(context.Background(), o, os.Stdout); err != nil {
+	// An interrupt cancels the run, so that its temporary files are still
+	// removed.
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	if err := run(ctx, o, os.Stdout); err != nil {
 		fmt.Fprintln(os.Stderr, "demo:", err)
 		os.Exit(1)
 	}
@@ -104,12 +109,22 @@ func run(ctx context.Context, o options, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
+	rep, err := inspectSpans(ctx, tel.spans.Ended())
+	if err != nil {
+		return err
+	}
 	s.Propagation = flaky.propagationSeen()
 	fmt.Fprintf(stdout, "=== otelretry demo: %d operations against a flaky server on %s; attempt events read back from the spans ===\n",
 		len(s.Operations), ln.Addr())
-	printTables(stdout, s)
+	if err := printTables(stdout, s, rep); err != nil {
+		return err
+	}
 	writeTelemetry(stdout, tel, s.Propagation)
-	if err := writeHTMLReport(ctx, stdout, o.html, tel.spans.Ended()); err != nil {
+	temporary, err := writeHTMLReport(stdout, o.html, rep)
+	if temporary != "" {
+		defer os.Remove(temporary)
+	}
+	if err != nil {
 		return err
 	}
 	tel.flush(ctx)

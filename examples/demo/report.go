@@ -10,13 +10,13 @@ import (
 	"io"
 	"slices"
 	"strings"
-	"text/tabwriter"
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 
 	"github.com/otelretry/otelretry-go/attrs"
+	"github.com/otelretry/otelretry-go/cmd/retryinspect/htmlreport"
 	"github.com/otelretry/otelretry-go/internal/spantest"
 )
 
@@ -48,6 +48,7 @@ type operationRecord struct {
 	StateCheck  string       `json:"state_check,omitempty"`
 	WritesSeen  int          `json:"writes_seen_by_server,omitempty"`
 	Attempts    []attemptRow `json:"attempts"`
+	spanID      string       // the operation span's id, in hex
 }
 
 // summary is the machine-readable result of a demo run (-summary-json).
@@ -61,13 +62,17 @@ type summary struct {
 	Logs     exportTarget `json:"logs"`
 	// Propagation lists the propagation headers the server received
 	// (OTEL_PROPAGATORS chooses them).
-	Propagation   []string          `json:"propagation_headers"`
-	Operations    []operationRecord `json:"operations"`
-	Decisions     map[string]int64  `json:"decisions"`
-	ErrorClasses  map[string]int64  `json:"error_classes"`
-	Outcomes      map[string]int64  `json:"outcomes"`
-	RetryRatio    float64           `json:"retry_ratio"`
-	DeadlineRatio float64           `json:"deadline_ratio"`
+	Propagation  []string          `json:"propagation_headers"`
+	Operations   []operationRecord `json:"operations"`
+	Decisions    map[string]int64  `json:"decisions"`
+	ErrorClasses map[string]int64  `json:"error_classes"`
+	// FailedAttempts counts the attempts without a 2xx or 3xx answer by
+	// their error class or status code, the error.type of their
+	// retry.attempt.duration.
+	FailedAttempts map[string]int64 `json:"failed_attempts"`
+	Outcomes       map[string]int64 `json:"outcomes"`
+	RetryRatio     float64          `json:"retry_ratio"`
+	DeadlineRatio  float64          `json:"deadline_ratio"`
 }
 
 // readOperations groups the recorded spans by operation, in start order.
@@ -84,6 +89,7 @@ func readOperations(spans []sdktrace.ReadOnlySpan, runs map[string]runResult) []
 			OperationID: id, Scenario: run.scenario, Method: str(op, attrs.HTTPRequestMethodKey), URL: str(op, attrs.URLFullKey),
 			Outcome: str(op, attrs.OutcomeKey), Status: run.status, Error: run.err, WritesSeen: run.writes,
 			DurationMs: op.EndTime().Sub(op.StartTime()).Milliseconds(),
+			spanID:     op.SpanContext().SpanID().String(),
 		}
 		for _, c := range checks {
 			if c.Parent().SpanID() == op.SpanContext().SpanID() {
@@ -138,8 +144,11 @@ func summarize(ctx context.Context, t *telemetry, ops []operationRecord) (summar
 		Decisions:    counterBy(rm, "retry.attempts", attrs.DecisionKey),
 		ErrorClasses: counterBy(rm, "retry.attempts", attrs.ErrorClassKey),
 		Outcomes:     counterBy(rm, "retry.operations", attrs.OutcomeKey),
+		// error.type is set on what failed only: its class, or its status.
+		FailedAttempts: histogramCountBy(rm, "retry.attempt.duration", attrs.ErrorTypeKey),
 	}
-	delete(s.ErrorClasses, "") // attempts that got a response
+	delete(s.FailedAttempts, "") // attempts that succeeded
+	delete(s.ErrorClasses, "")   // attempts that got a response
 	attempts, operations := total(s.Decisions), total(s.Outcomes)
 	if attempts > 0 {
 		s.RetryRatio = float64(s.Decisions[string(attrs.DecisionRetry)]) / float64(attempts)
@@ -173,6 +182,23 @@ func counterBy(rm metricdata.ResourceMetrics, name string, key attribute.Key) ma
 	return out
 }
 
+// histogramCountBy counts the measurements of the histogram name by the
+// value of key.
+func histogramCountBy(rm metricdata.ResourceMetrics, name string, key attribute.Key) map[string]int64 {
+	out := map[string]int64{}
+	for _, sm := range rm.ScopeMetrics {
+		for _, m := range sm.Metrics {
+			if h, ok := m.Data.(metricdata.Histogram[float64]); ok && m.Name == name {
+				for _, dp := range h.DataPoints {
+					v, _ := dp.Attributes.Value(key)
+					out[v.AsString()] += int64(dp.Count)
+				}
+			}
+		}
+	}
+	return out
+}
+
 func total(m map[string]int64) int64 {
 	var n int64
 	for _, v := range m {
@@ -181,9 +207,10 @@ func total(m map[string]int64) int64 {
 	return n
 }
 
-// printTables writes one table of attempt events per operation, then the
-// summary, keeping decisions, error classes and outcomes apart.
-func printTables(w io.Writer, s summary) {
+// printTables writes, per operation, what the caller got and the table
+// of its attempt events as retryinspect prints it from the spans (rep),
+// then the summary, keeping decisions, failures and outcomes apart.
+func printTables(w io.Writer, s summary, rep *htmlreport.Report) error {
 	for i, op := range s.Operations {
 		result := fmt.Sprintf("response %d", op.Status)
 		if op.Status == 0 {
@@ -197,33 +224,21 @@ func printTables(w io.Writer, s summary) {
 			fmt.Fprintf(w, "; writes seen by the server: %d", op.WritesSeen)
 		}
 		fmt.Fprintln(w)
-		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-		fmt.Fprintln(tw, "    attempt\trequestId\tstatus\terrorClass\telapsedMs\tremainingMs\tretryAfterMs\tbackoffMs\tdecision")
-		for _, a := range op.Attempts {
-			status, class := "null", "null"
-			if a.ErrorClass != "" {
-				class = a.ErrorClass
-			} else {
-				status = fmt.Sprint(a.Status)
-			}
-			fmt.Fprintf(tw, "    %d\t%s\t%s\t%s\t%d\t%d\t%s\t%s\t%s\n", a.Attempt, a.RequestID, status, class,
-				a.ElapsedMs, a.RemainingMs, orNull(a.RetryAfterMs), orNull(a.BackoffMs), a.Decision)
+		found, err := rep.WriteAttempts(w, op.spanID, "    ")
+		if err != nil {
+			return err
 		}
-		tw.Flush()
+		if !found {
+			return fmt.Errorf("retryinspect did not read operation %s (span %s)", op.OperationID, op.spanID)
+		}
 	}
 	fmt.Fprintf(w, "\nSummary (from the retry metrics; spans agree)\n")
 	fmt.Fprintf(w, "  operations %d by outcome:   %s\n", total(s.Outcomes), shares(s.Outcomes))
 	fmt.Fprintf(w, "  attempts %d by decision:    %s\n", total(s.Decisions), shares(s.Decisions))
-	fmt.Fprintf(w, "  failed attempts by class:  %s\n", shares(s.ErrorClasses))
+	fmt.Fprintf(w, "  failed attempts %d by class or status:  %s\n", total(s.FailedAttempts), shares(s.FailedAttempts))
 	fmt.Fprintf(w, "  retry ratio %.3f (attempts with decision retry / all attempts)\n", s.RetryRatio)
 	fmt.Fprintf(w, "  deadline ratio %.3f (operations ending deadline_exceeded / all operations)\n", s.DeadlineRatio)
-}
-
-func orNull(v *int64) string {
-	if v == nil {
-		return "null"
-	}
-	return fmt.Sprint(*v)
+	return nil
 }
 
 func shares(m map[string]int64) string {

@@ -71,8 +71,10 @@ func scenarios() []scenario {
 			limits: limits{deadline: 300 * ms, attemptTimeout: time.Second, backoff: 100 * ms, attempts: 5}},
 		{name: "GET timeout to max_attempts", method: http.MethodGet, path: "/slow", want: attrs.OutcomeMaxAttempts,
 			limits: limits{deadline: 2 * time.Second, attemptTimeout: 100 * ms, backoff: 20 * ms, attempts: 3}},
+		// The attempt timeout does not cut a write it could not retry (no
+		// state check here): the operation's deadline does.
 		{name: "POST timeout to check_state", method: http.MethodPost, path: "/orders/apply-then-stall", body: `{"sku":"A-1"}`,
-			limits: writes, want: attrs.OutcomeCheckState},
+			limits: limits{deadline: 400 * ms, attemptTimeout: 150 * ms, backoff: 20 * ms, attempts: 3}, want: attrs.OutcomeCheckState},
 		{name: "Retry-After longer than the deadline", method: http.MethodGet, path: "/busy", limits: reads, want: attrs.OutcomeDeadlineExceeded},
 		{name: "state check: applied", method: http.MethodPost, path: "/orders/apply-then-stall", body: `{"sku":"B-2"}`,
 			limits: writes, extra: withStateCheck, want: attrs.OutcomeReturn},

@@ -76,6 +76,9 @@ type exportTarget struct {
 	Exporter string `json:"exporter"`           // exporterOTLP, exporterFile, ...
 	Protocol string `json:"protocol,omitempty"` // OTLP: grpc or http/protobuf
 	Endpoint string `json:"endpoint,omitempty"` // OTLP: as configured; file: its path
+	// Temporary marks the file the demo created itself: it is removed at
+	// exit.
+	Temporary bool `json:"temporary,omitempty"`
 }
 
 func (e exportTarget) String() string {
@@ -87,6 +90,9 @@ func (e exportTarget) String() string {
 		}
 		return s
 	case exporterFile:
+		if e.Temporary {
+			return "stdouttrace JSON in a temporary file, removed at exit (-traces FILE keeps them)"
+		}
 		return "stdouttrace JSON in " + e.Endpoint
 	case exporterStdout, exporterConsole:
 		return "stdouttrace JSON below"
@@ -128,9 +134,10 @@ func otlpProtocol(signal string) string {
 // newTelemetry configures traces, metrics and propagation from the standard
 // OTEL_* environment with contrib's autoexport and autoprop. Two defaults
 // are the demo's own:
-//   - nothing set: spans go as stdouttrace JSON to tracesPath (a new file
-//     when empty, stdout after the report for "-"), metrics nowhere (the
-//     report shows them), log events nowhere (the transport builds none);
+//   - nothing set: spans go as stdouttrace JSON to tracesPath (a new
+//     temporary file when empty, removed at shutdown; stdout after the
+//     report for "-"), metrics nowhere (the report shows them), log events
+//     nowhere (the transport builds none);
 //   - spans and log records for the terminal (console, "-") are written
 //     after the report;
 //   - OTEL_EXPORTER_OTLP_ENDPOINT alone: traces, metrics and logs over
@@ -276,7 +283,7 @@ func (t *telemetry) spanExporter(ctx context.Context, tracesPath string, stdout 
 				return nil, err
 			}
 			t.tracesFile = f
-			t.traces = exportTarget{Exporter: exporterFile, Endpoint: f.Name()}
+			t.traces = exportTarget{Exporter: exporterFile, Endpoint: f.Name(), Temporary: tracesPath == ""}
 			return stdouttrace.New(stdouttrace.WithWriter(f))
 		}))
 	}
@@ -381,6 +388,11 @@ func (t *telemetry) shutdown(ctx context.Context) {
 	if t.tracesFile != nil {
 		if err := t.tracesFile.Close(); err != nil {
 			otel.Handle(err)
+		}
+		if t.traces.Temporary {
+			if err := os.Remove(t.tracesFile.Name()); err != nil {
+				otel.Handle(err)
+			}
 		}
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"strings"
@@ -47,10 +48,15 @@ func run(ctx context.Context, w io.Writer) error {
 		return err
 	}
 	fmt.Fprintln(w)
-	write := scripted.New(scripted.Step{Hang: true})
-	return play(ctx, w, "write", write, http.MethodPost, "op-43",
-		append(seed, otelretry.WithAttemptTimeout(120*time.Millisecond)))
+	// The network gives no answer: after 120ms the base gives up waiting,
+	// as an http.Transport's ResponseHeaderTimeout does. (otelretry's own
+	// attempt timeout does not cut a write's wait: it could not retry it.)
+	write := scripted.New(scripted.Step{Delay: 120 * time.Millisecond, Err: errNoAnswer})
+	return play(ctx, w, "write", write, http.MethodPost, "op-43", seed)
 }
+
+// errNoAnswer is the base's timeout: a net.Error whose Timeout is true.
+var errNoAnswer error = &net.OpError{Op: "read", Net: "tcp", Err: os.ErrDeadlineExceeded}
 
 func play(ctx context.Context, w io.Writer, name string, base *scripted.Transport, method, opID string, opts []otelretry.Option) error {
 	rec := tracetest.NewSpanRecorder()

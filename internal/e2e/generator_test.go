@@ -91,8 +91,10 @@ func genScenarios(stateCheck otelretry.StateCheckFunc) []genScenario {
 			attempts: 1, interesting: true, count: 60, opts: limits(time.Second)},
 		{name: "timeouts to max_attempts", method: http.MethodGet, path: "/slow", want: attrs.OutcomeMaxAttempts,
 			attempts: 3, interesting: true, count: 40, opts: limits(stallTimeout)},
+		// The attempt timeout does not cut a write it could not retry: the
+		// operation's deadline does.
 		{name: "POST timeout to check_state", method: http.MethodPost, path: "/stall", want: attrs.OutcomeCheckState,
-			attempts: 1, interesting: true, count: 40, opts: limits(stallTimeout)},
+			attempts: 1, interesting: true, count: 40, opts: append(limits(stallTimeout), otelretry.WithDeadline(400*ms))},
 		{name: "POST timeout, state check: applied", method: http.MethodPost, path: "/apply-then-stall",
 			want: attrs.OutcomeReturn, attempts: 1, interesting: true, stateCheck: true, count: 40,
 			opts: append(limits(stallTimeout), otelretry.WithStateCheck(stateCheck))},

@@ -121,7 +121,7 @@ func writeStdouttrace(t *testing.T, path string, spans []sdktrace.ReadOnlySpan) 
 	}
 }
 
-// inspect runs `retryinspect --stdout path --json` and returns its report
+// inspect runs `retryinspect -json path` and returns its report
 // and exit status (0 clean, 1 findings; 2, an input error, fails the test).
 func inspect(t *testing.T, path string) (report, int) {
 	t.Helper()
@@ -130,7 +130,7 @@ func inspect(t *testing.T, path string) (report, int) {
 		t.Fatal(err)
 	}
 	var stdout, stderr bytes.Buffer
-	cmd := exec.Command(bin, "--stdout", path, "--json")
+	cmd := exec.Command(bin, "-json", path)
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	code := 0
 	if err := cmd.Run(); err != nil {
@@ -141,11 +141,11 @@ func inspect(t *testing.T, path string) (report, int) {
 		code = exit.ExitCode()
 	}
 	if code != 0 && code != 1 {
-		t.Fatalf("retryinspect --stdout %s: exit %d: %s", path, code, stderr.String())
+		t.Fatalf("retryinspect %s: exit %d: %s", path, code, stderr.String())
 	}
 	var rep report
 	if err := json.Unmarshal(stdout.Bytes(), &rep); err != nil {
-		t.Fatalf("retryinspect --json: %v\n%s", err, stdout.String())
+		t.Fatalf("retryinspect -json: %v\n%s", err, stdout.String())
 	}
 	return rep, code
 }

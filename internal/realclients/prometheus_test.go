@@ -92,7 +92,7 @@ func TestPrometheusQuery(t *testing.T) {
 			tel := newTelemetry(t)
 			px := newProxy(t, tel, prometheus, tc.fault)
 			rt := tel.transport(t,
-				otelretry.WithAttemptTimeout(300*time.Millisecond),
+				otelretry.WithAttemptTimeout(300*time.Millisecond), otelretry.WithDeadline(2*time.Second),
 				otelretry.WithBackoff(otelretry.ConstantBackoff(10*time.Millisecond)))
 
 			client, err := api.NewClient(api.Config{

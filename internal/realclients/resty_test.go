@@ -49,13 +49,13 @@ func TestRestyGET503503200(t *testing.T) {
 }
 
 // TestRestyPOSTTimeout: a POST the server never answers is sent once; the
-// attempt times out waiting for the headers, otelretry does not resend the
-// write, and resty passes otelretry's error through, so the caller can
+// deadline (100ms) ends its wait for the headers, otelretry does not
+// resend the write, and resty passes otelretry's error through, so the caller can
 // match ErrOutcomeUnknown.
 func TestRestyPOSTTimeout(t *testing.T) {
 	tel := newTelemetry(t)
 	srv := newServer(t, tel, hang)
-	client := resty.New().SetTransport(tel.transport(t, otelretry.WithAttemptTimeout(100*time.Millisecond)))
+	client := resty.New().SetTransport(tel.transport(t, otelretry.WithDeadline(100*time.Millisecond)))
 
 	resp, err := client.R().SetContext(context.Background()).
 		SetHeader("Content-Type", "application/json").

@@ -191,8 +191,8 @@ func TestRetryablehttpGET503(t *testing.T) {
 }
 
 // TestRetryablehttpPOSTTimeout stacks go-retryablehttp over otelretry for a
-// POST the server never answers. otelretry sends it once, its attempt
-// times out after the headers did not come, and it ends check_state with
+// POST the server never answers. otelretry sends it once, its deadline
+// (100ms) passes before the headers come, and it ends check_state with
 // ErrOutcomeUnknown: it does not resend a write that may have been
 // applied. go-retryablehttp's default policy retries any transport error,
 // whatever the method, so it sends the POST again as four new operations:
@@ -256,7 +256,7 @@ func stackedPOSTTimeout(t *testing.T, cc callContext) []sdktrace.ReadOnlySpan {
 	t.Helper()
 	tel := newTelemetry(t)
 	srv := newServer(t, tel, hang)
-	rt := tel.transport(t, otelretry.WithAttemptTimeout(100*time.Millisecond))
+	rt := tel.transport(t, otelretry.WithDeadline(100*time.Millisecond))
 
 	resp, err := cc.call(context.Background(), tel, outerLayer(rt), http.MethodPost, srv.URL+"/orders", []byte(`{"item":42}`))
 	if resp != nil {

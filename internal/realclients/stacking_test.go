@@ -96,7 +96,7 @@ func TestOuterLayerSettings(t *testing.T) {
 		t.Run(s.name+"/POST_timeout", func(t *testing.T) {
 			tel := newTelemetry(t)
 			srv := newServer(t, tel, hang)
-			client := outerLayer(tel.transport(t, otelretry.WithAttemptTimeout(100*time.Millisecond)))
+			client := outerLayer(tel.transport(t, otelretry.WithDeadline(100*time.Millisecond)))
 			s.apply(client)
 
 			resp, err := underParent.call(context.Background(), tel, client, http.MethodPost, srv.URL+"/orders", []byte(`{"item":42}`))

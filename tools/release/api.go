@@ -92,7 +92,8 @@ func apiWrite(from string) error {
 
 // apiCheck compares the published modules' API with the baseline and fails
 // on an incompatible change unless the CHANGELOG's next version may break
-// the API (see nextVersion and breakingAllowed).
+// the API (see nextVersion and breakingAllowed) and a breaking subsection
+// since the baseline names the change (see namedBreaks and changedName).
 func apiCheck() error {
 	data, err := os.ReadFile(filepath.Join(apiDir, "VERSION"))
 	if err != nil {
@@ -110,7 +111,9 @@ func apiCheck() error {
 	if err != nil {
 		return err
 	}
+	named := c.namedBreaks(baseline)
 	incompatible := 0
+	var unnamed []string
 	for _, dir := range published {
 		fset := token.NewFileSet()
 		cur, err := loadModuleAPI(fset, dir, false)
@@ -133,6 +136,9 @@ func apiCheck() error {
 		for _, ch := range r.Changes {
 			if !ch.Compatible {
 				n++
+				if !named[changedName(ch.Message)] {
+					unnamed = append(unnamed, ch.Message)
+				}
 			}
 		}
 		incompatible += n
@@ -149,12 +155,43 @@ func apiCheck() error {
 	if c.newest != baseline {
 		fmt.Printf("note: the baseline is of %s; once v%s is tagged, take its baseline (scripts/apibaseline.sh)\n", baseline, c.newest)
 	}
+	const record = "keep the API compatible, or record the break in CHANGELOG.md under [Unreleased] in a \"### Changed (breaking)\" " +
+		"or \"### Removed\" subsection that names each changed name in `code`"
 	if incompatible > 0 && !breakingAllowed(baseline, next) {
-		return fmt.Errorf("%d incompatible API changes since %s, but the next version %s is not a new %s: "+
-			"keep the API compatible, or record the break in CHANGELOG.md under [Unreleased] in a \"### Changed (breaking)\" "+
-			"or \"### Removed\" subsection", incompatible, baseline, next, map[bool]string{true: "minor version", false: "major version"}[strings.HasPrefix(baseline, "0.")])
+		return fmt.Errorf("%d incompatible API changes since %s, but the next version %s is not a new %s: %s",
+			incompatible, baseline, next, map[bool]string{true: "minor version", false: "major version"}[strings.HasPrefix(baseline, "0.")], record)
+	}
+	if len(unnamed) > 0 {
+		return fmt.Errorf("%d incompatible API changes since %s that no breaking subsection of CHANGELOG.md since %s names:\n  %s\n%s",
+			len(unnamed), baseline, baseline, strings.Join(unnamed, "\n  "), record)
 	}
 	return nil
+}
+
+// changedName returns the name an apidiff change message is about,
+// the one a CHANGELOG entry names: the last name of the object (a method's
+// or a field's own name, not its type's) or the last element of a
+// package's path. Messages read "./pkg.Name: removed",
+// "./pkg.(*T).M: changed from ...", "./pkg.T.Field: ...",
+// "./pkg.T, method set of *T: ..." or "package PATH: removed".
+func changedName(message string) string {
+	subject, _, _ := strings.Cut(message, ": ")
+	if path, ok := strings.CutPrefix(subject, "package "); ok {
+		return path[strings.LastIndex(path, "/")+1:]
+	}
+	subject, _, _ = strings.Cut(subject, ",")
+	// The object follows the package prefix, a path whose last element
+	// ends at its first dot.
+	if i := strings.LastIndex(subject, "/"); i >= 0 {
+		if j := strings.Index(subject[i:], "."); j >= 0 {
+			subject = subject[i+j+1:]
+		}
+	}
+	names := lastNames(subject)
+	if len(names) == 0 {
+		return subject
+	}
+	return names[len(names)-1]
 }
 
 // loadModuleAPI loads the public packages of the module in dir: neither

@@ -14,6 +14,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"time"
 
 	"golang.org/x/mod/semver"
 )
@@ -33,6 +34,50 @@ type changelog struct {
 	// breaking: the "## [Unreleased]" section has a subsection whose
 	// heading says breaking ("### Changed (breaking)") or "### Removed".
 	breaking bool
+	// breakingNames holds, for each section ("Unreleased" or X.Y.Z), the
+	// names its breaking subsections write as code (in `code spans` or
+	// fenced blocks), each the last of its qualified name (`Close` of
+	// `(*Transport).Close`): the names whose incompatible change it
+	// records.
+	breakingNames map[string]map[string]bool
+}
+
+// namedBreaks returns the names named in the breaking subsections of
+// the sections newer than the release baseline: [Unreleased] and any
+// release after it.
+func (c changelog) namedBreaks(baseline string) map[string]bool {
+	names := map[string]bool{}
+	for section, ids := range c.breakingNames {
+		if section == "Unreleased" || semver.Compare("v"+section, "v"+baseline) > 0 {
+			for id := range ids {
+				names[id] = true
+			}
+		}
+	}
+	return names
+}
+
+var (
+	codeSpan      = regexp.MustCompile("`([^`]+)`")
+	qualifiedName = regexp.MustCompile(`[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*`)
+)
+
+// lastNames returns the last name of each qualified name in code:
+// "(*Transport).Close and Options.Field" gives Close and Field.
+func lastNames(code string) []string {
+	code = strings.NewReplacer("(", "", ")", "", "*", "").Replace(code)
+	var names []string
+	for _, q := range qualifiedName.FindAllString(code, -1) {
+		names = append(names, q[strings.LastIndex(q, ".")+1:])
+	}
+	return names
+}
+
+// isBreakingSubsection reports whether a "### " heading's title records
+// incompatible changes.
+func isBreakingSubsection(title string) bool {
+	title = strings.ToLower(strings.TrimSpace(title))
+	return strings.Contains(title, "breaking") || title == "removed"
 }
 
 var (
@@ -50,12 +95,23 @@ func readChangelog(path string) (changelog, error) {
 }
 
 func parseChangelog(sc *bufio.Scanner) (changelog, error) {
-	var c changelog
+	c := changelog{breakingNames: map[string]map[string]bool{}}
 	section := ""
+	inBreaking, inFence := false, false
 	for sc.Scan() {
 		line := sc.Text()
+		if strings.HasPrefix(strings.TrimSpace(line), "```") {
+			inFence = !inFence
+			continue
+		}
+		if inFence {
+			if inBreaking {
+				c.addBreakingNames(section, lastNames(line))
+			}
+			continue
+		}
 		if m := sectionHeading.FindStringSubmatch(line); m != nil {
-			section = m[1]
+			section, inBreaking = m[1], false
 			if section != "Unreleased" && c.newest == "" {
 				if !isRelease(section) {
 					return c, fmt.Errorf("CHANGELOG.md: %q: want \"## [X.Y.Z] - YYYY-MM-DD\"", line)
@@ -64,10 +120,16 @@ func parseChangelog(sc *bufio.Scanner) (changelog, error) {
 			}
 			continue
 		}
-		if m := subsectionHeading.FindStringSubmatch(line); m != nil && section == "Unreleased" && c.newest == "" {
-			title := strings.ToLower(strings.TrimSpace(m[1]))
-			if strings.Contains(title, "breaking") || title == "removed" {
+		if m := subsectionHeading.FindStringSubmatch(line); m != nil {
+			inBreaking = isBreakingSubsection(m[1])
+			if inBreaking && section == "Unreleased" && c.newest == "" {
 				c.breaking = true
+			}
+			continue
+		}
+		if inBreaking {
+			for _, span := range codeSpan.FindAllStringSubmatch(line, -1) {
+				c.addBreakingNames(section, lastNames(span[1]))
 			}
 		}
 	}
@@ -78,6 +140,15 @@ func parseChangelog(sc *bufio.Scanner) (changelog, error) {
 		return c, fmt.Errorf("CHANGELOG.md: no released version (\"## [X.Y.Z] - YYYY-MM-DD\")")
 	}
 	return c, nil
+}
+
+func (c changelog) addBreakingNames(section string, ids []string) {
+	if c.breakingNames[section] == nil {
+		c.breakingNames[section] = map[string]bool{}
+	}
+	for _, id := range ids {
+		c.breakingNames[section][id] = true
+	}
 }
 
 // nextVersion returns the version the API is headed for, as the CHANGELOG
@@ -155,4 +226,63 @@ func libraryVersion(repo string) (string, error) {
 		}
 	}
 	return "", fmt.Errorf("%s: no const Version = \"...\"", path)
+}
+
+var versionLine = regexp.MustCompile(`(?m)^const Version = "([^"]*)"$`)
+
+// bump makes the edits of a release's version commit in repo: the
+// CHANGELOG's [Unreleased] section becomes "## [X.Y.Z] - DATE" (day's
+// date), under a new empty [Unreleased], and otelretry.Version becomes
+// X.Y.Z. It refuses a version that is not newer than the CHANGELOG's
+// newest release, and a CHANGELOG or Version out of the state between
+// releases; it writes nothing then.
+func bump(repo, version string, day time.Time) error {
+	if !isRelease(version) {
+		return fmt.Errorf("%q is not a release version X.Y.Z", version)
+	}
+	changelogPath := filepath.Join(repo, "CHANGELOG.md")
+	c, err := readChangelog(changelogPath)
+	if err != nil {
+		return err
+	}
+	if semver.Compare("v"+version, "v"+c.newest) <= 0 {
+		return fmt.Errorf("%s is not newer than the CHANGELOG's newest release %s", version, c.newest)
+	}
+	if v, err := libraryVersion(repo); err != nil {
+		return err
+	} else if v != c.newest {
+		return fmt.Errorf("otelretry.Version is %s, the CHANGELOG's newest release %s: fix that first", v, c.newest)
+	}
+	data, err := os.ReadFile(changelogPath)
+	if err != nil {
+		return err
+	}
+	lines := strings.SplitAfter(string(data), "\n")
+	unreleased := -1
+	for i, l := range lines {
+		if m := sectionHeading.FindStringSubmatch(strings.TrimRight(l, "\n")); m != nil {
+			if m[1] == "Unreleased" && strings.TrimRight(l, "\n") == "## [Unreleased]" {
+				unreleased = i
+			}
+			break
+		}
+	}
+	if unreleased < 0 {
+		return fmt.Errorf("%s: the first section is not \"## [Unreleased]\", whose changes the release takes", changelogPath)
+	}
+	lines[unreleased] = "## [Unreleased]\n\n## [" + version + "] - " + day.Format(time.DateOnly) + "\n"
+
+	versionPath := filepath.Join(repo, "otelretry", "version.go")
+	src, err := os.ReadFile(versionPath)
+	if err != nil {
+		return err
+	}
+	if n := len(versionLine.FindAllIndex(src, -1)); n != 1 {
+		return fmt.Errorf("%s: %d lines `const Version = \"...\"`, want 1", versionPath, n)
+	}
+	src = versionLine.ReplaceAll(src, []byte(`const Version = "`+version+`"`))
+	if err := os.WriteFile(changelogPath, []byte(strings.Join(lines, "")), 0o644); err != nil {
+		return err
+	}
+	return os.WriteFile(versionPath, src, 0o644)
 }

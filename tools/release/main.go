@@ -5,6 +5,7 @@
 // under scripts/ drive it from the repository root:
 //
 //	release modules                   the published modules in dependency order: DIR PATH TAG-PREFIX
+//	release bump X.Y.Z                the version commit's edits: [Unreleased] becomes [X.Y.Z] - today, Version X.Y.Z
 //	release check [-released] X.Y.Z  Version, the CHANGELOG and the module requirements agree on X.Y.Z
 //	release prepare X.Y.Z             the release commit's edits: requirements at vX.Y.Z, no replace, go.sum
 //	release proxy -dir DIR X.Y.Z      a file-system module proxy of the published modules' tags
@@ -19,10 +20,12 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"time"
 )
 
 const usage = `usage (from the repository root):
   release modules
+  release bump X.Y.Z
   release check [-released] X.Y.Z
   release prepare X.Y.Z
   release proxy -dir DIR X.Y.Z
@@ -43,6 +46,9 @@ func main() {
 	case "modules":
 		fs.Parse(args)
 		err = printModules()
+	case "bump":
+		fs.Parse(args)
+		err = bump(".", version(fs), time.Now().UTC())
 	case "check":
 		released := fs.Bool("released", false, "the requirements are those of the release commit")
 		fs.Parse(args)

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"golang.org/x/mod/modfile"
 	"golang.org/x/mod/module"
@@ -204,6 +205,113 @@ func TestWorktreeZipIsTheTagsZip(t *testing.T) {
 		}
 		if h1 != h2 {
 			t.Errorf("%s: the working tree's zip hashes %s, the tag's %s", tc.path, h1, h2)
+		}
+	}
+}
+
+// An incompatible change passes the API check only when a breaking
+// subsection since the baseline names it in code, so that a removal or a
+// change nobody recorded fails even after another break was recorded.
+func TestIncompatibleChangesMustBeNamed(t *testing.T) {
+	const changelogText = intro + "## [Unreleased]\n\n### Added\n\n- `Added` and `ErrAlsoAdded`.\n\n" +
+		"### Changed (breaking)\n\n- `otelretry` unexports `MaxRetryAfter` and `(*Transport).Close`;\n  `Options.Field` is gone:\n\n" +
+		"  ```diff\n  -var ErrInBlock = errors.New(\"x\")\n  ```\n\n" +
+		"### Removed\n\n- package `classify/h4`.\n\n### Fixed\n\n- `Fixed` is no break.\n\n" +
+		"## [0.3.0] - 2026-12-02\n\n### Changed (breaking)\n\n- `OldBreak`, recorded for 0.3.0.\n\n## [0.2.0] - 2026-12-01\n"
+	c, err := parseChangelog(bufio.NewScanner(strings.NewReader(changelogText)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	named := c.namedBreaks("0.3.0")
+	for _, tc := range []struct {
+		message string
+		named   bool
+	}{
+		{"./otelretry.MaxRetryAfter: removed", true},
+		{"./otelretry.(*Transport).Close: removed", true},
+		{"./otelretry.Options.Field: removed", true},
+		{"./otelretry.ErrInBlock: removed", true},
+		{"package github.com/otelretry/otelretry-go/classify/h4: removed", true},
+		{"Options, method set of *Options: removed Close", false}, // names Options, which no entry does
+		{"./otelretry.NotRecorded: changed from func() to func(int)", false},
+		{"./otelretry.Added: removed", false},    // named under Added, not as a break
+		{"./otelretry.Fixed: removed", false},    // named under Fixed
+		{"./otelretry.OldBreak: removed", false}, // recorded for the baseline's release, not since
+		{"./cmd/retryinspect/htmlreport.Render: removed", false},
+		{"Render: removed", false},
+	} {
+		if got := named[changedName(tc.message)]; got != tc.named {
+			t.Errorf("%q (name %q): named %v, want %v", tc.message, changedName(tc.message), got, tc.named)
+		}
+	}
+	// A release after the baseline (the version commit, before its
+	// baseline is taken) records its breaks in its own section.
+	if !c.namedBreaks("0.2.0")["OldBreak"] {
+		t.Error("a break recorded in a release after the baseline is not named")
+	}
+}
+
+func TestChangedName(t *testing.T) {
+	for message, want := range map[string]string{
+		"./otelretry.ErrInvalidRetryAfter: removed":                      "ErrInvalidRetryAfter",
+		"./otelretry.(*Transport).RoundTrip: changed from func() to int": "RoundTrip",
+		"./otelretry.Config.Budget: removed":                             "Budget",
+		"./cmd/retryinspect/htmlreport.Options: removed":                 "Options",
+		"Classifier: removed":                                            "Classifier",
+		"(*Classifier).Classify: removed":                                "Classify",
+		"T, method set of *T: removed M":                                 "T",
+		"package github.com/otelretry/otelretry-go/metrics: removed":     "metrics",
+	} {
+		if got := changedName(message); got != want {
+			t.Errorf("changedName(%q) = %q, want %q", message, got, want)
+		}
+	}
+}
+
+// bump makes a release's version commit edits: the [Unreleased] section
+// becomes the release, dated, under a new empty [Unreleased], and Version
+// names it; the version test and the release check then agree.
+func TestBump(t *testing.T) {
+	repo := t.TempDir()
+	os.MkdirAll(filepath.Join(repo, "otelretry"), 0o755)
+	const versionGo = "// Copyright\n\npackage otelretry\n\n// Version is the version.\nconst Version = \"0.3.0\"\n\nconst other = \"0.3.0\"\n"
+	const changelogText = intro + "## [Unreleased]\n\n### Added\n\n- x\n\n## [0.3.0] - 2026-12-02\n\n- y\n"
+	write := func() {
+		os.WriteFile(filepath.Join(repo, "otelretry", "version.go"), []byte(versionGo), 0o644)
+		os.WriteFile(filepath.Join(repo, "CHANGELOG.md"), []byte(changelogText), 0o644)
+	}
+	write()
+	day := time.Date(2026, 12, 24, 23, 30, 0, 0, time.UTC)
+	if err := bump(repo, "0.4.0", day); err != nil {
+		t.Fatal(err)
+	}
+	got, _ := os.ReadFile(filepath.Join(repo, "CHANGELOG.md"))
+	want := intro + "## [Unreleased]\n\n## [0.4.0] - 2026-12-24\n\n### Added\n\n- x\n\n## [0.3.0] - 2026-12-02\n\n- y\n"
+	if string(got) != want {
+		t.Errorf("CHANGELOG.md:\n%s\nwant:\n%s", got, want)
+	}
+	gotGo, _ := os.ReadFile(filepath.Join(repo, "otelretry", "version.go"))
+	if want := strings.Replace(versionGo, `const Version = "0.3.0"`, `const Version = "0.4.0"`, 1); string(gotGo) != want {
+		t.Errorf("version.go:\n%s\nwant:\n%s", gotGo, want)
+	}
+	if v, err := libraryVersion(repo); err != nil || v != "0.4.0" {
+		t.Errorf("libraryVersion = %q, %v", v, err)
+	}
+
+	for name, tc := range map[string]struct{ version, changelog string }{
+		"not newer":           {"0.3.0", changelogText},
+		"older":               {"0.2.9", changelogText},
+		"not a release":       {"0.4.0-rc.1", changelogText},
+		"no [Unreleased]":     {"0.4.0", intro + "## [0.3.0] - 2026-12-02\n"},
+		"Version disagreeing": {"0.4.0", intro + "## [Unreleased]\n\n## [0.3.1] - 2026-12-03\n"},
+	} {
+		write()
+		os.WriteFile(filepath.Join(repo, "CHANGELOG.md"), []byte(tc.changelog), 0o644)
+		if err := bump(repo, tc.version, day); err == nil {
+			t.Errorf("%s: bump %s: no error", name, tc.version)
+		}
+		if data, _ := os.ReadFile(filepath.Join(repo, "otelretry", "version.go")); string(data) != versionGo {
+			t.Errorf("%s: version.go changed by a refused bump", name)
 		}
 	}
 }

@@ -3,7 +3,7 @@
 
 // Package htmlreport writes retryinspect's HTML report for a program that
 // holds its spans itself, such as the demo (examples/demo): it reads them
-// as `retryinspect --stdout FILE --html REPORT` does, checks them against
+// as `retryinspect -html REPORT FILE` does, checks them against
 // the retry attempt contract and writes the same self-contained page.
 //
 // It is the command's own reader, inspector and renderer behind one call;

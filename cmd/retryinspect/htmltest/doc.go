@@ -12,10 +12,18 @@
 // three bars in order with the deadline to their right, the POST timeout
 // as one bar deciding check_state, the cut of a deadline-exceeded
 // operation, hostile values shown as text with no script run, and no
-// network request besides the page itself. They also take a screenshot
-// (artifacts/retryinspect-report.png at the repository root, untracked)
-// and log the size and load time of the pages of 1 000 and 10 000
-// operations.
+// network request besides the page itself. On a storm and on a clean run
+// (TestReportAnswersFirst) they check that the page answers first: a
+// headline per dependency before anything else, a legend with a colour of
+// its own for each outcome and decision that every bar and badge wears,
+// identical operations sharing one card that counts them, the cards by
+// severity, each timeline on its own operation's axis, the strip of the
+// retry ratio and the budget's refusals, and every label inside its
+// drawing and its box, measured in the browser at two widths. They also
+// take screenshots (artifacts/retryinspect-report.png and
+// retryinspect-storm.png at the repository root, untracked; -update-docs
+// writes the top of each page to docs/) and log the size and load time of
+// the pages of 1 000 and 10 000 operations.
 //
 // Without Chromium the tests skip, saying so; with CI=true they fail
 // instead. RETRYINSPECT_CHROMIUM names the browser binary when it is not

@@ -20,7 +20,7 @@ import (
 )
 
 // Crafted operations, written through the real SDK and stdouttrace
-// exporter (tracefixture) and read back as the command reads --stdout.
+// exporter (tracefixture) and read back as the command reads a file.
 // Times are milliseconds from tracefixture.Base.
 
 func ms(n int64) time.Duration { return time.Duration(n) * time.Millisecond }
@@ -189,6 +189,101 @@ func showcase() []tracefixture.Span {
 				{n: 1, status: 200, start: start, elapsed: 30, remaining: 400, decision: ret, reason: string(attrs.ReasonResponse)},
 			}})
 	}
+	return spansOf(ops)
+}
+
+// storm is an incident: inventory.internal answers 503 from 1 s on, so
+// that its reads retry up to their attempt limit, until the retry budget
+// refuses their retries (budget_exhausted); one read is cut by its
+// deadline; a read of catalog.internal gets a Retry-After far past its
+// deadline and ends in 1 ms; payments.internal has the contract's write,
+// a resend after a state check, and an unsafe resend (a finding); the
+// users.internal reads all return at once.
+func storm() []tracefixture.Span {
+	const stormOps, refusedFrom = 44, 30 // the reads from refusedFrom on are refused a retry
+	ops := []op{writeTimeout(150)}
+	for i := range 4 { // before the storm
+		start := int64(100 + 200*i)
+		ops = append(ops, op{id: fmt.Sprintf("op-items-%d", i+1), method: "GET", url: "http://inventory.internal/items", server: "inventory.internal",
+			outcome: string(attrs.OutcomeReturn), deadline: 600, start: start, end: start + 41, tries: []try{
+				{n: 1, status: 200, start: start, elapsed: 40, remaining: 600, decision: ret, reason: string(attrs.ReasonResponse)},
+			}})
+	}
+	for i := range stormOps {
+		start := int64(1000 + 50*i)
+		o := op{id: fmt.Sprintf("op-items-%d", i+5), method: "GET", url: "http://inventory.internal/items", server: "inventory.internal",
+			deadline: 600, start: start}
+		if i >= refusedFrom {
+			o.outcome, o.end = string(attrs.OutcomeBudgetExhausted), start+61
+			o.tries = []try{{n: 1, status: 503, start: start, elapsed: 60, remaining: 600, decision: string(attrs.DecisionBudgetExhausted), reason: string(attrs.ReasonBudget)}}
+		} else {
+			o.outcome, o.end = string(attrs.OutcomeMaxAttempts), start+281
+			for n := int64(1); n <= 3; n++ {
+				t := try{n: n, status: 503, start: start + (n-1)*110, elapsed: 60 + 10*(n-1), remaining: 600 - (n-1)*110,
+					decision: retry, reason: string(attrs.ReasonRetryableStatus), backoff: 40}
+				if n == 3 {
+					t.decision, t.reason = string(attrs.DecisionMaxAttempts), string(attrs.ReasonAttemptLimit)
+				}
+				o.tries = append(o.tries, t)
+			}
+		}
+		ops = append(ops, o)
+	}
+	ops = append(ops, deadlineCut(2900))
+	// The attempt records 0 ms (its elapsed time, rounded down); the
+	// operation ends 1 ms after its start.
+	ops = append(ops, op{id: "op-busy", method: "GET", url: "http://catalog.internal/busy", server: "catalog.internal",
+		outcome: string(attrs.OutcomeDeadlineExceeded), deadline: 2000, start: 1400, end: 1401, tries: []try{
+			{n: 1, status: 503, start: 1400, elapsed: 0, remaining: 2000, decision: deadline, reason: string(attrs.ReasonDeadline), retryAfter: 30000},
+		}})
+	ops = append(ops,
+		op{id: "op-pay", method: "POST", url: "http://payments.internal/orders", server: "payments.internal",
+			outcome: string(attrs.OutcomeReturn), deadline: 1000, start: 700, end: 871, tries: []try{
+				{n: 1, class: string(attrs.ErrorClassTimeout), start: 700, elapsed: 120, remaining: 1000, decision: checkSt, reason: string(attrs.ReasonUnknownWrite)},
+				{n: 2, status: 201, start: 840, elapsed: 30, remaining: 860, decision: ret, reason: string(attrs.ReasonResponse)},
+			}, checks: []stateCheck{{attrs.StateNotApplied, 825, 835}}},
+		op{id: "op-refund", method: "POST", url: "http://payments.internal/refunds", server: "payments.internal",
+			outcome: string(attrs.OutcomeReturn), deadline: 1000, start: 1500, end: 1801, tries: []try{
+				{n: 1, class: string(attrs.ErrorClassTimeout), start: 1500, elapsed: 250, remaining: 1000, decision: retry, reason: string(attrs.ReasonRetryableError), backoff: 40},
+				{n: 2, status: 201, start: 1790, elapsed: 10, remaining: 710, decision: ret, reason: string(attrs.ReasonResponse)},
+			}})
+	for i := range 6 {
+		start := int64(300 + 500*i)
+		ops = append(ops, op{id: fmt.Sprintf("op-user-%d", i+1), method: "GET", url: "http://users.internal/users/REDACTED", server: "users.internal",
+			outcome: string(attrs.OutcomeReturn), deadline: 400, start: start, end: start + 31, tries: []try{
+				{n: 1, status: 200, start: start, elapsed: 30, remaining: 400, decision: ret, reason: string(attrs.ReasonResponse)},
+			}})
+	}
+	return spansOf(ops)
+}
+
+// cleanRun is a run without a finding in which every operation returns:
+// reads that succeed at once, reads that succeed after one 503, a write.
+func cleanRun() []tracefixture.Span {
+	var ops []op
+	for i := range 8 {
+		start := int64(100 * i)
+		ops = append(ops, op{id: fmt.Sprintf("op-user-%d", i+1), method: "GET", url: "http://users.internal/users/REDACTED", server: "users.internal",
+			outcome: string(attrs.OutcomeReturn), deadline: 400, start: start, end: start + 21, tries: []try{
+				{n: 1, status: 200, start: start, elapsed: 20, remaining: 400, decision: ret, reason: string(attrs.ReasonResponse)},
+			}})
+	}
+	for i := range 3 {
+		start := int64(150 + 250*i)
+		ops = append(ops, op{id: fmt.Sprintf("op-items-%d", i+1), method: "GET", url: "http://inventory.internal/items", server: "inventory.internal",
+			outcome: string(attrs.OutcomeReturn), deadline: 400, start: start, end: start + 131, tries: []try{
+				{n: 1, status: 503, start: start, elapsed: 50, remaining: 400, decision: retry, reason: string(attrs.ReasonRetryableStatus), backoff: 40},
+				{n: 2, status: 200, start: start + 90, elapsed: 40, remaining: 310, decision: ret, reason: string(attrs.ReasonResponse)},
+			}})
+	}
+	ops = append(ops, op{id: "op-order", method: "POST", url: "http://payments.internal/orders", server: "payments.internal",
+		outcome: string(attrs.OutcomeReturn), deadline: 1000, start: 500, end: 561, tries: []try{
+			{n: 1, status: 201, start: 500, elapsed: 60, remaining: 1000, decision: ret, reason: string(attrs.ReasonResponse)},
+		}})
+	return spansOf(ops)
+}
+
+func spansOf(ops []op) []tracefixture.Span {
 	roots := make([]tracefixture.Span, len(ops))
 	for i, o := range ops {
 		roots[i] = o.span()
@@ -196,7 +291,7 @@ func showcase() []tracefixture.Span {
 	return roots
 }
 
-// report reads roots back as `retryinspect --stdout` does and analyzes
+// report reads roots back as `retryinspect FILE` does and analyzes
 // them.
 func report(t testing.TB, roots ...tracefixture.Span) *inspect.Report {
 	t.Helper()
@@ -211,7 +306,7 @@ func report(t testing.TB, roots ...tracefixture.Span) *inspect.Report {
 	return inspect.Analyze(spans)
 }
 
-// pageOf renders the HTML report of r as `retryinspect --html` does.
+// pageOf renders the HTML report of r as `retryinspect -html` does.
 func pageOf(t testing.TB, r *inspect.Report, source string) []byte {
 	t.Helper()
 	var out bytes.Buffer

@@ -14,4 +14,6 @@ var (
 	req         *http.Request
 	ordersURL   = "http://orders.example"
 	stateClient = http.DefaultClient
+	createOrder = func(context.Context) error { return nil }
+	reconcile   = func(operationID string) {}
 )

@@ -449,7 +449,8 @@ func (a *analyzer) checkRequestIDs() {
 // of the same non-idempotent request: the same method (not GET, HEAD,
 // OPTIONS or TRACE) and sanitized URL, with no idempotency contract, under
 // the same operation context (the same parent span, or the same operation
-// id), after the earlier one did not succeed. A layer above the retry
+// id, in whatever trace: a loop without a span of its own starts a trace
+// per call), after the earlier one did not succeed. A layer above the retry
 // transport sent it again (go-retryablehttp stacked over it, an
 // application loop), which the transport's own unsafe-resend rules cannot
 // prevent. An operation marked retry.operation.repeat > 0 whose earlier
@@ -458,7 +459,7 @@ func (a *analyzer) checkRequestIDs() {
 // or 308 resends a POST by design.
 func (a *analyzer) checkOuterLayerResend() {
 	type context struct {
-		trace, kind, id string
+		trace, kind, id string // trace is empty for an operation id
 	}
 	type request struct {
 		context
@@ -475,7 +476,7 @@ func (a *analyzer) checkOuterLayerResend() {
 			contexts = append(contexts, context{g.op.TraceID, "parent span", p})
 		}
 		if g.op.ID != "" {
-			contexts = append(contexts, context{g.op.TraceID, "operation id", g.op.ID})
+			contexts = append(contexts, context{"", "operation id", g.op.ID})
 		}
 		method := g.op.Method
 		if method == "" && len(g.op.Attempts) > 0 {
@@ -492,9 +493,13 @@ func (a *analyzer) checkOuterLayerResend() {
 					continue
 				}
 				if earlier := failed[request{c, method, g.op.URL}]; earlier != nil {
+					where := "span " + earlier.op.SpanID
+					if earlier.op.TraceID != g.op.TraceID {
+						where = "trace " + earlier.op.TraceID + ", " + where
+					}
 					a.add(g, CodeOuterLayerResend, g.op.SpanID,
-						"%s %s (operation %s) repeats operation %s (span %s, which ended with %s) under the same %s, with no %s=true",
-						redacted(method), g.op.URL, fmtID(g.op.ID), fmtID(earlier.op.ID), earlier.op.SpanID, opResult(earlier), c.kind, keyIdempotencyContract)
+						"%s %s (operation %s) repeats operation %s (%s, which ended with %s) under the same %s, with no %s=true",
+						redacted(method), g.op.URL, fmtID(g.op.ID), fmtID(earlier.op.ID), where, opResult(earlier), c.kind, keyIdempotencyContract)
 					a.relate(earlier)
 					reported = true
 					break

@@ -52,7 +52,7 @@ const (
 // The note codes. A note is an absence the contract allows: an attribute
 // or a span this library records that another implementation of the
 // contract may leave out. Notes are shown and fail the run only under
-// --strict.
+// -strict.
 const (
 	// A span lacks an attribute the contract does not require.
 	CodeMissingOptionalAttribute Code = "missing-optional-attribute"
@@ -91,7 +91,7 @@ var findingInfo = []codeInfo{
 var noteInfo = []codeInfo{
 	{CodeMissingOptionalAttribute, "optional in the contract; record it for fuller checks: " + keyDeadlineMs + " for attempt-after-deadline, " + keyAttempts + " for lost attempts, the URL for outer-layer-resend"},
 	{CodeNoOperationSpan, "optional in the contract; an operation span records the outcome, the time limit and the attempt count, which the operation-level checks need"},
-	{CodeNeedsSpans, "log records carry no span tree: read the traces of the same run (--stdout, --otlp or --jaeger) for this check"},
+	{CodeNeedsSpans, "log records carry no span tree: read the traces of the same run (a traces file, or -jaeger) for this check"},
 }
 
 // Codes returns every finding code in report order.

@@ -11,7 +11,7 @@ import (
 )
 
 // Report is the result of inspecting a set of spans. It is also the
-// document that --json prints.
+// document that -json prints.
 type Report struct {
 	// Input is InputLogs when the report was read from log records, whose
 	// counts Spans then holds; empty for spans.

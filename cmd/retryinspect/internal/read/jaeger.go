@@ -87,7 +87,7 @@ func appendJaegerV3(spans []model.Span, raw []byte) ([]model.Span, error) {
 	case resp.Error != nil:
 		return spans, fmt.Errorf("jaeger reports: %w", resp.Error)
 	case resp.Result == nil || bytes.Equal(resp.Result, []byte("null")):
-		return spans, errors.New("not a Jaeger /api/v3 answer: no result (is this the /api/traces JSON? give the query service's base URL to --jaeger)")
+		return spans, errors.New("not a Jaeger /api/v3 answer: no result (is this the /api/traces JSON? give the query service's base URL to -jaeger)")
 	}
 	out, err := appendOTLP(spans, resp.Result, jaegerAnnotations)
 	if err != nil {

@@ -55,7 +55,7 @@ func (q JaegerQuery) base() (*url.URL, error) {
 	return base, nil
 }
 
-// RedactEndpoint writes a --jaeger URL for messages: its password masked
+// RedactEndpoint writes a -jaeger URL for messages: its password masked
 // (url.Redacted), its query and fragment, which the queries never send,
 // dropped. Text that is not a URL is replaced whole.
 func RedactEndpoint(endpoint string) string {

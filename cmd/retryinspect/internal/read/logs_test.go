@@ -51,7 +51,7 @@ func TestLogReaderErrors(t *testing.T) {
 		{"vl bad time", `{"_time":"yesterday"}`, `in:1:1: _time: invalid time "yesterday"`},
 		{"vl bad trace id", `{"_time":"","trace_id":"xyz"}`, `in:1:1: trace_id: invalid trace id "xyz"`},
 		{"vl array", `[]`, "in:1:1: not a VictoriaLogs log entry"},
-		{"vl given otlp", `{"resourceLogs":[]}`, "in:1:1: not a VictoriaLogs log entry: no _time (is this OTLP JSON? use --otlp)"},
+		{"vl given otlp", `{"resourceLogs":[]}`, "in:1:1: not a VictoriaLogs log entry: no _time (is this OTLP JSON? give it as a file)"},
 		{"otlp logs bad span id", `{"resourceLogs":[{"scopeLogs":[{"logRecords":[{"spanId":"12"}]}]}]}`, "in:1:1: "},
 		{"otlp logs after traces", "{\"resourceSpans\":[]}\n{\"resourceLogs\":[]}", "in:2:1: this input holds both traces"},
 		{"otlp neither", `{}`, "in:1:1: not an OTLP trace request: no resourceSpans, nor an OTLP logs request"},

@@ -63,11 +63,11 @@ var errMixedOTLP = errors.New("this input holds both traces (resourceSpans) and 
 
 // errNoResourceSpans is what a JSON object without resourceSpans (a
 // stdouttrace span, a Jaeger v1 answer, anything else) gets.
-var errNoResourceSpans = errors.New("not an OTLP trace request: no resourceSpans (is this stdouttrace output? use --stdout)")
+var errNoResourceSpans = errors.New("not an OTLP trace request: no resourceSpans (is this stdouttrace output? give -format stdouttrace)")
 
-// errNoOTLP is what --otlp says of a JSON object that is neither an OTLP
+// errNoOTLP is what the OTLP reader says of a JSON object that is neither an OTLP
 // trace nor an OTLP logs request.
-var errNoOTLP = errors.New("not an OTLP trace request: no resourceSpans, nor an OTLP logs request: no resourceLogs (is this stdouttrace output? use --stdout)")
+var errNoOTLP = errors.New("not an OTLP trace request: no resourceSpans, nor an OTLP logs request: no resourceLogs (is this stdouttrace output? give -format stdouttrace)")
 
 // appendOTLP decodes one OTLP JSON TracesData (ExportTraceServiceRequest)
 // object with the Collector's pdata decoder, the one place where this

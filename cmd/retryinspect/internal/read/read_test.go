@@ -463,7 +463,7 @@ func TestFetchJaegerErrors(t *testing.T) {
 }
 
 // TestJaegerErrorsHideCredentials checks that no message repeats the
-// password or the query of the --jaeger URL: connection, status, decode
+// password or the query of the -jaeger URL: connection, status, decode
 // and size errors alike.
 func TestJaegerErrorsHideCredentials(t *testing.T) {
 	closed := listen(t, http.NotFoundHandler())
@@ -524,7 +524,7 @@ func TestMalformed(t *testing.T) {
 		{"stdout syntax", stdout, span + "\n" + span + "\n{\"Name\": ]", "in:3:10: invalid character ']'"},
 		{"stdout truncated", stdout, span + "\n{\"Name\":", "in:2:9: unexpected end of input"},
 		{"stdout type", stdout, span + "\n{\"Name\": 5}", "in:2:10: json: cannot unmarshal number"},
-		{"stdout otlp given", stdout, `{"resourceSpans":[]}`, "in:1:1: not a stdouttrace span: no SpanContext (is this OTLP JSON? use --otlp)"},
+		{"stdout otlp given", stdout, `{"resourceSpans":[]}`, "in:1:1: not a stdouttrace span: no SpanContext (is this OTLP JSON? give -format otlp)"},
 		{"stdout bad id", stdout, span + "\n" + strings.Replace(span, `"01"`, `"xyz"`, 1), `in:2:1: SpanContext.TraceID: invalid trace id "xyz"`},
 		{"stdout bad value", stdout, `{"SpanContext":{"TraceID":"01","SpanID":"02"},"Attributes":[{"Key":"k","Value":{"Type":"INT64","Value":"x"}}]}`, "in:1:1: Attributes[0] (k):"},
 		{"otlp stdout given", otlp, span, "in:1:1: not an OTLP trace request: no resourceSpans"},

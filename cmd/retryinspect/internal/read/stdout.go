@@ -79,7 +79,7 @@ func Stdout(r io.Reader, name string, limit int64) ([]model.Span, error) {
 
 func (s *stdoutSpan) model() (model.Span, error) {
 	if s.SpanContext == nil {
-		return model.Span{}, fmt.Errorf("not a stdouttrace span: no SpanContext (is this OTLP JSON? use --otlp)")
+		return model.Span{}, fmt.Errorf("not a stdouttrace span: no SpanContext (is this OTLP JSON? give -format otlp)")
 	}
 	traceID, spanID, err := spanIDs("SpanContext.TraceID", s.SpanContext.TraceID, "SpanContext.SpanID", s.SpanContext.SpanID)
 	if err != nil {

@@ -30,7 +30,7 @@ import (
 // Jaeger answer) when the caller sets none. It is well above what a Jaeger
 // search for a few hundred traces returns, and low enough that reading a
 // wrong input stays cheap: decoding takes several times the input's size
-// in memory. --max-bytes raises it.
+// in memory. -max-bytes raises it.
 const DefaultMaxBytes = 64 << 20
 
 // TooLargeError reports an input that exceeds the size limit.
@@ -174,7 +174,7 @@ func spanIDs(traceField, traceID, spanField, spanID string) (string, string, err
 }
 
 // checkTime rejects a timestamp outside years 0 to 9999, which neither
-// RFC 3339 nor the --json report can represent, so that the text and JSON
+// RFC 3339 nor the -json report can represent, so that the text and JSON
 // reports always agree on what was read.
 func checkTime(field string, t time.Time) error {
 	if t.IsZero() {

@@ -23,7 +23,7 @@ import (
 // handler) and returns it from /select/logsql/query, one JSON object per
 // line whose values are all strings. So does VictoriaLogs v1.52.1, the
 // stack's: the end-to-end test reads the demo's records, sent through the
-// Collector, with retryinspect --victorialogs.
+// Collector, with retryinspect -victorialogs.
 //
 //   - the resource attributes, as fields of their own name (and, by
 //     default, the stream fields, listed in _stream as {k="v",...}, with
@@ -102,7 +102,7 @@ func vlRecord(raw []byte) (model.Span, error) {
 	}
 	if _, ok := fields[vlTime]; !ok {
 		if _, ok := fields["resourceLogs"]; ok {
-			return model.Span{}, errors.New("not a VictoriaLogs log entry: no _time (is this OTLP JSON? use --otlp)")
+			return model.Span{}, errors.New("not a VictoriaLogs log entry: no _time (is this OTLP JSON? give it as a file)")
 		}
 		return model.Span{}, fieldErrorf(vlTime, "missing: not a VictoriaLogs log entry")
 	}

@@ -5,6 +5,7 @@ package render
 
 import (
 	"bufio"
+	"cmp"
 	_ "embed"
 	"fmt"
 	"html/template"
@@ -47,20 +48,22 @@ type HTMLOptions struct {
 	// it is shown escaped.
 	Source string
 	// MaxOperations bounds the timelines drawn (DefaultHTMLOperations when
-	// 0). With more operations, the worst are drawn, worst first: those
-	// with a finding, then those with the most attempts; the page says
-	// what it left out.
+	// 0): one per group of identical operations. With more groups, the
+	// first in order of severity are drawn; the page says what it left
+	// out.
 	MaxOperations int
 	// MaxFindings bounds the findings listed one by one
 	// (DefaultHTMLFindings when 0); all are counted by code.
 	MaxFindings int
 }
 
-// HTML writes r as one self-contained HTML page for a browser: a timeline
-// of each operation's attempts on its own time axis, an overview of all
-// operations on one time axis grouped by server and method, distributions
-// of the summary, then the findings and notes in the text report's words,
-// each linked to the operations it names.
+// HTML writes r as one self-contained HTML page for a browser: first a
+// headline per dependency, then the figures, a legend, an overview of all
+// operations on one time axis grouped by server and method with a strip
+// of the retry ratio and the budget's refusals over time, the findings
+// and notes in the text report's words, each linked to the operations it
+// names, a timeline per group of identical operations, on its own time
+// axis, by severity, and the distributions of the summary.
 func HTML(w io.Writer, r *inspect.Report, o HTMLOptions) error {
 	if o.MaxOperations <= 0 {
 		o.MaxOperations = DefaultHTMLOperations
@@ -79,12 +82,14 @@ func HTML(w io.Writer, r *inspect.Report, o HTMLOptions) error {
 // page is what the template renders. Every string in it is already
 // escaped for the terminal (esc); html/template escapes it for HTML.
 type page struct {
-	Source   string
-	Counts   string
-	Cards    []card
-	Overview overview
-	Charts   []chart
-	Legend   []legendItem
+	Source    string
+	Counts    string
+	Headlines []headline
+	Cards     []card
+	Overview  overview
+	Strip     strip
+	Charts    []chart
+	Legend    []legendItem
 
 	Findings        []findingView
 	FindingsByCode  []codeCount
@@ -92,7 +97,7 @@ type page struct {
 	Notes           []findingView
 
 	Ops        []timeline
-	OpsNote    string   // which operations are drawn, in which order
+	OpsNote    string   // how the operations are grouped and ordered
 	OpsLeftOut []string // what the left-out operations were
 }
 
@@ -101,7 +106,9 @@ type card struct {
 	Alert                bool
 }
 
-type legendItem struct{ Class, Label string }
+// legendItem is one colour: a decision, or an outcome (the terminal
+// decision of the same name), or any other value.
+type legendItem struct{ Class, Value, Label string }
 
 type codeCount struct {
 	Code  string
@@ -127,26 +134,34 @@ func esc(s string) string { return escape(s) }
 
 func buildPage(r *inspect.Report, o HTMLOptions) *page {
 	p := &page{Source: esc(o.Source), Counts: esc(countsLine(r))}
-	drawn := selectOps(r, o.MaxOperations)
-	anchorOf := make(map[int]string, len(drawn))
-	for _, i := range drawn {
-		anchorOf[i] = "op-" + strconv.Itoa(i)
-	}
 
 	// The findings of each operation, for the badges on its timeline.
 	findingsOf := map[int][]findingRef{}
 	byCode := map[inspect.Code]int{}
 	for i, f := range r.Findings {
 		byCode[f.Code]++
-		listed := i < o.MaxFindings
+		ref := findingRef{Code: string(f.Code)}
+		if i < o.MaxFindings {
+			ref.Anchor = "finding-" + strconv.Itoa(i)
+		}
 		for _, opIdx := range f.Operations() {
-			ref := findingRef{Code: string(f.Code)}
-			if listed {
-				ref.Anchor = "finding-" + strconv.Itoa(i)
-			}
 			findingsOf[opIdx] = append(findingsOf[opIdx], ref)
 		}
-		if listed {
+	}
+	groups := groupOperations(r, findingsOf)
+	drawn := groups[:min(len(groups), o.MaxOperations)]
+	anchorOf := map[int]string{}
+	for _, g := range drawn {
+		for k, i := range g.members {
+			anchorOf[i] = g.anchor // the card, for those it does not list
+			if k < maxListedMembers {
+				anchorOf[i] = memberAnchor(i)
+			}
+		}
+	}
+
+	for i, f := range r.Findings {
+		if i < o.MaxFindings {
 			p.Findings = append(p.Findings, viewFinding(r, f, "finding-"+strconv.Itoa(i), anchorOf))
 		}
 	}
@@ -171,23 +186,27 @@ func buildPage(r *inspect.Report, o HTMLOptions) *page {
 		{Value: strconv.Itoa(len(r.Findings)), Label: "findings", Alert: len(r.Findings) > 0},
 		{Value: strconv.Itoa(len(r.Notes)), Label: "notes"},
 	}
-	p.Overview = buildOverview(r, anchorOf)
+	deps := dependencies(r, findingsOf)
+	p.Headlines = headlines(deps)
+	p.Overview, p.Strip = buildOverview(r, deps, anchorOf)
 	p.Charts = buildCharts(s)
 	p.Legend = legend()
 
-	for _, i := range drawn {
-		p.Ops = append(p.Ops, buildTimeline(&r.Operations[i], i, findingsOf[i]))
+	for _, g := range drawn {
+		p.Ops = append(p.Ops, buildGroupTimeline(r, g, findingsOf[g.members[0]]))
 	}
 	n := len(r.Operations)
+	order := "those with findings first, then those that did not return, then the rest, each in time order"
 	switch {
 	case n == 0:
 		p.OpsNote = "no operations: no span carries the retry attributes"
-	case len(drawn) == n:
-		p.OpsNote = fmt.Sprintf("all %s, in time order", plural(n, "operation"))
+	case len(drawn) == len(groups):
+		p.OpsNote = fmt.Sprintf("%s in %s: identical operations (same method, route, outcome and findings, the same decisions and results attempt by attempt) share one; %s",
+			plural(n, "operation"), plural(len(groups), "timeline"), order)
 	default:
-		p.OpsNote = fmt.Sprintf("the %d worst of %s, worst first: those with findings, then the most attempts, then those that did not return",
-			len(drawn), plural(n, "operation"))
-		p.OpsLeftOut = leftOut(r, drawn, findingsOf)
+		p.OpsNote = fmt.Sprintf("%s in %s, of which the first %d are drawn: identical operations share one; %s",
+			plural(n, "operation"), plural(len(groups), "timeline"), len(drawn), order)
+		p.OpsLeftOut = leftOut(r, groups[len(drawn):], findingsOf)
 	}
 	return p
 }
@@ -203,58 +222,102 @@ func viewFinding(r *inspect.Report, f inspect.Finding, anchor string, anchorOf m
 	return v
 }
 
-// selectOps returns the positions of the operations to draw: all of them
-// in report (time) order when they fit, else the worst max of them, worst
-// first.
-func selectOps(r *inspect.Report, max int) []int {
-	n := len(r.Operations)
-	idx := make([]int, n)
-	for i := range idx {
-		idx[i] = i
-	}
-	if n <= max {
-		return idx
-	}
-	findings := make([]int, n)
-	for _, f := range r.Findings {
-		for _, i := range f.Operations() {
-			findings[i]++
-		}
-	}
-	worse := func(i int) (int, int, int) {
-		op := &r.Operations[i]
-		notReturned := 0
-		if op.Outcome != string(attrs.OutcomeReturn) {
-			notReturned = 1
-		}
-		return min(findings[i], 1), len(op.Attempts), notReturned
-	}
-	slices.SortStableFunc(idx, func(a, b int) int {
-		fa, aa, ra := worse(a)
-		fb, ab, rb := worse(b)
-		switch {
-		case fa != fb:
-			return fb - fa
-		case aa != ab:
-			return ab - aa
-		default:
-			return rb - ra
-		}
-	})
-	return idx[:max]
+// Severity of an operation, for the order of the timelines.
+const (
+	severityFinding = "finding" // it has a finding
+	severityOutcome = "outcome" // it ended otherwise than return
+	severityReturn  = "return"
+)
+
+func severityRank(s string) int {
+	return map[string]int{severityFinding: 0, severityOutcome: 1, severityReturn: 2}[s]
 }
 
-// leftOut describes the operations not drawn: how many, their outcomes
-// and attempt counts, and how many of them have findings.
-func leftOut(r *inspect.Report, drawn []int, findingsOf map[int][]findingRef) []string {
-	isDrawn := make([]bool, len(r.Operations))
-	for _, i := range drawn {
-		isDrawn[i] = true
+// group is a set of identical operations, drawn as one timeline: the
+// first one's.
+type group struct {
+	members  []int // positions in the report, in time order
+	severity string
+	anchor   string
+}
+
+// maxListedMembers bounds the operations a group's card lists by id; the
+// others link to the card itself.
+const maxListedMembers = 100
+
+func memberAnchor(i int) string { return "op-" + strconv.Itoa(i) }
+
+// groupOperations puts identical operations together: the same method,
+// route (the URL without its query), outcome and findings, and the same
+// decision and result attempt by attempt (state checks included). Groups
+// come by severity (findings, outcomes other than return, the rest), then
+// by the start of their first operation.
+func groupOperations(r *inspect.Report, findingsOf map[int][]findingRef) []*group {
+	byKey := map[string]*group{}
+	var groups []*group
+	for i := range r.Operations {
+		op := &r.Operations[i]
+		key := identity(op, findingsOf[i])
+		g := byKey[key]
+		if g == nil {
+			g = &group{anchor: memberAnchor(i), severity: severityReturn}
+			switch {
+			case len(findingsOf[i]) > 0:
+				g.severity = severityFinding
+			case op.Outcome != string(attrs.OutcomeReturn):
+				g.severity = severityOutcome
+			}
+			byKey[key] = g
+			groups = append(groups, g)
+		}
+		g.members = append(g.members, i)
 	}
+	start := func(g *group) time.Time { return r.Operations[g.members[0]].Start }
+	slices.SortStableFunc(groups, func(a, b *group) int {
+		return cmp.Or(cmp.Compare(severityRank(a.severity), severityRank(b.severity)), start(a).Compare(start(b)))
+	})
+	return groups
+}
+
+// identity is what identical operations share.
+func identity(op *inspect.Operation, findings []findingRef) string {
+	route, _, _ := strings.Cut(op.URL, "?")
+	route, _, _ = strings.Cut(route, "#")
+	parts := []string{op.Method, route, op.Outcome}
+	for _, f := range findings {
+		parts = append(parts, "finding "+f.Code)
+	}
+	for _, step := range steps(op) {
+		parts = append(parts, step)
+	}
+	return strings.Join(parts, "\x00")
+}
+
+// steps lists an operation's attempts and state checks in order, each as
+// its decision and result.
+func steps(op *inspect.Operation) []string {
+	var out []string
+	checks := op.StateChecks
+	for _, at := range op.Attempts {
+		for len(checks) > 0 && !checks[0].Start.After(at.Start) {
+			out = append(out, "state_check "+checks[0].Result)
+			checks = checks[1:]
+		}
+		out = append(out, at.Decision+" "+result(at))
+	}
+	for _, c := range checks {
+		out = append(out, "state_check "+c.Result)
+	}
+	return out
+}
+
+// leftOut describes the operations of the groups not drawn: how many,
+// their outcomes and attempt counts, and how many of them have findings.
+func leftOut(r *inspect.Report, groups []*group, findingsOf map[int][]findingRef) []string {
 	var rest []inspect.Operation
 	withFindings := 0
-	for i := range r.Operations {
-		if !isDrawn[i] {
+	for _, g := range groups {
+		for _, i := range g.members {
 			rest = append(rest, r.Operations[i])
 			if len(findingsOf[i]) > 0 {
 				withFindings++
@@ -265,7 +328,7 @@ func leftOut(r *inspect.Report, drawn []int, findingsOf map[int][]findingRef) []
 	// all of them.
 	s := inspect.Summarize(rest)
 	lines := []string{
-		fmt.Sprintf("left out: %s with %s", plural(len(rest), "operation"), plural(s.Attempts, "attempt")),
+		fmt.Sprintf("left out: %s with %s, in %s", plural(len(rest), "operation"), plural(s.Attempts, "attempt"), plural(len(groups), "timeline")),
 		"outcomes: " + shares(s.Outcomes),
 		"attempts per operation: " + shares(s.AttemptsPerOperation),
 	}
@@ -280,61 +343,30 @@ func leftOut(r *inspect.Report, drawn []int, findingsOf map[int][]findingRef) []
 	return lines
 }
 
-// Result classes: the colour of an attempt (its status or error class) and
-// of an operation (its outcome). The template's CSS defines each.
-const (
-	classOK       = "ok"   // 1xx-3xx
-	class4xx      = "s4xx" // 4xx
-	class5xx      = "s5xx" // 5xx and other statuses
-	classTimeout  = "timeout"
-	classCanceled = "canceled"
-	classNetwork  = "neterr" // other error classes
-	classUnknown  = "unknown"
-)
+// The colours: one per decision, and per outcome, which is the terminal
+// decision of the same name, so that an operation's outcome has the
+// colour of its last attempt's decision. The template's CSS defines each
+// class; every other value (outside the vocabulary, or none) is "other".
+const classOther = "v-other"
+
+// valueClass is the colour class of a decision or an outcome.
+func valueClass(v string) string {
+	if attrs.Decision(v).Valid() {
+		return "v-" + strings.ReplaceAll(v, "_", "-")
+	}
+	return classOther
+}
 
 func legend() []legendItem {
-	return []legendItem{
-		{classOK, "1xx-3xx"}, {class4xx, "4xx"}, {class5xx, "5xx"}, {classTimeout, "timeout"},
-		{classNetwork, "other error class"}, {classCanceled, "canceled"}, {classUnknown, "status and error class, or neither"},
+	var items []legendItem
+	for _, d := range attrs.Decisions() {
+		label := string(d)
+		if !d.Terminal() {
+			label += " (a decision, never an outcome)"
+		}
+		items = append(items, legendItem{Class: valueClass(string(d)), Value: string(d), Label: label})
 	}
-}
-
-func attemptClass(at *inspect.Attempt) string {
-	switch {
-	case at.StatusCode != nil && at.ErrorClass != "", at.StatusCode == nil && at.ErrorClass == "":
-		return classUnknown
-	case at.StatusCode != nil && *at.StatusCode >= 100 && *at.StatusCode < 400:
-		return classOK
-	case at.StatusCode != nil && *at.StatusCode >= 400 && *at.StatusCode < 500:
-		return class4xx
-	case at.StatusCode != nil:
-		return class5xx
-	case at.ErrorClass == string(attrs.ErrorClassTimeout):
-		return classTimeout
-	case at.ErrorClass == string(attrs.ErrorClassCanceled):
-		return classCanceled
-	default:
-		return classNetwork
-	}
-}
-
-func outcomeClass(outcome string) string {
-	switch attrs.Outcome(outcome) {
-	case attrs.OutcomeReturn:
-		return "o-return"
-	case attrs.OutcomeCheckState:
-		return "o-check"
-	case attrs.OutcomeDeadlineExceeded:
-		return "o-deadline"
-	case attrs.OutcomeMaxAttempts:
-		return "o-max"
-	case attrs.OutcomeStop, attrs.OutcomeBudgetExhausted:
-		return "o-stop"
-	case attrs.OutcomeCanceled:
-		return "o-canceled"
-	default:
-		return "o-unknown"
-	}
+	return append(items, legendItem{Class: classOther, Value: "other", Label: "other value, or none"})
 }
 
 // shortResult is an attempt's result for a label: "503", "timeout".
@@ -363,18 +395,36 @@ func clip(s string, n int) string {
 }
 
 // textWidth estimates the width in pixels of a label at the drawings'
-// 11px font.
-func textWidth(s string) float64 { return 6.0 * float64(utf8.RuneCountInString(s)) }
+// 11px font, generously: the labels are placed by it, and the browser
+// tests measure that none overflows its drawing.
+func textWidth(s string) float64 { return textWidthAt(s, 11) }
 
-// fmtMs writes a duration in milliseconds for an axis or a label.
+// textWidthAt is textWidth at a font of px pixels.
+func textWidthAt(s string, px float64) float64 { return 0.6 * px * float64(utf8.RuneCountInString(s)) }
+
+// fit shortens s to what textWidth says fits in width pixels; the full
+// value is in the tooltip and the table.
+func fit(s string, width float64) string { return fitAt(s, width, 11) }
+
+// fitAt is fit at a font of px pixels.
+func fitAt(s string, width, px float64) string {
+	return clip(s, max(4, int(width/textWidthAt("m", px))))
+}
+
+// fmtMs writes a duration in milliseconds for an axis or a label, with
+// the decimals a short operation's axis needs.
 func fmtMs(v float64) string {
 	switch a := math.Abs(v); {
 	case a >= 1e12:
 		return strconv.FormatFloat(v/1000, 'g', 3, 64) + " s"
 	case a >= 1000:
 		return strings.TrimSuffix(strings.TrimRight(strconv.FormatFloat(v/1000, 'f', 2, 64), "0"), ".") + " s"
-	default:
+	case a >= 100:
 		return strconv.FormatFloat(math.Round(v), 'f', -1, 64) + " ms"
+	case a >= 1:
+		return strconv.FormatFloat(math.Round(v*100)/100, 'f', -1, 64) + " ms"
+	default:
+		return strconv.FormatFloat(math.Round(v*1000)/1000, 'f', -1, 64) + " ms"
 	}
 }
 
@@ -409,15 +459,7 @@ func niceAxis(lo, hi, px0, px1 float64, label func(float64) string) (axis, []tic
 	if hi <= lo {
 		hi = lo + 1
 	}
-	raw := (hi - lo) / 7
-	mag := math.Pow(10, math.Floor(math.Log10(raw)))
-	step := 10 * mag
-	for _, m := range []float64{1, 2, 2.5, 5} {
-		if raw <= m*mag {
-			step = m * mag
-			break
-		}
-	}
+	step := roundUp((hi - lo) / 7)
 	lo = math.Floor(lo/step) * step
 	hi += (hi - lo) * 0.02
 	a := axis{lo: lo, hi: hi, px0: px0, px1: px1}
@@ -430,372 +472,4 @@ func niceAxis(lo, hi, px0, px1 float64, label func(float64) string) (axis, []tic
 		ticks = append(ticks, tick{X: a.x(v), Label: label(v)})
 	}
 	return a, ticks
-}
-
-// An operation's timeline: a waterfall of its attempts on the operation's
-// time axis (0 is the operation's start), one row per attempt or state
-// check. Each attempt is a bar from its start to its start plus its
-// elapsed time, coloured by its result, labelled with its result, decision
-// and reason; the pause before it is drawn as a dashed gap from the end of
-// the attempt before; the time it had left (retry.remaining_ms) is in the
-// left column and drawn as a thin line from its start. The deadline is a
-// vertical line; an operation that ended deadline_exceeded shows the cut.
-type timeline struct {
-	Anchor   string
-	Title    string
-	Outcome  string
-	OutClass string
-	Details  string
-	Findings []findingRef
-
-	Width, Height float64
-	AxisY, GridY2 float64
-	PlotX0        float64
-	LeftX         float64 // right edge of the time-left column
-	EmptyY        float64
-	DeadlineY     float64
-	Ticks         []tick
-	Rows          []row
-	Deadline      *marker
-	Cut           *cut
-	Empty         string // why there is no attempt to draw
-
-	Table     [][]string
-	TableOpen bool
-}
-
-type findingRef struct {
-	Code   string
-	Anchor string // "" when the finding is not listed
-}
-
-type row struct {
-	Y, BarY, TextY float64
-	Kind           string // attempt, check
-	Number         string
-	Left           string // time left before the call
-	X, W           float64
-	Class          string
-	Label          string
-	LabelX         float64
-	LabelEnd       bool // anchor the label at its end (left of the bar)
-	LabelIn        bool // the label is inside the bar
-	Title          string
-	Decision       string
-	Pause          *pause
-	Budget         *segment
-}
-
-type pause struct {
-	X1, X2, Y      float64
-	LabelX, LabelY float64
-	Label          string
-}
-
-// segment is a horizontal line from X1 to X2 at Y, ending in a tick from
-// Y1 to Y2.
-type segment struct{ X1, X2, Y, Y1, Y2 float64 }
-
-type marker struct {
-	X     float64
-	Label string
-}
-
-// cut is where the deadline stopped an operation: the time left after its
-// last call (X1 to the deadline at X2, hatched) and the pause that would
-// have followed (from X1, PauseW wide, dashed), which crosses the deadline.
-type cut struct {
-	BarY, TextY     float64
-	LineY1, LineY2  float64
-	X1, X2, W       float64
-	PauseW          float64
-	HasPause, Arrow bool // Arrow: the pause runs beyond the axis
-	ArrowPoints     string
-	Label           string
-	LabelX          float64
-	LabelEnd        bool // anchor the label at its end (left of the cut)
-}
-
-// Layout of a timeline, in pixels of its viewBox.
-const (
-	tlWidth  = 1000
-	tlPlotX0 = 150
-	tlPlotX1 = 840
-	tlAxisY  = 22
-	tlTop    = 30 // first row
-	tlRowH   = 34
-	tlBottom = 26 // below the last row: the deadline's label
-)
-
-func buildTimeline(op *inspect.Operation, index int, findings []findingRef) timeline {
-	t := timeline{
-		Anchor:   "op-" + strconv.Itoa(index),
-		Title:    esc(fmt.Sprintf("%s  %s %s", orNone(op.ID), dash(op.Method), dash(op.URL))),
-		Outcome:  esc(dash(op.Outcome)),
-		OutClass: outcomeClass(op.Outcome),
-		Details:  esc(strings.Join(opDetails(op), "  ·  ")),
-		Findings: findings,
-		Width:    tlWidth, PlotX0: tlPlotX0, AxisY: tlAxisY,
-	}
-	if len(op.Attempts) > 0 || len(op.StateChecks) > 0 {
-		for _, cols := range attemptRows(op) {
-			for i := range cols {
-				cols[i] = esc(cols[i])
-			}
-			t.Table = append(t.Table, cols)
-		}
-	}
-
-	// The extent of the axis: 0 (the operation's start) to the latest of
-	// the operation's end, the deadline and every attempt's end.
-	lo, hi := 0.0, 1.0
-	extend := func(v float64) {
-		lo, hi = math.Min(lo, v), math.Max(hi, v)
-	}
-	if !op.End.IsZero() && !op.Start.IsZero() {
-		extend(msBetween(op.Start, op.End))
-	}
-	if op.DeadlineMs != nil {
-		extend(float64(*op.DeadlineMs))
-	}
-	type span struct{ start, end float64 }
-	spans := make([]span, len(op.Attempts))
-	for i := range op.Attempts {
-		at := &op.Attempts[i]
-		s := attemptSpan(op, at)
-		spans[i] = span{s[0], s[1]}
-		extend(s[0])
-		extend(s[1])
-	}
-	for _, c := range op.StateChecks {
-		if c.OffsetMs != nil {
-			extend(float64(*c.OffsetMs))
-		}
-	}
-	// The cut: an operation whose last attempt decided deadline_exceeded,
-	// or that ended so after at least one attempt.
-	n := len(op.Attempts)
-	var cutPause *float64
-	cutFrom, cutAt := math.NaN(), math.NaN()
-	var cutLabel string
-	deadlineCut := op.Outcome == string(attrs.OutcomeDeadlineExceeded) ||
-		n > 0 && op.Attempts[n-1].Decision == string(attrs.DecisionDeadlineExceeded)
-	if deadlineCut && n > 0 {
-		last := &op.Attempts[n-1]
-		cutFrom = spans[n-1].end
-		switch {
-		case op.DeadlineMs != nil:
-			cutAt = float64(*op.DeadlineMs)
-		case last.RemainingMs != nil:
-			cutAt = spans[n-1].start + float64(*last.RemainingMs)
-		}
-		cutPause, cutLabel = describeCut(op, cutFrom, cutAt)
-		if !math.IsNaN(cutAt) {
-			extend(cutAt)
-		}
-	}
-	// A pause may be far longer than the operation (a Retry-After of a
-	// minute): draw it up to 1.6 times the rest, with an arrow.
-	pauseEnd, arrow := math.NaN(), false
-	if cutPause != nil {
-		pauseEnd = cutFrom + *cutPause
-		if limit := lo + (hi-lo)*1.6; pauseEnd > limit {
-			pauseEnd, arrow = limit, true
-		}
-		extend(pauseEnd)
-	}
-	ax, ticks := niceAxis(lo, hi, tlPlotX0, tlPlotX1, fmtMs)
-	t.Ticks = ticks
-
-	y := float64(tlTop)
-	checks := op.StateChecks
-	addCheck := func(c inspect.StateCheck) {
-		at := 0.0
-		if c.OffsetMs != nil {
-			at = float64(*c.OffsetMs)
-		}
-		x := ax.x(at)
-		t.Rows = append(t.Rows, row{
-			Y: y, BarY: y + 12, TextY: y + 23, Kind: "check", Number: "-",
-			X: x, Class: "check", Label: esc("state_check " + dash(c.Result)), LabelX: x + 12,
-			Title: esc(fmt.Sprintf("state check: %s at %s (span %s)", dash(c.Result), offset(c.OffsetMs), c.SpanID)),
-		})
-		y += tlRowH
-	}
-	prevEnd := math.NaN()
-	var prevBackoff *int64
-	for i := range op.Attempts {
-		at := &op.Attempts[i]
-		for len(checks) > 0 && !checks[0].Start.After(at.Start) {
-			addCheck(checks[0])
-			checks = checks[1:]
-		}
-		x1, x2 := ax.x(spans[i].start), ax.x(spans[i].end)
-		w := math.Max(x2-x1, 2)
-		r := row{
-			Y: y, BarY: y + 12, TextY: y + 23, Kind: "attempt",
-			Number: "#" + number(at.Number), X: x1, W: round1(w), Class: attemptClass(at),
-			Decision: esc(at.Decision),
-			Title: esc(fmt.Sprintf("attempt %s  %s  %s  at %s  elapsed %s  remaining %s  decision %s  reason %s  retry-after %s  backoff %s  span %s",
-				number(at.Number), dash(at.RequestID), result(*at), offset(at.OffsetMs), ms(at.ElapsedMs), ms(at.RemainingMs),
-				dash(at.Decision), dash(at.Reason), ms(at.RetryAfterMs), ms(at.BackoffMs), at.SpanID)),
-		}
-		if at.RemainingMs != nil {
-			r.Left = esc(labelMs(float64(*at.RemainingMs)) + " left")
-			end := ax.x(spans[i].start + float64(*at.RemainingMs))
-			r.Budget = &segment{X1: x1, X2: end, Y: y + 30, Y1: y + 27, Y2: y + 33}
-		} else {
-			r.Left = "time left -"
-		}
-		parts := []string{shortResult(at), dash(at.Decision)}
-		if at.Reason != "" {
-			parts = append(parts, at.Reason)
-		}
-		r.Label = esc(clip(strings.Join(parts, " · "), 48))
-		hasPause := !math.IsNaN(prevEnd) && spans[i].start > prevEnd
-		r.LabelX, r.LabelEnd, r.LabelIn = placeLabel(textWidth(r.Label), x1, w, ax.x(pauseEndOr(prevEnd, spans[i].start)))
-		if hasPause {
-			gap := spans[i].start - prevEnd
-			label := "pause " + labelMs(gap)
-			if prevBackoff != nil && math.Abs(float64(*prevBackoff)-gap) > 1 {
-				label += " (backoff " + labelMs(float64(*prevBackoff)) + ")"
-			}
-			px1 := ax.x(prevEnd)
-			r.Pause = &pause{X1: px1, X2: x1, Y: y + 19, LabelX: round1((px1 + x1) / 2), LabelY: y + 9, Label: esc(label)}
-			if half := textWidth(label) / 2; r.Pause.LabelX-half < tlPlotX0 {
-				r.Pause.LabelX = round1(tlPlotX0 + half)
-			}
-		}
-		t.Rows = append(t.Rows, r)
-		y += tlRowH
-		prevEnd, prevBackoff = spans[i].end, at.BackoffMs
-	}
-	for _, c := range checks {
-		addCheck(c)
-	}
-	if deadlineCut && n > 0 && !math.IsNaN(cutAt) {
-		x1, x2 := ax.x(math.Min(cutFrom, cutAt)), ax.x(cutAt)
-		c := &cut{BarY: y + 12, TextY: y + 23, LineY1: y + 6, LineY2: y + 30,
-			X1: x1, X2: x2, W: round1(x2 - x1), Label: esc(cutLabel)}
-		// The label ends left of the cut when it fits there, else it
-		// follows the pause.
-		if w := textWidth(cutLabel) * 0.96; x1-8-w >= 40 {
-			c.LabelX, c.LabelEnd = round1(x1-8), true
-		} else {
-			c.LabelX = round1(math.Max(x2, ax.x(pauseEndOr(pauseEnd, cutAt))) + 12)
-		}
-		if cutPause != nil {
-			c.HasPause, c.Arrow = true, arrow
-			px := ax.x(pauseEnd)
-			c.PauseW = round1(math.Max(px-x1, 1))
-			if arrow {
-				c.ArrowPoints = fmt.Sprintf("%g,%g %g,%g %g,%g", px, y+13, px+8, y+19, px, y+25)
-			}
-		}
-		t.Cut = c
-		y += tlRowH
-	}
-	if n == 0 {
-		t.Empty = "no attempts"
-		if deadlineCut {
-			t.Empty = "no attempt: the deadline was spent before the first call"
-		}
-		t.EmptyY = y + 14
-		y += 22
-	}
-	if op.DeadlineMs != nil {
-		t.Deadline = &marker{X: ax.x(float64(*op.DeadlineMs)), Label: esc("deadline " + labelMs(float64(*op.DeadlineMs)))}
-	}
-	t.Height = y + tlBottom
-	t.GridY2 = y + 4
-	t.DeadlineY = y + 18
-	t.LeftX = tlPlotX0 - 10
-	t.TableOpen = n <= 5
-	return t
-}
-
-// placeLabel places the label of a bar from x1, w wide, whose pause
-// starts at from: right of the bar when it fits there, else left of the
-// pause (or of the bar), else inside the bar, else right of it all the
-// same (the drawing lets it overflow).
-func placeLabel(width, x1, w, from float64) (x float64, end, in bool) {
-	switch left := math.Min(from, x1) - 6; {
-	case x1+w+6+width <= tlWidth-4:
-		return round1(x1 + w + 6), false, false
-	case left-width >= tlPlotX0:
-		return round1(left), true, false
-	case width+8 <= w:
-		return round1(x1 + 4), false, true
-	default:
-		return round1(x1 + w + 6), false, false
-	}
-}
-
-// attemptSpan returns the start and end of an attempt on the operation's
-// time axis, in milliseconds: from its offset, for its recorded elapsed
-// time (the contract's own figure) or, without one, its span's duration.
-func attemptSpan(op *inspect.Operation, at *inspect.Attempt) [2]float64 {
-	start := 0.0
-	switch {
-	case at.OffsetMs != nil:
-		start = float64(*at.OffsetMs)
-	case !op.Start.IsZero() && !at.Start.IsZero():
-		start = msBetween(op.Start, at.Start)
-	}
-	switch {
-	case at.ElapsedMs != nil && *at.ElapsedMs >= 0:
-		return [2]float64{start, start + float64(*at.ElapsedMs)}
-	case !at.Start.IsZero() && !at.End.IsZero() && at.End.After(at.Start):
-		return [2]float64{start, start + msBetween(at.Start, at.End)}
-	}
-	return [2]float64{start, start}
-}
-
-func msBetween(a, b time.Time) float64 { return float64(b.Sub(a)) / float64(time.Millisecond) }
-
-// describeCut says why the deadline cut an operation: the time left after
-// its last call, and the pause that would have followed: the server's
-// Retry-After, or else the last backoff the operation recorded.
-func describeCut(op *inspect.Operation, from, at float64) (pause *float64, label string) {
-	last := &op.Attempts[len(op.Attempts)-1]
-	label = dash(last.Decision)
-	if last.Decision != string(attrs.DecisionDeadlineExceeded) {
-		label = "outcome " + dash(op.Outcome)
-	}
-	if !math.IsNaN(at) {
-		label += fmt.Sprintf(": %s left after attempt %s", labelMs(math.Max(at-from, 0)), number(last.Number))
-	}
-	what := ""
-	if last.RetryAfterMs != nil {
-		v := float64(*last.RetryAfterMs)
-		pause, what = &v, "Retry-After"
-	} else {
-		for i := len(op.Attempts) - 1; i >= 0; i-- {
-			if bo := op.Attempts[i].BackoffMs; bo != nil {
-				v := float64(*bo)
-				pause, what = &v, "backoff"
-				break
-			}
-		}
-	}
-	if pause == nil {
-		return nil, label
-	}
-	return pause, label + fmt.Sprintf(", less than the next pause (%s %s)", what, labelMs(*pause))
-}
-
-func pauseEndOr(end, or float64) float64 {
-	if math.IsNaN(end) {
-		return or
-	}
-	return end
-}
-
-// labelMs writes a duration in milliseconds for a label, as the contract
-// and the text report count: "400 ms", "1000 ms".
-func labelMs(v float64) string {
-	if math.Abs(v) >= 1e6 {
-		return fmtMs(v)
-	}
-	return strconv.FormatFloat(math.Round(v), 'f', -1, 64) + " ms"
 }

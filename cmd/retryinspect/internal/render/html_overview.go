@@ -6,11 +6,14 @@ package render
 import (
 	"cmp"
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
+	"github.com/otelretry/otelretry-go/attrs"
 	"github.com/otelretry/otelretry-go/cmd/retryinspect/internal/inspect"
 )
 
@@ -19,7 +22,8 @@ import (
 // on one dependency stands out. With few operations each is a bar from its
 // start to its end, coloured by outcome, with a tick at each retry; with
 // many, each lane is a histogram of attempts over time, first attempts and
-// retries stacked, on one scale for all lanes.
+// retries stacked, on one scale for all lanes. Under it, on the same axis,
+// the strip of the retry ratio and the budget's refusals.
 type overview struct {
 	Width, Height float64
 	AxisY         float64
@@ -47,6 +51,7 @@ type opBar struct {
 	X, Y, W, H float64
 	Y2         float64 // Y + H
 	Class      string
+	Outcome    string // for the legend
 	Anchor     string // "" when the operation has no timeline
 	Title      string
 	Retries    []float64 // x of each retry's start
@@ -61,8 +66,8 @@ type column struct {
 // Layout of the overview, in pixels of its viewBox.
 const (
 	ovWidth     = 1000
-	ovPlotX0    = 230
-	ovPlotX1    = 980
+	ovPlotX0    = 250
+	ovPlotX1    = 975
 	ovAxisY     = 22
 	ovTop       = 32
 	ovMaxLanes  = 24
@@ -77,7 +82,13 @@ const (
 type opInterval struct {
 	index      int
 	start, end time.Time
-	attempts   []time.Time // start of each attempt
+	attempts   []attemptStart
+}
+
+// attemptStart is when an attempt started, and what it decided.
+type attemptStart struct {
+	start    time.Time
+	decision string
 }
 
 func interval(i int, op *inspect.Operation) (opInterval, bool) {
@@ -91,7 +102,7 @@ func interval(i int, op *inspect.Operation) (opInterval, bool) {
 		if start.IsZero() {
 			continue
 		}
-		iv.attempts = append(iv.attempts, start)
+		iv.attempts = append(iv.attempts, attemptStart{start, at.Decision})
 		s := attemptSpan(op, at)
 		if end := start.Add(time.Duration((s[1] - s[0]) * float64(time.Millisecond))); end.After(iv.end) {
 			iv.end = end
@@ -106,57 +117,165 @@ func interval(i int, op *inspect.Operation) (opInterval, bool) {
 	return iv, true
 }
 
+// dependency is the operations of one server.address and method.
 type dependency struct {
 	server, method string
-	ops            []opInterval
+	ops            []int        // positions in the report
+	ivs            []opInterval // of the operations with a start time
 	attempts       int
-	retries        int
+	retries        int            // attempts after an operation's first
+	notReturned    int            // operations
+	outcomes       map[string]int // of the operations that did not return
+	failures       map[string]int // failed attempts by result
+	failed         int
+	refused        int // retries the budget refused (budget_exhausted)
+	findings       int // findings on its operations
 }
 
-func buildOverview(r *inspect.Report, anchorOf map[int]string) overview {
-	o := overview{Width: ovWidth, AxisY: ovAxisY}
+// dependencies groups the operations by server.address and method, in
+// the order they first appear.
+func dependencies(r *inspect.Report, findingsOf map[int][]findingRef) []*dependency {
 	byKey := map[[2]string]*dependency{}
 	var deps []*dependency
-	var t0, t1 time.Time
 	for i := range r.Operations {
 		op := &r.Operations[i]
-		iv, ok := interval(i, op)
-		if !ok {
-			continue
-		}
-		if t0.IsZero() || iv.start.Before(t0) {
-			t0 = iv.start
-		}
-		if iv.end.After(t1) {
-			t1 = iv.end
-		}
 		k := [2]string{op.ServerAddress, op.Method}
 		d := byKey[k]
 		if d == nil {
-			d = &dependency{server: op.ServerAddress, method: op.Method}
+			d = &dependency{server: op.ServerAddress, method: op.Method, outcomes: map[string]int{}, failures: map[string]int{}}
 			byKey[k] = d
 			deps = append(deps, d)
 		}
-		d.ops = append(d.ops, iv)
+		d.ops = append(d.ops, i)
+		if iv, ok := interval(i, op); ok {
+			d.ivs = append(d.ivs, iv)
+		}
+		if op.Outcome != string(attrs.OutcomeReturn) {
+			d.notReturned++
+			d.outcomes[dash(op.Outcome)]++
+		}
+		d.findings += len(findingsOf[i])
 		d.attempts += len(op.Attempts)
-		for _, at := range op.Attempts {
-			if at.Number > 1 {
+		for k, at := range op.Attempts {
+			if k > 0 {
 				d.retries++
+			}
+			if at.Decision == string(attrs.DecisionBudgetExhausted) {
+				d.refused++
+			}
+			if at.ErrorClass != "" || at.StatusCode == nil || *at.StatusCode < 100 || *at.StatusCode >= 400 {
+				d.failed++
+				d.failures[shortResult(&at)]++
+			}
+		}
+	}
+	return deps
+}
+
+func (d *dependency) name() string {
+	server := d.server
+	if server == "" {
+		server = "(no server.address)"
+	}
+	return server + " " + dash(d.method)
+}
+
+// headline is the answer for one dependency: how many of its operations
+// did not return and how, what its failed attempts got, the load its
+// retries added, the budget's refusals and its findings.
+type headline struct {
+	Text, Class string
+}
+
+// headlines tells each dependency's story in one line, the one with the
+// most operations that did not return first.
+func headlines(deps []*dependency) []headline {
+	deps = slices.Clone(deps)
+	slices.SortStableFunc(deps, func(a, b *dependency) int {
+		return cmp.Or(cmp.Compare(b.notReturned, a.notReturned), cmp.Compare(b.findings, a.findings),
+			cmp.Compare(b.retries, a.retries), cmp.Compare(b.attempts, a.attempts))
+	})
+	out := make([]headline, 0, len(deps))
+	for _, d := range deps {
+		n := len(d.ops)
+		parts := []string{fmt.Sprintf("all %s returned", plural(n, "operation"))}
+		class := valueClass(string(attrs.OutcomeReturn))
+		if d.notReturned > 0 {
+			outcomes := byCount(d.outcomes)
+			list := make([]string, len(outcomes))
+			for i, o := range outcomes {
+				list[i] = fmt.Sprintf("%d %s", d.outcomes[o], o)
+			}
+			parts[0] = fmt.Sprintf("%d of %s did not return: %s", d.notReturned, plural(n, "operation"), strings.Join(list, ", "))
+			class = valueClass(outcomes[0])
+		}
+		switch results := byCount(d.failures); len(results) {
+		case 0:
+			parts = append(parts, "no failed attempt")
+		case 1:
+			parts = append(parts, "all failed attempts "+results[0])
+		default:
+			list := make([]string, len(results))
+			for i, v := range results {
+				list[i] = fmt.Sprintf("%s %d", v, d.failures[v])
+			}
+			parts = append(parts, fmt.Sprintf("%d failed attempts: %s", d.failed, strings.Join(list, ", ")))
+		}
+		load := 0.0
+		if n > 0 {
+			load = float64(d.attempts) / float64(n)
+		}
+		parts = append(parts, strconv.FormatFloat(math.Round(load*100)/100, 'f', -1, 64)+"× load")
+		if d.refused > 0 {
+			parts = append(parts, "the budget refused "+plural(d.refused, "retry"))
+		}
+		if d.findings > 0 {
+			parts = append(parts, plural(d.findings, "finding"))
+		}
+		out = append(out, headline{Text: esc(d.name() + ": " + strings.Join(parts, "; ")), Class: class})
+	}
+	return out
+}
+
+// byCount returns the keys of counts, the largest count first, ties by
+// name.
+func byCount(counts map[string]int) []string {
+	keys := slices.Collect(maps.Keys(counts))
+	slices.SortFunc(keys, func(a, b string) int {
+		return cmp.Or(cmp.Compare(counts[b], counts[a]), strings.Compare(a, b))
+	})
+	return keys
+}
+
+func buildOverview(r *inspect.Report, all []*dependency, anchorOf map[int]string) (overview, strip) {
+	o := overview{Width: ovWidth, AxisY: ovAxisY}
+	var deps []*dependency
+	var t0, t1 time.Time
+	for _, d := range all {
+		if len(d.ivs) > 0 {
+			deps = append(deps, d)
+		}
+		for _, iv := range d.ivs {
+			if t0.IsZero() || iv.start.Before(t0) {
+				t0 = iv.start
+			}
+			if iv.end.After(t1) {
+				t1 = iv.end
 			}
 		}
 	}
 	if len(deps) == 0 {
 		o.Empty = "no operation with a start time"
 		o.Height = ovTop
-		return o
+		return o, strip{}
 	}
 	slices.SortStableFunc(deps, func(a, b *dependency) int {
-		return cmp.Or(cmp.Compare(b.attempts, a.attempts), cmp.Compare(len(b.ops), len(a.ops)))
+		return cmp.Or(cmp.Compare(b.attempts, a.attempts), cmp.Compare(len(b.ivs), len(a.ivs)))
 	})
 	if len(deps) > ovMaxLanes {
 		rest, ops := deps[ovMaxLanes:], 0
 		for _, d := range rest {
-			ops += len(d.ops)
+			ops += len(d.ivs)
 		}
 		o.LeftOut = fmt.Sprintf("%d more dependencies with %s are not drawn", len(rest), plural(ops, "operation"))
 		deps = deps[:ovMaxLanes]
@@ -181,12 +300,12 @@ func buildOverview(r *inspect.Report, anchorOf map[int]string) overview {
 		hist = make([]counts, len(deps))
 		for i, d := range deps {
 			c := counts{first: make([]int, ovBuckets), retry: make([]int, ovBuckets)}
-			for _, iv := range d.ops {
+			for _, iv := range d.ivs {
 				for j, a := range iv.attempts {
 					if j == 0 {
-						c.first[bucket(a)]++
+						c.first[bucket(a.start)]++
 					} else {
-						c.retry[bucket(a)]++
+						c.retry[bucket(a.start)]++
 					}
 				}
 			}
@@ -200,13 +319,9 @@ func buildOverview(r *inspect.Report, anchorOf map[int]string) overview {
 	y := float64(ovTop)
 	for i, d := range deps {
 		l := lane{LabelY: y + 14, SubY: y + 28}
-		server, method := d.server, d.method
-		if server == "" {
-			server = "(no server.address)"
-		}
-		l.Label = esc(clip(server+" · "+dash(method), 34))
-		l.Sub = esc(fmt.Sprintf("%s · %s · %s", plural(len(d.ops), "op"), plural(d.attempts, "attempt"), plural(d.retries, "retry")))
-		l.Title = esc(fmt.Sprintf("%s %s: %s, %s, %s", server, dash(method), plural(len(d.ops), "operation"), plural(d.attempts, "attempt"), plural(d.retries, "retry")))
+		l.Label = esc(fitAt(d.name(), ovPlotX0-14, 12)) // bold 11.5px
+		l.Sub = esc(fitAt(fmt.Sprintf("%s · %s · %s", plural(len(d.ivs), "op"), plural(d.attempts, "attempt"), plural(d.retries, "retry")), ovPlotX0-14, 10.5))
+		l.Title = esc(fmt.Sprintf("%s: %s, %s, %s", d.name(), plural(len(d.ivs), "operation"), plural(d.attempts, "attempt"), plural(d.retries, "retry")))
 		h := 36.0
 		if o.Histogram {
 			base := y + 4 + ovHistH
@@ -233,7 +348,7 @@ func buildOverview(r *inspect.Report, anchorOf map[int]string) overview {
 			h = ovHistH + 10
 		} else {
 			var rowEnd []float64 // the right edge of the last bar of each sub-row
-			for _, iv := range d.ops {
+			for _, iv := range d.ivs {
 				x1, x2 := at(iv.start), at(iv.end)
 				x2 = math.Max(x2, x1+3)
 				sub := -1
@@ -255,10 +370,10 @@ func buildOverview(r *inspect.Report, anchorOf map[int]string) overview {
 				op := &r.Operations[iv.index]
 				top := y + 4 + float64(sub)*ovSubRowH
 				b := opBar{X: x1, Y: top, Y2: top + 8, W: round1(x2 - x1), H: 8,
-					Class: outcomeClass(op.Outcome), Anchor: anchorOf[iv.index],
+					Class: valueClass(op.Outcome), Outcome: legendValue(op.Outcome), Anchor: anchorOf[iv.index],
 					Title: esc(fmt.Sprintf("%s  %s %s  outcome %s  %s", orNone(op.ID), dash(op.Method), dash(op.URL), dash(op.Outcome), plural(len(op.Attempts), "attempt")))}
 				for _, a := range iv.attempts[min(1, len(iv.attempts)):] {
-					b.Retries = append(b.Retries, at(a))
+					b.Retries = append(b.Retries, at(a.start))
 				}
 				l.Bars = append(l.Bars, b)
 			}
@@ -269,7 +384,123 @@ func buildOverview(r *inspect.Report, anchorOf map[int]string) overview {
 		o.Lanes = append(o.Lanes, l)
 	}
 	o.Height = y + 4
-	return o
+	return o, buildStrip(deps, t0, ax, ticks)
+}
+
+// strip is the retry ratio over time, on the overview's axis: a column
+// per stretch of time, as tall as the share of the attempts started then
+// that decided retry, and under it a mark wherever the retry budget
+// refused a retry (budget_exhausted).
+type strip struct {
+	Width, Height  float64
+	Top, Base      float64 // the columns' band: 100% at Top, 0 at Base
+	MarkY          float64 // the refusals' band
+	LabelX         float64
+	AxisLabelX     float64 // the right end of the 0% and 100% labels
+	PlotX0, PlotX1 float64
+	Ticks          []tick
+	Cols           []rateColumn
+	Refusals       []refusalMark
+	Note           string
+	Empty          bool
+	RetryClass     string
+	RefusedClass   string
+	RatioLabelY    float64
+	RefusalsLabelY float64
+}
+
+type rateColumn struct {
+	X, W, Y, H float64
+	Ratio      string // retries / attempts, for the tooltip and the tests
+	Title      string
+}
+
+type refusalMark struct {
+	Points string
+	Count  int
+	Title  string
+}
+
+const (
+	stMaxBuckets = 60
+	stMinBuckets = 12
+	stTop        = 8
+	stBandH      = 40
+)
+
+func buildStrip(deps []*dependency, t0 time.Time, ax axis, ticks []tick) strip {
+	type event struct {
+		at       float64 // ms from t0
+		decision string
+	}
+	var events []event
+	for _, d := range deps {
+		for _, iv := range d.ivs {
+			for _, a := range iv.attempts {
+				events = append(events, event{msBetween(t0, a.start), a.decision})
+			}
+		}
+	}
+	s := strip{Width: ovWidth, Top: stTop, Base: stTop + stBandH, LabelX: 6, Ticks: ticks,
+		AxisLabelX: ovPlotX0 - 6, PlotX0: ovPlotX0, PlotX1: ovPlotX1,
+		RetryClass: valueClass(string(attrs.DecisionRetry)), RefusedClass: valueClass(string(attrs.DecisionBudgetExhausted))}
+	s.MarkY = s.Base + 6
+	s.Height = s.MarkY + 16
+	s.RatioLabelY, s.RefusalsLabelY = s.Top+stBandH/2+4, s.MarkY+10
+	if len(events) == 0 {
+		s.Empty = true
+		return s
+	}
+	// Columns of a round span of time, as many as the attempts fill.
+	span := roundUp((ax.hi - ax.lo) / float64(max(stMinBuckets, min(stMaxBuckets, len(events)/4))))
+	nb := max(1, int(math.Ceil((ax.hi-ax.lo)/span)))
+	attempts, retries, refused := make([]int, nb), make([]int, nb), make([]int, nb)
+	for _, e := range events {
+		b := max(0, min(nb-1, int(math.Floor((e.at-ax.lo)/span))))
+		attempts[b]++
+		switch e.decision {
+		case string(attrs.DecisionRetry):
+			retries[b]++
+		case string(attrs.DecisionBudgetExhausted):
+			refused[b]++
+		}
+	}
+	colW := (ovPlotX1 - ovPlotX0) / float64(nb)
+	peak, peakAt, totalRefused, firstRefused := -1.0, 0, 0, -1
+	for b := range nb {
+		x := round1(ovPlotX0 + float64(b)*colW)
+		from := "+" + fmtMs(ax.lo+float64(b)*span)
+		if attempts[b] > 0 {
+			ratio := float64(retries[b]) / float64(attempts[b])
+			h := math.Max(round1(ratio*stBandH), 0.8) // a zero ratio shows as a line
+			s.Cols = append(s.Cols, rateColumn{X: x, W: round1(math.Max(colW-1, 0.8)), Y: round1(s.Base - h), H: h,
+				Ratio: strconv.FormatFloat(ratio, 'f', 4, 64),
+				Title: esc(fmt.Sprintf("from %s: %d of %s decided retry", from, retries[b], plural(attempts[b], "attempt")))})
+			if ratio > peak {
+				peak, peakAt = ratio, b
+			}
+		}
+		if refused[b] > 0 {
+			mid := x + colW/2
+			s.Refusals = append(s.Refusals, refusalMark{Count: refused[b],
+				Points: fmt.Sprintf("%g,%g %g,%g %g,%g", round1(mid-5), s.MarkY+10, round1(mid+5), s.MarkY+10, round1(mid), s.MarkY),
+				Title:  esc(fmt.Sprintf("from %s: the budget refused %s", from, plural(refused[b], "retry")))})
+			totalRefused += refused[b]
+			if firstRefused < 0 {
+				firstRefused = b
+			}
+		}
+	}
+	note := fmt.Sprintf("Retry ratio: each column is the share of the attempts started in its %s that decided retry (the highest %.0f%%, from +%s); ",
+		fmtMs(span), 100*peak, fmtMs(ax.lo+float64(peakAt)*span))
+	if totalRefused > 0 {
+		note += fmt.Sprintf("a triangle marks where the budget refused retries: the budget refused %s, the first from +%s.",
+			plural(totalRefused, "retry"), fmtMs(ax.lo+float64(firstRefused)*span))
+	} else {
+		note += "the budget refused no retry."
+	}
+	s.Note = esc(note)
+	return s
 }
 
 // A chart is one distribution of the summary, as bars.
@@ -297,11 +528,11 @@ func buildCharts(s *inspect.Summary) []chart {
 	over := func(n int, noun string) string { return "over " + plural(n, noun) }
 	charts := []chart{
 		makeChart("attempts per operation", over(s.Operations, "operation"), s.AttemptsPerOperation, nil),
-		makeChart("outcomes", over(s.Operations, "operation"), s.Outcomes, outcomeClass),
-		makeChart("decisions", over(s.Attempts, "attempt"), s.Decisions, nil),
+		makeChart("outcomes", over(s.Operations, "operation"), s.Outcomes, valueClass),
+		makeChart("decisions", over(s.Attempts, "attempt"), s.Decisions, valueClass),
 		makeChart("reasons", over(s.Attempts, "attempt"), s.Reasons, nil),
-		makeChart("status codes", over(s.Attempts, "attempt"), s.StatusCodes, statusClass),
-		makeChart("error classes", over(s.Attempts, "attempt"), s.ErrorClasses, errorClassClass),
+		makeChart("status codes", over(s.Attempts, "attempt"), s.StatusCodes, nil),
+		makeChart("error classes", over(s.Attempts, "attempt"), s.ErrorClasses, nil),
 	}
 	return charts
 }
@@ -313,7 +544,7 @@ func makeChart(title, over string, shares []inspect.Share, class func(string) st
 			c.More = len(shares) - i
 			break
 		}
-		r := chartRow{Label: esc(clip(s.Value, 28)), Count: s.Count, Pct: fmt.Sprintf("%.1f%%", s.Share*100),
+		r := chartRow{Label: esc(s.Value), Count: s.Count, Pct: fmt.Sprintf("%.1f%%", s.Share*100),
 			W: round1(math.Max(s.Share*chartBarWidth, 1)), Class: "neutral"}
 		if class != nil {
 			r.Class = class(s.Value)
@@ -323,16 +554,16 @@ func makeChart(title, over string, shares []inspect.Share, class func(string) st
 	return c
 }
 
-func statusClass(v string) string {
-	code, err := strconv.ParseInt(v, 10, 64)
-	at := inspect.Attempt{StatusCode: &code}
-	if err != nil {
-		return classUnknown
+// roundUp rounds v up to 1, 2, 2.5 or 5 times a power of ten.
+func roundUp(v float64) float64 {
+	if v <= 0 || math.IsNaN(v) || math.IsInf(v, 0) {
+		return 1
 	}
-	return attemptClass(&at)
-}
-
-func errorClassClass(v string) string {
-	at := inspect.Attempt{ErrorClass: v}
-	return attemptClass(&at)
+	mag := math.Pow(10, math.Floor(math.Log10(v)))
+	for _, m := range []float64{1, 2, 2.5, 5} {
+		if v <= m*mag {
+			return m * mag
+		}
+	}
+	return 10 * mag
 }

@@ -76,34 +76,98 @@ func TestHTMLEscapes(t *testing.T) {
 	}
 }
 
-// TestHTMLLeavesOut: with more operations than it draws, the page draws
-// the worst first and says what it left out.
+// TestHTMLLeavesOut: with more timelines than it draws, the page draws
+// the first by severity (findings first) and says what it left out.
 func TestHTMLLeavesOut(t *testing.T) {
 	r := inspect.Analyze(tracefixture.Storm(1000))
 	var buf bytes.Buffer
-	if err := HTML(&buf, r, HTMLOptions{MaxOperations: 50, MaxFindings: 1}); err != nil {
+	if err := HTML(&buf, r, HTMLOptions{MaxOperations: 5, MaxFindings: 1}); err != nil {
 		t.Fatal(err)
 	}
 	out := buf.String()
 	for _, want := range []string{
-		"the 50 worst of 1000 operations, worst first",
-		"left out: 950 operations with ",
+		"1000 operations in 10 timelines, of which the first 5 are drawn",
+		"left out: ",
 		"and 1 more findings, not listed one by one",
 		`data-role="lane"`, // the overview
 		`class="first"`,    // as histograms
+		`data-role="strip"`,
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("the page lacks %q", want)
 		}
 	}
-	if n := strings.Count(out, `data-role="timeline"`); n != 50 {
-		t.Errorf("%d timelines, want 50", n)
+	if n := strings.Count(out, `data-role="timeline"`); n != 5 {
+		t.Errorf("%d timelines, want 5", n)
 	}
 	// The operations with findings come first.
 	first := out[strings.Index(out, `data-role="operation"`):]
 	first = first[:strings.Index(first, "</article>")]
 	if !strings.Contains(first, `class="badge"`) {
 		t.Errorf("the first timeline has no finding:\n%s", first)
+	}
+}
+
+// TestTimelineOverlappingAttempts: attempts that overlap in time (a hedged
+// request) keep a row each, on the operation's axis, and the one that
+// starts before the other ended gets no pause.
+func TestTimelineOverlappingAttempts(t *testing.T) {
+	k := func(key attribute.Key) string { return string(key) }
+	attempt := func(id string, n, start, elapsed int64, status int64, decision attrs.Decision) model.Span {
+		return span("t1", id, "op", start, start+elapsed,
+			str(k(attrs.OperationIDKey), "op-hedge"), str(k(attrs.RequestIDKey), fmt.Sprintf("op-hedge/attempt-%d", n)),
+			num(k(attrs.AttemptKey), n), str(k(attrs.HTTPRequestMethodKey), "GET"), num(k(attrs.HTTPResponseStatusCodeKey), status),
+			num(k(attrs.ElapsedMsKey), elapsed), num(k(attrs.RemainingMsKey), 400-start), str(k(attrs.DecisionKey), string(decision)))
+	}
+	r := inspect.Analyze([]model.Span{
+		attempt("a1", 1, 0, 300, 200, attrs.DecisionReturn),
+		attempt("a2", 2, 100, 60, 200, attrs.DecisionReturn),
+		span("t1", "op", "", 0, 160, str(k(attrs.OperationIDKey), "op-hedge"), str(k(attrs.OutcomeKey), string(attrs.OutcomeReturn)),
+			str(k(attrs.HTTPRequestMethodKey), "GET"), num(k(attrs.DeadlineMsKey), 400)),
+	})
+	tl := buildTimeline(&r.Operations[0], 0, nil)
+	if len(tl.Rows) != 2 {
+		t.Fatalf("%d rows, want 2", len(tl.Rows))
+	}
+	a, b := tl.Rows[0], tl.Rows[1]
+	if !(b.X > a.X && b.X < a.X+a.W && b.X+b.W < a.X+a.W) {
+		t.Errorf("attempt 2 at [%g, %g] does not lie within attempt 1 at [%g, %g]", b.X, b.X+b.W, a.X, a.X+a.W)
+	}
+	if b.Pause != nil {
+		t.Errorf("attempt 2, started while attempt 1 ran, has a pause %+v", b.Pause)
+	}
+	if a.X+a.W < tlPlotX0+0.6*(tlPlotX1-tlPlotX0) {
+		t.Errorf("attempt 1, the operation's end, ends at %g: not on its own axis [%d, %d]", a.X+a.W, tlPlotX0, tlPlotX1)
+	}
+}
+
+// TestTimelineFarDeadline: an operation that ended in 1 ms on a deadline
+// of 2 s, after a Retry-After of 30 s, is drawn on its own axis: the
+// deadline is a marker past it, and the cut is a stop at the attempt's
+// end, not the time left drawn across the axis.
+func TestTimelineFarDeadline(t *testing.T) {
+	k := func(key attribute.Key) string { return string(key) }
+	r := inspect.Analyze([]model.Span{
+		span("t1", "a1", "op", 0, 1,
+			str(k(attrs.OperationIDKey), "op-busy"), str(k(attrs.RequestIDKey), "op-busy/attempt-1"), num(k(attrs.AttemptKey), 1),
+			str(k(attrs.HTTPRequestMethodKey), "GET"), num(k(attrs.HTTPResponseStatusCodeKey), 503), num(k(attrs.ElapsedMsKey), 1),
+			num(k(attrs.RemainingMsKey), 2000), num(k(attrs.RetryAfterMsKey), 30000), str(k(attrs.DecisionKey), string(attrs.DecisionDeadlineExceeded))),
+		span("t1", "op", "", 0, 1, str(k(attrs.OperationIDKey), "op-busy"), str(k(attrs.OutcomeKey), string(attrs.OutcomeDeadlineExceeded)),
+			str(k(attrs.HTTPRequestMethodKey), "GET"), num(k(attrs.DeadlineMsKey), 2000)),
+	})
+	tl := buildTimeline(&r.Operations[0], 0, nil)
+	bar, c := tl.Rows[0], tl.Cut
+	if tl.Deadline == nil || !tl.Deadline.OffAxis {
+		t.Errorf("deadline %+v, want a marker past the axis", tl.Deadline)
+	}
+	if bar.W < 0.9*(tlPlotX1-tlPlotX0) {
+		t.Errorf("the 1 ms attempt is %g wide, not on its own axis", bar.W)
+	}
+	if c == nil || c.X1 < bar.X+bar.W-1 || c.HasLeft || c.HasLine || !c.Stop || !c.Arrow {
+		t.Errorf("cut %+v after the bar ending at %g: want a stop there, no time left drawn, and the pause past the axis", c, bar.X+bar.W)
+	}
+	if c != nil && !strings.Contains(c.Label, "1999 ms left after attempt 1, less than the next pause (Retry-After 30000 ms)") {
+		t.Errorf("cut label %q", c.Label)
 	}
 }
 

@@ -97,19 +97,24 @@ func (p *printer) operation(op *inspect.Operation) {
 		p.printf("  no attempts\n")
 		return
 	}
+	if p.err == nil {
+		p.err = Attempts(p.w, op, "  ")
+	}
+}
 
-	tw := tabwriter.NewWriter(p.w, 0, 0, 2, ' ', 0)
+// Attempts writes the attempt table of op as the text report prints it
+// (see attemptRows), each line after indent.
+func Attempts(w io.Writer, op *inspect.Operation, indent string) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	for _, cols := range attemptRows(op) {
 		for i := range cols {
 			cols[i] = escape(cols[i])
 		}
-		if p.err == nil {
-			_, p.err = fmt.Fprintf(tw, "  %s\n", strings.Join(cols, "\t"))
+		if _, err := fmt.Fprintf(tw, "%s%s\n", indent, strings.Join(cols, "\t")); err != nil {
+			return err
 		}
 	}
-	if err := tw.Flush(); err != nil && p.err == nil {
-		p.err = err
-	}
+	return tw.Flush()
 }
 
 // attemptRows lays out the table of an operation's attempts, header
@@ -159,7 +164,7 @@ func (p *printer) notes(ns []inspect.Note) {
 	if len(ns) == 0 {
 		return
 	}
-	p.printf("\nnotes: %d (absences the contract allows; they fail the run only with --strict)\n", len(ns))
+	p.printf("\nnotes: %d (absences the contract allows; they fail the run only with -strict)\n", len(ns))
 	p.list(ns)
 }
 

@@ -1,0 +1,129 @@
+// Copyright The otelretry Authors
+// SPDX-License-Identifier: Apache-2.0
+
+package otelretry_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"sync"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/otelretry/otelretry-go/attrs"
+	"github.com/otelretry/otelretry-go/internal/scripted"
+	"github.com/otelretry/otelretry-go/otelretry"
+)
+
+// The Results slot keeps every operation made with its context, in the
+// order they ended, with the outcome, the reason, the id, the attempts and
+// whether a write's outcome is unknown, and the same *Error RoundTrip
+// returned.
+func TestResultsKeepEveryOperation(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := newHarness(t, []scripted.Step{{Status: 503}, {Status: 200}, {Delay: 10 * time.Millisecond, Err: errBaseTimeout}}, seedOptions...)
+		var results otelretry.Results
+		if _, ok := results.Last(); ok || results.OutcomeUnknown() || len(results.Operations()) != 0 {
+			t.Fatal("an empty Results reports something")
+		}
+		ctx := otelretry.WithOperationID(otelretry.WithResults(t.Context(), &results), "op-1")
+		resp, err := h.transprt.RoundTrip(get(t, ctx, "http://api.test/items"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		_, err = h.transprt.RoundTrip(post(t, ctx, "http://api.test/orders", "order"))
+		want := []otelretry.OperationResult{
+			{OperationID: "op-1", Outcome: attrs.OutcomeReturn, Reason: attrs.ReasonResponse, Attempts: 2, StatusCode: 200},
+			{OperationID: "op-1", Outcome: attrs.OutcomeCheckState, Reason: attrs.ReasonUnknownWrite, Attempts: 1, OutcomeUnknown: true, Err: err},
+		}
+		got := results.Operations()
+		if len(got) != len(want) {
+			t.Fatalf("results = %+v, want %+v", got, want)
+		}
+		for i := range want {
+			if got[i] != want[i] {
+				t.Errorf("result %d = %+v, want %+v", i, got[i], want[i])
+			}
+		}
+		if !results.OutcomeUnknown() {
+			t.Error("OutcomeUnknown() = false after an unknown write")
+		}
+		if last, _ := results.Last(); last != want[1] {
+			t.Errorf("Last() = %+v", last)
+		}
+	})
+}
+
+// Concurrent operations share one Results safely (go test -race).
+func TestResultsAreSafeForConcurrentUse(t *testing.T) {
+	h := newHarness(t, []scripted.Step{{Status: 200}})
+	var results otelretry.Results
+	ctx := otelretry.WithResults(t.Context(), &results)
+	var wg sync.WaitGroup
+	for i := range 50 {
+		wg.Go(func() {
+			resp, err := h.transprt.RoundTrip(get(t, ctx, fmt.Sprintf("http://api.test/items/%d", i)))
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			resp.Body.Close()
+			_ = results.OutcomeUnknown()
+			_, _ = results.Last()
+		})
+	}
+	wg.Wait()
+	if n := len(results.Operations()); n != 50 {
+		t.Errorf("results hold %d operations, want 50", n)
+	}
+}
+
+// A nil Results is ignored, and a context without one reports nowhere.
+func TestWithResultsNil(t *testing.T) {
+	ctx := t.Context()
+	if otelretry.WithResults(ctx, nil) != ctx {
+		t.Error("WithResults(ctx, nil) changed the context")
+	}
+}
+
+// The slot is the one signal no layer above can rewrite: an SDK loop that
+// returns ctx.Err() once the context is done (azcore's, openai-go's) hides
+// the unknown outcome from the error, never from the slot.
+func ExampleWithResults() {
+	base := roundTripperFunc(func(r *http.Request) (*http.Response, error) {
+		<-r.Context().Done() // the create is applied; its answer never comes
+		return nil, r.Context().Err()
+	})
+	client := &http.Client{Transport: otelretry.NewTransport(base, otelretry.WithDeadline(20*time.Millisecond))}
+	sdkCall := func(req *http.Request) error { // like an SDK that reports only its context's error
+		resp, err := client.Do(req)
+		if err != nil {
+			if req.Context().Err() != nil {
+				return req.Context().Err()
+			}
+			return errors.New("request failed")
+		}
+		resp.Body.Close()
+		return nil
+	}
+
+	var results otelretry.Results
+	ctx := otelretry.WithResults(otelretry.WithOperationID(context.Background(), "create-42"), &results)
+	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, "http://api.test/orders", nil)
+	err := sdkCall(req)
+	last, _ := results.Last()
+	fmt.Println("error:", err)
+	fmt.Println("outcome unknown:", results.OutcomeUnknown(), "- look up", last.OperationID)
+	// Output:
+	// error: request failed
+	// outcome unknown: true - look up create-42
+}
+
+// roundTripperFunc is a base written as a function.
+type roundTripperFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripperFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
