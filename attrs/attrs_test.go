@@ -75,6 +75,9 @@ func TestAppendMethodWritesOtherWithTheOriginal(t *testing.T) {
 			t.Errorf("MethodValue(%q) = %q, want %q", method, v, want[0].Value.AsString())
 		}
 	}
+	if attrs.MethodOther != semconv.HTTPRequestMethodOther.Value.AsString() {
+		t.Errorf("MethodOther %q is not semconv's", attrs.MethodOther)
+	}
 	if attrs.HTTPRequestMethodOriginalKey != semconv.HTTPRequestMethodOriginalKey {
 		t.Errorf("method_original key %q is not semconv's", attrs.HTTPRequestMethodOriginalKey)
 	}

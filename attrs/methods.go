@@ -8,7 +8,6 @@ import (
 	"slices"
 
 	"go.opentelemetry.io/otel/attribute"
-	semconv "go.opentelemetry.io/otel/semconv/v1.43.0"
 )
 
 // methods is the one list of the standard HTTP methods, the safe ones
@@ -43,11 +42,13 @@ func MethodValue(method string) string {
 	case slices.Contains(methods[:], method):
 		return method
 	}
-	return methodOther
+	return MethodOther
 }
 
-// methodOther is semconv's http.request.method for any other method.
-var methodOther = semconv.HTTPRequestMethodOther.Value.AsString()
+// MethodOther is the value http.request.method takes for a method outside
+// Methods (semconv's HTTPRequestMethodOther); the method as sent is then
+// http.request.method_original.
+const MethodOther = "_OTHER"
 
 // AppendMethod appends method's http.request.method (MethodValue) to kv
 // and, when that is _OTHER, http.request.method_original with the method
@@ -55,7 +56,7 @@ var methodOther = semconv.HTTPRequestMethodOther.Value.AsString()
 func AppendMethod(kv []attribute.KeyValue, method string) []attribute.KeyValue {
 	v := MethodValue(method)
 	kv = append(kv, HTTPRequestMethodKey.String(v))
-	if v == methodOther {
+	if v == MethodOther {
 		kv = append(kv, HTTPRequestMethodOriginalKey.String(method))
 	}
 	return kv

@@ -520,6 +520,11 @@ func (a *attempt) observe(resp *http.Response, err error) Answer {
 		return answer
 	}
 	ev.status = resp.StatusCode
+	if ev.writes == 0 && a.wire.reportsWrites() {
+		// An answer proves the request went out: an HTTP/2 client may report
+		// the write (WroteRequest) only after the response arrived.
+		ev.writes = 1
+	}
 	answer.StatusCode, answer.Header, answer.contentLength = resp.StatusCode, resp.Header, resp.ContentLength
 	// resp.Header.Get without canonicalizing the canonical key.
 	if v := resp.Header["Retry-After"]; len(v) > 0 && v[0] != "" {
