@@ -126,6 +126,9 @@ const (
 	ServerAddressKey          = semconv.ServerAddressKey
 	ServerPortKey             = semconv.ServerPortKey
 	ErrorTypeKey              = semconv.ErrorTypeKey
+	// HTTPRequestMethodOriginalKey holds a method outside the standard set,
+	// as sent, next to http.request.method=_OTHER (see AppendMethod).
+	HTTPRequestMethodOriginalKey = semconv.HTTPRequestMethodOriginalKey
 )
 
 // BodyBufferReasonKey says, on a body_not_buffered event, why the body

@@ -7,6 +7,9 @@ import (
 	"slices"
 	"testing"
 
+	"go.opentelemetry.io/otel/attribute"
+	semconv "go.opentelemetry.io/otel/semconv/v1.43.0"
+
 	"github.com/otelretry/otelretry-go/attrs"
 )
 
@@ -49,5 +52,33 @@ func TestMethods(t *testing.T) {
 	all[0], safe[0] = "BREW", "BREW"
 	if attrs.Methods()[0] != "GET" || attrs.SafeMethods()[0] != "GET" {
 		t.Error("Methods and SafeMethods share their slice with the caller")
+	}
+}
+
+// A method outside the standard set is written as the HTTP semantic
+// conventions ask: http.request.method=_OTHER, with the method as sent in
+// http.request.method_original. Method names are case-sensitive.
+func TestAppendMethodWritesOtherWithTheOriginal(t *testing.T) {
+	for method, want := range map[string][]attribute.KeyValue{
+		"GET":   {attrs.HTTPRequestMethodKey.String("GET")},
+		"PATCH": {attrs.HTTPRequestMethodKey.String("PATCH")},
+		"":      {attrs.HTTPRequestMethodKey.String("GET")},
+		"PURGE": {attrs.HTTPRequestMethodKey.String("_OTHER"), attrs.HTTPRequestMethodOriginalKey.String("PURGE")},
+		"get":   {attrs.HTTPRequestMethodKey.String("_OTHER"), attrs.HTTPRequestMethodOriginalKey.String("get")},
+	} {
+		kv := []attribute.KeyValue{attrs.AttemptKey.Int(1)}
+		got := attrs.AppendMethod(kv, method)
+		if !slices.Equal(got[:1], kv) || !slices.Equal(got[1:], want) {
+			t.Errorf("AppendMethod(%q) = %v, want %v after the attempt", method, got, want)
+		}
+		if v := attrs.MethodValue(method); v != want[0].Value.AsString() {
+			t.Errorf("MethodValue(%q) = %q, want %q", method, v, want[0].Value.AsString())
+		}
+	}
+	if attrs.MethodOther != semconv.HTTPRequestMethodOther.Value.AsString() {
+		t.Errorf("MethodOther %q is not semconv's", attrs.MethodOther)
+	}
+	if attrs.HTTPRequestMethodOriginalKey != semconv.HTTPRequestMethodOriginalKey {
+		t.Errorf("method_original key %q is not semconv's", attrs.HTTPRequestMethodOriginalKey)
 	}
 }

@@ -5,8 +5,6 @@ package metrics
 
 import (
 	"context"
-	"net/http"
-	"slices"
 	"strings"
 	"time"
 
@@ -150,7 +148,7 @@ func (r *Recorder) RecordOperation(ctx context.Context, o Operation) {
 	if r.off {
 		return
 	}
-	k := operationKey{method: normalizeMethod(o.Method), server: o.ServerAddress, labels: o.Labels.Equivalent(),
+	k := operationKey{method: attrs.MethodValue(o.Method), server: o.ServerAddress, labels: o.Labels.Equivalent(),
 		outcome: o.Outcome, errorType: o.ErrorType}
 	// One lookup for the three instruments: the duration histogram's
 	// labels add error.type to the others'.
@@ -173,7 +171,7 @@ func (r *Recorder) RecordAttempt(ctx context.Context, a Attempt) {
 	if r.off {
 		return
 	}
-	k := attemptKey{method: normalizeMethod(a.Method), server: a.ServerAddress, labels: a.Labels.Equivalent(),
+	k := attemptKey{method: attrs.MethodValue(a.Method), server: a.ServerAddress, labels: a.Labels.Equivalent(),
 		decision: a.Decision, errorClass: a.ErrorClass, status: a.StatusCode, errorType: a.ErrorType}
 	// One lookup for both instruments: the counter's labels add the status
 	// to the common ones, the duration histogram's add error.type.
@@ -200,7 +198,7 @@ func (r *Recorder) RecordBackoff(ctx context.Context, b Backoff) {
 	if r.off {
 		return
 	}
-	k := backoffKey{method: normalizeMethod(b.Method), server: b.ServerAddress, labels: b.Labels.Equivalent()}
+	k := backoffKey{method: attrs.MethodValue(b.Method), server: b.ServerAddress, labels: b.Labels.Equivalent()}
 	opts := r.backoffSets.get(k, func() []attribute.KeyValue { return r.base(k.method, k.server, b.Labels) })
 	r.backoffDuration.Record(ctx, b.Duration.Seconds(), opts.record...)
 }
@@ -224,23 +222,6 @@ func (r *Recorder) base(method, server string, labels attribute.Set, extra ...at
 	}
 	kv = append(kv, labels.ToSlice()...)
 	return append(kv, extra...)
-}
-
-// standardMethods are the methods that label a series by name.
-var standardMethods = attrs.Methods()
-
-// NormalizeMethod returns method if it is a standard HTTP method and
-// "_OTHER" otherwise, as the HTTP semantic conventions require, so a client
-// sending arbitrary methods cannot create unbounded series.
-func normalizeMethod(method string) string {
-	switch {
-	case method == "":
-		return http.MethodGet // net/http treats an empty method as GET.
-	case slices.Contains(standardMethods, method):
-		return method
-	default:
-		return "_OTHER"
-	}
 }
 
 // measureOpts holds the option slices for one label combination, built once

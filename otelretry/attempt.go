@@ -8,9 +8,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"net/http/httptrace"
 	"net/url"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -60,9 +62,11 @@ type attempt struct {
 	// span is the attempt's span: otelhttp's CLIENT span, found in the
 	// context of the request that reaches innermost, or the transport's
 	// own INTERNAL span.
-	span  trace.Span
-	ev    attemptEvent
-	drain drainState
+	span trace.Span
+	ev   attemptEvent
+	// raw is the base's response body, beneath any wrapper, while the
+	// transport holds it (see rawBody).
+	raw rawBody
 }
 
 // requestCopy holds an attempt's copy of the caller's request and of its
@@ -303,6 +307,13 @@ func (a *attempt) prepare() error {
 	if replaced && given != nil {
 		given.Close()
 	}
+	if !replaced && sameHeader(out.Trailer, a.op.req.Trailer) {
+		// Clone copied the caller's Trailer map, and the values the
+		// caller's body sets while it is read go into the caller's: net/http
+		// writes the sent request's map after the body's EOF. Unless the
+		// PrepareFunc changed the trailers, the caller's map is sent.
+		out.Trailer = a.op.req.Trailer
+	}
 	a.body, a.wire.source = out.Body, out.GetBody
 	if !hasBody(out) {
 		a.wire.source = nil
@@ -311,6 +322,9 @@ func (a *attempt) prepare() error {
 }
 
 func hasBody(r *http.Request) bool { return r.Body != nil && r.Body != http.NoBody }
+
+// sameHeader reports whether two header maps hold the same values.
+func sameHeader(a, b http.Header) bool { return maps.EqualFunc(a, b, slices.Equal) }
 
 // guard sets up the resend guard on the prepared request (see wire), as
 // planResends says.
@@ -346,9 +360,7 @@ func (a *attempt) expire() {
 	if a.state.CompareAndSwap(stateWaiting, stateTimedOut) {
 		a.cancel(errAttemptTimeout)
 	} else if a.state.Load() == stateDraining {
-		a.cancel(drainCutError{a.ev.errorType()})
-		// A body that ignores its context is unblocked by closing it.
-		a.drain.close()
+		a.cancel(drainCutError{a.ev.errorType()}) // which closes the body (see discard)
 	}
 }
 
@@ -373,15 +385,23 @@ func (a *attempt) release() {
 	}
 }
 
-// abandon cleans up after a panic (r, nil for runtime.Goexit) in the base,
-// a hook or the transport itself: it releases the attempt, closes a body
-// no call took, and ends its span with an event naming the panic.
-func (a *attempt) abandon(r any) {
+// abandon cleans up after a panic in the base, a hook, the telemetry or
+// the transport itself: it releases the attempt, closes a request body no
+// call took, and the base's response body (the one being handed over
+// included), beneath any wrapper. It runs no telemetry (see
+// endAfterPanic); a body's Close that panics does not stop it.
+func (a *attempt) abandon() {
 	a.release()
-	if a.body != nil {
-		a.body.Close() // the panic came before any call took it
+	if b := a.body; b != nil {
 		a.body = nil
+		afterPanic(func() { b.Close() }) // the panic came before any call took it
 	}
+	afterPanic(a.raw.close)
+}
+
+// endAfterPanic ends the attempt's span with an event naming the panic r
+// (nil for runtime.Goexit).
+func (a *attempt) endAfterPanic(r any) {
 	if a.span == nil {
 		return
 	}
@@ -413,6 +433,8 @@ func (a *attempt) exchange(r *http.Request) (*http.Response, error) {
 		// A base that reports its canceled context rather than its cause:
 		// say what happened, and keep what it said.
 		return nil, fmt.Errorf("%w (%w)", errAttemptTimeout, err)
+	case err == nil:
+		a.raw.body = resp.Body
 	}
 	return resp, err
 }
@@ -462,12 +484,6 @@ func (a *attempt) watchLateWrites(resp *http.Response) {
 // verdict.
 func (a *attempt) conclude(resp *http.Response, err error) result {
 	op := a.op
-	done := false
-	defer func() {
-		if !done {
-			closeResponse(resp) // a hook panicked: nobody else will close it
-		}
-	}()
 	answer := a.observe(resp, err)
 	in := a.gather(answer, op.t.cfg.classify(answer))
 	if o, ok := budgetCharge(in, a.ev.retryAfter); ok && op.t.budget != nil {
@@ -477,7 +493,6 @@ func (a *attempt) conclude(resp *http.Response, err error) result {
 	a.ev.verdict = v
 	op.progress.lastEvent = &a.ev
 	a.record()
-	done = true
 	if err != nil {
 		ae := newAttemptError(err, a.ev.class, op.req.URL, a.ev.url)
 		ae.verdict, ae.decided = v, true
@@ -505,6 +520,11 @@ func (a *attempt) observe(resp *http.Response, err error) Answer {
 		return answer
 	}
 	ev.status = resp.StatusCode
+	if ev.writes == 0 && a.wire.reportsWrites() {
+		// An answer proves the request went out: an HTTP/2 client may report
+		// the write (WroteRequest) only after the response arrived.
+		ev.writes = 1
+	}
 	answer.StatusCode, answer.Header, answer.contentLength = resp.StatusCode, resp.Header, resp.ContentLength
 	// resp.Header.Get without canonicalizing the canonical key.
 	if v := resp.Header["Retry-After"]; len(v) > 0 && v[0] != "" {
@@ -537,9 +557,7 @@ func (a *attempt) gather(answer Answer, c Classification) input {
 	}
 	in.status, in.retryableStatus = ev.status, op.t.isRetryableStatus(ev.status)
 	in.retryAfter = ev.retryAfter
-	if n := answer.contentLength; n > 0 && n <= maxDrain {
-		in.drainFloor = drainPause
-	}
+	in.drainFloor = drainFloor(answer.contentLength)
 	return in
 }
 
@@ -553,19 +571,27 @@ func (a *attempt) record() {
 	a.op.record(span, a.op.t.mode == sendWithOwnSpan, &a.ev)
 }
 
-// drainState is a discarded response body being drained (see discard).
-type drainState struct {
-	body io.ReadCloser
-	once sync.Once // closes body once: the bound and the drain's end may both
+// rawBody is the response body the base returned, beneath the wrappers
+// that run telemetry (otelhttp's ends its span when it is closed). Closing
+// it runs none, which may panic, so that any goroutine may close it (to
+// unblock a drain, see discard) and so may the cleanup after a panic (see
+// abandon). It is closed once.
+type rawBody struct {
+	body io.Closer
+	once sync.Once
 }
 
-func (d *drainState) close() {
-	d.once.Do(func() {
-		if d.body != nil {
-			d.body.Close()
+func (r *rawBody) close() {
+	r.once.Do(func() {
+		if r.body != nil {
+			r.body.Close()
 		}
 	})
 }
+
+// closedAbove records that the body was closed through its wrappers, so
+// that it is not closed again.
+func (r *rawBody) closedAbove() { r.once.Do(func() {}) }
 
 // nonRecording stands for the span of an attempt that has none.
 var nonRecording = trace.SpanFromContext(context.Background())

@@ -4,6 +4,7 @@
 package otelretry
 
 import (
+	"context"
 	"io"
 	"net/http"
 	"sync"
@@ -69,35 +70,53 @@ func (op *operation) handOver(resp *http.Response, a *attempt) {
 // connection can be reused; a longer body is closed unread.
 const maxDrain = 4 << 10
 
-// drainPause is the least time the drain of an answer's body of known
-// length up to maxDrain may take before a retry, whatever the pause, so
-// that even with no backoff (ConstantBackoff(0), a full jitter near 0) the
-// connection is kept rather than closed with the body unread. The drain
-// usually ends at once, and the next attempt starts when the pause has
-// passed: the pause recorded (retry.backoff_ms) is the one waited for. The
-// decision reserves the bound against the deadline, as it does a pause.
+// drainPause is the least time the drain of an answer's body may take
+// before a retry, whatever the pause (see drainFloor), so that even with no
+// backoff (ConstantBackoff(0), a full jitter near 0) the connection is kept
+// rather than closed with the body unread. The drain usually ends at once,
+// and the next attempt starts when the pause has passed: the pause
+// recorded (retry.backoff_ms) is the one waited for. The decision reserves
+// the bound against the deadline, as it does a pause.
 const drainPause = 2 * time.Millisecond
+
+// drainFloor is the least time the drain of a discarded body of length n
+// (its ContentLength, below 0 when unknown, as for a chunked body) may
+// take: drainPause, or 0 for an empty body, which needs no drain, and for
+// one known to be longer than maxDrain, which is closed unread.
+func drainFloor(n int64) time.Duration {
+	if n == 0 || n > maxDrain {
+		return 0
+	}
+	return drainPause
+}
 
 // drainBuffers lends discard its read buffer.
 var drainBuffers = sync.Pool{New: func() any { return new([512]byte) }}
 
 // discard drains (at most maxDrain bytes, for at most bound: the verdict's
-// drain) and closes a response that will not be returned, so that its connection can be reused
-// and its client span ends, then releases the attempt. The bound keeps a
-// stalled body from holding the operation past its pause: when it passes,
-// the attempt's context is canceled, which aborts a net/http body read,
-// and the body is closed, which unblocks one that ignores its context. A
-// body whose Close itself blocks is beyond any bound.
+// drain) and closes a response that will not be returned, so that its
+// connection can be reused and its client span ends, then releases the
+// attempt. The drain ends when the attempt's context does: when the bound
+// passes (the timer cancels it, see expire) or the caller cancels. Its end
+// cancels a net/http body read and closes the base's body, which unblocks
+// a body that ignores its context, so that neither a stalled body nor one
+// that ignores the cancellation holds the operation. A body whose Close
+// itself blocks is beyond any bound. The response is closed here, on the
+// operation's goroutine, where the telemetry its wrapper runs may panic.
 func discard(resp *http.Response, a *attempt, bound time.Duration) {
 	if resp != nil && resp.Body != nil {
-		a.drain.body = resp.Body
 		if bound > 0 {
 			a.state.Store(stateDraining)
 			a.timer.Reset(bound)
+			stop := context.AfterFunc(&a.ctx, a.raw.close)
 			drain(resp.Body)
+			if !stop() {
+				a.raw.close() // returns once the AfterFunc's close has
+			}
 			a.timer.Stop()
 		}
-		a.drain.close()
+		resp.Body.Close()
+		a.raw.closedAbove()
 	}
 	a.release()
 }

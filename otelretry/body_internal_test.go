@@ -5,11 +5,21 @@ package otelretry
 
 import (
 	"context"
+	"errors"
 	"io"
+	"net"
 	"net/http"
+	"net/http/httptest"
+	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
+
+	metricnoop "go.opentelemetry.io/otel/metric/noop"
+	tracenoop "go.opentelemetry.io/otel/trace/noop"
 )
 
 // countingBody counts what was read from it and whether it was closed.
@@ -32,6 +42,7 @@ func bareAttempt() (*attempt, context.Context) {
 	a := &attempt{}
 	ctx, cancel := context.WithCancelCause(context.Background())
 	a.cancel = cancel
+	a.ctx = attemptContext{Context: ctx, a: a}
 	a.state.Store(stateAnswered)
 	a.timer = time.AfterFunc(time.Hour, a.expire)
 	a.timer.Stop()
@@ -65,4 +76,159 @@ func TestDiscardWithoutPauseClosesUnread(t *testing.T) {
 	if body.read != 0 || !body.closed {
 		t.Fatalf("read %d, closed %v; want 0, true", body.read, body.closed)
 	}
+}
+
+// drainFloor: a body up to maxDrain gets the floor whether its length is
+// known or not; an empty one, and one known to be longer, get none.
+func TestDrainFloorCoversSmallBodiesOfAnyLength(t *testing.T) {
+	for n, want := range map[int64]time.Duration{-1: drainPause, 0: 0, 1: drainPause, maxDrain: drainPause, maxDrain + 1: 0} {
+		if got := drainFloor(n); got != want {
+			t.Errorf("drainFloor(%d) = %v, want %v", n, got, want)
+		}
+	}
+}
+
+// Under a zero pause, a discarded body of unknown length (a chunked 503)
+// is drained before the retry, not closed unread.
+func TestZeroPauseDrainsABodyOfUnknownLength(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var bodies []*countingBody
+		base := baseFunc(func(r *http.Request) (*http.Response, error) {
+			b := &countingBody{r: strings.NewReader(strings.Repeat("x", maxDrain))}
+			bodies = append(bodies, b)
+			return &http.Response{StatusCode: http.StatusServiceUnavailable, ContentLength: -1, Body: b, Request: r}, nil
+		})
+		tr := NewTransport(base, WithBackoff(ConstantBackoff(0)), WithMaxAttempts(2), WithoutBudget(),
+			WithTracerProvider(tracenoop.NewTracerProvider()), WithMeterProvider(metricnoop.NewMeterProvider()))
+		req, _ := http.NewRequestWithContext(t.Context(), http.MethodGet, "http://api.test/", nil)
+		resp, err := tr.RoundTrip(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if len(bodies) != 2 || bodies[0].read != maxDrain || !bodies[0].closed {
+			t.Fatalf("the discarded body: read %d of %d, closed %v (%d calls)", bodies[0].read, maxDrain, bodies[0].closed, len(bodies))
+		}
+	})
+}
+
+// The same over loopback, counted in connections: with a zero pause, many
+// 503s whose body is up to maxDrain, chunked or not, keep their connection.
+// A body of known length above maxDrain is closed unread, which costs its
+// connection; an empty one needs no drain. A drain that the scheduler
+// holds past the floor (a loaded machine, the race detector) is cut and
+// costs its connection too, so a few are allowed.
+func TestZeroPauseKeepsTheConnectionsOfSmallErrorBodies(t *testing.T) {
+	const operations, attempts = 50, 3
+	const discarded = operations * (attempts - 1) // each operation's last 503 is returned, and read to its end
+	kept := func(n int) bool { return n <= 1+discarded/10 }
+	cases := []struct {
+		name    string
+		size    int
+		chunked bool
+		conns   func(got int) bool
+	}{
+		{"chunked 4 KiB", maxDrain, true, kept},
+		{"chunked 100 B", 100, true, kept},
+		{"known 4 KiB", maxDrain, false, kept},
+		{"empty", 0, false, kept},
+		{"known above 4 KiB", maxDrain + 1, false, func(n int) bool { return n == 1+discarded }},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			body := strings.Repeat("x", c.size)
+			srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				if !c.chunked {
+					w.Header().Set("Content-Length", strconv.Itoa(c.size))
+				}
+				w.WriteHeader(http.StatusServiceUnavailable)
+				if c.chunked {
+					w.(http.Flusher).Flush() // headers out now: no Content-Length
+				}
+				io.WriteString(w, body)
+			}))
+			var newConns atomic.Int32
+			srv.Config.ConnState = func(_ net.Conn, s http.ConnState) {
+				if s == http.StateNew {
+					newConns.Add(1)
+				}
+			}
+			srv.Start()
+			defer srv.Close()
+			base := &http.Transport{}
+			defer base.CloseIdleConnections()
+			tr := NewTransport(base, WithBackoff(ConstantBackoff(0)), WithMaxAttempts(attempts), WithoutBudget(),
+				WithTracerProvider(tracenoop.NewTracerProvider()), WithMeterProvider(metricnoop.NewMeterProvider()))
+			for range operations {
+				req, _ := http.NewRequestWithContext(t.Context(), http.MethodGet, srv.URL, nil)
+				resp, err := tr.RoundTrip(req)
+				if err != nil {
+					t.Fatal(err)
+				}
+				io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+			}
+			n := int(newConns.Load())
+			if !c.conns(n) {
+				t.Errorf("%d attempts opened %d connections", operations*attempts, n)
+			}
+			t.Logf("%d attempts opened %d connections", operations*attempts, n)
+		})
+	}
+}
+
+// baseFunc is a base RoundTripper made of a function.
+type baseFunc func(*http.Request) (*http.Response, error)
+
+func (f baseFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
+
+// deafBody is a response body whose Read ignores every context: it blocks
+// until the body is closed, as an in-memory pipe or a custom base's body
+// does.
+type deafBody struct {
+	once   sync.Once
+	closed chan struct{}
+}
+
+func (b *deafBody) Read([]byte) (int, error) {
+	<-b.closed
+	return 0, io.ErrClosedPipe
+}
+
+func (b *deafBody) Close() error { b.once.Do(func() { close(b.closed) }); return nil }
+
+// A caller that cancels during the drain of a discarded body gets its
+// error at once, whatever the body's Read does: the cancellation closes
+// the body, and ends the pause. Before, it waited for the drain's bound,
+// the pause (6 s).
+func TestCancellationEndsTheDrainOfABodyThatIgnoresItsContext(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var bodies []*deafBody
+		base := baseFunc(func(r *http.Request) (*http.Response, error) {
+			b := &deafBody{closed: make(chan struct{})}
+			bodies = append(bodies, b)
+			return &http.Response{StatusCode: http.StatusServiceUnavailable, ContentLength: -1, Body: b, Request: r}, nil
+		})
+		tr := NewTransport(base, WithBackoff(ConstantBackoff(6*time.Second)), WithDeadline(time.Minute), WithoutBudget(),
+			WithTracerProvider(tracenoop.NewTracerProvider()), WithMeterProvider(metricnoop.NewMeterProvider()))
+		ctx, cancel := context.WithCancel(t.Context())
+		time.AfterFunc(200*time.Millisecond, cancel)
+		start := time.Now()
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, "http://api.test/", nil)
+		resp, err := tr.RoundTrip(req)
+		if resp != nil {
+			resp.Body.Close()
+		}
+		if took := time.Since(start); took != 200*time.Millisecond || !errors.Is(err, context.Canceled) {
+			t.Errorf("canceled at 200ms during a drain bounded by a 6s pause: returned after %v with %v", took, err)
+		}
+		if len(bodies) != 1 {
+			t.Fatalf("%d calls, want 1", len(bodies))
+		}
+		select {
+		case <-bodies[0].closed:
+		default:
+			t.Error("the discarded body was left open")
+		}
+	})
 }

@@ -109,8 +109,10 @@
 // reason, the operation id, the number of attempts and the last cause; it
 // is a net.Error whose Timeout is false for a write whose outcome is
 // unknown, so that retryers above do not resend it.
-// A base that panics has the operation's spans ended, with a panic event,
-// and its panic goes on.
+// A base, a hook or the telemetry (a span processor, a log exporter, a
+// metric view, a slog handler) that panics has what the operation holds
+// released (buffers, bodies, the response being handed over) and its spans
+// ended, with a panic event, and the panic goes on.
 //
 // # Secrets
 //

@@ -229,6 +229,9 @@ func EvidenceClassifier(evidence func(error) (Evidence, bool)) Classifier {
 //     left) then resends exactly the prepared bytes. Without a GetBody of
 //     its own, any resend below otelretry is refused. The body it replaced
 //     is closed by the transport; the PrepareFunc must not close it.
+//   - Unless it changes the trailers (or the body), the caller's own
+//     Trailer map is sent, so that the values the caller's body sets
+//     while it is read reach the wire.
 //
 // An error ends the operation with outcome stop, reason prepare_failed,
 // and that error as the cause; no call is made. Its time counts against

@@ -112,12 +112,17 @@ type progress struct {
 	// abandoned is the number of the call a retry planned and that was not
 	// made, 0 when none (see abandonPlanned).
 	abandoned int
-	ended     bool
+	// returned: run returned; until then, a panic leaves the operation
+	// to abandonOnPanic, however far it went (end included).
+	returned bool
 	// callerExpired: the operation ended because the caller's deadline
 	// passed (see awaitCaller).
 	callerExpired bool
 	lastEvent     *attemptEvent
 	current       *attempt // the attempt in progress, for cleanup after a panic
+	// stored is the response of no attempt (the state check's) being
+	// handed over, for cleanup after a panic.
+	stored *http.Response
 }
 
 // opTelemetry is what the operation's telemetry reuses.
@@ -336,9 +341,8 @@ func (t *Transport) startOperationSpan(ctx context.Context, op *operation) (cont
 // both carry.
 func (op *operation) startFields(kv []attribute.KeyValue) []attribute.KeyValue {
 	u := op.req.URL
+	kv = attrs.AppendMethod(append(kv, attrs.OperationIDKey.String(op.opID())), op.policy.method)
 	kv = append(kv,
-		attrs.OperationIDKey.String(op.opID()),
-		attrs.HTTPRequestMethodKey.String(op.policy.method),
 		attrs.URLFullKey.String(op.sanitizedURL()),
 		attrs.ServerAddressKey.String(u.Hostname()),
 	)
@@ -539,6 +543,8 @@ func (op *operation) succeed(resp *http.Response, a *attempt, v verdict) *http.R
 	if a != nil {
 		op.handOver(resp, a)
 		resp.Request = op.req
+	} else {
+		op.progress.stored = resp
 	}
 	op.end(v, op.since())
 	op.report(v, resp.StatusCode, nil)
@@ -633,7 +639,6 @@ const maxCallerLag = time.Second
 // end writes the operation span's attributes, ends it, emits its log
 // event and records the operation's metrics.
 func (op *operation) end(v verdict, now time.Duration) {
-	op.progress.ended = true
 	op.progress.callerExpired = v.decision == attrs.DecisionDeadlineExceeded && v.reason == attrs.ReasonCaller
 	outcome := v.decision.Outcome()
 	errorType := ""
@@ -705,30 +710,53 @@ func (op *operation) releaseBuffer() {
 	}
 }
 
-// abandonOnPanic is deferred by RoundTrip. When a base RoundTripper or a
-// hook panics (or calls runtime.Goexit), it ends the operation's spans
-// with an event naming the panic, releases what the operation holds, and
-// lets the panic go on: a retry layer must not hide a crash, but must not
-// leave spans open or timers running either.
+// abandonOnPanic is deferred by RoundTrip. When a base RoundTripper, a
+// hook or the telemetry (a span processor, a log exporter, a metric view,
+// a slog handler) panics, or calls runtime.Goexit, before RoundTrip
+// returns, it releases what the operation holds, the response being handed
+// over included, ends the operation's spans with an event naming the
+// panic, and lets the panic go on: a retry layer must not hide a crash,
+// but must not leave spans open, timers running, connections held or
+// memory reserved either. It runs whenever run did not return, however
+// far the operation went: each step is safe after what end released.
 func (op *operation) abandonOnPanic() {
-	if op.progress.ended {
+	if op.progress.returned {
 		return
 	}
 	r := recover()
-	op.progress.ended = true
-	if a := op.progress.current; a != nil {
-		a.abandon(r)
+	// What holds memory, connections and goroutines first: ending the
+	// spans runs telemetry, which may panic again, and so may a body's
+	// Close (see afterPanic).
+	a := op.progress.current
+	if a != nil {
+		a.abandon()
 	}
 	if op.progress.callerBody {
-		closeBody(op.req)
-	}
-	if op.span != nil { // nil: the panic came before the span started
-		endWithPanic(op.span, r)
+		op.progress.callerBody = false
+		afterPanic(func() { closeBody(op.req) })
 	}
 	op.releaseBuffer()
+	if resp := op.progress.stored; resp != nil {
+		op.progress.stored = nil
+		afterPanic(func() { closeResponse(resp) })
+	}
+	if a != nil {
+		afterPanic(func() { a.endAfterPanic(r) })
+	}
+	if op.span != nil { // nil: the panic came before the span started
+		afterPanic(func() { endWithPanic(op.span, r) })
+	}
 	if r != nil {
 		panic(r)
 	}
+}
+
+// afterPanic runs f, a cleanup step after a panic, dropping a panic of its
+// own (telemetry that panics on every span, a body whose Close panics, do
+// so again), so that the first panic goes on and the steps after f run.
+func afterPanic(f func()) {
+	defer func() { _ = recover() }()
+	f()
 }
 
 // endWithPanic ends span with an event naming the panic r, if it still

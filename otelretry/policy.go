@@ -88,9 +88,9 @@ type input struct {
 	// retried (see needPause).
 	pauseAsked          bool
 	backoff, retryAfter time.Duration
-	// drainFloor is the least time the failed answer's small body of known
-	// length may take to drain before the next attempt (drainPause), so
-	// that its connection is kept whatever the pause; 0 for any other
+	// drainFloor is the least time the failed answer's small body may
+	// take to drain before the next attempt (see drainFloor in body.go),
+	// so that its connection is kept whatever the pause; 0 for any other
 	// answer.
 	drainFloor time.Duration
 
@@ -109,9 +109,9 @@ type verdict struct {
 	decision attrs.Decision
 	pause    time.Duration
 	// drain bounds the drain of the discarded answer's body before the
-	// next attempt: the pause, or drainPause for a small body of known
-	// length when the pause is shorter (the drain usually ends at once;
-	// the next attempt then starts when the pause has passed).
+	// next attempt: the pause, or the drain floor of a small body when the
+	// pause is shorter (the drain usually ends at once; the next attempt
+	// then starts when the pause has passed).
 	drain  time.Duration
 	reason attrs.Reason
 	// unknownWrite: the operation ends while a write may have been applied

@@ -75,10 +75,10 @@ func (ev *attemptEvent) errorType() string {
 // fields returns the attempt event as attributes, appended to kv: the one
 // list that the attempt span and the log record both carry. On otelhttp's
 // CLIENT span (onClientSpan) the fields otelhttp writes there itself, with
-// the same values, are left to it: the method, the status code, error.type
-// (from the status, or from the attempt error's ErrorType) and url.full,
-// unless sanitizing changes it. The span then carries the same list,
-// written once.
+// the same values, are left to it: the method, unless it is outside the
+// standard set, the status code, error.type (from the status, or from the
+// attempt error's ErrorType) and url.full, unless sanitizing changes it.
+// The span then carries the same list, written once.
 func (op *operation) fields(kv []attribute.KeyValue, ev *attemptEvent, onClientSpan bool) []attribute.KeyValue {
 	id := op.opID()
 	if ev.requestID == "" {
@@ -89,8 +89,10 @@ func (op *operation) fields(kv []attribute.KeyValue, ev *attemptEvent, onClientS
 		attrs.RequestIDKey.String(ev.requestID),
 		attrs.AttemptKey.Int(ev.attempt),
 	)
-	if !onClientSpan {
-		kv = append(kv, attrs.HTTPRequestMethodKey.String(op.policy.method))
+	if !onClientSpan || attrs.MethodValue(op.policy.method) != op.policy.method {
+		// otelhttp names a method that differs from a standard one only in
+		// case by the standard name ("get" as GET): written over it.
+		kv = attrs.AppendMethod(kv, op.policy.method)
 	}
 	if !onClientSpan || ev.urlChanges(op) {
 		kv = append(kv, attrs.URLFullKey.String(ev.sanitizedURL(op)))

@@ -6,6 +6,7 @@ package otelretry_test
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"strings"
@@ -15,6 +16,7 @@ import (
 
 	"go.opentelemetry.io/contrib/instrumentation/net/http/otelhttp"
 	"go.opentelemetry.io/otel/attribute"
+	sdklog "go.opentelemetry.io/otel/sdk/log"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	"go.opentelemetry.io/otel/trace"
@@ -213,5 +215,78 @@ func TestWithoutClientSpansNestsTheBasesClientSpan(t *testing.T) {
 	clients := spantest.Children(spans, a)
 	if len(clients) != 1 || clients[0].SpanKind() != trace.SpanKindClient {
 		t.Fatalf("want the base's CLIENT span under the attempt span")
+	}
+}
+
+// A method outside the standard set (PURGE, or a standard name in another
+// case, as method names are case-sensitive) is http.request.method=_OTHER
+// with http.request.method_original on every channel, as the HTTP semantic
+// conventions ask and as otelhttp's CLIENT span says for PURGE: the
+// operation span, the attempt span, the retry.attempt and retry.operation
+// log records, the slog record, and the metric label (which carries no
+// original, to bound its series).
+func TestMethodOutsideTheStandardSetIsOtherOnEveryChannel(t *testing.T) {
+	const methodKey, originalKey = attribute.Key("http.request.method"), attribute.Key("http.request.method_original")
+	for _, method := range []string{"PURGE", "get"} {
+		for _, clientSpans := range []bool{true, false} {
+			t.Run(fmt.Sprintf("%s/clientSpans=%v", method, clientSpans), func(t *testing.T) {
+				var buf bytes.Buffer
+				opts := []otelretry.Option{otelretry.WithLogger(slog.New(slog.NewJSONHandler(&buf, nil)))}
+				if !clientSpans {
+					opts = append(opts, otelretry.WithoutClientSpans())
+				}
+				h, logs := newLogHarness(t, []scripted.Step{{Status: 200}}, opts...)
+				req, err := http.NewRequestWithContext(t.Context(), method, "http://api.test/cache", nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				resp, err := h.client.Do(req)
+				if err != nil {
+					t.Fatal(err)
+				}
+				resp.Body.Close()
+				check := func(channel string, get func(attribute.Key) (string, bool)) {
+					t.Helper()
+					m, _ := get(methodKey)
+					o, ok := get(originalKey)
+					if m != "_OTHER" || !ok || o != method {
+						t.Errorf("%s: method %q, original %q (set %v); want _OTHER and %q", channel, m, o, ok, method)
+					}
+				}
+				fromSpan := func(s sdktrace.ReadOnlySpan) func(attribute.Key) (string, bool) {
+					return func(k attribute.Key) (string, bool) { return attrValue(s.Attributes(), k) }
+				}
+				fromRecord := func(rec sdklog.Record) func(attribute.Key) (string, bool) {
+					return func(k attribute.Key) (string, bool) {
+						v, ok := recordAttrs(rec)[k]
+						return v.Emit(), ok
+					}
+				}
+				check("operation span", fromSpan(h.operation(t)))
+				attempts := h.attempts()
+				if len(attempts) != 1 {
+					t.Fatalf("%d attempt spans, want 1", len(attempts))
+				}
+				check("attempt span", fromSpan(attempts[0]))
+				for _, name := range []string{attrs.LogEventAttempt, attrs.LogEventOperation} {
+					recs := logs.named(name)
+					if len(recs) != 1 {
+						t.Fatalf("%d %s records, want 1", len(recs), name)
+					}
+					check(name+" record", fromRecord(recs[0]))
+				}
+				var rec map[string]any
+				if err := json.Unmarshal(buf.Bytes(), &rec); err != nil {
+					t.Fatalf("slog record %q: %v", buf.String(), err)
+				}
+				check("slog record", func(k attribute.Key) (string, bool) {
+					v, ok := rec[string(k)].(string)
+					return v, ok
+				})
+				if got := sumBy(t, h.collect(t), "retry.attempts", methodKey); len(got) != 1 || got["_OTHER"] != 1 {
+					t.Errorf("retry.attempts by method = %v, want one attempt labelled _OTHER", got)
+				}
+			})
+		}
 	}
 }

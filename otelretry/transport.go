@@ -182,6 +182,7 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	defer op.abandonOnPanic() // the user's formatters and labelers run in begin
 	op.begin()
 	resp, err := op.run()
+	op.progress.returned = true
 	op.awaitCaller()
 	return resp, err
 }
@@ -220,6 +221,9 @@ func (i innermost) RoundTrip(r *http.Request) (*http.Response, error) {
 		return i.t.base.RoundTrip(r)
 	}
 	a.span = trace.SpanFromContext(r.Context())
+	// otelhttp's clone copied the Trailer map, which the body fills as it
+	// is read: net/http writes the map of the request it sends.
+	r.Trailer = a.out.Trailer
 	resp, err := a.exchange(r)
 	if err != nil {
 		res := a.conclude(nil, err)

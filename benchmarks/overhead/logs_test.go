@@ -199,9 +199,9 @@ func BenchmarkLogEvents(b *testing.B) {
 }
 
 // unsized is the in-memory base with the length of its 503s' bodies
-// unknown: the transport then drains a retried answer without the short
-// pause it gives a body of known length (drainPause), which would make
-// Retry3 a benchmark of that pause.
+// unknown, as a chunked answer's. Their drain is bounded by the drain
+// floor (drainPause) like a sized body's, and ends at once: no pause is
+// timed.
 type unsized struct{ *memTransport }
 
 func (u unsized) RoundTrip(req *http.Request) (*http.Response, error) {

@@ -6,5 +6,6 @@
 // count the requests the server executed: the SDK at its defaults (so that
 // the README's table of executions is measured) and with the README's
 // recipe ("With your SDK"): the AWS SDK v2 (DynamoDB), go-elasticsearch v8,
-// the Vault api and minio-go v7.
+// the Vault api and minio-go v7. stripe-go v82, openai-go v3, azcore's
+// pipeline and Kubernetes client-go are measured at their defaults.
 package sdkclients

@@ -24,10 +24,13 @@ type countingServer struct {
 	count  map[string]int
 	bodies map[string][]string
 	times  map[string][]time.Time
+	// headers are the request headers of each execution of a key, as the
+	// server saw them (what an SDK adds per attempt).
+	headers map[string][]http.Header
 }
 
 func newCountingServer(t *testing.T, key func(*http.Request) string, answer func(key string, n int, w http.ResponseWriter, r *http.Request)) *countingServer {
-	s := &countingServer{count: map[string]int{}, bodies: map[string][]string{}, times: map[string][]time.Time{}}
+	s := &countingServer{count: map[string]int{}, bodies: map[string][]string{}, times: map[string][]time.Time{}, headers: map[string][]http.Header{}}
 	s.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		k := key(r)
 		body, _ := io.ReadAll(r.Body)
@@ -36,6 +39,7 @@ func newCountingServer(t *testing.T, key func(*http.Request) string, answer func
 		n := s.count[k]
 		s.bodies[k] = append(s.bodies[k], string(body))
 		s.times[k] = append(s.times[k], time.Now())
+		s.headers[k] = append(s.headers[k], r.Header.Clone())
 		s.mu.Unlock()
 		answer(k, n, w, r)
 	}))
@@ -55,6 +59,18 @@ func (s *countingServer) bodiesOf(key string) []string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return append([]string(nil), s.bodies[key]...)
+}
+
+// headerOf returns the value of header name in each execution of key, in
+// order ("" where it was absent).
+func (s *countingServer) headerOf(key, name string) []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []string
+	for _, h := range s.headers[key] {
+		out = append(out, h.Get(name))
+	}
+	return out
 }
 
 // gap is the time between the first two executions of key (0 with fewer).
@@ -91,3 +107,7 @@ func (t *tries) RoundTrip(r *http.Request) (*http.Response, error) {
 	t.n.Add(1)
 	return t.next.RoundTrip(r)
 }
+
+// WrappedRoundTripper lets a client that looks through wrappers (client-go's
+// CancelRequest) reach the Transport below.
+func (t *tries) WrappedRoundTripper() http.RoundTripper { return t.next }

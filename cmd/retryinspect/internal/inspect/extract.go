@@ -94,6 +94,22 @@ func (f *fields) str(key string, p presence) string {
 	return v.Text()
 }
 
+// method returns the request's method: http.request.method, or, when
+// that is _OTHER (a method outside the standard set, as the semantic
+// conventions record it), http.request.method_original as sent. Spans
+// written before _OTHER carry the method itself, upper-cased here as they
+// always were.
+func (f *fields) method(p presence) string {
+	m := f.str(keyMethod, p)
+	if m != attrs.MethodOther {
+		return strings.ToUpper(m)
+	}
+	if orig := f.str(keyMethodOriginal, optional); orig != "" {
+		return orig
+	}
+	return m
+}
+
 // int returns an integer attribute (nil when absent or not a number). An
 // integral float is used but noted as a type error; NaN, infinities and
 // fractions are refused.
@@ -152,7 +168,7 @@ func readOperation(s *model.Span) (Operation, fields) {
 		ID:                  f.str(keyOperationID, required),
 		TraceID:             s.TraceID,
 		SpanID:              s.SpanID,
-		Method:              strings.ToUpper(f.str(keyMethod, noted)),
+		Method:              f.method(noted),
 		URL:                 redact.String(f.str(keyURLFull, noted)),
 		ServerAddress:       f.str(keyServerAddress, noted),
 		RecordedAttempts:    f.int(keyAttempts, noted),
@@ -183,7 +199,7 @@ func readAttempt(s *model.Span) (Attempt, fields) {
 	a := Attempt{
 		OperationID:   f.str(keyOperationID, required),
 		RequestID:     f.str(keyRequestID, required),
-		Method:        strings.ToUpper(f.str(keyMethod, required)),
+		Method:        f.method(required),
 		StatusCode:    f.int(keyStatusCode, optional),
 		ErrorClass:    f.str(keyErrorClass, optional),
 		ElapsedMs:     f.int(keyElapsedMs, required),

@@ -31,6 +31,7 @@ var (
 	keyIdempotencyContract = string(attrs.IdempotencyContractKey)
 	keyStateCheckResult    = string(attrs.StateCheckResultKey)
 	keyMethod              = string(attrs.HTTPRequestMethodKey)
+	keyMethodOriginal      = string(attrs.HTTPRequestMethodOriginalKey)
 	keyStatusCode          = string(attrs.HTTPResponseStatusCodeKey)
 	keyResendCount         = string(attrs.HTTPRequestResendCountKey)
 	keyURLFull             = string(attrs.URLFullKey)
