@@ -20,7 +20,7 @@
 # (another process was using the cores).
 set -euo pipefail
 cd "$(dirname "$0")"
-OUT=${OUT:-$(mktemp -d "${TMPDIR:-/tmp}/otelretry-hedge.XXXXXX")}
+OUT=${OUT:-$(mktemp -d -t otelretry-hedge.XXXXXX)}
 mkdir -p "$OUT"
 bin="$OUT/hedge"
 go build -o "$bin" ./hedge
