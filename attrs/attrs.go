@@ -114,6 +114,12 @@ const (
 	// outcome and reason, attempts, deadline and duration, in the
 	// operation span's context.
 	LogEventOperation = "retry.operation"
+	// LogEventWire names the record of writes on the wire that the base
+	// reported after the attempt's record was written (an HTTP/2 body that
+	// finished writing after the answer, a resend net/http made): the
+	// attempt's ids and number, and its writes on the wire now
+	// (WireWritesKey). The attempt's own records keep the count they had.
+	LogEventWire = "retry.wire"
 )
 
 // Keys defined by the OpenTelemetry semantic conventions, re-exported so the
@@ -164,6 +170,10 @@ const (
 	// EventWireResend marks a write of the request on the wire beyond the
 	// first within one attempt (see WireWritesKey).
 	EventWireResend = "wire_resend"
+	// EventWireLate marks writes on the wire that the base reported after
+	// the attempt's event was written, with the attempt's writes now
+	// (WireWritesKey); the attempt's attributes keep the count they had.
+	EventWireLate = "wire_late"
 	// EventRetryAfterInvalid marks a Retry-After header that was present
 	// but malformed, and so ignored.
 	EventRetryAfterInvalid = "retry_after_invalid"

@@ -5,7 +5,6 @@ package otelretry
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"maps"
@@ -13,46 +12,42 @@ import (
 	"net/http/httptrace"
 	"net/url"
 	"slices"
-	"sync"
-	"sync/atomic"
 	"time"
 
+	"go.opentelemetry.io/otel/propagation"
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/otelretry/otelretry-go/attrs"
+	"github.com/otelretry/otelretry-go/internal/redact"
 )
 
 // attempt is one network call of an operation.
 //
 // It first prepares its request (out): a copy of the caller's request with
 // its own header map and context, its body (the caller's for the first
-// attempt, a fresh one from GetBody for the others), run through the
-// user's PrepareFunc. That prepared request is the attempt's one subject:
-// the policy judges it, the wire carries it, and the attempt event
-// records it.
+// attempt, a fresh one from GetBody, or the buffer's, for the others), run
+// through the user's PrepareFunc. That prepared request is the attempt's
+// one subject: the policy judges it, the wire carries it, and the attempt
+// event records it.
 //
 // Its context is a standard context.WithCancelCause child of the
-// operation's context. Once the attempt is sent, a timer (time.AfterFunc)
-// cancels it with errAttemptTimeout if the answer does not come in time
-// (see waitBound and the httptrace hooks in wire.go), and is stopped when
-// the response headers arrive: the timer bounds the wait for an answer,
-// while the body of a response handed to the caller is bounded by the
-// caller's context alone, as with http.Transport's ResponseHeaderTimeout.
-// The context is canceled for good when the attempt is released: when the
-// caller closes the returned body, or when the transport is done with a
-// response it does not return.
+// operation's context. Once the attempt is sent, its timer (attemptTimer)
+// cancels it if the answer does not come in time. The context is canceled
+// for good when the attempt is released: when the caller closes the
+// returned body, or when the transport is done with a response it does
+// not return.
+//
+// The attempt sends and observes; its owner, the operation, judges what it
+// observed (attemptOwner.conclude) and records it.
 type attempt struct {
-	op    *operation
-	n     int           // number within this operation, from 1
-	start time.Duration // since the operation's start, when it is sent
-	end   time.Duration // when the headers (or the failure) came
+	setup *attemptSetup
+	id    attemptID
+	// at is where the operation stood when the attempt was made.
+	at         progress
+	start, end time.Duration // since the operation's start: sent, and answered or failed
 
-	ctx    attemptContext
-	cancel context.CancelCauseFunc
-	timer  *time.Timer
-	// state resolves the race between the answer and the timer: whichever
-	// moves it from stateWaiting first decides whether the attempt timed out.
-	state atomic.Int32
+	ctx   attemptContext
+	timer attemptTimer
 
 	copy requestCopy   // the prepared request's storage when no PrepareFunc clones it
 	out  *http.Request // the prepared request
@@ -64,9 +59,50 @@ type attempt struct {
 	// own INTERNAL span.
 	span trace.Span
 	ev   attemptEvent
-	// raw is the base's response body, beneath any wrapper, while the
-	// transport holds it (see rawBody).
-	raw rawBody
+	held heldResponse
+}
+
+// attemptSetup is what every attempt of an operation shares: who judges
+// it, how it is sent, and what it is made from.
+type attemptSetup struct {
+	owner  attemptOwner
+	sender *sender
+	ctx    context.Context // the operation's
+	caller *http.Request   // only read and copied
+	clock  *clock
+	bodies bodySource
+}
+
+// attemptOwner is the operation an attempt belongs to: it judges what the
+// attempt came to, and records it.
+type attemptOwner interface {
+	// conclude judges the attempt's answer (resp, or err) and records its
+	// event, once.
+	conclude(a *attempt, resp *http.Response, err error) result
+	// lateWrites records writes on the wire the base reported after the
+	// attempt's event was recorded.
+	lateWrites(a *attempt, writes int32)
+}
+
+// attemptID is an attempt's place: n within its operation, from 1, and
+// its number, which keeps counting across redirect hops and the
+// operations of one WithOperationID (retry.attempt).
+type attemptID struct{ n, number int }
+
+// heldResponse is the response the base returned while the transport
+// holds it: its body beneath any wrapper, and the watch of its end (see
+// endWatch).
+type heldResponse struct {
+	raw  rawBody
+	late endWatch
+}
+
+// result is what one attempt came to: the response or the error (never
+// both), and the verdict the transport carries out.
+type result struct {
+	resp *http.Response
+	err  error
+	v    verdict
 }
 
 // requestCopy holds an attempt's copy of the caller's request and of its
@@ -78,13 +114,6 @@ type requestCopy struct {
 	url url.URL
 }
 
-const (
-	stateWaiting  int32 = iota // for the response headers
-	stateAnswered              // the headers (or a failure) came in time
-	stateTimedOut              // the timer fired first
-	stateDraining              // a discarded body is being drained (see discard)
-)
-
 // attemptContext is the attempt's context: the standard cancel context,
 // and the attempt itself for innermost to find. Only Value is its own;
 // cancellation is the embedded context's, so contexts derived from it
@@ -94,8 +123,6 @@ type attemptContext struct {
 	a *attempt
 }
 
-type attemptKey struct{}
-
 func (c *attemptContext) Value(key any) any {
 	if key == (attemptKey{}) {
 		return c.a
@@ -103,130 +130,46 @@ func (c *attemptContext) Value(key any) any {
 	return c.Context.Value(key)
 }
 
-// newAttempt prepares attempt n: its body, its context and the timer that
-// bounds it, its prepared request, the resend guard, and its span when the
-// transport makes attempt spans. When the prepared attempt may not be sent
-// (decide, phasePrepared), it returns the verdict that ends the operation,
-// with its cause.
-func (op *operation) newAttempt(n int) (*attempt, verdict, error) {
-	a := &op.first
-	if n > 1 {
+// sender is how a Transport sends attempts, chosen once in NewTransport.
+type sender struct {
+	mode sendMode
+	base http.RoundTripper
+	// client is otelhttp's client transport around innermost, through
+	// which attempts are sent in sendThroughClient mode.
+	client       http.RoundTripper
+	prop         propagation.TextMapPropagator
+	rec          *recorder
+	prepare      PrepareFunc
+	trustResends bool
+	protocols    protocols
+}
+
+// newAttempt makes attempt n of an operation, numbered number, with its
+// context; a is the operation's storage for its first attempt, reused.
+func newAttempt(a *attempt, s *attemptSetup, id attemptID, at progress) *attempt {
+	if id.n > 1 {
 		a = new(attempt) // the base may still hold the earlier one
 	}
-	a.op, a.n = op, n
-	a.ev.attempt = op.attemptNumber(n)
-	op.progress.current = a
-	a.arm()
-	body, err := op.attemptBody(n)
-	var prepErr, changed error
-	if err == nil {
-		a.body = body
-		op.progress.callerBody = false // the attempt holds it now, and closes it if it is not sent
-		a.out = a.copyRequest()
-		prepErr = a.prepare()
-		if prepErr == nil {
-			if n == 1 {
-				op.judgeFirst(a.out)
-			}
-			changed = op.prepareChanged(a.out, n)
-		}
-	}
-	in := op.inputAt(phasePrepared, op.since())
-	in.bodyUnavailable, in.prepareFailed, in.prepareChanged = err != nil, prepErr != nil, changed != nil
-	if v := decide(in); !v.goAhead() {
-		a.unsent()
-		op.abandonPlanned(a.ev.attempt, v)
-		return nil, v, op.prepareCause(a, err, prepErr, changed)
-	}
-	a.start = op.since()
-	a.ev.url = op.preparedURL(a.out)
-	a.timer = time.AfterFunc(a.waitBound(), a.expire)
-	a.guard()
-	a.wire.live.Store(true)
-	if op.t.mode == sendWithOwnSpan {
-		ctx, span := op.t.tracer.Start(a.out.Context(), op.t.cfg.attemptName(op.req), op.t.internal...)
-		a.span = span
-		a.out = a.out.WithContext(ctx)
-	}
-	return a, verdict{}, nil
+	a.setup, a.id, a.at = s, id, at
+	cctx, cancel := context.WithCancelCause(s.ctx)
+	a.timer.init(cancel, s.clock)
+	a.ctx = attemptContext{Context: httptrace.WithClientTrace(cctx, a.wire.hooks(wireSetup{
+		timer: &a.timer, protocols: &s.sender.protocols, url: s.caller.URL})), a: a}
+	return a
 }
 
-// prepareCause is the cause of an attempt that was not sent, sanitized.
-func (op *operation) prepareCause(a *attempt, bodyErr, prepErr, changed error) error {
-	var wireURL *url.URL
-	if a.out != nil {
-		wireURL = a.out.URL
+// takeBody takes the attempt's body and makes its copy of the caller's
+// request. It reports a body that could not be had (GetBody, or the
+// buffer's read, failed).
+func (a *attempt) takeBody() error {
+	body, err := a.setup.bodies.forAttempt(a.id.n)
+	if err != nil {
+		return err
 	}
-	var readErr *bufferReadError
-	switch {
-	case errors.As(bodyErr, &readErr):
-		return op.sanitize(bodyErr, nil)
-	case bodyErr != nil:
-		return op.sanitize(getBodyError{bodyErr}, nil)
-	case prepErr != nil:
-		return op.sanitize(prepareError{prepErr}, wireURL)
-	case changed != nil:
-		return op.sanitize(prepareError{changed}, wireURL)
-	}
+	a.body = body
+	a.out = a.copyRequest()
+	a.wire.useURL(a.out.URL)
 	return nil
-}
-
-// preparedURL is the URL a PrepareFunc may have changed, for the attempt
-// event and errors to sanitize; nil when no PrepareFunc ran, and the URL
-// is the caller's, sanitized once per operation.
-func (op *operation) preparedURL(out *http.Request) *url.URL {
-	if op.t.cfg.prepare == nil {
-		return nil
-	}
-	return out.URL
-}
-
-// attemptBody is the body attempt n starts from: the caller's for the
-// first, a fresh copy from the caller's GetBody for the others; a copy of
-// the buffer for every attempt when the body was buffered (bufferBody).
-func (op *operation) attemptBody(n int) (io.ReadCloser, error) {
-	if op.buffered != nil {
-		return op.buffered.getBody()
-	}
-	if n == 1 || !op.policy.hasBody {
-		return op.req.Body, nil
-	}
-	return op.req.GetBody()
-}
-
-// arm gives the attempt its context. Its timer starts when the prepared
-// attempt is sent (see newAttempt); the preparation is bounded by the
-// deadline alone (see prepare).
-func (a *attempt) arm() {
-	cctx, cancel := context.WithCancelCause(a.op.ctx)
-	a.cancel = cancel
-	a.ctx = attemptContext{Context: httptrace.WithClientTrace(cctx, a.traceHooks()), a: a}
-}
-
-// waitBound is the first bound of a sent attempt. A cut proves only what it
-// proves: a cut before the request got a connection proves it was not sent
-// and can be retried, but a cut after it was written leaves a write's
-// outcome unknown. So the attempt timeout bounds the whole wait only where
-// a cut can be followed up (cutRetryable); otherwise it bounds getting a
-// connection and writing the headers, from the moment the base reports it
-// is getting a connection (gettingConnection), and the deadline bounds the
-// rest. A base that reports nothing through httptrace gets the deadline
-// alone for such a request: nothing would tell what its cut proved.
-func (a *attempt) waitBound() time.Duration {
-	left := a.op.clock.limit - a.start
-	if a.cutRetryable() {
-		return min(a.op.policy.attemptTimeout, left)
-	}
-	return left
-}
-
-// cutRetryable reports whether the attempt timeout may cut the attempt
-// once its request was written: when the policy may repeat it, or when a
-// state check (WithStateCheck) will resolve the unknown outcome a cut
-// leaves, and may let it be sent again. Cutting any other write would buy
-// nothing: it could not be retried, and an answer on its way would be lost.
-func (a *attempt) cutRetryable() bool {
-	return a.op.policy.repeatable || a.op.t.cfg.stateCheck != nil
 }
 
 // copyRequest makes the attempt's copy of the caller's request, with the
@@ -234,8 +177,8 @@ func (a *attempt) cutRetryable() bool {
 // (Request.Clone) when a PrepareFunc may change it, else a copy held in
 // the attempt, whose header map alone is cloned.
 func (a *attempt) copyRequest() *http.Request {
-	req := a.op.req
-	if a.op.t.cfg.prepare != nil {
+	req := a.setup.caller
+	if a.setup.sender.prepare != nil {
 		out := req.Clone(&a.ctx)
 		out.Body = a.body
 		if out.Header == nil {
@@ -254,20 +197,8 @@ func (a *attempt) copyRequest() *http.Request {
 	if c.req.Header == nil {
 		c.req.Header = http.Header{} // otelhttp and propagators write into it
 	}
-	a.wire.source = a.callerBodyAgain()
+	a.wire.makesBodyWith(a.setup.bodies.again())
 	return &c.req
-}
-
-// callerBodyAgain is what makes the caller's body again for a resend
-// below: the buffer's copy, the caller's GetBody, or nil when it has none.
-func (a *attempt) callerBodyAgain() func() (io.ReadCloser, error) {
-	if b := a.op.buffered; b != nil && b.err == nil {
-		return b.getBody
-	}
-	if !a.op.policy.hasBody || a.op.req.GetBody == nil {
-		return nil
-	}
-	return a.op.req.GetBody
 }
 
 // prepare runs the user's PrepareFunc on the attempt's copy. A body it
@@ -277,13 +208,13 @@ func (a *attempt) callerBodyAgain() func() (io.ReadCloser, error) {
 // replaced, so that the caller's bytes never go out in place of the
 // prepared ones.
 func (a *attempt) prepare() error {
-	hook := a.op.t.cfg.prepare
+	hook := a.setup.sender.prepare
 	if hook == nil {
 		return nil
 	}
 	out, given := a.out, a.out.Body
 	replaced := false
-	if caller := a.callerBodyAgain(); caller != nil {
+	if caller := a.setup.bodies.again(); caller != nil {
 		out.GetBody = func() (io.ReadCloser, error) {
 			if replaced {
 				return nil, errNoPreparedBody
@@ -294,10 +225,10 @@ func (a *attempt) prepare() error {
 	// The hook's context ends at the deadline with DeadlineExceeded, as a
 	// context deadline does (the attempt's own context ends only when it is
 	// canceled): a hook that waits on it sees the deadline it ran into.
-	ctx, cancel := context.WithDeadline(&a.ctx, a.op.clock.deadline)
+	ctx, cancel := context.WithDeadline(&a.ctx, a.setup.clock.deadline)
 	defer cancel()
 	hooked := out.WithContext(ctx)
-	err := hook(hooked, a.ev.attempt)
+	err := hook(hooked, a.id.number)
 	out = hooked.WithContext(&a.ctx)
 	a.out = out
 	if out.Header == nil {
@@ -307,110 +238,97 @@ func (a *attempt) prepare() error {
 	if replaced && given != nil {
 		given.Close()
 	}
-	if !replaced && sameHeader(out.Trailer, a.op.req.Trailer) {
+	if caller := a.setup.caller; !replaced && sameHeader(out.Trailer, caller.Trailer) {
 		// Clone copied the caller's Trailer map, and the values the
 		// caller's body sets while it is read go into the caller's: net/http
 		// writes the sent request's map after the body's EOF. Unless the
 		// PrepareFunc changed the trailers, the caller's map is sent.
-		out.Trailer = a.op.req.Trailer
+		out.Trailer = caller.Trailer
 	}
-	a.body, a.wire.source = out.Body, out.GetBody
-	if !hasBody(out) {
-		a.wire.source = nil
+	a.body = out.Body
+	if hasBody(out) {
+		a.wire.makesBodyWith(out.GetBody)
+	} else {
+		a.wire.makesBodyWith(nil)
 	}
+	a.wire.useURL(out.URL)
 	return err
 }
-
-func hasBody(r *http.Request) bool { return r.Body != nil && r.Body != http.NoBody }
 
 // sameHeader reports whether two header maps hold the same values.
 func sameHeader(a, b http.Header) bool { return maps.EqualFunc(a, b, slices.Equal) }
 
-// guard sets up the resend guard on the prepared request (see wire), as
-// planResends says.
-func (a *attempt) guard() {
-	out, w := a.out, &a.wire
-	w.guarded = guardsResends(a.op.policy.repeatable, a.op.t.cfg.trustResends)
-	w.plan = planResends(hasBody(out), w.source != nil, w.guarded, a.op.t.mayGoOverHTTP2(out.URL))
-	switch w.plan {
-	case resendWithEvidence, resendNever:
-		out.GetBody = nil
-	case resendPrepared:
-		out.GetBody = w.getBody
-	case resendHiddenKeys:
-		hideIdempotencyKeys(out.Header)
+// preparedURL is the URL a PrepareFunc may have changed, for the attempt
+// event and errors to sanitize; nil when no PrepareFunc ran, and the URL
+// is the caller's, sanitized once per operation.
+func (a *attempt) preparedURL() *url.URL {
+	if a.setup.sender.prepare == nil || a.out == nil {
+		return nil
+	}
+	return a.out.URL
+}
+
+// launch makes the prepared attempt ready to send under policy p: its
+// timer starts, its resend guard is set up (as planResends says), its
+// hooks go live, and it gets its own span when the transport makes
+// attempt spans.
+func (a *attempt) launch(p requestPolicy) {
+	a.start = a.setup.clock.since()
+	a.timer.start(p.cutRetryable, hasBody(a.out), p.attemptTimeout)
+	a.wire.guard(a.out, guardsResends(p.repeatable, a.setup.sender.trustResends), &a.setup.sender.protocols)
+	if a.setup.sender.mode == sendWithOwnSpan {
+		ctx, span := a.setup.sender.rec.startAttemptSpan(a.out.Context(), a.setup.caller)
+		a.span = span
+		a.out = a.out.WithContext(ctx)
 	}
 }
 
-// unsent releases an attempt that will not be sent, and closes the body
-// no call takes.
-func (a *attempt) unsent() {
-	a.release()
-	if a.body != nil {
-		a.body.Close()
-		a.body = nil
+// send sends the prepared attempt in the Transport's mode and returns what
+// came of it, as its owner concluded it.
+func (a *attempt) send() result {
+	s, owner := a.setup.sender, a.setup.owner
+	switch s.mode {
+	case sendThroughClient:
+		resp, err := s.client.RoundTrip(a.out)
+		if err == nil {
+			// otelhttp's span stays open until the body is read: the
+			// attempt is concluded on it now.
+			return owner.conclude(a, resp, nil)
+		}
+		if ae, ok := err.(*attemptError); ok && ae.decided {
+			// Concluded inside, while otelhttp's span was open.
+			return result{err: ae, v: ae.verdict}
+		}
+		return owner.conclude(a, nil, err)
+	case sendInjectOnly:
+		s.prop.Inject(a.out.Context(), propagation.HeaderCarrier(a.out.Header))
 	}
-	a.op.progress.callerBody = false
+	resp, err := a.exchange(a.out)
+	return owner.conclude(a, resp, err)
 }
 
-// expire is the attempt timer's function: the headers did not come in
-// time, or a discarded body did not drain within its bound (the timer is
-// re-armed for that, see discard).
-func (a *attempt) expire() {
-	if a.state.CompareAndSwap(stateWaiting, stateTimedOut) {
-		a.cancel(errAttemptTimeout)
-	} else if a.state.Load() == stateDraining {
-		a.cancel(drainCutError{a.ev.errorType()}) // which closes the body (see discard)
-	}
-}
+// innermost is the RoundTripper inside otelhttp: it sends each attempt to
+// the base. An attempt that failed is concluded here, while otelhttp's
+// CLIENT span is still open (otelhttp ends it as soon as an error comes
+// back), and its verdict goes back up inside the returned *attemptError.
+type innermost struct{ s *sender }
 
-// rearm restarts the attempt timer for d while the attempt still waits for
-// its answer: httptrace's hooks move it from phase to phase. A hook that
-// comes late (WroteRequest may fire after RoundTrip returned) finds the
-// attempt answered and changes nothing.
-func (a *attempt) rearm(d time.Duration) {
-	if a.state.Load() == stateWaiting {
-		a.timer.Reset(d)
+func (i innermost) RoundTrip(r *http.Request) (*http.Response, error) {
+	a, ok := r.Context().Value(attemptKey{}).(*attempt)
+	if !ok || a.setup.sender != i.s {
+		return i.s.base.RoundTrip(r)
 	}
-}
-
-// release ends the attempt: its timer stops and its context is canceled.
-// It may be called more than once.
-func (a *attempt) release() {
-	if a.timer != nil {
-		a.timer.Stop()
+	a.span = trace.SpanFromContext(r.Context())
+	// otelhttp's clone copied the Trailer map, which the body fills as it
+	// is read: net/http writes the map of the request it sends.
+	r.Trailer = a.out.Trailer
+	resp, err := a.exchange(r)
+	if err != nil {
+		res := a.setup.owner.conclude(a, nil, err)
+		return nil, res.err
 	}
-	if a.cancel != nil {
-		a.cancel(nil)
-	}
-}
-
-// abandon cleans up after a panic in the base, a hook, the telemetry or
-// the transport itself: it releases the attempt, closes a request body no
-// call took, and the base's response body (the one being handed over
-// included), beneath any wrapper. It runs no telemetry (see
-// endAfterPanic); a body's Close that panics does not stop it.
-func (a *attempt) abandon() {
-	a.release()
-	if b := a.body; b != nil {
-		a.body = nil
-		afterPanic(func() { b.Close() }) // the panic came before any call took it
-	}
-	afterPanic(a.raw.close)
-}
-
-// endAfterPanic ends the attempt's span with an event naming the panic r
-// (nil for runtime.Goexit).
-func (a *attempt) endAfterPanic(r any) {
-	if a.span == nil {
-		return
-	}
-	if a.op.t.mode == sendThroughClient && a.span.IsRecording() {
-		// otelhttp recorded the raw url.full; the attempt event, which
-		// overwrites it, may not have been written.
-		a.span.SetAttributes(attrs.URLFullKey.String(a.ev.sanitizedURL(a.op)))
-	}
-	endWithPanic(a.span, r)
+	a.watchEnd(resp)
+	return resp, nil
 }
 
 // exchange sends r, the prepared request as it reaches the innermost
@@ -418,23 +336,18 @@ func (a *attempt) endAfterPanic(r any) {
 // error, never both.
 func (a *attempt) exchange(r *http.Request) (*http.Response, error) {
 	a.body = nil // the base owns the body now
-	resp, err := a.op.t.base.RoundTrip(r)
-	a.end = a.op.since()
-	timedOut := !a.state.CompareAndSwap(stateWaiting, stateAnswered)
-	a.timer.Stop()
-	resp, err = usableResponse(a.op.t.base, resp, err, methodOf(r))
-	switch {
-	case timedOut && err == nil:
-		// The timer won the race by a hair: the context is canceled, so
-		// the body could not be read.
+	base := a.setup.sender.base
+	resp, err := base.RoundTrip(r)
+	a.end = a.setup.clock.since()
+	timedOut := a.timer.answered()
+	resp, err = usableResponse(base, resp, err, methodOf(r))
+	drop, err := settleRace(timedOut, err)
+	if drop {
 		closeResponse(resp)
-		return nil, errAttemptTimeout
-	case timedOut && !errors.Is(err, errAttemptTimeout):
-		// A base that reports its canceled context rather than its cause:
-		// say what happened, and keep what it said.
-		return nil, fmt.Errorf("%w (%w)", errAttemptTimeout, err)
-	case err == nil:
-		a.raw.body = resp.Body
+		return nil, err
+	}
+	if err == nil {
+		a.held.raw.hold(resp.Body)
 	}
 	return resp, err
 }
@@ -461,11 +374,11 @@ func usableResponse(base http.RoundTripper, resp *http.Response, err error, meth
 	return resp, nil
 }
 
-// watchLateWrites wraps, under otelhttp's body wrapper, the body of a
-// response on a recording CLIENT span whose base reports its writes, so
-// that writes reported after the headers are counted (see lateWrites). A
-// base that reported nothing through httptrace will not report late.
-func (a *attempt) watchLateWrites(resp *http.Response) {
+// watchEnd wraps, under otelhttp's body wrapper, the body of a response on
+// a recording CLIENT span whose base reports its writes, so that writes
+// reported after the headers are recorded (see endWatch). A base that
+// reported nothing through httptrace will not report late.
+func (a *attempt) watchEnd(resp *http.Response) {
 	if !a.span.IsRecording() || !a.wire.reportsWrites() {
 		return
 	}
@@ -473,125 +386,174 @@ func (a *attempt) watchLateWrites(resp *http.Response) {
 		return
 	}
 	// The wrapper lives in the attempt, which outlives the body.
-	a.wire.late = lateWrites{ReadCloser: resp.Body, a: a, span: a.span}
-	resp.Body = &a.wire.late
+	a.held.late = endWatch{ReadCloser: resp.Body, answer: &a.ev, end: a.bodyEnded}
+	resp.Body = &a.held.late
 }
 
-// conclude turns what the exchange returned into the attempt's result: it
-// observes the answer, asks the classifier, gathers the decision's input,
-// charges the budget, decides, and records the attempt event once. It
-// returns the response or the sanitized error (never both) with the
-// verdict.
-func (a *attempt) conclude(resp *http.Response, err error) result {
-	op := a.op
-	answer := a.observe(resp, err)
-	in := a.gather(answer, op.t.cfg.classify(answer))
-	if o, ok := budgetCharge(in, a.ev.retryAfter); ok && op.t.budget != nil {
-		op.t.budget.record(op.key(), op.clock.start.Add(a.end), o)
+// bodyEnded is the end of a watched body: writes the base reported since
+// the attempt's event was recorded are recorded now.
+func (a *attempt) bodyEnded() {
+	if now := a.wire.writesSoFar(); now > a.ev.writes {
+		a.setup.owner.lateWrites(a, now)
 	}
-	v := op.settle(in, a.n, &answer)
-	a.ev.verdict = v
-	op.progress.lastEvent = &a.ev
-	a.record()
-	if err != nil {
-		ae := newAttemptError(err, a.ev.class, op.req.URL, a.ev.url)
-		ae.verdict, ae.decided = v, true
-		return result{err: ae, v: v}
-	}
-	return result{resp: resp, v: v}
 }
 
-// observe records what came back in the attempt event and returns it as
-// the hooks see it (Answer): a status and its Retry-After, or an error and
-// its class.
-func (a *attempt) observe(resp *http.Response, err error) Answer {
-	op, ev := a.op, &a.ev
-	ev.elapsed = a.end - a.start
-	ev.remaining = op.clock.limit - a.start
-	ev.writes = a.wire.writesSoFar()
-	answer := Answer{Request: a.out, Attempt: ev.attempt}
-	if prev := op.progress.lastEvent; prev != nil && prev.verdict.decision == attrs.DecisionRetry {
-		answer.PreviousPause = prev.verdict.pause
+// observe gathers what the attempt saw: its timing, what came back and
+// what the base reported of the wire.
+func (a *attempt) observe(resp *http.Response, err error) observation {
+	w := &a.wire
+	seen := attemptSeen{
+		number: a.id.number, start: a.start, end: a.end, remaining: a.setup.clock.limit - a.start,
+		url: a.preparedURL(), timedOut: a.timer.timedOut(),
+		writes: w.writesSoFar(), written: w.reachedWire(), reportsWrites: w.reportsWrites(),
 	}
 	if err != nil {
-		in := op.inputAt(phaseAttempt, a.end)
-		ev.class = observedClass(classify(err), a.state.Load() == stateTimedOut, in.callerCanceled, in.callerDeadline)
-		answer.Err, answer.ErrorClass = err, ev.class
-		return answer
-	}
-	ev.status = resp.StatusCode
-	if ev.writes == 0 && a.wire.reportsWrites() {
-		// An answer proves the request went out: an HTTP/2 client may report
-		// the write (WroteRequest) only after the response arrived.
-		ev.writes = 1
-	}
-	answer.StatusCode, answer.Header, answer.contentLength = resp.StatusCode, resp.Header, resp.ContentLength
-	// resp.Header.Get without canonicalizing the canonical key.
-	if v := resp.Header["Retry-After"]; len(v) > 0 && v[0] != "" {
-		ev.retryAfter, ev.retryAfterError = ParseRetryAfter(v[0], op.clock.start.Add(a.end))
-		ev.hasRetryAfter = ev.retryAfterError == nil
-		answer.RetryAfter = ev.retryAfter
-	}
-	return answer
-}
-
-// gather builds the decision's input from the attempt's answer and the
-// classifier's verdict, at the time left after the classifier ran. The
-// class the attempt records is the one recordedClass returns.
-func (a *attempt) gather(answer Answer, c Classification) input {
-	op, ev := a.op, &a.ev
-	in := op.inputAt(phaseAttempt, op.since())
-	in.attemptsLeft = op.policy.maxAttempts - a.n
-	in.classifier = c
-	if answer.Err != nil {
-		var wireEvidence Evidence
+		var evidence Evidence
 		proved := false
-		if a.wire.plan == resendWithEvidence {
-			wireEvidence, proved = h2Unprocessed(answer.Err)
+		if w.usedNoGetBodyForEvidence() {
+			evidence, proved = h2Unprocessed(err)
 		}
-		ev.class, ev.evidence = recordedClass(ev.class, c, wireEvidence)
-		in.class, in.written = ev.class, a.wire.reachedWire()
-		unsent := neverSent(answer.Err, ev.class) || a.wire.unsentByTrace()
-		in.notProcessed = provedUnprocessed(unsent, in.written, c, proved)
-		return in
+		class := classify(err)
+		return seen.failure(err, class, neverSent(err, class) || w.unsentByTrace(), evidence, proved)
 	}
-	in.status, in.retryableStatus = ev.status, op.t.isRetryableStatus(ev.status)
-	in.retryAfter = ev.retryAfter
-	in.drainFloor = drainFloor(answer.contentLength)
-	return in
+	return seen.response(resp, a.setup.clock.at(a.end))
 }
 
-// record writes the attempt event once: on the attempt's span (ending it
-// when it is the transport's own), the log and the metrics.
-func (a *attempt) record() {
-	span := a.span
-	if span == nil {
-		span = nonRecording // no attempt span: logs and metrics only
+// answer is the attempt's answer as the hooks see it: a status and its
+// Retry-After, or an error and its class (as recorded).
+func (a *attempt) answer(o *observation, class attrs.ErrorClass) Answer {
+	if o.err != nil {
+		return Answer{Request: a.out, Attempt: a.id.number, PreviousPause: a.at.lastPause(), Err: o.err, ErrorClass: class}
 	}
-	a.op.record(span, a.op.t.mode == sendWithOwnSpan, &a.ev)
+	return Answer{Request: a.out, Attempt: a.id.number, PreviousPause: a.at.lastPause(),
+		StatusCode: o.status, Header: o.header, RetryAfter: o.retryAfter, contentLength: o.contentLength}
 }
 
-// rawBody is the response body the base returned, beneath the wrappers
-// that run telemetry (otelhttp's ends its span when it is closed). Closing
-// it runs none, which may panic, so that any goroutine may close it (to
-// unblock a drain, see discard) and so may the cleanup after a panic (see
-// abandon). It is closed once.
-type rawBody struct {
-	body io.Closer
-	once sync.Once
-}
+// concluded keeps the attempt's event, once its owner judged it.
+func (a *attempt) concluded(ev attemptEvent) { a.ev = ev }
 
-func (r *rawBody) close() {
-	r.once.Do(func() {
-		if r.body != nil {
-			r.body.Close()
+// discard drains (at most maxDrain bytes, for at most bound: the verdict's
+// drain) and closes a response that will not be returned, so that its
+// connection can be reused and its client span ends, then releases the
+// attempt. The drain ends when the attempt's context does: when the bound
+// passes (the timer cancels it) or the caller cancels. Its end cancels a
+// net/http body read and closes the base's body, which unblocks a body
+// that ignores its context, so that neither a stalled body nor one that
+// ignores the cancellation holds the operation. A body whose Close itself
+// blocks is beyond any bound. The response is closed here, on the
+// operation's goroutine, where the telemetry its wrapper runs may panic.
+func (a *attempt) discard(resp *http.Response, bound time.Duration) {
+	if resp != nil && resp.Body != nil {
+		if bound > 0 {
+			a.timer.draining(bound, drainCutError{a.ev.errorType()})
+			stop := context.AfterFunc(&a.ctx, a.held.raw.close)
+			drain(resp.Body)
+			if !stop() {
+				a.held.raw.close() // returns once the AfterFunc's close has
+			}
+			a.timer.stop()
 		}
-	})
+		resp.Body.Close()
+		a.held.raw.closedAbove()
+	}
+	a.release()
 }
 
-// closedAbove records that the body was closed through its wrappers, so
-// that it is not closed again.
-func (r *rawBody) closedAbove() { r.once.Do(func() {}) }
+// unsent releases an attempt that will not be sent, and closes the body
+// no call takes.
+func (a *attempt) unsent() {
+	a.release()
+	if a.body != nil {
+		a.body.Close()
+		a.body = nil
+	}
+}
 
-// nonRecording stands for the span of an attempt that has none.
-var nonRecording = trace.SpanFromContext(context.Background())
+// release ends the attempt: its timer stops and its context is canceled.
+// It may be called more than once.
+func (a *attempt) release() {
+	a.timer.stop()
+	a.timer.cancelContext()
+}
+
+// abandon cleans up after a panic in the base, a hook, the telemetry or
+// the transport itself: it releases the attempt, closes a request body no
+// call took, and the base's response body (the one being handed over
+// included), beneath any wrapper. It runs no telemetry; a body's Close
+// that panics does not stop it.
+func (a *attempt) abandon() {
+	a.release()
+	if b := a.body; b != nil {
+		a.body = nil
+		afterPanic(func() { b.Close() }) // the panic came before any call took it
+	}
+	afterPanic(a.held.raw.close)
+}
+
+// afterPanic runs f, a cleanup step after a panic, dropping a panic of its
+// own (telemetry that panics on every span, a body whose Close panics, do
+// so again), so that the first panic goes on and the steps after f run.
+func afterPanic(f func()) {
+	defer func() { _ = recover() }()
+	f()
+}
+
+// checkCopy is the copy of the write a state check gets: the prepared
+// request that went on the wire, without its body (it was sent, and is
+// not the hook's to read or close), with the idempotency headers under
+// their canonical names.
+func (a *attempt) checkCopy(ctx context.Context) *http.Request {
+	c := a.out.Clone(ctx)
+	c.Body, c.GetBody, c.ContentLength = http.NoBody, nil, 0
+	for _, k := range netHTTPIdempotencyKeys {
+		if v, ok := c.Header[k.hidden]; ok {
+			delete(c.Header, k.hidden)
+			c.Header[k.canonical] = v
+		}
+	}
+	return c
+}
+
+// attemptError is an attempt's error as it is reported upward, to otelhttp
+// (which records its message as the client span's status and its
+// ErrorType as error.type) and to the caller (inside *Error). It keeps the
+// base's error for errors.Is and errors.As, but its message has every URL
+// the request is known by sanitized: userinfo and query values never
+// reach telemetry or an error string through a base's *url.Error.
+type attemptError struct {
+	err   error
+	msg   string
+	class attrs.ErrorClass
+	// verdict is the attempt's verdict when decided is set: an attempt
+	// concluded inside otelhttp's call returns it to the transport in its
+	// error (see innermost).
+	verdict verdict
+	decided bool
+}
+
+func (e *attemptError) Error() string { return e.msg }
+func (e *attemptError) Unwrap() error { return e.err }
+
+// ErrorType is the semantic conventions' error.type (see semconv.ErrorType):
+// the error class.
+func (e *attemptError) ErrorType() string { return string(e.class) }
+
+// decidedError is the error of an attempt concluded with verdict v (see
+// attemptError.verdict).
+func decidedError(err error, class attrs.ErrorClass, caller, wire *url.URL, v verdict) *attemptError {
+	ae := newAttemptError(err, class, caller, wire)
+	ae.verdict, ae.decided = v, true
+	return ae
+}
+
+// newAttemptError wraps err with a message sanitized of the URLs the
+// request is known by (the caller's, and the prepared request's, wire,
+// when a PrepareFunc changed it) and of any other URL-like word in it (a
+// hook's error may name a database or a proxy by URL).
+func newAttemptError(err error, class attrs.ErrorClass, caller, wire *url.URL) *attemptError {
+	msg := sanitizeErrorText(err.Error(), err, caller)
+	if wire != nil && wire != caller {
+		msg = sanitizeErrorText(msg, nil, wire)
+	}
+	return &attemptError{err: err, msg: redact.Text(msg), class: class}
+}

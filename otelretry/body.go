@@ -4,33 +4,38 @@
 package otelretry
 
 import (
-	"context"
 	"io"
 	"net/http"
 	"sync"
-	"time"
+	"sync/atomic"
 )
+
+// releaser is what a response body lets go of when it is closed: the
+// attempt that produced it.
+type releaser interface{ release() }
 
 // responseBody wraps the body of a response handed to the caller. Closing
 // it releases the attempt's context: the body is bounded by the caller's
 // context alone, not by the attempt timeout, which bounded only the wait
-// for the headers. It also names the operation that produced it, so that
-// the next hop of a redirect chain (http.Client sets Request.Response to
-// this response) stays inside the same operation contract. A body that is
-// also an io.Writer (a 101 Switching Protocols connection) stays one.
+// for the headers. It also carries the chain its operation started, so
+// that the next hop of a redirect chain (http.Client sets
+// Request.Response to this response) stays inside the same operation
+// contract. A body that is also an io.Writer (a 101 Switching Protocols
+// connection) stays one.
 type responseBody struct {
 	io.ReadCloser
-	a    *attempt
-	once sync.Once
+	owner releaser
+	chain chain
+	once  sync.Once
 }
 
 func (b *responseBody) Close() error {
 	err := b.ReadCloser.Close()
-	b.once.Do(b.a.release)
+	b.once.Do(b.owner.release)
 	return err
 }
 
-func (b *responseBody) operation() *operation { return b.a.op }
+func (b *responseBody) chained() *chain { return &b.chain }
 
 type responseReadWriteCloser struct {
 	*responseBody
@@ -39,88 +44,38 @@ type responseReadWriteCloser struct {
 
 func (b responseReadWriteCloser) Write(p []byte) (int, error) { return b.w.Write(p) }
 
-// chainedOperation returns the operation that produced the response a
+// chainOf returns the chain of the operation that produced the response a
 // redirect follows, if it went through an otelretry Transport.
-func chainedOperation(req *http.Request) *operation {
+func chainOf(req *http.Request) *chain {
 	if req.Response == nil || req.Response.Body == nil {
 		return nil
 	}
-	if b, ok := req.Response.Body.(interface{ operation() *operation }); ok {
-		return b.operation()
+	if b, ok := req.Response.Body.(interface{ chained() *chain }); ok {
+		return b.chained()
 	}
 	return nil
 }
 
-// handOver wraps resp's body for the caller (see responseBody). The
-// wrapper lives in the operation, so wrapping a plain body allocates
+// handOver wraps resp's body for the caller in rb (see responseBody),
+// which the operation holds, so that wrapping a plain body allocates
 // nothing.
-func (op *operation) handOver(resp *http.Response, a *attempt) {
+func handOver(resp *http.Response, rb *responseBody, owner releaser, c chain) {
 	if resp.Body == nil {
 		resp.Body = http.NoBody
 	}
-	op.body = responseBody{ReadCloser: resp.Body, a: a}
+	rb.ReadCloser, rb.owner, rb.chain = resp.Body, owner, c
 	if w, ok := resp.Body.(io.ReadWriteCloser); ok {
-		resp.Body = responseReadWriteCloser{&op.body, w}
+		resp.Body = responseReadWriteCloser{rb, w}
 		return
 	}
-	resp.Body = &op.body
+	resp.Body = rb
 }
 
-// maxDrain bounds how much of a discarded response body is read so that its
-// connection can be reused; a longer body is closed unread.
-const maxDrain = 4 << 10
-
-// drainPause is the least time the drain of an answer's body may take
-// before a retry, whatever the pause (see drainFloor), so that even with no
-// backoff (ConstantBackoff(0), a full jitter near 0) the connection is kept
-// rather than closed with the body unread. The drain usually ends at once,
-// and the next attempt starts when the pause has passed: the pause
-// recorded (retry.backoff_ms) is the one waited for. The decision reserves
-// the bound against the deadline, as it does a pause.
-const drainPause = 2 * time.Millisecond
-
-// drainFloor is the least time the drain of a discarded body of length n
-// (its ContentLength, below 0 when unknown, as for a chunked body) may
-// take: drainPause, or 0 for an empty body, which needs no drain, and for
-// one known to be longer than maxDrain, which is closed unread.
-func drainFloor(n int64) time.Duration {
-	if n == 0 || n > maxDrain {
-		return 0
-	}
-	return drainPause
-}
-
-// drainBuffers lends discard its read buffer.
+// drainBuffers lends drain its read buffer.
 var drainBuffers = sync.Pool{New: func() any { return new([512]byte) }}
 
-// discard drains (at most maxDrain bytes, for at most bound: the verdict's
-// drain) and closes a response that will not be returned, so that its
-// connection can be reused and its client span ends, then releases the
-// attempt. The drain ends when the attempt's context does: when the bound
-// passes (the timer cancels it, see expire) or the caller cancels. Its end
-// cancels a net/http body read and closes the base's body, which unblocks
-// a body that ignores its context, so that neither a stalled body nor one
-// that ignores the cancellation holds the operation. A body whose Close
-// itself blocks is beyond any bound. The response is closed here, on the
-// operation's goroutine, where the telemetry its wrapper runs may panic.
-func discard(resp *http.Response, a *attempt, bound time.Duration) {
-	if resp != nil && resp.Body != nil {
-		if bound > 0 {
-			a.state.Store(stateDraining)
-			a.timer.Reset(bound)
-			stop := context.AfterFunc(&a.ctx, a.raw.close)
-			drain(resp.Body)
-			if !stop() {
-				a.raw.close() // returns once the AfterFunc's close has
-			}
-			a.timer.Stop()
-		}
-		resp.Body.Close()
-		a.raw.closedAbove()
-	}
-	a.release()
-}
-
+// drain reads at most maxDrain bytes of a body that will not be returned,
+// so that its connection can be reused.
 func drain(body io.Reader) {
 	buf := drainBuffers.Get().(*[512]byte)
 	defer drainBuffers.Put(buf)
@@ -139,3 +94,69 @@ func closeResponse(resp *http.Response) {
 		resp.Body.Close()
 	}
 }
+
+// rawBody is the response body the base returned, beneath the wrappers
+// that run telemetry (otelhttp's ends its span when it is closed). Closing
+// it runs none, which may panic, so that any goroutine may close it (to
+// unblock a drain) and so may the cleanup after a panic. It is closed
+// once.
+type rawBody struct {
+	body io.Closer
+	once sync.Once
+}
+
+func (r *rawBody) close() {
+	r.once.Do(func() {
+		if r.body != nil {
+			r.body.Close()
+		}
+	})
+}
+
+// hold keeps the base's body.
+func (r *rawBody) hold(body io.Closer) { r.body = body }
+
+// closedAbove records that the body was closed through its wrappers, so
+// that it is not closed again.
+func (r *rawBody) closedAbove() { r.once.Do(func() {}) }
+
+// endWatch sits under otelhttp's body wrapper and calls its end function
+// once, at the body's end or close, before otelhttp ends its span: an
+// HTTP/2 request body, and a resend net/http makes, may finish writing
+// after the response headers arrived (see the late writes in
+// operation.conclude). For a failed answer it also keeps error.type the
+// answer's when the body breaks while it is read.
+type endWatch struct {
+	io.ReadCloser
+	// answer is the attempt's event, once it was judged: its error.type.
+	answer *attemptEvent
+	end    func()
+	done   atomic.Bool
+}
+
+func (b *endWatch) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	switch {
+	case err == io.EOF:
+		b.ended()
+	case err != nil && b.answer.errorType() != "":
+		// otelhttp records the read error's type as error.type, which
+		// must stay the answer's.
+		err = bodyReadError{err, b.answer.errorType()}
+	}
+	return n, err
+}
+
+func (b *endWatch) Close() error {
+	b.ended()
+	return b.ReadCloser.Close()
+}
+
+func (b *endWatch) ended() {
+	if b.done.CompareAndSwap(false, true) {
+		b.end()
+	}
+}
+
+// hasBody reports whether r has a body to send: not nil nor http.NoBody.
+func hasBody(r *http.Request) bool { return r.Body != nil && r.Body != http.NoBody }

@@ -41,11 +41,11 @@ func (b *countingBody) Close() error { b.closed = true; return nil }
 func bareAttempt() (*attempt, context.Context) {
 	a := &attempt{}
 	ctx, cancel := context.WithCancelCause(context.Background())
-	a.cancel = cancel
+	c := newClock(time.Now(), time.Hour, context.Background(), time.Time{})
+	a.timer.init(cancel, &c)
 	a.ctx = attemptContext{Context: ctx, a: a}
-	a.state.Store(stateAnswered)
-	a.timer = time.AfterFunc(time.Hour, a.expire)
-	a.timer.Stop()
+	a.timer.start(true, false, time.Hour)
+	a.timer.answered()
 	return a, ctx
 }
 
@@ -53,7 +53,7 @@ func TestDiscardDrainsAtMostMaxDrainAndCloses(t *testing.T) {
 	for _, size := range []int{0, 100, maxDrain - 1, maxDrain, maxDrain + 1, 10 * maxDrain} {
 		body := &countingBody{r: strings.NewReader(strings.Repeat("x", size))}
 		a, ctx := bareAttempt()
-		discard(&http.Response{Body: body}, a, time.Hour)
+		a.discard(&http.Response{Body: body}, time.Hour)
 		released := ctx.Err() == context.Canceled
 		if want := min(size, maxDrain); body.read != want || !body.closed || !released {
 			t.Errorf("size %d: read %d (want %d), closed %v, released %v", size, body.read, want, body.closed, released)
@@ -61,7 +61,7 @@ func TestDiscardDrainsAtMostMaxDrainAndCloses(t *testing.T) {
 	}
 	for _, resp := range []*http.Response{nil, {}, {Body: http.NoBody}} { // no response, no body, empty body
 		a, ctx := bareAttempt()
-		discard(resp, a, time.Hour)
+		a.discard(resp, time.Hour)
 		if ctx.Err() == nil {
 			t.Errorf("%v: attempt not released", resp)
 		}
@@ -72,7 +72,7 @@ func TestDiscardDrainsAtMostMaxDrainAndCloses(t *testing.T) {
 func TestDiscardWithoutPauseClosesUnread(t *testing.T) {
 	body := &countingBody{r: strings.NewReader("abc")}
 	a, _ := bareAttempt()
-	discard(&http.Response{Body: body}, a, 0)
+	a.discard(&http.Response{Body: body}, 0)
 	if body.read != 0 || !body.closed {
 		t.Fatalf("read %d, closed %v; want 0, true", body.read, body.closed)
 	}

@@ -9,10 +9,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/http"
 	"sync/atomic"
 	"time"
-
-	"go.opentelemetry.io/otel/trace"
 
 	"github.com/otelretry/otelretry-go/attrs"
 )
@@ -29,6 +28,9 @@ type bodyPool struct {
 	perRequest, total int64
 	used              atomic.Int64
 }
+
+// init sets the pool's limits.
+func (p *bodyPool) init(perRequest, total int64) { p.perRequest, p.total = perRequest, total }
 
 func (p *bodyPool) enabled() bool { return p.perRequest > 0 && p.total > 0 }
 
@@ -74,49 +76,19 @@ func (b *bufferedBody) letGo() {
 	}
 }
 
-// bufferReadError is why a body to buffer could not be had: a read error,
-// a length that is not its ContentLength, or a read not done by the
-// deadline. Nothing was sent.
-type bufferReadError struct{ err error }
-
-func (e *bufferReadError) Error() string {
-	return "otelretry: reading the request body to buffer it for retries: " + e.err.Error() + "; nothing sent"
-}
-func (e *bufferReadError) Unwrap() error { return e.err }
-
 var errBodyReadDeadline = fmt.Errorf("not read by the operation deadline (%w)", context.DeadlineExceeded)
 
-// bufferBody makes the caller's body replayable when it is not: a body of
-// known length up to the per-request limit, while the Transport's memory
-// allows, is read into a buffer within the operation's deadline, and the
-// caller's body is closed. Otherwise the body stays as it is, not
-// replayable, and the operation span says why (body_not_buffered). A body
-// that cannot be read, or is not read by the deadline, leaves an error
-// that ends the operation before any call.
-func (op *operation) bufferBody() {
-	p := &op.t.bodies
-	req := op.req
-	if op.policy.replayable || !p.enabled() || op.policy.noRetry || op.policy.maxAttempts < 2 {
-		return
+// bufferBody reads the caller's body, of length n, into a buffer within
+// left, unless the pool's memory is taken (it reports why it did not:
+// BodyBufferMemoryCap). The caller's body is closed, once, whatever came
+// of the read: a stalled read is unblocked by it. A body that cannot be
+// read, or is not read in time, leaves an error in the buffer, which ends
+// the operation before any call.
+func bufferBody(ctx context.Context, req *http.Request, pool *bodyPool, n int64, left time.Duration) (*bufferedBody, string) {
+	if !pool.reserve(n) {
+		return nil, attrs.BodyBufferMemoryCap
 	}
-	n := req.ContentLength
-	switch {
-	case n <= 0:
-		op.notBuffered(attrs.BodyBufferUnknownLength)
-		return
-	case n > p.perRequest:
-		op.notBuffered(attrs.BodyBufferTooLarge)
-		return
-	}
-	left := op.clock.limit - op.since()
-	if left <= 0 {
-		return // the first decision ends it
-	}
-	if !p.reserve(n) {
-		op.notBuffered(attrs.BodyBufferMemoryCap)
-		return
-	}
-	b := &bufferedBody{data: make([]byte, n), pool: p}
+	b := &bufferedBody{data: make([]byte, n), pool: pool}
 	b.holders.Store(2)
 	done := make(chan error, 1)
 	go func() {
@@ -130,20 +102,71 @@ func (op *operation) bufferBody() {
 	case err = <-done:
 	case <-timer.C:
 		err = errBodyReadDeadline
-	case <-op.ctx.Done():
-		err = context.Cause(op.ctx)
+	case <-ctx.Done():
+		err = context.Cause(ctx)
 	case <-req.Cancel: // nil, and never ready, unless http.Client set it
 		err = errors.New("request canceled")
 	}
-	// The caller's body is closed here, once, whatever came of the read:
-	// a stalled read is unblocked by it.
 	req.Body.Close()
-	op.progress.callerBody = false
 	if err != nil {
 		b.err = &bufferReadError{err}
 	}
-	op.buffered = b
-	op.policy.replayable = b.err == nil
+	return b, ""
+}
+
+// bodySource is where an operation's attempts take their bodies: the
+// caller's request, and its buffer when the body was buffered.
+type bodySource struct {
+	caller   *http.Request
+	hasBody  bool
+	buffered *bufferedBody
+}
+
+// forAttempt is the body attempt n starts from: the caller's for the
+// first, a fresh copy from the caller's GetBody for the others; a copy of
+// the buffer for every attempt when the body was buffered.
+func (s *bodySource) forAttempt(n int) (io.ReadCloser, error) {
+	if s.buffered != nil {
+		return s.buffered.getBody()
+	}
+	if n == 1 || !s.hasBody {
+		return s.caller.Body, nil
+	}
+	return s.caller.GetBody()
+}
+
+// again is what makes the caller's body again for a resend below: the
+// buffer's copy, the caller's GetBody, or nil when it has none.
+func (s *bodySource) again() func() (io.ReadCloser, error) {
+	if b := s.buffered; b != nil && b.err == nil {
+		return b.getBody
+	}
+	if !s.hasBody || s.caller.GetBody == nil {
+		return nil
+	}
+	return s.caller.GetBody
+}
+
+// useBuffer makes the buffer the source of every attempt's body.
+func (s *bodySource) useBuffer(b *bufferedBody) { s.buffered = b }
+
+// replayable reports whether the body was buffered, and read.
+func (s *bodySource) replayable() bool { return s.buffered != nil && s.buffered.err == nil }
+
+// err is why the buffered body cannot be sent, if it cannot.
+func (s *bodySource) err() error {
+	if s.buffered == nil || s.buffered.err == nil {
+		return nil
+	}
+	return s.buffered.err
+}
+
+// release lets go of the buffer, when the operation ends.
+func (s *bodySource) release() {
+	if b := s.buffered; b != nil {
+		s.buffered = nil
+		b.letGo()
+	}
 }
 
 // readExactly fills buf from r and checks that r ends there, as net/http
@@ -168,29 +191,5 @@ func readExactly(r io.Reader, buf []byte) error {
 		if err != nil {
 			return err
 		}
-	}
-}
-
-// notBuffered records on the operation span why the body was not
-// buffered.
-func (op *operation) notBuffered(reason string) {
-	if op.tel.recording {
-		op.span.AddEvent(attrs.EventBodyNotBuffered, trace.WithAttributes(attrs.BodyBufferReasonKey.String(reason)))
-	}
-}
-
-// bodyErr is why the buffered body cannot be sent, if it cannot.
-func (op *operation) bodyErr() error {
-	if op.buffered == nil || op.buffered.err == nil {
-		return nil
-	}
-	return op.buffered.err
-}
-
-// releaseBody lets go of the operation's buffer, when it ends.
-func (op *operation) releaseBody() {
-	if b := op.buffered; b != nil {
-		op.buffered = nil
-		b.letGo()
 	}
 }

@@ -30,51 +30,6 @@ const (
 	DefaultBackoffMax     = 2 * time.Second
 )
 
-// config is assembled once in NewTransport and read-only afterwards.
-type config struct {
-	tracerProvider trace.TracerProvider
-	meterProvider  metric.MeterProvider
-	propagators    propagation.TextMapPropagator
-	logger         *slog.Logger
-	// events is the Logger of the log events (WithLoggerProvider); nil
-	// when they are off.
-	events log.Logger
-
-	maxAttempts    int
-	deadline       time.Duration
-	attemptTimeout time.Duration
-	backoff        Backoff
-	budget         *Budget
-	noBudget       bool
-	stateCheck     StateCheckFunc
-	classifier     Classifier
-	prepare        PrepareFunc
-	trustResends   bool
-
-	bodyBufferPerRequest, bodyBufferTotal int64
-
-	idempotentMethods  map[string]bool
-	retryableStatuses  map[int]bool
-	idempotencyHeaders []string
-
-	operationName func(*http.Request) string
-	attemptName   func(*http.Request) string
-	clientSpans   bool
-	metricsServer bool
-
-	metricAttributes func(*http.Request) []attribute.KeyValue
-
-	// err collects the options' complaints about values they ignored;
-	// NewTransport reports them once, through otel.Handle.
-	err error
-}
-
-// invalid records that an option ignored a value, for NewTransport to
-// report.
-func (c *config) invalid(option string, value any, want string) {
-	c.err = errors.Join(c.err, fmt.Errorf("otelretry: %s(%v) ignored: %s", option, value, want))
-}
-
 func newConfig(opts []Option) config {
 	c := config{
 		maxAttempts:       DefaultMaxAttempts,
@@ -143,15 +98,6 @@ func (c *config) backoffFor(n int, a Answer) time.Duration {
 	return max(c.backoff.Delay(n), 0)
 }
 
-// normalizeMethod upper-cases a standard method name written in another
-// case.
-func normalizeMethod(m string) string {
-	if up := strings.ToUpper(m); operationNames[up] != "" {
-		return up
-	}
-	return m
-}
-
 // providers returns the configured providers, or the global ones.
 func (c *config) providers() (trace.TracerProvider, metric.MeterProvider, propagation.TextMapPropagator) {
 	tp, mp, prop := c.tracerProvider, c.meterProvider, c.propagators
@@ -167,10 +113,428 @@ func (c *config) providers() (trace.TracerProvider, metric.MeterProvider, propag
 	return tp, mp, prop
 }
 
+// policyConfig is what the request's judgment reads of the configuration
+// (judgeRequest).
+func (c *config) policyConfig() policyConfig {
+	var bufferPerRequest int64 // buffering is off unless both limits are set
+	if c.bodyBufferPerRequest > 0 && c.bodyBufferTotal > 0 {
+		bufferPerRequest = c.bodyBufferPerRequest
+	}
+	return policyConfig{
+		maxAttempts:       c.maxAttempts,
+		deadline:          c.deadline,
+		attemptTimeout:    c.attemptTimeout,
+		idempotentMethods: c.idempotentMethods,
+		bufferPerRequest:  bufferPerRequest,
+		stateCheck:        c.stateCheck != nil,
+		contractHeaders:   c.idempotencyHeaders,
+	}
+}
+
+// statusSet is a set of the statuses 400–599.
+type statusSet [200]bool
+
+// has reports whether code is in the set.
+func (s *statusSet) has(code int) bool { return code >= 400 && code <= 599 && s[code-400] }
+
+// statusSet is the statuses a repeatable request may retry, as a set.
+func (c *config) statusSet() statusSet {
+	var s statusSet
+	for code := range c.retryableStatuses {
+		s[code-400] = true // WithRetryableStatuses keeps 400–599
+	}
+	return s
+}
+
 // classify asks the Classifier, if any, about an attempt's answer.
 func (c *config) classify(a Answer) Classification {
 	if c.classifier == nil {
 		return Classification{}
 	}
 	return c.classifier(a)
+}
+
+// config is assembled once in NewTransport and read-only afterwards.
+type config struct {
+	tracerProvider trace.TracerProvider
+	meterProvider  metric.MeterProvider
+	propagators    propagation.TextMapPropagator
+	logger         *slog.Logger
+	// events is the Logger of the log events (WithLoggerProvider); nil
+	// when they are off.
+	events log.Logger
+
+	maxAttempts    int
+	deadline       time.Duration
+	attemptTimeout time.Duration
+	backoff        Backoff
+	budget         *Budget
+	noBudget       bool
+	stateCheck     StateCheckFunc
+	classifier     Classifier
+	prepare        PrepareFunc
+	trustResends   bool
+
+	bodyBufferPerRequest, bodyBufferTotal int64
+
+	idempotentMethods  map[string]bool
+	retryableStatuses  map[int]bool
+	idempotencyHeaders []string
+
+	operationName func(*http.Request) string
+	attemptName   func(*http.Request) string
+	clientSpans   bool
+	metricsServer bool
+
+	metricAttributes func(*http.Request) []attribute.KeyValue
+
+	// err collects the options' complaints about values they ignored;
+	// NewTransport reports them once, through otel.Handle.
+	err error
+}
+
+// invalid records that an option ignored a value, for NewTransport to
+// report.
+func (c *config) invalid(option string, value any, want string) {
+	c.err = errors.Join(c.err, fmt.Errorf("otelretry: %s(%v) ignored: %s", option, value, want))
+}
+
+// Option configures a Transport.
+type Option interface{ apply(*config) }
+
+type optionFunc func(*config)
+
+func (f optionFunc) apply(c *config) { f(c) }
+
+// WithTracerProvider sets the TracerProvider for operation, attempt and HTTP
+// client spans. A nil provider is ignored: the global one is used.
+func WithTracerProvider(tp trace.TracerProvider) Option {
+	return optionFunc(func(c *config) {
+		if tp != nil {
+			c.tracerProvider = tp
+		}
+	})
+}
+
+// WithMeterProvider sets the MeterProvider for the retry metrics (package
+// metrics) and the HTTP client metrics. A nil provider is ignored: the
+// global one is used.
+func WithMeterProvider(mp metric.MeterProvider) Option {
+	return optionFunc(func(c *config) {
+		if mp != nil {
+			c.meterProvider = mp
+		}
+	})
+}
+
+// WithPropagators sets the propagators that inject trace context into each
+// attempt's headers. Nil is ignored: the global propagator is used.
+func WithPropagators(p propagation.TextMapPropagator) Option {
+	return optionFunc(func(c *config) {
+		if p != nil {
+			c.propagators = p
+		}
+	})
+}
+
+// WithLogger writes one structured record per attempt, with the fields of
+// the attempt span plus trace and span ids, at the level the attempt's
+// decision gives (see WithLoggerProvider). Nil is ignored (no logging).
+// Use it to put attempts in an application's own slog output; use
+// WithLoggerProvider to send them to an OpenTelemetry logs pipeline.
+func WithLogger(l *slog.Logger) Option {
+	return optionFunc(func(c *config) {
+		if l != nil {
+			c.logger = l
+		}
+	})
+}
+
+// WithLoggerProvider turns on the log events, emitted through a Logger of
+// lp named ScopeName: one event record per attempt, named
+// attrs.LogEventAttempt ("retry.attempt"), with exactly the attributes of the
+// attempt span, in the attempt span's context (its trace and span ids)
+// and timed at the attempt's end; and one per operation, named
+// attrs.LogEventOperation ("retry.operation"), with its outcome, reason,
+// attempts, deadline, id, method, sanitized url.full and server address,
+// in the operation span's context, timed at the operation's start and
+// carrying its duration. Severity: INFO for return, WARN for retry, ERROR
+// for every other decision or outcome (the operation ends without the
+// answer it wanted, check_state included). A record is built only when
+// the Logger is Enabled for it. Nil is ignored: without this option no
+// log event is emitted. Pass global.GetLoggerProvider()
+// (go.opentelemetry.io/otel/log/global) to use the global provider.
+func WithLoggerProvider(lp log.LoggerProvider) Option {
+	return optionFunc(func(c *config) {
+		if lp != nil {
+			c.events = lp.Logger(ScopeName, log.WithInstrumentationVersion(Version))
+		}
+	})
+}
+
+// WithMaxAttempts limits the network calls of one operation, the first
+// included. Values below 1 are ignored. Default: DefaultMaxAttempts (3).
+func WithMaxAttempts(n int) Option {
+	return optionFunc(func(c *config) {
+		if n < 1 {
+			c.invalid("WithMaxAttempts", n, "want 1 or more")
+			return
+		}
+		c.maxAttempts = n
+	})
+}
+
+// WithDeadline sets the deadline of a whole operation: attempts, backoff and
+// waiting for Retry-After all count against it. The deadline is the earlier
+// of start+d and the request context's deadline. Values ≤ 0 are ignored.
+// Default: DefaultDeadline (30s).
+func WithDeadline(d time.Duration) Option {
+	return optionFunc(func(c *config) {
+		if d <= 0 {
+			c.invalid("WithDeadline", d, "want a positive duration")
+			return
+		}
+		c.deadline = d
+	})
+}
+
+// WithAttemptTimeout bounds one attempt on the network, in phases read
+// from httptrace: from the moment the prepared attempt is sent (after the
+// PrepareFunc, whose time counts against the deadline only) until a
+// connection is taken and the request headers are written; then, afresh
+// once the request is fully written (WroteRequest), the wait for the
+// response headers, as http.Transport's ResponseHeaderTimeout does.
+// Writing the request body between is bounded by the operation deadline
+// alone, so an upload making progress is never cut. A base that reports
+// nothing through httptrace keeps one bound, from the send to the response
+// headers. Each phase gets the smaller of d and the operation's time left.
+// The body of the response handed to the caller is not bounded by it, nor
+// by the operation deadline: it belongs to the caller's context alone, so
+// streams and slow downloads are not cut. Values ≤ 0 are ignored.
+// Default: DefaultAttemptTimeout (10s).
+func WithAttemptTimeout(d time.Duration) Option {
+	return optionFunc(func(c *config) {
+		if d <= 0 {
+			c.invalid("WithAttemptTimeout", d, "want a positive duration")
+			return
+		}
+		c.attemptTimeout = d
+	})
+}
+
+// WithBackoff sets the pause before each retry. Nil is ignored. Default:
+// ExponentialBackoff(100ms, 2s), with full jitter.
+func WithBackoff(b Backoff) Option {
+	return optionFunc(func(c *config) {
+		if b != nil {
+			c.backoff = b
+		}
+	})
+}
+
+// WithIdempotentMethods declares more methods safe to repeat (for example
+// PUT and DELETE on an API whose handlers you know to be idempotent). GET,
+// HEAD, OPTIONS and TRACE always are. Names are case-insensitive for the
+// standard methods ("put" declares PUT); other methods are matched as
+// written, since HTTP methods are case-sensitive. An empty name is
+// ignored. To make one request repeatable (a read-only POST), use
+// WithIntent instead.
+func WithIdempotentMethods(methods ...string) Option {
+	return optionFunc(func(c *config) {
+		for _, m := range methods {
+			if m == "" {
+				c.invalid("WithIdempotentMethods", `""`, "want a method name")
+				continue
+			}
+			c.idempotentMethods[normalizeMethod(m)] = true
+		}
+	})
+}
+
+// WithRetryableStatuses replaces the response statuses that an idempotent
+// request may retry. Default: 408, 429, 502, 503, 504. Codes outside
+// 400–599 are ignored; an empty list is ignored.
+func WithRetryableStatuses(codes ...int) Option {
+	return optionFunc(func(c *config) {
+		set := map[int]bool{}
+		for _, code := range codes {
+			if code < 400 || code > 599 {
+				c.invalid("WithRetryableStatuses", code, "want a status from 400 to 599")
+				continue
+			}
+			set[code] = true
+		}
+		if len(set) == 0 {
+			c.invalid("WithRetryableStatuses", codes, "want at least one status from 400 to 599")
+			return
+		}
+		c.retryableStatuses = set
+	})
+}
+
+// WithIdempotencyKeyContract declares that the server honours idempotency
+// keys (draft-ietf-httpapi-idempotency-key-header): a repeated request with
+// the same key returns the stored result instead of applying the write
+// again. Requests that carry one of the headers (default "Idempotency-Key"
+// and "X-Idempotency-Key") then retry like safe methods; the operation span
+// records retry.idempotency_contract=true. Without this option such a
+// request is treated like any other write: only the server can prove the
+// contract, and the client may rely on it only when told so.
+func WithIdempotencyKeyContract(headers ...string) Option {
+	return optionFunc(func(c *config) {
+		c.idempotencyHeaders = []string{"Idempotency-Key", "X-Idempotency-Key"}
+		if len(headers) > 0 {
+			c.idempotencyHeaders = headers
+		}
+	})
+}
+
+// WithStateCheck sets the hook that resolves an unknown write outcome
+// (decision check_state). See StateCheckFunc. Nil is ignored.
+func WithStateCheck(f StateCheckFunc) Option {
+	return optionFunc(func(c *config) {
+		if f != nil {
+			c.stateCheck = f
+		}
+	})
+}
+
+// WithSpanNameFormatter names the operation span; the result should be of
+// low cardinality (no ids, no paths). Nil is ignored. Default: "retry GET".
+func WithSpanNameFormatter(f func(*http.Request) string) Option {
+	return optionFunc(func(c *config) {
+		if f != nil {
+			c.operationName = f
+		}
+	})
+}
+
+// WithAttemptSpanNameFormatter names the attempt spans (otelhttp's CLIENT
+// spans, or the INTERNAL attempt spans with WithoutClientSpans); the
+// result should be of low cardinality. Nil is ignored. Default: the
+// method, as the HTTP semantic conventions name client spans ("GET").
+func WithAttemptSpanNameFormatter(f func(*http.Request) string) Option {
+	return optionFunc(func(c *config) {
+		if f != nil {
+			c.attemptName = f
+		}
+	})
+}
+
+// WithoutClientSpans sends attempts straight to the base transport instead
+// of through an otelhttp client transport. Use it when the base transport
+// is already instrumented: each attempt then gets an INTERNAL attempt span
+// carrying the attempt event, and the base's own CLIENT span nests under
+// it. By default each attempt is one otelhttp CLIENT span that carries the
+// attempt event, and trace context is injected from it.
+func WithoutClientSpans() Option {
+	return optionFunc(func(c *config) { c.clientSpans = false })
+}
+
+// WithTrustedBaseResends declares that the base transport resends a
+// request by itself only with proof that the server did not process it,
+// as quic-go's http3.Transport does (H3_REQUEST_REJECTED, or a connection
+// unusable before the request left). The transport then lets such a
+// resend of a write through (and counts it), instead of refusing it once
+// the request was written. Do not use it with net/http's transport: its
+// HTTP/2 client also resends on PROTOCOL_ERROR, which proves nothing, and
+// its HTTP/1 client resends on a dead keep-alive connection.
+func WithTrustedBaseResends() Option {
+	return optionFunc(func(c *config) { c.trustResends = true })
+}
+
+// WithMetricsServerAddress adds server.address (the request's host) to the
+// retry metrics' labels: one set of series per host. Only the host is
+// added, never the path or query.
+func WithMetricsServerAddress() Option {
+	return optionFunc(func(c *config) { c.metricsServer = true })
+}
+
+// WithBudget shares or tunes the retry budget (see Budget). Pass the same
+// Budget to several Transports to bound their combined retries. Nil is
+// ignored. Default: a Budget per Transport with the default settings.
+func WithBudget(b *Budget) Option {
+	return optionFunc(func(c *config) {
+		if b != nil {
+			c.budget = b
+			c.noBudget = false
+		}
+	})
+}
+
+// WithoutBudget turns the retry budget off: only the attempt limit and the
+// deadline bound retries. Not recommended for clients of shared services.
+func WithoutBudget() Option {
+	return optionFunc(func(c *config) {
+		c.budget = nil
+		c.noBudget = true
+	})
+}
+
+// WithMetricAttributes adds labels to the retry metrics, computed once per
+// operation from the request, like otelhttp's Labeler: a tenant tier, a
+// dependency name, a route template. Every distinct value is a new series,
+// so return only values from a small, fixed set. Ids, URLs and the keys the
+// metrics set themselves are dropped (see metrics.NewLabels). Nil is
+// ignored.
+func WithMetricAttributes(f func(*http.Request) []attribute.KeyValue) Option {
+	return optionFunc(func(c *config) {
+		if f != nil {
+			c.metricAttributes = f
+		}
+	})
+}
+
+// WithClassifier sets a Classifier consulted after every attempt. Nil is
+// ignored.
+func WithClassifier(c Classifier) Option {
+	return optionFunc(func(cfg *config) {
+		if c != nil {
+			cfg.classifier = c
+		}
+	})
+}
+
+// WithPrepareAttempt sets the PrepareFunc. Nil is ignored.
+func WithPrepareAttempt(f PrepareFunc) Option {
+	return optionFunc(func(cfg *config) {
+		if f != nil {
+			cfg.prepare = f
+		}
+	})
+}
+
+// WithBodyBuffer sets how much memory makes request bodies replayable that
+// otherwise would not be: a body with no GetBody (an io.NopCloser, an
+// SDK's wrapped reader) and a known ContentLength up to perRequest bytes
+// is read into a buffer, within the operation's deadline, while the bodies
+// buffered by the Transport's operations in flight hold at most total
+// bytes. The buffer is the body of every attempt and of every resend
+// below otelretry; the bytes and the ContentLength sent stay the caller's,
+// and the caller's body is closed once it is read. A body that is larger,
+// of unknown length, or finds the memory taken is sent as it is, not
+// replayable, and the operation span gets a body_not_buffered event with
+// its reason (retry.body.not_buffered_reason). A body that cannot be read,
+// or is not read by the deadline, ends the operation before any call.
+// Requests that can make only one attempt are never buffered.
+// WithBodyBuffer(0, 0) turns buffering off. Negative values are ignored.
+// Default: DefaultBodyBufferPerRequest (64 KiB) and DefaultBodyBufferTotal
+// (8 MiB).
+func WithBodyBuffer(perRequest, total int64) Option {
+	return optionFunc(func(c *config) {
+		if perRequest < 0 || total < 0 {
+			c.invalid("WithBodyBuffer", fmt.Sprintf("%d, %d", perRequest, total), "want sizes of 0 or more")
+			return
+		}
+		c.bodyBufferPerRequest, c.bodyBufferTotal = perRequest, total
+	})
+}
+
+// normalizeMethod upper-cases a standard method name written in another
+// case.
+func normalizeMethod(m string) string {
+	if up := strings.ToUpper(m); attrs.MethodValue(up) == up {
+		return up
+	}
+	return m
 }

@@ -41,25 +41,87 @@
 // # Decisions
 //
 // After each attempt one pure function decides (attrs.Decision), and the
-// attempt span says why (attrs.Reason):
+// attempt span says why (attrs.Reason). The request is judged first, in
+// two frozen stages: before any preparation, from the caller's request,
+// its Intent and the options; then on the first attempt's prepared
+// request (an idempotency key under WithIdempotencyKeyContract). The
+// first row that matches decides.
 //
-//   - a 2xx or 3xx response (or 101): return;
-//   - a write that timed out or whose connection broke after it may have
-//     been sent: check_state. It is not resent; RoundTrip returns an error
-//     matching ErrOutcomeUnknown, unless a StateCheckFunc (WithStateCheck)
-//     resolves it. A write in flight when the caller's deadline passes ends
-//     deadline_exceeded, reason caller, and is unknown too;
-//   - a request that is safe to repeat (GET, HEAD, OPTIONS, TRACE, methods
-//     added with WithIdempotentMethods, an Idempotency-Key under
-//     WithIdempotencyKeyContract, or Intent.Repeatable) that got 408, 429,
-//     502, 503, 504 or a transport error, or any request whose error proves
-//     it was not processed (connection refused, DNS, TLS handshake, dial
-//     failure, a cut before the base reported a connection, or a
-//     classifier's NotProcessed): retry, unless the pause
-//     would reach the deadline (deadline_exceeded), no attempt is left
-//     (max_attempts), the body cannot be replayed (stop) or the retry
-//     budget refuses (budget_exhausted: see Budget);
-//   - anything else: stop; a canceled caller: canceled.
+// The rows, in order (generated from the decision table; see docs/decisions.md):
+//
+//   - 1. before a call, the caller canceled (any): canceled, no call made,
+//     reason caller
+//   - 2. before a call, the caller's deadline passed (any):
+//     deadline_exceeded, no call made, reason caller
+//   - 3. before a call, no time left for the call a retry planned (work
+//     after the decision took it); an attempt_abandoned event on the
+//     operation span (any): deadline_exceeded, no call made, reason overrun
+//   - 4. before a call, no time left (any): deadline_exceeded, no call
+//     made, reason deadline
+//   - 5. once prepared, GetBody failed (any): stop, no call made, reason
+//     not_replayable
+//   - 6. once prepared, the PrepareFunc failed, or changed the method, the
+//     host or (after the first attempt) the idempotency-key contract's
+//     headers (any): stop, no call made, reason prepare_failed
+//   - 7. after an attempt, no response, and the caller canceled (repeatable
+//     [1] / not): canceled; a write in flight matches ErrOutcomeUnknown,
+//     reason caller
+//   - 8. after an attempt, no response, and the caller's deadline passed
+//     (repeatable [1] / not): deadline_exceeded, no state check; a write in
+//     flight matches ErrOutcomeUnknown, reason caller
+//   - 9. after an attempt, 2xx, 3xx, 101 (any): return, reason response
+//   - 10. after an attempt, a failed answer after the caller canceled
+//     (any): canceled (the answer is returned), reason caller
+//   - 11. after an attempt, a failed answer after the caller's deadline
+//     passed (any): deadline_exceeded (the answer is returned), reason
+//     caller
+//   - 12. after an attempt, no response, and nothing proves it unsent: a
+//     timeout, a broken connection, or any failure after the headers
+//     reached the wire (httptrace) (write, not repeatable [1]):
+//     check_state: not resent, reason unknown_write
+//   - 13. after an attempt, the classifier says NotRetryable (any): stop,
+//     reason classifier
+//   - 14. after an attempt, the classifier says NotProcessed (no response)
+//     (any): retry [2], reason classifier
+//   - 15. after an attempt, the classifier says Retryable (repeatable [1],
+//     or proved unsent): retry [2], reason classifier
+//   - 16. after an attempt, the classifier says Retryable (not repeatable):
+//     stop, reason not_idempotent
+//   - 17. after an attempt, an error that proves the request never left:
+//     connection refused, DNS, TLS handshake, dial; a cut before the base
+//     reported a connection; a failed first write on a reused HTTP/1
+//     connection (httptrace) (any): retry [2], reason not_processed
+//   - 18. after an attempt, any other transport error (repeatable [1]):
+//     retry [2], reason retryable_error
+//   - 19. after an attempt, any other transport error (not repeatable):
+//     stop, reason not_idempotent
+//   - 20. after an attempt, 408, 429, 502, 503, 504 (WithRetryableStatuses)
+//     (repeatable [1]): retry [2], reason retryable_status
+//   - 21. after an attempt, 408, 429, 502, 503, 504 (WithRetryableStatuses)
+//     (not repeatable): stop (the answer is returned), reason
+//     not_idempotent
+//   - 22. after an attempt, any other status (any): stop (the answer is
+//     returned), reason status
+//   - 23. after a state check, the state check says applied (any): return
+//     (the stored response), reason state_applied
+//   - 24. after a state check, the caller gave up during the check (any):
+//     canceled / deadline_exceeded; unknown unless not_applied, reason
+//     caller
+//   - 25. after a state check, unknown, an answer outside the set, or an
+//     error (any): check_state, reason state_unknown
+//   - 26. after a state check, not_applied, and the intent forbids retries
+//     (any): stop, reason intent
+//   - 27. after a state check, not_applied (any): retry [2], with no pause,
+//     reason state_not_applied
+//
+// [1] Repeatable: GET, HEAD, OPTIONS, TRACE, methods added with
+// WithIdempotentMethods, an Idempotency-Key under
+// WithIdempotencyKeyContract, or Intent.Repeatable. [2] Within the limits,
+// in order: the pause (the largest of the Backoff's, Retry-After and the
+// classifier's hint) must end before the deadline (deadline_exceeded,
+// reason deadline); an attempt must be left (max_attempts); the body must
+// be replayable (stop, not_replayable); the retry budget must allow it
+// (budget_exhausted, reason budget, pushback or host_limit).
 //
 // A Classifier (WithClassifier), the request's Intent (WithIntent), a
 // PrepareFunc (WithPrepareAttempt) and an AnswerBackoff shape the policy;

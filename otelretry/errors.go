@@ -6,11 +6,9 @@ package otelretry
 import (
 	"context"
 	"errors"
-	"net/url"
 	"strconv"
 
 	"github.com/otelretry/otelretry-go/attrs"
-	"github.com/otelretry/otelretry-go/internal/redact"
 )
 
 // Sentinels for errors.Is. An *Error also matches context.DeadlineExceeded
@@ -155,42 +153,6 @@ func (attemptTimeoutError) ErrorType() string    { return string(attrs.ErrorClas
 // repeating the write unseen, and its outcome is unknown.
 var errResendRefused = errors.New("otelretry: request already written; a resend below otelretry was refused")
 
-// attemptError is an attempt's error as it is reported upward, to otelhttp
-// (which records its message as the client span's status and its
-// ErrorType as error.type) and to the caller (inside *Error). It keeps the
-// base's error for errors.Is and errors.As, but its message has every URL
-// the request is known by sanitized: userinfo and query values never
-// reach telemetry or an error string through a base's *url.Error.
-type attemptError struct {
-	err   error
-	msg   string
-	class attrs.ErrorClass
-	// verdict is the attempt's verdict when decided is set: an attempt
-	// concluded inside otelhttp's call returns it to the transport in its
-	// error (see innermost).
-	verdict verdict
-	decided bool
-}
-
-func (e *attemptError) Error() string { return e.msg }
-func (e *attemptError) Unwrap() error { return e.err }
-
-// ErrorType is the semantic conventions' error.type (see semconv.ErrorType):
-// the error class.
-func (e *attemptError) ErrorType() string { return string(e.class) }
-
-// newAttemptError wraps err with a message sanitized of the URLs the
-// request is known by (the caller's, and the prepared request's, wire,
-// when a PrepareFunc changed it) and of any other URL-like word in it (a
-// hook's error may name a database or a proxy by URL).
-func newAttemptError(err error, class attrs.ErrorClass, caller, wire *url.URL) *attemptError {
-	msg := sanitizeErrorText(err.Error(), err, caller)
-	if wire != nil && wire != caller {
-		msg = sanitizeErrorText(msg, nil, wire)
-	}
-	return &attemptError{err: err, msg: redact.Text(msg), class: class}
-}
-
 // prepareError is a PrepareFunc's error.
 type prepareError struct{ error }
 
@@ -230,3 +192,18 @@ type bodyReadError struct {
 func (e bodyReadError) Error() string     { return e.err.Error() }
 func (e bodyReadError) Unwrap() error     { return e.err }
 func (e bodyReadError) ErrorType() string { return e.errorType }
+
+// bufferReadError is why a body to buffer could not be had: a read error,
+// a length that is not its ContentLength, or a read not done by the
+// deadline. Nothing was sent.
+type bufferReadError struct{ err error }
+
+func (e *bufferReadError) Error() string {
+	return "otelretry: reading the request body to buffer it for retries: " + e.err.Error() + "; nothing sent"
+}
+func (e *bufferReadError) Unwrap() error { return e.err }
+
+// errNoPreparedBody is what a layer below gets when it asks for the
+// prepared body again and the PrepareFunc replaced the body without a
+// GetBody of its own: the caller's bytes are never sent in its place.
+var errNoPreparedBody = errors.New("otelretry: the PrepareFunc replaced the body without a GetBody; a resend below otelretry was refused")

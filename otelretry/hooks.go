@@ -239,3 +239,45 @@ func EvidenceClassifier(evidence func(error) (Evidence, bool)) Classifier {
 // sent): the clock is read again after it, and the request's context ends
 // at the deadline. A Header set to nil is sent as no headers.
 type PrepareFunc func(req *http.Request, attempt int) error
+
+// StateCheck describes a write whose outcome is unknown.
+type StateCheck struct {
+	// OperationID is the operation's id: the key to look the write up by.
+	OperationID string
+	// Request is a copy of the write. Its body was already sent and is not
+	// readable; use method, URL and headers (for example an Idempotency-Key)
+	// to find the record.
+	Request *http.Request
+	// Attempt is the number of the attempt whose outcome is unknown.
+	Attempt int
+	// Err is that attempt's error (a timeout or a broken connection).
+	Err error
+}
+
+// StateResult is the answer of a StateCheckFunc.
+type StateResult struct {
+	// State says whether the write was applied.
+	State attrs.StateCheckResult
+	// Response is the stored result of the write. It is required when
+	// State is attrs.StateApplied and is then returned to the caller as the
+	// operation's response; it is ignored otherwise.
+	Response *http.Response
+}
+
+// StateCheckFunc resolves an unknown write outcome (decision check_state),
+// typically by querying the server for the record by operation id or
+// idempotency key.
+//
+//   - StateApplied: the write happened; Response is returned to the caller.
+//   - StateNotApplied: the write did not happen; it is sent again, within the
+//     same deadline, attempt limit and budget as a retry.
+//   - StateUnknown, or an error: the outcome stays unknown; RoundTrip returns
+//     an error matching ErrOutcomeUnknown.
+//
+// ctx carries the operation deadline and the state_check span, so calls the
+// hook makes through an instrumented client appear under it. A lookup it
+// makes through an otelretry Transport is an operation of its own (its own
+// operation id, never counted as a repeat of the write). An error it
+// returns is recorded, sanitized, on the state_check span and is reachable
+// from the error RoundTrip returns with errors.Is and errors.As.
+type StateCheckFunc func(ctx context.Context, check StateCheck) (StateResult, error)

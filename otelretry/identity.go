@@ -11,9 +11,11 @@ import (
 	"strconv"
 	"sync"
 	"sync/atomic"
+	"time"
+
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/otelretry/otelretry-go/attrs"
-	"go.opentelemetry.io/otel/trace"
 )
 
 type operationIDKey struct{}
@@ -74,6 +76,85 @@ type scope struct {
 // hookKey marks the context of a hook that runs outside any attempt (a
 // state check, see lookupContext).
 type hookKey struct{}
+
+// attemptKey is the context key under which an attempt's context finds
+// its attempt (see attemptContext).
+type attemptKey struct{}
+
+// lookupContext is the state check's context: a lookup the hook makes
+// through an otelretry Transport is an operation of its own, not a repeat
+// of the write (see scopeOf).
+func lookupContext(ctx context.Context) context.Context {
+	return context.WithValue(ctx, hookKey{}, true)
+}
+
+// identity is who an operation is: its id and where it stands among the
+// operations that share it.
+type identity struct {
+	id string // "" until first needed: see opID
+	// oc is the caller's WithOperationID state: attempt numbers count on
+	// across the operations made under it.
+	oc *operationContext
+	// attemptBase is the number of attempts earlier hops of a redirect
+	// chain made: attempt numbers and request ids keep counting.
+	attemptBase int
+	redirects   int // hops before this one in a redirect chain
+	repeat      int // operations made before this one under the same context
+}
+
+// newIdentity is the identity of an operation with scope sc: the chain's it
+// continues (a redirect hop, prev), else the caller's (WithOperationID),
+// whose operations it counts.
+func newIdentity(sc scope, prev *chain) identity {
+	id := identity{oc: sc.oc}
+	switch {
+	case prev != nil:
+		id.id, id.attemptBase, id.redirects = prev.ident.opID(), prev.attempts, prev.redirects+1
+	case sc.oc != nil:
+		id.repeat = int(sc.oc.operations.Add(1) - 1)
+	}
+	if sc.oc != nil && id.id == "" {
+		id.id = sc.oc.id
+	}
+	return id
+}
+
+// countRepeats records that n operations were made before this one under
+// the same parent span (see repeatCounter).
+func (i *identity) countRepeats(n int) { i.repeat = n }
+
+// opID returns the operation id: the chain's or the caller's
+// (WithOperationID), else one generated on first use, so that an operation
+// nobody records or reports does not pay for one. Spans, log records,
+// errors and state checks all read it here, so they agree.
+func (i *identity) opID() string {
+	if i.id == "" {
+		i.id = NewOperationID()
+	}
+	return i.id
+}
+
+// attemptNumber is the number of attempt n of the operation: counting on
+// from the earlier operations under the same WithOperationID (redirect
+// hops and repeats by an outer layer alike), or from the hops before this
+// one in a redirect chain, so that request ids stay unique.
+func (i *identity) attemptNumber(n int) int {
+	if i.oc != nil {
+		return int(i.oc.attempts.Add(1))
+	}
+	return i.attemptBase + n
+}
+
+// chain is what the next hop of a redirect chain takes from the hop it
+// follows (see chainOf): the operation's identity (whose id is made only
+// when a hop asks for it), the attempts made so far, the hops before it,
+// and the deadline.
+type chain struct {
+	ident     *identity
+	attempts  int
+	redirects int
+	deadline  time.Time
+}
 
 // scopeOf reads the operation's scope from ctx. A call made from inside
 // another operation, with a context that derives from one of its attempts

@@ -4,6 +4,11 @@
 package otelretry
 
 import (
+	"errors"
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/otelretry/otelretry-go/attrs"
@@ -101,6 +106,83 @@ type input struct {
 
 	// state is the state check's answer (phaseStateCheck).
 	state attrs.StateCheckResult
+}
+
+// The transport gathers a decision's input through the functions below,
+// each of which returns a new value: what the operation knows at a point
+// (inputAt), then what the attempt, the hooks or the state check added.
+
+// callerState is what the caller's context says: canceled, or its
+// deadline passed.
+type callerState struct{ canceled, deadline bool }
+
+// standing is where the operation stands: the calls it made, whether a
+// write of it has an unknown outcome, and whether a retry was decided and
+// its call not made yet.
+type standing struct {
+	attempts                    int
+	unresolvedWrite, afterRetry bool
+}
+
+// inputAt is the input the operation knows at phase ph, with remaining
+// time left: its policy p (replayable: its body can be had again), where
+// it stands, and what the caller says.
+func inputAt(ph phase, remaining time.Duration, p requestPolicy, replayable bool, s standing, c callerState) input {
+	return input{
+		phase:           ph,
+		remaining:       remaining,
+		attemptsLeft:    p.maxAttempts - s.attempts,
+		repeatable:      p.repeatable,
+		noRetry:         p.noRetry,
+		replayable:      replayable,
+		write:           p.write,
+		unresolvedWrite: s.unresolvedWrite,
+		afterRetry:      s.afterRetry,
+		callerCanceled:  c.canceled,
+		callerDeadline:  c.deadline,
+	}
+}
+
+// prepared adds what the preparation came to (phasePrepared).
+func (in input) prepared(bodyUnavailable, prepareFailed, prepareChanged bool) input {
+	in.bodyUnavailable, in.prepareFailed, in.prepareChanged = bodyUnavailable, prepareFailed, prepareChanged
+	return in
+}
+
+// answered adds an attempt's answer: its status (retryable: one the
+// policy retries), its Retry-After, the drain floor of its body, the
+// classifier's verdict, and the attempts left after it.
+func (in input) answered(status int, retryable bool, retryAfter, drainFloor time.Duration, c Classification, attemptsLeft int) input {
+	in.status, in.retryableStatus, in.retryAfter, in.drainFloor = status, retryable, retryAfter, drainFloor
+	in.classifier, in.attemptsLeft = c, attemptsLeft
+	return in
+}
+
+// failed adds an attempt's failure: its class as recorded, whether the
+// request reached the wire and whether it proves it was not processed, the
+// classifier's verdict, and the attempts left after it.
+func (in input) failed(class attrs.ErrorClass, written, notProcessed bool, c Classification, attemptsLeft int) input {
+	in.class, in.written, in.notProcessed = class, written, notProcessed
+	in.classifier, in.attemptsLeft = c, attemptsLeft
+	return in
+}
+
+// withPause adds the Backoff's pause, asked at remaining time left.
+func (in input) withPause(backoff, remaining time.Duration) input {
+	in.pauseAsked, in.backoff, in.remaining = true, backoff, remaining
+	return in
+}
+
+// withBudget adds the retry budget's answer ("": allowed).
+func (in input) withBudget(reason attrs.Reason) input {
+	in.budgetAsked, in.budget = true, reason
+	return in
+}
+
+// checked adds a state check's answer (phaseStateCheck).
+func (in input) checked(state attrs.StateCheckResult) input {
+	in.state = state
+	return in
 }
 
 // verdict is what decide returns: the decision, the pause before the next
@@ -375,14 +457,14 @@ func observedClass(classified attrs.ErrorClass, timedOut, callerCanceled, caller
 // the observed class stays. Evidence the transport read from the wire
 // itself (wire, see h2Unprocessed) is recorded the same way, unless the
 // classifier gave its own.
-func recordedClass(observed attrs.ErrorClass, c Classification, wire Evidence) (attrs.ErrorClass, Evidence) {
+func recordedClass(observed attrs.ErrorClass, c Classification, fromWire Evidence) (attrs.ErrorClass, Evidence) {
 	switch {
 	case observed == "":
 		return observed, Evidence{}
 	case c.kind == classNotProcessed && c.evidence.present():
 		return c.evidence.Class, c.evidence
-	case wire.present():
-		return wire.Class, wire
+	case fromWire.present():
+		return fromWire.Class, fromWire
 	}
 	return observed, Evidence{}
 }
@@ -478,3 +560,284 @@ func guardsResends(repeatable, trustedBase bool) bool { return !repeatable && !t
 func resendRefused(guarded, written, gotConn, connWriteFailed bool) bool {
 	return guarded && (written || (gotConn && !connWriteFailed))
 }
+
+// The request's judgment, in two frozen stages. Each is a value built once
+// by a pure function and never written again.
+
+// requestFacts is what the first stage reads of the caller's request.
+type requestFacts struct {
+	method        string
+	hasBody       bool // a body that is not nil or http.NoBody
+	hasGetBody    bool
+	contentLength int64
+	intent        Intent
+}
+
+// policyConfig is the part of the Transport's configuration the judgment
+// reads.
+type policyConfig struct {
+	maxAttempts       int
+	deadline          time.Duration
+	attemptTimeout    time.Duration
+	idempotentMethods map[string]bool
+	// bufferPerRequest is WithBodyBuffer's per-request limit, 0 when
+	// buffering is off.
+	bufferPerRequest int64
+	// stateCheck: WithStateCheck is set, so an unknown write is resolved.
+	stateCheck bool
+	// contractHeaders are WithIdempotencyKeyContract's header names.
+	contractHeaders []string
+}
+
+// requestPlan is the first stage: what the caller's request, its intent
+// and the configuration decide before any preparation (a signer reads the
+// body, so whether to buffer it must be known before the first
+// PrepareFunc runs).
+type requestPlan struct {
+	method         string
+	maxAttempts    int
+	limit          time.Duration // the Transport's or the intent's deadline, from the start
+	attemptTimeout time.Duration
+	// safe: RFC 9110's safe methods, repeatable without any word.
+	safe bool
+	// contract: repeatable by the user's word (WithIdempotentMethods,
+	// Intent.Repeatable), not by the method.
+	contract bool
+	// write: the request may change state on the server, so an answer it
+	// lost leaves an outcome to resolve: a method that is not safe, unless
+	// the caller declared the request repeatable (Intent.Repeatable, which
+	// marks reads sent as POST).
+	write   bool
+	noRetry bool
+	hasBody bool
+	// replayable: the caller's body can be had again without a buffer (no
+	// body, or a GetBody).
+	replayable bool
+	// buffer: read the body into memory for retries (see bufferBody);
+	// notBuffered says why a body that is not replayable is not, when the
+	// plan alone decides it.
+	buffer      bool
+	notBuffered string
+	// stateCheck: an unknown write will be resolved by a state check.
+	stateCheck bool
+}
+
+// judgeRequest is the first stage of the judgment: the limits (an
+// Intent's own replace the Transport's), whether the request is safe,
+// declared repeatable or a write, and whether its body can be replayed or
+// must be buffered to be.
+func judgeRequest(f requestFacts, c policyConfig) requestPlan {
+	p := requestPlan{
+		method:         f.method,
+		maxAttempts:    c.maxAttempts,
+		limit:          c.deadline,
+		attemptTimeout: c.attemptTimeout,
+		safe:           safeMethod(f.method),
+		noRetry:        f.intent.NoRetry,
+		hasBody:        f.hasBody,
+		replayable:     !f.hasBody || f.hasGetBody,
+		stateCheck:     c.stateCheck,
+	}
+	if f.intent.MaxAttempts > 0 {
+		p.maxAttempts = f.intent.MaxAttempts
+	}
+	if f.intent.Deadline > 0 {
+		p.limit = f.intent.Deadline
+	}
+	if f.intent.AttemptTimeout > 0 {
+		p.attemptTimeout = f.intent.AttemptTimeout
+	}
+	// A contract is the user's word that repeating is safe where the method
+	// alone does not say so (WithIdempotentMethods, Intent.Repeatable, or an
+	// idempotency key, judged on the prepared request: see judgePrepared).
+	// It is recorded so that readers can tell a legitimate resend of a write
+	// from a blind one.
+	p.contract = !p.safe && (f.intent.Repeatable || c.idempotentMethods[f.method])
+	p.write = !p.safe && !f.intent.Repeatable
+	// Buffering is worth it only for a body that cannot be had again, of a
+	// request that may make another attempt.
+	if p.replayable || c.bufferPerRequest <= 0 || p.noRetry || p.maxAttempts < 2 {
+		return p
+	}
+	switch {
+	case f.contentLength <= 0:
+		p.notBuffered = attrs.BodyBufferUnknownLength
+	case f.contentLength > c.bufferPerRequest:
+		p.notBuffered = attrs.BodyBufferTooLarge
+	default:
+		p.buffer = true
+	}
+	return p
+}
+
+// keyJudgment is the second stage: what the first attempt's prepared
+// request says under WithIdempotencyKeyContract. Later attempts are held
+// to it (prepareChanged).
+type keyJudgment struct {
+	judged bool // the first preparation succeeded and was judged
+	// keyed: the prepared request carries an idempotency key, a contract
+	// that makes it repeatable.
+	keyed bool
+	// headers is the contract headers' values, in one comparable string.
+	headers string
+}
+
+// judgePrepared is the second stage of the judgment: on the first
+// attempt's prepared request, whether it carries an idempotency key under
+// WithIdempotencyKeyContract, and the contract headers' values.
+func judgePrepared(prepared http.Header, p requestPlan, names []string) keyJudgment {
+	k := keyJudgment{judged: true}
+	if len(names) == 0 || p.safe {
+		return k
+	}
+	k.headers, k.keyed = contractHeaders(prepared, names)
+	return k
+}
+
+// requestPolicy is the judgment of both stages together: what decide is
+// told of the request.
+type requestPolicy struct {
+	requestPlan
+	// repeatable: safe to repeat (see input.repeatable).
+	repeatable bool
+	// contract: repeatable by the user's word (requestPlan.contract, or an
+	// idempotency key).
+	contract bool
+	// cutRetryable: the attempt timeout may cut the attempt once it was
+	// written (see attemptBound).
+	cutRetryable bool
+}
+
+// policyOf joins the two stages.
+func policyOf(p requestPlan, k keyJudgment) requestPolicy {
+	contract := p.contract || k.keyed
+	repeatable := p.safe || contract
+	return requestPolicy{requestPlan: p, contract: contract, repeatable: repeatable,
+		cutRetryable: repeatable || p.stateCheck}
+}
+
+// prepareChanged reports whether a prepared request changed what the
+// policy judged, with the cause: the method or the host (retarget), or,
+// after the first attempt, the idempotency-key contract's headers.
+func prepareChanged(prepared, caller *http.Request, p requestPlan, k keyJudgment, names []string) error {
+	if methodOf(prepared) != p.method || prepared.URL == nil || prepared.URL.Host != caller.URL.Host ||
+		prepared.Host != caller.Host {
+		return errPrepareRetarget
+	}
+	if k.judged && len(names) > 0 && !p.safe {
+		if values, _ := contractHeaders(prepared.Header, names); values != k.headers {
+			return errPrepareContract
+		}
+	}
+	return nil
+}
+
+// contractHeaders returns the values of the named headers, in one string
+// that compares them all, and whether any carries a key.
+func contractHeaders(h http.Header, names []string) (string, bool) {
+	var b strings.Builder
+	keyed := false
+	for _, name := range names {
+		v := h.Values(name)
+		keyed = keyed || (len(v) > 0 && v[0] != "")
+		b.WriteString(strconv.Quote(strings.Join(v, "\x00")))
+	}
+	return b.String(), keyed
+}
+
+// wirePhase is where a sent attempt stands, as its base reports it
+// through httptrace.
+type wirePhase uint8
+
+const (
+	phaseSent        wirePhase = iota // handed to the base
+	phaseGettingConn                  // GetConn: getting a connection
+	phaseHeadersOut                   // WroteHeaders: the headers are written; a body may follow
+	phaseWritten                      // WroteRequest: the request is written
+)
+
+// attemptBound is the bound of a sent attempt from the phase it entered
+// (rearm false: the bound set before stays). A cut proves only what it
+// proves: a cut before the request got a connection proves it was not
+// sent and can be retried, but a cut after it was written leaves a
+// write's outcome unknown. So the attempt timeout bounds the whole wait
+// only where a cut can be followed up (cutRetryable: the policy may repeat
+// the request, or a state check resolves it); otherwise it bounds getting
+// a connection and writing the headers, from the moment the base reports
+// it is getting a connection, and the deadline bounds the rest. A base
+// that reports nothing through httptrace gets the deadline alone for such
+// a request: nothing would tell what its cut proved. Writing a request
+// body is bounded by the deadline alone, so that an upload making
+// progress is never cut; once written, the wait for the answer gets the
+// attempt timeout afresh, as http.Transport's ResponseHeaderTimeout does.
+func attemptBound(ph wirePhase, cutRetryable, hasBody bool, attemptTimeout, left time.Duration) (d time.Duration, rearm bool) {
+	timeout := min(attemptTimeout, left)
+	switch ph {
+	case phaseSent:
+		if cutRetryable {
+			return timeout, true
+		}
+		return left, true
+	case phaseGettingConn:
+		return timeout, !cutRetryable
+	case phaseHeadersOut:
+		return left, hasBody || !cutRetryable
+	default: // phaseWritten
+		return timeout, cutRetryable
+	}
+}
+
+// settleRace settles the race between an answer and the attempt's timer:
+// when the timer fired first (timedOut), a response that came by a hair
+// cannot be read (its context is canceled), and is dropped for
+// errAttemptTimeout; a base that reports its canceled context rather than
+// the cause is told what happened, its error kept.
+func settleRace(timedOut bool, err error) (dropResponse bool, _ error) {
+	switch {
+	case timedOut && err == nil:
+		return true, errAttemptTimeout
+	case timedOut && !errors.Is(err, errAttemptTimeout):
+		return false, fmt.Errorf("%w (%w)", errAttemptTimeout, err)
+	}
+	return false, err
+}
+
+// stateOf is the state a check's answer stands for, and what was wrong
+// with it: an error or an answer outside the set is unknown, and an
+// applied write with no stored result cannot be returned (a response is
+// never invented), so it is unknown too.
+func stateOf(result StateResult, err error) (attrs.StateCheckResult, string) {
+	switch {
+	case err != nil:
+		return attrs.StateUnknown, ""
+	case result.State == attrs.StateApplied && result.Response == nil:
+		return attrs.StateUnknown, "state check reported applied without a response"
+	case result.State != attrs.StateApplied && result.State != attrs.StateNotApplied:
+		return attrs.StateUnknown, ""
+	}
+	return result.State, ""
+}
+
+// drainFloor is the least time the drain of a discarded body of length n
+// (its ContentLength, below 0 when unknown, as for a chunked body) may
+// take: drainPause, or 0 for an empty body, which needs no drain, and for
+// one known to be longer than maxDrain, which is closed unread.
+func drainFloor(n int64) time.Duration {
+	if n == 0 || n > maxDrain {
+		return 0
+	}
+	return drainPause
+}
+
+// maxDrain bounds how much of a discarded response body is read so that its
+// connection can be reused; a longer body is closed unread.
+const maxDrain = 4 << 10
+
+// drainPause is the least time the drain of an answer's body may take
+// before a retry, whatever the pause (see drainFloor), so that even with no
+// backoff (ConstantBackoff(0), a full jitter near 0) the connection is kept
+// rather than closed with the body unread. The drain usually ends at once,
+// and the next attempt starts when the pause has passed: the pause
+// recorded (retry.backoff_ms) is the one waited for. The decision reserves
+// the bound against the deadline, as it does a pause.
+const drainPause = 2 * time.Millisecond

@@ -10,7 +10,6 @@ import (
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/metric"
 	metricnoop "go.opentelemetry.io/otel/metric/noop"
-	"go.opentelemetry.io/otel/propagation"
 	"go.opentelemetry.io/otel/trace"
 	tracenoop "go.opentelemetry.io/otel/trace/noop"
 
@@ -21,62 +20,17 @@ import (
 // deadline and records every operation and attempt as spans, logs and
 // metrics. Create it with NewTransport. It is safe for concurrent use.
 type Transport struct {
-	cfg  config
-	base http.RoundTripper
-	// mode is how attempts are sent and recorded, chosen once here.
-	mode sendMode
-	// client is otelhttp's client transport around innermost{t}, through
-	// which attempts are sent in sendThroughClient mode.
-	client  http.RoundTripper
-	tracer  trace.Tracer
-	prop    propagation.TextMapPropagator
-	metrics *metrics.Recorder
-	budget  *Budget
-	// noopTracer: the tracer is the no-op one (trace/noop), whose spans are
-	// skipped where that is invisible (see startOperationSpan).
-	noopTracer bool
-	// internal is the start option of the transport's own spans, built once.
-	internal []trace.SpanStartOption
-	// retryableStatus[code-400] is cfg.retryableStatuses as an array.
-	retryableStatus [200]bool
-	repeats         repeatCounter
-	// h2c, h1Only: the base is net/http's transport configured for
-	// prior-knowledge HTTP/2 on http URLs, or for HTTP/1 alone (see
-	// mayGoOverHTTP2); protocols remembers what hosts negotiated.
-	h2c, h1Only bool
-	protocols   protocolMemo
-	// bodies is the memory for request bodies buffered for retries.
-	bodies bodyPool
+	// shared is what every operation of the Transport shares (see
+	// runOperation).
+	shared
 }
-
-// sendMode is how a Transport sends an attempt and where it writes the
-// attempt's telemetry: each mode writes it in one place (attempt.record),
-// on the span that mode gives the attempt.
-type sendMode uint8
-
-const (
-	// sendThroughClient: through otelhttp's client transport, whose CLIENT
-	// span is the attempt span and injects the trace context.
-	sendThroughClient sendMode = iota
-	// sendWithOwnSpan (WithoutClientSpans, a tracer that may record):
-	// straight to the base under the transport's INTERNAL attempt span;
-	// the base, already instrumented, injects from its own CLIENT span.
-	sendWithOwnSpan
-	// sendInjectOnly: the no-op tracer and meter providers, with client
-	// spans: otelhttp would record nothing, so the attempt goes straight
-	// to the base with the trace context injected.
-	sendInjectOnly
-	// sendPlain: WithoutClientSpans with the no-op tracer: straight to the
-	// base, which is instrumented.
-	sendPlain
-)
 
 var _ http.RoundTripper = (*Transport)(nil)
 
 // NewTransport wraps base (http.DefaultTransport when nil). Defaults: 3
-// attempts, a 30s operation deadline, a 10s wait for each attempt's
-// response headers, exponential backoff from 100ms to 2s with full jitter,
-// a retry budget per host, global tracer, meter and propagator providers.
+// attempts, a 30s operation deadline, a 10s attempt timeout, exponential
+// backoff from 100ms to 2s with full jitter, a retry budget per host,
+// global tracer, meter and propagator providers.
 //
 // Each attempt is sent through an otelhttp client transport, so that it is
 // one CLIENT span, a child of the operation span, which also carries the
@@ -94,65 +48,72 @@ func NewTransport(base http.RoundTripper, opts ...Option) *Transport {
 		otel.Handle(cfg.err) // the values were ignored; requests go on
 	}
 	tp, mp, prop := cfg.providers()
-	rec, err := metrics.NewRecorder(mp.Meter(ScopeName, metric.WithInstrumentationVersion(Version)))
+	mr, err := metrics.NewRecorder(mp.Meter(ScopeName, metric.WithInstrumentationVersion(Version)))
 	if err != nil {
 		otel.Handle(err) // The recorder falls back to no-ops; requests go on.
 	}
-	t := &Transport{
-		cfg:      cfg,
-		base:     base,
-		tracer:   tp.Tracer(ScopeName, trace.WithInstrumentationVersion(Version)),
-		prop:     prop,
-		metrics:  rec,
-		budget:   cfg.budget,
-		internal: []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindInternal)},
-	}
-	t.bodies.perRequest, t.bodies.total = cfg.bodyBufferPerRequest, cfg.bodyBufferTotal
-	for code := range cfg.retryableStatuses {
-		t.retryableStatus[code-400] = true // WithRetryableStatuses keeps 400–599
-	}
-	if t.budget == nil && !cfg.noBudget {
-		t.budget = NewBudget()
-	}
+	tracer := tp.Tracer(ScopeName, trace.WithInstrumentationVersion(Version))
 	// Only the no-op implementations are detected, by type: the global
 	// providers delegate to whatever is installed later and are always
 	// used in full.
-	_, t.noopTracer = t.tracer.(tracenoop.Tracer)
+	_, noopTracer := tracer.(tracenoop.Tracer)
 	_, noopMeter := mp.(metricnoop.MeterProvider)
-	t.mode = chooseMode(cfg.clientSpans, t.noopTracer, noopMeter)
-	if ht, ok := base.(*http.Transport); ok && ht.Protocols != nil {
-		p := ht.Protocols
-		t.h2c = p.UnencryptedHTTP2() && !p.HTTP1()
-		t.h1Only = !p.HTTP2()
+	mode := chooseMode(cfg.clientSpans, noopTracer, noopMeter)
+	budget := cfg.budget
+	if budget == nil && !cfg.noBudget {
+		budget = NewBudget()
 	}
-	if t.mode == sendThroughClient {
+	t := &Transport{}
+	var client http.RoundTripper
+	if mode == sendThroughClient {
 		name := cfg.attemptName
-		t.client = otelhttp.NewTransport(innermost{t},
+		client = otelhttp.NewTransport(innermost{&t.sender},
 			otelhttp.WithTracerProvider(tp),
 			otelhttp.WithMeterProvider(mp),
 			otelhttp.WithPropagators(prop),
 			otelhttp.WithSpanNameFormatter(func(_ string, r *http.Request) string { return name(r) }))
 	}
+	t.shared = shared{cfg: cfg, policy: cfg.policyConfig(), retryable: cfg.statusSet(), budget: budget, sender: sender{
+		mode:   mode,
+		base:   base,
+		client: client,
+		prop:   prop,
+		rec: &recorder{
+			mode:             mode,
+			tracer:           tracer,
+			noopTracer:       noopTracer,
+			internal:         []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindInternal)},
+			metrics:          mr,
+			logger:           cfg.logger,
+			events:           cfg.events,
+			operationName:    cfg.operationName,
+			attemptName:      cfg.attemptName,
+			metricsServer:    cfg.metricsServer,
+			metricAttributes: cfg.metricAttributes,
+		},
+		prepare:      cfg.prepare,
+		trustResends: cfg.trustResends,
+		protocols:    protocolsOf(base),
+	}}
+	t.bodies.init(cfg.bodyBufferPerRequest, cfg.bodyBufferTotal)
 	return t
 }
 
-// chooseMode picks the sending mode from the options and the providers.
-func chooseMode(clientSpans, noopTracer, noopMeter bool) sendMode {
-	switch {
-	case clientSpans && noopTracer && noopMeter:
-		return sendInjectOnly
-	case clientSpans:
-		return sendThroughClient
-	case noopTracer:
-		return sendPlain
+// protocolsOf reads what base is configured for: net/http's transport
+// configured for prior-knowledge HTTP/2 on http URLs, or for HTTP/1 alone.
+func protocolsOf(base http.RoundTripper) protocols {
+	ht, ok := base.(*http.Transport)
+	if !ok || ht.Protocols == nil {
+		return protocols{}
 	}
-	return sendWithOwnSpan
+	p := ht.Protocols
+	return protocols{h2c: p.UnencryptedHTTP2() && !p.HTTP1(), h1Only: !p.HTTP2()}
 }
 
 // CloseIdleConnections closes the idle connections of the base transport,
 // if it has any (http.Client.CloseIdleConnections calls it).
 func (t *Transport) CloseIdleConnections() {
-	if c, ok := t.base.(interface{ CloseIdleConnections() }); ok {
+	if c, ok := t.sender.base.(interface{ CloseIdleConnections() }); ok {
 		c.CloseIdleConnections()
 	}
 }
@@ -178,57 +139,5 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		closeBody(req)
 		return nil, errNilURL // as net/http does, before any telemetry
 	}
-	op := newOperation(t, req)
-	defer op.abandonOnPanic() // the user's formatters and labelers run in begin
-	op.begin()
-	resp, err := op.run()
-	op.progress.returned = true
-	op.awaitCaller()
-	return resp, err
-}
-
-// send sends the prepared attempt in the Transport's mode and returns
-// what came of it: the response or the error, and the verdict.
-func (op *operation) send(a *attempt) result {
-	switch op.t.mode {
-	case sendThroughClient:
-		resp, err := op.t.client.RoundTrip(a.out)
-		if err == nil {
-			// otelhttp's span stays open until the body is read: the
-			// attempt is concluded on it now.
-			return a.conclude(resp, nil)
-		}
-		if ae, ok := err.(*attemptError); ok && ae.decided {
-			// Concluded inside, while otelhttp's span was open.
-			return result{err: ae, v: ae.verdict}
-		}
-		return a.conclude(nil, err)
-	case sendInjectOnly:
-		op.t.prop.Inject(a.out.Context(), propagation.HeaderCarrier(a.out.Header))
-	}
-	return a.conclude(a.exchange(a.out))
-}
-
-// innermost is the RoundTripper inside otelhttp: it sends each attempt to
-// the base. An attempt that failed is concluded here, while otelhttp's
-// CLIENT span is still open (otelhttp ends it as soon as an error comes
-// back), and its verdict goes back up inside the returned *attemptError.
-type innermost struct{ t *Transport }
-
-func (i innermost) RoundTrip(r *http.Request) (*http.Response, error) {
-	a, ok := r.Context().Value(attemptKey{}).(*attempt)
-	if !ok || a.op.t != i.t {
-		return i.t.base.RoundTrip(r)
-	}
-	a.span = trace.SpanFromContext(r.Context())
-	// otelhttp's clone copied the Trailer map, which the body fills as it
-	// is read: net/http writes the map of the request it sends.
-	r.Trailer = a.out.Trailer
-	resp, err := a.exchange(r)
-	if err != nil {
-		res := a.conclude(nil, err)
-		return nil, res.err
-	}
-	a.watchLateWrites(resp)
-	return resp, nil
+	return runOperation(&t.shared, req)
 }

@@ -14,9 +14,6 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-	"time"
-
-	"go.opentelemetry.io/otel/trace"
 
 	"github.com/otelretry/otelretry-go/attrs"
 )
@@ -70,72 +67,93 @@ type wire struct {
 	// PrepareFunc's GetBody, or the caller's when the body is the caller's;
 	// nil when the prepared body cannot be made again.
 	source func() (io.ReadCloser, error)
-	// late wraps the body of a response on otelhttp's span (see lateWrites).
-	late lateWrites
+	// setup is what the hooks were given.
+	setup wireSetup
 }
 
-// errNoPreparedBody is what a layer below gets when it asks for the
-// prepared body again and the PrepareFunc replaced the body without a
-// GetBody of its own: the caller's bytes are never sent in its place.
-var errNoPreparedBody = errors.New("otelretry: the PrepareFunc replaced the body without a GetBody; a resend below otelretry was refused")
+// wireSetup is what the wire of one attempt is given: the timer its
+// phases re-arm, where it learns and reads its host's protocol, and its
+// URL.
+type wireSetup struct {
+	timer     *attemptTimer
+	protocols *protocols
+	url       *url.URL
+}
 
-// traceHooks installs the attempt's httptrace hooks.
-func (a *attempt) traceHooks() *httptrace.ClientTrace {
-	t := &a.wire.trace
-	t.GetConn, t.GotConn, t.WroteHeaders, t.WroteRequest = a.gettingConnection, a.gotConnection, a.wroteHeaders, a.wroteRequest
+// hooks installs the wire's httptrace hooks.
+func (w *wire) hooks(s wireSetup) *httptrace.ClientTrace {
+	w.setup = s
+	t := &w.trace
+	t.GetConn, t.GotConn, t.WroteHeaders, t.WroteRequest = w.gettingConnection, w.gotConnection, w.wroteHeaders, w.wroteRequest
 	return t
 }
 
-// gettingConnection is httptrace's GetConn hook. For a request the policy
-// may not repeat, the attempt timeout starts here: it bounds getting a
-// connection and writing the headers, where a cut proves what it proves
-// (see waitBound).
-func (a *attempt) gettingConnection(string) {
-	if !a.wire.live.Load() {
+// useURL is the URL the prepared request goes to, whose host learns its
+// protocol (see gotConnection).
+func (w *wire) useURL(u *url.URL) { w.setup.url = u }
+
+// makesBodyWith sets what makes the prepared body again for a resend below
+// (see getBody): nil when nothing can.
+func (w *wire) makesBodyWith(source func() (io.ReadCloser, error)) { w.source = source }
+
+// guard sets up the resend guard on the prepared request out, as
+// planResends says, and makes the hooks live: from now on they report on
+// the request sent.
+func (w *wire) guard(out *http.Request, guarded bool, p *protocols) {
+	w.guarded = guarded
+	w.plan = planResends(hasBody(out), w.source != nil, guarded, p.mayGoOverHTTP2(out.URL))
+	switch w.plan {
+	case resendWithEvidence, resendNever:
+		out.GetBody = nil
+	case resendPrepared:
+		out.GetBody = w.getBody
+	case resendHiddenKeys:
+		hideIdempotencyKeys(out.Header)
+	}
+	w.live.Store(true)
+}
+
+// usedNoGetBodyForEvidence reports whether the request was sent without a
+// GetBody so that an HTTP/2 client names its cause (resendWithEvidence).
+func (w *wire) usedNoGetBodyForEvidence() bool { return w.plan == resendWithEvidence }
+
+// gettingConnection is httptrace's GetConn hook. For a request whose cut
+// after the write could not be followed up, the attempt timeout starts
+// here (see attemptBound).
+func (w *wire) gettingConnection(string) {
+	if !w.live.Load() {
 		return
 	}
-	a.wire.askedConn.Store(true)
-	if !a.cutRetryable() {
-		a.rearm(min(a.op.policy.attemptTimeout, a.timeLeft()))
-	}
+	w.askedConn.Store(true)
+	w.setup.timer.entered(phaseGettingConn)
 }
 
 // gotConnection is httptrace's GotConn hook. A TLS connection tells which
-// protocol its host speaks (see protocolMemo).
-func (a *attempt) gotConnection(info httptrace.GotConnInfo) {
-	w := &a.wire
+// protocol its host speaks (see protocols).
+func (w *wire) gotConnection(info httptrace.GotConnInfo) {
 	if !w.live.Load() {
 		return
 	}
 	w.gotConn.Store(true)
 	w.connReused.Store(info.Reused)
-	h2 := a.op.t.protocols.learn(a.out.URL, info.Conn, info.Reused)
-	w.connHTTP1.Store(!h2 && !(a.out.URL.Scheme == "http" && a.op.t.h2c))
+	h2 := w.setup.protocols.memo.learn(w.setup.url, info.Conn, info.Reused)
+	w.connHTTP1.Store(!h2 && !(w.setup.url.Scheme == "http" && w.setup.protocols.h2c))
 }
 
-// wroteHeaders is httptrace's WroteHeaders hook. The request's body is
-// written next, for as long as it takes: that phase is bounded by the
-// operation deadline alone, so that an upload making progress is never
-// cut by the attempt timeout (see WithAttemptTimeout). For a request the
-// policy may not repeat, the deadline alone bounds everything from here: a
-// cut would leave its outcome unknown, and could not be retried.
-func (a *attempt) wroteHeaders() {
-	if !a.wire.live.Load() {
+// wroteHeaders is httptrace's WroteHeaders hook. A request body is written
+// next, for as long as it takes, under the deadline alone (see
+// attemptBound).
+func (w *wire) wroteHeaders() {
+	if !w.live.Load() {
 		return
 	}
-	a.wire.headersOut.Store(true)
-	if hasBody(a.out) || !a.cutRetryable() {
-		a.rearm(a.timeLeft())
-	}
+	w.headersOut.Store(true)
+	w.setup.timer.entered(phaseHeadersOut)
 }
 
 // wroteRequest is httptrace's WroteRequest hook: one call per write of the
-// request on the wire, including a resend net/http makes by itself. Once
-// the request was written, the wait for the response headers of a request
-// the policy may repeat gets the attempt timeout afresh, as
-// http.Transport's ResponseHeaderTimeout does.
-func (a *attempt) wroteRequest(info httptrace.WroteRequestInfo) {
-	w := &a.wire
+// request on the wire, including a resend net/http makes by itself.
+func (w *wire) wroteRequest(info httptrace.WroteRequestInfo) {
 	if !w.live.Load() {
 		return
 	}
@@ -143,16 +161,11 @@ func (a *attempt) wroteRequest(info httptrace.WroteRequestInfo) {
 	switch {
 	case info.Err == nil:
 		w.written.Store(true)
-		if a.cutRetryable() {
-			a.rearm(min(a.op.policy.attemptTimeout, a.timeLeft()))
-		}
+		w.setup.timer.entered(phaseWritten)
 	case failedConnWrite(info.Err):
 		w.connWriteFailed.Store(true)
 	}
 }
-
-// timeLeft is the operation's time left now.
-func (a *attempt) timeLeft() time.Duration { return a.op.clock.limit - a.op.since() }
 
 // failedConnWrite reports whether err is a failed write to the connection
 // itself. It is a function of its own so that the *net.OpError errors.As
@@ -273,23 +286,31 @@ func (m *protocolMemo) knows(u *url.URL) (known, h2 bool) {
 	return ok, ok && v.(bool)
 }
 
+// protocols is what a Transport knows of the protocols its requests go
+// over: its base's configuration (h2c: net/http's transport configured for
+// prior-knowledge HTTP/2 on http URLs; h1Only: for HTTP/1 alone) and what
+// hosts negotiated.
+type protocols struct {
+	h2c, h1Only bool
+	memo        protocolMemo
+}
+
 // mayGoOverHTTP2 reports whether a request to u may go over HTTP/2:
-// net/http's transport configured for prior-knowledge HTTP/2 on http URLs
-// (Protocols with UnencryptedHTTP2 and not HTTP1), or an https URL, unless
-// the base is configured for HTTP/1 alone or the host is known to have
-// negotiated HTTP/1.
-func (t *Transport) mayGoOverHTTP2(u *url.URL) bool {
+// prior-knowledge h2c on an http URL, or an https URL, unless the base is
+// configured for HTTP/1 alone or the host is known to have negotiated
+// HTTP/1.
+func (p *protocols) mayGoOverHTTP2(u *url.URL) bool {
 	if u == nil {
 		return false
 	}
 	switch u.Scheme {
 	case "http":
-		return t.h2c
+		return p.h2c
 	case "https":
-		if t.h1Only {
+		if p.h1Only {
 			return false
 		}
-		known, h2 := t.protocols.knows(u)
+		known, h2 := p.memo.knows(u)
 		return !known || h2
 	}
 	return false
@@ -365,50 +386,5 @@ func hideIdempotencyKeys(h http.Header) {
 			delete(h, k.canonical)
 			h[k.hidden] = append(h[k.hidden], v...)
 		}
-	}
-}
-
-// lateWrites sits under otelhttp's body wrapper and completes the attempt
-// span's count of writes on the wire before otelhttp ends the span (at the
-// body's end or close): an HTTP/2 request body, and a resend net/http
-// makes, may finish writing after the response headers arrived. For a
-// failed answer it also keeps error.type the answer's when the body breaks
-// while it is read.
-type lateWrites struct {
-	io.ReadCloser
-	a    *attempt
-	span trace.Span
-	done atomic.Bool
-}
-
-func (b *lateWrites) Read(p []byte) (int, error) {
-	n, err := b.ReadCloser.Read(p)
-	switch {
-	case err == io.EOF:
-		b.complete()
-	case err != nil && b.a.ev.errorType() != "":
-		// otelhttp records the read error's type as error.type, which
-		// must stay the answer's.
-		err = bodyReadError{err, b.a.ev.errorType()}
-	}
-	return n, err
-}
-
-func (b *lateWrites) Close() error {
-	b.complete()
-	return b.ReadCloser.Close()
-}
-
-func (b *lateWrites) complete() {
-	if !b.done.CompareAndSwap(false, true) {
-		return
-	}
-	recorded, now := b.a.ev.writes, b.a.wire.writesSoFar()
-	if now <= recorded {
-		return
-	}
-	b.span.SetAttributes(attrs.WireWritesKey.Int(int(now)))
-	for i := max(recorded, 1); i < now; i++ {
-		b.span.AddEvent(attrs.EventWireResend, trace.WithAttributes(attrs.WireWritesKey.Int(int(i+1))))
 	}
 }

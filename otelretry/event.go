@@ -1,0 +1,162 @@
+// Copyright The otelretry Authors
+// SPDX-License-Identifier: Apache-2.0
+
+package otelretry
+
+import (
+	"net/http"
+	"net/url"
+	"strconv"
+	"time"
+
+	"github.com/otelretry/otelretry-go/attrs"
+)
+
+// observation is what one attempt saw: its timing, what came back (a
+// response's status and hint, or an error and the class it was observed
+// as), and what the base reported of the wire. The attempt gathers it
+// (attempt.observe); the operation decides on it.
+type observation struct {
+	number     int           // the attempt's number (retry.attempt)
+	start, end time.Duration // since the operation's start: sent, and answered or failed
+	remaining  time.Duration // the operation's time left before the call
+	url        *url.URL      // the prepared URL, when a PrepareFunc may have changed it
+
+	status        int
+	header        http.Header
+	contentLength int64
+
+	err      error
+	class    attrs.ErrorClass // as observed: classify, or the cut that ended it
+	timedOut bool             // the attempt timer fired before the answer
+
+	writes int32 // writes on the wire (httptrace); 0 when the base reports none
+	// written: the request may have reached the server (wire.reachedWire).
+	written bool
+	// reportsWrites: the base reports its writes through httptrace.
+	reportsWrites bool
+	// unsent: what the error or httptrace says proves the request never
+	// left (neverSent, wire.unsentByTrace).
+	unsent bool
+	// wireEvidence is the protocol's proof read from the error itself
+	// (h2Unprocessed), when the attempt was sent so that it may be.
+	wireEvidence Evidence
+	wireProved   bool
+
+	retryAfter      time.Duration
+	hasRetryAfter   bool
+	retryAfterError error // the header was present but malformed
+}
+
+// attemptSeen is what an attempt saw whatever came back.
+type attemptSeen struct {
+	number        int
+	start, end    time.Duration
+	remaining     time.Duration
+	url           *url.URL
+	timedOut      bool
+	writes        int32
+	written       bool
+	reportsWrites bool
+}
+
+// failure is the observation of an attempt that got no response: its
+// error, the class it was observed as, whether it proves the request
+// unsent, and the protocol's proof read from it.
+func (s attemptSeen) failure(err error, class attrs.ErrorClass, unsent bool, evidence Evidence, proved bool) observation {
+	o := s.observation()
+	o.err, o.class, o.unsent, o.wireEvidence, o.wireProved = err, class, unsent, evidence, proved
+	return o
+}
+
+// response is the observation of an attempt that got resp at now: its
+// status and its Retry-After.
+func (s attemptSeen) response(resp *http.Response, now time.Time) observation {
+	o := s.observation()
+	o.status, o.header, o.contentLength = resp.StatusCode, resp.Header, resp.ContentLength
+	// resp.Header.Get without canonicalizing the canonical key.
+	if v := resp.Header["Retry-After"]; len(v) > 0 && v[0] != "" {
+		o.retryAfter, o.retryAfterError = ParseRetryAfter(v[0], now)
+		o.hasRetryAfter = o.retryAfterError == nil
+	}
+	return o
+}
+
+func (s attemptSeen) observation() observation {
+	return observation{number: s.number, start: s.start, end: s.end, remaining: s.remaining, url: s.url,
+		timedOut: s.timedOut, writes: s.writes, written: s.written, reportsWrites: s.reportsWrites}
+}
+
+// attemptEvent is the record of one network attempt, built once by
+// newAttemptEvent from what the attempt observed and the verdict. The
+// recorder writes it to the attempt span, the log record, the slog record
+// and the metrics (recorder.recordAttempt), each the fields it carries, so
+// that the four cannot disagree.
+type attemptEvent struct {
+	attempt   int              // the attempt's number, counting across redirect hops
+	status    int              // 0 when no response arrived
+	class     attrs.ErrorClass // "" when a response arrived
+	evidence  Evidence         // set with a class the protocol proved
+	elapsed   time.Duration
+	remaining time.Duration // operation time left before the call
+	end       time.Duration // since the operation's start: when the answer or failure came
+	verdict   verdict
+	writes    int32    // writes on the wire (httptrace); 0 when the base reports none
+	url       *url.URL // the prepared request's URL, as it went on the wire
+	requestID string   // "" until the recorder needs it: the span and the logs share it
+
+	retryAfter      time.Duration
+	hasRetryAfter   bool
+	retryAfterError error // set when the header was present but malformed
+}
+
+// newAttemptEvent builds the attempt's event: what it observed, the class
+// and evidence it records (recordedClass), and the verdict.
+func newAttemptEvent(o observation, class attrs.ErrorClass, evidence Evidence, v verdict) attemptEvent {
+	ev := attemptEvent{
+		attempt:   o.number,
+		status:    o.status,
+		class:     class,
+		evidence:  evidence,
+		elapsed:   o.end - o.start,
+		remaining: o.remaining,
+		end:       o.end,
+		verdict:   v,
+		writes:    o.writes,
+		url:       o.url,
+
+		retryAfter:      o.retryAfter,
+		hasRetryAfter:   o.hasRetryAfter,
+		retryAfterError: o.retryAfterError,
+	}
+	if o.err == nil && ev.writes == 0 && o.reportsWrites {
+		// An answer proves the request went out: an HTTP/2 client may report
+		// the write (WroteRequest) only after the response arrived.
+		ev.writes = 1
+	}
+	return ev
+}
+
+// requestIDOf is the attempt's retry.request.id in operation opID, made
+// once: the span and the logs share it.
+func (ev *attemptEvent) requestIDOf(opID string) string {
+	if ev.requestID == "" {
+		ev.requestID = RequestID(opID, ev.attempt)
+	}
+	return ev.requestID
+}
+
+// errorType is the semantic conventions' error.type of the attempt: its
+// error class, or the status code of an answer that is not a 2xx or 3xx;
+// "" for a success.
+func (ev *attemptEvent) errorType() string {
+	switch {
+	case ev.class != "":
+		return string(ev.class)
+	case ev.status >= 400 || ev.status < 200:
+		return strconv.Itoa(ev.status)
+	}
+	return ""
+}
+
+func ms(d time.Duration) int64 { return d.Milliseconds() }

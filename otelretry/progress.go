@@ -1,0 +1,69 @@
+// Copyright The otelretry Authors
+// SPDX-License-Identifier: Apache-2.0
+
+package otelretry
+
+import (
+	"time"
+
+	"github.com/otelretry/otelretry-go/attrs"
+)
+
+// progress is where an operation stands between its attempts. It is a
+// value its loop (run) owns: passed to what needs it, updated from what
+// each step returns.
+type progress struct {
+	attempts int // network calls made
+	// afterRetry: a retry was decided and its call not made yet.
+	afterRetry bool
+	// unresolvedWrite: a write of this operation has an unknown outcome.
+	unresolvedWrite bool
+	// last is the event of the last attempt made, nil before the first.
+	last *attemptEvent
+	// abandoned is the number of the call a retry planned and that was not
+	// made, 0 when none.
+	abandoned int
+}
+
+// after is where the operation stands once its attempt n was judged, as
+// ev records it.
+func (p progress) after(n int, ev *attemptEvent) progress {
+	p.attempts, p.afterRetry, p.unresolvedWrite, p.last = n, ev.verdict.decision == attrs.DecisionRetry, ev.verdict.unresolvedWrite, ev
+	return p
+}
+
+// standing is what decide's input reads of where the operation stands.
+func (p progress) standing() standing {
+	return standing{attempts: p.attempts, unresolvedWrite: p.unresolvedWrite, afterRetry: p.afterRetry}
+}
+
+// abandon is where the operation stands once the call number a retry
+// planned was not made (0: none was planned).
+func (p progress) abandon(number int) progress {
+	p.abandoned = number
+	return p
+}
+
+// lastPause is the pause taken before the next attempt (0 before the
+// first), for backoffs that grow from it (Answer.PreviousPause).
+func (p progress) lastPause() time.Duration {
+	if p.last == nil || p.last.verdict.decision != attrs.DecisionRetry {
+		return 0
+	}
+	return p.last.verdict.pause
+}
+
+// lastNumber is the number of the last attempt made, 0 before the first.
+func (p progress) lastNumber() int {
+	if p.last == nil {
+		return 0
+	}
+	return p.last.attempt
+}
+
+// resolved is where the operation stands once a state check said its
+// unknown write was not applied: the write is sent again.
+func (p progress) resolved() progress {
+	p.afterRetry, p.unresolvedWrite = true, false
+	return p
+}

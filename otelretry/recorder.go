@@ -1,0 +1,687 @@
+// Copyright The otelretry Authors
+// SPDX-License-Identifier: Apache-2.0
+
+package otelretry
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"strconv"
+	"sync"
+	"time"
+
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/log"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/otelretry/otelretry-go/attrs"
+	"github.com/otelretry/otelretry-go/internal/redact"
+	"github.com/otelretry/otelretry-go/metrics"
+)
+
+// sendMode is how a Transport sends an attempt and where it records the
+// attempt's event: each mode records it in one place (recordAttempt), on
+// the span that mode gives the attempt.
+type sendMode uint8
+
+const (
+	// sendThroughClient: through otelhttp's client transport, whose CLIENT
+	// span is the attempt span and injects the trace context.
+	sendThroughClient sendMode = iota
+	// sendWithOwnSpan (WithoutClientSpans, a tracer that may record):
+	// straight to the base under the transport's INTERNAL attempt span;
+	// the base, already instrumented, injects from its own CLIENT span.
+	sendWithOwnSpan
+	// sendInjectOnly: the no-op tracer and meter providers, with client
+	// spans: otelhttp would record nothing, so the attempt goes straight
+	// to the base with the trace context injected.
+	sendInjectOnly
+	// sendPlain: WithoutClientSpans with the no-op tracer: straight to the
+	// base, which is instrumented.
+	sendPlain
+)
+
+// chooseMode picks the sending mode from the options and the providers.
+func chooseMode(clientSpans, noopTracer, noopMeter bool) sendMode {
+	switch {
+	case clientSpans && noopTracer && noopMeter:
+		return sendInjectOnly
+	case clientSpans:
+		return sendThroughClient
+	case noopTracer:
+		return sendPlain
+	}
+	return sendWithOwnSpan
+}
+
+// recorder writes what the transport records, to every channel: spans,
+// the log events (WithLoggerProvider), the slog records (WithLogger) and
+// the metrics. It is made once per Transport, from its sending mode, and
+// every record is derived from one value (an attemptEvent, an
+// operationEnd) by one list of fields, so the channels cannot disagree on
+// the fields they share.
+type recorder struct {
+	mode       sendMode
+	tracer     trace.Tracer
+	noopTracer bool
+	// internal is the start option of the transport's own spans.
+	internal         []trace.SpanStartOption
+	metrics          *metrics.Recorder
+	logger           *slog.Logger
+	events           log.Logger
+	operationName    func(*http.Request) string
+	attemptName      func(*http.Request) string
+	metricsServer    bool
+	metricAttributes func(*http.Request) []attribute.KeyValue
+}
+
+// opRecord is what the recorder keeps of one operation while it runs.
+type opRecord struct {
+	// ctx is the operation span's context.
+	ctx  context.Context
+	span trace.Span
+	// recording is span.IsRecording(), read once: the SDK takes the span's
+	// lock for each call, and a span that records stops only when it ends,
+	// which only the operation does.
+	recording bool
+	req       *http.Request // the caller's: its URL
+	method    string
+	ident     *identity
+	clock     *clock
+	cleanURL  string
+	labels    attribute.Set // extra metric labels (WithMetricAttributes)
+	// kv holds the attributes of the span being written, so that each span
+	// gets them in one SetAttributes call; see attrs.
+	kv *[24]attribute.KeyValue
+}
+
+// kvBuffers lends operations their attribute buffer. A span copies the
+// attributes it is given, so the buffer is reused for each span of the
+// operation, and returned when the operation ends.
+var kvBuffers = sync.Pool{New: func() any { return new([24]attribute.KeyValue) }}
+
+// attrs returns the operation's attribute buffer, empty. It is taken from
+// kvBuffers on first use, so that operations whose spans do not record
+// never hold one.
+func (o *opRecord) attrs() []attribute.KeyValue {
+	if o.kv == nil {
+		o.kv = kvBuffers.Get().(*[24]attribute.KeyValue)
+	}
+	return o.kv[:0]
+}
+
+// release gives the attribute buffer back, when the operation ends.
+func (o *opRecord) release() {
+	if o.kv != nil {
+		clear(o.kv[:]) // retain no ids or URLs in the pool
+		kvBuffers.Put(o.kv)
+		o.kv = nil
+	}
+}
+
+func (o *opRecord) sanitizedURL() string {
+	if o.cleanURL == "" {
+		o.cleanURL = SanitizeURL(o.req.URL)
+	}
+	return o.cleanURL
+}
+
+// startOperation starts the operation's INTERNAL span, with the attributes
+// samplers need given at start, and its record. With the no-op tracer and
+// a parent that does not record, Start would return the parent's span
+// (or, with no parent, an empty span) in a context that carries nothing
+// new; the parent's span and ctx itself are used instead, without naming
+// the span or copying the context.
+func (r *recorder) startOperation(ctx context.Context, req *http.Request, method string, ident *identity, c *clock) opRecord {
+	o := opRecord{req: req, method: method, ident: ident, clock: c}
+	if f := r.metricAttributes; f != nil {
+		o.labels = metrics.NewLabels(f(req)...)
+	}
+	switch parent := trace.SpanFromContext(ctx); {
+	case r.noopTracer && !parent.IsRecording():
+		o.ctx, o.span = ctx, parent
+	case r.noopTracer:
+		o.ctx, o.span = r.tracer.Start(ctx, "", r.internal...)
+	default:
+		kv := r.startFields(&o, o.attrs())
+		o.ctx, o.span = r.tracer.Start(ctx, r.operationName(req), r.internal[0], trace.WithAttributes(kv...))
+	}
+	o.recording = o.span.IsRecording()
+	return o
+}
+
+// startFields appends the fields the operation is known by from its start,
+// which its span (at start, for samplers) and its retry.operation record
+// both carry.
+func (r *recorder) startFields(o *opRecord, kv []attribute.KeyValue) []attribute.KeyValue {
+	u := o.req.URL
+	kv = attrs.AppendMethod(append(kv, attrs.OperationIDKey.String(o.ident.opID())), o.method)
+	kv = append(kv,
+		attrs.URLFullKey.String(o.sanitizedURL()),
+		attrs.ServerAddressKey.String(u.Hostname()),
+	)
+	if port := serverPort(u); port > 0 {
+		kv = append(kv, attrs.ServerPortKey.Int(port))
+	}
+	return kv
+}
+
+// serverPort is the URL's port, or the scheme's default, or 0.
+func serverPort(u *url.URL) int {
+	if p := u.Port(); p != "" {
+		n, _ := strconv.Atoi(p)
+		return n
+	}
+	switch u.Scheme {
+	case "http":
+		return 80
+	case "https":
+		return 443
+	}
+	return 0
+}
+
+// metricServer is the server.address metric label: the host when
+// WithMetricsServerAddress asked for it, else "" (and the URL is not read).
+// It is decided here only; the metrics Recorder labels what it is given.
+func (r *recorder) metricServer(o *opRecord) string {
+	if !r.metricsServer {
+		return ""
+	}
+	return o.req.URL.Hostname()
+}
+
+// startAttemptSpan starts the transport's own INTERNAL attempt span
+// (sendWithOwnSpan).
+func (r *recorder) startAttemptSpan(ctx context.Context, req *http.Request) (context.Context, trace.Span) {
+	return r.tracer.Start(ctx, r.attemptName(req), r.internal...)
+}
+
+// attemptURL is the attempt's url.full: its prepared URL, sanitized. It is
+// the operation's when the attempt kept the caller's URL.
+func attemptURL(o *opRecord, ev *attemptEvent) string {
+	if ev.url == nil || ev.url == o.req.URL {
+		return o.sanitizedURL()
+	}
+	return SanitizeURL(ev.url)
+}
+
+// urlChanges reports whether sanitizing changes the attempt's URL, which
+// otelhttp records raw on its CLIENT span.
+func urlChanges(o *opRecord, ev *attemptEvent) bool {
+	if ev.url == nil {
+		return redact.Changes(o.req.URL)
+	}
+	return redact.Changes(ev.url)
+}
+
+// requestID is the attempt's retry.request.id, made once.
+func requestID(o *opRecord, ev *attemptEvent) string { return ev.requestIDOf(o.ident.opID()) }
+
+// fields returns the attempt event as attributes, appended to kv: the one
+// list that the attempt span and the log records carry. On otelhttp's
+// CLIENT span (onClientSpan) the fields otelhttp writes there itself, with
+// the same values, are left to it: the method, unless it is outside the
+// standard set, the status code, error.type (from the status, or from the
+// attempt error's ErrorType) and url.full, unless sanitizing changes it.
+// The span then carries the same list, written once.
+func fields(o *opRecord, kv []attribute.KeyValue, ev *attemptEvent, onClientSpan bool) []attribute.KeyValue {
+	kv = append(kv,
+		attrs.OperationIDKey.String(o.ident.opID()),
+		attrs.RequestIDKey.String(requestID(o, ev)),
+		attrs.AttemptKey.Int(ev.attempt),
+	)
+	if !onClientSpan || attrs.MethodValue(o.method) != o.method {
+		// otelhttp names a method that differs from a standard one only in
+		// case by the standard name ("get" as GET): written over it.
+		kv = attrs.AppendMethod(kv, o.method)
+	}
+	if !onClientSpan || urlChanges(o, ev) {
+		kv = append(kv, attrs.URLFullKey.String(attemptURL(o, ev)))
+	}
+	kv = append(kv, attrs.RemainingMsKey.Int64(ms(ev.remaining)))
+	if ev.attempt > 1 {
+		kv = append(kv, attrs.HTTPRequestResendCountKey.Int(ev.attempt-1))
+	}
+	if ev.class != "" {
+		kv = append(kv, ev.class.Attribute())
+		if ev.evidence.Protocol != "" || ev.evidence.Name != "" {
+			kv = append(kv,
+				attrs.EvidenceProtocolKey.String(ev.evidence.Protocol),
+				attrs.EvidenceCodeKey.Int64(int64(ev.evidence.Code)),
+				attrs.EvidenceNameKey.String(ev.evidence.Name))
+		}
+	} else if !onClientSpan {
+		kv = append(kv, attrs.HTTPResponseStatusCodeKey.Int(ev.status))
+	}
+	if t := ev.errorType(); t != "" && !onClientSpan {
+		kv = append(kv, attrs.ErrorTypeKey.String(t))
+	}
+	kv = append(kv, attrs.ElapsedMsKey.Int64(ms(ev.elapsed)), ev.verdict.decision.Attribute(), ev.verdict.reason.Attribute())
+	if ev.hasRetryAfter {
+		kv = append(kv, attrs.RetryAfterMsKey.Int64(ms(ev.retryAfter)))
+	}
+	if ev.verdict.decision == attrs.DecisionRetry {
+		kv = append(kv, attrs.BackoffMsKey.Int64(ms(ev.verdict.pause)))
+	}
+	if ev.writes > 0 {
+		kv = append(kv, attrs.WireWritesKey.Int(int(ev.writes)))
+	}
+	return kv
+}
+
+// recordAttempt writes the attempt event on the attempt's span (all its
+// fields in one call, and only when the span records), the logs and the
+// metrics. In sendWithOwnSpan mode the span is the transport's INTERNAL
+// attempt span, which it also ends and gives its status; otherwise it is
+// otelhttp's CLIENT span, which otelhttp ends and gives its status, or
+// none (nil).
+func (r *recorder) recordAttempt(o *opRecord, span trace.Span, ev *attemptEvent) {
+	if span == nil {
+		span = nonRecording // no attempt span: logs and metrics only
+	}
+	own := r.mode == sendWithOwnSpan
+	var kv []attribute.KeyValue
+	if span.IsRecording() { // once: the SDK locks the span for it
+		kv = fields(o, o.attrs(), ev, !own)
+		span.SetAttributes(kv...)
+		addEvents(span, ev)
+		if own {
+			setAttemptStatus(span, ev)
+		}
+	}
+	if !own {
+		// otelhttp's span carries part of the list, and writes the rest
+		// itself: the logs carry all of it (see logAttempt).
+		kv = nil
+	}
+	r.logAttempt(o, span, kv, ev)
+	r.metrics.RecordAttempt(o.ctx, metrics.Attempt{
+		Method:        o.method,
+		ServerAddress: r.metricServer(o),
+		Labels:        o.labels,
+		Decision:      ev.verdict.decision,
+		ErrorClass:    ev.class,
+		StatusCode:    ev.status,
+		ErrorType:     ev.errorType(),
+		Duration:      ev.elapsed,
+	})
+	if own {
+		span.End()
+	}
+}
+
+// addEvents adds the attempt span's events: the extra writes on the wire,
+// a malformed Retry-After, a body that could not be replayed.
+func addEvents(span trace.Span, ev *attemptEvent) {
+	addResends(span, 1, ev.writes)
+	if ev.retryAfterError != nil {
+		span.AddEvent(attrs.EventRetryAfterInvalid, trace.WithAttributes(attribute.String("error", ev.retryAfterError.Error())))
+	}
+	if ev.verdict.reason == attrs.ReasonNotReplayable {
+		span.AddEvent(attrs.EventBodyNotReplayable)
+	}
+}
+
+// addResends adds a wire_resend event for each write after the first,
+// from the write after from up to to.
+func addResends(span trace.Span, from, to int32) {
+	for i := max(from, 1); i < to; i++ {
+		span.AddEvent(attrs.EventWireResend, trace.WithAttributes(attrs.WireWritesKey.Int(int(i+1))))
+	}
+}
+
+// setAttemptStatus gives the transport's own attempt span its status, as
+// otelhttp gives its CLIENT span.
+func setAttemptStatus(span trace.Span, ev *attemptEvent) {
+	if ev.class != "" {
+		span.SetStatus(codes.Error, string(ev.class))
+	} else if ev.status >= 400 {
+		span.SetStatus(codes.Error, http.StatusText(ev.status))
+	}
+}
+
+// recordLateWrites records the writes on the wire the base reported after
+// the attempt's event was recorded (an HTTP/2 body that finished writing
+// after the answer, a resend net/http made): an event of its own, on every
+// channel that carries the attempt's writes (the span, as a wire_late
+// event and a wire_resend event per extra write; the log events and the
+// slog records, as a retry.wire record), so that what was recorded stays
+// as it was.
+func (r *recorder) recordLateWrites(o *opRecord, span trace.Span, ev *attemptEvent, writes int32) {
+	// The operation may have ended, and given its buffer back: the late
+	// record has a list of its own.
+	kv := lateFields(o, make([]attribute.KeyValue, 0, 4), ev, writes)
+	if span.IsRecording() {
+		span.AddEvent(attrs.EventWireLate, trace.WithAttributes(kv...))
+		addResends(span, ev.writes, writes)
+	}
+	if to := r.targets(o, log.SeverityInfo, attrs.LogEventWire); to.slog || to.events {
+		r.log(o, span, to, attrs.LogEventWire, "retry wire", log.SeverityInfo, time.Now(), kv)
+	}
+}
+
+// lateFields are the fields of a late writes record: the attempt's ids
+// and number, and its writes on the wire now.
+func lateFields(o *opRecord, kv []attribute.KeyValue, ev *attemptEvent, writes int32) []attribute.KeyValue {
+	return append(kv,
+		attrs.OperationIDKey.String(o.ident.opID()),
+		attrs.RequestIDKey.String(requestID(o, ev)),
+		attrs.AttemptKey.Int(ev.attempt),
+		attrs.WireWritesKey.Int(int(writes)))
+}
+
+// recordBackoff records a pause before a retry.
+func (r *recorder) recordBackoff(o *opRecord, d time.Duration) {
+	r.metrics.RecordBackoff(o.ctx, metrics.Backoff{Method: o.method, ServerAddress: r.metricServer(o), Labels: o.labels, Duration: d})
+}
+
+// recordAbandoned records, on the operation span, a call that a retry
+// planned and that was not made, with the verdict that stopped it.
+func (r *recorder) recordAbandoned(o *opRecord, number int, v verdict) {
+	if o.recording {
+		o.span.AddEvent(attrs.EventAttemptAbandoned, trace.WithAttributes(
+			attrs.AttemptKey.Int(number), v.decision.Attribute(), v.reason.Attribute()))
+	}
+}
+
+// recordNotBuffered records on the operation span why the body was not
+// buffered.
+func (r *recorder) recordNotBuffered(o *opRecord, reason string) {
+	if o.recording && reason != "" {
+		o.span.AddEvent(attrs.EventBodyNotBuffered, trace.WithAttributes(attrs.BodyBufferReasonKey.String(reason)))
+	}
+}
+
+// operationEnd is what an operation came to, as its span, its
+// retry.operation record and its metrics record it.
+type operationEnd struct {
+	verdict  verdict
+	attempts int
+	// last is the last attempt's event, nil when none was made.
+	last      *attemptEvent
+	contract  bool
+	abandoned int           // the call a retry planned and that was not made
+	duration  time.Duration // since the start
+}
+
+// errorType is the operation's error.type: "" when it returns, else the
+// last attempt's, or its outcome when no attempt had one.
+func (e *operationEnd) errorType() string {
+	outcome := e.verdict.decision.Outcome()
+	switch {
+	case outcome == attrs.OutcomeReturn:
+		return ""
+	case e.last != nil && e.last.errorType() != "":
+		return e.last.errorType()
+	}
+	return string(outcome)
+}
+
+// endOperation writes the operation span's closing attributes, ends it,
+// emits its log event and records the operation's metrics.
+func (r *recorder) endOperation(o *opRecord, e operationEnd) {
+	outcome, errorType := e.verdict.decision.Outcome(), e.errorType()
+	if o.recording {
+		o.span.SetAttributes(endFields(o, o.attrs(), &e, errorType)...)
+		if outcome != attrs.OutcomeReturn {
+			o.span.SetStatus(codes.Error, string(outcome))
+		}
+	}
+	o.span.End()
+	r.logOperation(o, &e, errorType)
+	r.metrics.RecordOperation(o.ctx, metrics.Operation{
+		Method:        o.method,
+		ServerAddress: r.metricServer(o),
+		Labels:        o.labels,
+		Outcome:       outcome,
+		ErrorType:     errorType,
+		Attempts:      e.attempts,
+		Duration:      e.duration,
+	})
+}
+
+// endFields appends the operation's closing fields, which its span and its
+// retry.operation record both carry.
+func endFields(o *opRecord, kv []attribute.KeyValue, e *operationEnd, errorType string) []attribute.KeyValue {
+	kv = append(kv,
+		// An operation that starts after its context's deadline has no
+		// time at all, never less.
+		attrs.DeadlineMsKey.Int64(ms(max(o.clock.limit, 0))),
+		attrs.AttemptsKey.Int(e.attempts),
+		e.verdict.decision.Outcome().Attribute(),
+	)
+	if errorType != "" {
+		kv = append(kv, attrs.ErrorTypeKey.String(errorType))
+	}
+	if e.contract {
+		kv = append(kv, attrs.IdempotencyContractKey.Bool(true))
+	}
+	if o.ident.redirects > 0 {
+		kv = append(kv, attrs.RedirectsKey.Int(o.ident.redirects))
+	}
+	if o.ident.repeat > 0 {
+		kv = append(kv, attrs.RepeatKey.Int(o.ident.repeat))
+	}
+	if e.abandoned > 0 {
+		kv = append(kv, attrs.AbandonedAttemptKey.Int(e.abandoned))
+	}
+	return kv
+}
+
+// startStateCheck starts the state_check span, a child of the operation
+// span.
+func (r *recorder) startStateCheck(ctx context.Context) (context.Context, trace.Span) {
+	return r.tracer.Start(ctx, attrs.StateCheckSpanName, r.internal...)
+}
+
+// endStateCheck writes what a state check answered and what followed on
+// its span, and ends it: problem names an answer that could not be used,
+// err the hook's error (sanitized).
+func (r *recorder) endStateCheck(o *opRecord, span trace.Span, state attrs.StateCheckResult, v verdict, problem string, err error) {
+	if problem != "" {
+		span.SetStatus(codes.Error, problem)
+	}
+	if err != nil {
+		span.RecordError(err)
+		span.SetStatus(codes.Error, "state check failed: "+err.Error())
+	}
+	if span.IsRecording() {
+		span.SetAttributes(append(o.attrs(), attrs.OperationIDKey.String(o.ident.opID()), state.Attribute(),
+			v.decision.Attribute(), v.reason.Attribute())...)
+	}
+	span.End()
+}
+
+// endAttemptAfterPanic ends an attempt's span with an event naming the
+// panic r (nil for runtime.Goexit).
+func (r *recorder) endAttemptAfterPanic(o *opRecord, span trace.Span, ev *attemptEvent, rec any) {
+	if span == nil {
+		return
+	}
+	if r.mode == sendThroughClient && span.IsRecording() {
+		// otelhttp recorded the raw url.full; the attempt event, which
+		// overwrites it, may not have been written.
+		span.SetAttributes(attrs.URLFullKey.String(attemptURL(o, ev)))
+	}
+	endWithPanic(span, rec)
+}
+
+// endWithPanic ends span with an event naming the panic r, if it still
+// records. Ending a span twice is harmless: the SDK ignores the second.
+func endWithPanic(span trace.Span, r any) {
+	if span.IsRecording() {
+		span.AddEvent(attrs.EventPanic, trace.WithAttributes(panicAttributes(r)...))
+		span.SetStatus(codes.Error, attrs.EventPanic)
+	}
+	span.End()
+}
+
+// panicAttributes names a panic by its type only: its value may carry a
+// URL or a secret.
+func panicAttributes(r any) []attribute.KeyValue {
+	if r == nil {
+		return []attribute.KeyValue{attribute.String("exception.type", "runtime.Goexit")}
+	}
+	return []attribute.KeyValue{attribute.String("exception.type", fmt.Sprintf("%T", r))}
+}
+
+// nonRecording stands for the span of an attempt that has none.
+var nonRecording = trace.SpanFromContext(context.Background())
+
+// The log events (WithLoggerProvider) and the slog records (WithLogger)
+// share one severity: INFO for return, WARN for retry, ERROR for every
+// other decision, each of which ends the operation without the answer it
+// wanted (check_state included: the write's outcome is unknown). An
+// operation event is INFO when its outcome is return, else ERROR. A late
+// writes record is INFO.
+
+// attemptSeverity is the severity of an attempt's records.
+func attemptSeverity(d attrs.Decision) log.Severity {
+	switch d {
+	case attrs.DecisionReturn:
+		return log.SeverityInfo
+	case attrs.DecisionRetry:
+		return log.SeverityWarn
+	}
+	return log.SeverityError
+}
+
+// operationSeverity is the severity of an operation's event.
+func operationSeverity(o attrs.Outcome) log.Severity {
+	if o == attrs.OutcomeReturn {
+		return log.SeverityInfo
+	}
+	return log.SeverityError
+}
+
+// slogLevel is the slog level of a severity.
+func slogLevel(s log.Severity) slog.Level {
+	switch s {
+	case log.SeverityInfo:
+		return slog.LevelInfo
+	case log.SeverityWarn:
+		return slog.LevelWarn
+	}
+	return slog.LevelError
+}
+
+// severityText is the text of a severity, as slog names its levels.
+func severityText(s log.Severity) string {
+	switch s {
+	case log.SeverityInfo:
+		return "INFO"
+	case log.SeverityWarn:
+		return "WARN"
+	}
+	return "ERROR"
+}
+
+// logTargets says which loggers take a record: each is asked once.
+type logTargets struct{ slog, events bool }
+
+// targets asks each logger whether it takes a record of severity sev and
+// event name event.
+func (r *recorder) targets(o *opRecord, sev log.Severity, event string) logTargets {
+	return logTargets{
+		slog:   r.logger != nil && r.logger.Enabled(o.ctx, slogLevel(sev)),
+		events: r.events != nil && r.events.Enabled(o.ctx, log.EnabledParameters{Severity: sev, EventName: event}),
+	}
+}
+
+// logAttempt writes the attempt's slog record (WithLogger) and its log
+// event (WithLoggerProvider), each only when its logger is enabled for it.
+// Both carry one list, the attempt span's, built at most once: kv when the
+// span has the whole list already, else built here.
+func (r *recorder) logAttempt(o *opRecord, span trace.Span, kv []attribute.KeyValue, ev *attemptEvent) {
+	if r.logger == nil && r.events == nil {
+		return
+	}
+	sev := attemptSeverity(ev.verdict.decision)
+	to := r.targets(o, sev, attrs.LogEventAttempt)
+	if !to.slog && !to.events {
+		return
+	}
+	if kv == nil {
+		// The span copied its attributes, if it took any: the buffer is
+		// free again.
+		kv = fields(o, o.attrs(), ev, false)
+	}
+	// The attempt's end, in wall-clock time: its start (the deadline less
+	// the time left before it) plus its elapsed time.
+	at := o.clock.at(o.clock.limit - ev.remaining + ev.elapsed)
+	r.log(o, span, to, attrs.LogEventAttempt, "retry attempt", sev, at, kv)
+}
+
+// log writes one record, kv, to the loggers in to, in the context of span
+// (its trace and span ids). Only sanitized data is logged: no URL query
+// values, headers or bodies.
+func (r *recorder) log(o *opRecord, span trace.Span, to logTargets, event, body string, sev log.Severity, at time.Time, kv []attribute.KeyValue) {
+	if to.slog {
+		out := make([]slog.Attr, 0, len(kv)+2)
+		for _, f := range kv {
+			out = append(out, slogAttr(f))
+		}
+		if sc := span.SpanContext(); sc.IsValid() {
+			out = append(out, slog.String("trace_id", sc.TraceID().String()), slog.String("span_id", sc.SpanID().String()))
+		}
+		r.logger.LogAttrs(o.ctx, slogLevel(sev), body, out...)
+	}
+	if !to.events {
+		return
+	}
+	ctx := o.ctx
+	if span.SpanContext().IsValid() {
+		ctx = trace.ContextWithSpan(ctx, span)
+	}
+	var rec log.Record
+	rec.SetEventName(event)
+	rec.SetTimestamp(at)
+	rec.SetSeverity(sev)
+	rec.SetSeverityText(severityText(sev))
+	rec.SetBody(attribute.StringValue(body))
+	rec.AddAttributes(kv...)
+	r.events.Emit(ctx, rec)
+}
+
+// logOperation emits the operation's log event, if the Logger is enabled
+// for it: in the operation span's context, timed at the operation's start,
+// with its duration, the operation span's attributes and the verdict's
+// reason.
+func (r *recorder) logOperation(o *opRecord, e *operationEnd, errorType string) {
+	sev := operationSeverity(e.verdict.decision.Outcome())
+	if r.events == nil || !r.events.Enabled(o.ctx, log.EnabledParameters{Severity: sev, EventName: attrs.LogEventOperation}) {
+		return
+	}
+	kv := endFields(o, r.startFields(o, o.attrs()), e, errorType)
+	kv = append(kv, e.verdict.reason.Attribute(), attrs.OperationDurationMsKey.Int64(ms(e.duration)))
+	var rec log.Record
+	rec.SetEventName(attrs.LogEventOperation)
+	rec.SetTimestamp(o.clock.start)
+	rec.SetSeverity(sev)
+	rec.SetSeverityText(severityText(sev))
+	rec.SetBody(attribute.StringValue("retry operation"))
+	rec.AddAttributes(kv...)
+	r.events.Emit(o.ctx, rec)
+}
+
+// slogAttr converts an attribute to a log attribute of the same type.
+func slogAttr(kv attribute.KeyValue) slog.Attr {
+	k := string(kv.Key)
+	switch kv.Value.Type() {
+	case attribute.BOOL:
+		return slog.Bool(k, kv.Value.AsBool())
+	case attribute.INT64:
+		return slog.Int64(k, kv.Value.AsInt64())
+	case attribute.FLOAT64:
+		return slog.Float64(k, kv.Value.AsFloat64())
+	case attribute.STRING:
+		return slog.String(k, kv.Value.AsString())
+	default:
+		return slog.String(k, kv.Value.Emit())
+	}
+}

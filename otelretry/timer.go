@@ -1,0 +1,107 @@
+// Copyright The otelretry Authors
+// SPDX-License-Identifier: Apache-2.0
+
+package otelretry
+
+import (
+	"context"
+	"sync/atomic"
+	"time"
+)
+
+// attemptTimer bounds a sent attempt: a time.AfterFunc that cancels the
+// attempt's context when the answer does not come in time, re-armed as the
+// base reports the attempt's phases (attemptBound says for how long), and
+// stopped when the response headers arrive. It bounds the wait for an
+// answer, never the body of a response handed to the caller, as
+// http.Transport's ResponseHeaderTimeout does; re-armed once more, it
+// bounds the drain of a discarded body (see attempt.discard).
+type attemptTimer struct {
+	t      *time.Timer
+	cancel context.CancelCauseFunc
+	// state resolves the race between the answer and the timer: whichever
+	// moves it from timerWaiting first decides whether the attempt timed
+	// out.
+	state atomic.Int32
+	// bound: what the attempt's bounds are read from.
+	clock          *clock
+	cutRetryable   bool
+	hasBody        bool
+	attemptTimeout time.Duration
+	// drainCut is the cause with which a drain that outlives its bound is
+	// cut.
+	drainCut error
+}
+
+const (
+	timerWaiting  int32 = iota // for the response headers
+	timerAnswered              // the headers (or a failure) came in time
+	timerTimedOut              // the timer fired first
+	timerDraining              // a discarded body is being drained
+)
+
+// init gives the timer what it cancels and reads.
+func (at *attemptTimer) init(cancel context.CancelCauseFunc, c *clock) {
+	at.cancel, at.clock = cancel, c
+}
+
+// start arms the timer for the attempt just sent: bounded as attemptBound
+// says for a request whose cut can be followed up or not
+// (cutRetryable), with a body or not.
+func (at *attemptTimer) start(cutRetryable, hasBody bool, attemptTimeout time.Duration) {
+	at.cutRetryable, at.hasBody, at.attemptTimeout = cutRetryable, hasBody, attemptTimeout
+	d, _ := attemptBound(phaseSent, cutRetryable, hasBody, attemptTimeout, at.clock.left())
+	at.t = time.AfterFunc(d, at.expire)
+}
+
+// entered re-arms the timer for the phase the attempt entered, while it
+// still waits for its answer. A phase reported late (WroteRequest may come
+// after RoundTrip returned) finds the attempt answered and changes
+// nothing.
+func (at *attemptTimer) entered(ph wirePhase) {
+	d, rearm := attemptBound(ph, at.cutRetryable, at.hasBody, at.attemptTimeout, at.clock.left())
+	if rearm && at.state.Load() == timerWaiting {
+		at.t.Reset(d)
+	}
+}
+
+// answered stops the wait and reports whether the timer fired first.
+func (at *attemptTimer) answered() (timedOut bool) {
+	timedOut = !at.state.CompareAndSwap(timerWaiting, timerAnswered)
+	at.t.Stop()
+	return timedOut
+}
+
+// timedOut reports whether the timer fired before the answer came.
+func (at *attemptTimer) timedOut() bool { return at.state.Load() == timerTimedOut }
+
+// draining bounds a drain: the timer fires after bound, with drainCut.
+func (at *attemptTimer) draining(bound time.Duration, drainCut error) {
+	at.drainCut = drainCut
+	at.state.Store(timerDraining)
+	at.t.Reset(bound)
+}
+
+// expire is the timer's function: the answer did not come in time, or a
+// discarded body did not drain within its bound.
+func (at *attemptTimer) expire() {
+	if at.state.CompareAndSwap(timerWaiting, timerTimedOut) {
+		at.cancel(errAttemptTimeout)
+	} else if at.state.Load() == timerDraining {
+		at.cancel(at.drainCut) // which closes the body (see attempt.discard)
+	}
+}
+
+// cancelContext cancels the attempt's context for good.
+func (at *attemptTimer) cancelContext() {
+	if at.cancel != nil {
+		at.cancel(nil)
+	}
+}
+
+// stop stops the timer, if it was started.
+func (at *attemptTimer) stop() {
+	if at.t != nil {
+		at.t.Stop()
+	}
+}
