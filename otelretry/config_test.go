@@ -110,3 +110,16 @@ func TestIdempotentMethodsAreNormalized(t *testing.T) {
 		sameTuples(t, h, "503 retry retryable_status", "200 return response")
 	})
 }
+
+// Valid options, and nil values, which options ignore by design, make
+// NewTransport report nothing through otel.Handle.
+func TestValidOptionsReportNothing(t *testing.T) {
+	reported := captureOtelErrors(t)
+	otelretry.NewTransport(scripted.New(), otelretry.WithMaxAttempts(1), otelretry.WithDeadline(time.Second),
+		otelretry.WithAttemptTimeout(time.Millisecond), otelretry.WithRetryableStatuses(500),
+		otelretry.WithIdempotentMethods("PUT"), otelretry.WithBodyBuffer(0, 0), otelretry.WithBackoff(nil),
+		otelretry.WithTracerProvider(nil), otelretry.WithClassifier(nil), otelretry.WithBudget(nil), nil)
+	if errs := reported(); len(errs) != 0 {
+		t.Errorf("NewTransport reported %v", errs)
+	}
+}
