@@ -55,7 +55,7 @@ func TestAttemptTimerBoundsEachPhase(t *testing.T) {
 		{name: "not retryable, getting a connection", limit: time.Second,
 			phases: []phaseAt{{10 * time.Millisecond, phaseGettingConn}}, wantCut: 110 * time.Millisecond},
 		{name: "not retryable, written: the deadline", limit: time.Second,
-			phases: []phaseAt{{10 * time.Millisecond, phaseGettingConn}, {50 * time.Millisecond, phaseHeadersOut}, {500 * time.Millisecond, phaseWritten}},
+			phases:  []phaseAt{{10 * time.Millisecond, phaseGettingConn}, {50 * time.Millisecond, phaseHeadersOut}, {500 * time.Millisecond, phaseWritten}},
 			wantCut: time.Second},
 		{name: "retryable, less left than the timeout", limit: 60 * time.Millisecond, cutRetryable: true, wantCut: 60 * time.Millisecond},
 		{name: "retryable, written close to the deadline", limit: 150 * time.Millisecond, cutRetryable: true,
