@@ -135,6 +135,15 @@ var decisionRows = []decisionRow{
 		}, retryRow(attrs.ReasonClassifier)},
 	{afterAttempt, "the classifier says `Retryable`", "not repeatable", "`stop`", "`not_idempotent`",
 		func(in input) bool { return in.classifier.kind == classRetryable }, is(attrs.DecisionStop, attrs.ReasonNotIdempotent)},
+	{afterAttempt, "the service says its answer must not be retried: a should-retry header (`Stripe-Should-Retry`, `X-Should-Retry`) is `false`", "any",
+		"`stop` (the answer is returned)", "`server_no_retry`",
+		func(in input) bool { return answered(in) && in.verdict == verdictNoRetry }, is(attrs.DecisionStop, attrs.ReasonServerNoRetry)},
+	{afterAttempt, "the service says the request may be repeated: a should-retry header is `true`", "repeatable¹, or any with `WithShouldRetryWrites` (recorded as evidence)",
+		"`retry`²", "`server_retry`",
+		func(in input) bool {
+			return answered(in) && in.verdict == verdictRetry && (in.repeatable || in.verdictWrites)
+		},
+		retryRow(attrs.ReasonServerRetry)},
 	{afterAttempt, "an error that proves the request never left: connection refused, DNS, TLS handshake, dial; a cut before the base reported a connection; a failed first write on a reused HTTP/1 connection (httptrace)",
 		"any", "`retry`²", "`not_processed`",
 		func(in input) bool { return noResponse(in) && in.notProcessed }, retryRow(attrs.ReasonNotProcessed)},
