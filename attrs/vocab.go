@@ -229,6 +229,14 @@ const (
 	// ReasonCaller: the caller's context was canceled (canceled) or its
 	// deadline passed (deadline_exceeded).
 	ReasonCaller Reason = "caller"
+	// ReasonServerNoRetry: the service said its answer must not be retried
+	// (a should-retry header: Stripe-Should-Retry, X-Should-Retry: false)
+	// (stop).
+	ReasonServerNoRetry Reason = "server_no_retry"
+	// ReasonServerRetry: the service said the request may be repeated (a
+	// should-retry header: true), which made its failed answer retryable
+	// (retry, or the limit that stopped it).
+	ReasonServerRetry Reason = "server_retry"
 	// ReasonOverrun: a retry was decided with time for its pause and its
 	// call, but work that ran after the decision (the next attempt's
 	// PrepareFunc, a slow log handler or exporter) took that time, so the
@@ -245,6 +253,7 @@ func Reasons() []Reason {
 		ReasonStateNotApplied, ReasonStateUnknown, ReasonStatus, ReasonNotIdempotent,
 		ReasonNotReplayable, ReasonPrepareFailed, ReasonDeadline, ReasonAttemptLimit,
 		ReasonBudget, ReasonPushback, ReasonHostLimit, ReasonCaller, ReasonOverrun,
+		ReasonServerNoRetry, ReasonServerRetry,
 	}
 }
 

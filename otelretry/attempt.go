@@ -71,6 +71,8 @@ type attemptSetup struct {
 	caller *http.Request   // only read and copied
 	clock  *clock
 	bodies bodySource
+	// maxAttempts is the operation's attempt limit, for the attempt header.
+	maxAttempts int
 }
 
 // attemptOwner is the operation an attempt belongs to: it judges what the
@@ -142,6 +144,9 @@ type sender struct {
 	prepare      PrepareFunc
 	trustResends bool
 	protocols    protocols
+	dialect      dialect
+	// attemptHeader is WithAttemptHeader's, nil without it.
+	attemptHeader *AttemptHeader
 }
 
 // newAttempt makes attempt n of an operation, numbered number, with its
@@ -159,8 +164,9 @@ func newAttempt(a *attempt, s *attemptSetup, id attemptID, at progress) *attempt
 }
 
 // takeBody takes the attempt's body and makes its copy of the caller's
-// request. It reports a body that could not be had (GetBody, or the
-// buffer's read, failed).
+// request, with the attempt header when WithAttemptHeader asks for one. It
+// reports a body that could not be had (GetBody, or the buffer's read,
+// failed).
 func (a *attempt) takeBody() error {
 	body, err := a.setup.bodies.forAttempt(a.id.n)
 	if err != nil {
@@ -168,6 +174,7 @@ func (a *attempt) takeBody() error {
 	}
 	a.body = body
 	a.out = a.copyRequest()
+	a.setup.sender.attemptHeader.stamp(a.out.Header, a.id.number, a.setup.maxAttempts)
 	a.wire.useURL(a.out.URL)
 	return nil
 }
@@ -416,7 +423,7 @@ func (a *attempt) observe(resp *http.Response, err error) observation {
 		class := classify(err)
 		return seen.failure(err, class, neverSent(err, class) || w.unsentByTrace(), evidence, proved)
 	}
-	return seen.response(resp, a.setup.clock.at(a.end))
+	return seen.response(resp, a.setup.clock.at(a.end), &a.setup.sender.dialect)
 }
 
 // answer is the attempt's answer as the hooks see it: a status and its

@@ -341,7 +341,10 @@ type budgetObservation struct {
 	// would not.
 	timeout  bool
 	status   int           // the status, 0 without a response
-	pushback time.Duration // the answer's parsed Retry-After, 0 without one
+	pushback time.Duration // the answer's retry hint (Retry-After, retry-after-ms), 0 without one
+	// hinted: the answer carried a hint, 0 included: a 429 that says how
+	// long to wait is held for that long, not for the 429 hold.
+	hinted bool
 }
 
 // record reports one attempt's answer for key at now (a time.Now reading).
@@ -392,7 +395,7 @@ func (b *Budget) holdFor(o budgetObservation) time.Duration {
 		return 0
 	}
 	hold := o.pushback
-	if hold <= 0 && o.status == http.StatusTooManyRequests {
+	if !o.hinted && o.status == http.StatusTooManyRequests {
 		hold = b.hold429()
 	}
 	return min(hold, maxPushbackHold)

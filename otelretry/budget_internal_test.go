@@ -369,12 +369,13 @@ func TestBudgetPushbackRules(t *testing.T) {
 		{"429 without Retry-After, BudgetPushback(3s)", rec{o: budgetObservation{failure: true, status: 429}, opts: []BudgetOption{BudgetPushback(3 * time.Second)}}, 3 * time.Second},
 		{"429 without Retry-After, BudgetPushback(0)", rec{o: budgetObservation{failure: true, status: 429}, opts: []BudgetOption{BudgetPushback(0)}}, 0},
 		{"429 not retried by the policy still holds", rec{o: budgetObservation{status: 429}}, time.Second},
-		{"429 with Retry-After 5s", rec{o: budgetObservation{failure: true, status: 429, pushback: 5 * time.Second}}, 5 * time.Second},
-		{"503 with Retry-After 500ms", rec{o: budgetObservation{failure: true, status: 503, pushback: 500 * time.Millisecond}}, 500 * time.Millisecond},
+		{"429 with Retry-After 5s", rec{o: budgetObservation{failure: true, status: 429, pushback: 5 * time.Second, hinted: true}}, 5 * time.Second},
+		{"429 with a hint of 0 (Retry-After: 0, retry-after-ms: 0): no hold", rec{o: budgetObservation{failure: true, status: 429, hinted: true}}, 0},
+		{"503 with Retry-After 500ms", rec{o: budgetObservation{failure: true, status: 503, pushback: 500 * time.Millisecond, hinted: true}}, 500 * time.Millisecond},
 		{"503 without Retry-After", rec{o: obs503}, 0},
-		{"Retry-After of a day: a minute", rec{o: budgetObservation{failure: true, status: 503, pushback: 24 * time.Hour}}, time.Minute},
-		{"500 not retried, Retry-After 2s", rec{o: budgetObservation{status: 500, pushback: 2 * time.Second}}, 2 * time.Second},
-		{"a 3xx's Retry-After holds nothing", rec{o: budgetObservation{success: true, status: 301, pushback: 2 * time.Second}}, 0},
+		{"Retry-After of a day: a minute", rec{o: budgetObservation{failure: true, status: 503, pushback: 24 * time.Hour, hinted: true}}, time.Minute},
+		{"500 not retried, Retry-After 2s", rec{o: budgetObservation{status: 500, pushback: 2 * time.Second, hinted: true}}, 2 * time.Second},
+		{"a 3xx's Retry-After holds nothing", rec{o: budgetObservation{success: true, status: 301, pushback: 2 * time.Second, hinted: true}}, 0},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {

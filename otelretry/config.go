@@ -42,6 +42,8 @@ func newConfig(opts []Option) config {
 			http.StatusServiceUnavailable: true, http.StatusGatewayTimeout: true,
 		},
 		bodyBufferPerRequest: DefaultBodyBufferPerRequest,
+		hints:                DefaultRetryHints(),
+		verdictHeaders:       DefaultShouldRetryHeaders(),
 		bodyBufferTotal:      DefaultBodyBufferTotal,
 		operationName:        defaultOperationName,
 		attemptName:          defaultAttemptName,
@@ -128,6 +130,8 @@ func (c *config) policyConfig() policyConfig {
 		bufferPerRequest:  bufferPerRequest,
 		stateCheck:        c.stateCheck != nil,
 		contractHeaders:   c.idempotencyHeaders,
+		recordedHeaders:   c.recordedKeyHeaders,
+		verdictWrites:     c.verdictWrites,
 	}
 }
 
@@ -180,6 +184,15 @@ type config struct {
 	idempotentMethods  map[string]bool
 	retryableStatuses  map[int]bool
 	idempotencyHeaders []string
+	// recordedKeyHeaders are WithRecordedIdempotencyKey's header names.
+	recordedKeyHeaders []string
+	// hints are the retry hint headers, in the order they are read.
+	hints []RetryHint
+	// verdictHeaders are the should-retry headers; verdictWrites lets a
+	// write's "true" make it retryable.
+	verdictHeaders []string
+	verdictWrites  bool
+	attemptHeader  *AttemptHeader
 
 	operationName func(*http.Request) string
 	attemptName   func(*http.Request) string
@@ -386,6 +399,102 @@ func WithIdempotencyKeyContract(headers ...string) Option {
 		if len(headers) > 0 {
 			c.idempotencyHeaders = headers
 		}
+	})
+}
+
+// WithRecordedIdempotencyKey declares, as WithIdempotencyKeyContract does,
+// that the server honours the idempotency keys these headers carry
+// (default "Idempotency-Key" and "X-Idempotency-Key"), but only records
+// it: the operation span of a request that carries one records
+// retry.idempotency_contract=true, so that readers (retryinspect) know
+// that a layer above that resends it under the same key (stripe-go does)
+// repeats it safely, while otelretry itself treats it as any other write:
+// it does not resend it, and refuses net/http's own resends of it. Use it
+// under an SDK that retries writes on its own with a stable key.
+func WithRecordedIdempotencyKey(headers ...string) Option {
+	return optionFunc(func(c *config) {
+		c.recordedKeyHeaders = []string{"Idempotency-Key", "X-Idempotency-Key"}
+		if len(headers) > 0 {
+			c.recordedKeyHeaders = headers
+		}
+	})
+}
+
+// WithRetryHints adds response headers that carry the server's retry
+// hint, each with its unit, read before the defaults (DefaultRetryHints:
+// retry-after-ms, x-ms-retry-after-ms, Retry-After), in the order given.
+// The first present and well-formed one is the hint, read as Retry-After
+// is: it raises the pause, is capped by the deadline, is recorded as
+// retry.retry_after_ms, and counts as the server's pushback for the
+// retry budget. A malformed one is skipped and recorded
+// (retry_after_invalid). A hint with an empty header name is ignored.
+func WithRetryHints(hints ...RetryHint) Option {
+	return optionFunc(func(c *config) {
+		var added []RetryHint
+		for _, h := range hints {
+			if h.Header == "" {
+				c.invalid("WithRetryHints", h, "want a header name")
+				continue
+			}
+			added = append(added, RetryHint{Header: http.CanonicalHeaderKey(h.Header), Unit: h.Unit})
+		}
+		c.hints = append(added, c.hints...)
+	})
+}
+
+// WithShouldRetryHeaders adds headers whose value is a service's verdict
+// on retrying its answer ("true" or "false", in any case), read after the
+// defaults (DefaultShouldRetryHeaders). "false" stops the retry of that
+// answer (reason server_no_retry). "true" makes a failed answer of a
+// request that is safe to repeat retryable (reason server_retry), and a
+// write's only with WithShouldRetryWrites. Neither lifts the deadline, the
+// attempt limit or the retry budget, and a Classifier's answer wins over
+// them.
+func WithShouldRetryHeaders(names ...string) Option {
+	return optionFunc(func(c *config) {
+		for _, n := range names {
+			if n != "" {
+				c.verdictHeaders = append(c.verdictHeaders, http.CanonicalHeaderKey(n))
+			}
+		}
+	})
+}
+
+// WithoutShouldRetryHeaders turns the services' verdicts off: no
+// should-retry header is read, the defaults and any added alike.
+func WithoutShouldRetryHeaders() Option {
+	return optionFunc(func(c *config) { c.verdictHeaders = nil })
+}
+
+// WithShouldRetryWrites lets a service's "true" make a write's failed
+// answer retryable too: the service's word that the request may be
+// repeated, recorded on the attempt as its evidence (retry.evidence.*:
+// protocol http, the header's name). It is off by default: the SDKs that
+// send these headers honour "true" themselves, and both layers honouring
+// it would multiply the write. Use it without an SDK's own retries.
+func WithShouldRetryWrites() Option {
+	return optionFunc(func(c *config) { c.verdictWrites = true })
+}
+
+// WithAttemptHeader sets a header that tells the server which attempt it
+// receives, for servers that log or shed by it: one of AWSAttemptHeader,
+// StainlessAttemptHeader, GRPCAttemptHeader, EnvoyAttemptHeader, or your
+// own. It is the one header otelretry adds besides the propagators', and
+// only when asked. It is set on each attempt's copy before the
+// PrepareFunc runs (a signer signs it), never over a header of that name
+// the caller or an SDK set, and it is not recorded, as no header is. The
+// number is the attempt's retry.attempt: it keeps counting across the
+// hops of a redirect chain and the operations of one WithOperationID, so
+// it may exceed the attempt limit given as the maximum. It is no
+// idempotency key and no contract header: it changes nothing the policy
+// judges. An AttemptHeader without a name or a Value is ignored.
+func WithAttemptHeader(h AttemptHeader) Option {
+	return optionFunc(func(c *config) {
+		if h.Name == "" || h.Value == nil {
+			c.invalid("WithAttemptHeader", h.Name, "want a header name and a Value")
+			return
+		}
+		c.attemptHeader = &h
 	})
 }
 

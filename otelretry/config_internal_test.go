@@ -19,8 +19,9 @@ import (
 // Without options, the configuration is the documented defaults: 3
 // attempts, a 30s deadline, a 10s attempt timeout, exponential backoff
 // from 100ms to 2s, the statuses 408, 429, 502, 503 and 504, a 64 KiB
-// buffer per request within 8 MiB, client spans, and nothing to report. A
-// nil Option is skipped.
+// buffer per request within 8 MiB, client spans, the default retry hints
+// and should-retry headers, and nothing to report. A nil Option is
+// skipped.
 func TestConfigDefaults(t *testing.T) {
 	for _, opts := range [][]Option{nil, {nil, nil}} {
 		c := newConfig(opts)
@@ -39,6 +40,11 @@ func TestConfigDefaults(t *testing.T) {
 		}
 		if !c.clientSpans || c.metricsServer || c.trustResends || c.noBudget || c.budget != nil || len(c.idempotentMethods) != 0 || c.idempotencyHeaders != nil {
 			t.Errorf("switches = %+v", c)
+		}
+		if !reflect.DeepEqual(c.hints, DefaultRetryHints()) || !reflect.DeepEqual(c.verdictHeaders, DefaultShouldRetryHeaders()) ||
+			c.verdictWrites || c.attemptHeader != nil || c.recordedKeyHeaders != nil {
+			t.Errorf("dialect = hints %v, verdicts %v (writes %v), attempt header %v, recorded keys %v",
+				c.hints, c.verdictHeaders, c.verdictWrites, c.attemptHeader, c.recordedKeyHeaders)
 		}
 		if c.err != nil {
 			t.Errorf("defaults report %v", c.err)

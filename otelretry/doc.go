@@ -87,31 +87,38 @@
 //     or proved unsent): retry [2], reason classifier
 //   - 16. after an attempt, the classifier says Retryable (not repeatable):
 //     stop, reason not_idempotent
-//   - 17. after an attempt, an error that proves the request never left:
+//   - 17. after an attempt, the service says its answer must not be
+//     retried: a should-retry header (Stripe-Should-Retry, X-Should-Retry)
+//     is false (any): stop (the answer is returned), reason server_no_retry
+//   - 18. after an attempt, the service says the request may be repeated: a
+//     should-retry header is true (repeatable [1], or any with
+//     WithShouldRetryWrites (recorded as evidence)): retry [2], reason
+//     server_retry
+//   - 19. after an attempt, an error that proves the request never left:
 //     connection refused, DNS, TLS handshake, dial; a cut before the base
 //     reported a connection; a failed first write on a reused HTTP/1
 //     connection (httptrace) (any): retry [2], reason not_processed
-//   - 18. after an attempt, any other transport error (repeatable [1]):
+//   - 20. after an attempt, any other transport error (repeatable [1]):
 //     retry [2], reason retryable_error
-//   - 19. after an attempt, any other transport error (not repeatable):
+//   - 21. after an attempt, any other transport error (not repeatable):
 //     stop, reason not_idempotent
-//   - 20. after an attempt, 408, 429, 502, 503, 504 (WithRetryableStatuses)
+//   - 22. after an attempt, 408, 429, 502, 503, 504 (WithRetryableStatuses)
 //     (repeatable [1]): retry [2], reason retryable_status
-//   - 21. after an attempt, 408, 429, 502, 503, 504 (WithRetryableStatuses)
+//   - 23. after an attempt, 408, 429, 502, 503, 504 (WithRetryableStatuses)
 //     (not repeatable): stop (the answer is returned), reason
 //     not_idempotent
-//   - 22. after an attempt, any other status (any): stop (the answer is
+//   - 24. after an attempt, any other status (any): stop (the answer is
 //     returned), reason status
-//   - 23. after a state check, the state check says applied (any): return
+//   - 25. after a state check, the state check says applied (any): return
 //     (the stored response), reason state_applied
-//   - 24. after a state check, the caller gave up during the check (any):
+//   - 26. after a state check, the caller gave up during the check (any):
 //     canceled / deadline_exceeded; unknown unless not_applied, reason
 //     caller
-//   - 25. after a state check, unknown, an answer outside the set, or an
+//   - 27. after a state check, unknown, an answer outside the set, or an
 //     error (any): check_state, reason state_unknown
-//   - 26. after a state check, not_applied, and the intent forbids retries
+//   - 28. after a state check, not_applied, and the intent forbids retries
 //     (any): stop, reason intent
-//   - 27. after a state check, not_applied (any): retry [2], with no pause,
+//   - 29. after a state check, not_applied (any): retry [2], with no pause,
 //     reason state_not_applied
 //
 // [1] Repeatable: GET, HEAD, OPTIONS, TRACE, methods added with

@@ -80,6 +80,19 @@ func (e *Error) Timeout() bool { return e.timeout && !e.unknownWrite }
 // it.
 func (e *Error) Temporary() bool { return e.Timeout() }
 
+// RetryableError tells a retryer above that asks (aws-sdk-go-v2's and
+// smithy-go's read it first, before their own rules) whether sending the
+// operation again may help: only when otelretry ran out of attempts on an
+// answer it would have retried (max_attempts), and never for a write whose
+// outcome is unknown. A response otelretry already judged, what the retry
+// budget or the deadline stopped, and a cancellation are final: an outer
+// retry would multiply the load the budget holds back, or resend a write.
+// (aws-sdk-go-v2 wraps every transport error in a connection error it
+// would otherwise retry, whatever Timeout says.)
+func (e *Error) RetryableError() bool {
+	return e.Outcome == attrs.OutcomeMaxAttempts && !e.unknownWrite
+}
+
 func (e *Error) Error() string {
 	msg := "otelretry: operation " + strconv.Quote(e.OperationID) + " ended " + string(e.Outcome)
 	if e.Reason != "" {

@@ -70,6 +70,9 @@ func TestErrorTimeout(t *testing.T) {
 				if oe.Timeout() != tc.wantTimeout || oe.Temporary() != tc.wantTimeout {
 					t.Errorf("(*Error).Timeout() = %v, Temporary() = %v, want %v", oe.Timeout(), oe.Temporary(), tc.wantTimeout)
 				}
+				if want := tc.wantOutcome == attrs.OutcomeMaxAttempts && !tc.wantUnknown; oe.RetryableError() != want {
+					t.Errorf("RetryableError() = %v, want %v", oe.RetryableError(), want)
+				}
 				if errors.Is(err, otelretry.ErrOutcomeUnknown) != tc.wantUnknown {
 					t.Errorf("ErrOutcomeUnknown = %v, want %v", errors.Is(err, otelretry.ErrOutcomeUnknown), tc.wantUnknown)
 				}

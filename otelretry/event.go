@@ -46,6 +46,18 @@ type observation struct {
 	retryAfter      time.Duration
 	hasRetryAfter   bool
 	retryAfterError error // the header was present but malformed
+
+	// verdict is the service's word on retrying its answer, and the header
+	// that said it.
+	verdict       serverVerdict
+	verdictHeader string
+}
+
+// dialect is what the transport reads of an answer beyond its status:
+// the retry hint headers, in order, and the should-retry headers.
+type dialect struct {
+	hints    []RetryHint
+	verdicts []string
 }
 
 // attemptSeen is what an attempt saw whatever came back.
@@ -70,14 +82,14 @@ func (s attemptSeen) failure(err error, class attrs.ErrorClass, unsent bool, evi
 }
 
 // response is the observation of an attempt that got resp at now: its
-// status and its Retry-After.
-func (s attemptSeen) response(resp *http.Response, now time.Time) observation {
+// status, the server's retry hint and its verdict on a retry, read as d
+// says.
+func (s attemptSeen) response(resp *http.Response, now time.Time, d *dialect) observation {
 	o := s.observation()
 	o.status, o.header, o.contentLength = resp.StatusCode, resp.Header, resp.ContentLength
-	// resp.Header.Get without canonicalizing the canonical key.
-	if v := resp.Header["Retry-After"]; len(v) > 0 && v[0] != "" {
-		o.retryAfter, o.retryAfterError = ParseRetryAfter(v[0], now)
-		o.hasRetryAfter = o.retryAfterError == nil
+	o.retryAfter, o.hasRetryAfter, o.retryAfterError = retryHint(resp.Header, d.hints, now)
+	if !success(resp.StatusCode) {
+		o.verdict, o.verdictHeader = shouldRetry(resp.Header, d.verdicts)
 	}
 	return o
 }

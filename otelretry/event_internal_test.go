@@ -21,6 +21,9 @@ func seen(writes int32, reportsWrites bool) attemptSeen {
 		url: &url.URL{Scheme: "https", Host: "api.test", Path: "/v1"}, writes: writes, written: writes > 0, reportsWrites: reportsWrites}
 }
 
+// defaultDialect reads the answers as a Transport does by default.
+var defaultDialect = &dialect{hints: DefaultRetryHints(), verdicts: DefaultShouldRetryHeaders()}
+
 // An answer proves that its request went out: the event of an attempt
 // that got a response records at least one write when the base reports
 // its writes (an HTTP/2 client may report the write only after the
@@ -46,7 +49,7 @@ func TestAttemptEventWritesOfAnAnswer(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			s := seen(tc.writes, tc.reportsWrites)
-			o := s.response(resp, time.Now())
+			o := s.response(resp, time.Now(), defaultDialect)
 			class := attrs.ErrorClass("")
 			if tc.failed {
 				o, class = s.failure(io.ErrUnexpectedEOF, attrs.ErrorClassConnectionReset, false, Evidence{}, false), attrs.ErrorClassConnectionReset
@@ -65,7 +68,7 @@ func TestAttemptEventIsTheObservationAndTheVerdict(t *testing.T) {
 	now := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
 	v := verdict{decision: attrs.DecisionRetry, reason: attrs.ReasonRetryableStatus, pause: 2 * time.Second}
 	s := seen(1, true)
-	o := s.response(&http.Response{StatusCode: 503, Header: http.Header{"Retry-After": {"2"}}, ContentLength: 5}, now)
+	o := s.response(&http.Response{StatusCode: 503, Header: http.Header{"Retry-After": {"2"}}, ContentLength: 5}, now, defaultDialect)
 	ev := newAttemptEvent(o, "", Evidence{}, v)
 	if ev.attempt != 3 || ev.status != 503 || ev.class != "" || ev.elapsed != 150*time.Millisecond || ev.remaining != 900*time.Millisecond ||
 		ev.end != 250*time.Millisecond || ev.verdict != v || ev.url != s.url || ev.retryAfter != 2*time.Second || !ev.hasRetryAfter || ev.retryAfterError != nil {
@@ -100,7 +103,7 @@ func TestAttemptSeenReadsTheRetryAfterOfAnAnswer(t *testing.T) {
 		if tc.value != nil {
 			h["Retry-After"] = tc.value
 		}
-		o := seen(1, true).response(&http.Response{StatusCode: 429, Header: h, ContentLength: 12}, now)
+		o := seen(1, true).response(&http.Response{StatusCode: 429, Header: h, ContentLength: 12}, now, defaultDialect)
 		if o.retryAfter != tc.want || o.hasRetryAfter != tc.has || (o.retryAfterError != nil) != tc.fail {
 			t.Errorf("Retry-After %q: %v, has %v, error %v; want %v, %v, error %v", tc.value, o.retryAfter, o.hasRetryAfter, o.retryAfterError, tc.want, tc.has, tc.fail)
 		}
@@ -149,5 +152,19 @@ func TestAttemptEventErrorType(t *testing.T) {
 		if got := tc.ev.errorType(); got != tc.want {
 			t.Errorf("errorType of %+v = %q, want %q", tc.ev, got, tc.want)
 		}
+	}
+}
+
+// A service's verdict on retrying is read from a failed answer only: a
+// success is never retried, whatever its headers say.
+func TestAttemptSeenReadsTheVerdictOfAFailedAnswerOnly(t *testing.T) {
+	h := http.Header{"X-Should-Retry": {"true"}}
+	o := seen(1, true).response(&http.Response{StatusCode: 503, Header: h}, time.Now(), defaultDialect)
+	if o.verdict != verdictRetry || o.verdictHeader != "X-Should-Retry" {
+		t.Errorf("503 with X-Should-Retry: true: verdict %v from %q", o.verdict, o.verdictHeader)
+	}
+	o = seen(1, true).response(&http.Response{StatusCode: 200, Header: h}, time.Now(), defaultDialect)
+	if o.verdict != verdictNone || o.verdictHeader != "" {
+		t.Errorf("200 with X-Should-Retry: true: verdict %v from %q, want none", o.verdict, o.verdictHeader)
 	}
 }

@@ -116,7 +116,7 @@ func (op *operation) begin(held *holdings) {
 		op.budgetKey = t.budget.key(req)
 	}
 	op.setup = attemptSetup{owner: op, sender: &t.sender, ctx: op.tel.ctx, caller: req, clock: &op.clock,
-		bodies: bodySource{caller: req, hasBody: hasBody}}
+		bodies: bodySource{caller: req, hasBody: hasBody}, maxAttempts: op.plan.maxAttempts}
 	if op.plan.notBuffered != "" {
 		t.sender.rec.recordNotBuffered(&op.tel, op.plan.notBuffered)
 	}
@@ -196,7 +196,7 @@ func (op *operation) prepareAttempt(n int, p *progress, held *holdings) (*attemp
 		names := op.t.policy.contractHeaders
 		changed = prepareChanged(a.out, op.req, op.plan, op.key, names)
 		if !op.key.judged {
-			op.key = judgePrepared(a.out.Header, op.plan, names)
+			op.key = judgePrepared(a.out.Header, op.plan, names, op.t.policy.recordedHeaders)
 		}
 	}
 	in := op.inputAt(phasePrepared, op.clock.since(), p).prepared(bodyErr != nil, prepErr != nil, changed != nil)
@@ -244,7 +244,7 @@ func (op *operation) conclude(a *attempt, resp *http.Response, err error) result
 	answer := a.answer(&o, class)
 	c := op.t.cfg.classify(answer)
 	in, class, evidence := op.inputAfter(o, class, c, &at)
-	if charge, ok := budgetCharge(in, o.retryAfter); ok && op.t.budget != nil {
+	if charge, ok := budgetCharge(in, o.retryAfter, o.hasRetryAfter); ok && op.t.budget != nil {
 		op.t.budget.record(op.budgetKey, op.clock.at(o.end), charge)
 	}
 	v := op.settle(in, a.id.n, &answer)
@@ -271,7 +271,8 @@ func (op *operation) inputAfter(o observation, observed attrs.ErrorClass, c Clas
 		class, evidence := recordedClass(observed, c, wireEvidence)
 		return in.failed(class, o.written, provedUnprocessed(o.unsent, o.written, c, o.wireProved), c, left), class, evidence
 	}
-	return in.answered(o.status, op.t.retryable.has(o.status), o.retryAfter, drainFloor(o.contentLength), c, left), "", Evidence{}
+	in = in.answered(o.status, op.t.retryable.has(o.status), o.retryAfter, drainFloor(o.contentLength), o.verdict, c, left)
+	return in, "", verdictEvidence(in, o.verdictHeader)
 }
 
 // lateWrites records writes on the wire the base reported after attempt

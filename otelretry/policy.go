@@ -87,6 +87,11 @@ type input struct {
 
 	// classifier is the user's classification, zero when none decided.
 	classifier Classification
+	// verdict is what the service said of retrying its answer (a
+	// should-retry header); verdictWrites: its "true" may make a write
+	// retryable.
+	verdict       serverVerdict
+	verdictWrites bool
 
 	// backoff is the Backoff's pause once pauseAsked, retryAfter the
 	// server's hint. The Backoff is asked only for an answer that may be
@@ -140,6 +145,7 @@ func inputAt(ph phase, remaining time.Duration, p requestPolicy, replayable bool
 		afterRetry:      s.afterRetry,
 		callerCanceled:  c.canceled,
 		callerDeadline:  c.deadline,
+		verdictWrites:   p.verdictWrites,
 	}
 }
 
@@ -150,10 +156,10 @@ func (in input) prepared(bodyUnavailable, prepareFailed, prepareChanged bool) in
 }
 
 // answered adds an attempt's answer: its status (retryable: one the
-// policy retries), its Retry-After, the drain floor of its body, the
-// classifier's verdict, and the attempts left after it.
-func (in input) answered(status int, retryable bool, retryAfter, drainFloor time.Duration, c Classification, attemptsLeft int) input {
-	in.status, in.retryableStatus, in.retryAfter, in.drainFloor = status, retryable, retryAfter, drainFloor
+// policy retries), its retry hint, the drain floor of its body, the
+// service's verdict, the classifier's, and the attempts left after it.
+func (in input) answered(status int, retryable bool, retryAfter, drainFloor time.Duration, v serverVerdict, c Classification, attemptsLeft int) input {
+	in.status, in.retryableStatus, in.retryAfter, in.drainFloor, in.verdict = status, retryable, retryAfter, drainFloor, v
 	in.classifier, in.attemptsLeft = c, attemptsLeft
 	return in
 }
@@ -356,6 +362,15 @@ func retryable(in input) (bool, attrs.Reason) {
 		}
 		return false, attrs.ReasonNotIdempotent
 	}
+	// A service's verdict on its answer, after the user's own (the
+	// classifier's): "false" stops its retry, "true" makes it retryable for
+	// a request that may be repeated, or a write when the user opted in.
+	switch {
+	case answered && in.verdict == verdictNoRetry:
+		return false, attrs.ReasonServerNoRetry
+	case answered && in.verdict == verdictRetry && (in.repeatable || in.verdictWrites):
+		return true, attrs.ReasonServerRetry
+	}
 	switch {
 	case !answered && in.notProcessed:
 		return true, attrs.ReasonNotProcessed
@@ -473,7 +488,7 @@ func recordedClass(observed attrs.ErrorClass, c Classification, fromWire Evidenc
 // failed attempt costs alike, whatever made it retryable (a transport
 // error, a status of WithRetryableStatuses, or a classifier's word); a
 // success refunds. The caller's cancellation tells it nothing (ok false).
-func budgetCharge(in input, retryAfter time.Duration) (budgetObservation, bool) {
+func budgetCharge(in input, retryAfter time.Duration, hinted bool) (budgetObservation, bool) {
 	if in.class == attrs.ErrorClassCanceled {
 		return budgetObservation{}, false
 	}
@@ -487,6 +502,7 @@ func budgetCharge(in input, retryAfter time.Duration) (budgetObservation, bool) 
 		timeout:  in.class == attrs.ErrorClassTimeout,
 		status:   in.status,
 		pushback: retryAfter,
+		hinted:   hinted,
 	}, true
 }
 
@@ -585,8 +601,12 @@ type policyConfig struct {
 	bufferPerRequest int64
 	// stateCheck: WithStateCheck is set, so an unknown write is resolved.
 	stateCheck bool
-	// contractHeaders are WithIdempotencyKeyContract's header names.
-	contractHeaders []string
+	// contractHeaders are WithIdempotencyKeyContract's header names;
+	// recordedHeaders WithRecordedIdempotencyKey's.
+	contractHeaders, recordedHeaders []string
+	// verdictWrites: a service's "true" may make a write retryable
+	// (WithShouldRetryWrites).
+	verdictWrites bool
 }
 
 // requestPlan is the first stage: what the caller's request, its intent
@@ -620,6 +640,8 @@ type requestPlan struct {
 	notBuffered string
 	// stateCheck: an unknown write will be resolved by a state check.
 	stateCheck bool
+	// verdictWrites: a service's "true" may make a write retryable.
+	verdictWrites bool
 }
 
 // judgeRequest is the first stage of the judgment: the limits (an
@@ -637,6 +659,7 @@ func judgeRequest(f requestFacts, c policyConfig) requestPlan {
 		hasBody:        f.hasBody,
 		replayable:     !f.hasBody || f.hasGetBody,
 		stateCheck:     c.stateCheck,
+		verdictWrites:  c.verdictWrites,
 	}
 	if f.intent.MaxAttempts > 0 {
 		p.maxAttempts = f.intent.MaxAttempts
@@ -676,8 +699,9 @@ func judgeRequest(f requestFacts, c policyConfig) requestPlan {
 type keyJudgment struct {
 	judged bool // the first preparation succeeded and was judged
 	// keyed: the prepared request carries an idempotency key, a contract
-	// that makes it repeatable.
-	keyed bool
+	// that makes it repeatable; recorded: one that is only recorded
+	// (WithRecordedIdempotencyKey).
+	keyed, recorded bool
 	// headers is the contract headers' values, in one comparable string.
 	headers string
 }
@@ -685,12 +709,17 @@ type keyJudgment struct {
 // judgePrepared is the second stage of the judgment: on the first
 // attempt's prepared request, whether it carries an idempotency key under
 // WithIdempotencyKeyContract, and the contract headers' values.
-func judgePrepared(prepared http.Header, p requestPlan, names []string) keyJudgment {
+func judgePrepared(prepared http.Header, p requestPlan, names, recorded []string) keyJudgment {
 	k := keyJudgment{judged: true}
-	if len(names) == 0 || p.safe {
+	if p.safe {
 		return k
 	}
-	k.headers, k.keyed = contractHeaders(prepared, names)
+	if len(names) > 0 {
+		k.headers, k.keyed = contractHeaders(prepared, names)
+	}
+	if len(recorded) > 0 {
+		_, k.recorded = contractHeaders(prepared, recorded)
+	}
 	return k
 }
 
@@ -701,7 +730,8 @@ type requestPolicy struct {
 	// repeatable: safe to repeat (see input.repeatable).
 	repeatable bool
 	// contract: repeatable by the user's word (requestPlan.contract, or an
-	// idempotency key).
+	// idempotency key), or a key the user declared the server honours
+	// without otelretry resending on it (recorded).
 	contract bool
 	// cutRetryable: the attempt timeout may cut the attempt once it was
 	// written (see attemptBound).
@@ -710,10 +740,19 @@ type requestPolicy struct {
 
 // policyOf joins the two stages.
 func policyOf(p requestPlan, k keyJudgment) requestPolicy {
-	contract := p.contract || k.keyed
-	repeatable := p.safe || contract
-	return requestPolicy{requestPlan: p, contract: contract, repeatable: repeatable,
+	repeatable := p.safe || p.contract || k.keyed
+	return requestPolicy{requestPlan: p, contract: p.contract || k.keyed || k.recorded, repeatable: repeatable,
 		cutRetryable: repeatable || p.stateCheck}
+}
+
+// verdictEvidence is what an answer's verdict header proves, recorded as
+// evidence when it made a write retryable (WithShouldRetryWrites): the
+// service's word, on the HTTP answer, in that header.
+func verdictEvidence(in input, header string) Evidence {
+	if in.verdict != verdictRetry || in.repeatable || !in.verdictWrites || in.classifier.kind != classDefault {
+		return Evidence{}
+	}
+	return Evidence{Protocol: "http", Name: header}
 }
 
 // prepareChanged reports whether a prepared request changed what the

@@ -269,6 +269,7 @@ func FuzzDecide(f *testing.F) {
 			written: written, callerDeadline: callerDeadline,
 			write: flags&1 != 0, unresolvedWrite: flags&2 != 0, afterRetry: flags&4 != 0,
 			bodyUnavailable: flags&8 != 0, prepareFailed: flags&16 != 0, prepareChanged: flags&32 != 0,
+			verdict: serverVerdict(stateIdx / 4 % 3), verdictWrites: flags&128 != 0,
 		}
 		if flags&64 != 0 {
 			in.drainFloor = 2 * msec
@@ -317,8 +318,8 @@ func FuzzDecide(f *testing.F) {
 				if !in.repeatable && in.status == 0 && !in.notProcessed {
 					t.Fatalf("a write that may have been applied (%s, written %v) was retried", in.class, in.written)
 				}
-				if !in.repeatable && in.status != 0 {
-					t.Fatalf("a write was retried on status %d", in.status)
+				if !in.repeatable && in.status != 0 && !(in.verdict == verdictRetry && in.verdictWrites) {
+					t.Fatalf("a write was retried on status %d without the service's word", in.status)
 				}
 			}
 		} else if v.pause != 0 || v.drain != 0 || v.needBudget || v.needPause {
@@ -416,7 +417,7 @@ func TestRulesBesideDecide(t *testing.T) {
 			{"a transport error", input{class: attrs.ErrorClassTimeout}, true, false, true},
 			{"the caller's cancellation", input{class: attrs.ErrorClassCanceled}, false, false, false},
 		} {
-			o, counts := budgetCharge(tc.in, 0)
+			o, counts := budgetCharge(tc.in, 0, false)
 			if o.failure != tc.failure || o.success != tc.success || counts != tc.counts {
 				t.Errorf("%s: %+v, counts %v", tc.name, o, counts)
 			}
@@ -563,6 +564,15 @@ var decisionRows = []decisionRow{
 		}, retryRow(attrs.ReasonClassifier)},
 	{afterAttempt, "the classifier says `Retryable`", "not repeatable", "`stop`", "`not_idempotent`",
 		func(in input) bool { return in.classifier.kind == classRetryable }, is(attrs.DecisionStop, attrs.ReasonNotIdempotent)},
+	{afterAttempt, "the service says its answer must not be retried: a should-retry header (`Stripe-Should-Retry`, `X-Should-Retry`) is `false`", "any",
+		"`stop` (the answer is returned)", "`server_no_retry`",
+		func(in input) bool { return answered(in) && in.verdict == verdictNoRetry }, is(attrs.DecisionStop, attrs.ReasonServerNoRetry)},
+	{afterAttempt, "the service says the request may be repeated: a should-retry header is `true`", "repeatable¹, or any with `WithShouldRetryWrites` (recorded as evidence)",
+		"`retry`²", "`server_retry`",
+		func(in input) bool {
+			return answered(in) && in.verdict == verdictRetry && (in.repeatable || in.verdictWrites)
+		},
+		retryRow(attrs.ReasonServerRetry)},
 	{afterAttempt, "an error that proves the request never left: connection refused, DNS, TLS handshake, dial; a cut before the base reported a connection; a failed first write on a reused HTTP/1 connection (httptrace)",
 		"any", "`retry`²", "`not_processed`",
 		func(in input) bool { return noResponse(in) && in.notProcessed }, retryRow(attrs.ReasonNotProcessed)},

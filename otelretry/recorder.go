@@ -249,14 +249,14 @@ func fields(o *opRecord, kv []attribute.KeyValue, ev *attemptEvent, onClientSpan
 	}
 	if ev.class != "" {
 		kv = append(kv, ev.class.Attribute())
-		if ev.evidence.Protocol != "" || ev.evidence.Name != "" {
-			kv = append(kv,
-				attrs.EvidenceProtocolKey.String(ev.evidence.Protocol),
-				attrs.EvidenceCodeKey.Int64(int64(ev.evidence.Code)),
-				attrs.EvidenceNameKey.String(ev.evidence.Name))
-		}
 	} else if !onClientSpan {
 		kv = append(kv, attrs.HTTPResponseStatusCodeKey.Int(ev.status))
+	}
+	if ev.evidence.Protocol != "" || ev.evidence.Name != "" {
+		kv = append(kv,
+			attrs.EvidenceProtocolKey.String(ev.evidence.Protocol),
+			attrs.EvidenceCodeKey.Int64(int64(ev.evidence.Code)),
+			attrs.EvidenceNameKey.String(ev.evidence.Name))
 	}
 	if t := ev.errorType(); t != "" && !onClientSpan {
 		kv = append(kv, attrs.ErrorTypeKey.String(t))

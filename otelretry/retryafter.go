@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -62,4 +63,84 @@ func truncate(s string, n int) string {
 		return s
 	}
 	return s[:n] + "…"
+}
+
+// HintUnit is the unit a retry hint header is written in.
+type HintUnit uint8
+
+const (
+	// HintSeconds: delay-seconds or an HTTP-date, as Retry-After is
+	// written (ParseRetryAfter).
+	HintSeconds HintUnit = iota
+	// HintMilliseconds: a non-negative decimal number of milliseconds, as
+	// retry-after-ms is written (a fraction is allowed, as openai-go reads
+	// it).
+	HintMilliseconds
+)
+
+// RetryHint is a response header that carries the server's hint of how
+// long to wait before a retry, and its unit.
+type RetryHint struct {
+	Header string
+	Unit   HintUnit
+}
+
+// DefaultRetryHints are the hint headers read when no other is configured,
+// in the order azcore checks them: retry-after-ms and x-ms-retry-after-ms
+// (milliseconds: OpenAI, Azure), then Retry-After (RFC 9110). The first
+// one present and well-formed is the hint. Each call returns a new slice.
+func DefaultRetryHints() []RetryHint {
+	return []RetryHint{
+		{Header: "Retry-After-Ms", Unit: HintMilliseconds},
+		{Header: "X-Ms-Retry-After-Ms", Unit: HintMilliseconds},
+		{Header: "Retry-After", Unit: HintSeconds},
+	}
+}
+
+// retryHint is the server's hint in h: the first of hints that is present
+// and well-formed, read relative to now, at most maxRetryAfter. A malformed
+// one is skipped (the next one present may still be the hint), and the
+// first such error is returned with whatever hint was found, so that it can
+// be recorded. A hint of 0 is a hint: the server asks for no wait.
+func retryHint(h http.Header, hints []RetryHint, now time.Time) (d time.Duration, ok bool, malformed error) {
+	for _, hint := range hints {
+		v := h[hint.Header] // the names are canonical: no canonicalizing per answer
+		if len(v) == 0 || v[0] == "" {
+			continue
+		}
+		var err error
+		switch hint.Unit {
+		case HintMilliseconds:
+			d, err = parseRetryAfterMs(v[0])
+		default:
+			d, err = ParseRetryAfter(v[0], now)
+		}
+		if err == nil {
+			return d, true, malformed
+		}
+		if malformed == nil {
+			malformed = fmt.Errorf("%s: %w", hint.Header, err)
+		}
+	}
+	return 0, false, malformed
+}
+
+// parseRetryAfterMs parses a retry-after-ms value: a non-negative decimal
+// number of milliseconds, with an optional fraction, at most
+// maxRetryAfter.
+func parseRetryAfterMs(value string) (time.Duration, error) {
+	whole, frac, hasFrac := strings.Cut(value, ".")
+	if !isDigits(whole) || (hasFrac && !isDigits(frac)) {
+		return 0, fmt.Errorf("%w: %q is not a number of milliseconds", errInvalidRetryAfter, truncate(value, 64))
+	}
+	ms, err := strconv.ParseUint(whole, 10, 64)
+	if err != nil || ms > uint64(maxRetryAfter/time.Millisecond) {
+		return maxRetryAfter, nil // only overflow can fail here: the value is all digits
+	}
+	d := time.Duration(ms) * time.Millisecond
+	if hasFrac {
+		f, _ := strconv.ParseFloat("0."+frac, 64)
+		d += time.Duration(f * float64(time.Millisecond))
+	}
+	return d, nil
 }

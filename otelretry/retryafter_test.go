@@ -58,3 +58,83 @@ func FuzzParseRetryAfter(f *testing.F) {
 		}
 	})
 }
+
+func TestParseRetryAfterMs(t *testing.T) {
+	cases := []struct {
+		in      string
+		want    time.Duration
+		wantErr bool
+	}{
+		{"0", 0, false},
+		{"800", 800 * time.Millisecond, false},
+		{"800.5", 800*time.Millisecond + 500*time.Microsecond, false},
+		{"1200.", 0, true},
+		{"99999999999999999999999", maxRetryAfter, false},
+		{"86400001", maxRetryAfter, false},
+		{"-1", 0, true},
+		{"1e3", 0, true},
+		{" 10", 0, true},
+		{"", 0, true},
+		{"soon", 0, true},
+	}
+	for _, tc := range cases {
+		got, err := parseRetryAfterMs(tc.in)
+		if (err != nil) != tc.wantErr || (err == nil && got != tc.want) {
+			t.Errorf("parseRetryAfterMs(%q) = %v, %v; want %v, error=%v", tc.in, got, err, tc.want, tc.wantErr)
+		}
+		if err != nil && !errors.Is(err, errInvalidRetryAfter) {
+			t.Errorf("error %v does not match errInvalidRetryAfter", err)
+		}
+	}
+}
+
+// The hint is the first header present and well-formed, in azcore's order
+// (retry-after-ms, x-ms-retry-after-ms, Retry-After), after the user's
+// own; a malformed one is skipped and reported, and a hint of 0 is one.
+func TestRetryHintOrder(t *testing.T) {
+	now := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
+	defaults := DefaultRetryHints()
+	withOwn := append([]RetryHint{{Header: "X-Ratelimit-Reset-Ms", Unit: HintMilliseconds}}, defaults...)
+	cases := []struct {
+		name      string
+		header    http.Header
+		hints     []RetryHint
+		want      time.Duration
+		ok        bool
+		malformed bool
+	}{
+		{"none", http.Header{}, defaults, 0, false, false},
+		{"Retry-After", http.Header{"Retry-After": {"2"}}, defaults, 2 * time.Second, true, false},
+		{"retry-after-ms first", http.Header{"Retry-After": {"2"}, "Retry-After-Ms": {"800"}}, defaults, 800 * time.Millisecond, true, false},
+		{"x-ms-retry-after-ms before Retry-After", http.Header{"Retry-After": {"2"}, "X-Ms-Retry-After-Ms": {"300"}}, defaults, 300 * time.Millisecond, true, false},
+		{"retry-after-ms before x-ms-retry-after-ms", http.Header{"X-Ms-Retry-After-Ms": {"300"}, "Retry-After-Ms": {"100"}}, defaults, 100 * time.Millisecond, true, false},
+		{"a malformed one is skipped", http.Header{"Retry-After-Ms": {"soon"}, "Retry-After": {"3"}}, defaults, 3 * time.Second, true, true},
+		{"only a malformed one", http.Header{"Retry-After": {"soon"}}, defaults, 0, false, true},
+		{"a hint of 0", http.Header{"Retry-After-Ms": {"0"}}, defaults, 0, true, false},
+		{"the user's own first", http.Header{"X-Ratelimit-Reset-Ms": {"50"}, "Retry-After-Ms": {"800"}}, withOwn, 50 * time.Millisecond, true, false},
+	}
+	for _, tc := range cases {
+		d, ok, malformed := retryHint(tc.header, tc.hints, now)
+		if d != tc.want || ok != tc.ok || (malformed != nil) != tc.malformed {
+			t.Errorf("%s: retryHint = %v, %v, %v; want %v, %v, malformed %v", tc.name, d, ok, malformed, tc.want, tc.ok, tc.malformed)
+		}
+	}
+}
+
+func FuzzParseRetryAfterMs(f *testing.F) {
+	for _, s := range []string{"0", "800", "800.5", "garbage", "-3", "18446744073709551616", "1.", ".5"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		d, err := parseRetryAfterMs(s)
+		if err != nil {
+			if d != 0 || !errors.Is(err, errInvalidRetryAfter) {
+				t.Fatalf("error %v with duration %v", err, d)
+			}
+			return
+		}
+		if d < 0 || d > maxRetryAfter {
+			t.Fatalf("parseRetryAfterMs(%q) = %v out of [0, %v]", s, d, maxRetryAfter)
+		}
+	})
+}

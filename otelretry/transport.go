@@ -91,9 +91,11 @@ func NewTransport(base http.RoundTripper, opts ...Option) *Transport {
 			metricsServer:    cfg.metricsServer,
 			metricAttributes: cfg.metricAttributes,
 		},
-		prepare:      cfg.prepare,
-		trustResends: cfg.trustResends,
-		protocols:    protocolsOf(base),
+		prepare:       cfg.prepare,
+		trustResends:  cfg.trustResends,
+		protocols:     protocolsOf(base),
+		dialect:       dialect{hints: cfg.hints, verdicts: cfg.verdictHeaders},
+		attemptHeader: cfg.attemptHeader,
 	}}
 	t.bodies.init(cfg.bodyBufferPerRequest, cfg.bodyBufferTotal)
 	return t

@@ -97,6 +97,7 @@ step "fuzz targets, briefly"
 go test ./otelretry -run '^$' -fuzz '^FuzzDecide$' -fuzztime 5s >/dev/null
 go test ./otelretry -run '^$' -fuzz '^FuzzTransportInvariants$' -fuzztime 5s >/dev/null
 go test ./otelretry -run '^$' -fuzz '^FuzzParseRetryAfter$' -fuzztime 5s >/dev/null
+go test ./otelretry -run '^$' -fuzz '^FuzzParseRetryAfterMs$' -fuzztime 5s >/dev/null
 go test ./internal/redact -run '^$' -fuzz '^FuzzURL$' -fuzztime 5s >/dev/null
 for target in FuzzStdout FuzzOTLP FuzzJaeger FuzzOTLPLogs FuzzVictoriaLogs; do
 	(cd cmd/retryinspect && go test . -run '^$' -fuzz "^$target\$" -fuzztime 5s >/dev/null)

@@ -329,59 +329,25 @@ func TestDynamoDBLargeDownload(t *testing.T) {
 	}
 }
 
-// notRetryable marks an error as one aws-sdk-go-v2's standard retryer must
-// not retry (its RetryableError check comes before its connection check).
-type notRetryable struct{ error }
-
-func (notRetryable) RetryableError() bool { return false }
-func (e notRetryable) Unwrap() error      { return e.error }
-
-// unknownNotRetryable wraps otelretry's error of an unknown write in
-// notRetryable.
-type unknownNotRetryable struct{ next http.RoundTripper }
-
-func (u unknownNotRetryable) RoundTrip(r *http.Request) (*http.Response, error) {
-	resp, err := u.next.RoundTrip(r)
-	if errors.Is(err, otelretry.ErrOutcomeUnknown) {
-		err = notRetryable{err}
-	}
-	return resp, err
-}
-
-// TestDynamoDBStandardRetryerResends: the SDK's standard retryer over a
-// hung server. (*otelretry.Error).Timeout() is false for an unknown write,
-// but the retryer resends the PutItem all the same, 3 executions, each an
-// unknown write in the result slot: smithy-go wraps every error of the
-// HTTP client in a RequestSendError whose ConnectionError() is true, and
-// the retryer retries connection errors before it looks at timeouts. Only
-// an error whose RetryableError() is false stops it: 1 execution. A read
-// marked repeatable that timed out is resent too: otelretry's 3 attempts,
-// then one per SDK retry (its budget refuses the rest), 5 executions.
-func TestDynamoDBStandardRetryerResends(t *testing.T) {
+// TestDynamoDBStandardRetryerKeepsTheUnknownWrite: the SDK's standard
+// retryer over a hung server. smithy-go wraps every error of the HTTP
+// client in a RequestSendError whose ConnectionError() is true, and the
+// retryer retries connection errors before it looks at timeouts, so
+// (*otelretry.Error).Timeout() alone would not stop it (3 executions of
+// the PutItem, each an unknown write, before RetryableError). It asks an
+// error's RetryableError() first: otelretry's is false for an unknown
+// write, so the PutItem is executed once. A read marked repeatable that
+// ran out of attempts is retried above (RetryableError true for
+// max_attempts), until the retry budget refuses.
+func TestDynamoDBStandardRetryerKeepsTheUnknownWrite(t *testing.T) {
 	t.Run("write, outcome unknown", func(t *testing.T) {
 		f := newFakeDynamoDB(t, func(op string, n int, w http.ResponseWriter, r *http.Request) { hang(r) })
 		var results otelretry.Results
 		err := putItem(otelretry.WithResults(t.Context(), &results), awsClient(f.URL, sdkDefaults))
 		got, ops := f.executed("PutItem"), results.Operations()
 		t.Logf("hung PutItem, standard retryer: executed %d, %d operations, all unknown %v, net.Error timeout %v, err %v", got, len(ops), allUnknown(ops), isTimeout(err), err)
-		if got != 3 || len(ops) != 3 || !allUnknown(ops) || !errors.Is(err, otelretry.ErrOutcomeUnknown) || isTimeout(err) {
-			t.Errorf("executed %d, operations %+v, err %v; measured 3, 3 unknown writes, ErrOutcomeUnknown, no timeout", got, ops, err)
-		}
-	})
-	t.Run("write, RetryableError false", func(t *testing.T) {
-		f := newFakeDynamoDB(t, func(op string, n int, w http.ResponseWriter, r *http.Request) { hang(r) })
-		c := dynamodb.NewFromConfig(aws.Config{Region: "us-east-1", Credentials: aws.AnonymousCredentials{}}, func(o *dynamodb.Options) {
-			o.BaseEndpoint = aws.String(f.URL)
-			o.HTTPClient = &http.Client{Transport: unknownNotRetryable{testTransport()}}
-			o.Retryer = retry.NewStandard(func(so *retry.StandardOptions) {
-				so.Backoff = retry.BackoffDelayerFunc(func(int, error) (time.Duration, error) { return 10 * time.Millisecond, nil })
-			})
-		})
-		err := putItem(t.Context(), c)
-		got := f.executed("PutItem")
-		t.Logf("hung PutItem, standard retryer, RetryableError() false: executed %d, err %v", got, err)
-		if got != 1 || !errors.Is(err, otelretry.ErrOutcomeUnknown) {
-			t.Errorf("executed %d, err %v; want 1 and ErrOutcomeUnknown", got, err)
+		if got != 1 || len(ops) != 1 || !allUnknown(ops) || !errors.Is(err, otelretry.ErrOutcomeUnknown) || isTimeout(err) {
+			t.Errorf("executed %d, operations %+v, err %v; want 1, 1 unknown write, ErrOutcomeUnknown, no timeout", got, ops, err)
 		}
 	})
 	t.Run("read, timed out", func(t *testing.T) {
@@ -391,8 +357,8 @@ func TestDynamoDBStandardRetryerResends(t *testing.T) {
 		_, err := getItem(ctx, awsClient(f.URL, sdkDefaults))
 		got, ops := f.executed("GetItem"), results.Operations()
 		t.Logf("hung GetItem marked repeatable, standard retryer: executed %d in %d operations %+v, net.Error timeout %v, err %v", got, len(ops), ops, isTimeout(err), err)
-		if got != 5 || len(ops) != 3 || !isTimeout(err) {
-			t.Errorf("executed %d in %d operations, err %v; measured 5 in 3 and a timeout", got, len(ops), err)
+		if got != 4 || len(ops) != 2 || ops[0].Outcome != "max_attempts" || ops[1].Outcome != "budget_exhausted" {
+			t.Errorf("executed %d in %d operations %+v, err %v; want 4 in 2: max_attempts, then budget_exhausted", got, len(ops), ops, err)
 		}
 	})
 }

@@ -1,0 +1,98 @@
+// Copyright The otelretry Authors
+// SPDX-License-Identifier: Apache-2.0
+
+package otelretry
+
+import (
+	"net/http"
+	"strconv"
+	"strings"
+)
+
+// What services say to their clients, and what clients say to services,
+// beyond HTTP itself: a service's verdict on whether its answer may be
+// retried, and the attempt's number on the wire. (The servers' retry hints
+// in other units are read with Retry-After: see RetryHint.)
+
+// DefaultShouldRetryHeaders are the headers whose value is a service's
+// verdict on retrying its answer, read unless WithoutShouldRetryHeaders:
+// Stripe-Should-Retry (Stripe) and X-Should-Retry (OpenAI, and clients
+// generated like openai-go). "true" says the request may be repeated,
+// "false" says it must not be; any other value is no verdict. Each call
+// returns a new slice.
+func DefaultShouldRetryHeaders() []string { return []string{"Stripe-Should-Retry", "X-Should-Retry"} }
+
+// serverVerdict is what a service said of retrying its answer.
+type serverVerdict uint8
+
+const (
+	verdictNone    serverVerdict = iota // it said nothing, or nothing readable
+	verdictRetry                        // "true": the request may be repeated
+	verdictNoRetry                      // "false": it must not be
+)
+
+// shouldRetry reads the service's verdict from h: the first of names that
+// carries "true" or "false" (in any case), and the header that said it.
+func shouldRetry(h http.Header, names []string) (serverVerdict, string) {
+	for _, name := range names {
+		v := h[name] // the names are canonical
+		if len(v) == 0 {
+			continue
+		}
+		switch strings.ToLower(strings.TrimSpace(v[0])) {
+		case "true":
+			return verdictRetry, name
+		case "false":
+			return verdictNoRetry, name
+		}
+	}
+	return verdictNone, ""
+}
+
+// AttemptHeader is a header that tells the server which attempt it
+// receives (WithAttemptHeader): its name, and its value for attempt
+// number attempt (retry.attempt, from 1) of an operation allowed
+// maxAttempts.
+type AttemptHeader struct {
+	Name  string
+	Value func(attempt, maxAttempts int) string
+}
+
+// AWSAttemptHeader is the AWS SDKs' amz-sdk-request: "attempt=N; max=M".
+func AWSAttemptHeader() AttemptHeader {
+	return AttemptHeader{Name: "Amz-Sdk-Request", Value: func(n, maxAttempts int) string {
+		return "attempt=" + strconv.Itoa(n) + "; max=" + strconv.Itoa(maxAttempts)
+	}}
+}
+
+// StainlessAttemptHeader is X-Stainless-Retry-Count, which openai-go and
+// the clients generated like it send: the retries before this attempt.
+func StainlessAttemptHeader() AttemptHeader {
+	return AttemptHeader{Name: "X-Stainless-Retry-Count", Value: func(n, _ int) string { return strconv.Itoa(n - 1) }}
+}
+
+// GRPCAttemptHeader is gRPC's grpc-previous-rpc-attempts: the attempts
+// before this one.
+func GRPCAttemptHeader() AttemptHeader {
+	return AttemptHeader{Name: "Grpc-Previous-Rpc-Attempts", Value: func(n, _ int) string { return strconv.Itoa(n - 1) }}
+}
+
+// EnvoyAttemptHeader is Envoy's x-envoy-attempt-count: this attempt's
+// number, from 1.
+func EnvoyAttemptHeader() AttemptHeader {
+	return AttemptHeader{Name: "X-Envoy-Attempt-Count", Value: func(n, _ int) string { return strconv.Itoa(n) }}
+}
+
+// stamp sets the attempt header on h for attempt n of maxAttempts, unless
+// the caller or an SDK set the header already: the wire stays theirs.
+func (a *AttemptHeader) stamp(h http.Header, n, maxAttempts int) {
+	if a == nil {
+		return
+	}
+	for name := range h {
+		if strings.EqualFold(name, a.Name) { // set in any spelling
+			return
+		}
+	}
+	h.Set(a.Name, a.Value(n, maxAttempts))
+}
