@@ -89,6 +89,16 @@ const (
 	// explains, on the span readers group by, why the last attempt's retry
 	// has no next attempt.
 	AbandonedAttemptKey = attribute.Key("retry.abandoned_attempt")
+	// HedgeOfKey is set on a hedge's attempt event: the number of the
+	// attempt it hedges, still in flight when the hedge was sent.
+	HedgeOfKey = attribute.Key("retry.hedge.of")
+	// HedgedAfterMsKey is set on the event of an attempt that was hedged:
+	// how long after its start its hedge was sent, in milliseconds.
+	HedgedAfterMsKey = attribute.Key("retry.hedge.sent_after_ms")
+	// HedgeDelayMsKey is set on the operation span when a hedge was sent
+	// (EventHedgeSent) or refused (EventHedgeRefused): the delay it waited,
+	// fixed or adaptive, in milliseconds.
+	HedgeDelayMsKey = attribute.Key("retry.hedge.delay_ms")
 	// IdempotencyContractKey is true on an operation the user declared safe
 	// to repeat although its method is not: a method added with
 	// WithIdempotentMethods, or an Idempotency-Key under
@@ -195,4 +205,14 @@ const (
 	// would have had), retry.decision and retry.reason, so that no retry
 	// is left without its next attempt and no explanation.
 	EventAttemptAbandoned = "attempt_abandoned"
+	// EventHedgeSent is added to the operation span when a hedge was sent:
+	// retry.attempt (the hedge's number), retry.hedge.of and
+	// retry.hedge.delay_ms.
+	EventHedgeSent = "hedge_sent"
+	// EventHedgeRefused is added to the operation span when an attempt's
+	// hedge delay passed and no hedge was sent: retry.hedge.of,
+	// retry.hedge.delay_ms and retry.reason (a write, a body that cannot be
+	// replayed, the attempt limit, the deadline, the hedge limit or rate,
+	// the retry budget).
+	EventHedgeRefused = "hedge_refused"
 )

@@ -22,8 +22,16 @@ func TestClosedSets(t *testing.T) {
 			t.Errorf("terminal decision %s has no valid outcome", d)
 		}
 	}
-	if len(attrs.Outcomes()) != len(attrs.Decisions())-1 {
-		t.Errorf("outcomes must be the decisions minus retry")
+	terminal := 0
+	for _, d := range attrs.Decisions() {
+		if d.Terminal() {
+			terminal++
+		} else if d.Outcome() != "" {
+			t.Errorf("decision %s ends nothing, yet has outcome %s", d, d.Outcome())
+		}
+	}
+	if len(attrs.Outcomes()) != terminal || terminal != len(attrs.Decisions())-2 {
+		t.Errorf("outcomes must be the decisions minus retry and superseded")
 	}
 	for _, r := range attrs.Reasons() {
 		if !r.Valid() || r.Attribute().Key != attrs.ReasonKey {

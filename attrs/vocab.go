@@ -34,6 +34,11 @@ const (
 	DecisionBudgetExhausted Decision = "budget_exhausted"
 	// DecisionCanceled stops because the caller canceled the context.
 	DecisionCanceled Decision = "canceled"
+	// DecisionSuperseded: the attempt was still in flight when another
+	// attempt of the operation (a hedge, or the attempt it hedged) answered
+	// first; it was canceled, and its answer, if any, discarded. It ends
+	// nothing: the other attempt's decision does.
+	DecisionSuperseded Decision = "superseded"
 )
 
 // Decisions lists every Decision, in declaration order.
@@ -41,6 +46,7 @@ func Decisions() []Decision {
 	return []Decision{
 		DecisionReturn, DecisionRetry, DecisionCheckState, DecisionDeadlineExceeded,
 		DecisionMaxAttempts, DecisionStop, DecisionBudgetExhausted, DecisionCanceled,
+		DecisionSuperseded,
 	}
 }
 
@@ -48,10 +54,11 @@ func Decisions() []Decision {
 func (d Decision) Valid() bool { return slices.Contains(Decisions(), d) }
 
 // Terminal reports whether d ends the operation.
-func (d Decision) Terminal() bool { return d != DecisionRetry }
+func (d Decision) Terminal() bool { return d != DecisionRetry && d != DecisionSuperseded }
 
 // Outcome returns the operation outcome that a terminal decision implies.
-// It returns "" for DecisionRetry, which ends nothing.
+// It returns "" for DecisionRetry and DecisionSuperseded, which end
+// nothing.
 func (d Decision) Outcome() Outcome {
 	if !d.Terminal() {
 		return ""
@@ -243,6 +250,16 @@ const (
 	// planned call was not made (deadline_exceeded). The operation span
 	// records the call that was not made (EventAttemptAbandoned).
 	ReasonOverrun Reason = "overrun"
+	// ReasonOtherAttempt: another attempt of the operation answered first
+	// (superseded).
+	ReasonOtherAttempt Reason = "other_attempt"
+	// ReasonInFlight: the answer was retryable, and another attempt of the
+	// operation (a hedge) is already in flight: that attempt is the retry,
+	// with no pause of its own (retry).
+	ReasonInFlight Reason = "in_flight"
+	// ReasonHedgeLimit: a hedge was refused by the hedges an operation may
+	// send, or by the dependency's hedge rate (see otelretry.Hedging).
+	ReasonHedgeLimit Reason = "hedge_limit"
 )
 
 // Reasons lists every Reason, in declaration order.
@@ -253,7 +270,7 @@ func Reasons() []Reason {
 		ReasonStateNotApplied, ReasonStateUnknown, ReasonStatus, ReasonNotIdempotent,
 		ReasonNotReplayable, ReasonPrepareFailed, ReasonDeadline, ReasonAttemptLimit,
 		ReasonBudget, ReasonPushback, ReasonHostLimit, ReasonCaller, ReasonOverrun,
-		ReasonServerNoRetry, ReasonServerRetry,
+		ReasonServerNoRetry, ReasonServerRetry, ReasonOtherAttempt, ReasonInFlight, ReasonHedgeLimit,
 	}
 }
 

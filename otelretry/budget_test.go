@@ -14,14 +14,15 @@ import (
 	"testing/synctest"
 	"time"
 
-	"github.com/otelretry/otelretry-go/attrs"
-	"github.com/otelretry/otelretry-go/internal/scripted"
-	"github.com/otelretry/otelretry-go/internal/spantest"
-	"github.com/otelretry/otelretry-go/otelretry"
 	metricnoop "go.opentelemetry.io/otel/metric/noop"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	tracenoop "go.opentelemetry.io/otel/trace/noop"
+
+	"github.com/otelretry/otelretry-go/attrs"
+	"github.com/otelretry/otelretry-go/internal/scripted"
+	"github.com/otelretry/otelretry-go/internal/spantest"
+	"github.com/otelretry/otelretry-go/otelretry"
 )
 
 // roundTripNoPanic runs one GET to url through rt and fails the test,

@@ -193,6 +193,8 @@ type config struct {
 	verdictHeaders []string
 	verdictWrites  bool
 	attemptHeader  *AttemptHeader
+	// hedging is WithHedging's, nil without it.
+	hedging *Hedging
 
 	operationName func(*http.Request) string
 	attemptName   func(*http.Request) string
@@ -495,6 +497,21 @@ func WithAttemptHeader(h AttemptHeader) Option {
 			return
 		}
 		c.attemptHeader = &h
+	})
+}
+
+// WithHedging hedges the requests that are safe to repeat (see Hedging):
+// after h.Delay, or the adaptive delay, without an answer, another attempt
+// is sent, and the first answer whose verdict is not retry wins. An
+// Intent's Hedging replaces it for one request. Negative values are
+// ignored; a Hedging with neither a Delay nor Adaptive turns hedging off.
+func WithHedging(h Hedging) Option {
+	return optionFunc(func(c *config) {
+		if h.Delay < 0 || h.MinDelay < 0 || h.MaxDelay < 0 || h.MaxHedges < 0 || h.MaxRate < 0 || h.Quantile < 0 || h.Quantile >= 1 {
+			c.invalid("WithHedging", h, "want values of 0 or more, and a Quantile below 1")
+			return
+		}
+		c.hedging = &h
 	})
 }
 

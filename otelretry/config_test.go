@@ -11,9 +11,10 @@ import (
 	"testing/synctest"
 	"time"
 
+	"go.opentelemetry.io/otel"
+
 	"github.com/otelretry/otelretry-go/internal/scripted"
 	"github.com/otelretry/otelretry-go/otelretry"
-	"go.opentelemetry.io/otel"
 )
 
 // WithRetryableStatuses replaces the set: a status in it is retried, one

@@ -63,63 +63,88 @@
 //   - 6. once prepared, the PrepareFunc failed, or changed the method, the
 //     host or (after the first attempt) the idempotency-key contract's
 //     headers (any): stop, no call made, reason prepare_failed
-//   - 7. after an attempt, no response, and the caller canceled (repeatable
+//   - 7. after an attempt, anything, after another attempt of the operation
+//     (a hedge, or the attempt it hedged) won: it was canceled (any):
+//     superseded: its answer discarded; it ends nothing, reason
+//     other_attempt
+//   - 8. after an attempt, no response, and the caller canceled (repeatable
 //     [1] / not): canceled; a write in flight matches ErrOutcomeUnknown,
 //     reason caller
-//   - 8. after an attempt, no response, and the caller's deadline passed
+//   - 9. after an attempt, no response, and the caller's deadline passed
 //     (repeatable [1] / not): deadline_exceeded, no state check; a write in
 //     flight matches ErrOutcomeUnknown, reason caller
-//   - 9. after an attempt, 2xx, 3xx, 101 (any): return, reason response
-//   - 10. after an attempt, a failed answer after the caller canceled
+//   - 10. after an attempt, 2xx, 3xx, 101 (any): return, reason response
+//   - 11. after an attempt, a failed answer after the caller canceled
 //     (any): canceled (the answer is returned), reason caller
-//   - 11. after an attempt, a failed answer after the caller's deadline
+//   - 12. after an attempt, a failed answer after the caller's deadline
 //     passed (any): deadline_exceeded (the answer is returned), reason
 //     caller
-//   - 12. after an attempt, no response, and nothing proves it unsent: a
+//   - 13. after an attempt, no response, and nothing proves it unsent: a
 //     timeout, a broken connection, or any failure after the headers
 //     reached the wire (httptrace) (write, not repeatable [1]):
 //     check_state: not resent, reason unknown_write
-//   - 13. after an attempt, the classifier says NotRetryable (any): stop,
+//   - 14. after an attempt, the classifier says NotRetryable (any): stop,
 //     reason classifier
-//   - 14. after an attempt, the classifier says NotProcessed (no response)
+//   - 15. after an attempt, the classifier says NotProcessed (no response)
 //     (any): retry [2], reason classifier
-//   - 15. after an attempt, the classifier says Retryable (repeatable [1],
+//   - 16. after an attempt, the classifier says Retryable (repeatable [1],
 //     or proved unsent): retry [2], reason classifier
-//   - 16. after an attempt, the classifier says Retryable (not repeatable):
+//   - 17. after an attempt, the classifier says Retryable (not repeatable):
 //     stop, reason not_idempotent
-//   - 17. after an attempt, the service says its answer must not be
+//   - 18. after an attempt, the service says its answer must not be
 //     retried: a should-retry header (Stripe-Should-Retry, X-Should-Retry)
 //     is false (any): stop (the answer is returned), reason server_no_retry
-//   - 18. after an attempt, the service says the request may be repeated: a
+//   - 19. after an attempt, the service says the request may be repeated: a
 //     should-retry header is true (repeatable [1], or any with
 //     WithShouldRetryWrites (recorded as evidence)): retry [2], reason
 //     server_retry
-//   - 19. after an attempt, an error that proves the request never left:
+//   - 20. after an attempt, an error that proves the request never left:
 //     connection refused, DNS, TLS handshake, dial; a cut before the base
 //     reported a connection; a failed first write on a reused HTTP/1
 //     connection (httptrace) (any): retry [2], reason not_processed
-//   - 20. after an attempt, any other transport error (repeatable [1]):
+//   - 21. after an attempt, any other transport error (repeatable [1]):
 //     retry [2], reason retryable_error
-//   - 21. after an attempt, any other transport error (not repeatable):
+//   - 22. after an attempt, any other transport error (not repeatable):
 //     stop, reason not_idempotent
-//   - 22. after an attempt, 408, 429, 502, 503, 504 (WithRetryableStatuses)
-//     (repeatable [1]): retry [2], reason retryable_status
 //   - 23. after an attempt, 408, 429, 502, 503, 504 (WithRetryableStatuses)
+//     (repeatable [1]): retry [2], reason retryable_status
+//   - 24. after an attempt, 408, 429, 502, 503, 504 (WithRetryableStatuses)
 //     (not repeatable): stop (the answer is returned), reason
 //     not_idempotent
-//   - 24. after an attempt, any other status (any): stop (the answer is
+//   - 25. after an attempt, any other status (any): stop (the answer is
 //     returned), reason status
-//   - 25. after a state check, the state check says applied (any): return
+//   - 26. after a state check, the state check says applied (any): return
 //     (the stored response), reason state_applied
-//   - 26. after a state check, the caller gave up during the check (any):
+//   - 27. after a state check, the caller gave up during the check (any):
 //     canceled / deadline_exceeded; unknown unless not_applied, reason
 //     caller
-//   - 27. after a state check, unknown, an answer outside the set, or an
+//   - 28. after a state check, unknown, an answer outside the set, or an
 //     error (any): check_state, reason state_unknown
-//   - 28. after a state check, not_applied, and the intent forbids retries
+//   - 29. after a state check, not_applied, and the intent forbids retries
 //     (any): stop, reason intent
-//   - 29. after a state check, not_applied (any): retry [2], with no pause,
+//   - 30. after a state check, not_applied (any): retry [2], with no pause,
 //     reason state_not_applied
+//   - 31. at the hedge delay, the caller canceled (any): no hedge, reason
+//     caller
+//   - 32. at the hedge delay, the caller's deadline passed (any): no hedge,
+//     reason caller
+//   - 33. at the hedge delay, an attempt in flight past the hedge delay (a
+//     write, even under an idempotency-key contract (only safe methods and
+//     Intent{Repeatable: true} are hedged)): no hedge, reason
+//     not_idempotent
+//   - 34. at the hedge delay, an attempt in flight past the hedge delay (a
+//     body that cannot be replayed): no hedge, reason not_replayable
+//   - 35. at the hedge delay, an attempt in flight past the hedge delay
+//     (Intent{NoRetry: true}): no hedge, reason intent
+//   - 36. at the hedge delay, no attempt left (hedges count as attempts)
+//     (any): no hedge, reason attempt_limit
+//   - 37. at the hedge delay, the operation sent MaxHedges hedges (any): no
+//     hedge, reason hedge_limit
+//   - 38. at the hedge delay, no time left (any): no hedge, reason deadline
+//   - 39. at the hedge delay, the retry budget refuses (a hedge is admitted
+//     as a retry is) (any): no hedge, reason budget, pushback or host_limit
+//   - 40. at the hedge delay, the dependency's hedge rate (MaxRate) has no
+//     hedge left (any): no hedge, reason hedge_limit
 //
 // [1] Repeatable: GET, HEAD, OPTIONS, TRACE, methods added with
 // WithIdempotentMethods, an Idempotency-Key under
@@ -128,7 +153,10 @@
 // classifier's hint) must end before the deadline (deadline_exceeded,
 // reason deadline); an attempt must be left (max_attempts); the body must
 // be replayable (stop, not_replayable); the retry budget must allow it
-// (budget_exhausted, reason budget, pushback or host_limit).
+// (budget_exhausted, reason budget, pushback or host_limit). While time is
+// left and another
+// attempt of the operation is in flight (a hedge), that attempt is the
+// retry (retry, reason in_flight, no pause).
 //
 // A Classifier (WithClassifier), the request's Intent (WithIntent), a
 // PrepareFunc (WithPrepareAttempt) and an AnswerBackoff shape the policy;

@@ -51,6 +51,24 @@ type observation struct {
 	// that said it.
 	verdict       serverVerdict
 	verdictHeader string
+
+	// hedge is the attempt's place in a race of hedged attempts.
+	hedge hedgeLink
+}
+
+// racing is o with its attempt's place in a race of hedged attempts.
+func (o observation) racing(l hedgeLink) observation {
+	o.hedge = l
+	return o
+}
+
+// hedgeLink is an attempt's place in a race of hedged attempts: of is the
+// number of the attempt it hedges (0: it is no hedge); sentAfter is how
+// long after its start its own hedge was sent, when one was (hedged).
+type hedgeLink struct {
+	of        int
+	sentAfter time.Duration
+	hedged    bool
 }
 
 // dialect is what the transport reads of an answer beyond its status:
@@ -120,6 +138,8 @@ type attemptEvent struct {
 	retryAfter      time.Duration
 	hasRetryAfter   bool
 	retryAfterError error // set when the header was present but malformed
+
+	hedge hedgeLink
 }
 
 // newAttemptEvent builds the attempt's event: what it observed, the class
@@ -140,6 +160,8 @@ func newAttemptEvent(o observation, class attrs.ErrorClass, evidence Evidence, v
 		retryAfter:      o.retryAfter,
 		hasRetryAfter:   o.hasRetryAfter,
 		retryAfterError: o.retryAfterError,
+
+		hedge: o.hedge,
 	}
 	if o.err == nil && ev.writes == 0 && o.reportsWrites {
 		// An answer proves the request went out: an HTTP/2 client may report

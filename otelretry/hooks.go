@@ -39,6 +39,9 @@ type Intent struct {
 	// request: a read that needs a longer (or a shorter) wait for its
 	// answer than the Transport's other requests.
 	AttemptTimeout time.Duration
+	// Hedging, when not nil, replaces WithHedging for this request: a
+	// read that needs hedging, or none (&Hedging{}).
+	Hedging *Hedging
 }
 
 type intentKey struct{}

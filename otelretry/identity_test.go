@@ -20,15 +20,16 @@ import (
 	"testing/synctest"
 	"time"
 
-	"github.com/otelretry/otelretry-go/attrs"
-	"github.com/otelretry/otelretry-go/internal/scripted"
-	"github.com/otelretry/otelretry-go/internal/spantest"
-	"github.com/otelretry/otelretry-go/otelretry"
 	metricnoop "go.opentelemetry.io/otel/metric/noop"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	"go.opentelemetry.io/otel/trace"
 	tracenoop "go.opentelemetry.io/otel/trace/noop"
+
+	"github.com/otelretry/otelretry-go/attrs"
+	"github.com/otelretry/otelretry-go/internal/scripted"
+	"github.com/otelretry/otelretry-go/internal/spantest"
+	"github.com/otelretry/otelretry-go/otelretry"
 )
 
 // The operation id is made only when something reports it, and then it is

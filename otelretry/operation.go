@@ -8,6 +8,7 @@ import (
 	"errors"
 	"net/http"
 	"net/url"
+	"runtime"
 	"time"
 
 	"go.opentelemetry.io/otel/trace"
@@ -40,6 +41,10 @@ type operation struct {
 	results *Results
 	// budgetKey is the request's retry budget key, "" without a budget.
 	budgetKey string
+	// hedging is the request's Hedging (withDefaults), and race what its
+	// racing attempts share; race is nil when the request is not hedged.
+	hedging Hedging
+	race    *raceState
 }
 
 // shared is what every operation of a Transport shares, set once in
@@ -56,6 +61,8 @@ type shared struct {
 	repeats repeatCounter
 	// bodies is the memory for request bodies buffered for retries.
 	bodies bodyPool
+	// hedger knows each dependency's latency and hedge allowance.
+	hedger hedger
 }
 
 // holdings is what an operation holds that a panic must let go of: what
@@ -115,6 +122,11 @@ func (op *operation) begin(held *holdings) {
 	if t.budget != nil {
 		op.budgetKey = t.budget.key(req)
 	}
+	if h := hedgingOf(sc.intent, t.cfg.hedging); h.on() && !op.plan.write && !op.plan.noRetry && op.plan.maxAttempts > 1 {
+		op.hedging = h.withDefaults()
+		op.race = newRace(op.hedging.MaxHedges)
+		t.hedger.begun(op.dependency(), op.hedging.MaxRate)
+	}
 	op.setup = attemptSetup{owner: op, sender: &t.sender, ctx: op.tel.ctx, caller: req, clock: &op.clock,
 		bodies: bodySource{caller: req, hasBody: hasBody}, maxAttempts: op.plan.maxAttempts}
 	if op.plan.notBuffered != "" {
@@ -128,6 +140,23 @@ func (op *operation) begin(held *holdings) {
 			held.callerBody = false // closed once read
 		}
 	}
+}
+
+// hedgingOf is the request's Hedging: its Intent's, else the Transport's.
+func hedgingOf(in Intent, transport *Hedging) *Hedging {
+	if in.Hedging != nil {
+		return in.Hedging
+	}
+	return transport
+}
+
+// dependency is the key the hedger knows the request's dependency by:
+// the retry budget's key, the host without a budget.
+func (op *operation) dependency() string {
+	if op.budgetKey != "" {
+		return op.budgetKey
+	}
+	return hostOf(op.req)
 }
 
 // policy is what decide is told of the request: both stages of its
@@ -150,7 +179,12 @@ func (op *operation) run(held *holdings) (*http.Response, error, verdict) {
 			p = p.abandon(op.abandonPlanned(&p, number, v))
 			return nil, op.fail(v, err, nil, op.clock.since(), &p, held), v
 		}
-		res := a.send()
+		var res result
+		if op.race != nil {
+			a, res, n = op.runRace(a, n, &p, held)
+		} else {
+			res = a.send()
+		}
 		p = p.after(a.id.n, &a.ev)
 		switch res.v.decision {
 		case attrs.DecisionRetry:
@@ -235,7 +269,14 @@ func (op *operation) prepareCause(a *attempt, bodyErr, prepErr, changed error) e
 // with the verdict.
 func (op *operation) conclude(a *attempt, resp *http.Response, err error) result {
 	o := a.observe(resp, err)
-	at := a.at
+	at := a.at.started(a.id.n) // this attempt counts as made
+	var view raceView
+	var v verdict
+	if r := op.race; r != nil {
+		view = r.concluding(a)
+		defer func() { r.done(a, v) }()
+		at, o = at.started(view.made), o.racing(view.link)
+	}
 	in := op.inputAt(phaseAttempt, o.end, &at)
 	class := observedClass(o.class, o.timedOut, in.callerCanceled, in.callerDeadline)
 	if o.err == nil {
@@ -244,10 +285,14 @@ func (op *operation) conclude(a *attempt, resp *http.Response, err error) result
 	answer := a.answer(&o, class)
 	c := op.t.cfg.classify(answer)
 	in, class, evidence := op.inputAfter(o, class, c, &at)
-	if charge, ok := budgetCharge(in, o.retryAfter, o.hasRetryAfter); ok && op.t.budget != nil {
+	in = in.racing(view.superseded, view.othersInFlight)
+	if charge, ok := budgetCharge(in, o.retryAfter, o.hasRetryAfter); ok && op.t.budget != nil && !view.superseded {
 		op.t.budget.record(op.budgetKey, op.clock.at(o.end), charge)
 	}
-	v := op.settle(in, a.id.n, &answer)
+	if op.race != nil && o.err == nil && !view.superseded {
+		op.t.hedger.observe(op.dependency(), o.end-o.start)
+	}
+	v = op.settle(in, a.id.n, &answer)
 	a.concluded(newAttemptEvent(o, class, evidence, v))
 	op.t.sender.rec.recordAttempt(&op.tel, a.span, &a.ev)
 	if err != nil {
@@ -262,7 +307,7 @@ func (op *operation) conclude(a *attempt, resp *http.Response, err error) result
 // the attempt records (recordedClass).
 func (op *operation) inputAfter(o observation, observed attrs.ErrorClass, c Classification, p *progress) (input, attrs.ErrorClass, Evidence) {
 	in := op.inputAt(phaseAttempt, op.clock.since(), p)
-	left := op.plan.maxAttempts - p.attempts - 1
+	left := op.plan.maxAttempts - p.attempts
 	if o.err != nil {
 		var wireEvidence Evidence
 		if o.wireProved {
@@ -501,6 +546,11 @@ func (op *operation) abandonOnPanic(held *holdings) {
 		held.callerBody = false
 		afterPanic(func() { closeBody(op.req) })
 	}
+	if op.race != nil {
+		// Hedges in flight conclude, and record, before what they record
+		// with is let go of.
+		afterPanic(op.race.wait)
+	}
 	op.setup.bodies.release()
 	op.tel.release()
 	if resp := held.stored; resp != nil {
@@ -522,4 +572,123 @@ func closeBody(req *http.Request) {
 	if req.Body != nil {
 		req.Body.Close()
 	}
+}
+
+// runRace sends attempt a and, while none of them answered, its hedges,
+// each after the hedge delay, and waits for every one of them to end. The
+// first result whose verdict ends the operation wins, and the attempts
+// still in flight are canceled (they conclude superseded); a retryable
+// failure while another attempt is in flight ends nothing (ReasonInFlight).
+// It returns the attempt whose result the loop acts on (the winner, or the
+// last retryable failure, whose pause the loop takes), that result, and
+// the number n of the last attempt made.
+func (op *operation) runRace(a *attempt, n int, p *progress, held *holdings) (*attempt, result, int) {
+	r, h := op.race, op.hedging
+	*p = p.started(n)
+	r.begin(a)
+	op.launch(a)
+	delay := op.t.hedger.delay(op.dependency(), h)
+	timer := time.NewTimer(delay)
+	defer timer.Stop()
+	hedged, hedges, pending := a, 0, 1
+	var last *raceDone
+	for pending > 0 {
+		select {
+		case d := <-r.reports:
+			pending--
+			if d.panicked {
+				held.current = d.a
+				r.cancelAll()
+				r.await(pending)
+				if d.value == nil {
+					runtime.Goexit()
+				}
+				panic(d.value)
+			}
+			if last == nil && final(d.res.v) {
+				last = &d
+				if d.res.v.decision.Terminal() {
+					r.cancelAll()
+				}
+				continue
+			}
+			d.a.discard(d.res.resp, d.res.v.drain)
+		case <-timer.C:
+			if last != nil {
+				continue
+			}
+			hedge, refused, ran := op.hedge(n, hedges, hedged, p, held)
+			switch {
+			case !ran:
+			case hedge == nil:
+				op.t.sender.rec.recordHedge(&op.tel, attrs.EventHedgeRefused, 0, hedged.id.number, delay, refused)
+			default:
+				op.t.sender.rec.recordHedge(&op.tel, attrs.EventHedgeSent, hedge.id.number, hedged.id.number, delay, verdict{})
+				op.launch(hedge)
+				n, hedges, pending, hedged = hedge.id.n, hedges+1, pending+1, hedge
+				*p = p.started(n)
+				if hedges < h.MaxHedges {
+					timer.Reset(delay)
+				}
+			}
+		}
+	}
+	held.current = last.a
+	return last.a, last.res, n
+}
+
+// hedge decides, once the hedge delay of attempt hedged passed (the n-th
+// made, after hedges hedges), whether its hedge may be sent, and prepares
+// it, while no attempt of the race concludes (see raceState.exclusive): it
+// returns the hedge, or the verdict that refused it, and whether it ran at
+// all (not when no attempt is in flight any more).
+func (op *operation) hedge(n, hedges int, hedged *attempt, p *progress, held *holdings) (hedge *attempt, refused verdict, ran bool) {
+	r := op.race
+	ran = r.exclusive(func() {
+		now := op.clock.since()
+		in := op.inputAt(phaseHedge, now, p).hedging(op.hedging.MaxHedges - hedges)
+		v := decide(in)
+		if v.needBudget {
+			var reason attrs.Reason
+			if b := op.t.budget; b != nil {
+				reason = b.admit(op.budgetKey, op.clock.at(now), op.clock.at(now))
+			}
+			in = in.withBudget(reason)
+			v = decide(in)
+		}
+		if v.needRate {
+			v = decide(in.withRate(op.t.hedger.take(op.dependency(), op.hedging.MaxRate)))
+		}
+		if !v.goAhead() {
+			refused = v
+			return
+		}
+		a, _, v, _ := op.prepareAttempt(n+1, p, held)
+		if a == nil {
+			refused = v
+			return
+		}
+		r.addHedgeLocked(a, hedged, a.start-hedged.start)
+		hedge = a
+	})
+	return hedge, refused, ran
+}
+
+// launch sends attempt a of a race on a goroutine of its own, which
+// reports its end: its result, or the panic that ended it, which runRace
+// raises on the operation's goroutine.
+func (op *operation) launch(a *attempt) {
+	r := op.race
+	go func() {
+		defer r.running.Done()
+		ended := false
+		defer func() {
+			if !ended {
+				r.reports <- raceDone{a: a, panicked: true, value: recover()}
+			}
+		}()
+		res := a.send()
+		ended = true
+		r.reports <- raceDone{a: a, res: res}
+	}()
 }

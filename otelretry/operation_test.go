@@ -21,14 +21,15 @@ import (
 	"testing/synctest"
 	"time"
 
-	"github.com/otelretry/otelretry-go/attrs"
-	"github.com/otelretry/otelretry-go/internal/scripted"
-	"github.com/otelretry/otelretry-go/internal/spantest"
-	"github.com/otelretry/otelretry-go/otelretry"
 	"go.opentelemetry.io/otel/codes"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	tracenoop "go.opentelemetry.io/otel/trace/noop"
+
+	"github.com/otelretry/otelretry-go/attrs"
+	"github.com/otelretry/otelretry-go/internal/scripted"
+	"github.com/otelretry/otelretry-go/internal/spantest"
+	"github.com/otelretry/otelretry-go/otelretry"
 )
 
 // countingRoundTripper counts the RoundTrip calls a layer above makes.

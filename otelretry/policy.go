@@ -29,6 +29,10 @@ const (
 	phaseAttempt
 	// phaseStateCheck: after a state check answered for an unknown write.
 	phaseStateCheck
+	// phaseHedge: an attempt's hedge delay passed with no answer. The
+	// verdict is empty when a hedge may be sent; otherwise it names the
+	// limit that refuses it (the operation goes on).
+	phaseHedge
 )
 
 // input is everything a decision depends on. The transport gathers it and
@@ -111,6 +115,15 @@ type input struct {
 
 	// state is the state check's answer (phaseStateCheck).
 	state attrs.StateCheckResult
+
+	// Hedging. superseded: another attempt of the operation answered
+	// first; othersInFlight: another attempt is in flight (a hedge).
+	superseded, othersInFlight bool
+	// hedgesLeft is how many more hedges the operation may send
+	// (phaseHedge); rateAsked, rateAllowed: the dependency's hedge rate
+	// was asked, and allowed one.
+	hedgesLeft             int
+	rateAsked, rateAllowed bool
 }
 
 // The transport gathers a decision's input through the functions below,
@@ -185,6 +198,25 @@ func (in input) withBudget(reason attrs.Reason) input {
 	return in
 }
 
+// racing adds what the operation's other attempts came to: one answered
+// first (superseded), or one is in flight.
+func (in input) racing(superseded, othersInFlight bool) input {
+	in.superseded, in.othersInFlight = superseded, othersInFlight
+	return in
+}
+
+// hedging adds how many more hedges the operation may send (phaseHedge).
+func (in input) hedging(hedgesLeft int) input {
+	in.hedgesLeft = hedgesLeft
+	return in
+}
+
+// withRate adds the dependency's hedge rate's answer.
+func (in input) withRate(allowed bool) input {
+	in.rateAsked, in.rateAllowed = true, allowed
+	return in
+}
+
 // checked adds a state check's answer (phaseStateCheck).
 func (in input) checked(state attrs.StateCheckResult) input {
 	in.state = state
@@ -214,6 +246,9 @@ type verdict struct {
 	// with its answer. Asking only then keeps a Backoff or a budget from
 	// being consulted for an answer that ends the operation anyway.
 	needPause, needBudget bool
+	// needRate: a hedge may be sent, but the dependency's hedge rate was
+	// not asked yet (it is asked last: asking takes a hedge).
+	needRate bool
 }
 
 // goAhead reports whether a phaseBeforeCall verdict lets the call go ahead.
@@ -233,6 +268,8 @@ func decide(in input) verdict {
 		v = decidePrepared(in)
 	case phaseStateCheck:
 		v = decideAfterStateCheck(in)
+	case phaseHedge:
+		v = decideHedge(in)
 	default:
 		v = decideAfterAttempt(in)
 	}
@@ -242,7 +279,8 @@ func decide(in input) verdict {
 	if in.phase == phaseStateCheck && in.state == attrs.StateNotApplied {
 		v.unresolvedWrite = false // the check resolved it
 	}
-	if v.unresolvedWrite && !v.goAhead() && v.decision.Terminal() && v.decision != attrs.DecisionReturn {
+	// A refused hedge ends nothing: the attempt in flight goes on.
+	if v.unresolvedWrite && in.phase != phaseHedge && !v.goAhead() && v.decision.Terminal() && v.decision != attrs.DecisionReturn {
 		v.unknownWrite = true
 	}
 	return v
@@ -298,6 +336,11 @@ func outcomeUnknown(in input) bool {
 }
 
 func decideAfterAttempt(in input) verdict {
+	if in.superseded {
+		// Another attempt answered first: whatever this one got is
+		// discarded.
+		return verdict{decision: attrs.DecisionSuperseded, reason: attrs.ReasonOtherAttempt}
+	}
 	answered := in.status != 0
 	if !answered && (in.callerCanceled || in.class == attrs.ErrorClassCanceled) {
 		// The caller gave up. A write in flight may still be applied.
@@ -333,6 +376,11 @@ func decideAfterAttempt(in input) verdict {
 	}
 	if in.noRetry {
 		return verdict{decision: attrs.DecisionStop, reason: attrs.ReasonIntent}
+	}
+	if in.othersInFlight && in.remaining > 0 {
+		// A hedge already in flight is the retry: no pause, and nothing
+		// more to ask. At the deadline, the limits below end the race.
+		return verdict{decision: attrs.DecisionRetry, reason: attrs.ReasonInFlight}
 	}
 	if !in.pauseAsked {
 		return verdict{decision: attrs.DecisionRetry, reason: why, needPause: true}
@@ -407,6 +455,43 @@ func applyLimits(in input, pause time.Duration, why attrs.Reason) verdict {
 	default:
 		return verdict{decision: attrs.DecisionRetry, pause: pause, drain: drain, reason: why}
 	}
+}
+
+// decideHedge decides whether a hedge of a request whose attempt has no
+// answer after the hedge delay may be sent: never for a write (even under
+// an idempotency-key contract: concurrent copies of one key are what
+// servers handle worst) or a body that cannot be replayed; within the
+// attempt limit, the hedges an operation may send, the deadline and the
+// retry budget; last, the dependency's hedge rate, whose asking takes a
+// hedge.
+func decideHedge(in input) verdict {
+	switch {
+	case in.callerCanceled:
+		return verdict{decision: attrs.DecisionCanceled, reason: attrs.ReasonCaller}
+	case in.callerDeadline:
+		return verdict{decision: attrs.DecisionDeadlineExceeded, reason: attrs.ReasonCaller}
+	case in.write || !in.repeatable:
+		return verdict{decision: attrs.DecisionStop, reason: attrs.ReasonNotIdempotent}
+	case !in.replayable:
+		return verdict{decision: attrs.DecisionStop, reason: attrs.ReasonNotReplayable}
+	case in.noRetry:
+		return verdict{decision: attrs.DecisionStop, reason: attrs.ReasonIntent}
+	case in.attemptsLeft <= 0:
+		return verdict{decision: attrs.DecisionMaxAttempts, reason: attrs.ReasonAttemptLimit}
+	case in.hedgesLeft <= 0:
+		return verdict{decision: attrs.DecisionStop, reason: attrs.ReasonHedgeLimit}
+	case in.remaining <= 0:
+		return verdict{decision: attrs.DecisionDeadlineExceeded, reason: attrs.ReasonDeadline}
+	case !in.budgetAsked:
+		return verdict{needBudget: true}
+	case in.budget != "":
+		return verdict{decision: attrs.DecisionBudgetExhausted, reason: in.budget}
+	case !in.rateAsked:
+		return verdict{needRate: true}
+	case !in.rateAllowed:
+		return verdict{decision: attrs.DecisionStop, reason: attrs.ReasonHedgeLimit}
+	}
+	return verdict{}
 }
 
 // decideAfterStateCheck decides what follows a state check of an unknown

@@ -4,6 +4,7 @@
 package otelretry
 
 import (
+	"bytes"
 	"flag"
 	"fmt"
 	"os"
@@ -245,22 +246,26 @@ func TestDecideAfterStateCheck(t *testing.T) {
 // have been applied is never retried; no pause reaches the deadline; return
 // only for a success.
 func FuzzDecide(f *testing.F) {
-	f.Add(uint8(2), true, 503, uint8(0), true, int64(300), 2, int64(40), int64(0), true, uint8(0), uint8(0), false, uint8(0), false, false, true, false, false, uint8(0))
-	f.Add(uint8(2), false, 0, uint8(0), false, int64(300), 2, int64(40), int64(0), true, uint8(0), uint8(0), false, uint8(0), false, false, true, false, false, uint8(0))
-	f.Add(uint8(2), false, 0, uint8(6), false, int64(10), 0, int64(40), int64(5000), false, uint8(3), uint8(1), true, uint8(1), true, false, true, false, false, uint8(0))
-	f.Add(uint8(3), false, 0, uint8(0), false, int64(10), 1, int64(0), int64(0), true, uint8(0), uint8(0), false, uint8(2), false, true, true, false, false, uint8(0))
-	f.Add(uint8(1), false, 0, uint8(0), false, int64(-5), 2, int64(0), int64(0), true, uint8(0), uint8(0), false, uint8(0), false, false, false, false, false, uint8(4))
-	f.Add(uint8(2), true, 0, uint8(0), false, int64(300), 0, int64(40), int64(0), true, uint8(0), uint8(0), false, uint8(0), false, false, true, true, false, uint8(3))
+	f.Add(uint8(2), true, 503, uint8(0), true, int64(300), 2, int64(40), int64(0), true, uint8(0), uint8(0), false, uint8(0), false, false, true, false, false, uint8(0), uint8(0))
+	f.Add(uint8(2), false, 0, uint8(0), false, int64(300), 2, int64(40), int64(0), true, uint8(0), uint8(0), false, uint8(0), false, false, true, false, false, uint8(0), uint8(0))
+	f.Add(uint8(2), false, 0, uint8(6), false, int64(10), 0, int64(40), int64(5000), false, uint8(3), uint8(1), true, uint8(1), true, false, true, false, false, uint8(0), uint8(0))
+	f.Add(uint8(3), false, 0, uint8(0), false, int64(10), 1, int64(0), int64(0), true, uint8(0), uint8(0), false, uint8(2), false, true, true, false, false, uint8(0), uint8(0))
+	f.Add(uint8(1), false, 0, uint8(0), false, int64(-5), 2, int64(0), int64(0), true, uint8(0), uint8(0), false, uint8(0), false, false, false, false, false, uint8(4), uint8(0))
+	f.Add(uint8(2), true, 0, uint8(0), false, int64(300), 0, int64(40), int64(0), true, uint8(0), uint8(0), false, uint8(0), false, false, true, true, false, uint8(3), uint8(0))
+	// Hedging: a hedge decided (phaseHedge), an attempt superseded, a retry while a hedge is in flight.
+	f.Add(uint8(4), true, 0, uint8(0), false, int64(300), 2, int64(40), int64(0), true, uint8(0), uint8(0), true, uint8(0), false, false, true, false, false, uint8(0), uint8(0b011100))
+	f.Add(uint8(2), true, 200, uint8(0), false, int64(300), 2, int64(40), int64(0), true, uint8(0), uint8(0), false, uint8(0), false, false, true, false, false, uint8(0), uint8(0b01))
+	f.Add(uint8(2), true, 503, uint8(0), true, int64(300), 0, int64(40), int64(0), true, uint8(0), uint8(0), false, uint8(0), false, false, false, false, false, uint8(0), uint8(0b10))
 	f.Fuzz(func(t *testing.T, phaseIdx uint8, repeatable bool, status int, classIdx uint8, retryableStatus bool,
 		remainingMs int64, attemptsLeft int, backoffMs, retryAfterMs int64, replayable bool,
 		classifierIdx, budgetIdx uint8, budgetAsked bool, stateIdx uint8, noRetry, caller bool, pauseAsked, written, callerDeadline bool,
-		flags uint8) {
+		flags, race uint8) {
 		classes := attrs.ErrorClasses()
 		classifiers := []Classification{{}, Retryable(time.Duration(backoffMs%97) * msec), NotRetryable(), NotProcessed(Evidence{Protocol: "h2"})}
 		budgets := []attrs.Reason{"", attrs.ReasonBudget, attrs.ReasonPushback, attrs.ReasonHostLimit}
 		states := []attrs.StateCheckResult{attrs.StateApplied, attrs.StateNotApplied, attrs.StateUnknown, "garbage"}
 		in := input{
-			phase: phase(phaseIdx % 4), repeatable: repeatable, status: status, retryableStatus: retryableStatus,
+			phase: phase(phaseIdx % 5), repeatable: repeatable, status: status, retryableStatus: retryableStatus,
 			remaining: time.Duration(remainingMs) * msec, attemptsLeft: attemptsLeft,
 			backoff: time.Duration(max(backoffMs, 0)) * msec, retryAfter: time.Duration(max(retryAfterMs, 0)) * msec,
 			replayable: replayable, classifier: classifiers[int(classifierIdx)%len(classifiers)],
@@ -270,6 +275,8 @@ func FuzzDecide(f *testing.F) {
 			write: flags&1 != 0, unresolvedWrite: flags&2 != 0, afterRetry: flags&4 != 0,
 			bodyUnavailable: flags&8 != 0, prepareFailed: flags&16 != 0, prepareChanged: flags&32 != 0,
 			verdict: serverVerdict(stateIdx / 4 % 3), verdictWrites: flags&128 != 0,
+			superseded: race&1 != 0, othersInFlight: race&2 != 0, rateAsked: race&4 != 0, rateAllowed: race&8 != 0,
+			hedgesLeft: int(race>>4) % 3,
 		}
 		if flags&64 != 0 {
 			in.drainFloor = 2 * msec
@@ -292,6 +299,26 @@ func FuzzDecide(f *testing.F) {
 			}
 			return
 		}
+		if in.phase == phaseHedge {
+			sent := v == verdict{}
+			if sent && (in.write || !in.repeatable || !in.replayable || in.noRetry || in.attemptsLeft <= 0 || in.hedgesLeft <= 0 ||
+				in.remaining <= 0 || in.callerCanceled || in.callerDeadline || !in.budgetAsked || in.budget != "" || !in.rateAsked || !in.rateAllowed) {
+				t.Fatalf("a hedge sent past a rule or a limit: %+v", in)
+			}
+			if v.needRate && (!in.budgetAsked || in.budget != "") {
+				t.Fatalf("the hedge rate asked (a hedge taken) before the budget allowed one: %+v", in)
+			}
+			if v.decision == attrs.DecisionRetry || v.decision == attrs.DecisionSuperseded || v.pause != 0 || v.unknownWrite {
+				t.Fatalf("a hedge's verdict is a go-ahead or a refusal, never a retry: %+v", v)
+			}
+			return
+		}
+		if in.phase == phaseAttempt && in.superseded != (v.decision == attrs.DecisionSuperseded) {
+			t.Fatalf("superseded %v, decision %s: only an attempt another one beat is superseded, and it always is", in.superseded, v.decision)
+		}
+		if v.reason == attrs.ReasonInFlight && (!in.othersInFlight || in.remaining <= 0 || v.pause != 0 || v.needBudget || v.needPause) {
+			t.Fatalf("a retry left to the attempt in flight with none in flight, or with a pause: %+v", v)
+		}
 		if v.unknownWrite && v.decision == attrs.DecisionRetry {
 			t.Fatalf("a retry marked as ending with an unknown write: %+v", v)
 		}
@@ -304,7 +331,13 @@ func FuzzDecide(f *testing.F) {
 			}
 			return
 		}
-		if v.decision == attrs.DecisionRetry {
+		if v.decision == attrs.DecisionRetry && v.reason == attrs.ReasonInFlight {
+			// The attempt in flight is the retry: no attempt is made, no
+			// pause taken, no limit asked.
+			if !in.repeatable && in.status == 0 && !in.notProcessed {
+				t.Fatalf("a write that may have been applied (%s) was left to another attempt", in.class)
+			}
+		} else if v.decision == attrs.DecisionRetry {
 			if v.pause >= in.remaining || v.drain >= in.remaining || v.drain < v.pause {
 				t.Fatalf("retry with a pause of %v, a drain of %v and only %v left", v.pause, v.drain, in.remaining)
 			}
@@ -457,6 +490,7 @@ type decisionRow struct {
 }
 
 var (
+	hedging      = []phase{phaseHedge}
 	before       = []phase{phaseBeforeCall, phasePrepared}
 	prepared     = []phase{phasePrepared}
 	afterAttempt = []phase{phaseAttempt}
@@ -481,6 +515,9 @@ func retryRow(why attrs.Reason) func(input) verdict {
 	return func(in input) verdict {
 		if in.noRetry {
 			return verdict{decision: attrs.DecisionStop, reason: attrs.ReasonIntent}
+		}
+		if in.othersInFlight && in.remaining > 0 {
+			return verdict{decision: attrs.DecisionRetry, reason: attrs.ReasonInFlight}
 		}
 		if !in.pauseAsked {
 			return verdict{decision: attrs.DecisionRetry, reason: why, needPause: true}
@@ -529,6 +566,9 @@ var decisionRows = []decisionRow{
 		func(in input) bool { return in.prepareFailed || in.prepareChanged }, is(attrs.DecisionStop, attrs.ReasonPrepareFailed)},
 
 	// After an attempt.
+	{afterAttempt, "anything, after another attempt of the operation (a hedge, or the attempt it hedged) won: it was canceled", "any",
+		"`superseded`: its answer discarded; it ends nothing", "`other_attempt`",
+		func(in input) bool { return in.superseded }, is(attrs.DecisionSuperseded, attrs.ReasonOtherAttempt)},
 	{afterAttempt, "no response, and the caller canceled", "repeatable¹ / not", "`canceled`; a write in flight matches `ErrOutcomeUnknown`", "`caller`",
 		func(in input) bool {
 			return noResponse(in) && (in.callerCanceled || in.class == attrs.ErrorClassCanceled)
@@ -606,10 +646,61 @@ var decisionRows = []decisionRow{
 		func(in input) verdict { return refLimits(in, 0, attrs.ReasonStateNotApplied) }},
 }
 
+// hedgeRows decide whether a hedge is sent once an attempt's hedge delay
+// passed with no answer (phaseHedge): the first row that matches refuses
+// it, recorded as a hedge_refused event with the reason, and the attempt
+// in flight goes on; when none matches, the hedge is sent.
+var hedgeRows = []decisionRow{
+	{hedging, "the caller canceled", "any", "no hedge", "`caller`",
+		func(in input) bool { return in.callerCanceled }, is(attrs.DecisionCanceled, attrs.ReasonCaller)},
+	{hedging, "the caller's deadline passed", "any", "no hedge", "`caller`",
+		func(in input) bool { return in.callerDeadline }, is(attrs.DecisionDeadlineExceeded, attrs.ReasonCaller)},
+	{hedging, "an attempt in flight past the hedge delay", "a write, even under an idempotency-key contract (only safe methods and `Intent{Repeatable: true}` are hedged)",
+		"no hedge", "`not_idempotent`",
+		func(in input) bool { return in.write || !in.repeatable }, is(attrs.DecisionStop, attrs.ReasonNotIdempotent)},
+	{hedging, "an attempt in flight past the hedge delay", "a body that cannot be replayed", "no hedge", "`not_replayable`",
+		func(in input) bool { return !in.replayable }, is(attrs.DecisionStop, attrs.ReasonNotReplayable)},
+	{hedging, "an attempt in flight past the hedge delay", "`Intent{NoRetry: true}`", "no hedge", "`intent`",
+		func(in input) bool { return in.noRetry }, is(attrs.DecisionStop, attrs.ReasonIntent)},
+	{hedging, "no attempt left (hedges count as attempts)", "any", "no hedge", "`attempt_limit`",
+		func(in input) bool { return in.attemptsLeft <= 0 }, is(attrs.DecisionMaxAttempts, attrs.ReasonAttemptLimit)},
+	{hedging, "the operation sent `MaxHedges` hedges", "any", "no hedge", "`hedge_limit`",
+		func(in input) bool { return in.hedgesLeft <= 0 }, is(attrs.DecisionStop, attrs.ReasonHedgeLimit)},
+	{hedging, "no time left", "any", "no hedge", "`deadline`",
+		func(in input) bool { return in.remaining <= 0 }, is(attrs.DecisionDeadlineExceeded, attrs.ReasonDeadline)},
+	{hedging, "the retry budget refuses (a hedge is admitted as a retry is)", "any", "no hedge", "`budget`, `pushback` or `host_limit`",
+		func(in input) bool { return in.budgetAsked && in.budget != "" },
+		func(in input) verdict { return verdict{decision: attrs.DecisionBudgetExhausted, reason: in.budget} }},
+	{hedging, "the dependency's hedge rate (`MaxRate`) has no hedge left", "any", "no hedge", "`hedge_limit`",
+		func(in input) bool { return in.budgetAsked && in.rateAsked && !in.rateAllowed }, is(attrs.DecisionStop, attrs.ReasonHedgeLimit)},
+}
+
+// refHedge is the hedge rows applied: a refusal, else the budget asked,
+// then the rate, then the hedge sent (the zero verdict).
+func refHedge(in input) verdict {
+	for _, r := range hedgeRows {
+		if r.match(in) {
+			return r.verdict(in)
+		}
+	}
+	switch {
+	case !in.budgetAsked:
+		return verdict{needBudget: true}
+	case !in.rateAsked:
+		return verdict{needRate: true}
+	}
+	return verdict{}
+}
+
 // reference is the decision table applied: the first row that matches,
 // or a go-ahead before a call. A write whose outcome is unknown stays
 // unknown to the end, unless a state check says it was not applied.
 func reference(in input) verdict {
+	if in.phase == phaseHedge {
+		v := refHedge(in)
+		v.unresolvedWrite = in.unresolvedWrite
+		return v
+	}
 	var v verdict
 	for _, r := range decisionRows {
 		if slices.Contains(r.phases, in.phase) && r.match(in) {
@@ -621,12 +712,15 @@ func reference(in input) verdict {
 		(in.written || in.class == attrs.ErrorClassTimeout || in.class == attrs.ErrorClassConnectionReset)
 	v.unresolvedWrite = (in.unresolvedWrite || unknownNow) && !(in.phase == phaseStateCheck && in.state == attrs.StateNotApplied)
 	switch v.decision {
-	case "", attrs.DecisionRetry, attrs.DecisionReturn:
+	case "", attrs.DecisionRetry, attrs.DecisionSuperseded, attrs.DecisionReturn:
 	default:
 		v.unknownWrite = v.unknownWrite || v.unresolvedWrite
 	}
 	return v
 }
+
+// tableRows are the rows the docs show: the decisions, then the hedges'.
+func tableRows() []decisionRow { return slices.Concat(decisionRows, hedgeRows) }
 
 // whenOf names a row's phases as the table does.
 func whenOf(ps []phase) string {
@@ -637,6 +731,8 @@ func whenOf(ps []phase) string {
 		return "once prepared"
 	case slices.Equal(ps, afterAttempt):
 		return "after an attempt"
+	case slices.Equal(ps, hedging):
+		return "at the hedge delay"
 	}
 	return "after a state check"
 }
@@ -645,7 +741,7 @@ func whenOf(ps []phase) string {
 func decisionTableMarkdown() string {
 	var b strings.Builder
 	b.WriteString("| # | when | what came back | request | decision | reason |\n|---|---|---|---|---|---|\n")
-	for i, r := range decisionRows {
+	for i, r := range tableRows() {
 		fmt.Fprintf(&b, "| %d | %s | %s | %s | %s | %s |\n", i+1, whenOf(r.phases), r.what, r.request, r.decision, r.reason)
 	}
 	return b.String()
@@ -654,7 +750,7 @@ func decisionTableMarkdown() string {
 // decisionTableDoc renders the table for doc.go: a list, one row a line.
 func decisionTableDoc() string {
 	var b strings.Builder
-	for i, r := range decisionRows {
+	for i, r := range tableRows() {
 		line := fmt.Sprintf("%d. %s, %s (%s): %s, reason %s", i+1, whenOf(r.phases), strings.ReplaceAll(r.what, "`", ""),
 			strings.ReplaceAll(r.request, "`", ""), strings.ReplaceAll(r.decision, "`", ""), strings.ReplaceAll(r.reason, "`", ""))
 		line = strings.NewReplacer("**", "", "¹", " [1]", "²", " [2]").Replace(line)
@@ -721,12 +817,21 @@ func TestDecisionTableIsGenerated(t *testing.T) {
 // some row, so that the table documents them all.
 func TestDecisionTableCoversTheVocabulary(t *testing.T) {
 	var text strings.Builder
-	for _, r := range decisionRows {
+	for _, r := range tableRows() {
 		text.WriteString(r.decision + " " + r.reason + " ")
 	}
+	doc, err := os.ReadFile("../docs/decisions.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	footnote := string(doc[bytes.Index(doc, []byte("² Within the limits")):])
 	for _, d := range attrs.Decisions() {
 		if d == attrs.DecisionMaxAttempts || d == attrs.DecisionBudgetExhausted {
-			continue // the limits of a retry (footnote 2)
+			// The limits of a retry, in footnote 2.
+			if !strings.Contains(footnote, "`"+string(d)+"`") {
+				t.Errorf("decision %s is in neither a row nor footnote 2", d)
+			}
+			continue
 		}
 		if !strings.Contains(text.String(), "`"+string(d)+"`") {
 			t.Errorf("decision %s is in no row", d)
@@ -734,8 +839,13 @@ func TestDecisionTableCoversTheVocabulary(t *testing.T) {
 	}
 	for _, r := range attrs.Reasons() {
 		switch r {
-		case attrs.ReasonBudget, attrs.ReasonPushback, attrs.ReasonHostLimit, attrs.ReasonAttemptLimit:
-			continue // the limits of a retry (footnote 2)
+		case attrs.ReasonBudget, attrs.ReasonPushback, attrs.ReasonHostLimit, attrs.ReasonAttemptLimit, attrs.ReasonInFlight:
+			// The limits of a retry, and a retry left to a hedge in flight,
+			// in footnote 2.
+			if !strings.Contains(footnote, "`"+string(r)+"`") {
+				t.Errorf("reason %s is in neither a row nor footnote 2", r)
+			}
+			continue
 		}
 		if !strings.Contains(text.String(), "`"+string(r)+"`") {
 			t.Errorf("reason %s is in no row", r)

@@ -28,7 +28,15 @@ type progress struct {
 // after is where the operation stands once its attempt n was judged, as
 // ev records it.
 func (p progress) after(n int, ev *attemptEvent) progress {
-	p.attempts, p.afterRetry, p.unresolvedWrite, p.last = n, ev.verdict.decision == attrs.DecisionRetry, ev.verdict.unresolvedWrite, ev
+	p = p.started(n)
+	p.afterRetry, p.unresolvedWrite, p.last = ev.verdict.decision == attrs.DecisionRetry, ev.verdict.unresolvedWrite, ev
+	return p
+}
+
+// started is where the operation stands once its attempt n was made (a
+// hedge is made while others are in flight).
+func (p progress) started(n int) progress {
+	p.attempts = max(p.attempts, n)
 	return p
 }
 

@@ -271,6 +271,12 @@ func fields(o *opRecord, kv []attribute.KeyValue, ev *attemptEvent, onClientSpan
 	if ev.writes > 0 {
 		kv = append(kv, attrs.WireWritesKey.Int(int(ev.writes)))
 	}
+	if ev.hedge.of > 0 {
+		kv = append(kv, attrs.HedgeOfKey.Int(ev.hedge.of))
+	}
+	if ev.hedge.hedged {
+		kv = append(kv, attrs.HedgedAfterMsKey.Int64(ms(ev.hedge.sentAfter)))
+	}
 	return kv
 }
 
@@ -338,6 +344,9 @@ func addResends(span trace.Span, from, to int32) {
 // setAttemptStatus gives the transport's own attempt span its status, as
 // otelhttp gives its CLIENT span.
 func setAttemptStatus(span trace.Span, ev *attemptEvent) {
+	if ev.verdict.decision == attrs.DecisionSuperseded {
+		return // canceled because another attempt answered: no error of its own
+	}
 	if ev.class != "" {
 		span.SetStatus(codes.Error, string(ev.class))
 	} else if ev.status >= 400 {
@@ -387,6 +396,27 @@ func (r *recorder) recordAbandoned(o *opRecord, number int, v verdict) {
 		o.span.AddEvent(attrs.EventAttemptAbandoned, trace.WithAttributes(
 			attrs.AttemptKey.Int(number), v.decision.Attribute(), v.reason.Attribute()))
 	}
+}
+
+// recordHedge records, on the operation span, a hedge sent
+// (EventHedgeSent: its number, the number of the attempt it hedges and the
+// delay it waited) or refused (EventHedgeRefused: the attempt it would
+// have hedged, the delay, and the reason of the verdict that refused it).
+func (r *recorder) recordHedge(o *opRecord, event string, number, of int, delay time.Duration, v verdict) {
+	if !o.recording {
+		return
+	}
+	// The operation's buffer may be in use by an attempt concluding on
+	// its own goroutine: the event has a list of its own.
+	kv := make([]attribute.KeyValue, 0, 3)
+	if number > 0 {
+		kv = append(kv, attrs.AttemptKey.Int(number))
+	}
+	kv = append(kv, attrs.HedgeOfKey.Int(of), attrs.HedgeDelayMsKey.Int64(ms(delay)))
+	if v.reason != "" {
+		kv = append(kv, v.reason.Attribute())
+	}
+	o.span.AddEvent(event, trace.WithAttributes(kv...))
 }
 
 // recordNotBuffered records on the operation span why the body was not
@@ -543,7 +573,7 @@ var nonRecording = trace.SpanFromContext(context.Background())
 // attemptSeverity is the severity of an attempt's records.
 func attemptSeverity(d attrs.Decision) log.Severity {
 	switch d {
-	case attrs.DecisionReturn:
+	case attrs.DecisionReturn, attrs.DecisionSuperseded:
 		return log.SeverityInfo
 	case attrs.DecisionRetry:
 		return log.SeverityWarn

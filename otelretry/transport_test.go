@@ -17,6 +17,7 @@ import (
 	"os/exec"
 	"reflect"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -1343,6 +1344,11 @@ func FuzzTransportInvariants(f *testing.F) {
 	f.Add(true, uint16(400), uint16(40), uint16(80), uint16(2503), uint16(80), uint16(503), uint16(50), uint16(200), uint8(0), uint8(2))
 	f.Add(true, uint16(400), uint16(40), uint16(80), uint16(503), uint16(80), uint16(503), uint16(50), uint16(200), uint8(0), uint8(3))
 	f.Add(false, uint16(400), uint16(40), uint16(120), uint16(0), uint16(0), uint16(0), uint16(0), uint16(0), uint8(1), uint8(4))
+	// Hedging on: a slow first call hedged; a PUT that must not be; a
+	// repeatable POST whose hedge wins.
+	f.Add(true, uint16(400), uint16(40), uint16(200), uint16(200), uint16(20), uint16(200), uint16(5), uint16(200), uint8(4), uint8(0))
+	f.Add(false, uint16(400), uint16(40), uint16(200), uint16(200), uint16(20), uint16(200), uint16(5), uint16(200), uint8(12), uint8(0))
+	f.Add(false, uint16(300), uint16(10), uint16(100), uint16(503), uint16(10), uint16(9999), uint16(5), uint16(200), uint8(12), uint8(1))
 	f.Fuzz(func(t *testing.T, isGet bool, deadlineMs, backoffMs, d1, s1, d2, s2, d3, s3 uint16, bodyKind, prepareKind uint8) {
 		// s in 200–599: a response; +1000: its body stalls; +2000: the
 		// base fails with a reset; anything else: it hangs.
@@ -1363,26 +1369,37 @@ func FuzzTransportInvariants(f *testing.F) {
 			base := scripted.New(step(d1, s1), step(d2, s2), step(d3, s3))
 			rec := tracetest.NewSpanRecorder()
 			prepared := &preparedRequests{kind: prepareKind % 6}
-			tr := otelretry.NewTransport(base, otelretry.WithTracerProvider(sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))),
-				otelretry.WithDeadline(deadline), otelretry.WithAttemptTimeout(time.Duration(d1%300+1)*time.Millisecond),
-				otelretry.WithBackoff(otelretry.ConstantBackoff(time.Duration(backoffMs)*time.Millisecond)), otelretry.WithoutBudget(),
-				otelretry.WithIdempotentMethods(http.MethodPut), otelretry.WithPrepareAttempt(prepared.prepare))
+			opts := []otelretry.Option{otelretry.WithTracerProvider(sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))),
+				otelretry.WithDeadline(deadline), otelretry.WithAttemptTimeout(time.Duration(d1%300+1) * time.Millisecond),
+				otelretry.WithBackoff(otelretry.ConstantBackoff(time.Duration(backoffMs) * time.Millisecond)), otelretry.WithoutBudget(),
+				otelretry.WithIdempotentMethods(http.MethodPut), otelretry.WithPrepareAttempt(prepared.prepare)}
 			method := http.MethodPost
 			if isGet {
 				method = http.MethodPut // a write declared idempotent, so that it has a body and retries
+			}
+			// Hedging on (bodyKind bit 2), and the POST marked repeatable
+			// (bit 3), which is then hedged too.
+			hedging, repeatable := bodyKind&4 != 0, bodyKind&8 != 0
+			if hedging {
+				opts = append(opts, otelretry.WithHedging(otelretry.Hedging{Delay: time.Duration(d2%60+1) * time.Millisecond, MaxHedges: 2, MaxRate: 1}))
+			}
+			tr := otelretry.NewTransport(base, opts...)
+			ctx := t.Context()
+			if repeatable {
+				ctx = otelretry.WithIntent(ctx, otelretry.Intent{Repeatable: true})
 			}
 			bodies := &countedBodies{getBodyOK: -1}
 			var req *http.Request
 			switch bodyKind % 4 {
 			case 0: // replayable
-				req = bodies.request(t, t.Context(), method, true)
+				req = bodies.request(t, ctx, method, true)
 			case 1: // not replayable
-				req = bodies.request(t, t.Context(), method, false)
+				req = bodies.request(t, ctx, method, false)
 			case 2: // GetBody fails on the first retry
 				bodies.getBodyOK = 0
-				req = bodies.request(t, t.Context(), method, true)
+				req = bodies.request(t, ctx, method, true)
 			case 3: // the body fails while it is sent
-				req = bodies.request(t, t.Context(), method, true)
+				req = bodies.request(t, ctx, method, true)
 				req.Body = &failingCountedBody{req.Body.(*countedBody)}
 			}
 			start := time.Now()
@@ -1401,10 +1418,16 @@ func FuzzTransportInvariants(f *testing.F) {
 					t.Fatalf("call %d started at +%v, at or past the %v deadline", i+1, c.At.Sub(start), deadline)
 				}
 			}
-			if !isGet && len(calls) > 1 {
+			if !isGet && !repeatable && len(calls) > 1 {
 				t.Fatalf("a write was sent %d times without a state check or contract", len(calls))
 			}
-			if !isGet && errors.Is(err, otelretry.ErrOutcomeUnknown) && len(calls) != 1 {
+			if isGet && !repeatable && hedging && overlapping(calls, rec.Ended()) {
+				t.Fatal("a write (a PUT declared idempotent) was hedged")
+			}
+			if len(calls) > otelretry.DefaultMaxAttempts {
+				t.Fatalf("%d calls, past the attempt limit of %d", len(calls), otelretry.DefaultMaxAttempts)
+			}
+			if !isGet && !repeatable && errors.Is(err, otelretry.ErrOutcomeUnknown) && len(calls) != 1 {
 				t.Fatalf("a timed-out write was sent %d times", len(calls))
 			}
 			bodies.check(t)
@@ -1417,6 +1440,20 @@ func FuzzTransportInvariants(f *testing.F) {
 			}
 		})
 	})
+}
+
+// overlapping reports whether two attempts of the operation were in
+// flight at once: a call started before the attempt span of the one
+// before it ended.
+func overlapping(calls []scripted.Call, spans []sdktrace.ReadOnlySpan) bool {
+	attempts := spantest.Attempts(spans)
+	slices.SortFunc(attempts, func(a, b sdktrace.ReadOnlySpan) int { return a.StartTime().Compare(b.StartTime()) })
+	for i := 1; i < len(attempts) && i < len(calls); i++ {
+		if calls[i].At.Before(attempts[i-1].EndTime()) {
+			return true
+		}
+	}
+	return false
 }
 
 // failingCountedBody is a counted body whose reads fail: a request body

@@ -1,0 +1,239 @@
+// Copyright The otelretry Authors
+// SPDX-License-Identifier: Apache-2.0
+
+package otelretry
+
+import (
+	"container/list"
+	"math"
+	"sync"
+	"time"
+)
+
+// Hedging sends another attempt of a request that is safe to repeat while
+// an earlier attempt has no answer yet: for the attempt that is merely
+// slow, which a retry does nothing for ("The Tail at Scale", Dean and
+// Barroso, 2013). The first answer whose verdict is not retry wins; the
+// other attempts are canceled (superseded), their bodies drained or
+// closed. Hedges are attempts: each has its number, its span and its
+// event, and counts against the attempt limit, the operation's one
+// deadline and the retry budget (a hedge is admitted as a retry is). Only
+// safe methods and requests marked Intent.Repeatable are hedged, never a
+// write (even under an idempotency-key contract: concurrent copies of one
+// key are what servers handle worst), never a body that cannot be
+// replayed. Turn it on with WithHedging, or for one request with
+// Intent.Hedging. The zero value hedges nothing.
+type Hedging struct {
+	// Delay is how long an attempt may go without its response headers
+	// before its hedge is sent. With Adaptive, it is the delay until the
+	// dependency was observed enough (MaxDelay when 0).
+	Delay time.Duration
+	// Adaptive takes the delay from the time to response headers observed
+	// per dependency (the retry budget's key: the host by default): its
+	// Quantile (DefaultHedgeQuantile when 0), between MinDelay and MaxDelay
+	// (DefaultHedgeMinDelay, DefaultHedgeMaxDelay when 0), in fixed memory
+	// per dependency that follows the latest answers.
+	Adaptive bool
+	Quantile float64
+	MinDelay time.Duration
+	MaxDelay time.Duration
+	// MaxHedges is how many hedges one operation may send
+	// (DefaultMaxHedges when 0).
+	MaxHedges int
+	// MaxRate is the share of a dependency's hedged operations that may
+	// send a hedge (DefaultHedgeRate when 0), with a burst of
+	// hedgeBurst(MaxRate): when every request is slow (a brownout),
+	// hedging adds at most that share of load to the dependency that is
+	// struggling. A hedge it refuses is recorded (hedge_refused, reason
+	// hedge_limit).
+	MaxRate float64
+}
+
+// Defaults of Hedging.
+const (
+	DefaultHedgeQuantile = 0.95
+	DefaultHedgeMinDelay = time.Millisecond
+	DefaultHedgeMaxDelay = 2 * time.Second
+	DefaultMaxHedges     = 1
+	DefaultHedgeRate     = 0.05
+)
+
+// on reports whether h hedges at all.
+func (h *Hedging) on() bool { return h != nil && (h.Delay > 0 || h.Adaptive) }
+
+// withDefaults is h with its zero values replaced by the defaults.
+func (h Hedging) withDefaults() Hedging {
+	if h.Quantile <= 0 || h.Quantile >= 1 {
+		h.Quantile = DefaultHedgeQuantile
+	}
+	if h.MinDelay <= 0 {
+		h.MinDelay = DefaultHedgeMinDelay
+	}
+	if h.MaxDelay <= 0 {
+		h.MaxDelay = DefaultHedgeMaxDelay
+	}
+	if h.MaxDelay < h.MinDelay {
+		h.MaxDelay = h.MinDelay
+	}
+	if h.MaxHedges <= 0 {
+		h.MaxHedges = DefaultMaxHedges
+	}
+	if h.MaxRate <= 0 || h.MaxRate > 1 {
+		h.MaxRate = DefaultHedgeRate
+	}
+	return h
+}
+
+// hedgeBurst is how many hedges a dependency may send in a row beyond its
+// rate: a hundred operations' worth, at least one.
+func hedgeBurst(rate float64) float64 { return max(1, 100*rate) }
+
+// minSamples is how many answers a dependency's adaptive delay waits for
+// before it follows them.
+const minSamples = 20
+
+// hedger is a Transport's knowledge of its dependencies for hedging: per
+// dependency, the time to response headers of its latest answers (a
+// latency sketch) and the hedges it may still send (a token bucket). It
+// holds at most DefaultBudgetMaxHosts dependencies, evicting the one used
+// least recently, in fixed memory each.
+type hedger struct {
+	mu   sync.Mutex
+	deps map[string]*list.Element // of *dependency
+	lru  list.List                // most recently used first
+}
+
+// dependency is what the hedger knows of one dependency.
+type dependency struct {
+	key    string
+	sketch latencySketch
+	tokens float64
+}
+
+// entry returns key's dependency, made or moved to the front. The caller
+// holds h.mu.
+func (h *hedger) entry(key string, burst float64) *dependency {
+	if h.deps == nil {
+		h.deps = map[string]*list.Element{}
+	}
+	if e, ok := h.deps[key]; ok {
+		h.lru.MoveToFront(e)
+		return e.Value.(*dependency)
+	}
+	if h.lru.Len() >= DefaultBudgetMaxHosts {
+		oldest := h.lru.Back()
+		delete(h.deps, oldest.Value.(*dependency).key)
+		h.lru.Remove(oldest)
+	}
+	d := &dependency{key: key, tokens: burst}
+	h.deps[key] = h.lru.PushFront(d)
+	return d
+}
+
+// begun notes that an operation to key that may hedge began: it earns the
+// dependency rate hedges, up to the burst.
+func (h *hedger) begun(key string, rate float64) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	d := h.entry(key, hedgeBurst(rate))
+	d.tokens = min(d.tokens+rate, hedgeBurst(rate))
+}
+
+// take takes one hedge from key's allowance, and reports whether there was
+// one.
+func (h *hedger) take(key string, rate float64) bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	d := h.entry(key, hedgeBurst(rate))
+	if d.tokens < 1 {
+		return false
+	}
+	d.tokens--
+	return true
+}
+
+// observe records an answer's time to response headers for key.
+func (h *hedger) observe(key string, took time.Duration) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.entry(key, 1).sketch.add(took)
+}
+
+// delay is the hedge delay for key under p (withDefaults): fixed, or the
+// observed quantile, clamped.
+func (h *hedger) delay(key string, p Hedging) time.Duration {
+	if !p.Adaptive {
+		return p.Delay
+	}
+	h.mu.Lock()
+	q, ok := h.entry(key, hedgeBurst(p.MaxRate)).sketch.quantile(p.Quantile)
+	h.mu.Unlock()
+	if !ok {
+		if p.Delay > 0 {
+			return p.Delay
+		}
+		return p.MaxDelay
+	}
+	return min(max(q, p.MinDelay), p.MaxDelay)
+}
+
+// latencySketch is a histogram of durations on a log scale, in fixed
+// memory: sketchBuckets buckets, each sketchGrowth times wider than the
+// one before, from sketchFloor. When it holds sketchWindow observations,
+// every count is halved, so that it follows the latest answers.
+type latencySketch struct {
+	counts [sketchBuckets]uint32
+	total  uint32
+}
+
+const (
+	sketchBuckets = 72
+	sketchGrowth  = 1.2
+	sketchFloor   = 100 * time.Microsecond // 100µs × 1.2^71 ≈ 42 min
+	sketchWindow  = 2048
+)
+
+var logGrowth = math.Log(sketchGrowth)
+
+// bucketOf is the bucket of d.
+func bucketOf(d time.Duration) int {
+	if d <= sketchFloor {
+		return 0
+	}
+	return min(int(math.Log(float64(d)/float64(sketchFloor))/logGrowth), sketchBuckets-1)
+}
+
+// upperBound is the upper bound of bucket i.
+func upperBound(i int) time.Duration {
+	return time.Duration(float64(sketchFloor) * math.Pow(sketchGrowth, float64(i+1)))
+}
+
+func (s *latencySketch) add(d time.Duration) {
+	s.counts[bucketOf(d)]++
+	s.total++
+	if s.total >= sketchWindow {
+		s.total = 0
+		for i := range s.counts {
+			s.counts[i] /= 2
+			s.total += s.counts[i]
+		}
+	}
+}
+
+// quantile is the q-quantile of the durations held: the upper bound of the
+// bucket that holds it, so that at most 1-q of them are longer. It reports
+// false until minSamples are held.
+func (s *latencySketch) quantile(q float64) (time.Duration, bool) {
+	if s.total < minSamples {
+		return 0, false
+	}
+	rank := uint32(math.Ceil(q * float64(s.total)))
+	var seen uint32
+	for i, c := range s.counts {
+		seen += c
+		if seen >= rank {
+			return upperBound(i), true
+		}
+	}
+	return upperBound(sketchBuckets - 1), true
+}

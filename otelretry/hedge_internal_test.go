@@ -1,0 +1,168 @@
+// Copyright The otelretry Authors
+// SPDX-License-Identifier: Apache-2.0
+
+package otelretry
+
+import (
+	"fmt"
+	"testing"
+	"time"
+)
+
+// The sketch answers nothing before minSamples, then the upper bound of
+// the bucket holding the quantile: never below the true quantile, at most
+// sketchGrowth above it.
+func TestLatencySketchQuantile(t *testing.T) {
+	var s latencySketch
+	for range minSamples - 1 {
+		s.add(10 * time.Millisecond)
+	}
+	if _, ok := s.quantile(0.95); ok {
+		t.Fatal("a quantile before minSamples answers")
+	}
+	s = latencySketch{}
+	for i := range 1000 {
+		d := 10 * time.Millisecond
+		if i%100 >= 95 {
+			d = time.Second
+		}
+		s.add(d)
+	}
+	for _, tc := range []struct {
+		q        float64
+		min, max time.Duration
+	}{
+		{0.5, 10 * time.Millisecond, 12 * time.Millisecond},
+		{0.95, 10 * time.Millisecond, 12 * time.Millisecond},
+		{0.96, time.Second, 1200 * time.Millisecond},
+	} {
+		got, ok := s.quantile(tc.q)
+		if !ok || got < tc.min || got > tc.max {
+			t.Errorf("quantile(%v) = %v, %v; want %v–%v", tc.q, got, ok, tc.min, tc.max)
+		}
+	}
+}
+
+// Every sketchWindow answers the counts halve, so a dependency whose
+// latency changes is followed within a few windows.
+func TestLatencySketchFollowsTheLatestAnswers(t *testing.T) {
+	var s latencySketch
+	for range 10 * sketchWindow {
+		s.add(5 * time.Millisecond)
+	}
+	for range 3 * sketchWindow {
+		s.add(50 * time.Millisecond)
+	}
+	if got, _ := s.quantile(0.5); got < 50*time.Millisecond || got > 60*time.Millisecond {
+		t.Errorf("median %v after the latency moved to 50ms, want 50–60ms", got)
+	}
+	if s.total >= sketchWindow {
+		t.Errorf("the sketch holds %d answers, past its window of %d", s.total, sketchWindow)
+	}
+}
+
+// Buckets cover every duration: bucketOf is monotonic, each duration is at
+// most its bucket's upper bound, and the extremes land in the first and
+// last buckets.
+func TestSketchBuckets(t *testing.T) {
+	prev := 0
+	for d := time.Duration(0); d < time.Hour; d = d*11/10 + time.Microsecond {
+		b := bucketOf(d)
+		if b < prev {
+			t.Fatalf("bucketOf(%v) = %d, below %d", d, b, prev)
+		}
+		if b < sketchBuckets-1 && d > upperBound(b) {
+			t.Fatalf("%v is above its bucket's upper bound %v", d, upperBound(b))
+		}
+		prev = b
+	}
+	if bucketOf(-time.Second) != 0 || bucketOf(100*time.Hour) != sketchBuckets-1 {
+		t.Error("the extremes are outside the first and last buckets")
+	}
+}
+
+// A dependency earns MaxRate hedges per operation, up to its burst; a
+// hedge takes one.
+func TestHedgerRate(t *testing.T) {
+	var h hedger
+	const rate = 0.05
+	taken := 0
+	for range 1000 {
+		h.begun("api", rate)
+		if h.take("api", rate) {
+			taken++
+		}
+	}
+	if burst := int(hedgeBurst(rate)); taken < burst+50-1 || taken > burst+50+1 {
+		t.Errorf("%d hedges in 1000 operations at rate %v, want the burst %d and 50 more", taken, rate, burst)
+	}
+	if hedgeBurst(0.001) != 1 {
+		t.Errorf("burst at a tiny rate = %v, want 1", hedgeBurst(0.001))
+	}
+}
+
+// The hedger holds at most DefaultBudgetMaxHosts dependencies, evicting
+// the one used least recently.
+func TestHedgerEvictsTheLeastRecentlyUsed(t *testing.T) {
+	var h hedger
+	for i := range DefaultBudgetMaxHosts + 10 {
+		h.observe(fmt.Sprint("dep-", i), time.Millisecond)
+		h.observe("kept", time.Millisecond) // used every time
+	}
+	if n := len(h.deps); n != DefaultBudgetMaxHosts || h.lru.Len() != n {
+		t.Fatalf("%d dependencies held (%d in the list), want %d", n, h.lru.Len(), DefaultBudgetMaxHosts)
+	}
+	if _, ok := h.deps["kept"]; !ok {
+		t.Error("the dependency used most was evicted")
+	}
+	if _, ok := h.deps["dep-0"]; ok {
+		t.Error("the dependency used least recently was kept")
+	}
+}
+
+// The delay is fixed, or the observed quantile clamped between MinDelay
+// and MaxDelay; without enough answers, Delay, else MaxDelay.
+func TestHedgerDelay(t *testing.T) {
+	var h hedger
+	fixed := Hedging{Delay: 7 * time.Millisecond}.withDefaults()
+	adaptive := Hedging{Adaptive: true, MinDelay: 2 * time.Millisecond, MaxDelay: 30 * time.Millisecond}.withDefaults()
+	if got := h.delay("a", fixed); got != 7*time.Millisecond {
+		t.Errorf("fixed delay = %v", got)
+	}
+	if got := h.delay("a", adaptive); got != 30*time.Millisecond {
+		t.Errorf("adaptive delay before any answer = %v, want MaxDelay", got)
+	}
+	withStart := adaptive
+	withStart.Delay = 5 * time.Millisecond
+	if got := h.delay("a", withStart); got != 5*time.Millisecond {
+		t.Errorf("adaptive delay before any answer, with a Delay = %v, want the Delay", got)
+	}
+	for _, tc := range []struct {
+		took, want time.Duration
+	}{
+		{100 * time.Microsecond, 2 * time.Millisecond}, // clamped up
+		{time.Second, 30 * time.Millisecond},           // clamped down
+	} {
+		var h hedger
+		for range minSamples {
+			h.observe("a", tc.took)
+		}
+		if got := h.delay("a", adaptive); got != tc.want {
+			t.Errorf("answers in %v: delay %v, want %v", tc.took, got, tc.want)
+		}
+	}
+}
+
+// withDefaults replaces zero and out-of-range values, and keeps MaxDelay
+// at or above MinDelay.
+func TestHedgingDefaults(t *testing.T) {
+	got := Hedging{Delay: time.Millisecond, Quantile: 1.5, MinDelay: time.Second, MaxDelay: time.Millisecond, MaxRate: 2}.withDefaults()
+	want := Hedging{Delay: time.Millisecond, Quantile: DefaultHedgeQuantile, MinDelay: time.Second, MaxDelay: time.Second,
+		MaxHedges: DefaultMaxHedges, MaxRate: DefaultHedgeRate}
+	if got != want {
+		t.Errorf("withDefaults = %+v, want %+v", got, want)
+	}
+	if (*Hedging)(nil).on() || (&Hedging{}).on() || !(&Hedging{Adaptive: true}).on() {
+		t.Error("on: hedging is on with a Delay or Adaptive, only")
+	}
+}

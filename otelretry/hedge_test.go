@@ -1,0 +1,628 @@
+// Copyright The otelretry Authors
+// SPDX-License-Identifier: Apache-2.0
+
+package otelretry_test
+
+import (
+	"context"
+	"errors"
+	"io"
+	"math/rand/v2"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"go.opentelemetry.io/otel/attribute"
+
+	"github.com/otelretry/otelretry-go/attrs"
+	"github.com/otelretry/otelretry-go/internal/scripted"
+	"github.com/otelretry/otelretry-go/internal/spantest"
+	"github.com/otelretry/otelretry-go/otelretry"
+)
+
+// hedgeAttempt is what a test reads of one attempt span of a hedged
+// operation.
+type hedgeAttempt struct {
+	number          int64
+	decision        string
+	reason          string
+	status          int64
+	class           string
+	hedgeOf         int64 // 0: absent
+	hedgedAfterMs   int64 // -1: absent
+	start, end      time.Time
+	parentIsTheSame bool
+}
+
+// hedgeAttempts reads the attempt spans of h's one operation, by number.
+func hedgeAttempts(t *testing.T, h *harness) []hedgeAttempt {
+	t.Helper()
+	op := h.operation(t)
+	var out []hedgeAttempt
+	for _, s := range h.attempts() {
+		e := readEvent(t, s)
+		a := hedgeAttempt{number: e.Attempt, decision: e.Decision, status: e.Status, class: e.ErrorClass,
+			reason: attrOf(s, attrs.ReasonKey).AsString(), hedgedAfterMs: -1, start: s.StartTime(), end: s.EndTime(),
+			parentIsTheSame: s.Parent().SpanID() == op.SpanContext().SpanID()}
+		if v, ok := spantestAttr(s, attrs.HedgeOfKey); ok {
+			a.hedgeOf = int64(mustInt(t, v))
+		}
+		if v, ok := spantestAttr(s, attrs.HedgedAfterMsKey); ok {
+			a.hedgedAfterMs = int64(mustInt(t, v))
+		}
+		out = append(out, a)
+	}
+	slices.SortFunc(out, func(a, b hedgeAttempt) int { return int(a.number - b.number) })
+	return out
+}
+
+func mustInt(t *testing.T, s string) int {
+	t.Helper()
+	var n int
+	for _, c := range s {
+		if c < '0' || c > '9' {
+			t.Fatalf("%q is not a number", s)
+		}
+		n = n*10 + int(c-'0')
+	}
+	return n
+}
+
+// hedgeEvents are the operation span's hedge_sent and hedge_refused
+// events, as "name attempt=… of=… delay=… reason=…" lines.
+func hedgeEvents(t *testing.T, h *harness) []string {
+	t.Helper()
+	var out []string
+	for _, ev := range h.operation(t).Events() {
+		if ev.Name != attrs.EventHedgeSent && ev.Name != attrs.EventHedgeRefused {
+			continue
+		}
+		line := ev.Name
+		for _, k := range []attribute.Key{attrs.AttemptKey, attrs.HedgeOfKey, attrs.HedgeDelayMsKey, attrs.ReasonKey} {
+			if v, ok := attrValue(ev.Attributes, k); ok {
+				line += " " + string(k) + "=" + v
+			}
+		}
+		out = append(out, line)
+	}
+	return out
+}
+
+// roundTrip sends req through h and returns the status and the body read
+// whole, or the error; the body is closed.
+func roundTrip(t *testing.T, h *harness, req *http.Request) (int, string, error) {
+	t.Helper()
+	resp, err := h.transprt.RoundTrip(req)
+	if err != nil {
+		return 0, "", err
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b), err
+}
+
+// A slow attempt is hedged after the delay; the hedge answers first and
+// wins; the attempt it hedged is canceled, records superseded and when its
+// hedge was sent; the hedge records what it hedges. Both are attempt spans
+// under the operation span, and the operation counts them both.
+func TestHedgeIsSentAfterTheDelayAndTheFirstAnswerWins(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := newHarness(t, []scripted.Step{
+			{Delay: 100 * time.Millisecond, Status: 200, Body: "slow"},
+			{Delay: 5 * time.Millisecond, Status: 200, Body: "hedge"},
+		}, otelretry.WithHedging(otelretry.Hedging{Delay: 20 * time.Millisecond}))
+		start := time.Now()
+		status, body, err := roundTrip(t, h, get(t, t.Context(), "http://api.test/items"))
+		if err != nil || status != 200 || body != "hedge" {
+			t.Fatalf("got %d %q %v, want the hedge's 200", status, body, err)
+		}
+		if took := time.Since(start); took != 25*time.Millisecond {
+			t.Errorf("the operation took %v, want 25ms: the hedge at 20ms, answered 5ms later", took)
+		}
+		calls := h.base.Calls()
+		if len(calls) != 2 || calls[1].At.Sub(start) != 20*time.Millisecond {
+			t.Fatalf("calls = %+v, want the attempt and its hedge 20ms later", calls)
+		}
+		got := hedgeAttempts(t, h)
+		if len(got) != 2 {
+			t.Fatalf("%d attempt spans, want 2", len(got))
+		}
+		first, hedge := got[0], got[1]
+		if first.decision != "superseded" || first.reason != "other_attempt" || first.hedgedAfterMs != 20 || first.hedgeOf != 0 {
+			t.Errorf("the hedged attempt: %+v, want superseded, other_attempt, hedged after 20ms", first)
+		}
+		if hedge.number != 2 || hedge.decision != "return" || hedge.hedgeOf != 1 || hedge.hedgedAfterMs != -1 {
+			t.Errorf("the hedge: %+v, want attempt 2, return, a hedge of 1", hedge)
+		}
+		if !first.parentIsTheSame || !hedge.parentIsTheSame {
+			t.Error("the attempts' spans are not children of the operation span")
+		}
+		if !first.end.Before(start.Add(100 * time.Millisecond)) {
+			t.Errorf("the hedged attempt ended at +%v: it was not canceled when the hedge won", first.end.Sub(start))
+		}
+		op := h.operation(t)
+		if n := attrOf(op, attrs.AttemptsKey).AsInt64(); n != 2 {
+			t.Errorf("the operation counts %d attempts, want 2", n)
+		}
+		if got, want := hedgeEvents(t, h), []string{"hedge_sent retry.attempt=2 retry.hedge.of=1 retry.hedge.delay_ms=20"}; !slices.Equal(got, want) {
+			t.Errorf("operation events = %q, want %q", got, want)
+		}
+		if n := h.base.OpenBodies(); n != 0 {
+			t.Errorf("%d response bodies left open", n)
+		}
+	})
+}
+
+// An answer before the delay leaves nothing to hedge.
+func TestNoHedgeWhenTheAnswerComesBeforeTheDelay(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := newHarness(t, []scripted.Step{{Delay: 19 * time.Millisecond, Status: 200}},
+			otelretry.WithHedging(otelretry.Hedging{Delay: 20 * time.Millisecond}))
+		if status, _, err := roundTrip(t, h, get(t, t.Context(), "http://api.test/items")); err != nil || status != 200 {
+			t.Fatalf("got %d, %v", status, err)
+		}
+		if n := len(h.base.Calls()); n != 1 {
+			t.Errorf("%d calls, want 1", n)
+		}
+		if ev := hedgeEvents(t, h); len(ev) != 0 {
+			t.Errorf("hedge events %q for an answer before the delay", ev)
+		}
+	})
+}
+
+// A retryable failure while a hedge is in flight ends nothing and takes no
+// pause: the hedge is the retry (in_flight). When the hedge fails in turn,
+// with nothing in flight, it is an ordinary retry, with its pause, and the
+// next attempt is hedged again. Hedges and retries share one attempt
+// limit.
+func TestRetriesAndHedgesComposeUnderOneAttemptLimit(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := newHarness(t, []scripted.Step{
+			{Delay: 30 * time.Millisecond, Status: 503}, // 1: fails while its hedge is in flight
+			{Delay: 40 * time.Millisecond, Status: 503}, // 2 (hedge, sent at 20ms): fails at 60ms, alone
+			{Delay: 50 * time.Millisecond, Status: 200}, // 3 (after a 10ms pause): slow
+			{Delay: 5 * time.Millisecond, Status: 200},  // 4 (hedge of 3): wins
+		}, otelretry.WithHedging(otelretry.Hedging{Delay: 20 * time.Millisecond, MaxRate: 1}),
+			otelretry.WithMaxAttempts(4), otelretry.WithBackoff(otelretry.ConstantBackoff(10*time.Millisecond)))
+		start := time.Now()
+		if status, _, err := roundTrip(t, h, get(t, t.Context(), "http://api.test/items")); err != nil || status != 200 {
+			t.Fatalf("got %d, %v", status, err)
+		}
+		var at []time.Duration
+		for _, c := range h.base.Calls() {
+			at = append(at, c.At.Sub(start))
+		}
+		if want := []time.Duration{0, 20 * time.Millisecond, 70 * time.Millisecond, 90 * time.Millisecond}; !slices.Equal(at, want) {
+			t.Errorf("calls at %v, want %v", at, want)
+		}
+		var got []string
+		for _, a := range hedgeAttempts(t, h) {
+			got = append(got, a.decision+"/"+a.reason)
+		}
+		want := []string{"retry/in_flight", "retry/retryable_status", "superseded/other_attempt", "return/response"}
+		if !slices.Equal(got, want) {
+			t.Errorf("attempts = %v, want %v", got, want)
+		}
+	})
+}
+
+// The attempt limit counts hedges: the last attempt a limit allows may be
+// a hedge, and no attempt follows it.
+func TestHedgesCountAgainstTheAttemptLimit(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := newHarness(t, []scripted.Step{
+			{Delay: 50 * time.Millisecond, Status: 503},
+			{Delay: 50 * time.Millisecond, Status: 503},
+		}, otelretry.WithHedging(otelretry.Hedging{Delay: 20 * time.Millisecond, MaxHedges: 3, MaxRate: 1}),
+			otelretry.WithMaxAttempts(2))
+		status, _, err := roundTrip(t, h, get(t, t.Context(), "http://api.test/items"))
+		if err != nil || status != 503 {
+			t.Fatalf("got %d, %v; want the last 503", status, err)
+		}
+		if n := len(h.base.Calls()); n != 2 {
+			t.Errorf("%d calls, want 2", n)
+		}
+		var got []string
+		for _, a := range hedgeAttempts(t, h) {
+			got = append(got, a.decision)
+		}
+		if want := []string{"retry", "max_attempts"}; !slices.Equal(got, want) {
+			t.Errorf("attempts = %v, want %v", got, want)
+		}
+		want := []string{
+			"hedge_sent retry.attempt=2 retry.hedge.of=1 retry.hedge.delay_ms=20",
+			"hedge_refused retry.hedge.of=2 retry.hedge.delay_ms=20 retry.reason=attempt_limit",
+		}
+		if got := hedgeEvents(t, h); !slices.Equal(got, want) {
+			t.Errorf("operation events = %q, want %q", got, want)
+		}
+	})
+}
+
+// The operation's one deadline bounds every attempt of the race; the
+// attempt that ends the operation records the deadline, the other one is
+// superseded, and no hedge is sent once no time is left.
+func TestHedgesAreBoundByTheOneDeadline(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := newHarness(t, []scripted.Step{{Hang: true}},
+			otelretry.WithHedging(otelretry.Hedging{Delay: 20 * time.Millisecond, MaxHedges: 5, MaxRate: 1}),
+			otelretry.WithMaxAttempts(10), otelretry.WithDeadline(50*time.Millisecond))
+		start := time.Now()
+		_, _, err := roundTrip(t, h, get(t, t.Context(), "http://api.test/items"))
+		if !errors.Is(err, context.DeadlineExceeded) {
+			t.Fatalf("err = %v, want the deadline", err)
+		}
+		if took := time.Since(start); took != 50*time.Millisecond {
+			t.Errorf("RoundTrip returned after %v, want 50ms", took)
+		}
+		if n := len(h.base.Calls()); n != 3 {
+			t.Errorf("%d calls, want 3: at 0, 20 and 40ms", n)
+		}
+		var decisions []string
+		for _, a := range hedgeAttempts(t, h) {
+			decisions = append(decisions, a.decision)
+		}
+		slices.Sort(decisions)
+		if want := []string{"deadline_exceeded", "superseded", "superseded"}; !slices.Equal(decisions, want) {
+			t.Errorf("decisions = %v, want %v", decisions, want)
+		}
+	})
+}
+
+// A hedge is admitted by the retry budget as a retry is: a host on hold
+// after a Retry-After gets no hedge, and the refusal says why.
+func TestHedgeIsRefusedByTheRetryBudget(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := newHarness(t, []scripted.Step{
+			{Status: 503, Header: http.Header{"Retry-After": {"10"}}},
+			{Delay: 50 * time.Millisecond, Status: 200},
+		}, otelretry.WithHedging(otelretry.Hedging{Delay: 20 * time.Millisecond, MaxRate: 1}),
+			otelretry.WithMaxAttempts(2), otelretry.WithDeadline(time.Second))
+		// The first operation's 503 puts the host on hold for 10s; its own
+		// retry is refused past the deadline.
+		if status, _, _ := roundTrip(t, h, get(t, t.Context(), "http://api.test/a")); status != 503 {
+			t.Fatalf("first operation: %d, want 503", status)
+		}
+		h.spans.Reset()
+		if status, _, err := roundTrip(t, h, get(t, t.Context(), "http://api.test/b")); err != nil || status != 200 {
+			t.Fatalf("second operation: %d %v", status, err)
+		}
+		want := []string{"hedge_refused retry.hedge.of=1 retry.hedge.delay_ms=20 retry.reason=pushback"}
+		if got := hedgeEvents(t, h); !slices.Equal(got, want) {
+			t.Errorf("operation events = %q, want %q", got, want)
+		}
+		if n := len(h.base.Calls()); n != 2 {
+			t.Errorf("%d calls, want 2: no hedge", n)
+		}
+	})
+}
+
+// When every request is slow (a brownout), the dependency's hedge rate
+// holds the hedges to MaxRate of its operations, after a burst, and each
+// refusal is recorded with its reason.
+func TestHedgeRateHoldsInABrownout(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		const ops = 400
+		h := newHarness(t, []scripted.Step{{Delay: 50 * time.Millisecond, Status: 200}},
+			otelretry.WithHedging(otelretry.Hedging{Delay: 10 * time.Millisecond, MaxRate: 0.05}))
+		sent, refused := 0, 0
+		for range ops {
+			h.spans.Reset()
+			if _, _, err := roundTrip(t, h, get(t, t.Context(), "http://api.test/items")); err != nil {
+				t.Fatal(err)
+			}
+			for _, e := range hedgeEvents(t, h) {
+				switch {
+				case strings.HasPrefix(e, "hedge_sent"):
+					sent++
+				case strings.HasSuffix(e, "retry.reason=hedge_limit"):
+					refused++
+				default:
+					t.Fatalf("unexpected event %q", e)
+				}
+			}
+		}
+		// A burst of 5 (100 operations' worth), then one per 20 operations.
+		if want := 5 + ops*5/100; sent < want-1 || sent > want+1 {
+			t.Errorf("%d hedges for %d slow operations, want %d (±1)", sent, ops, want)
+		}
+		if sent+refused != ops || len(h.base.Calls()) != ops+sent {
+			t.Errorf("%d sent, %d refused, %d calls, for %d operations", sent, refused, len(h.base.Calls()), ops)
+		}
+	})
+}
+
+// Only requests that are safe to repeat race: a write is never hedged,
+// even under an idempotency-key contract; a POST marked repeatable is.
+func TestWritesAreNeverHedged(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		intent *otelretry.Intent
+		key    bool
+		calls  int
+	}{
+		{"POST", nil, false, 1},
+		{"POST under an idempotency-key contract", nil, true, 1},
+		{"POST marked repeatable", &otelretry.Intent{Repeatable: true}, false, 2},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				h := newHarness(t, []scripted.Step{{Delay: 100 * time.Millisecond, Status: 201}},
+					otelretry.WithHedging(otelretry.Hedging{Delay: 10 * time.Millisecond, MaxRate: 1}),
+					otelretry.WithIdempotencyKeyContract())
+				ctx := t.Context()
+				if tc.intent != nil {
+					ctx = otelretry.WithIntent(ctx, *tc.intent)
+				}
+				req := post(t, ctx, "http://api.test/orders", `{"sku":1}`)
+				if tc.key {
+					req.Header.Set("Idempotency-Key", "k-1")
+				}
+				if _, _, err := roundTrip(t, h, req); err != nil {
+					t.Fatal(err)
+				}
+				if n := len(h.base.Calls()); n != tc.calls {
+					t.Errorf("%d calls, want %d", n, tc.calls)
+				}
+				for _, c := range h.base.Calls() {
+					if string(c.Body) != `{"sku":1}` {
+						t.Errorf("a call carried body %q", c.Body)
+					}
+				}
+			})
+		})
+	}
+}
+
+// A body that cannot be replayed is not hedged, and the refusal says why.
+func TestHedgeOfABodyThatCannotBeReplayedIsRefused(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := newHarness(t, []scripted.Step{{Delay: 100 * time.Millisecond, Status: 200}},
+			otelretry.WithHedging(otelretry.Hedging{Delay: 10 * time.Millisecond, MaxRate: 1}), otelretry.WithBodyBuffer(0, 0))
+		req := post(t, otelretry.WithIntent(t.Context(), otelretry.Intent{Repeatable: true}), "http://api.test/search", "q")
+		req.GetBody = nil
+		req.Body = io.NopCloser(strings.NewReader("q"))
+		if _, _, err := roundTrip(t, h, req); err != nil {
+			t.Fatal(err)
+		}
+		want := []string{"hedge_refused retry.hedge.of=1 retry.hedge.delay_ms=10 retry.reason=not_replayable"}
+		if got := hedgeEvents(t, h); !slices.Equal(got, want) {
+			t.Errorf("operation events = %q, want %q", got, want)
+		}
+	})
+}
+
+// The adaptive delay follows the dependency's time to response headers:
+// MaxDelay until 20 answers were seen, then their p95, found by itself.
+func TestAdaptiveDelayFindsTheDependencysP95(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		// One operation in 20 is slow (200ms) on its first call only, as
+		// when a hedge lands on another replica; the others take 10ms.
+		var mu sync.Mutex
+		called := map[string]bool{}
+		base := roundTripFunc(func(r *http.Request) (*http.Response, error) {
+			mu.Lock()
+			first := !called[r.URL.RawQuery]
+			called[r.URL.RawQuery] = true
+			mu.Unlock()
+			d := 10 * time.Millisecond
+			if n, _ := strconv.Atoi(strings.TrimPrefix(r.URL.RawQuery, "op=")); first && n%20 == 19 {
+				d = 200 * time.Millisecond
+			}
+			select {
+			case <-time.After(d):
+			case <-r.Context().Done():
+				return nil, r.Context().Err()
+			}
+			return &http.Response{StatusCode: 200, Body: http.NoBody, Request: r}, nil
+		})
+		rec, opts := tracingProviders()
+		tr := otelretry.NewTransport(base, append(opts, otelretry.WithHedging(otelretry.Hedging{Adaptive: true, MaxDelay: 500 * time.Millisecond, MaxRate: 1}))...)
+		var delays []string
+		for i := range 200 {
+			rec.Reset()
+			resp, err := tr.RoundTrip(get(t, t.Context(), "http://api.test/items?op="+strconv.Itoa(i)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+			for _, op := range spantest.Operations(rec.Ended()) {
+				for _, ev := range op.Events() {
+					if ev.Name != attrs.EventHedgeSent {
+						continue
+					}
+					d, _ := attrValue(ev.Attributes, attrs.HedgeDelayMsKey)
+					delays = append(delays, d)
+					if i < 20 {
+						t.Errorf("operation %d hedged after %sms, before 20 answers were seen", i, d)
+					}
+				}
+			}
+		}
+		if len(delays) < 5 {
+			t.Fatalf("%d hedges, want one for each slow operation after the first 20: %v", len(delays), delays)
+		}
+		for _, d := range delays {
+			// The p95 of answers at 10ms (the slow ones are answered by
+			// their hedge), read as the upper bound of its bucket: at most
+			// 20% above.
+			if n := mustInt(t, d); n < 10 || n > 12 {
+				t.Errorf("adaptive delay %sms, want the p95 of 10ms (10–12ms)", d)
+			}
+		}
+	})
+}
+
+// The caller canceling during a race ends it: every attempt in flight is
+// canceled and recorded, nothing is left open.
+func TestCallerCancelingEndsTheRace(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := newHarness(t, []scripted.Step{{Hang: true}},
+			otelretry.WithHedging(otelretry.Hedging{Delay: 10 * time.Millisecond, MaxHedges: 2, MaxRate: 1}), otelretry.WithMaxAttempts(5))
+		ctx, cancel := context.WithCancel(t.Context())
+		time.AfterFunc(25*time.Millisecond, cancel)
+		_, _, err := roundTrip(t, h, get(t, ctx, "http://api.test/items"))
+		if !errors.Is(err, context.Canceled) {
+			t.Fatalf("err = %v, want canceled", err)
+		}
+		var decisions []string
+		for _, a := range hedgeAttempts(t, h) {
+			decisions = append(decisions, a.decision)
+		}
+		slices.Sort(decisions)
+		if want := []string{"canceled", "superseded", "superseded"}; !slices.Equal(decisions, want) {
+			t.Errorf("decisions = %v, want %v", decisions, want)
+		}
+	})
+}
+
+// A hedge whose base panics takes the operation down as the attempt
+// would, after the other attempt was canceled and ended: every span ends,
+// no goroutine is left (TestMain's goleak).
+func TestPanicInAHedgeEndsTheRace(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := newHarness(t, []scripted.Step{{Hang: true}, {Delay: time.Millisecond, Panic: "base broke"}},
+			otelretry.WithHedging(otelretry.Hedging{Delay: 10 * time.Millisecond, MaxRate: 1}))
+		func() {
+			defer func() {
+				if r := recover(); r != "base broke" {
+					t.Errorf("recovered %v, want the base's panic", r)
+				}
+			}()
+			_, _, _ = roundTrip(t, h, get(t, t.Context(), "http://api.test/items"))
+		}()
+		synctest.Wait()
+		if started, ended := len(h.spans.Started()), len(h.ended()); started != 3 || ended != 3 {
+			t.Errorf("%d spans started, %d ended; want the operation's and two attempts', all ended", started, ended)
+		}
+		if n := h.base.OpenBodies(); n != 0 {
+			t.Errorf("%d response bodies left open", n)
+		}
+	})
+}
+
+// The losers' decisions reach every channel: the log records (at info:
+// losing is no error) and the attempts metric by decision.
+func TestSupersededReachesTheLogsAndTheMetrics(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h, logs := newLogHarness(t, []scripted.Step{
+			{Delay: 100 * time.Millisecond, Status: 200},
+			{Delay: 5 * time.Millisecond, Status: 200},
+		}, otelretry.WithHedging(otelretry.Hedging{Delay: 20 * time.Millisecond, MaxRate: 1}))
+		if _, _, err := roundTrip(t, h, get(t, t.Context(), "http://api.test/items")); err != nil {
+			t.Fatal(err)
+		}
+		var seen []string
+		for _, rec := range logs.named(attrs.LogEventAttempt) {
+			a := recordAttrs(rec)
+			line := a[attrs.DecisionKey].AsString() + " " + rec.Severity().String()
+			if of, ok := a[attrs.HedgeOfKey]; ok {
+				line += " of=" + of.Emit()
+			}
+			if after, ok := a[attrs.HedgedAfterMsKey]; ok {
+				line += " after=" + after.Emit()
+			}
+			seen = append(seen, line)
+		}
+		slices.Sort(seen)
+		if want := []string{"return INFO of=1", "superseded INFO after=20"}; !slices.Equal(seen, want) {
+			t.Errorf("attempt records = %q, want %q", seen, want)
+		}
+		if got := sumBy(t, h.collect(t), "retry.attempts", attrs.DecisionKey); got["superseded"] != 1 || got["return"] != 1 {
+			t.Errorf("attempts by decision = %v, want one superseded and one return", got)
+		}
+	})
+}
+
+// On loopback, under -race: a thousand hedged operations with random
+// cancellations leave no response body open and no goroutine running
+// (TestMain's goleak), and every operation ends with one answer or one
+// error.
+func TestHedgedOperationsOnLoopbackLeaveNothingOpen(t *testing.T) {
+	const ops, workers = 1000, 8
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		d := time.Duration(rand.IntN(500)) * time.Microsecond
+		if rand.IntN(20) == 0 {
+			d = 20 * time.Millisecond // the tail, which the hedges cut
+		}
+		select {
+		case <-time.After(d):
+		case <-r.Context().Done():
+			return
+		}
+		if rand.IntN(10) == 0 {
+			w.WriteHeader(http.StatusServiceUnavailable)
+		}
+		_, _ = io.WriteString(w, strings.Repeat("x", rand.IntN(8192)))
+	}))
+	defer srv.Close()
+	base := &countingBodies{base: srv.Client().Transport}
+	defer srv.Client().CloseIdleConnections()
+	tr := otelretry.NewTransport(base, otelretry.WithHedging(otelretry.Hedging{Delay: 2 * time.Millisecond, MaxHedges: 2, MaxRate: 1}),
+		otelretry.WithBackoff(otelretry.ConstantBackoff(time.Millisecond)), otelretry.WithoutBudget(), otelretry.WithDeadline(2*time.Second))
+	client := &http.Client{Transport: tr}
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Go(func() {
+			for next.Add(1) <= ops {
+				ctx, cancel := context.WithCancel(context.Background())
+				if rand.IntN(4) == 0 {
+					time.AfterFunc(time.Duration(rand.IntN(3000))*time.Microsecond, cancel)
+				}
+				req, _ := http.NewRequestWithContext(ctx, http.MethodGet, srv.URL, nil)
+				resp, err := client.Do(req)
+				if (resp == nil) == (err == nil) {
+					t.Errorf("resp %v and err %v", resp, err)
+				}
+				if resp != nil {
+					if rand.IntN(2) == 0 {
+						_, _ = io.Copy(io.Discard, resp.Body)
+					}
+					resp.Body.Close()
+				}
+				cancel()
+			}
+		})
+	}
+	wg.Wait()
+	if open, opened := base.open.Load(), base.opened.Load(); open != 0 || opened < ops/2 {
+		t.Errorf("%d of %d response bodies left open", open, opened)
+	}
+	tr.CloseIdleConnections()
+}
+
+// countingBodies counts the response bodies its base returned and those
+// still open.
+type countingBodies struct {
+	base         http.RoundTripper
+	open, opened atomic.Int64
+}
+
+func (c *countingBodies) RoundTrip(r *http.Request) (*http.Response, error) {
+	resp, err := c.base.RoundTrip(r)
+	if err == nil {
+		c.open.Add(1)
+		c.opened.Add(1)
+		resp.Body = &countedClose{ReadCloser: resp.Body, open: &c.open}
+	}
+	return resp, err
+}
+
+type countedClose struct {
+	io.ReadCloser
+	open *atomic.Int64
+	once sync.Once
+}
+
+func (b *countedClose) Close() error {
+	b.once.Do(func() { b.open.Add(-1) })
+	return b.ReadCloser.Close()
+}
