@@ -5,7 +5,9 @@ package otelretry_test
 
 import (
 	"errors"
+	"math"
 	"net/http"
+	"reflect"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -80,6 +82,93 @@ func TestRetryPreventedAfterTheDecisionIsRecorded(t *testing.T) {
 		}
 		if got := attrOf(op, attrs.AbandonedAttemptKey).AsInt64(); got != 2 {
 			t.Errorf("retry.abandoned_attempt = %d, want 2", got)
+		}
+	})
+}
+
+// The clock is read again after the Backoff, the last hook before the
+// decision: a Backoff that blocks past the deadline, or that returns a
+// huge, a negative or a different pause on every call, never carries a
+// retry past the deadline, and the pause recorded is the one the decision
+// used.
+func TestBackoffThatBlocksOrLiesNeverCarriesARetryPastTheDeadline(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := newHarness(t, []scripted.Step{{Status: 503}},
+			otelretry.WithDeadline(time.Second),
+			otelretry.WithBackoff(otelretry.BackoffFunc(func(int) time.Duration {
+				time.Sleep(2 * time.Second) // ignores everything
+				return time.Millisecond
+			})))
+		resp, err := h.client.Do(get(t, t.Context(), "http://api.test/"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if n := len(h.base.Calls()); n != 1 {
+			t.Errorf("blocking Backoff: %d calls, want 1", n)
+		}
+		if d := attrOf(h.attempts()[0], attrs.DecisionKey).AsString(); d != "deadline_exceeded" {
+			t.Errorf("blocking Backoff: decision %q, want deadline_exceeded", d)
+		}
+	})
+	synctest.Test(t, func(t *testing.T) {
+		var calls int
+		h := newHarness(t, []scripted.Step{{Status: 503}},
+			otelretry.WithDeadline(time.Second), otelretry.WithMaxAttempts(6),
+			otelretry.WithBackoff(otelretry.AnswerBackoffFunc(func(int, otelretry.Answer) time.Duration {
+				calls++
+				return []time.Duration{-time.Hour, math.MaxInt64, 100 * time.Millisecond, math.MinInt64, 300 * time.Millisecond}[(calls-1)%5]
+			})))
+		start := time.Now()
+		resp, err := h.client.Do(get(t, t.Context(), "http://api.test/"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if n := len(h.base.Calls()); n != 2 {
+			t.Errorf("lying Backoff: %d calls, want 2 (the MaxInt64 pause ends it)", n)
+		}
+		if calls != 2 {
+			t.Errorf("Backoff asked %d times, want once per retry decision (2)", calls)
+		}
+		if d := time.Since(start); d > 5*time.Millisecond {
+			t.Errorf("lying Backoff: took %v", d)
+		}
+		evs := h.events(t)
+		if len(evs) != 2 || evs[0].BackoffMs != 0 || evs[1].Decision != "deadline_exceeded" {
+			t.Errorf("events %+v", evs)
+		}
+	})
+}
+
+// The Backoff is asked for a pause only after an attempt whose result may
+// be retried, with that retry's number; a success or a final answer never
+// asks it.
+func TestBackoffIsAskedOnlyForRetryableResults(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var asked []int
+		backoff := otelretry.BackoffFunc(func(n int) time.Duration { asked = append(asked, n); return time.Millisecond })
+		h := newHarness(t, []scripted.Step{{Status: 503}, {Status: 503}, {Status: 200}, {Status: 404}},
+			otelretry.WithBackoff(backoff), otelretry.WithMaxAttempts(5))
+		for range 2 { // 503, 503, 200; then 404
+			resp, err := h.client.Do(get(t, t.Context(), "http://api.test/"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+		}
+		if !reflect.DeepEqual(asked, []int{1, 2}) {
+			t.Fatalf("Backoff asked for %v, want [1 2]", asked)
+		}
+		decisions := map[string]int{}
+		for _, e := range h.events(t) {
+			decisions[e.Decision]++
+			if (e.Decision == "retry") != (e.BackoffMs == 1) {
+				t.Errorf("attempt %s: decision %s with backoff %d ms", e.RequestID, e.Decision, e.BackoffMs)
+			}
+		}
+		if !reflect.DeepEqual(decisions, map[string]int{"retry": 2, "return": 1, "stop": 1}) {
+			t.Fatalf("decisions = %v", decisions)
 		}
 	})
 }

@@ -80,30 +80,3 @@ func TestErrorTimeout(t *testing.T) {
 		})
 	}
 }
-
-// CancelRequest is a no-op for layers that call it (client-go, to cancel a
-// timed-out request): the request's context ends the operation.
-func TestCancelRequestIsANoOp(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		h := newHarness(t, []scripted.Step{{Hang: true}})
-		ctx, cancel := context.WithCancel(t.Context())
-		req := get(t, ctx, "http://api.test/items")
-		done := make(chan error, 1)
-		go func() {
-			_, err := h.transprt.RoundTrip(req)
-			done <- err
-		}()
-		synctest.Wait()
-		h.transprt.CancelRequest(req.Clone(ctx)) // a copy, as client-go passes
-		synctest.Wait()
-		select {
-		case err := <-done:
-			t.Fatalf("CancelRequest ended the operation: %v", err)
-		default:
-		}
-		cancel()
-		if err := <-done; !errors.Is(err, context.Canceled) {
-			t.Errorf("err = %v, want context.Canceled once the context is canceled", err)
-		}
-	})
-}

@@ -4,17 +4,31 @@
 package otelretry_test
 
 import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"os"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
 	"testing"
+	"time"
 
+	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/propagation"
+	sdklog "go.opentelemetry.io/otel/sdk/log"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 
+	"github.com/otelretry/otelretry-go/attrs"
 	"github.com/otelretry/otelretry-go/internal/scripted"
 	"github.com/otelretry/otelretry-go/internal/spantest"
 	"github.com/otelretry/otelretry-go/otelretry"
@@ -133,3 +147,378 @@ func mustURL(t *testing.T, raw string) *url.URL {
 // or net/http's ResponseHeaderTimeout does: a net.Error whose Timeout is
 // true.
 var errBaseTimeout error = &net.OpError{Op: "read", Net: "tcp", Err: os.ErrDeadlineExceeded}
+
+func get(t *testing.T, ctx context.Context, url string) *http.Request {
+	t.Helper()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return req
+}
+
+func post(t *testing.T, ctx context.Context, url, body string) *http.Request {
+	t.Helper()
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return req
+}
+
+var seedOptions = []otelretry.Option{
+	otelretry.WithMaxAttempts(3),
+	otelretry.WithDeadline(400 * time.Millisecond),
+	otelretry.WithBackoff(otelretry.ConstantBackoff(40 * time.Millisecond)),
+}
+
+type roundTripFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
+
+// reusedResponse is a base that allocates nothing: it answers every call
+// with the same response, cycling through statuses, and a body rewound for
+// each call.
+type reusedResponse struct {
+	statuses []int
+	calls    int
+	resp     http.Response
+	body     rewoundBody
+}
+
+func (b *reusedResponse) RoundTrip(req *http.Request) (*http.Response, error) {
+	b.resp.StatusCode = b.statuses[b.calls%len(b.statuses)]
+	b.calls++
+	b.body.Reset("ok")
+	b.resp.Body = &b.body
+	b.resp.Request = req
+	return &b.resp, nil
+}
+
+type rewoundBody struct{ strings.Reader }
+
+func (*rewoundBody) Close() error { return nil }
+
+// checkError holds any error RoundTrip returns to its contract: an *Error
+// with an outcome from the closed set.
+func checkError(err error) error {
+	var e *otelretry.Error
+	if !errors.As(err, &e) {
+		return fmt.Errorf("error %v is not an *otelretry.Error", err)
+	}
+	if !e.Outcome.Valid() || e.Outcome == attrs.OutcomeReturn {
+		return fmt.Errorf("error with outcome %q", e.Outcome)
+	}
+	return nil
+}
+
+// countedBodies hands out request bodies and counts how often each is
+// closed: the caller's body and every copy GetBody makes must be closed
+// exactly once, whatever path the operation takes.
+type countedBodies struct {
+	mu        sync.Mutex
+	closes    []int
+	getBodyOK int // GetBody copies allowed before it fails; -1: always
+}
+
+func (c *countedBodies) next() *countedBody {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.closes = append(c.closes, 0)
+	return &countedBody{Reader: strings.NewReader("payload"), c: c, i: len(c.closes) - 1}
+}
+
+func (c *countedBodies) request(t *testing.T, ctx context.Context, method string, replayable bool) *http.Request {
+	t.Helper()
+	req, err := http.NewRequestWithContext(ctx, method, "http://api.test/things", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Body, req.ContentLength = c.next(), int64(len("payload"))
+	if replayable {
+		req.GetBody = func() (io.ReadCloser, error) {
+			c.mu.Lock()
+			fail := c.getBodyOK == 0
+			if c.getBodyOK > 0 {
+				c.getBodyOK--
+			}
+			c.mu.Unlock()
+			if fail {
+				return nil, errors.New("body source gone")
+			}
+			return c.next(), nil
+		}
+	}
+	return req
+}
+
+func (c *countedBodies) check(t *testing.T) {
+	t.Helper()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for i, n := range c.closes {
+		if n != 1 {
+			t.Errorf("body %d (of %d) closed %d times, want exactly once", i, len(c.closes), n)
+		}
+	}
+}
+
+type countedBody struct {
+	io.Reader
+	c *countedBodies
+	i int
+}
+
+func (b *countedBody) Close() error {
+	b.c.mu.Lock()
+	defer b.c.mu.Unlock()
+	b.c.closes[b.i]++
+	return nil
+}
+
+// tracingProviders returns recording trace providers with the W3C
+// propagator, so that otelhttp injects a traceparent into each attempt.
+func tracingProviders() (*tracetest.SpanRecorder, []otelretry.Option) {
+	rec := tracetest.NewSpanRecorder()
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
+	return rec, []otelretry.Option{otelretry.WithTracerProvider(tp), otelretry.WithPropagators(propagation.TraceContext{})}
+}
+
+// abandoned returns the operation span's attempt_abandoned events as
+// "decision/reason" strings.
+func abandoned(t *testing.T, h *harness) []string {
+	t.Helper()
+	var out []string
+	for _, e := range h.operation(t).Events() {
+		if e.Name == attrs.EventAttemptAbandoned {
+			d, _ := attrValue(e.Attributes, attrs.DecisionKey)
+			r, _ := attrValue(e.Attributes, attrs.ReasonKey)
+			out = append(out, d+"/"+r)
+		}
+	}
+	return out
+}
+
+// postReq is a POST of an order to api.test, made with ctx.
+func postReq(t *testing.T, ctx context.Context) *http.Request {
+	t.Helper()
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, "http://api.test/orders", strings.NewReader("order"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return req
+}
+
+// dumpSpans renders every ended span for error messages and secret scans.
+func dumpSpans(spans []sdktrace.ReadOnlySpan) string {
+	var b strings.Builder
+	for _, s := range spans {
+		fmt.Fprintf(&b, "%s kind=%v status=%v %q\n", s.Name(), s.SpanKind(), s.Status().Code, s.Status().Description)
+		for _, kv := range s.Attributes() {
+			fmt.Fprintf(&b, "    %s=%s\n", kv.Key, kv.Value.Emit())
+		}
+		for _, e := range s.Events() {
+			fmt.Fprintf(&b, "    event %s %v\n", e.Name, e.Attributes)
+		}
+	}
+	return b.String()
+}
+
+// wireRecord is what a loopback server received of one request.
+type wireRecord struct {
+	Method           string
+	ContentLength    int64
+	TransferEncoding []string
+	Body             string
+	Header           http.Header
+	Query            string
+}
+
+// recordingServer is a loopback server that records what it received and
+// answers 411 to a write of unknown length, as S3 does.
+type recordingServer struct {
+	*httptest.Server
+	mu   sync.Mutex
+	seen []wireRecord
+}
+
+func (s *recordingServer) received() []wireRecord {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]wireRecord(nil), s.seen...)
+}
+
+func newRecordingServer(t *testing.T, tls bool) *recordingServer {
+	s := &recordingServer{}
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		s.mu.Lock()
+		s.seen = append(s.seen, wireRecord{r.Method, r.ContentLength, r.TransferEncoding, string(b), r.Header.Clone(), r.URL.RawQuery})
+		s.mu.Unlock()
+		if len(r.TransferEncoding) > 0 {
+			w.WriteHeader(http.StatusLengthRequired)
+			return
+		}
+		io.WriteString(w, "ok")
+	})
+	if tls {
+		s.Server = httptest.NewUnstartedServer(h)
+		s.EnableHTTP2 = true
+		s.StartTLS()
+	} else {
+		s.Server = httptest.NewServer(h)
+	}
+	t.Cleanup(s.Close)
+	return s
+}
+
+func spantestAttr(s sdktrace.ReadOnlySpan, k attribute.Key) (string, bool) {
+	v, ok := spantest.Attr(s, k)
+	return v.Emit(), ok
+}
+
+// poisonedConns breaks every connection after its first request: the next
+// write on it fails at once, before a byte is written.
+type poisonedConns struct{ dialer net.Dialer }
+
+func (p *poisonedConns) dial(ctx context.Context, network, addr string) (net.Conn, error) {
+	c, err := p.dialer.DialContext(ctx, network, addr)
+	if err != nil {
+		return nil, err
+	}
+	pc := &poisonedConn{Conn: c}
+	return pc, nil
+}
+
+type poisonedConn struct {
+	net.Conn
+	dead atomic.Bool
+}
+
+func (c *poisonedConn) Write(p []byte) (int, error) {
+	if c.dead.Load() {
+		return 0, &net.OpError{Op: "write", Net: "tcp", Err: syscall.EPIPE}
+	}
+	return c.Conn.Write(p)
+}
+
+// poisonableTransport is a net/http transport whose connections poison
+// breaks: after it, the next write on each fails at once, before a byte
+// is written (a keep-alive connection the server closed).
+func poisonableTransport(t *testing.T) (*http.Transport, func()) {
+	var mu sync.Mutex
+	var conns []*poisonedConn
+	p := &poisonedConns{}
+	base := &http.Transport{DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
+		c, err := p.dial(ctx, network, addr)
+		if err == nil {
+			mu.Lock()
+			conns = append(conns, c.(*poisonedConn))
+			mu.Unlock()
+		}
+		return c, err
+	}}
+	t.Cleanup(base.CloseIdleConnections)
+	return base, func() {
+		mu.Lock()
+		defer mu.Unlock()
+		for _, c := range conns {
+			c.dead.Store(true)
+		}
+	}
+}
+
+// logRecorder is an sdk/log Processor that keeps a copy of every record.
+type logRecorder struct {
+	mu      sync.Mutex
+	records []sdklog.Record
+}
+
+func (r *logRecorder) OnEmit(_ context.Context, rec *sdklog.Record) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.records = append(r.records, rec.Clone())
+	return nil
+}
+
+func (*logRecorder) Enabled(context.Context, sdklog.EnabledParameters) bool { return true }
+
+func (*logRecorder) Shutdown(context.Context) error { return nil }
+
+func (*logRecorder) ForceFlush(context.Context) error { return nil }
+
+func (r *logRecorder) named(name string) []sdklog.Record {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var out []sdklog.Record
+	for _, rec := range r.records {
+		if rec.EventName() == name {
+			out = append(out, rec)
+		}
+	}
+	return out
+}
+
+func recordAttrs(rec sdklog.Record) map[attribute.Key]attribute.Value {
+	m := map[attribute.Key]attribute.Value{}
+	rec.WalkAttributes(func(kv attribute.KeyValue) bool {
+		m[kv.Key] = kv.Value
+		return true
+	})
+	return m
+}
+
+func newLogHarness(t *testing.T, steps []scripted.Step, opts ...otelretry.Option) (*harness, *logRecorder) {
+	t.Helper()
+	rec := &logRecorder{}
+	lp := sdklog.NewLoggerProvider(sdklog.WithProcessor(rec))
+	t.Cleanup(func() { _ = lp.Shutdown(context.Background()) })
+	return newHarness(t, steps, append(opts, otelretry.WithLoggerProvider(lp))...), rec
+}
+
+// startAttributes is a SpanProcessor that keeps the attributes every span
+// has when it starts.
+type startAttributes struct {
+	mu    sync.Mutex
+	attrs [][]attribute.KeyValue
+}
+
+func (p *startAttributes) OnStart(_ context.Context, s sdktrace.ReadWriteSpan) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.attrs = append(p.attrs, s.Attributes())
+}
+
+func (p *startAttributes) seen() [][]attribute.KeyValue {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.attrs
+}
+
+func (*startAttributes) OnEnd(sdktrace.ReadOnlySpan) {}
+
+func (*startAttributes) Shutdown(context.Context) error { return nil }
+
+func (*startAttributes) ForceFlush(context.Context) error { return nil }
+
+// captureOtelErrors installs an error handler that keeps what otel.Handle
+// receives, and restores the previous one when the test ends.
+func captureOtelErrors(t *testing.T) func() []error {
+	t.Helper()
+	var (
+		mu   sync.Mutex
+		errs []error
+	)
+	prev := otel.GetErrorHandler()
+	otel.SetErrorHandler(otel.ErrorHandlerFunc(func(err error) {
+		mu.Lock()
+		defer mu.Unlock()
+		errs = append(errs, err)
+	}))
+	t.Cleanup(func() { otel.SetErrorHandler(prev) })
+	return func() []error {
+		mu.Lock()
+		defer mu.Unlock()
+		return append([]error(nil), errs...)
+	}
+}

@@ -9,12 +9,9 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"testing/synctest"
 	"time"
-
-	"go.opentelemetry.io/otel"
 
 	"github.com/otelretry/otelretry-go/attrs"
 	"github.com/otelretry/otelretry-go/internal/scripted"
@@ -271,45 +268,6 @@ func TestDecorrelatedJitterGrowsFromThePreviousPause(t *testing.T) {
 	}
 }
 
-// Options say when they ignore a value: once, through otel.Handle.
-func TestOptionsReportIgnoredValues(t *testing.T) {
-	var mu sync.Mutex
-	var reported []string
-	prev := otel.GetErrorHandler()
-	otel.SetErrorHandler(otel.ErrorHandlerFunc(func(err error) {
-		mu.Lock()
-		reported = append(reported, err.Error())
-		mu.Unlock()
-	}))
-	defer otel.SetErrorHandler(prev)
-	otelretry.NewTransport(scripted.New(), otelretry.WithMaxAttempts(0), otelretry.WithDeadline(-time.Second),
-		otelretry.WithRetryableStatuses(200, 503), otelretry.WithIdempotentMethods("put", ""))
-	mu.Lock()
-	defer mu.Unlock()
-	if len(reported) != 1 {
-		t.Fatalf("reported %d times, want once: %q", len(reported), reported)
-	}
-	for _, want := range []string{"WithMaxAttempts(0)", "WithDeadline(-1s)", "WithRetryableStatuses(200)", `WithIdempotentMethods("")`} {
-		if !strings.Contains(reported[0], want) {
-			t.Errorf("report %q does not name %s", reported[0], want)
-		}
-	}
-}
-
-// Method names are normalized: "put" declares PUT.
-func TestIdempotentMethodsAreNormalized(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		h := newHarness(t, []scripted.Step{{Status: 503}, {Status: 200}}, append(seedLike, otelretry.WithIdempotentMethods("put"))...)
-		req, _ := http.NewRequestWithContext(t.Context(), http.MethodPut, "http://api.test/items/1", strings.NewReader("x"))
-		resp, err := h.client.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		resp.Body.Close()
-		sameTuples(t, h, "503 retry retryable_status", "200 return response")
-	})
-}
-
 func contextWithTimeout(t *testing.T, d time.Duration) (context.Context, context.CancelFunc) {
 	return context.WithTimeout(t.Context(), d)
 }
@@ -349,4 +307,33 @@ func TestIntentRepeatableIsNotAnUnknownWrite(t *testing.T) {
 			})
 		})
 	}
+}
+
+// Issue 25, item 13: EvidenceClassifier(nil) returns nil, which
+// WithClassifier ignores, and the mistake is reported through otel.Handle;
+// an attempt that fails with no response then takes the default rules
+// instead of panicking.
+func TestEvidenceClassifierNil(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		reported := captureOtelErrors(t)
+		c := otelretry.EvidenceClassifier(nil)
+		if c != nil {
+			t.Errorf("EvidenceClassifier(nil) returned a Classifier, want nil")
+		}
+		errs := reported()
+		if len(errs) != 1 || !strings.Contains(errs[0].Error(), "EvidenceClassifier") {
+			t.Errorf("reported %v, want one error naming EvidenceClassifier", errs)
+		}
+
+		base := scripted.New(scripted.Step{Delay: 5 * time.Millisecond, Err: errors.New("connection reset by peer")})
+		tr := otelretry.NewTransport(base, quietOptions(otelretry.WithClassifier(c), otelretry.WithoutBudget())...)
+		if got := roundTripNoPanic(t, tr, "http://dependency.test/"); got != 0 {
+			t.Errorf("status %d, want the transport error", got)
+		}
+		// Without a classifier the default rules retry a GET's transport
+		// error up to the attempt limit.
+		if got := len(base.Calls()); got != otelretry.DefaultMaxAttempts {
+			t.Errorf("%d calls, want %d (the default rules)", got, otelretry.DefaultMaxAttempts)
+		}
+	})
 }

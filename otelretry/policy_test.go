@@ -1,439 +1,338 @@
 // Copyright The otelretry Authors
 // SPDX-License-Identifier: Apache-2.0
 
-package otelretry
+package otelretry_test
 
 import (
+	"context"
+	"errors"
+	"io"
+	"math"
+	"net"
+	"net/http"
+	"net/http/httptrace"
+	"os"
+	"strings"
+	"syscall"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/otelretry/otelretry-go/attrs"
+	"github.com/otelretry/otelretry-go/internal/scripted"
+	"github.com/otelretry/otelretry-go/internal/spantest"
+	"github.com/otelretry/otelretry-go/otelretry"
+	"go.opentelemetry.io/otel/attribute"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 )
 
-const msec = time.Millisecond
-
-// attemptInput is a GET-like input after an attempt, with room for a retry
-// and the budget already asked (and allowing).
-func attemptInput(f func(*input)) input {
-	in := input{phase: phaseAttempt, repeatable: true, remaining: 300 * msec, attemptsLeft: 2, backoff: 40 * msec,
-		replayable: true, pauseAsked: true, budgetAsked: true}
-	if f != nil {
-		f(&in)
-	}
-	return in
+// A classifier's Retryable widens what is retried; it never turns an
+// error that proves the request was not processed into a stop: a refused
+// POST, which never left and which the defaults retry, is still retried.
+func TestClassifierRetryableNeverNarrowsNotProcessed(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		refused := &net.OpError{Op: "dial", Net: "tcp", Err: syscall.ECONNREFUSED}
+		h := newHarness(t, []scripted.Step{{Err: refused}, {Status: 201}},
+			otelretry.WithBackoff(otelretry.ConstantBackoff(time.Millisecond)),
+			otelretry.WithClassifier(func(a otelretry.Answer) otelretry.Classification {
+				if a.Err != nil {
+					return otelretry.Retryable(0)
+				}
+				return otelretry.Classification{}
+			}))
+		resp, err := h.transprt.RoundTrip(post(t, t.Context(), "http://api.test/orders", "order"))
+		if err != nil {
+			t.Fatalf("err = %v: a refused POST that never left was not retried", err)
+		}
+		resp.Body.Close()
+		if n := len(h.base.Calls()); n != 2 {
+			t.Errorf("calls = %d, want 2", n)
+		}
+	})
 }
 
-func TestDecideAfterAttempt(t *testing.T) {
-	status := func(code int, retryable bool) func(*input) {
-		return func(in *input) { in.status, in.retryableStatus = code, retryable }
-	}
-	class := func(c attrs.ErrorClass) func(*input) {
-		return func(in *input) { in.class, in.notProcessed = c, c.NotProcessed() }
-	}
-	write := func(fs ...func(*input)) func(*input) {
-		return func(in *input) {
-			in.repeatable = false
-			for _, f := range fs {
-				f(in)
+// Every failed attempt counts against the retry budget alike, whatever
+// made it retryable: answers a classifier retries cost a token as the
+// statuses of WithRetryableStatuses do.
+func TestClassifierRetriesCostTheBudget(t *testing.T) {
+	const operations = 100
+	calls := func(opts ...otelretry.Option) int {
+		var n int
+		synctest.Test(t, func(t *testing.T) {
+			h := newHarness(t, []scripted.Step{{Status: 500}}, append([]otelretry.Option{
+				otelretry.WithBackoff(otelretry.ConstantBackoff(time.Millisecond))}, opts...)...)
+			for range operations {
+				resp, err := h.transprt.RoundTrip(get(t, t.Context(), "http://api.test/items"))
+				if err == nil {
+					resp.Body.Close()
+				}
 			}
-		}
+			n = len(h.base.Calls())
+		})
+		return n
 	}
-	with := func(fs ...func(*input)) func(*input) {
-		return func(in *input) {
-			for _, f := range fs {
-				f(in)
-			}
+	byStatus := calls(otelretry.WithRetryableStatuses(500))
+	byClassifier := calls(otelretry.WithClassifier(func(a otelretry.Answer) otelretry.Classification {
+		if a.StatusCode == 500 {
+			return otelretry.Retryable(0)
 		}
+		return otelretry.Classification{}
+	}))
+	if byClassifier != byStatus {
+		t.Errorf("an outage of %d operations made %d calls when a classifier retried 500 and %d when WithRetryableStatuses did: the budget must count both alike",
+			operations, byClassifier, byStatus)
 	}
-	cases := []struct {
-		name   string
-		in     input
-		want   attrs.Decision
-		reason attrs.Reason
-		pause  time.Duration
-		unkn   bool
+}
+
+// NotProcessed without protocol evidence is the user's word: it is
+// honoured, but the observed class (timeout) stays on spans and metrics,
+// the reason is classifier, and no retry.evidence.* is invented. With
+// evidence, the class is the evidence's.
+func TestClassifierNotProcessedKeepsTheObservedClass(t *testing.T) {
+	cases := map[string]struct {
+		evidence     otelretry.Evidence
+		wantClass    attrs.ErrorClass
+		wantEvidence bool
 	}{
-		{"200 returns", attemptInput(status(200, false)), attrs.DecisionReturn, attrs.ReasonResponse, 0, false},
-		{"304 returns", attemptInput(status(304, false)), attrs.DecisionReturn, attrs.ReasonResponse, 0, false},
-		{"101 returns", attemptInput(status(101, false)), attrs.DecisionReturn, attrs.ReasonResponse, 0, false},
-		{"GET 503 retries", attemptInput(status(503, true)), attrs.DecisionRetry, attrs.ReasonRetryableStatus, 40 * msec, false},
-		{"GET 500 stops", attemptInput(status(500, false)), attrs.DecisionStop, attrs.ReasonStatus, 0, false},
-		{"POST 503 stops", attemptInput(write(status(503, true))), attrs.DecisionStop, attrs.ReasonNotIdempotent, 0, false},
-		{"GET timeout retries", attemptInput(class(attrs.ErrorClassTimeout)), attrs.DecisionRetry, attrs.ReasonRetryableError, 40 * msec, false},
-		{"POST timeout checks state", attemptInput(write(class(attrs.ErrorClassTimeout))), attrs.DecisionCheckState, attrs.ReasonUnknownWrite, 0, true},
-		{"POST reset checks state", attemptInput(write(class(attrs.ErrorClassConnectionReset))), attrs.DecisionCheckState, attrs.ReasonUnknownWrite, 0, true},
-		{"POST other stops", attemptInput(write(class(attrs.ErrorClassOther))), attrs.DecisionStop, attrs.ReasonNotIdempotent, 0, false},
-		{"POST other after it was written checks state", attemptInput(write(class(attrs.ErrorClassOther), func(in *input) { in.written = true })),
-			attrs.DecisionCheckState, attrs.ReasonUnknownWrite, 0, true},
-		{"POST refused retries", attemptInput(write(class(attrs.ErrorClassConnectionRefused))), attrs.DecisionRetry, attrs.ReasonNotProcessed, 40 * msec, false},
-		{"POST refused stream retries", attemptInput(write(class(attrs.ErrorClassRefusedStream))), attrs.DecisionRetry, attrs.ReasonNotProcessed, 40 * msec, false},
-		{"canceled GET", attemptInput(class(attrs.ErrorClassCanceled)), attrs.DecisionCanceled, attrs.ReasonCaller, 0, false},
-		{"canceled POST in flight is unknown", attemptInput(write(class(attrs.ErrorClassCanceled))), attrs.DecisionCanceled, attrs.ReasonCaller, 0, true},
-		{"a 503 as the caller cancels: no retry recorded", attemptInput(with(status(503, true), func(in *input) { in.callerCanceled = true })),
-			attrs.DecisionCanceled, attrs.ReasonCaller, 0, false},
-		{"a 503 past the caller's deadline", attemptInput(with(status(503, true), func(in *input) { in.callerDeadline = true })),
-			attrs.DecisionDeadlineExceeded, attrs.ReasonCaller, 0, false},
-		{"a GET cut by the caller's deadline", attemptInput(with(class(attrs.ErrorClassTimeout), func(in *input) { in.callerDeadline = true })),
-			attrs.DecisionDeadlineExceeded, attrs.ReasonCaller, 0, false},
-		{"a POST in flight at the caller's deadline is unknown, with no state check", attemptInput(write(class(attrs.ErrorClassTimeout), func(in *input) {
-			in.callerDeadline, in.write = true, true
-		})), attrs.DecisionDeadlineExceeded, attrs.ReasonCaller, 0, true},
-		{"a POST never sent at the caller's deadline is known", attemptInput(write(class(attrs.ErrorClassTimeout), func(in *input) {
-			in.callerDeadline, in.write, in.notProcessed = true, true, true
-		})), attrs.DecisionDeadlineExceeded, attrs.ReasonCaller, 0, false},
-		{"a 200 as the caller cancels is still returned", attemptInput(with(status(200, false), func(in *input) { in.callerCanceled = true })),
-			attrs.DecisionReturn, attrs.ReasonResponse, 0, false},
-		{"pause equal to remaining is deadline_exceeded", attemptInput(with(status(503, true), func(in *input) { in.remaining = 40 * msec })),
-			attrs.DecisionDeadlineExceeded, attrs.ReasonDeadline, 0, false},
-		{"Retry-After beyond the deadline", attemptInput(with(status(503, true), func(in *input) { in.retryAfter = 5 * time.Second })),
-			attrs.DecisionDeadlineExceeded, attrs.ReasonDeadline, 0, false},
-		{"Retry-After longer than backoff wins", attemptInput(with(status(429, true), func(in *input) { in.retryAfter = 100 * msec })),
-			attrs.DecisionRetry, attrs.ReasonRetryableStatus, 100 * msec, false},
-		{"no attempts left", attemptInput(with(status(503, true), func(in *input) { in.attemptsLeft = 0 })),
-			attrs.DecisionMaxAttempts, attrs.ReasonAttemptLimit, 0, false},
-		{"deadline before the attempt limit", attemptInput(with(status(503, true), func(in *input) { in.attemptsLeft, in.remaining = 0, 0 })),
-			attrs.DecisionDeadlineExceeded, attrs.ReasonDeadline, 0, false},
-		{"not replayable stops", attemptInput(with(status(503, true), func(in *input) { in.replayable = false })),
-			attrs.DecisionStop, attrs.ReasonNotReplayable, 0, false},
-		{"budget refuses", attemptInput(with(status(503, true), func(in *input) { in.budget = attrs.ReasonBudget })),
-			attrs.DecisionBudgetExhausted, attrs.ReasonBudget, 0, false},
-		{"pushback holds back", attemptInput(with(status(503, true), func(in *input) { in.budget = attrs.ReasonPushback })),
-			attrs.DecisionBudgetExhausted, attrs.ReasonPushback, 0, false},
-		{"intent: no retries", attemptInput(with(status(503, true), func(in *input) { in.noRetry = true })),
-			attrs.DecisionStop, attrs.ReasonIntent, 0, false},
-		{"intent: no retries keeps an unknown write unknown", attemptInput(write(class(attrs.ErrorClassTimeout), func(in *input) { in.noRetry = true })),
-			attrs.DecisionCheckState, attrs.ReasonUnknownWrite, 0, true},
-		{"classifier: retry a 500", attemptInput(with(status(500, false), func(in *input) { in.classifier = Retryable(0) })),
-			attrs.DecisionRetry, attrs.ReasonClassifier, 40 * msec, false},
-		{"classifier: its pause hint wins", attemptInput(with(status(500, false), func(in *input) { in.classifier = Retryable(90 * msec) })),
-			attrs.DecisionRetry, attrs.ReasonClassifier, 90 * msec, false},
-		{"classifier: a write stays a write", attemptInput(write(status(500, false), func(in *input) { in.classifier = Retryable(0) })),
-			attrs.DecisionStop, attrs.ReasonNotIdempotent, 0, false},
-		{"classifier: cannot resend an unknown write", attemptInput(write(class(attrs.ErrorClassTimeout), func(in *input) { in.classifier = Retryable(0) })),
-			attrs.DecisionCheckState, attrs.ReasonUnknownWrite, 0, true},
-		{"classifier: not retryable", attemptInput(with(status(503, true), func(in *input) { in.classifier = NotRetryable() })),
-			attrs.DecisionStop, attrs.ReasonClassifier, 0, false},
-		{"classifier: not processed resends a write", attemptInput(write(func(in *input) {
-			in.classifier = NotProcessed(Evidence{Protocol: "h3", Code: 0x10b})
-			in.class, in.notProcessed = attrs.ErrorClassRefusedStream, true
-		})), attrs.DecisionRetry, attrs.ReasonClassifier, 40 * msec, false},
-		{"classifier: not processed still within the attempt limit", attemptInput(write(func(in *input) {
-			in.classifier = NotProcessed(Evidence{})
-			in.class, in.notProcessed, in.attemptsLeft = attrs.ErrorClassRefusedStream, true, 0
-		})), attrs.DecisionMaxAttempts, attrs.ReasonAttemptLimit, 0, false},
+		"without evidence": {otelretry.Evidence{}, attrs.ErrorClassTimeout, false},
+		"with evidence": {otelretry.Evidence{Protocol: "h2", Code: 7, Name: "REFUSED_STREAM"},
+			attrs.ErrorClassRefusedStream, true},
 	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			v := decide(tc.in)
-			if v.decision != tc.want || v.reason != tc.reason || v.pause != tc.pause || v.unknownWrite != tc.unkn {
-				t.Fatalf("decide = %+v; want %s (%s) pause %v unknownWrite %v", v, tc.want, tc.reason, tc.pause, tc.unkn)
-			}
-			if want := reference(tc.in); want != v {
-				t.Fatalf("decide = %+v, the decision table says %+v", v, want)
-			}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				h := newHarness(t, []scripted.Step{{Delay: 50 * time.Millisecond, Err: errBaseTimeout}, {Status: 201}},
+					otelretry.WithBackoff(otelretry.ConstantBackoff(time.Millisecond)),
+					otelretry.WithClassifier(func(a otelretry.Answer) otelretry.Classification {
+						if a.Err != nil {
+							return otelretry.NotProcessed(tc.evidence)
+						}
+						return otelretry.Classification{}
+					}))
+				resp, err := h.transprt.RoundTrip(post(t, t.Context(), "http://api.test/orders", "order"))
+				if err != nil {
+					t.Fatal(err)
+				}
+				resp.Body.Close()
+				first := h.attempts()[0]
+				if got := attrOf(first, attrs.ErrorClassKey).AsString(); got != string(tc.wantClass) {
+					t.Errorf("error class = %s, want %s", got, tc.wantClass)
+				}
+				if got := attrOf(first, attrs.ReasonKey).AsString(); got != string(attrs.ReasonClassifier) {
+					t.Errorf("reason = %s, want classifier", got)
+				}
+				if _, has := spantestAttr(first, attrs.EvidenceProtocolKey); has != tc.wantEvidence {
+					t.Errorf("retry.evidence.protocol present = %v, want %v", has, tc.wantEvidence)
+				}
+			})
 		})
 	}
 }
 
-func TestDecideAsksThePauseOnlyForARetryableAnswer(t *testing.T) {
-	for _, status := range []int{200, 404, 500} {
-		in := attemptInput(func(in *input) { in.status, in.pauseAsked = status, false })
-		if v := decide(in); v.needPause {
-			t.Errorf("status %d asks the Backoff: %+v", status, v)
-		}
-	}
-	in := attemptInput(func(in *input) { in.status, in.retryableStatus, in.pauseAsked = 503, true, false })
-	if v := decide(in); !v.needPause || v.needBudget {
-		t.Fatalf("a retryable 503 with no pause yet: %+v, want needPause", v)
-	}
-}
-
-func TestDecideAsksTheBudgetLast(t *testing.T) {
-	in := attemptInput(func(in *input) { in.status, in.retryableStatus, in.budgetAsked = 503, true, false })
-	if v := decide(in); v.decision != attrs.DecisionRetry || !v.needBudget {
-		t.Fatalf("unasked budget: %+v, want retry needing the budget", v)
-	}
-	in.remaining = 10 * msec
-	if v := decide(in); v.needBudget {
-		t.Fatalf("a retry the deadline forbids asks the budget: %+v", v)
-	}
-}
-
-func TestDecideBeforeCall(t *testing.T) {
-	cases := []struct {
-		in   input
-		want attrs.Decision
-	}{
-		{input{remaining: time.Second}, ""},
-		{input{remaining: 0}, attrs.DecisionDeadlineExceeded},
-		{input{remaining: time.Second, callerCanceled: true}, attrs.DecisionCanceled},
-		{input{remaining: time.Second, callerDeadline: true}, attrs.DecisionDeadlineExceeded},
-	}
-	for _, tc := range cases {
-		tc.in.phase = phaseBeforeCall
-		if v := decide(tc.in); v.decision != tc.want || v.pause != 0 {
-			t.Errorf("decide(%+v) = %+v, want %q", tc.in, v, tc.want)
-		}
-	}
-}
-
-// A preparation that ends because time ran out (its PrepareFunc saw its
-// context end, its GetBody failed) ends deadline_exceeded or canceled, not
-// stop: the hook's failure was the clock's.
-func TestDecidePreparedTimeComesFirst(t *testing.T) {
-	cases := []struct {
-		name   string
-		in     input
-		want   attrs.Decision
-		reason attrs.Reason
-	}{
-		{"prepared in time", input{remaining: time.Second}, "", ""},
-		{"the PrepareFunc failed", input{remaining: time.Second, prepareFailed: true}, attrs.DecisionStop, attrs.ReasonPrepareFailed},
-		{"GetBody failed", input{remaining: time.Second, bodyUnavailable: true}, attrs.DecisionStop, attrs.ReasonNotReplayable},
-		{"the deadline passed while the PrepareFunc waited", input{remaining: -msec, prepareFailed: true}, attrs.DecisionDeadlineExceeded, attrs.ReasonDeadline},
-		{"the caller's deadline passed while it waited", input{remaining: -msec, callerDeadline: true, prepareFailed: true}, attrs.DecisionDeadlineExceeded, attrs.ReasonCaller},
-		{"the caller canceled while it waited", input{remaining: time.Second, callerCanceled: true, prepareFailed: true}, attrs.DecisionCanceled, attrs.ReasonCaller},
-	}
-	for _, tc := range cases {
-		tc.in.phase = phasePrepared
-		v := decide(tc.in)
-		if v.decision != tc.want || v.reason != tc.reason {
-			t.Errorf("%s: decide = %+v, want %q (%s)", tc.name, v, tc.want, tc.reason)
-		}
-		if want := reference(tc.in); want != v {
-			t.Errorf("%s: decide = %+v, the decision table says %+v", tc.name, v, want)
-		}
-	}
-}
-
-func TestDecideAfterStateCheck(t *testing.T) {
-	cases := []struct {
-		result       attrs.StateCheckResult
-		remaining    time.Duration
-		attemptsLeft int
-		replayable   bool
-		want         attrs.Decision
-	}{
-		{attrs.StateApplied, time.Second, 1, true, attrs.DecisionReturn},
-		{attrs.StateNotApplied, time.Second, 1, true, attrs.DecisionRetry},
-		{attrs.StateNotApplied, time.Second, 0, true, attrs.DecisionMaxAttempts},
-		{attrs.StateNotApplied, 0, 1, true, attrs.DecisionDeadlineExceeded},
-		{attrs.StateNotApplied, time.Second, 1, false, attrs.DecisionStop},
-		{attrs.StateUnknown, time.Second, 1, true, attrs.DecisionCheckState},
-		{"garbage", time.Second, 1, true, attrs.DecisionCheckState},
-	}
-	for _, tc := range cases {
-		in := input{phase: phaseStateCheck, state: tc.result, remaining: tc.remaining, attemptsLeft: tc.attemptsLeft,
-			replayable: tc.replayable, budgetAsked: true}
-		if v := decide(in); v.decision != tc.want || v.pause != 0 {
-			t.Errorf("after %s (remaining %v, %d left, replayable %v): %+v, want %s", tc.result, tc.remaining, tc.attemptsLeft, tc.replayable, v, tc.want)
-		}
-		if want := reference(in); want != decide(in) {
-			t.Errorf("after %s: decide = %+v, the decision table says %+v", tc.result, decide(in), want)
-		}
-	}
-}
-
-// FuzzDecide holds decide to the decision table (reference) on arbitrary
-// inputs, hooks and intent included, and checks the invariants no input
-// may break: a decision and a reason from the closed sets; a write that may
-// have been applied is never retried; no pause reaches the deadline; return
-// only for a success.
-func FuzzDecide(f *testing.F) {
-	f.Add(uint8(2), true, 503, uint8(0), true, int64(300), 2, int64(40), int64(0), true, uint8(0), uint8(0), false, uint8(0), false, false, true, false, false, uint8(0))
-	f.Add(uint8(2), false, 0, uint8(0), false, int64(300), 2, int64(40), int64(0), true, uint8(0), uint8(0), false, uint8(0), false, false, true, false, false, uint8(0))
-	f.Add(uint8(2), false, 0, uint8(6), false, int64(10), 0, int64(40), int64(5000), false, uint8(3), uint8(1), true, uint8(1), true, false, true, false, false, uint8(0))
-	f.Add(uint8(3), false, 0, uint8(0), false, int64(10), 1, int64(0), int64(0), true, uint8(0), uint8(0), false, uint8(2), false, true, true, false, false, uint8(0))
-	f.Add(uint8(1), false, 0, uint8(0), false, int64(-5), 2, int64(0), int64(0), true, uint8(0), uint8(0), false, uint8(0), false, false, false, false, false, uint8(4))
-	f.Add(uint8(2), true, 0, uint8(0), false, int64(300), 0, int64(40), int64(0), true, uint8(0), uint8(0), false, uint8(0), false, false, true, true, false, uint8(3))
-	f.Fuzz(func(t *testing.T, phaseIdx uint8, repeatable bool, status int, classIdx uint8, retryableStatus bool,
-		remainingMs int64, attemptsLeft int, backoffMs, retryAfterMs int64, replayable bool,
-		classifierIdx, budgetIdx uint8, budgetAsked bool, stateIdx uint8, noRetry, caller bool, pauseAsked, written, callerDeadline bool,
-		flags uint8) {
-		classes := attrs.ErrorClasses()
-		classifiers := []Classification{{}, Retryable(time.Duration(backoffMs%97) * msec), NotRetryable(), NotProcessed(Evidence{Protocol: "h2"})}
-		budgets := []attrs.Reason{"", attrs.ReasonBudget, attrs.ReasonPushback, attrs.ReasonHostLimit}
-		states := []attrs.StateCheckResult{attrs.StateApplied, attrs.StateNotApplied, attrs.StateUnknown, "garbage"}
-		in := input{
-			phase: phase(phaseIdx % 4), repeatable: repeatable, status: status, retryableStatus: retryableStatus,
-			remaining: time.Duration(remainingMs) * msec, attemptsLeft: attemptsLeft,
-			backoff: time.Duration(max(backoffMs, 0)) * msec, retryAfter: time.Duration(max(retryAfterMs, 0)) * msec,
-			replayable: replayable, classifier: classifiers[int(classifierIdx)%len(classifiers)],
-			budgetAsked: budgetAsked, budget: budgets[int(budgetIdx)%len(budgets)],
-			state: states[int(stateIdx)%len(states)], noRetry: noRetry, callerCanceled: caller, pauseAsked: pauseAsked,
-			written: written, callerDeadline: callerDeadline,
-			write: flags&1 != 0, unresolvedWrite: flags&2 != 0, afterRetry: flags&4 != 0,
-			bodyUnavailable: flags&8 != 0, prepareFailed: flags&16 != 0, prepareChanged: flags&32 != 0,
-			verdict: serverVerdict(stateIdx / 4 % 3), verdictWrites: flags&128 != 0,
-		}
-		if flags&64 != 0 {
-			in.drainFloor = 2 * msec
-		}
-		if status <= 0 {
-			in.status = 0
-			in.class = classes[int(classIdx)%len(classes)]
-			in.notProcessed = in.class.NotProcessed()
-			if in.classifier.kind == classNotProcessed {
-				in.class, in.notProcessed = attrs.ErrorClassRefusedStream, true
-			}
-		}
-		v := decide(in)
-		if want := reference(in); v != want {
-			t.Fatalf("decide(%+v) = %+v, the decision table says %+v", in, v, want)
-		}
-		if in.phase == phaseBeforeCall || in.phase == phasePrepared {
-			if v.decision == attrs.DecisionRetry || (v.decision != "" && !v.decision.Terminal()) {
-				t.Fatalf("before a call, the verdict is a go-ahead or terminal: %+v", v)
-			}
-			return
-		}
-		if v.unknownWrite && v.decision == attrs.DecisionRetry {
-			t.Fatalf("a retry marked as ending with an unknown write: %+v", v)
-		}
-		if !v.decision.Valid() || !v.reason.Valid() {
-			t.Fatalf("decision %q, reason %q: not in the closed sets", v.decision, v.reason)
-		}
-		if v.needPause {
-			if in.pauseAsked || v.needBudget || v.decision != attrs.DecisionRetry {
-				t.Fatalf("asks the Backoff again, or with the budget: %+v", v)
-			}
-			return
-		}
-		if v.decision == attrs.DecisionRetry {
-			if v.pause >= in.remaining || v.drain >= in.remaining || v.drain < v.pause {
-				t.Fatalf("retry with a pause of %v, a drain of %v and only %v left", v.pause, v.drain, in.remaining)
-			}
-			if in.attemptsLeft <= 0 || !in.replayable || (in.budgetAsked && in.budget != "") || in.noRetry {
-				t.Fatalf("retry past a limit: %+v", in)
-			}
-			if in.phase == phaseAttempt {
-				if v.pause < in.backoff || v.pause < in.retryAfter {
-					t.Fatalf("pause %v shorter than backoff %v or Retry-After %v", v.pause, in.backoff, in.retryAfter)
+// NotProcessed without evidence on a timed-out POST is honoured as the
+// user's word: the write is resent, and the attempt keeps its observed
+// class (timeout), records reason classifier, and carries no
+// retry.evidence.*.
+func TestNotProcessedWithoutEvidenceIsTheUsersWord(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := newHarness(t, []scripted.Step{{Delay: 50 * time.Millisecond, Err: errBaseTimeout}, {Status: 201}},
+			otelretry.WithAttemptTimeout(100*time.Millisecond),
+			otelretry.WithBackoff(otelretry.ConstantBackoff(time.Millisecond)),
+			otelretry.WithClassifier(func(a otelretry.Answer) otelretry.Classification {
+				if a.Err != nil {
+					return otelretry.NotProcessed(otelretry.Evidence{})
 				}
-				if !in.repeatable && in.status == 0 && !in.notProcessed {
-					t.Fatalf("a write that may have been applied (%s, written %v) was retried", in.class, in.written)
+				return otelretry.Classification{}
+			}))
+		req, _ := http.NewRequestWithContext(t.Context(), http.MethodPost, "http://api.test/orders", strings.NewReader("order"))
+		resp, err := h.client.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if n := len(h.base.Calls()); n != 2 {
+			t.Fatalf("%d calls, want 2", n)
+		}
+		first := h.attempts()[0]
+		if c := attrOf(first, attrs.ErrorClassKey).AsString(); c != "timeout" {
+			t.Errorf("first attempt class %q, want timeout", c)
+		}
+		if r := attrOf(first, attrs.ReasonKey).AsString(); r != "classifier" {
+			t.Errorf("first attempt reason %q, want classifier", r)
+		}
+		for _, k := range []attribute.Key{attrs.EvidenceProtocolKey, attrs.EvidenceCodeKey, attrs.EvidenceNameKey} {
+			if _, ok := spantest.Attr(first, k); ok {
+				t.Errorf("first attempt records %s: evidence invented", k)
+			}
+		}
+	})
+}
+
+// NotProcessed applies only to an attempt that got no response: given for
+// a 404 (an answer the defaults neither retry nor count), it leaves the
+// retry budget as it is without the classifier.
+func TestNotProcessedForAnAnswerDoesNotChargeTheBudget(t *testing.T) {
+	run := func(c otelretry.Classifier) int {
+		budget := otelretry.NewBudget()
+		base := roundTripFunc(func(r *http.Request) (*http.Response, error) {
+			return &http.Response{StatusCode: 404, Header: http.Header{}, Body: http.NoBody, Request: r}, nil
+		})
+		_, opts := tracingProviders()
+		opts = append(opts, otelretry.WithBudget(budget))
+		if c != nil {
+			opts = append(opts, otelretry.WithClassifier(c))
+		}
+		rt := otelretry.NewTransport(base, opts...)
+		for range 3 {
+			resp, err := rt.RoundTrip(get(t, t.Context(), "http://api.test/missing"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+		}
+		return budget.Available(get(t, t.Context(), "http://api.test/"))
+	}
+	without := run(nil)
+	with := run(func(otelretry.Answer) otelretry.Classification { return otelretry.NotProcessed(otelretry.Evidence{}) })
+	if with != without {
+		t.Errorf("after three 404s the budget allows %d retries with a NotProcessed classifier, %d without: a classification that does not apply to a response was charged", with, without)
+	}
+}
+
+// A Classifier's Evidence.Class outside the closed set is never recorded:
+// retry.error_class and error.type stay in the vocabulary.
+func TestClassifierEvidenceOutsideTheVocabularyIsNotRecorded(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := newHarness(t, []scripted.Step{{Err: errors.New("weird")}, {Status: 200}},
+			otelretry.WithBackoff(otelretry.ConstantBackoff(0)),
+			otelretry.WithClassifier(func(a otelretry.Answer) otelretry.Classification {
+				if a.Err != nil {
+					return otelretry.NotProcessed(otelretry.Evidence{Class: "made_up", Protocol: "h9"})
 				}
-				if !in.repeatable && in.status != 0 && !(in.verdict == verdictRetry && in.verdictWrites) {
-					t.Fatalf("a write was retried on status %d without the service's word", in.status)
+				return otelretry.Classification{}
+			}))
+		resp, err := h.transprt.RoundTrip(post(t, t.Context(), "http://api.test/orders", "x"))
+		if err == nil {
+			resp.Body.Close()
+		}
+		for _, s := range h.attempts() {
+			if v, ok := spantest.Attr(s, attrs.ErrorClassKey); ok && !attrs.ErrorClass(v.AsString()).Valid() {
+				t.Errorf("attempt %d: retry.error_class %q is outside the closed set", attrOf(s, attrs.AttemptKey).AsInt64(), v.AsString())
+			}
+			if v, ok := spantest.Attr(s, attrs.ErrorTypeKey); ok && !attrs.ErrorClass(v.AsString()).Valid() {
+				t.Errorf("attempt %d: error.type %q is outside the closed set", attrOf(s, attrs.AttemptKey).AsInt64(), v.AsString())
+			}
+		}
+	})
+}
+
+// A Classifier's Retryable pause is capped by the deadline and clamped at
+// 0: a huge pause (math.MaxInt64) ends the operation deadline_exceeded at
+// once with the response in hand, a negative one is a retry with no
+// pause; no overflow, no sleep.
+func TestClassifierPauseIsClampedAndCappedByTheDeadline(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		for _, tc := range []struct {
+			pause     time.Duration
+			wantCalls int
+			outcome   string
+		}{{math.MaxInt64, 1, "deadline_exceeded"}, {-time.Hour, 3, "max_attempts"}, {math.MinInt64, 3, "max_attempts"}} {
+			h := newHarness(t, []scripted.Step{{Status: 503}},
+				otelretry.WithBackoff(otelretry.ConstantBackoff(0)),
+				otelretry.WithClassifier(func(otelretry.Answer) otelretry.Classification { return otelretry.Retryable(tc.pause) }))
+			start := time.Now()
+			resp, err := h.client.Do(get(t, t.Context(), "http://api.test/"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+			if n := len(h.base.Calls()); n != tc.wantCalls {
+				t.Errorf("pause %v: %d calls, want %d", tc.pause, n, tc.wantCalls)
+			}
+			if o := attrOf(h.operation(t), attrs.OutcomeKey).AsString(); o != tc.outcome {
+				t.Errorf("pause %v: outcome %q, want %q", tc.pause, o, tc.outcome)
+			}
+			if d := time.Since(start); d > 10*time.Millisecond {
+				t.Errorf("pause %v: took %v", tc.pause, d)
+			}
+		}
+	})
+}
+
+// A request the base reported written is not proven unsent by the error
+// that follows: a POST reported written (as a failover base does for its
+// first host) and then failed with a dial error (its second host refused)
+// reaches the base once, and its outcome is unknown.
+func TestWriteReportedWrittenIsNotResentAfterADialError(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		calls := 0
+		base := roundTripFunc(func(r *http.Request) (*http.Response, error) {
+			calls++
+			if r.Body != nil {
+				io.Copy(io.Discard, r.Body)
+				r.Body.Close()
+			}
+			if calls > 1 {
+				return &http.Response{StatusCode: 201, Header: http.Header{}, Body: http.NoBody, Request: r}, nil
+			}
+			if tr := httptrace.ContextClientTrace(r.Context()); tr != nil {
+				if tr.GotConn != nil {
+					tr.GotConn(httptrace.GotConnInfo{})
+				}
+				if tr.WroteHeaders != nil {
+					tr.WroteHeaders()
+				}
+				if tr.WroteRequest != nil {
+					tr.WroteRequest(httptrace.WroteRequestInfo{})
 				}
 			}
-		} else if v.pause != 0 || v.drain != 0 || v.needBudget || v.needPause {
-			t.Fatalf("decision %s carries a pause %v or asks the budget", v.decision, v.pause)
+			return nil, &net.OpError{Op: "dial", Net: "tcp", Err: os.NewSyscallError("connect", syscall.ECONNREFUSED)}
+		})
+		rec, opts := tracingProviders()
+		rt := otelretry.NewTransport(base, append(opts, otelretry.WithBackoff(otelretry.ConstantBackoff(time.Millisecond)))...)
+		req, _ := http.NewRequestWithContext(t.Context(), http.MethodPost, "http://api.test/orders", strings.NewReader("order"))
+		resp, err := rt.RoundTrip(req)
+		if resp != nil {
+			resp.Body.Close()
 		}
-		if v.decision == attrs.DecisionReturn && in.phase == phaseAttempt && (in.status < 100 || in.status >= 400) {
-			t.Fatalf("return for status %d", in.status)
+		if calls != 1 {
+			t.Errorf("the POST reached the base %d times after the base reported it written; want 1 (check_state)", calls)
 		}
-		if v.decision == attrs.DecisionCheckState && in.phase == phaseAttempt && (in.repeatable || in.status != 0) {
-			t.Fatalf("check_state for repeatable=%v status=%d", in.repeatable, in.status)
+		if !errors.Is(err, otelretry.ErrOutcomeUnknown) {
+			t.Errorf("got err %v, want ErrOutcomeUnknown", err)
 		}
-	})
-}
-
-// The pure rules beside decide, table by table.
-func TestRulesBesideDecide(t *testing.T) {
-	t.Run("planResends", func(t *testing.T) {
-		for _, tc := range []struct {
-			body, again, guarded, h2 bool
-			want                     resendPlan
-		}{
-			{true, true, true, true, resendWithEvidence},
-			{true, false, true, true, resendWithEvidence},
-			{true, true, false, true, resendPrepared},
-			{true, true, true, false, resendPrepared},
-			{true, false, false, false, resendNever},
-			{true, false, true, false, resendNever},
-			{false, false, true, false, resendHiddenKeys},
-			{false, false, true, true, resendHiddenKeys},
-			{false, false, false, true, resendNone},
-		} {
-			if got := planResends(tc.body, tc.again, tc.guarded, tc.h2); got != tc.want {
-				t.Errorf("planResends(body=%v, again=%v, guarded=%v, h2=%v) = %d, want %d", tc.body, tc.again, tc.guarded, tc.h2, got, tc.want)
-			}
-		}
-	})
-	t.Run("resendRefused", func(t *testing.T) {
-		for _, tc := range []struct{ guarded, written, gotConn, connWriteFailed, want bool }{
-			{false, true, true, false, false},
-			{true, true, true, true, true},
-			{true, false, true, false, true},
-			{true, false, true, true, false}, // HTTP/1's resend of a request that never left
-			{true, false, false, false, false},
-		} {
-			if got := resendRefused(tc.guarded, tc.written, tc.gotConn, tc.connWriteFailed); got != tc.want {
-				t.Errorf("resendRefused(%+v) = %v", tc, got)
-			}
-		}
-	})
-	t.Run("recordedClass", func(t *testing.T) {
-		h2 := Evidence{Class: attrs.ErrorClassRefusedStream, Protocol: "h2", Code: 7, Name: "REFUSED_STREAM"}
-		goaway := Evidence{Class: attrs.ErrorClassRefusedStream, Protocol: "h2", Name: "GOAWAY"}
-		for _, tc := range []struct {
-			observed attrs.ErrorClass
-			c        Classification
-			wire     Evidence
-			want     attrs.ErrorClass
-			evidence Evidence
-		}{
-			{attrs.ErrorClassTimeout, NotProcessed(Evidence{}), Evidence{}, attrs.ErrorClassTimeout, Evidence{}},
-			{attrs.ErrorClassTimeout, NotProcessed(h2), Evidence{}, attrs.ErrorClassRefusedStream, h2},
-			{attrs.ErrorClassOther, Classification{}, goaway, attrs.ErrorClassRefusedStream, goaway},
-			{attrs.ErrorClassOther, NotProcessed(h2), goaway, attrs.ErrorClassRefusedStream, h2},
-			{"", NotProcessed(h2), goaway, "", Evidence{}}, // a response: no class
-		} {
-			got, ev := recordedClass(tc.observed, tc.c, tc.wire)
-			if got != tc.want || ev != tc.evidence {
-				t.Errorf("recordedClass(%s, %+v, %+v) = %s, %+v; want %s, %+v", tc.observed, tc.c, tc.wire, got, ev, tc.want, tc.evidence)
-			}
-		}
-	})
-	t.Run("observedClass", func(t *testing.T) {
-		if got := observedClass(attrs.ErrorClassOther, true, false, false); got != attrs.ErrorClassTimeout {
-			t.Errorf("timed out: %s", got)
-		}
-		if got := observedClass(attrs.ErrorClassTimeout, true, true, false); got != attrs.ErrorClassCanceled {
-			t.Errorf("the caller canceled: %s", got)
-		}
-		if got := observedClass(attrs.ErrorClassConnectionReset, false, false, false); got != attrs.ErrorClassConnectionReset {
-			t.Errorf("classified: %s", got)
-		}
-	})
-	t.Run("budgetCharge", func(t *testing.T) {
-		for _, tc := range []struct {
-			name             string
-			in               input
-			failure, success bool
-			counts           bool
-		}{
-			{"a retryable status", input{status: 503, retryableStatus: true}, true, false, true},
-			{"a status a classifier retries", input{status: 500, classifier: Retryable(0)}, true, false, true},
-			{"NotProcessed on a response (it does not apply)", input{status: 404, classifier: NotProcessed(Evidence{Protocol: "h2"})}, false, false, true},
-			{"a status nobody retries", input{status: 500}, false, false, true},
-			{"a success", input{status: 200}, false, true, true},
-			{"a transport error", input{class: attrs.ErrorClassTimeout}, true, false, true},
-			{"the caller's cancellation", input{class: attrs.ErrorClassCanceled}, false, false, false},
-		} {
-			o, counts := budgetCharge(tc.in, 0, false)
-			if o.failure != tc.failure || o.success != tc.success || counts != tc.counts {
-				t.Errorf("%s: %+v, counts %v", tc.name, o, counts)
-			}
+		for _, s := range spantest.Attempts(rec.Ended()) {
+			t.Logf("attempt: class=%s decision=%s reason=%s writes=%s", attrOf(s, attrs.ErrorClassKey).Emit(),
+				attrOf(s, attrs.DecisionKey).Emit(), attrOf(s, attrs.ReasonKey).Emit(), attrOf(s, attrs.WireWritesKey).Emit())
 		}
 	})
 }
 
-func TestProvedUnprocessed(t *testing.T) {
-	for _, tc := range []struct {
-		neverSent, written bool
-		c                  Classification
-		wire, want         bool
-	}{
-		{true, false, Classification{}, false, true},
-		{true, true, Classification{}, false, false}, // reported written, then a dial error: may have been applied
-		{false, true, NotProcessed(Evidence{}), false, true},
-		{false, true, Classification{}, true, true},
-		{false, false, Classification{}, false, false},
-	} {
-		if got := provedUnprocessed(tc.neverSent, tc.written, tc.c, tc.wire); got != tc.want {
-			t.Errorf("provedUnprocessed(%+v) = %v", tc, got)
+// An answer that arrives after the caller canceled (a 503 that raced the
+// cancellation) is not recorded as a retry that the operation does not
+// make: the last attempt's decision agrees with the operation's outcome.
+func TestAnswerAfterTheCallerCanceledIsNoRetry(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ctx, cancel := context.WithCancel(t.Context())
+		defer cancel()
+		base := roundTripFunc(func(r *http.Request) (*http.Response, error) {
+			cancel() // the caller gives up as the 503 arrives
+			return &http.Response{StatusCode: 503, Header: http.Header{}, Body: http.NoBody, Request: r}, nil
+		})
+		rec := tracetest.NewSpanRecorder()
+		tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
+		tr := otelretry.NewTransport(base, otelretry.WithTracerProvider(tp))
+		resp, err := tr.RoundTrip(get(t, ctx, "http://api.test/"))
+		if resp != nil {
+			resp.Body.Close()
 		}
-	}
+		attempts := spantest.Attempts(rec.Ended())
+		op := spantest.Operations(rec.Ended())[0]
+		last := attempts[len(attempts)-1]
+		if d, o := attrOf(last, attrs.DecisionKey).AsString(), attrOf(op, attrs.OutcomeKey).AsString(); d == "retry" && o != "retry" {
+			t.Errorf("last attempt recorded decision %q (backoff %dms), but the operation ended %q after %d attempt(s) (err %v)",
+				d, attrOf(last, attrs.BackoffMsKey).AsInt64(), o, len(attempts), err)
+		}
+	})
 }

@@ -17,14 +17,26 @@ import (
 	"os"
 	"slices"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"testing/synctest"
 	"time"
 
+	"go.opentelemetry.io/contrib/instrumentation/net/http/otelhttp"
 	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/log"
+	"go.opentelemetry.io/otel/log/embedded"
+	lognoop "go.opentelemetry.io/otel/log/noop"
+	metricnoop "go.opentelemetry.io/otel/metric/noop"
+	"go.opentelemetry.io/otel/propagation"
+	"go.opentelemetry.io/otel/sdk/instrumentation"
 	sdklog "go.opentelemetry.io/otel/sdk/log"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+	"go.opentelemetry.io/otel/trace"
+	tracenoop "go.opentelemetry.io/otel/trace/noop"
 
 	"github.com/otelretry/otelretry-go/attrs"
 	"github.com/otelretry/otelretry-go/internal/scripted"
@@ -330,5 +342,956 @@ func TestLateWritesAreAnEventOfTheirOwn(t *testing.T) {
 	}
 	if sl := slogRecords(t, &slogBuf, "retry wire"); len(sl) != 1 || sl[0][string(attrs.WireWritesKey)] != float64(2) {
 		t.Errorf("slog records of the late writes: %v, want one with writes 2", sl)
+	}
+}
+
+// Each client span carries its own request's sanitized URL, also when an
+// operation's state check calls through the same client while the
+// operation is open; a URL with nothing to redact is left as otelhttp
+// wrote it.
+func TestClientSpanURLIsItsOwnRequests(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var h *harness
+		hook := func(ctx context.Context, _ otelretry.StateCheck) (otelretry.StateResult, error) {
+			resp, err := h.client.Do(get(t, ctx, "http://state.test/lookup?key=SECRET-1"))
+			if err != nil {
+				return otelretry.StateResult{}, err
+			}
+			return otelretry.StateResult{State: attrs.StateApplied, Response: resp}, nil
+		}
+		h = newHarness(t, []scripted.Step{{Hang: true}, {Status: 200}, {Status: 200}},
+			otelretry.WithAttemptTimeout(50*time.Millisecond), otelretry.WithStateCheck(hook))
+		resp, err := h.client.Do(post(t, t.Context(), "http://u:pw@api.test/orders?sig=SECRET-2", "x"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		resp, err = h.client.Do(get(t, t.Context(), "http://api.test/plain"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+
+		want := map[string]bool{
+			"http://REDACTED:REDACTED@api.test/orders?sig=REDACTED": false,
+			"http://state.test/lookup?key=REDACTED":                 false,
+			"http://api.test/plain":                                 false,
+		}
+		for _, s := range h.ended() {
+			if s.SpanKind() != trace.SpanKindClient {
+				continue
+			}
+			u := attrOf(s, attrs.URLFullKey).AsString()
+			if _, ok := want[u]; !ok {
+				t.Errorf("client span url.full = %q", u)
+			}
+			want[u] = true
+		}
+		for u, seen := range want {
+			if !seen {
+				t.Errorf("no client span with url.full %q", u)
+			}
+		}
+	})
+}
+
+// A base that panics, with client spans: no span exported after the panic
+// carries the request's raw query values.
+func TestBasePanicExportsNoRawURL(t *testing.T) {
+	h := newHarness(t, []scripted.Step{{Panic: "boom"}})
+	func() {
+		defer func() { recover() }()
+		h.transprt.RoundTrip(get(t, t.Context(), "http://api.test/v1?token=TOK-SECRET"))
+	}()
+	if d := dumpSpans(h.ended()); strings.Contains(d, "TOK-SECRET") {
+		t.Errorf("exported spans leak the query value:\n%s", d)
+	}
+}
+
+// The seed's read, with log events on, in both span modes: one
+// retry.attempt record per attempt carrying the attempt span's list, in its
+// context, timed at its end, and one retry.operation record.
+func TestLogEventsFollowTheSeedRead(t *testing.T) {
+	for _, mode := range []struct {
+		name string
+		opts []otelretry.Option
+	}{
+		{"client spans", nil},
+		{"own attempt spans", []otelretry.Option{otelretry.WithoutClientSpans()}},
+	} {
+		t.Run(mode.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				h, rec := newLogHarness(t, []scripted.Step{
+					{Delay: 80 * time.Millisecond, Status: 503},
+					{Delay: 80 * time.Millisecond, Status: 503},
+					{Delay: 50 * time.Millisecond, Status: 200},
+				}, append(slices.Clone(seedOptions), mode.opts...)...)
+				resp, err := h.client.Do(get(t, otelretry.WithOperationID(t.Context(), "op-42"), "http://user:pw@api.test:8080/items?token=secret"))
+				if err != nil {
+					t.Fatal(err)
+				}
+				resp.Body.Close()
+				op := h.operation(t)
+				spans := h.attempts()
+				records := rec.named(attrs.LogEventAttempt)
+				if len(records) != 3 || len(spans) != 3 {
+					t.Fatalf("attempt records = %d, attempt spans = %d, want 3 each", len(records), len(spans))
+				}
+				ends := []time.Duration{80 * time.Millisecond, 200 * time.Millisecond, 290 * time.Millisecond}
+				sevs := []log.Severity{log.SeverityWarn, log.SeverityWarn, log.SeverityInfo}
+				for i, r := range records {
+					span := spans[i]
+					if r.TraceID() != span.SpanContext().TraceID() || r.SpanID() != span.SpanContext().SpanID() {
+						t.Errorf("attempt %d: record ids %s/%s, span %s/%s", i+1, r.TraceID(), r.SpanID(),
+							span.SpanContext().TraceID(), span.SpanContext().SpanID())
+					}
+					if got := r.Timestamp().Sub(op.StartTime()); got != ends[i] {
+						t.Errorf("attempt %d: timestamp at %v after the start, want %v (its end)", i+1, got, ends[i])
+					}
+					if r.Severity() != sevs[i] || r.SeverityText() != sevs[i].String() {
+						t.Errorf("attempt %d: severity %v %q, want %v", i+1, r.Severity(), r.SeverityText(), sevs[i])
+					}
+					got := recordAttrs(r)
+					if len(got) != r.AttributesLen() {
+						t.Errorf("attempt %d: duplicate attributes", i+1)
+					}
+					for _, kv := range span.Attributes() {
+						k := string(kv.Key)
+						if mode.opts == nil && !isAttemptField(k) {
+							continue // otelhttp's own client attributes
+						}
+						if v, ok := got[kv.Key]; !ok || v.Emit() != kv.Value.Emit() {
+							t.Errorf("attempt %d: %s is %q in the record, %q on the span", i+1, k, v.Emit(), kv.Value.Emit())
+						}
+					}
+					for k, v := range got {
+						sv, ok := spantest.Attr(span, k)
+						if !ok || sv.Emit() != v.Emit() {
+							t.Errorf("attempt %d: the record has %s=%q, the span %q (%v)", i+1, k, v.Emit(), sv.Emit(), ok)
+						}
+					}
+					if u := got[attrs.URLFullKey].AsString(); u != "http://REDACTED:REDACTED@api.test:8080/items?token=REDACTED" {
+						t.Errorf("attempt %d: url.full = %q", i+1, u)
+					}
+				}
+				ops := rec.named(attrs.LogEventOperation)
+				if len(ops) != 1 {
+					t.Fatalf("operation records = %d, want 1", len(ops))
+				}
+				o := ops[0]
+				if o.TraceID() != op.SpanContext().TraceID() || o.SpanID() != op.SpanContext().SpanID() {
+					t.Errorf("operation record not in the operation span's context")
+				}
+				if !o.Timestamp().Equal(op.StartTime()) || o.Severity() != log.SeverityInfo {
+					t.Errorf("operation record at %v severity %v, want the start %v, INFO", o.Timestamp(), o.Severity(), op.StartTime())
+				}
+				want := map[attribute.Key]string{
+					attrs.OperationIDKey: "op-42", attrs.HTTPRequestMethodKey: "GET",
+					attrs.URLFullKey:       "http://REDACTED:REDACTED@api.test:8080/items?token=REDACTED",
+					attrs.ServerAddressKey: "api.test", attrs.ServerPortKey: "8080",
+					attrs.DeadlineMsKey: "400", attrs.AttemptsKey: "3", attrs.OutcomeKey: "return",
+					attrs.ReasonKey: string(attrs.ReasonResponse), attrs.OperationDurationMsKey: "290",
+				}
+				got := recordAttrs(o)
+				if len(got) != len(want) {
+					t.Errorf("operation record attributes = %v, want %v", got, want)
+				}
+				for k, v := range want {
+					if got[k].Emit() != v {
+						t.Errorf("operation record %s = %q, want %q", k, got[k].Emit(), v)
+					}
+				}
+			})
+		})
+	}
+}
+
+// isAttemptField tells the attempt event's fields from otelhttp's own
+// client attributes on its CLIENT span.
+func isAttemptField(k string) bool {
+	switch k {
+	case "url.full", "http.request.method", "http.response.status_code", "error.type", "http.request.resend_count":
+		return true
+	}
+	return len(k) > 6 && k[:6] == "retry."
+}
+
+// The seed's write timeline: the attempt that ends in check_state and the
+// operation are ERROR, in the log events and in the slog record alike.
+func TestLogEventsSeverityOfAnUnknownWrite(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var buf bytes.Buffer
+		h, rec := newLogHarness(t, []scripted.Step{{Hang: true}, {Status: 201}},
+			append(slices.Clone(seedOptions), otelretry.WithAttemptTimeout(120*time.Millisecond),
+				otelretry.WithLogger(slog.New(slog.NewJSONHandler(&buf, nil))))...)
+		_, err := h.client.Do(post(t, otelretry.WithOperationID(t.Context(), "op-7"), "http://api.test/orders", `{"sku":1}`))
+		if !errors.Is(err, otelretry.ErrOutcomeUnknown) {
+			t.Fatalf("err = %v", err)
+		}
+		a, o := rec.named(attrs.LogEventAttempt), rec.named(attrs.LogEventOperation)
+		if len(a) != 1 || len(o) != 1 {
+			t.Fatalf("records: %d attempts, %d operations", len(a), len(o))
+		}
+		if a[0].Severity() != log.SeverityError || o[0].Severity() != log.SeverityError || o[0].SeverityText() != "ERROR" {
+			t.Errorf("severities %v, %v, want ERROR", a[0].Severity(), o[0].Severity())
+		}
+		got := recordAttrs(o[0])
+		if got[attrs.OutcomeKey].AsString() != "check_state" || got[attrs.ReasonKey].AsString() == "" ||
+			got[attrs.ErrorTypeKey].AsString() != "timeout" || got[attrs.AttemptsKey].AsInt64() != 1 {
+			t.Errorf("operation record = %v", got)
+		}
+		var r map[string]any
+		if err := json.Unmarshal(buf.Bytes(), &r); err != nil || r["level"] != "ERROR" {
+			t.Errorf("slog record %v (%v), want level ERROR", r, err)
+		}
+	})
+}
+
+// The slog record and the log event of an attempt have one severity:
+// WARN for a retry, INFO for the return.
+func TestSlogLevelsFollowTheLogEventSeverity(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var buf bytes.Buffer
+		h := newHarness(t, []scripted.Step{{Status: 503}, {Status: 200}},
+			otelretry.WithLogger(slog.New(slog.NewJSONHandler(&buf, nil))), otelretry.WithBackoff(otelretry.ConstantBackoff(time.Millisecond)))
+		resp, err := h.client.Do(get(t, t.Context(), "http://api.test/"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		var levels []any
+		for dec := json.NewDecoder(&buf); dec.More(); {
+			var r map[string]any
+			if err := dec.Decode(&r); err != nil {
+				t.Fatal(err)
+			}
+			levels = append(levels, r["level"])
+		}
+		if len(levels) != 2 || levels[0] != "WARN" || levels[1] != "INFO" {
+			t.Errorf("levels = %v, want [WARN INFO]", levels)
+		}
+	})
+}
+
+// countingLogger is a log.Logger that counts its calls and emits only when
+// enabled says so.
+type countingLogger struct {
+	embedded.Logger
+	enabled bool
+	mu      sync.Mutex
+	asked   []log.EnabledParameters
+	emitted int
+}
+
+func (l *countingLogger) Enabled(_ context.Context, p log.EnabledParameters) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.asked = append(l.asked, p)
+	return l.enabled
+}
+
+func (l *countingLogger) Emit(context.Context, log.Record) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.emitted++
+}
+
+type countingProvider struct {
+	embedded.LoggerProvider
+	l *countingLogger
+}
+
+func (p countingProvider) Logger(string, ...log.LoggerOption) log.Logger { return p.l }
+
+// A Logger that is not enabled is asked, with the event's name and
+// severity, and given nothing.
+func TestLogEventsAskEnabledFirst(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		l := &countingLogger{}
+		h := newHarness(t, []scripted.Step{{Status: 503}, {Status: 200}},
+			otelretry.WithLoggerProvider(countingProvider{l: l}), otelretry.WithBackoff(otelretry.ConstantBackoff(time.Millisecond)))
+		resp, err := h.client.Do(get(t, t.Context(), "http://api.test/"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		want := []log.EnabledParameters{
+			{Severity: log.SeverityWarn, EventName: attrs.LogEventAttempt},
+			{Severity: log.SeverityInfo, EventName: attrs.LogEventAttempt},
+			{Severity: log.SeverityInfo, EventName: attrs.LogEventOperation},
+		}
+		if !slices.Equal(l.asked, want) || l.emitted != 0 {
+			t.Errorf("asked %v, emitted %d; want %v and nothing emitted", l.asked, l.emitted, want)
+		}
+	})
+}
+
+// A nil LoggerProvider is ignored.
+func TestWithLoggerProviderIgnoresNil(t *testing.T) {
+	tr := otelretry.NewTransport(&reusedResponse{statuses: []int{http.StatusOK}}, otelretry.WithLoggerProvider(nil))
+	req, _ := http.NewRequest(http.MethodGet, "http://api.test/", nil)
+	resp, err := tr.RoundTrip(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+}
+
+// discardProcessor is an sdk/log Processor that takes every record and
+// keeps none, so that only the transport's and the SDK's own work is
+// counted.
+type discardProcessor struct{}
+
+func (discardProcessor) OnEmit(context.Context, *sdklog.Record) error { return nil }
+
+func (discardProcessor) Enabled(context.Context, sdklog.EnabledParameters) bool { return true }
+
+func (discardProcessor) Shutdown(context.Context) error { return nil }
+
+func (discardProcessor) ForceFlush(context.Context) error { return nil }
+
+// TestLogEventAllocations pins what the log events add to an operation
+// with no-op tracer and meter providers (see TestNoopPathAllocations):
+// nothing without WithLoggerProvider, nothing with the no-op
+// LoggerProvider (its Logger is never Enabled, so no record is built), and
+// with the SDK's LoggerProvider 16 for an operation of one attempt and 32
+// for one of three. A memory profile accounts for them: per record, the
+// record's own storage for the attributes past the five it holds inline
+// (1), the SDK's copy of the record (1) and the SDK's storage for those
+// attributes, which it grows one attribute at a time (4); per attempt,
+// its request id (1); per operation, its generated id and its sanitized
+// URL (3), which a recording span would have made anyway. The SDK's share
+// may change with its version: the benchmarks module compares the whole
+// with emitting the same records straight through the SDK.
+func TestLogEventAllocations(t *testing.T) {
+	base := []otelretry.Option{
+		otelretry.WithTracerProvider(tracenoop.NewTracerProvider()),
+		otelretry.WithMeterProvider(metricnoop.NewMeterProvider()),
+		otelretry.WithPropagators(propagation.NewCompositeTextMapPropagator()),
+		otelretry.WithBackoff(otelretry.ConstantBackoff(0)),
+		otelretry.WithoutBudget(),
+	}
+	sdk := sdklog.NewLoggerProvider(sdklog.WithProcessor(discardProcessor{}))
+	t.Cleanup(func() { _ = sdk.Shutdown(context.Background()) })
+	for _, tc := range []struct {
+		name     string
+		opts     []otelretry.Option
+		statuses []int
+		want     float64
+	}{
+		{"off/success", nil, []int{http.StatusOK}, 11},
+		{"off/503,503,200", nil, []int{503, 503, 200}, 11 + 2*12},
+		{"noop/success", []otelretry.Option{otelretry.WithLoggerProvider(lognoop.NewLoggerProvider())}, []int{http.StatusOK}, 11},
+		{"noop/503,503,200", []otelretry.Option{otelretry.WithLoggerProvider(lognoop.NewLoggerProvider())}, []int{503, 503, 200}, 11 + 2*12},
+		{"sdk/success", []otelretry.Option{otelretry.WithLoggerProvider(sdk)}, []int{http.StatusOK}, 11 + 16},
+		{"sdk/503,503,200", []otelretry.Option{otelretry.WithLoggerProvider(sdk)}, []int{503, 503, 200}, 11 + 2*12 + 32},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if raceScale > 1 && strings.HasPrefix(tc.name, "sdk/") {
+				t.Skip("the race detector makes sync.Pool, which the SDK's records use, drop items at random")
+			}
+			rt := otelretry.NewTransport(&reusedResponse{statuses: tc.statuses}, append(slices.Clone(base), tc.opts...)...)
+			req, err := http.NewRequest(http.MethodGet, "http://api.example.test/v1/items?id=42", nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			op := func() {
+				resp, err := rt.RoundTrip(req)
+				if err != nil || resp.StatusCode != http.StatusOK {
+					t.Fatalf("RoundTrip = %v, %v", resp, err)
+				}
+				resp.Body.Close()
+			}
+			op() // warm the pools
+			if got := testing.AllocsPerRun(100, op); got != tc.want {
+				t.Errorf("allocations per operation = %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestLoggerWritesOneRecordPerAttemptMatchingTheSpan(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var buf bytes.Buffer
+		h := newHarness(t, []scripted.Step{{Delay: 80 * time.Millisecond, Status: 503}, {Delay: 50 * time.Millisecond, Status: 200}},
+			append(seedOptions, otelretry.WithLogger(slog.New(slog.NewJSONHandler(&buf, nil))))...)
+		resp, err := h.client.Do(get(t, otelretry.WithOperationID(t.Context(), "op-1"), "http://api.test/"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		dec := json.NewDecoder(&buf)
+		var records []map[string]any
+		for dec.More() {
+			var r map[string]any
+			if err := dec.Decode(&r); err != nil {
+				t.Fatal(err)
+			}
+			records = append(records, r)
+		}
+		spans := h.attempts()
+		if len(records) != 2 || len(spans) != 2 {
+			t.Fatalf("records=%d attempt spans=%d, want 2 each", len(records), len(spans))
+		}
+		for i, r := range records {
+			e := readEvent(t, spans[i])
+			if r["retry.request.id"] != e.RequestID || r["retry.decision"] != e.Decision ||
+				r["retry.remaining_ms"] != float64(e.RemainingMs) || r["retry.elapsed_ms"] != float64(e.ElapsedMs) ||
+				r["http.response.status_code"] != float64(e.Status) {
+				t.Errorf("record %d = %v, span event = %+v", i, r, e)
+			}
+			if r["span_id"] != spans[i].SpanContext().SpanID().String() || r["trace_id"] != spans[i].SpanContext().TraceID().String() {
+				t.Errorf("record %d is not tied to its attempt span", i)
+			}
+			if _, both := r["retry.error_class"]; both {
+				t.Errorf("record %d has an error class next to a status", i)
+			}
+		}
+	})
+}
+
+// The attempt's CLIENT span carries the HTTP client attributes otelhttp
+// writes for the same request: compared against a plain otelhttp span.
+func TestAttemptSpanHasOtelhttpsClientAttributes(t *testing.T) {
+	for _, status := range []int{200, 404} {
+		plainRec := tracetest.NewSpanRecorder()
+		plain := otelhttp.NewTransport(scripted.New(scripted.Step{Status: status}),
+			otelhttp.WithTracerProvider(sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(plainRec))))
+		h := newHarness(t, []scripted.Step{{Status: status}}, otelretry.WithMaxAttempts(1))
+		for _, rt := range []http.RoundTripper{plain, h.transprt} {
+			req, _ := http.NewRequestWithContext(t.Context(), http.MethodGet, "http://api.test:8080/v1/items", nil)
+			req.Header.Set("User-Agent", "shape-test")
+			resp, err := rt.RoundTrip(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+		}
+		want := plainRec.Ended()[0]
+		got := h.attempts()[0]
+		if got.SpanKind() != trace.SpanKindClient || got.Name() != "GET" {
+			t.Errorf("attempt span %q %v, want CLIENT named GET", got.Name(), got.SpanKind())
+		}
+		for _, kv := range want.Attributes() {
+			if v, ok := spantest.Attr(got, kv.Key); !ok || v != kv.Value {
+				t.Errorf("status %d: %s = %v on the attempt span, otelhttp writes %v", status, kv.Key, v.Emit(), kv.Value.Emit())
+			}
+		}
+		if want.Status() != got.Status() {
+			t.Errorf("status %d: span status %v, otelhttp's %v", status, got.Status(), want.Status())
+		}
+	}
+}
+
+// error.type is set where the semantic conventions ask for it: on attempts
+// without a 2xx or 3xx, and on operations that did not end return; never
+// on a success.
+func TestErrorType(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := newHarness(t, []scripted.Step{{Status: 503}, {Hang: true}, {Status: 200}},
+			otelretry.WithAttemptTimeout(50*time.Millisecond), otelretry.WithBackoff(otelretry.ConstantBackoff(0)), otelretry.WithoutBudget())
+		resp, err := h.client.Do(get(t, t.Context(), "http://api.test/"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		var types []string
+		for _, a := range h.attempts() {
+			v, ok := spantest.Attr(a, attrs.ErrorTypeKey)
+			if !ok {
+				types = append(types, "-")
+				continue
+			}
+			types = append(types, v.AsString())
+		}
+		if strings.Join(types, ",") != "503,timeout,-" {
+			t.Errorf("attempt error.type = %v, want 503, timeout, none", types)
+		}
+	})
+	synctest.Test(t, func(t *testing.T) {
+		h := newHarness(t, []scripted.Step{{Status: 503}}, otelretry.WithBackoff(otelretry.ConstantBackoff(0)), otelretry.WithoutBudget())
+		resp, _ := h.client.Do(get(t, t.Context(), "http://api.test/"))
+		resp.Body.Close()
+		if got := attrOf(h.operation(t), attrs.ErrorTypeKey).AsString(); got != "503" {
+			t.Errorf("operation error.type = %q, want 503 (max_attempts after 503s)", got)
+		}
+	})
+	synctest.Test(t, func(t *testing.T) {
+		h := newHarness(t, []scripted.Step{{Status: 200}})
+		resp, _ := h.client.Do(get(t, t.Context(), "http://api.test/"))
+		resp.Body.Close()
+		if _, ok := spantest.Attr(h.operation(t), attrs.ErrorTypeKey); ok {
+			t.Errorf("a successful operation carries error.type")
+		}
+	})
+}
+
+// Samplers and tail-sampling policies see method, url.full (sanitized) and
+// server.address on the operation span at its start.
+func TestOperationAttributesAtStart(t *testing.T) {
+	start := &startAttributes{}
+	rec := tracetest.NewSpanRecorder()
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(start), sdktrace.WithSpanProcessor(rec))
+	tr := otelretry.NewTransport(scripted.New(scripted.Step{Status: 200}), otelretry.WithTracerProvider(tp))
+	resp, err := tr.RoundTrip(get(t, t.Context(), "http://api.test:8443/items?token=s3cret"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	atStart := start.seen()[0] // the operation span starts first
+	want := map[attribute.Key]string{
+		attrs.HTTPRequestMethodKey: "GET",
+		attrs.URLFullKey:           "http://api.test:8443/items?token=REDACTED",
+		attrs.ServerAddressKey:     "api.test",
+		attrs.ServerPortKey:        "8443",
+	}
+	for k, v := range want {
+		if got, ok := attrValue(atStart, k); !ok || got != v {
+			t.Errorf("%s at start = %q (set %v), want %q", k, got, ok, v)
+		}
+	}
+	if _, ok := attrValue(atStart, attrs.OperationIDKey); !ok {
+		t.Errorf("retry.operation.id not set at start")
+	}
+}
+
+// The log record and the attempt span carry one list of fields.
+func TestLogRecordAndSpanCarryOneFieldList(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var buf bytes.Buffer
+		h := newHarness(t, []scripted.Step{{Status: 503, Header: http.Header{"Retry-After": {"0"}}}, {Status: 200}},
+			otelretry.WithLogger(slog.New(slog.NewJSONHandler(&buf, nil))), otelretry.WithBackoff(otelretry.ConstantBackoff(time.Millisecond)))
+		resp, err := h.client.Do(get(t, t.Context(), "http://api.test/items?page=2"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		dec := json.NewDecoder(&buf)
+		for i, span := range h.attempts() {
+			var rec map[string]any
+			if err := dec.Decode(&rec); err != nil {
+				t.Fatal(err)
+			}
+			for _, kv := range span.Attributes() {
+				k := string(kv.Key)
+				if !strings.HasPrefix(k, "retry.") && k != "http.request.resend_count" && k != "url.full" {
+					continue // otelhttp's own client attributes
+				}
+				v, ok := rec[k]
+				if !ok {
+					t.Errorf("attempt %d: the log record lacks %s", i+1, k)
+					continue
+				}
+				if want := kv.Value.Emit(); toString(v) != want {
+					t.Errorf("attempt %d: %s is %v in the log, %s on the span", i+1, k, v, want)
+				}
+			}
+			for k := range rec {
+				switch k {
+				case "time", "level", "msg", "trace_id", "span_id":
+					continue
+				}
+				if _, ok := spantest.Attr(span, attribute.Key(k)); !ok {
+					t.Errorf("attempt %d: the log record has %s, the span does not", i+1, k)
+				}
+			}
+		}
+	})
+}
+
+func toString(v any) string {
+	switch v := v.(type) {
+	case float64:
+		return strings.TrimSuffix(strings.TrimSuffix(jsonNumber(v), ".0"), ".")
+	case string:
+		return v
+	default:
+		b, _ := json.Marshal(v)
+		return string(b)
+	}
+}
+
+func jsonNumber(f float64) string { b, _ := json.Marshal(f); return string(b) }
+
+// With an instrumented base (WithoutClientSpans), the attempt span is the
+// transport's INTERNAL span, carrying the attempt event, and the base's
+// CLIENT span nests under it.
+func TestWithoutClientSpansNestsTheBasesClientSpan(t *testing.T) {
+	rec := tracetest.NewSpanRecorder()
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
+	base := otelhttp.NewTransport(scripted.New(scripted.Step{Status: 200}), otelhttp.WithTracerProvider(tp))
+	tr := otelretry.NewTransport(base, otelretry.WithTracerProvider(tp), otelretry.WithoutClientSpans())
+	resp, err := tr.RoundTrip(get(t, t.Context(), "http://api.test/"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	spans := rec.Ended()
+	attempts := spantest.Attempts(spans)
+	if len(spans) != 3 || len(attempts) != 1 {
+		t.Fatalf("spans = %d (attempts %d), want the operation, the attempt and the base's client span", len(spans), len(attempts))
+	}
+	a := attempts[0]
+	if a.SpanKind() != trace.SpanKindInternal || a.Name() != "GET" {
+		t.Errorf("attempt span %q %v, want INTERNAL named GET", a.Name(), a.SpanKind())
+	}
+	clients := spantest.Children(spans, a)
+	if len(clients) != 1 || clients[0].SpanKind() != trace.SpanKindClient {
+		t.Fatalf("want the base's CLIENT span under the attempt span")
+	}
+}
+
+// A method outside the standard set (PURGE, or a standard name in another
+// case, as method names are case-sensitive) is http.request.method=_OTHER
+// with http.request.method_original on every channel, as the HTTP semantic
+// conventions ask and as otelhttp's CLIENT span says for PURGE: the
+// operation span, the attempt span, the retry.attempt and retry.operation
+// log records, the slog record, and the metric label (which carries no
+// original, to bound its series).
+func TestMethodOutsideTheStandardSetIsOtherOnEveryChannel(t *testing.T) {
+	const methodKey, originalKey = attribute.Key("http.request.method"), attribute.Key("http.request.method_original")
+	for _, method := range []string{"PURGE", "get"} {
+		for _, clientSpans := range []bool{true, false} {
+			t.Run(fmt.Sprintf("%s/clientSpans=%v", method, clientSpans), func(t *testing.T) {
+				var buf bytes.Buffer
+				opts := []otelretry.Option{otelretry.WithLogger(slog.New(slog.NewJSONHandler(&buf, nil)))}
+				if !clientSpans {
+					opts = append(opts, otelretry.WithoutClientSpans())
+				}
+				h, logs := newLogHarness(t, []scripted.Step{{Status: 200}}, opts...)
+				req, err := http.NewRequestWithContext(t.Context(), method, "http://api.test/cache", nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				resp, err := h.client.Do(req)
+				if err != nil {
+					t.Fatal(err)
+				}
+				resp.Body.Close()
+				check := func(channel string, get func(attribute.Key) (string, bool)) {
+					t.Helper()
+					m, _ := get(methodKey)
+					o, ok := get(originalKey)
+					if m != "_OTHER" || !ok || o != method {
+						t.Errorf("%s: method %q, original %q (set %v); want _OTHER and %q", channel, m, o, ok, method)
+					}
+				}
+				fromSpan := func(s sdktrace.ReadOnlySpan) func(attribute.Key) (string, bool) {
+					return func(k attribute.Key) (string, bool) { return attrValue(s.Attributes(), k) }
+				}
+				fromRecord := func(rec sdklog.Record) func(attribute.Key) (string, bool) {
+					return func(k attribute.Key) (string, bool) {
+						v, ok := recordAttrs(rec)[k]
+						return v.Emit(), ok
+					}
+				}
+				check("operation span", fromSpan(h.operation(t)))
+				attempts := h.attempts()
+				if len(attempts) != 1 {
+					t.Fatalf("%d attempt spans, want 1", len(attempts))
+				}
+				check("attempt span", fromSpan(attempts[0]))
+				for _, name := range []string{attrs.LogEventAttempt, attrs.LogEventOperation} {
+					recs := logs.named(name)
+					if len(recs) != 1 {
+						t.Fatalf("%d %s records, want 1", len(recs), name)
+					}
+					check(name+" record", fromRecord(recs[0]))
+				}
+				var rec map[string]any
+				if err := json.Unmarshal(buf.Bytes(), &rec); err != nil {
+					t.Fatalf("slog record %q: %v", buf.String(), err)
+				}
+				check("slog record", func(k attribute.Key) (string, bool) {
+					v, ok := rec[string(k)].(string)
+					return v, ok
+				})
+				if got := sumBy(t, h.collect(t), "retry.attempts", methodKey); len(got) != 1 || got["_OTHER"] != 1 {
+					t.Errorf("retry.attempts by method = %v, want one attempt labelled _OTHER", got)
+				}
+			})
+		}
+	}
+}
+
+func (h *harness) collect(t *testing.T) metricdata.ResourceMetrics {
+	t.Helper()
+	var rm metricdata.ResourceMetrics
+	if err := h.reader.Collect(context.Background(), &rm); err != nil {
+		t.Fatal(err)
+	}
+	return rm
+}
+
+func sumBy(t *testing.T, rm metricdata.ResourceMetrics, name string, key attribute.Key) map[string]int64 {
+	t.Helper()
+	out := map[string]int64{}
+	for _, sm := range rm.ScopeMetrics {
+		for _, m := range sm.Metrics {
+			if m.Name != name {
+				continue
+			}
+			for _, dp := range m.Data.(metricdata.Sum[int64]).DataPoints {
+				v, _ := dp.Attributes.Value(key)
+				out[v.Emit()] += dp.Value
+			}
+		}
+	}
+	return out
+}
+
+func TestTelemetryUsesTheLibraryScope(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := newHarness(t, []scripted.Step{{Status: 503}, {Status: 200}}, otelretry.WithBackoff(otelretry.ConstantBackoff(time.Millisecond)))
+		resp, err := h.client.Do(get(t, t.Context(), "http://api.test/"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		want := instrumentation.Scope{Name: otelretry.ScopeName, Version: otelretry.Version}
+		if got := h.operation(t).InstrumentationScope(); got != want {
+			t.Errorf("span scope = %+v, want %+v", got, want)
+		}
+		var found bool
+		for _, sm := range h.collect(t).ScopeMetrics {
+			if sm.Scope == want {
+				found = len(sm.Metrics) == 6
+			}
+		}
+		if !found {
+			t.Error("no scope with the six retry instruments under the library scope")
+		}
+	})
+}
+
+// Ten operations, three of which end deadline_exceeded: the dashboard's
+// deadline ratio is exactly 0.3, and the retry share computed from the
+// metrics equals the one computed from the spans of the same run.
+func TestDashboardRatiosAreExact(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		// Per operation: 503 then 200 (7 ops), or 503 with Retry-After past
+		// the budget (3 ops).
+		var steps []scripted.Step
+		for i := range 10 {
+			if i%3 == 0 && i < 9 {
+				steps = append(steps, scripted.Step{Status: 503, Header: http.Header{"Retry-After": {"60"}}})
+				continue
+			}
+			steps = append(steps, scripted.Step{Status: 503}, scripted.Step{Status: 200})
+		}
+		// No budget: ten failed first attempts in a row would throttle the
+		// retries (and the Retry-After would hold them); this test is about
+		// metrics matching spans.
+		h := newHarness(t, steps, otelretry.WithDeadline(time.Second), otelretry.WithBackoff(otelretry.ConstantBackoff(time.Millisecond)),
+			otelretry.WithoutBudget())
+		for i := range 10 {
+			resp, err := h.client.Do(get(t, otelretry.WithOperationID(t.Context(), fmt.Sprint("op-", i)), "http://api.test/"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+		}
+		rm := h.collect(t)
+		outcomes := sumBy(t, rm, "retry.operations", attrs.OutcomeKey)
+		var ops int64
+		for _, n := range outcomes {
+			ops += n
+		}
+		if ops != 10 || outcomes["deadline_exceeded"] != 3 {
+			t.Fatalf("outcomes = %v", outcomes)
+		}
+		if ratio := float64(outcomes["deadline_exceeded"]) / float64(ops); ratio != 0.3 {
+			t.Fatalf("deadline ratio = %v, want 0.3", ratio)
+		}
+
+		decisions := sumBy(t, rm, "retry.attempts", attrs.DecisionKey)
+		var attempts int64
+		for _, n := range decisions {
+			attempts += n
+		}
+		spanDecisions := map[string]int64{}
+		for _, e := range h.events(t) {
+			spanDecisions[e.Decision]++
+		}
+		if attempts != int64(len(h.attempts())) || decisions["retry"] != spanDecisions["retry"] || decisions["retry"] != 7 {
+			t.Fatalf("metrics decisions %v (total %d), span decisions %v (total %d)", decisions, attempts, spanDecisions, len(h.attempts()))
+		}
+	})
+}
+
+// Thousands of operations with distinct ids and URLs make a fixed, small
+// number of series, and no label value carries an id or a path.
+func TestMetricCardinalityIsBounded(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := newHarness(t, []scripted.Step{{Status: 503}, {Status: 200}, {Status: 404}},
+			otelretry.WithBackoff(otelretry.ConstantBackoff(0)), otelretry.WithoutBudget())
+		for i := range 3000 {
+			url := fmt.Sprintf("http://api.test/users/%d/orders?id=%d", i, i)
+			resp, err := h.client.Do(get(t, otelretry.WithOperationID(t.Context(), fmt.Sprintf("op-%d", i)), url))
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+		}
+		series := 0
+		retrySets(t, h, func(metric string, s attribute.Set) {
+			series++
+			for _, kv := range s.ToSlice() {
+				v := kv.Value.Emit()
+				if strings.Contains(v, "op-") || strings.Contains(v, "/") || strings.Contains(v, "users") {
+					t.Errorf("%s label %s=%q carries an id or a path", metric, kv.Key, v)
+				}
+				if kv.Key == attrs.OperationIDKey || kv.Key == attrs.RequestIDKey || kv.Key == attrs.URLFullKey {
+					t.Errorf("%s has the label %s", metric, kv.Key)
+				}
+			}
+		})
+		// Operations: first 503→200 (return, 2 attempts); the scripted base
+		// then answers 404 for ever (stop). Series: operations 2, attempts 3
+		// (retry/503, return/200, stop/404), operation.attempts 2,
+		// operation.duration 2, attempt.duration 3, backoff 1.
+		if series != 13 {
+			t.Fatalf("series = %d, want 13 for 3000 distinct operations", series)
+		}
+	})
+}
+
+// WithMetricAttributes adds the user's labels to every retry instrument and
+// drops ids, URLs and the recorder's own keys.
+func TestMetricAttributesEnrichEveryInstrument(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := newHarness(t, []scripted.Step{{Status: 503}, {Status: 200}},
+			otelretry.WithBackoff(otelretry.ConstantBackoff(time.Millisecond)),
+			otelretry.WithMetricAttributes(func(r *http.Request) []attribute.KeyValue {
+				return []attribute.KeyValue{
+					attribute.String("dependency", "orders"),
+					attrs.OperationIDKey.String("op-must-not-be-a-label"),
+					attrs.URLFullKey.String(r.URL.String()),
+					attrs.DecisionKey.String("forged"),
+				}
+			}))
+		resp, err := h.client.Do(get(t, otelretry.WithOperationID(t.Context(), "op-1"), "http://api.test/x?id=7"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		seen := 0
+		retrySets(t, h, func(metric string, s attribute.Set) {
+			seen++
+			if v, ok := s.Value("dependency"); !ok || v.AsString() != "orders" {
+				t.Errorf("%s: no dependency=orders label in %v", metric, s.ToSlice())
+			}
+			for _, k := range []attribute.Key{attrs.OperationIDKey, attrs.URLFullKey} {
+				if s.HasValue(k) {
+					t.Errorf("%s carries %s", metric, k)
+				}
+			}
+			if v, ok := s.Value(attrs.DecisionKey); ok && v.AsString() == "forged" {
+				t.Errorf("%s: the enricher overwrote retry.decision", metric)
+			}
+		})
+		if seen != 8 { // operations, operation.attempts, operation.duration: 1; attempts, attempt.duration: 2; backoff: 1
+			t.Fatalf("label sets = %d, want 8", seen)
+		}
+	})
+}
+
+// retrySets calls f for every label set of every retry instrument.
+func retrySets(t *testing.T, h *harness, f func(metric string, s attribute.Set)) {
+	t.Helper()
+	for _, sm := range h.collect(t).ScopeMetrics {
+		if sm.Scope.Name != otelretry.ScopeName {
+			continue
+		}
+		for _, m := range sm.Metrics {
+			for _, s := range attributeSets(m) {
+				f(m.Name, s)
+			}
+		}
+	}
+}
+
+func attributeSets(m metricdata.Metrics) []attribute.Set {
+	var sets []attribute.Set
+	switch d := m.Data.(type) {
+	case metricdata.Sum[int64]:
+		for _, dp := range d.DataPoints {
+			sets = append(sets, dp.Attributes)
+		}
+	case metricdata.Histogram[int64]:
+		for _, dp := range d.DataPoints {
+			sets = append(sets, dp.Attributes)
+		}
+	case metricdata.Histogram[float64]:
+		for _, dp := range d.DataPoints {
+			sets = append(sets, dp.Attributes)
+		}
+	}
+	return sets
+}
+
+// retryDataPointAttributes returns the attribute sets of every data point
+// of the retry instruments (the library's scope), by instrument name.
+func retryDataPointAttributes(rm metricdata.ResourceMetrics) map[string][]attribute.Set {
+	out := map[string][]attribute.Set{}
+	for _, sm := range rm.ScopeMetrics {
+		if sm.Scope.Name != otelretry.ScopeName {
+			continue
+		}
+		for _, m := range sm.Metrics {
+			switch data := m.Data.(type) {
+			case metricdata.Sum[int64]:
+				for _, dp := range data.DataPoints {
+					out[m.Name] = append(out[m.Name], dp.Attributes)
+				}
+			case metricdata.Histogram[int64]:
+				for _, dp := range data.DataPoints {
+					out[m.Name] = append(out[m.Name], dp.Attributes)
+				}
+			case metricdata.Histogram[float64]:
+				for _, dp := range data.DataPoints {
+					out[m.Name] = append(out[m.Name], dp.Attributes)
+				}
+			}
+		}
+	}
+	return out
+}
+
+// server.address is a label of every retry instrument with
+// WithMetricsServerAddress (the host, without the port), and of none
+// without it.
+func TestMetricsServerAddressOnlyByOption(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		opts []otelretry.Option
+		want string // "" = no server.address label
+	}{
+		{"default", nil, ""},
+		{"WithMetricsServerAddress", []otelretry.Option{otelretry.WithMetricsServerAddress()}, "api.test"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				opts := append([]otelretry.Option{otelretry.WithBackoff(otelretry.ConstantBackoff(time.Millisecond))}, tc.opts...)
+				h := newHarness(t, []scripted.Step{{Status: 503}, {Status: 200}}, opts...)
+				resp, err := h.client.Do(get(t, t.Context(), "http://api.test:8443/items?id=1"))
+				if err != nil {
+					t.Fatal(err)
+				}
+				resp.Body.Close()
+				sets := retryDataPointAttributes(h.collect(t))
+				if len(sets) != 6 {
+					t.Fatalf("data points for %d retry instruments, want 6: %v", len(sets), sets)
+				}
+				for name, ss := range sets {
+					for _, s := range ss {
+						v, ok := s.Value(attrs.ServerAddressKey)
+						if got := v.AsString(); ok != (tc.want != "") || got != tc.want {
+							t.Errorf("%s: server.address = %q (present %v), want %q", name, got, ok, tc.want)
+						}
+					}
+				}
+			})
+		})
 	}
 }

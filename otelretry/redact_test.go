@@ -4,9 +4,19 @@
 package otelretry_test
 
 import (
+	"bytes"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"strings"
 	"testing"
+	"testing/synctest"
+	"time"
 
 	"github.com/otelretry/otelretry-go/attrs"
+	"github.com/otelretry/otelretry-go/internal/scripted"
 	"github.com/otelretry/otelretry-go/otelretry"
 )
 
@@ -29,5 +39,167 @@ func TestSanitizeURL(t *testing.T) {
 	}
 	if got := otelretry.SanitizeURL(nil); got != "" {
 		t.Errorf("SanitizeURL(nil) = %q, want \"\"", got)
+	}
+}
+
+func TestSecretsNeverReachTelemetry(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var logs bytes.Buffer
+		h, events := newLogHarness(t, []scripted.Step{{Status: 503}, {Hang: true}},
+			otelretry.WithLogger(slog.New(slog.NewJSONHandler(&logs, nil))),
+			otelretry.WithAttemptTimeout(50*time.Millisecond),
+			otelretry.WithBackoff(otelretry.ConstantBackoff(time.Millisecond)),
+			otelretry.WithMaxAttempts(2))
+		atStart := &startAttributes{}
+		h.tp.RegisterSpanProcessor(atStart)
+		const sent = "http://alice:hunter2@api.test/v1/items?token=tok-SECRET-1&sig=SIG-SECRET-2&page=3"
+		req := get(t, t.Context(), sent)
+		req.Header.Set("Authorization", "Bearer AUTH-SECRET-3")
+		req.Header.Set("Cookie", "session=COOKIE-SECRET-4")
+		_, err := h.client.Do(req)
+		if err == nil {
+			t.Fatal("want an error after the timeout")
+		}
+		secrets := []string{"hunter2", "alice", "tok-SECRET-1", "SIG-SECRET-2", "AUTH-SECRET-3", "COOKIE-SECRET-4"}
+		var dump strings.Builder
+		for _, s := range h.ended() {
+			fmt.Fprintf(&dump, "%s %v %v %v\n", s.Name(), s.Attributes(), s.Status(), s.Events())
+		}
+		// What span processors see when a span starts (otelhttp's client
+		// span records url.full then) is telemetry too.
+		fmt.Fprintf(&dump, "%v\n", atStart.seen())
+		var rerr *otelretry.Error
+		errors.As(err, &rerr)
+		dump.WriteString(rerr.Error())
+		var eventDump strings.Builder
+		for _, r := range events.records {
+			fmt.Fprintf(&eventDump, "%s %v %v\n", r.EventName(), r.Body().Emit(), recordAttrs(r))
+		}
+		if !strings.Contains(eventDump.String(), "http://REDACTED:REDACTED@api.test/v1/items?token=REDACTED") {
+			t.Errorf("log events lack the sanitized URL:\n%s", eventDump.String())
+		}
+		for _, where := range []struct{ name, text string }{{"spans", dump.String()}, {"logs", logs.String()}, {"log events", eventDump.String()}, {"error", rerr.Error()}} {
+			for _, s := range secrets {
+				if strings.Contains(where.text, s) {
+					t.Errorf("%s contain the secret %q", where.name, s)
+				}
+			}
+		}
+		// Credentials become REDACTED:REDACTED, as the semantic conventions
+		// ask for url.full.
+		const clean = "http://REDACTED:REDACTED@api.test/v1/items?token=REDACTED&sig=REDACTED&page=REDACTED"
+		for _, s := range h.ended() {
+			if v, ok := attrValue(s.Attributes(), attrs.URLFullKey); ok && v != clean {
+				t.Errorf("span %q url.full = %q, want %q", s.Name(), v, clean)
+			}
+		}
+		if got := attrOf(h.operation(t), attrs.URLFullKey).AsString(); got != clean {
+			t.Errorf("operation url.full = %q", got)
+		}
+		if !strings.Contains(logs.String(), clean) {
+			t.Errorf("logs lack the sanitized URL:\n%s", logs.String())
+		}
+		// The server still gets the URL as sent, credentials and all.
+		for i, c := range h.base.Calls() {
+			if c.URL != sent {
+				t.Errorf("call %d went to %q, want %q", i+1, c.URL, sent)
+			}
+		}
+	})
+}
+
+// Spans, logs and errors record the prepared request sanitized: the
+// userinfo, query token and Authorization header a PrepareFunc adds (a
+// presigned URL) reach the server, and no span (at its start or end), log
+// record or error.
+func TestPreparedSecretsNeverReachTelemetry(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var logs bytes.Buffer
+		h := newHarness(t, []scripted.Step{{Status: 503}, {Err: errors.New(`dial: Get "http://bob:PREP-PASS@api.test/v1?token=PREP-TOKEN": refused`)}},
+			otelretry.WithLogger(slog.New(slog.NewJSONHandler(&logs, nil))),
+			otelretry.WithBackoff(otelretry.ConstantBackoff(time.Millisecond)), otelretry.WithMaxAttempts(2),
+			otelretry.WithPrepareAttempt(func(r *http.Request, n int) error {
+				r.URL.User = url.UserPassword("bob", "PREP-PASS")
+				r.URL.RawQuery = "token=PREP-TOKEN"
+				r.Header.Set("Authorization", "Bearer PREP-AUTH")
+				return nil
+			}))
+		atStart := &startAttributes{}
+		h.tp.RegisterSpanProcessor(atStart)
+		_, err := h.client.Do(get(t, t.Context(), "http://api.test/v1"))
+		if err == nil {
+			t.Fatal("want an error")
+		}
+		var dump strings.Builder
+		for _, s := range h.ended() {
+			fmt.Fprintf(&dump, "%s %v %v %v\n", s.Name(), s.Attributes(), s.Status(), s.Events())
+		}
+		fmt.Fprintf(&dump, "%v\n%s\n%s", atStart.seen(), logs.String(), err.Error())
+		for _, s := range []string{"PREP-PASS", "PREP-TOKEN", "PREP-AUTH"} {
+			if strings.Contains(dump.String(), s) {
+				t.Errorf("telemetry or error contains %q", s)
+			}
+		}
+		if c := h.base.Calls(); len(c) == 0 || !strings.Contains(c[0].URL, "PREP-TOKEN") {
+			t.Errorf("the server did not get the prepared URL: %v", c)
+		}
+	})
+}
+
+// A PrepareFunc's error (a token refresh that failed with the *url.Error
+// net/http's Client returns) reaches the caller sanitized: Error.Error
+// holds neither that URL's nor the request's userinfo and query values.
+func TestPrepareFuncErrorIsSanitized(t *testing.T) {
+	h := newHarness(t, []scripted.Step{{Status: 200}}, otelretry.WithPrepareAttempt(func(r *http.Request, n int) error {
+		return &url.Error{Op: "Post", URL: "https://bob:PW-SECRET@auth.test/token?client_secret=CS-SECRET", Err: errors.New("connection refused")}
+	}))
+	req := get(t, t.Context(), "https://alice:hunter2@api.test/v1?token=TOK-SECRET")
+	_, err := h.transprt.RoundTrip(req)
+	if err == nil {
+		t.Fatal("want an error")
+	}
+	for _, s := range []string{"PW-SECRET", "CS-SECRET", "hunter2", "TOK-SECRET"} {
+		if strings.Contains(err.Error(), s) {
+			t.Errorf("error %q leaks %q", err, s)
+		}
+	}
+}
+
+// A base's *url.Error carries the raw URL; neither the returned error nor
+// the attempt span's status description may repeat its userinfo or query.
+func TestBaseURLErrorsAreSanitized(t *testing.T) {
+	raw := "http://alice:s3cret@api.test/v1/items?token=tok-123&page=2"
+	h := newHarness(t, []scripted.Step{{Err: &url.Error{Op: "Get", URL: raw, Err: errors.New("connection lost")}}},
+		otelretry.WithMaxAttempts(1))
+	req, _ := http.NewRequestWithContext(t.Context(), http.MethodPost, raw, strings.NewReader("x"))
+	_, err := h.transprt.RoundTrip(req)
+	if err == nil {
+		t.Fatal("want an error")
+	}
+	var ue *url.Error
+	if !errors.As(err, &ue) {
+		t.Errorf("the base's *url.Error is not reachable with errors.As: %v", err)
+	}
+	texts := []string{err.Error()}
+	for _, s := range h.ended() {
+		texts = append(texts, s.Status().Description)
+		for _, e := range s.Events() {
+			for _, kv := range e.Attributes {
+				texts = append(texts, kv.Value.Emit())
+			}
+		}
+		for _, kv := range s.Attributes() {
+			texts = append(texts, kv.Value.Emit())
+		}
+	}
+	for _, text := range texts {
+		for _, secret := range []string{"s3cret", "tok-123", "alice"} {
+			if strings.Contains(text, secret) {
+				t.Errorf("%q leaks %q", text, secret)
+			}
+		}
+	}
+	if !strings.Contains(err.Error(), "connection lost") {
+		t.Errorf("err = %q, lost the cause", err)
 	}
 }

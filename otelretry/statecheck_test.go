@@ -6,8 +6,10 @@ package otelretry_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"strings"
 	"testing"
 	"testing/synctest"
@@ -216,5 +218,240 @@ func TestStateCheckErrorIsRecordedAndReachable(t *testing.T) {
 		if !found {
 			t.Errorf("the state check's error is on no state_check span")
 		}
+	})
+}
+
+// A state check's bad answers are held to the rules: applied without a
+// response stays unknown (no response invented); applied with a nil Body
+// is returned with http.NoBody; not_applied after blocking past the
+// deadline gets no resend (deadline_exceeded, known not applied); a panic
+// is not hidden and leaves no span open.
+func TestStateCheckBadAnswersAreHeldToTheRules(t *testing.T) {
+	steps := []scripted.Step{{Hang: true}, {Status: 201}}
+	opts := func(f otelretry.StateCheckFunc) []otelretry.Option {
+		return []otelretry.Option{otelretry.WithAttemptTimeout(100 * time.Millisecond), otelretry.WithDeadline(time.Second),
+			otelretry.WithBackoff(otelretry.ConstantBackoff(0)), otelretry.WithStateCheck(f)}
+	}
+	t.Run("applied-nil-response", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			h := newHarness(t, steps, opts(func(context.Context, otelretry.StateCheck) (otelretry.StateResult, error) {
+				return otelretry.StateResult{State: attrs.StateApplied}, nil
+			})...)
+			resp, err := h.client.Do(postReq(t, t.Context()))
+			if resp != nil || !errors.Is(err, otelretry.ErrOutcomeUnknown) {
+				t.Errorf("got %v, %v; want ErrOutcomeUnknown", resp, err)
+			}
+			if n := len(h.base.Calls()); n != 1 {
+				t.Errorf("%d calls, want 1", n)
+			}
+		})
+	})
+	t.Run("applied-nil-body", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			h := newHarness(t, steps, opts(func(context.Context, otelretry.StateCheck) (otelretry.StateResult, error) {
+				return otelretry.StateResult{State: attrs.StateApplied, Response: &http.Response{StatusCode: 200, Header: http.Header{}}}, nil
+			})...)
+			resp, err := h.client.Do(postReq(t, t.Context()))
+			if err != nil || resp.Body == nil {
+				t.Fatalf("got %v, %v; want the stored response with a body", resp, err)
+			}
+			if b, err := io.ReadAll(resp.Body); err != nil || len(b) != 0 {
+				t.Errorf("read %q, %v", b, err)
+			}
+			resp.Body.Close()
+		})
+	})
+	t.Run("blocks-past-deadline-not-applied", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			h := newHarness(t, steps, opts(func(context.Context, otelretry.StateCheck) (otelretry.StateResult, error) {
+				time.Sleep(5 * time.Second) // ignores its context
+				return otelretry.StateResult{State: attrs.StateNotApplied}, nil
+			})...)
+			resp, err := h.client.Do(postReq(t, t.Context()))
+			if resp != nil {
+				resp.Body.Close()
+			}
+			if n := len(h.base.Calls()); n != 1 {
+				t.Errorf("%d calls, want 1: no resend after the deadline", n)
+			}
+			var rerr *otelretry.Error
+			if !errors.As(err, &rerr) || rerr.Outcome != attrs.OutcomeDeadlineExceeded || errors.Is(err, otelretry.ErrOutcomeUnknown) {
+				t.Errorf("got %v; want deadline_exceeded, known not applied", err)
+			}
+		})
+	})
+	t.Run("panics", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			h := newHarness(t, steps, opts(func(context.Context, otelretry.StateCheck) (otelretry.StateResult, error) {
+				panic("state check boom")
+			})...)
+			func() {
+				defer func() {
+					if recover() == nil {
+						t.Error("the state check's panic was swallowed")
+					}
+				}()
+				h.transprt.RoundTrip(postReq(t, t.Context()))
+			}()
+			if started, ended := len(h.spans.Started()), len(h.spans.Ended()); started != ended {
+				t.Errorf("%d spans started, %d ended", started, ended)
+			}
+		})
+	})
+}
+
+// A write a state check says was not applied is sent again within the
+// attempt limit and the budget of a retry: a hook that always says
+// not_applied (a lie when the write was applied) gets at most the attempt
+// limit of calls, and with a budget no more than the budget allows.
+func TestStateCheckNotAppliedResendsWithinTheAttemptLimitAndTheBudget(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		checks := 0
+		h := newHarness(t, []scripted.Step{{Hang: true}},
+			otelretry.WithAttemptTimeout(100*time.Millisecond), otelretry.WithDeadline(10*time.Second),
+			otelretry.WithMaxAttempts(4), otelretry.WithoutBudget(),
+			otelretry.WithStateCheck(func(context.Context, otelretry.StateCheck) (otelretry.StateResult, error) {
+				checks++
+				return otelretry.StateResult{State: attrs.StateNotApplied}, nil
+			}))
+		_, err := h.client.Do(postReq(t, t.Context()))
+		var rerr *otelretry.Error
+		if !errors.As(err, &rerr) || rerr.Outcome != attrs.OutcomeMaxAttempts {
+			t.Errorf("got %v; want max_attempts", err)
+		}
+		if n := len(h.base.Calls()); n != 4 || checks != 4 {
+			t.Errorf("%d calls, %d checks; want 4 and 4", n, checks)
+		}
+	})
+	synctest.Test(t, func(t *testing.T) {
+		budget := otelretry.NewBudget()
+		h := newHarness(t, []scripted.Step{{Hang: true}},
+			otelretry.WithAttemptTimeout(100*time.Millisecond), otelretry.WithDeadline(10*time.Second),
+			otelretry.WithMaxAttempts(10), otelretry.WithBudget(budget),
+			otelretry.WithStateCheck(func(context.Context, otelretry.StateCheck) (otelretry.StateResult, error) {
+				return otelretry.StateResult{State: attrs.StateNotApplied}, nil
+			}))
+		avail := budget.Available(get(t, t.Context(), "http://api.test/"))
+		_, err := h.client.Do(postReq(t, t.Context()))
+		var rerr *otelretry.Error
+		if !errors.As(err, &rerr) || rerr.Outcome != attrs.OutcomeBudgetExhausted {
+			t.Errorf("got %v; want budget_exhausted", err)
+		}
+		if n := len(h.base.Calls()); n != avail+1 {
+			t.Errorf("%d calls with a budget of %d retries", n, avail)
+		}
+	})
+}
+
+// A lookup that the state check makes through the same otelretry client
+// is an operation of its own (its own id, never counted as a repeat of
+// the write), and the write's attempts keep their numbers, also under
+// WithOperationID and an Intent on the write's context.
+func TestStateCheckLookupThroughTheSameClientKeepsTheWritesNumbers(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var h *harness
+		var lookupID string
+		h = newHarness(t, []scripted.Step{{Hang: true}, {Status: 200}, {Status: 201}},
+			otelretry.WithAttemptTimeout(100*time.Millisecond),
+			otelretry.WithBackoff(otelretry.ConstantBackoff(0)),
+			otelretry.WithStateCheck(func(ctx context.Context, c otelretry.StateCheck) (otelretry.StateResult, error) {
+				resp, err := h.client.Do(get(t, ctx, "http://api.test/orders/by-key/"+c.OperationID))
+				if err != nil {
+					return otelretry.StateResult{}, err
+				}
+				resp.Body.Close()
+				return otelretry.StateResult{State: attrs.StateNotApplied}, nil
+			}))
+		ctx := otelretry.WithOperationID(t.Context(), "write-1")
+		ctx = otelretry.WithIntent(ctx, otelretry.Intent{MaxAttempts: 2})
+		resp, err := h.client.Do(postReq(t, ctx))
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		var writeAttempts []int64
+		for _, s := range h.attempts() {
+			id := attrOf(s, attrs.OperationIDKey).AsString()
+			if id == "write-1" {
+				writeAttempts = append(writeAttempts, attrOf(s, attrs.AttemptKey).AsInt64())
+			} else {
+				lookupID = id
+				if n := attrOf(s, attrs.AttemptKey).AsInt64(); n != 1 {
+					t.Errorf("lookup attempt numbered %d, want 1", n)
+				}
+			}
+		}
+		if lookupID == "" || len(writeAttempts) != 2 || writeAttempts[0] != 1 || writeAttempts[1] != 2 {
+			t.Errorf("lookup id %q, write attempts %v; want a lookup of its own and write attempts [1 2]", lookupID, writeAttempts)
+		}
+		for _, s := range spantest.Operations(h.ended()) {
+			if _, ok := spantest.Attr(s, attrs.RepeatKey); ok {
+				t.Errorf("operation %s records a repeat", attrOf(s, attrs.OperationIDKey).Emit())
+			}
+		}
+	})
+}
+
+// A state check's error is recorded sanitized and stays reachable: a hook
+// error naming its lookup URL (a *url.Error and free text) and a database
+// DSN, each with credentials and query tokens, shows none of them in the
+// returned error's message or in any span's status, events or attributes;
+// errors.As still reaches the original.
+func TestStateCheckErrorIsSanitizedAndReachable(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		secrets := []string{"hunter2", "LOOKUPSECRET", "dbpass", "DBPW", "WRITESIG", "wpass", "FREETEXT"}
+		lookupErr := &url.Error{Op: "Get", URL: "https://admin:hunter2@records.test/find?token=LOOKUPSECRET", Err: io.ErrUnexpectedEOF}
+		h := newHarness(t, []scripted.Step{{Hang: true}},
+			otelretry.WithAttemptTimeout(100*time.Millisecond),
+			otelretry.WithStateCheck(func(_ context.Context, c otelretry.StateCheck) (otelretry.StateResult, error) {
+				return otelretry.StateResult{}, fmt.Errorf("lookup of %s via 'https://svc.test/x?k=FREETEXT' failed (db postgres://dbuser:dbpass@db.test:5432/x?password=DBPW): %w",
+					c.Request.URL, lookupErr)
+			}))
+		req, _ := http.NewRequestWithContext(t.Context(), http.MethodPost, "http://writer:wpass@api.test/orders?sig=WRITESIG", strings.NewReader("x"))
+		_, err := h.transprt.RoundTrip(req) // http.Client would wrap it in its own unsanitized *url.Error
+		var ue *url.Error
+		if !errors.As(err, &ue) || !errors.Is(err, otelretry.ErrOutcomeUnknown) {
+			t.Fatalf("got %v; want ErrOutcomeUnknown reaching the hook's *url.Error", err)
+		}
+		check := func(where, text string) {
+			for _, s := range secrets {
+				if strings.Contains(text, s) {
+					t.Errorf("%s carries %q: %s", where, s, text)
+				}
+			}
+		}
+		check("error", err.Error())
+		for _, s := range h.spans.Ended() {
+			check(s.Name()+" status", s.Status().Description)
+			for _, kv := range s.Attributes() {
+				check(s.Name()+" "+string(kv.Key), kv.Value.Emit())
+			}
+			for _, e := range s.Events() {
+				for _, kv := range e.Attributes {
+					check(s.Name()+" event "+e.Name+" "+string(kv.Key), kv.Value.Emit())
+				}
+			}
+		}
+	})
+}
+
+// The state check's Request carries no body of the caller's: a hook that
+// closes it (defer check.Request.Body.Close(), a Go habit) does not close
+// the caller's body a second time.
+func TestStateCheckClosingItsRequestBodyLeavesTheCallersAlone(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := newHarness(t, []scripted.Step{{Hang: true}}, otelretry.WithAttemptTimeout(100*time.Millisecond),
+			otelretry.WithStateCheck(func(ctx context.Context, c otelretry.StateCheck) (otelretry.StateResult, error) {
+				if c.Request.Body != nil {
+					defer c.Request.Body.Close()
+				}
+				return otelretry.StateResult{State: attrs.StateUnknown}, nil
+			}))
+		bodies := &countedBodies{getBodyOK: -1}
+		_, err := h.transprt.RoundTrip(bodies.request(t, t.Context(), http.MethodPost, true))
+		if !errors.Is(err, otelretry.ErrOutcomeUnknown) {
+			t.Fatalf("err = %v, want unknown", err)
+		}
+		bodies.check(t)
 	})
 }

@@ -266,3 +266,43 @@ func TestOperationFieldsAreWrittenOnce(t *testing.T) {
 		t.Fatal("operation.plan is never written: the test does not see the operation's fields")
 	}
 }
+
+// packageWide are the test files that serve the whole package, not one
+// unit: shared helpers, TestMain, the race scale, the leak check, and
+// these structure tests.
+var packageWide = map[string]bool{"helpers_test.go": true, "main_test.go": true, "race_test.go": true,
+	"norace_test.go": true, "zz_leak_test.go": true, "structure_internal_test.go": true}
+
+// Tests live by unit: every file but doc.go has a test file of its own,
+// NAME_test.go or NAME_internal_test.go, and every test file is named for
+// the unit it tests (also NAME_CONCERN_test.go, for a concern of the unit
+// with a file of its own), is an example, or serves the whole package.
+func TestTestFilesAreNamedForTheirUnit(t *testing.T) {
+	names, err := filepath.Glob("*.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	units, tests := map[string]bool{}, map[string]bool{}
+	for _, name := range names {
+		if stem, ok := strings.CutSuffix(name, "_test.go"); ok {
+			tests[stem] = true
+		} else {
+			units[strings.TrimSuffix(name, ".go")] = true
+		}
+	}
+	for unit := range units {
+		if unit != "doc" && !tests[unit] && !tests[unit+"_internal"] {
+			t.Errorf("%s.go has no test file of its own (%s_test.go or %s_internal_test.go)", unit, unit, unit)
+		}
+	}
+	for name := range tests {
+		if packageWide[name+"_test.go"] || strings.HasPrefix(name, "example") {
+			continue
+		}
+		stem := strings.TrimSuffix(name, "_internal")
+		unit, _, _ := strings.Cut(stem, "_")
+		if !units[stem] && !units[unit] {
+			t.Errorf("%s_test.go is named for no file of the package", name)
+		}
+	}
+}

@@ -4,49 +4,45 @@
 package otelretry_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io"
+	"math/rand/v2"
 	"net"
 	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"reflect"
+	"runtime"
+	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"testing/synctest"
 	"time"
 
+	"go.opentelemetry.io/contrib/instrumentation/net/http/otelhttp"
+	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/codes"
+	metricnoop "go.opentelemetry.io/otel/metric/noop"
+	"go.opentelemetry.io/otel/propagation"
+	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
+	"go.opentelemetry.io/otel/sdk/metric/metricdata"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	"go.opentelemetry.io/otel/trace"
+	tracenoop "go.opentelemetry.io/otel/trace/noop"
 
 	"github.com/otelretry/otelretry-go/attrs"
 	"github.com/otelretry/otelretry-go/internal/scripted"
 	"github.com/otelretry/otelretry-go/internal/spantest"
 	"github.com/otelretry/otelretry-go/otelretry"
 )
-
-func get(t *testing.T, ctx context.Context, url string) *http.Request {
-	t.Helper()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return req
-}
-
-func post(t *testing.T, ctx context.Context, url, body string) *http.Request {
-	t.Helper()
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, strings.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return req
-}
-
-var seedOptions = []otelretry.Option{
-	otelretry.WithMaxAttempts(3),
-	otelretry.WithDeadline(400 * time.Millisecond),
-	otelretry.WithBackoff(otelretry.ConstantBackoff(40 * time.Millisecond)),
-}
 
 // The seed's read timeline: 503 (80ms), 503 (80ms), 200 (50ms) under a
 // 400ms deadline with a 40ms backoff.
@@ -497,3 +493,1002 @@ type closeRecorder struct {
 }
 
 func (c *closeRecorder) Close() error { c.closed = true; return nil }
+
+// CancelRequest is a no-op for layers that call it (client-go, to cancel a
+// timed-out request): the request's context ends the operation.
+func TestCancelRequestIsANoOp(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := newHarness(t, []scripted.Step{{Hang: true}})
+		ctx, cancel := context.WithCancel(t.Context())
+		req := get(t, ctx, "http://api.test/items")
+		done := make(chan error, 1)
+		go func() {
+			_, err := h.transprt.RoundTrip(req)
+			done <- err
+		}()
+		synctest.Wait()
+		h.transprt.CancelRequest(req.Clone(ctx)) // a copy, as client-go passes
+		synctest.Wait()
+		select {
+		case err := <-done:
+			t.Fatalf("CancelRequest ended the operation: %v", err)
+		default:
+		}
+		cancel()
+		if err := <-done; !errors.Is(err, context.Canceled) {
+			t.Errorf("err = %v, want context.Canceled once the context is canceled", err)
+		}
+	})
+}
+
+type idleCloser struct {
+	http.RoundTripper
+	closed atomic.Int32
+}
+
+func (c *idleCloser) CloseIdleConnections() { c.closed.Add(1) }
+
+func TestCloseIdleConnectionsReachesTheBase(t *testing.T) {
+	base := &idleCloser{RoundTripper: scripted.New(scripted.Step{Status: 200})}
+	client := &http.Client{Transport: otelretry.NewTransport(base)}
+	client.CloseIdleConnections()
+	if base.closed.Load() != 1 {
+		t.Fatalf("CloseIdleConnections reached the base %d times, want 1", base.closed.Load())
+	}
+	otelretry.NewTransport(scripted.New()).CloseIdleConnections() // a base without it: nothing to do
+}
+
+// sent is what a capturing base saw of one request.
+type sent struct {
+	header     http.Header
+	sameHeader bool // the attempt carried the caller's header map itself
+}
+
+// capture is a base transport answering with statuses in turn (the last
+// one for ever) and recording each request.
+type capture struct {
+	mu       sync.Mutex
+	statuses []int
+	caller   http.Header // the caller's header map, to detect copies
+	sent     []sent
+}
+
+func (c *capture) RoundTrip(req *http.Request) (*http.Response, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if req.Body != nil {
+		_, _ = io.Copy(io.Discard, req.Body)
+		req.Body.Close()
+	}
+	c.sent = append(c.sent, sent{
+		header:     req.Header.Clone(),
+		sameHeader: reflect.ValueOf(req.Header).UnsafePointer() == reflect.ValueOf(c.caller).UnsafePointer(),
+	})
+	code := c.statuses[min(len(c.sent), len(c.statuses))-1]
+	return &http.Response{StatusCode: code, Header: http.Header{}, Body: io.NopCloser(strings.NewReader("ok")), Request: req}, nil
+}
+
+func (c *capture) calls() []sent {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return append([]sent(nil), c.sent...)
+}
+
+// opaqueMeterProvider behaves like the no-op MeterProvider but is not
+// recognised as one, so attempts always go through otelhttp.
+type opaqueMeterProvider struct{ metricnoop.MeterProvider }
+
+var remoteParent = trace.NewSpanContext(trace.SpanContextConfig{
+	TraceID:    trace.TraceID{0x4b, 0xf9, 0x2f, 0x35, 0x77, 0xb3, 0x4d, 0xa6, 0xa3, 0xce, 0x92, 0x9d, 0x0e, 0x0e, 0x47, 0x36},
+	SpanID:     trace.SpanID{0x00, 0xf0, 0x67, 0xaa, 0x0b, 0xa9, 0x02, 0xb7},
+	TraceFlags: trace.FlagsSampled,
+	Remote:     true,
+})
+
+// With no-op providers the attempt skips otelhttp, yet the base sees the
+// same trace context that otelhttp would have injected, on every attempt,
+// and the caller's header is never written.
+func TestNoopProvidersInjectWhatOtelhttpWould(t *testing.T) {
+	prop := propagation.NewCompositeTextMapPropagator(propagation.TraceContext{}, propagation.Baggage{})
+	send := func(t *testing.T, direct bool, withParent bool) ([]sent, http.Header) {
+		t.Helper()
+		opts := []otelretry.Option{
+			otelretry.WithTracerProvider(tracenoop.NewTracerProvider()),
+			otelretry.WithPropagators(prop),
+			otelretry.WithBackoff(otelretry.ConstantBackoff(0)),
+		}
+		if direct {
+			opts = append(opts, otelretry.WithMeterProvider(metricnoop.NewMeterProvider()))
+		} else {
+			opts = append(opts, otelretry.WithMeterProvider(opaqueMeterProvider{}))
+		}
+		ctx := t.Context()
+		if withParent {
+			ctx = trace.ContextWithRemoteSpanContext(ctx, remoteParent)
+		}
+		req := get(t, ctx, "http://api.test/items?id=1")
+		req.Header.Set("X-Caller", "1")
+		base := &capture{statuses: []int{503, 200}, caller: req.Header}
+		resp, err := otelretry.NewTransport(base, opts...).RoundTrip(req)
+		if err != nil || resp.StatusCode != 200 {
+			t.Fatalf("got %v, %v; want the 200", resp, err)
+		}
+		resp.Body.Close()
+		return base.calls(), req.Header
+	}
+
+	fast, callerHeader := send(t, true, true)
+	slow, _ := send(t, false, true)
+	if len(fast) != 2 || len(slow) != 2 {
+		t.Fatalf("calls: direct %d, through otelhttp %d; want 2 each", len(fast), len(slow))
+	}
+	for i := range fast {
+		if got, want := fast[i].header.Get("Traceparent"), slow[i].header.Get("Traceparent"); got == "" || got != want {
+			t.Errorf("attempt %d: traceparent %q, otelhttp injects %q", i+1, got, want)
+		}
+		if !strings.Contains(fast[i].header.Get("Traceparent"), remoteParent.TraceID().String()) {
+			t.Errorf("attempt %d: traceparent %q is not in the caller's trace", i+1, fast[i].header.Get("Traceparent"))
+		}
+		if fast[i].header.Get("X-Caller") != "1" || fast[i].sameHeader {
+			t.Errorf("attempt %d: want a copy of the caller's header plus the trace context", i+1)
+		}
+	}
+	if len(callerHeader) != 1 || callerHeader.Get("Traceparent") != "" {
+		t.Errorf("the caller's header was written: %v", callerHeader)
+	}
+
+	// Nothing to inject (no parent span): the attempt's own copy of the
+	// caller's header goes out, with the content otelhttp would send.
+	bare, _ := send(t, true, false)
+	slowBare, _ := send(t, false, false)
+	for i := range bare {
+		if bare[i].sameHeader || !reflect.DeepEqual(bare[i].header, slowBare[i].header) {
+			t.Errorf("attempt %d: header %v (the caller's map=%v), otelhttp sends %v", i+1, bare[i].header, bare[i].sameHeader, slowBare[i].header)
+		}
+	}
+}
+
+// A no-op meter alone does not bypass otelhttp: an attempt whose span
+// records still gets its CLIENT span and the client span's trace context.
+func TestNoopMeterWithARecordingTracerKeepsClientSpans(t *testing.T) {
+	rec := tracetest.NewSpanRecorder()
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
+	base := &capture{statuses: []int{200}}
+	tr := otelretry.NewTransport(base, otelretry.WithTracerProvider(tp),
+		otelretry.WithMeterProvider(metricnoop.NewMeterProvider()), otelretry.WithPropagators(propagation.TraceContext{}))
+	resp, err := tr.RoundTrip(get(t, t.Context(), "http://api.test/"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	spans := rec.Ended()
+	attempts := spantest.Attempts(spans)
+	if len(attempts) != 1 {
+		t.Fatalf("attempt spans = %d, want 1", len(attempts))
+	}
+	if attempts[0].SpanKind() != trace.SpanKindClient {
+		t.Fatalf("the attempt span is %v, want the CLIENT span", attempts[0].SpanKind())
+	}
+	want := "00-" + attempts[0].SpanContext().TraceID().String() + "-" + attempts[0].SpanContext().SpanID().String() + "-01"
+	if got := base.calls()[0].header.Get("Traceparent"); got != want {
+		t.Errorf("traceparent = %q, want the attempt's CLIENT span's %q", got, want)
+	}
+}
+
+// A no-op tracer under a caller's recording span (from another provider)
+// must not hand the caller's span to the attempts: the attempt spans are
+// non-recording children, and the operation's telemetry never writes to
+// the caller's span.
+func TestNoopTracerUnderARecordingParentLeavesItAlone(t *testing.T) {
+	rec := tracetest.NewSpanRecorder()
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
+	ctx, parent := tp.Tracer("caller").Start(t.Context(), "caller")
+	base := &capture{statuses: []int{503, 200}}
+	tr := otelretry.NewTransport(base, otelretry.WithTracerProvider(tracenoop.NewTracerProvider()),
+		otelretry.WithMeterProvider(metricnoop.NewMeterProvider()), otelretry.WithPropagators(propagation.TraceContext{}),
+		otelretry.WithBackoff(otelretry.ConstantBackoff(0)))
+	resp, err := tr.RoundTrip(get(t, ctx, "http://api.test/"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if !parent.IsRecording() {
+		t.Fatal("the caller's span was ended by the transport")
+	}
+	parent.End()
+	spans := rec.Ended()
+	if len(spans) != 1 || len(spans[0].Attributes()) != 0 || spans[0].Status().Code != 0 {
+		t.Fatalf("the caller's span was written: %d spans, attributes %v, status %v", len(spans), spans[0].Attributes(), spans[0].Status())
+	}
+	for i, c := range base.calls() {
+		if !strings.Contains(c.header.Get("Traceparent"), parent.SpanContext().TraceID().String()) {
+			t.Errorf("attempt %d: traceparent %q is not in the caller's trace", i+1, c.header.Get("Traceparent"))
+		}
+	}
+}
+
+// Providers installed globally after NewTransport are used: the transport
+// keeps the global delegating providers and never takes them for no-ops.
+// The global state is set once per process, so the check runs in a child
+// process.
+func TestGlobalProvidersInstalledLaterAreUsed(t *testing.T) {
+	if os.Getenv("OTELRETRY_GLOBAL_CHILD") != "1" {
+		cmd := exec.Command(os.Args[0], "-test.run=^TestGlobalProvidersInstalledLaterAreUsed$", "-test.count=1")
+		cmd.Env = append(os.Environ(), "OTELRETRY_GLOBAL_CHILD=1")
+		out, err := cmd.CombinedOutput()
+		if err != nil || !bytes.Contains(out, []byte("PASS")) {
+			t.Fatalf("child process: %v\n%s", err, out)
+		}
+		return
+	}
+	base := &capture{statuses: []int{200}}
+	// Built before any provider is installed, with the default (global)
+	// providers; and with a no-op meter given explicitly but the global
+	// tracer, whose spans decide whether otelhttp runs.
+	global := otelretry.NewTransport(base)
+	noopMeter := otelretry.NewTransport(base, otelretry.WithMeterProvider(metricnoop.NewMeterProvider()))
+
+	rec := tracetest.NewSpanRecorder()
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
+	reader := sdkmetric.NewManualReader()
+	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
+	otel.SetTracerProvider(tp)
+	otel.SetMeterProvider(mp)
+	otel.SetTextMapPropagator(propagation.TraceContext{})
+
+	for _, tr := range []*otelretry.Transport{global, noopMeter} {
+		resp, err := tr.RoundTrip(get(t, t.Context(), "http://api.test/"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+	}
+	spans := rec.Ended()
+	attempts := spantest.Attempts(spans)
+	if len(spantest.Operations(spans)) != 2 || len(attempts) != 2 {
+		t.Fatalf("operation/attempt spans = %d/%d, want 2/2", len(spantest.Operations(spans)), len(attempts))
+	}
+	for i, a := range attempts {
+		if a.SpanKind() != trace.SpanKindClient {
+			t.Fatalf("attempt %d: span kind %v, want CLIENT", i+1, a.SpanKind())
+		}
+		if got := base.calls()[i].header.Get("Traceparent"); !strings.Contains(got, a.SpanContext().SpanID().String()) {
+			t.Errorf("attempt %d: traceparent %q is not the attempt span's", i+1, got)
+		}
+	}
+	var rm metricdata.ResourceMetrics
+	if err := reader.Collect(context.Background(), &rm); err != nil {
+		t.Fatal(err)
+	}
+	var ops int64
+	for _, sm := range rm.ScopeMetrics {
+		for _, m := range sm.Metrics {
+			if m.Name == "retry.operations" {
+				for _, dp := range m.Data.(metricdata.Sum[int64]).DataPoints {
+					ops += dp.Value
+				}
+			}
+		}
+	}
+	if ops != 1 {
+		t.Fatalf("retry.operations = %d, want 1 (the global transport's; the other's meter is a no-op)", ops)
+	}
+}
+
+// TestNoopPathAllocations pins what an operation allocates with no-op
+// providers over a base that allocates nothing. The operation record holds
+// the first attempt and its copy of the request (1). Each attempt has a
+// header map of its own (1), so that nothing below the transport writes
+// into the caller's. Each attempt then takes the standard library's pieces, chosen over a hand-written context
+// for robustness: context.WithCancelCause (the context and its cancel
+// function, 2), the timer that bounds the wait for its headers and its
+// function (2), and httptrace's context and its GetConn, GotConn,
+// WroteHeaders and WroteRequest hooks, which tell what reached the wire
+// and what a cut proves (5); a later
+// attempt also allocates its own record (1). Counting allocations is exact, unlike timing; the benchmarks
+// module measures the time.
+func TestNoopPathAllocations(t *testing.T) {
+	noop := []otelretry.Option{
+		otelretry.WithTracerProvider(tracenoop.NewTracerProvider()),
+		otelretry.WithMeterProvider(metricnoop.NewMeterProvider()),
+		otelretry.WithPropagators(propagation.NewCompositeTextMapPropagator()),
+		otelretry.WithBackoff(otelretry.ConstantBackoff(0)),
+		otelretry.WithoutBudget(),
+	}
+	for _, tc := range []struct {
+		name     string
+		statuses []int
+		want     float64
+	}{
+		{"success", []int{http.StatusOK}, 11},
+		{"503,503,200", []int{http.StatusServiceUnavailable, http.StatusServiceUnavailable, http.StatusOK}, 11 + 2*12},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			base := &reusedResponse{statuses: tc.statuses}
+			rt := otelretry.NewTransport(base, noop...)
+			req, err := http.NewRequest(http.MethodGet, "http://api.example.test/v1/items?id=42", nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			op := func() {
+				resp, err := rt.RoundTrip(req)
+				if err != nil || resp.StatusCode != http.StatusOK {
+					t.Fatalf("RoundTrip = %v, %v", resp, err)
+				}
+				resp.Body.Close()
+			}
+			op() // warm the pools
+			if got := testing.AllocsPerRun(100, op); got != tc.want {
+				t.Errorf("allocations per operation = %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
+
+// Concurrent operations against a real loopback server instrumented with
+// otelhttp: the first call of each operation gets a 503, the second a 200.
+// Every attempt must carry its own trace context, and the server spans must
+// join the operation's trace under the attempt's client span.
+func TestConcurrentOperationsOnLoopbackJoinOneTracePerOperation(t *testing.T) {
+	rec := tracetest.NewSpanRecorder()
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
+	prop := propagation.TraceContext{}
+
+	var mu sync.Mutex
+	seen := map[string]int{} // calls per op key
+	traceparents := map[string][]string{}
+	handler := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		key := r.URL.Query().Get("op")
+		mu.Lock()
+		seen[key]++
+		n := seen[key]
+		traceparents[key] = append(traceparents[key], r.Header.Get("Traceparent"))
+		mu.Unlock()
+		if n == 1 {
+			w.WriteHeader(http.StatusServiceUnavailable)
+			return
+		}
+		fmt.Fprintf(w, "ok %s", key)
+	})
+	srv := httptest.NewServer(otelhttp.NewHandler(handler, "flaky", otelhttp.WithTracerProvider(tp), otelhttp.WithPropagators(prop)))
+	defer srv.Close()
+	base := &http.Transport{}
+	defer base.CloseIdleConnections()
+
+	client := &http.Client{Transport: otelretry.NewTransport(base,
+		otelretry.WithTracerProvider(tp), otelretry.WithPropagators(prop),
+		otelretry.WithBackoff(otelretry.ConstantBackoff(time.Millisecond)),
+		otelretry.WithDeadline(5*time.Second),
+		// 24 simultaneous failures from a fresh client exceed the default
+		// budget's two retries; this test is about trace structure.
+		otelretry.WithBudget(otelretry.NewBudget(otelretry.BudgetTokens(1000))))}
+
+	const ops = 24
+	var wg sync.WaitGroup
+	errs := make(chan error, ops)
+	for i := range ops {
+		wg.Go(func() {
+			ctx := otelretry.WithOperationID(t.Context(), fmt.Sprintf("op-%d", i))
+			req, _ := http.NewRequestWithContext(ctx, http.MethodGet, fmt.Sprintf("%s/items?op=%d", srv.URL, i), nil)
+			resp, err := client.Do(req)
+			if err != nil {
+				errs <- err
+				return
+			}
+			defer resp.Body.Close()
+			body, err := io.ReadAll(resp.Body) // readable after RoundTrip returned
+			if err != nil || string(body) != fmt.Sprintf("ok %d", i) || resp.StatusCode != 200 {
+				errs <- fmt.Errorf("op %d: %d %q %v", i, resp.StatusCode, body, err)
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	srv.Close() // server spans end before we read them
+
+	spans := rec.Ended()
+	ops_ := spantest.Operations(spans)
+	if len(ops_) != ops {
+		t.Fatalf("operation spans = %d, want %d", len(ops_), ops)
+	}
+	byID := map[trace.SpanID]sdktrace.ReadOnlySpan{}
+	for _, s := range spans {
+		byID[s.SpanContext().SpanID()] = s
+	}
+	for _, op := range ops_ {
+		id := attrOf(op, attrs.OperationIDKey).AsString()
+		var attempts []sdktrace.ReadOnlySpan
+		for _, a := range spantest.Attempts(spans) {
+			if a.Parent().SpanID() == op.SpanContext().SpanID() {
+				attempts = append(attempts, a)
+			}
+		}
+		if len(attempts) != 2 {
+			t.Fatalf("%s: %d attempt spans, want 2", id, len(attempts))
+		}
+		key := id[len("op-"):]
+		if tps := traceparents[key]; len(tps) != 2 || tps[0] == tps[1] || tps[0] == "" {
+			t.Errorf("%s: traceparents %q, want two distinct ones", id, tps)
+		}
+		for _, a := range attempts {
+			if attrOf(a, attrs.OperationIDKey).AsString() != id || a.SpanContext().TraceID() != op.SpanContext().TraceID() {
+				t.Errorf("%s: attempt %s is not in the operation's trace", id, attrOf(a, attrs.RequestIDKey).AsString())
+			}
+			if a.SpanKind() != trace.SpanKindClient {
+				t.Fatalf("%s: the attempt span is %v, want CLIENT", id, a.SpanKind())
+			}
+			servers := spantest.Children(spans, a)
+			if len(servers) != 1 || servers[0].SpanKind() != trace.SpanKindServer {
+				t.Fatalf("%s: want the server span under the attempt's CLIENT span, got %d", id, len(servers))
+			}
+		}
+	}
+}
+
+// One *http.Request shared by many concurrent RoundTrips (common for
+// bodyless GETs), with client spans or without: the race detector finds
+// nothing, and no RoundTrip panics.
+func TestOneRequestSharedByConcurrentRoundTripsIsSafe(t *testing.T) {
+	for _, clientSpans := range []bool{true, false} {
+		opts := []otelretry.Option{otelretry.WithBackoff(otelretry.ConstantBackoff(0))}
+		if !clientSpans {
+			opts = append(opts, otelretry.WithoutClientSpans())
+		}
+		h := newHarness(t, []scripted.Step{{Status: 503}, {Status: 200}}, opts...)
+		req := get(t, context.Background(), "http://u:p@api.test/x?token=t")
+		var wg sync.WaitGroup
+		for range 100 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				resp, err := h.transprt.RoundTrip(req)
+				if err == nil {
+					resp.Body.Close()
+				}
+			}()
+		}
+		wg.Wait()
+	}
+}
+
+// Hundreds of concurrent operations sharing one Transport and one Budget,
+// mixing retried GETs, a classifier, and timed-out POSTs resolved by a
+// state check that looks the write up through the same client (run it
+// under -race): no POST reaches the server twice, every error is an
+// *Error, and no goroutine is left.
+func TestConcurrentOperationsSharingATransportSendEachWriteOnce(t *testing.T) {
+	var mu sync.Mutex
+	posts := map[string]int{}
+	var gets atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		switch r.URL.Path {
+		case "/post":
+			mu.Lock()
+			posts[r.Header.Get("X-Op")]++
+			mu.Unlock()
+			time.Sleep(150 * time.Millisecond) // past the attempt timeout
+			w.WriteHeader(201)
+		case "/lookup":
+			mu.Lock()
+			n := posts[r.URL.Query().Get("op")]
+			mu.Unlock()
+			if n == 0 {
+				w.WriteHeader(404)
+				return
+			}
+			io.WriteString(w, "stored")
+		default:
+			if gets.Add(1)%3 == 0 {
+				w.WriteHeader(503)
+				return
+			}
+			io.WriteString(w, "ok")
+		}
+	}))
+	defer srv.Close()
+	before := runtime.NumGoroutine()
+	base := http.DefaultTransport.(*http.Transport).Clone()
+	_, opts := tracingProviders()
+	var client *http.Client
+	rt := otelretry.NewTransport(base, append(opts,
+		otelretry.WithBudget(otelretry.NewBudget()), otelretry.WithAttemptTimeout(50*time.Millisecond),
+		otelretry.WithBackoff(otelretry.ExponentialBackoff(time.Millisecond, 5*time.Millisecond)),
+		otelretry.WithClassifier(func(a otelretry.Answer) otelretry.Classification {
+			if a.StatusCode == 503 {
+				return otelretry.Retryable(time.Millisecond)
+			}
+			return otelretry.Classification{}
+		}),
+		otelretry.WithStateCheck(func(ctx context.Context, c otelretry.StateCheck) (otelretry.StateResult, error) {
+			resp, err := client.Get(srv.URL + "/lookup?op=" + c.Request.Header.Get("X-Op"))
+			if err != nil {
+				return otelretry.StateResult{}, err
+			}
+			switch resp.StatusCode {
+			case 200:
+				return otelretry.StateResult{State: attrs.StateApplied, Response: resp}, nil
+			}
+			// A 404 is not proof: the write may still be in flight to the
+			// server (the lookup can overtake it), so it stays unknown and
+			// any second POST would be otelretry's own resend.
+			resp.Body.Close()
+			return otelretry.StateResult{State: attrs.StateUnknown}, nil
+		}))...)
+	client = &http.Client{Transport: rt}
+	var wg sync.WaitGroup
+	var applied atomic.Int64
+	outcomes := map[string]int{}
+	for i := range 200 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			var req *http.Request
+			if i%2 == 0 {
+				req, _ = http.NewRequest(http.MethodPost, srv.URL+"/post", strings.NewReader("w"))
+				req.Header.Set("X-Op", strconv.Itoa(i))
+			} else {
+				req, _ = http.NewRequest(http.MethodGet, srv.URL+"/get", nil)
+			}
+			resp, err := client.Do(req)
+			if err != nil {
+				var rerr *otelretry.Error
+				if !errors.As(err, &rerr) {
+					t.Errorf("op %d: %v is not an *otelretry.Error", i, err)
+				} else {
+					mu.Lock()
+					outcomes[string(rerr.Outcome)+"/"+string(rerr.Reason)]++
+					mu.Unlock()
+				}
+				return
+			}
+			b, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if i%2 == 0 && string(b) == "stored" {
+				applied.Add(1)
+			}
+		}()
+	}
+	wg.Wait()
+	time.Sleep(200 * time.Millisecond) // the server's handlers finish
+	mu.Lock()
+	for op, n := range posts {
+		if n != 1 {
+			t.Errorf("POST %s reached the server %d times", op, n)
+		}
+	}
+	t.Logf("%d of 100 POSTs reached the server (the others ended before a connection under the 50ms attempt timeout)", len(posts))
+	mu.Unlock()
+	t.Logf("errors: %v", outcomes)
+	t.Logf("POSTs resolved applied by the state check: %d of 100", applied.Load())
+	base.CloseIdleConnections()
+	deadline := time.Now().Add(2 * time.Second)
+	for runtime.NumGoroutine() > before+2 && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	if g := runtime.NumGoroutine(); g > before+2 {
+		t.Errorf("%d goroutines left, %d before", g, before)
+	}
+}
+
+// closeCounter is a request body that counts its closes.
+type closeCounter struct {
+	io.Reader
+	closes *atomic.Int32
+}
+
+func (b closeCounter) Close() error { b.closes.Add(1); return nil }
+
+// hostileServer answers by the "mode" query parameter.
+func hostileServer(t *testing.T) *httptest.Server {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		sleep, _ := strconv.Atoi(r.URL.Query().Get("us"))
+		time.Sleep(time.Duration(sleep) * time.Microsecond)
+		switch r.URL.Query().Get("mode") {
+		case "503":
+			w.Header().Set("Retry-After", r.URL.Query().Get("ra"))
+			w.WriteHeader(503)
+			io.WriteString(w, "busy")
+		case "stall": // 503 whose body stalls after 3 bytes
+			w.Header().Set("Content-Length", "100")
+			w.WriteHeader(503)
+			io.WriteString(w, "abc")
+			w.(http.Flusher).Flush()
+			select {
+			case <-r.Context().Done():
+			case <-time.After(30 * time.Millisecond):
+			}
+		case "stream": // 200 streamed slowly
+			w.WriteHeader(200)
+			for range 5 {
+				io.WriteString(w, "chunk")
+				w.(http.Flusher).Flush()
+				select {
+				case <-r.Context().Done():
+					return
+				case <-time.After(2 * time.Millisecond):
+				}
+			}
+		case "reset":
+			if c, _, err := w.(http.Hijacker).Hijack(); err == nil {
+				c.Close()
+			}
+		default:
+			io.WriteString(w, "ok")
+		}
+	}))
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+// Hundreds of concurrent operations on loopback, under -race, with every
+// kind of answer, caller deadlines, cancellations at random points
+// (before the call, while the base runs, during drains and pauses, while
+// the caller reads the body), checked against the invariants.
+func TestConcurrentChaosOnLoopbackKeepsTheInvariants(t *testing.T) {
+	srv := hostileServer(t)
+	base := srv.Client().Transport.(*http.Transport).Clone()
+	defer base.CloseIdleConnections()
+	rec := tracetest.NewSpanRecorder()
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
+	budget := otelretry.NewBudget()
+	tr := otelretry.NewTransport(base, otelretry.WithTracerProvider(tp), otelretry.WithAttemptTimeout(15*time.Millisecond),
+		otelretry.WithDeadline(60*time.Millisecond), otelretry.WithBackoff(otelretry.ExponentialBackoff(time.Millisecond, 10*time.Millisecond)),
+		otelretry.WithIdempotentMethods("PUT"), otelretry.WithBudget(budget), otelretry.WithMaxAttempts(4))
+
+	const runs = 600 / raceScale
+	modes := []string{"ok", "503", "stall", "stream", "reset", "slow"}
+	methods := []string{"GET", "POST", "PUT"}
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	var problems []string
+	report := func(format string, args ...any) {
+		mu.Lock()
+		problems = append(problems, fmt.Sprintf(format, args...))
+		mu.Unlock()
+	}
+	closes := make([]atomic.Int32, runs)
+	sem := make(chan struct{}, 128)
+	for i := range runs {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			defer func() {
+				if r := recover(); r != nil {
+					report("run %d panicked: %v", i, r)
+				}
+			}()
+			mode := modes[rand.IntN(len(modes))]
+			method := methods[rand.IntN(len(methods))]
+			q := fmt.Sprintf("/?mode=%s&us=%d&ra=%s", mode, rand.IntN(20000), []string{"", "0", "1", "-1", "junk", "99999999999999999999"}[rand.IntN(6)])
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			switch rand.IntN(4) {
+			case 0:
+				var c2 context.CancelFunc
+				ctx, c2 = context.WithTimeout(ctx, time.Duration(rand.IntN(40000))*time.Microsecond)
+				defer c2()
+			case 1:
+				time.AfterFunc(time.Duration(rand.IntN(40000))*time.Microsecond, cancel)
+			}
+			var body io.ReadCloser
+			if method != "GET" {
+				body = closeCounter{Reader: strings.NewReader("payload"), closes: &closes[i]}
+			}
+			req, _ := http.NewRequestWithContext(ctx, method, srv.URL+q, body)
+			if body != nil {
+				req.Body = body // NewRequest wraps non-ReadClosers; keep ours
+				req.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(strings.NewReader("payload")), nil }
+			}
+			resp, err := tr.RoundTrip(req)
+			if err != nil {
+				if resp != nil {
+					report("run %d: both a response and an error", i)
+				}
+				if e := checkError(err); e != nil {
+					report("run %d: %v", i, e)
+				}
+				return
+			}
+			if rand.IntN(3) == 0 {
+				go cancel() // cancel while the caller reads
+			}
+			io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+		}()
+	}
+	wg.Wait()
+	base.CloseIdleConnections()
+	// net/http may close a request body after RoundTrip returns; give it
+	// a moment, then count.
+	deadline := time.Now().Add(2 * time.Second)
+	for i := range runs {
+		for closes[i].Load() == 0 && time.Now().Before(deadline) {
+			time.Sleep(time.Millisecond)
+		}
+	}
+	for i := range runs {
+		if n := closes[i].Load(); n > 1 {
+			report("run %d: the caller's body was closed %d times", i, n)
+		}
+	}
+	spans := rec.Ended()
+	var late atomic.Int32
+	defer func() { t.Logf("%d attempt spans began past their operation's deadline", late.Load()) }()
+	if started := len(rec.Started()); started != len(spans) {
+		report("%d spans started, %d ended", started, len(spans))
+	}
+	for _, op := range spantest.Operations(spans) {
+		children := spantest.Attempts(spantest.Children(spans, op))
+		if n := attrOf(op, attrs.AttemptsKey).AsInt64(); int(n) != len(children) {
+			report("operation: retry.attempts=%d but %d attempt spans", n, len(children))
+		}
+		limit := time.Duration(attrOf(op, attrs.DeadlineMsKey).AsInt64()+1) * time.Millisecond
+		for _, a := range children {
+			// The transport's own account: an attempt starts with time left.
+			if r := attrOf(a, attrs.RemainingMsKey).AsInt64(); r < 0 {
+				report("attempt %d started with remaining_ms=%d", attrOf(a, attrs.AttemptKey).AsInt64(), r)
+			}
+			// Wall clock, logged only (scheduling under -race adds noise):
+			// how far past the deadline the attempt span began.
+			if off := a.StartTime().Sub(op.StartTime()); off > limit {
+				late.Add(1)
+				t.Logf("attempt %d span started %v after the operation, past its deadline %v", attrOf(a, attrs.AttemptKey).AsInt64(), off, limit)
+			}
+			_, st := spantest.Attr(a, attrs.HTTPResponseStatusCodeKey)
+			_, cl := spantest.Attr(a, attrs.ErrorClassKey)
+			if st == cl {
+				report("attempt span: status %v, error class %v", st, cl)
+			}
+			if d := attrs.Decision(attrOf(a, attrs.DecisionKey).AsString()); !d.Valid() {
+				report("attempt span: decision %q", d)
+			}
+		}
+		if o := attrOf(op, attrs.OutcomeKey).AsString(); o != "return" && op.Status().Code != codes.Error {
+			report("operation outcome %s without status Error", o)
+		}
+	}
+	if len(problems) > 0 {
+		t.Errorf("%d problems; first ones:\n%s", len(problems), strings.Join(problems[:min(20, len(problems))], "\n"))
+	}
+}
+
+// Hundreds of operations at once on virtual time, over scripted bases of
+// every step kind, the caller canceling at a random virtual instant: no
+// panic, every error keeps its contract, no body is left open, and no
+// RoundTrip outlives its deadline.
+func TestConcurrentChaosOnVirtualTimeKeepsTheInvariants(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		steps := []scripted.Step{
+			{Status: 503, Body: "x", Delay: 3 * time.Millisecond},
+			{Status: 503, Body: "x", Stall: true},
+			{Hang: true},
+			{Status: 200, Body: "ok", Delay: time.Millisecond},
+			{Status: 200, Body: "ok", Stall: true},
+			{Err: errors.New("boom"), Delay: 2 * time.Millisecond},
+			{Status: 200, AlsoErr: errors.New("both")},
+			{NilResponse: true},
+			{Status: 429, Header: http.Header{"Retry-After": {"0"}}},
+		}
+		var wg sync.WaitGroup
+		bases := make([]*scripted.Transport, 300/raceScale)
+		for i := range 300 / raceScale {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				script := make([]scripted.Step, 4)
+				for j := range script {
+					script[j] = steps[rand.IntN(len(steps))]
+				}
+				base := scripted.New(script...)
+				bases[i] = base
+				tr := otelretry.NewTransport(base, otelretry.WithDeadline(100*time.Millisecond),
+					otelretry.WithAttemptTimeout(30*time.Millisecond), otelretry.WithMaxAttempts(4),
+					otelretry.WithBackoff(otelretry.ConstantBackoff(7*time.Millisecond)))
+				ctx, cancel := context.WithCancel(context.Background())
+				defer cancel()
+				if i%2 == 0 {
+					time.AfterFunc(time.Duration(rand.IntN(120))*time.Millisecond, cancel)
+				}
+				start := time.Now()
+				resp, err := tr.RoundTrip(get(t, ctx, "http://api.test/"))
+				if took := time.Since(start); took > 100*time.Millisecond {
+					t.Errorf("run %d: RoundTrip took %v with a 100ms deadline", i, took)
+				}
+				if err != nil {
+					if e := checkError(err); e != nil {
+						t.Error(e)
+					}
+				} else {
+					readCtx, stop := context.WithTimeout(context.Background(), 5*time.Millisecond)
+					go func() { <-readCtx.Done(); resp.Body.Close() }() // unblock a stalled body
+					io.Copy(io.Discard, resp.Body)
+					stop()
+					resp.Body.Close()
+				}
+			}()
+		}
+		wg.Wait()
+		synctest.Wait()
+		for i, base := range bases {
+			if n := base.OpenBodies(); n != 0 {
+				t.Errorf("run %d: %d bodies open", i, n)
+			}
+		}
+	})
+}
+
+// FuzzTransportInvariants runs the real transport on scripted timelines,
+// with bodies that cannot be replayed or that fail while they are sent,
+// and responses whose bodies stall. Whatever happens: nothing panics; a
+// timed-out write is sent at most once; no call starts at or after the
+// operation deadline and RoundTrip never returns after it; every request
+// body is closed exactly once and every response body not returned is
+// closed; every attempt event has a status or an error class, never both.
+// PrepareFuncs that mutate headers, bodies and the URL run too: what
+// reaches the base is exactly the prepared request, apart from the trace
+// headers the propagators add.
+func FuzzTransportInvariants(f *testing.F) {
+	f.Add(true, uint16(400), uint16(40), uint16(80), uint16(503), uint16(80), uint16(503), uint16(50), uint16(200), uint8(0), uint8(0))
+	f.Add(false, uint16(400), uint16(40), uint16(120), uint16(0), uint16(0), uint16(0), uint16(0), uint16(0), uint8(1), uint8(0))
+	f.Add(true, uint16(1000), uint16(900), uint16(0), uint16(1503), uint16(0), uint16(503), uint16(0), uint16(200), uint8(2), uint8(0))
+	f.Add(true, uint16(300), uint16(10), uint16(5), uint16(2503), uint16(5), uint16(503), uint16(5), uint16(200), uint8(3), uint8(0))
+	f.Add(true, uint16(400), uint16(40), uint16(80), uint16(503), uint16(80), uint16(503), uint16(50), uint16(200), uint8(0), uint8(1))
+	f.Add(true, uint16(400), uint16(40), uint16(80), uint16(2503), uint16(80), uint16(503), uint16(50), uint16(200), uint8(0), uint8(2))
+	f.Add(true, uint16(400), uint16(40), uint16(80), uint16(503), uint16(80), uint16(503), uint16(50), uint16(200), uint8(0), uint8(3))
+	f.Add(false, uint16(400), uint16(40), uint16(120), uint16(0), uint16(0), uint16(0), uint16(0), uint16(0), uint8(1), uint8(4))
+	f.Fuzz(func(t *testing.T, isGet bool, deadlineMs, backoffMs, d1, s1, d2, s2, d3, s3 uint16, bodyKind, prepareKind uint8) {
+		// s in 200–599: a response; +1000: its body stalls; +2000: the
+		// base fails with a reset; anything else: it hangs.
+		step := func(d, s uint16) scripted.Step {
+			ms := time.Duration(d) * time.Millisecond
+			switch {
+			case s >= 200 && s <= 599:
+				return scripted.Step{Delay: ms, Status: int(s), Body: "body"}
+			case s >= 1200 && s <= 1599:
+				return scripted.Step{Delay: ms, Status: int(s - 1000), Body: "b", Stall: true}
+			case s >= 2000 && s <= 2999:
+				return scripted.Step{Delay: ms, Err: io.ErrUnexpectedEOF}
+			}
+			return scripted.Step{Hang: true}
+		}
+		deadline := time.Duration(max(deadlineMs, 1)) * time.Millisecond
+		synctest.Test(t, func(t *testing.T) {
+			base := scripted.New(step(d1, s1), step(d2, s2), step(d3, s3))
+			rec := tracetest.NewSpanRecorder()
+			prepared := &preparedRequests{kind: prepareKind % 6}
+			tr := otelretry.NewTransport(base, otelretry.WithTracerProvider(sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))),
+				otelretry.WithDeadline(deadline), otelretry.WithAttemptTimeout(time.Duration(d1%300+1)*time.Millisecond),
+				otelretry.WithBackoff(otelretry.ConstantBackoff(time.Duration(backoffMs)*time.Millisecond)), otelretry.WithoutBudget(),
+				otelretry.WithIdempotentMethods(http.MethodPut), otelretry.WithPrepareAttempt(prepared.prepare))
+			method := http.MethodPost
+			if isGet {
+				method = http.MethodPut // a write declared idempotent, so that it has a body and retries
+			}
+			bodies := &countedBodies{getBodyOK: -1}
+			var req *http.Request
+			switch bodyKind % 4 {
+			case 0: // replayable
+				req = bodies.request(t, t.Context(), method, true)
+			case 1: // not replayable
+				req = bodies.request(t, t.Context(), method, false)
+			case 2: // GetBody fails on the first retry
+				bodies.getBodyOK = 0
+				req = bodies.request(t, t.Context(), method, true)
+			case 3: // the body fails while it is sent
+				req = bodies.request(t, t.Context(), method, true)
+				req.Body = &failingCountedBody{req.Body.(*countedBody)}
+			}
+			start := time.Now()
+			resp, err := tr.RoundTrip(req)
+			if took := time.Since(start); took > deadline {
+				t.Fatalf("RoundTrip returned after %v, past the %v deadline", took, deadline)
+			}
+			if resp != nil {
+				resp.Body.Close()
+			} else if err == nil {
+				t.Fatal("neither a response nor an error")
+			}
+			calls := base.Calls()
+			for i, c := range calls {
+				if !c.At.Before(start.Add(deadline)) {
+					t.Fatalf("call %d started at +%v, at or past the %v deadline", i+1, c.At.Sub(start), deadline)
+				}
+			}
+			if !isGet && len(calls) > 1 {
+				t.Fatalf("a write was sent %d times without a state check or contract", len(calls))
+			}
+			if !isGet && errors.Is(err, otelretry.ErrOutcomeUnknown) && len(calls) != 1 {
+				t.Fatalf("a timed-out write was sent %d times", len(calls))
+			}
+			bodies.check(t)
+			prepared.check(t, calls)
+			if n := base.OpenBodies(); n != 0 {
+				t.Fatalf("%d response bodies left open", n)
+			}
+			for _, s := range spantest.Attempts(rec.Ended()) {
+				readEvent(t, s) // fails on a status and an error class together, or neither
+			}
+		})
+	})
+}
+
+// failingCountedBody is a counted body whose reads fail: a request body
+// that breaks while it is being sent.
+type failingCountedBody struct{ *countedBody }
+
+func (b *failingCountedBody) Read([]byte) (int, error) { return 0, errors.New("disk read error") }
+
+// preparedRequests is a PrepareFunc that mutates each attempt's request in
+// one of several ways, and remembers what it prepared, so that the calls
+// the base received can be held to it.
+type preparedRequests struct {
+	kind uint8 // 0: nothing; 1: headers; 2: the body; 3: the URL's query; 4: all three; 5: the method
+	mu   sync.Mutex
+	seen map[string]scripted.Call // by X-Prepared
+}
+
+func (p *preparedRequests) prepare(r *http.Request, n int) error {
+	if p.kind == 0 {
+		return nil
+	}
+	id := strconv.Itoa(n)
+	r.Header.Set("X-Prepared", id)
+	body := []byte(nil)
+	if p.kind == 1 || p.kind == 4 {
+		r.Header.Set("Authorization", "Bearer token-"+id)
+		r.Header.Del("X-Caller")
+	}
+	if p.kind == 2 || p.kind == 4 {
+		body = []byte("prepared-" + id)
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		r.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(body)), nil }
+		r.ContentLength = int64(len(body))
+	}
+	if p.kind == 3 || p.kind == 4 {
+		r.URL.RawQuery = "X-Amz-Signature=sig-" + id
+	}
+	if p.kind == 5 {
+		r.Method = http.MethodPatch // changes what the policy judged: prepare_failed
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.seen == nil {
+		p.seen = map[string]scripted.Call{}
+	}
+	p.seen[id] = scripted.Call{Method: r.Method, URL: r.URL.String(), Header: r.Header.Clone(), Body: body}
+	return nil
+}
+
+func (p *preparedRequests) check(t *testing.T, calls []scripted.Call) {
+	t.Helper()
+	if p.kind == 0 {
+		return
+	}
+	if p.kind == 5 && len(calls) > 0 {
+		t.Fatalf("a prepared request whose method changed was sent %d times", len(calls))
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for i, c := range calls {
+		want, ok := p.seen[c.Header.Get("X-Prepared")]
+		if !ok {
+			t.Fatalf("call %d was not a prepared request: %v", i+1, c.Header)
+		}
+		got := c.Header.Clone()
+		for _, h := range []string{"Traceparent", "Tracestate", "Baggage"} {
+			got.Del(h)
+		}
+		if c.Method != want.Method || c.URL != want.URL || fmt.Sprint(got) != fmt.Sprint(want.Header) ||
+			(want.Body != nil && !bytes.Equal(c.Body, want.Body)) {
+			t.Fatalf("call %d: the base received %s %s %v %q; the PrepareFunc prepared %s %s %v %q",
+				i+1, c.Method, c.URL, got, c.Body, want.Method, want.URL, want.Header, want.Body)
+		}
+	}
+}

@@ -200,14 +200,145 @@ func h2cTransport() *http.Transport {
 	return &http.Transport{Protocols: &p}
 }
 
-// A8. net/http's HTTP/2 client resends a request by itself (with GetBody,
-// or as it is when bodyless) after REFUSED_STREAM and GOAWAY, which prove
-// the server did not process it, and also after a peer's RST_STREAM
-// PROTOCOL_ERROR (golang/go#47635), which proves nothing. Issue 13: a write
-// the policy does not treat as repeatable is never resent below the
-// transport after it may have been written; a write provably never
-// processed may still be.
-func TestAttackH2ResendsBelowTheTransport(t *testing.T) {
+// The first write to a new HTTP/2 host: a POST with a body, the first
+// request to a TLS server that negotiates h2 by ALPN. Every case the
+// README's HTTP/2 table calls "not processed" (REFUSED_STREAM, a GOAWAY
+// whose last stream id is below the request's) reaches the server exactly
+// once, with its body, as on a host already known to speak HTTP/2; a
+// PROTOCOL_ERROR after processing stays an unknown outcome.
+func TestH2FirstWriteToANewHost(t *testing.T) {
+	cases := []struct {
+		name          string
+		actions       []h2Action
+		key           bool
+		wantProcessed int32
+		wantOK        bool
+	}{
+		{"GOAWAY", []h2Action{h2GoAway, h2OK}, false, 1, true},
+		{"GOAWAY, keyed", []h2Action{h2GoAway, h2OK}, true, 1, true},
+		{"REFUSED_STREAM", []h2Action{h2Refuse, h2OK}, false, 1, true},
+		{"PROTOCOL_ERROR", []h2Action{h2Protocol, h2OK}, false, 1, false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			srv, base := newH2TLSServer(t, tc.actions...)
+			defer base.CloseIdleConnections()
+			client := &http.Client{Transport: otelretry.NewTransport(base, otelretry.WithBackoff(otelretry.ConstantBackoff(time.Millisecond)))}
+			req, _ := http.NewRequestWithContext(t.Context(), http.MethodPost, srv.url()+"/orders", strings.NewReader(`{"order":1}`))
+			if tc.key {
+				req.Header.Set("Idempotency-Key", "order-1")
+			}
+			resp, err := client.Do(req)
+			if resp != nil {
+				io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+			}
+			if got := srv.processed.Load(); got != tc.wantProcessed {
+				t.Errorf("the server processed %d POSTs, want %d (err %v)", got, tc.wantProcessed, err)
+			}
+			if tc.wantOK && err != nil {
+				t.Errorf("err = %v; want the 200 after the refused stream", err)
+			}
+			if !tc.wantOK && !errors.Is(err, otelretry.ErrOutcomeUnknown) {
+				t.Errorf("err = %v, want ErrOutcomeUnknown", err)
+			}
+		})
+	}
+}
+
+// rawReplyServer is a loopback HTTP/1.1 server that reads each request
+// whole, counts it, and answers with the raw bytes of reply(n), n counting
+// from 1, then closes the connection.
+func rawReplyServer(t *testing.T, reply func(n int64) string) (*httptest.Server, *atomic.Int64) {
+	t.Helper()
+	var count atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		n := count.Add(1)
+		conn, buf, err := w.(http.Hijacker).Hijack()
+		if err != nil {
+			return
+		}
+		defer conn.Close()
+		buf.WriteString(reply(n))
+		buf.Flush()
+	}))
+	t.Cleanup(srv.Close)
+	return srv, &count
+}
+
+// An HTTP/1 server cannot forge HTTP/2's proof: a POST it processed and
+// answered with a malformed header line quoting net/http's HTTP/2 messages
+// (a graceful GOAWAY, REFUSED_STREAM) is processed once, and its outcome
+// is unknown.
+func TestHTTP1AnswerQuotingHTTP2ErrorsProvesNothing(t *testing.T) {
+	for name, cause := range map[string]string{
+		"goaway":         "http2: Transport received Server's graceful shutdown GOAWAY",
+		"refused stream": "stream error: stream ID 1; REFUSED_STREAM",
+	} {
+		t.Run(name, func(t *testing.T) {
+			srv, posts := rawReplyServer(t, func(int64) string {
+				return "HTTP/1.1 200 OK\r\nX[http2: Transport: cannot retry err [" + cause +
+					"] after Request.Body was written\r\n\r\n"
+			})
+			rt := otelretry.NewTransport(http.DefaultTransport.(*http.Transport).Clone(),
+				otelretry.WithBackoff(otelretry.ConstantBackoff(0)), otelretry.WithMaxAttempts(3))
+			req, _ := http.NewRequest(http.MethodPost, srv.URL+"/charge", strings.NewReader(`{"amount":100}`))
+			resp, err := rt.RoundTrip(req)
+			if resp != nil {
+				resp.Body.Close()
+			}
+			if got := posts.Load(); got != 1 {
+				t.Errorf("server processed the POST %d times, want 1 (a written write with no proof is never resent)", got)
+			}
+			if !errors.Is(err, otelretry.ErrOutcomeUnknown) {
+				t.Errorf("err = %v, want ErrOutcomeUnknown", err)
+			}
+		})
+	}
+}
+
+// Over net/http's prior-knowledge h2c transport, a guarded POST with a
+// body refused twice (REFUSED_STREAM, then a GOAWAY below its stream) is
+// resent by otelretry with the evidence each time and processed exactly
+// once; the resends are otelretry's attempts, each with one write on the
+// wire.
+func TestH2WriteRefusedTwiceIsResentWithTheEvidenceAndProcessedOnce(t *testing.T) {
+	srv := newH2Server(t, h2Refuse, h2GoAway, h2OK)
+	base := h2cTransport()
+	defer base.CloseIdleConnections()
+	rec, opts := tracingProviders()
+	rt := otelretry.NewTransport(base, append(opts, otelretry.WithBackoff(otelretry.ConstantBackoff(0)))...)
+	req, _ := http.NewRequest(http.MethodPost, srv.url()+"/orders", strings.NewReader(`{"order":1}`))
+	req.Header.Set("Idempotency-Key", "order-1")
+	resp, err := rt.RoundTrip(req)
+	if err != nil {
+		t.Fatalf("err = %v", err)
+	}
+	resp.Body.Close()
+	if got := srv.processed.Load(); got != 1 {
+		t.Errorf("processed %d, want 1", got)
+	}
+	var got []string
+	for _, s := range spantest.Attempts(rec.Ended()) {
+		got = append(got, fmt.Sprintf("%s/%s/%d", attrOf(s, attrs.DecisionKey).AsString(),
+			attrOf(s, attrs.ErrorClassKey).AsString(), attrOf(s, attrs.WireWritesKey).AsInt64()))
+	}
+	want := "[retry/refused_stream/1 retry/refused_stream/1 return//1]"
+	if fmt.Sprint(got) != want {
+		t.Errorf("attempts = %v, want %s", got, want)
+	}
+}
+
+// net/http's HTTP/2 client resends a request by itself (with GetBody, or
+// as it is when bodyless) after REFUSED_STREAM and GOAWAY, which prove the
+// server did not process it, and also after a peer's RST_STREAM
+// PROTOCOL_ERROR (golang/go#47635), which proves nothing. A write the
+// policy does not treat as repeatable is never resent below the transport
+// after it may have been written; a write provably never processed may
+// still be; and the one resend the transport cannot stop (a bodyless
+// write after PROTOCOL_ERROR) is counted.
+func TestH2ResendsBelowTheTransportNeedProof(t *testing.T) {
 	cases := []struct {
 		name          string
 		actions       []h2Action
@@ -281,9 +412,9 @@ func TestAttackH2ResendsBelowTheTransport(t *testing.T) {
 	}
 }
 
-// Plain h2c traffic through the transport (holds): three GETs, two spans
-// each.
-func TestAttackH2cGET(t *testing.T) {
+// Plain h2c traffic through the transport: three GETs answered over
+// HTTP/2, with two spans each, the operation's and its attempt's.
+func TestH2cGETsMakeAnOperationSpanAndAnAttemptSpanEach(t *testing.T) {
 	srv := newH2Server(t, h2OK)
 	base := h2cTransport()
 	defer base.CloseIdleConnections()
@@ -303,51 +434,5 @@ func TestAttackH2cGET(t *testing.T) {
 	}
 	if n := len(rec.Ended()); n != 6 {
 		t.Errorf("spans = %d, want 6", n)
-	}
-}
-
-// The first write to a new HTTP/2 host: a POST with a body, the first
-// request to a TLS server that negotiates h2 by ALPN. Every case the
-// README's HTTP/2 table calls "not processed" (REFUSED_STREAM, a GOAWAY
-// whose last stream id is below the request's) reaches the server exactly
-// once, with its body, as on a host already known to speak HTTP/2; a
-// PROTOCOL_ERROR after processing stays an unknown outcome.
-func TestH2FirstWriteToANewHost(t *testing.T) {
-	cases := []struct {
-		name          string
-		actions       []h2Action
-		key           bool
-		wantProcessed int32
-		wantOK        bool
-	}{
-		{"GOAWAY", []h2Action{h2GoAway, h2OK}, false, 1, true},
-		{"GOAWAY, keyed", []h2Action{h2GoAway, h2OK}, true, 1, true},
-		{"REFUSED_STREAM", []h2Action{h2Refuse, h2OK}, false, 1, true},
-		{"PROTOCOL_ERROR", []h2Action{h2Protocol, h2OK}, false, 1, false},
-	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			srv, base := newH2TLSServer(t, tc.actions...)
-			defer base.CloseIdleConnections()
-			client := &http.Client{Transport: otelretry.NewTransport(base, otelretry.WithBackoff(otelretry.ConstantBackoff(time.Millisecond)))}
-			req, _ := http.NewRequestWithContext(t.Context(), http.MethodPost, srv.url()+"/orders", strings.NewReader(`{"order":1}`))
-			if tc.key {
-				req.Header.Set("Idempotency-Key", "order-1")
-			}
-			resp, err := client.Do(req)
-			if resp != nil {
-				io.Copy(io.Discard, resp.Body)
-				resp.Body.Close()
-			}
-			if got := srv.processed.Load(); got != tc.wantProcessed {
-				t.Errorf("the server processed %d POSTs, want %d (err %v)", got, tc.wantProcessed, err)
-			}
-			if tc.wantOK && err != nil {
-				t.Errorf("err = %v; want the 200 after the refused stream", err)
-			}
-			if !tc.wantOK && !errors.Is(err, otelretry.ErrOutcomeUnknown) {
-				t.Errorf("err = %v, want ErrOutcomeUnknown", err)
-			}
-		})
 	}
 }

@@ -26,6 +26,7 @@ import (
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 
 	"github.com/otelretry/otelretry-go/attrs"
+	"github.com/otelretry/otelretry-go/internal/scripted"
 	"github.com/otelretry/otelretry-go/internal/spantest"
 	"github.com/otelretry/otelretry-go/otelretry"
 )
@@ -424,6 +425,487 @@ func TestH2UnprocessedMessages(t *testing.T) {
 		base.CloseIdleConnections()
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("net/http's HTTP/2 client said %v; otelretry reads %q", err, want)
+		}
+	}
+}
+
+// dropSecondRequest is a loopback server that answers the first request
+// on each connection and, for the second, reads it whole, counts it, and
+// closes the connection without answering: a keep-alive connection that
+// died after the request was written, on which net/http resends what it
+// deems replayable.
+type dropSecondRequest struct {
+	srv      *httptest.Server
+	received sync.Map // method -> *atomic.Int64
+	perConn  sync.Map // remote addr -> *atomic.Int64
+}
+
+func (d *dropSecondRequest) count(method string) int64 {
+	if c, ok := d.received.Load(method); ok {
+		return c.(*atomic.Int64).Load()
+	}
+	return 0
+}
+
+func newDropSecondRequest(t *testing.T) *dropSecondRequest {
+	d := &dropSecondRequest{}
+	d.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		n, _ := d.perConn.LoadOrStore(r.RemoteAddr, new(atomic.Int64))
+		count, _ := d.received.LoadOrStore(r.Method, new(atomic.Int64))
+		count.(*atomic.Int64).Add(1)
+		if n.(*atomic.Int64).Add(1) == 2 {
+			conn, _, err := w.(http.Hijacker).Hijack()
+			if err == nil {
+				conn.Close()
+			}
+			return
+		}
+		io.WriteString(w, "ok")
+	}))
+	t.Cleanup(d.srv.Close)
+	return d
+}
+
+// A write that the policy does not treat as repeatable is never resent by
+// net/http behind the transport's back, even with an Idempotency-Key that
+// makes net/http deem it replayable: the server receives one POST and the
+// outcome is unknown. A GET on the same path is resent by net/http, and
+// the attempt span shows the second write.
+func TestNetHTTPDoesNotResendAWriteUnseen(t *testing.T) {
+	for _, withBody := range []bool{true, false} {
+		t.Run(map[bool]string{true: "body", false: "no body"}[withBody], func(t *testing.T) {
+			d := newDropSecondRequest(t)
+			rec := tracetest.NewSpanRecorder()
+			tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
+			base := d.srv.Client().Transport.(*http.Transport).Clone()
+			defer base.CloseIdleConnections()
+			tr := otelretry.NewTransport(base, otelretry.WithTracerProvider(tp))
+			client := &http.Client{Transport: tr}
+
+			warm, _ := client.Get(d.srv.URL) // opens the keep-alive connection
+			io.Copy(io.Discard, warm.Body)
+			warm.Body.Close()
+
+			var body io.Reader
+			if withBody {
+				body = strings.NewReader(`{"order":1}`)
+			}
+			req, _ := http.NewRequestWithContext(t.Context(), http.MethodPost, d.srv.URL+"/orders", body)
+			req.Header.Set("Idempotency-Key", "key-1")
+			resp, err := client.Do(req)
+			if resp != nil {
+				resp.Body.Close()
+			}
+			if !errors.Is(err, otelretry.ErrOutcomeUnknown) {
+				t.Fatalf("err = %v, want ErrOutcomeUnknown", err)
+			}
+			if n := d.count(http.MethodPost); n != 1 {
+				t.Fatalf("the server received %d POSTs, want 1", n)
+			}
+			attempts := spantest.Attempts(rec.Ended())
+			last := attempts[len(attempts)-1]
+			if got := attrOf(last, attrs.DecisionKey).AsString(); got != "check_state" {
+				t.Errorf("decision = %s, want check_state", got)
+			}
+		})
+	}
+
+	t.Run("GET is resent by net/http, and shown", func(t *testing.T) {
+		d := newDropSecondRequest(t)
+		rec := tracetest.NewSpanRecorder()
+		tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
+		base := d.srv.Client().Transport.(*http.Transport).Clone()
+		defer base.CloseIdleConnections()
+		client := &http.Client{Transport: otelretry.NewTransport(base, otelretry.WithTracerProvider(tp))}
+		for range 2 {
+			resp, err := client.Get(d.srv.URL)
+			if err != nil {
+				t.Fatal(err)
+			}
+			io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+		}
+		if n := d.count(http.MethodGet); n != 3 {
+			t.Fatalf("the server received %d GETs, want 3 (the second one twice)", n)
+		}
+		attempts := spantest.Attempts(rec.Ended())
+		if len(attempts) != 2 {
+			t.Fatalf("attempt spans = %d, want 2: net/http's resend is not an attempt of ours", len(attempts))
+		}
+		second := attempts[1]
+		for _, a := range attempts {
+			if attrOf(a, attrs.WireWritesKey).AsInt64() == 2 {
+				second = a
+			}
+		}
+		if got := attrOf(second, attrs.WireWritesKey).AsInt64(); got != 2 {
+			t.Fatalf("retry.wire.writes = %d, want 2", got)
+		}
+		var resends int
+		for _, e := range second.Events() {
+			if e.Name == attrs.EventWireResend {
+				resends++
+			}
+		}
+		if resends != 1 {
+			t.Errorf("wire_resend events = %d, want 1", resends)
+		}
+		if _, ok := spantestAttr(second, attrs.HTTPRequestResendCountKey); ok {
+			t.Errorf("http.request.resend_count on a first attempt: it counts this library's attempts only")
+		}
+	})
+}
+
+// A request that never left the client may still be resent by net/http,
+// even a write: the guard refuses only once the request was written.
+func TestNetHTTPStillResendsARequestThatWasNeverWritten(t *testing.T) {
+	var posts atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		if r.Method == http.MethodPost {
+			posts.Add(1)
+		}
+		io.WriteString(w, "ok")
+	}))
+	defer srv.Close()
+	base, poison := poisonableTransport(t)
+	rec := tracetest.NewSpanRecorder()
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
+	client := &http.Client{Transport: otelretry.NewTransport(base, otelretry.WithTracerProvider(tp))}
+	warm, err := client.Get(srv.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	io.Copy(io.Discard, warm.Body)
+	warm.Body.Close()
+	poison() // the idle connection now fails before writing
+
+	req, _ := http.NewRequestWithContext(t.Context(), http.MethodPost, srv.URL+"/orders", strings.NewReader("order"))
+	req.Header.Set("Idempotency-Key", "key-2")
+	resp, err := client.Do(req)
+	if err != nil {
+		t.Fatalf("err = %v: a request that was never written was not resent", err)
+	}
+	resp.Body.Close()
+	if posts.Load() != 1 {
+		t.Fatalf("the server received %d POSTs, want 1", posts.Load())
+	}
+}
+
+// stallFirst is a listener whose first accepted connection is never
+// served: a TLS client's handshake on it stalls. Later connections reach
+// the server.
+type stallFirst struct {
+	net.Listener
+	mu      sync.Mutex
+	stalled []net.Conn
+}
+
+func (l *stallFirst) Accept() (net.Conn, error) {
+	for {
+		c, err := l.Listener.Accept()
+		if err != nil {
+			return nil, err
+		}
+		l.mu.Lock()
+		first := len(l.stalled) == 0
+		if first {
+			l.stalled = append(l.stalled, c)
+		}
+		l.mu.Unlock()
+		if !first {
+			return c, nil
+		}
+	}
+}
+
+func (l *stallFirst) Close() error {
+	l.mu.Lock()
+	for _, c := range l.stalled {
+		c.Close()
+	}
+	l.mu.Unlock()
+	return l.Listener.Close()
+}
+
+// A cut proves only what it proves: a POST whose dial, or whose TLS
+// handshake, was cut (by the attempt timeout, or by the base's own
+// TLSHandshakeTimeout) never had a connection and wrote nothing, so it was
+// not sent: it is retried as a refused dial is (reason not_processed), and
+// the server executes it exactly once.
+func TestCutBeforeAConnectionIsNotAnUnknownWrite(t *testing.T) {
+	var posts atomic.Int32
+	handler := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		posts.Add(1)
+		io.WriteString(w, "created")
+	})
+	cases := map[string]func(t *testing.T) (url string, base *http.Transport, opts []otelretry.Option){
+		"the dial, cut by the attempt timeout": func(t *testing.T) (string, *http.Transport, []otelretry.Option) {
+			srv := httptest.NewServer(handler)
+			t.Cleanup(srv.Close)
+			var dials atomic.Int32
+			base := &http.Transport{DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
+				if dials.Add(1) == 1 {
+					<-ctx.Done() // a host that does not answer the SYN
+					return nil, ctx.Err()
+				}
+				return (&net.Dialer{}).DialContext(ctx, network, addr)
+			}}
+			return srv.URL, base, []otelretry.Option{otelretry.WithAttemptTimeout(300 * time.Millisecond)}
+		},
+		"the TLS handshake, cut by the base's TLSHandshakeTimeout": func(t *testing.T) (string, *http.Transport, []otelretry.Option) {
+			srv := httptest.NewUnstartedServer(handler)
+			srv.Listener = &stallFirst{Listener: srv.Listener}
+			srv.StartTLS()
+			t.Cleanup(srv.Close)
+			base := srv.Client().Transport.(*http.Transport).Clone()
+			base.TLSHandshakeTimeout = 300 * time.Millisecond
+			return srv.URL, base, nil
+		},
+		"the TLS handshake, cut by the attempt timeout": func(t *testing.T) (string, *http.Transport, []otelretry.Option) {
+			srv := httptest.NewUnstartedServer(handler)
+			srv.Listener = &stallFirst{Listener: srv.Listener}
+			srv.StartTLS()
+			t.Cleanup(srv.Close)
+			return srv.URL, srv.Client().Transport.(*http.Transport).Clone(), []otelretry.Option{otelretry.WithAttemptTimeout(300 * time.Millisecond)}
+		},
+	}
+	for name, setup := range cases {
+		t.Run(name, func(t *testing.T) {
+			posts.Store(0)
+			url, base, opts := setup(t)
+			defer base.CloseIdleConnections()
+			rec := tracetest.NewSpanRecorder()
+			tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
+			opts = append(opts, otelretry.WithTracerProvider(tp), otelretry.WithBackoff(otelretry.ConstantBackoff(time.Millisecond)),
+				otelretry.WithMaxAttempts(5))
+			client := &http.Client{Transport: otelretry.NewTransport(base, opts...)}
+			resp, err := client.Do(post(t, t.Context(), url+"/orders", "order"))
+			if err != nil {
+				t.Fatalf("err = %v; want the create, retried after a cut that proved it unsent", err)
+			}
+			resp.Body.Close()
+			if got := posts.Load(); got != 1 {
+				t.Errorf("the server executed %d creates, want 1", got)
+			}
+			// A loaded machine may cut a later attempt before its connection
+			// too: each such cut is retried the same way.
+			attempts := spantest.Attempts(rec.Ended())
+			if len(attempts) < 2 {
+				t.Fatalf("attempts = %d, want the cut one and the one answered", len(attempts))
+			}
+			for _, a := range attempts[:len(attempts)-1] {
+				if d, r := attrOf(a, attrs.DecisionKey).AsString(), attrOf(a, attrs.ReasonKey).AsString(); d != "retry" || r != "not_processed" {
+					t.Errorf("cut attempt: %s (%s), want retry (not_processed)", d, r)
+				}
+				if c := attrOf(a, attrs.ErrorClassKey).AsString(); c != "timeout" {
+					t.Errorf("cut attempt's class %q, want timeout: the cut is recorded as what it was", c)
+				}
+			}
+		})
+	}
+}
+
+// A base that reports nothing through httptrace proves nothing by a cut:
+// a POST it never answered stays unknown. The attempt timeout does not cut
+// it either (a cut could not be retried): the deadline does.
+func TestCutOfASilentBaseProvesNothing(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := newHarness(t, []scripted.Step{{Hang: true}}, otelretry.WithAttemptTimeout(50*time.Millisecond), otelretry.WithDeadline(time.Second))
+		start := time.Now()
+		_, err := h.transprt.RoundTrip(post(t, t.Context(), "http://api.test/orders", "order"))
+		if !errors.Is(err, otelretry.ErrOutcomeUnknown) {
+			t.Errorf("err = %v, want ErrOutcomeUnknown", err)
+		}
+		if got := time.Since(start); got != time.Second {
+			t.Errorf("the write was cut after %v, want at the deadline (1s)", got)
+		}
+	})
+}
+
+// The first write with a body to an https host otelretry has not seen yet
+// goes without a GetBody (it may speak HTTP/2, whose client names a
+// refused stream only without one). When the host speaks HTTP/1 and the
+// connection, reused from the base's pool, fails before a byte of the
+// request is written, net/http does not resend it without a GetBody; the
+// failure comes back, and what httptrace reported proves the request
+// unsent: otelretry resends it, and the server executes it once.
+func TestH1NothingWrittenToANewHostIsRetried(t *testing.T) {
+	var posts atomic.Int64
+	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		if r.Method == http.MethodPost {
+			posts.Add(1)
+		}
+		io.WriteString(w, "ok")
+	}))
+	defer srv.Close()
+	base, poison := poisonableTransport(t)
+	base.TLSClientConfig = srv.Client().Transport.(*http.Transport).TLSClientConfig
+	// The pooled connection comes from another user of the base, so the
+	// Transport does not know the host.
+	warm, err := base.RoundTrip(get(t, t.Context(), srv.URL))
+	if err != nil {
+		t.Fatal(err)
+	}
+	io.Copy(io.Discard, warm.Body)
+	warm.Body.Close()
+	poison()
+
+	rec := tracetest.NewSpanRecorder()
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
+	client := &http.Client{Transport: otelretry.NewTransport(base, otelretry.WithTracerProvider(tp),
+		otelretry.WithBackoff(otelretry.ConstantBackoff(time.Millisecond)))}
+	resp, err := client.Do(post(t, t.Context(), srv.URL+"/orders", "order"))
+	if err != nil {
+		t.Fatalf("err = %v: a request that was never written was not resent", err)
+	}
+	resp.Body.Close()
+	if posts.Load() != 1 {
+		t.Errorf("the server received %d POSTs, want 1", posts.Load())
+	}
+	attempts := spantest.Attempts(rec.Ended())
+	if len(attempts) != 2 || attrOf(attempts[0], attrs.ReasonKey).AsString() != "not_processed" {
+		for _, a := range attempts {
+			t.Logf("attempt: %s (%s) class %s", attrOf(a, attrs.DecisionKey).AsString(), attrOf(a, attrs.ReasonKey).AsString(), attrOf(a, attrs.ErrorClassKey).AsString())
+		}
+		t.Errorf("want two attempts, the first retried as not_processed")
+	}
+}
+
+// A write on an HTTP/1 keep-alive connection that dies after the request
+// was written (a bodyless POST without a key, a DELETE with
+// X-Idempotency-Key, a PUT and a PATCH with a body and Idempotency-Key or
+// X-Idempotency-Key) reaches the server once, and its outcome is unknown.
+func TestWritesOnADyingKeepAliveConnectionAreSentOnce(t *testing.T) {
+	cases := []struct {
+		method, header string
+		body           bool
+	}{
+		{http.MethodPost, "", false},
+		{http.MethodDelete, "X-Idempotency-Key", false},
+		{http.MethodPut, "Idempotency-Key", true},
+		{http.MethodPatch, "X-Idempotency-Key", true},
+	}
+	for _, tc := range cases {
+		t.Run(fmt.Sprintf("%s %s body=%v", tc.method, tc.header, tc.body), func(t *testing.T) {
+			d := newDropSecondRequest(t)
+			base := d.srv.Client().Transport.(*http.Transport).Clone()
+			defer base.CloseIdleConnections()
+			client := &http.Client{Transport: otelretry.NewTransport(base)}
+			warm, err := client.Get(d.srv.URL)
+			if err != nil {
+				t.Fatal(err)
+			}
+			io.Copy(io.Discard, warm.Body)
+			warm.Body.Close()
+			var body io.Reader
+			if tc.body {
+				body = strings.NewReader("payload")
+			}
+			req, _ := http.NewRequestWithContext(t.Context(), tc.method, d.srv.URL+"/x", body)
+			if tc.header != "" {
+				req.Header.Set(tc.header, "k-1")
+			}
+			resp, err := client.Do(req)
+			if resp != nil {
+				resp.Body.Close()
+			}
+			if n := d.count(tc.method); n != 1 {
+				t.Errorf("server received %d, want 1", n)
+			}
+			if !errors.Is(err, otelretry.ErrOutcomeUnknown) {
+				t.Errorf("err = %v, want unknown", err)
+			}
+		})
+	}
+}
+
+// The resend guard is set up on the prepared request: an Idempotency-Key
+// that a PrepareFunc sets on each attempt, which makes net/http deem a
+// POST replayable, does not let net/http resend the write unseen when its
+// keep-alive connection dies: the server receives one POST, with a body
+// or without.
+func TestIdempotencyKeyAPrepareFuncAddsLetsNoWriteBeResentUnseen(t *testing.T) {
+	for _, withBody := range []bool{true, false} {
+		t.Run(fmt.Sprintf("body=%v", withBody), func(t *testing.T) {
+			d := newDropSecondRequest(t)
+			base := d.srv.Client().Transport.(*http.Transport).Clone()
+			defer base.CloseIdleConnections()
+			tr := otelretry.NewTransport(base, otelretry.WithPrepareAttempt(func(r *http.Request, n int) error {
+				r.Header.Set("Idempotency-Key", "order-1")
+				return nil
+			}))
+			client := &http.Client{Transport: tr}
+			warm, err := client.Get(d.srv.URL)
+			if err != nil {
+				t.Fatal(err)
+			}
+			io.Copy(io.Discard, warm.Body)
+			warm.Body.Close()
+			var body io.Reader
+			if withBody {
+				body = strings.NewReader(`{"order":1}`)
+			}
+			req, _ := http.NewRequestWithContext(t.Context(), http.MethodPost, d.srv.URL+"/orders", body)
+			resp, err := client.Do(req)
+			if resp != nil {
+				resp.Body.Close()
+			}
+			if n := d.count(http.MethodPost); n != 1 {
+				t.Errorf("the server received %d POSTs, want 1 (err %v)", n, err)
+			}
+		})
+	}
+}
+
+// A base that calls GetBody itself to hash the payload before sending it
+// once (request signing) is no resend: no attempt claims more than one
+// write on the wire, nor a wire_resend event.
+func TestBaseReadingGetBodyToSignIsNoResend(t *testing.T) {
+	var received atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		received.Add(1)
+	}))
+	defer srv.Close()
+	inner := srv.Client().Transport.(*http.Transport).Clone()
+	defer inner.CloseIdleConnections()
+	signer := roundTripFunc(func(r *http.Request) (*http.Response, error) {
+		if r.GetBody != nil { // hash the payload without consuming r.Body
+			b, err := r.GetBody()
+			if err != nil {
+				return nil, err
+			}
+			io.Copy(io.Discard, b)
+			b.Close()
+			r = r.Clone(r.Context())
+			r.Header.Set("X-Signature", "sig")
+		}
+		return inner.RoundTrip(r)
+	})
+	rec := tracetest.NewSpanRecorder()
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
+	client := &http.Client{Transport: otelretry.NewTransport(signer, otelretry.WithTracerProvider(tp))}
+	resp, err := client.Post(srv.URL, "application/json", strings.NewReader(`{"a":1}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	if received.Load() != 1 {
+		t.Fatalf("server received %d requests", received.Load())
+	}
+	for _, s := range spantest.Attempts(rec.Ended()) {
+		if w := attrOf(s, attrs.WireWritesKey).AsInt64(); w > 1 {
+			t.Errorf("attempt span claims retry.wire.writes=%d; the server received 1 request", w)
+		}
+		for _, e := range s.Events() {
+			if e.Name == attrs.EventWireResend {
+				t.Errorf("attempt span has a %s event; nothing was resent", e.Name)
+			}
 		}
 	}
 }

@@ -9,7 +9,7 @@ import (
 	"go.uber.org/goleak"
 )
 
-// TestZZNoLeakAfterAttacks runs last (file order) so that the attack tests
-// are checked for leaks even while some of them fail (TestMain's goleak
-// only checks a green run).
-func TestZZNoLeakAfterAttacks(t *testing.T) { goleak.VerifyNone(t) }
+// TestZZNoLeakAfterEveryTest runs last (file order), so that every test is
+// checked for leaked goroutines even while some of them fail (TestMain's
+// goleak only checks a green run).
+func TestZZNoLeakAfterEveryTest(t *testing.T) { goleak.VerifyNone(t) }

@@ -5,44 +5,24 @@ package otelretry_test
 
 import (
 	"context"
-	"errors"
+	"fmt"
 	"io"
 	"net/http"
-	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
 
-	"go.opentelemetry.io/otel"
-	metricnoop "go.opentelemetry.io/otel/metric/noop"
-	tracenoop "go.opentelemetry.io/otel/trace/noop"
-
+	"github.com/otelretry/otelretry-go/attrs"
 	"github.com/otelretry/otelretry-go/internal/scripted"
+	"github.com/otelretry/otelretry-go/internal/spantest"
 	"github.com/otelretry/otelretry-go/otelretry"
+	metricnoop "go.opentelemetry.io/otel/metric/noop"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+	tracenoop "go.opentelemetry.io/otel/trace/noop"
 )
-
-// captureOtelErrors installs an error handler that keeps what otel.Handle
-// receives, and restores the previous one when the test ends.
-func captureOtelErrors(t *testing.T) func() []error {
-	t.Helper()
-	var (
-		mu   sync.Mutex
-		errs []error
-	)
-	prev := otel.GetErrorHandler()
-	otel.SetErrorHandler(otel.ErrorHandlerFunc(func(err error) {
-		mu.Lock()
-		defer mu.Unlock()
-		errs = append(errs, err)
-	}))
-	t.Cleanup(func() { otel.SetErrorHandler(prev) })
-	return func() []error {
-		mu.Lock()
-		defer mu.Unlock()
-		return append([]error(nil), errs...)
-	}
-}
 
 // roundTripNoPanic runs one GET to url through rt and fails the test,
 // instead of crashing it, when RoundTrip panics. It returns the status
@@ -147,31 +127,74 @@ func TestBudgetZeroValueConcurrent(t *testing.T) {
 	})
 }
 
-// Issue 25, item 13: EvidenceClassifier(nil) returns nil, which
-// WithClassifier ignores, and the mistake is reported through otel.Handle;
-// an attempt that fails with no response then takes the default rules
-// instead of panicking.
-func TestEvidenceClassifierNil(t *testing.T) {
+// The budget shared by two Transports, hammered by many goroutines over a
+// churning set of hosts larger than its table, with 503s, 429s with and
+// without Retry-After, timeouts and successes: no race, no panic, every
+// refusal carries a budget reason, and once every host answers 200 again a
+// new host gets its retries (the table does not stay full of recovered
+// hosts).
+func TestBudgetSharedAcrossTransportsSurvivesHostChurn(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		reported := captureOtelErrors(t)
-		c := otelretry.EvidenceClassifier(nil)
-		if c != nil {
-			t.Errorf("EvidenceClassifier(nil) returned a Classifier, want nil")
+		budget := otelretry.NewBudget(otelretry.BudgetMaxHosts(40))
+		var healthy atomic.Bool
+		base := roundTripFunc(func(r *http.Request) (*http.Response, error) {
+			code := 200
+			h := http.Header{}
+			if !healthy.Load() {
+				switch len(r.URL.Host) % 4 {
+				case 0:
+					code = 503
+				case 1:
+					code, h["Retry-After"] = 429, []string{"2"}
+				case 2:
+					code = 429
+				}
+			}
+			return &http.Response{StatusCode: code, Header: h, Body: http.NoBody, Request: r}, nil
+		})
+		rec := tracetest.NewSpanRecorder()
+		tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
+		opts := []otelretry.Option{otelretry.WithBudget(budget), otelretry.WithTracerProvider(tp),
+			otelretry.WithBackoff(otelretry.ConstantBackoff(time.Millisecond)), otelretry.WithDeadline(5 * time.Second)}
+		trs := []*otelretry.Transport{otelretry.NewTransport(base, opts...), otelretry.NewTransport(base, opts...)}
+		var wg sync.WaitGroup
+		for g := range 64 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for i := range 30 {
+					host := fmt.Sprintf("h%d.test", (g*31+i*7)%300)
+					resp, err := trs[(g+i)%2].RoundTrip(get(t, t.Context(), "http://"+host+"/"))
+					if err == nil {
+						resp.Body.Close()
+					}
+					time.Sleep(time.Duration(i%5) * 100 * time.Millisecond)
+				}
+			}()
 		}
-		errs := reported()
-		if len(errs) != 1 || !strings.Contains(errs[0].Error(), "EvidenceClassifier") {
-			t.Errorf("reported %v, want one error naming EvidenceClassifier", errs)
+		wg.Wait()
+		for _, s := range spantest.Attempts(rec.Ended()) {
+			if attrOf(s, attrs.DecisionKey).AsString() == string(attrs.DecisionBudgetExhausted) {
+				switch r := attrs.Reason(attrOf(s, attrs.ReasonKey).AsString()); r {
+				case attrs.ReasonBudget, attrs.ReasonPushback, attrs.ReasonHostLimit:
+				default:
+					t.Errorf("budget_exhausted with reason %q", r)
+				}
+			}
 		}
-
-		base := scripted.New(scripted.Step{Delay: 5 * time.Millisecond, Err: errors.New("connection reset by peer")})
-		tr := otelretry.NewTransport(base, quietOptions(otelretry.WithClassifier(c), otelretry.WithoutBudget())...)
-		if got := roundTripNoPanic(t, tr, "http://dependency.test/"); got != 0 {
-			t.Errorf("status %d, want the transport error", got)
+		// Recovery: three successes per host refill what one failure took.
+		healthy.Store(true)
+		time.Sleep(2 * time.Minute) // every hold passes
+		for range 6 {
+			for h := range 300 {
+				resp, err := trs[0].RoundTrip(get(t, t.Context(), fmt.Sprintf("http://h%d.test/", h)))
+				if err == nil {
+					resp.Body.Close()
+				}
+			}
 		}
-		// Without a classifier the default rules retry a GET's transport
-		// error up to the attempt limit.
-		if got := len(base.Calls()); got != otelretry.DefaultMaxAttempts {
-			t.Errorf("%d calls, want %d (the default rules)", got, otelretry.DefaultMaxAttempts)
+		if n := budget.Available(get(t, t.Context(), "http://brand-new.test/")); n != 2 {
+			t.Errorf("a new host after recovery gets %d retries, want 2 as on a fresh budget", n)
 		}
 	})
 }

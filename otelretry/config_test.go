@@ -1,0 +1,125 @@
+// Copyright The otelretry Authors
+// SPDX-License-Identifier: Apache-2.0
+
+package otelretry_test
+
+import (
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/otelretry/otelretry-go/internal/scripted"
+	"github.com/otelretry/otelretry-go/otelretry"
+	"go.opentelemetry.io/otel"
+)
+
+// WithRetryableStatuses replaces the set: a status in it is retried, one
+// outside it (even a default one) is not.
+func TestWithRetryableStatusesReplacesTheSet(t *testing.T) {
+	for _, tc := range []struct {
+		status int
+		want   []string
+	}{
+		{500, []string{"500 retry retryable_status", "200 return response"}},
+		{503, []string{"503 stop status"}},
+	} {
+		synctest.Test(t, func(t *testing.T) {
+			h := newHarness(t, []scripted.Step{{Status: tc.status}, {Status: 200}},
+				append(seedLike, otelretry.WithRetryableStatuses(500))...)
+			resp, err := h.client.Do(get(t, t.Context(), "http://api.test/"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+			sameTuples(t, h, tc.want...)
+		})
+	}
+}
+
+// Both formatters name their spans, for every attempt; with client spans
+// the attempt formatter names otelhttp's CLIENT span.
+func TestSpanNameFormatters(t *testing.T) {
+	for _, clientSpans := range []bool{true, false} {
+		synctest.Test(t, func(t *testing.T) {
+			opts := append(seedLike,
+				otelretry.WithSpanNameFormatter(func(r *http.Request) string { return "orders " + r.Method }),
+				otelretry.WithAttemptSpanNameFormatter(func(r *http.Request) string { return "orders call " + r.Method }))
+			if !clientSpans {
+				opts = append(opts, otelretry.WithoutClientSpans())
+			}
+			h := newHarness(t, []scripted.Step{{Status: 503}, {Status: 200}}, opts...)
+			resp, err := h.client.Do(get(t, t.Context(), "http://api.test/orders/1"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+			if got := h.operation(t).Name(); got != "orders GET" {
+				t.Errorf("clientSpans=%v: operation span %q, want %q", clientSpans, got, "orders GET")
+			}
+			attempts := h.attempts()
+			if len(attempts) != 2 {
+				t.Fatalf("attempt spans = %d, want 2", len(attempts))
+			}
+			for _, a := range attempts {
+				if a.Name() != "orders call GET" {
+					t.Errorf("clientSpans=%v: attempt span %q, want %q", clientSpans, a.Name(), "orders call GET")
+				}
+			}
+		})
+	}
+}
+
+// Options say when they ignore a value: once, through otel.Handle.
+func TestOptionsReportIgnoredValues(t *testing.T) {
+	var mu sync.Mutex
+	var reported []string
+	prev := otel.GetErrorHandler()
+	otel.SetErrorHandler(otel.ErrorHandlerFunc(func(err error) {
+		mu.Lock()
+		reported = append(reported, err.Error())
+		mu.Unlock()
+	}))
+	defer otel.SetErrorHandler(prev)
+	otelretry.NewTransport(scripted.New(), otelretry.WithMaxAttempts(0), otelretry.WithDeadline(-time.Second),
+		otelretry.WithRetryableStatuses(200, 503), otelretry.WithIdempotentMethods("put", ""))
+	mu.Lock()
+	defer mu.Unlock()
+	if len(reported) != 1 {
+		t.Fatalf("reported %d times, want once: %q", len(reported), reported)
+	}
+	for _, want := range []string{"WithMaxAttempts(0)", "WithDeadline(-1s)", "WithRetryableStatuses(200)", `WithIdempotentMethods("")`} {
+		if !strings.Contains(reported[0], want) {
+			t.Errorf("report %q does not name %s", reported[0], want)
+		}
+	}
+}
+
+// Method names are normalized: "put" declares PUT.
+func TestIdempotentMethodsAreNormalized(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := newHarness(t, []scripted.Step{{Status: 503}, {Status: 200}}, append(seedLike, otelretry.WithIdempotentMethods("put"))...)
+		req, _ := http.NewRequestWithContext(t.Context(), http.MethodPut, "http://api.test/items/1", strings.NewReader("x"))
+		resp, err := h.client.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		sameTuples(t, h, "503 retry retryable_status", "200 return response")
+	})
+}
+
+// Valid options, and nil values, which options ignore by design, make
+// NewTransport report nothing through otel.Handle.
+func TestValidOptionsReportNothing(t *testing.T) {
+	reported := captureOtelErrors(t)
+	otelretry.NewTransport(scripted.New(), otelretry.WithMaxAttempts(1), otelretry.WithDeadline(time.Second),
+		otelretry.WithAttemptTimeout(time.Millisecond), otelretry.WithRetryableStatuses(500),
+		otelretry.WithIdempotentMethods("PUT"), otelretry.WithBodyBuffer(0, 0), otelretry.WithBackoff(nil),
+		otelretry.WithTracerProvider(nil), otelretry.WithClassifier(nil), otelretry.WithBudget(nil), nil)
+	if errs := reported(); len(errs) != 0 {
+		t.Errorf("NewTransport reported %v", errs)
+	}
+}

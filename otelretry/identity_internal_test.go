@@ -1,0 +1,172 @@
+// Copyright The otelretry Authors
+// SPDX-License-Identifier: Apache-2.0
+
+package otelretry
+
+import (
+	"context"
+	"net/http"
+	"regexp"
+	"testing"
+	"time"
+
+	"go.opentelemetry.io/otel/trace"
+)
+
+// An operation without WithOperationID gets a generated id on first use,
+// and keeps it: spans, log records, errors and state checks all read the
+// same one. Its attempts are numbered from 1.
+func TestIdentityWithoutOperationIDGeneratesOneIDOnFirstUse(t *testing.T) {
+	id := newIdentity(scopeOf(context.Background()), nil)
+	if id.id != "" || id.repeat != 0 || id.redirects != 0 {
+		t.Errorf("identity before use = %+v, want no id yet", id)
+	}
+	first := id.opID()
+	if !regexp.MustCompile(`^op-[0-9a-f]{16}$`).MatchString(first) {
+		t.Errorf("generated id %q, want op- and 16 hex digits", first)
+	}
+	if again := id.opID(); again != first {
+		t.Errorf("opID changed from %q to %q", first, again)
+	}
+	if other := newIdentity(scopeOf(context.Background()), nil); other.opID() == first {
+		t.Errorf("two operations share the generated id %q", first)
+	}
+	for n := 1; n <= 3; n++ {
+		if got := id.attemptNumber(n); got != n {
+			t.Errorf("attempt %d numbered %d", n, got)
+		}
+	}
+}
+
+// Under WithOperationID, every operation takes the caller's id, counts as
+// a repeat of the ones made before it under the same context, and numbers
+// its attempts on from theirs, so that request ids stay unique.
+func TestIdentityUnderOperationIDCountsOperationsAndAttempts(t *testing.T) {
+	ctx := WithOperationID(context.Background(), "order-7")
+	var numbers []int
+	for op := range 3 {
+		id := newIdentity(scopeOf(ctx), nil)
+		if id.opID() != "order-7" || id.repeat != op {
+			t.Errorf("operation %d: id %q, repeat %d; want order-7 and %d", op, id.opID(), id.repeat, op)
+		}
+		numbers = append(numbers, id.attemptNumber(1), id.attemptNumber(2))
+	}
+	for i, n := range numbers {
+		if n != i+1 {
+			t.Fatalf("attempt numbers across the operations = %v, want 1 to 6", numbers)
+		}
+	}
+}
+
+// A redirect hop continues the operation it follows: its id, its attempt
+// numbers counting on from the hops before, one more redirect, and no
+// repeat, with WithOperationID (whose count of operations it leaves
+// alone) and without.
+func TestIdentityOfARedirectHopContinuesTheChain(t *testing.T) {
+	first := newIdentity(scopeOf(context.Background()), nil)
+	hop := newIdentity(scopeOf(context.Background()), &chain{ident: &first, attempts: 2, redirects: 0, deadline: time.Now()})
+	if hop.opID() != first.opID() || hop.attemptBase != 2 || hop.redirects != 1 || hop.repeat != 0 {
+		t.Errorf("hop = %+v, want the first hop's id, attemptBase 2, 1 redirect, no repeat", hop)
+	}
+	if n := hop.attemptNumber(1); n != 3 {
+		t.Errorf("the hop's first attempt numbered %d, want 3", n)
+	}
+
+	ctx := WithOperationID(context.Background(), "op-chain")
+	sc := scopeOf(ctx)
+	head := newIdentity(sc, nil)
+	a1, a2 := head.attemptNumber(1), head.attemptNumber(2)
+	next := newIdentity(sc, &chain{ident: &head, attempts: 2, redirects: 0})
+	if next.opID() != "op-chain" || next.repeat != 0 || next.redirects != 1 {
+		t.Errorf("hop under WithOperationID = %+v", next)
+	}
+	if a3 := next.attemptNumber(1); a1 != 1 || a2 != 2 || a3 != 3 {
+		t.Errorf("attempt numbers across the chain = %d, %d, %d; want 1, 2, 3", a1, a2, a3)
+	}
+	if again := newIdentity(sc, nil); again.repeat != 1 {
+		t.Errorf("the operation after the chain counts %d operations before it, want 1 (a hop is no repeat)", again.repeat)
+	}
+}
+
+// A call made from inside an operation (from a context of one of its
+// attempts, or from its state check) is an operation of its own: it takes
+// none of the outer operation's id, intent or results.
+func TestScopeOfANestedCallTakesNothingFromTheOuterOperation(t *testing.T) {
+	results := &Results{}
+	outer := WithResults(WithIntent(WithOperationID(context.Background(), "outer"), Intent{Repeatable: true}), results)
+	sc := scopeOf(outer)
+	if sc.nested || sc.oc == nil || sc.oc.id != "outer" || !sc.intent.Repeatable || sc.results != results {
+		t.Errorf("scope of the caller's context = %+v", sc)
+	}
+	for name, ctx := range map[string]context.Context{
+		"an attempt's context":     &attemptContext{Context: outer, a: &attempt{}},
+		"the state check's lookup": lookupContext(outer),
+	} {
+		if sc := scopeOf(ctx); !sc.nested || sc.oc != nil || sc.intent != (Intent{}) || sc.results != nil {
+			t.Errorf("scope of %s = %+v, want nested with nothing of the outer operation", name, sc)
+		}
+	}
+}
+
+// WithOperationID ignores an empty id, and OperationIDFromContext reads
+// back the one it set.
+func TestWithOperationID(t *testing.T) {
+	if ctx := WithOperationID(context.Background(), ""); ctx != context.Background() {
+		t.Error("an empty id made a new context")
+	}
+	if id, ok := OperationIDFromContext(context.Background()); ok || id != "" {
+		t.Errorf("id from a bare context = %q, %v", id, ok)
+	}
+	if id, ok := OperationIDFromContext(WithOperationID(context.Background(), "op-42")); !ok || id != "op-42" {
+		t.Errorf("id = %q, %v; want op-42", id, ok)
+	}
+}
+
+// RequestID is the operation id and the attempt number, as every signal
+// records it.
+func TestRequestID(t *testing.T) {
+	if got := RequestID("op-42", 3); got != "op-42/attempt-3" {
+		t.Errorf("RequestID = %q", got)
+	}
+}
+
+// The repeat counter counts the operations made under each parent span;
+// full, it starts again empty, which can miss a repeat but never invents
+// one.
+func TestRepeatCounterCountsPerParentAndForgetsWhenFull(t *testing.T) {
+	parent := func(i int) trace.SpanContext {
+		return trace.NewSpanContext(trace.SpanContextConfig{TraceID: trace.TraceID{1}, SpanID: trace.SpanID{byte(i), byte(i >> 8), 1}})
+	}
+	var c repeatCounter
+	for want := range 3 {
+		if got := c.next(parent(0)); got != want {
+			t.Errorf("operation %d under one parent counted %d before it", want, got)
+		}
+	}
+	if got := c.next(parent(1)); got != 0 {
+		t.Errorf("first operation under another parent counted %d before it", got)
+	}
+	for i := 2; i < maxRepeatParents; i++ {
+		c.next(parent(i))
+	}
+	if got := c.next(parent(0)); got != 0 {
+		t.Errorf("after %d parents the counter still holds the first one's count: %d", maxRepeatParents, got)
+	}
+	if got := c.next(parent(0)); got != 1 {
+		t.Errorf("after starting again: %d, want 1", got)
+	}
+}
+
+// The safe methods of RFC 9110 are repeatable without a declaration; an
+// empty method is GET, as net/http sends it.
+func TestSafeMethodsAndTheEmptyMethod(t *testing.T) {
+	for m, want := range map[string]bool{"GET": true, "HEAD": true, "OPTIONS": true, "TRACE": true,
+		"POST": false, "PUT": false, "DELETE": false, "PATCH": false, "get": false} {
+		if got := safeMethod(m); got != want {
+			t.Errorf("safeMethod(%q) = %v, want %v", m, got, want)
+		}
+	}
+	if m := methodOf(&http.Request{}); m != "GET" {
+		t.Errorf("methodOf a request without a method = %q, want GET", m)
+	}
+}

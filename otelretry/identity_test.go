@@ -1,0 +1,385 @@
+// Copyright The otelretry Authors
+// SPDX-License-Identifier: Apache-2.0
+
+package otelretry_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/otelretry/otelretry-go/attrs"
+	"github.com/otelretry/otelretry-go/internal/scripted"
+	"github.com/otelretry/otelretry-go/internal/spantest"
+	"github.com/otelretry/otelretry-go/otelretry"
+	metricnoop "go.opentelemetry.io/otel/metric/noop"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+	"go.opentelemetry.io/otel/trace"
+	tracenoop "go.opentelemetry.io/otel/trace/noop"
+)
+
+// The operation id is made only when something reports it, and then it is
+// one id: on the operation span, every attempt span, the log records and
+// the error.
+func TestGeneratedOperationIDIsSharedByEverySignal(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var logs bytes.Buffer
+		h := newHarness(t, []scripted.Step{{Status: 503}, {Hang: true}},
+			otelretry.WithLogger(slog.New(slog.NewJSONHandler(&logs, nil))),
+			otelretry.WithAttemptTimeout(50*time.Millisecond), otelretry.WithMaxAttempts(2),
+			otelretry.WithBackoff(otelretry.ConstantBackoff(time.Millisecond)))
+		_, err := h.client.Do(get(t, t.Context(), "http://api.test/"))
+		var rerr *otelretry.Error
+		if !errors.As(err, &rerr) || !strings.HasPrefix(rerr.OperationID, "op-") || len(rerr.OperationID) != len("op-")+16 {
+			t.Fatalf("err = %v, want an *Error with a generated id", err)
+		}
+		id := rerr.OperationID
+		if got := attrOf(h.operation(t), attrs.OperationIDKey).AsString(); got != id {
+			t.Errorf("operation span id = %q, error id = %q", got, id)
+		}
+		for i, e := range h.events(t) {
+			if e.OperationID != id || e.RequestID != otelretry.RequestID(id, i+1) {
+				t.Errorf("attempt %d: ids %q %q, want %q", i+1, e.OperationID, e.RequestID, id)
+			}
+		}
+		dec := json.NewDecoder(&logs)
+		for n := 0; dec.More(); n++ {
+			var r map[string]any
+			if err := dec.Decode(&r); err != nil {
+				t.Fatal(err)
+			}
+			if r["retry.operation.id"] != id {
+				t.Errorf("log record %d has id %v, want %q", n+1, r["retry.operation.id"], id)
+			}
+		}
+	})
+}
+
+// With no-op providers nothing records the id, but an error still has one:
+// the caller's, or a generated one.
+func TestErrorsCarryTheOperationIDWithNoopProviders(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		tr := otelretry.NewTransport(scripted.New(scripted.Step{Status: 503}),
+			otelretry.WithTracerProvider(tracenoop.NewTracerProvider()), otelretry.WithMeterProvider(metricnoop.NewMeterProvider()),
+			otelretry.WithAttemptTimeout(50*time.Millisecond), otelretry.WithDeadline(100*time.Millisecond))
+		for _, ctx := range []context.Context{t.Context(), otelretry.WithOperationID(t.Context(), "op-given")} {
+			ctx, cancel := context.WithCancel(ctx)
+			cancel()
+			_, err := tr.RoundTrip(get(t, ctx, "http://api.test/"))
+			var rerr *otelretry.Error
+			if !errors.As(err, &rerr) || rerr.Outcome != attrs.OutcomeCanceled {
+				t.Fatalf("err = %v, want canceled", err)
+			}
+			want, given := otelretry.OperationIDFromContext(ctx)
+			if given && rerr.OperationID != want || !given && !strings.HasPrefix(rerr.OperationID, "op-") {
+				t.Errorf("error id = %q (given %q)", rerr.OperationID, want)
+			}
+		}
+	})
+}
+
+// redirectSteps is a scripted chain: each hop answers 307 to the next
+// after delay, the last 200.
+func redirectSteps(hops int, delay time.Duration) []scripted.Step {
+	var steps []scripted.Step
+	for i := 1; i < hops; i++ {
+		steps = append(steps, scripted.Step{Delay: delay, Status: http.StatusTemporaryRedirect,
+			Header: http.Header{"Location": {"/hop-" + string(rune('0'+i))}}})
+	}
+	return append(steps, scripted.Step{Delay: delay, Status: 200})
+}
+
+// The hops of a redirect chain stay inside one operation's contract: one
+// operation span each, the shared operation id, attempt numbers and
+// request ids counting on across hops, the attempt limit per hop, and the
+// deadline measured from the first hop.
+func TestRedirectChainIsOneOperationContract(t *testing.T) {
+	t.Run("deadline from the first hop", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			h := newHarness(t, redirectSteps(4, 250*time.Millisecond), otelretry.WithDeadline(400*time.Millisecond))
+			start := time.Now()
+			ctx := otelretry.WithOperationID(t.Context(), "op-redirect")
+			resp, err := h.client.Do(get(t, ctx, "http://api.test/start"))
+			if err == nil {
+				resp.Body.Close()
+				t.Fatal("a 4-hop chain of 250ms hops beat a 400ms deadline")
+			}
+			if took := time.Since(start); took != 400*time.Millisecond {
+				t.Errorf("the chain took %v, want 400ms (the first hop's deadline)", took)
+			}
+			var ids []string
+			for _, e := range h.events(t) {
+				ids = append(ids, e.RequestID)
+			}
+			if strings.Join(ids, ",") != "op-redirect/attempt-1,op-redirect/attempt-2" {
+				t.Errorf("request ids = %v, want attempt-1 then attempt-2", ids)
+			}
+		})
+	})
+	t.Run("ids count on across hops", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			steps := []scripted.Step{{Status: 503}, {Status: 503}, {Status: 307, Header: http.Header{"Location": {"/next"}}}, {Status: 200}}
+			h := newHarness(t, steps, otelretry.WithBackoff(otelretry.ConstantBackoff(0)))
+			ctx := otelretry.WithOperationID(t.Context(), "op-42")
+			resp, err := h.client.Do(get(t, ctx, "http://api.test/start"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+			ev := h.events(t)
+			if len(ev) != 4 || ev[3].RequestID != "op-42/attempt-4" || ev[3].Attempt != 4 {
+				t.Fatalf("events = %+v, want the second hop's first call to be op-42/attempt-4", ev)
+			}
+			ops := spantest.Operations(h.ended())
+			if len(ops) != 2 {
+				t.Fatalf("operation spans = %d, want one per hop", len(ops))
+			}
+			for _, op := range ops {
+				if attrOf(op, attrs.OperationIDKey).AsString() != "op-42" {
+					t.Errorf("hop with operation id %q", attrOf(op, attrs.OperationIDKey).AsString())
+				}
+				_, marked := spantest.Attr(op, attrs.RedirectsKey)
+				if hops := attrOf(op, attrs.AttemptsKey).AsInt64(); marked != (hops == 1) {
+					t.Errorf("hop with %d attempts: redirect marker %v", hops, marked)
+				}
+				if _, repeat := spantest.Attr(op, attrs.RepeatKey); repeat {
+					t.Errorf("a redirect hop is marked as a repeat")
+				}
+			}
+		})
+	})
+	t.Run("without an operation id, the chain shares the generated one", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			h := newHarness(t, redirectSteps(3, time.Millisecond))
+			resp, err := h.client.Do(get(t, t.Context(), "http://api.test/start"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+			ev := h.events(t)
+			if len(ev) != 3 || ev[0].OperationID != ev[2].OperationID || ev[2].RequestID != ev[0].OperationID+"/attempt-3" {
+				t.Fatalf("events = %+v, want one id across the chain, attempts 1 to 3", ev)
+			}
+		})
+	})
+}
+
+// A redirect chain with retries and slow hops, on virtual time: attempt
+// numbers and request ids keep counting, every hop shares the id, and no
+// hop runs past the deadline taken from the first hop.
+func TestRedirectChainWithRetriesAndSlowHopsKeepsCountingWithinTheFirstDeadline(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var mu sync.Mutex
+		seen := map[string]int{}
+		base := roundTripFunc(func(r *http.Request) (*http.Response, error) {
+			mu.Lock()
+			seen[r.URL.Path]++
+			n := seen[r.URL.Path]
+			mu.Unlock()
+			timer := time.NewTimer(120 * time.Millisecond) // every answer takes 120ms
+			defer timer.Stop()
+			select {
+			case <-timer.C:
+			case <-r.Context().Done():
+				return nil, r.Context().Err()
+			}
+			resp := &http.Response{Header: http.Header{}, Body: http.NoBody, Request: r}
+			switch {
+			case n == 1 && r.URL.Path == "/a":
+				resp.StatusCode = 503
+			case r.URL.Path == "/a":
+				resp.StatusCode, resp.Header["Location"] = 302, []string{"/b"}
+			case r.URL.Path == "/b":
+				resp.StatusCode, resp.Header["Location"] = 302, []string{"/c"}
+			case r.URL.Path == "/c":
+				resp.StatusCode, resp.Header["Location"] = 302, []string{"/d"}
+			default:
+				resp.StatusCode = 200
+			}
+			return resp, nil
+		})
+		rec := tracetest.NewSpanRecorder()
+		tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
+		client := &http.Client{Transport: otelretry.NewTransport(base, otelretry.WithTracerProvider(tp),
+			otelretry.WithDeadline(400*time.Millisecond), otelretry.WithBackoff(otelretry.ConstantBackoff(10*time.Millisecond)))}
+		start := time.Now()
+		ctx := otelretry.WithOperationID(t.Context(), "op-r")
+		resp, err := client.Do(get(t, ctx, "http://api.test/a"))
+		if resp != nil {
+			resp.Body.Close()
+		}
+		took := time.Since(start)
+		if took > 400*time.Millisecond {
+			t.Errorf("the chain took %v under a 400ms deadline", took)
+		}
+		if err == nil {
+			t.Errorf("a 5-call chain of 120ms calls cannot finish in 400ms, yet err is nil")
+		}
+		var ids []string
+		for _, s := range spantest.Attempts(rec.Ended()) {
+			ids = append(ids, attrOf(s, attrs.RequestIDKey).AsString())
+		}
+		for i, id := range ids {
+			if want := fmt.Sprintf("op-r/attempt-%d", i+1); id != want {
+				t.Errorf("request ids = %v; want consecutive", ids)
+				break
+			}
+		}
+	})
+}
+
+// An operation that repeats an earlier one under the same context (an
+// outer retry layer, a loop) is marked, with or without WithOperationID;
+// a redirect hop is not.
+func TestRepeatedOperationsAreMarked(t *testing.T) {
+	for _, withID := range []bool{true, false} {
+		t.Run(map[bool]string{true: "WithOperationID", false: "parent span"}[withID], func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				h := newHarness(t, []scripted.Step{{Status: 500}}, otelretry.WithMaxAttempts(1))
+				ctx := t.Context()
+				if withID {
+					ctx = otelretry.WithOperationID(ctx, "op-order")
+				} else {
+					var parent trace.Span
+					ctx, parent = h.tp.Tracer("caller").Start(ctx, "caller")
+					defer parent.End()
+				}
+				for range 3 { // an outer layer resending the POST
+					resp, err := h.client.Do(post(t, ctx, "http://api.test/orders", "x"))
+					if err != nil {
+						t.Fatal(err)
+					}
+					resp.Body.Close()
+				}
+				var repeats []int64
+				for _, op := range spantest.Operations(h.ended()) {
+					repeats = append(repeats, attrOf(op, attrs.RepeatKey).AsInt64())
+				}
+				if len(repeats) != 3 || repeats[0] != 0 || repeats[1] != 1 || repeats[2] != 2 {
+					t.Fatalf("retry.operation.repeat = %v, want absent, 1, 2", repeats)
+				}
+			})
+		})
+	}
+}
+
+// Operations made at once under one WithOperationID context are each
+// counted once (run it under -race): their repeat counts
+// (retry.operation.repeat) are 0 to 199, each once.
+func TestConcurrentOperationsUnderOneOperationIDAreCountedOnceEach(t *testing.T) {
+	h := newHarness(t, []scripted.Step{{Status: 200}})
+	ctx := otelretry.WithOperationID(context.Background(), "op-shared")
+	var wg sync.WaitGroup
+	var fails atomic.Int32
+	for range 200 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			resp, err := h.transprt.RoundTrip(get(t, ctx, "http://api.test/"))
+			if err != nil {
+				fails.Add(1)
+				return
+			}
+			resp.Body.Close()
+		}()
+	}
+	wg.Wait()
+	seen := map[int64]bool{}
+	for _, op := range spantest.Operations(h.ended()) {
+		v, ok := spantest.Attr(op, attrs.RepeatKey)
+		n := int64(0)
+		if ok {
+			n = v.AsInt64()
+		}
+		if seen[n] {
+			t.Errorf("retry.operation.repeat=%d twice", n)
+		}
+		seen[n] = true
+	}
+	if len(seen) != 200 || fails.Load() != 0 {
+		t.Errorf("%d distinct repeat counts, %d failures", len(seen), fails.Load())
+	}
+}
+
+// A call made from a PrepareFunc through the same client (a token refresh)
+// is an operation of its own: it takes neither the operation id, the
+// Results slot nor a repeat marker from the calling operation, whose
+// attempts stay numbered 1, 2 and whose count of writes on the wire is its
+// own.
+func TestCallFromAPrepareFuncIsItsOwnOperation(t *testing.T) {
+	var orders atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/token" {
+			io.WriteString(w, "tok")
+			return
+		}
+		if orders.Add(1) == 1 {
+			w.WriteHeader(http.StatusServiceUnavailable)
+			return
+		}
+		io.WriteString(w, "ok")
+	}))
+	defer srv.Close()
+	base := srv.Client().Transport.(*http.Transport).Clone()
+	defer base.CloseIdleConnections()
+	rec := tracetest.NewSpanRecorder()
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
+	var client *http.Client
+	refresh := func(r *http.Request, n int) error {
+		if r.URL.Path == "/token" {
+			return nil // the token call itself needs none
+		}
+		tr, err := client.Do(get(t, r.Context(), srv.URL+"/token"))
+		if err != nil {
+			return err
+		}
+		tok, _ := io.ReadAll(tr.Body)
+		tr.Body.Close()
+		r.Header.Set("Authorization", "Bearer "+string(tok))
+		return nil
+	}
+	client = &http.Client{Transport: otelretry.NewTransport(base, otelretry.WithTracerProvider(tp), otelretry.WithPrepareAttempt(refresh),
+		otelretry.WithBackoff(otelretry.ConstantBackoff(time.Millisecond)))}
+	var results otelretry.Results
+	ctx := otelretry.WithResults(otelretry.WithOperationID(t.Context(), "op-1"), &results)
+	resp, err := client.Do(get(t, ctx, srv.URL+"/items"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+
+	var own []string
+	for _, a := range spantest.Attempts(rec.Ended()) {
+		id := attrOf(a, attrs.RequestIDKey).AsString()
+		if attrOf(a, attrs.OperationIDKey).AsString() == "op-1" {
+			own = append(own, id)
+			if w := attrOf(a, attrs.WireWritesKey).AsInt64(); w != 1 {
+				t.Errorf("%s: retry.wire.writes = %d, want 1: the token call's writes were counted", id, w)
+			}
+		}
+	}
+	if fmt.Sprint(own) != "[op-1/attempt-1 op-1/attempt-2]" {
+		t.Errorf("the operation's attempts are %v, want [op-1/attempt-1 op-1/attempt-2]", own)
+	}
+	for _, op := range spantest.Operations(rec.Ended()) {
+		if _, ok := spantestAttr(op, attrs.RepeatKey); ok {
+			t.Errorf("operation %s carries retry.operation.repeat: a call from a hook counted as a repeat", attrOf(op, attrs.OperationIDKey).AsString())
+		}
+	}
+	if ops := results.Operations(); len(ops) != 1 || ops[0].OperationID != "op-1" {
+		t.Errorf("results = %+v, want the calling operation alone", ops)
+	}
+}

@@ -1,0 +1,744 @@
+// Copyright The otelretry Authors
+// SPDX-License-Identifier: Apache-2.0
+
+package otelretry
+
+import (
+	"flag"
+	"fmt"
+	"os"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/otelretry/otelretry-go/attrs"
+)
+
+const msec = time.Millisecond
+
+// attemptInput is a GET-like input after an attempt, with room for a retry
+// and the budget already asked (and allowing).
+func attemptInput(f func(*input)) input {
+	in := input{phase: phaseAttempt, repeatable: true, remaining: 300 * msec, attemptsLeft: 2, backoff: 40 * msec,
+		replayable: true, pauseAsked: true, budgetAsked: true}
+	if f != nil {
+		f(&in)
+	}
+	return in
+}
+
+func TestDecideAfterAttempt(t *testing.T) {
+	status := func(code int, retryable bool) func(*input) {
+		return func(in *input) { in.status, in.retryableStatus = code, retryable }
+	}
+	class := func(c attrs.ErrorClass) func(*input) {
+		return func(in *input) { in.class, in.notProcessed = c, c.NotProcessed() }
+	}
+	write := func(fs ...func(*input)) func(*input) {
+		return func(in *input) {
+			in.repeatable = false
+			for _, f := range fs {
+				f(in)
+			}
+		}
+	}
+	with := func(fs ...func(*input)) func(*input) {
+		return func(in *input) {
+			for _, f := range fs {
+				f(in)
+			}
+		}
+	}
+	cases := []struct {
+		name   string
+		in     input
+		want   attrs.Decision
+		reason attrs.Reason
+		pause  time.Duration
+		unkn   bool
+	}{
+		{"200 returns", attemptInput(status(200, false)), attrs.DecisionReturn, attrs.ReasonResponse, 0, false},
+		{"304 returns", attemptInput(status(304, false)), attrs.DecisionReturn, attrs.ReasonResponse, 0, false},
+		{"101 returns", attemptInput(status(101, false)), attrs.DecisionReturn, attrs.ReasonResponse, 0, false},
+		{"GET 503 retries", attemptInput(status(503, true)), attrs.DecisionRetry, attrs.ReasonRetryableStatus, 40 * msec, false},
+		{"GET 500 stops", attemptInput(status(500, false)), attrs.DecisionStop, attrs.ReasonStatus, 0, false},
+		{"POST 503 stops", attemptInput(write(status(503, true))), attrs.DecisionStop, attrs.ReasonNotIdempotent, 0, false},
+		{"GET timeout retries", attemptInput(class(attrs.ErrorClassTimeout)), attrs.DecisionRetry, attrs.ReasonRetryableError, 40 * msec, false},
+		{"POST timeout checks state", attemptInput(write(class(attrs.ErrorClassTimeout))), attrs.DecisionCheckState, attrs.ReasonUnknownWrite, 0, true},
+		{"POST reset checks state", attemptInput(write(class(attrs.ErrorClassConnectionReset))), attrs.DecisionCheckState, attrs.ReasonUnknownWrite, 0, true},
+		{"POST other stops", attemptInput(write(class(attrs.ErrorClassOther))), attrs.DecisionStop, attrs.ReasonNotIdempotent, 0, false},
+		{"POST other after it was written checks state", attemptInput(write(class(attrs.ErrorClassOther), func(in *input) { in.written = true })),
+			attrs.DecisionCheckState, attrs.ReasonUnknownWrite, 0, true},
+		{"POST refused retries", attemptInput(write(class(attrs.ErrorClassConnectionRefused))), attrs.DecisionRetry, attrs.ReasonNotProcessed, 40 * msec, false},
+		{"POST refused stream retries", attemptInput(write(class(attrs.ErrorClassRefusedStream))), attrs.DecisionRetry, attrs.ReasonNotProcessed, 40 * msec, false},
+		{"canceled GET", attemptInput(class(attrs.ErrorClassCanceled)), attrs.DecisionCanceled, attrs.ReasonCaller, 0, false},
+		{"canceled POST in flight is unknown", attemptInput(write(class(attrs.ErrorClassCanceled))), attrs.DecisionCanceled, attrs.ReasonCaller, 0, true},
+		{"a 503 as the caller cancels: no retry recorded", attemptInput(with(status(503, true), func(in *input) { in.callerCanceled = true })),
+			attrs.DecisionCanceled, attrs.ReasonCaller, 0, false},
+		{"a 503 past the caller's deadline", attemptInput(with(status(503, true), func(in *input) { in.callerDeadline = true })),
+			attrs.DecisionDeadlineExceeded, attrs.ReasonCaller, 0, false},
+		{"a GET cut by the caller's deadline", attemptInput(with(class(attrs.ErrorClassTimeout), func(in *input) { in.callerDeadline = true })),
+			attrs.DecisionDeadlineExceeded, attrs.ReasonCaller, 0, false},
+		{"a POST in flight at the caller's deadline is unknown, with no state check", attemptInput(write(class(attrs.ErrorClassTimeout), func(in *input) {
+			in.callerDeadline, in.write = true, true
+		})), attrs.DecisionDeadlineExceeded, attrs.ReasonCaller, 0, true},
+		{"a POST never sent at the caller's deadline is known", attemptInput(write(class(attrs.ErrorClassTimeout), func(in *input) {
+			in.callerDeadline, in.write, in.notProcessed = true, true, true
+		})), attrs.DecisionDeadlineExceeded, attrs.ReasonCaller, 0, false},
+		{"a 200 as the caller cancels is still returned", attemptInput(with(status(200, false), func(in *input) { in.callerCanceled = true })),
+			attrs.DecisionReturn, attrs.ReasonResponse, 0, false},
+		{"pause equal to remaining is deadline_exceeded", attemptInput(with(status(503, true), func(in *input) { in.remaining = 40 * msec })),
+			attrs.DecisionDeadlineExceeded, attrs.ReasonDeadline, 0, false},
+		{"Retry-After beyond the deadline", attemptInput(with(status(503, true), func(in *input) { in.retryAfter = 5 * time.Second })),
+			attrs.DecisionDeadlineExceeded, attrs.ReasonDeadline, 0, false},
+		{"Retry-After longer than backoff wins", attemptInput(with(status(429, true), func(in *input) { in.retryAfter = 100 * msec })),
+			attrs.DecisionRetry, attrs.ReasonRetryableStatus, 100 * msec, false},
+		{"no attempts left", attemptInput(with(status(503, true), func(in *input) { in.attemptsLeft = 0 })),
+			attrs.DecisionMaxAttempts, attrs.ReasonAttemptLimit, 0, false},
+		{"deadline before the attempt limit", attemptInput(with(status(503, true), func(in *input) { in.attemptsLeft, in.remaining = 0, 0 })),
+			attrs.DecisionDeadlineExceeded, attrs.ReasonDeadline, 0, false},
+		{"not replayable stops", attemptInput(with(status(503, true), func(in *input) { in.replayable = false })),
+			attrs.DecisionStop, attrs.ReasonNotReplayable, 0, false},
+		{"budget refuses", attemptInput(with(status(503, true), func(in *input) { in.budget = attrs.ReasonBudget })),
+			attrs.DecisionBudgetExhausted, attrs.ReasonBudget, 0, false},
+		{"pushback holds back", attemptInput(with(status(503, true), func(in *input) { in.budget = attrs.ReasonPushback })),
+			attrs.DecisionBudgetExhausted, attrs.ReasonPushback, 0, false},
+		{"intent: no retries", attemptInput(with(status(503, true), func(in *input) { in.noRetry = true })),
+			attrs.DecisionStop, attrs.ReasonIntent, 0, false},
+		{"intent: no retries keeps an unknown write unknown", attemptInput(write(class(attrs.ErrorClassTimeout), func(in *input) { in.noRetry = true })),
+			attrs.DecisionCheckState, attrs.ReasonUnknownWrite, 0, true},
+		{"classifier: retry a 500", attemptInput(with(status(500, false), func(in *input) { in.classifier = Retryable(0) })),
+			attrs.DecisionRetry, attrs.ReasonClassifier, 40 * msec, false},
+		{"classifier: its pause hint wins", attemptInput(with(status(500, false), func(in *input) { in.classifier = Retryable(90 * msec) })),
+			attrs.DecisionRetry, attrs.ReasonClassifier, 90 * msec, false},
+		{"classifier: a write stays a write", attemptInput(write(status(500, false), func(in *input) { in.classifier = Retryable(0) })),
+			attrs.DecisionStop, attrs.ReasonNotIdempotent, 0, false},
+		{"classifier: cannot resend an unknown write", attemptInput(write(class(attrs.ErrorClassTimeout), func(in *input) { in.classifier = Retryable(0) })),
+			attrs.DecisionCheckState, attrs.ReasonUnknownWrite, 0, true},
+		{"classifier: not retryable", attemptInput(with(status(503, true), func(in *input) { in.classifier = NotRetryable() })),
+			attrs.DecisionStop, attrs.ReasonClassifier, 0, false},
+		{"classifier: not processed resends a write", attemptInput(write(func(in *input) {
+			in.classifier = NotProcessed(Evidence{Protocol: "h3", Code: 0x10b})
+			in.class, in.notProcessed = attrs.ErrorClassRefusedStream, true
+		})), attrs.DecisionRetry, attrs.ReasonClassifier, 40 * msec, false},
+		{"classifier: not processed still within the attempt limit", attemptInput(write(func(in *input) {
+			in.classifier = NotProcessed(Evidence{})
+			in.class, in.notProcessed, in.attemptsLeft = attrs.ErrorClassRefusedStream, true, 0
+		})), attrs.DecisionMaxAttempts, attrs.ReasonAttemptLimit, 0, false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			v := decide(tc.in)
+			if v.decision != tc.want || v.reason != tc.reason || v.pause != tc.pause || v.unknownWrite != tc.unkn {
+				t.Fatalf("decide = %+v; want %s (%s) pause %v unknownWrite %v", v, tc.want, tc.reason, tc.pause, tc.unkn)
+			}
+			if want := reference(tc.in); want != v {
+				t.Fatalf("decide = %+v, the decision table says %+v", v, want)
+			}
+		})
+	}
+}
+
+func TestDecideAsksThePauseOnlyForARetryableAnswer(t *testing.T) {
+	for _, status := range []int{200, 404, 500} {
+		in := attemptInput(func(in *input) { in.status, in.pauseAsked = status, false })
+		if v := decide(in); v.needPause {
+			t.Errorf("status %d asks the Backoff: %+v", status, v)
+		}
+	}
+	in := attemptInput(func(in *input) { in.status, in.retryableStatus, in.pauseAsked = 503, true, false })
+	if v := decide(in); !v.needPause || v.needBudget {
+		t.Fatalf("a retryable 503 with no pause yet: %+v, want needPause", v)
+	}
+}
+
+func TestDecideAsksTheBudgetLast(t *testing.T) {
+	in := attemptInput(func(in *input) { in.status, in.retryableStatus, in.budgetAsked = 503, true, false })
+	if v := decide(in); v.decision != attrs.DecisionRetry || !v.needBudget {
+		t.Fatalf("unasked budget: %+v, want retry needing the budget", v)
+	}
+	in.remaining = 10 * msec
+	if v := decide(in); v.needBudget {
+		t.Fatalf("a retry the deadline forbids asks the budget: %+v", v)
+	}
+}
+
+func TestDecideBeforeCall(t *testing.T) {
+	cases := []struct {
+		in   input
+		want attrs.Decision
+	}{
+		{input{remaining: time.Second}, ""},
+		{input{remaining: 0}, attrs.DecisionDeadlineExceeded},
+		{input{remaining: time.Second, callerCanceled: true}, attrs.DecisionCanceled},
+		{input{remaining: time.Second, callerDeadline: true}, attrs.DecisionDeadlineExceeded},
+	}
+	for _, tc := range cases {
+		tc.in.phase = phaseBeforeCall
+		if v := decide(tc.in); v.decision != tc.want || v.pause != 0 {
+			t.Errorf("decide(%+v) = %+v, want %q", tc.in, v, tc.want)
+		}
+	}
+}
+
+// A preparation that ends because time ran out (its PrepareFunc saw its
+// context end, its GetBody failed) ends deadline_exceeded or canceled, not
+// stop: the hook's failure was the clock's.
+func TestDecidePreparedTimeComesFirst(t *testing.T) {
+	cases := []struct {
+		name   string
+		in     input
+		want   attrs.Decision
+		reason attrs.Reason
+	}{
+		{"prepared in time", input{remaining: time.Second}, "", ""},
+		{"the PrepareFunc failed", input{remaining: time.Second, prepareFailed: true}, attrs.DecisionStop, attrs.ReasonPrepareFailed},
+		{"GetBody failed", input{remaining: time.Second, bodyUnavailable: true}, attrs.DecisionStop, attrs.ReasonNotReplayable},
+		{"the deadline passed while the PrepareFunc waited", input{remaining: -msec, prepareFailed: true}, attrs.DecisionDeadlineExceeded, attrs.ReasonDeadline},
+		{"the caller's deadline passed while it waited", input{remaining: -msec, callerDeadline: true, prepareFailed: true}, attrs.DecisionDeadlineExceeded, attrs.ReasonCaller},
+		{"the caller canceled while it waited", input{remaining: time.Second, callerCanceled: true, prepareFailed: true}, attrs.DecisionCanceled, attrs.ReasonCaller},
+	}
+	for _, tc := range cases {
+		tc.in.phase = phasePrepared
+		v := decide(tc.in)
+		if v.decision != tc.want || v.reason != tc.reason {
+			t.Errorf("%s: decide = %+v, want %q (%s)", tc.name, v, tc.want, tc.reason)
+		}
+		if want := reference(tc.in); want != v {
+			t.Errorf("%s: decide = %+v, the decision table says %+v", tc.name, v, want)
+		}
+	}
+}
+
+func TestDecideAfterStateCheck(t *testing.T) {
+	cases := []struct {
+		result       attrs.StateCheckResult
+		remaining    time.Duration
+		attemptsLeft int
+		replayable   bool
+		want         attrs.Decision
+	}{
+		{attrs.StateApplied, time.Second, 1, true, attrs.DecisionReturn},
+		{attrs.StateNotApplied, time.Second, 1, true, attrs.DecisionRetry},
+		{attrs.StateNotApplied, time.Second, 0, true, attrs.DecisionMaxAttempts},
+		{attrs.StateNotApplied, 0, 1, true, attrs.DecisionDeadlineExceeded},
+		{attrs.StateNotApplied, time.Second, 1, false, attrs.DecisionStop},
+		{attrs.StateUnknown, time.Second, 1, true, attrs.DecisionCheckState},
+		{"garbage", time.Second, 1, true, attrs.DecisionCheckState},
+	}
+	for _, tc := range cases {
+		in := input{phase: phaseStateCheck, state: tc.result, remaining: tc.remaining, attemptsLeft: tc.attemptsLeft,
+			replayable: tc.replayable, budgetAsked: true}
+		if v := decide(in); v.decision != tc.want || v.pause != 0 {
+			t.Errorf("after %s (remaining %v, %d left, replayable %v): %+v, want %s", tc.result, tc.remaining, tc.attemptsLeft, tc.replayable, v, tc.want)
+		}
+		if want := reference(in); want != decide(in) {
+			t.Errorf("after %s: decide = %+v, the decision table says %+v", tc.result, decide(in), want)
+		}
+	}
+}
+
+// FuzzDecide holds decide to the decision table (reference) on arbitrary
+// inputs, hooks and intent included, and checks the invariants no input
+// may break: a decision and a reason from the closed sets; a write that may
+// have been applied is never retried; no pause reaches the deadline; return
+// only for a success.
+func FuzzDecide(f *testing.F) {
+	f.Add(uint8(2), true, 503, uint8(0), true, int64(300), 2, int64(40), int64(0), true, uint8(0), uint8(0), false, uint8(0), false, false, true, false, false, uint8(0))
+	f.Add(uint8(2), false, 0, uint8(0), false, int64(300), 2, int64(40), int64(0), true, uint8(0), uint8(0), false, uint8(0), false, false, true, false, false, uint8(0))
+	f.Add(uint8(2), false, 0, uint8(6), false, int64(10), 0, int64(40), int64(5000), false, uint8(3), uint8(1), true, uint8(1), true, false, true, false, false, uint8(0))
+	f.Add(uint8(3), false, 0, uint8(0), false, int64(10), 1, int64(0), int64(0), true, uint8(0), uint8(0), false, uint8(2), false, true, true, false, false, uint8(0))
+	f.Add(uint8(1), false, 0, uint8(0), false, int64(-5), 2, int64(0), int64(0), true, uint8(0), uint8(0), false, uint8(0), false, false, false, false, false, uint8(4))
+	f.Add(uint8(2), true, 0, uint8(0), false, int64(300), 0, int64(40), int64(0), true, uint8(0), uint8(0), false, uint8(0), false, false, true, true, false, uint8(3))
+	f.Fuzz(func(t *testing.T, phaseIdx uint8, repeatable bool, status int, classIdx uint8, retryableStatus bool,
+		remainingMs int64, attemptsLeft int, backoffMs, retryAfterMs int64, replayable bool,
+		classifierIdx, budgetIdx uint8, budgetAsked bool, stateIdx uint8, noRetry, caller bool, pauseAsked, written, callerDeadline bool,
+		flags uint8) {
+		classes := attrs.ErrorClasses()
+		classifiers := []Classification{{}, Retryable(time.Duration(backoffMs%97) * msec), NotRetryable(), NotProcessed(Evidence{Protocol: "h2"})}
+		budgets := []attrs.Reason{"", attrs.ReasonBudget, attrs.ReasonPushback, attrs.ReasonHostLimit}
+		states := []attrs.StateCheckResult{attrs.StateApplied, attrs.StateNotApplied, attrs.StateUnknown, "garbage"}
+		in := input{
+			phase: phase(phaseIdx % 4), repeatable: repeatable, status: status, retryableStatus: retryableStatus,
+			remaining: time.Duration(remainingMs) * msec, attemptsLeft: attemptsLeft,
+			backoff: time.Duration(max(backoffMs, 0)) * msec, retryAfter: time.Duration(max(retryAfterMs, 0)) * msec,
+			replayable: replayable, classifier: classifiers[int(classifierIdx)%len(classifiers)],
+			budgetAsked: budgetAsked, budget: budgets[int(budgetIdx)%len(budgets)],
+			state: states[int(stateIdx)%len(states)], noRetry: noRetry, callerCanceled: caller, pauseAsked: pauseAsked,
+			written: written, callerDeadline: callerDeadline,
+			write: flags&1 != 0, unresolvedWrite: flags&2 != 0, afterRetry: flags&4 != 0,
+			bodyUnavailable: flags&8 != 0, prepareFailed: flags&16 != 0, prepareChanged: flags&32 != 0,
+			verdict: serverVerdict(stateIdx / 4 % 3), verdictWrites: flags&128 != 0,
+		}
+		if flags&64 != 0 {
+			in.drainFloor = 2 * msec
+		}
+		if status <= 0 {
+			in.status = 0
+			in.class = classes[int(classIdx)%len(classes)]
+			in.notProcessed = in.class.NotProcessed()
+			if in.classifier.kind == classNotProcessed {
+				in.class, in.notProcessed = attrs.ErrorClassRefusedStream, true
+			}
+		}
+		v := decide(in)
+		if want := reference(in); v != want {
+			t.Fatalf("decide(%+v) = %+v, the decision table says %+v", in, v, want)
+		}
+		if in.phase == phaseBeforeCall || in.phase == phasePrepared {
+			if v.decision == attrs.DecisionRetry || (v.decision != "" && !v.decision.Terminal()) {
+				t.Fatalf("before a call, the verdict is a go-ahead or terminal: %+v", v)
+			}
+			return
+		}
+		if v.unknownWrite && v.decision == attrs.DecisionRetry {
+			t.Fatalf("a retry marked as ending with an unknown write: %+v", v)
+		}
+		if !v.decision.Valid() || !v.reason.Valid() {
+			t.Fatalf("decision %q, reason %q: not in the closed sets", v.decision, v.reason)
+		}
+		if v.needPause {
+			if in.pauseAsked || v.needBudget || v.decision != attrs.DecisionRetry {
+				t.Fatalf("asks the Backoff again, or with the budget: %+v", v)
+			}
+			return
+		}
+		if v.decision == attrs.DecisionRetry {
+			if v.pause >= in.remaining || v.drain >= in.remaining || v.drain < v.pause {
+				t.Fatalf("retry with a pause of %v, a drain of %v and only %v left", v.pause, v.drain, in.remaining)
+			}
+			if in.attemptsLeft <= 0 || !in.replayable || (in.budgetAsked && in.budget != "") || in.noRetry {
+				t.Fatalf("retry past a limit: %+v", in)
+			}
+			if in.phase == phaseAttempt {
+				if v.pause < in.backoff || v.pause < in.retryAfter {
+					t.Fatalf("pause %v shorter than backoff %v or Retry-After %v", v.pause, in.backoff, in.retryAfter)
+				}
+				if !in.repeatable && in.status == 0 && !in.notProcessed {
+					t.Fatalf("a write that may have been applied (%s, written %v) was retried", in.class, in.written)
+				}
+				if !in.repeatable && in.status != 0 && !(in.verdict == verdictRetry && in.verdictWrites) {
+					t.Fatalf("a write was retried on status %d without the service's word", in.status)
+				}
+			}
+		} else if v.pause != 0 || v.drain != 0 || v.needBudget || v.needPause {
+			t.Fatalf("decision %s carries a pause %v or asks the budget", v.decision, v.pause)
+		}
+		if v.decision == attrs.DecisionReturn && in.phase == phaseAttempt && (in.status < 100 || in.status >= 400) {
+			t.Fatalf("return for status %d", in.status)
+		}
+		if v.decision == attrs.DecisionCheckState && in.phase == phaseAttempt && (in.repeatable || in.status != 0) {
+			t.Fatalf("check_state for repeatable=%v status=%d", in.repeatable, in.status)
+		}
+	})
+}
+
+// The pure rules beside decide, table by table.
+func TestRulesBesideDecide(t *testing.T) {
+	t.Run("planResends", func(t *testing.T) {
+		for _, tc := range []struct {
+			body, again, guarded, h2 bool
+			want                     resendPlan
+		}{
+			{true, true, true, true, resendWithEvidence},
+			{true, false, true, true, resendWithEvidence},
+			{true, true, false, true, resendPrepared},
+			{true, true, true, false, resendPrepared},
+			{true, false, false, false, resendNever},
+			{true, false, true, false, resendNever},
+			{false, false, true, false, resendHiddenKeys},
+			{false, false, true, true, resendHiddenKeys},
+			{false, false, false, true, resendNone},
+		} {
+			if got := planResends(tc.body, tc.again, tc.guarded, tc.h2); got != tc.want {
+				t.Errorf("planResends(body=%v, again=%v, guarded=%v, h2=%v) = %d, want %d", tc.body, tc.again, tc.guarded, tc.h2, got, tc.want)
+			}
+		}
+	})
+	t.Run("resendRefused", func(t *testing.T) {
+		for _, tc := range []struct{ guarded, written, gotConn, connWriteFailed, want bool }{
+			{false, true, true, false, false},
+			{true, true, true, true, true},
+			{true, false, true, false, true},
+			{true, false, true, true, false}, // HTTP/1's resend of a request that never left
+			{true, false, false, false, false},
+		} {
+			if got := resendRefused(tc.guarded, tc.written, tc.gotConn, tc.connWriteFailed); got != tc.want {
+				t.Errorf("resendRefused(%+v) = %v", tc, got)
+			}
+		}
+	})
+	t.Run("recordedClass", func(t *testing.T) {
+		h2 := Evidence{Class: attrs.ErrorClassRefusedStream, Protocol: "h2", Code: 7, Name: "REFUSED_STREAM"}
+		goaway := Evidence{Class: attrs.ErrorClassRefusedStream, Protocol: "h2", Name: "GOAWAY"}
+		for _, tc := range []struct {
+			observed attrs.ErrorClass
+			c        Classification
+			wire     Evidence
+			want     attrs.ErrorClass
+			evidence Evidence
+		}{
+			{attrs.ErrorClassTimeout, NotProcessed(Evidence{}), Evidence{}, attrs.ErrorClassTimeout, Evidence{}},
+			{attrs.ErrorClassTimeout, NotProcessed(h2), Evidence{}, attrs.ErrorClassRefusedStream, h2},
+			{attrs.ErrorClassOther, Classification{}, goaway, attrs.ErrorClassRefusedStream, goaway},
+			{attrs.ErrorClassOther, NotProcessed(h2), goaway, attrs.ErrorClassRefusedStream, h2},
+			{"", NotProcessed(h2), goaway, "", Evidence{}}, // a response: no class
+		} {
+			got, ev := recordedClass(tc.observed, tc.c, tc.wire)
+			if got != tc.want || ev != tc.evidence {
+				t.Errorf("recordedClass(%s, %+v, %+v) = %s, %+v; want %s, %+v", tc.observed, tc.c, tc.wire, got, ev, tc.want, tc.evidence)
+			}
+		}
+	})
+	t.Run("observedClass", func(t *testing.T) {
+		if got := observedClass(attrs.ErrorClassOther, true, false, false); got != attrs.ErrorClassTimeout {
+			t.Errorf("timed out: %s", got)
+		}
+		if got := observedClass(attrs.ErrorClassTimeout, true, true, false); got != attrs.ErrorClassCanceled {
+			t.Errorf("the caller canceled: %s", got)
+		}
+		if got := observedClass(attrs.ErrorClassConnectionReset, false, false, false); got != attrs.ErrorClassConnectionReset {
+			t.Errorf("classified: %s", got)
+		}
+	})
+	t.Run("budgetCharge", func(t *testing.T) {
+		for _, tc := range []struct {
+			name             string
+			in               input
+			failure, success bool
+			counts           bool
+		}{
+			{"a retryable status", input{status: 503, retryableStatus: true}, true, false, true},
+			{"a status a classifier retries", input{status: 500, classifier: Retryable(0)}, true, false, true},
+			{"NotProcessed on a response (it does not apply)", input{status: 404, classifier: NotProcessed(Evidence{Protocol: "h2"})}, false, false, true},
+			{"a status nobody retries", input{status: 500}, false, false, true},
+			{"a success", input{status: 200}, false, true, true},
+			{"a transport error", input{class: attrs.ErrorClassTimeout}, true, false, true},
+			{"the caller's cancellation", input{class: attrs.ErrorClassCanceled}, false, false, false},
+		} {
+			o, counts := budgetCharge(tc.in, 0, false)
+			if o.failure != tc.failure || o.success != tc.success || counts != tc.counts {
+				t.Errorf("%s: %+v, counts %v", tc.name, o, counts)
+			}
+		}
+	})
+}
+
+func TestProvedUnprocessed(t *testing.T) {
+	for _, tc := range []struct {
+		neverSent, written bool
+		c                  Classification
+		wire, want         bool
+	}{
+		{true, false, Classification{}, false, true},
+		{true, true, Classification{}, false, false}, // reported written, then a dial error: may have been applied
+		{false, true, NotProcessed(Evidence{}), false, true},
+		{false, true, Classification{}, true, true},
+		{false, false, Classification{}, false, false},
+	} {
+		if got := provedUnprocessed(tc.neverSent, tc.written, tc.c, tc.wire); got != tc.want {
+			t.Errorf("provedUnprocessed(%+v) = %v", tc, got)
+		}
+	}
+}
+
+// The decision table, row by row: the one source of the table that
+// FuzzDecide holds decide to (reference), and of the table in doc.go and
+// docs/decisions.md, which TestDecisionTableIsGenerated holds to it. The
+// first row that matches decides.
+type decisionRow struct {
+	phases []phase
+	// The table's columns: what came back, the request, the decision and
+	// the reason, as the docs show them.
+	what, request, decision, reason string
+	match                           func(in input) bool
+	verdict                         func(in input) verdict
+}
+
+var (
+	before       = []phase{phaseBeforeCall, phasePrepared}
+	prepared     = []phase{phasePrepared}
+	afterAttempt = []phase{phaseAttempt}
+	afterCheck   = []phase{phaseStateCheck}
+)
+
+func always(input) bool { return true }
+
+func is(d attrs.Decision, r attrs.Reason) func(input) verdict {
+	return func(input) verdict { return verdict{decision: d, reason: r} }
+}
+
+// unknown is a verdict that ends the operation while a write may have
+// been applied.
+func unknown(d attrs.Decision, r attrs.Reason) func(input) verdict {
+	return func(input) verdict { return verdict{decision: d, reason: r, unknownWrite: true} }
+}
+
+// retryRow is a retry, within the limits (refLimits), unless the intent
+// forbids it; why is its reason.
+func retryRow(why attrs.Reason) func(input) verdict {
+	return func(in input) verdict {
+		if in.noRetry {
+			return verdict{decision: attrs.DecisionStop, reason: attrs.ReasonIntent}
+		}
+		if !in.pauseAsked {
+			return verdict{decision: attrs.DecisionRetry, reason: why, needPause: true}
+		}
+		return refLimits(in, max(in.backoff, in.retryAfter, in.classifier.pause), why)
+	}
+}
+
+// refLimits are the limits of a retry, in the table's order (footnote ²).
+func refLimits(in input, pause time.Duration, why attrs.Reason) verdict {
+	drain := max(pause, in.drainFloor)
+	switch {
+	case in.remaining <= drain:
+		return verdict{decision: attrs.DecisionDeadlineExceeded, reason: attrs.ReasonDeadline}
+	case in.attemptsLeft <= 0:
+		return verdict{decision: attrs.DecisionMaxAttempts, reason: attrs.ReasonAttemptLimit}
+	case !in.replayable:
+		return verdict{decision: attrs.DecisionStop, reason: attrs.ReasonNotReplayable}
+	case !in.budgetAsked:
+		return verdict{decision: attrs.DecisionRetry, pause: pause, drain: drain, reason: why, needBudget: true}
+	case in.budget != "":
+		return verdict{decision: attrs.DecisionBudgetExhausted, reason: in.budget}
+	}
+	return verdict{decision: attrs.DecisionRetry, pause: pause, drain: drain, reason: why}
+}
+
+func answered(in input) bool { return in.status != 0 }
+
+func noResponse(in input) bool { return in.status == 0 }
+
+var decisionRows = []decisionRow{
+	// Before a call, and once the attempt is prepared.
+	{before, "the caller canceled", "any", "`canceled`, no call made", "`caller`",
+		func(in input) bool { return in.callerCanceled }, is(attrs.DecisionCanceled, attrs.ReasonCaller)},
+	{before, "the caller's deadline passed", "any", "`deadline_exceeded`, no call made", "`caller`",
+		func(in input) bool { return in.callerDeadline }, is(attrs.DecisionDeadlineExceeded, attrs.ReasonCaller)},
+	{before, "no time left for the call a retry planned (work after the decision took it); an `attempt_abandoned` event on the operation span", "any",
+		"`deadline_exceeded`, no call made", "`overrun`",
+		func(in input) bool { return in.remaining <= 0 && in.afterRetry }, is(attrs.DecisionDeadlineExceeded, attrs.ReasonOverrun)},
+	{before, "no time left", "any", "`deadline_exceeded`, no call made", "`deadline`",
+		func(in input) bool { return in.remaining <= 0 }, is(attrs.DecisionDeadlineExceeded, attrs.ReasonDeadline)},
+	{prepared, "`GetBody` failed", "any", "`stop`, no call made", "`not_replayable`",
+		func(in input) bool { return in.bodyUnavailable }, is(attrs.DecisionStop, attrs.ReasonNotReplayable)},
+	{prepared, "the `PrepareFunc` failed, or changed the method, the host or (after the first attempt) the idempotency-key contract's headers", "any",
+		"`stop`, no call made", "`prepare_failed`",
+		func(in input) bool { return in.prepareFailed || in.prepareChanged }, is(attrs.DecisionStop, attrs.ReasonPrepareFailed)},
+
+	// After an attempt.
+	{afterAttempt, "no response, and the caller canceled", "repeatable¹ / not", "`canceled`; a write in flight matches `ErrOutcomeUnknown`", "`caller`",
+		func(in input) bool {
+			return noResponse(in) && (in.callerCanceled || in.class == attrs.ErrorClassCanceled)
+		},
+		func(in input) verdict {
+			return verdict{decision: attrs.DecisionCanceled, reason: attrs.ReasonCaller, unknownWrite: !in.repeatable && !in.notProcessed}
+		}},
+	{afterAttempt, "no response, and the caller's deadline passed", "repeatable¹ / not",
+		"`deadline_exceeded`, no state check; a write in flight matches `ErrOutcomeUnknown`", "`caller`",
+		func(in input) bool { return noResponse(in) && in.callerDeadline },
+		func(in input) verdict {
+			return verdict{decision: attrs.DecisionDeadlineExceeded, reason: attrs.ReasonCaller, unknownWrite: !in.repeatable && !in.notProcessed}
+		}},
+	{afterAttempt, "2xx, 3xx, 101", "any", "`return`", "`response`",
+		func(in input) bool { return answered(in) && success(in.status) }, is(attrs.DecisionReturn, attrs.ReasonResponse)},
+	{afterAttempt, "a failed answer after the caller canceled", "any", "`canceled` (the answer is returned)", "`caller`",
+		func(in input) bool { return answered(in) && in.callerCanceled }, is(attrs.DecisionCanceled, attrs.ReasonCaller)},
+	{afterAttempt, "a failed answer after the caller's deadline passed", "any", "`deadline_exceeded` (the answer is returned)", "`caller`",
+		func(in input) bool { return answered(in) && in.callerDeadline }, is(attrs.DecisionDeadlineExceeded, attrs.ReasonCaller)},
+	{afterAttempt, "no response, and nothing proves it unsent: a timeout, a broken connection, or any failure after the headers reached the wire (httptrace)", "write, not repeatable¹",
+		"`check_state`: **not resent**", "`unknown_write`",
+		func(in input) bool {
+			return noResponse(in) && !in.repeatable && !in.notProcessed &&
+				(in.written || in.class == attrs.ErrorClassTimeout || in.class == attrs.ErrorClassConnectionReset)
+		}, unknown(attrs.DecisionCheckState, attrs.ReasonUnknownWrite)},
+	{afterAttempt, "the classifier says `NotRetryable`", "any", "`stop`", "`classifier`",
+		func(in input) bool { return in.classifier.kind == classNotRetryable }, is(attrs.DecisionStop, attrs.ReasonClassifier)},
+	{afterAttempt, "the classifier says `NotProcessed` (no response)", "any", "`retry`²", "`classifier`",
+		func(in input) bool { return in.classifier.kind == classNotProcessed && noResponse(in) }, retryRow(attrs.ReasonClassifier)},
+	{afterAttempt, "the classifier says `Retryable`", "repeatable¹, or proved unsent", "`retry`²", "`classifier`",
+		func(in input) bool {
+			return in.classifier.kind == classRetryable && (in.repeatable || (noResponse(in) && in.notProcessed))
+		}, retryRow(attrs.ReasonClassifier)},
+	{afterAttempt, "the classifier says `Retryable`", "not repeatable", "`stop`", "`not_idempotent`",
+		func(in input) bool { return in.classifier.kind == classRetryable }, is(attrs.DecisionStop, attrs.ReasonNotIdempotent)},
+	{afterAttempt, "the service says its answer must not be retried: a should-retry header (`Stripe-Should-Retry`, `X-Should-Retry`) is `false`", "any",
+		"`stop` (the answer is returned)", "`server_no_retry`",
+		func(in input) bool { return answered(in) && in.verdict == verdictNoRetry }, is(attrs.DecisionStop, attrs.ReasonServerNoRetry)},
+	{afterAttempt, "the service says the request may be repeated: a should-retry header is `true`", "repeatable¹, or any with `WithShouldRetryWrites` (recorded as evidence)",
+		"`retry`²", "`server_retry`",
+		func(in input) bool {
+			return answered(in) && in.verdict == verdictRetry && (in.repeatable || in.verdictWrites)
+		},
+		retryRow(attrs.ReasonServerRetry)},
+	{afterAttempt, "an error that proves the request never left: connection refused, DNS, TLS handshake, dial; a cut before the base reported a connection; a failed first write on a reused HTTP/1 connection (httptrace)",
+		"any", "`retry`²", "`not_processed`",
+		func(in input) bool { return noResponse(in) && in.notProcessed }, retryRow(attrs.ReasonNotProcessed)},
+	{afterAttempt, "any other transport error", "repeatable¹", "`retry`²", "`retryable_error`",
+		func(in input) bool { return noResponse(in) && in.repeatable }, retryRow(attrs.ReasonRetryableError)},
+	{afterAttempt, "any other transport error", "not repeatable", "`stop`", "`not_idempotent`",
+		noResponse, is(attrs.DecisionStop, attrs.ReasonNotIdempotent)},
+	{afterAttempt, "408, 429, 502, 503, 504 (`WithRetryableStatuses`)", "repeatable¹", "`retry`²", "`retryable_status`",
+		func(in input) bool { return in.retryableStatus && in.repeatable }, retryRow(attrs.ReasonRetryableStatus)},
+	{afterAttempt, "408, 429, 502, 503, 504 (`WithRetryableStatuses`)", "not repeatable", "`stop` (the answer is returned)", "`not_idempotent`",
+		func(in input) bool { return in.retryableStatus }, is(attrs.DecisionStop, attrs.ReasonNotIdempotent)},
+	{afterAttempt, "any other status", "any", "`stop` (the answer is returned)", "`status`", always, is(attrs.DecisionStop, attrs.ReasonStatus)},
+
+	// After a state check of an unknown write.
+	{afterCheck, "the state check says `applied`", "any", "`return` (the stored response)", "`state_applied`",
+		func(in input) bool { return in.state == attrs.StateApplied }, is(attrs.DecisionReturn, attrs.ReasonStateApplied)},
+	{afterCheck, "the caller gave up during the check", "any", "`canceled` / `deadline_exceeded`; unknown unless `not_applied`", "`caller`",
+		func(in input) bool { return in.callerCanceled || in.callerDeadline },
+		func(in input) verdict {
+			d := attrs.DecisionDeadlineExceeded
+			if in.callerCanceled {
+				d = attrs.DecisionCanceled
+			}
+			return verdict{decision: d, reason: attrs.ReasonCaller, unknownWrite: in.state != attrs.StateNotApplied}
+		}},
+	{afterCheck, "`unknown`, an answer outside the set, or an error", "any", "`check_state`", "`state_unknown`",
+		func(in input) bool { return in.state != attrs.StateNotApplied }, unknown(attrs.DecisionCheckState, attrs.ReasonStateUnknown)},
+	{afterCheck, "`not_applied`, and the intent forbids retries", "any", "`stop`", "`intent`",
+		func(in input) bool { return in.noRetry }, is(attrs.DecisionStop, attrs.ReasonIntent)},
+	{afterCheck, "`not_applied`", "any", "`retry`², with no pause", "`state_not_applied`", always,
+		func(in input) verdict { return refLimits(in, 0, attrs.ReasonStateNotApplied) }},
+}
+
+// reference is the decision table applied: the first row that matches,
+// or a go-ahead before a call. A write whose outcome is unknown stays
+// unknown to the end, unless a state check says it was not applied.
+func reference(in input) verdict {
+	var v verdict
+	for _, r := range decisionRows {
+		if slices.Contains(r.phases, in.phase) && r.match(in) {
+			v = r.verdict(in)
+			break
+		}
+	}
+	unknownNow := in.phase == phaseAttempt && in.write && in.status == 0 && !in.notProcessed &&
+		(in.written || in.class == attrs.ErrorClassTimeout || in.class == attrs.ErrorClassConnectionReset)
+	v.unresolvedWrite = (in.unresolvedWrite || unknownNow) && !(in.phase == phaseStateCheck && in.state == attrs.StateNotApplied)
+	switch v.decision {
+	case "", attrs.DecisionRetry, attrs.DecisionReturn:
+	default:
+		v.unknownWrite = v.unknownWrite || v.unresolvedWrite
+	}
+	return v
+}
+
+// whenOf names a row's phases as the table does.
+func whenOf(ps []phase) string {
+	switch {
+	case slices.Equal(ps, before):
+		return "before a call"
+	case slices.Equal(ps, prepared):
+		return "once prepared"
+	case slices.Equal(ps, afterAttempt):
+		return "after an attempt"
+	}
+	return "after a state check"
+}
+
+// decisionTableMarkdown renders the table for docs/decisions.md.
+func decisionTableMarkdown() string {
+	var b strings.Builder
+	b.WriteString("| # | when | what came back | request | decision | reason |\n|---|---|---|---|---|---|\n")
+	for i, r := range decisionRows {
+		fmt.Fprintf(&b, "| %d | %s | %s | %s | %s | %s |\n", i+1, whenOf(r.phases), r.what, r.request, r.decision, r.reason)
+	}
+	return b.String()
+}
+
+// decisionTableDoc renders the table for doc.go: a list, one row a line.
+func decisionTableDoc() string {
+	var b strings.Builder
+	for i, r := range decisionRows {
+		line := fmt.Sprintf("%d. %s, %s (%s): %s, reason %s", i+1, whenOf(r.phases), strings.ReplaceAll(r.what, "`", ""),
+			strings.ReplaceAll(r.request, "`", ""), strings.ReplaceAll(r.decision, "`", ""), strings.ReplaceAll(r.reason, "`", ""))
+		line = strings.NewReplacer("**", "", "¹", " [1]", "²", " [2]").Replace(line)
+		b.WriteString(wrapDoc(line))
+	}
+	return b.String()
+}
+
+// wrapDoc wraps a list item of a doc comment at 76 columns, with its
+// continuation lines indented under it.
+func wrapDoc(s string) string {
+	var b strings.Builder
+	line := "//   - "
+	for _, w := range strings.Fields(s) {
+		if len(line)+len(w) > 76 && !strings.HasSuffix(line, "- ") && !strings.HasSuffix(line, "    ") {
+			b.WriteString(strings.TrimRight(line, " ") + "\n")
+			line = "//     "
+		}
+		line += w + " "
+	}
+	b.WriteString(strings.TrimRight(line, " ") + "\n")
+	return b.String()
+}
+
+var update = flag.Bool("update", false, "rewrite the generated decision tables")
+
+// generated replaces what stands between the lines begin and end of file
+// with body, and reports whether it changed; with -update it writes it.
+func generated(t *testing.T, file, begin, end, body string) {
+	t.Helper()
+	raw, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := string(raw)
+	i, j := strings.Index(text, begin), strings.Index(text, end)
+	if i < 0 || j < i {
+		t.Fatalf("%s: the generated table's markers %q and %q are missing", file, begin, end)
+	}
+	i += len(begin)
+	if text[i:j] == body {
+		return
+	}
+	if !*update {
+		t.Errorf("%s: the decision table is not the one decisionRows gives; run go test -run TestDecisionTableIsGenerated -update", file)
+		return
+	}
+	if err := os.WriteFile(file, []byte(text[:i]+body+text[j:]), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// The decision table of doc.go and of docs/decisions.md is the one
+// FuzzDecide holds decide to (decisionRows): generated from it, and held
+// to it here.
+func TestDecisionTableIsGenerated(t *testing.T) {
+	generated(t, "../docs/decisions.md", "<!-- decision table: generated by TestDecisionTableIsGenerated; do not edit -->\n",
+		"<!-- end of decision table -->", decisionTableMarkdown())
+	generated(t, "doc.go", "// The rows, in order (generated from the decision table; see docs/decisions.md):\n//\n",
+		"//\n// [1] Repeatable:", decisionTableDoc())
+}
+
+// Every reason and every decision of the closed sets is the verdict of
+// some row, so that the table documents them all.
+func TestDecisionTableCoversTheVocabulary(t *testing.T) {
+	var text strings.Builder
+	for _, r := range decisionRows {
+		text.WriteString(r.decision + " " + r.reason + " ")
+	}
+	for _, d := range attrs.Decisions() {
+		if d == attrs.DecisionMaxAttempts || d == attrs.DecisionBudgetExhausted {
+			continue // the limits of a retry (footnote 2)
+		}
+		if !strings.Contains(text.String(), "`"+string(d)+"`") {
+			t.Errorf("decision %s is in no row", d)
+		}
+	}
+	for _, r := range attrs.Reasons() {
+		switch r {
+		case attrs.ReasonBudget, attrs.ReasonPushback, attrs.ReasonHostLimit, attrs.ReasonAttemptLimit:
+			continue // the limits of a retry (footnote 2)
+		}
+		if !strings.Contains(text.String(), "`"+string(r)+"`") {
+			t.Errorf("reason %s is in no row", r)
+		}
+	}
+}
