@@ -2,12 +2,14 @@
 // SPDX-License-Identifier: Apache-2.0
 
 // Package readmesnippets keeps every Go snippet of the repository's
-// README.md compiling. TestSnippetsUpToDate extracts each ```go block,
-// wraps it into a file of package snippets (its statements into a
-// function of their own, its declarations at package level, the imports
-// it uses added), and fails when the files in snippets/ differ from what
-// README.md gives; `go test -run TestSnippetsUpToDate -update` rewrites
-// them. `go build ./...` and `go vet ./...` of this module then compile
-// and vet every snippet. It is a module of its own, so that the SDKs and
-// protocol libraries the snippets use stay out of the library's go.mod.
+// README.md and of its pages under docs/ compiling. TestSnippetsUpToDate
+// extracts each ```go block, wraps it into a file of package snippets (its
+// statements into a function of their own, its declarations at package
+// level, the imports it uses added), and fails when the files in snippets/
+// differ from what the Markdown gives; `go test -run TestSnippetsUpToDate
+// -update` rewrites them. All the snippets share one package, so that a
+// declaration has one home across the README and docs/. `go build ./...`
+// and `go vet ./...` of this module then compile and vet every snippet. It
+// is a module of its own, so that the SDKs and protocol libraries the
+// snippets use stay out of the library's go.mod.
 package readmesnippets

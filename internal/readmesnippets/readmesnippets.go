@@ -11,6 +11,7 @@ import (
 	"go/format"
 	"go/parser"
 	"go/token"
+	"path"
 	"regexp"
 	"sort"
 	"strconv"
@@ -19,6 +20,7 @@ import (
 
 // Snippet is one ```go block of a Markdown file.
 type Snippet struct {
+	File    string // the Markdown file, from the repository's root ("README.md", "docs/sdk-recipes.md")
 	Line    int    // the line of its first code line, from 1
 	Section string // the heading it appears under
 	Index   int    // its number within its section, from 1
@@ -26,11 +28,16 @@ type Snippet struct {
 }
 
 // Name names the snippet by its section, so that editing another section
-// renames nothing: "wrap-an-existing-client-1".
+// renames nothing: "wrap-an-existing-client-1"; a snippet of another file
+// than README.md by its file too: "sdk-recipes-stripe-go-v82-1".
 func (s Snippet) Name() string {
 	var b strings.Builder
 	dash := false
-	for _, r := range strings.ToLower(s.Section) {
+	name := s.Section
+	if s.File != "" && s.File != "README.md" {
+		name = strings.TrimSuffix(path.Base(s.File), ".md") + " " + name
+	}
+	for _, r := range strings.ToLower(name) {
 		if (r >= 'a' && r <= 'z') || (r >= '0' && r <= '9') {
 			if dash && b.Len() > 0 {
 				b.WriteByte('-')
@@ -45,6 +52,14 @@ func (s Snippet) Name() string {
 	return b.String()
 }
 
+// file is the snippet's Markdown file, README.md unless it names another.
+func (s Snippet) file() string {
+	if s.File == "" {
+		return "README.md"
+	}
+	return s.File
+}
+
 // funcName is the function a snippet's statements go in.
 func (s Snippet) funcName() string {
 	var b strings.Builder
@@ -57,8 +72,8 @@ func (s Snippet) funcName() string {
 	return b.String()
 }
 
-// Extract returns the ```go blocks of a Markdown document, in order.
-func Extract(markdown []byte) []Snippet {
+// Extract returns the ```go blocks of file, a Markdown document, in order.
+func Extract(file string, markdown []byte) []Snippet {
 	var (
 		out     []Snippet
 		cur     *Snippet
@@ -78,7 +93,7 @@ func Extract(markdown []byte) []Snippet {
 			section, index = strings.TrimSpace(strings.TrimLeft(text, "#")), 0
 		case cur == nil && strings.TrimSpace(text) == "```go":
 			index++
-			cur = &Snippet{Line: line + 1, Section: section, Index: index}
+			cur = &Snippet{File: file, Line: line + 1, Section: section, Index: index}
 			code.Reset()
 			indent = text[:len(text)-len(strings.TrimLeft(text, " "))]
 		case cur != nil && strings.TrimSpace(text) == "```":
@@ -164,7 +179,7 @@ func Wrap(pkg string, s Snippet) ([]byte, error) {
 
 	var body strings.Builder
 	fmt.Fprintf(&body, "// Copyright The otelretry Authors\n// SPDX-License-Identifier: Apache-2.0\n\n")
-	fmt.Fprintf(&body, "// Code generated from README.md (section %q, snippet %d) by readmesnippets; DO NOT EDIT.\n\n", s.Section, s.Index)
+	fmt.Fprintf(&body, "// Code generated from %s (section %q, snippet %d) by readmesnippets; DO NOT EDIT.\n\n", s.file(), s.Section, s.Index)
 	fmt.Fprintf(&body, "package %s\n\n", pkg)
 	body.WriteString("IMPORTS\n\n")
 	body.WriteString(strings.Join(decls, "\n"))
@@ -176,7 +191,7 @@ func Wrap(pkg string, s Snippet) ([]byte, error) {
 	default:
 		used, err := declaredNames(code)
 		if err != nil {
-			return nil, fmt.Errorf("README.md:%d: %w", s.Line, err)
+			return nil, fmt.Errorf("%s:%d: %w", s.file(), s.Line, err)
 		}
 		fmt.Fprintf(&body, "\nfunc %s() {\n%s\n", s.funcName(), code)
 		for _, name := range used {
@@ -188,11 +203,11 @@ func Wrap(pkg string, s Snippet) ([]byte, error) {
 	src := body.String()
 	given, err := importSpecs(imports)
 	if err != nil {
-		return nil, fmt.Errorf("README.md:%d: %w", s.Line, err)
+		return nil, fmt.Errorf("%s:%d: %w", s.file(), s.Line, err)
 	}
 	paths, err := usedImports(strings.Replace(src, "IMPORTS", "", 1), given)
 	if err != nil {
-		return nil, fmt.Errorf("README.md:%d: %w", s.Line, err)
+		return nil, fmt.Errorf("%s:%d: %w", s.file(), s.Line, err)
 	}
 	var imp strings.Builder
 	if len(paths) > 0 {
@@ -204,7 +219,7 @@ func Wrap(pkg string, s Snippet) ([]byte, error) {
 	}
 	out, err := format.Source([]byte(strings.Replace(src, "IMPORTS", imp.String(), 1)))
 	if err != nil {
-		return nil, fmt.Errorf("README.md:%d: %w", s.Line, err)
+		return nil, fmt.Errorf("%s:%d: %w", s.file(), s.Line, err)
 	}
 	return out, nil
 }

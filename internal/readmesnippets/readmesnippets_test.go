@@ -13,33 +13,50 @@ import (
 	"testing"
 )
 
-var update = flag.Bool("update", false, "rewrite snippets/ from README.md")
+var update = flag.Bool("update", false, "rewrite snippets/ from README.md and docs/*.md")
 
-// generated returns the files README.md's snippets give: name → source.
+// generated returns the files the snippets of README.md and docs/*.md
+// give: name → source.
 func generated(t *testing.T) map[string][]byte {
 	t.Helper()
-	readme, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+	root := filepath.Join("..", "..")
+	docs, err := filepath.Glob(filepath.Join(root, "docs", "*.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	snippets := Extract(readme)
-	if len(snippets) == 0 {
-		t.Fatal("no ```go blocks in README.md")
-	}
 	files := map[string][]byte{}
-	for _, s := range snippets {
-		src, err := Wrap("snippets", s)
+	for _, p := range append([]string{filepath.Join(root, "README.md")}, docs...) {
+		name, err := filepath.Rel(root, p)
 		if err != nil {
-			t.Fatalf("README.md:%d: %v", s.Line, err)
+			t.Fatal(err)
 		}
-		files["snippet_"+strings.ReplaceAll(s.Name(), "-", "_")+".go"] = src
+		name = filepath.ToSlash(name)
+		markdown, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		snippets := Extract(name, markdown)
+		if len(snippets) == 0 && name == "README.md" {
+			t.Fatal("no ```go blocks in README.md")
+		}
+		for _, s := range snippets {
+			src, err := Wrap("snippets", s)
+			if err != nil {
+				t.Fatalf("%s:%d: %v", name, s.Line, err)
+			}
+			file := "snippet_" + strings.ReplaceAll(s.Name(), "-", "_") + ".go"
+			if _, dup := files[file]; dup {
+				t.Fatalf("%s:%d: a second snippet named %s", name, s.Line, file)
+			}
+			files[file] = src
+		}
 	}
 	return files
 }
 
-// TestSnippetsUpToDate fails when snippets/ is not what README.md gives:
-// run it with -update after editing a snippet. The module's go vet and go
-// build then check the snippets themselves.
+// TestSnippetsUpToDate fails when snippets/ is not what README.md and
+// docs/*.md give: run it with -update after editing a snippet. The
+// module's go vet and go build then check the snippets themselves.
 func TestSnippetsUpToDate(t *testing.T) {
 	want := generated(t)
 	old, _ := filepath.Glob(filepath.Join("snippets", "snippet_*.go"))
@@ -56,13 +73,13 @@ func TestSnippetsUpToDate(t *testing.T) {
 	}
 	for _, f := range old {
 		if _, ok := want[filepath.Base(f)]; !ok {
-			t.Errorf("%s: no such snippet in README.md any more; run go test -run TestSnippetsUpToDate -update", f)
+			t.Errorf("%s: no such snippet in README.md or docs/ any more; run go test -run TestSnippetsUpToDate -update", f)
 		}
 	}
 	for name, src := range want {
 		got, err := os.ReadFile(filepath.Join("snippets", name))
 		if err != nil || !bytes.Equal(got, src) {
-			t.Errorf("snippets/%s is not README.md's snippet; run go test -run TestSnippetsUpToDate -update", name)
+			t.Errorf("snippets/%s is not its Markdown's snippet; run go test -run TestSnippetsUpToDate -update", name)
 		}
 	}
 }
@@ -120,5 +137,30 @@ func TestAssumedName(t *testing.T) {
 		if got := assumedName(path); got != want {
 			t.Errorf("assumedName(%q) = %q, want %q", path, got, want)
 		}
+	}
+}
+
+// A snippet of a page under docs/ is named by its page as well, so that
+// its file and function cannot meet a README section's of the same name,
+// and its generated file names its page; README.md's keep their names.
+func TestSnippetOfADocsPage(t *testing.T) {
+	md := []byte("# SDK recipes\n\n## stripe-go v82\n\n```go\nvar x = 1\n```\n")
+	snippets := Extract("docs/sdk-recipes.md", md)
+	if len(snippets) != 1 {
+		t.Fatalf("%d snippets, want 1", len(snippets))
+	}
+	s := snippets[0]
+	if got := s.Name(); got != "sdk-recipes-stripe-go-v82-1" {
+		t.Errorf("Name() = %q", got)
+	}
+	src, err := Wrap("p", s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Contains(src, []byte(`generated from docs/sdk-recipes.md (section "stripe-go v82", snippet 1)`)) {
+		t.Errorf("got\n%s", src)
+	}
+	if got := Extract("README.md", md)[0].Name(); got != "stripe-go-v82-1" {
+		t.Errorf("README.md's Name() = %q", got)
 	}
 }

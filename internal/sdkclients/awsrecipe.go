@@ -14,7 +14,7 @@ import (
 	"github.com/otelretry/otelretry-go/otelretry"
 )
 
-// The README's AWS recipe ("With your SDK"), as code the tests use: keep
+// The AWS recipe of docs/sdk-recipes.md, as code the tests use: keep
 // the two the same.
 
 // dynamoDBReads are the DynamoDB operations that only read; the SDK sends

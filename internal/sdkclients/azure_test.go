@@ -27,8 +27,9 @@ import (
 // Its backoff (0.8 s × (2^try − 1), ×0.8 to ×1.3) is shortened to a
 // RetryDelay of 10 ms, which changes no count and no hint's wait. It adds
 // no header per try (no request id unless a client adds
-// runtime.NewRequestIDPolicy): the server sees identical tries. A small
-// fake service: PUT creates an item, GET reads it.
+// runtime.NewRequestIDPolicy): the server sees identical tries. And with
+// the recipe (otelretryOwnsAzureRetries). A small fake service: PUT
+// creates an item, GET reads it.
 
 const (
 	azureItem  = `{"id":"a","name":"a small item"}`
@@ -44,14 +45,23 @@ func azureAnswer(w http.ResponseWriter, status int, body string) {
 	io.WriteString(w, body)
 }
 
-// azurePipeline is a pipeline over a fresh otelretry Transport in an
-// http.Client; tries counts the pipeline's calls to otelretry.
-func azurePipeline(opts ...otelretry.Option) (runtime.Pipeline, *tries) {
-	rt := &tries{next: testTransport(opts...)}
-	return runtime.NewPipeline("sdkclients", "v0.0.1", runtime.PipelineOptions{}, &policy.ClientOptions{
-		Transport: &http.Client{Transport: rt},
-		Retry:     policy.RetryOptions{RetryDelay: 10 * time.Millisecond},
-	}), rt
+// azurePipeline is a pipeline over otelretry with the tests' short limits
+// (then opts), at azcore's defaults or with the recipe; tries counts the
+// pipeline's calls to otelretry.
+func azurePipeline(s setup, opts ...otelretry.Option) (runtime.Pipeline, *tries) {
+	var o policy.ClientOptions
+	var rt *tries
+	if s == recipe {
+		otelretryOwnsAzureRetries(&o, http.DefaultTransport.(*http.Transport).Clone(), testOptions(opts...)...)
+		hc := o.Transport.(*http.Client)
+		rt = &tries{next: hc.Transport}
+		hc.Transport = rt
+	} else {
+		rt = &tries{next: testTransport(opts...)}
+		o.Transport = &http.Client{Transport: rt}
+		o.Retry = policy.RetryOptions{RetryDelay: 10 * time.Millisecond}
+	}
+	return runtime.NewPipeline("sdkclients", "v0.0.1", runtime.PipelineOptions{}, &o), rt
 }
 
 // azureCall sends key ("GET /items/a" or "PUT /items/a") through the
@@ -91,121 +101,154 @@ func azureServe(answer func(n int, w http.ResponseWriter) bool) func(k string, n
 }
 
 // TestAzureReadRetried: a GET answered 503, 503, 200: otelretry retries
-// it, 3 executions in one pipeline try.
+// it, 3 executions in one pipeline try, in both setups.
 func TestAzureReadRetried(t *testing.T) {
-	f := newCountingServer(t, methodAndPath, azureServe(func(n int, w http.ResponseWriter) bool {
-		if n <= 2 {
-			azureAnswer(w, 503, azureError)
-			return true
-		}
-		return false
-	}))
-	pl, rt := azurePipeline()
-	err := azureCall(t.Context(), pl, f.URL, azureRead)
-	got := f.executed(azureRead)
-	t.Logf("GET 503, 503, 200: executed %d in %d pipeline tries, err %v", got, rt.n.Load(), err)
-	if err != nil || got != 3 || rt.n.Load() != 1 {
-		t.Errorf("executed %d in %d tries, err %v; want 3 in 1 and the item", got, rt.n.Load(), err)
-	}
-}
-
-// TestAzureCreateHung: a PUT the server read and never answered.
-// otelretry waits for its answer until its deadline (2 s: the attempt
-// timeout does not cut a write it could not retry) and ends each try
-// check_state; azcore's retry policy resends it 3 times: 4 executions,
-// the same bytes each time (its GetBody seeks). The caller's error still
-// matches otelretry.ErrOutcomeUnknown (azcore returns the last try's error
-// while the caller's context is live).
-func TestAzureCreateHung(t *testing.T) {
-	f := newCountingServer(t, methodAndPath, func(k string, n int, w http.ResponseWriter, r *http.Request) { hang(r) })
-	pl, rt := azurePipeline()
-	err := azureCall(t.Context(), pl, f.URL, azureCreate)
-	got := f.executed(azureCreate)
-	t.Logf("hung PUT: executed %d in %d pipeline tries, bodies %q, unknown outcome %v, err %v",
-		got, rt.n.Load(), f.bodiesOf(azureCreate), errors.Is(err, otelretry.ErrOutcomeUnknown), err)
-	if got != 4 || rt.n.Load() != 4 {
-		t.Errorf("executed %d in %d tries; measured 4 in 4", got, rt.n.Load())
-	}
-	if !errors.Is(err, otelretry.ErrOutcomeUnknown) {
-		t.Errorf("err %v does not match ErrOutcomeUnknown", err)
-	}
-	for _, b := range f.bodiesOf(azureCreate) {
-		if b != `{"name":"a small item"}` {
-			t.Errorf("executed body %q", b)
-		}
-	}
-}
-
-// TestAzure429Hints: a 429 carrying each hint Azure sends, then 200.
-// otelretry waits a Retry-After on the read itself (1 try); it does not
-// read retry-after-ms nor x-ms-retry-after-ms, and hands those 429s back
-// (its budget holds retries for 1 s after a 429 without Retry-After), and
-// every 429 of the PUT. azcore then waits the hint: 2 executions, the hint
-// apart.
-func TestAzure429Hints(t *testing.T) {
-	for _, tc := range []struct {
-		key, hint, value string
-		tries            int32
-		minGap           time.Duration
-	}{
-		{azureRead, "Retry-After", "1", 1, 900 * time.Millisecond},
-		{azureRead, "retry-after-ms", "1200", 2, 1150 * time.Millisecond},
-		{azureRead, "x-ms-retry-after-ms", "1200", 2, 1150 * time.Millisecond},
-		{azureCreate, "Retry-After", "1", 2, 900 * time.Millisecond},
-		{azureCreate, "retry-after-ms", "1200", 2, 1150 * time.Millisecond},
-		{azureCreate, "x-ms-retry-after-ms", "1200", 2, 1150 * time.Millisecond},
-	} {
-		t.Run(tc.key+"/"+tc.hint, func(t *testing.T) {
+	for _, s := range []setup{sdkDefaults, recipe} {
+		t.Run(s.String(), func(t *testing.T) {
 			f := newCountingServer(t, methodAndPath, azureServe(func(n int, w http.ResponseWriter) bool {
-				if n == 1 {
-					w.Header().Set(tc.hint, tc.value)
-					azureAnswer(w, 429, `{"error":{"code":"TooManyRequests","message":"slow down"}}`)
+				if n <= 2 {
+					azureAnswer(w, 503, azureError)
 					return true
 				}
 				return false
 			}))
-			pl, rt := azurePipeline()
-			err := azureCall(t.Context(), pl, f.URL, tc.key)
-			got, gap := f.executed(tc.key), f.gap(tc.key)
-			t.Logf("%s 429 %s: %s, then 200: executed %d in %d pipeline tries, gap %v, err %v", tc.key, tc.hint, tc.value, got, rt.n.Load(), gap.Round(10*time.Millisecond), err)
-			if err != nil || got != 2 || rt.n.Load() != tc.tries {
-				t.Errorf("executed %d in %d tries, err %v; want 2 in %d", got, rt.n.Load(), err, tc.tries)
-			}
-			if gap < tc.minGap {
-				t.Errorf("gap %v, want at least %v (the hint)", gap, tc.minGap)
+			pl, rt := azurePipeline(s)
+			err := azureCall(t.Context(), pl, f.URL, azureRead)
+			got := f.executed(azureRead)
+			t.Logf("%s: GET 503, 503, 200: executed %d in %d pipeline tries, err %v", s, got, rt.n.Load(), err)
+			if err != nil || got != 3 || rt.n.Load() != 1 {
+				t.Errorf("executed %d in %d tries, err %v; want 3 in 1 and the item", got, rt.n.Load(), err)
 			}
 		})
 	}
 }
 
-// TestAzureCallerDeadlineResults: 10 creates (PUT), each under a caller's
-// deadline of 300 ms, against a create that hangs. azcore's retry policy
-// returns ctx.Err() once the context is done, so the caller's error never
-// matches ErrOutcomeUnknown (issue 33: lost in 8 or 9 of 10 before
-// otelretry waited for the caller's context; in 10 of 10 now). The result
-// slot reports the unknown write for every create: 1 execution each, one
-// operation, deadline_exceeded.
-func TestAzureCallerDeadlineResults(t *testing.T) {
-	const creates = 10
-	f := newCountingServer(t, methodAndPath, func(k string, n int, w http.ResponseWriter, r *http.Request) { hang(r) })
-	pl, rt := azurePipeline()
-	kept := 0
-	for i := range creates {
-		var results otelretry.Results
-		ctx, cancel := context.WithTimeout(otelretry.WithResults(t.Context(), &results), 300*time.Millisecond)
-		err := azureCall(ctx, pl, f.URL, azureCreate)
-		cancel()
-		if errors.Is(err, otelretry.ErrOutcomeUnknown) {
-			kept++
-		}
-		ops := results.Operations()
-		if got := f.executed(azureCreate); got != i+1 || !errors.Is(err, context.DeadlineExceeded) || len(ops) != 1 ||
-			!results.OutcomeUnknown() || ops[0].Outcome != attrs.OutcomeDeadlineExceeded {
-			t.Errorf("create %d: executed %d in all, operations %+v, err %v; want 1 more, one unknown write ended deadline_exceeded", i, got, ops, err)
+// TestAzureCreateHung: a PUT the server read and never answered, under an
+// otelretry deadline of 300 ms (the attempt timeout does not cut a write
+// it could not retry): otelretry ends each try check_state. At the
+// defaults azcore's retry policy resends it 3 times: 4 executions, the
+// same bytes each time (its GetBody seeks). With the recipe: 1. Either
+// way the caller's error matches otelretry.ErrOutcomeUnknown (azcore
+// returns the last try's error while the caller's context is live).
+func TestAzureCreateHung(t *testing.T) {
+	for _, s := range []setup{sdkDefaults, recipe} {
+		t.Run(s.String(), func(t *testing.T) {
+			t.Parallel()
+			f := newCountingServer(t, methodAndPath, func(k string, n int, w http.ResponseWriter, r *http.Request) { hang(r) })
+			pl, rt := azurePipeline(s, otelretry.WithDeadline(300*time.Millisecond))
+			err := azureCall(t.Context(), pl, f.URL, azureCreate)
+			got := f.executed(azureCreate)
+			t.Logf("%s: hung PUT: executed %d in %d pipeline tries, bodies %q, unknown outcome %v, err %v",
+				s, got, rt.n.Load(), f.bodiesOf(azureCreate), errors.Is(err, otelretry.ErrOutcomeUnknown), err)
+			if want := map[setup]int{sdkDefaults: 4, recipe: 1}[s]; got != want || int(rt.n.Load()) != want {
+				t.Errorf("executed %d in %d tries; measured %d in %d", got, rt.n.Load(), want, want)
+			}
+			if !errors.Is(err, otelretry.ErrOutcomeUnknown) {
+				t.Errorf("err %v does not match ErrOutcomeUnknown", err)
+			}
+			for _, b := range f.bodiesOf(azureCreate) {
+				if b != `{"name":"a small item"}` {
+					t.Errorf("executed body %q", b)
+				}
+			}
+		})
+	}
+}
+
+// TestAzure429Hints: a 429 carrying each hint Azure sends, then 200.
+// otelretry reads all three and waits the hint of the GET itself: 2
+// executions in one try, in both setups. It does not resend a PUT's 429:
+// at the defaults azcore waits the hint and resends it (2 in 2); with the
+// recipe the 429 is the answer (1), unless PUT is declared idempotent
+// (WithIdempotentMethods): 2 in 1. Where a retry was made, the hint apart.
+func TestAzure429Hints(t *testing.T) {
+	for _, hint := range []struct {
+		name, value string
+		wait        time.Duration
+	}{
+		{"retry-after-ms", "300", 300 * time.Millisecond},
+		{"x-ms-retry-after-ms", "300", 300 * time.Millisecond},
+		{"Retry-After", "1", time.Second},
+	} {
+		for _, tc := range []struct {
+			name     string
+			s        setup
+			key      string
+			opts     []otelretry.Option
+			executed int
+			tries    int32
+		}{
+			{"SDK defaults", sdkDefaults, azureRead, nil, 2, 1},
+			{"SDK defaults", sdkDefaults, azureCreate, nil, 2, 2},
+			{"recipe", recipe, azureRead, nil, 2, 1},
+			{"recipe", recipe, azureCreate, nil, 1, 1},
+			{"recipe, PUT idempotent", recipe, azureCreate, []otelretry.Option{otelretry.WithIdempotentMethods(http.MethodPut)}, 2, 1},
+		} {
+			t.Run(tc.name+"/"+tc.key+"/"+hint.name, func(t *testing.T) {
+				t.Parallel()
+				f := newCountingServer(t, methodAndPath, azureServe(func(n int, w http.ResponseWriter) bool {
+					if n == 1 {
+						w.Header().Set(hint.name, hint.value)
+						azureAnswer(w, 429, `{"error":{"code":"TooManyRequests","message":"slow down"}}`)
+						return true
+					}
+					return false
+				}))
+				pl, rt := azurePipeline(tc.s, tc.opts...)
+				err := azureCall(t.Context(), pl, f.URL, tc.key)
+				got, gap := f.executed(tc.key), f.gap(tc.key)
+				t.Logf("%s: %s 429 %s: %s, then 200: executed %d in %d pipeline tries, gap %v, err %v", tc.name, tc.key, hint.name, hint.value, got, rt.n.Load(), gap.Round(10*time.Millisecond), err)
+				if got != tc.executed || rt.n.Load() != tc.tries || (err == nil) != (got == 2) {
+					t.Errorf("executed %d in %d tries, err %v; want %d in %d", got, rt.n.Load(), err, tc.executed, tc.tries)
+				}
+				if got == 2 && gap < hint.wait {
+					t.Errorf("gap %v, want at least %v (the hint)", gap, hint.wait)
+				}
+			})
 		}
 	}
-	t.Logf("%d hung creates, caller deadline 300ms: executed %d in %d pipeline tries; the error kept ErrOutcomeUnknown %d times, the slot every time", creates, f.executed(azureCreate), rt.n.Load(), kept)
-	if rt.n.Load() != creates || kept != 0 {
-		t.Errorf("%d tries, %d errors kept ErrOutcomeUnknown; measured %d and 0 (azcore returns ctx.Err())", rt.n.Load(), kept, creates)
+}
+
+// TestAzureCallerDeadlineResults: 5 creates (PUT), each under a caller's
+// deadline of 200 ms, against a create that hangs: 1 execution each.
+// azcore's retry policy returns ctx.Err() once the context is done, so at
+// its defaults the caller's error never matches ErrOutcomeUnknown (issue
+// 33), while a result slot reports the unknown write every time (one
+// operation, deadline_exceeded). With the recipe, keepOutcomeUnknown puts
+// otelretry's error back: it matches ErrOutcomeUnknown and
+// context.DeadlineExceeded every time.
+func TestAzureCallerDeadlineResults(t *testing.T) {
+	const creates = 5
+	for _, s := range []setup{sdkDefaults, recipe} {
+		t.Run(s.String(), func(t *testing.T) {
+			t.Parallel()
+			f := newCountingServer(t, methodAndPath, func(k string, n int, w http.ResponseWriter, r *http.Request) { hang(r) })
+			pl, rt := azurePipeline(s)
+			kept := 0
+			for i := range creates {
+				ctx, cancel := context.WithTimeout(t.Context(), 200*time.Millisecond)
+				var results otelretry.Results
+				var err error
+				if s == recipe {
+					err = keepOutcomeUnknown(ctx, func(ctx context.Context) error { return azureCall(ctx, pl, f.URL, azureCreate) })
+				} else {
+					err = azureCall(otelretry.WithResults(ctx, &results), pl, f.URL, azureCreate)
+				}
+				cancel()
+				if errors.Is(err, otelretry.ErrOutcomeUnknown) {
+					kept++
+				}
+				if got := f.executed(azureCreate); got != i+1 || !errors.Is(err, context.DeadlineExceeded) {
+					t.Errorf("create %d: executed %d in all, err %v; want 1 more and a deadline", i, got, err)
+				}
+				if ops := results.Operations(); s == sdkDefaults && (len(ops) != 1 || !results.OutcomeUnknown() || ops[0].Outcome != attrs.OutcomeDeadlineExceeded) {
+					t.Errorf("create %d: operations %+v; want one unknown write ended deadline_exceeded", i, ops)
+				}
+			}
+			t.Logf("%s: %d hung creates, caller deadline 200ms: executed %d in %d pipeline tries; the error matched ErrOutcomeUnknown %d times", s, creates, f.executed(azureCreate), rt.n.Load(), kept)
+			if want := map[setup]int{sdkDefaults: 0, recipe: creates}[s]; rt.n.Load() != creates || kept != want {
+				t.Errorf("%d tries, %d errors matched ErrOutcomeUnknown; want %d and %d", rt.n.Load(), kept, creates, want)
+			}
+		})
 	}
 }

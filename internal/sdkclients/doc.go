@@ -3,9 +3,9 @@
 
 // Package sdkclients drives cloud SDKs through otelretry.NewTransport,
 // against local fakes on 127.0.0.1 that speak each SDK's protocol and
-// count the requests the server executed: the SDK at its defaults (so that
-// the README's table of executions is measured) and with the README's
-// recipe ("With your SDK"): the AWS SDK v2 (DynamoDB), go-elasticsearch v8,
-// the Vault api and minio-go v7. stripe-go v82, openai-go v3, azcore's
-// pipeline and Kubernetes client-go are measured at their defaults.
+// count the requests the server executed: the SDK at its defaults and with
+// its recipe, so that the tables of docs/sdk-recipes.md are measured. The
+// *recipe.go files are that page's recipes (TestRecipesAreTheDocs): the
+// AWS SDK v2 (DynamoDB), go-elasticsearch v8, the Vault api, minio-go v7,
+// stripe-go v82, openai-go v3, azcore's pipeline and Kubernetes client-go.
 package sdkclients

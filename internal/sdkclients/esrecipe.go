@@ -13,8 +13,8 @@ import (
 	"github.com/otelretry/otelretry-go/otelretry"
 )
 
-// The README's go-elasticsearch recipe ("With your SDK"), as code the
-// tests use: keep the two the same.
+// The go-elasticsearch recipe of docs/sdk-recipes.md, as code the tests use: keep
+// the two the same.
 
 // elasticsearchReads are the read-only APIs the client sends as POST,
 // named by the first path segment that starts with "_" (/items/_search,

@@ -12,6 +12,12 @@ import (
 	"testing"
 	"time"
 
+	"go.opentelemetry.io/otel/attribute"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/otelretry/otelretry-go/attrs"
 	"github.com/otelretry/otelretry-go/otelretry"
 )
 
@@ -111,3 +117,28 @@ func (t *tries) RoundTrip(r *http.Request) (*http.Response, error) {
 // WrappedRoundTripper lets a client that looks through wrappers (client-go's
 // CancelRequest) reach the Transport below.
 func (t *tries) WrappedRoundTripper() http.RoundTripper { return t.next }
+
+// spanLog keeps the operation spans of the otelretry Transports given its
+// option.
+type spanLog struct{ rec *tracetest.SpanRecorder }
+
+func newSpanLog() (*spanLog, otelretry.Option) {
+	rec := tracetest.NewSpanRecorder()
+	return &spanLog{rec}, otelretry.WithTracerProvider(sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec)))
+}
+
+// operations returns the attributes of each operation span ended so far,
+// in the order they ended.
+func (l *spanLog) operations() []map[attribute.Key]attribute.Value {
+	var out []map[attribute.Key]attribute.Value
+	for _, s := range l.rec.Ended() {
+		fields := map[attribute.Key]attribute.Value{}
+		for _, kv := range s.Attributes() {
+			fields[kv.Key] = kv.Value
+		}
+		if _, ok := fields[attrs.AttemptsKey]; ok && s.SpanKind() == trace.SpanKindInternal {
+			out = append(out, fields)
+		}
+	}
+	return out
+}

@@ -14,8 +14,8 @@ import (
 	"github.com/otelretry/otelretry-go/otelretry"
 )
 
-// The README's minio-go recipe ("With your SDK"), as code the tests use:
-// keep the two the same.
+// The minio-go recipe of docs/sdk-recipes.md, as code the tests use: keep
+// the two the same.
 
 // otelretryOwnsMinioRetries makes one try per call (otelretry retries) and
 // keeps otelretry's errors, which minio-go rewrites. o.Transport, if set,

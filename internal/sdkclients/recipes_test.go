@@ -9,24 +9,34 @@ import (
 	"go/format"
 	"go/parser"
 	"go/token"
+	"os"
 	"path/filepath"
+	"regexp"
 	"testing"
 )
 
-// The recipes the tests run are the README's: every declaration of a
+// The recipes the tests run are the docs': every declaration of a
 // *recipe.go file stands, to the letter, among the declarations of the
-// README's snippets (internal/readmesnippets keeps those equal to
-// README.md). Only imports and comments may differ.
-func TestRecipesAreTheREADMEs(t *testing.T) {
-	readme := map[string]string{}
-	snippets, err := filepath.Glob("../readmesnippets/snippets/*.go")
+// Go snippets of docs/sdk-recipes.md and README.md (internal/readmesnippets
+// keeps those equal to the Markdown, one file per snippet). Only imports
+// and comments may differ.
+func TestRecipesAreTheDocs(t *testing.T) {
+	type snippetDecl struct{ src, from string }
+	docs := map[string]snippetDecl{}
+	snippets, err := filepath.Glob("../readmesnippets/snippets/snippet_*.go")
 	if err != nil || len(snippets) == 0 {
-		t.Fatalf("no README snippets found (%v)", err)
+		t.Fatalf("no snippets found (%v)", err)
 	}
+	pages := map[string]int{}
 	for _, f := range snippets {
+		from := generatedFrom(t, f)
+		pages[from]++
 		for name, src := range declarations(t, f) {
-			readme[name] = src
+			docs[name] = snippetDecl{src, from}
 		}
+	}
+	if pages["docs/sdk-recipes.md"] == 0 {
+		t.Fatalf("no snippet of docs/sdk-recipes.md among %v", pages)
 	}
 	recipes, _ := filepath.Glob("*recipe.go")
 	if len(recipes) == 0 {
@@ -34,16 +44,32 @@ func TestRecipesAreTheREADMEs(t *testing.T) {
 	}
 	for _, f := range recipes {
 		for name, src := range declarations(t, f) {
-			want, ok := readme[name]
+			want, ok := docs[name]
 			switch {
 			case !ok:
-				t.Errorf("%s: %s is in no README snippet", f, name)
-			case want != src:
-				t.Errorf("%s: %s differs from the README's:\n--- README\n%s\n--- %s\n%s", f, name, want, f, src)
+				t.Errorf("%s: %s is in no snippet of docs/sdk-recipes.md or README.md", f, name)
+			case want.src != src:
+				t.Errorf("%s: %s differs from %s's:\n--- %s\n%s\n--- %s\n%s", f, name, want.from, want.from, want.src, f, src)
 			}
 		}
 	}
 }
+
+// generatedFrom is the Markdown file a generated snippet file names.
+func generatedFrom(t *testing.T, path string) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := generatedHeader.FindSubmatch(b)
+	if m == nil {
+		t.Fatalf("%s: no generated-from header", path)
+	}
+	return string(m[1])
+}
+
+var generatedHeader = regexp.MustCompile(`(?m)^// Code generated from (\S+) \(section`)
 
 // declarations returns the top-level declarations of a Go file other than
 // imports, printed without comments, by name (a method by its receiver's

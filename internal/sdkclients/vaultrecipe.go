@@ -14,7 +14,7 @@ import (
 	"github.com/otelretry/otelretry-go/otelretry"
 )
 
-// The README's Vault recipe ("With your SDK"), as code the tests use: keep
+// The Vault recipe of docs/sdk-recipes.md, as code the tests use: keep
 // the two the same.
 
 // otelretryOwnsVaultRetries wraps the configured transport in otelretry's
@@ -30,7 +30,7 @@ func otelretryOwnsVaultRetries(config *api.Config, opts ...otelretry.Option) {
 	config.CheckRetry = func(context.Context, *http.Response, error) (bool, error) { return false, nil }
 }
 
-// otelretryDecides is the README's go-retryablehttp CheckRetry ("Stacking
+// otelretryDecides is README.md's go-retryablehttp CheckRetry ("Stacking
 // retry layers"): Vault's retries kept, they retry only what otelretry
 // gave up on for lack of attempts.
 func otelretryDecides(ctx context.Context, resp *http.Response, err error) (bool, error) {

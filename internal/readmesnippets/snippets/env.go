@@ -8,7 +8,7 @@ import (
 	"net/http"
 )
 
-// The names README.md's snippets take from the code around them.
+// The names the snippets take from the code around them.
 var (
 	ctx         = context.Background()
 	req         *http.Request

@@ -1,7 +1,7 @@
 // Copyright The otelretry Authors
 // SPDX-License-Identifier: Apache-2.0
 
-// Code generated from README.md (section "AWS SDK for Go v2 (DynamoDB)", snippet 1) by readmesnippets; DO NOT EDIT.
+// Code generated from docs/sdk-recipes.md (section "AWS SDK for Go v2 (DynamoDB)", snippet 1) by readmesnippets; DO NOT EDIT.
 
 package snippets
 

@@ -1,7 +1,7 @@
 // Copyright The otelretry Authors
 // SPDX-License-Identifier: Apache-2.0
 
-// Code generated from README.md (section "go-elasticsearch v8", snippet 1) by readmesnippets; DO NOT EDIT.
+// Code generated from docs/sdk-recipes.md (section "go-elasticsearch v8", snippet 1) by readmesnippets; DO NOT EDIT.
 
 package snippets
 

@@ -1,0 +1,65 @@
+// Copyright The otelretry Authors
+// SPDX-License-Identifier: Apache-2.0
+
+// Code generated from docs/sdk-recipes.md (section "openai-go v3", snippet 1) by readmesnippets; DO NOT EDIT.
+
+package snippets
+
+import (
+	"context"
+	"github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/option"
+	"github.com/otelretry/otelretry-go/otelretry"
+	"net/http"
+	"slices"
+	"strings"
+	"time"
+)
+
+// openaiStatelessCalls are the POSTs that create nothing on the service
+// but are billed per call: completions, embeddings, moderations.
+var openaiStatelessCalls = []string{"/chat/completions", "/completions", "/embeddings", "/moderations"}
+
+// otelretryOwnsOpenAIRetries puts otelretry in hc, over its Transport, and
+// returns the client's options: openai-go's retries off (it resends a
+// create with no idempotency key), otelretry's attempt number in
+// X-Stainless-Retry-Count, a service's "x-should-retry: true" honoured for
+// writes too, and the stateless calls marked with billed, an Intent that
+// makes them repeatable.
+func otelretryOwnsOpenAIRetries(hc *http.Client, billed otelretry.Intent, opts ...otelretry.Option) []option.RequestOption {
+	hc.Transport = otelretry.NewTransport(hc.Transport, append([]otelretry.Option{
+		otelretry.WithAttemptHeader(otelretry.StainlessAttemptHeader()), otelretry.WithShouldRetryWrites()}, opts...)...)
+	return []option.RequestOption{option.WithHTTPClient(hc), option.WithMaxRetries(0),
+		option.WithHeaderDel("X-Stainless-Retry-Count"), option.WithMiddleware(openaiStateless(billed))}
+}
+
+// openaiStateless gives the stateless calls intent, unless the call's
+// context carries an Intent of its own.
+func openaiStateless(intent otelretry.Intent) option.Middleware {
+	return func(req *http.Request, next option.MiddlewareNext) (*http.Response, error) {
+		if _, ok := otelretry.IntentFromContext(req.Context()); !ok && req.Method == http.MethodPost &&
+			slices.ContainsFunc(openaiStatelessCalls, func(p string) bool { return strings.HasSuffix(req.URL.Path, p) }) {
+			req = req.WithContext(otelretry.WithIntent(req.Context(), intent))
+		}
+		return next(req)
+	}
+}
+
+// newVectorStore creates a vector store. An error that matches
+// otelretry.ErrOutcomeUnknown may hide a created store, even when the
+// caller's context ended first: look for it before creating it again.
+func newVectorStore(ctx context.Context, c openai.Client, name string) (*openai.VectorStore, error) {
+	var vs *openai.VectorStore
+	err := keepOutcomeUnknown(ctx, func(ctx context.Context) (err error) {
+		vs, err = c.VectorStores.New(ctx, openai.VectorStoreNewParams{Name: openai.String(name)})
+		return err
+	})
+	return vs, err
+}
+
+func newOpenAI(apiKey string) openai.Client {
+	// A completion answers after its generation: wait up to 2 minutes per
+	// attempt, 5 in all.
+	billed := otelretry.Intent{Repeatable: true, AttemptTimeout: 2 * time.Minute, Deadline: 5 * time.Minute}
+	return openai.NewClient(append(otelretryOwnsOpenAIRetries(&http.Client{}, billed), option.WithAPIKey(apiKey))...)
+}

@@ -1,0 +1,65 @@
+// Copyright The otelretry Authors
+// SPDX-License-Identifier: Apache-2.0
+
+// Code generated from docs/sdk-recipes.md (section "stripe-go v82", snippet 1) by readmesnippets; DO NOT EDIT.
+
+package snippets
+
+import (
+	"context"
+	"fmt"
+	"github.com/otelretry/otelretry-go/otelretry"
+	"github.com/stripe/stripe-go/v82"
+	"net/http"
+	"time"
+)
+
+// otelretryUnderStripe puts otelretry under stripe-go, which keeps its own
+// retries: it resends a write under one Idempotency-Key, which Stripe
+// applies once. otelretry records that contract, so that those resends
+// read as safe, and retries reads itself. cfg.HTTPClient, if set, is the
+// client otelretry goes in, over its Transport.
+func otelretryUnderStripe(cfg *stripe.BackendConfig, opts ...otelretry.Option) {
+	if cfg.HTTPClient == nil {
+		cfg.HTTPClient = &http.Client{Timeout: 80 * time.Second} // stripe-go's default
+	}
+	cfg.HTTPClient.Transport = otelretry.NewTransport(cfg.HTTPClient.Transport,
+		append([]otelretry.Option{otelretry.WithRecordedIdempotencyKey()}, opts...)...)
+}
+
+// withStripeCall returns a context for one stripe-go call, whose tries
+// share an operation id (unless ctx has one), and a function that reports
+// whether the call's write may have been applied with its answer lost.
+// Only the last try counts: stripe-go sends every try under the same
+// Idempotency-Key, and Stripe answers a resend with the first result.
+func withStripeCall(ctx context.Context) (context.Context, func() bool) {
+	if _, ok := otelretry.OperationIDFromContext(ctx); !ok {
+		ctx = otelretry.WithOperationID(ctx, otelretry.NewOperationID())
+	}
+	results := &otelretry.Results{}
+	return otelretry.WithResults(ctx, results), func() bool {
+		last, ok := results.Last()
+		return ok && last.OutcomeUnknown
+	}
+}
+
+// createCustomer creates a customer under key, an Idempotency-Key of the
+// caller's. An error that says the customer may exist asks for the create
+// to be sent again under the same key, which Stripe answers with the first
+// create's result.
+func createCustomer(ctx context.Context, sc *stripe.Client, email, key string) (*stripe.Customer, error) {
+	ctx, unknown := withStripeCall(ctx)
+	params := &stripe.CustomerCreateParams{Email: stripe.String(email)}
+	params.SetIdempotencyKey(key)
+	c, err := sc.V1Customers.Create(ctx, params)
+	if err != nil && unknown() {
+		return nil, fmt.Errorf("customer %s may exist: send it again under key %q: %w", email, key, err)
+	}
+	return c, err
+}
+
+func newStripe(apiKey string) *stripe.Client {
+	cfg := &stripe.BackendConfig{}
+	otelretryUnderStripe(cfg)
+	return stripe.NewClient(apiKey, stripe.WithBackends(stripe.NewBackendsWithConfig(cfg)))
+}

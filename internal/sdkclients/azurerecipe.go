@@ -1,0 +1,23 @@
+// Copyright The otelretry Authors
+// SPDX-License-Identifier: Apache-2.0
+
+package sdkclients
+
+import (
+	"net/http"
+
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
+
+	"github.com/otelretry/otelretry-go/otelretry"
+)
+
+// The azcore recipe of docs/sdk-recipes.md, as code the tests use: keep
+// the two the same.
+
+// otelretryOwnsAzureRetries puts otelretry under an azcore pipeline, over
+// base, and turns azcore's retries off: MaxRetries -1, since 0 means its
+// default (3 retries, whatever the method).
+func otelretryOwnsAzureRetries(o *policy.ClientOptions, base http.RoundTripper, opts ...otelretry.Option) {
+	o.Transport = &http.Client{Transport: otelretry.NewTransport(base, opts...)}
+	o.Retry.MaxRetries = -1
+}
