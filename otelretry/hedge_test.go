@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
 
 	"github.com/otelretry/otelretry-go/attrs"
 	"github.com/otelretry/otelretry-go/internal/scripted"
@@ -625,4 +626,26 @@ type countedClose struct {
 func (b *countedClose) Close() error {
 	b.once.Do(func() { b.open.Add(-1) })
 	return b.ReadCloser.Close()
+}
+
+// Losing is no error: the attempt span otelretry makes for an attempt that
+// was superseded keeps an unset status, though it was canceled.
+func TestSupersededAttemptSpanHasNoErrorStatus(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := newHarness(t, []scripted.Step{
+			{Delay: 100 * time.Millisecond, Status: 200},
+			{Delay: 5 * time.Millisecond, Status: 200},
+		}, otelretry.WithHedging(otelretry.Hedging{Delay: 20 * time.Millisecond, MaxRate: 1}), otelretry.WithoutClientSpans())
+		if _, _, err := roundTrip(t, h, get(t, t.Context(), "http://api.test/items")); err != nil {
+			t.Fatal(err)
+		}
+		for _, s := range h.attempts() {
+			if d := attrOf(s, attrs.DecisionKey).AsString(); d == "superseded" && s.Status().Code != codes.Unset {
+				t.Errorf("the superseded attempt's span has status %v %q", s.Status().Code, s.Status().Description)
+			}
+		}
+		if n := len(h.attempts()); n != 2 {
+			t.Errorf("%d attempt spans, want 2", n)
+		}
+	})
 }
