@@ -211,8 +211,9 @@ const (
 	EventHedgeSent = "hedge_sent"
 	// EventHedgeRefused is added to the operation span when an attempt's
 	// hedge delay passed and no hedge was sent: retry.hedge.of,
-	// retry.hedge.delay_ms and retry.reason (a write, a body that cannot be
-	// replayed, the attempt limit, the deadline, the hedge limit or rate,
-	// the retry budget).
+	// retry.hedge.delay_ms and retry.reason (a body that cannot be
+	// replayed, the attempt limit, the deadline, the dependency's hedge
+	// rate, the retry budget, a preparation that failed). Requests that are
+	// never hedged (writes, NoRetry, a single attempt) record none.
 	EventHedgeRefused = "hedge_refused"
 )

@@ -86,11 +86,6 @@ type attemptOwner interface {
 	lateWrites(a *attempt, writes int32)
 }
 
-// attemptID is an attempt's place: n within its operation, from 1, and
-// its number, which keeps counting across redirect hops and the
-// operations of one WithOperationID (retry.attempt).
-type attemptID struct{ n, number int }
-
 // heldResponse is the response the base returned while the transport
 // holds it: its body beneath any wrapper, and the watch of its end (see
 // endWatch).

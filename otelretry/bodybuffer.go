@@ -120,6 +120,10 @@ type bodySource struct {
 	caller   *http.Request
 	hasBody  bool
 	buffered *bufferedBody
+	// released: the operation let go of the buffer. The buffer stays
+	// readable: a hedge prepared on its own goroutine may outlive the
+	// operation.
+	released atomic.Bool
 }
 
 // forAttempt is the body attempt n starts from: the caller's for the
@@ -163,8 +167,7 @@ func (s *bodySource) err() error {
 
 // release lets go of the buffer, when the operation ends.
 func (s *bodySource) release() {
-	if b := s.buffered; b != nil {
-		s.buffered = nil
+	if b := s.buffered; b != nil && s.released.CompareAndSwap(false, true) {
 		b.letGo()
 	}
 }

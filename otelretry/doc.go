@@ -130,15 +130,18 @@
 //     reason caller
 //   - 33. at the hedge delay, an attempt in flight past the hedge delay (a
 //     write, even under an idempotency-key contract (only safe methods and
-//     Intent{Repeatable: true} are hedged)): no hedge, reason
-//     not_idempotent
+//     Intent{Repeatable: true} are hedged; writes do not race at all, and
+//     record nothing: the rule stands should one reach decide)): no hedge,
+//     reason not_idempotent
 //   - 34. at the hedge delay, an attempt in flight past the hedge delay (a
 //     body that cannot be replayed): no hedge, reason not_replayable
 //   - 35. at the hedge delay, an attempt in flight past the hedge delay
-//     (Intent{NoRetry: true}): no hedge, reason intent
+//     (Intent{NoRetry: true} (which does not race either)): no hedge,
+//     reason intent
 //   - 36. at the hedge delay, no attempt left (hedges count as attempts)
 //     (any): no hedge, reason attempt_limit
-//   - 37. at the hedge delay, the operation sent MaxHedges hedges (any): no
+//   - 37. at the hedge delay, the operation tried MaxHedges hedges (it then
+//     arms no hedge delay: recorded only should decide be asked) (any): no
 //     hedge, reason hedge_limit
 //   - 38. at the hedge delay, no time left (any): no hedge, reason deadline
 //   - 39. at the hedge delay, the retry budget refuses (a hedge is admitted

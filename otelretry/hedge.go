@@ -37,8 +37,10 @@ type Hedging struct {
 	Quantile float64
 	MinDelay time.Duration
 	MaxDelay time.Duration
-	// MaxHedges is how many hedges one operation may send
-	// (DefaultMaxHedges when 0).
+	// MaxHedges is how many hedges one operation may try, over its
+	// retries (DefaultMaxHedges when 0), at most one fewer than its
+	// attempts; a hedge refused at its preparation counts. Each hedge of a
+	// hedge waits the delay again.
 	MaxHedges int
 	// MaxRate is the share of a dependency's hedged operations that may
 	// send a hedge (DefaultHedgeRate when 0), with a burst of
@@ -81,6 +83,14 @@ func (h Hedging) withDefaults() Hedging {
 	if h.MaxRate <= 0 || h.MaxRate > 1 {
 		h.MaxRate = DefaultHedgeRate
 	}
+	return h
+}
+
+// forOperation is h (withDefaults) for an operation of at most
+// maxAttempts attempts: no more hedges than attempts after the first.
+func (h Hedging) forOperation(maxAttempts int) Hedging {
+	h = h.withDefaults()
+	h.MaxHedges = min(h.MaxHedges, maxAttempts-1)
 	return h
 }
 
@@ -152,8 +162,21 @@ func (h *hedger) take(key string, rate float64) bool {
 	return true
 }
 
-// observe records an answer's time to response headers for key.
+// refund gives back to key's allowance a hedge take lent to a hedge that
+// was not sent.
+func (h *hedger) refund(key string, rate float64) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	d := h.entry(key, hedgeBurst(rate))
+	d.tokens = min(d.tokens+1, hedgeBurst(rate))
+}
+
+// observe records an answer's time to response headers for key; 0 records
+// nothing.
 func (h *hedger) observe(key string, took time.Duration) {
+	if took <= 0 {
+		return
+	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.entry(key, 1).sketch.add(took)

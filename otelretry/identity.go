@@ -236,3 +236,8 @@ func (c *repeatCounter) next(parent trace.SpanContext) int {
 	c.m[k] = n + 1
 	return n
 }
+
+// attemptID is an attempt's place: n within its operation, from 1, and
+// its number, which keeps counting across redirect hops and the
+// operations of one WithOperationID (retry.attempt).
+type attemptID struct{ n, number int }

@@ -6,11 +6,13 @@ package otelretry
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/url"
 	"runtime"
 	"time"
 
+	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/otelretry/otelretry-go/attrs"
@@ -123,7 +125,7 @@ func (op *operation) begin(held *holdings) {
 		op.budgetKey = t.budget.key(req)
 	}
 	if h := hedgingOf(sc.intent, t.cfg.hedging); h.on() && !op.plan.write && !op.plan.noRetry && op.plan.maxAttempts > 1 {
-		op.hedging = h.withDefaults()
+		op.hedging = h.forOperation(op.plan.maxAttempts)
 		op.race = newRace(op.hedging.MaxHedges)
 		t.hedger.begun(op.dependency(), op.hedging.MaxRate)
 	}
@@ -181,7 +183,7 @@ func (op *operation) run(held *holdings) (*http.Response, error, verdict) {
 		}
 		var res result
 		if op.race != nil {
-			a, res, n = op.runRace(a, n, &p, held)
+			a, res, n = op.runRace(a, &p, held)
 		} else {
 			res = a.send()
 		}
@@ -212,16 +214,29 @@ func (op *operation) run(held *holdings) (*http.Response, error, verdict) {
 	}
 }
 
-// prepareAttempt prepares attempt n: its body, its copy of the request,
-// the PrepareFunc, the second stage of the judgment after the first
-// preparation, and what decide says of the prepared request. When it may
-// not be sent, it returns the verdict that ends the operation, with its
-// cause; the attempt's number either way.
+// prepareAttempt prepares attempt n (see prepare) and starts its clock:
+// the attempt, ready to send, or the verdict that ends the operation, with
+// its cause; the attempt's number either way.
 func (op *operation) prepareAttempt(n int, p *progress, held *holdings) (*attempt, int, verdict, error) {
 	a := newAttempt(&op.first, &op.setup, attemptID{n: n, number: op.ident.attemptNumber(n)}, *p)
 	held.current = a
+	if v, err := op.prepare(a, p, held); !v.goAhead() {
+		return nil, a.id.number, v, err
+	}
+	a.launch(op.policy())
+	return a, a.id.number, verdict{}, nil
+}
+
+// prepare prepares attempt a: its body, its copy of the request, the
+// PrepareFunc, the second stage of the judgment after the first
+// preparation, and what decide says of the prepared request. When it may
+// not be sent, a is let go of, and prepare returns the verdict, with its
+// cause. held is nil for a hedge, prepared on a goroutine of its own.
+func (op *operation) prepare(a *attempt, p *progress, held *holdings) (verdict, error) {
 	bodyErr := a.takeBody()
-	held.callerBody = false // the attempt holds it now, and closes it if it is not sent
+	if held != nil {
+		held.callerBody = false // the attempt holds it now, and closes it if it is not sent
+	}
 	var prepErr, changed error
 	if bodyErr == nil {
 		prepErr = a.prepare()
@@ -236,10 +251,9 @@ func (op *operation) prepareAttempt(n int, p *progress, held *holdings) (*attemp
 	in := op.inputAt(phasePrepared, op.clock.since(), p).prepared(bodyErr != nil, prepErr != nil, changed != nil)
 	if v := decide(in); !v.goAhead() {
 		a.unsent()
-		return nil, a.id.number, v, op.prepareCause(a, bodyErr, prepErr, changed)
+		return v, op.prepareCause(a, bodyErr, prepErr, changed)
 	}
-	a.launch(op.policy())
-	return a, a.id.number, verdict{}, nil
+	return verdict{}, nil
 }
 
 // prepareCause is the cause of an attempt that was not sent, sanitized.
@@ -269,7 +283,7 @@ func (op *operation) prepareCause(a *attempt, bodyErr, prepErr, changed error) e
 // with the verdict.
 func (op *operation) conclude(a *attempt, resp *http.Response, err error) result {
 	o := a.observe(resp, err)
-	at := a.at.started(a.id.n) // this attempt counts as made
+	at := a.at.started(a.id) // this attempt counts as made
 	var view raceView
 	var v verdict
 	if r := op.race; r != nil {
@@ -289,8 +303,8 @@ func (op *operation) conclude(a *attempt, resp *http.Response, err error) result
 	if charge, ok := budgetCharge(in, o.retryAfter, o.hasRetryAfter); ok && op.t.budget != nil && !view.superseded {
 		op.t.budget.record(op.budgetKey, op.clock.at(o.end), charge)
 	}
-	if op.race != nil && o.err == nil && !view.superseded {
-		op.t.hedger.observe(op.dependency(), o.end-o.start)
+	if op.race != nil {
+		op.t.hedger.observe(op.dependency(), latencySample(o, view))
 	}
 	v = op.settle(in, a.id.n, &answer)
 	a.concluded(newAttemptEvent(o, class, evidence, v))
@@ -299,6 +313,23 @@ func (op *operation) conclude(a *attempt, resp *http.Response, err error) result
 		return result{err: decidedError(err, class, op.req.URL, a.preparedURL(), v), v: v}
 	}
 	return result{resp: resp, v: v}
+}
+
+// latencySample is what an attempt of a race tells of its dependency's
+// time to response headers: its own, when it was answered; when it was cut
+// (superseded, or timed out), only that it was at least its elapsed time,
+// which places it above the hedge delay when it ran that long, and tells
+// nothing (0) otherwise. Dropping the cut attempts would hide the very tail
+// the hedges cut, and the delay would fall below the true quantile.
+func latencySample(o observation, view raceView) time.Duration {
+	took := o.end - o.start
+	switch {
+	case o.err == nil && !view.superseded:
+		return took
+	case (view.superseded || o.timedOut) && took >= view.delay:
+		return took
+	}
+	return 0
 }
 
 // inputAfter builds the decision's input from an attempt's observation
@@ -575,120 +606,189 @@ func closeBody(req *http.Request) {
 }
 
 // runRace sends attempt a and, while none of them answered, its hedges,
-// each after the hedge delay, and waits for every one of them to end. The
+// each after the hedge delay, and waits for every attempt sent to end. The
 // first result whose verdict ends the operation wins, and the attempts
 // still in flight are canceled (they conclude superseded); a retryable
 // failure while another attempt is in flight ends nothing (ReasonInFlight).
 // It returns the attempt whose result the loop acts on (the winner, or the
 // last retryable failure, whose pause the loop takes), that result, and
-// the number n of the last attempt made.
-func (op *operation) runRace(a *attempt, n int, p *progress, held *holdings) (*attempt, result, int) {
-	r, h := op.race, op.hedging
-	*p = p.started(n)
-	r.begin(a)
-	op.launch(a)
-	delay := op.t.hedger.delay(op.dependency(), h)
+// the n of the last attempt sent.
+func (op *operation) runRace(a *attempt, p *progress, held *holdings) (*attempt, result, int) {
+	r := op.race
+	*p = p.started(a.id)
+	delay := op.t.hedger.delay(op.dependency(), op.hedging)
+	r.begin(a, delay)
+	op.launch(a, r.gen, nil)
 	timer := time.NewTimer(delay)
 	defer timer.Stop()
-	hedged, hedges, pending := a, 0, 1
+	received := 0
 	var last *raceDone
-	for pending > 0 {
+	for {
 		select {
 		case d := <-r.reports:
-			pending--
-			if d.panicked {
-				held.current = d.a
-				r.cancelAll()
-				r.await(pending)
-				if d.value == nil {
-					runtime.Goexit()
-				}
-				panic(d.value)
+			if d.kind != reportEnd {
+				op.hedgeNotSent(d, last, delay, held)
+				continue
 			}
+			received++
 			if last == nil && final(d.res.v) {
 				last = &d
 				if d.res.v.decision.Terminal() {
 					r.cancelAll()
 				}
-				continue
+			} else {
+				d.a.discard(d.res.resp, d.res.v.drain)
 			}
-			d.a.discard(d.res.resp, d.res.v.drain)
 		case <-timer.C:
-			if last != nil {
-				continue
+			if last == nil && op.hedge(p, delay) {
+				timer.Reset(delay)
 			}
-			hedge, refused, ran := op.hedge(n, hedges, hedged, p, held)
-			switch {
-			case !ran:
-			case hedge == nil:
-				op.t.sender.rec.recordHedge(&op.tel, attrs.EventHedgeRefused, 0, hedged.id.number, delay, refused)
-			default:
-				op.t.sender.rec.recordHedge(&op.tel, attrs.EventHedgeSent, hedge.id.number, hedged.id.number, delay, verdict{})
-				op.launch(hedge)
-				n, hedges, pending, hedged = hedge.id.n, hedges+1, pending+1, hedge
-				*p = p.started(n)
-				if hedges < h.MaxHedges {
-					timer.Reset(delay)
-				}
+		}
+		if last == nil {
+			continue
+		}
+		if closed, left := r.closeIfReported(received); closed {
+			for _, d := range left {
+				op.hedgeNotSent(d, last, delay, held)
 			}
+			break
 		}
 	}
+	*p = p.started(r.made)
 	held.current = last.a
-	return last.a, last.res, n
+	return last.a, last.res, r.made.n
 }
 
-// hedge decides, once the hedge delay of attempt hedged passed (the n-th
-// made, after hedges hedges), whether its hedge may be sent, and prepares
-// it, while no attempt of the race concludes (see raceState.exclusive): it
-// returns the hedge, or the verdict that refused it, and whether it ran at
-// all (not when no attempt is in flight any more).
-func (op *operation) hedge(n, hedges int, hedged *attempt, p *progress, held *holdings) (hedge *attempt, refused verdict, ran bool) {
+// hedgeNotSent carries out what a race's goroutine reported, other than an
+// attempt's end: a hedge refused at its preparation is recorded, and gives
+// its hedge back to the rate; a panic goes on, on the operation's
+// goroutine (runtime.Goexit for a nil value), once the result the race
+// ended on (last, if any), which the caller will not get, was let go of;
+// abandonOnPanic cancels and awaits the rest.
+func (op *operation) hedgeNotSent(d raceDone, last *raceDone, delay time.Duration, held *holdings) {
+	if d.kind == reportRefused {
+		op.t.hedger.refund(op.dependency(), op.hedging.MaxRate)
+		op.t.sender.rec.recordHedge(&op.tel, attrs.EventHedgeRefused, 0, d.of, delay, d.refused)
+		return
+	}
+	if last != nil {
+		letGo(*last)
+	}
+	held.current = d.a
+	if d.value == nil {
+		runtime.Goexit()
+	}
+	panic(d.value)
+}
+
+// hedge decides, once the hedge delay passed, whether a hedge of the last
+// attempt sent may be prepared (within the attempt limit, the operation's
+// hedges, the deadline, the retry budget and the dependency's hedge rate,
+// which lends it a hedge), and starts its preparation on a goroutine of its
+// own; a hedge the rules refuse is recorded. It reports whether another
+// hedge may follow this one, after the delay.
+func (op *operation) hedge(p *progress, delay time.Duration) (again bool) {
 	r := op.race
-	ran = r.exclusive(func() {
+	var refused verdict
+	var of int
+	r.hedgeable(func(n int, hedged *attempt, hedgesTried int) *attempt {
 		now := op.clock.since()
-		in := op.inputAt(phaseHedge, now, p).hedging(op.hedging.MaxHedges - hedges)
-		v := decide(in)
-		if v.needBudget {
-			var reason attrs.Reason
-			if b := op.t.budget; b != nil {
-				reason = b.admit(op.budgetKey, op.clock.at(now), op.clock.at(now))
-			}
-			in = in.withBudget(reason)
-			v = decide(in)
+		at := p.started(r.made)
+		in := op.inputAt(phaseHedge, now, &at).hedging(op.hedging.MaxHedges - hedgesTried)
+		if v := op.settleHedge(in, now); !v.goAhead() {
+			refused, of = v, hedged.id.number
+			return nil
 		}
-		if v.needRate {
-			v = decide(in.withRate(op.t.hedger.take(op.dependency(), op.hedging.MaxRate)))
-		}
-		if !v.goAhead() {
-			refused = v
-			return
-		}
-		a, _, v, _ := op.prepareAttempt(n+1, p, held)
-		if a == nil {
-			refused = v
-			return
-		}
-		r.addHedgeLocked(a, hedged, a.start-hedged.start)
-		hedge = a
+		hedge := newAttempt(nil, &op.setup, attemptID{n: n, number: op.ident.attemptNumber(n)}, at)
+		op.prepareHedge(hedge, hedged, r.gen, at, delay)
+		again = hedgesTried+1 < op.hedging.MaxHedges
+		return hedge
 	})
-	return hedge, refused, ran
+	if refused.decision != "" {
+		op.t.sender.rec.recordHedge(&op.tel, attrs.EventHedgeRefused, 0, of, delay, refused)
+	}
+	return again
 }
 
-// launch sends attempt a of a race on a goroutine of its own, which
-// reports its end: its result, or the panic that ended it, which runRace
-// raises on the operation's goroutine.
-func (op *operation) launch(a *attempt) {
+// settleHedge decides on a hedge (phaseHedge), asking the retry budget and
+// then the dependency's hedge rate, which lends a hedge, only when decide
+// needs their answers.
+func (op *operation) settleHedge(in input, now time.Duration) verdict {
+	v := decide(in)
+	if v.needBudget {
+		var reason attrs.Reason
+		if b := op.t.budget; b != nil {
+			reason = b.admit(op.budgetKey, op.clock.at(now), op.clock.at(now))
+		}
+		in = in.withBudget(reason)
+		v = decide(in)
+	}
+	if v.needRate {
+		v = decide(in.withRate(op.t.hedger.take(op.dependency(), op.hedging.MaxRate)))
+	}
+	return v
+}
+
+// prepareHedge prepares hedge, of attempt of, on a goroutine of its own,
+// and sends it there if race gen is still open; a hedge that is not sent
+// gives its hedge back to the rate. The operation does not wait for a
+// preparation once its race is over: a panic there, which has no caller to
+// reach any more, goes to otel.Handle.
+func (op *operation) prepareHedge(hedge, of *attempt, gen int, at progress, delay time.Duration) {
 	r := op.race
 	go func() {
-		defer r.running.Done()
-		ended := false
+		handed := false // to send, which reports from then on
 		defer func() {
-			if !ended {
-				r.reports <- raceDone{a: a, panicked: true, value: recover()}
+			if handed {
+				return
+			}
+			v := recover()
+			hedge.abandon()
+			op.t.hedger.refund(op.dependency(), op.hedging.MaxRate)
+			if !r.report(gen, raceDone{kind: reportPanic, a: hedge, value: v}) && v != nil {
+				otel.Handle(fmt.Errorf("otelretry: a hedge no longer needed panicked while it was prepared: %v", v))
 			}
 		}()
-		res := a.send()
-		ended = true
-		r.reports <- raceDone{a: a, res: res}
+		v, _ := op.prepare(hedge, &at, nil)
+		sent, reported := r.prepared(hedge, of, gen, func() verdict { return v }, func() { hedge.launch(op.policy()) })
+		handed = true
+		if sent {
+			op.send(hedge, gen, func() {
+				op.t.sender.rec.recordHedge(&op.tel, attrs.EventHedgeSent, hedge.id.number, of.id.number, delay, verdict{})
+			})
+			return
+		}
+		if v.goAhead() {
+			hedge.unsent() // the race was over
+		}
+		if !reported {
+			op.t.hedger.refund(op.dependency(), op.hedging.MaxRate)
+		}
 	}()
+}
+
+// launch sends attempt a of race gen on a goroutine of its own (see send).
+func (op *operation) launch(a *attempt, gen int, first func()) { go op.send(a, gen, first) }
+
+// send runs first, if any, then sends attempt a of race gen and reports
+// its end: its result, or the panic that ended it, which runRace raises
+// on the operation's goroutine. An end the race no longer takes (it was
+// abandoned after a panic) is let go of.
+func (op *operation) send(a *attempt, gen int, first func()) {
+	r := op.race
+	defer r.running.Done()
+	ended := false
+	defer func() {
+		if !ended {
+			r.report(gen, raceDone{kind: reportPanic, a: a, value: recover()})
+		}
+	}()
+	if first != nil {
+		first()
+	}
+	d := raceDone{kind: reportEnd, a: a, res: a.send()}
+	ended = true
+	if !r.report(gen, d) {
+		letGo(d)
+	}
 }

@@ -14,6 +14,8 @@ import (
 // each step returns.
 type progress struct {
 	attempts int // network calls made
+	// lastMade is the number (retry.attempt) of the last call made.
+	lastMade int
 	// afterRetry: a retry was decided and its call not made yet.
 	afterRetry bool
 	// unresolvedWrite: a write of this operation has an unknown outcome.
@@ -28,15 +30,15 @@ type progress struct {
 // after is where the operation stands once its attempt n was judged, as
 // ev records it.
 func (p progress) after(n int, ev *attemptEvent) progress {
-	p = p.started(n)
+	p = p.started(attemptID{n: n, number: ev.attempt})
 	p.afterRetry, p.unresolvedWrite, p.last = ev.verdict.decision == attrs.DecisionRetry, ev.verdict.unresolvedWrite, ev
 	return p
 }
 
-// started is where the operation stands once its attempt n was made (a
+// started is where the operation stands once its attempt id was made (a
 // hedge is made while others are in flight).
-func (p progress) started(n int) progress {
-	p.attempts = max(p.attempts, n)
+func (p progress) started(id attemptID) progress {
+	p.attempts, p.lastMade = max(p.attempts, id.n), max(p.lastMade, id.number)
 	return p
 }
 
@@ -61,13 +63,10 @@ func (p progress) lastPause() time.Duration {
 	return p.last.verdict.pause
 }
 
-// lastNumber is the number of the last attempt made, 0 before the first.
-func (p progress) lastNumber() int {
-	if p.last == nil {
-		return 0
-	}
-	return p.last.attempt
-}
+// lastNumber is the number of the last attempt made, 0 before the first:
+// after a race, the last hedge's, whichever attempt's verdict the loop
+// carries out.
+func (p progress) lastNumber() int { return p.lastMade }
 
 // resolved is where the operation stands once a state check said its
 // unknown write was not applied: the write is sent again.

@@ -12,27 +12,48 @@ import (
 )
 
 // raceState is what the attempts of a hedged operation share while they
-// race: which are in flight, whether one already won, and when each hedged
-// attempt's hedge was sent. Attempts conclude under its lock, one at a
-// time, and a hedge is decided, prepared and counted in flight under it
-// too (exclusive), so that the first verdict that is not retry wins, every
-// later one reads superseded, and every conclusion sees the hedges in
-// flight.
+// race. Attempts conclude under its lock, one at a time, and a hedge is
+// decided and counted in flight under it too, so that the first verdict
+// that is not retry wins, every later one reads superseded, and every
+// conclusion sees the attempts in flight.
+//
+// A race is one attempt of the loop and its hedges. Each hedge is prepared
+// on a goroutine of its own, so that slow hooks (a PrepareFunc, a GetBody)
+// never hold back an answer that came; the operation does not wait for a
+// preparation once its race is over: the preparation finds the race closed
+// (or another race begun: gen) and lets go of its attempt.
 type raceState struct {
-	mu       sync.Mutex
+	mu sync.Mutex
+	// gen counts the races of the operation; closed: the current one is
+	// over, and takes no hedge and no report.
+	gen    int
+	closed bool
+	// inFlight are the attempts sent and not concluded yet; won: one of
+	// them concluded with a verdict that ends the operation.
 	inFlight []*attempt
 	won      bool
-	// made is the number (n) of the last attempt started.
-	made int
-	// hedges are the race's hedges: each one's attempt, the attempt it
-	// hedges, and when it was sent after that attempt's start.
+	// launched counts the attempts of the current race that were sent, each
+	// of which reports its end once; made is the last one's place.
+	launched int
+	made     attemptID
+	// delay is the race's hedge delay.
+	delay time.Duration
+	// preparing is the hedge being prepared, nil when none.
+	preparing *attempt
+	// hedgesTried counts the hedges the operation decided to send, over all
+	// its races, sent or refused at their preparation.
+	hedgesTried int
+	// hedges are the current race's hedges: each one's attempt, the attempt
+	// it hedges, and when it was sent after that attempt's start.
 	hedges []hedgeSent
 
-	// reports carries each attempt's end from its goroutine; it has room
-	// for every attempt of one race, so that no goroutine waits on it.
+	// reports carries what the race's goroutines report: an attempt's end,
+	// a hedge refused at its preparation, a panic. They send only under mu
+	// while the race is open, and at most once each, so that it never
+	// blocks them; see newRace.
 	reports chan raceDone
-	// running counts the attempts' goroutines, for the cleanup after a
-	// panic to wait for (see wait).
+	// running counts the goroutines of sent attempts, for the cleanup after
+	// a panic to wait for (see wait).
 	running sync.WaitGroup
 }
 
@@ -41,14 +62,29 @@ type hedgeSent struct {
 	after     time.Duration
 }
 
-// raceDone is one attempt's end, as its goroutine reports it: its result,
-// or the panic (or runtime.Goexit: panicked with a nil value) that ended
-// it.
+// raceReport is what a race's goroutine reports.
+type raceReport int
+
+const (
+	// reportEnd: an attempt's result.
+	reportEnd raceReport = iota
+	// reportRefused: a hedge was not sent; refused is the verdict.
+	reportRefused
+	// reportPanic: a panic (or runtime.Goexit: a nil value) ended the
+	// goroutine.
+	reportPanic
+)
+
+// raceDone is one report of a race's goroutine.
 type raceDone struct {
-	a        *attempt
-	res      result
-	panicked bool
-	value    any
+	kind raceReport
+	a    *attempt
+	res  result
+	// refused is why hedge a, of the attempt numbered of, was not sent
+	// (reportRefused).
+	refused verdict
+	of      int
+	value   any
 }
 
 // raceView is what an attempt concluding sees of its race.
@@ -56,54 +92,95 @@ type raceView struct {
 	// superseded: another attempt already won; othersInFlight: another
 	// attempt is in flight.
 	superseded, othersInFlight bool
-	// made is the number (n) of the last attempt started.
-	made int
+	// made is the last attempt sent.
+	made attemptID
 	// link is the attempt's place in the race.
 	link hedgeLink
+	// delay is the race's hedge delay.
+	delay time.Duration
 }
 
-// newRace is the race of an operation that sends at most maxHedges hedges
-// per attempt.
-func newRace(maxHedges int) *raceState {
-	return &raceState{reports: make(chan raceDone, maxHedges+1)}
+// newRace is the race of an operation that tries at most hedges hedges.
+func newRace(hedges int) *raceState {
+	// Each attempt and each preparation reports at most once.
+	return &raceState{reports: make(chan raceDone, hedges+1)}
 }
 
-// begin starts a race with attempt a in flight: the operation's first
-// attempt, or the one after a retry.
-func (r *raceState) begin(a *attempt) {
+// begin starts a race with attempt a, hedged after delay: the operation's
+// first attempt, or the one after a retry. The caller sends it (launch).
+func (r *raceState) begin(a *attempt, delay time.Duration) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	r.gen++
+	r.delay = delay
+	r.closed, r.won, r.launched = false, false, 0
 	clear(r.hedges) // retain no attempts
 	r.hedges = r.hedges[:0]
 	r.addLocked(a)
 }
 
-// addLocked counts attempt a in flight. The caller holds r.mu.
+// addLocked counts attempt a sent. The caller holds r.mu.
 func (r *raceState) addLocked(a *attempt) {
 	r.inFlight = append(r.inFlight, a)
-	r.made = max(r.made, a.id.n)
+	r.launched++
+	if a.id.n > r.made.n {
+		r.made = a.id
+	}
 	r.running.Add(1)
 }
 
-// exclusive runs f, which decides on a hedge and may send one, while no
-// attempt of the race may conclude, if an attempt is still in flight and
-// none won; it reports whether f ran. The hedge f prepares is counted in
-// flight (addLocked) before any other attempt concludes.
-func (r *raceState) exclusive(f func()) bool {
+// hedgeable runs decide, which decides on a hedge of the attempt of (the
+// last one sent) that would be sent n-th, while no attempt of the race
+// concludes: when the race is still open, none won, an attempt is in
+// flight and no other hedge is being prepared. It reports whether decide
+// ran; a hedge it lets go ahead is tried, and being prepared.
+func (r *raceState) hedgeable(decide func(n int, of *attempt, hedgesTried int) *attempt) bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if r.won || len(r.inFlight) == 0 {
+	if r.closed || r.won || len(r.inFlight) == 0 || r.preparing != nil {
 		return false
 	}
-	f()
+	if r.preparing = decide(r.made.n+1, r.inFlight[len(r.inFlight)-1], r.hedgesTried); r.preparing != nil {
+		r.hedgesTried++
+	}
 	return true
 }
 
-// addHedgeLocked counts hedge, of attempt of, in flight: sent after after
-// of of's own time. The caller holds r.mu (see exclusive).
-func (r *raceState) addHedgeLocked(hedge, of *attempt, after time.Duration) {
-	r.hedges = append(r.hedges, hedgeSent{hedge, of, after})
+// prepared ends hedge's preparation: when its race is still open, none
+// won and an attempt is in flight, ready (the verdict of its preparation
+// and the hedge rate) decides whether it is sent; sent counts it in flight
+// and starts it (run under the lock, before any conclusion can see it).
+// It reports whether hedge was sent, and whether its refusal was reported;
+// when neither, the race is over and hedge is only let go of.
+func (r *raceState) prepared(hedge, of *attempt, gen int, ready func() verdict, sent func()) (bool, bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.preparing == hedge {
+		r.preparing = nil
+	}
+	if gen != r.gen || r.closed || r.won || len(r.inFlight) == 0 {
+		return false, false
+	}
+	if v := ready(); !v.goAhead() {
+		r.reports <- raceDone{kind: reportRefused, a: hedge, refused: v, of: of.id.number}
+		return false, true
+	}
+	sent()
+	r.hedges = append(r.hedges, hedgeSent{hedge, of, hedge.start - of.start})
 	r.addLocked(hedge)
+	return true, false
+}
+
+// report sends d from a goroutine of race gen, if the race is still open,
+// and reports whether it did.
+func (r *raceState) report(gen int, d raceDone) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if gen != r.gen || r.closed {
+		return false
+	}
+	r.reports <- d
+	return true
 }
 
 // concluding locks the race for a's conclusion and reports what a sees of
@@ -123,61 +200,87 @@ func (r *raceState) concluding(a *attempt) raceView {
 		}
 	}
 	return raceView{superseded: r.won, othersInFlight: len(r.inFlight) > 1, made: r.made,
-		link: hedgeLink{of: of, sentAfter: sentAfter, hedged: hedged}}
+		link: hedgeLink{of: of, sentAfter: sentAfter, hedged: hedged}, delay: r.delay}
 }
 
 // done ends a's conclusion with verdict v (the zero verdict after a
-// panic): a leaves the race, and wins it when v ends the operation.
+// panic): a leaves the race, and wins it when v ends the operation. A hedge
+// being prepared is canceled once nothing is left to hedge.
 func (r *raceState) done(a *attempt, v verdict) {
 	r.inFlight = slices.DeleteFunc(r.inFlight, func(b *attempt) bool { return b == a })
 	if v.decision != "" && v.decision.Terminal() {
 		r.won = true
 	}
+	if p := r.preparing; p != nil && (r.won || len(r.inFlight) == 0) {
+		p.release()
+	}
 	r.mu.Unlock()
 }
 
-// cancelAll ends the race: every attempt in flight is canceled, and
-// concludes superseded. Another attempt won, or the operation is
-// abandoned.
+// cancelAll ends the race: every attempt in flight, and a hedge being
+// prepared, is canceled; the attempts conclude superseded. Another attempt
+// won, or the operation is abandoned.
 func (r *raceState) cancelAll() {
 	r.mu.Lock()
 	r.won = true
 	running := slices.Clone(r.inFlight)
+	if p := r.preparing; p != nil {
+		running = append(running, p)
+	}
 	r.mu.Unlock()
 	for _, a := range running {
 		a.release()
 	}
 }
 
-// await takes the ends of the race's pending attempts, which were
-// canceled, and lets go of what they got.
-func (r *raceState) await(pending int) {
-	for range pending {
-		d := <-r.reports
-		if !d.panicked {
-			afterPanic(func() { d.a.discard(d.res.resp, 0) })
-		}
-		d.a.abandon()
+// closeIfReported closes the race once each of its sent attempts reported
+// its end (received of them did): nothing is sent or reported in it any
+// more. It reports whether it closed, and the reports its preparations
+// sent before it did.
+func (r *raceState) closeIfReported(received int) (bool, []raceDone) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if received < r.launched {
+		return false, nil
 	}
+	r.closed = true
+	if p := r.preparing; p != nil {
+		p.release()
+	}
+	var left []raceDone
+	for len(r.reports) > 0 {
+		left = append(left, <-r.reports)
+	}
+	return true, left
 }
 
 // wait, after a panic, cancels every attempt in flight, waits for their
 // goroutines to end (they conclude, and record, before the operation lets
-// go of what they record with) and lets go of what they got.
+// go of what they record with), closes the race and lets go of what they
+// got.
 func (r *raceState) wait() {
 	r.cancelAll()
 	r.running.Wait()
+	r.mu.Lock()
+	r.closed = true
+	r.mu.Unlock()
 	for {
 		select {
 		case d := <-r.reports:
-			if !d.panicked {
-				afterPanic(func() { d.a.discard(d.res.resp, 0) })
-			}
-			d.a.abandon()
+			letGo(d)
 		default:
 			return
 		}
 	}
+}
+
+// letGo lets go of what a report's attempt holds: its response, drained
+// of nothing and closed, and the attempt.
+func letGo(d raceDone) {
+	if d.kind == reportEnd {
+		afterPanic(func() { d.a.discard(d.res.resp, 0) })
+	}
+	d.a.abandon()
 }
 
 // final reports whether verdict v is the one a race ends on: the first
