@@ -145,6 +145,9 @@
 //     its findings, e.g. "inventory.internal GET: 45 of 49 operations did
 //     not return: 30 max_attempts, 14 budget_exhausted, 1 deadline_exceeded;
 //     all failed attempts 503; 2.24× load; the budget refused 14 retries";
+//     a dependency that hedged adds its hedge rate, hedge win rate and
+//     refused hedges, as the summary gives them (a superseded attempt is
+//     not a failed one: another attempt won);
 //   - the figures, and a legend that stays in view: one colour per decision
 //     and per outcome (an outcome has the colour of the terminal decision of
 //     its name), one for any other value;
@@ -160,14 +163,19 @@
 //     to the timelines of the operations it names;
 //   - a timeline per group of identical operations (the same method, route,
 //     that is the URL without its query, outcome and findings, the same
-//     decision and result attempt by attempt), with their count and list,
-//     the groups with findings first, then those that did not return, then
-//     the rest, each in time order. A timeline draws the group's first
+//     decision, result and hedge attempt by attempt), with their count and
+//     list, the groups with findings first, then those that did not return,
+//     then the rest, each in time order. A timeline draws the group's first
 //     operation on its own time axis, from its start to about its end: its
 //     attempts as a waterfall, each a bar from its start for its elapsed
 //     time, coloured by its decision and labelled with its result, decision
-//     and reason (attempts that overlap in time keep a row each); the pause
-//     before an attempt as a dashed gap; the time left before each call
+//     and reason (and, for a hedge, the attempt it hedges); attempts that
+//     overlap in time (a hedge and the attempt it hedged) are parallel
+//     lanes: a row each, on one band per round of attempts in flight
+//     together, with a dotted link from the attempt hedged down to its
+//     hedge where it was sent, and a superseded attempt faded with a dashed
+//     outline (the legend explains these only on a page with hedges); the
+//     pause before an attempt as a dashed gap; the time left before each call
 //     (retry.remaining_ms) in the left column and as a thin line towards the
 //     deadline, a vertical line when it falls near the operation's end, else
 //     a marker past the axis; and for an operation cut by its deadline, the
