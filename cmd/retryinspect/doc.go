@@ -254,7 +254,10 @@
 // is not retry), or the retry of the last round of attempts; it is the one
 // retry-without-next, the result of outer-layer-resend and the win rate
 // look at. A hedge of a request that may not be sent twice is a finding
-// (unsafe-hedge): the repeatability rule is unsafe-resend's.
+// (unsafe-hedge): the repeatability rule is unsafe-resend's. The
+// hedge_sent and hedge_refused events are on the operation span only:
+// read from log records, hedges are told by the attempts alone, and no
+// refused hedge is counted.
 //
 // # Notes and findings
 //
