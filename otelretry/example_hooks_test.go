@@ -147,3 +147,38 @@ func ExampleDecorrelatedJitter() {
 		second >= 100*time.Millisecond && second <= 3*first)
 	// Output: true true
 }
+
+// A read whose answer is merely slow is hedged: after the delay with no
+// answer, a second attempt is sent, and the first answer wins; the slow
+// attempt is canceled (superseded). MaxRate 1 lets every operation hedge,
+// for the example; the default (5 %) bounds the extra load when every
+// answer is slow.
+func ExampleWithHedging() {
+	var calls atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if calls.Add(1) == 1 {
+			select { // the slow tail: this answer would take a second
+			case <-time.After(time.Second):
+			case <-r.Context().Done():
+				return
+			}
+		}
+		fmt.Fprint(w, "ok")
+	}))
+	defer srv.Close()
+	client := &http.Client{Transport: otelretry.NewTransport(nil,
+		otelretry.WithHedging(otelretry.Hedging{Delay: 20 * time.Millisecond, MaxRate: 1}))}
+
+	var results otelretry.Results
+	req, _ := http.NewRequestWithContext(otelretry.WithResults(context.Background(), &results), http.MethodGet, srv.URL+"/items/1", nil)
+	resp, err := client.Do(req)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	last, _ := results.Last()
+	fmt.Println(resp.StatusCode, string(body), "after", last.Attempts, "attempts")
+	// Output: 200 ok after 2 attempts
+}

@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
 
 	"github.com/otelretry/otelretry-go/attrs"
 	"github.com/otelretry/otelretry-go/internal/scripted"
@@ -60,6 +61,16 @@ func hedgeAttempts(t *testing.T, h *harness) []hedgeAttempt {
 		out = append(out, a)
 	}
 	slices.SortFunc(out, func(a, b hedgeAttempt) int { return int(a.number - b.number) })
+	return out
+}
+
+// attemptDecisions are the decisions of h's attempts, by number.
+func attemptDecisions(t *testing.T, h *harness) []string {
+	t.Helper()
+	var out []string
+	for _, a := range hedgeAttempts(t, h) {
+		out = append(out, a.decision)
+	}
 	return out
 }
 
@@ -229,10 +240,7 @@ func TestHedgesCountAgainstTheAttemptLimit(t *testing.T) {
 		if n := len(h.base.Calls()); n != 2 {
 			t.Errorf("%d calls, want 2", n)
 		}
-		var got []string
-		for _, a := range hedgeAttempts(t, h) {
-			got = append(got, a.decision)
-		}
+		got := attemptDecisions(t, h)
 		if want := []string{"retry", "max_attempts"}; !slices.Equal(got, want) {
 			t.Errorf("attempts = %v, want %v", got, want)
 		}
@@ -265,10 +273,7 @@ func TestHedgesAreBoundByTheOneDeadline(t *testing.T) {
 		if n := len(h.base.Calls()); n != 3 {
 			t.Errorf("%d calls, want 3: at 0, 20 and 40ms", n)
 		}
-		var decisions []string
-		for _, a := range hedgeAttempts(t, h) {
-			decisions = append(decisions, a.decision)
-		}
+		decisions := attemptDecisions(t, h)
 		slices.Sort(decisions)
 		if want := []string{"deadline_exceeded", "superseded", "superseded"}; !slices.Equal(decisions, want) {
 			t.Errorf("decisions = %v, want %v", decisions, want)
@@ -472,10 +477,7 @@ func TestCallerCancelingEndsTheRace(t *testing.T) {
 		if !errors.Is(err, context.Canceled) {
 			t.Fatalf("err = %v, want canceled", err)
 		}
-		var decisions []string
-		for _, a := range hedgeAttempts(t, h) {
-			decisions = append(decisions, a.decision)
-		}
+		decisions := attemptDecisions(t, h)
 		slices.Sort(decisions)
 		if want := []string{"canceled", "superseded", "superseded"}; !slices.Equal(decisions, want) {
 			t.Errorf("decisions = %v, want %v", decisions, want)
@@ -625,4 +627,26 @@ type countedClose struct {
 func (b *countedClose) Close() error {
 	b.once.Do(func() { b.open.Add(-1) })
 	return b.ReadCloser.Close()
+}
+
+// Losing is no error: the attempt span otelretry makes for an attempt that
+// was superseded keeps an unset status, though it was canceled.
+func TestSupersededAttemptSpanHasNoErrorStatus(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := newHarness(t, []scripted.Step{
+			{Delay: 100 * time.Millisecond, Status: 200},
+			{Delay: 5 * time.Millisecond, Status: 200},
+		}, otelretry.WithHedging(otelretry.Hedging{Delay: 20 * time.Millisecond, MaxRate: 1}), otelretry.WithoutClientSpans())
+		if _, _, err := roundTrip(t, h, get(t, t.Context(), "http://api.test/items")); err != nil {
+			t.Fatal(err)
+		}
+		for _, s := range h.attempts() {
+			if d := attrOf(s, attrs.DecisionKey).AsString(); d == "superseded" && s.Status().Code != codes.Unset {
+				t.Errorf("the superseded attempt's span has status %v %q", s.Status().Code, s.Status().Description)
+			}
+		}
+		if n := len(h.attempts()); n != 2 {
+			t.Errorf("%d attempt spans, want 2", n)
+		}
+	})
 }

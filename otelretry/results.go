@@ -90,7 +90,10 @@ func (r *Results) Last() (OperationResult, bool) {
 }
 
 // OutcomeUnknown reports whether any operation reported so far left a
-// write whose outcome is unknown.
+// write whose outcome is unknown: a layer above that sent the write again
+// may have had it applied twice. When that layer resends it under one
+// idempotency key (stripe-go does), the service answers a resend with the
+// first one's result, so a later answer settles it: read Last instead.
 func (r *Results) OutcomeUnknown() bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
