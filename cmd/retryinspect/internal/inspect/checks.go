@@ -135,9 +135,9 @@ func (a *analyzer) checkRemainingGrows(g *group) {
 // canceled, or the retry budget refused the next call.
 var endsBetweenAttempts = []attrs.Outcome{attrs.OutcomeDeadlineExceeded, attrs.OutcomeCanceled, attrs.OutcomeBudgetExhausted}
 
-// The attempt checked is the one the operation ended on (Ending): in a
-// hedged operation, a retry that another attempt in flight carried on
-// (in_flight), or a superseded attempt, ends nothing.
+// checkRetryWithoutNext looks at the attempt the operation ended on
+// (Ending): in a hedged operation, a superseded attempt or a retry that
+// another attempt in flight carried on (in_flight) ends nothing.
 func (a *analyzer) checkRetryWithoutNext(g *group) {
 	atts := g.op.Attempts
 	end := g.op.Ending()

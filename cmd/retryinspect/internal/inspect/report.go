@@ -74,14 +74,14 @@ type HedgeEvent struct {
 }
 
 // Ending returns the position in Attempts of the attempt whose verdict
-// the operation acted on last: the last one, but that an attempt another
-// attempt of the operation outlived does not end it (one superseded, or a
-// retry left to another attempt in flight: reason in_flight, or ended
-// while another was running). In a hedged operation it is the attempt
-// that won, or the retry of the last round of attempts. It returns -1 for
-// an operation without attempts. Only an Operation that Analyze returned
-// knows about in-flight retries; one decoded from JSON takes the last
-// attempt that was not superseded nor left a retry in_flight.
+// the operation acted on last: the last attempt that is neither
+// superseded (another attempt won) nor a retry another attempt carried on
+// (reason in_flight, or it ended while another attempt was in flight);
+// the last attempt when all are. Without hedges it is the last attempt; in
+// a hedged operation, the winner or the retry of the last round of
+// attempts. It returns -1 without attempts. Only an Operation that
+// Analyze returned knows which retries ended while another attempt was in
+// flight; one decoded from JSON goes by their reason alone.
 func (op *Operation) Ending() int {
 	if op.ending > 0 && op.ending <= len(op.Attempts) {
 		return op.ending - 1

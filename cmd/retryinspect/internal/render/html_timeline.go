@@ -399,7 +399,7 @@ func buildTimeline(op *inspect.Operation, index int, findings []findingRef) time
 		}
 		t.Rows = append(t.Rows, r)
 		y += tlRowH
-		if math.IsNaN(prevEnd) || spans[i].end > prevEnd {
+		if math.IsNaN(prevEnd) || spans[i].end >= prevEnd {
 			prevEnd = spans[i].end
 			prevBackoff = at.BackoffMs
 		}
@@ -483,9 +483,9 @@ func buildTimeline(op *inspect.Operation, index int, findings []findingRef) time
 	return t
 }
 
-// hedged returns the number of the attempt at hedges: the one it records
-// (retry.hedge.of), else the one in flight when it started; nil for an
-// attempt that is not a hedge.
+// hedged returns the number of the attempt that at hedges: the one it
+// records (retry.hedge.of), else the one in flight when it started; nil
+// for an attempt that is not a hedge.
 func hedged(at *inspect.Attempt) *int64 {
 	if at.HedgeOf != nil {
 		return at.HedgeOf
