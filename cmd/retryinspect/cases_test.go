@@ -43,6 +43,7 @@ type op struct {
 	omit            bool                 // the span is lost (never exported)
 	drop            []attribute.Key      // contract attributes left out
 	extra           []attribute.KeyValue // added or overriding attributes
+	events          []tracefixture.Event
 	children        []tracefixture.Span
 }
 
@@ -72,7 +73,7 @@ func (o op) span() tracefixture.Span {
 	return tracefixture.Span{
 		Name: "retry " + o.method, Kind: trace.SpanKindInternal,
 		Start: ms(o.start), End: ms(o.end),
-		Attrs: edit(kvs, o.drop, o.extra), Children: o.children, Omit: o.omit,
+		Attrs: edit(kvs, o.drop, o.extra), Events: o.events, Children: o.children, Omit: o.omit,
 	}
 }
 
@@ -92,6 +93,8 @@ type try struct {
 	reason           attrs.Reason // recorded when set
 	backoff          int64        // recorded when decision is retry
 	retryAfter       int64        // recorded when > 0
+	hedgeOf          int64        // retry.hedge.of, recorded when > 0
+	hedgedAfter      int64        // retry.hedge.sent_after_ms, recorded when > 0
 	repeat           int          // extra deliveries
 	tamper           []attribute.KeyValue
 	client           bool
@@ -134,6 +137,12 @@ func (t try) span() tracefixture.Span {
 	}
 	if t.n > 1 {
 		kvs = append(kvs, attrs.HTTPRequestResendCountKey.Int64(t.n-1))
+	}
+	if t.hedgeOf > 0 {
+		kvs = append(kvs, attrs.HedgeOfKey.Int64(t.hedgeOf))
+	}
+	if t.hedgedAfter > 0 {
+		kvs = append(kvs, attrs.HedgedAfterMsKey.Int64(t.hedgedAfter))
 	}
 	if t.client {
 		// otelhttp's client span carries the attempt event.
@@ -209,6 +218,20 @@ func edit(kvs []attribute.KeyValue, drop []attribute.Key, extra []attribute.KeyV
 }
 
 func children(spans ...tracefixture.Span) []tracefixture.Span { return spans }
+
+// hedgeSent is the operation span's event for a hedge, attempt n of
+// attempt of, sent at offset at after delay.
+func hedgeSent(at, n, of, delay int64) tracefixture.Event {
+	return tracefixture.Event{Name: attrs.EventHedgeSent, At: ms(at), Attrs: []attribute.KeyValue{
+		attrs.AttemptKey.Int64(n), attrs.HedgeOfKey.Int64(of), attrs.HedgeDelayMsKey.Int64(delay)}}
+}
+
+// hedgeRefused is the operation span's event for a hedge of attempt of
+// refused at offset at, after delay, for reason.
+func hedgeRefused(at, of, delay int64, reason attrs.Reason) tracefixture.Event {
+	return tracefixture.Event{Name: attrs.EventHedgeRefused, At: ms(at), Attrs: []attribute.KeyValue{
+		attrs.HedgeOfKey.Int64(of), attrs.HedgeDelayMsKey.Int64(delay), reason.Attribute()}}
+}
 
 // readTimeline is the contract's fixed read: deadline 400 ms, backoff 40 ms,
 // 503 (80 ms), 503 (80 ms), 200 (50 ms); remaining 400, 280, 160.
@@ -420,6 +443,16 @@ func goldenCases() []goldenCase {
 		{name: "outer-layer-resend", json: true, want: []inspect.Code{inspect.CodeOuterLayerResend}, roots: outerLayerResends()},
 		{name: "outer-layer-clean", roots: outerLayerClean()},
 		{name: "outer-layer-loop", want: []inspect.Code{inspect.CodeOuterLayerResend}, roots: outerLayerLoop()},
+		{name: "hedged", json: true, roots: hedgedReads()},
+		{name: "unsafe-hedge", want: []inspect.Code{inspect.CodeUnsafeHedge}, roots: unsafeHedges()},
+		{name: "in-flight-alone", want: []inspect.Code{inspect.CodeRetryWithoutNext}, roots: []tracefixture.Span{
+			// A retry left to another attempt in flight (in_flight),
+			// with no other attempt at all.
+			op{id: "op-alone", method: "GET", url: items, outcome: attrs.OutcomeMaxAttempts, attempts: 1, budget: 1000, end: 81, children: children(
+				try{opID: "op-alone", n: 1, method: "GET", url: items, status: 503, elapsed: 80, remaining: 1000,
+					decision: attrs.DecisionRetry, reason: attrs.ReasonInFlight}.span(),
+			)}.span(),
+		}},
 		{name: "span-id-reused", want: []inspect.Code{inspect.CodeSpanIDReused}, roots: []tracefixture.Span{
 			op{id: "op-twin", method: "GET", url: items, outcome: attrs.OutcomeReturn, attempts: 1, budget: 400, end: 51, children: children(
 				try{opID: "op-twin", n: 1, method: "GET", url: items, status: 200, elapsed: 50, remaining: 400, decision: attrs.DecisionReturn,
@@ -573,5 +606,105 @@ func outerLayerLoop() []tracefixture.Span {
 		op{id: "op-loop", method: "POST", url: pay, outcome: attrs.OutcomeReturn, attempts: 1, budget: 400, repeat: 1, start: 300, end: 341, children: children(
 			try{client: true, opID: "op-loop", requestID: "op-loop/attempt-2", n: 2, method: "POST", url: pay, status: 201, start: 300, elapsed: 40, remaining: 400,
 				decision: attrs.DecisionReturn, reason: attrs.ReasonResponse}.span())}.span(),
+	}
+}
+
+// hedgedReads are hedged operations as otelretry's WithHedging records
+// them (hedge delay 50 ms), all clean: a hedge that wins (the attempt it
+// hedged is superseded), an attempt that wins over its hedge, a retryable
+// failure while the hedge is in flight (retry, reason in_flight, no
+// pause), two rounds (both attempts fail, the retry is hedged again), a
+// hedge refused by the dependency's hedge rate and a read that answered
+// before the delay; another implementation's hedge; a POST declared
+// repeatable, hedged; and a write whose hedge was refused
+// (not_idempotent).
+func hedgedReads() []tracefixture.Span {
+	items, search, orders := endpoint("/items"), endpoint("/search"), endpoint("/orders")
+	get := func(id string, n, start, elapsed, remaining int64, status int64, class attrs.ErrorClass, d attrs.Decision, r attrs.Reason) try {
+		return try{client: true, opID: id, n: n, method: "GET", url: items, status: status, class: class, start: start, elapsed: elapsed,
+			remaining: remaining, decision: d, reason: r}
+	}
+	with := func(t try, of, after int64) try {
+		t.hedgeOf, t.hedgedAfter = of, after
+		return t
+	}
+	return []tracefixture.Span{
+		op{id: "op-hedge-won", method: "GET", url: items, outcome: attrs.OutcomeReturn, attempts: 2, budget: 1000, start: 0, end: 91,
+			events: []tracefixture.Event{hedgeSent(50, 2, 1, 50)}, children: children(
+				with(get("op-hedge-won", 1, 0, 91, 1000, 0, attrs.ErrorClassCanceled, attrs.DecisionSuperseded, attrs.ReasonOtherAttempt), 0, 50).span(),
+				with(get("op-hedge-won", 2, 50, 40, 950, 200, "", attrs.DecisionReturn, attrs.ReasonResponse), 1, 0).span(),
+			)}.span(),
+		op{id: "op-first-won", method: "GET", url: items, outcome: attrs.OutcomeReturn, attempts: 2, budget: 1000, start: 1000, end: 1071,
+			events: []tracefixture.Event{hedgeSent(1050, 2, 1, 50)}, children: children(
+				with(get("op-first-won", 1, 1000, 70, 1000, 200, "", attrs.DecisionReturn, attrs.ReasonResponse), 0, 50).span(),
+				with(get("op-first-won", 2, 1050, 21, 950, 0, attrs.ErrorClassCanceled, attrs.DecisionSuperseded, attrs.ReasonOtherAttempt), 1, 0).span(),
+			)}.span(),
+		op{id: "op-in-flight", method: "GET", url: items, outcome: attrs.OutcomeReturn, attempts: 2, budget: 1000, start: 2000, end: 2111,
+			events: []tracefixture.Event{hedgeSent(2050, 2, 1, 50)}, children: children(
+				with(get("op-in-flight", 1, 2000, 80, 1000, 503, "", attrs.DecisionRetry, attrs.ReasonInFlight), 0, 50).span(),
+				with(get("op-in-flight", 2, 2050, 60, 950, 200, "", attrs.DecisionReturn, attrs.ReasonResponse), 1, 0).span(),
+			)}.span(),
+		op{id: "op-two-rounds", method: "GET", url: items, outcome: attrs.OutcomeReturn, attempts: 4, budget: 1000, start: 3000, end: 3261,
+			events: []tracefixture.Event{hedgeSent(3050, 2, 1, 50), hedgeSent(3240, 4, 3, 50)}, children: children(
+				with(get("op-two-rounds", 1, 3000, 100, 1000, 503, "", attrs.DecisionRetry, attrs.ReasonInFlight), 0, 50).span(),
+				func() tracefixture.Span {
+					t := with(get("op-two-rounds", 2, 3050, 100, 950, 503, "", attrs.DecisionRetry, attrs.ReasonRetryableStatus), 1, 0)
+					t.backoff = 40
+					return t.span()
+				}(),
+				with(get("op-two-rounds", 3, 3190, 70, 810, 200, "", attrs.DecisionReturn, attrs.ReasonResponse), 0, 50).span(),
+				with(get("op-two-rounds", 4, 3240, 21, 760, 0, attrs.ErrorClassCanceled, attrs.DecisionSuperseded, attrs.ReasonOtherAttempt), 3, 0).span(),
+			)}.span(),
+		op{id: "op-rate-limited", method: "GET", url: items, outcome: attrs.OutcomeReturn, attempts: 1, budget: 1000, start: 4000, end: 4121,
+			events: []tracefixture.Event{hedgeRefused(4050, 1, 50, attrs.ReasonHedgeLimit)}, children: children(
+				get("op-rate-limited", 1, 4000, 120, 1000, 200, "", attrs.DecisionReturn, attrs.ReasonResponse).span(),
+			)}.span(),
+		op{id: "op-quick", method: "GET", url: items, outcome: attrs.OutcomeReturn, attempts: 1, budget: 1000, start: 5000, end: 5031, children: children(
+			get("op-quick", 1, 5000, 30, 1000, 200, "", attrs.DecisionReturn, attrs.ReasonResponse).span(),
+		)}.span(),
+		// A search sent as POST, declared repeatable (Intent.Repeatable).
+		op{id: "op-search", method: "POST", url: search, outcome: attrs.OutcomeReturn, attempts: 2, budget: 1000, contract: true, start: 6000, end: 6091,
+			events: []tracefixture.Event{hedgeSent(6050, 2, 1, 50)}, children: children(
+				try{client: true, opID: "op-search", n: 1, method: "POST", url: search, class: attrs.ErrorClassCanceled, start: 6000, elapsed: 91, remaining: 1000,
+					decision: attrs.DecisionSuperseded, reason: attrs.ReasonOtherAttempt, hedgedAfter: 50}.span(),
+				try{client: true, opID: "op-search", n: 2, method: "POST", url: search, status: 200, start: 6050, elapsed: 40, remaining: 950,
+					decision: attrs.DecisionReturn, reason: attrs.ReasonResponse, hedgeOf: 1}.span(),
+			)}.span(),
+		// Another implementation's hedge, which records neither
+		// retry.hedge.of nor in_flight: its 503 came while the first
+		// attempt was in flight, and the first attempt answered.
+		op{id: "op-other-hedger", method: "GET", url: items, outcome: attrs.OutcomeReturn, attempts: 2, budget: 1000, start: 8000, end: 8101, children: children(
+			try{client: true, opID: "op-other-hedger", n: 1, method: "GET", url: items, status: 200, start: 8000, elapsed: 100, remaining: 1000,
+				decision: attrs.DecisionReturn}.span(),
+			try{client: true, opID: "op-other-hedger", n: 2, method: "GET", url: items, status: 503, start: 8040, elapsed: 20, remaining: 960,
+				decision: attrs.DecisionRetry, backoff: 40}.span(),
+		)}.span(),
+		op{id: "op-order", method: "POST", url: orders, outcome: attrs.OutcomeReturn, attempts: 1, budget: 1000, start: 7000, end: 7081,
+			events: []tracefixture.Event{hedgeRefused(7050, 1, 50, attrs.ReasonNotIdempotent)}, children: children(
+				try{client: true, opID: "op-order", n: 1, method: "POST", url: orders, status: 201, start: 7000, elapsed: 80, remaining: 1000,
+					decision: attrs.DecisionReturn, reason: attrs.ReasonResponse}.span(),
+			)}.span(),
+	}
+}
+
+// unsafeHedges are writes hedged without an idempotency contract: a POST
+// whose hedge records retry.hedge.of, and a PUT from another
+// implementation whose second attempt only overlaps the first in time.
+func unsafeHedges() []tracefixture.Span {
+	orders, order := endpoint("/orders"), endpoint("/orders/7")
+	return []tracefixture.Span{
+		op{id: "op-post-hedged", method: "POST", url: orders, outcome: attrs.OutcomeReturn, attempts: 2, budget: 1000, start: 0, end: 91,
+			events: []tracefixture.Event{hedgeSent(50, 2, 1, 50)}, children: children(
+				try{client: true, opID: "op-post-hedged", n: 1, method: "POST", url: orders, class: attrs.ErrorClassCanceled, elapsed: 91, remaining: 1000,
+					decision: attrs.DecisionSuperseded, reason: attrs.ReasonOtherAttempt, hedgedAfter: 50}.span(),
+				try{client: true, opID: "op-post-hedged", n: 2, method: "POST", url: orders, status: 201, start: 50, elapsed: 40, remaining: 950,
+					decision: attrs.DecisionReturn, reason: attrs.ReasonResponse, hedgeOf: 1}.span(),
+			)}.span(),
+		op{id: "op-put-overlap", method: "PUT", url: order, outcome: attrs.OutcomeReturn, attempts: 2, budget: 1000, start: 1000, end: 1101, children: children(
+			try{client: true, opID: "op-put-overlap", n: 1, method: "PUT", url: order, status: 200, start: 1000, elapsed: 100, remaining: 1000,
+				decision: attrs.DecisionReturn}.span(),
+			try{client: true, opID: "op-put-overlap", n: 2, method: "PUT", url: order, class: attrs.ErrorClassCanceled, start: 1040, elapsed: 61, remaining: 960,
+				decision: attrs.DecisionSuperseded}.span(),
+		)}.span(),
 	}
 }

@@ -100,22 +100,34 @@
 // its id, method, URL (redacted again for display), outcome, trace and
 // span ids, start, time limit (retry.deadline_ms) and recorded attempt
 // count, the redirect hop (retry.redirects) and repeat count
-// (retry.operation.repeat) when recorded; then its attempts ordered by
-// retry.attempt and start time, with request id, status or error class,
-// start relative to the operation, elapsed, time remaining, decision,
-// reason (retry.reason, a column shown when an attempt records one),
-// Retry-After and backoff. State checks appear between the attempts they
-// separate.
+// (retry.operation.repeat) when recorded, and the hedges it sent and
+// refused (its span's hedge_sent and hedge_refused events) when any; then
+// its attempts ordered by retry.attempt and start time, with request id,
+// status or error class, start relative to the operation, elapsed, time
+// remaining, decision, reason (retry.reason, a column shown when an
+// attempt records one), hedge (a column shown when an attempt is a hedge
+// or was hedged: "of 1" for a hedge of attempt 1, retry.hedge.of;
+// "alongside 1" for an attempt that records none but started while
+// attempt 1 was in flight; "hedged after 50ms",
+// retry.hedge.sent_after_ms), Retry-After and backoff. State checks
+// appear between the attempts they separate.
 //
 // The summary gives the share of each decision, error class and status
 // code over all attempts (decisions describe the client, error classes and
 // statuses the failures: they are never folded together), the count and
 // share of each outcome over the operations, the retry ratio (attempts that
 // decided retry / attempts) and the deadline ratio (operations that ended
-// deadline_exceeded / operations).
+// deadline_exceeded / operations). When an operation hedged or refused a
+// hedge, it also gives, per dependency (server.address and method) that
+// did, the hedge rate (operations that sent a hedge / operations), the
+// hedge win rate (operations whose winning attempt was a hedge / hedged
+// operations) and the hedge_refused events by reason; reports without
+// hedges are unchanged (see Hedged operations).
 //
 // -json prints the same report as one JSON document with the keys spans,
-// operations, summary, notes and findings. -o FILE writes the text or JSON
+// operations, summary, notes and findings (hedging adds hedge_of,
+// hedge_sent_after_ms and overlaps to attempts, hedge_events to
+// operations and hedging to the summary, only where there are hedges). -o FILE writes the text or JSON
 // report to FILE instead of stdout.
 //
 // # HTML report
@@ -133,6 +145,9 @@
 //     its findings, e.g. "inventory.internal GET: 45 of 49 operations did
 //     not return: 30 max_attempts, 14 budget_exhausted, 1 deadline_exceeded;
 //     all failed attempts 503; 2.24× load; the budget refused 14 retries";
+//     a dependency that hedged adds its hedge rate, hedge win rate and
+//     refused hedges, as the summary gives them (a superseded attempt is
+//     not a failed one: another attempt won);
 //   - the figures, and a legend that stays in view: one colour per decision
 //     and per outcome (an outcome has the colour of the terminal decision of
 //     its name), one for any other value;
@@ -148,14 +163,19 @@
 //     to the timelines of the operations it names;
 //   - a timeline per group of identical operations (the same method, route,
 //     that is the URL without its query, outcome and findings, the same
-//     decision and result attempt by attempt), with their count and list,
-//     the groups with findings first, then those that did not return, then
-//     the rest, each in time order. A timeline draws the group's first
+//     decision, result and hedge attempt by attempt), with their count and
+//     list, the groups with findings first, then those that did not return,
+//     then the rest, each in time order. A timeline draws the group's first
 //     operation on its own time axis, from its start to about its end: its
 //     attempts as a waterfall, each a bar from its start for its elapsed
 //     time, coloured by its decision and labelled with its result, decision
-//     and reason (attempts that overlap in time keep a row each); the pause
-//     before an attempt as a dashed gap; the time left before each call
+//     and reason (and, for a hedge, the attempt it hedges); attempts that
+//     overlap in time (a hedge and the attempt it hedged) are parallel
+//     lanes: a row each, on one band per round of attempts in flight
+//     together, with a dotted link from the attempt hedged down to its
+//     hedge where it was sent, and a superseded attempt faded with a dashed
+//     outline (the legend explains these only on a page with hedges); the
+//     pause before an attempt as a dashed gap; the time left before each call
 //     (retry.remaining_ms) in the left column and as a thin line towards the
 //     deadline, a vertical line when it falls near the operation's end, else
 //     a marker past the axis; and for an operation cut by its deadline, the
@@ -215,6 +235,30 @@
 // The time limit is read from retry.deadline_ms, or from retry.budget_ms,
 // its name before v0.2.0, so that older traces still read.
 //
+// # Hedged operations
+//
+// A hedged operation (otelretry's WithHedging, or another implementation's
+// hedges) has attempts that overlap in time: a hedge is sent while the
+// attempt it hedges is still in flight. Attempts are ordered by number,
+// which is the order they started in, and overlapping ones are never out
+// of order: numbering, remaining time and the deadline are checked as for
+// any attempts. An attempt is a hedge when it records the attempt it
+// hedges (retry.hedge.of) or when it started while an earlier attempt of
+// its operation was in flight, whatever it records. A superseded attempt
+// (decision superseded, reason other_attempt: another attempt won, and it
+// was canceled) ends nothing, and a retry that another attempt in flight
+// carries on (reason in_flight, or any retry that ended while another
+// attempt was in flight) needs no pause (no retry.backoff_ms note) and no
+// next attempt. The attempt an operation ended on is the last one but
+// those: in a hedged operation, the winner (the first answer whose verdict
+// is not retry), or the retry of the last round of attempts; it is the one
+// retry-without-next, the result of outer-layer-resend and the win rate
+// look at. A hedge of a request that may not be sent twice is a finding
+// (unsafe-hedge): the repeatability rule is unsafe-resend's. The
+// hedge_sent and hedge_refused events are on the operation span only:
+// read from log records, hedges are told by the attempts alone, and no
+// refused hedge is counted.
+//
 // # Notes and findings
 //
 // The contract's minimal attempt event is: retry.operation.id,
@@ -236,8 +280,8 @@
 //
 //	missing-optional-attribute a span lacks an attribute the contract does not require: on an operation span
 //	                           http.request.method, url.full, server.address, retry.attempts or retry.deadline_ms
-//	                           (or retry.budget_ms); on an attempt that decided retry, retry.backoff_ms. Checks that need
-//	                           it are skipped
+//	                           (or retry.budget_ms); on an attempt that decided retry (but reason in_flight),
+//	                           retry.backoff_ms. Checks that need it are skipped
 //	no-operation-span          attempts without an operation span above them whose parent spans are present (or that are
 //	                           roots): the implementation records none. Operation-level checks are skipped
 //	needs-spans                read from log records, a check needs the span tree: attempts without their retry.operation
@@ -249,7 +293,8 @@
 //	status-and-error-class     an attempt records both http.response.status_code and retry.error_class
 //	no-status-or-error-class   an attempt records neither
 //	remaining-grows            retry.remaining_ms grows from one attempt to the next (wall clock mixed with monotonic)
-//	retry-without-next         the last attempt decided retry and the operation outcome does not explain it
+//	retry-without-next         the attempt the operation ended on (the last, but a superseded attempt or a retry another
+//	                           attempt in flight carried on) decided retry and the operation outcome does not explain it
 //	                           (only deadline_exceeded, canceled and budget_exhausted end an operation between attempts)
 //	operation-id-split         attempts of one operation carry different operation ids: an attempt or state check whose
 //	                           operation span has another id, or attempts without an operation span under several ids in
@@ -258,13 +303,17 @@
 //	                           hops of a redirect chain (retry.redirects) and repeats the transport counted
 //	                           (retry.operation.repeat) may share it
 //	duplicate-request-id       one attempt span delivered more than once, or several attempt spans sharing a request id
-//	span-id-reused             one span id delivered again with differing content (parent, name, kind, times or
-//	                           attributes); the first copy is analyzed
+//	span-id-reused             one span id delivered again with differing content (parent, name, kind, times,
+//	                           attributes or events); the first copy is analyzed
 //	unsafe-resend              a method other than GET, HEAD, OPTIONS and TRACE sent again after an attempt that does not
 //	                           prove the request was not processed (anything but connection_refused, dns, tls,
 //	                           refused_stream: e.g. a timeout, connection_reset or a 503), with no
 //	                           retry.idempotency_contract=true on the operation and no state check answering not_applied
 //	                           between the two calls
+//	unsafe-hedge               a hedge of a request that may not be sent twice: an attempt that records retry.hedge.of,
+//	                           or started while an earlier attempt of its operation was in flight, of a method other than
+//	                           GET, HEAD, OPTIONS and TRACE with no retry.idempotency_contract=true on the operation
+//	                           (Intent.Repeatable, WithIdempotentMethods or an idempotency key under a contract record it)
 //	outer-layer-resend         an operation repeats an earlier one of the same non-idempotent request (same method, not
 //	                           GET, HEAD, OPTIONS or TRACE, and same sanitized URL, no retry.idempotency_contract=true)
 //	                           under the same parent span or the same operation id (in any trace), after the earlier one

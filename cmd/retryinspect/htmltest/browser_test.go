@@ -8,6 +8,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -413,6 +414,103 @@ func TestDeadlineCut(t *testing.T) {
 	}
 	if v.Outcome != "outcome deadline_exceeded" {
 		t.Errorf("outcome %q", v.Outcome)
+	}
+}
+
+// TestHedgedTimeline: a hedge and the attempt it hedged are drawn as
+// parallel lanes: a row each, the hedge's bar starting under the other's
+// before it ended, no pause between them, one band behind both and a link
+// from the attempt hedged down to its hedge at the instant it was sent;
+// a superseded attempt is faded and outlined, unlike the others, and the
+// legend says so, which a page without hedges does not.
+func TestHedgedTimeline(t *testing.T) {
+	p := open(t, pageOf(t, report(t, hedgedReads()...), "hedged"))
+	type timeline struct {
+		Bars      []box    `json:"bars"`
+		Decisions []string `json:"decisions"`
+		Labels    []string `json:"labels"`
+		Pauses    int      `json:"pauses"`
+		Races     []struct {
+			box
+			Attempts string `json:"attempts"`
+		} `json:"races"`
+		Links   []box    `json:"links"`
+		Opacity []string `json:"opacity"`
+		Dashes  []string `json:"dashes"`
+	}
+	view := func(id string) timeline {
+		t.Helper()
+		return evalAs[timeline](t, p, `(() => {
+			const art = [...document.querySelectorAll('article[data-role=operation]')]
+				.find(a => a.querySelector('.opid').textContent.startsWith(`+jsString(id)+` + '  '));
+			const rect = e => { const r = e.getBoundingClientRect(); return {left: r.left, right: r.right, top: r.top, bottom: r.bottom}; };
+			const all = s => [...art.querySelectorAll(s)];
+			const bars = all('[data-role=attempt-bar]');
+			return {
+				bars: bars.map(rect),
+				decisions: all('[data-role=attempt]').map(g => g.dataset.decision),
+				labels: all('[data-role=attempt-label]').map(e => e.textContent),
+				pauses: all('[data-role=pause]').length,
+				races: all('[data-role=race]').map(e => Object.assign(rect(e), {attempts: e.dataset.attempts})),
+				links: all('[data-role=hedge-link] line').map(rect),
+				opacity: bars.map(b => getComputedStyle(b).fillOpacity),
+				dashes: bars.map(b => getComputedStyle(b).strokeDasharray),
+			};
+		})()`)
+	}
+	contains := func(outer, inner box) bool {
+		return outer.Left <= inner.Left+0.5 && outer.Right >= inner.Right-0.5 && outer.Top <= inner.Top+0.5 && outer.Bottom >= inner.Bottom-0.5
+	}
+
+	won := view("op-hedge-won")
+	if len(won.Bars) != 2 {
+		t.Fatalf("op-hedge-won: %d bars, want 2", len(won.Bars))
+	}
+	first, hedge := won.Bars[0], won.Bars[1]
+	if !(hedge.Left > first.Left && hedge.Left < first.Right && hedge.Top >= first.Bottom) {
+		t.Errorf("op-hedge-won: the hedge %+v does not start under attempt 1 %+v while it runs, on a lane of its own", hedge, first)
+	}
+	check(t, "decisions", won.Decisions, []string{superseded, ret})
+	check(t, "labels", won.Labels, []string{"canceled · superseded · other_attempt", "200 · return · response · hedge of #1"})
+	if won.Pauses != 0 {
+		t.Errorf("op-hedge-won: %d pauses between attempts in flight together", won.Pauses)
+	}
+	if len(won.Races) != 1 || won.Races[0].Attempts != "1 2" || !contains(won.Races[0].box, first) || !contains(won.Races[0].box, hedge) {
+		t.Errorf("op-hedge-won: races %+v; want one band behind both bars %+v %+v", won.Races, first, hedge)
+	}
+	if len(won.Links) != 1 || math.Abs(won.Links[0].Left-hedge.Left) > 2 || won.Links[0].Top < first.Top || won.Links[0].Top > first.Bottom ||
+		math.Abs(won.Links[0].Bottom-hedge.Top) > 1 {
+		t.Errorf("op-hedge-won: links %+v; want one from inside attempt 1 %+v down to the hedge's start %+v", won.Links, first, hedge)
+	}
+	if won.Opacity[0] == won.Opacity[1] || won.Dashes[0] == won.Dashes[1] || won.Dashes[1] != "none" {
+		t.Errorf("op-hedge-won: the superseded bar (opacity %s, dashes %s) is not drawn apart from the winner's (%s, %s)",
+			won.Opacity[0], won.Dashes[0], won.Opacity[1], won.Dashes[1])
+	}
+
+	// Two rounds: each is a race of its own, the pause between them.
+	rounds := view("op-two-rounds")
+	var races []string
+	for _, r := range rounds.Races {
+		races = append(races, r.Attempts)
+	}
+	check(t, "op-two-rounds races", races, []string{"1 2", "3 4"})
+	check(t, "op-two-rounds decisions", rounds.Decisions, []string{retry, retry, ret, superseded})
+	if rounds.Pauses != 1 || len(rounds.Links) != 2 || len(rounds.Bars) != 4 || !(rounds.Races[1].Top > rounds.Races[0].Bottom) {
+		t.Errorf("op-two-rounds: %d pauses, %d links, races %+v; want 1 pause before the second round, 2 links, the rounds one under the other",
+			rounds.Pauses, len(rounds.Links), rounds.Races)
+	}
+
+	// A read that answered alone has no band.
+	if alone := view("op-rate-limited"); len(alone.Races) != 0 || len(alone.Links) != 0 {
+		t.Errorf("op-rate-limited: races %+v, links %+v; want none", alone.Races, alone.Links)
+	}
+
+	legend := func(p *loaded) []string {
+		return evalAs[[]string](t, p, `[...document.querySelectorAll('[data-role=legend-race], [data-role=legend-hedge], [data-role=legend-superseded]')].map(e => e.textContent)`)
+	}
+	check(t, "legend", legend(p), []string{"attempts in flight together: an attempt and its hedges", "hedge sent", "superseded: canceled, another attempt won"})
+	if plain := legend(open(t, pageOf(t, report(t, readTimeline(0).span()), "contract read"))); len(plain) != 0 {
+		t.Errorf("a page without hedges explains them: %q", plain)
 	}
 }
 

@@ -11,8 +11,12 @@
 // tab, and check what a person would see: the contract's fixed read as
 // three bars in order with the deadline to their right, the POST timeout
 // as one bar deciding check_state, the cut of a deadline-exceeded
-// operation, hostile values shown as text with no script run, and no
-// network request besides the page itself. On a storm and on a clean run
+// operation, hostile values shown as text with no script run, no
+// network request besides the page itself, and a hedged read's attempts
+// as parallel lanes (TestHedgedTimeline: the hedge on a row of its own,
+// starting under the attempt it hedged, one band behind both, a link
+// where it was sent, the superseded attempt drawn apart, the legend
+// saying so). On a storm, a hedged run and a clean run
 // (TestReportAnswersFirst) they check that the page answers first: a
 // headline per dependency before anything else, a legend with a colour of
 // its own for each outcome and decision that every bar and badge wears,

@@ -34,6 +34,7 @@ type op struct {
 	contract                bool
 	tries                   []try
 	checks                  []stateCheck
+	events                  []tracefixture.Event
 }
 
 // try is an attempt span.
@@ -46,6 +47,8 @@ type try struct {
 	decision, reason          string
 	backoff                   int64 // recorded when the decision is retry
 	retryAfter                int64 // recorded when > 0
+	hedgeOf                   int64 // retry.hedge.of, recorded when > 0
+	hedgedAfter               int64 // retry.hedge.sent_after_ms, recorded when > 0
 }
 
 // stateCheck is a state-check span.
@@ -63,6 +66,7 @@ func (o op) span() tracefixture.Span {
 			attrs.AttemptsKey.Int(len(o.tries)), attrs.OutcomeKey.String(o.outcome),
 			attrs.DeadlineMsKey.Int64(o.deadline),
 		},
+		Events: o.events,
 	}
 	if o.contract {
 		s.Attrs = append(s.Attrs, attrs.IdempotencyContractKey.Bool(true))
@@ -96,6 +100,12 @@ func (o op) span() tracefixture.Span {
 		if t.retryAfter > 0 {
 			kvs = append(kvs, attrs.RetryAfterMsKey.Int64(t.retryAfter))
 		}
+		if t.hedgeOf > 0 {
+			kvs = append(kvs, attrs.HedgeOfKey.Int64(t.hedgeOf))
+		}
+		if t.hedgedAfter > 0 {
+			kvs = append(kvs, attrs.HedgedAfterMsKey.Int64(t.hedgedAfter))
+		}
 		s.Children = append(s.Children, tracefixture.Span{
 			Name: o.method, Kind: trace.SpanKindClient, Start: ms(t.start), End: ms(t.start + t.elapsed), Attrs: kvs,
 		})
@@ -104,10 +114,11 @@ func (o op) span() tracefixture.Span {
 }
 
 const (
-	retry    = string(attrs.DecisionRetry)
-	ret      = string(attrs.DecisionReturn)
-	checkSt  = string(attrs.DecisionCheckState)
-	deadline = string(attrs.DecisionDeadlineExceeded)
+	retry      = string(attrs.DecisionRetry)
+	ret        = string(attrs.DecisionReturn)
+	checkSt    = string(attrs.DecisionCheckState)
+	deadline   = string(attrs.DecisionDeadlineExceeded)
+	superseded = string(attrs.DecisionSuperseded)
 )
 
 // readTimeline is the contract's fixed read: deadline 400 ms, backoff
@@ -281,6 +292,61 @@ func cleanRun() []tracefixture.Span {
 			{n: 1, status: 201, start: 500, elapsed: 60, remaining: 1000, decision: ret, reason: string(attrs.ReasonResponse)},
 		}})
 	return spansOf(ops)
+}
+
+// hedgedReads are reads hedged after 50 ms, as otelretry's WithHedging
+// records them: a hedge that wins (the attempt it hedged superseded), an
+// attempt that wins over its hedge, a 503 while the hedge is in flight
+// (retry, in_flight), two rounds (both attempts fail, the retry is hedged
+// again), a hedge the dependency's rate refuses, and reads that answer
+// before the delay; and a search sent as POST, declared repeatable,
+// hedged.
+func hedgedReads() []tracefixture.Span {
+	const items = "http://inventory.internal/items"
+	sent := func(at, n, of int64) tracefixture.Event {
+		return tracefixture.Event{Name: attrs.EventHedgeSent, At: ms(at), Attrs: []attribute.KeyValue{
+			attrs.AttemptKey.Int64(n), attrs.HedgeOfKey.Int64(of), attrs.HedgeDelayMsKey.Int(50)}}
+	}
+	read := func(id string, start, end int64, tries ...try) op {
+		return op{id: id, method: "GET", url: items, server: "inventory.internal", outcome: string(attrs.OutcomeReturn),
+			deadline: 1000, start: start, end: end, tries: tries}
+	}
+	canceled, other := string(attrs.ErrorClassCanceled), string(attrs.ReasonOtherAttempt)
+	response, inFlight := string(attrs.ReasonResponse), string(attrs.ReasonInFlight)
+	hedgeWon := read("op-hedge-won", 0, 91,
+		try{n: 1, class: canceled, start: 0, elapsed: 91, remaining: 1000, decision: superseded, reason: other, hedgedAfter: 50},
+		try{n: 2, status: 200, start: 50, elapsed: 40, remaining: 950, decision: ret, reason: response, hedgeOf: 1})
+	hedgeWon.events = []tracefixture.Event{sent(50, 2, 1)}
+	firstWon := read("op-first-won", 300, 371,
+		try{n: 1, status: 200, start: 300, elapsed: 70, remaining: 1000, decision: ret, reason: response, hedgedAfter: 50},
+		try{n: 2, class: canceled, start: 350, elapsed: 21, remaining: 950, decision: superseded, reason: other, hedgeOf: 1})
+	firstWon.events = []tracefixture.Event{sent(350, 2, 1)}
+	inFlightRetry := read("op-in-flight", 600, 711,
+		try{n: 1, status: 503, start: 600, elapsed: 80, remaining: 1000, decision: retry, reason: inFlight, hedgedAfter: 50},
+		try{n: 2, status: 200, start: 650, elapsed: 60, remaining: 950, decision: ret, reason: response, hedgeOf: 1})
+	inFlightRetry.events = []tracefixture.Event{sent(650, 2, 1)}
+	rounds := read("op-two-rounds", 900, 1161,
+		try{n: 1, status: 503, start: 900, elapsed: 100, remaining: 1000, decision: retry, reason: inFlight, hedgedAfter: 50},
+		try{n: 2, status: 503, start: 950, elapsed: 100, remaining: 950, decision: retry, reason: string(attrs.ReasonRetryableStatus), backoff: 40, hedgeOf: 1},
+		try{n: 3, status: 200, start: 1090, elapsed: 70, remaining: 810, decision: ret, reason: response, hedgedAfter: 50},
+		try{n: 4, class: canceled, start: 1140, elapsed: 21, remaining: 760, decision: superseded, reason: other, hedgeOf: 3})
+	rounds.events = []tracefixture.Event{sent(950, 2, 1), sent(1140, 4, 3)}
+	refused := read("op-rate-limited", 1300, 1421,
+		try{n: 1, status: 200, start: 1300, elapsed: 120, remaining: 1000, decision: ret, reason: response})
+	refused.events = []tracefixture.Event{{Name: attrs.EventHedgeRefused, At: ms(1350), Attrs: []attribute.KeyValue{
+		attrs.HedgeOfKey.Int(1), attrs.HedgeDelayMsKey.Int(50), attrs.ReasonHedgeLimit.Attribute()}}}
+	ops := []op{hedgeWon, firstWon, inFlightRetry, rounds, refused}
+	for i := range 3 {
+		start := int64(1500 + 100*i)
+		ops = append(ops, read(fmt.Sprintf("op-quick-%d", i+1), start, start+31,
+			try{n: 1, status: 200, start: start, elapsed: 30, remaining: 1000, decision: ret, reason: response}))
+	}
+	search := op{id: "op-search", method: "POST", url: "http://search.internal/query", server: "search.internal",
+		outcome: string(attrs.OutcomeReturn), deadline: 1000, contract: true, start: 1900, end: 1991, tries: []try{
+			{n: 1, class: canceled, start: 1900, elapsed: 91, remaining: 1000, decision: superseded, reason: other, hedgedAfter: 50},
+			{n: 2, status: 200, start: 1950, elapsed: 40, remaining: 950, decision: ret, reason: response, hedgeOf: 1},
+		}, events: []tracefixture.Event{sent(1950, 2, 1)}}
+	return spansOf(append(ops, search))
 }
 
 func spansOf(ops []op) []tracefixture.Span {

@@ -57,6 +57,20 @@ var fixtures = []struct {
 		maxRatio: 2.0 / 3,
 	},
 }, {
+	name:  "hedged",
+	roots: hedgedReads,
+	want: expectation{
+		headlines: []string{
+			"inventory.internal GET: all 8 operations returned; all failed attempts 503; 1.75× load; hedge rate 0.500 (4 of 8 operations), hedge win rate 0.500 (2 of 4 hedged), hedges refused: hedge_limit 1",
+			"search.internal POST: all 1 operation returned; no failed attempt; 2× load; hedge rate 1.000 (1 of 1 operation), hedge win rate 1.000 (1 of 1 hedged), hedges refused: none",
+		},
+		cards: []card{
+			{"op-hedge-won", 1, "return"}, {"op-first-won", 1, "return"}, {"op-in-flight", 1, "return"}, {"op-two-rounds", 1, "return"},
+			{"op-rate-limited", 4, "return"}, {"op-search", 1, "return"},
+		},
+		maxRatio: 1,
+	},
+}, {
 	name:  "clean run",
 	roots: cleanRun,
 	want: expectation{

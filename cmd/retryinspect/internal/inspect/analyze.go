@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/otelretry/otelretry-go/attrs"
 	"github.com/otelretry/otelretry-go/cmd/retryinspect/internal/model"
 )
 
@@ -216,6 +217,11 @@ func differences(x, y *model.Span) []string {
 	}
 	if !sameAttributes(x.Attributes, y.Attributes) {
 		diff = append(diff, "attributes")
+	}
+	if !slices.EqualFunc(x.Events, y.Events, func(a, b model.Event) bool {
+		return a.Name == b.Name && a.Time.Equal(b.Time) && sameAttributes(a.Attributes, b.Attributes)
+	}) {
+		diff = append(diff, "events")
 	}
 	return diff
 }
@@ -481,6 +487,12 @@ func (a *analyzer) finishGroup(g *group) {
 	slices.SortStableFunc(g.op.Attempts, func(x, y Attempt) int {
 		return cmp.Or(cmp.Compare(x.Number, y.Number), x.Start.Compare(y.Start), cmp.Compare(x.SpanID, y.SpanID))
 	})
+	markOverlaps(g.op.Attempts)
+	var inFlight []bool
+	if slices.ContainsFunc(g.op.Attempts, func(at Attempt) bool { return at.Decision == string(attrs.DecisionRetry) }) {
+		inFlight = inFlightAtEnd(g.op.Attempts)
+	}
+	g.op.ending = ending(g.op.Attempts, inFlight) + 1
 	if g.span == nil { // an operation known from its attempts only
 		for _, at := range g.op.Attempts {
 			if g.op.Start.IsZero() || at.Start.Before(g.op.Start) {

@@ -6,6 +6,7 @@ package inspect
 import (
 	"strconv"
 	"testing"
+	"time"
 
 	"github.com/otelretry/otelretry-go/attrs"
 	"github.com/otelretry/otelretry-go/cmd/retryinspect/internal/model"
@@ -38,6 +39,22 @@ var benchShapes = []struct {
 					Attributes: []model.Attribute{kv(keyMethod, model.String("GET")), kv("url.path", model.String("/x"))}}
 				spans = append(spans, at, server)
 			}
+		}
+		return spans
+	}},
+	// One operation whose attempts all run at once (a hedge of a hedge
+	// of...), each but the last a retry left to the others in flight: the
+	// hedging checks count what overlaps on sorted times.
+	{"one race", func(n int) []model.Span {
+		spans := []model.Span{operationSpan("t", 1, 0, "op", int64(n-1), 1<<40)}
+		for i := 1; i < n; i++ {
+			at := minimalAttempt("t", i+1, 1, "op", int64(i), int64(i))
+			at.End = hostileBase.Add(time.Duration(2*n-i) * time.Millisecond)
+			if i < n-1 {
+				at.Attributes[7] = kv(keyDecision, model.String(string(attrs.DecisionRetry)))
+				at.Attributes = append(at.Attributes, kv(keyReason, model.String(string(attrs.ReasonInFlight))))
+			}
+			spans = append(spans, at)
 		}
 		return spans
 	}},

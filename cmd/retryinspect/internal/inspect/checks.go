@@ -27,6 +27,7 @@ func (a *analyzer) checkOperation(g *group) {
 	a.checkRetryWithoutNext(g)
 	a.checkOperationIDs(g)
 	a.checkUnsafeResend(g)
+	a.checkUnsafeHedge(g)
 	a.checkDeadline(g)
 	a.checkNumbering(g)
 	a.checkCount(g)
@@ -134,12 +135,16 @@ func (a *analyzer) checkRemainingGrows(g *group) {
 // canceled, or the retry budget refused the next call.
 var endsBetweenAttempts = []attrs.Outcome{attrs.OutcomeDeadlineExceeded, attrs.OutcomeCanceled, attrs.OutcomeBudgetExhausted}
 
+// checkRetryWithoutNext looks at the attempt the operation ended on
+// (Ending): in a hedged operation, a superseded attempt or a retry that
+// another attempt in flight carried on (in_flight) ends nothing.
 func (a *analyzer) checkRetryWithoutNext(g *group) {
 	atts := g.op.Attempts
-	if len(atts) == 0 {
+	end := g.op.Ending()
+	if end < 0 {
 		return
 	}
-	last := atts[len(atts)-1]
+	last := atts[end]
 	if last.Decision != string(attrs.DecisionRetry) {
 		return
 	}
@@ -164,8 +169,15 @@ func (a *analyzer) checkRetryWithoutNext(g *group) {
 	default:
 		why = fmt.Sprintf("the operation outcome %s does not explain why no attempt followed", quote(string(outcome)))
 	}
-	a.add(g, CodeRetryWithoutNext, last.SpanID, "attempt %d (%s) decided retry, no later attempt exists and %s",
-		last.Number, last.RequestID, why)
+	next := "no later attempt exists"
+	if end < len(atts)-1 {
+		next = "no attempt carried it on (the later ones ran alongside it)"
+	}
+	if last.Reason == string(attrs.ReasonInFlight) {
+		next = fmt.Sprintf("no other attempt was in flight when it ended (reason %s), %s", attrs.ReasonInFlight, next)
+	}
+	a.add(g, CodeRetryWithoutNext, last.SpanID, "attempt %d (%s) decided retry, %s and %s",
+		last.Number, last.RequestID, next, why)
 }
 
 // checkOperationIDs reports attempts and state checks whose operation id
@@ -191,6 +203,16 @@ func (a *analyzer) checkOperationIDs(g *group) {
 // safeMethods may be repeated without an idempotency proof (RFC 9110 §9.2.1).
 var safeMethods = attrs.SafeMethods()
 
+// unrepeatable reports whether the request of attempts of g with method
+// may not be sent twice without proof: a method other than GET, HEAD,
+// OPTIONS and TRACE, and no idempotency contract on the operation (which
+// Intent.Repeatable, WithIdempotentMethods and an idempotency key under a
+// contract all record). An unknown method is given the benefit of the
+// doubt.
+func unrepeatable(g *group, method string) bool {
+	return method != "" && !slices.Contains(safeMethods, method) && !g.op.IdempotencyContract
+}
+
 func (a *analyzer) checkUnsafeResend(g *group) {
 	if g.op.IdempotencyContract {
 		return
@@ -207,8 +229,8 @@ func (a *analyzer) checkUnsafeResend(g *group) {
 	for i := 1; i < len(atts); i++ {
 		prev, cur := atts[i-1], atts[i]
 		method := cmp.Or(cur.Method, g.op.Method)
-		if method == "" || slices.Contains(safeMethods, method) {
-			continue
+		if !unrepeatable(g, method) || cur.IsHedge() {
+			continue // a hedge is checked by checkUnsafeHedge
 		}
 		if !prev.hasStatus && attrs.ErrorClass(prev.ErrorClass).NotProcessed() {
 			continue // the previous request provably was not processed
@@ -229,6 +251,29 @@ func (a *analyzer) checkUnsafeResend(g *group) {
 		a.add(g, CodeUnsafeResend, cur.SpanID,
 			"%s attempt %d (%s) was sent after attempt %d ended with %s, with no %s=true and no state check answering %s",
 			redacted(method), cur.Number, cur.RequestID, prev.Number, resultText(prev), keyIdempotencyContract, attrs.StateNotApplied)
+	}
+}
+
+// checkUnsafeHedge reports the hedges of a request that may not be sent
+// twice: an attempt sent while another attempt of its operation was in
+// flight, whose outcome nothing could know yet.
+func (a *analyzer) checkUnsafeHedge(g *group) {
+	for _, at := range g.op.Attempts {
+		method := cmp.Or(at.Method, g.op.Method)
+		if !at.IsHedge() || !unrepeatable(g, method) {
+			continue
+		}
+		var how string
+		switch {
+		case at.HedgeOf != nil && at.Overlaps != nil:
+			how = fmt.Sprintf("is a hedge of attempt %d (%s), sent while attempt %d was in flight", *at.HedgeOf, keyHedgeOf, *at.Overlaps)
+		case at.HedgeOf != nil:
+			how = fmt.Sprintf("is a hedge of attempt %d (%s)", *at.HedgeOf, keyHedgeOf)
+		default:
+			how = fmt.Sprintf("was sent while attempt %d was in flight", *at.Overlaps)
+		}
+		a.add(g, CodeUnsafeHedge, at.SpanID, "%s attempt %d (%s) %s, with no %s=true",
+			redacted(method), at.Number, at.RequestID, how, keyIdempotencyContract)
 	}
 }
 
@@ -482,7 +527,7 @@ func (a *analyzer) checkOuterLayerResend() {
 		if method == "" && len(g.op.Attempts) > 0 {
 			method = g.op.Attempts[0].Method
 		}
-		write := method != "" && !slices.Contains(safeMethods, method) && !g.op.IdempotencyContract
+		write := unrepeatable(g, method)
 		redirect := g.op.Redirects != nil && *g.op.Redirects > 0
 		if write && !redirect {
 			reported := false
@@ -523,24 +568,24 @@ func (a *analyzer) checkOuterLayerResend() {
 	}
 }
 
-// succeeded reports an operation whose last attempt received a 1xx-3xx
-// status: a layer above has no reason to send it again, so a later equal
-// request is taken as deliberate.
+// succeeded reports an operation whose last attempt (the one it ended
+// on) received a 1xx-3xx status: a layer above has no reason to send it
+// again, so a later equal request is taken as deliberate.
 func succeeded(g *group) bool {
-	atts := g.op.Attempts
-	if len(atts) == 0 {
+	end := g.op.Ending()
+	if end < 0 {
 		return false
 	}
-	last := atts[len(atts)-1]
+	last := g.op.Attempts[end]
 	return last.StatusCode != nil && *last.StatusCode >= 100 && *last.StatusCode < 400 && !last.hasErrorClass
 }
 
 // opResult describes how an operation ended: its outcome and what its
-// last attempt observed.
+// last attempt (the one it ended on) observed.
 func opResult(g *group) string {
 	res := "no attempt"
-	if n := len(g.op.Attempts); n > 0 {
-		res = resultText(g.op.Attempts[n-1])
+	if end := g.op.Ending(); end >= 0 {
+		res = resultText(g.op.Attempts[end])
 	}
 	if g.op.Outcome != "" {
 		return fmt.Sprintf("%s, outcome %s", res, quote(g.op.Outcome))

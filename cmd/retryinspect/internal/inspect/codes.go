@@ -30,6 +30,10 @@ const (
 	// A non-safe method was sent again after an ambiguous result with no
 	// idempotency contract and no state check answering not_applied.
 	CodeUnsafeResend Code = "unsafe-resend"
+	// A request that may not be sent twice (a write without an
+	// idempotency contract) was hedged: sent again while an attempt of it
+	// was in flight.
+	CodeUnsafeHedge Code = "unsafe-hedge"
 	// A layer above the retry transport sent a non-idempotent operation
 	// again: a repeated operation, not a retried attempt.
 	CodeOuterLayerResend Code = "outer-layer-resend"
@@ -78,6 +82,7 @@ var findingInfo = []codeInfo{
 	{CodeDuplicateRequestID, "the same span delivered twice points at exporter or pipeline retries (duplicate delivery); different spans sharing a request id mean it is not renewed per attempt"},
 	{CodeSpanIDReused, "span ids must be unique within a trace: check the id generator (a fixed seed, a copied context) or whoever rewrote the spans; only the first copy was analyzed"},
 	{CodeUnsafeResend, "forbid resending a write whose outcome is unknown: query the state by the operation key (check_state) or prove an idempotency contract before any new call"},
+	{CodeUnsafeHedge, "never hedge a write: hedge only safe methods and requests declared repeatable (" + keyIdempotencyContract + "=true); a write's outcome is unknown while it is in flight, and a concurrent copy may apply it twice"},
 	{CodeOuterLayerResend, "a retry layer above this one (go-retryablehttp, an SDK's retryer, an application loop) sent the write again: remove that layer's retries for writes, or give the request an idempotency contract (" + keyIdempotencyContract + "=true)"},
 	{CodeUnredactedURL, "normalize the endpoint before recording it: userinfo becomes REDACTED:REDACTED and every query value REDACTED; check cookies, tokens and bodies too"},
 	{CodeAttemptAfterDeadline, "compute remaining = deadline - now on the monotonic clock before every call and end with deadline_exceeded, without a network call, when it is <= 0"},

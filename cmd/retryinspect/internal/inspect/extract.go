@@ -187,11 +187,42 @@ func readOperation(s *model.Span) (Operation, fields) {
 		op.DeadlineMs = f.int(keyLegacyBudgetMs, noted)
 		f.nonNegative(keyLegacyBudgetMs, op.DeadlineMs)
 	}
+	op.HedgeEvents = readHedgeEvents(s, &f)
 	f.nonNegative(keyAttempts, op.RecordedAttempts)
 	f.nonNegative(keyRedirects, op.Redirects)
 	f.nonNegative(keyRepeat, op.Repeat)
 	f.closed(keyOutcome, op.Outcome, attrs.Outcome(op.Outcome).Valid())
 	return op, f
+}
+
+// readHedgeEvents reads the hedge_sent and hedge_refused events of an
+// operation span, in the order recorded; what is malformed in them is
+// reported with the span's other attributes.
+func readHedgeEvents(s *model.Span, f *fields) []HedgeEvent {
+	var out []HedgeEvent
+	for i := range s.Events {
+		e := &s.Events[i]
+		if e.Name != attrs.EventHedgeSent && e.Name != attrs.EventHedgeRefused {
+			continue
+		}
+		ef := fields{span: &model.Span{Attributes: e.Attributes}}
+		h := HedgeEvent{Event: e.Name, Of: ef.int(keyHedgeOf, optional), DelayMs: ef.int(keyHedgeDelayMs, optional)}
+		if e.Name == attrs.EventHedgeSent {
+			h.Attempt = ef.int(keyAttempt, optional)
+		} else {
+			h.Reason = ef.str(keyReason, optional)
+		}
+		if !s.Start.IsZero() && !e.Time.IsZero() {
+			ms := e.Time.Sub(s.Start).Milliseconds()
+			h.OffsetMs = &ms
+		}
+		ef.nonNegative(keyHedgeDelayMs, h.DelayMs)
+		for _, msg := range ef.invalid {
+			f.invalidf("event %s: %s", e.Name, msg)
+		}
+		out = append(out, h)
+	}
+	return out
 }
 
 func readAttempt(s *model.Span) (Attempt, fields) {
@@ -221,12 +252,21 @@ func readAttempt(s *model.Span) (Attempt, fields) {
 			a.Number = 0
 		}
 	}
+	a.HedgeOf = f.int(keyHedgeOf, optional)
+	if a.HedgeOf != nil && (*a.HedgeOf < 1 || a.Number > 0 && *a.HedgeOf >= a.Number) {
+		f.invalidf("%s is %d, want the number of an earlier attempt", keyHedgeOf, *a.HedgeOf)
+		a.HedgeOf = nil
+	}
+	a.HedgedAfterMs = f.int(keyHedgedAfterMs, optional)
+	// A retry is followed by a pause, but for one another attempt in
+	// flight carries out (in_flight): that attempt is the retry.
 	backoff := optional
-	if a.Decision == string(attrs.DecisionRetry) {
+	if a.Decision == string(attrs.DecisionRetry) && a.Reason != string(attrs.ReasonInFlight) {
 		backoff = noted
 	}
 	a.BackoffMs = f.int(keyBackoffMs, backoff)
 	f.nonNegative(keyElapsedMs, a.ElapsedMs)
+	f.nonNegative(keyHedgedAfterMs, a.HedgedAfterMs)
 	f.closed(keyDecision, a.Decision, attrs.Decision(a.Decision).Valid())
 	f.closed(keyErrorClass, a.ErrorClass, attrs.ErrorClass(a.ErrorClass).Valid())
 	return a, f

@@ -36,6 +36,9 @@ var (
 	keyResendCount         = string(attrs.HTTPRequestResendCountKey)
 	keyURLFull             = string(attrs.URLFullKey)
 	keyServerAddress       = string(attrs.ServerAddressKey)
+	keyHedgeOf             = string(attrs.HedgeOfKey)
+	keyHedgedAfterMs       = string(attrs.HedgedAfterMsKey)
+	keyHedgeDelayMs        = string(attrs.HedgeDelayMsKey)
 )
 
 // urlNamespace is the namespace of the URL attributes ("url" in url.full,

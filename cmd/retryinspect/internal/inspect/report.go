@@ -56,7 +56,43 @@ type Operation struct {
 	End                 time.Time    `json:"end,omitzero"` // of the operation span; zero without one
 	Attempts            []Attempt    `json:"attempts"`
 	StateChecks         []StateCheck `json:"state_checks,omitempty"`
+	HedgeEvents         []HedgeEvent `json:"hedge_events,omitempty"` // the operation span's hedge_sent and hedge_refused events
+
+	ending int // 1 + the position in Attempts of Ending(); 0 when not computed
 }
+
+// HedgeEvent is a hedge_sent or hedge_refused event of an operation span:
+// a hedge sent (its number, the attempt it hedges and the delay it waited)
+// or refused (the attempt it would have hedged, the delay and the reason).
+type HedgeEvent struct {
+	Event    string `json:"event"`             // hedge_sent or hedge_refused
+	Attempt  *int64 `json:"attempt,omitempty"` // hedge_sent: the hedge's retry.attempt
+	Of       *int64 `json:"of,omitempty"`      // retry.hedge.of
+	DelayMs  *int64 `json:"delay_ms,omitempty"`
+	Reason   string `json:"reason,omitempty"` // hedge_refused: retry.reason
+	OffsetMs *int64 `json:"offset_ms,omitempty"`
+}
+
+// Ending returns the position in Attempts of the attempt whose verdict
+// the operation acted on last: the last attempt that is neither
+// superseded (another attempt won) nor a retry another attempt carried on
+// (reason in_flight, or it ended while another attempt was in flight);
+// the last attempt when all are. Without hedges it is the last attempt; in
+// a hedged operation, the winner or the retry of the last round of
+// attempts. It returns -1 without attempts. Only an Operation that
+// Analyze returned knows which retries ended while another attempt was in
+// flight; one decoded from JSON goes by their reason alone.
+func (op *Operation) Ending() int {
+	if op.ending > 0 && op.ending <= len(op.Attempts) {
+		return op.ending - 1
+	}
+	return ending(op.Attempts, nil)
+}
+
+// IsHedge reports whether the attempt is a hedge: it records the attempt
+// it hedges (retry.hedge.of), or it started while an earlier attempt of
+// its operation was in flight.
+func (at *Attempt) IsHedge() bool { return at.HedgeOf != nil || at.Overlaps != nil }
 
 // Attempt is one network call of an operation.
 type Attempt struct {
@@ -77,6 +113,14 @@ type Attempt struct {
 	Start        time.Time `json:"start,omitzero"`
 	End          time.Time `json:"end,omitzero"`
 	OffsetMs     *int64    `json:"offset_ms,omitempty"` // start minus the operation start
+	// Hedging: the attempt this one hedges (retry.hedge.of), how long
+	// after this one's start its own hedge was sent
+	// (retry.hedge.sent_after_ms), and the number of an earlier attempt
+	// of the operation still in flight when this one started, whatever it
+	// records.
+	HedgeOf       *int64 `json:"hedge_of,omitempty"`
+	HedgedAfterMs *int64 `json:"hedge_sent_after_ms,omitempty"`
+	Overlaps      *int64 `json:"overlaps,omitempty"`
 
 	hasStatus, hasErrorClass bool        // the keys are present, whatever their values
 	span                     *model.Span // the attempt span
@@ -142,6 +186,26 @@ type Summary struct {
 	AttemptsPerOperation []Share `json:"attempts_per_operation"`
 	RetryRatio           Ratio   `json:"retry_ratio"` // attempts deciding retry / attempts
 	DeadlineRatio        Ratio   `json:"deadline_ratio"`
+	// Hedging lists the dependencies that hedged or refused a hedge, in
+	// the order they first appear; it is absent when none did.
+	Hedging []DependencyHedging `json:"hedging,omitempty"`
+}
+
+// DependencyHedging is the hedging of one dependency: the operations of
+// one server.address and method.
+type DependencyHedging struct {
+	ServerAddress string `json:"server_address"`
+	Method        string `json:"method"`
+	// HedgeRate is the operations that sent a hedge (an attempt that is a
+	// hedge, or a hedge_sent event) / its operations.
+	HedgeRate Ratio `json:"hedge_rate"`
+	// WinRate is the hedged operations whose winning attempt (the one
+	// whose verdict ended the operation: Ending, when it decided anything
+	// but retry) was a hedge / its hedged operations.
+	WinRate Ratio `json:"hedge_win_rate"`
+	// Refused counts the hedge_refused events by retry.reason, each a
+	// share of all of the dependency's refusals.
+	Refused []Share `json:"hedge_refused"`
 }
 
 // Share is the count of one value and its share of the whole.

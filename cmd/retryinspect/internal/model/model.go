@@ -102,6 +102,16 @@ type Attribute struct {
 	Value Value
 }
 
+// Event is one event of a span: its name, time and attributes.
+type Event struct {
+	Name       string
+	Time       time.Time
+	Attributes []Attribute
+}
+
+// Attr returns the first attribute of e named key.
+func (e *Event) Attr(key string) (Value, bool) { return attr(e.Attributes, key) }
+
 // Span is one span, whatever format it was read from. Ids are lower-case
 // hex, trace ids padded to 32 and span ids to 16 digits; ParentID is empty
 // for a root span.
@@ -120,12 +130,15 @@ type Span struct {
 	Kind       Kind
 	Start, End time.Time
 	Attributes []Attribute
+	Events     []Event // in the order recorded; nil for a log record
 	Log        bool
 }
 
 // Attr returns the first attribute named key.
-func (s *Span) Attr(key string) (Value, bool) {
-	for _, a := range s.Attributes {
+func (s *Span) Attr(key string) (Value, bool) { return attr(s.Attributes, key) }
+
+func attr(kvs []Attribute, key string) (Value, bool) {
+	for _, a := range kvs {
 		if a.Key == key {
 			return a.Value, true
 		}

@@ -128,14 +128,28 @@ func fromPdata(s ptrace.Span, drop string) (model.Span, error) {
 	if p := s.ParentSpanID(); !p.IsEmpty() {
 		span.ParentID = hex.EncodeToString(p[:])
 	}
-	span.Attributes = make([]model.Attribute, 0, s.Attributes().Len())
-	for k, v := range s.Attributes().All() {
+	span.Attributes = pdataAttributes(s.Attributes(), drop)
+	for _, e := range s.Events().All() {
+		span.Events = append(span.Events, model.Event{Name: e.Name(), Time: unixNano(uint64(e.Timestamp())),
+			Attributes: pdataAttributes(e.Attributes(), drop)})
+	}
+	return span, checkSpan(&span, "startTimeUnixNano", "endTimeUnixNano")
+}
+
+// pdataAttributes converts the attributes of a span or an event, without
+// those whose key starts with drop (when not empty).
+func pdataAttributes(m pcommon.Map, drop string) []model.Attribute {
+	if m.Len() == 0 {
+		return nil
+	}
+	out := make([]model.Attribute, 0, m.Len())
+	for k, v := range m.All() {
 		if drop != "" && strings.HasPrefix(k, drop) {
 			continue
 		}
-		span.Attributes = append(span.Attributes, model.Attribute{Key: k, Value: pdataValue(v)})
+		out = append(out, model.Attribute{Key: k, Value: pdataValue(v)})
 	}
-	return span, checkSpan(&span, "startTimeUnixNano", "endTimeUnixNano")
+	return out
 }
 
 // unixNano converts OTLP's unsigned nanoseconds since the epoch without

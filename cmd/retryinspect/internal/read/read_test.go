@@ -40,6 +40,11 @@ func fixture() []tracefixture.Span {
 			attribute.Float64("ratio", 0.25),
 			attribute.Int64("big", 1<<62+1), // beyond float64 precision
 		},
+		Events: []tracefixture.Event{
+			{Name: attrs.EventHedgeSent, At: 20 * time.Millisecond, Attrs: []attribute.KeyValue{
+				attrs.AttemptKey.Int(2), attrs.HedgeOfKey.Int(1), attrs.HedgeDelayMsKey.Int(20)}},
+			{Name: "no attributes", At: 30 * time.Millisecond},
+		},
 		Children: []tracefixture.Span{{
 			Name: "attempt", Start: time.Millisecond, End: 51 * time.Millisecond,
 			Attrs: []attribute.KeyValue{attrs.AttemptKey.Int(1), attrs.HTTPResponseStatusCodeKey.Int(200)},
@@ -67,21 +72,30 @@ func expected(ro []sdktrace.ReadOnlySpan) map[string]model.Span {
 		if s.Parent().SpanID().IsValid() {
 			m.ParentID = s.Parent().SpanID().String()
 		}
-		for _, kv := range s.Attributes() {
-			var v model.Value
-			switch kv.Value.Type() {
-			case attribute.BOOL:
-				v = model.Bool(kv.Value.AsBool())
-			case attribute.INT64:
-				v = model.Int(kv.Value.AsInt64())
-			case attribute.FLOAT64:
-				v = model.Float(kv.Value.AsFloat64())
-			default:
-				v = model.String(kv.Value.AsString())
-			}
-			m.Attributes = append(m.Attributes, model.Attribute{Key: string(kv.Key), Value: v})
+		m.Attributes = expectedAttributes(s.Attributes())
+		for _, e := range s.Events() {
+			m.Events = append(m.Events, model.Event{Name: e.Name, Time: e.Time.UTC(), Attributes: expectedAttributes(e.Attributes)})
 		}
 		out[m.SpanID] = m
+	}
+	return out
+}
+
+func expectedAttributes(kvs []attribute.KeyValue) []model.Attribute {
+	var out []model.Attribute
+	for _, kv := range kvs {
+		var v model.Value
+		switch kv.Value.Type() {
+		case attribute.BOOL:
+			v = model.Bool(kv.Value.AsBool())
+		case attribute.INT64:
+			v = model.Int(kv.Value.AsInt64())
+		case attribute.FLOAT64:
+			v = model.Float(kv.Value.AsFloat64())
+		default:
+			v = model.String(kv.Value.AsString())
+		}
+		out = append(out, model.Attribute{Key: string(kv.Key), Value: v})
 	}
 	return out
 }
@@ -98,6 +112,9 @@ func checkSpans(t *testing.T, got []model.Span, want map[string]model.Span) {
 			continue
 		}
 		g.Start, g.End = g.Start.UTC(), g.End.UTC()
+		for i := range g.Events {
+			g.Events[i].Time = g.Events[i].Time.UTC()
+		}
 		if !reflect.DeepEqual(g, w) {
 			t.Errorf("span %s:\n got %+v\nwant %+v", g.SpanID, g, w)
 		}

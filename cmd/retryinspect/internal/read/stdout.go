@@ -23,6 +23,14 @@ type stdoutSpan struct {
 	StartTime   time.Time
 	EndTime     time.Time
 	Attributes  []stdoutAttribute
+	Events      []stdoutEvent
+}
+
+// stdoutEvent is an sdktrace.Event as encoding/json writes it.
+type stdoutEvent struct {
+	Name       string
+	Attributes []stdoutAttribute
+	Time       time.Time
 }
 
 type stdoutSpanContext struct {
@@ -98,14 +106,31 @@ func (s *stdoutSpan) model() (model.Span, error) {
 		Start:    s.StartTime,
 		End:      s.EndTime,
 	}
-	for i, a := range s.Attributes {
-		v, err := stdoutValue(a.Value.Type, a.Value.Value)
+	if span.Attributes, err = stdoutAttributes(s.Attributes, "Attributes"); err != nil {
+		return model.Span{}, err
+	}
+	for i, e := range s.Events {
+		kvs, err := stdoutAttributes(e.Attributes, fmt.Sprintf("Events[%d].Attributes", i))
 		if err != nil {
-			return model.Span{}, fieldErrorf(fmt.Sprintf("Attributes[%d] (%s)", i, a.Key), "%v", err)
+			return model.Span{}, err
 		}
-		span.Attributes = append(span.Attributes, model.Attribute{Key: a.Key, Value: v})
+		span.Events = append(span.Events, model.Event{Name: e.Name, Time: e.Time, Attributes: kvs})
 	}
 	return span, checkSpan(&span, "StartTime", "EndTime")
+}
+
+// stdoutAttributes converts the attributes of a span or an event, found
+// at field.
+func stdoutAttributes(as []stdoutAttribute, field string) ([]model.Attribute, error) {
+	var out []model.Attribute
+	for i, a := range as {
+		v, err := stdoutValue(a.Value.Type, a.Value.Value)
+		if err != nil {
+			return nil, fieldErrorf(fmt.Sprintf("%s[%d] (%s)", field, i, a.Key), "%v", err)
+		}
+		out = append(out, model.Attribute{Key: a.Key, Value: v})
+	}
+	return out, nil
 }
 
 // stdoutValue converts an attribute.Value as its MarshalJSON writes it:

@@ -63,6 +63,7 @@ var vlTyped = func() map[string]model.Type {
 		attrs.BackoffMsKey, attrs.DeadlineMsKey, attrs.LegacyBudgetMsKey, attrs.RedirectsKey, attrs.RepeatKey,
 		attrs.AbandonedAttemptKey, attrs.OperationDurationMsKey, attrs.HTTPResponseStatusCodeKey,
 		attrs.HTTPRequestResendCountKey, attrs.ServerPortKey, attrs.WireWritesKey, attrs.EvidenceCodeKey,
+		attrs.HedgeOfKey, attrs.HedgedAfterMsKey,
 	} {
 		m[string(k)] = model.TypeInt
 	}

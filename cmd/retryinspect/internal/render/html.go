@@ -90,6 +90,7 @@ type page struct {
 	Strip     strip
 	Charts    []chart
 	Legend    []legendItem
+	Hedges    bool // attempts overlap: the legend explains the hedges' drawings
 
 	Findings        []findingView
 	FindingsByCode  []codeCount
@@ -187,7 +188,10 @@ func buildPage(r *inspect.Report, o HTMLOptions) *page {
 		{Value: strconv.Itoa(len(r.Notes)), Label: "notes"},
 	}
 	deps := dependencies(r, findingsOf)
-	p.Headlines = headlines(deps)
+	p.Headlines = headlines(deps, s.Hedging)
+	p.Hedges = slices.ContainsFunc(r.Operations, func(op inspect.Operation) bool {
+		return slices.ContainsFunc(op.Attempts, func(at inspect.Attempt) bool { return at.IsHedge() })
+	})
 	p.Overview, p.Strip = buildOverview(r, deps, anchorOf)
 	p.Charts = buildCharts(s)
 	p.Legend = legend()
@@ -201,7 +205,7 @@ func buildPage(r *inspect.Report, o HTMLOptions) *page {
 	case n == 0:
 		p.OpsNote = "no operations: no span carries the retry attributes"
 	case len(drawn) == len(groups):
-		p.OpsNote = fmt.Sprintf("%s in %s: identical operations (same method, route, outcome and findings, the same decisions and results attempt by attempt) share one; %s",
+		p.OpsNote = fmt.Sprintf("%s in %s: identical operations (same method, route, outcome and findings, the same decisions, results and hedges attempt by attempt) share one; %s",
 			plural(n, "operation"), plural(len(groups), "timeline"), order)
 	default:
 		p.OpsNote = fmt.Sprintf("%s in %s, of which the first %d are drawn: identical operations share one; %s",
@@ -249,9 +253,9 @@ func memberAnchor(i int) string { return "op-" + strconv.Itoa(i) }
 
 // groupOperations puts identical operations together: the same method,
 // route (the URL without its query), outcome and findings, and the same
-// decision and result attempt by attempt (state checks included). Groups
-// come by severity (findings, outcomes other than return, the rest), then
-// by the start of their first operation.
+// decision, result and hedge attempt by attempt (state checks included).
+// Groups come by severity (findings, outcomes other than return, the
+// rest), then by the start of their first operation.
 func groupOperations(r *inspect.Report, findingsOf map[int][]findingRef) []*group {
 	byKey := map[string]*group{}
 	var groups []*group
@@ -294,7 +298,7 @@ func identity(op *inspect.Operation, findings []findingRef) string {
 }
 
 // steps lists an operation's attempts and state checks in order, each as
-// its decision and result.
+// its decision, result and part in hedging.
 func steps(op *inspect.Operation) []string {
 	var out []string
 	checks := op.StateChecks
@@ -303,7 +307,11 @@ func steps(op *inspect.Operation) []string {
 			out = append(out, "state_check "+checks[0].Result)
 			checks = checks[1:]
 		}
-		out = append(out, at.Decision+" "+result(at))
+		step := at.Decision + " " + result(at)
+		if of := hedged(&at); of != nil {
+			step += " hedge of " + number(*of) // not when it was sent, which varies
+		}
+		out = append(out, step)
 	}
 	for _, c := range checks {
 		out = append(out, "state_check "+c.Result)

@@ -163,6 +163,9 @@ func dependencies(r *inspect.Report, findingsOf map[int][]findingRef) []*depende
 			if at.Decision == string(attrs.DecisionBudgetExhausted) {
 				d.refused++
 			}
+			if at.Decision == string(attrs.DecisionSuperseded) {
+				continue // canceled when another attempt won: not a failure
+			}
 			if at.ErrorClass != "" || at.StatusCode == nil || *at.StatusCode < 100 || *at.StatusCode >= 400 {
 				d.failed++
 				d.failures[shortResult(&at)]++
@@ -172,24 +175,20 @@ func dependencies(r *inspect.Report, findingsOf map[int][]findingRef) []*depende
 	return deps
 }
 
-func (d *dependency) name() string {
-	server := d.server
-	if server == "" {
-		server = "(no server.address)"
-	}
-	return server + " " + dash(d.method)
-}
+func (d *dependency) name() string { return dependencyName(d.server, d.method) }
 
 // headline is the answer for one dependency: how many of its operations
-// did not return and how, what its failed attempts got, the load its
-// retries added, the budget's refusals and its findings.
+// did not return and how, what its failed attempts got (a superseded
+// attempt did not fail: another won), the load its retries and hedges
+// added, the budget's refusals, its findings and, when it hedged, its
+// hedge rate, hedge win rate and refused hedges.
 type headline struct {
 	Text, Class string
 }
 
 // headlines tells each dependency's story in one line, the one with the
 // most operations that did not return first.
-func headlines(deps []*dependency) []headline {
+func headlines(deps []*dependency, hedging []inspect.DependencyHedging) []headline {
 	deps = slices.Clone(deps)
 	slices.SortStableFunc(deps, func(a, b *dependency) int {
 		return cmp.Or(cmp.Compare(b.notReturned, a.notReturned), cmp.Compare(b.findings, a.findings),
@@ -231,6 +230,11 @@ func headlines(deps []*dependency) []headline {
 		}
 		if d.findings > 0 {
 			parts = append(parts, plural(d.findings, "finding"))
+		}
+		for _, h := range hedging {
+			if h.ServerAddress == d.server && h.Method == d.method {
+				parts = append(parts, hedgingFigures(&h))
+			}
 		}
 		out = append(out, headline{Text: esc(d.name() + ": " + strings.Join(parts, "; ")), Class: class})
 	}

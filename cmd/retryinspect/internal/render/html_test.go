@@ -110,7 +110,9 @@ func TestHTMLLeavesOut(t *testing.T) {
 
 // TestTimelineOverlappingAttempts: attempts that overlap in time (a hedged
 // request) keep a row each, on the operation's axis, and the one that
-// starts before the other ended gets no pause.
+// starts before the other ended gets no pause; they share a band, and a
+// link drops from the first to the second where it started, though
+// neither records retry.hedge.of.
 func TestTimelineOverlappingAttempts(t *testing.T) {
 	k := func(key attribute.Key) string { return string(key) }
 	attempt := func(id string, n, start, elapsed int64, status int64, decision attrs.Decision) model.Span {
@@ -138,6 +140,43 @@ func TestTimelineOverlappingAttempts(t *testing.T) {
 	}
 	if a.X+a.W < tlPlotX0+0.6*(tlPlotX1-tlPlotX0) {
 		t.Errorf("attempt 1, the operation's end, ends at %g: not on its own axis [%d, %d]", a.X+a.W, tlPlotX0, tlPlotX1)
+	}
+	if len(tl.Races) != 1 || tl.Races[0].Attempts != "1 2" || tl.Races[0].X > a.X || tl.Races[0].X+tl.Races[0].W < a.X+a.W ||
+		tl.Races[0].Y > a.BarY || tl.Races[0].Y+tl.Races[0].H < b.BarY+14 {
+		t.Errorf("races %+v; want one band behind both rows %+v %+v", tl.Races, a, b)
+	}
+	if len(tl.Links) != 1 || tl.Links[0].X != b.X || tl.Links[0].Y1 <= a.BarY || tl.Links[0].Y2 != b.BarY {
+		t.Errorf("links %+v; want one from attempt 1's bar to attempt 2's start at %g", tl.Links, b.X)
+	}
+	if !strings.HasSuffix(b.Label, "alongside #1") {
+		t.Errorf("attempt 2's label %q does not say it ran alongside attempt 1", b.Label)
+	}
+}
+
+// TestTimelineCutOfAHedgedOperation: the cut of a hedged operation starts
+// where the attempt it ended on ended (the one whose verdict was
+// deadline_exceeded), not after its hedge, which the deadline canceled
+// (superseded) and which has the last number.
+func TestTimelineCutOfAHedgedOperation(t *testing.T) {
+	k := func(key attribute.Key) string { return string(key) }
+	attempt := func(id string, n, start, elapsed int64, d attrs.Decision, extra ...model.Attribute) model.Span {
+		return span("t1", id, "op", start, start+elapsed, append([]model.Attribute{
+			str(k(attrs.OperationIDKey), "op-cut"), str(k(attrs.RequestIDKey), fmt.Sprintf("op-cut/attempt-%d", n)),
+			num(k(attrs.AttemptKey), n), str(k(attrs.HTTPRequestMethodKey), "GET"), str(k(attrs.ErrorClassKey), string(attrs.ErrorClassTimeout)),
+			num(k(attrs.ElapsedMsKey), elapsed), num(k(attrs.RemainingMsKey), 200-start), str(k(attrs.DecisionKey), string(d))}, extra...)...)
+	}
+	r := inspect.Analyze([]model.Span{
+		attempt("a1", 1, 0, 200, attrs.DecisionDeadlineExceeded, num(k(attrs.BackoffMsKey), 40)),
+		attempt("a2", 2, 100, 101, attrs.DecisionSuperseded, num(k(attrs.HedgeOfKey), 1)),
+		span("t1", "op", "", 0, 201, str(k(attrs.OperationIDKey), "op-cut"), str(k(attrs.OutcomeKey), string(attrs.OutcomeDeadlineExceeded)),
+			str(k(attrs.HTTPRequestMethodKey), "GET"), num(k(attrs.DeadlineMsKey), 200)),
+	})
+	tl := buildTimeline(&r.Operations[0], 0, nil)
+	if tl.Cut == nil || !strings.HasPrefix(tl.Cut.Label, "deadline_exceeded: 0 ms left after attempt 1") {
+		t.Fatalf("cut %+v; want it after attempt 1", tl.Cut)
+	}
+	if a := tl.Rows[0]; math.Abs(tl.Cut.X1-(a.X+a.W)) > 1 {
+		t.Errorf("the cut starts at %g, not where attempt 1 ended, %g", tl.Cut.X1, a.X+a.W)
 	}
 }
 

@@ -24,8 +24,12 @@ import (
 // line from its start. The deadline is a vertical line when it falls near
 // the operation's end, else a marker past the axis' end; an operation that
 // ended deadline_exceeded shows the cut. Attempts may overlap in time (a
-// hedged request): each keeps its row, and no pause is drawn before one
-// that starts before the others ended.
+// hedged request): each keeps its row, a lane of its own, no pause is
+// drawn before one that starts before the others ended, the rows of
+// attempts in flight together share a band (a race: an attempt and its
+// hedges), a dotted link drops from the attempt hedged to its hedge at the
+// instant it was sent, and a superseded attempt (it lost the race) is
+// drawn faded with a dashed outline.
 //
 // A group of identical operations is drawn as its first operation's
 // timeline, with the count and the list of the others.
@@ -52,6 +56,8 @@ type timeline struct {
 	EmptyY        float64
 	DeadlineY     float64
 	Ticks         []tick
+	Races         []race
+	Links         []hedgeLink
 	Rows          []row
 	Deadline      *marker
 	Cut           *cut
@@ -82,10 +88,26 @@ type row struct {
 	LabelX         float64
 	LabelEnd       bool // anchor the label at its end (left of the bar)
 	LabelIn        bool // the label is inside the bar
+	Faded          bool // superseded: the bar is faded, its label dark
 	Title          string
 	Decision       string
 	Pause          *pause
 	Budget         *segment
+}
+
+// race is a band behind the rows of attempts in flight together: an
+// attempt and its hedges.
+type race struct {
+	X, Y, W, H float64
+	Attempts   string // their numbers, "1 2"
+	Title      string
+}
+
+// hedgeLink drops from the bar of the attempt hedged to the bar of its
+// hedge, at the hedge's start.
+type hedgeLink struct {
+	X, Y1, Y2 float64
+	Title     string
 }
 
 type pause struct {
@@ -171,7 +193,7 @@ func buildGroupTimeline(r *inspect.Report, g *group, findings []findingRef) time
 	if n := len(g.members) - maxListedMembers; n > 0 {
 		t.MoreNote = esc(fmt.Sprintf("and %d more", n))
 	}
-	note := fmt.Sprintf("%d identical operations: the same method, route, outcome and findings, the same decisions and results attempt by attempt; the timeline is the first one's", len(g.members))
+	note := fmt.Sprintf("%d identical operations: the same method, route, outcome and findings, the same decisions, results and hedges attempt by attempt; the timeline is the first one's", len(g.members))
 	if !math.IsInf(lo, 0) {
 		if labelMs(lo) == labelMs(hi) {
 			note += "; each took " + labelMs(lo)
@@ -240,24 +262,25 @@ func buildTimeline(op *inspect.Operation, index int, findings []findingRef) time
 			extend(deadlineAt)
 		}
 	}
-	// The cut: an operation whose last attempt decided deadline_exceeded,
-	// or that ended so after at least one attempt.
-	n := len(op.Attempts)
+	// The cut: an operation whose last attempt (the one it ended on)
+	// decided deadline_exceeded, or that ended so after at least one
+	// attempt.
+	n, end := len(op.Attempts), op.Ending()
 	var cutPause *float64
 	cutFrom, cutAt := math.NaN(), math.NaN()
 	var cutLabel string
 	deadlineCut := op.Outcome == string(attrs.OutcomeDeadlineExceeded) ||
-		n > 0 && op.Attempts[n-1].Decision == string(attrs.DecisionDeadlineExceeded)
-	if deadlineCut && n > 0 {
-		last := &op.Attempts[n-1]
-		cutFrom = spans[n-1].end
+		end >= 0 && op.Attempts[end].Decision == string(attrs.DecisionDeadlineExceeded)
+	if deadlineCut && end >= 0 {
+		last := &op.Attempts[end]
+		cutFrom = spans[end].end
 		switch {
 		case op.DeadlineMs != nil:
 			cutAt = deadlineAt
 		case last.RemainingMs != nil:
-			cutAt = spans[n-1].start + float64(*last.RemainingMs)
+			cutAt = spans[end].start + float64(*last.RemainingMs)
 		}
-		cutPause, cutLabel = describeCut(op, cutFrom, cutAt)
+		cutPause, cutLabel = describeCut(op, end, cutFrom, cutAt)
 		if near(cutAt) {
 			extend(cutAt)
 		}
@@ -281,7 +304,11 @@ func buildTimeline(op *inspect.Operation, index int, findings []findingRef) time
 
 	y := float64(tlTop)
 	checks := op.StateChecks
+	raceFrom := -1 // the row of the first attempt of the race under way
 	addCheck := func(c inspect.StateCheck) {
+		// A state check follows an attempt that ended: it ends a race.
+		t.closeRace(raceFrom)
+		raceFrom = -1
 		at := 0.0
 		if c.OffsetMs != nil {
 			at = float64(*c.OffsetMs)
@@ -297,8 +324,9 @@ func buildTimeline(op *inspect.Operation, index int, findings []findingRef) time
 		t.Rows = append(t.Rows, r)
 		y += tlRowH
 	}
-	prevEnd := math.NaN() // the latest end of the attempts so far
-	var prevBackoff *int64
+	prevEnd := math.NaN()    // the latest end of the attempts so far
+	var prevBackoff *int64   // the backoff of the attempt that ended last so far
+	rowOf := map[int64]int{} // the row of each attempt number, for the hedge links
 	for i := range op.Attempts {
 		at := &op.Attempts[i]
 		for len(checks) > 0 && !checks[0].Start.After(at.Start) {
@@ -310,6 +338,7 @@ func buildTimeline(op *inspect.Operation, index int, findings []findingRef) time
 		r := row{
 			Y: y, BarY: y + 12, TextY: y + 23, Kind: "attempt",
 			Number: "#" + number(at.Number), X: x1, W: round1(w), Class: valueClass(at.Decision),
+			Faded:    at.Decision == string(attrs.DecisionSuperseded),
 			Decision: esc(legendValue(at.Decision)),
 			Title: esc(fmt.Sprintf("attempt %s  %s  %s  at %s  elapsed %s  remaining %s  decision %s  reason %s  retry-after %s  backoff %s  span %s",
 				number(at.Number), dash(at.RequestID), result(*at), offset(at.OffsetMs), ms(at.ElapsedMs), ms(at.RemainingMs),
@@ -328,6 +357,12 @@ func buildTimeline(op *inspect.Operation, index int, findings []findingRef) time
 		parts := []string{shortResult(at), dash(at.Decision)}
 		if at.Reason != "" {
 			parts = append(parts, at.Reason)
+		}
+		switch {
+		case at.HedgeOf != nil:
+			parts = append(parts, "hedge of #"+number(*at.HedgeOf))
+		case at.Overlaps != nil:
+			parts = append(parts, "alongside #"+number(*at.Overlaps))
 		}
 		label := strings.Join(parts, " · ")
 		hasPause := !math.IsNaN(prevEnd) && spans[i].start > prevEnd
@@ -348,13 +383,29 @@ func buildTimeline(op *inspect.Operation, index int, findings []findingRef) time
 			r.Pause = &pause{X1: px1, X2: x1, Y: y + 19, LabelY: y + 9, Label: esc(text),
 				LabelX: round1(math.Max(tlPlotX0+half, math.Min((px1+x1)/2, tlTextEnd-half)))}
 		}
+		if !at.IsHedge() {
+			t.closeRace(raceFrom)
+			raceFrom = len(t.Rows)
+		}
+		if of := hedged(at); of != nil {
+			if k, ok := rowOf[*of]; ok {
+				hr := &t.Rows[k]
+				t.Links = append(t.Links, hedgeLink{X: x1, Y1: hr.BarY + 7, Y2: r.BarY,
+					Title: esc(fmt.Sprintf("attempt %s sent at %s, while attempt %s was in flight", number(at.Number), offset(at.OffsetMs), number(*of)))})
+			}
+		}
+		if _, ok := rowOf[at.Number]; !ok {
+			rowOf[at.Number] = len(t.Rows)
+		}
 		t.Rows = append(t.Rows, r)
 		y += tlRowH
-		if math.IsNaN(prevEnd) || spans[i].end > prevEnd {
+		if math.IsNaN(prevEnd) || spans[i].end >= prevEnd {
 			prevEnd = spans[i].end
+			prevBackoff = at.BackoffMs
 		}
-		prevBackoff = at.BackoffMs
 	}
+	t.closeRace(raceFrom)
+	raceFrom = -1
 	for _, c := range checks {
 		addCheck(c)
 	}
@@ -430,6 +481,36 @@ func buildTimeline(op *inspect.Operation, index int, findings []findingRef) time
 	t.LeftX = tlPlotX0 - 10
 	t.TableOpen = n <= 5
 	return t
+}
+
+// hedged returns the number of the attempt that at hedges: the one it
+// records (retry.hedge.of), else the one in flight when it started; nil
+// for an attempt that is not a hedge.
+func hedged(at *inspect.Attempt) *int64 {
+	if at.HedgeOf != nil {
+		return at.HedgeOf
+	}
+	return at.Overlaps
+}
+
+// closeRace draws the band of the race whose first attempt is on row from
+// (-1: none), when the rows since hold two attempts or more.
+func (t *timeline) closeRace(from int) {
+	if from < 0 || len(t.Rows)-from < 2 {
+		return
+	}
+	lo, hi := math.Inf(1), math.Inf(-1)
+	var numbers []string
+	for _, r := range t.Rows[from:] {
+		lo, hi = math.Min(lo, r.X), math.Max(hi, r.X+r.W)
+		numbers = append(numbers, strings.TrimPrefix(r.Number, "#"))
+	}
+	first, last := t.Rows[from], t.Rows[len(t.Rows)-1]
+	t.Races = append(t.Races, race{
+		X: round1(lo - 3), Y: first.BarY - 5, W: round1(hi - lo + 6), H: last.BarY + 14 + 5 - (first.BarY - 5),
+		Attempts: strings.Join(numbers, " "),
+		Title:    esc(fmt.Sprintf("attempts %s in flight together: an attempt and its hedges; the first answer whose verdict is not retry wins", strings.Join(numbers, ", "))),
+	})
 }
 
 // placeLabel places the label of a bar from x1, w wide, whose row's
@@ -508,10 +589,11 @@ func attemptSpan(op *inspect.Operation, at *inspect.Attempt) [2]float64 {
 func msBetween(a, b time.Time) float64 { return float64(b.Sub(a)) / float64(time.Millisecond) }
 
 // describeCut says why the deadline cut an operation: the time left after
-// its last call, and the pause that would have followed: the server's
-// Retry-After, or else the last backoff the operation recorded.
-func describeCut(op *inspect.Operation, from, at float64) (pause *float64, label string) {
-	last := &op.Attempts[len(op.Attempts)-1]
+// its last call (the attempt at end, which it ended on), and the pause
+// that would have followed: the server's Retry-After, or else the last
+// backoff the operation recorded.
+func describeCut(op *inspect.Operation, end int, from, at float64) (pause *float64, label string) {
+	last := &op.Attempts[end]
 	label = dash(last.Decision)
 	if last.Decision != string(attrs.DecisionDeadlineExceeded) {
 		label = "outcome " + dash(op.Outcome)

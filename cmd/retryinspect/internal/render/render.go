@@ -119,33 +119,57 @@ func Attempts(w io.Writer, op *inspect.Operation, indent string) error {
 
 // attemptRows lays out the table of an operation's attempts, header
 // first, with its state checks between the attempts they separate. The
-// REASON column appears when an attempt records retry.reason. The cells
-// are not escaped yet.
+// REASON column appears when an attempt records retry.reason, the HEDGE
+// column when an attempt is a hedge or was hedged (see hedgeText). The
+// cells are not escaped yet.
 func attemptRows(op *inspect.Operation) [][]string {
 	reasons := slices.ContainsFunc(op.Attempts, func(at inspect.Attempt) bool { return at.Reason != "" })
+	hedges := slices.ContainsFunc(op.Attempts, func(at inspect.Attempt) bool { return hedgeText(&at) != "" })
 	var rows [][]string
 	row := func(cols ...string) {
+		if !hedges {
+			cols = slices.Delete(cols, 8, 9)
+		}
 		if !reasons {
 			cols = slices.Delete(cols, 7, 8)
 		}
 		rows = append(rows, cols)
 	}
-	row("#", "REQUEST ID", "RESULT", "AT", "ELAPSED", "REMAINING", "DECISION", "REASON", "RETRY-AFTER", "BACKOFF")
+	row("#", "REQUEST ID", "RESULT", "AT", "ELAPSED", "REMAINING", "DECISION", "REASON", "HEDGE", "RETRY-AFTER", "BACKOFF")
 	checks := op.StateChecks
 	flushChecks := func(before *time.Time) {
 		for len(checks) > 0 && (before == nil || !checks[0].Start.After(*before)) {
 			c := checks[0]
 			checks = checks[1:]
-			row("-", "state_check", dash(c.Result), offset(c.OffsetMs), "-", "-", "-", "-", "-", "-")
+			row("-", "state_check", dash(c.Result), offset(c.OffsetMs), "-", "-", "-", "-", "-", "-", "-")
 		}
 	}
 	for _, at := range op.Attempts {
 		flushChecks(&at.Start)
 		row(number(at.Number), dash(at.RequestID), result(at), offset(at.OffsetMs),
-			ms(at.ElapsedMs), ms(at.RemainingMs), dash(at.Decision), dash(at.Reason), ms(at.RetryAfterMs), ms(at.BackoffMs))
+			ms(at.ElapsedMs), ms(at.RemainingMs), dash(at.Decision), dash(at.Reason), dash(hedgeText(&at)), ms(at.RetryAfterMs), ms(at.BackoffMs))
 	}
 	flushChecks(nil)
 	return rows
+}
+
+// hedgeText says how an attempt took part in hedging: the attempt it
+// hedges ("of 1", retry.hedge.of), or, when it records none, the earlier
+// attempt in flight when it started ("alongside 1"); and when its own
+// hedge was sent ("hedged after 20ms", retry.hedge.sent_after_ms). It is ""
+// for an attempt that did neither.
+func hedgeText(at *inspect.Attempt) string {
+	var parts []string
+	switch {
+	case at.HedgeOf != nil:
+		parts = append(parts, "of "+strconv.FormatInt(*at.HedgeOf, 10))
+	case at.Overlaps != nil:
+		parts = append(parts, "alongside "+strconv.FormatInt(*at.Overlaps, 10))
+	}
+	if at.HedgedAfterMs != nil {
+		parts = append(parts, "hedged after "+ms(at.HedgedAfterMs))
+	}
+	return strings.Join(parts, ", ")
 }
 
 func (p *printer) summary(s *inspect.Summary) {
@@ -156,6 +180,44 @@ func (p *printer) summary(s *inspect.Summary) {
 	p.printf("  outcomes        %s\n", shares(s.Outcomes))
 	p.printf("  retry ratio     %.3f (%d of %s)\n", s.RetryRatio.Value, s.RetryRatio.Count, plural(s.RetryRatio.Total, "attempt"))
 	p.printf("  deadline ratio  %.3f (%d of %s)\n", s.DeadlineRatio.Value, s.DeadlineRatio.Count, plural(s.DeadlineRatio.Total, "operation"))
+	for i, h := range s.Hedging {
+		head := "  hedging         "
+		if i > 0 {
+			head = strings.Repeat(" ", len(head))
+		}
+		p.printf("%s%s\n", head, hedgingLine(&h))
+	}
+}
+
+// hedgingLine says how one dependency hedged: its name, then
+// hedgingFigures.
+func hedgingLine(h *inspect.DependencyHedging) string {
+	return dependencyName(h.ServerAddress, h.Method) + ": " + hedgingFigures(h)
+}
+
+// hedgingFigures are a dependency's hedge rate, its hedge win rate and the
+// hedges it refused, by reason: in the text report's summary and the HTML
+// report's headline.
+func hedgingFigures(h *inspect.DependencyHedging) string {
+	refused := "none"
+	if len(h.Refused) > 0 {
+		parts := make([]string, len(h.Refused))
+		for i, r := range h.Refused {
+			parts[i] = fmt.Sprintf("%s %d", dash(r.Value), r.Count)
+		}
+		refused = strings.Join(parts, ", ")
+	}
+	return fmt.Sprintf("hedge rate %.3f (%d of %s), hedge win rate %.3f (%d of %d hedged), hedges refused: %s",
+		h.HedgeRate.Value, h.HedgeRate.Count, plural(h.HedgeRate.Total, "operation"),
+		h.WinRate.Value, h.WinRate.Count, h.WinRate.Total, refused)
+}
+
+// dependencyName names a dependency: its server.address and method.
+func dependencyName(server, method string) string {
+	if server == "" {
+		server = "(no server.address)"
+	}
+	return server + " " + dash(method)
 }
 
 // notes lists the absences the contract allows; the section is left out
@@ -207,6 +269,21 @@ func opDetails(op *inspect.Operation) []string {
 	}
 	if op.Repeat != nil && *op.Repeat > 0 {
 		d = append(d, fmt.Sprintf("repeat %d", *op.Repeat))
+	}
+	var sent int
+	var refused []string
+	for _, e := range op.HedgeEvents {
+		if e.Event == attrs.EventHedgeSent {
+			sent++
+		} else {
+			refused = append(refused, dash(e.Reason))
+		}
+	}
+	if sent > 0 {
+		d = append(d, "hedges sent "+strconv.Itoa(sent))
+	}
+	if len(refused) > 0 {
+		d = append(d, "hedges refused "+strings.Join(refused, ", "))
 	}
 	return d
 }

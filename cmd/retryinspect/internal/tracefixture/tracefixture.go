@@ -30,12 +30,21 @@ type Span struct {
 	Kind       trace.SpanKind
 	Start, End time.Duration // offsets from Base
 	Attrs      []attribute.KeyValue
+	Events     []Event
 	Children   []Span
 	Omit       bool // created (children point at it) but never exported
 	Repeat     int  // exported this many extra times (duplicate delivery)
 	// Tamper, when set, exports the span once more with these attributes
 	// in place of its own: one span id with differing content.
 	Tamper []attribute.KeyValue
+}
+
+// Event is an event of a span: its name, its time (an offset from Base)
+// and its attributes.
+type Event struct {
+	Name  string
+	At    time.Duration
+	Attrs []attribute.KeyValue
 }
 
 // Options vary what Record produces, for runs against a shared backend.
@@ -109,6 +118,9 @@ func (r *recorder) build(ctx context.Context, tracer trace.Tracer, s Span) {
 		trace.WithSpanKind(s.Kind),
 		trace.WithTimestamp(r.base.Add(s.Start)),
 		trace.WithAttributes(s.Attrs...))
+	for _, e := range s.Events {
+		span.AddEvent(e.Name, trace.WithTimestamp(r.base.Add(e.At)), trace.WithAttributes(e.Attrs...))
+	}
 	id := span.SpanContext().SpanID()
 	r.mu.Lock()
 	r.omit[id], r.repeat[id], r.tamper[id] = s.Omit, s.Repeat, s.Tamper
