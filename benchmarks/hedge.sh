@@ -3,7 +3,7 @@
 # SPDX-License-Identifier: Apache-2.0
 # Runs the hedging benchmark (issue 36): every configuration in turn,
 # in interleaved repetitions, against a loopback server whose service time
-# has a long tail, then in a brownout; about 2.5 min with today's three
+# has a long tail, then in a brownout; about 4 min with its five
 # configurations (16 s per configuration and repetition).
 #   bash benchmarks/hedge.sh            # full run: the medians of 3 repetitions
 #   bash benchmarks/hedge.sh -reps 5    # more repetitions

@@ -31,7 +31,18 @@
 //     round tripper, one hedge after a fixed delay at the tail
 //     distribution's true p95 (computed from the distribution, printed);
 //   - failsafe-p95-budget: the same with failsafe-go's budget at a maximum
-//     rate of -budget-share (its minimum concurrency left at its default).
+//     rate of -budget-share (its minimum concurrency left at its default);
+//   - otelretry-p95: otelretry.NewTransport with WithHedging, one hedge
+//     after the same fixed delay, a hedge rate (MaxRate) of -budget-share;
+//   - otelretry-adaptive: the same with the adaptive delay (Adaptive,
+//     Quantile 0.95, no Delay): the p95 of the time to response headers it
+//     observed, which it must find by itself. Until it has observed 20
+//     answers it waits its MaxDelay (2 s); it learns from its own traffic
+//     in the warm-up phase, which every configuration runs alike.
+//
+// Both otelretry configurations keep the default retry budget (hedges pass
+// it as retries do; every answer here is a 200, so it refuses none) and
+// set WithDeadline(-deadline) and no-op tracer and meter providers.
 //
 // Repetitions. -reps repetitions, interleaved: every configuration runs
 // once in each repetition, one after another (never at the same time: the
@@ -39,22 +50,25 @@
 // that none always runs first. Repetition r uses seed -seed+r for its
 // arrivals and service times, the same for every configuration.
 //
-// Report, per configuration and phase: p50, p99 and p99.9 of the operation
-// latency (from its start until the body was read or it failed; exact
-// nearest-rank percentiles over sorted samples), the share of extra
+// Report, per configuration and phase: p50, p95, p99 and p99.9 of the
+// operation latency (from its start until the body was read or it failed;
+// exact nearest-rank percentiles over sorted samples), the share of extra
 // requests (server requests / operations - 1), the share of operations
-// slower than the hedge delay, and the server's busy time; then the ratios
-// to no-hedging in the same repetition and phase (latency percentiles,
-// server requests, busy time). Every figure is the median over the
-// repetitions; a ratio is the median of the per-repetition ratios. The
-// table says how many samples rank above p99.9 in one repetition, and what
-// each configuration's whole turn cost the process: connections dialled
-// (a hedge's loser, cancelled in flight, closes its HTTP/1.1 connection),
-// CPU time, and the load generator's worst lag behind its schedule (a lag
-// over 20 ms is flagged: the process was starved of CPU). -json FILE
+// slower than the hedge delay, the hedge delay in effect as the server sees
+// it (hedge_ms: the median, over the operations that sent a second request,
+// of the time between the arrivals of the first and the second), and the
+// server's busy time; then the ratios to no-hedging in the same repetition
+// and phase (p50, p99, p99.9, server requests, busy time). Every figure is
+// the median over the repetitions; a ratio is the median of the
+// per-repetition ratios. The table says how many samples rank above p99.9
+// in one repetition, and what each configuration's whole turn cost the
+// process: connections dialled (a hedge's loser, cancelled in flight,
+// closes its HTTP/1.1 connection), CPU time, and the load generator's worst
+// lag behind its schedule (a lag over 20 ms is flagged: the process was
+// starved of CPU). -json FILE
 // writes the same, with each repetition's values.
 //
-// Run it from the benchmarks module: go run ./hedge (about 2.5 min with
-// the three configurations above), or go run ./hedge -smoke (seconds;
+// Run it from the benchmarks module: go run ./hedge (about 4 min with
+// the five configurations above), or go run ./hedge -smoke (seconds;
 // figures are meaningless).
 package main

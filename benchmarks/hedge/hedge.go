@@ -298,6 +298,16 @@ func measure(p plan, recs []opRecord, srv *server) []phaseStats {
 		s.ops++
 		s.requests += int(srv.requests[i].Load())
 		s.busy += time.Duration(srv.busy[i].Load())
+		d, hedged := srv.hedgeAfter(i)
+		if hedged {
+			s.hedgeAfter = append(s.hedgeAfter, d)
+		}
+		if srv.stalled(i, 1) && r.out != outDropped {
+			s.stalls++
+			if !hedged {
+				s.unhedged++
+			}
+		}
 		switch r.out {
 		case outDropped:
 			s.dropped++
@@ -309,6 +319,7 @@ func measure(p plan, recs []opRecord, srv *server) []phaseStats {
 	}
 	for i := range stats {
 		slices.Sort(stats[i].lat)
+		slices.Sort(stats[i].hedgeAfter)
 	}
 	return stats
 }

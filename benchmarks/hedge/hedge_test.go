@@ -116,7 +116,8 @@ func TestNormalizeRunsTheReference(t *testing.T) {
 // order, every phase counts its operations, every answered operation
 // reached the server, the reference sent no extra request, and in the
 // brownout (every request slower than the hedge delay) failsafe-go without
-// a budget hedged most operations and with one far fewer.
+// a budget hedged most operations and with one far fewer, and otelretry
+// hedged no more than its hedge rate allows.
 func TestSmoke(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs every configuration twice, about a second each")
@@ -168,6 +169,35 @@ func TestSmoke(t *testing.T) {
 	}
 	if extra["failsafe-p95"] < 0.5 || extra["failsafe-p95-budget"] >= 0.5 {
 		t.Errorf("brownout extra requests: failsafe-p95 %v (want ≥ 0.5), with its budget %v (want < 0.5)", extra["failsafe-p95"], extra["failsafe-p95-budget"])
+	}
+	// otelretry's hedge rate, a count whatever the timing: over a turn,
+	// at most its burst (a hundred operations' worth, at least one) plus
+	// the share of the operations begun. Every answer is a 200, so an
+	// extra request is a hedge unless an operation failed.
+	type turnKey struct {
+		config string
+		rep    int
+	}
+	sent, begun, failed := map[turnKey]float64{}, map[turnKey]float64{}, map[turnKey]float64{}
+	for _, rw := range r.Rows {
+		for _, rep := range rw.Reps {
+			k := turnKey{rw.Config, rep.Rep}
+			sent[k] += float64(rep.Figures.Requests)
+			begun[k] += float64(rep.Figures.Ops)
+			failed[k] += float64(rep.Figures.Failed)
+		}
+	}
+	for _, c := range otelretryConfigs {
+		if !slices.Contains(o.configs, c.name) {
+			t.Errorf("the smoke run left out %s", c.name)
+		}
+		for rep := range o.reps {
+			k := turnKey{c.name, rep}
+			limit := max(1, 100*o.budgetShare) + o.budgetShare*begun[k]
+			if hedges := sent[k] - begun[k]; failed[k] == 0 && hedges > limit {
+				t.Errorf("%s rep %d: %v extra requests for %v operations, over the hedge rate's %v", c.name, rep, hedges, begun[k], limit)
+			}
+		}
 	}
 
 	b, err := os.ReadFile(o.jsonPath)

@@ -22,12 +22,19 @@ type phaseStats struct {
 	failed, dropped int
 	busy            time.Duration
 	lat             []time.Duration // sorted; dropped operations have none
+	// hedgeAfter, sorted, holds for each operation with a second request
+	// how long after its first that request reached the server.
+	hedgeAfter []time.Duration
+	// stalls counts the operations whose first request stalled, unhedged
+	// those of them that sent no second request: they keep their stall.
+	stalls, unhedged int
 }
 
 // The percentiles reported, in parts per million so that ranks are exact
 // integers (0.999 has no exact float).
 const (
 	ppmP50  = 500_000
+	ppmP95  = 950_000
 	ppmP99  = 990_000
 	ppmP999 = 999_000
 )
@@ -90,6 +97,7 @@ type figures struct {
 	Failed    num `json:"failed"`  // not 200 within the deadline
 	Dropped   num `json:"dropped"` // never started (in-flight cap)
 	P50Ms     num `json:"p50_ms"`
+	P95Ms     num `json:"p95_ms"`
 	P99Ms     num `json:"p99_ms"`
 	P999Ms    num `json:"p999_ms"`
 	P999Above num `json:"p999_above"` // samples ranked above p99.9
@@ -99,6 +107,16 @@ type figures struct {
 	// under no-hedging, the share a hedge at that delay would be sent for
 	// (more than 5 %: the client's own time adds to the server's).
 	OverDelay num `json:"over_delay"`
+	// HedgeAfterMs is the median, over the operations that sent a second
+	// request, of the time from the arrival of the first at the server to
+	// the arrival of the second: the hedge delay in effect, adaptive or
+	// not (null when no operation sent one).
+	HedgeAfterMs num `json:"hedge_after_ms"`
+	// Stalls counts the operations whose first request stalled; Unhedged
+	// those of them that sent no second request, which keep their stall
+	// (p99.9 is a stall when they outnumber the samples above it).
+	Stalls   num `json:"stalls"`
+	Unhedged num `json:"unhedged_stalls"`
 }
 
 // ratios are figures over the reference's in the same repetition and
@@ -122,18 +140,26 @@ func slowerThan(sorted []time.Duration, d time.Duration) float64 {
 }
 
 func figuresOf(s phaseStats, hedgeDelay time.Duration) figures {
+	hedgeAfter := math.NaN()
+	if len(s.hedgeAfter) > 0 {
+		hedgeAfter = ms(percentile(s.hedgeAfter, ppmP50))
+	}
 	return figures{
-		OverDelay: num(slowerThan(s.lat, hedgeDelay)),
-		Ops:       num(s.ops),
-		Requests:  num(s.requests),
-		Failed:    num(s.failed),
-		Dropped:   num(s.dropped),
-		P50Ms:     num(ms(percentile(s.lat, ppmP50))),
-		P99Ms:     num(ms(percentile(s.lat, ppmP99))),
-		P999Ms:    num(ms(percentile(s.lat, ppmP999))),
-		P999Above: num(above(len(s.lat), ppmP999)),
-		Extra:     num(ratio(float64(s.requests), float64(s.ops)) - 1),
-		BusyS:     num(s.busy.Seconds()),
+		OverDelay:    num(slowerThan(s.lat, hedgeDelay)),
+		HedgeAfterMs: num(hedgeAfter),
+		Stalls:       num(s.stalls),
+		Unhedged:     num(s.unhedged),
+		Ops:          num(s.ops),
+		Requests:     num(s.requests),
+		Failed:       num(s.failed),
+		Dropped:      num(s.dropped),
+		P50Ms:        num(ms(percentile(s.lat, ppmP50))),
+		P95Ms:        num(ms(percentile(s.lat, ppmP95))),
+		P99Ms:        num(ms(percentile(s.lat, ppmP99))),
+		P999Ms:       num(ms(percentile(s.lat, ppmP999))),
+		P999Above:    num(above(len(s.lat), ppmP999)),
+		Extra:        num(ratio(float64(s.requests), float64(s.ops)) - 1),
+		BusyS:        num(s.busy.Seconds()),
 	}
 }
 
@@ -158,17 +184,21 @@ func medianBy[T any](xs []T, field func(T) num) num {
 
 func medianFigures(fs []figures) figures {
 	return figures{
-		Ops:       medianBy(fs, func(f figures) num { return f.Ops }),
-		Requests:  medianBy(fs, func(f figures) num { return f.Requests }),
-		Failed:    medianBy(fs, func(f figures) num { return f.Failed }),
-		Dropped:   medianBy(fs, func(f figures) num { return f.Dropped }),
-		P50Ms:     medianBy(fs, func(f figures) num { return f.P50Ms }),
-		P99Ms:     medianBy(fs, func(f figures) num { return f.P99Ms }),
-		P999Ms:    medianBy(fs, func(f figures) num { return f.P999Ms }),
-		P999Above: medianBy(fs, func(f figures) num { return f.P999Above }),
-		Extra:     medianBy(fs, func(f figures) num { return f.Extra }),
-		BusyS:     medianBy(fs, func(f figures) num { return f.BusyS }),
-		OverDelay: medianBy(fs, func(f figures) num { return f.OverDelay }),
+		Ops:          medianBy(fs, func(f figures) num { return f.Ops }),
+		Requests:     medianBy(fs, func(f figures) num { return f.Requests }),
+		Failed:       medianBy(fs, func(f figures) num { return f.Failed }),
+		Dropped:      medianBy(fs, func(f figures) num { return f.Dropped }),
+		P50Ms:        medianBy(fs, func(f figures) num { return f.P50Ms }),
+		P95Ms:        medianBy(fs, func(f figures) num { return f.P95Ms }),
+		P99Ms:        medianBy(fs, func(f figures) num { return f.P99Ms }),
+		P999Ms:       medianBy(fs, func(f figures) num { return f.P999Ms }),
+		P999Above:    medianBy(fs, func(f figures) num { return f.P999Above }),
+		Extra:        medianBy(fs, func(f figures) num { return f.Extra }),
+		BusyS:        medianBy(fs, func(f figures) num { return f.BusyS }),
+		OverDelay:    medianBy(fs, func(f figures) num { return f.OverDelay }),
+		HedgeAfterMs: medianBy(fs, func(f figures) num { return f.HedgeAfterMs }),
+		Stalls:       medianBy(fs, func(f figures) num { return f.Stalls }),
+		Unhedged:     medianBy(fs, func(f figures) num { return f.Unhedged }),
 	}
 }
 
@@ -333,9 +363,9 @@ func summarize(o options, e env, p plan, turns []turn) *report {
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
 
 func printTable(w io.Writer, r *report) {
-	fmt.Fprintf(w, "\nmedians over %d interleaved repetitions; x: ratio to %s in the same repetition and phase (median of the per-repetition ratios); req_x: server requests; >delay: share of operations slower than the hedge delay\n", r.Reps, reference)
-	fmt.Fprintf(w, "%-22s %-9s %6s %6s %8s %8s %9s %-15s %7s %6s %8s | %6s %6s %7s %6s %6s\n",
-		"config", "phase", "ops", "failed", "p50_ms", "p99_ms", "p99.9_ms", "p99.9_min-max", "extra", ">delay", "busy_s",
+	fmt.Fprintf(w, "\nmedians over %d interleaved repetitions; x: ratio to %s in the same repetition and phase (median of the per-repetition ratios); req_x: server requests; >delay: share of operations slower than the hedge delay; hedge_ms: the second request's arrival after the first's, at the server (median over the operations that sent one); unhedged: operations whose first request stalled and that sent no second, of stalls\n", r.Reps, reference)
+	fmt.Fprintf(w, "%-22s %-9s %6s %6s %8s %8s %8s %9s %-15s %7s %6s %8s %-11s %8s | %6s %6s %7s %6s %6s\n",
+		"config", "phase", "ops", "failed", "p50_ms", "p95_ms", "p99_ms", "p99.9_ms", "p99.9_min-max", "extra", ">delay", "hedge_ms", "unhedged", "busy_s",
 		"p50_x", "p99_x", "p99.9_x", "req_x", "busy_x")
 	phase := ""
 	for _, rw := range r.Rows {
@@ -344,9 +374,10 @@ func printTable(w io.Writer, r *report) {
 		}
 		phase = rw.Phase
 		m, x := rw.Median, rw.Ratio
-		fmt.Fprintf(w, "%-22s %-9s %6.0f %6.0f %8.2f %8.2f %9.2f %-15s %7.4f %6.3f %8.2f | %6s %6s %7s %6s %6s\n",
-			rw.Config, rw.Phase, m.Ops, m.Failed, m.P50Ms, m.P99Ms, m.P999Ms,
-			fmt.Sprintf("%.1f-%.1f", rw.P999Lo, rw.P999Hi), m.Extra, m.OverDelay, m.BusyS,
+		fmt.Fprintf(w, "%-22s %-9s %6.0f %6.0f %8.2f %8.2f %8.2f %9.2f %-15s %7.4f %6.3f %8s %-11s %8.2f | %6s %6s %7s %6s %6s\n",
+			rw.Config, rw.Phase, m.Ops, m.Failed, m.P50Ms, m.P95Ms, m.P99Ms, m.P999Ms,
+			fmt.Sprintf("%.1f-%.1f", rw.P999Lo, rw.P999Hi), m.Extra, m.OverDelay, fms(m.HedgeAfterMs),
+			fmt.Sprintf("%.0f/%.0f", m.Unhedged, m.Stalls), m.BusyS,
 			fx(x.P50), fx(x.P99), fx(x.P999), fx(x.Requests), fx(x.Busy))
 	}
 	fmt.Fprintf(w, "\np99.9 rests on the samples ranked above it in one repetition:")
@@ -373,6 +404,14 @@ func fx(n num) string {
 		return "-"
 	}
 	return fmt.Sprintf("%.3f", float64(n))
+}
+
+// fms is a duration in milliseconds, "-" when it is not a number.
+func fms(n num) string {
+	if math.IsNaN(float64(n)) {
+		return "-"
+	}
+	return fmt.Sprintf("%.2f", float64(n))
 }
 
 func writeJSON(path string, r *report) error {

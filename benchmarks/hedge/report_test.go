@@ -187,3 +187,20 @@ func TestSlowerThanCountsStrictlyAbove(t *testing.T) {
 		t.Error("no samples: want NaN")
 	}
 }
+
+// hedge_after_ms is the median gap over the operations that sent a second
+// request, null when none did; p95_ms is the nearest-rank p95.
+func TestFiguresOfHedgeAfterAndP95(t *testing.T) {
+	ms := time.Millisecond
+	lat := make([]time.Duration, 100)
+	for i := range lat {
+		lat[i] = time.Duration(i+1) * ms
+	}
+	f := figuresOf(phaseStats{ops: 100, requests: 103, lat: lat, hedgeAfter: []time.Duration{5 * ms, 6 * ms, 9 * ms}}, 5*ms)
+	if f.HedgeAfterMs != 6 || f.P95Ms != 95 {
+		t.Errorf("hedge after %v ms, p95 %v ms; want 6 and 95", f.HedgeAfterMs, f.P95Ms)
+	}
+	if f := figuresOf(phaseStats{ops: 100, requests: 100, lat: lat}, 5*ms); !math.IsNaN(float64(f.HedgeAfterMs)) {
+		t.Errorf("no hedge: hedge after %v, want NaN", f.HedgeAfterMs)
+	}
+}

@@ -49,23 +49,32 @@ func (p plan) at(op int) int {
 // server is the dependency: each request names its operation in its path
 // (/op/<index>) and is served for a time drawn from its phase's
 // distribution by requestRand. It counts the requests of every operation
-// and the service time it actually spent on them.
+// and the service time it actually spent on them, and when the first two
+// requests of each operation arrived.
 type server struct {
 	plan     plan
 	seed     uint64
+	epoch    time.Time
 	requests []atomic.Int32 // per operation
 	busy     []atomic.Int64 // per operation, nanoseconds of service spent
-	stray    atomic.Int64   // requests without a valid operation index
-	closing  chan struct{}
-	srv      *httptest.Server
+	// arrived holds, per operation, when its first and its second request
+	// arrived (nanoseconds after epoch): the second is a hedge, and the gap
+	// is the delay it was sent after, as the server sees it, whatever the
+	// client's own account.
+	arrived [2][]atomic.Int64
+	stray   atomic.Int64 // requests without a valid operation index
+	closing chan struct{}
+	srv     *httptest.Server
 }
 
 func newHandler(p plan, seed uint64) *server {
 	return &server{
 		plan:     p,
 		seed:     seed,
+		epoch:    time.Now(),
 		requests: make([]atomic.Int32, p.total()),
 		busy:     make([]atomic.Int64, p.total()),
+		arrived:  [2][]atomic.Int64{make([]atomic.Int64, p.total()), make([]atomic.Int64, p.total())},
 		closing:  make(chan struct{}),
 	}
 }
@@ -79,6 +88,16 @@ func newServer(p plan, seed uint64) *server {
 
 func (s *server) url(op int) string { return s.srv.URL + "/op/" + strconv.Itoa(op) }
 
+// hedgeAfter is how long after operation op's first request its second
+// arrived, and whether it had a second; read it once the server is closed
+// (every handler has returned).
+func (s *server) hedgeAfter(op int) (time.Duration, bool) {
+	if s.requests[op].Load() < 2 {
+		return 0, false
+	}
+	return time.Duration(s.arrived[1][op].Load() - s.arrived[0][op].Load()), true
+}
+
 // close releases the handlers still serving and shuts the server down.
 func (s *server) close() {
 	close(s.closing)
@@ -89,8 +108,18 @@ func (s *server) close() {
 // serviceTime is what request k of operation op costs, the same for every
 // configuration.
 func (s *server) serviceTime(op, k int) time.Duration {
-	d, _ := s.plan[s.plan.at(op)].dist.draw(requestRand(s.seed, op, k))
+	d, _ := s.draw(op, k)
 	return d
+}
+
+// stalled reports whether request k of operation op stalls.
+func (s *server) stalled(op, k int) bool {
+	_, stalled := s.draw(op, k)
+	return stalled
+}
+
+func (s *server) draw(op, k int) (time.Duration, bool) {
+	return s.plan[s.plan.at(op)].dist.draw(requestRand(s.seed, op, k))
 }
 
 func (s *server) handle(w http.ResponseWriter, r *http.Request) {
@@ -100,7 +129,11 @@ func (s *server) handle(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(http.StatusNotFound)
 		return
 	}
+	at := time.Since(s.epoch)
 	k := int(s.requests[op].Add(1))
+	if k <= len(s.arrived) {
+		s.arrived[k-1][op].Store(int64(at))
+	}
 	d := s.serviceTime(op, k)
 	start := time.Now()
 	t := time.NewTimer(d)

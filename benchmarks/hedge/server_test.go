@@ -92,3 +92,34 @@ func TestServerCountsBusyTime(t *testing.T) {
 		}
 	})
 }
+
+// The server notes when the first two requests of an operation arrived:
+// the gap is the delay the second (a hedge) was sent after, as the server
+// sees it. In virtual time, so it is exact.
+func TestServerNotesWhenTheHedgeArrived(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		o := defaultOptions()
+		o.warmup, o.tail, o.brownout = 0, 2, 1
+		s := newHandler(o.plan(), 1)
+		serve := func(op int) {
+			s.handle(httptest.NewRecorder(), httptest.NewRequest(http.MethodGet, "/op/"+strconv.Itoa(op), nil))
+		}
+		first := time.Now()
+		go serve(0)
+		time.Sleep(7 * time.Millisecond)
+		go serve(0) // the hedge, 7 ms after the first
+		time.Sleep(time.Millisecond)
+		go serve(0) // a third request changes nothing
+		serve(1)
+		synctest.Wait() // every request arrived (some still served)
+		if d, ok := s.hedgeAfter(0); !ok || d != 7*time.Millisecond {
+			t.Errorf("operation 0: hedge after %v (%v), want 7ms", d, ok)
+		}
+		if d, ok := s.hedgeAfter(1); ok {
+			t.Errorf("operation 1 sent one request, yet a hedge after %v", d)
+		}
+		if got := time.Duration(s.arrived[0][0].Load()); got != first.Sub(s.epoch) {
+			t.Errorf("first request at %v, want %v", got, first.Sub(s.epoch))
+		}
+	})
+}

@@ -22,8 +22,10 @@ import (
 // configNames lists the configurations of a default run, in order.
 // windowed-budget, grpc-throttle and aws-quota run otelretry's default
 // bounds in a plain retry loop with another budget (budgets.go).
+// otelretry-hedging is otelretry with its defaults and adaptive hedging
+// (issue 36): its hedges must not break the bounds its retries keep.
 var configNames = []string{
-	"no-retry", "naive", "otelretry", "windowed-budget", "grpc-throttle", "aws-quota",
+	"no-retry", "naive", "otelretry", "otelretry-hedging", "windowed-budget", "grpc-throttle", "aws-quota",
 	"retryablehttp", "failsafehttp", "failsafehttp-budget",
 }
 
@@ -68,6 +70,15 @@ func newClient(name string, p clientParams) (*http.Client, *http.Transport) {
 	case "otelretry":
 		rt = otelretry.NewTransport(base,
 			otelretry.WithDeadline(p.deadline),
+			otelretry.WithTracerProvider(tracenoop.NewTracerProvider()),
+			otelretry.WithMeterProvider(metricnoop.NewMeterProvider()))
+	case "otelretry-hedging":
+		// Hedging's defaults but the delay: one hedge, the adaptive delay
+		// at the p95 of the time to response headers, at most 5 % of
+		// operations hedged.
+		rt = otelretry.NewTransport(base,
+			otelretry.WithDeadline(p.deadline),
+			otelretry.WithHedging(otelretry.Hedging{Adaptive: true}),
 			otelretry.WithTracerProvider(tracenoop.NewTracerProvider()),
 			otelretry.WithMeterProvider(metricnoop.NewMeterProvider()))
 	case "otelretry-nobudget":

@@ -24,10 +24,13 @@
 // transports and retry budget, as N replicas of a service would be.
 //
 // Configurations: no-retry; naive (3 attempts, constant pause, no budget);
-// otelretry with its defaults; windowed-budget, grpc-throttle and aws-quota,
-// which run otelretry's default bounds (3 attempts, full-jitter backoff
-// 100 ms to 2 s, no pause past the deadline) in a plain retry loop with,
-// respectively, otelretry's v0.1 budget (10% of first attempts or 10
+// otelretry with its defaults; otelretry-hedging, the same with adaptive
+// hedging (Hedging{Adaptive: true}: one hedge after the p95 of the time to
+// response headers, at most 5 % of operations hedged, hedges admitted by
+// the retry budget as retries are); windowed-budget, grpc-throttle and
+// aws-quota, which run otelretry's default bounds (3 attempts, full-jitter
+// backoff 100 ms to 2 s, no pause past the deadline) in a plain retry loop
+// with, respectively, otelretry's v0.1 budget (10% of first attempts or 10
 // retries per 10 s window), gRPC's retry throttling (gRFC A6: maxTokens 10,
 // tokenRatio 0.1) and the AWS SDKs' standard retry quota (500 tokens, 5 per
 // retry, 10 after a timeout, refunded on success); go-retryablehttp and
