@@ -64,6 +64,16 @@ func hedgeAttempts(t *testing.T, h *harness) []hedgeAttempt {
 	return out
 }
 
+// attemptDecisions are the decisions of h's attempts, by number.
+func attemptDecisions(t *testing.T, h *harness) []string {
+	t.Helper()
+	var out []string
+	for _, a := range hedgeAttempts(t, h) {
+		out = append(out, a.decision)
+	}
+	return out
+}
+
 func mustInt(t *testing.T, s string) int {
 	t.Helper()
 	var n int
@@ -230,10 +240,7 @@ func TestHedgesCountAgainstTheAttemptLimit(t *testing.T) {
 		if n := len(h.base.Calls()); n != 2 {
 			t.Errorf("%d calls, want 2", n)
 		}
-		var got []string
-		for _, a := range hedgeAttempts(t, h) {
-			got = append(got, a.decision)
-		}
+		got := attemptDecisions(t, h)
 		if want := []string{"retry", "max_attempts"}; !slices.Equal(got, want) {
 			t.Errorf("attempts = %v, want %v", got, want)
 		}
@@ -266,10 +273,7 @@ func TestHedgesAreBoundByTheOneDeadline(t *testing.T) {
 		if n := len(h.base.Calls()); n != 3 {
 			t.Errorf("%d calls, want 3: at 0, 20 and 40ms", n)
 		}
-		var decisions []string
-		for _, a := range hedgeAttempts(t, h) {
-			decisions = append(decisions, a.decision)
-		}
+		decisions := attemptDecisions(t, h)
 		slices.Sort(decisions)
 		if want := []string{"deadline_exceeded", "superseded", "superseded"}; !slices.Equal(decisions, want) {
 			t.Errorf("decisions = %v, want %v", decisions, want)
@@ -473,10 +477,7 @@ func TestCallerCancelingEndsTheRace(t *testing.T) {
 		if !errors.Is(err, context.Canceled) {
 			t.Fatalf("err = %v, want canceled", err)
 		}
-		var decisions []string
-		for _, a := range hedgeAttempts(t, h) {
-			decisions = append(decisions, a.decision)
-		}
+		decisions := attemptDecisions(t, h)
 		slices.Sort(decisions)
 		if want := []string{"canceled", "superseded", "superseded"}; !slices.Equal(decisions, want) {
 			t.Errorf("decisions = %v, want %v", decisions, want)
