@@ -3,7 +3,7 @@
 # SPDX-License-Identifier: Apache-2.0
 # Runs the retry-storm benchmark: every configuration, one after
 # another, against its own loopback server; about 2.5 min in all.
-#   bash benchmarks/storm.sh            # full run, one client: the README's table
+#   bash benchmarks/storm.sh            # full run, one client: docs/benchmarks.md's table
 #   bash benchmarks/storm.sh -clients 100 -outage-503 6s
 #                                       # fleet rows: 100 clients of 2 op/s,
 #                                       # 12 operations each in the outage (≈ 3 min)

@@ -49,7 +49,7 @@ func collect(t *testing.T, r *sdkmetric.ManualReader) map[string]metricdata.Metr
 
 func set(kv ...attribute.KeyValue) attribute.Set { return attribute.NewSet(kv...) }
 
-// The histograms' bucket boundaries, a contract the README and the
+// The histograms' bucket boundaries, a contract docs/telemetry.md and the
 // dashboards state: attempts per operation are small integers, durations
 // take the HTTP semantic conventions' boundaries, in seconds.
 var (

@@ -876,8 +876,8 @@ func TestDeadlineAtEveryMillisecondIsKept(t *testing.T) {
 }
 
 // stressRuns is how many operations the race stress tests run: a short
-// run by default, a long one with OTELRETRY_STRESS_RUNS (the README gives
-// the command and what it measured).
+// run by default, a long one with OTELRETRY_STRESS_RUNS (CONTRIBUTING.md
+// gives the command and what it measured).
 func stressRuns(t *testing.T, short int) int {
 	if v := os.Getenv("OTELRETRY_STRESS_RUNS"); v != "" {
 		n, err := strconv.Atoi(v)

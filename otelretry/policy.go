@@ -258,7 +258,7 @@ func (v verdict) goAhead() bool { return v.decision == "" }
 // live, with the pure functions beside it in this file (the error class an
 // attempt records, what the budget is charged, whether a layer below may
 // resend): the transport gathers the input and carries out the verdict
-// (README, "Decisions").
+// (docs/decisions.md).
 func decide(in input) verdict {
 	var v verdict
 	switch in.phase {

@@ -3,8 +3,14 @@
 
 package otelretry
 
-// ScopeName is the instrumentation scope name of every Tracer and Meter that
-// otelretry creates.
+// ScopeName is the instrumentation scope name of every Tracer, Meter and
+// Logger that otelretry creates: the operation and state_check spans, the
+// retry.* metrics and the log events. The attempt spans are otelhttp's
+// CLIENT spans and come out under otelhttp's scope
+// ("go.opentelemetry.io/contrib/instrumentation/net/http/otelhttp"), unless
+// WithoutClientSpans makes them otelretry's own. To select every span
+// otelretry writes, select those that carry retry.operation.id, or take both
+// scope names.
 const ScopeName = "github.com/otelretry/otelretry-go/otelretry"
 
 // Version is the version of this instrumentation library, the

@@ -379,7 +379,7 @@ var netHTTPIdempotencyKeys = [...]struct{ canonical, hidden string }{
 // and HTTP/2 and HTTP/3 send them in lower case anyway), values and order
 // kept. h is the attempt's own header map. Header.Get with the canonical
 // name no longer finds it, so a base that reads it that way sees it only
-// by ranging over the map (README, "Below the transport").
+// by ranging over the map (docs/layers.md, "Below the transport").
 func hideIdempotencyKeys(h http.Header) {
 	for _, k := range netHTTPIdempotencyKeys {
 		if v, ok := h[k.canonical]; ok {

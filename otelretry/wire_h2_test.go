@@ -202,7 +202,7 @@ func h2cTransport() *http.Transport {
 
 // The first write to a new HTTP/2 host: a POST with a body, the first
 // request to a TLS server that negotiates h2 by ALPN. Every case the
-// README's HTTP/2 table calls "not processed" (REFUSED_STREAM, a GOAWAY
+// HTTP/2 table of docs/layers.md calls "not processed" (REFUSED_STREAM, a GOAWAY
 // whose last stream id is below the request's) reaches the server exactly
 // once, with its body, as on a host already known to speak HTTP/2; a
 // PROTOCOL_ERROR after processing stays an unknown outcome.
@@ -359,7 +359,7 @@ func TestH2ResendsBelowTheTransportNeedProof(t *testing.T) {
 		{name: "REFUSED_STREAM, bodyless write", actions: []h2Action{h2Refuse, h2OK}, body: false, key: true, wantProcessed: 1, wantOK: true},
 		// Unsafe: the server processed the POST, then reset the stream.
 		{name: "PROTOCOL_ERROR, write with body", actions: []h2Action{h2Protocol, h2OK}, body: true, wantProcessed: 1},
-		// The known limit (README, "Below the transport"): net/http's HTTP/2
+		// The known limit (docs/layers.md, "Below the transport"): net/http's HTTP/2
 		// client resends a bodyless request after a peer's PROTOCOL_ERROR
 		// without asking anyone, and otelretry does not change the request
 		// to stop it; the resend is counted (retry.wire.writes=2).

@@ -15,8 +15,7 @@
 #
 # It installs what it needs (Debian's prometheus, docker-compose and
 # chromium, and builds Jaeger and the Collectors from their Go modules into
-# a cache); a run from empty caches took 17 to 28 minutes here, a warm run
-# under 6.
+# a cache); CONTRIBUTING.md gives the time it takes.
 set -euo pipefail
 
 cd "$(dirname "$0")/.."
@@ -54,7 +53,8 @@ go run ./scripts/checkmod
 step "go vet (every module)"
 for m in "${modules[@]}"; do (cd "$m" && go vet ./...); done
 
-step "README.md's Go snippets: extracted, up to date, built and vetted (internal/readmesnippets)"
+step "the pages: README.md's length, every relative link (internal/doccheck); the Go snippets of README.md and docs/, extracted, up to date, built and vetted (internal/readmesnippets)"
+go test -count=1 ./internal/doccheck
 (cd internal/readmesnippets && go test -count=1 ./...)
 
 step "API compatibility against api/ (the last release), and the release tool's tests"

@@ -19,7 +19,7 @@ import (
 // BenchmarkSDKParts prices, on the providers of the *-otelhttp and
 // otelretry-sdk cases, the pieces the SDK path is made of, so that the gap
 // between otelretry-sdk and retryablehttp-otelhttp can be split into spans,
-// attributes and metric records (see the README). Each part runs inside a
+// attributes and metric records (see docs/benchmarks.md). Each part runs inside a
 // recording parent span, as it does in a transport.
 func BenchmarkSDKParts(b *testing.B) {
 	s := newSDK(b)

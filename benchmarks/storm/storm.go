@@ -463,8 +463,8 @@ const maxLag = 20 * time.Millisecond
 
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
 
-// printFleet prints, per configuration, the figures the fleet rows of the
-// README quote: the fewest outage operations of one client, the
+// printFleet prints, per configuration, the figures the fleet rows of
+// docs/benchmarks.md quote: the fewest outage operations of one client, the
 // amplification in the 503 outage alone, and the brownout success against
 // the no-retry client's in the same run (the budget must not cost more than
 // 0.01 of it).

@@ -8,8 +8,11 @@
 // level, the imports it uses added), and fails when the files in snippets/
 // differ from what the Markdown gives; `go test -run TestSnippetsUpToDate
 // -update` rewrites them. All the snippets share one package, so that a
-// declaration has one home across the README and docs/. `go build ./...`
-// and `go vet ./...` of this module then compile and vet every snippet. It
+// declaration has one home across the README and docs/, except a snippet
+// that is a whole program (it starts with "package main"), which stays
+// whole, a package main of its own in snippets/program_NAME/. `go build
+// ./...` and `go vet ./...` of this module then compile and vet every
+// snippet. It
 // is a module of its own, so that the SDKs and protocol libraries the
 // snippets use stay out of the library's go.mod.
 package readmesnippets

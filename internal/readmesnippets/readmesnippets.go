@@ -60,6 +60,55 @@ func (s Snippet) file() string {
 	return s.File
 }
 
+// Program reports whether the snippet is a whole program: its first line
+// of code is a package clause ("package main").
+func (s Snippet) Program() bool {
+	for _, l := range strings.Split(s.Code, "\n") {
+		l = strings.TrimSpace(l)
+		if l == "" || strings.HasPrefix(l, "//") {
+			continue
+		}
+		return strings.HasPrefix(l, "package ")
+	}
+	return false
+}
+
+// GeneratedPath is where the snippet's generated file goes, under the
+// snippets directory: "snippet_NAME.go" in package snippets, or, for a
+// program, "program_NAME/main.go", a package main of its own.
+func (s Snippet) GeneratedPath() string {
+	name := strings.ReplaceAll(s.Name(), "-", "_")
+	if s.Program() {
+		return "program_" + name + "/main.go"
+	}
+	return "snippet_" + name + ".go"
+}
+
+// header is the start of every generated file: the license and the
+// snippet it comes from.
+func (s Snippet) header() string {
+	return fmt.Sprintf("// Copyright The otelretry Authors\n// SPDX-License-Identifier: Apache-2.0\n\n"+
+		"// Code generated from %s (section %q, snippet %d) by readmesnippets; DO NOT EDIT.\n\n", s.file(), s.Section, s.Index)
+}
+
+// WrapProgram returns the source of a snippet that is a whole program, as
+// it stands, after the header: a reader pastes it into a main.go of its
+// own, so it must be package main and complete, imports included.
+func WrapProgram(s Snippet) ([]byte, error) {
+	f, err := parser.ParseFile(token.NewFileSet(), "", s.Code, parser.PackageClauseOnly)
+	if err != nil {
+		return nil, fmt.Errorf("%s:%d: %w", s.file(), s.Line, err)
+	}
+	if f.Name.Name != "main" {
+		return nil, fmt.Errorf("%s:%d: a snippet that is a whole file must be package main, not %s", s.file(), s.Line, f.Name.Name)
+	}
+	out, err := format.Source([]byte(s.header() + s.Code))
+	if err != nil {
+		return nil, fmt.Errorf("%s:%d: %w", s.file(), s.Line, err)
+	}
+	return out, nil
+}
+
 // funcName is the function a snippet's statements go in.
 func (s Snippet) funcName() string {
 	var b strings.Builder
@@ -178,8 +227,7 @@ func Wrap(pkg string, s Snippet) ([]byte, error) {
 	stmts = append(stmts, pending...)
 
 	var body strings.Builder
-	fmt.Fprintf(&body, "// Copyright The otelretry Authors\n// SPDX-License-Identifier: Apache-2.0\n\n")
-	fmt.Fprintf(&body, "// Code generated from %s (section %q, snippet %d) by readmesnippets; DO NOT EDIT.\n\n", s.file(), s.Section, s.Index)
+	body.WriteString(s.header())
 	fmt.Fprintf(&body, "package %s\n\n", pkg)
 	body.WriteString("IMPORTS\n\n")
 	body.WriteString(strings.Join(decls, "\n"))

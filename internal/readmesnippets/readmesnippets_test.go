@@ -16,7 +16,7 @@ import (
 var update = flag.Bool("update", false, "rewrite snippets/ from README.md and docs/*.md")
 
 // generated returns the files the snippets of README.md and docs/*.md
-// give: name → source.
+// give: path under snippets/ → source.
 func generated(t *testing.T) map[string][]byte {
 	t.Helper()
 	root := filepath.Join("..", "..")
@@ -40,11 +40,15 @@ func generated(t *testing.T) map[string][]byte {
 			t.Fatal("no ```go blocks in README.md")
 		}
 		for _, s := range snippets {
-			src, err := Wrap("snippets", s)
+			wrap := func(s Snippet) ([]byte, error) { return Wrap("snippets", s) }
+			if s.Program() {
+				wrap = WrapProgram
+			}
+			src, err := wrap(s)
 			if err != nil {
 				t.Fatalf("%s:%d: %v", name, s.Line, err)
 			}
-			file := "snippet_" + strings.ReplaceAll(s.Name(), "-", "_") + ".go"
+			file := s.GeneratedPath()
 			if _, dup := files[file]; dup {
 				t.Fatalf("%s:%d: a second snippet named %s", name, s.Line, file)
 			}
@@ -60,37 +64,46 @@ func generated(t *testing.T) map[string][]byte {
 func TestSnippetsUpToDate(t *testing.T) {
 	want := generated(t)
 	old, _ := filepath.Glob(filepath.Join("snippets", "snippet_*.go"))
+	programs, _ := filepath.Glob(filepath.Join("snippets", "program_*", "main.go"))
+	old = append(old, programs...)
 	if *update {
 		for _, f := range old {
 			os.Remove(f)
+			os.Remove(filepath.Dir(f)) // a program's directory, once empty
 		}
 		for name, src := range want {
-			if err := os.WriteFile(filepath.Join("snippets", name), src, 0o644); err != nil {
+			p := filepath.Join("snippets", filepath.FromSlash(name))
+			if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(p, src, 0o644); err != nil {
 				t.Fatal(err)
 			}
 		}
 		return
 	}
 	for _, f := range old {
-		if _, ok := want[filepath.Base(f)]; !ok {
+		rel, _ := filepath.Rel("snippets", f)
+		if _, ok := want[filepath.ToSlash(rel)]; !ok {
 			t.Errorf("%s: no such snippet in README.md or docs/ any more; run go test -run TestSnippetsUpToDate -update", f)
 		}
 	}
 	for name, src := range want {
-		got, err := os.ReadFile(filepath.Join("snippets", name))
+		got, err := os.ReadFile(filepath.Join("snippets", filepath.FromSlash(name)))
 		if err != nil || !bytes.Equal(got, src) {
 			t.Errorf("snippets/%s is not its Markdown's snippet; run go test -run TestSnippetsUpToDate -update", name)
 		}
 	}
 }
 
-// TestSnippetsCompile builds and vets package snippets, so that a broken
-// snippet fails this module's tests, not only its go vet.
+// TestSnippetsCompile builds and vets package snippets and the programs
+// beside it, so that a broken snippet fails this module's tests, not only
+// its go vet.
 func TestSnippetsCompile(t *testing.T) {
 	if testing.Short() {
-		t.Skip("builds a package")
+		t.Skip("builds the packages")
 	}
-	for _, args := range [][]string{{"build", "./snippets"}, {"vet", "./snippets"}} {
+	for _, args := range [][]string{{"build", "-o", os.DevNull, "./snippets/..."}, {"vet", "./snippets/..."}} {
 		cmd := exec.Command("go", args...)
 		cmd.Env = append(os.Environ(), "GOWORK=off")
 		if out, err := cmd.CombinedOutput(); err != nil {
@@ -162,5 +175,33 @@ func TestSnippetOfADocsPage(t *testing.T) {
 	}
 	if got := Extract("README.md", md)[0].Name(); got != "stripe-go-v82-1" {
 		t.Errorf("README.md's Name() = %q", got)
+	}
+}
+
+// A snippet that is a whole program stays whole: its own package main,
+// with its own imports, under the header; any other package is refused.
+func TestWrapProgram(t *testing.T) {
+	md := []byte("## Use it\n\n```go\npackage main\n\nimport \"fmt\"\n\nfunc main() { fmt.Println(1) }\n```\n")
+	s := Extract("README.md", md)[0]
+	if !s.Program() {
+		t.Fatal("a package main snippet is not a Program")
+	}
+	if got := s.GeneratedPath(); got != "program_use_it_1/main.go" {
+		t.Errorf("GeneratedPath() = %q", got)
+	}
+	src, err := WrapProgram(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"// SPDX-License-Identifier: Apache-2.0\n", `generated from README.md (section "Use it", snippet 1)`, "package main\n\nimport \"fmt\"\n\nfunc main() {"} {
+		if !bytes.Contains(src, []byte(want)) {
+			t.Errorf("no %q in\n%s", want, src)
+		}
+	}
+	if (Snippet{Code: "// a comment\nx := 1\n"}).Program() {
+		t.Error("statements are a Program")
+	}
+	if _, err := WrapProgram(Snippet{File: "README.md", Line: 3, Code: "package lib\n"}); err == nil {
+		t.Error("a package lib snippet was wrapped as a program")
 	}
 }

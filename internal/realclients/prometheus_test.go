@@ -37,8 +37,8 @@ func (c readOnlyQueries) Do(ctx context.Context, req *http.Request) (*http.Respo
 	return c.Client.Do(ctx, req)
 }
 
-// queryWithIntent is the README's snippet: one query, marked as safe to
-// repeat.
+// queryWithIntent is docs/decisions.md's one-query form: one query,
+// marked as safe to repeat.
 func queryWithIntent(ctx context.Context, promAPI v1.API) (model.Value, error) {
 	// Prometheus's queries only read, but the client sends them as POST:
 	// say so, and otelretry retries this one like a GET.

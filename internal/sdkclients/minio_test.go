@@ -129,7 +129,7 @@ func TestMinioWriteNotRepeated(t *testing.T) {
 						t.Errorf("executed %d, kept %v; want 1 and ErrOutcomeUnknown for put-items-a", got, kept)
 					}
 					if s == minioRecipe && mode == "dropped" && errors.Is(err, otelretry.ErrOutcomeUnknown) {
-						t.Log("minio-go no longer hides the EOF: the README can say so")
+						t.Log("minio-go no longer hides the EOF: docs/sdk-recipes.md can say so")
 					}
 				}
 			})

@@ -17,7 +17,7 @@ import (
 
 // The recipes the tests run are the docs': every declaration of a
 // *recipe.go file stands, to the letter, among the declarations of the
-// Go snippets of docs/sdk-recipes.md and README.md (internal/readmesnippets
+// Go snippets of README.md and docs/*.md (internal/readmesnippets
 // keeps those equal to the Markdown, one file per snippet). Only imports
 // and comments may differ.
 func TestRecipesAreTheDocs(t *testing.T) {
@@ -47,7 +47,7 @@ func TestRecipesAreTheDocs(t *testing.T) {
 			want, ok := docs[name]
 			switch {
 			case !ok:
-				t.Errorf("%s: %s is in no snippet of docs/sdk-recipes.md or README.md", f, name)
+				t.Errorf("%s: %s is in no snippet of README.md or docs/", f, name)
 			case want.src != src:
 				t.Errorf("%s: %s differs from %s's:\n--- %s\n%s\n--- %s\n%s", f, name, want.from, want.from, want.src, f, src)
 			}

@@ -30,8 +30,8 @@ func otelretryOwnsVaultRetries(config *api.Config, opts ...otelretry.Option) {
 	config.CheckRetry = func(context.Context, *http.Response, error) (bool, error) { return false, nil }
 }
 
-// otelretryDecides is README.md's go-retryablehttp CheckRetry ("Stacking
-// retry layers"): Vault's retries kept, they retry only what otelretry
+// otelretryDecides is docs/layers.md's go-retryablehttp CheckRetry
+// ("Stacking retry layers"): Vault's retries kept, they retry only what otelretry
 // gave up on for lack of attempts.
 func otelretryDecides(ctx context.Context, resp *http.Response, err error) (bool, error) {
 	var oe *otelretry.Error

@@ -18,13 +18,14 @@ import (
 	"github.com/otelretry/otelretry-go/cmd/retryinspect/internal/tracefixture"
 )
 
-var updateDocs = flag.Bool("update-docs", false, "also write the README's screenshots, docs/retryinspect-report.png and docs/retryinspect-storm.png")
+var updateDocs = flag.Bool("update-docs", false, "also write the docs' screenshots, docs/retryinspect-report.png (the README's) and docs/retryinspect-storm.png (docs/retryinspect.md's)")
 
 // TestScreenshot renders a small incident (the showcase) and a storm and
 // saves what the browser shows: each whole page as
 // artifacts/retryinspect-NAME.png (untracked, for CI to keep) with the
 // page itself beside it, and with -update-docs the top of each page as
-// docs/retryinspect-NAME.png, the README's pictures.
+// docs/retryinspect-NAME.png, the pictures of the README and of
+// docs/retryinspect.md.
 func TestScreenshot(t *testing.T) {
 	for _, c := range []struct {
 		name  string

@@ -14,6 +14,4 @@ var (
 	req         *http.Request
 	ordersURL   = "http://orders.example"
 	stateClient = http.DefaultClient
-	createOrder = func(context.Context) error { return nil }
-	reconcile   = func(operationID string) {}
 )

@@ -1,7 +1,7 @@
 // Copyright The otelretry Authors
 // SPDX-License-Identifier: Apache-2.0
 
-// Code generated from README.md (section "Spans, attributes, logs", snippet 1) by readmesnippets; DO NOT EDIT.
+// Code generated from docs/telemetry.md (section "Logs", snippet 1) by readmesnippets; DO NOT EDIT.
 
 package snippets
 
@@ -11,7 +11,7 @@ import (
 	"net/http"
 )
 
-func snippetSpansAttributesLogs1() {
+func snippetTelemetryLogs1() {
 	// at start-up: global.SetLoggerProvider(provider), next to the tracer and meter providers
 	rt := otelretry.NewTransport(http.DefaultTransport, otelretry.WithLoggerProvider(global.GetLoggerProvider()))
 	_ = rt

@@ -1,7 +1,7 @@
 // Copyright The otelretry Authors
 // SPDX-License-Identifier: Apache-2.0
 
-// Code generated from README.md (section "Shaping the policy", snippet 1) by readmesnippets; DO NOT EDIT.
+// Code generated from docs/decisions.md (section "Example: the Prometheus Go API client", snippet 1) by readmesnippets; DO NOT EDIT.
 
 package snippets
 
@@ -29,7 +29,7 @@ func (c readOnlyQueries) Do(ctx context.Context, req *http.Request) (*http.Respo
 	return c.Client.Do(ctx, req)
 }
 
-func snippetShapingThePolicy1() {
+func snippetDecisionsExampleThePrometheusGoApiClient1() {
 	client, _ := api.NewClient(api.Config{Address: "http://prometheus:9090", RoundTripper: otelretry.NewTransport(http.DefaultTransport)})
 	promAPI := v1.NewAPI(readOnlyQueries{client})
 	_ = client

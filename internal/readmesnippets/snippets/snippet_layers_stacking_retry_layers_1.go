@@ -1,7 +1,7 @@
 // Copyright The otelretry Authors
 // SPDX-License-Identifier: Apache-2.0
 
-// Code generated from README.md (section "Stacking retry layers", snippet 1) by readmesnippets; DO NOT EDIT.
+// Code generated from docs/layers.md (section "Stacking retry layers", snippet 1) by readmesnippets; DO NOT EDIT.
 
 package snippets
 
@@ -11,7 +11,7 @@ import (
 	"net/http"
 )
 
-func snippetStackingRetryLayers1() {
+func snippetLayersStackingRetryLayers1() {
 	client := retryablehttp.NewClient()
 	client.HTTPClient = &http.Client{Transport: otelretry.NewTransport(http.DefaultTransport)}
 	client.RetryMax = 0

@@ -1,7 +1,7 @@
 // Copyright The otelretry Authors
 // SPDX-License-Identifier: Apache-2.0
 
-// Code generated from README.md (section "Stacking retry layers", snippet 2) by readmesnippets; DO NOT EDIT.
+// Code generated from docs/layers.md (section "Stacking retry layers", snippet 2) by readmesnippets; DO NOT EDIT.
 
 package snippets
 

@@ -1,7 +1,7 @@
 // Copyright The otelretry Authors
 // SPDX-License-Identifier: Apache-2.0
 
-// Code generated from README.md (section "Unknown writes: `check_state`", snippet 1) by readmesnippets; DO NOT EDIT.
+// Code generated from docs/decisions.md (section "The state check", snippet 1) by readmesnippets; DO NOT EDIT.
 
 package snippets
 

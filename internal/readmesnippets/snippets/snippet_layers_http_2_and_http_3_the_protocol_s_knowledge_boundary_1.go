@@ -1,7 +1,7 @@
 // Copyright The otelretry Authors
 // SPDX-License-Identifier: Apache-2.0
 
-// Code generated from README.md (section "HTTP/2 and HTTP/3: the protocol's knowledge boundary", snippet 1) by readmesnippets; DO NOT EDIT.
+// Code generated from docs/layers.md (section "HTTP/2 and HTTP/3: the protocol's knowledge boundary", snippet 1) by readmesnippets; DO NOT EDIT.
 
 package snippets
 
@@ -13,7 +13,7 @@ import (
 	"net/http"
 )
 
-func snippetHttp2AndHttp3TheProtocolSKnowledgeBoundary1() {
+func snippetLayersHttp2AndHttp3TheProtocolSKnowledgeBoundary1() {
 	// HTTP/3: quic-go's transport resends only with proof, so say so.
 	h3Client := &http.Client{Transport: otelretry.NewTransport(&http3.Transport{},
 		otelretry.WithClassifier(h3.Classify), otelretry.WithTrustedBaseResends())}

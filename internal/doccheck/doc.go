@@ -1,0 +1,10 @@
+// Copyright The otelretry Authors
+// SPDX-License-Identifier: Apache-2.0
+
+// Package doccheck holds the tests that keep the Markdown pages true to
+// the repository and to the code: README.md fits on a page, every relative
+// link of README.md, CONTRIBUTING.md, RELEASING.md and docs/*.md resolves
+// (files and GitHub anchors), and the claims the README's "Gotchas" make
+// about instrumentation scopes and the retry budget hold. It has no code of
+// its own; internal/readmesnippets compiles the pages' Go snippets.
+package doccheck
