@@ -34,7 +34,8 @@ import (
 // row: a hedge that wins, an attempt that wins over its hedge, a hedge the
 // rate refuses (hedge_limit) and a read that answers before the delay. On
 // another: a 503 while the hedge is in flight (retry, in_flight), then two
-// rounds (both attempts fail, the retry is hedged again). And a search
+// rounds (both attempts fail; the retry is not hedged, since the
+// operation's one hedge is spent: hedge_limit). And a search
 // sent as POST, declared repeatable, whose hedge wins.
 func hedgedRun(t *testing.T) (spans, logs []byte) {
 	t.Helper()
@@ -133,7 +134,7 @@ func (s *switching) RoundTrip(req *http.Request) (*http.Response, error) {
 func TestTransportHedgesReadClean(t *testing.T) {
 	spans, logs := hedgedRun(t)
 	want := []string{
-		"  hedging         inventory.test GET: hedge rate 0.667 (4 of 6 operations), hedge win rate 0.500 (2 of 4 hedged), hedges refused: hedge_limit 1\n",
+		"  hedging         inventory.test GET: hedge rate 0.667 (4 of 6 operations), hedge win rate 0.500 (2 of 4 hedged), hedges refused: hedge_limit 2\n",
 		"                  search.test POST: hedge rate 1.000 (1 of 1 operation), hedge win rate 1.000 (1 of 1 hedged), hedges refused: none\n",
 	}
 	code, out, errOut := runOnFile(t, spans, "-strict")
@@ -144,8 +145,8 @@ func TestTransportHedgesReadClean(t *testing.T) {
 		t.Errorf("spans: the summary lacks\n%s\n%s", strings.Join(want, ""), out)
 	}
 	for _, line := range []string{
-		"superseded  other_attempt     of 3",
-		"retry       in_flight         hedged after 20ms  -            0ms",
+		"retry     in_flight         hedged after 20ms  -            0ms",
+		"retry     retryable_status  of 1               -            10ms",
 		"hedges refused hedge_limit",
 	} {
 		if !strings.Contains(out, line) {
