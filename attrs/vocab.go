@@ -127,13 +127,17 @@ const (
 	ErrorClassRefusedStream ErrorClass = "refused_stream"
 	// ErrorClassOther: any other failure.
 	ErrorClassOther ErrorClass = "other"
+	// ErrorClassRaceLost: otelretry canceled the attempt because another
+	// attempt of its hedged race answered first (decision superseded). It
+	// says nothing of the server: the request may have been processed.
+	ErrorClassRaceLost ErrorClass = "race_lost"
 )
 
 // ErrorClasses lists every ErrorClass, in declaration order.
 func ErrorClasses() []ErrorClass {
 	return []ErrorClass{
 		ErrorClassTimeout, ErrorClassConnectionRefused, ErrorClassConnectionReset,
-		ErrorClassDNS, ErrorClassTLS, ErrorClassCanceled, ErrorClassRefusedStream, ErrorClassOther,
+		ErrorClassDNS, ErrorClassTLS, ErrorClassCanceled, ErrorClassRefusedStream, ErrorClassOther, ErrorClassRaceLost,
 	}
 }
 

@@ -62,6 +62,11 @@ var errInvalidBudgetOption = errors.New("otelretry: budget option ignored")
 //     a timeout too: AWS's quota charges timeouts double, which here would
 //     leave a fresh client one retry for a slow host, for a fleet bound
 //     that holds without it.
+//   - A hedge (WithHedging) costs one token when it is sent, below half
+//     too, and nothing more if it fails: it is load sent, as a retry is, so
+//     hedges and retries share one allowance. When every answer is late
+//     but succeeds, and the hedge rate allows more, the budget lets about
+//     every other operation hedge.
 //   - A 2xx or 3xx answer gives back BudgetTokenRatio tokens (default 0.5),
 //     up to the most. Other answers (a 404, a 500 not retried) change nothing.
 //   - A retry may start only while the host holds more than half its tokens
@@ -345,6 +350,8 @@ type budgetObservation struct {
 	// hinted: the answer carried a hint, 0 included: a 429 that says how
 	// long to wait is held for that long, not for the 429 hold.
 	hinted bool
+	// hedge: not an answer but a hedge sent (see Budget).
+	hedge bool
 }
 
 // record reports one attempt's answer for key at now (a time.Now reading).
@@ -353,7 +360,7 @@ func (b *Budget) record(key string, now time.Time, o budgetObservation) {
 	switch {
 	case o.success && b.stateful.Load() == 0:
 		return // every host is fresh, and a success leaves a fresh host so
-	case !o.success && !o.failure && hold <= 0:
+	case !o.success && !o.failure && !o.hedge && hold <= 0:
 		return // a 404, a 500 not retried: nothing to count
 	}
 
@@ -378,6 +385,9 @@ func (b *Budget) record(key string, now time.Time, o budgetObservation) {
 	switch {
 	case o.success:
 		e.milli = min(e.milli+b.ratio(), full)
+	case o.hedge:
+		// Load sent, not a failure seen: the floor does not forgive it.
+		e.milli = max(e.milli-failureCost, 0)
 	case o.failure:
 		e.milli = max(e.milli-failureCost, full/2)
 	}

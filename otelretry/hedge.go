@@ -44,10 +44,11 @@ type Hedging struct {
 	MaxHedges int
 	// MaxRate is the share of a dependency's hedged operations that may
 	// send a hedge (DefaultHedgeRate when 0), with a burst of
-	// hedgeBurst(MaxRate): when every request is slow (a brownout),
-	// hedging adds at most that share of load to the dependency that is
-	// struggling. A hedge it refuses is recorded (hedge_refused, reason
-	// hedge_limit).
+	// hedgeBurst(MaxRate), full when the Transport first meets the
+	// dependency: when every request is slow (a brownout), hedging adds at
+	// most that share of load to the dependency that is struggling, past
+	// the burst (see docs/hedging.md). A hedge it refuses is recorded
+	// (hedge_refused, reason hedge_limit).
 	MaxRate float64
 }
 
@@ -210,10 +211,12 @@ type latencySketch struct {
 }
 
 const (
-	sketchBuckets = 72
+	sketchBuckets = 96
 	sketchGrowth  = 1.2
-	sketchFloor   = 100 * time.Microsecond // 100µs × 1.2^71 ≈ 42 min
-	sketchWindow  = 2048
+	// The last bucket holds every duration from 100µs × 1.2^95 (56 min)
+	// on: its bound is unknown, and a quantile in it is MaxDelay.
+	sketchFloor  = 100 * time.Microsecond
+	sketchWindow = 2048
 )
 
 var logGrowth = math.Log(sketchGrowth)
@@ -226,8 +229,11 @@ func bucketOf(d time.Duration) int {
 	return min(int(math.Log(float64(d)/float64(sketchFloor))/logGrowth), sketchBuckets-1)
 }
 
-// upperBound is the upper bound of bucket i.
+// upperBound is the upper bound of bucket i; the last one has none.
 func upperBound(i int) time.Duration {
+	if i >= sketchBuckets-1 {
+		return math.MaxInt64
+	}
 	return time.Duration(float64(sketchFloor) * math.Pow(sketchGrowth, float64(i+1)))
 }
 

@@ -166,3 +166,26 @@ func TestHedgingDefaults(t *testing.T) {
 		t.Error("on: hedging is on with a Delay or Adaptive, only")
 	}
 }
+
+// The quantile is never below the true one, up to MaxDelay: a dependency
+// whose answers take 5 minutes, under a MaxDelay of 10 minutes, is hedged
+// after 5 to 6 minutes (docs/hedging.md: "at most 20 % above the true
+// one"); one whose answers take longer than the sketch's buckets reach is
+// hedged after MaxDelay.
+func TestAdaptiveDelayOfAnswersLongerThanTheSketchsLastBucket(t *testing.T) {
+	var h hedger
+	p := Hedging{Adaptive: true, MaxDelay: 10 * time.Minute}.withDefaults()
+	for range 2 * minSamples {
+		h.observe("batch", 5*time.Minute)
+	}
+	if got := h.delay("batch", p); got < 5*time.Minute || got > 6*time.Minute {
+		t.Errorf("adaptive delay %v for answers of 5m, want 5m–6m", got)
+	}
+	p.MaxDelay = 3 * time.Hour
+	for range 2 * minSamples {
+		h.observe("nightly", 2*time.Hour)
+	}
+	if got := h.delay("nightly", p); got != p.MaxDelay {
+		t.Errorf("adaptive delay %v for answers of 2h, past the sketch's range, want MaxDelay %v", got, p.MaxDelay)
+	}
+}

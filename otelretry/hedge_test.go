@@ -6,6 +6,7 @@ package otelretry_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"math"
 	"math/rand/v2"
@@ -1099,6 +1100,129 @@ func TestAHedgeRefusedAtItsPreparationTakesNoHedgeFromTheRate(t *testing.T) {
 		want = []string{"hedge_sent retry.attempt=2 retry.hedge.of=1 retry.hedge.delay_ms=10"}
 		if got := hedgeEvents(t, h); !slices.Equal(got, want) {
 			t.Errorf("second operation's events = %q, want %q: the first one sent no hedge", got, want)
+		}
+	})
+}
+
+// Under WithOperationID, attempt numbers count on across the operation's
+// attempts with no gap (retryinspect reports a gap as attempt-numbering):
+// a hedge refused at its preparation was never made, and the retry that
+// follows takes the number it would have had.
+func TestAHedgeRefusedAtItsPreparationLeavesNoGapInTheNumbers(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var prepared []int
+		h := newHarness(t, []scripted.Step{
+			{Delay: 50 * time.Millisecond, Status: 503},
+			{Status: 200},
+		}, otelretry.WithHedging(otelretry.Hedging{Delay: 10 * time.Millisecond, MaxRate: 1}),
+			otelretry.WithBackoff(otelretry.ConstantBackoff(0)),
+			otelretry.WithPrepareAttempt(func(_ *http.Request, attempt int) error {
+				prepared = append(prepared, attempt)
+				if len(prepared) == 2 {
+					return errors.New("signer unavailable") // the hedge
+				}
+				return nil
+			}))
+		ctx := otelretry.WithOperationID(t.Context(), "op-36")
+		if status, _, err := roundTrip(t, h, get(t, ctx, "http://api.test/items")); err != nil || status != 200 {
+			t.Fatalf("got %d %v", status, err)
+		}
+		var numbers []int64
+		for _, a := range hedgeAttempts(t, h) {
+			numbers = append(numbers, a.number)
+		}
+		if want := []int64{1, 2}; !slices.Equal(numbers, want) {
+			t.Errorf("attempt numbers %v (PrepareFunc asked for %v), want %v", numbers, prepared, want)
+		}
+	})
+}
+
+// "Hedges cost budget tokens like retries do" (issue 36); "counts against
+// ... the retry budget" (docs/hedging.md). With the hedge rate out of the
+// way (MaxRate 1), a brownout where every answer is slow but succeeds
+// spends the retry budget with each hedge, and the budget, as it does for
+// retries, ends up refusing some. Today a hedge is only admitted, never
+// charged: every one of the operations sends one.
+func TestHedgesSpendTheRetryBudget(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		const ops = 100
+		h := newHarness(t, []scripted.Step{{Delay: 50 * time.Millisecond, Status: 200}},
+			otelretry.WithHedging(otelretry.Hedging{Delay: 10 * time.Millisecond, MaxRate: 1}),
+			otelretry.WithBudget(otelretry.NewBudget()))
+		refused := 0
+		for range ops {
+			h.spans.Reset()
+			if _, _, err := roundTrip(t, h, get(t, t.Context(), "http://api.test/items")); err != nil {
+				t.Fatal(err)
+			}
+			for _, e := range hedgeEvents(t, h) {
+				if strings.HasSuffix(e, "retry.reason=budget") {
+					refused++
+				}
+			}
+		}
+		if sent := len(h.base.Calls()) - ops; refused == 0 {
+			t.Errorf("%d hedges for %d slow operations, none refused by the retry budget: hedges do not spend it", sent, ops)
+		}
+	})
+}
+
+// An attempt that lost the race was canceled by the transport, not by the
+// caller: it does not record retry.error_class=canceled, which the
+// vocabulary defines as "the caller canceled the context", on its span or
+// in the retry.attempts metric, where every hedge lost would otherwise
+// count as a caller giving up.
+func TestASupersededAttemptIsNotRecordedAsCanceledByTheCaller(t *testing.T) {
+	for _, clientSpans := range []bool{true, false} {
+		t.Run(fmt.Sprintf("clientSpans=%v", clientSpans), func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				opts := []otelretry.Option{otelretry.WithHedging(otelretry.Hedging{Delay: 20 * time.Millisecond, MaxRate: 1})}
+				if !clientSpans {
+					opts = append(opts, otelretry.WithoutClientSpans())
+				}
+				h := newHarness(t, []scripted.Step{
+					{Delay: 100 * time.Millisecond, Status: 200},
+					{Delay: 5 * time.Millisecond, Status: 200},
+				}, opts...)
+				if _, _, err := roundTrip(t, h, get(t, t.Context(), "http://api.test/items")); err != nil {
+					t.Fatal(err)
+				}
+				for _, a := range hedgeAttempts(t, h) {
+					if a.decision == "superseded" && a.class == string(attrs.ErrorClassCanceled) {
+						t.Errorf("the superseded attempt %d records retry.error_class=%s: the caller canceled nothing", a.number, a.class)
+					}
+				}
+				if got := sumBy(t, h.collect(t), "retry.attempts", attrs.ErrorClassKey); got[string(attrs.ErrorClassCanceled)] != 0 {
+					t.Errorf("retry.attempts by error class = %v: a lost hedge counted as a caller's cancellation", got)
+				}
+			})
+		})
+	}
+}
+
+// A server's Retry-After is honoured when another attempt of the race is
+// in flight too: the 429 of attempt 1 asks for a second, and when the
+// hedge in flight then fails, the retry that follows waits for it (the
+// pause is the longest of the backoff and every hint the race got), as it
+// would have without hedging.
+func TestARetryAfterReceivedWhileAHedgeIsInFlightIsHonoured(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := newHarness(t, []scripted.Step{
+			{Delay: 30 * time.Millisecond, Status: 429, Header: http.Header{"Retry-After": {"1"}}}, // 1: at 30ms, "wait 1s"
+			{Delay: 20 * time.Millisecond, Status: 503},                                            // 2 (hedge, at 20ms): at 40ms
+			{Status: 200},
+		}, otelretry.WithHedging(otelretry.Hedging{Delay: 20 * time.Millisecond, MaxRate: 1}),
+			otelretry.WithoutBudget(), otelretry.WithBackoff(otelretry.ConstantBackoff(10*time.Millisecond)))
+		start := time.Now()
+		if _, _, err := roundTrip(t, h, get(t, t.Context(), "http://api.test/items")); err != nil {
+			t.Fatal(err)
+		}
+		calls := h.base.Calls()
+		if len(calls) != 3 {
+			t.Fatalf("%d calls, want 3", len(calls))
+		}
+		if at := calls[2].At.Sub(start); at < 30*time.Millisecond+time.Second {
+			t.Errorf("the retry was sent at %v, before the 1s the server asked for at 30ms", at)
 		}
 	})
 }

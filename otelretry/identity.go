@@ -145,6 +145,17 @@ func (i *identity) attemptNumber(n int) int {
 	return i.attemptBase + n
 }
 
+// unnumber gives back number, which attemptNumber gave to an attempt that
+// was never sent (a hedge refused at its preparation), so that the next
+// attempt takes it and the numbers keep no gap. Under WithOperationID it
+// can only when no attempt took a number since, of another operation
+// under the same id; otherwise the gap stays.
+func (i *identity) unnumber(number int) {
+	if i.oc != nil {
+		i.oc.attempts.CompareAndSwap(int64(number), int64(number-1))
+	}
+}
+
 // chain is what the next hop of a redirect chain takes from the hop it
 // follows (see chainOf): the operation's identity (whose id is made only
 // when a hop asks for it), the attempts made so far, the hops before it,

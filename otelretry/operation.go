@@ -286,21 +286,22 @@ func (op *operation) conclude(a *attempt, resp *http.Response, err error) result
 	at := a.at.started(a.id) // this attempt counts as made
 	var view raceView
 	var v verdict
+	var in input
 	if r := op.race; r != nil {
 		view = r.concluding(a)
-		defer func() { r.done(a, v) }()
+		defer func() { r.done(a, v, o.end+max(in.retryAfter, in.classifier.pause)) }()
 		at, o = at.started(view.made), o.racing(view.link)
 	}
-	in := op.inputAt(phaseAttempt, o.end, &at)
-	class := observedClass(o.class, o.timedOut, in.callerCanceled, in.callerDeadline)
+	in = op.inputAt(phaseAttempt, o.end, &at)
+	class := observedClass(o.class, o.timedOut, in.callerCanceled, in.callerDeadline, view.superseded)
 	if o.err == nil {
 		class = ""
 	}
 	answer := a.answer(&o, class)
 	c := op.t.cfg.classify(answer)
 	in, class, evidence := op.inputAfter(o, class, c, &at)
-	in = in.racing(view.superseded, view.othersInFlight)
-	if charge, ok := budgetCharge(in, o.retryAfter, o.hasRetryAfter); ok && op.t.budget != nil && !view.superseded {
+	in = in.racing(view.superseded, view.othersInFlight, view.hintUntil-o.end)
+	if charge, ok := budgetCharge(in, o.retryAfter, o.hasRetryAfter, view.link.of != 0); ok && op.t.budget != nil && !view.superseded {
 		op.t.budget.record(op.budgetKey, op.clock.at(o.end), charge)
 	}
 	if op.race != nil {
@@ -667,6 +668,7 @@ func (op *operation) runRace(a *attempt, p *progress, held *holdings) (*attempt,
 // abandonOnPanic cancels and awaits the rest.
 func (op *operation) hedgeNotSent(d raceDone, last *raceDone, delay time.Duration, held *holdings) {
 	if d.kind == reportRefused {
+		op.ident.unnumber(d.a.id.number)
 		op.t.hedger.refund(op.dependency(), op.hedging.MaxRate)
 		op.t.sender.rec.recordHedge(&op.tel, attrs.EventHedgeRefused, 0, d.of, delay, d.refused)
 		return
@@ -729,6 +731,16 @@ func (op *operation) settleHedge(in input, now time.Duration) verdict {
 	return v
 }
 
+// chargeHedge charges the retry budget for a hedge sent: it adds load as
+// a retry does, so that hedges and retries share one allowance, and a
+// dependency whose answers are all late spends it. A hedge costs one token
+// whatever its answer: conclude does not charge its failure again.
+func (op *operation) chargeHedge() {
+	if b := op.t.budget; b != nil {
+		b.record(op.budgetKey, op.clock.at(op.clock.since()), budgetObservation{hedge: true})
+	}
+}
+
 // prepareHedge prepares hedge, of attempt of, on a goroutine of its own,
 // and sends it there if race gen is still open; a hedge that is not sent
 // gives its hedge back to the rate. The operation does not wait for a
@@ -754,6 +766,7 @@ func (op *operation) prepareHedge(hedge, of *attempt, gen int, at progress, dela
 		handed = true
 		if sent {
 			op.send(hedge, gen, func() {
+				op.chargeHedge()
 				op.t.sender.rec.recordHedge(&op.tel, attrs.EventHedgeSent, hedge.id.number, of.id.number, delay, verdict{})
 			})
 			return
@@ -762,6 +775,7 @@ func (op *operation) prepareHedge(hedge, of *attempt, gen int, at progress, dela
 			hedge.unsent() // the race was over
 		}
 		if !reported {
+			op.ident.unnumber(hedge.id.number)
 			op.t.hedger.refund(op.dependency(), op.hedging.MaxRate)
 		}
 	}()

@@ -102,6 +102,10 @@ type input struct {
 	// retried (see needPause).
 	pauseAsked          bool
 	backoff, retryAfter time.Duration
+	// raceHint is what is left, at this attempt's end, of the hints
+	// (Retry-After, a classifier's pause) that attempts of its race got
+	// while they left the retry to an attempt still in flight.
+	raceHint time.Duration
 	// drainFloor is the least time the failed answer's small body may
 	// take to drain before the next attempt (see drainFloor in body.go),
 	// so that its connection is kept whatever the pause; 0 for any other
@@ -199,9 +203,10 @@ func (in input) withBudget(reason attrs.Reason) input {
 }
 
 // racing adds what the operation's other attempts came to: one answered
-// first (superseded), or one is in flight.
-func (in input) racing(superseded, othersInFlight bool) input {
-	in.superseded, in.othersInFlight = superseded, othersInFlight
+// first (superseded), or one is in flight; and what is left of the hints
+// its earlier attempts got (raceHint).
+func (in input) racing(superseded, othersInFlight bool, hint time.Duration) input {
+	in.superseded, in.othersInFlight, in.raceHint = superseded, othersInFlight, max(hint, 0)
 	return in
 }
 
@@ -385,7 +390,7 @@ func decideAfterAttempt(in input) verdict {
 	if !in.pauseAsked {
 		return verdict{decision: attrs.DecisionRetry, reason: why, needPause: true}
 	}
-	pause := max(in.backoff, in.retryAfter, in.classifier.pause)
+	pause := max(in.backoff, in.retryAfter, in.raceHint, in.classifier.pause)
 	return applyLimits(in, pause, why)
 }
 
@@ -539,14 +544,18 @@ func success(status int) bool {
 
 // observedClass is the error class an attempt that got no response
 // records: the classified class, unless the caller canceled (canceled),
-// or the attempt timer or the caller's deadline ended it (timeout),
-// whatever error the base reported for that.
-func observedClass(classified attrs.ErrorClass, timedOut, callerCanceled, callerDeadline bool) attrs.ErrorClass {
+// the attempt timer or the caller's deadline ended it (timeout), whatever
+// error the base reported for that, or it was canceled once another
+// attempt of its race won (race_lost).
+func observedClass(classified attrs.ErrorClass, timedOut, callerCanceled, callerDeadline, superseded bool) attrs.ErrorClass {
 	switch {
 	case callerCanceled:
 		return attrs.ErrorClassCanceled
 	case timedOut || callerDeadline:
 		return attrs.ErrorClassTimeout
+	case superseded && classified == attrs.ErrorClassCanceled:
+		// The cancellation was otelretry's, once another attempt won.
+		return attrs.ErrorClassRaceLost
 	}
 	return classified
 }
@@ -573,7 +582,9 @@ func recordedClass(observed attrs.ErrorClass, c Classification, fromWire Evidenc
 // failed attempt costs alike, whatever made it retryable (a transport
 // error, a status of WithRetryableStatuses, or a classifier's word); a
 // success refunds. The caller's cancellation tells it nothing (ok false).
-func budgetCharge(in input, retryAfter time.Duration, hinted bool) (budgetObservation, bool) {
+// A hedge paid its token when it was sent (see Budget): its failure costs
+// nothing more, and its hint holds all the same.
+func budgetCharge(in input, retryAfter time.Duration, hinted, hedge bool) (budgetObservation, bool) {
 	if in.class == attrs.ErrorClassCanceled {
 		return budgetObservation{}, false
 	}
@@ -583,7 +594,7 @@ func budgetCharge(in input, retryAfter time.Duration, hinted bool) (budgetObserv
 	retriedByHook := in.classifier.kind == classRetryable
 	return budgetObservation{
 		success:  in.status != 0 && success(in.status),
-		failure:  in.class != "" || in.retryableStatus || (retriedByHook && !success(in.status)),
+		failure:  !hedge && (in.class != "" || in.retryableStatus || (retriedByHook && !success(in.status))),
 		timeout:  in.class == attrs.ErrorClassTimeout,
 		status:   in.status,
 		pushback: retryAfter,

@@ -278,6 +278,10 @@ func FuzzDecide(f *testing.F) {
 			superseded: race&1 != 0, othersInFlight: race&2 != 0, rateAsked: race&4 != 0, rateAllowed: race&8 != 0,
 			hedgesLeft: int(race>>4) % 3,
 		}
+		if race>>6 == 3 {
+			// What is left of a hint an earlier attempt of the race got.
+			in.raceHint = time.Duration(uint64(backoffMs*31+retryAfterMs)%400) * msec
+		}
 		if flags&64 != 0 {
 			in.drainFloor = 2 * msec
 		}
@@ -345,8 +349,8 @@ func FuzzDecide(f *testing.F) {
 				t.Fatalf("retry past a limit: %+v", in)
 			}
 			if in.phase == phaseAttempt {
-				if v.pause < in.backoff || v.pause < in.retryAfter {
-					t.Fatalf("pause %v shorter than backoff %v or Retry-After %v", v.pause, in.backoff, in.retryAfter)
+				if v.pause < in.backoff || v.pause < in.retryAfter || v.pause < in.raceHint {
+					t.Fatalf("pause %v shorter than backoff %v, Retry-After %v or the race's hint %v", v.pause, in.backoff, in.retryAfter, in.raceHint)
 				}
 				if !in.repeatable && in.status == 0 && !in.notProcessed {
 					t.Fatalf("a write that may have been applied (%s, written %v) was retried", in.class, in.written)
@@ -425,14 +429,20 @@ func TestRulesBesideDecide(t *testing.T) {
 		}
 	})
 	t.Run("observedClass", func(t *testing.T) {
-		if got := observedClass(attrs.ErrorClassOther, true, false, false); got != attrs.ErrorClassTimeout {
+		if got := observedClass(attrs.ErrorClassOther, true, false, false, false); got != attrs.ErrorClassTimeout {
 			t.Errorf("timed out: %s", got)
 		}
-		if got := observedClass(attrs.ErrorClassTimeout, true, true, false); got != attrs.ErrorClassCanceled {
+		if got := observedClass(attrs.ErrorClassTimeout, true, true, false, true); got != attrs.ErrorClassCanceled {
 			t.Errorf("the caller canceled: %s", got)
 		}
-		if got := observedClass(attrs.ErrorClassConnectionReset, false, false, false); got != attrs.ErrorClassConnectionReset {
+		if got := observedClass(attrs.ErrorClassConnectionReset, false, false, false, true); got != attrs.ErrorClassConnectionReset {
 			t.Errorf("classified: %s", got)
+		}
+		if got := observedClass(attrs.ErrorClassCanceled, false, false, false, true); got != attrs.ErrorClassRaceLost {
+			t.Errorf("canceled once another attempt won: %s", got)
+		}
+		if got := observedClass(attrs.ErrorClassCanceled, false, false, false, false); got != attrs.ErrorClassCanceled {
+			t.Errorf("canceled, no race: %s", got)
 		}
 	})
 	t.Run("budgetCharge", func(t *testing.T) {
@@ -441,16 +451,19 @@ func TestRulesBesideDecide(t *testing.T) {
 			in               input
 			failure, success bool
 			counts           bool
+			hedge            bool
 		}{
-			{"a retryable status", input{status: 503, retryableStatus: true}, true, false, true},
-			{"a status a classifier retries", input{status: 500, classifier: Retryable(0)}, true, false, true},
-			{"NotProcessed on a response (it does not apply)", input{status: 404, classifier: NotProcessed(Evidence{Protocol: "h2"})}, false, false, true},
-			{"a status nobody retries", input{status: 500}, false, false, true},
-			{"a success", input{status: 200}, false, true, true},
-			{"a transport error", input{class: attrs.ErrorClassTimeout}, true, false, true},
-			{"the caller's cancellation", input{class: attrs.ErrorClassCanceled}, false, false, false},
+			{"a retryable status", input{status: 503, retryableStatus: true}, true, false, true, false},
+			{"a status a classifier retries", input{status: 500, classifier: Retryable(0)}, true, false, true, false},
+			{"NotProcessed on a response (it does not apply)", input{status: 404, classifier: NotProcessed(Evidence{Protocol: "h2"})}, false, false, true, false},
+			{"a status nobody retries", input{status: 500}, false, false, true, false},
+			{"a success", input{status: 200}, false, true, true, false},
+			{"a transport error", input{class: attrs.ErrorClassTimeout}, true, false, true, false},
+			{"the caller's cancellation", input{class: attrs.ErrorClassCanceled}, false, false, false, false},
+			{"a hedge's failure (paid when it was sent)", input{status: 503, retryableStatus: true}, false, false, true, true},
+			{"a hedge's success", input{status: 200}, false, true, true, true},
 		} {
-			o, counts := budgetCharge(tc.in, 0, false)
+			o, counts := budgetCharge(tc.in, 0, false, tc.hedge)
 			if o.failure != tc.failure || o.success != tc.success || counts != tc.counts {
 				t.Errorf("%s: %+v, counts %v", tc.name, o, counts)
 			}
@@ -522,7 +535,7 @@ func retryRow(why attrs.Reason) func(input) verdict {
 		if !in.pauseAsked {
 			return verdict{decision: attrs.DecisionRetry, reason: why, needPause: true}
 		}
-		return refLimits(in, max(in.backoff, in.retryAfter, in.classifier.pause), why)
+		return refLimits(in, max(in.backoff, in.retryAfter, in.raceHint, in.classifier.pause), why)
 	}
 }
 

@@ -38,6 +38,11 @@ type raceState struct {
 	made     attemptID
 	// delay is the race's hedge delay.
 	delay time.Duration
+	// hintUntil is when the longest hint (Retry-After, a classifier's
+	// pause) that an attempt of the race got while it left the retry to an
+	// attempt in flight ends, on the operation's clock: the retry waits
+	// for it, as it would have without hedging.
+	hintUntil time.Duration
 	// preparing is the hedge being prepared, nil when none.
 	preparing *attempt
 	// hedgesTried counts the hedges the operation decided to send, over all
@@ -98,6 +103,8 @@ type raceView struct {
 	link hedgeLink
 	// delay is the race's hedge delay.
 	delay time.Duration
+	// hintUntil: see raceState.
+	hintUntil time.Duration
 }
 
 // newRace is the race of an operation that tries at most hedges hedges.
@@ -113,7 +120,7 @@ func (r *raceState) begin(a *attempt, delay time.Duration) {
 	defer r.mu.Unlock()
 	r.gen++
 	r.delay = delay
-	r.closed, r.won, r.launched = false, false, 0
+	r.closed, r.won, r.launched, r.hintUntil = false, false, 0, 0
 	clear(r.hedges) // retain no attempts
 	r.hedges = r.hedges[:0]
 	r.addLocked(a)
@@ -200,14 +207,19 @@ func (r *raceState) concluding(a *attempt) raceView {
 		}
 	}
 	return raceView{superseded: r.won, othersInFlight: len(r.inFlight) > 1, made: r.made,
-		link: hedgeLink{of: of, sentAfter: sentAfter, hedged: hedged}, delay: r.delay}
+		link: hedgeLink{of: of, sentAfter: sentAfter, hedged: hedged}, delay: r.delay, hintUntil: r.hintUntil}
 }
 
 // done ends a's conclusion with verdict v (the zero verdict after a
-// panic): a leaves the race, and wins it when v ends the operation. A hedge
-// being prepared is canceled once nothing is left to hedge.
-func (r *raceState) done(a *attempt, v verdict) {
+// panic): a leaves the race, and wins it when v ends the operation; a
+// retry it leaves to another attempt keeps its hint, which ends at
+// hintUntil. A hedge being prepared is canceled once nothing is left to
+// hedge.
+func (r *raceState) done(a *attempt, v verdict, hintUntil time.Duration) {
 	r.inFlight = slices.DeleteFunc(r.inFlight, func(b *attempt) bool { return b == a })
+	if v.decision == attrs.DecisionRetry && v.reason == attrs.ReasonInFlight {
+		r.hintUntil = max(r.hintUntil, hintUntil)
+	}
 	if v.decision != "" && v.decision.Terminal() {
 		r.won = true
 	}

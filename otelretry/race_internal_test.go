@@ -59,12 +59,12 @@ func TestRaceViews(t *testing.T) {
 	r.begin(a1, 0)
 	sendHedge(t, r, a2, 20*time.Millisecond)
 	v := r.concluding(a1)
-	r.done(a1, verdict{decision: attrs.DecisionRetry, reason: attrs.ReasonInFlight})
+	r.done(a1, verdict{decision: attrs.DecisionRetry, reason: attrs.ReasonInFlight}, 0)
 	if want := (raceView{othersInFlight: true, made: a2.id, link: hedgeLink{sentAfter: 20 * time.Millisecond, hedged: true}}); v != want {
 		t.Errorf("the hedged attempt sees %+v, want %+v", v, want)
 	}
 	v = r.concluding(a2)
-	r.done(a2, verdict{decision: attrs.DecisionReturn})
+	r.done(a2, verdict{decision: attrs.DecisionReturn}, 0)
 	if want := (raceView{made: a2.id, link: hedgeLink{of: 1}}); v != want {
 		t.Errorf("the hedge sees %+v, want %+v", v, want)
 	}
@@ -90,11 +90,11 @@ func TestRaceWonSupersedesTheOthers(t *testing.T) {
 	var of *attempt
 	r.hedgeable(func(_ int, hedged *attempt, _ int) *attempt { of = hedged; return a3 })
 	r.concluding(a2)
-	r.done(a2, verdict{decision: attrs.DecisionStop})
+	r.done(a2, verdict{decision: attrs.DecisionStop}, 0)
 	if v := r.concluding(a1); !v.superseded || v.othersInFlight {
 		t.Errorf("after the hedge's stop, the hedged attempt sees %+v, want superseded", v)
 	}
-	r.done(a1, verdict{decision: attrs.DecisionSuperseded})
+	r.done(a1, verdict{decision: attrs.DecisionSuperseded}, 0)
 	sent, reported := r.prepared(a3, of, r.gen, func() verdict { return verdict{decision: attrs.DecisionStop} }, func() {})
 	if sent || reported {
 		t.Errorf("a hedge prepared after the race was won: sent %v, refusal reported %v", sent, reported)
@@ -123,7 +123,7 @@ func TestRaceHedgePreparedLate(t *testing.T) {
 		t.Errorf("report %+v", d)
 	}
 	r.concluding(a1)
-	r.done(a1, verdict{decision: attrs.DecisionRetry, reason: attrs.ReasonRetryableStatus})
+	r.done(a1, verdict{decision: attrs.DecisionRetry, reason: attrs.ReasonRetryableStatus}, 0)
 	a3 := &attempt{id: attemptID{n: 2, number: 2}}
 	r.begin(a3, 0) // the next race, after the retry's pause
 	if sent, reported := r.prepared(a2, a1, gen, refuse, func() {}); sent || reported {

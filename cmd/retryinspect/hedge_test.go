@@ -52,6 +52,7 @@ func hedgedRun(t *testing.T) (spans, logs []byte) {
 		transport := func(base http.RoundTripper, rate float64) http.RoundTripper {
 			return otelretry.NewTransport(base, otelretry.WithTracerProvider(tp), otelretry.WithLoggerProvider(lp),
 				otelretry.WithoutClientSpans(), otelretry.WithMaxAttempts(5), otelretry.WithDeadline(time.Second),
+				otelretry.WithoutBudget(), // the hedge rate alone refuses hedges here
 				otelretry.WithBackoff(otelretry.ConstantBackoff(10*time.Millisecond)),
 				otelretry.WithHedging(otelretry.Hedging{Delay: 20 * time.Millisecond, MaxRate: rate}))
 		}
