@@ -35,4 +35,5 @@ func ExampleErrorClass_NotProcessed() {
 	// canceled false false
 	// refused_stream false true
 	// other false false
+	// race_lost false false
 }
