@@ -46,21 +46,30 @@ func retrying(t *testing.T, base http.RoundTripper, opts ...otelretry.Option) (*
 var trustQuicGo = otelretry.WithTrustedBaseResends()
 
 // Without that word, otelretry cannot tell quic-go's resend from a blind
-// one, and refuses it once the POST was written: the rejected POST ends
-// check_state, processed by nobody. Safe, and the reason the option
-// exists.
-func TestRetryTransportResendRefusedWithoutTrust(t *testing.T) {
+// one, so it does not let quic-go resend a guarded POST at all: the
+// prepared request has no GetBody, and quic-go, which resends a rejected
+// request only when it can make its body again, returns the rejection.
+// The classifier proves it unprocessed (refused_stream, with its code),
+// and otelretry resends the POST itself, as an attempt of its own: the
+// server processes it once, and the trace shows both attempts.
+func TestRetryTransportResendsWhatQuicGoMayNotWithoutTrust(t *testing.T) {
 	cert, pool := newCert(t)
 	srv := startH3(t, cert, firstN(1, reject))
 	rt, rec := retrying(t, newClient(t, pool))
-	_, err := rt.RoundTrip(post(t, srv.url()))
-	if !errors.Is(err, otelretry.ErrOutcomeUnknown) {
-		t.Fatalf("err = %v, want ErrOutcomeUnknown", err)
+	resp, err := rt.RoundTrip(post(t, srv.url()))
+	if err != nil {
+		t.Fatalf("err = %v, want the second attempt's answer", err)
 	}
-	if s, p := srv.streams.Load(), srv.processed.Load(); s != 1 || p != 0 {
-		t.Errorf("server: %d streams, %d processed; want 1, 0", s, p)
+	if got := readAll(t, resp); resp.StatusCode != http.StatusOK || got != "created" {
+		t.Errorf("got %d %q; want 200 created", resp.StatusCode, got)
 	}
-	spancheck.AssertOperation(t, rec, attrs.OutcomeCheckState, 1)
+	if s, r, p := srv.streams.Load(), srv.rejected.Load(), srv.processed.Load(); s != 2 || r != 1 || p != 1 {
+		t.Errorf("server: %d streams, %d rejected, %d processed; want 2, 1, 1", s, r, p)
+	}
+	spancheck.AssertOperation(t, rec, attrs.OutcomeReturn, 2)
+	a := spantest.Attempts(rec.Ended())
+	spancheck.AssertRefused(t, a[0], attrs.DecisionRetry, "h3", 0x10b, "H3_REQUEST_REJECTED")
+	spancheck.AssertAnswered(t, a[1])
 }
 
 // A rejection that quic-go's own resend does not absorb (both streams
