@@ -94,13 +94,25 @@ step "benchmarks module: tests, one iteration of every benchmark, storm smoke"
 go test -run '^$' -bench . -benchtime=1x ./metrics >/dev/null
 
 step "fuzz targets, briefly"
-go test ./otelretry -run '^$' -fuzz '^FuzzDecide$' -fuzztime 5s >/dev/null
-go test ./otelretry -run '^$' -fuzz '^FuzzTransportInvariants$' -fuzztime 5s >/dev/null
-go test ./otelretry -run '^$' -fuzz '^FuzzParseRetryAfter$' -fuzztime 5s >/dev/null
-go test ./otelretry -run '^$' -fuzz '^FuzzParseRetryAfterMs$' -fuzztime 5s >/dev/null
-go test ./internal/redact -run '^$' -fuzz '^FuzzURL$' -fuzztime 5s >/dev/null
+# fuzz DIR TARGET: five seconds of TARGET in DIR, quiet unless it fails,
+# when its whole output (the failing input's file among it) is printed.
+fuzz() {
+	local log
+	log=$(mktemp)
+	if ! (cd "$1" && go test . -run '^$' -fuzz "^$2\$" -fuzztime 5s) >"$log" 2>&1; then
+		cat "$log"
+		rm -f "$log"
+		echo "fuzz $1 $2 failed" >&2
+		return 1
+	fi
+	rm -f "$log"
+}
+for target in FuzzDecide FuzzTransportInvariants FuzzParseRetryAfter FuzzParseRetryAfterMs; do
+	fuzz otelretry "$target"
+done
+fuzz internal/redact FuzzURL
 for target in FuzzStdout FuzzOTLP FuzzJaeger FuzzOTLPLogs FuzzVictoriaLogs; do
-	(cd cmd/retryinspect && go test . -run '^$' -fuzz "^$target\$" -fuzztime 5s >/dev/null)
+	fuzz cmd/retryinspect "$target"
 done
 
 step "release: RELEASING.md's steps in a scratch clone; a module outside the repository builds against the tags (file-system module proxy)"
