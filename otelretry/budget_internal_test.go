@@ -780,3 +780,32 @@ func TestBudgetPushbackZeroIsNoHold(t *testing.T) {
 		t.Fatalf("admit = %q, want allowed: BudgetPushback(0) holds nothing", got)
 	}
 }
+
+// A hedge may take a host below half its tokens (see Budget), and a failure
+// seen then must not give any back: the floor that forgives failures above
+// half is no refund below it. Here three failures and a success leave 3.5
+// tokens, a hedge sent takes one (2.5), and the attempt it hedged then
+// fails: the host holds at most 2.5 tokens, not the 3 of the floor, or a
+// race whose original fails while its hedge is in flight would cost the
+// host less than one whose original merely lost.
+func TestBudgetAFailureAfterAHedgeGivesNoTokensBack(t *testing.T) {
+	b := NewBudget()
+	const key = "api.test"
+	for range 3 {
+		fail(b, key)
+	}
+	succeed(b, key, 1)
+	now := time.Now()
+	if r := b.admit(key, now, now); r != "" {
+		t.Fatalf("a hedge at 3.5 tokens refused: %s", r)
+	}
+	b.record(key, now, budgetObservation{hedge: true})
+	before := b.hosts[key].milli
+	b.record(key, now, obs503)
+	if after := b.hosts[key].milli; after > before {
+		t.Errorf("a failure after a hedge took the host from %d to %d milli-tokens", before, after)
+	}
+	if n := b.Available(budgetRequest(key)); n != 0 {
+		t.Errorf("Available = %d below half", n)
+	}
+}
