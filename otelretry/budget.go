@@ -70,8 +70,10 @@ var errInvalidBudgetOption = errors.New("otelretry: budget option ignored")
 //   - A 2xx or 3xx answer gives back BudgetTokenRatio tokens (default 0.5),
 //     up to the most. Other answers (a 404, a 500 not retried) change nothing.
 //   - A retry may start only while the host holds more than half its tokens
-//     (3). The count never falls below half: below it every retry is refused
-//     anyway, and a debt would only delay recovery.
+//     (3). A failure never takes the count below half: below it every retry
+//     is refused anyway, and a debt would only delay recovery. Only hedges
+//     go below it, and a failure seen there takes nothing and gives nothing
+//     back.
 //   - Nothing is earned from the passage of time, but for what a full
 //     host table grants by forgetting an idle host (see Hosts).
 //
@@ -147,7 +149,7 @@ type Budget struct {
 
 // hostBudget is one host's state. Times are offsets from Budget.origin.
 type hostBudget struct {
-	milli int64         // tokens, in thousandths, in [maxMilli/2, maxMilli]
+	milli int64         // tokens, in thousandths, in [0, maxMilli]: below half only after hedges
 	hold  time.Duration // retries held back until then; 0 or past: none
 	// queued is the second of the wheel slot that lists this host (0: none).
 	// Only a host with all its tokens and a hold is listed: the hold's end
@@ -389,7 +391,8 @@ func (b *Budget) record(key string, now time.Time, o budgetObservation) {
 		// Load sent, not a failure seen: the floor does not forgive it.
 		e.milli = max(e.milli-failureCost, 0)
 	case o.failure:
-		e.milli = max(e.milli-failureCost, full/2)
+		// Floored at half, or where a hedge left it below: no refund.
+		e.milli = max(e.milli-failureCost, min(e.milli, full/2))
 	}
 	if hold > 0 {
 		e.hold = max(e.hold, at+hold)
