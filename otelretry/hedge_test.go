@@ -1226,3 +1226,81 @@ func TestARetryAfterReceivedWhileAHedgeIsInFlightIsHonoured(t *testing.T) {
 		}
 	})
 }
+
+// A race's hint is bounded by the one deadline, as a Retry-After is: when
+// what is left of it runs past the deadline, the operation ends there
+// (deadline_exceeded), at once, and does not sleep into the deadline.
+func TestARaceHintPastTheDeadlineEndsTheOperationAtOnce(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := newHarness(t, []scripted.Step{
+			{Delay: 30 * time.Millisecond, Status: 429, Header: http.Header{"Retry-After": {"1"}}}, // 1: at 30ms, "wait 1s"
+			{Delay: 20 * time.Millisecond, Status: 503},                                            // 2 (hedge, at 20ms): at 40ms
+			{Status: 200},
+		}, otelretry.WithHedging(otelretry.Hedging{Delay: 20 * time.Millisecond, MaxRate: 1}),
+			otelretry.WithDeadline(500*time.Millisecond), otelretry.WithoutBudget(),
+			otelretry.WithBackoff(otelretry.ConstantBackoff(10*time.Millisecond)))
+		start := time.Now()
+		status, _, err := roundTrip(t, h, get(t, t.Context(), "http://api.test/items"))
+		if took := time.Since(start); took != 40*time.Millisecond {
+			t.Errorf("RoundTrip returned after %v, want 40ms (the hedge's 503, with no time left for the hint)", took)
+		}
+		if calls := len(h.base.Calls()); calls != 2 {
+			t.Errorf("%d calls, want 2", calls)
+		}
+		if got, want := attemptDecisions(t, h), []string{"retry", "deadline_exceeded"}; !slices.Equal(got, want) {
+			t.Errorf("decisions %v (status %d, err %v), want %v", got, status, err, want)
+		}
+	})
+}
+
+// The hint a hedge got holds the retry as the original's does: the hedge
+// answers a 429 asking for a second while the attempt it hedged is still
+// in flight, and when that attempt then fails, the retry waits for the
+// rest of the second.
+func TestARetryAfterTheHedgeGotHoldsTheRetryAfterTheOriginalFails(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := newHarness(t, []scripted.Step{
+			{Delay: 100 * time.Millisecond, Status: 503},                                          // 1: at 100ms
+			{Delay: 5 * time.Millisecond, Status: 429, Header: http.Header{"Retry-After": {"1"}}}, // 2 (hedge, at 20ms): at 25ms, "wait 1s"
+			{Status: 200},
+		}, otelretry.WithHedging(otelretry.Hedging{Delay: 20 * time.Millisecond, MaxRate: 1}),
+			otelretry.WithBackoff(otelretry.ConstantBackoff(10*time.Millisecond)))
+		start := time.Now()
+		if status, _, err := roundTrip(t, h, get(t, t.Context(), "http://api.test/items")); err != nil || status != 200 {
+			t.Fatalf("got %d %v", status, err)
+		}
+		calls := h.base.Calls()
+		if len(calls) != 3 {
+			t.Fatalf("%d calls, want 3", len(calls))
+		}
+		if at := calls[2].At.Sub(start); at != 25*time.Millisecond+time.Second {
+			t.Errorf("the retry was sent at %v, want at 1.025s: the 1s the hedge was asked to wait at 25ms", at)
+		}
+	})
+}
+
+// A race's hint holds the retry of that race only: the retry after it
+// fails again, and the attempt that follows waits for its backoff alone.
+func TestARaceHintDoesNotCarryIntoTheNextRace(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := newHarness(t, []scripted.Step{
+			{Delay: 30 * time.Millisecond, Status: 429, Header: http.Header{"Retry-After": {"1"}}}, // 1: at 30ms, "wait 1s"
+			{Delay: 20 * time.Millisecond, Status: 503},                                            // 2 (hedge, at 20ms): at 40ms
+			{Delay: 5 * time.Millisecond, Status: 503},                                             // 3: at 1.030s, to 1.035s
+			{Status: 200},                                                                          // 4: 10ms later
+		}, otelretry.WithHedging(otelretry.Hedging{Delay: 20 * time.Millisecond, MaxRate: 1}),
+			otelretry.WithMaxAttempts(5), otelretry.WithoutBudget(), otelretry.WithBackoff(otelretry.ConstantBackoff(10*time.Millisecond)))
+		start := time.Now()
+		if status, _, err := roundTrip(t, h, get(t, t.Context(), "http://api.test/items")); err != nil || status != 200 {
+			t.Fatalf("got %d %v", status, err)
+		}
+		var at []time.Duration
+		for _, c := range h.base.Calls() {
+			at = append(at, c.At.Sub(start))
+		}
+		want := []time.Duration{0, 20 * time.Millisecond, 1030 * time.Millisecond, 1045 * time.Millisecond}
+		if !slices.Equal(at, want) {
+			t.Errorf("calls at %v, want %v", at, want)
+		}
+	})
+}
