@@ -152,14 +152,15 @@
 // [1] Repeatable: GET, HEAD, OPTIONS, TRACE, methods added with
 // WithIdempotentMethods, an Idempotency-Key under
 // WithIdempotencyKeyContract, or Intent.Repeatable. [2] Within the limits,
-// in order: the pause (the largest of the Backoff's, Retry-After and the
-// classifier's hint) must end before the deadline (deadline_exceeded,
-// reason deadline); an attempt must be left (max_attempts); the body must
-// be replayable (stop, not_replayable); the retry budget must allow it
-// (budget_exhausted, reason budget, pushback or host_limit). While time is
-// left and another
-// attempt of the operation is in flight (a hedge), that attempt is the
-// retry (retry, reason in_flight, no pause).
+// in order: the pause (the largest of the Backoff's, Retry-After, the
+// classifier's hint and what is left of the hints the race's earlier
+// failures got while a hedge was in flight) must end before the deadline
+// (deadline_exceeded, reason deadline); an attempt must be left
+// (max_attempts); the body must be replayable (stop, not_replayable); the
+// retry budget must allow it (budget_exhausted, reason budget, pushback or
+// host_limit). While time is left and another attempt of the operation is
+// in flight (a hedge), that attempt is the retry (retry, reason in_flight,
+// no pause).
 //
 // A Classifier (WithClassifier), the request's Intent (WithIntent), a
 // PrepareFunc (WithPrepareAttempt) and an AnswerBackoff shape the policy;

@@ -256,6 +256,9 @@ func FuzzDecide(f *testing.F) {
 	f.Add(uint8(4), true, 0, uint8(0), false, int64(300), 2, int64(40), int64(0), true, uint8(0), uint8(0), true, uint8(0), false, false, true, false, false, uint8(0), uint8(0b011100))
 	f.Add(uint8(2), true, 200, uint8(0), false, int64(300), 2, int64(40), int64(0), true, uint8(0), uint8(0), false, uint8(0), false, false, true, false, false, uint8(0), uint8(0b01))
 	f.Add(uint8(2), true, 503, uint8(0), true, int64(300), 0, int64(40), int64(0), true, uint8(0), uint8(0), false, uint8(0), false, false, false, false, false, uint8(0), uint8(0b10))
+	// A retry after a race whose hint (310ms left of it) outlasts the backoff, and one it would take past the deadline.
+	f.Add(uint8(2), true, 503, uint8(0), true, int64(1000), 2, int64(10), int64(0), true, uint8(0), uint8(0), true, uint8(0), false, false, true, false, false, uint8(0), uint8(0b11000000))
+	f.Add(uint8(2), true, 503, uint8(0), true, int64(300), 2, int64(10), int64(0), true, uint8(0), uint8(0), true, uint8(0), false, false, true, false, false, uint8(0), uint8(0b11000000))
 	f.Fuzz(func(t *testing.T, phaseIdx uint8, repeatable bool, status int, classIdx uint8, retryableStatus bool,
 		remainingMs int64, attemptsLeft int, backoffMs, retryAfterMs int64, replayable bool,
 		classifierIdx, budgetIdx uint8, budgetAsked bool, stateIdx uint8, noRetry, caller bool, pauseAsked, written, callerDeadline bool,
