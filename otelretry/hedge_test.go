@@ -1287,7 +1287,7 @@ func TestARaceHintDoesNotCarryIntoTheNextRace(t *testing.T) {
 			{Delay: 30 * time.Millisecond, Status: 429, Header: http.Header{"Retry-After": {"1"}}}, // 1: at 30ms, "wait 1s"
 			{Delay: 20 * time.Millisecond, Status: 503},                                            // 2 (hedge, at 20ms): at 40ms
 			{Delay: 5 * time.Millisecond, Status: 503},                                             // 3: at 1.030s, to 1.035s
-			{Status: 200},                                                                          // 4: 10ms later
+			{Status: 200}, // 4: 10ms later
 		}, otelretry.WithHedging(otelretry.Hedging{Delay: 20 * time.Millisecond, MaxRate: 1}),
 			otelretry.WithMaxAttempts(5), otelretry.WithoutBudget(), otelretry.WithBackoff(otelretry.ConstantBackoff(10*time.Millisecond)))
 		start := time.Now()
