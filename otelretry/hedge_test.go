@@ -1304,3 +1304,46 @@ func TestARaceHintDoesNotCarryIntoTheNextRace(t *testing.T) {
 		}
 	})
 }
+
+// A hedge costs the budget its token when it is sent (docs/hedging.md):
+// one that is not sent costs nothing, whether its PrepareFunc refused it,
+// panicked, or was still running when the race was over. The original
+// answers a 404, which changes nothing, so the host's retries show any
+// token taken: two for a fresh host, one after a charge.
+func TestAHedgeNotSentCostsTheBudgetNothing(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		prepare func() error
+	}{
+		{"refused", func() error { return errors.New("signer unavailable") }},
+		{"panicked", func() error { panic("signer crashed") }},
+		{"too late", func() error { time.Sleep(100 * time.Millisecond); return nil }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				budget := otelretry.NewBudget()
+				h := newHarness(t, []scripted.Step{{Delay: 50 * time.Millisecond, Status: 404}},
+					otelretry.WithHedging(otelretry.Hedging{Delay: 10 * time.Millisecond, MaxRate: 1}),
+					otelretry.WithBudget(budget),
+					otelretry.WithPrepareAttempt(func(_ *http.Request, attempt int) error {
+						if attempt == 2 {
+							return tc.prepare()
+						}
+						return nil
+					}))
+				func() {
+					defer func() { _ = recover() }() // the panicking preparation's, which RoundTrip goes on with
+					_, _, _ = roundTrip(t, h, get(t, t.Context(), "http://api.test/items"))
+				}()
+				time.Sleep(time.Second) // the late preparation ends
+				synctest.Wait()
+				if calls := len(h.base.Calls()); calls != 1 {
+					t.Fatalf("%d calls, want 1: the hedge was not to be sent", calls)
+				}
+				if n := budget.Available(get(t, t.Context(), "http://api.test/items")); n != 2 {
+					t.Errorf("Available = %d after a hedge that was never sent, want a fresh host's 2", n)
+				}
+			})
+		})
+	}
+}
