@@ -1347,3 +1347,66 @@ func TestAHedgeNotSentCostsTheBudgetNothing(t *testing.T) {
 		})
 	}
 }
+
+// Under one WithOperationID, concurrent operations whose hedges are
+// refused at their preparation give their numbers back (identity.unnumber)
+// while the others take numbers: no number is ever sent, or recorded,
+// twice. A gap is allowed there; a duplicate request id is not.
+func TestConcurrentOperationsUnderOneIDNeverShareAnAttemptNumber(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		const ops = 24
+		var (
+			mu       sync.Mutex
+			prepared = map[string]int{}
+		)
+		steps := make([]scripted.Step, 0, 12)
+		for range 11 {
+			steps = append(steps, scripted.Step{Delay: 50 * time.Millisecond, Status: 503})
+		}
+		steps = append(steps, scripted.Step{Delay: 50 * time.Millisecond, Status: 200})
+		h := newHarness(t, steps,
+			otelretry.WithHedging(otelretry.Hedging{Delay: 10 * time.Millisecond, MaxRate: 1}),
+			otelretry.WithoutBudget(), otelretry.WithMaxAttempts(6),
+			otelretry.WithBackoff(otelretry.ConstantBackoff(time.Millisecond)),
+			otelretry.WithAttemptHeader(otelretry.AttemptHeader{Name: "X-Attempt", Value: func(n, _ int) string { return strconv.Itoa(n) }}),
+			otelretry.WithPrepareAttempt(func(r *http.Request, _ int) error {
+				mu.Lock()
+				defer mu.Unlock()
+				prepared[r.URL.Path]++
+				if n := prepared[r.URL.Path]; n%2 == 0 && len(r.URL.Path)%2 == 0 {
+					return errors.New("signer unavailable") // every other preparation of half the operations
+				}
+				return nil
+			}))
+		ctx := otelretry.WithOperationID(t.Context(), "op-shared")
+		var wg sync.WaitGroup
+		for i := range ops {
+			wg.Go(func() {
+				path := "/items/" + strings.Repeat("x", i)
+				_, _, _ = roundTrip(t, h, get(t, ctx, "http://api.test"+path))
+			})
+		}
+		wg.Wait()
+		sent := map[string]int{}
+		for _, c := range h.base.Calls() {
+			sent[c.Header.Get("X-Attempt")]++
+		}
+		for n, times := range sent {
+			if times > 1 {
+				t.Errorf("attempt number %s sent %d times", n, times)
+			}
+		}
+		recorded := map[int64]int{}
+		for _, s := range h.attempts() {
+			recorded[readEvent(t, s).Attempt]++
+		}
+		for n, times := range recorded {
+			if times > 1 {
+				t.Errorf("attempt number %d recorded %d times", n, times)
+			}
+		}
+		if len(sent) != len(h.base.Calls()) || len(recorded) != len(h.base.Calls()) {
+			t.Errorf("%d calls, %d numbers sent, %d recorded", len(h.base.Calls()), len(sent), len(recorded))
+		}
+	})
+}
