@@ -4,10 +4,13 @@
 package otelretry_test
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"math"
 	"math/rand/v2"
 	"net/http"
@@ -24,6 +27,8 @@ import (
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
+	sdklog "go.opentelemetry.io/otel/sdk/log"
+	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	"go.opentelemetry.io/otel/trace"
@@ -1409,4 +1414,73 @@ func TestConcurrentOperationsUnderOneIDNeverShareAnAttemptNumber(t *testing.T) {
 			t.Errorf("%d calls, %d numbers sent, %d recorded", len(h.base.Calls()), len(sent), len(recorded))
 		}
 	})
+}
+
+// On loopback, through net/http: the attempt that lost its race records
+// race_lost on every channel, its span, its log record (WithLoggerProvider),
+// its slog record (WithLogger) and the retry.attempts metric, and nothing
+// records canceled.
+func TestTheAttemptThatLostRecordsRaceLostOnEveryChannel(t *testing.T) {
+	var requests atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if requests.Add(1) == 1 {
+			select { // the original: slow, until it is canceled
+			case <-time.After(5 * time.Second):
+			case <-r.Context().Done():
+			}
+			return
+		}
+		_, _ = io.WriteString(w, "ok")
+	}))
+	defer srv.Close()
+	defer srv.Client().CloseIdleConnections()
+	spans, reader, logs := tracetest.NewSpanRecorder(), sdkmetric.NewManualReader(), &logRecorder{}
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(spans))
+	lp := sdklog.NewLoggerProvider(sdklog.WithProcessor(logs))
+	defer lp.Shutdown(context.Background())
+	var slogBuf bytes.Buffer
+	h := &harness{spans: spans, reader: reader}
+	h.transprt = otelretry.NewTransport(srv.Client().Transport, otelretry.WithTracerProvider(tp),
+		otelretry.WithMeterProvider(sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))),
+		otelretry.WithLoggerProvider(lp), otelretry.WithLogger(slog.New(slog.NewJSONHandler(&slogBuf, nil))),
+		otelretry.WithHedging(otelretry.Hedging{Delay: 20 * time.Millisecond, MaxRate: 1}))
+	defer h.transprt.CloseIdleConnections()
+	if status, _, err := roundTrip(t, h, get(t, t.Context(), srv.URL)); err != nil || status != 200 {
+		t.Fatalf("got %d %v", status, err)
+	}
+	want := string(attrs.ErrorClassRaceLost)
+	var classes []string
+	for _, a := range hedgeAttempts(t, h) {
+		classes = append(classes, a.decision+":"+a.class)
+	}
+	if w := []string{"superseded:" + want, "return:"}; !slices.Equal(classes, w) {
+		t.Errorf("attempt spans %v, want %v", classes, w)
+	}
+	classes = nil
+	for _, rec := range logs.named(attrs.LogEventAttempt) {
+		a := recordAttrs(rec)
+		classes = append(classes, a[attrs.DecisionKey].AsString()+":"+a[attrs.ErrorClassKey].AsString())
+	}
+	slices.Sort(classes)
+	if w := []string{"return:", "superseded:" + want}; !slices.Equal(classes, w) {
+		t.Errorf("attempt log records %v, want %v", classes, w)
+	}
+	classes = nil
+	for line := range strings.Lines(slogBuf.String()) {
+		var rec map[string]any
+		if err := json.Unmarshal([]byte(line), &rec); err != nil {
+			t.Fatal(err)
+		}
+		if d, _ := rec[string(attrs.DecisionKey)].(string); d != "" {
+			c, _ := rec[string(attrs.ErrorClassKey)].(string)
+			classes = append(classes, d+":"+c)
+		}
+	}
+	slices.Sort(classes)
+	if w := []string{"return:", "superseded:" + want}; !slices.Equal(classes, w) {
+		t.Errorf("slog records %v, want %v", classes, w)
+	}
+	if got := sumBy(t, h.collect(t), "retry.attempts", attrs.ErrorClassKey); got[want] != 1 || got[string(attrs.ErrorClassCanceled)] != 0 {
+		t.Errorf("retry.attempts by error class = %v, want one %s", got, want)
+	}
 }
