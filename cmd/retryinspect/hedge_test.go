@@ -149,6 +149,7 @@ func TestTransportHedgesReadClean(t *testing.T) {
 		"retry     in_flight         hedged after 20ms  -            0ms",
 		"retry     retryable_status  of 1               -            10ms",
 		"hedges refused hedge_limit",
+		"error classes   race_lost 3 (23.1%)", // the three attempts that lost: a known class, no finding
 	} {
 		if !strings.Contains(out, line) {
 			t.Errorf("spans: the report lacks %q:\n%s", line, out)
