@@ -1484,3 +1484,56 @@ func TestTheAttemptThatLostRecordsRaceLostOnEveryChannel(t *testing.T) {
 		t.Errorf("retry.attempts by error class = %v, want one %s", got, want)
 	}
 }
+
+// Under WithOperationID, the numbers keep no gap when the hedge's
+// preparation is still running as its race ends: the attempt it hedged
+// fails, the race is over, and the retry follows before the preparation
+// (a PrepareFunc that stops when its context is canceled, as the docs ask)
+// lets go of its number. The hedge was never sent: the retry is attempt 2,
+// as it is without WithOperationID.
+func TestAHedgeStillPreparingWhenItsRaceEndsLeavesNoGapInTheNumbers(t *testing.T) {
+	for _, withID := range []bool{false, true} {
+		t.Run(fmt.Sprintf("WithOperationID=%v", withID), func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				var hedgePrepared atomic.Bool
+				h := newHarness(t, []scripted.Step{
+					{Delay: 50 * time.Millisecond, Status: 503},
+					{Status: 200},
+				}, otelretry.WithHedging(otelretry.Hedging{Delay: 10 * time.Millisecond, MaxRate: 1}),
+					otelretry.WithBackoff(otelretry.ConstantBackoff(10*time.Millisecond)),
+					otelretry.WithPrepareAttempt(func(r *http.Request, attempt int) error {
+						if attempt != 2 || hedgePrepared.Swap(true) {
+							return nil // not the hedge
+						}
+						select { // the hedge's signer: slow, and it stops when told
+						case <-time.After(time.Second):
+							return nil
+						case <-r.Context().Done():
+							time.Sleep(30 * time.Millisecond) // it takes its time to stop
+							return r.Context().Err()
+						}
+					}),
+					otelretry.WithAttemptHeader(otelretry.AttemptHeader{Name: "X-Attempt", Value: func(n, _ int) string { return strconv.Itoa(n) }}))
+				ctx := t.Context()
+				if withID {
+					ctx = otelretry.WithOperationID(ctx, "op-36")
+				}
+				if status, _, err := roundTrip(t, h, get(t, ctx, "http://api.test/items")); err != nil || status != 200 {
+					t.Fatalf("got %d %v", status, err)
+				}
+				time.Sleep(time.Second) // the preparation ends
+				var numbers []int64
+				for _, a := range hedgeAttempts(t, h) {
+					numbers = append(numbers, a.number)
+				}
+				var sent []string
+				for _, c := range h.base.Calls() {
+					sent = append(sent, c.Header.Get("X-Attempt"))
+				}
+				if want := []int64{1, 2}; !slices.Equal(numbers, want) {
+					t.Errorf("attempt numbers %v (sent %v), want %v", numbers, sent, want)
+				}
+			})
+		})
+	}
+}
