@@ -146,10 +146,11 @@ func (i *identity) attemptNumber(n int) int {
 }
 
 // unnumber gives back number, which attemptNumber gave to an attempt that
-// was never sent (a hedge refused at its preparation), so that the next
-// attempt takes it and the numbers keep no gap. Under WithOperationID it
-// can only when no attempt took a number since, of another operation
-// under the same id; otherwise the gap stays.
+// was never sent (a hedge refused at its preparation, or whose race was
+// over before it could be sent), so that the next attempt takes it and the
+// numbers keep no gap. Under WithOperationID it can only when no attempt
+// took a number since, of another operation under the same id; otherwise
+// the gap stays.
 func (i *identity) unnumber(number int) {
 	if i.oc != nil {
 		i.oc.attempts.CompareAndSwap(int64(number), int64(number-1))

@@ -662,15 +662,24 @@ func (op *operation) runRace(a *attempt, p *progress, held *holdings) (*attempt,
 
 // hedgeNotSent carries out what a race's goroutine reported, other than an
 // attempt's end: a hedge refused at its preparation is recorded, and gives
-// its hedge back to the rate; a panic goes on, on the operation's
+// its number back (WithOperationID) and its hedge back to the rate; a hedge
+// not sent because its race was over gives them back too, unrecorded; a
+// panic goes on, on the operation's
 // goroutine (runtime.Goexit for a nil value), once the result the race
 // ended on (last, if any), which the caller will not get, was let go of;
 // abandonOnPanic cancels and awaits the rest.
 func (op *operation) hedgeNotSent(d raceDone, last *raceDone, delay time.Duration, held *holdings) {
-	if d.kind == reportRefused {
+	switch d.kind {
+	case reportRefused:
 		op.ident.unnumber(d.a.id.number)
 		op.t.hedger.refund(op.dependency(), op.hedging.MaxRate)
 		op.t.sender.rec.recordHedge(&op.tel, attrs.EventHedgeRefused, 0, d.of, delay, d.refused)
+		return
+	case reportUnsent:
+		// Not refused: the race was over. Given back on the operation's
+		// goroutine, before its next attempt takes a number.
+		op.ident.unnumber(d.a.id.number)
+		op.t.hedger.refund(op.dependency(), op.hedging.MaxRate)
 		return
 	}
 	if last != nil {
@@ -756,8 +765,11 @@ func (op *operation) prepareHedge(hedge, of *attempt, gen int, at progress, dela
 			}
 			v := recover()
 			hedge.abandon()
-			op.t.hedger.refund(op.dependency(), op.hedging.MaxRate)
-			if !r.report(gen, raceDone{kind: reportPanic, a: hedge, value: v}) && v != nil {
+			taken, reported := r.panicked(gen, hedge, v)
+			if !taken {
+				op.t.hedger.refund(op.dependency(), op.hedging.MaxRate)
+			}
+			if !reported && v != nil {
 				otel.Handle(fmt.Errorf("otelretry: a hedge no longer needed panicked while it was prepared: %v", v))
 			}
 		}()

@@ -45,6 +45,10 @@ type raceState struct {
 	hintUntil time.Duration
 	// preparing is the hedge being prepared, nil when none.
 	preparing *attempt
+	// handedBack are hedges whose preparation outlived their race: the
+	// race gave back their number and their hedge when it closed, and
+	// their preparation, when it ends, only lets go of them.
+	handedBack []*attempt
 	// hedgesTried counts the hedges the operation decided to send, over all
 	// its races, sent or refused at their preparation.
 	hedgesTried int
@@ -78,6 +82,10 @@ const (
 	// reportPanic: a panic (or runtime.Goexit: a nil value) ended the
 	// goroutine.
 	reportPanic
+	// reportUnsent: hedge a was prepared for a race that was over (won,
+	// or nothing left in flight), or was still being prepared when the
+	// race closed: it is not sent, and its preparation lets go of it.
+	reportUnsent
 )
 
 // raceDone is one report of a race's goroutine.
@@ -157,16 +165,27 @@ func (r *raceState) hedgeable(decide func(n int, of *attempt, hedgesTried int) *
 // won and an attempt is in flight, ready (the verdict of its preparation
 // and the hedge rate) decides whether it is sent; sent counts it in flight
 // and starts it (run under the lock, before any conclusion can see it).
-// It reports whether hedge was sent, and whether its refusal was reported;
-// when neither, the race is over and hedge is only let go of.
+// It reports whether hedge was sent, and whether the race took the rest
+// over (reported): the refusal, or the hedge not sent once the race was
+// over, is reported, and the race, not the preparation, gives back the
+// hedge's number before the operation's next attempt takes one. When
+// neither, the race was abandoned after a panic, and hedge is only let go
+// of.
 func (r *raceState) prepared(hedge, of *attempt, gen int, ready func() verdict, sent func()) (bool, bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	if r.takeBackLocked(hedge) {
+		return false, true
+	}
 	if r.preparing == hedge {
 		r.preparing = nil
 	}
-	if gen != r.gen || r.closed || r.won || len(r.inFlight) == 0 {
+	if gen != r.gen || r.closed {
 		return false, false
+	}
+	if r.won || len(r.inFlight) == 0 {
+		r.reports <- raceDone{kind: reportUnsent, a: hedge}
+		return false, true
 	}
 	if v := ready(); !v.goAhead() {
 		r.reports <- raceDone{kind: reportRefused, a: hedge, refused: v, of: of.id.number}
@@ -176,6 +195,34 @@ func (r *raceState) prepared(hedge, of *attempt, gen int, ready func() verdict, 
 	r.hedges = append(r.hedges, hedgeSent{hedge, of, hedge.start - of.start})
 	r.addLocked(hedge)
 	return true, false
+}
+
+// panicked reports the panic (value) that ended the preparation of hedge
+// for race gen, if the race is still open (reported); taken: the race
+// already gave back its number and its hedge when it closed.
+func (r *raceState) panicked(gen int, hedge *attempt, value any) (taken, reported bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.takeBackLocked(hedge) {
+		return true, false
+	}
+	if gen != r.gen || r.closed {
+		return false, false
+	}
+	r.reports <- raceDone{kind: reportPanic, a: hedge, value: value}
+	return false, true
+}
+
+// takeBackLocked reports whether the race gave back hedge's number and
+// hedge when it closed (handedBack), and forgets it: its preparation,
+// which ended, only lets go of it. The caller holds r.mu.
+func (r *raceState) takeBackLocked(hedge *attempt) bool {
+	i := slices.Index(r.handedBack, hedge)
+	if i < 0 {
+		return false
+	}
+	r.handedBack = slices.Delete(r.handedBack, i, i+1)
+	return true
 }
 
 // report sends d from a goroutine of race gen, if the race is still open,
@@ -248,7 +295,9 @@ func (r *raceState) cancelAll() {
 // closeIfReported closes the race once each of its sent attempts reported
 // its end (received of them did): nothing is sent or reported in it any
 // more. It reports whether it closed, and the reports its preparations
-// sent before it did.
+// sent before it did; a hedge still being prepared is canceled, and
+// reported unsent (handedBack), so that its number is given back before
+// the operation's next attempt takes one.
 func (r *raceState) closeIfReported(received int) (bool, []raceDone) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -256,12 +305,15 @@ func (r *raceState) closeIfReported(received int) (bool, []raceDone) {
 		return false, nil
 	}
 	r.closed = true
-	if p := r.preparing; p != nil {
-		p.release()
-	}
 	var left []raceDone
 	for len(r.reports) > 0 {
 		left = append(left, <-r.reports)
+	}
+	if p := r.preparing; p != nil {
+		p.release()
+		r.preparing = nil
+		r.handedBack = append(r.handedBack, p)
+		left = append(left, raceDone{kind: reportUnsent, a: p})
 	}
 	return true, left
 }
@@ -289,6 +341,9 @@ func (r *raceState) wait() {
 // letGo lets go of what a report's attempt holds: its response, drained
 // of nothing and closed, and the attempt.
 func letGo(d raceDone) {
+	if d.kind == reportUnsent {
+		return // its preparation lets go of it
+	}
 	if d.kind == reportEnd {
 		afterPanic(func() { d.a.discard(d.res.resp, 0) })
 	}

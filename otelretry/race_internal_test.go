@@ -78,8 +78,8 @@ func TestRaceViews(t *testing.T) {
 }
 
 // Once an attempt won, the others conclude superseded; a hedge prepared
-// after that, or after its race closed, is not sent, and its refusal is
-// not reported.
+// after that is not sent, and is reported unsent, so that the race gives
+// back its number (not its refusal: it was not refused).
 func TestRaceWonSupersedesTheOthers(t *testing.T) {
 	a1 := &attempt{id: attemptID{n: 1, number: 1}}
 	a2 := &attempt{id: attemptID{n: 2, number: 2}}
@@ -96,8 +96,11 @@ func TestRaceWonSupersedesTheOthers(t *testing.T) {
 	}
 	r.done(a1, verdict{decision: attrs.DecisionSuperseded}, 0)
 	sent, reported := r.prepared(a3, of, r.gen, func() verdict { return verdict{decision: attrs.DecisionStop} }, func() {})
-	if sent || reported {
-		t.Errorf("a hedge prepared after the race was won: sent %v, refusal reported %v", sent, reported)
+	if sent || !reported {
+		t.Errorf("a hedge prepared after the race was won: sent %v, reported %v", sent, reported)
+	}
+	if d := <-r.reports; d.kind != reportUnsent || d.a != a3 {
+		t.Errorf("report %+v, want a3 unsent", d)
 	}
 	if closed, _ := r.closeIfReported(1); closed {
 		t.Error("the race closed before both its attempts reported")
@@ -131,6 +134,40 @@ func TestRaceHedgePreparedLate(t *testing.T) {
 	}
 	if r.report(gen, raceDone{}) {
 		t.Error("a report of the earlier race was taken")
+	}
+	r.running.Add(-2)
+}
+
+// A hedge still being prepared when its race closes is reported unsent by
+// the close, once: its preparation, when it ends, reports nothing more,
+// and neither does the next race's close, so that its number is given
+// back exactly once, before the next attempt takes one.
+func TestRaceClosedWhileAHedgeIsPreparedGivesItBackOnce(t *testing.T) {
+	a1 := &attempt{id: attemptID{n: 1, number: 1}}
+	a2 := &attempt{id: attemptID{n: 2, number: 2}}
+	r := newRace(1)
+	r.begin(a1, 0)
+	gen := r.gen
+	r.hedgeable(func(int, *attempt, int) *attempt { return a2 })
+	r.concluding(a1)
+	r.done(a1, verdict{decision: attrs.DecisionRetry, reason: attrs.ReasonRetryableStatus}, 0)
+	closed, left := r.closeIfReported(1)
+	if !closed || len(left) != 1 || left[0].kind != reportUnsent || left[0].a != a2 {
+		t.Fatalf("closed %v, reports %+v; want a2 reported unsent", closed, left)
+	}
+	a3 := &attempt{id: attemptID{n: 2, number: 2}}
+	r.begin(a3, 0)
+	r.concluding(a3)
+	r.done(a3, verdict{decision: attrs.DecisionReturn}, 0)
+	if closed, left := r.closeIfReported(1); !closed || len(left) != 0 {
+		t.Errorf("the next race: closed %v, reports %+v; want none", closed, left)
+	}
+	ready := func() verdict { return verdict{} }
+	if sent, reported := r.prepared(a2, a1, gen, ready, func() {}); sent || !reported {
+		t.Errorf("the preparation that outlived its race: sent %v, reported %v; want settled by the race", sent, reported)
+	}
+	if taken, reported := r.panicked(gen, a2, nil); taken || reported {
+		t.Errorf("a2 handed back twice: taken %v, reported %v", taken, reported)
 	}
 	r.running.Add(-2)
 }
