@@ -66,7 +66,9 @@ var errInvalidBudgetOption = errors.New("otelretry: budget option ignored")
 //     too, and nothing more if it fails: it is load sent, as a retry is, so
 //     hedges and retries share one allowance. When every answer is late
 //     but succeeds, and the hedge rate allows more, the budget lets about
-//     every other operation hedge.
+//     every other operation hedge, one operation at a time, and fewer
+//     while many are in flight together (their successes, coming
+//     together, refill a host only to its full count), never more.
 //   - A 2xx or 3xx answer gives back BudgetTokenRatio tokens (default 0.5),
 //     up to the most. Other answers (a 404, a 500 not retried) change nothing.
 //   - A retry may start only while the host holds more than half its tokens

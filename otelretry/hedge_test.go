@@ -1537,3 +1537,36 @@ func TestAHedgeStillPreparingWhenItsRaceEndsLeavesNoGapInTheNumbers(t *testing.T
 		})
 	}
 }
+
+// "When every answer is late but succeeds and the hedge rate allows more,
+// the budget lets about every other operation hedge" (docs/hedging.md): a
+// hedge costs a token and the answer that wins gives half of one back, so
+// one operation at a time, past the host's first tokens, one in two
+// hedges; with many in flight at once, fewer (the successes that come
+// together refill the host only to its full count), never more.
+func TestTheBudgetLetsAtMostAboutEveryOtherSlowOperationHedge(t *testing.T) {
+	for _, tc := range []struct{ concurrent, least int }{{1, 45}, {8, 5}, {32, 5}} {
+		t.Run(fmt.Sprintf("concurrent=%d", tc.concurrent), func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				ops := 400 / tc.concurrent * tc.concurrent
+				h := newHarness(t, []scripted.Step{{Delay: 50 * time.Millisecond, Status: 200}},
+					otelretry.WithHedging(otelretry.Hedging{Delay: 10 * time.Millisecond, MaxRate: 1}),
+					otelretry.WithBudget(otelretry.NewBudget()))
+				var wg sync.WaitGroup
+				for range tc.concurrent {
+					wg.Go(func() {
+						for range ops / tc.concurrent {
+							if _, _, err := roundTrip(t, h, get(t, t.Context(), "http://api.test/items")); err != nil {
+								t.Error(err)
+							}
+						}
+					})
+				}
+				wg.Wait()
+				if hedges := len(h.base.Calls()) - ops; hedges > ops*55/100 || hedges < ops*tc.least/100 {
+					t.Errorf("%d hedges for %d slow operations, want from %d%% to about half", hedges, ops, tc.least)
+				}
+			})
+		})
+	}
+}
