@@ -71,11 +71,11 @@ var errInvalidBudgetOption = errors.New("otelretry: budget option ignored")
 //     together, refill a host only to its full count), never more.
 //   - A 2xx or 3xx answer gives back BudgetTokenRatio tokens (default 0.5),
 //     up to the most. Other answers (a 404, a 500 not retried) change nothing.
-//   - A retry may start only while the host holds more than half its tokens
-//     (3). A failure never takes the count below half: below it every retry
-//     is refused anyway, and a debt would only delay recovery. Only hedges
-//     go below it, and a failure seen there takes nothing and gives nothing
-//     back.
+//   - A retry (or a hedge) may start only while the host holds more than
+//     half its tokens (3). A failure never takes the count below half:
+//     below it every retry is refused anyway, and a debt would only delay
+//     recovery. Only hedges go below it, and a failure seen there takes
+//     nothing and gives nothing back.
 //   - Nothing is earned from the passage of time, but for what a full
 //     host table grants by forgetting an idle host (see Hosts).
 //

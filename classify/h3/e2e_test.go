@@ -45,55 +45,45 @@ func retrying(t *testing.T, base http.RoundTripper, opts ...otelretry.Option) (*
 // not processed, so it is trusted with writes (WithTrustedBaseResends).
 var trustQuicGo = otelretry.WithTrustedBaseResends()
 
-// Without that word, otelretry cannot tell quic-go's resend from a blind
-// one, so it does not let quic-go resend a guarded POST at all: the
-// prepared request has no GetBody, and quic-go, which resends a rejected
-// request only when it can make its body again, returns the rejection.
-// The classifier proves it unprocessed (refused_stream, with its code),
-// and otelretry resends the POST itself, as an attempt of its own: the
-// server processes it once, and the trace shows both attempts.
-func TestRetryTransportResendsWhatQuicGoMayNotWithoutTrust(t *testing.T) {
-	cert, pool := newCert(t)
-	srv := startH3(t, cert, firstN(1, reject))
-	rt, rec := retrying(t, newClient(t, pool))
-	resp, err := rt.RoundTrip(post(t, srv.url()))
-	if err != nil {
-		t.Fatalf("err = %v, want the second attempt's answer", err)
-	}
-	if got := readAll(t, resp); resp.StatusCode != http.StatusOK || got != "created" {
-		t.Errorf("got %d %q; want 200 created", resp.StatusCode, got)
-	}
-	if s, r, p := srv.streams.Load(), srv.rejected.Load(), srv.processed.Load(); s != 2 || r != 1 || p != 1 {
-		t.Errorf("server: %d streams, %d rejected, %d processed; want 2, 1, 1", s, r, p)
-	}
-	spancheck.AssertOperation(t, rec, attrs.OutcomeReturn, 2)
-	a := spantest.Attempts(rec.Ended())
-	spancheck.AssertRefused(t, a[0], attrs.DecisionRetry, "h3", 0x10b, "H3_REQUEST_REJECTED")
-	spancheck.AssertAnswered(t, a[1])
-}
-
-// A rejection that quic-go's own resend does not absorb (both streams
-// rejected) is classified refused_stream with its code, and otelretry
-// resends the POST, which the server processes once.
+// A rejected POST is processed once, with both attempts in the trace and
+// the first one's evidence, whether quic-go may resend it or not:
+//   - without WithTrustedBaseResends, otelretry cannot tell quic-go's
+//     resend from a blind one, so the prepared request has no GetBody, and
+//     quic-go, which resends a rejected request only when it can make its
+//     body again, returns the first rejection: the classifier proves it
+//     unprocessed (refused_stream, with its code) and otelretry resends;
+//   - trusted, quic-go resends the first rejection itself, and a second
+//     one, which its resend does not absorb, is otelretry's to resend.
 func TestRetryTransportResendsRejected(t *testing.T) {
-	cert, pool := newCert(t)
-	srv := startH3(t, cert, firstN(2, reject))
-	rt, rec := retrying(t, newClient(t, pool), trustQuicGo)
-
-	resp, err := rt.RoundTrip(post(t, srv.url()))
-	if err != nil {
-		t.Fatal(err)
+	for _, tc := range []struct {
+		name                         string
+		rejections                   int
+		opts                         []otelretry.Option
+		streams, rejected, processed int32
+	}{
+		{"without trust, rejected once", 1, nil, 2, 1, 1},
+		{"trusted, rejected twice", 2, []otelretry.Option{trustQuicGo}, 3, 2, 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cert, pool := newCert(t)
+			srv := startH3(t, cert, firstN(tc.rejections, reject))
+			rt, rec := retrying(t, newClient(t, pool), tc.opts...)
+			resp, err := rt.RoundTrip(post(t, srv.url()))
+			if err != nil {
+				t.Fatalf("err = %v, want the second attempt's answer", err)
+			}
+			if got := readAll(t, resp); resp.StatusCode != http.StatusOK || got != "created" {
+				t.Errorf("got %d %q; want 200 created", resp.StatusCode, got)
+			}
+			if s, r, p := srv.streams.Load(), srv.rejected.Load(), srv.processed.Load(); s != tc.streams || r != tc.rejected || p != tc.processed {
+				t.Errorf("server: %d streams, %d rejected, %d processed; want %d, %d, %d", s, r, p, tc.streams, tc.rejected, tc.processed)
+			}
+			spancheck.AssertOperation(t, rec, attrs.OutcomeReturn, 2)
+			a := spantest.Attempts(rec.Ended())
+			spancheck.AssertRefused(t, a[0], attrs.DecisionRetry, "h3", 0x10b, "H3_REQUEST_REJECTED")
+			spancheck.AssertAnswered(t, a[1])
+		})
 	}
-	if got := readAll(t, resp); resp.StatusCode != http.StatusOK || got != "created" {
-		t.Errorf("got %d %q; want 200 created", resp.StatusCode, got)
-	}
-	if s, r, p := srv.streams.Load(), srv.rejected.Load(), srv.processed.Load(); s != 3 || r != 2 || p != 1 {
-		t.Errorf("server: %d streams, %d rejected, %d processed; want 3, 2, 1", s, r, p)
-	}
-	spancheck.AssertOperation(t, rec, attrs.OutcomeReturn, 2)
-	a := spantest.Attempts(rec.Ended())
-	spancheck.AssertRefused(t, a[0], attrs.DecisionRetry, "h3", 0x10b, "H3_REQUEST_REJECTED")
-	spancheck.AssertAnswered(t, a[1])
 }
 
 // With an *http3.ClientConn as the base nothing below otelretry resends:

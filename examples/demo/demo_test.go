@@ -89,11 +89,13 @@ func TestDemo(t *testing.T) {
 			}
 		}
 	}
-	if s.Outcomes["return"] != 4 || s.Decisions["retry"] != 5 || s.RetryRatio != 5.0/15 || s.DeadlineRatio != 2.0/9 {
+	// The hedged read's first attempt lost the race to its hedge.
+	if s.Outcomes["return"] != 5 || s.Decisions["retry"] != 5 || s.Decisions["superseded"] != 1 || s.RetryRatio != 5.0/17 || s.DeadlineRatio != 2.0/10 {
 		t.Errorf("summary = outcomes %v decisions %v retry %.3f deadline %.3f", s.Outcomes, s.Decisions, s.RetryRatio, s.DeadlineRatio)
 	}
 	// Every failed attempt is counted, by its error class or its status:
-	// the six timeouts and the six 503s, as the spans record them.
+	// the six timeouts, the six 503s and the hedged read's lost race, as
+	// the spans record them.
 	failed := map[string]int64{}
 	for _, op := range s.Operations {
 		for _, a := range op.Attempts {
@@ -105,10 +107,10 @@ func TestDemo(t *testing.T) {
 			}
 		}
 	}
-	if !maps.Equal(s.FailedAttempts, failed) || !maps.Equal(failed, map[string]int64{"timeout": 6, "503": 6}) {
-		t.Errorf("failed attempts %v, want %v from the spans, timeout 6 and 503 6", s.FailedAttempts, failed)
+	if !maps.Equal(s.FailedAttempts, failed) || !maps.Equal(failed, map[string]int64{"timeout": 6, "503": 6, "race_lost": 1}) {
+		t.Errorf("failed attempts %v, want %v from the spans, timeout 6, 503 6 and race_lost 1", s.FailedAttempts, failed)
 	}
-	if want := "  failed attempts 12 by class or status:  503 6 (50%), timeout 6 (50%)\n"; !strings.Contains(out, want) {
+	if want := "  failed attempts 13 by class or status:  503 6 (46%), timeout 6 (46%), race_lost 1 (8%)\n"; !strings.Contains(out, want) {
 		t.Errorf("the output does not say %q:\n%s", want, out)
 	}
 	spans, err := os.ReadFile(traces)
@@ -123,11 +125,11 @@ func TestDemo(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := "  report:  retryinspect's HTML report in " + report + " (9 operations, 15 attempts, 0 findings): open it in a browser\n"; !strings.Contains(out, want) {
+	if want := "  report:  retryinspect's HTML report in " + report + " (10 operations, 17 attempts, 0 findings): open it in a browser\n"; !strings.Contains(out, want) {
 		t.Errorf("the output does not say %q:\n%s", want, out)
 	}
-	if !strings.HasPrefix(string(page), "<!DOCTYPE html>") || !strings.Contains(string(page), "9 operations in 9 timelines") {
-		t.Errorf("the HTML report does not draw the 9 operations:\n%.500s", page)
+	if !strings.HasPrefix(string(page), "<!DOCTYPE html>") || !strings.Contains(string(page), "10 operations in 10 timelines") {
+		t.Errorf("the HTML report does not draw the 10 operations:\n%.500s", page)
 	}
 	// The attempt tables are retryinspect's, as it prints them from the
 	// spans the demo exported: "-" where a value is absent, never null.
@@ -318,7 +320,7 @@ func checkTablesAgree(t *testing.T, out string, spans []byte) {
 			t.Errorf("the demo's output lacks retryinspect's table line %q", line)
 		}
 	}
-	if rows < 15 {
+	if rows < 17 {
 		t.Errorf("only %d table lines in retryinspect's report:\n%s", rows, text.String())
 	}
 	if strings.Contains(out, "null") {
@@ -339,7 +341,7 @@ func TestDemoRemovesTemporaryFiles(t *testing.T) {
 	}
 	for _, want := range []string{
 		"  spans:   stdouttrace JSON in a temporary file, removed at exit (-traces FILE keeps them)\n",
-		"  report:  retryinspect's HTML report (9 operations, 15 attempts, 0 findings) in a temporary file, removed at exit (-html FILE keeps it)\n",
+		"  report:  retryinspect's HTML report (10 operations, 17 attempts, 0 findings) in a temporary file, removed at exit (-html FILE keeps it)\n",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("the output does not say %q:\n%s", want, out)

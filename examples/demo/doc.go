@@ -15,8 +15,9 @@
 // paths of the retry contract: first-call success; 503, 503, 200; a
 // deadline that runs out; GET timeouts up to the attempt limit; a POST that
 // times out (check_state, one call); a Retry-After longer than the deadline;
-// state checks that resolve an unknown write either way; and a retry
-// budget that refuses.
+// state checks that resolve an unknown write either way; a retry budget
+// that refuses; and a slow read whose hedge, sent after 50 ms, answers
+// first (the stalled attempt ends superseded).
 //
 // Telemetry follows the standard environment, through contrib's autoexport
 // and autoprop: OTEL_TRACES_EXPORTER (otlp, console, none),

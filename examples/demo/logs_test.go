@@ -26,7 +26,7 @@ import (
 )
 
 // The demo's log events (WithLoggerProvider), one test per value of
-// OTEL_LOGS_EXPORTER. Each run of the demo makes 9 operations of 15
+// OTEL_LOGS_EXPORTER. Each run of the demo makes 10 operations of 17
 // attempts: as many retry.operation and retry.attempt records.
 
 // eventJSON is how stdoutlog writes a record's event name.
@@ -72,8 +72,8 @@ func TestDemoLogsConsole(t *testing.T) {
 		t.Errorf("logs = %+v, want %+v", s.Logs, want)
 	}
 	ops, attempts := strings.Count(stdout, eventJSON(attrs.LogEventOperation)), strings.Count(stdout, eventJSON(attrs.LogEventAttempt))
-	if ops != len(s.Operations) || attempts != attemptCount(s) || ops != 9 || attempts != 15 {
-		t.Errorf("stdout holds %d %s and %d %s records; the demo ran %d operations of %d attempts (want 9 and 15)",
+	if ops != len(s.Operations) || attempts != attemptCount(s) || ops != 10 || attempts != 17 {
+		t.Errorf("stdout holds %d %s and %d %s records; the demo ran %d operations of %d attempts (want 10 and 17)",
 			ops, attrs.LogEventOperation, attempts, attrs.LogEventAttempt, len(s.Operations), attemptCount(s))
 	}
 	report := strings.Index(stdout, "  logs:    stdoutlog JSON below")
@@ -190,8 +190,8 @@ func TestDemoLogsOTLP(t *testing.T) {
 	rc.mu.Lock()
 	defer rc.mu.Unlock()
 	if rc.events[attrs.LogEventOperation] != len(s.Operations) || rc.events[attrs.LogEventAttempt] != attemptCount(s) || len(rc.events) != 2 ||
-		len(s.Operations) != 9 || attemptCount(s) != 15 {
-		t.Errorf("the receiver counted %v in %d requests; the demo ran %d operations of %d attempts (want 9 and 15)",
+		len(s.Operations) != 10 || attemptCount(s) != 17 {
+		t.Errorf("the receiver counted %v in %d requests; the demo ran %d operations of %d attempts (want 10 and 17)",
 			rc.events, rc.requests, len(s.Operations), attemptCount(s))
 	}
 	if rc.noTrace > 0 {

@@ -21,7 +21,8 @@ type scenario struct {
 	path   string
 	body   string
 	limits limits
-	// extra adds options beyond the limits (a state check, a budget).
+	// extra adds options beyond the limits (a state check, a budget,
+	// hedging).
 	extra func(env *environment) []otelretry.Option
 	// want is the expected outcome, checked by the demo's test.
 	want attrs.Outcome
@@ -85,6 +86,12 @@ func scenarios() []scenario {
 			// the retry is refused.
 			extra: func(*environment) []otelretry.Option {
 				return []otelretry.Option{otelretry.WithBudget(otelretry.NewBudget(otelretry.BudgetTokens(2)))}
+			}},
+		// The first request stalls; the hedge sent after 50 ms without an
+		// answer gets one at once, and the stalled attempt is canceled.
+		{name: "slow read, hedged", method: http.MethodGet, path: "/stall-first", limits: reads, want: attrs.OutcomeReturn,
+			extra: func(*environment) []otelretry.Option {
+				return []otelretry.Option{otelretry.WithHedging(otelretry.Hedging{Delay: 50 * ms})}
 			}},
 	}
 }

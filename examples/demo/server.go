@@ -64,6 +64,14 @@ func (s *flakyServer) handler() http.Handler {
 		sleep(r, maxStall)
 		fmt.Fprintln(w, "too late")
 	})
+	// The first request of a key would answer after 300 ms; any other at
+	// once: a hedge wins.
+	mux.HandleFunc("GET /stall-first", func(w http.ResponseWriter, r *http.Request) {
+		if s.count(r) == 1 {
+			sleep(r, 300*time.Millisecond)
+		}
+		fmt.Fprintln(w, "read")
+	})
 	// The write is applied, then the answer is lost: the client times out
 	// and must not send it again.
 	mux.HandleFunc("POST /orders/apply-then-stall", func(w http.ResponseWriter, r *http.Request) {

@@ -21,6 +21,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/otelretry/otelretry-go/attrs"
 )
 
 // Environment variables read by the tests (see doc.go).
@@ -371,7 +373,7 @@ func checkSummary(t *testing.T, r demoRun) {
 			t.Errorf("operation id %q empty or repeated", op.OperationID)
 		}
 		ops[op.OperationID] = true
-		if !outcomes[op.Outcome] {
+		if !attrs.Outcome(op.Outcome).Valid() {
 			t.Errorf("%s: outcome %q not in the vocabulary", op.OperationID, op.Outcome)
 		}
 		for i, a := range op.Attempts {
@@ -386,21 +388,11 @@ func checkSummary(t *testing.T, r demoRun) {
 				t.Errorf("%s attempt %d: status %d and error class %q: want exactly one",
 					op.OperationID, a.Attempt, a.Status, a.ErrorClass)
 			}
-			if !decisions[a.Decision] {
+			if !attrs.Decision(a.Decision).Valid() {
 				t.Errorf("%s attempt %d: decision %q not in the vocabulary", op.OperationID, a.Attempt, a.Decision)
 			}
 		}
 	}
-}
-
-var outcomes = map[string]bool{
-	"return": true, "deadline_exceeded": true, "max_attempts": true, "check_state": true,
-	"stop": true, "canceled": true, "budget_exhausted": true,
-}
-
-var decisions = map[string]bool{
-	"retry": true, "return": true, "deadline_exceeded": true, "max_attempts": true, "check_state": true,
-	"stop": true, "canceled": true, "budget_exhausted": true,
 }
 
 func tail(s string) string {

@@ -14,7 +14,7 @@
 //     leading to their traces, the demo's totals in Prometheus.
 //   - TestTieredPipeline: a long-lived client in miniature (the traffic
 //     generator, generator_test.go: otelretry with the OTLP exporters)
-//     sends a warm-up, then 1280 operations of a known mix over at least
+//     sends a warm-up, then 1320 operations of a known mix over at least
 //     four scrape intervals through the agent. Every expression of the
 //     Grafana dashboard, evaluated over exactly the measured window, must
 //     equal the increase the SDK recorded (tolerance 1e-3 relative);

@@ -67,8 +67,8 @@ type genScenario struct {
 }
 
 // genScenarios is the mix. Each interesting kind is kept by one policy of
-// deploy/tiered/sampler.yaml on its own: the retried success by
-// retry.attempts > 1 alone, deadline_exceeded and check_state (one
+// deploy/tiered/sampler.yaml on its own: the retried success and the
+// hedged read by retry.attempts > 1 alone, deadline_exceeded and check_state (one
 // attempt) by retry.outcome alone, the state-checked success (return, one
 // attempt) by its state_check span alone.
 func genScenarios(stateCheck otelretry.StateCheckFunc) []genScenario {
@@ -98,6 +98,12 @@ func genScenarios(stateCheck otelretry.StateCheckFunc) []genScenario {
 		{name: "POST timeout, state check: applied", method: http.MethodPost, path: "/apply-then-stall",
 			want: attrs.OutcomeReturn, attempts: 1, interesting: true, stateCheck: true, count: 40,
 			opts: append(limits(stallTimeout), otelretry.WithStateCheck(stateCheck))},
+		// The first request stalls and its hedge answers: two requests, the
+		// first superseded. MaxRate 1 lets every operation hedge (the
+		// default 5 % would refuse most of the mix's hedges).
+		{name: "hedged read", method: http.MethodGet, path: "/stall-first", want: attrs.OutcomeReturn, attempts: 2,
+			interesting: true, count: 40,
+			opts: append(limits(time.Second), otelretry.WithHedging(otelretry.Hedging{Delay: 100 * ms, MaxRate: 1}))},
 	}
 }
 
@@ -462,6 +468,15 @@ func (s *genServer) handler() http.Handler {
 	})
 	mux.HandleFunc("GET /slow", func(w http.ResponseWriter, r *http.Request) {
 		stall(r)
+	})
+	// The first request of an operation stalls until its client gives up
+	// (the hedge won), any other answers at once.
+	mux.HandleFunc("GET /stall-first", func(w http.ResponseWriter, r *http.Request) {
+		if s.attempts(r.Header.Get(opKeyHeader)) == 1 {
+			stall(r)
+			return
+		}
+		io.WriteString(w, "read")
 	})
 	mux.HandleFunc("POST /stall", func(w http.ResponseWriter, r *http.Request) {
 		io.Copy(io.Discard, r.Body)

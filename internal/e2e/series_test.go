@@ -316,6 +316,8 @@ func dashboardExpectations(d seriesSet, window time.Duration, tolerance float64)
 			"attempts with decision budget_exhausted / attempts"),
 		"Retry budget/B": exp(ratio(promOperations, eq(lOutcome, "budget_exhausted")),
 			"operations budget_exhausted / operations"),
+		"Superseded share (hedging)/A": exp(ratio(promAttempts, eq(lDecision, "superseded")),
+			"attempts with decision superseded / attempts"),
 		"Operations/A": exp(total(promOperations), "operations"),
 		"Attempts/A":   exp(total(promAttempts), "attempts"),
 		"Attempts per operation (mean)/A": exp(mean(promOperationAttempts),
