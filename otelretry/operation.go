@@ -661,25 +661,22 @@ func (op *operation) runRace(a *attempt, p *progress, held *holdings) (*attempt,
 }
 
 // hedgeNotSent carries out what a race's goroutine reported, other than an
-// attempt's end: a hedge refused at its preparation is recorded, and gives
-// its number back (WithOperationID) and its hedge back to the rate; a hedge
-// not sent because its race was over gives them back too, unrecorded; a
-// panic goes on, on the operation's
-// goroutine (runtime.Goexit for a nil value), once the result the race
-// ended on (last, if any), which the caller will not get, was let go of;
+// attempt's end: a hedge refused at its preparation is recorded and given
+// back (giveBack); a hedge not sent because its race was over is given
+// back, unrecorded; a panic goes on, on the operation's goroutine
+// (runtime.Goexit for a nil value), once the result the race ended on
+// (last, if any), which the caller will not get, was let go of;
 // abandonOnPanic cancels and awaits the rest.
 func (op *operation) hedgeNotSent(d raceDone, last *raceDone, delay time.Duration, held *holdings) {
 	switch d.kind {
 	case reportRefused:
-		op.ident.unnumber(d.a.id.number)
-		op.t.hedger.refund(op.dependency(), op.hedging.MaxRate)
+		op.giveBack(d.a)
 		op.t.sender.rec.recordHedge(&op.tel, attrs.EventHedgeRefused, 0, d.of, delay, d.refused)
 		return
 	case reportUnsent:
 		// Not refused: the race was over. Given back on the operation's
 		// goroutine, before its next attempt takes a number.
-		op.ident.unnumber(d.a.id.number)
-		op.t.hedger.refund(op.dependency(), op.hedging.MaxRate)
+		op.giveBack(d.a)
 		return
 	}
 	if last != nil {
@@ -752,7 +749,8 @@ func (op *operation) chargeHedge() {
 
 // prepareHedge prepares hedge, of attempt of, on a goroutine of its own,
 // and sends it there if race gen is still open; a hedge that is not sent
-// gives its hedge back to the rate. The operation does not wait for a
+// is given back (giveBack), by the operation when the race took it over.
+// The operation does not wait for a
 // preparation once its race is over: a panic there, which has no caller to
 // reach any more, goes to otel.Handle.
 func (op *operation) prepareHedge(hedge, of *attempt, gen int, at progress, delay time.Duration) {
@@ -767,7 +765,7 @@ func (op *operation) prepareHedge(hedge, of *attempt, gen int, at progress, dela
 			hedge.abandon()
 			taken, reported := r.panicked(gen, hedge, v)
 			if !taken {
-				op.t.hedger.refund(op.dependency(), op.hedging.MaxRate)
+				op.giveBack(hedge)
 			}
 			if !reported && v != nil {
 				otel.Handle(fmt.Errorf("otelretry: a hedge no longer needed panicked while it was prepared: %v", v))
@@ -787,10 +785,16 @@ func (op *operation) prepareHedge(hedge, of *attempt, gen int, at progress, dela
 			hedge.unsent() // the race was over
 		}
 		if !reported {
-			op.ident.unnumber(hedge.id.number)
-			op.t.hedger.refund(op.dependency(), op.hedging.MaxRate)
+			op.giveBack(hedge)
 		}
 	}()
+}
+
+// giveBack gives back what a hedge that was not sent took: its attempt
+// number (WithOperationID) and its hedge from the dependency's rate.
+func (op *operation) giveBack(hedge *attempt) {
+	op.ident.unnumber(hedge.id.number)
+	op.t.hedger.refund(op.dependency(), op.hedging.MaxRate)
 }
 
 // launch sends attempt a of race gen on a goroutine of its own (see send).
