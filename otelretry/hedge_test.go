@@ -1205,109 +1205,95 @@ func TestASupersededAttemptIsNotRecordedAsCanceledByTheCaller(t *testing.T) {
 	}
 }
 
-// A server's Retry-After is honoured when another attempt of the race is
-// in flight too: the 429 of attempt 1 asks for a second, and when the
-// hedge in flight then fails, the retry that follows waits for it (the
-// pause is the longest of the backoff and every hint the race got), as it
-// would have without hedging.
-func TestARetryAfterReceivedWhileAHedgeIsInFlightIsHonoured(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		h := newHarness(t, []scripted.Step{
-			{Delay: 30 * time.Millisecond, Status: 429, Header: http.Header{"Retry-After": {"1"}}}, // 1: at 30ms, "wait 1s"
-			{Delay: 20 * time.Millisecond, Status: 503},                                            // 2 (hedge, at 20ms): at 40ms
-			{Status: 200},
-		}, otelretry.WithHedging(otelretry.Hedging{Delay: 20 * time.Millisecond, MaxRate: 1}),
-			otelretry.WithoutBudget(), otelretry.WithBackoff(otelretry.ConstantBackoff(10*time.Millisecond)))
-		start := time.Now()
-		if _, _, err := roundTrip(t, h, get(t, t.Context(), "http://api.test/items")); err != nil {
-			t.Fatal(err)
-		}
-		calls := h.base.Calls()
-		if len(calls) != 3 {
-			t.Fatalf("%d calls, want 3", len(calls))
-		}
-		if at := calls[2].At.Sub(start); at < 30*time.Millisecond+time.Second {
-			t.Errorf("the retry was sent at %v, before the 1s the server asked for at 30ms", at)
-		}
-	})
-}
-
-// A race's hint is bounded by the one deadline, as a Retry-After is: when
-// what is left of it runs past the deadline, the operation ends there
-// (deadline_exceeded), at once, and does not sleep into the deadline.
-func TestARaceHintPastTheDeadlineEndsTheOperationAtOnce(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		h := newHarness(t, []scripted.Step{
-			{Delay: 30 * time.Millisecond, Status: 429, Header: http.Header{"Retry-After": {"1"}}}, // 1: at 30ms, "wait 1s"
-			{Delay: 20 * time.Millisecond, Status: 503},                                            // 2 (hedge, at 20ms): at 40ms
-			{Status: 200},
-		}, otelretry.WithHedging(otelretry.Hedging{Delay: 20 * time.Millisecond, MaxRate: 1}),
-			otelretry.WithDeadline(500*time.Millisecond), otelretry.WithoutBudget(),
-			otelretry.WithBackoff(otelretry.ConstantBackoff(10*time.Millisecond)))
-		start := time.Now()
-		status, _, err := roundTrip(t, h, get(t, t.Context(), "http://api.test/items"))
-		if took := time.Since(start); took != 40*time.Millisecond {
-			t.Errorf("RoundTrip returned after %v, want 40ms (the hedge's 503, with no time left for the hint)", took)
-		}
-		if calls := len(h.base.Calls()); calls != 2 {
-			t.Errorf("%d calls, want 2", calls)
-		}
-		if got, want := attemptDecisions(t, h), []string{"retry", "deadline_exceeded"}; !slices.Equal(got, want) {
-			t.Errorf("decisions %v (status %d, err %v), want %v", got, status, err, want)
-		}
-	})
-}
-
-// The hint a hedge got holds the retry as the original's does: the hedge
-// answers a 429 asking for a second while the attempt it hedged is still
-// in flight, and when that attempt then fails, the retry waits for the
-// rest of the second.
-func TestARetryAfterTheHedgeGotHoldsTheRetryAfterTheOriginalFails(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		h := newHarness(t, []scripted.Step{
-			{Delay: 100 * time.Millisecond, Status: 503},                                          // 1: at 100ms
-			{Delay: 5 * time.Millisecond, Status: 429, Header: http.Header{"Retry-After": {"1"}}}, // 2 (hedge, at 20ms): at 25ms, "wait 1s"
-			{Status: 200},
-		}, otelretry.WithHedging(otelretry.Hedging{Delay: 20 * time.Millisecond, MaxRate: 1}),
-			otelretry.WithBackoff(otelretry.ConstantBackoff(10*time.Millisecond)))
-		start := time.Now()
-		if status, _, err := roundTrip(t, h, get(t, t.Context(), "http://api.test/items")); err != nil || status != 200 {
-			t.Fatalf("got %d %v", status, err)
-		}
-		calls := h.base.Calls()
-		if len(calls) != 3 {
-			t.Fatalf("%d calls, want 3", len(calls))
-		}
-		if at := calls[2].At.Sub(start); at != 25*time.Millisecond+time.Second {
-			t.Errorf("the retry was sent at %v, want at 1.025s: the 1s the hedge was asked to wait at 25ms", at)
-		}
-	})
-}
-
-// A race's hint holds the retry of that race only: the retry after it
-// fails again, and the attempt that follows waits for its backoff alone.
-func TestARaceHintDoesNotCarryIntoTheNextRace(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		h := newHarness(t, []scripted.Step{
-			{Delay: 30 * time.Millisecond, Status: 429, Header: http.Header{"Retry-After": {"1"}}}, // 1: at 30ms, "wait 1s"
-			{Delay: 20 * time.Millisecond, Status: 503},                                            // 2 (hedge, at 20ms): at 40ms
-			{Delay: 5 * time.Millisecond, Status: 503},                                             // 3: at 1.030s, to 1.035s
-			{Status: 200}, // 4: 10ms later
-		}, otelretry.WithHedging(otelretry.Hedging{Delay: 20 * time.Millisecond, MaxRate: 1}),
-			otelretry.WithMaxAttempts(5), otelretry.WithoutBudget(), otelretry.WithBackoff(otelretry.ConstantBackoff(10*time.Millisecond)))
-		start := time.Now()
-		if status, _, err := roundTrip(t, h, get(t, t.Context(), "http://api.test/items")); err != nil || status != 200 {
-			t.Fatalf("got %d %v", status, err)
-		}
-		var at []time.Duration
-		for _, c := range h.base.Calls() {
-			at = append(at, c.At.Sub(start))
-		}
-		want := []time.Duration{0, 20 * time.Millisecond, 1030 * time.Millisecond, 1045 * time.Millisecond}
-		if !slices.Equal(at, want) {
-			t.Errorf("calls at %v, want %v", at, want)
-		}
-	})
+// A race's hint (a Retry-After an attempt got while it left the retry to
+// an attempt still in flight) holds the race's retry as it would have
+// without hedging, whichever attempt got it; it is bounded by the one
+// deadline, as a Retry-After is; and it holds that race's retry only.
+func TestARaceHintHoldsTheRaceRetry(t *testing.T) {
+	const ms = time.Millisecond
+	wait1s := http.Header{"Retry-After": {"1"}}
+	hedging := otelretry.WithHedging(otelretry.Hedging{Delay: 20 * ms, MaxRate: 1})
+	backoff := otelretry.WithBackoff(otelretry.ConstantBackoff(10 * ms))
+	for _, tc := range []struct {
+		name  string
+		steps []scripted.Step
+		opts  []otelretry.Option
+		// calls: when each call was sent; returned: when RoundTrip
+		// returned; decisions: each attempt's.
+		calls     []time.Duration
+		returned  time.Duration
+		decisions []string
+	}{
+		{
+			name: "the original's 429, then the hedge's 503: the retry waits for the 429's second",
+			steps: []scripted.Step{
+				{Delay: 30 * ms, Status: 429, Header: wait1s}, // 1: at 30ms, "wait 1s"
+				{Delay: 20 * ms, Status: 503},                 // 2 (hedge, at 20ms): at 40ms
+				{Status: 200},
+			},
+			opts:      []otelretry.Option{otelretry.WithoutBudget()},
+			calls:     []time.Duration{0, 20 * ms, 1030 * ms},
+			returned:  1030 * ms,
+			decisions: []string{"retry", "retry", "return"},
+		},
+		{
+			name: "the hedge's 429, then the original's 503: the retry waits for the hedge's second",
+			steps: []scripted.Step{
+				{Delay: 100 * ms, Status: 503},               // 1: at 100ms
+				{Delay: 5 * ms, Status: 429, Header: wait1s}, // 2 (hedge, at 20ms): at 25ms, "wait 1s"
+				{Status: 200},
+			},
+			calls:     []time.Duration{0, 20 * ms, 1025 * ms},
+			returned:  1025 * ms,
+			decisions: []string{"retry", "retry", "return"},
+		},
+		{
+			name: "past the deadline: the operation ends at the race's end, with no sleep",
+			steps: []scripted.Step{
+				{Delay: 30 * ms, Status: 429, Header: wait1s},
+				{Delay: 20 * ms, Status: 503},
+				{Status: 200},
+			},
+			opts:      []otelretry.Option{otelretry.WithDeadline(500 * ms), otelretry.WithoutBudget()},
+			calls:     []time.Duration{0, 20 * ms},
+			returned:  40 * ms,
+			decisions: []string{"retry", "deadline_exceeded"},
+		},
+		{
+			name: "the next race's retry waits for its backoff alone",
+			steps: []scripted.Step{
+				{Delay: 30 * ms, Status: 429, Header: wait1s},
+				{Delay: 20 * ms, Status: 503},
+				{Delay: 5 * ms, Status: 503}, // 3: at 1.030s, to 1.035s
+				{Status: 200},                // 4: 10ms later
+			},
+			opts:      []otelretry.Option{otelretry.WithMaxAttempts(5), otelretry.WithoutBudget()},
+			calls:     []time.Duration{0, 20 * ms, 1030 * ms, 1045 * ms},
+			returned:  1045 * ms,
+			decisions: []string{"retry", "retry", "retry", "return"},
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				h := newHarness(t, tc.steps, append([]otelretry.Option{hedging, backoff}, tc.opts...)...)
+				start := time.Now()
+				status, _, err := roundTrip(t, h, get(t, t.Context(), "http://api.test/items"))
+				if took := time.Since(start); took != tc.returned {
+					t.Errorf("RoundTrip returned after %v (status %d, err %v), want %v", took, status, err, tc.returned)
+				}
+				var at []time.Duration
+				for _, c := range h.base.Calls() {
+					at = append(at, c.At.Sub(start))
+				}
+				if !slices.Equal(at, tc.calls) {
+					t.Errorf("calls at %v, want %v", at, tc.calls)
+				}
+				if got := attemptDecisions(t, h); !slices.Equal(got, tc.decisions) {
+					t.Errorf("decisions %v, want %v", got, tc.decisions)
+				}
+			})
+		})
+	}
 }
 
 // A hedge costs the budget its token when it is sent (docs/hedging.md):
