@@ -883,32 +883,45 @@ func TestCallAbandonedAfterARaceIsNumberedAfterItsHedges(t *testing.T) {
 	})
 }
 
-// MaxHedges is "how many hedges one operation may send" (Hedging's doc,
-// and the decision table's row: "the operation sent MaxHedges hedges"):
+// MaxHedges is "how many hedges one operation may send" (Hedging's doc):
 // once the operation's one hedge was sent, the attempt after a retry is
-// not hedged again, and the refusal says why.
+// not hedged again. Nothing is refused there, since nothing was asked: no
+// hedge delay is armed once the operation may send no more hedges, and
+// hedge_limit is the dependency's rate's alone. The same holds once no
+// attempt is left: the last attempt waits for its answer, unhedged.
 func TestMaxHedgesBoundsTheHedgesOfTheOperation(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		h := newHarness(t, []scripted.Step{
-			{Delay: 30 * time.Millisecond, Status: 503}, // 1: fails while its hedge is in flight
-			{Delay: 40 * time.Millisecond, Status: 503}, // 2 (the hedge, at 20ms): fails at 60ms
-			{Delay: 50 * time.Millisecond, Status: 200}, // 3 (after a 10ms pause): slow, and not hedged
-		}, otelretry.WithHedging(otelretry.Hedging{Delay: 20 * time.Millisecond, MaxHedges: 1, MaxRate: 1}),
-			otelretry.WithMaxAttempts(4), otelretry.WithBackoff(otelretry.ConstantBackoff(10*time.Millisecond)))
-		if status, _, err := roundTrip(t, h, get(t, t.Context(), "http://api.test/items")); err != nil || status != 200 {
-			t.Fatalf("got %d, %v", status, err)
-		}
-		if n := len(h.base.Calls()); n != 3 {
-			t.Errorf("%d calls, want 3: one hedge for the operation", n)
-		}
-		want := []string{
-			"hedge_sent retry.attempt=2 retry.hedge.of=1 retry.hedge.delay_ms=20",
-			"hedge_refused retry.hedge.of=3 retry.hedge.delay_ms=20 retry.reason=hedge_limit",
-		}
-		if got := hedgeEvents(t, h); !slices.Equal(got, want) {
-			t.Errorf("operation events = %q, want %q", got, want)
-		}
-	})
+	for _, tc := range []struct {
+		name                   string
+		maxHedges, maxAttempts int
+		hedge                  time.Duration
+	}{
+		// 1 fails at 30ms while its hedge (at 20ms) is in flight; the hedge
+		// fails at 60ms; 3, after a 10ms pause, is slow, and not hedged.
+		{"MaxHedges spent", 1, 4, 40 * time.Millisecond},
+		// The hedge fails at 25ms, 1 at 30ms; 3, at 40ms, is the last.
+		{"no attempt left", 2, 3, 5 * time.Millisecond},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				h := newHarness(t, []scripted.Step{
+					{Delay: 30 * time.Millisecond, Status: 503},
+					{Delay: tc.hedge, Status: 503},
+					{Delay: 50 * time.Millisecond, Status: 200},
+				}, otelretry.WithHedging(otelretry.Hedging{Delay: 20 * time.Millisecond, MaxHedges: tc.maxHedges, MaxRate: 1}),
+					otelretry.WithMaxAttempts(tc.maxAttempts), otelretry.WithBackoff(otelretry.ConstantBackoff(10*time.Millisecond)))
+				if status, _, err := roundTrip(t, h, get(t, t.Context(), "http://api.test/items")); err != nil || status != 200 {
+					t.Fatalf("got %d, %v", status, err)
+				}
+				if n := len(h.base.Calls()); n != 3 {
+					t.Errorf("%d calls, want 3: one hedge for the operation", n)
+				}
+				want := []string{"hedge_sent retry.attempt=2 retry.hedge.of=1 retry.hedge.delay_ms=20"}
+				if got := hedgeEvents(t, h); !slices.Equal(got, want) {
+					t.Errorf("operation events = %q, want %q", got, want)
+				}
+			})
+		})
+	}
 }
 
 // MaxHedges takes any value of 0 or more (WithHedging refuses only
@@ -1071,6 +1084,65 @@ func TestAdaptiveDelayFindsTheP95OfAHeavyTail(t *testing.T) {
 		}
 		if share := float64(hedged) / (ops / 2); share > 0.07 {
 			t.Errorf("%.1f%% of the operations hedged, want about 5%% (the p95)", 100*share)
+		}
+	})
+}
+
+// An attempt cut once its hedge won tells only that it took at least the
+// delay its hedge was sent after. A dependency whose first requests stall
+// while their hedges win keeps its delay within twice the winners' p95:
+// the stalled attempts, cut at the delay plus the hedge's time, do not
+// raise it round after round. Here 40 answers of 2 ms set the delay, then
+// 80 operations' first requests stall (150 ms) and their hedges answer in
+// 2 ms.
+func TestAdaptiveDelayDoesNotClimbOnTheAttemptsItCuts(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		const answer = 2 * time.Millisecond
+		var warm atomic.Bool
+		base := roundTripFunc(func(r *http.Request) (*http.Response, error) {
+			d := answer
+			if warm.Load() && r.Header.Get("X-Attempt") == "1" {
+				d = 150 * time.Millisecond
+			}
+			select {
+			case <-time.After(d):
+			case <-r.Context().Done():
+				return nil, r.Context().Err()
+			}
+			return &http.Response{StatusCode: 200, Header: http.Header{}, Body: http.NoBody, Request: r}, nil
+		})
+		rec, opts := tracingProviders()
+		tr := otelretry.NewTransport(base, append(opts, otelretry.WithoutBudget(),
+			otelretry.WithAttemptHeader(otelretry.AttemptHeader{Name: "X-Attempt", Value: func(n, _ int) string { return strconv.Itoa(n) }}),
+			otelretry.WithHedging(otelretry.Hedging{Adaptive: true, MaxRate: 1}))...)
+		send := func() {
+			resp, err := tr.RoundTrip(get(t, t.Context(), "http://api.test/items"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+		}
+		for range 40 {
+			send()
+		}
+		warm.Store(true)
+		var delays []int
+		for range 80 {
+			rec.Reset()
+			send()
+			for _, op := range spantest.Operations(rec.Ended()) {
+				for _, ev := range op.Events() {
+					if ev.Name == attrs.EventHedgeSent {
+						d, _ := attrValue(ev.Attributes, attrs.HedgeDelayMsKey)
+						delays = append(delays, mustInt(t, d))
+					}
+				}
+			}
+		}
+		// The winners' p95, as the sketch reads it: the upper bound of the
+		// bucket of 2ms, 2.2ms.
+		if len(delays) < 80 || slices.Max(delays) > 4 {
+			t.Errorf("%d of 80 operations hedged, after delays up to %dms; want every one, within 4ms (twice the winners' p95)", len(delays), slices.Max(delays))
 		}
 	})
 }
