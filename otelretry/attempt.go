@@ -12,6 +12,7 @@ import (
 	"net/http/httptrace"
 	"net/url"
 	"slices"
+	"sync/atomic"
 	"time"
 
 	"go.opentelemetry.io/otel/propagation"
@@ -59,7 +60,13 @@ type attempt struct {
 	// own INTERNAL span.
 	span trace.Span
 	ev   attemptEvent
-	held heldResponse
+	// pendingCost is what the attempt's answer costs the retry budget when
+	// a state check is to be asked before it is charged.
+	pendingCost budgetObservation
+	held        heldResponse
+	// canceledLost: the attempt's race canceled it once another attempt
+	// won; set before the cancellation, so that its error reads race_lost.
+	canceledLost atomic.Bool
 }
 
 // attemptSetup is what every attempt of an operation shares: who judges
@@ -431,8 +438,11 @@ func (a *attempt) answer(o *observation, class attrs.ErrorClass) Answer {
 		StatusCode: o.status, Header: o.header, RetryAfter: o.retryAfter, contentLength: o.contentLength}
 }
 
-// concluded keeps the attempt's event, once its owner judged it.
-func (a *attempt) concluded(ev attemptEvent) { a.ev = ev }
+// concluded keeps the attempt's event, once its owner judged it, and what
+// its answer costs the budget when that is left to a state check.
+func (a *attempt) concluded(ev attemptEvent, pendingCost budgetObservation) {
+	a.ev, a.pendingCost = ev, pendingCost
+}
 
 // discard drains (at most maxDrain bytes, for at most bound: the verdict's
 // drain) and closes a response that will not be returned, so that its
@@ -470,6 +480,18 @@ func (a *attempt) unsent() {
 		a.body = nil
 	}
 }
+
+// lose cancels an attempt of a race that no longer needs it: another
+// attempt won, or the hedge is being prepared as the race ends. Only its
+// context is canceled, which is safe while its own goroutine sends it;
+// that goroutine stops its timer when it concludes.
+func (a *attempt) lose() {
+	a.canceledLost.Store(true)
+	a.timer.cancelContext()
+}
+
+// lost reports whether the attempt's race canceled it (lose).
+func (a *attempt) lost() bool { return a.canceledLost.Load() }
 
 // release ends the attempt: its timer stops and its context is canceled.
 // It may be called more than once.

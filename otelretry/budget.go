@@ -31,7 +31,9 @@ const (
 
 // Budget costs, in thousandths of a token, and limits.
 const (
-	failureCost     = 1000 // an attempt that failed, a timeout too
+	// tokenCost is what a failed attempt (a timeout too) costs, and what
+	// a hedge takes when it is admitted.
+	tokenCost       = 1000
 	maxBudgetTokens = 1000 // as gRPC's maxTokens
 	// maxPushbackHold bounds how long one answer holds back the retries of
 	// other operations: a host stays in the table while it is held, so an
@@ -62,22 +64,26 @@ var errInvalidBudgetOption = errors.New("otelretry: budget option ignored")
 //     a timeout too: AWS's quota charges timeouts double, which here would
 //     leave a fresh client one retry for a slow host, for a fleet bound
 //     that holds without it.
-//   - A hedge (WithHedging) costs one token when it is sent, below half
-//     too, and nothing more if it fails: it is load sent, as a retry is, so
-//     hedges and retries share one allowance. When every answer is late
-//     but succeeds, and the hedge rate allows more, the budget lets about
-//     every other operation hedge, one operation at a time, and fewer
-//     while many are in flight together (their successes, coming
-//     together, refill a host only to its full count), never more.
+//   - A hedge (WithHedging) takes one token when it is admitted, before
+//     its preparation starts, and gives it back if it is not sent; it
+//     costs nothing more if it fails. It is load sent, as a retry is, so
+//     hedges and retries share one allowance.
 //   - A 2xx or 3xx answer gives back BudgetTokenRatio tokens (default 0.5),
 //     up to the most. Other answers (a 404, a 500 not retried) change nothing.
-//   - A retry (or a hedge) may start only while the host holds more than
-//     half its tokens (3). A failure never takes the count below half:
-//     below it every retry is refused anyway, and a debt would only delay
-//     recovery. Only hedges go below it, and a failure seen there takes
-//     nothing and gives nothing back.
+//   - A retry, or a hedge, is admitted only if the host holds more than
+//     half its tokens (3) once it was charged: a retry's failure is charged
+//     and its admission decided in one step, and a hedge's token is taken
+//     in the step that admits it, so that operations in flight together
+//     cannot all pass on the same tokens. A failure never takes the count
+//     below half: below it every retry is refused anyway, and a debt would
+//     only delay recovery. Nothing goes below half.
 //   - Nothing is earned from the passage of time, but for what a full
 //     host table grants by forgetting an idle host (see Hosts).
+//
+// So in an outage a fresh host's hedges and retries together are no more
+// than its retries alone, and when every answer is late but succeeds, the
+// hedges sent are at most the tokens above half plus BudgetTokenRatio for
+// every success counted: about every other operation, never more.
 //
 // With the defaults: a fresh host's first two failures leave 5 and 4 tokens
 // and are retried; the third leaves 3 and is not. So a fresh client still
@@ -119,7 +125,9 @@ var errInvalidBudgetOption = errors.New("otelretry: budget option ignored")
 // record and admit take amortized constant time.
 //
 // A refused retry ends the operation with decision budget_exhausted and
-// reason budget (tokens), pushback (a hold) or host_limit (a full table).
+// reason budget (tokens), pushback (a hold) or host_limit (a full table);
+// a refused hedge is recorded with the same reasons, and the attempt in
+// flight goes on.
 //
 // The zero Budget is ready to use and has the default settings, as
 // NewBudget() has: a setting left at its zero value reads as its default.
@@ -151,7 +159,7 @@ type Budget struct {
 
 // hostBudget is one host's state. Times are offsets from Budget.origin.
 type hostBudget struct {
-	milli int64         // tokens, in thousandths, in [0, maxMilli]: below half only after hedges
+	milli int64         // tokens, in thousandths, in [maxMilli/2, maxMilli]
 	hold  time.Duration // retries held back until then; 0 or past: none
 	// queued is the second of the wheel slot that lists this host (0: none).
 	// Only a host with all its tokens and a hold is listed: the hold's end
@@ -354,30 +362,38 @@ type budgetObservation struct {
 	// hinted: the answer carried a hint, 0 included: a 429 that says how
 	// long to wait is held for that long, not for the 429 hold.
 	hinted bool
-	// hedge: not an answer but a hedge sent (see Budget).
-	hedge bool
 }
 
-// record reports one attempt's answer for key at now (a time.Now reading).
-func (b *Budget) record(key string, now time.Time, o budgetObservation) {
-	hold := b.holdFor(o)
-	switch {
-	case o.success && b.stateful.Load() == 0:
-		return // every host is fresh, and a success leaves a fresh host so
-	case !o.success && !o.failure && !o.hedge && hold <= 0:
-		return // a 404, a 500 not retried: nothing to count
-	}
+// neutral reports whether o changes nothing (a 404, a 500 not retried,
+// the zero observation of an answer that tells the budget nothing).
+func (b *Budget) neutral(o budgetObservation) bool {
+	return !o.success && !o.failure && b.holdFor(o) <= 0
+}
 
+// record reports one attempt's answer for key at now (a time.Now reading),
+// when no retry is asked on it (see retry).
+func (b *Budget) record(key string, now time.Time, o budgetObservation) {
+	if b.neutral(o) || (o.success && b.stateful.Load() == 0) {
+		return // nothing to count, or every host is fresh and a success leaves it so
+	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	at := b.offset(now)
 	b.advance(at)
+	b.recordLocked(key, at, o)
+}
+
+// recordLocked counts o for key at at. The caller holds b.mu.
+func (b *Budget) recordLocked(key string, at time.Duration, o budgetObservation) {
+	if b.neutral(o) {
+		return
+	}
 	e, kept := b.hosts[key]
 	if !kept {
 		if o.success || (len(b.hosts) >= b.hostLimit() && !b.evictIdlest(at)) {
 			// A success leaves a fresh host fresh. With no room, the host's
-			// retries are refused (admit) while it is not kept, so there is
-			// nothing it could have spent.
+			// retries are refused (admitLocked) while it is not kept, so
+			// there is nothing it could have spent.
 			return
 		}
 		e = hostBudget{milli: b.tokens()}
@@ -389,14 +405,10 @@ func (b *Budget) record(key string, now time.Time, o budgetObservation) {
 	switch {
 	case o.success:
 		e.milli = min(e.milli+b.ratio(), full)
-	case o.hedge:
-		// Load sent, not a failure seen: the floor does not forgive it.
-		e.milli = max(e.milli-failureCost, 0)
 	case o.failure:
-		// Floored at half, or where a hedge left it below: no refund.
-		e.milli = max(e.milli-failureCost, min(e.milli, full/2))
+		e.milli = max(e.milli-tokenCost, full/2) // floored at half
 	}
-	if hold > 0 {
+	if hold := b.holdFor(o); hold > 0 {
 		e.hold = max(e.hold, at+hold)
 	}
 	b.keep(key, e, kept, at)
@@ -434,14 +446,19 @@ func (b *Budget) keep(key string, e hostBudget, kept bool, at time.Duration) {
 	b.store(key, e, kept)
 }
 
-// admit reports whether one retry for key may start at startAt (now plus
-// the pause the policy chose): "" when allowed, else the refusal's reason.
-// It is a check, not a reservation: a retry costs when it fails (record).
-func (b *Budget) admit(key string, now, startAt time.Time) attrs.Reason {
+// retry charges failed, the answer a retry is asked on (record's rules;
+// the zero observation charges nothing: a hedge paid for its failure when
+// it was admitted), and decides in the same step whether that retry for
+// key may start at startAt (now plus the pause the policy chose): "" when
+// admitted, else the refusal's reason. One step, so that operations
+// failing together cannot all be admitted on the tokens the others'
+// failures are about to take.
+func (b *Budget) retry(key string, now, startAt time.Time, failed budgetObservation) attrs.Reason {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	at := b.offset(now)
 	b.advance(at)
+	b.recordLocked(key, at, failed)
 	e, kept := b.hosts[key]
 	switch {
 	case !kept && len(b.hosts) >= b.hostLimit() && !b.evictable(at):
@@ -454,6 +471,48 @@ func (b *Budget) admit(key string, now, startAt time.Time) attrs.Reason {
 		return attrs.ReasonBudget
 	}
 	return ""
+}
+
+// hedge takes the token of a hedge for key about to be prepared at now:
+// "" when taken, else the refusal's reason: a hold, a full table, or too
+// few tokens for the host to hold more than half once it is taken. A
+// hedge follows no failure, so it pays on its way in; giveBack returns the
+// token of a hedge that was not sent.
+func (b *Budget) hedge(key string, now time.Time) attrs.Reason {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	at := b.offset(now)
+	b.advance(at)
+	e, kept := b.hosts[key]
+	if !kept {
+		e = hostBudget{milli: b.tokens()}
+	}
+	switch {
+	case e.hold > at:
+		return attrs.ReasonPushback
+	case e.milli-tokenCost <= b.tokens()/2:
+		return attrs.ReasonBudget
+	case !kept && len(b.hosts) >= b.hostLimit() && !b.evictIdlest(at):
+		return attrs.ReasonHostLimit
+	case !kept:
+		key = strings.Clone(key) // see recordLocked
+	}
+	e.milli -= tokenCost
+	b.keep(key, e, kept, at)
+	return ""
+}
+
+// giveBack returns to key the token hedge took for a hedge that was not
+// sent. A host forgotten since holds all its tokens already.
+func (b *Budget) giveBack(key string, now time.Time) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	at := b.offset(now)
+	b.advance(at)
+	if e, kept := b.hosts[key]; kept {
+		e.milli = min(e.milli+tokenCost, b.tokens())
+		b.keep(key, e, true, at)
+	}
 }
 
 // Available returns how many retries in a row r's host may take now if
@@ -475,10 +534,10 @@ func (b *Budget) Available(r *http.Request) int {
 	case e.hold > at:
 		return 0
 	}
-	// The i-th failure leaves milli - i×failureCost, retried while above
+	// The i-th failure leaves milli - i×tokenCost, retried while above
 	// half.
 	above := e.milli - full/2
-	return int(max((above+failureCost-1)/failureCost-1, 0))
+	return int(max((above+tokenCost-1)/tokenCost-1, 0))
 }
 
 // offset converts a clock reading to an offset from the first one seen.

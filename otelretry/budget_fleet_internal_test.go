@@ -46,7 +46,7 @@ func simOperation(b *Budget, dep simDependency, bo Backoff, answer time.Duration
 			return n
 		}
 		pause := max(bo.Delay(n), o.pushback)
-		if b.admit(simKey, now, now.Add(pause)) != "" {
+		if b.retry(simKey, now, now.Add(pause), budgetObservation{}) != "" {
 			return n
 		}
 		time.Sleep(pause)
@@ -303,7 +303,7 @@ func TestBudgetPushbackSimulated(t *testing.T) {
 			t.Fatalf("an operation during the hold made %d attempts, want 1 (first attempt only)", n)
 		}
 		now := time.Now()
-		if got := b.admit(simKey, now, now.Add(100*time.Millisecond)); got != attrs.ReasonPushback {
+		if got := b.retry(simKey, now, now.Add(100*time.Millisecond), budgetObservation{}); got != attrs.ReasonPushback {
 			t.Fatalf("admit during the hold = %q, want pushback", got)
 		}
 		synctest.Wait()

@@ -26,7 +26,7 @@ import (
 // that starts then.
 func failAt(b *Budget, key string, now time.Time) attrs.Reason {
 	b.record(key, now, obs503)
-	return b.admit(key, now, now)
+	return b.retry(key, now, now, budgetObservation{})
 }
 
 // With BudgetMaxHosts(2), a day after two hosts failed once, a third
@@ -37,7 +37,7 @@ func TestBudgetIdleHostMakesRoom(t *testing.T) {
 	failAt(b, "a.test", t0)
 	failAt(b, "b.test", t0.Add(time.Second))
 	day := t0.Add(24 * time.Hour)
-	if got := b.admit("c.test", day, day); got != "" {
+	if got := b.retry("c.test", day, day, budgetObservation{}); got != "" {
 		t.Fatalf("a new host a day later, before any answer: admit = %q, want allowed", got)
 	}
 	for i, want := range []attrs.Reason{"", "", attrs.ReasonBudget} {
@@ -84,7 +84,7 @@ func TestBudgetIdleActiveHostsKeepTheirPlace(t *testing.T) {
 	if _, kept := b.hosts["b.test"]; !kept {
 		t.Fatal("b, active, was forgotten")
 	}
-	if got := b.admit("b.test", later, later); got != attrs.ReasonBudget {
+	if got := b.retry("b.test", later, later, budgetObservation{}); got != attrs.ReasonBudget {
 		t.Fatalf("b kept its drained state: admit = %q, want budget", got)
 	}
 	checkBudget(t, b)
@@ -102,7 +102,7 @@ func TestBudgetIdleEvictedHostStartsFresh(t *testing.T) {
 	}
 	failAt(b, "b.test", t0)
 	day := t0.Add(24 * time.Hour)
-	if got := b.admit("a.test", day, day); got != attrs.ReasonBudget {
+	if got := b.retry("a.test", day, day, budgetObservation{}); got != attrs.ReasonBudget {
 		t.Fatalf("a a day later, nothing new in the table: admit = %q, want budget (nothing earned from time)", got)
 	}
 	failAt(b, "c.test", day) // forgets a, the idlest
@@ -192,7 +192,7 @@ func TestBudgetIdleEvictionBoundary(t *testing.T) {
 		t0 := time.Now()
 		failAt(b, "a.test", t0)
 		at := t0.Add(c.idle)
-		if got := b.admit("b.test", at, at); got != c.want {
+		if got := b.retry("b.test", at, at, budgetObservation{}); got != c.want {
 			t.Fatalf("idle %s: admit for a new host = %q, want %q", c.idle, got, c.want)
 		}
 		if got := failAt(b, "b.test", at); got != c.want {
@@ -248,7 +248,7 @@ func TestBudgetIdleEvictionOption(t *testing.T) {
 func TestBudgetIdleEvictionSkipsHeldHosts(t *testing.T) {
 	b := NewBudget(BudgetMaxHosts(1), BudgetIdleEviction(time.Minute))
 	t0 := time.Now()
-	b.admit("x.test", t0, t0) // the clock's origin: offsets count from t0
+	b.retry("x.test", t0, t0, budgetObservation{}) // the clock's origin: offsets count from t0
 	held := t0.Add(500 * time.Millisecond)
 	b.record("a.test", held, budgetObservation{status: 500, pushback: time.Hour}) // held a minute
 	at := held.Add(time.Minute)
@@ -294,7 +294,7 @@ func TestBudgetIdleEvictionConcurrent(t *testing.T) {
 						full := len(b.hosts) >= maxHosts
 						b.mu.Unlock()
 						b.record(key, now, obs503)
-						switch b.admit(key, now, now) {
+						switch b.retry(key, now, now, budgetObservation{}) {
 						case attrs.ReasonHostLimit:
 							refusals.Add(1)
 							// Refused at now, the idlest host stays active

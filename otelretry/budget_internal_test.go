@@ -9,7 +9,9 @@ import (
 	"math"
 	"math/rand/v2"
 	"net/http"
+	"slices"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -36,7 +38,7 @@ var (
 func fail(b *Budget, key string) attrs.Reason {
 	now := time.Now()
 	b.record(key, now, obs503)
-	return b.admit(key, now, now)
+	return b.retry(key, now, now, budgetObservation{})
 }
 
 func succeed(b *Budget, key string, n int) {
@@ -69,8 +71,8 @@ func checkBudget(t *testing.T, b *Budget) {
 		}
 	}
 	for k, e := range b.hosts {
-		if full := b.tokens(); e.milli < 0 || e.milli > full {
-			t.Fatalf("%q holds %d milli-tokens, outside [0, %d]", k, e.milli, full) // below half after hedges
+		if full := b.tokens(); e.milli < full/2 || e.milli > full {
+			t.Fatalf("%q holds %d milli-tokens, outside [%d, %d]", k, e.milli, full/2, full)
 		}
 		if e.queued != 0 && listed[k] != 1 {
 			t.Fatalf("%q queued for second %d but listed %d times", k, e.queued, listed[k])
@@ -147,7 +149,7 @@ func TestBudgetEarnsNothingFromTime(t *testing.T) {
 		}
 		for _, wait := range []time.Duration{time.Second, time.Minute, time.Hour, 24 * time.Hour} {
 			time.Sleep(wait)
-			if got := b.admit("a.test", time.Now(), time.Now()); got != attrs.ReasonBudget {
+			if got := b.retry("a.test", time.Now(), time.Now(), budgetObservation{}); got != attrs.ReasonBudget {
 				t.Fatalf("after %s more: admit = %q, want budget", wait, got)
 			}
 		}
@@ -242,7 +244,7 @@ func TestBudgetTimeoutCostsOne(t *testing.T) {
 		for i, want := range []attrs.Reason{"", "", attrs.ReasonBudget} {
 			now := time.Now()
 			b.record("a.test", now, obsTimeout)
-			if got := b.admit("a.test", now, now); got != want {
+			if got := b.retry("a.test", now, now, budgetObservation{}); got != want {
 				t.Fatalf("timeout %d: admit = %q, want %q", i+1, got, want)
 			}
 		}
@@ -347,7 +349,7 @@ func TestBudgetPushbackHoldsRetriesToTheHost(t *testing.T) {
 			{2 * time.Second, 2 * time.Second, "a.test", ""},
 			{0, 0, "other.test", ""},
 		} {
-			if got := b.admit(c.key, t0.Add(c.now), t0.Add(c.start)); got != c.want {
+			if got := b.retry(c.key, t0.Add(c.now), t0.Add(c.start), budgetObservation{}); got != c.want {
 				t.Errorf("%s at +%s starting +%s: admit = %q, want %q", c.key, c.now, c.start, got, c.want)
 			}
 		}
@@ -383,22 +385,22 @@ func TestBudgetPushbackRules(t *testing.T) {
 				t0 := time.Now()
 				b.record("a.test", t0, c.o)
 				if c.held > 0 {
-					if got := b.admit("a.test", t0, t0.Add(c.held-time.Millisecond)); got != attrs.ReasonPushback {
+					if got := b.retry("a.test", t0, t0.Add(c.held-time.Millisecond), budgetObservation{}); got != attrs.ReasonPushback {
 						t.Fatalf("retry 1ms before the hold ends: admit = %q, want pushback", got)
 					}
 				}
-				if got := b.admit("a.test", t0, t0.Add(c.held)); got != "" {
+				if got := b.retry("a.test", t0, t0.Add(c.held), budgetObservation{}); got != "" {
 					t.Fatalf("retry when the hold ends: admit = %q, want allowed", got)
 				}
 				// The hold is per host and for retries only: first attempts
 				// never ask, and other hosts are not held.
-				if got := b.admit("b.test", t0, t0); got != "" {
+				if got := b.retry("b.test", t0, t0, budgetObservation{}); got != "" {
 					t.Fatalf("other host: admit = %q", got)
 				}
 				// Once the hold has passed, a host the answer did not charge
 				// is dropped: its state is a fresh host's again.
 				time.Sleep(c.held + time.Second)
-				b.admit("a.test", time.Now(), time.Now())
+				b.retry("a.test", time.Now(), time.Now(), budgetObservation{})
 				if !c.o.failure {
 					if _, kept := b.hosts["a.test"]; kept {
 						t.Fatal("a host whose hold passed and whose tokens are all there is still kept")
@@ -417,7 +419,7 @@ func TestBudgetPushbackKeepsTheLongestHold(t *testing.T) {
 		t0 := time.Now()
 		b.record("a.test", t0, budgetObservation{failure: true, status: 503, pushback: 10 * time.Second})
 		b.record("a.test", t0, budgetObservation{failure: true, status: 503, pushback: time.Second})
-		if got := b.admit("a.test", t0, t0.Add(5*time.Second)); got != attrs.ReasonPushback {
+		if got := b.retry("a.test", t0, t0.Add(5*time.Second), budgetObservation{}); got != attrs.ReasonPushback {
 			t.Fatalf("admit = %q, want pushback until the 10s hold ends", got)
 		}
 	})
@@ -499,13 +501,13 @@ func TestBudgetHoldWheelEdges(t *testing.T) {
 		time.Sleep(3 * time.Second)
 		b.record("a.test", time.Now(), budgetObservation{status: 500, pushback: 50 * time.Second})
 		time.Sleep(10 * time.Second)
-		b.admit("x.test", time.Now(), time.Now())
+		b.retry("x.test", time.Now(), time.Now(), budgetObservation{})
 		if _, kept := b.hosts["a.test"]; !kept {
 			t.Fatal("a dropped while its extended hold still runs")
 		}
 		checkBudget(t, b)
 		time.Sleep(45 * time.Second)
-		b.admit("x.test", time.Now(), time.Now())
+		b.retry("x.test", time.Now(), time.Now(), budgetObservation{})
 		if _, kept := b.hosts["a.test"]; kept {
 			t.Fatal("a kept after its extended hold ended")
 		}
@@ -514,7 +516,7 @@ func TestBudgetHoldWheelEdges(t *testing.T) {
 		b.record("c.test", time.Now(), held)
 		fail(b, "c.test")
 		time.Sleep(10 * time.Second)
-		b.admit("x.test", time.Now(), time.Now())
+		b.retry("x.test", time.Now(), time.Now(), budgetObservation{})
 		if _, kept := b.hosts["c.test"]; !kept {
 			t.Fatal("c dropped with tokens spent")
 		}
@@ -526,7 +528,7 @@ func TestBudgetHoldWheelEdges(t *testing.T) {
 		// A gap of several wheel turns.
 		b.record("d.test", time.Now(), held)
 		time.Sleep(1000 * time.Second)
-		b.admit("x.test", time.Now(), time.Now())
+		b.retry("x.test", time.Now(), time.Now(), budgetObservation{})
 		if len(b.hosts) != 0 {
 			t.Fatalf("after a long gap: %d hosts kept, want 0", len(b.hosts))
 		}
@@ -549,7 +551,7 @@ func TestBudgetNewHostAfterManyRecoveredHosts(t *testing.T) {
 			}
 			// Kept (a host the table refused would get host_limit), then
 			// recovered.
-			if got := b.admit(key, now, now.Add(time.Second)); got != "" {
+			if got := b.retry(key, now, now.Add(time.Second), budgetObservation{}); got != "" {
 				t.Fatalf("host %d: admit = %q, want allowed", i, got)
 			}
 			succeed(b, key, 2)
@@ -558,7 +560,7 @@ func TestBudgetNewHostAfterManyRecoveredHosts(t *testing.T) {
 			}
 		}
 		time.Sleep(2 * time.Second) // past the last 429's hold
-		b.admit("new.test", time.Now(), time.Now())
+		b.retry("new.test", time.Now(), time.Now(), budgetObservation{})
 		checkBudget(t, b)
 		if len(b.hosts) != 0 {
 			t.Fatalf("%d recovered hosts still kept, want 0", len(b.hosts))
@@ -583,7 +585,7 @@ func TestBudgetNewHostAfterManyRecoveredHosts(t *testing.T) {
 func TestBudgetFreshHostsCostNothing(t *testing.T) {
 	b := NewBudget()
 	now := time.Now()
-	if got := b.admit("a.test", now, now); got != "" || len(b.hosts) != 0 {
+	if got := b.retry("a.test", now, now, budgetObservation{}); got != "" || len(b.hosts) != 0 {
 		t.Fatalf("admit on a fresh host = %q and kept %d hosts", got, len(b.hosts))
 	}
 	if n := testing.AllocsPerRun(1000, func() { b.record("a.test", now, obs200) }); n != 0 {
@@ -593,7 +595,7 @@ func TestBudgetFreshHostsCostNothing(t *testing.T) {
 	if n := testing.AllocsPerRun(1000, func() {
 		b.record("a.test", now, obs200)
 		b.record("a.test", now, obs503)
-		b.admit("a.test", now, now)
+		b.retry("a.test", now, now, budgetObservation{})
 	}); n != 0 {
 		t.Fatalf("a kept host's record and admit allocated %v times", n)
 	}
@@ -622,11 +624,13 @@ func TestBudgetConcurrentStress(t *testing.T) {
 					case 4:
 						b.record(key, now, budgetObservation{status: 404})
 					case 5:
-						if r := b.admit(key, now, now.Add(time.Duration(rng.IntN(200))*time.Millisecond)); !r.Valid() && r != "" {
+						if r := b.retry(key, now, now.Add(time.Duration(rng.IntN(200))*time.Millisecond), budgetObservation{}); !r.Valid() && r != "" {
 							t.Errorf("admit returned %q", r)
 						}
 					case 6:
-						b.record(key, now, budgetObservation{hedge: true})
+						if b.hedge(key, now) == "" && rng.IntN(2) == 0 {
+							b.giveBack(key, now) // a hedge not sent
+						}
 						if n := b.Available(budgetRequest(key)); n < 0 {
 							t.Errorf("Available = %d after a hedge", n)
 						}
@@ -639,14 +643,14 @@ func TestBudgetConcurrentStress(t *testing.T) {
 		}
 		wg.Wait()
 		checkBudget(t, b)
-		// Everyone recovers: every host's state becomes a fresh host's (12
-		// successes refill a host the hedges emptied), and once the holds
+		// Everyone recovers: every host's state becomes a fresh host's (6
+		// successes refill a host at half), and once the holds
 		// pass the table is empty.
 		for i := range 200 {
 			succeed(b, fmt.Sprintf("h%d.test", i), 12)
 		}
 		time.Sleep(2 * maxPushbackHold)
-		b.admit("x.test", time.Now(), time.Now())
+		b.retry("x.test", time.Now(), time.Now(), budgetObservation{})
 		checkBudget(t, b)
 		if len(b.hosts) != 0 {
 			t.Fatalf("%d hosts kept after everyone recovered", len(b.hosts))
@@ -696,7 +700,7 @@ func BenchmarkBudgetFullTable(b *testing.B) {
 	b.ResetTimer()
 	for range b.N {
 		bu.record("new", now, obs503)
-		if bu.admit("new", now, now) != attrs.ReasonHostLimit {
+		if bu.retry("new", now, now, budgetObservation{}) != attrs.ReasonHostLimit {
 			b.Fatal("want host_limit")
 		}
 	}
@@ -720,7 +724,7 @@ func BenchmarkBudgetFailureParallel(b *testing.B) {
 	b.RunParallel(func(pb *testing.PB) {
 		for pb.Next() {
 			bu.record("a.test", now, obs503)
-			bu.admit("a.test", now, now)
+			bu.retry("a.test", now, now, budgetObservation{})
 		}
 	})
 }
@@ -740,14 +744,14 @@ func TestBudgetZeroValueMatchesDefaults(t *testing.T) {
 			}
 			for range 3 {
 				b.record("a.test", t0, obs200)
-				out = append(out, string(b.admit("a.test", t0, t0)))
+				out = append(out, string(b.retry("a.test", t0, t0, budgetObservation{})))
 			}
 			return out
 		}},
 		{"429 without Retry-After holds a second", func(b *Budget, t0 time.Time) (out []string) {
 			b.record("a.test", t0, budgetObservation{failure: true, status: http.StatusTooManyRequests})
 			for _, start := range []time.Duration{0, 999 * time.Millisecond, time.Second} {
-				out = append(out, string(b.admit("a.test", t0, t0.Add(start))))
+				out = append(out, string(b.retry("a.test", t0, t0.Add(start), budgetObservation{})))
 			}
 			return out
 		}},
@@ -782,36 +786,60 @@ func TestBudgetPushbackZeroIsNoHold(t *testing.T) {
 	b := NewBudget(BudgetPushback(0))
 	t0 := time.Now()
 	b.record("a.test", t0, budgetObservation{failure: true, status: http.StatusTooManyRequests})
-	if got := b.admit("a.test", t0, t0); got != attrs.Reason("") {
+	if got := b.retry("a.test", t0, t0, budgetObservation{}); got != attrs.Reason("") {
 		t.Fatalf("admit = %q, want allowed: BudgetPushback(0) holds nothing", got)
 	}
 }
 
-// A hedge may take a host below half its tokens (see Budget), and a failure
-// seen then must not give any back: the floor that forgives failures above
-// half is no refund below it. Here three failures and a success leave 3.5
-// tokens, a hedge sent takes one (2.5), and the attempt it hedged then
-// fails: the host holds at most 2.5 tokens, not the 3 of the floor, or a
-// race whose original fails while its hedge is in flight would cost the
-// host less than one whose original merely lost.
-func TestBudgetAFailureAfterAHedgeGivesNoTokensBack(t *testing.T) {
+// A hedge takes its token in the step that admits it, and only while the
+// host holds more than half once it is taken: a fresh host admits two
+// hedges, then refuses (budget), and a hedge not sent gives its token back,
+// which admits the next. A hold refuses hedges as it does retries.
+func TestBudgetAHedgeTakesItsTokenWhereItIsAdmitted(t *testing.T) {
 	b := NewBudget()
 	const key = "api.test"
-	for range 3 {
-		fail(b, key)
-	}
-	succeed(b, key, 1)
 	now := time.Now()
-	if r := b.admit(key, now, now); r != "" {
-		t.Fatalf("a hedge at 3.5 tokens refused: %s", r)
+	var got []attrs.Reason
+	for range 3 {
+		got = append(got, b.hedge(key, now))
 	}
-	b.record(key, now, budgetObservation{hedge: true})
-	before := b.hosts[key].milli
-	b.record(key, now, obs503)
-	if after := b.hosts[key].milli; after > before {
-		t.Errorf("a failure after a hedge took the host from %d to %d milli-tokens", before, after)
+	if want := []attrs.Reason{"", "", attrs.ReasonBudget}; !slices.Equal(got, want) {
+		t.Fatalf("three hedges of a fresh host: %q, want %q", got, want)
 	}
-	if n := b.Available(budgetRequest(key)); n != 0 {
-		t.Errorf("Available = %d below half", n)
+	if m := b.hosts[key].milli; m != 4000 {
+		t.Errorf("the host holds %d milli-tokens after two hedges, want 4000", m)
+	}
+	b.giveBack(key, now)
+	if r := b.hedge(key, now); r != "" {
+		t.Errorf("a hedge after one was given back: %q, want admitted", r)
+	}
+	b.record("held.test", now, budgetObservation{failure: true, status: 503, pushback: time.Second, hinted: true})
+	if r := b.hedge("held.test", now); r != attrs.ReasonPushback {
+		t.Errorf("a hedge to a held host: %q, want pushback", r)
+	}
+	checkBudget(t, b)
+}
+
+// A retry's failure is charged and its admission decided in one step:
+// however many operations fail together on a fresh host, two retries are
+// admitted, the host's two.
+func TestBudgetARetrysFailureIsChargedWhereItIsAdmitted(t *testing.T) {
+	for _, concurrent := range []int{1, 8, 64} {
+		b := NewBudget()
+		var admitted atomic.Int32
+		var wg sync.WaitGroup
+		for range concurrent {
+			wg.Go(func() {
+				now := time.Now()
+				if b.retry("api.test", now, now, obs503) == "" {
+					admitted.Add(1)
+				}
+			})
+		}
+		wg.Wait()
+		if want := min(int32(concurrent), 2); admitted.Load() != want {
+			t.Errorf("%d failures together: %d retries admitted, want %d", concurrent, admitted.Load(), want)
+		}
+		checkBudget(t, b)
 	}
 }

@@ -138,16 +138,20 @@
 //   - 35. at the hedge delay, an attempt in flight past the hedge delay
 //     (Intent{NoRetry: true} (which does not race either)): no hedge,
 //     reason intent
-//   - 36. at the hedge delay, no attempt left (hedges count as attempts)
+//   - 36. at the hedge delay, no attempt left (hedges count as attempts);
+//     not reached: no hedge delay is armed then, and nothing is recorded
 //     (any): no hedge, reason attempt_limit
-//   - 37. at the hedge delay, the operation tried MaxHedges hedges (it then
-//     arms no hedge delay: recorded only should decide be asked) (any): no
-//     hedge, reason hedge_limit
+//   - 37. at the hedge delay, the operation was admitted MaxHedges hedges;
+//     not reached: no hedge delay is armed then, and nothing is recorded
+//     (any): no hedge, reason hedge_limit
 //   - 38. at the hedge delay, no time left (any): no hedge, reason deadline
-//   - 39. at the hedge delay, the retry budget refuses (a hedge is admitted
-//     as a retry is) (any): no hedge, reason budget, pushback or host_limit
+//   - 39. at the hedge delay, the retry budget refuses: a hold, a full host
+//     table, or too few tokens for the host to keep more than half once the
+//     hedge takes one (any): no hedge, reason budget, pushback or
+//     host_limit
 //   - 40. at the hedge delay, the dependency's hedge rate (MaxRate) has no
-//     hedge left (any): no hedge, reason hedge_limit
+//     hedge left (the budget's token is given back) (any): no hedge, reason
+//     hedge_limit
 //
 // [1] Repeatable: GET, HEAD, OPTIONS, TRACE, methods added with
 // WithIdempotentMethods, an Idempotency-Key under

@@ -172,15 +172,20 @@ func (h *hedger) refund(key string, rate float64) {
 	d.tokens = min(d.tokens+1, hedgeBurst(rate))
 }
 
-// observe records an answer's time to response headers for key; 0 records
-// nothing.
-func (h *hedger) observe(key string, took time.Duration) {
+// observe records an attempt's time to response headers for key: took,
+// or, for an attempt cut once its hedge won (cut), at least took, which is
+// the delay its hedge was sent after; 0 records nothing.
+func (h *hedger) observe(key string, took time.Duration, cut bool) {
 	if took <= 0 {
 		return
 	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	h.entry(key, 1).sketch.add(took)
+	if s := &h.entry(key, 1).sketch; cut {
+		s.addCut(took)
+	} else {
+		s.add(took)
+	}
 }
 
 // delay is the hedge delay for key under p (withDefaults): fixed, or the
@@ -204,10 +209,25 @@ func (h *hedger) delay(key string, p Hedging) time.Duration {
 // latencySketch is a histogram of durations on a log scale, in fixed
 // memory: sketchBuckets buckets, each sketchGrowth times wider than the
 // one before, from sketchFloor. When it holds sketchWindow observations,
-// every count is halved, so that it follows the latest answers.
+// every count is halved, so that it follows the latest answers: it holds
+// between half a window and a window of them.
+//
+// It also holds the attempts that were cut once their hedge won, by the
+// time they were cut. Such an attempt's latency is known only to be at
+// least that time: a lower bound. Dropped, the very tail the hedges cut
+// would vanish, and the quantile fall below the true one; counted as an
+// answer of that time, it would raise the quantile on its own, race after
+// race, when most first requests stall and their hedges win (each is cut
+// at the delay plus its hedge's time, which sets the next delay). So the
+// quantile counts it as a censored observation (Efron's
+// redistribute-to-the-right, the Kaplan–Meier estimate): its weight goes,
+// in equal shares, to the attempts held in later buckets, and to the
+// longest answer held when there is none. A cut attempt can raise the
+// quantile only as far as answers that took longer show it to be.
 type latencySketch struct {
-	counts [sketchBuckets]uint32
-	total  uint32
+	counts [sketchBuckets]uint16 // answers
+	cuts   [sketchBuckets]uint16 // attempts cut once their hedge won
+	total  uint16                // answers and cuts held
 }
 
 const (
@@ -237,30 +257,66 @@ func upperBound(i int) time.Duration {
 	return time.Duration(float64(sketchFloor) * math.Pow(sketchGrowth, float64(i+1)))
 }
 
+// add holds an answer that took d.
 func (s *latencySketch) add(d time.Duration) {
 	s.counts[bucketOf(d)]++
+	s.counted()
+}
+
+// addCut holds an attempt cut, once its hedge won, after d.
+func (s *latencySketch) addCut(d time.Duration) {
+	s.cuts[bucketOf(d)]++
+	s.counted()
+}
+
+// counted halves every count once the sketch holds a window.
+func (s *latencySketch) counted() {
 	s.total++
-	if s.total >= sketchWindow {
-		s.total = 0
-		for i := range s.counts {
-			s.counts[i] /= 2
-			s.total += s.counts[i]
-		}
+	if s.total < sketchWindow {
+		return
+	}
+	s.total = 0
+	for i := range s.counts {
+		s.counts[i] /= 2
+		s.cuts[i] /= 2
+		s.total += s.counts[i] + s.cuts[i]
 	}
 }
 
 // quantile is the q-quantile of the durations held: the upper bound of the
-// bucket that holds it, so that at most 1-q of them are longer. It reports
-// false until minSamples are held.
+// bucket that holds it, so that at most 1-q of them are longer, with the
+// cut attempts counted as latencySketch says. It reports false until
+// minSamples are held.
 func (s *latencySketch) quantile(q float64) (time.Duration, bool) {
 	if s.total < minSamples {
 		return 0, false
 	}
-	rank := uint32(math.Ceil(q * float64(s.total)))
-	var seen uint32
-	for i, c := range s.counts {
-		seen += c
-		if seen >= rank {
+	// The weight of each answer of each bucket, once the cut attempts of
+	// the buckets before it passed theirs on.
+	var weight [sketchBuckets]float64
+	right := float64(s.total) // the attempts held in the buckets after i
+	passed, leftover, longest := 0.0, 0.0, -1
+	for i := range sketchBuckets {
+		right -= float64(s.counts[i]) + float64(s.cuts[i])
+		each := 1 + passed
+		weight[i] = float64(s.counts[i]) * each
+		if s.counts[i] > 0 {
+			longest = i
+		}
+		if cut := float64(s.cuts[i]) * each; right > 0 {
+			passed += cut / right
+		} else {
+			leftover += cut
+		}
+	}
+	if longest < 0 {
+		return 0, false // nothing but cut attempts: no answer to place them by
+	}
+	weight[longest] += leftover
+	rank := math.Ceil(q*float64(s.total)) - 1e-6
+	seen := 0.0
+	for i, w := range weight {
+		if seen += w; seen >= rank {
 			return upperBound(i), true
 		}
 	}

@@ -61,6 +61,77 @@ func TestLatencySketchFollowsTheLatestAnswers(t *testing.T) {
 	}
 }
 
+// When the sketch holds a window of answers, every count halves: it holds
+// from half a window to a window of them, and halves again every half
+// window or so (each halving drops the odd counts' halves, at most one per
+// bucket).
+func TestLatencySketchHoldsBetweenHalfAWindowAndAWindow(t *testing.T) {
+	var s latencySketch
+	var halvings []int
+	prev := s.total
+	for i := range 10 * sketchWindow {
+		s.add(time.Duration(1+i%200) * time.Millisecond)
+		if s.total < prev {
+			halvings = append(halvings, i+1)
+		}
+		prev = s.total
+	}
+	if len(halvings) < 2 || halvings[0] != sketchWindow {
+		t.Fatalf("halvings after %v answers, want the first at %d", halvings, sketchWindow)
+	}
+	for i := 1; i < len(halvings); i++ {
+		if gap := halvings[i] - halvings[i-1]; gap < sketchWindow/2 || gap > sketchWindow/2+sketchBuckets {
+			t.Errorf("halving %d came %d answers after the one before, want about %d", i+1, gap, sketchWindow/2)
+		}
+	}
+	if s.total < sketchWindow/2-sketchBuckets || s.total >= sketchWindow {
+		t.Errorf("the sketch holds %d answers, want from about %d to %d", s.total, sketchWindow/2, sketchWindow)
+	}
+}
+
+// An attempt cut once its hedge won took at least the time it was cut at:
+// its weight goes to the answers that took longer, or, when none did, to
+// the longest answer held. So cut attempts raise the quantile as far as
+// longer answers show it to be, and no further.
+func TestLatencySketchCountsACutAttemptAsALowerBound(t *testing.T) {
+	const fast, cutAt, slow = 10 * time.Millisecond, 50 * time.Millisecond, 100 * time.Millisecond
+	var alone, withSlow latencySketch
+	for _, s := range []*latencySketch{&alone, &withSlow} {
+		for range 90 {
+			s.add(fast)
+		}
+		for range 8 {
+			s.addCut(cutAt)
+		}
+	}
+	for range 2 {
+		alone.add(fast)
+		withSlow.add(slow)
+	}
+	// 92 answers of 10ms and 8 cut at 50ms: nothing took longer than 10ms
+	// that the sketch saw, so the p95 stays in the bucket of 10ms.
+	if q, _ := alone.quantile(0.95); q < fast || q > fast*6/5 {
+		t.Errorf("p95 with no longer answer: %v, want the bucket of %v", q, fast)
+	}
+	// 90 of 10ms, 8 cut at 50ms, 2 of 100ms: the cuts weigh on the two
+	// longer answers, which make 10 of 100: the p95 is in their bucket.
+	if q, _ := withSlow.quantile(0.95); q < slow || q > slow*6/5 {
+		t.Errorf("p95 with longer answers: %v, want the bucket of %v", q, slow)
+	}
+	// Without the cut attempts, the 2 longer answers are the top 2%: the
+	// p95 is 10ms. Counted as answers of 50ms, they would make it 50ms.
+	var answersOnly latencySketch
+	for range 90 {
+		answersOnly.add(fast)
+	}
+	for range 8 {
+		answersOnly.add(cutAt)
+	}
+	if q, _ := answersOnly.quantile(0.95); q < cutAt {
+		t.Fatalf("p95 with the cuts as answers: %v, want at least %v: the test shows nothing", q, cutAt)
+	}
+}
+
 // Buckets cover every duration: bucketOf is monotonic, each duration is at
 // most its bucket's upper bound, and the extremes land in the first and
 // last buckets.
@@ -106,8 +177,8 @@ func TestHedgerRate(t *testing.T) {
 func TestHedgerEvictsTheLeastRecentlyUsed(t *testing.T) {
 	var h hedger
 	for i := range DefaultBudgetMaxHosts + 10 {
-		h.observe(fmt.Sprint("dep-", i), time.Millisecond)
-		h.observe("kept", time.Millisecond) // used every time
+		h.observe(fmt.Sprint("dep-", i), time.Millisecond, false)
+		h.observe("kept", time.Millisecond, false) // used every time
 	}
 	if n := len(h.deps); n != DefaultBudgetMaxHosts || h.lru.Len() != n {
 		t.Fatalf("%d dependencies held (%d in the list), want %d", n, h.lru.Len(), DefaultBudgetMaxHosts)
@@ -145,7 +216,7 @@ func TestHedgerDelay(t *testing.T) {
 	} {
 		var h hedger
 		for range minSamples {
-			h.observe("a", tc.took)
+			h.observe("a", tc.took, false)
 		}
 		if got := h.delay("a", adaptive); got != tc.want {
 			t.Errorf("answers in %v: delay %v, want %v", tc.took, got, tc.want)
@@ -176,14 +247,14 @@ func TestAdaptiveDelayOfAnswersLongerThanTheSketchsLastBucket(t *testing.T) {
 	var h hedger
 	p := Hedging{Adaptive: true, MaxDelay: 10 * time.Minute}.withDefaults()
 	for range 2 * minSamples {
-		h.observe("batch", 5*time.Minute)
+		h.observe("batch", 5*time.Minute, false)
 	}
 	if got := h.delay("batch", p); got < 5*time.Minute || got > 6*time.Minute {
 		t.Errorf("adaptive delay %v for answers of 5m, want 5m–6m", got)
 	}
 	p.MaxDelay = 3 * time.Hour
 	for range 2 * minSamples {
-		h.observe("nightly", 2*time.Hour)
+		h.observe("nightly", 2*time.Hour, false)
 	}
 	if got := h.delay("nightly", p); got != p.MaxDelay {
 		t.Errorf("adaptive delay %v for answers of 2h, past the sketch's range, want MaxDelay %v", got, p.MaxDelay)

@@ -6,13 +6,11 @@ package otelretry
 import (
 	"context"
 	"errors"
-	"fmt"
 	"net/http"
 	"net/url"
 	"runtime"
 	"time"
 
-	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/otelretry/otelretry-go/attrs"
@@ -43,10 +41,8 @@ type operation struct {
 	results *Results
 	// budgetKey is the request's retry budget key, "" without a budget.
 	budgetKey string
-	// hedging is the request's Hedging (withDefaults), and race what its
-	// racing attempts share; race is nil when the request is not hedged.
-	hedging Hedging
-	race    *raceState
+	// race is what the request's races share, nil when it is not hedged.
+	race *race
 }
 
 // shared is what every operation of a Transport shares, set once in
@@ -60,11 +56,13 @@ type shared struct {
 	// sender is how attempts are sent and recorded.
 	sender  sender
 	budget  *Budget
+	// gate admits every request beyond an operation's first.
+	gate    admission
 	repeats repeatCounter
 	// bodies is the memory for request bodies buffered for retries.
 	bodies bodyPool
 	// hedger knows each dependency's latency and hedge allowance.
-	hedger hedger
+	hedger *hedger
 }
 
 // holdings is what an operation holds that a panic must let go of: what
@@ -124,13 +122,14 @@ func (op *operation) begin(held *holdings) {
 	if t.budget != nil {
 		op.budgetKey = t.budget.key(req)
 	}
-	if h := hedgingOf(sc.intent, t.cfg.hedging); h.on() && !op.plan.write && !op.plan.noRetry && op.plan.maxAttempts > 1 {
-		op.hedging = h.forOperation(op.plan.maxAttempts)
-		op.race = newRace(op.hedging.MaxHedges)
-		t.hedger.begun(op.dependency(), op.hedging.MaxRate)
-	}
 	op.setup = attemptSetup{owner: op, sender: &t.sender, ctx: op.tel.ctx, caller: req, clock: &op.clock,
 		bodies: bodySource{caller: req, hasBody: hasBody}, maxAttempts: op.plan.maxAttempts}
+	if h := hedgingOf(sc.intent, t.cfg.hedging); h.on() && !op.plan.write && !op.plan.noRetry && op.plan.maxAttempts > 1 {
+		hedging := h.forOperation(op.plan.maxAttempts)
+		op.race = newRace(op, &op.setup, &op.ident, &t.gate, t.hedger, hedging, op.budgetKey, op.dependency(), op.plan.maxAttempts)
+		t.hedger.begun(op.dependency(), hedging.MaxRate)
+		op.tel.recordConcurrently()
+	}
 	if op.plan.notBuffered != "" {
 		t.sender.rec.recordNotBuffered(&op.tel, op.plan.notBuffered)
 	}
@@ -278,59 +277,38 @@ func (op *operation) prepareCause(a *attempt, bodyErr, prepErr, changed error) e
 
 // conclude turns what attempt a's exchange returned into its result: it
 // reads what the attempt observed, asks the classifier, gathers the
-// decision's input, charges the budget, decides, and records the attempt
-// event once. It returns the response or the sanitized error (never both)
-// with the verdict.
+// decision's input (with its race's part, when it races), decides, and
+// records the attempt event once. It returns the response or the
+// sanitized error (never both) with the verdict.
 func (op *operation) conclude(a *attempt, resp *http.Response, err error) result {
 	o := a.observe(resp, err)
 	at := a.at.started(a.id) // this attempt counts as made
-	var view raceView
-	var v verdict
-	var in input
-	if r := op.race; r != nil {
-		view = r.concluding(a)
-		defer func() { r.done(a, v, o.end+max(in.retryAfter, in.classifier.pause)) }()
-		at, o = at.started(view.made), o.racing(view.link)
-	}
-	in = op.inputAt(phaseAttempt, o.end, &at)
-	class := observedClass(o.class, o.timedOut, in.callerCanceled, in.callerDeadline, view.superseded)
+	in := op.inputAt(phaseAttempt, o.end, &at)
+	class := observedClass(o.class, o.timedOut, in.callerCanceled, in.callerDeadline, a.lost())
 	if o.err == nil {
 		class = ""
 	}
 	answer := a.answer(&o, class)
 	c := op.t.cfg.classify(answer)
 	in, class, evidence := op.inputAfter(o, class, c, &at)
-	in = in.racing(view.superseded, view.othersInFlight, view.hintUntil-o.end)
-	if charge, ok := budgetCharge(in, o.retryAfter, o.hasRetryAfter, view.link.of != 0); ok && op.t.budget != nil && !view.superseded {
-		op.t.budget.record(op.budgetKey, op.clock.at(o.end), charge)
+	var view raceView
+	if r := op.race; r != nil {
+		in, view = r.judge(a, in, o.end)
+		o = o.racing(view.link)
+		took, cut := latencySample(o, view)
+		op.t.hedger.observe(op.dependency(), took, cut)
 	}
-	if op.race != nil {
-		op.t.hedger.observe(op.dependency(), latencySample(o, view))
+	var cost budgetObservation
+	if !view.superseded {
+		cost = budgetCharge(in, o.retryAfter, o.hasRetryAfter, view.link.of != 0)
 	}
-	v = op.settle(in, a.id.n, &answer)
-	a.concluded(newAttemptEvent(o, class, evidence, v))
+	v, pending := op.settle(in, a.id.n, &answer, cost)
+	a.concluded(newAttemptEvent(o, class, evidence, v), pending)
 	op.t.sender.rec.recordAttempt(&op.tel, a.span, &a.ev)
 	if err != nil {
 		return result{err: decidedError(err, class, op.req.URL, a.preparedURL(), v), v: v}
 	}
 	return result{resp: resp, v: v}
-}
-
-// latencySample is what an attempt of a race tells of its dependency's
-// time to response headers: its own, when it was answered; when it was cut
-// (superseded, or timed out), only that it was at least its elapsed time,
-// which places it above the hedge delay when it ran that long, and tells
-// nothing (0) otherwise. Dropping the cut attempts would hide the very tail
-// the hedges cut, and the delay would fall below the true quantile.
-func latencySample(o observation, view raceView) time.Duration {
-	took := o.end - o.start
-	switch {
-	case o.err == nil && !view.superseded:
-		return took
-	case (view.superseded || o.timedOut) && took >= view.delay:
-		return took
-	}
-	return 0
 }
 
 // inputAfter builds the decision's input from an attempt's observation
@@ -397,24 +375,28 @@ func (op *operation) inputAt(ph phase, now time.Duration, p *progress) input {
 }
 
 // settle decides on in, asking the Backoff (retry n, after answer) and
-// the retry budget only when decide needs their answers. The Backoff is
-// the last hook before the decision, so the clock is read again after it:
-// the decision is taken on the time left then.
-func (op *operation) settle(in input, n int, answer *Answer) verdict {
-	v := decide(in)
+// the gate only when decide needs their answers. The Backoff is the last
+// hook before the decision, so the clock is read again after it: the
+// decision is taken on the time left then. cost is what the answer costs
+// its budget: the gate charges it with the admission of the retry it asks
+// for, in one step, or counts it alone when no retry is asked; an unknown
+// write that a state check will resolve leaves it to the check's verdict
+// (pending), with the resend the check may ask for.
+func (op *operation) settle(in input, n int, answer *Answer, cost budgetObservation) (v verdict, pending budgetObservation) {
+	v = decide(in)
 	if v.needPause {
 		in = in.withPause(op.t.cfg.backoffFor(n, *answer), op.clock.left())
 		v = decide(in)
 	}
-	if v.needBudget {
-		var reason attrs.Reason
-		if b := op.t.budget; b != nil {
-			now := op.clock.limit - in.remaining
-			reason = b.admit(op.budgetKey, op.clock.at(now), op.clock.at(now+v.pause))
-		}
-		v = decide(in.withBudget(reason))
+	now := op.clock.limit - in.remaining
+	switch {
+	case v.needBudget:
+		return decide(in.withBudget(op.t.gate.retry(op.budgetKey, op.clock.at(now), op.clock.at(now+v.pause), cost))), budgetObservation{}
+	case v.decision == attrs.DecisionCheckState && in.phase == phaseAttempt && op.t.cfg.stateCheck != nil:
+		return v, cost
 	}
-	return v
+	op.t.gate.observe(op.budgetKey, op.clock.at(now), cost)
+	return v, budgetObservation{}
 }
 
 // pause waits until the next attempt may start (until, since the start),
@@ -435,9 +417,11 @@ func (op *operation) pause(until, d time.Duration) {
 }
 
 // checkState resolves the unknown outcome of attempt a with the user's
-// hook, if any (see runStateCheck). It returns the verdict that follows
-// (retry: resend; return: with the stored response; else terminal), the
-// stored response, and the hook's error, sanitized.
+// hook, if any (see runStateCheck), and charges the budget what a's
+// answer cost, with the resend's admission when the check asks for one.
+// It returns the verdict that follows (retry: resend; return: with the
+// stored response; else terminal), the stored response, and the hook's
+// error, sanitized.
 func (op *operation) checkState(a *attempt, cause error, p *progress) (verdict, *http.Response, error) {
 	hook := op.t.cfg.stateCheck
 	if hook == nil {
@@ -445,7 +429,7 @@ func (op *operation) checkState(a *attempt, cause error, p *progress) (verdict, 
 	}
 	sanitize := func(err error) error { return op.sanitize(err, a.out.URL) }
 	check := runStateCheck(op.tel.ctx, op.clock.deadline, hook, op.t.sender.rec, op.ident.opID(), a, cause, sanitize)
-	v := op.settle(op.inputAt(phaseStateCheck, op.clock.since(), p).checked(check.state), a.id.n, &Answer{})
+	v, _ := op.settle(op.inputAt(phaseStateCheck, op.clock.since(), p).checked(check.state), a.id.n, &Answer{}, a.pendingCost)
 	op.t.sender.rec.endStateCheck(&op.tel, check.span, check.state, v, check.problem, check.err)
 	if v.decision != attrs.DecisionReturn {
 		closeResponse(check.stored)
@@ -578,11 +562,6 @@ func (op *operation) abandonOnPanic(held *holdings) {
 		held.callerBody = false
 		afterPanic(func() { closeBody(op.req) })
 	}
-	if op.race != nil {
-		// Hedges in flight conclude, and record, before what they record
-		// with is let go of.
-		afterPanic(op.race.wait)
-	}
 	op.setup.bodies.release()
 	op.tel.release()
 	if resp := held.stored; resp != nil {
@@ -606,219 +585,35 @@ func closeBody(req *http.Request) {
 	}
 }
 
-// runRace sends attempt a and, while none of them answered, its hedges,
-// each after the hedge delay, and waits for every attempt sent to end. The
-// first result whose verdict ends the operation wins, and the attempts
-// still in flight are canceled (they conclude superseded); a retryable
-// failure while another attempt is in flight ends nothing (ReasonInFlight).
-// It returns the attempt whose result the loop acts on (the winner, or the
-// last retryable failure, whose pause the loop takes), that result, and
-// the n of the last attempt sent.
+// runRace runs attempt a's race (see race.run), on the operation's
+// goroutine, and records its hedge events once it is over. It returns the
+// attempt whose result the loop acts on, that result, and the n of the
+// last attempt made. A panic that ended a goroutine of the race goes on
+// here, once the result the race ended on, which the caller will not get,
+// was let go of (runtime.Goexit for a nil value).
 func (op *operation) runRace(a *attempt, p *progress, held *holdings) (*attempt, result, int) {
-	r := op.race
 	*p = p.started(a.id)
-	delay := op.t.hedger.delay(op.dependency(), op.hedging)
-	r.begin(a, delay)
-	op.launch(a, r.gen, nil)
-	timer := time.NewTimer(delay)
-	defer timer.Stop()
-	received := 0
-	var last *raceDone
-	for {
-		select {
-		case d := <-r.reports:
-			if d.kind != reportEnd {
-				op.hedgeNotSent(d, last, delay, held)
-				continue
-			}
-			received++
-			if last == nil && final(d.res.v) {
-				last = &d
-				if d.res.v.decision.Terminal() {
-					r.cancelAll()
-				}
-			} else {
-				d.a.discard(d.res.resp, d.res.v.drain)
-			}
-		case <-timer.C:
-			if last == nil && op.hedge(p, delay) {
-				timer.Reset(delay)
-			}
+	end := op.race.run(a, *p)
+	*p = p.started(end.made)
+	held.current = end.a // should the telemetry below panic, its response is let go of
+	op.race.record(op.t.sender.rec, &op.tel, &end)
+	if end.panicked {
+		if end.a != nil {
+			letGo(end.a, end.res)
 		}
-		if last == nil {
-			continue
+		held.current = end.failed
+		if end.value == nil {
+			runtime.Goexit()
 		}
-		if closed, left := r.closeIfReported(received); closed {
-			for _, d := range left {
-				op.hedgeNotSent(d, last, delay, held)
-			}
-			break
-		}
+		panic(end.value)
 	}
-	*p = p.started(r.made)
-	held.current = last.a
-	return last.a, last.res, r.made.n
+	return end.a, end.res, end.made.n
 }
 
-// hedgeNotSent carries out what a race's goroutine reported, other than an
-// attempt's end: a hedge refused at its preparation is recorded and given
-// back (giveBack); a hedge not sent because its race was over is given
-// back, unrecorded; a panic goes on, on the operation's goroutine
-// (runtime.Goexit for a nil value), once the result the race ended on
-// (last, if any), which the caller will not get, was let go of;
-// abandonOnPanic cancels and awaits the rest.
-func (op *operation) hedgeNotSent(d raceDone, last *raceDone, delay time.Duration, held *holdings) {
-	switch d.kind {
-	case reportRefused:
-		op.giveBack(d.a)
-		op.t.sender.rec.recordHedge(&op.tel, attrs.EventHedgeRefused, 0, d.of, delay, d.refused)
-		return
-	case reportUnsent:
-		// Not refused: the race was over. Given back on the operation's
-		// goroutine, before its next attempt takes a number.
-		op.giveBack(d.a)
-		return
-	}
-	if last != nil {
-		letGo(*last)
-	}
-	held.current = d.a
-	if d.value == nil {
-		runtime.Goexit()
-	}
-	panic(d.value)
-}
-
-// hedge decides, once the hedge delay passed, whether a hedge of the last
-// attempt sent may be prepared (within the attempt limit, the operation's
-// hedges, the deadline, the retry budget and the dependency's hedge rate,
-// which lends it a hedge), and starts its preparation on a goroutine of its
-// own; a hedge the rules refuse is recorded. It reports whether another
-// hedge may follow this one, after the delay.
-func (op *operation) hedge(p *progress, delay time.Duration) (again bool) {
-	r := op.race
-	var refused verdict
-	var of int
-	r.hedgeable(func(n int, hedged *attempt, hedgesTried int) *attempt {
-		now := op.clock.since()
-		at := p.started(r.made)
-		in := op.inputAt(phaseHedge, now, &at).hedging(op.hedging.MaxHedges - hedgesTried)
-		if v := op.settleHedge(in, now); !v.goAhead() {
-			refused, of = v, hedged.id.number
-			return nil
-		}
-		hedge := newAttempt(nil, &op.setup, attemptID{n: n, number: op.ident.attemptNumber(n)}, at)
-		op.prepareHedge(hedge, hedged, r.gen, at, delay)
-		again = hedgesTried+1 < op.hedging.MaxHedges
-		return hedge
-	})
-	if refused.decision != "" {
-		op.t.sender.rec.recordHedge(&op.tel, attrs.EventHedgeRefused, 0, of, delay, refused)
-	}
-	return again
-}
-
-// settleHedge decides on a hedge (phaseHedge), asking the retry budget and
-// then the dependency's hedge rate, which lends a hedge, only when decide
-// needs their answers.
-func (op *operation) settleHedge(in input, now time.Duration) verdict {
-	v := decide(in)
-	if v.needBudget {
-		var reason attrs.Reason
-		if b := op.t.budget; b != nil {
-			reason = b.admit(op.budgetKey, op.clock.at(now), op.clock.at(now))
-		}
-		in = in.withBudget(reason)
-		v = decide(in)
-	}
-	if v.needRate {
-		v = decide(in.withRate(op.t.hedger.take(op.dependency(), op.hedging.MaxRate)))
-	}
+// prepareHedge prepares a hedge (see prepare), on a goroutine of its own:
+// the verdict, empty when it may be sent.
+func (op *operation) prepareHedge(hedge *attempt) verdict {
+	at := hedge.at
+	v, _ := op.prepare(hedge, &at, nil)
 	return v
-}
-
-// chargeHedge charges the retry budget for a hedge sent: it adds load as
-// a retry does, so that hedges and retries share one allowance, and a
-// dependency whose answers are all late spends it. A hedge costs one token
-// whatever its answer: conclude does not charge its failure again.
-func (op *operation) chargeHedge() {
-	if b := op.t.budget; b != nil {
-		b.record(op.budgetKey, op.clock.at(op.clock.since()), budgetObservation{hedge: true})
-	}
-}
-
-// prepareHedge prepares hedge, of attempt of, on a goroutine of its own,
-// and sends it there if race gen is still open; a hedge that is not sent
-// is given back (giveBack), by the operation when the race took it over.
-// The operation does not wait for a
-// preparation once its race is over: a panic there, which has no caller to
-// reach any more, goes to otel.Handle.
-func (op *operation) prepareHedge(hedge, of *attempt, gen int, at progress, delay time.Duration) {
-	r := op.race
-	go func() {
-		handed := false // to send, which reports from then on
-		defer func() {
-			if handed {
-				return
-			}
-			v := recover()
-			hedge.abandon()
-			taken, reported := r.panicked(gen, hedge, v)
-			if !taken {
-				op.giveBack(hedge)
-			}
-			if !reported && v != nil {
-				otel.Handle(fmt.Errorf("otelretry: a hedge no longer needed panicked while it was prepared: %v", v))
-			}
-		}()
-		v, _ := op.prepare(hedge, &at, nil)
-		sent, reported := r.prepared(hedge, of, gen, func() verdict { return v }, func() { hedge.launch(op.policy()) })
-		handed = true
-		if sent {
-			op.send(hedge, gen, func() {
-				op.chargeHedge()
-				op.t.sender.rec.recordHedge(&op.tel, attrs.EventHedgeSent, hedge.id.number, of.id.number, delay, verdict{})
-			})
-			return
-		}
-		if v.goAhead() {
-			hedge.unsent() // the race was over
-		}
-		if !reported {
-			op.giveBack(hedge)
-		}
-	}()
-}
-
-// giveBack gives back what a hedge that was not sent took: its attempt
-// number (WithOperationID) and its hedge from the dependency's rate.
-func (op *operation) giveBack(hedge *attempt) {
-	op.ident.unnumber(hedge.id.number)
-	op.t.hedger.refund(op.dependency(), op.hedging.MaxRate)
-}
-
-// launch sends attempt a of race gen on a goroutine of its own (see send).
-func (op *operation) launch(a *attempt, gen int, first func()) { go op.send(a, gen, first) }
-
-// send runs first, if any, then sends attempt a of race gen and reports
-// its end: its result, or the panic that ended it, which runRace raises
-// on the operation's goroutine. An end the race no longer takes (it was
-// abandoned after a panic) is let go of.
-func (op *operation) send(a *attempt, gen int, first func()) {
-	r := op.race
-	defer r.running.Done()
-	ended := false
-	defer func() {
-		if !ended {
-			r.report(gen, raceDone{kind: reportPanic, a: a, value: recover()})
-		}
-	}()
-	if first != nil {
-		first()
-	}
-	d := raceDone{kind: reportEnd, a: a, res: a.send()}
-	ended = true
-	if !r.report(gen, d) {
-		letGo(d)
-	}
 }

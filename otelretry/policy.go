@@ -203,10 +203,11 @@ func (in input) withBudget(reason attrs.Reason) input {
 }
 
 // racing adds what the operation's other attempts came to: one answered
-// first (superseded), or one is in flight; and what is left of the hints
-// its earlier attempts got (raceHint).
-func (in input) racing(superseded, othersInFlight bool, hint time.Duration) input {
-	in.superseded, in.othersInFlight, in.raceHint = superseded, othersInFlight, max(hint, 0)
+// first (superseded), or one is in flight; what is left of the hints its
+// earlier attempts got (raceHint); and the attempts left once the race
+// made its attempts.
+func (in input) racing(superseded, othersInFlight bool, hint time.Duration, attemptsLeft int) input {
+	in.superseded, in.othersInFlight, in.raceHint, in.attemptsLeft = superseded, othersInFlight, max(hint, 0), attemptsLeft
 	return in
 }
 
@@ -578,29 +579,40 @@ func recordedClass(observed attrs.ErrorClass, c Classification, fromWire Evidenc
 	return observed, Evidence{}
 }
 
-// budgetCharge is what an attempt's answer tells the retry budget: every
-// failed attempt costs alike, whatever made it retryable (a transport
-// error, a status of WithRetryableStatuses, or a classifier's word); a
-// success refunds. The caller's cancellation tells it nothing (ok false).
-// A hedge paid its token when it was sent (see Budget): its failure costs
-// nothing more, and its hint holds all the same.
-func budgetCharge(in input, retryAfter time.Duration, hinted, hedge bool) (budgetObservation, bool) {
+// budgetCharge is what an attempt's answer costs the retry budget: a
+// failure whenever any rule makes it retryable (a transport error, a
+// status of WithRetryableStatuses, a classifier's word, a service's "true"
+// verdict), whether or not a limit then stops the retry; a refund for a
+// success; a hold for its hint. The caller's cancellation tells it nothing
+// (the zero observation). A hedge paid its token when it was admitted (see
+// Budget): its failure costs nothing more, and its hint holds all the
+// same.
+func budgetCharge(in input, retryAfter time.Duration, hinted, hedge bool) budgetObservation {
 	if in.class == attrs.ErrorClassCanceled {
-		return budgetObservation{}, false
+		return budgetObservation{}
 	}
+	answeredOK := in.status != 0 && success(in.status)
 	// NotProcessed applies only without a response, where the class already
 	// makes the attempt a failure; Retryable is the classifier's word that
-	// an answer is a failure worth retrying.
-	retriedByHook := in.classifier.kind == classRetryable
+	// an answer is a failure worth retrying, even where it cannot make it
+	// retried (a write); the rules retryable applies add the verdicts.
+	byRule, _ := retryable(in)
+	failed := in.class != "" || in.retryableStatus || in.classifier.kind == classRetryable || byRule
 	return budgetObservation{
-		success:  in.status != 0 && success(in.status),
-		failure:  !hedge && (in.class != "" || in.retryableStatus || (retriedByHook && !success(in.status))),
+		success:  answeredOK,
+		failure:  !hedge && !answeredOK && failed,
 		timeout:  in.class == attrs.ErrorClassTimeout,
 		status:   in.status,
 		pushback: retryAfter,
 		hinted:   hinted,
-	}, true
+	}
 }
+
+// hedgeMayFollow reports whether an operation may still send a hedge, with
+// hedgesLeft of its MaxHedges and attemptsLeft of its attempt limit: when
+// it may not, no hedge delay is armed, and nothing is asked or recorded
+// (the rows of decideHedge that refuse on these limits are not reached).
+func hedgeMayFollow(hedgesLeft, attemptsLeft int) bool { return hedgesLeft > 0 && attemptsLeft > 0 }
 
 // provedUnprocessed reports whether an attempt that got no response is
 // proven not processed: its error says it never left (neverSent) and the

@@ -453,22 +453,25 @@ func TestRulesBesideDecide(t *testing.T) {
 			name             string
 			in               input
 			failure, success bool
-			counts           bool
 			hedge            bool
 		}{
-			{"a retryable status", input{status: 503, retryableStatus: true}, true, false, true, false},
-			{"a status a classifier retries", input{status: 500, classifier: Retryable(0)}, true, false, true, false},
-			{"NotProcessed on a response (it does not apply)", input{status: 404, classifier: NotProcessed(Evidence{Protocol: "h2"})}, false, false, true, false},
-			{"a status nobody retries", input{status: 500}, false, false, true, false},
-			{"a success", input{status: 200}, false, true, true, false},
-			{"a transport error", input{class: attrs.ErrorClassTimeout}, true, false, true, false},
-			{"the caller's cancellation", input{class: attrs.ErrorClassCanceled}, false, false, false, false},
-			{"a hedge's failure (paid when it was sent)", input{status: 503, retryableStatus: true}, false, false, true, true},
-			{"a hedge's success", input{status: 200}, false, true, true, true},
+			{"a retryable status", input{status: 503, retryableStatus: true}, true, false, false},
+			{"a retryable status of a write", input{status: 503, retryableStatus: true, write: true}, true, false, false},
+			{"a status a classifier retries", input{status: 500, classifier: Retryable(0)}, true, false, false},
+			{"a status a service's true verdict makes retryable", input{status: 500, repeatable: true, verdict: verdictRetry}, true, false, false},
+			{"a write's status a true verdict makes retryable (WithShouldRetryWrites)", input{status: 409, write: true, verdict: verdictRetry, verdictWrites: true}, true, false, false},
+			{"a write's true verdict, not opted in", input{status: 409, write: true, verdict: verdictRetry}, false, false, false},
+			{"NotProcessed on a response (it does not apply)", input{status: 404, classifier: NotProcessed(Evidence{Protocol: "h2"})}, false, false, false},
+			{"a status nobody retries", input{status: 500}, false, false, false},
+			{"a success", input{status: 200}, false, true, false},
+			{"a success with a true verdict", input{status: 200, repeatable: true, verdict: verdictRetry}, false, true, false},
+			{"a transport error", input{class: attrs.ErrorClassTimeout}, true, false, false},
+			{"the caller's cancellation", input{class: attrs.ErrorClassCanceled}, false, false, false},
+			{"a hedge's failure (paid when it was admitted)", input{status: 503, retryableStatus: true}, false, false, true},
+			{"a hedge's success", input{status: 200}, false, true, true},
 		} {
-			o, counts := budgetCharge(tc.in, 0, false, tc.hedge)
-			if o.failure != tc.failure || o.success != tc.success || counts != tc.counts {
-				t.Errorf("%s: %+v, counts %v", tc.name, o, counts)
+			if o := budgetCharge(tc.in, 0, false, tc.hedge); o.failure != tc.failure || o.success != tc.success {
+				t.Errorf("%s: %+v", tc.name, o)
 			}
 		}
 	})
@@ -678,16 +681,16 @@ var hedgeRows = []decisionRow{
 		func(in input) bool { return !in.replayable }, is(attrs.DecisionStop, attrs.ReasonNotReplayable)},
 	{hedging, "an attempt in flight past the hedge delay", "`Intent{NoRetry: true}` (which does not race either)", "no hedge", "`intent`",
 		func(in input) bool { return in.noRetry }, is(attrs.DecisionStop, attrs.ReasonIntent)},
-	{hedging, "no attempt left (hedges count as attempts)", "any", "no hedge", "`attempt_limit`",
+	{hedging, "no attempt left (hedges count as attempts); not reached: no hedge delay is armed then, and nothing is recorded", "any", "no hedge", "`attempt_limit`",
 		func(in input) bool { return in.attemptsLeft <= 0 }, is(attrs.DecisionMaxAttempts, attrs.ReasonAttemptLimit)},
-	{hedging, "the operation tried `MaxHedges` hedges (it then arms no hedge delay: recorded only should `decide` be asked)", "any", "no hedge", "`hedge_limit`",
+	{hedging, "the operation was admitted `MaxHedges` hedges; not reached: no hedge delay is armed then, and nothing is recorded", "any", "no hedge", "`hedge_limit`",
 		func(in input) bool { return in.hedgesLeft <= 0 }, is(attrs.DecisionStop, attrs.ReasonHedgeLimit)},
 	{hedging, "no time left", "any", "no hedge", "`deadline`",
 		func(in input) bool { return in.remaining <= 0 }, is(attrs.DecisionDeadlineExceeded, attrs.ReasonDeadline)},
-	{hedging, "the retry budget refuses (a hedge is admitted as a retry is)", "any", "no hedge", "`budget`, `pushback` or `host_limit`",
+	{hedging, "the retry budget refuses: a hold, a full host table, or too few tokens for the host to keep more than half once the hedge takes one", "any", "no hedge", "`budget`, `pushback` or `host_limit`",
 		func(in input) bool { return in.budgetAsked && in.budget != "" },
 		func(in input) verdict { return verdict{decision: attrs.DecisionBudgetExhausted, reason: in.budget} }},
-	{hedging, "the dependency's hedge rate (`MaxRate`) has no hedge left", "any", "no hedge", "`hedge_limit`",
+	{hedging, "the dependency's hedge rate (`MaxRate`) has no hedge left (the budget's token is given back)", "any", "no hedge", "`hedge_limit`",
 		func(in input) bool { return in.budgetAsked && in.rateAsked && !in.rateAllowed }, is(attrs.DecisionStop, attrs.ReasonHedgeLimit)},
 }
 

@@ -4,248 +4,326 @@
 package otelretry
 
 import (
+	"fmt"
 	"slices"
-	"sync"
 	"time"
+
+	"go.opentelemetry.io/otel"
 
 	"github.com/otelretry/otelretry-go/attrs"
 )
 
-// raceState is what the attempts of a hedged operation share while they
-// race. Attempts conclude under its lock, one at a time, and a hedge is
-// decided and counted in flight under it too, so that the first verdict
-// that is not retry wins, every later one reads superseded, and every
-// conclusion sees the attempts in flight.
+// race is what a hedged operation's races share: what the loop is given,
+// and how the attempts of the race in progress reach it. A race is one
+// attempt of the operation's loop and its hedges, each sent after the
+// hedge delay while the attempt before it has no answer.
 //
-// A race is one attempt of the loop and its hedges. Each hedge is prepared
-// on a goroutine of its own, so that slow hooks (a PrepareFunc, a GetBody)
-// never hold back an answer that came; the operation does not wait for a
-// preparation once its race is over: the preparation finds the race closed
-// (or another race begun: gen) and lets go of its attempt.
-type raceState struct {
-	mu sync.Mutex
-	// gen counts the races of the operation; closed: the current one is
-	// over, and takes no hedge and no report.
-	gen    int
-	closed bool
-	// inFlight are the attempts sent and not concluded yet; won: one of
-	// them concluded with a verdict that ends the operation.
-	inFlight []*attempt
-	won      bool
-	// launched counts the attempts of the current race that were sent, each
-	// of which reports its end once; made is the last one's place.
-	launched int
-	made     attemptID
-	// delay is the race's hedge delay.
-	delay time.Duration
-	// hintUntil is when the longest hint (Retry-After, a classifier's
-	// pause) that an attempt of the race got while it left the retry to an
-	// attempt in flight ends, on the operation's clock: the retry waits
-	// for it, as it would have without hedging.
-	hintUntil time.Duration
-	// preparing is the hedge being prepared, nil when none.
-	preparing *attempt
-	// handedBack are hedges whose preparation outlived their race: the
-	// race gave back their number and their hedge when it closed, and
-	// their preparation, when it ends, only lets go of them.
-	handedBack []*attempt
-	// hedgesTried counts the hedges the operation decided to send, over all
-	// its races, sent or refused at their preparation.
-	hedgesTried int
-	// hedges are the current race's hedges: each one's attempt, the attempt
-	// it hedges, and when it was sent after that attempt's start.
-	hedges []hedgeSent
-
-	// reports carries what the race's goroutines report: an attempt's end,
-	// a hedge refused at its preparation, a panic. They send only under mu
-	// while the race is open, and at most once each, so that it never
-	// blocks them; see newRace.
-	reports chan raceDone
-	// running counts the goroutines of sent attempts, for the cleanup after
-	// a panic to wait for (see wait).
-	running sync.WaitGroup
+// A race has one owner, its loop (run), which runs on the operation's
+// goroutine and keeps the race's state in its locals: the attempts in
+// flight, which verdict ended the race, the attempt numbers, budget tokens
+// and hedge-rate tokens its hedges took. The attempts run on goroutines
+// of their own: each hands the loop its observation (judge) and gets its
+// verdict from it, then records itself and tells the loop it ended. A
+// hedge is admitted by the loop, then prepared on a goroutine of its own,
+// so that a slow hook never holds back an answer that came. The loop runs
+// no user code and no telemetry, and holds no lock: the hooks (the
+// PrepareFunc, GetBody, the Classifier, the Backoff) and the recording run
+// on the attempts' goroutines, and the race's hedge events are recorded
+// once the race is over (record).
+type race struct {
+	owner  raceOwner
+	setup  *attemptSetup
+	ident  *identity
+	gate   *admission
+	hedger *hedger
+	// hedging is the operation's Hedging (withDefaults, forOperation);
+	// budgetKey and dep are the keys of its retry budget and its hedger.
+	hedging        Hedging
+	budgetKey, dep string
+	maxAttempts    int
+	// tried counts the hedges the operation was admitted, over all its
+	// races, sent or not (MaxHedges bounds them); only the loop writes it.
+	tried int
+	// inbox and over are the race in progress's: the loop receives every
+	// message sent to inbox until each attempt it sent ended, and closes
+	// over when it returns, so that a preparation still running lets go of
+	// its hedge rather than wait. A new race has new ones: what a
+	// preparation of an earlier race says never reaches it.
+	inbox chan raceMsg
+	over  chan struct{}
 }
 
+// raceOwner is the operation, as the race asks it: the input of a
+// decision, the preparation of a hedge, and the judgment of the request.
+type raceOwner interface {
+	inputAt(ph phase, now time.Duration, p *progress) input
+	prepareHedge(hedge *attempt) verdict
+	policy() requestPolicy
+}
+
+// newRace is the race of an operation hedged as h (withDefaults,
+// forOperation), of at most maxAttempts attempts: nothing in it is sized
+// by a limit.
+func newRace(owner raceOwner, setup *attemptSetup, ident *identity, gate *admission, hedger *hedger,
+	h Hedging, budgetKey, dep string, maxAttempts int) *race {
+	return &race{owner: owner, setup: setup, ident: ident, gate: gate, hedger: hedger, hedging: h,
+		budgetKey: budgetKey, dep: dep, maxAttempts: maxAttempts}
+}
+
+// raceMsgKind is what a message to the loop says.
+type raceMsgKind uint8
+
+const (
+	// msgJudge: an attempt's input, once it was answered and classified;
+	// the loop answers with the race's part of it (raceReply).
+	msgJudge raceMsgKind = iota
+	// msgEnded: an attempt recorded its verdict and let go of what it
+	// does not hand on: its goroutine ends.
+	msgEnded
+	// msgPrepared: a hedge's preparation ended with verdict v (empty: it
+	// may be sent); the loop answers whether to send it.
+	msgPrepared
+	// msgPanicked: a panic (or runtime.Goexit: a nil value) ended the
+	// goroutine of attempt a, or of hedge a's preparation (prep).
+	msgPanicked
+)
+
+// raceMsg is a message of a race's goroutine to its loop.
+type raceMsg struct {
+	kind  raceMsgKind
+	a     *attempt
+	in    input         // msgJudge
+	end   time.Duration // msgJudge: when the answer came
+	res   result        // msgEnded
+	v     verdict       // msgPrepared
+	value any           // msgPanicked
+	prep  bool          // msgPanicked: in a preparation
+	reply chan raceReply
+}
+
+// raceReply is the loop's answer: to msgJudge, the input with what the
+// race adds to it, and the attempt's view of the race; to msgPrepared,
+// whether the hedge is sent.
+type raceReply struct {
+	in   input
+	view raceView
+	send bool
+}
+
+// raceView is what an attempt concluding learns of its race.
+type raceView struct {
+	// superseded: another attempt won first; its verdict is superseded.
+	superseded bool
+	// link is the attempt's place in the race.
+	link hedgeLink
+	// delay is the race's hedge delay.
+	delay time.Duration
+}
+
+// hedgeSent is a hedge the race sent: the attempt, the attempt it hedges,
+// and when it was sent after that attempt's start.
 type hedgeSent struct {
 	hedge, of *attempt
 	after     time.Duration
 }
 
-// raceReport is what a race's goroutine reports.
-type raceReport int
-
-const (
-	// reportEnd: an attempt's result.
-	reportEnd raceReport = iota
-	// reportRefused: a hedge was not sent; refused is the verdict.
-	reportRefused
-	// reportPanic: a panic (or runtime.Goexit: a nil value) ended the
-	// goroutine.
-	reportPanic
-	// reportUnsent: hedge a was prepared for a race that was over (won,
-	// or nothing left in flight), or was still being prepared when the
-	// race closed: it is not sent, and its preparation lets go of it.
-	reportUnsent
-)
-
-// raceDone is one report of a race's goroutine.
-type raceDone struct {
-	kind raceReport
-	a    *attempt
-	res  result
-	// refused is why hedge a, of the attempt numbered of, was not sent
-	// (reportRefused).
-	refused verdict
-	of      int
-	value   any
+// hedgeEvent is a hedge_sent or hedge_refused event of the race, recorded
+// on the operation span once the race is over.
+type hedgeEvent struct {
+	name   string
+	number int // the hedge's number; 0 when refused
+	of     int // the number of the attempt it hedges
+	at     time.Duration
+	v      verdict // the refusal
 }
 
-// raceView is what an attempt concluding sees of its race.
-type raceView struct {
-	// superseded: another attempt already won; othersInFlight: another
-	// attempt is in flight.
-	superseded, othersInFlight bool
-	// made is the last attempt sent.
-	made attemptID
-	// link is the attempt's place in the race.
-	link hedgeLink
-	// delay is the race's hedge delay.
-	delay time.Duration
-	// hintUntil: see raceState.
-	hintUntil time.Duration
+// raceEnd is what a race came to: the attempt whose result the operation
+// acts on (the winner, or the last retryable failure, whose pause the
+// operation takes) and that result; the last attempt made; the race's
+// hedge events; and a panic of one of its goroutines, which goes on on the
+// operation's goroutine (panicked, by attempt failed).
+type raceEnd struct {
+	a        *attempt
+	res      result
+	made     attemptID
+	delay    time.Duration
+	events   []hedgeEvent
+	panicked bool
+	value    any
+	failed   *attempt
 }
 
-// newRace is the race of an operation that tries at most hedges hedges.
-func newRace(hedges int) *raceState {
-	// Each attempt and each preparation reports at most once.
-	return &raceState{reports: make(chan raceDone, hedges+1)}
+// run runs one race: it sends first (launched, and made at at), hedges it
+// after the delay while the hedge rules and the admission allow, hands
+// each attempt its verdict, and returns once every attempt it sent ended.
+// The first verdict that ends the operation wins, and the attempts still
+// in flight are canceled (they conclude superseded); a retryable failure
+// while another attempt is in flight ends nothing (ReasonInFlight).
+func (r *race) run(first *attempt, at progress) raceEnd {
+	r.inbox, r.over = make(chan raceMsg), make(chan struct{})
+	inbox := r.inbox
+	defer close(r.over)
+	end := raceEnd{made: first.id, delay: r.hedger.delay(r.dep, r.hedging)}
+	var (
+		inFlight  = []*attempt{first}
+		hedges    []hedgeSent
+		running   = 1    // attempts sent whose goroutine did not end
+		won       bool   // the race has its verdict
+		final     *attempt
+		hintUntil time.Duration
+		// preparing is the hedge being prepared, nil when none: its
+		// number and tokens are the loop's to give back, as long as it
+		// was not sent.
+		preparing, preparingOf *attempt
+	)
+	timer := time.NewTimer(end.delay)
+	defer timer.Stop()
+	fire := timer.C
+	// arm sets the hedge delay for the next hedge, when one may follow.
+	arm := func() {
+		fire = nil
+		if hedgeMayFollow(r.hedging.MaxHedges-r.tried, r.maxAttempts-end.made.n) {
+			timer.Reset(end.delay)
+			fire = timer.C
+		}
+	}
+	if !hedgeMayFollow(r.hedging.MaxHedges-r.tried, r.maxAttempts-end.made.n) {
+		fire = nil
+	}
+	// over reports whether the race needs no more attempts.
+	over := func() bool { return won || len(inFlight) == 0 }
+	// cancel cancels what is in flight once the race is over.
+	cancel := func() {
+		for _, a := range inFlight {
+			a.lose()
+		}
+		if preparing != nil {
+			preparing.lose()
+		}
+	}
+	giveBack := func(hedge *attempt) {
+		r.ident.unnumber(hedge.id.number)
+		r.gate.giveBack(r.budgetKey, r.dep, r.setup.clock.at(r.setup.clock.since()), r.hedging.MaxRate)
+	}
+	go r.attend(first, inbox, r.over)
+	for running > 0 {
+		select {
+		case m := <-inbox:
+			switch m.kind {
+			case msgJudge:
+				inFlight = slices.DeleteFunc(inFlight, func(b *attempt) bool { return b == m.a })
+				in := m.in.racing(won, len(inFlight) > 0, hintUntil-m.end, r.maxAttempts-end.made.n)
+				v := decide(in)
+				switch {
+				case v.decision == attrs.DecisionRetry && v.reason == attrs.ReasonInFlight:
+					// The race's retry waits for the hint this attempt got,
+					// as it would have without hedging.
+					hintUntil = max(hintUntil, m.end+max(in.retryAfter, in.classifier.pause))
+				case v.decision != attrs.DecisionSuperseded:
+					// The race's verdict: one that ends the operation, or
+					// its retry, whose pause and limits the attempt asks
+					// for on its goroutine (a retry while others are in
+					// flight comes to this only once no time is left, and
+					// then ends the operation). Either way the race needs
+					// no other attempt.
+					won, final = true, m.a
+				}
+				if over() {
+					cancel()
+				}
+				m.reply <- raceReply{in: in, view: raceView{superseded: in.superseded, link: linkOf(m.a, hedges), delay: end.delay}}
+			case msgEnded:
+				running--
+				if m.a == final {
+					end.a, end.res = m.a, m.res
+				}
+			case msgPrepared:
+				hedge, of := preparing, preparingOf
+				preparing, preparingOf = nil, nil
+				send := false
+				switch {
+				case over():
+					giveBack(hedge) // not refused: the race needs it no more
+				case !m.v.goAhead():
+					giveBack(hedge)
+					end.events = append(end.events, hedgeEvent{name: attrs.EventHedgeRefused, of: of.id.number,
+						at: r.setup.clock.since(), v: m.v})
+				default:
+					send = true
+					now := r.setup.clock.since()
+					hedges = append(hedges, hedgeSent{hedge: hedge, of: of, after: now - startOf(of, hedges)})
+					inFlight = append(inFlight, hedge)
+					running++
+					end.made = hedge.id
+					end.events = append(end.events, hedgeEvent{name: attrs.EventHedgeSent, number: hedge.id.number,
+						of: of.id.number, at: now})
+					arm()
+				}
+				m.reply <- raceReply{send: send}
+			case msgPanicked:
+				if m.prep {
+					preparing, preparingOf = nil, nil
+					giveBack(m.a)
+				} else {
+					running--
+					inFlight = slices.DeleteFunc(inFlight, func(b *attempt) bool { return b == m.a })
+				}
+				if !end.panicked {
+					end.panicked, end.value, end.failed = true, m.value, m.a
+				}
+				won = true // the race ends: what is in flight is canceled
+				cancel()
+			}
+		case <-fire:
+			fire = nil
+			if over() || preparing != nil {
+				continue
+			}
+			of := inFlight[len(inFlight)-1]
+			now := r.setup.clock.since()
+			hedgeAt := at.started(end.made)
+			if v := r.admitHedge(now, &hedgeAt); !v.goAhead() {
+				end.events = append(end.events, hedgeEvent{name: attrs.EventHedgeRefused, of: of.id.number, at: now, v: v})
+				continue
+			}
+			r.tried++
+			n := end.made.n + 1
+			preparing, preparingOf = newAttempt(nil, r.setup, attemptID{n: n, number: r.ident.attemptNumber(n)}, hedgeAt), of
+			go r.prepare(preparing, inbox, r.over)
+		}
+	}
+	if preparing != nil {
+		// Still being prepared as the race ends: its number and tokens go
+		// back now, before the operation's next attempt takes a number,
+		// and its preparation, canceled, only lets go of it.
+		preparing.lose()
+		giveBack(preparing)
+	}
+	return end
 }
 
-// begin starts a race with attempt a, hedged after delay: the operation's
-// first attempt, or the one after a retry. The caller sends it (launch).
-func (r *raceState) begin(a *attempt, delay time.Duration) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.gen++
-	r.delay = delay
-	r.closed, r.won, r.launched, r.hintUntil = false, false, 0, 0
-	clear(r.hedges) // retain no attempts
-	r.hedges = r.hedges[:0]
-	r.addLocked(a)
+// admitHedge decides on a hedge at now (phaseHedge), made where the
+// operation stands at at: decide, then the admission, which takes a budget
+// token and a hedge from the dependency's rate for a hedge it admits.
+func (r *race) admitHedge(now time.Duration, at *progress) verdict {
+	in := r.owner.inputAt(phaseHedge, now, at).hedging(r.hedging.MaxHedges - r.tried)
+	v := decide(in)
+	if !v.needBudget {
+		return v
+	}
+	reason, allowed := r.gate.hedge(r.budgetKey, r.dep, r.setup.clock.at(now), r.hedging.MaxRate)
+	if in = in.withBudget(reason); reason == "" {
+		in = in.withRate(allowed)
+	}
+	return decide(in)
 }
 
-// addLocked counts attempt a sent. The caller holds r.mu.
-func (r *raceState) addLocked(a *attempt) {
-	r.inFlight = append(r.inFlight, a)
-	r.launched++
-	if a.id.n > r.made.n {
-		r.made = a.id
-	}
-	r.running.Add(1)
-}
-
-// hedgeable runs decide, which decides on a hedge of the attempt of (the
-// last one sent) that would be sent n-th, while no attempt of the race
-// concludes: when the race is still open, none won, an attempt is in
-// flight and no other hedge is being prepared. It reports whether decide
-// ran; a hedge it lets go ahead is tried, and being prepared.
-func (r *raceState) hedgeable(decide func(n int, of *attempt, hedgesTried int) *attempt) bool {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.closed || r.won || len(r.inFlight) == 0 || r.preparing != nil {
-		return false
-	}
-	if r.preparing = decide(r.made.n+1, r.inFlight[len(r.inFlight)-1], r.hedgesTried); r.preparing != nil {
-		r.hedgesTried++
-	}
-	return true
-}
-
-// prepared ends hedge's preparation: when its race is still open, none
-// won and an attempt is in flight, ready (the verdict of its preparation
-// and the hedge rate) decides whether it is sent; sent counts it in flight
-// and starts it (run under the lock, before any conclusion can see it).
-// It reports whether hedge was sent, and whether the race took the rest
-// over (reported): the refusal, or the hedge not sent once the race was
-// over, is reported, and the race, not the preparation, gives back the
-// hedge's number before the operation's next attempt takes one. When
-// neither, the race was abandoned after a panic, and hedge is only let go
-// of.
-func (r *raceState) prepared(hedge, of *attempt, gen int, ready func() verdict, sent func()) (bool, bool) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.takeBackLocked(hedge) {
-		return false, true
-	}
-	if r.preparing == hedge {
-		r.preparing = nil
-	}
-	if gen != r.gen || r.closed {
-		return false, false
-	}
-	if r.won || len(r.inFlight) == 0 {
-		r.reports <- raceDone{kind: reportUnsent, a: hedge}
-		return false, true
-	}
-	if v := ready(); !v.goAhead() {
-		r.reports <- raceDone{kind: reportRefused, a: hedge, refused: v, of: of.id.number}
-		return false, true
-	}
-	sent()
-	r.hedges = append(r.hedges, hedgeSent{hedge, of, hedge.start - of.start})
-	r.addLocked(hedge)
-	return true, false
-}
-
-// panicked reports the panic (value) that ended the preparation of hedge
-// for race gen, if the race is still open (reported); taken: the race
-// already gave back its number and its hedge when it closed.
-func (r *raceState) panicked(gen int, hedge *attempt, value any) (taken, reported bool) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.takeBackLocked(hedge) {
-		return true, false
-	}
-	if gen != r.gen || r.closed {
-		return false, false
-	}
-	r.reports <- raceDone{kind: reportPanic, a: hedge, value: value}
-	return false, true
-}
-
-// takeBackLocked reports whether the race gave back hedge's number and
-// hedge when it closed (handedBack), and forgets it: its preparation,
-// which ended, only lets go of it. The caller holds r.mu.
-func (r *raceState) takeBackLocked(hedge *attempt) bool {
-	i := slices.Index(r.handedBack, hedge)
-	if i < 0 {
-		return false
-	}
-	r.handedBack = slices.Delete(r.handedBack, i, i+1)
-	return true
-}
-
-// report sends d from a goroutine of race gen, if the race is still open,
-// and reports whether it did.
-func (r *raceState) report(gen int, d raceDone) bool {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if gen != r.gen || r.closed {
-		return false
-	}
-	r.reports <- d
-	return true
-}
-
-// concluding locks the race for a's conclusion and reports what a sees of
-// it. done, called with a's verdict, ends the conclusion; it must be
-// called, after a panic too.
-func (r *raceState) concluding(a *attempt) raceView {
-	r.mu.Lock()
+// linkOf is attempt a's place in a race that sent hedges.
+func linkOf(a *attempt, hedges []hedgeSent) hedgeLink {
 	var of int
 	var sentAfter time.Duration
-	var hedged bool
-	for _, h := range r.hedges {
+	hedged := false
+	for _, h := range hedges {
 		switch a {
 		case h.hedge:
 			of = h.of.id.number
@@ -253,101 +331,112 @@ func (r *raceState) concluding(a *attempt) raceView {
 			sentAfter, hedged = h.after, true
 		}
 	}
-	return raceView{superseded: r.won, othersInFlight: len(r.inFlight) > 1, made: r.made,
-		link: hedgeLink{of: of, sentAfter: sentAfter, hedged: hedged}, delay: r.delay, hintUntil: r.hintUntil}
+	return hedgeLink{of: of, sentAfter: sentAfter, hedged: hedged}
 }
 
-// done ends a's conclusion with verdict v (the zero verdict after a
-// panic): a leaves the race, and wins it when v ends the operation; a
-// retry it leaves to another attempt keeps its hint, which ends at
-// hintUntil. A hedge being prepared is canceled once nothing is left to
-// hedge.
-func (r *raceState) done(a *attempt, v verdict, hintUntil time.Duration) {
-	r.inFlight = slices.DeleteFunc(r.inFlight, func(b *attempt) bool { return b == a })
-	if v.decision == attrs.DecisionRetry && v.reason == attrs.ReasonInFlight {
-		r.hintUntil = max(r.hintUntil, hintUntil)
-	}
-	if v.decision != "" && v.decision.Terminal() {
-		r.won = true
-	}
-	if p := r.preparing; p != nil && (r.won || len(r.inFlight) == 0) {
-		p.release()
-	}
-	r.mu.Unlock()
-}
-
-// cancelAll ends the race: every attempt in flight, and a hedge being
-// prepared, is canceled; the attempts conclude superseded. Another attempt
-// won, or the operation is abandoned.
-func (r *raceState) cancelAll() {
-	r.mu.Lock()
-	r.won = true
-	running := slices.Clone(r.inFlight)
-	if p := r.preparing; p != nil {
-		running = append(running, p)
-	}
-	r.mu.Unlock()
-	for _, a := range running {
-		a.release()
-	}
-}
-
-// closeIfReported closes the race once each of its sent attempts reported
-// its end (received of them did): nothing is sent or reported in it any
-// more. It reports whether it closed, and the reports its preparations
-// sent before it did; a hedge still being prepared is canceled, and
-// reported unsent (handedBack), so that its number is given back before
-// the operation's next attempt takes one.
-func (r *raceState) closeIfReported(received int) (bool, []raceDone) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if received < r.launched {
-		return false, nil
-	}
-	r.closed = true
-	var left []raceDone
-	for len(r.reports) > 0 {
-		left = append(left, <-r.reports)
-	}
-	if p := r.preparing; p != nil {
-		p.release()
-		r.preparing = nil
-		r.handedBack = append(r.handedBack, p)
-		left = append(left, raceDone{kind: reportUnsent, a: p})
-	}
-	return true, left
-}
-
-// wait, after a panic, cancels every attempt in flight, waits for their
-// goroutines to end (they conclude, and record, before the operation lets
-// go of what they record with), closes the race and lets go of what they
-// got.
-func (r *raceState) wait() {
-	r.cancelAll()
-	r.running.Wait()
-	r.mu.Lock()
-	r.closed = true
-	r.mu.Unlock()
-	for {
-		select {
-		case d := <-r.reports:
-			letGo(d)
-		default:
-			return
+// startOf is when attempt a was sent, as the loop knows it: the race's
+// first attempt's start, or when the loop sent a hedge.
+func startOf(a *attempt, hedges []hedgeSent) time.Duration {
+	for _, h := range hedges {
+		if h.hedge == a {
+			return startOf(h.of, hedges) + h.after
 		}
 	}
+	return a.start
 }
 
-// letGo lets go of what a report's attempt holds: its response, drained
-// of nothing and closed, and the attempt.
-func letGo(d raceDone) {
-	if d.kind == reportUnsent {
-		return // its preparation lets go of it
+// tell sends m to a race's loop (inbox), and reports whether it did: a
+// loop that returned (over) takes nothing.
+func tell(inbox chan raceMsg, over chan struct{}, m raceMsg) bool {
+	select {
+	case inbox <- m:
+		return true
+	case <-over:
+		return false
 	}
-	if d.kind == reportEnd {
-		afterPanic(func() { d.a.discard(d.res.resp, 0) })
+}
+
+// judge hands the loop attempt a's input, gathered on a's goroutine once
+// it was answered (at end) and classified, and returns that input with
+// what the race adds to it (who won, who is in flight, the race's hints,
+// the attempts made), and a's view of the race. Only an attempt of the
+// race in progress concludes: a race ends once each of its attempts did.
+func (r *race) judge(a *attempt, in input, end time.Duration) (input, raceView) {
+	reply := make(chan raceReply, 1)
+	if !tell(r.inbox, r.over, raceMsg{kind: msgJudge, a: a, in: in, end: end, reply: reply}) {
+		return in.racing(true, false, 0, in.attemptsLeft), raceView{superseded: true}
 	}
-	d.a.abandon()
+	rep := <-reply
+	return rep.in, rep.view
+}
+
+// attend sends attempt a of the race in progress on the goroutine it runs
+// on, and tells the loop its end: its result, or the panic that ended it.
+// An attempt whose result the operation will not act on lets go of it
+// here, on its own goroutine: closing a body ends a span, which runs the
+// telemetry.
+func (r *race) attend(a *attempt, inbox chan raceMsg, over chan struct{}) {
+	ended := false
+	defer func() {
+		if !ended {
+			tell(inbox, over, raceMsg{kind: msgPanicked, a: a, value: recover()})
+		}
+	}()
+	res := a.send()
+	if !final(res.v) {
+		a.discard(res.resp, res.v.drain)
+		res = result{err: res.err, v: res.v}
+	}
+	ended = true
+	if !tell(inbox, over, raceMsg{kind: msgEnded, a: a, res: res}) {
+		letGo(a, res)
+	}
+}
+
+// prepare prepares hedge on a goroutine of its own, asks the loop whether
+// to send it, and sends it when told to (attend). A hedge that is not sent
+// was given back by the loop; its preparation only lets go of it. A panic
+// goes to the loop, or, once the race is over and nobody waits for it, to
+// otel.Handle.
+func (r *race) prepare(hedge *attempt, inbox chan raceMsg, over chan struct{}) {
+	returned := false // normally, or to attend, which reports from then on
+	defer func() {
+		if returned {
+			return
+		}
+		v := recover()
+		hedge.abandon()
+		if !tell(inbox, over, raceMsg{kind: msgPanicked, a: hedge, value: v, prep: true}) && v != nil {
+			otel.Handle(fmt.Errorf("otelretry: a hedge no longer needed panicked while it was prepared: %v", v))
+		}
+	}()
+	v := r.owner.prepareHedge(hedge)
+	reply := make(chan raceReply, 1)
+	if !tell(inbox, over, raceMsg{kind: msgPrepared, a: hedge, v: v, reply: reply}) || !(<-reply).send {
+		returned = true
+		if v.goAhead() {
+			hedge.unsent() // the race was over
+		}
+		return
+	}
+	returned = true
+	hedge.launch(r.owner.policy())
+	r.attend(hedge, inbox, over)
+}
+
+// record records the race's hedge events on the operation span, once the
+// race is over, each at its time.
+func (r *race) record(rec *recorder, tel *opRecord, end *raceEnd) {
+	for _, e := range end.events {
+		rec.recordHedge(tel, e.name, e.number, e.of, end.delay, e.v, r.setup.clock.at(e.at))
+	}
+}
+
+// letGo lets go of what an attempt's result holds that nobody acts on: its
+// response, closed, and the attempt.
+func letGo(a *attempt, res result) {
+	afterPanic(func() { a.discard(res.resp, 0) })
+	a.abandon()
 }
 
 // final reports whether verdict v is the one a race ends on: the first
@@ -357,4 +446,25 @@ func letGo(d raceDone) {
 // (ReasonInFlight) leaves the race to that attempt.
 func final(v verdict) bool {
 	return v.decision != attrs.DecisionSuperseded && !(v.decision == attrs.DecisionRetry && v.reason == attrs.ReasonInFlight)
+}
+
+// latencySample is what an attempt of a race tells of its dependency's
+// time to response headers (see latencySketch): its own, when it was
+// answered; when it was cut once another attempt won (cut), that it took
+// at least its elapsed time, which tells something only when it ran past
+// the hedge delay (0: nothing); when it timed out past the delay, its
+// elapsed time.
+func latencySample(o observation, view raceView) (took time.Duration, cut bool) {
+	took = o.end - o.start
+	switch {
+	case o.err == nil && !view.superseded:
+		return took, false
+	case took < view.delay:
+		return 0, false
+	case view.superseded:
+		return took, true
+	case o.timedOut:
+		return took, false
+	}
+	return 0, false
 }

@@ -76,6 +76,8 @@ type attemptSignal struct {
 	seen chan struct{}
 }
 
+func (s *attemptSignal) Enabled(context.Context, slog.Level) bool { return true }
+
 func (s *attemptSignal) Handle(ctx context.Context, r slog.Record) error {
 	r.Attrs(func(a slog.Attr) bool {
 		if a.Key == string(attrs.AttemptKey) && a.Value.Int64() == s.n {

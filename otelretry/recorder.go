@@ -94,33 +94,56 @@ type opRecord struct {
 	clock     *clock
 	cleanURL  string
 	labels    attribute.Set // extra metric labels (WithMetricAttributes)
-	// kv holds the attributes of the span being written, so that each span
-	// gets them in one SetAttributes call; see attrs.
-	kv *[24]attribute.KeyValue
+	// buf holds the attributes of the span being written, so that each
+	// span gets them in one SetAttributes call.
+	buf kvBuffer
+	// concurrent: the operation's attempts record on goroutines of their
+	// own, at the same time (a race of hedged attempts): each takes a
+	// buffer of its own, and what the record fills in on first use is
+	// filled in before (concurrently).
+	concurrent bool
 }
 
-// kvBuffers lends operations their attribute buffer. A span copies the
+// kvBuffers lends records their attribute buffer. A span copies the
 // attributes it is given, so the buffer is reused for each span of the
 // operation, and returned when the operation ends.
 var kvBuffers = sync.Pool{New: func() any { return new([24]attribute.KeyValue) }}
 
-// attrs returns the operation's attribute buffer, empty. It is taken from
-// kvBuffers on first use, so that operations whose spans do not record
-// never hold one.
-func (o *opRecord) attrs() []attribute.KeyValue {
-	if o.kv == nil {
-		o.kv = kvBuffers.Get().(*[24]attribute.KeyValue)
+// kvBuffer is an attribute buffer from kvBuffers, taken on first use, so
+// that operations whose spans do not record never hold one.
+type kvBuffer struct{ kv *[24]attribute.KeyValue }
+
+// attrs returns the buffer, empty.
+func (b *kvBuffer) attrs() []attribute.KeyValue {
+	if b.kv == nil {
+		b.kv = kvBuffers.Get().(*[24]attribute.KeyValue)
 	}
-	return o.kv[:0]
+	return b.kv[:0]
 }
 
-// release gives the attribute buffer back, when the operation ends.
-func (o *opRecord) release() {
-	if o.kv != nil {
-		clear(o.kv[:]) // retain no ids or URLs in the pool
-		kvBuffers.Put(o.kv)
-		o.kv = nil
+// release gives the buffer back.
+func (b *kvBuffer) release() {
+	if b.kv != nil {
+		clear(b.kv[:]) // retain no ids or URLs in the pool
+		kvBuffers.Put(b.kv)
+		b.kv = nil
 	}
+}
+
+// attrs returns the operation's attribute buffer, empty.
+func (o *opRecord) attrs() []attribute.KeyValue { return o.buf.attrs() }
+
+// release gives the operation's attribute buffer back, when it ends.
+func (o *opRecord) release() { o.buf.release() }
+
+// recordConcurrently prepares the record for attempts that record at the
+// same time: what it fills in on first use (the operation's id, its
+// sanitized URL) is filled in now, and each attempt record takes a buffer
+// of its own (recordAttempt).
+func (o *opRecord) recordConcurrently() {
+	o.ident.opID()
+	o.sanitizedURL()
+	o.concurrent = true
 }
 
 func (o *opRecord) sanitizedURL() string {
@@ -290,10 +313,16 @@ func (r *recorder) recordAttempt(o *opRecord, span trace.Span, ev *attemptEvent)
 	if span == nil {
 		span = nonRecording // no attempt span: logs and metrics only
 	}
+	buf := &o.buf
+	if o.concurrent {
+		var mine kvBuffer
+		defer mine.release()
+		buf = &mine
+	}
 	own := r.mode == sendWithOwnSpan
 	var kv []attribute.KeyValue
 	if span.IsRecording() { // once: the SDK locks the span for it
-		kv = fields(o, o.attrs(), ev, !own)
+		kv = fields(o, buf.attrs(), ev, !own)
 		span.SetAttributes(kv...)
 		addEvents(span, ev)
 		if own {
@@ -305,7 +334,7 @@ func (r *recorder) recordAttempt(o *opRecord, span trace.Span, ev *attemptEvent)
 		// itself: the logs carry all of it (see logAttempt).
 		kv = nil
 	}
-	r.logAttempt(o, span, kv, ev)
+	r.logAttempt(o, buf, span, kv, ev)
 	r.metrics.RecordAttempt(o.ctx, metrics.Attempt{
 		Method:        o.method,
 		ServerAddress: r.metricServer(o),
@@ -401,14 +430,13 @@ func (r *recorder) recordAbandoned(o *opRecord, number int, v verdict) {
 // recordHedge records, on the operation span, a hedge sent
 // (EventHedgeSent: its number, the number of the attempt it hedges and the
 // delay it waited) or refused (EventHedgeRefused: the attempt it would
-// have hedged, the delay, and the reason of the verdict that refused it).
-func (r *recorder) recordHedge(o *opRecord, event string, number, of int, delay time.Duration, v verdict) {
+// have hedged, the delay, and the reason of the verdict that refused it),
+// at the time it was.
+func (r *recorder) recordHedge(o *opRecord, event string, number, of int, delay time.Duration, v verdict, at time.Time) {
 	if !o.recording {
 		return
 	}
-	// The operation's buffer may be in use by an attempt concluding on
-	// its own goroutine: the event has a list of its own.
-	kv := make([]attribute.KeyValue, 0, 3)
+	kv := make([]attribute.KeyValue, 0, 4)
 	if number > 0 {
 		kv = append(kv, attrs.AttemptKey.Int(number))
 	}
@@ -416,7 +444,7 @@ func (r *recorder) recordHedge(o *opRecord, event string, number, of int, delay 
 	if v.reason != "" {
 		kv = append(kv, v.reason.Attribute())
 	}
-	o.span.AddEvent(event, trace.WithAttributes(kv...))
+	o.span.AddEvent(event, trace.WithAttributes(kv...), trace.WithTimestamp(at))
 }
 
 // recordNotBuffered records on the operation span why the body was not
@@ -627,7 +655,7 @@ func (r *recorder) targets(o *opRecord, sev log.Severity, event string) logTarge
 // event (WithLoggerProvider), each only when its logger is enabled for it.
 // Both carry one list, the attempt span's, built at most once: kv when the
 // span has the whole list already, else built here.
-func (r *recorder) logAttempt(o *opRecord, span trace.Span, kv []attribute.KeyValue, ev *attemptEvent) {
+func (r *recorder) logAttempt(o *opRecord, buf *kvBuffer, span trace.Span, kv []attribute.KeyValue, ev *attemptEvent) {
 	if r.logger == nil && r.events == nil {
 		return
 	}
@@ -639,7 +667,7 @@ func (r *recorder) logAttempt(o *opRecord, span trace.Span, kv []attribute.KeyVa
 	if kv == nil {
 		// The span copied its attributes, if it took any: the buffer is
 		// free again.
-		kv = fields(o, o.attrs(), ev, false)
+		kv = fields(o, buf.attrs(), ev, false)
 	}
 	// The attempt's end, in wall-clock time: its start (the deadline less
 	// the time left before it) plus its elapsed time.

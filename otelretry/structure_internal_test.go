@@ -306,3 +306,247 @@ func TestTestFilesAreNamedForTheirUnit(t *testing.T) {
 		}
 	}
 }
+
+// lockRule is what TestNoUserCodeRunsUnderALock reads of the package: its
+// functions by their object, and every call site of each.
+type lockRule struct {
+	s     *source
+	decls map[*types.Func]*ast.FuncDecl
+	calls map[*types.Func][]*ast.CallExpr
+	// params maps each function-typed parameter to its function and place.
+	params map[*types.Var]paramOf
+	// seen memoizes userCode per function or literal, and breaks cycles.
+	seen map[ast.Node]string
+}
+
+type paramOf struct {
+	fn *types.Func
+	i  int
+}
+
+func newLockRule(s *source) *lockRule {
+	r := &lockRule{s: s, decls: map[*types.Func]*ast.FuncDecl{}, calls: map[*types.Func][]*ast.CallExpr{},
+		params: map[*types.Var]paramOf{}, seen: map[ast.Node]string{}}
+	for _, f := range s.files {
+		for _, d := range f.Decls {
+			fd, ok := d.(*ast.FuncDecl)
+			if !ok || fd.Body == nil {
+				continue
+			}
+			fn := s.info.Defs[fd.Name].(*types.Func)
+			r.decls[fn] = fd
+			i := 0
+			for _, field := range fd.Type.Params.List {
+				for _, name := range field.Names {
+					if v, ok := s.info.Defs[name].(*types.Var); ok {
+						r.params[v] = paramOf{fn, i}
+					}
+					i++
+				}
+				if len(field.Names) == 0 {
+					i++
+				}
+			}
+		}
+		ast.Inspect(f, func(n ast.Node) bool {
+			if call, ok := n.(*ast.CallExpr); ok {
+				if fn, ok := r.callee(call).(*types.Func); ok && fn.Pkg() == s.pkg {
+					r.calls[fn] = append(r.calls[fn], call)
+				}
+			}
+			return true
+		})
+	}
+	return r
+}
+
+// callee is what a call calls: a *types.Func (a function, or a method of
+// a concrete type or of an interface), a *types.Var (a function value), a
+// *types.TypeName or *types.Builtin (a conversion, a builtin), or nil (a
+// function literal called in place, or an expression).
+func (r *lockRule) callee(call *ast.CallExpr) types.Object {
+	switch fun := ast.Unparen(call.Fun).(type) {
+	case *ast.Ident:
+		return r.s.info.Uses[fun]
+	case *ast.SelectorExpr:
+		if sel := r.s.info.Selections[fun]; sel != nil {
+			return sel.Obj()
+		}
+		return r.s.info.Uses[fun.Sel]
+	case *ast.IndexExpr: // a generic function, instantiated
+		if id, ok := fun.X.(*ast.Ident); ok {
+			return r.s.info.Uses[id]
+		}
+	}
+	return nil
+}
+
+// externalUserCode are functions of other packages that run code the
+// package does not own: the global error handler.
+var externalUserCode = map[string]bool{"go.opentelemetry.io/otel.Handle": true}
+
+// userCode reports, for the calls under n, one that may run code the
+// package does not own (user code: a hook, the telemetry, a body, a base),
+// as a description, or "" when none does: a call through an interface, a
+// call of a function value that is not a function literal of the package,
+// or a call of a package function that makes one, transitively.
+func (r *lockRule) userCode(n ast.Node) string {
+	if why, ok := r.seen[n]; ok {
+		return why
+	}
+	r.seen[n] = "" // a cycle adds nothing
+	why := ""
+	ast.Inspect(n, func(m ast.Node) bool {
+		if why != "" {
+			return false
+		}
+		if lit, ok := m.(*ast.FuncLit); ok && lit != n {
+			return false // runs only when called, and followed then
+		}
+		call, ok := m.(*ast.CallExpr)
+		if !ok {
+			return true
+		}
+		at := r.s.fset.Position(call.Pos())
+		switch obj := r.callee(call).(type) {
+		case nil:
+			if lit, ok := ast.Unparen(call.Fun).(*ast.FuncLit); ok {
+				why = r.userCode(lit)
+			}
+		case *types.Func:
+			sig := obj.Signature()
+			switch {
+			case sig.Recv() != nil && types.IsInterface(sig.Recv().Type()):
+				why = fmt.Sprintf("%s: %s, through an interface", at, obj.FullName())
+			case obj.Pkg() == r.s.pkg:
+				if d := r.decls[obj]; d != nil {
+					if inner := r.userCode(d); inner != "" {
+						why = fmt.Sprintf("%s: %s, which calls %s", at, obj.Name(), inner)
+					}
+				}
+			case externalUserCode[obj.FullName()]:
+				why = fmt.Sprintf("%s: %s", at, obj.FullName())
+			}
+		case *types.Var:
+			why = r.funcValue(obj, call)
+		}
+		return why == ""
+	})
+	r.seen[n] = why
+	return why
+}
+
+// funcValue is userCode for a call of function value v: a parameter is
+// followed to what every call site of its function passes, which must be
+// a function literal of the package (or a method of a concrete type of
+// it); any other function value may be a hook.
+func (r *lockRule) funcValue(v *types.Var, call *ast.CallExpr) string {
+	at := r.s.fset.Position(call.Pos())
+	p, ok := r.params[v]
+	if !ok {
+		return fmt.Sprintf("%s: %s, a function value", at, v.Name())
+	}
+	for _, site := range r.calls[p.fn] {
+		arg := site.Args[p.i]
+		switch a := ast.Unparen(arg).(type) {
+		case *ast.FuncLit:
+			if inner := r.userCode(a); inner != "" {
+				return fmt.Sprintf("%s: %s, given %s", at, v.Name(), inner)
+			}
+		case *ast.SelectorExpr:
+			sel := r.s.info.Selections[a]
+			fn, ok := r.s.info.Uses[a.Sel].(*types.Func)
+			if sel == nil || sel.Kind() != types.MethodVal || !ok || fn.Pkg() != r.s.pkg || r.decls[fn] == nil {
+				return fmt.Sprintf("%s: %s, given %s", at, v.Name(), types.ExprString(arg))
+			}
+			if inner := r.userCode(r.decls[fn]); inner != "" {
+				return fmt.Sprintf("%s: %s, given %s", at, v.Name(), inner)
+			}
+		default:
+			return fmt.Sprintf("%s: %s, given %s", at, v.Name(), types.ExprString(arg))
+		}
+	}
+	return ""
+}
+
+// lockCall reports whether st is x.Lock() or x.RLock() (unlock false), or
+// x.Unlock() or x.RUnlock() (unlock true), of a sync.Mutex or
+// sync.RWMutex, and x's text.
+func (r *lockRule) lockCall(st ast.Stmt) (mu string, unlock, ok bool) {
+	var call *ast.CallExpr
+	switch st := st.(type) {
+	case *ast.ExprStmt:
+		call, _ = st.X.(*ast.CallExpr)
+	case *ast.DeferStmt:
+		call = st.Call
+	}
+	if call == nil {
+		return "", false, false
+	}
+	sel, isSel := call.Fun.(*ast.SelectorExpr)
+	if !isSel {
+		return "", false, false
+	}
+	fn, isFunc := r.callee(call).(*types.Func)
+	if !isFunc || fn.Pkg() == nil || fn.Pkg().Path() != "sync" {
+		return "", false, false
+	}
+	switch fn.Name() {
+	case "Lock", "RLock":
+		return types.ExprString(sel.X), false, true
+	case "Unlock", "RUnlock":
+		return types.ExprString(sel.X), true, true
+	}
+	return "", false, false
+}
+
+// No user code runs under a lock of the package's: every lock is released
+// in the function that takes it (in the same block, or by a defer), and
+// while it is held no call can run code the package does not own (see
+// userCode): a hook, the telemetry, a body, a base, the global error
+// handler. A hook that blocks, panics or calls back in must never find
+// one of the package's locks held.
+func TestNoUserCodeRunsUnderALock(t *testing.T) {
+	s := loadSource(t)
+	r := newLockRule(s)
+	regions := 0
+	for _, fd := range r.decls {
+		ast.Inspect(fd.Body, func(n ast.Node) bool {
+			block, ok := n.(*ast.BlockStmt)
+			if !ok {
+				return true
+			}
+			for i, st := range block.List {
+				mu, unlock, ok := r.lockCall(st)
+				if !ok || unlock {
+					continue
+				}
+				regions++
+				released := false
+				var held []ast.Stmt
+				for _, next := range block.List[i+1:] {
+					if m, unlock, ok := r.lockCall(next); ok && unlock && m == mu {
+						released = true
+						if _, deferred := next.(*ast.DeferStmt); !deferred {
+							break
+						}
+						continue
+					}
+					held = append(held, next)
+				}
+				if !released {
+					t.Errorf("%s: %s takes %s and returns with it held", s.fset.Position(st.Pos()), fd.Name.Name, mu)
+				}
+				for _, h := range held {
+					if why := r.userCode(h); why != "" {
+						t.Errorf("%s: %s holds %s across %s", s.fset.Position(st.Pos()), fd.Name.Name, mu, why)
+					}
+				}
+			}
+			return true
+		})
+	}
+	if regions == 0 {
+		t.Fatal("no lock found: the test does not see the package's locks")
+	}
+}

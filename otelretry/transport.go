@@ -64,6 +64,7 @@ func NewTransport(base http.RoundTripper, opts ...Option) *Transport {
 		budget = NewBudget()
 	}
 	t := &Transport{}
+	hedger := &hedger{}
 	var client http.RoundTripper
 	if mode == sendThroughClient {
 		name := cfg.attemptName
@@ -73,7 +74,8 @@ func NewTransport(base http.RoundTripper, opts ...Option) *Transport {
 			otelhttp.WithPropagators(prop),
 			otelhttp.WithSpanNameFormatter(func(_ string, r *http.Request) string { return name(r) }))
 	}
-	t.shared = shared{cfg: cfg, policy: cfg.policyConfig(), retryable: cfg.statusSet(), budget: budget, sender: sender{
+	t.shared = shared{cfg: cfg, policy: cfg.policyConfig(), retryable: cfg.statusSet(), budget: budget,
+		hedger: hedger, gate: admission{budget: budget, hedger: hedger}, sender: sender{
 		mode:   mode,
 		base:   base,
 		client: client,

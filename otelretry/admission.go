@@ -1,0 +1,78 @@
+// Copyright The otelretry Authors
+// SPDX-License-Identifier: Apache-2.0
+
+package otelretry
+
+import (
+	"time"
+
+	"github.com/otelretry/otelretry-go/attrs"
+)
+
+// admission is the one point at which every request beyond an operation's
+// first is admitted: a retry (after a status, an error class, a
+// Classifier, a server's verdict, or a state check's not_applied) and a
+// hedge. It decides before anything about the request starts (a hedge's
+// preparation included), and it takes what the request costs in the same
+// step, so that operations in flight together cannot all pass on the same
+// tokens:
+//   - a retry follows a failure: the failure is charged to the retry
+//     budget and the retry's admission decided in one step (retry);
+//   - a hedge follows no failure: it takes a budget token, then a hedge
+//     from its dependency's hedge rate (hedge), and gives both back here
+//     when it is not sent (giveBack);
+//   - an answer on which nothing is asked (a success, a failure that ends
+//     the operation) is only counted (observe).
+//
+// It holds no lock of its own: each of the Budget and the hedger takes
+// its own, and calls no user code under it.
+type admission struct {
+	budget *Budget // nil: WithoutBudget
+	hedger *hedger
+}
+
+// retry charges failed (the answer the retry is asked on; the zero value
+// charges nothing) to the budget of key and decides, in the same step,
+// whether the retry may start at startAt: "" when admitted, else the
+// refusal's reason.
+func (g *admission) retry(key string, now, startAt time.Time, failed budgetObservation) attrs.Reason {
+	if g.budget == nil {
+		return ""
+	}
+	return g.budget.retry(key, now, startAt, failed)
+}
+
+// observe counts an answer on which no retry is asked.
+func (g *admission) observe(key string, now time.Time, o budgetObservation) {
+	if g.budget != nil {
+		g.budget.record(key, now, o)
+	}
+}
+
+// hedge takes what a hedge of budget key budgetKey, to dependency dep,
+// costs at now: a budget token, then a hedge from the dependency's rate.
+// It returns the budget's refusal, or whether the rate allowed it; the
+// token a refused rate leaves is given back at once.
+func (g *admission) hedge(budgetKey, dep string, now time.Time, rate float64) (attrs.Reason, bool) {
+	if g.budget != nil {
+		if reason := g.budget.hedge(budgetKey, now); reason != "" {
+			return reason, false
+		}
+	}
+	if g.hedger.take(dep, rate) {
+		return "", true
+	}
+	if g.budget != nil {
+		g.budget.giveBack(budgetKey, now)
+	}
+	return "", false
+}
+
+// giveBack returns what hedge took for a hedge that was admitted and not
+// sent.
+func (g *admission) giveBack(budgetKey, dep string, now time.Time, rate float64) {
+	if g.budget != nil {
+		g.budget.giveBack(budgetKey, now)
+	}
+	g.hedger.refund(dep, rate)
+}
