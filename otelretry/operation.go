@@ -54,8 +54,8 @@ type shared struct {
 	// retryable is cfg.retryableStatuses, as a set.
 	retryable statusSet
 	// sender is how attempts are sent and recorded.
-	sender  sender
-	budget  *Budget
+	sender sender
+	budget *Budget
 	// gate admits every request beyond an operation's first.
 	gate    admission
 	repeats repeatCounter

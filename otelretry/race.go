@@ -167,8 +167,8 @@ func (r *race) run(first *attempt, at progress) raceEnd {
 	var (
 		inFlight  = []*attempt{first}
 		hedges    []hedgeSent
-		running   = 1    // attempts sent whose goroutine did not end
-		won       bool   // the race has its verdict
+		running   = 1  // attempts sent whose goroutine did not end
+		won       bool // the race has its verdict
 		final     *attempt
 		hintUntil time.Duration
 		// preparing is the hedge being prepared, nil when none: its

@@ -76,29 +76,29 @@ func NewTransport(base http.RoundTripper, opts ...Option) *Transport {
 	}
 	t.shared = shared{cfg: cfg, policy: cfg.policyConfig(), retryable: cfg.statusSet(), budget: budget,
 		hedger: hedger, gate: admission{budget: budget, hedger: hedger}, sender: sender{
-		mode:   mode,
-		base:   base,
-		client: client,
-		prop:   prop,
-		rec: &recorder{
-			mode:             mode,
-			tracer:           tracer,
-			noopTracer:       noopTracer,
-			internal:         []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindInternal)},
-			metrics:          mr,
-			logger:           cfg.logger,
-			events:           cfg.events,
-			operationName:    cfg.operationName,
-			attemptName:      cfg.attemptName,
-			metricsServer:    cfg.metricsServer,
-			metricAttributes: cfg.metricAttributes,
-		},
-		prepare:       cfg.prepare,
-		trustResends:  cfg.trustResends,
-		protocols:     protocolsOf(base),
-		dialect:       dialect{hints: cfg.hints, verdicts: cfg.verdictHeaders},
-		attemptHeader: cfg.attemptHeader,
-	}}
+			mode:   mode,
+			base:   base,
+			client: client,
+			prop:   prop,
+			rec: &recorder{
+				mode:             mode,
+				tracer:           tracer,
+				noopTracer:       noopTracer,
+				internal:         []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindInternal)},
+				metrics:          mr,
+				logger:           cfg.logger,
+				events:           cfg.events,
+				operationName:    cfg.operationName,
+				attemptName:      cfg.attemptName,
+				metricsServer:    cfg.metricsServer,
+				metricAttributes: cfg.metricAttributes,
+			},
+			prepare:       cfg.prepare,
+			trustResends:  cfg.trustResends,
+			protocols:     protocolsOf(base),
+			dialect:       dialect{hints: cfg.hints, verdicts: cfg.verdictHeaders},
+			attemptHeader: cfg.attemptHeader,
+		}}
 	t.bodies.init(cfg.bodyBufferPerRequest, cfg.bodyBufferTotal)
 	return t
 }
