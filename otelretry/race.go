@@ -78,27 +78,27 @@ const (
 	// the loop answers with the race's part of it (raceReply).
 	msgJudge raceMsgKind = iota
 	// msgEnded: an attempt recorded its verdict and let go of what it
-	// does not hand on: its goroutine ends.
+	// does not hand on, or a panic ended it: its goroutine ends.
 	msgEnded
 	// msgPrepared: a hedge's preparation ended with verdict v (empty: it
-	// may be sent); the loop answers whether to send it.
+	// may be sent), or a panic ended it; the loop answers whether to send
+	// it.
 	msgPrepared
-	// msgPanicked: a panic (or runtime.Goexit: a nil value) ended the
-	// goroutine of attempt a, or of hedge a's preparation (prep).
-	msgPanicked
 )
 
 // raceMsg is a message of a race's goroutine to its loop.
 type raceMsg struct {
-	kind  raceMsgKind
-	a     *attempt
-	in    input         // msgJudge
-	end   time.Duration // msgJudge: when the answer came
-	res   result        // msgEnded
-	v     verdict       // msgPrepared
-	value any           // msgPanicked
-	prep  bool          // msgPanicked: in a preparation
-	reply chan raceReply
+	kind raceMsgKind
+	a    *attempt
+	in   input         // msgJudge
+	end  time.Duration // msgJudge: when the answer came
+	res  result        // msgEnded
+	v    verdict       // msgPrepared
+	// panicked: a panic (or runtime.Goexit: a nil value) ended the
+	// goroutine.
+	panicked bool
+	value    any
+	reply    chan raceReply
 }
 
 // raceReply is the loop's answer: to msgJudge, the input with what the
@@ -201,10 +201,6 @@ func (r *race) run(first *attempt, at progress) raceEnd {
 			preparing.lose()
 		}
 	}
-	giveBack := func(hedge *attempt) {
-		r.ident.unnumber(hedge.id.number)
-		r.gate.giveBack(r.budgetKey, r.dep, r.setup.clock.at(r.setup.clock.since()), r.hedging.MaxRate)
-	}
 	go r.attend(first, inbox, r.over)
 	for running > 0 {
 		select {
@@ -234,22 +230,21 @@ func (r *race) run(first *attempt, at progress) raceEnd {
 				m.reply <- raceReply{in: in, view: raceView{superseded: in.superseded, link: linkOf(m.a, hedges), delay: end.delay}}
 			case msgEnded:
 				running--
-				if m.a == final {
+				switch {
+				case m.panicked:
+					inFlight = slices.DeleteFunc(inFlight, func(b *attempt) bool { return b == m.a })
+					end.panic(m)
+					won = true // the race ends: what is in flight is canceled
+					cancel()
+				case m.a == final:
 					end.a, end.res = m.a, m.res
 				}
 			case msgPrepared:
 				hedge, of := preparing, preparingOf
 				preparing, preparingOf = nil, nil
-				send := false
+				send := !over() && !m.panicked && m.v.goAhead()
 				switch {
-				case over():
-					giveBack(hedge) // not refused: the race needs it no more
-				case !m.v.goAhead():
-					giveBack(hedge)
-					end.events = append(end.events, hedgeEvent{name: attrs.EventHedgeRefused, of: of.id.number,
-						at: r.setup.clock.since(), v: m.v})
-				default:
-					send = true
+				case send:
 					now := r.setup.clock.since()
 					hedges = append(hedges, hedgeSent{hedge: hedge, of: of, after: now - startOf(of, hedges)})
 					inFlight = append(inFlight, hedge)
@@ -258,21 +253,18 @@ func (r *race) run(first *attempt, at progress) raceEnd {
 					end.events = append(end.events, hedgeEvent{name: attrs.EventHedgeSent, number: hedge.id.number,
 						of: of.id.number, at: now})
 					arm()
+				case m.panicked:
+					end.panic(m)
+					won = true
+					cancel()
+				case !over():
+					end.events = append(end.events, hedgeEvent{name: attrs.EventHedgeRefused, of: of.id.number,
+						at: r.setup.clock.since(), v: m.v})
+				}
+				if !send {
+					r.giveBack(hedge)
 				}
 				m.reply <- raceReply{send: send}
-			case msgPanicked:
-				if m.prep {
-					preparing, preparingOf = nil, nil
-					giveBack(m.a)
-				} else {
-					running--
-					inFlight = slices.DeleteFunc(inFlight, func(b *attempt) bool { return b == m.a })
-				}
-				if !end.panicked {
-					end.panicked, end.value, end.failed = true, m.value, m.a
-				}
-				won = true // the race ends: what is in flight is canceled
-				cancel()
 			}
 		case <-fire:
 			fire = nil
@@ -297,9 +289,25 @@ func (r *race) run(first *attempt, at progress) raceEnd {
 		// back now, before the operation's next attempt takes a number,
 		// and its preparation, canceled, only lets go of it.
 		preparing.lose()
-		giveBack(preparing)
+		r.giveBack(preparing)
 	}
 	return end
+}
+
+// giveBack gives back what an admitted hedge that was not sent took: its
+// attempt number, its budget token and its hedge-rate token. The loop
+// calls it, and only the loop: when the hedge's preparation ends and it is
+// not sent, or when the race ends while it is still being prepared.
+func (r *race) giveBack(hedge *attempt) {
+	r.ident.unnumber(hedge.id.number)
+	r.gate.giveBack(r.budgetKey, r.dep, r.setup.clock.at(r.setup.clock.since()), r.hedging.MaxRate)
+}
+
+// panic keeps the first panic that ended a goroutine of the race (m).
+func (e *raceEnd) panic(m raceMsg) {
+	if !e.panicked {
+		e.panicked, e.value, e.failed = true, m.value, m.a
+	}
 }
 
 // admitHedge decides on a hedge at now (phaseHedge), made where the
@@ -379,7 +387,7 @@ func (r *race) attend(a *attempt, inbox chan raceMsg, over chan struct{}) {
 	ended := false
 	defer func() {
 		if !ended {
-			tell(inbox, over, raceMsg{kind: msgPanicked, a: a, value: recover()})
+			tell(inbox, over, raceMsg{kind: msgEnded, a: a, panicked: true, value: recover()})
 		}
 	}()
 	res := a.send()
@@ -406,7 +414,10 @@ func (r *race) prepare(hedge *attempt, inbox chan raceMsg, over chan struct{}) {
 		}
 		v := recover()
 		hedge.abandon()
-		if !tell(inbox, over, raceMsg{kind: msgPanicked, a: hedge, value: v, prep: true}) && v != nil {
+		reply := make(chan raceReply, 1)
+		if tell(inbox, over, raceMsg{kind: msgPrepared, a: hedge, panicked: true, value: v, reply: reply}) {
+			<-reply
+		} else if v != nil {
 			otel.Handle(fmt.Errorf("otelretry: a hedge no longer needed panicked while it was prepared: %v", v))
 		}
 	}()
