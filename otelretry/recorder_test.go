@@ -1295,3 +1295,67 @@ func TestMetricsServerAddressOnlyByOption(t *testing.T) {
 		})
 	}
 }
+
+// A malformed retry hint is recorded by its header's name and what was
+// wrong with it (retry.hint.header, retry.hint.problem on the
+// retry_after_invalid event), never by its value: a hint of any header
+// read (the defaults, WithRetryHints') carrying a URL with credentials
+// reaches no span, log record, slog record, metric or error.
+func TestMalformedHintIsRecordedByItsNameAndProblemOnly(t *testing.T) {
+	const hint = "https://ops:HINT-SECRET@status.example/wait?sig=SIG-SECRET"
+	synctest.Test(t, func(t *testing.T) {
+		var slogs bytes.Buffer
+		h, logs := newLogHarness(t, []scripted.Step{
+			{Status: 503, Header: http.Header{"Retry-After-Ms": {hint}}},
+			{Status: 503, Header: http.Header{"X-Ms-Retry-After-Ms": {hint}, "Retry-After": {hint}}},
+			{Status: 503, Header: http.Header{"Retry-After": {hint}}},
+			{Status: 503, Header: http.Header{"X-Wait-Ms": {hint}}},
+			{Hang: true},
+		},
+			otelretry.WithLogger(slog.New(slog.NewJSONHandler(&slogs, nil))),
+			otelretry.WithRetryHints(otelretry.RetryHint{Header: "x-wait-ms", Unit: otelretry.HintMilliseconds}),
+			otelretry.WithMaxAttempts(5), otelretry.WithAttemptTimeout(50*time.Millisecond),
+			otelretry.WithBackoff(otelretry.ConstantBackoff(time.Millisecond)), otelretry.WithoutBudget())
+		_, err := h.client.Do(get(t, t.Context(), "http://api.test/orders"))
+		if err == nil {
+			t.Fatal("want an error: the last attempt timed out")
+		}
+		var got []string
+		for _, a := range h.attempts() {
+			for _, e := range a.Events() {
+				if e.Name != attrs.EventRetryAfterInvalid {
+					continue
+				}
+				name, _ := attrValue(e.Attributes, attrs.RetryHintHeaderKey)
+				problem, _ := attrValue(e.Attributes, attrs.RetryHintProblemKey)
+				got = append(got, name+" "+problem)
+				if len(e.Attributes) != 2 {
+					t.Errorf("retry_after_invalid carries %v, want the header's name and the problem alone", e.Attributes)
+				}
+			}
+		}
+		want := []string{"Retry-After-Ms not_a_number", "X-Ms-Retry-After-Ms not_a_number", "Retry-After not_a_date", "X-Wait-Ms not_a_number"}
+		if !slices.Equal(got, want) {
+			t.Errorf("retry_after_invalid events = %q, want %q", got, want)
+		}
+
+		var dump strings.Builder
+		for _, s := range h.ended() {
+			fmt.Fprintf(&dump, "span %s %v %v %v\n", s.Name(), s.Attributes(), s.Status(), s.Events())
+		}
+		for _, r := range logs.records {
+			fmt.Fprintf(&dump, "record %s %v %v\n", r.EventName(), r.Body().Emit(), recordAttrs(r))
+		}
+		fmt.Fprintf(&dump, "slog %s\nerror %s\n", slogs.String(), err.Error())
+		for _, sm := range h.collect(t).ScopeMetrics {
+			for _, m := range sm.Metrics {
+				fmt.Fprintf(&dump, "metric %s %+v\n", m.Name, m.Data)
+			}
+		}
+		for _, secret := range []string{"HINT-SECRET", "SIG-SECRET", "status.example"} {
+			if strings.Contains(dump.String(), secret) {
+				t.Errorf("the telemetry or the error holds %q:\n%s", secret, dump.String())
+			}
+		}
+	})
+}
