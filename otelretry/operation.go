@@ -130,7 +130,7 @@ func (op *operation) begin(held *holdings) {
 		t.hedger.begun(op.dependency(), op.hedging.MaxRate)
 	}
 	op.setup = attemptSetup{owner: op, sender: &t.sender, ctx: op.tel.ctx, caller: req, clock: &op.clock,
-		bodies: bodySource{caller: req, hasBody: hasBody}, maxAttempts: op.plan.maxAttempts}
+		bodies: bodySource{caller: req, hasBody: hasBody}, maxAttempts: op.plan.attemptLimit()}
 	if op.plan.notBuffered != "" {
 		t.sender.rec.recordNotBuffered(&op.tel, op.plan.notBuffered)
 	}
