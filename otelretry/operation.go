@@ -507,7 +507,7 @@ func (op *operation) fail(v verdict, cause, checkErr error, now time.Duration, p
 	op.end(v, now, p)
 	err := &Error{Outcome: v.decision.Outcome(), Reason: v.reason, OperationID: op.ident.opID(), Attempts: p.attempts,
 		Err: cause, unknownWrite: v.unknownWrite, stateCheckErr: checkErr,
-		timeout: v.decision == attrs.DecisionDeadlineExceeded || (p.last != nil && p.last.class == attrs.ErrorClassTimeout)}
+		lastTimedOut: p.last != nil && p.last.class == attrs.ErrorClassTimeout}
 	op.report(v, 0, err, p)
 	return err
 }
