@@ -315,6 +315,111 @@ func TestConcurrentOperationsUnderOneOperationIDAreCountedOnceEach(t *testing.T)
 	}
 }
 
+// A call made from a PrepareFunc with an Intent of its own honours it: a
+// token fetch under Intent{MaxAttempts: 1}, answered 503, is executed once,
+// and the operation it prepared ends prepare_failed with the fetch's
+// answer unsent to its own server.
+func TestCallFromAPrepareFuncHonoursItsOwnIntent(t *testing.T) {
+	var tokens, orders atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/token" {
+			tokens.Add(1)
+			w.WriteHeader(http.StatusServiceUnavailable)
+			return
+		}
+		orders.Add(1)
+		io.WriteString(w, "ok")
+	}))
+	defer srv.Close()
+	base := srv.Client().Transport.(*http.Transport).Clone()
+	defer base.CloseIdleConnections()
+	errNoToken := errors.New("no token")
+	var client *http.Client
+	fetchToken := func(r *http.Request, n int) error {
+		if r.URL.Path == "/token" {
+			return nil
+		}
+		ctx := otelretry.WithIntent(r.Context(), otelretry.Intent{MaxAttempts: 1})
+		resp, err := client.Do(get(t, ctx, srv.URL+"/token"))
+		if err != nil {
+			return err
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			return errNoToken
+		}
+		return nil
+	}
+	client = &http.Client{Transport: otelretry.NewTransport(base, otelretry.WithPrepareAttempt(fetchToken), otelretry.WithoutBudget(),
+		otelretry.WithBackoff(otelretry.ConstantBackoff(time.Millisecond)))}
+	_, err := client.Do(get(t, t.Context(), srv.URL+"/items"))
+	var oe *otelretry.Error
+	if !errors.As(err, &oe) || oe.Reason != attrs.ReasonPrepareFailed || !errors.Is(err, errNoToken) {
+		t.Fatalf("err = %v, want prepare_failed with the token fetch's error", err)
+	}
+	if n, m := tokens.Load(), orders.Load(); n != 1 || m != 0 {
+		t.Errorf("token fetched %d times, items %d; want 1 (its MaxAttempts) and 0", n, m)
+	}
+}
+
+// A call made from a hook that adds nothing to its context inherits
+// nothing of the calling operation: not its intent (the token fetch
+// retries its 503 under the Transport's limit, where the calling read
+// allows one attempt), not its id (a generated one), not its result slot.
+func TestCallFromAHookThatAddsNothingInheritsNothing(t *testing.T) {
+	var tokens atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/token" && tokens.Add(1) == 1 {
+			w.WriteHeader(http.StatusServiceUnavailable)
+			return
+		}
+		io.WriteString(w, "ok")
+	}))
+	defer srv.Close()
+	base := srv.Client().Transport.(*http.Transport).Clone()
+	defer base.CloseIdleConnections()
+	rec := tracetest.NewSpanRecorder()
+	var client *http.Client
+	fetchToken := func(r *http.Request, n int) error {
+		if r.URL.Path == "/token" {
+			return nil
+		}
+		resp, err := client.Do(get(t, r.Context(), srv.URL+"/token"))
+		if err != nil {
+			return err
+		}
+		resp.Body.Close()
+		return nil
+	}
+	client = &http.Client{Transport: otelretry.NewTransport(base, otelretry.WithPrepareAttempt(fetchToken), otelretry.WithoutBudget(),
+		otelretry.WithTracerProvider(sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))),
+		otelretry.WithBackoff(otelretry.ConstantBackoff(time.Millisecond)))}
+	var results otelretry.Results
+	ctx := otelretry.WithResults(otelretry.WithOperationID(t.Context(), "op-outer"), &results)
+	ctx = otelretry.WithIntent(ctx, otelretry.Intent{MaxAttempts: 1})
+	resp, err := client.Do(get(t, ctx, srv.URL+"/items"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if n := tokens.Load(); n != 2 {
+		t.Errorf("token fetched %d times, want 2: the calling read's MaxAttempts 1 is not the fetch's", n)
+	}
+	if ops := results.Operations(); len(ops) != 1 || ops[0].OperationID != "op-outer" {
+		t.Errorf("the caller's slot holds %+v, want the calling read alone", ops)
+	}
+	ids := map[string]bool{}
+	for _, op := range spantest.Operations(rec.Ended()) {
+		ids[attrOf(op, attrs.OperationIDKey).AsString()] = true
+	}
+	delete(ids, "op-outer")
+	for id := range ids {
+		if !strings.HasPrefix(id, "op-") || len(ids) != 1 {
+			t.Errorf("operation ids besides the caller's: %v, want the fetch's generated one alone", ids)
+		}
+	}
+}
+
 // A call made from a PrepareFunc through the same client (a token refresh)
 // is an operation of its own: it takes neither the operation id, the
 // Results slot nor a repeat marker from the calling operation, whose

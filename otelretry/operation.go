@@ -39,8 +39,8 @@ type operation struct {
 	body  responseBody
 	first attempt
 	// results is where the caller asked the operation's end to be
-	// reported (WithResults), nil when it did not.
-	results *Results
+	// reported (WithResults): the last of the slots, nil when it did not.
+	results *resultsSlot
 	// budgetKey is the request's retry budget key, "" without a budget.
 	budgetKey string
 	// hedging is the request's Hedging (withDefaults), and race what its
@@ -512,12 +512,13 @@ func (op *operation) fail(v verdict, cause, checkErr error, now time.Duration, p
 	return err
 }
 
-// report tells the caller's Results, if any, what the operation came to.
+// report tells the caller's result slots, if any, what the operation came
+// to.
 func (op *operation) report(v verdict, status int, err error, p *progress) {
 	if op.results == nil {
 		return
 	}
-	op.results.add(OperationResult{OperationID: op.ident.opID(), Outcome: v.decision.Outcome(), Reason: v.reason,
+	op.results.report(OperationResult{OperationID: op.ident.opID(), Outcome: v.decision.Outcome(), Reason: v.reason,
 		Attempts: p.attempts, StatusCode: status, OutcomeUnknown: v.unknownWrite, Err: err})
 }
 

@@ -58,6 +58,31 @@ func TestResultsKeepEveryOperation(t *testing.T) {
 	})
 }
 
+// Every slot added to the caller's context receives the operation, as
+// nested httptrace traces all receive their events: a slot added inside
+// another (a helper's, under the caller's own) blinds neither, and a slot
+// added twice gets the operation once. After an unknown write, the
+// caller's outer slot holds it and says OutcomeUnknown.
+func TestNestedResultSlotsEachReceiveTheOperation(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := newHarness(t, []scripted.Step{{Delay: 10 * time.Millisecond, Err: errBaseTimeout}}, seedOptions...)
+		var outer, inner otelretry.Results
+		ctx := otelretry.WithResults(t.Context(), &outer)
+		ctx = otelretry.WithOperationID(ctx, "order-9")
+		ctx = otelretry.WithResults(otelretry.WithResults(ctx, &inner), &inner)
+		_, err := h.transprt.RoundTrip(post(t, ctx, "http://api.test/orders", "order"))
+		if !errors.Is(err, otelretry.ErrOutcomeUnknown) {
+			t.Fatalf("err = %v, want an unknown write", err)
+		}
+		for name, r := range map[string]*otelretry.Results{"the outer slot": &outer, "the inner slot": &inner} {
+			ops := r.Operations()
+			if len(ops) != 1 || ops[0].OperationID != "order-9" || !ops[0].OutcomeUnknown || ops[0].Err != err || !r.OutcomeUnknown() {
+				t.Errorf("%s holds %+v (OutcomeUnknown %v), want the unknown write once", name, ops, r.OutcomeUnknown())
+			}
+		}
+	})
+}
+
 // Concurrent operations share one Results safely (go test -race).
 func TestResultsAreSafeForConcurrentUse(t *testing.T) {
 	h := newHarness(t, []scripted.Step{{Status: 200}})
