@@ -45,8 +45,12 @@ type Error struct {
 	Reason attrs.Reason
 	// OperationID is the id shared by every attempt of the operation.
 	OperationID string
-	// Attempts is the number of network calls made (0 when the budget was
-	// spent before the first call).
+	// Attempts is the number of network calls made: 0 when none was,
+	// because the caller (its cancellation or its deadline) or the
+	// operation's deadline ended the operation first, or the first
+	// attempt's preparation failed (its body could not be had, or the
+	// PrepareFunc failed or changed what the policy judged). The retry
+	// budget never holds back a first call.
 	Attempts int
 	// Err is the last cause: the last attempt's transport error, or nil.
 	Err error

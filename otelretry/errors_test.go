@@ -134,3 +134,64 @@ func intent(in otelretry.Intent) func(context.Context) (context.Context, context
 		return otelretry.WithIntent(ctx, in), func() {}
 	}
 }
+
+// Error.Attempts counts the calls made: 0 only when none was, because the
+// caller or the deadline ended the operation first or the first attempt's
+// preparation failed. The retry budget never holds back a first call: a
+// host whose tokens earlier failures spent still gets it. (A client-side
+// throttle that refuses the first call, which the overload issue adds,
+// gets its row here.)
+func TestErrorAttemptsCountsTheCallsMade(t *testing.T) {
+	canceled := func(ctx context.Context) (context.Context, context.CancelFunc) {
+		ctx, cancel := context.WithCancel(ctx)
+		cancel()
+		return ctx, cancel
+	}
+	failPrepare := otelretry.WithPrepareAttempt(func(*http.Request, int) error { return errors.New("signer unavailable") })
+	retarget := otelretry.WithPrepareAttempt(func(r *http.Request, _ int) error { r.Method = http.MethodDelete; return nil })
+	cases := []struct {
+		name         string
+		opts         []otelretry.Option
+		ctx          func(context.Context) (context.Context, context.CancelFunc)
+		spend        int // failed operations made first, spending the host's budget
+		wantOutcome  attrs.Outcome
+		wantAttempts int
+	}{
+		{name: "the caller canceled first", ctx: canceled, wantOutcome: attrs.OutcomeCanceled},
+		{name: "the caller's deadline passed first", ctx: callerDeadline(-time.Millisecond), wantOutcome: attrs.OutcomeDeadlineExceeded},
+		{name: "the PrepareFunc failed", opts: []otelretry.Option{failPrepare}, wantOutcome: attrs.OutcomeStop},
+		{name: "the PrepareFunc changed the method", opts: []otelretry.Option{retarget}, wantOutcome: attrs.OutcomeStop},
+		{name: "the budget is spent", opts: []otelretry.Option{otelretry.WithBudget(otelretry.NewBudget(otelretry.BudgetTokens(2)))}, spend: 3,
+			wantOutcome: attrs.OutcomeBudgetExhausted, wantAttempts: 1},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				h := newHarness(t, []scripted.Step{{Err: &net.OpError{Op: "read", Net: "tcp", Err: syscall.ECONNRESET}}},
+					append([]otelretry.Option{otelretry.WithBackoff(otelretry.ConstantBackoff(time.Millisecond))}, tc.opts...)...)
+				for range tc.spend {
+					if _, err := h.transprt.RoundTrip(get(t, t.Context(), "http://api.test/orders")); err == nil {
+						t.Fatal("an answer, want a failure")
+					}
+				}
+				ctx := t.Context()
+				if tc.ctx != nil {
+					var cancel context.CancelFunc
+					ctx, cancel = tc.ctx(ctx)
+					defer cancel()
+				}
+				calls := len(h.base.Calls())
+				resp, err := h.transprt.RoundTrip(get(t, ctx, "http://api.test/orders"))
+				var oe *otelretry.Error
+				if err == nil {
+					resp.Body.Close()
+					t.Fatalf("a %d response, want an error", resp.StatusCode)
+				}
+				made := len(h.base.Calls()) - calls
+				if !errors.As(err, &oe) || oe.Outcome != tc.wantOutcome || oe.Attempts != tc.wantAttempts || made != tc.wantAttempts {
+					t.Errorf("err = %v (%d calls made); want outcome %s after %d attempts", err, made, tc.wantOutcome, tc.wantAttempts)
+				}
+			})
+		})
+	}
+}

@@ -36,9 +36,14 @@ type OperationResult struct {
 	// it returned an error.
 	StatusCode int
 	// OutcomeUnknown reports that a write of this operation may have been
-	// applied while its answer was lost: otelretry did not resend it (Err
-	// matches ErrOutcomeUnknown). Resolve it by OperationID, never by
-	// sending the write again blindly.
+	// applied while its answer was lost, and no later answer settled it:
+	// otelretry did not resend it, or resent it under an idempotency-key
+	// contract and got no answer that says what became of it. When
+	// RoundTrip returned an error, Err matches ErrOutcomeUnknown; it may
+	// also be true with a response, and Err nil: a keyed write whose first
+	// attempt timed out and whose resends were answered 503 returns the
+	// last 503. Resolve it by OperationID, never by sending the write
+	// again blindly.
 	OutcomeUnknown bool
 	// Err is the *Error RoundTrip returned, nil with a response.
 	Err error

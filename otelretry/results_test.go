@@ -83,6 +83,31 @@ func TestNestedResultSlotsEachReceiveTheOperation(t *testing.T) {
 	})
 }
 
+// OutcomeUnknown is also reported with a response: a keyed write resent
+// under its contract after its first attempt timed out, whose resends
+// were answered 503, returns the last 503 (max_attempts, Err nil), and
+// the first write may have been applied, which no 503 settles.
+func TestOutcomeUnknownWithAResponse(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := newHarness(t, []scripted.Step{{Hang: true}, {Status: 503}, {Status: 503}},
+			otelretry.WithIdempotencyKeyContract(), otelretry.WithAttemptTimeout(50*time.Millisecond),
+			otelretry.WithBackoff(otelretry.ConstantBackoff(time.Millisecond)), otelretry.WithoutBudget())
+		var results otelretry.Results
+		req := post(t, otelretry.WithResults(t.Context(), &results), "http://api.test/orders", "order")
+		req.Header.Set("Idempotency-Key", "order-9")
+		resp, err := h.transprt.RoundTrip(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		last, _ := results.Last()
+		if resp.StatusCode != 503 || last.Outcome != attrs.OutcomeMaxAttempts || last.Attempts != 3 || last.StatusCode != 503 ||
+			!last.OutcomeUnknown || last.Err != nil {
+			t.Errorf("response %d, result %+v; want the last 503, max_attempts after 3 attempts, OutcomeUnknown, Err nil", resp.StatusCode, last)
+		}
+	})
+}
+
 // Concurrent operations share one Results safely (go test -race).
 func TestResultsAreSafeForConcurrentUse(t *testing.T) {
 	h := newHarness(t, []scripted.Step{{Status: 200}})
