@@ -164,6 +164,15 @@ const (
 	BodyBufferMemoryCap = "memory_cap"
 )
 
+// The attributes of a retry_after_invalid event: the hint header that was
+// present and could not be read, and what was wrong with it (a
+// HintProblem). The value itself is never recorded: a header may carry
+// anything, a URL with credentials included.
+const (
+	RetryHintHeaderKey  = attribute.Key("retry.hint.header")
+	RetryHintProblemKey = attribute.Key("retry.hint.problem")
+)
+
 // Redacted replaces every query value and credential in recorded URLs. The
 // transport writes it; readers such as retryinspect accept it as clean.
 const Redacted = redact.Placeholder
@@ -184,8 +193,9 @@ const (
 	// the attempt's event was written, with the attempt's writes now
 	// (WireWritesKey); the attempt's attributes keep the count they had.
 	EventWireLate = "wire_late"
-	// EventRetryAfterInvalid marks a Retry-After header that was present
-	// but malformed, and so ignored.
+	// EventRetryAfterInvalid marks a retry hint header (Retry-After, or
+	// another hint header read) that was present but malformed, and so
+	// ignored. It carries RetryHintHeaderKey and RetryHintProblemKey.
 	EventRetryAfterInvalid = "retry_after_invalid"
 	// EventBodyNotReplayable marks a retry that was due but could not be
 	// made because the request body cannot be sent again.

@@ -38,8 +38,14 @@ func TestClosedSets(t *testing.T) {
 			t.Errorf("reason %s is listed but not valid", r)
 		}
 	}
+	for _, p := range attrs.HintProblems() {
+		if !p.Valid() || p.Attribute().Key != attrs.RetryHintProblemKey {
+			t.Errorf("hint problem %s is listed but not valid", p)
+		}
+	}
 	for _, bad := range []string{"", "Retry", "failed"} {
-		if attrs.Decision(bad).Valid() || attrs.Outcome(bad).Valid() || attrs.ErrorClass(bad).Valid() || attrs.Reason(bad).Valid() {
+		if attrs.Decision(bad).Valid() || attrs.Outcome(bad).Valid() || attrs.ErrorClass(bad).Valid() || attrs.Reason(bad).Valid() ||
+			attrs.HintProblem(bad).Valid() {
 			t.Errorf("%q accepted", bad)
 		}
 	}

@@ -283,3 +283,37 @@ func (r Reason) Valid() bool { return slices.Contains(Reasons(), r) }
 
 // Attribute returns r as a retry.reason attribute.
 func (r Reason) Attribute() attribute.KeyValue { return ReasonKey.String(string(r)) }
+
+// HintProblem says what was wrong with a retry hint header that was
+// present and could not be read (the retry_after_invalid event's
+// retry.hint.problem): what the parser can tell of the value, never the
+// value.
+type HintProblem string
+
+// The closed set of hint problems.
+const (
+	// HintProblemEmpty: the value is empty.
+	HintProblemEmpty HintProblem = "empty"
+	// HintProblemNegative: a number with a minus sign.
+	HintProblemNegative HintProblem = "negative"
+	// HintProblemFraction: a number with a fraction, where the header
+	// takes a whole number (Retry-After's delay-seconds).
+	HintProblemFraction HintProblem = "fraction"
+	// HintProblemNotANumber: not a decimal number, where the header takes
+	// one (a number of milliseconds).
+	HintProblemNotANumber HintProblem = "not_a_number"
+	// HintProblemNotADate: neither a number nor an HTTP-date, where the
+	// header takes either (Retry-After).
+	HintProblemNotADate HintProblem = "not_a_date"
+)
+
+// HintProblems lists every HintProblem, in declaration order.
+func HintProblems() []HintProblem {
+	return []HintProblem{HintProblemEmpty, HintProblemNegative, HintProblemFraction, HintProblemNotANumber, HintProblemNotADate}
+}
+
+// Valid reports whether p is one of the declared hint problems.
+func (p HintProblem) Valid() bool { return slices.Contains(HintProblems(), p) }
+
+// Attribute returns p as a retry.hint.problem attribute.
+func (p HintProblem) Attribute() attribute.KeyValue { return RetryHintProblemKey.String(string(p)) }

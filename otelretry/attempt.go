@@ -119,17 +119,22 @@ type requestCopy struct {
 }
 
 // attemptContext is the attempt's context: the standard cancel context,
-// and the attempt itself for innermost to find. Only Value is its own;
-// cancellation is the embedded context's, so contexts derived from it
-// (http.Transport derives one per request) attach to it directly.
+// the attempt itself for innermost to find, and the boundary below which
+// a call is an operation of its own (see boundary). Only Value is its
+// own; cancellation is the embedded context's, so contexts derived from
+// it (http.Transport derives one per request) attach to it directly.
 type attemptContext struct {
 	context.Context
-	a *attempt
+	a     *attempt
+	bound boundary
 }
 
 func (c *attemptContext) Value(key any) any {
-	if key == (attemptKey{}) {
+	switch key {
+	case attemptKey{}:
 		return c.a
+	case boundaryKey{}:
+		return &c.bound
 	}
 	return c.Context.Value(key)
 }

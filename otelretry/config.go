@@ -487,7 +487,9 @@ func WithShouldRetryWrites() Option {
 // the caller or an SDK set, and it is not recorded, as no header is. The
 // number is the attempt's retry.attempt: it keeps counting across the
 // hops of a redirect chain and the operations of one WithOperationID, so
-// it may exceed the attempt limit given as the maximum. It is no
+// it may exceed the attempt limit given as the maximum. The maximum is the
+// operation's real attempt limit: WithMaxAttempts', or its Intent's
+// MaxAttempts, and 1 under its Intent's NoRetry. It is no
 // idempotency key and no contract header: it changes nothing the policy
 // judges. An AttemptHeader without a name or a Value is ignored.
 func WithAttemptHeader(h AttemptHeader) Option {

@@ -306,6 +306,41 @@ func TestAttemptHeaderOnTheWire(t *testing.T) {
 	})
 }
 
+// The attempt header's maximum is the operation's real attempt limit: the
+// Transport's, an Intent's MaxAttempts, and 1 under an Intent's NoRetry,
+// which allows no second attempt whatever the limits say.
+func TestAttemptHeaderMaxIsTheOperationsAttemptLimit(t *testing.T) {
+	cases := []struct {
+		name   string
+		intent otelretry.Intent
+		want   []string
+	}{
+		{"the Transport's limit", otelretry.Intent{}, []string{"attempt=1; max=3", "attempt=2; max=3", "attempt=3; max=3"}},
+		{"an Intent's MaxAttempts", otelretry.Intent{MaxAttempts: 5}, []string{"attempt=1; max=5", "attempt=2; max=5", "attempt=3; max=5"}},
+		{"an Intent's NoRetry", otelretry.Intent{NoRetry: true}, []string{"attempt=1; max=1"}},
+		{"NoRetry with a MaxAttempts", otelretry.Intent{NoRetry: true, MaxAttempts: 5}, []string{"attempt=1; max=1"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			srv := newScriptServer(t, answers(status(503), status(503), status(200)))
+			client, _ := dialectClient(t, otelretry.WithAttemptHeader(otelretry.AWSAttemptHeader()))
+			req, _ := http.NewRequestWithContext(otelretry.WithIntent(t.Context(), tc.intent), http.MethodGet, srv.URL, nil)
+			resp, err := client.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+			var got []string
+			for _, r := range srv.requests() {
+				got = append(got, r.Header.Get("Amz-Sdk-Request"))
+			}
+			if strings.Join(got, "|") != strings.Join(tc.want, "|") {
+				t.Errorf("on the wire %q, want %q", got, tc.want)
+			}
+		})
+	}
+}
+
 // An idempotency key only recorded (WithRecordedIdempotencyKey): the
 // operation span says the key's contract (retry.idempotency_contract), so
 // that a layer above that resends it under the same key is known safe, but

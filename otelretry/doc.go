@@ -200,7 +200,8 @@
 // written, and every write on the wire is counted (retry.wire.writes).
 // http.Client's Timeout is the caller's deadline; it flattens the error,
 // so read the outcome from a Results slot (WithResults), which no layer
-// above can rewrite. The hops of a redirect
+// above can rewrite; slots nest, and a call a hook makes is an operation
+// of its own, reported to the slots the hook added. The hops of a redirect
 // chain share the operation id and keep counting attempts
 // (retry.redirects marks them); an operation that repeats an earlier one
 // under the same context (an outer retry layer) carries
@@ -212,7 +213,8 @@
 // response, whatever the outcome (a 503 after max_attempts is returned as the
 // 503 the server sent). Otherwise it returns an *Error with the outcome, the
 // reason, the operation id, the number of attempts and the last cause; it
-// is a net.Error whose Timeout is false for a write whose outcome is
+// is a net.Error whose Timeout says whether the operation ended for lack
+// of time, by its outcome, and is false for a write whose outcome is
 // unknown, so that retryers above do not resend it.
 // A base, a hook or the telemetry (a span processor, a log exporter, a
 // metric view, a slog handler) that panics has what the operation holds
@@ -223,6 +225,8 @@
 //
 // URLs are recorded with userinfo as REDACTED:REDACTED and every query
 // value replaced by REDACTED, on every span, log record and error message,
-// including the messages of a base's *url.Error. Headers, cookies and
-// bodies are never recorded.
+// including the messages of a base's *url.Error. Header values, cookies
+// and bodies are never recorded (the one exception, an idempotency key's
+// value, only where an option asks for it): a malformed retry hint is
+// recorded by its header's name and what was wrong with it.
 package otelretry

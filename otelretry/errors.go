@@ -45,8 +45,12 @@ type Error struct {
 	Reason attrs.Reason
 	// OperationID is the id shared by every attempt of the operation.
 	OperationID string
-	// Attempts is the number of network calls made (0 when the budget was
-	// spent before the first call).
+	// Attempts is the number of network calls made: 0 when none was,
+	// because the caller (its cancellation or its deadline) or the
+	// operation's deadline ended the operation first, or the first
+	// attempt's preparation failed (its body could not be had, or the
+	// PrepareFunc failed or changed what the policy judged). The retry
+	// budget never holds back a first call.
 	Attempts int
 	// Err is the last cause: the last attempt's transport error, or nil.
 	Err error
@@ -57,24 +61,42 @@ type Error struct {
 	// stateCheckErr is the error a state check (WithStateCheck) returned,
 	// sanitized; errors.Is and errors.As reach it.
 	stateCheckErr error
-	// timeout: the operation ended for lack of time (deadline_exceeded),
-	// or its last attempt timed out.
-	timeout bool
+	// lastTimedOut: the operation's last attempt timed out.
+	lastTimedOut bool
 }
 
-// Timeout reports whether the operation ended for lack of time: its
-// deadline (or the caller's) left no room for an answer or another
-// attempt, or its last attempt timed out. It makes an *Error a net.Error,
-// so that os.IsTimeout, errors.As with a net.Error and the layers above
-// that read timeouts that way (client-go's IsTimeout) see one.
+// Timeout reports whether the operation ended for lack of time, by its
+// outcome:
 //
-// It is false for a write whose outcome is unknown (ErrOutcomeUnknown),
-// even when a timeout made it unknown: SDK retryers resend what they see as
-// a timeout (aws-sdk-go-v2's retries connection timeouts), and a write
-// otelretry refused to repeat must not be repeated above it because of
-// what it returned. errors.Is(err, ErrOutcomeUnknown) and
+//	deadline_exceeded                               true
+//	max_attempts, budget_exhausted                  true when the last attempt timed out
+//	a write whose outcome is unknown (any outcome)  false
+//	canceled, stop (prepare_failed too), any other  false
+//
+// An earlier attempt that timed out does not make the end a timeout: a
+// read canceled by its caller in the pause after a timeout is canceled.
+// Timeout makes an *Error a net.Error, so that os.IsTimeout, errors.As
+// with a net.Error and the layers above that read timeouts that way
+// (client-go's IsTimeout) see one.
+//
+// It is false for a write whose outcome is unknown even when a timeout
+// made it unknown: SDK retryers resend what they see as a timeout
+// (aws-sdk-go-v2's retries connection timeouts), and a write otelretry
+// refused to repeat must not be repeated above it because of what it
+// returned. errors.Is(err, ErrOutcomeUnknown) and
 // errors.Is(err, context.DeadlineExceeded) still tell such an error.
-func (e *Error) Timeout() bool { return e.timeout && !e.unknownWrite }
+func (e *Error) Timeout() bool {
+	if e.unknownWrite {
+		return false
+	}
+	switch e.Outcome {
+	case attrs.OutcomeDeadlineExceeded:
+		return true
+	case attrs.OutcomeMaxAttempts, attrs.OutcomeBudgetExhausted:
+		return e.lastTimedOut
+	}
+	return false
+}
 
 // Temporary is Timeout, as net.Error requires; the net package deprecates
 // it.

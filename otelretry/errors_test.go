@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"syscall"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -18,47 +19,79 @@ import (
 	"github.com/otelretry/otelretry-go/otelretry"
 )
 
-// An *Error is a net.Error whose Timeout says whether the operation ended
-// for lack of time, through http.Client as from the Transport itself, as
-// net.Error users (os.IsTimeout, client-go's IsTimeout) read it. A write
-// whose outcome is unknown is never a timeout: a retryer above that
-// resends every timeout must not resend it; errors.Is still tells it.
+// An *Error is a net.Error whose Timeout says how the operation ended, by
+// its outcome, through http.Client as from the Transport itself, as
+// net.Error users (os.IsTimeout, client-go's IsTimeout) read it:
+// deadline_exceeded is a timeout; max_attempts and budget_exhausted are
+// when their last attempt timed out; an unknown write never is (a
+// retryer above that resends every timeout must not resend it; errors.Is
+// still tells it), nor is canceled, stop or any other end, whatever an
+// earlier attempt came to. (A client-side throttle that refuses the first
+// call, which the overload issue adds, gets its row here.)
 func TestErrorTimeout(t *testing.T) {
+	readTimedOut := []scripted.Step{{Hang: true}}
 	cases := []struct {
 		name        string
 		steps       []scripted.Step
 		method      string
-		callerLimit time.Duration // 0: none
+		opts        []otelretry.Option
+		ctx         func(context.Context) (context.Context, context.CancelFunc)
 		wantOutcome attrs.Outcome
+		wantReason  attrs.Reason // "": any
 		wantTimeout bool
 		wantUnknown bool
 	}{
-		{"reads that timed out to the attempt limit", []scripted.Step{{Hang: true}}, http.MethodGet, 0, attrs.OutcomeMaxAttempts, true, false},
-		{"a read at the caller's deadline", []scripted.Step{{Hang: true}}, http.MethodGet, 150 * time.Millisecond, attrs.OutcomeDeadlineExceeded, true, false},
-		{"reads that timed out to the operation's deadline", []scripted.Step{{Hang: true}}, http.MethodGet, 0, attrs.OutcomeDeadlineExceeded, true, false},
-		{"a write whose outcome is unknown", []scripted.Step{{Delay: 10 * time.Millisecond, Err: errBaseTimeout}}, http.MethodPost, 0, attrs.OutcomeCheckState, false, true},
-		{"a write in flight at the caller's deadline", []scripted.Step{{Hang: true}}, http.MethodPost, 150 * time.Millisecond, attrs.OutcomeDeadlineExceeded, false, true},
-		{"dials that failed to the attempt limit", []scripted.Step{{Err: &net.OpError{Op: "dial", Err: os.ErrNotExist}}}, http.MethodPost, 0, attrs.OutcomeMaxAttempts, false, false},
+		{name: "reads that timed out to the attempt limit", steps: readTimedOut, method: http.MethodGet,
+			wantOutcome: attrs.OutcomeMaxAttempts, wantTimeout: true},
+		{name: "a read at the caller's deadline", steps: readTimedOut, method: http.MethodGet, ctx: callerDeadline(150 * time.Millisecond),
+			wantOutcome: attrs.OutcomeDeadlineExceeded, wantTimeout: true},
+		{name: "reads that timed out to the operation's deadline", steps: readTimedOut, method: http.MethodGet,
+			ctx: intent(otelretry.Intent{Deadline: 120 * time.Millisecond, MaxAttempts: 10}), wantOutcome: attrs.OutcomeDeadlineExceeded, wantTimeout: true},
+		{name: "a read refused a retry by the budget after it timed out", steps: readTimedOut, method: http.MethodGet,
+			opts:        []otelretry.Option{otelretry.WithBudget(otelretry.NewBudget(otelretry.BudgetTokens(2)))},
+			wantOutcome: attrs.OutcomeBudgetExhausted, wantTimeout: true},
+		{name: "reads whose last attempt failed otherwise after one timed out",
+			steps: []scripted.Step{{Hang: true}, {Err: &net.OpError{Op: "read", Net: "tcp", Err: syscall.ECONNRESET}}}, method: http.MethodGet,
+			opts: []otelretry.Option{otelretry.WithMaxAttempts(2)}, wantOutcome: attrs.OutcomeMaxAttempts, wantTimeout: false},
+		{name: "a read canceled by its caller in the pause after it timed out", steps: readTimedOut, method: http.MethodGet,
+			opts: []otelretry.Option{otelretry.WithBackoff(otelretry.ConstantBackoff(500 * time.Millisecond))}, ctx: callerCancel(100 * time.Millisecond),
+			wantOutcome: attrs.OutcomeCanceled, wantTimeout: false},
+		{name: "a read canceled by its caller in flight", steps: readTimedOut, method: http.MethodGet, ctx: callerCancel(20 * time.Millisecond),
+			wantOutcome: attrs.OutcomeCanceled, wantTimeout: false},
+		{name: "a read whose PrepareFunc failed after it timed out", steps: readTimedOut, method: http.MethodGet,
+			opts: []otelretry.Option{otelretry.WithPrepareAttempt(func(_ *http.Request, n int) error {
+				if n > 1 {
+					return errors.New("token refresh failed")
+				}
+				return nil
+			})},
+			wantOutcome: attrs.OutcomeStop, wantReason: attrs.ReasonPrepareFailed, wantTimeout: false},
+		{name: "a read stopped by its intent after it timed out", steps: readTimedOut, method: http.MethodGet,
+			ctx: intent(otelretry.Intent{NoRetry: true}), wantOutcome: attrs.OutcomeStop, wantReason: attrs.ReasonIntent, wantTimeout: false},
+		{name: "a write whose outcome is unknown", steps: []scripted.Step{{Delay: 10 * time.Millisecond, Err: errBaseTimeout}}, method: http.MethodPost,
+			wantOutcome: attrs.OutcomeCheckState, wantTimeout: false, wantUnknown: true},
+		{name: "a write in flight at the caller's deadline", steps: readTimedOut, method: http.MethodPost, ctx: callerDeadline(150 * time.Millisecond),
+			wantOutcome: attrs.OutcomeDeadlineExceeded, wantTimeout: false, wantUnknown: true},
+		{name: "dials that failed to the attempt limit", steps: []scripted.Step{{Err: &net.OpError{Op: "dial", Err: os.ErrNotExist}}}, method: http.MethodPost,
+			wantOutcome: attrs.OutcomeMaxAttempts, wantTimeout: false},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
-				h := newHarness(t, tc.steps, otelretry.WithAttemptTimeout(50*time.Millisecond), otelretry.WithDeadline(time.Second),
-					otelretry.WithBackoff(otelretry.ConstantBackoff(time.Millisecond)), otelretry.WithoutBudget())
+				opts := append([]otelretry.Option{otelretry.WithAttemptTimeout(50 * time.Millisecond), otelretry.WithDeadline(time.Second),
+					otelretry.WithBackoff(otelretry.ConstantBackoff(time.Millisecond)), otelretry.WithoutBudget()}, tc.opts...)
+				h := newHarness(t, tc.steps, opts...)
 				ctx := t.Context()
-				if tc.wantOutcome == attrs.OutcomeDeadlineExceeded && tc.callerLimit == 0 {
-					ctx = otelretry.WithIntent(ctx, otelretry.Intent{Deadline: 120 * time.Millisecond, MaxAttempts: 10})
-				}
-				if tc.callerLimit > 0 {
+				if tc.ctx != nil {
 					var cancel context.CancelFunc
-					ctx, cancel = context.WithTimeout(ctx, tc.callerLimit)
+					ctx, cancel = tc.ctx(ctx)
 					defer cancel()
 				}
 				req, _ := http.NewRequestWithContext(ctx, tc.method, "http://api.test/orders", nil)
 				_, err := h.client.Do(req)
 				var oe *otelretry.Error
-				if !errors.As(err, &oe) || oe.Outcome != tc.wantOutcome {
-					t.Fatalf("err = %v; want outcome %s", err, tc.wantOutcome)
+				if !errors.As(err, &oe) || oe.Outcome != tc.wantOutcome || (tc.wantReason != "" && oe.Reason != tc.wantReason) {
+					t.Fatalf("err = %v; want outcome %s %s", err, tc.wantOutcome, tc.wantReason)
 				}
 				var netErr net.Error
 				if !errors.As(err, &netErr) || netErr.Timeout() != tc.wantTimeout {
@@ -75,6 +108,88 @@ func TestErrorTimeout(t *testing.T) {
 				}
 				if errors.Is(err, otelretry.ErrOutcomeUnknown) != tc.wantUnknown {
 					t.Errorf("ErrOutcomeUnknown = %v, want %v", errors.Is(err, otelretry.ErrOutcomeUnknown), tc.wantUnknown)
+				}
+			})
+		})
+	}
+}
+
+// callerDeadline gives the caller's context a deadline d from now.
+func callerDeadline(d time.Duration) func(context.Context) (context.Context, context.CancelFunc) {
+	return func(ctx context.Context) (context.Context, context.CancelFunc) { return context.WithTimeout(ctx, d) }
+}
+
+// callerCancel cancels the caller's context d from now.
+func callerCancel(d time.Duration) func(context.Context) (context.Context, context.CancelFunc) {
+	return func(ctx context.Context) (context.Context, context.CancelFunc) {
+		ctx, cancel := context.WithCancel(ctx)
+		timer := time.AfterFunc(d, cancel)
+		return ctx, func() { timer.Stop(); cancel() }
+	}
+}
+
+// intent gives the caller's context in.
+func intent(in otelretry.Intent) func(context.Context) (context.Context, context.CancelFunc) {
+	return func(ctx context.Context) (context.Context, context.CancelFunc) {
+		return otelretry.WithIntent(ctx, in), func() {}
+	}
+}
+
+// Error.Attempts counts the calls made: 0 only when none was, because the
+// caller or the deadline ended the operation first or the first attempt's
+// preparation failed. The retry budget never holds back a first call: a
+// host whose tokens earlier failures spent still gets it. (A client-side
+// throttle that refuses the first call, which the overload issue adds,
+// gets its row here.)
+func TestErrorAttemptsCountsTheCallsMade(t *testing.T) {
+	canceled := func(ctx context.Context) (context.Context, context.CancelFunc) {
+		ctx, cancel := context.WithCancel(ctx)
+		cancel()
+		return ctx, cancel
+	}
+	failPrepare := otelretry.WithPrepareAttempt(func(*http.Request, int) error { return errors.New("signer unavailable") })
+	retarget := otelretry.WithPrepareAttempt(func(r *http.Request, _ int) error { r.Method = http.MethodDelete; return nil })
+	cases := []struct {
+		name         string
+		opts         []otelretry.Option
+		ctx          func(context.Context) (context.Context, context.CancelFunc)
+		spend        int // failed operations made first, spending the host's budget
+		wantOutcome  attrs.Outcome
+		wantAttempts int
+	}{
+		{name: "the caller canceled first", ctx: canceled, wantOutcome: attrs.OutcomeCanceled},
+		{name: "the caller's deadline passed first", ctx: callerDeadline(-time.Millisecond), wantOutcome: attrs.OutcomeDeadlineExceeded},
+		{name: "the PrepareFunc failed", opts: []otelretry.Option{failPrepare}, wantOutcome: attrs.OutcomeStop},
+		{name: "the PrepareFunc changed the method", opts: []otelretry.Option{retarget}, wantOutcome: attrs.OutcomeStop},
+		{name: "the budget is spent", opts: []otelretry.Option{otelretry.WithBudget(otelretry.NewBudget(otelretry.BudgetTokens(2)))}, spend: 3,
+			wantOutcome: attrs.OutcomeBudgetExhausted, wantAttempts: 1},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				h := newHarness(t, []scripted.Step{{Err: &net.OpError{Op: "read", Net: "tcp", Err: syscall.ECONNRESET}}},
+					append([]otelretry.Option{otelretry.WithBackoff(otelretry.ConstantBackoff(time.Millisecond))}, tc.opts...)...)
+				for range tc.spend {
+					if _, err := h.transprt.RoundTrip(get(t, t.Context(), "http://api.test/orders")); err == nil {
+						t.Fatal("an answer, want a failure")
+					}
+				}
+				ctx := t.Context()
+				if tc.ctx != nil {
+					var cancel context.CancelFunc
+					ctx, cancel = tc.ctx(ctx)
+					defer cancel()
+				}
+				calls := len(h.base.Calls())
+				resp, err := h.transprt.RoundTrip(get(t, ctx, "http://api.test/orders"))
+				var oe *otelretry.Error
+				if err == nil {
+					resp.Body.Close()
+					t.Fatalf("a %d response, want an error", resp.StatusCode)
+				}
+				made := len(h.base.Calls()) - calls
+				if !errors.As(err, &oe) || oe.Outcome != tc.wantOutcome || oe.Attempts != tc.wantAttempts || made != tc.wantAttempts {
+					t.Errorf("err = %v (%d calls made); want outcome %s after %d attempts", err, made, tc.wantOutcome, tc.wantAttempts)
 				}
 			})
 		})

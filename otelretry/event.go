@@ -45,7 +45,7 @@ type observation struct {
 
 	retryAfter      time.Duration
 	hasRetryAfter   bool
-	retryAfterError error // the header was present but malformed
+	retryAfterError *hintError // a hint header was present but malformed
 
 	// verdict is the service's word on retrying its answer, and the header
 	// that said it.
@@ -137,7 +137,7 @@ type attemptEvent struct {
 
 	retryAfter      time.Duration
 	hasRetryAfter   bool
-	retryAfterError error // set when the header was present but malformed
+	retryAfterError *hintError // set when a hint header was present but malformed
 
 	hedge hedgeLink
 }

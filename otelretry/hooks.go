@@ -46,21 +46,40 @@ type Intent struct {
 
 type intentKey struct{}
 
+// scopedIntent is an Intent a context carries, with the nearest boundary
+// above the context it was added to (see boundary).
+type scopedIntent struct {
+	in Intent
+	at *boundary
+}
+
 // WithIntent returns a context that carries in for the requests made with
-// it. A zero Intent returns ctx unchanged.
+// it. A zero Intent returns ctx unchanged. A hook that makes a call of its
+// own (a PrepareFunc's token fetch, a state check's lookup) gives that
+// call its Intent this way: the call takes the Intent added to the hook's
+// context, never the calling operation's.
 func WithIntent(ctx context.Context, in Intent) context.Context {
 	if in == (Intent{}) {
 		return ctx
 	}
-	return context.WithValue(ctx, intentKey{}, in)
+	return context.WithValue(ctx, intentKey{}, scopedIntent{in: in, at: boundaryOf(ctx)})
 }
 
 // IntentFromContext returns the Intent set with WithIntent. Hooks read it
 // from Answer.Request.Context(): a Classifier or Backoff can treat a
 // request the caller marked Repeatable or NoRetry accordingly.
 func IntentFromContext(ctx context.Context) (Intent, bool) {
-	in, ok := ctx.Value(intentKey{}).(Intent)
-	return in, ok
+	in, ok := ctx.Value(intentKey{}).(scopedIntent)
+	return in.in, ok
+}
+
+// intentSince returns the Intent added to ctx since boundary at, the zero
+// Intent when the one ctx carries was added above it.
+func intentSince(ctx context.Context, at *boundary) Intent {
+	if in, ok := ctx.Value(intentKey{}).(scopedIntent); ok && in.at == at {
+		return in.in
+	}
+	return Intent{}
 }
 
 // Answer is what one attempt got back, as the hooks see it: a status and
@@ -241,6 +260,12 @@ func EvidenceClassifier(evidence func(error) (Evidence, bool)) Classifier {
 // the deadline (the attempt timeout starts when the prepared attempt is
 // sent): the clock is read again after it, and the request's context ends
 // at the deadline. A Header set to nil is sent as no headers.
+//
+// A call it makes with req's context (a token fetch) through an otelretry
+// Transport is an operation of its own: it honours the Intent, the
+// operation id and the result slots added to that context
+// (WithIntent(req.Context(), Intent{MaxAttempts: 1})), and takes none of
+// the calling operation's.
 type PrepareFunc func(req *http.Request, attempt int) error
 
 // StateCheck describes a write whose outcome is unknown.
@@ -279,8 +304,10 @@ type StateResult struct {
 //
 // ctx carries the operation deadline and the state_check span, so calls the
 // hook makes through an instrumented client appear under it. A lookup it
-// makes through an otelretry Transport is an operation of its own (its own
-// operation id, never counted as a repeat of the write). An error it
+// makes through an otelretry Transport is an operation of its own, never
+// counted as a repeat of the write: it honours the Intent, the operation
+// id and the result slots the hook adds to ctx (Intent{NoRetry: true} for
+// a lookup sent once), and takes none of the write's. An error it
 // returns is recorded, sanitized, on the state_check span and is reachable
 // from the error RoundTrip returns with errors.Is and errors.As.
 type StateCheckFunc func(ctx context.Context, check StateCheck) (StateResult, error)

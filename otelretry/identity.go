@@ -24,7 +24,10 @@ type operationIDKey struct{}
 // and a count of the operations a Transport made under it, which marks an
 // operation that repeats an earlier one (attrs.RepeatKey).
 type operationContext struct {
-	id         string
+	id string
+	// at is the nearest boundary above the context it was added to (see
+	// boundary).
+	at         *boundary
 	operations atomic.Int64
 	// attempts numbers the attempts of every operation made under it, so
 	// that request ids stay unique when an outer layer repeats the
@@ -46,11 +49,16 @@ type operationContext struct {
 // retry.operation.repeat on their span, which shows a layer above the
 // Transport (go-retryablehttp, an application loop) sending the operation
 // again.
+//
+// A hook that makes a call of its own (a state check's lookup) names that
+// call this way: the call takes the id added to the hook's context, never
+// the calling operation's, which OperationIDFromContext still returns
+// there.
 func WithOperationID(ctx context.Context, id string) context.Context {
 	if id == "" {
 		return ctx
 	}
-	return context.WithValue(ctx, operationIDKey{}, &operationContext{id: id})
+	return context.WithValue(ctx, operationIDKey{}, &operationContext{id: id, at: boundaryOf(ctx)})
 }
 
 // OperationIDFromContext returns the id set with WithOperationID.
@@ -63,30 +71,24 @@ func OperationIDFromContext(ctx context.Context) (string, bool) {
 
 // scope is what the caller's context asks of an operation: the logical
 // operation it belongs to (WithOperationID), its Intent, and where to
-// report its end (WithResults).
+// report its end (WithResults): the last slot of those to report to.
 type scope struct {
 	oc      *operationContext
 	intent  Intent
-	results *Results
+	results *resultsSlot
 	// nested: the call was made from inside another operation (see
 	// scopeOf).
 	nested bool
 }
 
-// hookKey marks the context of a hook that runs outside any attempt (a
-// state check, see lookupContext).
-type hookKey struct{}
-
 // attemptKey is the context key under which an attempt's context finds
 // its attempt (see attemptContext).
 type attemptKey struct{}
 
-// lookupContext is the state check's context: a lookup the hook makes
-// through an otelretry Transport is an operation of its own, not a repeat
-// of the write (see scopeOf).
-func lookupContext(ctx context.Context) context.Context {
-	return context.WithValue(ctx, hookKey{}, true)
-}
+// lookupContext is the state check's context, below a boundary: a lookup
+// the hook makes through an otelretry Transport is an operation of its
+// own, not a repeat of the write (see scopeOf).
+func lookupContext(ctx context.Context) context.Context { return withBoundary(ctx) }
 
 // identity is who an operation is: its id and where it stands among the
 // operations that share it.
@@ -168,19 +170,22 @@ type chain struct {
 	deadline  time.Time
 }
 
-// scopeOf reads the operation's scope from ctx. A call made from inside
-// another operation, with a context that derives from one of its attempts
-// (a PrepareFunc's request, Answer.Request for a Classifier or a Backoff, a
+// scopeOf reads the operation's scope from ctx: what was added to it since
+// the nearest operation boundary (see boundary). For the caller's own
+// context, that is everything it carries. A call made from inside another
+// operation, with a context that derives from one of its attempts (a
+// PrepareFunc's request, Answer.Request for a Classifier or a Backoff, a
 // base below that calls out with its request's context) or from its state
-// check, is an operation of its own: it takes none of the outer
-// operation's id, intent or results, and is never counted as a repeat.
+// check, is an operation of its own: it takes the id, the intent and the
+// result slots the hook added to that context, none of the outer
+// operation's, and is never counted as a repeat of it.
 func scopeOf(ctx context.Context) scope {
-	if ctx.Value(attemptKey{}) != nil || ctx.Value(hookKey{}) != nil {
-		return scope{nested: true}
+	at := boundaryOf(ctx)
+	sc := scope{intent: intentSince(ctx, at), results: resultsSince(ctx, at), nested: at != nil}
+	if oc, ok := ctx.Value(operationIDKey{}).(*operationContext); ok && oc.at == at {
+		sc.oc = oc
 	}
-	in, _ := IntentFromContext(ctx)
-	oc, _ := ctx.Value(operationIDKey{}).(*operationContext)
-	return scope{oc: oc, intent: in, results: resultsOf(ctx)}
+	return sc
 }
 
 // NewOperationID returns a random operation id such as "op-1f3a9c0d5e7b2a64".

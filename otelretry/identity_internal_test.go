@@ -7,6 +7,7 @@ import (
 	"context"
 	"net/http"
 	"regexp"
+	"slices"
 	"testing"
 	"time"
 
@@ -88,23 +89,67 @@ func TestIdentityOfARedirectHopContinuesTheChain(t *testing.T) {
 	}
 }
 
-// A call made from inside an operation (from a context of one of its
-// attempts, or from its state check) is an operation of its own: it takes
-// none of the outer operation's id, intent or results.
-func TestScopeOfANestedCallTakesNothingFromTheOuterOperation(t *testing.T) {
-	results := &Results{}
-	outer := WithResults(WithIntent(WithOperationID(context.Background(), "outer"), Intent{Repeatable: true}), results)
-	sc := scopeOf(outer)
-	if sc.nested || sc.oc == nil || sc.oc.id != "outer" || !sc.intent.Repeatable || sc.results != results {
-		t.Errorf("scope of the caller's context = %+v", sc)
+// scopeOf honours what was added to the context since the nearest
+// operation boundary (an attempt's context, a state check's) and nothing
+// from above it: the caller's context gives an operation everything it
+// carries; a hook's call inherits none of the calling operation's id,
+// intent or result slots, and takes the ones the hook added, every slot
+// the hook added included; a call from a hook of that call, again only
+// its own.
+func TestScopeOfHonoursWhatWasAddedSinceTheNearestBoundary(t *testing.T) {
+	outerSlot, callerSlot := &Results{}, &Results{}
+	outer := WithResults(WithIntent(WithOperationID(context.Background(), "outer"), Intent{Repeatable: true}), outerSlot)
+	outer = WithResults(outer, callerSlot)
+	// reported returns which of slots got a result reported to sc's slots.
+	reported := func(sc scope, slots ...*Results) []bool {
+		if sc.results != nil {
+			sc.results.report(OperationResult{OperationID: "probe"})
+		}
+		got := make([]bool, len(slots))
+		for i, r := range slots {
+			ops := r.Operations()
+			got[i] = len(ops) > 0 && ops[len(ops)-1].OperationID == "probe"
+			r.ops = nil
+		}
+		return got
 	}
-	for name, ctx := range map[string]context.Context{
+	sc := scopeOf(outer)
+	if sc.nested || sc.oc == nil || sc.oc.id != "outer" || !sc.intent.Repeatable || !slices.Equal(reported(sc, outerSlot, callerSlot), []bool{true, true}) {
+		t.Errorf("scope of the caller's context = %+v, want everything it carries, both slots", sc)
+	}
+	for name, hookCtx := range map[string]context.Context{
 		"an attempt's context":     &attemptContext{Context: outer, a: &attempt{}},
 		"the state check's lookup": lookupContext(outer),
 	} {
-		if sc := scopeOf(ctx); !sc.nested || sc.oc != nil || sc.intent != (Intent{}) || sc.results != nil {
+		sc := scopeOf(hookCtx)
+		if !sc.nested || sc.oc != nil || sc.intent != (Intent{}) || sc.results != nil {
 			t.Errorf("scope of %s = %+v, want nested with nothing of the outer operation", name, sc)
 		}
+		own, also := &Results{}, &Results{}
+		ctx := WithResults(WithOperationID(WithIntent(hookCtx, Intent{NoRetry: true}), "lookup-of-order-9"), own)
+		ctx = WithResults(ctx, also)
+		sc = scopeOf(ctx)
+		if !sc.nested || sc.oc == nil || sc.oc.id != "lookup-of-order-9" || sc.intent != (Intent{NoRetry: true}) ||
+			!slices.Equal(reported(sc, own, also, outerSlot, callerSlot), []bool{true, true, false, false}) {
+			t.Errorf("scope of %s with its own id, intent and slots = %+v; want those alone", name, sc)
+		}
+		// A call from a hook of that call: its own scope again.
+		inner := &Results{}
+		deeper := &attemptContext{Context: ctx, a: &attempt{}}
+		if sc := scopeOf(deeper); sc.oc != nil || sc.intent != (Intent{}) || sc.results != nil {
+			t.Errorf("scope of a hook's context within %s = %+v, want nothing", name, sc)
+		}
+		sc = scopeOf(WithResults(deeper, inner))
+		if sc.oc != nil || sc.intent != (Intent{}) || !slices.Equal(reported(sc, inner, own, also, outerSlot), []bool{true, false, false, false}) {
+			t.Errorf("scope of a hook's context within %s, with a slot = %+v; want that slot alone", name, sc)
+		}
+	}
+	// A slot added twice gets the operation once.
+	twice := &Results{}
+	ctx := WithResults(WithResults(context.Background(), twice), twice)
+	scopeOf(ctx).results.report(OperationResult{OperationID: "once"})
+	if n := len(twice.Operations()); n != 1 {
+		t.Errorf("a slot added twice got %d results, want 1", n)
 	}
 }
 

@@ -315,6 +315,193 @@ func TestConcurrentOperationsUnderOneOperationIDAreCountedOnceEach(t *testing.T)
 	}
 }
 
+// A call made from a PrepareFunc with an Intent of its own honours it: a
+// token fetch under Intent{MaxAttempts: 1}, answered 503, is executed once,
+// and the operation it prepared ends prepare_failed with the fetch's
+// answer unsent to its own server.
+func TestCallFromAPrepareFuncHonoursItsOwnIntent(t *testing.T) {
+	var tokens, orders atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/token" {
+			tokens.Add(1)
+			w.WriteHeader(http.StatusServiceUnavailable)
+			return
+		}
+		orders.Add(1)
+		io.WriteString(w, "ok")
+	}))
+	defer srv.Close()
+	base := srv.Client().Transport.(*http.Transport).Clone()
+	defer base.CloseIdleConnections()
+	errNoToken := errors.New("no token")
+	var client *http.Client
+	fetchToken := func(r *http.Request, n int) error {
+		if r.URL.Path == "/token" {
+			return nil
+		}
+		ctx := otelretry.WithIntent(r.Context(), otelretry.Intent{MaxAttempts: 1})
+		resp, err := client.Do(get(t, ctx, srv.URL+"/token"))
+		if err != nil {
+			return err
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			return errNoToken
+		}
+		return nil
+	}
+	client = &http.Client{Transport: otelretry.NewTransport(base, otelretry.WithPrepareAttempt(fetchToken), otelretry.WithoutBudget(),
+		otelretry.WithBackoff(otelretry.ConstantBackoff(time.Millisecond)))}
+	_, err := client.Do(get(t, t.Context(), srv.URL+"/items"))
+	var oe *otelretry.Error
+	if !errors.As(err, &oe) || oe.Reason != attrs.ReasonPrepareFailed || !errors.Is(err, errNoToken) {
+		t.Fatalf("err = %v, want prepare_failed with the token fetch's error", err)
+	}
+	if n, m := tokens.Load(), orders.Load(); n != 1 || m != 0 {
+		t.Errorf("token fetched %d times, items %d; want 1 (its MaxAttempts) and 0", n, m)
+	}
+}
+
+// Every hook that is handed a context of the operation makes calls of
+// their own with it: a Classifier and an AnswerBackoff through
+// Answer.Request's context, a base below through its request's. Each call,
+// under its own Intent{NoRetry: true}, WithOperationID and result slot,
+// is sent once (its server answers 503), under that id, reported to its
+// slot alone; the calling operation's slot gets the calling operation
+// alone.
+func TestCallFromEveryHookHonoursWhatTheHookGaveIt(t *testing.T) {
+	type hookCall func(ctx context.Context)
+	cases := []struct {
+		name string
+		opts func(call hookCall) []otelretry.Option
+		base func(h *harness, call hookCall) http.RoundTripper // nil: the harness's
+	}{
+		{name: "a Classifier", opts: func(call hookCall) []otelretry.Option {
+			return []otelretry.Option{otelretry.WithClassifier(func(a otelretry.Answer) otelretry.Classification {
+				call(a.Request.Context())
+				return otelretry.Classification{}
+			})}
+		}},
+		{name: "an AnswerBackoff", opts: func(call hookCall) []otelretry.Option {
+			return []otelretry.Option{otelretry.WithBackoff(otelretry.AnswerBackoffFunc(func(_ int, a otelretry.Answer) time.Duration {
+				call(a.Request.Context())
+				return time.Millisecond
+			}))}
+		}},
+		{name: "a base below", opts: func(hookCall) []otelretry.Option { return nil }, base: func(h *harness, call hookCall) http.RoundTripper {
+			return roundTripFunc(func(r *http.Request) (*http.Response, error) {
+				call(r.Context())
+				return h.base.RoundTrip(r)
+			})
+		}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				side := newHarness(t, []scripted.Step{{Status: 503}})
+				var slot otelretry.Results
+				calls := 0
+				call := func(ctx context.Context) {
+					calls++
+					ctx = otelretry.WithIntent(ctx, otelretry.Intent{NoRetry: true})
+					ctx = otelretry.WithResults(otelretry.WithOperationID(ctx, fmt.Sprintf("side-%d", calls)), &slot)
+					resp, err := side.client.Do(get(t, ctx, "http://side.test/lookup"))
+					if err != nil {
+						t.Error(err)
+						return
+					}
+					resp.Body.Close()
+				}
+				h := newHarness(t, []scripted.Step{{Status: 503}, {Status: 200}},
+					append([]otelretry.Option{otelretry.WithBackoff(otelretry.ConstantBackoff(time.Millisecond))}, tc.opts(call)...)...)
+				rt := http.RoundTripper(h.transprt)
+				if tc.base != nil {
+					rt = otelretry.NewTransport(tc.base(h, call), otelretry.WithTracerProvider(h.tp),
+						otelretry.WithBackoff(otelretry.ConstantBackoff(time.Millisecond)))
+				}
+				var caller otelretry.Results
+				ctx := otelretry.WithResults(otelretry.WithOperationID(t.Context(), "op-outer"), &caller)
+				ctx = otelretry.WithIntent(ctx, otelretry.Intent{MaxAttempts: 2})
+				resp, err := rt.RoundTrip(get(t, ctx, "http://api.test/items"))
+				if err != nil {
+					t.Fatal(err)
+				}
+				resp.Body.Close()
+				ops := slot.Operations()
+				if calls == 0 || len(side.base.Calls()) != calls || len(ops) != calls {
+					t.Fatalf("%d hook calls, %d sent, %d results; want each sent once and reported once", calls, len(side.base.Calls()), len(ops))
+				}
+				for i, op := range ops {
+					if op.OperationID != fmt.Sprintf("side-%d", i+1) || op.Attempts != 1 || op.Reason != attrs.ReasonIntent {
+						t.Errorf("call %d: %+v; want side-%d, one attempt, stopped by its intent", i+1, op, i+1)
+					}
+				}
+				if got := caller.Operations(); len(got) != 1 || got[0].OperationID != "op-outer" || got[0].Attempts != 2 {
+					t.Errorf("the caller's slot holds %+v, want the calling read alone, 2 attempts", got)
+				}
+			})
+		})
+	}
+}
+
+// A call made from a hook that adds nothing to its context inherits
+// nothing of the calling operation: not its intent (the token fetch
+// retries its 503 under the Transport's limit, where the calling read
+// allows one attempt), not its id (a generated one), not its result slot.
+func TestCallFromAHookThatAddsNothingInheritsNothing(t *testing.T) {
+	var tokens atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/token" && tokens.Add(1) == 1 {
+			w.WriteHeader(http.StatusServiceUnavailable)
+			return
+		}
+		io.WriteString(w, "ok")
+	}))
+	defer srv.Close()
+	base := srv.Client().Transport.(*http.Transport).Clone()
+	defer base.CloseIdleConnections()
+	rec := tracetest.NewSpanRecorder()
+	var client *http.Client
+	fetchToken := func(r *http.Request, n int) error {
+		if r.URL.Path == "/token" {
+			return nil
+		}
+		resp, err := client.Do(get(t, r.Context(), srv.URL+"/token"))
+		if err != nil {
+			return err
+		}
+		resp.Body.Close()
+		return nil
+	}
+	client = &http.Client{Transport: otelretry.NewTransport(base, otelretry.WithPrepareAttempt(fetchToken), otelretry.WithoutBudget(),
+		otelretry.WithTracerProvider(sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))),
+		otelretry.WithBackoff(otelretry.ConstantBackoff(time.Millisecond)))}
+	var results otelretry.Results
+	ctx := otelretry.WithResults(otelretry.WithOperationID(t.Context(), "op-outer"), &results)
+	ctx = otelretry.WithIntent(ctx, otelretry.Intent{MaxAttempts: 1})
+	resp, err := client.Do(get(t, ctx, srv.URL+"/items"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if n := tokens.Load(); n != 2 {
+		t.Errorf("token fetched %d times, want 2: the calling read's MaxAttempts 1 is not the fetch's", n)
+	}
+	if ops := results.Operations(); len(ops) != 1 || ops[0].OperationID != "op-outer" {
+		t.Errorf("the caller's slot holds %+v, want the calling read alone", ops)
+	}
+	ids := map[string]bool{}
+	for _, op := range spantest.Operations(rec.Ended()) {
+		ids[attrOf(op, attrs.OperationIDKey).AsString()] = true
+	}
+	delete(ids, "op-outer")
+	for id := range ids {
+		if !strings.HasPrefix(id, "op-") || len(ids) != 1 {
+			t.Errorf("operation ids besides the caller's: %v, want the fetch's generated one alone", ids)
+		}
+	}
+}
+
 // A call made from a PrepareFunc through the same client (a token refresh)
 // is an operation of its own: it takes neither the operation id, the
 // Results slot nor a repeat marker from the calling operation, whose

@@ -37,8 +37,8 @@ type operation struct {
 	body  responseBody
 	first attempt
 	// results is where the caller asked the operation's end to be
-	// reported (WithResults), nil when it did not.
-	results *Results
+	// reported (WithResults): the last of the slots, nil when it did not.
+	results *resultsSlot
 	// budgetKey is the request's retry budget key, "" without a budget.
 	budgetKey string
 	// race is what the request's races share, nil when it is not hedged.
@@ -123,7 +123,7 @@ func (op *operation) begin(held *holdings) {
 		op.budgetKey = t.budget.key(req)
 	}
 	op.setup = attemptSetup{owner: op, sender: &t.sender, ctx: op.tel.ctx, caller: req, clock: &op.clock,
-		bodies: bodySource{caller: req, hasBody: hasBody}, maxAttempts: op.plan.maxAttempts}
+		bodies: bodySource{caller: req, hasBody: hasBody}, maxAttempts: op.plan.attemptLimit()}
 	if h := hedgingOf(sc.intent, t.cfg.hedging); h.on() && !op.plan.write && !op.plan.noRetry && op.plan.maxAttempts > 1 {
 		hedging := h.forOperation(op.plan.maxAttempts)
 		op.race = newRace(op, &op.setup, &op.ident, &t.gate, t.hedger, hedging, op.budgetKey, op.dependency(), op.plan.maxAttempts)
@@ -491,17 +491,18 @@ func (op *operation) fail(v verdict, cause, checkErr error, now time.Duration, p
 	op.end(v, now, p)
 	err := &Error{Outcome: v.decision.Outcome(), Reason: v.reason, OperationID: op.ident.opID(), Attempts: p.attempts,
 		Err: cause, unknownWrite: v.unknownWrite, stateCheckErr: checkErr,
-		timeout: v.decision == attrs.DecisionDeadlineExceeded || (p.last != nil && p.last.class == attrs.ErrorClassTimeout)}
+		lastTimedOut: p.last != nil && p.last.class == attrs.ErrorClassTimeout}
 	op.report(v, 0, err, p)
 	return err
 }
 
-// report tells the caller's Results, if any, what the operation came to.
+// report tells the caller's result slots, if any, what the operation came
+// to.
 func (op *operation) report(v verdict, status int, err error, p *progress) {
 	if op.results == nil {
 		return
 	}
-	op.results.add(OperationResult{OperationID: op.ident.opID(), Outcome: v.decision.Outcome(), Reason: v.reason,
+	op.results.report(OperationResult{OperationID: op.ident.opID(), Outcome: v.decision.Outcome(), Reason: v.reason,
 		Attempts: p.attempts, StatusCode: status, OutcomeUnknown: v.unknownWrite, Err: err})
 }
 

@@ -801,6 +801,15 @@ func judgeRequest(f requestFacts, c policyConfig) requestPlan {
 	return p
 }
 
+// attemptLimit is the operation's real attempt limit, which the attempt
+// header tells the server: 1 under an Intent's NoRetry, else maxAttempts.
+func (p requestPlan) attemptLimit() int {
+	if p.noRetry {
+		return 1
+	}
+	return p.maxAttempts
+}
+
 // keyJudgment is the second stage: what the first attempt's prepared
 // request says under WithIdempotencyKeyContract. Later attempts are held
 // to it (prepareChanged).

@@ -351,11 +351,12 @@ func (r *recorder) recordAttempt(o *opRecord, span trace.Span, ev *attemptEvent)
 }
 
 // addEvents adds the attempt span's events: the extra writes on the wire,
-// a malformed Retry-After, a body that could not be replayed.
+// a malformed retry hint (its header's name and its problem: a header's
+// value is never recorded), a body that could not be replayed.
 func addEvents(span trace.Span, ev *attemptEvent) {
 	addResends(span, 1, ev.writes)
-	if ev.retryAfterError != nil {
-		span.AddEvent(attrs.EventRetryAfterInvalid, trace.WithAttributes(attribute.String("error", ev.retryAfterError.Error())))
+	if h := ev.retryAfterError; h != nil {
+		span.AddEvent(attrs.EventRetryAfterInvalid, trace.WithAttributes(attrs.RetryHintHeaderKey.String(h.header), h.problem.Attribute()))
 	}
 	if ev.verdict.reason == attrs.ReasonNotReplayable {
 		span.AddEvent(attrs.EventBodyNotReplayable)

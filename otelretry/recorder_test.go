@@ -943,11 +943,15 @@ func TestWithoutClientSpansNestsTheBasesClientSpan(t *testing.T) {
 
 // A method outside the standard set (PURGE, or a standard name in another
 // case, as method names are case-sensitive) is http.request.method=_OTHER
-// with http.request.method_original on every channel, as the HTTP semantic
-// conventions ask and as otelhttp's CLIENT span says for PURGE: the
-// operation span, the attempt span, the retry.attempt and retry.operation
-// log records, the slog record, and the metric label (which carries no
-// original, to bound its series).
+// with http.request.method_original on every channel otelretry writes, as
+// the HTTP semantic conventions ask and as otelhttp's CLIENT span says for
+// PURGE: the operation span, the attempt span (otelhttp's own says GET for
+// get, and otelretry writes over it), the retry.attempt and
+// retry.operation log records, the slog record, and otelretry's metric
+// label (which carries no original, to bound its series). otelhttp's own
+// metrics are otelhttp's: _OTHER for PURGE, but GET for get (it
+// upper-cases a method before it looks it up), which docs and the
+// CHANGELOG say.
 func TestMethodOutsideTheStandardSetIsOtherOnEveryChannel(t *testing.T) {
 	const methodKey, originalKey = attribute.Key("http.request.method"), attribute.Key("http.request.method_original")
 	for _, method := range []string{"PURGE", "get"} {
@@ -1006,8 +1010,16 @@ func TestMethodOutsideTheStandardSetIsOtherOnEveryChannel(t *testing.T) {
 					v, ok := rec[string(k)].(string)
 					return v, ok
 				})
-				if got := sumBy(t, h.collect(t), "retry.attempts", methodKey); len(got) != 1 || got["_OTHER"] != 1 {
+				rm := h.collect(t)
+				if got := sumBy(t, rm, "retry.attempts", methodKey); len(got) != 1 || got["_OTHER"] != 1 {
 					t.Errorf("retry.attempts by method = %v, want one attempt labelled _OTHER", got)
+				}
+				if !clientSpans {
+					return
+				}
+				otelhttpLabel := map[string]string{"PURGE": "_OTHER", "get": "GET"}[method]
+				if got := histogramCountBy(rm, "http.client.request.duration", methodKey); len(got) != 1 || got[otelhttpLabel] != 1 {
+					t.Errorf("otelhttp's http.client.request.duration by method = %v, want one request labelled %s", got, otelhttpLabel)
 				}
 			})
 		}
@@ -1034,6 +1046,23 @@ func sumBy(t *testing.T, rm metricdata.ResourceMetrics, name string, key attribu
 			for _, dp := range m.Data.(metricdata.Sum[int64]).DataPoints {
 				v, _ := dp.Attributes.Value(key)
 				out[v.Emit()] += dp.Value
+			}
+		}
+	}
+	return out
+}
+
+// histogramCountBy returns the count of the float64 histogram name's
+// data points by the value of key.
+func histogramCountBy(rm metricdata.ResourceMetrics, name string, key attribute.Key) map[string]uint64 {
+	out := map[string]uint64{}
+	for _, sm := range rm.ScopeMetrics {
+		for _, m := range sm.Metrics {
+			if h, ok := m.Data.(metricdata.Histogram[float64]); ok && m.Name == name {
+				for _, dp := range h.DataPoints {
+					v, _ := dp.Attributes.Value(key)
+					out[v.Emit()] += dp.Count
+				}
 			}
 		}
 	}
@@ -1294,4 +1323,68 @@ func TestMetricsServerAddressOnlyByOption(t *testing.T) {
 			})
 		})
 	}
+}
+
+// A malformed retry hint is recorded by its header's name and what was
+// wrong with it (retry.hint.header, retry.hint.problem on the
+// retry_after_invalid event), never by its value: a hint of any header
+// read (the defaults, WithRetryHints') carrying a URL with credentials
+// reaches no span, log record, slog record, metric or error.
+func TestMalformedHintIsRecordedByItsNameAndProblemOnly(t *testing.T) {
+	const hint = "https://ops:HINT-SECRET@status.example/wait?sig=SIG-SECRET"
+	synctest.Test(t, func(t *testing.T) {
+		var slogs bytes.Buffer
+		h, logs := newLogHarness(t, []scripted.Step{
+			{Status: 503, Header: http.Header{"Retry-After-Ms": {hint}}},
+			{Status: 503, Header: http.Header{"X-Ms-Retry-After-Ms": {hint}, "Retry-After": {hint}}},
+			{Status: 503, Header: http.Header{"Retry-After": {hint}}},
+			{Status: 503, Header: http.Header{"X-Wait-Ms": {hint}}},
+			{Hang: true},
+		},
+			otelretry.WithLogger(slog.New(slog.NewJSONHandler(&slogs, nil))),
+			otelretry.WithRetryHints(otelretry.RetryHint{Header: "x-wait-ms", Unit: otelretry.HintMilliseconds}),
+			otelretry.WithMaxAttempts(5), otelretry.WithAttemptTimeout(50*time.Millisecond),
+			otelretry.WithBackoff(otelretry.ConstantBackoff(time.Millisecond)), otelretry.WithoutBudget())
+		_, err := h.client.Do(get(t, t.Context(), "http://api.test/orders"))
+		if err == nil {
+			t.Fatal("want an error: the last attempt timed out")
+		}
+		var got []string
+		for _, a := range h.attempts() {
+			for _, e := range a.Events() {
+				if e.Name != attrs.EventRetryAfterInvalid {
+					continue
+				}
+				name, _ := attrValue(e.Attributes, attrs.RetryHintHeaderKey)
+				problem, _ := attrValue(e.Attributes, attrs.RetryHintProblemKey)
+				got = append(got, name+" "+problem)
+				if len(e.Attributes) != 2 {
+					t.Errorf("retry_after_invalid carries %v, want the header's name and the problem alone", e.Attributes)
+				}
+			}
+		}
+		want := []string{"Retry-After-Ms not_a_number", "X-Ms-Retry-After-Ms not_a_number", "Retry-After not_a_date", "X-Wait-Ms not_a_number"}
+		if !slices.Equal(got, want) {
+			t.Errorf("retry_after_invalid events = %q, want %q", got, want)
+		}
+
+		var dump strings.Builder
+		for _, s := range h.ended() {
+			fmt.Fprintf(&dump, "span %s %v %v %v\n", s.Name(), s.Attributes(), s.Status(), s.Events())
+		}
+		for _, r := range logs.records {
+			fmt.Fprintf(&dump, "record %s %v %v\n", r.EventName(), r.Body().Emit(), recordAttrs(r))
+		}
+		fmt.Fprintf(&dump, "slog %s\nerror %s\n", slogs.String(), err.Error())
+		for _, sm := range h.collect(t).ScopeMetrics {
+			for _, m := range sm.Metrics {
+				fmt.Fprintf(&dump, "metric %s %+v\n", m.Name, m.Data)
+			}
+		}
+		for _, secret := range []string{"HINT-SECRET", "SIG-SECRET", "status.example"} {
+			if strings.Contains(dump.String(), secret) {
+				t.Errorf("the telemetry or the error holds %q:\n%s", secret, dump.String())
+			}
+		}
+	})
 }

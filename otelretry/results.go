@@ -36,9 +36,14 @@ type OperationResult struct {
 	// it returned an error.
 	StatusCode int
 	// OutcomeUnknown reports that a write of this operation may have been
-	// applied while its answer was lost: otelretry did not resend it (Err
-	// matches ErrOutcomeUnknown). Resolve it by OperationID, never by
-	// sending the write again blindly.
+	// applied while its answer was lost, and no later answer settled it:
+	// otelretry did not resend it, or resent it under an idempotency-key
+	// contract and got no answer that says what became of it. When
+	// RoundTrip returned an error, Err matches ErrOutcomeUnknown; it may
+	// also be true with a response, and Err nil: a keyed write whose first
+	// attempt timed out and whose resends were answered 503 returns the
+	// last 503. Resolve it by OperationID, never by sending the write
+	// again blindly.
 	OutcomeUnknown bool
 	// Err is the *Error RoundTrip returned, nil with a response.
 	Err error
@@ -49,20 +54,60 @@ type resultsKey struct{}
 // WithResults returns a context whose requests report their operations to
 // r, as httptrace.WithClientTrace reports a request's events. Several
 // operations may share it: an SDK's own retries, a redirect chain (one
-// result per hop, under one operation id), concurrent calls. A call made
-// from a hook (a PrepareFunc, a StateCheckFunc) is not reported to it. A
-// nil r returns ctx unchanged.
+// result per hop, under one operation id), concurrent calls. Slots nest,
+// as httptrace's traces do: an operation is reported to every slot its
+// context carries (once to a slot added twice), so that a helper's slot
+// added under the caller's blinds neither. A call made from a hook (a
+// PrepareFunc, a Classifier, a Backoff, a StateCheckFunc, a base below) is
+// an operation of its own: it is reported to the slots the hook added to
+// its context, and to none of the calling operation's. A nil r returns
+// ctx unchanged.
 func WithResults(ctx context.Context, r *Results) context.Context {
 	if r == nil {
 		return ctx
 	}
-	return context.WithValue(ctx, resultsKey{}, r)
+	prev, _ := ctx.Value(resultsKey{}).(*resultsSlot)
+	return context.WithValue(ctx, resultsKey{}, &resultsSlot{r: r, at: boundaryOf(ctx), prev: prev})
 }
 
-// resultsOf returns the Results ctx carries, or nil.
-func resultsOf(ctx context.Context) *Results {
-	r, _ := ctx.Value(resultsKey{}).(*Results)
-	return r
+// resultsSlot is a Results a context carries (WithResults), with the
+// nearest boundary above the context it was added to (see boundary), and
+// the slot the context carried before it.
+type resultsSlot struct {
+	r    *Results
+	at   *boundary
+	prev *resultsSlot
+}
+
+// resultsSince returns the last slot added to ctx since boundary at, nil
+// when there is none: the slots added before it (prev) down to the first
+// added above the boundary are the others.
+func resultsSince(ctx context.Context, at *boundary) *resultsSlot {
+	if s, ok := ctx.Value(resultsKey{}).(*resultsSlot); ok && s.at == at {
+		return s
+	}
+	return nil
+}
+
+// report adds res to every slot from s back to the first one added since
+// s's boundary, once to each Results.
+func (s *resultsSlot) report(res OperationResult) {
+	for slot := s; slot != nil && slot.at == s.at; slot = slot.prev {
+		if !s.holdsBefore(slot) {
+			slot.r.add(res)
+		}
+	}
+}
+
+// holdsBefore reports whether a slot from s back to (not including) last
+// holds last's Results: it was reported there already.
+func (s *resultsSlot) holdsBefore(last *resultsSlot) bool {
+	for slot := s; slot != last; slot = slot.prev {
+		if slot.r == last.r {
+			return true
+		}
+	}
+	return false
 }
 
 func (r *Results) add(res OperationResult) {

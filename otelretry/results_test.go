@@ -58,6 +58,56 @@ func TestResultsKeepEveryOperation(t *testing.T) {
 	})
 }
 
+// Every slot added to the caller's context receives the operation, as
+// nested httptrace traces all receive their events: a slot added inside
+// another (a helper's, under the caller's own) blinds neither, and a slot
+// added twice gets the operation once. After an unknown write, the
+// caller's outer slot holds it and says OutcomeUnknown.
+func TestNestedResultSlotsEachReceiveTheOperation(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := newHarness(t, []scripted.Step{{Delay: 10 * time.Millisecond, Err: errBaseTimeout}}, seedOptions...)
+		var outer, inner otelretry.Results
+		ctx := otelretry.WithResults(t.Context(), &outer)
+		ctx = otelretry.WithOperationID(ctx, "order-9")
+		ctx = otelretry.WithResults(otelretry.WithResults(ctx, &inner), &inner)
+		_, err := h.transprt.RoundTrip(post(t, ctx, "http://api.test/orders", "order"))
+		if !errors.Is(err, otelretry.ErrOutcomeUnknown) {
+			t.Fatalf("err = %v, want an unknown write", err)
+		}
+		for name, r := range map[string]*otelretry.Results{"the outer slot": &outer, "the inner slot": &inner} {
+			ops := r.Operations()
+			if len(ops) != 1 || ops[0].OperationID != "order-9" || !ops[0].OutcomeUnknown || ops[0].Err != err || !r.OutcomeUnknown() {
+				t.Errorf("%s holds %+v (OutcomeUnknown %v), want the unknown write once", name, ops, r.OutcomeUnknown())
+			}
+		}
+	})
+}
+
+// OutcomeUnknown is also reported with a response: a keyed write resent
+// under its contract after its first attempt timed out, whose resends
+// were answered 503, returns the last 503 (max_attempts, Err nil), and
+// the first write may have been applied, which no 503 settles.
+func TestOutcomeUnknownWithAResponse(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := newHarness(t, []scripted.Step{{Hang: true}, {Status: 503}, {Status: 503}},
+			otelretry.WithIdempotencyKeyContract(), otelretry.WithAttemptTimeout(50*time.Millisecond),
+			otelretry.WithBackoff(otelretry.ConstantBackoff(time.Millisecond)), otelretry.WithoutBudget())
+		var results otelretry.Results
+		req := post(t, otelretry.WithResults(t.Context(), &results), "http://api.test/orders", "order")
+		req.Header.Set("Idempotency-Key", "order-9")
+		resp, err := h.transprt.RoundTrip(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		last, _ := results.Last()
+		if resp.StatusCode != 503 || last.Outcome != attrs.OutcomeMaxAttempts || last.Attempts != 3 || last.StatusCode != 503 ||
+			!last.OutcomeUnknown || last.Err != nil {
+			t.Errorf("response %d, result %+v; want the last 503, max_attempts after 3 attempts, OutcomeUnknown, Err nil", resp.StatusCode, last)
+		}
+	})
+}
+
 // Concurrent operations share one Results safely (go test -race).
 func TestResultsAreSafeForConcurrentUse(t *testing.T) {
 	h := newHarness(t, []scripted.Step{{Status: 200}})

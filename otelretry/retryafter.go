@@ -5,11 +5,12 @@ package otelretry
 
 import (
 	"errors"
-	"fmt"
 	"net/http"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/otelretry/otelretry-go/attrs"
 )
 
 // maxRetryAfter bounds a parsed Retry-After hint. Larger hints are clamped,
@@ -21,19 +22,37 @@ const maxRetryAfter = 24 * time.Hour
 // value that is neither delay-seconds nor an HTTP-date.
 var errInvalidRetryAfter = errors.New("otelretry: invalid Retry-After")
 
+// hintError is why a hint header's value could not be read: the header
+// ("" from ParseRetryAfter) and what was wrong with the value, never the
+// value itself, which may carry anything (a URL with its credentials), so
+// that neither the telemetry nor a caller that logs the error repeats it.
+type hintError struct {
+	header  string
+	problem attrs.HintProblem
+}
+
+func (e *hintError) Error() string {
+	msg := errInvalidRetryAfter.Error()
+	if e.header != "" {
+		msg = "otelretry: invalid retry hint " + e.header
+	}
+	return msg + ": " + string(e.problem)
+}
+
+func (e *hintError) Unwrap() error { return errInvalidRetryAfter }
+
 // ParseRetryAfter parses a Retry-After header value (RFC 9110 §10.2.3):
 // delay-seconds, a non-negative decimal integer, or an HTTP-date, read
 // relative to now. A date in the past yields 0. The result is at most 24
-// hours. A malformed value returns an error; the transport then ignores
-// the hint and records that it did (retry_after_invalid).
+// hours. A malformed value returns an error, which says what was wrong
+// with it (empty, negative, a fraction, not a date), never the value; the
+// transport then ignores the hint and records that it did
+// (retry_after_invalid).
 //
 // It is exported for AnswerBackoff implementations that read a service's
 // own hint in the same two forms (a Retry-After on another status, a
 // RateLimit-Reset), so that they parse it exactly as the transport does.
 func ParseRetryAfter(value string, now time.Time) (time.Duration, error) {
-	if value == "" {
-		return 0, fmt.Errorf("%w: empty value", errInvalidRetryAfter)
-	}
 	if isDigits(value) {
 		secs, err := strconv.ParseUint(value, 10, 64)
 		if err != nil || secs > uint64(maxRetryAfter/time.Second) {
@@ -44,9 +63,33 @@ func ParseRetryAfter(value string, now time.Time) (time.Duration, error) {
 	}
 	date, err := http.ParseTime(value)
 	if err != nil {
-		return 0, fmt.Errorf("%w: %q is neither delay-seconds nor an HTTP-date", errInvalidRetryAfter, truncate(value, 64))
+		return 0, &hintError{problem: hintProblem(value, attrs.HintProblemNotADate)}
 	}
 	return min(max(date.Sub(now), 0), maxRetryAfter), nil
+}
+
+// isDecimal reports whether s is a decimal number with no sign: digits,
+// with an optional fraction.
+func isDecimal(s string) bool {
+	whole, frac, hasFrac := strings.Cut(s, ".")
+	return isDigits(whole) && (!hasFrac || isDigits(frac))
+}
+
+// hintProblem says what is wrong with value, which its unit could not
+// read: empty, a number with a minus sign, a number with a fraction (the
+// unit takes whole numbers), else otherwise, the unit's word for anything
+// else.
+func hintProblem(value string, otherwise attrs.HintProblem) attrs.HintProblem {
+	num, negative := strings.CutPrefix(value, "-")
+	switch {
+	case value == "":
+		return attrs.HintProblemEmpty
+	case isDecimal(num) && negative:
+		return attrs.HintProblemNegative
+	case isDecimal(num):
+		return attrs.HintProblemFraction
+	}
+	return otherwise
 }
 
 func isDigits(s string) bool {
@@ -56,13 +99,6 @@ func isDigits(s string) bool {
 		}
 	}
 	return s != ""
-}
-
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n] + "…"
 }
 
 // HintUnit is the unit a retry hint header is written in.
@@ -100,9 +136,10 @@ func DefaultRetryHints() []RetryHint {
 // retryHint is the server's hint in h: the first of hints that is present
 // and well-formed, read relative to now, at most maxRetryAfter. A malformed
 // one is skipped (the next one present may still be the hint), and the
-// first such error is returned with whatever hint was found, so that it can
-// be recorded. A hint of 0 is a hint: the server asks for no wait.
-func retryHint(h http.Header, hints []RetryHint, now time.Time) (d time.Duration, ok bool, malformed error) {
+// first one's header and problem are returned with whatever hint was
+// found, so that they can be recorded. A hint of 0 is a hint: the server
+// asks for no wait.
+func retryHint(h http.Header, hints []RetryHint, now time.Time) (d time.Duration, ok bool, malformed *hintError) {
 	for _, hint := range hints {
 		v := h[hint.Header] // the names are canonical: no canonicalizing per answer
 		if len(v) == 0 || v[0] == "" {
@@ -118,8 +155,8 @@ func retryHint(h http.Header, hints []RetryHint, now time.Time) (d time.Duration
 		if err == nil {
 			return d, true, malformed
 		}
-		if malformed == nil {
-			malformed = fmt.Errorf("%s: %w", hint.Header, err)
+		if he := (*hintError)(nil); malformed == nil && errors.As(err, &he) {
+			malformed = &hintError{header: hint.Header, problem: he.problem}
 		}
 	}
 	return 0, false, malformed
@@ -129,10 +166,10 @@ func retryHint(h http.Header, hints []RetryHint, now time.Time) (d time.Duration
 // number of milliseconds, with an optional fraction, at most
 // maxRetryAfter.
 func parseRetryAfterMs(value string) (time.Duration, error) {
-	whole, frac, hasFrac := strings.Cut(value, ".")
-	if !isDigits(whole) || (hasFrac && !isDigits(frac)) {
-		return 0, fmt.Errorf("%w: %q is not a number of milliseconds", errInvalidRetryAfter, truncate(value, 64))
+	if !isDecimal(value) {
+		return 0, &hintError{problem: hintProblem(value, attrs.HintProblemNotANumber)}
 	}
+	whole, frac, hasFrac := strings.Cut(value, ".")
 	ms, err := strconv.ParseUint(whole, 10, 64)
 	if err != nil || ms > uint64(maxRetryAfter/time.Millisecond) {
 		return maxRetryAfter, nil // only overflow can fail here: the value is all digits

@@ -6,8 +6,11 @@ package otelretry
 import (
 	"errors"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/otelretry/otelretry-go/attrs"
 )
 
 func TestParseRetryAfter(t *testing.T) {
@@ -15,27 +18,50 @@ func TestParseRetryAfter(t *testing.T) {
 	cases := []struct {
 		in      string
 		want    time.Duration
-		wantErr bool
+		problem attrs.HintProblem // "": well-formed
 	}{
-		{"0", 0, false},
-		{"120", 2 * time.Minute, false},
-		{"99999999999999999999999", maxRetryAfter, false},
-		{now.Add(90 * time.Second).Format(http.TimeFormat), 90 * time.Second, false},
-		{now.Add(-time.Hour).Format(http.TimeFormat), 0, false},
-		{"Sunday, 06-Nov-94 08:49:37 GMT", 0, false}, // RFC 850, in the past
-		{"-1", 0, true},
-		{"1.5", 0, true},
-		{" 10", 0, true},
-		{"soon", 0, true},
-		{"", 0, true},
+		{"0", 0, ""},
+		{"120", 2 * time.Minute, ""},
+		{"99999999999999999999999", maxRetryAfter, ""},
+		{now.Add(90 * time.Second).Format(http.TimeFormat), 90 * time.Second, ""},
+		{now.Add(-time.Hour).Format(http.TimeFormat), 0, ""},
+		{"Sunday, 06-Nov-94 08:49:37 GMT", 0, ""}, // RFC 850, in the past
+		{"-1", 0, attrs.HintProblemNegative},
+		{"-2.5", 0, attrs.HintProblemNegative},
+		{"1.5", 0, attrs.HintProblemFraction},
+		{" 10", 0, attrs.HintProblemNotADate},
+		{"soon", 0, attrs.HintProblemNotADate},
+		{"https://ops:HINT-SECRET@status.example/wait?sig=SIG-SECRET", 0, attrs.HintProblemNotADate},
+		{"", 0, attrs.HintProblemEmpty},
 	}
 	for _, tc := range cases {
 		got, err := ParseRetryAfter(tc.in, now)
-		if (err != nil) != tc.wantErr || got != tc.want {
-			t.Errorf("ParseRetryAfter(%q) = %v, %v; want %v, error=%v", tc.in, got, err, tc.want, tc.wantErr)
+		if (err != nil) != (tc.problem != "") || got != tc.want {
+			t.Errorf("ParseRetryAfter(%q) = %v, %v; want %v, problem %q", tc.in, got, err, tc.want, tc.problem)
 		}
-		if err != nil && !errors.Is(err, errInvalidRetryAfter) {
-			t.Errorf("error %v does not match errInvalidRetryAfter", err)
+		checkHintError(t, tc.in, err, "", tc.problem)
+	}
+}
+
+// checkHintError checks that err, from reading value, is nil when problem
+// is "", else that it matches errInvalidRetryAfter, names header and
+// problem, and says nothing of the value: a hint may carry anything (a
+// URL with credentials), and errors reach logs.
+func checkHintError(t *testing.T, value string, err error, header string, problem attrs.HintProblem) {
+	t.Helper()
+	if err == nil {
+		return
+	}
+	var he *hintError
+	if !errors.Is(err, errInvalidRetryAfter) || !errors.As(err, &he) || he.header != header || he.problem != problem {
+		t.Errorf("%q: error %v (%#v); want errInvalidRetryAfter, header %q, problem %q", value, err, he, header, problem)
+	}
+	if len(value) > 2 && strings.Contains(err.Error(), value) {
+		t.Errorf("%q: the error %q repeats the value", value, err)
+	}
+	for _, secret := range []string{"HINT-SECRET", "SIG-SECRET", "soon"} {
+		if strings.Contains(err.Error(), secret) {
+			t.Errorf("%q: the error %q holds %q", value, err, secret)
 		}
 	}
 }
@@ -63,28 +89,28 @@ func TestParseRetryAfterMs(t *testing.T) {
 	cases := []struct {
 		in      string
 		want    time.Duration
-		wantErr bool
+		problem attrs.HintProblem // "": well-formed
 	}{
-		{"0", 0, false},
-		{"800", 800 * time.Millisecond, false},
-		{"800.5", 800*time.Millisecond + 500*time.Microsecond, false},
-		{"1200.", 0, true},
-		{"99999999999999999999999", maxRetryAfter, false},
-		{"86400001", maxRetryAfter, false},
-		{"-1", 0, true},
-		{"1e3", 0, true},
-		{" 10", 0, true},
-		{"", 0, true},
-		{"soon", 0, true},
+		{"0", 0, ""},
+		{"800", 800 * time.Millisecond, ""},
+		{"800.5", 800*time.Millisecond + 500*time.Microsecond, ""},
+		{"1200.", 0, attrs.HintProblemNotANumber},
+		{"99999999999999999999999", maxRetryAfter, ""},
+		{"86400001", maxRetryAfter, ""},
+		{"-1", 0, attrs.HintProblemNegative},
+		{"-0.5", 0, attrs.HintProblemNegative},
+		{"1e3", 0, attrs.HintProblemNotANumber},
+		{" 10", 0, attrs.HintProblemNotANumber},
+		{"", 0, attrs.HintProblemEmpty},
+		{"soon", 0, attrs.HintProblemNotANumber},
+		{"https://ops:HINT-SECRET@status.example/wait?sig=SIG-SECRET", 0, attrs.HintProblemNotANumber},
 	}
 	for _, tc := range cases {
 		got, err := parseRetryAfterMs(tc.in)
-		if (err != nil) != tc.wantErr || (err == nil && got != tc.want) {
-			t.Errorf("parseRetryAfterMs(%q) = %v, %v; want %v, error=%v", tc.in, got, err, tc.want, tc.wantErr)
+		if (err != nil) != (tc.problem != "") || (err == nil && got != tc.want) {
+			t.Errorf("parseRetryAfterMs(%q) = %v, %v; want %v, problem %q", tc.in, got, err, tc.want, tc.problem)
 		}
-		if err != nil && !errors.Is(err, errInvalidRetryAfter) {
-			t.Errorf("error %v does not match errInvalidRetryAfter", err)
-		}
+		checkHintError(t, tc.in, err, "", tc.problem)
 	}
 }
 
@@ -118,6 +144,33 @@ func TestRetryHintOrder(t *testing.T) {
 		if d != tc.want || ok != tc.ok || (malformed != nil) != tc.malformed {
 			t.Errorf("%s: retryHint = %v, %v, %v; want %v, %v, malformed %v", tc.name, d, ok, malformed, tc.want, tc.ok, tc.malformed)
 		}
+	}
+}
+
+// A malformed hint is reported by its header's name and what was wrong
+// with it, the first one of several, never by its value.
+func TestRetryHintReportsTheHeaderAndTheProblem(t *testing.T) {
+	const secret = "https://ops:HINT-SECRET@status.example/wait?sig=SIG-SECRET"
+	now := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
+	hints := append([]RetryHint{{Header: "X-Wait-Ms", Unit: HintMilliseconds}}, DefaultRetryHints()...)
+	cases := []struct {
+		header  http.Header
+		name    string
+		problem attrs.HintProblem
+	}{
+		{http.Header{"Retry-After-Ms": {secret}, "Retry-After": {"-3"}}, "Retry-After-Ms", attrs.HintProblemNotANumber},
+		{http.Header{"X-Ms-Retry-After-Ms": {"-5"}, "Retry-After": {secret}}, "X-Ms-Retry-After-Ms", attrs.HintProblemNegative},
+		{http.Header{"Retry-After": {secret}}, "Retry-After", attrs.HintProblemNotADate},
+		{http.Header{"Retry-After": {"2.5"}}, "Retry-After", attrs.HintProblemFraction},
+		{http.Header{"X-Wait-Ms": {secret}, "Retry-After": {"1"}}, "X-Wait-Ms", attrs.HintProblemNotANumber},
+	}
+	for _, tc := range cases {
+		_, _, malformed := retryHint(tc.header, hints, now)
+		if malformed == nil {
+			t.Errorf("%v: no problem reported", tc.header)
+			continue
+		}
+		checkHintError(t, secret, malformed, tc.name, tc.problem)
 	}
 }
 

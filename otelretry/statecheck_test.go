@@ -9,11 +9,16 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
+
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 
 	"github.com/otelretry/otelretry-go/attrs"
 	"github.com/otelretry/otelretry-go/internal/scripted"
@@ -390,6 +395,75 @@ func TestStateCheckLookupThroughTheSameClientKeepsTheWritesNumbers(t *testing.T)
 			}
 		}
 	})
+}
+
+// A state check's lookup through the same client, on loopback, is an
+// operation of its own that honours what the hook gave it: under its own
+// Intent{NoRetry: true}, WithOperationID and result slot, a lookup
+// answered 503 is executed exactly once, under that id, and its slot gets
+// its result; the caller's slot gets the write's alone, unknown.
+func TestStateCheckLookupHonoursItsOwnIntentIDAndSlot(t *testing.T) {
+	var writes, lookups atomic.Int32
+	stop := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		if r.Method == http.MethodPost {
+			writes.Add(1)
+			select { // executed, never answered: the attempt timeout cuts it
+			case <-r.Context().Done():
+			case <-stop:
+			}
+			return
+		}
+		lookups.Add(1)
+		w.WriteHeader(http.StatusServiceUnavailable)
+	}))
+	defer srv.Close()
+	defer close(stop)
+	base := srv.Client().Transport.(*http.Transport).Clone()
+	defer base.CloseIdleConnections()
+	rec := tracetest.NewSpanRecorder()
+	var client *http.Client
+	var lookup otelretry.Results
+	var lookupErr error
+	check := func(ctx context.Context, c otelretry.StateCheck) (otelretry.StateResult, error) {
+		ctx = otelretry.WithIntent(ctx, otelretry.Intent{NoRetry: true})
+		ctx = otelretry.WithResults(otelretry.WithOperationID(ctx, "lookup-of-order-9"), &lookup)
+		resp, err := client.Do(get(t, ctx, srv.URL+"/orders/9"))
+		if err != nil {
+			lookupErr = err
+			return otelretry.StateResult{}, err
+		}
+		resp.Body.Close()
+		return otelretry.StateResult{State: attrs.StateUnknown}, nil
+	}
+	client = &http.Client{Transport: otelretry.NewTransport(base,
+		otelretry.WithTracerProvider(sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))),
+		otelretry.WithAttemptTimeout(100*time.Millisecond), otelretry.WithDeadline(5*time.Second),
+		otelretry.WithBackoff(otelretry.ConstantBackoff(time.Millisecond)), otelretry.WithoutBudget(),
+		otelretry.WithStateCheck(check))}
+	var caller otelretry.Results
+	ctx := otelretry.WithResults(otelretry.WithOperationID(t.Context(), "write-order-9"), &caller)
+	_, err := client.Do(post(t, ctx, srv.URL+"/orders", "order 9"))
+	if !errors.Is(err, otelretry.ErrOutcomeUnknown) || lookupErr != nil {
+		t.Fatalf("err = %v, the lookup's %v; want an unknown write, and the lookup's 503", err, lookupErr)
+	}
+	if w, l := writes.Load(), lookups.Load(); w != 1 || l != 1 {
+		t.Errorf("executed %d writes and %d lookups, want 1 and 1: the lookup's NoRetry", w, l)
+	}
+	if ops := lookup.Operations(); len(ops) != 1 || ops[0].OperationID != "lookup-of-order-9" || ops[0].StatusCode != 503 ||
+		ops[0].Outcome != attrs.OutcomeStop || ops[0].Reason != attrs.ReasonIntent || ops[0].Attempts != 1 {
+		t.Errorf("the lookup's slot holds %+v, want its one attempt, stop/intent, 503, under lookup-of-order-9", ops)
+	}
+	if ops := caller.Operations(); len(ops) != 1 || ops[0].OperationID != "write-order-9" || !ops[0].OutcomeUnknown {
+		t.Errorf("the caller's slot holds %+v, want the unknown write alone", ops)
+	}
+	for _, a := range spantest.Attempts(rec.Ended()) {
+		id, method := attrOf(a, attrs.OperationIDKey).AsString(), attrOf(a, attrs.HTTPRequestMethodKey).AsString()
+		if want := map[string]string{http.MethodGet: "lookup-of-order-9", http.MethodPost: "write-order-9"}[method]; id != want {
+			t.Errorf("a %s attempt is recorded under %q, want %q", method, id, want)
+		}
+	}
 }
 
 // A state check's error is recorded sanitized and stays reachable: a hook

@@ -14,7 +14,9 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -27,7 +29,8 @@ import (
 
 // The demo's log events (WithLoggerProvider), one test per value of
 // OTEL_LOGS_EXPORTER. Each run of the demo makes 10 operations of 17
-// attempts: as many retry.operation and retry.attempt records.
+// attempts: as many retry.operation and retry.attempt records, which
+// docs/stack.md states (TestDemoLogsOTLP holds the page to the count).
 
 // eventJSON is how stdoutlog writes a record's event name.
 func eventJSON(name string) string { return `"EventName":"` + name + `"` }
@@ -194,6 +197,10 @@ func TestDemoLogsOTLP(t *testing.T) {
 		t.Errorf("the receiver counted %v in %d requests; the demo ran %d operations of %d attempts (want 10 and 17)",
 			rc.events, rc.requests, len(s.Operations), attemptCount(s))
 	}
+	if ops, attempts := stackPageRecordCounts(t); ops != rc.events[attrs.LogEventOperation] || attempts != rc.events[attrs.LogEventAttempt] {
+		t.Errorf("docs/stack.md says each run emits %d %s and %d %s records; the receiver counted %v: correct the page",
+			ops, attrs.LogEventOperation, attempts, attrs.LogEventAttempt, rc.events)
+	}
 	if rc.noTrace > 0 {
 		t.Errorf("%d records without a trace id", rc.noTrace)
 	}
@@ -206,4 +213,26 @@ func TestDemoLogsOTLP(t *testing.T) {
 	if len(ids) > 0 {
 		t.Errorf("no operation record for %v (received %v)", ids, slices.Sorted(maps.Keys(rc.opIDs)))
 	}
+}
+
+// stackPageRecords is docs/stack.md's sentence on the records each run of
+// the demo emits.
+var stackPageRecords = regexp.MustCompile("each run emits ([0-9]+) `" + regexp.QuoteMeta(attrs.LogEventOperation) +
+	"` and ([0-9]+) `" + regexp.QuoteMeta(attrs.LogEventAttempt) + "` records")
+
+// stackPageRecordCounts returns the retry.operation and retry.attempt
+// records docs/stack.md says each run of the demo emits.
+func stackPageRecordCounts(t *testing.T) (ops, attempts int) {
+	t.Helper()
+	page, err := os.ReadFile(filepath.Join("..", "..", "docs", "stack.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := stackPageRecords.FindSubmatch(page)
+	if m == nil {
+		t.Fatalf("docs/stack.md does not say how many records each run emits (%s)", stackPageRecords)
+	}
+	ops, _ = strconv.Atoi(string(m[1]))
+	attempts, _ = strconv.Atoi(string(m[2]))
+	return ops, attempts
 }

@@ -238,6 +238,25 @@ func TestStripeCreateHung(t *testing.T) {
 	}
 }
 
+// TestStripeCreateHungCallersSlot: withStripeCall's slot nests under the
+// caller's own: after createCustomer's hung create (3 tries, each lost),
+// the caller's outer slot holds the 3 tries, the last one unknown, and
+// says OutcomeUnknown, as createCustomer's error does.
+func TestStripeCreateHungCallersSlot(t *testing.T) {
+	f := newCountingServer(t, methodAndPath, func(k string, n int, w http.ResponseWriter, r *http.Request) { hang(r) })
+	c, _ := stripeClient(f.URL, recipe, otelretry.WithDeadline(300*time.Millisecond))
+	var outer otelretry.Results
+	_, err := createCustomer(otelretry.WithResults(t.Context(), &outer), c, "a@example.com", "create-a")
+	last, ok := outer.Last()
+	t.Logf("hung create: executed %d, err %v, the caller's slot: %d operations, last unknown %v", f.executed(stripeCreate), err, len(outer.Operations()), last.OutcomeUnknown)
+	if !errors.Is(err, otelretry.ErrOutcomeUnknown) || !strings.Contains(err.Error(), `send it again under key "create-a"`) {
+		t.Errorf("err %v, want createCustomer's error for an unknown create", err)
+	}
+	if len(outer.Operations()) != 3 || !ok || !last.OutcomeUnknown || !outer.OutcomeUnknown() {
+		t.Errorf("the caller's slot holds %+v, want the 3 tries, the last unknown", outer.Operations())
+	}
+}
+
 // TestStripeCreateHungOnce: a create whose first try hangs (300 ms
 // deadline) and whose resend is answered 200: 2 executions under one
 // Idempotency-Key, and the customer. A result slot holds both tries, and

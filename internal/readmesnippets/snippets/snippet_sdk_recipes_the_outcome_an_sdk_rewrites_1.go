@@ -25,7 +25,11 @@ func keepOutcomeUnknown(ctx context.Context, call func(context.Context) error) e
 	}
 	for _, op := range results.Operations() {
 		if op.OutcomeUnknown {
-			return fmt.Errorf("%w: %w", err, op.Err)
+			cause := op.Err // nil when it returned a response: a keyed write's last 503
+			if cause == nil {
+				cause = fmt.Errorf("operation %q: %w", op.OperationID, otelretry.ErrOutcomeUnknown)
+			}
+			return fmt.Errorf("%w: %w", err, cause)
 		}
 	}
 	return err

@@ -1,0 +1,36 @@
+// Copyright The otelretry Authors
+// SPDX-License-Identifier: Apache-2.0
+
+package otelretry
+
+import "context"
+
+// boundary marks where an operation hands a context to code of its users:
+// an attempt's context (which a PrepareFunc, a Classifier and a Backoff see
+// through its request, and a base below sends with), and a state check's. A
+// call made with a context below it is an operation of its own.
+//
+// Each value of an operation's scope (an Intent, an operation id, a result
+// slot) is stamped, when it is added to a context, with the nearest
+// boundary above that context (nil for none), so that scopeOf can tell
+// what was added since the nearest boundary, which the call honours, from
+// what was inherited from above it, which it ignores: by comparing
+// pointers, with no lock and no walk of the context chain beyond
+// context.Value's own.
+type boundary struct {
+	_ byte // not zero-sized, so that every boundary is a pointer of its own
+}
+
+type boundaryKey struct{}
+
+// boundaryOf returns the nearest boundary above ctx, nil when there is
+// none: the caller's own context.
+func boundaryOf(ctx context.Context) *boundary {
+	b, _ := ctx.Value(boundaryKey{}).(*boundary)
+	return b
+}
+
+// withBoundary returns ctx below a new boundary.
+func withBoundary(ctx context.Context) context.Context {
+	return context.WithValue(ctx, boundaryKey{}, new(boundary))
+}
