@@ -187,7 +187,7 @@ func buildPage(r *inspect.Report, o HTMLOptions) *page {
 		{Value: strconv.Itoa(len(r.Findings)), Label: "findings", Alert: len(r.Findings) > 0},
 		{Value: strconv.Itoa(len(r.Notes)), Label: "notes"},
 	}
-	deps := dependencies(r, findingsOf)
+	deps := dependencies(r)
 	p.Headlines = headlines(deps, s.Hedging)
 	p.Hedges = slices.ContainsFunc(r.Operations, func(op inspect.Operation) bool {
 		return slices.ContainsFunc(op.Attempts, func(at inspect.Attempt) bool { return at.IsHedge() })

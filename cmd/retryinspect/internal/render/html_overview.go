@@ -128,13 +128,13 @@ type dependency struct {
 	outcomes       map[string]int // of the operations that did not return
 	failures       map[string]int // failed attempts by result
 	failed         int
-	refused        int // retries the budget refused (budget_exhausted)
-	findings       int // findings on its operations
+	refused        int          // retries the budget refused (budget_exhausted)
+	findings       map[int]bool // the findings that name one of its operations, by position
 }
 
 // dependencies groups the operations by server.address and method, in
 // the order they first appear.
-func dependencies(r *inspect.Report, findingsOf map[int][]findingRef) []*dependency {
+func dependencies(r *inspect.Report) []*dependency {
 	byKey := map[[2]string]*dependency{}
 	var deps []*dependency
 	for i := range r.Operations {
@@ -142,7 +142,8 @@ func dependencies(r *inspect.Report, findingsOf map[int][]findingRef) []*depende
 		k := [2]string{op.ServerAddress, op.Method}
 		d := byKey[k]
 		if d == nil {
-			d = &dependency{server: op.ServerAddress, method: op.Method, outcomes: map[string]int{}, failures: map[string]int{}}
+			d = &dependency{server: op.ServerAddress, method: op.Method, outcomes: map[string]int{}, failures: map[string]int{},
+				findings: map[int]bool{}}
 			byKey[k] = d
 			deps = append(deps, d)
 		}
@@ -154,7 +155,6 @@ func dependencies(r *inspect.Report, findingsOf map[int][]findingRef) []*depende
 			d.notReturned++
 			d.outcomes[dash(op.Outcome)]++
 		}
-		d.findings += len(findingsOf[i])
 		d.attempts += len(op.Attempts)
 		for k, at := range op.Attempts {
 			if k > 0 {
@@ -169,6 +169,21 @@ func dependencies(r *inspect.Report, findingsOf map[int][]findingRef) []*depende
 			if at.ErrorClass != "" || at.StatusCode == nil || *at.StatusCode < 100 || *at.StatusCode >= 400 {
 				d.failed++
 				d.failures[shortResult(&at)]++
+			}
+		}
+	}
+	// A finding counts once for a dependency, however many of its
+	// operations it names (an outer-layer-resend names two).
+	depOf := map[int]*dependency{}
+	for _, d := range deps {
+		for _, i := range d.ops {
+			depOf[i] = d
+		}
+	}
+	for fi, f := range r.Findings {
+		for _, i := range f.Operations() {
+			if d := depOf[i]; d != nil {
+				d.findings[fi] = true
 			}
 		}
 	}
@@ -191,7 +206,7 @@ type headline struct {
 func headlines(deps []*dependency, hedging []inspect.DependencyHedging) []headline {
 	deps = slices.Clone(deps)
 	slices.SortStableFunc(deps, func(a, b *dependency) int {
-		return cmp.Or(cmp.Compare(b.notReturned, a.notReturned), cmp.Compare(b.findings, a.findings),
+		return cmp.Or(cmp.Compare(b.notReturned, a.notReturned), cmp.Compare(len(b.findings), len(a.findings)),
 			cmp.Compare(b.retries, a.retries), cmp.Compare(b.attempts, a.attempts))
 	})
 	out := make([]headline, 0, len(deps))
@@ -228,8 +243,8 @@ func headlines(deps []*dependency, hedging []inspect.DependencyHedging) []headli
 		if d.refused > 0 {
 			parts = append(parts, "the budget refused "+plural(d.refused, "retry"))
 		}
-		if d.findings > 0 {
-			parts = append(parts, plural(d.findings, "finding"))
+		if len(d.findings) > 0 {
+			parts = append(parts, plural(len(d.findings), "finding"))
 		}
 		for _, h := range hedging {
 			if h.ServerAddress == d.server && h.Method == d.method {
