@@ -26,8 +26,9 @@ const peerServiceKey = attribute.Key("peer.service")
 // (service.peer.name, on an attempt of one operation and on the operation
 // span of another, a POST and a GET), inventory (the deprecated
 // peer.service), orders (the service.name of the server span under an
-// attempt), and two that only their address names: 127.0.0.4:9000, and
-// api.example.com, whose port is the default of its scheme.
+// attempt), and three that only their address names: 127.0.0.4:9000,
+// 127.0.0.1:8080, whose server span has the caller's own service.name,
+// and api.example.com, whose port is the default of its scheme.
 func namedDependencies() []tracefixture.Span {
 	at := func(address string, port int64) []attribute.KeyValue {
 		return []attribute.KeyValue{attrs.ServerAddressKey.String(address), attrs.ServerPortKey.Int64(port)}
@@ -57,6 +58,10 @@ func namedDependencies() []tracefixture.Span {
 			start: 500, end: 561, extra: at("127.0.0.4", 9000),
 			children: children(try{opID: "op-user", n: 1, method: "GET", status: 503, start: 500, elapsed: 60, remaining: 1000,
 				decision: attrs.DecisionMaxAttempts, reason: attrs.ReasonAttemptLimit}.span())}.span(),
+		op{id: "op-self", method: "GET", url: endpoint("/self"), outcome: attrs.OutcomeReturn, attempts: 1, budget: 1000,
+			start: 700, end: 711, extra: at("127.0.0.1", 8080),
+			children: children(try{opID: "op-self", n: 1, method: "GET", url: endpoint("/self"), status: 200, start: 700, elapsed: 10,
+				remaining: 1000, decision: attrs.DecisionReturn, reason: attrs.ReasonResponse}.span())}.span(),
 		op{id: "op-api", method: "GET", url: "https://api.example.com/v1/things", outcome: attrs.OutcomeReturn, attempts: 1, budget: 1000,
 			start: 600, end: 611, extra: at("api.example.com", 443),
 			children: children(ok("op-api", "GET", 1, 600))}.span(),
@@ -82,8 +87,9 @@ func TestDependenciesAreNamedByTheServiceTheyCall(t *testing.T) {
 		{"127.0.0.4:9000", "server.address"}, // the one that did not return, first
 		{"inventory", "peer.service"},        // then by retries
 		{"payments", "service.peer.name"},    // then by attempts
+		{"orders", "service.name"},           // then as they first appear
 		{"api.example.com", "server.address"},
-		{"orders", "service.name"},
+		{"127.0.0.1:8080", "server.address"}, // its server span is the caller's own service's
 	}
 	var r struct {
 		Dependencies []struct {
