@@ -16,6 +16,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/otelretry/otelretry-go/attrs"
 	"github.com/otelretry/otelretry-go/cmd/retryinspect/htmlreport"
 )
 
@@ -362,4 +363,96 @@ func TestDemoRemovesTemporaryFiles(t *testing.T) {
 	if entries, _ := os.ReadDir(dir); len(entries) != 2 {
 		t.Errorf("the temporary directory holds %v, want the two named files", entries)
 	}
+}
+
+// stdoutSpan is what TestDemoServerSpanUnderEachAttempt reads of a span
+// of the stdouttrace JSON.
+type stdoutSpan struct {
+	SpanContext struct{ SpanID string }
+	Parent      struct{ SpanID string }
+	SpanKind    int
+	Attributes  []stdoutKV
+	Resource    []stdoutKV
+}
+
+type stdoutKV struct {
+	Key   string
+	Value struct{ Value any }
+}
+
+func (s stdoutSpan) value(kvs []stdoutKV, key string) (any, bool) {
+	for _, kv := range kvs {
+		if kv.Key == key {
+			return kv.Value.Value, true
+		}
+	}
+	return nil, false
+}
+
+// TestDemoServerSpanUnderEachAttempt: the trace is the README's picture.
+// The server received each attempt's trace context (traceparent, from the
+// W3C propagators the demo sets), so that every attempt that got an
+// answer has the server's SERVER span under it, recorded by the other
+// service (its own service.name); and retryinspect names the dependency
+// by that service.
+func TestDemoServerSpanUnderEachAttempt(t *testing.T) {
+	cleanEnv(t, nil)
+	traces := filepath.Join(t.TempDir(), "traces.json")
+	_, s := runDemo(t, options{traces: traces})
+	if !slices.Equal(s.Propagation, []string{"traceparent"}) {
+		t.Errorf("propagation headers seen by the server = %v, want traceparent", s.Propagation)
+	}
+	raw, err := os.ReadFile(traces)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var spans []stdoutSpan
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	for dec.More() {
+		var sp stdoutSpan
+		if err := dec.Decode(&sp); err != nil {
+			t.Fatal(err)
+		}
+		spans = append(spans, sp)
+	}
+	servers := map[string][]string{} // parent span id → the service of each server span under it
+	for _, sp := range spans {
+		if sp.SpanKind == 2 { // trace.SpanKindServer
+			svc, _ := sp.value(sp.Resource, "service.name")
+			servers[sp.Parent.SpanID] = append(servers[sp.Parent.SpanID], fmt.Sprint(svc))
+		}
+	}
+	answered := 0
+	for _, sp := range spans {
+		if _, attempt := sp.value(sp.Attributes, string(attrs.AttemptKey)); !attempt {
+			continue
+		}
+		if _, status := sp.value(sp.Attributes, string(attrs.HTTPResponseStatusCodeKey)); !status {
+			continue // no answer: the server may not have ended its span yet
+		}
+		answered++
+		if got := servers[sp.SpanContext.SpanID]; !slices.Equal(got, []string{serverService}) {
+			t.Errorf("attempt span %s: server spans under it of services %q, want one of %q", sp.SpanContext.SpanID, got, serverService)
+		}
+	}
+	if answered < 10 {
+		t.Errorf("only %d attempts with an answer in the traces", answered)
+	}
+	if want := "\n  " + serverService + ": "; !bytes.Contains(textReport(t, raw), []byte(want)) {
+		t.Errorf("retryinspect's report does not name the dependency %q", serverService)
+	}
+}
+
+// textReport is retryinspect's text report of spans (stdouttrace JSON).
+func textReport(t *testing.T, spans []byte) []byte {
+	t.Helper()
+	rep, err := htmlreport.ReadStdout(bytes.NewReader(spans), "traces.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var text bytes.Buffer
+	if err := rep.WriteText(&text); err != nil {
+		t.Fatal(err)
+	}
+	return text.Bytes()
 }
