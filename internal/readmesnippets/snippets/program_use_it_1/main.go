@@ -22,7 +22,7 @@ import (
 	"github.com/otelretry/otelretry-go/otelretry"
 )
 
-const target = "http://127.0.0.1:8080/orders" // your service
+var target = "http://127.0.0.1:8080/orders" // your service
 
 func main() {
 	if err := run(); err != nil {
