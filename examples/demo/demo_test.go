@@ -12,7 +12,9 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -455,4 +457,57 @@ func textReport(t *testing.T, spans []byte) []byte {
 		t.Fatal(err)
 	}
 	return text.Bytes()
+}
+
+// TestDocsGiveTheDemosFigures: what docs/stack.md and docs/retryinspect.md
+// say of the demo is what it does, so that a new scenario cannot leave a
+// page behind: where its spans go with nothing set, in its own words, and
+// the records and retried operations of a run at -repeat 3 (the end-to-end
+// test's), three times one run's.
+func TestDocsGiveTheDemosFigures(t *testing.T) {
+	cleanEnv(t, nil)
+	_, s := runDemo(t, options{})
+	ops, attempts, retried := len(s.Operations), 0, 0
+	for _, op := range s.Operations {
+		attempts += len(op.Attempts)
+		if len(op.Attempts) > 1 {
+			retried++
+		}
+	}
+	page := func(name string) string {
+		b, err := os.ReadFile(filepath.Join("..", "..", "docs", name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return strings.Join(strings.Fields(string(b)), " ") // lines rewrapped
+	}
+	// figures finds the numbers of a claim on a page; the claim must be there.
+	figures := func(name, pattern string) []int {
+		m := regexp.MustCompile(pattern).FindStringSubmatch(page(name))
+		if m == nil {
+			t.Fatalf("docs/%s no longer says /%s/: update this test with the page", name, pattern)
+		}
+		var out []int
+		for _, v := range m[1:] {
+			n, _ := strconv.Atoi(v)
+			out = append(out, n)
+		}
+		return out
+	}
+	check := func(name, what string, got, want []int) {
+		if !slices.Equal(got, want) {
+			t.Errorf("docs/%s: %s %v, the demo gives %v", name, what, got, want)
+		}
+	}
+
+	if want := "spans as " + (exportTarget{Exporter: exporterFile, Temporary: true}).String(); !strings.Contains(page("stack.md"), want) {
+		t.Errorf("docs/stack.md does not say, with nothing set, %q", want)
+	}
+	check("stack.md", "records at -repeat 3", figures("stack.md", `\((\d+) attempt and (\d+) operation records at .-repeat 3.\)`),
+		[]int{3 * attempts, 3 * ops})
+	check("retryinspect.md", "records, operation records, attempt records at -repeat 3",
+		figures("retryinspect.md", `reads the (\d+) records a LogsQL count finds \((\d+) .retry\.operation., (\d+) .retry\.attempt.\)`),
+		[]int{3 * (ops + attempts), 3 * ops, 3 * attempts})
+	check("retryinspect.md", "operations retried at -repeat 3", figures("retryinspect.md", `decision; (\d+) operations retried\)`),
+		[]int{3 * retried})
 }
