@@ -5,7 +5,8 @@
 // the repository and to the code: README.md fits on a page, every relative
 // link of README.md, CONTRIBUTING.md, RELEASING.md and docs/*.md resolves
 // (files and GitHub anchors), and the claims the README's "Gotchas" make
-// about instrumentation scopes and the retry budget hold; and that a fresh
+// about instrumentation scopes and the retry budget hold; every path a
+// code span names exists; and that a fresh
 // clone stays clean under the README's commands (go.work.sum complete). It
 // has no code of its own; internal/readmesnippets compiles the pages' Go
 // snippets.
