@@ -5,25 +5,43 @@
 #
 #   scripts/test.sh           everything: static checks, the API
 #                             compatibility check, unit tests with the race
-#                             detector, benchmark and storm smoke runs, the
-#                             release test (RELEASING.md's steps, then an
-#                             outside module against the tagged release),
-#                             compose validation, and the
-#                             end-to-end test against real Jaeger,
-#                             Collector and Prometheus
-#   scripts/test.sh --unit    everything except the end-to-end stack
+#                             detector, the browser tests, benchmark and
+#                             storm smoke runs, fuzzing, the release test
+#                             (RELEASING.md's steps, then an outside module
+#                             against the tagged release), compose
+#                             validation, and the end-to-end test against
+#                             real Jaeger, Collector and Prometheus
+#   scripts/test.sh --no-e2e  all of that but the end-to-end stack (--unit,
+#                             its former name, still works)
+#   scripts/test.sh --quick   the inner loop: gofmt, go vet and go test of
+#                             the root module (the library, attrs, metrics,
+#                             the pages' checks), without the race
+#                             detector; Go alone, nothing installed
 #
-# It installs what it needs (Debian's prometheus, docker-compose and
-# chromium, and builds Jaeger and the Collectors from their Go modules into
-# a cache); CONTRIBUTING.md gives the time it takes.
+# Without --quick it installs what it needs (Debian's prometheus,
+# docker-compose and chromium, and builds Jaeger and the Collectors from
+# their Go modules into a cache); CONTRIBUTING.md gives the time each takes.
 set -euo pipefail
 
 cd "$(dirname "$0")/.."
 start=$SECONDS
 step() { printf '\n== %s (%ss)\n' "$*" "$((SECONDS - start))"; }
 
-unit_only=false
-[ "${1:-}" = "--unit" ] && unit_only=true
+no_e2e=false
+quick=false
+case "${1:-}" in
+"") ;;
+--no-e2e) no_e2e=true ;;
+--unit)
+	echo "scripts/test.sh: --unit is now --no-e2e: it runs everything but the end-to-end stack, race, fuzz and release tests included" >&2
+	no_e2e=true
+	;;
+--quick) quick=true ;;
+*)
+	echo "usage: scripts/test.sh [--no-e2e | --quick]" >&2
+	exit 2
+	;;
+esac
 
 step "gofmt"
 unformatted=$(gofmt -l $(git ls-files '*.go'))
@@ -39,6 +57,16 @@ if [ -n "$missing" ]; then
 	echo "files without the SPDX license header:"
 	echo "$missing"
 	exit 1
+fi
+
+if $quick; then
+	export GOWORK=off
+	step "go vet (root module)"
+	go vet ./...
+	step "go test (root module, without -race; scripts/test.sh runs every module under -race)"
+	go test -count=1 ./...
+	step "quick tests passed"
+	exit 0
 fi
 
 # The repository's Go modules: the library, and the modules that keep
@@ -121,7 +149,7 @@ scripts/release-test.sh
 step "docker-compose.yaml validation (no container engine: config only)"
 scripts/validate-compose.sh
 
-if ! $unit_only; then
+if ! $no_e2e; then
 	step "end-to-end: Jaeger, Collector, Prometheus on 127.0.0.1"
 	scripts/e2e.sh
 fi

@@ -102,6 +102,7 @@ type try struct {
 	extra            []attribute.KeyValue
 	clientAttrs      []attribute.KeyValue // extra attributes of the client span
 	serverAttrs      []attribute.KeyValue // extra attributes of the server span
+	serverService    string               // the server span's service.name, when another than the client's
 	withoutHTTPSpans bool
 }
 
@@ -196,6 +197,7 @@ func (t try) clientSpan() tracefixture.Span {
 				semconv.URLPathKey.String(path),
 				attrs.HTTPResponseStatusCodeKey.Int64(t.status),
 			}, t.serverAttrs...),
+			Service: t.serverService,
 		}}
 	}
 	return client

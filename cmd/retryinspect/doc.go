@@ -18,9 +18,10 @@
 // records the retry attempt contract), or the retry.attempt and
 // retry.operation log events of WithLoggerProvider, from files, from
 // Jaeger's API or from VictoriaLogs' query API; prints each operation with
-// its attempts in order, a summary, the notes and the findings. With -html
-// FILE it also writes the report as one self-contained HTML page (-html -
-// writes it to stdout instead of the text). Exits 0 when clean, 1 when
+// its attempts in order, a summary, a headline per dependency, the notes
+// and the findings. With -html FILE it also writes the report as one
+// self-contained HTML page (-html - writes it to stdout instead of the
+// text). Exits 0 when clean, 1 when
 // there are findings (or notes, with -strict), 2 on usage or input errors.
 // Flags may come before, between or after the files; -h lists them.
 //
@@ -117,18 +118,40 @@
 // statuses the failures: they are never folded together), the count and
 // share of each outcome over the operations, the retry ratio (attempts that
 // decided retry / attempts) and the deadline ratio (operations that ended
-// deadline_exceeded / operations). When an operation hedged or refused a
-// hedge, it also gives, per dependency (server.address and method) that
-// did, the hedge rate (operations that sent a hedge / operations), the
-// hedge win rate (operations whose winning attempt was a hedge / hedged
-// operations) and the hedge_refused events by reason; reports without
-// hedges are unchanged (see Hedged operations).
+// deadline_exceeded / operations).
+//
+// Then a headline per dependency, the service the operations call, the
+// one with the most operations that did not return first: how many did
+// not return and how, what its failed attempts got, the load its retries
+// and hedges added (attempts per operation), the retries the budget
+// refused and its findings (each once, however many of its operations a
+// finding names), e.g. "inventory.internal: 45 of 49 operations did not
+// return: 30 max_attempts, 14 budget_exhausted, 1 deadline_exceeded; all
+// failed attempts 503; 2.24× load; the budget refused 14 retries". A
+// dependency that hedged or refused a hedge adds its hedge rate
+// (operations that sent a hedge / operations), its hedge win rate
+// (operations whose winning attempt was a hedge / hedged operations) and
+// its hedge_refused events by reason (see Hedged operations); a superseded
+// attempt is not a failed one: another attempt won. The text, JSON and
+// HTML reports give each headline word for word.
+//
+// A dependency is named by what the spans say of the service called,
+// best first: service.peer.name (semantic conventions v1.43) on the
+// operation span or an attempt span; peer.service, the attribute it
+// replaced; the service.name of the server's span under an attempt, when
+// the trace holds it and it is not the caller's own; else server.address
+// and server.port, the port left out when it is the default of the URL's
+// scheme, as the URL's host, otelretry's retry budget key by default,
+// leaves it out. The method is no part of it: the budget is shared by a
+// host's methods.
 //
 // -json prints the same report as one JSON document with the keys spans,
-// operations, summary, notes and findings (hedging adds hedge_of,
-// hedge_sent_after_ms and overlaps to attempts, hedge_events to
-// operations and hedging to the summary, only where there are hedges). -o FILE writes the text or JSON
-// report to FILE instead of stdout.
+// operations (each with its dependency), summary, dependencies (each with
+// its name, where the name came from, its figures and its headline; its
+// hedging only where there are hedges), notes and findings (hedging adds
+// hedge_of, hedge_sent_after_ms and overlaps to attempts and hedge_events
+// to operations, only where there are hedges). -o FILE writes the text or
+// JSON report to FILE instead of stdout.
 //
 // # HTML report
 //
@@ -138,16 +161,7 @@
 // is the same. The page loads nothing: inline CSS and SVG, no script, and a
 // Content Security Policy that forbids any request. It shows:
 //
-//   - first, a headline per dependency (server.address and method), the one
-//     with the most operations that did not return first: how many did not
-//     return and how, what its failed attempts got, the load its retries
-//     added (attempts per operation), the retries the budget refused and
-//     its findings, e.g. "inventory.internal GET: 45 of 49 operations did
-//     not return: 30 max_attempts, 14 budget_exhausted, 1 deadline_exceeded;
-//     all failed attempts 503; 2.24× load; the budget refused 14 retries";
-//     a dependency that hedged adds its hedge rate, hedge win rate and
-//     refused hedges, as the summary gives them (a superseded attempt is
-//     not a failed one: another attempt won);
+//   - first, the headline of each dependency, as the text report gives it;
 //   - the figures, and a legend that stays in view: one colour per decision
 //     and per outcome (an outcome has the colour of the terminal decision of
 //     its name), one for any other value;
@@ -217,6 +231,9 @@
 //	  outcomes        return 1 (100.0%)
 //	  retry ratio     0.667 (2 of 3 attempts)
 //	  deadline ratio  0.000 (0 of 1 operation)
+//
+//	dependencies: 1 (by the service they call)
+//	  127.0.0.1: all 1 operation returned; all failed attempts 503; 3× load
 //
 //	findings: none
 //

@@ -128,22 +128,26 @@ func (s *switching) RoundTrip(req *http.Request) (*http.Response, error) {
 }
 
 // TestTransportHedgesReadClean: the spans of the real transport's hedged
-// reads raise no finding, and the summary gives each dependency's hedge
+// reads raise no finding, and each dependency's headline gives its hedge
 // rate, hedge win rate and refused hedges; the log events of the same run
 // give the same rates (they hold no hedge_refused event, which is on the
 // operation span only).
 func TestTransportHedgesReadClean(t *testing.T) {
 	spans, logs := hedgedRun(t)
-	want := []string{
-		"  hedging         inventory.test GET: hedge rate 0.667 (4 of 6 operations), hedge win rate 0.500 (2 of 4 hedged), hedges refused: hedge_limit 2\n",
-		"                  search.test POST: hedge rate 1.000 (1 of 1 operation), hedge win rate 1.000 (1 of 1 hedged), hedges refused: none\n",
+	want := map[string]string{
+		"inventory.test": "; hedge rate 0.667 (4 of 6 operations), hedge win rate 0.500 (2 of 4 hedged), hedges refused: hedge_limit 2\n",
+		"search.test":    "; hedge rate 1.000 (1 of 1 operation), hedge win rate 1.000 (1 of 1 hedged), hedges refused: none\n",
 	}
 	code, out, errOut := runOnFile(t, spans, "-strict")
 	if code != exitClean || errOut != "" {
 		t.Fatalf("spans: exit %d, stderr %q\n%s", code, errOut, out)
 	}
-	if !strings.Contains(out, strings.Join(want, "")) {
-		t.Errorf("spans: the summary lacks\n%s\n%s", strings.Join(want, ""), out)
+	for name, figures := range want {
+		if !slices.ContainsFunc(slices.Collect(strings.Lines(out)), func(l string) bool {
+			return strings.HasPrefix(l, "  "+name+": ") && strings.HasSuffix(l, figures)
+		}) {
+			t.Errorf("spans: no headline of %s ends %q:\n%s", name, figures, out)
+		}
 	}
 	for _, line := range []string{
 		"retry     in_flight         hedged after 20ms  -            0ms",
@@ -173,10 +177,12 @@ func TestTransportHedgesReadClean(t *testing.T) {
 	victoria := inspect.Analyze(records)
 	for name, r := range map[string]*inspect.Report{"logs": &r, "victorialogs": victoria} {
 		var got []string
-		for _, h := range r.Summary.Hedging {
-			got = append(got, h.ServerAddress+" "+h.Method, ratioText(h.HedgeRate), ratioText(h.WinRate))
+		for _, d := range r.Dependencies {
+			if h := d.Hedging; h != nil {
+				got = append(got, d.Name, ratioText(h.HedgeRate), ratioText(h.WinRate))
+			}
 		}
-		if want := []string{"inventory.test GET", "4/6", "2/4", "search.test POST", "1/1", "1/1"}; !slices.Equal(got, want) || len(r.Findings) > 0 {
+		if want := []string{"inventory.test", "4/6", "2/4", "search.test", "1/1", "1/1"}; !slices.Equal(got, want) || len(r.Findings) > 0 {
 			t.Errorf("%s: hedging %v, want %v; findings %v", name, got, want, r.Findings)
 		}
 	}

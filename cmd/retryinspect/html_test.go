@@ -5,10 +5,14 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
+	"fmt"
 	"html"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -167,5 +171,38 @@ func TestOuterLayerResendAcrossTraces(t *testing.T) {
 	}
 	if want := []string{r.Operations[1].SpanID, earlier.SpanID}; !slices.Equal(ops, want) {
 		t.Errorf("the finding links the operations %v, want %v", ops, want)
+	}
+}
+
+// TestHeadlinesCountEachFindingOnce: a finding that names two operations
+// of one dependency (an outer-layer-resend names the operation and the
+// one it repeats) counts once in that dependency's headline, so that the
+// headlines, the page's figure, the text report and the JSON report give
+// one count.
+func TestHeadlinesCountEachFindingOnce(t *testing.T) {
+	spans := stdoutFile(t, outerLayerResends()...)
+	_, text, _ := run3([]string{spans})
+	_, doc, _ := run3([]string{spans, "-json"})
+	_, page, _ := run3([]string{spans, "-html", "-"})
+	var r struct{ Findings []json.RawMessage }
+	if err := json.Unmarshal([]byte(doc), &r); err != nil {
+		t.Fatal(err)
+	}
+	const want = 3 // two outer-layer-resend, each naming two operations, and a repeat alone
+	if len(r.Findings) != want || !strings.Contains(text, fmt.Sprintf("\nfindings: %d\n", want)) {
+		t.Fatalf("JSON has %d findings, text %q; want %d", len(r.Findings), text, want)
+	}
+	if card := fmt.Sprintf(`<div class="v">%d</div><div class="l">findings</div>`, want); !strings.Contains(page, card) {
+		t.Errorf("the page's figure is not %d findings", want)
+	}
+	inHeadlines := 0
+	for _, m := range regexp.MustCompile(`data-role="headline">(.*?)</li>`).FindAllStringSubmatch(page, -1) {
+		if n := regexp.MustCompile(`; (\d+) findings?`).FindStringSubmatch(html.UnescapeString(m[1])); n != nil {
+			k, _ := strconv.Atoi(n[1])
+			inHeadlines += k
+		}
+	}
+	if inHeadlines != want {
+		t.Errorf("the headlines count %d findings, want %d:\n%s", inHeadlines, want, page[strings.Index(page, `id="answer"`):strings.Index(page, `<div class="cards">`)])
 	}
 }

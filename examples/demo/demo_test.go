@@ -12,10 +12,13 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/otelretry/otelretry-go/attrs"
 	"github.com/otelretry/otelretry-go/cmd/retryinspect/htmlreport"
 )
 
@@ -310,7 +313,8 @@ func checkTablesAgree(t *testing.T, out string, spans []byte) {
 		t.Fatal(err)
 	}
 	rows := 0
-	for line := range strings.Lines(text.String()) {
+	tables, _, _ := strings.Cut(text.String(), "\nsummary: ") // the tables come before the summary
+	for line := range strings.Lines(tables) {
 		cols := strings.Fields(line)
 		if len(cols) < 2 || !(cols[0] == "#" || cols[0] == "-" || cols[0] >= "1" && cols[0] <= "9") || !strings.HasPrefix(line, "  ") {
 			continue // not a row of an attempt table
@@ -361,4 +365,150 @@ func TestDemoRemovesTemporaryFiles(t *testing.T) {
 	if entries, _ := os.ReadDir(dir); len(entries) != 2 {
 		t.Errorf("the temporary directory holds %v, want the two named files", entries)
 	}
+}
+
+// stdoutSpan is what TestDemoServerSpanUnderEachAttempt reads of a span
+// of the stdouttrace JSON.
+type stdoutSpan struct {
+	SpanContext struct{ SpanID string }
+	Parent      struct{ SpanID string }
+	SpanKind    int
+	Attributes  []stdoutKV
+	Resource    []stdoutKV
+}
+
+type stdoutKV struct {
+	Key   string
+	Value struct{ Value any }
+}
+
+func (s stdoutSpan) value(kvs []stdoutKV, key string) (any, bool) {
+	for _, kv := range kvs {
+		if kv.Key == key {
+			return kv.Value.Value, true
+		}
+	}
+	return nil, false
+}
+
+// TestDemoServerSpanUnderEachAttempt: the trace is the README's picture.
+// The server received each attempt's trace context (traceparent, from the
+// W3C propagators the demo sets), so that every attempt that got an
+// answer has the server's SERVER span under it, recorded by the other
+// service (its own service.name); and retryinspect names the dependency
+// by that service.
+func TestDemoServerSpanUnderEachAttempt(t *testing.T) {
+	cleanEnv(t, nil)
+	traces := filepath.Join(t.TempDir(), "traces.json")
+	_, s := runDemo(t, options{traces: traces})
+	if !slices.Equal(s.Propagation, []string{"traceparent"}) {
+		t.Errorf("propagation headers seen by the server = %v, want traceparent", s.Propagation)
+	}
+	raw, err := os.ReadFile(traces)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var spans []stdoutSpan
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	for dec.More() {
+		var sp stdoutSpan
+		if err := dec.Decode(&sp); err != nil {
+			t.Fatal(err)
+		}
+		spans = append(spans, sp)
+	}
+	servers := map[string][]string{} // parent span id → the service of each server span under it
+	for _, sp := range spans {
+		if sp.SpanKind == 2 { // trace.SpanKindServer
+			svc, _ := sp.value(sp.Resource, "service.name")
+			servers[sp.Parent.SpanID] = append(servers[sp.Parent.SpanID], fmt.Sprint(svc))
+		}
+	}
+	answered := 0
+	for _, sp := range spans {
+		if _, attempt := sp.value(sp.Attributes, string(attrs.AttemptKey)); !attempt {
+			continue
+		}
+		if _, status := sp.value(sp.Attributes, string(attrs.HTTPResponseStatusCodeKey)); !status {
+			continue // no answer: the server may not have ended its span yet
+		}
+		answered++
+		if got := servers[sp.SpanContext.SpanID]; !slices.Equal(got, []string{serverService}) {
+			t.Errorf("attempt span %s: server spans under it of services %q, want one of %q", sp.SpanContext.SpanID, got, serverService)
+		}
+	}
+	if answered < 10 {
+		t.Errorf("only %d attempts with an answer in the traces", answered)
+	}
+	if want := "\n  " + serverService + ": "; !bytes.Contains(textReport(t, raw), []byte(want)) {
+		t.Errorf("retryinspect's report does not name the dependency %q", serverService)
+	}
+}
+
+// textReport is retryinspect's text report of spans (stdouttrace JSON).
+func textReport(t *testing.T, spans []byte) []byte {
+	t.Helper()
+	rep, err := htmlreport.ReadStdout(bytes.NewReader(spans), "traces.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var text bytes.Buffer
+	if err := rep.WriteText(&text); err != nil {
+		t.Fatal(err)
+	}
+	return text.Bytes()
+}
+
+// TestDocsGiveTheDemosFigures: what docs/stack.md and docs/retryinspect.md
+// say of the demo is what it does, so that a new scenario cannot leave a
+// page behind: where its spans go with nothing set, in its own words, and
+// the records and retried operations of a run at -repeat 3 (the end-to-end
+// test's), three times one run's.
+func TestDocsGiveTheDemosFigures(t *testing.T) {
+	cleanEnv(t, nil)
+	_, s := runDemo(t, options{})
+	ops, attempts, retried := len(s.Operations), 0, 0
+	for _, op := range s.Operations {
+		attempts += len(op.Attempts)
+		if len(op.Attempts) > 1 {
+			retried++
+		}
+	}
+	page := func(name string) string {
+		b, err := os.ReadFile(filepath.Join("..", "..", "docs", name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Lines rewrapped, code spans as plain text.
+		return strings.ReplaceAll(strings.Join(strings.Fields(string(b)), " "), "`", "")
+	}
+	// figures finds the numbers of a claim on a page; the claim must be there.
+	figures := func(name, pattern string) []int {
+		m := regexp.MustCompile(pattern).FindStringSubmatch(page(name))
+		if m == nil {
+			t.Fatalf("docs/%s no longer says /%s/: update this test with the page", name, pattern)
+		}
+		var out []int
+		for _, v := range m[1:] {
+			n, _ := strconv.Atoi(v)
+			out = append(out, n)
+		}
+		return out
+	}
+	check := func(name, what string, got, want []int) {
+		if !slices.Equal(got, want) {
+			t.Errorf("docs/%s: %s %v, the demo gives %v", name, what, got, want)
+		}
+	}
+
+	if want := "spans as " + (exportTarget{Exporter: exporterFile, Temporary: true}).String(); !strings.Contains(page("stack.md"), want) {
+		t.Errorf("docs/stack.md does not say, with nothing set, %q", want)
+	}
+	check("stack.md", "records at -repeat 3", figures("stack.md", `\((\d+) attempt and (\d+) operation records at -repeat 3\)`),
+		[]int{3 * attempts, 3 * ops})
+	check("retryinspect.md", "records, operation records, attempt records at -repeat 3",
+		figures("retryinspect.md", `reads the (\d+) records a LogsQL count finds \((\d+) retry\.operation, (\d+) retry\.attempt\)`),
+		[]int{3 * (ops + attempts), 3 * ops, 3 * attempts})
+	check("retryinspect.md", "operations retried at -repeat 3", figures("retryinspect.md", `decision; (\d+) operations retried\)`),
+		[]int{3 * retried})
 }

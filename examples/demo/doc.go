@@ -11,7 +11,11 @@
 // without -traces for the spans, it writes them to temporary files, which
 // it removes at exit.
 //
-// The server (127.0.0.1, instrumented with otelhttp) plays the negative
+// The server (127.0.0.1, instrumented with otelhttp) is another service,
+// flaky-server: its spans carry a resource of their own, and each sits
+// under the attempt that called it, in the attempt's trace (the W3C
+// trace context crosses, OTEL_PROPAGATORS choosing the propagators). It
+// plays the negative
 // paths of the retry contract: first-call success; 503, 503, 200; a
 // deadline that runs out; GET timeouts up to the attempt limit; a POST that
 // times out (check_state, one call); a Retry-After longer than the deadline;

@@ -73,7 +73,7 @@ func run(ctx context.Context, o options, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	srv := &http.Server{Handler: otelhttp.NewHandler(flaky.handler(), "flaky-server", otelhttp.WithTracerProvider(tel.tp))}
+	srv := &http.Server{Handler: otelhttp.NewHandler(flaky.handler(), serverService, otelhttp.WithTracerProvider(tel.serverTP))}
 	go srv.Serve(ln)
 	defer srv.Close()
 

@@ -16,6 +16,10 @@ import (
 // server, the way a real API would take an order id or idempotency key.
 const keyHeader = "X-Demo-Key"
 
+// serverService is the service.name of the flaky server's spans: it is
+// another service than the demo's client, as a dependency would be.
+const serverService = "flaky-server"
+
 // maxStall bounds how long a handler that simulates a hung dependency
 // waits for the client to give up, so the server always stops by itself.
 const maxStall = 5 * time.Second

@@ -48,7 +48,10 @@ const (
 // prints its report: what it prints is read back from the telemetry itself.
 type telemetry struct {
 	tp *sdktrace.TracerProvider
-	mp *sdkmetric.MeterProvider
+	// serverTP records the flaky server's spans, as another service
+	// (serverService), into the same span processors as tp.
+	serverTP *sdktrace.TracerProvider
+	mp       *sdkmetric.MeterProvider
 	// lp emits the transport's log events (WithLoggerProvider); nil when
 	// they go nowhere (the default), so the transport builds none.
 	lp     *sdklog.LoggerProvider
@@ -169,7 +172,7 @@ func newTelemetry(ctx context.Context, tracesPath string, stdout io.Writer) (*te
 		t.service = v.AsString()
 	}
 
-	traceOpts := []sdktrace.TracerProviderOption{sdktrace.WithResource(res), sdktrace.WithSpanProcessor(t.spans)}
+	processors := []sdktrace.SpanProcessor{t.spans}
 	se, err := t.spanExporter(ctx, tracesPath, stdout)
 	if err != nil {
 		return nil, err
@@ -179,7 +182,21 @@ func newTelemetry(ctx context.Context, tracesPath string, stdout io.Writer) (*te
 	case t.traces.Exporter == exporterConsole || t.traces.Exporter == exporterStdout:
 		t.terminal = se
 	default:
-		traceOpts = append(traceOpts, sdktrace.WithBatcher(se))
+		processors = append(processors, sdktrace.NewBatchSpanProcessor(se))
+	}
+	// The server is another service: its spans carry a resource of their
+	// own (OTEL_SERVICE_NAME names the demo's client, not it), and go to
+	// the same processors, so that one trace file holds both sides.
+	serverRes, err := resource.New(ctx,
+		resource.WithAttributes(attribute.String("service.name", serverService)), resource.WithTelemetrySDK())
+	if err != nil && !errors.Is(err, resource.ErrPartialResource) {
+		return nil, err
+	}
+	traceOpts := []sdktrace.TracerProviderOption{sdktrace.WithResource(res)}
+	serverOpts := []sdktrace.TracerProviderOption{sdktrace.WithResource(serverRes)}
+	for _, p := range processors {
+		traceOpts = append(traceOpts, sdktrace.WithSpanProcessor(p))
+		serverOpts = append(serverOpts, sdktrace.WithSpanProcessor(p))
 	}
 
 	meterOpts := []sdkmetric.Option{sdkmetric.WithResource(res), sdkmetric.WithReader(t.reader)}
@@ -203,6 +220,7 @@ func newTelemetry(ctx context.Context, tracesPath string, stdout io.Writer) (*te
 		return nil, err
 	}
 	t.tp = sdktrace.NewTracerProvider(traceOpts...)
+	t.serverTP = sdktrace.NewTracerProvider(serverOpts...)
 	t.mp = sdkmetric.NewMeterProvider(meterOpts...)
 	return t, nil
 }
@@ -373,7 +391,12 @@ func (t *telemetry) flush(ctx context.Context) {
 func (t *telemetry) shutdown(ctx context.Context) {
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
+	// The server's provider shares the client's processors: shutting the
+	// client's down flushes both; the second shutdown finds them stopped.
 	if err := t.tp.Shutdown(ctx); err != nil {
+		otel.Handle(err)
+	}
+	if err := t.serverTP.Shutdown(ctx); err != nil {
 		otel.Handle(err)
 	}
 	if err := t.mp.Shutdown(ctx); err != nil {

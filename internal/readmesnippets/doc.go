@@ -12,7 +12,8 @@
 // that is a whole program (it starts with "package main"), which stays
 // whole, a package main of its own in snippets/program_NAME/. `go build
 // ./...` and `go vet ./...` of this module then compile and vet every
-// snippet. It
+// snippet; TestREADMEProgramSendsTraceContext runs the README's program
+// against a server on 127.0.0.1 and checks the trace context it sends. It
 // is a module of its own, so that the SDKs and protocol libraries the
 // snippets use stay out of the library's go.mod.
 package readmesnippets

@@ -175,6 +175,7 @@ var knownImports = map[string]string{
 	"retryablehttp": "github.com/hashicorp/go-retryablehttp",
 	"trace":         "go.opentelemetry.io/otel/trace",
 	"otel":          "go.opentelemetry.io/otel",
+	"propagation":   "go.opentelemetry.io/otel/propagation",
 }
 
 // AddImports lets callers name more packages the snippets use.

@@ -5,12 +5,20 @@ package readmesnippets
 
 import (
 	"bytes"
+	"context"
+	"encoding/json"
 	"flag"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 )
 
 var update = flag.Bool("update", false, "rewrite snippets/ from README.md and docs/*.md")
@@ -203,5 +211,87 @@ func TestWrapProgram(t *testing.T) {
 	}
 	if _, err := WrapProgram(Snippet{File: "README.md", Line: 3, Code: "package lib\n"}); err == nil {
 		t.Error("a package lib snippet was wrapped as a program")
+	}
+}
+
+// TestREADMEProgramSendsTraceContext runs the README's program against a
+// server on 127.0.0.1 (its target set at link time) and checks that it
+// does what the README's picture shows: the server receives the W3C trace
+// context of the attempt span that called it (otelretry, like otelhttp,
+// injects through the global propagator, which the program sets), and the
+// program's spans, in spans.json, hold that attempt span.
+func TestREADMEProgramSendsTraceContext(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the README's program")
+	}
+	markdown, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	i := slices.IndexFunc(Extract("README.md", markdown), Snippet.Program)
+	if i < 0 {
+		t.Fatal("README.md has no program")
+	}
+	program := Extract("README.md", markdown)[i]
+
+	var mu sync.Mutex
+	var traceparents []string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		traceparents = append(traceparents, r.Header.Get("traceparent"))
+		mu.Unlock()
+		w.WriteHeader(http.StatusCreated)
+		io.WriteString(w, `{"id":"order-42"}`)
+	}))
+	defer srv.Close()
+
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "program")
+	build := exec.Command("go", "build", "-o", bin, "-ldflags=-X=main.target="+srv.URL+"/orders",
+		"./"+filepath.Join("snippets", filepath.Dir(program.GeneratedPath())))
+	build.Env = append(os.Environ(), "GOWORK=off")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+	defer cancel()
+	run := exec.CommandContext(ctx, bin)
+	run.Dir = dir // where it writes spans.json
+	out, err := run.CombinedOutput()
+	if err != nil || !bytes.HasPrefix(out, []byte("201 Created after 1 attempts (return)")) {
+		t.Fatalf("the program: %v\n%s", err, out)
+	}
+
+	mu.Lock()
+	defer mu.Unlock()
+	if len(traceparents) != 1 || traceparents[0] == "" {
+		t.Fatalf("the server saw traceparent %q, want one from the attempt", traceparents)
+	}
+	// 00-<trace id>-<parent span id>-<flags>: the parent is the attempt span.
+	parts := strings.Split(traceparents[0], "-")
+	if len(parts) != 4 {
+		t.Fatalf("traceparent %q", traceparents[0])
+	}
+	spans, err := os.ReadFile(filepath.Join(dir, "spans.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dec := json.NewDecoder(bytes.NewReader(spans))
+	found := false
+	for dec.More() {
+		var s struct {
+			SpanContext struct{ TraceID, SpanID string }
+			Attributes  []struct{ Key string }
+		}
+		if err := dec.Decode(&s); err != nil {
+			t.Fatal(err)
+		}
+		attempt := slices.ContainsFunc(s.Attributes, func(a struct{ Key string }) bool { return a.Key == "retry.attempt" })
+		if attempt && s.SpanContext.TraceID == parts[1] && s.SpanContext.SpanID == parts[2] {
+			found = true
+		}
+	}
+	if !found {
+		t.Errorf("no attempt span %s of trace %s in spans.json:\n%s", parts[2], parts[1], spans)
 	}
 }

@@ -24,10 +24,12 @@
 // severity, each timeline on its own operation's axis, the strip of the
 // retry ratio and the budget's refusals, and every label inside its
 // drawing and its box, measured in the browser at two widths. They also
-// take screenshots (artifacts/retryinspect-report.png and
-// retryinspect-storm.png at the repository root, untracked; -update-docs
-// writes the top of each page to docs/) and log the size and load time of
-// the pages of 1 000 and 10 000 operations.
+// take screenshots (artifacts/retryinspect-report.png, of the demo's own
+// run, whose spans `go run` of examples/demo writes, and
+// retryinspect-storm.png, at the repository root, untracked; -update-docs
+// writes the top of each page to docs/, once the test has seen it show
+// every headline and the legend) and log the size and load time of the
+// pages of 1 000 and 10 000 operations.
 //
 // Without Chromium the tests skip, saying so; with CI=true they fail
 // instead. RETRYINSPECT_CHROMIUM names the browser binary when it is not

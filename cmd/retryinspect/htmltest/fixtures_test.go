@@ -152,57 +152,6 @@ func deadlineCut(start int64) op {
 		}}
 }
 
-// showcase is a small incident: the contract's read and write, a write
-// whose state check allowed a resend, a deadline cut, an unsafe resend (a
-// finding), and a burst of retried reads on one dependency.
-func showcase() []tracefixture.Span {
-	ops := []op{
-		readTimeline(0),
-		writeTimeout(300),
-		{id: "op-pay", method: "POST", url: "http://payments.internal/orders", server: "payments.internal",
-			outcome: string(attrs.OutcomeReturn), deadline: 1000, start: 700, end: 871, tries: []try{
-				{n: 1, class: string(attrs.ErrorClassTimeout), start: 700, elapsed: 120, remaining: 1000, decision: checkSt, reason: string(attrs.ReasonUnknownWrite)},
-				{n: 2, status: 201, start: 840, elapsed: 30, remaining: 860, decision: ret, reason: string(attrs.ReasonResponse)},
-			}, checks: []stateCheck{{attrs.StateNotApplied, 825, 835}}},
-		deadlineCut(1000),
-		{id: "op-refund", method: "POST", url: "http://payments.internal/refunds", server: "payments.internal",
-			outcome: string(attrs.OutcomeReturn), deadline: 1000, start: 1500, end: 1801, tries: []try{
-				{n: 1, class: string(attrs.ErrorClassTimeout), start: 1500, elapsed: 250, remaining: 1000, decision: retry, reason: string(attrs.ReasonRetryableError), backoff: 40},
-				{n: 2, status: 201, start: 1790, elapsed: 10, remaining: 710, decision: ret, reason: string(attrs.ReasonResponse)},
-			}},
-	}
-	for i := range 14 {
-		start := int64(2000 + 60*i)
-		id := fmt.Sprintf("op-stock-%d", i+1)
-		o := op{id: id, method: "GET", url: "http://inventory.internal/stock", server: "inventory.internal",
-			outcome: string(attrs.OutcomeMaxAttempts), deadline: 600, start: start, end: start + 321}
-		for n := int64(1); n <= 3; n++ {
-			at := start + (n-1)*110
-			t := try{n: n, status: 503, start: at, elapsed: 70, remaining: 600 - (n-1)*110, decision: retry, reason: string(attrs.ReasonRetryableStatus), backoff: 40}
-			if n == 3 {
-				t.decision, t.reason = string(attrs.DecisionMaxAttempts), string(attrs.ReasonAttemptLimit)
-			}
-			if i%4 == 3 && n == 2 {
-				t.status, t.decision, t.reason = 200, ret, string(attrs.ReasonResponse)
-				o.outcome, o.end = string(attrs.OutcomeReturn), at+71
-			}
-			o.tries = append(o.tries, t)
-			if t.decision == ret {
-				break
-			}
-		}
-		ops = append(ops, o)
-	}
-	for i := range 6 {
-		start := int64(400 + 450*i)
-		ops = append(ops, op{id: fmt.Sprintf("op-user-%d", i+1), method: "GET", url: "http://users.internal/users/REDACTED", server: "users.internal",
-			outcome: string(attrs.OutcomeReturn), deadline: 400, start: start, end: start + 31, tries: []try{
-				{n: 1, status: 200, start: start, elapsed: 30, remaining: 400, decision: ret, reason: string(attrs.ReasonResponse)},
-			}})
-	}
-	return spansOf(ops)
-}
-
 // storm is an incident: inventory.internal answers 503 from 1 s on, so
 // that its reads retry up to their attempt limit, until the retry budget
 // refuses their retries (budget_exhausted); one read is cut by its

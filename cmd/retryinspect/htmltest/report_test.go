@@ -43,10 +43,10 @@ var fixtures = []struct {
 	roots: storm,
 	want: expectation{
 		headlines: []string{
-			"inventory.internal GET: 45 of 49 operations did not return: 30 max_attempts, 14 budget_exhausted, 1 deadline_exceeded; all failed attempts 503; 2.24× load; the budget refused 14 retries",
-			"payments.internal POST: 1 of 3 operations did not return: 1 check_state; all failed attempts timeout; 1.67× load; 1 finding",
-			"catalog.internal GET: 1 of 1 operation did not return: 1 deadline_exceeded; all failed attempts 503; 1× load",
-			"users.internal GET: all 6 operations returned; no failed attempt; 1× load",
+			"inventory.internal: 45 of 49 operations did not return: 30 max_attempts, 14 budget_exhausted, 1 deadline_exceeded; all failed attempts 503; 2.24× load; the budget refused 14 retries",
+			"payments.internal: 1 of 3 operations did not return: 1 check_state; all failed attempts timeout; 1.67× load; 1 finding",
+			"catalog.internal: 1 of 1 operation did not return: 1 deadline_exceeded; all failed attempts 503; 1× load",
+			"users.internal: all 6 operations returned; no failed attempt; 1× load",
 		},
 		cards: []card{
 			{"op-refund", 1, "finding"},
@@ -61,8 +61,8 @@ var fixtures = []struct {
 	roots: hedgedReads,
 	want: expectation{
 		headlines: []string{
-			"inventory.internal GET: all 8 operations returned; all failed attempts 503; 1.75× load; hedge rate 0.500 (4 of 8 operations), hedge win rate 0.500 (2 of 4 hedged), hedges refused: hedge_limit 1",
-			"search.internal POST: all 1 operation returned; no failed attempt; 2× load; hedge rate 1.000 (1 of 1 operation), hedge win rate 1.000 (1 of 1 hedged), hedges refused: none",
+			"inventory.internal: all 8 operations returned; all failed attempts 503; 1.75× load; hedge rate 0.500 (4 of 8 operations), hedge win rate 0.500 (2 of 4 hedged), hedges refused: hedge_limit 1",
+			"search.internal: all 1 operation returned; no failed attempt; 2× load; hedge rate 1.000 (1 of 1 operation), hedge win rate 1.000 (1 of 1 hedged), hedges refused: none",
 		},
 		cards: []card{
 			{"op-hedge-won", 1, "return"}, {"op-first-won", 1, "return"}, {"op-in-flight", 1, "return"}, {"op-two-rounds", 1, "return"},
@@ -75,9 +75,9 @@ var fixtures = []struct {
 	roots: cleanRun,
 	want: expectation{
 		headlines: []string{
-			"inventory.internal GET: all 3 operations returned; all failed attempts 503; 2× load",
-			"users.internal GET: all 8 operations returned; no failed attempt; 1× load",
-			"payments.internal POST: all 1 operation returned; no failed attempt; 1× load",
+			"inventory.internal: all 3 operations returned; all failed attempts 503; 2× load",
+			"users.internal: all 8 operations returned; no failed attempt; 1× load",
+			"payments.internal: all 1 operation returned; no failed attempt; 1× load",
 		},
 		cards:    []card{{"op-user-1", 8, "return"}, {"op-items-1", 3, "return"}, {"op-order", 1, "return"}},
 		maxRatio: 0.5,

@@ -110,6 +110,7 @@ func Analyze(spans []model.Span) *Report {
 		a.checkURLs(s, groupAt(i))
 	}
 	a.checkConflicts(pos, groupAt)
+	a.nameDependencies()
 
 	report.Operations = make([]Operation, 0, len(a.groups))
 	for _, g := range a.groups {
@@ -120,6 +121,7 @@ func Analyze(spans []model.Span) *Report {
 	}
 	report.Summary = summarize(report.Operations)
 	report.Findings = sortFindings(a.findings)
+	report.Dependencies = dependencies(report)
 	notes := make([]Finding, 0, len(a.notes))
 	for _, n := range a.notes {
 		notes = append(notes, *n)
@@ -513,10 +515,14 @@ func offsetMs(op Operation, s *model.Span) *int64 {
 	return &ms
 }
 
-// plural writes n and noun, adding "s" unless n is 1.
-func plural(n int, noun string) string {
+// Plural writes n and noun, pluralized unless n is 1 (a noun in y takes
+// ies: "2 retries").
+func Plural(n int, noun string) string {
 	if n == 1 {
 		return "1 " + noun
+	}
+	if strings.HasSuffix(noun, "y") {
+		return fmt.Sprintf("%d %sies", n, strings.TrimSuffix(noun, "y"))
 	}
 	return fmt.Sprintf("%d %ss", n, noun)
 }

@@ -60,9 +60,9 @@ func (a *analyzer) checkMissingOperationSpans() {
 			a.noteNoOperationRecord(g)
 			continue
 		}
-		what := plural(len(g.attempts), "attempt span")
+		what := Plural(len(g.attempts), "attempt span")
 		if len(g.checks) > 0 {
-			what += " and " + plural(len(g.checks), "state-check span")
+			what += " and " + Plural(len(g.checks), "state-check span")
 		}
 		first := ""
 		if len(g.op.Attempts) > 0 {
@@ -96,7 +96,7 @@ func (a *analyzer) noteNoOperationRecord(g *group) {
 	}
 	a.note(g, CodeNeedsSpans, "no-operation-record", first,
 		"%s of operation %q in trace %s without a %s record: whether its operation span was lost or never recorded, only the spans tell",
-		plural(len(g.attempts), attrs.LogEventAttempt+" record"), g.op.ID, orNone(g.op.TraceID), attrs.LogEventOperation)
+		Plural(len(g.attempts), attrs.LogEventAttempt+" record"), g.op.ID, orNone(g.op.TraceID), attrs.LogEventOperation)
 }
 
 func orNone(id string) string {
@@ -349,7 +349,7 @@ func (a *analyzer) checkCount(g *group) {
 		return
 	}
 	if n := *g.op.RecordedAttempts; n != int64(len(g.op.Attempts)) {
-		a.add(g, CodeAttemptCountMismatch, g.op.SpanID, "%s is %d but the input holds %s", keyAttempts, n, plural(len(g.op.Attempts), a.attemptNoun()))
+		a.add(g, CodeAttemptCountMismatch, g.op.SpanID, "%s is %d but the input holds %s", keyAttempts, n, Plural(len(g.op.Attempts), a.attemptNoun()))
 	}
 }
 

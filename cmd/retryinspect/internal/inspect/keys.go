@@ -6,6 +6,8 @@ package inspect
 import (
 	"strings"
 
+	semconv "go.opentelemetry.io/otel/semconv/v1.43.0"
+
 	"github.com/otelretry/otelretry-go/attrs"
 )
 
@@ -36,9 +38,18 @@ var (
 	keyResendCount         = string(attrs.HTTPRequestResendCountKey)
 	keyURLFull             = string(attrs.URLFullKey)
 	keyServerAddress       = string(attrs.ServerAddressKey)
+	keyServerPort          = string(attrs.ServerPortKey)
 	keyHedgeOf             = string(attrs.HedgeOfKey)
 	keyHedgedAfterMs       = string(attrs.HedgedAfterMsKey)
 	keyHedgeDelayMs        = string(attrs.HedgeDelayMsKey)
+)
+
+// The names of the service an operation calls, which otelretry does not
+// write (see Dependency): semantic conventions v1.43's, and the one it
+// replaced, which v1.43 no longer defines.
+var (
+	keyServicePeerName = string(semconv.ServicePeerNameKey)
+	keyPeerService     = FromPeerService
 )
 
 // urlNamespace is the namespace of the URL attributes ("url" in url.full,

@@ -19,8 +19,11 @@ type Report struct {
 	Spans      SpanCounts  `json:"spans"`
 	Operations []Operation `json:"operations"`
 	Summary    Summary     `json:"summary"`
-	Notes      []Note      `json:"notes"`
-	Findings   []Finding   `json:"findings"`
+	// Dependencies sums up the operations by the service they call, the
+	// one with the most operations that did not return first.
+	Dependencies []Dependency `json:"dependencies"`
+	Notes        []Note       `json:"notes"`
+	Findings     []Finding    `json:"findings"`
 }
 
 // InputLogs is Report.Input for a report read from log records.
@@ -46,6 +49,7 @@ type Operation struct {
 	Method              string       `json:"method,omitempty"`
 	URL                 string       `json:"url,omitempty"` // redacted again for display
 	ServerAddress       string       `json:"server_address,omitempty"`
+	Dependency          string       `json:"dependency,omitempty"` // the service it calls (see Dependency)
 	Outcome             string       `json:"outcome,omitempty"`
 	RecordedAttempts    *int64       `json:"recorded_attempts,omitempty"` // retry.attempts
 	DeadlineMs          *int64       `json:"deadline_ms,omitempty"`       // retry.deadline_ms, or the legacy retry.budget_ms
@@ -58,7 +62,8 @@ type Operation struct {
 	StateChecks         []StateCheck `json:"state_checks,omitempty"`
 	HedgeEvents         []HedgeEvent `json:"hedge_events,omitempty"` // the operation span's hedge_sent and hedge_refused events
 
-	ending int // 1 + the position in Attempts of Ending(); 0 when not computed
+	ending         int    // 1 + the position in Attempts of Ending(); 0 when not computed
+	dependencyFrom string // where Dependency comes from (Dependency.From)
 }
 
 // HedgeEvent is a hedge_sent or hedge_refused event of an operation span:
@@ -186,26 +191,6 @@ type Summary struct {
 	AttemptsPerOperation []Share `json:"attempts_per_operation"`
 	RetryRatio           Ratio   `json:"retry_ratio"` // attempts deciding retry / attempts
 	DeadlineRatio        Ratio   `json:"deadline_ratio"`
-	// Hedging lists the dependencies that hedged or refused a hedge, in
-	// the order they first appear; it is absent when none did.
-	Hedging []DependencyHedging `json:"hedging,omitempty"`
-}
-
-// DependencyHedging is the hedging of one dependency: the operations of
-// one server.address and method.
-type DependencyHedging struct {
-	ServerAddress string `json:"server_address"`
-	Method        string `json:"method"`
-	// HedgeRate is the operations that sent a hedge (an attempt that is a
-	// hedge, or a hedge_sent event) / its operations.
-	HedgeRate Ratio `json:"hedge_rate"`
-	// WinRate is the hedged operations whose winning attempt (the one
-	// whose verdict ended the operation: Ending, when it decided anything
-	// but retry) was a hedge / its hedged operations.
-	WinRate Ratio `json:"hedge_win_rate"`
-	// Refused counts the hedge_refused events by retry.reason, each a
-	// share of all of the dependency's refusals.
-	Refused []Share `json:"hedge_refused"`
 }
 
 // Share is the count of one value and its share of the whole.

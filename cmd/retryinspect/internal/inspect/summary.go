@@ -74,58 +74,7 @@ func summarize(ops []Operation) Summary {
 		AttemptsPerOperation: shares(perOp, formatInts(counts), len(ops)),
 		RetryRatio:           ratio(decisions[string(attrs.DecisionRetry)], attempts),
 		DeadlineRatio:        ratio(outcomes[string(attrs.OutcomeDeadlineExceeded)], len(ops)),
-		Hedging:              hedging(ops),
 	}
-}
-
-// hedging summarizes, per dependency (server.address and method), the
-// hedges of the dependencies that hedged or refused a hedge; nil when none
-// did.
-func hedging(ops []Operation) []DependencyHedging {
-	type dep struct {
-		ops, hedged, won int
-		refused          map[string]int
-		refusals         int
-	}
-	byKey := map[[2]string]*dep{}
-	var order [][2]string
-	for i := range ops {
-		op := &ops[i]
-		k := [2]string{op.ServerAddress, op.Method}
-		d := byKey[k]
-		if d == nil {
-			d = &dep{refused: map[string]int{}}
-			byKey[k] = d
-			order = append(order, k)
-		}
-		d.ops++
-		if hedged(op) {
-			d.hedged++
-			if w := winner(op); w >= 0 && op.Attempts[w].IsHedge() {
-				d.won++
-			}
-		}
-		for _, e := range op.HedgeEvents {
-			if e.Event == attrs.EventHedgeRefused {
-				d.refused[e.Reason]++
-				d.refusals++
-			}
-		}
-	}
-	var out []DependencyHedging
-	for _, k := range order {
-		d := byKey[k]
-		if d.hedged == 0 && d.refusals == 0 {
-			continue
-		}
-		out = append(out, DependencyHedging{
-			ServerAddress: k[0], Method: k[1],
-			HedgeRate: ratio(d.hedged, d.ops),
-			WinRate:   ratio(d.won, d.hedged),
-			Refused:   shares(d.refused, vocabulary(attrs.Reasons()), d.refusals),
-		})
-	}
-	return out
 }
 
 // shares lists the counted values: known values in order first, then any

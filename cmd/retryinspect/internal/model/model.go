@@ -132,6 +132,9 @@ type Span struct {
 	Attributes []Attribute
 	Events     []Event // in the order recorded; nil for a log record
 	Log        bool
+	// Service is the service.name of the resource that recorded the span;
+	// empty when the input does not say.
+	Service string
 }
 
 // Attr returns the first attribute named key.

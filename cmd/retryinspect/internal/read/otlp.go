@@ -15,9 +15,14 @@ import (
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
+	semconv "go.opentelemetry.io/otel/semconv/v1.43.0"
 
 	"github.com/otelretry/otelretry-go/cmd/retryinspect/internal/model"
 )
+
+// serviceNameKey is the resource attribute that names the service which
+// recorded a span (model.Span.Service).
+var serviceNameKey = string(semconv.ServiceNameKey)
 
 // OTLP reads OTLP JSON as the Collector's file exporter writes it: one
 // ExportTraceServiceRequest object per line (a single pretty-printed object
@@ -92,6 +97,10 @@ func appendOTLP(spans []model.Span, raw []byte, drop string) ([]model.Span, erro
 	}
 	rss := td.ResourceSpans()
 	for i := range rss.Len() {
+		service := ""
+		if v, ok := rss.At(i).Resource().Attributes().Get(serviceNameKey); ok && v.Type() == pcommon.ValueTypeStr {
+			service = v.Str()
+		}
 		sss := rss.At(i).ScopeSpans()
 		for j := range sss.Len() {
 			ss := sss.At(j).Spans()
@@ -100,6 +109,7 @@ func appendOTLP(spans []model.Span, raw []byte, drop string) ([]model.Span, erro
 				if err != nil {
 					return spans, locateSpan(raw, [3]int{i, j, k}, err)
 				}
+				span.Service = service
 				spans = append(spans, span)
 			}
 		}

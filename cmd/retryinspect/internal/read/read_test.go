@@ -22,6 +22,7 @@ import (
 
 	"go.opentelemetry.io/otel/attribute"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	semconv "go.opentelemetry.io/otel/semconv/v1.43.0"
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/otelretry/otelretry-go/attrs"
@@ -29,7 +30,8 @@ import (
 	"github.com/otelretry/otelretry-go/cmd/retryinspect/internal/tracefixture"
 )
 
-// fixture is a small tree with every attribute type the readers convert.
+// fixture is a small tree with every attribute type the readers convert,
+// and a server span of another service.
 func fixture() []tracefixture.Span {
 	return []tracefixture.Span{{
 		Name: "retry GET", Kind: trace.SpanKindInternal, Start: 0, End: 290 * time.Millisecond,
@@ -51,6 +53,10 @@ func fixture() []tracefixture.Span {
 			Children: []tracefixture.Span{{
 				Name: "HTTP GET", Kind: trace.SpanKindClient, Start: 2 * time.Millisecond, End: 50 * time.Millisecond,
 				Attrs: []attribute.KeyValue{attrs.URLFullKey.String("http://127.0.0.1/x")},
+				Children: []tracefixture.Span{{
+					Name: "GET /x", Kind: trace.SpanKindServer, Start: 3 * time.Millisecond, End: 49 * time.Millisecond,
+					Service: "the-server",
+				}},
 			}},
 		}},
 	}}
@@ -71,6 +77,9 @@ func expected(ro []sdktrace.ReadOnlySpan) map[string]model.Span {
 		}
 		if s.Parent().SpanID().IsValid() {
 			m.ParentID = s.Parent().SpanID().String()
+		}
+		if v, ok := s.Resource().Set().Value(semconv.ServiceNameKey); ok {
+			m.Service = v.AsString()
 		}
 		m.Attributes = expectedAttributes(s.Attributes())
 		for _, e := range s.Events() {

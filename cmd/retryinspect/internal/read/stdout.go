@@ -24,6 +24,8 @@ type stdoutSpan struct {
 	EndTime     time.Time
 	Attributes  []stdoutAttribute
 	Events      []stdoutEvent
+	// Resource is the resource's attributes, service.name among them.
+	Resource []stdoutAttribute
 }
 
 // stdoutEvent is an sdktrace.Event as encoding/json writes it.
@@ -108,6 +110,13 @@ func (s *stdoutSpan) model() (model.Span, error) {
 	}
 	if span.Attributes, err = stdoutAttributes(s.Attributes, "Attributes"); err != nil {
 		return model.Span{}, err
+	}
+	for _, a := range s.Resource {
+		if a.Key == serviceNameKey && a.Value.Type == "STRING" {
+			if err := json.Unmarshal(a.Value.Value, &span.Service); err != nil {
+				return model.Span{}, fieldErrorf("Resource ("+serviceNameKey+")", "%v", err)
+			}
+		}
 	}
 	for i, e := range s.Events {
 		kvs, err := stdoutAttributes(e.Attributes, fmt.Sprintf("Events[%d].Attributes", i))

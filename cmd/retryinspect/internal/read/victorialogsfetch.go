@@ -48,7 +48,7 @@ func (q VictoriaLogsQuery) LogsQL() string {
 		parts = append([]string{"_time:" + strconv.FormatInt(max(q.Lookback.Milliseconds(), 1), 10) + "ms"}, parts...)
 	}
 	if q.Service != "" {
-		parts = append(parts, strconv.Quote("service.name")+":="+strconv.Quote(q.Service))
+		parts = append(parts, strconv.Quote(serviceNameKey)+":="+strconv.Quote(q.Service))
 	}
 	return strings.Join(parts, " ")
 }

@@ -59,7 +59,7 @@ type HTMLOptions struct {
 
 // HTML writes r as one self-contained HTML page for a browser: first a
 // headline per dependency, then the figures, a legend, an overview of all
-// operations on one time axis grouped by server and method with a strip
+// operations on one time axis grouped by dependency with a strip
 // of the retry ratio and the budget's refusals over time, the findings
 // and notes in the text report's words, each linked to the operations it
 // names, a timeline per group of identical operations, on its own time
@@ -187,8 +187,8 @@ func buildPage(r *inspect.Report, o HTMLOptions) *page {
 		{Value: strconv.Itoa(len(r.Findings)), Label: "findings", Alert: len(r.Findings) > 0},
 		{Value: strconv.Itoa(len(r.Notes)), Label: "notes"},
 	}
-	deps := dependencies(r, findingsOf)
-	p.Headlines = headlines(deps, s.Hedging)
+	deps := dependencies(r)
+	p.Headlines = headlines(r)
 	p.Hedges = slices.ContainsFunc(r.Operations, func(op inspect.Operation) bool {
 		return slices.ContainsFunc(op.Attempts, func(at inspect.Attempt) bool { return at.IsHedge() })
 	})
@@ -375,21 +375,6 @@ func legend() []legendItem {
 		items = append(items, legendItem{Class: valueClass(string(d)), Value: string(d), Label: label})
 	}
 	return append(items, legendItem{Class: classOther, Value: "other", Label: "other value, or none"})
-}
-
-// shortResult is an attempt's result for a label: "503", "timeout".
-func shortResult(at *inspect.Attempt) string {
-	var parts []string
-	if at.StatusCode != nil {
-		parts = append(parts, strconv.FormatInt(*at.StatusCode, 10))
-	}
-	if at.ErrorClass != "" {
-		parts = append(parts, at.ErrorClass)
-	}
-	if len(parts) == 0 {
-		return "no result"
-	}
-	return strings.Join(parts, " + ")
 }
 
 // clip shortens s to at most n runes for a label in a drawing; the full

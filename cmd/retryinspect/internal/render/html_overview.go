@@ -6,11 +6,9 @@ package render
 import (
 	"cmp"
 	"fmt"
-	"maps"
 	"math"
 	"slices"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/otelretry/otelretry-go/attrs"
@@ -18,7 +16,7 @@ import (
 )
 
 // The incident overview: every operation on one time axis, one lane per
-// dependency (server.address and method), busiest first, so that a storm
+// dependency (the service they call), busiest first, so that a storm
 // on one dependency stands out. With few operations each is a bar from its
 // start to its end, coloured by outcome, with a tick at each retry; with
 // many, each lane is a histogram of attempts over time, first attempts and
@@ -117,138 +115,54 @@ func interval(i int, op *inspect.Operation) (opInterval, bool) {
 	return iv, true
 }
 
-// dependency is the operations of one server.address and method.
+// dependency is the operations of one dependency, for the overview's
+// lanes (inspect.Dependency has its figures).
 type dependency struct {
-	server, method string
-	ops            []int        // positions in the report
-	ivs            []opInterval // of the operations with a start time
-	attempts       int
-	retries        int            // attempts after an operation's first
-	notReturned    int            // operations
-	outcomes       map[string]int // of the operations that did not return
-	failures       map[string]int // failed attempts by result
-	failed         int
-	refused        int // retries the budget refused (budget_exhausted)
-	findings       int // findings on its operations
+	name     string
+	ivs      []opInterval // of the operations with a start time
+	attempts int
+	retries  int // attempts after an operation's first
 }
 
-// dependencies groups the operations by server.address and method, in
-// the order they first appear.
-func dependencies(r *inspect.Report, findingsOf map[int][]findingRef) []*dependency {
-	byKey := map[[2]string]*dependency{}
+// dependencies groups the operations by dependency (the service they
+// call), in the order they first appear.
+func dependencies(r *inspect.Report) []*dependency {
+	byName := map[string]*dependency{}
 	var deps []*dependency
 	for i := range r.Operations {
 		op := &r.Operations[i]
-		k := [2]string{op.ServerAddress, op.Method}
-		d := byKey[k]
+		d := byName[op.Dependency]
 		if d == nil {
-			d = &dependency{server: op.ServerAddress, method: op.Method, outcomes: map[string]int{}, failures: map[string]int{}}
-			byKey[k] = d
+			d = &dependency{name: inspect.DependencyLabel(op.Dependency)}
+			byName[op.Dependency] = d
 			deps = append(deps, d)
 		}
-		d.ops = append(d.ops, i)
 		if iv, ok := interval(i, op); ok {
 			d.ivs = append(d.ivs, iv)
 		}
-		if op.Outcome != string(attrs.OutcomeReturn) {
-			d.notReturned++
-			d.outcomes[dash(op.Outcome)]++
-		}
-		d.findings += len(findingsOf[i])
 		d.attempts += len(op.Attempts)
-		for k, at := range op.Attempts {
-			if k > 0 {
-				d.retries++
-			}
-			if at.Decision == string(attrs.DecisionBudgetExhausted) {
-				d.refused++
-			}
-			if at.Decision == string(attrs.DecisionSuperseded) {
-				continue // canceled when another attempt won: not a failure
-			}
-			if at.ErrorClass != "" || at.StatusCode == nil || *at.StatusCode < 100 || *at.StatusCode >= 400 {
-				d.failed++
-				d.failures[shortResult(&at)]++
-			}
-		}
+		d.retries += max(0, len(op.Attempts)-1)
 	}
 	return deps
 }
 
-func (d *dependency) name() string { return dependencyName(d.server, d.method) }
-
-// headline is the answer for one dependency: how many of its operations
-// did not return and how, what its failed attempts got (a superseded
-// attempt did not fail: another won), the load its retries and hedges
-// added, the budget's refusals, its findings and, when it hedged, its
-// hedge rate, hedge win rate and refused hedges.
+// headline is the answer for one dependency: inspect.Dependency's
+// headline, in the colour of its most frequent outcome other than return
+// (return's when all returned).
 type headline struct {
 	Text, Class string
 }
 
-// headlines tells each dependency's story in one line, the one with the
-// most operations that did not return first.
-func headlines(deps []*dependency, hedging []inspect.DependencyHedging) []headline {
-	deps = slices.Clone(deps)
-	slices.SortStableFunc(deps, func(a, b *dependency) int {
-		return cmp.Or(cmp.Compare(b.notReturned, a.notReturned), cmp.Compare(b.findings, a.findings),
-			cmp.Compare(b.retries, a.retries), cmp.Compare(b.attempts, a.attempts))
-	})
-	out := make([]headline, 0, len(deps))
-	for _, d := range deps {
-		n := len(d.ops)
-		parts := []string{fmt.Sprintf("all %s returned", plural(n, "operation"))}
+func headlines(r *inspect.Report) []headline {
+	out := make([]headline, 0, len(r.Dependencies))
+	for _, d := range r.Dependencies {
 		class := valueClass(string(attrs.OutcomeReturn))
-		if d.notReturned > 0 {
-			outcomes := byCount(d.outcomes)
-			list := make([]string, len(outcomes))
-			for i, o := range outcomes {
-				list[i] = fmt.Sprintf("%d %s", d.outcomes[o], o)
-			}
-			parts[0] = fmt.Sprintf("%d of %s did not return: %s", d.notReturned, plural(n, "operation"), strings.Join(list, ", "))
-			class = valueClass(outcomes[0])
+		if len(d.Outcomes) > 0 {
+			class = valueClass(d.Outcomes[0].Value)
 		}
-		switch results := byCount(d.failures); len(results) {
-		case 0:
-			parts = append(parts, "no failed attempt")
-		case 1:
-			parts = append(parts, "all failed attempts "+results[0])
-		default:
-			list := make([]string, len(results))
-			for i, v := range results {
-				list[i] = fmt.Sprintf("%s %d", v, d.failures[v])
-			}
-			parts = append(parts, fmt.Sprintf("%d failed attempts: %s", d.failed, strings.Join(list, ", ")))
-		}
-		load := 0.0
-		if n > 0 {
-			load = float64(d.attempts) / float64(n)
-		}
-		parts = append(parts, strconv.FormatFloat(math.Round(load*100)/100, 'f', -1, 64)+"× load")
-		if d.refused > 0 {
-			parts = append(parts, "the budget refused "+plural(d.refused, "retry"))
-		}
-		if d.findings > 0 {
-			parts = append(parts, plural(d.findings, "finding"))
-		}
-		for _, h := range hedging {
-			if h.ServerAddress == d.server && h.Method == d.method {
-				parts = append(parts, hedgingFigures(&h))
-			}
-		}
-		out = append(out, headline{Text: esc(d.name() + ": " + strings.Join(parts, "; ")), Class: class})
+		out = append(out, headline{Text: esc(d.Headline), Class: class})
 	}
 	return out
-}
-
-// byCount returns the keys of counts, the largest count first, ties by
-// name.
-func byCount(counts map[string]int) []string {
-	keys := slices.Collect(maps.Keys(counts))
-	slices.SortFunc(keys, func(a, b string) int {
-		return cmp.Or(cmp.Compare(counts[b], counts[a]), strings.Compare(a, b))
-	})
-	return keys
 }
 
 func buildOverview(r *inspect.Report, all []*dependency, anchorOf map[int]string) (overview, strip) {
@@ -323,9 +237,9 @@ func buildOverview(r *inspect.Report, all []*dependency, anchorOf map[int]string
 	y := float64(ovTop)
 	for i, d := range deps {
 		l := lane{LabelY: y + 14, SubY: y + 28}
-		l.Label = esc(fitAt(d.name(), ovPlotX0-14, 12)) // bold 11.5px
+		l.Label = esc(fitAt(d.name, ovPlotX0-14, 12)) // bold 11.5px
 		l.Sub = esc(fitAt(fmt.Sprintf("%s · %s · %s", plural(len(d.ivs), "op"), plural(d.attempts, "attempt"), plural(d.retries, "retry")), ovPlotX0-14, 10.5))
-		l.Title = esc(fmt.Sprintf("%s: %s, %s, %s", d.name(), plural(len(d.ivs), "operation"), plural(d.attempts, "attempt"), plural(d.retries, "retry")))
+		l.Title = esc(fmt.Sprintf("%s: %s, %s, %s", d.name, plural(len(d.ivs), "operation"), plural(d.attempts, "attempt"), plural(d.retries, "retry")))
 		h := 36.0
 		if o.Histogram {
 			base := y + 4 + ovHistH

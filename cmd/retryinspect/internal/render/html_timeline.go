@@ -354,7 +354,7 @@ func buildTimeline(op *inspect.Operation, index int, findings []findingRef) time
 		} else {
 			r.Left = "time left -"
 		}
-		parts := []string{shortResult(at), dash(at.Decision)}
+		parts := []string{at.Result(), dash(at.Decision)}
 		if at.Reason != "" {
 			parts = append(parts, at.Reason)
 		}

@@ -37,6 +37,7 @@ func Text(w io.Writer, r *inspect.Report) error {
 		p.operation(&r.Operations[i])
 	}
 	p.summary(&r.Summary)
+	p.dependencies(r.Dependencies)
 	p.notes(r.Notes)
 	p.findings(r.Findings)
 	if p.err != nil {
@@ -180,44 +181,19 @@ func (p *printer) summary(s *inspect.Summary) {
 	p.printf("  outcomes        %s\n", shares(s.Outcomes))
 	p.printf("  retry ratio     %.3f (%d of %s)\n", s.RetryRatio.Value, s.RetryRatio.Count, plural(s.RetryRatio.Total, "attempt"))
 	p.printf("  deadline ratio  %.3f (%d of %s)\n", s.DeadlineRatio.Value, s.DeadlineRatio.Count, plural(s.DeadlineRatio.Total, "operation"))
-	for i, h := range s.Hedging {
-		head := "  hedging         "
-		if i > 0 {
-			head = strings.Repeat(" ", len(head))
-		}
-		p.printf("%s%s\n", head, hedgingLine(&h))
-	}
 }
 
-// hedgingLine says how one dependency hedged: its name, then
-// hedgingFigures.
-func hedgingLine(h *inspect.DependencyHedging) string {
-	return dependencyName(h.ServerAddress, h.Method) + ": " + hedgingFigures(h)
-}
-
-// hedgingFigures are a dependency's hedge rate, its hedge win rate and the
-// hedges it refused, by reason: in the text report's summary and the HTML
-// report's headline.
-func hedgingFigures(h *inspect.DependencyHedging) string {
-	refused := "none"
-	if len(h.Refused) > 0 {
-		parts := make([]string, len(h.Refused))
-		for i, r := range h.Refused {
-			parts[i] = fmt.Sprintf("%s %d", dash(r.Value), r.Count)
-		}
-		refused = strings.Join(parts, ", ")
+// dependencies prints each dependency's headline, as the HTML report
+// and the JSON report give it; the section is left out when there are
+// no operations.
+func (p *printer) dependencies(ds []inspect.Dependency) {
+	if len(ds) == 0 {
+		return
 	}
-	return fmt.Sprintf("hedge rate %.3f (%d of %s), hedge win rate %.3f (%d of %d hedged), hedges refused: %s",
-		h.HedgeRate.Value, h.HedgeRate.Count, plural(h.HedgeRate.Total, "operation"),
-		h.WinRate.Value, h.WinRate.Count, h.WinRate.Total, refused)
-}
-
-// dependencyName names a dependency: its server.address and method.
-func dependencyName(server, method string) string {
-	if server == "" {
-		server = "(no server.address)"
+	p.printf("\ndependencies: %d (by the service they call)\n", len(ds))
+	for _, d := range ds {
+		p.printf("  %s\n", d.Headline)
 	}
-	return server + " " + dash(method)
 }
 
 // notes lists the absences the contract allows; the section is left out
@@ -411,15 +387,7 @@ func timestamp(t time.Time) string {
 }
 
 // plural writes n and noun, pluralized unless n is 1.
-func plural(n int, noun string) string {
-	if n == 1 {
-		return "1 " + noun
-	}
-	if strings.HasSuffix(noun, "y") {
-		return fmt.Sprintf("%d %sies", n, strings.TrimSuffix(noun, "y"))
-	}
-	return fmt.Sprintf("%d %ss", n, noun)
-}
+func plural(n int, noun string) string { return inspect.Plural(n, noun) }
 
 func dash(s string) string {
 	if s == "" {

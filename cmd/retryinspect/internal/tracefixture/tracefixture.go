@@ -37,6 +37,10 @@ type Span struct {
 	// Tamper, when set, exports the span once more with these attributes
 	// in place of its own: one span id with differing content.
 	Tamper []attribute.KeyValue
+	// Service, when set, is the service.name of the span's resource
+	// instead of the trace's: a span another service recorded (the
+	// server's, under an attempt).
+	Service string
 }
 
 // Event is an event of a span: its name, its time (an offset from Base)
@@ -67,7 +71,8 @@ func (o Options) Record(roots ...Span) []sdktrace.ReadOnlySpan {
 	if o.Base.IsZero() {
 		o.Base = Base
 	}
-	rec := &recorder{base: o.Base, omit: map[trace.SpanID]bool{}, repeat: map[trace.SpanID]int{}, tamper: map[trace.SpanID][]attribute.KeyValue{}}
+	rec := &recorder{base: o.Base, omit: map[trace.SpanID]bool{}, repeat: map[trace.SpanID]int{}, tamper: map[trace.SpanID][]attribute.KeyValue{},
+		service: map[trace.SpanID]*resource.Resource{}}
 	tp := sdktrace.NewTracerProvider(
 		sdktrace.WithIDGenerator(&sequentialIDs{high: o.TraceIDHigh}),
 		sdktrace.WithSampler(sdktrace.AlwaysSample()),
@@ -111,6 +116,8 @@ type recorder struct {
 	omit   map[trace.SpanID]bool
 	repeat map[trace.SpanID]int
 	tamper map[trace.SpanID][]attribute.KeyValue
+	// service holds the resource of the spans of another service.
+	service map[trace.SpanID]*resource.Resource
 }
 
 func (r *recorder) build(ctx context.Context, tracer trace.Tracer, s Span) {
@@ -124,6 +131,9 @@ func (r *recorder) build(ctx context.Context, tracer trace.Tracer, s Span) {
 	id := span.SpanContext().SpanID()
 	r.mu.Lock()
 	r.omit[id], r.repeat[id], r.tamper[id] = s.Omit, s.Repeat, s.Tamper
+	if s.Service != "" {
+		r.service[id] = resource.NewSchemaless(semconv.ServiceName(s.Service))
+	}
 	r.mu.Unlock()
 	for _, child := range s.Children {
 		r.build(ctx, tracer, child)
@@ -140,6 +150,9 @@ func (r *recorder) OnEnd(s sdktrace.ReadOnlySpan) {
 	if r.omit[id] {
 		return
 	}
+	if res := r.service[id]; res != nil {
+		s = ofService{ReadOnlySpan: s, res: res}
+	}
 	for range 1 + r.repeat[id] {
 		r.spans = append(r.spans, s)
 	}
@@ -155,6 +168,14 @@ type tampered struct {
 }
 
 func (t tampered) Attributes() []attribute.KeyValue { return t.attrs }
+
+// ofService is a span of another service than the trace's.
+type ofService struct {
+	sdktrace.ReadOnlySpan
+	res *resource.Resource
+}
+
+func (s ofService) Resource() *resource.Resource { return s.res }
 
 func (r *recorder) Shutdown(context.Context) error   { return nil }
 func (r *recorder) ForceFlush(context.Context) error { return nil }

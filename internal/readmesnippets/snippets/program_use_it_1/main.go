@@ -16,13 +16,15 @@ import (
 	"strings"
 	"time"
 
+	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/exporters/stdout/stdouttrace"
+	"go.opentelemetry.io/otel/propagation"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 
 	"github.com/otelretry/otelretry-go/otelretry"
 )
 
-const target = "http://127.0.0.1:8080/orders" // your service
+var target = "http://127.0.0.1:8080/orders" // your service
 
 func main() {
 	if err := run(); err != nil {
@@ -43,6 +45,8 @@ func run() error {
 	}
 	tp := sdktrace.NewTracerProvider(sdktrace.WithBatcher(exporter))
 	defer tp.Shutdown(context.Background()) // flushes the spans
+	// The W3C trace context on the wire, as otelhttp needs it too.
+	otel.SetTextMapPropagator(propagation.NewCompositeTextMapPropagator(propagation.TraceContext{}, propagation.Baggage{}))
 
 	client := &http.Client{Transport: otelretry.NewTransport(http.DefaultTransport,
 		otelretry.WithTracerProvider(tp),
