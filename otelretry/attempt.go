@@ -349,7 +349,7 @@ func (a *attempt) exchange(r *http.Request) (*http.Response, error) {
 		return nil, err
 	}
 	if err == nil {
-		a.held.raw.hold(resp.Body)
+		resp.Body = a.held.raw.hold(resp.Body)
 	}
 	return resp, err
 }
@@ -443,20 +443,19 @@ func (a *attempt) concluded(ev attemptEvent) { a.ev = ev }
 // that ignores its context, so that neither a stalled body nor one that
 // ignores the cancellation holds the operation. A body whose Close itself
 // blocks is beyond any bound. The response is closed here, on the
-// operation's goroutine, where the telemetry its wrapper runs may panic.
+// operation's goroutine, where the telemetry its wrapper runs may panic;
+// the base's body is closed once however the drain ended (see rawBody).
 func (a *attempt) discard(resp *http.Response, bound time.Duration) {
 	if resp != nil && resp.Body != nil {
 		if bound > 0 {
 			a.timer.draining(bound, drainCutError{a.ev.errorType()})
 			stop := context.AfterFunc(&a.ctx, a.held.raw.close)
 			drain(resp.Body)
-			if !stop() {
-				a.held.raw.close() // returns once the AfterFunc's close has
-			}
+			stop()
 			a.timer.stop()
 		}
 		resp.Body.Close()
-		a.held.raw.closedAbove()
+		a.held.raw.close() // closed already, through the wrappers, unless one dropped its Close
 	}
 	a.release()
 }
