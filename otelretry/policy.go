@@ -578,6 +578,19 @@ func recordedClass(observed attrs.ErrorClass, c Classification, fromWire Evidenc
 	return observed, Evidence{}
 }
 
+// recordedEvidence is the evidence an attempt records: the proof behind
+// its class (recordedClass) or the service's word (verdictEvidence), only
+// on the attempt whose decision rests on it, a retry: the resend it
+// allowed. An attempt that is not resent (its Intent forbids retries, its
+// body cannot be sent again, a limit or the caller stops it) keeps its
+// class but records no proof: nothing was done on it.
+func recordedEvidence(e Evidence, v verdict) Evidence {
+	if v.decision != attrs.DecisionRetry {
+		return Evidence{}
+	}
+	return e
+}
+
 // budgetCharge is what an attempt's answer tells the retry budget: every
 // failed attempt costs alike, whatever made it retryable (a transport
 // error, a status of WithRetryableStatuses, or a classifier's word); a

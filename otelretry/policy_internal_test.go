@@ -431,6 +431,28 @@ func TestRulesBesideDecide(t *testing.T) {
 			}
 		}
 	})
+	t.Run("recordedEvidence", func(t *testing.T) {
+		h2 := Evidence{Class: attrs.ErrorClassRefusedStream, Protocol: "h2", Code: 7, Name: "REFUSED_STREAM"}
+		for _, v := range []verdict{
+			{decision: attrs.DecisionRetry, reason: attrs.ReasonNotProcessed},
+			{decision: attrs.DecisionRetry, reason: attrs.ReasonServerRetry},
+			{decision: attrs.DecisionStop, reason: attrs.ReasonIntent},
+			{decision: attrs.DecisionStop, reason: attrs.ReasonNotReplayable},
+			{decision: attrs.DecisionMaxAttempts, reason: attrs.ReasonAttemptLimit},
+			{decision: attrs.DecisionDeadlineExceeded, reason: attrs.ReasonDeadline},
+			{decision: attrs.DecisionBudgetExhausted, reason: attrs.ReasonBudget},
+			{decision: attrs.DecisionCanceled, reason: attrs.ReasonCaller},
+			{decision: attrs.DecisionSuperseded, reason: attrs.ReasonOtherAttempt},
+		} {
+			want := Evidence{}
+			if v.decision == attrs.DecisionRetry {
+				want = h2
+			}
+			if got := recordedEvidence(h2, v); got != want {
+				t.Errorf("recordedEvidence on %s/%s = %+v, want %+v", v.decision, v.reason, got, want)
+			}
+		}
+	})
 	t.Run("observedClass", func(t *testing.T) {
 		if got := observedClass(attrs.ErrorClassOther, true, false, false, false); got != attrs.ErrorClassTimeout {
 			t.Errorf("timed out: %s", got)
