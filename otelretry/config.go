@@ -324,7 +324,10 @@ func WithDeadline(d time.Duration) Option {
 // alone, so an upload making progress is never cut. A base that reports
 // nothing through httptrace keeps one bound, from the send to the response
 // headers. Each phase gets the smaller of d and the operation's time left.
-// The body of the response handed to the caller is not bounded by it, nor
+// For a write whose cut could not be followed up (not repeatable, no
+// state check) it bounds only getting a connection: the deadline alone
+// bounds the rest, an HTTP/2 stream awaited on that connection included
+// (docs/time-and-bodies.md). The body of the response handed to the caller is not bounded by it, nor
 // by the operation deadline: it belongs to the caller's context alone, so
 // streams and slow downloads are not cut. Values ≤ 0 are ignored.
 // Default: DefaultAttemptTimeout (10s).

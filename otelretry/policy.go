@@ -900,6 +900,7 @@ type wirePhase uint8
 const (
 	phaseSent        wirePhase = iota // handed to the base
 	phaseGettingConn                  // GetConn: getting a connection
+	phaseGotConn                      // GotConn: a connection was got; over HTTP/2 a stream may still be awaited
 	phaseHeadersOut                   // WroteHeaders: the headers are written; a body may follow
 	phaseWritten                      // WroteRequest: the request is written
 )
@@ -907,17 +908,23 @@ const (
 // attemptBound is the bound of a sent attempt from the phase it entered
 // (rearm false: the bound set before stays). A cut proves only what it
 // proves: a cut before the request got a connection proves it was not
-// sent and can be retried, but a cut after it was written leaves a
-// write's outcome unknown. So the attempt timeout bounds the whole wait
+// sent and can be retried, but a cut after that proves nothing, and leaves
+// a write's outcome unknown. So the attempt timeout bounds the whole wait
 // only where a cut can be followed up (cutRetryable: the policy may repeat
-// the request, or a state check resolves it); otherwise it bounds getting
-// a connection and writing the headers, from the moment the base reports
-// it is getting a connection, and the deadline bounds the rest. A base
-// that reports nothing through httptrace gets the deadline alone for such
-// a request: nothing would tell what its cut proved. Writing a request
-// body is bounded by the deadline alone, so that an upload making
-// progress is never cut; once written, the wait for the answer gets the
-// attempt timeout afresh, as http.Transport's ResponseHeaderTimeout does.
+// the request, or a state check resolves it); otherwise it bounds only
+// getting a connection, from the moment the base reports it is getting
+// one, and the deadline bounds the rest: a cut there would buy nothing
+// but a write made unknown. Over HTTP/1 the headers follow the connection
+// at once; over HTTP/2 the request may then wait for a stream (the
+// server's MaxConcurrentStreams), and nothing proves a stream that never
+// opened unsent: net/http's HTTP/2 client reports the connection before
+// it waits, and may still write the headers after a canceled RoundTrip
+// returned. A base that reports nothing through httptrace gets the
+// deadline alone for such a request: nothing would tell what its cut
+// proved. Writing a request body is bounded by the deadline alone, so
+// that an upload making progress is never cut; once written, the wait for
+// the answer gets the attempt timeout afresh, as http.Transport's
+// ResponseHeaderTimeout does.
 func attemptBound(ph wirePhase, cutRetryable, hasBody bool, attemptTimeout, left time.Duration) (d time.Duration, rearm bool) {
 	timeout := min(attemptTimeout, left)
 	switch ph {
@@ -928,6 +935,8 @@ func attemptBound(ph wirePhase, cutRetryable, hasBody bool, attemptTimeout, left
 		return left, true
 	case phaseGettingConn:
 		return timeout, !cutRetryable
+	case phaseGotConn:
+		return left, !cutRetryable
 	case phaseHeadersOut:
 		return left, hasBody || !cutRetryable
 	default: // phaseWritten

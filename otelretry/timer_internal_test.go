@@ -32,8 +32,9 @@ type phaseAt struct {
 // timeout and 1s left, a request whose cut can be followed up is cut
 // 100ms after it is sent, or 100ms after it is written, but never while
 // its body is uploaded; one whose cut cannot be followed up is cut only
-// while it gets a connection and writes its headers, else at the
-// deadline; and no bound runs past the deadline.
+// while it gets a connection, else at the deadline (an HTTP/2 stream
+// awaited after the connection included); and no bound runs past the
+// deadline.
 func TestAttemptTimerBoundsEachPhase(t *testing.T) {
 	const timeout = 100 * time.Millisecond
 	cases := []struct {
@@ -54,6 +55,10 @@ func TestAttemptTimerBoundsEachPhase(t *testing.T) {
 		{name: "not retryable, silent base: the deadline", limit: time.Second, wantCut: time.Second},
 		{name: "not retryable, getting a connection", limit: time.Second,
 			phases: []phaseAt{{10 * time.Millisecond, phaseGettingConn}}, wantCut: 110 * time.Millisecond},
+		{name: "not retryable, connection got (an HTTP/2 stream awaited): the deadline", limit: time.Second,
+			phases: []phaseAt{{10 * time.Millisecond, phaseGettingConn}, {50 * time.Millisecond, phaseGotConn}}, wantCut: time.Second},
+		{name: "retryable, connection got keeps the first bound", limit: time.Second, cutRetryable: true,
+			phases: []phaseAt{{10 * time.Millisecond, phaseGettingConn}, {50 * time.Millisecond, phaseGotConn}}, wantCut: 100 * time.Millisecond},
 		{name: "not retryable, written: the deadline", limit: time.Second,
 			phases:  []phaseAt{{10 * time.Millisecond, phaseGettingConn}, {50 * time.Millisecond, phaseHeadersOut}, {500 * time.Millisecond, phaseWritten}},
 			wantCut: time.Second},
