@@ -343,7 +343,13 @@ func (a *attempt) exchange(r *http.Request) (*http.Response, error) {
 	a.end = a.setup.clock.since()
 	timedOut := a.timer.answered()
 	resp, err = usableResponse(base, resp, err, methodOf(r))
-	drop, err := settleRace(timedOut, err)
+	var caller error
+	cut := cutByBase
+	if err != nil || timedOut {
+		caller = callerErr(a.setup.caller, a.setup.clock)
+		cut = whatCut(a.timer.cut(), caller, a.setup.clock.callerBound)
+	}
+	drop, err := settleCut(cut, timedOut, caller, err)
 	if drop {
 		closeResponse(resp)
 		return nil, err
@@ -352,6 +358,29 @@ func (a *attempt) exchange(r *http.Request) (*http.Response, error) {
 		resp.Body = a.held.raw.hold(resp.Body)
 	}
 	return resp, err
+}
+
+// callerErr is the caller's reason to stop: the context of its request
+// req's error, or, when http.Client's Timeout closed the legacy
+// Request.Cancel channel before the context noticed (it does, for a
+// RoundTripper that is not *http.Transport), the error that context is
+// about to report (c is the operation's clock).
+func callerErr(req *http.Request, c *clock) error {
+	ctx := req.Context()
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if req.Cancel != nil {
+		select {
+		case <-req.Cancel:
+			if d, ok := ctx.Deadline(); ok && c.since() >= d.Sub(c.start) {
+				return context.DeadlineExceeded
+			}
+			return context.Canceled
+		default:
+		}
+	}
+	return nil
 }
 
 // usableResponse checks what a base returned as http.Client and otelhttp

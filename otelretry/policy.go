@@ -4,6 +4,7 @@
 package otelretry
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net/http"
@@ -944,19 +945,78 @@ func attemptBound(ph wirePhase, cutRetryable, hasBody bool, attemptTimeout, left
 	}
 }
 
-// settleRace settles the race between an answer and the attempt's timer:
-// when the timer fired first (timedOut), a response that came by a hair
-// cannot be read (its context is canceled), and is dropped for
-// errAttemptTimeout; a base that reports its canceled context rather than
-// the cause is told what happened, its error kept.
-func settleRace(timedOut bool, err error) (dropResponse bool, _ error) {
+// attemptCut is what ended an attempt that got no answer in time, as its
+// error names it.
+type attemptCut uint8
+
+const (
+	cutByBase           attemptCut = iota // nothing of otelretry's: the base's own failure
+	cutByAttemptTimeout                   // the attempt timer, bound by the attempt timeout
+	cutByDeadline                         // the attempt timer, at the operation's deadline
+	cutByCaller                           // the caller's context: canceled, or its deadline passed
+)
+
+// whatCut names what ended an attempt: timer is what the attempt timer
+// says (cutByBase when the answer came first), callerErr the caller's
+// reason to stop (nil, context.Canceled or context.DeadlineExceeded), and
+// callerBound whether the operation's deadline is the caller's. The
+// caller's cancellation comes first, as it does in the error class
+// (observedClass); a deadline that is the caller's is the caller's; then
+// the timer; then the caller's deadline noticed by its own context first;
+// else the base.
+func whatCut(timer attemptCut, callerErr error, callerBound bool) attemptCut {
+	switch {
+	case errors.Is(callerErr, context.Canceled):
+		return cutByCaller
+	case timer == cutByDeadline && callerBound:
+		return cutByCaller
+	case timer != cutByBase:
+		return timer
+	case callerErr != nil:
+		return cutByCaller
+	}
+	return cutByBase
+}
+
+// cutCause is the error that names cut c (nil for the base, whose own
+// error names it): callerErr is the caller's reason to stop.
+func cutCause(c attemptCut, callerErr error) error {
+	switch c {
+	case cutByAttemptTimeout:
+		return errAttemptTimeout
+	case cutByDeadline:
+		return errDeadlineCut
+	case cutByCaller:
+		if callerErr == nil {
+			callerErr = context.DeadlineExceeded // the caller's deadline, reached on the monotonic clock
+		}
+		return callerCutError{callerErr}
+	}
+	return nil
+}
+
+// settleCut settles what an attempt's exchange came to, once the attempt
+// timer was stopped: when the timer fired first (timedOut), a response
+// that came by a hair cannot be read (its context is canceled), and is
+// dropped for the cut's error. A failure is named by its cut (cutCause):
+// a base that reported only its context's end, which the cut made, gets
+// the cause in its place; one that returned the cause (net/http returns
+// its context's cause) keeps its error; any other error is kept beside the
+// cause, for errors.Is and errors.As. A failure of the base's own is its
+// error as it is.
+func settleCut(c attemptCut, timedOut bool, callerErr, err error) (dropResponse bool, _ error) {
+	cause := cutCause(c, callerErr)
 	switch {
 	case timedOut && err == nil:
-		return true, errAttemptTimeout
-	case timedOut && !errors.Is(err, errAttemptTimeout):
-		return false, fmt.Errorf("%w (%w)", errAttemptTimeout, err)
+		return true, cause
+	case err == nil || cause == nil:
+		return false, err
+	case err == context.Canceled || err == context.DeadlineExceeded:
+		return false, cause
+	case errors.Is(err, cause):
+		return false, err
 	}
-	return false, err
+	return false, fmt.Errorf("%w (%w)", cause, err)
 }
 
 // stateOf is the state a check's answer stands for, and what was wrong
