@@ -67,6 +67,8 @@ const (
 	// protocol evidence behind an error class that proves a request was
 	// not processed (ErrorClassRefusedStream): the protocol ("h2", "h3"),
 	// the error code and its name (REFUSED_STREAM, H3_REQUEST_REJECTED).
+	// They are set only on an attempt whose decision is retry, the resend
+	// the proof allowed.
 	EvidenceProtocolKey = attribute.Key("retry.evidence.protocol")
 	EvidenceCodeKey     = attribute.Key("retry.evidence.code")
 	EvidenceNameKey     = attribute.Key("retry.evidence.name")

@@ -302,6 +302,9 @@ const (
 	// HintProblemNotANumber: not a decimal number, where the header takes
 	// one (a number of milliseconds).
 	HintProblemNotANumber HintProblem = "not_a_number"
+	// HintProblemZero: 0, where the header takes a whole number above 0
+	// (HintWholeMilliseconds, as azcore reads retry-after-ms).
+	HintProblemZero HintProblem = "zero"
 	// HintProblemNotADate: neither a number nor an HTTP-date, where the
 	// header takes either (Retry-After).
 	HintProblemNotADate HintProblem = "not_a_date"
@@ -309,7 +312,7 @@ const (
 
 // HintProblems lists every HintProblem, in declaration order.
 func HintProblems() []HintProblem {
-	return []HintProblem{HintProblemEmpty, HintProblemNegative, HintProblemFraction, HintProblemNotANumber, HintProblemNotADate}
+	return []HintProblem{HintProblemEmpty, HintProblemNegative, HintProblemFraction, HintProblemNotANumber, HintProblemZero, HintProblemNotADate}
 }
 
 // Valid reports whether p is one of the declared hint problems.

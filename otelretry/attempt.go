@@ -355,15 +355,44 @@ func (a *attempt) exchange(r *http.Request) (*http.Response, error) {
 	a.end = a.setup.clock.since()
 	timedOut := a.timer.answered()
 	resp, err = usableResponse(base, resp, err, methodOf(r))
-	drop, err := settleRace(timedOut, err)
+	var caller error
+	cut := cutByBase
+	if err != nil || timedOut {
+		caller = callerErr(a.setup.caller, a.setup.clock)
+		cut = whatCut(a.timer.cut(), caller, a.setup.clock.callerBound)
+	}
+	drop, err := settleCut(cut, timedOut, caller, err)
 	if drop {
 		closeResponse(resp)
 		return nil, err
 	}
 	if err == nil {
-		a.held.raw.hold(resp.Body)
+		resp.Body = a.held.raw.hold(resp.Body)
 	}
 	return resp, err
+}
+
+// callerErr is the caller's reason to stop: the context of its request
+// req's error, or, when http.Client's Timeout closed the legacy
+// Request.Cancel channel before the context noticed (it does, for a
+// RoundTripper that is not *http.Transport), the error that context is
+// about to report (c is the operation's clock).
+func callerErr(req *http.Request, c *clock) error {
+	ctx := req.Context()
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if req.Cancel != nil {
+		select {
+		case <-req.Cancel:
+			if d, ok := ctx.Deadline(); ok && c.since() >= d.Sub(c.start) {
+				return context.DeadlineExceeded
+			}
+			return context.Canceled
+		default:
+		}
+	}
+	return nil
 }
 
 // usableResponse checks what a base returned as http.Client and otelhttp
@@ -458,20 +487,19 @@ func (a *attempt) concluded(ev attemptEvent, pendingCost budgetObservation) {
 // that ignores its context, so that neither a stalled body nor one that
 // ignores the cancellation holds the operation. A body whose Close itself
 // blocks is beyond any bound. The response is closed here, on the
-// operation's goroutine, where the telemetry its wrapper runs may panic.
+// operation's goroutine, where the telemetry its wrapper runs may panic;
+// the base's body is closed once however the drain ended (see rawBody).
 func (a *attempt) discard(resp *http.Response, bound time.Duration) {
 	if resp != nil && resp.Body != nil {
 		if bound > 0 {
 			a.timer.draining(bound, drainCutError{a.ev.errorType()})
 			stop := context.AfterFunc(&a.ctx, a.held.raw.close)
 			drain(resp.Body)
-			if !stop() {
-				a.held.raw.close() // returns once the AfterFunc's close has
-			}
+			stop()
 			a.timer.stop()
 		}
 		resp.Body.Close()
-		a.held.raw.closedAbove()
+		a.held.raw.close() // closed already, through the wrappers, unless one dropped its Close
 	}
 	a.release()
 }

@@ -95,30 +95,60 @@ func closeResponse(resp *http.Response) {
 	}
 }
 
-// rawBody is the response body the base returned, beneath the wrappers
-// that run telemetry (otelhttp's ends its span when it is closed). Closing
-// it runs none, which may panic, so that any goroutine may close it (to
-// unblock a drain) and so may the cleanup after a panic. It is closed
-// once.
+// rawBody stands directly above the response body the base returned,
+// beneath the wrappers that run telemetry (otelhttp's ends its span when
+// it is closed), so that the base's body is closed exactly once, whoever
+// closes it and in whatever order: the wrappers above (the caller, or a
+// discard), the cut of a drain that outlived its bound, or the cleanup
+// after a panic. io.Closer leaves a second Close undefined, and a custom
+// base's body may not allow it. Closing it runs no telemetry, which may
+// panic, so that any goroutine may close it (to unblock a drain) and so
+// may the cleanup after a panic.
 type rawBody struct {
-	body io.Closer
+	body io.ReadCloser
 	once sync.Once
+	err  error // what the base's Close returned
+}
+
+func (r *rawBody) Read(p []byte) (int, error) { return r.body.Read(p) }
+
+// Close closes the base's body, once; a later call returns the first
+// one's error, once that first call returned.
+func (r *rawBody) Close() error {
+	r.close()
+	return r.err
 }
 
 func (r *rawBody) close() {
 	r.once.Do(func() {
 		if r.body != nil {
-			r.body.Close()
+			r.err = r.body.Close()
 		}
 	})
 }
 
-// hold keeps the base's body.
-func (r *rawBody) hold(body io.Closer) { r.body = body }
+// hold keeps the base's body and returns what stands for it above: r, or,
+// for a body that is also a writer (a 101 Switching Protocols connection),
+// one that stays a writer. http.NoBody, which has nothing to close, stays
+// itself, so that the layers above still see an empty body.
+func (r *rawBody) hold(body io.ReadCloser) io.ReadCloser {
+	r.body = body
+	if body == http.NoBody {
+		return body
+	}
+	if w, ok := body.(io.ReadWriteCloser); ok {
+		return rawReadWriteCloser{r, w}
+	}
+	return r
+}
 
-// closedAbove records that the body was closed through its wrappers, so
-// that it is not closed again.
-func (r *rawBody) closedAbove() { r.once.Do(func() {}) }
+// rawReadWriteCloser is a held body that is also a writer.
+type rawReadWriteCloser struct {
+	*rawBody
+	w io.Writer
+}
+
+func (b rawReadWriteCloser) Write(p []byte) (int, error) { return b.w.Write(p) }
 
 // endWatch sits under otelhttp's body wrapper and calls its end function
 // once, at the body's end or close, before otelhttp ends its span: an

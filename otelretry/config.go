@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"slices"
 	"strings"
 	"time"
 
@@ -323,7 +324,10 @@ func WithDeadline(d time.Duration) Option {
 // alone, so an upload making progress is never cut. A base that reports
 // nothing through httptrace keeps one bound, from the send to the response
 // headers. Each phase gets the smaller of d and the operation's time left.
-// The body of the response handed to the caller is not bounded by it, nor
+// For a write whose cut could not be followed up (not repeatable, no
+// state check) it bounds only getting a connection: the deadline alone
+// bounds the rest, an HTTP/2 stream awaited on that connection included
+// (docs/time-and-bodies.md). The body of the response handed to the caller is not bounded by it, nor
 // by the operation deadline: it belongs to the caller's context alone, so
 // streams and slow downloads are not cut. Values ≤ 0 are ignored.
 // Default: DefaultAttemptTimeout (10s).
@@ -425,11 +429,14 @@ func WithRecordedIdempotencyKey(headers ...string) Option {
 // WithRetryHints adds response headers that carry the server's retry
 // hint, each with its unit, read before the defaults (DefaultRetryHints:
 // retry-after-ms, x-ms-retry-after-ms, Retry-After), in the order given.
-// The first present and well-formed one is the hint, read as Retry-After
-// is: it raises the pause, is capped by the deadline, is recorded as
-// retry.retry_after_ms, and counts as the server's pushback for the
-// retry budget. A malformed one is skipped and recorded
-// (retry_after_invalid). A hint with an empty header name is ignored.
+// A header already read (a default, or one given before) is read only
+// here, in the unit given: WithRetryHints(RetryHint{"retry-after-ms",
+// HintWholeMilliseconds}) reads retry-after-ms as azcore does. The first
+// present and well-formed one is the hint, read as Retry-After is: it
+// raises the pause, is capped by the deadline, is recorded as
+// retry.retry_after_ms, and counts as the server's pushback for the retry
+// budget. A malformed one is skipped and recorded (retry_after_invalid).
+// A hint with an empty header name is ignored.
 func WithRetryHints(hints ...RetryHint) Option {
 	return optionFunc(func(c *config) {
 		var added []RetryHint
@@ -440,7 +447,12 @@ func WithRetryHints(hints ...RetryHint) Option {
 			}
 			added = append(added, RetryHint{Header: http.CanonicalHeaderKey(h.Header), Unit: h.Unit})
 		}
-		c.hints = append(added, c.hints...)
+		for _, old := range c.hints {
+			if !slices.ContainsFunc(added, func(h RetryHint) bool { return h.Header == old.Header }) {
+				added = append(added, old)
+			}
+		}
+		c.hints = added
 	})
 }
 

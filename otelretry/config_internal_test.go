@@ -52,6 +52,27 @@ func TestConfigDefaults(t *testing.T) {
 	}
 }
 
+// WithRetryHints reads a header it is given only where it is given, in its
+// unit: a default (or an earlier option's) of the same name is dropped, so
+// that the azcore recipe reads retry-after-ms and x-ms-retry-after-ms as
+// azcore does, in azcore's order, with Retry-After after them.
+func TestWithRetryHintsReadsAHeaderOnce(t *testing.T) {
+	c := newConfig([]Option{
+		WithRetryHints(RetryHint{Header: "x-ratelimit-reset-ms", Unit: HintMilliseconds}),
+		WithRetryHints(RetryHint{Header: "retry-after-ms", Unit: HintWholeMilliseconds},
+			RetryHint{Header: "x-ms-retry-after-ms", Unit: HintWholeMilliseconds}),
+	})
+	want := []RetryHint{
+		{Header: "Retry-After-Ms", Unit: HintWholeMilliseconds},
+		{Header: "X-Ms-Retry-After-Ms", Unit: HintWholeMilliseconds},
+		{Header: "X-Ratelimit-Reset-Ms", Unit: HintMilliseconds},
+		{Header: "Retry-After", Unit: HintSeconds},
+	}
+	if !reflect.DeepEqual(c.hints, want) {
+		t.Errorf("hints = %v, want %v", c.hints, want)
+	}
+}
+
 // An option given a value it cannot take keeps the value before it (the
 // default, or what an earlier option set) and says why in the
 // configuration's error, one line per value, for NewTransport to report

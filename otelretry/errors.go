@@ -166,20 +166,48 @@ func (e *Error) Unwrap() []error {
 }
 
 // errAttemptTimeout is the cause with which an attempt's context is
-// canceled when its response headers do not arrive in time. It is a
-// timeout (net.Error) and matches context.DeadlineExceeded, as the
-// deadline of a context.WithTimeout would.
-var errAttemptTimeout error = attemptTimeoutError{}
+// canceled when the attempt timeout passes before its response headers
+// arrive; errDeadlineCut, when the operation's deadline does. Each names
+// what ended the attempt (see attemptCut). Each is a timeout (net.Error)
+// and matches context.DeadlineExceeded, as the deadline of a
+// context.WithTimeout would.
+var (
+	errAttemptTimeout error = attemptTimeoutError{}
+	errDeadlineCut    error = deadlineCutError{}
+)
 
 type attemptTimeoutError struct{}
 
 func (attemptTimeoutError) Error() string {
-	return "otelretry: attempt timed out awaiting response headers"
+	return "otelretry: the attempt timeout ended the attempt before its response headers"
 }
 func (attemptTimeoutError) Timeout() bool        { return true }
 func (attemptTimeoutError) Temporary() bool      { return true }
 func (attemptTimeoutError) Is(target error) bool { return target == context.DeadlineExceeded }
 func (attemptTimeoutError) ErrorType() string    { return string(attrs.ErrorClassTimeout) }
+
+type deadlineCutError struct{}
+
+func (deadlineCutError) Error() string {
+	return "otelretry: the operation's deadline ended the attempt before its response headers"
+}
+func (deadlineCutError) Timeout() bool        { return true }
+func (deadlineCutError) Temporary() bool      { return true }
+func (deadlineCutError) Is(target error) bool { return target == context.DeadlineExceeded }
+func (deadlineCutError) ErrorType() string    { return string(attrs.ErrorClassTimeout) }
+
+// callerCutError is the cause of an attempt the caller ended: its context
+// was canceled, or its deadline passed (err, context.Canceled or
+// context.DeadlineExceeded, which errors.Is reaches).
+type callerCutError struct{ err error }
+
+func (e callerCutError) Error() string {
+	if e.err == context.Canceled {
+		return "otelretry: the caller canceled the attempt before its response headers"
+	}
+	return "otelretry: the caller's deadline ended the attempt before its response headers"
+}
+func (e callerCutError) Unwrap() error { return e.err }
 
 // errResendRefused is what a lower layer (net/http's own resend of a
 // request on a dead keep-alive connection) gets when it asks for a fresh

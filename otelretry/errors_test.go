@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"strings"
 	"syscall"
 	"testing"
 	"testing/synctest"
@@ -190,6 +191,75 @@ func TestErrorAttemptsCountsTheCallsMade(t *testing.T) {
 				made := len(h.base.Calls()) - calls
 				if !errors.As(err, &oe) || oe.Outcome != tc.wantOutcome || oe.Attempts != tc.wantAttempts || made != tc.wantAttempts {
 					t.Errorf("err = %v (%d calls made); want outcome %s after %d attempts", err, made, tc.wantOutcome, tc.wantAttempts)
+				}
+			})
+		})
+	}
+}
+
+// The error of an attempt that got no answer names what ended it: the
+// operation's deadline, the caller (its cancellation or its deadline), the
+// attempt timeout, or the base (its own error, as it is). Each stays
+// matchable by type: context.DeadlineExceeded for a deadline or a timeout,
+// context.Canceled for the caller's cancellation, the base's error for
+// the base. Before, a POST cut by the operation's 2s deadline said
+// "attempt timed out", though the attempt timeout (10s) does not bound a
+// written write's wait for its answer.
+func TestAttemptErrorNamesWhatEndedIt(t *testing.T) {
+	const byDeadline, byCaller, byTimeout = "the operation's deadline", "the caller", "the attempt timeout"
+	names := []string{byDeadline, byCaller, byTimeout}
+	cases := []struct {
+		name         string
+		method       string
+		step         scripted.Step
+		opts         []otelretry.Option
+		cancelAt     time.Duration // the caller cancels then; 0: never
+		callerLimit  time.Duration // the caller's deadline; 0: none
+		wantName     string        // "": none of the names (the base)
+		wantMatching error
+	}{
+		{"a POST waiting for its answer, at the operation's deadline", http.MethodPost, scripted.Step{Hang: true},
+			[]otelretry.Option{otelretry.WithDeadline(2 * time.Second), otelretry.WithAttemptTimeout(10 * time.Second)}, 0, 0, byDeadline, context.DeadlineExceeded},
+		{"a GET with less time left than its attempt timeout", http.MethodGet, scripted.Step{Hang: true},
+			[]otelretry.Option{otelretry.WithDeadline(150 * time.Millisecond), otelretry.WithAttemptTimeout(10 * time.Second)}, 0, 0, byDeadline, context.DeadlineExceeded},
+		{"a GET cut by its attempt timeout", http.MethodGet, scripted.Step{Hang: true},
+			[]otelretry.Option{otelretry.WithAttemptTimeout(100 * time.Millisecond), otelretry.WithMaxAttempts(1)}, 0, 0, byTimeout, context.DeadlineExceeded},
+		{"a GET the caller canceled", http.MethodGet, scripted.Step{Hang: true}, nil, 50 * time.Millisecond, 0, byCaller, context.Canceled},
+		{"a POST at the caller's deadline", http.MethodPost, scripted.Step{Hang: true}, nil, 0, 150 * time.Millisecond, byCaller, context.DeadlineExceeded},
+		{"a GET at the caller's deadline", http.MethodGet, scripted.Step{Hang: true}, nil, 0, 150 * time.Millisecond, byCaller, context.DeadlineExceeded},
+		{"a GET the base failed", http.MethodGet, scripted.Step{Delay: 10 * time.Millisecond, Err: errBaseTimeout},
+			[]otelretry.Option{otelretry.WithMaxAttempts(1)}, 0, 0, "", errBaseTimeout},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				h := newHarness(t, []scripted.Step{tc.step}, append([]otelretry.Option{otelretry.WithoutBudget()}, tc.opts...)...)
+				ctx, cancel := context.WithCancel(t.Context())
+				defer cancel()
+				if tc.cancelAt > 0 {
+					time.AfterFunc(tc.cancelAt, cancel)
+				}
+				if tc.callerLimit > 0 {
+					ctx, cancel = context.WithTimeout(ctx, tc.callerLimit)
+					defer cancel()
+				}
+				req, _ := http.NewRequestWithContext(ctx, tc.method, "http://api.test/orders", nil)
+				_, err := h.transprt.RoundTrip(req)
+				var oe *otelretry.Error
+				if !errors.As(err, &oe) || oe.Err == nil {
+					t.Fatalf("err = %v; want an *Error with its attempt's cause", err)
+				}
+				msg := oe.Err.Error()
+				for _, name := range names {
+					if strings.Contains(msg, name) != (name == tc.wantName) {
+						t.Errorf("the attempt's error %q names %q: %v, want %v", msg, name, strings.Contains(msg, name), name == tc.wantName)
+					}
+				}
+				if tc.wantName == "" && !strings.Contains(msg, errBaseTimeout.Error()) {
+					t.Errorf("the attempt's error %q does not carry the base's %q", msg, errBaseTimeout)
+				}
+				if !errors.Is(err, tc.wantMatching) || !errors.Is(oe.Err, tc.wantMatching) {
+					t.Errorf("err %v does not match %v", err, tc.wantMatching)
 				}
 			})
 		})

@@ -126,7 +126,7 @@ type attemptEvent struct {
 	attempt   int              // the attempt's number, counting across redirect hops
 	status    int              // 0 when no response arrived
 	class     attrs.ErrorClass // "" when a response arrived
-	evidence  Evidence         // set with a class the protocol proved
+	evidence  Evidence         // the proof a retry rests on (recordedEvidence)
 	elapsed   time.Duration
 	remaining time.Duration // operation time left before the call
 	end       time.Duration // since the operation's start: when the answer or failure came
@@ -143,13 +143,14 @@ type attemptEvent struct {
 }
 
 // newAttemptEvent builds the attempt's event: what it observed, the class
-// and evidence it records (recordedClass), and the verdict.
+// it records (recordedClass), the evidence where the verdict rests on it
+// (recordedEvidence), and the verdict.
 func newAttemptEvent(o observation, class attrs.ErrorClass, evidence Evidence, v verdict) attemptEvent {
 	ev := attemptEvent{
 		attempt:   o.number,
 		status:    o.status,
 		class:     class,
-		evidence:  evidence,
+		evidence:  recordedEvidence(evidence, v),
 		elapsed:   o.end - o.start,
 		remaining: o.remaining,
 		end:       o.end,

@@ -80,6 +80,14 @@ func TestAttemptEventIsTheObservationAndTheVerdict(t *testing.T) {
 	if ev.status != 0 || ev.class != attrs.ErrorClassRefusedStream || ev.evidence != refused || ev.hasRetryAfter {
 		t.Errorf("event of a refused stream = %+v", ev)
 	}
+	// The evidence is recorded only where the decision rests on it (see
+	// recordedEvidence); the class stays.
+	for _, stop := range []verdict{{decision: attrs.DecisionStop, reason: attrs.ReasonIntent}, {decision: attrs.DecisionStop, reason: attrs.ReasonNotReplayable}} {
+		ev = newAttemptEvent(f, attrs.ErrorClassRefusedStream, refused, stop)
+		if ev.class != attrs.ErrorClassRefusedStream || ev.evidence.present() {
+			t.Errorf("event of a refused stream ended %s/%s = %+v; want its class and no evidence", stop.decision, stop.reason, ev)
+		}
+	}
 }
 
 // An answer's Retry-After is read once, at the answer: seconds or an

@@ -336,27 +336,8 @@ func (op *operation) lateWrites(a *attempt, writes int32) {
 	op.t.sender.rec.recordLateWrites(&op.tel, a.span, &a.ev, writes)
 }
 
-// callerErr is the caller's reason to stop: its context's error, or, when
-// http.Client's Timeout closed the legacy Request.Cancel channel before its
-// context noticed (it does, for a RoundTripper that is not
-// *http.Transport), the error that context is about to report.
-func (op *operation) callerErr() error {
-	ctx := op.req.Context()
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	if op.req.Cancel != nil {
-		select {
-		case <-op.req.Cancel:
-			if d, ok := ctx.Deadline(); ok && op.clock.since() >= d.Sub(op.clock.start) {
-				return context.DeadlineExceeded
-			}
-			return context.Canceled
-		default:
-		}
-	}
-	return nil
-}
+// callerErr is the caller's reason to stop (see callerErr in attempt.go).
+func (op *operation) callerErr() error { return callerErr(op.req, &op.clock) }
 
 // inputAt gathers the part of a decision's input that the operation knows
 // at now (since its start), where it stands at p; attempt results are

@@ -4,6 +4,7 @@
 package otelretry
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net/http"
@@ -579,6 +580,19 @@ func recordedClass(observed attrs.ErrorClass, c Classification, fromWire Evidenc
 	return observed, Evidence{}
 }
 
+// recordedEvidence is the evidence an attempt records: the proof behind
+// its class (recordedClass) or the service's word (verdictEvidence), only
+// on the attempt whose decision rests on it, a retry: the resend it
+// allowed. An attempt that is not resent (its Intent forbids retries, its
+// body cannot be sent again, a limit or the caller stops it) keeps its
+// class but records no proof: nothing was done on it.
+func recordedEvidence(e Evidence, v verdict) Evidence {
+	if v.decision != attrs.DecisionRetry {
+		return Evidence{}
+	}
+	return e
+}
+
 // budgetCharge is what an attempt's answer costs the retry budget: a
 // failure whenever any rule makes it retryable (a transport error, a
 // status of WithRetryableStatuses, a classifier's word, a service's "true"
@@ -908,6 +922,7 @@ type wirePhase uint8
 const (
 	phaseSent        wirePhase = iota // handed to the base
 	phaseGettingConn                  // GetConn: getting a connection
+	phaseGotConn                      // GotConn: a connection was got; over HTTP/2 a stream may still be awaited
 	phaseHeadersOut                   // WroteHeaders: the headers are written; a body may follow
 	phaseWritten                      // WroteRequest: the request is written
 )
@@ -915,17 +930,23 @@ const (
 // attemptBound is the bound of a sent attempt from the phase it entered
 // (rearm false: the bound set before stays). A cut proves only what it
 // proves: a cut before the request got a connection proves it was not
-// sent and can be retried, but a cut after it was written leaves a
-// write's outcome unknown. So the attempt timeout bounds the whole wait
+// sent and can be retried, but a cut after that proves nothing, and leaves
+// a write's outcome unknown. So the attempt timeout bounds the whole wait
 // only where a cut can be followed up (cutRetryable: the policy may repeat
-// the request, or a state check resolves it); otherwise it bounds getting
-// a connection and writing the headers, from the moment the base reports
-// it is getting a connection, and the deadline bounds the rest. A base
-// that reports nothing through httptrace gets the deadline alone for such
-// a request: nothing would tell what its cut proved. Writing a request
-// body is bounded by the deadline alone, so that an upload making
-// progress is never cut; once written, the wait for the answer gets the
-// attempt timeout afresh, as http.Transport's ResponseHeaderTimeout does.
+// the request, or a state check resolves it); otherwise it bounds only
+// getting a connection, from the moment the base reports it is getting
+// one, and the deadline bounds the rest: a cut there would buy nothing
+// but a write made unknown. Over HTTP/1 the headers follow the connection
+// at once; over HTTP/2 the request may then wait for a stream (the
+// server's MaxConcurrentStreams), and nothing proves a stream that never
+// opened unsent: net/http's HTTP/2 client reports the connection before
+// it waits, and may still write the headers after a canceled RoundTrip
+// returned. A base that reports nothing through httptrace gets the
+// deadline alone for such a request: nothing would tell what its cut
+// proved. Writing a request body is bounded by the deadline alone, so
+// that an upload making progress is never cut; once written, the wait for
+// the answer gets the attempt timeout afresh, as http.Transport's
+// ResponseHeaderTimeout does.
 func attemptBound(ph wirePhase, cutRetryable, hasBody bool, attemptTimeout, left time.Duration) (d time.Duration, rearm bool) {
 	timeout := min(attemptTimeout, left)
 	switch ph {
@@ -936,6 +957,8 @@ func attemptBound(ph wirePhase, cutRetryable, hasBody bool, attemptTimeout, left
 		return left, true
 	case phaseGettingConn:
 		return timeout, !cutRetryable
+	case phaseGotConn:
+		return left, !cutRetryable
 	case phaseHeadersOut:
 		return left, hasBody || !cutRetryable
 	default: // phaseWritten
@@ -943,19 +966,78 @@ func attemptBound(ph wirePhase, cutRetryable, hasBody bool, attemptTimeout, left
 	}
 }
 
-// settleRace settles the race between an answer and the attempt's timer:
-// when the timer fired first (timedOut), a response that came by a hair
-// cannot be read (its context is canceled), and is dropped for
-// errAttemptTimeout; a base that reports its canceled context rather than
-// the cause is told what happened, its error kept.
-func settleRace(timedOut bool, err error) (dropResponse bool, _ error) {
+// attemptCut is what ended an attempt that got no answer in time, as its
+// error names it.
+type attemptCut uint8
+
+const (
+	cutByBase           attemptCut = iota // nothing of otelretry's: the base's own failure
+	cutByAttemptTimeout                   // the attempt timer, bound by the attempt timeout
+	cutByDeadline                         // the attempt timer, at the operation's deadline
+	cutByCaller                           // the caller's context: canceled, or its deadline passed
+)
+
+// whatCut names what ended an attempt: timer is what the attempt timer
+// says (cutByBase when the answer came first), callerErr the caller's
+// reason to stop (nil, context.Canceled or context.DeadlineExceeded), and
+// callerBound whether the operation's deadline is the caller's. The
+// caller's cancellation comes first, as it does in the error class
+// (observedClass); a deadline that is the caller's is the caller's; then
+// the timer; then the caller's deadline noticed by its own context first;
+// else the base.
+func whatCut(timer attemptCut, callerErr error, callerBound bool) attemptCut {
+	switch {
+	case errors.Is(callerErr, context.Canceled):
+		return cutByCaller
+	case timer == cutByDeadline && callerBound:
+		return cutByCaller
+	case timer != cutByBase:
+		return timer
+	case callerErr != nil:
+		return cutByCaller
+	}
+	return cutByBase
+}
+
+// cutCause is the error that names cut c (nil for the base, whose own
+// error names it): callerErr is the caller's reason to stop.
+func cutCause(c attemptCut, callerErr error) error {
+	switch c {
+	case cutByAttemptTimeout:
+		return errAttemptTimeout
+	case cutByDeadline:
+		return errDeadlineCut
+	case cutByCaller:
+		if callerErr == nil {
+			callerErr = context.DeadlineExceeded // the caller's deadline, reached on the monotonic clock
+		}
+		return callerCutError{callerErr}
+	}
+	return nil
+}
+
+// settleCut settles what an attempt's exchange came to, once the attempt
+// timer was stopped: when the timer fired first (timedOut), a response
+// that came by a hair cannot be read (its context is canceled), and is
+// dropped for the cut's error. A failure is named by its cut (cutCause):
+// a base that reported only its context's end, which the cut made, gets
+// the cause in its place; one that returned the cause (net/http returns
+// its context's cause) keeps its error; any other error is kept beside the
+// cause, for errors.Is and errors.As. A failure of the base's own is its
+// error as it is.
+func settleCut(c attemptCut, timedOut bool, callerErr, err error) (dropResponse bool, _ error) {
+	cause := cutCause(c, callerErr)
 	switch {
 	case timedOut && err == nil:
-		return true, errAttemptTimeout
-	case timedOut && !errors.Is(err, errAttemptTimeout):
-		return false, fmt.Errorf("%w (%w)", errAttemptTimeout, err)
+		return true, cause
+	case err == nil || cause == nil:
+		return false, err
+	case err == context.Canceled || err == context.DeadlineExceeded:
+		return false, cause
+	case errors.Is(err, cause):
+		return false, err
 	}
-	return false, err
+	return false, fmt.Errorf("%w (%w)", cause, err)
 }
 
 // stateOf is the state a check's answer stands for, and what was wrong

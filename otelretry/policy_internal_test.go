@@ -5,6 +5,8 @@ package otelretry
 
 import (
 	"bytes"
+	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"os"
@@ -428,6 +430,93 @@ func TestRulesBesideDecide(t *testing.T) {
 			got, ev := recordedClass(tc.observed, tc.c, tc.wire)
 			if got != tc.want || ev != tc.evidence {
 				t.Errorf("recordedClass(%s, %+v, %+v) = %s, %+v; want %s, %+v", tc.observed, tc.c, tc.wire, got, ev, tc.want, tc.evidence)
+			}
+		}
+	})
+	t.Run("recordedEvidence", func(t *testing.T) {
+		h2 := Evidence{Class: attrs.ErrorClassRefusedStream, Protocol: "h2", Code: 7, Name: "REFUSED_STREAM"}
+		for _, v := range []verdict{
+			{decision: attrs.DecisionRetry, reason: attrs.ReasonNotProcessed},
+			{decision: attrs.DecisionRetry, reason: attrs.ReasonServerRetry},
+			{decision: attrs.DecisionStop, reason: attrs.ReasonIntent},
+			{decision: attrs.DecisionStop, reason: attrs.ReasonNotReplayable},
+			{decision: attrs.DecisionMaxAttempts, reason: attrs.ReasonAttemptLimit},
+			{decision: attrs.DecisionDeadlineExceeded, reason: attrs.ReasonDeadline},
+			{decision: attrs.DecisionBudgetExhausted, reason: attrs.ReasonBudget},
+			{decision: attrs.DecisionCanceled, reason: attrs.ReasonCaller},
+			{decision: attrs.DecisionSuperseded, reason: attrs.ReasonOtherAttempt},
+		} {
+			want := Evidence{}
+			if v.decision == attrs.DecisionRetry {
+				want = h2
+			}
+			if got := recordedEvidence(h2, v); got != want {
+				t.Errorf("recordedEvidence on %s/%s = %+v, want %+v", v.decision, v.reason, got, want)
+			}
+		}
+	})
+	t.Run("whatCut", func(t *testing.T) {
+		for _, tc := range []struct {
+			timer       attemptCut
+			callerErr   error
+			callerBound bool
+			want        attemptCut
+		}{
+			{cutByBase, nil, false, cutByBase},
+			{cutByBase, nil, true, cutByBase},
+			{cutByAttemptTimeout, nil, true, cutByAttemptTimeout},
+			{cutByDeadline, nil, false, cutByDeadline},
+			{cutByDeadline, nil, true, cutByCaller},                      // the deadline is the caller's
+			{cutByDeadline, context.DeadlineExceeded, true, cutByCaller}, // both timers fired
+			{cutByAttemptTimeout, context.Canceled, false, cutByCaller},  // the caller's cancellation first
+			{cutByAttemptTimeout, context.DeadlineExceeded, false, cutByAttemptTimeout},
+			{cutByBase, context.DeadlineExceeded, true, cutByCaller}, // its own context noticed first
+			{cutByBase, context.Canceled, false, cutByCaller},
+		} {
+			if got := whatCut(tc.timer, tc.callerErr, tc.callerBound); got != tc.want {
+				t.Errorf("whatCut(%d, %v, %v) = %d, want %d", tc.timer, tc.callerErr, tc.callerBound, got, tc.want)
+			}
+		}
+	})
+	t.Run("settleCut", func(t *testing.T) {
+		base := errors.New("base")
+		wrapped := fmt.Errorf("transport: %w", errAttemptTimeout)
+		for _, tc := range []struct {
+			name      string
+			cut       attemptCut
+			timedOut  bool
+			callerErr error
+			err       error
+			drop      bool
+			want      string // the error's text
+			matches   []error
+		}{
+			{"an answer", cutByBase, false, nil, nil, false, "", nil},
+			{"the base's failure", cutByBase, false, nil, base, false, "base", []error{base}},
+			{"an answer by a hair after the timeout", cutByAttemptTimeout, true, nil, nil, true, errAttemptTimeout.Error(), []error{context.DeadlineExceeded}},
+			{"an answer by a hair after the deadline", cutByDeadline, true, nil, nil, true, errDeadlineCut.Error(), []error{context.DeadlineExceeded}},
+			{"the cause returned", cutByAttemptTimeout, true, nil, wrapped, false, wrapped.Error(), []error{errAttemptTimeout}},
+			{"the context's end reported", cutByDeadline, true, nil, context.Canceled, false, errDeadlineCut.Error(), []error{errDeadlineCut}},
+			{"another error beside the cause", cutByAttemptTimeout, true, nil, base, false, errAttemptTimeout.Error() + " (base)", []error{errAttemptTimeout, base}},
+			{"the caller canceled", cutByCaller, false, context.Canceled, context.Canceled, false, callerCutError{context.Canceled}.Error(), []error{context.Canceled}},
+			{"the caller's deadline", cutByCaller, false, context.DeadlineExceeded, base, false, callerCutError{context.DeadlineExceeded}.Error() + " (base)", []error{context.DeadlineExceeded, base}},
+			{"an answer the caller gave up on", cutByCaller, false, context.Canceled, nil, false, "", nil},
+		} {
+			drop, err := settleCut(tc.cut, tc.timedOut, tc.callerErr, tc.err)
+			got := ""
+			if err != nil {
+				got = err.Error()
+			}
+			if drop != tc.drop || got != tc.want {
+				t.Errorf("%s: settleCut = %v, %q; want %v, %q", tc.name, drop, got, tc.drop, tc.want)
+			}
+			for _, m := range tc.matches {
+				if !errors.Is(err, m) {
+					t.Errorf("%s: %v does not match %v", tc.name, err, m)
+				}
+			}
+			if tc.cut != cutByCaller && errors.Is(err, context.Canceled) {
+				t.Errorf("%s: %v matches context.Canceled, though the caller did not cancel", tc.name, err)
 			}
 		}
 	})

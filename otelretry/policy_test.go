@@ -131,6 +131,60 @@ func TestClassifierNotProcessedKeepsTheObservedClass(t *testing.T) {
 	}
 }
 
+// Evidence is recorded only on the attempt whose decision rests on it: a
+// retry, the resend the proof allowed. A POST whose stream was refused (the
+// classifier's proof) and that its Intent keeps from being resent
+// (stop/intent), or whose body cannot be sent again (stop/not_replayable),
+// keeps its class, refused_stream, but records no retry.evidence.*; the
+// same POST resent records it on the attempt that was resent.
+func TestEvidenceOnlyWhereADecisionRestsOnIt(t *testing.T) {
+	h2 := otelretry.Evidence{Protocol: "h2", Code: 7, Name: "REFUSED_STREAM"}
+	cases := []struct {
+		name         string
+		intent       otelretry.Intent
+		replayable   bool
+		wantDecision string
+		wantEvidence bool
+	}{
+		{"resent", otelretry.Intent{}, true, "retry/classifier", true},
+		{"its intent forbids retries", otelretry.Intent{NoRetry: true}, true, "stop/intent", false},
+		{"its body cannot be sent again", otelretry.Intent{}, false, "stop/not_replayable", false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				h := newHarness(t, []scripted.Step{{Err: errors.New("stream reset")}, {Status: 201}},
+					otelretry.WithBackoff(otelretry.ConstantBackoff(time.Millisecond)), otelretry.WithBodyBuffer(0, 0),
+					otelretry.WithClassifier(func(a otelretry.Answer) otelretry.Classification {
+						if a.Err != nil {
+							return otelretry.NotProcessed(h2)
+						}
+						return otelretry.Classification{}
+					}))
+				req := post(t, otelretry.WithIntent(t.Context(), tc.intent), "http://api.test/orders", "order")
+				if !tc.replayable {
+					req.GetBody = nil
+				}
+				if resp, err := h.transprt.RoundTrip(req); err == nil {
+					resp.Body.Close()
+				}
+				first := h.attempts()[0]
+				if got := attrOf(first, attrs.DecisionKey).AsString() + "/" + attrOf(first, attrs.ReasonKey).AsString(); got != tc.wantDecision {
+					t.Fatalf("first attempt: %s, want %s", got, tc.wantDecision)
+				}
+				if got := attrOf(first, attrs.ErrorClassKey).AsString(); got != string(attrs.ErrorClassRefusedStream) {
+					t.Errorf("error class = %s, want refused_stream", got)
+				}
+				for _, k := range []attribute.Key{attrs.EvidenceProtocolKey, attrs.EvidenceCodeKey, attrs.EvidenceNameKey} {
+					if _, has := spantest.Attr(first, k); has != tc.wantEvidence {
+						t.Errorf("%s present = %v, want %v", k, has, tc.wantEvidence)
+					}
+				}
+			})
+		})
+	}
+}
+
 // NotProcessed without evidence on a timed-out POST is honoured as the
 // user's word: the write is resent, and the attempt keeps its observed
 // class (timeout), records reason classifier, and carries no

@@ -109,9 +109,13 @@ const (
 	// written (ParseRetryAfter).
 	HintSeconds HintUnit = iota
 	// HintMilliseconds: a non-negative decimal number of milliseconds, as
-	// retry-after-ms is written (a fraction is allowed, as openai-go reads
-	// it).
+	// retry-after-ms is written; 0 and a fraction are hints, as openai-go
+	// reads them.
 	HintMilliseconds
+	// HintWholeMilliseconds: a whole number of milliseconds above 0, as
+	// azcore reads retry-after-ms and x-ms-retry-after-ms: 0, a fraction, a
+	// negative or any other value is no hint, and the next header is read.
+	HintWholeMilliseconds
 )
 
 // RetryHint is a response header that carries the server's hint of how
@@ -121,10 +125,14 @@ type RetryHint struct {
 	Unit   HintUnit
 }
 
-// DefaultRetryHints are the hint headers read when no other is configured,
-// in the order azcore checks them: retry-after-ms and x-ms-retry-after-ms
-// (milliseconds: OpenAI, Azure), then Retry-After (RFC 9110). The first
-// one present and well-formed is the hint. Each call returns a new slice.
+// DefaultRetryHints are the hint headers read when no other is configured:
+// retry-after-ms and x-ms-retry-after-ms (milliseconds: OpenAI, Azure),
+// then Retry-After (RFC 9110), the order in which openai-go and azcore
+// check them. The milliseconds are read as openai-go reads them
+// (HintMilliseconds: 0 and fractions are hints); azcore reads them as
+// HintWholeMilliseconds, which WithRetryHints sets for a service whose
+// SDK does (docs/sdk-recipes.md). The first one present and well-formed
+// is the hint. Each call returns a new slice.
 func DefaultRetryHints() []RetryHint {
 	return []RetryHint{
 		{Header: "Retry-After-Ms", Unit: HintMilliseconds},
@@ -149,6 +157,8 @@ func retryHint(h http.Header, hints []RetryHint, now time.Time) (d time.Duration
 		switch hint.Unit {
 		case HintMilliseconds:
 			d, err = parseRetryAfterMs(v[0])
+		case HintWholeMilliseconds:
+			d, err = parseWholeMs(v[0])
 		default:
 			d, err = ParseRetryAfter(v[0], now)
 		}
@@ -180,4 +190,25 @@ func parseRetryAfterMs(value string) (time.Duration, error) {
 		d += time.Duration(f * float64(time.Millisecond))
 	}
 	return d, nil
+}
+
+// parseWholeMs parses a value of a HintWholeMilliseconds header: a whole
+// number of milliseconds above 0 (an optional + sign, as strconv.Atoi,
+// which azcore uses, takes it), at most maxRetryAfter. Any other value is
+// no hint.
+func parseWholeMs(value string) (time.Duration, error) {
+	ms, err := strconv.ParseInt(value, 10, 64)
+	switch {
+	case errors.Is(err, strconv.ErrRange) && ms > 0:
+		return maxRetryAfter, nil
+	case err != nil:
+		return 0, &hintError{problem: hintProblem(value, attrs.HintProblemNotANumber)}
+	case ms < 0:
+		return 0, &hintError{problem: attrs.HintProblemNegative}
+	case ms == 0:
+		return 0, &hintError{problem: attrs.HintProblemZero}
+	case ms > int64(maxRetryAfter/time.Millisecond):
+		return maxRetryAfter, nil
+	}
+	return time.Duration(ms) * time.Millisecond, nil
 }

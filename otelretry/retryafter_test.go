@@ -114,13 +114,52 @@ func TestParseRetryAfterMs(t *testing.T) {
 	}
 }
 
-// The hint is the first header present and well-formed, in azcore's order
-// (retry-after-ms, x-ms-retry-after-ms, Retry-After), after the user's
-// own; a malformed one is skipped and reported, and a hint of 0 is one.
+// HintWholeMilliseconds is azcore's reading of retry-after-ms: a whole
+// number above 0 (strconv.Atoi's, a + sign included); 0, a fraction, a
+// negative or any other value is no hint.
+func TestParseWholeMs(t *testing.T) {
+	cases := []struct {
+		in      string
+		want    time.Duration
+		wantErr bool
+	}{
+		{"1", time.Millisecond, false},
+		{"300", 300 * time.Millisecond, false},
+		{"+300", 300 * time.Millisecond, false},
+		{"86400001", maxRetryAfter, false},
+		{"99999999999999999999999", maxRetryAfter, false},
+		{"0", 0, true},
+		{"-0", 0, true},
+		{"-5", 0, true},
+		{"-99999999999999999999999", 0, true},
+		{"0.5", 0, true},
+		{"300.0", 0, true},
+		{"1e3", 0, true},
+		{" 10", 0, true},
+		{"", 0, true},
+		{"soon", 0, true},
+	}
+	for _, tc := range cases {
+		got, err := parseWholeMs(tc.in)
+		if (err != nil) != tc.wantErr || got != tc.want {
+			t.Errorf("parseWholeMs(%q) = %v, %v; want %v, error=%v", tc.in, got, err, tc.want, tc.wantErr)
+		}
+		if err != nil && !errors.Is(err, errInvalidRetryAfter) {
+			t.Errorf("error %v does not match errInvalidRetryAfter", err)
+		}
+	}
+}
+
+// The hint is the first header present and well-formed, in the defaults'
+// order (retry-after-ms, x-ms-retry-after-ms, Retry-After), after the
+// user's own; a malformed one is skipped and reported, and a hint of 0 is
+// one, unless the header is read as azcore reads it.
 func TestRetryHintOrder(t *testing.T) {
 	now := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
 	defaults := DefaultRetryHints()
 	withOwn := append([]RetryHint{{Header: "X-Ratelimit-Reset-Ms", Unit: HintMilliseconds}}, defaults...)
+	azcore := newConfig([]Option{WithRetryHints(RetryHint{Header: "retry-after-ms", Unit: HintWholeMilliseconds},
+		RetryHint{Header: "x-ms-retry-after-ms", Unit: HintWholeMilliseconds})}).hints
 	cases := []struct {
 		name      string
 		header    http.Header
@@ -138,6 +177,14 @@ func TestRetryHintOrder(t *testing.T) {
 		{"only a malformed one", http.Header{"Retry-After": {"soon"}}, defaults, 0, false, true},
 		{"a hint of 0", http.Header{"Retry-After-Ms": {"0"}}, defaults, 0, true, false},
 		{"the user's own first", http.Header{"X-Ratelimit-Reset-Ms": {"50"}, "Retry-After-Ms": {"800"}}, withOwn, 50 * time.Millisecond, true, false},
+		// The defaults read milliseconds as openai-go does: 0 and a
+		// fraction are hints, and Retry-After is not read.
+		{"defaults: retry-after-ms 0 before Retry-After", http.Header{"Retry-After-Ms": {"0"}, "Retry-After": {"3"}}, defaults, 0, true, false},
+		{"defaults: retry-after-ms 0.5 before Retry-After", http.Header{"Retry-After-Ms": {"0.5"}, "Retry-After": {"3"}}, defaults, 500 * time.Microsecond, true, false},
+		// azcore's reading: 0 and a fraction fall through to the next header.
+		{"azcore: retry-after-ms 0 falls through", http.Header{"Retry-After-Ms": {"0"}, "Retry-After": {"3"}}, azcore, 3 * time.Second, true, true},
+		{"azcore: x-ms-retry-after-ms 0.5 falls through", http.Header{"X-Ms-Retry-After-Ms": {"0.5"}, "Retry-After": {"3"}}, azcore, 3 * time.Second, true, true},
+		{"azcore: a whole number", http.Header{"Retry-After-Ms": {"300"}, "Retry-After": {"3"}}, azcore, 300 * time.Millisecond, true, false},
 	}
 	for _, tc := range cases {
 		d, ok, malformed := retryHint(tc.header, tc.hints, now)

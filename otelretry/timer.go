@@ -36,7 +36,8 @@ type attemptTimer struct {
 const (
 	timerWaiting  int32 = iota // for the response headers
 	timerAnswered              // the headers (or a failure) came in time
-	timerTimedOut              // the timer fired first
+	timerTimedOut              // the timer fired first, bound by the attempt timeout
+	timerDeadline              // the timer fired first, at the operation's deadline
 	timerDraining              // a discarded body is being drained
 )
 
@@ -73,7 +74,19 @@ func (at *attemptTimer) answered() (timedOut bool) {
 }
 
 // timedOut reports whether the timer fired before the answer came.
-func (at *attemptTimer) timedOut() bool { return at.state.Load() == timerTimedOut }
+func (at *attemptTimer) timedOut() bool { return at.cut() != cutByBase }
+
+// cut is what the timer says ended the attempt: the attempt timeout or the
+// operation's deadline when it fired before the answer, else cutByBase.
+func (at *attemptTimer) cut() attemptCut {
+	switch at.state.Load() {
+	case timerTimedOut:
+		return cutByAttemptTimeout
+	case timerDeadline:
+		return cutByDeadline
+	}
+	return cutByBase
+}
 
 // draining bounds a drain: the timer fires after bound, with drainCut.
 func (at *attemptTimer) draining(bound time.Duration, drainCut error) {
@@ -83,10 +96,16 @@ func (at *attemptTimer) draining(bound time.Duration, drainCut error) {
 }
 
 // expire is the timer's function: the answer did not come in time, or a
-// discarded body did not drain within its bound.
+// discarded body did not drain within its bound. Which bound it was, the
+// attempt timeout or the deadline, is read from the time left (a timer
+// fires at its bound or after it), and the cause names it (see whatCut).
 func (at *attemptTimer) expire() {
-	if at.state.CompareAndSwap(timerWaiting, timerTimedOut) {
-		at.cancel(errAttemptTimeout)
+	end, cut := int32(timerTimedOut), cutByAttemptTimeout
+	if at.clock.left() <= 0 {
+		end, cut = timerDeadline, cutByDeadline
+	}
+	if at.state.CompareAndSwap(timerWaiting, end) {
+		at.cancel(cutCause(whatCut(cut, nil, at.clock.callerBound), nil))
 	} else if at.state.Load() == timerDraining {
 		at.cancel(at.drainCut) // which closes the body (see attempt.discard)
 	}

@@ -32,8 +32,10 @@ type phaseAt struct {
 // timeout and 1s left, a request whose cut can be followed up is cut
 // 100ms after it is sent, or 100ms after it is written, but never while
 // its body is uploaded; one whose cut cannot be followed up is cut only
-// while it gets a connection and writes its headers, else at the
-// deadline; and no bound runs past the deadline.
+// while it gets a connection, else at the deadline (an HTTP/2 stream
+// awaited after the connection included); and no bound runs past the
+// deadline. The cause names the bound that fired: the attempt timeout, or
+// the deadline.
 func TestAttemptTimerBoundsEachPhase(t *testing.T) {
 	const timeout = 100 * time.Millisecond
 	cases := []struct {
@@ -54,6 +56,10 @@ func TestAttemptTimerBoundsEachPhase(t *testing.T) {
 		{name: "not retryable, silent base: the deadline", limit: time.Second, wantCut: time.Second},
 		{name: "not retryable, getting a connection", limit: time.Second,
 			phases: []phaseAt{{10 * time.Millisecond, phaseGettingConn}}, wantCut: 110 * time.Millisecond},
+		{name: "not retryable, connection got (an HTTP/2 stream awaited): the deadline", limit: time.Second,
+			phases: []phaseAt{{10 * time.Millisecond, phaseGettingConn}, {50 * time.Millisecond, phaseGotConn}}, wantCut: time.Second},
+		{name: "retryable, connection got keeps the first bound", limit: time.Second, cutRetryable: true,
+			phases: []phaseAt{{10 * time.Millisecond, phaseGettingConn}, {50 * time.Millisecond, phaseGotConn}}, wantCut: 100 * time.Millisecond},
 		{name: "not retryable, written: the deadline", limit: time.Second,
 			phases:  []phaseAt{{10 * time.Millisecond, phaseGettingConn}, {50 * time.Millisecond, phaseHeadersOut}, {500 * time.Millisecond, phaseWritten}},
 			wantCut: time.Second},
@@ -77,13 +83,35 @@ func TestAttemptTimerBoundsEachPhase(t *testing.T) {
 				if cut := time.Since(start); cut != tc.wantCut {
 					t.Errorf("cut at %v, want %v", cut, tc.wantCut)
 				}
-				if cause := context.Cause(ctx); !errors.Is(cause, errAttemptTimeout) || !at.timedOut() {
-					t.Errorf("cause %v, timedOut %v; want errAttemptTimeout and true", cause, at.timedOut())
+				want, wantCut := errAttemptTimeout, cutByAttemptTimeout
+				if tc.wantCut == tc.limit {
+					want, wantCut = errDeadlineCut, cutByDeadline // the cause names the bound that fired
+				}
+				if cause := context.Cause(ctx); cause != want || !at.timedOut() || at.cut() != wantCut {
+					t.Errorf("cause %v, timedOut %v, cut %d; want %v, true, %d", cause, at.timedOut(), at.cut(), want, wantCut)
 				}
 				at.stop()
 			})
 		})
 	}
+}
+
+// At a deadline that is the caller's context's, the timer's cause names
+// the caller, whichever of the two timers fires first.
+func TestAttemptTimerAtTheCallersDeadlineNamesTheCaller(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		caller, stop := context.WithTimeout(context.Background(), 300*time.Millisecond)
+		defer stop()
+		ctx, cancel := context.WithCancelCause(context.Background())
+		c := newClock(time.Now(), time.Second, caller, time.Time{})
+		at := &attemptTimer{}
+		at.init(cancel, &c)
+		at.start(false, false, 100*time.Millisecond) // a write: the deadline bounds it
+		<-ctx.Done()
+		if cause := context.Cause(ctx); cause != (callerCutError{context.DeadlineExceeded}) || at.cut() != cutByDeadline {
+			t.Errorf("cause %v, cut %d; want the caller's deadline, cutByDeadline", cause, at.cut())
+		}
+	})
 }
 
 // An answer that comes before the bound stops the timer: answered reports

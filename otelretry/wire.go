@@ -129,7 +129,10 @@ func (w *wire) gettingConnection(string) {
 }
 
 // gotConnection is httptrace's GotConn hook. A TLS connection tells which
-// protocol its host speaks (see protocols).
+// protocol its host speaks (see protocols). For a request whose cut could
+// not be followed up, the attempt timeout ends here: what follows, an
+// HTTP/2 stream's wait for a slot included, a cut would leave unknown
+// (see attemptBound).
 func (w *wire) gotConnection(info httptrace.GotConnInfo) {
 	if !w.live.Load() {
 		return
@@ -138,6 +141,7 @@ func (w *wire) gotConnection(info httptrace.GotConnInfo) {
 	w.connReused.Store(info.Reused)
 	h2 := w.setup.protocols.memo.learn(w.setup.url, info.Conn, info.Reused)
 	w.connHTTP1.Store(!h2 && !(w.setup.url.Scheme == "http" && w.setup.protocols.h2c))
+	w.setup.timer.entered(phaseGotConn)
 }
 
 // wroteHeaders is httptrace's WroteHeaders hook. A request body is written

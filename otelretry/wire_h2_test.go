@@ -436,3 +436,85 @@ func TestH2cGETsMakeAnOperationSpanAndAnAttemptSpanEach(t *testing.T) {
 		t.Errorf("spans = %d, want 6", n)
 	}
 }
+
+// A write queued behind another request is not made unknown by a cut that
+// buys nothing. A POST (no state check, so a cut after it may have been
+// written could not be followed up) waits 300ms behind a GET that holds
+// the only slot, under a 100ms attempt timeout and a 5s deadline:
+//   - over HTTP/2 (MaxConcurrentStreams 1, a client that keeps to it), it
+//     waits for a stream on a connection it already got: nothing proves a
+//     stream that never opened unsent, so the attempt timeout leaves that
+//     wait to the deadline, and the POST is sent once the GET is answered;
+//   - over HTTP/1.1 (one connection per host), it waits for a connection:
+//     the attempt timeout cuts it, which proves it unsent, and it is
+//     resent until the connection is free.
+//
+// Either way the POST is created once and returned, never unknown. Before,
+// over HTTP/2 the cut ended it check_state (ErrOutcomeUnknown), created 0
+// times.
+func TestWriteQueuedBehindAnotherRequestIsNotUnknown(t *testing.T) {
+	for _, proto := range []string{"HTTP/2", "HTTP/1.1"} {
+		t.Run(proto, func(t *testing.T) {
+			held, release := make(chan struct{}), make(chan struct{})
+			var created atomic.Int32
+			srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				if r.Method == http.MethodGet {
+					close(held)
+					<-release
+					return
+				}
+				io.Copy(io.Discard, r.Body)
+				created.Add(1)
+				w.WriteHeader(http.StatusCreated)
+			}))
+			srv.EnableHTTP2 = proto == "HTTP/2"
+			srv.Config.HTTP2 = &http.HTTP2Config{MaxConcurrentStreams: 1}
+			srv.StartTLS()
+			defer srv.Close()
+			base := srv.Client().Transport.(*http.Transport).Clone()
+			defer base.CloseIdleConnections()
+			base.MaxConnsPerHost = 1
+			base.HTTP2 = &http.HTTP2Config{StrictMaxConcurrentRequests: true}
+			if proto == "HTTP/1.1" {
+				base.Protocols = new(http.Protocols)
+				base.Protocols.SetHTTP1(true)
+			}
+
+			holder := make(chan error, 1)
+			go func() {
+				resp, err := base.RoundTrip(get(t, t.Context(), srv.URL+"/slot"))
+				if err == nil {
+					if resp.ProtoMajor != map[string]int{"HTTP/2": 2, "HTTP/1.1": 1}[proto] {
+						err = fmt.Errorf("the holder went over %s", resp.Proto)
+					}
+					resp.Body.Close()
+				}
+				holder <- err
+			}()
+			<-held
+			time.AfterFunc(300*time.Millisecond, func() { close(release) })
+
+			var results otelretry.Results
+			tr := otelretry.NewTransport(base, otelretry.WithAttemptTimeout(100*time.Millisecond), otelretry.WithDeadline(5*time.Second),
+				otelretry.WithMaxAttempts(10), otelretry.WithBackoff(otelretry.ConstantBackoff(time.Millisecond)), otelretry.WithoutBudget())
+			resp, err := tr.RoundTrip(post(t, otelretry.WithResults(t.Context(), &results), srv.URL+"/orders", "order"))
+			if err == nil {
+				resp.Body.Close()
+			}
+			if err := <-holder; err != nil {
+				t.Fatal(err)
+			}
+			ops := results.Operations()
+			t.Logf("%s: the queued POST: err %v, created %d, %+v", proto, err, created.Load(), ops)
+			if err != nil || resp.StatusCode != http.StatusCreated || errors.Is(err, otelretry.ErrOutcomeUnknown) {
+				t.Errorf("err %v; want the 201", err)
+			}
+			if n := created.Load(); n != 1 {
+				t.Errorf("created %d times, want once", n)
+			}
+			if len(ops) != 1 || ops[0].OutcomeUnknown || ops[0].Outcome != attrs.OutcomeReturn {
+				t.Errorf("operations %+v; want one returned, its outcome known", ops)
+			}
+		})
+	}
+}

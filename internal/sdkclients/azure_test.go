@@ -9,6 +9,7 @@ import (
 	"io"
 	"net/http"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -203,6 +204,71 @@ func TestAzure429Hints(t *testing.T) {
 				}
 				if got == 2 && gap < hint.wait {
 					t.Errorf("gap %v, want at least %v (the hint)", gap, hint.wait)
+				}
+			})
+		}
+	}
+}
+
+// TestAzureMsHintOfZeroFallsThrough: a 429 with retry-after-ms 0 or 0.5
+// and Retry-After: 1, then 200. azcore v1.24.0 accepts in retry-after-ms
+// only a whole number above 0, so it reads Retry-After: at its defaults it
+// waits 1 s before it resends a PUT (2 in 2 tries). otelretry's defaults
+// read retry-after-ms as openai-go does (0 and fractions are hints): a GET
+// is retried after a hint of 0 or 0.5 ms. The recipe reads the headers as
+// azcore does (HintWholeMilliseconds): the GET waits Retry-After's second.
+// The hint otelretry read is what its Backoff was shown.
+func TestAzureMsHintOfZeroFallsThrough(t *testing.T) {
+	for _, ms := range []struct {
+		value string
+		hint  time.Duration // as otelretry's defaults read it
+	}{{"0", 0}, {"0.5", 500 * time.Microsecond}} {
+		for _, tc := range []struct {
+			name     string
+			s        setup
+			key      string
+			executed int
+			tries    int32
+			hint     time.Duration // what otelretry's Backoff was shown; -1: not asked
+			wait     time.Duration // the least gap between the two executions
+		}{
+			{"SDK defaults", sdkDefaults, azureCreate, 2, 2, -1, time.Second},
+			{"SDK defaults", sdkDefaults, azureRead, 2, 1, ms.hint, 0},
+			{"recipe", recipe, azureRead, 2, 1, time.Second, time.Second},
+		} {
+			t.Run(tc.name+"/"+tc.key+"/retry-after-ms "+ms.value, func(t *testing.T) {
+				t.Parallel()
+				f := newCountingServer(t, methodAndPath, azureServe(func(n int, w http.ResponseWriter) bool {
+					if n == 1 {
+						w.Header().Set("retry-after-ms", ms.value)
+						w.Header().Set("Retry-After", "1")
+						azureAnswer(w, 429, `{"error":{"code":"TooManyRequests","message":"slow down"}}`)
+						return true
+					}
+					return false
+				}))
+				var mu sync.Mutex
+				shown := time.Duration(-1)
+				pl, rt := azurePipeline(tc.s, otelretry.WithBackoff(otelretry.AnswerBackoffFunc(func(_ int, a otelretry.Answer) time.Duration {
+					mu.Lock()
+					shown = a.RetryAfter
+					mu.Unlock()
+					return 10 * time.Millisecond
+				})))
+				err := azureCall(t.Context(), pl, f.URL, tc.key)
+				got, gap := f.executed(tc.key), f.gap(tc.key)
+				mu.Lock()
+				defer mu.Unlock()
+				t.Logf("%s: %s 429 retry-after-ms: %s, Retry-After: 1, then 200: executed %d in %d pipeline tries, gap %v, otelretry's hint %v, err %v",
+					tc.name, tc.key, ms.value, got, rt.n.Load(), gap.Round(10*time.Millisecond), shown, err)
+				if err != nil || got != tc.executed || rt.n.Load() != tc.tries {
+					t.Errorf("executed %d in %d tries, err %v; want %d in %d", got, rt.n.Load(), err, tc.executed, tc.tries)
+				}
+				if shown != tc.hint {
+					t.Errorf("otelretry's Backoff was shown a hint of %v, want %v", shown, tc.hint)
+				}
+				if gap < tc.wait {
+					t.Errorf("gap %v, want at least %v", gap, tc.wait)
 				}
 			})
 		}
