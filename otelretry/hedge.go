@@ -17,7 +17,10 @@ import (
 // other attempts are canceled (superseded), their bodies drained or
 // closed. Hedges are attempts: each has its number, its span and its
 // event, and counts against the attempt limit, the operation's one
-// deadline and the retry budget (a hedge is admitted as a retry is). Only
+// deadline and the retry budget: it takes a budget token and a hedge from
+// its dependency's rate where it is admitted, before its preparation, and
+// gives them back if it is not sent. A race's hooks and telemetry run on
+// its attempts' goroutines, under no lock of otelretry's. Only
 // safe methods and requests marked Intent.Repeatable are hedged, never a
 // write (even under an idempotency-key contract: concurrent copies of one
 // key are what servers handle worst), never a body that cannot be
@@ -40,7 +43,8 @@ type Hedging struct {
 	// MaxHedges is how many hedges one operation may try, over its
 	// retries (DefaultMaxHedges when 0), at most one fewer than its
 	// attempts; a hedge refused at its preparation counts. Each hedge of a
-	// hedge waits the delay again.
+	// hedge waits the delay again. Once the operation may send no more,
+	// no delay is armed. Any value is safe: nothing is sized by it.
 	MaxHedges int
 	// MaxRate is the share of a dependency's hedged operations that may
 	// send a hedge (DefaultHedgeRate when 0), with a burst of

@@ -45,6 +45,38 @@ import (
 	"github.com/otelretry/otelretry-go/otelretry"
 )
 
+// One GET answered 200 at once makes one call and returns it, recording
+// one operation and one attempt; with hedging on, an answer before the
+// delay sends no hedge. scripts/getpath.sh traces the package's functions
+// while each runs: the files one GET passes through (CONTRIBUTING.md).
+func TestOneSuccessfulGET(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		opts []otelretry.Option
+	}{
+		{"plain", nil},
+		{"hedged", []otelretry.Option{otelretry.WithHedging(otelretry.Hedging{Delay: 20 * time.Millisecond})}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				h := newHarness(t, []scripted.Step{{Delay: time.Millisecond, Status: 200, Body: "ok"}}, tc.opts...)
+				resp, err := h.client.Get("http://api.test/items")
+				if err != nil {
+					t.Fatal(err)
+				}
+				body, err := io.ReadAll(resp.Body)
+				resp.Body.Close()
+				if err != nil || resp.StatusCode != 200 || string(body) != "ok" {
+					t.Fatalf("got %d %q %v", resp.StatusCode, body, err)
+				}
+				if calls, events := len(h.base.Calls()), h.events(t); calls != 1 || len(events) != 1 || events[0].Decision != "return" {
+					t.Errorf("%d calls, attempts %+v; want one, return", calls, events)
+				}
+			})
+		})
+	}
+}
+
 // The seed's read timeline: 503 (80ms), 503 (80ms), 200 (50ms) under a
 // 400ms deadline with a 40ms backoff.
 func TestSeedReadTimeline(t *testing.T) {
