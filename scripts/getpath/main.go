@@ -71,7 +71,9 @@ func main() {
 	for f := range seen {
 		names = append(names, f)
 	}
-	sort.Slice(names, func(i, j int) bool { return seen[names[i]] > seen[names[j]] || seen[names[i]] == seen[names[j]] && names[i] < names[j] })
+	sort.Slice(names, func(i, j int) bool {
+		return seen[names[i]] > seen[names[j]] || seen[names[i]] == seen[names[j]] && names[i] < names[j]
+	})
 	fmt.Printf("%d files, %d switches between them, %d events\n", len(names), switches, events)
 	for _, f := range names {
 		fmt.Printf("  %-16s %d\n", f, seen[f])
