@@ -4,7 +4,6 @@
 package main
 
 import (
-	"net"
 	"net/http"
 	"time"
 
@@ -41,25 +40,11 @@ type clientParams struct {
 	naiveAttemptTimeout time.Duration // naive: per-attempt timeout (0: none)
 }
 
-// newBase returns a fresh transport with the same settings for every
-// configuration: a large idle pool so that connection reuse is never the
-// bottleneck on loopback.
-func newBase() *http.Transport {
-	return &http.Transport{
-		Proxy:               nil,
-		DialContext:         (&net.Dialer{Timeout: 5 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
-		MaxIdleConns:        2000,
-		MaxIdleConnsPerHost: 2000,
-		IdleConnTimeout:     30 * time.Second,
-		DisableCompression:  true,
-	}
-}
-
 // newClient builds the client of one configuration around a fresh base
 // transport. The caller bounds every operation with context.WithTimeout
 // (p.deadline); no configuration has an http.Client timeout.
 func newClient(name string, p clientParams) (*http.Client, *http.Transport) {
-	base := newBase()
+	base := baselines.NewBase()
 	var rt http.RoundTripper
 	switch name {
 	case "no-retry":
