@@ -29,11 +29,12 @@ func TestNiceStep(t *testing.T) {
 // The plot is well-formed SVG with one panel per configuration (its name,
 // escaped, and its recovery), each with the offered load and the goodput
 // as step lines over the whole run, and the same figures draw the same
-// bytes.
+// bytes. Ticks print as the round numbers they are (0.6 s, not
+// 0.6000000000000001 s).
 func TestPlotDrawsOnePanelPerConfiguration(t *testing.T) {
 	o := defaultOptions()
-	o.before, o.trigger, o.after = time.Second, time.Second, 2*time.Second
-	o.bucket = 500 * time.Millisecond
+	o.before, o.trigger, o.after = 400*time.Millisecond, 200*time.Millisecond, 600*time.Millisecond
+	o.step, o.window, o.tail, o.bucket = 100*time.Millisecond, 200*time.Millisecond, 200*time.Millisecond, 150*time.Millisecond
 	if err := o.normalize(); err != nil {
 		t.Fatal(err)
 	}
@@ -84,7 +85,7 @@ func TestPlotDrawsOnePanelPerConfiguration(t *testing.T) {
 		}
 	}
 	all := strings.Join(texts, "|")
-	for _, want := range []string{"no-retry", "recovery 1.5 s", "a<b", "recovery none"} {
+	for _, want := range []string{"no-retry", "recovery 1.5 s", "a<b", "recovery none", "|0.6 s|", "|1.2 s|", "|300|"} {
 		if !strings.Contains(all, want) {
 			t.Errorf("no text %q in %q", want, all)
 		}
