@@ -3,10 +3,11 @@
 # SPDX-License-Identifier: Apache-2.0
 # Runs the metastable-failure benchmark (issue 43): every configuration in
 # turn, 32 s each (5 s steady, a 2 s capacity drop, 25 s after it), against
-# its own loopback server; about 4.5 min with the eight configurations.
+# its own loopback server; 4 min 19 s with the eight configurations on 2
+# cores.
 #   bash benchmarks/metastable.sh          # full run: the table, and the plot in docs/
 #   bash benchmarks/metastable.sh -after 90s -configs no-retry,failsafehttp-throttler
-#                                          # longer after the trigger (≈ 3.5 min)
+#                                          # longer after the trigger (≈ 3 min 20 s)
 #   bash benchmarks/metastable.sh -smoke   # seconds, for CI (figures meaningless; no plot)
 # Extra flags go to the command (see: go run ./metastable -h).
 #
