@@ -5,8 +5,9 @@
 #
 #   scripts/test.sh           everything: static checks, the API
 #                             compatibility check, unit tests with the race
-#                             detector, the browser tests, benchmark and
-#                             storm smoke runs, fuzzing, the release test
+#                             detector, the browser tests, benchmark,
+#                             storm and metastable smoke runs, fuzzing, the
+#                             release test
 #                             (RELEASING.md's steps, then an outside module
 #                             against the tagged release), compose
 #                             validation, and the end-to-end test against
@@ -117,7 +118,7 @@ if ! command -v chromium >/dev/null 2>&1; then
 fi
 (cd cmd/retryinspect/htmltest && go test -race -count=1 -v ./...)
 
-step "benchmarks module: tests, one iteration of every benchmark, storm smoke"
+step "benchmarks module: tests, one iteration of every benchmark, storm and metastable smoke"
 (cd benchmarks && go test -count=1 ./... && go test ./overhead -run '^$' -bench . -benchtime=1x >/dev/null)
 go test -run '^$' -bench . -benchtime=1x ./metrics >/dev/null
 

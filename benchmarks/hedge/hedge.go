@@ -10,7 +10,6 @@ import (
 	"io"
 	"math/rand/v2"
 	"net/http"
-	"os"
 	"runtime"
 	"slices"
 	"strings"
@@ -18,6 +17,8 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
+
+	"github.com/otelretry/otelretry-go/benchmarks/internal/benchrun"
 )
 
 // options is everything one run depends on.
@@ -178,7 +179,7 @@ func run(o options, w io.Writer) (*report, error) {
 	}
 	e := o.env()
 	p := o.plan()
-	loadStart := loadavg()
+	loadStart := benchrun.Loadavg()
 	fmt.Fprintf(w, "hedge: rate=%d op/s seed=%d (rep r: seed+r) reps=%d deadline=%s phases=%s\n",
 		o.rate, o.seed, o.reps, o.deadline, phaseList(p, o.rate))
 	fmt.Fprintf(w, "hedge: service: %s + exp(mean %s), stalled with p=%.3g x%.0f; true p50=%s p95=%s p99=%s p99.9=%s; brownout p50=%s\n",
@@ -195,7 +196,7 @@ func run(o options, w io.Writer) (*report, error) {
 		runtime.GC()
 	}
 	rep := summarize(o, e, p, turns)
-	rep.GOMAXPROCS, rep.LoadavgStart, rep.LoadavgEnd = runtime.GOMAXPROCS(0), loadStart, loadavg()
+	rep.GOMAXPROCS, rep.LoadavgStart, rep.LoadavgEnd = runtime.GOMAXPROCS(0), loadStart, benchrun.Loadavg()
 	printTable(w, rep)
 	if o.jsonPath != "" {
 		if err := writeJSON(o.jsonPath, rep); err != nil {
@@ -211,16 +212,6 @@ func phaseList(p plan, rate int) string {
 		parts = append(parts, fmt.Sprintf("%s:%d ops (~%s)", ph.name, ph.ops, (time.Duration(ph.ops)*time.Second/time.Duration(rate)).Round(100*time.Millisecond)))
 	}
 	return strings.Join(parts, ",")
-}
-
-// loadavg is the machine's 1-minute load, printed so that a run distorted
-// by other work on the machine can be recognized.
-func loadavg() string {
-	b, err := os.ReadFile("/proc/loadavg")
-	if err != nil {
-		return "?"
-	}
-	return strings.Fields(string(b))[0]
 }
 
 // cpuTime is the user and system time the process has used (0 where

@@ -4,9 +4,6 @@
 package main
 
 import (
-	"context"
-	"io"
-	"net"
 	"net/http"
 	"time"
 
@@ -16,12 +13,13 @@ import (
 	metricnoop "go.opentelemetry.io/otel/metric/noop"
 	tracenoop "go.opentelemetry.io/otel/trace/noop"
 
+	"github.com/otelretry/otelretry-go/benchmarks/internal/baselines"
 	"github.com/otelretry/otelretry-go/otelretry"
 )
 
 // configNames lists the configurations of a default run, in order.
 // windowed-budget, grpc-throttle and aws-quota run otelretry's default
-// bounds in a plain retry loop with another budget (budgets.go).
+// bounds in a plain retry loop with another budget (internal/baselines).
 // otelretry-hedging is otelretry with its defaults and adaptive hedging
 // (issue 36): its hedges must not break the bounds its retries keep.
 var configNames = []string{
@@ -42,31 +40,17 @@ type clientParams struct {
 	naiveAttemptTimeout time.Duration // naive: per-attempt timeout (0: none)
 }
 
-// newBase returns a fresh transport with the same settings for every
-// configuration: a large idle pool so that connection reuse is never the
-// bottleneck on loopback.
-func newBase() *http.Transport {
-	return &http.Transport{
-		Proxy:               nil,
-		DialContext:         (&net.Dialer{Timeout: 5 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
-		MaxIdleConns:        2000,
-		MaxIdleConnsPerHost: 2000,
-		IdleConnTimeout:     30 * time.Second,
-		DisableCompression:  true,
-	}
-}
-
 // newClient builds the client of one configuration around a fresh base
 // transport. The caller bounds every operation with context.WithTimeout
 // (p.deadline); no configuration has an http.Client timeout.
 func newClient(name string, p clientParams) (*http.Client, *http.Transport) {
-	base := newBase()
+	base := baselines.NewBase()
 	var rt http.RoundTripper
 	switch name {
 	case "no-retry":
 		rt = base
 	case "naive":
-		rt = &naive{next: base, attempts: 3, backoff: p.naiveBackoff, attemptTimeout: p.naiveAttemptTimeout}
+		rt = baselines.Naive(baselines.WithAttemptTimeout(base, p.naiveAttemptTimeout), 3, p.naiveBackoff)
 	case "otelretry":
 		rt = otelretry.NewTransport(base,
 			otelretry.WithDeadline(p.deadline),
@@ -94,11 +78,11 @@ func newClient(name string, p clientParams) (*http.Client, *http.Transport) {
 			otelretry.WithTracerProvider(tracenoop.NewTracerProvider()),
 			otelretry.WithMeterProvider(metricnoop.NewMeterProvider()))
 	case "windowed-budget":
-		rt = newBudgeted(base, newWindowedBudget())
+		rt = baselines.NewBudgeted(base, baselines.NewWindowedBudget())
 	case "grpc-throttle":
-		rt = newBudgeted(base, newGRPCThrottle())
+		rt = baselines.NewBudgeted(base, baselines.NewGRPCThrottle())
 	case "aws-quota":
-		rt = newBudgeted(base, newAWSQuota())
+		rt = baselines.NewBudgeted(base, baselines.NewAWSQuota())
 	case "retryablehttp":
 		c := retryablehttp.NewClient()
 		c.RetryMax = 2 // 3 attempts
@@ -115,62 +99,4 @@ func newClient(name string, p clientParams) (*http.Client, *http.Transport) {
 		return nil, nil
 	}
 	return &http.Client{Transport: rt}, base
-}
-
-// naive is the retry loop people write first: a fixed number of attempts,
-// a constant pause with no jitter, no budget, retrying 503 and transport
-// errors. Each attempt gets attemptTimeout (the operation deadline split
-// across the attempts), so a hanging server is retried too.
-type naive struct {
-	next           http.RoundTripper
-	attempts       int
-	backoff        time.Duration
-	attemptTimeout time.Duration
-}
-
-func (n *naive) RoundTrip(req *http.Request) (*http.Response, error) {
-	ctx := req.Context()
-	var (
-		resp *http.Response
-		err  error
-	)
-	for i := 1; ; i++ {
-		actx, cancel := ctx, context.CancelFunc(func() {})
-		if n.attemptTimeout > 0 {
-			actx, cancel = context.WithTimeout(ctx, n.attemptTimeout)
-		}
-		resp, err = n.next.RoundTrip(req.WithContext(actx))
-		retry := err != nil || resp.StatusCode == http.StatusServiceUnavailable
-		if !retry || i >= n.attempts || ctx.Err() != nil {
-			if resp != nil {
-				resp.Body = &cancelBody{ReadCloser: resp.Body, cancel: cancel}
-			} else {
-				cancel()
-			}
-			return resp, err
-		}
-		if resp != nil {
-			_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 4<<10))
-			resp.Body.Close()
-		}
-		cancel()
-		t := time.NewTimer(n.backoff)
-		select {
-		case <-t.C:
-		case <-ctx.Done():
-			t.Stop()
-			return nil, ctx.Err()
-		}
-	}
-}
-
-type cancelBody struct {
-	io.ReadCloser
-	cancel context.CancelFunc
-}
-
-func (b *cancelBody) Close() error {
-	err := b.ReadCloser.Close()
-	b.cancel()
-	return err
 }

@@ -11,7 +11,6 @@ import (
 	"math"
 	"math/rand/v2"
 	"net/http"
-	"os"
 	"runtime"
 	"slices"
 	"sort"
@@ -19,6 +18,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/otelretry/otelretry-go/benchmarks/internal/benchrun"
 )
 
 // options is everything one run depends on. Every configuration gets the
@@ -209,7 +210,7 @@ func run(o options, w io.Writer) ([]result, error) {
 	sc := o.script()
 	fmt.Fprintf(w, "storm: rate=%d op/s clients=%d arrivals=%s seed=%d deadline=%s phases=%s capacity=%d/%d (healthy/brownout) service=%s reject_cost=%s hang_cap=%s naive=3x(backoff %s, attempt timeout %s) window=%s target=%.2f loadavg=%s\n",
 		o.rate, o.clients, o.arrivals, o.seed, o.deadline, phaseList(sc), o.capacity, o.brownoutCapacity, o.service, o.rejectCost, o.hangCap,
-		o.naiveBackoff, o.naiveAttemptTimeout, o.window, o.target, loadavg())
+		o.naiveBackoff, o.naiveAttemptTimeout, o.window, o.target, benchrun.Loadavg())
 	var results []result
 	for _, name := range o.configs {
 		r := runOne(o, name)
@@ -222,16 +223,6 @@ func run(o options, w io.Writer) ([]result, error) {
 		fmt.Fprintln(w, r.line())
 	}
 	return results, nil
-}
-
-// loadavg is the machine's 1-minute load, printed so that a run distorted
-// by other work on the machine can be recognized.
-func loadavg() string {
-	b, err := os.ReadFile("/proc/loadavg")
-	if err != nil {
-		return "?"
-	}
-	return strings.Fields(string(b))[0]
 }
 
 func phaseList(sc *script) string {
@@ -401,11 +392,13 @@ func recoveryTime(recs []opRecord, phaseStart, phaseDur, window, step time.Durat
 			in = append(in, r)
 		}
 	}
-	lastFail := time.Duration(-1)
-	var lastU time.Duration
+	windows := 0
+	if phaseDur >= window {
+		windows = int((phaseDur-window)/step) + 1
+	}
 	lo, hi := 0, 0 // in[lo:hi] are the operations in the current window
-	for u := time.Duration(0); u+window <= phaseDur; u += step {
-		lastU = u
+	from, recovered := benchrun.Recovery(windows, func(k int) bool {
+		u := time.Duration(k) * step
 		for lo < len(in) && in[lo].sched-phaseStart < u {
 			lo++
 		}
@@ -418,18 +411,12 @@ func recoveryTime(recs []opRecord, phaseStart, phaseDur, window, step time.Durat
 				ok++
 			}
 		}
-		if total > 0 && float64(ok)/float64(total) < target {
-			lastFail = u
-		}
-	}
-	switch {
-	case lastFail < 0:
-		return 0
-	case lastFail == lastU:
+		return total > 0 && float64(ok)/float64(total) < target
+	})
+	if !recovered {
 		return math.Inf(1)
-	default:
-		return (lastFail + step).Seconds()
 	}
+	return (time.Duration(from) * step).Seconds()
 }
 
 func printTable(w io.Writer, results []result) {

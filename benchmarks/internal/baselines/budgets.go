@@ -1,7 +1,7 @@
 // Copyright The otelretry Authors
 // SPDX-License-Identifier: Apache-2.0
 
-package main
+package baselines
 
 import (
 	"context"
@@ -16,13 +16,13 @@ import (
 )
 
 // The comparison budgets: published retry-throttling algorithms, each run
-// inside the same retry loop (budgeted) so that only the budget differs
+// inside the same retry loop (Budgeted) so that only the budget differs
 // from otelretry's defaults: 3 attempts, full-jitter backoff from 100 ms to
 // 2 s, no pause the deadline would cut, the same retryable statuses.
 
-// retryModel is a client-wide retry budget for one dependency (the storm
-// has one host, so one state per client).
-type retryModel interface {
+// Model is a client-wide retry budget for one dependency (the benchmarks
+// have one host, so one state per client).
+type Model interface {
 	// start is called before an operation's first attempt.
 	start(op *opBudget)
 	// failed reports an attempt that failed with a retryable status or a
@@ -47,6 +47,10 @@ type grpcThrottle struct {
 	mu                sync.Mutex
 	max, ratio, token float64
 }
+
+// NewGRPCThrottle returns gRPC's retry throttling with A6's example
+// parameters.
+func NewGRPCThrottle() Model { return newGRPCThrottle() }
 
 func newGRPCThrottle() *grpcThrottle { return &grpcThrottle{max: 10, ratio: 0.1, token: 10} }
 
@@ -80,6 +84,9 @@ const (
 	awsTimeoutRetryCost = 10
 	awsNoRetryIncrement = 1
 )
+
+// NewAWSQuota returns the AWS SDKs' standard retry quota.
+func NewAWSQuota() Model { return newAWSQuota() }
 
 func newAWSQuota() *awsQuota { return &awsQuota{tokens: awsCapacity} }
 
@@ -136,6 +143,9 @@ type windowSlot struct {
 }
 
 type windowCounts struct{ deposits, charged int64 }
+
+// NewWindowedBudget returns otelretry's v0.1 budget.
+func NewWindowedBudget() Model { return newWindowedBudget() }
 
 func newWindowedBudget() *windowedBudget {
 	return &windowedBudget{ratioMilli: 100, minRetries: 10, slotWidth: time.Second, start0: time.Now()}
@@ -199,12 +209,14 @@ func (w *windowedBudget) succeeded(_ *opBudget, n int) {
 // default bounds without otelretry.
 type budgeted struct {
 	next     http.RoundTripper
-	model    retryModel
+	model    Model
 	attempts int
 	backoff  otelretry.Backoff
 }
 
-func newBudgeted(next http.RoundTripper, m retryModel) *budgeted {
+// NewBudgeted returns the retry loop with otelretry's default bounds
+// around next, its retries admitted by m.
+func NewBudgeted(next http.RoundTripper, m Model) http.RoundTripper {
 	return &budgeted{next: next, model: m, attempts: otelretry.DefaultMaxAttempts,
 		backoff: otelretry.ExponentialBackoff(otelretry.DefaultBackoffInitial, otelretry.DefaultBackoffMax)}
 }
