@@ -39,6 +39,10 @@ const (
 	// first; it was canceled, and its answer, if any, discarded. It ends
 	// nothing: the other attempt's decision does.
 	DecisionSuperseded Decision = "superseded"
+	// DecisionThrottled stops because the client-side throttle
+	// (otelretry.Throttle) refused the next request to an overloaded
+	// dependency: the first attempt, which is then never sent, or a retry.
+	DecisionThrottled Decision = "throttled"
 )
 
 // Decisions lists every Decision, in declaration order.
@@ -46,7 +50,7 @@ func Decisions() []Decision {
 	return []Decision{
 		DecisionReturn, DecisionRetry, DecisionCheckState, DecisionDeadlineExceeded,
 		DecisionMaxAttempts, DecisionStop, DecisionBudgetExhausted, DecisionCanceled,
-		DecisionSuperseded,
+		DecisionSuperseded, DecisionThrottled,
 	}
 }
 
@@ -81,13 +85,14 @@ const (
 	OutcomeStop             = Outcome(DecisionStop)
 	OutcomeBudgetExhausted  = Outcome(DecisionBudgetExhausted)
 	OutcomeCanceled         = Outcome(DecisionCanceled)
+	OutcomeThrottled        = Outcome(DecisionThrottled)
 )
 
 // Outcomes lists every Outcome, in declaration order.
 func Outcomes() []Outcome {
 	return []Outcome{
 		OutcomeReturn, OutcomeCheckState, OutcomeDeadlineExceeded, OutcomeMaxAttempts,
-		OutcomeStop, OutcomeBudgetExhausted, OutcomeCanceled,
+		OutcomeStop, OutcomeBudgetExhausted, OutcomeCanceled, OutcomeThrottled,
 	}
 }
 
@@ -261,9 +266,12 @@ const (
 	// operation (a hedge) is already in flight: that attempt is the retry,
 	// with no pause of its own (retry).
 	ReasonInFlight Reason = "in_flight"
-	// ReasonHedgeLimit: a hedge was refused by the hedges an operation may
-	// send, or by the dependency's hedge rate (see otelretry.Hedging).
+	// ReasonHedgeLimit: a hedge was refused by the dependency's hedge rate
+	// (see otelretry.Hedging).
 	ReasonHedgeLimit Reason = "hedge_limit"
+	// ReasonThrottle: the client-side throttle refused the request
+	// (throttled, or a hedge refused).
+	ReasonThrottle Reason = "throttle"
 )
 
 // Reasons lists every Reason, in declaration order.
@@ -275,6 +283,7 @@ func Reasons() []Reason {
 		ReasonNotReplayable, ReasonPrepareFailed, ReasonDeadline, ReasonAttemptLimit,
 		ReasonBudget, ReasonPushback, ReasonHostLimit, ReasonCaller, ReasonOverrun,
 		ReasonServerNoRetry, ReasonServerRetry, ReasonOtherAttempt, ReasonInFlight, ReasonHedgeLimit,
+		ReasonThrottle,
 	}
 }
 

@@ -3,7 +3,7 @@
 # SPDX-License-Identifier: Apache-2.0
 # Runs the metastable-failure benchmark (issue 43): every configuration in
 # turn, 32 s each (5 s steady, a 2 s capacity drop, 25 s after it), against
-# its own loopback server; 4 min 19 s with the eight configurations on 2
+# its own loopback server; 4 min 57 s with the nine configurations on 2
 # cores.
 #   bash benchmarks/metastable.sh          # full run: the table, and the plot in docs/
 #   bash benchmarks/metastable.sh -after 90s -configs no-retry,failsafehttp-throttler

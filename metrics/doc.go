@@ -16,6 +16,7 @@
 //	retry.attempt.duration    Float64Histogram s            http.request.method, retry.decision, retry.error_class,
 //	                                                        error.type
 //	retry.backoff.duration    Float64Histogram s            http.request.method
+//	retry.throttled           Int64Counter     {request}    http.request.method
 //
 // error.type (semantic conventions) is set only on what failed: an attempt
 // without a 2xx or 3xx answer (its error class, or its status code) and an
@@ -32,7 +33,11 @@
 // number of dependencies a client talks to. User labels (NewLabels) never
 // carry ids, url.* keys, http.url or http.target.
 //
-// The Recorder creates the six instruments on the Meter it is given. An
+// retry.throttled counts the requests a client-side throttle refused
+// before they started (first attempts, retries, hedges): its share of
+// retry.attempts plus itself is the throttle's rejection rate.
+//
+// The Recorder creates the seven instruments on the Meter it is given. An
 // instrument the Meter cannot create is replaced by a no-op, so telemetry
 // never breaks the request path. The Recorder precomputes attribute sets so
 // that recording an operation does not allocate once its label combinations
@@ -44,7 +49,7 @@
 // dashboards and alerts are written against. The Recorder stays exported
 // so that a retry loop that is not otelretry's Transport (a gRPC client, a
 // queue consumer, a hand-written loop) can feed the same series and reuse
-// the same dashboards: NewRecorder, the three Record methods, what they
-// record (Attempt, Operation, Backoff) and NewLabels are the whole surface,
+// the same dashboards: NewRecorder, the four Record methods, what they
+// record (Attempt, Operation, Backoff, Throttled) and NewLabels are the whole surface,
 // and the transport itself uses nothing else.
 package metrics

@@ -21,7 +21,7 @@ func durationBuckets() []float64 {
 	return []float64{0.005, 0.01, 0.025, 0.05, 0.075, 0.1, 0.25, 0.5, 0.75, 1, 2.5, 5, 7.5, 10}
 }
 
-// instruments are the six instruments a Recorder records on, as the
+// instruments are the seven instruments a Recorder records on, as the
 // package documentation lists them. Each is a usable no-op when the Meter
 // is nil or could not create it, so telemetry never breaks the request
 // path.
@@ -32,13 +32,14 @@ type instruments struct {
 	operationDuration metric.Float64Histogram // the operation's start (RoundTrip called) to its end, pauses and state checks included
 	attemptDuration   metric.Float64Histogram // one network call
 	backoffDuration   metric.Float64Histogram // pauses between attempts
+	throttled         metric.Int64Counter     // requests a client-side throttle refused
 }
 
 // newInstruments creates the instruments on m, and returns the errors of
 // those it could not create joined.
 func newInstruments(m metric.Meter) (instruments, error) {
 	var in instruments
-	var errs [6]error
+	var errs [7]error
 	in.operations, errs[0] = int64Counter(m, "retry.operations", "{operation}",
 		"Logical operations completed, by terminal outcome.")
 	in.attempts, errs[1] = int64Counter(m, "retry.attempts", "{attempt}",
@@ -51,6 +52,8 @@ func newInstruments(m metric.Meter) (instruments, error) {
 		"Duration of single network attempts, until response headers or failure.")
 	in.backoffDuration, errs[5] = durationHistogram(m, "retry.backoff.duration",
 		"Pauses taken before retries.")
+	in.throttled, errs[6] = int64Counter(m, "retry.throttled", "{request}",
+		"Requests a client-side throttle refused before they started: first attempts, retries and hedges.")
 	return in, errors.Join(errs[:]...)
 }
 

@@ -52,7 +52,7 @@ type Operation struct {
 	Duration time.Duration
 }
 
-// Recorder records operations and attempts on the six instruments. It is
+// Recorder records operations and attempts on the seven instruments. It is
 // safe for concurrent use. The zero value is not usable; call NewRecorder.
 type Recorder struct {
 	// off: the meter is nil or the no-op one (metric/noop), so every
@@ -63,6 +63,7 @@ type Recorder struct {
 	operationSets setCache[operationKey]
 	attemptSets   setCache[attemptKey] // add: with the status; record: without
 	backoffSets   setCache[backoffKey]
+	throttledSets setCache[backoffKey] // the same labels
 }
 
 // NewRecorder creates the instruments on m. A nil m records nothing. When
@@ -76,6 +77,7 @@ func NewRecorder(m metric.Meter) (*Recorder, error) {
 	r.operationSets.m.Limit = maxCachedSets
 	r.attemptSets.m.Limit = maxCachedSets
 	r.backoffSets.m.Limit = maxCachedSets
+	r.throttledSets.m.Limit = maxCachedSets
 	var err error
 	r.instruments, err = newInstruments(m)
 	return r, err
@@ -88,6 +90,15 @@ type Backoff struct {
 	// Labels are extra low-cardinality labels (see NewLabels).
 	Labels   attribute.Set
 	Duration time.Duration
+}
+
+// Throttled is what the Recorder needs to know about one request a
+// client-side throttle refused.
+type Throttled struct {
+	Method        string
+	ServerAddress string
+	// Labels are extra low-cardinality labels (see NewLabels).
+	Labels attribute.Set
 }
 
 // NewLabels returns extra labels for the retry metrics, from a user's
@@ -201,6 +212,19 @@ func (r *Recorder) RecordBackoff(ctx context.Context, b Backoff) {
 	k := backoffKey{method: attrs.MethodValue(b.Method), server: b.ServerAddress, labels: b.Labels.Equivalent()}
 	opts := r.backoffSets.get(k, func() []attribute.KeyValue { return r.base(k.method, k.server, b.Labels) })
 	r.backoffDuration.Record(ctx, b.Duration.Seconds(), opts.record...)
+}
+
+// RecordThrottled records one request a client-side throttle refused on
+// retry.throttled. Its share of the requests, rate(retry.throttled) /
+// (rate(retry.attempts) + rate(retry.throttled)), is the throttle's
+// rejection rate.
+func (r *Recorder) RecordThrottled(ctx context.Context, t Throttled) {
+	if r.off {
+		return
+	}
+	k := backoffKey{method: attrs.MethodValue(t.Method), server: t.ServerAddress, labels: t.Labels.Equivalent()}
+	opts := r.throttledSets.get(k, func() []attribute.KeyValue { return r.base(k.method, k.server, t.Labels) })
+	r.throttled.Add(ctx, 1, opts.add...)
 }
 
 // withErrorType returns kv plus error.type when t is set, in a slice of

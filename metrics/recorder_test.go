@@ -203,7 +203,7 @@ func TestMethodLabelBoundsCardinality(t *testing.T) {
 		rec.RecordOperation(ctx, metrics.Operation{Method: in, Outcome: attrs.OutcomeReturn, Attempts: 2, Duration: time.Millisecond})
 		got := collect(t, reader)
 		if len(got) != 6 {
-			t.Fatalf("method %q: %d instruments recorded, want 6", in, len(got))
+			t.Fatalf("method %q: %d instruments recorded, want 6 (retry.throttled records nothing here)", in, len(got))
 		}
 		for name, m := range got {
 			var labels []attribute.Set
@@ -301,5 +301,29 @@ func TestWarmRecordingWithLabelsDoesNotAllocate(t *testing.T) {
 	record()
 	if n := testing.AllocsPerRun(200, record); n != 0 {
 		t.Fatalf("warm recording with labels allocated %v times, want 0", n)
+	}
+}
+
+// A request a client-side throttle refused counts on retry.throttled, by
+// method (and server.address when given), so that its share of the
+// requests (with retry.attempts) is the throttle's rejection rate.
+func TestRecordThrottled(t *testing.T) {
+	rec, reader := newRecorder(t)
+	ctx := context.Background()
+	for range 3 {
+		rec.RecordThrottled(ctx, metrics.Throttled{Method: "GET"})
+	}
+	rec.RecordThrottled(ctx, metrics.Throttled{Method: "POST", ServerAddress: "api.test"})
+	m, ok := collect(t, reader)["retry.throttled"]
+	if !ok || m.Unit != "{request}" {
+		t.Fatalf("retry.throttled: %+v", m)
+	}
+	got := map[attribute.Distinct]int64{}
+	for _, dp := range m.Data.(metricdata.Sum[int64]).DataPoints {
+		got[dp.Attributes.Equivalent()] = dp.Value
+	}
+	byGet, post := set(get), set(attrs.HTTPRequestMethodKey.String("POST"), attrs.ServerAddressKey.String("api.test"))
+	if len(got) != 2 || got[byGet.Equivalent()] != 3 || got[post.Equivalent()] != 1 {
+		t.Errorf("retry.throttled = %v", got)
 	}
 }

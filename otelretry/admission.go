@@ -24,11 +24,26 @@ import (
 //   - an answer on which nothing is asked (a success, a failure that ends
 //     the operation) is only counted (observe).
 //
-// It holds no lock of its own: each of the Budget and the hedger takes
-// its own, and calls no user code under it.
+// With a client-side throttle (WithThrottle), every request passes it
+// here too, the first attempt included, after the budget and the rate:
+// it counts what each answer tells it.
+//
+// It holds no lock of its own: each of the Budget, the hedger and the
+// Throttle takes its own, and calls no user code under it.
 type admission struct {
-	budget *Budget // nil: WithoutBudget
-	hedger *hedger
+	budget   *Budget // nil: WithoutBudget
+	hedger   *hedger
+	throttle *Throttle // nil: off
+}
+
+// first decides whether an operation's first attempt to key may start at
+// now: "" when admitted, else ReasonThrottle. Only the throttle refuses a
+// first attempt.
+func (g *admission) first(key string, now time.Time) attrs.Reason {
+	if g.throttle != nil && !g.throttle.admit(key, now) {
+		return attrs.ReasonThrottle
+	}
+	return ""
 }
 
 // retry charges failed (the answer the retry is asked on; the zero value
@@ -36,36 +51,55 @@ type admission struct {
 // whether the retry may start at startAt: "" when admitted, else the
 // refusal's reason.
 func (g *admission) retry(key string, now, startAt time.Time, failed budgetObservation) attrs.Reason {
-	if g.budget == nil {
-		return ""
+	g.count(key, now, failed)
+	if g.budget != nil {
+		if reason := g.budget.retry(key, now, startAt, failed); reason != "" {
+			return reason
+		}
 	}
-	return g.budget.retry(key, now, startAt, failed)
+	return g.first(key, now)
 }
 
 // observe counts an answer on which no retry is asked.
 func (g *admission) observe(key string, now time.Time, o budgetObservation) {
+	g.count(key, now, o)
 	if g.budget != nil {
 		g.budget.record(key, now, o)
 	}
 }
 
+// count tells the throttle what an answer came to.
+func (g *admission) count(key string, now time.Time, o budgetObservation) {
+	if g.throttle == nil {
+		return
+	}
+	if counted, accepted := throttleCount(o); counted {
+		g.throttle.record(key, now, accepted)
+	}
+}
+
 // hedge takes what a hedge of budget key budgetKey, to dependency dep,
-// costs at now: a budget token, then a hedge from the dependency's rate.
-// It returns the budget's refusal, or whether the rate allowed it; the
-// token a refused rate leaves is given back at once.
+// costs at now: a budget token, then a hedge from the dependency's rate,
+// then the throttle's admission. It returns the budget's or the
+// throttle's refusal, or whether the rate allowed it; what a refusal
+// leaves taken is given back at once.
 func (g *admission) hedge(budgetKey, dep string, now time.Time, rate float64) (attrs.Reason, bool) {
 	if g.budget != nil {
 		if reason := g.budget.hedge(budgetKey, now); reason != "" {
 			return reason, false
 		}
 	}
-	if g.hedger.take(dep, rate) {
-		return "", true
+	if !g.hedger.take(dep, rate) {
+		if g.budget != nil {
+			g.budget.giveBack(budgetKey, now)
+		}
+		return "", false
 	}
-	if g.budget != nil {
-		g.budget.giveBack(budgetKey, now)
+	if reason := g.first(budgetKey, now); reason != "" {
+		g.giveBack(budgetKey, dep, now, rate)
+		return reason, false
 	}
-	return "", false
+	return "", true
 }
 
 // giveBack returns what hedge took for a hedge that was admitted and not

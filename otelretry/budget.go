@@ -362,6 +362,9 @@ type budgetObservation struct {
 	// hinted: the answer carried a hint, 0 included: a 429 that says how
 	// long to wait is held for that long, not for the 429 hold.
 	hinted bool
+	// errored: no answer, a transport error (the caller's cancellation
+	// excluded), a hedge's too, which costs the budget nothing more.
+	errored bool
 }
 
 // neutral reports whether o changes nothing (a 404, a 500 not retried,

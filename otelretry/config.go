@@ -175,10 +175,12 @@ type config struct {
 	backoff        Backoff
 	budget         *Budget
 	noBudget       bool
-	stateCheck     StateCheckFunc
-	classifier     Classifier
-	prepare        PrepareFunc
-	trustResends   bool
+	// throttle is WithThrottle's, nil when off.
+	throttle     *Throttle
+	stateCheck   StateCheckFunc
+	classifier   Classifier
+	prepare      PrepareFunc
+	trustResends bool
 
 	bodyBufferPerRequest, bodyBufferTotal int64
 
@@ -598,6 +600,20 @@ func WithBudget(b *Budget) Option {
 		if b != nil {
 			c.budget = b
 			c.noBudget = false
+		}
+	})
+}
+
+// WithThrottle turns on client-side adaptive throttling (see Throttle):
+// each request to a dependency that refuses or times out more than it
+// accepts is refused locally, before it starts, with the SRE book's
+// probability. Pass the same Throttle to several Transports to throttle
+// their combined load; otelretry.NewThrottle() has the defaults. Nil is
+// ignored. Default: off.
+func WithThrottle(t *Throttle) Option {
+	return optionFunc(func(c *config) {
+		if t != nil {
+			c.throttle = t
 		}
 	})
 }

@@ -29,6 +29,10 @@ var (
 	// ErrNotReplayable: a retry was needed but the request body cannot be
 	// sent twice (no GetBody).
 	ErrNotReplayable = errors.New("otelretry: request body cannot be replayed")
+	// ErrThrottled: the client-side throttle (WithThrottle) refused a
+	// request to a dependency that is refusing or timing out: the first
+	// attempt, which was never sent, or a retry.
+	ErrThrottled = errors.New("otelretry: refused by the client-side throttle")
 )
 
 // errNilURL rejects a request that names no URL.
@@ -49,8 +53,9 @@ type Error struct {
 	// because the caller (its cancellation or its deadline) or the
 	// operation's deadline ended the operation first, or the first
 	// attempt's preparation failed (its body could not be had, or the
-	// PrepareFunc failed or changed what the policy judged). The retry
-	// budget never holds back a first call.
+	// PrepareFunc failed or changed what the policy judged), or the
+	// client-side throttle (WithThrottle) refused it. The retry budget
+	// never holds back a first call.
 	Attempts int
 	// Err is the last cause: the last attempt's transport error, or nil.
 	Err error
@@ -149,6 +154,8 @@ func (e *Error) Unwrap() []error {
 		errs = append(errs, ErrMaxAttempts)
 	case attrs.OutcomeBudgetExhausted:
 		errs = append(errs, ErrBudgetExhausted)
+	case attrs.OutcomeThrottled:
+		errs = append(errs, ErrThrottled)
 	}
 	if e.unknownWrite {
 		errs = append(errs, ErrOutcomeUnknown)

@@ -171,7 +171,14 @@ func (op *operation) run(held *holdings) (*http.Response, error, verdict) {
 	var p progress
 	for n := 1; ; n++ {
 		now := op.clock.since()
-		if v := decide(op.inputAt(phaseBeforeCall, now, &p)); !v.goAhead() {
+		in := op.inputAt(phaseBeforeCall, now, &p)
+		v := decide(in)
+		if v.goAhead() && n == 1 && op.t.gate.throttle != nil {
+			// The first attempt passes the admission too, with a
+			// client-side throttle: it refuses a request before it starts.
+			v = decide(in.withBudget(op.t.gate.first(op.budgetKey, op.clock.at(now))))
+		}
+		if !v.goAhead() {
 			p = p.abandon(op.abandonPlanned(&p, p.lastNumber()+1, v))
 			return nil, op.fail(v, errors.Join(op.callerErr(), op.setup.bodies.err()), nil, now, &p, held), v
 		}

@@ -113,8 +113,10 @@ type input struct {
 	// answer.
 	drainFloor time.Duration
 
-	// budget is the retry budget's answer once budgetAsked: "" when
-	// allowed, else the refusal's reason.
+	// budget is the admission's answer once budgetAsked (the retry budget,
+	// or the client-side throttle: see admission): "" when allowed, else
+	// the refusal's reason. Before a call it is asked of the first attempt
+	// only, and only the throttle refuses one.
 	budgetAsked bool
 	budget      attrs.Reason
 
@@ -301,8 +303,20 @@ func decideBeforeCall(in input) verdict {
 		return verdict{decision: attrs.DecisionDeadlineExceeded, reason: attrs.ReasonCaller}
 	case in.remaining <= 0:
 		return verdict{decision: attrs.DecisionDeadlineExceeded, reason: deadlineReason(in)}
+	case in.phase == phaseBeforeCall && in.budget != "":
+		return refused(in.budget)
 	}
 	return verdict{}
+}
+
+// refused is the verdict of a request the admission refused: throttled
+// when the client-side throttle did, budget_exhausted when the retry
+// budget did.
+func refused(reason attrs.Reason) verdict {
+	if reason == attrs.ReasonThrottle {
+		return verdict{decision: attrs.DecisionThrottled, reason: reason}
+	}
+	return verdict{decision: attrs.DecisionBudgetExhausted, reason: reason}
 }
 
 // decidePrepared decides whether a prepared attempt may be sent: its body
@@ -458,7 +472,7 @@ func applyLimits(in input, pause time.Duration, why attrs.Reason) verdict {
 	case !in.budgetAsked:
 		return verdict{decision: attrs.DecisionRetry, pause: pause, drain: drain, reason: why, needBudget: true}
 	case in.budget != "":
-		return verdict{decision: attrs.DecisionBudgetExhausted, reason: in.budget}
+		return refused(in.budget)
 	default:
 		return verdict{decision: attrs.DecisionRetry, pause: pause, drain: drain, reason: why}
 	}
@@ -492,7 +506,7 @@ func decideHedge(in input) verdict {
 	case !in.budgetAsked:
 		return verdict{needBudget: true}
 	case in.budget != "":
-		return verdict{decision: attrs.DecisionBudgetExhausted, reason: in.budget}
+		return refused(in.budget)
 	case !in.rateAsked:
 		return verdict{needRate: true}
 	case !in.rateAllowed:
@@ -619,7 +633,22 @@ func budgetCharge(in input, retryAfter time.Duration, hinted, hedge bool) budget
 		status:   in.status,
 		pushback: retryAfter,
 		hinted:   hinted,
+		errored:  in.class != "",
 	}
+}
+
+// throttleCount is what an attempt's answer tells the client-side
+// throttle (see Throttle): counted, a request that was answered or failed
+// (not the caller's cancellation, nor an attempt superseded by its hedge:
+// the zero observation); accepted, an answer other than 429 and 503.
+func throttleCount(o budgetObservation) (counted, accepted bool) {
+	switch {
+	case o.status != 0:
+		return true, o.status != http.StatusTooManyRequests && o.status != http.StatusServiceUnavailable
+	case o.errored:
+		return true, false
+	}
+	return false, false
 }
 
 // hedgeMayFollow reports whether an operation may still send a hedge, with

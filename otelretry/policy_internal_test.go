@@ -267,7 +267,7 @@ func FuzzDecide(f *testing.F) {
 		flags, race uint8) {
 		classes := attrs.ErrorClasses()
 		classifiers := []Classification{{}, Retryable(time.Duration(backoffMs%97) * msec), NotRetryable(), NotProcessed(Evidence{Protocol: "h2"})}
-		budgets := []attrs.Reason{"", attrs.ReasonBudget, attrs.ReasonPushback, attrs.ReasonHostLimit}
+		budgets := []attrs.Reason{"", attrs.ReasonBudget, attrs.ReasonPushback, attrs.ReasonHostLimit, attrs.ReasonThrottle}
 		states := []attrs.StateCheckResult{attrs.StateApplied, attrs.StateNotApplied, attrs.StateUnknown, "garbage"}
 		in := input{
 			phase: phase(phaseIdx % 5), repeatable: repeatable, status: status, retryableStatus: retryableStatus,
@@ -600,6 +600,7 @@ type decisionRow struct {
 var (
 	hedging      = []phase{phaseHedge}
 	before       = []phase{phaseBeforeCall, phasePrepared}
+	beforeFirst  = []phase{phaseBeforeCall}
 	prepared     = []phase{phasePrepared}
 	afterAttempt = []phase{phaseAttempt}
 	afterCheck   = []phase{phaseStateCheck}
@@ -646,6 +647,8 @@ func refLimits(in input, pause time.Duration, why attrs.Reason) verdict {
 		return verdict{decision: attrs.DecisionStop, reason: attrs.ReasonNotReplayable}
 	case !in.budgetAsked:
 		return verdict{decision: attrs.DecisionRetry, pause: pause, drain: drain, reason: why, needBudget: true}
+	case in.budget == attrs.ReasonThrottle:
+		return verdict{decision: attrs.DecisionThrottled, reason: in.budget}
 	case in.budget != "":
 		return verdict{decision: attrs.DecisionBudgetExhausted, reason: in.budget}
 	}
@@ -667,6 +670,15 @@ var decisionRows = []decisionRow{
 		func(in input) bool { return in.remaining <= 0 && in.afterRetry }, is(attrs.DecisionDeadlineExceeded, attrs.ReasonOverrun)},
 	{before, "no time left", "any", "`deadline_exceeded`, no call made", "`deadline`",
 		func(in input) bool { return in.remaining <= 0 }, is(attrs.DecisionDeadlineExceeded, attrs.ReasonDeadline)},
+	{beforeFirst, "the client-side throttle (`WithThrottle`) refused the operation's first attempt (the admission asks nothing else of a first attempt)", "any",
+		"`throttled`, no call made", "`throttle`",
+		func(in input) bool { return in.budget != "" },
+		func(in input) verdict {
+			if in.budget != attrs.ReasonThrottle {
+				return verdict{decision: attrs.DecisionBudgetExhausted, reason: in.budget}
+			}
+			return verdict{decision: attrs.DecisionThrottled, reason: in.budget}
+		}},
 	{prepared, "`GetBody` failed", "any", "`stop`, no call made", "`not_replayable`",
 		func(in input) bool { return in.bodyUnavailable }, is(attrs.DecisionStop, attrs.ReasonNotReplayable)},
 	{prepared, "the `PrepareFunc` failed, or changed the method, the host or (after the first attempt) the idempotency-key contract's headers", "any",
@@ -777,8 +789,11 @@ var hedgeRows = []decisionRow{
 	{hedging, "no time left", "any", "no hedge", "`deadline`",
 		func(in input) bool { return in.remaining <= 0 }, is(attrs.DecisionDeadlineExceeded, attrs.ReasonDeadline)},
 	{hedging, "the retry budget refuses: a hold, a full host table, or too few tokens for the host to keep more than half once the hedge takes one", "any", "no hedge", "`budget`, `pushback` or `host_limit`",
-		func(in input) bool { return in.budgetAsked && in.budget != "" },
+		func(in input) bool { return in.budgetAsked && in.budget != "" && in.budget != attrs.ReasonThrottle },
 		func(in input) verdict { return verdict{decision: attrs.DecisionBudgetExhausted, reason: in.budget} }},
+	{hedging, "the client-side throttle (`WithThrottle`) refuses it (its budget token and its hedge are given back)", "any", "no hedge", "`throttle`",
+		func(in input) bool { return in.budgetAsked && in.budget == attrs.ReasonThrottle },
+		is(attrs.DecisionThrottled, attrs.ReasonThrottle)},
 	{hedging, "the dependency's hedge rate (`MaxRate`) has no hedge left (the budget's token is given back)", "any", "no hedge", "`hedge_limit`",
 		func(in input) bool { return in.budgetAsked && in.rateAsked && !in.rateAllowed }, is(attrs.DecisionStop, attrs.ReasonHedgeLimit)},
 }
@@ -835,6 +850,8 @@ func whenOf(ps []phase) string {
 	switch {
 	case slices.Equal(ps, before):
 		return "before a call"
+	case slices.Equal(ps, beforeFirst):
+		return "before the first call"
 	case slices.Equal(ps, prepared):
 		return "once prepared"
 	case slices.Equal(ps, afterAttempt):

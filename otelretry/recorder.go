@@ -345,9 +345,19 @@ func (r *recorder) recordAttempt(o *opRecord, span trace.Span, ev *attemptEvent)
 		ErrorType:     ev.errorType(),
 		Duration:      ev.elapsed,
 	})
+	if ev.verdict.reason == attrs.ReasonThrottle {
+		r.recordThrottled(o) // the retry the attempt asked for
+	}
 	if own {
 		span.End()
 	}
+}
+
+// recordThrottled counts a request the client-side throttle refused: a
+// first attempt (the operation ends with none), a retry (its attempt's
+// verdict) or a hedge (its hedge_refused event).
+func (r *recorder) recordThrottled(o *opRecord) {
+	r.metrics.RecordThrottled(o.ctx, metrics.Throttled{Method: o.method, ServerAddress: r.metricServer(o), Labels: o.labels})
 }
 
 // addEvents adds the attempt span's events: the extra writes on the wire,
@@ -434,6 +444,9 @@ func (r *recorder) recordAbandoned(o *opRecord, number int, v verdict) {
 // have hedged, the delay, and the reason of the verdict that refused it),
 // at the time it was.
 func (r *recorder) recordHedge(o *opRecord, event string, number, of int, delay time.Duration, v verdict, at time.Time) {
+	if v.reason == attrs.ReasonThrottle {
+		r.recordThrottled(o)
+	}
 	if !o.recording {
 		return
 	}
@@ -492,6 +505,9 @@ func (r *recorder) endOperation(o *opRecord, e operationEnd) {
 		}
 	}
 	o.span.End()
+	if e.verdict.reason == attrs.ReasonThrottle && e.attempts == 0 {
+		r.recordThrottled(o) // the first attempt, never sent
+	}
 	r.logOperation(o, &e, errorType)
 	r.metrics.RecordOperation(o.ctx, metrics.Operation{
 		Method:        o.method,

@@ -75,7 +75,7 @@ func NewTransport(base http.RoundTripper, opts ...Option) *Transport {
 			otelhttp.WithSpanNameFormatter(func(_ string, r *http.Request) string { return name(r) }))
 	}
 	t.shared = shared{cfg: cfg, policy: cfg.policyConfig(), retryable: cfg.statusSet(), budget: budget,
-		hedger: hedger, gate: admission{budget: budget, hedger: hedger}, sender: sender{
+		hedger: hedger, gate: admission{budget: budget, hedger: hedger, throttle: cfg.throttle}, sender: sender{
 			mode:   mode,
 			base:   base,
 			client: client,

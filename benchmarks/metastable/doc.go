@@ -49,8 +49,9 @@
 //     0.1);
 //   - otelretry: at its defaults, but for the deadline and attempt timeout
 //     above;
-//   - otelretry-throttle: otelretry with its client-side throttle, run
-//     once throttleOptions (configs.go) is filled.
+//   - otelretry-throttle: otelretry with its client-side throttle
+//     (WithThrottle: K 2, at most 0.9 refused) over a window of
+//     -throttle-window (500 ms, a quarter of the trigger).
 //
 // Figures, per configuration:
 //   - goodput, in operations per second: the operations that arrived in a

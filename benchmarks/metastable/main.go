@@ -34,6 +34,7 @@ func main() {
 	flag.DurationVar(&o.bucket, "bucket", o.bucket, "the plot's resolution")
 	flag.DurationVar(&o.tail, "tail", o.tail, "the table's last column: goodput over the run's last stretch this long")
 	flag.StringVar(&o.plot, "plot", "", "write the plot of goodput over time (SVG) to this file")
+	flag.DurationVar(&throttleWindow, "throttle-window", throttleWindow, "otelretry-throttle: the throttle's window")
 	configs := flag.String("configs", strings.Join(o.configs, ","), "configurations to run, in order")
 	flag.Parse()
 	o.configs = strings.Split(*configs, ",")

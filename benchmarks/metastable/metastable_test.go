@@ -16,8 +16,6 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
-
-	"github.com/otelretry/otelretry-go/otelretry"
 )
 
 // TestSmoke runs the whole benchmark in smoke mode, with the traffic split
@@ -106,59 +104,49 @@ func TestSmoke(t *testing.T) {
 	}
 }
 
-// The throttle's slot: empty, its configuration is neither run by
-// default nor accepted; filled, it runs otelretry with the slot's options,
-// a fresh set per client.
-func TestThrottleSlot(t *testing.T) {
-	if throttleOptions != nil {
-		t.Skip("the slot is filled")
-	}
-	if slices.Contains(defaultConfigs(), "otelretry-throttle") {
-		t.Fatal("otelretry-throttle runs by default with its slot empty")
+// otelretry-throttle runs by default, and throttles each client on its
+// own: against a server that answers only 503, it sends fewer requests
+// than operations (the throttle refuses first attempts), where otelretry
+// alone retries; a fresh client of it is not throttled by another's
+// history.
+func TestThrottleConfiguration(t *testing.T) {
+	if !slices.Contains(defaultConfigs(), "otelretry-throttle") {
+		t.Fatal("otelretry-throttle is not in the default run")
 	}
 	o := defaultOptions()
-	o.configs = []string{"otelretry-throttle"}
-	if err := o.normalize(); err == nil {
-		t.Fatal("otelretry-throttle accepted with its slot empty")
-	}
-
-	calls := 0
-	throttleOptions = func() []otelretry.Option {
-		calls++
-		return []otelretry.Option{otelretry.WithMaxAttempts(1)}
-	}
-	defer func() { throttleOptions = nil }()
-	if !slices.Contains(defaultConfigs(), "otelretry-throttle") {
-		t.Fatal("otelretry-throttle left out with its slot filled")
-	}
+	o.configs = []string{"otelretry", "otelretry-throttle"}
 	if err := o.normalize(); err != nil {
 		t.Fatal(err)
 	}
-	// Against a server answering 503, otelretry retries; with the slot's
-	// options (here one attempt at most) it does not.
 	var requests atomic.Int32
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 		requests.Add(1)
 		w.WriteHeader(http.StatusServiceUnavailable)
 	}))
 	defer srv.Close()
-	send := func(name string) int32 {
+	send := func(client *http.Client, ops int) int32 {
 		requests.Store(0)
-		client, base := configs[name].client(o)
-		defer base.CloseIdleConnections()
-		req, _ := http.NewRequestWithContext(context.Background(), http.MethodGet, srv.URL, nil)
-		if resp, err := client.Do(req); err == nil {
-			resp.Body.Close()
+		for range ops {
+			req, _ := http.NewRequestWithContext(context.Background(), http.MethodGet, srv.URL, nil)
+			if resp, err := client.Do(req); err == nil {
+				resp.Body.Close()
+			}
 		}
 		return requests.Load()
 	}
-	if n := send("otelretry"); n < 2 {
-		t.Errorf("otelretry: %d requests, want a retry", n)
+	plain, base := configs["otelretry"].client(o)
+	defer base.CloseIdleConnections()
+	if n := send(plain, 1); n < 2 {
+		t.Errorf("otelretry: %d requests for one operation, want a retry", n)
 	}
-	if n := send("otelretry-throttle"); n != 1 {
-		t.Errorf("otelretry-throttle: %d requests, want 1 (the slot's options)", n)
+	throttled, base := configs["otelretry-throttle"].client(o)
+	defer base.CloseIdleConnections()
+	if n := send(throttled, 100); n >= 100 {
+		t.Errorf("otelretry-throttle: %d requests for 100 operations, want fewer: the throttle refuses some", n)
 	}
-	if calls != 1 {
-		t.Errorf("the slot was called %d times for one client, want 1", calls)
+	fresh, base := configs["otelretry-throttle"].client(o)
+	defer base.CloseIdleConnections()
+	if n := send(fresh, 1); n < 1 {
+		t.Errorf("a fresh otelretry-throttle client sent %d requests, want its first: throttles are per client", n)
 	}
 }

@@ -235,6 +235,7 @@ const (
 	promOperationDuration = "retry_operation_duration_seconds"
 	promAttemptDuration   = "retry_attempt_duration_seconds"
 	promBackoffDuration   = "retry_backoff_duration_seconds"
+	promThrottled         = "retry_throttled_total"
 )
 
 // Label names of the retry metrics in Prometheus.
@@ -302,6 +303,16 @@ func dashboardExpectations(d seriesSet, window time.Duration, tolerance float64)
 		}
 		return out
 	}
+	// throttleShare is (sum(throttled) or vector(0)) / (sum(attempts) +
+	// (sum(throttled) or vector(0))).
+	throttleShare := func() []sample {
+		attempts, ok := d.sum(promAttempts)
+		if !ok {
+			return nil
+		}
+		refused, _ := d.sum(promThrottled)
+		return one(refused / (attempts + refused))
+	}
 	exp := func(s []sample, what string) expectation {
 		return expectation{samples: s, tolerance: tolerance, what: what}
 	}
@@ -318,8 +329,9 @@ func dashboardExpectations(d seriesSet, window time.Duration, tolerance float64)
 			"operations budget_exhausted / operations"),
 		"Superseded share (hedging)/A": exp(ratio(promAttempts, eq(lDecision, "superseded")),
 			"attempts with decision superseded / attempts"),
-		"Operations/A": exp(total(promOperations), "operations"),
-		"Attempts/A":   exp(total(promAttempts), "attempts"),
+		"Throttle rejection rate/A": exp(throttleShare(), "requests the throttle refused / (attempts + those refused)"),
+		"Operations/A":              exp(total(promOperations), "operations"),
+		"Attempts/A":                exp(total(promAttempts), "attempts"),
 		"Attempts per operation (mean)/A": exp(mean(promOperationAttempts),
 			"attempts / operations (histogram sum / count)"),
 		"Attempts-per-operation distribution/A": exp(values(d.sumBy(promOperationAttempts+"_bucket", []string{"le"})),

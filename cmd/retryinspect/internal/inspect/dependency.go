@@ -70,6 +70,11 @@ type Dependency struct {
 	Load float64 `json:"load"`
 	// BudgetRefused counts the attempts that decided budget_exhausted.
 	BudgetRefused int `json:"budget_refused"`
+	// ThrottleRefused counts the requests a client-side throttle refused
+	// before they started: first attempts (an operation that ended
+	// throttled with no attempt) and retries (an attempt that decided
+	// throttled). Its hedges refused are in Hedging.
+	ThrottleRefused int `json:"throttle_refused"`
 	// Findings counts the findings that name one of its operations, each
 	// once.
 	Findings int `json:"findings"`
@@ -203,6 +208,9 @@ func dependencies(r *Report) []Dependency {
 			t.outcomes[dashed(op.Outcome)]++
 		}
 		t.d.Attempts += len(op.Attempts)
+		if op.Outcome == string(attrs.OutcomeThrottled) && len(op.Attempts) == 0 {
+			t.d.ThrottleRefused++
+		}
 		for k := range op.Attempts {
 			at := &op.Attempts[k]
 			if k > 0 {
@@ -211,6 +219,8 @@ func dependencies(r *Report) []Dependency {
 			switch at.Decision {
 			case string(attrs.DecisionBudgetExhausted):
 				t.d.BudgetRefused++
+			case string(attrs.DecisionThrottled):
+				t.d.ThrottleRefused++
 			case string(attrs.DecisionSuperseded):
 				continue // canceled when another attempt won: not a failure
 			}
@@ -264,8 +274,8 @@ func byCount(counts map[string]int) []Share {
 
 // headline tells what happened to a dependency in one line: how many of
 // its operations did not return and how, what its failed attempts got,
-// the load its retries and hedges added, the budget's refusals, its
-// findings and, when it hedged, its hedging, e.g. "inventory.internal: 45
+// the load its retries and hedges added, the budget's and the throttle's
+// refusals, its findings and, when it hedged, its hedging, e.g. "inventory.internal: 45
 // of 49 operations did not return: 30 max_attempts, 14 budget_exhausted,
 // 1 deadline_exceeded; all failed attempts 503; 2.24× load; the budget
 // refused 14 retries".
@@ -295,6 +305,11 @@ func headline(d *Dependency) string {
 	parts = append(parts, strconv.FormatFloat(d.Load, 'f', -1, 64)+"× load")
 	if d.BudgetRefused > 0 {
 		parts = append(parts, "the budget refused "+Plural(d.BudgetRefused, "retry"))
+	}
+	if d.ThrottleRefused > 0 {
+		asked := d.Attempts + d.ThrottleRefused
+		parts = append(parts, fmt.Sprintf("the throttle refused %d of %s (%.1f%%)", d.ThrottleRefused,
+			Plural(asked, "request"), 100*float64(d.ThrottleRefused)/float64(asked)))
 	}
 	if d.Findings > 0 {
 		parts = append(parts, Plural(d.Findings, "finding"))

@@ -1,0 +1,300 @@
+// Copyright The otelretry Authors
+// SPDX-License-Identifier: Apache-2.0
+
+package otelretry
+
+import (
+	"container/list"
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"strings"
+	"sync"
+	"time"
+
+	"go.opentelemetry.io/otel"
+)
+
+// Throttle defaults.
+const (
+	defaultThrottleK            = 2
+	defaultThrottleWindow       = 2 * time.Minute
+	defaultThrottleMaxRejection = 0.9
+	// throttleSlots is how many slots the window is counted in: it slides
+	// a slot at a time.
+	throttleSlots = 20
+)
+
+// errInvalidThrottleOption is reported through otel.Handle, wrapped with
+// the option and its value, when NewThrottle ignores an option.
+var errInvalidThrottleOption = errors.New("otelretry: throttle option ignored")
+
+// Throttle is client-side adaptive throttling (Site Reliability
+// Engineering, "Handling Overload"): each request to a dependency (the
+// retry budget's key, the host by default) is refused locally, before
+// anything about it starts, with probability
+//
+//	max(0, (requests − K × accepts) / (requests + 1))
+//
+// at most MaxRejection, counted over a sliding window: requests are every
+// attempt the application made to the dependency (those the throttle
+// refused included), accepts the answers other than 429 and 503, and other
+// than transport errors. A dependency that answers keeps its requests
+// flowing; one that is overloaded (it refuses, or times out) sees the
+// load it gets fall to about K times what it accepts, so that its queue
+// drains and overload ends when its cause ends, instead of outlasting it
+// on the work of clients that gave up ("Metastable Failures in
+// Distributed Systems", HotOS 2021). The caller's cancellation, and an
+// attempt superseded by its hedge, count neither way.
+//
+// It is asked at the one admission point of every attempt (a first
+// attempt, a retry, a hedge). A first attempt it refuses is never sent:
+// the operation ends with decision throttled, reason throttle, and an
+// *Error matching ErrThrottled; a refused retry ends the operation the
+// same way, with the last answer; a refused hedge is recorded as
+// hedge_refused, reason throttle. Turn it on with WithThrottle; it is off
+// by default.
+//
+// Memory is bounded per dependency (a fixed window of counts) and in
+// dependencies, as the retry budget's host table is: at most
+// DefaultBudgetMaxHosts, the one used least recently forgotten once it
+// was idle for a window (its counts are then empty). A dependency that
+// finds the table full of active ones is admitted, not counted: the
+// throttle fails open, where the budget fails closed, since refusing a
+// first attempt is refusing the work itself.
+//
+// The zero Throttle is ready to use, with the defaults. A Throttle is
+// safe for concurrent use; share one between Transports with WithThrottle
+// to throttle their combined load.
+type Throttle struct {
+	// Settings; zero stands for the default.
+	k            float64
+	window       time.Duration
+	maxRejection float64
+	// rand draws a number in [0, 1); nil: math/rand/v2.
+	rand func() float64
+
+	mu     sync.Mutex
+	deps   map[string]*list.Element // of *throttleDep
+	lru    list.List                // most recently used first
+	origin time.Time
+	begun  bool
+}
+
+// ThrottleOption configures a Throttle.
+type ThrottleOption interface {
+	applyThrottle(*Throttle) error
+}
+
+type throttleOptionFunc func(*Throttle) error
+
+func (f throttleOptionFunc) applyThrottle(t *Throttle) error { return f(t) }
+
+func invalidThrottleOption(option string, value any, want string) error {
+	return fmt.Errorf("%w: %s(%v): want %s", errInvalidThrottleOption, option, value, want)
+}
+
+// ThrottleK sets K, how many times the accepted requests a dependency may
+// be sent before the throttle refuses any, at least 1. Default 2, the SRE
+// book's: it lets twice what is accepted through, so a dependency that
+// recovers is seen to.
+func ThrottleK(k float64) ThrottleOption {
+	return throttleOptionFunc(func(t *Throttle) error {
+		if !(k >= 1) || math.IsInf(k, 1) {
+			return invalidThrottleOption("ThrottleK", k, "at least 1")
+		}
+		t.k = k
+		return nil
+	})
+}
+
+// ThrottleWindow sets how long the requests and accepts are counted for,
+// above 0. Default 2 minutes, the SRE book's: short enough to follow an
+// overload, long enough that one bad second does not refuse the next
+// minute's work. A trigger shorter than a tenth of the window barely moves
+// it.
+func ThrottleWindow(d time.Duration) ThrottleOption {
+	return throttleOptionFunc(func(t *Throttle) error {
+		if d <= 0 {
+			return invalidThrottleOption("ThrottleWindow", d, "above 0")
+		}
+		t.window = d
+		return nil
+	})
+}
+
+// ThrottleMaxRejection bounds the probability of refusing a request, from
+// 0 to 1. Default 0.9 (as failsafe-go's adaptive throttler): however bad
+// the window, one request in ten goes out, and sees the dependency
+// recover.
+func ThrottleMaxRejection(p float64) ThrottleOption {
+	return throttleOptionFunc(func(t *Throttle) error {
+		if !(p >= 0 && p <= 1) {
+			return invalidThrottleOption("ThrottleMaxRejection", p, "0 to 1")
+		}
+		t.maxRejection = p
+		if p == 0 {
+			t.maxRejection = -1 // zero is the default
+		}
+		return nil
+	})
+}
+
+// NewThrottle returns a client-side throttle; see Throttle. An option with
+// an invalid value is ignored and reported through otel.Handle.
+func NewThrottle(opts ...ThrottleOption) *Throttle {
+	t := &Throttle{}
+	for _, o := range opts {
+		if o == nil {
+			continue
+		}
+		if err := o.applyThrottle(t); err != nil {
+			otel.Handle(err)
+		}
+	}
+	return t
+}
+
+func (t *Throttle) kOf() float64 {
+	if t.k == 0 {
+		return defaultThrottleK
+	}
+	return t.k
+}
+
+func (t *Throttle) windowOf() time.Duration {
+	if t.window == 0 {
+		return defaultThrottleWindow
+	}
+	return t.window
+}
+
+func (t *Throttle) maxRejectionOf() float64 {
+	switch {
+	case t.maxRejection == 0:
+		return defaultThrottleMaxRejection
+	case t.maxRejection < 0:
+		return 0
+	}
+	return t.maxRejection
+}
+
+// throttleDep is one dependency's window: its requests and accepts, per
+// slot of window/throttleSlots, and when it was last used.
+type throttleDep struct {
+	key   string
+	slots [throttleSlots]throttleSlot
+	last  time.Duration
+}
+
+type throttleSlot struct {
+	at                int64 // the slot's number since the origin
+	requests, accepts uint32
+}
+
+// counts returns the requests and accepts of the window that ends at
+// slot now.
+func (d *throttleDep) counts(now int64) (requests, accepts float64) {
+	for _, s := range d.slots {
+		if s.at > now-throttleSlots && s.at <= now {
+			requests += float64(s.requests)
+			accepts += float64(s.accepts)
+		}
+	}
+	return requests, accepts
+}
+
+// slot returns the slot of now, emptied when it held an older window's.
+func (d *throttleDep) slot(now int64) *throttleSlot {
+	s := &d.slots[now%throttleSlots]
+	if s.at != now {
+		*s = throttleSlot{at: now}
+	}
+	return s
+}
+
+// rejection is the probability of refusing a request, by the rule.
+func rejection(requests, accepts, k, maxRejection float64) float64 {
+	return min(max(0, (requests-k*accepts)/(requests+1)), maxRejection)
+}
+
+// admit decides whether a request to key may go at now: false when the
+// throttle refuses it, which counts it as a request not accepted.
+func (t *Throttle) admit(key string, now time.Time) bool {
+	draw := rand.Float64
+	if t.rand != nil {
+		draw = t.rand
+	}
+	x := draw() // before the lock: a drawing function is not ours
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	at, slot := t.clock(now)
+	d := t.entry(key, at)
+	if d == nil {
+		return true // the table is full of active dependencies: fail open
+	}
+	requests, accepts := d.counts(slot)
+	if x >= rejection(requests, accepts, t.kOf(), t.maxRejectionOf()) {
+		return true // counted when it is answered (record)
+	}
+	d.slot(slot).requests++
+	return false
+}
+
+// record counts the answer of a request to key at now: accepted, or not
+// (a 429, a 503, a transport error).
+func (t *Throttle) record(key string, now time.Time, accepted bool) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	at, slot := t.clock(now)
+	d := t.entry(key, at)
+	if d == nil {
+		return
+	}
+	s := d.slot(slot)
+	s.requests++
+	if accepted {
+		s.accepts++
+	}
+}
+
+// clock returns now as an offset from the first reading, and the slot it
+// falls in. The caller holds t.mu.
+func (t *Throttle) clock(now time.Time) (time.Duration, int64) {
+	if !t.begun {
+		t.origin, t.begun = now, true
+	}
+	at := max(now.Sub(t.origin), 0)
+	return at, int64(at / max(t.windowOf()/throttleSlots, 1))
+}
+
+// entry returns key's dependency, made or moved to the front, or nil when
+// the table is full and its least recently used dependency was used
+// within a window. The caller holds t.mu.
+func (t *Throttle) entry(key string, at time.Duration) *throttleDep {
+	if t.deps == nil {
+		t.deps = map[string]*list.Element{}
+	}
+	if e, ok := t.deps[key]; ok {
+		d := e.Value.(*throttleDep)
+		d.last = max(d.last, at)
+		t.lru.MoveToFront(e)
+		return d
+	}
+	if t.lru.Len() >= DefaultBudgetMaxHosts {
+		oldest := t.lru.Back()
+		d := oldest.Value.(*throttleDep)
+		if at-d.last < t.windowOf() {
+			return nil
+		}
+		delete(t.deps, d.key)
+		t.lru.Remove(oldest)
+	}
+	d := &throttleDep{key: strings.Clone(key), last: at} // the key may share the URL's memory
+	for i := range d.slots {
+		d.slots[i].at = -throttleSlots // empty
+	}
+	t.deps[key] = t.lru.PushFront(d)
+	return d
+}

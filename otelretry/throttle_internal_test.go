@@ -1,0 +1,189 @@
+// Copyright The otelretry Authors
+// SPDX-License-Identifier: Apache-2.0
+
+package otelretry
+
+import (
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"sync"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"go.opentelemetry.io/otel"
+)
+
+// The probability of refusing follows the SRE book's rule,
+// max(0, (requests − K·accepts) / (requests + 1)), bounded by
+// MaxRejection.
+func TestThrottleRejectionFollowsTheRule(t *testing.T) {
+	for _, tc := range []struct {
+		requests, accepts, k, bound, want float64
+	}{
+		{0, 0, 2, 0.9, 0},
+		{100, 100, 2, 0.9, 0},
+		{100, 50, 2, 0.9, 0},
+		{100, 40, 2, 0.9, 20.0 / 101},
+		{100, 0, 2, 0.9, 0.9},
+		{100, 0, 2, 1, 100.0 / 101},
+		{100, 10, 3, 1, 70.0 / 101},
+	} {
+		if got := rejection(tc.requests, tc.accepts, tc.k, tc.bound); got != tc.want {
+			t.Errorf("rejection(%v requests, %v accepts, K %v, bound %v) = %v, want %v", tc.requests, tc.accepts, tc.k, tc.bound, got, tc.want)
+		}
+	}
+}
+
+// refusals runs n requests of key at now through th and returns how many
+// it refused; each admitted request is answered as accepted says.
+func refusals(th *Throttle, key string, now time.Time, n int, accepted bool) int {
+	refused := 0
+	for range n {
+		if !th.admit(key, now) {
+			refused++
+			continue
+		}
+		th.record(key, now, accepted)
+	}
+	return refused
+}
+
+// A request is refused when the draw falls below the rule's probability
+// for the window's counts, and a refusal counts as a request not
+// accepted: after 300 answers of which 100 accepted (K 2, bound 1), the
+// probability is 100/301; once one request was refused, 101/302.
+func TestThrottleRefusesAsTheRuleSays(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var x float64
+		th := NewThrottle(ThrottleMaxRejection(1))
+		th.rand = func() float64 { return x }
+		now := time.Now()
+		for i := range 300 {
+			th.record("api.test", now, i%3 == 0)
+		}
+		for _, step := range []struct {
+			p      float64
+			admits bool
+		}{
+			{100.0 / 301, false}, {101.0 / 302, true},
+		} {
+			x = step.p - 1e-9
+			if !step.admits && th.admit("api.test", now) {
+				t.Errorf("a draw just below %v admitted", step.p)
+			}
+			x = step.p + 1e-9
+			if step.admits && !th.admit("api.test", now) {
+				t.Errorf("a draw just above %v refused", step.p)
+			}
+		}
+	})
+}
+
+// A throttle never refuses a dependency that accepts what it is sent.
+func TestThrottleNeverRefusesWithNoFailures(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		th := NewThrottle()
+		for range 50 {
+			if n := refusals(th, "api.test", time.Now(), 100, true); n != 0 {
+				t.Fatalf("%d refused with every answer accepted", n)
+			}
+			time.Sleep(time.Second)
+		}
+	})
+}
+
+// Once accepts return, a throttle stops refusing within a window: its
+// counts slide out, a slot at a time.
+func TestThrottleRecoversOnceAcceptsReturn(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		th := NewThrottle(ThrottleWindow(10 * time.Second))
+		if n := refusals(th, "api.test", time.Now(), 200, false); n == 0 {
+			t.Fatal("nothing refused in an outage")
+		}
+		outage := refusals(th, "api.test", time.Now(), 100, false)
+		time.Sleep(10 * time.Second) // a window later
+		after := refusals(th, "api.test", time.Now(), 100, true)
+		if outage < 80 || after != 0 {
+			t.Errorf("%d of 100 refused in the outage (want at least 80), %d of 100 a window later (want 0)", outage, after)
+		}
+	})
+}
+
+// Dependencies are throttled apart, in bounded memory: a full table of
+// active dependencies admits a new one, uncounted (it fails open), and
+// one idle for a window is forgotten to make room.
+func TestThrottleTableIsBoundedAndFailsOpen(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		th := NewThrottle(ThrottleWindow(time.Minute))
+		now := time.Now()
+		for i := range DefaultBudgetMaxHosts {
+			th.record(fmt.Sprint("dep-", i), now, false)
+		}
+		if n := refusals(th, "new.test", now, 50, false); n != 0 {
+			t.Errorf("a new dependency in a full table of active ones: %d refused, want 0 (fail open)", n)
+		}
+		if _, ok := th.deps["new.test"]; ok {
+			t.Error("the table kept a dependency past its bound")
+		}
+		time.Sleep(time.Minute)
+		refusals(th, "later.test", time.Now(), 50, false)
+		if _, ok := th.deps["later.test"]; !ok || len(th.deps) > DefaultBudgetMaxHosts {
+			t.Errorf("a window later: kept %v, %d dependencies", ok, len(th.deps))
+		}
+	})
+}
+
+// Many goroutines and dependencies at once, under -race.
+func TestThrottleConcurrentUse(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		th := NewThrottle(ThrottleWindow(5 * time.Second))
+		var wg sync.WaitGroup
+		for w := range 16 {
+			wg.Go(func() {
+				rng := rand.New(rand.NewPCG(uint64(w), 1))
+				for range 500 {
+					key := fmt.Sprint("dep-", rng.IntN(8))
+					if th.admit(key, time.Now()) {
+						th.record(key, time.Now(), rng.IntN(3) > 0)
+					}
+					if rng.IntN(20) == 0 {
+						time.Sleep(time.Duration(rng.IntN(1000)) * time.Millisecond)
+					}
+				}
+			})
+		}
+		wg.Wait()
+		th.mu.Lock()
+		defer th.mu.Unlock()
+		for key, e := range th.deps {
+			d := e.Value.(*throttleDep)
+			for _, s := range d.slots {
+				if s.accepts > s.requests {
+					t.Errorf("%s: a slot with %d accepts of %d requests", key, s.accepts, s.requests)
+				}
+			}
+		}
+	})
+}
+
+// Bad input, as every option: K below 1, a window of 0 and a bound
+// outside [0, 1] are ignored, each reported once through otel.Handle.
+func TestThrottleOptionsReportInvalidValues(t *testing.T) {
+	var reported []error
+	otel.SetErrorHandler(otel.ErrorHandlerFunc(func(err error) { reported = append(reported, err) }))
+	defer otel.SetErrorHandler(otel.ErrorHandlerFunc(func(error) {}))
+	th := NewThrottle(ThrottleK(0.5), ThrottleWindow(0), ThrottleWindow(-time.Second), ThrottleMaxRejection(-0.1), ThrottleMaxRejection(2), nil)
+	if len(reported) != 5 {
+		t.Fatalf("%d reports, want 5: %v", len(reported), reported)
+	}
+	for _, err := range reported {
+		if !errors.Is(err, errInvalidThrottleOption) {
+			t.Errorf("report %v does not match errInvalidThrottleOption", err)
+		}
+	}
+	if th.kOf() != defaultThrottleK || th.windowOf() != defaultThrottleWindow || th.maxRejectionOf() != defaultThrottleMaxRejection {
+		t.Errorf("the ignored options changed the settings: K %v, window %v, bound %v", th.kOf(), th.windowOf(), th.maxRejectionOf())
+	}
+}

@@ -1,0 +1,101 @@
+// Copyright The otelretry Authors
+// SPDX-License-Identifier: Apache-2.0
+
+package otelretry_test
+
+import (
+	"errors"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/otelretry/otelretry-go/attrs"
+	"github.com/otelretry/otelretry-go/internal/scripted"
+	"github.com/otelretry/otelretry-go/internal/spantest"
+	"github.com/otelretry/otelretry-go/otelretry"
+)
+
+// A dependency that only refuses (503) is throttled at the client: once
+// its answers say so, most first attempts are refused before they start,
+// never sent, and end throttled (reason throttle, an *Error matching
+// ErrThrottled, no attempt made); every channel records each refusal (the
+// operation span, retry.operations by outcome, retry.throttled). A window
+// after it accepts again, nothing is refused.
+func TestAThrottledFirstAttemptIsNeverSent(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		throttle := otelretry.NewThrottle(otelretry.ThrottleWindow(10 * time.Second))
+		h := newHarness(t, []scripted.Step{{Delay: time.Millisecond, Status: 503}},
+			otelretry.WithMaxAttempts(1), otelretry.WithThrottle(throttle))
+		const ops = 100
+		refused := 0
+		for range ops {
+			resp, err := h.transprt.RoundTrip(get(t, t.Context(), "http://api.test/items"))
+			if err == nil {
+				resp.Body.Close()
+				continue
+			}
+			var oe *otelretry.Error
+			if !errors.As(err, &oe) || !errors.Is(err, otelretry.ErrThrottled) || oe.Outcome != attrs.OutcomeThrottled ||
+				oe.Reason != attrs.ReasonThrottle || oe.Attempts != 0 {
+				t.Fatalf("err = %v, want throttled after no attempt", err)
+			}
+			refused++
+		}
+		if calls := len(h.base.Calls()); refused < ops/2 || calls != ops-refused {
+			t.Errorf("%d of %d refused, %d calls: want most refused, and none of them sent", refused, ops, calls)
+		}
+		throttled := 0
+		for _, op := range spantest.Operations(h.ended()) {
+			if attrOf(op, attrs.OutcomeKey).AsString() == string(attrs.OutcomeThrottled) {
+				throttled++
+			}
+		}
+		rm := h.collect(t)
+		if byOutcome, counted := sumBy(t, rm, "retry.operations", attrs.OutcomeKey), sumBy(t, rm, "retry.throttled", attrs.HTTPRequestMethodKey); throttled != refused ||
+			byOutcome[string(attrs.OutcomeThrottled)] != int64(refused) || counted["GET"] != int64(refused) {
+			t.Errorf("%d refused; operation spans throttled %d, retry.operations %v, retry.throttled %v", refused, throttled, byOutcome, counted)
+		}
+
+		// The dependency recovers (another Transport shares the throttle);
+		// a window later nothing is refused.
+		time.Sleep(10 * time.Second)
+		ok := newHarness(t, []scripted.Step{{Status: 200}}, otelretry.WithThrottle(throttle))
+		for range 20 {
+			if _, _, err := roundTrip(t, ok, get(t, t.Context(), "http://api.test/items")); err != nil {
+				t.Fatalf("a healthy dependency throttled: %v", err)
+			}
+		}
+	})
+}
+
+// A retry the throttle refuses ends the operation throttled too, its last
+// answer returned: the attempt whose retry was refused records decision
+// throttled, reason throttle.
+func TestAThrottledRetryEndsTheOperation(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := newHarness(t, []scripted.Step{{Delay: time.Millisecond, Status: 503}}, otelretry.WithoutBudget(),
+			otelretry.WithBackoff(otelretry.ConstantBackoff(0)), otelretry.WithThrottle(otelretry.NewThrottle()))
+		retriesRefused := 0
+		for range 100 {
+			h.spans.Reset()
+			status, _, err := roundTrip(t, h, get(t, t.Context(), "http://api.test/items"))
+			if err != nil {
+				continue // the first attempt was refused
+			}
+			if status != 503 {
+				t.Fatalf("status %d, want the last 503", status)
+			}
+			for _, e := range h.events(t) {
+				if e.Decision == string(attrs.DecisionThrottled) {
+					retriesRefused++
+					if op := h.operation(t); attrOf(op, attrs.OutcomeKey).AsString() != string(attrs.OutcomeThrottled) {
+						t.Errorf("a retry refused, the operation ended %s", attrOf(op, attrs.OutcomeKey).AsString())
+					}
+				}
+			}
+		}
+		if retriesRefused == 0 {
+			t.Error("no retry refused by the throttle in an outage of 100 operations")
+		}
+	})
+}
