@@ -63,99 +63,108 @@
 //   - 6. once prepared, the PrepareFunc failed, or changed the method, the
 //     host or (after the first attempt) the idempotency-key contract's
 //     headers (any): stop, no call made, reason prepare_failed
-//   - 7. after an attempt, anything, after another attempt of the operation
+//   - 7. once prepared, two different idempotency keys in the contract's
+//     headers (the caller's, or one a PrepareFunc added beside the
+//     generated key) (any): stop, no call made, reason key_conflict
+//   - 8. after an attempt, anything, after another attempt of the operation
 //     (a hedge, or the attempt it hedged) won: it was canceled (any):
 //     superseded: its answer discarded; it ends nothing, reason
 //     other_attempt
-//   - 8. after an attempt, no response, and the caller canceled (repeatable
+//   - 9. after an attempt, no response, and the caller canceled (repeatable
 //     [1] / not): canceled; a write in flight matches ErrOutcomeUnknown,
 //     reason caller
-//   - 9. after an attempt, no response, and the caller's deadline passed
+//   - 10. after an attempt, no response, and the caller's deadline passed
 //     (repeatable [1] / not): deadline_exceeded, no state check; a write in
 //     flight matches ErrOutcomeUnknown, reason caller
-//   - 10. after an attempt, 2xx, 3xx, 101 (any): return, reason response
-//   - 11. after an attempt, a failed answer after the caller canceled
+//   - 11. after an attempt, 2xx, 3xx, 101 (any): return, reason response
+//   - 12. after an attempt, a failed answer after the caller canceled
 //     (any): canceled (the answer is returned), reason caller
-//   - 12. after an attempt, a failed answer after the caller's deadline
+//   - 13. after an attempt, a failed answer after the caller's deadline
 //     passed (any): deadline_exceeded (the answer is returned), reason
 //     caller
-//   - 13. after an attempt, no response, and nothing proves it unsent: a
+//   - 14. after an attempt, no response, and nothing proves it unsent: a
 //     timeout, a broken connection, or any failure after the headers
 //     reached the wire (httptrace) (write, not repeatable [1]):
 //     check_state: not resent, reason unknown_write
-//   - 14. after an attempt, the classifier says NotRetryable (any): stop,
+//   - 15. after an attempt, the classifier says NotRetryable (any): stop,
 //     reason classifier
-//   - 15. after an attempt, the classifier says NotProcessed (no response)
+//   - 16. after an attempt, the classifier says NotProcessed (no response)
 //     (any): retry [2], reason classifier
-//   - 16. after an attempt, the classifier says Retryable (repeatable [1],
+//   - 17. after an attempt, the classifier says Retryable (repeatable [1],
 //     or proved unsent): retry [2], reason classifier
-//   - 17. after an attempt, the classifier says Retryable (not repeatable):
+//   - 18. after an attempt, the classifier says Retryable (not repeatable):
 //     stop, reason not_idempotent
-//   - 18. after an attempt, the service says its answer must not be
+//   - 19. after an attempt, the service says its answer must not be
 //     retried: a should-retry header (Stripe-Should-Retry, X-Should-Retry)
 //     is false (any): stop (the answer is returned), reason server_no_retry
-//   - 19. after an attempt, the service says the request may be repeated: a
+//   - 20. after an attempt, 409 Conflict: a request with the same key is
+//     still being processed (the idempotency-key draft) (carries an
+//     idempotency key [3]): retry [2], after Retry-After where given,
+//     reason key_in_progress
+//   - 21. after an attempt, 422 Unprocessable Content: the key was used
+//     before with another payload (the draft) (carries an idempotency key
+//     [3]): stop (the answer is returned): never resent, reason key_reused
+//   - 22. after an attempt, the service says the request may be repeated: a
 //     should-retry header is true (repeatable [1], or any with
 //     WithShouldRetryWrites (recorded as evidence)): retry [2], reason
 //     server_retry
-//   - 20. after an attempt, an error that proves the request never left:
+//   - 23. after an attempt, an error that proves the request never left:
 //     connection refused, DNS, TLS handshake, dial; a cut before the base
 //     reported a connection; a failed first write on a reused HTTP/1
 //     connection (httptrace) (any): retry [2], reason not_processed
-//   - 21. after an attempt, any other transport error (repeatable [1]):
+//   - 24. after an attempt, any other transport error (repeatable [1]):
 //     retry [2], reason retryable_error
-//   - 22. after an attempt, any other transport error (not repeatable):
+//   - 25. after an attempt, any other transport error (not repeatable):
 //     stop, reason not_idempotent
-//   - 23. after an attempt, 408, 429, 502, 503, 504 (WithRetryableStatuses)
+//   - 26. after an attempt, 408, 429, 502, 503, 504 (WithRetryableStatuses)
 //     (repeatable [1]): retry [2], reason retryable_status
-//   - 24. after an attempt, 408, 429, 502, 503, 504 (WithRetryableStatuses)
+//   - 27. after an attempt, 408, 429, 502, 503, 504 (WithRetryableStatuses)
 //     (not repeatable): stop (the answer is returned), reason
 //     not_idempotent
-//   - 25. after an attempt, any other status (any): stop (the answer is
+//   - 28. after an attempt, any other status (any): stop (the answer is
 //     returned), reason status
-//   - 26. after a state check, the state check says applied (any): return
+//   - 29. after a state check, the state check says applied (any): return
 //     (the stored response), reason state_applied
-//   - 27. after a state check, the caller gave up during the check (any):
+//   - 30. after a state check, the caller gave up during the check (any):
 //     canceled / deadline_exceeded; unknown unless not_applied, reason
 //     caller
-//   - 28. after a state check, unknown, an answer outside the set, or an
+//   - 31. after a state check, unknown, an answer outside the set, or an
 //     error (any): check_state, reason state_unknown
-//   - 29. after a state check, not_applied, and the intent forbids retries
+//   - 32. after a state check, not_applied, and the intent forbids retries
 //     (any): stop, reason intent
-//   - 30. after a state check, not_applied (any): retry [2], with no pause,
+//   - 33. after a state check, not_applied (any): retry [2], with no pause,
 //     reason state_not_applied
-//   - 31. at the hedge delay, the caller canceled (any): no hedge, reason
+//   - 34. at the hedge delay, the caller canceled (any): no hedge, reason
 //     caller
-//   - 32. at the hedge delay, the caller's deadline passed (any): no hedge,
+//   - 35. at the hedge delay, the caller's deadline passed (any): no hedge,
 //     reason caller
-//   - 33. at the hedge delay, an attempt in flight past the hedge delay (a
+//   - 36. at the hedge delay, an attempt in flight past the hedge delay (a
 //     write, even under an idempotency-key contract (only safe methods and
 //     Intent{Repeatable: true} are hedged; writes do not race at all, and
 //     record nothing: the rule stands should one reach decide)): no hedge,
 //     reason not_idempotent
-//   - 34. at the hedge delay, an attempt in flight past the hedge delay (a
+//   - 37. at the hedge delay, an attempt in flight past the hedge delay (a
 //     body that cannot be replayed): no hedge, reason not_replayable
-//   - 35. at the hedge delay, an attempt in flight past the hedge delay
+//   - 38. at the hedge delay, an attempt in flight past the hedge delay
 //     (Intent{NoRetry: true} (which does not race either)): no hedge,
 //     reason intent
-//   - 36. at the hedge delay, no attempt left (hedges count as attempts);
+//   - 39. at the hedge delay, no attempt left (hedges count as attempts);
 //     not reached: no hedge delay is armed then, and nothing is recorded
 //     (any): no hedge, reason attempt_limit
-//   - 37. at the hedge delay, the operation was admitted MaxHedges hedges;
+//   - 40. at the hedge delay, the operation was admitted MaxHedges hedges;
 //     not reached: no hedge delay is armed then, and nothing is recorded
 //     (any): no hedge, reason hedge_limit
-//   - 38. at the hedge delay, no time left (any): no hedge, reason deadline
-//   - 39. at the hedge delay, the retry budget refuses: a hold, a full host
+//   - 41. at the hedge delay, no time left (any): no hedge, reason deadline
+//   - 42. at the hedge delay, the retry budget refuses: a hold, a full host
 //     table, or too few tokens for the host to keep more than half once the
 //     hedge takes one (any): no hedge, reason budget, pushback or
 //     host_limit
-//   - 40. at the hedge delay, the dependency's hedge rate (MaxRate) has no
+//   - 43. at the hedge delay, the dependency's hedge rate (MaxRate) has no
 //     hedge left (the budget's token is given back) (any): no hedge, reason
 //     hedge_limit
 //
 // [1] Repeatable: GET, HEAD, OPTIONS, TRACE, methods added with
-// WithIdempotentMethods, an Idempotency-Key under
-// WithIdempotencyKeyContract, or Intent.Repeatable. [2] Within the limits,
+// WithIdempotentMethods, an idempotency key [3], or Intent.Repeatable. [2] Within the limits,
 // in order: the pause (the largest of the Backoff's, Retry-After, the
 // classifier's hint and what is left of the hints the race's earlier
 // failures got while a hedge was in flight) must end before the deadline
@@ -164,7 +173,10 @@
 // retry budget must allow it (budget_exhausted, reason budget, pushback or
 // host_limit). While time is left and another attempt of the operation is
 // in flight (a hedge), that attempt is the retry (retry, reason in_flight,
-// no pause).
+// no pause). [3] Carries an idempotency key: one WithIdempotencyKeys
+// generated, or one in a header of WithIdempotencyKeyContract (or of
+// WithIdempotencyKeys) the caller set; either makes the request
+// repeatable [1].
 //
 // A Classifier (WithClassifier), the request's Intent (WithIntent), a
 // PrepareFunc (WithPrepareAttempt) and an AnswerBackoff shape the policy;

@@ -56,6 +56,10 @@ type input struct {
 	// declared with WithIdempotentMethods, an idempotency key under
 	// WithIdempotencyKeyContract, or Intent.Repeatable.
 	repeatable bool
+	// keyed: the request carries an idempotency key the policy relies on
+	// (generated, or under WithIdempotencyKeyContract), which makes it
+	// repeatable; the draft's answers (409, 422) then say what they mean.
+	keyed bool
 	// noRetry: the request's Intent forbids retries.
 	noRetry bool
 	// replayable: the body can be sent again (none, or GetBody set).
@@ -74,6 +78,9 @@ type input struct {
 	// the PrepareFunc failed; it changed what the policy judged (the
 	// method, the host, or the idempotency-key contract's headers).
 	bodyUnavailable, prepareFailed, prepareChanged bool
+	// keyConflict: the prepared request carries two different idempotency
+	// keys in the contract's headers (phasePrepared).
+	keyConflict bool
 
 	// The answer: a status, or an error class (never both).
 	status int
@@ -319,6 +326,9 @@ func decidePrepared(in input) verdict {
 		return verdict{decision: attrs.DecisionStop, reason: attrs.ReasonNotReplayable}
 	case in.prepareFailed, in.prepareChanged:
 		return verdict{decision: attrs.DecisionStop, reason: attrs.ReasonPrepareFailed}
+	case in.keyConflict:
+		// No server can tell under which key such a request is repeated.
+		return verdict{decision: attrs.DecisionStop, reason: attrs.ReasonKeyConflict}
 	}
 	return verdict{}
 }
@@ -419,9 +429,17 @@ func retryable(in input) (bool, attrs.Reason) {
 	// A service's verdict on its answer, after the user's own (the
 	// classifier's): "false" stops its retry, "true" makes it retryable for
 	// a request that may be repeated, or a write when the user opted in.
+	// Between them, the idempotency-key draft's answers to a request that
+	// carries a key: 409, the key's first request is still being
+	// processed (retried, after Retry-After where given); 422, the key was
+	// used with another payload (never resent, whatever "true" says).
 	switch {
 	case answered && in.verdict == verdictNoRetry:
 		return false, attrs.ReasonServerNoRetry
+	case answered && in.keyed && in.status == http.StatusConflict:
+		return true, attrs.ReasonKeyInProgress
+	case answered && in.keyed && in.status == http.StatusUnprocessableEntity:
+		return false, attrs.ReasonKeyReused
 	case answered && in.verdict == verdictRetry && (in.repeatable || in.verdictWrites):
 		return true, attrs.ReasonServerRetry
 	}
