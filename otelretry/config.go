@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"slices"
 	"strings"
 	"time"
 
@@ -122,6 +123,13 @@ func (c *config) policyConfig() policyConfig {
 	if c.bodyBufferPerRequest > 0 && c.bodyBufferTotal > 0 {
 		bufferPerRequest = c.bodyBufferPerRequest
 	}
+	contract, keyHeaders := c.idempotencyHeaders, []string(nil)
+	if c.keys != nil {
+		// The generated key's header is one the user declared the server
+		// honours: a caller's key in it is relied on as the contract's.
+		contract = slices.Concat(c.idempotencyHeaders, []string{c.keys.Name})
+		keyHeaders = slices.Concat(contract, c.recordedKeyHeaders, []string{"Idempotency-Key", "X-Idempotency-Key"})
+	}
 	return policyConfig{
 		maxAttempts:       c.maxAttempts,
 		deadline:          c.deadline,
@@ -129,9 +137,11 @@ func (c *config) policyConfig() policyConfig {
 		idempotentMethods: c.idempotentMethods,
 		bufferPerRequest:  bufferPerRequest,
 		stateCheck:        c.stateCheck != nil,
-		contractHeaders:   c.idempotencyHeaders,
+		contractHeaders:   contract,
 		recordedHeaders:   c.recordedKeyHeaders,
 		verdictWrites:     c.verdictWrites,
+		generateKeys:      c.keys != nil,
+		keyHeaders:        keyHeaders,
 	}
 }
 
@@ -551,15 +561,15 @@ func WithIdempotencyKeys(k IdempotencyKey) Option {
 			c.invalid("WithIdempotencyKeys", k.Name, "want a header name")
 			return
 		}
-		if k.Value != nil {
+		value := k.Value
+		if value != nil {
 			// A format that gives no header value for a key is bad input too.
-			if v := k.Value(strings.Repeat("0", 32)); v == "" || !validHeaderValue(v) {
+			if v := value(strings.Repeat("0", 32)); v == "" || !validHeaderValue(v) {
 				c.invalid("WithIdempotencyKeys", k.Name, "want a Value that gives a header value; the key is sent bare")
-				k.Value = nil
+				value = nil
 			}
 		}
-		k.Name = http.CanonicalHeaderKey(k.Name)
-		c.keys = &k
+		c.keys = &IdempotencyKey{Name: http.CanonicalHeaderKey(k.Name), Value: value}
 	})
 }
 

@@ -5,9 +5,12 @@ package otelretry
 
 import (
 	"bytes"
+	"context"
 	"flag"
 	"fmt"
+	"net/http"
 	"os"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -921,5 +924,88 @@ func TestDecisionTableCoversTheVocabulary(t *testing.T) {
 		if !strings.Contains(text.String(), "`"+string(r)+"`") {
 			t.Errorf("reason %s is in no row", r)
 		}
+	}
+}
+
+// The second stage judges the key the prepared request carries: where it
+// came from, its value, and two different keys in the contract's headers.
+func TestJudgePreparedKeys(t *testing.T) {
+	write := requestPlan{method: http.MethodPost, write: true}
+	generated := write
+	generated.generateKey = true
+	contract := []string{"Idempotency-Key", "X-Idempotency-Key"}
+	for _, tc := range []struct {
+		name     string
+		h        http.Header
+		p        requestPlan
+		names    []string
+		recorded []string
+		want     keyJudgment
+	}{
+		{"no key", http.Header{}, write, contract, nil, keyJudgment{judged: true, headers: `""""`}},
+		{"generated", http.Header{"Idempotency-Key": {`"k1"`}}, generated, contract, nil,
+			keyJudgment{judged: true, keyed: true, headers: `"\"k1\""""`, source: attrs.KeySourceGenerated, value: `"k1"`,
+				conflictHeaders: []string{"Idempotency-Key"}}},
+		{"the caller's", http.Header{"X-Idempotency-Key": {"k2"}}, write, contract, nil,
+			keyJudgment{judged: true, keyed: true, headers: `"""k2"`, source: attrs.KeySourceCaller, value: "k2",
+				conflictHeaders: []string{"X-Idempotency-Key"}}},
+		{"recorded only", http.Header{"Idempotency-Key": {"k3"}}, write, nil, contract,
+			keyJudgment{judged: true, recorded: true, source: attrs.KeySourceCaller, value: "k3"}},
+		{"two keys", http.Header{"Idempotency-Key": {"a"}, "X-Idempotency-Key": {"b"}}, write, contract, nil,
+			keyJudgment{judged: true, keyed: true, headers: `"a""b"`, source: attrs.KeySourceCaller, value: "a", conflict: true,
+				conflictHeaders: []string{"Idempotency-Key", "X-Idempotency-Key"}}},
+		{"a GET's key is no contract", http.Header{"Idempotency-Key": {"a"}}, requestPlan{method: http.MethodGet, safe: true}, contract, nil,
+			keyJudgment{judged: true}},
+	} {
+		got := judgePrepared(tc.h, tc.p, tc.names, tc.recorded)
+		if !reflect.DeepEqual(got, tc.want) {
+			t.Errorf("%s: judgePrepared = %+v, want %+v", tc.name, got, tc.want)
+		}
+	}
+}
+
+// A header that may hold a key, in any spelling and with any value, is the
+// caller's: no key is generated then.
+func TestCarriesKey(t *testing.T) {
+	names := []string{"Idempotency-Key", "X-Idempotency-Key"}
+	for _, tc := range []struct {
+		h    http.Header
+		want bool
+	}{
+		{http.Header{}, false},
+		{http.Header{"Authorization": {"x"}}, false},
+		{http.Header{"Idempotency-Key": {""}}, true},
+		{http.Header{"x-idempotency-key": {"k"}}, true},
+	} {
+		if got := carriesKey(tc.h, names); got != tc.want {
+			t.Errorf("carriesKey(%v) = %v", tc.h, got)
+		}
+	}
+}
+
+// A PrepareFunc that changes, adds to or removes the generated key changed
+// what the policy judged, on the first attempt as on later ones.
+func TestPrepareChangedTheGeneratedKey(t *testing.T) {
+	caller, _ := http.NewRequest(http.MethodPost, "http://api.test/orders", nil)
+	p := requestPlan{method: http.MethodPost, write: true, generateKey: true}
+	key := headerValue{"Idempotency-Key", `"k1"`}
+	for _, tc := range []struct {
+		h    http.Header
+		want error
+	}{
+		{http.Header{"Idempotency-Key": {`"k1"`}}, nil},
+		{http.Header{"Idempotency-Key": {`"k2"`}}, errPrepareKey},
+		{http.Header{"Idempotency-Key": {`"k1"`, `"k2"`}}, errPrepareKey},
+		{http.Header{}, errPrepareKey},
+	} {
+		prepared := caller.Clone(context.Background())
+		prepared.Header = tc.h
+		if got := prepareChanged(prepared, caller, p, keyJudgment{}, nil, key); got != tc.want {
+			t.Errorf("%v: prepareChanged = %v, want %v", tc.h, got, tc.want)
+		}
+	}
+	prepared := caller.Clone(context.Background())
+	if got := prepareChanged(prepared, caller, p, keyJudgment{}, nil, headerValue{}); got != nil {
+		t.Errorf("no generated key: %v", got)
 	}
 }
