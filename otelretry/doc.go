@@ -30,8 +30,10 @@
 // http.response.status_code or retry.error_class (never both),
 // retry.elapsed_ms, retry.remaining_ms (the operation's time left before
 // the call), retry.decision and retry.reason, retry.retry_after_ms,
-// retry.backoff_ms, http.request.resend_count, error.type and
-// retry.wire.writes. Trace context is injected from it. With
+// retry.backoff_ms, http.request.resend_count, error.type,
+// retry.wire.writes and, for a request that carries an idempotency key,
+// retry.idempotency_key.source and retry.idempotency_key.replayed. Trace
+// context is injected from it. With
 // WithoutClientSpans the attempt span is the transport's own INTERNAL span
 // and the base's own CLIENT span nests under it. A slog record (WithLogger)
 // and an OpenTelemetry log event named retry.attempt (WithLoggerProvider)
@@ -184,6 +186,18 @@
 // budget. An Intent may set the request's own deadline, attempt limit and
 // attempt timeout, higher or lower than the Transport's; the context's
 // deadline still applies when it is earlier.
+//
+// # Writes under an idempotency key
+//
+// WithIdempotencyKeys gives every write that carries no idempotency key one
+// per operation (128 bits from crypto/rand, the same on every attempt, set
+// before the PrepareFunc runs), in the IETF draft's Idempotency-Key
+// (DraftIdempotencyKey) or a header of the user's: the write is then
+// repeatable, so an answer lost after it was sent is sent again under the
+// same key instead of ending check_state, a 409 is retried after a pause
+// and a 422 stops. Under one WithOperationID, a layer above that sends the
+// operation again reuses its key. The server must store answers by key
+// (docs/decisions.md says what else); writes are still never hedged.
 //
 // # Time
 //
