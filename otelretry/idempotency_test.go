@@ -801,3 +801,35 @@ func TestKeyRecordedOnEveryChannel(t *testing.T) {
 		})
 	}
 }
+
+// A keyed write's 409 paces its own key's resends with its Retry-After,
+// and holds back no other write's retry: it says one key is busy, not that
+// the host is.
+func TestKeyInProgressHoldsBackNoOtherRetry(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := newHarness(t, []scripted.Step{
+			{Status: http.StatusConflict, Header: http.Header{"Retry-After": {"5"}}}, // the first write, at 0
+			{Status: http.StatusServiceUnavailable},                                 // the second, at 1s
+			{Status: http.StatusCreated},                                            // its retry
+			{Status: http.StatusCreated},                                            // the first's resend, at 5s
+		}, otelretry.WithIdempotencyKeys(otelretry.DraftIdempotencyKey()), otelretry.WithBackoff(otelretry.ConstantBackoff(10*time.Millisecond)))
+		var wg sync.WaitGroup
+		statuses := make([]int, 2)
+		for i := range 2 {
+			wg.Go(func() {
+				time.Sleep(time.Duration(i) * time.Second)
+				resp, err := h.client.Do(post(t, t.Context(), "http://api.test/orders/"+strconv.Itoa(i), `{}`))
+				if err != nil {
+					t.Errorf("write %d: %v", i, err)
+					return
+				}
+				resp.Body.Close()
+				statuses[i] = resp.StatusCode
+			})
+		}
+		wg.Wait()
+		if statuses[0] != http.StatusCreated || statuses[1] != http.StatusCreated || len(h.base.Calls()) != 4 {
+			t.Fatalf("statuses %v after %d calls; want both writes created, the second's retry not held back", statuses, len(h.base.Calls()))
+		}
+	})
+}

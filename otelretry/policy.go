@@ -607,10 +607,15 @@ func recordedClass(observed attrs.ErrorClass, c Classification, fromWire Evidenc
 // success; a hold for its hint. The caller's cancellation tells it nothing
 // (the zero observation). A hedge paid its token when it was admitted (see
 // Budget): its failure costs nothing more, and its hint holds all the
-// same.
+// same. A keyed request's 409 holds back no other retry: its hint paces
+// the resends of its key, whose first request is still being processed,
+// and says nothing of the host's load.
 func budgetCharge(in input, retryAfter time.Duration, hinted, hedge bool) budgetObservation {
 	if in.class == attrs.ErrorClassCanceled {
 		return budgetObservation{}
+	}
+	if in.keyed && in.status == http.StatusConflict {
+		retryAfter, hinted = 0, false
 	}
 	answeredOK := in.status != 0 && success(in.status)
 	// NotProcessed applies only without a response, where the class already
