@@ -35,9 +35,9 @@ type server struct {
 	addr string
 	wg   sync.WaitGroup // the listener's goroutine
 
-	mu       sync.Mutex
-	applied  map[int]int // applications per write
-	keys     map[string]*stored
+	mu        sync.Mutex
+	applied   map[int]int // applications per write
+	keys      map[string]*stored
 	received  int
 	stray     int // requests for no write, or not POST
 	conflicts int // 409s sent
