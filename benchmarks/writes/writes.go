@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
 	"os"
 	"runtime"
@@ -108,7 +109,7 @@ func run(o options, w io.Writer) ([]result, error) {
 }
 
 func (o options) faultsText() string {
-	pct := func(p float64) string { return strconv.FormatFloat(100*p, 'f', -1, 64) + "%" }
+	pct := func(p float64) string { return strconv.FormatFloat(math.Round(1000*p)/10, 'f', -1, 64) + "%" }
 	return fmt.Sprintf("answer lost after the write was applied %s, 503 before applying %s, answer after %s (slower than the attempt timeout) %s, connection refused %s: %s in all",
 		pct(o.rates.lost), pct(o.rates.unavailable), o.slow, pct(o.rates.slow), pct(o.rates.refused), pct(o.rates.total()))
 }
