@@ -809,9 +809,9 @@ func TestKeyInProgressHoldsBackNoOtherRetry(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		h := newHarness(t, []scripted.Step{
 			{Status: http.StatusConflict, Header: http.Header{"Retry-After": {"5"}}}, // the first write, at 0
-			{Status: http.StatusServiceUnavailable},                                 // the second, at 1s
-			{Status: http.StatusCreated},                                            // its retry
-			{Status: http.StatusCreated},                                            // the first's resend, at 5s
+			{Status: http.StatusServiceUnavailable},                                  // the second, at 1s
+			{Status: http.StatusCreated},                                             // its retry
+			{Status: http.StatusCreated},                                             // the first's resend, at 5s
 		}, otelretry.WithIdempotencyKeys(otelretry.DraftIdempotencyKey()), otelretry.WithBackoff(otelretry.ConstantBackoff(10*time.Millisecond)))
 		var wg sync.WaitGroup
 		statuses := make([]int, 2)
