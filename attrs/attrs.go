@@ -107,6 +107,23 @@ const (
 	// WithIdempotencyKeyContract. Readers use it to tell a legitimate resend
 	// of a write from a blind one.
 	IdempotencyContractKey = attribute.Key("retry.idempotency_contract")
+	// IdempotencyKeySourceKey is set, on the operation span and on each
+	// attempt, when the request carries an idempotency key in a header the
+	// user declared the server honours: where the key came from (a
+	// KeySource). The key itself is never a metric label.
+	IdempotencyKeySourceKey = attribute.Key("retry.idempotency_key.source")
+	// IdempotencyKeyValueKey is the idempotency key's value, as the header
+	// carried it on the wire, set next to IdempotencyKeySourceKey on spans
+	// and log records only when the user asks for it
+	// (otelretry.WithIdempotencyKeyValues): it is what support looks a write
+	// up by. It is the one header value otelretry records, and never on
+	// metrics.
+	IdempotencyKeyValueKey = attribute.Key("retry.idempotency_key.value")
+	// IdempotencyReplayedKey is true on an attempt whose answer says it was
+	// replayed from the server's store of answers by key rather than
+	// produced now (Stripe's Idempotent-Replayed: true; the draft defines no
+	// such header).
+	IdempotencyReplayedKey = attribute.Key("retry.idempotency_key.replayed")
 	// StateCheckResultKey is the answer of a state check after an unknown
 	// write outcome.
 	StateCheckResultKey = attribute.Key("retry.state_check.result")

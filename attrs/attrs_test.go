@@ -43,9 +43,22 @@ func TestClosedSets(t *testing.T) {
 			t.Errorf("hint problem %s is listed but not valid", p)
 		}
 	}
+	for _, s := range attrs.KeySources() {
+		if !s.Valid() || s.Attribute().Key != attrs.IdempotencyKeySourceKey {
+			t.Errorf("key source %s is listed but not valid", s)
+		}
+	}
+	if got := attrs.KeySources(); !slices.Equal(got, []attrs.KeySource{attrs.KeySourceGenerated, attrs.KeySourceCaller}) {
+		t.Errorf("KeySources() = %v", got)
+	}
+	for _, r := range []attrs.Reason{attrs.ReasonKeyInProgress, attrs.ReasonKeyReused, attrs.ReasonKeyConflict} {
+		if !r.Valid() {
+			t.Errorf("reason %s of the idempotency-key contract is not in the closed set", r)
+		}
+	}
 	for _, bad := range []string{"", "Retry", "failed"} {
 		if attrs.Decision(bad).Valid() || attrs.Outcome(bad).Valid() || attrs.ErrorClass(bad).Valid() || attrs.Reason(bad).Valid() ||
-			attrs.HintProblem(bad).Valid() {
+			attrs.HintProblem(bad).Valid() || attrs.KeySource(bad).Valid() {
 			t.Errorf("%q accepted", bad)
 		}
 	}

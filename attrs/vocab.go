@@ -272,6 +272,20 @@ const (
 	// ReasonThrottle: the client-side throttle refused the request
 	// (throttled, or a hedge refused).
 	ReasonThrottle Reason = "throttle"
+	// ReasonKeyInProgress: a request that carries an idempotency key was
+	// answered 409 Conflict, which the idempotency-key draft
+	// (draft-ietf-httpapi-idempotency-key-header) gives while a request with
+	// the same key is still being processed: it is sent again after a pause
+	// (retry, or the limit that stopped it).
+	ReasonKeyInProgress Reason = "key_in_progress"
+	// ReasonKeyReused: a request that carries an idempotency key was
+	// answered 422 Unprocessable Content, which the draft gives when the key
+	// was used before with another payload: never sent again (stop).
+	ReasonKeyReused Reason = "key_reused"
+	// ReasonKeyConflict: the request carries two different idempotency keys
+	// in the contract's headers, so no server could tell which one it is
+	// repeated under: not sent (stop).
+	ReasonKeyConflict Reason = "key_conflict"
 )
 
 // Reasons lists every Reason, in declaration order.
@@ -283,7 +297,7 @@ func Reasons() []Reason {
 		ReasonNotReplayable, ReasonPrepareFailed, ReasonDeadline, ReasonAttemptLimit,
 		ReasonBudget, ReasonPushback, ReasonHostLimit, ReasonCaller, ReasonOverrun,
 		ReasonServerNoRetry, ReasonServerRetry, ReasonOtherAttempt, ReasonInFlight, ReasonHedgeLimit,
-		ReasonThrottle,
+		ReasonThrottle, ReasonKeyInProgress, ReasonKeyReused, ReasonKeyConflict,
 	}
 }
 
@@ -292,6 +306,30 @@ func (r Reason) Valid() bool { return slices.Contains(Reasons(), r) }
 
 // Attribute returns r as a retry.reason attribute.
 func (r Reason) Attribute() attribute.KeyValue { return ReasonKey.String(string(r)) }
+
+// KeySource says where the idempotency key a request carries came from
+// (retry.idempotency_key.source).
+type KeySource string
+
+// The closed set of key sources.
+const (
+	// KeySourceGenerated: otelretry generated the key for the operation
+	// (otelretry.WithIdempotencyKeys), or took it from an earlier operation
+	// the request repeats under the same operation id.
+	KeySourceGenerated KeySource = "generated"
+	// KeySourceCaller: the caller, an SDK or a PrepareFunc set the key, in
+	// a header the user declared the server honours.
+	KeySourceCaller KeySource = "caller"
+)
+
+// KeySources lists every KeySource, in declaration order.
+func KeySources() []KeySource { return []KeySource{KeySourceGenerated, KeySourceCaller} }
+
+// Valid reports whether s is one of the declared key sources.
+func (s KeySource) Valid() bool { return slices.Contains(KeySources(), s) }
+
+// Attribute returns s as a retry.idempotency_key.source attribute.
+func (s KeySource) Attribute() attribute.KeyValue { return IdempotencyKeySourceKey.String(string(s)) }
 
 // HintProblem says what was wrong with a retry hint header that was
 // present and could not be read (the retry_after_invalid event's

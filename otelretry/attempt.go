@@ -80,6 +80,10 @@ type attemptSetup struct {
 	bodies bodySource
 	// maxAttempts is the operation's attempt limit, for the attempt header.
 	maxAttempts int
+	// key and opID are the operation's idempotency key
+	// (WithIdempotencyKeys) and id (WithOperationIDHeader) on the wire, zero
+	// when it sends none.
+	key, opID headerValue
 }
 
 // attemptOwner is the operation an attempt belongs to: it judges what the
@@ -171,9 +175,10 @@ func newAttempt(a *attempt, s *attemptSetup, id attemptID, at progress) *attempt
 }
 
 // takeBody takes the attempt's body and makes its copy of the caller's
-// request, with the attempt header when WithAttemptHeader asks for one. It
-// reports a body that could not be had (GetBody, or the buffer's read,
-// failed).
+// request, with the headers otelretry adds when asked (the attempt header,
+// the operation's idempotency key and its id), before any PrepareFunc
+// runs, so that a signature covers them. It reports a body that could not
+// be had (GetBody, or the buffer's read, failed).
 func (a *attempt) takeBody() error {
 	body, err := a.setup.bodies.forAttempt(a.id.n)
 	if err != nil {
@@ -182,6 +187,8 @@ func (a *attempt) takeBody() error {
 	a.body = body
 	a.out = a.copyRequest()
 	a.setup.sender.attemptHeader.stamp(a.out.Header, a.id.number, a.setup.maxAttempts)
+	a.setup.key.stamp(a.out.Header)
+	a.setup.opID.stamp(a.out.Header)
 	a.wire.useURL(a.out.URL)
 	return nil
 }

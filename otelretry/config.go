@@ -123,6 +123,13 @@ func (c *config) policyConfig() policyConfig {
 	if c.bodyBufferPerRequest > 0 && c.bodyBufferTotal > 0 {
 		bufferPerRequest = c.bodyBufferPerRequest
 	}
+	contract, keyHeaders := c.idempotencyHeaders, []string(nil)
+	if c.keys != nil {
+		// The generated key's header is one the user declared the server
+		// honours: a caller's key in it is relied on as the contract's.
+		contract = slices.Concat(c.idempotencyHeaders, []string{c.keys.Name})
+		keyHeaders = slices.Concat(contract, c.recordedKeyHeaders, []string{"Idempotency-Key", "X-Idempotency-Key"})
+	}
 	return policyConfig{
 		maxAttempts:       c.maxAttempts,
 		deadline:          c.deadline,
@@ -130,9 +137,11 @@ func (c *config) policyConfig() policyConfig {
 		idempotentMethods: c.idempotentMethods,
 		bufferPerRequest:  bufferPerRequest,
 		stateCheck:        c.stateCheck != nil,
-		contractHeaders:   c.idempotencyHeaders,
+		contractHeaders:   contract,
 		recordedHeaders:   c.recordedKeyHeaders,
 		verdictWrites:     c.verdictWrites,
+		generateKeys:      c.keys != nil,
+		keyHeaders:        keyHeaders,
 	}
 }
 
@@ -196,6 +205,12 @@ type config struct {
 	verdictHeaders []string
 	verdictWrites  bool
 	attemptHeader  *AttemptHeader
+	// keys is WithIdempotencyKeys', nil without it; opIDHeader is
+	// WithOperationIDHeader's name, "" without it; keyValues: the key's
+	// value is recorded (WithIdempotencyKeyValues).
+	keys       *IdempotencyKey
+	opIDHeader string
+	keyValues  bool
 	// hedging is WithHedging's, nil without it.
 	hedging *Hedging
 
@@ -513,6 +528,89 @@ func WithAttemptHeader(h AttemptHeader) Option {
 			return
 		}
 		c.attemptHeader = &h
+	})
+}
+
+// WithIdempotencyKeys makes writes repeatable on the wire: every request
+// otelretry treats as a write (a method other than GET, HEAD, OPTIONS and
+// TRACE, unless its Intent is Repeatable) that carries no idempotency key
+// gets one per operation, sent in k's header on every attempt:
+// DraftIdempotencyKey() for the IETF draft's Idempotency-Key, or a header
+// of your own, with the key bare or as k.Value formats it. The key is
+// 128 bits from crypto/rand. It is set on each attempt's copy before the
+// PrepareFunc runs, so a signature covers it; a PrepareFunc that changes
+// it ends the operation stop, reason prepare_failed.
+//
+// Turning it on is your word that the server honours keys in that header
+// as the draft says (docs/decisions.md says what it must do): a request
+// that carries one is repeatable, so an answer lost after the write was
+// sent is sent again under the same key, within the deadline, the attempt
+// limit and the retry budget, instead of ending check_state; a 409 is
+// retried after a pause, a 422 (the key used with another payload) stops.
+// Writes are still never hedged. k's header joins the
+// WithIdempotencyKeyContract headers: a key the caller, an SDK or a
+// PrepareFunc set in it is kept, never replaced, and relied on the same
+// way. A request that already carries a key in any header otelretry knows
+// for one (Idempotency-Key, X-Idempotency-Key, and those of
+// WithIdempotencyKeyContract and WithRecordedIdempotencyKey) gets none;
+// one that carries two different keys in the contract's headers ends stop,
+// reason key_conflict, before it is sent (ErrIdempotencyKeyConflict).
+//
+// A layer above that sends the operation again (go-retryablehttp, an SDK's
+// retryer, a loop) reuses its key when the operation has an id of its
+// own (WithOperationID): an operation that repeats an earlier one under
+// that context with the same method and URL, after it did not succeed,
+// takes its key. Any other request gets its own, so two different writes
+// under one id never share a key. Without WithOperationID, each RoundTrip
+// is an operation with a key of its own.
+//
+// The operation span and each attempt record retry.idempotency_key.source
+// (generated, or caller) and retry.idempotency_contract; the key's value
+// only with WithIdempotencyKeyValues, and never on metrics. An
+// IdempotencyKey whose Name is not a header name is ignored.
+func WithIdempotencyKeys(k IdempotencyKey) Option {
+	return optionFunc(func(c *config) {
+		if !validHeaderName(k.Name) {
+			c.invalid("WithIdempotencyKeys", k.Name, "want a header name")
+			return
+		}
+		value := k.Value
+		if value != nil {
+			// A format that gives no header value for a key is bad input too.
+			if v := value(strings.Repeat("0", 32)); v == "" || !validHeaderValue(v) {
+				c.invalid("WithIdempotencyKeys", k.Name, "want a Value that gives a header value; the key is sent bare")
+				value = nil
+			}
+		}
+		c.keys = &IdempotencyKey{Name: http.CanonicalHeaderKey(k.Name), Value: value}
+	})
+}
+
+// WithIdempotencyKeyValues records the value of the idempotency key a
+// request carries (one WithIdempotencyKeys generated, or the caller's in a
+// header of WithIdempotencyKeyContract or WithRecordedIdempotencyKey) as
+// retry.idempotency_key.value, as the header carried it, on the operation
+// span, each attempt span and their log records, since it is what support
+// looks a write up by. It is the one header value otelretry records, and
+// never on metrics.
+func WithIdempotencyKeyValues() Option {
+	return optionFunc(func(c *config) { c.keyValues = true })
+}
+
+// WithOperationIDHeader sends the operation's id (retry.operation.id: the
+// one from WithOperationID, else a generated one) in the header name on
+// every attempt, so that a server can log it and a state check can find
+// the write by it. Like WithAttemptHeader, it is set on each attempt's
+// copy before the PrepareFunc runs, never over a header of that name the
+// caller or an SDK set, and is not recorded. A name that is not a header
+// name is ignored.
+func WithOperationIDHeader(name string) Option {
+	return optionFunc(func(c *config) {
+		if !validHeaderName(name) {
+			c.invalid("WithOperationIDHeader", name, "want a header name")
+			return
+		}
+		c.opIDHeader = http.CanonicalHeaderKey(name)
 	})
 }
 

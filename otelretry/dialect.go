@@ -86,13 +86,30 @@ func EnvoyAttemptHeader() AttemptHeader {
 // stamp sets the attempt header on h for attempt n of maxAttempts, unless
 // the caller or an SDK set the header already: the wire stays theirs.
 func (a *AttemptHeader) stamp(h http.Header, n, maxAttempts int) {
-	if a == nil {
+	if a == nil || present(h, a.Name) {
 		return
 	}
-	for name := range h {
-		if strings.EqualFold(name, a.Name) { // set in any spelling
-			return
+	h.Set(a.Name, a.Value(n, maxAttempts))
+}
+
+// headerValue is a header otelretry sets on every attempt of an operation
+// (its idempotency key, its id), with the operation's value; zero for
+// none.
+type headerValue struct{ name, value string }
+
+// stamp sets the header on h, unless the caller or an SDK set it already.
+func (v headerValue) stamp(h http.Header) {
+	if v.name != "" && !present(h, v.name) {
+		h.Set(v.name, v.value)
+	}
+}
+
+// present reports whether h holds name, in any spelling.
+func present(h http.Header, name string) bool {
+	for n := range h {
+		if strings.EqualFold(n, name) {
+			return true
 		}
 	}
-	h.Set(a.Name, a.Value(n, maxAttempts))
+	return false
 }

@@ -30,8 +30,10 @@
 // http.response.status_code or retry.error_class (never both),
 // retry.elapsed_ms, retry.remaining_ms (the operation's time left before
 // the call), retry.decision and retry.reason, retry.retry_after_ms,
-// retry.backoff_ms, http.request.resend_count, error.type and
-// retry.wire.writes. Trace context is injected from it. With
+// retry.backoff_ms, http.request.resend_count, error.type,
+// retry.wire.writes and, for a request that carries an idempotency key,
+// retry.idempotency_key.source and retry.idempotency_key.replayed. Trace
+// context is injected from it. With
 // WithoutClientSpans the attempt span is the transport's own INTERNAL span
 // and the base's own CLIENT span nests under it. A slog record (WithLogger)
 // and an OpenTelemetry log event named retry.attempt (WithLoggerProvider)
@@ -67,102 +69,111 @@
 //   - 7. once prepared, the PrepareFunc failed, or changed the method, the
 //     host or (after the first attempt) the idempotency-key contract's
 //     headers (any): stop, no call made, reason prepare_failed
-//   - 8. after an attempt, anything, after another attempt of the operation
+//   - 8. once prepared, two different idempotency keys in the contract's
+//     headers (the caller's, or one a PrepareFunc added beside the
+//     generated key) (any): stop, no call made, reason key_conflict
+//   - 9. after an attempt, anything, after another attempt of the operation
 //     (a hedge, or the attempt it hedged) won: it was canceled (any):
 //     superseded: its answer discarded; it ends nothing, reason
 //     other_attempt
-//   - 9. after an attempt, no response, and the caller canceled (repeatable
-//     [1] / not): canceled; a write in flight matches ErrOutcomeUnknown,
-//     reason caller
-//   - 10. after an attempt, no response, and the caller's deadline passed
+//   - 10. after an attempt, no response, and the caller canceled
+//     (repeatable [1] / not): canceled; a write in flight matches
+//     ErrOutcomeUnknown, reason caller
+//   - 11. after an attempt, no response, and the caller's deadline passed
 //     (repeatable [1] / not): deadline_exceeded, no state check; a write in
 //     flight matches ErrOutcomeUnknown, reason caller
-//   - 11. after an attempt, 2xx, 3xx, 101 (any): return, reason response
-//   - 12. after an attempt, a failed answer after the caller canceled
+//   - 12. after an attempt, 2xx, 3xx, 101 (any): return, reason response
+//   - 13. after an attempt, a failed answer after the caller canceled
 //     (any): canceled (the answer is returned), reason caller
-//   - 13. after an attempt, a failed answer after the caller's deadline
+//   - 14. after an attempt, a failed answer after the caller's deadline
 //     passed (any): deadline_exceeded (the answer is returned), reason
 //     caller
-//   - 14. after an attempt, no response, and nothing proves it unsent: a
+//   - 15. after an attempt, no response, and nothing proves it unsent: a
 //     timeout, a broken connection, or any failure after the headers
 //     reached the wire (httptrace) (write, not repeatable [1]):
 //     check_state: not resent, reason unknown_write
-//   - 15. after an attempt, the classifier says NotRetryable (any): stop,
+//   - 16. after an attempt, the classifier says NotRetryable (any): stop,
 //     reason classifier
-//   - 16. after an attempt, the classifier says NotProcessed (no response)
+//   - 17. after an attempt, the classifier says NotProcessed (no response)
 //     (any): retry [2], reason classifier
-//   - 17. after an attempt, the classifier says Retryable (repeatable [1],
+//   - 18. after an attempt, the classifier says Retryable (repeatable [1],
 //     or proved unsent): retry [2], reason classifier
-//   - 18. after an attempt, the classifier says Retryable (not repeatable):
+//   - 19. after an attempt, the classifier says Retryable (not repeatable):
 //     stop, reason not_idempotent
-//   - 19. after an attempt, the service says its answer must not be
+//   - 20. after an attempt, the service says its answer must not be
 //     retried: a should-retry header (Stripe-Should-Retry, X-Should-Retry)
 //     is false (any): stop (the answer is returned), reason server_no_retry
-//   - 20. after an attempt, the service says the request may be repeated: a
+//   - 21. after an attempt, 409 Conflict: a request with the same key is
+//     still being processed (the idempotency-key draft) (carries an
+//     idempotency key [3]): retry [2], after Retry-After where given,
+//     reason key_in_progress
+//   - 22. after an attempt, 422 Unprocessable Content: the key was used
+//     before with another payload (the draft) (carries an idempotency key
+//     [3]): stop (the answer is returned): never resent, reason key_reused
+//   - 23. after an attempt, the service says the request may be repeated: a
 //     should-retry header is true (repeatable [1], or any with
 //     WithShouldRetryWrites (recorded as evidence)): retry [2], reason
 //     server_retry
-//   - 21. after an attempt, an error that proves the request never left:
+//   - 24. after an attempt, an error that proves the request never left:
 //     connection refused, DNS, TLS handshake, dial; a cut before the base
 //     reported a connection; a failed first write on a reused HTTP/1
 //     connection (httptrace) (any): retry [2], reason not_processed
-//   - 22. after an attempt, any other transport error (repeatable [1]):
+//   - 25. after an attempt, any other transport error (repeatable [1]):
 //     retry [2], reason retryable_error
-//   - 23. after an attempt, any other transport error (not repeatable):
+//   - 26. after an attempt, any other transport error (not repeatable):
 //     stop, reason not_idempotent
-//   - 24. after an attempt, 408, 429, 502, 503, 504 (WithRetryableStatuses)
+//   - 27. after an attempt, 408, 429, 502, 503, 504 (WithRetryableStatuses)
 //     (repeatable [1]): retry [2], reason retryable_status
-//   - 25. after an attempt, 408, 429, 502, 503, 504 (WithRetryableStatuses)
+//   - 28. after an attempt, 408, 429, 502, 503, 504 (WithRetryableStatuses)
 //     (not repeatable): stop (the answer is returned), reason
 //     not_idempotent
-//   - 26. after an attempt, any other status (any): stop (the answer is
+//   - 29. after an attempt, any other status (any): stop (the answer is
 //     returned), reason status
-//   - 27. after a state check, the state check says applied (any): return
+//   - 30. after a state check, the state check says applied (any): return
 //     (the stored response), reason state_applied
-//   - 28. after a state check, the caller gave up during the check (any):
+//   - 31. after a state check, the caller gave up during the check (any):
 //     canceled / deadline_exceeded; unknown unless not_applied, reason
 //     caller
-//   - 29. after a state check, unknown, an answer outside the set, or an
+//   - 32. after a state check, unknown, an answer outside the set, or an
 //     error (any): check_state, reason state_unknown
-//   - 30. after a state check, not_applied, and the intent forbids retries
+//   - 33. after a state check, not_applied, and the intent forbids retries
 //     (any): stop, reason intent
-//   - 31. after a state check, not_applied (any): retry [2], with no pause,
+//   - 34. after a state check, not_applied (any): retry [2], with no pause,
 //     reason state_not_applied
-//   - 32. at the hedge delay, the caller canceled (any): no hedge, reason
+//   - 35. at the hedge delay, the caller canceled (any): no hedge, reason
 //     caller
-//   - 33. at the hedge delay, the caller's deadline passed (any): no hedge,
+//   - 36. at the hedge delay, the caller's deadline passed (any): no hedge,
 //     reason caller
-//   - 34. at the hedge delay, an attempt in flight past the hedge delay (a
+//   - 37. at the hedge delay, an attempt in flight past the hedge delay (a
 //     write, even under an idempotency-key contract (only safe methods and
 //     Intent{Repeatable: true} are hedged; writes do not race at all, and
 //     record nothing: the rule stands should one reach decide)): no hedge,
 //     reason not_idempotent
-//   - 35. at the hedge delay, an attempt in flight past the hedge delay (a
+//   - 38. at the hedge delay, an attempt in flight past the hedge delay (a
 //     body that cannot be replayed): no hedge, reason not_replayable
-//   - 36. at the hedge delay, an attempt in flight past the hedge delay
+//   - 39. at the hedge delay, an attempt in flight past the hedge delay
 //     (Intent{NoRetry: true} (which does not race either)): no hedge,
 //     reason intent
-//   - 37. at the hedge delay, no attempt left (hedges count as attempts);
+//   - 40. at the hedge delay, no attempt left (hedges count as attempts);
 //     not reached: no hedge delay is armed then, and nothing is recorded
 //     (any): no hedge, reason attempt_limit
-//   - 38. at the hedge delay, the operation was admitted MaxHedges hedges;
+//   - 41. at the hedge delay, the operation was admitted MaxHedges hedges;
 //     not reached: no hedge delay is armed then, and nothing is recorded
 //     (any): no hedge, reason hedge_limit
-//   - 39. at the hedge delay, no time left (any): no hedge, reason deadline
-//   - 40. at the hedge delay, the retry budget refuses: a hold, a full host
+//   - 42. at the hedge delay, no time left (any): no hedge, reason deadline
+//   - 43. at the hedge delay, the retry budget refuses: a hold, a full host
 //     table, or too few tokens for the host to keep more than half once the
 //     hedge takes one (any): no hedge, reason budget, pushback or
 //     host_limit
-//   - 41. at the hedge delay, the client-side throttle (WithThrottle)
+//   - 44. at the hedge delay, the client-side throttle (WithThrottle)
 //     refuses it (its budget token and its hedge are given back) (any): no
 //     hedge, reason throttle
-//   - 42. at the hedge delay, the dependency's hedge rate (MaxRate) has no
+//   - 45. at the hedge delay, the dependency's hedge rate (MaxRate) has no
 //     hedge left (the budget's token is given back) (any): no hedge, reason
 //     hedge_limit
 //
 // [1] Repeatable: GET, HEAD, OPTIONS, TRACE, methods added with
-// WithIdempotentMethods, an Idempotency-Key under
-// WithIdempotencyKeyContract, or Intent.Repeatable. [2] Within the limits,
+// WithIdempotentMethods, an idempotency key [3], or Intent.Repeatable. [2] Within the limits,
 // in order: the pause (the largest of the Backoff's, Retry-After, the
 // classifier's hint and what is left of the hints the race's earlier
 // failures got while a hedge was in flight) must end before the deadline
@@ -171,7 +182,10 @@
 // retry budget must allow it (budget_exhausted, reason budget, pushback or
 // host_limit). While time is left and another attempt of the operation is
 // in flight (a hedge), that attempt is the retry (retry, reason in_flight,
-// no pause).
+// no pause). [3] Carries an idempotency key: one WithIdempotencyKeys
+// generated, or one in a header of WithIdempotencyKeyContract (or of
+// WithIdempotencyKeys) the caller set; either makes the request
+// repeatable [1].
 //
 // A Classifier (WithClassifier), the request's Intent (WithIntent), a
 // PrepareFunc (WithPrepareAttempt) and an AnswerBackoff shape the policy;
@@ -179,6 +193,18 @@
 // budget. An Intent may set the request's own deadline, attempt limit and
 // attempt timeout, higher or lower than the Transport's; the context's
 // deadline still applies when it is earlier.
+//
+// # Writes under an idempotency key
+//
+// WithIdempotencyKeys gives every write that carries no idempotency key one
+// per operation (128 bits from crypto/rand, the same on every attempt, set
+// before the PrepareFunc runs), in the IETF draft's Idempotency-Key
+// (DraftIdempotencyKey) or a header of the user's: the write is then
+// repeatable, so an answer lost after it was sent is sent again under the
+// same key instead of ending check_state, a 409 is retried after a pause
+// and a 422 stops. Under one WithOperationID, a layer above that sends the
+// operation again reuses its key. The server must store answers by key
+// (docs/decisions.md says what else); writes are still never hedged.
 //
 // # Time
 //

@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"strconv"
+	"strings"
 
 	"github.com/otelretry/otelretry-go/attrs"
 )
@@ -33,6 +34,11 @@ var (
 	// request to a dependency that is refusing or timing out: the first
 	// attempt, which was never sent, or a retry.
 	ErrThrottled = errors.New("otelretry: refused by the client-side throttle")
+	// ErrIdempotencyKeyConflict: the request carries two different
+	// idempotency keys in the contract's headers (WithIdempotencyKeyContract,
+	// WithIdempotencyKeys), so no server could tell under which key it is
+	// repeated. It was not sent (stop, reason key_conflict).
+	ErrIdempotencyKeyConflict = errors.New("otelretry: the request carries two different idempotency keys; not sent")
 )
 
 // errNilURL rejects a request that names no URL.
@@ -235,6 +241,20 @@ var errPrepareRetarget = errors.New("otelretry: PrepareFunc changed the request'
 // errPrepareContract is the cause when a PrepareFunc changed the headers of
 // the idempotency-key contract after the first attempt fixed them.
 var errPrepareContract = errors.New("otelretry: PrepareFunc changed the idempotency-key contract's headers between attempts")
+
+// errPrepareKey is the cause when a PrepareFunc changed the idempotency
+// key WithIdempotencyKeys set on the attempt's copy.
+var errPrepareKey = errors.New("otelretry: PrepareFunc changed the generated idempotency key")
+
+// keyConflictError names the headers that carry the different keys of a
+// request that was not sent (ErrIdempotencyKeyConflict): their names, never
+// their values.
+type keyConflictError struct{ headers []string }
+
+func (e keyConflictError) Error() string {
+	return ErrIdempotencyKeyConflict.Error() + " (in " + strings.Join(e.headers, ", ") + ")"
+}
+func (e keyConflictError) Unwrap() error { return ErrIdempotencyKeyConflict }
 
 // getBodyError wraps the caller's GetBody's error.
 type getBodyError struct{ error }

@@ -51,6 +51,9 @@ type observation struct {
 	// that said it.
 	verdict       serverVerdict
 	verdictHeader string
+	// replayed: the answer says it was replayed from the server's store of
+	// answers by idempotency key.
+	replayed bool
 
 	// hedge is the attempt's place in a race of hedged attempts.
 	hedge hedgeLink
@@ -109,6 +112,7 @@ func (s attemptSeen) response(resp *http.Response, now time.Time, d *dialect) ob
 	if !success(resp.StatusCode) {
 		o.verdict, o.verdictHeader = shouldRetry(resp.Header, d.verdicts)
 	}
+	o.replayed = replayed(resp.Header)
 	return o
 }
 
@@ -132,6 +136,7 @@ type attemptEvent struct {
 	end       time.Duration // since the operation's start: when the answer or failure came
 	verdict   verdict
 	writes    int32    // writes on the wire (httptrace); 0 when the base reports none
+	replayed  bool     // the answer was replayed by idempotency key
 	url       *url.URL // the prepared request's URL, as it went on the wire
 	requestID string   // "" until the recorder needs it: the span and the logs share it
 
@@ -156,6 +161,7 @@ func newAttemptEvent(o observation, class attrs.ErrorClass, evidence Evidence, v
 		end:       o.end,
 		verdict:   v,
 		writes:    o.writes,
+		replayed:  o.replayed,
 		url:       o.url,
 
 		retryAfter:      o.retryAfter,

@@ -12,6 +12,7 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -107,6 +108,49 @@ func ExampleWithStateCheck() {
 	body, _ := io.ReadAll(resp.Body)
 	fmt.Println(resp.StatusCode, string(body))
 	// Output: 200 {"order":"order-8"}
+}
+
+// A key per write: the first attempt's answer is lost after the server
+// applied the write; the resend carries the same key, and a server that
+// stores answers by key returns the stored one instead of applying the
+// write again.
+func ExampleWithIdempotencyKeys() {
+	var applied atomic.Int32
+	var mu sync.Mutex
+	stored := map[string]string{}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		key := r.Header.Get("Idempotency-Key") // "<32 hex digits>", quoted
+		mu.Lock()
+		answer, seen := stored[key]
+		if !seen {
+			answer = fmt.Sprintf("order %d", applied.Add(1))
+			stored[key] = answer
+		}
+		mu.Unlock()
+		if !seen { // applied, then the answer is lost
+			conn, _, _ := w.(http.Hijacker).Hijack()
+			conn.Close()
+			return
+		}
+		fmt.Fprint(w, answer)
+	}))
+	defer srv.Close()
+	base := &http.Transport{}
+	defer base.CloseIdleConnections()
+
+	client := &http.Client{Transport: otelretry.NewTransport(base,
+		otelretry.WithIdempotencyKeys(otelretry.DraftIdempotencyKey()))}
+	ctx := otelretry.WithOperationID(context.Background(), "order-9")
+	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, srv.URL, strings.NewReader(`{"sku":"A-1"}`))
+	resp, err := client.Do(req)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	fmt.Println(string(body), "- applied:", applied.Load())
+	// Output: order 1 - applied: 1
 }
 
 func ExampleParseRetryAfter() {

@@ -142,8 +142,9 @@ type Evidence struct {
 // Retryable classifies the answer as worth another attempt, after at least
 // pause (0: the Backoff's). A request that is not safe to repeat is still
 // not resent after it may have been written: only Intent.Repeatable, a
-// method declared with WithIdempotentMethods or an idempotency-key contract
-// makes a write repeatable.
+// method declared with WithIdempotentMethods or an idempotency key (one
+// WithIdempotencyKeys generated, or one under a contract) makes a write
+// repeatable.
 func Retryable(pause time.Duration) Classification {
 	return Classification{kind: classRetryable, pause: max(pause, 0)}
 }
@@ -244,8 +245,9 @@ func EvidenceClassifier(evidence func(error) (Evidence, bool)) Classifier {
 //     and, under WithIdempotencyKeyContract, the contract's headers, whose
 //     values the first attempt's prepared request fixes for every later
 //     one (a key set or removed on the first attempt counts; a key changed
-//     later does not). A change ends the operation stop, reason
-//     prepare_failed, before the attempt is sent.
+//     later does not); nor, on any attempt, the key WithIdempotencyKeys
+//     generated, which it finds set already. A change ends the operation
+//     stop, reason prepare_failed, before the attempt is sent.
 //   - When it replaces Body, it sets GetBody and ContentLength for the new
 //     body too: a layer below (net/http's resend of a request that never
 //     left) then resends exactly the prepared bytes. Without a GetBody of

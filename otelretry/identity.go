@@ -33,6 +33,9 @@ type operationContext struct {
 	// that request ids stay unique when an outer layer repeats the
 	// operation.
 	attempts atomic.Int64
+	// keys are the generated idempotency keys of its operations that did
+	// not succeed, for an operation that repeats one (WithIdempotencyKeys).
+	keys keyMemory
 }
 
 // WithOperationID returns a context that names the logical operation the
@@ -102,6 +105,9 @@ type identity struct {
 	attemptBase int
 	redirects   int // hops before this one in a redirect chain
 	repeat      int // operations made before this one under the same context
+	// key is the operation's generated idempotency key, "" when it has
+	// none; request names the request it was generated for (requestOf).
+	key, request string
 }
 
 // newIdentity is the identity of an operation with scope sc: the chain's it
@@ -119,6 +125,32 @@ func newIdentity(sc scope, prev *chain) identity {
 		id.id = sc.oc.id
 	}
 	return id
+}
+
+// takeKey gives the operation its idempotency key (WithIdempotencyKeys),
+// for request: the key of an earlier operation under the same
+// WithOperationID that sent the same request and did not succeed (a layer
+// above sends it again: its earlier tries may have been applied), else a
+// new one.
+func (i *identity) takeKey(request string) string {
+	i.request = request
+	if i.oc != nil {
+		if k, ok := i.oc.keys.take(request); ok {
+			i.key = k
+			return k
+		}
+	}
+	i.key = newIdempotencyKey()
+	return i.key
+}
+
+// settleKey keeps the operation's generated key under its WithOperationID
+// for a later operation that repeats it, unless it succeeded: a write sent
+// again after a success is a new one.
+func (i *identity) settleKey(succeeded bool) {
+	if i.oc != nil && i.key != "" && !succeeded {
+		i.oc.keys.keep(i.request, i.key)
+	}
 }
 
 // countRepeats records that n operations were made before this one under

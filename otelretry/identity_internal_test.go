@@ -215,3 +215,40 @@ func TestSafeMethodsAndTheEmptyMethod(t *testing.T) {
 		t.Errorf("methodOf a request without a method = %q, want GET", m)
 	}
 }
+
+// An operation's generated key: under WithOperationID, an operation that
+// repeats the request of an earlier one that did not succeed takes its
+// key, once; any other request, or a repeat after a success, gets its
+// own. Without WithOperationID, each operation has its own.
+func TestIdentityTakesTheKeyOfTheOperationItRepeats(t *testing.T) {
+	ctx := WithOperationID(context.Background(), "job-1")
+	op := func(ctx context.Context, request string, succeeded bool) string {
+		id := newIdentity(scopeOf(ctx), nil)
+		k := id.takeKey(request)
+		id.settleKey(succeeded)
+		return k
+	}
+	first := op(ctx, "POST http://api.test/orders", false)
+	if again := op(ctx, "POST http://api.test/orders", false); again != first {
+		t.Fatalf("a repeat after a failure got %q, want %q", again, first)
+	}
+	if other := op(ctx, "POST http://api.test/invoices", false); other == first {
+		t.Fatal("another request took the key")
+	}
+	if put := op(ctx, "PUT http://api.test/orders", false); put == first {
+		t.Fatal("another method took the key")
+	}
+	if third := op(ctx, "POST http://api.test/orders", true); third != first {
+		t.Fatalf("the third try got %q, want %q", third, first)
+	}
+	if after := op(ctx, "POST http://api.test/orders", false); after == first {
+		t.Fatal("a write after the key's success took its key")
+	}
+	if elsewhere := op(WithOperationID(context.Background(), "job-2"), "POST http://api.test/invoices", false); elsewhere == first {
+		t.Fatal("another operation id took the key")
+	}
+	bare := op(context.Background(), "POST http://api.test/orders", false)
+	if again := op(context.Background(), "POST http://api.test/orders", false); again == bare {
+		t.Fatal("without WithOperationID, two operations share a key")
+	}
+}

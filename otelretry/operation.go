@@ -105,7 +105,8 @@ func (op *operation) begin(held *holdings) {
 	op.results = sc.results
 	hasBody := req.Body != nil && req.Body != http.NoBody
 	op.plan = judgeRequest(requestFacts{method: methodOf(req), hasBody: hasBody, hasGetBody: req.GetBody != nil,
-		contentLength: req.ContentLength, intent: sc.intent}, t.policy)
+		contentLength: req.ContentLength, intent: sc.intent,
+		callerKey: t.policy.generateKeys && carriesKey(req.Header, t.policy.keyHeaders)}, t.policy)
 	prev := chainOf(req)
 	op.ident = newIdentity(sc, prev)
 	var chainDeadline time.Time
@@ -122,8 +123,9 @@ func (op *operation) begin(held *holdings) {
 	if t.budget != nil {
 		op.budgetKey = t.budget.key(req)
 	}
+	key, id := op.wireHeaders()
 	op.setup = attemptSetup{owner: op, sender: &t.sender, ctx: op.tel.ctx, caller: req, clock: &op.clock,
-		bodies: bodySource{caller: req, hasBody: hasBody}, maxAttempts: op.plan.attemptLimit()}
+		bodies: bodySource{caller: req, hasBody: hasBody}, maxAttempts: op.plan.attemptLimit(), key: key, opID: id}
 	if h := hedgingOf(sc.intent, t.cfg.hedging); h.on() && !op.plan.write && !op.plan.noRetry && op.plan.maxAttempts > 1 {
 		hedging := h.forOperation(op.plan.maxAttempts)
 		op.race = newRace(op, &op.setup, &op.ident, &t.gate, t.hedger, hedging, op.budgetKey, op.dependency(), op.plan.maxAttempts)
@@ -141,6 +143,19 @@ func (op *operation) begin(held *holdings) {
 			held.callerBody = false // closed once read
 		}
 	}
+}
+
+// wireHeaders are the headers the operation adds to every attempt when
+// asked: its idempotency key, for a write that carries none
+// (WithIdempotencyKeys), and its id (WithOperationIDHeader).
+func (op *operation) wireHeaders() (key, id headerValue) {
+	if k := op.t.cfg.keys; op.plan.generateKey {
+		key = headerValue{k.Name, k.wireValue(op.ident.takeKey(requestOf(op.plan.method, op.req.URL)))}
+	}
+	if name := op.t.cfg.opIDHeader; name != "" {
+		id = headerValue{name, op.ident.opID()}
+	}
+	return key, id
 }
 
 // hedgingOf is the request's Hedging: its Intent's, else the Transport's.
@@ -249,12 +264,13 @@ func (op *operation) prepare(a *attempt, p *progress, held *holdings) (verdict, 
 	}
 	if bodyErr == nil && prepErr == nil {
 		names := op.t.policy.contractHeaders
-		changed = prepareChanged(a.out, op.req, op.plan, op.key, names)
+		changed = prepareChanged(a.out, op.req, op.plan, op.key, names, op.setup.key)
 		if !op.key.judged {
 			op.key = judgePrepared(a.out.Header, op.plan, names, op.t.policy.recordedHeaders)
+			op.t.sender.rec.recordKey(&op.tel, op.key.source, op.key.value)
 		}
 	}
-	in := op.inputAt(phasePrepared, op.clock.since(), p).prepared(bodyErr != nil, prepErr != nil, changed != nil)
+	in := op.inputAt(phasePrepared, op.clock.since(), p).prepared(bodyErr != nil, prepErr != nil, changed != nil, op.key.conflict)
 	if v := decide(in); !v.goAhead() {
 		a.unsent()
 		return v, op.prepareCause(a, bodyErr, prepErr, changed)
@@ -278,6 +294,8 @@ func (op *operation) prepareCause(a *attempt, bodyErr, prepErr, changed error) e
 		return op.sanitize(prepareError{prepErr}, wireURL)
 	case changed != nil:
 		return op.sanitize(prepareError{changed}, wireURL)
+	case op.key.conflict:
+		return keyConflictError{op.key.conflictHeaders}
 	}
 	return nil
 }
@@ -522,6 +540,7 @@ const maxCallerLag = time.Second
 func (op *operation) end(v verdict, now time.Duration, p *progress) {
 	op.t.sender.rec.endOperation(&op.tel, operationEnd{verdict: v, attempts: p.attempts, last: p.last,
 		contract: op.policy().contract, abandoned: p.abandoned, duration: now})
+	op.ident.settleKey(v.decision == attrs.DecisionReturn)
 	op.setup.bodies.release()
 	op.tel.release()
 }

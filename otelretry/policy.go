@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -57,6 +58,10 @@ type input struct {
 	// declared with WithIdempotentMethods, an idempotency key under
 	// WithIdempotencyKeyContract, or Intent.Repeatable.
 	repeatable bool
+	// keyed: the request carries an idempotency key the policy relies on
+	// (generated, or under WithIdempotencyKeyContract), which makes it
+	// repeatable; the draft's answers (409, 422) then say what they mean.
+	keyed bool
 	// noRetry: the request's Intent forbids retries.
 	noRetry bool
 	// replayable: the body can be sent again (none, or GetBody set).
@@ -75,6 +80,9 @@ type input struct {
 	// the PrepareFunc failed; it changed what the policy judged (the
 	// method, the host, or the idempotency-key contract's headers).
 	bodyUnavailable, prepareFailed, prepareChanged bool
+	// keyConflict: the prepared request carries two different idempotency
+	// keys in the contract's headers (phasePrepared).
+	keyConflict bool
 
 	// The answer: a status, or an error class (never both).
 	status int
@@ -158,6 +166,7 @@ func inputAt(ph phase, remaining time.Duration, p requestPolicy, replayable bool
 		remaining:       remaining,
 		attemptsLeft:    p.maxAttempts - s.attempts,
 		repeatable:      p.repeatable,
+		keyed:           p.keyed,
 		noRetry:         p.noRetry,
 		replayable:      replayable,
 		write:           p.write,
@@ -170,8 +179,9 @@ func inputAt(ph phase, remaining time.Duration, p requestPolicy, replayable bool
 }
 
 // prepared adds what the preparation came to (phasePrepared).
-func (in input) prepared(bodyUnavailable, prepareFailed, prepareChanged bool) input {
+func (in input) prepared(bodyUnavailable, prepareFailed, prepareChanged, keyConflict bool) input {
 	in.bodyUnavailable, in.prepareFailed, in.prepareChanged = bodyUnavailable, prepareFailed, prepareChanged
+	in.keyConflict = keyConflict
 	return in
 }
 
@@ -334,6 +344,9 @@ func decidePrepared(in input) verdict {
 		return verdict{decision: attrs.DecisionStop, reason: attrs.ReasonNotReplayable}
 	case in.prepareFailed, in.prepareChanged:
 		return verdict{decision: attrs.DecisionStop, reason: attrs.ReasonPrepareFailed}
+	case in.keyConflict:
+		// No server can tell under which key such a request is repeated.
+		return verdict{decision: attrs.DecisionStop, reason: attrs.ReasonKeyConflict}
 	}
 	return verdict{}
 }
@@ -434,9 +447,17 @@ func retryable(in input) (bool, attrs.Reason) {
 	// A service's verdict on its answer, after the user's own (the
 	// classifier's): "false" stops its retry, "true" makes it retryable for
 	// a request that may be repeated, or a write when the user opted in.
+	// Between them, the idempotency-key draft's answers to a request that
+	// carries a key: 409, the key's first request is still being
+	// processed (retried, after Retry-After where given); 422, the key was
+	// used with another payload (never resent, whatever "true" says).
 	switch {
 	case answered && in.verdict == verdictNoRetry:
 		return false, attrs.ReasonServerNoRetry
+	case answered && in.keyed && in.status == http.StatusConflict:
+		return true, attrs.ReasonKeyInProgress
+	case answered && in.keyed && in.status == http.StatusUnprocessableEntity:
+		return false, attrs.ReasonKeyReused
 	case answered && in.verdict == verdictRetry && (in.repeatable || in.verdictWrites):
 		return true, attrs.ReasonServerRetry
 	}
@@ -614,10 +635,15 @@ func recordedEvidence(e Evidence, v verdict) Evidence {
 // success; a hold for its hint. The caller's cancellation tells it nothing
 // (the zero observation). A hedge paid its token when it was admitted (see
 // Budget): its failure costs nothing more, and its hint holds all the
-// same.
+// same. A keyed request's 409 holds back no other retry: its hint paces
+// the resends of its key, whose first request is still being processed,
+// and says nothing of the host's load.
 func budgetCharge(in input, retryAfter time.Duration, hinted, hedge bool) budgetObservation {
 	if in.class == attrs.ErrorClassCanceled {
 		return budgetObservation{}
+	}
+	if in.keyed && in.status == http.StatusConflict {
+		retryAfter, hinted = 0, false
 	}
 	answeredOK := in.status != 0 && success(in.status)
 	// NotProcessed applies only without a response, where the class already
@@ -738,6 +764,10 @@ type requestFacts struct {
 	hasGetBody    bool
 	contentLength int64
 	intent        Intent
+	// callerKey: the request carries a header that holds an idempotency
+	// key (policyConfig.keyHeaders), whatever its value: the caller chose
+	// its key, and none is generated.
+	callerKey bool
 }
 
 // policyConfig is the part of the Transport's configuration the judgment
@@ -752,9 +782,14 @@ type policyConfig struct {
 	bufferPerRequest int64
 	// stateCheck: WithStateCheck is set, so an unknown write is resolved.
 	stateCheck bool
-	// contractHeaders are WithIdempotencyKeyContract's header names;
-	// recordedHeaders WithRecordedIdempotencyKey's.
+	// contractHeaders are WithIdempotencyKeyContract's header names, and
+	// WithIdempotencyKeys' header; recordedHeaders
+	// WithRecordedIdempotencyKey's.
 	contractHeaders, recordedHeaders []string
+	// generateKeys: WithIdempotencyKeys generates a key for a write that
+	// carries none in keyHeaders, every header known to hold one.
+	generateKeys bool
+	keyHeaders   []string
 	// verdictWrites: a service's "true" may make a write retryable
 	// (WithShouldRetryWrites).
 	verdictWrites bool
@@ -793,6 +828,9 @@ type requestPlan struct {
 	stateCheck bool
 	// verdictWrites: a service's "true" may make a write retryable.
 	verdictWrites bool
+	// generateKey: the operation gets an idempotency key of its own
+	// (WithIdempotencyKeys): a write that carries none.
+	generateKey bool
 }
 
 // judgeRequest is the first stage of the judgment: the limits (an
@@ -828,6 +866,7 @@ func judgeRequest(f requestFacts, c policyConfig) requestPlan {
 	// from a blind one.
 	p.contract = !p.safe && (f.intent.Repeatable || c.idempotentMethods[f.method])
 	p.write = !p.safe && !f.intent.Repeatable
+	p.generateKey = c.generateKeys && p.write && !f.callerKey
 	// Buffering is worth it only for a body that cannot be had again, of a
 	// request that may make another attempt.
 	if p.replayable || c.bufferPerRequest <= 0 || p.noRetry || p.maxAttempts < 2 {
@@ -854,8 +893,9 @@ func (p requestPlan) attemptLimit() int {
 }
 
 // keyJudgment is the second stage: what the first attempt's prepared
-// request says under WithIdempotencyKeyContract. Later attempts are held
-// to it (prepareChanged).
+// request says under WithIdempotencyKeyContract (and WithIdempotencyKeys,
+// whose header joins the contract's). Later attempts are held to it
+// (prepareChanged).
 type keyJudgment struct {
 	judged bool // the first preparation succeeded and was judged
 	// keyed: the prepared request carries an idempotency key, a contract
@@ -864,11 +904,22 @@ type keyJudgment struct {
 	keyed, recorded bool
 	// headers is the contract headers' values, in one comparable string.
 	headers string
+	// source is where the key the request carries came from, "" when it
+	// carries none in a header the user declared; value is the key as the
+	// first such header carries it.
+	source attrs.KeySource
+	value  string
+	// conflict: the contract's headers carry two different keys, in
+	// conflictHeaders.
+	conflict        bool
+	conflictHeaders []string
 }
 
 // judgePrepared is the second stage of the judgment: on the first
 // attempt's prepared request, whether it carries an idempotency key under
-// WithIdempotencyKeyContract, and the contract headers' values.
+// the contract (names), or one only recorded, and where it came from (the
+// generated key, when the plan generates one), the contract headers'
+// values, and whether they carry two different keys.
 func judgePrepared(prepared http.Header, p requestPlan, names, recorded []string) keyJudgment {
 	k := keyJudgment{judged: true}
 	if p.safe {
@@ -876,9 +927,25 @@ func judgePrepared(prepared http.Header, p requestPlan, names, recorded []string
 	}
 	if len(names) > 0 {
 		k.headers, k.keyed = contractHeaders(prepared, names)
+		var keys []string
+		keys, k.conflictHeaders = keysIn(prepared, names)
+		k.conflict = len(keys) > 1
+		if len(keys) > 0 {
+			k.value = keys[0]
+		}
 	}
 	if len(recorded) > 0 {
+		var keys []string
 		_, k.recorded = contractHeaders(prepared, recorded)
+		if keys, _ = keysIn(prepared, recorded); k.value == "" && len(keys) > 0 {
+			k.value = keys[0]
+		}
+	}
+	switch {
+	case p.generateKey:
+		k.source = attrs.KeySourceGenerated
+	case k.keyed || k.recorded:
+		k.source = attrs.KeySourceCaller
 	}
 	return k
 }
@@ -889,6 +956,9 @@ type requestPolicy struct {
 	requestPlan
 	// repeatable: safe to repeat (see input.repeatable).
 	repeatable bool
+	// keyed: it carries an idempotency key under the contract (see
+	// input.keyed).
+	keyed bool
 	// contract: repeatable by the user's word (requestPlan.contract, or an
 	// idempotency key), or a key the user declared the server honours
 	// without otelretry resending on it (recorded).
@@ -901,7 +971,7 @@ type requestPolicy struct {
 // policyOf joins the two stages.
 func policyOf(p requestPlan, k keyJudgment) requestPolicy {
 	repeatable := p.safe || p.contract || k.keyed
-	return requestPolicy{requestPlan: p, contract: p.contract || k.keyed || k.recorded, repeatable: repeatable,
+	return requestPolicy{requestPlan: p, contract: p.contract || k.keyed || k.recorded, repeatable: repeatable, keyed: k.keyed,
 		cutRetryable: repeatable || p.stateCheck}
 }
 
@@ -916,12 +986,19 @@ func verdictEvidence(in input, header string) Evidence {
 }
 
 // prepareChanged reports whether a prepared request changed what the
-// policy judged, with the cause: the method or the host (retarget), or,
-// after the first attempt, the idempotency-key contract's headers.
-func prepareChanged(prepared, caller *http.Request, p requestPlan, k keyJudgment, names []string) error {
+// policy judged, with the cause: the method or the host (retarget), the
+// generated key (key: the header and the value it was set to before the
+// PrepareFunc ran, zero when none was), or, after the first attempt, the
+// idempotency-key contract's headers.
+func prepareChanged(prepared, caller *http.Request, p requestPlan, k keyJudgment, names []string, key headerValue) error {
 	if methodOf(prepared) != p.method || prepared.URL == nil || prepared.URL.Host != caller.URL.Host ||
 		prepared.Host != caller.Host {
 		return errPrepareRetarget
+	}
+	if key.name != "" {
+		if v := prepared.Header.Values(key.name); len(v) != 1 || v[0] != key.value {
+			return errPrepareKey
+		}
 	}
 	if k.judged && len(names) > 0 && !p.safe {
 		if values, _ := contractHeaders(prepared.Header, names); values != k.headers {
@@ -942,6 +1019,30 @@ func contractHeaders(h http.Header, names []string) (string, bool) {
 		b.WriteString(strconv.Quote(strings.Join(v, "\x00")))
 	}
 	return b.String(), keyed
+}
+
+// keysIn returns the different keys (non-empty values) the named headers
+// carry, in order, and the headers that carry one.
+func keysIn(h http.Header, names []string) (keys, headers []string) {
+	for _, name := range names {
+		vs := h.Values(name)
+		for _, v := range vs {
+			if v != "" && !slices.Contains(keys, v) {
+				keys = append(keys, v)
+			}
+		}
+		if slices.ContainsFunc(vs, func(v string) bool { return v != "" }) {
+			headers = append(headers, http.CanonicalHeaderKey(name))
+		}
+	}
+	return keys, headers
+}
+
+// carriesKey reports whether h holds any of the headers names, in any
+// spelling and with any value, even an empty one: the caller chose what
+// it holds.
+func carriesKey(h http.Header, names []string) bool {
+	return slices.ContainsFunc(names, func(n string) bool { return present(h, n) })
 }
 
 // wirePhase is where a sent attempt stands, as its base reports it

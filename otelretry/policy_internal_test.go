@@ -9,7 +9,9 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"net/http"
 	"os"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -53,6 +55,9 @@ func TestDecideAfterAttempt(t *testing.T) {
 			}
 		}
 	}
+	// keyed: the request carries an idempotency key (generated, or under
+	// the contract), which makes it repeatable.
+	keyed := func(in *input) { in.keyed, in.repeatable = true, true }
 	cases := []struct {
 		name   string
 		in     input
@@ -129,6 +134,30 @@ func TestDecideAfterAttempt(t *testing.T) {
 			in.classifier = NotProcessed(Evidence{})
 			in.class, in.notProcessed, in.attemptsLeft = attrs.ErrorClassRefusedStream, true, 0
 		})), attrs.DecisionMaxAttempts, attrs.ReasonAttemptLimit, 0, false},
+
+		// The idempotency-key draft's answers, for a request that carries a key.
+		{"keyed 409 retries after a pause", attemptInput(with(status(409, false), keyed)),
+			attrs.DecisionRetry, attrs.ReasonKeyInProgress, 40 * msec, false},
+		{"keyed 409 waits for its Retry-After", attemptInput(with(status(409, false), keyed, func(in *input) { in.retryAfter = 120 * msec })),
+			attrs.DecisionRetry, attrs.ReasonKeyInProgress, 120 * msec, false},
+		{"keyed 409 within the attempt limit", attemptInput(with(status(409, false), keyed, func(in *input) { in.attemptsLeft = 0 })),
+			attrs.DecisionMaxAttempts, attrs.ReasonAttemptLimit, 0, false},
+		{"keyed 409 within the budget", attemptInput(with(status(409, false), keyed, func(in *input) { in.budget = attrs.ReasonBudget })),
+			attrs.DecisionBudgetExhausted, attrs.ReasonBudget, 0, false},
+		{"keyed 409: the classifier's NotRetryable wins", attemptInput(with(status(409, false), keyed, func(in *input) { in.classifier = NotRetryable() })),
+			attrs.DecisionStop, attrs.ReasonClassifier, 0, false},
+		{"keyed 409: the service's false wins", attemptInput(with(status(409, false), keyed, func(in *input) { in.verdict = verdictNoRetry })),
+			attrs.DecisionStop, attrs.ReasonServerNoRetry, 0, false},
+		{"unkeyed 409 stops", attemptInput(status(409, false)), attrs.DecisionStop, attrs.ReasonStatus, 0, false},
+		{"keyed 422 stops, never resent", attemptInput(with(status(422, false), keyed)), attrs.DecisionStop, attrs.ReasonKeyReused, 0, false},
+		{"keyed 422: the service's true does not resend it", attemptInput(with(status(422, false), keyed, func(in *input) { in.verdict = verdictRetry })),
+			attrs.DecisionStop, attrs.ReasonKeyReused, 0, false},
+		{"keyed 422: the classifier's Retryable wins", attemptInput(with(status(422, false), keyed, func(in *input) { in.classifier = Retryable(0) })),
+			attrs.DecisionRetry, attrs.ReasonClassifier, 40 * msec, false},
+		{"unkeyed 422 stops as any status", attemptInput(status(422, false)), attrs.DecisionStop, attrs.ReasonStatus, 0, false},
+		{"keyed 400 stops as any 400", attemptInput(with(status(400, false), keyed)), attrs.DecisionStop, attrs.ReasonStatus, 0, false},
+		{"a keyed write's lost answer is resent", attemptInput(with(class(attrs.ErrorClassConnectionReset), keyed, func(in *input) { in.write, in.written = true, true })),
+			attrs.DecisionRetry, attrs.ReasonRetryableError, 40 * msec, false},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -198,6 +227,9 @@ func TestDecidePreparedTimeComesFirst(t *testing.T) {
 		{"prepared in time", input{remaining: time.Second}, "", ""},
 		{"the PrepareFunc failed", input{remaining: time.Second, prepareFailed: true}, attrs.DecisionStop, attrs.ReasonPrepareFailed},
 		{"GetBody failed", input{remaining: time.Second, bodyUnavailable: true}, attrs.DecisionStop, attrs.ReasonNotReplayable},
+		{"two different idempotency keys", input{remaining: time.Second, keyConflict: true}, attrs.DecisionStop, attrs.ReasonKeyConflict},
+		{"the PrepareFunc failed, with two keys", input{remaining: time.Second, keyConflict: true, prepareFailed: true}, attrs.DecisionStop, attrs.ReasonPrepareFailed},
+		{"two keys, and the caller canceled", input{remaining: time.Second, keyConflict: true, callerCanceled: true}, attrs.DecisionCanceled, attrs.ReasonCaller},
 		{"the deadline passed while the PrepareFunc waited", input{remaining: -msec, prepareFailed: true}, attrs.DecisionDeadlineExceeded, attrs.ReasonDeadline},
 		{"the caller's deadline passed while it waited", input{remaining: -msec, callerDeadline: true, prepareFailed: true}, attrs.DecisionDeadlineExceeded, attrs.ReasonCaller},
 		{"the caller canceled while it waited", input{remaining: time.Second, callerCanceled: true, prepareFailed: true}, attrs.DecisionCanceled, attrs.ReasonCaller},
@@ -248,23 +280,27 @@ func TestDecideAfterStateCheck(t *testing.T) {
 // have been applied is never retried; no pause reaches the deadline; return
 // only for a success.
 func FuzzDecide(f *testing.F) {
-	f.Add(uint8(2), true, 503, uint8(0), true, int64(300), 2, int64(40), int64(0), true, uint8(0), uint8(0), false, uint8(0), false, false, true, false, false, uint8(0), uint8(0))
-	f.Add(uint8(2), false, 0, uint8(0), false, int64(300), 2, int64(40), int64(0), true, uint8(0), uint8(0), false, uint8(0), false, false, true, false, false, uint8(0), uint8(0))
-	f.Add(uint8(2), false, 0, uint8(6), false, int64(10), 0, int64(40), int64(5000), false, uint8(3), uint8(1), true, uint8(1), true, false, true, false, false, uint8(0), uint8(0))
-	f.Add(uint8(3), false, 0, uint8(0), false, int64(10), 1, int64(0), int64(0), true, uint8(0), uint8(0), false, uint8(2), false, true, true, false, false, uint8(0), uint8(0))
-	f.Add(uint8(1), false, 0, uint8(0), false, int64(-5), 2, int64(0), int64(0), true, uint8(0), uint8(0), false, uint8(0), false, false, false, false, false, uint8(4), uint8(0))
-	f.Add(uint8(2), true, 0, uint8(0), false, int64(300), 0, int64(40), int64(0), true, uint8(0), uint8(0), false, uint8(0), false, false, true, true, false, uint8(3), uint8(0))
+	f.Add(uint8(2), true, 503, uint8(0), true, int64(300), 2, int64(40), int64(0), true, uint8(0), uint8(0), false, uint8(0), false, false, true, false, false, uint8(0), uint8(0), uint8(0))
+	f.Add(uint8(2), false, 0, uint8(0), false, int64(300), 2, int64(40), int64(0), true, uint8(0), uint8(0), false, uint8(0), false, false, true, false, false, uint8(0), uint8(0), uint8(0))
+	f.Add(uint8(2), false, 0, uint8(6), false, int64(10), 0, int64(40), int64(5000), false, uint8(3), uint8(1), true, uint8(1), true, false, true, false, false, uint8(0), uint8(0), uint8(0))
+	f.Add(uint8(3), false, 0, uint8(0), false, int64(10), 1, int64(0), int64(0), true, uint8(0), uint8(0), false, uint8(2), false, true, true, false, false, uint8(0), uint8(0), uint8(0))
+	f.Add(uint8(1), false, 0, uint8(0), false, int64(-5), 2, int64(0), int64(0), true, uint8(0), uint8(0), false, uint8(0), false, false, false, false, false, uint8(4), uint8(0), uint8(0))
+	f.Add(uint8(2), true, 0, uint8(0), false, int64(300), 0, int64(40), int64(0), true, uint8(0), uint8(0), false, uint8(0), false, false, true, true, false, uint8(3), uint8(0), uint8(0))
 	// Hedging: a hedge decided (phaseHedge), an attempt superseded, a retry while a hedge is in flight.
-	f.Add(uint8(4), true, 0, uint8(0), false, int64(300), 2, int64(40), int64(0), true, uint8(0), uint8(0), true, uint8(0), false, false, true, false, false, uint8(0), uint8(0b011100))
-	f.Add(uint8(2), true, 200, uint8(0), false, int64(300), 2, int64(40), int64(0), true, uint8(0), uint8(0), false, uint8(0), false, false, true, false, false, uint8(0), uint8(0b01))
-	f.Add(uint8(2), true, 503, uint8(0), true, int64(300), 0, int64(40), int64(0), true, uint8(0), uint8(0), false, uint8(0), false, false, false, false, false, uint8(0), uint8(0b10))
+	f.Add(uint8(4), true, 0, uint8(0), false, int64(300), 2, int64(40), int64(0), true, uint8(0), uint8(0), true, uint8(0), false, false, true, false, false, uint8(0), uint8(0b011100), uint8(0))
+	f.Add(uint8(2), true, 200, uint8(0), false, int64(300), 2, int64(40), int64(0), true, uint8(0), uint8(0), false, uint8(0), false, false, true, false, false, uint8(0), uint8(0b01), uint8(0))
+	f.Add(uint8(2), true, 503, uint8(0), true, int64(300), 0, int64(40), int64(0), true, uint8(0), uint8(0), false, uint8(0), false, false, false, false, false, uint8(0), uint8(0b10), uint8(0))
 	// A retry after a race whose hint (310ms left of it) outlasts the backoff, and one it would take past the deadline.
-	f.Add(uint8(2), true, 503, uint8(0), true, int64(1000), 2, int64(10), int64(0), true, uint8(0), uint8(0), true, uint8(0), false, false, true, false, false, uint8(0), uint8(0b11000000))
-	f.Add(uint8(2), true, 503, uint8(0), true, int64(300), 2, int64(10), int64(0), true, uint8(0), uint8(0), true, uint8(0), false, false, true, false, false, uint8(0), uint8(0b11000000))
+	f.Add(uint8(2), true, 503, uint8(0), true, int64(1000), 2, int64(10), int64(0), true, uint8(0), uint8(0), true, uint8(0), false, false, true, false, false, uint8(0), uint8(0b11000000), uint8(0))
+	f.Add(uint8(2), true, 503, uint8(0), true, int64(300), 2, int64(10), int64(0), true, uint8(0), uint8(0), true, uint8(0), false, false, true, false, false, uint8(0), uint8(0b11000000), uint8(0))
+	// The idempotency-key draft's answers to a keyed request: 409, 422; two keys at the preparation.
+	f.Add(uint8(2), true, 409, uint8(0), false, int64(300), 2, int64(40), int64(100), true, uint8(0), uint8(0), true, uint8(0), false, false, true, false, false, uint8(1), uint8(0), uint8(1))
+	f.Add(uint8(2), true, 422, uint8(0), false, int64(300), 2, int64(40), int64(0), true, uint8(0), uint8(0), true, uint8(0), false, false, true, false, false, uint8(1), uint8(0), uint8(1))
+	f.Add(uint8(1), false, 0, uint8(0), false, int64(300), 2, int64(0), int64(0), true, uint8(0), uint8(0), false, uint8(0), false, false, false, false, false, uint8(1), uint8(0), uint8(2))
 	f.Fuzz(func(t *testing.T, phaseIdx uint8, repeatable bool, status int, classIdx uint8, retryableStatus bool,
 		remainingMs int64, attemptsLeft int, backoffMs, retryAfterMs int64, replayable bool,
 		classifierIdx, budgetIdx uint8, budgetAsked bool, stateIdx uint8, noRetry, caller bool, pauseAsked, written, callerDeadline bool,
-		flags, race uint8) {
+		flags, race, keys uint8) {
 		classes := attrs.ErrorClasses()
 		classifiers := []Classification{{}, Retryable(time.Duration(backoffMs%97) * msec), NotRetryable(), NotProcessed(Evidence{Protocol: "h2"})}
 		budgets := []attrs.Reason{"", attrs.ReasonBudget, attrs.ReasonPushback, attrs.ReasonHostLimit, attrs.ReasonThrottle}
@@ -282,6 +318,9 @@ func FuzzDecide(f *testing.F) {
 			verdict: serverVerdict(stateIdx / 4 % 3), verdictWrites: flags&128 != 0,
 			superseded: race&1 != 0, othersInFlight: race&2 != 0, rateAsked: race&4 != 0, rateAllowed: race&8 != 0,
 			hedgesLeft: int(race>>4) % 3,
+			// A key makes a request repeatable: the policy never sees one
+			// without the other.
+			keyed: keys&1 != 0 && repeatable, keyConflict: keys&2 != 0,
 		}
 		if race>>6 == 3 {
 			// What is left of a hint an earlier attempt of the race got.
@@ -372,6 +411,9 @@ func FuzzDecide(f *testing.F) {
 		}
 		if v.decision == attrs.DecisionCheckState && in.phase == phaseAttempt && (in.repeatable || in.status != 0) {
 			t.Fatalf("check_state for repeatable=%v status=%d", in.repeatable, in.status)
+		}
+		if in.phase == phaseAttempt && in.keyed && in.status == 422 && v.decision == attrs.DecisionRetry && in.classifier.kind != classRetryable {
+			t.Fatalf("a keyed request answered 422 (its key used with another payload) was resent: %+v", v)
 		}
 	})
 }
@@ -537,6 +579,17 @@ func TestRulesBesideDecide(t *testing.T) {
 			t.Errorf("canceled, no race: %s", got)
 		}
 	})
+	t.Run("budgetCharge: a keyed 409's hint is its key's, not the host's", func(t *testing.T) {
+		keyed := budgetCharge(input{status: 409, keyed: true, repeatable: true}, time.Second, true, false)
+		if !keyed.failure || keyed.pushback != 0 || keyed.hinted {
+			t.Errorf("a keyed 409 with Retry-After: %+v, want a failure that holds back no other retry", keyed)
+		}
+		for _, in := range []input{{status: 503, retryableStatus: true, repeatable: true}, {status: 409, repeatable: true}, {status: 422, keyed: true, repeatable: true}} {
+			if o := budgetCharge(in, time.Second, true, false); o.pushback != time.Second || !o.hinted {
+				t.Errorf("status %d (keyed %v) with Retry-After: %+v, want the host held back", in.status, in.keyed, o)
+			}
+		}
+	})
 	t.Run("budgetCharge", func(t *testing.T) {
 		for _, tc := range []struct {
 			name             string
@@ -552,6 +605,9 @@ func TestRulesBesideDecide(t *testing.T) {
 			{"a write's true verdict, not opted in", input{status: 409, write: true, verdict: verdictRetry}, false, false, false},
 			{"NotProcessed on a response (it does not apply)", input{status: 404, classifier: NotProcessed(Evidence{Protocol: "h2"})}, false, false, false},
 			{"a status nobody retries", input{status: 500}, false, false, false},
+			{"a keyed request's 409 (its key in progress), retried", input{status: 409, keyed: true, repeatable: true}, true, false, false},
+			{"a keyed request's 422 (its key reused), never resent", input{status: 422, keyed: true, repeatable: true}, false, false, false},
+			{"an unkeyed request's 409", input{status: 409, repeatable: true}, false, false, false},
 			{"a success", input{status: 200}, false, true, false},
 			{"a success with a true verdict", input{status: 200, repeatable: true, verdict: verdictRetry}, false, true, false},
 			{"a transport error", input{class: attrs.ErrorClassTimeout}, true, false, false},
@@ -684,6 +740,9 @@ var decisionRows = []decisionRow{
 	{prepared, "the `PrepareFunc` failed, or changed the method, the host or (after the first attempt) the idempotency-key contract's headers", "any",
 		"`stop`, no call made", "`prepare_failed`",
 		func(in input) bool { return in.prepareFailed || in.prepareChanged }, is(attrs.DecisionStop, attrs.ReasonPrepareFailed)},
+	{prepared, "two different idempotency keys in the contract's headers (the caller's, or one a `PrepareFunc` added beside the generated key)", "any",
+		"`stop`, no call made", "`key_conflict`",
+		func(in input) bool { return in.keyConflict }, is(attrs.DecisionStop, attrs.ReasonKeyConflict)},
 
 	// After an attempt.
 	{afterAttempt, "anything, after another attempt of the operation (a hedge, or the attempt it hedged) won: it was canceled", "any",
@@ -727,6 +786,12 @@ var decisionRows = []decisionRow{
 	{afterAttempt, "the service says its answer must not be retried: a should-retry header (`Stripe-Should-Retry`, `X-Should-Retry`) is `false`", "any",
 		"`stop` (the answer is returned)", "`server_no_retry`",
 		func(in input) bool { return answered(in) && in.verdict == verdictNoRetry }, is(attrs.DecisionStop, attrs.ReasonServerNoRetry)},
+	{afterAttempt, "409 Conflict: a request with the same key is still being processed (the idempotency-key draft)", "carries an idempotency key³",
+		"`retry`², after `Retry-After` where given", "`key_in_progress`",
+		func(in input) bool { return answered(in) && in.keyed && in.status == 409 }, retryRow(attrs.ReasonKeyInProgress)},
+	{afterAttempt, "422 Unprocessable Content: the key was used before with another payload (the draft)", "carries an idempotency key³",
+		"`stop` (the answer is returned): **never resent**", "`key_reused`",
+		func(in input) bool { return answered(in) && in.keyed && in.status == 422 }, is(attrs.DecisionStop, attrs.ReasonKeyReused)},
 	{afterAttempt, "the service says the request may be repeated: a should-retry header is `true`", "repeatable¹, or any with `WithShouldRetryWrites` (recorded as evidence)",
 		"`retry`²", "`server_retry`",
 		func(in input) bool {
@@ -878,7 +943,7 @@ func decisionTableDoc() string {
 	for i, r := range tableRows() {
 		line := fmt.Sprintf("%d. %s, %s (%s): %s, reason %s", i+1, whenOf(r.phases), strings.ReplaceAll(r.what, "`", ""),
 			strings.ReplaceAll(r.request, "`", ""), strings.ReplaceAll(r.decision, "`", ""), strings.ReplaceAll(r.reason, "`", ""))
-		line = strings.NewReplacer("**", "", "¹", " [1]", "²", " [2]").Replace(line)
+		line = strings.NewReplacer("**", "", "¹", " [1]", "²", " [2]", "³", " [3]").Replace(line)
 		b.WriteString(wrapDoc(line))
 	}
 	return b.String()
@@ -975,5 +1040,88 @@ func TestDecisionTableCoversTheVocabulary(t *testing.T) {
 		if !strings.Contains(text.String(), "`"+string(r)+"`") {
 			t.Errorf("reason %s is in no row", r)
 		}
+	}
+}
+
+// The second stage judges the key the prepared request carries: where it
+// came from, its value, and two different keys in the contract's headers.
+func TestJudgePreparedKeys(t *testing.T) {
+	write := requestPlan{method: http.MethodPost, write: true}
+	generated := write
+	generated.generateKey = true
+	contract := []string{"Idempotency-Key", "X-Idempotency-Key"}
+	for _, tc := range []struct {
+		name     string
+		h        http.Header
+		p        requestPlan
+		names    []string
+		recorded []string
+		want     keyJudgment
+	}{
+		{"no key", http.Header{}, write, contract, nil, keyJudgment{judged: true, headers: `""""`}},
+		{"generated", http.Header{"Idempotency-Key": {`"k1"`}}, generated, contract, nil,
+			keyJudgment{judged: true, keyed: true, headers: `"\"k1\""""`, source: attrs.KeySourceGenerated, value: `"k1"`,
+				conflictHeaders: []string{"Idempotency-Key"}}},
+		{"the caller's", http.Header{"X-Idempotency-Key": {"k2"}}, write, contract, nil,
+			keyJudgment{judged: true, keyed: true, headers: `"""k2"`, source: attrs.KeySourceCaller, value: "k2",
+				conflictHeaders: []string{"X-Idempotency-Key"}}},
+		{"recorded only", http.Header{"Idempotency-Key": {"k3"}}, write, nil, contract,
+			keyJudgment{judged: true, recorded: true, source: attrs.KeySourceCaller, value: "k3"}},
+		{"two keys", http.Header{"Idempotency-Key": {"a"}, "X-Idempotency-Key": {"b"}}, write, contract, nil,
+			keyJudgment{judged: true, keyed: true, headers: `"a""b"`, source: attrs.KeySourceCaller, value: "a", conflict: true,
+				conflictHeaders: []string{"Idempotency-Key", "X-Idempotency-Key"}}},
+		{"a GET's key is no contract", http.Header{"Idempotency-Key": {"a"}}, requestPlan{method: http.MethodGet, safe: true}, contract, nil,
+			keyJudgment{judged: true}},
+	} {
+		got := judgePrepared(tc.h, tc.p, tc.names, tc.recorded)
+		if !reflect.DeepEqual(got, tc.want) {
+			t.Errorf("%s: judgePrepared = %+v, want %+v", tc.name, got, tc.want)
+		}
+	}
+}
+
+// A header that may hold a key, in any spelling and with any value, is the
+// caller's: no key is generated then.
+func TestCarriesKey(t *testing.T) {
+	names := []string{"Idempotency-Key", "X-Idempotency-Key"}
+	for _, tc := range []struct {
+		h    http.Header
+		want bool
+	}{
+		{http.Header{}, false},
+		{http.Header{"Authorization": {"x"}}, false},
+		{http.Header{"Idempotency-Key": {""}}, true},
+		{http.Header{"x-idempotency-key": {"k"}}, true},
+	} {
+		if got := carriesKey(tc.h, names); got != tc.want {
+			t.Errorf("carriesKey(%v) = %v", tc.h, got)
+		}
+	}
+}
+
+// A PrepareFunc that changes, adds to or removes the generated key changed
+// what the policy judged, on the first attempt as on later ones.
+func TestPrepareChangedTheGeneratedKey(t *testing.T) {
+	caller, _ := http.NewRequest(http.MethodPost, "http://api.test/orders", nil)
+	p := requestPlan{method: http.MethodPost, write: true, generateKey: true}
+	key := headerValue{"Idempotency-Key", `"k1"`}
+	for _, tc := range []struct {
+		h    http.Header
+		want error
+	}{
+		{http.Header{"Idempotency-Key": {`"k1"`}}, nil},
+		{http.Header{"Idempotency-Key": {`"k2"`}}, errPrepareKey},
+		{http.Header{"Idempotency-Key": {`"k1"`, `"k2"`}}, errPrepareKey},
+		{http.Header{}, errPrepareKey},
+	} {
+		prepared := caller.Clone(context.Background())
+		prepared.Header = tc.h
+		if got := prepareChanged(prepared, caller, p, keyJudgment{}, nil, key); got != tc.want {
+			t.Errorf("%v: prepareChanged = %v, want %v", tc.h, got, tc.want)
+		}
+	}
+	prepared := caller.Clone(context.Background())
+	if got := prepareChanged(prepared, caller, p, keyJudgment{}, nil, headerValue{}); got != nil {
+		t.Errorf("no generated key: %v", got)
 	}
 }

@@ -77,6 +77,9 @@ type recorder struct {
 	attemptName      func(*http.Request) string
 	metricsServer    bool
 	metricAttributes func(*http.Request) []attribute.KeyValue
+	// keyValues: an idempotency key's value is recorded on spans and log
+	// records (WithIdempotencyKeyValues).
+	keyValues bool
 }
 
 // opRecord is what the recorder keeps of one operation while it runs.
@@ -94,6 +97,9 @@ type opRecord struct {
 	clock     *clock
 	cleanURL  string
 	labels    attribute.Set // extra metric labels (WithMetricAttributes)
+	// key is the idempotency key the operation's request carries, as it is
+	// recorded (recordKey).
+	key keyRecord
 	// buf holds the attributes of the span being written, so that each
 	// span gets them in one SetAttributes call.
 	buf kvBuffer
@@ -102,6 +108,37 @@ type opRecord struct {
 	// buffer of its own, and what the record fills in on first use is
 	// filled in before (concurrently).
 	concurrent bool
+}
+
+// keyRecord is what is recorded of the idempotency key a request carries:
+// where it came from ("" when it carries none), and its value, only when
+// the user asked for it.
+type keyRecord struct {
+	source attrs.KeySource
+	value  string
+}
+
+// appendTo appends the key's fields to kv.
+func (k keyRecord) appendTo(kv []attribute.KeyValue) []attribute.KeyValue {
+	if k.source == "" {
+		return kv
+	}
+	kv = append(kv, k.source.Attribute())
+	if k.value != "" {
+		kv = append(kv, attrs.IdempotencyKeyValueKey.String(k.value))
+	}
+	return kv
+}
+
+// recordKey records that the operation's request carries an idempotency
+// key, from source (none when ""), with its value only when the user asked
+// for it: on the operation's records and each attempt's, never on metrics.
+// It is known once the first attempt is prepared, before any is sent.
+func (r *recorder) recordKey(o *opRecord, source attrs.KeySource, value string) {
+	if !r.keyValues {
+		value = ""
+	}
+	o.key = keyRecord{source: source, value: value}
 }
 
 // kvBuffers lends records their attribute buffer. A span copies the
@@ -299,6 +336,10 @@ func fields(o *opRecord, kv []attribute.KeyValue, ev *attemptEvent, onClientSpan
 	}
 	if ev.hedge.hedged {
 		kv = append(kv, attrs.HedgedAfterMsKey.Int64(ms(ev.hedge.sentAfter)))
+	}
+	kv = o.key.appendTo(kv)
+	if ev.replayed {
+		kv = append(kv, attrs.IdempotencyReplayedKey.Bool(true))
 	}
 	return kv
 }
@@ -536,6 +577,7 @@ func endFields(o *opRecord, kv []attribute.KeyValue, e *operationEnd, errorType 
 	if e.contract {
 		kv = append(kv, attrs.IdempotencyContractKey.Bool(true))
 	}
+	kv = o.key.appendTo(kv)
 	if o.ident.redirects > 0 {
 		kv = append(kv, attrs.RedirectsKey.Int(o.ident.redirects))
 	}

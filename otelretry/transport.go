@@ -92,6 +92,7 @@ func NewTransport(base http.RoundTripper, opts ...Option) *Transport {
 				attemptName:      cfg.attemptName,
 				metricsServer:    cfg.metricsServer,
 				metricAttributes: cfg.metricAttributes,
+				keyValues:        cfg.keyValues,
 			},
 			prepare:       cfg.prepare,
 			trustResends:  cfg.trustResends,

@@ -6,7 +6,8 @@
 #   scripts/test.sh           everything: static checks, the API
 #                             compatibility check, unit tests with the race
 #                             detector, the browser tests, benchmark,
-#                             storm and metastable smoke runs, fuzzing, the
+#                             storm, metastable and writes smoke runs, fuzzing,
+#                             the
 #                             release test
 #                             (RELEASING.md's steps, then an outside module
 #                             against the tagged release), compose
@@ -118,7 +119,11 @@ if ! command -v chromium >/dev/null 2>&1; then
 fi
 (cd cmd/retryinspect/htmltest && go test -race -count=1 -v ./...)
 
-step "benchmarks module: tests, one iteration of every benchmark, storm and metastable smoke"
+step "benchmarks module: tests, one iteration of every benchmark, storm, metastable and writes smoke"
+# The storm's, the metastable's and the writes' smoke runs are their
+# packages' TestSmoke (go run ./storm -smoke, ./metastable -smoke, ./writes -smoke); the writes' checks the
+# targets that hold whatever the timing (no write applied twice by
+# otelretry, every write it could resend applied once and answered).
 (cd benchmarks && go test -count=1 ./... && go test ./overhead -run '^$' -bench . -benchtime=1x >/dev/null)
 go test -run '^$' -bench . -benchtime=1x ./metrics >/dev/null
 

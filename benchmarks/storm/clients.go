@@ -22,10 +22,20 @@ import (
 // bounds in a plain retry loop with another budget (internal/baselines).
 // otelretry-hedging is otelretry with its defaults and adaptive hedging
 // (issue 36): its hedges must not break the bounds its retries keep.
+// otelretry-hedging-fixed hedges every operation whose answer takes more
+// than 100 ms, with no rate limit of its own (MaxRate 1), fresh clients
+// included: only the retry budget's admission bounds its hedges (issue
+// 40). otelretry-verdict runs against a server whose refusals are 500s
+// that say X-Should-Retry: true, so that its retries are the servers'
+// verdicts' (issue 40): they must cost the budget as any retry does.
 var configNames = []string{
-	"no-retry", "naive", "otelretry", "otelretry-hedging", "windowed-budget", "grpc-throttle", "aws-quota",
-	"retryablehttp", "failsafehttp", "failsafehttp-budget",
+	"no-retry", "naive", "otelretry", "otelretry-hedging", "otelretry-hedging-fixed", "otelretry-verdict",
+	"windowed-budget", "grpc-throttle", "aws-quota", "retryablehttp", "failsafehttp", "failsafehttp-budget",
 }
+
+// verdictConfig is the configuration whose server answers its refusals
+// with a 500 and a "true" should-retry verdict.
+const verdictConfig = "otelretry-verdict"
 
 // diagnosticNames are extra configurations, run only when named with
 // -configs: otelretry with its budget off, or giving back a whole token per
@@ -63,6 +73,17 @@ func newClient(name string, p clientParams) (*http.Client, *http.Transport) {
 		rt = otelretry.NewTransport(base,
 			otelretry.WithDeadline(p.deadline),
 			otelretry.WithHedging(otelretry.Hedging{Adaptive: true}),
+			otelretry.WithTracerProvider(tracenoop.NewTracerProvider()),
+			otelretry.WithMeterProvider(metricnoop.NewMeterProvider()))
+	case "otelretry-hedging-fixed":
+		rt = otelretry.NewTransport(base,
+			otelretry.WithDeadline(p.deadline),
+			otelretry.WithHedging(otelretry.Hedging{Delay: 100 * time.Millisecond, MaxRate: 1}),
+			otelretry.WithTracerProvider(tracenoop.NewTracerProvider()),
+			otelretry.WithMeterProvider(metricnoop.NewMeterProvider()))
+	case verdictConfig:
+		rt = otelretry.NewTransport(base,
+			otelretry.WithDeadline(p.deadline),
 			otelretry.WithTracerProvider(tracenoop.NewTracerProvider()),
 			otelretry.WithMeterProvider(metricnoop.NewMeterProvider()))
 	case "otelretry-nobudget":

@@ -89,10 +89,13 @@ type server struct {
 	// rejectCost: a request over the limit still holds capacity this long
 	// before its 503 (0: rejection is free, the default).
 	rejectCost time.Duration
-	attempts   []atomic.Int32 // per operation
-	stray      atomic.Int64   // requests without a valid operation index
-	inflight   atomic.Int64   // requests being served (modeServe)
-	closing    chan struct{}
+	// verdict: a refusal is a 500 with X-Should-Retry: true, which only
+	// the server's verdict makes retryable, rather than a 503.
+	verdict  bool
+	attempts []atomic.Int32 // per operation
+	stray    atomic.Int64   // requests without a valid operation index
+	inflight atomic.Int64   // requests being served (modeServe)
+	closing  chan struct{}
 }
 
 func newServer(sc *script, ops int, service, hangCap time.Duration) *server {
@@ -116,6 +119,16 @@ func (s *server) close() {
 	s.srv.Close()
 }
 
+// refuse answers a request the server will not serve.
+func (s *server) refuse(w http.ResponseWriter) {
+	if s.verdict {
+		w.Header().Set("X-Should-Retry", "true")
+		w.WriteHeader(http.StatusInternalServerError)
+		return
+	}
+	w.WriteHeader(http.StatusServiceUnavailable)
+}
+
 func (s *server) handle(w http.ResponseWriter, r *http.Request) {
 	if i, err := strconv.Atoi(strings.TrimPrefix(r.URL.Path, "/op/")); err == nil && i >= 0 && i < len(s.attempts) {
 		s.attempts[i].Add(1)
@@ -125,7 +138,7 @@ func (s *server) handle(w http.ResponseWriter, r *http.Request) {
 	p := s.sc.phases[s.sc.at(time.Since(s.sc.start))]
 	switch p.mode {
 	case modeReject:
-		w.WriteHeader(http.StatusServiceUnavailable)
+		s.refuse(w)
 		return
 	case modeHang:
 		t := time.NewTimer(s.hangCap)
@@ -143,7 +156,7 @@ func (s *server) handle(w http.ResponseWriter, r *http.Request) {
 			time.Sleep(s.rejectCost)
 		}
 		s.inflight.Add(-1)
-		w.WriteHeader(http.StatusServiceUnavailable)
+		s.refuse(w)
 		return
 	}
 	defer s.inflight.Add(-1)

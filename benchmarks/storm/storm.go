@@ -249,6 +249,7 @@ func runOne(o options, name string) result {
 	n := len(arrivals)
 	srv := newServer(sc, n, o.service, o.hangCap)
 	srv.rejectCost = o.rejectCost
+	srv.verdict = name == verdictConfig
 	// Operation i goes to client i mod clients: each client is a replica
 	// with its own transports and budget, offered an equal share.
 	clients := make([]*http.Client, o.clients)

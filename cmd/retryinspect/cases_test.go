@@ -445,6 +445,14 @@ func goldenCases() []goldenCase {
 		{name: "outer-layer-resend", json: true, want: []inspect.Code{inspect.CodeOuterLayerResend}, roots: outerLayerResends()},
 		{name: "outer-layer-clean", roots: outerLayerClean()},
 		{name: "outer-layer-loop", want: []inspect.Code{inspect.CodeOuterLayerResend}, roots: outerLayerLoop()},
+		{name: "idempotency-key", json: true, roots: generatedKeys()},
+		{name: "idempotency-key-invalid", want: []inspect.Code{inspect.CodeInvalidAttribute}, roots: []tracefixture.Span{
+			op{id: "op-odd-key", method: "POST", url: orders, outcome: attrs.OutcomeReturn, attempts: 1, budget: 1000, end: 41,
+				extra: []attribute.KeyValue{attrs.IdempotencyKeySourceKey.String("borrowed")}, children: children(
+					try{client: true, opID: "op-odd-key", n: 1, method: "POST", url: orders, status: 201, elapsed: 40, remaining: 1000,
+						decision: attrs.DecisionReturn, reason: attrs.ReasonResponse,
+						extra: []attribute.KeyValue{attrs.IdempotencyReplayedKey.String("yes")}}.span())}.span(),
+		}},
 		{name: "hedged", json: true, roots: hedgedReads()},
 		{name: "unsafe-hedge", want: []inspect.Code{inspect.CodeUnsafeHedge}, roots: unsafeHedges()},
 		{name: "in-flight-alone", want: []inspect.Code{inspect.CodeRetryWithoutNext}, roots: []tracefixture.Span{
@@ -592,6 +600,34 @@ func outerLayerClean() []tracefixture.Span {
 				try{client: true, opID: "op-k2", n: 1, method: "POST", url: endpoint("/payments"), status: 200, start: 4100, elapsed: 40, remaining: 1000,
 					decision: attrs.DecisionReturn, reason: attrs.ReasonResponse}.span())}.span(),
 		)},
+	}
+}
+
+// generatedKeys are writes under an idempotency key otelretry generated
+// (retry.idempotency_key.source, written here without
+// retry.idempotency_contract, as another implementation may): resent after
+// a timeout, retried after a 409 while the key was in progress, and
+// answered from the server's store (replayed); and sent again by an
+// application loop under the same operation id and key. None is unsafe.
+func generatedKeys() []tracefixture.Span {
+	orders, pay := endpoint("/orders"), endpoint("/charges")
+	generated := []attribute.KeyValue{attrs.KeySourceGenerated.Attribute()}
+	replayed := append([]attribute.KeyValue{attrs.IdempotencyReplayedKey.Bool(true)}, generated...)
+	return []tracefixture.Span{
+		op{id: "op-keyed", method: "POST", url: orders, outcome: attrs.OutcomeReturn, attempts: 3, budget: 1000, end: 400, extra: generated, children: children(
+			try{client: true, opID: "op-keyed", n: 1, method: "POST", url: orders, class: attrs.ErrorClassTimeout, elapsed: 100, remaining: 1000,
+				decision: attrs.DecisionRetry, reason: attrs.ReasonRetryableError, backoff: 40, extra: generated}.span(),
+			try{client: true, opID: "op-keyed", n: 2, method: "POST", url: orders, status: 409, start: 140, elapsed: 10, remaining: 860, retryAfter: 100,
+				decision: attrs.DecisionRetry, reason: attrs.ReasonKeyInProgress, backoff: 100, extra: generated}.span(),
+			try{client: true, opID: "op-keyed", n: 3, method: "POST", url: orders, status: 201, start: 250, elapsed: 10, remaining: 750,
+				decision: attrs.DecisionReturn, reason: attrs.ReasonResponse, extra: replayed}.span(),
+		)}.span(),
+		op{id: "job-1", method: "POST", url: pay, outcome: attrs.OutcomeMaxAttempts, attempts: 1, budget: 400, start: 1000, end: 1121, extra: generated, children: children(
+			try{client: true, opID: "job-1", n: 1, method: "POST", url: pay, class: attrs.ErrorClassConnectionReset, start: 1000, elapsed: 120, remaining: 400,
+				decision: attrs.DecisionMaxAttempts, reason: attrs.ReasonAttemptLimit, extra: generated}.span())}.span(),
+		op{id: "job-1", method: "POST", url: pay, outcome: attrs.OutcomeReturn, attempts: 1, budget: 400, repeat: 1, start: 1300, end: 1341, extra: generated, children: children(
+			try{client: true, opID: "job-1", requestID: "job-1/attempt-2", n: 2, method: "POST", url: pay, status: 201, start: 1300, elapsed: 40, remaining: 400,
+				decision: attrs.DecisionReturn, reason: attrs.ReasonResponse, extra: replayed}.span())}.span(),
 	}
 }
 

@@ -325,14 +325,17 @@
 //	unsafe-resend              a method other than GET, HEAD, OPTIONS and TRACE sent again after an attempt that does not
 //	                           prove the request was not processed (anything but connection_refused, dns, tls,
 //	                           refused_stream: e.g. a timeout, connection_reset or a 503), with no
-//	                           retry.idempotency_contract=true on the operation and no state check answering not_applied
-//	                           between the two calls
+//	                           retry.idempotency_contract=true and no idempotency key (retry.idempotency_key.source:
+//	                           generated or caller) on the operation, and no state check answering not_applied between
+//	                           the two calls
 //	unsafe-hedge               a hedge of a request that may not be sent twice: an attempt that records retry.hedge.of,
 //	                           or started while an earlier attempt of its operation was in flight, of a method other than
 //	                           GET, HEAD, OPTIONS and TRACE with no retry.idempotency_contract=true on the operation
-//	                           (Intent.Repeatable, WithIdempotentMethods or an idempotency key under a contract record it)
+//	                           (Intent.Repeatable, WithIdempotentMethods or an idempotency key record it) and no
+//	                           retry.idempotency_key.source
 //	outer-layer-resend         an operation repeats an earlier one of the same non-idempotent request (same method, not
-//	                           GET, HEAD, OPTIONS or TRACE, and same sanitized URL, no retry.idempotency_contract=true)
+//	                           GET, HEAD, OPTIONS or TRACE, and same sanitized URL, no retry.idempotency_contract=true
+//	                           and no retry.idempotency_key.source: a repeat under the same key is safe)
 //	                           under the same parent span or the same operation id (in any trace), after the earlier one
 //	                           did not end with a 1xx-3xx status; or it carries retry.operation.repeat > 0 and no earlier
 //	                           operation of its id is in the input. A layer above the retry transport (go-retryablehttp

@@ -207,14 +207,19 @@ var safeMethods = attrs.SafeMethods()
 // may not be sent twice without proof: a method other than GET, HEAD,
 // OPTIONS and TRACE, and no idempotency contract on the operation (which
 // Intent.Repeatable, WithIdempotentMethods and an idempotency key under a
-// contract all record). An unknown method is given the benefit of the
-// doubt.
+// contract all record) and no idempotency key (a generated one, or the
+// caller's: retry.idempotency_key.source). An unknown method is given the
+// benefit of the doubt.
 func unrepeatable(g *group, method string) bool {
-	return method != "" && !slices.Contains(safeMethods, method) && !g.op.IdempotencyContract
+	return method != "" && !slices.Contains(safeMethods, method) && !keyed(g)
 }
 
+// keyed reports whether g's request is repeatable by the user's word: an
+// idempotency contract, or an idempotency key it carries.
+func keyed(g *group) bool { return g.op.IdempotencyContract || g.op.IdempotencyKey != "" }
+
 func (a *analyzer) checkUnsafeResend(g *group) {
-	if g.op.IdempotencyContract {
+	if keyed(g) {
 		return
 	}
 	// The starts of the state checks that answered not_applied, in order.

@@ -174,6 +174,7 @@ func readOperation(s *model.Span) (Operation, fields) {
 		RecordedAttempts:    f.int(keyAttempts, noted),
 		Outcome:             f.str(keyOutcome, required),
 		IdempotencyContract: f.boolean(keyIdempotencyContract),
+		IdempotencyKey:      f.str(keyIdempotencyKey, optional),
 		Redirects:           f.int(keyRedirects, optional),
 		Repeat:              f.int(keyRepeat, optional),
 		Start:               s.Start,
@@ -192,6 +193,10 @@ func readOperation(s *model.Span) (Operation, fields) {
 	f.nonNegative(keyRedirects, op.Redirects)
 	f.nonNegative(keyRepeat, op.Repeat)
 	f.closed(keyOutcome, op.Outcome, attrs.Outcome(op.Outcome).Valid())
+	f.closed(keyIdempotencyKey, op.IdempotencyKey, attrs.KeySource(op.IdempotencyKey).Valid())
+	if !attrs.KeySource(op.IdempotencyKey).Valid() {
+		op.IdempotencyKey = "" // no key is read from a value outside the set
+	}
 	return op, f
 }
 
@@ -239,6 +244,7 @@ func readAttempt(s *model.Span) (Attempt, fields) {
 		Reason:        f.str(keyReason, optional),
 		RetryAfterMs:  f.int(keyRetryAfterMs, optional),
 		ResendCount:   f.int(keyResendCount, optional),
+		Replayed:      f.boolean(keyReplayed),
 		SpanID:        s.SpanID,
 		Start:         s.Start,
 		End:           s.End,

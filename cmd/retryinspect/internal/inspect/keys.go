@@ -31,6 +31,8 @@ var (
 	keyRedirects           = string(attrs.RedirectsKey)
 	keyRepeat              = string(attrs.RepeatKey)
 	keyIdempotencyContract = string(attrs.IdempotencyContractKey)
+	keyIdempotencyKey      = string(attrs.IdempotencyKeySourceKey)
+	keyReplayed            = string(attrs.IdempotencyReplayedKey)
 	keyStateCheckResult    = string(attrs.StateCheckResultKey)
 	keyMethod              = string(attrs.HTTPRequestMethodKey)
 	keyMethodOriginal      = string(attrs.HTTPRequestMethodOriginalKey)

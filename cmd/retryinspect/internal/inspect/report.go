@@ -54,8 +54,9 @@ type Operation struct {
 	RecordedAttempts    *int64       `json:"recorded_attempts,omitempty"` // retry.attempts
 	DeadlineMs          *int64       `json:"deadline_ms,omitempty"`       // retry.deadline_ms, or the legacy retry.budget_ms
 	IdempotencyContract bool         `json:"idempotency_contract,omitempty"`
-	Redirects           *int64       `json:"redirects,omitempty"` // retry.redirects: a later hop of a redirect chain
-	Repeat              *int64       `json:"repeat,omitempty"`    // retry.operation.repeat: earlier operations under the same context
+	IdempotencyKey      string       `json:"idempotency_key,omitempty"` // retry.idempotency_key.source: generated, or caller
+	Redirects           *int64       `json:"redirects,omitempty"`       // retry.redirects: a later hop of a redirect chain
+	Repeat              *int64       `json:"repeat,omitempty"`          // retry.operation.repeat: earlier operations under the same context
 	Start               time.Time    `json:"start,omitzero"`
 	End                 time.Time    `json:"end,omitzero"` // of the operation span; zero without one
 	Attempts            []Attempt    `json:"attempts"`
@@ -114,6 +115,7 @@ type Attempt struct {
 	RetryAfterMs *int64    `json:"retry_after_ms,omitempty"`
 	BackoffMs    *int64    `json:"backoff_ms,omitempty"`
 	ResendCount  *int64    `json:"resend_count,omitempty"`
+	Replayed     bool      `json:"replayed,omitempty"` // retry.idempotency_key.replayed: the server's stored answer
 	SpanID       string    `json:"span_id"`
 	Start        time.Time `json:"start,omitzero"`
 	End          time.Time `json:"end,omitzero"`

@@ -15,7 +15,7 @@ func TestVictoriaLogsRecord(t *testing.T) {
 	line := `{"_time":"2000-01-01T00:00:00.2Z","_msg":"retry attempt","_stream":"{event_name=\"retry.attempt\",host.name=\"a\\\"b,c\",service.name=\"checkout\"}",` +
 		`"_stream_id":"0f","event_name":"retry.attempt","host.name":"a\"b,c","service.name":"checkout","scope.name":"otelretry","scope.version":"0.3.0",` +
 		`"severity_number":"13","severity_text":"WARN","trace_id":"4B000000000000000000000000000001","span_id":"5a00000000000004",` +
-		`"retry.attempt":"2","retry.elapsed_ms":"80","retry.idempotency_contract":"true","retry.decision":"retry","retry.remaining_ms":"x1"}`
+		`"retry.attempt":"2","retry.elapsed_ms":"80","retry.idempotency_contract":"true","retry.idempotency_key.replayed":"true","retry.decision":"retry","retry.remaining_ms":"x1"}`
 	spans, err := VictoriaLogs(strings.NewReader(line), "in", 0)
 	if err != nil {
 		t.Fatal(err)
@@ -31,6 +31,7 @@ func TestVictoriaLogsRecord(t *testing.T) {
 		{Key: "retry.decision", Value: model.String("retry")},
 		{Key: "retry.elapsed_ms", Value: model.Int(80)},
 		{Key: "retry.idempotency_contract", Value: model.Bool(true)},
+		{Key: "retry.idempotency_key.replayed", Value: model.Bool(true)},
 		{Key: "retry.remaining_ms", Value: model.String("x1")}, // not an integer: the inspector reports it
 	}
 	if len(s.Attributes) != len(want) {

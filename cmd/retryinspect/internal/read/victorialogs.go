@@ -68,6 +68,7 @@ var vlTyped = func() map[string]model.Type {
 		m[string(k)] = model.TypeInt
 	}
 	m[string(attrs.IdempotencyContractKey)] = model.TypeBool
+	m[string(attrs.IdempotencyReplayedKey)] = model.TypeBool
 	return m
 }()
 

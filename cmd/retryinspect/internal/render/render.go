@@ -240,6 +240,9 @@ func opDetails(op *inspect.Operation) []string {
 	if op.IdempotencyContract {
 		d = append(d, "idempotency contract")
 	}
+	if op.IdempotencyKey != "" {
+		d = append(d, "idempotency key "+op.IdempotencyKey)
+	}
 	if op.Redirects != nil && *op.Redirects > 0 {
 		d = append(d, fmt.Sprintf("redirect hop %d", *op.Redirects+1))
 	}
@@ -343,6 +346,9 @@ func result(at inspect.Attempt) string {
 	}
 	if len(parts) == 0 {
 		return "-"
+	}
+	if at.Replayed {
+		return strings.Join(parts, " + ") + " (replayed)"
 	}
 	return strings.Join(parts, " + ")
 }

@@ -1,0 +1,150 @@
+// Copyright The otelretry Authors
+// SPDX-License-Identifier: Apache-2.0
+
+package otelretry
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync"
+)
+
+// What makes a write repeatable on the wire: an idempotency key per
+// operation (draft-ietf-httpapi-idempotency-key-header), generated when
+// the caller sent none, and kept for a layer above that sends the
+// operation again under the same WithOperationID.
+
+// IdempotencyKey is how WithIdempotencyKeys sends the key it generates: in
+// the header Name, as Value formats it. The key is 32 lowercase hex digits
+// (128 bits from crypto/rand); a nil Value, or one that returns "" or a
+// value no header may carry, sends it bare.
+type IdempotencyKey struct {
+	Name  string
+	Value func(key string) string
+}
+
+// DraftIdempotencyKey is the IETF draft's header: Idempotency-Key, whose
+// value is a Structured Field String, the key in double quotes
+// (Idempotency-Key: "8e0f…").
+func DraftIdempotencyKey() IdempotencyKey {
+	return IdempotencyKey{Name: "Idempotency-Key", Value: structuredString}
+}
+
+// structuredString is s as an RFC 8941 sf-string: in double quotes, with
+// backslash and double quote escaped.
+func structuredString(s string) string {
+	return `"` + strings.NewReplacer(`\`, `\\`, `"`, `\"`).Replace(s) + `"`
+}
+
+// newIdempotencyKey returns a new key: 128 bits from crypto/rand, in hex,
+// so that no one can guess another operation's key.
+func newIdempotencyKey() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:]) // never fails: since Go 1.24 it crashes the program instead
+	return hex.EncodeToString(b[:])
+}
+
+// wireValue is key as k sends it: Value's, unless it is empty or no
+// header may carry it, then the bare key.
+func (k *IdempotencyKey) wireValue(key string) string {
+	if k.Value == nil {
+		return key
+	}
+	if v := k.Value(key); v != "" && validHeaderValue(v) {
+		return v
+	}
+	return key
+}
+
+// validHeaderName reports whether name is an HTTP field name: a token
+// (RFC 9110 §5.1, §5.6.2).
+func validHeaderName(name string) bool {
+	if name == "" {
+		return false
+	}
+	for i := range len(name) {
+		c := name[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.IndexByte("!#$%&'*+-.^_`|~", c) >= 0) {
+			return false
+		}
+	}
+	return true
+}
+
+// validHeaderValue reports whether v may be a field value: visible ASCII,
+// spaces and tabs, with no space at either end (RFC 9110 §5.5; net/http
+// refuses control characters).
+func validHeaderValue(v string) bool {
+	for i := range len(v) {
+		if c := v[i]; (c < ' ' && c != '\t') || c == 0x7f {
+			return false
+		}
+	}
+	return strings.TrimSpace(v) == v
+}
+
+// requestOf names a request for the keys an operation context remembers:
+// its method and URL, without userinfo and fragment (retryinspect's
+// repeat: the same method and URL under the same operation context).
+func requestOf(method string, u *url.URL) string {
+	c := *u
+	c.User, c.Fragment, c.RawFragment = nil, "", ""
+	return method + " " + c.String()
+}
+
+// keyMemory is the idempotency keys an operation context (WithOperationID)
+// keeps for the operations made under it that did not succeed, by
+// request, so that a layer above that sends one again reuses its key: its
+// earlier try may have been applied. A key is taken by the first operation
+// that repeats its request, and kept again if that one fails too; an
+// operation that succeeds lets its key go, so that a later write of the
+// same request is a new one. At most maxRememberedKeys are kept, the
+// oldest forgotten first (its repeat then gets a key of its own).
+type keyMemory struct {
+	mu   sync.Mutex
+	keys []rememberedKey // oldest first
+}
+
+type rememberedKey struct{ request, key string }
+
+const maxRememberedKeys = 64
+
+// take returns, and forgets, the key kept for request.
+func (m *keyMemory) take(request string) (string, bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for i, k := range m.keys {
+		if k.request == request {
+			m.keys = append(m.keys[:i], m.keys[i+1:]...)
+			return k.key, true
+		}
+	}
+	return "", false
+}
+
+// keep keeps key for request, in place of any key kept for it.
+func (m *keyMemory) keep(request, key string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for i, k := range m.keys {
+		if k.request == request {
+			m.keys = append(m.keys[:i], m.keys[i+1:]...)
+			break
+		}
+	}
+	if len(m.keys) >= maxRememberedKeys {
+		m.keys = m.keys[1:]
+	}
+	m.keys = append(m.keys, rememberedKey{request, key})
+}
+
+// replayed reports whether an answer says it was replayed from the
+// server's store of answers by key (Stripe's Idempotent-Replayed: true;
+// the draft defines no such header).
+func replayed(h http.Header) bool {
+	v := h["Idempotent-Replayed"]
+	return len(v) > 0 && strings.EqualFold(strings.TrimSpace(v[0]), "true")
+}

@@ -1,0 +1,835 @@
+// Copyright The otelretry Authors
+// SPDX-License-Identifier: Apache-2.0
+
+package otelretry_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/sdk/metric/metricdata"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+
+	"github.com/otelretry/otelretry-go/attrs"
+	"github.com/otelretry/otelretry-go/internal/scripted"
+	"github.com/otelretry/otelretry-go/internal/spantest"
+	"github.com/otelretry/otelretry-go/otelretry"
+)
+
+// keyStore is the reference server of the idempotency-key draft
+// (draft-ietf-httpapi-idempotency-key-header) that these tests send writes
+// to; it is a test's server, not a product API. It stores each answer by
+// key, answers 409 while the key's first request is still being processed
+// and 422 when the key comes again with another payload (method, path and
+// body), replays a stored answer with Stripe's Idempotent-Replayed: true,
+// and, when requireKey, answers a write without a key 400. A request with
+// no key is applied each time. It keeps what it received and what it
+// applied.
+type keyStore struct {
+	*httptest.Server
+	header     string // the key's header: an sf-string ("..."), or a bare value
+	requireKey bool
+	// fault says what becomes of request n (from 1) once it is applied.
+	fault func(n int) keyFault
+
+	mu       sync.Mutex
+	entries  map[string]*storedAnswer
+	received []*http.Request
+	applied  []string // the payload of each write applied, in order
+}
+
+// keyFault is what becomes of a request once the server applied it.
+type keyFault struct {
+	// lose: the answer is stored, then the connection closed unanswered.
+	lose bool
+	// hold: the answer is stored and sent only after hold; the key is in
+	// progress meanwhile.
+	hold time.Duration
+}
+
+type storedAnswer struct {
+	payload string
+	done    bool
+	status  int
+	body    string
+}
+
+func newKeyStore(t *testing.T, fault func(n int) keyFault) *keyStore {
+	s := &keyStore{header: "Idempotency-Key", fault: fault, entries: map[string]*storedAnswer{}}
+	if s.fault == nil {
+		s.fault = func(int) keyFault { return keyFault{} }
+	}
+	s.Server = httptest.NewServer(s)
+	t.Cleanup(s.Close)
+	return s
+}
+
+// keyOf reads the key a request carries in h: an sf-string unquoted, a
+// bare value as it is.
+func keyOf(v string) string {
+	if len(v) >= 2 && v[0] == '"' && v[len(v)-1] == '"' {
+		return strings.NewReplacer(`\\`, `\`, `\"`, `"`).Replace(v[1 : len(v)-1])
+	}
+	return v
+}
+
+func (s *keyStore) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	body, _ := io.ReadAll(r.Body)
+	s.mu.Lock()
+	s.received = append(s.received, r.Clone(context.Background()))
+	n := len(s.received)
+	s.mu.Unlock()
+	payload := r.Method + " " + r.URL.Path + " " + string(body)
+	if r.Method == http.MethodGet {
+		w.WriteHeader(http.StatusOK)
+		return
+	}
+	raw := r.Header.Values(s.header)
+	if len(raw) == 0 {
+		if s.requireKey {
+			http.Error(w, "missing "+s.header, http.StatusBadRequest)
+			return
+		}
+		s.answer(w, n, payload, nil)
+		return
+	}
+	key := keyOf(raw[0])
+	s.mu.Lock()
+	e := s.entries[key]
+	switch {
+	case e != nil && e.payload != payload:
+		s.mu.Unlock()
+		s.respond(w, n, http.StatusUnprocessableEntity, "key reused with another payload")
+		return
+	case e != nil && !e.done:
+		s.mu.Unlock()
+		w.Header().Set("Retry-After-Ms", "100")
+		s.respond(w, n, http.StatusConflict, "a request with this key is in progress")
+		return
+	case e != nil:
+		s.mu.Unlock()
+		w.Header().Set("Idempotent-Replayed", "true")
+		s.respond(w, n, e.status, e.body)
+		return
+	}
+	e = &storedAnswer{payload: payload}
+	s.entries[key] = e
+	s.mu.Unlock()
+	s.answer(w, n, payload, e)
+}
+
+// answer applies request n and answers it (201), storing the answer in e
+// when the request has a key, as its fault says.
+func (s *keyStore) answer(w http.ResponseWriter, n int, payload string, e *storedAnswer) {
+	s.mu.Lock()
+	s.applied = append(s.applied, payload)
+	order := len(s.applied)
+	s.mu.Unlock()
+	if hold := s.fault(n).hold; hold > 0 {
+		time.Sleep(hold)
+	}
+	status, body := http.StatusCreated, "order "+strconv.Itoa(order)
+	if e != nil {
+		s.mu.Lock()
+		e.done, e.status, e.body = true, status, body
+		s.mu.Unlock()
+	}
+	s.respond(w, n, status, body)
+}
+
+// respond sends request n its answer, or loses it (closes the connection
+// unanswered) as its fault says: an answer lost on the way, whether the
+// write was applied now or before.
+func (s *keyStore) respond(w http.ResponseWriter, n, status int, body string) {
+	if s.fault(n).lose {
+		conn, _, err := w.(http.Hijacker).Hijack()
+		if err == nil {
+			conn.Close()
+		}
+		return
+	}
+	w.WriteHeader(status)
+	io.WriteString(w, body)
+}
+
+func (s *keyStore) requests() []*http.Request {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]*http.Request(nil), s.received...)
+}
+
+func (s *keyStore) appliedPayloads() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]string(nil), s.applied...)
+}
+
+// keysSent is the value of header on each request the server received
+// ("" when absent; values of repeated lines joined by "|").
+func (s *keyStore) keysSent(header string) []string {
+	var out []string
+	for _, r := range s.requests() {
+		out = append(out, strings.Join(r.Header.Values(header), "|"))
+	}
+	return out
+}
+
+// lostOnce loses the answer of the first request, once applied.
+func lostOnce(n int) keyFault { return keyFault{lose: n == 1} }
+
+// keyClient is a client over a fresh otelretry Transport with generated
+// keys in the draft's header, recording its spans.
+func keyClient(t *testing.T, opts ...otelretry.Option) (*http.Client, *tracetest.SpanRecorder) {
+	return dialectClient(t, append([]otelretry.Option{otelretry.WithIdempotencyKeys(otelretry.DraftIdempotencyKey())}, opts...)...)
+}
+
+// send sends method to url with body under ctx, and returns the status (0
+// on an error), the body and the error.
+func send(t *testing.T, c *http.Client, ctx context.Context, method, url, body string, header ...string) (int, string, error) {
+	t.Helper()
+	var rd io.Reader
+	if body != "" {
+		rd = strings.NewReader(body)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, url, rd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i+1 < len(header); i += 2 {
+		req.Header.Add(header[i], header[i+1])
+	}
+	resp, err := c.Do(req)
+	if err != nil {
+		return 0, "", err
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b), nil
+}
+
+var draftKey = regexp.MustCompile(`^"[0-9a-f]{32}"$`)
+
+// A generated key is the draft's sf-string of 128 random bits, the same on
+// every attempt: the answer lost after the write was applied is sent again
+// under it, and the server answers with the stored result instead of
+// applying the write twice. Without keys, the same fault ends check_state.
+func TestGeneratedKeyIsTheSameOnEveryAttempt(t *testing.T) {
+	srv := newKeyStore(t, lostOnce)
+	client, rec := keyClient(t)
+	status, body, err := send(t, client, t.Context(), http.MethodPost, srv.URL+"/orders", `{"sku":"A1"}`)
+	if err != nil || status != http.StatusCreated || body != "order 1" {
+		t.Fatalf("got %d %q, %v; want the stored 201", status, body, err)
+	}
+	keys := srv.keysSent("Idempotency-Key")
+	if len(keys) != 2 || keys[0] != keys[1] || !draftKey.MatchString(keys[0]) {
+		t.Fatalf("keys on the wire %q, want the same sf-string of 32 hex digits on both attempts", keys)
+	}
+	if applied := srv.appliedPayloads(); len(applied) != 1 {
+		t.Fatalf("applied %d times, want once", len(applied))
+	}
+	atts := spantest.Attempts(rec.Ended())
+	if len(atts) != 2 {
+		t.Fatalf("%d attempts, want 2", len(atts))
+	}
+	if got := attrOf(atts[0], attrs.ReasonKey).AsString(); got != string(attrs.ReasonRetryableError) {
+		t.Errorf("the lost answer's reason = %s, want retryable_error", got)
+	}
+	if v, ok := spantest.Attr(atts[1], attrs.IdempotencyReplayedKey); !ok || !v.AsBool() {
+		t.Errorf("the replayed answer is not recorded as replayed")
+	}
+	if _, ok := spantest.Attr(atts[0], attrs.IdempotencyReplayedKey); ok {
+		t.Errorf("the first attempt is recorded as replayed")
+	}
+	op := spantest.Operations(rec.Ended())[0]
+	if got := attrOf(op, attrs.IdempotencyKeySourceKey).AsString(); got != string(attrs.KeySourceGenerated) || !attrOf(op, attrs.IdempotencyContractKey).AsBool() {
+		t.Errorf("operation: key source %q, contract %v; want generated, true", got, attrOf(op, attrs.IdempotencyContractKey).AsBool())
+	}
+
+	t.Run("without keys the same fault ends check_state", func(t *testing.T) {
+		srv := newKeyStore(t, lostOnce)
+		client, _ := dialectClient(t)
+		_, _, err := send(t, client, t.Context(), http.MethodPost, srv.URL+"/orders", `{"sku":"A1"}`)
+		if !errors.Is(err, otelretry.ErrOutcomeUnknown) || len(srv.requests()) != 1 {
+			t.Fatalf("err %v after %d requests, want ErrOutcomeUnknown after 1", err, len(srv.requests()))
+		}
+	})
+	t.Run("keys differ from one operation to the next", func(t *testing.T) {
+		srv := newKeyStore(t, nil)
+		client, _ := keyClient(t)
+		for range 2 {
+			if _, _, err := send(t, client, t.Context(), http.MethodPost, srv.URL+"/orders", `{}`); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if keys := srv.keysSent("Idempotency-Key"); len(keys) != 2 || keys[0] == keys[1] {
+			t.Fatalf("keys %q, want two different ones", keys)
+		}
+	})
+}
+
+// A layer above that sends the operation again under the same
+// WithOperationID, with the same method and URL, after it did not succeed,
+// sends it under the same key: its earlier tries may have been applied.
+func TestGeneratedKeyIsReusedByALayerAboveUnderOneOperationID(t *testing.T) {
+	srv := newKeyStore(t, func(n int) keyFault { return keyFault{lose: n <= 2} })
+	client, rec := keyClient(t, otelretry.WithMaxAttempts(1)) // the layer above retries, not otelretry
+	ctx := otelretry.WithOperationID(t.Context(), "job-7")
+	var errs []error
+	for try := 1; try <= 3; try++ {
+		status, _, err := send(t, client, ctx, http.MethodPost, srv.URL+"/orders", `{"sku":"A1"}`)
+		if err == nil && status == http.StatusCreated {
+			break
+		}
+		errs = append(errs, err)
+	}
+	if len(errs) != 2 {
+		t.Fatalf("%d failed tries (%v), want 2, then the stored answer", len(errs), errs)
+	}
+	keys := srv.keysSent("Idempotency-Key")
+	if len(keys) != 3 || keys[0] != keys[1] || keys[1] != keys[2] {
+		t.Fatalf("keys %q, want one key across the three tries", keys)
+	}
+	if n := len(srv.appliedPayloads()); n != 1 {
+		t.Fatalf("applied %d times, want once", n)
+	}
+	for _, op := range spantest.Operations(rec.Ended()) {
+		if got := attrOf(op, attrs.IdempotencyKeySourceKey).AsString(); got != string(attrs.KeySourceGenerated) {
+			t.Errorf("operation %s: key source %q, want generated", op.SpanContext().SpanID(), got)
+		}
+	}
+}
+
+// Any request other than a repeat gets a key of its own: another URL, and
+// the same write once the earlier one succeeded, under the same id.
+func TestDifferentWritesUnderOneOperationIDNeverShareAKey(t *testing.T) {
+	srv := newKeyStore(t, nil)
+	client, _ := keyClient(t)
+	ctx := otelretry.WithOperationID(t.Context(), "job-8")
+	for _, path := range []string{"/orders", "/invoices", "/orders"} {
+		if status, _, err := send(t, client, ctx, http.MethodPost, srv.URL+path, `{}`); err != nil || status != http.StatusCreated {
+			t.Fatalf("POST %s: %d, %v", path, status, err)
+		}
+	}
+	if status, _, err := send(t, client, ctx, http.MethodPut, srv.URL+"/orders", `{}`); err != nil || status != http.StatusCreated {
+		t.Fatalf("PUT: %d, %v", status, err)
+	}
+	keys := srv.keysSent("Idempotency-Key")
+	seen := map[string]bool{}
+	for _, k := range keys {
+		if seen[k] || k == "" {
+			t.Fatalf("keys %q: a key shared by two writes, or missing", keys)
+		}
+		seen[k] = true
+	}
+	if n := len(srv.appliedPayloads()); n != 4 {
+		t.Fatalf("applied %d writes, want 4", n)
+	}
+}
+
+// A key the caller (an SDK, a PrepareFunc) set is kept, never replaced,
+// and relied on as the generated one is; one in a header otelretry knows
+// for a key but the user did not declare (X-Idempotency-Key) is kept, and
+// no second key is added.
+func TestCallersKeyIsNeverReplaced(t *testing.T) {
+	t.Run("in the generated key's header", func(t *testing.T) {
+		srv := newKeyStore(t, lostOnce)
+		client, rec := keyClient(t)
+		status, _, err := send(t, client, t.Context(), http.MethodPost, srv.URL+"/orders", `{}`, "Idempotency-Key", `"caller-1"`)
+		if err != nil || status != http.StatusCreated {
+			t.Fatalf("%d, %v", status, err)
+		}
+		if keys := srv.keysSent("Idempotency-Key"); strings.Join(keys, ",") != `"caller-1","caller-1"` {
+			t.Fatalf("keys %q, want the caller's on both attempts", keys)
+		}
+		if got := attrOf(spantest.Operations(rec.Ended())[0], attrs.IdempotencyKeySourceKey).AsString(); got != string(attrs.KeySourceCaller) {
+			t.Errorf("key source %q, want caller", got)
+		}
+	})
+	t.Run("in a header of the user's, bare", func(t *testing.T) {
+		srv := newKeyStore(t, lostOnce)
+		srv.header = "Paypal-Request-Id"
+		client, _ := dialectClient(t, otelretry.WithIdempotencyKeys(otelretry.IdempotencyKey{Name: "PayPal-Request-Id"}))
+		if _, _, err := send(t, client, t.Context(), http.MethodPost, srv.URL+"/orders", `{}`, "PayPal-Request-Id", "mine"); err != nil {
+			t.Fatal(err)
+		}
+		if keys := srv.keysSent("PayPal-Request-Id"); strings.Join(keys, ",") != "mine,mine" {
+			t.Fatalf("keys %q, want the caller's on both attempts", keys)
+		}
+	})
+	t.Run("in a header otelretry knows but the user did not declare", func(t *testing.T) {
+		srv := newKeyStore(t, nil)
+		client, _ := keyClient(t)
+		if _, _, err := send(t, client, t.Context(), http.MethodPost, srv.URL+"/orders", `{}`, "X-Idempotency-Key", "theirs"); err != nil {
+			t.Fatal(err)
+		}
+		r := srv.requests()[0]
+		if r.Header.Get("X-Idempotency-Key") != "theirs" || len(r.Header.Values("Idempotency-Key")) != 0 {
+			t.Fatalf("headers %v, want the caller's X-Idempotency-Key alone", r.Header)
+		}
+	})
+}
+
+// No key on a request otelretry does not treat as a write, or on any
+// request when the option is off.
+func TestNoKeyOnAGetOrWhenTheOptionIsOff(t *testing.T) {
+	srv := newKeyStore(t, nil)
+	client, _ := keyClient(t)
+	if _, _, err := send(t, client, t.Context(), http.MethodGet, srv.URL+"/orders", ""); err != nil {
+		t.Fatal(err)
+	}
+	read := otelretry.WithIntent(t.Context(), otelretry.Intent{Repeatable: true}) // a query sent as POST
+	if _, _, err := send(t, client, read, http.MethodPost, srv.URL+"/search", `{}`); err != nil {
+		t.Fatal(err)
+	}
+	off, _ := dialectClient(t)
+	if _, _, err := send(t, off, t.Context(), http.MethodPost, srv.URL+"/orders", `{}`); err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range srv.requests() {
+		if v := r.Header.Values("Idempotency-Key"); len(v) != 0 {
+			t.Errorf("%s %s carries a key %q", r.Method, r.URL.Path, v)
+		}
+	}
+	if n := len(srv.requests()); n != 3 {
+		t.Fatalf("%d requests, want 3", n)
+	}
+}
+
+// A request that carries two different keys in the contract's headers is
+// not sent: no server could tell under which it is repeated.
+func TestTwoDifferentKeysStopBeforeTheRequestIsSent(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		opts   []otelretry.Option
+		header []string
+	}{
+		{"the contract's two headers", []otelretry.Option{otelretry.WithIdempotencyKeyContract()},
+			[]string{"Idempotency-Key", "a", "X-Idempotency-Key", "b"}},
+		{"two values of one header", []otelretry.Option{otelretry.WithIdempotencyKeys(otelretry.DraftIdempotencyKey())},
+			[]string{"Idempotency-Key", `"a"`, "Idempotency-Key", `"b"`}},
+		{"the generated key's header and the contract's", []otelretry.Option{
+			otelretry.WithIdempotencyKeys(otelretry.IdempotencyKey{Name: "Key"}), otelretry.WithIdempotencyKeyContract()},
+			[]string{"Key", "a", "Idempotency-Key", "b"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			srv := newKeyStore(t, nil)
+			client, rec := dialectClient(t, tc.opts...)
+			_, _, err := send(t, client, t.Context(), http.MethodPost, srv.URL+"/orders", `{}`, tc.header...)
+			var oe *otelretry.Error
+			if !errors.As(err, &oe) || oe.Outcome != attrs.OutcomeStop || oe.Reason != attrs.ReasonKeyConflict || oe.Attempts != 0 ||
+				!errors.Is(err, otelretry.ErrIdempotencyKeyConflict) {
+				t.Fatalf("err = %v, want stop (key_conflict) with no attempt, matching ErrIdempotencyKeyConflict", err)
+			}
+			if n := len(srv.requests()); n != 0 {
+				t.Fatalf("%d requests sent", n)
+			}
+			if msg := err.Error(); !strings.Contains(msg, tc.header[0]) || strings.Contains(msg, `"b"`) || strings.Contains(msg, ": b") {
+				t.Errorf("message %q: want the headers named, never their values", msg)
+			}
+			if got := attrOf(spantest.Operations(rec.Ended())[0], attrs.OutcomeKey).AsString(); got != "stop" {
+				t.Errorf("outcome recorded %q", got)
+			}
+		})
+	}
+	t.Run("the same key twice is one key", func(t *testing.T) {
+		srv := newKeyStore(t, nil)
+		client, _ := dialectClient(t, otelretry.WithIdempotencyKeyContract())
+		if _, _, err := send(t, client, t.Context(), http.MethodPost, srv.URL+"/orders", `{}`,
+			"Idempotency-Key", "a", "X-Idempotency-Key", "a"); err != nil {
+			t.Fatal(err)
+		}
+	})
+}
+
+// The draft's answers to a request that carries a key, on the wire: 409
+// while its first request is in progress (an answer slower than the
+// attempt timeout), retried after the server's hint until the stored
+// answer comes; 422 when a layer above reuses the key with another
+// payload, which stops and is never resent; 400 as any 400.
+func TestDraftAnswersOnTheWire(t *testing.T) {
+	t.Run("409: the key in progress", func(t *testing.T) {
+		srv := newKeyStore(t, func(n int) keyFault {
+			if n == 1 {
+				return keyFault{hold: 250 * time.Millisecond} // slower than the attempt timeout
+			}
+			return keyFault{}
+		})
+		// Every 409 costs the retry budget a failure, as any retryable
+		// answer does: this test is about the answers, not the budget.
+		client, rec := keyClient(t, otelretry.WithAttemptTimeout(50*time.Millisecond), otelretry.WithMaxAttempts(8), otelretry.WithoutBudget())
+		status, body, err := send(t, client, t.Context(), http.MethodPost, srv.URL+"/orders", `{}`)
+		if err != nil || status != http.StatusCreated || body != "order 1" {
+			t.Fatalf("%d %q, %v; want the stored 201", status, body, err)
+		}
+		if n := len(srv.appliedPayloads()); n != 1 {
+			t.Fatalf("applied %d times", n)
+		}
+		var reasons []string
+		for _, a := range spantest.Attempts(rec.Ended()) {
+			reasons = append(reasons, attrOf(a, attrs.ReasonKey).AsString())
+			if attrOf(a, attrs.HTTPResponseStatusCodeKey).AsInt64() == 409 && attrOf(a, attrs.BackoffMsKey).AsInt64() < 100 {
+				t.Errorf("a 409's pause %dms, shorter than the server's hint (100ms)", attrOf(a, attrs.BackoffMsKey).AsInt64())
+			}
+		}
+		if len(reasons) < 3 || reasons[0] != "retryable_error" || reasons[1] != "key_in_progress" || reasons[len(reasons)-1] != "response" {
+			t.Fatalf("reasons %q, want a timeout, then key_in_progress until the stored answer", reasons)
+		}
+	})
+	t.Run("422: the key reused with another payload", func(t *testing.T) {
+		srv := newKeyStore(t, func(n int) keyFault { return keyFault{lose: n == 1} })
+		client, rec := keyClient(t, otelretry.WithMaxAttempts(1))
+		ctx := otelretry.WithOperationID(t.Context(), "job-9")
+		if _, _, err := send(t, client, ctx, http.MethodPost, srv.URL+"/orders", `{"sku":"A1"}`); err == nil {
+			t.Fatal("the lost answer came back")
+		}
+		// A layer above builds the request again, with another payload.
+		status, _, err := send(t, client, ctx, http.MethodPost, srv.URL+"/orders", `{"sku":"B2"}`)
+		if err != nil || status != http.StatusUnprocessableEntity {
+			t.Fatalf("%d, %v; want the 422 returned", status, err)
+		}
+		last := spantest.Attempts(rec.Ended())[1]
+		if d, r := attrOf(last, attrs.DecisionKey).AsString(), attrOf(last, attrs.ReasonKey).AsString(); d != "stop" || r != "key_reused" {
+			t.Fatalf("decision %s (%s), want stop (key_reused)", d, r)
+		}
+		retry, _ := dialectClient(t, otelretry.WithIdempotencyKeys(otelretry.DraftIdempotencyKey()), otelretry.WithMaxAttempts(5))
+		before := len(srv.requests())
+		status, _, _ = send(t, retry, ctx, http.MethodPost, srv.URL+"/orders", `{"sku":"C3"}`, "Idempotency-Key", srv.keysSent("Idempotency-Key")[0])
+		if status != http.StatusUnprocessableEntity || len(srv.requests()) != before+1 {
+			t.Fatalf("%d after %d requests; want the 422 after one: never resent", status, len(srv.requests())-before)
+		}
+	})
+	t.Run("400: a key the server requires is missing", func(t *testing.T) {
+		srv := newKeyStore(t, nil)
+		srv.requireKey = true
+		client, rec := dialectClient(t, otelretry.WithIdempotencyKeyContract())
+		status, _, err := send(t, client, t.Context(), http.MethodPost, srv.URL+"/orders", `{}`)
+		if err != nil || status != http.StatusBadRequest || len(srv.requests()) != 1 {
+			t.Fatalf("%d, %v after %d requests; want the 400 after one", status, err, len(srv.requests()))
+		}
+		if r := attrOf(spantest.Attempts(rec.Ended())[0], attrs.ReasonKey).AsString(); r != "status" {
+			t.Fatalf("reason %s, want status", r)
+		}
+	})
+}
+
+// The 409's pause is the server's Retry-After where it gives one, counted
+// as a retry, on virtual time.
+func TestKeyInProgressWaitsForRetryAfter(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := newHarness(t, []scripted.Step{
+			{Status: http.StatusConflict, Header: http.Header{"Retry-After": {"2"}}},
+			{Status: http.StatusCreated},
+		}, otelretry.WithIdempotencyKeys(otelretry.DraftIdempotencyKey()), otelretry.WithBackoff(otelretry.ConstantBackoff(10*time.Millisecond)))
+		resp, err := h.client.Do(post(t, t.Context(), "http://api.test/orders", `{}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		calls := h.base.Calls()
+		if len(calls) != 2 || calls[1].At.Sub(calls[0].At) != 2*time.Second {
+			t.Fatalf("%d calls, want 2, 2s apart", len(calls))
+		}
+		if calls[0].Header.Get("Idempotency-Key") == "" || calls[0].Header.Get("Idempotency-Key") != calls[1].Header.Get("Idempotency-Key") {
+			t.Fatalf("keys %q, %q", calls[0].Header.Get("Idempotency-Key"), calls[1].Header.Get("Idempotency-Key"))
+		}
+		if e := h.events(t); e[0].Decision != "retry" || e[0].BackoffMs != 2000 {
+			t.Fatalf("first event %+v, want retry after 2000ms", e[0])
+		}
+		if r := attrOf(h.attempts()[0], attrs.ReasonKey).AsString(); r != string(attrs.ReasonKeyInProgress) {
+			t.Fatalf("reason %s", r)
+		}
+	})
+}
+
+// The key is on the attempt's copy before the PrepareFunc runs, so a
+// signature covers it; a PrepareFunc that changes it ends prepare_failed.
+func TestKeyIsSetBeforeThePrepareFunc(t *testing.T) {
+	srv := newKeyStore(t, lostOnce)
+	var signed []string
+	client, _ := keyClient(t, otelretry.WithPrepareAttempt(func(r *http.Request, _ int) error {
+		signed = append(signed, r.Header.Get("Idempotency-Key"))
+		r.Header.Set("X-Signature", "sig("+r.Header.Get("Idempotency-Key")+")")
+		return nil
+	}))
+	if _, _, err := send(t, client, t.Context(), http.MethodPost, srv.URL+"/orders", `{}`); err != nil {
+		t.Fatal(err)
+	}
+	keys := srv.keysSent("Idempotency-Key")
+	if len(signed) != 2 || signed[0] != keys[0] || signed[1] != keys[1] {
+		t.Fatalf("the PrepareFunc saw %q, the wire carried %q", signed, keys)
+	}
+	if sig := srv.requests()[1].Header.Get("X-Signature"); sig != "sig("+keys[1]+")" {
+		t.Fatalf("signature %q does not cover the key %q", sig, keys[1])
+	}
+
+	for _, tc := range []struct {
+		name   string
+		change func(r *http.Request, n int)
+	}{
+		{"on the first attempt", func(r *http.Request, _ int) { r.Header.Set("Idempotency-Key", `"mine"`) }},
+		{"removed on a later attempt", func(r *http.Request, n int) {
+			if n == 2 {
+				r.Header.Del("Idempotency-Key")
+			}
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			srv := newKeyStore(t, lostOnce)
+			client, _ := keyClient(t, otelretry.WithPrepareAttempt(func(r *http.Request, n int) error { tc.change(r, n); return nil }))
+			_, _, err := send(t, client, t.Context(), http.MethodPost, srv.URL+"/orders", `{}`)
+			var oe *otelretry.Error
+			if !errors.As(err, &oe) || oe.Outcome != attrs.OutcomeStop || oe.Reason != attrs.ReasonPrepareFailed {
+				t.Fatalf("err = %v, want stop (prepare_failed)", err)
+			}
+			for _, k := range srv.keysSent("Idempotency-Key") {
+				if !draftKey.MatchString(k) {
+					t.Fatalf("a changed key %q reached the wire", k)
+				}
+			}
+		})
+	}
+}
+
+// A header of the user's carries the key bare, or as its Value formats it.
+func TestKeyInANamedHeader(t *testing.T) {
+	for _, tc := range []struct {
+		key  otelretry.IdempotencyKey
+		want *regexp.Regexp
+	}{
+		{otelretry.IdempotencyKey{Name: "x-request-key"}, regexp.MustCompile(`^[0-9a-f]{32}$`)},
+		{otelretry.IdempotencyKey{Name: "X-Request-Key", Value: func(k string) string { return "ord_" + k }}, regexp.MustCompile(`^ord_[0-9a-f]{32}$`)},
+	} {
+		srv := newKeyStore(t, lostOnce)
+		srv.header = "X-Request-Key"
+		client, _ := dialectClient(t, otelretry.WithIdempotencyKeys(tc.key))
+		if _, _, err := send(t, client, t.Context(), http.MethodPatch, srv.URL+"/orders/1", `{}`); err != nil {
+			t.Fatal(err)
+		}
+		keys := srv.keysSent("X-Request-Key")
+		if len(keys) != 2 || keys[0] != keys[1] || !tc.want.MatchString(keys[0]) {
+			t.Fatalf("keys %q, want %s twice", keys, tc.want)
+		}
+		if v := srv.requests()[0].Header.Values("Idempotency-Key"); len(v) != 0 {
+			t.Fatalf("Idempotency-Key %q sent too", v)
+		}
+	}
+}
+
+// Bad input, as every option: a header name that is empty or no header
+// name is ignored (no key is sent) and reported once through otel.Handle,
+// and so is a Value that gives no header value (the key is sent bare).
+func TestBadKeyOptionsAreIgnoredAndReported(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		opt  otelretry.Option
+		// header is the header a key reaches the wire in, "" when none does.
+		header string
+	}{
+		{"an empty key header", otelretry.WithIdempotencyKeys(otelretry.IdempotencyKey{}), ""},
+		{"a key header with a space", otelretry.WithIdempotencyKeys(otelretry.IdempotencyKey{Name: "Idempotency Key"}), ""},
+		{"a key header with a colon", otelretry.WithIdempotencyKeys(otelretry.IdempotencyKey{Name: "Key:"}), ""},
+		{"a Value with a line break", otelretry.WithIdempotencyKeys(otelretry.IdempotencyKey{Name: "K", Value: func(k string) string { return k + "\n" }}), "K"},
+		{"an empty id header", otelretry.WithOperationIDHeader(""), ""},
+		{"an id header with a space", otelretry.WithOperationIDHeader("Operation Id"), ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			errs := captureOtelErrors(t)
+			srv := newKeyStore(t, nil)
+			client, _ := dialectClient(t, tc.opt)
+			if got := errs(); len(got) != 1 {
+				t.Fatalf("reported %d times (%v), want once", len(got), got)
+			}
+			if _, _, err := send(t, client, t.Context(), http.MethodPost, srv.URL+"/orders", `{}`); err != nil {
+				t.Fatalf("the request path broke: %v", err)
+			}
+			r := srv.requests()[0]
+			if tc.header != "" && len(r.Header.Values(tc.header)) != 1 {
+				t.Errorf("no key in %s: %v", tc.header, r.Header)
+			}
+			for name, v := range r.Header {
+				if name == tc.header {
+					if !regexp.MustCompile(`^[0-9a-f]{32}$`).MatchString(v[0]) {
+						t.Errorf("%s: %q, want the bare key", name, v)
+					}
+					continue
+				}
+				if name != "Content-Length" && name != "Content-Type" && name != "Accept-Encoding" && name != "User-Agent" &&
+					name != "Traceparent" && name != "Tracestate" && name != "Baggage" {
+					t.Errorf("header %s: %q sent", name, v)
+				}
+			}
+			if len(errs()) != 1 {
+				t.Errorf("reported again on the request path: %v", errs())
+			}
+		})
+	}
+}
+
+// The operation's id on the wire (WithOperationIDHeader): the same on
+// every attempt, WithOperationID's when given, never over the caller's.
+func TestOperationIDHeaderOnEveryAttempt(t *testing.T) {
+	srv := newKeyStore(t, func(n int) keyFault { return keyFault{lose: n == 1} })
+	client, rec := keyClient(t, otelretry.WithOperationIDHeader("X-Operation-Id"))
+	if _, _, err := send(t, client, otelretry.WithOperationID(t.Context(), "order-42"), http.MethodPost, srv.URL+"/orders", `{}`); err != nil {
+		t.Fatal(err)
+	}
+	if ids := srv.keysSent("X-Operation-Id"); strings.Join(ids, ",") != "order-42,order-42" {
+		t.Fatalf("ids on the wire %q, want order-42 on both attempts", ids)
+	}
+	if _, _, err := send(t, client, t.Context(), http.MethodGet, srv.URL+"/orders", ""); err != nil {
+		t.Fatal(err)
+	}
+	generated := srv.keysSent("X-Operation-Id")[2]
+	var spanID string
+	for _, op := range spantest.Operations(rec.Ended()) {
+		if attrOf(op, attrs.HTTPRequestMethodKey).AsString() == http.MethodGet {
+			spanID = attrOf(op, attrs.OperationIDKey).AsString()
+		}
+	}
+	if generated == "" || generated != spanID {
+		t.Fatalf("a generated id on the wire %q, the span's %q", generated, spanID)
+	}
+	if _, _, err := send(t, client, t.Context(), http.MethodGet, srv.URL+"/orders", "", "x-operation-id", "theirs"); err != nil {
+		t.Fatal(err)
+	}
+	if got := srv.requests()[3].Header.Values("X-Operation-Id"); strings.Join(got, ",") != "theirs" {
+		t.Fatalf("%q, want the caller's alone", got)
+	}
+}
+
+// A write under a key is still never hedged: concurrent copies of one key
+// are what servers handle worst.
+func TestKeyedWritesAreNeverHedged(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := newHarness(t, []scripted.Step{{Delay: 300 * time.Millisecond, Status: http.StatusCreated}},
+			otelretry.WithIdempotencyKeys(otelretry.DraftIdempotencyKey()), otelretry.WithHedging(otelretry.Hedging{Delay: 10 * time.Millisecond}))
+		resp, err := h.client.Do(post(t, t.Context(), "http://api.test/orders", `{}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if n := len(h.base.Calls()); n != 1 {
+			t.Fatalf("%d calls, want 1: a keyed write hedged", n)
+		}
+	})
+}
+
+// What is recorded of a key, on every channel alike: that one was sent and
+// where it came from, on the operation and each attempt (spans, the log
+// events, the slog records); its value only with WithIdempotencyKeyValues;
+// never on metrics.
+func TestKeyRecordedOnEveryChannel(t *testing.T) {
+	for _, values := range []bool{false, true} {
+		t.Run(fmt.Sprintf("values %v", values), func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				var slogOut bytes.Buffer
+				opts := []otelretry.Option{otelretry.WithIdempotencyKeys(otelretry.DraftIdempotencyKey()),
+					otelretry.WithLogger(slog.New(slog.NewJSONHandler(&slogOut, nil)))}
+				if values {
+					opts = append(opts, otelretry.WithIdempotencyKeyValues())
+				}
+				h, logs := newLogHarness(t, []scripted.Step{
+					{Status: http.StatusServiceUnavailable},
+					{Status: http.StatusCreated, Header: http.Header{"Idempotent-Replayed": {"true"}}},
+				}, opts...)
+				resp, err := h.client.Do(post(t, t.Context(), "http://api.test/orders", `{}`))
+				if err != nil {
+					t.Fatal(err)
+				}
+				resp.Body.Close()
+				wire := h.base.Calls()[0].Header.Get("Idempotency-Key")
+				check := func(where string, got map[attribute.Key]attribute.Value, replayed bool) {
+					t.Helper()
+					if got[attrs.IdempotencyKeySourceKey].AsString() != "generated" {
+						t.Errorf("%s: key source %q", where, got[attrs.IdempotencyKeySourceKey].AsString())
+					}
+					v, ok := got[attrs.IdempotencyKeyValueKey]
+					if ok != values || (values && v.AsString() != wire) {
+						t.Errorf("%s: key value %q (recorded %v), want %v", where, v.AsString(), ok, values)
+					}
+					if r, ok := got[attrs.IdempotencyReplayedKey]; ok != replayed || (ok && !r.AsBool()) {
+						t.Errorf("%s: replayed %v, want %v", where, ok, replayed)
+					}
+				}
+				spanAttrs := func(s sdktrace.ReadOnlySpan) map[attribute.Key]attribute.Value {
+					m := map[attribute.Key]attribute.Value{}
+					for _, kv := range s.Attributes() {
+						m[kv.Key] = kv.Value
+					}
+					return m
+				}
+				check("operation span", spanAttrs(h.operation(t)), false)
+				check("operation log event", recordAttrs(logs.named(attrs.LogEventOperation)[0]), false)
+				for i, a := range h.attempts() {
+					check(fmt.Sprintf("attempt span %d", i+1), spanAttrs(a), i == 1)
+					check(fmt.Sprintf("attempt log event %d", i+1), recordAttrs(logs.named(attrs.LogEventAttempt)[i]), i == 1)
+				}
+				lines := strings.Split(strings.TrimSpace(slogOut.String()), "\n")
+				if len(lines) != 2 {
+					t.Fatalf("%d slog records", len(lines))
+				}
+				for i, line := range lines {
+					if !strings.Contains(line, `"retry.idempotency_key.source":"generated"`) ||
+						strings.Contains(line, keyOf(wire)) != values ||
+						strings.Contains(line, `"retry.idempotency_key.replayed":true`) != (i == 1) {
+						t.Errorf("slog record %d: %s", i+1, line)
+					}
+				}
+				var rm metricdata.ResourceMetrics
+				if err := h.reader.Collect(context.Background(), &rm); err != nil {
+					t.Fatal(err)
+				}
+				if m := fmt.Sprintf("%+v", rm); strings.Contains(m, keyOf(wire)) || strings.Contains(m, "idempotency_key") {
+					t.Errorf("metrics carry the key or its source")
+				}
+			})
+		})
+	}
+}
+
+// A keyed write's 409 paces its own key's resends with its Retry-After,
+// and holds back no other write's retry: it says one key is busy, not that
+// the host is.
+func TestKeyInProgressHoldsBackNoOtherRetry(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := newHarness(t, []scripted.Step{
+			{Status: http.StatusConflict, Header: http.Header{"Retry-After": {"5"}}}, // the first write, at 0
+			{Status: http.StatusServiceUnavailable},                                  // the second, at 1s
+			{Status: http.StatusCreated},                                             // its retry
+			{Status: http.StatusCreated},                                             // the first's resend, at 5s
+		}, otelretry.WithIdempotencyKeys(otelretry.DraftIdempotencyKey()), otelretry.WithBackoff(otelretry.ConstantBackoff(10*time.Millisecond)))
+		var wg sync.WaitGroup
+		statuses := make([]int, 2)
+		for i := range 2 {
+			wg.Go(func() {
+				time.Sleep(time.Duration(i) * time.Second)
+				resp, err := h.client.Do(post(t, t.Context(), "http://api.test/orders/"+strconv.Itoa(i), `{}`))
+				if err != nil {
+					t.Errorf("write %d: %v", i, err)
+					return
+				}
+				resp.Body.Close()
+				statuses[i] = resp.StatusCode
+			})
+		}
+		wg.Wait()
+		if statuses[0] != http.StatusCreated || statuses[1] != http.StatusCreated || len(h.base.Calls()) != 4 {
+			t.Fatalf("statuses %v after %d calls; want both writes created, the second's retry not held back", statuses, len(h.base.Calls()))
+		}
+	})
+}
