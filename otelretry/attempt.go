@@ -123,10 +123,11 @@ type requestCopy struct {
 }
 
 // attemptContext is the attempt's context: the standard cancel context,
-// the attempt itself for innermost to find, and the boundary below which
-// a call is an operation of its own (see boundary). Only Value is its
-// own; cancellation is the embedded context's, so contexts derived from
-// it (http.Transport derives one per request) attach to it directly.
+// the attempt itself for innermost to find, the boundary below which a
+// call is an operation of its own (see boundary), and the attempt's
+// httptrace.ClientTrace (see wire.clientTrace). Only Value is its own;
+// cancellation is the embedded context's, so contexts derived from it
+// (http.Transport derives one per request) attach to it directly.
 type attemptContext struct {
 	context.Context
 	a     *attempt
@@ -139,6 +140,8 @@ func (c *attemptContext) Value(key any) any {
 		return c.a
 	case boundaryKey{}:
 		return &c.bound
+	case clientTraceKey:
+		return c.a.wire.clientTrace(c.Context)
 	}
 	return c.Context.Value(key)
 }
@@ -169,8 +172,11 @@ func newAttempt(a *attempt, s *attemptSetup, id attemptID, at progress) *attempt
 	a.setup, a.id, a.at = s, id, at
 	cctx, cancel := context.WithCancelCause(s.ctx)
 	a.timer.init(cancel, s.clock)
-	a.ctx = attemptContext{Context: httptrace.WithClientTrace(cctx, a.wire.hooks(wireSetup{
-		timer: &a.timer, protocols: &s.sender.protocols, url: s.caller.URL})), a: a}
+	a.wire.init(wireSetup{timer: &a.timer, protocols: &s.sender.protocols, url: s.caller.URL})
+	if !answersClientTrace {
+		cctx = httptrace.WithClientTrace(cctx, a.wire.hooks())
+	}
+	a.ctx = attemptContext{Context: cctx, a: a}
 	return a
 }
 

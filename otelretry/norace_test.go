@@ -7,6 +7,3 @@ package otelretry_test
 
 // raceScale: see race_test.go.
 const raceScale = 1
-
-// raceEnabled: see race_test.go.
-const raceEnabled = false

@@ -10,8 +10,3 @@ package otelretry_test
 // test binary that starts tens of thousands of them can trip its own
 // internal checks (golang/go#63276). The full sizes run without -race.
 const raceScale = 3
-
-// raceEnabled: the tests run under the race detector, whose sync.Pool
-// drops what it is given at random, so counted allocations of code that
-// pools (the SDK's) are not exact.
-const raceEnabled = true

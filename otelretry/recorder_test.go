@@ -679,12 +679,12 @@ func TestLogEventAllocations(t *testing.T) {
 		statuses []int
 		want     float64
 	}{
-		{"off/success", nil, []int{http.StatusOK}, 11},
-		{"off/503,503,200", nil, []int{503, 503, 200}, 11 + 2*12},
-		{"noop/success", []otelretry.Option{otelretry.WithLoggerProvider(lognoop.NewLoggerProvider())}, []int{http.StatusOK}, 11},
-		{"noop/503,503,200", []otelretry.Option{otelretry.WithLoggerProvider(lognoop.NewLoggerProvider())}, []int{503, 503, 200}, 11 + 2*12},
-		{"sdk/success", []otelretry.Option{otelretry.WithLoggerProvider(sdk)}, []int{http.StatusOK}, 11 + 16},
-		{"sdk/503,503,200", []otelretry.Option{otelretry.WithLoggerProvider(sdk)}, []int{503, 503, 200}, 11 + 2*12 + 32},
+		{"off/success", nil, []int{http.StatusOK}, noopFirst},
+		{"off/503,503,200", nil, []int{503, 503, 200}, noopFirst + 2*noopLater},
+		{"noop/success", []otelretry.Option{otelretry.WithLoggerProvider(lognoop.NewLoggerProvider())}, []int{http.StatusOK}, noopFirst},
+		{"noop/503,503,200", []otelretry.Option{otelretry.WithLoggerProvider(lognoop.NewLoggerProvider())}, []int{503, 503, 200}, noopFirst + 2*noopLater},
+		{"sdk/success", []otelretry.Option{otelretry.WithLoggerProvider(sdk)}, []int{http.StatusOK}, noopFirst + 16},
+		{"sdk/503,503,200", []otelretry.Option{otelretry.WithLoggerProvider(sdk)}, []int{503, 503, 200}, noopFirst + 2*noopLater + 32},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if raceScale > 1 && strings.HasPrefix(tc.name, "sdk/") {

@@ -812,22 +812,30 @@ func TestGlobalProvidersInstalledLaterAreUsed(t *testing.T) {
 // providers over a base that allocates nothing. The operation record holds
 // the first attempt and its copy of the request (1). Each attempt has a
 // header map of its own (1), so that nothing below the transport writes
-// into the caller's. Each attempt then takes the standard library's pieces, chosen over a hand-written context
-// for robustness: context.WithCancelCause (the context and its cancel
-// function, 2), the timer that bounds the wait for its headers and its
-// function (2), and httptrace's context and its GetConn, GotConn,
-// WroteHeaders and WroteRequest hooks, which tell what reached the wire
-// and what a cut proves (5); a later
-// attempt also allocates its own record (1). Counting allocations is exact, unlike timing; the benchmarks
-// module measures the time.
+// into the caller's. Each attempt then takes the standard library's
+// pieces, chosen over a hand-written context for robustness:
+// context.WithCancelCause (the context and its cancel function, 2) and
+// the timer that bounds the wait for its headers and its function (2). A
+// later attempt also allocates its own record (1) and the error type of
+// the answer it retries (1). The attempt's httptrace.ClientTrace and its
+// GetConn, GotConn, WroteHeaders and WroteRequest hooks, which tell what
+// reached the wire and what a cut proves, are made only for a base that
+// asks for them (net/http's does: 5 more; this one does not). Counting
+// allocations is exact, unlike timing; the benchmarks module measures the
+// time.
 func TestNoopPathAllocations(t *testing.T) {
 	noop := []otelretry.Option{
 		otelretry.WithTracerProvider(tracenoop.NewTracerProvider()),
 		otelretry.WithMeterProvider(metricnoop.NewMeterProvider()),
 		otelretry.WithPropagators(propagation.NewCompositeTextMapPropagator()),
 	}
-	checkAllocations(t, noop, 11, 12)
+	checkAllocations(t, noop, noopFirst, noopLater)
 }
+
+// noopFirst and noopLater are the no-op path's allocations for an
+// operation of one attempt and per later attempt (see
+// TestNoopPathAllocations).
+const noopFirst, noopLater = 6, 7
 
 // TestSDKPathAllocations pins what an operation allocates with the SDK's
 // providers (every span sampled, then dropped when it ends; metrics read
@@ -839,8 +847,8 @@ func TestNoopPathAllocations(t *testing.T) {
 // transport's. The race detector's sync.Pool drops items at random, so
 // the count is exact only without it (scripts/test.sh runs it so).
 func TestSDKPathAllocations(t *testing.T) {
-	if raceEnabled {
-		t.Skip("sync.Pool drops items at random under the race detector")
+	if raceScale > 1 {
+		t.Skip("the race detector makes sync.Pool, which the SDK uses, drop items at random")
 	}
 	tp := sdktrace.NewTracerProvider(sdktrace.WithSampler(sdktrace.AlwaysSample()), sdktrace.WithSpanProcessor(droppedSpans{}))
 	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(sdkmetric.NewManualReader()))
@@ -853,7 +861,7 @@ func TestSDKPathAllocations(t *testing.T) {
 		otelretry.WithMeterProvider(mp),
 		otelretry.WithPropagators(propagation.TraceContext{}),
 	}
-	checkAllocations(t, sdk, 50, 42)
+	checkAllocations(t, sdk, 45, 37)
 }
 
 // checkAllocations checks what an operation allocates with opts over a
