@@ -816,8 +816,7 @@ func TestGlobalProvidersInstalledLaterAreUsed(t *testing.T) {
 // pieces, chosen over a hand-written context for robustness:
 // context.WithCancelCause (the context and its cancel function, 2) and
 // the timer that bounds the wait for its headers and its function (2). A
-// later attempt also allocates its own record (1) and the error type of
-// the answer it retries (1). The attempt's httptrace.ClientTrace and its
+// later attempt also allocates its own record (1). The attempt's httptrace.ClientTrace and its
 // GetConn, GotConn, WroteHeaders and WroteRequest hooks, which tell what
 // reached the wire and what a cut proves, are made only for a base that
 // asks for them (net/http's does: 5 more; this one does not). Counting
@@ -835,7 +834,7 @@ func TestNoopPathAllocations(t *testing.T) {
 // noopFirst and noopLater are the no-op path's allocations for an
 // operation of one attempt and per later attempt (see
 // TestNoopPathAllocations).
-const noopFirst, noopLater = 6, 7
+const noopFirst, noopLater = 6, 6
 
 // TestSDKPathAllocations pins what an operation allocates with the SDK's
 // providers (every span sampled, then dropped when it ends; metrics read
@@ -861,7 +860,7 @@ func TestSDKPathAllocations(t *testing.T) {
 		otelretry.WithMeterProvider(mp),
 		otelretry.WithPropagators(propagation.TraceContext{}),
 	}
-	checkAllocations(t, sdk, 45, 37)
+	checkAllocations(t, sdk, 45, 35)
 }
 
 // checkAllocations checks what an operation allocates with opts over a
