@@ -301,7 +301,7 @@ func (a *attempt) preparedURL() *url.URL {
 // attempt spans.
 func (a *attempt) launch(p requestPolicy) {
 	a.start = a.setup.clock.since()
-	a.timer.start(p.cutRetryable, hasBody(a.out), p.attemptTimeout)
+	a.timer.start(p.cutRetryable, hasBody(a.out), p.attemptTimeout, a.setup.clock.limit-a.start)
 	a.wire.guard(a.out, guardsResends(p.repeatable, a.setup.sender.trustResends), &a.setup.sender.protocols)
 	if a.setup.sender.mode == sendWithOwnSpan {
 		ctx, span := a.setup.sender.rec.startAttemptSpan(a.out.Context(), a.setup.caller)

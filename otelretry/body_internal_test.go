@@ -46,7 +46,7 @@ func bareAttempt() (*attempt, context.Context) {
 	c := newClock(time.Now(), time.Hour, context.Background(), time.Time{})
 	a.timer.init(cancel, &c)
 	a.ctx = attemptContext{Context: ctx, a: a}
-	a.timer.start(true, false, time.Hour)
+	a.timer.start(true, false, time.Hour, c.left())
 	a.timer.answered()
 	return a, ctx
 }

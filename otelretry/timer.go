@@ -46,12 +46,12 @@ func (at *attemptTimer) init(cancel context.CancelCauseFunc, c *clock) {
 	at.cancel, at.clock = cancel, c
 }
 
-// start arms the timer for the attempt just sent: bounded as attemptBound
-// says for a request whose cut can be followed up or not
-// (cutRetryable), with a body or not.
-func (at *attemptTimer) start(cutRetryable, hasBody bool, attemptTimeout time.Duration) {
+// start arms the timer for the attempt just sent, with left before the
+// deadline: bounded as attemptBound says for a request whose cut can be
+// followed up or not (cutRetryable), with a body or not.
+func (at *attemptTimer) start(cutRetryable, hasBody bool, attemptTimeout, left time.Duration) {
 	at.cutRetryable, at.hasBody, at.attemptTimeout = cutRetryable, hasBody, attemptTimeout
-	d, _ := attemptBound(phaseSent, cutRetryable, hasBody, attemptTimeout, at.clock.left())
+	d, _ := attemptBound(phaseSent, cutRetryable, hasBody, attemptTimeout, left)
 	at.t = time.AfterFunc(d, at.expire)
 }
 

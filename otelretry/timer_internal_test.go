@@ -72,7 +72,7 @@ func TestAttemptTimerBoundsEachPhase(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				start := time.Now()
 				at, ctx := newTimer(tc.limit)
-				at.start(tc.cutRetryable, tc.hasBody, timeout)
+				at.start(tc.cutRetryable, tc.hasBody, timeout, at.clock.left())
 				go func() {
 					for _, p := range tc.phases {
 						time.Sleep(p.at - time.Since(start))
@@ -106,7 +106,7 @@ func TestAttemptTimerAtTheCallersDeadlineNamesTheCaller(t *testing.T) {
 		c := newClock(time.Now(), time.Second, caller, time.Time{})
 		at := &attemptTimer{}
 		at.init(cancel, &c)
-		at.start(false, false, 100*time.Millisecond) // a write: the deadline bounds it
+		at.start(false, false, 100*time.Millisecond, at.clock.left()) // a write: the deadline bounds it
 		<-ctx.Done()
 		if cause := context.Cause(ctx); cause != (callerCutError{context.DeadlineExceeded}) || at.cut() != cutByDeadline {
 			t.Errorf("cause %v, cut %d; want the caller's deadline, cutByDeadline", cause, at.cut())
@@ -120,7 +120,7 @@ func TestAttemptTimerAtTheCallersDeadlineNamesTheCaller(t *testing.T) {
 func TestAttemptTimerAnswerInTimeIsNoTimeout(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		at, ctx := newTimer(time.Second)
-		at.start(true, false, 100*time.Millisecond)
+		at.start(true, false, 100*time.Millisecond, at.clock.left())
 		time.Sleep(99 * time.Millisecond)
 		if at.answered() {
 			t.Error("answered after 99ms of a 100ms bound reports a timeout")
@@ -138,7 +138,7 @@ func TestAttemptTimerAnswerInTimeIsNoTimeout(t *testing.T) {
 func TestAttemptTimerFiringFirstIsATimeout(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		at, ctx := newTimer(time.Second)
-		at.start(true, false, 100*time.Millisecond)
+		at.start(true, false, 100*time.Millisecond, at.clock.left())
 		time.Sleep(101 * time.Millisecond)
 		if !errors.Is(context.Cause(ctx), errAttemptTimeout) || !at.timedOut() {
 			t.Fatalf("after 101ms of a 100ms bound: cause %v, timedOut %v", context.Cause(ctx), at.timedOut())
@@ -156,7 +156,7 @@ func TestAttemptTimerRaceWithTheAnswerHasOneWinner(t *testing.T) {
 	for range 50 {
 		synctest.Test(t, func(t *testing.T) {
 			at, ctx := newTimer(time.Second)
-			at.start(true, false, 100*time.Millisecond)
+			at.start(true, false, 100*time.Millisecond, at.clock.left())
 			time.Sleep(100 * time.Millisecond)
 			timedOut := at.answered()
 			synctest.Wait()
@@ -174,7 +174,7 @@ func TestAttemptTimerBoundsTheDrain(t *testing.T) {
 	errDrainCut := errors.New("drain cut")
 	synctest.Test(t, func(t *testing.T) {
 		at, ctx := newTimer(time.Second)
-		at.start(true, false, 100*time.Millisecond)
+		at.start(true, false, 100*time.Millisecond, at.clock.left())
 		at.answered()
 		start := time.Now()
 		at.draining(30*time.Millisecond, errDrainCut)
@@ -185,7 +185,7 @@ func TestAttemptTimerBoundsTheDrain(t *testing.T) {
 	})
 	synctest.Test(t, func(t *testing.T) {
 		at, ctx := newTimer(time.Second)
-		at.start(true, false, 100*time.Millisecond)
+		at.start(true, false, 100*time.Millisecond, at.clock.left())
 		at.answered()
 		at.draining(30*time.Millisecond, errDrainCut)
 		time.Sleep(10 * time.Millisecond)
