@@ -6,6 +6,7 @@ package otelretry
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -17,7 +18,7 @@ func newTimer(limit time.Duration) (*attemptTimer, context.Context) {
 	ctx, cancel := context.WithCancelCause(context.Background())
 	c := newClock(time.Now(), limit, context.Background(), time.Time{})
 	at := &attemptTimer{}
-	at.init(cancel, &c)
+	at.init(cancel, &rawBody{}, &c)
 	return at, ctx
 }
 
@@ -105,7 +106,7 @@ func TestAttemptTimerAtTheCallersDeadlineNamesTheCaller(t *testing.T) {
 		ctx, cancel := context.WithCancelCause(context.Background())
 		c := newClock(time.Now(), time.Second, caller, time.Time{})
 		at := &attemptTimer{}
-		at.init(cancel, &c)
+		at.init(cancel, &rawBody{}, &c)
 		at.start(false, false, 100*time.Millisecond, at.clock.left()) // a write: the deadline bounds it
 		<-ctx.Done()
 		if cause := context.Cause(ctx); cause != (callerCutError{context.DeadlineExceeded}) || at.cut() != cutByDeadline {
@@ -169,30 +170,54 @@ func TestAttemptTimerRaceWithTheAnswerHasOneWinner(t *testing.T) {
 }
 
 // Re-armed for a drain, the timer cuts it when its bound passes, with the
-// cause it was given; stopped, it cuts nothing.
+// cause it was given, and closes the base's body, which a Read that
+// ignores the context waits on; so does a cut through cancelContext (the
+// attempt lost its race) while it drains. Drained, the timer cuts and
+// closes nothing.
 func TestAttemptTimerBoundsTheDrain(t *testing.T) {
-	errDrainCut := errors.New("drain cut")
-	synctest.Test(t, func(t *testing.T) {
-		at, ctx := newTimer(time.Second)
+	errDrainCut := drainCutError{"503"}
+	draining := func(limit time.Duration) (*attemptTimer, context.Context, *countingBody) {
+		at, ctx := newTimer(limit)
+		body := &countingBody{r: strings.NewReader("")}
+		at.raw.hold(body)
 		at.start(true, false, 100*time.Millisecond, at.clock.left())
 		at.answered()
+		return at, ctx, body
+	}
+	synctest.Test(t, func(t *testing.T) {
+		at, ctx, body := draining(time.Second)
 		start := time.Now()
 		at.draining(30*time.Millisecond, errDrainCut)
 		<-ctx.Done()
-		if took, cause := time.Since(start), context.Cause(ctx); took != 30*time.Millisecond || cause != errDrainCut {
-			t.Errorf("drain cut after %v with %v; want 30ms and the drain's cause", took, cause)
+		synctest.Wait()
+		var cut *drainCutError
+		if took, cause := time.Since(start), context.Cause(ctx); took != 30*time.Millisecond || !errors.As(cause, &cut) || *cut != errDrainCut || !body.closed {
+			t.Errorf("drain cut after %v with %v, body closed %v; want 30ms, the drain's cause, closed", took, cause, body.closed)
 		}
 	})
 	synctest.Test(t, func(t *testing.T) {
-		at, ctx := newTimer(time.Second)
-		at.start(true, false, 100*time.Millisecond, at.clock.left())
-		at.answered()
+		at, ctx, body := draining(time.Second)
 		at.draining(30*time.Millisecond, errDrainCut)
 		time.Sleep(10 * time.Millisecond)
-		at.stop()
+		at.cancelContext()
+		synctest.Wait()
+		if ctx.Err() == nil || !body.closed {
+			t.Errorf("canceled while draining: context %v, body closed %v; want canceled, closed", ctx.Err(), body.closed)
+		}
+	})
+	synctest.Test(t, func(t *testing.T) {
+		at, ctx, body := draining(time.Second)
+		at.draining(30*time.Millisecond, errDrainCut)
+		time.Sleep(10 * time.Millisecond)
+		at.drained()
 		time.Sleep(time.Second)
 		if ctx.Err() != nil {
-			t.Errorf("a stopped drain timer canceled the context: %v", context.Cause(ctx))
+			t.Errorf("a drained timer canceled the context: %v", context.Cause(ctx))
+		}
+		at.cancelContext()
+		synctest.Wait()
+		if body.closed {
+			t.Error("a cut after the drain closed the body")
 		}
 	})
 }

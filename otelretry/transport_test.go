@@ -816,7 +816,10 @@ func TestGlobalProvidersInstalledLaterAreUsed(t *testing.T) {
 // pieces, chosen over a hand-written context for robustness:
 // context.WithCancelCause (the context and its cancel function, 2) and
 // the timer that bounds the wait for its headers and its function (2). A
-// later attempt also allocates its own record (1). The attempt's httptrace.ClientTrace and its
+// later attempt also allocates its own record (1); the body of the answer
+// it follows is drained under the same timer, which closes it if the
+// drain is cut (context.AfterFunc watches the caller's context only when
+// it can be canceled: drainWatch). The attempt's httptrace.ClientTrace and its
 // GetConn, GotConn, WroteHeaders and WroteRequest hooks, which tell what
 // reached the wire and what a cut proves, are made only for a base that
 // asks for them (net/http's does: 5 more; this one does not). Counting
@@ -843,12 +846,8 @@ const noopFirst, noopLater = 6, 6
 // CLIENT span per attempt with its metrics and injected traceparent, and
 // the operation span with its attributes. The SDK's and otelhttp's share
 // of the count is theirs and moves with their versions; the rest is the
-// transport's. The race detector's sync.Pool drops items at random, so
-// the count is exact only without it (scripts/test.sh runs it so).
+// transport's.
 func TestSDKPathAllocations(t *testing.T) {
-	if raceScale > 1 {
-		t.Skip("the race detector makes sync.Pool, which the SDK uses, drop items at random")
-	}
 	tp := sdktrace.NewTracerProvider(sdktrace.WithSampler(sdktrace.AlwaysSample()), sdktrace.WithSpanProcessor(droppedSpans{}))
 	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(sdkmetric.NewManualReader()))
 	t.Cleanup(func() {
@@ -866,22 +865,36 @@ func TestSDKPathAllocations(t *testing.T) {
 // checkAllocations checks what an operation allocates with opts over a
 // base that allocates nothing: first for the first attempt (a GET
 // answered 200), then per later attempt (503, 503, 200 with no backoff
-// and no budget). It reads the count, never a time.
+// and no budget), each retried answer's body drained. A request whose
+// context can be canceled adds, per drain, what watching that context
+// costs (drainWatch). It reads the count, never a time. The race
+// detector's sync.Pool drops items at random (the drain's buffers, the
+// SDK's), so the count is exact only without it (scripts/test.sh runs it
+// so).
 func checkAllocations(t *testing.T, opts []otelretry.Option, first, later float64) {
 	t.Helper()
+	if raceScale > 1 {
+		t.Skip("the race detector makes sync.Pool, which the drain and the SDK use, drop items at random")
+	}
 	opts = append(opts, otelretry.WithBackoff(otelretry.ConstantBackoff(0)), otelretry.WithoutBudget())
+	cancelable, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	retried := []int{http.StatusServiceUnavailable, http.StatusServiceUnavailable, http.StatusOK}
 	for _, tc := range []struct {
 		name     string
+		ctx      context.Context
 		statuses []int
 		want     float64
 	}{
-		{"success", []int{http.StatusOK}, first},
-		{"503,503,200", []int{http.StatusServiceUnavailable, http.StatusServiceUnavailable, http.StatusOK}, first + 2*later},
+		{"success", context.Background(), []int{http.StatusOK}, first},
+		{"503,503,200", context.Background(), retried, first + 2*later},
+		{"503,503,200 in a context that can be canceled", cancelable, retried, first + 2*(later+drainWatch)},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			base := &reusedResponse{statuses: tc.statuses}
+			base.resp.ContentLength = int64(len("ok")) // a body of known length: a retried answer's is drained
 			rt := otelretry.NewTransport(base, opts...)
-			req, err := http.NewRequest(http.MethodGet, "http://api.example.test/v1/items?id=42", nil)
+			req, err := http.NewRequestWithContext(tc.ctx, http.MethodGet, "http://api.example.test/v1/items?id=42", nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -902,6 +915,11 @@ func checkAllocations(t *testing.T, opts []otelretry.Option, first, later float6
 		})
 	}
 }
+
+// drainWatch is what the drain of a retried answer's body allocates when
+// the request's context can be canceled: context.AfterFunc's watch of it
+// (its context and stop function) and the close it would run.
+const drainWatch = 3
 
 // droppedSpans is a span processor that drops every span it is given, as
 // an exporter's would once it has sent them.
