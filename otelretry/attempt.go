@@ -123,10 +123,11 @@ type requestCopy struct {
 }
 
 // attemptContext is the attempt's context: the standard cancel context,
-// the attempt itself for innermost to find, and the boundary below which
-// a call is an operation of its own (see boundary). Only Value is its
-// own; cancellation is the embedded context's, so contexts derived from
-// it (http.Transport derives one per request) attach to it directly.
+// the attempt itself for innermost to find, the boundary below which a
+// call is an operation of its own (see boundary), and the attempt's
+// httptrace.ClientTrace (see wire.clientTrace). Only Value is its own;
+// cancellation is the embedded context's, so contexts derived from it
+// (http.Transport derives one per request) attach to it directly.
 type attemptContext struct {
 	context.Context
 	a     *attempt
@@ -139,6 +140,8 @@ func (c *attemptContext) Value(key any) any {
 		return c.a
 	case boundaryKey{}:
 		return &c.bound
+	case clientTraceKey:
+		return c.a.wire.clientTrace(c.Context)
 	}
 	return c.Context.Value(key)
 }
@@ -168,9 +171,12 @@ func newAttempt(a *attempt, s *attemptSetup, id attemptID, at progress) *attempt
 	}
 	a.setup, a.id, a.at = s, id, at
 	cctx, cancel := context.WithCancelCause(s.ctx)
-	a.timer.init(cancel, s.clock)
-	a.ctx = attemptContext{Context: httptrace.WithClientTrace(cctx, a.wire.hooks(wireSetup{
-		timer: &a.timer, protocols: &s.sender.protocols, url: s.caller.URL})), a: a}
+	a.timer.init(cancel, &a.held.raw, s.clock)
+	a.wire.init(wireSetup{timer: &a.timer, protocols: &s.sender.protocols, url: s.caller.URL})
+	if !answersClientTrace {
+		cctx = httptrace.WithClientTrace(cctx, a.wire.hooks())
+	}
+	a.ctx = attemptContext{Context: cctx, a: a}
 	return a
 }
 
@@ -295,7 +301,7 @@ func (a *attempt) preparedURL() *url.URL {
 // attempt spans.
 func (a *attempt) launch(p requestPolicy) {
 	a.start = a.setup.clock.since()
-	a.timer.start(p.cutRetryable, hasBody(a.out), p.attemptTimeout)
+	a.timer.start(p.cutRetryable, hasBody(a.out), p.attemptTimeout, a.setup.clock.limit-a.start)
 	a.wire.guard(a.out, guardsResends(p.repeatable, a.setup.sender.trustResends), &a.setup.sender.protocols)
 	if a.setup.sender.mode == sendWithOwnSpan {
 		ctx, span := a.setup.sender.rec.startAttemptSpan(a.out.Context(), a.setup.caller)
@@ -489,27 +495,37 @@ func (a *attempt) concluded(ev attemptEvent, pendingCost budgetObservation) {
 // drain) and closes a response that will not be returned, so that its
 // connection can be reused and its client span ends, then releases the
 // attempt. The drain ends when the attempt's context does: when the bound
-// passes (the timer cancels it) or the caller cancels. Its end cancels a
-// net/http body read and closes the base's body, which unblocks a body
-// that ignores its context, so that neither a stalled body nor one that
-// ignores the cancellation holds the operation. A body whose Close itself
-// blocks is beyond any bound. The response is closed here, on the
-// operation's goroutine, where the telemetry its wrapper runs may panic;
-// the base's body is closed once however the drain ended (see rawBody).
+// passes (the timer cancels it), the attempt loses its race, or the
+// caller cancels. Its end cancels a net/http body read and closes the
+// base's body, which unblocks a body that ignores its context, so that
+// neither a stalled body nor one that ignores the cancellation holds the
+// operation: the timer closes it for the cuts that go through it (see
+// attemptTimer.draining), and context.AfterFunc on the operation's
+// context for the caller's, when that context can be canceled at all. A
+// body whose Close itself blocks is beyond any bound. The response is
+// closed here, on the operation's goroutine, where the telemetry its
+// wrapper runs may panic; the base's body is closed once however the
+// drain ended (see rawBody).
 func (a *attempt) discard(resp *http.Response, bound time.Duration) {
 	if resp != nil && resp.Body != nil {
 		if bound > 0 {
 			a.timer.draining(bound, drainCutError{a.ev.errorType()})
-			stop := context.AfterFunc(&a.ctx, a.held.raw.close)
+			stop := noStop
+			if op := a.setup.ctx; op.Done() != nil {
+				stop = context.AfterFunc(op, a.held.raw.close)
+			}
 			drain(resp.Body)
 			stop()
-			a.timer.stop()
+			a.timer.drained()
 		}
 		resp.Body.Close()
 		a.held.raw.close() // closed already, through the wrappers, unless one dropped its Close
 	}
 	a.release()
 }
+
+// noStop stops nothing: the stop of a drain no context.AfterFunc watches.
+func noStop() bool { return false }
 
 // unsent releases an attempt that will not be sent, and closes the body
 // no call takes.

@@ -39,14 +39,15 @@ func (b *countingBody) Read(p []byte) (int, error) {
 
 func (b *countingBody) Close() error { b.closed = true; return nil }
 
-// bareAttempt is an attempt with a context and nothing else.
+// bareAttempt is an attempt with a context (of an operation's that cannot
+// be canceled) and nothing else.
 func bareAttempt() (*attempt, context.Context) {
-	a := &attempt{}
+	a := &attempt{setup: &attemptSetup{ctx: context.Background()}}
 	ctx, cancel := context.WithCancelCause(context.Background())
 	c := newClock(time.Now(), time.Hour, context.Background(), time.Time{})
-	a.timer.init(cancel, &c)
+	a.timer.init(cancel, &a.held.raw, &c)
 	a.ctx = attemptContext{Context: ctx, a: a}
-	a.timer.start(true, false, time.Hour)
+	a.timer.start(true, false, time.Hour, c.left())
 	a.timer.answered()
 	return a, ctx
 }

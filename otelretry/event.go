@@ -195,9 +195,29 @@ func (ev *attemptEvent) errorType() string {
 	case ev.class != "":
 		return string(ev.class)
 	case ev.status >= 400 || ev.status < 200:
-		return strconv.Itoa(ev.status)
+		return statusCode(ev.status)
 	}
 	return ""
+}
+
+// statusCodes is every status code from 100 to 999 in decimal, one after
+// the other, so that an attempt's error type is a slice of it: an attempt
+// answered 503 allocates nothing for it.
+var statusCodes = func() string {
+	b := make([]byte, 0, 3*900)
+	for code := 100; code <= 999; code++ {
+		b = strconv.AppendInt(b, int64(code), 10)
+	}
+	return string(b)
+}()
+
+// statusCode is code in decimal.
+func statusCode(code int) string {
+	if code < 100 || code > 999 {
+		return strconv.Itoa(code)
+	}
+	i := 3 * (code - 100)
+	return statusCodes[i : i+3]
 }
 
 func ms(d time.Duration) int64 { return d.Milliseconds() }

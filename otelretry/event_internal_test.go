@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"strconv"
 	"testing"
 	"time"
 
@@ -174,5 +175,20 @@ func TestAttemptSeenReadsTheVerdictOfAFailedAnswerOnly(t *testing.T) {
 	o = seen(1, true).response(&http.Response{StatusCode: 200, Header: h}, time.Now(), defaultDialect)
 	if o.verdict != verdictNone || o.verdictHeader != "" {
 		t.Errorf("200 with X-Should-Retry: true: verdict %v from %q, want none", o.verdict, o.verdictHeader)
+	}
+}
+
+// An attempt's error type spells its status code in decimal, every code
+// from 100 to 999 from one string made once, any other as strconv does.
+func TestStatusCodeIsDecimal(t *testing.T) {
+	for _, code := range []int{0, 99, 100, 101, 200, 429, 503, 599, 999, 1000, -1} {
+		if got, want := statusCode(code), strconv.Itoa(code); got != want {
+			t.Errorf("statusCode(%d) = %q, want %q", code, got, want)
+		}
+	}
+	for code := 100; code <= 999; code++ {
+		if got := statusCode(code); got != strconv.Itoa(code) {
+			t.Fatalf("statusCode(%d) = %q", code, got)
+		}
 	}
 }

@@ -15,10 +15,14 @@ import (
 // stopped when the response headers arrive. It bounds the wait for an
 // answer, never the body of a response handed to the caller, as
 // http.Transport's ResponseHeaderTimeout does; re-armed once more, it
-// bounds the drain of a discarded body (see attempt.discard).
+// bounds the drain of a discarded body (see attempt.discard), and a cut
+// of that drain closes the base's body.
 type attemptTimer struct {
 	t      *time.Timer
 	cancel context.CancelCauseFunc
+	// raw is the base's body of the attempt's response: a cut while it is
+	// drained closes it, which unblocks a Read that ignores the context.
+	raw *rawBody
 	// state resolves the race between the answer and the timer: whichever
 	// moves it from timerWaiting first decides whether the attempt timed
 	// out.
@@ -30,7 +34,7 @@ type attemptTimer struct {
 	attemptTimeout time.Duration
 	// drainCut is the cause with which a drain that outlives its bound is
 	// cut.
-	drainCut error
+	drainCut drainCutError
 }
 
 const (
@@ -41,17 +45,17 @@ const (
 	timerDraining              // a discarded body is being drained
 )
 
-// init gives the timer what it cancels and reads.
-func (at *attemptTimer) init(cancel context.CancelCauseFunc, c *clock) {
-	at.cancel, at.clock = cancel, c
+// init gives the timer what it cancels, closes and reads.
+func (at *attemptTimer) init(cancel context.CancelCauseFunc, raw *rawBody, c *clock) {
+	at.cancel, at.raw, at.clock = cancel, raw, c
 }
 
-// start arms the timer for the attempt just sent: bounded as attemptBound
-// says for a request whose cut can be followed up or not
-// (cutRetryable), with a body or not.
-func (at *attemptTimer) start(cutRetryable, hasBody bool, attemptTimeout time.Duration) {
+// start arms the timer for the attempt just sent, with left before the
+// deadline: bounded as attemptBound says for a request whose cut can be
+// followed up or not (cutRetryable), with a body or not.
+func (at *attemptTimer) start(cutRetryable, hasBody bool, attemptTimeout, left time.Duration) {
 	at.cutRetryable, at.hasBody, at.attemptTimeout = cutRetryable, hasBody, attemptTimeout
-	d, _ := attemptBound(phaseSent, cutRetryable, hasBody, attemptTimeout, at.clock.left())
+	d, _ := attemptBound(phaseSent, cutRetryable, hasBody, attemptTimeout, left)
 	at.t = time.AfterFunc(d, at.expire)
 }
 
@@ -89,10 +93,19 @@ func (at *attemptTimer) cut() attemptCut {
 }
 
 // draining bounds a drain: the timer fires after bound, with drainCut.
-func (at *attemptTimer) draining(bound time.Duration, drainCut error) {
+// Until drained, a cut of the attempt's context through the timer (its
+// bound, or cancelContext) also closes the base's body, on a goroutine of
+// its own, as context.AfterFunc would.
+func (at *attemptTimer) draining(bound time.Duration, drainCut drainCutError) {
 	at.drainCut = drainCut
 	at.state.Store(timerDraining)
 	at.t.Reset(bound)
+}
+
+// drained stops the drain's bound: a cut no longer closes the body.
+func (at *attemptTimer) drained() {
+	at.t.Stop()
+	at.state.CompareAndSwap(timerDraining, timerAnswered)
 }
 
 // expire is the timer's function: the answer did not come in time, or a
@@ -107,14 +120,19 @@ func (at *attemptTimer) expire() {
 	if at.state.CompareAndSwap(timerWaiting, end) {
 		at.cancel(cutCause(whatCut(cut, nil, at.clock.callerBound), nil))
 	} else if at.state.Load() == timerDraining {
-		at.cancel(at.drainCut) // which closes the body (see attempt.discard)
+		at.cancel(&at.drainCut)
+		at.raw.close() // on the timer's own goroutine
 	}
 }
 
-// cancelContext cancels the attempt's context for good.
+// cancelContext cancels the attempt's context for good; during a drain, it
+// closes the base's body too.
 func (at *attemptTimer) cancelContext() {
 	if at.cancel != nil {
 		at.cancel(nil)
+	}
+	if at.state.Load() == timerDraining {
+		go at.raw.close()
 	}
 }
 

@@ -6,6 +6,7 @@ package otelretry
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -17,7 +18,7 @@ func newTimer(limit time.Duration) (*attemptTimer, context.Context) {
 	ctx, cancel := context.WithCancelCause(context.Background())
 	c := newClock(time.Now(), limit, context.Background(), time.Time{})
 	at := &attemptTimer{}
-	at.init(cancel, &c)
+	at.init(cancel, &rawBody{}, &c)
 	return at, ctx
 }
 
@@ -72,7 +73,7 @@ func TestAttemptTimerBoundsEachPhase(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				start := time.Now()
 				at, ctx := newTimer(tc.limit)
-				at.start(tc.cutRetryable, tc.hasBody, timeout)
+				at.start(tc.cutRetryable, tc.hasBody, timeout, at.clock.left())
 				go func() {
 					for _, p := range tc.phases {
 						time.Sleep(p.at - time.Since(start))
@@ -105,8 +106,8 @@ func TestAttemptTimerAtTheCallersDeadlineNamesTheCaller(t *testing.T) {
 		ctx, cancel := context.WithCancelCause(context.Background())
 		c := newClock(time.Now(), time.Second, caller, time.Time{})
 		at := &attemptTimer{}
-		at.init(cancel, &c)
-		at.start(false, false, 100*time.Millisecond) // a write: the deadline bounds it
+		at.init(cancel, &rawBody{}, &c)
+		at.start(false, false, 100*time.Millisecond, at.clock.left()) // a write: the deadline bounds it
 		<-ctx.Done()
 		if cause := context.Cause(ctx); cause != (callerCutError{context.DeadlineExceeded}) || at.cut() != cutByDeadline {
 			t.Errorf("cause %v, cut %d; want the caller's deadline, cutByDeadline", cause, at.cut())
@@ -120,7 +121,7 @@ func TestAttemptTimerAtTheCallersDeadlineNamesTheCaller(t *testing.T) {
 func TestAttemptTimerAnswerInTimeIsNoTimeout(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		at, ctx := newTimer(time.Second)
-		at.start(true, false, 100*time.Millisecond)
+		at.start(true, false, 100*time.Millisecond, at.clock.left())
 		time.Sleep(99 * time.Millisecond)
 		if at.answered() {
 			t.Error("answered after 99ms of a 100ms bound reports a timeout")
@@ -138,7 +139,7 @@ func TestAttemptTimerAnswerInTimeIsNoTimeout(t *testing.T) {
 func TestAttemptTimerFiringFirstIsATimeout(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		at, ctx := newTimer(time.Second)
-		at.start(true, false, 100*time.Millisecond)
+		at.start(true, false, 100*time.Millisecond, at.clock.left())
 		time.Sleep(101 * time.Millisecond)
 		if !errors.Is(context.Cause(ctx), errAttemptTimeout) || !at.timedOut() {
 			t.Fatalf("after 101ms of a 100ms bound: cause %v, timedOut %v", context.Cause(ctx), at.timedOut())
@@ -156,7 +157,7 @@ func TestAttemptTimerRaceWithTheAnswerHasOneWinner(t *testing.T) {
 	for range 50 {
 		synctest.Test(t, func(t *testing.T) {
 			at, ctx := newTimer(time.Second)
-			at.start(true, false, 100*time.Millisecond)
+			at.start(true, false, 100*time.Millisecond, at.clock.left())
 			time.Sleep(100 * time.Millisecond)
 			timedOut := at.answered()
 			synctest.Wait()
@@ -169,30 +170,54 @@ func TestAttemptTimerRaceWithTheAnswerHasOneWinner(t *testing.T) {
 }
 
 // Re-armed for a drain, the timer cuts it when its bound passes, with the
-// cause it was given; stopped, it cuts nothing.
+// cause it was given, and closes the base's body, which a Read that
+// ignores the context waits on; so does a cut through cancelContext (the
+// attempt lost its race) while it drains. Drained, the timer cuts and
+// closes nothing.
 func TestAttemptTimerBoundsTheDrain(t *testing.T) {
-	errDrainCut := errors.New("drain cut")
-	synctest.Test(t, func(t *testing.T) {
-		at, ctx := newTimer(time.Second)
-		at.start(true, false, 100*time.Millisecond)
+	errDrainCut := drainCutError{"503"}
+	draining := func(limit time.Duration) (*attemptTimer, context.Context, *countingBody) {
+		at, ctx := newTimer(limit)
+		body := &countingBody{r: strings.NewReader("")}
+		at.raw.hold(body)
+		at.start(true, false, 100*time.Millisecond, at.clock.left())
 		at.answered()
+		return at, ctx, body
+	}
+	synctest.Test(t, func(t *testing.T) {
+		at, ctx, body := draining(time.Second)
 		start := time.Now()
 		at.draining(30*time.Millisecond, errDrainCut)
 		<-ctx.Done()
-		if took, cause := time.Since(start), context.Cause(ctx); took != 30*time.Millisecond || cause != errDrainCut {
-			t.Errorf("drain cut after %v with %v; want 30ms and the drain's cause", took, cause)
+		synctest.Wait()
+		var cut *drainCutError
+		if took, cause := time.Since(start), context.Cause(ctx); took != 30*time.Millisecond || !errors.As(cause, &cut) || *cut != errDrainCut || !body.closed {
+			t.Errorf("drain cut after %v with %v, body closed %v; want 30ms, the drain's cause, closed", took, cause, body.closed)
 		}
 	})
 	synctest.Test(t, func(t *testing.T) {
-		at, ctx := newTimer(time.Second)
-		at.start(true, false, 100*time.Millisecond)
-		at.answered()
+		at, ctx, body := draining(time.Second)
 		at.draining(30*time.Millisecond, errDrainCut)
 		time.Sleep(10 * time.Millisecond)
-		at.stop()
+		at.cancelContext()
+		synctest.Wait()
+		if ctx.Err() == nil || !body.closed {
+			t.Errorf("canceled while draining: context %v, body closed %v; want canceled, closed", ctx.Err(), body.closed)
+		}
+	})
+	synctest.Test(t, func(t *testing.T) {
+		at, ctx, body := draining(time.Second)
+		at.draining(30*time.Millisecond, errDrainCut)
+		time.Sleep(10 * time.Millisecond)
+		at.drained()
 		time.Sleep(time.Second)
 		if ctx.Err() != nil {
-			t.Errorf("a stopped drain timer canceled the context: %v", context.Cause(ctx))
+			t.Errorf("a drained timer canceled the context: %v", context.Cause(ctx))
+		}
+		at.cancelContext()
+		synctest.Wait()
+		if body.closed {
+			t.Error("a cut after the drain closed the body")
 		}
 	})
 }

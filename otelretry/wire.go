@@ -4,6 +4,7 @@
 package otelretry
 
 import (
+	"context"
 	"crypto/tls"
 	"errors"
 	"io"
@@ -32,7 +33,9 @@ import (
 // the prepared body again (source) unless the policy guards the request
 // and it may already have reached the server (resendRefused).
 type wire struct {
-	trace httptrace.ClientTrace
+	// trace is the attempt's ClientTrace, made the first time a layer below
+	// asks for it (see clientTrace), nil until then.
+	trace atomic.Pointer[httptrace.ClientTrace]
 
 	// live: the attempt was sent, so its hooks report on its own request.
 	// Before that, the only calls that could reach them are ones a
@@ -67,7 +70,7 @@ type wire struct {
 	// PrepareFunc's GetBody, or the caller's when the body is the caller's;
 	// nil when the prepared body cannot be made again.
 	source func() (io.ReadCloser, error)
-	// setup is what the hooks were given.
+	// setup is what the hooks read.
 	setup wireSetup
 }
 
@@ -80,13 +83,73 @@ type wireSetup struct {
 	url       *url.URL
 }
 
-// hooks installs the wire's httptrace hooks.
-func (w *wire) hooks(s wireSetup) *httptrace.ClientTrace {
-	w.setup = s
-	t := &w.trace
-	t.GetConn, t.GotConn, t.WroteHeaders, t.WroteRequest = w.gettingConnection, w.gotConnection, w.wroteHeaders, w.wroteRequest
-	return t
+// init gives the wire what its hooks read.
+func (w *wire) init(s wireSetup) { w.setup = s }
+
+// hooks makes a ClientTrace with the wire's hooks.
+func (w *wire) hooks() *httptrace.ClientTrace {
+	return &httptrace.ClientTrace{GetConn: w.gettingConnection, GotConn: w.gotConnection,
+		WroteHeaders: w.wroteHeaders, WroteRequest: w.wroteRequest}
 }
+
+// clientTrace is the ClientTrace the attempt's context gives a layer below
+// that asks for one (httptrace.ContextClientTrace), made on the first
+// ask: a base that never asks (one answering from memory) costs the
+// attempt neither the hooks nor the trace. A trace in parent, the
+// caller's, is composed with the wire's as WithClientTrace composes them
+// (the wire's hooks first); the context that composition makes is not
+// needed beyond it, as its network hooks are the caller's, which parent
+// carries already. Two layers that ask at once may both make one; the
+// first kept is the one every layer gets.
+func (w *wire) clientTrace(parent context.Context) *httptrace.ClientTrace {
+	if t := w.trace.Load(); t != nil {
+		return t
+	}
+	t := w.hooks()
+	if httptrace.ContextClientTrace(parent) != nil {
+		t = httptrace.ContextClientTrace(httptrace.WithClientTrace(parent, t))
+	}
+	if w.trace.CompareAndSwap(nil, t) {
+		return t
+	}
+	return w.trace.Load()
+}
+
+// clientTraceKey is the key httptrace finds a context's ClientTrace by,
+// which it does not export: the attempt's context answers it (see
+// attemptContext), so that the trace is made only when asked for.
+// answersClientTrace is false if httptrace ever looks the trace up
+// otherwise than by one key; each attempt's context then carries a trace
+// made with it, through WithClientTrace.
+var clientTraceKey, answersClientTrace = findClientTraceKey()
+
+// findClientTraceKey asks httptrace for the trace of a context that keeps
+// the key it is asked for, and checks that WithClientTrace keeps a trace
+// under that key.
+func findClientTraceKey() (any, bool) {
+	probe := &keyProbe{Context: context.Background()}
+	httptrace.ContextClientTrace(probe)
+	t := new(httptrace.ClientTrace)
+	if probe.key == nil || httptrace.WithClientTrace(context.Background(), t).Value(probe.key) != t {
+		return unknownTraceKey{}, false
+	}
+	return probe.key, true
+}
+
+// keyProbe is a context that keeps the last key it was asked for.
+type keyProbe struct {
+	context.Context
+	key any
+}
+
+func (p *keyProbe) Value(key any) any {
+	p.key = key
+	return nil
+}
+
+// unknownTraceKey stands for clientTraceKey when it could not be found: no
+// one asks for it.
+type unknownTraceKey struct{}
 
 // useURL is the URL the prepared request goes to, whose host learns its
 // protocol (see gotConnection).

@@ -909,3 +909,50 @@ func TestBaseReadingGetBodyToSignIsNoResend(t *testing.T) {
 		}
 	}
 }
+
+// A ClientTrace in the caller's context keeps its hooks: the attempt's
+// own are composed with it, as httptrace.WithClientTrace composes two
+// traces, and the network hooks (ConnectStart) still reach it. The
+// attempt still counts its write on the wire.
+func TestCallersClientTraceRunsBesideTheAttempts(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
+	defer srv.Close()
+	inner := srv.Client().Transport.(*http.Transport).Clone()
+	defer inner.CloseIdleConnections()
+	rec := tracetest.NewSpanRecorder()
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
+	rt := otelretry.NewTransport(inner, otelretry.WithTracerProvider(tp))
+	var connects, gotConns, reused, writes atomic.Int32
+	ctx := httptrace.WithClientTrace(t.Context(), &httptrace.ClientTrace{
+		ConnectStart: func(string, string) { connects.Add(1) },
+		GotConn: func(info httptrace.GotConnInfo) {
+			gotConns.Add(1)
+			if info.Reused {
+				reused.Add(1)
+			}
+		},
+		WroteRequest: func(httptrace.WroteRequestInfo) { writes.Add(1) },
+	})
+	for range 2 {
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, srv.URL, nil)
+		resp, err := rt.RoundTrip(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+	}
+	if connects.Load() != 1 || gotConns.Load() != 2 || reused.Load() != 1 || writes.Load() != 2 {
+		t.Errorf("the caller's hooks saw %d connects, %d connections (%d reused), %d writes; want 1, 2 (1), 2",
+			connects.Load(), gotConns.Load(), reused.Load(), writes.Load())
+	}
+	attempts := spantest.Attempts(rec.Ended())
+	if len(attempts) != 2 {
+		t.Fatalf("%d attempt spans, want 2", len(attempts))
+	}
+	for _, s := range attempts {
+		if w := attrOf(s, attrs.WireWritesKey).AsInt64(); w != 1 {
+			t.Errorf("attempt span has retry.wire.writes=%d, want 1", w)
+		}
+	}
+}

@@ -128,8 +128,8 @@ func main() {
 		return pairedRatio(s[bench][a][unit], s[bench][b][unit])
 	}
 
-	// The overhead targets: the SDK path against go-retryablehttp with
-	// otelhttp, the no-op path against go-retryablehttp on loopback and
+	// The overhead targets (issue 44's): the SDK path against the content
+	// floor, the no-op path against go-retryablehttp on loopback and
 	// against go-retryablehttp given the same bounds in memory. A ratio
 	// target is judged on the paired ratio (see paired) and its 95 %
 	// bootstrap interval (see pairedInterval): ok when the whole interval
@@ -152,14 +152,14 @@ func main() {
 	}
 	// The SDK path is judged on what the library controls: its price over
 	// the content floor, which writes the same telemetry by hand (issue 25
-	// restated the targets: at most 1.10x, aiming for 1.05x). The floor's
-	// own ratio to the peer is reported below (contentFloor), not targeted.
-	target("loopback: sdk ns/op <= 1.10x the content floor", "RoundTripLoopback", "otelretry-sdk", "ns/op", atMost(1.10), floorCase)
-	target("in memory: sdk ns/op <= 1.10x the content floor", "RoundTrip", "otelretry-sdk", "ns/op", atMost(1.10), floorCase)
-	target("loopback: noop ns/op <= 1.10x retryablehttp", "RoundTripLoopback", "otelretry-noop", "ns/op", atMost(1.10), "retryablehttp")
-	for _, unit := range []string{"ns/op", "allocs/op"} {
-		target("in memory: noop "+unit+" < retryablehttp-deadline", "RoundTrip", "otelretry-noop", unit, below(1), "retryablehttp-deadline")
-	}
+	// restated the targets at 1.10x, aiming for 1.05x; issue 44 made the
+	// aim the target). The floor's own ratio to the peer is reported below
+	// (contentFloor), not targeted.
+	target("loopback: sdk ns/op <= 1.05x the content floor", "RoundTripLoopback", "otelretry-sdk", "ns/op", atMost(1.05), floorCase)
+	target("in memory: sdk ns/op <= 1.05x the content floor", "RoundTrip", "otelretry-sdk", "ns/op", atMost(1.05), floorCase)
+	target("loopback: noop ns/op <= 1.05x retryablehttp", "RoundTripLoopback", "otelretry-noop", "ns/op", atMost(1.05), "retryablehttp")
+	target("in memory: noop ns/op <= 0.8x retryablehttp-deadline", "RoundTrip", "otelretry-noop", "ns/op", atMost(0.8), "retryablehttp-deadline")
+	target("in memory: noop allocs/op < retryablehttp-deadline", "RoundTrip", "otelretry-noop", "allocs/op", below(1), "retryablehttp-deadline")
 	// Linearity: each extra attempt should cost no more than the first.
 	for _, o := range ours {
 		one, ok1 := med("RoundTrip", o, "ns/op")
@@ -218,10 +218,8 @@ const floorCase = "retryablehttp-otelhttp-content"
 // contentFloor splits the SDK path's ratio to retryablehttp-otelhttp into
 // the price of the content the span and metric contracts require (the
 // floor over the peer) and the price of otelretry's own work (otelretry-sdk
-// over the floor), and checks the latter against the aim (1.05x; the
-// target, 1.10x, is judged with the others).
+// over the floor, which the targets judge).
 func contentFloor(s samples, paired func(bench, a, b, unit string) (float64, bool), med func(bench, cs, unit string) (float64, bool)) {
-	aim := atMost(1.05)
 	fmt.Printf("\n## the content floor (%s; paired ratios with their 95%% intervals, ratios of the medians in brackets)\n\n", floorCase)
 	for _, bench := range []string{"RoundTrip", "RoundTripLoopback"} {
 		content, okC := paired(bench, floorCase, "retryablehttp-otelhttp", "ns/op")
@@ -241,10 +239,8 @@ func contentFloor(s samples, paired func(bench, a, b, unit string) (float64, boo
 		ob, _ := med(bench, "otelretry-sdk", "B/op")
 		pb, _ := med(bench, "retryablehttp-otelhttp", "B/op")
 		clo, chi, _ := pairedInterval(s[bench][floorCase]["ns/op"], s[bench]["retryablehttp-otelhttp"]["ns/op"])
-		fmt.Printf("%-18s sdk/peer %.2fx (%.2fx): content (floor/peer) %.2fx [%.2f-%.2f] (%.2fx), own work (sdk/floor) %.2fx (%.2fx); B/op peer %s, floor %s, sdk %s\n",
-			bench, total, sdk/peer, content, clo, chi, floor/peer, own, sdk/floor, num(pb, true), num(fb, true), num(ob, true))
-		fmt.Printf("%-4s %s: sdk ns/op <= %.2fx the content floor (the aim; own work [%.2f-%.2f])\n",
-			aim.verdict(lo, hi), bench, aim.limit, lo, hi)
+		fmt.Printf("%-18s sdk/peer %.2fx (%.2fx): content (floor/peer) %.2fx [%.2f-%.2f] (%.2fx), own work (sdk/floor) %.2fx [%.2f-%.2f] (%.2fx); B/op peer %s, floor %s, sdk %s\n",
+			bench, total, sdk/peer, content, clo, chi, floor/peer, own, lo, hi, sdk/floor, num(pb, true), num(fb, true), num(ob, true))
 	}
 }
 
