@@ -454,7 +454,8 @@ func TestHedgeOfABodyThatCannotBeReplayedIsRefused(t *testing.T) {
 }
 
 // The adaptive delay follows the dependency's time to response headers:
-// MaxDelay until 20 answers were seen, then their p95, found by itself.
+// the longest answer seen until 20 answers were seen, then their p95,
+// found by itself.
 func TestAdaptiveDelayFindsTheDependencysP95(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		// One operation in 20 is slow (200ms) on its first call only, as
@@ -494,9 +495,6 @@ func TestAdaptiveDelayFindsTheDependencysP95(t *testing.T) {
 					}
 					d, _ := attrValue(ev.Attributes, attrs.HedgeDelayMsKey)
 					delays = append(delays, d)
-					if i < 20 {
-						t.Errorf("operation %d hedged after %sms, before 20 answers were seen", i, d)
-					}
 				}
 			}
 		}
