@@ -26,6 +26,7 @@ type env struct {
 	hedgeDelay  time.Duration // the tail distribution's true p95
 	budgetShare float64       // the share of extra load a bounded configuration may add
 	deadline    time.Duration // every operation's deadline (also set on its context)
+	service     serviceDist   // the tail phase's service time
 }
 
 // config is one configuration under test: a name and the RoundTripper it
@@ -106,7 +107,7 @@ func configNames() []string {
 func lookupConfig(name string) (config, bool) {
 	i := slices.IndexFunc(configs, func(c config) bool { return c.name == name })
 	if i < 0 {
-		return config{}, false
+		return member(name)
 	}
 	return configs[i], true
 }

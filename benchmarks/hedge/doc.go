@@ -37,8 +37,27 @@
 //   - otelretry-adaptive: the same with the adaptive delay (Adaptive,
 //     Quantile 0.95, no Delay): the p95 of the time to response headers it
 //     observed, which it must find by itself. Until it has observed 20
-//     answers it waits its MaxDelay (2 s); it learns from its own traffic
-//     in the warm-up phase, which every configuration runs alike.
+//     answers its delay is the longest answer seen (MaxDelay, 2 s, before
+//     the first); it learns from its own traffic in the warm-up phase,
+//     which every configuration runs alike (-warmup 0: none).
+//
+// Sweep (issue 44). -sweep runs, instead, no-hedging and three families of
+// configurations, each member named by its parameter (and -configs may
+// name any member): failsafe-d<delay>, failsafe-go's hedgepolicy after a
+// fixed delay, no budget; otelretry-d<delay>, otelretry after the same
+// fixed Delay; otelretry-q<quantile>, otelretry's adaptive delay at that
+// Quantile. Each otelretry member's MaxRate is twice the share its delay
+// passes (twice the share of service times longer than the delay, or
+// twice 1 - quantile; at most 1), so that the rate does not bind in the
+// tail phase and the delay alone sets the extra load there, as it does
+// for failsafe-go. The default sweep: the delays 4.5, 5, 5.5, 6, 7 and
+// 8 ms, the quantiles 0.85, 0.9, 0.95 and 0.98. After the table, the run
+// prints each family's curve, phase by phase (p99.9 against extra
+// requests, each the median over the repetitions), and compares each
+// otelretry family with failsafe-go's at equal extra load: at every whole
+// percent from 1 % to 10 % and at its own points, where both curves reach,
+// each p99.9 interpolated linearly between the sweep points around it.
+// -plot FILE draws the curves (SVG).
 //
 // Both otelretry configurations keep the default retry budget (hedges pass
 // it as retries do; every answer here is a 200, so it refuses none) and
@@ -69,6 +88,7 @@
 // writes the same, with each repetition's values.
 //
 // Run it from the benchmarks module: go run ./hedge (about 4 min with
-// the five configurations above), or go run ./hedge -smoke (seconds;
+// the five configurations above), go run ./hedge -sweep -plot FILE (about
+// 14 min with its 17 configurations), or go run ./hedge -smoke (seconds;
 // figures are meaningless).
 package main
