@@ -85,12 +85,13 @@ var otelretryConfigs = []config{
 }
 
 // newOtelretry is otelretry's transport around base, hedging with h.
-func newOtelretry(base http.RoundTripper, e env, h otelretry.Hedging) http.RoundTripper {
-	return otelretry.NewTransport(base,
+// More options (opts) come after these.
+func newOtelretry(base http.RoundTripper, e env, h otelretry.Hedging, opts ...otelretry.Option) http.RoundTripper {
+	return otelretry.NewTransport(base, append([]otelretry.Option{
 		otelretry.WithHedging(h),
 		otelretry.WithDeadline(e.deadline),
 		otelretry.WithTracerProvider(tracenoop.NewTracerProvider()),
-		otelretry.WithMeterProvider(metricnoop.NewMeterProvider()))
+		otelretry.WithMeterProvider(metricnoop.NewMeterProvider())}, opts...)...)
 }
 
 // configs lists every configuration of a default run, in order.

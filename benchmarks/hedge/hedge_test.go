@@ -239,7 +239,7 @@ func TestSweepSmoke(t *testing.T) {
 		t.Errorf("curves %v, want %v", got, want)
 	}
 	for _, e := range r.EqualLoad {
-		if e.Family == peerFamily || !(e.Ratio > 0) {
+		if isPeer(e.Family) || !isPeer(e.Peer) || !(e.Ratio > 0) {
 			t.Errorf("comparison %+v", e)
 		}
 	}
@@ -253,7 +253,7 @@ func TestSweepSmoke(t *testing.T) {
 	e := o.env()
 	for _, name := range o.configs[2:] {
 		f, p, _ := familyOf(name)
-		rate := memberRate(f.prefix, p, e)
+		rate := f.rate(p, e)
 		for rep := range o.reps {
 			var sent, begun, failed float64
 			for _, rw := range r.Rows {

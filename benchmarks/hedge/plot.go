@@ -25,7 +25,6 @@ const (
 	padRight  = 14.0
 	padTop    = 26.0
 	padBottom = 34.0
-	headerH   = 50.0
 	refColor  = "#888888"
 )
 
@@ -35,9 +34,14 @@ var familyStyle = map[string]struct {
 	color string
 	dash  string
 }{
-	"failsafe-d":  {"#d62728", ""},
-	"otelretry-d": {"#1f77b4", ""},
-	"otelretry-q": {"#2ca02c", "5,3"},
+	"failsafe-d":        {"#d62728", ""},
+	"otelretry-d":       {"#1f77b4", ""},
+	"otelretry-q":       {"#2ca02c", "5,3"},
+	"failsafe-budget-d": {"#ff7f0e", "5,3"},
+	// The diagnostic families.
+	"otelretry-nobudget-d":       {"#9467bd", "2,2"},
+	"otelretry-rate1-d":          {"#8c564b", "2,2"},
+	"otelretry-rate1-nobudget-d": {"#e377c2", "2,2"},
 }
 
 // plotSVG draws the sweep's curves, phase by phase.
@@ -48,23 +52,41 @@ func plotSVG(r *report) []byte {
 			phases = append(phases, c.Phase)
 		}
 	}
-	width, height := float64(max(1, len(phases)))*panelW, headerH+panelH
-	var b bytes.Buffer
-	svgplot.Begin(&b, width, height)
-	fmt.Fprintf(&b, `<text x="8" y="16" font-size="13">p99.9 against extra requests, each point the median of %d repetitions (bar: their min-max); grey: no hedging</text>`+"\n", r.Reps)
-	x := 8.0
-	for _, f := range families {
-		st := familyStyle[f.prefix]
-		label := f.prefix + "…: " + f.what
-		fmt.Fprintf(&b, `<line x1="%.1f" x2="%.1f" y1="30" y2="30" stroke="%s" stroke-width="2"%s/><text x="%.1f" y="34">%s</text>`+"\n",
-			x, x+18, st.color, dashAttr(st.dash), x+22, html.EscapeString(label))
-		x += 36 + 5.6*float64(len(label))
+	width := float64(max(1, len(phases))) * panelW
+	// The legend: the families drawn, in rows as wide as the plot.
+	type entry struct {
+		x, y  float64
+		f     family
+		label string
 	}
-	fmt.Fprintf(&b, `<text x="8" y="46" fill="#555">%d op/s, service %s + exp(%s), %.2g %% stalled x%.0f; %s; go %s, %d cores, load %s to %s</text>`+"\n",
+	var legend []entry
+	x, y := 8.0, 48.0
+	for _, f := range families {
+		if !slices.ContainsFunc(r.Curves, func(c curve) bool { return c.Family == f.prefix }) {
+			continue
+		}
+		label := f.prefix + "…: " + f.what
+		w := 36 + 5.6*float64(len([]rune(label)))
+		if x > 8 && x+w > width {
+			x, y = 8, y+14
+		}
+		legend = append(legend, entry{x, y, f, label})
+		x += w
+	}
+	top := y + 8 // the panels' top
+	var b bytes.Buffer
+	svgplot.Begin(&b, width, top+panelH)
+	fmt.Fprintf(&b, `<text x="8" y="16" font-size="13">p99.9 against extra requests, each point the median of %d repetitions (bar: their min-max); grey: no hedging</text>`+"\n", r.Reps)
+	fmt.Fprintf(&b, `<text x="8" y="32" fill="#555">%d op/s, service %s + exp(%s), %.2g %% stalled x%.0f; %s; %s, %d cores, load %s to %s</text>`+"\n",
 		r.Rate, ms2(float64(r.Service.FastMinMs)), ms2(float64(r.Service.FastMeanMs)), 100*float64(r.Service.StallProb), float64(r.Service.StallFactor),
 		phaseOps(r), r.GoVersion, r.GOMAXPROCS, r.LoadavgStart, r.LoadavgEnd)
+	for _, e := range legend {
+		st := familyStyle[e.f.prefix]
+		fmt.Fprintf(&b, `<line x1="%.1f" x2="%.1f" y1="%.1f" y2="%.1f" stroke="%s" stroke-width="2"%s/><text x="%.1f" y="%.1f">%s</text>`+"\n",
+			e.x, e.x+18, e.y-4, e.y-4, st.color, dashAttr(st.dash), e.x+22, e.y, html.EscapeString(e.label))
+	}
 	for k, ph := range phases {
-		drawPanel(&b, r, ph, float64(k)*panelW+padLeft, headerH+padTop)
+		drawPanel(&b, r, ph, float64(k)*panelW+padLeft, top+padTop)
 	}
 	svgplot.End(&b)
 	return b.Bytes()

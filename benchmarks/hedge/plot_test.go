@@ -21,7 +21,7 @@ func TestPlotDrawsOneLinePerFamilyAndPhase(t *testing.T) {
 	for _, ph := range []string{"tail", "brownout"} {
 		r.Rows = append(r.Rows, row{Config: reference, Phase: ph, Median: figures{P999Ms: 390}})
 		r.Curves = append(r.Curves,
-			curve{Family: peerFamily, Phase: ph, Points: []point{
+			curve{Family: "failsafe-d", Phase: ph, Points: []point{
 				{Config: "failsafe-d5ms", Extra: 0.08, P999Ms: 10, P999Lo: 9, P999Hi: 11},
 				{Config: "failsafe-d8ms", Extra: 0.01, P999Ms: 12, P999Lo: 11, P999Hi: 14}}},
 			curve{Family: "otelretry-q", Phase: ph, Points: []point{{Config: "otelretry-q0.95", Extra: 0.03, P999Ms: 11, P999Lo: 10, P999Hi: 12}}})

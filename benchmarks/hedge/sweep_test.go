@@ -21,6 +21,8 @@ func TestMembersAreNamedByTheirParameter(t *testing.T) {
 		{"failsafe-d5.5ms", "failsafe-d", float64(5500 * time.Microsecond)},
 		{"otelretry-d8ms", "otelretry-d", float64(8 * time.Millisecond)},
 		{"otelretry-q0.95", "otelretry-q", 0.95},
+		{"failsafe-budget-d6ms", "failsafe-budget-d", float64(6 * time.Millisecond)},
+		{"otelretry-rate1-nobudget-d5ms", "otelretry-rate1-nobudget-d", float64(5 * time.Millisecond)},
 	} {
 		f, p, ok := familyOf(c.name)
 		if !ok || f.prefix != c.family || p != c.param {
@@ -40,31 +42,40 @@ func TestMembersAreNamedByTheirParameter(t *testing.T) {
 	if err := o.normalize(); err != nil {
 		t.Fatal(err)
 	}
-	if o.configs[0] != reference || len(o.configs) != 1+2*len(sweepDelays)+len(sweepQuantiles) {
+	if o.configs[0] != reference || len(o.configs) != 1+2*len(sweepDelays)+len(sweepBudgetDelays)+len(sweepQuantiles) {
 		t.Errorf("sweep configurations %v", o.configs)
 	}
 }
 
-// An otelretry member's MaxRate is twice the share its delay passes, so
-// that it is at least the share the delay produces; at most 1.
-func TestSweepRateIsAtLeastTheShareTheDelayPasses(t *testing.T) {
+// A member that hedges after a fixed delay gets a rate of three times the
+// share of service times longer than the delay less the client's time (at
+// most 1): at least the share of operations the delay passes. An adaptive
+// member gets twice 1 - quantile; failsafe-go without its budget none.
+func TestSweepRatesAreAtLeastTheShareTheDelayPasses(t *testing.T) {
 	o := defaultOptions()
 	e := o.env()
+	f, _, _ := familyOf("otelretry-d5ms")
 	for _, d := range sweepDelays {
 		p, _ := parseDelay(d)
-		share := 1 - e.service.cdf(time.Duration(p))
-		if r := memberRate("otelretry-d", p, e); r < 2*share-1e-12 || r > 1 {
+		share := 1 - e.service.cdf(time.Duration(p)-clientTime)
+		if r := f.rate(p, e); r < min(1, 3*share)-1e-12 || r > 1 {
 			t.Errorf("%s: MaxRate %v for a share of %v", d, r, share)
 		}
 	}
-	if r := memberRate("otelretry-q", 0.95, e); math.Abs(r-0.1) > 1e-12 {
+	// failsafe-go at 7 ms sent 4 % extra requests: the rate is above.
+	if r := f.rate(float64(7*time.Millisecond), e); r < 0.06 {
+		t.Errorf("7ms: MaxRate %v, want above the 4 %% failsafe-go sent", r)
+	}
+	q, _, _ := familyOf("otelretry-q0.95")
+	if r := q.rate(0.95, e); math.Abs(r-0.1) > 1e-12 {
 		t.Errorf("quantile 0.95: MaxRate %v, want 0.1", r)
 	}
-	if r := memberRate("otelretry-q", 0.2, e); r != 1 {
+	if r := q.rate(0.2, e); r != 1 {
 		t.Errorf("quantile 0.2: MaxRate %v, want 1", r)
 	}
-	if !math.IsNaN(memberRate("failsafe-d", 5e6, e)) {
-		t.Error("failsafe-go has no MaxRate")
+	b, _, _ := familyOf("failsafe-budget-d5ms")
+	if fs, _, _ := familyOf("failsafe-d5ms"); !math.IsNaN(fs.rate(5e6, e)) || b.rate(5e6, e) != f.rate(5e6, e) {
+		t.Error("failsafe-go has no rate without its budget, and its budget the rate otelretry gets at the same delay")
 	}
 }
 
@@ -98,25 +109,35 @@ func TestInterpolateBetweenSweepPoints(t *testing.T) {
 	}
 }
 
-// Each family is compared with failsafe-go's at every whole percent from
-// 1 to 10 and at its own points, where both curves reach, phase by phase.
+// Each otelretry family is compared with each of failsafe-go's at every
+// whole percent from 1 to 10, every tenth above, and at its own points,
+// where both curves reach, phase by phase.
 func TestCompareAtEqualLoad(t *testing.T) {
 	cs := []curve{
-		{Family: peerFamily, Phase: "tail", Points: pts(0.01, 12, 0.05, 10, 0.12, 8)},
+		{Family: "failsafe-d", Phase: "tail", Points: pts(0.01, 12, 0.05, 10, 0.12, 8)},
 		{Family: "otelretry-q", Phase: "tail", Points: pts(0.025, 10, 0.045, 9)},
-		{Family: peerFamily, Phase: "brownout", Points: pts(1, 500)},
-		{Family: "otelretry-q", Phase: "brownout", Points: pts(0.05, 880)},
+		{Family: "failsafe-d", Phase: "brownout", Points: pts(1, 500)},
+		{Family: "failsafe-budget-d", Phase: "brownout", Points: pts(0.05, 880, 0.25, 800)},
+		{Family: "otelretry-q", Phase: "brownout", Points: pts(0.05, 880, 0.35, 850)},
 	}
 	got := compareAtEqualLoad(cs)
-	var xs []float64
+	var tail, brownout []float64
 	for _, e := range got {
-		if e.Phase != "tail" || e.Family != "otelretry-q" {
-			t.Errorf("compared %s/%s: no common range", e.Phase, e.Family)
+		switch {
+		case e.Phase == "tail" && e.Family == "otelretry-q" && e.Peer == "failsafe-d":
+			tail = append(tail, float64(e.Extra))
+		case e.Phase == "brownout" && e.Family == "otelretry-q" && e.Peer == "failsafe-budget-d":
+			brownout = append(brownout, float64(e.Extra))
+		default:
+			t.Errorf("compared %s/%s with %s: no common range", e.Phase, e.Family, e.Peer)
 		}
-		xs = append(xs, float64(e.Extra))
 	}
-	if want := []float64{0.025, 0.03, 0.04, 0.045}; !slices.EqualFunc(xs, want, func(a, b float64) bool { return math.Abs(a-b) < 1e-12 }) {
-		t.Fatalf("compared at %v, want %v", xs, want)
+	near := func(a, b float64) bool { return math.Abs(a-b) < 1e-12 }
+	if want := []float64{0.025, 0.03, 0.04, 0.045}; !slices.EqualFunc(tail, want, near) {
+		t.Errorf("tail compared at %v, want %v", tail, want)
+	}
+	if want := []float64{0.05, 0.06, 0.07, 0.08, 0.09, 0.1, 0.2}; !slices.EqualFunc(brownout, want, near) {
+		t.Errorf("brownout compared at %v, want %v", brownout, want)
 	}
 	// At 3 %: failsafe-go 11 ms, own 9.75 ms.
 	if e := got[1]; math.Abs(float64(e.PeerMs)-11) > 1e-9 || math.Abs(float64(e.OwnMs)-9.75) > 1e-9 || math.Abs(float64(e.Ratio)-9.75/11) > 1e-9 {
