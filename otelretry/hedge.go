@@ -29,7 +29,8 @@ import (
 type Hedging struct {
 	// Delay is how long an attempt may go without its response headers
 	// before its hedge is sent. With Adaptive, it is the delay until the
-	// dependency was observed enough (MaxDelay when 0).
+	// dependency was observed enough; when 0, the delay until then is the
+	// longest answer seen so far (MaxDelay before the first answer).
 	Delay time.Duration
 	// Adaptive takes the delay from the time to response headers observed
 	// per dependency (the retry budget's key: the host by default): its
@@ -193,21 +194,31 @@ func (h *hedger) observe(key string, took time.Duration, cut bool) {
 }
 
 // delay is the hedge delay for key under p (withDefaults): fixed, or the
-// observed quantile, clamped.
+// observed quantile, clamped. Until minSamples were observed, it is Delay
+// when set, else the longest answer seen so far (MaxDelay before the
+// first): so few answers cannot tell a p95 from their longest, and the
+// longest is the cautious reading of them that still hedges a fresh
+// dependency. An operation slower than every one before it is a record,
+// and n operations of one distribution hold about ln(n) records (3 in the
+// first 20): fewer hedges than the rate's burst, which bounds them anyway.
 func (h *hedger) delay(key string, p Hedging) time.Duration {
 	if !p.Adaptive {
 		return p.Delay
 	}
 	h.mu.Lock()
-	q, ok := h.entry(key, hedgeBurst(p.MaxRate)).sketch.quantile(p.Quantile)
-	h.mu.Unlock()
-	if !ok {
-		if p.Delay > 0 {
-			return p.Delay
-		}
-		return p.MaxDelay
+	s := &h.entry(key, hedgeBurst(p.MaxRate)).sketch
+	q, ok := s.quantile(p.Quantile)
+	if !ok && p.Delay <= 0 {
+		q, ok = s.longest()
 	}
-	return min(max(q, p.MinDelay), p.MaxDelay)
+	h.mu.Unlock()
+	switch {
+	case ok:
+		return min(max(q, p.MinDelay), p.MaxDelay)
+	case p.Delay > 0:
+		return p.Delay
+	}
+	return p.MaxDelay
 }
 
 // latencySketch is a histogram of durations on a log scale, in fixed
@@ -285,6 +296,17 @@ func (s *latencySketch) counted() {
 		s.cuts[i] /= 2
 		s.total += s.counts[i] + s.cuts[i]
 	}
+}
+
+// longest is the upper bound of the bucket of the longest answer held,
+// and whether there is one.
+func (s *latencySketch) longest() (time.Duration, bool) {
+	for i := sketchBuckets - 1; i >= 0; i-- {
+		if s.counts[i] > 0 {
+			return upperBound(i), true
+		}
+	}
+	return 0, false
 }
 
 // quantile is the q-quantile of the durations held: the upper bound of the

@@ -192,7 +192,8 @@ func TestHedgerEvictsTheLeastRecentlyUsed(t *testing.T) {
 }
 
 // The delay is fixed, or the observed quantile clamped between MinDelay
-// and MaxDelay; without enough answers, Delay, else MaxDelay.
+// and MaxDelay; without enough answers, Delay, else the longest answer
+// seen, clamped, or MaxDelay before the first.
 func TestHedgerDelay(t *testing.T) {
 	var h hedger
 	fixed := Hedging{Delay: 7 * time.Millisecond}.withDefaults()
@@ -207,6 +208,22 @@ func TestHedgerDelay(t *testing.T) {
 	withStart.Delay = 5 * time.Millisecond
 	if got := h.delay("a", withStart); got != 5*time.Millisecond {
 		t.Errorf("adaptive delay before any answer, with a Delay = %v, want the Delay", got)
+	}
+	// Fewer than minSamples answers: the longest, read as its bucket's
+	// upper bound, clamped; with a Delay, the Delay.
+	for _, took := range []time.Duration{3 * time.Millisecond, 8 * time.Millisecond, 4 * time.Millisecond} {
+		h.observe("a", took, false)
+	}
+	h.observe("a", 25*time.Millisecond, true) // a cut attempt is no answer
+	if got, want := h.delay("a", adaptive), upperBound(bucketOf(8*time.Millisecond)); got != want {
+		t.Errorf("adaptive delay after 3 answers, the longest 8ms = %v, want %v", got, want)
+	}
+	if got := h.delay("a", withStart); got != 5*time.Millisecond {
+		t.Errorf("adaptive delay after 3 answers, with a Delay = %v, want the Delay", got)
+	}
+	h.observe("a", time.Second, false)
+	if got := h.delay("a", adaptive); got != 30*time.Millisecond {
+		t.Errorf("adaptive delay after an answer of 1s = %v, want MaxDelay", got)
 	}
 	for _, tc := range []struct {
 		took, want time.Duration

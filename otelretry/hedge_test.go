@@ -454,7 +454,8 @@ func TestHedgeOfABodyThatCannotBeReplayedIsRefused(t *testing.T) {
 }
 
 // The adaptive delay follows the dependency's time to response headers:
-// MaxDelay until 20 answers were seen, then their p95, found by itself.
+// the longest answer seen until 20 answers were seen, then their p95,
+// found by itself.
 func TestAdaptiveDelayFindsTheDependencysP95(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		// One operation in 20 is slow (200ms) on its first call only, as
@@ -494,9 +495,6 @@ func TestAdaptiveDelayFindsTheDependencysP95(t *testing.T) {
 					}
 					d, _ := attrValue(ev.Attributes, attrs.HedgeDelayMsKey)
 					delays = append(delays, d)
-					if i < 20 {
-						t.Errorf("operation %d hedged after %sms, before 20 answers were seen", i, d)
-					}
 				}
 			}
 		}
@@ -1630,4 +1628,67 @@ func TestTheBudgetLetsAtMostAboutEveryOtherSlowOperationHedge(t *testing.T) {
 			})
 		})
 	}
+}
+
+// A fresh dependency hedges from its first operations: with Adaptive and
+// no Delay, until 20 answers were seen the delay is the longest answer
+// seen so far (MaxDelay before the first), and the hedges sent stay within
+// the rate: at most its burst plus MaxRate per operation. Here every
+// answer takes 10 ms but the first request of every odd operation from the
+// third on, which stalls (200 ms): the rate's burst (5 at the default
+// MaxRate) hedges the first 5 stalls after 11 ms and refuses the next,
+// whose stall, answered, is then the longest answer seen.
+func TestAFreshDependencyHedgesFromItsFirstOperations(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		base := roundTripFunc(func(r *http.Request) (*http.Response, error) {
+			d := 10 * time.Millisecond
+			if n, _ := strconv.Atoi(r.URL.Query().Get("op")); n >= 2 && n%2 == 1 && r.Header.Get("X-Attempt") == "1" {
+				d = 200 * time.Millisecond
+			}
+			select {
+			case <-time.After(d):
+			case <-r.Context().Done():
+				return nil, r.Context().Err()
+			}
+			return &http.Response{StatusCode: 200, Header: http.Header{}, Body: http.NoBody, Request: r}, nil
+		})
+		rec, opts := tracingProviders()
+		tr := otelretry.NewTransport(base, append(opts, otelretry.WithoutBudget(),
+			otelretry.WithAttemptHeader(otelretry.AttemptHeader{Name: "X-Attempt", Value: func(n, _ int) string { return strconv.Itoa(n) }}),
+			otelretry.WithHedging(otelretry.Hedging{Adaptive: true}))...)
+		const ops = 19 // fewer than 20 answers
+		var sent, refused []string
+		for i := range ops {
+			rec.Reset()
+			resp, err := tr.RoundTrip(get(t, t.Context(), "http://api.test/items?op="+strconv.Itoa(i)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+			for _, op := range spantest.Operations(rec.Ended()) {
+				for _, ev := range op.Events() {
+					d, _ := attrValue(ev.Attributes, attrs.HedgeDelayMsKey)
+					switch reason, _ := attrValue(ev.Attributes, attrs.ReasonKey); {
+					case ev.Name == attrs.EventHedgeSent:
+						sent = append(sent, fmt.Sprintf("op %d after %sms", i, d))
+					case ev.Name == attrs.EventHedgeRefused && reason == string(attrs.ReasonHedgeLimit):
+						refused = append(refused, fmt.Sprintf("op %d after %sms", i, d))
+					}
+				}
+			}
+		}
+		// The burst, a hundred operations' worth of the default rate (5),
+		// and 0.05 a operation: 5.95.
+		limit := 100*otelretry.DefaultHedgeRate + otelretry.DefaultHedgeRate*ops
+		if len(sent) == 0 || float64(len(sent)) > limit {
+			t.Errorf("hedges sent before 20 answers: %v; want from the first stall on, at most %.2f", sent, limit)
+		}
+		if len(refused) == 0 {
+			t.Errorf("sent %v and the rate refused none; want the rate to bind", sent)
+		}
+		// The longest answer, 10 ms, read as its bucket's upper bound.
+		if len(sent) > 0 && sent[0] != "op 3 after 11ms" {
+			t.Errorf("first hedge %q, want op 3's, after the longest answer seen (11ms)", sent[0])
+		}
+	})
 }

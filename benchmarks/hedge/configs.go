@@ -26,6 +26,7 @@ type env struct {
 	hedgeDelay  time.Duration // the tail distribution's true p95
 	budgetShare float64       // the share of extra load a bounded configuration may add
 	deadline    time.Duration // every operation's deadline (also set on its context)
+	service     serviceDist   // the tail phase's service time
 }
 
 // config is one configuration under test: a name and the RoundTripper it
@@ -84,12 +85,13 @@ var otelretryConfigs = []config{
 }
 
 // newOtelretry is otelretry's transport around base, hedging with h.
-func newOtelretry(base http.RoundTripper, e env, h otelretry.Hedging) http.RoundTripper {
-	return otelretry.NewTransport(base,
+// More options (opts) come after these.
+func newOtelretry(base http.RoundTripper, e env, h otelretry.Hedging, opts ...otelretry.Option) http.RoundTripper {
+	return otelretry.NewTransport(base, append([]otelretry.Option{
 		otelretry.WithHedging(h),
 		otelretry.WithDeadline(e.deadline),
 		otelretry.WithTracerProvider(tracenoop.NewTracerProvider()),
-		otelretry.WithMeterProvider(metricnoop.NewMeterProvider()))
+		otelretry.WithMeterProvider(metricnoop.NewMeterProvider())}, opts...)...)
 }
 
 // configs lists every configuration of a default run, in order.
@@ -106,7 +108,7 @@ func configNames() []string {
 func lookupConfig(name string) (config, bool) {
 	i := slices.IndexFunc(configs, func(c config) bool { return c.name == name })
 	if i < 0 {
-		return config{}, false
+		return member(name)
 	}
 	return configs[i], true
 }

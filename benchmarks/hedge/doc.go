@@ -37,8 +37,34 @@
 //   - otelretry-adaptive: the same with the adaptive delay (Adaptive,
 //     Quantile 0.95, no Delay): the p95 of the time to response headers it
 //     observed, which it must find by itself. Until it has observed 20
-//     answers it waits its MaxDelay (2 s); it learns from its own traffic
-//     in the warm-up phase, which every configuration runs alike.
+//     answers its delay is the longest answer seen (MaxDelay, 2 s, before
+//     the first); it learns from its own traffic in the warm-up phase,
+//     which every configuration runs alike (-warmup 0: none).
+//
+// Sweep (issue 44). -sweep runs, instead, no-hedging and families of
+// configurations, each member named by its parameter (and -configs may
+// name any member): failsafe-d<delay>, failsafe-go's hedgepolicy after a
+// fixed delay, no budget; failsafe-budget-d<delay>, the same with its
+// budget; otelretry-d<delay>, otelretry after the same fixed Delay;
+// otelretry-q<quantile>, otelretry's adaptive delay at that Quantile. A
+// member that hedges after a fixed delay gets a rate (otelretry's MaxRate,
+// failsafe-go's budget's max rate) of three times the share of service
+// times longer than the delay less a millisecond (the client's own time in
+// the tail), at most 1; an adaptive member twice 1 - quantile: at least
+// the share of operations its delay passes, so that the rate does not bind
+// in the tail phase and the delay alone sets the extra load there, as it
+// does for failsafe-go without its budget. The default sweep: the delays
+// 4.5, 5, 5.5, 6, 7 and 8 ms (failsafe-go with its budget at 5, 6 and
+// 8 ms), the quantiles 0.85, 0.9, 0.95 and 0.98. Diagnostic families,
+// run when -configs names them: otelretry-nobudget-d, otelretry-rate1-d
+// and otelretry-rate1-nobudget-d (no retry budget, a MaxRate of 1, both).
+// After the table, the run prints each family's curve, phase by phase
+// (p99.9 against extra requests, each the median over the repetitions),
+// and compares each otelretry family with each of failsafe-go's at equal
+// extra load: at every whole percent from 1 % to 10 %, every tenth above,
+// and at its own points, where both curves reach, each p99.9 interpolated
+// linearly between the sweep points around it.
+// -plot FILE draws the curves (SVG).
 //
 // Both otelretry configurations keep the default retry budget (hedges pass
 // it as retries do; every answer here is a 200, so it refuses none) and
@@ -69,6 +95,7 @@
 // writes the same, with each repetition's values.
 //
 // Run it from the benchmarks module: go run ./hedge (about 4 min with
-// the five configurations above), or go run ./hedge -smoke (seconds;
+// the five configurations above), go run ./hedge -sweep -plot FILE (about
+// 16 min with its 20 configurations), or go run ./hedge -smoke (seconds;
 // figures are meaningless).
 package main

@@ -10,6 +10,7 @@ import (
 	"io"
 	"math/rand/v2"
 	"net/http"
+	"os"
 	"runtime"
 	"slices"
 	"strings"
@@ -36,6 +37,7 @@ type options struct {
 
 	configs  []string
 	jsonPath string
+	plotPath string // where the sweep's plot goes ("" for none)
 }
 
 func defaultOptions() options {
@@ -109,7 +111,7 @@ func (o *options) plan() plan {
 }
 
 func (o *options) env() env {
-	return env{hedgeDelay: o.service.quantile(0.95), budgetShare: o.budgetShare, deadline: o.deadline}
+	return env{hedgeDelay: o.service.quantile(0.95), budgetShare: o.budgetShare, deadline: o.deadline, service: o.service}
 }
 
 // slot is one configuration's turn in one repetition.
@@ -186,8 +188,8 @@ func run(o options, w io.Writer) (*report, error) {
 		o.service.fastMin, o.service.fastMean, o.service.stallProb, o.service.stallFactor,
 		o.service.quantile(0.50), e.hedgeDelay, o.service.quantile(0.99), o.service.quantile(0.999),
 		o.service.stalled().quantile(0.50))
-	fmt.Fprintf(w, "hedge: hedge delay (true p95)=%s budget share=%.3g configs=%s loadavg=%s GOMAXPROCS=%d\n",
-		e.hedgeDelay, o.budgetShare, strings.Join(o.configs, ","), loadStart, runtime.GOMAXPROCS(0))
+	fmt.Fprintf(w, "hedge: hedge delay (true p95)=%s budget share=%.3g configs=%s loadavg=%s GOMAXPROCS=%d %s\n",
+		e.hedgeDelay, o.budgetShare, strings.Join(o.configs, ","), loadStart, runtime.GOMAXPROCS(0), runtime.Version())
 
 	var turns []turn
 	for _, s := range interleave(o.reps, len(o.configs)) {
@@ -196,8 +198,16 @@ func run(o options, w io.Writer) (*report, error) {
 		runtime.GC()
 	}
 	rep := summarize(o, e, p, turns)
-	rep.GOMAXPROCS, rep.LoadavgStart, rep.LoadavgEnd = runtime.GOMAXPROCS(0), loadStart, benchrun.Loadavg()
+	rep.GOMAXPROCS, rep.GoVersion, rep.LoadavgStart, rep.LoadavgEnd = runtime.GOMAXPROCS(0), runtime.Version(), loadStart, benchrun.Loadavg()
+	rep.Curves = curves(rep, e)
+	rep.EqualLoad = compareAtEqualLoad(rep.Curves)
 	printTable(w, rep)
+	printCurves(w, rep)
+	if o.plotPath != "" && len(rep.Curves) > 0 {
+		if err := os.WriteFile(o.plotPath, plotSVG(rep), 0o644); err != nil {
+			return rep, err
+		}
+	}
 	if o.jsonPath != "" {
 		if err := writeJSON(o.jsonPath, rep); err != nil {
 			return rep, err

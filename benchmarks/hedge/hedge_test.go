@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 )
@@ -210,5 +211,64 @@ func TestSmoke(t *testing.T) {
 	}
 	if rows, _ := generic["rows"].([]any); len(rows) != len(r.Rows) || generic["true_p95_ms"] != float64(r.TrueP95Ms) {
 		t.Errorf("JSON holds %d rows and p95 %v, want %d and %v", len(rows), generic["true_p95_ms"], len(r.Rows), r.TrueP95Ms)
+	}
+}
+
+// TestSweepSmoke runs a small sweep in smoke mode: every member's curve
+// point in both judged phases, the comparison at equal extra load where the
+// curves meet, the plot, and otelretry's members within their own rates.
+func TestSweepSmoke(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs four configurations twice, about a second each")
+	}
+	o := defaultOptions()
+	o.smoke()
+	o.configs = []string{reference, "failsafe-d5ms", "otelretry-d5ms", "otelretry-q0.9"}
+	o.plotPath = filepath.Join(t.TempDir(), "sweep.svg")
+	var out bytes.Buffer
+	r, err := run(o, &out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Log("\n" + out.String())
+	var got []string
+	for _, c := range r.Curves {
+		got = append(got, fmt.Sprintf("%s/%s:%d", c.Phase, c.Family, len(c.Points)))
+	}
+	if want := []string{"tail/failsafe-d:1", "tail/otelretry-d:1", "tail/otelretry-q:1", "brownout/failsafe-d:1", "brownout/otelretry-d:1", "brownout/otelretry-q:1"}; !slices.Equal(got, want) {
+		t.Errorf("curves %v, want %v", got, want)
+	}
+	for _, e := range r.EqualLoad {
+		if isPeer(e.Family) || !isPeer(e.Peer) || !(e.Ratio > 0) {
+			t.Errorf("comparison %+v", e)
+		}
+	}
+	if b, err := os.ReadFile(o.plotPath); err != nil || !bytes.Contains(b, []byte("<polyline")) {
+		t.Errorf("no plot: %v", err)
+	}
+	if !strings.Contains(out.String(), "at equal extra load") {
+		t.Error("the table has no comparison at equal extra load")
+	}
+	// Each otelretry member's hedges within its own rate, over the turn.
+	e := o.env()
+	for _, name := range o.configs[2:] {
+		f, p, _ := familyOf(name)
+		rate := f.rate(p, e)
+		for rep := range o.reps {
+			var sent, begun, failed float64
+			for _, rw := range r.Rows {
+				if rw.Config != name {
+					continue
+				}
+				for _, rf := range rw.Reps {
+					if rf.Rep == rep {
+						sent, begun, failed = sent+float64(rf.Figures.Requests), begun+float64(rf.Figures.Ops), failed+float64(rf.Figures.Failed)
+					}
+				}
+			}
+			if limit := max(1, 100*rate) + rate*begun; failed == 0 && sent-begun > limit {
+				t.Errorf("%s rep %d: %v extra requests for %v operations, over its rate's %v", name, rep, sent-begun, begun, limit)
+			}
+		}
 	}
 }

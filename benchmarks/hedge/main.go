@@ -28,9 +28,14 @@ func main() {
 	flag.Float64Var(&o.service.stallFactor, "stall-factor", o.service.stallFactor, "service time: a stalled request takes this many times a fast draw")
 	flag.Float64Var(&o.budgetShare, "budget-share", o.budgetShare, "the share of extra load a bounded configuration may add (failsafe-go: its budget's max rate)")
 	flag.StringVar(&o.jsonPath, "json", "", "also write the report as JSON to this file")
-	configs := flag.String("configs", strings.Join(o.configs, ","), "configurations to run, in order ("+reference+" is always run: it is every ratio's reference)")
+	flag.StringVar(&o.plotPath, "plot", "", "write the sweep's plot (SVG: p99.9 against extra requests) to this file")
+	sweep := flag.Bool("sweep", false, "run the sweep (issue 44): failsafe-go and otelretry at several fixed delays, otelretry at several quantiles, unless -configs names them")
+	configs := flag.String("configs", strings.Join(o.configs, ","), "configurations to run, in order ("+reference+" is always run: it is every ratio's reference); also any member of a swept family: failsafe-d<delay>, otelretry-d<delay>, otelretry-q<quantile>")
 	flag.Parse()
 	o.configs = strings.Split(*configs, ",")
+	if *sweep && !flagSet("configs") {
+		o.configs = sweepConfigs()
+	}
 	if *smoke || *short {
 		o.smoke()
 	}
@@ -38,4 +43,11 @@ func main() {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(2)
 	}
+}
+
+// flagSet reports whether the flag was given on the command line.
+func flagSet(name string) bool {
+	set := false
+	flag.Visit(func(f *flag.Flag) { set = set || f.Name == name })
+	return set
 }

@@ -267,6 +267,7 @@ type report struct {
 	Phases       []phaseJSON `json:"phases"`
 	Order        []string    `json:"order"` // the turns as they ran: rep:config
 	GOMAXPROCS   int         `json:"gomaxprocs"`
+	GoVersion    string      `json:"go_version"`
 	LoadavgStart string      `json:"loadavg_start"`
 	LoadavgEnd   string      `json:"loadavg_end"`
 	Warnings     []string    `json:"warnings"`
@@ -274,6 +275,12 @@ type report struct {
 	// what its whole turn cost the process.
 	Turns map[string]turnFigures `json:"turns"`
 	Rows  []row                  `json:"rows"` // phase by phase: tail, brownout, warmup
+	// Curves and EqualLoad are the sweep's (issue 44): each swept
+	// family's p99.9 against extra requests, per judged phase, and each
+	// family against failsafe-go's at equal extra load. Empty when no
+	// swept configuration ran.
+	Curves    []curve     `json:"curves"`
+	EqualLoad []equalLoad `json:"equal_load"`
 }
 
 // maxLag is the arrival lag above which a turn is flagged: the load

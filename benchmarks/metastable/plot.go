@@ -9,6 +9,8 @@ import (
 	"html"
 	"math"
 	"strings"
+
+	"github.com/otelretry/otelretry-go/benchmarks/internal/svgplot"
 )
 
 // The plot: one panel per configuration, goodput over time (operations
@@ -28,41 +30,13 @@ const (
 	trigColor  = "#f4cccc"
 )
 
-// niceStep is the tick spacing, 1, 2 or 5 times a power of ten, that puts
-// at most n ticks on [0, span].
-func niceStep(span float64, n int) float64 {
-	if span <= 0 {
-		return 1
-	}
-	raw := span / float64(n)
-	p := math.Pow(10, math.Floor(math.Log10(raw)))
-	for _, m := range []float64{1, 2, 5, 10} {
-		if m*p >= raw {
-			return m * p
-		}
-	}
-	return 10 * p
-}
-
-// ticks are the multiples of step on [0, end] (printed with %.6g, so that
-// 3 × 0.2 shows as 0.6).
-func ticks(end, step float64) []float64 {
-	var ts []float64
-	for i := 0; float64(i)*step <= end+step/2; i++ {
-		ts = append(ts, float64(i)*step)
-	}
-	return ts
-}
-
 // plotSVG draws every configuration's goodput over time.
 func plotSVG(o options, reports []report) []byte {
 	rows := (len(reports) + plotCols - 1) / plotCols
 	width := plotCols * panelW
 	height := headerH + float64(rows)*panelH
 	var b bytes.Buffer
-	fmt.Fprintf(&b, `<svg xmlns="http://www.w3.org/2000/svg" width="%g" height="%g" viewBox="0 0 %g %g" font-family="sans-serif" font-size="11">`+"\n",
-		width, height, width, height)
-	fmt.Fprintf(&b, `<rect width="%g" height="%g" fill="white"/>`+"\n", width, height)
+	svgplot.Begin(&b, width, height)
 	fmt.Fprintf(&b, `<text x="8" y="16" font-size="13">Goodput over time (operations arriving then that succeed within %s, per second); grey: offered; red: the trigger (%d of %d workers)</text>`+"\n",
 		o.deadline, o.triggerWorkers, o.workers)
 	fmt.Fprintf(&b, `<text x="8" y="29" fill="#555">%d op/s, %d workers of %s, queue %d, attempt timeout %s; green: recovery, back at %.0f %% of the goodput before</text>`+"\n",
@@ -75,12 +49,12 @@ func plotSVG(o options, reports []report) []byte {
 			top = max(top, r.offered[i], r.goodput[i])
 		}
 	}
-	yStep := niceStep(top, 4)
+	yStep := svgplot.NiceStep(top, 4)
 	yMax := math.Ceil(top/yStep) * yStep
 	if yMax == 0 {
 		yMax = 1
 	}
-	xStep := niceStep(total, 6)
+	xStep := svgplot.NiceStep(total, 6)
 
 	for k, r := range reports {
 		x0 := float64(k%plotCols)*panelW + padLeft
@@ -94,11 +68,11 @@ func plotSVG(o options, reports []report) []byte {
 			x0, y0-8, html.EscapeString(r.config), x0+w, y0-8, r.recoveryText())
 		fmt.Fprintf(&b, `<rect x="%.1f" y="%.1f" width="%.1f" height="%.1f" fill="%s"/>`+"\n",
 			px(o.before.Seconds()), y0, px((o.before+o.trigger).Seconds())-px(o.before.Seconds()), h, trigColor)
-		for _, v := range ticks(yMax, yStep) {
+		for _, v := range svgplot.Ticks(yMax, yStep) {
 			fmt.Fprintf(&b, `<line x1="%.1f" x2="%.1f" y1="%.1f" y2="%.1f" stroke="#e5e5e5"/><text x="%.1f" y="%.1f" text-anchor="end" fill="#555">%.6g</text>`+"\n",
 				x0, x0+w, py(v), py(v), x0-4, py(v)+4, v)
 		}
-		for _, t := range ticks(total, xStep) {
+		for _, t := range svgplot.Ticks(total, xStep) {
 			fmt.Fprintf(&b, `<text x="%.1f" y="%.1f" text-anchor="middle" fill="#555">%.6g s</text>`+"\n", px(t), y0+h+14, t)
 		}
 		fmt.Fprintf(&b, `<rect x="%.1f" y="%.1f" width="%.1f" height="%.1f" fill="none" stroke="#888"/>`+"\n", x0, y0, w, h)
@@ -112,7 +86,7 @@ func plotSVG(o options, reports []report) []byte {
 		fmt.Fprintf(&b, `<polyline fill="none" stroke="%s" stroke-width="1.5" points="%s"/>`+"\n", goodColor, steps(r.goodput, bucket, px, py))
 		fmt.Fprintf(&b, `</g>`+"\n")
 	}
-	b.WriteString("</svg>\n")
+	svgplot.End(&b)
 	return b.Bytes()
 }
 

@@ -14,18 +14,6 @@ import (
 	"time"
 )
 
-func TestNiceStep(t *testing.T) {
-	for _, c := range []struct {
-		span float64
-		n    int
-		want float64
-	}{{32, 6, 10}, {1.2, 6, 0.2}, {390, 4, 100}, {450, 4, 200}, {0, 4, 1}} {
-		if got := niceStep(c.span, c.n); math.Abs(got-c.want) > 1e-12 {
-			t.Errorf("niceStep(%v, %d) = %v, want %v", c.span, c.n, got, c.want)
-		}
-	}
-}
-
 // The plot is well-formed SVG with one panel per configuration (its name,
 // escaped, and its recovery), each with the offered load and the goodput
 // as step lines over the whole run, and the same figures draw the same
