@@ -19,14 +19,14 @@ import (
 
 // Budget defaults.
 const (
-	DefaultBudgetTokens     = 6
-	DefaultBudgetTokenRatio = 0.5
-	DefaultBudgetMaxHosts   = 10000
-	DefaultBudgetPushback   = time.Second
-	// DefaultBudgetIdleEviction is how long a kept host must go without an
+	defaultBudgetTokens     = 6
+	defaultBudgetTokenRatio = 0.5
+	defaultBudgetMaxHosts   = 10000
+	defaultBudgetPushback   = time.Second
+	// defaultBudgetIdleEviction is how long a kept host must go without an
 	// answer the budget counts before a full table may forget it to make
 	// room for a new host (see Budget, Hosts).
-	DefaultBudgetIdleEviction = 10 * time.Minute
+	defaultBudgetIdleEviction = 10 * time.Minute
 )
 
 // Budget costs, in thousandths of a token, and limits.
@@ -111,7 +111,7 @@ var errInvalidBudgetOption = errors.New("otelretry: budget option ignored")
 // table is full and a host not in it needs a place, the kept host idle
 // longest is forgotten if it has been idle, with no answer the budget
 // counts (a success, a failure, a hold), for at least BudgetIdleEviction
-// (DefaultBudgetIdleEviction, 10 minutes). While the table has room
+// (10 minutes by default). While the table has room
 // nothing is forgotten. While every kept host was active within that
 // period, a host not in the table is refused every retry (fail closed)
 // until a kept host recovers or goes idle. A forgotten host that comes
@@ -242,7 +242,7 @@ func BudgetPushback(d time.Duration) BudgetOption {
 // the budget counts (a success, a failure, or a Retry-After or 429 hold)
 // before a full table may forget it to make room for a new host, at least
 // a minute. A forgotten host that comes back starts as a fresh host.
-// Default DefaultBudgetIdleEviction (10 minutes).
+// Default 10 minutes.
 func BudgetIdleEviction(d time.Duration) BudgetOption {
 	return budgetOptionFunc(func(b *Budget) error {
 		if d < minIdleEviction {
@@ -270,11 +270,11 @@ func BudgetKey(f func(*http.Request) string) BudgetOption {
 // (errInvalidBudgetOption).
 func NewBudget(opts ...BudgetOption) *Budget {
 	b := &Budget{
-		maxMilli:   DefaultBudgetTokens * 1000,
-		ratioMilli: DefaultBudgetTokenRatio * 1000,
-		maxHosts:   DefaultBudgetMaxHosts,
-		pushback:   DefaultBudgetPushback,
-		idle:       DefaultBudgetIdleEviction,
+		maxMilli:   defaultBudgetTokens * 1000,
+		ratioMilli: defaultBudgetTokenRatio * 1000,
+		maxHosts:   defaultBudgetMaxHosts,
+		pushback:   defaultBudgetPushback,
+		idle:       defaultBudgetIdleEviction,
 		keyOf:      hostOf,
 	}
 	for _, o := range opts {
@@ -306,7 +306,7 @@ func (b *Budget) key(r *http.Request) string {
 // tokens returns the tokens of a fresh host, in thousandths.
 func (b *Budget) tokens() int64 {
 	if b.maxMilli == 0 {
-		return DefaultBudgetTokens * 1000
+		return defaultBudgetTokens * 1000
 	}
 	return b.maxMilli
 }
@@ -314,7 +314,7 @@ func (b *Budget) tokens() int64 {
 // ratio returns the tokens a success gives back, in thousandths.
 func (b *Budget) ratio() int64 {
 	if b.ratioMilli == 0 {
-		return DefaultBudgetTokenRatio * 1000
+		return defaultBudgetTokenRatio * 1000
 	}
 	return b.ratioMilli
 }
@@ -322,7 +322,7 @@ func (b *Budget) ratio() int64 {
 // hostLimit returns how many hosts with state the Budget keeps.
 func (b *Budget) hostLimit() int {
 	if b.maxHosts == 0 {
-		return DefaultBudgetMaxHosts
+		return defaultBudgetMaxHosts
 	}
 	return b.maxHosts
 }
@@ -331,7 +331,7 @@ func (b *Budget) hostLimit() int {
 // forget it.
 func (b *Budget) idleAfter() time.Duration {
 	if b.idle == 0 {
-		return DefaultBudgetIdleEviction
+		return defaultBudgetIdleEviction
 	}
 	return b.idle
 }
@@ -340,7 +340,7 @@ func (b *Budget) idleAfter() time.Duration {
 func (b *Budget) hold429() time.Duration {
 	switch {
 	case b.pushback == 0:
-		return DefaultBudgetPushback
+		return defaultBudgetPushback
 	case b.pushback < 0:
 		return 0
 	}
@@ -519,8 +519,7 @@ func (b *Budget) giveBack(key string, now time.Time) {
 }
 
 // Available returns how many retries in a row r's host may take now if
-// every attempt fails: DefaultBudgetTokens allow two
-// for a fresh host; 0 while a hold or a full table refuses them.
+// every attempt fails: the default 6 tokens allow two for a fresh host; 0 while a hold or a full table refuses them.
 func (b *Budget) Available(r *http.Request) int {
 	key := b.key(r)
 	b.mu.Lock()

@@ -26,7 +26,7 @@ import (
 const (
 	simKey      = "dependency.test"
 	simAnswer   = 5 * time.Millisecond // the base answers after 5 ms
-	simAttempts = DefaultMaxAttempts
+	simAttempts = defaultMaxAttempts
 )
 
 // simDependency answers one attempt that ends at now.
@@ -160,7 +160,7 @@ func TestBudgetFleetBoundSimulated(t *testing.T) {
 				for i := range budgets {
 					budgets[i] = NewBudget()
 				}
-				bo := ExponentialBackoff(DefaultBackoffInitial, DefaultBackoffMax)
+				bo := ExponentialBackoff(defaultBackoffInitial, defaultBackoffMax)
 				dep, answer := shape.dep, shape.answer
 				if dep == nil {
 					dep = outage503
@@ -206,7 +206,7 @@ func TestBudgetSeedTimelineSimulated(t *testing.T) {
 		answers := []budgetObservation{obs503, obs503, obs200}
 		calls := 0
 		dep := func(time.Time) budgetObservation { calls++; return answers[min(calls, len(answers))-1] }
-		if n := simOperation(b, dep, ExponentialBackoff(DefaultBackoffInitial, DefaultBackoffMax), simAnswer); n != 3 || calls != 3 {
+		if n := simOperation(b, dep, ExponentialBackoff(defaultBackoffInitial, defaultBackoffMax), simAnswer); n != 3 || calls != 3 {
 			t.Fatalf("attempts = %d, calls = %d, want 3 and 3", n, calls)
 		}
 	})
@@ -223,7 +223,7 @@ func TestBudgetRecoverySimulated(t *testing.T) {
 			for _, probeAfter := range []int{2, 3} {
 				synctest.Test(t, func(t *testing.T) {
 					b := NewBudget()
-					bo := ExponentialBackoff(DefaultBackoffInitial, DefaultBackoffMax)
+					bo := ExponentialBackoff(defaultBackoffInitial, defaultBackoffMax)
 					interval := time.Duration(float64(time.Second) / rate)
 					end := time.Now().Add(120 * time.Second)
 					for time.Now().Before(end) {

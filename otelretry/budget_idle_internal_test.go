@@ -178,15 +178,15 @@ func checkActivity(t *testing.T, b *Budget) {
 	}
 }
 
-// The idle period is DefaultBudgetIdleEviction, to the nanosecond: a host
+// The idle period is defaultBudgetIdleEviction, to the nanosecond: a host
 // idle 1ns less keeps its place.
 func TestBudgetIdleEvictionBoundary(t *testing.T) {
 	for _, c := range []struct {
 		idle time.Duration
 		want attrs.Reason
 	}{
-		{DefaultBudgetIdleEviction - time.Nanosecond, attrs.ReasonHostLimit},
-		{DefaultBudgetIdleEviction, ""},
+		{defaultBudgetIdleEviction - time.Nanosecond, attrs.ReasonHostLimit},
+		{defaultBudgetIdleEviction, ""},
 	} {
 		b := NewBudget(BudgetMaxHosts(1))
 		t0 := time.Now()
@@ -236,7 +236,7 @@ func TestBudgetIdleEvictionOption(t *testing.T) {
 			t.Errorf("reported %v, want an errInvalidBudgetOption naming BudgetIdleEviction", err)
 		}
 	}
-	if b.idleAfter() != DefaultBudgetIdleEviction {
+	if b.idleAfter() != defaultBudgetIdleEviction {
 		t.Fatalf("invalid options changed the idle period to %s", b.idleAfter())
 	}
 }
@@ -343,11 +343,11 @@ func TestBudgetIdleOutOfOrderReadings(t *testing.T) {
 	failAt(b, "a.test", t0) // back in time for a kept host too
 	checkBudget(t, b)
 	// b counts as active at 1s, a after it: b goes first, 10 minutes after 1s.
-	at := t0.Add(time.Second + DefaultBudgetIdleEviction - time.Millisecond)
+	at := t0.Add(time.Second + defaultBudgetIdleEviction - time.Millisecond)
 	if got := failAt(b, "c.test", at); got != attrs.ReasonHostLimit {
 		t.Fatalf("before b's clamped period ends: admit = %q, want host_limit", got)
 	}
-	at = t0.Add(time.Second + DefaultBudgetIdleEviction)
+	at = t0.Add(time.Second + defaultBudgetIdleEviction)
 	if got := failAt(b, "c.test", at); got != "" {
 		t.Fatalf("b's period ended: admit = %q, want allowed", got)
 	}

@@ -317,8 +317,8 @@ func TestBudgetOptionsReportInvalidValues(t *testing.T) {
 			t.Errorf("reported %v, want an errInvalidBudgetOption", err)
 		}
 	}
-	if b.maxMilli != DefaultBudgetTokens*1000 || b.ratioMilli != DefaultBudgetTokenRatio*1000 ||
-		b.maxHosts != DefaultBudgetMaxHosts || b.pushback != DefaultBudgetPushback || b.keyOf == nil {
+	if b.maxMilli != defaultBudgetTokens*1000 || b.ratioMilli != defaultBudgetTokenRatio*1000 ||
+		b.maxHosts != defaultBudgetMaxHosts || b.pushback != defaultBudgetPushback || b.keyOf == nil {
 		t.Fatalf("invalid options changed the budget: %+v", b)
 	}
 	errs = nil
@@ -426,7 +426,7 @@ func TestBudgetPushbackKeepsTheLongestHold(t *testing.T) {
 }
 
 // A host is dropped only when its state equals a fresh host's, or when a
-// full table forgets it after DefaultBudgetIdleEviction idle (see
+// full table forgets it after defaultBudgetIdleEviction idle (see
 // budget_idle_internal_test.go); the table full of hosts with state
 // refuses a new host's retries while they were active more recently.
 func TestBudgetHostTableFailsClosed(t *testing.T) {
@@ -440,7 +440,7 @@ func TestBudgetHostTableFailsClosed(t *testing.T) {
 		if got := b.Available(budgetRequest("c.test")); got != 0 {
 			t.Fatalf("Available for a host the full table refuses = %d, want 0", got)
 		}
-		time.Sleep(DefaultBudgetIdleEviction - time.Second)
+		time.Sleep(defaultBudgetIdleEviction - time.Second)
 		if got := fail(b, "c.test"); got != attrs.ReasonHostLimit {
 			t.Fatalf("1s before the idle period ends: admit = %q, want host_limit (idle hosts keep their state)", got)
 		}
@@ -756,7 +756,7 @@ func TestBudgetZeroValueMatchesDefaults(t *testing.T) {
 			return out
 		}},
 		{"host limit", func(b *Budget, t0 time.Time) (out []string) {
-			for i := range DefaultBudgetMaxHosts {
+			for i := range defaultBudgetMaxHosts {
 				b.record(fmt.Sprint("h", i), t0, obs503)
 			}
 			return append(out, string(failAt(b, "new.test", t0)), fmt.Sprint(len(b.hosts)))

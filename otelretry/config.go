@@ -24,28 +24,28 @@ import (
 
 // Defaults, used when the matching option is not given.
 const (
-	DefaultMaxAttempts    = 3
-	DefaultDeadline       = 30 * time.Second
-	DefaultAttemptTimeout = 10 * time.Second
-	DefaultBackoffInitial = 100 * time.Millisecond
-	DefaultBackoffMax     = 2 * time.Second
+	defaultMaxAttempts    = 3
+	defaultDeadline       = 30 * time.Second
+	defaultAttemptTimeout = 10 * time.Second
+	defaultBackoffInitial = 100 * time.Millisecond
+	defaultBackoffMax     = 2 * time.Second
 )
 
 func newConfig(opts []Option) config {
 	c := config{
-		maxAttempts:       DefaultMaxAttempts,
-		deadline:          DefaultDeadline,
-		attemptTimeout:    DefaultAttemptTimeout,
-		backoff:           ExponentialBackoff(DefaultBackoffInitial, DefaultBackoffMax),
+		maxAttempts:       defaultMaxAttempts,
+		deadline:          defaultDeadline,
+		attemptTimeout:    defaultAttemptTimeout,
+		backoff:           ExponentialBackoff(defaultBackoffInitial, defaultBackoffMax),
 		idempotentMethods: map[string]bool{},
 		retryableStatuses: map[int]bool{
 			http.StatusRequestTimeout: true, http.StatusTooManyRequests: true, http.StatusBadGateway: true,
 			http.StatusServiceUnavailable: true, http.StatusGatewayTimeout: true,
 		},
-		bodyBufferPerRequest: DefaultBodyBufferPerRequest,
-		hints:                DefaultRetryHints(),
-		verdictHeaders:       DefaultShouldRetryHeaders(),
-		bodyBufferTotal:      DefaultBodyBufferTotal,
+		bodyBufferPerRequest: defaultBodyBufferPerRequest,
+		hints:                defaultRetryHints(),
+		verdictHeaders:       defaultShouldRetryHeaders(),
+		bodyBufferTotal:      defaultBodyBufferTotal,
 		operationName:        defaultOperationName,
 		attemptName:          defaultAttemptName,
 		clientSpans:          true,
@@ -306,7 +306,7 @@ func WithLoggerProvider(lp log.LoggerProvider) Option {
 }
 
 // WithMaxAttempts limits the network calls of one operation, the first
-// included. Values below 1 are ignored. Default: DefaultMaxAttempts (3).
+// included. Values below 1 are ignored. Default: 3.
 func WithMaxAttempts(n int) Option {
 	return optionFunc(func(c *config) {
 		if n < 1 {
@@ -320,7 +320,7 @@ func WithMaxAttempts(n int) Option {
 // WithDeadline sets the deadline of a whole operation: attempts, backoff and
 // waiting for Retry-After all count against it. The deadline is the earlier
 // of start+d and the request context's deadline. Values ≤ 0 are ignored.
-// Default: DefaultDeadline (30s).
+// Default: 30s.
 func WithDeadline(d time.Duration) Option {
 	return optionFunc(func(c *config) {
 		if d <= 0 {
@@ -347,7 +347,7 @@ func WithDeadline(d time.Duration) Option {
 // (docs/time-and-bodies.md). The body of the response handed to the caller is not bounded by it, nor
 // by the operation deadline: it belongs to the caller's context alone, so
 // streams and slow downloads are not cut. Values ≤ 0 are ignored.
-// Default: DefaultAttemptTimeout (10s).
+// Default: 10s.
 func WithAttemptTimeout(d time.Duration) Option {
 	return optionFunc(func(c *config) {
 		if d <= 0 {
@@ -444,8 +444,10 @@ func WithRecordedIdempotencyKey(headers ...string) Option {
 }
 
 // WithRetryHints adds response headers that carry the server's retry
-// hint, each with its unit, read before the defaults (DefaultRetryHints:
-// retry-after-ms, x-ms-retry-after-ms, Retry-After), in the order given.
+// hint, each with its unit, read before the defaults, in the order given.
+// The defaults are retry-after-ms and x-ms-retry-after-ms (OpenAI, Azure;
+// HintMilliseconds, as openai-go reads them), then Retry-After (RFC 9110),
+// the order in which openai-go and azcore check them.
 // A header already read (a default, or one given before) is read only
 // here, in the unit given: WithRetryHints(RetryHint{"retry-after-ms",
 // HintWholeMilliseconds}) reads retry-after-ms as azcore does. The first
@@ -475,7 +477,8 @@ func WithRetryHints(hints ...RetryHint) Option {
 
 // WithShouldRetryHeaders adds headers whose value is a service's verdict
 // on retrying its answer ("true" or "false", in any case), read after the
-// defaults (DefaultShouldRetryHeaders). "false" stops the retry of that
+// defaults, Stripe-Should-Retry (Stripe) and X-Should-Retry (OpenAI, and
+// clients generated like openai-go). "false" stops the retry of that
 // answer (reason server_no_retry). "true" makes a failed answer of a
 // request that is safe to repeat retryable (reason server_retry), and a
 // write's only with WithShouldRetryWrites. Neither lifts the deadline, the
@@ -772,8 +775,7 @@ func WithPrepareAttempt(f PrepareFunc) Option {
 // or is not read by the deadline, ends the operation before any call.
 // Requests that can make only one attempt are never buffered.
 // WithBodyBuffer(0, 0) turns buffering off. Negative values are ignored.
-// Default: DefaultBodyBufferPerRequest (64 KiB) and DefaultBodyBufferTotal
-// (8 MiB).
+// Default: 64 KiB per request and 8 MiB in all.
 func WithBodyBuffer(perRequest, total int64) Option {
 	return optionFunc(func(c *config) {
 		if perRequest < 0 || total < 0 {

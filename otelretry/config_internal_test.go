@@ -25,10 +25,10 @@ import (
 func TestConfigDefaults(t *testing.T) {
 	for _, opts := range [][]Option{nil, {nil, nil}} {
 		c := newConfig(opts)
-		if c.maxAttempts != DefaultMaxAttempts || c.deadline != DefaultDeadline || c.attemptTimeout != DefaultAttemptTimeout {
+		if c.maxAttempts != defaultMaxAttempts || c.deadline != defaultDeadline || c.attemptTimeout != defaultAttemptTimeout {
 			t.Errorf("limits = %d, %v, %v", c.maxAttempts, c.deadline, c.attemptTimeout)
 		}
-		if b, ok := c.backoff.(*exponentialBackoff); !ok || b.initial != DefaultBackoffInitial || b.max != DefaultBackoffMax {
+		if b, ok := c.backoff.(*exponentialBackoff); !ok || b.initial != defaultBackoffInitial || b.max != defaultBackoffMax {
 			t.Errorf("backoff = %#v, want ExponentialBackoff(100ms, 2s)", c.backoff)
 		}
 		want := map[int]bool{408: true, 429: true, 502: true, 503: true, 504: true}
@@ -41,7 +41,7 @@ func TestConfigDefaults(t *testing.T) {
 		if !c.clientSpans || c.metricsServer || c.trustResends || c.noBudget || c.budget != nil || len(c.idempotentMethods) != 0 || c.idempotencyHeaders != nil {
 			t.Errorf("switches = %+v", c)
 		}
-		if !reflect.DeepEqual(c.hints, DefaultRetryHints()) || !reflect.DeepEqual(c.verdictHeaders, DefaultShouldRetryHeaders()) ||
+		if !reflect.DeepEqual(c.hints, defaultRetryHints()) || !reflect.DeepEqual(c.verdictHeaders, defaultShouldRetryHeaders()) ||
 			c.verdictWrites || c.attemptHeader != nil || c.recordedKeyHeaders != nil {
 			t.Errorf("dialect = hints %v, verdicts %v (writes %v), attempt header %v, recorded keys %v",
 				c.hints, c.verdictHeaders, c.verdictWrites, c.attemptHeader, c.recordedKeyHeaders)
@@ -85,7 +85,7 @@ func TestConfigIgnoredValuesKeepTheValueBeforeThem(t *testing.T) {
 		WithIdempotentMethods("put", ""),
 		WithBodyBuffer(1024, 4096), WithBodyBuffer(-1, 10),
 	})
-	if c.maxAttempts != 5 || c.deadline != DefaultDeadline || c.attemptTimeout != DefaultAttemptTimeout {
+	if c.maxAttempts != 5 || c.deadline != defaultDeadline || c.attemptTimeout != defaultAttemptTimeout {
 		t.Errorf("limits = %d, %v, %v; want 5 and the defaults", c.maxAttempts, c.deadline, c.attemptTimeout)
 	}
 	if !reflect.DeepEqual(c.retryableStatuses, map[int]bool{503: true}) {
@@ -171,12 +171,12 @@ func TestConfigPolicyConfig(t *testing.T) {
 		wantBuffer int64
 		wantNames  []string
 	}{
-		{nil, DefaultBodyBufferPerRequest, nil},
+		{nil, defaultBodyBufferPerRequest, nil},
 		{[]Option{WithBodyBuffer(0, 0)}, 0, nil},
 		{[]Option{WithBodyBuffer(1024, 0)}, 0, nil},
 		{[]Option{WithBodyBuffer(0, 4096)}, 0, nil},
 		{[]Option{WithBodyBuffer(1024, 4096), WithIdempotencyKeyContract()}, 1024, []string{"Idempotency-Key", "X-Idempotency-Key"}},
-		{[]Option{WithIdempotencyKeyContract("Request-Id")}, DefaultBodyBufferPerRequest, []string{"Request-Id"}},
+		{[]Option{WithIdempotencyKeyContract("Request-Id")}, defaultBodyBufferPerRequest, []string{"Request-Id"}},
 	} {
 		c := newConfig(tc.opts)
 		p := c.policyConfig()

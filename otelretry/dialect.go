@@ -14,13 +14,12 @@ import (
 // retried, and the attempt's number on the wire. (The servers' retry hints
 // in other units are read with Retry-After: see RetryHint.)
 
-// DefaultShouldRetryHeaders are the headers whose value is a service's
-// verdict on retrying its answer, read unless WithoutShouldRetryHeaders:
-// Stripe-Should-Retry (Stripe) and X-Should-Retry (OpenAI, and clients
-// generated like openai-go). "true" says the request may be repeated,
-// "false" says it must not be; any other value is no verdict. Each call
-// returns a new slice.
-func DefaultShouldRetryHeaders() []string { return []string{"Stripe-Should-Retry", "X-Should-Retry"} }
+// defaultShouldRetryHeaders are the headers whose value is a service's
+// verdict on retrying its answer, read unless WithoutShouldRetryHeaders
+// (WithShouldRetryHeaders says which). "true" says the request may be
+// repeated, "false" says it must not be; any other value is no verdict.
+// Each call returns a new slice.
+func defaultShouldRetryHeaders() []string { return []string{"Stripe-Should-Retry", "X-Should-Retry"} }
 
 // serverVerdict is what a service said of retrying its answer.
 type serverVerdict uint8

@@ -172,16 +172,16 @@ func TestHedgerRate(t *testing.T) {
 	}
 }
 
-// The hedger holds at most DefaultBudgetMaxHosts dependencies, evicting
+// The hedger holds at most defaultBudgetMaxHosts dependencies, evicting
 // the one used least recently.
 func TestHedgerEvictsTheLeastRecentlyUsed(t *testing.T) {
 	var h hedger
-	for i := range DefaultBudgetMaxHosts + 10 {
+	for i := range defaultBudgetMaxHosts + 10 {
 		h.observe(fmt.Sprint("dep-", i), time.Millisecond, false)
 		h.observe("kept", time.Millisecond, false) // used every time
 	}
-	if n := len(h.deps); n != DefaultBudgetMaxHosts || h.lru.Len() != n {
-		t.Fatalf("%d dependencies held (%d in the list), want %d", n, h.lru.Len(), DefaultBudgetMaxHosts)
+	if n := len(h.deps); n != defaultBudgetMaxHosts || h.lru.Len() != n {
+		t.Fatalf("%d dependencies held (%d in the list), want %d", n, h.lru.Len(), defaultBudgetMaxHosts)
 	}
 	if _, ok := h.deps["kept"]; !ok {
 		t.Error("the dependency used most was evicted")
@@ -228,8 +228,8 @@ func TestHedgerDelay(t *testing.T) {
 // at or above MinDelay.
 func TestHedgingDefaults(t *testing.T) {
 	got := Hedging{Delay: time.Millisecond, Quantile: 1.5, MinDelay: time.Second, MaxDelay: time.Millisecond, MaxRate: 2}.withDefaults()
-	want := Hedging{Delay: time.Millisecond, Quantile: DefaultHedgeQuantile, MinDelay: time.Second, MaxDelay: time.Second,
-		MaxHedges: DefaultMaxHedges, MaxRate: DefaultHedgeRate}
+	want := Hedging{Delay: time.Millisecond, Quantile: defaultHedgeQuantile, MinDelay: time.Second, MaxDelay: time.Second,
+		MaxHedges: defaultMaxHedges, MaxRate: defaultHedgeRate}
 	if got != want {
 		t.Errorf("withDefaults = %+v, want %+v", got, want)
 	}

@@ -125,15 +125,13 @@ type RetryHint struct {
 	Unit   HintUnit
 }
 
-// DefaultRetryHints are the hint headers read when no other is configured:
-// retry-after-ms and x-ms-retry-after-ms (milliseconds: OpenAI, Azure),
-// then Retry-After (RFC 9110), the order in which openai-go and azcore
-// check them. The milliseconds are read as openai-go reads them
-// (HintMilliseconds: 0 and fractions are hints); azcore reads them as
-// HintWholeMilliseconds, which WithRetryHints sets for a service whose
-// SDK does (docs/sdk-recipes.md). The first one present and well-formed
-// is the hint. Each call returns a new slice.
-func DefaultRetryHints() []RetryHint {
+// defaultRetryHints are the hint headers read when no other is configured
+// (WithRetryHints says which and why). The milliseconds are read as
+// openai-go reads them (HintMilliseconds: 0 and fractions are hints);
+// azcore reads them as HintWholeMilliseconds, which WithRetryHints sets
+// for a service whose SDK does (docs/sdk-recipes.md). Each call returns a
+// new slice.
+func defaultRetryHints() []RetryHint {
 	return []RetryHint{
 		{Header: "Retry-After-Ms", Unit: HintMilliseconds},
 		{Header: "X-Ms-Retry-After-Ms", Unit: HintMilliseconds},

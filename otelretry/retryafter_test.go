@@ -156,7 +156,7 @@ func TestParseWholeMs(t *testing.T) {
 // one, unless the header is read as azcore reads it.
 func TestRetryHintOrder(t *testing.T) {
 	now := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
-	defaults := DefaultRetryHints()
+	defaults := defaultRetryHints()
 	withOwn := append([]RetryHint{{Header: "X-Ratelimit-Reset-Ms", Unit: HintMilliseconds}}, defaults...)
 	azcore := newConfig([]Option{WithRetryHints(RetryHint{Header: "retry-after-ms", Unit: HintWholeMilliseconds},
 		RetryHint{Header: "x-ms-retry-after-ms", Unit: HintWholeMilliseconds})}).hints
@@ -199,7 +199,7 @@ func TestRetryHintOrder(t *testing.T) {
 func TestRetryHintReportsTheHeaderAndTheProblem(t *testing.T) {
 	const secret = "https://ops:HINT-SECRET@status.example/wait?sig=SIG-SECRET"
 	now := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
-	hints := append([]RetryHint{{Header: "X-Wait-Ms", Unit: HintMilliseconds}}, DefaultRetryHints()...)
+	hints := append([]RetryHint{{Header: "X-Wait-Ms", Unit: HintMilliseconds}}, defaultRetryHints()...)
 	cases := []struct {
 		header  http.Header
 		name    string

@@ -57,8 +57,8 @@ var errInvalidThrottleOption = errors.New("otelretry: throttle option ignored")
 // by default.
 //
 // Memory is bounded per dependency (a fixed window of counts) and in
-// dependencies, as the retry budget's host table is: at most
-// DefaultBudgetMaxHosts, the one used least recently forgotten once it
+// dependencies, as the retry budget's host table is: at most 10 000
+// (the budget's default MaxHosts), the one used least recently forgotten once it
 // was idle for a window (its counts are then empty). A dependency that
 // finds the table full of active ones is admitted, not counted: the
 // throttle fails open, where the budget fails closed, since refusing a
@@ -282,7 +282,7 @@ func (t *Throttle) entry(key string, at time.Duration) *throttleDep {
 		t.lru.MoveToFront(e)
 		return d
 	}
-	if t.lru.Len() >= DefaultBudgetMaxHosts {
+	if t.lru.Len() >= defaultBudgetMaxHosts {
 		oldest := t.lru.Back()
 		d := oldest.Value.(*throttleDep)
 		if at-d.last < t.windowOf() {

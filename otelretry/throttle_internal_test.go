@@ -118,7 +118,7 @@ func TestThrottleTableIsBoundedAndFailsOpen(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		th := NewThrottle(ThrottleWindow(time.Minute))
 		now := time.Now()
-		for i := range DefaultBudgetMaxHosts {
+		for i := range defaultBudgetMaxHosts {
 			th.record(fmt.Sprint("dep-", i), now, false)
 		}
 		if n := refusals(th, "new.test", now, 50, false); n != 0 {
@@ -129,7 +129,7 @@ func TestThrottleTableIsBoundedAndFailsOpen(t *testing.T) {
 		}
 		time.Sleep(time.Minute)
 		refusals(th, "later.test", time.Now(), 50, false)
-		if _, ok := th.deps["later.test"]; !ok || len(th.deps) > DefaultBudgetMaxHosts {
+		if _, ok := th.deps["later.test"]; !ok || len(th.deps) > defaultBudgetMaxHosts {
 			t.Errorf("a window later: kept %v, %d dependencies", ok, len(th.deps))
 		}
 	})

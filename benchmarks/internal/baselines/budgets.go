@@ -215,10 +215,11 @@ type budgeted struct {
 }
 
 // NewBudgeted returns the retry loop with otelretry's default bounds
-// around next, its retries admitted by m.
+// around next (3 attempts, ExponentialBackoff(100ms, 2s)), its retries
+// admitted by m.
 func NewBudgeted(next http.RoundTripper, m Model) http.RoundTripper {
-	return &budgeted{next: next, model: m, attempts: otelretry.DefaultMaxAttempts,
-		backoff: otelretry.ExponentialBackoff(otelretry.DefaultBackoffInitial, otelretry.DefaultBackoffMax)}
+	return &budgeted{next: next, model: m, attempts: 3,
+		backoff: otelretry.ExponentialBackoff(100*time.Millisecond, 2*time.Second)}
 }
 
 func retryableStatus(code int) bool {
