@@ -45,7 +45,7 @@ func simOperation(b *Budget, dep simDependency, bo Backoff, answer time.Duration
 		if !o.failure || n == simAttempts {
 			return n
 		}
-		pause := max(bo.Delay(n), o.pushback)
+		pause := max(bo(n, Answer{}), o.pushback)
 		if b.retry(simKey, now, now.Add(pause), budgetObservation{}) != "" {
 			return n
 		}

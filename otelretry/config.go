@@ -92,14 +92,8 @@ func spanName(names map[string]string, prefix string, r *http.Request) string {
 }
 
 // backoffFor asks the Backoff for the pause before retry n of an
-// operation, after answer: through DelayAfter when it sees answers
-// (AnswerBackoff), else Delay(n).
-func (c *config) backoffFor(n int, a Answer) time.Duration {
-	if ab, ok := c.backoff.(AnswerBackoff); ok {
-		return max(ab.DelayAfter(n, a), 0)
-	}
-	return max(c.backoff.Delay(n), 0)
-}
+// operation, after answer a; a negative pause is none.
+func (c *config) backoffFor(n int, a Answer) time.Duration { return max(c.backoff(n, a), 0) }
 
 // providers returns the configured providers, or the global ones.
 func (c *config) providers() (trace.TracerProvider, metric.MeterProvider, propagation.TextMapPropagator) {

@@ -28,8 +28,24 @@ func TestConfigDefaults(t *testing.T) {
 		if c.maxAttempts != defaultMaxAttempts || c.deadline != defaultDeadline || c.attemptTimeout != defaultAttemptTimeout {
 			t.Errorf("limits = %d, %v, %v", c.maxAttempts, c.deadline, c.attemptTimeout)
 		}
-		if b, ok := c.backoff.(*exponentialBackoff); !ok || b.initial != defaultBackoffInitial || b.max != defaultBackoffMax {
-			t.Errorf("backoff = %#v, want ExponentialBackoff(100ms, 2s)", c.backoff)
+		// ExponentialBackoff(100ms, 2s): full jitter under a ceiling that
+		// doubles from 100ms to 2s; 200 draws all in the lower half of
+		// one would happen once in 2^200.
+		for _, tc := range []struct {
+			retry   int
+			ceiling time.Duration
+		}{{1, defaultBackoffInitial}, {20, defaultBackoffMax}} {
+			var most time.Duration
+			for range 200 {
+				d := c.backoff(tc.retry, Answer{})
+				if d < 0 || d > tc.ceiling {
+					t.Fatalf("backoff before retry %d = %v, want at most %v", tc.retry, d, tc.ceiling)
+				}
+				most = max(most, d)
+			}
+			if most <= tc.ceiling/2 {
+				t.Errorf("backoff before retry %d: at most %v in 200 draws, want up to %v", tc.retry, most, tc.ceiling)
+			}
 		}
 		want := map[int]bool{408: true, 429: true, 502: true, 503: true, 504: true}
 		if !reflect.DeepEqual(c.retryableStatuses, want) {
@@ -201,30 +217,17 @@ func TestConfigStatusSet(t *testing.T) {
 	}
 }
 
-// The pause before retry n is asked of DelayAfter, with the answer, when
-// the Backoff sees answers, else of Delay(n); a negative pause is none.
+// The pause before retry n is the Backoff's, asked with n and the answer;
+// a negative pause is none.
 func TestConfigBackoffFor(t *testing.T) {
-	var asked []string
-	plain := newConfig([]Option{WithBackoff(BackoffFunc(func(n int) time.Duration {
-		asked = append(asked, "Delay")
-		return time.Duration(n-3) * time.Second
-	}))})
-	answering := newConfig([]Option{WithBackoff(AnswerBackoffFunc(func(n int, a Answer) time.Duration {
-		asked = append(asked, "DelayAfter")
-		return a.RetryAfter + time.Duration(n)*time.Millisecond
-	}))})
-	a := Answer{RetryAfter: time.Second}
-	if d := plain.backoffFor(5, a); d != 2*time.Second {
-		t.Errorf("plain backoff for retry 5 = %v, want 2s", d)
+	c := newConfig([]Option{WithBackoff(func(n int, a Answer) time.Duration {
+		return a.RetryAfter + time.Duration(n-3)*time.Second
+	})})
+	if d := c.backoffFor(5, Answer{RetryAfter: time.Millisecond}); d != 2*time.Second+time.Millisecond {
+		t.Errorf("backoff for retry 5 = %v, want 2.001s (from n and the answer)", d)
 	}
-	if d := plain.backoffFor(1, a); d != 0 {
-		t.Errorf("plain backoff for retry 1 = %v, want 0 (its -2s clamped)", d)
-	}
-	if d := answering.backoffFor(2, a); d != time.Second+2*time.Millisecond {
-		t.Errorf("answer backoff for retry 2 = %v, want 1.002s", d)
-	}
-	if !reflect.DeepEqual(asked, []string{"Delay", "Delay", "DelayAfter"}) {
-		t.Errorf("asked %v", asked)
+	if d := c.backoffFor(1, Answer{}); d != 0 {
+		t.Errorf("backoff for retry 1 = %v, want 0 (its -2s clamped)", d)
 	}
 }
 

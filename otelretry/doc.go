@@ -188,11 +188,11 @@
 // repeatable [1].
 //
 // A Classifier (WithClassifier), the request's Intent (WithIntent), a
-// PrepareFunc (WithPrepareAttempt) and an AnswerBackoff shape the policy;
-// none of them can resend a write whose outcome is unknown or lift the
-// budget. An Intent may set the request's own deadline, attempt limit and
-// attempt timeout, higher or lower than the Transport's; the context's
-// deadline still applies when it is earlier.
+// PrepareFunc (WithPrepareAttempt) and a Backoff (WithBackoff) shape the
+// policy; none of them can resend a write whose outcome is unknown or
+// lift the budget. An Intent may set the request's own deadline, attempt
+// limit and attempt timeout, higher or lower than the Transport's; the
+// context's deadline still applies when it is earlier.
 //
 // # Writes under an idempotency key
 //

@@ -234,9 +234,9 @@ func TestPrepareAttempt(t *testing.T) {
 }
 
 // A backoff that sees the answer can honour a service's own hint.
-func TestAnswerBackoffHonoursRateLimitReset(t *testing.T) {
+func TestBackoffHonoursRateLimitReset(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		fromReset := otelretry.AnswerBackoffFunc(func(retry int, a otelretry.Answer) time.Duration {
+		fromReset := otelretry.Backoff(func(retry int, a otelretry.Answer) time.Duration {
 			if secs, err := strconv.Atoi(a.Header.Get("X-RateLimit-Reset")); err == nil {
 				return time.Duration(secs) * 100 * time.Millisecond // this API counts in tenths
 			}
@@ -256,10 +256,10 @@ func TestAnswerBackoffHonoursRateLimitReset(t *testing.T) {
 }
 
 func TestDecorrelatedJitterGrowsFromThePreviousPause(t *testing.T) {
-	b := otelretry.DecorrelatedJitter(10*time.Millisecond, 100*time.Millisecond).(otelretry.AnswerBackoff)
+	b := otelretry.DecorrelatedJitter(10*time.Millisecond, 100*time.Millisecond)
 	for range 1000 {
 		for _, prev := range []time.Duration{0, 10 * time.Millisecond, 20 * time.Millisecond, time.Second} {
-			d := b.DelayAfter(2, otelretry.Answer{PreviousPause: prev})
+			d := b(2, otelretry.Answer{PreviousPause: prev})
 			hi := min(3*max(prev, 10*time.Millisecond), 100*time.Millisecond)
 			if d < 10*time.Millisecond || d > hi {
 				t.Fatalf("after %v: pause %v outside [10ms, %v]", prev, d, hi)

@@ -363,7 +363,7 @@ func TestCallFromAPrepareFuncHonoursItsOwnIntent(t *testing.T) {
 }
 
 // Every hook that is handed a context of the operation makes calls of
-// their own with it: a Classifier and an AnswerBackoff through
+// their own with it: a Classifier and a Backoff through
 // Answer.Request's context, a base below through its request's. Each call,
 // under its own Intent{NoRetry: true}, WithOperationID and result slot,
 // is sent once (its server answers 503), under that id, reported to its
@@ -382,8 +382,8 @@ func TestCallFromEveryHookHonoursWhatTheHookGaveIt(t *testing.T) {
 				return otelretry.Classification{}
 			})}
 		}},
-		{name: "an AnswerBackoff", opts: func(call hookCall) []otelretry.Option {
-			return []otelretry.Option{otelretry.WithBackoff(otelretry.AnswerBackoffFunc(func(_ int, a otelretry.Answer) time.Duration {
+		{name: "a Backoff", opts: func(call hookCall) []otelretry.Option {
+			return []otelretry.Option{otelretry.WithBackoff(otelretry.Backoff(func(_ int, a otelretry.Answer) time.Duration {
 				call(a.Request.Context())
 				return time.Millisecond
 			}))}

@@ -224,7 +224,7 @@ func TestPrepareFuncPanicOnARetryClosesItsBody(t *testing.T) {
 func TestHookPanicClosesTheResponseBody(t *testing.T) {
 	hooks := map[string]otelretry.Option{
 		"classifier": otelretry.WithClassifier(func(otelretry.Answer) otelretry.Classification { panic("classifier bug") }),
-		"backoff":    otelretry.WithBackoff(otelretry.BackoffFunc(func(int) time.Duration { panic("backoff bug") })),
+		"backoff":    otelretry.WithBackoff(otelretry.Backoff(func(int, otelretry.Answer) time.Duration { panic("backoff bug") })),
 		"budget key": otelretry.WithBudget(otelretry.NewBudget(otelretry.BudgetKey(func(*http.Request) string { panic("key bug") }))),
 	}
 	for name, hook := range hooks {
@@ -257,29 +257,24 @@ func TestHookPanicClosesTheResponseBody(t *testing.T) {
 // reaches the caller, the failed answer's body is closed, and the
 // operation and attempt spans are ended.
 func TestBackoffPanicReachesTheCallerAndLeavesNothingOpen(t *testing.T) {
-	for _, answerBackoff := range []bool{false, true} {
-		synctest.Test(t, func(t *testing.T) {
-			var b otelretry.Backoff = otelretry.BackoffFunc(func(int) time.Duration { panic("backoff boom") })
-			if answerBackoff {
-				b = otelretry.AnswerBackoffFunc(func(int, otelretry.Answer) time.Duration { panic("backoff boom") })
-			}
-			h := newHarness(t, []scripted.Step{{Status: 503, Body: "busy"}}, otelretry.WithBackoff(b))
-			func() {
-				defer func() {
-					if r := recover(); r == nil {
-						t.Error("the Backoff's panic was swallowed")
-					}
-				}()
-				h.transprt.RoundTrip(get(t, t.Context(), "http://api.test/"))
+	synctest.Test(t, func(t *testing.T) {
+		b := otelretry.Backoff(func(int, otelretry.Answer) time.Duration { panic("backoff boom") })
+		h := newHarness(t, []scripted.Step{{Status: 503, Body: "busy"}}, otelretry.WithBackoff(b))
+		func() {
+			defer func() {
+				if r := recover(); r == nil {
+					t.Error("the Backoff's panic was swallowed")
+				}
 			}()
-			if n := h.base.OpenBodies(); n != 0 {
-				t.Errorf("%d response bodies left open after the Backoff panicked", n)
-			}
-			if started, ended := len(h.spans.Started()), len(h.spans.Ended()); started != ended || ended < 2 {
-				t.Errorf("%d spans started, %d ended; want all ended (operation and attempt)", started, ended)
-			}
-		})
-	}
+			h.transprt.RoundTrip(get(t, t.Context(), "http://api.test/"))
+		}()
+		if n := h.base.OpenBodies(); n != 0 {
+			t.Errorf("%d response bodies left open after the Backoff panicked", n)
+		}
+		if started, ended := len(h.spans.Started()), len(h.spans.Ended()); started != ended || ended < 2 {
+			t.Errorf("%d spans started, %d ended; want all ended (operation and attempt)", started, ended)
+		}
+	})
 }
 
 // A Classifier that panics (on a response, or on a transport error, which

@@ -49,7 +49,7 @@ func (e *hintError) Unwrap() error { return errInvalidRetryAfter }
 // transport then ignores the hint and records that it did
 // (retry_after_invalid).
 //
-// It is exported for AnswerBackoff implementations that read a service's
+// It is exported for Backoff implementations that read a service's
 // own hint in the same two forms (a Retry-After on another status, a
 // RateLimit-Reset), so that they parse it exactly as the transport does.
 func ParseRetryAfter(value string, now time.Time) (time.Duration, error) {

@@ -253,7 +253,7 @@ func (b *budgeted) RoundTrip(req *http.Request) (*http.Response, error) {
 			var te interface{ Timeout() bool }
 			timeout = errors.As(err, &te) && te.Timeout()
 		}
-		pause := b.backoff.Delay(n)
+		pause := b.backoff(n, otelretry.Answer{})
 		dl, hasDL := ctx.Deadline()
 		want := n < b.attempts && (!hasDL || time.Until(dl) > pause)
 		if !b.model.failed(&op, timeout, want) {
