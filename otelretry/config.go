@@ -736,12 +736,25 @@ func WithMetricAttributes(f func(*http.Request) []attribute.KeyValue) Option {
 	})
 }
 
-// WithClassifier sets a Classifier consulted after every attempt. Nil is
-// ignored.
-func WithClassifier(c Classifier) Option {
-	return optionFunc(func(cfg *config) {
+// WithClassifier sets the Classifiers consulted after every attempt, in
+// order: the first answer that is not the zero Classification wins, as
+// for a protocol's classifier and your own (WithClassifier(h2.Classify,
+// yours)). It replaces an earlier WithClassifier. Nil classifiers are
+// skipped; with none left, the option is ignored.
+func WithClassifier(cs ...Classifier) Option {
+	var kept []Classifier
+	for _, c := range cs {
 		if c != nil {
-			cfg.classifier = c
+			kept = append(kept, c)
+		}
+	}
+	return optionFunc(func(cfg *config) {
+		switch len(kept) {
+		case 0:
+		case 1:
+			cfg.classifier = kept[0]
+		default:
+			cfg.classifier = firstClassification(kept)
 		}
 	})
 }

@@ -189,14 +189,11 @@ func (e Evidence) present() bool { return e.Protocol != "" || e.Code != 0 || e.N
 // processed into a stop.
 type Classifier func(Answer) Classification
 
-// Classifiers combines classifiers: the first answer that is not the zero
-// Classification wins. Nil classifiers are skipped.
-func Classifiers(cs ...Classifier) Classifier {
+// firstClassification asks cs in order: the first answer that is not the
+// zero Classification wins.
+func firstClassification(cs []Classifier) Classifier {
 	return func(a Answer) Classification {
 		for _, c := range cs {
-			if c == nil {
-				continue
-			}
 			if got := c(a); got.kind != classDefault {
 				return got
 			}

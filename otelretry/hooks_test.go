@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -158,6 +159,28 @@ func TestClassifier(t *testing.T) {
 			}
 			resp.Body.Close()
 			sameTuples(t, h, "503 stop classifier")
+		})
+	})
+	t.Run("several are asked in order, the first answer that is not the zero one wins", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			var asked []string
+			named := func(name string, c otelretry.Classification) otelretry.Classifier {
+				return func(otelretry.Answer) otelretry.Classification { asked = append(asked, name); return c }
+			}
+			replaced := named("replaced", otelretry.NotRetryable())
+			h := newHarness(t, []scripted.Step{{Status: 500}, {Status: 200}}, append(seedLike,
+				otelretry.WithClassifier(replaced),
+				otelretry.WithClassifier(named("zero", otelretry.Classification{}), nil,
+					named("retry", otelretry.Retryable(0)), named("never", otelretry.NotRetryable())))...)
+			resp, err := h.client.Do(get(t, t.Context(), "http://api.test/"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+			sameTuples(t, h, "500 retry classifier", "200 return response")
+			if want := []string{"zero", "retry", "zero", "retry"}; !slices.Equal(asked, want) {
+				t.Errorf("asked %v, want %v: in order, until an answer, and never the replaced one", asked, want)
+			}
 		})
 	})
 	t.Run("not processed resends a write, within the limits, with the evidence", func(t *testing.T) {
