@@ -87,7 +87,7 @@ func TestAnOutageGetsNoMoreExtraRequestsWithHedgesThanWithRetriesAlone(t *testin
 // most the smaller of the two bounds that admit them: the dependency's
 // hedge rate (its burst, plus MaxRate for every operation) and the retry
 // budget (the tokens a fresh host holds above half, plus
-// BudgetTokenRatio for every success it counted), whatever the number of
+// TokenRatio for every success it counted), whatever the number of
 // operations in flight together and however slow the preparation.
 func TestABrownoutGetsNoMoreHedgesThanTheRateAndTheBudgetAdmit(t *testing.T) {
 	const waves = 10

@@ -58,14 +58,17 @@ func quietOptions(opts ...otelretry.Option) []otelretry.Option {
 
 // Issue 25, item 13: the zero Budget works, with the default settings: a
 // dependency that always fails gets a fresh host's two retries and then
-// none, exactly as with NewBudget(), and nothing panics.
+// none, exactly as with the documented defaults written out, and nothing
+// panics.
 func TestBudgetZeroValueThroughTransport(t *testing.T) {
 	for _, c := range []struct {
 		name   string
 		budget func() *otelretry.Budget
 	}{
 		{"zero Budget", func() *otelretry.Budget { return &otelretry.Budget{} }},
-		{"NewBudget()", func() *otelretry.Budget { return otelretry.NewBudget() }},
+		{"the defaults written out", func() *otelretry.Budget {
+			return &otelretry.Budget{Tokens: 6, TokenRatio: 0.5, MaxHosts: 10000, Pushback: time.Second, IdleEviction: 10 * time.Minute}
+		}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
@@ -136,7 +139,7 @@ func TestBudgetZeroValueConcurrent(t *testing.T) {
 // hosts).
 func TestBudgetSharedAcrossTransportsSurvivesHostChurn(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		budget := otelretry.NewBudget(otelretry.BudgetMaxHosts(40))
+		budget := &otelretry.Budget{MaxHosts: 40}
 		var healthy atomic.Bool
 		base := roundTripFunc(func(r *http.Request) (*http.Response, error) {
 			code := 200

@@ -688,11 +688,14 @@ func WithMetricsServerAddress() Option {
 }
 
 // WithBudget shares or tunes the retry budget (see Budget). Pass the same
-// Budget to several Transports to bound their combined retries. Nil is
-// ignored. Default: a Budget per Transport with the default settings.
+// Budget to several Transports to bound their combined retries. A setting
+// out of its range reads as its default, and NewTransport reports it
+// through otel.Handle. Nil is ignored. Default: a Budget per Transport
+// with the default settings.
 func WithBudget(b *Budget) Option {
 	return optionFunc(func(c *config) {
 		if b != nil {
+			c.err = errors.Join(c.err, b.invalidSettings())
 			c.budget = b
 			c.noBudget = false
 		}

@@ -1228,7 +1228,7 @@ func TestHedgesSpendTheRetryBudget(t *testing.T) {
 		const ops = 100
 		h := newHarness(t, []scripted.Step{{Delay: 50 * time.Millisecond, Status: 200}},
 			otelretry.WithHedging(otelretry.Hedging{Delay: 10 * time.Millisecond, MaxRate: 1}),
-			otelretry.WithBudget(otelretry.NewBudget()))
+			otelretry.WithBudget(&otelretry.Budget{}))
 		refused := 0
 		for range ops {
 			h.spans.Reset()
@@ -1387,7 +1387,7 @@ func TestAHedgeNotSentCostsTheBudgetNothing(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
-				budget := otelretry.NewBudget()
+				budget := &otelretry.Budget{}
 				h := newHarness(t, []scripted.Step{{Delay: 50 * time.Millisecond, Status: 404}},
 					otelretry.WithHedging(otelretry.Hedging{Delay: 10 * time.Millisecond, MaxRate: 1}),
 					otelretry.WithBudget(budget),
@@ -1612,7 +1612,7 @@ func TestTheBudgetLetsAtMostAboutEveryOtherSlowOperationHedge(t *testing.T) {
 				ops := 400 / tc.concurrent * tc.concurrent
 				h := newHarness(t, []scripted.Step{{Delay: 50 * time.Millisecond, Status: 200}},
 					otelretry.WithHedging(otelretry.Hedging{Delay: 10 * time.Millisecond, MaxRate: 1}),
-					otelretry.WithBudget(otelretry.NewBudget()))
+					otelretry.WithBudget(&otelretry.Budget{}))
 				var wg sync.WaitGroup
 				for range tc.concurrent {
 					wg.Go(func() {

@@ -218,14 +218,14 @@ func TestPrepareFuncPanicOnARetryClosesItsBody(t *testing.T) {
 	})
 }
 
-// A Classifier, a Backoff or a BudgetKey that panics after the base
+// A Classifier, a Backoff or a Budget's Key that panics after the base
 // answered: the answer's body is closed before the panic goes on, and the
 // spans that were started end (with client spans or without).
 func TestHookPanicClosesTheResponseBody(t *testing.T) {
 	hooks := map[string]otelretry.Option{
 		"classifier": otelretry.WithClassifier(func(otelretry.Answer) otelretry.Classification { panic("classifier bug") }),
 		"backoff":    otelretry.WithBackoff(otelretry.Backoff(func(int, otelretry.Answer) time.Duration { panic("backoff bug") })),
-		"budget key": otelretry.WithBudget(otelretry.NewBudget(otelretry.BudgetKey(func(*http.Request) string { panic("key bug") }))),
+		"budget key": otelretry.WithBudget(&otelretry.Budget{Key: func(*http.Request) string { panic("key bug") }}),
 	}
 	for name, hook := range hooks {
 		for _, clientSpans := range []bool{true, false} {

@@ -97,7 +97,7 @@ func channelScenarios() []channelScenario {
 			},
 			want: []string{"deadline_exceeded/caller"}},
 		{name: "the budget", steps: []scripted.Step{{Status: 503}}, method: http.MethodGet,
-			opts: []otelretry.Option{otelretry.WithBudget(otelretry.NewBudget(otelretry.BudgetTokens(2)))},
+			opts: []otelretry.Option{otelretry.WithBudget(&otelretry.Budget{Tokens: 2})},
 			want: []string{"budget_exhausted/budget"}},
 		{name: "a classifier", steps: []scripted.Step{{Status: 503}}, method: http.MethodGet,
 			opts: []otelretry.Option{otelretry.WithClassifier(func(otelretry.Answer) otelretry.Classification { return otelretry.NotRetryable() })},

@@ -329,7 +329,7 @@ func TestStateCheckNotAppliedResendsWithinTheAttemptLimitAndTheBudget(t *testing
 		}
 	})
 	synctest.Test(t, func(t *testing.T) {
-		budget := otelretry.NewBudget()
+		budget := &otelretry.Budget{}
 		h := newHarness(t, []scripted.Step{{Hang: true}},
 			otelretry.WithAttemptTimeout(100*time.Millisecond), otelretry.WithDeadline(10*time.Second),
 			otelretry.WithMaxAttempts(10), otelretry.WithBudget(budget),

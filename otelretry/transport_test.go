@@ -468,7 +468,7 @@ func TestCallerRequestIsNotModified(t *testing.T) {
 func TestBudgetExhaustionIsItsOwnDecision(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		h := newHarness(t, []scripted.Step{{Status: 503}},
-			otelretry.WithBudget(otelretry.NewBudget(otelretry.BudgetTokens(4))), // one retry
+			otelretry.WithBudget(&otelretry.Budget{Tokens: 4}), // one retry
 			otelretry.WithBackoff(otelretry.ConstantBackoff(time.Millisecond)))
 		resp, err := h.client.Do(get(t, t.Context(), "http://api.test/"))
 		if err != nil || resp.StatusCode != 503 {
@@ -894,7 +894,7 @@ func TestConcurrentOperationsOnLoopbackJoinOneTracePerOperation(t *testing.T) {
 		otelretry.WithDeadline(5*time.Second),
 		// 24 simultaneous failures from a fresh client exceed the default
 		// budget's two retries; this test is about trace structure.
-		otelretry.WithBudget(otelretry.NewBudget(otelretry.BudgetTokens(1000))))}
+		otelretry.WithBudget(&otelretry.Budget{Tokens: 1000}))}
 
 	const ops = 24
 	var wg sync.WaitGroup
@@ -1028,7 +1028,7 @@ func TestConcurrentOperationsSharingATransportSendEachWriteOnce(t *testing.T) {
 	_, opts := tracingProviders()
 	var client *http.Client
 	rt := otelretry.NewTransport(base, append(opts,
-		otelretry.WithBudget(otelretry.NewBudget()), otelretry.WithAttemptTimeout(50*time.Millisecond),
+		otelretry.WithBudget(&otelretry.Budget{}), otelretry.WithAttemptTimeout(50*time.Millisecond),
 		otelretry.WithBackoff(otelretry.ExponentialBackoff(time.Millisecond, 5*time.Millisecond)),
 		otelretry.WithClassifier(func(a otelretry.Answer) otelretry.Classification {
 			if a.StatusCode == 503 {
@@ -1168,7 +1168,7 @@ func TestConcurrentChaosOnLoopbackKeepsTheInvariants(t *testing.T) {
 	defer base.CloseIdleConnections()
 	rec := tracetest.NewSpanRecorder()
 	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
-	budget := otelretry.NewBudget()
+	budget := &otelretry.Budget{}
 	tr := otelretry.NewTransport(base, otelretry.WithTracerProvider(tp), otelretry.WithAttemptTimeout(15*time.Millisecond),
 		otelretry.WithDeadline(60*time.Millisecond), otelretry.WithBackoff(otelretry.ExponentialBackoff(time.Millisecond, 10*time.Millisecond)),
 		otelretry.WithIdempotentMethods("PUT"), otelretry.WithBudget(budget), otelretry.WithMaxAttempts(4))

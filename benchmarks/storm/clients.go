@@ -95,7 +95,7 @@ func newClient(name string, p clientParams) (*http.Client, *http.Transport) {
 	case "otelretry-ratio1":
 		rt = otelretry.NewTransport(base,
 			otelretry.WithDeadline(p.deadline),
-			otelretry.WithBudget(otelretry.NewBudget(otelretry.BudgetTokenRatio(1))),
+			otelretry.WithBudget(&otelretry.Budget{TokenRatio: 1}),
 			otelretry.WithTracerProvider(tracenoop.NewTracerProvider()),
 			otelretry.WithMeterProvider(metricnoop.NewMeterProvider()))
 	case "windowed-budget":
