@@ -706,11 +706,13 @@ func WithBudget(b *Budget) Option {
 // each request to a dependency that refuses or times out more than it
 // accepts is refused locally, before it starts, with the SRE book's
 // probability. Pass the same Throttle to several Transports to throttle
-// their combined load; otelretry.NewThrottle() has the defaults. Nil is
-// ignored. Default: off.
+// their combined load; &otelretry.Throttle{} has the defaults. A setting
+// out of its range reads as its default, and NewTransport reports it
+// through otel.Handle. Nil is ignored. Default: off.
 func WithThrottle(t *Throttle) Option {
 	return optionFunc(func(c *config) {
 		if t != nil {
+			c.err = errors.Join(c.err, t.invalidSettings())
 			c.throttle = t
 		}
 	})
