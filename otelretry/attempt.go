@@ -157,7 +157,7 @@ type sender struct {
 	protocols    protocols
 	dialect      dialect
 	// attemptHeader is WithAttemptHeader's, nil without it.
-	attemptHeader *AttemptHeader
+	attemptHeader *attemptHeader
 }
 
 // newAttempt makes attempt n of an operation, numbered number, with its

@@ -198,7 +198,7 @@ type config struct {
 	// write's "true" make it retryable.
 	verdictHeaders []string
 	verdictWrites  bool
-	attemptHeader  *AttemptHeader
+	attemptHeader  *attemptHeader
 	// keys is WithIdempotencyKeys', nil without it; opIDHeader is
 	// WithOperationIDHeader's name, "" without it; keyValues: the key's
 	// value is recorded (WithIdempotencyKeyValues).
@@ -504,27 +504,35 @@ func WithShouldRetryWrites() Option {
 	return optionFunc(func(c *config) { c.verdictWrites = true })
 }
 
-// WithAttemptHeader sets a header that tells the server which attempt it
-// receives, for servers that log or shed by it: one of AWSAttemptHeader,
-// StainlessAttemptHeader, GRPCAttemptHeader, EnvoyAttemptHeader, or your
-// own. It is the one header otelretry adds besides the propagators', and
-// only when asked. It is set on each attempt's copy before the
-// PrepareFunc runs (a signer signs it), never over a header of that name
-// the caller or an SDK set, and it is not recorded, as no header is. The
-// number is the attempt's retry.attempt: it keeps counting across the
-// hops of a redirect chain and the operations of one WithOperationID, so
-// it may exceed the attempt limit given as the maximum. The maximum is the
+// WithAttemptHeader sends the header name on every attempt, to tell the
+// server which attempt it receives, for servers that log or shed by it.
+// A header otelretry knows (in any spelling) is written in its own
+// convention, any other as the attempt's number N, from 1:
+//
+//	Amz-Sdk-Request             attempt=N; max=M (the AWS SDKs)
+//	X-Stainless-Retry-Count     N−1, the retries before (openai-go and clients generated like it)
+//	Grpc-Previous-Rpc-Attempts  N−1, the attempts before (gRPC)
+//	X-Envoy-Attempt-Count       N (Envoy)
+//	any other name              N
+//
+// Another format is a PrepareFunc's to set. It is the one header
+// otelretry adds besides the propagators', and only when asked. It is set
+// on each attempt's copy before the PrepareFunc runs (a signer signs it),
+// never over a header of that name the caller or an SDK set, and it is not
+// recorded, as no header is. N is the attempt's retry.attempt: it keeps
+// counting across the hops of a redirect chain and the operations of one
+// WithOperationID, so it may exceed the attempt limit given as M. M is the
 // operation's real attempt limit: WithMaxAttempts', or its Intent's
-// MaxAttempts, and 1 under its Intent's NoRetry. It is no
-// idempotency key and no contract header: it changes nothing the policy
-// judges. An AttemptHeader without a name or a Value is ignored.
-func WithAttemptHeader(h AttemptHeader) Option {
+// MaxAttempts, and 1 under its Intent's NoRetry. It is no idempotency key
+// and no contract header: it changes nothing the policy judges. A name
+// that is not a header name is ignored.
+func WithAttemptHeader(name string) Option {
 	return optionFunc(func(c *config) {
-		if h.Name == "" || h.Value == nil {
-			c.invalid("WithAttemptHeader", h.Name, "want a header name and a Value")
+		if !validHeaderName(name) {
+			c.invalid("WithAttemptHeader", name, "want a header name")
 			return
 		}
-		c.attemptHeader = &h
+		c.attemptHeader = newAttemptHeader(name)
 	})
 }
 

@@ -1116,7 +1116,7 @@ func TestAdaptiveDelayDoesNotClimbOnTheAttemptsItCuts(t *testing.T) {
 		})
 		rec, opts := tracingProviders()
 		tr := otelretry.NewTransport(base, append(opts, otelretry.WithoutBudget(),
-			otelretry.WithAttemptHeader(otelretry.AttemptHeader{Name: "X-Attempt", Value: func(n, _ int) string { return strconv.Itoa(n) }}),
+			otelretry.WithAttemptHeader("X-Attempt"),
 			otelretry.WithHedging(otelretry.Hedging{Adaptive: true, MaxRate: 1}))...)
 		send := func() {
 			resp, err := tr.RoundTrip(get(t, t.Context(), "http://api.test/items"))
@@ -1434,7 +1434,7 @@ func TestConcurrentOperationsUnderOneIDNeverShareAnAttemptNumber(t *testing.T) {
 			otelretry.WithHedging(otelretry.Hedging{Delay: 10 * time.Millisecond, MaxRate: 1}),
 			otelretry.WithoutBudget(), otelretry.WithMaxAttempts(6),
 			otelretry.WithBackoff(otelretry.ConstantBackoff(time.Millisecond)),
-			otelretry.WithAttemptHeader(otelretry.AttemptHeader{Name: "X-Attempt", Value: func(n, _ int) string { return strconv.Itoa(n) }}),
+			otelretry.WithAttemptHeader("X-Attempt"),
 			otelretry.WithPrepareAttempt(func(r *http.Request, _ int) error {
 				mu.Lock()
 				defer mu.Unlock()
@@ -1574,7 +1574,7 @@ func TestAHedgeStillPreparingWhenItsRaceEndsLeavesNoGapInTheNumbers(t *testing.T
 							return r.Context().Err()
 						}
 					}),
-					otelretry.WithAttemptHeader(otelretry.AttemptHeader{Name: "X-Attempt", Value: func(n, _ int) string { return strconv.Itoa(n) }}))
+					otelretry.WithAttemptHeader("X-Attempt"))
 				ctx := t.Context()
 				if withID {
 					ctx = otelretry.WithOperationID(ctx, "op-36")
