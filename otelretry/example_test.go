@@ -153,18 +153,6 @@ func ExampleWithIdempotencyKeys() {
 	// Output: order 1 - applied: 1
 }
 
-func ExampleParseRetryAfter() {
-	now := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
-	for _, v := range []string{"120", "Mon, 30 Nov 2026 12:00:30 GMT", "soon"} {
-		d, err := otelretry.ParseRetryAfter(v, now)
-		fmt.Println(d, err != nil)
-	}
-	// Output:
-	// 2m0s false
-	// 30s false
-	// 0s true
-}
-
 func ExampleSanitizeURL() {
 	u, _ := url.Parse("https://alice:s3cret@api.example.com/v1/items?token=abc&page=2#top")
 	fmt.Println(otelretry.SanitizeURL(u))

@@ -18,12 +18,12 @@ import (
 // operation deadline.
 const maxRetryAfter = 24 * time.Hour
 
-// errInvalidRetryAfter is wrapped by the error ParseRetryAfter returns for a
+// errInvalidRetryAfter is wrapped by the error parseRetryAfter returns for a
 // value that is neither delay-seconds nor an HTTP-date.
 var errInvalidRetryAfter = errors.New("otelretry: invalid Retry-After")
 
 // hintError is why a hint header's value could not be read: the header
-// ("" from ParseRetryAfter) and what was wrong with the value, never the
+// ("" from parseRetryAfter) and what was wrong with the value, never the
 // value itself, which may carry anything (a URL with its credentials), so
 // that neither the telemetry nor a caller that logs the error repeats it.
 type hintError struct {
@@ -41,18 +41,15 @@ func (e *hintError) Error() string {
 
 func (e *hintError) Unwrap() error { return errInvalidRetryAfter }
 
-// ParseRetryAfter parses a Retry-After header value (RFC 9110 §10.2.3):
+// parseRetryAfter parses a Retry-After header value (RFC 9110 §10.2.3):
 // delay-seconds, a non-negative decimal integer, or an HTTP-date, read
 // relative to now. A date in the past yields 0. The result is at most 24
 // hours. A malformed value returns an error, which says what was wrong
 // with it (empty, negative, a fraction, not a date), never the value; the
 // transport then ignores the hint and records that it did
-// (retry_after_invalid).
-//
-// It is exported for Backoff implementations that read a service's
-// own hint in the same two forms (a Retry-After on another status, a
-// RateLimit-Reset), so that they parse it exactly as the transport does.
-func ParseRetryAfter(value string, now time.Time) (time.Duration, error) {
+// (retry_after_invalid). A service's own hint in the same two forms (a
+// RateLimit-Reset) is read the same way under WithRetryHints' HintSeconds.
+func parseRetryAfter(value string, now time.Time) (time.Duration, error) {
 	if isDigits(value) {
 		secs, err := strconv.ParseUint(value, 10, 64)
 		if err != nil || secs > uint64(maxRetryAfter/time.Second) {
@@ -106,7 +103,8 @@ type HintUnit uint8
 
 const (
 	// HintSeconds: delay-seconds or an HTTP-date, as Retry-After is
-	// written (ParseRetryAfter).
+	// written (RFC 9110): a date in the past is 0, and the hint is at most
+	// 24 hours.
 	HintSeconds HintUnit = iota
 	// HintMilliseconds: a non-negative decimal number of milliseconds, as
 	// retry-after-ms is written; 0 and a fraction are hints, as openai-go
@@ -158,7 +156,7 @@ func retryHint(h http.Header, hints []RetryHint, now time.Time) (d time.Duration
 		case HintWholeMilliseconds:
 			d, err = parseWholeMs(v[0])
 		default:
-			d, err = ParseRetryAfter(v[0], now)
+			d, err = parseRetryAfter(v[0], now)
 		}
 		if err == nil {
 			return d, true, malformed

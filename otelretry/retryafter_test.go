@@ -35,9 +35,9 @@ func TestParseRetryAfter(t *testing.T) {
 		{"", 0, attrs.HintProblemEmpty},
 	}
 	for _, tc := range cases {
-		got, err := ParseRetryAfter(tc.in, now)
+		got, err := parseRetryAfter(tc.in, now)
 		if (err != nil) != (tc.problem != "") || got != tc.want {
-			t.Errorf("ParseRetryAfter(%q) = %v, %v; want %v, problem %q", tc.in, got, err, tc.want, tc.problem)
+			t.Errorf("parseRetryAfter(%q) = %v, %v; want %v, problem %q", tc.in, got, err, tc.want, tc.problem)
 		}
 		checkHintError(t, tc.in, err, "", tc.problem)
 	}
@@ -72,7 +72,7 @@ func FuzzParseRetryAfter(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		d, err := ParseRetryAfter(s, now)
+		d, err := parseRetryAfter(s, now)
 		if err != nil {
 			if d != 0 || !errors.Is(err, errInvalidRetryAfter) {
 				t.Fatalf("error %v with duration %v", err, d)
@@ -80,7 +80,7 @@ func FuzzParseRetryAfter(f *testing.F) {
 			return
 		}
 		if d < 0 || d > maxRetryAfter {
-			t.Fatalf("ParseRetryAfter(%q) = %v out of [0, %v]", s, d, maxRetryAfter)
+			t.Fatalf("parseRetryAfter(%q) = %v out of [0, %v]", s, d, maxRetryAfter)
 		}
 	})
 }
