@@ -15,7 +15,7 @@ import (
 // grow the pause from the last one (DecorrelatedJitter); ConstantBackoff
 // and ExponentialBackoff ignore it. It must be safe for concurrent use.
 // The pause is still at least the server's retry hint (Retry-After, and
-// the headers of WithRetryHints), and the transport caps every pause by
+// the headers of WithRetryHint), and the transport caps every pause by
 // the operation deadline: a pause that cannot end before the deadline is
 // never started.
 type Backoff func(retry int, a Answer) time.Duration

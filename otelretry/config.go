@@ -192,8 +192,10 @@ type config struct {
 	idempotencyHeaders []string
 	// recordedKeyHeaders are WithRecordedIdempotencyKey's header names.
 	recordedKeyHeaders []string
-	// hints are the retry hint headers, in the order they are read.
-	hints []RetryHint
+	// hints are the retry hint headers, in the order they are read: the
+	// first hintsAdded are WithRetryHint's, the defaults after them.
+	hints      []hintHeader
+	hintsAdded int
 	// verdictHeaders are the should-retry headers; verdictWrites lets a
 	// write's "true" make it retryable.
 	verdictHeaders []string
@@ -437,35 +439,35 @@ func WithRecordedIdempotencyKey(headers ...string) Option {
 	})
 }
 
-// WithRetryHints adds response headers that carry the server's retry
-// hint, each with its unit, read before the defaults, in the order given.
-// The defaults are retry-after-ms and x-ms-retry-after-ms (OpenAI, Azure;
+// WithRetryHint reads the response header that carries the server's
+// hint of how long to wait before a retry, in unit: read before the
+// defaults, after the headers of earlier WithRetryHint options. The
+// defaults are retry-after-ms and x-ms-retry-after-ms (OpenAI, Azure;
 // HintMilliseconds, as openai-go reads them), then Retry-After (RFC 9110),
-// the order in which openai-go and azcore check them.
-// A header already read (a default, or one given before) is read only
-// here, in the unit given: WithRetryHints(RetryHint{"retry-after-ms",
-// HintWholeMilliseconds}) reads retry-after-ms as azcore does. The first
-// present and well-formed one is the hint, read as Retry-After is: it
-// raises the pause, is capped by the deadline, is recorded as
-// retry.retry_after_ms, and counts as the server's pushback for the retry
-// budget. A malformed one is skipped and recorded (retry_after_invalid).
-// A hint with an empty header name is ignored.
-func WithRetryHints(hints ...RetryHint) Option {
+// the order in which openai-go and azcore check them. A header already
+// read (a default, or one given before) is read only here, in the unit
+// given: WithRetryHint("retry-after-ms", HintWholeMilliseconds) reads
+// retry-after-ms as azcore does. The first present and well-formed one is
+// the hint, read as Retry-After is: it raises the pause, is capped by the
+// deadline, is recorded as retry.retry_after_ms, and counts as the
+// server's pushback for the retry budget. A malformed one is skipped and
+// recorded (retry_after_invalid). A name that is not a header name is
+// ignored.
+func WithRetryHint(header string, unit HintUnit) Option {
 	return optionFunc(func(c *config) {
-		var added []RetryHint
-		for _, h := range hints {
-			if h.Header == "" {
-				c.invalid("WithRetryHints", h, "want a header name")
-				continue
-			}
-			added = append(added, RetryHint{Header: http.CanonicalHeaderKey(h.Header), Unit: h.Unit})
+		if !validHeaderName(header) {
+			c.invalid("WithRetryHint", header, "want a header name")
+			return
 		}
-		for _, old := range c.hints {
-			if !slices.ContainsFunc(added, func(h RetryHint) bool { return h.Header == old.Header }) {
-				added = append(added, old)
+		h := hintHeader{name: http.CanonicalHeaderKey(header), unit: unit}
+		if i := slices.IndexFunc(c.hints, func(old hintHeader) bool { return old.name == h.name }); i >= 0 {
+			c.hints = slices.Delete(c.hints, i, i+1)
+			if i < c.hintsAdded {
+				c.hintsAdded--
 			}
 		}
-		c.hints = added
+		c.hints = slices.Insert(c.hints, c.hintsAdded, h)
+		c.hintsAdded++
 	})
 }
 

@@ -68,21 +68,24 @@ func TestConfigDefaults(t *testing.T) {
 	}
 }
 
-// WithRetryHints reads a header it is given only where it is given, in its
-// unit: a default (or an earlier option's) of the same name is dropped, so
-// that the azcore recipe reads retry-after-ms and x-ms-retry-after-ms as
-// azcore does, in azcore's order, with Retry-After after them.
-func TestWithRetryHintsReadsAHeaderOnce(t *testing.T) {
+// WithRetryHint reads a header it is given only where it is given, in its
+// unit, the headers given in the order of the options, before the
+// defaults: a default (or an earlier option's) of the same name is
+// dropped, so that the azcore recipe reads retry-after-ms and
+// x-ms-retry-after-ms as azcore does, in azcore's order, with Retry-After
+// after them.
+func TestWithRetryHintReadsAHeaderOnce(t *testing.T) {
 	c := newConfig([]Option{
-		WithRetryHints(RetryHint{Header: "x-ratelimit-reset-ms", Unit: HintMilliseconds}),
-		WithRetryHints(RetryHint{Header: "retry-after-ms", Unit: HintWholeMilliseconds},
-			RetryHint{Header: "x-ms-retry-after-ms", Unit: HintWholeMilliseconds}),
+		WithRetryHint("x-ratelimit-reset-ms", HintMilliseconds),
+		WithRetryHint("retry-after-ms", HintWholeMilliseconds),
+		WithRetryHint("x-ms-retry-after-ms", HintWholeMilliseconds),
+		WithRetryHint("X-RateLimit-Reset-Ms", HintSeconds),
 	})
-	want := []RetryHint{
-		{Header: "Retry-After-Ms", Unit: HintWholeMilliseconds},
-		{Header: "X-Ms-Retry-After-Ms", Unit: HintWholeMilliseconds},
-		{Header: "X-Ratelimit-Reset-Ms", Unit: HintMilliseconds},
-		{Header: "Retry-After", Unit: HintSeconds},
+	want := []hintHeader{
+		{name: "Retry-After-Ms", unit: HintWholeMilliseconds},
+		{name: "X-Ms-Retry-After-Ms", unit: HintWholeMilliseconds},
+		{name: "X-Ratelimit-Reset-Ms", unit: HintSeconds},
+		{name: "Retry-After", unit: HintSeconds},
 	}
 	if !reflect.DeepEqual(c.hints, want) {
 		t.Errorf("hints = %v, want %v", c.hints, want)

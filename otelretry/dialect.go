@@ -12,7 +12,7 @@ import (
 // What services say to their clients, and what clients say to services,
 // beyond HTTP itself: a service's verdict on whether its answer may be
 // retried, and the attempt's number on the wire. (The servers' retry hints
-// in other units are read with Retry-After: see RetryHint.)
+// in other units are read with Retry-After: see WithRetryHint.)
 
 // defaultShouldRetryHeaders are the headers whose value is a service's
 // verdict on retrying its answer, read unless WithoutShouldRetryHeaders

@@ -121,7 +121,7 @@ func TestMillisecondHintsAreTheServersPushback(t *testing.T) {
 		{"429, only retry-after-ms: held for it, not for a second", status(429, "Retry-After-Ms", "150"), nil, 150 * time.Millisecond},
 		{"429, Retry-After: 0: no hold", status(429, "Retry-After", "0"), nil, 0},
 		{"a header of the user's", status(503, "X-Ratelimit-Reset-Ms", "220", "Retry-After-Ms", "2000"),
-			[]otelretry.Option{otelretry.WithRetryHints(otelretry.RetryHint{Header: "x-ratelimit-reset-ms", Unit: otelretry.HintMilliseconds})},
+			[]otelretry.Option{otelretry.WithRetryHint("x-ratelimit-reset-ms", otelretry.HintMilliseconds)},
 			220 * time.Millisecond},
 	}
 	for _, tc := range cases {

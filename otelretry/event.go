@@ -77,7 +77,7 @@ type hedgeLink struct {
 // dialect is what the transport reads of an answer beyond its status:
 // the retry hint headers, in order, and the should-retry headers.
 type dialect struct {
-	hints    []RetryHint
+	hints    []hintHeader
 	verdicts []string
 }
 

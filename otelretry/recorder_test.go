@@ -1328,7 +1328,7 @@ func TestMetricsServerAddressOnlyByOption(t *testing.T) {
 // A malformed retry hint is recorded by its header's name and what was
 // wrong with it (retry.hint.header, retry.hint.problem on the
 // retry_after_invalid event), never by its value: a hint of any header
-// read (the defaults, WithRetryHints') carrying a URL with credentials
+// read (the defaults, WithRetryHint's) carrying a URL with credentials
 // reaches no span, log record, slog record, metric or error.
 func TestMalformedHintIsRecordedByItsNameAndProblemOnly(t *testing.T) {
 	const hint = "https://ops:HINT-SECRET@status.example/wait?sig=SIG-SECRET"
@@ -1342,7 +1342,7 @@ func TestMalformedHintIsRecordedByItsNameAndProblemOnly(t *testing.T) {
 			{Hang: true},
 		},
 			otelretry.WithLogger(slog.New(slog.NewJSONHandler(&slogs, nil))),
-			otelretry.WithRetryHints(otelretry.RetryHint{Header: "x-wait-ms", Unit: otelretry.HintMilliseconds}),
+			otelretry.WithRetryHint("x-wait-ms", otelretry.HintMilliseconds),
 			otelretry.WithMaxAttempts(5), otelretry.WithAttemptTimeout(50*time.Millisecond),
 			otelretry.WithBackoff(otelretry.ConstantBackoff(time.Millisecond)), otelretry.WithoutBudget())
 		_, err := h.client.Do(get(t, t.Context(), "http://api.test/orders"))

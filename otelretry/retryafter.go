@@ -48,7 +48,7 @@ func (e *hintError) Unwrap() error { return errInvalidRetryAfter }
 // with it (empty, negative, a fraction, not a date), never the value; the
 // transport then ignores the hint and records that it did
 // (retry_after_invalid). A service's own hint in the same two forms (a
-// RateLimit-Reset) is read the same way under WithRetryHints' HintSeconds.
+// RateLimit-Reset) is read the same way under WithRetryHint's HintSeconds.
 func parseRetryAfter(value string, now time.Time) (time.Duration, error) {
 	if isDigits(value) {
 		secs, err := strconv.ParseUint(value, 10, 64)
@@ -116,24 +116,24 @@ const (
 	HintWholeMilliseconds
 )
 
-// RetryHint is a response header that carries the server's hint of how
-// long to wait before a retry, and its unit.
-type RetryHint struct {
-	Header string
-	Unit   HintUnit
+// hintHeader is a response header that carries the server's hint of how
+// long to wait before a retry (its canonical name), and its unit.
+type hintHeader struct {
+	name string
+	unit HintUnit
 }
 
 // defaultRetryHints are the hint headers read when no other is configured
-// (WithRetryHints says which and why). The milliseconds are read as
+// (WithRetryHint says which and why). The milliseconds are read as
 // openai-go reads them (HintMilliseconds: 0 and fractions are hints);
-// azcore reads them as HintWholeMilliseconds, which WithRetryHints sets
-// for a service whose SDK does (docs/sdk-recipes.md). Each call returns a
-// new slice.
-func defaultRetryHints() []RetryHint {
-	return []RetryHint{
-		{Header: "Retry-After-Ms", Unit: HintMilliseconds},
-		{Header: "X-Ms-Retry-After-Ms", Unit: HintMilliseconds},
-		{Header: "Retry-After", Unit: HintSeconds},
+// azcore reads them as HintWholeMilliseconds, which WithRetryHint sets for
+// a service whose SDK does (docs/sdk-recipes.md). Each call returns a new
+// slice.
+func defaultRetryHints() []hintHeader {
+	return []hintHeader{
+		{name: "Retry-After-Ms", unit: HintMilliseconds},
+		{name: "X-Ms-Retry-After-Ms", unit: HintMilliseconds},
+		{name: "Retry-After", unit: HintSeconds},
 	}
 }
 
@@ -143,14 +143,14 @@ func defaultRetryHints() []RetryHint {
 // first one's header and problem are returned with whatever hint was
 // found, so that they can be recorded. A hint of 0 is a hint: the server
 // asks for no wait.
-func retryHint(h http.Header, hints []RetryHint, now time.Time) (d time.Duration, ok bool, malformed *hintError) {
+func retryHint(h http.Header, hints []hintHeader, now time.Time) (d time.Duration, ok bool, malformed *hintError) {
 	for _, hint := range hints {
-		v := h[hint.Header] // the names are canonical: no canonicalizing per answer
+		v := h[hint.name] // the names are canonical: no canonicalizing per answer
 		if len(v) == 0 || v[0] == "" {
 			continue
 		}
 		var err error
-		switch hint.Unit {
+		switch hint.unit {
 		case HintMilliseconds:
 			d, err = parseRetryAfterMs(v[0])
 		case HintWholeMilliseconds:
@@ -162,7 +162,7 @@ func retryHint(h http.Header, hints []RetryHint, now time.Time) (d time.Duration
 			return d, true, malformed
 		}
 		if he := (*hintError)(nil); malformed == nil && errors.As(err, &he) {
-			malformed = &hintError{header: hint.Header, problem: he.problem}
+			malformed = &hintError{header: hint.name, problem: he.problem}
 		}
 	}
 	return 0, false, malformed

@@ -157,13 +157,13 @@ func TestParseWholeMs(t *testing.T) {
 func TestRetryHintOrder(t *testing.T) {
 	now := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
 	defaults := defaultRetryHints()
-	withOwn := append([]RetryHint{{Header: "X-Ratelimit-Reset-Ms", Unit: HintMilliseconds}}, defaults...)
-	azcore := newConfig([]Option{WithRetryHints(RetryHint{Header: "retry-after-ms", Unit: HintWholeMilliseconds},
-		RetryHint{Header: "x-ms-retry-after-ms", Unit: HintWholeMilliseconds})}).hints
+	withOwn := append([]hintHeader{{name: "X-Ratelimit-Reset-Ms", unit: HintMilliseconds}}, defaults...)
+	azcore := newConfig([]Option{WithRetryHint("retry-after-ms", HintWholeMilliseconds),
+		WithRetryHint("x-ms-retry-after-ms", HintWholeMilliseconds)}).hints
 	cases := []struct {
 		name      string
 		header    http.Header
-		hints     []RetryHint
+		hints     []hintHeader
 		want      time.Duration
 		ok        bool
 		malformed bool
@@ -199,7 +199,7 @@ func TestRetryHintOrder(t *testing.T) {
 func TestRetryHintReportsTheHeaderAndTheProblem(t *testing.T) {
 	const secret = "https://ops:HINT-SECRET@status.example/wait?sig=SIG-SECRET"
 	now := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
-	hints := append([]RetryHint{{Header: "X-Wait-Ms", Unit: HintMilliseconds}}, defaultRetryHints()...)
+	hints := append([]hintHeader{{name: "X-Wait-Ms", unit: HintMilliseconds}}, defaultRetryHints()...)
 	cases := []struct {
 		header  http.Header
 		name    string
