@@ -471,29 +471,29 @@ func WithRetryHint(header string, unit HintUnit) Option {
 	})
 }
 
-// WithShouldRetryHeaders adds headers whose value is a service's verdict
-// on retrying its answer ("true" or "false", in any case), read after the
-// defaults, Stripe-Should-Retry (Stripe) and X-Should-Retry (OpenAI, and
-// clients generated like openai-go). "false" stops the retry of that
-// answer (reason server_no_retry). "true" makes a failed answer of a
-// request that is safe to repeat retryable (reason server_retry), and a
-// write's only with WithShouldRetryWrites. Neither lifts the deadline, the
-// attempt limit or the retry budget, and a Classifier's answer wins over
-// them.
+// WithShouldRetryHeaders sets the headers whose value is a service's
+// verdict on retrying its answer ("true" or "false", in any case), read in
+// the order given, in place of the defaults: Stripe-Should-Retry (Stripe)
+// and X-Should-Retry (OpenAI, and clients generated like openai-go); name
+// them too to keep them. With no name, no verdict is read. "false" stops
+// the retry of that answer (reason server_no_retry). "true" makes a failed
+// answer of a request that is safe to repeat retryable (reason
+// server_retry), and a write's only with WithShouldRetryWrites. Neither
+// lifts the deadline, the attempt limit or the retry budget, and a
+// Classifier's answer wins over them. A name that is not a header name is
+// ignored.
 func WithShouldRetryHeaders(names ...string) Option {
 	return optionFunc(func(c *config) {
+		headers := []string{}
 		for _, n := range names {
-			if n != "" {
-				c.verdictHeaders = append(c.verdictHeaders, http.CanonicalHeaderKey(n))
+			if !validHeaderName(n) {
+				c.invalid("WithShouldRetryHeaders", n, "want a header name")
+				continue
 			}
+			headers = append(headers, http.CanonicalHeaderKey(n))
 		}
+		c.verdictHeaders = headers
 	})
-}
-
-// WithoutShouldRetryHeaders turns the services' verdicts off: no
-// should-retry header is read, the defaults and any added alike.
-func WithoutShouldRetryHeaders() Option {
-	return optionFunc(func(c *config) { c.verdictHeaders = nil })
 }
 
 // WithShouldRetryWrites lets a service's "true" make a write's failed

@@ -15,8 +15,8 @@ import (
 // in other units are read with Retry-After: see WithRetryHint.)
 
 // defaultShouldRetryHeaders are the headers whose value is a service's
-// verdict on retrying its answer, read unless WithoutShouldRetryHeaders
-// (WithShouldRetryHeaders says which). "true" says the request may be
+// verdict on retrying its answer, read unless WithShouldRetryHeaders names
+// others (it says which, and why). "true" says the request may be
 // repeated, "false" says it must not be; any other value is no verdict.
 // Each call returns a new slice.
 func defaultShouldRetryHeaders() []string { return []string{"Stripe-Should-Retry", "X-Should-Retry"} }

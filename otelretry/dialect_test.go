@@ -174,8 +174,8 @@ func TestMalformedMillisecondHintFallsBack(t *testing.T) {
 // server_no_retry), "true" makes a failed answer of a repeatable request
 // retryable (server_retry), and a write's only with WithShouldRetryWrites,
 // which records the header as its evidence. A Classifier wins over it,
-// the attempt limit still applies, and WithoutShouldRetryHeaders turns it
-// off.
+// the attempt limit still applies; WithShouldRetryHeaders names the
+// headers read, in place of the defaults, and with no name turns it off.
 func TestShouldRetryHeadersAreTheServicesVerdict(t *testing.T) {
 	notRetryable := otelretry.WithClassifier(func(a otelretry.Answer) otelretry.Classification {
 		if a.StatusCode >= 500 {
@@ -202,9 +202,13 @@ func TestShouldRetryHeadersAreTheServicesVerdict(t *testing.T) {
 		{"a POST 503 that says true, with WithShouldRetryWrites", http.MethodPost, status(503, "X-Should-Retry", "true"),
 			[]otelretry.Option{otelretry.WithShouldRetryWrites()}, 2, "retry/server_retry", "X-Should-Retry"},
 		{"a classifier wins", http.MethodGet, status(503, "X-Should-Retry", "true"), []otelretry.Option{notRetryable}, 1, "stop/classifier", ""},
-		{"turned off", http.MethodGet, status(503, "X-Should-Retry", "false"), []otelretry.Option{otelretry.WithoutShouldRetryHeaders()}, 2, "retry/retryable_status", ""},
+		{"turned off", http.MethodGet, status(503, "X-Should-Retry", "false"), []otelretry.Option{otelretry.WithShouldRetryHeaders()}, 2, "retry/retryable_status", ""},
 		{"a header of the user's", http.MethodGet, status(503, "X-Retryable", "false"),
 			[]otelretry.Option{otelretry.WithShouldRetryHeaders("x-retryable")}, 1, "stop/server_no_retry", ""},
+		{"a header of the user's in place of the defaults", http.MethodGet, status(503, "X-Should-Retry", "false"),
+			[]otelretry.Option{otelretry.WithShouldRetryHeaders("x-retryable")}, 2, "retry/retryable_status", ""},
+		{"the defaults named again, and a header of the user's", http.MethodGet, status(503, "Stripe-Should-Retry", "false"),
+			[]otelretry.Option{otelretry.WithShouldRetryHeaders("x-retryable", "Stripe-Should-Retry", "X-Should-Retry")}, 1, "stop/server_no_retry", ""},
 		{"not a verdict", http.MethodGet, status(503, "X-Should-Retry", "maybe"), nil, 2, "retry/retryable_status", ""},
 	}
 	for _, tc := range cases {
