@@ -5,11 +5,8 @@ package otelretry
 
 import (
 	"context"
-	"errors"
 	"net/http"
 	"time"
-
-	"go.opentelemetry.io/otel"
 
 	"github.com/otelretry/otelretry-go/attrs"
 )
@@ -197,29 +194,6 @@ func firstClassification(cs []Classifier) Classifier {
 			if got := c(a); got.kind != classDefault {
 				return got
 			}
-		}
-		return Classification{}
-	}
-}
-
-// EvidenceClassifier returns a Classifier that classifies an attempt that
-// got no response as NotProcessed when evidence finds the protocol's proof
-// in its error, and leaves every other answer to the default rules. The
-// protocol classifiers (classify/h2, classify/h3) are built with it.
-//
-// A nil evidence function returns a nil Classifier, which WithClassifier
-// ignores, and the mistake is reported through otel.Handle.
-func EvidenceClassifier(evidence func(error) (Evidence, bool)) Classifier {
-	if evidence == nil {
-		otel.Handle(errors.New("otelretry: EvidenceClassifier(nil) ignored: want a function"))
-		return nil
-	}
-	return func(a Answer) Classification {
-		if a.Err == nil || a.StatusCode != 0 {
-			return Classification{}
-		}
-		if e, ok := evidence(a.Err); ok {
-			return NotProcessed(e)
 		}
 		return Classification{}
 	}

@@ -331,32 +331,3 @@ func TestIntentRepeatableIsNotAnUnknownWrite(t *testing.T) {
 		})
 	}
 }
-
-// Issue 25, item 13: EvidenceClassifier(nil) returns nil, which
-// WithClassifier ignores, and the mistake is reported through otel.Handle;
-// an attempt that fails with no response then takes the default rules
-// instead of panicking.
-func TestEvidenceClassifierNil(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		reported := captureOtelErrors(t)
-		c := otelretry.EvidenceClassifier(nil)
-		if c != nil {
-			t.Errorf("EvidenceClassifier(nil) returned a Classifier, want nil")
-		}
-		errs := reported()
-		if len(errs) != 1 || !strings.Contains(errs[0].Error(), "EvidenceClassifier") {
-			t.Errorf("reported %v, want one error naming EvidenceClassifier", errs)
-		}
-
-		base := scripted.New(scripted.Step{Delay: 5 * time.Millisecond, Err: errors.New("connection reset by peer")})
-		tr := otelretry.NewTransport(base, quietOptions(otelretry.WithClassifier(c), otelretry.WithoutBudget())...)
-		if got := roundTripNoPanic(t, tr, "http://dependency.test/"); got != 0 {
-			t.Errorf("status %d, want the transport error", got)
-		}
-		// Without a classifier the default rules retry a GET's transport
-		// error up to the attempt limit.
-		if got := len(base.Calls()); got != 3 {
-			t.Errorf("%d calls, want 3 (the default rules)", got)
-		}
-	})
-}
