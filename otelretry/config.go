@@ -4,6 +4,7 @@
 package otelretry
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -180,7 +181,7 @@ type config struct {
 	noBudget       bool
 	// throttle is WithThrottle's, nil when off.
 	throttle     *Throttle
-	stateCheck   StateCheckFunc
+	stateCheck   stateCheckFunc
 	classifier   Classifier
 	prepare      PrepareFunc
 	trustResends bool
@@ -637,8 +638,25 @@ func WithHedging(h Hedging) Option {
 }
 
 // WithStateCheck sets the hook that resolves an unknown write outcome
-// (decision check_state). See StateCheckFunc. Nil is ignored.
-func WithStateCheck(f StateCheckFunc) Option {
+// (decision check_state), typically by querying the server for the record
+// by operation id or idempotency key:
+//
+//   - StateApplied: the write happened; Response is returned to the caller.
+//   - StateNotApplied: the write did not happen; it is sent again, within the
+//     same deadline, attempt limit and budget as a retry.
+//   - StateUnknown, or an error: the outcome stays unknown; RoundTrip returns
+//     an error matching ErrOutcomeUnknown.
+//
+// ctx carries the operation deadline and the state_check span, so calls the
+// hook makes through an instrumented client appear under it. A lookup it
+// makes through an otelretry Transport is an operation of its own, never
+// counted as a repeat of the write: it honours the Intent, the operation
+// id and the result slots the hook adds to ctx (Intent{NoRetry: true} for
+// a lookup sent once), and takes none of the write's. An error it
+// returns is recorded, sanitized, on the state_check span and is reachable
+// from the error RoundTrip returns with errors.Is and errors.As. Nil is
+// ignored.
+func WithStateCheck(f func(ctx context.Context, check StateCheck) (StateResult, error)) Option {
 	return optionFunc(func(c *config) {
 		if f != nil {
 			c.stateCheck = f

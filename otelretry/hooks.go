@@ -255,7 +255,7 @@ type StateCheck struct {
 	Err error
 }
 
-// StateResult is the answer of a StateCheckFunc.
+// StateResult is the answer of a state check (WithStateCheck).
 type StateResult struct {
 	// State says whether the write was applied.
 	State attrs.StateCheckResult
@@ -265,22 +265,5 @@ type StateResult struct {
 	Response *http.Response
 }
 
-// StateCheckFunc resolves an unknown write outcome (decision check_state),
-// typically by querying the server for the record by operation id or
-// idempotency key.
-//
-//   - StateApplied: the write happened; Response is returned to the caller.
-//   - StateNotApplied: the write did not happen; it is sent again, within the
-//     same deadline, attempt limit and budget as a retry.
-//   - StateUnknown, or an error: the outcome stays unknown; RoundTrip returns
-//     an error matching ErrOutcomeUnknown.
-//
-// ctx carries the operation deadline and the state_check span, so calls the
-// hook makes through an instrumented client appear under it. A lookup it
-// makes through an otelretry Transport is an operation of its own, never
-// counted as a repeat of the write: it honours the Intent, the operation
-// id and the result slots the hook adds to ctx (Intent{NoRetry: true} for
-// a lookup sent once), and takes none of the write's. An error it
-// returns is recorded, sanitized, on the state_check span and is reachable
-// from the error RoundTrip returns with errors.Is and errors.As.
-type StateCheckFunc func(ctx context.Context, check StateCheck) (StateResult, error)
+// stateCheckFunc is WithStateCheck's hook.
+type stateCheckFunc func(ctx context.Context, check StateCheck) (StateResult, error)

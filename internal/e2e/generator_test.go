@@ -71,7 +71,7 @@ type genScenario struct {
 // hedged read by retry.attempts > 1 alone, deadline_exceeded and check_state (one
 // attempt) by retry.outcome alone, the state-checked success (return, one
 // attempt) by its state_check span alone.
-func genScenarios(stateCheck otelretry.StateCheckFunc) []genScenario {
+func genScenarios(stateCheck func(context.Context, otelretry.StateCheck) (otelretry.StateResult, error)) []genScenario {
 	const ms = time.Millisecond
 	limits := func(attemptTimeout time.Duration) []otelretry.Option {
 		return []otelretry.Option{otelretry.WithDeadline(2 * time.Second), otelretry.WithAttemptTimeout(attemptTimeout),
