@@ -66,7 +66,7 @@ func TestAnOutageGetsNoMoreExtraRequestsWithHedgesThanWithRetriesAlone(t *testin
 					synctest.Test(t, func(t *testing.T) {
 						opts := []otelretry.Option{otelretry.WithBackoff(otelretry.ConstantBackoff(10 * time.Millisecond))}
 						if hedging {
-							opts = append(opts, otelretry.WithHedging(otelretry.Hedging{Delay: 20 * time.Millisecond, MaxRate: 1}))
+							opts = append(opts, otelretry.WithHedging(otelretry.Hedging{Delay: 20 * time.Millisecond, MaxShare: 1}))
 						}
 						if prepare > 0 {
 							opts = append(opts, slowPreparation(prepare))
@@ -85,7 +85,7 @@ func TestAnOutageGetsNoMoreExtraRequestsWithHedgesThanWithRetriesAlone(t *testin
 
 // In a brownout, where every answer succeeds late, the hedges sent are at
 // most the smaller of the two bounds that admit them: the dependency's
-// hedge rate (its burst, plus MaxRate for every operation) and the retry
+// hedge rate (its burst, plus MaxShare for every operation) and the retry
 // budget (the tokens a fresh host holds above half, plus
 // TokenRatio for every success it counted), whatever the number of
 // operations in flight together and however slow the preparation.
@@ -94,9 +94,9 @@ func TestABrownoutGetsNoMoreHedgesThanTheRateAndTheBudgetAdmit(t *testing.T) {
 	for _, inFlight := range []int{8, 16, 64} {
 		for _, prepare := range []time.Duration{0, 20 * time.Millisecond} {
 			for _, rate := range []float64{1, 0.05} {
-				t.Run(fmt.Sprintf("inFlight=%d/prepare=%v/MaxRate=%v", inFlight, prepare, rate), func(t *testing.T) {
+				t.Run(fmt.Sprintf("inFlight=%d/prepare=%v/MaxShare=%v", inFlight, prepare, rate), func(t *testing.T) {
 					synctest.Test(t, func(t *testing.T) {
-						opts := []otelretry.Option{otelretry.WithHedging(otelretry.Hedging{Delay: 10 * time.Millisecond, MaxRate: rate})}
+						opts := []otelretry.Option{otelretry.WithHedging(otelretry.Hedging{Delay: 10 * time.Millisecond, MaxShare: rate})}
 						if prepare > 0 {
 							opts = append(opts, slowPreparation(prepare))
 						}

@@ -629,7 +629,7 @@ func WithOperationIDHeader(name string) Option {
 // ignored; a Hedging with neither a Delay nor Adaptive turns hedging off.
 func WithHedging(h Hedging) Option {
 	return optionFunc(func(c *config) {
-		if h.Delay < 0 || h.MinDelay < 0 || h.MaxDelay < 0 || h.MaxHedges < 0 || h.MaxRate < 0 || h.Quantile < 0 || h.Quantile >= 1 {
+		if h.Delay < 0 || h.MinDelay < 0 || h.MaxDelay < 0 || h.MaxHedges < 0 || h.MaxShare < 0 || h.Quantile < 0 || h.Quantile >= 1 {
 			c.invalid("WithHedging", h, "want values of 0 or more, and a Quantile below 1")
 			return
 		}

@@ -168,7 +168,7 @@
 //   - 44. at the hedge delay, the client-side throttle (WithThrottle)
 //     refuses it (its budget token and its hedge are given back) (any): no
 //     hedge, reason throttle
-//   - 45. at the hedge delay, the dependency's hedge rate (MaxRate) has no
+//   - 45. at the hedge delay, the dependency's hedge rate (MaxShare) has no
 //     hedge left (the budget's token is given back) (any): no hedge, reason
 //     hedge_limit
 //

@@ -150,7 +150,7 @@ func ExampleDecorrelatedJitter() {
 
 // A read whose answer is merely slow is hedged: after the delay with no
 // answer, a second attempt is sent, and the first answer wins; the slow
-// attempt is canceled (superseded). MaxRate 1 lets every operation hedge,
+// attempt is canceled (superseded). MaxShare 1 lets every operation hedge,
 // for the example; the default (5 %) bounds the extra load when every
 // answer is slow.
 func ExampleWithHedging() {
@@ -167,7 +167,7 @@ func ExampleWithHedging() {
 	}))
 	defer srv.Close()
 	client := &http.Client{Transport: otelretry.NewTransport(nil,
-		otelretry.WithHedging(otelretry.Hedging{Delay: 20 * time.Millisecond, MaxRate: 1}))}
+		otelretry.WithHedging(otelretry.Hedging{Delay: 20 * time.Millisecond, MaxShare: 1}))}
 
 	var results otelretry.Results
 	req, _ := http.NewRequestWithContext(otelretry.WithResults(context.Background(), &results), http.MethodGet, srv.URL+"/items/1", nil)

@@ -46,13 +46,13 @@ type Hedging struct {
 	// hedge waits the delay again. Once the operation may send no more,
 	// no delay is armed. Any value is safe: nothing is sized by it.
 	MaxHedges int
-	// MaxRate is the share of a dependency's hedged operations that may
-	// send a hedge (0.05 when 0), with a burst of hedgeBurst(MaxRate), full when the Transport first meets the
+	// MaxShare is the share of a dependency's hedged operations that may
+	// send a hedge (0.05 when 0), with a burst of hedgeBurst(MaxShare), full when the Transport first meets the
 	// dependency: when every request is slow (a brownout), hedging adds at
 	// most that share of load to the dependency that is struggling, past
 	// the burst (see docs/hedging.md). A hedge it refuses is recorded
 	// (hedge_refused, reason hedge_limit).
-	MaxRate float64
+	MaxShare float64
 }
 
 // Defaults of Hedging.
@@ -84,8 +84,8 @@ func (h Hedging) withDefaults() Hedging {
 	if h.MaxHedges <= 0 {
 		h.MaxHedges = defaultMaxHedges
 	}
-	if h.MaxRate <= 0 || h.MaxRate > 1 {
-		h.MaxRate = defaultHedgeRate
+	if h.MaxShare <= 0 || h.MaxShare > 1 {
+		h.MaxShare = defaultHedgeRate
 	}
 	return h
 }
@@ -198,7 +198,7 @@ func (h *hedger) delay(key string, p Hedging) time.Duration {
 		return p.Delay
 	}
 	h.mu.Lock()
-	q, ok := h.entry(key, hedgeBurst(p.MaxRate)).sketch.quantile(p.Quantile)
+	q, ok := h.entry(key, hedgeBurst(p.MaxShare)).sketch.quantile(p.Quantile)
 	h.mu.Unlock()
 	if !ok {
 		if p.Delay > 0 {

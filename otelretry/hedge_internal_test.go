@@ -152,7 +152,7 @@ func TestSketchBuckets(t *testing.T) {
 	}
 }
 
-// A dependency earns MaxRate hedges per operation, up to its burst; a
+// A dependency earns MaxShare hedges per operation, up to its burst; a
 // hedge takes one.
 func TestHedgerRate(t *testing.T) {
 	var h hedger
@@ -227,9 +227,9 @@ func TestHedgerDelay(t *testing.T) {
 // withDefaults replaces zero and out-of-range values, and keeps MaxDelay
 // at or above MinDelay.
 func TestHedgingDefaults(t *testing.T) {
-	got := Hedging{Delay: time.Millisecond, Quantile: 1.5, MinDelay: time.Second, MaxDelay: time.Millisecond, MaxRate: 2}.withDefaults()
+	got := Hedging{Delay: time.Millisecond, Quantile: 1.5, MinDelay: time.Second, MaxDelay: time.Millisecond, MaxShare: 2}.withDefaults()
 	want := Hedging{Delay: time.Millisecond, Quantile: defaultHedgeQuantile, MinDelay: time.Second, MaxDelay: time.Second,
-		MaxHedges: defaultMaxHedges, MaxRate: defaultHedgeRate}
+		MaxHedges: defaultMaxHedges, MaxShare: defaultHedgeRate}
 	if got != want {
 		t.Errorf("withDefaults = %+v, want %+v", got, want)
 	}

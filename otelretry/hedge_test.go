@@ -230,7 +230,7 @@ func TestRetriesAndHedgesCompose(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
-				h := newHarness(t, tc.steps, otelretry.WithHedging(otelretry.Hedging{Delay: 20 * time.Millisecond, MaxRate: 1}),
+				h := newHarness(t, tc.steps, otelretry.WithHedging(otelretry.Hedging{Delay: 20 * time.Millisecond, MaxShare: 1}),
 					otelretry.WithMaxAttempts(4), otelretry.WithBackoff(otelretry.ConstantBackoff(10*time.Millisecond)))
 				start := time.Now()
 				if status, _, err := roundTrip(t, h, get(t, t.Context(), "http://api.test/items")); err != nil || status != 200 {
@@ -264,7 +264,7 @@ func TestHedgesCountAgainstTheAttemptLimit(t *testing.T) {
 			h := newHarness(t, []scripted.Step{
 				{Delay: 50 * time.Millisecond, Status: 503},
 				{Delay: 50 * time.Millisecond, Status: 503},
-			}, otelretry.WithHedging(otelretry.Hedging{Delay: 20 * time.Millisecond, MaxHedges: 3, MaxRate: 1}),
+			}, otelretry.WithHedging(otelretry.Hedging{Delay: 20 * time.Millisecond, MaxHedges: 3, MaxShare: 1}),
 				otelretry.WithMaxAttempts(2))
 			status, _, err := roundTrip(t, h, get(t, t.Context(), "http://api.test/items"))
 			if err != nil || status != 503 {
@@ -287,7 +287,7 @@ func TestHedgesCountAgainstTheAttemptLimit(t *testing.T) {
 			h := newHarness(t, []scripted.Step{
 				{Delay: time.Millisecond, Status: 503},
 				{Delay: 50 * time.Millisecond, Status: 200},
-			}, otelretry.WithHedging(otelretry.Hedging{Delay: 20 * time.Millisecond, MaxRate: 1}),
+			}, otelretry.WithHedging(otelretry.Hedging{Delay: 20 * time.Millisecond, MaxShare: 1}),
 				otelretry.WithMaxAttempts(2), otelretry.WithBackoff(otelretry.ConstantBackoff(time.Millisecond)))
 			if status, _, err := roundTrip(t, h, get(t, t.Context(), "http://api.test/items")); err != nil || status != 200 {
 				t.Fatalf("got %d, %v", status, err)
@@ -308,7 +308,7 @@ func TestHedgesCountAgainstTheAttemptLimit(t *testing.T) {
 func TestHedgesAreBoundByTheOneDeadline(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		h := newHarness(t, []scripted.Step{{Hang: true}},
-			otelretry.WithHedging(otelretry.Hedging{Delay: 20 * time.Millisecond, MaxHedges: 5, MaxRate: 1}),
+			otelretry.WithHedging(otelretry.Hedging{Delay: 20 * time.Millisecond, MaxHedges: 5, MaxShare: 1}),
 			otelretry.WithMaxAttempts(10), otelretry.WithDeadline(50*time.Millisecond))
 		start := time.Now()
 		_, _, err := roundTrip(t, h, get(t, t.Context(), "http://api.test/items"))
@@ -336,7 +336,7 @@ func TestHedgeIsRefusedByTheRetryBudget(t *testing.T) {
 		h := newHarness(t, []scripted.Step{
 			{Status: 503, Header: http.Header{"Retry-After": {"10"}}},
 			{Delay: 50 * time.Millisecond, Status: 200},
-		}, otelretry.WithHedging(otelretry.Hedging{Delay: 20 * time.Millisecond, MaxRate: 1}),
+		}, otelretry.WithHedging(otelretry.Hedging{Delay: 20 * time.Millisecond, MaxShare: 1}),
 			otelretry.WithMaxAttempts(2), otelretry.WithDeadline(time.Second))
 		// The first operation's 503 puts the host on hold for 10s; its own
 		// retry is refused past the deadline.
@@ -358,14 +358,14 @@ func TestHedgeIsRefusedByTheRetryBudget(t *testing.T) {
 }
 
 // When every request is slow (a brownout), the dependency's hedge rate
-// holds the hedges to MaxRate of its operations, after a burst, and each
+// holds the hedges to MaxShare of its operations, after a burst, and each
 // refusal is recorded with its reason. (The retry budget, which bounds
 // them too, is off: the rate alone is measured.)
 func TestHedgeRateHoldsInABrownout(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		const ops = 400
 		h := newHarness(t, []scripted.Step{{Delay: 50 * time.Millisecond, Status: 200}}, otelretry.WithoutBudget(),
-			otelretry.WithHedging(otelretry.Hedging{Delay: 10 * time.Millisecond, MaxRate: 0.05}))
+			otelretry.WithHedging(otelretry.Hedging{Delay: 10 * time.Millisecond, MaxShare: 0.05}))
 		sent, refused := 0, 0
 		for range ops {
 			h.spans.Reset()
@@ -409,7 +409,7 @@ func TestWritesAreNeverHedged(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				h := newHarness(t, []scripted.Step{{Delay: 100 * time.Millisecond, Status: 201}},
-					otelretry.WithHedging(otelretry.Hedging{Delay: 10 * time.Millisecond, MaxRate: 1}),
+					otelretry.WithHedging(otelretry.Hedging{Delay: 10 * time.Millisecond, MaxShare: 1}),
 					otelretry.WithIdempotencyKeyContract())
 				ctx := t.Context()
 				if tc.intent != nil {
@@ -439,7 +439,7 @@ func TestWritesAreNeverHedged(t *testing.T) {
 func TestHedgeOfABodyThatCannotBeReplayedIsRefused(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		h := newHarness(t, []scripted.Step{{Delay: 100 * time.Millisecond, Status: 200}},
-			otelretry.WithHedging(otelretry.Hedging{Delay: 10 * time.Millisecond, MaxRate: 1}), otelretry.WithBodyBuffer(0, 0))
+			otelretry.WithHedging(otelretry.Hedging{Delay: 10 * time.Millisecond, MaxShare: 1}), otelretry.WithBodyBuffer(0, 0))
 		req := post(t, otelretry.WithIntent(t.Context(), otelretry.Intent{Repeatable: true}), "http://api.test/search", "q")
 		req.GetBody = nil
 		req.Body = io.NopCloser(strings.NewReader("q"))
@@ -478,7 +478,7 @@ func TestAdaptiveDelayFindsTheDependencysP95(t *testing.T) {
 			return &http.Response{StatusCode: 200, Body: http.NoBody, Request: r}, nil
 		})
 		rec, opts := tracingProviders()
-		tr := otelretry.NewTransport(base, append(opts, otelretry.WithHedging(otelretry.Hedging{Adaptive: true, MaxDelay: 500 * time.Millisecond, MaxRate: 1}))...)
+		tr := otelretry.NewTransport(base, append(opts, otelretry.WithHedging(otelretry.Hedging{Adaptive: true, MaxDelay: 500 * time.Millisecond, MaxShare: 1}))...)
 		var delays []string
 		for i := range 200 {
 			rec.Reset()
@@ -519,7 +519,7 @@ func TestAdaptiveDelayFindsTheDependencysP95(t *testing.T) {
 func TestCallerCancelingEndsTheRace(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		h := newHarness(t, []scripted.Step{{Hang: true}},
-			otelretry.WithHedging(otelretry.Hedging{Delay: 10 * time.Millisecond, MaxHedges: 2, MaxRate: 1}), otelretry.WithMaxAttempts(5))
+			otelretry.WithHedging(otelretry.Hedging{Delay: 10 * time.Millisecond, MaxHedges: 2, MaxShare: 1}), otelretry.WithMaxAttempts(5))
 		ctx, cancel := context.WithCancel(t.Context())
 		time.AfterFunc(25*time.Millisecond, cancel)
 		_, _, err := roundTrip(t, h, get(t, ctx, "http://api.test/items"))
@@ -540,7 +540,7 @@ func TestCallerCancelingEndsTheRace(t *testing.T) {
 func TestPanicInAHedgeEndsTheRace(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		h := newHarness(t, []scripted.Step{{Hang: true}, {Delay: time.Millisecond, Panic: "base broke"}},
-			otelretry.WithHedging(otelretry.Hedging{Delay: 10 * time.Millisecond, MaxRate: 1}))
+			otelretry.WithHedging(otelretry.Hedging{Delay: 10 * time.Millisecond, MaxShare: 1}))
 		func() {
 			defer func() {
 				if r := recover(); r != "base broke" {
@@ -566,7 +566,7 @@ func TestSupersededReachesTheLogsAndTheMetrics(t *testing.T) {
 		h, logs := newLogHarness(t, []scripted.Step{
 			{Delay: 100 * time.Millisecond, Status: 200},
 			{Delay: 5 * time.Millisecond, Status: 200},
-		}, otelretry.WithHedging(otelretry.Hedging{Delay: 20 * time.Millisecond, MaxRate: 1}))
+		}, otelretry.WithHedging(otelretry.Hedging{Delay: 20 * time.Millisecond, MaxShare: 1}))
 		if _, _, err := roundTrip(t, h, get(t, t.Context(), "http://api.test/items")); err != nil {
 			t.Fatal(err)
 		}
@@ -616,7 +616,7 @@ func TestHedgedOperationsOnLoopbackLeaveNothingOpen(t *testing.T) {
 	defer srv.Close()
 	base := &countingBodies{base: srv.Client().Transport}
 	defer srv.Client().CloseIdleConnections()
-	tr := otelretry.NewTransport(base, otelretry.WithHedging(otelretry.Hedging{Delay: 2 * time.Millisecond, MaxHedges: 2, MaxRate: 1}),
+	tr := otelretry.NewTransport(base, otelretry.WithHedging(otelretry.Hedging{Delay: 2 * time.Millisecond, MaxHedges: 2, MaxShare: 1}),
 		otelretry.WithBackoff(otelretry.ConstantBackoff(time.Millisecond)), otelretry.WithoutBudget(), otelretry.WithDeadline(2*time.Second))
 	client := &http.Client{Transport: tr}
 	var next atomic.Int64
@@ -685,7 +685,7 @@ func TestSupersededAttemptSpanHasNoErrorStatus(t *testing.T) {
 		h := newHarness(t, []scripted.Step{
 			{Delay: 100 * time.Millisecond, Status: 200},
 			{Delay: 5 * time.Millisecond, Status: 200},
-		}, otelretry.WithHedging(otelretry.Hedging{Delay: 20 * time.Millisecond, MaxRate: 1}), otelretry.WithoutClientSpans())
+		}, otelretry.WithHedging(otelretry.Hedging{Delay: 20 * time.Millisecond, MaxShare: 1}), otelretry.WithoutClientSpans())
 		if _, _, err := roundTrip(t, h, get(t, t.Context(), "http://api.test/items")); err != nil {
 			t.Fatal(err)
 		}
@@ -709,7 +709,7 @@ func TestPanicAfterTheWinnerClosesTheWinnersResponse(t *testing.T) {
 		h := newHarness(t, []scripted.Step{
 			{Delay: 100 * time.Millisecond, Status: 200, Body: "slow"},
 			{Delay: 5 * time.Millisecond, Status: 200, Body: "hedge"},
-		}, otelretry.WithHedging(otelretry.Hedging{Delay: 20 * time.Millisecond, MaxRate: 1}),
+		}, otelretry.WithHedging(otelretry.Hedging{Delay: 20 * time.Millisecond, MaxShare: 1}),
 			otelretry.WithClassifier(func(a otelretry.Answer) otelretry.Classification {
 				if a.Attempt == 1 { // the loser, canceled once the hedge won
 					panic("classifier broke")
@@ -758,7 +758,7 @@ func TestPanicDiscardingTheLoserClosesTheWinnersResponse(t *testing.T) {
 			}
 		})
 		rec, opts := tracingProviders()
-		tr := otelretry.NewTransport(base, append(opts, otelretry.WithHedging(otelretry.Hedging{Delay: 20 * time.Millisecond, MaxRate: 1}))...)
+		tr := otelretry.NewTransport(base, append(opts, otelretry.WithHedging(otelretry.Hedging{Delay: 20 * time.Millisecond, MaxShare: 1}))...)
 		func() {
 			defer func() { _ = recover() }()
 			resp, err := tr.RoundTrip(get(t, t.Context(), "http://api.test/items"))
@@ -815,7 +815,7 @@ func TestHedgePreparationDoesNotHoldBackTheAnswerThatCame(t *testing.T) {
 				}
 				return &http.Response{StatusCode: 200, Header: http.Header{}, Body: http.NoBody, Request: r}, nil
 			})
-			opts := []otelretry.Option{otelretry.WithHedging(otelretry.Hedging{Delay: time.Millisecond, MaxRate: 1}),
+			opts := []otelretry.Option{otelretry.WithHedging(otelretry.Hedging{Delay: time.Millisecond, MaxShare: 1}),
 				otelretry.WithDeadline(2 * time.Second)}
 			req := get(t, t.Context(), "http://api.test/items")
 			if hook == "PrepareFunc" {
@@ -858,7 +858,7 @@ func TestCallAbandonedAfterARaceIsNumberedAfterItsHedges(t *testing.T) {
 		h := newHarness(t, []scripted.Step{
 			{Delay: 30 * time.Millisecond, Status: 503}, // 1: the race's last failure, at 30ms
 			{Delay: 5 * time.Millisecond, Status: 503},  // 2 (hedge, at 20ms): fails at 25ms, while 1 is in flight
-		}, otelretry.WithHedging(otelretry.Hedging{Delay: 20 * time.Millisecond, MaxRate: 1}),
+		}, otelretry.WithHedging(otelretry.Hedging{Delay: 20 * time.Millisecond, MaxShare: 1}),
 			otelretry.WithMaxAttempts(5), otelretry.WithBackoff(otelretry.ConstantBackoff(100*time.Millisecond)))
 		ctx, cancel := context.WithCancel(t.Context())
 		time.AfterFunc(50*time.Millisecond, cancel) // during the retry's pause
@@ -910,7 +910,7 @@ func TestMaxHedgesBoundsTheHedgesOfTheOperation(t *testing.T) {
 					{Delay: 30 * time.Millisecond, Status: 503},
 					{Delay: tc.hedge, Status: 503},
 					{Delay: 50 * time.Millisecond, Status: 200},
-				}, otelretry.WithHedging(otelretry.Hedging{Delay: 20 * time.Millisecond, MaxHedges: tc.maxHedges, MaxRate: 1}),
+				}, otelretry.WithHedging(otelretry.Hedging{Delay: 20 * time.Millisecond, MaxHedges: tc.maxHedges, MaxShare: 1}),
 					otelretry.WithMaxAttempts(tc.maxAttempts), otelretry.WithBackoff(otelretry.ConstantBackoff(10*time.Millisecond)))
 				if status, _, err := roundTrip(t, h, get(t, t.Context(), "http://api.test/items")); err != nil || status != 200 {
 					t.Fatalf("got %d, %v", status, err)
@@ -938,7 +938,7 @@ func TestAHugeMaxHedgesIsBoundedByTheAttemptLimit(t *testing.T) {
 		t.Run(strconv.Itoa(max), func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				h := newHarness(t, []scripted.Step{{Delay: 100 * time.Millisecond, Status: 200}},
-					otelretry.WithHedging(otelretry.Hedging{Delay: 10 * time.Millisecond, MaxHedges: max, MaxRate: 1}),
+					otelretry.WithHedging(otelretry.Hedging{Delay: 10 * time.Millisecond, MaxHedges: max, MaxShare: 1}),
 					otelretry.WithMaxAttempts(3))
 				var status int
 				var err error
@@ -975,7 +975,7 @@ func TestPanicRecordingAHedgeDoesNotHangTheOperation(t *testing.T) {
 	rec := tracetest.NewSpanRecorder()
 	tp := &eventPanics{TracerProvider: sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec)), event: attrs.EventHedgeSent}
 	h := newHarness(t, []scripted.Step{{Delay: 50 * time.Millisecond, Status: 200}},
-		otelretry.WithHedging(otelretry.Hedging{Delay: 5 * time.Millisecond, MaxRate: 1}), otelretry.WithTracerProvider(tp))
+		otelretry.WithHedging(otelretry.Hedging{Delay: 5 * time.Millisecond, MaxShare: 1}), otelretry.WithTracerProvider(tp))
 	done := make(chan any, 1)
 	go func() {
 		defer func() { done <- recover() }()
@@ -1056,7 +1056,7 @@ func TestAdaptiveDelayFindsTheP95OfAHeavyTail(t *testing.T) {
 		})
 		rec, opts := tracingProviders()
 		tr := otelretry.NewTransport(base, append(opts, otelretry.WithoutBudget(),
-			otelretry.WithHedging(otelretry.Hedging{Adaptive: true, MaxDelay: 5 * time.Second, MaxRate: 1}))...)
+			otelretry.WithHedging(otelretry.Hedging{Adaptive: true, MaxDelay: 5 * time.Second, MaxShare: 1}))...)
 		var delays []int
 		hedged := 0
 		for i := range ops {
@@ -1117,7 +1117,7 @@ func TestAdaptiveDelayDoesNotClimbOnTheAttemptsItCuts(t *testing.T) {
 		rec, opts := tracingProviders()
 		tr := otelretry.NewTransport(base, append(opts, otelretry.WithoutBudget(),
 			otelretry.WithAttemptHeader("X-Attempt"),
-			otelretry.WithHedging(otelretry.Hedging{Adaptive: true, MaxRate: 1}))...)
+			otelretry.WithHedging(otelretry.Hedging{Adaptive: true, MaxShare: 1}))...)
 		send := func() {
 			resp, err := tr.RoundTrip(get(t, t.Context(), "http://api.test/items"))
 			if err != nil {
@@ -1159,7 +1159,7 @@ func TestAHedgeRefusedAtItsPreparationTakesNoHedgeFromTheRate(t *testing.T) {
 		var prepared atomic.Int32
 		h := newHarness(t, []scripted.Step{{Delay: 50 * time.Millisecond, Status: 200}},
 			// A burst of one hedge, and a hundred operations to earn another.
-			otelretry.WithHedging(otelretry.Hedging{Delay: 10 * time.Millisecond, MaxRate: 0.01}),
+			otelretry.WithHedging(otelretry.Hedging{Delay: 10 * time.Millisecond, MaxShare: 0.01}),
 			otelretry.WithPrepareAttempt(func(_ *http.Request, attempt int) error {
 				if attempt == 2 && prepared.Add(1) == 1 {
 					return errors.New("signer unavailable") // the first operation's hedge only
@@ -1194,7 +1194,7 @@ func TestAHedgeRefusedAtItsPreparationLeavesNoGapInTheNumbers(t *testing.T) {
 		h := newHarness(t, []scripted.Step{
 			{Delay: 50 * time.Millisecond, Status: 503},
 			{Status: 200},
-		}, otelretry.WithHedging(otelretry.Hedging{Delay: 10 * time.Millisecond, MaxRate: 1}),
+		}, otelretry.WithHedging(otelretry.Hedging{Delay: 10 * time.Millisecond, MaxShare: 1}),
 			otelretry.WithBackoff(otelretry.ConstantBackoff(0)),
 			otelretry.WithPrepareAttempt(func(_ *http.Request, attempt int) error {
 				prepared = append(prepared, attempt)
@@ -1219,7 +1219,7 @@ func TestAHedgeRefusedAtItsPreparationLeavesNoGapInTheNumbers(t *testing.T) {
 
 // "Hedges cost budget tokens like retries do" (issue 36); "counts against
 // ... the retry budget" (docs/hedging.md). With the hedge rate out of the
-// way (MaxRate 1), a brownout where every answer is slow but succeeds
+// way (MaxShare 1), a brownout where every answer is slow but succeeds
 // spends the retry budget with each hedge, and the budget, as it does for
 // retries, ends up refusing some. Today a hedge is only admitted, never
 // charged: every one of the operations sends one.
@@ -1227,7 +1227,7 @@ func TestHedgesSpendTheRetryBudget(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		const ops = 100
 		h := newHarness(t, []scripted.Step{{Delay: 50 * time.Millisecond, Status: 200}},
-			otelretry.WithHedging(otelretry.Hedging{Delay: 10 * time.Millisecond, MaxRate: 1}),
+			otelretry.WithHedging(otelretry.Hedging{Delay: 10 * time.Millisecond, MaxShare: 1}),
 			otelretry.WithBudget(&otelretry.Budget{}))
 		refused := 0
 		for range ops {
@@ -1256,7 +1256,7 @@ func TestASupersededAttemptIsNotRecordedAsCanceledByTheCaller(t *testing.T) {
 	for _, clientSpans := range []bool{true, false} {
 		t.Run(fmt.Sprintf("clientSpans=%v", clientSpans), func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
-				opts := []otelretry.Option{otelretry.WithHedging(otelretry.Hedging{Delay: 20 * time.Millisecond, MaxRate: 1})}
+				opts := []otelretry.Option{otelretry.WithHedging(otelretry.Hedging{Delay: 20 * time.Millisecond, MaxShare: 1})}
 				if !clientSpans {
 					opts = append(opts, otelretry.WithoutClientSpans())
 				}
@@ -1287,7 +1287,7 @@ func TestASupersededAttemptIsNotRecordedAsCanceledByTheCaller(t *testing.T) {
 func TestARaceHintHoldsTheRaceRetry(t *testing.T) {
 	const ms = time.Millisecond
 	wait1s := http.Header{"Retry-After": {"1"}}
-	hedging := otelretry.WithHedging(otelretry.Hedging{Delay: 20 * ms, MaxRate: 1})
+	hedging := otelretry.WithHedging(otelretry.Hedging{Delay: 20 * ms, MaxShare: 1})
 	backoff := otelretry.WithBackoff(otelretry.ConstantBackoff(10 * ms))
 	for _, tc := range []struct {
 		name  string
@@ -1389,7 +1389,7 @@ func TestAHedgeNotSentCostsTheBudgetNothing(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				budget := &otelretry.Budget{}
 				h := newHarness(t, []scripted.Step{{Delay: 50 * time.Millisecond, Status: 404}},
-					otelretry.WithHedging(otelretry.Hedging{Delay: 10 * time.Millisecond, MaxRate: 1}),
+					otelretry.WithHedging(otelretry.Hedging{Delay: 10 * time.Millisecond, MaxShare: 1}),
 					otelretry.WithBudget(budget),
 					otelretry.WithPrepareAttempt(func(_ *http.Request, attempt int) error {
 						if attempt == 2 {
@@ -1431,7 +1431,7 @@ func TestConcurrentOperationsUnderOneIDNeverShareAnAttemptNumber(t *testing.T) {
 		}
 		steps = append(steps, scripted.Step{Delay: 50 * time.Millisecond, Status: 200})
 		h := newHarness(t, steps,
-			otelretry.WithHedging(otelretry.Hedging{Delay: 10 * time.Millisecond, MaxRate: 1}),
+			otelretry.WithHedging(otelretry.Hedging{Delay: 10 * time.Millisecond, MaxShare: 1}),
 			otelretry.WithoutBudget(), otelretry.WithMaxAttempts(6),
 			otelretry.WithBackoff(otelretry.ConstantBackoff(time.Millisecond)),
 			otelretry.WithAttemptHeader("X-Attempt"),
@@ -1504,7 +1504,7 @@ func TestTheAttemptThatLostRecordsRaceLostOnEveryChannel(t *testing.T) {
 	h.transprt = otelretry.NewTransport(srv.Client().Transport, otelretry.WithTracerProvider(tp),
 		otelretry.WithMeterProvider(sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))),
 		otelretry.WithLoggerProvider(lp), otelretry.WithLogger(slog.New(slog.NewJSONHandler(&slogBuf, nil))),
-		otelretry.WithHedging(otelretry.Hedging{Delay: 20 * time.Millisecond, MaxRate: 1}))
+		otelretry.WithHedging(otelretry.Hedging{Delay: 20 * time.Millisecond, MaxShare: 1}))
 	defer h.transprt.CloseIdleConnections()
 	if status, _, err := roundTrip(t, h, get(t, t.Context(), srv.URL)); err != nil || status != 200 {
 		t.Fatalf("got %d %v", status, err)
@@ -1560,7 +1560,7 @@ func TestAHedgeStillPreparingWhenItsRaceEndsLeavesNoGapInTheNumbers(t *testing.T
 				h := newHarness(t, []scripted.Step{
 					{Delay: 50 * time.Millisecond, Status: 503},
 					{Status: 200},
-				}, otelretry.WithHedging(otelretry.Hedging{Delay: 10 * time.Millisecond, MaxRate: 1}),
+				}, otelretry.WithHedging(otelretry.Hedging{Delay: 10 * time.Millisecond, MaxShare: 1}),
 					otelretry.WithBackoff(otelretry.ConstantBackoff(10*time.Millisecond)),
 					otelretry.WithPrepareAttempt(func(r *http.Request, attempt int) error {
 						if attempt != 2 || hedgePrepared.Swap(true) {
@@ -1611,7 +1611,7 @@ func TestTheBudgetLetsAtMostAboutEveryOtherSlowOperationHedge(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				ops := 400 / tc.concurrent * tc.concurrent
 				h := newHarness(t, []scripted.Step{{Delay: 50 * time.Millisecond, Status: 200}},
-					otelretry.WithHedging(otelretry.Hedging{Delay: 10 * time.Millisecond, MaxRate: 1}),
+					otelretry.WithHedging(otelretry.Hedging{Delay: 10 * time.Millisecond, MaxShare: 1}),
 					otelretry.WithBudget(&otelretry.Budget{}))
 				var wg sync.WaitGroup
 				for range tc.concurrent {

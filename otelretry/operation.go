@@ -129,7 +129,7 @@ func (op *operation) begin(held *holdings) {
 	if h := hedgingOf(sc.intent, t.cfg.hedging); h.on() && !op.plan.write && !op.plan.noRetry && op.plan.maxAttempts > 1 {
 		hedging := h.forOperation(op.plan.maxAttempts)
 		op.race = newRace(op, &op.setup, &op.ident, &t.gate, t.hedger, hedging, op.budgetKey, op.dependency(), op.plan.maxAttempts)
-		t.hedger.begun(op.dependency(), hedging.MaxRate)
+		t.hedger.begun(op.dependency(), hedging.MaxShare)
 		op.tel.recordConcurrently()
 	}
 	if op.plan.notBuffered != "" {

@@ -859,7 +859,7 @@ var hedgeRows = []decisionRow{
 	{hedging, "the client-side throttle (`WithThrottle`) refuses it (its budget token and its hedge are given back)", "any", "no hedge", "`throttle`",
 		func(in input) bool { return in.budgetAsked && in.budget == attrs.ReasonThrottle },
 		is(attrs.DecisionThrottled, attrs.ReasonThrottle)},
-	{hedging, "the dependency's hedge rate (`MaxRate`) has no hedge left (the budget's token is given back)", "any", "no hedge", "`hedge_limit`",
+	{hedging, "the dependency's hedge rate (`MaxShare`) has no hedge left (the budget's token is given back)", "any", "no hedge", "`hedge_limit`",
 		func(in input) bool { return in.budgetAsked && in.rateAsked && !in.rateAllowed }, is(attrs.DecisionStop, attrs.ReasonHedgeLimit)},
 }
 

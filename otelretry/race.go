@@ -300,7 +300,7 @@ func (r *race) run(first *attempt, at progress) raceEnd {
 // not sent, or when the race ends while it is still being prepared.
 func (r *race) giveBack(hedge *attempt) {
 	r.ident.unnumber(hedge.id.number)
-	r.gate.giveBack(r.budgetKey, r.dep, r.setup.clock.at(r.setup.clock.since()), r.hedging.MaxRate)
+	r.gate.giveBack(r.budgetKey, r.dep, r.setup.clock.at(r.setup.clock.since()), r.hedging.MaxShare)
 }
 
 // panic keeps the first panic that ended a goroutine of the race (m).
@@ -319,7 +319,7 @@ func (r *race) admitHedge(now time.Duration, at *progress) verdict {
 	if !v.needBudget {
 		return v
 	}
-	reason, allowed := r.gate.hedge(r.budgetKey, r.dep, r.setup.clock.at(now), r.hedging.MaxRate)
+	reason, allowed := r.gate.hedge(r.budgetKey, r.dep, r.setup.clock.at(now), r.hedging.MaxShare)
 	if in = in.withBudget(reason); reason == "" {
 		in = in.withRate(allowed)
 	}

@@ -1413,7 +1413,7 @@ func FuzzTransportInvariants(f *testing.F) {
 			// (bit 3), which is then hedged too.
 			hedging, repeatable := bodyKind&4 != 0, bodyKind&8 != 0
 			if hedging {
-				opts = append(opts, otelretry.WithHedging(otelretry.Hedging{Delay: time.Duration(d2%60+1) * time.Millisecond, MaxHedges: 2, MaxRate: 1}))
+				opts = append(opts, otelretry.WithHedging(otelretry.Hedging{Delay: time.Duration(d2%60+1) * time.Millisecond, MaxHedges: 2, MaxShare: 1}))
 			}
 			tr := otelretry.NewTransport(base, opts...)
 			ctx := t.Context()

@@ -33,7 +33,7 @@
 //   - failsafe-p95-budget: the same with failsafe-go's budget at a maximum
 //     rate of -budget-share (its minimum concurrency left at its default);
 //   - otelretry-p95: otelretry.NewTransport with WithHedging, one hedge
-//     after the same fixed delay, a hedge rate (MaxRate) of -budget-share;
+//     after the same fixed delay, a hedge rate (MaxShare) of -budget-share;
 //   - otelretry-adaptive: the same with the adaptive delay (Adaptive,
 //     Quantile 0.95, no Delay): the p95 of the time to response headers it
 //     observed, which it must find by itself. Until it has observed 20

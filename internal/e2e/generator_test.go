@@ -99,11 +99,11 @@ func genScenarios(stateCheck func(context.Context, otelretry.StateCheck) (otelre
 			want: attrs.OutcomeReturn, attempts: 1, interesting: true, stateCheck: true, count: 40,
 			opts: append(limits(stallTimeout), otelretry.WithStateCheck(stateCheck))},
 		// The first request stalls and its hedge answers: two requests, the
-		// first superseded. MaxRate 1 lets every operation hedge (the
+		// first superseded. MaxShare 1 lets every operation hedge (the
 		// default 5 % would refuse most of the mix's hedges).
 		{name: "hedged read", method: http.MethodGet, path: "/stall-first", want: attrs.OutcomeReturn, attempts: 2,
 			interesting: true, count: 40,
-			opts: append(limits(time.Second), otelretry.WithHedging(otelretry.Hedging{Delay: 100 * ms, MaxRate: 1}))},
+			opts: append(limits(time.Second), otelretry.WithHedging(otelretry.Hedging{Delay: 100 * ms, MaxShare: 1}))},
 	}
 }
 
