@@ -20,7 +20,7 @@ import (
 type Attempt struct {
 	Method string
 	// ServerAddress labels the series when not empty. The caller decides
-	// (the transport sets it only with WithMetricsServerAddress): each
+	// (the transport sets it only with WithServerAddressInMetrics): each
 	// host multiplies the number of series.
 	ServerAddress string
 	// Labels are extra low-cardinality labels (see NewLabels).

@@ -708,10 +708,10 @@ func WithTrustedBaseResends() Option {
 	return optionFunc(func(c *config) { c.trustResends = true })
 }
 
-// WithMetricsServerAddress adds server.address (the request's host) to the
+// WithServerAddressInMetrics adds server.address (the request's host) to the
 // retry metrics' labels: one set of series per host. Only the host is
 // added, never the path or query.
-func WithMetricsServerAddress() Option {
+func WithServerAddressInMetrics() Option {
 	return optionFunc(func(c *config) { c.metricsServer = true })
 }
 

@@ -246,7 +246,7 @@ func serverPort(u *url.URL) int {
 }
 
 // metricServer is the server.address metric label: the host when
-// WithMetricsServerAddress asked for it, else "" (and the URL is not read).
+// WithServerAddressInMetrics asked for it, else "" (and the URL is not read).
 // It is decided here only; the metrics Recorder labels what it is given.
 func (r *recorder) metricServer(o *opRecord) string {
 	if !r.metricsServer {

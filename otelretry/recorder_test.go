@@ -1288,7 +1288,7 @@ func retryDataPointAttributes(rm metricdata.ResourceMetrics) map[string][]attrib
 }
 
 // server.address is a label of every retry instrument with
-// WithMetricsServerAddress (the host, without the port), and of none
+// WithServerAddressInMetrics (the host, without the port), and of none
 // without it.
 func TestMetricsServerAddressOnlyByOption(t *testing.T) {
 	for _, tc := range []struct {
@@ -1297,7 +1297,7 @@ func TestMetricsServerAddressOnlyByOption(t *testing.T) {
 		want string // "" = no server.address label
 	}{
 		{"default", nil, ""},
-		{"WithMetricsServerAddress", []otelretry.Option{otelretry.WithMetricsServerAddress()}, "api.test"},
+		{"WithServerAddressInMetrics", []otelretry.Option{otelretry.WithServerAddressInMetrics()}, "api.test"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
