@@ -40,7 +40,7 @@ func concurrently(t *testing.T, h *harness, ops, inFlight int) int {
 	return successes
 }
 
-// slowPreparation is a PrepareFunc that takes d for every attempt after
+// slowPreparation is a PrepareAttemptFunc that takes d for every attempt after
 // the first (a token fetch, a signer), so that an extra request is
 // admitted long before it could be charged on its way out.
 func slowPreparation(d time.Duration) otelretry.Option {

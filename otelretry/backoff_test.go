@@ -42,7 +42,7 @@ func TestSlowBackoffDecidesOnTheTimeLeftAfterIt(t *testing.T) {
 }
 
 // Work that runs after a retry was decided (the next attempt's
-// PrepareFunc) can still take the time the retry needed. The retry then
+// PrepareAttemptFunc) can still take the time the retry needed. The retry then
 // does not happen, and the operation says so: the attempt that was not
 // made is recorded with a reason of its own.
 func TestRetryPreventedAfterTheDecisionIsRecorded(t *testing.T) {

@@ -183,7 +183,7 @@ type config struct {
 	throttle     *Throttle
 	stateCheck   stateCheckFunc
 	classifier   Classifier
-	prepare      PrepareFunc
+	prepare      PrepareAttemptFunc
 	trustResends bool
 
 	bodyBufferPerRequest, bodyBufferTotal int64
@@ -330,7 +330,7 @@ func WithDeadline(d time.Duration) Option {
 
 // WithAttemptTimeout bounds one attempt on the network, in phases read
 // from httptrace: from the moment the prepared attempt is sent (after the
-// PrepareFunc, whose time counts against the deadline only) until a
+// PrepareAttemptFunc, whose time counts against the deadline only) until a
 // connection is taken and the request headers are written; then, afresh
 // once the request is fully written (WroteRequest), the wait for the
 // response headers, as http.Transport's ResponseHeaderTimeout does.
@@ -518,9 +518,9 @@ func WithShouldRetryWrites() Option {
 //	X-Envoy-Attempt-Count       N (Envoy)
 //	any other name              N
 //
-// Another format is a PrepareFunc's to set. It is the one header
+// Another format is a PrepareAttemptFunc's to set. It is the one header
 // otelretry adds besides the propagators', and only when asked. It is set
-// on each attempt's copy before the PrepareFunc runs (a signer signs it),
+// on each attempt's copy before the PrepareAttemptFunc runs (a signer signs it),
 // never over a header of that name the caller or an SDK set, and it is not
 // recorded, as no header is. N is the attempt's retry.attempt: it keeps
 // counting across the hops of a redirect chain and the operations of one
@@ -546,7 +546,7 @@ func WithAttemptHeader(name string) Option {
 // DraftIdempotencyKey() for the IETF draft's Idempotency-Key, or a header
 // of your own, with the key bare or as k.Value formats it. The key is
 // 128 bits from crypto/rand. It is set on each attempt's copy before the
-// PrepareFunc runs, so a signature covers it; a PrepareFunc that changes
+// PrepareAttemptFunc runs, so a signature covers it; a PrepareAttemptFunc that changes
 // it ends the operation stop, reason prepare_failed.
 //
 // Turning it on is your word that the server honours keys in that header
@@ -557,7 +557,7 @@ func WithAttemptHeader(name string) Option {
 // retried after a pause, a 422 (the key used with another payload) stops.
 // Writes are still never hedged. k's header joins the
 // WithIdempotencyKeyContract headers: a key the caller, an SDK or a
-// PrepareFunc set in it is kept, never replaced, and relied on the same
+// PrepareAttemptFunc set in it is kept, never replaced, and relied on the same
 // way. A request that already carries a key in any header otelretry knows
 // for one (Idempotency-Key, X-Idempotency-Key, and those of
 // WithIdempotencyKeyContract and WithRecordedIdempotencyKey) gets none;
@@ -609,7 +609,7 @@ func WithIdempotencyKeyValues() Option {
 // one from WithOperationID, else a generated one) in the header name on
 // every attempt, so that a server can log it and a state check can find
 // the write by it. Like WithAttemptHeader, it is set on each attempt's
-// copy before the PrepareFunc runs, never over a header of that name the
+// copy before the PrepareAttemptFunc runs, never over a header of that name the
 // caller or an SDK set, and is not recorded. A name that is not a header
 // name is ignored.
 func WithOperationIDHeader(name string) Option {
@@ -792,8 +792,8 @@ func WithClassifier(cs ...Classifier) Option {
 	})
 }
 
-// WithPrepareAttempt sets the PrepareFunc. Nil is ignored.
-func WithPrepareAttempt(f PrepareFunc) Option {
+// WithPrepareAttempt sets the PrepareAttemptFunc. Nil is ignored.
+func WithPrepareAttempt(f PrepareAttemptFunc) Option {
 	return optionFunc(func(cfg *config) {
 		if f != nil {
 			cfg.prepare = f

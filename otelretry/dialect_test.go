@@ -254,7 +254,7 @@ func TestShouldRetryKeepsTheAttemptLimit(t *testing.T) {
 
 // The attempt header, opt-in, in the convention its name says (in any
 // spelling), the attempt's number for any other name: set on every
-// attempt before the PrepareFunc runs (it sees it), never over a header
+// attempt before the PrepareAttemptFunc runs (it sees it), never over a header
 // the caller set (in any spelling), not recorded, and with no say in the
 // policy.
 func TestAttemptHeaderOnTheWire(t *testing.T) {
@@ -286,7 +286,7 @@ func TestAttemptHeaderOnTheWire(t *testing.T) {
 				got = append(got, strings.Join(r.Header.Values(tc.name), ","))
 			}
 			if strings.Join(got, "|") != strings.Join(tc.want, "|") || strings.Join(seenByPrepare, "|") != strings.Join(tc.want, "|") {
-				t.Errorf("on the wire %q, seen by the PrepareFunc %q; want %q", got, seenByPrepare, tc.want)
+				t.Errorf("on the wire %q, seen by the PrepareAttemptFunc %q; want %q", got, seenByPrepare, tc.want)
 			}
 			for _, s := range rec.Ended() {
 				for _, kv := range s.Attributes() {

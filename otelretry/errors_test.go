@@ -59,7 +59,7 @@ func TestErrorTimeout(t *testing.T) {
 			wantOutcome: attrs.OutcomeCanceled, wantTimeout: false},
 		{name: "a read canceled by its caller in flight", steps: readTimedOut, method: http.MethodGet, ctx: callerCancel(20 * time.Millisecond),
 			wantOutcome: attrs.OutcomeCanceled, wantTimeout: false},
-		{name: "a read whose PrepareFunc failed after it timed out", steps: readTimedOut, method: http.MethodGet,
+		{name: "a read whose PrepareAttemptFunc failed after it timed out", steps: readTimedOut, method: http.MethodGet,
 			opts: []otelretry.Option{otelretry.WithPrepareAttempt(func(_ *http.Request, n int) error {
 				if n > 1 {
 					return errors.New("token refresh failed")
@@ -160,8 +160,8 @@ func TestErrorAttemptsCountsTheCallsMade(t *testing.T) {
 	}{
 		{name: "the caller canceled first", ctx: canceled, wantOutcome: attrs.OutcomeCanceled},
 		{name: "the caller's deadline passed first", ctx: callerDeadline(-time.Millisecond), wantOutcome: attrs.OutcomeDeadlineExceeded},
-		{name: "the PrepareFunc failed", opts: []otelretry.Option{failPrepare}, wantOutcome: attrs.OutcomeStop},
-		{name: "the PrepareFunc changed the method", opts: []otelretry.Option{retarget}, wantOutcome: attrs.OutcomeStop},
+		{name: "the PrepareAttemptFunc failed", opts: []otelretry.Option{failPrepare}, wantOutcome: attrs.OutcomeStop},
+		{name: "the PrepareAttemptFunc changed the method", opts: []otelretry.Option{retarget}, wantOutcome: attrs.OutcomeStop},
 		{name: "the budget is spent", opts: []otelretry.Option{otelretry.WithBudget(&otelretry.Budget{Tokens: 2})}, spend: 3,
 			wantOutcome: attrs.OutcomeBudgetExhausted, wantAttempts: 1},
 	}

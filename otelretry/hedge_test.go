@@ -784,14 +784,14 @@ type closeHook struct {
 
 func (b *closeHook) Close() error { b.close(); return nil }
 
-// The hedge's preparation (a PrepareFunc that fetches a token, a GetBody
+// The hedge's preparation (a PrepareAttemptFunc that fetches a token, a GetBody
 // that reads a file again) does not hold back the answer of the attempt
 // it hedges: the first attempt answers while its hedge is being prepared,
 // and RoundTrip returns that answer without waiting for the preparation
 // to end. The preparation here ends only when RoundTrip returned, or at
 // the operation's deadline (2s), which it must not need.
 func TestHedgePreparationDoesNotHoldBackTheAnswerThatCame(t *testing.T) {
-	for _, hook := range []string{"PrepareFunc", "GetBody"} {
+	for _, hook := range []string{"PrepareAttemptFunc", "GetBody"} {
 		t.Run(hook, func(t *testing.T) {
 			preparing, returned, ended := make(chan struct{}), make(chan struct{}), make(chan struct{})
 			var releasedBy atomic.Value
@@ -818,7 +818,7 @@ func TestHedgePreparationDoesNotHoldBackTheAnswerThatCame(t *testing.T) {
 			opts := []otelretry.Option{otelretry.WithHedging(otelretry.Hedging{Delay: time.Millisecond, MaxShare: 1}),
 				otelretry.WithDeadline(2 * time.Second)}
 			req := get(t, t.Context(), "http://api.test/items")
-			if hook == "PrepareFunc" {
+			if hook == "PrepareAttemptFunc" {
 				opts = append(opts, otelretry.WithPrepareAttempt(func(r *http.Request, attempt int) error {
 					if attempt == 2 {
 						wait(r.Context())
@@ -1150,7 +1150,7 @@ func TestAdaptiveDelayDoesNotClimbOnTheAttemptsItCuts(t *testing.T) {
 	})
 }
 
-// A hedge that is refused at its preparation (its PrepareFunc failed, or
+// A hedge that is refused at its preparation (its PrepareAttemptFunc failed, or
 // its body could not be had) was never sent, and takes nothing from the
 // dependency's hedge rate: the next slow operation still has the hedge the
 // rate allows.
@@ -1212,7 +1212,7 @@ func TestAHedgeRefusedAtItsPreparationLeavesNoGapInTheNumbers(t *testing.T) {
 			numbers = append(numbers, a.number)
 		}
 		if want := []int64{1, 2}; !slices.Equal(numbers, want) {
-			t.Errorf("attempt numbers %v (PrepareFunc asked for %v), want %v", numbers, prepared, want)
+			t.Errorf("attempt numbers %v (PrepareAttemptFunc asked for %v), want %v", numbers, prepared, want)
 		}
 	})
 }
@@ -1372,7 +1372,7 @@ func TestARaceHintHoldsTheRaceRetry(t *testing.T) {
 }
 
 // A hedge costs the budget its token when it is sent (docs/hedging.md):
-// one that is not sent costs nothing, whether its PrepareFunc refused it,
+// one that is not sent costs nothing, whether its PrepareAttemptFunc refused it,
 // panicked, or was still running when the race was over. The original
 // answers a 404, which changes nothing, so the host's retries show any
 // token taken: two for a fresh host, one after a charge.
@@ -1549,7 +1549,7 @@ func TestTheAttemptThatLostRecordsRaceLostOnEveryChannel(t *testing.T) {
 // Under WithOperationID, the numbers keep no gap when the hedge's
 // preparation is still running as its race ends: the attempt it hedged
 // fails, the race is over, and the retry follows before the preparation
-// (a PrepareFunc that stops when its context is canceled, as the docs ask)
+// (a PrepareAttemptFunc that stops when its context is canceled, as the docs ask)
 // lets go of its number. The hedge was never sent: the retry is attempt 2,
 // as it is without WithOperationID.
 func TestAHedgeStillPreparingWhenItsRaceEndsLeavesNoGapInTheNumbers(t *testing.T) {

@@ -52,7 +52,7 @@ type scopedIntent struct {
 
 // WithIntent returns a context that carries in for the requests made with
 // it. A zero Intent returns ctx unchanged. A hook that makes a call of its
-// own (a PrepareFunc's token fetch, a state check's lookup) gives that
+// own (a PrepareAttemptFunc's token fetch, a state check's lookup) gives that
 // call its Intent this way: the call takes the Intent added to the hook's
 // context, never the calling operation's.
 func WithIntent(ctx context.Context, in Intent) context.Context {
@@ -199,7 +199,7 @@ func firstClassification(cs []Classifier) Classifier {
 	}
 }
 
-// PrepareFunc prepares the copy of the request for attempt n before it is
+// PrepareAttemptFunc prepares the copy of the request for attempt n before it is
 // sent: re-sign it, refresh a token, set a per-attempt header. req is the
 // attempt's own deep copy (Request.Clone) of the caller's request, made
 // afresh for every attempt (its body from the caller's GetBody after the
@@ -223,7 +223,7 @@ func firstClassification(cs []Classifier) Classifier {
 //     body too: a layer below (net/http's resend of a request that never
 //     left) then resends exactly the prepared bytes. Without a GetBody of
 //     its own, any resend below otelretry is refused. The body it replaced
-//     is closed by the transport; the PrepareFunc must not close it.
+//     is closed by the transport; the PrepareAttemptFunc must not close it.
 //   - Unless it changes the trailers (or the body), the caller's own
 //     Trailer map is sent, so that the values the caller's body sets
 //     while it is read reach the wire.
@@ -239,7 +239,7 @@ func firstClassification(cs []Classifier) Classifier {
 // operation id and the result slots added to that context
 // (WithIntent(req.Context(), Intent{MaxAttempts: 1})), and takes none of
 // the calling operation's.
-type PrepareFunc func(req *http.Request, attempt int) error
+type PrepareAttemptFunc func(req *http.Request, attempt int) error
 
 // StateCheck describes a write whose outcome is unknown.
 type StateCheck struct {

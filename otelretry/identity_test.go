@@ -315,7 +315,7 @@ func TestConcurrentOperationsUnderOneOperationIDAreCountedOnceEach(t *testing.T)
 	}
 }
 
-// A call made from a PrepareFunc with an Intent of its own honours it: a
+// A call made from a PrepareAttemptFunc with an Intent of its own honours it: a
 // token fetch under Intent{MaxAttempts: 1}, answered 503, is executed once,
 // and the operation it prepared ends prepare_failed with the fetch's
 // answer unsent to its own server.
@@ -502,7 +502,7 @@ func TestCallFromAHookThatAddsNothingInheritsNothing(t *testing.T) {
 	}
 }
 
-// A call made from a PrepareFunc through the same client (a token refresh)
+// A call made from a PrepareAttemptFunc through the same client (a token refresh)
 // is an operation of its own: it takes neither the operation id, the
 // Results slot nor a repeat marker from the calling operation, whose
 // attempts stay numbered 1, 2 and whose count of writes on the wire is its

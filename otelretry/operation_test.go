@@ -175,7 +175,7 @@ func TestCallerDeadlineTiming(t *testing.T) {
 	}
 }
 
-// A PrepareFunc that panics on the first attempt, with the caller's body
+// A PrepareAttemptFunc that panics on the first attempt, with the caller's body
 // kept or replaced: the caller's body is closed exactly once, by the
 // attempt that holds it, not again by the operation.
 func TestPrepareFuncPanicOnTheFirstAttemptClosesTheCallersBodyOnce(t *testing.T) {
@@ -197,7 +197,7 @@ func TestPrepareFuncPanicOnTheFirstAttemptClosesTheCallersBodyOnce(t *testing.T)
 	}
 }
 
-// A PrepareFunc that panics on a retry: the fresh body GetBody gave that
+// A PrepareAttemptFunc that panics on a retry: the fresh body GetBody gave that
 // attempt is closed, as every other body, exactly once.
 func TestPrepareFuncPanicOnARetryClosesItsBody(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
@@ -458,12 +458,12 @@ func TestGoexitInTheBaseEndsBothSpans(t *testing.T) {
 
 // A retry that is not made leaves an attempt_abandoned event naming why:
 // the caller canceled during the pause (canceled/caller); GetBody failed
-// for the retry (stop/not_replayable); the next PrepareFunc set the URL to
+// for the retry (stop/not_replayable); the next PrepareAttemptFunc set the URL to
 // nil (stop/prepare_failed, no panic, no call). Every body is closed once.
 func TestRetryNotMadeIsExplainedByAnAttemptAbandonedEvent(t *testing.T) {
 	cases := map[string]struct {
 		getBodyOK int
-		prepare   otelretry.PrepareFunc
+		prepare   otelretry.PrepareAttemptFunc
 		cancelIn  time.Duration
 		want      string
 	}{
@@ -578,7 +578,7 @@ func TestRequestBodiesClosedExactlyOnce(t *testing.T) {
 }
 
 // The caller's context canceled at any stage (before the call, in the
-// PrepareFunc, in the base, during the pause, during the drain of a
+// PrepareAttemptFunc, in the base, during the pause, during the drain of a
 // discarded body, during the state check) ends the operation canceled at
 // once, with no further call, every body closed, every span ended, and a
 // write in flight reported unknown.

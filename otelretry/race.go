@@ -27,7 +27,7 @@ import (
 // hedge is admitted by the loop, then prepared on a goroutine of its own,
 // so that a slow hook never holds back an answer that came. The loop runs
 // no user code and no telemetry, and holds no lock: the hooks (the
-// PrepareFunc, GetBody, the Classifier, the Backoff) and the recording run
+// PrepareAttemptFunc, GetBody, the Classifier, the Backoff) and the recording run
 // on the attempts' goroutines, and the race's hedge events are recorded
 // once the race is over (record).
 type race struct {

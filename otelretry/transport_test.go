@@ -1364,7 +1364,7 @@ func TestConcurrentChaosOnVirtualTimeKeepsTheInvariants(t *testing.T) {
 // operation deadline and RoundTrip never returns after it; every request
 // body is closed exactly once and every response body not returned is
 // closed; every attempt event has a status or an error class, never both.
-// PrepareFuncs that mutate headers, bodies and the URL run too: what
+// PrepareAttemptFuncs that mutate headers, bodies and the URL run too: what
 // reaches the base is exactly the prepared request, apart from the trace
 // headers the propagators add.
 func FuzzTransportInvariants(f *testing.F) {
@@ -1498,7 +1498,7 @@ type failingCountedBody struct{ *countedBody }
 
 func (b *failingCountedBody) Read([]byte) (int, error) { return 0, errors.New("disk read error") }
 
-// preparedRequests is a PrepareFunc that mutates each attempt's request in
+// preparedRequests is a PrepareAttemptFunc that mutates each attempt's request in
 // one of several ways, and remembers what it prepared, so that the calls
 // the base received can be held to it.
 type preparedRequests struct {
@@ -1560,7 +1560,7 @@ func (p *preparedRequests) check(t *testing.T, calls []scripted.Call) {
 		}
 		if c.Method != want.Method || c.URL != want.URL || fmt.Sprint(got) != fmt.Sprint(want.Header) ||
 			(want.Body != nil && !bytes.Equal(c.Body, want.Body)) {
-			t.Fatalf("call %d: the base received %s %s %v %q; the PrepareFunc prepared %s %s %v %q",
+			t.Fatalf("call %d: the base received %s %s %v %q; the PrepareAttemptFunc prepared %s %s %v %q",
 				i+1, c.Method, c.URL, got, c.Body, want.Method, want.URL, want.Header, want.Body)
 		}
 	}
