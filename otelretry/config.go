@@ -21,6 +21,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/otelretry/otelretry-go/attrs"
+	"github.com/otelretry/otelretry-go/internal/httpmethod"
 )
 
 // Defaults, used when the matching option is not given.
@@ -769,7 +770,7 @@ func WithMetricAttributes(f func(*http.Request) []attribute.KeyValue) Option {
 	})
 }
 
-// WithClassifier sets the Classifiers consulted after every attempt, in
+// WithClassifier sets the classifiers consulted after every attempt, in
 // order: the first answer that is not the zero Classification wins, as
 // for a protocol's classifier and your own (WithClassifier(h2.Classify,
 // yours)). It replaces an earlier WithClassifier. Nil classifiers are
@@ -829,7 +830,7 @@ func WithBodyBuffer(perRequest, total int64) Option {
 // normalizeMethod upper-cases a standard method name written in another
 // case.
 func normalizeMethod(m string) string {
-	if up := strings.ToUpper(m); attrs.MethodValue(up) == up {
+	if up := strings.ToUpper(m); httpmethod.Value(up) == up {
 		return up
 	}
 	return m
