@@ -42,12 +42,13 @@ type Hedging struct {
 	MaxDelay time.Duration
 	// MaxHedges is how many hedges one operation may try, over its
 	// retries (1 when 0), at most one fewer than its attempts; a hedge
-	// refused at its preparation counts. Each hedge of a
-	// hedge waits the delay again. Once the operation may send no more,
-	// no delay is armed. Any value is safe: nothing is sized by it.
+	// refused at its preparation counts. Each hedge of a hedge waits the
+	// delay again. Once the operation may send no more, no delay is
+	// armed. Any value is safe: nothing is sized by it.
 	MaxHedges int
 	// MaxShare is the share of a dependency's hedged operations that may
-	// send a hedge (0.05 when 0), with a burst of hedgeBurst(MaxShare), full when the Transport first meets the
+	// send a hedge (0.05 when 0), with a burst of a hundred operations'
+	// worth (at least one hedge), full when the Transport first meets the
 	// dependency: when every request is slow (a brownout), hedging adds at
 	// most that share of load to the dependency that is struggling, past
 	// the burst (see docs/hedging.md). A hedge it refuses is recorded
