@@ -162,7 +162,7 @@ const (
 	ServerPortKey             = semconv.ServerPortKey
 	ErrorTypeKey              = semconv.ErrorTypeKey
 	// HTTPRequestMethodOriginalKey holds a method outside the standard set,
-	// as sent, next to http.request.method=_OTHER (see AppendMethod).
+	// as sent, next to http.request.method=_OTHER (see Methods).
 	HTTPRequestMethodOriginalKey = semconv.HTTPRequestMethodOriginalKey
 )
 

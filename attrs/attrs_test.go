@@ -7,7 +7,6 @@ import (
 	"slices"
 	"testing"
 
-	"go.opentelemetry.io/otel/attribute"
 	semconv "go.opentelemetry.io/otel/semconv/v1.43.0"
 
 	"github.com/otelretry/otelretry-go/attrs"
@@ -82,26 +81,8 @@ func TestMethods(t *testing.T) {
 	}
 }
 
-// A method outside the standard set is written as the HTTP semantic
-// conventions ask: http.request.method=_OTHER, with the method as sent in
-// http.request.method_original. Method names are case-sensitive.
-func TestAppendMethodWritesOtherWithTheOriginal(t *testing.T) {
-	for method, want := range map[string][]attribute.KeyValue{
-		"GET":   {attrs.HTTPRequestMethodKey.String("GET")},
-		"PATCH": {attrs.HTTPRequestMethodKey.String("PATCH")},
-		"":      {attrs.HTTPRequestMethodKey.String("GET")},
-		"PURGE": {attrs.HTTPRequestMethodKey.String("_OTHER"), attrs.HTTPRequestMethodOriginalKey.String("PURGE")},
-		"get":   {attrs.HTTPRequestMethodKey.String("_OTHER"), attrs.HTTPRequestMethodOriginalKey.String("get")},
-	} {
-		kv := []attribute.KeyValue{attrs.AttemptKey.Int(1)}
-		got := attrs.AppendMethod(kv, method)
-		if !slices.Equal(got[:1], kv) || !slices.Equal(got[1:], want) {
-			t.Errorf("AppendMethod(%q) = %v, want %v after the attempt", method, got, want)
-		}
-		if v := attrs.MethodValue(method); v != want[0].Value.AsString() {
-			t.Errorf("MethodValue(%q) = %q, want %q", method, v, want[0].Value.AsString())
-		}
-	}
+// _OTHER and the key of the method as sent are the semantic conventions'.
+func TestMethodOtherIsSemconvs(t *testing.T) {
 	if attrs.MethodOther != semconv.HTTPRequestMethodOther.Value.AsString() {
 		t.Errorf("MethodOther %q is not semconv's", attrs.MethodOther)
 	}

@@ -255,7 +255,7 @@ const (
 	ReasonServerRetry Reason = "server_retry"
 	// ReasonOverrun: a retry was decided with time for its pause and its
 	// call, but work that ran after the decision (the next attempt's
-	// PrepareFunc, a slow log handler or exporter) took that time, so the
+	// PrepareAttemptFunc, a slow log handler or exporter) took that time, so the
 	// planned call was not made (deadline_exceeded). The operation span
 	// records the call that was not made (EventAttemptAbandoned).
 	ReasonOverrun Reason = "overrun"
@@ -317,7 +317,7 @@ const (
 	// (otelretry.WithIdempotencyKeys), or took it from an earlier operation
 	// the request repeats under the same operation id.
 	KeySourceGenerated KeySource = "generated"
-	// KeySourceCaller: the caller, an SDK or a PrepareFunc set the key, in
+	// KeySourceCaller: the caller, an SDK or a PrepareAttemptFunc set the key, in
 	// a header the user declared the server honours.
 	KeySourceCaller KeySource = "caller"
 )

@@ -29,7 +29,7 @@
 // million series that no backend can store and no query can aggregate. Ids
 // belong on spans and log records, which are built for high cardinality.
 // server.address labels a series only when the caller passes one (the
-// transport does with its WithMetricsServerAddress option), bounded by the
+// transport does with its WithServerAddressInMetrics option), bounded by the
 // number of dependencies a client talks to. User labels (NewLabels) never
 // carry ids, url.* keys, http.url or http.target.
 //

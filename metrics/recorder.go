@@ -14,13 +14,14 @@ import (
 
 	"github.com/otelretry/otelretry-go/attrs"
 	"github.com/otelretry/otelretry-go/internal/cowmap"
+	"github.com/otelretry/otelretry-go/internal/httpmethod"
 )
 
 // Attempt is what the Recorder needs to know about one network attempt.
 type Attempt struct {
 	Method string
 	// ServerAddress labels the series when not empty. The caller decides
-	// (the transport sets it only with WithMetricsServerAddress): each
+	// (the transport sets it only with WithServerAddressInMetrics): each
 	// host multiplies the number of series.
 	ServerAddress string
 	// Labels are extra low-cardinality labels (see NewLabels).
@@ -159,7 +160,7 @@ func (r *Recorder) RecordOperation(ctx context.Context, o Operation) {
 	if r.off {
 		return
 	}
-	k := operationKey{method: attrs.MethodValue(o.Method), server: o.ServerAddress, labels: o.Labels.Equivalent(),
+	k := operationKey{method: httpmethod.Value(o.Method), server: o.ServerAddress, labels: o.Labels.Equivalent(),
 		outcome: o.Outcome, errorType: o.ErrorType}
 	// One lookup for the three instruments: the duration histogram's
 	// labels add error.type to the others'.
@@ -182,7 +183,7 @@ func (r *Recorder) RecordAttempt(ctx context.Context, a Attempt) {
 	if r.off {
 		return
 	}
-	k := attemptKey{method: attrs.MethodValue(a.Method), server: a.ServerAddress, labels: a.Labels.Equivalent(),
+	k := attemptKey{method: httpmethod.Value(a.Method), server: a.ServerAddress, labels: a.Labels.Equivalent(),
 		decision: a.Decision, errorClass: a.ErrorClass, status: a.StatusCode, errorType: a.ErrorType}
 	// One lookup for both instruments: the counter's labels add the status
 	// to the common ones, the duration histogram's add error.type.
@@ -209,7 +210,7 @@ func (r *Recorder) RecordBackoff(ctx context.Context, b Backoff) {
 	if r.off {
 		return
 	}
-	k := backoffKey{method: attrs.MethodValue(b.Method), server: b.ServerAddress, labels: b.Labels.Equivalent()}
+	k := backoffKey{method: httpmethod.Value(b.Method), server: b.ServerAddress, labels: b.Labels.Equivalent()}
 	opts := r.backoffSets.get(k, func() []attribute.KeyValue { return r.base(k.method, k.server, b.Labels) })
 	r.backoffDuration.Record(ctx, b.Duration.Seconds(), opts.record...)
 }
@@ -222,7 +223,7 @@ func (r *Recorder) RecordThrottled(ctx context.Context, t Throttled) {
 	if r.off {
 		return
 	}
-	k := backoffKey{method: attrs.MethodValue(t.Method), server: t.ServerAddress, labels: t.Labels.Equivalent()}
+	k := backoffKey{method: httpmethod.Value(t.Method), server: t.ServerAddress, labels: t.Labels.Equivalent()}
 	opts := r.throttledSets.get(k, func() []attribute.KeyValue { return r.base(k.method, k.server, t.Labels) })
 	r.throttled.Add(ctx, 1, opts.add...)
 }

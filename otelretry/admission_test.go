@@ -40,7 +40,7 @@ func concurrently(t *testing.T, h *harness, ops, inFlight int) int {
 	return successes
 }
 
-// slowPreparation is a PrepareFunc that takes d for every attempt after
+// slowPreparation is a PrepareAttemptFunc that takes d for every attempt after
 // the first (a token fetch, a signer), so that an extra request is
 // admitted long before it could be charged on its way out.
 func slowPreparation(d time.Duration) otelretry.Option {
@@ -66,7 +66,7 @@ func TestAnOutageGetsNoMoreExtraRequestsWithHedgesThanWithRetriesAlone(t *testin
 					synctest.Test(t, func(t *testing.T) {
 						opts := []otelretry.Option{otelretry.WithBackoff(otelretry.ConstantBackoff(10 * time.Millisecond))}
 						if hedging {
-							opts = append(opts, otelretry.WithHedging(otelretry.Hedging{Delay: 20 * time.Millisecond, MaxRate: 1}))
+							opts = append(opts, otelretry.WithHedging(otelretry.Hedging{Delay: 20 * time.Millisecond, MaxShare: 1}))
 						}
 						if prepare > 0 {
 							opts = append(opts, slowPreparation(prepare))
@@ -85,18 +85,18 @@ func TestAnOutageGetsNoMoreExtraRequestsWithHedgesThanWithRetriesAlone(t *testin
 
 // In a brownout, where every answer succeeds late, the hedges sent are at
 // most the smaller of the two bounds that admit them: the dependency's
-// hedge rate (its burst, plus MaxRate for every operation) and the retry
+// hedge rate (its burst, plus MaxShare for every operation) and the retry
 // budget (the tokens a fresh host holds above half, plus
-// BudgetTokenRatio for every success it counted), whatever the number of
+// TokenRatio for every success it counted), whatever the number of
 // operations in flight together and however slow the preparation.
 func TestABrownoutGetsNoMoreHedgesThanTheRateAndTheBudgetAdmit(t *testing.T) {
 	const waves = 10
 	for _, inFlight := range []int{8, 16, 64} {
 		for _, prepare := range []time.Duration{0, 20 * time.Millisecond} {
 			for _, rate := range []float64{1, 0.05} {
-				t.Run(fmt.Sprintf("inFlight=%d/prepare=%v/MaxRate=%v", inFlight, prepare, rate), func(t *testing.T) {
+				t.Run(fmt.Sprintf("inFlight=%d/prepare=%v/MaxShare=%v", inFlight, prepare, rate), func(t *testing.T) {
 					synctest.Test(t, func(t *testing.T) {
-						opts := []otelretry.Option{otelretry.WithHedging(otelretry.Hedging{Delay: 10 * time.Millisecond, MaxRate: rate})}
+						opts := []otelretry.Option{otelretry.WithHedging(otelretry.Hedging{Delay: 10 * time.Millisecond, MaxShare: rate})}
 						if prepare > 0 {
 							opts = append(opts, slowPreparation(prepare))
 						}
@@ -104,7 +104,7 @@ func TestABrownoutGetsNoMoreHedgesThanTheRateAndTheBudgetAdmit(t *testing.T) {
 						ops := waves * inFlight
 						successes := concurrently(t, h, ops, inFlight)
 						rateBound := max(1, 100*rate) + rate*float64(ops)
-						budgetBound := float64(otelretry.DefaultBudgetTokens)/2 + otelretry.DefaultBudgetTokenRatio*float64(successes)
+						budgetBound := 6.0/2 + 0.5*float64(successes) // the default budget: 6 tokens, 0.5 back per success
 						if hedges := len(h.base.Calls()) - ops; float64(hedges) > min(rateBound, budgetBound) {
 							t.Errorf("%d hedges for %d operations (%d succeeded), want at most %.1f (rate) and %.1f (budget)",
 								hedges, ops, successes, rateBound, budgetBound)

@@ -27,7 +27,7 @@ import (
 // It first prepares its request (out): a copy of the caller's request with
 // its own header map and context, its body (the caller's for the first
 // attempt, a fresh one from GetBody, or the buffer's, for the others), run
-// through the user's PrepareFunc. That prepared request is the attempt's
+// through the user's PrepareAttemptFunc. That prepared request is the attempt's
 // one subject: the policy judges it, the wire carries it, and the attempt
 // event records it.
 //
@@ -50,7 +50,7 @@ type attempt struct {
 	ctx   attemptContext
 	timer attemptTimer
 
-	copy requestCopy   // the prepared request's storage when no PrepareFunc clones it
+	copy requestCopy   // the prepared request's storage when no PrepareAttemptFunc clones it
 	out  *http.Request // the prepared request
 	body io.ReadCloser // the body the attempt holds until the base takes it
 
@@ -155,12 +155,12 @@ type sender struct {
 	client       http.RoundTripper
 	prop         propagation.TextMapPropagator
 	rec          *recorder
-	prepare      PrepareFunc
+	prepare      PrepareAttemptFunc
 	trustResends bool
 	protocols    protocols
 	dialect      dialect
 	// attemptHeader is WithAttemptHeader's, nil without it.
-	attemptHeader *AttemptHeader
+	attemptHeader *attemptHeader
 }
 
 // newAttempt makes attempt n of an operation, numbered number, with its
@@ -182,7 +182,7 @@ func newAttempt(a *attempt, s *attemptSetup, id attemptID, at progress) *attempt
 
 // takeBody takes the attempt's body and makes its copy of the caller's
 // request, with the headers otelretry adds when asked (the attempt header,
-// the operation's idempotency key and its id), before any PrepareFunc
+// the operation's idempotency key and its id), before any PrepareAttemptFunc
 // runs, so that a signature covers them. It reports a body that could not
 // be had (GetBody, or the buffer's read, failed).
 func (a *attempt) takeBody() error {
@@ -201,7 +201,7 @@ func (a *attempt) takeBody() error {
 
 // copyRequest makes the attempt's copy of the caller's request, with the
 // attempt's context and body and a header map of its own: a deep copy
-// (Request.Clone) when a PrepareFunc may change it, else a copy held in
+// (Request.Clone) when a PrepareAttemptFunc may change it, else a copy held in
 // the attempt, whose header map alone is cloned.
 func (a *attempt) copyRequest() *http.Request {
 	req := a.setup.caller
@@ -228,7 +228,7 @@ func (a *attempt) copyRequest() *http.Request {
 	return &c.req
 }
 
-// prepare runs the user's PrepareFunc on the attempt's copy. A body it
+// prepare runs the user's PrepareAttemptFunc on the attempt's copy. A body it
 // replaced is closed; what makes the prepared body again (wire.source) is
 // its GetBody, or the caller's when the body is still the caller's: a
 // GetBody left from the caller's request refuses once the body was
@@ -259,7 +259,7 @@ func (a *attempt) prepare() error {
 	out = hooked.WithContext(&a.ctx)
 	a.out = out
 	if out.Header == nil {
-		out.Header = http.Header{} // no headers, as the PrepareFunc meant; never a nil map below
+		out.Header = http.Header{} // no headers, as the PrepareAttemptFunc meant; never a nil map below
 	}
 	replaced = out.Body != given
 	if replaced && given != nil {
@@ -269,7 +269,7 @@ func (a *attempt) prepare() error {
 		// Clone copied the caller's Trailer map, and the values the
 		// caller's body sets while it is read go into the caller's: net/http
 		// writes the sent request's map after the body's EOF. Unless the
-		// PrepareFunc changed the trailers, the caller's map is sent.
+		// PrepareAttemptFunc changed the trailers, the caller's map is sent.
 		out.Trailer = caller.Trailer
 	}
 	a.body = out.Body
@@ -285,8 +285,8 @@ func (a *attempt) prepare() error {
 // sameHeader reports whether two header maps hold the same values.
 func sameHeader(a, b http.Header) bool { return maps.EqualFunc(a, b, slices.Equal) }
 
-// preparedURL is the URL a PrepareFunc may have changed, for the attempt
-// event and errors to sanitize; nil when no PrepareFunc ran, and the URL
+// preparedURL is the URL a PrepareAttemptFunc may have changed, for the attempt
+// event and errors to sanitize; nil when no PrepareAttemptFunc ran, and the URL
 // is the caller's, sanitized once per operation.
 func (a *attempt) preparedURL() *url.URL {
 	if a.setup.sender.prepare == nil || a.out == nil {
@@ -628,7 +628,7 @@ func decidedError(err error, class attrs.ErrorClass, caller, wire *url.URL, v ve
 
 // newAttemptError wraps err with a message sanitized of the URLs the
 // request is known by (the caller's, and the prepared request's, wire,
-// when a PrepareFunc changed it) and of any other URL-like word in it (a
+// when a PrepareAttemptFunc changed it) and of any other URL-like word in it (a
 // hook's error may name a database or a proxy by URL).
 func newAttemptError(err error, class attrs.ErrorClass, caller, wire *url.URL) *attemptError {
 	msg := sanitizeErrorText(err.Error(), err, caller)

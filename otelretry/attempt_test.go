@@ -105,10 +105,10 @@ func (b *trailerBody) Read(p []byte) (int, error) {
 func (*trailerBody) Close() error { return nil }
 
 // The trailers the caller's body sets while it is read reach the wire, in
-// every sending mode, with and without a PrepareFunc, on the first attempt
+// every sending mode, with and without a PrepareAttemptFunc, on the first attempt
 // and on a retry (GetBody's body sets them again): net/http writes the
 // sent request's Trailer map after the body's EOF, so the request that
-// reaches the base holds the caller's map. A PrepareFunc that changes the
+// reaches the base holds the caller's map. A PrepareAttemptFunc that changes the
 // trailers has its own map sent, and the caller's map is not written.
 func TestTrailersTheBodySetsReachTheWire(t *testing.T) {
 	var mu sync.Mutex
@@ -137,12 +137,12 @@ func TestTrailersTheBodySetsReachTheWire(t *testing.T) {
 		"plain":            {otelretry.WithTracerProvider(noopTracer), otelretry.WithoutClientSpans()},
 	}
 	prepares := map[string]struct {
-		f    otelretry.PrepareFunc
+		f    otelretry.PrepareAttemptFunc
 		want func(attempt int) string
 	}{
-		"no PrepareFunc": {nil, func(n int) string { return fmt.Sprintf("sum-%d", n) }},
-		"PrepareFunc":    {func(r *http.Request, _ int) error { r.Header.Set("X-Signed", "1"); return nil }, func(n int) string { return fmt.Sprintf("sum-%d", n) }},
-		"PrepareFunc setting the trailer": {func(r *http.Request, _ int) error { r.Trailer.Set("X-Checksum", "prepared"); return nil },
+		"no PrepareAttemptFunc": {nil, func(n int) string { return fmt.Sprintf("sum-%d", n) }},
+		"PrepareAttemptFunc":    {func(r *http.Request, _ int) error { r.Header.Set("X-Signed", "1"); return nil }, func(n int) string { return fmt.Sprintf("sum-%d", n) }},
+		"PrepareAttemptFunc setting the trailer": {func(r *http.Request, _ int) error { r.Trailer.Set("X-Checksum", "prepared"); return nil },
 			func(int) string { return "prepared" }},
 	}
 	for mode, opts := range modes {
@@ -198,12 +198,12 @@ func btoi(b bool) int {
 	return 0
 }
 
-// A PrepareFunc cannot change what made a write repeatable between
+// A PrepareAttemptFunc cannot change what made a write repeatable between
 // attempts: under the idempotency-key contract, a key stamped afresh for
 // each attempt (or stripped) would let a timed-out POST be resent under a
 // key the server never saw, which it cannot deduplicate. The contract is
 // judged on the prepared request of the first attempt; a later attempt
-// whose PrepareFunc changes the contract headers, the method or the host
+// whose PrepareAttemptFunc changes the contract headers, the method or the host
 // ends stop/prepare_failed before it is sent, and the write stays unknown.
 func TestPrepareCannotChangeTheIdempotencyKey(t *testing.T) {
 	cases := map[string]struct {
@@ -270,7 +270,7 @@ func TestPrepareCannotChangeTheIdempotencyKey(t *testing.T) {
 	}
 }
 
-// The body a PrepareFunc gives a bodyless write is what is sent, with the
+// The body a PrepareAttemptFunc gives a bodyless write is what is sent, with the
 // framing it set: never replaced by an empty chunked body.
 func TestPrepareBodyOfABodylessWriteIsSent(t *testing.T) {
 	srv := newRecordingServer(t, false)
@@ -302,7 +302,7 @@ func TestPrepareBodyOfABodylessWriteIsSent(t *testing.T) {
 
 // A resend below otelretry (net/http's, of a request that never left a
 // dead keep-alive connection) sends the prepared request's bytes: a body
-// signed in the PrepareFunc is never replaced by the caller's.
+// signed in the PrepareAttemptFunc is never replaced by the caller's.
 func TestPrepareBodyIsWhatABaseResendSends(t *testing.T) {
 	var mu sync.Mutex
 	var bodies []string
@@ -355,7 +355,7 @@ func TestPrepareBodyIsWhatABaseResendSends(t *testing.T) {
 	}
 }
 
-// A PrepareFunc that replaces the body: the body it replaced (the
+// A PrepareAttemptFunc that replaces the body: the body it replaced (the
 // caller's, then each GetBody copy) is closed exactly once.
 func TestPrepareReplacedBodiesClosedOnce(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
@@ -387,7 +387,7 @@ func TestPrepareReplacedBodiesClosedOnce(t *testing.T) {
 }
 
 // A URL that goes on the wire is sanitized wherever it is recorded, also
-// when the PrepareFunc signed its query: on the CLIENT span, in the log
+// when the PrepareAttemptFunc signed its query: on the CLIENT span, in the log
 // record and in the error.
 func TestPrepareSignedQueryIsSanitized(t *testing.T) {
 	const secret = "s3cr3t-signature"
@@ -448,7 +448,7 @@ func TestPrepareSignedQueryIsSanitized(t *testing.T) {
 	}
 }
 
-// A deadline that passes while a PrepareFunc waits on its context is the
+// A deadline that passes while a PrepareAttemptFunc waits on its context is the
 // deadline: the operation ends deadline_exceeded and its error matches
 // context.DeadlineExceeded, never context.Canceled (nobody canceled), for
 // the Transport's deadline as for the caller's.
@@ -484,7 +484,7 @@ func TestPrepareDeadlineIsTheDeadline(t *testing.T) {
 	}
 }
 
-// A PrepareFunc that sets the attempt's Header to nil makes RoundTrip
+// A PrepareAttemptFunc that sets the attempt's Header to nil makes RoundTrip
 // return, not panic: the attempt gets a header map of its own again, which
 // the propagators write into.
 func TestPrepareFuncSettingANilHeaderCausesNoPanic(t *testing.T) {
@@ -509,7 +509,7 @@ func TestPrepareFuncSettingANilHeaderCausesNoPanic(t *testing.T) {
 	t.Logf("err = %v", err)
 }
 
-// A PrepareFunc may not retarget the request: one that changes
+// A PrepareAttemptFunc may not retarget the request: one that changes
 // Request.Host (the Host header net/http sends, the virtual host the
 // request goes to) ends the operation with reason prepare_failed.
 func TestPrepareFuncChangingTheHostHeaderStopsTheOperation(t *testing.T) {
@@ -536,7 +536,7 @@ func TestPrepareFuncChangingTheHostHeaderStopsTheOperation(t *testing.T) {
 }
 
 // The policy judges the request that goes on the wire, not only the
-// caller's: a PrepareFunc that turns a GET into a POST (a method-override
+// caller's: a PrepareAttemptFunc that turns a GET into a POST (a method-override
 // gateway) never gets that POST resent after a timeout as if it were a
 // GET.
 func TestPrepareFuncChangingTheMethodIsNeverResentAsIfSafe(t *testing.T) {
@@ -561,7 +561,7 @@ func TestPrepareFuncChangingTheMethodIsNeverResentAsIfSafe(t *testing.T) {
 }
 
 // The attempt timeout starts when the prepared attempt is sent: a
-// PrepareFunc slower than the attempt timeout (50ms), far inside the
+// PrepareAttemptFunc slower than the attempt timeout (50ms), far inside the
 // operation deadline (5s), does not end the operation deadline_exceeded.
 func TestPrepareFuncSlowerThanTheAttemptTimeoutIsNotTheDeadline(t *testing.T) {
 	srv := newRecordingServer(t, false)
@@ -581,9 +581,9 @@ func TestPrepareFuncSlowerThanTheAttemptTimeoutIsNotTheDeadline(t *testing.T) {
 	}
 }
 
-// Time is checked again once the attempt is prepared: a PrepareFunc that
+// Time is checked again once the attempt is prepared: a PrepareAttemptFunc that
 // outlasts the deadline (a slow token refresh) makes no call past it, and
-// RoundTrip returns when the PrepareFunc does.
+// RoundTrip returns when the PrepareAttemptFunc does.
 func TestSlowPrepareFuncNeverStartsACallPastTheDeadline(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		start := time.Now()
@@ -637,7 +637,7 @@ func TestSlowGetBodyNeverStartsACallPastTheDeadline(t *testing.T) {
 	})
 }
 
-// A PrepareFunc that fails leaves no attempt span, with client spans or
+// A PrepareAttemptFunc that fails leaves no attempt span, with client spans or
 // without: the operation's span and one per attempt made
 // (retry.attempts) are all there is.
 func TestFailedPreparationLeavesNoAttemptSpan(t *testing.T) {
@@ -660,7 +660,7 @@ func TestFailedPreparationLeavesNoAttemptSpan(t *testing.T) {
 func atoi(s string) int { n, _ := strconv.Atoi(s); return n }
 
 // 200 concurrent PUTs over loopback against a server answering 503 to
-// every other request, with a PrepareFunc that replaces the body (with its
+// every other request, with a PrepareAttemptFunc that replaces the body (with its
 // own GetBody) on odd attempts: every body the caller or GetBody made is
 // closed exactly once, each request carries the prepared bytes of its
 // attempt, and no goroutine is left behind.
@@ -780,7 +780,7 @@ func snapshot(r *http.Request) requestSnapshot {
 }
 
 // The caller's request is never modified, on every path: client spans,
-// WithoutClientSpans, the no-op fast path, a PrepareFunc, a guarded
+// WithoutClientSpans, the no-op fast path, a PrepareAttemptFunc, a guarded
 // bodyless write, a request without header, retries, a state check.
 func TestCallerRequestIsUntouchedOnEveryPath(t *testing.T) {
 	paths := map[string][]otelretry.Option{

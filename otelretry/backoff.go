@@ -8,49 +8,24 @@ import (
 	"time"
 )
 
-// Backoff chooses the pause before a retry. The transport still caps every
-// pause by the operation deadline: a pause that cannot end before the
-// deadline is never started.
-type Backoff interface {
-	// Delay returns the pause before retry n (n = 1 before the second
-	// attempt). It must be safe for concurrent use.
-	Delay(retry int) time.Duration
-}
-
-// AnswerBackoff is a Backoff that also sees the answer it follows: its
-// status, headers and error, and the pause taken before it. Use it to
+// Backoff returns the pause before retry n (n = 1 before the second
+// attempt), after the answer a it follows: its status, headers and error,
+// and the pause taken before it (a.PreviousPause). Use the answer to
 // honour a service's own hints (RateLimit-Reset, X-RateLimit-Reset) or to
-// grow the pause from the last one (DecorrelatedJitter). The transport
-// calls DelayAfter instead of Delay when the Backoff has it; the pause is
-// still at least the Retry-After hint and still capped by the deadline.
-type AnswerBackoff interface {
-	Backoff
-	DelayAfter(retry int, a Answer) time.Duration
-}
-
-// BackoffFunc adapts a function to the Backoff interface.
-type BackoffFunc func(retry int) time.Duration
-
-// Delay calls f(retry).
-func (f BackoffFunc) Delay(retry int) time.Duration { return f(retry) }
-
-// AnswerBackoffFunc adapts a function that sees the answer to the
-// AnswerBackoff interface.
-type AnswerBackoffFunc func(retry int, a Answer) time.Duration
-
-// Delay calls f with an empty Answer.
-func (f AnswerBackoffFunc) Delay(retry int) time.Duration { return f(retry, Answer{}) }
-
-// DelayAfter calls f(retry, a).
-func (f AnswerBackoffFunc) DelayAfter(retry int, a Answer) time.Duration { return f(retry, a) }
+// grow the pause from the last one (DecorrelatedJitter); ConstantBackoff
+// and ExponentialBackoff ignore it. It must be safe for concurrent use.
+// The pause is still at least the server's retry hint (Retry-After, and
+// the headers of WithRetryHint), and the transport caps every pause by
+// the operation deadline: a pause that cannot end before the deadline is
+// never started.
+type Backoff func(retry int, a Answer) time.Duration
 
 // ConstantBackoff pauses d before every retry. Without jitter, clients that
 // failed together retry together; prefer ExponentialBackoff in production.
-func ConstantBackoff(d time.Duration) Backoff { return constantBackoff(max(d, 0)) }
-
-type constantBackoff time.Duration
-
-func (c constantBackoff) Delay(int) time.Duration { return time.Duration(c) }
+func ConstantBackoff(d time.Duration) Backoff {
+	d = max(d, 0)
+	return func(int, Answer) time.Duration { return d }
+}
 
 // ExponentialBackoff pauses a random duration in [0, min(max, initial·2^(n-1))]
 // before retry n ("full jitter"), so clients that failed together spread
@@ -61,12 +36,14 @@ func ExponentialBackoff(initial, max time.Duration) Backoff {
 	if max < initial {
 		max = initial
 	}
-	return &exponentialBackoff{initial: initial, max: max}
+	return (&exponentialBackoff{initial: initial, max: max}).delay
 }
 
 type exponentialBackoff struct{ initial, max time.Duration }
 
-func (e *exponentialBackoff) Delay(retry int) time.Duration { return fullJitter(e.ceiling(retry)) }
+func (e *exponentialBackoff) delay(retry int, _ Answer) time.Duration {
+	return fullJitter(e.ceiling(retry))
+}
 
 // ceiling is the upper bound of the pause before retry n, doubling from
 // initial and saturating at max: the doubling stops before it could
@@ -95,20 +72,17 @@ func fullJitter(ceiling time.Duration) time.Duration {
 // DecorrelatedJitter pauses a random duration in [base, min(cap, 3 × the
 // previous pause)] before each retry, starting from base: the
 // "decorrelated jitter" AWS describes in its architecture blog ("Exponential
-// Backoff And Jitter"). Pauses grow from the last one actually taken, so
-// it needs the answer's PreviousPause and is an AnswerBackoff.
+// Backoff And Jitter"). Pauses grow from the last one actually taken, the
+// answer's PreviousPause; without one (0) it draws from [base, 3·base].
 func DecorrelatedJitter(base, cap time.Duration) Backoff {
 	base = clampNonNegative(base)
 	cap = max(clampNonNegative(cap), base)
-	return decorrelatedJitter{base: base, cap: cap}
+	return decorrelatedJitter{base: base, cap: cap}.delay
 }
 
 type decorrelatedJitter struct{ base, cap time.Duration }
 
-// Delay, without the previous pause, draws from [base, 3·base].
-func (d decorrelatedJitter) Delay(int) time.Duration { return d.next(d.base) }
-
-func (d decorrelatedJitter) DelayAfter(_ int, a Answer) time.Duration {
+func (d decorrelatedJitter) delay(_ int, a Answer) time.Duration {
 	return d.next(max(a.PreviousPause, d.base))
 }
 

@@ -18,7 +18,7 @@ func TestExponentialBackoffSaturates(t *testing.T) {
 		{1, math.MaxInt64},
 		{math.MaxInt64 / 3, math.MaxInt64},
 	} {
-		e := ExponentialBackoff(tc.initial, tc.max).(*exponentialBackoff)
+		e := exponentialBackoff{initial: tc.initial, max: tc.max}
 		prev := time.Duration(0)
 		for n := 1; n <= 200; n++ {
 			c := e.ceiling(n)
@@ -35,11 +35,11 @@ func TestExponentialBackoffSaturates(t *testing.T) {
 	e := ExponentialBackoff(time.Second, math.MaxInt64)
 	zero := 0
 	for range 100 {
-		if e.Delay(40) == 0 {
+		if e(40, Answer{}) == 0 {
 			zero++
 		}
 	}
 	if zero > 1 {
-		t.Errorf("ExponentialBackoff(1s, MaxInt64).Delay(40) was 0 in %d of 100 draws", zero)
+		t.Errorf("ExponentialBackoff(1s, MaxInt64) for retry 40 was 0 in %d of 100 draws", zero)
 	}
 }

@@ -17,12 +17,12 @@ import (
 	"github.com/otelretry/otelretry-go/otelretry"
 )
 
-// The decision recorded is the one carried out: a slow AnswerBackoff is
+// The decision recorded is the one carried out: a slow Backoff is
 // the last hook before the decision, so the decision is taken on the
 // clock read after it.
 func TestSlowBackoffDecidesOnTheTimeLeftAfterIt(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		slow := otelretry.AnswerBackoffFunc(func(int, otelretry.Answer) time.Duration {
+		slow := otelretry.Backoff(func(int, otelretry.Answer) time.Duration {
 			time.Sleep(95 * time.Millisecond)
 			return 10 * time.Millisecond
 		})
@@ -42,7 +42,7 @@ func TestSlowBackoffDecidesOnTheTimeLeftAfterIt(t *testing.T) {
 }
 
 // Work that runs after a retry was decided (the next attempt's
-// PrepareFunc) can still take the time the retry needed. The retry then
+// PrepareAttemptFunc) can still take the time the retry needed. The retry then
 // does not happen, and the operation says so: the attempt that was not
 // made is recorded with a reason of its own.
 func TestRetryPreventedAfterTheDecisionIsRecorded(t *testing.T) {
@@ -95,7 +95,7 @@ func TestBackoffThatBlocksOrLiesNeverCarriesARetryPastTheDeadline(t *testing.T) 
 	synctest.Test(t, func(t *testing.T) {
 		h := newHarness(t, []scripted.Step{{Status: 503}},
 			otelretry.WithDeadline(time.Second),
-			otelretry.WithBackoff(otelretry.BackoffFunc(func(int) time.Duration {
+			otelretry.WithBackoff(otelretry.Backoff(func(int, otelretry.Answer) time.Duration {
 				time.Sleep(2 * time.Second) // ignores everything
 				return time.Millisecond
 			})))
@@ -115,7 +115,7 @@ func TestBackoffThatBlocksOrLiesNeverCarriesARetryPastTheDeadline(t *testing.T) 
 		var calls int
 		h := newHarness(t, []scripted.Step{{Status: 503}},
 			otelretry.WithDeadline(time.Second), otelretry.WithMaxAttempts(6),
-			otelretry.WithBackoff(otelretry.AnswerBackoffFunc(func(int, otelretry.Answer) time.Duration {
+			otelretry.WithBackoff(otelretry.Backoff(func(int, otelretry.Answer) time.Duration {
 				calls++
 				return []time.Duration{-time.Hour, math.MaxInt64, 100 * time.Millisecond, math.MinInt64, 300 * time.Millisecond}[(calls-1)%5]
 			})))
@@ -147,7 +147,7 @@ func TestBackoffThatBlocksOrLiesNeverCarriesARetryPastTheDeadline(t *testing.T) 
 func TestBackoffIsAskedOnlyForRetryableResults(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		var asked []int
-		backoff := otelretry.BackoffFunc(func(n int) time.Duration { asked = append(asked, n); return time.Millisecond })
+		backoff := otelretry.Backoff(func(n int, _ otelretry.Answer) time.Duration { asked = append(asked, n); return time.Millisecond })
 		h := newHarness(t, []scripted.Step{{Status: 503}, {Status: 503}, {Status: 200}, {Status: 404}},
 			otelretry.WithBackoff(backoff), otelretry.WithMaxAttempts(5))
 		for range 2 { // 503, 503, 200; then 404

@@ -18,8 +18,8 @@ import (
 
 // Defaults of WithBodyBuffer.
 const (
-	DefaultBodyBufferPerRequest = 64 << 10 // 64 KiB
-	DefaultBodyBufferTotal      = 8 << 20  // 8 MiB across the Transport
+	defaultBodyBufferPerRequest = 64 << 10 // 64 KiB
+	defaultBodyBufferTotal      = 8 << 20  // 8 MiB across the Transport
 )
 
 // bodyPool is the Transport's buffer memory for request bodies: bytes

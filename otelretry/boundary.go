@@ -6,7 +6,7 @@ package otelretry
 import "context"
 
 // boundary marks where an operation hands a context to code of its users:
-// an attempt's context (which a PrepareFunc, a Classifier and a Backoff see
+// an attempt's context (which a PrepareAttemptFunc, a Classifier and a Backoff see
 // through its request, and a base below sends with), and a state check's. A
 // call made with a context below it is an operation of its own.
 //

@@ -12,21 +12,19 @@ import (
 	"sync/atomic"
 	"time"
 
-	"go.opentelemetry.io/otel"
-
 	"github.com/otelretry/otelretry-go/attrs"
 )
 
 // Budget defaults.
 const (
-	DefaultBudgetTokens     = 6
-	DefaultBudgetTokenRatio = 0.5
-	DefaultBudgetMaxHosts   = 10000
-	DefaultBudgetPushback   = time.Second
-	// DefaultBudgetIdleEviction is how long a kept host must go without an
+	defaultBudgetTokens     = 6
+	defaultBudgetTokenRatio = 0.5
+	defaultBudgetMaxHosts   = 10000
+	defaultBudgetPushback   = time.Second
+	// defaultBudgetIdleEviction is how long a kept host must go without an
 	// answer the budget counts before a full table may forget it to make
 	// room for a new host (see Budget, Hosts).
-	DefaultBudgetIdleEviction = 10 * time.Minute
+	defaultBudgetIdleEviction = 10 * time.Minute
 )
 
 // Budget costs, in thousandths of a token, and limits.
@@ -39,15 +37,16 @@ const (
 	// other operations: a host stays in the table while it is held, so an
 	// unbounded hint could pin entries for days.
 	maxPushbackHold = time.Minute
-	// minIdleEviction is the shortest BudgetIdleEviction: minutes, not
+	// minIdleEviction is the shortest IdleEviction: minutes, not
 	// seconds, so that forgetting hosts cannot refill a host's tokens at a
 	// rate that matters, and no shorter than the longest hold.
 	minIdleEviction = time.Minute
 )
 
-// errInvalidBudgetOption is reported through otel.Handle, wrapped with the
-// option and its value, when NewBudget ignores an out-of-range option.
-var errInvalidBudgetOption = errors.New("otelretry: budget option ignored")
+// errInvalidBudgetSetting is reported through otel.Handle, wrapped with the
+// setting and its value, when WithBudget is given a Budget with an
+// out-of-range setting, which reads as its default.
+var errInvalidBudgetSetting = errors.New("otelretry: budget setting ignored")
 
 // Budget bounds retries to each dependency (a host, by default) so that
 // retries cannot multiply the load on a dependency that is failing, for a
@@ -57,7 +56,7 @@ var errInvalidBudgetOption = errors.New("otelretry: budget option ignored")
 // It is gRPC's retry throttling (gRFC A6) per host, with the count floored
 // at the threshold:
 //
-//   - A host starts with BudgetTokens tokens (default 6), the most it holds.
+//   - A host starts with Tokens tokens (default 6), the most it holds.
 //   - An attempt that fails in a way the policy counts against the host (a
 //     status it retries, 408, 429, 502, 503 and 504 by default, or a
 //     transport error other than the caller's cancellation) costs one token,
@@ -68,7 +67,7 @@ var errInvalidBudgetOption = errors.New("otelretry: budget option ignored")
 //     its preparation starts, and gives it back if it is not sent; it
 //     costs nothing more if it fails. It is load sent, as a retry is, so
 //     hedges and retries share one allowance.
-//   - A 2xx or 3xx answer gives back BudgetTokenRatio tokens (default 0.5),
+//   - A 2xx or 3xx answer gives back TokenRatio tokens (default 0.5),
 //     up to the most. Other answers (a 404, a 500 not retried) change nothing.
 //   - A retry, or a hedge, is admitted only if the host holds more than
 //     half its tokens (3) once it was charged: a retry's failure is charged
@@ -82,7 +81,7 @@ var errInvalidBudgetOption = errors.New("otelretry: budget option ignored")
 //
 // So in an outage a fresh host's hedges and retries together are no more
 // than its retries alone, and when every answer is late but succeeds, the
-// hedges sent are at most the tokens above half plus BudgetTokenRatio for
+// hedges sent are at most the tokens above half plus TokenRatio for
 // every success counted: about every other operation, never more.
 //
 // With the defaults: a fresh host's first two failures leave 5 and 4 tokens
@@ -100,19 +99,18 @@ var errInvalidBudgetOption = errors.New("otelretry: budget option ignored")
 // the retries, never the first attempts, of every operation to that host
 // through this Budget until it passes (at most a minute). The operation
 // that received it pauses at least that long, so its own retry is not held.
-// A 429 without Retry-After holds retries for BudgetPushback (default 1 s)
+// A 429 without Retry-After holds retries for Pushback (default 1 s)
 // from its arrival, the operation that received it included: with the
 // default backoff it returns the 429 rather than retry sooner.
 //
-// Hosts: the Budget keeps at most BudgetMaxHosts (default 10 000) hosts
+// Hosts: the Budget keeps at most MaxHosts (default 10 000) hosts
 // whose state differs from a fresh host's (tokens spent, or a hold). A host
 // whose state equals a fresh one's is not kept, so forgetting it grants
 // nothing. A host with state is forgotten only to make room: when the
 // table is full and a host not in it needs a place, the kept host idle
 // longest is forgotten if it has been idle, with no answer the budget
-// counts (a success, a failure, a hold), for at least BudgetIdleEviction
-// (DefaultBudgetIdleEviction, 10 minutes). While the table has room
-// nothing is forgotten. While every kept host was active within that
+// counts (a success, a failure, a hold), for at least IdleEviction (10
+// minutes by default). While the table has room nothing is forgotten. While every kept host was active within that
 // period, a host not in the table is refused every retry (fail closed)
 // until a kept host recovers or goes idle. A forgotten host that comes
 // back starts as a fresh host. That is all that idleness can earn, and it
@@ -129,21 +127,42 @@ var errInvalidBudgetOption = errors.New("otelretry: budget option ignored")
 // a refused hedge is recorded with the same reasons, and the attempt in
 // flight goes on.
 //
-// The zero Budget is ready to use and has the default settings, as
-// NewBudget() has: a setting left at its zero value reads as its default.
-// Build a tuned one with NewBudget.
+// The zero Budget is ready to use and has the default settings: a setting
+// left at its zero value reads as its default (&Budget{Tokens: 10} tunes
+// one). A setting out of its range reads as its default too, and WithBudget
+// reports it through otel.Handle. Set the settings before the Budget is
+// first used, and do not change them after.
 //
 // A Budget is safe for concurrent use. Share one between Transports with
 // WithBudget to bound their combined retries.
 type Budget struct {
-	// The settings, each read through its method (tokens, ratio, ...):
-	// zero stands for the default, so that the zero Budget works.
-	maxMilli   int64 // tokens of a fresh host, in thousandths
-	ratioMilli int64 // given back per success, in thousandths
-	maxHosts   int
-	pushback   time.Duration // hold after a 429 without Retry-After; < 0: none
-	idle       time.Duration // idle time after which a full table may forget a host
-	keyOf      func(*http.Request) string
+	// Tokens is the tokens of a fresh host, from 1 to 1000 (gRPC's
+	// maxTokens). A retry needs more than half of them, and each failure
+	// costs one, so a fresh host gets ⌈n/2⌉−1 retries before any success.
+	// Default 6 (two retries).
+	Tokens int
+	// TokenRatio is the tokens a 2xx or 3xx answer gives back, from 0.001
+	// to 1 (gRPC's tokenRatio, to three decimals). Retries stop while more
+	// than r/(1+r) of the attempts fail. Default 0.5.
+	TokenRatio float64
+	// MaxHosts is how many hosts with state the Budget keeps, at least 1.
+	// Past it, a new host's retries are refused (reason host_limit) unless
+	// a kept host has been idle for IdleEviction, which is then forgotten
+	// to make room. Default 10 000.
+	MaxHosts int
+	// Pushback is how long a 429 without Retry-After holds back retries to
+	// its host, at most a minute; a negative Pushback holds nothing.
+	// Default 1 s.
+	Pushback time.Duration
+	// IdleEviction is how long a kept host must go without an answer the
+	// budget counts (a success, a failure, or a Retry-After or 429 hold)
+	// before a full table may forget it to make room for a new host, at
+	// least a minute. A forgotten host that comes back starts as a fresh
+	// host. Default 10 minutes.
+	IdleEviction time.Duration
+	// Key maps a request to its dependency. Default: the request's host
+	// (URL host, else Host header).
+	Key func(*http.Request) string
 
 	// stateful is len(hosts), read without the lock: while no host has
 	// state, a success has nothing to change.
@@ -168,125 +187,34 @@ type hostBudget struct {
 	node   int // the host's node in Budget.activity
 }
 
-// BudgetOption configures a Budget.
-type BudgetOption interface {
-	applyBudget(*Budget) error
-}
-
-type budgetOptionFunc func(*Budget) error
-
-func (f budgetOptionFunc) applyBudget(b *Budget) error { return f(b) }
-
-func invalidBudgetOption(option string, value any, want string) error {
-	return fmt.Errorf("%w: %s(%v): want %s", errInvalidBudgetOption, option, value, want)
-}
-
-// BudgetTokens sets the tokens of a fresh host, from 1 to 1000 (gRPC's
-// maxTokens). A retry needs more than half of them, and each failure costs
-// one, so a fresh host gets ⌈n/2⌉−1 retries before any success. Default 6
-// (two retries).
-func BudgetTokens(n int) BudgetOption {
-	return budgetOptionFunc(func(b *Budget) error {
-		if n < 1 || n > maxBudgetTokens {
-			return invalidBudgetOption("BudgetTokens", n, "1 to 1000")
-		}
-		b.maxMilli = int64(n) * 1000
-		return nil
-	})
-}
-
-// BudgetTokenRatio sets the tokens a 2xx or 3xx answer gives back, from
-// 0.001 to 1 (gRPC's tokenRatio, to three decimals). Retries stop while
-// more than r/(1+r) of the attempts fail. Default 0.5.
-func BudgetTokenRatio(r float64) BudgetOption {
-	return budgetOptionFunc(func(b *Budget) error {
-		milli := int64(r*1000 + 0.5)
-		if !(r >= 0.001 && r <= 1) || milli < 1 {
-			return invalidBudgetOption("BudgetTokenRatio", r, "0.001 to 1")
-		}
-		b.ratioMilli = milli
-		return nil
-	})
-}
-
-// BudgetMaxHosts sets how many hosts with state the Budget keeps, at least
-// 1. Past it, a new host's retries are refused (reason host_limit) unless
-// a kept host has been idle for the BudgetIdleEviction period, which is
-// then forgotten to make room. Default 10 000.
-func BudgetMaxHosts(n int) BudgetOption {
-	return budgetOptionFunc(func(b *Budget) error {
-		if n < 1 {
-			return invalidBudgetOption("BudgetMaxHosts", n, "at least 1")
-		}
-		b.maxHosts = n
-		return nil
-	})
-}
-
-// BudgetPushback sets how long a 429 without Retry-After holds back
-// retries to its host, from 0 (no hold) to a minute. Default 1 s.
-func BudgetPushback(d time.Duration) BudgetOption {
-	return budgetOptionFunc(func(b *Budget) error {
-		if d < 0 || d > maxPushbackHold {
-			return invalidBudgetOption("BudgetPushback", d, "0 to 1m0s")
-		}
-		b.pushback = d
-		if d == 0 {
-			b.pushback = -1 // zero is the default
-		}
-		return nil
-	})
-}
-
-// BudgetIdleEviction sets how long a kept host must go without an answer
-// the budget counts (a success, a failure, or a Retry-After or 429 hold)
-// before a full table may forget it to make room for a new host, at least
-// a minute. A forgotten host that comes back starts as a fresh host.
-// Default DefaultBudgetIdleEviction (10 minutes).
-func BudgetIdleEviction(d time.Duration) BudgetOption {
-	return budgetOptionFunc(func(b *Budget) error {
-		if d < minIdleEviction {
-			return invalidBudgetOption("BudgetIdleEviction", d, "at least 1m0s")
-		}
-		b.idle = d
-		return nil
-	})
-}
-
-// BudgetKey sets how requests map to dependencies. Default: the request's
-// host (URL host, else Host header).
-func BudgetKey(f func(*http.Request) string) BudgetOption {
-	return budgetOptionFunc(func(b *Budget) error {
-		if f == nil {
-			return invalidBudgetOption("BudgetKey", "nil", "a function")
-		}
-		b.keyOf = f
-		return nil
-	})
-}
-
-// NewBudget returns a retry budget; see Budget for the algorithm. An option
-// with an out-of-range value is ignored and reported through otel.Handle
-// (errInvalidBudgetOption).
-func NewBudget(opts ...BudgetOption) *Budget {
-	b := &Budget{
-		maxMilli:   DefaultBudgetTokens * 1000,
-		ratioMilli: DefaultBudgetTokenRatio * 1000,
-		maxHosts:   DefaultBudgetMaxHosts,
-		pushback:   DefaultBudgetPushback,
-		idle:       DefaultBudgetIdleEviction,
-		keyOf:      hostOf,
+// invalidSettings reports the settings out of their range, which read as
+// their defaults.
+func (b *Budget) invalidSettings() error {
+	var errs []error
+	invalid := func(setting string, value any, want string) {
+		errs = append(errs, fmt.Errorf("%w: Budget.%s %v: want %s", errInvalidBudgetSetting, setting, value, want))
 	}
-	for _, o := range opts {
-		if o == nil {
-			continue
-		}
-		if err := o.applyBudget(b); err != nil {
-			otel.Handle(err)
-		}
+	if b.Tokens != 0 && (b.Tokens < 1 || b.Tokens > maxBudgetTokens) {
+		invalid("Tokens", b.Tokens, "1 to 1000")
 	}
-	return b
+	if b.TokenRatio != 0 && !validRatio(b.TokenRatio) {
+		invalid("TokenRatio", b.TokenRatio, "0.001 to 1")
+	}
+	if b.MaxHosts < 0 {
+		invalid("MaxHosts", b.MaxHosts, "at least 1")
+	}
+	if b.Pushback > maxPushbackHold {
+		invalid("Pushback", b.Pushback, "at most 1m0s")
+	}
+	if b.IdleEviction != 0 && b.IdleEviction < minIdleEviction {
+		invalid("IdleEviction", b.IdleEviction, "at least 1m0s")
+	}
+	return errors.Join(errs...)
 }
+
+// validRatio reports whether r is a TokenRatio in range, to three
+// decimals.
+func validRatio(r float64) bool { return r >= 0.001 && r <= 1 && int64(r*1000+0.5) >= 1 }
 
 func hostOf(r *http.Request) string {
 	if r.URL != nil && r.URL.Host != "" {
@@ -295,56 +223,56 @@ func hostOf(r *http.Request) string {
 	return r.Host
 }
 
-// key returns the budget key of r (BudgetKey option; default the host).
+// key returns the budget key of r (Key; default the host).
 func (b *Budget) key(r *http.Request) string {
-	if b.keyOf == nil {
+	if b.Key == nil {
 		return hostOf(r)
 	}
-	return b.keyOf(r)
+	return b.Key(r)
 }
 
 // tokens returns the tokens of a fresh host, in thousandths.
 func (b *Budget) tokens() int64 {
-	if b.maxMilli == 0 {
-		return DefaultBudgetTokens * 1000
+	if b.Tokens < 1 || b.Tokens > maxBudgetTokens {
+		return defaultBudgetTokens * 1000
 	}
-	return b.maxMilli
+	return int64(b.Tokens) * 1000
 }
 
 // ratio returns the tokens a success gives back, in thousandths.
 func (b *Budget) ratio() int64 {
-	if b.ratioMilli == 0 {
-		return DefaultBudgetTokenRatio * 1000
+	if !validRatio(b.TokenRatio) {
+		return defaultBudgetTokenRatio * 1000
 	}
-	return b.ratioMilli
+	return int64(b.TokenRatio*1000 + 0.5)
 }
 
 // hostLimit returns how many hosts with state the Budget keeps.
 func (b *Budget) hostLimit() int {
-	if b.maxHosts == 0 {
-		return DefaultBudgetMaxHosts
+	if b.MaxHosts < 1 {
+		return defaultBudgetMaxHosts
 	}
-	return b.maxHosts
+	return b.MaxHosts
 }
 
 // idleAfter returns how long a host must be idle before a full table may
 // forget it.
 func (b *Budget) idleAfter() time.Duration {
-	if b.idle == 0 {
-		return DefaultBudgetIdleEviction
+	if b.IdleEviction < minIdleEviction {
+		return defaultBudgetIdleEviction
 	}
-	return b.idle
+	return b.IdleEviction
 }
 
 // hold429 returns how long a 429 without Retry-After holds retries.
 func (b *Budget) hold429() time.Duration {
 	switch {
-	case b.pushback == 0:
-		return DefaultBudgetPushback
-	case b.pushback < 0:
+	case b.Pushback < 0:
 		return 0
+	case b.Pushback == 0 || b.Pushback > maxPushbackHold:
+		return defaultBudgetPushback
 	}
-	return b.pushback
+	return b.Pushback
 }
 
 // budgetObservation is one attempt's answer, as the budget sees it.
@@ -519,8 +447,7 @@ func (b *Budget) giveBack(key string, now time.Time) {
 }
 
 // Available returns how many retries in a row r's host may take now if
-// every attempt fails: DefaultBudgetTokens allow two
-// for a fresh host; 0 while a hold or a full table refuses them.
+// every attempt fails: the default 6 tokens allow two for a fresh host; 0 while a hold or a full table refuses them.
 func (b *Budget) Available(r *http.Request) int {
 	key := b.key(r)
 	b.mu.Lock()
@@ -631,7 +558,7 @@ func (b *Budget) advance(at time.Duration) {
 // becomes fresh when its hold ends is found in O(1): a timing wheel of one
 // slot per second over more than the longest hold. A host is listed once,
 // in the slot of its hostBudget.queued, and a listed host is dropped only
-// when its listing is drained, so the wheel holds at most BudgetMaxHosts
+// when its listing is drained, so the wheel holds at most MaxHosts
 // keys.
 type holdWheel struct {
 	slots   [wheelSlots][]string

@@ -26,7 +26,7 @@ import (
 const (
 	simKey      = "dependency.test"
 	simAnswer   = 5 * time.Millisecond // the base answers after 5 ms
-	simAttempts = DefaultMaxAttempts
+	simAttempts = defaultMaxAttempts
 )
 
 // simDependency answers one attempt that ends at now.
@@ -45,7 +45,7 @@ func simOperation(b *Budget, dep simDependency, bo Backoff, answer time.Duration
 		if !o.failure || n == simAttempts {
 			return n
 		}
-		pause := max(bo.Delay(n), o.pushback)
+		pause := max(bo(n, Answer{}), o.pushback)
 		if b.retry(simKey, now, now.Add(pause), budgetObservation{}) != "" {
 			return n
 		}
@@ -158,9 +158,9 @@ func TestBudgetFleetBoundSimulated(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				budgets := make([]*Budget, shape.clients)
 				for i := range budgets {
-					budgets[i] = NewBudget()
+					budgets[i] = &Budget{}
 				}
-				bo := ExponentialBackoff(DefaultBackoffInitial, DefaultBackoffMax)
+				bo := ExponentialBackoff(defaultBackoffInitial, defaultBackoffMax)
 				dep, answer := shape.dep, shape.answer
 				if dep == nil {
 					dep = outage503
@@ -202,11 +202,11 @@ func TestBudgetFleetBoundSimulated(t *testing.T) {
 // and a return.
 func TestBudgetSeedTimelineSimulated(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		b := NewBudget()
+		b := &Budget{}
 		answers := []budgetObservation{obs503, obs503, obs200}
 		calls := 0
 		dep := func(time.Time) budgetObservation { calls++; return answers[min(calls, len(answers))-1] }
-		if n := simOperation(b, dep, ExponentialBackoff(DefaultBackoffInitial, DefaultBackoffMax), simAnswer); n != 3 || calls != 3 {
+		if n := simOperation(b, dep, ExponentialBackoff(defaultBackoffInitial, defaultBackoffMax), simAnswer); n != 3 || calls != 3 {
 			t.Fatalf("attempts = %d, calls = %d, want 3 and 3", n, calls)
 		}
 	})
@@ -222,8 +222,8 @@ func TestBudgetRecoverySimulated(t *testing.T) {
 		t.Run(fmt.Sprintf("%g/s", rate), func(t *testing.T) {
 			for _, probeAfter := range []int{2, 3} {
 				synctest.Test(t, func(t *testing.T) {
-					b := NewBudget()
-					bo := ExponentialBackoff(DefaultBackoffInitial, DefaultBackoffMax)
+					b := &Budget{}
+					bo := ExponentialBackoff(defaultBackoffInitial, defaultBackoffMax)
 					interval := time.Duration(float64(time.Second) / rate)
 					end := time.Now().Add(120 * time.Second)
 					for time.Now().Before(end) {
@@ -250,7 +250,7 @@ func TestBudgetRecoverySimulated(t *testing.T) {
 
 					// End to end, on a second client: probeAfter successes,
 					// then an operation that fails once.
-					b2 := NewBudget()
+					b2 := &Budget{}
 					end = time.Now().Add(120 * time.Second)
 					for time.Now().Before(end) {
 						simOperation(b2, outage503, bo, simAnswer)
@@ -282,7 +282,7 @@ func TestBudgetRecoverySimulated(t *testing.T) {
 // go on; the operation that received it retries after its pause.
 func TestBudgetPushbackSimulated(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		b := NewBudget()
+		b := &Budget{}
 		bo := ConstantBackoff(100 * time.Millisecond)
 		hinted := budgetObservation{failure: true, status: 503, pushback: 2 * time.Second}
 		var calls atomic.Int64

@@ -27,7 +27,7 @@ import (
 // its own Budget, over its own base.
 func fleetClient(base http.RoundTripper, opts ...otelretry.Option) *otelretry.Transport {
 	all := append([]otelretry.Option{
-		otelretry.WithBudget(otelretry.NewBudget()),
+		otelretry.WithBudget(&otelretry.Budget{}),
 		otelretry.WithTracerProvider(tracenoop.NewTracerProvider()),
 		otelretry.WithMeterProvider(metricnoop.NewMeterProvider()),
 	}, opts...)
@@ -230,10 +230,10 @@ func TestBudgetPushbackAcrossOperations(t *testing.T) {
 	})
 }
 
-// A 429 without Retry-After holds retries to its host for BudgetPushback
+// A 429 without Retry-After holds retries to its host for Pushback
 // (1 s by default), the operation that received it included: with the
 // default backoff it returns the 429; a pause of a second, or
-// BudgetPushback(0), lets it retry.
+// a negative Pushback, lets it retry.
 func TestBudget429WithoutRetryAfter(t *testing.T) {
 	for _, c := range []struct {
 		name  string
@@ -242,7 +242,7 @@ func TestBudget429WithoutRetryAfter(t *testing.T) {
 	}{
 		{"default", nil, 1},
 		{"pause of 1s", []otelretry.Option{otelretry.WithBackoff(otelretry.ConstantBackoff(time.Second))}, 2},
-		{"BudgetPushback(0)", []otelretry.Option{otelretry.WithBudget(otelretry.NewBudget(otelretry.BudgetPushback(0)))}, 2},
+		{"Pushback -1", []otelretry.Option{otelretry.WithBudget(&otelretry.Budget{Pushback: -1})}, 2},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {

@@ -4,17 +4,13 @@
 package otelretry
 
 import (
-	"errors"
 	"fmt"
 	"math/rand/v2"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
-
-	"go.opentelemetry.io/otel"
 
 	"github.com/otelretry/otelretry-go/attrs"
 )
@@ -29,10 +25,10 @@ func failAt(b *Budget, key string, now time.Time) attrs.Reason {
 	return b.retry(key, now, now, budgetObservation{})
 }
 
-// With BudgetMaxHosts(2), a day after two hosts failed once, a third
+// With MaxHosts 2, a day after two hosts failed once, a third
 // host's 503 is retried, as a fresh host's.
 func TestBudgetIdleHostMakesRoom(t *testing.T) {
-	b := NewBudget(BudgetMaxHosts(2))
+	b := &Budget{MaxHosts: 2}
 	t0 := time.Now()
 	failAt(b, "a.test", t0)
 	failAt(b, "b.test", t0.Add(time.Second))
@@ -58,7 +54,7 @@ func TestBudgetIdleHostMakesRoom(t *testing.T) {
 
 // If the kept hosts were active a minute ago, a new host is still refused.
 func TestBudgetIdleActiveHostsKeepTheirPlace(t *testing.T) {
-	b := NewBudget(BudgetMaxHosts(2))
+	b := &Budget{MaxHosts: 2}
 	t0 := time.Now()
 	failAt(b, "a.test", t0)
 	failAt(b, "b.test", t0)
@@ -95,7 +91,7 @@ func TestBudgetIdleActiveHostsKeepTheirPlace(t *testing.T) {
 // slot per idle period. Without a new host needing its slot, a drained
 // idle host stays drained however long it waits.
 func TestBudgetIdleEvictedHostStartsFresh(t *testing.T) {
-	b := NewBudget(BudgetMaxHosts(2))
+	b := &Budget{MaxHosts: 2}
 	t0 := time.Now()
 	for range 4 {
 		failAt(b, "a.test", t0) // drained: 3 tokens
@@ -178,17 +174,17 @@ func checkActivity(t *testing.T, b *Budget) {
 	}
 }
 
-// The idle period is DefaultBudgetIdleEviction, to the nanosecond: a host
+// The idle period is defaultBudgetIdleEviction, to the nanosecond: a host
 // idle 1ns less keeps its place.
 func TestBudgetIdleEvictionBoundary(t *testing.T) {
 	for _, c := range []struct {
 		idle time.Duration
 		want attrs.Reason
 	}{
-		{DefaultBudgetIdleEviction - time.Nanosecond, attrs.ReasonHostLimit},
-		{DefaultBudgetIdleEviction, ""},
+		{defaultBudgetIdleEviction - time.Nanosecond, attrs.ReasonHostLimit},
+		{defaultBudgetIdleEviction, ""},
 	} {
-		b := NewBudget(BudgetMaxHosts(1))
+		b := &Budget{MaxHosts: 1}
 		t0 := time.Now()
 		failAt(b, "a.test", t0)
 		at := t0.Add(c.idle)
@@ -202,42 +198,19 @@ func TestBudgetIdleEvictionBoundary(t *testing.T) {
 	}
 }
 
-// BudgetIdleEviction tunes the period, from a minute up; shorter values
-// are ignored and reported.
-func TestBudgetIdleEvictionOption(t *testing.T) {
-	var errs []error
-	prev := otel.GetErrorHandler()
-	otel.SetErrorHandler(otel.ErrorHandlerFunc(func(err error) { errs = append(errs, err) }))
-	defer otel.SetErrorHandler(prev)
-
-	b := NewBudget(BudgetMaxHosts(1), BudgetIdleEviction(time.Hour))
+// IdleEviction tunes the period, from a minute up.
+func TestBudgetIdleEvictionSetting(t *testing.T) {
+	b := &Budget{MaxHosts: 1, IdleEviction: time.Hour}
 	t0 := time.Now()
 	failAt(b, "a.test", t0)
 	if got := failAt(b, "b.test", t0.Add(59*time.Minute)); got != attrs.ReasonHostLimit {
-		t.Fatalf("BudgetIdleEviction(1h), a idle 59m: admit = %q, want host_limit", got)
+		t.Fatalf("IdleEviction 1h, a idle 59m: admit = %q, want host_limit", got)
 	}
 	if got := failAt(b, "b.test", t0.Add(time.Hour)); got != "" {
-		t.Fatalf("BudgetIdleEviction(1h), a idle 1h: admit = %q, want allowed", got)
+		t.Fatalf("IdleEviction 1h, a idle 1h: admit = %q, want allowed", got)
 	}
-	if len(errs) != 0 {
-		t.Fatalf("valid option reported: %v", errs)
-	}
-
-	b = NewBudget(BudgetIdleEviction(time.Minute))
-	if b.idleAfter() != time.Minute {
-		t.Fatalf("BudgetIdleEviction(1m): idle period %s", b.idleAfter())
-	}
-	b = NewBudget(BudgetIdleEviction(0), BudgetIdleEviction(-time.Minute), BudgetIdleEviction(59*time.Second))
-	if len(errs) != 3 {
-		t.Fatalf("%d errors reported, want 3: %v", len(errs), errs)
-	}
-	for _, err := range errs {
-		if !errors.Is(err, errInvalidBudgetOption) || !strings.Contains(err.Error(), "BudgetIdleEviction") {
-			t.Errorf("reported %v, want an errInvalidBudgetOption naming BudgetIdleEviction", err)
-		}
-	}
-	if b.idleAfter() != DefaultBudgetIdleEviction {
-		t.Fatalf("invalid options changed the idle period to %s", b.idleAfter())
+	if b := (&Budget{IdleEviction: time.Minute}); b.idleAfter() != time.Minute {
+		t.Fatalf("IdleEviction 1m: idle period %s", b.idleAfter())
 	}
 }
 
@@ -246,7 +219,7 @@ func TestBudgetIdleEvictionOption(t *testing.T) {
 // a host held for a minute from 500 ms is idle a minute at 60.5 s but
 // listed for second 61.
 func TestBudgetIdleEvictionSkipsHeldHosts(t *testing.T) {
-	b := NewBudget(BudgetMaxHosts(1), BudgetIdleEviction(time.Minute))
+	b := &Budget{MaxHosts: 1, IdleEviction: time.Minute}
 	t0 := time.Now()
 	b.retry("x.test", t0, t0, budgetObservation{}) // the clock's origin: offsets count from t0
 	held := t0.Add(500 * time.Millisecond)
@@ -273,7 +246,7 @@ func TestBudgetIdleEvictionSkipsHeldHosts(t *testing.T) {
 func TestBudgetIdleEvictionConcurrent(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		const maxHosts, hostCount, workers, steps = 20, 60, 16, 1500
-		b := NewBudget(BudgetMaxHosts(maxHosts))
+		b := &Budget{MaxHosts: maxHosts}
 		var (
 			wg       sync.WaitGroup
 			refusals atomic.Int64
@@ -335,7 +308,7 @@ func TestBudgetIdleEvictionConcurrent(t *testing.T) {
 // counts as active no earlier than the latest one before it, which only
 // delays forgetting it.
 func TestBudgetIdleOutOfOrderReadings(t *testing.T) {
-	b := NewBudget(BudgetMaxHosts(2))
+	b := &Budget{MaxHosts: 2}
 	t0 := time.Now()
 	failAt(b, "a.test", t0.Add(time.Second))
 	failAt(b, "b.test", t0.Add(500*time.Millisecond))
@@ -343,11 +316,11 @@ func TestBudgetIdleOutOfOrderReadings(t *testing.T) {
 	failAt(b, "a.test", t0) // back in time for a kept host too
 	checkBudget(t, b)
 	// b counts as active at 1s, a after it: b goes first, 10 minutes after 1s.
-	at := t0.Add(time.Second + DefaultBudgetIdleEviction - time.Millisecond)
+	at := t0.Add(time.Second + defaultBudgetIdleEviction - time.Millisecond)
 	if got := failAt(b, "c.test", at); got != attrs.ReasonHostLimit {
 		t.Fatalf("before b's clamped period ends: admit = %q, want host_limit", got)
 	}
-	at = t0.Add(time.Second + DefaultBudgetIdleEviction)
+	at = t0.Add(time.Second + defaultBudgetIdleEviction)
 	if got := failAt(b, "c.test", at); got != "" {
 		t.Fatalf("b's period ended: admit = %q, want allowed", got)
 	}

@@ -16,7 +16,7 @@ import (
 	"github.com/otelretry/otelretry-go/otelretry"
 )
 
-// Issue 25, item 15, through the public API: with BudgetMaxHosts(2), a day
+// Issue 25, item 15, through the public API: with MaxHosts 2, a day
 // after two hosts failed once each, a third host's transient 503 is
 // retried; a minute after they were last active, it is not.
 func TestBudgetIdleHostsMakeRoomThroughTransport(t *testing.T) {
@@ -32,7 +32,7 @@ func TestBudgetIdleHostsMakeRoomThroughTransport(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				base := &flakyHosts{}
-				b := otelretry.NewBudget(otelretry.BudgetMaxHosts(2))
+				b := &otelretry.Budget{MaxHosts: 2}
 				tr := otelretry.NewTransport(base, quietOptions(otelretry.WithBudget(b))...)
 				for _, host := range []string{"dead-a.test", "dead-b.test"} {
 					roundTripNoPanic(t, tr, "http://"+host+"/")

@@ -10,13 +10,12 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
-
-	"go.opentelemetry.io/otel"
 
 	"github.com/otelretry/otelretry-go/attrs"
 )
@@ -87,7 +86,7 @@ func checkBudget(t *testing.T, b *Budget) {
 }
 
 func TestBudgetKey(t *testing.T) {
-	b := NewBudget()
+	b := &Budget{}
 	if got := b.key(budgetRequest("a.test:8080")); got != "a.test:8080" {
 		t.Fatalf("key = %q, want the URL host", got)
 	}
@@ -95,16 +94,16 @@ func TestBudgetKey(t *testing.T) {
 	if got := b.key(r); got != "h.test" {
 		t.Fatalf("key without URL = %q, want the Host header", got)
 	}
-	byPath := NewBudget(BudgetKey(func(r *http.Request) string { return r.URL.Path }))
+	byPath := &Budget{Key: func(r *http.Request) string { return r.URL.Path }}
 	if got := byPath.key(budgetRequest("a.test")); got != "/" {
-		t.Fatalf("BudgetKey: key = %q, want /", got)
+		t.Fatalf("Key: key = %q, want /", got)
 	}
 }
 
 // The seed timeline: 503, 503, 200 from a fresh client is three calls.
 func TestBudgetFreshHostGetsTwoRetries(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		b := NewBudget()
+		b := &Budget{}
 		r := budgetRequest("a.test")
 		if got := b.Available(r); got != 2 {
 			t.Fatalf("fresh host: Available = %d, want 2", got)
@@ -127,7 +126,7 @@ func TestBudgetFreshHostGetsTwoRetries(t *testing.T) {
 
 func TestBudgetSeedTimeline(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		b := NewBudget()
+		b := &Budget{}
 		if fail(b, "a.test") != "" || fail(b, "a.test") != "" {
 			t.Fatal("a fresh client must retry 503, 503")
 		}
@@ -143,7 +142,7 @@ func TestBudgetSeedTimeline(t *testing.T) {
 // silence after an outage leaves the host exactly as drained.
 func TestBudgetEarnsNothingFromTime(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		b := NewBudget()
+		b := &Budget{}
 		for range 10 {
 			fail(b, "a.test")
 		}
@@ -164,7 +163,7 @@ func TestBudgetRecoversAfterThreeSuccesses(t *testing.T) {
 	for _, outage := range []int{3, 10, 10000} {
 		t.Run(fmt.Sprint(outage, " failures"), func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
-				b := NewBudget()
+				b := &Budget{}
 				for range outage {
 					fail(b, "a.test")
 				}
@@ -172,7 +171,7 @@ func TestBudgetRecoversAfterThreeSuccesses(t *testing.T) {
 				if got := fail(b, "a.test"); got != attrs.ReasonBudget {
 					t.Fatalf("after 2 successes: admit = %q, want budget", got)
 				}
-				b2 := NewBudget()
+				b2 := &Budget{}
 				for range outage {
 					fail(b2, "a.test")
 				}
@@ -189,7 +188,7 @@ func TestBudgetRecoversAfterThreeSuccesses(t *testing.T) {
 // failure in three keeps retries going, slightly more stops them.
 func TestBudgetSteadyFailureRate(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		b := NewBudget()
+		b := &Budget{}
 		// Pattern: success, success, failure. Each cycle nets 0.
 		allowed := 0
 		for range 300 {
@@ -221,7 +220,7 @@ func TestBudgetSteadyFailureRate(t *testing.T) {
 // tokens alone.
 func TestBudgetNeutralAnswers(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		b := NewBudget()
+		b := &Budget{}
 		fail(b, "a.test")
 		for _, s := range []int{404, 500, 501} {
 			b.record("a.test", time.Now(), budgetObservation{status: s})
@@ -240,7 +239,7 @@ func TestBudgetNeutralAnswers(t *testing.T) {
 // A timeout costs one token, like any failure: a fresh host retries two.
 func TestBudgetTimeoutCostsOne(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		b := NewBudget()
+		b := &Budget{}
 		for i, want := range []attrs.Reason{"", "", attrs.ReasonBudget} {
 			now := time.Now()
 			b.record("a.test", now, obsTimeout)
@@ -254,9 +253,9 @@ func TestBudgetTimeoutCostsOne(t *testing.T) {
 func TestBudgetTokensOption(t *testing.T) {
 	for _, c := range []struct{ tokens, retries int }{{1, 0}, {2, 0}, {3, 1}, {4, 1}, {5, 2}, {6, 2}, {7, 3}, {20, 9}, {1000, 499}} {
 		synctest.Test(t, func(t *testing.T) {
-			b := NewBudget(BudgetTokens(c.tokens))
+			b := &Budget{Tokens: c.tokens}
 			if got := b.Available(budgetRequest("a.test")); got != c.retries {
-				t.Errorf("BudgetTokens(%d): Available = %d, want %d", c.tokens, got, c.retries)
+				t.Errorf("Tokens %d: Available = %d, want %d", c.tokens, got, c.retries)
 			}
 			retries := 0
 			for range 2 * c.tokens {
@@ -265,7 +264,7 @@ func TestBudgetTokensOption(t *testing.T) {
 				}
 			}
 			if retries != c.retries {
-				t.Errorf("BudgetTokens(%d): %d retries in an outage, want %d", c.tokens, retries, c.retries)
+				t.Errorf("Tokens %d: %d retries in an outage, want %d", c.tokens, retries, c.retries)
 			}
 		})
 	}
@@ -274,7 +273,7 @@ func TestBudgetTokensOption(t *testing.T) {
 func TestBudgetTokenRatioOption(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		// Ratio 0.1 (gRPC's usual): eleven successes to retry again.
-		b := NewBudget(BudgetTokenRatio(0.1))
+		b := &Budget{TokenRatio: 0.1}
 		for range 5 {
 			fail(b, "a.test")
 		}
@@ -289,43 +288,48 @@ func TestBudgetTokenRatioOption(t *testing.T) {
 	})
 }
 
-// Out-of-range options are ignored and each is reported once through
-// otel.Handle.
-func TestBudgetOptionsReportInvalidValues(t *testing.T) {
-	var (
-		mu   sync.Mutex
-		errs []error
-	)
-	prev := otel.GetErrorHandler()
-	otel.SetErrorHandler(otel.ErrorHandlerFunc(func(err error) {
-		mu.Lock()
-		defer mu.Unlock()
-		errs = append(errs, err)
-	}))
-	defer otel.SetErrorHandler(prev)
-
-	b := NewBudget(BudgetTokens(0), BudgetTokens(1001), BudgetTokenRatio(0), BudgetTokenRatio(1.5),
-		BudgetTokenRatio(math.NaN()), BudgetTokenRatio(0.0001), BudgetMaxHosts(0), BudgetPushback(-time.Second),
-		BudgetPushback(2*time.Minute), BudgetKey(nil), nil)
-	mu.Lock()
-	defer mu.Unlock()
-	if len(errs) != 10 {
-		t.Fatalf("%d errors reported, want one per invalid option (10): %v", len(errs), errs)
+// A setting out of its range reads as its default, and WithBudget
+// reports it, naming it, for NewTransport to hand to otel.Handle; a
+// setting at either end of its range is kept.
+func TestBudgetSettingsOutOfRangeReadAsTheirDefaults(t *testing.T) {
+	defaults := func(b *Budget) bool {
+		return b.tokens() == defaultBudgetTokens*1000 && b.ratio() == defaultBudgetTokenRatio*1000 &&
+			b.hostLimit() == defaultBudgetMaxHosts && b.hold429() == defaultBudgetPushback && b.idleAfter() == defaultBudgetIdleEviction
 	}
-	for _, err := range errs {
-		if !errors.Is(err, errInvalidBudgetOption) {
-			t.Errorf("reported %v, want an errInvalidBudgetOption", err)
+	for _, c := range []struct {
+		setting string
+		b       *Budget
+	}{
+		{"Tokens", &Budget{Tokens: -1}}, {"Tokens", &Budget{Tokens: 1001}},
+		{"TokenRatio", &Budget{TokenRatio: -0.5}}, {"TokenRatio", &Budget{TokenRatio: 1.5}},
+		{"TokenRatio", &Budget{TokenRatio: math.NaN()}}, {"TokenRatio", &Budget{TokenRatio: 0.0001}},
+		{"MaxHosts", &Budget{MaxHosts: -1}},
+		{"Pushback", &Budget{Pushback: 2 * time.Minute}},
+		{"IdleEviction", &Budget{IdleEviction: 59 * time.Second}}, {"IdleEviction", &Budget{IdleEviction: -time.Minute}},
+	} {
+		err := newConfig([]Option{WithBudget(c.b)}).err
+		if !errors.Is(err, errInvalidBudgetSetting) || !strings.Contains(err.Error(), "Budget."+c.setting) {
+			t.Errorf("%s %+v: reported %v, want an errInvalidBudgetSetting naming it", c.setting, c.b, err)
+		}
+		if !defaults(c.b) {
+			t.Errorf("%s %+v: does not read as the defaults", c.setting, c.b)
 		}
 	}
-	if b.maxMilli != DefaultBudgetTokens*1000 || b.ratioMilli != DefaultBudgetTokenRatio*1000 ||
-		b.maxHosts != DefaultBudgetMaxHosts || b.pushback != DefaultBudgetPushback || b.keyOf == nil {
-		t.Fatalf("invalid options changed the budget: %+v", b)
+	for _, b := range []*Budget{
+		{}, {Tokens: 1}, {Tokens: 1000}, {TokenRatio: 0.001}, {TokenRatio: 1}, {MaxHosts: 1},
+		{Pushback: -1}, {Pushback: time.Minute}, {IdleEviction: time.Minute},
+	} {
+		if err := newConfig([]Option{WithBudget(b)}).err; err != nil {
+			t.Errorf("%+v: reported %v, a setting in range", b, err)
+		}
 	}
-	errs = nil
-	NewBudget(BudgetTokens(1), BudgetTokens(1000), BudgetTokenRatio(0.001), BudgetTokenRatio(1),
-		BudgetMaxHosts(1), BudgetPushback(0), BudgetPushback(time.Minute))
-	if len(errs) != 0 {
-		t.Fatalf("valid bounds reported: %v", errs)
+	kept := &Budget{Tokens: 1000, TokenRatio: 0.001, MaxHosts: 1, Pushback: time.Minute, IdleEviction: time.Hour}
+	if kept.tokens() != 1000*1000 || kept.ratio() != 1 || kept.hostLimit() != 1 || kept.hold429() != time.Minute ||
+		kept.idleAfter() != time.Hour {
+		t.Errorf("settings in range not kept: %+v", kept)
+	}
+	if (&Budget{Pushback: -1}).hold429() != 0 {
+		t.Error("a negative Pushback holds")
 	}
 }
 
@@ -334,7 +338,7 @@ func TestBudgetOptionsReportInvalidValues(t *testing.T) {
 // pausing that long, is not held.
 func TestBudgetPushbackHoldsRetriesToTheHost(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		b := NewBudget()
+		b := &Budget{}
 		t0 := time.Now()
 		b.record("a.test", t0, budgetObservation{failure: true, status: 503, pushback: 2 * time.Second})
 		for _, c := range []struct {
@@ -359,17 +363,17 @@ func TestBudgetPushbackHoldsRetriesToTheHost(t *testing.T) {
 
 func TestBudgetPushbackRules(t *testing.T) {
 	type rec struct {
-		o    budgetObservation
-		opts []BudgetOption
+		o        budgetObservation
+		pushback time.Duration // the Budget's Pushback
 	}
 	for _, c := range []struct {
 		name string
 		rec
 		held time.Duration // how long retries are held from the answer
 	}{
-		{"429 without Retry-After: BudgetPushback (1s)", rec{o: budgetObservation{failure: true, status: 429}}, time.Second},
-		{"429 without Retry-After, BudgetPushback(3s)", rec{o: budgetObservation{failure: true, status: 429}, opts: []BudgetOption{BudgetPushback(3 * time.Second)}}, 3 * time.Second},
-		{"429 without Retry-After, BudgetPushback(0)", rec{o: budgetObservation{failure: true, status: 429}, opts: []BudgetOption{BudgetPushback(0)}}, 0},
+		{"429 without Retry-After: Pushback (1s)", rec{o: budgetObservation{failure: true, status: 429}}, time.Second},
+		{"429 without Retry-After, Pushback 3s", rec{o: budgetObservation{failure: true, status: 429}, pushback: 3 * time.Second}, 3 * time.Second},
+		{"429 without Retry-After, Pushback -1", rec{o: budgetObservation{failure: true, status: 429}, pushback: -1}, 0},
 		{"429 not retried by the policy still holds", rec{o: budgetObservation{status: 429}}, time.Second},
 		{"429 with Retry-After 5s", rec{o: budgetObservation{failure: true, status: 429, pushback: 5 * time.Second, hinted: true}}, 5 * time.Second},
 		{"429 with a hint of 0 (Retry-After: 0, retry-after-ms: 0): no hold", rec{o: budgetObservation{failure: true, status: 429, hinted: true}}, 0},
@@ -381,7 +385,7 @@ func TestBudgetPushbackRules(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
-				b := NewBudget(c.opts...)
+				b := &Budget{Pushback: c.pushback}
 				t0 := time.Now()
 				b.record("a.test", t0, c.o)
 				if c.held > 0 {
@@ -415,7 +419,7 @@ func TestBudgetPushbackRules(t *testing.T) {
 // A later, shorter hint never shortens a hold.
 func TestBudgetPushbackKeepsTheLongestHold(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		b := NewBudget()
+		b := &Budget{}
 		t0 := time.Now()
 		b.record("a.test", t0, budgetObservation{failure: true, status: 503, pushback: 10 * time.Second})
 		b.record("a.test", t0, budgetObservation{failure: true, status: 503, pushback: time.Second})
@@ -426,12 +430,12 @@ func TestBudgetPushbackKeepsTheLongestHold(t *testing.T) {
 }
 
 // A host is dropped only when its state equals a fresh host's, or when a
-// full table forgets it after DefaultBudgetIdleEviction idle (see
+// full table forgets it after defaultBudgetIdleEviction idle (see
 // budget_idle_internal_test.go); the table full of hosts with state
 // refuses a new host's retries while they were active more recently.
 func TestBudgetHostTableFailsClosed(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		b := NewBudget(BudgetMaxHosts(2))
+		b := &Budget{MaxHosts: 2}
 		fail(b, "a.test")
 		fail(b, "b.test")
 		if got := fail(b, "c.test"); got != attrs.ReasonHostLimit {
@@ -440,7 +444,7 @@ func TestBudgetHostTableFailsClosed(t *testing.T) {
 		if got := b.Available(budgetRequest("c.test")); got != 0 {
 			t.Fatalf("Available for a host the full table refuses = %d, want 0", got)
 		}
-		time.Sleep(DefaultBudgetIdleEviction - time.Second)
+		time.Sleep(defaultBudgetIdleEviction - time.Second)
 		if got := fail(b, "c.test"); got != attrs.ReasonHostLimit {
 			t.Fatalf("1s before the idle period ends: admit = %q, want host_limit (idle hosts keep their state)", got)
 		}
@@ -470,7 +474,7 @@ func TestBudgetHostTableFailsClosed(t *testing.T) {
 // the second.
 func TestBudgetHostTableDropsAHoldWhenItEnds(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		b := NewBudget(BudgetMaxHosts(1))
+		b := &Budget{MaxHosts: 1}
 		b.record("a.test", time.Now(), budgetObservation{status: 500, pushback: 10 * time.Second})
 		if got := fail(b, "b.test"); got != attrs.ReasonHostLimit {
 			t.Fatalf("b while a is held: admit = %q, want host_limit", got)
@@ -495,7 +499,7 @@ func TestBudgetHostTableDropsAHoldWhenItEnds(t *testing.T) {
 // is a fresh host's.
 func TestBudgetHoldWheelEdges(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		b := NewBudget()
+		b := &Budget{}
 		held := budgetObservation{status: 500, pushback: 5 * time.Second}
 		b.record("a.test", time.Now(), held)
 		time.Sleep(3 * time.Second)
@@ -540,7 +544,7 @@ func TestBudgetHoldWheelEdges(t *testing.T) {
 // 429's hold), a new host is budgeted exactly like one on a fresh Budget.
 func TestBudgetNewHostAfterManyRecoveredHosts(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		b := NewBudget()
+		b := &Budget{}
 		for i := range 100000 {
 			key := fmt.Sprintf("h%d.test", i)
 			now := time.Now()
@@ -565,7 +569,7 @@ func TestBudgetNewHostAfterManyRecoveredHosts(t *testing.T) {
 		if len(b.hosts) != 0 {
 			t.Fatalf("%d recovered hosts still kept, want 0", len(b.hosts))
 		}
-		fresh := NewBudget()
+		fresh := &Budget{}
 		for i := range 6 {
 			got, want := fail(b, "new.test"), fail(fresh, "new.test")
 			if got != want {
@@ -583,7 +587,7 @@ func TestBudgetNewHostAfterManyRecoveredHosts(t *testing.T) {
 // admit is a check: asking about a fresh host stores nothing, and a success
 // on a fresh host takes no lock and allocates nothing.
 func TestBudgetFreshHostsCostNothing(t *testing.T) {
-	b := NewBudget()
+	b := &Budget{}
 	now := time.Now()
 	if got := b.retry("a.test", now, now, budgetObservation{}); got != "" || len(b.hosts) != 0 {
 		t.Fatalf("admit on a fresh host = %q and kept %d hosts", got, len(b.hosts))
@@ -605,7 +609,7 @@ func TestBudgetFreshHostsCostNothing(t *testing.T) {
 // under -race, the invariants hold throughout and at the end.
 func TestBudgetConcurrentStress(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		b := NewBudget(BudgetMaxHosts(50))
+		b := &Budget{MaxHosts: 50}
 		const workers, steps = 32, 2000
 		var wg sync.WaitGroup
 		for w := range workers {
@@ -666,7 +670,7 @@ func TestBudgetConcurrentStress(t *testing.T) {
 func BenchmarkBudgetInsert(b *testing.B) {
 	for _, size := range []int{1000, 100000, 1000000} {
 		b.Run(fmt.Sprintf("kept=%d", size), func(b *testing.B) {
-			bu := NewBudget(BudgetMaxHosts(size + 1))
+			bu := &Budget{MaxHosts: size + 1}
 			now := time.Now()
 			keys := make([]string, size+1)
 			for i := range keys {
@@ -692,7 +696,7 @@ func BenchmarkBudgetInsert(b *testing.B) {
 
 // A full table of hosts with state: a new host's failure and refused retry.
 func BenchmarkBudgetFullTable(b *testing.B) {
-	bu := NewBudget(BudgetMaxHosts(10000))
+	bu := &Budget{MaxHosts: 10000}
 	now := time.Now()
 	for i := range 10000 {
 		bu.record(fmt.Sprint("pre", i), now, obs503)
@@ -708,7 +712,7 @@ func BenchmarkBudgetFullTable(b *testing.B) {
 
 // The hot path of a healthy client: a success with no host in the table.
 func BenchmarkBudgetSuccessParallel(b *testing.B) {
-	bu := NewBudget()
+	bu := &Budget{}
 	now := time.Now()
 	b.RunParallel(func(pb *testing.PB) {
 		for pb.Next() {
@@ -719,7 +723,7 @@ func BenchmarkBudgetSuccessParallel(b *testing.B) {
 
 // Failures and admits on one drained host from every core.
 func BenchmarkBudgetFailureParallel(b *testing.B) {
-	bu := NewBudget()
+	bu := &Budget{}
 	now := time.Now()
 	b.RunParallel(func(pb *testing.PB) {
 		for pb.Next() {
@@ -730,8 +734,8 @@ func BenchmarkBudgetFailureParallel(b *testing.B) {
 }
 
 // Issue 25, item 13: the zero Budget has the default settings. Each rule
-// is played on a zero Budget and on NewBudget(), with time passed in, and
-// must answer alike.
+// is played on a zero Budget and on one with the documented defaults
+// written out, with time passed in, and must answer alike.
 func TestBudgetZeroValueMatchesDefaults(t *testing.T) {
 	type play func(b *Budget, t0 time.Time) []string
 	for _, c := range []struct {
@@ -756,7 +760,7 @@ func TestBudgetZeroValueMatchesDefaults(t *testing.T) {
 			return out
 		}},
 		{"host limit", func(b *Budget, t0 time.Time) (out []string) {
-			for i := range DefaultBudgetMaxHosts {
+			for i := range defaultBudgetMaxHosts {
 				b.record(fmt.Sprint("h", i), t0, obs503)
 			}
 			return append(out, string(failAt(b, "new.test", t0)), fmt.Sprint(len(b.hosts)))
@@ -767,10 +771,17 @@ func TestBudgetZeroValueMatchesDefaults(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			t0 := time.Now()
-			zero, def := &Budget{}, NewBudget()
+			zero := &Budget{}
+			def := &Budget{Tokens: 6, TokenRatio: 0.5, MaxHosts: 10000, Pushback: time.Second,
+				IdleEviction: 10 * time.Minute, Key: func(r *http.Request) string { // the URL's host, else Host
+					if r.URL != nil && r.URL.Host != "" {
+						return r.URL.Host
+					}
+					return r.Host
+				}}
 			got, want := c.play(zero, t0), c.play(def, t0)
 			if fmt.Sprint(got) != fmt.Sprint(want) {
-				t.Fatalf("zero Budget: %q, NewBudget(): %q", got, want)
+				t.Fatalf("zero Budget: %q, the defaults written out: %q", got, want)
 			}
 			checkBudget(t, zero)
 		})
@@ -781,13 +792,13 @@ func TestBudgetZeroValueMatchesDefaults(t *testing.T) {
 	}
 }
 
-// BudgetPushback(0) means no hold, not the default.
+// A negative Pushback means no hold, not the default.
 func TestBudgetPushbackZeroIsNoHold(t *testing.T) {
-	b := NewBudget(BudgetPushback(0))
+	b := &Budget{Pushback: -1}
 	t0 := time.Now()
 	b.record("a.test", t0, budgetObservation{failure: true, status: http.StatusTooManyRequests})
 	if got := b.retry("a.test", t0, t0, budgetObservation{}); got != attrs.Reason("") {
-		t.Fatalf("admit = %q, want allowed: BudgetPushback(0) holds nothing", got)
+		t.Fatalf("admit = %q, want allowed: Pushback -1 holds nothing", got)
 	}
 }
 
@@ -796,7 +807,7 @@ func TestBudgetPushbackZeroIsNoHold(t *testing.T) {
 // hedges, then refuses (budget), and a hedge not sent gives its token back,
 // which admits the next. A hold refuses hedges as it does retries.
 func TestBudgetAHedgeTakesItsTokenWhereItIsAdmitted(t *testing.T) {
-	b := NewBudget()
+	b := &Budget{}
 	const key = "api.test"
 	now := time.Now()
 	var got []attrs.Reason
@@ -825,7 +836,7 @@ func TestBudgetAHedgeTakesItsTokenWhereItIsAdmitted(t *testing.T) {
 // admitted, the host's two.
 func TestBudgetARetrysFailureIsChargedWhereItIsAdmitted(t *testing.T) {
 	for _, concurrent := range []int{1, 8, 64} {
-		b := NewBudget()
+		b := &Budget{}
 		var admitted atomic.Int32
 		var wg sync.WaitGroup
 		for range concurrent {

@@ -58,14 +58,17 @@ func quietOptions(opts ...otelretry.Option) []otelretry.Option {
 
 // Issue 25, item 13: the zero Budget works, with the default settings: a
 // dependency that always fails gets a fresh host's two retries and then
-// none, exactly as with NewBudget(), and nothing panics.
+// none, exactly as with the documented defaults written out, and nothing
+// panics.
 func TestBudgetZeroValueThroughTransport(t *testing.T) {
 	for _, c := range []struct {
 		name   string
 		budget func() *otelretry.Budget
 	}{
 		{"zero Budget", func() *otelretry.Budget { return &otelretry.Budget{} }},
-		{"NewBudget()", func() *otelretry.Budget { return otelretry.NewBudget() }},
+		{"the defaults written out", func() *otelretry.Budget {
+			return &otelretry.Budget{Tokens: 6, TokenRatio: 0.5, MaxHosts: 10000, Pushback: time.Second, IdleEviction: 10 * time.Minute}
+		}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
@@ -88,8 +91,8 @@ func TestBudgetZeroValueThroughTransport(t *testing.T) {
 					t.Errorf("Available after the outage = %d, want 0", got)
 				}
 				other, _ := http.NewRequest(http.MethodGet, "http://other.test/", nil)
-				if got := b.Available(other); got != otelretry.DefaultBudgetTokens/2-1 {
-					t.Errorf("Available for another host = %d, want a fresh host's %d", got, otelretry.DefaultBudgetTokens/2-1)
+				if got := b.Available(other); got != 2 {
+					t.Errorf("Available for another host = %d, want a fresh host's 2", got)
 				}
 				if errs := reported(); len(errs) != 0 {
 					t.Errorf("reported %v, want nothing", errs)
@@ -136,7 +139,7 @@ func TestBudgetZeroValueConcurrent(t *testing.T) {
 // hosts).
 func TestBudgetSharedAcrossTransportsSurvivesHostChurn(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		budget := otelretry.NewBudget(otelretry.BudgetMaxHosts(40))
+		budget := &otelretry.Budget{MaxHosts: 40}
 		var healthy atomic.Bool
 		base := roundTripFunc(func(r *http.Request) (*http.Response, error) {
 			code := 200

@@ -4,6 +4,7 @@
 package otelretry
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -20,32 +21,33 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/otelretry/otelretry-go/attrs"
+	"github.com/otelretry/otelretry-go/internal/httpmethod"
 )
 
 // Defaults, used when the matching option is not given.
 const (
-	DefaultMaxAttempts    = 3
-	DefaultDeadline       = 30 * time.Second
-	DefaultAttemptTimeout = 10 * time.Second
-	DefaultBackoffInitial = 100 * time.Millisecond
-	DefaultBackoffMax     = 2 * time.Second
+	defaultMaxAttempts    = 3
+	defaultDeadline       = 30 * time.Second
+	defaultAttemptTimeout = 10 * time.Second
+	defaultBackoffInitial = 100 * time.Millisecond
+	defaultBackoffMax     = 2 * time.Second
 )
 
 func newConfig(opts []Option) config {
 	c := config{
-		maxAttempts:       DefaultMaxAttempts,
-		deadline:          DefaultDeadline,
-		attemptTimeout:    DefaultAttemptTimeout,
-		backoff:           ExponentialBackoff(DefaultBackoffInitial, DefaultBackoffMax),
+		maxAttempts:       defaultMaxAttempts,
+		deadline:          defaultDeadline,
+		attemptTimeout:    defaultAttemptTimeout,
+		backoff:           ExponentialBackoff(defaultBackoffInitial, defaultBackoffMax),
 		idempotentMethods: map[string]bool{},
 		retryableStatuses: map[int]bool{
 			http.StatusRequestTimeout: true, http.StatusTooManyRequests: true, http.StatusBadGateway: true,
 			http.StatusServiceUnavailable: true, http.StatusGatewayTimeout: true,
 		},
-		bodyBufferPerRequest: DefaultBodyBufferPerRequest,
-		hints:                DefaultRetryHints(),
-		verdictHeaders:       DefaultShouldRetryHeaders(),
-		bodyBufferTotal:      DefaultBodyBufferTotal,
+		bodyBufferPerRequest: defaultBodyBufferPerRequest,
+		hints:                defaultRetryHints(),
+		verdictHeaders:       defaultShouldRetryHeaders(),
+		bodyBufferTotal:      defaultBodyBufferTotal,
 		operationName:        defaultOperationName,
 		attemptName:          defaultAttemptName,
 		clientSpans:          true,
@@ -92,14 +94,8 @@ func spanName(names map[string]string, prefix string, r *http.Request) string {
 }
 
 // backoffFor asks the Backoff for the pause before retry n of an
-// operation, after answer: through DelayAfter when it sees answers
-// (AnswerBackoff), else Delay(n).
-func (c *config) backoffFor(n int, a Answer) time.Duration {
-	if ab, ok := c.backoff.(AnswerBackoff); ok {
-		return max(ab.DelayAfter(n, a), 0)
-	}
-	return max(c.backoff.Delay(n), 0)
-}
+// operation, after answer a; a negative pause is none.
+func (c *config) backoffFor(n int, a Answer) time.Duration { return max(c.backoff(n, a), 0) }
 
 // providers returns the configured providers, or the global ones.
 func (c *config) providers() (trace.TracerProvider, metric.MeterProvider, propagation.TextMapPropagator) {
@@ -186,9 +182,9 @@ type config struct {
 	noBudget       bool
 	// throttle is WithThrottle's, nil when off.
 	throttle     *Throttle
-	stateCheck   StateCheckFunc
+	stateCheck   stateCheckFunc
 	classifier   Classifier
-	prepare      PrepareFunc
+	prepare      PrepareAttemptFunc
 	trustResends bool
 
 	bodyBufferPerRequest, bodyBufferTotal int64
@@ -198,13 +194,15 @@ type config struct {
 	idempotencyHeaders []string
 	// recordedKeyHeaders are WithRecordedIdempotencyKey's header names.
 	recordedKeyHeaders []string
-	// hints are the retry hint headers, in the order they are read.
-	hints []RetryHint
+	// hints are the retry hint headers, in the order they are read: the
+	// first hintsAdded are WithRetryHint's, the defaults after them.
+	hints      []hintHeader
+	hintsAdded int
 	// verdictHeaders are the should-retry headers; verdictWrites lets a
 	// write's "true" make it retryable.
 	verdictHeaders []string
 	verdictWrites  bool
-	attemptHeader  *AttemptHeader
+	attemptHeader  *attemptHeader
 	// keys is WithIdempotencyKeys', nil without it; opIDHeader is
 	// WithOperationIDHeader's name, "" without it; keyValues: the key's
 	// value is recorded (WithIdempotencyKeyValues).
@@ -306,7 +304,7 @@ func WithLoggerProvider(lp log.LoggerProvider) Option {
 }
 
 // WithMaxAttempts limits the network calls of one operation, the first
-// included. Values below 1 are ignored. Default: DefaultMaxAttempts (3).
+// included. Values below 1 are ignored. Default: 3.
 func WithMaxAttempts(n int) Option {
 	return optionFunc(func(c *config) {
 		if n < 1 {
@@ -320,7 +318,7 @@ func WithMaxAttempts(n int) Option {
 // WithDeadline sets the deadline of a whole operation: attempts, backoff and
 // waiting for Retry-After all count against it. The deadline is the earlier
 // of start+d and the request context's deadline. Values ≤ 0 are ignored.
-// Default: DefaultDeadline (30s).
+// Default: 30s.
 func WithDeadline(d time.Duration) Option {
 	return optionFunc(func(c *config) {
 		if d <= 0 {
@@ -333,7 +331,7 @@ func WithDeadline(d time.Duration) Option {
 
 // WithAttemptTimeout bounds one attempt on the network, in phases read
 // from httptrace: from the moment the prepared attempt is sent (after the
-// PrepareFunc, whose time counts against the deadline only) until a
+// PrepareAttemptFunc, whose time counts against the deadline only) until a
 // connection is taken and the request headers are written; then, afresh
 // once the request is fully written (WroteRequest), the wait for the
 // response headers, as http.Transport's ResponseHeaderTimeout does.
@@ -347,7 +345,7 @@ func WithDeadline(d time.Duration) Option {
 // (docs/time-and-bodies.md). The body of the response handed to the caller is not bounded by it, nor
 // by the operation deadline: it belongs to the caller's context alone, so
 // streams and slow downloads are not cut. Values ≤ 0 are ignored.
-// Default: DefaultAttemptTimeout (10s).
+// Default: 10s.
 func WithAttemptTimeout(d time.Duration) Option {
 	return optionFunc(func(c *config) {
 		if d <= 0 {
@@ -443,58 +441,61 @@ func WithRecordedIdempotencyKey(headers ...string) Option {
 	})
 }
 
-// WithRetryHints adds response headers that carry the server's retry
-// hint, each with its unit, read before the defaults (DefaultRetryHints:
-// retry-after-ms, x-ms-retry-after-ms, Retry-After), in the order given.
-// A header already read (a default, or one given before) is read only
-// here, in the unit given: WithRetryHints(RetryHint{"retry-after-ms",
-// HintWholeMilliseconds}) reads retry-after-ms as azcore does. The first
-// present and well-formed one is the hint, read as Retry-After is: it
-// raises the pause, is capped by the deadline, is recorded as
-// retry.retry_after_ms, and counts as the server's pushback for the retry
-// budget. A malformed one is skipped and recorded (retry_after_invalid).
-// A hint with an empty header name is ignored.
-func WithRetryHints(hints ...RetryHint) Option {
+// WithRetryHint reads the response header that carries the server's
+// hint of how long to wait before a retry, in unit: read before the
+// defaults, after the headers of earlier WithRetryHint options. The
+// defaults are retry-after-ms and x-ms-retry-after-ms (OpenAI, Azure;
+// HintMilliseconds, as openai-go reads them), then Retry-After (RFC 9110),
+// the order in which openai-go and azcore check them. A header already
+// read (a default, or one given before) is read only here, in the unit
+// given: WithRetryHint("retry-after-ms", HintWholeMilliseconds) reads
+// retry-after-ms as azcore does. The first present and well-formed one is
+// the hint, read as Retry-After is: it raises the pause, is capped by the
+// deadline, is recorded as retry.retry_after_ms, and counts as the
+// server's pushback for the retry budget. A malformed one is skipped and
+// recorded (retry_after_invalid). A name that is not a header name is
+// ignored.
+func WithRetryHint(header string, unit HintUnit) Option {
 	return optionFunc(func(c *config) {
-		var added []RetryHint
-		for _, h := range hints {
-			if h.Header == "" {
-				c.invalid("WithRetryHints", h, "want a header name")
-				continue
-			}
-			added = append(added, RetryHint{Header: http.CanonicalHeaderKey(h.Header), Unit: h.Unit})
+		if !validHeaderName(header) {
+			c.invalid("WithRetryHint", header, "want a header name")
+			return
 		}
-		for _, old := range c.hints {
-			if !slices.ContainsFunc(added, func(h RetryHint) bool { return h.Header == old.Header }) {
-				added = append(added, old)
+		h := hintHeader{name: http.CanonicalHeaderKey(header), unit: unit}
+		if i := slices.IndexFunc(c.hints, func(old hintHeader) bool { return old.name == h.name }); i >= 0 {
+			c.hints = slices.Delete(c.hints, i, i+1)
+			if i < c.hintsAdded {
+				c.hintsAdded--
 			}
 		}
-		c.hints = added
+		c.hints = slices.Insert(c.hints, c.hintsAdded, h)
+		c.hintsAdded++
 	})
 }
 
-// WithShouldRetryHeaders adds headers whose value is a service's verdict
-// on retrying its answer ("true" or "false", in any case), read after the
-// defaults (DefaultShouldRetryHeaders). "false" stops the retry of that
-// answer (reason server_no_retry). "true" makes a failed answer of a
-// request that is safe to repeat retryable (reason server_retry), and a
-// write's only with WithShouldRetryWrites. Neither lifts the deadline, the
-// attempt limit or the retry budget, and a Classifier's answer wins over
-// them.
+// WithShouldRetryHeaders sets the headers whose value is a service's
+// verdict on retrying its answer ("true" or "false", in any case), read in
+// the order given, in place of the defaults: Stripe-Should-Retry (Stripe)
+// and X-Should-Retry (OpenAI, and clients generated like openai-go); name
+// them too to keep them. With no name, no verdict is read. "false" stops
+// the retry of that answer (reason server_no_retry). "true" makes a failed
+// answer of a request that is safe to repeat retryable (reason
+// server_retry), and a write's only with WithShouldRetryWrites. Neither
+// lifts the deadline, the attempt limit or the retry budget, and a
+// Classifier's answer wins over them. A name that is not a header name is
+// ignored.
 func WithShouldRetryHeaders(names ...string) Option {
 	return optionFunc(func(c *config) {
+		headers := []string{}
 		for _, n := range names {
-			if n != "" {
-				c.verdictHeaders = append(c.verdictHeaders, http.CanonicalHeaderKey(n))
+			if !validHeaderName(n) {
+				c.invalid("WithShouldRetryHeaders", n, "want a header name")
+				continue
 			}
+			headers = append(headers, http.CanonicalHeaderKey(n))
 		}
+		c.verdictHeaders = headers
 	})
-}
-
-// WithoutShouldRetryHeaders turns the services' verdicts off: no
-// should-retry header is read, the defaults and any added alike.
-func WithoutShouldRetryHeaders() Option {
-	return optionFunc(func(c *config) { c.verdictHeaders = nil })
 }
 
 // WithShouldRetryWrites lets a service's "true" make a write's failed
@@ -507,27 +508,35 @@ func WithShouldRetryWrites() Option {
 	return optionFunc(func(c *config) { c.verdictWrites = true })
 }
 
-// WithAttemptHeader sets a header that tells the server which attempt it
-// receives, for servers that log or shed by it: one of AWSAttemptHeader,
-// StainlessAttemptHeader, GRPCAttemptHeader, EnvoyAttemptHeader, or your
-// own. It is the one header otelretry adds besides the propagators', and
-// only when asked. It is set on each attempt's copy before the
-// PrepareFunc runs (a signer signs it), never over a header of that name
-// the caller or an SDK set, and it is not recorded, as no header is. The
-// number is the attempt's retry.attempt: it keeps counting across the
-// hops of a redirect chain and the operations of one WithOperationID, so
-// it may exceed the attempt limit given as the maximum. The maximum is the
+// WithAttemptHeader sends the header name on every attempt, to tell the
+// server which attempt it receives, for servers that log or shed by it.
+// A header otelretry knows (in any spelling) is written in its own
+// convention, any other as the attempt's number N, from 1:
+//
+//	Amz-Sdk-Request             attempt=N; max=M (the AWS SDKs)
+//	X-Stainless-Retry-Count     N−1, the retries before (openai-go and clients generated like it)
+//	Grpc-Previous-Rpc-Attempts  N−1, the attempts before (gRPC)
+//	X-Envoy-Attempt-Count       N (Envoy)
+//	any other name              N
+//
+// Another format is a PrepareAttemptFunc's to set. It is the one header
+// otelretry adds besides the propagators', and only when asked. It is set
+// on each attempt's copy before the PrepareAttemptFunc runs (a signer signs it),
+// never over a header of that name the caller or an SDK set, and it is not
+// recorded, as no header is. N is the attempt's retry.attempt: it keeps
+// counting across the hops of a redirect chain and the operations of one
+// WithOperationID, so it may exceed the attempt limit given as M. M is the
 // operation's real attempt limit: WithMaxAttempts', or its Intent's
-// MaxAttempts, and 1 under its Intent's NoRetry. It is no
-// idempotency key and no contract header: it changes nothing the policy
-// judges. An AttemptHeader without a name or a Value is ignored.
-func WithAttemptHeader(h AttemptHeader) Option {
+// MaxAttempts, and 1 under its Intent's NoRetry. It is no idempotency key
+// and no contract header: it changes nothing the policy judges. A name
+// that is not a header name is ignored.
+func WithAttemptHeader(name string) Option {
 	return optionFunc(func(c *config) {
-		if h.Name == "" || h.Value == nil {
-			c.invalid("WithAttemptHeader", h.Name, "want a header name and a Value")
+		if !validHeaderName(name) {
+			c.invalid("WithAttemptHeader", name, "want a header name")
 			return
 		}
-		c.attemptHeader = &h
+		c.attemptHeader = newAttemptHeader(name)
 	})
 }
 
@@ -538,7 +547,7 @@ func WithAttemptHeader(h AttemptHeader) Option {
 // DraftIdempotencyKey() for the IETF draft's Idempotency-Key, or a header
 // of your own, with the key bare or as k.Value formats it. The key is
 // 128 bits from crypto/rand. It is set on each attempt's copy before the
-// PrepareFunc runs, so a signature covers it; a PrepareFunc that changes
+// PrepareAttemptFunc runs, so a signature covers it; a PrepareAttemptFunc that changes
 // it ends the operation stop, reason prepare_failed.
 //
 // Turning it on is your word that the server honours keys in that header
@@ -549,7 +558,7 @@ func WithAttemptHeader(h AttemptHeader) Option {
 // retried after a pause, a 422 (the key used with another payload) stops.
 // Writes are still never hedged. k's header joins the
 // WithIdempotencyKeyContract headers: a key the caller, an SDK or a
-// PrepareFunc set in it is kept, never replaced, and relied on the same
+// PrepareAttemptFunc set in it is kept, never replaced, and relied on the same
 // way. A request that already carries a key in any header otelretry knows
 // for one (Idempotency-Key, X-Idempotency-Key, and those of
 // WithIdempotencyKeyContract and WithRecordedIdempotencyKey) gets none;
@@ -601,7 +610,7 @@ func WithIdempotencyKeyValues() Option {
 // one from WithOperationID, else a generated one) in the header name on
 // every attempt, so that a server can log it and a state check can find
 // the write by it. Like WithAttemptHeader, it is set on each attempt's
-// copy before the PrepareFunc runs, never over a header of that name the
+// copy before the PrepareAttemptFunc runs, never over a header of that name the
 // caller or an SDK set, and is not recorded. A name that is not a header
 // name is ignored.
 func WithOperationIDHeader(name string) Option {
@@ -621,7 +630,7 @@ func WithOperationIDHeader(name string) Option {
 // ignored; a Hedging with neither a Delay nor Adaptive turns hedging off.
 func WithHedging(h Hedging) Option {
 	return optionFunc(func(c *config) {
-		if h.Delay < 0 || h.MinDelay < 0 || h.MaxDelay < 0 || h.MaxHedges < 0 || h.MaxRate < 0 || h.Quantile < 0 || h.Quantile >= 1 {
+		if h.Delay < 0 || h.MinDelay < 0 || h.MaxDelay < 0 || h.MaxHedges < 0 || h.MaxShare < 0 || h.Quantile < 0 || h.Quantile >= 1 {
 			c.invalid("WithHedging", h, "want values of 0 or more, and a Quantile below 1")
 			return
 		}
@@ -630,8 +639,25 @@ func WithHedging(h Hedging) Option {
 }
 
 // WithStateCheck sets the hook that resolves an unknown write outcome
-// (decision check_state). See StateCheckFunc. Nil is ignored.
-func WithStateCheck(f StateCheckFunc) Option {
+// (decision check_state), typically by querying the server for the record
+// by operation id or idempotency key:
+//
+//   - StateApplied: the write happened; Response is returned to the caller.
+//   - StateNotApplied: the write did not happen; it is sent again, within the
+//     same deadline, attempt limit and budget as a retry.
+//   - StateUnknown, or an error: the outcome stays unknown; RoundTrip returns
+//     an error matching ErrOutcomeUnknown.
+//
+// ctx carries the operation deadline and the state_check span, so calls the
+// hook makes through an instrumented client appear under it. A lookup it
+// makes through an otelretry Transport is an operation of its own, never
+// counted as a repeat of the write: it honours the Intent, the operation
+// id and the result slots the hook adds to ctx (Intent{NoRetry: true} for
+// a lookup sent once), and takes none of the write's. An error it
+// returns is recorded, sanitized, on the state_check span and is reachable
+// from the error RoundTrip returns with errors.Is and errors.As. Nil is
+// ignored.
+func WithStateCheck(f func(ctx context.Context, check StateCheck) (StateResult, error)) Option {
 	return optionFunc(func(c *config) {
 		if f != nil {
 			c.stateCheck = f
@@ -683,19 +709,22 @@ func WithTrustedBaseResends() Option {
 	return optionFunc(func(c *config) { c.trustResends = true })
 }
 
-// WithMetricsServerAddress adds server.address (the request's host) to the
+// WithServerAddressInMetrics adds server.address (the request's host) to the
 // retry metrics' labels: one set of series per host. Only the host is
 // added, never the path or query.
-func WithMetricsServerAddress() Option {
+func WithServerAddressInMetrics() Option {
 	return optionFunc(func(c *config) { c.metricsServer = true })
 }
 
 // WithBudget shares or tunes the retry budget (see Budget). Pass the same
-// Budget to several Transports to bound their combined retries. Nil is
-// ignored. Default: a Budget per Transport with the default settings.
+// Budget to several Transports to bound their combined retries. A setting
+// out of its range reads as its default, and NewTransport reports it
+// through otel.Handle. Nil is ignored. Default: a Budget per Transport
+// with the default settings.
 func WithBudget(b *Budget) Option {
 	return optionFunc(func(c *config) {
 		if b != nil {
+			c.err = errors.Join(c.err, b.invalidSettings())
 			c.budget = b
 			c.noBudget = false
 		}
@@ -706,11 +735,13 @@ func WithBudget(b *Budget) Option {
 // each request to a dependency that refuses or times out more than it
 // accepts is refused locally, before it starts, with the SRE book's
 // probability. Pass the same Throttle to several Transports to throttle
-// their combined load; otelretry.NewThrottle() has the defaults. Nil is
-// ignored. Default: off.
+// their combined load; &otelretry.Throttle{} has the defaults. A setting
+// out of its range reads as its default, and NewTransport reports it
+// through otel.Handle. Nil is ignored. Default: off.
 func WithThrottle(t *Throttle) Option {
 	return optionFunc(func(c *config) {
 		if t != nil {
+			c.err = errors.Join(c.err, t.invalidSettings())
 			c.throttle = t
 		}
 	})
@@ -739,18 +770,31 @@ func WithMetricAttributes(f func(*http.Request) []attribute.KeyValue) Option {
 	})
 }
 
-// WithClassifier sets a Classifier consulted after every attempt. Nil is
-// ignored.
-func WithClassifier(c Classifier) Option {
-	return optionFunc(func(cfg *config) {
+// WithClassifier sets the classifiers consulted after every attempt, in
+// order: the first answer that is not the zero Classification wins, as
+// for a protocol's classifier and your own (WithClassifier(h2.Classify,
+// yours)). It replaces an earlier WithClassifier. Nil classifiers are
+// skipped; with none left, the option is ignored.
+func WithClassifier(cs ...Classifier) Option {
+	var kept []Classifier
+	for _, c := range cs {
 		if c != nil {
-			cfg.classifier = c
+			kept = append(kept, c)
+		}
+	}
+	return optionFunc(func(cfg *config) {
+		switch len(kept) {
+		case 0:
+		case 1:
+			cfg.classifier = kept[0]
+		default:
+			cfg.classifier = firstClassification(kept)
 		}
 	})
 }
 
-// WithPrepareAttempt sets the PrepareFunc. Nil is ignored.
-func WithPrepareAttempt(f PrepareFunc) Option {
+// WithPrepareAttempt sets the PrepareAttemptFunc. Nil is ignored.
+func WithPrepareAttempt(f PrepareAttemptFunc) Option {
 	return optionFunc(func(cfg *config) {
 		if f != nil {
 			cfg.prepare = f
@@ -772,8 +816,7 @@ func WithPrepareAttempt(f PrepareFunc) Option {
 // or is not read by the deadline, ends the operation before any call.
 // Requests that can make only one attempt are never buffered.
 // WithBodyBuffer(0, 0) turns buffering off. Negative values are ignored.
-// Default: DefaultBodyBufferPerRequest (64 KiB) and DefaultBodyBufferTotal
-// (8 MiB).
+// Default: 64 KiB per request and 8 MiB in all.
 func WithBodyBuffer(perRequest, total int64) Option {
 	return optionFunc(func(c *config) {
 		if perRequest < 0 || total < 0 {
@@ -787,7 +830,7 @@ func WithBodyBuffer(perRequest, total int64) Option {
 // normalizeMethod upper-cases a standard method name written in another
 // case.
 func normalizeMethod(m string) string {
-	if up := strings.ToUpper(m); attrs.MethodValue(up) == up {
+	if up := strings.ToUpper(m); httpmethod.Value(up) == up {
 		return up
 	}
 	return m

@@ -25,11 +25,27 @@ import (
 func TestConfigDefaults(t *testing.T) {
 	for _, opts := range [][]Option{nil, {nil, nil}} {
 		c := newConfig(opts)
-		if c.maxAttempts != DefaultMaxAttempts || c.deadline != DefaultDeadline || c.attemptTimeout != DefaultAttemptTimeout {
+		if c.maxAttempts != defaultMaxAttempts || c.deadline != defaultDeadline || c.attemptTimeout != defaultAttemptTimeout {
 			t.Errorf("limits = %d, %v, %v", c.maxAttempts, c.deadline, c.attemptTimeout)
 		}
-		if b, ok := c.backoff.(*exponentialBackoff); !ok || b.initial != DefaultBackoffInitial || b.max != DefaultBackoffMax {
-			t.Errorf("backoff = %#v, want ExponentialBackoff(100ms, 2s)", c.backoff)
+		// ExponentialBackoff(100ms, 2s): full jitter under a ceiling that
+		// doubles from 100ms to 2s; 200 draws all in the lower half of
+		// one would happen once in 2^200.
+		for _, tc := range []struct {
+			retry   int
+			ceiling time.Duration
+		}{{1, defaultBackoffInitial}, {20, defaultBackoffMax}} {
+			var most time.Duration
+			for range 200 {
+				d := c.backoff(tc.retry, Answer{})
+				if d < 0 || d > tc.ceiling {
+					t.Fatalf("backoff before retry %d = %v, want at most %v", tc.retry, d, tc.ceiling)
+				}
+				most = max(most, d)
+			}
+			if most <= tc.ceiling/2 {
+				t.Errorf("backoff before retry %d: at most %v in 200 draws, want up to %v", tc.retry, most, tc.ceiling)
+			}
 		}
 		want := map[int]bool{408: true, 429: true, 502: true, 503: true, 504: true}
 		if !reflect.DeepEqual(c.retryableStatuses, want) {
@@ -41,7 +57,7 @@ func TestConfigDefaults(t *testing.T) {
 		if !c.clientSpans || c.metricsServer || c.trustResends || c.noBudget || c.budget != nil || len(c.idempotentMethods) != 0 || c.idempotencyHeaders != nil {
 			t.Errorf("switches = %+v", c)
 		}
-		if !reflect.DeepEqual(c.hints, DefaultRetryHints()) || !reflect.DeepEqual(c.verdictHeaders, DefaultShouldRetryHeaders()) ||
+		if !reflect.DeepEqual(c.hints, defaultRetryHints()) || !reflect.DeepEqual(c.verdictHeaders, defaultShouldRetryHeaders()) ||
 			c.verdictWrites || c.attemptHeader != nil || c.recordedKeyHeaders != nil {
 			t.Errorf("dialect = hints %v, verdicts %v (writes %v), attempt header %v, recorded keys %v",
 				c.hints, c.verdictHeaders, c.verdictWrites, c.attemptHeader, c.recordedKeyHeaders)
@@ -52,21 +68,24 @@ func TestConfigDefaults(t *testing.T) {
 	}
 }
 
-// WithRetryHints reads a header it is given only where it is given, in its
-// unit: a default (or an earlier option's) of the same name is dropped, so
-// that the azcore recipe reads retry-after-ms and x-ms-retry-after-ms as
-// azcore does, in azcore's order, with Retry-After after them.
-func TestWithRetryHintsReadsAHeaderOnce(t *testing.T) {
+// WithRetryHint reads a header it is given only where it is given, in its
+// unit, the headers given in the order of the options, before the
+// defaults: a default (or an earlier option's) of the same name is
+// dropped, so that the azcore recipe reads retry-after-ms and
+// x-ms-retry-after-ms as azcore does, in azcore's order, with Retry-After
+// after them.
+func TestWithRetryHintReadsAHeaderOnce(t *testing.T) {
 	c := newConfig([]Option{
-		WithRetryHints(RetryHint{Header: "x-ratelimit-reset-ms", Unit: HintMilliseconds}),
-		WithRetryHints(RetryHint{Header: "retry-after-ms", Unit: HintWholeMilliseconds},
-			RetryHint{Header: "x-ms-retry-after-ms", Unit: HintWholeMilliseconds}),
+		WithRetryHint("x-ratelimit-reset-ms", HintMilliseconds),
+		WithRetryHint("retry-after-ms", HintWholeMilliseconds),
+		WithRetryHint("x-ms-retry-after-ms", HintWholeMilliseconds),
+		WithRetryHint("X-RateLimit-Reset-Ms", HintSeconds),
 	})
-	want := []RetryHint{
-		{Header: "Retry-After-Ms", Unit: HintWholeMilliseconds},
-		{Header: "X-Ms-Retry-After-Ms", Unit: HintWholeMilliseconds},
-		{Header: "X-Ratelimit-Reset-Ms", Unit: HintMilliseconds},
-		{Header: "Retry-After", Unit: HintSeconds},
+	want := []hintHeader{
+		{name: "Retry-After-Ms", unit: HintWholeMilliseconds},
+		{name: "X-Ms-Retry-After-Ms", unit: HintWholeMilliseconds},
+		{name: "X-Ratelimit-Reset-Ms", unit: HintSeconds},
+		{name: "Retry-After", unit: HintSeconds},
 	}
 	if !reflect.DeepEqual(c.hints, want) {
 		t.Errorf("hints = %v, want %v", c.hints, want)
@@ -85,7 +104,7 @@ func TestConfigIgnoredValuesKeepTheValueBeforeThem(t *testing.T) {
 		WithIdempotentMethods("put", ""),
 		WithBodyBuffer(1024, 4096), WithBodyBuffer(-1, 10),
 	})
-	if c.maxAttempts != 5 || c.deadline != DefaultDeadline || c.attemptTimeout != DefaultAttemptTimeout {
+	if c.maxAttempts != 5 || c.deadline != defaultDeadline || c.attemptTimeout != defaultAttemptTimeout {
 		t.Errorf("limits = %d, %v, %v; want 5 and the defaults", c.maxAttempts, c.deadline, c.attemptTimeout)
 	}
 	if !reflect.DeepEqual(c.retryableStatuses, map[int]bool{503: true}) {
@@ -171,12 +190,12 @@ func TestConfigPolicyConfig(t *testing.T) {
 		wantBuffer int64
 		wantNames  []string
 	}{
-		{nil, DefaultBodyBufferPerRequest, nil},
+		{nil, defaultBodyBufferPerRequest, nil},
 		{[]Option{WithBodyBuffer(0, 0)}, 0, nil},
 		{[]Option{WithBodyBuffer(1024, 0)}, 0, nil},
 		{[]Option{WithBodyBuffer(0, 4096)}, 0, nil},
 		{[]Option{WithBodyBuffer(1024, 4096), WithIdempotencyKeyContract()}, 1024, []string{"Idempotency-Key", "X-Idempotency-Key"}},
-		{[]Option{WithIdempotencyKeyContract("Request-Id")}, DefaultBodyBufferPerRequest, []string{"Request-Id"}},
+		{[]Option{WithIdempotencyKeyContract("Request-Id")}, defaultBodyBufferPerRequest, []string{"Request-Id"}},
 	} {
 		c := newConfig(tc.opts)
 		p := c.policyConfig()
@@ -201,30 +220,17 @@ func TestConfigStatusSet(t *testing.T) {
 	}
 }
 
-// The pause before retry n is asked of DelayAfter, with the answer, when
-// the Backoff sees answers, else of Delay(n); a negative pause is none.
+// The pause before retry n is the Backoff's, asked with n and the answer;
+// a negative pause is none.
 func TestConfigBackoffFor(t *testing.T) {
-	var asked []string
-	plain := newConfig([]Option{WithBackoff(BackoffFunc(func(n int) time.Duration {
-		asked = append(asked, "Delay")
-		return time.Duration(n-3) * time.Second
-	}))})
-	answering := newConfig([]Option{WithBackoff(AnswerBackoffFunc(func(n int, a Answer) time.Duration {
-		asked = append(asked, "DelayAfter")
-		return a.RetryAfter + time.Duration(n)*time.Millisecond
-	}))})
-	a := Answer{RetryAfter: time.Second}
-	if d := plain.backoffFor(5, a); d != 2*time.Second {
-		t.Errorf("plain backoff for retry 5 = %v, want 2s", d)
+	c := newConfig([]Option{WithBackoff(func(n int, a Answer) time.Duration {
+		return a.RetryAfter + time.Duration(n-3)*time.Second
+	})})
+	if d := c.backoffFor(5, Answer{RetryAfter: time.Millisecond}); d != 2*time.Second+time.Millisecond {
+		t.Errorf("backoff for retry 5 = %v, want 2.001s (from n and the answer)", d)
 	}
-	if d := plain.backoffFor(1, a); d != 0 {
-		t.Errorf("plain backoff for retry 1 = %v, want 0 (its -2s clamped)", d)
-	}
-	if d := answering.backoffFor(2, a); d != time.Second+2*time.Millisecond {
-		t.Errorf("answer backoff for retry 2 = %v, want 1.002s", d)
-	}
-	if !reflect.DeepEqual(asked, []string{"Delay", "Delay", "DelayAfter"}) {
-		t.Errorf("asked %v", asked)
+	if d := c.backoffFor(1, Answer{}); d != 0 {
+		t.Errorf("backoff for retry 1 = %v, want 0 (its -2s clamped)", d)
 	}
 }
 

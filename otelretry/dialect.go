@@ -12,15 +12,14 @@ import (
 // What services say to their clients, and what clients say to services,
 // beyond HTTP itself: a service's verdict on whether its answer may be
 // retried, and the attempt's number on the wire. (The servers' retry hints
-// in other units are read with Retry-After: see RetryHint.)
+// in other units are read with Retry-After: see WithRetryHint.)
 
-// DefaultShouldRetryHeaders are the headers whose value is a service's
-// verdict on retrying its answer, read unless WithoutShouldRetryHeaders:
-// Stripe-Should-Retry (Stripe) and X-Should-Retry (OpenAI, and clients
-// generated like openai-go). "true" says the request may be repeated,
-// "false" says it must not be; any other value is no verdict. Each call
-// returns a new slice.
-func DefaultShouldRetryHeaders() []string { return []string{"Stripe-Should-Retry", "X-Should-Retry"} }
+// defaultShouldRetryHeaders are the headers whose value is a service's
+// verdict on retrying its answer, read unless WithShouldRetryHeaders names
+// others (it says which, and why). "true" says the request may be
+// repeated, "false" says it must not be; any other value is no verdict.
+// Each call returns a new slice.
+func defaultShouldRetryHeaders() []string { return []string{"Stripe-Should-Retry", "X-Should-Retry"} }
 
 // serverVerdict is what a service said of retrying its answer.
 type serverVerdict uint8
@@ -49,47 +48,49 @@ func shouldRetry(h http.Header, names []string) (serverVerdict, string) {
 	return verdictNone, ""
 }
 
-// AttemptHeader is a header that tells the server which attempt it
-// receives (WithAttemptHeader): its name, and its value for attempt
-// number attempt (retry.attempt, from 1) of an operation allowed
-// maxAttempts.
-type AttemptHeader struct {
-	Name  string
-	Value func(attempt, maxAttempts int) string
+// attemptHeader is the header that tells the server which attempt it
+// receives (WithAttemptHeader): its name, and its value for attempt number
+// n (retry.attempt, from 1) of an operation allowed maxAttempts.
+type attemptHeader struct {
+	name  string
+	value func(n, maxAttempts int) string
 }
 
-// AWSAttemptHeader is the AWS SDKs' amz-sdk-request: "attempt=N; max=M".
-func AWSAttemptHeader() AttemptHeader {
-	return AttemptHeader{Name: "Amz-Sdk-Request", Value: func(n, maxAttempts int) string {
+// attemptConventions are the attempt headers otelretry knows, by their
+// canonical name, each written as its own clients write it.
+var attemptConventions = map[string]func(n, maxAttempts int) string{
+	// The AWS SDKs: "attempt=N; max=M".
+	"Amz-Sdk-Request": func(n, maxAttempts int) string {
 		return "attempt=" + strconv.Itoa(n) + "; max=" + strconv.Itoa(maxAttempts)
-	}}
+	},
+	// openai-go and the clients generated like it: the retries before.
+	"X-Stainless-Retry-Count": func(n, _ int) string { return strconv.Itoa(n - 1) },
+	// gRPC: the attempts before this one.
+	"Grpc-Previous-Rpc-Attempts": func(n, _ int) string { return strconv.Itoa(n - 1) },
+	// Envoy: this attempt's number.
+	"X-Envoy-Attempt-Count": attemptNumber,
 }
 
-// StainlessAttemptHeader is X-Stainless-Retry-Count, which openai-go and
-// the clients generated like it send: the retries before this attempt.
-func StainlessAttemptHeader() AttemptHeader {
-	return AttemptHeader{Name: "X-Stainless-Retry-Count", Value: func(n, _ int) string { return strconv.Itoa(n - 1) }}
-}
+func attemptNumber(n, _ int) string { return strconv.Itoa(n) }
 
-// GRPCAttemptHeader is gRPC's grpc-previous-rpc-attempts: the attempts
-// before this one.
-func GRPCAttemptHeader() AttemptHeader {
-	return AttemptHeader{Name: "Grpc-Previous-Rpc-Attempts", Value: func(n, _ int) string { return strconv.Itoa(n - 1) }}
-}
-
-// EnvoyAttemptHeader is Envoy's x-envoy-attempt-count: this attempt's
-// number, from 1.
-func EnvoyAttemptHeader() AttemptHeader {
-	return AttemptHeader{Name: "X-Envoy-Attempt-Count", Value: func(n, _ int) string { return strconv.Itoa(n) }}
+// newAttemptHeader is the attempt header name, in its convention where
+// otelretry knows it, else the attempt's number.
+func newAttemptHeader(name string) *attemptHeader {
+	name = http.CanonicalHeaderKey(name)
+	value, ok := attemptConventions[name]
+	if !ok {
+		value = attemptNumber
+	}
+	return &attemptHeader{name: name, value: value}
 }
 
 // stamp sets the attempt header on h for attempt n of maxAttempts, unless
 // the caller or an SDK set the header already: the wire stays theirs.
-func (a *AttemptHeader) stamp(h http.Header, n, maxAttempts int) {
-	if a == nil || present(h, a.Name) {
+func (a *attemptHeader) stamp(h http.Header, n, maxAttempts int) {
+	if a == nil || present(h, a.name) {
 		return
 	}
-	h.Set(a.Name, a.Value(n, maxAttempts))
+	h.Set(a.name, a.value(n, maxAttempts))
 }
 
 // headerValue is a header otelretry sets on every attempt of an operation

@@ -121,7 +121,7 @@ func TestMillisecondHintsAreTheServersPushback(t *testing.T) {
 		{"429, only retry-after-ms: held for it, not for a second", status(429, "Retry-After-Ms", "150"), nil, 150 * time.Millisecond},
 		{"429, Retry-After: 0: no hold", status(429, "Retry-After", "0"), nil, 0},
 		{"a header of the user's", status(503, "X-Ratelimit-Reset-Ms", "220", "Retry-After-Ms", "2000"),
-			[]otelretry.Option{otelretry.WithRetryHints(otelretry.RetryHint{Header: "x-ratelimit-reset-ms", Unit: otelretry.HintMilliseconds})},
+			[]otelretry.Option{otelretry.WithRetryHint("x-ratelimit-reset-ms", otelretry.HintMilliseconds)},
 			220 * time.Millisecond},
 	}
 	for _, tc := range cases {
@@ -174,8 +174,8 @@ func TestMalformedMillisecondHintFallsBack(t *testing.T) {
 // server_no_retry), "true" makes a failed answer of a repeatable request
 // retryable (server_retry), and a write's only with WithShouldRetryWrites,
 // which records the header as its evidence. A Classifier wins over it,
-// the attempt limit still applies, and WithoutShouldRetryHeaders turns it
-// off.
+// the attempt limit still applies; WithShouldRetryHeaders names the
+// headers read, in place of the defaults, and with no name turns it off.
 func TestShouldRetryHeadersAreTheServicesVerdict(t *testing.T) {
 	notRetryable := otelretry.WithClassifier(func(a otelretry.Answer) otelretry.Classification {
 		if a.StatusCode >= 500 {
@@ -202,9 +202,13 @@ func TestShouldRetryHeadersAreTheServicesVerdict(t *testing.T) {
 		{"a POST 503 that says true, with WithShouldRetryWrites", http.MethodPost, status(503, "X-Should-Retry", "true"),
 			[]otelretry.Option{otelretry.WithShouldRetryWrites()}, 2, "retry/server_retry", "X-Should-Retry"},
 		{"a classifier wins", http.MethodGet, status(503, "X-Should-Retry", "true"), []otelretry.Option{notRetryable}, 1, "stop/classifier", ""},
-		{"turned off", http.MethodGet, status(503, "X-Should-Retry", "false"), []otelretry.Option{otelretry.WithoutShouldRetryHeaders()}, 2, "retry/retryable_status", ""},
+		{"turned off", http.MethodGet, status(503, "X-Should-Retry", "false"), []otelretry.Option{otelretry.WithShouldRetryHeaders()}, 2, "retry/retryable_status", ""},
 		{"a header of the user's", http.MethodGet, status(503, "X-Retryable", "false"),
 			[]otelretry.Option{otelretry.WithShouldRetryHeaders("x-retryable")}, 1, "stop/server_no_retry", ""},
+		{"a header of the user's in place of the defaults", http.MethodGet, status(503, "X-Should-Retry", "false"),
+			[]otelretry.Option{otelretry.WithShouldRetryHeaders("x-retryable")}, 2, "retry/retryable_status", ""},
+		{"the defaults named again, and a header of the user's", http.MethodGet, status(503, "Stripe-Should-Retry", "false"),
+			[]otelretry.Option{otelretry.WithShouldRetryHeaders("x-retryable", "Stripe-Should-Retry", "X-Should-Retry")}, 1, "stop/server_no_retry", ""},
 		{"not a verdict", http.MethodGet, status(503, "X-Should-Retry", "maybe"), nil, 2, "retry/retryable_status", ""},
 	}
 	for _, tc := range cases {
@@ -248,19 +252,22 @@ func TestShouldRetryKeepsTheAttemptLimit(t *testing.T) {
 	}
 }
 
-// The attempt header, opt-in, in each convention: set on every attempt
-// before the PrepareFunc runs (it sees it), never over a header the caller
-// set (in any spelling), not recorded, and with no say in the policy.
+// The attempt header, opt-in, in the convention its name says (in any
+// spelling), the attempt's number for any other name: set on every
+// attempt before the PrepareAttemptFunc runs (it sees it), never over a header
+// the caller set (in any spelling), not recorded, and with no say in the
+// policy.
 func TestAttemptHeaderOnTheWire(t *testing.T) {
 	cases := []struct {
-		header otelretry.AttemptHeader
+		header string // as given to WithAttemptHeader
 		name   string
 		want   []string
 	}{
-		{otelretry.AWSAttemptHeader(), "Amz-Sdk-Request", []string{"attempt=1; max=3", "attempt=2; max=3", "attempt=3; max=3"}},
-		{otelretry.StainlessAttemptHeader(), "X-Stainless-Retry-Count", []string{"0", "1", "2"}},
-		{otelretry.GRPCAttemptHeader(), "Grpc-Previous-Rpc-Attempts", []string{"0", "1", "2"}},
-		{otelretry.EnvoyAttemptHeader(), "X-Envoy-Attempt-Count", []string{"1", "2", "3"}},
+		{"amz-sdk-request", "Amz-Sdk-Request", []string{"attempt=1; max=3", "attempt=2; max=3", "attempt=3; max=3"}},
+		{"X-Stainless-Retry-Count", "X-Stainless-Retry-Count", []string{"0", "1", "2"}},
+		{"grpc-previous-rpc-attempts", "Grpc-Previous-Rpc-Attempts", []string{"0", "1", "2"}},
+		{"x-envoy-attempt-count", "X-Envoy-Attempt-Count", []string{"1", "2", "3"}},
+		{"X-Attempt", "X-Attempt", []string{"1", "2", "3"}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -279,7 +286,7 @@ func TestAttemptHeaderOnTheWire(t *testing.T) {
 				got = append(got, strings.Join(r.Header.Values(tc.name), ","))
 			}
 			if strings.Join(got, "|") != strings.Join(tc.want, "|") || strings.Join(seenByPrepare, "|") != strings.Join(tc.want, "|") {
-				t.Errorf("on the wire %q, seen by the PrepareFunc %q; want %q", got, seenByPrepare, tc.want)
+				t.Errorf("on the wire %q, seen by the PrepareAttemptFunc %q; want %q", got, seenByPrepare, tc.want)
 			}
 			for _, s := range rec.Ended() {
 				for _, kv := range s.Attributes() {
@@ -292,7 +299,7 @@ func TestAttemptHeaderOnTheWire(t *testing.T) {
 	}
 	t.Run("the caller's own, in another spelling", func(t *testing.T) {
 		srv := newScriptServer(t, answers(status(200)))
-		client, _ := dialectClient(t, otelretry.WithAttemptHeader(otelretry.StainlessAttemptHeader()))
+		client, _ := dialectClient(t, otelretry.WithAttemptHeader("X-Stainless-Retry-Count"))
 		req, _ := http.NewRequestWithContext(t.Context(), http.MethodGet, srv.URL, nil)
 		req.Header["x-stainless-retry-count"] = []string{"7"}
 		resp, err := client.Do(req)
@@ -323,7 +330,7 @@ func TestAttemptHeaderMaxIsTheOperationsAttemptLimit(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			srv := newScriptServer(t, answers(status(503), status(503), status(200)))
-			client, _ := dialectClient(t, otelretry.WithAttemptHeader(otelretry.AWSAttemptHeader()))
+			client, _ := dialectClient(t, otelretry.WithAttemptHeader("Amz-Sdk-Request"))
 			req, _ := http.NewRequestWithContext(otelretry.WithIntent(t.Context(), tc.intent), http.MethodGet, srv.URL, nil)
 			resp, err := client.Do(req)
 			if err != nil {

@@ -66,11 +66,11 @@
 //     throttle
 //   - 6. once prepared, GetBody failed (any): stop, no call made, reason
 //     not_replayable
-//   - 7. once prepared, the PrepareFunc failed, or changed the method, the
-//     host or (after the first attempt) the idempotency-key contract's
-//     headers (any): stop, no call made, reason prepare_failed
+//   - 7. once prepared, the PrepareAttemptFunc failed, or changed the
+//     method, the host or (after the first attempt) the idempotency-key
+//     contract's headers (any): stop, no call made, reason prepare_failed
 //   - 8. once prepared, two different idempotency keys in the contract's
-//     headers (the caller's, or one a PrepareFunc added beside the
+//     headers (the caller's, or one a PrepareAttemptFunc added beside the
 //     generated key) (any): stop, no call made, reason key_conflict
 //   - 9. after an attempt, anything, after another attempt of the operation
 //     (a hedge, or the attempt it hedged) won: it was canceled (any):
@@ -168,7 +168,7 @@
 //   - 44. at the hedge delay, the client-side throttle (WithThrottle)
 //     refuses it (its budget token and its hedge are given back) (any): no
 //     hedge, reason throttle
-//   - 45. at the hedge delay, the dependency's hedge rate (MaxRate) has no
+//   - 45. at the hedge delay, the dependency's hedge rate (MaxShare) has no
 //     hedge left (the budget's token is given back) (any): no hedge, reason
 //     hedge_limit
 //
@@ -188,17 +188,17 @@
 // repeatable [1].
 //
 // A Classifier (WithClassifier), the request's Intent (WithIntent), a
-// PrepareFunc (WithPrepareAttempt) and an AnswerBackoff shape the policy;
-// none of them can resend a write whose outcome is unknown or lift the
-// budget. An Intent may set the request's own deadline, attempt limit and
-// attempt timeout, higher or lower than the Transport's; the context's
-// deadline still applies when it is earlier.
+// PrepareAttemptFunc (WithPrepareAttempt) and a Backoff (WithBackoff) shape the
+// policy; none of them can resend a write whose outcome is unknown or
+// lift the budget. An Intent may set the request's own deadline, attempt
+// limit and attempt timeout, higher or lower than the Transport's; the
+// context's deadline still applies when it is earlier.
 //
 // # Writes under an idempotency key
 //
 // WithIdempotencyKeys gives every write that carries no idempotency key one
 // per operation (128 bits from crypto/rand, the same on every attempt, set
-// before the PrepareFunc runs), in the IETF draft's Idempotency-Key
+// before the PrepareAttemptFunc runs), in the IETF draft's Idempotency-Key
 // (DraftIdempotencyKey) or a header of the user's: the write is then
 // repeatable, so an answer lost after it was sent is sent again under the
 // same key instead of ending check_state, a 409 is retried after a pause

@@ -59,7 +59,7 @@ type Error struct {
 	// because the caller (its cancellation or its deadline) or the
 	// operation's deadline ended the operation first, or the first
 	// attempt's preparation failed (its body could not be had, or the
-	// PrepareFunc failed or changed what the policy judged), or the
+	// PrepareAttemptFunc failed or changed what the policy judged), or the
 	// client-side throttle (WithThrottle) refused it. The retry budget
 	// never holds back a first call.
 	Attempts int
@@ -229,22 +229,22 @@ func (e callerCutError) Unwrap() error { return e.err }
 // repeating the write unseen, and its outcome is unknown.
 var errResendRefused = errors.New("otelretry: request already written; a resend below otelretry was refused")
 
-// prepareError is a PrepareFunc's error.
+// prepareError is a PrepareAttemptFunc's error.
 type prepareError struct{ error }
 
 func (e prepareError) Unwrap() error { return e.error }
 
-// errPrepareRetarget is the cause when a PrepareFunc changed what the
+// errPrepareRetarget is the cause when a PrepareAttemptFunc changed what the
 // policy was decided for: the method or the host.
-var errPrepareRetarget = errors.New("otelretry: PrepareFunc changed the request's method or host (URL.Host or Host)")
+var errPrepareRetarget = errors.New("otelretry: PrepareAttemptFunc changed the request's method or host (URL.Host or Host)")
 
-// errPrepareContract is the cause when a PrepareFunc changed the headers of
+// errPrepareContract is the cause when a PrepareAttemptFunc changed the headers of
 // the idempotency-key contract after the first attempt fixed them.
-var errPrepareContract = errors.New("otelretry: PrepareFunc changed the idempotency-key contract's headers between attempts")
+var errPrepareContract = errors.New("otelretry: PrepareAttemptFunc changed the idempotency-key contract's headers between attempts")
 
-// errPrepareKey is the cause when a PrepareFunc changed the idempotency
+// errPrepareKey is the cause when a PrepareAttemptFunc changed the idempotency
 // key WithIdempotencyKeys set on the attempt's copy.
-var errPrepareKey = errors.New("otelretry: PrepareFunc changed the generated idempotency key")
+var errPrepareKey = errors.New("otelretry: PrepareAttemptFunc changed the generated idempotency key")
 
 // keyConflictError names the headers that carry the different keys of a
 // request that was not sent (ErrIdempotencyKeyConflict): their names, never
@@ -294,6 +294,6 @@ func (e *bufferReadError) Error() string {
 func (e *bufferReadError) Unwrap() error { return e.err }
 
 // errNoPreparedBody is what a layer below gets when it asks for the
-// prepared body again and the PrepareFunc replaced the body without a
+// prepared body again and the PrepareAttemptFunc replaced the body without a
 // GetBody of its own: the caller's bytes are never sent in its place.
-var errNoPreparedBody = errors.New("otelretry: the PrepareFunc replaced the body without a GetBody; a resend below otelretry was refused")
+var errNoPreparedBody = errors.New("otelretry: the PrepareAttemptFunc replaced the body without a GetBody; a resend below otelretry was refused")

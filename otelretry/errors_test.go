@@ -49,7 +49,7 @@ func TestErrorTimeout(t *testing.T) {
 		{name: "reads that timed out to the operation's deadline", steps: readTimedOut, method: http.MethodGet,
 			ctx: intent(otelretry.Intent{Deadline: 120 * time.Millisecond, MaxAttempts: 10}), wantOutcome: attrs.OutcomeDeadlineExceeded, wantTimeout: true},
 		{name: "a read refused a retry by the budget after it timed out", steps: readTimedOut, method: http.MethodGet,
-			opts:        []otelretry.Option{otelretry.WithBudget(otelretry.NewBudget(otelretry.BudgetTokens(2)))},
+			opts:        []otelretry.Option{otelretry.WithBudget(&otelretry.Budget{Tokens: 2})},
 			wantOutcome: attrs.OutcomeBudgetExhausted, wantTimeout: true},
 		{name: "reads whose last attempt failed otherwise after one timed out",
 			steps: []scripted.Step{{Hang: true}, {Err: &net.OpError{Op: "read", Net: "tcp", Err: syscall.ECONNRESET}}}, method: http.MethodGet,
@@ -59,7 +59,7 @@ func TestErrorTimeout(t *testing.T) {
 			wantOutcome: attrs.OutcomeCanceled, wantTimeout: false},
 		{name: "a read canceled by its caller in flight", steps: readTimedOut, method: http.MethodGet, ctx: callerCancel(20 * time.Millisecond),
 			wantOutcome: attrs.OutcomeCanceled, wantTimeout: false},
-		{name: "a read whose PrepareFunc failed after it timed out", steps: readTimedOut, method: http.MethodGet,
+		{name: "a read whose PrepareAttemptFunc failed after it timed out", steps: readTimedOut, method: http.MethodGet,
 			opts: []otelretry.Option{otelretry.WithPrepareAttempt(func(_ *http.Request, n int) error {
 				if n > 1 {
 					return errors.New("token refresh failed")
@@ -160,9 +160,9 @@ func TestErrorAttemptsCountsTheCallsMade(t *testing.T) {
 	}{
 		{name: "the caller canceled first", ctx: canceled, wantOutcome: attrs.OutcomeCanceled},
 		{name: "the caller's deadline passed first", ctx: callerDeadline(-time.Millisecond), wantOutcome: attrs.OutcomeDeadlineExceeded},
-		{name: "the PrepareFunc failed", opts: []otelretry.Option{failPrepare}, wantOutcome: attrs.OutcomeStop},
-		{name: "the PrepareFunc changed the method", opts: []otelretry.Option{retarget}, wantOutcome: attrs.OutcomeStop},
-		{name: "the budget is spent", opts: []otelretry.Option{otelretry.WithBudget(otelretry.NewBudget(otelretry.BudgetTokens(2)))}, spend: 3,
+		{name: "the PrepareAttemptFunc failed", opts: []otelretry.Option{failPrepare}, wantOutcome: attrs.OutcomeStop},
+		{name: "the PrepareAttemptFunc changed the method", opts: []otelretry.Option{retarget}, wantOutcome: attrs.OutcomeStop},
+		{name: "the budget is spent", opts: []otelretry.Option{otelretry.WithBudget(&otelretry.Budget{Tokens: 2})}, spend: 3,
 			wantOutcome: attrs.OutcomeBudgetExhausted, wantAttempts: 1},
 	}
 	for _, tc := range cases {

@@ -20,7 +20,7 @@ type observation struct {
 	number     int           // the attempt's number (retry.attempt)
 	start, end time.Duration // since the operation's start: sent, and answered or failed
 	remaining  time.Duration // the operation's time left before the call
-	url        *url.URL      // the prepared URL, when a PrepareFunc may have changed it
+	url        *url.URL      // the prepared URL, when a PrepareAttemptFunc may have changed it
 
 	status        int
 	header        http.Header
@@ -77,7 +77,7 @@ type hedgeLink struct {
 // dialect is what the transport reads of an answer beyond its status:
 // the retry hint headers, in order, and the should-retry headers.
 type dialect struct {
-	hints    []RetryHint
+	hints    []hintHeader
 	verdicts []string
 }
 

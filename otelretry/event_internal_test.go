@@ -23,7 +23,7 @@ func seen(writes int32, reportsWrites bool) attemptSeen {
 }
 
 // defaultDialect reads the answers as a Transport does by default.
-var defaultDialect = &dialect{hints: DefaultRetryHints(), verdicts: DefaultShouldRetryHeaders()}
+var defaultDialect = &dialect{hints: defaultRetryHints(), verdicts: defaultShouldRetryHeaders()}
 
 // An answer proves that its request went out: the event of an attempt
 // that got a response records at least one write when the base reports

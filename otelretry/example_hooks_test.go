@@ -118,10 +118,10 @@ func ExampleWithPrepareAttempt() {
 // RateLimit-Reset (in seconds) an overloaded API sends with its 503;
 // without one it falls back to a short pause. The pause is still capped by
 // the operation deadline.
-func ExampleAnswerBackoffFunc() {
+func ExampleBackoff() {
 	srv, calls := flaky(1, http.StatusServiceUnavailable, http.Header{"Ratelimit-Reset": {"0"}})
 	defer srv.Close()
-	reset := otelretry.AnswerBackoffFunc(func(retry int, a otelretry.Answer) time.Duration {
+	reset := otelretry.Backoff(func(retry int, a otelretry.Answer) time.Duration {
 		if secs, err := strconv.Atoi(a.Header.Get("RateLimit-Reset")); err == nil {
 			return time.Duration(secs) * time.Second
 		}
@@ -140,9 +140,9 @@ func ExampleAnswerBackoffFunc() {
 
 // Decorrelated jitter grows each pause from the last one taken.
 func ExampleDecorrelatedJitter() {
-	b := otelretry.DecorrelatedJitter(100*time.Millisecond, 2*time.Second).(otelretry.AnswerBackoff)
-	first := b.DelayAfter(1, otelretry.Answer{})
-	second := b.DelayAfter(2, otelretry.Answer{PreviousPause: first})
+	b := otelretry.DecorrelatedJitter(100*time.Millisecond, 2*time.Second)
+	first := b(1, otelretry.Answer{})
+	second := b(2, otelretry.Answer{PreviousPause: first})
 	fmt.Println(first >= 100*time.Millisecond && first <= 300*time.Millisecond,
 		second >= 100*time.Millisecond && second <= 3*first)
 	// Output: true true
@@ -150,7 +150,7 @@ func ExampleDecorrelatedJitter() {
 
 // A read whose answer is merely slow is hedged: after the delay with no
 // answer, a second attempt is sent, and the first answer wins; the slow
-// attempt is canceled (superseded). MaxRate 1 lets every operation hedge,
+// attempt is canceled (superseded). MaxShare 1 lets every operation hedge,
 // for the example; the default (5 %) bounds the extra load when every
 // answer is slow.
 func ExampleWithHedging() {
@@ -167,7 +167,7 @@ func ExampleWithHedging() {
 	}))
 	defer srv.Close()
 	client := &http.Client{Transport: otelretry.NewTransport(nil,
-		otelretry.WithHedging(otelretry.Hedging{Delay: 20 * time.Millisecond, MaxRate: 1}))}
+		otelretry.WithHedging(otelretry.Hedging{Delay: 20 * time.Millisecond, MaxShare: 1}))}
 
 	var results otelretry.Results
 	req, _ := http.NewRequestWithContext(otelretry.WithResults(context.Background(), &results), http.MethodGet, srv.URL+"/items/1", nil)

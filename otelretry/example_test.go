@@ -153,18 +153,6 @@ func ExampleWithIdempotencyKeys() {
 	// Output: order 1 - applied: 1
 }
 
-func ExampleParseRetryAfter() {
-	now := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
-	for _, v := range []string{"120", "Mon, 30 Nov 2026 12:00:30 GMT", "soon"} {
-		d, err := otelretry.ParseRetryAfter(v, now)
-		fmt.Println(d, err != nil)
-	}
-	// Output:
-	// 2m0s false
-	// 30s false
-	// 0s true
-}
-
 func ExampleSanitizeURL() {
 	u, _ := url.Parse("https://alice:s3cret@api.example.com/v1/items?token=abc&page=2#top")
 	fmt.Println(otelretry.SanitizeURL(u))
@@ -172,15 +160,17 @@ func ExampleSanitizeURL() {
 }
 
 // Share one budget between clients of the same dependency so that their
-// failures and successes throttle their retries together.
-func ExampleNewBudget() {
-	budget := otelretry.NewBudget(otelretry.BudgetTokens(6), otelretry.BudgetTokenRatio(0.5))
+// failures and successes throttle their retries together; its zero value
+// has the defaults, and a field tunes one setting: 10 tokens allow a fresh
+// host four retries in a row, where the default 6 allow two.
+func ExampleBudget() {
+	budget := &otelretry.Budget{Tokens: 10}
 	orders := otelretry.NewTransport(nil, otelretry.WithBudget(budget))
 	payments := otelretry.NewTransport(nil, otelretry.WithBudget(budget))
 	_, _ = orders, payments
 	req, _ := http.NewRequest(http.MethodGet, "http://dependency.example/", nil)
 	fmt.Println("retries available now:", budget.Available(req))
-	// Output: retries available now: 2
+	// Output: retries available now: 4
 }
 
 // hang reads the request, so the server notices when the client gives up,

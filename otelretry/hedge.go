@@ -34,36 +34,36 @@ type Hedging struct {
 	Delay time.Duration
 	// Adaptive takes the delay from the time to response headers observed
 	// per dependency (the retry budget's key: the host by default): its
-	// Quantile (DefaultHedgeQuantile when 0), between MinDelay and MaxDelay
-	// (DefaultHedgeMinDelay, DefaultHedgeMaxDelay when 0), in fixed memory
-	// per dependency that follows the latest answers.
+	// Quantile (0.95 when 0), between MinDelay and MaxDelay (1 ms and 2 s
+	// when 0), in fixed memory per dependency that follows the latest
+	// answers.
 	Adaptive bool
 	Quantile float64
 	MinDelay time.Duration
 	MaxDelay time.Duration
 	// MaxHedges is how many hedges one operation may try, over its
-	// retries (DefaultMaxHedges when 0), at most one fewer than its
-	// attempts; a hedge refused at its preparation counts. Each hedge of a
-	// hedge waits the delay again. Once the operation may send no more,
-	// no delay is armed. Any value is safe: nothing is sized by it.
+	// retries (1 when 0), at most one fewer than its attempts; a hedge
+	// refused at its preparation counts. Each hedge of a hedge waits the
+	// delay again. Once the operation may send no more, no delay is
+	// armed. Any value is safe: nothing is sized by it.
 	MaxHedges int
-	// MaxRate is the share of a dependency's hedged operations that may
-	// send a hedge (DefaultHedgeRate when 0), with a burst of
-	// hedgeBurst(MaxRate), full when the Transport first meets the
+	// MaxShare is the share of a dependency's hedged operations that may
+	// send a hedge (0.05 when 0), with a burst of a hundred operations'
+	// worth (at least one hedge), full when the Transport first meets the
 	// dependency: when every request is slow (a brownout), hedging adds at
 	// most that share of load to the dependency that is struggling, past
 	// the burst (see docs/hedging.md). A hedge it refuses is recorded
 	// (hedge_refused, reason hedge_limit).
-	MaxRate float64
+	MaxShare float64
 }
 
 // Defaults of Hedging.
 const (
-	DefaultHedgeQuantile = 0.95
-	DefaultHedgeMinDelay = time.Millisecond
-	DefaultHedgeMaxDelay = 2 * time.Second
-	DefaultMaxHedges     = 1
-	DefaultHedgeRate     = 0.05
+	defaultHedgeQuantile = 0.95
+	defaultHedgeMinDelay = time.Millisecond
+	defaultHedgeMaxDelay = 2 * time.Second
+	defaultMaxHedges     = 1
+	defaultHedgeRate     = 0.05
 )
 
 // on reports whether h hedges at all.
@@ -72,22 +72,22 @@ func (h *Hedging) on() bool { return h != nil && (h.Delay > 0 || h.Adaptive) }
 // withDefaults is h with its zero values replaced by the defaults.
 func (h Hedging) withDefaults() Hedging {
 	if h.Quantile <= 0 || h.Quantile >= 1 {
-		h.Quantile = DefaultHedgeQuantile
+		h.Quantile = defaultHedgeQuantile
 	}
 	if h.MinDelay <= 0 {
-		h.MinDelay = DefaultHedgeMinDelay
+		h.MinDelay = defaultHedgeMinDelay
 	}
 	if h.MaxDelay <= 0 {
-		h.MaxDelay = DefaultHedgeMaxDelay
+		h.MaxDelay = defaultHedgeMaxDelay
 	}
 	if h.MaxDelay < h.MinDelay {
 		h.MaxDelay = h.MinDelay
 	}
 	if h.MaxHedges <= 0 {
-		h.MaxHedges = DefaultMaxHedges
+		h.MaxHedges = defaultMaxHedges
 	}
-	if h.MaxRate <= 0 || h.MaxRate > 1 {
-		h.MaxRate = DefaultHedgeRate
+	if h.MaxShare <= 0 || h.MaxShare > 1 {
+		h.MaxShare = defaultHedgeRate
 	}
 	return h
 }
@@ -111,7 +111,7 @@ const minSamples = 20
 // hedger is a Transport's knowledge of its dependencies for hedging: per
 // dependency, the time to response headers of its latest answers (a
 // latency sketch) and the hedges it may still send (a token bucket). It
-// holds at most DefaultBudgetMaxHosts dependencies, evicting the one used
+// holds at most defaultBudgetMaxHosts dependencies, evicting the one used
 // least recently, in fixed memory each.
 type hedger struct {
 	mu   sync.Mutex
@@ -136,7 +136,7 @@ func (h *hedger) entry(key string, burst float64) *dependency {
 		h.lru.MoveToFront(e)
 		return e.Value.(*dependency)
 	}
-	if h.lru.Len() >= DefaultBudgetMaxHosts {
+	if h.lru.Len() >= defaultBudgetMaxHosts {
 		oldest := h.lru.Back()
 		delete(h.deps, oldest.Value.(*dependency).key)
 		h.lru.Remove(oldest)
@@ -206,7 +206,7 @@ func (h *hedger) delay(key string, p Hedging) time.Duration {
 		return p.Delay
 	}
 	h.mu.Lock()
-	s := &h.entry(key, hedgeBurst(p.MaxRate)).sketch
+	s := &h.entry(key, hedgeBurst(p.MaxShare)).sketch
 	q, ok := s.quantile(p.Quantile)
 	if !ok && p.Delay <= 0 {
 		q, ok = s.longest()

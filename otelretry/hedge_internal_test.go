@@ -152,7 +152,7 @@ func TestSketchBuckets(t *testing.T) {
 	}
 }
 
-// A dependency earns MaxRate hedges per operation, up to its burst; a
+// A dependency earns MaxShare hedges per operation, up to its burst; a
 // hedge takes one.
 func TestHedgerRate(t *testing.T) {
 	var h hedger
@@ -172,16 +172,16 @@ func TestHedgerRate(t *testing.T) {
 	}
 }
 
-// The hedger holds at most DefaultBudgetMaxHosts dependencies, evicting
+// The hedger holds at most defaultBudgetMaxHosts dependencies, evicting
 // the one used least recently.
 func TestHedgerEvictsTheLeastRecentlyUsed(t *testing.T) {
 	var h hedger
-	for i := range DefaultBudgetMaxHosts + 10 {
+	for i := range defaultBudgetMaxHosts + 10 {
 		h.observe(fmt.Sprint("dep-", i), time.Millisecond, false)
 		h.observe("kept", time.Millisecond, false) // used every time
 	}
-	if n := len(h.deps); n != DefaultBudgetMaxHosts || h.lru.Len() != n {
-		t.Fatalf("%d dependencies held (%d in the list), want %d", n, h.lru.Len(), DefaultBudgetMaxHosts)
+	if n := len(h.deps); n != defaultBudgetMaxHosts || h.lru.Len() != n {
+		t.Fatalf("%d dependencies held (%d in the list), want %d", n, h.lru.Len(), defaultBudgetMaxHosts)
 	}
 	if _, ok := h.deps["kept"]; !ok {
 		t.Error("the dependency used most was evicted")
@@ -244,9 +244,9 @@ func TestHedgerDelay(t *testing.T) {
 // withDefaults replaces zero and out-of-range values, and keeps MaxDelay
 // at or above MinDelay.
 func TestHedgingDefaults(t *testing.T) {
-	got := Hedging{Delay: time.Millisecond, Quantile: 1.5, MinDelay: time.Second, MaxDelay: time.Millisecond, MaxRate: 2}.withDefaults()
-	want := Hedging{Delay: time.Millisecond, Quantile: DefaultHedgeQuantile, MinDelay: time.Second, MaxDelay: time.Second,
-		MaxHedges: DefaultMaxHedges, MaxRate: DefaultHedgeRate}
+	got := Hedging{Delay: time.Millisecond, Quantile: 1.5, MinDelay: time.Second, MaxDelay: time.Millisecond, MaxShare: 2}.withDefaults()
+	want := Hedging{Delay: time.Millisecond, Quantile: defaultHedgeQuantile, MinDelay: time.Second, MaxDelay: time.Second,
+		MaxHedges: defaultMaxHedges, MaxShare: defaultHedgeRate}
 	if got != want {
 		t.Errorf("withDefaults = %+v, want %+v", got, want)
 	}

@@ -230,7 +230,7 @@ func TestRetriesAndHedgesCompose(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
-				h := newHarness(t, tc.steps, otelretry.WithHedging(otelretry.Hedging{Delay: 20 * time.Millisecond, MaxRate: 1}),
+				h := newHarness(t, tc.steps, otelretry.WithHedging(otelretry.Hedging{Delay: 20 * time.Millisecond, MaxShare: 1}),
 					otelretry.WithMaxAttempts(4), otelretry.WithBackoff(otelretry.ConstantBackoff(10*time.Millisecond)))
 				start := time.Now()
 				if status, _, err := roundTrip(t, h, get(t, t.Context(), "http://api.test/items")); err != nil || status != 200 {
@@ -264,7 +264,7 @@ func TestHedgesCountAgainstTheAttemptLimit(t *testing.T) {
 			h := newHarness(t, []scripted.Step{
 				{Delay: 50 * time.Millisecond, Status: 503},
 				{Delay: 50 * time.Millisecond, Status: 503},
-			}, otelretry.WithHedging(otelretry.Hedging{Delay: 20 * time.Millisecond, MaxHedges: 3, MaxRate: 1}),
+			}, otelretry.WithHedging(otelretry.Hedging{Delay: 20 * time.Millisecond, MaxHedges: 3, MaxShare: 1}),
 				otelretry.WithMaxAttempts(2))
 			status, _, err := roundTrip(t, h, get(t, t.Context(), "http://api.test/items"))
 			if err != nil || status != 503 {
@@ -287,7 +287,7 @@ func TestHedgesCountAgainstTheAttemptLimit(t *testing.T) {
 			h := newHarness(t, []scripted.Step{
 				{Delay: time.Millisecond, Status: 503},
 				{Delay: 50 * time.Millisecond, Status: 200},
-			}, otelretry.WithHedging(otelretry.Hedging{Delay: 20 * time.Millisecond, MaxRate: 1}),
+			}, otelretry.WithHedging(otelretry.Hedging{Delay: 20 * time.Millisecond, MaxShare: 1}),
 				otelretry.WithMaxAttempts(2), otelretry.WithBackoff(otelretry.ConstantBackoff(time.Millisecond)))
 			if status, _, err := roundTrip(t, h, get(t, t.Context(), "http://api.test/items")); err != nil || status != 200 {
 				t.Fatalf("got %d, %v", status, err)
@@ -308,7 +308,7 @@ func TestHedgesCountAgainstTheAttemptLimit(t *testing.T) {
 func TestHedgesAreBoundByTheOneDeadline(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		h := newHarness(t, []scripted.Step{{Hang: true}},
-			otelretry.WithHedging(otelretry.Hedging{Delay: 20 * time.Millisecond, MaxHedges: 5, MaxRate: 1}),
+			otelretry.WithHedging(otelretry.Hedging{Delay: 20 * time.Millisecond, MaxHedges: 5, MaxShare: 1}),
 			otelretry.WithMaxAttempts(10), otelretry.WithDeadline(50*time.Millisecond))
 		start := time.Now()
 		_, _, err := roundTrip(t, h, get(t, t.Context(), "http://api.test/items"))
@@ -336,7 +336,7 @@ func TestHedgeIsRefusedByTheRetryBudget(t *testing.T) {
 		h := newHarness(t, []scripted.Step{
 			{Status: 503, Header: http.Header{"Retry-After": {"10"}}},
 			{Delay: 50 * time.Millisecond, Status: 200},
-		}, otelretry.WithHedging(otelretry.Hedging{Delay: 20 * time.Millisecond, MaxRate: 1}),
+		}, otelretry.WithHedging(otelretry.Hedging{Delay: 20 * time.Millisecond, MaxShare: 1}),
 			otelretry.WithMaxAttempts(2), otelretry.WithDeadline(time.Second))
 		// The first operation's 503 puts the host on hold for 10s; its own
 		// retry is refused past the deadline.
@@ -358,14 +358,14 @@ func TestHedgeIsRefusedByTheRetryBudget(t *testing.T) {
 }
 
 // When every request is slow (a brownout), the dependency's hedge rate
-// holds the hedges to MaxRate of its operations, after a burst, and each
+// holds the hedges to MaxShare of its operations, after a burst, and each
 // refusal is recorded with its reason. (The retry budget, which bounds
 // them too, is off: the rate alone is measured.)
 func TestHedgeRateHoldsInABrownout(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		const ops = 400
 		h := newHarness(t, []scripted.Step{{Delay: 50 * time.Millisecond, Status: 200}}, otelretry.WithoutBudget(),
-			otelretry.WithHedging(otelretry.Hedging{Delay: 10 * time.Millisecond, MaxRate: 0.05}))
+			otelretry.WithHedging(otelretry.Hedging{Delay: 10 * time.Millisecond, MaxShare: 0.05}))
 		sent, refused := 0, 0
 		for range ops {
 			h.spans.Reset()
@@ -409,7 +409,7 @@ func TestWritesAreNeverHedged(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				h := newHarness(t, []scripted.Step{{Delay: 100 * time.Millisecond, Status: 201}},
-					otelretry.WithHedging(otelretry.Hedging{Delay: 10 * time.Millisecond, MaxRate: 1}),
+					otelretry.WithHedging(otelretry.Hedging{Delay: 10 * time.Millisecond, MaxShare: 1}),
 					otelretry.WithIdempotencyKeyContract())
 				ctx := t.Context()
 				if tc.intent != nil {
@@ -439,7 +439,7 @@ func TestWritesAreNeverHedged(t *testing.T) {
 func TestHedgeOfABodyThatCannotBeReplayedIsRefused(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		h := newHarness(t, []scripted.Step{{Delay: 100 * time.Millisecond, Status: 200}},
-			otelretry.WithHedging(otelretry.Hedging{Delay: 10 * time.Millisecond, MaxRate: 1}), otelretry.WithBodyBuffer(0, 0))
+			otelretry.WithHedging(otelretry.Hedging{Delay: 10 * time.Millisecond, MaxShare: 1}), otelretry.WithBodyBuffer(0, 0))
 		req := post(t, otelretry.WithIntent(t.Context(), otelretry.Intent{Repeatable: true}), "http://api.test/search", "q")
 		req.GetBody = nil
 		req.Body = io.NopCloser(strings.NewReader("q"))
@@ -479,7 +479,7 @@ func TestAdaptiveDelayFindsTheDependencysP95(t *testing.T) {
 			return &http.Response{StatusCode: 200, Body: http.NoBody, Request: r}, nil
 		})
 		rec, opts := tracingProviders()
-		tr := otelretry.NewTransport(base, append(opts, otelretry.WithHedging(otelretry.Hedging{Adaptive: true, MaxDelay: 500 * time.Millisecond, MaxRate: 1}))...)
+		tr := otelretry.NewTransport(base, append(opts, otelretry.WithHedging(otelretry.Hedging{Adaptive: true, MaxDelay: 500 * time.Millisecond, MaxShare: 1}))...)
 		var delays []string
 		for i := range 200 {
 			rec.Reset()
@@ -517,7 +517,7 @@ func TestAdaptiveDelayFindsTheDependencysP95(t *testing.T) {
 func TestCallerCancelingEndsTheRace(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		h := newHarness(t, []scripted.Step{{Hang: true}},
-			otelretry.WithHedging(otelretry.Hedging{Delay: 10 * time.Millisecond, MaxHedges: 2, MaxRate: 1}), otelretry.WithMaxAttempts(5))
+			otelretry.WithHedging(otelretry.Hedging{Delay: 10 * time.Millisecond, MaxHedges: 2, MaxShare: 1}), otelretry.WithMaxAttempts(5))
 		ctx, cancel := context.WithCancel(t.Context())
 		time.AfterFunc(25*time.Millisecond, cancel)
 		_, _, err := roundTrip(t, h, get(t, ctx, "http://api.test/items"))
@@ -538,7 +538,7 @@ func TestCallerCancelingEndsTheRace(t *testing.T) {
 func TestPanicInAHedgeEndsTheRace(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		h := newHarness(t, []scripted.Step{{Hang: true}, {Delay: time.Millisecond, Panic: "base broke"}},
-			otelretry.WithHedging(otelretry.Hedging{Delay: 10 * time.Millisecond, MaxRate: 1}))
+			otelretry.WithHedging(otelretry.Hedging{Delay: 10 * time.Millisecond, MaxShare: 1}))
 		func() {
 			defer func() {
 				if r := recover(); r != "base broke" {
@@ -564,7 +564,7 @@ func TestSupersededReachesTheLogsAndTheMetrics(t *testing.T) {
 		h, logs := newLogHarness(t, []scripted.Step{
 			{Delay: 100 * time.Millisecond, Status: 200},
 			{Delay: 5 * time.Millisecond, Status: 200},
-		}, otelretry.WithHedging(otelretry.Hedging{Delay: 20 * time.Millisecond, MaxRate: 1}))
+		}, otelretry.WithHedging(otelretry.Hedging{Delay: 20 * time.Millisecond, MaxShare: 1}))
 		if _, _, err := roundTrip(t, h, get(t, t.Context(), "http://api.test/items")); err != nil {
 			t.Fatal(err)
 		}
@@ -614,7 +614,7 @@ func TestHedgedOperationsOnLoopbackLeaveNothingOpen(t *testing.T) {
 	defer srv.Close()
 	base := &countingBodies{base: srv.Client().Transport}
 	defer srv.Client().CloseIdleConnections()
-	tr := otelretry.NewTransport(base, otelretry.WithHedging(otelretry.Hedging{Delay: 2 * time.Millisecond, MaxHedges: 2, MaxRate: 1}),
+	tr := otelretry.NewTransport(base, otelretry.WithHedging(otelretry.Hedging{Delay: 2 * time.Millisecond, MaxHedges: 2, MaxShare: 1}),
 		otelretry.WithBackoff(otelretry.ConstantBackoff(time.Millisecond)), otelretry.WithoutBudget(), otelretry.WithDeadline(2*time.Second))
 	client := &http.Client{Transport: tr}
 	var next atomic.Int64
@@ -683,7 +683,7 @@ func TestSupersededAttemptSpanHasNoErrorStatus(t *testing.T) {
 		h := newHarness(t, []scripted.Step{
 			{Delay: 100 * time.Millisecond, Status: 200},
 			{Delay: 5 * time.Millisecond, Status: 200},
-		}, otelretry.WithHedging(otelretry.Hedging{Delay: 20 * time.Millisecond, MaxRate: 1}), otelretry.WithoutClientSpans())
+		}, otelretry.WithHedging(otelretry.Hedging{Delay: 20 * time.Millisecond, MaxShare: 1}), otelretry.WithoutClientSpans())
 		if _, _, err := roundTrip(t, h, get(t, t.Context(), "http://api.test/items")); err != nil {
 			t.Fatal(err)
 		}
@@ -707,7 +707,7 @@ func TestPanicAfterTheWinnerClosesTheWinnersResponse(t *testing.T) {
 		h := newHarness(t, []scripted.Step{
 			{Delay: 100 * time.Millisecond, Status: 200, Body: "slow"},
 			{Delay: 5 * time.Millisecond, Status: 200, Body: "hedge"},
-		}, otelretry.WithHedging(otelretry.Hedging{Delay: 20 * time.Millisecond, MaxRate: 1}),
+		}, otelretry.WithHedging(otelretry.Hedging{Delay: 20 * time.Millisecond, MaxShare: 1}),
 			otelretry.WithClassifier(func(a otelretry.Answer) otelretry.Classification {
 				if a.Attempt == 1 { // the loser, canceled once the hedge won
 					panic("classifier broke")
@@ -756,7 +756,7 @@ func TestPanicDiscardingTheLoserClosesTheWinnersResponse(t *testing.T) {
 			}
 		})
 		rec, opts := tracingProviders()
-		tr := otelretry.NewTransport(base, append(opts, otelretry.WithHedging(otelretry.Hedging{Delay: 20 * time.Millisecond, MaxRate: 1}))...)
+		tr := otelretry.NewTransport(base, append(opts, otelretry.WithHedging(otelretry.Hedging{Delay: 20 * time.Millisecond, MaxShare: 1}))...)
 		func() {
 			defer func() { _ = recover() }()
 			resp, err := tr.RoundTrip(get(t, t.Context(), "http://api.test/items"))
@@ -782,14 +782,14 @@ type closeHook struct {
 
 func (b *closeHook) Close() error { b.close(); return nil }
 
-// The hedge's preparation (a PrepareFunc that fetches a token, a GetBody
+// The hedge's preparation (a PrepareAttemptFunc that fetches a token, a GetBody
 // that reads a file again) does not hold back the answer of the attempt
 // it hedges: the first attempt answers while its hedge is being prepared,
 // and RoundTrip returns that answer without waiting for the preparation
 // to end. The preparation here ends only when RoundTrip returned, or at
 // the operation's deadline (2s), which it must not need.
 func TestHedgePreparationDoesNotHoldBackTheAnswerThatCame(t *testing.T) {
-	for _, hook := range []string{"PrepareFunc", "GetBody"} {
+	for _, hook := range []string{"PrepareAttemptFunc", "GetBody"} {
 		t.Run(hook, func(t *testing.T) {
 			preparing, returned, ended := make(chan struct{}), make(chan struct{}), make(chan struct{})
 			var releasedBy atomic.Value
@@ -813,10 +813,10 @@ func TestHedgePreparationDoesNotHoldBackTheAnswerThatCame(t *testing.T) {
 				}
 				return &http.Response{StatusCode: 200, Header: http.Header{}, Body: http.NoBody, Request: r}, nil
 			})
-			opts := []otelretry.Option{otelretry.WithHedging(otelretry.Hedging{Delay: time.Millisecond, MaxRate: 1}),
+			opts := []otelretry.Option{otelretry.WithHedging(otelretry.Hedging{Delay: time.Millisecond, MaxShare: 1}),
 				otelretry.WithDeadline(2 * time.Second)}
 			req := get(t, t.Context(), "http://api.test/items")
-			if hook == "PrepareFunc" {
+			if hook == "PrepareAttemptFunc" {
 				opts = append(opts, otelretry.WithPrepareAttempt(func(r *http.Request, attempt int) error {
 					if attempt == 2 {
 						wait(r.Context())
@@ -856,7 +856,7 @@ func TestCallAbandonedAfterARaceIsNumberedAfterItsHedges(t *testing.T) {
 		h := newHarness(t, []scripted.Step{
 			{Delay: 30 * time.Millisecond, Status: 503}, // 1: the race's last failure, at 30ms
 			{Delay: 5 * time.Millisecond, Status: 503},  // 2 (hedge, at 20ms): fails at 25ms, while 1 is in flight
-		}, otelretry.WithHedging(otelretry.Hedging{Delay: 20 * time.Millisecond, MaxRate: 1}),
+		}, otelretry.WithHedging(otelretry.Hedging{Delay: 20 * time.Millisecond, MaxShare: 1}),
 			otelretry.WithMaxAttempts(5), otelretry.WithBackoff(otelretry.ConstantBackoff(100*time.Millisecond)))
 		ctx, cancel := context.WithCancel(t.Context())
 		time.AfterFunc(50*time.Millisecond, cancel) // during the retry's pause
@@ -908,7 +908,7 @@ func TestMaxHedgesBoundsTheHedgesOfTheOperation(t *testing.T) {
 					{Delay: 30 * time.Millisecond, Status: 503},
 					{Delay: tc.hedge, Status: 503},
 					{Delay: 50 * time.Millisecond, Status: 200},
-				}, otelretry.WithHedging(otelretry.Hedging{Delay: 20 * time.Millisecond, MaxHedges: tc.maxHedges, MaxRate: 1}),
+				}, otelretry.WithHedging(otelretry.Hedging{Delay: 20 * time.Millisecond, MaxHedges: tc.maxHedges, MaxShare: 1}),
 					otelretry.WithMaxAttempts(tc.maxAttempts), otelretry.WithBackoff(otelretry.ConstantBackoff(10*time.Millisecond)))
 				if status, _, err := roundTrip(t, h, get(t, t.Context(), "http://api.test/items")); err != nil || status != 200 {
 					t.Fatalf("got %d, %v", status, err)
@@ -936,7 +936,7 @@ func TestAHugeMaxHedgesIsBoundedByTheAttemptLimit(t *testing.T) {
 		t.Run(strconv.Itoa(max), func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				h := newHarness(t, []scripted.Step{{Delay: 100 * time.Millisecond, Status: 200}},
-					otelretry.WithHedging(otelretry.Hedging{Delay: 10 * time.Millisecond, MaxHedges: max, MaxRate: 1}),
+					otelretry.WithHedging(otelretry.Hedging{Delay: 10 * time.Millisecond, MaxHedges: max, MaxShare: 1}),
 					otelretry.WithMaxAttempts(3))
 				var status int
 				var err error
@@ -973,7 +973,7 @@ func TestPanicRecordingAHedgeDoesNotHangTheOperation(t *testing.T) {
 	rec := tracetest.NewSpanRecorder()
 	tp := &eventPanics{TracerProvider: sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec)), event: attrs.EventHedgeSent}
 	h := newHarness(t, []scripted.Step{{Delay: 50 * time.Millisecond, Status: 200}},
-		otelretry.WithHedging(otelretry.Hedging{Delay: 5 * time.Millisecond, MaxRate: 1}), otelretry.WithTracerProvider(tp))
+		otelretry.WithHedging(otelretry.Hedging{Delay: 5 * time.Millisecond, MaxShare: 1}), otelretry.WithTracerProvider(tp))
 	done := make(chan any, 1)
 	go func() {
 		defer func() { done <- recover() }()
@@ -1054,7 +1054,7 @@ func TestAdaptiveDelayFindsTheP95OfAHeavyTail(t *testing.T) {
 		})
 		rec, opts := tracingProviders()
 		tr := otelretry.NewTransport(base, append(opts, otelretry.WithoutBudget(),
-			otelretry.WithHedging(otelretry.Hedging{Adaptive: true, MaxDelay: 5 * time.Second, MaxRate: 1}))...)
+			otelretry.WithHedging(otelretry.Hedging{Adaptive: true, MaxDelay: 5 * time.Second, MaxShare: 1}))...)
 		var delays []int
 		hedged := 0
 		for i := range ops {
@@ -1114,8 +1114,8 @@ func TestAdaptiveDelayDoesNotClimbOnTheAttemptsItCuts(t *testing.T) {
 		})
 		rec, opts := tracingProviders()
 		tr := otelretry.NewTransport(base, append(opts, otelretry.WithoutBudget(),
-			otelretry.WithAttemptHeader(otelretry.AttemptHeader{Name: "X-Attempt", Value: func(n, _ int) string { return strconv.Itoa(n) }}),
-			otelretry.WithHedging(otelretry.Hedging{Adaptive: true, MaxRate: 1}))...)
+			otelretry.WithAttemptHeader("X-Attempt"),
+			otelretry.WithHedging(otelretry.Hedging{Adaptive: true, MaxShare: 1}))...)
 		send := func() {
 			resp, err := tr.RoundTrip(get(t, t.Context(), "http://api.test/items"))
 			if err != nil {
@@ -1148,7 +1148,7 @@ func TestAdaptiveDelayDoesNotClimbOnTheAttemptsItCuts(t *testing.T) {
 	})
 }
 
-// A hedge that is refused at its preparation (its PrepareFunc failed, or
+// A hedge that is refused at its preparation (its PrepareAttemptFunc failed, or
 // its body could not be had) was never sent, and takes nothing from the
 // dependency's hedge rate: the next slow operation still has the hedge the
 // rate allows.
@@ -1157,7 +1157,7 @@ func TestAHedgeRefusedAtItsPreparationTakesNoHedgeFromTheRate(t *testing.T) {
 		var prepared atomic.Int32
 		h := newHarness(t, []scripted.Step{{Delay: 50 * time.Millisecond, Status: 200}},
 			// A burst of one hedge, and a hundred operations to earn another.
-			otelretry.WithHedging(otelretry.Hedging{Delay: 10 * time.Millisecond, MaxRate: 0.01}),
+			otelretry.WithHedging(otelretry.Hedging{Delay: 10 * time.Millisecond, MaxShare: 0.01}),
 			otelretry.WithPrepareAttempt(func(_ *http.Request, attempt int) error {
 				if attempt == 2 && prepared.Add(1) == 1 {
 					return errors.New("signer unavailable") // the first operation's hedge only
@@ -1192,7 +1192,7 @@ func TestAHedgeRefusedAtItsPreparationLeavesNoGapInTheNumbers(t *testing.T) {
 		h := newHarness(t, []scripted.Step{
 			{Delay: 50 * time.Millisecond, Status: 503},
 			{Status: 200},
-		}, otelretry.WithHedging(otelretry.Hedging{Delay: 10 * time.Millisecond, MaxRate: 1}),
+		}, otelretry.WithHedging(otelretry.Hedging{Delay: 10 * time.Millisecond, MaxShare: 1}),
 			otelretry.WithBackoff(otelretry.ConstantBackoff(0)),
 			otelretry.WithPrepareAttempt(func(_ *http.Request, attempt int) error {
 				prepared = append(prepared, attempt)
@@ -1210,14 +1210,14 @@ func TestAHedgeRefusedAtItsPreparationLeavesNoGapInTheNumbers(t *testing.T) {
 			numbers = append(numbers, a.number)
 		}
 		if want := []int64{1, 2}; !slices.Equal(numbers, want) {
-			t.Errorf("attempt numbers %v (PrepareFunc asked for %v), want %v", numbers, prepared, want)
+			t.Errorf("attempt numbers %v (PrepareAttemptFunc asked for %v), want %v", numbers, prepared, want)
 		}
 	})
 }
 
 // "Hedges cost budget tokens like retries do" (issue 36); "counts against
 // ... the retry budget" (docs/hedging.md). With the hedge rate out of the
-// way (MaxRate 1), a brownout where every answer is slow but succeeds
+// way (MaxShare 1), a brownout where every answer is slow but succeeds
 // spends the retry budget with each hedge, and the budget, as it does for
 // retries, ends up refusing some. Today a hedge is only admitted, never
 // charged: every one of the operations sends one.
@@ -1225,8 +1225,8 @@ func TestHedgesSpendTheRetryBudget(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		const ops = 100
 		h := newHarness(t, []scripted.Step{{Delay: 50 * time.Millisecond, Status: 200}},
-			otelretry.WithHedging(otelretry.Hedging{Delay: 10 * time.Millisecond, MaxRate: 1}),
-			otelretry.WithBudget(otelretry.NewBudget()))
+			otelretry.WithHedging(otelretry.Hedging{Delay: 10 * time.Millisecond, MaxShare: 1}),
+			otelretry.WithBudget(&otelretry.Budget{}))
 		refused := 0
 		for range ops {
 			h.spans.Reset()
@@ -1254,7 +1254,7 @@ func TestASupersededAttemptIsNotRecordedAsCanceledByTheCaller(t *testing.T) {
 	for _, clientSpans := range []bool{true, false} {
 		t.Run(fmt.Sprintf("clientSpans=%v", clientSpans), func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
-				opts := []otelretry.Option{otelretry.WithHedging(otelretry.Hedging{Delay: 20 * time.Millisecond, MaxRate: 1})}
+				opts := []otelretry.Option{otelretry.WithHedging(otelretry.Hedging{Delay: 20 * time.Millisecond, MaxShare: 1})}
 				if !clientSpans {
 					opts = append(opts, otelretry.WithoutClientSpans())
 				}
@@ -1285,7 +1285,7 @@ func TestASupersededAttemptIsNotRecordedAsCanceledByTheCaller(t *testing.T) {
 func TestARaceHintHoldsTheRaceRetry(t *testing.T) {
 	const ms = time.Millisecond
 	wait1s := http.Header{"Retry-After": {"1"}}
-	hedging := otelretry.WithHedging(otelretry.Hedging{Delay: 20 * ms, MaxRate: 1})
+	hedging := otelretry.WithHedging(otelretry.Hedging{Delay: 20 * ms, MaxShare: 1})
 	backoff := otelretry.WithBackoff(otelretry.ConstantBackoff(10 * ms))
 	for _, tc := range []struct {
 		name  string
@@ -1370,7 +1370,7 @@ func TestARaceHintHoldsTheRaceRetry(t *testing.T) {
 }
 
 // A hedge costs the budget its token when it is sent (docs/hedging.md):
-// one that is not sent costs nothing, whether its PrepareFunc refused it,
+// one that is not sent costs nothing, whether its PrepareAttemptFunc refused it,
 // panicked, or was still running when the race was over. The original
 // answers a 404, which changes nothing, so the host's retries show any
 // token taken: two for a fresh host, one after a charge.
@@ -1385,9 +1385,9 @@ func TestAHedgeNotSentCostsTheBudgetNothing(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
-				budget := otelretry.NewBudget()
+				budget := &otelretry.Budget{}
 				h := newHarness(t, []scripted.Step{{Delay: 50 * time.Millisecond, Status: 404}},
-					otelretry.WithHedging(otelretry.Hedging{Delay: 10 * time.Millisecond, MaxRate: 1}),
+					otelretry.WithHedging(otelretry.Hedging{Delay: 10 * time.Millisecond, MaxShare: 1}),
 					otelretry.WithBudget(budget),
 					otelretry.WithPrepareAttempt(func(_ *http.Request, attempt int) error {
 						if attempt == 2 {
@@ -1429,10 +1429,10 @@ func TestConcurrentOperationsUnderOneIDNeverShareAnAttemptNumber(t *testing.T) {
 		}
 		steps = append(steps, scripted.Step{Delay: 50 * time.Millisecond, Status: 200})
 		h := newHarness(t, steps,
-			otelretry.WithHedging(otelretry.Hedging{Delay: 10 * time.Millisecond, MaxRate: 1}),
+			otelretry.WithHedging(otelretry.Hedging{Delay: 10 * time.Millisecond, MaxShare: 1}),
 			otelretry.WithoutBudget(), otelretry.WithMaxAttempts(6),
 			otelretry.WithBackoff(otelretry.ConstantBackoff(time.Millisecond)),
-			otelretry.WithAttemptHeader(otelretry.AttemptHeader{Name: "X-Attempt", Value: func(n, _ int) string { return strconv.Itoa(n) }}),
+			otelretry.WithAttemptHeader("X-Attempt"),
 			otelretry.WithPrepareAttempt(func(r *http.Request, _ int) error {
 				mu.Lock()
 				defer mu.Unlock()
@@ -1502,7 +1502,7 @@ func TestTheAttemptThatLostRecordsRaceLostOnEveryChannel(t *testing.T) {
 	h.transprt = otelretry.NewTransport(srv.Client().Transport, otelretry.WithTracerProvider(tp),
 		otelretry.WithMeterProvider(sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))),
 		otelretry.WithLoggerProvider(lp), otelretry.WithLogger(slog.New(slog.NewJSONHandler(&slogBuf, nil))),
-		otelretry.WithHedging(otelretry.Hedging{Delay: 20 * time.Millisecond, MaxRate: 1}))
+		otelretry.WithHedging(otelretry.Hedging{Delay: 20 * time.Millisecond, MaxShare: 1}))
 	defer h.transprt.CloseIdleConnections()
 	if status, _, err := roundTrip(t, h, get(t, t.Context(), srv.URL)); err != nil || status != 200 {
 		t.Fatalf("got %d %v", status, err)
@@ -1547,7 +1547,7 @@ func TestTheAttemptThatLostRecordsRaceLostOnEveryChannel(t *testing.T) {
 // Under WithOperationID, the numbers keep no gap when the hedge's
 // preparation is still running as its race ends: the attempt it hedged
 // fails, the race is over, and the retry follows before the preparation
-// (a PrepareFunc that stops when its context is canceled, as the docs ask)
+// (a PrepareAttemptFunc that stops when its context is canceled, as the docs ask)
 // lets go of its number. The hedge was never sent: the retry is attempt 2,
 // as it is without WithOperationID.
 func TestAHedgeStillPreparingWhenItsRaceEndsLeavesNoGapInTheNumbers(t *testing.T) {
@@ -1558,7 +1558,7 @@ func TestAHedgeStillPreparingWhenItsRaceEndsLeavesNoGapInTheNumbers(t *testing.T
 				h := newHarness(t, []scripted.Step{
 					{Delay: 50 * time.Millisecond, Status: 503},
 					{Status: 200},
-				}, otelretry.WithHedging(otelretry.Hedging{Delay: 10 * time.Millisecond, MaxRate: 1}),
+				}, otelretry.WithHedging(otelretry.Hedging{Delay: 10 * time.Millisecond, MaxShare: 1}),
 					otelretry.WithBackoff(otelretry.ConstantBackoff(10*time.Millisecond)),
 					otelretry.WithPrepareAttempt(func(r *http.Request, attempt int) error {
 						if attempt != 2 || hedgePrepared.Swap(true) {
@@ -1572,7 +1572,7 @@ func TestAHedgeStillPreparingWhenItsRaceEndsLeavesNoGapInTheNumbers(t *testing.T
 							return r.Context().Err()
 						}
 					}),
-					otelretry.WithAttemptHeader(otelretry.AttemptHeader{Name: "X-Attempt", Value: func(n, _ int) string { return strconv.Itoa(n) }}))
+					otelretry.WithAttemptHeader("X-Attempt"))
 				ctx := t.Context()
 				if withID {
 					ctx = otelretry.WithOperationID(ctx, "op-36")
@@ -1609,8 +1609,8 @@ func TestTheBudgetLetsAtMostAboutEveryOtherSlowOperationHedge(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				ops := 400 / tc.concurrent * tc.concurrent
 				h := newHarness(t, []scripted.Step{{Delay: 50 * time.Millisecond, Status: 200}},
-					otelretry.WithHedging(otelretry.Hedging{Delay: 10 * time.Millisecond, MaxRate: 1}),
-					otelretry.WithBudget(otelretry.NewBudget()))
+					otelretry.WithHedging(otelretry.Hedging{Delay: 10 * time.Millisecond, MaxShare: 1}),
+					otelretry.WithBudget(&otelretry.Budget{}))
 				var wg sync.WaitGroup
 				for range tc.concurrent {
 					wg.Go(func() {
@@ -1633,10 +1633,10 @@ func TestTheBudgetLetsAtMostAboutEveryOtherSlowOperationHedge(t *testing.T) {
 // A fresh dependency hedges from its first operations: with Adaptive and
 // no Delay, until 20 answers were seen the delay is the longest answer
 // seen so far (MaxDelay before the first), and the hedges sent stay within
-// the rate: at most its burst plus MaxRate per operation. Here every
+// the rate: at most its burst plus MaxShare per operation. Here every
 // answer takes 10 ms but the first request of every odd operation from the
 // third on, which stalls (200 ms): the rate's burst (5 at the default
-// MaxRate) hedges the first 5 stalls after 11 ms and refuses the next,
+// MaxShare) hedges the first 5 stalls after 11 ms and refuses the next,
 // whose stall, answered, is then the longest answer seen.
 func TestAFreshDependencyHedgesFromItsFirstOperations(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
@@ -1654,7 +1654,7 @@ func TestAFreshDependencyHedgesFromItsFirstOperations(t *testing.T) {
 		})
 		rec, opts := tracingProviders()
 		tr := otelretry.NewTransport(base, append(opts, otelretry.WithoutBudget(),
-			otelretry.WithAttemptHeader(otelretry.AttemptHeader{Name: "X-Attempt", Value: func(n, _ int) string { return strconv.Itoa(n) }}),
+			otelretry.WithAttemptHeader("X-Attempt"),
 			otelretry.WithHedging(otelretry.Hedging{Adaptive: true}))...)
 		const ops = 19 // fewer than 20 answers
 		var sent, refused []string
@@ -1679,7 +1679,8 @@ func TestAFreshDependencyHedgesFromItsFirstOperations(t *testing.T) {
 		}
 		// The burst, a hundred operations' worth of the default rate (5),
 		// and 0.05 a operation: 5.95.
-		limit := 100*otelretry.DefaultHedgeRate + otelretry.DefaultHedgeRate*ops
+		const defaultShare = 0.05 // Hedging.MaxShare's default
+		limit := 100*defaultShare + defaultShare*ops
 		if len(sent) == 0 || float64(len(sent)) > limit {
 			t.Errorf("hedges sent before 20 answers: %v; want from the first stall on, at most %.2f", sent, limit)
 		}

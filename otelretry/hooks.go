@@ -5,11 +5,8 @@ package otelretry
 
 import (
 	"context"
-	"errors"
 	"net/http"
 	"time"
-
-	"go.opentelemetry.io/otel"
 
 	"github.com/otelretry/otelretry-go/attrs"
 )
@@ -55,7 +52,7 @@ type scopedIntent struct {
 
 // WithIntent returns a context that carries in for the requests made with
 // it. A zero Intent returns ctx unchanged. A hook that makes a call of its
-// own (a PrepareFunc's token fetch, a state check's lookup) gives that
+// own (a PrepareAttemptFunc's token fetch, a state check's lookup) gives that
 // call its Intent this way: the call takes the Intent added to the hook's
 // context, never the calling operation's.
 func WithIntent(ctx context.Context, in Intent) context.Context {
@@ -189,14 +186,11 @@ func (e Evidence) present() bool { return e.Protocol != "" || e.Code != 0 || e.N
 // processed into a stop.
 type Classifier func(Answer) Classification
 
-// Classifiers combines classifiers: the first answer that is not the zero
-// Classification wins. Nil classifiers are skipped.
-func Classifiers(cs ...Classifier) Classifier {
+// firstClassification asks cs in order: the first answer that is not the
+// zero Classification wins.
+func firstClassification(cs []Classifier) Classifier {
 	return func(a Answer) Classification {
 		for _, c := range cs {
-			if c == nil {
-				continue
-			}
 			if got := c(a); got.kind != classDefault {
 				return got
 			}
@@ -205,30 +199,7 @@ func Classifiers(cs ...Classifier) Classifier {
 	}
 }
 
-// EvidenceClassifier returns a Classifier that classifies an attempt that
-// got no response as NotProcessed when evidence finds the protocol's proof
-// in its error, and leaves every other answer to the default rules. The
-// protocol classifiers (classify/h2, classify/h3) are built with it.
-//
-// A nil evidence function returns a nil Classifier, which WithClassifier
-// ignores, and the mistake is reported through otel.Handle.
-func EvidenceClassifier(evidence func(error) (Evidence, bool)) Classifier {
-	if evidence == nil {
-		otel.Handle(errors.New("otelretry: EvidenceClassifier(nil) ignored: want a function"))
-		return nil
-	}
-	return func(a Answer) Classification {
-		if a.Err == nil || a.StatusCode != 0 {
-			return Classification{}
-		}
-		if e, ok := evidence(a.Err); ok {
-			return NotProcessed(e)
-		}
-		return Classification{}
-	}
-}
-
-// PrepareFunc prepares the copy of the request for attempt n before it is
+// PrepareAttemptFunc prepares the copy of the request for attempt n before it is
 // sent: re-sign it, refresh a token, set a per-attempt header. req is the
 // attempt's own deep copy (Request.Clone) of the caller's request, made
 // afresh for every attempt (its body from the caller's GetBody after the
@@ -252,7 +223,7 @@ func EvidenceClassifier(evidence func(error) (Evidence, bool)) Classifier {
 //     body too: a layer below (net/http's resend of a request that never
 //     left) then resends exactly the prepared bytes. Without a GetBody of
 //     its own, any resend below otelretry is refused. The body it replaced
-//     is closed by the transport; the PrepareFunc must not close it.
+//     is closed by the transport; the PrepareAttemptFunc must not close it.
 //   - Unless it changes the trailers (or the body), the caller's own
 //     Trailer map is sent, so that the values the caller's body sets
 //     while it is read reach the wire.
@@ -268,7 +239,7 @@ func EvidenceClassifier(evidence func(error) (Evidence, bool)) Classifier {
 // operation id and the result slots added to that context
 // (WithIntent(req.Context(), Intent{MaxAttempts: 1})), and takes none of
 // the calling operation's.
-type PrepareFunc func(req *http.Request, attempt int) error
+type PrepareAttemptFunc func(req *http.Request, attempt int) error
 
 // StateCheck describes a write whose outcome is unknown.
 type StateCheck struct {
@@ -284,7 +255,7 @@ type StateCheck struct {
 	Err error
 }
 
-// StateResult is the answer of a StateCheckFunc.
+// StateResult is the answer of a state check (WithStateCheck).
 type StateResult struct {
 	// State says whether the write was applied.
 	State attrs.StateCheckResult
@@ -294,22 +265,5 @@ type StateResult struct {
 	Response *http.Response
 }
 
-// StateCheckFunc resolves an unknown write outcome (decision check_state),
-// typically by querying the server for the record by operation id or
-// idempotency key.
-//
-//   - StateApplied: the write happened; Response is returned to the caller.
-//   - StateNotApplied: the write did not happen; it is sent again, within the
-//     same deadline, attempt limit and budget as a retry.
-//   - StateUnknown, or an error: the outcome stays unknown; RoundTrip returns
-//     an error matching ErrOutcomeUnknown.
-//
-// ctx carries the operation deadline and the state_check span, so calls the
-// hook makes through an instrumented client appear under it. A lookup it
-// makes through an otelretry Transport is an operation of its own, never
-// counted as a repeat of the write: it honours the Intent, the operation
-// id and the result slots the hook adds to ctx (Intent{NoRetry: true} for
-// a lookup sent once), and takes none of the write's. An error it
-// returns is recorded, sanitized, on the state_check span and is reachable
-// from the error RoundTrip returns with errors.Is and errors.As.
-type StateCheckFunc func(ctx context.Context, check StateCheck) (StateResult, error)
+// stateCheckFunc is WithStateCheck's hook.
+type stateCheckFunc func(ctx context.Context, check StateCheck) (StateResult, error)

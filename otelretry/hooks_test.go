@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -160,6 +161,28 @@ func TestClassifier(t *testing.T) {
 			sameTuples(t, h, "503 stop classifier")
 		})
 	})
+	t.Run("several are asked in order, the first answer that is not the zero one wins", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			var asked []string
+			named := func(name string, c otelretry.Classification) otelretry.Classifier {
+				return func(otelretry.Answer) otelretry.Classification { asked = append(asked, name); return c }
+			}
+			replaced := named("replaced", otelretry.NotRetryable())
+			h := newHarness(t, []scripted.Step{{Status: 500}, {Status: 200}}, append(seedLike,
+				otelretry.WithClassifier(replaced),
+				otelretry.WithClassifier(named("zero", otelretry.Classification{}), nil,
+					named("retry", otelretry.Retryable(0)), named("never", otelretry.NotRetryable())))...)
+			resp, err := h.client.Do(get(t, t.Context(), "http://api.test/"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+			sameTuples(t, h, "500 retry classifier", "200 return response")
+			if want := []string{"zero", "retry", "zero", "retry"}; !slices.Equal(asked, want) {
+				t.Errorf("asked %v, want %v: in order, until an answer, and never the replaced one", asked, want)
+			}
+		})
+	})
 	t.Run("not processed resends a write, within the limits, with the evidence", func(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
 			errRejected := errors.New("stream rejected by the peer")
@@ -234,9 +257,9 @@ func TestPrepareAttempt(t *testing.T) {
 }
 
 // A backoff that sees the answer can honour a service's own hint.
-func TestAnswerBackoffHonoursRateLimitReset(t *testing.T) {
+func TestBackoffHonoursRateLimitReset(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		fromReset := otelretry.AnswerBackoffFunc(func(retry int, a otelretry.Answer) time.Duration {
+		fromReset := otelretry.Backoff(func(retry int, a otelretry.Answer) time.Duration {
 			if secs, err := strconv.Atoi(a.Header.Get("X-RateLimit-Reset")); err == nil {
 				return time.Duration(secs) * 100 * time.Millisecond // this API counts in tenths
 			}
@@ -256,10 +279,10 @@ func TestAnswerBackoffHonoursRateLimitReset(t *testing.T) {
 }
 
 func TestDecorrelatedJitterGrowsFromThePreviousPause(t *testing.T) {
-	b := otelretry.DecorrelatedJitter(10*time.Millisecond, 100*time.Millisecond).(otelretry.AnswerBackoff)
+	b := otelretry.DecorrelatedJitter(10*time.Millisecond, 100*time.Millisecond)
 	for range 1000 {
 		for _, prev := range []time.Duration{0, 10 * time.Millisecond, 20 * time.Millisecond, time.Second} {
-			d := b.DelayAfter(2, otelretry.Answer{PreviousPause: prev})
+			d := b(2, otelretry.Answer{PreviousPause: prev})
 			hi := min(3*max(prev, 10*time.Millisecond), 100*time.Millisecond)
 			if d < 10*time.Millisecond || d > hi {
 				t.Fatalf("after %v: pause %v outside [10ms, %v]", prev, d, hi)
@@ -307,33 +330,4 @@ func TestIntentRepeatableIsNotAnUnknownWrite(t *testing.T) {
 			})
 		})
 	}
-}
-
-// Issue 25, item 13: EvidenceClassifier(nil) returns nil, which
-// WithClassifier ignores, and the mistake is reported through otel.Handle;
-// an attempt that fails with no response then takes the default rules
-// instead of panicking.
-func TestEvidenceClassifierNil(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		reported := captureOtelErrors(t)
-		c := otelretry.EvidenceClassifier(nil)
-		if c != nil {
-			t.Errorf("EvidenceClassifier(nil) returned a Classifier, want nil")
-		}
-		errs := reported()
-		if len(errs) != 1 || !strings.Contains(errs[0].Error(), "EvidenceClassifier") {
-			t.Errorf("reported %v, want one error naming EvidenceClassifier", errs)
-		}
-
-		base := scripted.New(scripted.Step{Delay: 5 * time.Millisecond, Err: errors.New("connection reset by peer")})
-		tr := otelretry.NewTransport(base, quietOptions(otelretry.WithClassifier(c), otelretry.WithoutBudget())...)
-		if got := roundTripNoPanic(t, tr, "http://dependency.test/"); got != 0 {
-			t.Errorf("status %d, want the transport error", got)
-		}
-		// Without a classifier the default rules retry a GET's transport
-		// error up to the attempt limit.
-		if got := len(base.Calls()); got != otelretry.DefaultMaxAttempts {
-			t.Errorf("%d calls, want %d (the default rules)", got, otelretry.DefaultMaxAttempts)
-		}
-	})
 }

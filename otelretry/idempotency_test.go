@@ -341,7 +341,7 @@ func TestDifferentWritesUnderOneOperationIDNeverShareAKey(t *testing.T) {
 	}
 }
 
-// A key the caller (an SDK, a PrepareFunc) set is kept, never replaced,
+// A key the caller (an SDK, a PrepareAttemptFunc) set is kept, never replaced,
 // and relied on as the generated one is; one in a header otelretry knows
 // for a key but the user did not declare (X-Idempotency-Key) is kept, and
 // no second key is added.
@@ -556,8 +556,8 @@ func TestKeyInProgressWaitsForRetryAfter(t *testing.T) {
 	})
 }
 
-// The key is on the attempt's copy before the PrepareFunc runs, so a
-// signature covers it; a PrepareFunc that changes it ends prepare_failed.
+// The key is on the attempt's copy before the PrepareAttemptFunc runs, so a
+// signature covers it; a PrepareAttemptFunc that changes it ends prepare_failed.
 func TestKeyIsSetBeforeThePrepareFunc(t *testing.T) {
 	srv := newKeyStore(t, lostOnce)
 	var signed []string
@@ -571,7 +571,7 @@ func TestKeyIsSetBeforeThePrepareFunc(t *testing.T) {
 	}
 	keys := srv.keysSent("Idempotency-Key")
 	if len(signed) != 2 || signed[0] != keys[0] || signed[1] != keys[1] {
-		t.Fatalf("the PrepareFunc saw %q, the wire carried %q", signed, keys)
+		t.Fatalf("the PrepareAttemptFunc saw %q, the wire carried %q", signed, keys)
 	}
 	if sig := srv.requests()[1].Header.Get("X-Signature"); sig != "sig("+keys[1]+")" {
 		t.Fatalf("signature %q does not cover the key %q", sig, keys[1])

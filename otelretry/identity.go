@@ -206,7 +206,7 @@ type chain struct {
 // the nearest operation boundary (see boundary). For the caller's own
 // context, that is everything it carries. A call made from inside another
 // operation, with a context that derives from one of its attempts (a
-// PrepareFunc's request, Answer.Request for a Classifier or a Backoff, a
+// PrepareAttemptFunc's request, Answer.Request for a Classifier or a Backoff, a
 // base below that calls out with its request's context) or from its state
 // check, is an operation of its own: it takes the id, the intent and the
 // result slots the hook added to that context, none of the outer
@@ -235,7 +235,7 @@ func NewOperationID() string {
 
 // RequestID returns the id of attempt n of an operation:
 // "<operationID>/attempt-<n>", the retry.request.id the attempt records.
-// It is exported so that a PrepareFunc can send the same id to the server
+// It is exported so that a PrepareAttemptFunc can send the same id to the server
 // (an X-Request-Id header, from OperationIDFromContext and its attempt
 // number), tying the server's logs to the attempt's span.
 func RequestID(operationID string, attempt int) string {

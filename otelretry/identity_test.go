@@ -315,7 +315,7 @@ func TestConcurrentOperationsUnderOneOperationIDAreCountedOnceEach(t *testing.T)
 	}
 }
 
-// A call made from a PrepareFunc with an Intent of its own honours it: a
+// A call made from a PrepareAttemptFunc with an Intent of its own honours it: a
 // token fetch under Intent{MaxAttempts: 1}, answered 503, is executed once,
 // and the operation it prepared ends prepare_failed with the fetch's
 // answer unsent to its own server.
@@ -363,7 +363,7 @@ func TestCallFromAPrepareFuncHonoursItsOwnIntent(t *testing.T) {
 }
 
 // Every hook that is handed a context of the operation makes calls of
-// their own with it: a Classifier and an AnswerBackoff through
+// their own with it: a Classifier and a Backoff through
 // Answer.Request's context, a base below through its request's. Each call,
 // under its own Intent{NoRetry: true}, WithOperationID and result slot,
 // is sent once (its server answers 503), under that id, reported to its
@@ -382,8 +382,8 @@ func TestCallFromEveryHookHonoursWhatTheHookGaveIt(t *testing.T) {
 				return otelretry.Classification{}
 			})}
 		}},
-		{name: "an AnswerBackoff", opts: func(call hookCall) []otelretry.Option {
-			return []otelretry.Option{otelretry.WithBackoff(otelretry.AnswerBackoffFunc(func(_ int, a otelretry.Answer) time.Duration {
+		{name: "a Backoff", opts: func(call hookCall) []otelretry.Option {
+			return []otelretry.Option{otelretry.WithBackoff(otelretry.Backoff(func(_ int, a otelretry.Answer) time.Duration {
 				call(a.Request.Context())
 				return time.Millisecond
 			}))}
@@ -502,7 +502,7 @@ func TestCallFromAHookThatAddsNothingInheritsNothing(t *testing.T) {
 	}
 }
 
-// A call made from a PrepareFunc through the same client (a token refresh)
+// A call made from a PrepareAttemptFunc through the same client (a token refresh)
 // is an operation of its own: it takes neither the operation id, the
 // Results slot nor a repeat marker from the calling operation, whose
 // attempts stay numbered 1, 2 and whose count of writes on the wire is its

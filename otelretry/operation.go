@@ -129,7 +129,7 @@ func (op *operation) begin(held *holdings) {
 	if h := hedgingOf(sc.intent, t.cfg.hedging); h.on() && !op.plan.write && !op.plan.noRetry && op.plan.maxAttempts > 1 {
 		hedging := h.forOperation(op.plan.maxAttempts)
 		op.race = newRace(op, &op.setup, &op.ident, &t.gate, t.hedger, hedging, op.budgetKey, op.dependency(), op.plan.maxAttempts)
-		t.hedger.begun(op.dependency(), hedging.MaxRate)
+		t.hedger.begun(op.dependency(), hedging.MaxShare)
 		op.tel.recordConcurrently()
 	}
 	if op.plan.notBuffered != "" {
@@ -249,7 +249,7 @@ func (op *operation) prepareAttempt(n int, p *progress, held *holdings) (*attemp
 }
 
 // prepare prepares attempt a: its body, its copy of the request, the
-// PrepareFunc, the second stage of the judgment after the first
+// PrepareAttemptFunc, the second stage of the judgment after the first
 // preparation, and what decide says of the prepared request. When it may
 // not be sent, a is let go of, and prepare returns the verdict, with its
 // cause. held is nil for a hedge, prepared on a goroutine of its own.

@@ -175,7 +175,7 @@ func TestCallerDeadlineTiming(t *testing.T) {
 	}
 }
 
-// A PrepareFunc that panics on the first attempt, with the caller's body
+// A PrepareAttemptFunc that panics on the first attempt, with the caller's body
 // kept or replaced: the caller's body is closed exactly once, by the
 // attempt that holds it, not again by the operation.
 func TestPrepareFuncPanicOnTheFirstAttemptClosesTheCallersBodyOnce(t *testing.T) {
@@ -197,7 +197,7 @@ func TestPrepareFuncPanicOnTheFirstAttemptClosesTheCallersBodyOnce(t *testing.T)
 	}
 }
 
-// A PrepareFunc that panics on a retry: the fresh body GetBody gave that
+// A PrepareAttemptFunc that panics on a retry: the fresh body GetBody gave that
 // attempt is closed, as every other body, exactly once.
 func TestPrepareFuncPanicOnARetryClosesItsBody(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
@@ -218,14 +218,14 @@ func TestPrepareFuncPanicOnARetryClosesItsBody(t *testing.T) {
 	})
 }
 
-// A Classifier, a Backoff or a BudgetKey that panics after the base
+// A Classifier, a Backoff or a Budget's Key that panics after the base
 // answered: the answer's body is closed before the panic goes on, and the
 // spans that were started end (with client spans or without).
 func TestHookPanicClosesTheResponseBody(t *testing.T) {
 	hooks := map[string]otelretry.Option{
 		"classifier": otelretry.WithClassifier(func(otelretry.Answer) otelretry.Classification { panic("classifier bug") }),
-		"backoff":    otelretry.WithBackoff(otelretry.BackoffFunc(func(int) time.Duration { panic("backoff bug") })),
-		"budget key": otelretry.WithBudget(otelretry.NewBudget(otelretry.BudgetKey(func(*http.Request) string { panic("key bug") }))),
+		"backoff":    otelretry.WithBackoff(otelretry.Backoff(func(int, otelretry.Answer) time.Duration { panic("backoff bug") })),
+		"budget key": otelretry.WithBudget(&otelretry.Budget{Key: func(*http.Request) string { panic("key bug") }}),
 	}
 	for name, hook := range hooks {
 		for _, clientSpans := range []bool{true, false} {
@@ -257,29 +257,24 @@ func TestHookPanicClosesTheResponseBody(t *testing.T) {
 // reaches the caller, the failed answer's body is closed, and the
 // operation and attempt spans are ended.
 func TestBackoffPanicReachesTheCallerAndLeavesNothingOpen(t *testing.T) {
-	for _, answerBackoff := range []bool{false, true} {
-		synctest.Test(t, func(t *testing.T) {
-			var b otelretry.Backoff = otelretry.BackoffFunc(func(int) time.Duration { panic("backoff boom") })
-			if answerBackoff {
-				b = otelretry.AnswerBackoffFunc(func(int, otelretry.Answer) time.Duration { panic("backoff boom") })
-			}
-			h := newHarness(t, []scripted.Step{{Status: 503, Body: "busy"}}, otelretry.WithBackoff(b))
-			func() {
-				defer func() {
-					if r := recover(); r == nil {
-						t.Error("the Backoff's panic was swallowed")
-					}
-				}()
-				h.transprt.RoundTrip(get(t, t.Context(), "http://api.test/"))
+	synctest.Test(t, func(t *testing.T) {
+		b := otelretry.Backoff(func(int, otelretry.Answer) time.Duration { panic("backoff boom") })
+		h := newHarness(t, []scripted.Step{{Status: 503, Body: "busy"}}, otelretry.WithBackoff(b))
+		func() {
+			defer func() {
+				if r := recover(); r == nil {
+					t.Error("the Backoff's panic was swallowed")
+				}
 			}()
-			if n := h.base.OpenBodies(); n != 0 {
-				t.Errorf("%d response bodies left open after the Backoff panicked", n)
-			}
-			if started, ended := len(h.spans.Started()), len(h.spans.Ended()); started != ended || ended < 2 {
-				t.Errorf("%d spans started, %d ended; want all ended (operation and attempt)", started, ended)
-			}
-		})
-	}
+			h.transprt.RoundTrip(get(t, t.Context(), "http://api.test/"))
+		}()
+		if n := h.base.OpenBodies(); n != 0 {
+			t.Errorf("%d response bodies left open after the Backoff panicked", n)
+		}
+		if started, ended := len(h.spans.Started()), len(h.spans.Ended()); started != ended || ended < 2 {
+			t.Errorf("%d spans started, %d ended; want all ended (operation and attempt)", started, ended)
+		}
+	})
 }
 
 // A Classifier that panics (on a response, or on a transport error, which
@@ -463,12 +458,12 @@ func TestGoexitInTheBaseEndsBothSpans(t *testing.T) {
 
 // A retry that is not made leaves an attempt_abandoned event naming why:
 // the caller canceled during the pause (canceled/caller); GetBody failed
-// for the retry (stop/not_replayable); the next PrepareFunc set the URL to
+// for the retry (stop/not_replayable); the next PrepareAttemptFunc set the URL to
 // nil (stop/prepare_failed, no panic, no call). Every body is closed once.
 func TestRetryNotMadeIsExplainedByAnAttemptAbandonedEvent(t *testing.T) {
 	cases := map[string]struct {
 		getBodyOK int
-		prepare   otelretry.PrepareFunc
+		prepare   otelretry.PrepareAttemptFunc
 		cancelIn  time.Duration
 		want      string
 	}{
@@ -583,7 +578,7 @@ func TestRequestBodiesClosedExactlyOnce(t *testing.T) {
 }
 
 // The caller's context canceled at any stage (before the call, in the
-// PrepareFunc, in the base, during the pause, during the drain of a
+// PrepareAttemptFunc, in the base, during the pause, during the drain of a
 // discarded body, during the state check) ends the operation canceled at
 // once, with no further call, every body closed, every span ended, and a
 // write in flight reported unknown.

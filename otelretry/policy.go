@@ -24,7 +24,7 @@ const (
 	// after a pause). The verdict is empty when the call may go ahead.
 	phaseBeforeCall phase = iota
 	// phasePrepared: the attempt's request was prepared (its body taken,
-	// the PrepareFunc run) and is about to be sent. The verdict is empty
+	// the PrepareAttemptFunc run) and is about to be sent. The verdict is empty
 	// when it may be sent.
 	phasePrepared
 	// phaseAttempt: after an attempt got a response's headers or failed.
@@ -77,7 +77,7 @@ type input struct {
 	afterRetry bool
 
 	// phasePrepared: the attempt's body could not be had (GetBody failed);
-	// the PrepareFunc failed; it changed what the policy judged (the
+	// the PrepareAttemptFunc failed; it changed what the policy judged (the
 	// method, the host, or the idempotency-key contract's headers).
 	bodyUnavailable, prepareFailed, prepareChanged bool
 	// keyConflict: the prepared request carries two different idempotency
@@ -330,11 +330,11 @@ func refused(reason attrs.Reason) verdict {
 }
 
 // decidePrepared decides whether a prepared attempt may be sent: its body
-// could be had, its PrepareFunc succeeded without changing what the
+// could be had, its PrepareAttemptFunc succeeded without changing what the
 // policy judged, and time is left after the preparation.
 func decidePrepared(in input) verdict {
 	// The caller giving up, or the deadline passing, during the preparation
-	// ends it as such, whatever the PrepareFunc or GetBody made of it: a
+	// ends it as such, whatever the PrepareAttemptFunc or GetBody made of it: a
 	// hook that watched its context failed because time ran out.
 	if v := decideBeforeCall(in); !v.goAhead() {
 		return v
@@ -798,7 +798,7 @@ type policyConfig struct {
 // requestPlan is the first stage: what the caller's request, its intent
 // and the configuration decide before any preparation (a signer reads the
 // body, so whether to buffer it must be known before the first
-// PrepareFunc runs).
+// PrepareAttemptFunc runs).
 type requestPlan struct {
 	method         string
 	maxAttempts    int
@@ -988,7 +988,7 @@ func verdictEvidence(in input, header string) Evidence {
 // prepareChanged reports whether a prepared request changed what the
 // policy judged, with the cause: the method or the host (retarget), the
 // generated key (key: the header and the value it was set to before the
-// PrepareFunc ran, zero when none was), or, after the first attempt, the
+// PrepareAttemptFunc ran, zero when none was), or, after the first attempt, the
 // idempotency-key contract's headers.
 func prepareChanged(prepared, caller *http.Request, p requestPlan, k keyJudgment, names []string, key headerValue) error {
 	if methodOf(prepared) != p.method || prepared.URL == nil || prepared.URL.Host != caller.URL.Host ||

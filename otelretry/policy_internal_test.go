@@ -214,7 +214,7 @@ func TestDecideBeforeCall(t *testing.T) {
 	}
 }
 
-// A preparation that ends because time ran out (its PrepareFunc saw its
+// A preparation that ends because time ran out (its PrepareAttemptFunc saw its
 // context end, its GetBody failed) ends deadline_exceeded or canceled, not
 // stop: the hook's failure was the clock's.
 func TestDecidePreparedTimeComesFirst(t *testing.T) {
@@ -225,12 +225,12 @@ func TestDecidePreparedTimeComesFirst(t *testing.T) {
 		reason attrs.Reason
 	}{
 		{"prepared in time", input{remaining: time.Second}, "", ""},
-		{"the PrepareFunc failed", input{remaining: time.Second, prepareFailed: true}, attrs.DecisionStop, attrs.ReasonPrepareFailed},
+		{"the PrepareAttemptFunc failed", input{remaining: time.Second, prepareFailed: true}, attrs.DecisionStop, attrs.ReasonPrepareFailed},
 		{"GetBody failed", input{remaining: time.Second, bodyUnavailable: true}, attrs.DecisionStop, attrs.ReasonNotReplayable},
 		{"two different idempotency keys", input{remaining: time.Second, keyConflict: true}, attrs.DecisionStop, attrs.ReasonKeyConflict},
-		{"the PrepareFunc failed, with two keys", input{remaining: time.Second, keyConflict: true, prepareFailed: true}, attrs.DecisionStop, attrs.ReasonPrepareFailed},
+		{"the PrepareAttemptFunc failed, with two keys", input{remaining: time.Second, keyConflict: true, prepareFailed: true}, attrs.DecisionStop, attrs.ReasonPrepareFailed},
 		{"two keys, and the caller canceled", input{remaining: time.Second, keyConflict: true, callerCanceled: true}, attrs.DecisionCanceled, attrs.ReasonCaller},
-		{"the deadline passed while the PrepareFunc waited", input{remaining: -msec, prepareFailed: true}, attrs.DecisionDeadlineExceeded, attrs.ReasonDeadline},
+		{"the deadline passed while the PrepareAttemptFunc waited", input{remaining: -msec, prepareFailed: true}, attrs.DecisionDeadlineExceeded, attrs.ReasonDeadline},
 		{"the caller's deadline passed while it waited", input{remaining: -msec, callerDeadline: true, prepareFailed: true}, attrs.DecisionDeadlineExceeded, attrs.ReasonCaller},
 		{"the caller canceled while it waited", input{remaining: time.Second, callerCanceled: true, prepareFailed: true}, attrs.DecisionCanceled, attrs.ReasonCaller},
 	}
@@ -737,10 +737,10 @@ var decisionRows = []decisionRow{
 		}},
 	{prepared, "`GetBody` failed", "any", "`stop`, no call made", "`not_replayable`",
 		func(in input) bool { return in.bodyUnavailable }, is(attrs.DecisionStop, attrs.ReasonNotReplayable)},
-	{prepared, "the `PrepareFunc` failed, or changed the method, the host or (after the first attempt) the idempotency-key contract's headers", "any",
+	{prepared, "the `PrepareAttemptFunc` failed, or changed the method, the host or (after the first attempt) the idempotency-key contract's headers", "any",
 		"`stop`, no call made", "`prepare_failed`",
 		func(in input) bool { return in.prepareFailed || in.prepareChanged }, is(attrs.DecisionStop, attrs.ReasonPrepareFailed)},
-	{prepared, "two different idempotency keys in the contract's headers (the caller's, or one a `PrepareFunc` added beside the generated key)", "any",
+	{prepared, "two different idempotency keys in the contract's headers (the caller's, or one a `PrepareAttemptFunc` added beside the generated key)", "any",
 		"`stop`, no call made", "`key_conflict`",
 		func(in input) bool { return in.keyConflict }, is(attrs.DecisionStop, attrs.ReasonKeyConflict)},
 
@@ -859,7 +859,7 @@ var hedgeRows = []decisionRow{
 	{hedging, "the client-side throttle (`WithThrottle`) refuses it (its budget token and its hedge are given back)", "any", "no hedge", "`throttle`",
 		func(in input) bool { return in.budgetAsked && in.budget == attrs.ReasonThrottle },
 		is(attrs.DecisionThrottled, attrs.ReasonThrottle)},
-	{hedging, "the dependency's hedge rate (`MaxRate`) has no hedge left (the budget's token is given back)", "any", "no hedge", "`hedge_limit`",
+	{hedging, "the dependency's hedge rate (`MaxShare`) has no hedge left (the budget's token is given back)", "any", "no hedge", "`hedge_limit`",
 		func(in input) bool { return in.budgetAsked && in.rateAsked && !in.rateAllowed }, is(attrs.DecisionStop, attrs.ReasonHedgeLimit)},
 }
 
@@ -1099,7 +1099,7 @@ func TestCarriesKey(t *testing.T) {
 	}
 }
 
-// A PrepareFunc that changes, adds to or removes the generated key changed
+// A PrepareAttemptFunc that changes, adds to or removes the generated key changed
 // what the policy judged, on the first attempt as on later ones.
 func TestPrepareChangedTheGeneratedKey(t *testing.T) {
 	caller, _ := http.NewRequest(http.MethodPost, "http://api.test/orders", nil)

@@ -229,7 +229,7 @@ func TestNotProcessedWithoutEvidenceIsTheUsersWord(t *testing.T) {
 // retry budget as it is without the classifier.
 func TestNotProcessedForAnAnswerDoesNotChargeTheBudget(t *testing.T) {
 	run := func(c otelretry.Classifier) int {
-		budget := otelretry.NewBudget()
+		budget := &otelretry.Budget{}
 		base := roundTripFunc(func(r *http.Request) (*http.Response, error) {
 			return &http.Response{StatusCode: 404, Header: http.Header{}, Body: http.NoBody, Request: r}, nil
 		})

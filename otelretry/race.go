@@ -27,7 +27,7 @@ import (
 // hedge is admitted by the loop, then prepared on a goroutine of its own,
 // so that a slow hook never holds back an answer that came. The loop runs
 // no user code and no telemetry, and holds no lock: the hooks (the
-// PrepareFunc, GetBody, the Classifier, the Backoff) and the recording run
+// PrepareAttemptFunc, GetBody, the Classifier, the Backoff) and the recording run
 // on the attempts' goroutines, and the race's hedge events are recorded
 // once the race is over (record).
 type race struct {
@@ -300,7 +300,7 @@ func (r *race) run(first *attempt, at progress) raceEnd {
 // not sent, or when the race ends while it is still being prepared.
 func (r *race) giveBack(hedge *attempt) {
 	r.ident.unnumber(hedge.id.number)
-	r.gate.giveBack(r.budgetKey, r.dep, r.setup.clock.at(r.setup.clock.since()), r.hedging.MaxRate)
+	r.gate.giveBack(r.budgetKey, r.dep, r.setup.clock.at(r.setup.clock.since()), r.hedging.MaxShare)
 }
 
 // panic keeps the first panic that ended a goroutine of the race (m).
@@ -319,7 +319,7 @@ func (r *race) admitHedge(now time.Duration, at *progress) verdict {
 	if !v.needBudget {
 		return v
 	}
-	reason, allowed := r.gate.hedge(r.budgetKey, r.dep, r.setup.clock.at(now), r.hedging.MaxRate)
+	reason, allowed := r.gate.hedge(r.budgetKey, r.dep, r.setup.clock.at(now), r.hedging.MaxShare)
 	if in = in.withBudget(reason); reason == "" {
 		in = in.withRate(allowed)
 	}

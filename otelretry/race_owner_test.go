@@ -97,7 +97,7 @@ func TestAClassifierWaitingForAnotherAttemptOfItsRaceHoldsNothing(t *testing.T) 
 	base := newChoreography()
 	hedgeRecorded := &attemptSignal{Handler: slog.DiscardHandler, n: 2, seen: make(chan struct{})}
 	var gaveUp atomic.Bool
-	tr := otelretry.NewTransport(base, otelretry.WithHedging(otelretry.Hedging{Delay: time.Millisecond, MaxRate: 1}),
+	tr := otelretry.NewTransport(base, otelretry.WithHedging(otelretry.Hedging{Delay: time.Millisecond, MaxShare: 1}),
 		otelretry.WithLogger(slog.New(hedgeRecorded)),
 		otelretry.WithClassifier(func(a otelretry.Answer) otelretry.Classification {
 			if a.Attempt == 1 {
@@ -150,7 +150,7 @@ func TestASpanProcessorWaitingForAnotherAttemptOfItsRaceHoldsNothing(t *testing.
 	proc := &endsAfter{SpanProcessor: tracetest.NewSpanRecorder(), base: base, second: make(chan struct{})}
 	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(proc))
 	tr := otelretry.NewTransport(base, otelretry.WithTracerProvider(tp), otelretry.WithoutClientSpans(),
-		otelretry.WithHedging(otelretry.Hedging{Delay: time.Millisecond, MaxRate: 1}))
+		otelretry.WithHedging(otelretry.Hedging{Delay: time.Millisecond, MaxShare: 1}))
 	resp, err := tr.RoundTrip(get(t, t.Context(), "http://api.test/items"))
 	if err != nil {
 		t.Fatal(err)
@@ -177,7 +177,7 @@ func TestAnOperationsMemoryDependsOnTheAttemptsItSends(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		allocated := func(limit int) uint64 {
 			h := newHarness(t, []scripted.Step{{Status: 200}}, otelretry.WithMaxAttempts(limit),
-				otelretry.WithHedging(otelretry.Hedging{Delay: 10 * time.Millisecond, MaxHedges: limit, MaxRate: 1}))
+				otelretry.WithHedging(otelretry.Hedging{Delay: 10 * time.Millisecond, MaxHedges: limit, MaxShare: 1}))
 			roundTrip(t, h, get(t, t.Context(), "http://api.test/warm-up"))
 			return allocatedBy(func() {
 				if _, _, err := roundTrip(t, h, get(t, t.Context(), "http://api.test/items")); err != nil {

@@ -19,6 +19,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/otelretry/otelretry-go/attrs"
+	"github.com/otelretry/otelretry-go/internal/httpmethod"
 	"github.com/otelretry/otelretry-go/internal/redact"
 	"github.com/otelretry/otelretry-go/metrics"
 )
@@ -219,7 +220,7 @@ func (r *recorder) startOperation(ctx context.Context, req *http.Request, method
 // both carry.
 func (r *recorder) startFields(o *opRecord, kv []attribute.KeyValue) []attribute.KeyValue {
 	u := o.req.URL
-	kv = attrs.AppendMethod(append(kv, attrs.OperationIDKey.String(o.ident.opID())), o.method)
+	kv = httpmethod.Append(append(kv, attrs.OperationIDKey.String(o.ident.opID())), o.method)
 	kv = append(kv,
 		attrs.URLFullKey.String(o.sanitizedURL()),
 		attrs.ServerAddressKey.String(u.Hostname()),
@@ -246,7 +247,7 @@ func serverPort(u *url.URL) int {
 }
 
 // metricServer is the server.address metric label: the host when
-// WithMetricsServerAddress asked for it, else "" (and the URL is not read).
+// WithServerAddressInMetrics asked for it, else "" (and the URL is not read).
 // It is decided here only; the metrics Recorder labels what it is given.
 func (r *recorder) metricServer(o *opRecord) string {
 	if !r.metricsServer {
@@ -295,10 +296,10 @@ func fields(o *opRecord, kv []attribute.KeyValue, ev *attemptEvent, onClientSpan
 		attrs.RequestIDKey.String(requestID(o, ev)),
 		attrs.AttemptKey.Int(ev.attempt),
 	)
-	if !onClientSpan || attrs.MethodValue(o.method) != o.method {
+	if !onClientSpan || httpmethod.Value(o.method) != o.method {
 		// otelhttp names a method that differs from a standard one only in
 		// case by the standard name ("get" as GET): written over it.
-		kv = attrs.AppendMethod(kv, o.method)
+		kv = httpmethod.Append(kv, o.method)
 	}
 	if !onClientSpan || urlChanges(o, ev) {
 		kv = append(kv, attrs.URLFullKey.String(attemptURL(o, ev)))

@@ -97,7 +97,7 @@ func channelScenarios() []channelScenario {
 			},
 			want: []string{"deadline_exceeded/caller"}},
 		{name: "the budget", steps: []scripted.Step{{Status: 503}}, method: http.MethodGet,
-			opts: []otelretry.Option{otelretry.WithBudget(otelretry.NewBudget(otelretry.BudgetTokens(2)))},
+			opts: []otelretry.Option{otelretry.WithBudget(&otelretry.Budget{Tokens: 2})},
 			want: []string{"budget_exhausted/budget"}},
 		{name: "a classifier", steps: []scripted.Step{{Status: 503}}, method: http.MethodGet,
 			opts: []otelretry.Option{otelretry.WithClassifier(func(otelretry.Answer) otelretry.Classification { return otelretry.NotRetryable() })},
@@ -1288,7 +1288,7 @@ func retryDataPointAttributes(rm metricdata.ResourceMetrics) map[string][]attrib
 }
 
 // server.address is a label of every retry instrument with
-// WithMetricsServerAddress (the host, without the port), and of none
+// WithServerAddressInMetrics (the host, without the port), and of none
 // without it.
 func TestMetricsServerAddressOnlyByOption(t *testing.T) {
 	for _, tc := range []struct {
@@ -1297,7 +1297,7 @@ func TestMetricsServerAddressOnlyByOption(t *testing.T) {
 		want string // "" = no server.address label
 	}{
 		{"default", nil, ""},
-		{"WithMetricsServerAddress", []otelretry.Option{otelretry.WithMetricsServerAddress()}, "api.test"},
+		{"WithServerAddressInMetrics", []otelretry.Option{otelretry.WithServerAddressInMetrics()}, "api.test"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
@@ -1328,7 +1328,7 @@ func TestMetricsServerAddressOnlyByOption(t *testing.T) {
 // A malformed retry hint is recorded by its header's name and what was
 // wrong with it (retry.hint.header, retry.hint.problem on the
 // retry_after_invalid event), never by its value: a hint of any header
-// read (the defaults, WithRetryHints') carrying a URL with credentials
+// read (the defaults, WithRetryHint's) carrying a URL with credentials
 // reaches no span, log record, slog record, metric or error.
 func TestMalformedHintIsRecordedByItsNameAndProblemOnly(t *testing.T) {
 	const hint = "https://ops:HINT-SECRET@status.example/wait?sig=SIG-SECRET"
@@ -1342,7 +1342,7 @@ func TestMalformedHintIsRecordedByItsNameAndProblemOnly(t *testing.T) {
 			{Hang: true},
 		},
 			otelretry.WithLogger(slog.New(slog.NewJSONHandler(&slogs, nil))),
-			otelretry.WithRetryHints(otelretry.RetryHint{Header: "x-wait-ms", Unit: otelretry.HintMilliseconds}),
+			otelretry.WithRetryHint("x-wait-ms", otelretry.HintMilliseconds),
 			otelretry.WithMaxAttempts(5), otelretry.WithAttemptTimeout(50*time.Millisecond),
 			otelretry.WithBackoff(otelretry.ConstantBackoff(time.Millisecond)), otelretry.WithoutBudget())
 		_, err := h.client.Do(get(t, t.Context(), "http://api.test/orders"))

@@ -109,7 +109,7 @@ func TestSecretsNeverReachTelemetry(t *testing.T) {
 }
 
 // Spans, logs and errors record the prepared request sanitized: the
-// userinfo, query token and Authorization header a PrepareFunc adds (a
+// userinfo, query token and Authorization header a PrepareAttemptFunc adds (a
 // presigned URL) reach the server, and no span (at its start or end), log
 // record or error.
 func TestPreparedSecretsNeverReachTelemetry(t *testing.T) {
@@ -146,7 +146,7 @@ func TestPreparedSecretsNeverReachTelemetry(t *testing.T) {
 	})
 }
 
-// A PrepareFunc's error (a token refresh that failed with the *url.Error
+// A PrepareAttemptFunc's error (a token refresh that failed with the *url.Error
 // net/http's Client returns) reaches the caller sanitized: Error.Error
 // holds neither that URL's nor the request's userinfo and query values.
 func TestPrepareFuncErrorIsSanitized(t *testing.T) {

@@ -58,7 +58,7 @@ type resultsKey struct{}
 // as httptrace's traces do: an operation is reported to every slot its
 // context carries (once to a slot added twice), so that a helper's slot
 // added under the caller's blinds neither. A call made from a hook (a
-// PrepareFunc, a Classifier, a Backoff, a StateCheckFunc, a base below) is
+// PrepareAttemptFunc, a Classifier, a Backoff, a state check, a base below) is
 // an operation of its own: it is reported to the slots the hook added to
 // its context, and to none of the calling operation's. A nil r returns
 // ctx unchanged.

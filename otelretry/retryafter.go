@@ -18,12 +18,12 @@ import (
 // operation deadline.
 const maxRetryAfter = 24 * time.Hour
 
-// errInvalidRetryAfter is wrapped by the error ParseRetryAfter returns for a
+// errInvalidRetryAfter is wrapped by the error parseRetryAfter returns for a
 // value that is neither delay-seconds nor an HTTP-date.
 var errInvalidRetryAfter = errors.New("otelretry: invalid Retry-After")
 
 // hintError is why a hint header's value could not be read: the header
-// ("" from ParseRetryAfter) and what was wrong with the value, never the
+// ("" from parseRetryAfter) and what was wrong with the value, never the
 // value itself, which may carry anything (a URL with its credentials), so
 // that neither the telemetry nor a caller that logs the error repeats it.
 type hintError struct {
@@ -41,18 +41,15 @@ func (e *hintError) Error() string {
 
 func (e *hintError) Unwrap() error { return errInvalidRetryAfter }
 
-// ParseRetryAfter parses a Retry-After header value (RFC 9110 §10.2.3):
+// parseRetryAfter parses a Retry-After header value (RFC 9110 §10.2.3):
 // delay-seconds, a non-negative decimal integer, or an HTTP-date, read
 // relative to now. A date in the past yields 0. The result is at most 24
 // hours. A malformed value returns an error, which says what was wrong
 // with it (empty, negative, a fraction, not a date), never the value; the
 // transport then ignores the hint and records that it did
-// (retry_after_invalid).
-//
-// It is exported for AnswerBackoff implementations that read a service's
-// own hint in the same two forms (a Retry-After on another status, a
-// RateLimit-Reset), so that they parse it exactly as the transport does.
-func ParseRetryAfter(value string, now time.Time) (time.Duration, error) {
+// (retry_after_invalid). A service's own hint in the same two forms (a
+// RateLimit-Reset) is read the same way under WithRetryHint's HintSeconds.
+func parseRetryAfter(value string, now time.Time) (time.Duration, error) {
 	if isDigits(value) {
 		secs, err := strconv.ParseUint(value, 10, 64)
 		if err != nil || secs > uint64(maxRetryAfter/time.Second) {
@@ -106,7 +103,8 @@ type HintUnit uint8
 
 const (
 	// HintSeconds: delay-seconds or an HTTP-date, as Retry-After is
-	// written (ParseRetryAfter).
+	// written (RFC 9110): a date in the past is 0, and the hint is at most
+	// 24 hours.
 	HintSeconds HintUnit = iota
 	// HintMilliseconds: a non-negative decimal number of milliseconds, as
 	// retry-after-ms is written; 0 and a fraction are hints, as openai-go
@@ -118,26 +116,24 @@ const (
 	HintWholeMilliseconds
 )
 
-// RetryHint is a response header that carries the server's hint of how
-// long to wait before a retry, and its unit.
-type RetryHint struct {
-	Header string
-	Unit   HintUnit
+// hintHeader is a response header that carries the server's hint of how
+// long to wait before a retry (its canonical name), and its unit.
+type hintHeader struct {
+	name string
+	unit HintUnit
 }
 
-// DefaultRetryHints are the hint headers read when no other is configured:
-// retry-after-ms and x-ms-retry-after-ms (milliseconds: OpenAI, Azure),
-// then Retry-After (RFC 9110), the order in which openai-go and azcore
-// check them. The milliseconds are read as openai-go reads them
-// (HintMilliseconds: 0 and fractions are hints); azcore reads them as
-// HintWholeMilliseconds, which WithRetryHints sets for a service whose
-// SDK does (docs/sdk-recipes.md). The first one present and well-formed
-// is the hint. Each call returns a new slice.
-func DefaultRetryHints() []RetryHint {
-	return []RetryHint{
-		{Header: "Retry-After-Ms", Unit: HintMilliseconds},
-		{Header: "X-Ms-Retry-After-Ms", Unit: HintMilliseconds},
-		{Header: "Retry-After", Unit: HintSeconds},
+// defaultRetryHints are the hint headers read when no other is configured
+// (WithRetryHint says which and why). The milliseconds are read as
+// openai-go reads them (HintMilliseconds: 0 and fractions are hints);
+// azcore reads them as HintWholeMilliseconds, which WithRetryHint sets for
+// a service whose SDK does (docs/sdk-recipes.md). Each call returns a new
+// slice.
+func defaultRetryHints() []hintHeader {
+	return []hintHeader{
+		{name: "Retry-After-Ms", unit: HintMilliseconds},
+		{name: "X-Ms-Retry-After-Ms", unit: HintMilliseconds},
+		{name: "Retry-After", unit: HintSeconds},
 	}
 }
 
@@ -147,26 +143,26 @@ func DefaultRetryHints() []RetryHint {
 // first one's header and problem are returned with whatever hint was
 // found, so that they can be recorded. A hint of 0 is a hint: the server
 // asks for no wait.
-func retryHint(h http.Header, hints []RetryHint, now time.Time) (d time.Duration, ok bool, malformed *hintError) {
+func retryHint(h http.Header, hints []hintHeader, now time.Time) (d time.Duration, ok bool, malformed *hintError) {
 	for _, hint := range hints {
-		v := h[hint.Header] // the names are canonical: no canonicalizing per answer
+		v := h[hint.name] // the names are canonical: no canonicalizing per answer
 		if len(v) == 0 || v[0] == "" {
 			continue
 		}
 		var err error
-		switch hint.Unit {
+		switch hint.unit {
 		case HintMilliseconds:
 			d, err = parseRetryAfterMs(v[0])
 		case HintWholeMilliseconds:
 			d, err = parseWholeMs(v[0])
 		default:
-			d, err = ParseRetryAfter(v[0], now)
+			d, err = parseRetryAfter(v[0], now)
 		}
 		if err == nil {
 			return d, true, malformed
 		}
 		if he := (*hintError)(nil); malformed == nil && errors.As(err, &he) {
-			malformed = &hintError{header: hint.Header, problem: he.problem}
+			malformed = &hintError{header: hint.name, problem: he.problem}
 		}
 	}
 	return 0, false, malformed

@@ -35,9 +35,9 @@ func TestParseRetryAfter(t *testing.T) {
 		{"", 0, attrs.HintProblemEmpty},
 	}
 	for _, tc := range cases {
-		got, err := ParseRetryAfter(tc.in, now)
+		got, err := parseRetryAfter(tc.in, now)
 		if (err != nil) != (tc.problem != "") || got != tc.want {
-			t.Errorf("ParseRetryAfter(%q) = %v, %v; want %v, problem %q", tc.in, got, err, tc.want, tc.problem)
+			t.Errorf("parseRetryAfter(%q) = %v, %v; want %v, problem %q", tc.in, got, err, tc.want, tc.problem)
 		}
 		checkHintError(t, tc.in, err, "", tc.problem)
 	}
@@ -72,7 +72,7 @@ func FuzzParseRetryAfter(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		d, err := ParseRetryAfter(s, now)
+		d, err := parseRetryAfter(s, now)
 		if err != nil {
 			if d != 0 || !errors.Is(err, errInvalidRetryAfter) {
 				t.Fatalf("error %v with duration %v", err, d)
@@ -80,7 +80,7 @@ func FuzzParseRetryAfter(f *testing.F) {
 			return
 		}
 		if d < 0 || d > maxRetryAfter {
-			t.Fatalf("ParseRetryAfter(%q) = %v out of [0, %v]", s, d, maxRetryAfter)
+			t.Fatalf("parseRetryAfter(%q) = %v out of [0, %v]", s, d, maxRetryAfter)
 		}
 	})
 }
@@ -156,14 +156,14 @@ func TestParseWholeMs(t *testing.T) {
 // one, unless the header is read as azcore reads it.
 func TestRetryHintOrder(t *testing.T) {
 	now := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
-	defaults := DefaultRetryHints()
-	withOwn := append([]RetryHint{{Header: "X-Ratelimit-Reset-Ms", Unit: HintMilliseconds}}, defaults...)
-	azcore := newConfig([]Option{WithRetryHints(RetryHint{Header: "retry-after-ms", Unit: HintWholeMilliseconds},
-		RetryHint{Header: "x-ms-retry-after-ms", Unit: HintWholeMilliseconds})}).hints
+	defaults := defaultRetryHints()
+	withOwn := append([]hintHeader{{name: "X-Ratelimit-Reset-Ms", unit: HintMilliseconds}}, defaults...)
+	azcore := newConfig([]Option{WithRetryHint("retry-after-ms", HintWholeMilliseconds),
+		WithRetryHint("x-ms-retry-after-ms", HintWholeMilliseconds)}).hints
 	cases := []struct {
 		name      string
 		header    http.Header
-		hints     []RetryHint
+		hints     []hintHeader
 		want      time.Duration
 		ok        bool
 		malformed bool
@@ -199,7 +199,7 @@ func TestRetryHintOrder(t *testing.T) {
 func TestRetryHintReportsTheHeaderAndTheProblem(t *testing.T) {
 	const secret = "https://ops:HINT-SECRET@status.example/wait?sig=SIG-SECRET"
 	now := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
-	hints := append([]RetryHint{{Header: "X-Wait-Ms", Unit: HintMilliseconds}}, DefaultRetryHints()...)
+	hints := append([]hintHeader{{name: "X-Wait-Ms", unit: HintMilliseconds}}, defaultRetryHints()...)
 	cases := []struct {
 		header  http.Header
 		name    string

@@ -30,7 +30,7 @@ type checkAnswer struct {
 // (ctx), under the operation's deadline, with a copy of the write that
 // went on the wire. A lookup the hook makes through an otelretry
 // Transport is an operation of its own (lookupContext).
-func runStateCheck(ctx context.Context, deadline time.Time, hook StateCheckFunc, rec *recorder, id string, a *attempt, cause error,
+func runStateCheck(ctx context.Context, deadline time.Time, hook stateCheckFunc, rec *recorder, id string, a *attempt, cause error,
 	sanitize func(error) error) checkAnswer {
 	ctx, cancel := context.WithDeadline(ctx, deadline)
 	defer cancel()

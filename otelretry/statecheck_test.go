@@ -233,7 +233,7 @@ func TestStateCheckErrorIsRecordedAndReachable(t *testing.T) {
 // is not hidden and leaves no span open.
 func TestStateCheckBadAnswersAreHeldToTheRules(t *testing.T) {
 	steps := []scripted.Step{{Hang: true}, {Status: 201}}
-	opts := func(f otelretry.StateCheckFunc) []otelretry.Option {
+	opts := func(f func(context.Context, otelretry.StateCheck) (otelretry.StateResult, error)) []otelretry.Option {
 		return []otelretry.Option{otelretry.WithAttemptTimeout(100 * time.Millisecond), otelretry.WithDeadline(time.Second),
 			otelretry.WithBackoff(otelretry.ConstantBackoff(0)), otelretry.WithStateCheck(f)}
 	}
@@ -329,7 +329,7 @@ func TestStateCheckNotAppliedResendsWithinTheAttemptLimitAndTheBudget(t *testing
 		}
 	})
 	synctest.Test(t, func(t *testing.T) {
-		budget := otelretry.NewBudget()
+		budget := &otelretry.Budget{}
 		h := newHarness(t, []scripted.Step{{Hang: true}},
 			otelretry.WithAttemptTimeout(100*time.Millisecond), otelretry.WithDeadline(10*time.Second),
 			otelretry.WithMaxAttempts(10), otelretry.WithBudget(budget),

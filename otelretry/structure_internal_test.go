@@ -192,6 +192,27 @@ func TestMethodsLiveWithTheirType(t *testing.T) {
 	}
 }
 
+// maxExports bounds the package's top-level exported names (constants,
+// variables, functions and types; not methods or fields): a user should
+// find in go doc what they need and nothing else (issue 45 counted 111,
+// 126 once hedging, hints, idempotency keys and the throttle had landed).
+const maxExports = 80
+
+// The package exports at most maxExports top-level names, so that a new
+// one is weighed against the ones a user already has to read.
+func TestPackageExportsAtMost80Names(t *testing.T) {
+	var names []string
+	for _, n := range loadSource(t).pkg.Scope().Names() {
+		if ast.IsExported(n) {
+			names = append(names, n)
+		}
+	}
+	t.Logf("%d top-level exported names", len(names))
+	if len(names) > maxExports {
+		t.Errorf("%d top-level exported names, want at most %d: %s", len(names), maxExports, strings.Join(names, " "))
+	}
+}
+
 // fieldWrites returns every assignment to a field of one of the package's
 // struct types: the field, its file, and where it is written.
 func (s *source) fieldWrites() []fieldWrite {

@@ -12,8 +12,6 @@ import (
 	"strings"
 	"sync"
 	"time"
-
-	"go.opentelemetry.io/otel"
 )
 
 // Throttle defaults.
@@ -26,9 +24,10 @@ const (
 	throttleSlots = 20
 )
 
-// errInvalidThrottleOption is reported through otel.Handle, wrapped with
-// the option and its value, when NewThrottle ignores an option.
-var errInvalidThrottleOption = errors.New("otelretry: throttle option ignored")
+// errInvalidThrottleSetting is reported through otel.Handle, wrapped with
+// the setting and its value, when WithThrottle is given a Throttle with a
+// setting out of its range, which reads as its default.
+var errInvalidThrottleSetting = errors.New("otelretry: throttle setting ignored")
 
 // Throttle is client-side adaptive throttling (Site Reliability
 // Engineering, "Handling Overload"): each request to a dependency (the
@@ -57,21 +56,37 @@ var errInvalidThrottleOption = errors.New("otelretry: throttle option ignored")
 // by default.
 //
 // Memory is bounded per dependency (a fixed window of counts) and in
-// dependencies, as the retry budget's host table is: at most
-// DefaultBudgetMaxHosts, the one used least recently forgotten once it
+// dependencies, as the retry budget's host table is: at most 10 000
+// (the budget's default MaxHosts), the one used least recently forgotten once it
 // was idle for a window (its counts are then empty). A dependency that
 // finds the table full of active ones is admitted, not counted: the
 // throttle fails open, where the budget fails closed, since refusing a
 // first attempt is refusing the work itself.
 //
-// The zero Throttle is ready to use, with the defaults. A Throttle is
-// safe for concurrent use; share one between Transports with WithThrottle
-// to throttle their combined load.
+// The zero Throttle is ready to use, with the defaults: a setting left at
+// its zero value reads as its default (&Throttle{Window: time.Minute}
+// tunes one). A setting out of its range reads as its default too, and
+// WithThrottle reports it through otel.Handle. Set the settings before the
+// Throttle is first used, and do not change them after. A Throttle is safe
+// for concurrent use; share one between Transports with WithThrottle to
+// throttle their combined load.
 type Throttle struct {
-	// Settings; zero stands for the default.
-	k            float64
-	window       time.Duration
-	maxRejection float64
+	// K is how many times the accepted requests a dependency may be sent
+	// before the throttle refuses any, at least 1. Default 2, the SRE
+	// book's: it lets twice what is accepted through, so a dependency that
+	// recovers is seen to.
+	K float64
+	// Window is how long the requests and accepts are counted for. Default
+	// 2 minutes, the SRE book's: short enough to follow an overload, long
+	// enough that one bad second does not refuse the next minute's work.
+	// A trigger shorter than a tenth of the window barely moves it.
+	Window time.Duration
+	// MaxRejection bounds the probability of refusing a request, above 0
+	// and at most 1. Default 0.9 (as failsafe-go's adaptive throttler):
+	// however bad the window, one request in ten goes out, and sees the
+	// dependency recover.
+	MaxRejection float64
+
 	// rand draws a number in [0, 1); nil: math/rand/v2.
 	rand func() float64
 
@@ -82,102 +97,48 @@ type Throttle struct {
 	begun  bool
 }
 
-// ThrottleOption configures a Throttle.
-type ThrottleOption interface {
-	applyThrottle(*Throttle) error
-}
-
-type throttleOptionFunc func(*Throttle) error
-
-func (f throttleOptionFunc) applyThrottle(t *Throttle) error { return f(t) }
-
-func invalidThrottleOption(option string, value any, want string) error {
-	return fmt.Errorf("%w: %s(%v): want %s", errInvalidThrottleOption, option, value, want)
-}
-
-// ThrottleK sets K, how many times the accepted requests a dependency may
-// be sent before the throttle refuses any, at least 1. Default 2, the SRE
-// book's: it lets twice what is accepted through, so a dependency that
-// recovers is seen to.
-func ThrottleK(k float64) ThrottleOption {
-	return throttleOptionFunc(func(t *Throttle) error {
-		if !(k >= 1) || math.IsInf(k, 1) {
-			return invalidThrottleOption("ThrottleK", k, "at least 1")
-		}
-		t.k = k
-		return nil
-	})
-}
-
-// ThrottleWindow sets how long the requests and accepts are counted for,
-// above 0. Default 2 minutes, the SRE book's: short enough to follow an
-// overload, long enough that one bad second does not refuse the next
-// minute's work. A trigger shorter than a tenth of the window barely moves
-// it.
-func ThrottleWindow(d time.Duration) ThrottleOption {
-	return throttleOptionFunc(func(t *Throttle) error {
-		if d <= 0 {
-			return invalidThrottleOption("ThrottleWindow", d, "above 0")
-		}
-		t.window = d
-		return nil
-	})
-}
-
-// ThrottleMaxRejection bounds the probability of refusing a request, from
-// 0 to 1. Default 0.9 (as failsafe-go's adaptive throttler): however bad
-// the window, one request in ten goes out, and sees the dependency
-// recover.
-func ThrottleMaxRejection(p float64) ThrottleOption {
-	return throttleOptionFunc(func(t *Throttle) error {
-		if !(p >= 0 && p <= 1) {
-			return invalidThrottleOption("ThrottleMaxRejection", p, "0 to 1")
-		}
-		t.maxRejection = p
-		if p == 0 {
-			t.maxRejection = -1 // zero is the default
-		}
-		return nil
-	})
-}
-
-// NewThrottle returns a client-side throttle; see Throttle. An option with
-// an invalid value is ignored and reported through otel.Handle.
-func NewThrottle(opts ...ThrottleOption) *Throttle {
-	t := &Throttle{}
-	for _, o := range opts {
-		if o == nil {
-			continue
-		}
-		if err := o.applyThrottle(t); err != nil {
-			otel.Handle(err)
-		}
+// invalidSettings reports the settings out of their range, which read as
+// their defaults.
+func (t *Throttle) invalidSettings() error {
+	var errs []error
+	invalid := func(setting string, value any, want string) {
+		errs = append(errs, fmt.Errorf("%w: Throttle.%s %v: want %s", errInvalidThrottleSetting, setting, value, want))
 	}
-	return t
+	if t.K != 0 && !validK(t.K) {
+		invalid("K", t.K, "at least 1")
+	}
+	if t.Window < 0 {
+		invalid("Window", t.Window, "above 0")
+	}
+	if t.MaxRejection != 0 && !validRejection(t.MaxRejection) {
+		invalid("MaxRejection", t.MaxRejection, "above 0, at most 1")
+	}
+	return errors.Join(errs...)
 }
+
+func validK(k float64) bool { return k >= 1 && !math.IsInf(k, 1) }
+
+func validRejection(p float64) bool { return p > 0 && p <= 1 }
 
 func (t *Throttle) kOf() float64 {
-	if t.k == 0 {
+	if !validK(t.K) {
 		return defaultThrottleK
 	}
-	return t.k
+	return t.K
 }
 
 func (t *Throttle) windowOf() time.Duration {
-	if t.window == 0 {
+	if t.Window <= 0 {
 		return defaultThrottleWindow
 	}
-	return t.window
+	return t.Window
 }
 
 func (t *Throttle) maxRejectionOf() float64 {
-	switch {
-	case t.maxRejection == 0:
+	if !validRejection(t.MaxRejection) {
 		return defaultThrottleMaxRejection
-	case t.maxRejection < 0:
-		return 0
 	}
-	return t.maxRejection
+	return t.MaxRejection
 }
 
 // throttleDep is one dependency's window: its requests and accepts, per
@@ -282,7 +243,7 @@ func (t *Throttle) entry(key string, at time.Duration) *throttleDep {
 		t.lru.MoveToFront(e)
 		return d
 	}
-	if t.lru.Len() >= DefaultBudgetMaxHosts {
+	if t.lru.Len() >= defaultBudgetMaxHosts {
 		oldest := t.lru.Back()
 		d := oldest.Value.(*throttleDep)
 		if at-d.last < t.windowOf() {

@@ -6,13 +6,13 @@ package otelretry
 import (
 	"errors"
 	"fmt"
+	"math"
 	"math/rand/v2"
+	"strings"
 	"sync"
 	"testing"
 	"testing/synctest"
 	"time"
-
-	"go.opentelemetry.io/otel"
 )
 
 // The probability of refusing follows the SRE book's rule,
@@ -57,7 +57,7 @@ func refusals(th *Throttle, key string, now time.Time, n int, accepted bool) int
 func TestThrottleRefusesAsTheRuleSays(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		var x float64
-		th := NewThrottle(ThrottleMaxRejection(1))
+		th := &Throttle{MaxRejection: 1}
 		th.rand = func() float64 { return x }
 		now := time.Now()
 		for i := range 300 {
@@ -84,7 +84,7 @@ func TestThrottleRefusesAsTheRuleSays(t *testing.T) {
 // A throttle never refuses a dependency that accepts what it is sent.
 func TestThrottleNeverRefusesWithNoFailures(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		th := NewThrottle()
+		th := &Throttle{}
 		for range 50 {
 			if n := refusals(th, "api.test", time.Now(), 100, true); n != 0 {
 				t.Fatalf("%d refused with every answer accepted", n)
@@ -98,7 +98,7 @@ func TestThrottleNeverRefusesWithNoFailures(t *testing.T) {
 // counts slide out, a slot at a time.
 func TestThrottleRecoversOnceAcceptsReturn(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		th := NewThrottle(ThrottleWindow(10 * time.Second))
+		th := &Throttle{Window: 10 * time.Second}
 		if n := refusals(th, "api.test", time.Now(), 200, false); n == 0 {
 			t.Fatal("nothing refused in an outage")
 		}
@@ -116,9 +116,9 @@ func TestThrottleRecoversOnceAcceptsReturn(t *testing.T) {
 // one idle for a window is forgotten to make room.
 func TestThrottleTableIsBoundedAndFailsOpen(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		th := NewThrottle(ThrottleWindow(time.Minute))
+		th := &Throttle{Window: time.Minute}
 		now := time.Now()
-		for i := range DefaultBudgetMaxHosts {
+		for i := range defaultBudgetMaxHosts {
 			th.record(fmt.Sprint("dep-", i), now, false)
 		}
 		if n := refusals(th, "new.test", now, 50, false); n != 0 {
@@ -129,7 +129,7 @@ func TestThrottleTableIsBoundedAndFailsOpen(t *testing.T) {
 		}
 		time.Sleep(time.Minute)
 		refusals(th, "later.test", time.Now(), 50, false)
-		if _, ok := th.deps["later.test"]; !ok || len(th.deps) > DefaultBudgetMaxHosts {
+		if _, ok := th.deps["later.test"]; !ok || len(th.deps) > defaultBudgetMaxHosts {
 			t.Errorf("a window later: kept %v, %d dependencies", ok, len(th.deps))
 		}
 	})
@@ -138,7 +138,7 @@ func TestThrottleTableIsBoundedAndFailsOpen(t *testing.T) {
 // Many goroutines and dependencies at once, under -race.
 func TestThrottleConcurrentUse(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		th := NewThrottle(ThrottleWindow(5 * time.Second))
+		th := &Throttle{Window: 5 * time.Second}
 		var wg sync.WaitGroup
 		for w := range 16 {
 			wg.Go(func() {
@@ -168,22 +168,32 @@ func TestThrottleConcurrentUse(t *testing.T) {
 	})
 }
 
-// Bad input, as every option: K below 1, a window of 0 and a bound
-// outside [0, 1] are ignored, each reported once through otel.Handle.
-func TestThrottleOptionsReportInvalidValues(t *testing.T) {
-	var reported []error
-	otel.SetErrorHandler(otel.ErrorHandlerFunc(func(err error) { reported = append(reported, err) }))
-	defer otel.SetErrorHandler(otel.ErrorHandlerFunc(func(error) {}))
-	th := NewThrottle(ThrottleK(0.5), ThrottleWindow(0), ThrottleWindow(-time.Second), ThrottleMaxRejection(-0.1), ThrottleMaxRejection(2), nil)
-	if len(reported) != 5 {
-		t.Fatalf("%d reports, want 5: %v", len(reported), reported)
-	}
-	for _, err := range reported {
-		if !errors.Is(err, errInvalidThrottleOption) {
-			t.Errorf("report %v does not match errInvalidThrottleOption", err)
+// Bad input, as every setting: K below 1, a negative window and a bound
+// outside (0, 1] read as their defaults, and WithThrottle reports each,
+// naming it, for NewTransport to hand to otel.Handle; the ends of each
+// range are kept.
+func TestThrottleSettingsOutOfRangeReadAsTheirDefaults(t *testing.T) {
+	for _, c := range []struct {
+		setting string
+		th      *Throttle
+	}{
+		{"K", &Throttle{K: 0.5}}, {"K", &Throttle{K: math.Inf(1)}}, {"Window", &Throttle{Window: -time.Second}},
+		{"MaxRejection", &Throttle{MaxRejection: -0.1}}, {"MaxRejection", &Throttle{MaxRejection: 2}},
+	} {
+		err := newConfig([]Option{WithThrottle(c.th)}).err
+		if !errors.Is(err, errInvalidThrottleSetting) || !strings.Contains(err.Error(), "Throttle."+c.setting) {
+			t.Errorf("%s %+v: reported %v, want an errInvalidThrottleSetting naming it", c.setting, c.th, err)
+		}
+		if c.th.kOf() != defaultThrottleK || c.th.windowOf() != defaultThrottleWindow || c.th.maxRejectionOf() != defaultThrottleMaxRejection {
+			t.Errorf("%s %+v: K %v, window %v, bound %v, want the defaults", c.setting, c.th, c.th.kOf(), c.th.windowOf(), c.th.maxRejectionOf())
 		}
 	}
-	if th.kOf() != defaultThrottleK || th.windowOf() != defaultThrottleWindow || th.maxRejectionOf() != defaultThrottleMaxRejection {
-		t.Errorf("the ignored options changed the settings: K %v, window %v, bound %v", th.kOf(), th.windowOf(), th.maxRejectionOf())
+	for _, th := range []*Throttle{{}, {K: 1}, {Window: time.Nanosecond}, {MaxRejection: 1}, {MaxRejection: 0.001}} {
+		if err := newConfig([]Option{WithThrottle(th)}).err; err != nil {
+			t.Errorf("%+v: reported %v, a setting in range", th, err)
+		}
+	}
+	if th := (&Throttle{K: 1, Window: time.Second, MaxRejection: 1}); th.kOf() != 1 || th.windowOf() != time.Second || th.maxRejectionOf() != 1 {
+		t.Errorf("settings in range not kept: K %v, window %v, bound %v", th.kOf(), th.windowOf(), th.maxRejectionOf())
 	}
 }

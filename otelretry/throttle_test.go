@@ -23,7 +23,7 @@ import (
 // after it accepts again, nothing is refused.
 func TestAThrottledFirstAttemptIsNeverSent(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		throttle := otelretry.NewThrottle(otelretry.ThrottleWindow(10 * time.Second))
+		throttle := &otelretry.Throttle{Window: 10 * time.Second}
 		h := newHarness(t, []scripted.Step{{Delay: time.Millisecond, Status: 503}},
 			otelretry.WithMaxAttempts(1), otelretry.WithThrottle(throttle))
 		const ops = 100
@@ -74,7 +74,7 @@ func TestAThrottledFirstAttemptIsNeverSent(t *testing.T) {
 func TestAThrottledRetryEndsTheOperation(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		h := newHarness(t, []scripted.Step{{Delay: time.Millisecond, Status: 503}}, otelretry.WithoutBudget(),
-			otelretry.WithBackoff(otelretry.ConstantBackoff(0)), otelretry.WithThrottle(otelretry.NewThrottle()))
+			otelretry.WithBackoff(otelretry.ConstantBackoff(0)), otelretry.WithThrottle(&otelretry.Throttle{}))
 		retriesRefused := 0
 		for range 100 {
 			h.spans.Reset()

@@ -61,7 +61,7 @@ func NewTransport(base http.RoundTripper, opts ...Option) *Transport {
 	mode := chooseMode(cfg.clientSpans, noopTracer, noopMeter)
 	budget := cfg.budget
 	if budget == nil && !cfg.noBudget {
-		budget = NewBudget()
+		budget = &Budget{}
 	}
 	t := &Transport{}
 	hedger := &hedger{}

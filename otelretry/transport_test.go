@@ -468,7 +468,7 @@ func TestCallerRequestIsNotModified(t *testing.T) {
 func TestBudgetExhaustionIsItsOwnDecision(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		h := newHarness(t, []scripted.Step{{Status: 503}},
-			otelretry.WithBudget(otelretry.NewBudget(otelretry.BudgetTokens(4))), // one retry
+			otelretry.WithBudget(&otelretry.Budget{Tokens: 4}), // one retry
 			otelretry.WithBackoff(otelretry.ConstantBackoff(time.Millisecond)))
 		resp, err := h.client.Do(get(t, t.Context(), "http://api.test/"))
 		if err != nil || resp.StatusCode != 503 {
@@ -966,7 +966,7 @@ func TestConcurrentOperationsOnLoopbackJoinOneTracePerOperation(t *testing.T) {
 		otelretry.WithDeadline(5*time.Second),
 		// 24 simultaneous failures from a fresh client exceed the default
 		// budget's two retries; this test is about trace structure.
-		otelretry.WithBudget(otelretry.NewBudget(otelretry.BudgetTokens(1000))))}
+		otelretry.WithBudget(&otelretry.Budget{Tokens: 1000}))}
 
 	const ops = 24
 	var wg sync.WaitGroup
@@ -1100,7 +1100,7 @@ func TestConcurrentOperationsSharingATransportSendEachWriteOnce(t *testing.T) {
 	_, opts := tracingProviders()
 	var client *http.Client
 	rt := otelretry.NewTransport(base, append(opts,
-		otelretry.WithBudget(otelretry.NewBudget()), otelretry.WithAttemptTimeout(50*time.Millisecond),
+		otelretry.WithBudget(&otelretry.Budget{}), otelretry.WithAttemptTimeout(50*time.Millisecond),
 		otelretry.WithBackoff(otelretry.ExponentialBackoff(time.Millisecond, 5*time.Millisecond)),
 		otelretry.WithClassifier(func(a otelretry.Answer) otelretry.Classification {
 			if a.StatusCode == 503 {
@@ -1240,7 +1240,7 @@ func TestConcurrentChaosOnLoopbackKeepsTheInvariants(t *testing.T) {
 	defer base.CloseIdleConnections()
 	rec := tracetest.NewSpanRecorder()
 	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
-	budget := otelretry.NewBudget()
+	budget := &otelretry.Budget{}
 	tr := otelretry.NewTransport(base, otelretry.WithTracerProvider(tp), otelretry.WithAttemptTimeout(15*time.Millisecond),
 		otelretry.WithDeadline(60*time.Millisecond), otelretry.WithBackoff(otelretry.ExponentialBackoff(time.Millisecond, 10*time.Millisecond)),
 		otelretry.WithIdempotentMethods("PUT"), otelretry.WithBudget(budget), otelretry.WithMaxAttempts(4))
@@ -1436,7 +1436,7 @@ func TestConcurrentChaosOnVirtualTimeKeepsTheInvariants(t *testing.T) {
 // operation deadline and RoundTrip never returns after it; every request
 // body is closed exactly once and every response body not returned is
 // closed; every attempt event has a status or an error class, never both.
-// PrepareFuncs that mutate headers, bodies and the URL run too: what
+// PrepareAttemptFuncs that mutate headers, bodies and the URL run too: what
 // reaches the base is exactly the prepared request, apart from the trace
 // headers the propagators add.
 func FuzzTransportInvariants(f *testing.F) {
@@ -1485,7 +1485,7 @@ func FuzzTransportInvariants(f *testing.F) {
 			// (bit 3), which is then hedged too.
 			hedging, repeatable := bodyKind&4 != 0, bodyKind&8 != 0
 			if hedging {
-				opts = append(opts, otelretry.WithHedging(otelretry.Hedging{Delay: time.Duration(d2%60+1) * time.Millisecond, MaxHedges: 2, MaxRate: 1}))
+				opts = append(opts, otelretry.WithHedging(otelretry.Hedging{Delay: time.Duration(d2%60+1) * time.Millisecond, MaxHedges: 2, MaxShare: 1}))
 			}
 			tr := otelretry.NewTransport(base, opts...)
 			ctx := t.Context()
@@ -1532,8 +1532,8 @@ func FuzzTransportInvariants(f *testing.F) {
 			if isGet && !repeatable && hedging && overlapping(calls, rec.Ended()) {
 				t.Fatal("a write (a PUT declared idempotent) was hedged")
 			}
-			if len(calls) > otelretry.DefaultMaxAttempts {
-				t.Fatalf("%d calls, past the attempt limit of %d", len(calls), otelretry.DefaultMaxAttempts)
+			if len(calls) > 3 {
+				t.Fatalf("%d calls, past the default attempt limit of 3", len(calls))
 			}
 			if !isGet && !repeatable && errors.Is(err, otelretry.ErrOutcomeUnknown) && len(calls) != 1 {
 				t.Fatalf("a timed-out write was sent %d times", len(calls))
@@ -1570,7 +1570,7 @@ type failingCountedBody struct{ *countedBody }
 
 func (b *failingCountedBody) Read([]byte) (int, error) { return 0, errors.New("disk read error") }
 
-// preparedRequests is a PrepareFunc that mutates each attempt's request in
+// preparedRequests is a PrepareAttemptFunc that mutates each attempt's request in
 // one of several ways, and remembers what it prepared, so that the calls
 // the base received can be held to it.
 type preparedRequests struct {
@@ -1632,7 +1632,7 @@ func (p *preparedRequests) check(t *testing.T, calls []scripted.Call) {
 		}
 		if c.Method != want.Method || c.URL != want.URL || fmt.Sprint(got) != fmt.Sprint(want.Header) ||
 			(want.Body != nil && !bytes.Equal(c.Body, want.Body)) {
-			t.Fatalf("call %d: the base received %s %s %v %q; the PrepareFunc prepared %s %s %v %q",
+			t.Fatalf("call %d: the base received %s %s %v %q; the PrepareAttemptFunc prepared %s %s %v %q",
 				i+1, c.Method, c.URL, got, c.Body, want.Method, want.URL, want.Header, want.Body)
 		}
 	}

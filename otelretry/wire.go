@@ -39,7 +39,7 @@ type wire struct {
 
 	// live: the attempt was sent, so its hooks report on its own request.
 	// Before that, the only calls that could reach them are ones a
-	// PrepareFunc made with the attempt's context, which are operations of
+	// PrepareAttemptFunc made with the attempt's context, which are operations of
 	// their own (see scopeOf).
 	live atomic.Bool
 
@@ -67,7 +67,7 @@ type wire struct {
 	guarded bool
 	plan    resendPlan
 	// source makes the prepared body again for a resend below: the
-	// PrepareFunc's GetBody, or the caller's when the body is the caller's;
+	// PrepareAttemptFunc's GetBody, or the caller's when the body is the caller's;
 	// nil when the prepared body cannot be made again.
 	source func() (io.ReadCloser, error)
 	// setup is what the hooks read.

@@ -824,7 +824,7 @@ func TestWritesOnADyingKeepAliveConnectionAreSentOnce(t *testing.T) {
 }
 
 // The resend guard is set up on the prepared request: an Idempotency-Key
-// that a PrepareFunc sets on each attempt, which makes net/http deem a
+// that a PrepareAttemptFunc sets on each attempt, which makes net/http deem a
 // POST replayable, does not let net/http resend the write unseen when its
 // keep-alive connection dies: the server receives one POST, with a body
 // or without.

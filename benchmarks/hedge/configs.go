@@ -77,10 +77,10 @@ var peerConfigs = []config{
 // alone bounds the extra load; the two configurations keep the same.
 var otelretryConfigs = []config{
 	{name: "otelretry-p95", transport: func(base http.RoundTripper, e env) http.RoundTripper {
-		return newOtelretry(base, e, otelretry.Hedging{Delay: e.hedgeDelay, MaxRate: e.budgetShare})
+		return newOtelretry(base, e, otelretry.Hedging{Delay: e.hedgeDelay, MaxShare: e.budgetShare})
 	}},
 	{name: "otelretry-adaptive", transport: func(base http.RoundTripper, e env) http.RoundTripper {
-		return newOtelretry(base, e, otelretry.Hedging{Adaptive: true, Quantile: 0.95, MaxRate: e.budgetShare})
+		return newOtelretry(base, e, otelretry.Hedging{Adaptive: true, Quantile: 0.95, MaxShare: e.budgetShare})
 	}},
 }
 

@@ -33,7 +33,7 @@
 //   - failsafe-p95-budget: the same with failsafe-go's budget at a maximum
 //     rate of -budget-share (its minimum concurrency left at its default);
 //   - otelretry-p95: otelretry.NewTransport with WithHedging, one hedge
-//     after the same fixed delay, a hedge rate (MaxRate) of -budget-share;
+//     after the same fixed delay, a hedge rate (MaxShare) of -budget-share;
 //   - otelretry-adaptive: the same with the adaptive delay (Adaptive,
 //     Quantile 0.95, no Delay): the p95 of the time to response headers it
 //     observed, which it must find by itself. Until it has observed 20
@@ -47,7 +47,7 @@
 // fixed delay, no budget; failsafe-budget-d<delay>, the same with its
 // budget; otelretry-d<delay>, otelretry after the same fixed Delay;
 // otelretry-q<quantile>, otelretry's adaptive delay at that Quantile. A
-// member that hedges after a fixed delay gets a rate (otelretry's MaxRate,
+// member that hedges after a fixed delay gets a rate (otelretry's MaxShare,
 // failsafe-go's budget's max rate) of three times the share of service
 // times longer than the delay less a millisecond (the client's own time in
 // the tail), at most 1; an adaptive member twice 1 - quantile: at least
@@ -57,7 +57,7 @@
 // 4.5, 5, 5.5, 6, 7 and 8 ms (failsafe-go with its budget at 5, 6 and
 // 8 ms), the quantiles 0.85, 0.9, 0.95 and 0.98. Diagnostic families,
 // run when -configs names them: otelretry-nobudget-d, otelretry-rate1-d
-// and otelretry-rate1-nobudget-d (no retry budget, a MaxRate of 1, both).
+// and otelretry-rate1-nobudget-d (no retry budget, a MaxShare of 1, both).
 // After the table, the run prints each family's curve, phase by phase
 // (p99.9 against extra requests, each the median over the repetitions),
 // and compares each otelretry family with each of failsafe-go's at equal

@@ -31,7 +31,7 @@ type family struct {
 	// peer: failsafe-go's, which otelretry's families are compared with.
 	peer bool
 	// parse reads the parameter; rate is a member's hedge rate (otelretry's
-	// MaxRate, failsafe-go's budget's max rate; NaN: none); build makes
+	// MaxShare, failsafe-go's budget's max rate; NaN: none); build makes
 	// the member's RoundTripper, given its rate.
 	parse func(s string) (float64, bool)
 	rate  func(param float64, e env) float64
@@ -47,19 +47,19 @@ type family struct {
 //     the delay, it is failsafe-go at an extra load otelretry's members
 //     also reach;
 //   - otelretry-d<delay>: otelretry's hedging after the same fixed delay,
-//     with a hedge rate (MaxRate) of delayRate, at least the share of
+//     with a hedge rate (MaxShare) of delayRate, at least the share of
 //     operations the delay passes, so that the rate does not bind in the
 //     tail phase and the delay alone sets the extra load there, as it
 //     does for failsafe-go;
 //   - otelretry-q<quantile>: otelretry's adaptive delay at that Quantile
-//     (no Delay), with a MaxRate of twice 1 - quantile: its delay is the
+//     (no Delay), with a MaxShare of twice 1 - quantile: its delay is the
 //     quantile of the client's own latency, rounded up, so it passes at
 //     most about that share.
 //
 // Every otelretry member keeps the default retry budget, as the fixed
 // configurations do. The diagnostic families, run only when -configs names
 // them, tell the rate's part from the budget's: otelretry after a fixed
-// delay with no retry budget (otelretry-nobudget-d), with a MaxRate of 1
+// delay with no retry budget (otelretry-nobudget-d), with a MaxShare of 1
 // (otelretry-rate1-d), or both (otelretry-rate1-nobudget-d).
 var families = []family{
 	{prefix: "failsafe-d", what: "failsafe-go hedgepolicy, fixed delay", peer: true, parse: parseDelay, rate: noRate,
@@ -73,26 +73,26 @@ var families = []family{
 		}},
 	{prefix: "otelretry-d", what: "otelretry, fixed Delay", parse: parseDelay, rate: delayRate,
 		build: func(d, rate float64, base http.RoundTripper, e env) http.RoundTripper {
-			return newOtelretry(base, e, otelretry.Hedging{Delay: time.Duration(d), MaxRate: rate})
+			return newOtelretry(base, e, otelretry.Hedging{Delay: time.Duration(d), MaxShare: rate})
 		}},
 	{prefix: "otelretry-q", what: "otelretry, Adaptive, Quantile", parse: parseQuantile,
 		rate: func(q float64, _ env) float64 { return min(1, 2*(1-q)) },
 		build: func(q, rate float64, base http.RoundTripper, e env) http.RoundTripper {
-			return newOtelretry(base, e, otelretry.Hedging{Adaptive: true, Quantile: q, MaxRate: rate})
+			return newOtelretry(base, e, otelretry.Hedging{Adaptive: true, Quantile: q, MaxShare: rate})
 		}},
 	{prefix: "otelretry-nobudget-d", what: "otelretry, fixed Delay, no retry budget", parse: parseDelay, rate: delayRate,
 		build: func(d, rate float64, base http.RoundTripper, e env) http.RoundTripper {
-			return newOtelretry(base, e, otelretry.Hedging{Delay: time.Duration(d), MaxRate: rate}, otelretry.WithoutBudget())
+			return newOtelretry(base, e, otelretry.Hedging{Delay: time.Duration(d), MaxShare: rate}, otelretry.WithoutBudget())
 		}},
-	{prefix: "otelretry-rate1-d", what: "otelretry, fixed Delay, MaxRate 1", parse: parseDelay,
+	{prefix: "otelretry-rate1-d", what: "otelretry, fixed Delay, MaxShare 1", parse: parseDelay,
 		rate: func(float64, env) float64 { return 1 },
 		build: func(d, rate float64, base http.RoundTripper, e env) http.RoundTripper {
-			return newOtelretry(base, e, otelretry.Hedging{Delay: time.Duration(d), MaxRate: rate})
+			return newOtelretry(base, e, otelretry.Hedging{Delay: time.Duration(d), MaxShare: rate})
 		}},
-	{prefix: "otelretry-rate1-nobudget-d", what: "otelretry, fixed Delay, MaxRate 1, no retry budget", parse: parseDelay,
+	{prefix: "otelretry-rate1-nobudget-d", what: "otelretry, fixed Delay, MaxShare 1, no retry budget", parse: parseDelay,
 		rate: func(float64, env) float64 { return 1 },
 		build: func(d, rate float64, base http.RoundTripper, e env) http.RoundTripper {
-			return newOtelretry(base, e, otelretry.Hedging{Delay: time.Duration(d), MaxRate: rate}, otelretry.WithoutBudget())
+			return newOtelretry(base, e, otelretry.Hedging{Delay: time.Duration(d), MaxShare: rate}, otelretry.WithoutBudget())
 		}},
 }
 
@@ -184,7 +184,7 @@ func sweepConfigs() []string {
 type point struct {
 	Config   string  `json:"config"`
 	Param    float64 `json:"param"` // nanoseconds of delay, or the quantile
-	MaxRate  num     `json:"max_rate"`
+	MaxShare  num     `json:"max_rate"`
 	Extra    num     `json:"extra"`
 	P999Ms   num     `json:"p999_ms"`
 	P999Lo   num     `json:"p999_ms_min"`
@@ -229,7 +229,7 @@ func curves(r *report, e env) []curve {
 				if !ok || fam.prefix != f.prefix || rw.Phase != ph.Name {
 					continue
 				}
-				c.Points = append(c.Points, point{Config: rw.Config, Param: p, MaxRate: num(f.rate(p, e)),
+				c.Points = append(c.Points, point{Config: rw.Config, Param: p, MaxShare: num(f.rate(p, e)),
 					Extra: rw.Median.Extra, P999Ms: rw.Median.P999Ms, P999Lo: rw.P999Lo, P999Hi: rw.P999Hi,
 					Stalls: rw.Median.Stalls, Unhedged: rw.Median.Unhedged, DelayMs: rw.Median.HedgeAfterMs})
 			}
@@ -316,11 +316,11 @@ func printCurves(w io.Writer, r *report) {
 	if len(r.Curves) == 0 {
 		return
 	}
-	fmt.Fprintf(w, "\nsweep (issue 44): p99.9 against extra requests, each the median over %d repetitions (p99.9's min-max); max_rate: otelretry's MaxRate or failsafe-go's budget's max rate\n", r.Reps)
+	fmt.Fprintf(w, "\nsweep (issue 44): p99.9 against extra requests, each the median over %d repetitions (p99.9's min-max); max_rate: otelretry's MaxShare or failsafe-go's budget's max rate\n", r.Reps)
 	fmt.Fprintf(w, "%-9s %-28s %9s %8s %9s %-15s %9s %-9s\n", "phase", "config", "max_rate", "extra", "p99.9_ms", "p99.9_min-max", "hedge_ms", "unhedged")
 	for _, c := range r.Curves {
 		for _, p := range c.Points {
-			fmt.Fprintf(w, "%-9s %-28s %9s %7.2f%% %9.2f %-15s %9s %-9s\n", c.Phase, p.Config, fx(p.MaxRate), 100*float64(p.Extra), p.P999Ms,
+			fmt.Fprintf(w, "%-9s %-28s %9s %7.2f%% %9.2f %-15s %9s %-9s\n", c.Phase, p.Config, fx(p.MaxShare), 100*float64(p.Extra), p.P999Ms,
 				fmt.Sprintf("%.1f-%.1f", p.P999Lo, p.P999Hi), fms(p.DelayMs), fmt.Sprintf("%.0f/%.0f", p.Unhedged, p.Stalls))
 		}
 	}

@@ -59,19 +59,19 @@ func TestSweepRatesAreAtLeastTheShareTheDelayPasses(t *testing.T) {
 		p, _ := parseDelay(d)
 		share := 1 - e.service.cdf(time.Duration(p)-clientTime)
 		if r := f.rate(p, e); r < min(1, 3*share)-1e-12 || r > 1 {
-			t.Errorf("%s: MaxRate %v for a share of %v", d, r, share)
+			t.Errorf("%s: MaxShare %v for a share of %v", d, r, share)
 		}
 	}
 	// failsafe-go at 7 ms sent 4 % extra requests: the rate is above.
 	if r := f.rate(float64(7*time.Millisecond), e); r < 0.06 {
-		t.Errorf("7ms: MaxRate %v, want above the 4 %% failsafe-go sent", r)
+		t.Errorf("7ms: MaxShare %v, want above the 4 %% failsafe-go sent", r)
 	}
 	q, _, _ := familyOf("otelretry-q0.95")
 	if r := q.rate(0.95, e); math.Abs(r-0.1) > 1e-12 {
-		t.Errorf("quantile 0.95: MaxRate %v, want 0.1", r)
+		t.Errorf("quantile 0.95: MaxShare %v, want 0.1", r)
 	}
 	if r := q.rate(0.2, e); r != 1 {
-		t.Errorf("quantile 0.2: MaxRate %v, want 1", r)
+		t.Errorf("quantile 0.2: MaxShare %v, want 1", r)
 	}
 	b, _, _ := familyOf("failsafe-budget-d5ms")
 	if fs, _, _ := familyOf("failsafe-d5ms"); !math.IsNaN(fs.rate(5e6, e)) || b.rate(5e6, e) != f.rate(5e6, e) {

@@ -31,7 +31,7 @@ var throttleWindow = 500 * time.Millisecond
 // defaults in the configuration otelretry-throttle. It is called once per
 // client, so that each client has a throttle of its own.
 var throttleOptions = func() []otelretry.Option {
-	return []otelretry.Option{otelretry.WithThrottle(otelretry.NewThrottle(otelretry.ThrottleWindow(throttleWindow)))}
+	return []otelretry.Option{otelretry.WithThrottle(&otelretry.Throttle{Window: throttleWindow})}
 }
 
 // config is one retry configuration: what it wraps around the base

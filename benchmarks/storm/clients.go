@@ -23,7 +23,7 @@ import (
 // otelretry-hedging is otelretry with its defaults and adaptive hedging
 // (issue 36): its hedges must not break the bounds its retries keep.
 // otelretry-hedging-fixed hedges every operation whose answer takes more
-// than 100 ms, with no rate limit of its own (MaxRate 1), fresh clients
+// than 100 ms, with no rate limit of its own (MaxShare 1), fresh clients
 // included: only the retry budget's admission bounds its hedges (issue
 // 40). otelretry-verdict runs against a server whose refusals are 500s
 // that say X-Should-Retry: true, so that its retries are the servers'
@@ -78,7 +78,7 @@ func newClient(name string, p clientParams) (*http.Client, *http.Transport) {
 	case "otelretry-hedging-fixed":
 		rt = otelretry.NewTransport(base,
 			otelretry.WithDeadline(p.deadline),
-			otelretry.WithHedging(otelretry.Hedging{Delay: 100 * time.Millisecond, MaxRate: 1}),
+			otelretry.WithHedging(otelretry.Hedging{Delay: 100 * time.Millisecond, MaxShare: 1}),
 			otelretry.WithTracerProvider(tracenoop.NewTracerProvider()),
 			otelretry.WithMeterProvider(metricnoop.NewMeterProvider()))
 	case verdictConfig:
@@ -95,7 +95,7 @@ func newClient(name string, p clientParams) (*http.Client, *http.Transport) {
 	case "otelretry-ratio1":
 		rt = otelretry.NewTransport(base,
 			otelretry.WithDeadline(p.deadline),
-			otelretry.WithBudget(otelretry.NewBudget(otelretry.BudgetTokenRatio(1))),
+			otelretry.WithBudget(&otelretry.Budget{TokenRatio: 1}),
 			otelretry.WithTracerProvider(tracenoop.NewTracerProvider()),
 			otelretry.WithMeterProvider(metricnoop.NewMeterProvider()))
 	case "windowed-budget":

@@ -20,6 +20,6 @@ func ExampleClassify() {
 		return otelretry.Classification{}
 	}
 	client := &http.Client{Transport: otelretry.NewTransport(http.DefaultTransport,
-		otelretry.WithClassifier(otelretry.Classifiers(h2.Classify, own)))}
+		otelretry.WithClassifier(h2.Classify, own))}
 	_ = client
 }

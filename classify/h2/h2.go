@@ -56,9 +56,14 @@ const Protocol = "h2"
 // got no response because the server refused its stream (REFUSED_STREAM)
 // is NotProcessed, with the code as evidence; any other answer gets the
 // zero Classification.
-func Classify(a otelretry.Answer) otelretry.Classification { return classify(a) }
-
-var classify = otelretry.EvidenceClassifier(Evidence)
+func Classify(a otelretry.Answer) otelretry.Classification {
+	if a.StatusCode == 0 {
+		if e, ok := Evidence(a.Err); ok {
+			return otelretry.NotProcessed(e)
+		}
+	}
+	return otelretry.Classification{}
+}
 
 // Evidence reports whether err proves that the server did not process the
 // request, and if so the evidence to record: the stream error in err's

@@ -55,9 +55,14 @@ const Protocol = "h3"
 // attempt that got no response because the server reset its stream, or
 // closed the connection, with H3_REQUEST_REJECTED is NotProcessed, with
 // the code as evidence; any other answer gets the zero Classification.
-func Classify(a otelretry.Answer) otelretry.Classification { return classify(a) }
-
-var classify = otelretry.EvidenceClassifier(Evidence)
+func Classify(a otelretry.Answer) otelretry.Classification {
+	if a.StatusCode == 0 {
+		if e, ok := Evidence(a.Err); ok {
+			return otelretry.NotProcessed(e)
+		}
+	}
+	return otelretry.Classification{}
+}
 
 // Evidence reports whether err proves that the server did not process the
 // request, and if so the evidence to record: the server (never the

@@ -337,7 +337,7 @@ func goldenCases() []goldenCase {
 			)}.span(),
 		}},
 		{name: "retry-abandoned-is-explained", roots: []tracefixture.Span{
-			// The retry's call was not made (its PrepareFunc failed): the
+			// The retry's call was not made (its PrepareAttemptFunc failed): the
 			// operation span says so, and nothing is a finding.
 			op{id: "op-abandoned", method: "GET", url: items, outcome: attrs.OutcomeStop, attempts: 1, budget: 1000, end: 150,
 				extra: []attribute.KeyValue{attrs.AbandonedAttemptKey.Int(2)}, children: children(

@@ -55,7 +55,7 @@ func hedgedRun(t *testing.T) (spans, logs []byte) {
 				otelretry.WithoutClientSpans(), otelretry.WithMaxAttempts(5), otelretry.WithDeadline(time.Second),
 				otelretry.WithoutBudget(), // the hedge rate alone refuses hedges here
 				otelretry.WithBackoff(otelretry.ConstantBackoff(10*time.Millisecond)),
-				otelretry.WithHedging(otelretry.Hedging{Delay: 20 * time.Millisecond, MaxRate: rate}))
+				otelretry.WithHedging(otelretry.Hedging{Delay: 20 * time.Millisecond, MaxShare: rate}))
 		}
 		send := func(rt http.RoundTripper, method, url string, in otelretry.Intent) {
 			var body io.Reader

@@ -38,7 +38,7 @@ func TestThrottleRefusalsInTheDependencysHeadline(t *testing.T) {
 		tp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(exp), sdktrace.WithIDGenerator(&countingIDs{}))
 		rt := otelretry.NewTransport(scripted.New(scripted.Step{Delay: time.Millisecond, Status: 503}),
 			otelretry.WithTracerProvider(tp), otelretry.WithoutClientSpans(), otelretry.WithMaxAttempts(1),
-			otelretry.WithThrottle(otelretry.NewThrottle()))
+			otelretry.WithThrottle(&otelretry.Throttle{}))
 		for range 40 {
 			req, _ := http.NewRequestWithContext(t.Context(), http.MethodGet, "http://inventory.test/items", nil)
 			resp, err := rt.RoundTrip(req)

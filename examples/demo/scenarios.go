@@ -85,7 +85,7 @@ func scenarios() []scenario {
 			// Two tokens: the first failure leaves one, not above half, so
 			// the retry is refused.
 			extra: func(*environment) []otelretry.Option {
-				return []otelretry.Option{otelretry.WithBudget(otelretry.NewBudget(otelretry.BudgetTokens(2)))}
+				return []otelretry.Option{otelretry.WithBudget(&otelretry.Budget{Tokens: 2})}
 			}},
 		// The first request stalls; the hedge sent after 50 ms without an
 		// answer gets one at once, and the stalled attempt is canceled.

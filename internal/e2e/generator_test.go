@@ -71,7 +71,7 @@ type genScenario struct {
 // hedged read by retry.attempts > 1 alone, deadline_exceeded and check_state (one
 // attempt) by retry.outcome alone, the state-checked success (return, one
 // attempt) by its state_check span alone.
-func genScenarios(stateCheck otelretry.StateCheckFunc) []genScenario {
+func genScenarios(stateCheck func(context.Context, otelretry.StateCheck) (otelretry.StateResult, error)) []genScenario {
 	const ms = time.Millisecond
 	limits := func(attemptTimeout time.Duration) []otelretry.Option {
 		return []otelretry.Option{otelretry.WithDeadline(2 * time.Second), otelretry.WithAttemptTimeout(attemptTimeout),
@@ -99,11 +99,11 @@ func genScenarios(stateCheck otelretry.StateCheckFunc) []genScenario {
 			want: attrs.OutcomeReturn, attempts: 1, interesting: true, stateCheck: true, count: 40,
 			opts: append(limits(stallTimeout), otelretry.WithStateCheck(stateCheck))},
 		// The first request stalls and its hedge answers: two requests, the
-		// first superseded. MaxRate 1 lets every operation hedge (the
+		// first superseded. MaxShare 1 lets every operation hedge (the
 		// default 5 % would refuse most of the mix's hedges).
 		{name: "hedged read", method: http.MethodGet, path: "/stall-first", want: attrs.OutcomeReturn, attempts: 2,
 			interesting: true, count: 40,
-			opts: append(limits(time.Second), otelretry.WithHedging(otelretry.Hedging{Delay: 100 * ms, MaxRate: 1}))},
+			opts: append(limits(time.Second), otelretry.WithHedging(otelretry.Hedging{Delay: 100 * ms, MaxShare: 1}))},
 	}
 }
 

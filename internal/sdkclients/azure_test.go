@@ -249,7 +249,7 @@ func TestAzureMsHintOfZeroFallsThrough(t *testing.T) {
 				}))
 				var mu sync.Mutex
 				shown := time.Duration(-1)
-				pl, rt := azurePipeline(tc.s, otelretry.WithBackoff(otelretry.AnswerBackoffFunc(func(_ int, a otelretry.Answer) time.Duration {
+				pl, rt := azurePipeline(tc.s, otelretry.WithBackoff(otelretry.Backoff(func(_ int, a otelretry.Answer) time.Duration {
 					mu.Lock()
 					shown = a.RetryAfter
 					mu.Unlock()

@@ -19,16 +19,14 @@ import (
 // retries off: MaxRetries -1, since 0 means its default (3 retries,
 // whatever the method).
 func otelretryOwnsAzureRetries(o *policy.ClientOptions, base http.RoundTripper, opts ...otelretry.Option) {
-	opts = append([]otelretry.Option{azureRetryHints}, opts...)
+	// retry-after-ms, then x-ms-retry-after-ms, read as azcore reads them:
+	// a whole number of milliseconds above 0; 0, a fraction or a negative
+	// value is no hint, and the next header is read (Retry-After last, as
+	// by default).
+	opts = append([]otelretry.Option{
+		otelretry.WithRetryHint("retry-after-ms", otelretry.HintWholeMilliseconds),
+		otelretry.WithRetryHint("x-ms-retry-after-ms", otelretry.HintWholeMilliseconds),
+	}, opts...)
 	o.Transport = &http.Client{Transport: otelretry.NewTransport(base, opts...)}
 	o.Retry.MaxRetries = -1
 }
-
-// azureRetryHints reads retry-after-ms, then x-ms-retry-after-ms, as azcore
-// does: a whole number of milliseconds above 0; 0, a fraction or a
-// negative value is no hint, and the next header is read (Retry-After
-// last, as by default).
-var azureRetryHints = otelretry.WithRetryHints(
-	otelretry.RetryHint{Header: "retry-after-ms", Unit: otelretry.HintWholeMilliseconds},
-	otelretry.RetryHint{Header: "x-ms-retry-after-ms", Unit: otelretry.HintWholeMilliseconds},
-)

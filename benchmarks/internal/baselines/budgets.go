@@ -215,10 +215,11 @@ type budgeted struct {
 }
 
 // NewBudgeted returns the retry loop with otelretry's default bounds
-// around next, its retries admitted by m.
+// around next (3 attempts, ExponentialBackoff(100ms, 2s)), its retries
+// admitted by m.
 func NewBudgeted(next http.RoundTripper, m Model) http.RoundTripper {
-	return &budgeted{next: next, model: m, attempts: otelretry.DefaultMaxAttempts,
-		backoff: otelretry.ExponentialBackoff(otelretry.DefaultBackoffInitial, otelretry.DefaultBackoffMax)}
+	return &budgeted{next: next, model: m, attempts: 3,
+		backoff: otelretry.ExponentialBackoff(100*time.Millisecond, 2*time.Second)}
 }
 
 func retryableStatus(code int) bool {
@@ -252,7 +253,7 @@ func (b *budgeted) RoundTrip(req *http.Request) (*http.Response, error) {
 			var te interface{ Timeout() bool }
 			timeout = errors.As(err, &te) && te.Timeout()
 		}
-		pause := b.backoff.Delay(n)
+		pause := b.backoff(n, otelretry.Answer{})
 		dl, hasDL := ctx.Deadline()
 		want := n < b.attempts && (!hasDL || time.Until(dl) > pause)
 		if !b.model.failed(&op, timeout, want) {

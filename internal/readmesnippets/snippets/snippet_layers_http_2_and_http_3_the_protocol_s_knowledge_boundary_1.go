@@ -21,7 +21,7 @@ func snippetLayersHttp2AndHttp3TheProtocolSKnowledgeBoundary1() {
 	// HTTP/2 over net/http (or x/net), with a classifier of your own after h2's.
 	yours := func(a otelretry.Answer) otelretry.Classification { return otelretry.Classification{} }
 	h2Client := &http.Client{Transport: otelretry.NewTransport(http.DefaultTransport,
-		otelretry.WithClassifier(otelretry.Classifiers(h2.Classify, yours)))}
+		otelretry.WithClassifier(h2.Classify, yours))}
 	_ = h3Client
 	_ = yours
 	_ = h2Client

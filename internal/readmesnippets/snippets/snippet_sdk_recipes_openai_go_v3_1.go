@@ -28,7 +28,7 @@ var openaiStatelessCalls = []string{"/chat/completions", "/completions", "/embed
 // makes them repeatable.
 func otelretryOwnsOpenAIRetries(hc *http.Client, billed otelretry.Intent, opts ...otelretry.Option) []option.RequestOption {
 	hc.Transport = otelretry.NewTransport(hc.Transport, append([]otelretry.Option{
-		otelretry.WithAttemptHeader(otelretry.StainlessAttemptHeader()), otelretry.WithShouldRetryWrites()}, opts...)...)
+		otelretry.WithAttemptHeader("X-Stainless-Retry-Count"), otelretry.WithShouldRetryWrites()}, opts...)...)
 	return []option.RequestOption{option.WithHTTPClient(hc), option.WithMaxRetries(0),
 		option.WithHeaderDel("X-Stainless-Retry-Count"), option.WithMiddleware(openaiStateless(billed))}
 }

@@ -60,7 +60,7 @@ func run(spans string) error {
 
 	client := &http.Client{Transport: otelretry.NewTransport(http.DefaultTransport,
 		otelretry.WithTracerProvider(tp),
-		otelretry.WithClassifier(otelretry.Classifiers(h2.Classify, h3.Classify)))}
+		otelretry.WithClassifier(h2.Classify, h3.Classify))}
 	resp, err := client.Get(srv.URL)
 	if err != nil {
 		return err
