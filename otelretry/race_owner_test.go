@@ -31,12 +31,18 @@ const stuck = 3 * time.Second
 
 // choreography forces a race's order on a base: attempt 1 waits until its
 // hedge was sent, then fails (503); the hedge waits until attempt 1's
-// hooks are running (release), then answers 200 and wins.
+// hooks are running (release), then answers 200 and wins. The attempts
+// are told apart by the attempt header (choreographed), never by the
+// order they reach the base in, which a busy machine may swap; each wait
+// gives up after stuck, and gaveUp says so.
 type choreography struct {
 	hedgeSent, release chan struct{}
-	once               sync.Once
-	calls              atomic.Int32
+	sentOnce, once     sync.Once
+	gaveUp             atomic.Bool
 }
+
+// choreographed is the option that numbers the attempts for choreography.
+var choreographed = otelretry.WithAttemptHeader("X-Attempt")
 
 func newChoreography() *choreography {
 	return &choreography{hedgeSent: make(chan struct{}), release: make(chan struct{})}
@@ -44,14 +50,20 @@ func newChoreography() *choreography {
 
 func (c *choreography) RoundTrip(r *http.Request) (*http.Response, error) {
 	status := 503
-	if c.calls.Add(1) == 1 {
-		<-c.hedgeSent
+	if r.Header.Get("X-Attempt") == "1" {
+		c.wait(c.hedgeSent)
 	} else {
-		close(c.hedgeSent)
-		<-c.release
+		c.sentOnce.Do(func() { close(c.hedgeSent) })
+		c.wait(c.release)
 		status = 200
 	}
 	return &http.Response{StatusCode: status, Header: http.Header{}, Body: http.NoBody, Request: r}, nil
+}
+
+func (c *choreography) wait(ch <-chan struct{}) {
+	if !waitFor(ch) {
+		c.gaveUp.Store(true)
+	}
 }
 
 // releaseOnce lets the hedge answer.
@@ -98,7 +110,7 @@ func TestAClassifierWaitingForAnotherAttemptOfItsRaceHoldsNothing(t *testing.T) 
 	hedgeRecorded := &attemptSignal{Handler: slog.DiscardHandler, n: 2, seen: make(chan struct{})}
 	var gaveUp atomic.Bool
 	tr := otelretry.NewTransport(base, otelretry.WithHedging(otelretry.Hedging{Delay: time.Millisecond, MaxShare: 1}),
-		otelretry.WithLogger(slog.New(hedgeRecorded)),
+		choreographed, otelretry.WithLogger(slog.New(hedgeRecorded)),
 		otelretry.WithClassifier(func(a otelretry.Answer) otelretry.Classification {
 			if a.Attempt == 1 {
 				base.releaseOnce()
@@ -111,8 +123,8 @@ func TestAClassifierWaitingForAnotherAttemptOfItsRaceHoldsNothing(t *testing.T) 
 		t.Fatal(err)
 	}
 	resp.Body.Close()
-	if resp.StatusCode != 200 || gaveUp.Load() {
-		t.Errorf("status %d; attempt 1's Classifier gave up waiting for the hedge's record: %v", resp.StatusCode, gaveUp.Load())
+	if resp.StatusCode != 200 || gaveUp.Load() || base.gaveUp.Load() {
+		t.Errorf("status %d; attempt 1's Classifier gave up waiting for the hedge's record: %v; the base gave up waiting: %v", resp.StatusCode, gaveUp.Load(), base.gaveUp.Load())
 	}
 }
 
@@ -150,14 +162,14 @@ func TestASpanProcessorWaitingForAnotherAttemptOfItsRaceHoldsNothing(t *testing.
 	proc := &endsAfter{SpanProcessor: tracetest.NewSpanRecorder(), base: base, second: make(chan struct{})}
 	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(proc))
 	tr := otelretry.NewTransport(base, otelretry.WithTracerProvider(tp), otelretry.WithoutClientSpans(),
-		otelretry.WithHedging(otelretry.Hedging{Delay: time.Millisecond, MaxShare: 1}))
+		choreographed, otelretry.WithHedging(otelretry.Hedging{Delay: time.Millisecond, MaxShare: 1}))
 	resp, err := tr.RoundTrip(get(t, t.Context(), "http://api.test/items"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	resp.Body.Close()
-	if resp.StatusCode != 200 || proc.gaveUp.Load() {
-		t.Errorf("status %d; attempt 1's span processor gave up waiting for the hedge's span: %v", resp.StatusCode, proc.gaveUp.Load())
+	if resp.StatusCode != 200 || proc.gaveUp.Load() || base.gaveUp.Load() {
+		t.Errorf("status %d; attempt 1's span processor gave up waiting for the hedge's span: %v; the base gave up waiting: %v", resp.StatusCode, proc.gaveUp.Load(), base.gaveUp.Load())
 	}
 }
 
