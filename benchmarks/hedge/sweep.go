@@ -184,7 +184,7 @@ func sweepConfigs() []string {
 type point struct {
 	Config   string  `json:"config"`
 	Param    float64 `json:"param"` // nanoseconds of delay, or the quantile
-	MaxShare  num     `json:"max_rate"`
+	MaxShare num     `json:"max_rate"`
 	Extra    num     `json:"extra"`
 	P999Ms   num     `json:"p999_ms"`
 	P999Lo   num     `json:"p999_ms_min"`
