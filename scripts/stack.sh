@@ -15,10 +15,12 @@
 #     which export to Jaeger; the agent passes metrics and logs (never
 #     sampled) on to the Collector.
 #
-# Usage: scripts/stack.sh install|up|down|status|env|ports
+# Usage: scripts/stack.sh install|packages|up|down|status|env|ports
 #   install  apt-get install prometheus (if missing); build the two ocb
 #            releases, the two Collectors, Jaeger and VictoriaLogs into the
 #            cache (each skipped when its inputs are unchanged)
+#   packages only the Debian packages of install (curl, prometheus), so that
+#            install may then build in the background without apt-get
 #   up       start the seven programs, wait until they are ready, write the
 #            env file (scripts/stack.sh env prints its path)
 #   down     stop whatever `up` started (always exits 0; safe in a trap)
@@ -534,6 +536,10 @@ cmd_status() {
 
 case ${1:-} in
 install) cmd_install ;;
+packages)
+	install_curl
+	install_prometheus
+	;;
 up) cmd_up ;;
 down) cmd_down ;;
 status) cmd_status ;;
