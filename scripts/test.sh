@@ -72,7 +72,10 @@ if ! $quick && ! $no_e2e; then
 	step "the end-to-end stack: Debian packages, then its builds in the background"
 	scripts/stack.sh packages
 	stack_log=$(mktemp -t otelretry-stack-install.XXXXXX)
-	setsid nice -n 19 scripts/stack.sh install >"$stack_log" 2>&1 &
+	# setsid gives the builds a process group to stop, and a session: with
+	# the kernel's autogroups a session is its own scheduling group, which
+	# nice alone does not lower, so the group's own nice is raised too.
+	setsid bash -c 'echo 19 >/proc/self/autogroup 2>/dev/null || true; exec nice -n 19 scripts/stack.sh install' >"$stack_log" 2>&1 &
 	stack_pid=$!
 	trap stop_stack_build EXIT
 fi
