@@ -462,7 +462,7 @@ func TestAdaptiveDelayFindsTheDependencysP95(t *testing.T) {
 		// when a hedge lands on another replica; the others take 10ms.
 		var mu sync.Mutex
 		called := map[string]bool{}
-		base := roundTripFunc(func(r *http.Request) (*http.Response, error) {
+		base := answersAfter(func(r *http.Request) time.Duration {
 			mu.Lock()
 			first := !called[r.URL.RawQuery]
 			called[r.URL.RawQuery] = true
@@ -471,12 +471,7 @@ func TestAdaptiveDelayFindsTheDependencysP95(t *testing.T) {
 			if n, _ := strconv.Atoi(strings.TrimPrefix(r.URL.RawQuery, "op=")); first && n%20 == 19 {
 				d = 200 * time.Millisecond
 			}
-			select {
-			case <-time.After(d):
-			case <-r.Context().Done():
-				return nil, r.Context().Err()
-			}
-			return &http.Response{StatusCode: 200, Body: http.NoBody, Request: r}, nil
+			return d
 		})
 		rec, opts := tracingProviders()
 		tr := otelretry.NewTransport(base, append(opts, otelretry.WithHedging(otelretry.Hedging{Adaptive: true, MaxDelay: 500 * time.Millisecond, MaxShare: 1}))...)
@@ -1041,16 +1036,11 @@ func TestAdaptiveDelayFindsTheP95OfAHeavyTail(t *testing.T) {
 		truth := pareto(0.05) // the p95
 		var mu sync.Mutex
 		rng := rand.New(rand.NewPCG(36, 36))
-		base := roundTripFunc(func(r *http.Request) (*http.Response, error) {
+		base := answersAfter(func(r *http.Request) time.Duration {
 			mu.Lock()
 			d := pareto(1 - rng.Float64())
 			mu.Unlock()
-			select {
-			case <-time.After(d):
-			case <-r.Context().Done():
-				return nil, r.Context().Err()
-			}
-			return &http.Response{StatusCode: 200, Header: http.Header{}, Body: http.NoBody, Request: r}, nil
+			return d
 		})
 		rec, opts := tracingProviders()
 		tr := otelretry.NewTransport(base, append(opts, otelretry.WithoutBudget(),
@@ -1100,17 +1090,12 @@ func TestAdaptiveDelayDoesNotClimbOnTheAttemptsItCuts(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		const answer = 2 * time.Millisecond
 		var warm atomic.Bool
-		base := roundTripFunc(func(r *http.Request) (*http.Response, error) {
+		base := answersAfter(func(r *http.Request) time.Duration {
 			d := answer
 			if warm.Load() && r.Header.Get("X-Attempt") == "1" {
 				d = 150 * time.Millisecond
 			}
-			select {
-			case <-time.After(d):
-			case <-r.Context().Done():
-				return nil, r.Context().Err()
-			}
-			return &http.Response{StatusCode: 200, Header: http.Header{}, Body: http.NoBody, Request: r}, nil
+			return d
 		})
 		rec, opts := tracingProviders()
 		tr := otelretry.NewTransport(base, append(opts, otelretry.WithoutBudget(),
@@ -1640,17 +1625,12 @@ func TestTheBudgetLetsAtMostAboutEveryOtherSlowOperationHedge(t *testing.T) {
 // whose stall, answered, is then the longest answer seen.
 func TestAFreshDependencyHedgesFromItsFirstOperations(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		base := roundTripFunc(func(r *http.Request) (*http.Response, error) {
+		base := answersAfter(func(r *http.Request) time.Duration {
 			d := 10 * time.Millisecond
 			if n, _ := strconv.Atoi(r.URL.Query().Get("op")); n >= 2 && n%2 == 1 && r.Header.Get("X-Attempt") == "1" {
 				d = 200 * time.Millisecond
 			}
-			select {
-			case <-time.After(d):
-			case <-r.Context().Done():
-				return nil, r.Context().Err()
-			}
-			return &http.Response{StatusCode: 200, Header: http.Header{}, Body: http.NoBody, Request: r}, nil
+			return d
 		})
 		rec, opts := tracingProviders()
 		tr := otelretry.NewTransport(base, append(opts, otelretry.WithoutBudget(),

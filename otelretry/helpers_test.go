@@ -176,6 +176,19 @@ type roundTripFunc func(*http.Request) (*http.Response, error)
 
 func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
 
+// answersAfter is a base that answers 200 after the time wait gives the
+// request, or ends with the request's context.
+func answersAfter(wait func(*http.Request) time.Duration) roundTripFunc {
+	return func(r *http.Request) (*http.Response, error) {
+		select {
+		case <-time.After(wait(r)):
+		case <-r.Context().Done():
+			return nil, r.Context().Err()
+		}
+		return &http.Response{StatusCode: 200, Header: http.Header{}, Body: http.NoBody, Request: r}, nil
+	}
+}
+
 // reusedResponse is a base that allocates nothing: it answers every call
 // with the same response, cycling through statuses, and a body rewound for
 // each call.
