@@ -5,11 +5,10 @@ package main
 
 import (
 	"bytes"
-	"encoding/xml"
-	"errors"
-	"io"
 	"strings"
 	"testing"
+
+	"github.com/otelretry/otelretry-go/benchmarks/internal/svgplot"
 )
 
 // The plot is well-formed SVG with one panel per judged phase, one line
@@ -30,34 +29,11 @@ func TestPlotDrawsOneLinePerFamilyAndPhase(t *testing.T) {
 	if !bytes.Equal(svg, plotSVG(r)) {
 		t.Fatal("the same figures drew different plots")
 	}
-	d := xml.NewDecoder(bytes.NewReader(svg))
-	var polylines, circles int
-	var texts []string
-	for {
-		tok, err := d.Token()
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			t.Fatalf("not well-formed: %v", err)
-		}
-		se, ok := tok.(xml.StartElement)
-		if !ok {
-			continue
-		}
-		switch se.Name.Local {
-		case "polyline":
-			polylines++
-		case "circle":
-			circles++
-		case "text":
-			var s string
-			if err := d.DecodeElement(&s, &se); err != nil {
-				t.Fatal(err)
-			}
-			texts = append(texts, s)
-		}
+	parsed, err := svgplot.Parse(svg)
+	if err != nil {
+		t.Fatal(err)
 	}
+	polylines, circles, texts := len(parsed.Polylines), parsed.Circles, parsed.Texts
 	if polylines != 4 || circles != 2*(3+1) {
 		t.Errorf("%d lines and %d points, want 4 lines and 8 points (3 swept and no hedging, per phase)", polylines, circles)
 	}

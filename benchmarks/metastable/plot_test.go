@@ -5,13 +5,12 @@ package main
 
 import (
 	"bytes"
-	"encoding/xml"
-	"errors"
-	"io"
 	"math"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/otelretry/otelretry-go/benchmarks/internal/svgplot"
 )
 
 // The plot is well-formed SVG with one panel per configuration (its name,
@@ -34,35 +33,11 @@ func TestPlotDrawsOnePanelPerConfiguration(t *testing.T) {
 	if !bytes.Equal(svg, plotSVG(o, reports)) {
 		t.Fatal("the same figures drew different plots")
 	}
-	d := xml.NewDecoder(bytes.NewReader(svg))
-	var polylines, texts []string
-	for {
-		tok, err := d.Token()
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			t.Fatalf("not well-formed: %v", err)
-		}
-		se, ok := tok.(xml.StartElement)
-		if !ok {
-			continue
-		}
-		switch se.Name.Local {
-		case "polyline":
-			for _, a := range se.Attr {
-				if a.Name.Local == "points" {
-					polylines = append(polylines, a.Value)
-				}
-			}
-		case "text":
-			var s string
-			if err := d.DecodeElement(&s, &se); err != nil {
-				t.Fatal(err)
-			}
-			texts = append(texts, s)
-		}
+	parsed, err := svgplot.Parse(svg)
+	if err != nil {
+		t.Fatal(err)
 	}
+	polylines, texts := parsed.Polylines, parsed.Texts
 	if len(polylines) != 2*len(reports) {
 		t.Fatalf("%d lines, want 2 per configuration", len(polylines))
 	}

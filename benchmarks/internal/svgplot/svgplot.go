@@ -9,7 +9,10 @@ package svgplot
 
 import (
 	"bytes"
+	"encoding/xml"
+	"errors"
 	"fmt"
+	"io"
 	"math"
 	"strconv"
 )
@@ -94,4 +97,46 @@ func logStep(x float64, up bool) float64 {
 func round6(x float64) float64 {
 	v, _ := strconv.ParseFloat(strconv.FormatFloat(x, 'g', 6, 64), 64)
 	return v
+}
+
+// Parsed is what a plot's tests read back from its document.
+type Parsed struct {
+	Polylines []string // each polyline's points, in order
+	Circles   int
+	Texts     []string // each text's content, in order
+}
+
+// Parse reads a document back; it fails on one that is not well-formed.
+func Parse(svg []byte) (Parsed, error) {
+	var p Parsed
+	d := xml.NewDecoder(bytes.NewReader(svg))
+	for {
+		tok, err := d.Token()
+		if errors.Is(err, io.EOF) {
+			return p, nil
+		}
+		if err != nil {
+			return p, fmt.Errorf("not well-formed: %w", err)
+		}
+		se, ok := tok.(xml.StartElement)
+		if !ok {
+			continue
+		}
+		switch se.Name.Local {
+		case "polyline":
+			for _, a := range se.Attr {
+				if a.Name.Local == "points" {
+					p.Polylines = append(p.Polylines, a.Value)
+				}
+			}
+		case "circle":
+			p.Circles++
+		case "text":
+			var s string
+			if err := d.DecodeElement(&s, &se); err != nil {
+				return p, err
+			}
+			p.Texts = append(p.Texts, s)
+		}
+	}
 }
