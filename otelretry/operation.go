@@ -126,22 +126,38 @@ func (op *operation) begin(held *holdings) {
 	key, id := op.wireHeaders()
 	op.setup = attemptSetup{owner: op, sender: &t.sender, ctx: op.tel.ctx, caller: req, clock: &op.clock,
 		bodies: bodySource{caller: req, hasBody: hasBody}, maxAttempts: op.plan.attemptLimit(), key: key, opID: id}
-	if h := hedgingOf(sc.intent, t.cfg.hedging); h.on() && !op.plan.write && !op.plan.noRetry && op.plan.maxAttempts > 1 {
-		hedging := h.forOperation(op.plan.maxAttempts)
-		op.race = newRace(op, &op.setup, &op.ident, &t.gate, t.hedger, hedging, op.budgetKey, op.dependency(), op.plan.maxAttempts)
-		t.hedger.begun(op.dependency(), hedging.MaxShare)
-		op.tel.recordConcurrently()
+	op.beginRace(hedgingOf(sc.intent, t.cfg.hedging))
+	op.beginBuffer(held)
+}
+
+// beginRace gives a read that may be hedged (h on, more than one attempt)
+// its race.
+func (op *operation) beginRace(h *Hedging) {
+	if !h.on() || op.plan.write || op.plan.noRetry || op.plan.maxAttempts <= 1 {
+		return
 	}
+	t := op.t
+	hedging := h.forOperation(op.plan.maxAttempts)
+	op.race = newRace(op, &op.setup, &op.ident, &t.gate, t.hedger, hedging, op.budgetKey, op.dependency(), op.plan.maxAttempts)
+	t.hedger.begun(op.dependency(), hedging.MaxShare)
+	op.tel.recordConcurrently()
+}
+
+// beginBuffer buffers the caller's body when the plan asks for it, and
+// records why it is not buffered.
+func (op *operation) beginBuffer(held *holdings) {
+	t, req := op.t, op.req
 	if op.plan.notBuffered != "" {
 		t.sender.rec.recordNotBuffered(&op.tel, op.plan.notBuffered)
 	}
-	if op.plan.buffer && op.clock.left() > 0 && t.bodies.enabled() {
-		b, notBuffered := bufferBody(op.tel.ctx, req, &t.bodies, req.ContentLength, op.clock.left())
-		t.sender.rec.recordNotBuffered(&op.tel, notBuffered)
-		if b != nil {
-			op.setup.bodies.useBuffer(b)
-			held.callerBody = false // closed once read
-		}
+	if !op.plan.buffer || op.clock.left() <= 0 || !t.bodies.enabled() {
+		return
+	}
+	b, notBuffered := bufferBody(op.tel.ctx, req, &t.bodies, req.ContentLength, op.clock.left())
+	t.sender.rec.recordNotBuffered(&op.tel, notBuffered)
+	if b != nil {
+		op.setup.bodies.useBuffer(b)
+		held.callerBody = false // closed once read
 	}
 }
 

@@ -308,6 +308,20 @@ func fields(o *opRecord, kv []attribute.KeyValue, ev *attemptEvent, onClientSpan
 	if ev.attempt > 1 {
 		kv = append(kv, attrs.HTTPRequestResendCountKey.Int(ev.attempt-1))
 	}
+	kv = outcomeFields(kv, ev, onClientSpan)
+	kv = append(kv, attrs.ElapsedMsKey.Int64(ms(ev.elapsed)), ev.verdict.decision.Attribute(), ev.verdict.reason.Attribute())
+	kv = pacingFields(kv, ev)
+	kv = o.key.appendTo(kv)
+	if ev.replayed {
+		kv = append(kv, attrs.IdempotencyReplayedKey.Bool(true))
+	}
+	return kv
+}
+
+// outcomeFields appends what the attempt's answer was: its error class or
+// its status (never both), the protocol's evidence, and error.type, the
+// last two of which otelhttp writes on its own CLIENT span.
+func outcomeFields(kv []attribute.KeyValue, ev *attemptEvent, onClientSpan bool) []attribute.KeyValue {
 	if ev.class != "" {
 		kv = append(kv, ev.class.Attribute())
 	} else if !onClientSpan {
@@ -322,7 +336,13 @@ func fields(o *opRecord, kv []attribute.KeyValue, ev *attemptEvent, onClientSpan
 	if t := ev.errorType(); t != "" && !onClientSpan {
 		kv = append(kv, attrs.ErrorTypeKey.String(t))
 	}
-	kv = append(kv, attrs.ElapsedMsKey.Int64(ms(ev.elapsed)), ev.verdict.decision.Attribute(), ev.verdict.reason.Attribute())
+	return kv
+}
+
+// pacingFields appends the attempt's timing beside the decision: the
+// server's hint, the pause before a retry, the writes seen and the
+// hedge's place in its race.
+func pacingFields(kv []attribute.KeyValue, ev *attemptEvent) []attribute.KeyValue {
 	if ev.hasRetryAfter {
 		kv = append(kv, attrs.RetryAfterMsKey.Int64(ms(ev.retryAfter)))
 	}
@@ -337,10 +357,6 @@ func fields(o *opRecord, kv []attribute.KeyValue, ev *attemptEvent, onClientSpan
 	}
 	if ev.hedge.hedged {
 		kv = append(kv, attrs.HedgedAfterMsKey.Int64(ms(ev.hedge.sentAfter)))
-	}
-	kv = o.key.appendTo(kv)
-	if ev.replayed {
-		kv = append(kv, attrs.IdempotencyReplayedKey.Bool(true))
 	}
 	return kv
 }
