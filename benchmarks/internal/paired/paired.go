@@ -1,0 +1,102 @@
+// Copyright The otelretry Authors
+// SPDX-License-Identifier: Apache-2.0
+
+// Package paired judges a ratio target on paired runs: runs that each
+// measured both sides, so that a slow spell of the machine lands on both
+// sides of a run's ratio instead of on one side's median. The ratio is
+// the median of the per-run ratios, its interval a percentile bootstrap
+// over the runs, and a target is met (ok) only when the whole interval
+// meets it, missed (MISS) when none of it does, and EDGE when the runs
+// cannot tell. compare.sh's cmd/ratios and the hedging sweep judge their
+// targets with it.
+package paired
+
+import (
+	"math/rand/v2"
+	"slices"
+)
+
+// Ratio is the median of x[i]/y[i]: x and y hold one value per run, in
+// run order. ok is false unless both have the same, non-zero number of
+// runs and y has no zero.
+func Ratio(x, y []float64) (r float64, ok bool) {
+	if len(x) == 0 || len(x) != len(y) {
+		return 0, false
+	}
+	q := make([]float64, len(x))
+	for i := range x {
+		if y[i] == 0 {
+			return 0, false
+		}
+		q[i] = x[i] / y[i]
+	}
+	return Median(q), true
+}
+
+// Interval is a 95 % percentile bootstrap interval of Ratio(x, y): the
+// runs are resampled with replacement (a run's pair of values stays
+// together) and the median of the per-run ratios taken each time. The
+// seed is fixed, so the same input gives the same interval. ok is false
+// where Ratio's is.
+func Interval(x, y []float64) (lo, hi float64, ok bool) {
+	if _, ok := Ratio(x, y); !ok {
+		return 0, 0, false
+	}
+	const resamples = 2000
+	rng := rand.New(rand.NewPCG(1, 2))
+	n := len(x)
+	meds := make([]float64, resamples)
+	q := make([]float64, n)
+	for i := range meds {
+		for j := range q {
+			k := rng.IntN(n)
+			q[j] = x[k] / y[k]
+		}
+		meds[i] = Median(q)
+	}
+	slices.Sort(meds)
+	return meds[resamples*25/1000], meds[resamples*975/1000-1], true
+}
+
+// Median of a non-empty v, which it leaves unchanged.
+func Median(v []float64) float64 {
+	v = slices.Clone(v)
+	slices.Sort(v)
+	if len(v)%2 == 1 {
+		return v[len(v)/2]
+	}
+	return (v[len(v)/2-1] + v[len(v)/2]) / 2
+}
+
+// Bound is a ratio target: at most a limit, or (strict) below it.
+type Bound struct {
+	limit  float64
+	strict bool
+}
+
+// AtMost is the target "ratio <= r".
+func AtMost(r float64) Bound { return Bound{limit: r} }
+
+// Below is the target "ratio < r".
+func Below(r float64) Bound { return Bound{limit: r, strict: true} }
+
+// Meets reports whether the ratio r meets the target.
+func (b Bound) Meets(r float64) bool {
+	if b.strict {
+		return r < b.limit
+	}
+	return r <= b.limit
+}
+
+// Verdict judges the target on an interval of the ratio: "ok" when all of
+// it meets the bound, "MISS" when none of it does, "EDGE" otherwise (the
+// runs are too noisy, or the code too close to the bound, to tell).
+func (b Bound) Verdict(lo, hi float64) string {
+	switch {
+	case b.Meets(hi):
+		return "ok"
+	case !b.Meets(lo):
+		return "MISS"
+	}
+	return "EDGE"
+}
