@@ -201,8 +201,10 @@ func run(o options, w io.Writer) (*report, error) {
 	rep.GOMAXPROCS, rep.GoVersion, rep.LoadavgStart, rep.LoadavgEnd = runtime.GOMAXPROCS(0), runtime.Version(), loadStart, benchrun.Loadavg()
 	rep.Curves = curves(rep, e)
 	rep.EqualLoad = compareAtEqualLoad(rep.Curves)
+	rep.Judged = judgeAtEqualLoad(rep, e)
 	printTable(w, rep)
 	printCurves(w, rep)
+	printJudged(w, rep.Judged)
 	if o.plotPath != "" && len(rep.Curves) > 0 {
 		if err := os.WriteFile(o.plotPath, plotSVG(rep), 0o644); err != nil {
 			return rep, err

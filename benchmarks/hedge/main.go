@@ -31,7 +31,19 @@ func main() {
 	flag.StringVar(&o.plotPath, "plot", "", "write the sweep's plot (SVG: p99.9 against extra requests) to this file")
 	sweep := flag.Bool("sweep", false, "run the sweep (issue 44): failsafe-go and otelretry at several fixed delays, otelretry at several quantiles, unless -configs names them")
 	configs := flag.String("configs", strings.Join(o.configs, ","), "configurations to run, in order ("+reference+" is always run: it is every ratio's reference); also any member of a swept family: failsafe-d<delay>, otelretry-d<delay>, otelretry-q<quantile>")
+	judge := flag.String("judge", "", "judge the sweep of a report saved with -json again (its curves and the target on its repetitions), without running anything; with -plot, draw its plot")
 	flag.Parse()
+	if *judge != "" {
+		r, err := judgeSaved(*judge, os.Stdout)
+		if err == nil && o.plotPath != "" {
+			err = os.WriteFile(o.plotPath, plotSVG(r), 0o644)
+		}
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(2)
+		}
+		return
+	}
 	o.configs = strings.Split(*configs, ",")
 	if *sweep && !flagSet("configs") {
 		o.configs = sweepConfigs()

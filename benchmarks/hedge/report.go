@@ -89,6 +89,17 @@ func (n num) MarshalJSON() ([]byte, error) {
 	return strconv.AppendFloat(nil, float64(n), 'g', -1, 64), nil
 }
 
+// UnmarshalJSON reads null as NaN, so that a saved report reads back.
+func (n *num) UnmarshalJSON(b []byte) error {
+	if string(b) == "null" {
+		*n = num(math.NaN())
+		return nil
+	}
+	f, err := strconv.ParseFloat(string(b), 64)
+	*n = num(f)
+	return err
+}
+
 // figures are one configuration's figures in one phase: of one
 // repetition, or their medians.
 type figures struct {
@@ -281,6 +292,8 @@ type report struct {
 	// swept configuration ran.
 	Curves    []curve     `json:"curves"`
 	EqualLoad []equalLoad `json:"equal_load"`
+	// Judged is the target judged on the repetitions (see judgedLoad).
+	Judged []judgedLoad `json:"judged"`
 }
 
 // maxLag is the arrival lag above which a turn is flagged: the load
@@ -419,6 +432,33 @@ func fms(n num) string {
 		return "-"
 	}
 	return fmt.Sprintf("%.2f", float64(n))
+}
+
+// judgeSaved reads a report written with -json and prints its sweep's
+// curves and the target judged on its repetitions again, with this
+// build's rules: a run made before a rule changed is judged without
+// running it again.
+func judgeSaved(path string, w io.Writer) (*report, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	r := &report{}
+	if err := json.Unmarshal(b, r); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	o := defaultOptions()
+	o.service.fastMin = time.Duration(float64(r.Service.FastMinMs) * float64(time.Millisecond))
+	o.service.fastMean = time.Duration(float64(r.Service.FastMeanMs) * float64(time.Millisecond))
+	o.service.stallProb, o.service.stallFactor = float64(r.Service.StallProb), float64(r.Service.StallFactor)
+	e := o.env()
+	r.Curves = curves(r, e)
+	r.EqualLoad = compareAtEqualLoad(r.Curves)
+	r.Judged = judgeAtEqualLoad(r, e)
+	fmt.Fprintf(w, "%s: %d repetitions, loadavg %s at start, %s at end, GOMAXPROCS=%d %s\n", path, r.Reps, r.LoadavgStart, r.LoadavgEnd, r.GOMAXPROCS, r.GoVersion)
+	printCurves(w, r)
+	printJudged(w, r.Judged)
+	return r, nil
 }
 
 func writeJSON(path string, r *report) error {

@@ -18,6 +18,7 @@ import (
 	"github.com/failsafe-go/failsafe-go/failsafehttp"
 	"github.com/failsafe-go/failsafe-go/hedgepolicy"
 
+	"github.com/otelretry/otelretry-go/benchmarks/internal/paired"
 	"github.com/otelretry/otelretry-go/otelretry"
 )
 
@@ -215,8 +216,26 @@ type equalLoad struct {
 }
 
 // curves gathers the swept members' rows into one curve per family and
-// judged phase.
+// judged phase, each point the medians over the repetitions.
 func curves(r *report, e env) []curve {
+	return curvesBy(r, e, func(rw row) (figures, bool) { return rw.Median, true })
+}
+
+// repCurves are the curves of repetition rep alone: each point that
+// member's figures in that repetition.
+func repCurves(r *report, e env, rep int) []curve {
+	return curvesBy(r, e, func(rw row) (figures, bool) {
+		i := slices.IndexFunc(rw.Reps, func(f repFigures) bool { return f.Rep == rep })
+		if i < 0 {
+			return figures{}, false
+		}
+		return rw.Reps[i].Figures, true
+	})
+}
+
+// curvesBy gathers one curve per family and judged phase, a point per
+// member row whose figures pick gives.
+func curvesBy(r *report, e env, pick func(rw row) (figures, bool)) []curve {
 	var out []curve
 	for _, ph := range r.Phases {
 		if ph.Name == warmupPhase {
@@ -229,9 +248,13 @@ func curves(r *report, e env) []curve {
 				if !ok || fam.prefix != f.prefix || rw.Phase != ph.Name {
 					continue
 				}
+				fig, ok := pick(rw)
+				if !ok {
+					continue
+				}
 				c.Points = append(c.Points, point{Config: rw.Config, Param: p, MaxShare: num(f.rate(p, e)),
-					Extra: rw.Median.Extra, P999Ms: rw.Median.P999Ms, P999Lo: rw.P999Lo, P999Hi: rw.P999Hi,
-					Stalls: rw.Median.Stalls, Unhedged: rw.Median.Unhedged, DelayMs: rw.Median.HedgeAfterMs})
+					Extra: fig.Extra, P999Ms: fig.P999Ms, P999Lo: rw.P999Lo, P999Hi: rw.P999Hi,
+					Stalls: fig.Stalls, Unhedged: fig.Unhedged, DelayMs: fig.HedgeAfterMs})
 			}
 			if len(c.Points) == 0 {
 				continue
@@ -302,6 +325,125 @@ func compareAtEqualLoad(cs []curve) []equalLoad {
 		}
 	}
 	return out
+}
+
+// judgedLoad is the target (otelretry's p99.9 at or below failsafe-go's at
+// equal extra load) at one load, judged on the repetitions as compare.sh
+// judges its targets on runs: in each repetition both curves are that
+// repetition's own points, interpolated at the load, and the ratio is the
+// median of the per-repetition ratios, with its 95 % bootstrap interval
+// over the repetitions. The repetitions run every configuration in turn,
+// so a slow spell lands on both sides of a repetition's ratio; the
+// medians' curves (equalLoad) mix repetitions.
+type judgedLoad struct {
+	Phase   string `json:"phase"`
+	Family  string `json:"family"`
+	Peer    string `json:"peer"`
+	Extra   num    `json:"extra"`
+	Reps    int    `json:"reps"` // repetitions whose curves both reach the load
+	Ratio   num    `json:"ratio"`
+	Lo      num    `json:"ratio_lo"`
+	Hi      num    `json:"ratio_hi"`
+	Verdict string `json:"verdict"` // ok, EDGE or MISS
+}
+
+// judgedRange is the target's range of extra loads: 1 % to 10 %, each
+// whole percent.
+var judgedRange = func() []float64 {
+	var xs []float64
+	for pct := 1; pct <= 10; pct++ {
+		xs = append(xs, float64(pct)/100)
+	}
+	return xs
+}()
+
+// minJudgedReps is the fewest repetitions a load is judged on: the
+// issue's "median of at least 3 repetitions".
+const minJudgedReps = 3
+
+// judgeAtEqualLoad judges each otelretry family against each of
+// failsafe-go's, phase by phase, at the loads of judgedRange that at least
+// minJudgedReps repetitions' curves of both reach.
+func judgeAtEqualLoad(r *report, e env) []judgedLoad {
+	var reps []int
+	for _, rw := range r.Rows {
+		for _, f := range rw.Reps {
+			if !slices.Contains(reps, f.Rep) {
+				reps = append(reps, f.Rep)
+			}
+		}
+	}
+	slices.Sort(reps)
+	byRep := make([][]curve, len(reps))
+	for i, k := range reps {
+		byRep[i] = repCurves(r, e, k)
+	}
+	find := func(cs []curve, phase, fam string) (curve, bool) {
+		i := slices.IndexFunc(cs, func(c curve) bool { return c.Phase == phase && c.Family == fam })
+		if i < 0 {
+			return curve{}, false
+		}
+		return cs[i], true
+	}
+	var out []judgedLoad
+	for _, peer := range r.Curves {
+		if !isPeer(peer.Family) {
+			continue
+		}
+		for _, c := range r.Curves {
+			if c.Phase != peer.Phase || isPeer(c.Family) {
+				continue
+			}
+			for _, x := range judgedRange {
+				var own, theirs []float64
+				for _, cs := range byRep {
+					oc, ok1 := find(cs, c.Phase, c.Family)
+					pc, ok2 := find(cs, c.Phase, peer.Family)
+					if !ok1 || !ok2 {
+						continue
+					}
+					o, ok1 := oc.interpolate(x)
+					p, ok2 := pc.interpolate(x)
+					if ok1 && ok2 && p > 0 {
+						own, theirs = append(own, o), append(theirs, p)
+					}
+				}
+				if len(own) < minJudgedReps {
+					continue
+				}
+				rt, _ := paired.Ratio(own, theirs)
+				lo, hi, _ := paired.Interval(own, theirs)
+				out = append(out, judgedLoad{Phase: c.Phase, Family: c.Family, Peer: peer.Family, Extra: num(x), Reps: len(own),
+					Ratio: num(rt), Lo: num(lo), Hi: num(hi), Verdict: paired.AtMost(1).Verdict(lo, hi)})
+			}
+		}
+	}
+	return out
+}
+
+// printJudged prints each judged load, then per family and peer how many
+// loads were ok, EDGE and MISS.
+func printJudged(w io.Writer, js []judgedLoad) {
+	if len(js) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "\njudged on the repetitions (the target: at or below failsafe-go at equal extra load, 1-10 %%): in each repetition both p99.9s interpolated on its own points; x: median of the per-repetition ratios [95 %% bootstrap interval]; ok: the whole interval at or below 1, MISS: all of it above, EDGE: the repetitions cannot tell\n")
+	type key struct{ phase, family, peer string }
+	counts := map[key]map[string]int{}
+	var keys []key
+	for _, j := range js {
+		fmt.Fprintf(w, "%-4s %-9s %-20s vs %-17s extra %4.1f%%  x%.3f [%.3f-%.3f] over %d repetitions\n", j.Verdict, j.Phase, j.Family, j.Peer, 100*float64(j.Extra), j.Ratio, j.Lo, j.Hi, j.Reps)
+		k := key{j.Phase, j.Family, j.Peer}
+		if counts[k] == nil {
+			counts[k] = map[string]int{}
+			keys = append(keys, k)
+		}
+		counts[k][j.Verdict]++
+	}
+	for _, k := range keys {
+		n := counts[k]
+		fmt.Fprintf(w, "%-9s %-20s vs %-17s ok %d, EDGE %d, MISS %d of %d loads\n", k.phase, k.family, k.peer, n["ok"], n["EDGE"], n["MISS"], n["ok"]+n["EDGE"]+n["MISS"])
+	}
 }
 
 // isPeer reports whether a family is failsafe-go's.

@@ -4,10 +4,16 @@
 package main
 
 import (
+	"bytes"
 	"math"
+	"path/filepath"
+	"reflect"
 	"slices"
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/otelretry/otelretry-go/benchmarks/internal/paired"
 )
 
 // A swept member is named by its family and its parameter; a name that
@@ -142,5 +148,111 @@ func TestCompareAtEqualLoad(t *testing.T) {
 	// At 3 %: failsafe-go 11 ms, own 9.75 ms.
 	if e := got[1]; math.Abs(float64(e.PeerMs)-11) > 1e-9 || math.Abs(float64(e.OwnMs)-9.75) > 1e-9 || math.Abs(float64(e.Ratio)-9.75/11) > 1e-9 {
 		t.Errorf("at 3 %%: %+v", e)
+	}
+}
+
+// sweepReport is a report of two members per family in the tail phase,
+// over reps repetitions: each member's extra load and p99.9 in each, as
+// given by fig(config, rep).
+func sweepReport(reps int, fig func(config string, rep int) (extra, p999 float64)) *report {
+	r := &report{Reps: reps, Phases: []phaseJSON{{warmupPhase, 10}, {"tail", 100}}}
+	for _, c := range []string{"failsafe-d5ms", "failsafe-d7ms", "otelretry-d5ms", "otelretry-d7ms"} {
+		rw := row{Config: c, Phase: "tail"}
+		for k := range reps {
+			x, p := fig(c, k)
+			rw.Reps = append(rw.Reps, repFigures{Rep: k, Figures: figures{Extra: num(x), P999Ms: num(p)}})
+		}
+		rw.Median = rw.Reps[0].Figures
+		r.Rows = append(r.Rows, rw)
+	}
+	return r
+}
+
+// The target is judged on the repetitions: each repetition's ratio comes
+// from its own points, so a slow repetition that doubles both families'
+// p99.9 leaves the ratio alone, and the verdict follows the interval.
+func TestJudgeAtEqualLoadPairsTheRepetitions(t *testing.T) {
+	o := defaultOptions()
+	e := o.env()
+	for _, tc := range []struct {
+		name    string
+		own     []float64 // otelretry's p99.9 over failsafe-go's, per repetition
+		verdict string
+	}{
+		{"below in every repetition", []float64{0.9, 0.95, 0.92, 0.9, 0.97}, "ok"},
+		{"above in every repetition", []float64{1.1, 1.2, 1.05, 1.15, 1.1}, "MISS"},
+		{"either way", []float64{0.9, 1.1, 0.95, 1.08, 1.0}, "EDGE"},
+	} {
+		r := sweepReport(len(tc.own), func(c string, k int) (float64, float64) {
+			slow := float64(1 + k%2) // every other repetition runs on a slow spell
+			x, p := 0.02, 12.0
+			if strings.HasSuffix(c, "d5ms") {
+				x, p = 0.08, 10
+			}
+			if strings.HasPrefix(c, "otelretry") {
+				p *= tc.own[k]
+			}
+			return x, p * slow
+		})
+		r.Curves = curves(r, e)
+		js := judgeAtEqualLoad(r, e)
+		if len(js) != 7 { // 2 % to 8 %
+			t.Fatalf("%s: judged %d loads, want 7 (2-8 %%): %+v", tc.name, len(js), js)
+		}
+		for _, j := range js {
+			if j.Family != "otelretry-d" || j.Peer != "failsafe-d" || j.Reps != len(tc.own) {
+				t.Errorf("%s: %+v", tc.name, j)
+			}
+			if want := paired.Median(tc.own); math.Abs(float64(j.Ratio)-want) > 1e-9 {
+				t.Errorf("%s at %v: ratio %v, want the median of the repetitions' %v", tc.name, j.Extra, j.Ratio, want)
+			}
+			if j.Verdict != tc.verdict {
+				t.Errorf("%s at %v: %s [%v-%v], want %s", tc.name, j.Extra, j.Verdict, j.Lo, j.Hi, tc.verdict)
+			}
+		}
+	}
+	// Fewer than 3 repetitions judge nothing.
+	r := sweepReport(2, func(string, int) (float64, float64) { return 0.05, 10 })
+	r.Curves = curves(r, e)
+	if js := judgeAtEqualLoad(r, e); len(js) != 0 {
+		t.Errorf("2 repetitions judged %d loads", len(js))
+	}
+}
+
+// A report saved with -json is judged again from the file alone: the same
+// verdicts as the report it was written from.
+func TestJudgeSavedReadsBackWhatWasWritten(t *testing.T) {
+	o := defaultOptions()
+	e := o.env()
+	own := []float64{0.9, 1.1, 0.95, 1.08, math.NaN()}
+	r := sweepReport(len(own), func(c string, k int) (float64, float64) {
+		x, p := 0.02, 12.0
+		if strings.HasSuffix(c, "d5ms") {
+			x, p = 0.08, 10
+		}
+		if strings.HasPrefix(c, "otelretry") && k < 4 {
+			p *= own[k]
+		}
+		return x, p
+	})
+	r.Curves = curves(r, e)
+	want := judgeAtEqualLoad(r, e)
+	path := filepath.Join(t.TempDir(), "hedge.json")
+	if err := writeJSON(path, r); err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	got, err := judgeSaved(path, &out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(want) == 0 || !reflect.DeepEqual(got.Judged, want) {
+		t.Errorf("judged again:\n%+v\nwant\n%+v", got.Judged, want)
+	}
+	if !strings.Contains(out.String(), "ok 0, EDGE 7, MISS 0 of 7 loads") {
+		t.Errorf("printed:\n%s", out.String())
+	}
+	if _, err := judgeSaved(filepath.Join(t.TempDir(), "none.json"), &out); err == nil {
+		t.Error("a missing file: no error")
 	}
 }
