@@ -324,10 +324,10 @@ func (op *operation) prepareCause(a *attempt, bodyErr, prepErr, changed error) e
 func (op *operation) conclude(a *attempt, resp *http.Response, err error) result {
 	o := a.observe(resp, err)
 	at := a.at.started(a.id) // this attempt counts as made
-	in := op.inputAt(phaseAttempt, o.end, &at)
-	class := observedClass(o.class, o.timedOut, in.callerCanceled, in.callerDeadline, a.lost())
-	if o.err == nil {
-		class = ""
+	var class attrs.ErrorClass
+	if o.err != nil {
+		c := op.callerAt(o.end)
+		class = observedClass(o.class, o.timedOut, c.canceled, c.deadline, a.lost())
 	}
 	answer := a.answer(&o, class)
 	c := op.t.cfg.classify(answer)
@@ -384,16 +384,21 @@ func (op *operation) callerErr() error { return callerErr(op.req, &op.clock) }
 // at now (since its start), where it stands at p; attempt results are
 // added by the caller.
 func (op *operation) inputAt(ph phase, now time.Duration, p *progress) input {
-	// The caller's deadline is reached on the monotonic clock, even if its
-	// context has not noticed yet: the decision must not depend on which
-	// timer fired first.
-	err := op.callerErr()
-	c := callerState{
-		canceled: errors.Is(err, context.Canceled),
-		deadline: (err != nil && !errors.Is(err, context.Canceled)) || (op.clock.callerBound && now >= op.clock.limit),
-	}
 	pol := op.policy()
-	return inputAt(ph, op.clock.limit-now, pol, pol.replayable || op.setup.bodies.replayable(), p.standing(), c)
+	return inputAt(ph, op.clock.limit-now, pol, pol.replayable || op.setup.bodies.replayable(), p.standing(), op.callerAt(now))
+}
+
+// callerAt is what the caller says at now (since the operation's start).
+// The caller's deadline is reached on the monotonic clock, even if its
+// context has not noticed yet: the decision must not depend on which
+// timer fired first.
+func (op *operation) callerAt(now time.Duration) callerState {
+	err := op.callerErr()
+	canceled := errors.Is(err, context.Canceled)
+	return callerState{
+		canceled: canceled,
+		deadline: (err != nil && !canceled) || (op.clock.callerBound && now >= op.clock.limit),
+	}
 }
 
 // settle decides on in, asking the Backoff (retry n, after answer) and
