@@ -1125,3 +1125,22 @@ func TestPrepareChangedTheGeneratedKey(t *testing.T) {
 		t.Errorf("no generated key: %v", got)
 	}
 }
+
+// Whether a phase re-arms the attempt timer depends on the phase and the
+// request alone, never on the time left: the timer reads the clock only
+// for a phase that re-arms (attemptTimer.entered).
+func TestAttemptBoundRearmIgnoresTimeLeft(t *testing.T) {
+	phases := []wirePhase{phaseSent, phaseGettingConn, phaseGotConn, phaseHeadersOut, phaseWritten}
+	for _, ph := range phases {
+		for _, cutRetryable := range []bool{false, true} {
+			for _, hasBody := range []bool{false, true} {
+				_, want := attemptBound(ph, cutRetryable, hasBody, time.Second, 0)
+				for _, left := range []time.Duration{-time.Second, time.Millisecond, time.Second, time.Hour} {
+					if _, got := attemptBound(ph, cutRetryable, hasBody, time.Second, left); got != want {
+						t.Errorf("phase %d, cutRetryable %v, body %v: rearm %v with %v left, %v with none", ph, cutRetryable, hasBody, got, left, want)
+					}
+				}
+			}
+		}
+	}
+}
