@@ -331,7 +331,7 @@ func (op *operation) conclude(a *attempt, resp *http.Response, err error) result
 	}
 	answer := a.answer(&o, class)
 	c := op.t.cfg.classify(answer)
-	in, class, evidence := op.inputAfter(o, class, c, &at)
+	in, class, evidence := op.inputAfter(&o, class, c, &at)
 	var view raceView
 	if r := op.race; r != nil {
 		in, view = r.judge(a, in, o.end)
@@ -341,10 +341,10 @@ func (op *operation) conclude(a *attempt, resp *http.Response, err error) result
 	}
 	var cost budgetObservation
 	if !view.superseded {
-		cost = budgetCharge(in, o.retryAfter, o.hasRetryAfter, view.link.of != 0)
+		cost = budgetCharge(&in, o.retryAfter, o.hasRetryAfter, view.link.of != 0)
 	}
 	v, pending := op.settle(in, a.id.n, &answer, cost)
-	a.concluded(newAttemptEvent(o, class, evidence, v), pending)
+	a.concluded(newAttemptEvent(&o, class, evidence, v), pending)
 	op.t.sender.rec.recordAttempt(&op.tel, a.span, &a.ev)
 	if err != nil {
 		return result{err: decidedError(err, class, op.req.URL, a.preparedURL(), v), v: v}
@@ -356,7 +356,7 @@ func (op *operation) conclude(a *attempt, resp *http.Response, err error) result
 // (o, the class it was observed as) and the classifier's verdict, at the
 // time left after the classifier ran, and returns the class and evidence
 // the attempt records (recordedClass).
-func (op *operation) inputAfter(o observation, observed attrs.ErrorClass, c Classification, p *progress) (input, attrs.ErrorClass, Evidence) {
+func (op *operation) inputAfter(o *observation, observed attrs.ErrorClass, c Classification, p *progress) (input, attrs.ErrorClass, Evidence) {
 	in := op.inputAt(phaseAttempt, op.clock.since(), p)
 	left := op.plan.maxAttempts - p.attempts
 	if o.err != nil {
@@ -368,7 +368,7 @@ func (op *operation) inputAfter(o observation, observed attrs.ErrorClass, c Clas
 		return in.failed(class, o.written, provedUnprocessed(o.unsent, o.written, c, o.wireProved), c, left), class, evidence
 	}
 	in = in.answered(o.status, op.t.retryable.has(o.status), o.retryAfter, drainFloor(o.contentLength), o.verdict, c, left)
-	return in, "", verdictEvidence(in, o.verdictHeader)
+	return in, "", verdictEvidence(&in, o.verdictHeader)
 }
 
 // lateWrites records writes on the wire the base reported after attempt

@@ -638,7 +638,7 @@ func recordedEvidence(e Evidence, v verdict) Evidence {
 // same. A keyed request's 409 holds back no other retry: its hint paces
 // the resends of its key, whose first request is still being processed,
 // and says nothing of the host's load.
-func budgetCharge(in input, retryAfter time.Duration, hinted, hedge bool) budgetObservation {
+func budgetCharge(in *input, retryAfter time.Duration, hinted, hedge bool) budgetObservation {
 	if in.class == attrs.ErrorClassCanceled {
 		return budgetObservation{}
 	}
@@ -650,7 +650,7 @@ func budgetCharge(in input, retryAfter time.Duration, hinted, hedge bool) budget
 	// makes the attempt a failure; Retryable is the classifier's word that
 	// an answer is a failure worth retrying, even where it cannot make it
 	// retried (a write); the rules retryable applies add the verdicts.
-	byRule, _ := retryable(&in)
+	byRule, _ := retryable(in)
 	failed := in.class != "" || in.retryableStatus || in.classifier.kind == classRetryable || byRule
 	return budgetObservation{
 		success:  answeredOK,
@@ -978,7 +978,7 @@ func policyOf(p requestPlan, k keyJudgment) requestPolicy {
 // verdictEvidence is what an answer's verdict header proves, recorded as
 // evidence when it made a write retryable (WithShouldRetryWrites): the
 // service's word, on the HTTP answer, in that header.
-func verdictEvidence(in input, header string) Evidence {
+func verdictEvidence(in *input, header string) Evidence {
 	if in.verdict != verdictRetry || in.repeatable || !in.verdictWrites || in.classifier.kind != classDefault {
 		return Evidence{}
 	}

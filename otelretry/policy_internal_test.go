@@ -580,12 +580,12 @@ func TestRulesBesideDecide(t *testing.T) {
 		}
 	})
 	t.Run("budgetCharge: a keyed 409's hint is its key's, not the host's", func(t *testing.T) {
-		keyed := budgetCharge(input{status: 409, keyed: true, repeatable: true}, time.Second, true, false)
+		keyed := budgetCharge(&input{status: 409, keyed: true, repeatable: true}, time.Second, true, false)
 		if !keyed.failure || keyed.pushback != 0 || keyed.hinted {
 			t.Errorf("a keyed 409 with Retry-After: %+v, want a failure that holds back no other retry", keyed)
 		}
 		for _, in := range []input{{status: 503, retryableStatus: true, repeatable: true}, {status: 409, repeatable: true}, {status: 422, keyed: true, repeatable: true}} {
-			if o := budgetCharge(in, time.Second, true, false); o.pushback != time.Second || !o.hinted {
+			if o := budgetCharge(&in, time.Second, true, false); o.pushback != time.Second || !o.hinted {
 				t.Errorf("status %d (keyed %v) with Retry-After: %+v, want the host held back", in.status, in.keyed, o)
 			}
 		}
@@ -615,7 +615,7 @@ func TestRulesBesideDecide(t *testing.T) {
 			{"a hedge's failure (paid when it was admitted)", input{status: 503, retryableStatus: true}, false, false, true},
 			{"a hedge's success", input{status: 200}, false, true, true},
 		} {
-			if o := budgetCharge(tc.in, 0, false, tc.hedge); o.failure != tc.failure || o.success != tc.success {
+			if o := budgetCharge(&tc.in, 0, false, tc.hedge); o.failure != tc.failure || o.success != tc.success {
 				t.Errorf("%s: %+v", tc.name, o)
 			}
 		}
