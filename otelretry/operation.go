@@ -343,8 +343,8 @@ func (op *operation) conclude(a *attempt, resp *http.Response, err error) result
 	if !view.superseded {
 		cost = budgetCharge(&in, o.retryAfter, o.hasRetryAfter, view.link.of != 0)
 	}
-	v, pending := op.settle(in, a.id.n, &answer, cost)
-	a.concluded(newAttemptEvent(&o, class, evidence, v), pending)
+	v, pending := op.settle(&in, a.id.n, &answer, cost)
+	a.concluded(&o, class, evidence, v, pending)
 	op.t.sender.rec.recordAttempt(&op.tel, a.span, &a.ev)
 	if err != nil {
 		return result{err: decidedError(err, class, op.req.URL, a.preparedURL(), v), v: v}
@@ -408,12 +408,13 @@ func (op *operation) callerAt(now time.Duration) callerState {
 // its budget: the gate charges it with the admission of the retry it asks
 // for, in one step, or counts it alone when no retry is asked; an unknown
 // write that a state check will resolve leaves it to the check's verdict
-// (pending), with the resend the check may ask for.
-func (op *operation) settle(in input, n int, answer *Answer, cost budgetObservation) (v verdict, pending budgetObservation) {
-	v = decide(in)
+// (pending), with the resend the check may ask for. in gets the Backoff's
+// pause when it is asked.
+func (op *operation) settle(in *input, n int, answer *Answer, cost budgetObservation) (v verdict, pending budgetObservation) {
+	v = decide(*in)
 	if v.needPause {
-		in = in.withPause(op.t.cfg.backoffFor(n, *answer), op.clock.left())
-		v = decide(in)
+		*in = in.withPause(op.t.cfg.backoffFor(n, *answer), op.clock.left())
+		v = decide(*in)
 	}
 	now := op.clock.limit - in.remaining
 	switch {
@@ -456,7 +457,8 @@ func (op *operation) checkState(a *attempt, cause error, p *progress) (verdict, 
 	}
 	sanitize := func(err error) error { return op.sanitize(err, a.out.URL) }
 	check := runStateCheck(op.tel.ctx, op.clock.deadline, hook, op.t.sender.rec, op.ident.opID(), a, cause, sanitize)
-	v, _ := op.settle(op.inputAt(phaseStateCheck, op.clock.since(), p).checked(check.state), a.id.n, &Answer{}, a.pendingCost)
+	in := op.inputAt(phaseStateCheck, op.clock.since(), p).checked(check.state)
+	v, _ := op.settle(&in, a.id.n, &Answer{}, a.pendingCost)
 	op.t.sender.rec.endStateCheck(&op.tel, check.span, check.state, v, check.problem, check.err)
 	if v.decision != attrs.DecisionReturn {
 		closeResponse(check.stored)
