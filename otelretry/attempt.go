@@ -485,10 +485,11 @@ func (a *attempt) answer(o *observation, class attrs.ErrorClass) Answer {
 		StatusCode: o.status, Header: o.header, RetryAfter: o.retryAfter, contentLength: o.contentLength}
 }
 
-// concluded keeps the attempt's event, once its owner judged it, and what
-// its answer costs the budget when that is left to a state check.
-func (a *attempt) concluded(ev attemptEvent, pendingCost budgetObservation) {
-	a.ev, a.pendingCost = ev, pendingCost
+// concluded keeps the attempt's event, built in place from what it
+// observed once its owner judged it (see newAttemptEvent), and what its
+// answer costs the budget when that is left to a state check.
+func (a *attempt) concluded(o *observation, class attrs.ErrorClass, evidence Evidence, v verdict, pendingCost budgetObservation) {
+	a.ev, a.pendingCost = newAttemptEvent(o, class, evidence, v), pendingCost
 }
 
 // discard drains (at most maxDrain bytes, for at most bound: the verdict's

@@ -150,7 +150,7 @@ type attemptEvent struct {
 // newAttemptEvent builds the attempt's event: what it observed, the class
 // it records (recordedClass), the evidence where the verdict rests on it
 // (recordedEvidence), and the verdict.
-func newAttemptEvent(o observation, class attrs.ErrorClass, evidence Evidence, v verdict) attemptEvent {
+func newAttemptEvent(o *observation, class attrs.ErrorClass, evidence Evidence, v verdict) attemptEvent {
 	ev := attemptEvent{
 		attempt:   o.number,
 		status:    o.status,

@@ -55,7 +55,7 @@ func TestAttemptEventWritesOfAnAnswer(t *testing.T) {
 			if tc.failed {
 				o, class = s.failure(io.ErrUnexpectedEOF, attrs.ErrorClassConnectionReset, false, Evidence{}, false), attrs.ErrorClassConnectionReset
 			}
-			if ev := newAttemptEvent(o, class, Evidence{}, verdict{}); ev.writes != tc.want {
+			if ev := newAttemptEvent(&o, class, Evidence{}, verdict{}); ev.writes != tc.want {
 				t.Errorf("writes = %d, want %d", ev.writes, tc.want)
 			}
 		})
@@ -70,21 +70,21 @@ func TestAttemptEventIsTheObservationAndTheVerdict(t *testing.T) {
 	v := verdict{decision: attrs.DecisionRetry, reason: attrs.ReasonRetryableStatus, pause: 2 * time.Second}
 	s := seen(1, true)
 	o := s.response(&http.Response{StatusCode: 503, Header: http.Header{"Retry-After": {"2"}}, ContentLength: 5}, now, defaultDialect)
-	ev := newAttemptEvent(o, "", Evidence{}, v)
+	ev := newAttemptEvent(&o, "", Evidence{}, v)
 	if ev.attempt != 3 || ev.status != 503 || ev.class != "" || ev.elapsed != 150*time.Millisecond || ev.remaining != 900*time.Millisecond ||
 		ev.end != 250*time.Millisecond || ev.verdict != v || ev.url != s.url || ev.retryAfter != 2*time.Second || !ev.hasRetryAfter || ev.retryAfterError != nil {
 		t.Errorf("event of a 503 = %+v", ev)
 	}
 	refused := Evidence{Class: attrs.ErrorClassRefusedStream, Protocol: "h2", Code: 7, Name: "REFUSED_STREAM"}
 	f := s.failure(io.ErrUnexpectedEOF, attrs.ErrorClassConnectionReset, false, refused, true)
-	ev = newAttemptEvent(f, attrs.ErrorClassRefusedStream, refused, v)
+	ev = newAttemptEvent(&f, attrs.ErrorClassRefusedStream, refused, v)
 	if ev.status != 0 || ev.class != attrs.ErrorClassRefusedStream || ev.evidence != refused || ev.hasRetryAfter {
 		t.Errorf("event of a refused stream = %+v", ev)
 	}
 	// The evidence is recorded only where the decision rests on it (see
 	// recordedEvidence); the class stays.
 	for _, stop := range []verdict{{decision: attrs.DecisionStop, reason: attrs.ReasonIntent}, {decision: attrs.DecisionStop, reason: attrs.ReasonNotReplayable}} {
-		ev = newAttemptEvent(f, attrs.ErrorClassRefusedStream, refused, stop)
+		ev = newAttemptEvent(&f, attrs.ErrorClassRefusedStream, refused, stop)
 		if ev.class != attrs.ErrorClassRefusedStream || ev.evidence.present() {
 			t.Errorf("event of a refused stream ended %s/%s = %+v; want its class and no evidence", stop.decision, stop.reason, ev)
 		}

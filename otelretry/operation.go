@@ -324,14 +324,14 @@ func (op *operation) prepareCause(a *attempt, bodyErr, prepErr, changed error) e
 func (op *operation) conclude(a *attempt, resp *http.Response, err error) result {
 	o := a.observe(resp, err)
 	at := a.at.started(a.id) // this attempt counts as made
-	in := op.inputAt(phaseAttempt, o.end, &at)
-	class := observedClass(o.class, o.timedOut, in.callerCanceled, in.callerDeadline, a.lost())
-	if o.err == nil {
-		class = ""
+	var class attrs.ErrorClass
+	if o.err != nil {
+		c := op.callerAt(o.end)
+		class = observedClass(o.class, o.timedOut, c.canceled, c.deadline, a.lost())
 	}
 	answer := a.answer(&o, class)
 	c := op.t.cfg.classify(answer)
-	in, class, evidence := op.inputAfter(o, class, c, &at)
+	in, class, evidence := op.inputAfter(&o, class, c, &at)
 	var view raceView
 	if r := op.race; r != nil {
 		in, view = r.judge(a, in, o.end)
@@ -341,10 +341,10 @@ func (op *operation) conclude(a *attempt, resp *http.Response, err error) result
 	}
 	var cost budgetObservation
 	if !view.superseded {
-		cost = budgetCharge(in, o.retryAfter, o.hasRetryAfter, view.link.of != 0)
+		cost = budgetCharge(&in, o.retryAfter, o.hasRetryAfter, view.link.of != 0)
 	}
-	v, pending := op.settle(in, a.id.n, &answer, cost)
-	a.concluded(newAttemptEvent(o, class, evidence, v), pending)
+	v, pending := op.settle(&in, a.id.n, &answer, cost)
+	a.concluded(&o, class, evidence, v, pending)
 	op.t.sender.rec.recordAttempt(&op.tel, a.span, &a.ev)
 	if err != nil {
 		return result{err: decidedError(err, class, op.req.URL, a.preparedURL(), v), v: v}
@@ -356,7 +356,7 @@ func (op *operation) conclude(a *attempt, resp *http.Response, err error) result
 // (o, the class it was observed as) and the classifier's verdict, at the
 // time left after the classifier ran, and returns the class and evidence
 // the attempt records (recordedClass).
-func (op *operation) inputAfter(o observation, observed attrs.ErrorClass, c Classification, p *progress) (input, attrs.ErrorClass, Evidence) {
+func (op *operation) inputAfter(o *observation, observed attrs.ErrorClass, c Classification, p *progress) (input, attrs.ErrorClass, Evidence) {
 	in := op.inputAt(phaseAttempt, op.clock.since(), p)
 	left := op.plan.maxAttempts - p.attempts
 	if o.err != nil {
@@ -368,7 +368,7 @@ func (op *operation) inputAfter(o observation, observed attrs.ErrorClass, c Clas
 		return in.failed(class, o.written, provedUnprocessed(o.unsent, o.written, c, o.wireProved), c, left), class, evidence
 	}
 	in = in.answered(o.status, op.t.retryable.has(o.status), o.retryAfter, drainFloor(o.contentLength), o.verdict, c, left)
-	return in, "", verdictEvidence(in, o.verdictHeader)
+	return in, "", verdictEvidence(&in, o.verdictHeader)
 }
 
 // lateWrites records writes on the wire the base reported after attempt
@@ -384,16 +384,21 @@ func (op *operation) callerErr() error { return callerErr(op.req, &op.clock) }
 // at now (since its start), where it stands at p; attempt results are
 // added by the caller.
 func (op *operation) inputAt(ph phase, now time.Duration, p *progress) input {
-	// The caller's deadline is reached on the monotonic clock, even if its
-	// context has not noticed yet: the decision must not depend on which
-	// timer fired first.
-	err := op.callerErr()
-	c := callerState{
-		canceled: errors.Is(err, context.Canceled),
-		deadline: (err != nil && !errors.Is(err, context.Canceled)) || (op.clock.callerBound && now >= op.clock.limit),
-	}
 	pol := op.policy()
-	return inputAt(ph, op.clock.limit-now, pol, pol.replayable || op.setup.bodies.replayable(), p.standing(), c)
+	return inputAt(ph, op.clock.limit-now, pol, pol.replayable || op.setup.bodies.replayable(), p.standing(), op.callerAt(now))
+}
+
+// callerAt is what the caller says at now (since the operation's start).
+// The caller's deadline is reached on the monotonic clock, even if its
+// context has not noticed yet: the decision must not depend on which
+// timer fired first.
+func (op *operation) callerAt(now time.Duration) callerState {
+	err := op.callerErr()
+	canceled := errors.Is(err, context.Canceled)
+	return callerState{
+		canceled: canceled,
+		deadline: (err != nil && !canceled) || (op.clock.callerBound && now >= op.clock.limit),
+	}
 }
 
 // settle decides on in, asking the Backoff (retry n, after answer) and
@@ -403,12 +408,13 @@ func (op *operation) inputAt(ph phase, now time.Duration, p *progress) input {
 // its budget: the gate charges it with the admission of the retry it asks
 // for, in one step, or counts it alone when no retry is asked; an unknown
 // write that a state check will resolve leaves it to the check's verdict
-// (pending), with the resend the check may ask for.
-func (op *operation) settle(in input, n int, answer *Answer, cost budgetObservation) (v verdict, pending budgetObservation) {
-	v = decide(in)
+// (pending), with the resend the check may ask for. in gets the Backoff's
+// pause when it is asked.
+func (op *operation) settle(in *input, n int, answer *Answer, cost budgetObservation) (v verdict, pending budgetObservation) {
+	v = decide(*in)
 	if v.needPause {
-		in = in.withPause(op.t.cfg.backoffFor(n, *answer), op.clock.left())
-		v = decide(in)
+		*in = in.withPause(op.t.cfg.backoffFor(n, *answer), op.clock.left())
+		v = decide(*in)
 	}
 	now := op.clock.limit - in.remaining
 	switch {
@@ -451,7 +457,8 @@ func (op *operation) checkState(a *attempt, cause error, p *progress) (verdict, 
 	}
 	sanitize := func(err error) error { return op.sanitize(err, a.out.URL) }
 	check := runStateCheck(op.tel.ctx, op.clock.deadline, hook, op.t.sender.rec, op.ident.opID(), a, cause, sanitize)
-	v, _ := op.settle(op.inputAt(phaseStateCheck, op.clock.since(), p).checked(check.state), a.id.n, &Answer{}, a.pendingCost)
+	in := op.inputAt(phaseStateCheck, op.clock.since(), p).checked(check.state)
+	v, _ := op.settle(&in, a.id.n, &Answer{}, a.pendingCost)
 	op.t.sender.rec.endStateCheck(&op.tel, check.span, check.state, v, check.problem, check.err)
 	if v.decision != attrs.DecisionReturn {
 		closeResponse(check.stored)

@@ -282,19 +282,19 @@ func decide(in input) verdict {
 	var v verdict
 	switch in.phase {
 	case phaseBeforeCall:
-		v = decideBeforeCall(in)
+		v = decideBeforeCall(&in)
 	case phasePrepared:
-		v = decidePrepared(in)
+		v = decidePrepared(&in)
 	case phaseStateCheck:
-		v = decideAfterStateCheck(in)
+		v = decideAfterStateCheck(&in)
 	case phaseHedge:
-		v = decideHedge(in)
+		v = decideHedge(&in)
 	default:
-		v = decideAfterAttempt(in)
+		v = decideAfterAttempt(&in)
 	}
 	// A write whose outcome is unknown stays unknown until a state check
 	// says otherwise, whatever ends the operation later.
-	v.unresolvedWrite = in.unresolvedWrite || (in.phase == phaseAttempt && in.write && outcomeUnknown(in))
+	v.unresolvedWrite = in.unresolvedWrite || (in.phase == phaseAttempt && in.write && outcomeUnknown(&in))
 	if in.phase == phaseStateCheck && in.state == attrs.StateNotApplied {
 		v.unresolvedWrite = false // the check resolved it
 	}
@@ -305,7 +305,7 @@ func decide(in input) verdict {
 	return v
 }
 
-func decideBeforeCall(in input) verdict {
+func decideBeforeCall(in *input) verdict {
 	switch {
 	case in.callerCanceled:
 		return verdict{decision: attrs.DecisionCanceled, reason: attrs.ReasonCaller}
@@ -332,7 +332,7 @@ func refused(reason attrs.Reason) verdict {
 // decidePrepared decides whether a prepared attempt may be sent: its body
 // could be had, its PrepareAttemptFunc succeeded without changing what the
 // policy judged, and time is left after the preparation.
-func decidePrepared(in input) verdict {
+func decidePrepared(in *input) verdict {
 	// The caller giving up, or the deadline passing, during the preparation
 	// ends it as such, whatever the PrepareAttemptFunc or GetBody made of it: a
 	// hook that watched its context failed because time ran out.
@@ -354,7 +354,7 @@ func decidePrepared(in input) verdict {
 // deadlineReason is the reason when no time is left for a call: the
 // deadline, or, for the call a retry planned (whose pause was checked
 // against the deadline), overrun: what ran after the decision took it.
-func deadlineReason(in input) attrs.Reason {
+func deadlineReason(in *input) attrs.Reason {
 	if in.afterRetry {
 		return attrs.ReasonOverrun
 	}
@@ -364,12 +364,12 @@ func deadlineReason(in input) attrs.Reason {
 // outcomeUnknown reports whether an attempt that got no answer may have
 // been applied: nothing proves it was not processed, and it was written,
 // timed out, or lost its connection.
-func outcomeUnknown(in input) bool {
+func outcomeUnknown(in *input) bool {
 	return in.status == 0 && !in.notProcessed &&
 		(in.written || in.class == attrs.ErrorClassTimeout || in.class == attrs.ErrorClassConnectionReset)
 }
 
-func decideAfterAttempt(in input) verdict {
+func decideAfterAttempt(in *input) verdict {
 	if in.superseded {
 		// Another attempt answered first: whatever this one got is
 		// discarded.
@@ -426,7 +426,7 @@ func decideAfterAttempt(in input) verdict {
 // retryable reports whether an answer that is neither a success nor an
 // unknown write may be tried again before any limit applies, and why (or
 // why not).
-func retryable(in input) (bool, attrs.Reason) {
+func retryable(in *input) (bool, attrs.Reason) {
 	answered := in.status != 0
 	switch in.classifier.kind {
 	case classNotRetryable:
@@ -481,7 +481,7 @@ func retryable(in input) (bool, attrs.Reason) {
 // deadline (never start a pause, or a drain, it would cut), the attempt
 // limit, whether the body can be sent again, and last the retry budget, so
 // that the budget is asked only for a retry that would otherwise happen.
-func applyLimits(in input, pause time.Duration, why attrs.Reason) verdict {
+func applyLimits(in *input, pause time.Duration, why attrs.Reason) verdict {
 	drain := max(pause, in.drainFloor)
 	switch {
 	case in.remaining <= drain:
@@ -506,7 +506,7 @@ func applyLimits(in input, pause time.Duration, why attrs.Reason) verdict {
 // attempt limit, the hedges an operation may send, the deadline and the
 // retry budget; last, the dependency's hedge rate, whose asking takes a
 // hedge.
-func decideHedge(in input) verdict {
+func decideHedge(in *input) verdict {
 	switch {
 	case in.callerCanceled:
 		return verdict{decision: attrs.DecisionCanceled, reason: attrs.ReasonCaller}
@@ -541,7 +541,7 @@ func decideHedge(in input) verdict {
 // unknown; not-applied lets the write be sent again within the same limits
 // as a retry, with no pause: the server has just said the write is not
 // there.
-func decideAfterStateCheck(in input) verdict {
+func decideAfterStateCheck(in *input) verdict {
 	switch in.state {
 	case attrs.StateApplied:
 		return verdict{decision: attrs.DecisionReturn, reason: attrs.ReasonStateApplied}
@@ -565,7 +565,7 @@ func decideAfterStateCheck(in input) verdict {
 
 // callerGone is the verdict when the caller's context is done: canceled,
 // or deadline_exceeded, reason caller.
-func callerGone(in input, unknownWrite bool) verdict {
+func callerGone(in *input, unknownWrite bool) verdict {
 	if in.callerCanceled {
 		return verdict{decision: attrs.DecisionCanceled, reason: attrs.ReasonCaller, unknownWrite: unknownWrite}
 	}
@@ -638,7 +638,7 @@ func recordedEvidence(e Evidence, v verdict) Evidence {
 // same. A keyed request's 409 holds back no other retry: its hint paces
 // the resends of its key, whose first request is still being processed,
 // and says nothing of the host's load.
-func budgetCharge(in input, retryAfter time.Duration, hinted, hedge bool) budgetObservation {
+func budgetCharge(in *input, retryAfter time.Duration, hinted, hedge bool) budgetObservation {
 	if in.class == attrs.ErrorClassCanceled {
 		return budgetObservation{}
 	}
@@ -978,7 +978,7 @@ func policyOf(p requestPlan, k keyJudgment) requestPolicy {
 // verdictEvidence is what an answer's verdict header proves, recorded as
 // evidence when it made a write retryable (WithShouldRetryWrites): the
 // service's word, on the HTTP answer, in that header.
-func verdictEvidence(in input, header string) Evidence {
+func verdictEvidence(in *input, header string) Evidence {
 	if in.verdict != verdictRetry || in.repeatable || !in.verdictWrites || in.classifier.kind != classDefault {
 		return Evidence{}
 	}

@@ -580,12 +580,12 @@ func TestRulesBesideDecide(t *testing.T) {
 		}
 	})
 	t.Run("budgetCharge: a keyed 409's hint is its key's, not the host's", func(t *testing.T) {
-		keyed := budgetCharge(input{status: 409, keyed: true, repeatable: true}, time.Second, true, false)
+		keyed := budgetCharge(&input{status: 409, keyed: true, repeatable: true}, time.Second, true, false)
 		if !keyed.failure || keyed.pushback != 0 || keyed.hinted {
 			t.Errorf("a keyed 409 with Retry-After: %+v, want a failure that holds back no other retry", keyed)
 		}
 		for _, in := range []input{{status: 503, retryableStatus: true, repeatable: true}, {status: 409, repeatable: true}, {status: 422, keyed: true, repeatable: true}} {
-			if o := budgetCharge(in, time.Second, true, false); o.pushback != time.Second || !o.hinted {
+			if o := budgetCharge(&in, time.Second, true, false); o.pushback != time.Second || !o.hinted {
 				t.Errorf("status %d (keyed %v) with Retry-After: %+v, want the host held back", in.status, in.keyed, o)
 			}
 		}
@@ -615,7 +615,7 @@ func TestRulesBesideDecide(t *testing.T) {
 			{"a hedge's failure (paid when it was admitted)", input{status: 503, retryableStatus: true}, false, false, true},
 			{"a hedge's success", input{status: 200}, false, true, true},
 		} {
-			if o := budgetCharge(tc.in, 0, false, tc.hedge); o.failure != tc.failure || o.success != tc.success {
+			if o := budgetCharge(&tc.in, 0, false, tc.hedge); o.failure != tc.failure || o.success != tc.success {
 				t.Errorf("%s: %+v", tc.name, o)
 			}
 		}
@@ -1123,5 +1123,24 @@ func TestPrepareChangedTheGeneratedKey(t *testing.T) {
 	prepared := caller.Clone(context.Background())
 	if got := prepareChanged(prepared, caller, p, keyJudgment{}, nil, headerValue{}); got != nil {
 		t.Errorf("no generated key: %v", got)
+	}
+}
+
+// Whether a phase re-arms the attempt timer depends on the phase and the
+// request alone, never on the time left: the timer reads the clock only
+// for a phase that re-arms (attemptTimer.entered).
+func TestAttemptBoundRearmIgnoresTimeLeft(t *testing.T) {
+	phases := []wirePhase{phaseSent, phaseGettingConn, phaseGotConn, phaseHeadersOut, phaseWritten}
+	for _, ph := range phases {
+		for _, cutRetryable := range []bool{false, true} {
+			for _, hasBody := range []bool{false, true} {
+				_, want := attemptBound(ph, cutRetryable, hasBody, time.Second, 0)
+				for _, left := range []time.Duration{-time.Second, time.Millisecond, time.Second, time.Hour} {
+					if _, got := attemptBound(ph, cutRetryable, hasBody, time.Second, left); got != want {
+						t.Errorf("phase %d, cutRetryable %v, body %v: rearm %v with %v left, %v with none", ph, cutRetryable, hasBody, got, left, want)
+					}
+				}
+			}
+		}
 	}
 }

@@ -81,6 +81,8 @@ type recorder struct {
 	// keyValues: an idempotency key's value is recorded on spans and log
 	// records (WithIdempotencyKeyValues).
 	keyValues bool
+	// urls is the operations' last sanitized URL.
+	urls lastURL
 }
 
 // opRecord is what the recorder keeps of one operation while it runs.
@@ -96,6 +98,7 @@ type opRecord struct {
 	method    string
 	ident     *identity
 	clock     *clock
+	urls      *lastURL
 	cleanURL  string
 	labels    attribute.Set // extra metric labels (WithMetricAttributes)
 	// key is the idempotency key the operation's request carries, as it is
@@ -186,7 +189,7 @@ func (o *opRecord) recordConcurrently() {
 
 func (o *opRecord) sanitizedURL() string {
 	if o.cleanURL == "" {
-		o.cleanURL = SanitizeURL(o.req.URL)
+		o.cleanURL = o.urls.sanitize(o.req.URL)
 	}
 	return o.cleanURL
 }
@@ -198,7 +201,7 @@ func (o *opRecord) sanitizedURL() string {
 // new; the parent's span and ctx itself are used instead, without naming
 // the span or copying the context.
 func (r *recorder) startOperation(ctx context.Context, req *http.Request, method string, ident *identity, c *clock) opRecord {
-	o := opRecord{req: req, method: method, ident: ident, clock: c}
+	o := opRecord{req: req, method: method, ident: ident, clock: c, urls: &r.urls}
 	if f := r.metricAttributes; f != nil {
 		o.labels = metrics.NewLabels(f(req)...)
 	}

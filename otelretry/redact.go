@@ -7,6 +7,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"sync/atomic"
 
 	"github.com/otelretry/otelretry-go/attrs"
 	"github.com/otelretry/otelretry-go/internal/redact"
@@ -21,6 +22,32 @@ import (
 // exported so that a service's own log lines about a request show its URL
 // exactly as the spans do.
 func SanitizeURL(u *url.URL) string { return redact.URL(u) }
+
+// lastURL is the last URL a Transport's operations sanitized, with its
+// sanitized form: a client mostly calls the same URLs, and sanitizing one
+// costs two allocations. It holds one entry, replaced on a miss, so it
+// never grows; an entry is reused only for a URL equal to it in every
+// field. Operations read it concurrently.
+type lastURL struct{ last atomic.Pointer[sanitizedURL] }
+
+type sanitizedURL struct {
+	u     url.URL
+	clean string
+}
+
+// sanitize returns SanitizeURL(u), reusing the last one when u equals the
+// URL it was made from.
+func (c *lastURL) sanitize(u *url.URL) string {
+	if u == nil {
+		return ""
+	}
+	if e := c.last.Load(); e != nil && e.u == *u {
+		return e.clean
+	}
+	clean := SanitizeURL(u)
+	c.last.Store(&sanitizedURL{u: *u, clean: clean})
+	return clean
+}
 
 // sanitizeErrorText removes secrets from msg, the text of err: every URL
 // of a *url.Error in err's chain and every spelling of u (the request's

@@ -64,10 +64,13 @@ func (at *attemptTimer) start(cutRetryable, hasBody bool, attemptTimeout, left t
 // after RoundTrip returned) finds the attempt answered and changes
 // nothing.
 func (at *attemptTimer) entered(ph wirePhase) {
-	d, rearm := attemptBound(ph, at.cutRetryable, at.hasBody, at.attemptTimeout, at.clock.left())
-	if rearm && at.state.Load() == timerWaiting {
-		at.t.Reset(d)
+	// Whether the phase re-arms does not depend on the time left: the
+	// clock is read only for a phase that does.
+	if _, rearm := attemptBound(ph, at.cutRetryable, at.hasBody, at.attemptTimeout, 0); !rearm || at.state.Load() != timerWaiting {
+		return
 	}
+	d, _ := attemptBound(ph, at.cutRetryable, at.hasBody, at.attemptTimeout, at.clock.left())
+	at.t.Reset(d)
 }
 
 // answered stops the wait and reports whether the timer fired first.
