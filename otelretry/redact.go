@@ -27,7 +27,8 @@ func SanitizeURL(u *url.URL) string { return redact.URL(u) }
 // sanitized form: a client mostly calls the same URLs, and sanitizing one
 // costs two allocations. It holds one entry, replaced on a miss, so it
 // never grows; an entry is reused only for a URL equal to it in every
-// field. Operations read it concurrently.
+// field. A URL with userinfo is never kept: its password would outlive the
+// request in the Transport. Operations read it concurrently.
 type lastURL struct{ last atomic.Pointer[sanitizedURL] }
 
 type sanitizedURL struct {
@@ -45,7 +46,9 @@ func (c *lastURL) sanitize(u *url.URL) string {
 		return e.clean
 	}
 	clean := SanitizeURL(u)
-	c.last.Store(&sanitizedURL{u: *u, clean: clean})
+	if u.User == nil {
+		c.last.Store(&sanitizedURL{u: *u, clean: clean})
+	}
 	return clean
 }
 

@@ -43,6 +43,12 @@ func TestLastURLReusesOnlyAnEqualURL(t *testing.T) {
 			}
 		}
 	}
+	withPassword := base
+	withPassword.User = url.UserPassword("bob", "PW")
+	last.sanitize(&withPassword)
+	if e := last.last.Load(); e == nil || e.u.User != nil {
+		t.Errorf("kept %+v after a URL with userinfo, want the URL before it", e)
+	}
 	same := base // an equal URL in other memory
 	if allocs := testing.AllocsPerRun(10, func() { last.sanitize(&same) }); allocs != 0 {
 		t.Errorf("sanitizing the last URL again allocates %v, want 0", allocs)
