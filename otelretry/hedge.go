@@ -309,10 +309,15 @@ func (s *latencySketch) longest() (time.Duration, bool) {
 	return 0, false
 }
 
-// quantile is the q-quantile of the durations held: the upper bound of the
-// bucket that holds it, so that at most 1-q of them are longer, with the
-// cut attempts counted as latencySketch says. It reports false until
-// minSamples are held.
+// quantile is the q-quantile of the durations held, with the cut attempts
+// counted as latencySketch says: read inside the bucket that holds it, as
+// far into the bucket (on its log scale) as the quantile's rank is into
+// the bucket's weight, so that it moves with the answers by fractions of
+// a bucket. Read at the bucket's upper bound instead, a quantile near a
+// bound flipped between two delays 20 % apart as answers came and went,
+// and a hedge then waited for the longer one while the shorter one sent
+// the hedges: at equal extra load, a later hedge than one steady delay.
+// It reports false until minSamples are held.
 func (s *latencySketch) quantile(q float64) (time.Duration, bool) {
 	if s.total < minSamples {
 		return 0, false
@@ -342,9 +347,23 @@ func (s *latencySketch) quantile(q float64) (time.Duration, bool) {
 	rank := math.Ceil(q*float64(s.total)) - 1e-6
 	seen := 0.0
 	for i, w := range weight {
-		if seen += w; seen >= rank {
-			return upperBound(i), true
+		if w > 0 && seen+w >= rank {
+			return within(i, (rank-seen)/w), true
 		}
+		seen += w
 	}
 	return upperBound(sketchBuckets - 1), true
+}
+
+// within is the duration a share f (0 to 1) of the way through bucket i,
+// on the log scale the buckets grow by; the last bucket, which has no
+// bound, reads as its upper bound.
+func within(i int, f float64) time.Duration {
+	if i >= sketchBuckets-1 {
+		return upperBound(i)
+	}
+	if i == 0 {
+		return time.Duration(f * float64(upperBound(0)))
+	}
+	return time.Duration(float64(sketchFloor) * math.Pow(sketchGrowth, float64(i)+f))
 }

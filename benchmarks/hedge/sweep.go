@@ -54,8 +54,8 @@ type family struct {
 //     does for failsafe-go;
 //   - otelretry-q<quantile>: otelretry's adaptive delay at that Quantile
 //     (no Delay), with a MaxShare of twice 1 - quantile: its delay is the
-//     quantile of the client's own latency, rounded up, so it passes at
-//     most about that share.
+//     quantile of the client's own latency, so it passes about that
+//     share.
 //
 // Every otelretry member keeps the default retry budget, as the fixed
 // configurations do. The diagnostic families, run only when -configs names
@@ -153,8 +153,8 @@ func familyOf(name string) (family, float64, bool) {
 // The default sweep: the fixed delays span about 1 % to 13 % of extra
 // requests in the tail phase (the share of operations slower than the
 // delay: about 12 % at 4.5 ms, 1 % at 8 ms, where 0.7 % stall); the
-// quantiles' delays are the buckets of otelretry's sketch they fall in
-// (4.6, 5.5, 6.6 and 8.0 ms for this client). failsafe-go with its budget
+// quantiles' delays are the client's own quantiles of latency (about 5 to
+// 8 ms for this client). failsafe-go with its budget
 // runs at three of the delays: its points differ from failsafe-go's
 // without it in the brownout only, where the delay makes no difference
 // but through the budget's max rate. Each fixed delay's members run next
