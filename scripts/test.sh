@@ -117,12 +117,19 @@ for m in "${modules[@]}"; do
 		continue
 		;;
 	esac
-	(cd "$m" && go vet ./...)
+	flags=()
+	# Its tests run under -race: vetted in that variant too, so that its
+	# dependencies (the cloud SDKs) are compiled once.
+	[ "$m" != internal/readmesnippets ] || flags=(-race)
+	(cd "$m" && go vet "${flags[@]}" ./...)
 done
 
 step "the pages: README.md's length, every relative link (internal/doccheck); the Go snippets of README.md and docs/, extracted, up to date, built and vetted (internal/readmesnippets)"
 go test -count=1 ./internal/doccheck
-(cd internal/readmesnippets && go test -count=1 ./...)
+# Under -race, as internal/sdkclients, internal/realclients and classify/h3
+# are: its dependencies are theirs, compiled once in one variant (its tests'
+# go build and go vet of the snippets take the test binary's -race).
+(cd internal/readmesnippets && go test -race -count=1 ./...)
 
 step "API compatibility against api/ (the last release), and the release tool's tests"
 (cd tools/release && go test -count=1 ./...)
