@@ -6,19 +6,22 @@
 #   - Jaeger v2 (built from tools/jaeger), Prometheus (Debian package, with
 #     exemplar storage), VictoriaLogs (built from tools/victorialogs; the
 #     log store);
-#   - the Collector of collector-config.yaml (built with ocb from
-#     deploy/collector/manifest.yaml): OTLP in, traces to Jaeger, metrics
-#     to Prometheus, logs to VictoriaLogs;
-#   - the tiered deployment of deploy/tiered/ (one binary built from
-#     deploy/collector/manifest-tier.yaml with tools/ocb-tier): an agent that
-#     load-balances traces by trace id over two tail-sampling Collectors,
-#     which export to Jaeger; the agent passes metrics and logs (never
-#     sampled) on to the Collector.
+#   - the Collector of collector-config.yaml: OTLP in, traces to Jaeger,
+#     metrics to Prometheus, logs to VictoriaLogs;
+#   - the tiered deployment of deploy/tiered/: an agent that load-balances
+#     traces by trace id over two tail-sampling Collectors, which export to
+#     Jaeger; the agent passes metrics and logs (never sampled) on to the
+#     Collector.
+#   All four run one binary, built from deploy/collector/otelcol/ (the Go
+#   module that ocb generates from deploy/collector/manifest.yaml; the
+#   generate command below regenerates it).
 #
 # Usage: scripts/stack.sh install|packages|up|down|status|env|ports
-#   install  apt-get install prometheus (if missing); build the two ocb
-#            releases, the two Collectors, Jaeger and VictoriaLogs into the
-#            cache (each skipped when its inputs are unchanged)
+#   install  apt-get install prometheus (if missing); build the Collector,
+#            Jaeger and VictoriaLogs into the cache (each skipped when its
+#            inputs are unchanged)
+#   generate build ocb (tools/ocb) and regenerate deploy/collector/otelcol/
+#            from deploy/collector/manifest.yaml
 #   packages only the Debian packages of install (curl, prometheus), so that
 #            install may then build in the background without apt-get
 #   up       start the seven programs, wait until they are ready, write the
@@ -49,14 +52,11 @@ CACHE=${OTELRETRY_CACHE:-$HOME/.cache/otelretry}
 RUN=${OTELRETRY_RUN_DIR:-$CACHE/run}
 BIN=$CACHE/bin
 STAMPS=$CACHE/stamps
-COLLECTOR_DIR=$CACHE/collector
-COLLECTOR_BIN=$COLLECTOR_DIR/otelcol-otelretry
-TIER_DIR=$CACHE/tier
-TIER_BIN=$TIER_DIR/otelcol-otelretry-tier
+COLLECTOR_SRC=$ROOT/deploy/collector/otelcol
+COLLECTOR_BIN=$BIN/otelcol-otelretry
 JAEGER_BIN=$BIN/jaeger
 VICTORIALOGS_BIN=$BIN/victoria-logs
 OCB_BIN=$BIN/ocb
-OCB_TIER_BIN=$BIN/ocb-tier
 PROMETHEUS_BIN=${OTELRETRY_PROMETHEUS_BIN:-/usr/bin/prometheus}
 ENV_FILE=$RUN/stack.env
 TTL=${OTELRETRY_STACK_TTL:-1800}
@@ -160,26 +160,52 @@ build() {
 	log "$name: built in $((SECONDS - start))s"
 }
 
-build_ocb() {
+# The Collector: the committed module that ocb generated, built as ocb's
+# debug_compilation would build it.
+build_collector() {
+	(cd "$COLLECTOR_SRC" && go_env go build -trimpath -gcflags="$STACK_GCFLAGS" -ldflags='-s -w' -o "$COLLECTOR_BIN" .)
+}
+
+# check_generated: deploy/collector/otelcol/ is what ocb generates from the
+# manifest: its go.mod requires every module the manifest names, at the
+# manifest's version, and its components.go imports each. A cheap check
+# that catches an edit of the manifest without `scripts/stack.sh generate`;
+# check_components then checks the binary against the configs.
+check_generated() {
+	local mod ver missing=0
+	while read -r mod ver; do
+		grep -q "^[[:space:]]*$mod $ver\( \|\$\)" "$COLLECTOR_SRC/go.mod" && grep -q "\"$mod[\"/]" "$COLLECTOR_SRC/components.go" "$COLLECTOR_SRC/main.go" || {
+			log "deploy/collector/otelcol/ lacks $mod $ver"
+			missing=1
+		}
+	done < <(awk '$1 == "-" && $2 == "gomod:" { print $3, $4 } $1 == "gomod:" { print $2, $3 }' "$ROOT/deploy/collector/manifest.yaml")
+	[ "$missing" -eq 0 ] || die "deploy/collector/otelcol/ is not generated from deploy/collector/manifest.yaml: run scripts/stack.sh generate"
+}
+
+# generate: ocb of the manifest's release (tools/ocb) writes the
+# distribution's sources (--skip-compilation) into a scratch directory; they
+# replace deploy/collector/otelcol/'s, each with the license header.
+cmd_generate() {
+	local dir f
+	mkdir -p "$BIN"
 	(cd "$ROOT/tools/ocb" && go_env go build -trimpath -o "$OCB_BIN" go.opentelemetry.io/collector/cmd/builder)
+	dir=$(mktemp -d)
+	awk -v out="$dir" '{ print } /^dist:/ { print "  output_path: " out }' \
+		"$ROOT/deploy/collector/manifest.yaml" >"$dir.yaml"
+	go_env "$OCB_BIN" --config "$dir.yaml" --skip-compilation
+	for f in "$dir"/*.go; do
+		{
+			printf '// Copyright The otelretry Authors\n// SPDX-License-Identifier: Apache-2.0\n\n'
+			cat "$f"
+		} >"$COLLECTOR_SRC/$(basename "$f")"
+	done
+	# ocb's templates are not gofmt's order; scripts/test.sh checks gofmt.
+	gofmt -w "$COLLECTOR_SRC"
+	cp "$dir/go.mod" "$dir/go.sum" "$COLLECTOR_SRC/"
+	rm -rf "$dir" "$dir.yaml"
+	check_generated
+	log "deploy/collector/otelcol/ generated from deploy/collector/manifest.yaml"
 }
-
-build_ocb_tier() {
-	(cd "$ROOT/tools/ocb-tier" && go_env go build -trimpath -o "$OCB_TIER_BIN" go.opentelemetry.io/collector/cmd/builder)
-}
-
-# ocb_build OCB MANIFEST DIR: the committed manifests have no output path;
-# inject the cache dir.
-ocb_build() {
-	local ocb=$1 manifest=$2 dir=$3
-	mkdir -p "$dir"
-	awk -v out="$dir" '{ print } /^dist:/ { print "  output_path: " out; print "  debug_compilation: true" }' \
-		"$ROOT/deploy/collector/$manifest" >"$CACHE/$manifest"
-	go_env "$ocb" --config "$CACHE/$manifest"
-}
-
-build_collector() { ocb_build "$OCB_BIN" manifest.yaml "$COLLECTOR_DIR"; }
-build_tier() { ocb_build "$OCB_TIER_BIN" manifest-tier.yaml "$TIER_DIR"; }
 
 build_jaeger() {
 	(cd "$ROOT/tools/jaeger" && go_env go build -trimpath -gcflags="$STACK_GCFLAGS" -ldflags='-s -w' -o "$JAEGER_BIN" github.com/jaegertracing/jaeger/cmd/jaeger)
@@ -232,8 +258,7 @@ check_components() {
 }
 
 check_configs() {
-	check_components "$COLLECTOR_BIN" manifest.yaml "$ROOT/collector-config.yaml"
-	check_components "$TIER_BIN" manifest-tier.yaml "$ROOT/deploy/tiered/agent.yaml" "$ROOT/deploy/tiered/sampler.yaml"
+	check_components "$COLLECTOR_BIN" manifest.yaml "$ROOT/collector-config.yaml" "$ROOT/deploy/tiered/agent.yaml" "$ROOT/deploy/tiered/sampler.yaml"
 	"$JAEGER_BIN" validate --config "$ROOT/deploy/jaeger/config.yaml" >/dev/null 2>"$CACHE/validate.log" ||
 		{ cat "$CACHE/validate.log" >&2; die "deploy/jaeger/config.yaml does not validate"; }
 	local promtool
@@ -251,19 +276,12 @@ cmd_install() {
 	install_curl
 	install_prometheus
 	gov="$(go env GOVERSION) $STACK_GCFLAGS"
-	# Four independent chains, side by side: a cold build spends much of
+	check_generated
+	# Three independent builds, side by side: a cold build spends much of
 	# its time fetching modules and linking (one core), so together they
 	# finish well before one after the other. Each stamp is written only
 	# when its build succeeded.
-	(
-		build ocb "$(hash_of "$ROOT/tools/ocb/go.mod" "$ROOT/tools/ocb/go.sum"; echo "$gov")" "$OCB_BIN" build_ocb
-		build collector "$(hash_of "$ROOT/deploy/collector/manifest.yaml" "$STAMPS/ocb")" "$COLLECTOR_BIN" build_collector
-	) &
-	pids+=($!)
-	(
-		build ocb-tier "$(hash_of "$ROOT/tools/ocb-tier/go.mod" "$ROOT/tools/ocb-tier/go.sum"; echo "$gov")" "$OCB_TIER_BIN" build_ocb_tier
-		build tier "$(hash_of "$ROOT/deploy/collector/manifest-tier.yaml" "$STAMPS/ocb-tier")" "$TIER_BIN" build_tier
-	) &
+	build collector "$(hash_of "$COLLECTOR_SRC"/*; echo "$gov")" "$COLLECTOR_BIN" build_collector &
 	pids+=($!)
 	build jaeger "$(hash_of "$ROOT/tools/jaeger/go.mod" "$ROOT/tools/jaeger/go.sum"; echo "$gov")" "$JAEGER_BIN" build_jaeger &
 	pids+=($!)
@@ -291,8 +309,7 @@ alive() {
 expected_cmd() {
 	case $1 in
 	jaeger) echo "$JAEGER_BIN" ;;
-	collector) echo "$COLLECTOR_BIN" ;;
-	agent | sampler-1 | sampler-2) echo "$TIER_BIN" ;;
+	collector | agent | sampler-1 | sampler-2) echo "$COLLECTOR_BIN" ;;
 	prometheus) echo "$PROMETHEUS_BIN" ;;
 	victorialogs) echo "$VICTORIALOGS_BIN" ;;
 	watchdog) echo "stack-watchdog" ;;
@@ -372,13 +389,13 @@ start_sampler() {
 		OTELCOL_SAMPLER_NAME="$1" OTELCOL_PLAIN_SUCCESS_PERCENT="$PLAIN_SUCCESS_PERCENT" \
 		OTELCOL_DECISION_WAIT="$DECISION_WAIT" OTELCOL_HEALTH_ENDPOINT="$3" \
 		OTELCOL_TELEMETRY_HOST=127.0.0.1 OTELCOL_TELEMETRY_PORT="$4" \
-		"$TIER_BIN" --config "$ROOT/deploy/tiered/sampler.yaml"
+		"$COLLECTOR_BIN" --config "$ROOT/deploy/tiered/sampler.yaml"
 }
 
 cmd_up() {
 	local start_ms deadline hp name
 	start_ms=$(date +%s%N)
-	if [ ! -x "$COLLECTOR_BIN" ] || [ ! -x "$TIER_BIN" ] || [ ! -x "$JAEGER_BIN" ] || [ ! -x "$PROMETHEUS_BIN" ] || [ ! -x "$VICTORIALOGS_BIN" ]; then
+	if [ ! -x "$COLLECTOR_BIN" ] || [ ! -x "$JAEGER_BIN" ] || [ ! -x "$PROMETHEUS_BIN" ] || [ ! -x "$VICTORIALOGS_BIN" ]; then
 		die "binaries missing: run scripts/stack.sh install first"
 	fi
 	command -v curl >/dev/null 2>&1 || die "curl missing: run scripts/stack.sh install first"
@@ -418,7 +435,7 @@ cmd_up() {
 		OTELCOL_LOGS_ENDPOINT="$COLLECTOR_OTLP_GRPC" \
 		OTELCOL_HEALTH_ENDPOINT="$AGENT_HEALTH" \
 		OTELCOL_TELEMETRY_HOST=127.0.0.1 OTELCOL_TELEMETRY_PORT="$AGENT_TELEMETRY_PORT" \
-		"$TIER_BIN" --config "$ROOT/deploy/tiered/agent.yaml"
+		"$COLLECTOR_BIN" --config "$ROOT/deploy/tiered/agent.yaml"
 	# Exemplar storage: Prometheus keeps the exemplars of the OpenMetrics
 	# exposition (trace ids on histogram buckets and counters).
 	start prometheus "$PROMETHEUS_BIN" \
@@ -536,6 +553,7 @@ cmd_status() {
 
 case ${1:-} in
 install) cmd_install ;;
+generate) cmd_generate ;;
 packages)
 	install_curl
 	install_prometheus

@@ -96,6 +96,17 @@ fi
 modules=(. cmd/retryinspect cmd/retryinspect/htmltest examples/demo internal/e2e internal/readmesnippets internal/realclients internal/sdkclients benchmarks classify/h2 classify/h3 tools/release)
 export GOWORK=off
 
+# Every module's dependencies, fetched in the background: with an empty
+# module cache each module's first go command would fetch its modules
+# before it compiles anything (about 30 s in all); these fetches overlap
+# the compiling of the modules before it instead. A fetch that fails here
+# fails again, and is reported, in the foreground.
+download_pid=
+stop_download() { [ -z "$download_pid" ] || kill -- -"$download_pid" 2>/dev/null || true; }
+setsid bash -c 'for m in "$@"; do (cd "$m" && go mod download); done' download "${modules[@]}" >/dev/null 2>&1 &
+download_pid=$!
+trap 'stop_download; stop_stack_build' EXIT
+
 step "library go.mod: OpenTelemetry, otelhttp and their dependencies only"
 go run ./scripts/checkmod
 
@@ -117,12 +128,19 @@ for m in "${modules[@]}"; do
 		continue
 		;;
 	esac
-	(cd "$m" && go vet ./...)
+	flags=()
+	# Its tests run under -race: vetted in that variant too, so that its
+	# dependencies (the cloud SDKs) are compiled once.
+	[ "$m" != internal/readmesnippets ] || flags=(-race)
+	(cd "$m" && go vet "${flags[@]}" ./...)
 done
 
 step "the pages: README.md's length, every relative link (internal/doccheck); the Go snippets of README.md and docs/, extracted, up to date, built and vetted (internal/readmesnippets)"
 go test -count=1 ./internal/doccheck
-(cd internal/readmesnippets && go test -count=1 ./...)
+# Under -race, as internal/sdkclients, internal/realclients and classify/h3
+# are: its dependencies are theirs, compiled once in one variant (its tests'
+# go build and go vet of the snippets take the test binary's -race).
+(cd internal/readmesnippets && go test -race -count=1 ./...)
 
 step "API compatibility against api/ (the last release), and the release tool's tests"
 (cd tools/release && go test -count=1 ./...)

@@ -5,10 +5,10 @@
 # docker-compose package, installed if missing), every profile included,
 # and checks that:
 #   - every file it mounts exists and every image is pinned;
-#   - the Collector images are the releases the e2e stack builds: the
-#     services running collector-config.yaml use the contrib release of
-#     deploy/collector/manifest.yaml, those running deploy/tiered/* the
-#     release of deploy/collector/manifest-tier.yaml;
+#   - the Collector images are the release the e2e stack builds: the
+#     services running collector-config.yaml and those running
+#     deploy/tiered/* use the contrib release of
+#     deploy/collector/manifest.yaml;
 #   - the VictoriaLogs image is the release tools/victorialogs builds for
 #     the e2e stack;
 #   - every long-running service has a healthcheck, and every depends_on
@@ -52,7 +52,8 @@ contrib_release() {
 	echo "$versions"
 }
 main_release=$(contrib_release manifest.yaml) || status=1
-tier_release=$(contrib_release manifest-tier.yaml) || status=1
+# One binary of one release serves both deployments in the e2e stack.
+tier_release=$main_release
 # The VictoriaLogs release the e2e stack builds (tools/victorialogs/go.mod).
 vl_release=$(awk '$1 == "github.com/VictoriaMetrics/VictoriaLogs" { print $2 }' tools/victorialogs/go.mod)
 if [ -z "$vl_release" ]; then

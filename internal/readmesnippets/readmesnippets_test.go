@@ -112,6 +112,7 @@ func TestSnippetsCompile(t *testing.T) {
 		t.Skip("builds the packages")
 	}
 	for _, args := range [][]string{{"build", "-o", os.DevNull, "./snippets/..."}, {"vet", "./snippets/..."}} {
+		args = slices.Insert(args, 1, buildFlags...)
 		cmd := exec.Command("go", args...)
 		cmd.Env = append(os.Environ(), "GOWORK=off")
 		if out, err := cmd.CombinedOutput(); err != nil {
@@ -247,8 +248,9 @@ func TestREADMEProgramSendsTraceContext(t *testing.T) {
 
 	dir := t.TempDir()
 	bin := filepath.Join(dir, "program")
-	build := exec.Command("go", "build", "-o", bin, "-ldflags=-X=main.target="+srv.URL+"/orders",
+	args := append(append([]string{"build"}, buildFlags...), "-o", bin, "-ldflags=-X=main.target="+srv.URL+"/orders",
 		"./"+filepath.Join("snippets", filepath.Dir(program.GeneratedPath())))
+	build := exec.Command("go", args...)
 	build.Env = append(os.Environ(), "GOWORK=off")
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)

@@ -29,11 +29,12 @@ import (
 var published = []string{".", "classify/h2", "classify/h3", "cmd/retryinspect"}
 
 // unpublished are the directories whose modules are never tagged: the
-// tests, benchmarks, examples and build-only tools, and the browser tests
+// tests, benchmarks, examples and build-only tools, the stack's Collector
+// that ocb generated (deploy/collector/otelcol), and the browser tests
 // of retryinspect's HTML report (a module nested in retryinspect's
 // directory, which its module zip leaves out, so that chromedp stays out
 // of the inspector's go.mod).
-var unpublished = []string{"internal/", "benchmarks", "examples/", "tools/", "cmd/retryinspect/htmltest"}
+var unpublished = []string{"internal/", "benchmarks", "examples/", "tools/", "cmd/retryinspect/htmltest", "deploy/"}
 
 // placeholder is the version a module of the main branch requires a
 // published module at, with a replace directive to the module's directory:

@@ -17,7 +17,8 @@
 # first). They run here on ports of their own, outside stack.sh's, so that a
 # stack already up is left alone. The stack's Collector has no file exporter
 # (collector-config.yaml needs none), so this script builds a second one with
-# the stack's ocb, from the same manifest plus the contrib file exporter, and
+# the stack's ocb (tools/ocb), from the same manifest plus the contrib file
+# exporter of its release, and
 # runs it with collector-config.yaml and an overlay that adds the file
 # exporter to the traces pipeline. Everything is stopped on exit.
 #
@@ -33,7 +34,7 @@ cd "$root"
 CACHE=${OTELRETRY_CACHE:-$HOME/.cache/otelretry}
 CAPTURE_DIR=$CACHE/collector-capture
 CAPTURE_BIN=$CAPTURE_DIR/otelcol-capture
-FILE_EXPORTER="github.com/open-telemetry/opentelemetry-collector-contrib/exporter/fileexporter v0.165.1"
+FILE_EXPORTER="github.com/open-telemetry/opentelemetry-collector-contrib/exporter/fileexporter v0.161.0"
 
 # Ports of their own: twelve from CAPTURE_PORT_BASE (default 31400), below
 # the ephemeral range (32768 and up), where no client connection can hold
@@ -82,7 +83,8 @@ go_env() { env CGO_ENABLED=0 GOTOOLCHAIN=local GOCACHE="$CACHE/go-build" GOWORK=
 # 1. The capture Collector: the stack's manifest plus the file exporter.
 if [ ! -x "$CAPTURE_BIN" ]; then
 	log "building the capture Collector (once; a few minutes)"
-	mkdir -p "$CAPTURE_DIR"
+	mkdir -p "$CAPTURE_DIR" "$CACHE/bin"
+	(cd tools/ocb && go_env go build -trimpath -o "$CACHE/bin/ocb" go.opentelemetry.io/collector/cmd/builder)
 	awk -v out="$CAPTURE_DIR" -v fe="$FILE_EXPORTER" '
 		/^dist:/ { print; print "  output_path: " out; next }
 		/^  name: / { print "  name: otelcol-capture"; next }
@@ -90,7 +92,7 @@ if [ ! -x "$CAPTURE_BIN" ]; then
 		{ print }
 		/^exporters:/ { print "  - gomod: " fe }' deploy/collector/manifest.yaml >"$CACHE/manifest-capture.yaml"
 	# ocb's own `go mod tidy` fails: a test-only dependency of the file
-	# exporter (otlpencodingextension v0.165.1) is not served. Generate the
+	# exporter (otlpencodingextension) was not served at v0.165.1. Generate the
 	# sources with ocb and build them without tidying, which needs only what
 	# the binary imports.
 	{ go_env "$CACHE/bin/ocb" --config "$CACHE/manifest-capture.yaml" --skip-get-modules --skip-compilation &&
