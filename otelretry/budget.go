@@ -472,12 +472,14 @@ func (b *Budget) Available(r *http.Request) int {
 
 // offset converts a clock reading to an offset from the first one seen.
 // Readings come from time.Now in each caller, so they may arrive slightly
-// out of order; offsets are signed, and the wheel tolerates that.
+// out of order; one taken before the first seen counts as the first: a
+// negative offset would be earlier than a host's hold of 0, no hold, and
+// read as held.
 func (b *Budget) offset(t time.Time) time.Duration {
 	if !b.begun {
 		b.origin, b.begun = t, true
 	}
-	return t.Sub(b.origin)
+	return max(t.Sub(b.origin), 0)
 }
 
 func (b *Budget) store(key string, e hostBudget, kept bool) {

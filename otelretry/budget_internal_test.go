@@ -831,6 +831,25 @@ func TestBudgetAHedgeTakesItsTokenWhereItIsAdmitted(t *testing.T) {
 	checkBudget(t, b)
 }
 
+// Readings arrive slightly out of order (each caller reads its own clock):
+// one taken before the first the budget saw is no hold, for a retry and
+// for a hedge. Concurrent failures on a fresh host were refused as held.
+func TestBudgetAReadingBeforeTheFirstIsNotHeld(t *testing.T) {
+	b := &Budget{}
+	now := time.Now()
+	earlier := now.Add(-time.Microsecond)
+	if r := b.retry("api.test", now, now, obs503); r != "" {
+		t.Fatalf("first retry: %q, want admitted", r)
+	}
+	if r := b.retry("api.test", earlier, earlier, obs503); r != "" {
+		t.Errorf("a retry read a microsecond before the first: %q, want admitted", r)
+	}
+	if r := b.hedge("other.test", earlier); r != "" {
+		t.Errorf("a hedge read a microsecond before the first: %q, want admitted", r)
+	}
+	checkBudget(t, b)
+}
+
 // A retry's failure is charged and its admission decided in one step:
 // however many operations fail together on a fresh host, two retries are
 // admitted, the host's two.
