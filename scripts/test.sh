@@ -21,7 +21,7 @@
 #                             detector; Go alone, nothing installed
 #
 # Without --quick it installs what it needs (Debian's prometheus,
-# docker-compose and chromium, and builds Jaeger and the Collectors from
+# docker-compose and chromium, and builds Jaeger and the Collector from
 # their Go modules into a cache); CONTRIBUTING.md gives the time each takes.
 set -euo pipefail
 
@@ -61,7 +61,7 @@ if [ -n "$missing" ]; then
 	exit 1
 fi
 
-# The end-to-end stage's stack (Jaeger, the Collectors, VictoriaLogs) takes
+# The end-to-end stage's stack (Jaeger, the Collector, VictoriaLogs) takes
 # most of a cold run's build time. Its Debian packages are installed now, in
 # the foreground (one apt-get at a time), and its builds start in the
 # background at the lowest CPU priority, so that they take only the cores
