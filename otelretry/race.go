@@ -161,137 +161,177 @@ type raceEnd struct {
 // while another attempt is in flight ends nothing (ReasonInFlight).
 func (r *race) run(first *attempt, at progress) raceEnd {
 	r.inbox, r.over = make(chan raceMsg), make(chan struct{})
-	inbox := r.inbox
 	defer close(r.over)
-	end := raceEnd{made: first.id, delay: r.hedger.delay(r.dep, r.hedging)}
-	var (
-		inFlight  = []*attempt{first}
-		hedges    []hedgeSent
-		running   = 1  // attempts sent whose goroutine did not end
-		won       bool // the race has its verdict
-		final     *attempt
-		hintUntil time.Duration
-		// preparing is the hedge being prepared, nil when none: its
-		// number and tokens are the loop's to give back, as long as it
-		// was not sent.
-		preparing, preparingOf *attempt
-	)
-	timer := time.NewTimer(end.delay)
-	defer timer.Stop()
-	fire := timer.C
-	// arm sets the hedge delay for the next hedge, when one may follow.
-	arm := func() {
-		fire = nil
-		if hedgeMayFollow(r.hedging.MaxHedges-r.tried, r.maxAttempts-end.made.n) {
-			timer.Reset(end.delay)
-			fire = timer.C
-		}
+	l := &raceLoop{r: r, at: at, inFlight: []*attempt{first}, running: 1,
+		end: raceEnd{made: first.id, delay: r.hedger.delay(r.dep, r.hedging)}}
+	l.timer = time.NewTimer(l.end.delay)
+	defer l.timer.Stop()
+	l.fire = l.timer.C
+	if !l.hedgeMayFollow() {
+		l.fire = nil
 	}
-	if !hedgeMayFollow(r.hedging.MaxHedges-r.tried, r.maxAttempts-end.made.n) {
-		fire = nil
-	}
-	// over reports whether the race needs no more attempts.
-	over := func() bool { return won || len(inFlight) == 0 }
-	// cancel cancels what is in flight once the race is over.
-	cancel := func() {
-		for _, a := range inFlight {
-			a.lose()
-		}
-		if preparing != nil {
-			preparing.lose()
-		}
-	}
-	go r.attend(first, inbox, r.over)
-	for running > 0 {
+	go r.attend(first, r.inbox, r.over)
+	for l.running > 0 {
 		select {
-		case m := <-inbox:
+		case m := <-r.inbox:
 			switch m.kind {
 			case msgJudge:
-				inFlight = slices.DeleteFunc(inFlight, func(b *attempt) bool { return b == m.a })
-				in := m.in.racing(won, len(inFlight) > 0, hintUntil-m.end, r.maxAttempts-end.made.n)
-				v := decide(in)
-				switch {
-				case v.decision == attrs.DecisionRetry && v.reason == attrs.ReasonInFlight:
-					// The race's retry waits for the hint this attempt got,
-					// as it would have without hedging.
-					hintUntil = max(hintUntil, m.end+max(in.retryAfter, in.classifier.pause))
-				case v.decision != attrs.DecisionSuperseded:
-					// The race's verdict: one that ends the operation, or
-					// its retry, whose pause and limits the attempt asks
-					// for on its goroutine (a retry while others are in
-					// flight comes to this only once no time is left, and
-					// then ends the operation). Either way the race needs
-					// no other attempt.
-					won, final = true, m.a
-				}
-				if over() {
-					cancel()
-				}
-				m.reply <- raceReply{in: in, view: raceView{superseded: in.superseded, link: linkOf(m.a, hedges), delay: end.delay}}
+				l.judge(m)
 			case msgEnded:
-				running--
-				switch {
-				case m.panicked:
-					inFlight = slices.DeleteFunc(inFlight, func(b *attempt) bool { return b == m.a })
-					end.panic(m)
-					won = true // the race ends: what is in flight is canceled
-					cancel()
-				case m.a == final:
-					end.a, end.res = m.a, m.res
-				}
+				l.ended(m)
 			case msgPrepared:
-				hedge, of := preparing, preparingOf
-				preparing, preparingOf = nil, nil
-				send := !over() && !m.panicked && m.v.goAhead()
-				switch {
-				case send:
-					now := r.setup.clock.since()
-					hedges = append(hedges, hedgeSent{hedge: hedge, of: of, after: now - startOf(of, hedges)})
-					inFlight = append(inFlight, hedge)
-					running++
-					end.made = hedge.id
-					end.events = append(end.events, hedgeEvent{name: attrs.EventHedgeSent, number: hedge.id.number,
-						of: of.id.number, at: now})
-					arm()
-				case m.panicked:
-					end.panic(m)
-					won = true
-					cancel()
-				case !over():
-					end.events = append(end.events, hedgeEvent{name: attrs.EventHedgeRefused, of: of.id.number,
-						at: r.setup.clock.since(), v: m.v})
-				}
-				if !send {
-					r.giveBack(hedge)
-				}
-				m.reply <- raceReply{send: send}
+				l.prepared(m)
 			}
-		case <-fire:
-			fire = nil
-			if over() || preparing != nil {
-				continue
-			}
-			of := inFlight[len(inFlight)-1]
-			now := r.setup.clock.since()
-			hedgeAt := at.started(end.made)
-			if v := r.admitHedge(now, &hedgeAt); !v.goAhead() {
-				end.events = append(end.events, hedgeEvent{name: attrs.EventHedgeRefused, of: of.id.number, at: now, v: v})
-				continue
-			}
-			r.tried++
-			n := end.made.n + 1
-			preparing, preparingOf = newAttempt(nil, r.setup, attemptID{n: n, number: r.ident.attemptNumber(n)}, hedgeAt), of
-			go r.prepare(preparing, inbox, r.over)
+		case <-l.fire:
+			l.hedgeDue()
 		}
 	}
-	if preparing != nil {
+	if l.preparing != nil {
 		// Still being prepared as the race ends: its number and tokens go
 		// back now, before the operation's next attempt takes a number,
 		// and its preparation, canceled, only lets go of it.
-		preparing.lose()
-		r.giveBack(preparing)
+		l.preparing.lose()
+		r.giveBack(l.preparing)
 	}
-	return end
+	return l.end
+}
+
+// raceLoop is the state of one race, owned by its loop (race.run) alone:
+// the messages of the race's goroutines reach it through the inbox.
+type raceLoop struct {
+	r        *race
+	at       progress // where the operation stood when the race began
+	end      raceEnd
+	inFlight []*attempt
+	hedges   []hedgeSent
+	running  int  // attempts sent whose goroutine did not end
+	won      bool // the race has its verdict
+	final    *attempt
+	// hintUntil: the race's retry waits for the hints its attempts got.
+	hintUntil time.Duration
+	// preparing is the hedge being prepared, nil when none: its number
+	// and tokens are the loop's to give back, as long as it was not sent.
+	preparing, preparingOf *attempt
+	timer                  *time.Timer
+	fire                   <-chan time.Time // the hedge delay's, nil when no hedge may follow
+}
+
+func (l *raceLoop) hedgeMayFollow() bool {
+	return hedgeMayFollow(l.r.hedging.MaxHedges-l.r.tried, l.r.maxAttempts-l.end.made.n)
+}
+
+// arm sets the hedge delay for the next hedge, when one may follow.
+func (l *raceLoop) arm() {
+	l.fire = nil
+	if l.hedgeMayFollow() {
+		l.timer.Reset(l.end.delay)
+		l.fire = l.timer.C
+	}
+}
+
+// over reports whether the race needs no more attempts.
+func (l *raceLoop) over() bool { return l.won || len(l.inFlight) == 0 }
+
+// cancel cancels what is in flight once the race is over.
+func (l *raceLoop) cancel() {
+	for _, a := range l.inFlight {
+		a.lose()
+	}
+	if l.preparing != nil {
+		l.preparing.lose()
+	}
+}
+
+func (l *raceLoop) remove(a *attempt) {
+	l.inFlight = slices.DeleteFunc(l.inFlight, func(b *attempt) bool { return b == a })
+}
+
+// judge gives an attempt that concluded its verdict in the race.
+func (l *raceLoop) judge(m raceMsg) {
+	l.remove(m.a)
+	in := m.in.racing(l.won, len(l.inFlight) > 0, l.hintUntil-m.end, l.r.maxAttempts-l.end.made.n)
+	v := decide(in)
+	switch {
+	case v.decision == attrs.DecisionRetry && v.reason == attrs.ReasonInFlight:
+		// The race's retry waits for the hint this attempt got, as it
+		// would have without hedging.
+		l.hintUntil = max(l.hintUntil, m.end+max(in.retryAfter, in.classifier.pause))
+	case v.decision != attrs.DecisionSuperseded:
+		// The race's verdict: one that ends the operation, or its retry,
+		// whose pause and limits the attempt asks for on its goroutine (a
+		// retry while others are in flight comes to this only once no
+		// time is left, and then ends the operation). Either way the race
+		// needs no other attempt.
+		l.won, l.final = true, m.a
+	}
+	if l.over() {
+		l.cancel()
+	}
+	m.reply <- raceReply{in: in, view: raceView{superseded: in.superseded, link: linkOf(m.a, l.hedges), delay: l.end.delay}}
+}
+
+// ended notes that an attempt's goroutine ended.
+func (l *raceLoop) ended(m raceMsg) {
+	l.running--
+	switch {
+	case m.panicked:
+		l.remove(m.a)
+		l.end.panic(m)
+		l.won = true // the race ends: what is in flight is canceled
+		l.cancel()
+	case m.a == l.final:
+		l.end.a, l.end.res = m.a, m.res
+	}
+}
+
+// prepared sends the hedge whose preparation ended, or gives back what it
+// took.
+func (l *raceLoop) prepared(m raceMsg) {
+	hedge, of := l.preparing, l.preparingOf
+	l.preparing, l.preparingOf = nil, nil
+	send := !l.over() && !m.panicked && m.v.goAhead()
+	switch {
+	case send:
+		now := l.r.setup.clock.since()
+		l.hedges = append(l.hedges, hedgeSent{hedge: hedge, of: of, after: now - startOf(of, l.hedges)})
+		l.inFlight = append(l.inFlight, hedge)
+		l.running++
+		l.end.made = hedge.id
+		l.end.events = append(l.end.events, hedgeEvent{name: attrs.EventHedgeSent, number: hedge.id.number,
+			of: of.id.number, at: now})
+		l.arm()
+	case m.panicked:
+		l.end.panic(m)
+		l.won = true
+		l.cancel()
+	case !l.over():
+		l.end.events = append(l.end.events, hedgeEvent{name: attrs.EventHedgeRefused, of: of.id.number,
+			at: l.r.setup.clock.since(), v: m.v})
+	}
+	if !send {
+		l.r.giveBack(hedge)
+	}
+	m.reply <- raceReply{send: send}
+}
+
+// hedgeDue admits the hedge whose delay ended and starts its preparation.
+func (l *raceLoop) hedgeDue() {
+	l.fire = nil
+	if l.over() || l.preparing != nil {
+		return
+	}
+	r := l.r
+	of := l.inFlight[len(l.inFlight)-1]
+	now := r.setup.clock.since()
+	hedgeAt := l.at.started(l.end.made)
+	if v := r.admitHedge(now, &hedgeAt); !v.goAhead() {
+		l.end.events = append(l.end.events, hedgeEvent{name: attrs.EventHedgeRefused, of: of.id.number, at: now, v: v})
+		return
+	}
+	r.tried++
+	n := l.end.made.n + 1
+	l.preparing, l.preparingOf = newAttempt(nil, r.setup, attemptID{n: n, number: r.ident.attemptNumber(n)}, hedgeAt), of
+	go r.prepare(l.preparing, r.inbox, r.over)
 }
 
 // giveBack gives back what an admitted hedge that was not sent took: its
