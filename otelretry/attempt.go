@@ -161,6 +161,8 @@ type sender struct {
 	dialect      dialect
 	// attemptHeader is WithAttemptHeader's, nil without it.
 	attemptHeader *attemptHeader
+	// timers bounds the attempts it sends.
+	timers timerQueue
 }
 
 // newAttempt makes attempt n of an operation, numbered number, with its
@@ -171,7 +173,7 @@ func newAttempt(a *attempt, s *attemptSetup, id attemptID, at progress) *attempt
 	}
 	a.setup, a.id, a.at = s, id, at
 	cctx, cancel := context.WithCancelCause(s.ctx)
-	a.timer.init(cancel, &a.held.raw, s.clock)
+	a.timer.init(cancel, &a.held.raw, s.clock, &s.sender.timers)
 	a.wire.init(wireSetup{timer: &a.timer, protocols: &s.sender.protocols, url: s.caller.URL})
 	if !answersClientTrace {
 		cctx = httptrace.WithClientTrace(cctx, a.wire.hooks())
@@ -301,7 +303,7 @@ func (a *attempt) preparedURL() *url.URL {
 // attempt spans.
 func (a *attempt) launch(p requestPolicy) {
 	a.start = a.setup.clock.since()
-	a.timer.start(p.cutRetryable, hasBody(a.out), p.attemptTimeout, a.setup.clock.limit-a.start)
+	a.timer.start(p.cutRetryable, hasBody(a.out), p.attemptTimeout, a.start)
 	a.wire.guard(a.out, guardsResends(p.repeatable, a.setup.sender.trustResends), &a.setup.sender.protocols)
 	if a.setup.sender.mode == sendWithOwnSpan {
 		ctx, span := a.setup.sender.rec.startAttemptSpan(a.out.Context(), a.setup.caller)

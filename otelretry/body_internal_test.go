@@ -45,9 +45,9 @@ func bareAttempt() (*attempt, context.Context) {
 	a := &attempt{setup: &attemptSetup{ctx: context.Background()}}
 	ctx, cancel := context.WithCancelCause(context.Background())
 	c := newClock(time.Now(), time.Hour, context.Background(), time.Time{})
-	a.timer.init(cancel, &a.held.raw, &c)
+	a.timer.init(cancel, &a.held.raw, &c, &timerQueue{})
 	a.ctx = attemptContext{Context: ctx, a: a}
-	a.timer.start(true, false, time.Hour, c.left())
+	a.timer.start(true, false, time.Hour, c.since())
 	a.timer.answered()
 	return a, ctx
 }

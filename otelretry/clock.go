@@ -48,3 +48,8 @@ func (c *clock) left() time.Duration { return c.limit - c.since() }
 
 // at is the wall-clock instant d after the start.
 func (c *clock) at(d time.Duration) time.Time { return c.start.Add(d) }
+
+// monotonic reports whether the clock reads the monotonic clock: always,
+// except inside a testing/synctest bubble, whose time.Now has no
+// monotonic reading.
+func (c *clock) monotonic() bool { return c.start != c.start.Round(0) }

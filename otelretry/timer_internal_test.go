@@ -6,19 +6,31 @@ package otelretry
 import (
 	"context"
 	"errors"
+	"fmt"
+	"math/rand/v2"
+	"net/http"
 	"strings"
+	"sync"
 	"testing"
 	"testing/synctest"
 	"time"
 )
 
 // newTimer is an attempt timer for an operation with limit left, and the
-// context it cancels. Call it inside a synctest bubble.
+// context it cancels, its bound kept in a queue of its own. Call it inside
+// a synctest bubble.
 func newTimer(limit time.Duration) (*attemptTimer, context.Context) {
+	return newTimerIn(limit, &timerQueue{})
+}
+
+// newTimerIn is newTimer with the queue q; with a nil q the timer arms a
+// runtime timer of its own, as it does in a bubble outside the tests.
+func newTimerIn(limit time.Duration, q *timerQueue) (*attemptTimer, context.Context) {
 	ctx, cancel := context.WithCancelCause(context.Background())
 	c := newClock(time.Now(), limit, context.Background(), time.Time{})
 	at := &attemptTimer{}
-	at.init(cancel, &rawBody{}, &c)
+	at.init(cancel, &rawBody{}, &c, q)
+	at.q = q
 	return at, ctx
 }
 
@@ -69,31 +81,37 @@ func TestAttemptTimerBoundsEachPhase(t *testing.T) {
 			phases: []phaseAt{{90 * time.Millisecond, phaseWritten}}, wantCut: 150 * time.Millisecond},
 	}
 	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			synctest.Test(t, func(t *testing.T) {
-				start := time.Now()
-				at, ctx := newTimer(tc.limit)
-				at.start(tc.cutRetryable, tc.hasBody, timeout, at.clock.left())
-				go func() {
-					for _, p := range tc.phases {
-						time.Sleep(p.at - time.Since(start))
-						at.entered(p.ph)
+		for _, queued := range []bool{true, false} {
+			t.Run(fmt.Sprintf("%s/queued=%v", tc.name, queued), func(t *testing.T) {
+				synctest.Test(t, func(t *testing.T) {
+					start := time.Now()
+					var q *timerQueue
+					if queued {
+						q = &timerQueue{}
 					}
-				}()
-				<-ctx.Done()
-				if cut := time.Since(start); cut != tc.wantCut {
-					t.Errorf("cut at %v, want %v", cut, tc.wantCut)
-				}
-				want, wantCut := errAttemptTimeout, cutByAttemptTimeout
-				if tc.wantCut == tc.limit {
-					want, wantCut = errDeadlineCut, cutByDeadline // the cause names the bound that fired
-				}
-				if cause := context.Cause(ctx); cause != want || !at.timedOut() || at.cut() != wantCut {
-					t.Errorf("cause %v, timedOut %v, cut %d; want %v, true, %d", cause, at.timedOut(), at.cut(), want, wantCut)
-				}
-				at.stop()
+					at, ctx := newTimerIn(tc.limit, q)
+					at.start(tc.cutRetryable, tc.hasBody, timeout, at.clock.since())
+					go func() {
+						for _, p := range tc.phases {
+							time.Sleep(p.at - time.Since(start))
+							at.entered(p.ph)
+						}
+					}()
+					<-ctx.Done()
+					if cut := time.Since(start); cut != tc.wantCut {
+						t.Errorf("cut at %v, want %v", cut, tc.wantCut)
+					}
+					want, wantCut := errAttemptTimeout, cutByAttemptTimeout
+					if tc.wantCut == tc.limit {
+						want, wantCut = errDeadlineCut, cutByDeadline // the cause names the bound that fired
+					}
+					if cause := context.Cause(ctx); cause != want || !at.timedOut() || at.cut() != wantCut {
+						t.Errorf("cause %v, timedOut %v, cut %d; want %v, true, %d", cause, at.timedOut(), at.cut(), want, wantCut)
+					}
+					at.stop()
+				})
 			})
-		})
+		}
 	}
 }
 
@@ -106,8 +124,8 @@ func TestAttemptTimerAtTheCallersDeadlineNamesTheCaller(t *testing.T) {
 		ctx, cancel := context.WithCancelCause(context.Background())
 		c := newClock(time.Now(), time.Second, caller, time.Time{})
 		at := &attemptTimer{}
-		at.init(cancel, &rawBody{}, &c)
-		at.start(false, false, 100*time.Millisecond, at.clock.left()) // a write: the deadline bounds it
+		at.init(cancel, &rawBody{}, &c, &timerQueue{})
+		at.start(false, false, 100*time.Millisecond, at.clock.since()) // a write: the deadline bounds it
 		<-ctx.Done()
 		if cause := context.Cause(ctx); cause != (callerCutError{context.DeadlineExceeded}) || at.cut() != cutByDeadline {
 			t.Errorf("cause %v, cut %d; want the caller's deadline, cutByDeadline", cause, at.cut())
@@ -121,7 +139,7 @@ func TestAttemptTimerAtTheCallersDeadlineNamesTheCaller(t *testing.T) {
 func TestAttemptTimerAnswerInTimeIsNoTimeout(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		at, ctx := newTimer(time.Second)
-		at.start(true, false, 100*time.Millisecond, at.clock.left())
+		at.start(true, false, 100*time.Millisecond, at.clock.since())
 		time.Sleep(99 * time.Millisecond)
 		if at.answered() {
 			t.Error("answered after 99ms of a 100ms bound reports a timeout")
@@ -139,7 +157,7 @@ func TestAttemptTimerAnswerInTimeIsNoTimeout(t *testing.T) {
 func TestAttemptTimerFiringFirstIsATimeout(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		at, ctx := newTimer(time.Second)
-		at.start(true, false, 100*time.Millisecond, at.clock.left())
+		at.start(true, false, 100*time.Millisecond, at.clock.since())
 		time.Sleep(101 * time.Millisecond)
 		if !errors.Is(context.Cause(ctx), errAttemptTimeout) || !at.timedOut() {
 			t.Fatalf("after 101ms of a 100ms bound: cause %v, timedOut %v", context.Cause(ctx), at.timedOut())
@@ -157,7 +175,7 @@ func TestAttemptTimerRaceWithTheAnswerHasOneWinner(t *testing.T) {
 	for range 50 {
 		synctest.Test(t, func(t *testing.T) {
 			at, ctx := newTimer(time.Second)
-			at.start(true, false, 100*time.Millisecond, at.clock.left())
+			at.start(true, false, 100*time.Millisecond, at.clock.since())
 			time.Sleep(100 * time.Millisecond)
 			timedOut := at.answered()
 			synctest.Wait()
@@ -180,7 +198,7 @@ func TestAttemptTimerBoundsTheDrain(t *testing.T) {
 		at, ctx := newTimer(limit)
 		body := &countingBody{r: strings.NewReader("")}
 		at.raw.hold(body)
-		at.start(true, false, 100*time.Millisecond, at.clock.left())
+		at.start(true, false, 100*time.Millisecond, at.clock.since())
 		at.answered()
 		return at, ctx, body
 	}
@@ -241,4 +259,160 @@ func TestAttemptTimerNeverStarted(t *testing.T) {
 			t.Errorf("after cancelContext: context %v, timedOut %v; want canceled and false", ctx.Err(), at.timedOut())
 		}
 	})
+}
+
+// The package's tests run their bubbles' attempts on their Transports'
+// timer queues, the path every attempt outside a bubble takes.
+func init() { queueInBubbles.Store(true) }
+
+// Many bounds in one queue, armed, moved and taken out in any order: each
+// attempt still bounded is cut at its own bound, to the instant, and none
+// taken out is cut; the queue's runtime timer is left unarmed at the end.
+func TestTimerQueueCutsEachBoundAtItsTime(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		q := &timerQueue{}
+		rng := rand.New(rand.NewPCG(1, 2))
+		start := time.Now()
+		type bounded struct {
+			at        *attemptTimer
+			ctx       context.Context
+			cutAt     time.Duration // 0: answered in time
+			cutSeenAt time.Duration
+		}
+		all := make([]*bounded, 200)
+		for i := range all {
+			at, ctx := newTimerIn(time.Hour, q)
+			b := &bounded{at: at, ctx: ctx}
+			all[i] = b
+			bound := time.Duration(1+rng.IntN(1000)) * time.Millisecond
+			at.start(true, false, bound, at.clock.since())
+			b.cutAt = bound
+			switch rng.IntN(3) {
+			case 0: // answered before its bound
+				answerAt := time.Duration(rng.Int64N(int64(bound)))
+				b.cutAt = 0
+				go func() {
+					time.Sleep(answerAt)
+					if at.answered() {
+						t.Errorf("attempt %d: answered at %v before its bound %v, reported timed out", i, answerAt, bound)
+					}
+				}()
+			case 1: // written before its bound: bounded afresh from then
+				wroteAt := time.Duration(rng.Int64N(int64(bound)))
+				b.cutAt = wroteAt + bound
+				go func() {
+					time.Sleep(wroteAt)
+					at.entered(phaseWritten)
+				}()
+			}
+		}
+		var wg sync.WaitGroup
+		for _, b := range all {
+			if b.cutAt == 0 {
+				continue
+			}
+			wg.Go(func() {
+				<-b.ctx.Done()
+				b.cutSeenAt = time.Since(start)
+			})
+		}
+		wg.Wait()
+		time.Sleep(3 * time.Second) // long after every bound
+		for i, b := range all {
+			switch {
+			case b.cutAt == 0 && b.ctx.Err() != nil:
+				t.Errorf("attempt %d answered in time was cut", i)
+			case b.cutAt != 0 && b.cutSeenAt != b.cutAt:
+				t.Errorf("attempt %d cut at %v, want %v", i, b.cutSeenAt, b.cutAt)
+			case b.cutAt != 0 && context.Cause(b.ctx) != errAttemptTimeout:
+				t.Errorf("attempt %d cut with %v, want the attempt timeout", i, context.Cause(b.ctx))
+			}
+		}
+		q.mu.Lock()
+		defer q.mu.Unlock()
+		if len(q.heap) != 0 || !q.armed.IsZero() {
+			t.Errorf("queue left with %d bounds, armed for %v; want none", len(q.heap), q.armed)
+		}
+	})
+}
+
+// An attempt answered in time leaves the queue at once, whatever its place
+// in the heap: the queue holds only the attempts still waiting, not every
+// attempt sent within the last attempt timeout.
+func TestTimerQueueAnsweredLeavesAtOnce(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		q := &timerQueue{}
+		var ats []*attemptTimer
+		for i := range 50 {
+			at, _ := newTimerIn(time.Hour, q)
+			at.start(true, false, time.Duration(50-i)*time.Second, at.clock.since())
+			ats = append(ats, at)
+		}
+		waiting := map[*attemptTimer]bool{}
+		for i, at := range ats {
+			if i%3 == 0 {
+				waiting[at] = true
+				continue
+			}
+			at.answered()
+		}
+		q.mu.Lock()
+		defer q.mu.Unlock()
+		if len(q.heap) != len(waiting) {
+			t.Fatalf("queue holds %d bounds, want the %d still waiting", len(q.heap), len(waiting))
+		}
+		for i, at := range q.heap {
+			if !waiting[at] || at.slot != i+1 {
+				t.Errorf("heap[%d]: waiting %v, slot %d", i, waiting[at], at.slot)
+			}
+			if i > 0 && q.heap[(i-1)/2].when.After(at.when) {
+				t.Errorf("heap[%d] ends before its parent", i)
+			}
+		}
+	})
+}
+
+// Outside the package's tests, an attempt inside a testing/synctest bubble
+// arms a timer of its own: one Transport serves two bubbles and the world
+// outside them, each attempt cut at its own bound, where a queue whose
+// timer was armed in one bubble would abort the program when touched from
+// another.
+func TestTimerQueueStaysOutOfBubbles(t *testing.T) {
+	queueInBubbles.Store(false)
+	t.Cleanup(func() { queueInBubbles.Store(true) })
+	rt := NewTransport(silentBase{}, WithAttemptTimeout(50*time.Millisecond), WithMaxAttempts(1))
+	cutAfter := func(t *testing.T) time.Duration {
+		req, err := http.NewRequest(http.MethodGet, "http://api.example.test/", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		start := time.Now()
+		resp, err := rt.RoundTrip(req)
+		if err == nil {
+			resp.Body.Close()
+			t.Fatal("an attempt that never got an answer succeeded")
+		}
+		return time.Since(start)
+	}
+	for i := range 2 {
+		synctest.Test(t, func(t *testing.T) {
+			if d := cutAfter(t); d != 50*time.Millisecond {
+				t.Errorf("bubble %d: cut after %v, want the attempt timeout, 50ms", i, d)
+			}
+		})
+	}
+	if d := cutAfter(t); d < 50*time.Millisecond {
+		t.Errorf("outside the bubbles: cut after %v, before the attempt timeout", d)
+	}
+	if len(rt.sender.timers.heap) != 0 {
+		t.Errorf("the queue holds %d bounds after every attempt ended", len(rt.sender.timers.heap))
+	}
+}
+
+// silentBase never answers: it returns when its request's context ends.
+type silentBase struct{}
+
+func (silentBase) RoundTrip(r *http.Request) (*http.Response, error) {
+	<-r.Context().Done()
+	return nil, r.Context().Err()
 }

@@ -15,6 +15,10 @@
 //   - BenchmarkRetry3/case=*: the in-memory base answers 503, 503, 200 to the
 //     three attempts of each operation; every retrying case is configured with
 //     zero backoff.
+//   - BenchmarkRoundTripParallel/case=*: otelretry's cases and
+//     retryablehttp-deadline over the in-memory base, with operations in
+//     flight on every core (b.RunParallel; -cpu sets how many): what a
+//     Transport's shared state costs under contention.
 //   - BenchmarkLogEvents/kind=*/case=*: the log events (WithLoggerProvider,
 //     the SDK's batch processor over a discarding exporter) against the
 //     baseline, the same transport without them emitting the same records

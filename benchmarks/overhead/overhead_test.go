@@ -33,6 +33,31 @@ func BenchmarkRoundTripLoopback(b *testing.B) {
 	}
 }
 
+// BenchmarkRoundTripParallel measures otelretry's cases and the peer with
+// its bounds over the in-memory base, with operations in flight on every
+// core (b.RunParallel; -cpu sets how many): what a Transport's shared
+// state costs once its operations contend for it (the budget, the hedge
+// rate, the lock of the queue that keeps its attempts' bounds).
+func BenchmarkRoundTripParallel(b *testing.B) {
+	for _, c := range cases {
+		if c.name != "otelretry-noop" && c.name != "otelretry-sdk" && c.name != "retryablehttp-deadline" {
+			continue
+		}
+		b.Run("case="+c.name, func(b *testing.B) {
+			op := c.build(b, newMemTransport(http.StatusOK), "http://api.example.test/v1/items?id=42", success).op
+			b.ReportAllocs()
+			b.RunParallel(func(pb *testing.PB) {
+				for pb.Next() {
+					if err := op(); err != nil {
+						b.Error(err)
+						return
+					}
+				}
+			})
+		})
+	}
+}
+
 // BenchmarkRetry3 measures operations whose attempts get 503, 503, 200
 // from the in-memory base, with zero backoff in every case.
 func BenchmarkRetry3(b *testing.B) {
