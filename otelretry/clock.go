@@ -49,6 +49,18 @@ func (c *clock) left() time.Duration { return c.limit - c.since() }
 // at is the wall-clock instant d after the start.
 func (c *clock) at(d time.Duration) time.Time { return c.start.Add(d) }
 
+// read is the time since the operation began, now, and whether it could
+// be read: not on a goroutine of a testing/synctest bubble for a clock
+// started outside it (the bubble's time.Now is fake, and has no
+// monotonic reading).
+func (c *clock) read() (since time.Duration, ok bool) {
+	now := time.Now()
+	if now == now.Round(0) && c.monotonic() {
+		return 0, false
+	}
+	return now.Sub(c.start), true
+}
+
 // monotonic reports whether the clock reads the monotonic clock: always,
 // except inside a testing/synctest bubble, whose time.Now has no
 // monotonic reading.

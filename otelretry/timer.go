@@ -105,7 +105,14 @@ func (at *attemptTimer) entered(ph wirePhase) {
 	if _, rearm := attemptBound(ph, at.cutRetryable, at.hasBody, at.attemptTimeout, 0); !rearm || at.state.Load() != timerWaiting {
 		return
 	}
-	now := at.clock.since()
+	// The base reports phases on goroutines of its own; one of a
+	// testing/synctest bubble reads the bubble's fake time, which means
+	// nothing to an attempt sent outside it and would arm the Transport's
+	// queue years away: that attempt keeps the bound it has.
+	now, ok := at.clock.read()
+	if !ok {
+		return
+	}
 	d, _ := attemptBound(ph, at.cutRetryable, at.hasBody, at.attemptTimeout, at.clock.limit-now)
 	at.arm(now, d)
 }
@@ -132,7 +139,8 @@ func (at *attemptTimer) cut() attemptCut {
 	return cutByBase
 }
 
-// draining bounds a drain: the timer fires after bound, with drainCut.
+// draining bounds a drain: the timer fires after bound, with drainCut. It
+// runs on the operation's goroutine, whose clock is the attempt's.
 // Until drained, a cut of the attempt's context through the timer (its
 // bound, or cancelContext) also closes the base's body, on a goroutine of
 // its own, as context.AfterFunc would.
@@ -161,7 +169,10 @@ func (at *attemptTimer) expire() {
 		at.cancel(cutCause(whatCut(cut, nil, at.clock.callerBound), nil))
 	} else if at.state.Load() == timerDraining {
 		at.cancel(&at.drainCut)
-		at.raw.close() // on the timer's own goroutine
+		// The base's Close may block (a body that ignores its context may
+		// hold a lock its Read holds): on a goroutine of its own, never on
+		// the queue's, which cuts the other attempts due with this one.
+		go at.raw.close()
 	}
 }
 
@@ -181,9 +192,9 @@ func (at *attemptTimer) stop() { at.disarm() }
 
 // timerQueue bounds the attempts of one Transport with one runtime timer.
 //
-// A runtime timer per attempt cost 2 allocations and about 1 000
-// instructions (docs/benchmarks.md), and arming one may wake a thread of
-// the scheduler so that it sleeps until the new timer. The queue keeps its
+// A runtime timer per attempt cost 2 allocations and, on the no-op path,
+// about 1 000 instructions (docs/benchmarks.md); arming one may also wake
+// a thread of the scheduler so that it sleeps until the new timer. The queue keeps its
 // attempts' bounds in a heap and re-arms its one timer only for a bound
 // earlier than the one it is armed for: with equal attempt timeouts,
 // almost never. An attempt answered in time only leaves the heap; the
@@ -191,7 +202,8 @@ func (at *attemptTimer) stop() { at.disarm() }
 // left.
 //
 // Its lock guards the heap alone: the attempts whose bounds ended are
-// expired after it is released.
+// expired after it is released, and an expiry runs no user code on the
+// queue's goroutine (a drain's Close runs on a goroutine of its own).
 type timerQueue struct {
 	mu    sync.Mutex
 	heap  timerHeap

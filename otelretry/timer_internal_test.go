@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"net/http"
 	"strings"
@@ -373,14 +374,22 @@ func TestTimerQueueAnsweredLeavesAtOnce(t *testing.T) {
 }
 
 // Outside the package's tests, an attempt inside a testing/synctest bubble
-// arms a timer of its own: one Transport serves two bubbles and the world
-// outside them, each attempt cut at its own bound, where a queue whose
-// timer was armed in one bubble would abort the program when touched from
-// another.
+// arms a timer of its own and every other attempt takes the Transport's
+// queue: one Transport serves two bubbles and the world outside them, each
+// attempt cut at its own bound, where a queue whose timer was armed in one
+// bubble would abort the program when touched from another.
 func TestTimerQueueStaysOutOfBubbles(t *testing.T) {
 	queueInBubbles.Store(false)
 	t.Cleanup(func() { queueInBubbles.Store(true) })
-	rt := NewTransport(silentBase{}, WithAttemptTimeout(50*time.Millisecond), WithMaxAttempts(1))
+	var rt *Transport
+	queued := -1 // the queue's length while the last attempt waited
+	rt = NewTransport(baseFunc(func(r *http.Request) (*http.Response, error) {
+		rt.sender.timers.mu.Lock()
+		queued = len(rt.sender.timers.heap)
+		rt.sender.timers.mu.Unlock()
+		<-r.Context().Done() // never answers: the attempt's bound cuts it
+		return nil, r.Context().Err()
+	}), WithAttemptTimeout(50*time.Millisecond), WithMaxAttempts(1))
 	cutAfter := func(t *testing.T) time.Duration {
 		req, err := http.NewRequest(http.MethodGet, "http://api.example.test/", nil)
 		if err != nil {
@@ -399,20 +408,79 @@ func TestTimerQueueStaysOutOfBubbles(t *testing.T) {
 			if d := cutAfter(t); d != 50*time.Millisecond {
 				t.Errorf("bubble %d: cut after %v, want the attempt timeout, 50ms", i, d)
 			}
+			if queued != 0 {
+				t.Errorf("bubble %d: the Transport's queue held %d bounds while the attempt waited, want 0 (a timer of its own)", i, queued)
+			}
 		})
 	}
 	if d := cutAfter(t); d < 50*time.Millisecond {
 		t.Errorf("outside the bubbles: cut after %v, before the attempt timeout", d)
+	}
+	if queued != 1 {
+		t.Errorf("outside the bubbles: the queue held %d bounds while the attempt waited, want 1", queued)
 	}
 	if len(rt.sender.timers.heap) != 0 {
 		t.Errorf("the queue holds %d bounds after every attempt ended", len(rt.sender.timers.heap))
 	}
 }
 
-// silentBase never answers: it returns when its request's context ends.
-type silentBase struct{}
-
-func (silentBase) RoundTrip(r *http.Request) (*http.Response, error) {
-	<-r.Context().Done()
-	return nil, r.Context().Err()
+// A phase that a goroutine of a testing/synctest bubble reports for an
+// attempt sent outside it leaves the Transport's queue alone: read on the
+// bubble's fake clock, it would arm the queue's one timer years away, and
+// every other attempt of the Transport would lose its bound.
+func TestTimerQueueIgnoresABubblesClock(t *testing.T) {
+	queueInBubbles.Store(false)
+	t.Cleanup(func() { queueInBubbles.Store(true) })
+	q := &timerQueue{}
+	a, _ := newTimerIn(time.Hour, q)
+	a.start(true, false, time.Hour, a.clock.since())
+	synctest.Test(t, func(t *testing.T) { a.entered(phaseWritten) })
+	b, bctx := newTimerIn(time.Hour, q)
+	b.start(true, false, 50*time.Millisecond, b.clock.since())
+	select {
+	case <-bctx.Done():
+	case <-time.After(5 * time.Second):
+		t.Errorf("an attempt with a 50ms bound not cut after 5s")
+	}
+	a.stop()
 }
+
+// Attempts due together are cut together: one whose discarded body's
+// Close blocks (a body that ignores its context may block there too) does
+// not hold up another due at the same instant, and an expiry runs outside
+// the queue's lock (one that called back into the queue would deadlock).
+func TestTimerQueueExpiresEachDueAttemptOnItsOwn(t *testing.T) {
+	// On the real clock: a deadlock on the queue's lock is no durable block
+	// to a synctest bubble, whose time would then never reach the wait's
+	// end.
+	q := &timerQueue{}
+	release := make(chan struct{})
+	defer close(release)
+	draining, _ := newTimerIn(time.Hour, q)
+	draining.raw.hold(&blockingClose{release: release})
+	draining.start(true, false, time.Hour, draining.clock.since())
+	draining.answered()
+	draining.draining(20*time.Millisecond, drainCutError{"503"})
+
+	// Due at the same instant, after the drain in the heap (pushed
+	// later), its cancel calls back into the queue, as a context's
+	// cancel may reach code that does.
+	other := &attemptTimer{}
+	other.init(func(error) {}, &rawBody{}, draining.clock, q)
+	cut := make(chan struct{})
+	waiting := &attemptTimer{}
+	waiting.init(func(error) { q.remove(other); close(cut) }, &rawBody{}, draining.clock, q)
+	waiting.start(true, false, time.Hour, draining.clock.since())
+	q.schedule(waiting, draining.when) // the very instant the drain's bound ends, below it in the heap
+	select {
+	case <-cut:
+	case <-time.After(2 * time.Second):
+		t.Errorf("an attempt due with a blocked drain not cut after 2s")
+	}
+}
+
+// blockingClose is a body whose Close blocks until release is closed.
+type blockingClose struct{ release chan struct{} }
+
+func (b *blockingClose) Read([]byte) (int, error) { return 0, io.EOF }
+func (b *blockingClose) Close() error             { <-b.release; return nil }
