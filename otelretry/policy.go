@@ -369,41 +369,60 @@ func outcomeUnknown(in *input) bool {
 		(in.written || in.class == attrs.ErrorClassTimeout || in.class == attrs.ErrorClassConnectionReset)
 }
 
-func decideAfterAttempt(in *input) verdict {
+// settled is the verdict on an attempt that no retry rule may change,
+// when there is one: another attempt answered first, the caller gave up or
+// ran out of time, a success, or a write whose outcome is unknown.
+func settled(in *input) (verdict, bool) {
 	if in.superseded {
 		// Another attempt answered first: whatever this one got is
 		// discarded.
-		return verdict{decision: attrs.DecisionSuperseded, reason: attrs.ReasonOtherAttempt}
+		return verdict{decision: attrs.DecisionSuperseded, reason: attrs.ReasonOtherAttempt}, true
 	}
-	answered := in.status != 0
-	if !answered && (in.callerCanceled || in.class == attrs.ErrorClassCanceled) {
-		// The caller gave up. A write in flight may still be applied.
-		return verdict{decision: attrs.DecisionCanceled, reason: attrs.ReasonCaller,
-			unknownWrite: !in.repeatable && !in.notProcessed}
+	if v, ok := callerEnded(in); ok {
+		return v, true
 	}
-	if !answered && in.callerDeadline {
-		// The caller's deadline passed with no answer: nothing follows, not
-		// even a state check, and a write in flight may still be applied
-		// (decide keeps it unknown).
-		return verdict{decision: attrs.DecisionDeadlineExceeded, reason: attrs.ReasonCaller,
-			unknownWrite: !in.repeatable && !in.notProcessed}
-	}
-	if answered && success(in.status) {
-		return verdict{decision: attrs.DecisionReturn, reason: attrs.ReasonResponse}
-	}
-	if answered && (in.callerCanceled || in.callerDeadline) {
-		// A failed answer, and the caller has given up or run out of time:
-		// no retry will follow, so none is recorded. The answer is
-		// returned.
-		return callerGone(in, false)
+	if in.status != 0 && success(in.status) {
+		return verdict{decision: attrs.DecisionReturn, reason: attrs.ReasonResponse}, true
 	}
 	// A write that may have been applied lost its answer. No rule and no
 	// hook turns that into a resend; only the caller's word that the
 	// request is repeatable does.
 	if !in.repeatable && outcomeUnknown(in) {
-		return verdict{decision: attrs.DecisionCheckState, reason: attrs.ReasonUnknownWrite, unknownWrite: true}
+		return verdict{decision: attrs.DecisionCheckState, reason: attrs.ReasonUnknownWrite, unknownWrite: true}, true
 	}
+	return verdict{}, false
+}
 
+// callerEnded is the verdict on an attempt whose caller gave up or ran out
+// of time, unless it got a success: nothing follows, not even a state
+// check.
+func callerEnded(in *input) (verdict, bool) {
+	answered := in.status != 0
+	switch {
+	case !answered && (in.callerCanceled || in.class == attrs.ErrorClassCanceled):
+		// The caller gave up. A write in flight may still be applied.
+		return verdict{decision: attrs.DecisionCanceled, reason: attrs.ReasonCaller,
+			unknownWrite: !in.repeatable && !in.notProcessed}, true
+	case !answered && in.callerDeadline:
+		// The caller's deadline passed with no answer, and a write in
+		// flight may still be applied (decide keeps it unknown).
+		return verdict{decision: attrs.DecisionDeadlineExceeded, reason: attrs.ReasonCaller,
+			unknownWrite: !in.repeatable && !in.notProcessed}, true
+	case answered && !success(in.status) && (in.callerCanceled || in.callerDeadline):
+		// A failed answer: no retry will follow, so none is recorded. The
+		// answer is returned.
+		return callerGone(in, false), true
+	}
+	return verdict{}, false
+}
+
+// decideAfterAttempt decides what follows an attempt: its settled verdict
+// when it has one, else whether the answer may be retried, and then the
+// pause and the limits.
+func decideAfterAttempt(in *input) verdict {
+	if v, ok := settled(in); ok {
+		return v
+	}
 	retryable, why := retryable(in)
 	if !retryable {
 		return verdict{decision: attrs.DecisionStop, reason: why}
@@ -425,42 +444,69 @@ func decideAfterAttempt(in *input) verdict {
 
 // retryable reports whether an answer that is neither a success nor an
 // unknown write may be tried again before any limit applies, and why (or
-// why not).
+// why not): the user's classifier has the first word, then the service's
+// verdict on its answer, then the defaults.
 func retryable(in *input) (bool, attrs.Reason) {
+	if ok, why, said := classifierSays(in); said {
+		return ok, why
+	}
+	if ok, why, said := serviceSays(in); said {
+		return ok, why
+	}
+	return retryableByDefault(in)
+}
+
+// classifierSays is the user's classifier's word on an answer, when it
+// has one (said). A classifier widens what is retried; it never makes a
+// write repeatable, and never narrows what the defaults retry: an error
+// that proves the request was not processed stays retryable.
+func classifierSays(in *input) (retry bool, why attrs.Reason, said bool) {
 	answered := in.status != 0
 	switch in.classifier.kind {
 	case classNotRetryable:
-		return false, attrs.ReasonClassifier
+		return false, attrs.ReasonClassifier, true
 	case classNotProcessed:
 		if !answered {
-			return true, attrs.ReasonClassifier
+			return true, attrs.ReasonClassifier, true
 		}
 	case classRetryable:
-		// A classifier widens what is retried; it never makes a write
-		// repeatable, and never narrows what the defaults retry: an error
-		// that proves the request was not processed stays retryable.
 		if in.repeatable || (!answered && in.notProcessed) {
-			return true, attrs.ReasonClassifier
+			return true, attrs.ReasonClassifier, true
 		}
-		return false, attrs.ReasonNotIdempotent
+		return false, attrs.ReasonNotIdempotent, true
 	}
-	// A service's verdict on its answer, after the user's own (the
-	// classifier's): "false" stops its retry, "true" makes it retryable for
-	// a request that may be repeated, or a write when the user opted in.
-	// Between them, the idempotency-key draft's answers to a request that
-	// carries a key: 409, the key's first request is still being
-	// processed (retried, after Retry-After where given); 422, the key was
-	// used with another payload (never resent, whatever "true" says).
+	return false, "", false
+}
+
+// serviceSays is a service's word on its answer, when it has one (said):
+// "false" stops its retry, "true" makes it retryable for a request that
+// may be repeated, or a write when the user opted in. Between them, the
+// idempotency-key draft's answers to a request that carries a key: 409,
+// the key's first request is still being processed (retried, after
+// Retry-After where given); 422, the key was used with another payload
+// (never resent, whatever "true" says).
+func serviceSays(in *input) (retry bool, why attrs.Reason, said bool) {
+	if in.status == 0 {
+		return false, "", false
+	}
 	switch {
-	case answered && in.verdict == verdictNoRetry:
-		return false, attrs.ReasonServerNoRetry
-	case answered && in.keyed && in.status == http.StatusConflict:
-		return true, attrs.ReasonKeyInProgress
-	case answered && in.keyed && in.status == http.StatusUnprocessableEntity:
-		return false, attrs.ReasonKeyReused
-	case answered && in.verdict == verdictRetry && (in.repeatable || in.verdictWrites):
-		return true, attrs.ReasonServerRetry
+	case in.verdict == verdictNoRetry:
+		return false, attrs.ReasonServerNoRetry, true
+	case in.keyed && in.status == http.StatusConflict:
+		return true, attrs.ReasonKeyInProgress, true
+	case in.keyed && in.status == http.StatusUnprocessableEntity:
+		return false, attrs.ReasonKeyReused, true
+	case in.verdict == verdictRetry && (in.repeatable || in.verdictWrites):
+		return true, attrs.ReasonServerRetry, true
 	}
+	return false, "", false
+}
+
+// retryableByDefault is the defaults' word: an error that proves the
+// request was not processed, or any error or retryable status of a
+// request that may be repeated.
+func retryableByDefault(in *input) (bool, attrs.Reason) {
+	answered := in.status != 0
 	switch {
 	case !answered && in.notProcessed:
 		return true, attrs.ReasonNotProcessed
@@ -867,20 +913,26 @@ func judgeRequest(f requestFacts, c policyConfig) requestPlan {
 	p.contract = !p.safe && (f.intent.Repeatable || c.idempotentMethods[f.method])
 	p.write = !p.safe && !f.intent.Repeatable
 	p.generateKey = c.generateKeys && p.write && !f.callerKey
-	// Buffering is worth it only for a body that cannot be had again, of a
-	// request that may make another attempt.
-	if p.replayable || c.bufferPerRequest <= 0 || p.noRetry || p.maxAttempts < 2 {
-		return p
+	p.planBuffer(f.contentLength, c.bufferPerRequest)
+	return p
+}
+
+// planBuffer decides whether the request's body is buffered, with a body
+// of contentLength bytes and a per-request limit of perRequest (0: no
+// buffering). Buffering is worth it only for a body that cannot be had
+// again, of a request that may make another attempt.
+func (p *requestPlan) planBuffer(contentLength, perRequest int64) {
+	if p.replayable || perRequest <= 0 || p.noRetry || p.maxAttempts < 2 {
+		return
 	}
 	switch {
-	case f.contentLength <= 0:
+	case contentLength <= 0:
 		p.notBuffered = attrs.BodyBufferUnknownLength
-	case f.contentLength > c.bufferPerRequest:
+	case contentLength > perRequest:
 		p.notBuffered = attrs.BodyBufferTooLarge
 	default:
 		p.buffer = true
 	}
-	return p
 }
 
 // attemptLimit is the operation's real attempt limit, which the attempt
