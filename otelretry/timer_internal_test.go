@@ -484,3 +484,32 @@ type blockingClose struct{ release chan struct{} }
 
 func (b *blockingClose) Read([]byte) (int, error) { return 0, io.EOF }
 func (b *blockingClose) Close() error             { <-b.release; return nil }
+
+// The queue's runtime timer is re-armed only for a bound earlier than the
+// one it is armed for: attempts sent one after another with the same
+// attempt timeout, each answered in time, leave it armed for the first
+// bound, which is what spares each attempt a runtime timer of its own.
+func TestTimerQueueRearmsOnlyForAnEarlierBound(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		q := &timerQueue{}
+		first, _ := newTimerIn(time.Hour, q)
+		first.start(true, false, 100*time.Millisecond, first.clock.since())
+		armed := q.armed
+		for range 20 {
+			time.Sleep(time.Millisecond)
+			at, _ := newTimerIn(time.Hour, q)
+			at.start(true, false, 100*time.Millisecond, at.clock.since())
+			at.answered()
+			if q.armed != armed {
+				t.Fatalf("armed for %v after a later bound, want %v still", q.armed, armed)
+			}
+		}
+		early, _ := newTimerIn(time.Hour, q)
+		early.start(true, false, 10*time.Millisecond, early.clock.since())
+		if !q.armed.Equal(early.when) {
+			t.Errorf("armed for %v after an earlier bound, want %v", q.armed, early.when)
+		}
+		first.stop()
+		early.stop()
+	})
+}
