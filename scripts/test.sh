@@ -231,7 +231,8 @@ if ! $no_e2e; then
 		exit 1
 	fi
 	stack_pid=
-	echo "the stack's background build: $(tail -n 1 "$stack_log")"
+	echo "the stack's background build:"
+	grep -E 'built in|cached|install done' "$stack_log" || tail -n 1 "$stack_log"
 	rm -f "$stack_log"
 	scripts/e2e.sh
 fi
