@@ -156,9 +156,13 @@ func TestElasticsearchUnknownLengthBody(t *testing.T) {
 // the server picks the id) that the server executed and never answered
 // (hung), or answered by dropping the connection.
 func TestElasticsearchWriteNotRepeated(t *testing.T) {
+	t.Parallel()
 	for _, mode := range []string{"hung", "dropped"} {
 		for _, s := range []esSetup{esDefaults, esRecipe} {
 			t.Run(mode+"/"+s.String(), func(t *testing.T) {
+				// Each waits out a hung server under the client's own
+				// timeouts, on a server and a client of its own.
+				t.Parallel()
 				f := newCountingServer(t, methodAndPath, func(k string, n int, w http.ResponseWriter, r *http.Request) {
 					if mode == "hung" {
 						hang(r)

@@ -100,9 +100,13 @@ func TestMinioReadRetried(t *testing.T) {
 // never answered (hung), or answered by dropping the connection, under a
 // caller's deadline of 3s (minio-go's 10 tries back off up to 1s each).
 func TestMinioWriteNotRepeated(t *testing.T) {
+	t.Parallel()
 	for _, mode := range []string{"hung", "dropped"} {
 		for _, s := range []minioSetup{minioDefaults, minioRecipe} {
 			t.Run(mode+"/"+s.String(), func(t *testing.T) {
+				// Each waits out a hung server under the client's own
+				// timeouts, on a server and a client of its own.
+				t.Parallel()
 				f := newCountingServer(t, methodAndPath, func(k string, n int, w http.ResponseWriter, r *http.Request) {
 					if mode == "hung" {
 						hang(r)

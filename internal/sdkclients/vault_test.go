@@ -138,9 +138,13 @@ func TestVaultReadRetried(t *testing.T) {
 // TestVaultWriteNotRepeated: a secret written (PUT), executed and never
 // answered (hung), or answered by dropping the connection.
 func TestVaultWriteNotRepeated(t *testing.T) {
+	t.Parallel()
 	for _, mode := range []string{"hung", "dropped"} {
 		for _, s := range []vaultSetup{vaultDefaults, vaultRecipe, vaultDecides} {
 			t.Run(mode+"/"+s.String(), func(t *testing.T) {
+				// Each waits out a hung server under the client's own
+				// timeouts, on a server and a client of its own.
+				t.Parallel()
 				f := newCountingServer(t, methodAndPath, func(k string, n int, w http.ResponseWriter, r *http.Request) {
 					if mode == "hung" {
 						hang(r)
