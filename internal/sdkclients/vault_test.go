@@ -142,8 +142,9 @@ func TestVaultWriteNotRepeated(t *testing.T) {
 	for _, mode := range []string{"hung", "dropped"} {
 		for _, s := range []vaultSetup{vaultDefaults, vaultRecipe, vaultDecides} {
 			t.Run(mode+"/"+s.String(), func(t *testing.T) {
-				// Each waits out a hung server under the client's own
-				// timeouts, on a server and a client of its own.
+				// A hung server is waited out under the client's own
+				// timeouts; each case has a server and a client of its
+				// own, so the cases wait together.
 				t.Parallel()
 				f := newCountingServer(t, methodAndPath, func(k string, n int, w http.ResponseWriter, r *http.Request) {
 					if mode == "hung" {
