@@ -193,8 +193,8 @@ func (at *attemptTimer) stop() { at.disarm() }
 // timerQueue bounds the attempts of one Transport with one runtime timer.
 //
 // A runtime timer per attempt cost 2 allocations and, on the no-op path,
-// about 1 000 instructions (docs/benchmarks.md); arming one may also wake
-// a thread of the scheduler so that it sleeps until the new timer. The queue keeps its
+// about 1 200 instructions per operation (docs/benchmarks.md, "one timer
+// per Transport"). The queue keeps its
 // attempts' bounds in a heap and re-arms its one timer only for a bound
 // earlier than the one it is armed for: with equal attempt timeouts,
 // almost never. An attempt answered in time only leaves the heap; the
