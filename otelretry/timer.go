@@ -194,14 +194,14 @@ func (at *attemptTimer) stop() { at.disarm() }
 //
 // A runtime timer per attempt cost 2 allocations and, on the no-op path,
 // about 1 200 instructions per operation (docs/benchmarks.md, "one timer
-// per Transport"). The queue keeps its
-// attempts' bounds in a heap and re-arms its one timer only for a bound
-// earlier than the one it is armed for: with equal attempt timeouts,
-// almost never. An attempt answered in time only leaves the heap; the
-// timer, when it fires for a bound that is gone, re-arms for the earliest
-// left.
+// per Transport"). The queue keeps its attempts' bounds in a heap and
+// re-arms its one timer only for a bound earlier than the one it is armed
+// for: with equal attempt timeouts, almost never. An attempt answered in
+// time only leaves the heap; the timer, when it fires for a bound that is
+// gone, re-arms for the earliest left.
 //
-// Its lock guards the heap alone: the attempts whose bounds ended are
+// Its lock guards the heap and the arming of its timer alone: the
+// attempts whose bounds ended are
 // expired after it is released, and an expiry runs no user code on the
 // queue's goroutine (a drain's Close runs on a goroutine of its own).
 type timerQueue struct {
