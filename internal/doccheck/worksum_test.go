@@ -9,7 +9,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"testing"
 )
 
@@ -26,7 +25,9 @@ func TestFreshCloneGoWorkSumIsComplete(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs the go command over the workspace's module graph")
 	}
-	gotool := filepath.Join(runtime.GOROOT(), "bin", "go")
+	// The test's own toolchain: go test puts its GOROOT/bin first on the
+	// PATH (runtime.GOROOT is empty in a binary built with -trimpath).
+	const gotool = "go"
 	dir := t.TempDir()
 	var work struct{ Use []struct{ DiskPath string } }
 	out, err := exec.Command(gotool, "work", "edit", "-json", filepath.Join(root, "go.work")).Output()

@@ -9,7 +9,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -108,12 +107,14 @@ func legendOf(name string) []string {
 
 // demoReport runs the demo (a module of its own: `go run` in its
 // directory, OTEL_* cleared, so that its spans go to the file it is
-// given) and reads its spans back as `retryinspect traces.json` does.
+// given) and reads its spans back as `retryinspect traces.json` does. "go"
+// is the test's own toolchain: go test puts its GOROOT/bin first on the
+// PATH.
 func demoReport(t *testing.T) *inspect.Report {
 	t.Helper()
 	root := filepath.Dir(artifacts(t))
 	traces := filepath.Join(t.TempDir(), "traces.json")
-	cmd := exec.CommandContext(t.Context(), filepath.Join(runtime.GOROOT(), "bin", "go"), "run", ".", "-traces", traces)
+	cmd := exec.CommandContext(t.Context(), "go", "run", ".", "-traces", traces)
 	cmd.Dir = filepath.Join(root, "examples", "demo")
 	cmd.Env = append(slices.DeleteFunc(os.Environ(), func(kv string) bool { return strings.HasPrefix(kv, "OTEL_") }), "GOWORK=off")
 	if out, err := cmd.CombinedOutput(); err != nil {
