@@ -201,9 +201,9 @@ func (at *attemptTimer) stop() { at.disarm() }
 // gone, re-arms for the earliest left.
 //
 // Its lock guards the heap and the arming of its timer alone: the
-// attempts whose bounds ended are
-// expired after it is released, and an expiry runs no user code on the
-// queue's goroutine (a drain's Close runs on a goroutine of its own).
+// attempts whose bounds ended are expired after it is released, and an
+// expiry runs no user code on the queue's goroutine (a drain's Close runs
+// on a goroutine of its own).
 type timerQueue struct {
 	mu    sync.Mutex
 	heap  timerHeap
