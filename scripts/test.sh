@@ -103,6 +103,20 @@ fi
 GOFLAGS="$(go env GOFLAGS) -trimpath"
 export GOFLAGS
 
+# The race and fuzz builds compile third-party packages without
+# optimizations or inlining (-N -l, as scripts/stack.sh builds the stack):
+# the same code under the same checks, for less compiling (CONTRIBUTING.md,
+# "CI times"). The standard library and this repository's packages keep the
+# defaults, so the code under test is compiled as its users compile it. The
+# other builds keep the defaults too: the release test's trial and the go
+# commands the race tests run (go run of the demo) share their packages,
+# and the allocation guards count what an optimized build allocates.
+unoptimized_deps=('-gcflags=all=-N -l' -gcflags=std= '-gcflags=github.com/otelretry/otelretry-go/...=')
+race=(-race "${unoptimized_deps[@]}")
+# internal/readmesnippets' tests build and vet the snippets under -race with
+# go commands of their own, which read these flags from GOFLAGS.
+race_goflags="$GOFLAGS$(printf " '%s'" "${unoptimized_deps[@]}")"
+
 # The repository's Go modules: the library, and the modules that keep
 # their dependencies out of it. Each is checked as its users see it
 # (GOWORK=off); go.work only lets the README's commands run from the root.
@@ -141,11 +155,13 @@ for m in "${modules[@]}"; do
 		continue
 		;;
 	esac
-	flags=()
-	# Its tests run under -race: vetted in that variant too, so that its
-	# dependencies (the cloud SDKs) are compiled once.
-	[ "$m" != internal/readmesnippets ] || flags=(-race)
-	(cd "$m" && go vet "${flags[@]}" ./...)
+	if [ "$m" = internal/readmesnippets ]; then
+		# Its tests run under -race: vetted in that variant too, so that
+		# its dependencies (the cloud SDKs) are compiled once.
+		(cd "$m" && GOFLAGS="$race_goflags" go vet -race ./...)
+		continue
+	fi
+	(cd "$m" && go vet ./...)
 done
 
 step "the pages: README.md's length, every relative link (internal/doccheck); the Go snippets of README.md and docs/, extracted, up to date, built and vetted (internal/readmesnippets)"
@@ -153,22 +169,22 @@ go test -count=1 ./internal/doccheck
 # Under -race, as internal/sdkclients, internal/realclients and classify/h3
 # are: its dependencies are theirs, compiled once in one variant (its tests'
 # go build and go vet of the snippets take the test binary's -race).
-(cd internal/readmesnippets && go test -race -count=1 ./...)
+(cd internal/readmesnippets && GOFLAGS="$race_goflags" go test -race -count=1 ./...)
 
 step "API compatibility against api/ (the last release), and the release tool's tests"
 (cd tools/release && go test -count=1 ./...)
 scripts/apicheck.sh
 
 step "go test -race (library, examples, retryinspect, protocol classifiers)"
-go test -race -count=1 ./...
-(cd cmd/retryinspect && go test -race -count=1 ./...)
-(cd examples/demo && go test -race -vet=all -count=1 ./...)
-(cd classify/h2 && go test -race -vet=all -count=1 ./...)
-(cd classify/h3 && go test -race -vet=all -count=1 ./...)
+go test "${race[@]}" -count=1 ./...
+(cd cmd/retryinspect && go test "${race[@]}" -count=1 ./...)
+(cd examples/demo && go test "${race[@]}" -vet=all -count=1 ./...)
+(cd classify/h2 && go test "${race[@]}" -vet=all -count=1 ./...)
+(cd classify/h3 && go test "${race[@]}" -vet=all -count=1 ./...)
 # Real third-party clients over otelretry; the tests against the stack skip here.
-(cd internal/realclients && go test -race -vet=all -count=1 ./...)
+(cd internal/realclients && go test "${race[@]}" -vet=all -count=1 ./...)
 # Cloud SDKs over otelretry, against fakes of their protocols on 127.0.0.1.
-(cd internal/sdkclients && go test -race -vet=all -count=1 ./...)
+(cd internal/sdkclients && go test "${race[@]}" -vet=all -count=1 ./...)
 # The stress tests at full size, which the race detector's own limits make
 # us run smaller under -race (see otelretry/race_test.go), and the
 # allocation guards, whose counts its sync.Pool blurs.
@@ -186,7 +202,7 @@ if ! command -v chromium >/dev/null 2>&1; then
 	$sudo apt-get update -qq
 	$sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends chromium fonts-liberation >/dev/null
 fi
-(cd cmd/retryinspect/htmltest && go test -race -vet=all -count=1 -v ./...)
+(cd cmd/retryinspect/htmltest && go test "${race[@]}" -vet=all -count=1 -v ./...)
 
 step "benchmarks module: tests, one iteration of every benchmark, storm, metastable and writes smoke"
 # The storm's, the metastable's and the writes' smoke runs are their
@@ -206,7 +222,7 @@ step "fuzz targets, briefly"
 fuzz() {
 	local log
 	log=$(mktemp)
-	if ! (cd "$1" && go test . -run '^$' -fuzz "^$2\$" -fuzztime "$3x") >"$log" 2>&1; then
+	if ! (cd "$1" && go test . "${unoptimized_deps[@]}" -run '^$' -fuzz "^$2\$" -fuzztime "$3x") >"$log" 2>&1; then
 		cat "$log"
 		rm -f "$log"
 		echo "fuzz $1 $2 failed" >&2
