@@ -104,14 +104,16 @@ GOFLAGS="$(go env GOFLAGS) -trimpath"
 export GOFLAGS
 
 # The race and fuzz builds compile third-party packages without
-# optimizations or inlining (-N -l, as scripts/stack.sh builds the stack):
+# optimizations, inlining or DWARF (as scripts/stack.sh builds the stack):
 # the same code under the same checks, for less compiling (CONTRIBUTING.md,
-# "CI times"). The standard library and this repository's packages keep the
-# defaults, so the code under test is compiled as its users compile it. The
-# other builds keep the defaults too: the release test's trial and the go
-# commands the race tests run (go run of the demo) share their packages,
-# and the allocation guards count what an optimized build allocates.
-unoptimized_deps=('-gcflags=all=-N -l' -gcflags=std= '-gcflags=github.com/otelretry/otelretry-go/...=')
+# "CI times"); a failure's stack trace keeps its files and lines, which
+# come from the binary's line table. The standard library and this
+# repository's packages keep the defaults, so the code under test is
+# compiled as its users compile it. The other builds keep the defaults
+# too: the release test's trial and the go commands the race tests run (go
+# run of the demo) share their packages, and the allocation guards count
+# what an optimized build allocates.
+unoptimized_deps=('-gcflags=all=-N -l -dwarf=false' -gcflags=std= '-gcflags=github.com/otelretry/otelretry-go/...=')
 race=(-race "${unoptimized_deps[@]}")
 # internal/readmesnippets' tests build and vet the snippets under -race with
 # go commands of their own, which read these flags from GOFLAGS.
