@@ -20,7 +20,7 @@ import (
 	"github.com/otelretry/otelretry-go/cmd/retryinspect/internal/tracefixture"
 )
 
-var update = flag.Bool("update", false, "rewrite the golden files under testdata/golden")
+var update = flag.Bool("update", false, "rewrite the committed files the tests compare with: testdata/golden, testdata/logs and internal/readfuzz/testdata/seeds")
 
 // inspectStdout writes roots through the real stdouttrace exporter into a
 // file and runs the command on it.
@@ -48,7 +48,13 @@ func runOnFile(t *testing.T, data []byte, extra ...string) (code int, stdout, st
 
 func compareGolden(t *testing.T, name string, got string) {
 	t.Helper()
-	path := filepath.Join("testdata", "golden", name)
+	compareFile(t, filepath.Join("testdata", "golden", name), got)
+}
+
+// compareFile compares got with the committed file at path, or rewrites
+// the file under -update.
+func compareFile(t *testing.T, path string, got string) {
+	t.Helper()
 	if *update {
 		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 			t.Fatal(err)
