@@ -141,9 +141,34 @@ func (c *attemptContext) Value(key any) any {
 	case boundaryKey{}:
 		return &c.bound
 	case clientTraceKey:
-		return c.a.wire.clientTrace(c.Context)
+		return c.a.wire.clientTrace(c.Context, callerTrace)
 	}
 	return c.Context.Value(key)
+}
+
+// callerTrace is the ClientTrace of parent, the context an attempt's
+// derives from, that the attempt's hooks are composed with: the caller's.
+// A call made inside another attempt, through an otelretry Transport with
+// that attempt's context (a base below that calls out with its request's
+// context, a Classifier's call with Answer.Request's), is an operation of
+// its own (see boundary), and its network events are its own too: where
+// parent's trace is the outer attempt's own, the call composes with the
+// trace below that attempt instead, so that the outer attempt's wire never
+// hears of a connection or a write that was not its request's. A trace a
+// layer added over the outer attempt's was composed by httptrace with the
+// outer hooks, which cannot be taken out of it: the call keeps it, and the
+// outer attempt is told it was overheard (wire.overheard).
+func callerTrace(parent context.Context) *httptrace.ClientTrace {
+	t := httptrace.ContextClientTrace(parent)
+	outer, ok := parent.Value(attemptKey{}).(*attempt)
+	if !ok || t == nil {
+		return t
+	}
+	if t == outer.wire.ownTrace() {
+		return callerTrace(outer.ctx.Context)
+	}
+	outer.wire.overhear()
+	return t
 }
 
 // sender is how a Transport sends attempts, chosen once in NewTransport.

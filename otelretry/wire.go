@@ -42,6 +42,13 @@ type wire struct {
 	// PrepareAttemptFunc made with the attempt's context, which are operations of
 	// their own (see scopeOf).
 	live atomic.Bool
+	// overheard: a call made inside the attempt through an otelretry
+	// Transport took a ClientTrace that carries these hooks and cannot be
+	// parted from them (see callerTrace), so they may hear that call's
+	// network events. From then on they hear nothing, and the wire proves
+	// nothing: neither that the request never left, nor that it did not
+	// reach the server.
+	overheard atomic.Bool
 
 	writes  atomic.Int32
 	written atomic.Bool // a write completed without error
@@ -95,25 +102,40 @@ func (w *wire) hooks() *httptrace.ClientTrace {
 // clientTrace is the ClientTrace the attempt's context gives a layer below
 // that asks for one (httptrace.ContextClientTrace), made on the first
 // ask: a base that never asks (one answering from memory) costs the
-// attempt neither the hooks nor the trace. A trace in parent, the
-// caller's, is composed with the wire's as WithClientTrace composes them
-// (the wire's hooks first); the context that composition makes is not
-// needed beyond it, as its network hooks are the caller's, which parent
-// carries already. Two layers that ask at once may both make one; the
+// attempt neither the hooks nor the trace. The caller's trace
+// (callerTrace of parent) is composed with the wire's as WithClientTrace
+// composes them (the wire's hooks first); the context that composition
+// makes is not needed beyond it, as its network hooks are the caller's,
+// which parent carries already. Where the caller's trace is not parent's
+// (parent derives from another attempt's context), it is composed from a
+// context of its own. Two layers that ask at once may both make one; the
 // first kept is the one every layer gets.
-func (w *wire) clientTrace(parent context.Context) *httptrace.ClientTrace {
+func (w *wire) clientTrace(parent context.Context, callerTrace func(context.Context) *httptrace.ClientTrace) *httptrace.ClientTrace {
 	if t := w.trace.Load(); t != nil {
 		return t
 	}
 	t := w.hooks()
-	if httptrace.ContextClientTrace(parent) != nil {
+	if caller := callerTrace(parent); caller == httptrace.ContextClientTrace(parent) && caller != nil {
 		t = httptrace.ContextClientTrace(httptrace.WithClientTrace(parent, t))
+	} else if caller != nil {
+		t = httptrace.ContextClientTrace(httptrace.WithClientTrace(httptrace.WithClientTrace(context.Background(), caller), t))
 	}
 	if w.trace.CompareAndSwap(nil, t) {
 		return t
 	}
 	return w.trace.Load()
 }
+
+// listening reports whether the hooks report on the attempt's own request.
+func (w *wire) listening() bool { return w.live.Load() && !w.overheard.Load() }
+
+// ownTrace is the ClientTrace the attempt's context gave out, nil until a
+// layer below asked for one.
+func (w *wire) ownTrace() *httptrace.ClientTrace { return w.trace.Load() }
+
+// overhear notes that a call made inside the attempt took a ClientTrace
+// that carries the wire's hooks (see overheard).
+func (w *wire) overhear() { w.overheard.Store(true) }
 
 // clientTraceKey is the key httptrace finds a context's ClientTrace by,
 // which it does not export: the attempt's context answers it (see
@@ -184,7 +206,7 @@ func (w *wire) usedNoGetBodyForEvidence() bool { return w.plan == resendWithEvid
 // after the write could not be followed up, the attempt timeout starts
 // here (see attemptBound).
 func (w *wire) gettingConnection(string) {
-	if !w.live.Load() {
+	if !w.listening() {
 		return
 	}
 	w.askedConn.Store(true)
@@ -197,7 +219,7 @@ func (w *wire) gettingConnection(string) {
 // HTTP/2 stream's wait for a slot included, a cut would leave unknown
 // (see attemptBound).
 func (w *wire) gotConnection(info httptrace.GotConnInfo) {
-	if !w.live.Load() {
+	if !w.listening() {
 		return
 	}
 	w.gotConn.Store(true)
@@ -211,7 +233,7 @@ func (w *wire) gotConnection(info httptrace.GotConnInfo) {
 // next, for as long as it takes, under the deadline alone (see
 // attemptBound).
 func (w *wire) wroteHeaders() {
-	if !w.live.Load() {
+	if !w.listening() {
 		return
 	}
 	w.headersOut.Store(true)
@@ -221,7 +243,7 @@ func (w *wire) wroteHeaders() {
 // wroteRequest is httptrace's WroteRequest hook: one call per write of the
 // request on the wire, including a resend net/http makes by itself.
 func (w *wire) wroteRequest(info httptrace.WroteRequestInfo) {
-	if !w.live.Load() {
+	if !w.listening() {
 		return
 	}
 	w.writes.Add(1)
@@ -250,7 +272,7 @@ func failedConnWrite(err error) bool {
 // connection, and such a request never left. HTTP/2 and HTTP/3 report a
 // body write cut by a stream reset after the headers left.)
 func (w *wire) reachedWire() bool {
-	return w.written.Load() || (w.headersOut.Load() && !w.connWriteFailed.Load())
+	return w.overheard.Load() || w.written.Load() || (w.headersOut.Load() && !w.connWriteFailed.Load())
 }
 
 // getBody is the prepared request's GetBody as the layers below see it. It
@@ -258,7 +280,7 @@ func (w *wire) reachedWire() bool {
 // refuses it when resendRefused says so; otherwise it makes the prepared
 // body again.
 func (w *wire) getBody() (io.ReadCloser, error) {
-	if resendRefused(w.guarded, w.written.Load(), w.gotConn.Load(), w.connWriteFailed.Load()) {
+	if resendRefused(w.guarded, w.written.Load() || w.overheard.Load(), w.gotConn.Load(), w.connWriteFailed.Load()) {
 		return nil, errResendRefused
 	}
 	if w.gotConn.Load() {
@@ -300,6 +322,9 @@ func (w *wire) reportsWrites() bool { return w.gotConn.Load() || w.writes.Load()
 //
 // A base that reports nothing proves nothing.
 func (w *wire) unsentByTrace() bool {
+	if w.overheard.Load() {
+		return false
+	}
 	if w.writes.Load() == 0 && w.askedConn.Load() && !w.gotConn.Load() {
 		return true
 	}

@@ -1,0 +1,155 @@
+// Copyright The otelretry Authors
+// SPDX-License-Identifier: Apache-2.0
+
+package otelretry_test
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httptrace"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+
+	"github.com/otelretry/otelretry-go/attrs"
+	"github.com/otelretry/otelretry-go/internal/spantest"
+	"github.com/otelretry/otelretry-go/otelretry"
+)
+
+// TestNestedCallsNetworkEventsAreItsOwn: a call made inside an attempt
+// through the same Transport (a layer below fetching a token with its
+// request's context) is an operation of its own, and so are its network
+// events: they never reach the outer attempt's wire. Here the token
+// call's dial is refused (GetConn and no GotConn), then the write goes
+// through a base that reports nothing through httptrace, applies it and
+// loses its answer: heard by the outer wire, the refused dial would prove
+// the write never left, and it would be resent. With a trace the layer
+// added over the attempt's context, which httptrace composed with the
+// attempt's hooks, the layer's hooks still hear the token call and the
+// outer wire proves nothing.
+func TestNestedCallsNetworkEventsAreItsOwn(t *testing.T) {
+	dead := httptest.NewServer(http.NotFoundHandler())
+	deadURL := dead.URL
+	dead.Close() // connection refused from now on
+
+	for _, layerTrace := range []bool{false, true} {
+		name := "the request's context"
+		if layerTrace {
+			name = "a trace of the layer's own over it"
+		}
+		t.Run(name, func(t *testing.T) {
+			dialer := &http.Transport{}
+			defer dialer.CloseIdleConnections()
+			var client *http.Client
+			var applied, layerHeard atomic.Int32
+			base := roundTripFunc(func(r *http.Request) (*http.Response, error) {
+				if r.URL.Path == "/token" {
+					return dialer.RoundTrip(r)
+				}
+				ctx := r.Context()
+				if layerTrace {
+					ctx = httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{GetConn: func(string) { layerHeard.Add(1) }})
+				}
+				token := get(t, otelretry.WithIntent(ctx, otelretry.Intent{NoRetry: true}), deadURL+"/token")
+				if resp, err := client.Do(token); err == nil {
+					resp.Body.Close()
+					t.Error("the token call reached a closed server")
+				}
+				io.Copy(io.Discard, r.Body)
+				r.Body.Close()
+				applied.Add(1)             // the server applied the write...
+				return nil, errBaseTimeout // ...and its answer was lost
+			})
+			client = &http.Client{Transport: otelretry.NewTransport(base, otelretry.WithoutBudget(),
+				otelretry.WithBackoff(otelretry.ConstantBackoff(time.Millisecond)))}
+			var results otelretry.Results
+			ctx := otelretry.WithResults(t.Context(), &results)
+			req, _ := http.NewRequestWithContext(ctx, http.MethodPost, "http://orders.test/orders", strings.NewReader(`{"sku":"A1"}`))
+			if resp, err := client.Do(req); err == nil {
+				resp.Body.Close()
+				t.Fatal("the write's lost answer came back as a response")
+			}
+			if n := applied.Load(); n != 1 {
+				t.Errorf("the write was applied %d times; a write whose answer was lost is never resent blindly", n)
+			}
+			if r, ok := results.Last(); !ok || r.Outcome != attrs.OutcomeCheckState || !r.OutcomeUnknown {
+				t.Errorf("results = %+v, want the write's outcome unknown (check_state)", r)
+			}
+			if layerTrace && layerHeard.Load() == 0 {
+				t.Error("the layer's own ClientTrace did not hear its token call")
+			}
+		})
+	}
+}
+
+// TestNestedCallsWritesAreNotTheOuterAttempts: the calls a Classifier and
+// a layer below make through the same Transport, with the context they
+// were given, are never counted as the outer attempt's writes, nor
+// recorded as resends below it.
+func TestNestedCallsWritesAreNotTheOuterAttempts(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "ok") }))
+	defer srv.Close()
+	for _, hook := range []string{"classifier", "base below"} {
+		t.Run(hook, func(t *testing.T) {
+			netBase := srv.Client().Transport.(*http.Transport).Clone()
+			defer netBase.CloseIdleConnections()
+			rec := tracetest.NewSpanRecorder()
+			var client *http.Client
+			side := func(ctx context.Context) {
+				for range 2 {
+					resp, err := client.Do(get(t, otelretry.WithOperationID(ctx, "side"), srv.URL+"/side"))
+					if err != nil {
+						t.Error(err)
+						return
+					}
+					io.Copy(io.Discard, resp.Body)
+					resp.Body.Close()
+				}
+			}
+			opts := []otelretry.Option{otelretry.WithTracerProvider(sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))), otelretry.WithoutBudget()}
+			var base http.RoundTripper = netBase
+			switch hook {
+			case "classifier":
+				opts = append(opts, otelretry.WithClassifier(func(a otelretry.Answer) otelretry.Classification {
+					if a.Request.URL.Path == "/items" {
+						side(a.Request.Context())
+					}
+					return otelretry.Classification{}
+				}))
+			case "base below":
+				base = roundTripFunc(func(r *http.Request) (*http.Response, error) {
+					if r.URL.Path == "/items" {
+						side(r.Context())
+					}
+					return netBase.RoundTrip(r)
+				})
+			}
+			client = &http.Client{Transport: otelretry.NewTransport(base, opts...)}
+			resp, err := client.Do(get(t, otelretry.WithOperationID(t.Context(), "op-outer"), srv.URL+"/items"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+			outer := 0
+			for _, s := range spantest.Attempts(rec.Ended()) {
+				if attrOf(s, attrs.OperationIDKey).AsString() != "op-outer" {
+					continue
+				}
+				outer++
+				if w := attrOf(s, attrs.WireWritesKey).AsInt64(); w != 1 || len(s.Events()) != 0 {
+					t.Errorf("the outer attempt records %d writes and %d events, want its one write and none", w, len(s.Events()))
+				}
+			}
+			if outer != 1 {
+				t.Errorf("%d attempts of the outer operation, want 1", outer)
+			}
+		})
+	}
+}
