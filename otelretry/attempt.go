@@ -540,7 +540,7 @@ func (a *attempt) discard(resp *http.Response, bound time.Duration) {
 			a.timer.draining(bound, drainCutError{a.ev.errorType()})
 			stop := noStop
 			if op := a.setup.ctx; op.Done() != nil {
-				stop = context.AfterFunc(op, a.held.raw.close)
+				stop = context.AfterFunc(op, a.held.raw.closeAlone)
 			}
 			drain(resp.Body)
 			stop()

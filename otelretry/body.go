@@ -4,10 +4,13 @@
 package otelretry
 
 import (
+	"fmt"
 	"io"
 	"net/http"
 	"sync"
 	"sync/atomic"
+
+	"go.opentelemetry.io/otel"
 )
 
 // releaser is what a response body lets go of when it is closed: the
@@ -125,6 +128,24 @@ func (r *rawBody) close() {
 			r.err = r.body.Close()
 		}
 	})
+}
+
+// closeAlone closes the base's body on a goroutine of otelretry's own (the
+// cut of a drain, the caller's cancellation during one), where nothing
+// could recover a panic of the base's Close: it is reported through
+// otel.Handle instead of ending the process.
+func (r *rawBody) closeAlone() {
+	defer reportPanic("a response body's Close")
+	r.close()
+}
+
+// reportPanic, deferred on a goroutine of otelretry's own that runs user
+// code nobody waits for, reports a panic of it through otel.Handle and
+// drops it, where it would end the process.
+func reportPanic(what string) {
+	if v := recover(); v != nil {
+		otel.Handle(fmt.Errorf("otelretry: %s panicked on a goroutine of otelretry's own: %v", what, v))
+	}
 }
 
 // hold keeps the base's body and returns what stands for it above: r, or,

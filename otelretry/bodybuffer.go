@@ -13,6 +13,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"go.opentelemetry.io/otel"
+
 	"github.com/otelretry/otelretry-go/attrs"
 )
 
@@ -91,8 +93,10 @@ func bufferBody(ctx context.Context, req *http.Request, pool *bodyPool, n int64,
 	b := &bufferedBody{data: make([]byte, n), pool: pool}
 	b.holders.Store(2)
 	done := make(chan error, 1)
+	var waiting readWait
 	go func() {
 		defer b.letGo()
+		defer waiting.handOverPanic(done)
 		done <- readExactly(req.Body, b.data)
 	}()
 	timer := time.NewTimer(left)
@@ -107,12 +111,54 @@ func bufferBody(ctx context.Context, req *http.Request, pool *bodyPool, n int64,
 	case <-req.Cancel: // nil, and never ready, unless http.Client set it
 		err = errors.New("request canceled")
 	}
+	if _, panicked := err.(readPanic); !panicked && !waiting.stop() {
+		err = <-done // a panic of the read, handed over as the wait ended
+	}
 	req.Body.Close()
+	if p, ok := err.(readPanic); ok {
+		b.letGo()
+		panic(p.value) // on the caller's goroutine, where the read would have run
+	}
 	if err != nil {
 		b.err = &bufferReadError{err}
 	}
 	return b, ""
 }
+
+// readWait is where a panic of the caller's body's Read, on the goroutine
+// that buffers it, goes: to the operation, which panics with it on the
+// caller's goroutine, while the operation waits for the read; to
+// otel.Handle once it stopped waiting, where it would end the process.
+type readWait struct{ state atomic.Int32 } // waiting, stopped or panicked
+
+const (
+	readWaiting = iota
+	readStopped
+	readPanicked
+)
+
+// stop ends the wait; false when a panic was handed over first, which done
+// then holds.
+func (w *readWait) stop() bool { return w.state.CompareAndSwap(readWaiting, readStopped) }
+
+// handOverPanic, deferred by the reading goroutine, hands a panic of the
+// read to the operation, or reports it when the operation stopped waiting.
+func (w *readWait) handOverPanic(done chan<- error) {
+	v := recover()
+	if v == nil {
+		return
+	}
+	if w.state.CompareAndSwap(readWaiting, readPanicked) {
+		done <- readPanic{v}
+		return
+	}
+	otel.Handle(fmt.Errorf("otelretry: a request body's Read panicked on a goroutine of otelretry's own: %v", v))
+}
+
+// readPanic carries a panic of the read to the operation.
+type readPanic struct{ value any }
+
+func (readPanic) Error() string { return "the request body's Read panicked" }
 
 // bodySource is where an operation's attempts take their bodies: the
 // caller's request, and its buffer when the body was buffered.

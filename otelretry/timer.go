@@ -172,7 +172,7 @@ func (at *attemptTimer) expire() {
 		// The base's Close may block (a body that ignores its context may
 		// hold a lock its Read holds): on a goroutine of its own, never on
 		// the queue's, which cuts the other attempts due with this one.
-		go at.raw.close()
+		go at.raw.closeAlone()
 	}
 }
 
@@ -183,7 +183,7 @@ func (at *attemptTimer) cancelContext() {
 		at.cancel(nil)
 	}
 	if at.state.Load() == timerDraining {
-		go at.raw.close()
+		go at.raw.closeAlone()
 	}
 }
 

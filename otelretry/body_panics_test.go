@@ -1,0 +1,113 @@
+// Copyright The otelretry Authors
+// SPDX-License-Identifier: Apache-2.0
+
+package otelretry_test
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/otelretry/otelretry-go/otelretry"
+)
+
+// closePanics is a base's response body whose Read blocks until it is
+// closed, as a body that ignores its context does, and whose Close
+// panics once it has unblocked the Read.
+type closePanics struct {
+	closed chan struct{}
+	once   sync.Once
+}
+
+func (b *closePanics) Read([]byte) (int, error) {
+	<-b.closed
+	return 0, io.EOF
+}
+
+func (b *closePanics) Close() error {
+	b.once.Do(func() { close(b.closed) })
+	panic("the base's body Close: boom")
+}
+
+// TestBodyClosePanicOnOwnGoroutineIsReported: a retried answer's body
+// that does not drain within its bound is closed on a goroutine of
+// otelretry's own, where a panic of the base's Close would end the
+// process: it is reported through otel.Handle, and the operation goes on
+// to its retry.
+func TestBodyClosePanicOnOwnGoroutineIsReported(t *testing.T) {
+	errs := captureOtelErrors(t)
+	calls := 0
+	base := roundTripFunc(func(r *http.Request) (*http.Response, error) {
+		calls++
+		if calls == 1 {
+			return &http.Response{StatusCode: http.StatusServiceUnavailable, Header: http.Header{}, ContentLength: -1,
+				Body: &closePanics{closed: make(chan struct{})}, Request: r}, nil
+		}
+		return &http.Response{StatusCode: http.StatusOK, Header: http.Header{}, Body: http.NoBody, Request: r}, nil
+	})
+	rt := otelretry.NewTransport(base, otelretry.WithBackoff(otelretry.ConstantBackoff(time.Millisecond)),
+		otelretry.WithAttemptTimeout(50*time.Millisecond))
+	resp, err := rt.RoundTrip(get(t, context.Background(), "http://api.test/items"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK || calls != 2 {
+		t.Fatalf("status %d after %d calls, want the retry's 200", resp.StatusCode, calls)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for len(errs()) == 0 && time.Now().Before(deadline) {
+		time.Sleep(time.Millisecond)
+	}
+	if got := errs(); len(got) != 1 || !strings.Contains(got[0].Error(), "a response body's Close panicked") {
+		t.Fatalf("otel.Handle got %v, want the Close's panic", got)
+	}
+}
+
+// readPanics is a caller's request body whose Read panics.
+type readPanics struct{}
+
+func (readPanics) Read([]byte) (int, error) { panic("the caller's body Read: boom") }
+
+// TestBodyReadPanicWhileBufferingReachesTheCaller: the caller's body is
+// read into the retry buffer on a goroutine of otelretry's own; a panic of
+// its Read comes back on the caller's goroutine, as the read would panic
+// there without otelretry, and the buffer's memory is given back.
+func TestBodyReadPanicWhileBufferingReachesTheCaller(t *testing.T) {
+	calls := 0
+	base := roundTripFunc(func(r *http.Request) (*http.Response, error) {
+		io.Copy(io.Discard, r.Body)
+		if calls++; calls == 1 {
+			return &http.Response{StatusCode: http.StatusServiceUnavailable, Header: http.Header{}, Body: http.NoBody, Request: r}, nil
+		}
+		return &http.Response{StatusCode: http.StatusOK, Header: http.Header{}, Body: http.NoBody, Request: r}, nil
+	})
+	// The memory holds one body: a second operation's body is buffered, and
+	// its 503 retried, only if the first gave the memory back.
+	rt := otelretry.NewTransport(base, otelretry.WithBodyBuffer(5, 5))
+	repeatable := otelretry.WithIntent(context.Background(), otelretry.Intent{Repeatable: true})
+	panicked := func() (v any) {
+		defer func() { v = recover() }()
+		req, _ := http.NewRequestWithContext(repeatable, http.MethodPut, "http://api.test/items/1", readPanics{})
+		req.ContentLength = 5
+		rt.RoundTrip(req)
+		return nil
+	}()
+	if panicked != "the caller's body Read: boom" {
+		t.Fatalf("RoundTrip panicked with %v, want the Read's panic", panicked)
+	}
+	req, _ := http.NewRequestWithContext(repeatable, http.MethodPut, "http://api.test/items/1", io.NopCloser(strings.NewReader("hello")))
+	req.ContentLength = 5
+	resp, err := rt.RoundTrip(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK || calls != 2 {
+		t.Fatalf("the next body: status %d after %d calls, want its 503 retried (the memory given back)", resp.StatusCode, calls)
+	}
+}
