@@ -115,8 +115,11 @@ func unparsed(raw string) string {
 // Text sanitizes every URL-like word of free text such as a span name
 // ("POST https://u:p@host/x?token=t"): each run of characters between
 // spaces, quotes, brackets and commas that contains "://", '@' or a '?'
-// followed by more is replaced by String of it. Other text is returned as
-// it is.
+// followed by more is replaced by String of it. A URL may hold brackets,
+// parentheses, single quotes and commas itself (an IPv6 host; a userinfo's
+// or a query's sub-delimiters, RFC 3986), so once a word has shown "://",
+// '@' or '?' only whitespace, a double quote, an angle bracket or a
+// backquote ends it. Other text is returned as it is.
 func Text(s string) string {
 	if !strings.ContainsAny(s, "?@") && !strings.Contains(s, "://") {
 		return s
@@ -124,12 +127,13 @@ func Text(s string) string {
 	var b strings.Builder
 	b.Grow(len(s) + 16)
 	for len(s) > 0 {
-		i := strings.IndexFunc(s, isWordSeparator)
-		if i < 0 {
-			i = len(s)
-		}
+		i := wordEnd(s)
 		if word := s[:i]; urlLike(word) {
-			b.WriteString(String(word))
+			// Prose's punctuation after a URL stays text: at most those
+			// characters of a value are kept.
+			u := strings.TrimRight(word, "),'")
+			b.WriteString(String(u))
+			b.WriteString(word[len(u):])
 		} else {
 			b.WriteString(word)
 		}
@@ -142,6 +146,24 @@ func Text(s string) string {
 	return b.String()
 }
 
+// wordEnd is the index of the separator that ends the first word of s,
+// len(s) when none does (see Text).
+func wordEnd(s string) int {
+	url := false // the word so far showed "://", '@' or '?'
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c == '?' || c == '@' || (c == ':' && strings.HasPrefix(s[i:], "://")):
+			url = true
+		case endsEveryWord(c):
+			return i
+		case !url && isWordSeparator(rune(c)):
+			return i
+		}
+	}
+	return len(s)
+}
+
 func urlLike(word string) bool {
 	q := strings.IndexByte(word, '?')
 	return (q >= 0 && q < len(word)-1) || strings.IndexByte(word, '@') >= 0 || strings.Contains(word, "://")
@@ -150,6 +172,16 @@ func urlLike(word string) bool {
 func isWordSeparator(r rune) bool {
 	switch r {
 	case ' ', '\t', '\n', '\r', '\v', '\f', '"', '\'', '`', '<', '>', '(', ')', '[', ']', '{', '}', ',':
+		return true
+	}
+	return false
+}
+
+// endsEveryWord reports whether c ends a word even after it showed a URL:
+// no URL holds it unescaped.
+func endsEveryWord(c byte) bool {
+	switch c {
+	case ' ', '\t', '\n', '\r', '\v', '\f', '"', '<', '>', '`':
 		return true
 	}
 	return false

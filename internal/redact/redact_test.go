@@ -121,6 +121,13 @@ func TestText(t *testing.T) {
 		"POST <http://u:p@h/>, then GET":       "POST <http://REDACTED:REDACTED@h/>, then GET",
 		"what?":                                "what?",
 		"ünïcode http://h/?k=v ✓":              "ünïcode http://h/?k=REDACTED ✓",
+		// A URL holds sub-delimiters of its own (RFC 3986): a comma, a
+		// parenthesis or a single quote does not end it.
+		`Get "https://g.test/me?fields=id,name&access_token=SECRET": EOF`:        `Get "https://g.test/me?fields=REDACTED&access_token=REDACTED": EOF`,
+		"GET https://h.test/s?api_key=k,SECRET&sig=(SECRET)&q=it'sSECRET failed": "GET https://h.test/s?api_key=REDACTED&sig=REDACTED&q=REDACTED failed",
+		"GET https://us,er:pa(SECRET)@h.test/x":                                  "GET https://REDACTED:REDACTED@h.test/x",
+		`Get "http://[::1]:8080/x?token=SECRET": refused`:                        `Get "http://[::1]:8080/x?token=REDACTED": refused`,
+		"(see https://h.test/x?a=SECRET), then retry":                            "(see https://h.test/x?a=REDACTED), then retry",
 	} {
 		if got := redact.Text(in); got != want {
 			t.Errorf("Text(%q) = %q, want %q", in, got, want)
