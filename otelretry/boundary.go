@@ -34,3 +34,19 @@ func boundaryOf(ctx context.Context) *boundary {
 func withBoundary(ctx context.Context) context.Context {
 	return context.WithValue(ctx, boundaryKey{}, new(boundary))
 }
+
+// boundedContext is a context below a boundary of its own, without an
+// allocation: it is kept in the record of the operation it bounds. Only
+// Value is its own; cancellation is the embedded context's, so contexts
+// derived from it attach to that directly.
+type boundedContext struct {
+	context.Context
+	bound boundary
+}
+
+func (c *boundedContext) Value(key any) any {
+	if key == (boundaryKey{}) {
+		return &c.bound
+	}
+	return c.Context.Value(key)
+}

@@ -114,7 +114,7 @@ func (op *operation) begin(held *holdings) {
 		chainDeadline = prev.deadline
 	}
 	op.clock = newClock(start, op.plan.limit, ctx, chainDeadline)
-	op.tel = t.sender.rec.startOperation(ctx, req, op.plan.method, &op.ident, &op.clock)
+	t.sender.rec.startOperation(&op.tel, ctx, req, op.plan.method, &op.ident, &op.clock)
 	if op.ident.oc == nil && prev == nil && !sc.nested && op.tel.recording {
 		if parent := trace.SpanContextFromContext(ctx); parent.IsValid() {
 			op.ident.countRepeats(t.repeats.next(parent))

@@ -87,9 +87,14 @@ type recorder struct {
 
 // opRecord is what the recorder keeps of one operation while it runs.
 type opRecord struct {
-	// ctx is the operation span's context.
-	ctx  context.Context
-	span trace.Span
+	// ctx is the operation span's context. It derives from bounded, the
+	// caller's context below a boundary of the operation's own, so that a
+	// call the user's telemetry makes with the context it is handed (a
+	// span processor's OnStart, a slog handler, a log processor that ships
+	// its records at once) is an operation of its own (see boundary).
+	ctx     context.Context
+	bounded boundedContext
+	span    trace.Span
 	// recording is span.IsRecording(), read once: the SDK takes the span's
 	// lock for each call, and a span that records stops only when it ends,
 	// which only the operation does.
@@ -195,13 +200,15 @@ func (o *opRecord) sanitizedURL() string {
 }
 
 // startOperation starts the operation's INTERNAL span, with the attributes
-// samplers need given at start, and its record. With the no-op tracer and
-// a parent that does not record, Start would return the parent's span
+// samplers need given at start, and its record o, in the caller's context
+// below the operation's boundary (see opRecord.ctx). With the no-op tracer
+// and a parent that does not record, Start would return the parent's span
 // (or, with no parent, an empty span) in a context that carries nothing
-// new; the parent's span and ctx itself are used instead, without naming
-// the span or copying the context.
-func (r *recorder) startOperation(ctx context.Context, req *http.Request, method string, ident *identity, c *clock) opRecord {
-	o := opRecord{req: req, method: method, ident: ident, clock: c, urls: &r.urls}
+// new; the parent's span and that context itself are used instead, without
+// naming the span or copying the context.
+func (r *recorder) startOperation(o *opRecord, caller context.Context, req *http.Request, method string, ident *identity, c *clock) {
+	*o = opRecord{req: req, method: method, ident: ident, clock: c, urls: &r.urls, bounded: boundedContext{Context: caller}}
+	ctx := context.Context(&o.bounded)
 	if f := r.metricAttributes; f != nil {
 		o.labels = metrics.NewLabels(f(req)...)
 	}
@@ -211,11 +218,10 @@ func (r *recorder) startOperation(ctx context.Context, req *http.Request, method
 	case r.noopTracer:
 		o.ctx, o.span = r.tracer.Start(ctx, "", r.internal...)
 	default:
-		kv := r.startFields(&o, o.attrs())
+		kv := r.startFields(o, o.attrs())
 		o.ctx, o.span = r.tracer.Start(ctx, r.operationName(req), r.internal[0], trace.WithAttributes(kv...))
 	}
 	o.recording = o.span.IsRecording()
-	return o
 }
 
 // startFields appends the fields the operation is known by from its start,

@@ -1,0 +1,141 @@
+// Copyright The otelretry Authors
+// SPDX-License-Identifier: Apache-2.0
+
+package otelretry_test
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	sdklog "go.opentelemetry.io/otel/sdk/log"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+
+	"github.com/otelretry/otelretry-go/attrs"
+	"github.com/otelretry/otelretry-go/internal/spantest"
+	"github.com/otelretry/otelretry-go/otelretry"
+)
+
+// shipOnce calls ship with the first context it is handed, as telemetry
+// that ships its records at once does.
+type shipOnce struct {
+	ship func(context.Context)
+	done *atomic.Bool
+}
+
+func (s shipOnce) handle(ctx context.Context) {
+	if s.done.CompareAndSwap(false, true) {
+		s.ship(ctx)
+	}
+}
+
+type shippingHandler struct{ shipOnce }
+
+func (h shippingHandler) Enabled(context.Context, slog.Level) bool { return true }
+func (h shippingHandler) Handle(ctx context.Context, _ slog.Record) error {
+	h.handle(ctx)
+	return nil
+}
+func (h shippingHandler) WithAttrs([]slog.Attr) slog.Handler { return h }
+func (h shippingHandler) WithGroup(string) slog.Handler      { return h }
+
+type shippingProcessor struct{ shipOnce }
+
+func (p shippingProcessor) OnEmit(ctx context.Context, _ *sdklog.Record) error {
+	p.handle(ctx)
+	return nil
+}
+func (shippingProcessor) Enabled(context.Context, sdklog.EnabledParameters) bool { return true }
+func (shippingProcessor) Shutdown(context.Context) error                         { return nil }
+func (shippingProcessor) ForceFlush(context.Context) error                       { return nil }
+
+type lookingUpProcessor struct{ shipOnce }
+
+func (p lookingUpProcessor) OnStart(ctx context.Context, _ sdktrace.ReadWriteSpan) { p.handle(ctx) }
+func (lookingUpProcessor) OnEnd(sdktrace.ReadOnlySpan)                             {}
+func (lookingUpProcessor) Shutdown(context.Context) error                          { return nil }
+func (lookingUpProcessor) ForceFlush(context.Context) error                        { return nil }
+
+// TestTelemetrysCallIsAnOperationOfItsOwn: the user's telemetry (a slog
+// handler, a log processor, a span processor's OnStart) that calls
+// through the same Transport with the context it was handed makes an
+// operation of its own: it takes none of the outer operation's id,
+// Intent, attempt numbers or result slot.
+func TestTelemetrysCallIsAnOperationOfItsOwn(t *testing.T) {
+	var items atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/items" && items.Add(1) == 1 {
+			w.WriteHeader(http.StatusServiceUnavailable)
+			return
+		}
+		io.WriteString(w, "ok")
+	}))
+	defer srv.Close()
+	for _, telemetry := range []string{"slog handler", "log processor", "span processor"} {
+		t.Run(telemetry, func(t *testing.T) {
+			items.Store(0)
+			base := srv.Client().Transport.(*http.Transport).Clone()
+			defer base.CloseIdleConnections()
+			var client *http.Client
+			ship := shipOnce{done: new(atomic.Bool), ship: func(ctx context.Context) {
+				req, _ := http.NewRequestWithContext(ctx, http.MethodPost, srv.URL+"/export", strings.NewReader("record"))
+				resp, err := client.Do(req)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				resp.Body.Close()
+			}}
+			rec := tracetest.NewSpanRecorder()
+			processors := []sdktrace.TracerProviderOption{sdktrace.WithSpanProcessor(rec)}
+			opts := []otelretry.Option{otelretry.WithBackoff(otelretry.ConstantBackoff(time.Millisecond)), otelretry.WithoutBudget()}
+			switch telemetry {
+			case "slog handler":
+				opts = append(opts, otelretry.WithLogger(slog.New(shippingHandler{ship})))
+			case "log processor":
+				opts = append(opts, otelretry.WithLoggerProvider(sdklog.NewLoggerProvider(sdklog.WithProcessor(shippingProcessor{ship}))))
+			case "span processor":
+				processors = append(processors, sdktrace.WithSpanProcessor(lookingUpProcessor{ship}))
+			}
+			opts = append(opts, otelretry.WithTracerProvider(sdktrace.NewTracerProvider(processors...)))
+			client = &http.Client{Transport: otelretry.NewTransport(base, opts...)}
+
+			var results otelretry.Results
+			ctx := otelretry.WithResults(otelretry.WithOperationID(t.Context(), "op-outer"), &results)
+			ctx = otelretry.WithIntent(ctx, otelretry.Intent{MaxAttempts: 2})
+			resp, err := client.Do(get(t, ctx, srv.URL+"/items"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+			if !ship.done.Load() {
+				t.Fatal("the telemetry shipped nothing")
+			}
+			if ops := results.Operations(); len(ops) != 1 || ops[0].OperationID != "op-outer" || ops[0].StatusCode != http.StatusOK {
+				t.Errorf("the caller's result slot holds %+v, want the outer read alone", ops)
+			}
+			var outer []string
+			for _, s := range spantest.Attempts(rec.Ended()) {
+				id, path := attrOf(s, attrs.OperationIDKey).AsString(), attrOf(s, attrs.URLFullKey).AsString()
+				switch {
+				case strings.HasSuffix(path, "/items"):
+					outer = append(outer, attrOf(s, attrs.RequestIDKey).AsString())
+				case id == "op-outer":
+					t.Errorf("the telemetry's call was recorded under the outer operation's id")
+				}
+			}
+			slices.Sort(outer)
+			if want := []string{"op-outer/attempt-1", "op-outer/attempt-2"}; !slices.Equal(outer, want) {
+				t.Errorf("the outer attempts are %v, want %v", outer, want)
+			}
+		})
+	}
+}
