@@ -343,7 +343,7 @@ func (op *operation) conclude(a *attempt, resp *http.Response, err error) result
 	if !view.superseded {
 		cost = budgetCharge(&in, o.retryAfter, o.hasRetryAfter, view.link.of != 0)
 	}
-	v, pending := op.settle(&in, a.id.n, &answer, cost)
+	v, pending := op.settle(&in, a.id.n, &answer, cost, a.end)
 	a.concluded(&o, class, evidence, v, pending)
 	op.t.sender.rec.recordAttempt(&op.tel, a.span, &a.ev)
 	if err != nil {
@@ -409,8 +409,13 @@ func (op *operation) callerAt(now time.Duration) callerState {
 // for, in one step, or counts it alone when no retry is asked; an unknown
 // write that a state check will resolve leaves it to the check's verdict
 // (pending), with the resend the check may ask for. in gets the Backoff's
-// pause when it is asked.
-func (op *operation) settle(in *input, n int, answer *Answer, cost budgetObservation) (v verdict, pending budgetObservation) {
+// pause when it is asked. from is when the answer came (an attempt's
+// end): the answer is charged then, a Retry-After holds its host from
+// then, and the retry's pause counts from then, as op.pause waits; the
+// gate is asked about the time the retry starts (at once when the hooks
+// took longer than the pause), not about the pause counted from the
+// decision, which a slow hook would move past a host's hold.
+func (op *operation) settle(in *input, n int, answer *Answer, cost budgetObservation, from time.Duration) (v verdict, pending budgetObservation) {
 	v = decide(*in)
 	if v.needPause {
 		*in = in.withPause(op.t.cfg.backoffFor(n, *answer), op.clock.left())
@@ -419,11 +424,12 @@ func (op *operation) settle(in *input, n int, answer *Answer, cost budgetObserva
 	now := op.clock.limit - in.remaining
 	switch {
 	case v.needBudget:
-		return decide(in.withBudget(op.t.gate.retry(op.budgetKey, op.clock.at(now), op.clock.at(now+v.pause), cost))), budgetObservation{}
+		start := max(from+v.pause, now)
+		return decide(in.withBudget(op.t.gate.retry(op.budgetKey, op.clock.at(from), op.clock.at(start), cost))), budgetObservation{}
 	case v.decision == attrs.DecisionCheckState && in.phase == phaseAttempt && op.t.cfg.stateCheck != nil:
 		return v, cost
 	}
-	op.t.gate.observe(op.budgetKey, op.clock.at(now), cost)
+	op.t.gate.observe(op.budgetKey, op.clock.at(from), cost)
 	return v, budgetObservation{}
 }
 
@@ -458,7 +464,7 @@ func (op *operation) checkState(a *attempt, cause error, p *progress) (verdict, 
 	sanitize := func(err error) error { return op.sanitize(err, a.out.URL) }
 	check := runStateCheck(op.tel.ctx, op.clock.deadline, hook, op.t.sender.rec, op.ident.opID(), a, cause, sanitize)
 	in := op.inputAt(phaseStateCheck, op.clock.since(), p).checked(check.state)
-	v, _ := op.settle(&in, a.id.n, &Answer{}, a.pendingCost)
+	v, _ := op.settle(&in, a.id.n, &Answer{}, a.pendingCost, op.clock.limit-in.remaining)
 	op.t.sender.rec.endStateCheck(&op.tel, check.span, check.state, v, check.problem, check.err)
 	if v.decision != attrs.DecisionReturn {
 		closeResponse(check.stored)

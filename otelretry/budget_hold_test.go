@@ -1,0 +1,79 @@
+// Copyright The otelretry Authors
+// SPDX-License-Identifier: Apache-2.0
+
+package otelretry_test
+
+import (
+	"context"
+	"net/http"
+	"sync"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/otelretry/otelretry-go/otelretry"
+)
+
+// TestHoldIsCheckedWhenTheRetryStarts: a Retry-After on one answer holds
+// back the retries of every operation to its host until it passes, and a
+// retry's pause counts from its attempt's end, so the hold is checked at
+// that time, however long the hooks took: a Backoff or a Classifier that
+// takes half a second does not move a retry due inside the hold past it.
+func TestHoldIsCheckedWhenTheRetryStarts(t *testing.T) {
+	for _, slow := range []string{"none", "backoff", "classifier"} {
+		t.Run("slow "+slow, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				start := time.Now()
+				var mu sync.Mutex
+				var retriesOfA []time.Duration
+				callsOfA := 0
+				base := roundTripFunc(func(r *http.Request) (*http.Response, error) {
+					h := http.Header{}
+					if r.URL.Path == "/held" {
+						h.Set("Retry-After", "1") // holds the host for a second
+					} else {
+						time.Sleep(20 * time.Millisecond)
+						mu.Lock()
+						if callsOfA++; callsOfA > 1 {
+							retriesOfA = append(retriesOfA, time.Since(start))
+						}
+						mu.Unlock()
+					}
+					return &http.Response{StatusCode: http.StatusServiceUnavailable, Header: h, Body: http.NoBody, Request: r}, nil
+				})
+				backoff := func(_ int, a otelretry.Answer) time.Duration {
+					if a.Request.URL.Path != "/a" {
+						return 0
+					}
+					if slow == "backoff" {
+						time.Sleep(500 * time.Millisecond)
+					}
+					return 600 * time.Millisecond // due at 620 ms, inside the hold
+				}
+				classify := func(a otelretry.Answer) otelretry.Classification {
+					if slow == "classifier" && a.Request.URL.Path == "/a" {
+						time.Sleep(500 * time.Millisecond)
+					}
+					return otelretry.Classification{}
+				}
+				rt := otelretry.NewTransport(base, otelretry.WithBackoff(backoff), otelretry.WithClassifier(classify),
+					otelretry.WithMaxAttempts(2), otelretry.WithDeadline(3*time.Second))
+				var wg sync.WaitGroup
+				for _, path := range []string{"/held", "/a"} {
+					wg.Go(func() {
+						req, _ := http.NewRequestWithContext(context.Background(), http.MethodGet, "http://api.test"+path, nil)
+						if resp, err := rt.RoundTrip(req); err == nil {
+							resp.Body.Close()
+						}
+					})
+				}
+				wg.Wait()
+				for _, at := range retriesOfA {
+					if at < time.Second {
+						t.Errorf("a retry of /a was sent at %v, inside the host's hold until 1s", at)
+					}
+				}
+			})
+		})
+	}
+}
