@@ -102,6 +102,13 @@ func (g *admission) hedge(budgetKey, dep string, now time.Time, rate float64) (a
 	return "", true
 }
 
+// sent notes that a hedge admitted on budgetKey's tokens was sent at now.
+func (g *admission) sent(budgetKey string, now time.Time) {
+	if g.budget != nil {
+		g.budget.spent(budgetKey, now)
+	}
+}
+
 // giveBack returns what hedge took for a hedge that was admitted and not
 // sent.
 func (g *admission) giveBack(budgetKey, dep string, now time.Time, rate float64) {

@@ -185,6 +185,14 @@ type hostBudget struct {
 	// is the only thing that can make it fresh without a new answer.
 	queued int64
 	node   int // the host's node in Budget.activity
+	// lent is the hedges admitted on the host's tokens and not yet sent
+	// or given back; absorbed is what failures could not charge while
+	// some were, the floor having stopped them (at most lent tokens). A
+	// hedge given back returns its token less what was absorbed, so that
+	// the host never holds more than it would had the hedge taken
+	// nothing.
+	lent     int64
+	absorbed int64
 }
 
 // invalidSettings reports the settings out of their range, which read as
@@ -337,7 +345,11 @@ func (b *Budget) recordLocked(key string, at time.Duration, o budgetObservation)
 	case o.success:
 		e.milli = min(e.milli+b.ratio(), full)
 	case o.failure:
-		e.milli = max(e.milli-tokenCost, full/2) // floored at half
+		floored := max(e.milli-tokenCost, full/2) // floored at half
+		if e.lent > 0 {
+			e.absorbed = min(e.absorbed+tokenCost-(e.milli-floored), e.lent*tokenCost)
+		}
+		e.milli = floored
 	}
 	if hold := b.holdFor(o); hold > 0 {
 		e.hold = max(e.hold, at+hold)
@@ -429,21 +441,51 @@ func (b *Budget) hedge(key string, now time.Time) attrs.Reason {
 		key = strings.Clone(key) // see recordLocked
 	}
 	e.milli -= tokenCost
+	e.lent++
 	b.keep(key, e, kept, at)
 	return ""
 }
 
 // giveBack returns to key the token hedge took for a hedge that was not
-// sent. A host forgotten since holds all its tokens already.
+// sent, less what failures could not charge meanwhile (see
+// hostBudget.absorbed). A host forgotten since holds all its tokens
+// already.
 func (b *Budget) giveBack(key string, now time.Time) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	at := b.offset(now)
 	b.advance(at)
 	if e, kept := b.hosts[key]; kept {
-		e.milli = min(e.milli+tokenCost, b.tokens())
+		back := int64(tokenCost)
+		if e.lent > 0 {
+			owed := min(e.absorbed, tokenCost)
+			back -= owed
+			e.absorbed -= owed
+			e.settled()
+		}
+		e.milli = min(e.milli+back, b.tokens())
 		b.keep(key, e, true, at)
 	}
+}
+
+// spent notes that a hedge admitted on key's tokens was sent: its token
+// is spent, and no longer lent.
+func (b *Budget) spent(key string, now time.Time) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	at := b.offset(now)
+	b.advance(at)
+	if e, kept := b.hosts[key]; kept && e.lent > 0 {
+		e.settled()
+		b.keep(key, e, true, at)
+	}
+}
+
+// settled notes that one lent token came back or was spent: what was
+// absorbed is owed by the tokens still lent, at most.
+func (e *hostBudget) settled() {
+	e.lent--
+	e.absorbed = min(e.absorbed, e.lent*tokenCost)
 }
 
 // Available returns how many retries in a row r's host may take now if

@@ -293,6 +293,7 @@ func (l *raceLoop) prepared(m raceMsg) {
 	switch {
 	case send:
 		now := l.r.setup.clock.since()
+		l.r.gate.sent(l.r.budgetKey, l.r.setup.clock.at(now))
 		l.hedges = append(l.hedges, hedgeSent{hedge: hedge, of: of, after: now - startOf(of, l.hedges)})
 		l.inFlight = append(l.inFlight, hedge)
 		l.running++
