@@ -45,9 +45,11 @@ type wire struct {
 	// overheard: a call made inside the attempt through an otelretry
 	// Transport took a ClientTrace that carries these hooks and cannot be
 	// parted from them (see callerTrace), so they may hear that call's
-	// network events. From then on they hear nothing, and the wire proves
-	// nothing: neither that the request never left, nor that it did not
-	// reach the server.
+	// network events. From then on they gather no evidence, and the wire
+	// proves nothing: neither that the request never left, nor that it
+	// did not reach the server. They still move the attempt's timer from
+	// phase to phase, as they did before the call: an upload in progress
+	// stays bounded by the deadline alone.
 	overheard atomic.Bool
 
 	writes  atomic.Int32
@@ -126,8 +128,9 @@ func (w *wire) clientTrace(parent context.Context, callerTrace func(context.Cont
 	return w.trace.Load()
 }
 
-// listening reports whether the hooks report on the attempt's own request.
-func (w *wire) listening() bool { return w.live.Load() && !w.overheard.Load() }
+// gathers reports whether the hooks gather evidence of the attempt's own
+// request.
+func (w *wire) gathers() bool { return !w.overheard.Load() }
 
 // ownTrace is the ClientTrace the attempt's context gave out, nil until a
 // layer below asked for one.
@@ -206,10 +209,12 @@ func (w *wire) usedNoGetBodyForEvidence() bool { return w.plan == resendWithEvid
 // after the write could not be followed up, the attempt timeout starts
 // here (see attemptBound).
 func (w *wire) gettingConnection(string) {
-	if !w.listening() {
+	if !w.live.Load() {
 		return
 	}
-	w.askedConn.Store(true)
+	if w.gathers() {
+		w.askedConn.Store(true)
+	}
 	w.setup.timer.entered(phaseGettingConn)
 }
 
@@ -219,13 +224,15 @@ func (w *wire) gettingConnection(string) {
 // HTTP/2 stream's wait for a slot included, a cut would leave unknown
 // (see attemptBound).
 func (w *wire) gotConnection(info httptrace.GotConnInfo) {
-	if !w.listening() {
+	if !w.live.Load() {
 		return
 	}
-	w.gotConn.Store(true)
-	w.connReused.Store(info.Reused)
-	h2 := w.setup.protocols.memo.learn(w.setup.url, info.Conn, info.Reused)
-	w.connHTTP1.Store(!h2 && !(w.setup.url.Scheme == "http" && w.setup.protocols.h2c))
+	if w.gathers() {
+		w.gotConn.Store(true)
+		w.connReused.Store(info.Reused)
+		h2 := w.setup.protocols.memo.learn(w.setup.url, info.Conn, info.Reused)
+		w.connHTTP1.Store(!h2 && !(w.setup.url.Scheme == "http" && w.setup.protocols.h2c))
+	}
 	w.setup.timer.entered(phaseGotConn)
 }
 
@@ -233,17 +240,25 @@ func (w *wire) gotConnection(info httptrace.GotConnInfo) {
 // next, for as long as it takes, under the deadline alone (see
 // attemptBound).
 func (w *wire) wroteHeaders() {
-	if !w.listening() {
+	if !w.live.Load() {
 		return
 	}
-	w.headersOut.Store(true)
+	if w.gathers() {
+		w.headersOut.Store(true)
+	}
 	w.setup.timer.entered(phaseHeadersOut)
 }
 
 // wroteRequest is httptrace's WroteRequest hook: one call per write of the
 // request on the wire, including a resend net/http makes by itself.
 func (w *wire) wroteRequest(info httptrace.WroteRequestInfo) {
-	if !w.listening() {
+	if !w.live.Load() {
+		return
+	}
+	if !w.gathers() {
+		if info.Err == nil {
+			w.setup.timer.entered(phaseWritten)
+		}
 		return
 	}
 	w.writes.Add(1)

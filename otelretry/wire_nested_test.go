@@ -153,3 +153,56 @@ func TestNestedCallsWritesAreNotTheOuterAttempts(t *testing.T) {
 		})
 	}
 }
+
+// dripBody yields n bytes, one every step: an upload that makes progress.
+type dripBody struct {
+	n    int
+	step time.Duration
+}
+
+func (b *dripBody) Read(p []byte) (int, error) {
+	if b.n == 0 {
+		return 0, io.EOF
+	}
+	time.Sleep(b.step)
+	b.n--
+	p[0] = 'x'
+	return 1, nil
+}
+
+// TestAnOverheardAttemptsUploadIsBoundedByTheDeadline: after a layer below
+// made a call through the same Transport with a trace of its own over the
+// attempt's context, the attempt's wire gathers no evidence, but its hooks
+// still move its timer: an upload that makes progress (400 ms, against a
+// 150 ms attempt timeout) is bounded by the deadline alone, as without
+// the call.
+func TestAnOverheardAttemptsUploadIsBoundedByTheDeadline(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.Copy(io.Discard, r.Body) }))
+	defer srv.Close()
+	netBase := srv.Client().Transport.(*http.Transport).Clone()
+	defer netBase.CloseIdleConnections()
+	var client *http.Client
+	base := roundTripFunc(func(r *http.Request) (*http.Response, error) {
+		if r.URL.Path == "/token" {
+			return netBase.RoundTrip(r)
+		}
+		ctx := httptrace.WithClientTrace(r.Context(), &httptrace.ClientTrace{GetConn: func(string) {}})
+		if resp, err := client.Do(get(t, ctx, srv.URL+"/token")); err == nil {
+			io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+		}
+		return netBase.RoundTrip(r)
+	})
+	client = &http.Client{Transport: otelretry.NewTransport(base, otelretry.WithoutBudget(),
+		otelretry.WithAttemptTimeout(150*time.Millisecond), otelretry.WithMaxAttempts(2))}
+	drip := func() io.Reader { return &dripBody{n: 10, step: 40 * time.Millisecond} }
+	ctx := otelretry.WithIntent(t.Context(), otelretry.Intent{Repeatable: true})
+	req, _ := http.NewRequestWithContext(ctx, http.MethodPut, srv.URL+"/items/1", drip())
+	req.ContentLength = 10
+	req.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(drip()), nil }
+	resp, err := client.Do(req)
+	if err != nil {
+		t.Fatalf("an upload making progress was cut: %v", err)
+	}
+	resp.Body.Close()
+}
