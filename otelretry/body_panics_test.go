@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -68,10 +69,16 @@ func TestBodyClosePanicOnOwnGoroutineIsReported(t *testing.T) {
 	}
 }
 
-// readPanics is a caller's request body whose Read panics.
-type readPanics struct{}
+// readPanics is a caller's request body whose Read panics; it counts its
+// Closes.
+type readPanics struct{ closes *atomic.Int32 }
 
 func (readPanics) Read([]byte) (int, error) { panic("the caller's body Read: boom") }
+
+func (b readPanics) Close() error {
+	b.closes.Add(1)
+	return nil
+}
 
 // TestBodyReadPanicWhileBufferingReachesTheCaller: the caller's body is
 // read into the retry buffer on a goroutine of otelretry's own; a panic of
@@ -90,15 +97,19 @@ func TestBodyReadPanicWhileBufferingReachesTheCaller(t *testing.T) {
 	// its 503 retried, only if the first gave the memory back.
 	rt := otelretry.NewTransport(base, otelretry.WithBodyBuffer(5, 5))
 	repeatable := otelretry.WithIntent(context.Background(), otelretry.Intent{Repeatable: true})
+	var closes atomic.Int32
 	panicked := func() (v any) {
 		defer func() { v = recover() }()
-		req, _ := http.NewRequestWithContext(repeatable, http.MethodPut, "http://api.test/items/1", readPanics{})
+		req, _ := http.NewRequestWithContext(repeatable, http.MethodPut, "http://api.test/items/1", readPanics{&closes})
 		req.ContentLength = 5
 		rt.RoundTrip(req)
 		return nil
 	}()
 	if panicked != "the caller's body Read: boom" {
 		t.Fatalf("RoundTrip panicked with %v, want the Read's panic", panicked)
+	}
+	if n := closes.Load(); n != 1 {
+		t.Errorf("the caller's body was closed %d times, want once", n)
 	}
 	req, _ := http.NewRequestWithContext(repeatable, http.MethodPut, "http://api.test/items/1", io.NopCloser(strings.NewReader("hello")))
 	req.ContentLength = 5

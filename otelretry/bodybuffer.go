@@ -114,11 +114,13 @@ func bufferBody(ctx context.Context, req *http.Request, pool *bodyPool, n int64,
 	if _, panicked := err.(readPanic); !panicked && !waiting.stop() {
 		err = <-done // a panic of the read, handed over as the wait ended
 	}
-	req.Body.Close()
 	if p, ok := err.(readPanic); ok {
+		// On the caller's goroutine, where the read would have run; the
+		// operation's cleanup closes the caller's body, once.
 		b.letGo()
-		panic(p.value) // on the caller's goroutine, where the read would have run
+		panic(p.value)
 	}
+	req.Body.Close()
 	if err != nil {
 		b.err = &bufferReadError{err}
 	}
