@@ -46,25 +46,27 @@ func (g *admission) first(key string, now time.Time) attrs.Reason {
 	return ""
 }
 
-// retry charges failed (the answer the retry is asked on; the zero value
-// charges nothing) to the budget of key and decides, in the same step,
-// whether the retry may start at startAt: "" when admitted, else the
-// refusal's reason.
-func (g *admission) retry(key string, now, startAt time.Time, failed budgetObservation) attrs.Reason {
+// retry charges failed (the answer the retry is asked on, which came at
+// answered; the zero value charges nothing) to the budget of key and
+// decides, in the same step, whether the retry may start at startAt: ""
+// when admitted, else the refusal's reason. The throttle, whose window
+// moves on with every reading, counts and admits at now.
+func (g *admission) retry(key string, answered, now, startAt time.Time, failed budgetObservation) attrs.Reason {
 	g.count(key, now, failed)
 	if g.budget != nil {
-		if reason := g.budget.retry(key, now, startAt, failed); reason != "" {
+		if reason := g.budget.retry(key, answered, startAt, failed); reason != "" {
 			return reason
 		}
 	}
 	return g.first(key, now)
 }
 
-// observe counts an answer on which no retry is asked.
-func (g *admission) observe(key string, now time.Time, o budgetObservation) {
+// observe counts an answer, which came at answered, on which no retry is
+// asked (the throttle at now, as in retry).
+func (g *admission) observe(key string, answered, now time.Time, o budgetObservation) {
 	g.count(key, now, o)
 	if g.budget != nil {
-		g.budget.record(key, now, o)
+		g.budget.record(key, answered, o)
 	}
 }
 

@@ -410,7 +410,7 @@ func (op *operation) callerAt(now time.Duration) callerState {
 // write that a state check will resolve leaves it to the check's verdict
 // (pending), with the resend the check may ask for. in gets the Backoff's
 // pause when it is asked. from is when the answer came (an attempt's
-// end): the answer is charged then, a Retry-After holds its host from
+// end): the budget charges it then, a Retry-After holds its host from
 // then, and the retry's pause counts from then, as op.pause waits; the
 // gate is asked about the time the retry starts (at once when the hooks
 // took longer than the pause), not about the pause counted from the
@@ -425,11 +425,11 @@ func (op *operation) settle(in *input, n int, answer *Answer, cost budgetObserva
 	switch {
 	case v.needBudget:
 		start := max(from+v.pause, now)
-		return decide(in.withBudget(op.t.gate.retry(op.budgetKey, op.clock.at(from), op.clock.at(start), cost))), budgetObservation{}
+		return decide(in.withBudget(op.t.gate.retry(op.budgetKey, op.clock.at(from), op.clock.at(now), op.clock.at(start), cost))), budgetObservation{}
 	case v.decision == attrs.DecisionCheckState && in.phase == phaseAttempt && op.t.cfg.stateCheck != nil:
 		return v, cost
 	}
-	op.t.gate.observe(op.budgetKey, op.clock.at(from), cost)
+	op.t.gate.observe(op.budgetKey, op.clock.at(from), op.clock.at(now), cost)
 	return v, budgetObservation{}
 }
 

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"net/http"
 	"strings"
 	"sync"
 	"testing"
@@ -195,5 +196,34 @@ func TestThrottleSettingsOutOfRangeReadAsTheirDefaults(t *testing.T) {
 	}
 	if th := (&Throttle{K: 1, Window: time.Second, MaxRejection: 1}); th.kOf() != 1 || th.windowOf() != time.Second || th.maxRejectionOf() != 1 {
 		t.Errorf("settings in range not kept: K %v, window %v, bound %v", th.kOf(), th.windowOf(), th.maxRejectionOf())
+	}
+}
+
+// TestAdmissionCountsTheThrottleAtNow: the admission charges an answer to
+// the budget at the time it came, which a slow Classifier or Backoff puts
+// a window behind, and counts it to the throttle at now: a reading that
+// late would land on the slot the window's newest counts are in, and
+// wipe them.
+func TestAdmissionCountsTheThrottleAtNow(t *testing.T) {
+	th := &Throttle{Window: 200 * time.Millisecond} // 10 ms slots
+	g := admission{throttle: th}
+	start := time.Now()
+	rejected := budgetObservation{status: http.StatusServiceUnavailable, failure: true}
+	g.observe("h", start, start, budgetObservation{status: http.StatusOK, success: true})
+	now := start.Add(200 * time.Millisecond)
+	for range 50 {
+		g.observe("h", now, now, rejected)
+	}
+	counts := func() float64 {
+		th.mu.Lock()
+		defer th.mu.Unlock()
+		_, slot := th.clock(now)
+		requests, _ := th.deps["h"].Value.(*throttleDep).counts(slot)
+		return requests
+	}
+	before := counts()
+	g.retry("h", start.Add(time.Millisecond), now, now, rejected) // answered 199 ms ago
+	if after := counts(); after < before {
+		t.Errorf("an answer counted late wiped the window: %v requests before, %v after", before, after)
 	}
 }
