@@ -186,13 +186,13 @@ type hostBudget struct {
 	queued int64
 	node   int // the host's node in Budget.activity
 	// lent is the hedges admitted on the host's tokens and not yet sent
-	// or given back; absorbed is what failures could not charge while
-	// some were, the floor having stopped them (at most lent tokens). A
-	// hedge given back returns its token less what was absorbed, so that
-	// the host never holds more than it would had the hedge taken
-	// nothing.
-	lent     int64
-	absorbed int64
+	// or given back; while some are, shadow is what the host would hold
+	// had they taken nothing: the answers counted meanwhile move it by
+	// the same rules, floor and ceiling included. A hedge given back
+	// returns its token up to what the shadow allows, so that the host
+	// never holds more than it would had that hedge taken nothing.
+	lent   int64
+	shadow int64
 }
 
 // invalidSettings reports the settings out of their range, which read as
@@ -340,21 +340,26 @@ func (b *Budget) recordLocked(key string, at time.Duration, o budgetObservation)
 		// only its own bytes.
 		key = strings.Clone(key)
 	}
-	full := b.tokens()
-	switch {
-	case o.success:
-		e.milli = min(e.milli+b.ratio(), full)
-	case o.failure:
-		floored := max(e.milli-tokenCost, full/2) // floored at half
-		if e.lent > 0 {
-			e.absorbed = min(e.absorbed+tokenCost-(e.milli-floored), e.lent*tokenCost)
-		}
-		e.milli = floored
+	e.milli = b.counted(e.milli, o)
+	if e.lent > 0 {
+		e.shadow = b.counted(e.shadow, o)
 	}
 	if hold := b.holdFor(o); hold > 0 {
 		e.hold = max(e.hold, at+hold)
 	}
 	b.keep(key, e, kept, at)
+}
+
+// counted is milli after o is counted: a success's ratio up to the
+// ceiling, a failure's token down to the floor at half.
+func (b *Budget) counted(milli int64, o budgetObservation) int64 {
+	switch {
+	case o.success:
+		return min(milli+b.ratio(), b.tokens())
+	case o.failure:
+		return max(milli-tokenCost, b.tokens()/2)
+	}
+	return milli
 }
 
 // holdFor is how long an answer holds back the retries to its host: its
@@ -372,9 +377,10 @@ func (b *Budget) holdFor(o budgetObservation) time.Duration {
 }
 
 // keep stores a host's new state at, or drops it when it equals a fresh
-// host's, and notes its activity.
+// host's (and lends no token: a hedge gives back to the state it took
+// from), and notes its activity.
 func (b *Budget) keep(key string, e hostBudget, kept bool, at time.Duration) {
-	if e.milli == b.tokens() && e.queued == 0 {
+	if e.milli == b.tokens() && e.queued == 0 && e.lent == 0 {
 		if e.hold <= at {
 			b.drop(key, e, kept)
 			return
@@ -440,6 +446,9 @@ func (b *Budget) hedge(key string, now time.Time) attrs.Reason {
 	case !kept:
 		key = strings.Clone(key) // see recordLocked
 	}
+	if e.lent == 0 {
+		e.shadow = e.milli
+	}
 	e.milli -= tokenCost
 	e.lent++
 	b.keep(key, e, kept, at)
@@ -447,23 +456,19 @@ func (b *Budget) hedge(key string, now time.Time) attrs.Reason {
 }
 
 // giveBack returns to key the token hedge took for a hedge that was not
-// sent, less what failures could not charge meanwhile (see
-// hostBudget.absorbed). A host forgotten since holds all its tokens
-// already.
+// sent, up to what the host would hold had that hedge taken nothing (see
+// hostBudget.shadow): a failure the floor stopped, or a success the
+// ceiling stopped, while the token was lent is not undone. A host that
+// lends nothing was forgotten since (evicted with the table full), a
+// state the hedge took nothing from: it gets nothing.
 func (b *Budget) giveBack(key string, now time.Time) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	at := b.offset(now)
 	b.advance(at)
-	if e, kept := b.hosts[key]; kept {
-		back := int64(tokenCost)
-		if e.lent > 0 {
-			owed := min(e.absorbed, tokenCost)
-			back -= owed
-			e.absorbed -= owed
-			e.settled()
-		}
-		e.milli = min(e.milli+back, b.tokens())
+	if e, kept := b.hosts[key]; kept && e.lent > 0 {
+		e.lent--
+		e.milli = min(e.milli+tokenCost, max(e.shadow-e.lent*tokenCost, e.milli))
 		b.keep(key, e, true, at)
 	}
 }
@@ -476,16 +481,10 @@ func (b *Budget) spent(key string, now time.Time) {
 	at := b.offset(now)
 	b.advance(at)
 	if e, kept := b.hosts[key]; kept && e.lent > 0 {
-		e.settled()
+		e.lent--
+		e.shadow = max(e.shadow-tokenCost, e.milli) // its take is the host's now
 		b.keep(key, e, true, at)
 	}
-}
-
-// settled notes that one lent token came back or was spent: what was
-// absorbed is owed by the tokens still lent, at most.
-func (e *hostBudget) settled() {
-	e.lent--
-	e.absorbed = min(e.absorbed, e.lent*tokenCost)
 }
 
 // Available returns how many retries in a row r's host may take now if

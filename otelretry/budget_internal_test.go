@@ -79,7 +79,7 @@ func checkBudget(t *testing.T, b *Budget) {
 		if e.queued == 0 && listed[k] != 0 {
 			t.Fatalf("%q listed but not queued", k)
 		}
-		if e.queued == 0 && e.milli == b.tokens() && e.hold <= 0 {
+		if e.queued == 0 && e.milli == b.tokens() && e.hold <= 0 && e.lent == 0 {
 			t.Fatalf("%q is kept in a fresh host's state", k)
 		}
 	}
@@ -632,8 +632,12 @@ func TestBudgetConcurrentStress(t *testing.T) {
 							t.Errorf("admit returned %q", r)
 						}
 					case 6:
-						if b.hedge(key, now) == "" && rng.IntN(2) == 0 {
-							b.giveBack(key, now) // a hedge not sent
+						if b.hedge(key, now) == "" {
+							if rng.IntN(2) == 0 {
+								b.giveBack(key, now) // a hedge not sent
+							} else {
+								b.spent(key, now)
+							}
 						}
 						if n := b.Available(budgetRequest(key)); n < 0 {
 							t.Errorf("Available = %d after a hedge", n)
@@ -872,4 +876,47 @@ func TestBudgetARetrysFailureIsChargedWhereItIsAdmitted(t *testing.T) {
 		}
 		checkBudget(t, b)
 	}
+}
+
+// A hedge's token is lent to the state it was taken from: successes that
+// refill the host meanwhile do not make it fresh and forget the loan, and
+// a token given back, or spent, leaves the host where it would be had the
+// hedge that was given back taken nothing, the floor and the ceiling
+// included.
+func TestAHedgesTokenIsLentToTheStateItCameFrom(t *testing.T) {
+	probe := budgetRequest("h.test")
+	t.Run("refilled, then a failure, then given back", func(t *testing.T) {
+		run := func(hedge bool) int {
+			b := &Budget{}
+			now := time.Now()
+			if hedge && b.hedge("h.test", now) != "" {
+				t.Fatal("the hedge was refused")
+			}
+			b.record("h.test", now, obs200)
+			b.record("h.test", now, obs200)
+			b.record("h.test", now, obs503)
+			if hedge {
+				b.giveBack("h.test", now)
+			}
+			checkBudget(t, b)
+			return b.Available(probe)
+		}
+		if without, with := run(false), run(true); with != without {
+			t.Errorf("Available %d with a hedge given back, %d without the hedge", with, without)
+		}
+	})
+	t.Run("one given back, one spent", func(t *testing.T) {
+		b := &Budget{}
+		now := time.Now()
+		b.hedge("h.test", now) // A
+		b.record("h.test", now, obs200)
+		b.record("h.test", now, obs200)
+		b.hedge("h.test", now)    // B
+		b.giveBack("h.test", now) // A, not sent
+		b.spent("h.test", now)    // B, sent
+		checkBudget(t, b)
+		if e, kept := b.hosts["h.test"]; !kept || e.milli != b.tokens()-tokenCost || e.lent != 0 {
+			t.Errorf("host %+v (kept %v), want B's token spent and nothing lent", e, kept)
+		}
+	})
 }
