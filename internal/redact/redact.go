@@ -118,20 +118,29 @@ func unparsed(raw string) string {
 // followed by more is replaced by String of it. A URL may hold brackets,
 // parentheses, single quotes and commas itself (an IPv6 host; a userinfo's
 // or a query's sub-delimiters, RFC 3986), so once a word has shown "://",
-// '@' or '?' only whitespace, a double quote, an angle bracket or a
-// backquote ends it. Other text is returned as it is.
+// '@' or '?', or an '@' lies ahead of it before the next space or '/', only
+// whitespace or a double quote ends it (a query may hold angle brackets
+// and backquotes too, which url.Parse accepts); a URL quoted as Go quotes one (%q, as net/url's errors do) ends at its
+// closing quote, whatever it holds. Closing punctuation after a URL stays
+// text. Other text is returned as it is.
 func Text(s string) string {
 	if !strings.ContainsAny(s, "?@") && !strings.Contains(s, "://") {
 		return s
 	}
 	var b strings.Builder
 	b.Grow(len(s) + 16)
+	quoted := false // the word follows a double quote
 	for len(s) > 0 {
 		i := wordEnd(s)
+		if quoted {
+			if q := closingQuote(s); q > i && urlLike(s[:q]) {
+				i = q
+			}
+		}
 		if word := s[:i]; urlLike(word) {
 			// Prose's punctuation after a URL stays text: at most those
 			// characters of a value are kept.
-			u := strings.TrimRight(word, "),'")
+			u := strings.TrimRight(word, "),']}>`")
 			b.WriteString(String(u))
 			b.WriteString(word[len(u):])
 		} else {
@@ -141,6 +150,7 @@ func Text(s string) string {
 			break
 		}
 		b.WriteByte(s[i]) // every separator is one byte
+		quoted = s[i] == '"'
 		s = s[i+1:]
 	}
 	return b.String()
@@ -157,11 +167,41 @@ func wordEnd(s string) int {
 			url = true
 		case endsEveryWord(c):
 			return i
-		case !url && isWordSeparator(rune(c)):
+		case !url && isWordSeparator(rune(c)) && !userinfoAhead(s[i+1:]):
 			return i
 		}
 	}
 	return len(s)
+}
+
+// userinfoAhead reports whether s, the rest of a word after a separator a
+// userinfo may hold, reaches an '@' before any character that ends every
+// word, or a '/'.
+func userinfoAhead(s string) bool {
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case c == '@':
+			return true
+		case c == '/' || endsEveryWord(c):
+			return false
+		}
+	}
+	return false
+}
+
+// closingQuote is the index of the double quote that closes a string Go
+// quoted (%q), whose opening quote came just before s: the first one no
+// backslash escapes; -1 when none does.
+func closingQuote(s string) int {
+	for i := 0; i < len(s); i++ {
+		switch s[i] {
+		case '\\':
+			i++ // the escaped character
+		case '"':
+			return i
+		}
+	}
+	return -1
 }
 
 func urlLike(word string) bool {
@@ -178,10 +218,10 @@ func isWordSeparator(r rune) bool {
 }
 
 // endsEveryWord reports whether c ends a word even after it showed a URL:
-// no URL holds it unescaped.
+// whitespace, and the double quote Go quotes a URL in.
 func endsEveryWord(c byte) bool {
 	switch c {
-	case ' ', '\t', '\n', '\r', '\v', '\f', '"', '<', '>', '`':
+	case ' ', '\t', '\n', '\r', '\v', '\f', '"':
 		return true
 	}
 	return false

@@ -128,6 +128,16 @@ func TestText(t *testing.T) {
 		"GET https://us,er:pa(SECRET)@h.test/x":                                  "GET https://REDACTED:REDACTED@h.test/x",
 		`Get "http://[::1]:8080/x?token=SECRET": refused`:                        `Get "http://[::1]:8080/x?token=REDACTED": refused`,
 		"(see https://h.test/x?a=SECRET), then retry":                            "(see https://h.test/x?a=REDACTED), then retry",
+		// A URL Go quoted ends at its closing quote, whatever it holds.
+		`Get "https://h.test/x?token=SE CRET": EOF`:     `Get "https://h.test/x?token=REDACTED": EOF`,
+		`Get "https://h.test/x?token=SE\"CRET": EOF`:    `Get "https://h.test/x?token=REDACTED": EOF`,
+		"Get \"https://h.test/x?token=SE<CR>E`T\": EOF": `Get "https://h.test/x?token=REDACTED": EOF`,
+		// A userinfo without a scheme, with a sub-delimiter before its '@'.
+		"login user:pa,SECRET@h.test/x failed": "login user:REDACTED:REDACTED@h.test/x failed",
+		"login user:pa(SECRET)@h.test/x":       "login user:REDACTED:REDACTED@h.test/x",
+		// Brackets that close around a URL stay text.
+		"[https://h.test/x?a=SECRET] failed": "[https://h.test/x?a=REDACTED] failed",
+		"{url: https://h.test/x?a=SECRET}":   "{url: https://h.test/x?a=REDACTED}",
 	} {
 		if got := redact.Text(in); got != want {
 			t.Errorf("Text(%q) = %q, want %q", in, got, want)
