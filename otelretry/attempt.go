@@ -497,7 +497,7 @@ func (a *attempt) observe(resp *http.Response, err error) observation {
 			evidence, proved = h2Unprocessed(err)
 		}
 		class := classify(err)
-		return seen.failure(err, class, neverSent(err, class) || w.unsentByTrace(), evidence, proved)
+		return seen.failure(err, class, neverSent(err, class) || w.unsentByTrace(err), evidence, proved)
 	}
 	return seen.response(resp, a.setup.clock.at(a.end), &a.setup.sender.dialect)
 }

@@ -271,6 +271,12 @@ func (w *wire) wroteRequest(info httptrace.WroteRequestInfo) {
 	}
 }
 
+// readFromConn reports whether err is a failed read from a connection.
+func readFromConn(err error) bool {
+	var opErr *net.OpError
+	return errors.As(err, &opErr) && opErr.Op == "read"
+}
+
 // failedConnWrite reports whether err is a failed write to the connection
 // itself. It is a function of its own so that the *net.OpError errors.As
 // needs is allocated only when a write failed, not on every write.
@@ -335,13 +341,18 @@ func (w *wire) reportsWrites() bool { return w.gotConn.Load() || w.writes.Load()
 //     with a GetBody. A guarded write that may go over HTTP/2 has none
 //     (see planResends), so the failure comes back here instead.
 //
-// A base that reports nothing proves nothing.
-func (w *wire) unsentByTrace() bool {
+// A base that reports nothing proves nothing, and neither does a trace
+// that err, the attempt's failure, contradicts: a read from a connection
+// the trace says the request never got. httptrace reports every call made
+// with a context to its trace, so a call a layer below makes with the
+// attempt's context through a plain client (a token fetch whose dial was
+// refused) is heard as the attempt's own.
+func (w *wire) unsentByTrace(err error) bool {
 	if w.overheard.Load() {
 		return false
 	}
 	if w.writes.Load() == 0 && w.askedConn.Load() && !w.gotConn.Load() {
-		return true
+		return !readFromConn(err)
 	}
 	return w.gotConn.Load() && w.connHTTP1.Load() && w.connReused.Load() &&
 		w.connWriteFailed.Load() && !w.written.Load() && w.writes.Load() == 1

@@ -38,12 +38,19 @@ func TestNestedCallsNetworkEventsAreItsOwn(t *testing.T) {
 	deadURL := dead.URL
 	dead.Close() // connection refused from now on
 
-	for _, layerTrace := range []bool{false, true} {
-		name := "the request's context"
-		if layerTrace {
-			name = "a trace of the layer's own over it"
-		}
-		t.Run(name, func(t *testing.T) {
+	for _, c := range []struct {
+		name                  string
+		layerTrace, plainCall bool
+	}{
+		{name: "the request's context"},
+		{name: "a trace of the layer's own over it", layerTrace: true},
+		// httptrace reports a plain client's call to the attempt's hooks
+		// too: the write's failure, a read from a connection, contradicts
+		// the "never got a connection" they heard.
+		{name: "through a plain client", plainCall: true},
+	} {
+		layerTrace := c.layerTrace
+		t.Run(c.name, func(t *testing.T) {
 			dialer := &http.Transport{}
 			defer dialer.CloseIdleConnections()
 			var client *http.Client
@@ -57,7 +64,11 @@ func TestNestedCallsNetworkEventsAreItsOwn(t *testing.T) {
 					ctx = httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{GetConn: func(string) { layerHeard.Add(1) }})
 				}
 				token := get(t, otelretry.WithIntent(ctx, otelretry.Intent{NoRetry: true}), deadURL+"/token")
-				if resp, err := client.Do(token); err == nil {
+				do := client.Do
+				if c.plainCall {
+					do = (&http.Client{Transport: dialer}).Do
+				}
+				if resp, err := do(token); err == nil {
 					resp.Body.Close()
 					t.Error("the token call reached a closed server")
 				}
