@@ -165,22 +165,6 @@ func TestNestedCallsWritesAreNotTheOuterAttempts(t *testing.T) {
 	}
 }
 
-// dripBody yields n bytes, one every step: an upload that makes progress.
-type dripBody struct {
-	n    int
-	step time.Duration
-}
-
-func (b *dripBody) Read(p []byte) (int, error) {
-	if b.n == 0 {
-		return 0, io.EOF
-	}
-	time.Sleep(b.step)
-	b.n--
-	p[0] = 'x'
-	return 1, nil
-}
-
 // TestAnOverheardAttemptsUploadIsBoundedByTheDeadline: after a layer below
 // made a call through the same Transport with a trace of its own over the
 // attempt's context, the attempt's wire gathers no evidence, but its hooks
@@ -206,10 +190,10 @@ func TestAnOverheardAttemptsUploadIsBoundedByTheDeadline(t *testing.T) {
 	})
 	client = &http.Client{Transport: otelretry.NewTransport(base, otelretry.WithoutBudget(),
 		otelretry.WithAttemptTimeout(150*time.Millisecond), otelretry.WithMaxAttempts(2))}
-	drip := func() io.Reader { return &dripBody{n: 10, step: 40 * time.Millisecond} }
+	drip := func() io.Reader { return &slowBody{n: 10, d: 40 * time.Millisecond} }
 	ctx := otelretry.WithIntent(t.Context(), otelretry.Intent{Repeatable: true})
 	req, _ := http.NewRequestWithContext(ctx, http.MethodPut, srv.URL+"/items/1", drip())
-	req.ContentLength = 10
+	req.ContentLength = 10 * 1024
 	req.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(drip()), nil }
 	resp, err := client.Do(req)
 	if err != nil {
