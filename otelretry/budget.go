@@ -567,7 +567,7 @@ func (b *Budget) idlest(at time.Duration) (string, hostBudget, bool) {
 		return "", hostBudget{}, false
 	}
 	e, ok := b.hosts[n.key]
-	if !ok || e.queued != 0 || e.hold > at {
+	if !ok || e.queued != 0 || e.hold > at || e.lent > 0 {
 		return "", hostBudget{}, false
 	}
 	return n.key, e, true
@@ -587,6 +587,9 @@ func (b *Budget) advance(at time.Duration) {
 		}
 		e.queued = 0
 		switch {
+		case e.lent > 0:
+			// Kept while it lends a token (see keep), which drops it once
+			// none is lent.
 		case e.milli == b.tokens() && e.hold <= at:
 			b.drop(key, e, true)
 			return

@@ -905,6 +905,23 @@ func TestAHedgesTokenIsLentToTheStateItCameFrom(t *testing.T) {
 			t.Errorf("Available %d with a hedge given back, %d without the hedge", with, without)
 		}
 	})
+	t.Run("a hold's end while a token is lent", func(t *testing.T) {
+		b := &Budget{TokenRatio: 1}
+		start := time.Now()
+		at := func(d time.Duration) time.Time { return start.Add(d) }
+		b.record("other", start, obs503) // the budget's first reading
+		// Held until 1.5 s, listed in the wheel for second 2.
+		b.record("h.test", at(500*time.Millisecond), budgetObservation{status: http.StatusTooManyRequests, pushback: time.Second, hinted: true})
+		b.hedge("h.test", at(1600*time.Millisecond))          // A
+		b.record("h.test", at(1700*time.Millisecond), obs200) // refilled
+		b.hedge("h.test", at(2100*time.Millisecond))          // B, as the wheel drains second 2
+		b.giveBack("h.test", at(2200*time.Millisecond))       // A, not sent
+		b.spent("h.test", at(2300*time.Millisecond))          // B, sent
+		checkBudget(t, b)
+		if e, kept := b.hosts["h.test"]; !kept || e.milli != b.tokens()-tokenCost || e.lent != 0 {
+			t.Errorf("host %+v (kept %v), want B's token spent and nothing lent", e, kept)
+		}
+	})
 	t.Run("one given back, one spent", func(t *testing.T) {
 		b := &Budget{}
 		now := time.Now()
