@@ -133,7 +133,7 @@ func Text(s string) string {
 	for len(s) > 0 {
 		i := wordEnd(s)
 		if quoted {
-			if q := closingQuote(s); q > i && urlLike(s[:q]) {
+			if q := closingQuote(s); q > i && quotedURL(s[:q]) {
 				i = q
 			}
 		}
@@ -187,6 +187,14 @@ func userinfoAhead(s string) bool {
 		}
 	}
 	return false
+}
+
+// quotedURL reports whether s, a quoted string's content, is a URL: it
+// begins with one ("scheme://…" or "/…" before its first space), and is
+// not prose that holds a '?' or an '@'.
+func quotedURL(s string) bool {
+	first, _, _ := strings.Cut(s, " ")
+	return urlLike(s) && (strings.Contains(first, "://") || strings.HasPrefix(first, "/"))
 }
 
 // closingQuote is the index of the double quote that closes a string Go

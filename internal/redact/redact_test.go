@@ -138,6 +138,8 @@ func TestText(t *testing.T) {
 		// Brackets that close around a URL stay text.
 		"[https://h.test/x?a=SECRET] failed": "[https://h.test/x?a=REDACTED] failed",
 		"{url: https://h.test/x?a=SECRET}":   "{url: https://h.test/x?a=REDACTED}",
+		// Quoted prose is not a URL.
+		`She said "hi, how are you? fine" and left`: `She said "hi, how are you? fine" and left`,
 	} {
 		if got := redact.Text(in); got != want {
 			t.Errorf("Text(%q) = %q, want %q", in, got, want)
