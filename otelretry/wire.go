@@ -48,8 +48,10 @@ type wire struct {
 	// network events. From then on they gather no evidence, and the wire
 	// proves nothing: neither that the request never left, nor that it
 	// did not reach the server. They still move the attempt's timer from
-	// phase to phase, as they did before the call: an upload in progress
-	// stays bounded by the deadline alone.
+	// phase to phase, as they did before the call, so that an upload in
+	// progress stays bounded by the deadline alone; the call's phases move
+	// it too, which may leave the attempt to the deadline (lenient, never
+	// a resend).
 	overheard atomic.Bool
 
 	writes  atomic.Int32
