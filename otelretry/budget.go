@@ -458,33 +458,33 @@ func (b *Budget) hedge(key string, now time.Time) attrs.Reason {
 // giveBack returns to key the token hedge took for a hedge that was not
 // sent, up to what the host would hold had that hedge taken nothing (see
 // hostBudget.shadow): a failure the floor stopped, or a success the
-// ceiling stopped, while the token was lent is not undone. A host that
-// lends nothing was forgotten since (evicted with the table full), a
-// state the hedge took nothing from: it gets nothing.
-func (b *Budget) giveBack(key string, now time.Time) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	at := b.offset(now)
-	b.advance(at)
-	if e, kept := b.hosts[key]; kept && e.lent > 0 {
-		e.lent--
-		e.milli = min(e.milli+tokenCost, max(e.shadow-e.lent*tokenCost, e.milli))
-		b.keep(key, e, true, at)
-	}
-}
+// ceiling stopped, while the token was lent is not undone.
+func (b *Budget) giveBack(key string, now time.Time) { b.settleLoan(key, now, false) }
 
 // spent notes that a hedge admitted on key's tokens was sent: its token
 // is spent, and no longer lent.
-func (b *Budget) spent(key string, now time.Time) {
+func (b *Budget) spent(key string, now time.Time) { b.settleLoan(key, now, true) }
+
+// settleLoan ends the loan of one hedge's token by key: spent, or given
+// back. A host that lends nothing was forgotten since (evicted with the
+// table full: see idlest), a state the hedge took nothing from: nothing
+// is settled.
+func (b *Budget) settleLoan(key string, now time.Time, sent bool) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	at := b.offset(now)
 	b.advance(at)
-	if e, kept := b.hosts[key]; kept && e.lent > 0 {
-		e.lent--
-		e.shadow = max(e.shadow-tokenCost, e.milli) // its take is the host's now
-		b.keep(key, e, true, at)
+	e, kept := b.hosts[key]
+	if !kept || e.lent == 0 {
+		return
 	}
+	e.lent--
+	if sent {
+		e.shadow = max(e.shadow-tokenCost, e.milli) // its take is the host's now
+	} else {
+		e.milli = min(e.milli+tokenCost, max(e.shadow-e.lent*tokenCost, e.milli))
+	}
+	b.keep(key, e, true, at)
 }
 
 // Available returns how many retries in a row r's host may take now if

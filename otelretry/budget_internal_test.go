@@ -922,6 +922,24 @@ func TestAHedgesTokenIsLentToTheStateItCameFrom(t *testing.T) {
 			t.Errorf("host %+v (kept %v), want B's token spent and nothing lent", e, kept)
 		}
 	})
+	t.Run("idle in a full table while a token is lent", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			b := &Budget{MaxHosts: 1}
+			b.hedge("h.test", time.Now()) // lent, then idle
+			time.Sleep(defaultBudgetIdleEviction + time.Second)
+			if got := fail(b, "other.test"); got != attrs.ReasonHostLimit {
+				t.Fatalf("another host while h lends a token: admit = %q, want host_limit (h kept)", got)
+			}
+			b.giveBack("h.test", time.Now())
+			checkBudget(t, b)
+			if _, kept := b.hosts["h.test"]; kept {
+				t.Error("h is kept in a fresh host's state once its token came back")
+			}
+			if got := fail(b, "other.test"); got != "" {
+				t.Errorf("another host once h lends nothing: admit = %q, want allowed", got)
+			}
+		})
+	})
 	t.Run("one given back, one spent", func(t *testing.T) {
 		b := &Budget{}
 		now := time.Now()
