@@ -237,6 +237,7 @@ fuzz otelretry FuzzTransportInvariants 3000
 fuzz otelretry FuzzParseRetryAfter 40000
 fuzz otelretry FuzzParseRetryAfterMs 40000
 fuzz internal/redact FuzzURL 40000
+fuzz internal/redact FuzzTextAroundAURL 40000
 # The readers' targets have a package of their own, so that their
 # instrumented build is the readers and what they import, not the
 # fixtures' SDK and exporters (CONTRIBUTING.md, "CI times").

@@ -72,36 +72,50 @@ func Changes(u *url.URL) bool {
 }
 
 // String sanitizes a URL found as text: in an error message, a span name or
-// an attribute. Text that url.Parse accepts is sanitized as URL does.
+// an attribute. Text that url.Parse reads as written (parsedAsWritten) is
+// sanitized as URL does.
 //
-// Text that it rejects is still cleaned, without parsing, so that it leaks
-// neither credentials nor query values: in the authority (after "scheme://",
-// or from the start when there is none, up to the first '/') everything
-// before the last '@' becomes REDACTED:REDACTED, so a password holding '#'
-// or '?' is caught whole; then everything from the first '#' is dropped and
-// the query after the first '?' has its values replaced.
+// Other text is still cleaned, without parsing, so that it leaks neither
+// credentials nor query values (unparsed): the userinfo after "scheme://",
+// or from the start when there is none, becomes REDACTED:REDACTED; then
+// everything from the first '#' is dropped and the query after the first
+// '?' has its values replaced.
 //
 // A URL embedded in text that parses as a relative reference ("see
 // http://u:p@host/"), which url.Parse takes for a path, is cleaned as text
 // that does not parse.
 func String(raw string) string {
-	if u, err := url.Parse(raw); err == nil && (u.Scheme != "" || !strings.Contains(raw, "://")) {
+	if u, err := url.Parse(raw); err == nil && parsedAsWritten(raw, u) {
 		return URL(u)
 	}
 	return unparsed(raw)
 }
 
-// unparsed is the fallback of String for text that does not parse.
+// parsedAsWritten reports whether u, url.Parse's reading of raw, puts any
+// userinfo raw holds where URL redacts it. It does not when a word glued
+// before a URL became the scheme ("url:https://u:p@h", "x/http://u:p@h"),
+// when a userinfo without a scheme made its user name one ("key:pw@h"), or
+// when an '@' sits in the path, as after a password that holds a '/'
+// ("app:ab/cd@db/x", read as the host "app:ab").
+func parsedAsWritten(raw string, u *url.URL) bool {
+	if sep := strings.Index(raw, "://"); sep >= 0 {
+		if u.Scheme == "" || sep != len(u.Scheme) {
+			return false
+		}
+	} else if strings.IndexByte(u.Opaque, '@') >= 0 {
+		return false
+	}
+	return strings.IndexByte(u.Path, '@') < 0
+}
+
+// unparsed is the fallback of String for text that url.Parse does not read
+// as written.
 func unparsed(raw string) string {
 	start := 0
 	if i := strings.Index(raw, "://"); i >= 0 {
 		start = i + len("://")
 	}
-	end := len(raw)
-	if i := strings.IndexByte(raw[start:], '/'); i >= 0 {
-		end = start + i
-	}
-	if at := strings.LastIndexByte(raw[start:end], '@'); at >= 0 {
+	if at := userinfoEnd(raw[start:]); at >= 0 {
 		raw = raw[:start] + credentials + raw[start+at:]
 	}
 	raw, _, _ = strings.Cut(raw, "#")
@@ -112,24 +126,47 @@ func unparsed(raw string) string {
 	return appendQuery(head, query)
 }
 
+// userinfoEnd is the index of the '@' that ends the userinfo s begins
+// with, -1 when s holds none: the last '@' before the first '/' (so that a
+// password holding '#' or '?' is caught whole) or, when a ':' comes before
+// it, the last '@' of s (a password may hold a '/' too). It errs toward
+// redacting: "h:8080/users/@me" becomes "REDACTED:REDACTED@me".
+func userinfoEnd(s string) int {
+	authority := s
+	if i := strings.IndexByte(s, '/'); i >= 0 {
+		authority = s[:i]
+	}
+	at := strings.LastIndexByte(authority, '@')
+	if last := strings.LastIndexByte(s, '@'); last > at && strings.IndexByte(s[:last], ':') >= 0 {
+		at = last
+	}
+	return at
+}
+
 // Text sanitizes every URL-like word of free text such as a span name
 // ("POST https://u:p@host/x?token=t"): each run of characters between
-// spaces, quotes, brackets and commas that contains "://", '@' or a '?'
-// followed by more is replaced by String of it. A URL may hold brackets,
-// parentheses, single quotes and commas itself (an IPv6 host; a userinfo's
-// or a query's sub-delimiters, RFC 3986), so once a word has shown "://",
-// '@' or '?', or an '@' lies ahead of it before the next space or '/', only
-// whitespace or a double quote ends it (a query may hold angle brackets
-// and backquotes too, which url.Parse accepts); a URL quoted as Go quotes one (%q, as net/url's errors do) ends at its
-// closing quote, whatever it holds. Closing punctuation after a URL stays
+// spaces, quotes, brackets and commas that contains "://", '@', a '?'
+// followed by more, or a '#' followed by a "key=" (a token in a fragment)
+// is replaced by String of it. A URL may hold brackets, parentheses,
+// single quotes and commas itself (an IPv6 host; a userinfo's or a query's
+// sub-delimiters, RFC 3986), so once a word has shown "://", '@' or '?',
+// or an '@' lies ahead of it before the next space or '/', only whitespace
+// or a double quote ends it (a query may hold angle brackets and
+// backquotes too, which url.Parse accepts); a URL quoted as Go quotes one
+// (%q, as net/url's errors do) ends at its closing quote, whatever it
+// holds. A URL whose slashes JSON escaped ("https:\/\/u:p@h\/x") is
+// cleaned as the URL it stands for. Closing punctuation after a URL stays
 // text. Other text is returned as it is.
+//
+// Its time is linear in the length of s: a server writes some of the text
+// it is given (a malformed status line that net/http quotes in its error).
 func Text(s string) string {
-	if !strings.ContainsAny(s, "?@") && !strings.Contains(s, "://") {
+	if !strings.ContainsAny(s, "?@#") && !strings.Contains(s, "://") && !strings.Contains(s, jsonSchemeSep) {
 		return s
 	}
 	var b strings.Builder
 	b.Grow(len(s) + 16)
-	quoted := false // the word follows a double quote
+	quoted := false // the word follows a double quote that no backslash escapes
 	for len(s) > 0 {
 		i := wordEnd(s)
 		if quoted {
@@ -141,7 +178,7 @@ func Text(s string) string {
 			// Prose's punctuation after a URL stays text: at most those
 			// characters of a value are kept.
 			u := strings.TrimRight(word, "),']}>`")
-			b.WriteString(String(u))
+			b.WriteString(textURL(u))
 			b.WriteString(word[len(u):])
 		} else {
 			b.WriteString(word)
@@ -150,25 +187,51 @@ func Text(s string) string {
 			break
 		}
 		b.WriteByte(s[i]) // every separator is one byte
-		quoted = s[i] == '"'
+		// A quote a backslash escapes opens nothing, so that each quoted
+		// string is scanned for its closing quote once.
+		quoted = s[i] == '"' && (i == 0 || s[i-1] != '\\')
 		s = s[i+1:]
 	}
 	return b.String()
 }
 
+// jsonSchemeSep is "://" with its slashes escaped, as JSON encoders may
+// write them.
+const jsonSchemeSep = `:\/\/`
+
+// textURL is String of a URL-like word of free text, its slashes escaped
+// again where JSON escaped them.
+func textURL(word string) string {
+	if !strings.Contains(word, jsonSchemeSep) {
+		return String(word)
+	}
+	return strings.ReplaceAll(String(strings.ReplaceAll(word, `\/`, "/")), "/", `\/`)
+}
+
 // wordEnd is the index of the separator that ends the first word of s,
-// len(s) when none does (see Text).
+// len(s) when none does (see Text). Whether a userinfo lies ahead of a
+// separator is read once for all the separators before the character that
+// decided it, so that the scan stays linear.
 func wordEnd(s string) int {
-	url := false // the word so far showed "://", '@' or '?'
+	url := false      // the word so far showed "://", '@' or '?'
+	aheadUntil := -1  // userinfoAhead's answer holds for separators before this index
+	userinfo := false // that answer
 	for i := 0; i < len(s); i++ {
 		c := s[i]
 		switch {
-		case c == '?' || c == '@' || (c == ':' && strings.HasPrefix(s[i:], "://")):
+		case c == '?' || c == '@' || (c == ':' && (strings.HasPrefix(s[i:], "://") || strings.HasPrefix(s[i:], jsonSchemeSep))):
 			url = true
 		case endsEveryWord(c):
 			return i
-		case !url && isWordSeparator(rune(c)) && !userinfoAhead(s[i+1:]):
-			return i
+		case !url && isWordSeparator(rune(c)):
+			if i >= aheadUntil {
+				var n int
+				n, userinfo = userinfoAhead(s[i+1:])
+				aheadUntil = i + 1 + n
+			}
+			if !userinfo {
+				return i
+			}
 		}
 	}
 	return len(s)
@@ -176,25 +239,32 @@ func wordEnd(s string) int {
 
 // userinfoAhead reports whether s, the rest of a word after a separator a
 // userinfo may hold, reaches an '@' before any character that ends every
-// word, or a '/'.
-func userinfoAhead(s string) bool {
+// word, or a '/', and the index of the character that decided it (len(s)
+// when none did).
+func userinfoAhead(s string) (int, bool) {
 	for i := 0; i < len(s); i++ {
 		switch c := s[i]; {
 		case c == '@':
-			return true
+			return i, true
 		case c == '/' || endsEveryWord(c):
-			return false
+			return i, false
 		}
 	}
-	return false
+	return len(s), false
 }
 
 // quotedURL reports whether s, a quoted string's content, is a URL: it
-// begins with one ("scheme://…" or "/…" before its first space), and is
-// not prose that holds a '?' or an '@'.
+// begins with one ("scheme://…", "/…", or a word with a query's "?key="
+// before its first space), and is not prose that holds a '?' or an '@'.
 func quotedURL(s string) bool {
 	first, _, _ := strings.Cut(s, " ")
-	return urlLike(s) && (strings.Contains(first, "://") || strings.HasPrefix(first, "/"))
+	return urlLike(s) && (strings.Contains(first, "://") || strings.HasPrefix(first, "/") || queryKeyAfter(first, '?'))
+}
+
+// queryKeyAfter reports whether a "key=" follows the first sep in word.
+func queryKeyAfter(word string, sep byte) bool {
+	i := strings.IndexByte(word, sep)
+	return i >= 0 && strings.IndexByte(word[i+1:], '=') > 0
 }
 
 // closingQuote is the index of the double quote that closes a string Go
@@ -214,7 +284,8 @@ func closingQuote(s string) int {
 
 func urlLike(word string) bool {
 	q := strings.IndexByte(word, '?')
-	return (q >= 0 && q < len(word)-1) || strings.IndexByte(word, '@') >= 0 || strings.Contains(word, "://")
+	return (q >= 0 && q < len(word)-1) || strings.IndexByte(word, '@') >= 0 || strings.Contains(word, "://") ||
+		strings.Contains(word, jsonSchemeSep) || queryKeyAfter(word, '#')
 }
 
 func isWordSeparator(r rune) bool {

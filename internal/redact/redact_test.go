@@ -4,6 +4,7 @@
 package redact_test
 
 import (
+	"fmt"
 	"net/url"
 	"strings"
 	"testing"
@@ -132,9 +133,26 @@ func TestText(t *testing.T) {
 		`Get "https://h.test/x?token=SE CRET": EOF`:     `Get "https://h.test/x?token=REDACTED": EOF`,
 		`Get "https://h.test/x?token=SE\"CRET": EOF`:    `Get "https://h.test/x?token=REDACTED": EOF`,
 		"Get \"https://h.test/x?token=SE<CR>E`T\": EOF": `Get "https://h.test/x?token=REDACTED": EOF`,
-		// A userinfo without a scheme, with a sub-delimiter before its '@'.
-		"login user:pa,SECRET@h.test/x failed": "login user:REDACTED:REDACTED@h.test/x failed",
-		"login user:pa(SECRET)@h.test/x":       "login user:REDACTED:REDACTED@h.test/x",
+		// A userinfo without a scheme, with a sub-delimiter before its '@':
+		// the user name goes too (an access key's id, a token).
+		"login user:pa,SECRET@h.test/x failed": "login REDACTED:REDACTED@h.test/x failed",
+		"login user:pa(SECRET)@h.test/x":       "login REDACTED:REDACTED@h.test/x",
+		"login AKIASECRET:pw@s3.test/b failed": "login REDACTED:REDACTED@s3.test/b failed",
+		"push ghpSECRET@github.test/o/r":       "push REDACTED:REDACTED@github.test/o/r",
+		// A word glued before a URL is not its scheme.
+		"upstream url:https://svc:SECRET@proxy.test/x refused": "upstream url:https://REDACTED:REDACTED@proxy.test/x refused",
+		"proxy:http://svc:SECRET@proxy.test:3128":              "proxy:http://REDACTED:REDACTED@proxy.test:3128",
+		// A password that holds a '/'.
+		"dial postgres://app:abc/SECRET+x=@db.test:5432/app failed": "dial postgres://REDACTED:REDACTED@db.test:5432/app failed",
+		"dial redis://:ab/SECRET@redis.test:6379/0":                 "dial redis://REDACTED:REDACTED@redis.test:6379/0",
+		"dial amqp://guest:123/SECRET@mq.test/vhost":                "dial amqp://REDACTED:REDACTED@mq.test/vhost",
+		// JSON's escaped slashes.
+		`{"upstream":"https:\/\/svc:SECRET@proxy.test\/x?k=SECRET"}`: `{"upstream":"https:\/\/REDACTED:REDACTED@proxy.test\/x?k=REDACTED"}`,
+		// A token in a relative reference's fragment; a numbered issue is prose.
+		"redirect to /cb#access_token=SECRET": "redirect to /cb",
+		"see issue #123":                      "see issue #123",
+		// A quoted URL without a scheme that holds a space.
+		`fetch "h.test/x?token=SE CRET": EOF`: `fetch "h.test/x?token=REDACTED": EOF`,
 		// Brackets that close around a URL stay text.
 		"[https://h.test/x?a=SECRET] failed": "[https://h.test/x?a=REDACTED] failed",
 		"{url: https://h.test/x?a=SECRET}":   "{url: https://h.test/x?a=REDACTED}",
@@ -208,6 +226,70 @@ func FuzzURL(f *testing.F) {
 		}
 		_ = redact.Text(raw)
 	})
+}
+
+// FuzzTextAroundAURL puts a URL with a password and a query value between
+// any text before and after it: Text keeps neither.
+func FuzzTextAroundAURL(f *testing.F) {
+	for _, s := range [][2]string{{"GET ", ""}, {`Get "`, `": EOF`}, {"(", ")"}, {"[", "],"},
+		{"url:", " refused"}, {"A:0", ""}, {`{"u":"`, `"}`}, {"x/", "#f"}} {
+		f.Add(s[0], s[1])
+	}
+	const password, value = "PWSECRET", "QSECRET"
+	const u = "https://usr:" + password + "@h.test/p?k=" + value
+	f.Fuzz(func(t *testing.T, before, after string) {
+		if strings.Contains(before+after, "SECRET") {
+			return
+		}
+		out := redact.Text(before + u + after)
+		for _, secret := range []string{password, value} {
+			if strings.Contains(out, secret) {
+				t.Fatalf("Text(%q) = %q keeps %q", before+u+after, out, secret)
+			}
+		}
+	})
+}
+
+// pathological are texts whose scan was quadratic in their length: a
+// separator before each of many characters that a userinfo may hold,
+// ahead of a far '@'; and quotes that backslashes escape, each of which
+// was scanned to the end for its closing quote. A server writes such text
+// (net/http quotes a malformed status line in its error).
+func pathological(n int) map[string]string {
+	return map[string]string{
+		"separators before a far '@'": strings.Repeat("(", n) + "@h",
+		"commas before a far '@'":     "u" + strings.Repeat(",", n) + "@h",
+		"escaped quotes":              `"` + strings.Repeat(`\"`, n/2) + `"?`,
+		"escaped quotes, no closing":  `x "` + strings.Repeat(`\"`, n/2) + "?a=1",
+	}
+}
+
+// TestTextIsLinearOnPathologicalText cleans a mebibyte of each
+// pathological text: quadratic, each took minutes (BenchmarkTextPathological
+// shows the scaling); linear, milliseconds. It also checks that nothing was
+// lost but what was redacted.
+func TestTextIsLinearOnPathologicalText(t *testing.T) {
+	for name, in := range pathological(1 << 20) {
+		t.Run(name, func(t *testing.T) {
+			out := redact.Text(in)
+			if len(out) > len(in)+len(redact.Placeholder)*2+1 {
+				t.Fatalf("Text grew a %d-byte text to %d bytes", len(in), len(out))
+			}
+		})
+	}
+}
+
+func BenchmarkTextPathological(b *testing.B) {
+	for _, n := range []int{16 << 10, 64 << 10, 256 << 10} {
+		for name, in := range pathological(n) {
+			b.Run(fmt.Sprintf("%s/%dKiB", name, n>>10), func(b *testing.B) {
+				b.SetBytes(int64(len(in)))
+				for b.Loop() {
+					_ = redact.Text(in)
+				}
+			})
+		}
+	}
 }
 
 func BenchmarkURL(b *testing.B) {
