@@ -37,6 +37,10 @@ type attemptTimer struct {
 	// moves it from timerWaiting first decides whether the attempt timed
 	// out.
 	state atomic.Int32
+	// deadlineOnly: the attempt's phases no longer move the bound, which
+	// stays the operation's deadline (see leaveToDeadline); started: start
+	// armed the bound.
+	deadlineOnly, started atomic.Bool
 	// bound: what the attempt's bounds are read from.
 	clock          *clock
 	cutRetryable   bool
@@ -92,7 +96,35 @@ func (at *attemptTimer) disarm() {
 func (at *attemptTimer) start(cutRetryable, hasBody bool, attemptTimeout, now time.Duration) {
 	at.cutRetryable, at.hasBody, at.attemptTimeout = cutRetryable, hasBody, attemptTimeout
 	d, _ := attemptBound(phaseSent, cutRetryable, hasBody, attemptTimeout, at.clock.limit-now)
+	at.started.Store(true)
 	at.arm(now, d)
+	if at.deadlineOnly.Load() {
+		at.armDeadline()
+	}
+}
+
+// leaveToDeadline bounds the attempt by the operation's deadline alone from
+// now on, whatever phases are reported: they may be another call's (an
+// overheard attempt, see wire.overheard), and a phase that shortened the
+// bound could cut an upload in progress, or a write whose cut would then be
+// read as proof it never left. A phase re-armed at the same time checks
+// the flag again after it armed, as start does, so the deadline is the
+// bound that stays; before start, nothing is armed.
+func (at *attemptTimer) leaveToDeadline() {
+	if !at.deadlineOnly.Swap(true) && at.started.Load() {
+		at.armDeadline()
+	}
+}
+
+// armDeadline arms the bound at the operation's deadline while the attempt
+// still waits for its answer.
+func (at *attemptTimer) armDeadline() {
+	if at.state.Load() != timerWaiting {
+		return
+	}
+	if now, ok := at.clock.read(); ok {
+		at.arm(now, at.clock.limit-now)
+	}
 }
 
 // entered re-arms the timer for the phase the attempt entered, while it
@@ -102,7 +134,7 @@ func (at *attemptTimer) start(cutRetryable, hasBody bool, attemptTimeout, now ti
 func (at *attemptTimer) entered(ph wirePhase) {
 	// Whether the phase re-arms does not depend on the time left: the
 	// clock is read only for a phase that does.
-	if _, rearm := attemptBound(ph, at.cutRetryable, at.hasBody, at.attemptTimeout, 0); !rearm || at.state.Load() != timerWaiting {
+	if _, rearm := attemptBound(ph, at.cutRetryable, at.hasBody, at.attemptTimeout, 0); !rearm || at.state.Load() != timerWaiting || at.deadlineOnly.Load() {
 		return
 	}
 	// The base reports phases on goroutines of its own; one of a
@@ -115,6 +147,9 @@ func (at *attemptTimer) entered(ph wirePhase) {
 	}
 	d, _ := attemptBound(ph, at.cutRetryable, at.hasBody, at.attemptTimeout, at.clock.limit-now)
 	at.arm(now, d)
+	if at.deadlineOnly.Load() {
+		at.armDeadline() // leaveToDeadline ran meanwhile and may have armed first
+	}
 }
 
 // answered stops the wait and reports whether the timer fired first.

@@ -47,11 +47,10 @@ type wire struct {
 	// parted from them (see callerTrace), so they may hear that call's
 	// network events. From then on they gather no evidence, and the wire
 	// proves nothing: neither that the request never left, nor that it
-	// did not reach the server. They still move the attempt's timer from
-	// phase to phase, as they did before the call, so that an upload in
-	// progress stays bounded by the deadline alone; the call's phases move
-	// it too, which may leave the attempt to the deadline (lenient, never
-	// a resend).
+	// did not reach the server. The attempt is then bounded by the
+	// operation's deadline alone (attemptTimer.leaveToDeadline): a phase
+	// of the call would otherwise re-arm the attempt timeout in the middle
+	// of the attempt's own upload (lenient, never a resend).
 	overheard atomic.Bool
 
 	writes  atomic.Int32
@@ -140,7 +139,10 @@ func (w *wire) ownTrace() *httptrace.ClientTrace { return w.trace.Load() }
 
 // overhear notes that a call made inside the attempt took a ClientTrace
 // that carries the wire's hooks (see overheard).
-func (w *wire) overhear() { w.overheard.Store(true) }
+func (w *wire) overhear() {
+	w.overheard.Store(true)
+	w.setup.timer.leaveToDeadline()
+}
 
 // clientTraceKey is the key httptrace finds a context's ClientTrace by,
 // which it does not export: the attempt's context answers it (see
@@ -258,9 +260,6 @@ func (w *wire) wroteRequest(info httptrace.WroteRequestInfo) {
 		return
 	}
 	if !w.gathers() {
-		if info.Err == nil {
-			w.setup.timer.entered(phaseWritten)
-		}
 		return
 	}
 	w.writes.Add(1)

@@ -10,6 +10,7 @@ import (
 	"net/http/httptest"
 	"net/http/httptrace"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -167,37 +168,97 @@ func TestNestedCallsWritesAreNotTheOuterAttempts(t *testing.T) {
 
 // TestAnOverheardAttemptsUploadIsBoundedByTheDeadline: after a layer below
 // made a call through the same Transport with a trace of its own over the
-// attempt's context, the attempt's wire gathers no evidence, but its hooks
-// still move its timer: an upload that makes progress (400 ms, against a
-// 150 ms attempt timeout) is bounded by the deadline alone, as without
-// the call.
+// attempt's context, the attempt's wire gathers no evidence, and the
+// call's phases, which its hooks hear, no longer move its timer: the
+// attempt is bounded by the deadline alone. An upload that makes progress
+// (400 ms, against a 150 ms attempt timeout) is never cut, whether the
+// call came before it (a token fetch, answered or refused its connection)
+// or while it ran. Before, the refused call's GetConn, or the concurrent
+// call's WroteRequest, re-armed the attempt timeout in the middle of the
+// upload.
 func TestAnOverheardAttemptsUploadIsBoundedByTheDeadline(t *testing.T) {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.Copy(io.Discard, r.Body) }))
 	defer srv.Close()
+	refused := httptest.NewServer(http.NotFoundHandler())
+	refused.Close()
 	netBase := srv.Client().Transport.(*http.Transport).Clone()
 	defer netBase.CloseIdleConnections()
-	var client *http.Client
-	base := roundTripFunc(func(r *http.Request) (*http.Response, error) {
-		if r.URL.Path == "/token" {
-			return netBase.RoundTrip(r)
-		}
-		ctx := httptrace.WithClientTrace(r.Context(), &httptrace.ClientTrace{GetConn: func(string) {}})
-		if resp, err := client.Do(get(t, ctx, srv.URL+"/token")); err == nil {
-			io.Copy(io.Discard, resp.Body)
-			resp.Body.Close()
-		}
-		return netBase.RoundTrip(r)
-	})
-	client = &http.Client{Transport: otelretry.NewTransport(base, otelretry.WithoutBudget(),
-		otelretry.WithAttemptTimeout(150*time.Millisecond), otelretry.WithMaxAttempts(2))}
 	drip := func() io.Reader { return &slowBody{n: 10, d: 40 * time.Millisecond} }
-	ctx := otelretry.WithIntent(t.Context(), otelretry.Intent{Repeatable: true})
-	req, _ := http.NewRequestWithContext(ctx, http.MethodPut, srv.URL+"/items/1", drip())
-	req.ContentLength = 10 * 1024
-	req.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(drip()), nil }
-	resp, err := client.Do(req)
-	if err != nil {
-		t.Fatalf("an upload making progress was cut: %v", err)
+	for _, tc := range []struct {
+		name string
+		// tokenURL is the call's; concurrent: it runs while the upload
+		// does; quiet: the base that uploads reports nothing through
+		// httptrace (a guarded POST, no GetBody), instead of net/http (a
+		// Repeatable PUT).
+		tokenURL          string
+		concurrent, quiet bool
+	}{
+		{name: "a call before the upload", tokenURL: srv.URL + "/token"},
+		{name: "a call while the upload runs", tokenURL: srv.URL + "/token", concurrent: true},
+		{name: "a refused call before a quiet base's upload", tokenURL: refused.URL + "/token", quiet: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var client *http.Client
+			var calls sync.WaitGroup
+			base := roundTripFunc(func(r *http.Request) (*http.Response, error) {
+				if r.URL.Path == "/token" {
+					return netBase.RoundTrip(r)
+				}
+				ctx := httptrace.WithClientTrace(r.Context(), &httptrace.ClientTrace{GetConn: func(string) {}})
+				call := func() {
+					if resp, err := client.Do(get(t, otelretry.WithIntent(ctx, otelretry.Intent{NoRetry: true}), tc.tokenURL)); err == nil {
+						io.Copy(io.Discard, resp.Body)
+						resp.Body.Close()
+					}
+				}
+				if tc.concurrent {
+					calls.Go(func() { time.Sleep(60 * time.Millisecond); call() })
+				} else {
+					call()
+				}
+				if tc.quiet {
+					return readAllThenOK(r)
+				}
+				return netBase.RoundTrip(r)
+			})
+			client = &http.Client{Transport: otelretry.NewTransport(base, otelretry.WithoutBudget(),
+				otelretry.WithAttemptTimeout(150*time.Millisecond), otelretry.WithDeadline(5*time.Second),
+				otelretry.WithMaxAttempts(2))}
+			var req *http.Request
+			if tc.quiet {
+				req, _ = http.NewRequestWithContext(t.Context(), http.MethodPost, "http://orders.test/uploads", io.NopCloser(drip()))
+				req.ContentLength = -1
+			} else {
+				ctx := otelretry.WithIntent(t.Context(), otelretry.Intent{Repeatable: true})
+				req, _ = http.NewRequestWithContext(ctx, http.MethodPut, srv.URL+"/items/1", drip())
+				req.ContentLength = 10 * 1024
+				req.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(drip()), nil }
+			}
+			resp, err := client.Do(req)
+			calls.Wait()
+			if err != nil {
+				t.Fatalf("an upload making progress was cut: %v", err)
+			}
+			resp.Body.Close()
+		})
 	}
-	resp.Body.Close()
+}
+
+// readAllThenOK is a base that reports nothing through httptrace: it reads
+// the request's body to its end, stopping when the request's context ends,
+// and answers 200.
+func readAllThenOK(r *http.Request) (*http.Response, error) {
+	defer r.Body.Close()
+	buf := make([]byte, 1024)
+	for {
+		if r.Context().Err() != nil {
+			return nil, context.Cause(r.Context())
+		}
+		if _, err := r.Body.Read(buf); err == io.EOF {
+			break
+		} else if err != nil {
+			return nil, err
+		}
+	}
+	return &http.Response{StatusCode: http.StatusOK, Header: http.Header{}, Body: http.NoBody, Request: r}, nil
 }
