@@ -81,41 +81,44 @@ func (g *admission) count(key string, now time.Time, o budgetObservation) {
 }
 
 // hedge takes what a hedge of budget key budgetKey, to dependency dep,
-// costs at now: a budget token, then a hedge from the dependency's rate,
-// then the throttle's admission. It returns the budget's or the
-// throttle's refusal, or whether the rate allowed it; what a refusal
-// leaves taken is given back at once.
-func (g *admission) hedge(budgetKey, dep string, now time.Time, rate float64) (attrs.Reason, bool) {
+// costs at now: a budget token (its loan), then a hedge from the
+// dependency's rate, then the throttle's admission. It returns the loan,
+// and the budget's or the throttle's refusal, or whether the rate allowed
+// it; what a refusal leaves taken is given back at once.
+func (g *admission) hedge(budgetKey, dep string, now time.Time, rate float64) (budgetLoan, attrs.Reason, bool) {
+	var loan budgetLoan
 	if g.budget != nil {
-		if reason := g.budget.hedge(budgetKey, now); reason != "" {
-			return reason, false
+		var reason attrs.Reason
+		if loan, reason = g.budget.hedge(budgetKey, now); reason != "" {
+			return 0, reason, false
 		}
 	}
 	if !g.hedger.take(dep, rate) {
 		if g.budget != nil {
-			g.budget.giveBack(budgetKey, now)
+			g.budget.giveBack(budgetKey, loan, now)
 		}
-		return "", false
+		return 0, "", false
 	}
 	if reason := g.first(budgetKey, now); reason != "" {
-		g.giveBack(budgetKey, dep, now, rate)
-		return reason, false
+		g.giveBack(budgetKey, loan, dep, now, rate)
+		return 0, reason, false
 	}
-	return "", true
+	return loan, "", true
 }
 
-// sent notes that a hedge admitted on budgetKey's tokens was sent at now.
-func (g *admission) sent(budgetKey string, now time.Time) {
+// sent notes that the hedge of loan, admitted on budgetKey's tokens, was
+// sent at now: its token is spent.
+func (g *admission) sent(budgetKey string, loan budgetLoan, now time.Time) {
 	if g.budget != nil {
-		g.budget.spent(budgetKey, now)
+		g.budget.spent(budgetKey, loan, now)
 	}
 }
 
-// giveBack returns what hedge took for a hedge that was admitted and not
-// sent.
-func (g *admission) giveBack(budgetKey, dep string, now time.Time, rate float64) {
+// giveBack returns what hedge took for the hedge of loan, admitted and
+// not sent.
+func (g *admission) giveBack(budgetKey string, loan budgetLoan, dep string, now time.Time, rate float64) {
 	if g.budget != nil {
-		g.budget.giveBack(budgetKey, now)
+		g.budget.giveBack(budgetKey, loan, now)
 	}
 	g.hedger.refund(dep, rate)
 }

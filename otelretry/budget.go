@@ -27,11 +27,8 @@ const (
 	defaultBudgetIdleEviction = 10 * time.Minute
 )
 
-// Budget costs, in thousandths of a token, and limits.
+// Budget limits (a token's cost, tokenCost, is the loans').
 const (
-	// tokenCost is what a failed attempt (a timeout too) costs, and what
-	// a hedge takes when it is admitted.
-	tokenCost       = 1000
 	maxBudgetTokens = 1000 // as gRPC's maxTokens
 	// maxPushbackHold bounds how long one answer holds back the retries of
 	// other operations: a host stays in the table while it is held, so an
@@ -170,8 +167,9 @@ type Budget struct {
 
 	mu       sync.Mutex
 	hosts    map[string]hostBudget
-	origin   time.Time // the clock reading offsets are counted from
-	begun    bool      // origin is set
+	loans    budgetLoan // the last loan's id
+	origin   time.Time  // the clock reading offsets are counted from
+	begun    bool       // origin is set
 	wheel    holdWheel
 	activity activityList // the kept hosts, the one idle longest first
 }
@@ -185,14 +183,9 @@ type hostBudget struct {
 	// is the only thing that can make it fresh without a new answer.
 	queued int64
 	node   int // the host's node in Budget.activity
-	// lent is the hedges admitted on the host's tokens and not yet sent
-	// or given back; while some are, shadow is what the host would hold
-	// had they taken nothing: the answers counted meanwhile move it by
-	// the same rules, floor and ceiling included. A hedge given back
-	// returns its token up to what the shadow allows, so that the host
-	// never holds more than it would had that hedge taken nothing.
-	lent   int64
-	shadow int64
+	// loans are the hedges admitted on the host's tokens and not yet sent
+	// or given back.
+	loans hostLoans
 }
 
 // invalidSettings reports the settings out of their range, which read as
@@ -340,26 +333,25 @@ func (b *Budget) recordLocked(key string, at time.Duration, o budgetObservation)
 		// only its own bytes.
 		key = strings.Clone(key)
 	}
-	e.milli = b.counted(e.milli, o)
-	if e.lent > 0 {
-		e.shadow = b.counted(e.shadow, o)
-	}
+	step := b.step(o)
+	e.milli = step.apply(e.milli)
+	e.loans.count(step)
 	if hold := b.holdFor(o); hold > 0 {
 		e.hold = max(e.hold, at+hold)
 	}
-	b.keep(key, e, kept, at)
+	b.keep(key, e, kept, true, at)
 }
 
-// counted is milli after o is counted: a success's ratio up to the
-// ceiling, a failure's token down to the floor at half.
-func (b *Budget) counted(milli int64, o budgetObservation) int64 {
+// step is what counting o does to a host's tokens: a success's ratio up
+// to the ceiling, a failure's token down to the floor at half.
+func (b *Budget) step(o budgetObservation) tokenStep {
 	switch {
 	case o.success:
-		return min(milli+b.ratio(), b.tokens())
+		return tokenStep{shift: b.ratio(), lo: -unbounded, hi: b.tokens()}
 	case o.failure:
-		return max(milli-tokenCost, b.tokens()/2)
+		return tokenStep{shift: -tokenCost, lo: b.tokens() / 2, hi: unbounded}
 	}
-	return milli
+	return unchanged
 }
 
 // holdFor is how long an answer holds back the retries to its host: its
@@ -378,19 +370,22 @@ func (b *Budget) holdFor(o budgetObservation) time.Duration {
 
 // keep stores a host's new state at, or drops it when it equals a fresh
 // host's (and lends no token: a hedge gives back to the state it took
-// from), and notes its activity.
-func (b *Budget) keep(key string, e hostBudget, kept bool, at time.Duration) {
-	if e.milli == b.tokens() && e.queued == 0 && e.lent == 0 {
+// from), and notes its activity: an answer counted (active), or a loan
+// taken or settled, which is no answer and leaves a kept host as idle as
+// it was.
+func (b *Budget) keep(key string, e hostBudget, kept, active bool, at time.Duration) {
+	if e.milli == b.tokens() && e.queued == 0 && len(e.loans.open) == 0 {
 		if e.hold <= at {
 			b.drop(key, e, kept)
 			return
 		}
 		b.wheel.add(key, &e)
 	}
-	if kept {
-		b.activity.touch(e.node, at)
-	} else {
+	switch {
+	case !kept:
 		e.node = b.activity.push(key, at)
+	case active:
+		b.activity.touch(e.node, at)
 	}
 	b.store(key, e, kept)
 }
@@ -423,11 +418,11 @@ func (b *Budget) retry(key string, now, startAt time.Time, failed budgetObservat
 }
 
 // hedge takes the token of a hedge for key about to be prepared at now:
-// "" when taken, else the refusal's reason: a hold, a full table, or too
-// few tokens for the host to hold more than half once it is taken. A
-// hedge follows no failure, so it pays on its way in; giveBack returns the
-// token of a hedge that was not sent.
-func (b *Budget) hedge(key string, now time.Time) attrs.Reason {
+// its loan when taken, else the refusal's reason: a hold, a full table,
+// or too few tokens for the host to hold more than half once it is taken.
+// A hedge follows no failure, so it pays on its way in; settleLoan ends
+// the loan, spent when the hedge is sent, given back when it is not.
+func (b *Budget) hedge(key string, now time.Time) (budgetLoan, attrs.Reason) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	at := b.offset(now)
@@ -438,53 +433,51 @@ func (b *Budget) hedge(key string, now time.Time) attrs.Reason {
 	}
 	switch {
 	case e.hold > at:
-		return attrs.ReasonPushback
+		return 0, attrs.ReasonPushback
 	case e.milli-tokenCost <= b.tokens()/2:
-		return attrs.ReasonBudget
+		return 0, attrs.ReasonBudget
 	case !kept && len(b.hosts) >= b.hostLimit() && !b.evictIdlest(at):
-		return attrs.ReasonHostLimit
+		return 0, attrs.ReasonHostLimit
 	case !kept:
 		key = strings.Clone(key) // see recordLocked
 	}
-	if e.lent == 0 {
-		e.shadow = e.milli
-	}
+	b.loans++
+	e.loans.lend(b.loans, e.milli)
 	e.milli -= tokenCost
-	e.lent++
-	b.keep(key, e, kept, at)
-	return ""
+	b.keep(key, e, kept, false, at)
+	return b.loans, ""
 }
 
-// giveBack returns to key the token hedge took for a hedge that was not
-// sent, up to what the host would hold had that hedge taken nothing (see
-// hostBudget.shadow): a failure the floor stopped, or a success the
-// ceiling stopped, while the token was lent is not undone.
-func (b *Budget) giveBack(key string, now time.Time) { b.settleLoan(key, now, false) }
+// giveBack returns loan's token to key: its hedge was not sent.
+func (b *Budget) giveBack(key string, loan budgetLoan, now time.Time) {
+	b.settleLoan(key, loan, now, false)
+}
 
-// spent notes that a hedge admitted on key's tokens was sent: its token
-// is spent, and no longer lent.
-func (b *Budget) spent(key string, now time.Time) { b.settleLoan(key, now, true) }
+// spent notes that loan's hedge was sent: its token is spent.
+func (b *Budget) spent(key string, loan budgetLoan, now time.Time) {
+	b.settleLoan(key, loan, now, true)
+}
 
-// settleLoan ends the loan of one hedge's token by key: spent, or given
-// back. A host that lends nothing was forgotten since (evicted with the
-// table full: see idlest), a state the hedge took nothing from: nothing
-// is settled.
-func (b *Budget) settleLoan(key string, now time.Time, sent bool) {
+// settleLoan ends loan, a hedge's token lent by key: spent (sent), its
+// take is the host's for good; given back, the host holds what it would
+// had that hedge never been admitted (see hostLoans). A loan the host no
+// longer holds was forgotten with its host (evicted: see idlest), a state
+// the hedge took nothing from: nothing is settled.
+func (b *Budget) settleLoan(key string, loan budgetLoan, now time.Time, sent bool) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	at := b.offset(now)
 	b.advance(at)
 	e, kept := b.hosts[key]
-	if !kept || e.lent == 0 {
+	if !kept {
 		return
 	}
-	e.lent--
-	if sent {
-		e.shadow = max(e.shadow-tokenCost, e.milli) // its take is the host's now
-	} else {
-		e.milli = min(e.milli+tokenCost, max(e.shadow-e.lent*tokenCost, e.milli))
+	milli, ok := e.loans.settle(loan, sent)
+	if !ok {
+		return
 	}
-	b.keep(key, e, true, at)
+	e.milli = milli
+	b.keep(key, e, true, false, at)
 }
 
 // Available returns how many retries in a row r's host may take now if
@@ -562,15 +555,19 @@ func (b *Budget) evictIdlest(at time.Duration) bool {
 }
 
 func (b *Budget) idlest(at time.Duration) (string, hostBudget, bool) {
-	n := b.activity.idlest()
-	if n == nil || at-n.last < b.idleAfter() {
-		return "", hostBudget{}, false
+	// A host that lends a token is never forgotten (see keep), and is
+	// passed over: the hosts behind it may be idle.
+	for n := b.activity.idlest(); n != nil && at-n.last >= b.idleAfter(); n = b.activity.after(n) {
+		e, ok := b.hosts[n.key]
+		switch {
+		case ok && len(e.loans.open) > 0:
+			continue
+		case !ok || e.queued != 0 || e.hold > at:
+			return "", hostBudget{}, false
+		}
+		return n.key, e, true
 	}
-	e, ok := b.hosts[n.key]
-	if !ok || e.queued != 0 || e.hold > at || e.lent > 0 {
-		return "", hostBudget{}, false
-	}
-	return n.key, e, true
+	return "", hostBudget{}, false
 }
 
 // advance drops the hosts whose hold has ended by at and whose tokens are
@@ -587,7 +584,7 @@ func (b *Budget) advance(at time.Duration) {
 		}
 		e.queued = 0
 		switch {
-		case e.lent > 0:
+		case len(e.loans.open) > 0:
 			// Kept while it lends a token (see keep), which drops it once
 			// none is lent.
 		case e.milli == b.tokens() && e.hold <= at:
@@ -721,6 +718,15 @@ func (l *activityList) idlest() *activityNode {
 		return nil
 	}
 	return &l.nodes[l.nodes[0].next]
+}
+
+// after returns the node of the host active next after n's, nil when n's is
+// the latest.
+func (l *activityList) after(n *activityNode) *activityNode {
+	if n.next == 0 {
+		return nil
+	}
+	return &l.nodes[n.next]
 }
 
 func (l *activityList) linkLast(i int) {

@@ -79,7 +79,7 @@ func checkBudget(t *testing.T, b *Budget) {
 		if e.queued == 0 && listed[k] != 0 {
 			t.Fatalf("%q listed but not queued", k)
 		}
-		if e.queued == 0 && e.milli == b.tokens() && e.hold <= 0 && e.lent == 0 {
+		if e.queued == 0 && e.milli == b.tokens() && e.hold <= 0 && len(e.loans.open) == 0 {
 			t.Fatalf("%q is kept in a fresh host's state", k)
 		}
 	}
@@ -632,11 +632,11 @@ func TestBudgetConcurrentStress(t *testing.T) {
 							t.Errorf("admit returned %q", r)
 						}
 					case 6:
-						if b.hedge(key, now) == "" {
+						if loan, r := b.hedge(key, now); r == "" {
 							if rng.IntN(2) == 0 {
-								b.giveBack(key, now) // a hedge not sent
+								b.giveBack(key, loan, now) // a hedge not sent
 							} else {
-								b.spent(key, now)
+								b.spent(key, loan, now)
 							}
 						}
 						if n := b.Available(budgetRequest(key)); n < 0 {
@@ -815,8 +815,10 @@ func TestBudgetAHedgeTakesItsTokenWhereItIsAdmitted(t *testing.T) {
 	const key = "api.test"
 	now := time.Now()
 	var got []attrs.Reason
+	var loans []budgetLoan
 	for range 3 {
-		got = append(got, b.hedge(key, now))
+		loan, r := b.hedge(key, now)
+		got, loans = append(got, r), append(loans, loan)
 	}
 	if want := []attrs.Reason{"", "", attrs.ReasonBudget}; !slices.Equal(got, want) {
 		t.Fatalf("three hedges of a fresh host: %q, want %q", got, want)
@@ -824,12 +826,12 @@ func TestBudgetAHedgeTakesItsTokenWhereItIsAdmitted(t *testing.T) {
 	if m := b.hosts[key].milli; m != 4000 {
 		t.Errorf("the host holds %d milli-tokens after two hedges, want 4000", m)
 	}
-	b.giveBack(key, now)
-	if r := b.hedge(key, now); r != "" {
+	b.giveBack(key, loans[0], now)
+	if _, r := b.hedge(key, now); r != "" {
 		t.Errorf("a hedge after one was given back: %q, want admitted", r)
 	}
 	b.record("held.test", now, budgetObservation{failure: true, status: 503, pushback: time.Second, hinted: true})
-	if r := b.hedge("held.test", now); r != attrs.ReasonPushback {
+	if _, r := b.hedge("held.test", now); r != attrs.ReasonPushback {
 		t.Errorf("a hedge to a held host: %q, want pushback", r)
 	}
 	checkBudget(t, b)
@@ -848,7 +850,7 @@ func TestBudgetAReadingBeforeTheFirstIsNotHeld(t *testing.T) {
 	if r := b.retry("api.test", earlier, earlier, obs503); r != "" {
 		t.Errorf("a retry read a microsecond before the first: %q, want admitted", r)
 	}
-	if r := b.hedge("other.test", earlier); r != "" {
+	if _, r := b.hedge("other.test", earlier); r != "" {
 		t.Errorf("a hedge read a microsecond before the first: %q, want admitted", r)
 	}
 	checkBudget(t, b)
@@ -889,14 +891,18 @@ func TestAHedgesTokenIsLentToTheStateItCameFrom(t *testing.T) {
 		run := func(hedge bool) int {
 			b := &Budget{}
 			now := time.Now()
-			if hedge && b.hedge("h.test", now) != "" {
-				t.Fatal("the hedge was refused")
+			var loan budgetLoan
+			if hedge {
+				var r attrs.Reason
+				if loan, r = b.hedge("h.test", now); r != "" {
+					t.Fatal("the hedge was refused")
+				}
 			}
 			b.record("h.test", now, obs200)
 			b.record("h.test", now, obs200)
 			b.record("h.test", now, obs503)
 			if hedge {
-				b.giveBack("h.test", now)
+				b.giveBack("h.test", loan, now)
 			}
 			checkBudget(t, b)
 			return b.Available(probe)
@@ -912,25 +918,25 @@ func TestAHedgesTokenIsLentToTheStateItCameFrom(t *testing.T) {
 		b.record("other", start, obs503) // the budget's first reading
 		// Held until 1.5 s, listed in the wheel for second 2.
 		b.record("h.test", at(500*time.Millisecond), budgetObservation{status: http.StatusTooManyRequests, pushback: time.Second, hinted: true})
-		b.hedge("h.test", at(1600*time.Millisecond))          // A
+		a, _ := b.hedge("h.test", at(1600*time.Millisecond))  // A
 		b.record("h.test", at(1700*time.Millisecond), obs200) // refilled
-		b.hedge("h.test", at(2100*time.Millisecond))          // B, as the wheel drains second 2
-		b.giveBack("h.test", at(2200*time.Millisecond))       // A, not sent
-		b.spent("h.test", at(2300*time.Millisecond))          // B, sent
+		bl, _ := b.hedge("h.test", at(2100*time.Millisecond)) // B, as the wheel drains second 2
+		b.giveBack("h.test", a, at(2200*time.Millisecond))    // A, not sent
+		b.spent("h.test", bl, at(2300*time.Millisecond))      // B, sent
 		checkBudget(t, b)
-		if e, kept := b.hosts["h.test"]; !kept || e.milli != b.tokens()-tokenCost || e.lent != 0 {
+		if e, kept := b.hosts["h.test"]; !kept || e.milli != b.tokens()-tokenCost || len(e.loans.open) != 0 {
 			t.Errorf("host %+v (kept %v), want B's token spent and nothing lent", e, kept)
 		}
 	})
 	t.Run("idle in a full table while a token is lent", func(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
 			b := &Budget{MaxHosts: 1}
-			b.hedge("h.test", time.Now()) // lent, then idle
+			loan, _ := b.hedge("h.test", time.Now()) // lent, then idle
 			time.Sleep(defaultBudgetIdleEviction + time.Second)
 			if got := fail(b, "other.test"); got != attrs.ReasonHostLimit {
 				t.Fatalf("another host while h lends a token: admit = %q, want host_limit (h kept)", got)
 			}
-			b.giveBack("h.test", time.Now())
+			b.giveBack("h.test", loan, time.Now())
 			checkBudget(t, b)
 			if _, kept := b.hosts["h.test"]; kept {
 				t.Error("h is kept in a fresh host's state once its token came back")
@@ -940,18 +946,66 @@ func TestAHedgesTokenIsLentToTheStateItCameFrom(t *testing.T) {
 			}
 		})
 	})
-	t.Run("one given back, one spent", func(t *testing.T) {
-		b := &Budget{}
-		now := time.Now()
-		b.hedge("h.test", now) // A
-		b.record("h.test", now, obs200)
-		b.record("h.test", now, obs200)
-		b.hedge("h.test", now)    // B
-		b.giveBack("h.test", now) // A, not sent
-		b.spent("h.test", now)    // B, sent
-		checkBudget(t, b)
-		if e, kept := b.hosts["h.test"]; !kept || e.milli != b.tokens()-tokenCost || e.lent != 0 {
-			t.Errorf("host %+v (kept %v), want B's token spent and nothing lent", e, kept)
+	// Two loans that overlap, settled in either order: the host ends
+	// where the hedge sent alone leaves it. Loans had no identity, and a
+	// hedge sent before the other was given back lost that one's token.
+	for _, aSentFirst := range []bool{false, true} {
+		name := "A given back, then B spent: B's token is spent"
+		if aSentFirst {
+			name = "A spent, then B given back: A's token, spent, was refilled"
 		}
-	})
+		t.Run(name, func(t *testing.T) {
+			b := &Budget{}
+			now := time.Now()
+			a, _ := b.hedge("h.test", now)
+			b.record("h.test", now, obs200)
+			b.record("h.test", now, obs200)
+			bl, _ := b.hedge("h.test", now)
+			want := b.tokens() - tokenCost
+			if aSentFirst {
+				b.spent("h.test", a, now)
+				b.giveBack("h.test", bl, now)
+				want = b.tokens()
+			} else {
+				b.giveBack("h.test", a, now)
+				b.spent("h.test", bl, now)
+			}
+			checkBudget(t, b)
+			e, kept := b.hosts["h.test"]
+			if !kept {
+				e.milli = b.tokens()
+			}
+			if e.milli != want || len(e.loans.open) != 0 {
+				t.Errorf("host %+v (kept %v), want %d milli-tokens and nothing lent", e, kept, want)
+			}
+		})
+	}
+}
+
+// A host that lends a token is never forgotten, but it does not shield the
+// idle hosts behind it: with the table full, the idlest host that lends
+// nothing and has been idle for the idle period makes room. The eviction
+// looked at the idlest host alone, and refused a new host while a lending
+// one was first.
+func TestALendingHostLetsAnotherIdleHostBeForgotten(t *testing.T) {
+	b := &Budget{MaxHosts: 2, IdleEviction: time.Minute}
+	start := time.Now()
+	at := func(d time.Duration) time.Time { return start.Add(d) }
+	loan, r := b.hedge("lending.test", at(0)) // its preparation stalls
+	if r != "" {
+		t.Fatal(r)
+	}
+	b.record("idle.test", at(time.Second), obs503)
+	now := at(2 * time.Minute)
+	if got := b.retry("new.test", now, now, obs503); got != "" {
+		t.Errorf("a new host with idle.test idle for 119 s (IdleEviction 1m): %q, want admitted", got)
+	}
+	if _, kept := b.hosts["idle.test"]; kept {
+		t.Error("idle.test is still kept")
+	}
+	if e, kept := b.hosts["lending.test"]; !kept || len(e.loans.open) != 1 {
+		t.Errorf("lending.test: %+v (kept %v), want kept with its loan", e, kept)
+	}
+	b.giveBack("lending.test", loan, now)
+	checkBudget(t, b)
 }

@@ -191,7 +191,7 @@ func (r *race) run(first *attempt, at progress) raceEnd {
 		// back now, before the operation's next attempt takes a number,
 		// and its preparation, canceled, only lets go of it.
 		l.preparing.lose()
-		r.giveBack(l.preparing)
+		r.giveBack(l.preparing, l.loan)
 	}
 	return l.end
 }
@@ -210,8 +210,10 @@ type raceLoop struct {
 	// hintUntil: the race's retry waits for the hints its attempts got.
 	hintUntil time.Duration
 	// preparing is the hedge being prepared, nil when none: its number
-	// and tokens are the loop's to give back, as long as it was not sent.
+	// and tokens (its budget loan, loan) are the loop's to give back, as
+	// long as it was not sent.
 	preparing, preparingOf *attempt
+	loan                   budgetLoan
 	timer                  *time.Timer
 	fire                   <-chan time.Time // the hedge delay's, nil when no hedge may follow
 }
@@ -287,13 +289,13 @@ func (l *raceLoop) ended(m raceMsg) {
 // prepared sends the hedge whose preparation ended, or gives back what it
 // took.
 func (l *raceLoop) prepared(m raceMsg) {
-	hedge, of := l.preparing, l.preparingOf
-	l.preparing, l.preparingOf = nil, nil
+	hedge, of, loan := l.preparing, l.preparingOf, l.loan
+	l.preparing, l.preparingOf, l.loan = nil, nil, 0
 	send := !l.over() && !m.panicked && m.v.goAhead()
 	switch {
 	case send:
 		now := l.r.setup.clock.since()
-		l.r.gate.sent(l.r.budgetKey, l.r.setup.clock.at(now))
+		l.r.gate.sent(l.r.budgetKey, loan, l.r.setup.clock.at(now))
 		l.hedges = append(l.hedges, hedgeSent{hedge: hedge, of: of, after: now - startOf(of, l.hedges)})
 		l.inFlight = append(l.inFlight, hedge)
 		l.running++
@@ -310,7 +312,7 @@ func (l *raceLoop) prepared(m raceMsg) {
 			at: l.r.setup.clock.since(), v: m.v})
 	}
 	if !send {
-		l.r.giveBack(hedge)
+		l.r.giveBack(hedge, loan)
 	}
 	m.reply <- raceReply{send: send}
 }
@@ -325,13 +327,14 @@ func (l *raceLoop) hedgeDue() {
 	of := l.inFlight[len(l.inFlight)-1]
 	now := r.setup.clock.since()
 	hedgeAt := l.at.started(l.end.made)
-	if v := r.admitHedge(now, &hedgeAt); !v.goAhead() {
+	v, loan := r.admitHedge(now, &hedgeAt)
+	if !v.goAhead() {
 		l.end.events = append(l.end.events, hedgeEvent{name: attrs.EventHedgeRefused, of: of.id.number, at: now, v: v})
 		return
 	}
 	r.tried++
 	n := l.end.made.n + 1
-	l.preparing, l.preparingOf = newAttempt(nil, r.setup, attemptID{n: n, number: r.ident.attemptNumber(n)}, hedgeAt), of
+	l.preparing, l.preparingOf, l.loan = newAttempt(nil, r.setup, attemptID{n: n, number: r.ident.attemptNumber(n)}, hedgeAt), of, loan
 	go r.prepare(l.preparing, r.inbox, r.over)
 }
 
@@ -339,9 +342,9 @@ func (l *raceLoop) hedgeDue() {
 // attempt number, its budget token and its hedge-rate token. The loop
 // calls it, and only the loop: when the hedge's preparation ends and it is
 // not sent, or when the race ends while it is still being prepared.
-func (r *race) giveBack(hedge *attempt) {
+func (r *race) giveBack(hedge *attempt, loan budgetLoan) {
 	r.ident.unnumber(hedge.id.number)
-	r.gate.giveBack(r.budgetKey, r.dep, r.setup.clock.at(r.setup.clock.since()), r.hedging.MaxShare)
+	r.gate.giveBack(r.budgetKey, loan, r.dep, r.setup.clock.at(r.setup.clock.since()), r.hedging.MaxShare)
 }
 
 // panic keeps the first panic that ended a goroutine of the race (m).
@@ -353,18 +356,23 @@ func (e *raceEnd) panic(m raceMsg) {
 
 // admitHedge decides on a hedge at now (phaseHedge), made where the
 // operation stands at at: decide, then the admission, which takes a budget
-// token and a hedge from the dependency's rate for a hedge it admits.
-func (r *race) admitHedge(now time.Duration, at *progress) verdict {
+// token (the loan it returns) and a hedge from the dependency's rate for a
+// hedge it admits, and gives them back if the decision still refuses it.
+func (r *race) admitHedge(now time.Duration, at *progress) (verdict, budgetLoan) {
 	in := r.owner.inputAt(phaseHedge, now, at).hedging(r.hedging.MaxHedges - r.tried)
 	v := decide(in)
 	if !v.needBudget {
-		return v
+		return v, 0
 	}
-	reason, allowed := r.gate.hedge(r.budgetKey, r.dep, r.setup.clock.at(now), r.hedging.MaxShare)
+	loan, reason, allowed := r.gate.hedge(r.budgetKey, r.dep, r.setup.clock.at(now), r.hedging.MaxShare)
 	if in = in.withBudget(reason); reason == "" {
 		in = in.withRate(allowed)
 	}
-	return decide(in)
+	if v = decide(in); allowed && !v.goAhead() {
+		r.gate.giveBack(r.budgetKey, loan, r.dep, r.setup.clock.at(now), r.hedging.MaxShare)
+		return v, 0
+	}
+	return v, loan
 }
 
 // linkOf is attempt a's place in a race that sent hedges.
