@@ -129,16 +129,22 @@ func unparsed(raw string) string {
 // userinfoEnd is the index of the '@' that ends the userinfo s begins
 // with, -1 when s holds none: the last '@' before the first '/' (so that a
 // password holding '#' or '?' is caught whole) or, when a ':' comes before
-// it, the last '@' of s (a password may hold a '/' too). It errs toward
-// redacting: "h:8080/users/@me" becomes "REDACTED:REDACTED@me".
+// it, the last '@' of s that does not begin a path segment (a password may
+// hold a '/' too; "/@scope/pkg" and "/users/@me" are paths). It errs
+// toward redacting: "h:8080/users/a@b" becomes "REDACTED:REDACTED@b".
 func userinfoEnd(s string) int {
 	authority := s
 	if i := strings.IndexByte(s, '/'); i >= 0 {
 		authority = s[:i]
 	}
 	at := strings.LastIndexByte(authority, '@')
-	if last := strings.LastIndexByte(s, '@'); last > at && strings.IndexByte(s[:last], ':') >= 0 {
-		at = last
+	for last := strings.LastIndexByte(s, '@'); last > at; last = strings.LastIndexByte(s[:last], '@') {
+		if s[last-1] != '/' {
+			if strings.IndexByte(s[:last], ':') >= 0 {
+				at = last
+			}
+			break
+		}
 	}
 	return at
 }

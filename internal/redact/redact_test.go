@@ -105,6 +105,11 @@ func TestString(t *testing.T) {
 		"%zz:pw@host?x=1":                    "REDACTED:REDACTED@host?x=REDACTED",
 		"see http://alice:s3cret@h.test/?k=": "see http://REDACTED:REDACTED@h.test/?k=REDACTED",
 		"x/http://alice:s3cret@h.test/":      "x/http://REDACTED:REDACTED@h.test/",
+		// An '@' that begins a path segment is a path's, port or not.
+		"http://localhost:4873/@scope/pkg?v=1": "http://localhost:4873/@scope/pkg?v=REDACTED",
+		"https://h.test:8443/users/@me":        "https://h.test:8443/users/@me",
+		// One that does not, after a ':', may end a password holding a '/'.
+		"amqp://guest:123/SECRET@mq.test/vhost": "amqp://REDACTED:REDACTED@mq.test/vhost",
 	} {
 		if got := redact.String(in); got != want {
 			t.Errorf("String(%q) = %q, want %q", in, got, want)
