@@ -117,7 +117,9 @@ var errInvalidBudgetSetting = errors.New("otelretry: budget setting ignored")
 // at most one fresh host's retries (two by default) per slot per period.
 // Such a caller can keep new hosts refused only by keeping every one of
 // its kept hosts active. A kept host takes about 120 bytes plus its key;
-// record and admit take amortized constant time.
+// record and admit take amortized constant time, but for hedges being
+// prepared: settling a hedge's token takes time in the host's open loans,
+// and making room passes over the hosts that lend one.
 //
 // A refused retry ends the operation with decision budget_exhausted and
 // reason budget (tokens), pushback (a hold) or host_limit (a full table);
