@@ -111,8 +111,11 @@ func parsedAsWritten(raw string, u *url.URL) bool {
 // unparsed is the fallback of String for text that url.Parse does not read
 // as written.
 func unparsed(raw string) string {
+	// The authority follows the first "://", unless an '@' comes before
+	// it: then the text begins with a userinfo, and "://" is in its path
+	// or its query ("u:p@h/cb?next=https://…").
 	start := 0
-	if i := strings.Index(raw, "://"); i >= 0 {
+	if i := strings.Index(raw, "://"); i >= 0 && strings.IndexByte(raw[:i], '@') < 0 {
 		start = i + len("://")
 	}
 	if at := userinfoEnd(raw[start:]); at >= 0 {
@@ -173,8 +176,9 @@ func Text(s string) string {
 	var b strings.Builder
 	b.Grow(len(s) + 16)
 	quoted := false // the word follows a double quote that no backslash escapes
+	var ahead lookahead
 	for len(s) > 0 {
-		i := wordEnd(s)
+		i := wordEnd(s, &ahead)
 		if quoted {
 			if q := closingQuote(s); q > i && quotedURL(s[:q]) {
 				i = q
@@ -197,6 +201,7 @@ func Text(s string) string {
 		// string is scanned for its closing quote once.
 		quoted = s[i] == '"' && (i == 0 || s[i-1] != '\\')
 		s = s[i+1:]
+		ahead.until -= i + 1
 	}
 	return b.String()
 }
@@ -214,14 +219,20 @@ func textURL(word string) string {
 	return strings.ReplaceAll(String(strings.ReplaceAll(word, `\/`, "/")), "/", `\/`)
 }
 
+// lookahead is userinfoAhead's last answer, which holds for every
+// separator before the index until (of the text left to scan), across
+// words: a scan that found no '@' ahead is not repeated at each separator
+// it passed, so that Text stays linear.
+type lookahead struct {
+	until    int
+	userinfo bool
+}
+
 // wordEnd is the index of the separator that ends the first word of s,
-// len(s) when none does (see Text). Whether a userinfo lies ahead of a
-// separator is read once for all the separators before the character that
-// decided it, so that the scan stays linear.
-func wordEnd(s string) int {
-	url := false      // the word so far showed "://", '@' or '?'
-	aheadUntil := -1  // userinfoAhead's answer holds for separators before this index
-	userinfo := false // that answer
+// len(s) when none does (see Text). ahead carries whether a userinfo lies
+// ahead of a separator from one call to the next.
+func wordEnd(s string, ahead *lookahead) int {
+	url := false // the word so far showed "://", '@' or '?'
 	for i := 0; i < len(s); i++ {
 		c := s[i]
 		switch {
@@ -230,12 +241,11 @@ func wordEnd(s string) int {
 		case endsEveryWord(c):
 			return i
 		case !url && isWordSeparator(rune(c)):
-			if i >= aheadUntil {
-				var n int
-				n, userinfo = userinfoAhead(s[i+1:])
-				aheadUntil = i + 1 + n
+			if i >= ahead.until {
+				n, userinfo := userinfoAhead(s[i+1:])
+				ahead.until, ahead.userinfo = i+1+n, userinfo
 			}
-			if !userinfo {
+			if !ahead.userinfo {
 				return i
 			}
 		}

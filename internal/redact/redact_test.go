@@ -110,6 +110,10 @@ func TestString(t *testing.T) {
 		"https://h.test:8443/users/@me":        "https://h.test:8443/users/@me",
 		// One that does not, after a ':', may end a password holding a '/'.
 		"amqp://guest:123/SECRET@mq.test/vhost": "amqp://REDACTED:REDACTED@mq.test/vhost",
+		// A "://" after a scheme-less userinfo is its path's or query's.
+		"svc:SECRET@h.test/cb?return=https://app.test/": "REDACTED:REDACTED@h.test/cb?return=REDACTED",
+		"svc:SECRET@h.test/a://b":                       "REDACTED:REDACTED@h.test/a://b",
+		"a:b@c:SECRET@h/x?y=z://":                       "REDACTED:REDACTED@h/x?y=REDACTED",
 	} {
 		if got := redact.String(in); got != want {
 			t.Errorf("String(%q) = %q, want %q", in, got, want)
@@ -156,6 +160,7 @@ func TestText(t *testing.T) {
 		// A token in a relative reference's fragment; a numbered issue is prose.
 		"redirect to /cb#access_token=SECRET": "redirect to /cb",
 		"see issue #123":                      "see issue #123",
+		`Get "svc:SECRET@h/a://b": EOF`:       `Get "REDACTED:REDACTED@h/a://b": EOF`,
 		// A quoted URL without a scheme that holds a space.
 		`fetch "h.test/x?token=SE CRET": EOF`: `fetch "h.test/x?token=REDACTED": EOF`,
 		// Brackets that close around a URL stay text.
@@ -262,10 +267,12 @@ func FuzzTextAroundAURL(f *testing.F) {
 // (net/http quotes a malformed status line in its error).
 func pathological(n int) map[string]string {
 	return map[string]string{
-		"separators before a far '@'": strings.Repeat("(", n) + "@h",
-		"commas before a far '@'":     "u" + strings.Repeat(",", n) + "@h",
-		"escaped quotes":              `"` + strings.Repeat(`\"`, n/2) + `"?`,
-		"escaped quotes, no closing":  `x "` + strings.Repeat(`\"`, n/2) + "?a=1",
+		"separators before a far '@'":  strings.Repeat("(", n) + "@h",
+		"commas before a far '@'":      "u" + strings.Repeat(",", n) + "@h",
+		"separators, no '@'":           strings.Repeat("(", n) + "?",
+		"words of a separator, no '@'": strings.Repeat("x(", n/2) + "?",
+		"escaped quotes":               `"` + strings.Repeat(`\"`, n/2) + `"?`,
+		"escaped quotes, no closing":   `x "` + strings.Repeat(`\"`, n/2) + "?a=1",
 	}
 }
 
