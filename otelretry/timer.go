@@ -26,9 +26,12 @@ type attemptTimer struct {
 	q *timerQueue
 	// when and slot are the bound's end and its place in q, guarded by
 	// q's lock.
-	when   time.Time
-	slot   int
+	when time.Time
+	slot int
+	// t is the timer of its own, when q is nil; tMu guards it, and the
+	// check of a re-arm (rearm) with it.
 	t      *time.Timer
+	tMu    sync.Mutex
 	cancel context.CancelCauseFunc
 	// raw is the base's body of the attempt's response: a cut while it is
 	// drained closes it, which unblocks a Read that ignores the context.
@@ -69,10 +72,24 @@ func (at *attemptTimer) init(cancel context.CancelCauseFunc, raw *rawBody, c *cl
 }
 
 // arm sets the bound to end d after now, the clock's reading.
-func (at *attemptTimer) arm(now, d time.Duration) {
+func (at *attemptTimer) arm(now, d time.Duration) { at.armIf(now, d, false) }
+
+// rearm is arm for a phase's bound or the deadline of an overheard
+// attempt, which other goroutines set: it arms only while the attempt
+// still waits for its answer, checked under the lock that answered's
+// disarm takes, so that a re-arm never outlives the answer (an attempt
+// back in the queue until its deadline) nor replaces a drain's bound.
+func (at *attemptTimer) rearm(now, d time.Duration) { at.armIf(now, d, true) }
+
+func (at *attemptTimer) armIf(now, d time.Duration, whileWaiting bool) {
+	if at.q != nil {
+		at.q.schedule(at, at.clock.at(now+d), whileWaiting)
+		return
+	}
+	at.tMu.Lock()
+	defer at.tMu.Unlock()
 	switch {
-	case at.q != nil:
-		at.q.schedule(at, at.clock.at(now+d))
+	case whileWaiting && at.state.Load() != timerWaiting:
 	case at.t == nil:
 		at.t = time.AfterFunc(d, at.expire)
 	default:
@@ -82,12 +99,15 @@ func (at *attemptTimer) arm(now, d time.Duration) {
 
 // disarm takes the bound away, if it is armed.
 func (at *attemptTimer) disarm() {
-	switch {
-	case at.q != nil:
+	if at.q != nil {
 		at.q.remove(at)
-	case at.t != nil:
+		return
+	}
+	at.tMu.Lock()
+	if at.t != nil {
 		at.t.Stop()
 	}
+	at.tMu.Unlock()
 }
 
 // start arms the timer for the attempt sent at now (the clock's reading):
@@ -96,8 +116,8 @@ func (at *attemptTimer) disarm() {
 func (at *attemptTimer) start(cutRetryable, hasBody bool, attemptTimeout, now time.Duration) {
 	at.cutRetryable, at.hasBody, at.attemptTimeout = cutRetryable, hasBody, attemptTimeout
 	d, _ := attemptBound(phaseSent, cutRetryable, hasBody, attemptTimeout, at.clock.limit-now)
-	at.started.Store(true)
 	at.arm(now, d)
+	at.started.Store(true) // after arm: leaveToDeadline then finds the bound armed
 	if at.deadlineOnly.Load() {
 		at.armDeadline()
 	}
@@ -123,7 +143,7 @@ func (at *attemptTimer) armDeadline() {
 		return
 	}
 	if now, ok := at.clock.read(); ok {
-		at.arm(now, at.clock.limit-now)
+		at.rearm(now, at.clock.limit-now)
 	}
 }
 
@@ -146,7 +166,7 @@ func (at *attemptTimer) entered(ph wirePhase) {
 		return
 	}
 	d, _ := attemptBound(ph, at.cutRetryable, at.hasBody, at.attemptTimeout, at.clock.limit-now)
-	at.arm(now, d)
+	at.rearm(now, d)
 	if at.deadlineOnly.Load() {
 		at.armDeadline() // leaveToDeadline ran meanwhile and may have armed first
 	}
@@ -246,9 +266,14 @@ type timerQueue struct {
 	armed time.Time // when t fires; zero while it is not armed
 }
 
-// schedule sets at's bound to end at when, in the queue or moved in it.
-func (q *timerQueue) schedule(at *attemptTimer, when time.Time) {
+// schedule sets at's bound to end at when, in the queue or moved in it;
+// whileWaiting: only if at still waits for its answer (see rearm).
+func (q *timerQueue) schedule(at *attemptTimer, when time.Time, whileWaiting bool) {
 	q.mu.Lock()
+	if whileWaiting && at.state.Load() != timerWaiting {
+		q.mu.Unlock()
+		return
+	}
 	at.when = when
 	if at.slot == 0 {
 		heap.Push(&q.heap, at)
