@@ -24,8 +24,8 @@ import (
 type attemptTimer struct {
 	// q is the Transport's queue that keeps the bound; nil when t does.
 	q *timerQueue
-	// when and slot are the bound's end and its place in q, guarded by
-	// q's lock.
+	// when is the bound's end, guarded by q's lock (tMu's, with a timer
+	// of its own); slot its place in q.
 	when time.Time
 	slot int
 	// t is the timer of its own, when q is nil; tMu guards it, and the
@@ -88,11 +88,13 @@ func (at *attemptTimer) armIf(now, d time.Duration, whileWaiting bool) {
 	}
 	at.tMu.Lock()
 	defer at.tMu.Unlock()
-	switch {
-	case whileWaiting && at.state.Load() != timerWaiting:
-	case at.t == nil:
+	if whileWaiting && at.state.Load() != timerWaiting {
+		return
+	}
+	at.when = at.clock.at(now + d)
+	if at.t == nil {
 		at.t = time.AfterFunc(d, at.expire)
-	default:
+	} else {
 		at.t.Reset(d)
 	}
 }
@@ -216,6 +218,9 @@ func (at *attemptTimer) drained() {
 // attempt timeout or the deadline, is read from the time left (a timer
 // fires at its bound or after it), and the cause names it (see whatCut).
 func (at *attemptTimer) expire() {
+	if !at.due() {
+		return
+	}
 	end, cut := int32(timerTimedOut), cutByAttemptTimeout
 	if at.clock.left() <= 0 {
 		end, cut = timerDeadline, cutByDeadline
@@ -229,6 +234,25 @@ func (at *attemptTimer) expire() {
 		// the queue's, which cuts the other attempts due with this one.
 		go at.raw.closeAlone()
 	}
+}
+
+// due reports whether the bound the timer fired for is still the
+// attempt's: the queue's timer expires what it took out after it released
+// its lock, and a timer of the attempt's own runs its function after it
+// fired, so the answer, a drain's bound or a re-arm may come between. A
+// bound armed since (back in the queue, or ending later) is not due: its
+// own firing expires it. Without this, the expiry of the bound before cut
+// a drain that had just begun.
+func (at *attemptTimer) due() bool {
+	now := time.Now()
+	if at.q != nil {
+		at.q.mu.Lock()
+		defer at.q.mu.Unlock()
+		return at.slot == 0 && !at.when.After(now)
+	}
+	at.tMu.Lock()
+	defer at.tMu.Unlock()
+	return !at.when.After(now)
 }
 
 // cancelContext cancels the attempt's context for good; during a drain, it

@@ -4,6 +4,7 @@
 package otelretry
 
 import (
+	"container/heap"
 	"context"
 	"errors"
 	"fmt"
@@ -587,5 +588,54 @@ func TestLeaveToDeadlineRacesTheAnswerAndTheStart(t *testing.T) {
 		own, _ := newTimerIn(time.Hour, nil)
 		together(own.leaveToDeadline, func() { own.start(true, false, time.Minute, own.clock.since()) })
 		own.stop()
+	}
+}
+
+// An expiry that runs after its bound was replaced is stale and cuts
+// nothing: the queue's timer expires the attempts it took out after it
+// released its lock, and an attempt's own timer runs its function after it
+// fired, so the answer and a drain's bound, or a phase's later bound, can
+// come between. The stale expiry cut a drain bounded by an hour at once
+// (its connection closed), or an attempt whose bound had just moved.
+func TestAStaleExpiryCutsNothing(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		queued bool
+		// between is what comes between the firing and the expiry.
+		between func(at *attemptTimer)
+	}{
+		{"queue: the answer, then a drain", true, func(at *attemptTimer) {
+			at.answered()
+			at.draining(time.Hour, drainCutError{})
+		}},
+		{"own timer: the answer, then a drain", false, func(at *attemptTimer) {
+			at.answered()
+			at.draining(time.Hour, drainCutError{})
+		}},
+		{"queue: a phase's later bound", true, func(at *attemptTimer) {
+			at.rearm(at.clock.since(), time.Hour)
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var q *timerQueue
+			if tc.queued {
+				q = &timerQueue{}
+			}
+			at, ctx := newTimerIn(time.Hour, q)
+			at.start(true, false, time.Hour, at.clock.since())
+			if tc.queued { // fire took it out: its bound ended
+				q.mu.Lock()
+				heap.Remove(&q.heap, at.slot-1)
+				at.when = time.Now()
+				q.mu.Unlock()
+			}
+			tc.between(at)
+			at.expire() // the expiry of the bound before
+			if err := context.Cause(ctx); err != nil {
+				t.Errorf("a stale expiry cut the attempt: %v", err)
+			}
+			at.drained()
+			at.stop()
+		})
 	}
 }
