@@ -96,10 +96,16 @@ func String(raw string) string {
 // before a URL became the scheme ("url:https://u:p@h", "x/http://u:p@h"),
 // when a userinfo without a scheme made its user name one ("key:pw@h"), or
 // when an '@' sits in the path, as after a password that holds a '/'
-// ("app:ab/cd@db/x", read as the host "app:ab").
+// ("app:ab/cd@db/x", read as the host "app:ab"), or in the authority's
+// text after a '?' or '#' a password holds ("u:1234?pw@h", read as the
+// host "u:1234" and a query).
 func parsedAsWritten(raw string, u *url.URL) bool {
 	if sep := strings.Index(raw, "://"); sep >= 0 {
 		if u.Scheme == "" || sep != len(u.Scheme) {
+			return false
+		}
+		if authority, _, _ := strings.Cut(raw[sep+len("://"):], "/"); u.User == nil &&
+			strings.IndexByte(authority, '@') >= 0 && strings.IndexByte(authority, ':') >= 0 {
 			return false
 		}
 	} else if strings.IndexByte(u.Opaque, '@') >= 0 {
@@ -132,8 +138,9 @@ func unparsed(raw string) string {
 // userinfoEnd is the index of the '@' that ends the userinfo s begins
 // with, -1 when s holds none: the last '@' before the first '/' (so that a
 // password holding '#' or '?' is caught whole) or, when a ':' comes before
-// it, the last '@' of s that does not begin a path segment (a password may
-// hold a '/' too; "/@scope/pkg" and "/users/@me" are paths). It errs
+// it, the last '@' of s that does not begin a path segment after a host
+// (a password may hold a '/' too; after "h:8080", "/@scope/pkg" and
+// "/users/@me" are paths, after "user:pw" a "/@" ends a password). It errs
 // toward redacting: "h:8080/users/a@b" becomes "REDACTED:REDACTED@b".
 func userinfoEnd(s string) int {
 	authority := s
@@ -141,8 +148,9 @@ func userinfoEnd(s string) int {
 		authority = s[:i]
 	}
 	at := strings.LastIndexByte(authority, '@')
+	host := hostPort(authority)
 	for last := strings.LastIndexByte(s, '@'); last > at; last = strings.LastIndexByte(s[:last], '@') {
-		if s[last-1] != '/' {
+		if s[last-1] != '/' || !host {
 			if strings.IndexByte(s[:last], ':') >= 0 {
 				at = last
 			}
@@ -152,6 +160,16 @@ func userinfoEnd(s string) int {
 	return at
 }
 
+// hostPort reports whether authority reads as a host with no port or a
+// numeric one ("h.test", "h.test:8080", "[::1]:80"), not a "user:pw".
+func hostPort(authority string) bool {
+	colon := strings.LastIndexByte(authority, ':')
+	if colon < 0 || strings.HasSuffix(authority, "]") {
+		return true
+	}
+	return strings.Trim(authority[colon+1:], "0123456789") == ""
+}
+
 // Text sanitizes every URL-like word of free text such as a span name
 // ("POST https://u:p@host/x?token=t"): each run of characters between
 // spaces, quotes, brackets and commas that contains "://", '@', a '?'
@@ -159,7 +177,7 @@ func userinfoEnd(s string) int {
 // is replaced by String of it. A URL may hold brackets, parentheses,
 // single quotes and commas itself (an IPv6 host; a userinfo's or a query's
 // sub-delimiters, RFC 3986), so once a word has shown "://", '@' or '?',
-// or an '@' lies ahead of it before the next space or '/', only whitespace
+// or an '@' lies ahead of it before the next space, only whitespace
 // or a double quote ends it (a query may hold angle brackets and
 // backquotes too, which url.Parse accepts); a URL quoted as Go quotes one
 // (%q, as net/url's errors do) ends at its closing quote, whatever it
@@ -255,14 +273,14 @@ func wordEnd(s string, ahead *lookahead) int {
 
 // userinfoAhead reports whether s, the rest of a word after a separator a
 // userinfo may hold, reaches an '@' before any character that ends every
-// word, or a '/', and the index of the character that decided it (len(s)
-// when none did).
+// word (a password may hold a '/' too), and the index of the character
+// that decided it (len(s) when none did).
 func userinfoAhead(s string) (int, bool) {
 	for i := 0; i < len(s); i++ {
 		switch c := s[i]; {
 		case c == '@':
 			return i, true
-		case c == '/' || endsEveryWord(c):
+		case endsEveryWord(c):
 			return i, false
 		}
 	}

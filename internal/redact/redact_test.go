@@ -110,6 +110,10 @@ func TestString(t *testing.T) {
 		"https://h.test:8443/users/@me":        "https://h.test:8443/users/@me",
 		// One that does not, after a ':', may end a password holding a '/'.
 		"amqp://guest:123/SECRET@mq.test/vhost": "amqp://REDACTED:REDACTED@mq.test/vhost",
+		// A password that ends in '/', or holds a '?' or '#' after digits.
+		"https://user:SECRET/@db.test/x":    "https://REDACTED:REDACTED@db.test/x",
+		"https://user:1234?SECRET@h.test/x": "https://REDACTED:REDACTED@h.test/x",
+		"https://user:1234#SECRET@h.test/x": "https://REDACTED:REDACTED@h.test/x",
 		// A "://" after a scheme-less userinfo is its path's or query's.
 		"svc:SECRET@h.test/cb?return=https://app.test/": "REDACTED:REDACTED@h.test/cb?return=REDACTED",
 		"svc:SECRET@h.test/a://b":                       "REDACTED:REDACTED@h.test/a://b",
@@ -161,6 +165,10 @@ func TestText(t *testing.T) {
 		"redirect to /cb#access_token=SECRET": "redirect to /cb",
 		"see issue #123":                      "see issue #123",
 		`Get "svc:SECRET@h/a://b": EOF`:       `Get "REDACTED:REDACTED@h/a://b": EOF`,
+		// A scheme-less password that holds a separator, then a '/'.
+		"login user:pSECRET(a/b@h.test/x":          "login REDACTED:REDACTED@h.test/x",
+		"dsn user:p'SECRET/x@tcp(h:3306)/db":       "dsn REDACTED:REDACTED@tcp(h:3306)/db",
+		"dial postgres://app:SECRET/@db.test:5432": "dial postgres://REDACTED:REDACTED@db.test:5432",
 		// A quoted URL without a scheme that holds a space.
 		`fetch "h.test/x?token=SE CRET": EOF`: `fetch "h.test/x?token=REDACTED": EOF`,
 		// Brackets that close around a URL stay text.
@@ -267,12 +275,14 @@ func FuzzTextAroundAURL(f *testing.F) {
 // (net/http quotes a malformed status line in its error).
 func pathological(n int) map[string]string {
 	return map[string]string{
-		"separators before a far '@'":  strings.Repeat("(", n) + "@h",
-		"commas before a far '@'":      "u" + strings.Repeat(",", n) + "@h",
-		"separators, no '@'":           strings.Repeat("(", n) + "?",
-		"words of a separator, no '@'": strings.Repeat("x(", n/2) + "?",
-		"escaped quotes":               `"` + strings.Repeat(`\"`, n/2) + `"?`,
-		"escaped quotes, no closing":   `x "` + strings.Repeat(`\"`, n/2) + "?a=1",
+		"separators before a far '@'":             strings.Repeat("(", n) + "@h",
+		"commas before a far '@'":                 "u" + strings.Repeat(",", n) + "@h",
+		"separators, no '@'":                      strings.Repeat("(", n) + "?",
+		"words of a separator, no '@'":            strings.Repeat("x(", n/2) + "?",
+		"slashes and separators before a far '@'": strings.Repeat("(a/", n/3) + "@h",
+		"path '@'s after a user:pw":               "u:p" + strings.Repeat("/@", n/2),
+		"escaped quotes":                          `"` + strings.Repeat(`\"`, n/2) + `"?`,
+		"escaped quotes, no closing":              `x "` + strings.Repeat(`\"`, n/2) + "?a=1",
 	}
 }
 
