@@ -104,8 +104,9 @@ func parsedAsWritten(raw string, u *url.URL) bool {
 		if u.Scheme == "" || sep != len(u.Scheme) {
 			return false
 		}
-		if authority, _, _ := strings.Cut(raw[sep+len("://"):], "/"); u.User == nil &&
-			strings.IndexByte(authority, '@') >= 0 && strings.IndexByte(authority, ':') >= 0 {
+		authority, _, _ := strings.Cut(raw[sep+len("://"):], "/")
+		if at := strings.LastIndexByte(authority, '@'); u.User == nil && at >= 0 &&
+			strings.IndexByte(authority[:at], ':') >= 0 && hostAhead(authority[at+1:]) {
 			return false
 		}
 	} else if strings.IndexByte(u.Opaque, '@') >= 0 {
@@ -136,28 +137,61 @@ func unparsed(raw string) string {
 }
 
 // userinfoEnd is the index of the '@' that ends the userinfo s begins
-// with, -1 when s holds none: the last '@' before the first '/' (so that a
-// password holding '#' or '?' is caught whole) or, when a ':' comes before
-// it, the last '@' of s that does not begin a path segment after a host
-// (a password may hold a '/' too; after "h:8080", "/@scope/pkg" and
+// with, -1 when s holds none. Only an '@' followed by what reads as a host
+// can (hostAhead: an e-mail address in a query is not a userinfo's end):
+// the last such '@' before the first '/' (so that a password holding '#'
+// or '?' is caught whole) or, when a ':' comes before it, the last one
+// before the query or fragment that does not begin a path segment after
+// a host (a password may hold a '/' too; after "h:8080", "/@scope/pkg" and
 // "/users/@me" are paths, after "user:pw" a "/@" ends a password). It errs
 // toward redacting: "h:8080/users/a@b" becomes "REDACTED:REDACTED@b".
 func userinfoEnd(s string) int {
-	authority := s
-	if i := strings.IndexByte(s, '/'); i >= 0 {
-		authority = s[:i]
+	slash := strings.IndexByte(s, '/')
+	if slash < 0 {
+		slash = len(s)
 	}
-	at := strings.LastIndexByte(authority, '@')
-	host := hostPort(authority)
-	for last := strings.LastIndexByte(s, '@'); last > at; last = strings.LastIndexByte(s[:last], '@') {
-		if s[last-1] != '/' || !host {
-			if strings.IndexByte(s[:last], ':') >= 0 {
-				at = last
-			}
-			break
-		}
+	at := lastHostAt(s[:slash], func(int) bool { return true })
+	tail := s
+	if i := strings.IndexAny(s[slash:], "?#"); i >= 0 {
+		tail = s[:slash+i]
+	}
+	host := hostPort(s[:slash])
+	if last := lastHostAt(tail, func(i int) bool { return i == 0 || tail[i-1] != '/' || !host }); last > at &&
+		strings.IndexByte(tail[:last], ':') >= 0 {
+		at = last
 	}
 	return at
+}
+
+// lastHostAt is the index of the last '@' of s that ok accepts and a host
+// follows (as hostAhead reads it), -1 when there is none. One scan from
+// the end: the pairs after each '@' are known when it is reached.
+func lastHostAt(s string, ok func(at int) bool) int {
+	pair := false // a '=' or '&' lies between here and the next '/', '?' or '#'
+	for i := len(s) - 1; i >= 0; i-- {
+		switch s[i] {
+		case '/', '?', '#':
+			pair = false
+		case '=', '&':
+			pair = true
+		case '@':
+			if !pair && ok(i) {
+				return i
+			}
+		}
+	}
+	return -1
+}
+
+// hostAhead reports whether s, the text after an '@', begins with what
+// reads as a host, up to its first '/', '?' or '#': no pair of a query
+// ('=', '&'), as an e-mail address in one is followed by.
+func hostAhead(s string) bool {
+	end := strings.IndexAny(s, "/?#")
+	if end < 0 {
+		end = len(s)
+	}
+	return !strings.ContainsAny(s[:end], "=&")
 }
 
 // hostPort reports whether authority reads as a host with no port or a

@@ -114,6 +114,13 @@ func TestString(t *testing.T) {
 		"https://user:SECRET/@db.test/x":    "https://REDACTED:REDACTED@db.test/x",
 		"https://user:1234?SECRET@h.test/x": "https://REDACTED:REDACTED@h.test/x",
 		"https://user:1234#SECRET@h.test/x": "https://REDACTED:REDACTED@h.test/x",
+		// An e-mail address in a query or fragment does not end a userinfo.
+		"https://h.test:8443?email=a@b.com&token=SECRET":     "https://h.test:8443?email=REDACTED&token=REDACTED",
+		"https://h.test?email=a@b.com&at=10:30&token=SECRET": "https://h.test?email=REDACTED&at=REDACTED&token=REDACTED",
+		"http://[::1]:80?e=a@b.com&token=SECRET":             "http://[::1]:80?e=REDACTED&token=REDACTED",
+		"https://h.test:8443#state=a@b&access_token=SECRET":  "https://h.test:8443",
+		"url:https://h.test:8443/cb?s=a@b&token=SECRET":      "url:https://h.test:8443/cb?s=REDACTED&token=REDACTED",
+		"https://user:pw/x@h.test/cb?s=a@b&token=SECRET":     "https://REDACTED:REDACTED@h.test/cb?s=REDACTED&token=REDACTED",
 		// A "://" after a scheme-less userinfo is its path's or query's.
 		"svc:SECRET@h.test/cb?return=https://app.test/": "REDACTED:REDACTED@h.test/cb?return=REDACTED",
 		"svc:SECRET@h.test/a://b":                       "REDACTED:REDACTED@h.test/a://b",
@@ -246,24 +253,27 @@ func FuzzURL(f *testing.F) {
 	})
 }
 
-// FuzzTextAroundAURL puts a URL with a password and a query value between
-// any text before and after it: Text keeps neither.
+// FuzzTextAroundAURL puts a URL with secrets between any text before and
+// after it: Text keeps none. The URLs: a password and a query value; a
+// query holding an e-mail address before a token, after a port; a
+// password holding a '/'.
 func FuzzTextAroundAURL(f *testing.F) {
-	for _, s := range [][2]string{{"GET ", ""}, {`Get "`, `": EOF`}, {"(", ")"}, {"[", "],"},
+	for i, s := range [][2]string{{"GET ", ""}, {`Get "`, `": EOF`}, {"(", ")"}, {"[", "],"},
 		{"url:", " refused"}, {"A:0", ""}, {`{"u":"`, `"}`}, {"x/", "#f"}} {
-		f.Add(s[0], s[1])
+		f.Add(s[0], s[1], uint8(i))
 	}
-	const password, value = "PWSECRET", "QSECRET"
-	const u = "https://usr:" + password + "@h.test/p?k=" + value
-	f.Fuzz(func(t *testing.T, before, after string) {
+	urls := []string{
+		"https://usr:PWSECRET@h.test/p?k=QSECRET",
+		"https://h.test:8443?e=a@b.com&k=QSECRET",
+		"postgres://app:ab/PWSECRET@db.test:5432/app?sslkey=QSECRET",
+	}
+	f.Fuzz(func(t *testing.T, before, after string, which uint8) {
 		if strings.Contains(before+after, "SECRET") {
 			return
 		}
-		out := redact.Text(before + u + after)
-		for _, secret := range []string{password, value} {
-			if strings.Contains(out, secret) {
-				t.Fatalf("Text(%q) = %q keeps %q", before+u+after, out, secret)
-			}
+		in := before + urls[int(which)%len(urls)] + after
+		if out := redact.Text(in); strings.Contains(out, "SECRET") {
+			t.Fatalf("Text(%q) = %q keeps a secret", in, out)
 		}
 	})
 }
@@ -281,6 +291,7 @@ func pathological(n int) map[string]string {
 		"words of a separator, no '@'":            strings.Repeat("x(", n/2) + "?",
 		"slashes and separators before a far '@'": strings.Repeat("(a/", n/3) + "@h",
 		"path '@'s after a user:pw":               "u:p" + strings.Repeat("/@", n/2),
+		"'@'s each before a query's pair":         "https://u:" + strings.Repeat("@a=", n/3),
 		"escaped quotes":                          `"` + strings.Repeat(`\"`, n/2) + `"?`,
 		"escaped quotes, no closing":              `x "` + strings.Repeat(`\"`, n/2) + "?a=1",
 	}
