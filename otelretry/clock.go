@@ -52,10 +52,11 @@ func (c *clock) at(d time.Duration) time.Time { return c.start.Add(d) }
 // read is the time since the operation began, now, and whether it could
 // be read: not on a goroutine of a testing/synctest bubble for a clock
 // started outside it (the bubble's time.Now is fake, and has no
-// monotonic reading).
+// monotonic reading), nor outside a bubble for a clock started in one
+// (whose timers cannot be touched from outside: the runtime aborts).
 func (c *clock) read() (since time.Duration, ok bool) {
 	now := time.Now()
-	if now == now.Round(0) && c.monotonic() {
+	if inBubble := now == now.Round(0); inBubble == c.monotonic() {
 		return 0, false
 	}
 	return now.Sub(c.start), true

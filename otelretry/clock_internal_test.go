@@ -77,3 +77,41 @@ func TestClockReadsTheTimeSinceTheStart(t *testing.T) {
 		}
 	})
 }
+
+// A clock is read only on the side of a testing/synctest bubble it was
+// started on: a phase a goroutine outside the bubble reports, for an
+// attempt sent inside it, leaves the attempt's bound as it was (its own
+// timer is the bubble's, and the runtime aborts the program on a reset
+// from outside), as one reported inside a bubble for an attempt sent
+// outside it does. The attempt is still cut by its own bound, in the
+// bubble's time.
+func TestAClockIsReadOnTheSideOfTheBubbleItStartedOn(t *testing.T) {
+	queueInBubbles.Store(false) // the attempt's own timer, as outside this package's tests
+	t.Cleanup(func() { queueInBubbles.Store(true) })
+	outside := newClock(time.Now(), time.Hour, context.Background(), time.Time{})
+	inside := make(chan *attemptTimer)
+	reported := make(chan bool)
+	go func() { // outside the bubble
+		at := <-inside
+		_, ok := at.clock.read()
+		at.entered(phaseWritten)
+		reported <- ok
+	}()
+	synctest.Test(t, func(t *testing.T) {
+		if _, ok := outside.read(); ok {
+			t.Error("a clock started outside the bubble was read inside it")
+		}
+		at, ctx := newTimerIn(time.Hour, nil)
+		start := time.Now()
+		at.start(true, false, 100*time.Millisecond, at.clock.since())
+		inside <- at
+		if <-reported {
+			t.Error("a clock started in the bubble was read outside it")
+		}
+		<-ctx.Done()
+		if d := time.Since(start); d != 100*time.Millisecond {
+			t.Errorf("cut after %v of the bubble's time, want its attempt timeout, 100ms", d)
+		}
+		at.stop()
+	})
+}
