@@ -105,8 +105,9 @@ func parsedAsWritten(raw string, u *url.URL) bool {
 			return false
 		}
 		authority, _, _ := strings.Cut(raw[sep+len("://"):], "/")
+		authority = authority[:beforeQueryValue(authority)]
 		if at := strings.LastIndexByte(authority, '@'); u.User == nil && at >= 0 &&
-			strings.IndexByte(authority[:at], ':') >= 0 && hostAhead(authority[at+1:]) {
+			strings.IndexByte(authority[:at], ':') >= 0 {
 			return false
 		}
 	} else if strings.IndexByte(u.Opaque, '@') >= 0 {
@@ -118,18 +119,25 @@ func parsedAsWritten(raw string, u *url.URL) bool {
 // unparsed is the fallback of String for text that url.Parse does not read
 // as written.
 func unparsed(raw string) string {
-	// The authority follows the first "://", unless an '@' comes before
-	// it: then the text begins with a userinfo, and "://" is in its path
-	// or its query ("u:p@h/cb?next=https://…").
-	start := 0
-	if i := strings.Index(raw, "://"); i >= 0 && strings.IndexByte(raw[:i], '@') < 0 {
-		start = i + len("://")
+	// A userinfo may begin the text ("u:p@h/cb?next=https://…") and follow
+	// each "://" in it (a URL glued after other text, or inside a query):
+	// each one, in its own part, is replaced.
+	var b strings.Builder
+	b.Grow(len(raw) + 2*len(credentials))
+	for part, more := raw, true; more; {
+		var text string
+		text, part, more = strings.Cut(part, "://")
+		if at := userinfoEnd(text); at >= 0 {
+			b.WriteString(credentials)
+			text = text[at:]
+		}
+		b.WriteString(text)
+		if more {
+			b.WriteString("://")
+		}
 	}
-	if at := userinfoEnd(raw[start:]); at >= 0 {
-		raw = raw[:start] + credentials + raw[start+at:]
-	}
-	raw, _, _ = strings.Cut(raw, "#")
-	head, query, hasQuery := strings.Cut(raw, "?")
+	clean, _, _ := strings.Cut(b.String(), "#")
+	head, query, hasQuery := strings.Cut(clean, "?")
 	if !hasQuery || query == "" {
 		return head
 	}
@@ -137,61 +145,50 @@ func unparsed(raw string) string {
 }
 
 // userinfoEnd is the index of the '@' that ends the userinfo s begins
-// with, -1 when s holds none. Only an '@' followed by what reads as a host
-// can (hostAhead: an e-mail address in a query is not a userinfo's end):
-// the last such '@' before the first '/' (so that a password holding '#'
-// or '?' is caught whole) or, when a ':' comes before it, the last one
-// before the query or fragment that does not begin a path segment after
-// a host (a password may hold a '/' too; after "h:8080", "/@scope/pkg" and
-// "/users/@me" are paths, after "user:pw" a "/@" ends a password). It errs
-// toward redacting: "h:8080/users/a@b" becomes "REDACTED:REDACTED@b".
+// with, -1 when s holds none: the last '@' before the first '/' (so that a
+// password holding '#' or '?' is caught whole) or, when a ':' comes before
+// it, the last one before the query or fragment that does not begin a
+// path segment after a host (a password may hold a '/' too; after
+// "h:8080", "/@scope/pkg" and "/users/@me" are paths, after "user:pw" a
+// "/@" ends a password). An '@' after the query's or fragment's first
+// "key=" is an e-mail address there ("?e=a@b.com"), not a userinfo's end.
+// It errs toward redacting: "h:8080/users/a@b" becomes
+// "REDACTED:REDACTED@b".
 func userinfoEnd(s string) int {
+	s = s[:beforeQueryValue(s)]
 	slash := strings.IndexByte(s, '/')
 	if slash < 0 {
 		slash = len(s)
 	}
-	at := lastHostAt(s[:slash], func(int) bool { return true })
+	at := strings.LastIndexByte(s[:slash], '@')
 	tail := s
 	if i := strings.IndexAny(s[slash:], "?#"); i >= 0 {
 		tail = s[:slash+i]
 	}
 	host := hostPort(s[:slash])
-	if last := lastHostAt(tail, func(i int) bool { return i == 0 || tail[i-1] != '/' || !host }); last > at &&
-		strings.IndexByte(tail[:last], ':') >= 0 {
-		at = last
+	for last := strings.LastIndexByte(tail, '@'); last > at; last = strings.LastIndexByte(tail[:last], '@') {
+		if tail[last-1] != '/' || !host {
+			if strings.IndexByte(tail[:last], ':') >= 0 {
+				at = last
+			}
+			break
+		}
 	}
 	return at
 }
 
-// lastHostAt is the index of the last '@' of s that ok accepts and a host
-// follows (as hostAhead reads it), -1 when there is none. One scan from
-// the end: the pairs after each '@' are known when it is reached.
-func lastHostAt(s string, ok func(at int) bool) int {
-	pair := false // a '=' or '&' lies between here and the next '/', '?' or '#'
-	for i := len(s) - 1; i >= 0; i-- {
-		switch s[i] {
-		case '/', '?', '#':
-			pair = false
-		case '=', '&':
-			pair = true
-		case '@':
-			if !pair && ok(i) {
-				return i
-			}
-		}
+// beforeQueryValue is the length of s before the first '=' that follows its
+// first '?' or '#', len(s) when there is none: where a query's or a
+// fragment's first value begins.
+func beforeQueryValue(s string) int {
+	q := strings.IndexAny(s, "?#")
+	if q < 0 {
+		return len(s)
 	}
-	return -1
-}
-
-// hostAhead reports whether s, the text after an '@', begins with what
-// reads as a host, up to its first '/', '?' or '#': no pair of a query
-// ('=', '&'), as an e-mail address in one is followed by.
-func hostAhead(s string) bool {
-	end := strings.IndexAny(s, "/?#")
-	if end < 0 {
-		end = len(s)
+	if eq := strings.IndexByte(s[q:], '='); eq >= 0 {
+		return q + eq
 	}
-	return !strings.ContainsAny(s[:end], "=&")
+	return len(s)
 }
 
 // hostPort reports whether authority reads as a host with no port or a
@@ -399,7 +396,9 @@ func opaque(op string) string {
 
 // appendQuery returns prefix + "?" + raw with every value replaced by
 // Placeholder, in one pre-sized buffer. Pairs are split on '&' only, so
-// empty pairs and keys without '=' stay as they were.
+// empty pairs and keys without '=' stay as they were, but for a key that
+// holds an '@', which may be a userinfo text glued after a '?' put there
+// ("?user:pw@db"): it is replaced too.
 func appendQuery(prefix, raw string) string {
 	var b strings.Builder
 	b.Grow(len(prefix) + 1 + len(raw) + (strings.Count(raw, "&")+1)*len(Placeholder))
@@ -409,6 +408,9 @@ func appendQuery(prefix, raw string) string {
 		var pair string
 		pair, rest, more = strings.Cut(rest, "&")
 		key, _, hasValue := strings.Cut(pair, "=")
+		if strings.IndexByte(key, '@') >= 0 {
+			key = Placeholder
+		}
 		b.WriteString(key)
 		if hasValue {
 			b.WriteString("=" + Placeholder)

@@ -121,6 +121,15 @@ func TestString(t *testing.T) {
 		"https://h.test:8443#state=a@b&access_token=SECRET":  "https://h.test:8443",
 		"url:https://h.test:8443/cb?s=a@b&token=SECRET":      "url:https://h.test:8443/cb?s=REDACTED&token=REDACTED",
 		"https://user:pw/x@h.test/cb?s=a@b&token=SECRET":     "https://REDACTED:REDACTED@h.test/cb?s=REDACTED&token=REDACTED",
+		// Found by FuzzTextAroundAURL: a userinfo after each "://", and a
+		// query key that holds one.
+		"#@=https://usr:SECRET@h.test/p?k=SECRET": "REDACTED:REDACTED@=https://REDACTED:REDACTED@h.test/p?k=REDACTED",
+		"?user:SECRET@db:5432,sslmode=disable":    "?REDACTED=REDACTED",
+		// A DSN's pairs after its host are not a query: the '@' ends the userinfo.
+		"sqlserver://sa:SECRET@db:1433;database=app": "sqlserver://REDACTED:REDACTED@db:1433;database=app",
+		"user:SECRET@db:5432,sslmode=disable":        "REDACTED:REDACTED@db:5432,sslmode=disable",
+		"https://u:PW#SECRET@h&a":                    "https://REDACTED:REDACTED@h&a",
+		"https://u:12?SECRET@h=1/x":                  "https://REDACTED:REDACTED@h=1/x",
 		// A "://" after a scheme-less userinfo is its path's or query's.
 		"svc:SECRET@h.test/cb?return=https://app.test/": "REDACTED:REDACTED@h.test/cb?return=REDACTED",
 		"svc:SECRET@h.test/a://b":                       "REDACTED:REDACTED@h.test/a://b",
@@ -266,6 +275,7 @@ func FuzzTextAroundAURL(f *testing.F) {
 		"https://usr:PWSECRET@h.test/p?k=QSECRET",
 		"https://h.test:8443?e=a@b.com&k=QSECRET",
 		"postgres://app:ab/PWSECRET@db.test:5432/app?sslkey=QSECRET",
+		"user:PWSECRET@db:5432,sslmode=disable",
 	}
 	f.Fuzz(func(t *testing.T, before, after string, which uint8) {
 		if strings.Contains(before+after, "SECRET") {
@@ -309,6 +319,15 @@ func TestTextIsLinearOnPathologicalText(t *testing.T) {
 				t.Fatalf("Text grew a %d-byte text to %d bytes", len(in), len(out))
 			}
 		})
+	}
+}
+
+// A mebibyte of userinfos, each after a "://": each is redacted, in one
+// scan of the text.
+func TestTextRedactsAUserinfoAfterEveryScheme(t *testing.T) {
+	n := (1 << 20) / len("a:b@://")
+	if got, want := redact.Text(strings.Repeat("a:b@://", n)), strings.Repeat("REDACTED:REDACTED@://", n); got != want {
+		t.Fatalf("Text kept %d of %d userinfos", strings.Count(got, "a:b@"), n)
 	}
 }
 
