@@ -130,6 +130,12 @@ func unparsed(raw string) string {
 		if at := userinfoEnd(text); at >= 0 {
 			b.WriteString(credentials)
 			text = text[at:]
+			// Text before the query's first value may hold an '@' of its
+			// own ("?@x=u:pw@db"): an '@' left before the host's end
+			// ends the userinfo.
+			if last := strings.LastIndexByte(text[:hostEnd(text)], '@'); last > 0 {
+				text = text[last:]
+			}
 		}
 		b.WriteString(text)
 		if more {
@@ -177,6 +183,15 @@ func userinfoEnd(s string) int {
 	return at
 }
 
+// hostEnd is the index of the first '/', '?' or '#' in s, len(s) when
+// there is none.
+func hostEnd(s string) int {
+	if i := strings.IndexAny(s, "/?#"); i >= 0 {
+		return i
+	}
+	return len(s)
+}
+
 // beforeQueryValue is the length of s before the first '=' that follows its
 // first '?' or '#', len(s) when there is none: where a query's or a
 // fragment's first value begins.
@@ -207,8 +222,9 @@ func hostPort(authority string) bool {
 // followed by more, or a '#' followed by a "key=" (a token in a fragment)
 // is replaced by String of it. A URL may hold brackets, parentheses,
 // single quotes and commas itself (an IPv6 host; a userinfo's or a query's
-// sub-delimiters, RFC 3986), so once a word has shown "://", '@' or '?',
-// or an '@' lies ahead of it before the next space, only whitespace
+// sub-delimiters, RFC 3986), so once a word has shown "://", '@', '?' or
+// '#' (a fragment holds them too: "#state=a,b&access_token=…"), or an '@'
+// lies ahead of it before the next space, only whitespace
 // or a double quote ends it (a query may hold angle brackets and
 // backquotes too, which url.Parse accepts); a URL quoted as Go quotes one
 // (%q, as net/url's errors do) ends at its closing quote, whatever it
@@ -281,11 +297,11 @@ type lookahead struct {
 // len(s) when none does (see Text). ahead carries whether a userinfo lies
 // ahead of a separator from one call to the next.
 func wordEnd(s string, ahead *lookahead) int {
-	url := false // the word so far showed "://", '@' or '?'
+	url := false // the word so far showed "://", '@', '?' or '#'
 	for i := 0; i < len(s); i++ {
 		c := s[i]
 		switch {
-		case c == '?' || c == '@' || (c == ':' && (strings.HasPrefix(s[i:], "://") || strings.HasPrefix(s[i:], jsonSchemeSep))):
+		case c == '?' || c == '@' || c == '#' || (c == ':' && (strings.HasPrefix(s[i:], "://") || strings.HasPrefix(s[i:], jsonSchemeSep))):
 			url = true
 		case endsEveryWord(c):
 			return i
@@ -326,10 +342,11 @@ func quotedURL(s string) bool {
 	return urlLike(s) && (strings.Contains(first, "://") || strings.HasPrefix(first, "/") || queryKeyAfter(first, '?'))
 }
 
-// queryKeyAfter reports whether a "key=" follows the first sep in word.
+// queryKeyAfter reports whether an '=' follows the first sep in word: a
+// query's or a fragment's pair, its key empty too ("#=…").
 func queryKeyAfter(word string, sep byte) bool {
 	i := strings.IndexByte(word, sep)
-	return i >= 0 && strings.IndexByte(word[i+1:], '=') > 0
+	return i >= 0 && strings.IndexByte(word[i+1:], '=') >= 0
 }
 
 // closingQuote is the index of the double quote that closes a string Go

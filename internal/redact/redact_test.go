@@ -180,7 +180,14 @@ func TestText(t *testing.T) {
 		// A token in a relative reference's fragment; a numbered issue is prose.
 		"redirect to /cb#access_token=SECRET": "redirect to /cb",
 		"see issue #123":                      "see issue #123",
-		`Get "svc:SECRET@h/a://b": EOF`:       `Get "REDACTED:REDACTED@h/a://b": EOF`,
+		// A fragment holds sub-delimiters too: they do not end it.
+		"redirect to /cb#state=a,access_token=SECRET": "redirect to /cb",
+		"redirect to /cb#(access_token=SECRET)":       "redirect to /cb)",
+		"see issues #123, #124 (closed)":              "see issues #123, #124 (closed)",
+		// An '@' before a query's first value, then a userinfo, in text
+		// url.Parse rejects (a control character).
+		"dial ?@\x7f=user:SECRET@db:5432,sslmode=disable": "dial REDACTED:REDACTED@db:5432,sslmode=disable",
+		`Get "svc:SECRET@h/a://b": EOF`:                   `Get "REDACTED:REDACTED@h/a://b": EOF`,
 		// A scheme-less password that holds a separator, then a '/'.
 		"login user:pSECRET(a/b@h.test/x":          "login REDACTED:REDACTED@h.test/x",
 		"dsn user:p'SECRET/x@tcp(h:3306)/db":       "dsn REDACTED:REDACTED@tcp(h:3306)/db",
@@ -264,8 +271,9 @@ func FuzzURL(f *testing.F) {
 
 // FuzzTextAroundAURL puts a URL with secrets between any text before and
 // after it: Text keeps none. The URLs: a password and a query value; a
-// query holding an e-mail address before a token, after a port; a
-// password holding a '/'.
+// relative reference's fragment holding a comma before a token; a query
+// holding an e-mail address before a token, after a port; a password
+// holding a '/'.
 func FuzzTextAroundAURL(f *testing.F) {
 	for i, s := range [][2]string{{"GET ", ""}, {`Get "`, `": EOF`}, {"(", ")"}, {"[", "],"},
 		{"url:", " refused"}, {"A:0", ""}, {`{"u":"`, `"}`}, {"x/", "#f"}} {
@@ -273,6 +281,7 @@ func FuzzTextAroundAURL(f *testing.F) {
 	}
 	urls := []string{
 		"https://usr:PWSECRET@h.test/p?k=QSECRET",
+		"/cb#state=a,b&access_token=QSECRET",
 		"https://h.test:8443?e=a@b.com&k=QSECRET",
 		"postgres://app:ab/PWSECRET@db.test:5432/app?sslkey=QSECRET",
 		"user:PWSECRET@db:5432,sslmode=disable",
