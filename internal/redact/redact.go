@@ -130,11 +130,12 @@ func unparsed(raw string) string {
 		if at := userinfoEnd(text); at >= 0 {
 			b.WriteString(credentials)
 			text = text[at:]
-			// Text before the query's first value may hold an '@' of its
-			// own ("?@x=u:pw@db"): an '@' left before the host's end
-			// ends the userinfo.
-			if last := strings.LastIndexByte(text[:hostEnd(text)], '@'); last > 0 {
-				text = text[last:]
+			// What the userinfo found holds may have hidden another: an
+			// '@' in a query's key ("x?@k=/u:pw@db") ends no userinfo
+			// there, so the text after it is read again, up to the last
+			// userinfo it begins with.
+			for at = userinfoEnd(text[1:]); at >= 0; at = userinfoEnd(text[1:]) {
+				text = text[1+at:]
 			}
 		}
 		b.WriteString(text)
@@ -181,15 +182,6 @@ func userinfoEnd(s string) int {
 		}
 	}
 	return at
-}
-
-// hostEnd is the index of the first '/', '?' or '#' in s, len(s) when
-// there is none.
-func hostEnd(s string) int {
-	if i := strings.IndexAny(s, "/?#"); i >= 0 {
-		return i
-	}
-	return len(s)
 }
 
 // beforeQueryValue is the length of s before the first '=' that follows its

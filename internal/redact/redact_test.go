@@ -187,6 +187,7 @@ func TestText(t *testing.T) {
 		// An '@' before a query's first value, then a userinfo, in text
 		// url.Parse rejects (a control character).
 		"dial ?@\x7f=user:SECRET@db:5432,sslmode=disable": "dial REDACTED:REDACTED@db:5432,sslmode=disable",
+		"dial x?@\x7f=/user:SECRET@db:5432":               "dial REDACTED:REDACTED@db:5432",
 		`Get "svc:SECRET@h/a://b": EOF`:                   `Get "REDACTED:REDACTED@h/a://b": EOF`,
 		// A scheme-less password that holds a separator, then a '/'.
 		"login user:pSECRET(a/b@h.test/x":          "login REDACTED:REDACTED@h.test/x",
@@ -313,6 +314,7 @@ func pathological(n int) map[string]string {
 		"'@'s each before a query's pair":         "https://u:" + strings.Repeat("@a=", n/3),
 		"escaped quotes":                          `"` + strings.Repeat(`\"`, n/2) + `"?`,
 		"escaped quotes, no closing":              `x "` + strings.Repeat(`\"`, n/2) + "?a=1",
+		"'@'s in query keys, then a userinfo":     strings.Repeat("x?@\x7f=/", n/6) + "u:p@h",
 	}
 }
 
