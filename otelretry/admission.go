@@ -4,6 +4,7 @@
 package otelretry
 
 import (
+	"net/http"
 	"time"
 
 	"github.com/otelretry/otelretry-go/attrs"
@@ -36,89 +37,108 @@ type admission struct {
 	throttle *Throttle // nil: off
 }
 
-// first decides whether an operation's first attempt to key may start at
+// admissionKeys are the keys a request is admitted under: budget, its
+// retry budget's ("" without a budget), and dep, its dependency's, which
+// the hedge rate and the throttle count by: the budget's key, else the
+// host (without a budget, or when Budget.Key gave ""), so that one host's
+// failures never throttle another's requests.
+type admissionKeys struct{ budget, dep string }
+
+// keysOf are r's admission keys under budget b (nil: WithoutBudget).
+func keysOf(b *Budget, r *http.Request) admissionKeys {
+	var k admissionKeys
+	if b != nil {
+		k.budget = b.key(r)
+	}
+	if k.dep = k.budget; k.dep == "" {
+		k.dep = hostOf(r)
+	}
+	return k
+}
+
+// first decides whether an operation's first attempt to dep may start at
 // now: "" when admitted, else ReasonThrottle. Only the throttle refuses a
 // first attempt.
-func (g *admission) first(key string, now time.Time) attrs.Reason {
-	if g.throttle != nil && !g.throttle.admit(key, now) {
+func (g *admission) first(dep string, now time.Time) attrs.Reason {
+	if g.throttle != nil && !g.throttle.admit(dep, now) {
 		return attrs.ReasonThrottle
 	}
 	return ""
 }
 
 // retry charges failed (the answer the retry is asked on, which came at
-// answered; the zero value charges nothing) to the budget of key and
-// decides, in the same step, whether the retry may start at startAt: ""
-// when admitted, else the refusal's reason. The throttle, whose window
-// moves on with every reading, counts and admits at now.
-func (g *admission) retry(key string, answered, now, startAt time.Time, failed budgetObservation) attrs.Reason {
-	g.count(key, now, failed)
+// answered; the zero value charges nothing) to k's budget and decides, in
+// the same step, whether the retry may start at startAt: "" when
+// admitted, else the refusal's reason. The throttle, whose window moves
+// on with every reading, counts and admits at now.
+func (g *admission) retry(k admissionKeys, answered, now, startAt time.Time, failed budgetObservation) attrs.Reason {
+	g.count(k.dep, now, failed)
 	if g.budget != nil {
-		if reason := g.budget.retry(key, answered, startAt, failed); reason != "" {
+		if reason := g.budget.retry(k.budget, answered, startAt, failed); reason != "" {
 			return reason
 		}
 	}
-	return g.first(key, now)
+	return g.first(k.dep, now)
 }
 
 // observe counts an answer, which came at answered, on which no retry is
 // asked (the throttle at now, as in retry).
-func (g *admission) observe(key string, answered, now time.Time, o budgetObservation) {
-	g.count(key, now, o)
+func (g *admission) observe(k admissionKeys, answered, now time.Time, o budgetObservation) {
+	g.count(k.dep, now, o)
 	if g.budget != nil {
-		g.budget.record(key, answered, o)
+		g.budget.record(k.budget, answered, o)
 	}
 }
 
-// count tells the throttle what an answer came to.
-func (g *admission) count(key string, now time.Time, o budgetObservation) {
+// count tells dep's throttle what an answer came to.
+func (g *admission) count(dep string, now time.Time, o budgetObservation) {
 	if g.throttle == nil {
 		return
 	}
 	if counted, accepted := throttleCount(o); counted {
-		g.throttle.record(key, now, accepted)
+		g.throttle.record(dep, now, accepted)
 	}
 }
 
-// hedge takes what a hedge of budget key budgetKey, to dependency dep,
-// costs at now: a budget token (its loan), then a hedge from the
-// dependency's rate, then the throttle's admission. It returns the loan,
-// and the budget's or the throttle's refusal, or whether the rate allowed
-// it; what a refusal leaves taken is given back at once.
-func (g *admission) hedge(budgetKey, dep string, now time.Time, rate float64) (budgetLoan, attrs.Reason, bool) {
+// hedge takes what a hedge under k costs at now: a budget token (its
+// loan), then a hedge from the dependency's rate, then the throttle's
+// admission. It returns the loan, and the budget's or the throttle's
+// refusal, or whether the rate allowed it; what a refusal leaves taken is
+// given back at once.
+func (g *admission) hedge(k admissionKeys, now time.Time, rate float64) (budgetLoan, attrs.Reason, bool) {
 	var loan budgetLoan
 	if g.budget != nil {
 		var reason attrs.Reason
-		if loan, reason = g.budget.hedge(budgetKey, now); reason != "" {
+		if loan, reason = g.budget.hedge(k.budget, now); reason != "" {
 			return 0, reason, false
 		}
 	}
-	if !g.hedger.take(dep, rate) {
+	if !g.hedger.take(k.dep, rate) {
 		if g.budget != nil {
-			g.budget.giveBack(budgetKey, loan, now)
+			g.budget.giveBack(k.budget, loan, now)
 		}
 		return 0, "", false
 	}
-	if reason := g.first(budgetKey, now); reason != "" {
-		g.giveBack(budgetKey, loan, dep, now, rate)
+	if reason := g.first(k.dep, now); reason != "" {
+		g.giveBack(k, loan, now, rate)
 		return 0, reason, false
 	}
 	return loan, "", true
 }
 
-// sent notes that the hedge of loan, admitted on budgetKey's tokens, was
+// sent notes that the hedge of loan, admitted on k's budget tokens, was
 // sent at now: its token is spent.
-func (g *admission) sent(budgetKey string, loan budgetLoan, now time.Time) {
+func (g *admission) sent(k admissionKeys, loan budgetLoan, now time.Time) {
 	if g.budget != nil {
-		g.budget.spent(budgetKey, loan, now)
+		g.budget.spent(k.budget, loan, now)
 	}
 }
 
 // giveBack returns what hedge took for the hedge of loan, admitted and
 // not sent.
-func (g *admission) giveBack(budgetKey string, loan budgetLoan, dep string, now time.Time, rate float64) {
+func (g *admission) giveBack(k admissionKeys, loan budgetLoan, now time.Time, rate float64) {
 	if g.budget != nil {
-		g.budget.giveBack(budgetKey, loan, now)
+		g.budget.giveBack(k.budget, loan, now)
 	}
-	g.hedger.refund(dep, rate)
+	g.hedger.refund(k.dep, rate)
 }

@@ -160,7 +160,9 @@ type Budget struct {
 	// host. Default 10 minutes.
 	IdleEviction time.Duration
 	// Key maps a request to its dependency. Default: the request's host
-	// (URL host, else Host header).
+	// (URL host, else Host header). A request it maps to "" shares the
+	// budget of "", and the hedge rate and the throttle count it under its
+	// host.
 	Key func(*http.Request) string
 
 	// stateful is len(hosts), read without the lock: while no host has

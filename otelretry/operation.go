@@ -39,8 +39,9 @@ type operation struct {
 	// results is where the caller asked the operation's end to be
 	// reported (WithResults): the last of the slots, nil when it did not.
 	results *resultsSlot
-	// budgetKey is the request's retry budget key, "" without a budget.
-	budgetKey string
+	// keys are the request's admission keys: its budget's and its
+	// dependency's.
+	keys admissionKeys
 	// race is what the request's races share, nil when it is not hedged.
 	race *race
 }
@@ -120,9 +121,7 @@ func (op *operation) begin(held *holdings) {
 			op.ident.countRepeats(t.repeats.next(parent))
 		}
 	}
-	if t.budget != nil {
-		op.budgetKey = t.budget.key(req)
-	}
+	op.keys = keysOf(t.budget, req)
 	key, id := op.wireHeaders()
 	op.setup = attemptSetup{owner: op, sender: &t.sender, ctx: op.tel.ctx, caller: req, clock: &op.clock,
 		bodies: bodySource{caller: req, hasBody: hasBody}, maxAttempts: op.plan.attemptLimit(), key: key, opID: id}
@@ -138,8 +137,8 @@ func (op *operation) beginRace(h *Hedging) {
 	}
 	t := op.t
 	hedging := h.forOperation(op.plan.maxAttempts)
-	op.race = newRace(op, &op.setup, &op.ident, &t.gate, t.hedger, hedging, op.budgetKey, op.dependency(), op.plan.maxAttempts)
-	t.hedger.begun(op.dependency(), hedging.MaxShare)
+	op.race = newRace(op, &op.setup, &op.ident, &t.gate, t.hedger, hedging, op.keys, op.plan.maxAttempts)
+	t.hedger.begun(op.keys.dep, hedging.MaxShare)
 	op.tel.recordConcurrently()
 }
 
@@ -182,15 +181,6 @@ func hedgingOf(in Intent, transport *Hedging) *Hedging {
 	return transport
 }
 
-// dependency is the key the hedger knows the request's dependency by:
-// the retry budget's key, the host without a budget.
-func (op *operation) dependency() string {
-	if op.budgetKey != "" {
-		return op.budgetKey
-	}
-	return hostOf(op.req)
-}
-
 // policy is what decide is told of the request: both stages of its
 // judgment.
 func (op *operation) policy() requestPolicy { return policyOf(op.plan, op.key) }
@@ -207,7 +197,7 @@ func (op *operation) run(held *holdings) (*http.Response, error, verdict) {
 		if v.goAhead() && n == 1 && op.t.gate.throttle != nil {
 			// The first attempt passes the admission too, with a
 			// client-side throttle: it refuses a request before it starts.
-			v = decide(in.withBudget(op.t.gate.first(op.budgetKey, op.clock.at(now))))
+			v = decide(in.withBudget(op.t.gate.first(op.keys.dep, op.clock.at(now))))
 		}
 		if !v.goAhead() {
 			p = p.abandon(op.abandonPlanned(&p, p.lastNumber()+1, v))
@@ -337,7 +327,7 @@ func (op *operation) conclude(a *attempt, resp *http.Response, err error) result
 		in, view = r.judge(a, in, o.end)
 		o = o.racing(view.link)
 		took, cut := latencySample(o, view)
-		op.t.hedger.observe(op.dependency(), took, cut)
+		op.t.hedger.observe(op.keys.dep, took, cut)
 	}
 	var cost budgetObservation
 	if !view.superseded {
@@ -425,11 +415,11 @@ func (op *operation) settle(in *input, n int, answer *Answer, cost budgetObserva
 	switch {
 	case v.needBudget:
 		start := max(from+v.pause, now)
-		return decide(in.withBudget(op.t.gate.retry(op.budgetKey, op.clock.at(from), op.clock.at(now), op.clock.at(start), cost))), budgetObservation{}
+		return decide(in.withBudget(op.t.gate.retry(op.keys, op.clock.at(from), op.clock.at(now), op.clock.at(start), cost))), budgetObservation{}
 	case v.decision == attrs.DecisionCheckState && in.phase == phaseAttempt && op.t.cfg.stateCheck != nil:
 		return v, cost
 	}
-	op.t.gate.observe(op.budgetKey, op.clock.at(from), op.clock.at(now), cost)
+	op.t.gate.observe(op.keys, op.clock.at(from), op.clock.at(now), cost)
 	return v, budgetObservation{}
 }
 

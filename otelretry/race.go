@@ -37,10 +37,10 @@ type race struct {
 	gate   *admission
 	hedger *hedger
 	// hedging is the operation's Hedging (withDefaults, forOperation);
-	// budgetKey and dep are the keys of its retry budget and its hedger.
-	hedging        Hedging
-	budgetKey, dep string
-	maxAttempts    int
+	// keys are the operation's admission keys.
+	hedging     Hedging
+	keys        admissionKeys
+	maxAttempts int
 	// tried counts the hedges the operation was admitted, over all its
 	// races, sent or not (MaxHedges bounds them); only the loop writes it.
 	tried int
@@ -65,9 +65,9 @@ type raceOwner interface {
 // forOperation), of at most maxAttempts attempts: nothing in it is sized
 // by a limit.
 func newRace(owner raceOwner, setup *attemptSetup, ident *identity, gate *admission, hedger *hedger,
-	h Hedging, budgetKey, dep string, maxAttempts int) *race {
+	h Hedging, keys admissionKeys, maxAttempts int) *race {
 	return &race{owner: owner, setup: setup, ident: ident, gate: gate, hedger: hedger, hedging: h,
-		budgetKey: budgetKey, dep: dep, maxAttempts: maxAttempts}
+		keys: keys, maxAttempts: maxAttempts}
 }
 
 // raceMsgKind is what a message to the loop says.
@@ -163,7 +163,7 @@ func (r *race) run(first *attempt, at progress) raceEnd {
 	r.inbox, r.over = make(chan raceMsg), make(chan struct{})
 	defer close(r.over)
 	l := &raceLoop{r: r, at: at, inFlight: []*attempt{first}, running: 1,
-		end: raceEnd{made: first.id, delay: r.hedger.delay(r.dep, r.hedging)}}
+		end: raceEnd{made: first.id, delay: r.hedger.delay(r.keys.dep, r.hedging)}}
 	l.timer = time.NewTimer(l.end.delay)
 	defer l.timer.Stop()
 	l.fire = l.timer.C
@@ -295,7 +295,7 @@ func (l *raceLoop) prepared(m raceMsg) {
 	switch {
 	case send:
 		now := l.r.setup.clock.since()
-		l.r.gate.sent(l.r.budgetKey, loan, l.r.setup.clock.at(now))
+		l.r.gate.sent(l.r.keys, loan, l.r.setup.clock.at(now))
 		l.hedges = append(l.hedges, hedgeSent{hedge: hedge, of: of, after: now - startOf(of, l.hedges)})
 		l.inFlight = append(l.inFlight, hedge)
 		l.running++
@@ -344,7 +344,7 @@ func (l *raceLoop) hedgeDue() {
 // not sent, or when the race ends while it is still being prepared.
 func (r *race) giveBack(hedge *attempt, loan budgetLoan) {
 	r.ident.unnumber(hedge.id.number)
-	r.gate.giveBack(r.budgetKey, loan, r.dep, r.setup.clock.at(r.setup.clock.since()), r.hedging.MaxShare)
+	r.gate.giveBack(r.keys, loan, r.setup.clock.at(r.setup.clock.since()), r.hedging.MaxShare)
 }
 
 // panic keeps the first panic that ended a goroutine of the race (m).
@@ -364,12 +364,12 @@ func (r *race) admitHedge(now time.Duration, at *progress) (verdict, budgetLoan)
 	if !v.needBudget {
 		return v, 0
 	}
-	loan, reason, allowed := r.gate.hedge(r.budgetKey, r.dep, r.setup.clock.at(now), r.hedging.MaxShare)
+	loan, reason, allowed := r.gate.hedge(r.keys, r.setup.clock.at(now), r.hedging.MaxShare)
 	if in = in.withBudget(reason); reason == "" {
 		in = in.withRate(allowed)
 	}
 	if v = decide(in); allowed && !v.goAhead() {
-		r.gate.giveBack(r.budgetKey, loan, r.dep, r.setup.clock.at(now), r.hedging.MaxShare)
+		r.gate.giveBack(r.keys, loan, r.setup.clock.at(now), r.hedging.MaxShare)
 		return v, 0
 	}
 	return v, loan

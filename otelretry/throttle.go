@@ -31,8 +31,9 @@ var errInvalidThrottleSetting = errors.New("otelretry: throttle setting ignored"
 
 // Throttle is client-side adaptive throttling (Site Reliability
 // Engineering, "Handling Overload"): each request to a dependency (the
-// retry budget's key, the host by default) is refused locally, before
-// anything about it starts, with probability
+// retry budget's key; the host by default, without a budget, and when the
+// key is "") is refused locally, before anything about it starts, with
+// probability
 //
 //	max(0, (requests − K × accepts) / (requests + 1))
 //

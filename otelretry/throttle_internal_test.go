@@ -207,12 +207,13 @@ func TestThrottleSettingsOutOfRangeReadAsTheirDefaults(t *testing.T) {
 func TestAdmissionCountsTheThrottleAtNow(t *testing.T) {
 	th := &Throttle{Window: 200 * time.Millisecond} // 10 ms slots
 	g := admission{throttle: th}
+	h := admissionKeys{dep: "h"}
 	start := time.Now()
 	rejected := budgetObservation{status: http.StatusServiceUnavailable, failure: true}
-	g.observe("h", start, start, budgetObservation{status: http.StatusOK, success: true})
+	g.observe(h, start, start, budgetObservation{status: http.StatusOK, success: true})
 	now := start.Add(200 * time.Millisecond)
 	for range 50 {
-		g.observe("h", now, now, rejected)
+		g.observe(h, now, now, rejected)
 	}
 	counts := func() float64 {
 		th.mu.Lock()
@@ -222,7 +223,7 @@ func TestAdmissionCountsTheThrottleAtNow(t *testing.T) {
 		return requests
 	}
 	before := counts()
-	g.retry("h", start.Add(time.Millisecond), now, now, rejected) // answered 199 ms ago
+	g.retry(h, start.Add(time.Millisecond), now, now, rejected) // answered 199 ms ago
 	if after := counts(); after < before {
 		t.Errorf("an answer counted late wiped the window: %v requests before, %v after", before, after)
 	}

@@ -5,6 +5,7 @@ package otelretry_test
 
 import (
 	"errors"
+	"net/http"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -98,4 +99,54 @@ func TestAThrottledRetryEndsTheOperation(t *testing.T) {
 			t.Error("no retry refused by the throttle in an outage of 100 operations")
 		}
 	})
+}
+
+// The throttle counts per dependency: the budget's key, else the host.
+// Without a budget, or with a Budget.Key that gives "", a host that
+// refuses every request throttles none of another host's: before, every
+// host of such a Transport shared one window, and 87 to 91 of 100
+// requests to a healthy host were refused after another host's outage.
+func TestOneHostsOutageThrottlesNoOtherHost(t *testing.T) {
+	for name, opt := range map[string]otelretry.Option{
+		"the default budget":  nil,
+		"WithoutBudget":       otelretry.WithoutBudget(),
+		`a Key that gives ""`: otelretry.WithBudget(&otelretry.Budget{Key: func(*http.Request) string { return "" }}),
+	} {
+		t.Run(name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				sent := map[string]int{}
+				base := roundTripFunc(func(r *http.Request) (*http.Response, error) {
+					sent[r.URL.Host]++
+					status := http.StatusOK
+					if r.URL.Host == "down.test" {
+						status = http.StatusServiceUnavailable
+					}
+					return &http.Response{StatusCode: status, Body: http.NoBody, Request: r}, nil
+				})
+				tr := otelretry.NewTransport(base, otelretry.WithMaxAttempts(1), otelretry.WithThrottle(&otelretry.Throttle{}), opt)
+				send := func(url string) error {
+					resp, err := tr.RoundTrip(get(t, t.Context(), url))
+					if err == nil {
+						resp.Body.Close()
+					}
+					return err
+				}
+				for range 200 {
+					_ = send("http://down.test/items")
+				}
+				if sent["down.test"] > 100 {
+					t.Fatalf("%d of 200 requests to a host that refuses every one sent: the throttle did not act", sent["down.test"])
+				}
+				refused := 0
+				for range 100 {
+					if err := send("http://up.test/items"); err != nil {
+						refused++
+					}
+				}
+				if refused != 0 || sent["up.test"] != 100 {
+					t.Errorf("%d of 100 requests to a healthy host refused (%d sent) after another host's outage", refused, sent["up.test"])
+				}
+			})
+		})
+	}
 }
