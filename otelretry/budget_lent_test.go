@@ -84,3 +84,58 @@ func TestAGivenBackHedgeMintsNoToken(t *testing.T) {
 		})
 	}
 }
+
+// TestAHedgeNotSentHoldsNoTokenWhenItsOperationRetries: the race's only
+// attempt fails (a 503 after 150 ms) while its hedge, admitted at 20 ms,
+// is still being prepared. The hedge is never sent, and the operation's
+// retry is decided as if it had never been admitted: a fresh host of 4
+// tokens retries once (4 -> 3, above half). Before, the hedge's token was
+// given back only once the race's loop returned, after the retry had been
+// refused on it (budget_exhausted after one request).
+func TestAHedgeNotSentHoldsNoTokenWhenItsOperationRetries(t *testing.T) {
+	for _, hedged := range []bool{false, true} {
+		name := "no hedge"
+		if hedged {
+			name = "a hedge still preparing"
+		}
+		t.Run(name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				var calls atomic.Int32
+				base := roundTripFunc(func(r *http.Request) (*http.Response, error) {
+					status := http.StatusOK
+					if calls.Add(1) == 1 {
+						time.Sleep(150 * time.Millisecond)
+						status = http.StatusServiceUnavailable
+					}
+					return &http.Response{StatusCode: status, Header: http.Header{}, Body: http.NoBody, Request: r}, nil
+				})
+				var prepared atomic.Bool
+				opts := []otelretry.Option{
+					otelretry.WithBudget(&otelretry.Budget{Tokens: 4}),
+					otelretry.WithBackoff(otelretry.ConstantBackoff(time.Millisecond)),
+					otelretry.WithPrepareAttempt(func(_ *http.Request, attempt int) error {
+						if attempt == 2 && prepared.CompareAndSwap(false, true) {
+							time.Sleep(time.Second) // the hedge's: it outlasts the race
+						}
+						return nil
+					}),
+				}
+				if hedged {
+					opts = append(opts, otelretry.WithHedging(otelretry.Hedging{Delay: 20 * time.Millisecond, MaxShare: 1}))
+				}
+				rt := otelretry.NewTransport(base, opts...)
+				req, _ := http.NewRequest(http.MethodGet, "http://api.test/", nil)
+				resp, err := rt.RoundTrip(req)
+				if err != nil {
+					t.Fatal(err)
+				}
+				resp.Body.Close()
+				if resp.StatusCode != http.StatusOK || calls.Load() != 2 {
+					t.Errorf("status %d after %d requests, want 200 after 2: the retry was refused on the token of a hedge never sent",
+						resp.StatusCode, calls.Load())
+				}
+				time.Sleep(time.Second) // the hedge's preparation ends
+			})
+		})
+	}
+}

@@ -186,13 +186,7 @@ func (r *race) run(first *attempt, at progress) raceEnd {
 			l.hedgeDue()
 		}
 	}
-	if l.preparing != nil {
-		// Still being prepared as the race ends: its number and tokens go
-		// back now, before the operation's next attempt takes a number,
-		// and its preparation, canceled, only lets go of it.
-		l.preparing.lose()
-		r.giveBack(l.preparing, l.loan)
-	}
+	l.letGoOfPreparing()
 	return l.end
 }
 
@@ -211,9 +205,11 @@ type raceLoop struct {
 	hintUntil time.Duration
 	// preparing is the hedge being prepared, nil when none: its number
 	// and tokens (its budget loan, loan) are the loop's to give back, as
-	// long as it was not sent.
+	// long as it was not sent; givenBack says they were, once the race
+	// was over.
 	preparing, preparingOf *attempt
 	loan                   budgetLoan
+	givenBack              bool
 	timer                  *time.Timer
 	fire                   <-chan time.Time // the hedge delay's, nil when no hedge may follow
 }
@@ -239,9 +235,21 @@ func (l *raceLoop) cancel() {
 	for _, a := range l.inFlight {
 		a.lose()
 	}
-	if l.preparing != nil {
-		l.preparing.lose()
+	l.letGoOfPreparing()
+}
+
+// letGoOfPreparing cancels the hedge being prepared, the race being over,
+// and gives back its number and tokens at once, before the attempt whose
+// verdict ended the race decides on its retry: that decision finds the
+// host as if the hedge had never been admitted. Its preparation, when it
+// ends, only lets go of it (prepared).
+func (l *raceLoop) letGoOfPreparing() {
+	if l.preparing == nil || l.givenBack {
+		return
 	}
+	l.preparing.lose()
+	l.r.giveBack(l.preparing, l.loan)
+	l.givenBack = true
 }
 
 func (l *raceLoop) remove(a *attempt) {
@@ -289,8 +297,8 @@ func (l *raceLoop) ended(m raceMsg) {
 // prepared sends the hedge whose preparation ended, or gives back what it
 // took.
 func (l *raceLoop) prepared(m raceMsg) {
-	hedge, of, loan := l.preparing, l.preparingOf, l.loan
-	l.preparing, l.preparingOf, l.loan = nil, nil, 0
+	hedge, of, loan, givenBack := l.preparing, l.preparingOf, l.loan, l.givenBack
+	l.preparing, l.preparingOf, l.loan, l.givenBack = nil, nil, 0, false
 	send := !l.over() && !m.panicked && m.v.goAhead()
 	switch {
 	case send:
@@ -311,7 +319,7 @@ func (l *raceLoop) prepared(m raceMsg) {
 		l.end.events = append(l.end.events, hedgeEvent{name: attrs.EventHedgeRefused, of: of.id.number,
 			at: l.r.setup.clock.since(), v: m.v})
 	}
-	if !send {
+	if !send && !givenBack {
 		l.r.giveBack(hedge, loan)
 	}
 	m.reply <- raceReply{send: send}
@@ -340,8 +348,9 @@ func (l *raceLoop) hedgeDue() {
 
 // giveBack gives back what an admitted hedge that was not sent took: its
 // attempt number, its budget token and its hedge-rate token. The loop
-// calls it, and only the loop: when the hedge's preparation ends and it is
-// not sent, or when the race ends while it is still being prepared.
+// calls it, and only the loop, once per hedge: when the hedge's
+// preparation ends and it is not sent, or when the race is over while it
+// is still being prepared.
 func (r *race) giveBack(hedge *attempt, loan budgetLoan) {
 	r.ident.unnumber(hedge.id.number)
 	r.gate.giveBack(r.keys, loan, r.setup.clock.at(r.setup.clock.since()), r.hedging.MaxShare)
