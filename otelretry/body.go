@@ -4,13 +4,10 @@
 package otelretry
 
 import (
-	"fmt"
 	"io"
 	"net/http"
 	"sync"
 	"sync/atomic"
-
-	"go.opentelemetry.io/otel"
 )
 
 // releaser is what a response body lets go of when it is closed: the
@@ -144,7 +141,7 @@ func (r *rawBody) closeAlone() {
 // drops it, where it would end the process.
 func reportPanic(what string) {
 	if v := recover(); v != nil {
-		otel.Handle(fmt.Errorf("otelretry: %s panicked on a goroutine of otelretry's own: %v", what, v))
+		handleStrayPanic(what, v)
 	}
 }
 

@@ -5,6 +5,7 @@ package otelretry_test
 
 import (
 	"context"
+	"errors"
 	"io"
 	"net/http"
 	"strings"
@@ -64,8 +65,59 @@ func TestBodyClosePanicOnOwnGoroutineIsReported(t *testing.T) {
 	for len(errs()) == 0 && time.Now().Before(deadline) {
 		time.Sleep(time.Millisecond)
 	}
-	if got := errs(); len(got) != 1 || !strings.Contains(got[0].Error(), "a response body's Close panicked") {
-		t.Fatalf("otel.Handle got %v, want the Close's panic", got)
+	if got := errs(); len(got) != 1 || !strings.Contains(got[0].Error(), "a response body's Close panicked") ||
+		!strings.Contains(got[0].Error(), "(a string;") || strings.Contains(got[0].Error(), "boom") {
+		t.Fatalf("otel.Handle got %v, want the Close's panic named by its type only", got)
+	}
+}
+
+// stallThenPanic is a request body of a known length whose Read stalls
+// until the body is closed, then panics with a value that names a URL
+// with its password.
+type stallThenPanic struct {
+	closed chan struct{}
+	once   sync.Once
+}
+
+func (b *stallThenPanic) Read([]byte) (int, error) {
+	<-b.closed
+	panic("read of s3://AKIAEXAMPLE:SECRET@bucket/object failed")
+}
+
+func (b *stallThenPanic) Close() error {
+	b.once.Do(func() { close(b.closed) })
+	return nil
+}
+
+// TestAStrayPanicsValueNeverReachesOtelHandle: a panic of user code on a
+// goroutine of otelretry's own, once nobody waits for it (a request
+// body's Read that outlived the deadline), is reported through
+// otel.Handle by its type only, as every other channel names a panic: its
+// value may carry a secret. Before, its value was formatted whole.
+func TestAStrayPanicsValueNeverReachesOtelHandle(t *testing.T) {
+	errs := captureOtelErrors(t)
+	base := roundTripFunc(func(r *http.Request) (*http.Response, error) {
+		t.Error("a request whose body was never buffered was sent")
+		return nil, errors.New("unreachable")
+	})
+	rt := otelretry.NewTransport(base, otelretry.WithDeadline(50*time.Millisecond))
+	ctx := otelretry.WithIntent(t.Context(), otelretry.Intent{Repeatable: true})
+	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, "http://api.test/search", &stallThenPanic{closed: make(chan struct{})})
+	req.ContentLength = 16 // known and small: buffered before the first call
+	if resp, err := rt.RoundTrip(req); err == nil {
+		resp.Body.Close()
+		t.Fatal("a body never read was sent")
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for len(errs()) == 0 && time.Now().Before(deadline) {
+		time.Sleep(time.Millisecond)
+	}
+	got := errs()
+	if len(got) != 1 || !strings.Contains(got[0].Error(), "a request body's Read panicked") {
+		t.Fatalf("otel.Handle got %v, want the Read's panic", got)
+	}
+	if strings.Contains(got[0].Error(), "SECRET") {
+		t.Errorf("otel.Handle got the panic's value: %q", got[0].Error())
 	}
 }
 

@@ -13,8 +13,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"go.opentelemetry.io/otel"
-
 	"github.com/otelretry/otelretry-go/attrs"
 )
 
@@ -154,7 +152,7 @@ func (w *readWait) handOverPanic(done chan<- error) {
 		done <- readPanic{v}
 		return
 	}
-	otel.Handle(fmt.Errorf("otelretry: a request body's Read panicked on a goroutine of otelretry's own: %v", v))
+	handleStrayPanic("a request body's Read", v)
 }
 
 // readPanic carries a panic of the read to the operation.

@@ -4,11 +4,8 @@
 package otelretry
 
 import (
-	"fmt"
 	"slices"
 	"time"
-
-	"go.opentelemetry.io/otel"
 
 	"github.com/otelretry/otelretry-go/attrs"
 )
@@ -476,7 +473,7 @@ func (r *race) prepare(hedge *attempt, inbox chan raceMsg, over chan struct{}) {
 		if tell(inbox, over, raceMsg{kind: msgPrepared, a: hedge, panicked: true, value: v, reply: reply}) {
 			<-reply
 		} else if v != nil {
-			otel.Handle(fmt.Errorf("otelretry: a hedge no longer needed panicked while it was prepared: %v", v))
+			handleStrayPanic("the preparation of a hedge no longer needed", v)
 		}
 	}()
 	v := r.owner.prepareHedge(hedge)

@@ -13,6 +13,7 @@ import (
 	"sync"
 	"time"
 
+	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/log"
@@ -664,13 +665,25 @@ func endWithPanic(span trace.Span, r any) {
 	span.End()
 }
 
-// panicAttributes names a panic by its type only: its value may carry a
-// URL or a secret.
+// panicAttributes names a panic by its type only (panicType).
 func panicAttributes(r any) []attribute.KeyValue {
+	return []attribute.KeyValue{attribute.String("exception.type", panicType(r))}
+}
+
+// panicType is a panic's name in telemetry: its type only, since its value
+// may carry a URL or a secret (nil: runtime.Goexit).
+func panicType(r any) string {
 	if r == nil {
-		return []attribute.KeyValue{attribute.String("exception.type", "runtime.Goexit")}
+		return "runtime.Goexit"
 	}
-	return []attribute.KeyValue{attribute.String("exception.type", fmt.Sprintf("%T", r))}
+	return fmt.Sprintf("%T", r)
+}
+
+// handleStrayPanic reports through otel.Handle a panic of user code (what)
+// on a goroutine of otelretry's own that nobody waits for any more: by its
+// type only, as every other channel names it.
+func handleStrayPanic(what string, v any) {
+	otel.Handle(fmt.Errorf("otelretry: %s panicked on a goroutine of otelretry's own (a %s; its value is not reported, it may carry a secret)", what, panicType(v)))
 }
 
 // nonRecording stands for the span of an attempt that has none.
