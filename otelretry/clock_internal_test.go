@@ -115,3 +115,34 @@ func TestAClockIsReadOnTheSideOfTheBubbleItStartedOn(t *testing.T) {
 		at.stop()
 	})
 }
+
+// An attempt's own timer, set in a testing/synctest bubble, is stopped
+// from outside it only while it is armed: the body of a response received
+// in the bubble is closed after synctest.Test returned (the test reads it
+// there), and its close stops the timer once more, which the answer or
+// its expiry had already disarmed. Before, that stop aborted the program
+// ("stop of synctest timer from outside bubble"); a failure here still
+// does.
+func TestATimerDisarmedInABubbleIsNotStoppedFromOutside(t *testing.T) {
+	queueInBubbles.Store(false) // the attempt's own timer, as outside this package's tests
+	t.Cleanup(func() { queueInBubbles.Store(true) })
+	var answered, expired *attemptTimer
+	synctest.Test(t, func(t *testing.T) {
+		at, _ := newTimerIn(time.Hour, nil)
+		at.start(true, false, 100*time.Millisecond, at.clock.since())
+		if at.answered() {
+			t.Error("answered at once, yet timed out")
+		}
+		answered = at
+		at, ctx := newTimerIn(time.Hour, nil)
+		at.start(true, false, 100*time.Millisecond, at.clock.since())
+		<-ctx.Done()
+		synctest.Wait() // the expiry ran
+		expired = at
+	})
+	answered.stop() // outside the bubble, as a body's Close
+	expired.stop()
+	if !expired.timedOut() {
+		t.Error("the attempt cut in the bubble does not read as timed out")
+	}
+}

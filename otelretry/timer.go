@@ -28,9 +28,11 @@ type attemptTimer struct {
 	// of its own); slot its place in q.
 	when time.Time
 	slot int
-	// t is the timer of its own, when q is nil; tMu guards it, and the
-	// check of a re-arm (rearm) with it.
+	// t is the timer of its own, when q is nil; tMu guards it, armed
+	// (it is set and has not fired), and the check of a re-arm (rearm)
+	// with it.
 	t      *time.Timer
+	armed  bool
 	tMu    sync.Mutex
 	cancel context.CancelCauseFunc
 	// raw is the base's body of the attempt's response: a cut while it is
@@ -91,7 +93,7 @@ func (at *attemptTimer) armIf(now, d time.Duration, whileWaiting bool) {
 	if whileWaiting && at.state.Load() != timerWaiting {
 		return
 	}
-	at.when = at.clock.at(now + d)
+	at.when, at.armed = at.clock.at(now+d), true
 	if at.t == nil {
 		at.t = time.AfterFunc(d, at.expire)
 	} else {
@@ -99,15 +101,19 @@ func (at *attemptTimer) armIf(now, d time.Duration, whileWaiting bool) {
 	}
 }
 
-// disarm takes the bound away, if it is armed.
+// disarm takes the bound away, if it is armed. A timer of the attempt's
+// own is stopped only while armed: a body handed to the caller is closed
+// on any goroutine, maybe outside the testing/synctest bubble the attempt
+// was sent in, where stopping the bubble's timer aborts the program.
 func (at *attemptTimer) disarm() {
 	if at.q != nil {
 		at.q.remove(at)
 		return
 	}
 	at.tMu.Lock()
-	if at.t != nil {
+	if at.armed {
 		at.t.Stop()
+		at.armed = false
 	}
 	at.tMu.Unlock()
 }
@@ -252,7 +258,11 @@ func (at *attemptTimer) due() bool {
 	}
 	at.tMu.Lock()
 	defer at.tMu.Unlock()
-	return !at.when.After(now)
+	if at.when.After(now) {
+		return false // re-armed since: the timer is set again
+	}
+	at.armed = false
+	return true
 }
 
 // cancelContext cancels the attempt's context for good; during a drain, it
