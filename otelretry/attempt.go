@@ -519,8 +519,8 @@ func (a *attempt) concluded(o *observation, class attrs.ErrorClass, evidence Evi
 	a.ev, a.pendingCost = newAttemptEvent(o, class, evidence, v), pendingCost
 }
 
-// discard drains (at most maxDrain bytes, for at most bound: the verdict's
-// drain) and closes a response that will not be returned, so that its
+// discard drains (at most maxDrain bytes, until bound after the answer:
+// the verdict's drain) and closes a response that will not be returned, so that its
 // connection can be reused and its client span ends, then releases the
 // attempt. The drain ends when the attempt's context does: when the bound
 // passes (the timer cancels it), the attempt loses its race, or the
@@ -536,8 +536,11 @@ func (a *attempt) concluded(o *observation, class attrs.ErrorClass, evidence Evi
 // drain ended (see rawBody).
 func (a *attempt) discard(resp *http.Response, bound time.Duration) {
 	if resp != nil && resp.Body != nil {
-		if bound > 0 {
-			a.timer.draining(bound, drainCutError{a.ev.errorType()})
+		// The bound is counted from the answer, as the pause is
+		// (operation.pause), and the decision kept both within the
+		// deadline: the telemetry recorded since took its part of it.
+		if left := a.end + bound - a.setup.clock.since(); bound > 0 && left > 0 {
+			a.timer.draining(left, drainCutError{a.ev.errorType()})
 			stop := noStop
 			if op := a.setup.ctx; op.Done() != nil {
 				stop = context.AfterFunc(op, a.held.raw.closeAlone)

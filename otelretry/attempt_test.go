@@ -1166,6 +1166,43 @@ func TestDrainOfABodyThatIgnoresItsContextEndsByTheDeadline(t *testing.T) {
 	}
 }
 
+// slowRetryRecord is a slog handler whose record of a retry (WARN) takes
+// 150 ms to write, as a handler writing to a slow sink does.
+type slowRetryRecord struct{ slog.Handler }
+
+func (slowRetryRecord) Enabled(context.Context, slog.Level) bool { return true }
+
+func (slowRetryRecord) Handle(_ context.Context, r slog.Record) error {
+	if r.Level == slog.LevelWarn {
+		time.Sleep(150 * time.Millisecond)
+	}
+	return nil
+}
+
+// The drain of a discarded body ends within the pause, counted from the
+// answer as the pause is, whatever the telemetry recorded before it took:
+// a retry record that took 150 ms of a 200 ms pause leaves the stalled
+// drain 50 ms, and the retry planned at 200 ms gets its 200 within the
+// 300 ms deadline. Before, the drain's bound was counted from its start,
+// so it ended at 350 ms, past the deadline (deadline_exceeded, overrun).
+func TestTheDrainEndsWithinThePauseCountedFromTheAnswer(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := newHarness(t, []scripted.Step{{Status: 503, Body: "busy", Stall: true}, {Status: 200}},
+			otelretry.WithDeadline(300*time.Millisecond),
+			otelretry.WithBackoff(otelretry.ConstantBackoff(200*time.Millisecond)),
+			otelretry.WithLogger(slog.New(slowRetryRecord{slog.DiscardHandler})))
+		start := time.Now()
+		resp, err := h.transprt.RoundTrip(get(t, t.Context(), "http://api.test/items"))
+		if err != nil {
+			t.Fatalf("err = %v after %v, want the 200 of the retry planned at 200ms", err, time.Since(start))
+		}
+		resp.Body.Close()
+		if took := time.Since(start); took != 200*time.Millisecond || resp.StatusCode != http.StatusOK {
+			t.Errorf("status %d after %v, want the retry's 200 at 200ms", resp.StatusCode, took)
+		}
+	})
+}
+
 // A discarded 503 whose body breaks while it is drained (the server closes
 // the connection mid-body) keeps error.type "503" on its attempt span:
 // the transport owns that read, and otelhttp's record of the read error

@@ -42,9 +42,9 @@ func (b *countingBody) Close() error { b.closed = true; return nil }
 // bareAttempt is an attempt with a context (of an operation's that cannot
 // be canceled) and nothing else.
 func bareAttempt() (*attempt, context.Context) {
-	a := &attempt{setup: &attemptSetup{ctx: context.Background()}}
-	ctx, cancel := context.WithCancelCause(context.Background())
 	c := newClock(time.Now(), time.Hour, context.Background(), time.Time{})
+	a := &attempt{setup: &attemptSetup{ctx: context.Background(), clock: &c}}
+	ctx, cancel := context.WithCancelCause(context.Background())
 	a.timer.init(cancel, &a.held.raw, &c, &timerQueue{})
 	a.ctx = attemptContext{Context: ctx, a: a}
 	a.timer.start(true, false, time.Hour, c.since())
