@@ -1107,6 +1107,11 @@ const (
 	phaseGotConn                      // GotConn: a connection was got; over HTTP/2 a stream may still be awaited
 	phaseHeadersOut                   // WroteHeaders: the headers are written; a body may follow
 	phaseWritten                      // WroteRequest: the request is written
+	// phaseGettingConnAgain: GetConn after the headers were written, as
+	// net/http gets another connection to resend the request by itself
+	// (a keep-alive connection that turned out dead): no upload is in
+	// progress any more.
+	phaseGettingConnAgain
 )
 
 // attemptBound is the bound of a sent attempt from the phase it entered
@@ -1128,7 +1133,9 @@ const (
 // proved. Writing a request body is bounded by the deadline alone, so
 // that an upload making progress is never cut; once written, the wait for
 // the answer gets the attempt timeout afresh, as http.Transport's
-// ResponseHeaderTimeout does.
+// ResponseHeaderTimeout does; a connection got again to resend the request
+// (phaseGettingConnAgain) gets it afresh too, so that a dial that hangs
+// is cut as the first would have been.
 func attemptBound(ph wirePhase, cutRetryable, hasBody bool, attemptTimeout, left time.Duration) (d time.Duration, rearm bool) {
 	timeout := min(attemptTimeout, left)
 	switch ph {
@@ -1143,6 +1150,8 @@ func attemptBound(ph wirePhase, cutRetryable, hasBody bool, attemptTimeout, left
 		return left, !cutRetryable
 	case phaseHeadersOut:
 		return left, hasBody || !cutRetryable
+	case phaseGettingConnAgain:
+		return timeout, true
 	default: // phaseWritten
 		return timeout, cutRetryable
 	}

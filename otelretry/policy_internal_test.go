@@ -1130,7 +1130,7 @@ func TestPrepareChangedTheGeneratedKey(t *testing.T) {
 // request alone, never on the time left: the timer reads the clock only
 // for a phase that re-arms (attemptTimer.entered).
 func TestAttemptBoundRearmIgnoresTimeLeft(t *testing.T) {
-	phases := []wirePhase{phaseSent, phaseGettingConn, phaseGotConn, phaseHeadersOut, phaseWritten}
+	phases := []wirePhase{phaseSent, phaseGettingConn, phaseGotConn, phaseHeadersOut, phaseWritten, phaseGettingConnAgain}
 	for _, ph := range phases {
 		for _, cutRetryable := range []bool{false, true} {
 			for _, hasBody := range []bool{false, true} {

@@ -48,7 +48,8 @@ type phaseAt struct {
 // says, re-armed as the base reports the phases: with a 100ms attempt
 // timeout and 1s left, a request whose cut can be followed up is cut
 // 100ms after it is sent, or 100ms after it is written, but never while
-// its body is uploaded; one whose cut cannot be followed up is cut only
+// its body is uploaded, nor after a connection net/http gets again to
+// resend it; one whose cut cannot be followed up is cut only
 // while it gets a connection, else at the deadline (an HTTP/2 stream
 // awaited after the connection included); and no bound runs past the
 // deadline. The cause names the bound that fired: the attempt timeout, or
@@ -70,6 +71,10 @@ func TestAttemptTimerBoundsEachPhase(t *testing.T) {
 			phases: []phaseAt{{50 * time.Millisecond, phaseGettingConn}, {80 * time.Millisecond, phaseWritten}}, wantCut: 180 * time.Millisecond},
 		{name: "retryable upload: the body is bounded by the deadline alone", limit: time.Second, cutRetryable: true, hasBody: true,
 			phases: []phaseAt{{50 * time.Millisecond, phaseHeadersOut}, {700 * time.Millisecond, phaseWritten}}, wantCut: 800 * time.Millisecond},
+		{name: "retryable upload, then a connection got again to resend: the attempt timeout afresh", limit: time.Second, cutRetryable: true, hasBody: true,
+			phases: []phaseAt{{50 * time.Millisecond, phaseHeadersOut}, {60 * time.Millisecond, phaseGettingConn}}, wantCut: 160 * time.Millisecond},
+		{name: "retryable, headers, then a connection got again to resend: the attempt timeout afresh", limit: time.Second, cutRetryable: true,
+			phases: []phaseAt{{50 * time.Millisecond, phaseHeadersOut}, {70 * time.Millisecond, phaseGettingConn}}, wantCut: 170 * time.Millisecond},
 		{name: "not retryable, silent base: the deadline", limit: time.Second, wantCut: time.Second},
 		{name: "not retryable, getting a connection", limit: time.Second,
 			phases: []phaseAt{{10 * time.Millisecond, phaseGettingConn}}, wantCut: 110 * time.Millisecond},

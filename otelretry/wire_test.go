@@ -593,6 +593,64 @@ func TestNetHTTPStillResendsARequestThatWasNeverWritten(t *testing.T) {
 	}
 }
 
+// A request the policy may repeat, with a body, sent on a keep-alive
+// connection that turned out dead: net/http resends it by itself and
+// dials again, and that dial hangs. Its headers were reported written,
+// which left the upload to the deadline; the connection got again for the
+// resend is bounded by the attempt timeout as the first was, so the dial
+// is cut after 100 ms and the operation's retry gets its answer. Before,
+// nothing moved the bound back: the dial was cut only at the 2 s deadline
+// and the operation ended deadline_exceeded.
+func TestAConnectionNetHTTPGetsToResendIsBoundByTheAttemptTimeout(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		io.WriteString(w, "ok")
+	}))
+	defer srv.Close()
+	var mu sync.Mutex
+	var conns []*poisonedConn
+	var dials atomic.Int32
+	p := &poisonedConns{}
+	base := &http.Transport{DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
+		if dials.Add(1) == 2 { // net/http's resend: the dial hangs until it is cut
+			<-ctx.Done()
+			return nil, ctx.Err()
+		}
+		c, err := p.dial(ctx, network, addr)
+		if err == nil {
+			mu.Lock()
+			conns = append(conns, c.(*poisonedConn))
+			mu.Unlock()
+		}
+		return c, err
+	}}
+	defer base.CloseIdleConnections()
+	client := &http.Client{Transport: otelretry.NewTransport(base,
+		otelretry.WithAttemptTimeout(100*time.Millisecond), otelretry.WithDeadline(2*time.Second),
+		otelretry.WithBackoff(otelretry.ConstantBackoff(10*time.Millisecond)))}
+	warm, err := client.Get(srv.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	io.Copy(io.Discard, warm.Body)
+	warm.Body.Close()
+	mu.Lock()
+	conns[0].dead.Store(true) // the idle connection is dead
+	mu.Unlock()
+
+	ctx := otelretry.WithIntent(t.Context(), otelretry.Intent{Repeatable: true}) // a search sent as a POST
+	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, srv.URL+"/search", strings.NewReader(`{"q":"x"}`))
+	start := time.Now()
+	resp, err := client.Do(req)
+	if err != nil {
+		t.Fatalf("err = %v after %v: the resend's dial was not cut by the attempt timeout", err, time.Since(start))
+	}
+	resp.Body.Close()
+	if dials.Load() != 3 {
+		t.Errorf("%d dials, want 3: the warm-up's, net/http's resend's (cut), the retry's", dials.Load())
+	}
+}
+
 // stallFirst is a listener whose first accepted connection is never
 // served: a TLS client's handshake on it stalls. Later connections reach
 // the server.
