@@ -329,7 +329,7 @@ func (w *wire) writesSoFar() int32 {
 }
 
 // reportsWrites reports whether the base reports its writes through
-// httptrace (net/http's does; quic-go's and most custom bases do not).
+// httptrace (net/http's and quic-go's do; many custom bases do not).
 func (w *wire) reportsWrites() bool { return w.gotConn.Load() || w.writes.Load() > 0 }
 
 // unsentByTrace reports whether what the base reported through httptrace

@@ -4,10 +4,15 @@
 package h3_test
 
 import (
+	"context"
+	"crypto/tls"
 	"errors"
 	"net/http"
+	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/quic-go/quic-go"
 
 	metricnoop "go.opentelemetry.io/otel/metric/noop"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
@@ -151,4 +156,42 @@ func TestRetryAbortAfterReading(t *testing.T) {
 		t.Errorf("attempt %s = %q; want a class that proves nothing", attrs.ErrorClassKey, c.AsString())
 	}
 	spancheck.AssertNoEvidence(t, a)
+}
+
+// quic-go's http3.Transport reports getting a connection (GetConn) and
+// getting it (GotConn, once the QUIC handshake is done) through httptrace,
+// as net/http does, so a POST whose connection is still being dialled when
+// the attempt timeout cuts it wrote nothing and is proven unsent: it is
+// retried (reason not_processed), and the server processes it once. The
+// dial is shared by the attempts and ends at 500 ms; the attempts cut
+// before it at 200 ms each are all unsent.
+func TestACutWhileQUICDialsIsNotAnUnknownWrite(t *testing.T) {
+	cert, pool := newCert(t)
+	srv := startH3(t, cert, always(process))
+	base := newClient(t, pool)
+	var dials atomic.Int32
+	base.Dial = func(ctx context.Context, addr string, tlsCfg *tls.Config, cfg *quic.Config) (*quic.Conn, error) {
+		if dials.Add(1) == 1 {
+			time.Sleep(500 * time.Millisecond) // a slow handshake, shared by every attempt
+		}
+		return quic.DialAddrEarly(ctx, addr, tlsCfg, cfg)
+	}
+	rt, rec := retrying(t, base, otelretry.WithMaxAttempts(6), otelretry.WithAttemptTimeout(200*time.Millisecond))
+	resp, err := rt.RoundTrip(post(t, srv.url()))
+	if err != nil {
+		t.Fatalf("err = %v: a POST cut before its connection was not retried", err)
+	}
+	if got := readAll(t, resp); resp.StatusCode != http.StatusOK || got != "created" {
+		t.Errorf("got %d %q; want 200 created", resp.StatusCode, got)
+	}
+	if p := srv.processed.Load(); p != 1 {
+		t.Errorf("server processed %d POSTs, want 1", p)
+	}
+	a := spantest.Attempts(rec.Ended())
+	if len(a) < 2 {
+		t.Fatalf("%d attempts: the POST was not cut while its connection was dialled", len(a))
+	}
+	spancheck.AssertAttr(t, a[0], attrs.DecisionKey, string(attrs.DecisionRetry))
+	spancheck.AssertAttr(t, a[0], attrs.ReasonKey, string(attrs.ReasonNotProcessed))
+	spancheck.AssertAnswered(t, a[len(a)-1])
 }
