@@ -19,7 +19,6 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/otelretry/otelretry-go/attrs"
-	"github.com/otelretry/otelretry-go/internal/redact"
 )
 
 // attempt is one network call of an operation.
@@ -407,7 +406,7 @@ func (a *attempt) exchange(r *http.Request) (*http.Response, error) {
 		return nil, err
 	}
 	if err == nil {
-		resp.Body = a.held.raw.hold(resp.Body)
+		resp.Body = a.held.raw.hold(resp.Body, a.setup.caller.URL, a.preparedURL())
 	}
 	return resp, err
 }
@@ -662,9 +661,5 @@ func decidedError(err error, class attrs.ErrorClass, caller, wire *url.URL, v ve
 // when a PrepareAttemptFunc changed it) and of any other URL-like word in it (a
 // hook's error may name a database or a proxy by URL).
 func newAttemptError(err error, class attrs.ErrorClass, caller, wire *url.URL) *attemptError {
-	msg := sanitizeErrorText(err.Error(), err, caller)
-	if wire != nil && wire != caller {
-		msg = sanitizeErrorText(msg, nil, wire)
-	}
-	return &attemptError{err: err, msg: redact.Text(msg), class: class}
+	return &attemptError{err: err, msg: sanitizedMessage(err, caller, wire), class: class}
 }

@@ -6,6 +6,7 @@ package otelretry
 import (
 	"io"
 	"net/http"
+	"net/url"
 	"sync"
 	"sync/atomic"
 )
@@ -106,11 +107,20 @@ func closeResponse(resp *http.Response) {
 // may the cleanup after a panic.
 type rawBody struct {
 	body io.ReadCloser
-	once sync.Once
-	err  error // what the base's Close returned
+	// caller and wire are the URLs the request is known by, which a read
+	// error may name (see sanitizedReadError).
+	caller, wire *url.URL
+	once         sync.Once
+	err          error // what the base's Close returned
 }
 
-func (r *rawBody) Read(p []byte) (int, error) { return r.body.Read(p) }
+func (r *rawBody) Read(p []byte) (int, error) {
+	n, err := r.body.Read(p)
+	if err != nil && err != io.EOF {
+		err = sanitizedReadError(err, r.caller, r.wire)
+	}
+	return n, err
+}
 
 // Close closes the base's body, once; a later call returns the first
 // one's error, once that first call returned.
@@ -149,8 +159,8 @@ func reportPanic(what string) {
 // for a body that is also a writer (a 101 Switching Protocols connection),
 // one that stays a writer. http.NoBody, which has nothing to close, stays
 // itself, so that the layers above still see an empty body.
-func (r *rawBody) hold(body io.ReadCloser) io.ReadCloser {
-	r.body = body
+func (r *rawBody) hold(body io.ReadCloser, caller, wire *url.URL) io.ReadCloser {
+	r.body, r.caller, r.wire = body, caller, wire
 	if body == http.NoBody {
 		return body
 	}
@@ -166,7 +176,13 @@ type rawReadWriteCloser struct {
 	w io.Writer
 }
 
-func (b rawReadWriteCloser) Write(p []byte) (int, error) { return b.w.Write(p) }
+func (b rawReadWriteCloser) Write(p []byte) (int, error) {
+	n, err := b.w.Write(p)
+	if err != nil {
+		err = sanitizedReadError(err, b.caller, b.wire)
+	}
+	return n, err
+}
 
 // endWatch sits under otelhttp's body wrapper and calls its end function
 // once, at the body's end or close, before otelhttp ends its span: an

@@ -6,9 +6,12 @@ package otelretry_test
 import (
 	"bufio"
 	"context"
+	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"strings"
 	"testing"
 	"time"
@@ -171,4 +174,110 @@ func TestSwitchingProtocolsKeepsTheConnectionWritable(t *testing.T) {
 	if len(op) != 1 || attrOf(op[0], attrs.OutcomeKey).AsString() != "return" {
 		t.Errorf("operation spans %d, want one ending return", len(op))
 	}
+}
+
+// errAfter is a body that reads text, then fails with err.
+func errAfter(text string, err error) io.ReadCloser {
+	return io.NopCloser(io.MultiReader(strings.NewReader(text), failingReader{err}))
+}
+
+type failingReader struct{ err error }
+
+func (r failingReader) Read([]byte) (int, error) { return 0, r.err }
+
+// telemetryText is every span's name, attributes, status and events, as
+// text.
+func telemetryText(spans []sdktrace.ReadOnlySpan) string {
+	var b strings.Builder
+	for _, s := range spans {
+		fmt.Fprintf(&b, "%q %v %q\n", s.Name(), s.Attributes(), s.Status().Description)
+		for _, e := range s.Events() {
+			fmt.Fprintf(&b, "  %q %v\n", e.Name, e.Attributes)
+		}
+	}
+	return b.String()
+}
+
+// A response body's read error that names the request's URL reaches
+// otelhttp's CLIENT span (its status, which otelhttp takes from the
+// error's text) and the caller sanitized, as an attempt's error does: a
+// base's *url.Error, and a cancellation cause the caller wrote, through
+// net/http on 127.0.0.1. The error keeps its cause for errors.Is and
+// errors.As, and error.type stays the base error's. A read error that
+// names no URL is returned as it is. Before, the span's status repeated
+// the password and the token.
+func TestABodysReadErrorReachesTheSpanSanitized(t *testing.T) {
+	const raw = "/v1/items?token=SECRET"
+	t.Run("a base's *url.Error", func(t *testing.T) {
+		h := newHarness(t, nil, otelretry.WithMaxAttempts(1))
+		h.transprt = otelretry.NewTransport(roundTripFunc(func(r *http.Request) (*http.Response, error) {
+			body := errAfter("partial", &url.Error{Op: "Get", URL: r.URL.String(), Err: io.ErrUnexpectedEOF})
+			return &http.Response{StatusCode: 200, Header: http.Header{}, Body: body, Request: r}, nil
+		}), otelretry.WithTracerProvider(h.tp), otelretry.WithMeterProvider(h.mp), otelretry.WithMaxAttempts(1))
+		resp, err := h.transprt.RoundTrip(get(t, t.Context(), "http://alice:SECRET@api.test"+raw))
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = io.ReadAll(resp.Body)
+		resp.Body.Close()
+		var ue *url.Error
+		if !errors.Is(err, io.ErrUnexpectedEOF) || !errors.As(err, &ue) || strings.Contains(err.Error(), "SECRET") {
+			t.Errorf("read error %q: want it sanitized, its *url.Error and io.ErrUnexpectedEOF kept", err)
+		}
+		text := telemetryText(h.ended())
+		if strings.Contains(text, "SECRET") || !strings.Contains(text, "*url.Error") {
+			t.Errorf("telemetry repeats a secret, or lost the error's type:\n%s", text)
+		}
+	})
+	t.Run("a cancellation cause, through net/http", func(t *testing.T) {
+		release := make(chan struct{})
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Length", "100")
+			io.WriteString(w, "partial")
+			w.(http.Flusher).Flush()
+			select {
+			case <-release:
+			case <-r.Context().Done():
+			}
+		}))
+		defer srv.Close()
+		defer close(release)
+		base := http.DefaultTransport.(*http.Transport).Clone()
+		defer base.CloseIdleConnections()
+		h := newHarness(t, nil)
+		h.transprt = otelretry.NewTransport(base, otelretry.WithTracerProvider(h.tp), otelretry.WithMeterProvider(h.mp))
+		ctx, cancel := context.WithCancelCause(t.Context())
+		req := get(t, ctx, strings.Replace(srv.URL, "http://", "http://alice:SECRET@", 1)+raw)
+		resp, err := h.transprt.RoundTrip(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := io.ReadFull(resp.Body, make([]byte, 7)); err != nil {
+			t.Fatal(err)
+		}
+		cause := fmt.Errorf("shutting down: abandoning GET %s", req.URL)
+		cancel(cause)
+		_, err = io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if !errors.Is(err, cause) || strings.Contains(err.Error(), "SECRET") {
+			t.Errorf("read error %q: want it sanitized, its cause kept", err)
+		}
+		if text := telemetryText(h.ended()); strings.Contains(text, "SECRET") {
+			t.Errorf("telemetry repeats a secret:\n%s", text)
+		}
+	})
+	t.Run("an error that names no URL", func(t *testing.T) {
+		rt := otelretry.NewTransport(roundTripFunc(func(r *http.Request) (*http.Response, error) {
+			return &http.Response{StatusCode: 200, Header: http.Header{}, Body: errAfter("partial", io.ErrUnexpectedEOF), Request: r}, nil
+		}))
+		resp, err := rt.RoundTrip(get(t, t.Context(), "http://api.test"+raw))
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if err != io.ErrUnexpectedEOF {
+			t.Errorf("read error %#v, want io.ErrUnexpectedEOF itself", err)
+		}
+	})
 }

@@ -6,8 +6,11 @@ package otelretry
 import (
 	"context"
 	"errors"
+	"net/url"
 	"strconv"
 	"strings"
+
+	semconv "go.opentelemetry.io/otel/semconv/v1.43.0"
 
 	"github.com/otelretry/otelretry-go/attrs"
 )
@@ -43,6 +46,10 @@ var (
 
 // errNilURL rejects a request that names no URL.
 var errNilURL = errors.New("otelretry: nil Request.URL")
+
+// errUserinfoInHost rejects a request whose URL holds a userinfo in Host,
+// where no base reads one.
+var errUserinfoInHost = errors.New("otelretry: Request.URL.Host holds an '@' (a userinfo belongs in URL.User); not sent")
 
 // Error is returned by Transport.RoundTrip when the operation ended without
 // a response to hand back. Its message never contains headers, bodies, URL
@@ -282,6 +289,32 @@ type bodyReadError struct {
 func (e bodyReadError) Error() string     { return e.err.Error() }
 func (e bodyReadError) Unwrap() error     { return e.err }
 func (e bodyReadError) ErrorType() string { return e.errorType }
+
+// bodyError is a response body's read (or, for a 101 Switching Protocols
+// connection, write) error whose message named a URL with its userinfo or
+// query values (a base's *url.Error, a cancellation cause that names the
+// request): otelhttp records the message as the CLIENT span's status, so
+// it is sanitized as an attempt's error is. It keeps the error for
+// errors.Is and errors.As, and its error.type.
+type bodyError struct {
+	err error
+	msg string
+}
+
+func (e *bodyError) Error() string     { return e.msg }
+func (e *bodyError) Unwrap() error     { return e.err }
+func (e *bodyError) ErrorType() string { return semconv.ErrorType(e.err).Value.AsString() }
+
+// sanitizedReadError is err, or a bodyError when sanitizing changes its
+// message. An error whose message names no URL (io.ErrUnexpectedEOF,
+// context.Canceled) is returned as it is, so that a caller comparing it
+// with == still matches.
+func sanitizedReadError(err error, caller, wire *url.URL) error {
+	if msg := sanitizedMessage(err, caller, wire); msg != err.Error() {
+		return &bodyError{err: err, msg: msg}
+	}
+	return err
+}
 
 // bufferReadError is why a body to buffer could not be had: a read error,
 // a length that is not its ContentLength, or a read not done by the

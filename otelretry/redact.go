@@ -115,3 +115,14 @@ func sanitizeRawURL(raw string) string { return redact.String(raw) }
 func redactedQuery(raw string) string {
 	return strings.TrimPrefix(SanitizeURL(&url.URL{RawQuery: raw}), "?")
 }
+
+// sanitizedMessage is err's message with the URLs the request is known by
+// (caller, and wire when it differs) and any other URL-like word in it
+// sanitized.
+func sanitizedMessage(err error, caller, wire *url.URL) string {
+	msg := sanitizeErrorText(err.Error(), err, caller)
+	if wire != nil && wire != caller {
+		msg = sanitizeErrorText(msg, nil, wire)
+	}
+	return redact.Text(msg)
+}

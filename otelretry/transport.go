@@ -5,6 +5,7 @@ package otelretry
 
 import (
 	"net/http"
+	"strings"
 
 	"go.opentelemetry.io/contrib/instrumentation/net/http/otelhttp"
 	"go.opentelemetry.io/otel"
@@ -143,6 +144,13 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	if req.URL == nil {
 		closeBody(req)
 		return nil, errNilURL // as net/http does, before any telemetry
+	}
+	if strings.IndexByte(req.URL.Host, '@') >= 0 {
+		// A URL built by hand with its userinfo in Host: no base sends it
+		// (net/http looks the whole text up as a host name), and
+		// server.address, ours and otelhttp's, would carry the userinfo.
+		closeBody(req)
+		return nil, errUserinfoInHost
 	}
 	return runOperation(&t.shared, req)
 }

@@ -13,6 +13,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"os"
 	"os/exec"
 	"reflect"
@@ -517,6 +518,29 @@ func TestRequestWithoutURLIsRefusedWithAnError(t *testing.T) {
 	}
 	if len(h.ended()) != 0 || len(h.base.Calls()) != 0 {
 		t.Fatal("a request without a URL must not reach telemetry or the network")
+	}
+}
+
+// A URL built by hand with a userinfo in its Host is refused before any
+// telemetry: no base sends it (net/http looks the whole text up as a host
+// name), and server.address, otelretry's and otelhttp's, on the spans, the
+// log records and the metrics, would carry the password or the token.
+func TestAUserinfoInTheURLsHostIsRefusedBeforeTelemetry(t *testing.T) {
+	for _, host := range []string{"alice:SECRET@api.test:8080", "SECRET@api.test"} {
+		h := newHarness(t, []scripted.Step{{Status: 200}}, otelretry.WithServerAddressInMetrics())
+		body := &closeRecorder{Reader: strings.NewReader("x")}
+		req := &http.Request{Method: http.MethodPost, Header: http.Header{}, Body: body,
+			URL: &url.URL{Scheme: "http", Host: host, Path: "/v1"}}
+		resp, err := h.transprt.RoundTrip(req)
+		if resp != nil || err == nil || !strings.Contains(err.Error(), "URL.Host holds an '@'") || strings.Contains(err.Error(), "SECRET") {
+			t.Fatalf("%s: RoundTrip = %v, %v; want a clear error that repeats no secret", host, resp, err)
+		}
+		if !body.closed {
+			t.Errorf("%s: the request body was not closed", host)
+		}
+		if len(h.ended()) != 0 || len(h.base.Calls()) != 0 || len(h.collect(t).ScopeMetrics) != 0 {
+			t.Errorf("%s: the request reached telemetry or the network", host)
+		}
 	}
 }
 
