@@ -12,6 +12,7 @@ import (
 
 	"github.com/otelretry/otelretry-go/attrs"
 	"github.com/otelretry/otelretry-go/cmd/retryinspect/internal/model"
+	"github.com/otelretry/otelretry-go/internal/redact"
 )
 
 type spanKey struct{ trace, span string }
@@ -529,8 +530,14 @@ func Plural(n int, noun string) string {
 
 func stringAttr(s *model.Span, key string) string {
 	v, _ := s.Attr(key)
-	return v.Text()
+	return inputText(v)
 }
+
+// inputText is a value read from the input as a report may show it: any
+// URL in it sanitized, whatever the attribute, since a producer may leak
+// one anywhere (a userinfo in server.address, a URL in peer.service).
+// checkURLs reads the raw values, to name what leaked.
+func inputText(v model.Value) string { return redact.Text(v.Text()) }
 
 // maxListed bounds the items a message lists, so that a hostile input
 // (a million attempts sharing one request id) cannot make one finding

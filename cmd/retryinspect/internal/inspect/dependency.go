@@ -133,7 +133,7 @@ func dependencyName(spans, attempts []*model.Span, serverOf map[*model.Span]stri
 	for _, key := range []string{keyServicePeerName, keyPeerService} {
 		for _, s := range spans {
 			if v, ok := s.Attr(key); ok && v.Type == model.TypeString && v.Str != "" {
-				return v.Str, key
+				return inputText(v), key
 			}
 		}
 	}

@@ -91,7 +91,7 @@ func (f *fields) str(key string, p presence) string {
 	} else if v.Str == "" {
 		f.absent(key, p)
 	}
-	return v.Text()
+	return inputText(v)
 }
 
 // method returns the request's method: http.request.method, or, when
