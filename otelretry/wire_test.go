@@ -607,24 +607,16 @@ func TestAConnectionNetHTTPGetsToResendIsBoundByTheAttemptTimeout(t *testing.T) 
 		io.WriteString(w, "ok")
 	}))
 	defer srv.Close()
-	var mu sync.Mutex
-	var conns []*poisonedConn
+	base, poison := poisonableTransport(t)
 	var dials atomic.Int32
-	p := &poisonedConns{}
-	base := &http.Transport{DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
+	dial := base.DialContext
+	base.DialContext = func(ctx context.Context, network, addr string) (net.Conn, error) {
 		if dials.Add(1) == 2 { // net/http's resend: the dial hangs until it is cut
 			<-ctx.Done()
 			return nil, ctx.Err()
 		}
-		c, err := p.dial(ctx, network, addr)
-		if err == nil {
-			mu.Lock()
-			conns = append(conns, c.(*poisonedConn))
-			mu.Unlock()
-		}
-		return c, err
-	}}
-	defer base.CloseIdleConnections()
+		return dial(ctx, network, addr)
+	}
 	client := &http.Client{Transport: otelretry.NewTransport(base,
 		otelretry.WithAttemptTimeout(100*time.Millisecond), otelretry.WithDeadline(2*time.Second),
 		otelretry.WithBackoff(otelretry.ConstantBackoff(10*time.Millisecond)))}
@@ -634,9 +626,7 @@ func TestAConnectionNetHTTPGetsToResendIsBoundByTheAttemptTimeout(t *testing.T) 
 	}
 	io.Copy(io.Discard, warm.Body)
 	warm.Body.Close()
-	mu.Lock()
-	conns[0].dead.Store(true) // the idle connection is dead
-	mu.Unlock()
+	poison() // the idle connection is dead
 
 	ctx := otelretry.WithIntent(t.Context(), otelretry.Intent{Repeatable: true}) // a search sent as a POST
 	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, srv.URL+"/search", strings.NewReader(`{"q":"x"}`))
