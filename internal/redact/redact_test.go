@@ -184,6 +184,11 @@ func TestText(t *testing.T) {
 		"redirect to /cb#state=a,access_token=SECRET": "redirect to /cb",
 		"redirect to /cb#(access_token=SECRET)":       "redirect to /cb)",
 		"see issues #123, #124 (closed)":              "see issues #123, #124 (closed)",
+		// A '#' in prose keeps no word whole.
+		"shard#3,replica=2: connection refused": "shard#3,replica=2: connection refused",
+		"node #4(role=leader) unreachable":      "node #4(role=leader) unreachable",
+		"tag #v1.2,build=42 failed":             "tag #v1.2,build=42 failed",
+		"color=#fff,size=2 rejected":            "color=#fff,size=2 rejected",
 		// An '@' before a query's first value, then a userinfo, in text
 		// url.Parse rejects (a control character).
 		"dial ?@\x7f=user:SECRET@db:5432,sslmode=disable": "dial REDACTED:REDACTED@db:5432,sslmode=disable",
@@ -315,6 +320,7 @@ func pathological(n int) map[string]string {
 		"escaped quotes":                          `"` + strings.Repeat(`\"`, n/2) + `"?`,
 		"escaped quotes, no closing":              `x "` + strings.Repeat(`\"`, n/2) + "?a=1",
 		"'@'s in query keys, then a userinfo":     strings.Repeat("x?@\x7f=/", n/6) + "u:p@h",
+		"'#'s before a far '='":                   strings.Repeat("#a", n/2) + "=",
 	}
 }
 
