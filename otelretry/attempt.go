@@ -535,10 +535,7 @@ func (a *attempt) concluded(o *observation, class attrs.ErrorClass, evidence Evi
 // drain ended (see rawBody).
 func (a *attempt) discard(resp *http.Response, bound time.Duration) {
 	if resp != nil && resp.Body != nil {
-		// The bound is counted from the answer, as the pause is
-		// (operation.pause), and the decision kept both within the
-		// deadline: the telemetry recorded since took its part of it.
-		if left := a.end + bound - a.setup.clock.since(); bound > 0 && left > 0 {
+		if left := a.drainLeft(bound); left > 0 {
 			a.timer.draining(left, drainCutError{a.ev.errorType()})
 			stop := noStop
 			if op := a.setup.ctx; op.Done() != nil {
@@ -552,6 +549,20 @@ func (a *attempt) discard(resp *http.Response, bound time.Duration) {
 		a.held.raw.close() // closed already, through the wrappers, unless one dropped its Close
 	}
 	a.release()
+}
+
+// drainLeft is how long the drain of a discarded body may take, bound
+// after the answer: counted from the answer, as the pause is
+// (operation.pause), so that the hooks and the telemetry that ran since
+// take their part, but at least drainPause (when bound allows it), so
+// that they never cost a small body its drain and its connection its
+// reuse; and never past the deadline.
+func (a *attempt) drainLeft(bound time.Duration) time.Duration {
+	if bound <= 0 {
+		return 0
+	}
+	left := max(a.end+bound-a.setup.clock.since(), min(drainPause, bound))
+	return min(left, a.setup.clock.left())
 }
 
 // noStop stops nothing: the stop of a drain no context.AfterFunc watches.

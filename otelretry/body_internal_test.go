@@ -308,3 +308,89 @@ func TestDiscardedBodyIsClosedOnceWhenItsDrainIsCut(t *testing.T) {
 		})
 	}
 }
+
+// Under a zero pause, drainFloor gives a small discarded body drainPause
+// (2ms) to drain, so that its connection is kept whatever the pause, and
+// whatever ran between the answer and the drain (a Classifier, the
+// telemetry): a Classifier that takes 3ms still leaves the 503's body its
+// drain. A fix that counted the drain's bound from the answer alone
+// closed it unread.
+func TestASlowClassifierLeavesASmallBodyItsDrain(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var bodies []*countingBody
+		base := baseFunc(func(r *http.Request) (*http.Response, error) {
+			b := &countingBody{r: strings.NewReader(strings.Repeat("x", 100))}
+			bodies = append(bodies, b)
+			status := http.StatusServiceUnavailable
+			if len(bodies) == 2 {
+				status = http.StatusOK
+			}
+			return &http.Response{StatusCode: status, ContentLength: 100, Body: b, Request: r}, nil
+		})
+		slow := Classifier(func(Answer) Classification {
+			time.Sleep(3 * time.Millisecond) // a Classifier that looks something up
+			return Classification{}
+		})
+		tr := NewTransport(base, WithBackoff(ConstantBackoff(0)), WithMaxAttempts(2), WithoutBudget(),
+			WithClassifier(slow),
+			WithTracerProvider(tracenoop.NewTracerProvider()), WithMeterProvider(metricnoop.NewMeterProvider()))
+		req, _ := http.NewRequestWithContext(t.Context(), http.MethodGet, "http://api.test/", nil)
+		resp, err := tr.RoundTrip(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if len(bodies) != 2 {
+			t.Fatalf("%d calls, want 2", len(bodies))
+		}
+		if bodies[0].read != 100 {
+			t.Errorf("the discarded 503's body: read %d of 100 before it was closed, want it drained (drainPause floor)", bodies[0].read)
+		}
+	})
+}
+
+// The same on 127.0.0.1, counted in connections: 20 operations, each a 503
+// with a 100-byte body then a 200, under a zero pause and a Classifier
+// that takes 5ms, keep about one connection (with each 503's body closed
+// unread, each retry dialled anew: 21).
+func TestASlowClassifierCostsNoRetryItsConnection(t *testing.T) {
+	var n atomic.Int32
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if n.Add(1)%2 == 1 {
+			w.Header().Set("Content-Length", "100")
+			w.WriteHeader(http.StatusServiceUnavailable)
+			io.WriteString(w, strings.Repeat("x", 100))
+			return
+		}
+		w.WriteHeader(http.StatusOK)
+	}))
+	var newConns atomic.Int32
+	srv.Config.ConnState = func(_ net.Conn, s http.ConnState) {
+		if s == http.StateNew {
+			newConns.Add(1)
+		}
+	}
+	srv.Start()
+	defer srv.Close()
+	base := &http.Transport{}
+	defer base.CloseIdleConnections()
+	slow := Classifier(func(Answer) Classification {
+		time.Sleep(5 * time.Millisecond)
+		return Classification{}
+	})
+	tr := NewTransport(base, WithBackoff(ConstantBackoff(0)), WithMaxAttempts(2), WithoutBudget(), WithClassifier(slow),
+		WithTracerProvider(tracenoop.NewTracerProvider()), WithMeterProvider(metricnoop.NewMeterProvider()))
+	const operations = 20
+	for range operations {
+		req, _ := http.NewRequestWithContext(t.Context(), http.MethodGet, srv.URL, nil)
+		resp, err := tr.RoundTrip(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+	}
+	if got := newConns.Load(); got > 1+operations/10 {
+		t.Errorf("%d attempts opened %d connections, want about 1: each discarded 503 was closed unread", 2*operations, got)
+	}
+}
