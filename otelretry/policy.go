@@ -1107,10 +1107,9 @@ const (
 	phaseGotConn                      // GotConn: a connection was got; over HTTP/2 a stream may still be awaited
 	phaseHeadersOut                   // WroteHeaders: the headers are written; a body may follow
 	phaseWritten                      // WroteRequest: the request is written
-	// phaseGettingConnAgain: GetConn after the headers were written, as
-	// net/http gets another connection to resend the request by itself
-	// (a keep-alive connection that turned out dead): no upload is in
-	// progress any more.
+	// phaseGettingConnAgain: GetConn once the base showed it will resend
+	// the request by itself (a keep-alive connection that turned out dead:
+	// a failed write, a fresh body asked for): no upload is in progress.
 	phaseGettingConnAgain
 )
 

@@ -44,9 +44,8 @@ type attemptTimer struct {
 	state atomic.Int32
 	// deadlineOnly: the attempt's phases no longer move the bound, which
 	// stays the operation's deadline (see leaveToDeadline); started: start
-	// armed the bound; headersOut: the base reported headers written, so a
-	// connection it gets next is for its own resend.
-	deadlineOnly, started, headersOut atomic.Bool
+	// armed the bound.
+	deadlineOnly, started atomic.Bool
 	// bound: what the attempt's bounds are read from.
 	clock          *clock
 	cutRetryable   bool
@@ -161,12 +160,6 @@ func (at *attemptTimer) armDeadline() {
 // after RoundTrip returned) finds the attempt answered and changes
 // nothing.
 func (at *attemptTimer) entered(ph wirePhase) {
-	switch {
-	case ph == phaseHeadersOut:
-		at.headersOut.Store(true)
-	case ph == phaseGettingConn && at.headersOut.Load():
-		ph = phaseGettingConnAgain
-	}
 	// Whether the phase re-arms does not depend on the time left: the
 	// clock is read only for a phase that does.
 	if _, rearm := attemptBound(ph, at.cutRetryable, at.hasBody, at.attemptTimeout, 0); !rearm || at.state.Load() != timerWaiting || at.deadlineOnly.Load() {

@@ -211,16 +211,27 @@ func (w *wire) usedNoGetBodyForEvidence() bool { return w.plan == resendWithEvid
 
 // gettingConnection is httptrace's GetConn hook. For a request whose cut
 // after the write could not be followed up, the attempt timeout starts
-// here (see attemptBound).
+// here (see attemptBound); for the base's own resend, it starts afresh.
 func (w *wire) gettingConnection(string) {
 	if !w.live.Load() {
 		return
 	}
+	ph := phaseGettingConn
 	if w.gathers() {
 		w.askedConn.Store(true)
+		if w.resendComing() {
+			ph = phaseGettingConnAgain
+		}
 	}
-	w.setup.timer.entered(phaseGettingConn)
+	w.setup.timer.entered(ph)
 }
+
+// resendComing reports whether the base showed it will send the request
+// again: a write failed writing to the connection, or a lower layer that
+// had taken a connection asked for a fresh body. A connection asked for
+// without either may be a side call's (see overhear), which must not cut
+// an upload in progress.
+func (w *wire) resendComing() bool { return w.connWriteFailed.Load() || w.resendAfter.Load() > 0 }
 
 // gotConnection is httptrace's GotConn hook. A TLS connection tells which
 // protocol its host speaks (see protocols). For a request whose cut could

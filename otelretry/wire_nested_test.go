@@ -5,7 +5,9 @@ package otelretry_test
 
 import (
 	"context"
+	"errors"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/http/httptrace"
@@ -241,6 +243,70 @@ func TestAnOverheardAttemptsUploadIsBoundedByTheDeadline(t *testing.T) {
 			}
 			resp.Body.Close()
 		})
+	}
+}
+
+// A side call a layer below makes through a plain client with the
+// request's context while a repeatable PUT uploads (320 ms, against a
+// 100 ms attempt timeout) asks for a connection, which the attempt's hooks
+// hear, and its dial hangs: the upload is not cut, since the base showed
+// no resend of its own (no failed write, no fresh body asked for). A fix
+// that read any GetConn after the headers as the base's resend cut it,
+// and each retry after it.
+func TestASideCallsConnectionDoesNotCutAnUploadInProgress(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.Copy(io.Discard, r.Body) }))
+	defer srv.Close()
+	release := make(chan struct{})
+	var dialing atomic.Int32
+	side := &http.Client{Transport: &http.Transport{DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
+		dialing.Add(1)
+		defer dialing.Add(-1)
+		select { // a dial that hangs; net/http lets it go on after its call ended
+		case <-ctx.Done():
+		case <-release:
+		}
+		return nil, errors.New("side dial refused")
+	}}}
+	defer func() { // the hanging dial ends before the leak check
+		close(release)
+		for end := time.Now().Add(time.Second); dialing.Load() > 0 && time.Now().Before(end); {
+			time.Sleep(time.Millisecond)
+		}
+	}()
+	netBase := srv.Client().Transport.(*http.Transport).Clone()
+	defer netBase.CloseIdleConnections()
+	var attempts atomic.Int32
+	layer := roundTripFunc(func(r *http.Request) (*http.Response, error) {
+		attempts.Add(1)
+		ctx, cancel := context.WithCancel(r.Context())
+		defer cancel()
+		go func() {
+			select { // once the upload began
+			case <-time.After(60 * time.Millisecond):
+			case <-ctx.Done():
+				return
+			}
+			sideReq, _ := http.NewRequestWithContext(ctx, http.MethodGet, "http://side.test/metric", nil)
+			if resp, err := side.Do(sideReq); err == nil {
+				resp.Body.Close()
+			}
+		}()
+		return netBase.RoundTrip(r)
+	})
+	tr := otelretry.NewTransport(layer, otelretry.WithAttemptTimeout(100*time.Millisecond),
+		otelretry.WithDeadline(3*time.Second), otelretry.WithBackoff(otelretry.ConstantBackoff(10*time.Millisecond)))
+	drip := func() io.Reader { return &slowBody{n: 8, d: 40 * time.Millisecond} }
+	req, _ := http.NewRequestWithContext(otelretry.WithIntent(t.Context(), otelretry.Intent{Repeatable: true}),
+		http.MethodPut, srv.URL+"/obj", drip())
+	req.ContentLength = 8 * 1024
+	req.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(drip()), nil }
+	resp, err := tr.RoundTrip(req)
+	if err != nil {
+		t.Fatalf("an upload making progress was cut after %d attempts: %v", attempts.Load(), err)
+	}
+	resp.Body.Close()
+	if n := attempts.Load(); n != 1 {
+		t.Errorf("%d attempts, want 1", n)
 	}
 }
 
