@@ -12,7 +12,6 @@ import (
 
 	"github.com/otelretry/otelretry-go/attrs"
 	"github.com/otelretry/otelretry-go/cmd/retryinspect/internal/model"
-	"github.com/otelretry/otelretry-go/internal/redact"
 )
 
 type spanKey struct{ trace, span string }
@@ -128,7 +127,29 @@ func Analyze(spans []model.Span) *Report {
 		notes = append(notes, *n)
 	}
 	report.Notes = sortFindings(notes)
+	showIDs(report)
 	return report
+}
+
+// showIDs sanitizes the ids of a report once the analysis, which compared
+// them as recorded, is done: a producer may put anything in an id.
+func showIDs(r *Report) {
+	for i := range r.Operations {
+		op := &r.Operations[i]
+		op.ID = redacted(op.ID)
+		for j := range op.Attempts {
+			op.Attempts[j].OperationID = redacted(op.Attempts[j].OperationID)
+			op.Attempts[j].RequestID = redacted(op.Attempts[j].RequestID)
+		}
+		for j := range op.StateChecks {
+			op.StateChecks[j].OperationID = redacted(op.StateChecks[j].OperationID)
+		}
+	}
+	for _, fs := range [][]Finding{r.Findings, r.Notes} {
+		for i := range fs {
+			fs[i].OperationID = redacted(fs[i].OperationID)
+		}
+	}
 }
 
 func sortFindings(fs []Finding) []Finding {
@@ -285,7 +306,7 @@ func (a *analyzer) countSpans() SpanCounts {
 
 // add records a finding about group g (nil when none applies).
 func (a *analyzer) add(g *group, code Code, spanID, format string, args ...any) {
-	f := Finding{Code: code, SpanID: spanID, Seen: fmt.Sprintf(format, args...), Check: code.Check(), group: g}
+	f := Finding{Code: code, SpanID: spanID, Seen: redacted(fmt.Sprintf(format, args...)), Check: code.Check(), group: g}
 	if g != nil {
 		f.OperationID, f.TraceID = g.op.ID, g.op.TraceID
 	}
@@ -307,7 +328,7 @@ func (a *analyzer) note(g *group, code Code, key, spanID, format string, args ..
 		n.Count++
 		return
 	}
-	n := &Note{Code: code, SpanID: spanID, Seen: fmt.Sprintf(format, args...), Check: code.Check(), Count: 1, group: g}
+	n := &Note{Code: code, SpanID: spanID, Seen: redacted(fmt.Sprintf(format, args...)), Check: code.Check(), Count: 1, group: g}
 	if g != nil {
 		n.OperationID, n.TraceID = g.op.ID, g.op.TraceID
 	}
@@ -528,16 +549,12 @@ func Plural(n int, noun string) string {
 	return fmt.Sprintf("%d %ss", n, noun)
 }
 
+// stringAttr is a string attribute as recorded: for ids, which are
+// compared as recorded and sanitized where shown (showIDs).
 func stringAttr(s *model.Span, key string) string {
 	v, _ := s.Attr(key)
-	return inputText(v)
+	return v.Text()
 }
-
-// inputText is a value read from the input as a report may show it: any
-// URL in it sanitized, whatever the attribute, since a producer may leak
-// one anywhere (a userinfo in server.address, a URL in peer.service).
-// checkURLs reads the raw values, to name what leaked.
-func inputText(v model.Value) string { return redact.Text(v.Text()) }
 
 // maxListed bounds the items a message lists, so that a hostile input
 // (a million attempts sharing one request id) cannot make one finding

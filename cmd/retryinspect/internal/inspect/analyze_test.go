@@ -5,6 +5,7 @@ package inspect
 
 import (
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -104,5 +105,32 @@ func TestCodesHaveAdvice(t *testing.T) {
 			t.Errorf("code %q: no advice or listed twice", c)
 		}
 		seen[c] = true
+	}
+}
+
+// Ids are compared as recorded and sanitized only where shown: two
+// operations whose ids hold a userinfo's shape ("signup:alice@shop.test",
+// "signup:bob@shop.test") are two operations, with no finding, though
+// both ids are shown as "REDACTED:REDACTED@shop.test" (an id of that shape
+// may be a user and a password). Sanitized as they were read, they
+// collided: an operation id reused, a duplicate request id.
+func TestIDsAreComparedAsRecordedAndShownSanitized(t *testing.T) {
+	r := Analyze([]model.Span{
+		operationSpan("t1", 1, 0, "signup:alice@shop.test", 1, 1000),
+		minimalAttempt("t1", 2, 1, "signup:alice@shop.test", 1, 0),
+		operationSpan("t2", 3, 0, "signup:bob@shop.test", 1, 1000),
+		minimalAttempt("t2", 4, 3, "signup:bob@shop.test", 1, 0),
+	})
+	if got := codesOf(r); len(got) != 0 {
+		t.Errorf("findings %v on two distinct operations, want none", got)
+	}
+	if len(r.Operations) != 2 {
+		t.Fatalf("%d operations, want 2", len(r.Operations))
+	}
+	for _, op := range r.Operations {
+		if op.ID != "REDACTED:REDACTED@shop.test" || len(op.Attempts) != 1 ||
+			op.Attempts[0].OperationID != op.ID || strings.Contains(op.Attempts[0].RequestID, "alice") || strings.Contains(op.Attempts[0].RequestID, "bob") {
+			t.Errorf("operation %q, attempts %+v: want its ids shown sanitized", op.ID, op.Attempts)
+		}
 	}
 }

@@ -133,7 +133,7 @@ func dependencyName(spans, attempts []*model.Span, serverOf map[*model.Span]stri
 	for _, key := range []string{keyServicePeerName, keyPeerService} {
 		for _, s := range spans {
 			if v, ok := s.Attr(key); ok && v.Type == model.TypeString && v.Str != "" {
-				return inputText(v), key
+				return redacted(v.Str), key
 			}
 		}
 	}
@@ -154,7 +154,7 @@ func dependencyName(spans, attempts []*model.Span, serverOf map[*model.Span]stri
 // writes them: without the port when it is the default of url.full's
 // scheme, and an IPv6 address in brackets when a port follows.
 func hostOf(s *model.Span) string {
-	addr := stringAttr(s, keyServerAddress)
+	addr := redacted(stringAttr(s, keyServerAddress))
 	if addr == "" {
 		return ""
 	}

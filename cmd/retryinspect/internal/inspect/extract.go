@@ -80,8 +80,16 @@ func (f *fields) absent(key string, p presence) {
 	}
 }
 
-// str returns a string attribute ("" when absent).
-func (f *fields) str(key string, p presence) string {
+// str returns a string attribute as a report shows it ("" when absent):
+// any URL in it sanitized, whatever the attribute, since a producer may
+// leak one anywhere (a userinfo in server.address, a URL in
+// peer.service). checkURLs reads the raw values, to name what leaked.
+func (f *fields) str(key string, p presence) string { return redacted(f.id(key, p)) }
+
+// id returns a string attribute as recorded ("" when absent): an id, which
+// groups and joins spans, is compared as recorded (a sanitized one could
+// make two read as one) and sanitized where shown (showIDs, fmtID).
+func (f *fields) id(key string, p presence) string {
 	v, ok := f.lookup(key, p)
 	if !ok {
 		return ""
@@ -91,7 +99,7 @@ func (f *fields) str(key string, p presence) string {
 	} else if v.Str == "" {
 		f.absent(key, p)
 	}
-	return inputText(v)
+	return v.Text()
 }
 
 // method returns the request's method: http.request.method, or, when
@@ -165,7 +173,7 @@ func (f *fields) closed(key, value string, valid bool) {
 func readOperation(s *model.Span) (Operation, fields) {
 	f := fields{span: s}
 	op := Operation{
-		ID:                  f.str(keyOperationID, required),
+		ID:                  f.id(keyOperationID, required),
 		TraceID:             s.TraceID,
 		SpanID:              s.SpanID,
 		Method:              f.method(noted),
@@ -233,8 +241,8 @@ func readHedgeEvents(s *model.Span, f *fields) []HedgeEvent {
 func readAttempt(s *model.Span) (Attempt, fields) {
 	f := fields{span: s}
 	a := Attempt{
-		OperationID:   f.str(keyOperationID, required),
-		RequestID:     f.str(keyRequestID, required),
+		OperationID:   f.id(keyOperationID, required),
+		RequestID:     f.id(keyRequestID, required),
 		Method:        f.method(required),
 		StatusCode:    f.int(keyStatusCode, optional),
 		ErrorClass:    f.str(keyErrorClass, optional),
@@ -281,7 +289,7 @@ func readAttempt(s *model.Span) (Attempt, fields) {
 func readStateCheck(s *model.Span) (StateCheck, fields) {
 	f := fields{span: s}
 	c := StateCheck{
-		OperationID: f.str(keyOperationID, required),
+		OperationID: f.id(keyOperationID, required),
 		Result:      f.str(keyStateCheckResult, required),
 		SpanID:      s.SpanID,
 		Start:       s.Start,
@@ -347,5 +355,5 @@ func quote(s string) string {
 // in it redacted. The text renderer escapes control characters.
 func redacted(s string) string { return redact.Text(s) }
 
-// fmtID writes an id for a message, quoted as %q does.
-func fmtID(id string) string { return strconv.Quote(id) }
+// fmtID writes an id for a message, sanitized and quoted as %q does.
+func fmtID(id string) string { return strconv.Quote(redacted(id)) }
