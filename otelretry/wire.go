@@ -71,6 +71,10 @@ type wire struct {
 	// layer that had taken a connection asked for a fresh body: a resend
 	// is coming, which WroteRequest may report late.
 	resendAfter atomic.Int32
+	// resendNext: the base showed a resend of its own (a failed write to
+	// the connection, a fresh body asked for), which the next connection
+	// it asks for is for; that GetConn takes it (see gettingConnection).
+	resendNext atomic.Bool
 
 	// guarded: a resend below is refused once the request may have left
 	// (see guardsResends); plan: how a layer below may resend it.
@@ -219,19 +223,15 @@ func (w *wire) gettingConnection(string) {
 	ph := phaseGettingConn
 	if w.gathers() {
 		w.askedConn.Store(true)
-		if w.resendComing() {
+		// Only the connection the base's resend asks for: one asked for
+		// otherwise may be a side call's (see overhear), which must not
+		// cut an upload in progress, the resend's included.
+		if w.resendNext.CompareAndSwap(true, false) {
 			ph = phaseGettingConnAgain
 		}
 	}
 	w.setup.timer.entered(ph)
 }
-
-// resendComing reports whether the base showed it will send the request
-// again: a write failed writing to the connection, or a lower layer that
-// had taken a connection asked for a fresh body. A connection asked for
-// without either may be a side call's (see overhear), which must not cut
-// an upload in progress.
-func (w *wire) resendComing() bool { return w.connWriteFailed.Load() || w.resendAfter.Load() > 0 }
 
 // gotConnection is httptrace's GotConn hook. A TLS connection tells which
 // protocol its host speaks (see protocols). For a request whose cut could
@@ -280,6 +280,7 @@ func (w *wire) wroteRequest(info httptrace.WroteRequestInfo) {
 		w.setup.timer.entered(phaseWritten)
 	case failedConnWrite(info.Err):
 		w.connWriteFailed.Store(true)
+		w.resendNext.Store(true)
 	}
 }
 
@@ -321,6 +322,7 @@ func (w *wire) getBody() (io.ReadCloser, error) {
 		// report the first write, or this one, only after the attempt's
 		// span ended, so count it now.
 		w.resendAfter.Store(max(w.writes.Load(), 1))
+		w.resendNext.Store(true)
 	}
 	if w.source == nil {
 		return nil, errNoPreparedBody

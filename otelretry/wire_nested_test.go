@@ -328,3 +328,89 @@ func readAllThenOK(r *http.Request) (*http.Response, error) {
 	}
 	return &http.Response{StatusCode: http.StatusOK, Header: http.Header{}, Body: http.NoBody, Request: r}, nil
 }
+
+// TestASideCallAfterNetHTTPsOwnResendDoesNotCutItsUpload is
+// TestASideCallsConnectionDoesNotCutAnUploadInProgress after a resend of
+// net/http's own: the repeatable PUT goes first to a keep-alive connection
+// that turned out dead, net/http resends it on a new connection (whose
+// GetConn gets the attempt timeout afresh), and that resend's upload
+// (8 x 40 ms, against a 100 ms attempt timeout) is in progress when a side
+// call with the request's context asks for a connection: the upload is
+// not cut. The resend's signal is taken by the one connection it asks
+// for; kept, it made the side call's re-arm the timeout mid-upload.
+func TestASideCallAfterNetHTTPsOwnResendDoesNotCutItsUpload(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		io.WriteString(w, "ok")
+	}))
+	defer srv.Close()
+	base, poison := poisonableTransport(t)
+
+	release := make(chan struct{})
+	var dialing atomic.Int32
+	side := &http.Client{Transport: &http.Transport{DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
+		dialing.Add(1)
+		defer dialing.Add(-1)
+		select { // a dial that hangs
+		case <-ctx.Done():
+		case <-release:
+		}
+		return nil, errors.New("side dial refused")
+	}}}
+	defer func() {
+		close(release)
+		for end := time.Now().Add(time.Second); dialing.Load() > 0 && time.Now().Before(end); {
+			time.Sleep(time.Millisecond)
+		}
+	}()
+
+	var attempts, getBodies atomic.Int32
+	var attemptCtx atomic.Pointer[context.Context]
+	layer := roundTripFunc(func(r *http.Request) (*http.Response, error) {
+		attempts.Add(1)
+		ctx := r.Context()
+		attemptCtx.Store(&ctx)
+		return base.RoundTrip(r)
+	})
+	drip := func() io.Reader { return &slowBody{n: 8, d: 40 * time.Millisecond} }
+	sideCall := func() {
+		time.Sleep(60 * time.Millisecond) // the resend's headers are out, its upload in progress
+		ctx := *attemptCtx.Load()
+		sideReq, _ := http.NewRequestWithContext(ctx, http.MethodGet, "http://side.test/metric", nil)
+		if resp, err := side.Do(sideReq); err == nil {
+			resp.Body.Close()
+		}
+	}
+
+	tr := otelretry.NewTransport(layer, otelretry.WithAttemptTimeout(100*time.Millisecond),
+		otelretry.WithDeadline(5*time.Second), otelretry.WithBackoff(otelretry.ConstantBackoff(10*time.Millisecond)))
+	client := &http.Client{Transport: tr}
+	warm, err := client.Get(srv.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	io.Copy(io.Discard, warm.Body)
+	warm.Body.Close()
+	poison() // the idle connection is dead
+	attempts.Store(0)
+
+	req, _ := http.NewRequestWithContext(otelretry.WithIntent(t.Context(), otelretry.Intent{Repeatable: true}),
+		http.MethodPut, srv.URL+"/obj", drip())
+	req.ContentLength = 8 * 1024
+	req.GetBody = func() (io.ReadCloser, error) {
+		if getBodies.Add(1) == 1 { // net/http's own resend of the first attempt
+			go sideCall()
+		}
+		return io.NopCloser(drip()), nil
+	}
+	start := time.Now()
+	resp, err := tr.RoundTrip(req)
+	if err != nil {
+		t.Fatalf("after %v and %d attempts: %v", time.Since(start), attempts.Load(), err)
+	}
+	resp.Body.Close()
+	if n := attempts.Load(); n != 1 {
+		t.Errorf("%d attempts after %v (GetBody called %d times), want 1: the resend's upload was cut by the side call's GetConn",
+			n, time.Since(start), getBodies.Load())
+	}
+}
