@@ -9,9 +9,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -266,6 +268,28 @@ func TestABodysReadErrorReachesTheSpanSanitized(t *testing.T) {
 			t.Errorf("telemetry repeats a secret:\n%s", text)
 		}
 	})
+	t.Run("a timeout stays a net.Error", func(t *testing.T) {
+		for name, cause := range map[string]func(u string) error{
+			"a *url.Error":      func(u string) error { return &url.Error{Op: "Get", URL: u, Err: timeoutErr{}} },
+			"another net.Error": func(u string) error { return proxyTimeout{u} },
+		} {
+			rt := otelretry.NewTransport(roundTripFunc(func(r *http.Request) (*http.Response, error) {
+				return &http.Response{StatusCode: 200, Header: http.Header{}, Body: errAfter("partial", cause(r.URL.String())), Request: r}, nil
+			}))
+			resp, err := rt.RoundTrip(get(t, t.Context(), "http://api.test"+raw))
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, err = io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if ne, ok := err.(net.Error); !ok || !ne.Timeout() || !os.IsTimeout(err) || strings.Contains(err.Error(), "SECRET") {
+				t.Errorf("%s: read error %T %q: want a sanitized net.Error that is a timeout", name, err, err)
+			}
+			if _, isURLError := err.(*url.Error); name == "a *url.Error" && !isURLError {
+				t.Errorf("%s: read error %T: want a *url.Error still", name, err)
+			}
+		}
+	})
 	t.Run("an error that names no URL", func(t *testing.T) {
 		rt := otelretry.NewTransport(roundTripFunc(func(r *http.Request) (*http.Response, error) {
 			return &http.Response{StatusCode: 200, Header: http.Header{}, Body: errAfter("partial", io.ErrUnexpectedEOF), Request: r}, nil
@@ -281,3 +305,17 @@ func TestABodysReadErrorReachesTheSpanSanitized(t *testing.T) {
 		}
 	})
 }
+
+// timeoutErr is a read timeout, as a net.Error reports one.
+type timeoutErr struct{}
+
+func (timeoutErr) Error() string   { return "i/o timeout" }
+func (timeoutErr) Timeout() bool   { return true }
+func (timeoutErr) Temporary() bool { return true }
+
+// proxyTimeout is a read timeout of a proxy, whose message names the URL.
+type proxyTimeout struct{ url string }
+
+func (e proxyTimeout) Error() string { return "proxy timeout reading " + e.url }
+func (proxyTimeout) Timeout() bool   { return true }
+func (proxyTimeout) Temporary() bool { return true }

@@ -6,6 +6,7 @@ package otelretry
 import (
 	"context"
 	"errors"
+	"net"
 	"net/url"
 	"strconv"
 	"strings"
@@ -305,15 +306,43 @@ func (e *bodyError) Error() string     { return e.msg }
 func (e *bodyError) Unwrap() error     { return e.err }
 func (e *bodyError) ErrorType() string { return semconv.ErrorType(e.err).Value.AsString() }
 
-// sanitizedReadError is err, or a bodyError when sanitizing changes its
-// message. An error whose message names no URL (io.ErrUnexpectedEOF,
-// context.Canceled) is returned as it is, so that a caller comparing it
-// with == still matches.
+// bodyNetError is a bodyError of a net.Error, which stays one: a caller
+// tells a timeout by err.(net.Error).Timeout() or os.IsTimeout(err).
+type bodyNetError struct {
+	*bodyError
+	net net.Error
+}
+
+func (e bodyNetError) Timeout() bool { return e.net.Timeout() }
+
+// Temporary is net.Error's, deprecated there too; net.Error requires it.
+func (e bodyNetError) Temporary() bool { return e.net.Temporary() }
+
+// sanitizedReadError is err, or err sanitized when sanitizing changes its
+// message: a *url.Error stays one, with its URL sanitized (when that
+// sanitizes its whole message), a net.Error stays one (bodyNetError), any
+// other error is a bodyError. An error sanitizing leaves as it is
+// (io.ErrUnexpectedEOF, context.Canceled) is returned itself, so that a
+// caller comparing it with == still matches; one that merely looks like it
+// holds a userinfo ("deploy@bastion") is sanitized too, since the text
+// cannot tell.
 func sanitizedReadError(err error, caller, wire *url.URL) error {
-	if msg := sanitizedMessage(err, caller, wire); msg != err.Error() {
-		return &bodyError{err: err, msg: msg}
+	msg := sanitizedMessage(err, caller, wire)
+	if msg == err.Error() {
+		return err
 	}
-	return err
+	if ue, ok := err.(*url.Error); ok {
+		clean := *ue
+		clean.URL = sanitizeRawURL(ue.URL)
+		if sanitizedMessage(&clean, caller, wire) == clean.Error() {
+			return &clean
+		}
+	}
+	be := &bodyError{err: err, msg: msg}
+	if ne, ok := err.(net.Error); ok {
+		return bodyNetError{be, ne}
+	}
+	return be
 }
 
 // bufferReadError is why a body to buffer could not be had: a read error,
