@@ -215,8 +215,9 @@ func hostPort(authority string) bool {
 // is replaced by String of it. A URL may hold brackets, parentheses,
 // single quotes and commas itself (an IPv6 host; a userinfo's or a query's
 // sub-delimiters, RFC 3986), so once a word has shown "://", '@', '?' or
-// a fragment ('#' after a path, or before a "key=": a fragment holds
-// them too, "/cb#state=a,b&access_token=…"), or an '@' lies ahead of it before the next space, only whitespace
+// a fragment ('#' after a host or a path, before a '/' or a "key=": a
+// fragment holds them too, "/cb#state=a,b&access_token=…"), or an '@'
+// lies ahead of it before the next space, only whitespace
 // or a double quote ends it (a query may hold angle brackets and
 // backquotes too, which url.Parse accepts); a URL quoted as Go quotes one
 // (%q, as net/url's errors do) ends at its closing quote, whatever it
@@ -290,20 +291,21 @@ type lookahead struct {
 // ahead of a separator from one call to the next.
 func wordEnd(s string, ahead *lookahead) int {
 	url := false  // the word so far showed "://", '@', '?', or a fragment
-	path := false // the word so far showed a '/'
+	host := false // the word so far showed a '/', '.' or ':', as a host or a path does
 	for i := 0; i < len(s); i++ {
 		c := s[i]
 		switch {
 		case c == '?' || c == '@' || (c == ':' && (strings.HasPrefix(s[i:], "://") || strings.HasPrefix(s[i:], jsonSchemeSep))):
 			url = true
 		case c == '#':
-			// A fragment after a path ("/cb#state=a,b&access_token=…"),
-			// or one whose pair begins at once ("#access_token=…"), keeps
-			// the word whole; a '#' in prose does not ("issue #12, see",
+			// A fragment after a host or a path ("app.test#state,token=…",
+			// "/cb#state=a,b&access_token=…"), a route ("#/cb,token=…"), or
+			// one whose pair begins at once ("#access_token=…") keeps the
+			// word whole; a '#' in prose does not ("issue #12, see",
 			// "shard#3,replica=2").
-			url = url || path || pairFollows(s[i+1:])
-		case c == '/':
-			path = true
+			url = url || host || strings.HasPrefix(s[i+1:], "/") || pairFollows(s[i+1:])
+		case c == '/' || c == '.' || c == ':':
+			host = true
 		case endsEveryWord(c):
 			return i
 		case !url && isWordSeparator(rune(c)):

@@ -184,6 +184,10 @@ func TestText(t *testing.T) {
 		"redirect to /cb#state=a,access_token=SECRET": "redirect to /cb",
 		"redirect to /cb#(access_token=SECRET)":       "redirect to /cb)",
 		"see issues #123, #124 (closed)":              "see issues #123, #124 (closed)",
+		// A fragment after a host, or a route, holds sub-delimiters too.
+		"redirect to app.test#state,access_token=SECRET":   "redirect to app.test",
+		"redirect to #/callback,access_token=SECRET":       "redirect to ",
+		"redirect to app.test:8443#k(access_token=SECRET)": "redirect to app.test:8443)",
 		// A '#' in prose keeps no word whole.
 		"shard#3,replica=2: connection refused": "shard#3,replica=2: connection refused",
 		"node #4(role=leader) unreachable":      "node #4(role=leader) unreachable",
