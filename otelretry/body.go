@@ -206,7 +206,7 @@ func (b *endWatch) Read(p []byte) (int, error) {
 	case err != nil && b.answer.errorType() != "":
 		// otelhttp records the read error's type as error.type, which
 		// must stay the answer's.
-		err = bodyReadError{err, b.answer.errorType()}
+		err = newBodyError(err, "", b.answer.errorType())
 	}
 	return n, err
 }

@@ -319,3 +319,83 @@ type proxyTimeout struct{ url string }
 func (e proxyTimeout) Error() string { return "proxy timeout reading " + e.url }
 func (proxyTimeout) Timeout() bool   { return true }
 func (proxyTimeout) Temporary() bool { return true }
+
+// A body's *url.Error whose inner error names the URL too stays a
+// *url.Error, its URL and its inner error sanitized: errors.As finds the
+// sanitized copy, errors.Is the inner error's cause.
+func TestABodysURLErrorWhoseInnerErrorNamesTheURLStaysOne(t *testing.T) {
+	const raw = "/v1/items?token=SECRET"
+	rt := otelretry.NewTransport(roundTripFunc(func(r *http.Request) (*http.Response, error) {
+		inner := fmt.Errorf("proxy reset reading %s: %w", r.URL, io.ErrUnexpectedEOF)
+		return &http.Response{StatusCode: 200, Header: http.Header{}, Body: errAfter("partial", &url.Error{Op: "Get", URL: r.URL.String(), Err: inner}), Request: r}, nil
+	}), otelretry.WithMaxAttempts(1))
+	resp, err := rt.RoundTrip(get(t, t.Context(), "http://api.test"+raw))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if strings.Contains(err.Error(), "SECRET") || !errors.Is(err, io.ErrUnexpectedEOF) {
+		t.Fatalf("read error %q: want it sanitized, io.ErrUnexpectedEOF kept", err)
+	}
+	if _, ok := err.(*url.Error); !ok {
+		t.Errorf("read error %T %q: want a *url.Error still (CHANGELOG: a *url.Error stays one)", err, err)
+	}
+	var ue *url.Error
+	if errors.As(err, &ue) && strings.Contains(ue.URL, "SECRET") {
+		t.Errorf("errors.As gives a *url.Error whose URL is %q, unsanitized, where one whose inner error does not name the URL gives it sanitized", ue.URL)
+	}
+}
+
+// A read timeout of a response body, through net/http on 127.0.0.1 with a
+// recording span (the attempt then watches its body's end), is a net.Error
+// that os.IsTimeout tells: a 200's is the *net.OpError itself; a failed
+// answer's (404) keeps the answer's error.type for otelhttp's span, and
+// stays a net.Error. Before, the 404's was no net.Error.
+func TestABodysReadTimeoutStaysANetError(t *testing.T) {
+	for _, status := range []int{200, 404} {
+		t.Run(fmt.Sprint(status), func(t *testing.T) {
+			release := make(chan struct{})
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				w.Header().Set("Content-Length", "100")
+				w.WriteHeader(status)
+				io.WriteString(w, "partial")
+				w.(http.Flusher).Flush()
+				select {
+				case <-release:
+				case <-r.Context().Done():
+				}
+			}))
+			defer srv.Close()
+			defer close(release)
+			base := http.DefaultTransport.(*http.Transport).Clone()
+			defer base.CloseIdleConnections()
+			dial := base.DialContext
+			base.DialContext = func(ctx context.Context, network, addr string) (net.Conn, error) {
+				c, err := dial(ctx, network, addr)
+				if err == nil {
+					c.SetReadDeadline(time.Now().Add(300 * time.Millisecond))
+				}
+				return c, err
+			}
+			h := newHarness(t, nil)
+			h.transprt = otelretry.NewTransport(base, otelretry.WithTracerProvider(h.tp), otelretry.WithMeterProvider(h.mp), otelretry.WithMaxAttempts(1))
+			resp, err := h.transprt.RoundTrip(get(t, t.Context(), srv.URL+"/x"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, err = io.ReadAll(resp.Body)
+			resp.Body.Close()
+			var opErr *net.OpError
+			if !errors.As(err, &opErr) {
+				t.Fatalf("read error %T %q: want a read timeout", err, err)
+			}
+			if status == http.StatusOK && err != error(opErr) {
+				t.Errorf("read error %T %q: want the *net.OpError itself, which names no URL", err, err)
+			}
+			if ne, ok := err.(net.Error); !ok || !ne.Timeout() || !os.IsTimeout(err) {
+				t.Errorf("read error %T %q: want a net.Error that is a timeout (os.IsTimeout)", err, err)
+			}
+		})
+	}
+}

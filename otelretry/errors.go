@@ -280,31 +280,36 @@ func (drainCutError) Error() string {
 }
 func (e drainCutError) ErrorType() string { return e.errorType }
 
-// bodyReadError is a body read error whose semantic-conventions
-// error.type is the failed answer's (its status code).
-type bodyReadError struct {
-	err       error
-	errorType string
-}
-
-func (e bodyReadError) Error() string     { return e.err.Error() }
-func (e bodyReadError) Unwrap() error     { return e.err }
-func (e bodyReadError) ErrorType() string { return e.errorType }
-
 // bodyError is a response body's read (or, for a 101 Switching Protocols
-// connection, write) error whose message named a URL with its userinfo or
-// query values (a base's *url.Error, a cancellation cause that names the
-// request): otelhttp records the message as the CLIENT span's status, so
-// it is sanitized as an attempt's error is. It keeps the error for
-// errors.Is and errors.As, and its error.type.
+// connection, write) error as the layers above see it: its message
+// sanitized when it named a URL with its userinfo or query values (a
+// base's *url.Error, a cancellation cause that names the request), since
+// otelhttp records the message as the CLIENT span's status; and its
+// error.type, which otelhttp records too, the failed answer's (its status
+// code) while such an answer's body is read. It keeps the error for
+// errors.Is and errors.As (newBodyError).
 type bodyError struct {
 	err error
-	msg string
+	// msg replaces the error's message, errorType its error.type; each
+	// empty: the error's own.
+	msg, errorType string
 }
 
-func (e *bodyError) Error() string     { return e.msg }
-func (e *bodyError) Unwrap() error     { return e.err }
-func (e *bodyError) ErrorType() string { return semconv.ErrorType(e.err).Value.AsString() }
+func (e *bodyError) Error() string {
+	if e.msg != "" {
+		return e.msg
+	}
+	return e.err.Error()
+}
+
+func (e *bodyError) Unwrap() error { return e.err }
+
+func (e *bodyError) ErrorType() string {
+	if e.errorType != "" {
+		return e.errorType
+	}
+	return semconv.ErrorType(e.err).Value.AsString()
+}
 
 // bodyNetError is a bodyError of a net.Error, which stays one: a caller
 // tells a timeout by err.(net.Error).Timeout() or os.IsTimeout(err).
@@ -318,31 +323,37 @@ func (e bodyNetError) Timeout() bool { return e.net.Timeout() }
 // Temporary is net.Error's, deprecated there too; net.Error requires it.
 func (e bodyNetError) Temporary() bool { return e.net.Temporary() }
 
+// newBodyError is err with the message msg and the error.type errorType
+// (each empty: err's own): a bodyError, or a bodyNetError when err is a
+// net.Error.
+func newBodyError(err error, msg, errorType string) error {
+	be := &bodyError{err: err, msg: msg, errorType: errorType}
+	if ne, ok := err.(net.Error); ok {
+		return bodyNetError{be, ne}
+	}
+	return be
+}
+
 // sanitizedReadError is err, or err sanitized when sanitizing changes its
-// message: a *url.Error stays one, with its URL sanitized (when that
-// sanitizes its whole message), a net.Error stays one (bodyNetError), any
-// other error is a bodyError. An error sanitizing leaves as it is
-// (io.ErrUnexpectedEOF, context.Canceled) is returned itself, so that a
-// caller comparing it with == still matches; one that merely looks like it
-// holds a userinfo ("deploy@bastion") is sanitized too, since the text
-// cannot tell.
+// message: a *url.Error stays one, its URL and its error sanitized, a
+// net.Error stays one, any other error is a bodyError (newBodyError). An
+// error sanitizing leaves as it is (io.ErrUnexpectedEOF, context.Canceled)
+// is returned itself, so that a caller comparing it with == still
+// matches; one that merely looks like it holds a userinfo
+// ("deploy@bastion") is sanitized too, since the text cannot tell.
 func sanitizedReadError(err error, caller, wire *url.URL) error {
 	msg := sanitizedMessage(err, caller, wire)
 	if msg == err.Error() {
 		return err
 	}
-	if ue, ok := err.(*url.Error); ok {
+	if ue, ok := err.(*url.Error); ok && ue.Err != nil {
 		clean := *ue
-		clean.URL = sanitizeRawURL(ue.URL)
+		clean.URL, clean.Err = sanitizeRawURL(ue.URL), sanitizedReadError(ue.Err, caller, wire)
 		if sanitizedMessage(&clean, caller, wire) == clean.Error() {
 			return &clean
 		}
 	}
-	be := &bodyError{err: err, msg: msg}
-	if ne, ok := err.(net.Error); ok {
-		return bodyNetError{be, ne}
-	}
-	return be
+	return newBodyError(err, msg, "")
 }
 
 // bufferReadError is why a body to buffer could not be had: a read error,
