@@ -291,21 +291,24 @@ type lookahead struct {
 // ahead of a separator from one call to the next.
 func wordEnd(s string, ahead *lookahead) int {
 	url := false  // the word so far showed "://", '@', '?', or a fragment
-	host := false // the word so far showed a '/', '.' or ':', as a host or a path does
+	path := false // the word so far showed a '/'
+	from := 0     // where the word's text since its last '#' begins
 	for i := 0; i < len(s); i++ {
 		c := s[i]
 		switch {
 		case c == '?' || c == '@' || (c == ':' && (strings.HasPrefix(s[i:], "://") || strings.HasPrefix(s[i:], jsonSchemeSep))):
 			url = true
 		case c == '#':
-			// A fragment after a host or a path ("app.test#state,token=…",
-			// "/cb#state=a,b&access_token=…"), a route ("#/cb,token=…"), or
-			// one whose pair begins at once ("#access_token=…") keeps the
-			// word whole; a '#' in prose does not ("issue #12, see",
-			// "shard#3,replica=2").
-			url = url || host || strings.HasPrefix(s[i+1:], "/") || pairFollows(s[i+1:])
-		case c == '/' || c == '.' || c == ':':
-			host = true
+			// A fragment after a path or a host ("/cb#state=a,b&token=…",
+			// "app.test:8443#state,token=…"), a route ("#/cb,token=…",
+			// "#!/cb"), or one whose pair begins at once ("#token=…")
+			// keeps the word whole; a '#' in prose does not ("issue #12,
+			// see", "shard#3,replica=2", "v1.2#3,build=42").
+			url = url || path || endsInHost(s[from:i]) || strings.HasPrefix(s[i+1:], "/") ||
+				strings.HasPrefix(s[i+1:], "!/") || pairFollows(s[i+1:])
+			from = i + 1
+		case c == '/':
+			path = true
 		case endsEveryWord(c):
 			return i
 		case !url && isWordSeparator(rune(c)):
@@ -319,6 +322,26 @@ func wordEnd(s string, ahead *lookahead) int {
 		}
 	}
 	return len(s)
+}
+
+// endsInHost reports whether s ends as a host name does, a port maybe
+// after it: labels joined by dots, the last one letters only
+// ("app.test", "api.example.com:8443"), not a version or a number
+// ("v1.2", "3.1", "replica:2").
+func endsInHost(s string) bool {
+	if colon := strings.LastIndexByte(s, ':'); colon >= 0 && strings.Trim(s[colon+1:], "0123456789") == "" {
+		s = s[:colon]
+	}
+	dot := strings.LastIndexByte(s, '.')
+	if dot < 0 || dot == len(s)-1 {
+		return false
+	}
+	for _, c := range []byte(s[dot+1:]) {
+		if (c < 'a' || c > 'z') && (c < 'A' || c > 'Z') {
+			return false
+		}
+	}
+	return true
 }
 
 // pairFollows reports whether s, the text after a '#', begins with a

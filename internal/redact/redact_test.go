@@ -188,7 +188,13 @@ func TestText(t *testing.T) {
 		"redirect to app.test#state,access_token=SECRET":   "redirect to app.test",
 		"redirect to #/callback,access_token=SECRET":       "redirect to ",
 		"redirect to app.test:8443#k(access_token=SECRET)": "redirect to app.test:8443)",
+		"redirect to #!/callback,access_token=SECRET":      "redirect to ",
 		// A '#' in prose keeps no word whole.
+		"release v1.2#3,build=42 failed":        "release v1.2#3,build=42 failed",
+		"replica:2#1,leader=true unreachable":   "replica:2#1,leader=true unreachable",
+		"commit orders:3#12,offset=1552 failed": "commit orders:3#12,offset=1552 failed",
+		"style.color=#fff,size=2 rejected":      "style.color=#fff,size=2 rejected",
+		"step 3.1#2(retry=true) failed":         "step 3.1#2(retry=true) failed",
 		"shard#3,replica=2: connection refused": "shard#3,replica=2: connection refused",
 		"node #4(role=leader) unreachable":      "node #4(role=leader) unreachable",
 		"tag #v1.2,build=42 failed":             "tag #v1.2,build=42 failed",
@@ -325,6 +331,7 @@ func pathological(n int) map[string]string {
 		"escaped quotes, no closing":              `x "` + strings.Repeat(`\"`, n/2) + "?a=1",
 		"'@'s in query keys, then a userinfo":     strings.Repeat("x?@\x7f=/", n/6) + "u:p@h",
 		"'#'s before a far '='":                   strings.Repeat("#a", n/2) + "=",
+		"'#'s after versions":                     strings.Repeat("a.1#", n/4) + "=",
 	}
 }
 
