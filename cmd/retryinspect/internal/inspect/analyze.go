@@ -306,7 +306,7 @@ func (a *analyzer) countSpans() SpanCounts {
 
 // add records a finding about group g (nil when none applies).
 func (a *analyzer) add(g *group, code Code, spanID, format string, args ...any) {
-	f := Finding{Code: code, SpanID: spanID, Seen: redacted(fmt.Sprintf(format, args...)), Check: code.Check(), group: g}
+	f := Finding{Code: code, SpanID: spanID, Seen: fmt.Sprintf(format, args...), Check: code.Check(), group: g}
 	if g != nil {
 		f.OperationID, f.TraceID = g.op.ID, g.op.TraceID
 	}
@@ -328,7 +328,7 @@ func (a *analyzer) note(g *group, code Code, key, spanID, format string, args ..
 		n.Count++
 		return
 	}
-	n := &Note{Code: code, SpanID: spanID, Seen: redacted(fmt.Sprintf(format, args...)), Check: code.Check(), Count: 1, group: g}
+	n := &Note{Code: code, SpanID: spanID, Seen: fmt.Sprintf(format, args...), Check: code.Check(), Count: 1, group: g}
 	if g != nil {
 		n.OperationID, n.TraceID = g.op.ID, g.op.TraceID
 	}

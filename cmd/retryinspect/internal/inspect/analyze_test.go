@@ -134,3 +134,41 @@ func TestIDsAreComparedAsRecordedAndShownSanitized(t *testing.T) {
 		}
 	}
 }
+
+// A finding's text sanitizes each id where it inserts it, not the whole
+// text after: sanitized whole, an id of a userinfo's shape (the request id
+// otelretry makes from such an operation id) took the '(' before it into
+// its word, and a '"' in an id made the message's own words, up to the
+// next quote, one quoted URL, and lost them.
+func TestAFindingKeepsTheTextAroundAnID(t *testing.T) {
+	for opID, want := range map[string][]string{
+		"signup:alice@shop.test": {"attempt 2 (REDACTED:REDACTED@shop.test/attempt-2) carries operation id"},
+		`op"1?token=SECRET`:      {") carries operation id ", " under the operation span of "},
+	} {
+		at := minimalAttempt("t1", 3, 1, opID, 2, 2)
+		for i, a := range at.Attributes {
+			if a.Key == keyOperationID {
+				at.Attributes[i].Value = model.String("other-operation") // an operation-id-split finding
+			}
+		}
+		r := Analyze([]model.Span{
+			operationSpan("t1", 1, 0, opID, 2, 1000),
+			minimalAttempt("t1", 2, 1, opID, 1, 0),
+			at,
+		})
+		var seen string
+		for _, f := range r.Findings {
+			if f.Code == CodeOperationIDSplit {
+				seen = f.Seen
+			}
+		}
+		if seen == "" {
+			t.Fatalf("%q: no operation-id-split finding in %v", opID, codesOf(r))
+		}
+		for _, w := range want {
+			if !strings.Contains(seen, w) {
+				t.Errorf("%q: finding reads %q, want it to hold %q", opID, seen, w)
+			}
+		}
+	}
+}

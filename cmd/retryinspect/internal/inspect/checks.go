@@ -70,7 +70,7 @@ func (a *analyzer) checkMissingOperationSpans() {
 		} else if len(g.op.StateChecks) > 0 {
 			first = g.op.StateChecks[0].SpanID
 		}
-		seen := fmt.Sprintf("%s of operation %q in trace %s without an operation span above", what, g.op.ID, g.op.TraceID)
+		seen := fmt.Sprintf("%s of operation %s in trace %s without an operation span above", what, fmtID(g.op.ID), g.op.TraceID)
 		other := slices.DeleteFunc(slices.Clone(traces[g.op.ID]), func(t string) bool { return t == g.op.TraceID })
 		switch {
 		case len(other) > 0:
@@ -95,8 +95,8 @@ func (a *analyzer) noteNoOperationRecord(g *group) {
 		first = g.op.Attempts[0].SpanID
 	}
 	a.note(g, CodeNeedsSpans, "no-operation-record", first,
-		"%s of operation %q in trace %s without a %s record: whether its operation span was lost or never recorded, only the spans tell",
-		Plural(len(g.attempts), attrs.LogEventAttempt+" record"), g.op.ID, orNone(g.op.TraceID), attrs.LogEventOperation)
+		"%s of operation %s in trace %s without a %s record: whether its operation span was lost or never recorded, only the spans tell",
+		Plural(len(g.attempts), attrs.LogEventAttempt+" record"), fmtID(g.op.ID), orNone(g.op.TraceID), attrs.LogEventOperation)
 }
 
 func orNone(id string) string {
@@ -111,10 +111,10 @@ func (a *analyzer) checkStatusXorErrorClass(g *group) {
 		switch {
 		case at.hasStatus && at.hasErrorClass:
 			a.add(g, CodeStatusAndErrorClass, at.SpanID, "attempt %d (%s) records %s and %s %s",
-				at.Number, at.RequestID, statusText(at), keyErrorClass, quote(at.ErrorClass))
+				at.Number, redacted(at.RequestID), statusText(at), keyErrorClass, quote(at.ErrorClass))
 		case !at.hasStatus && !at.hasErrorClass:
 			a.add(g, CodeNoStatusOrErrorClass, at.SpanID, "attempt %d (%s) records neither %s nor %s",
-				at.Number, at.RequestID, keyStatusCode, keyErrorClass)
+				at.Number, redacted(at.RequestID), keyStatusCode, keyErrorClass)
 		}
 	}
 }
@@ -177,7 +177,7 @@ func (a *analyzer) checkRetryWithoutNext(g *group) {
 		next = fmt.Sprintf("no other attempt was in flight when it ended (reason %s), %s", attrs.ReasonInFlight, next)
 	}
 	a.add(g, CodeRetryWithoutNext, last.SpanID, "attempt %d (%s) decided retry, %s and %s",
-		last.Number, last.RequestID, next, why)
+		last.Number, redacted(last.RequestID), next, why)
 }
 
 // checkOperationIDs reports attempts and state checks whose operation id
@@ -189,7 +189,7 @@ func (a *analyzer) checkOperationIDs(g *group) {
 	for _, at := range g.op.Attempts {
 		if at.OperationID != "" && at.OperationID != g.op.ID {
 			a.add(g, CodeOperationIDSplit, at.SpanID, "attempt %d (%s) carries operation id %s under the operation span of %s",
-				at.Number, at.RequestID, fmtID(at.OperationID), fmtID(g.op.ID))
+				at.Number, redacted(at.RequestID), fmtID(at.OperationID), fmtID(g.op.ID))
 		}
 	}
 	for _, c := range g.op.StateChecks {
@@ -250,12 +250,12 @@ func (a *analyzer) checkUnsafeResend(g *group) {
 			// its span only.
 			a.note(g, CodeNeedsSpans, "state-check", cur.SpanID,
 				"%s attempt %d (%s) was sent after attempt %d decided %s: whether a state check answered %s in between, only its span tells",
-				redacted(method), cur.Number, cur.RequestID, prev.Number, attrs.DecisionCheckState, attrs.StateNotApplied)
+				redacted(method), cur.Number, redacted(cur.RequestID), prev.Number, attrs.DecisionCheckState, attrs.StateNotApplied)
 			continue
 		}
 		a.add(g, CodeUnsafeResend, cur.SpanID,
 			"%s attempt %d (%s) was sent after attempt %d ended with %s, with no %s=true and no state check answering %s",
-			redacted(method), cur.Number, cur.RequestID, prev.Number, resultText(prev), keyIdempotencyContract, attrs.StateNotApplied)
+			redacted(method), cur.Number, redacted(cur.RequestID), prev.Number, resultText(prev), keyIdempotencyContract, attrs.StateNotApplied)
 	}
 }
 
@@ -278,7 +278,7 @@ func (a *analyzer) checkUnsafeHedge(g *group) {
 			how = fmt.Sprintf("was sent while attempt %d was in flight", *at.Overlaps)
 		}
 		a.add(g, CodeUnsafeHedge, at.SpanID, "%s attempt %d (%s) %s, with no %s=true",
-			redacted(method), at.Number, at.RequestID, how, keyIdempotencyContract)
+			redacted(method), at.Number, redacted(at.RequestID), how, keyIdempotencyContract)
 	}
 }
 
@@ -308,7 +308,7 @@ func (a *analyzer) checkDeadline(g *group) {
 			seen = append(seen, fmt.Sprintf("started with %s %d", keyRemainingMs, *at.RemainingMs))
 		}
 		if len(seen) > 0 {
-			a.add(g, CodeAttemptAfterDeadline, at.SpanID, "attempt %d (%s) %s", at.Number, at.RequestID, strings.Join(seen, " and "))
+			a.add(g, CodeAttemptAfterDeadline, at.SpanID, "attempt %d (%s) %s", at.Number, redacted(at.RequestID), strings.Join(seen, " and "))
 		}
 	}
 }
@@ -452,7 +452,7 @@ func (a *analyzer) checkRequestIDs() {
 					how = "identical records"
 				}
 				a.add(g, CodeDuplicateRequestID, at.SpanID, "attempt %d (%s) was delivered %d times (%s)",
-					at.Number, at.RequestID, n+1, how)
+					at.Number, redacted(at.RequestID), n+1, how)
 			}
 			if at.RequestID != "" {
 				count[at.RequestID]++
