@@ -327,13 +327,7 @@ func TestPrepareBodyIsWhatABaseResendSends(t *testing.T) {
 		return nil
 	}
 	client := &http.Client{Transport: otelretry.NewTransport(base, otelretry.WithPrepareAttempt(sign))}
-	warm, err := client.Get(srv.URL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	io.Copy(io.Discard, warm.Body)
-	warm.Body.Close()
-	poison()
+	keepDeadConnection(t, client, srv.URL, poison)
 	mu.Lock()
 	bodies, sigs = nil, nil
 	mu.Unlock()

@@ -150,14 +150,7 @@ func TestZeroPauseKeepsTheConnectionsOfSmallErrorBodies(t *testing.T) {
 				}
 				io.WriteString(w, body)
 			}))
-			var newConns atomic.Int32
-			srv.Config.ConnState = func(_ net.Conn, s http.ConnState) {
-				if s == http.StateNew {
-					newConns.Add(1)
-				}
-			}
-			srv.Start()
-			defer srv.Close()
+			newConns := startCountingConnections(t, srv)
 			base := &http.Transport{}
 			defer base.CloseIdleConnections()
 			tr := NewTransport(base, WithBackoff(ConstantBackoff(0)), WithMaxAttempts(attempts), WithoutBudget(),
@@ -364,14 +357,7 @@ func TestASlowClassifierCostsNoRetryItsConnection(t *testing.T) {
 		}
 		w.WriteHeader(http.StatusOK)
 	}))
-	var newConns atomic.Int32
-	srv.Config.ConnState = func(_ net.Conn, s http.ConnState) {
-		if s == http.StateNew {
-			newConns.Add(1)
-		}
-	}
-	srv.Start()
-	defer srv.Close()
+	newConns := startCountingConnections(t, srv)
 	base := &http.Transport{}
 	defer base.CloseIdleConnections()
 	slow := Classifier(func(Answer) Classification {
@@ -393,4 +379,18 @@ func TestASlowClassifierCostsNoRetryItsConnection(t *testing.T) {
 	if got := newConns.Load(); got > 1+operations/10 {
 		t.Errorf("%d attempts opened %d connections, want about 1: each discarded 503 was closed unread", 2*operations, got)
 	}
+}
+
+// startCountingConnections starts srv, closed when the test ends, and
+// counts the connections it accepts.
+func startCountingConnections(t *testing.T, srv *httptest.Server) *atomic.Int32 {
+	var accepted atomic.Int32
+	srv.Config.ConnState = func(_ net.Conn, s http.ConnState) {
+		if s == http.StateNew {
+			accepted.Add(1)
+		}
+	}
+	srv.Start()
+	t.Cleanup(srv.Close)
+	return &accepted
 }

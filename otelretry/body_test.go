@@ -232,18 +232,7 @@ func TestABodysReadErrorReachesTheSpanSanitized(t *testing.T) {
 		}
 	})
 	t.Run("a cancellation cause, through net/http", func(t *testing.T) {
-		release := make(chan struct{})
-		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			w.Header().Set("Content-Length", "100")
-			io.WriteString(w, "partial")
-			w.(http.Flusher).Flush()
-			select {
-			case <-release:
-			case <-r.Context().Done():
-			}
-		}))
-		defer srv.Close()
-		defer close(release)
+		srv := partialBodyServer(t, http.StatusOK)
 		base := http.DefaultTransport.(*http.Transport).Clone()
 		defer base.CloseIdleConnections()
 		h := newHarness(t, nil)
@@ -355,19 +344,7 @@ func TestABodysURLErrorWhoseInnerErrorNamesTheURLStaysOne(t *testing.T) {
 func TestABodysReadTimeoutStaysANetError(t *testing.T) {
 	for _, status := range []int{200, 404} {
 		t.Run(fmt.Sprint(status), func(t *testing.T) {
-			release := make(chan struct{})
-			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-				w.Header().Set("Content-Length", "100")
-				w.WriteHeader(status)
-				io.WriteString(w, "partial")
-				w.(http.Flusher).Flush()
-				select {
-				case <-release:
-				case <-r.Context().Done():
-				}
-			}))
-			defer srv.Close()
-			defer close(release)
+			srv := partialBodyServer(t, status)
 			base := http.DefaultTransport.(*http.Transport).Clone()
 			defer base.CloseIdleConnections()
 			dial := base.DialContext
@@ -398,4 +375,23 @@ func TestABodysReadTimeoutStaysANetError(t *testing.T) {
 			}
 		})
 	}
+}
+
+// partialBodyServer answers status with the first 7 bytes ("partial") of a
+// 100-byte body, then holds the rest until the request or the test ends.
+func partialBodyServer(t *testing.T, status int) *httptest.Server {
+	release := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Length", "100")
+		w.WriteHeader(status)
+		io.WriteString(w, "partial")
+		w.(http.Flusher).Flush()
+		select {
+		case <-release:
+		case <-r.Context().Done():
+		}
+	}))
+	t.Cleanup(srv.Close)
+	t.Cleanup(func() { close(release) }) // runs first: the handler returns, then Close
+	return srv
 }

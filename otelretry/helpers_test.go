@@ -441,6 +441,20 @@ func poisonableTransport(t *testing.T) (*http.Transport, func()) {
 	}
 }
 
+// keepDeadConnection makes client keep an idle connection to url, then
+// poisons it (see poisonableTransport): the next request's write on it
+// fails before a byte is written.
+func keepDeadConnection(t *testing.T, client *http.Client, url string, poison func()) {
+	t.Helper()
+	warm, err := client.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	io.Copy(io.Discard, warm.Body)
+	warm.Body.Close()
+	poison()
+}
+
 // logRecorder is an sdk/log Processor that keeps a copy of every record.
 type logRecorder struct {
 	mu      sync.Mutex

@@ -256,23 +256,7 @@ func TestAnOverheardAttemptsUploadIsBoundedByTheDeadline(t *testing.T) {
 func TestASideCallsConnectionDoesNotCutAnUploadInProgress(t *testing.T) {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.Copy(io.Discard, r.Body) }))
 	defer srv.Close()
-	release := make(chan struct{})
-	var dialing atomic.Int32
-	side := &http.Client{Transport: &http.Transport{DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
-		dialing.Add(1)
-		defer dialing.Add(-1)
-		select { // a dial that hangs; net/http lets it go on after its call ended
-		case <-ctx.Done():
-		case <-release:
-		}
-		return nil, errors.New("side dial refused")
-	}}}
-	defer func() { // the hanging dial ends before the leak check
-		close(release)
-		for end := time.Now().Add(time.Second); dialing.Load() > 0 && time.Now().Before(end); {
-			time.Sleep(time.Millisecond)
-		}
-	}()
+	side := hangingSideClient(t)
 	netBase := srv.Client().Transport.(*http.Transport).Clone()
 	defer netBase.CloseIdleConnections()
 	var attempts atomic.Int32
@@ -346,23 +330,7 @@ func TestASideCallAfterNetHTTPsOwnResendDoesNotCutItsUpload(t *testing.T) {
 	defer srv.Close()
 	base, poison := poisonableTransport(t)
 
-	release := make(chan struct{})
-	var dialing atomic.Int32
-	side := &http.Client{Transport: &http.Transport{DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
-		dialing.Add(1)
-		defer dialing.Add(-1)
-		select { // a dial that hangs
-		case <-ctx.Done():
-		case <-release:
-		}
-		return nil, errors.New("side dial refused")
-	}}}
-	defer func() {
-		close(release)
-		for end := time.Now().Add(time.Second); dialing.Load() > 0 && time.Now().Before(end); {
-			time.Sleep(time.Millisecond)
-		}
-	}()
+	side := hangingSideClient(t)
 
 	var attempts, getBodies atomic.Int32
 	var attemptCtx atomic.Pointer[context.Context]
@@ -385,13 +353,7 @@ func TestASideCallAfterNetHTTPsOwnResendDoesNotCutItsUpload(t *testing.T) {
 	tr := otelretry.NewTransport(layer, otelretry.WithAttemptTimeout(100*time.Millisecond),
 		otelretry.WithDeadline(5*time.Second), otelretry.WithBackoff(otelretry.ConstantBackoff(10*time.Millisecond)))
 	client := &http.Client{Transport: tr}
-	warm, err := client.Get(srv.URL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	io.Copy(io.Discard, warm.Body)
-	warm.Body.Close()
-	poison() // the idle connection is dead
+	keepDeadConnection(t, client, srv.URL, poison) // the idle connection is dead
 	attempts.Store(0)
 
 	req, _ := http.NewRequestWithContext(otelretry.WithIntent(t.Context(), otelretry.Intent{Repeatable: true}),
@@ -413,4 +375,28 @@ func TestASideCallAfterNetHTTPsOwnResendDoesNotCutItsUpload(t *testing.T) {
 		t.Errorf("%d attempts after %v (GetBody called %d times), want 1: the resend's upload was cut by the side call's GetConn",
 			n, time.Since(start), getBodies.Load())
 	}
+}
+
+// hangingSideClient is a plain client, as a layer below makes its side
+// calls with, whose every dial hangs until its context ends (net/http lets
+// a dial go on after its call ended) or the test does, whose end waits
+// for the dials to return, before the leak check.
+func hangingSideClient(t *testing.T) *http.Client {
+	release := make(chan struct{})
+	var dialing atomic.Int32
+	t.Cleanup(func() {
+		close(release)
+		for end := time.Now().Add(time.Second); dialing.Load() > 0 && time.Now().Before(end); {
+			time.Sleep(time.Millisecond)
+		}
+	})
+	return &http.Client{Transport: &http.Transport{DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
+		dialing.Add(1)
+		defer dialing.Add(-1)
+		select {
+		case <-ctx.Done():
+		case <-release:
+		}
+		return nil, errors.New("side dial refused")
+	}}}
 }

@@ -573,13 +573,7 @@ func TestNetHTTPStillResendsARequestThatWasNeverWritten(t *testing.T) {
 	rec := tracetest.NewSpanRecorder()
 	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
 	client := &http.Client{Transport: otelretry.NewTransport(base, otelretry.WithTracerProvider(tp))}
-	warm, err := client.Get(srv.URL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	io.Copy(io.Discard, warm.Body)
-	warm.Body.Close()
-	poison() // the idle connection now fails before writing
+	keepDeadConnection(t, client, srv.URL, poison) // the idle connection now fails before writing
 
 	req, _ := http.NewRequestWithContext(t.Context(), http.MethodPost, srv.URL+"/orders", strings.NewReader("order"))
 	req.Header.Set("Idempotency-Key", "key-2")
@@ -620,13 +614,7 @@ func TestAConnectionNetHTTPGetsToResendIsBoundByTheAttemptTimeout(t *testing.T) 
 	client := &http.Client{Transport: otelretry.NewTransport(base,
 		otelretry.WithAttemptTimeout(100*time.Millisecond), otelretry.WithDeadline(2*time.Second),
 		otelretry.WithBackoff(otelretry.ConstantBackoff(10*time.Millisecond)))}
-	warm, err := client.Get(srv.URL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	io.Copy(io.Discard, warm.Body)
-	warm.Body.Close()
-	poison() // the idle connection is dead
+	keepDeadConnection(t, client, srv.URL, poison) // the idle connection is dead
 
 	ctx := otelretry.WithIntent(t.Context(), otelretry.Intent{Repeatable: true}) // a search sent as a POST
 	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, srv.URL+"/search", strings.NewReader(`{"q":"x"}`))
