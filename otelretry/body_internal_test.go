@@ -155,15 +155,7 @@ func TestZeroPauseKeepsTheConnectionsOfSmallErrorBodies(t *testing.T) {
 			defer base.CloseIdleConnections()
 			tr := NewTransport(base, WithBackoff(ConstantBackoff(0)), WithMaxAttempts(attempts), WithoutBudget(),
 				WithTracerProvider(tracenoop.NewTracerProvider()), WithMeterProvider(metricnoop.NewMeterProvider()))
-			for range operations {
-				req, _ := http.NewRequestWithContext(t.Context(), http.MethodGet, srv.URL, nil)
-				resp, err := tr.RoundTrip(req)
-				if err != nil {
-					t.Fatal(err)
-				}
-				io.Copy(io.Discard, resp.Body)
-				resp.Body.Close()
-			}
+			getEach(t, tr, srv.URL, operations)
 			n := int(newConns.Load())
 			if !c.conns(n) {
 				t.Errorf("%d attempts opened %d connections", operations*attempts, n)
@@ -367,15 +359,7 @@ func TestASlowClassifierCostsNoRetryItsConnection(t *testing.T) {
 	tr := NewTransport(base, WithBackoff(ConstantBackoff(0)), WithMaxAttempts(2), WithoutBudget(), WithClassifier(slow),
 		WithTracerProvider(tracenoop.NewTracerProvider()), WithMeterProvider(metricnoop.NewMeterProvider()))
 	const operations = 20
-	for range operations {
-		req, _ := http.NewRequestWithContext(t.Context(), http.MethodGet, srv.URL, nil)
-		resp, err := tr.RoundTrip(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		io.Copy(io.Discard, resp.Body)
-		resp.Body.Close()
-	}
+	getEach(t, tr, srv.URL, operations)
 	if got := newConns.Load(); got > 1+operations/10 {
 		t.Errorf("%d attempts opened %d connections, want about 1: each discarded 503 was closed unread", 2*operations, got)
 	}
@@ -393,4 +377,18 @@ func startCountingConnections(t *testing.T, srv *httptest.Server) *atomic.Int32 
 	srv.Start()
 	t.Cleanup(srv.Close)
 	return &accepted
+}
+
+// getEach sends n GETs of url through tr, one after the other, each body
+// read to its end and closed.
+func getEach(t *testing.T, tr http.RoundTripper, url string, n int) {
+	for range n {
+		req, _ := http.NewRequestWithContext(t.Context(), http.MethodGet, url, nil)
+		resp, err := tr.RoundTrip(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+	}
 }
