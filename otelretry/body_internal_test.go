@@ -103,12 +103,7 @@ func TestZeroPauseDrainsABodyOfUnknownLength(t *testing.T) {
 		})
 		tr := NewTransport(base, WithBackoff(ConstantBackoff(0)), WithMaxAttempts(2), WithoutBudget(),
 			WithTracerProvider(tracenoop.NewTracerProvider()), WithMeterProvider(metricnoop.NewMeterProvider()))
-		req, _ := http.NewRequestWithContext(t.Context(), http.MethodGet, "http://api.test/", nil)
-		resp, err := tr.RoundTrip(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		resp.Body.Close()
+		getEach(t, tr, "http://api.test/", 1)
 		if len(bodies) != 2 || bodies[0].read != maxDrain || !bodies[0].closed {
 			t.Fatalf("the discarded body: read %d of %d, closed %v (%d calls)", bodies[0].read, maxDrain, bodies[0].closed, len(bodies))
 		}
@@ -319,12 +314,7 @@ func TestASlowClassifierLeavesASmallBodyItsDrain(t *testing.T) {
 		tr := NewTransport(base, WithBackoff(ConstantBackoff(0)), WithMaxAttempts(2), WithoutBudget(),
 			WithClassifier(slow),
 			WithTracerProvider(tracenoop.NewTracerProvider()), WithMeterProvider(metricnoop.NewMeterProvider()))
-		req, _ := http.NewRequestWithContext(t.Context(), http.MethodGet, "http://api.test/", nil)
-		resp, err := tr.RoundTrip(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		resp.Body.Close()
+		getEach(t, tr, "http://api.test/", 1)
 		if len(bodies) != 2 {
 			t.Fatalf("%d calls, want 2", len(bodies))
 		}
