@@ -261,6 +261,9 @@ func TestABodysReadErrorReachesTheSpanSanitized(t *testing.T) {
 		for name, cause := range map[string]func(u string) error{
 			"a *url.Error":      func(u string) error { return &url.Error{Op: "Get", URL: u, Err: timeoutErr{}} },
 			"another net.Error": func(u string) error { return proxyTimeout{u} },
+			"a *url.Error of an error with Timeout only, naming the URL": func(u string) error {
+				return &url.Error{Op: "Get", URL: u, Err: stalledRead{u}}
+			},
 		} {
 			rt := otelretry.NewTransport(roundTripFunc(func(r *http.Request) (*http.Response, error) {
 				return &http.Response{StatusCode: 200, Header: http.Header{}, Body: errAfter("partial", cause(r.URL.String())), Request: r}, nil
@@ -274,7 +277,7 @@ func TestABodysReadErrorReachesTheSpanSanitized(t *testing.T) {
 			if ne, ok := err.(net.Error); !ok || !ne.Timeout() || !os.IsTimeout(err) || strings.Contains(err.Error(), "SECRET") {
 				t.Errorf("%s: read error %T %q: want a sanitized net.Error that is a timeout", name, err, err)
 			}
-			if _, isURLError := err.(*url.Error); name == "a *url.Error" && !isURLError {
+			if _, isURLError := err.(*url.Error); strings.HasPrefix(name, "a *url.Error") && !isURLError {
 				t.Errorf("%s: read error %T: want a *url.Error still", name, err)
 			}
 		}
@@ -395,3 +398,10 @@ func partialBodyServer(t *testing.T, status int) *httptest.Server {
 	t.Cleanup(func() { close(release) }) // runs first: the handler returns, then Close
 	return srv
 }
+
+// stalledRead tells a timeout, with no Temporary (as *os.SyscallError),
+// and names the URL.
+type stalledRead struct{ url string }
+
+func (e stalledRead) Error() string { return "stalled reading " + e.url }
+func (stalledRead) Timeout() bool   { return true }

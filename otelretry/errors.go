@@ -6,7 +6,6 @@ package otelretry
 import (
 	"context"
 	"errors"
-	"net"
 	"net/url"
 	"strconv"
 	"strings"
@@ -311,25 +310,30 @@ func (e *bodyError) ErrorType() string {
 	return semconv.ErrorType(e.err).Value.AsString()
 }
 
-// bodyNetError is a bodyError of a net.Error, which stays one: a caller
-// tells a timeout by err.(net.Error).Timeout() or os.IsTimeout(err).
+// bodyNetError is a bodyError of an error that tells a timeout (a
+// net.Error, an *os.SyscallError), which still does: a caller tells it by
+// err.(net.Error).Timeout() or os.IsTimeout(err), also through a
+// *url.Error that wraps it.
 type bodyNetError struct {
 	*bodyError
-	net net.Error
+	timeout interface{ Timeout() bool }
 }
 
-func (e bodyNetError) Timeout() bool { return e.net.Timeout() }
+func (e bodyNetError) Timeout() bool { return e.timeout.Timeout() }
 
 // Temporary is net.Error's, deprecated there too; net.Error requires it.
-func (e bodyNetError) Temporary() bool { return e.net.Temporary() }
+func (e bodyNetError) Temporary() bool {
+	t, ok := e.err.(interface{ Temporary() bool })
+	return ok && t.Temporary()
+}
 
 // newBodyError is err with the message msg and the error.type errorType
-// (each empty: err's own): a bodyError, or a bodyNetError when err is a
-// net.Error.
+// (each empty: err's own): a bodyError, or a bodyNetError when err tells a
+// timeout.
 func newBodyError(err error, msg, errorType string) error {
 	be := &bodyError{err: err, msg: msg, errorType: errorType}
-	if ne, ok := err.(net.Error); ok {
-		return bodyNetError{be, ne}
+	if t, ok := err.(interface{ Timeout() bool }); ok {
+		return bodyNetError{be, t}
 	}
 	return be
 }
