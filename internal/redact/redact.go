@@ -324,14 +324,23 @@ func wordEnd(s string, ahead *lookahead) int {
 	return len(s)
 }
 
-// endsInHost reports whether s ends as a host name does, a port maybe
-// after it: labels joined by dots, the last one letters only
-// ("app.test", "api.example.com:8443"), not a version or a number
-// ("v1.2", "3.1", "replica:2").
+// endsInHost reports whether s ends as a host does, a port maybe after
+// it: a name whose last label is letters only ("app.test",
+// "api.example.com:8443", "app.test."), "localhost", an IPv4 address, a
+// bracketed IPv6 one, or a port alone (after a bracket, which ends a
+// word); not a version, a number or a counter ("v1.2", "3.1",
+// "replica:2").
 func endsInHost(s string) bool {
 	if colon := strings.LastIndexByte(s, ':'); colon >= 0 && strings.Trim(s[colon+1:], "0123456789") == "" {
+		if colon == 0 {
+			return true // a port after a bracketed IPv6 address, which ended the word before: "[::1]:8080"
+		}
 		s = s[:colon]
 	}
+	if strings.HasSuffix(s, "]") || strings.HasSuffix(s, "localhost") || isIPv4Suffix(s) {
+		return true
+	}
+	s = strings.TrimSuffix(s, ".")
 	dot := strings.LastIndexByte(s, '.')
 	if dot < 0 || dot == len(s)-1 {
 		return false
@@ -343,6 +352,25 @@ func endsInHost(s string) bool {
 	}
 	return true
 }
+
+// isIPv4Suffix reports whether s ends in four numeric labels joined by
+// dots ("10.0.0.1").
+func isIPv4Suffix(s string) bool {
+	for range 3 {
+		dot := strings.LastIndexByte(s, '.')
+		if dot < 0 || !allDigits(s[dot+1:]) {
+			return false
+		}
+		s = s[:dot]
+	}
+	start := len(s)
+	for start > 0 && s[start-1] >= '0' && s[start-1] <= '9' {
+		start--
+	}
+	return start < len(s)
+}
+
+func allDigits(s string) bool { return s != "" && strings.Trim(s, "0123456789") == "" }
 
 // pairFollows reports whether s, the text after a '#', begins with a
 // "key=" (its key maybe empty) before any separator or other '#'. The scan
