@@ -138,17 +138,21 @@ func (a *analyzer) checkURLs(s *model.Span, g *group) {
 	}
 }
 
+// quoteList writes items from the input for a message, each sanitized and
+// quoted.
 func quoteList(items []string) string {
 	q := make([]string, len(items))
 	for i, s := range items {
-		q[i] = fmt.Sprintf("%q", s)
+		q[i] = strconv.Quote(redacted(s))
 	}
 	return listed(q, ", ")
 }
 
-// quoteKey writes an attribute key as it is when it is plain, quoted when
-// it holds anything unusual.
+// quoteKey writes an attribute key from the input for a message,
+// sanitized: as it is when it is plain, quoted when it holds anything
+// unusual.
 func quoteKey(key string) string {
+	key = redacted(key)
 	if strconv.Quote(key) == `"`+key+`"` && !strings.ContainsAny(key, " ") {
 		return key
 	}

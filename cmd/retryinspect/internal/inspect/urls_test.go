@@ -4,12 +4,14 @@
 package inspect
 
 import (
+	"strings"
 	"testing"
 
 	semconv120 "go.opentelemetry.io/otel/semconv/v1.20.0"
 	semconv "go.opentelemetry.io/otel/semconv/v1.43.0"
 
 	"github.com/otelretry/otelretry-go/attrs"
+	"github.com/otelretry/otelretry-go/cmd/retryinspect/internal/model"
 )
 
 func TestIsURLKey(t *testing.T) {
@@ -51,5 +53,26 @@ func TestURLLeak(t *testing.T) {
 		if got := urlLeak(tc.key, tc.value); got != tc.want {
 			t.Errorf("urlLeak(%q, %q) = %q, want %q", tc.key, tc.value, got, tc.want)
 		}
+	}
+}
+
+// An unredacted-url finding names the attribute's key, which comes from
+// the input and may be anything: the key is sanitized as any other text
+// of the input a finding inserts.
+func TestAnUnredactedURLFindingSanitizesTheKey(t *testing.T) {
+	at := minimalAttempt("t1", 2, 1, "op1", 1, 0)
+	at.Attributes = append(at.Attributes, model.Attribute{Key: "url.full?access_token=SECRET", Value: model.String("https://user:pw@api.test/")})
+	r := Analyze([]model.Span{operationSpan("t1", 1, 0, "op1", 1, 0), at})
+	found := false
+	for _, f := range r.Findings {
+		if f.Code == CodeUnredactedURL {
+			found = true
+			if strings.Contains(f.Seen, "SECRET") {
+				t.Errorf("finding reads %q: the key's query value is printed raw", f.Seen)
+			}
+		}
+	}
+	if !found {
+		t.Fatalf("no unredacted-url finding in %v", codesOf(r))
 	}
 }
