@@ -296,16 +296,10 @@ func wordEnd(s string, ahead *lookahead) int {
 	for i := 0; i < len(s); i++ {
 		c := s[i]
 		switch {
-		case c == '?' || c == '@' || (c == ':' && (strings.HasPrefix(s[i:], "://") || strings.HasPrefix(s[i:], jsonSchemeSep))):
+		case c == '?' || c == '@' || schemeSepAt(s[i:]):
 			url = true
 		case c == '#':
-			// A fragment after a path or a host ("/cb#state=a,b&token=…",
-			// "app.test:8443#state,token=…"), a route ("#/cb,token=…",
-			// "#!/cb"), or one whose pair begins at once ("#token=…")
-			// keeps the word whole; a '#' in prose does not ("issue #12,
-			// see", "shard#3,replica=2", "v1.2#3,build=42").
-			url = url || path || endsInHost(s[from:i]) || strings.HasPrefix(s[i+1:], "/") ||
-				strings.HasPrefix(s[i+1:], "!/") || pairFollows(s[i+1:])
+			url = url || path || fragmentAfter(s[from:i], s[i+1:])
 			from = i + 1
 		case c == '/':
 			path = true
@@ -322,6 +316,22 @@ func wordEnd(s string, ahead *lookahead) int {
 		}
 	}
 	return len(s)
+}
+
+// schemeSepAt reports whether s begins with "://", its slashes escaped or
+// not.
+func schemeSepAt(s string) bool {
+	return strings.HasPrefix(s, "://") || strings.HasPrefix(s, jsonSchemeSep)
+}
+
+// fragmentAfter reports whether a '#' between before (the word's text
+// since its last '#') and after begins a fragment that keeps the word
+// whole: after a host ("app.test:8443#state,token=…"; a path is told by
+// wordEnd), before a route ("#/cb,token=…", "#!/cb"), or before a pair
+// ("#token=…"). A '#' in prose does not ("issue #12, see",
+// "shard#3,replica=2", "v1.2#3,build=42").
+func fragmentAfter(before, after string) bool {
+	return endsInHost(before) || strings.HasPrefix(after, "/") || strings.HasPrefix(after, "!/") || pairFollows(after)
 }
 
 // endsInHost reports whether s ends as a host does, a port maybe after
