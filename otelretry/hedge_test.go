@@ -552,6 +552,58 @@ func TestPanicInAHedgeEndsTheRace(t *testing.T) {
 	})
 }
 
+// The user's code that a hedge's launch runs (the attempt span's name
+// formatter and the tracer's span processors, under WithoutClientSpans)
+// ends the race as a panic in any other hook of a race does: a panic goes
+// on in the caller, a runtime.Goexit (t.FailNow in a formatter) ends the
+// caller's goroutine. Before, both ran outside the hedge goroutine's
+// recovery: the panic ended the process, and after a Goexit the race
+// waited forever for the hedge it had counted as sent.
+func TestAHedgesLaunchThatPanicsOrExitsEndsTheRace(t *testing.T) {
+	for name, fail := range map[string]func(){
+		"panic":  func() { panic("formatter broke") },
+		"Goexit": runtime.Goexit,
+	} {
+		t.Run(name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				var named atomic.Int32
+				h := newHarness(t, []scripted.Step{{Hang: true}, {Status: 200}},
+					otelretry.WithoutClientSpans(),
+					otelretry.WithHedging(otelretry.Hedging{Delay: 10 * time.Millisecond, MaxShare: 1}),
+					otelretry.WithAttemptSpanNameFormatter(func(r *http.Request) string {
+						if named.Add(1) == 2 { // the hedge's span
+							fail()
+						}
+						return r.Method
+					}))
+				var recovered any
+				returned := false
+				done := make(chan struct{})
+				go func() {
+					defer close(done)
+					defer func() { recovered = recover() }()
+					_, _, _ = roundTrip(t, h, get(t, context.Background(), "http://api.test/items"))
+					returned = true
+				}()
+				<-done // never, before: synctest reports the race's loop blocked for good
+				synctest.Wait()
+				if returned {
+					t.Fatal("RoundTrip returned; want the hedge's panic or Goexit to go on in the caller")
+				}
+				if want := map[string]any{"panic": "formatter broke", "Goexit": nil}[name]; recovered != want {
+					t.Errorf("recovered %v, want %v", recovered, want)
+				}
+				if started, ended := len(h.spans.Started()), len(h.ended()); started != ended {
+					t.Errorf("%d spans started, %d ended; want every one ended", started, ended)
+				}
+				if n := h.base.OpenBodies(); n != 0 {
+					t.Errorf("%d response bodies left open", n)
+				}
+			})
+		})
+	}
+}
+
 // The losers' decisions reach every channel: the log records (at info:
 // losing is no error) and the attempts metric by decision.
 func TestSupersededReachesTheLogsAndTheMetrics(t *testing.T) {

@@ -167,7 +167,7 @@ func (r *race) run(first *attempt, at progress) raceEnd {
 	if !l.hedgeMayFollow() {
 		l.fire = nil
 	}
-	go r.attend(first, r.inbox, r.over)
+	go r.attend(first, r.inbox, r.over, false) // launched by the operation
 	for l.running > 0 {
 		select {
 		case m := <-r.inbox:
@@ -434,17 +434,23 @@ func (r *race) judge(a *attempt, in input, end time.Duration) (input, raceView) 
 }
 
 // attend sends attempt a of the race in progress on the goroutine it runs
-// on, and tells the loop its end: its result, or the panic that ended it.
-// An attempt whose result the operation will not act on lets go of it
-// here, on its own goroutine: closing a body ends a span, which runs the
-// telemetry.
-func (r *race) attend(a *attempt, inbox chan raceMsg, over chan struct{}) {
+// on, launching it first when it is a hedge, and tells the loop its end:
+// its result, or the panic that ended it. The launch is inside: it runs
+// the user's code (the attempt span's name formatter, the tracer's span
+// processors), whose panic or runtime.Goexit must reach the loop, which
+// counts the hedge as sent. An attempt whose result the operation will not
+// act on lets go of it here, on its own goroutine: closing a body ends a
+// span, which runs the telemetry.
+func (r *race) attend(a *attempt, inbox chan raceMsg, over chan struct{}, launch bool) {
 	ended := false
 	defer func() {
 		if !ended {
 			tell(inbox, over, raceMsg{kind: msgEnded, a: a, panicked: true, value: recover()})
 		}
 	}()
+	if launch {
+		a.launch(r.owner.policy())
+	}
 	res := a.send()
 	if !final(res.v) {
 		a.discard(res.resp, res.v.drain)
@@ -486,8 +492,7 @@ func (r *race) prepare(hedge *attempt, inbox chan raceMsg, over chan struct{}) {
 		return
 	}
 	returned = true
-	hedge.launch(r.owner.policy())
-	r.attend(hedge, inbox, over)
+	r.attend(hedge, inbox, over, true)
 }
 
 // record records the race's hedge events on the operation span, once the
