@@ -46,13 +46,19 @@ type responseReadWriteCloser struct {
 func (b responseReadWriteCloser) Write(p []byte) (int, error) { return b.w.Write(p) }
 
 // chainOf returns the chain of the operation that produced the response a
-// redirect follows, if it went through an otelretry Transport.
-func chainOf(req *http.Request) *chain {
+// redirect follows, if it went through an otelretry Transport and req's
+// context is below the same boundary as that operation's, at. A request a
+// hook copies from the one it is handed (StateCheck.Request, a redirect
+// hop's, which carries Response) and sends with its own context is below
+// another boundary: an operation of its own, not the chain's next hop.
+func chainOf(req *http.Request, at *boundary) *chain {
 	if req.Response == nil || req.Response.Body == nil {
 		return nil
 	}
 	if b, ok := req.Response.Body.(interface{ chained() *chain }); ok {
-		return b.chained()
+		if c := b.chained(); c.ident.at == at {
+			return c
+		}
 	}
 	return nil
 }

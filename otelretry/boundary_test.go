@@ -5,8 +5,10 @@ package otelretry_test
 
 import (
 	"context"
+	"errors"
 	"io"
 	"log/slog"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"slices"
@@ -137,5 +139,78 @@ func TestTelemetrysCallIsAnOperationOfItsOwn(t *testing.T) {
 				t.Errorf("the outer attempts are %v, want %v", outer, want)
 			}
 		})
+	}
+}
+
+// A hook's call built from the request it is handed is an operation of its
+// own, also when that request is a later hop of a redirect chain: the
+// copy carries Request.Response, the hop before's, and the lookup was
+// taken for the chain's next hop, under the write's operation id, its
+// deadline and its attempt numbers, the id and the slot the hook gave it
+// ignored. A chain the hook's own call starts is still one.
+func TestAHooksCallCopiedFromARedirectHopIsNotTheChainsNextHop(t *testing.T) {
+	stop := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		switch {
+		case r.URL.Path == "/old":
+			http.Redirect(w, r, "/orders", http.StatusPermanentRedirect)
+		case r.URL.Path == "/lookup":
+			http.Redirect(w, r, "/orders/9", http.StatusTemporaryRedirect)
+		case r.Method == http.MethodPost:
+			select { // processed, never answered: the attempt timeout cuts it
+			case <-r.Context().Done():
+			case <-stop:
+			}
+		default:
+			io.WriteString(w, "not found")
+		}
+	}))
+	defer srv.Close()
+	defer close(stop)
+	base := srv.Client().Transport.(*http.Transport).Clone()
+	defer base.CloseIdleConnections()
+	var client *http.Client
+	var lookup otelretry.Results
+	check := func(ctx context.Context, c otelretry.StateCheck) (otelretry.StateResult, error) {
+		ctx = otelretry.WithResults(otelretry.WithOperationID(ctx, "lookup-of-order-9"), &lookup)
+		req := c.Request.Clone(ctx) // the write's method, URL and headers, and the hop's Response
+		req.Method, req.URL.Path, req.Body = http.MethodGet, "/lookup", nil
+		resp, err := client.Do(req)
+		if err != nil {
+			return otelretry.StateResult{}, err
+		}
+		resp.Body.Close()
+		return otelretry.StateResult{State: attrs.StateUnknown}, nil
+	}
+	rec := tracetest.NewSpanRecorder()
+	client = &http.Client{Transport: otelretry.NewTransport(base,
+		otelretry.WithTracerProvider(sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))),
+		otelretry.WithAttemptTimeout(100*time.Millisecond), otelretry.WithDeadline(5*time.Second),
+		otelretry.WithoutBudget(), otelretry.WithStateCheck(check))}
+	var caller otelretry.Results
+	ctx := otelretry.WithResults(otelretry.WithOperationID(t.Context(), "write-order-9"), &caller)
+	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, srv.URL+"/old", strings.NewReader("order 9"))
+	if _, err := client.Do(req); !errors.Is(err, otelretry.ErrOutcomeUnknown) {
+		t.Fatalf("err = %v, want the write's outcome unknown", err)
+	}
+	ops := lookup.Operations()
+	if len(ops) != 2 || ops[0].OperationID != "lookup-of-order-9" || ops[1].OperationID != "lookup-of-order-9" {
+		t.Errorf("the lookup's slot holds %+v, want its two hops under lookup-of-order-9", ops)
+	}
+	for _, op := range caller.Operations() {
+		if op.OperationID != "write-order-9" {
+			t.Errorf("the caller's slot holds %+v, want the write's hops alone", op)
+		}
+	}
+	hops := map[string]int64{} // an operation span's id and redirects -> count
+	for _, s := range spantest.Operations(rec.Ended()) {
+		redirects, _ := spantest.Attr(s, attrs.RedirectsKey)
+		hops[attrOf(s, attrs.OperationIDKey).AsString()+" after "+redirects.Emit()]++
+	}
+	want := map[string]int64{"write-order-9 after ": 1, "write-order-9 after 1": 1,
+		"lookup-of-order-9 after ": 1, "lookup-of-order-9 after 1": 1}
+	if !maps.Equal(hops, want) {
+		t.Errorf("operation spans by id and redirects before: %v, want %v", hops, want)
 	}
 }

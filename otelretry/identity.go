@@ -79,10 +79,14 @@ type scope struct {
 	oc      *operationContext
 	intent  Intent
 	results *resultsSlot
-	// nested: the call was made from inside another operation (see
-	// scopeOf).
-	nested bool
+	// at is the nearest boundary above the call's context, nil for the
+	// caller's own; a call made from inside another operation (see
+	// scopeOf) has one.
+	at *boundary
 }
+
+// nested reports whether the call was made from inside another operation.
+func (sc scope) nested() bool { return sc.at != nil }
 
 // attemptKey is the context key under which an attempt's context finds
 // its attempt (see attemptContext).
@@ -97,6 +101,10 @@ func lookupContext(ctx context.Context) context.Context { return withBoundary(ct
 // operations that share it.
 type identity struct {
 	id string // "" until first needed: see opID
+	// at is the boundary above the caller's context (see scope): the next
+	// hop of a redirect chain, which http.Client sends with the same
+	// context, is below the same one.
+	at *boundary
 	// oc is the caller's WithOperationID state: attempt numbers count on
 	// across the operations made under it.
 	oc *operationContext
@@ -114,7 +122,7 @@ type identity struct {
 // continues (a redirect hop, prev), else the caller's (WithOperationID),
 // whose operations it counts.
 func newIdentity(sc scope, prev *chain) identity {
-	id := identity{oc: sc.oc}
+	id := identity{at: sc.at, oc: sc.oc}
 	switch {
 	case prev != nil:
 		id.id, id.attemptBase, id.redirects = prev.ident.opID(), prev.attempts, prev.redirects+1
@@ -213,7 +221,7 @@ type chain struct {
 // operation's, and is never counted as a repeat of it.
 func scopeOf(ctx context.Context) scope {
 	at := boundaryOf(ctx)
-	sc := scope{intent: intentSince(ctx, at), results: resultsSince(ctx, at), nested: at != nil}
+	sc := scope{intent: intentSince(ctx, at), results: resultsSince(ctx, at), at: at}
 	if oc, ok := ctx.Value(operationIDKey{}).(*operationContext); ok && oc.at == at {
 		sc.oc = oc
 	}

@@ -114,7 +114,7 @@ func TestScopeOfHonoursWhatWasAddedSinceTheNearestBoundary(t *testing.T) {
 		return got
 	}
 	sc := scopeOf(outer)
-	if sc.nested || sc.oc == nil || sc.oc.id != "outer" || !sc.intent.Repeatable || !slices.Equal(reported(sc, outerSlot, callerSlot), []bool{true, true}) {
+	if sc.nested() || sc.oc == nil || sc.oc.id != "outer" || !sc.intent.Repeatable || !slices.Equal(reported(sc, outerSlot, callerSlot), []bool{true, true}) {
 		t.Errorf("scope of the caller's context = %+v, want everything it carries, both slots", sc)
 	}
 	for name, hookCtx := range map[string]context.Context{
@@ -122,14 +122,14 @@ func TestScopeOfHonoursWhatWasAddedSinceTheNearestBoundary(t *testing.T) {
 		"the state check's lookup": lookupContext(outer),
 	} {
 		sc := scopeOf(hookCtx)
-		if !sc.nested || sc.oc != nil || sc.intent != (Intent{}) || sc.results != nil {
+		if !sc.nested() || sc.oc != nil || sc.intent != (Intent{}) || sc.results != nil {
 			t.Errorf("scope of %s = %+v, want nested with nothing of the outer operation", name, sc)
 		}
 		own, also := &Results{}, &Results{}
 		ctx := WithResults(WithOperationID(WithIntent(hookCtx, Intent{NoRetry: true}), "lookup-of-order-9"), own)
 		ctx = WithResults(ctx, also)
 		sc = scopeOf(ctx)
-		if !sc.nested || sc.oc == nil || sc.oc.id != "lookup-of-order-9" || sc.intent != (Intent{NoRetry: true}) ||
+		if !sc.nested() || sc.oc == nil || sc.oc.id != "lookup-of-order-9" || sc.intent != (Intent{NoRetry: true}) ||
 			!slices.Equal(reported(sc, own, also, outerSlot, callerSlot), []bool{true, true, false, false}) {
 			t.Errorf("scope of %s with its own id, intent and slots = %+v; want those alone", name, sc)
 		}

@@ -108,7 +108,7 @@ func (op *operation) begin(held *holdings) {
 	op.plan = judgeRequest(requestFacts{method: methodOf(req), hasBody: hasBody, hasGetBody: req.GetBody != nil,
 		contentLength: req.ContentLength, intent: sc.intent,
 		callerKey: t.policy.generateKeys && carriesKey(req.Header, t.policy.keyHeaders)}, t.policy)
-	prev := chainOf(req)
+	prev := chainOf(req, sc.at)
 	op.ident = newIdentity(sc, prev)
 	var chainDeadline time.Time
 	if prev != nil {
@@ -116,7 +116,7 @@ func (op *operation) begin(held *holdings) {
 	}
 	op.clock = newClock(start, op.plan.limit, ctx, chainDeadline)
 	t.sender.rec.startOperation(&op.tel, ctx, req, op.plan.method, &op.ident, &op.clock)
-	if op.ident.oc == nil && prev == nil && !sc.nested && op.tel.recording {
+	if op.ident.oc == nil && prev == nil && !sc.nested() && op.tel.recording {
 		if parent := trace.SpanContextFromContext(ctx); parent.IsValid() {
 			op.ident.countRepeats(t.repeats.next(parent))
 		}
