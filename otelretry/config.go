@@ -568,10 +568,14 @@ func WithAttemptHeader(name string) Option {
 // A layer above that sends the operation again (go-retryablehttp, an SDK's
 // retryer, a loop) reuses its key when the operation has an id of its
 // own (WithOperationID): an operation that repeats an earlier one under
-// that context with the same method and URL, after it did not succeed,
-// takes its key. Any other request gets its own, so two different writes
-// under one id never share a key. Without WithOperationID, each RoundTrip
-// is an operation with a key of its own.
+// that context with the same method, URL and body, after the earlier
+// one's outcome was left unknown (ErrOutcomeUnknown), takes its key. Any
+// other request gets its own, so two different writes under one id never
+// share a key: another body, or a write sent again after it was answered
+// (applied, or refused with a 400). The body is told by reading it once
+// more through GetBody; a write without GetBody always gets a key of its
+// own. Without WithOperationID, each RoundTrip is an operation with a key
+// of its own.
 //
 // The operation span and each attempt record retry.idempotency_key.source
 // (generated, or caller) and retry.idempotency_contract; the key's value

@@ -6,8 +6,11 @@ package otelretry
 import (
 	"crypto/rand"
 	"encoding/hex"
+	"hash/maphash"
+	"io"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"sync"
 )
@@ -95,13 +98,44 @@ func requestOf(method string, u *url.URL) string {
 	return method + " " + c.String()
 }
 
+// repeatOf names req as a write a layer above may send again (see
+// keyMemory): its method, URL and body, which two different writes to one
+// URL (a job's two orders) do not share. The body is read once more
+// through GetBody, into a hash; without GetBody, or when GetBody fails, the
+// body cannot be told and ok is false: the write gets a key of its own.
+func repeatOf(method string, req *http.Request) (name string, ok bool) {
+	name = requestOf(method, req.URL)
+	if req.Body == nil || req.Body == http.NoBody {
+		return name, true
+	}
+	if req.GetBody == nil {
+		return "", false
+	}
+	body, err := req.GetBody()
+	if err != nil || body == nil {
+		return "", false
+	}
+	defer body.Close()
+	var h maphash.Hash
+	h.SetSeed(bodySeed)
+	n, err := io.Copy(&h, body)
+	if err != nil {
+		return "", false
+	}
+	return name + " body:" + strconv.FormatInt(n, 10) + ":" + strconv.FormatUint(h.Sum64(), 16), true
+}
+
+// bodySeed is the process's seed for repeatOf's hash: names are compared
+// within the process alone.
+var bodySeed = maphash.MakeSeed()
+
 // keyMemory is the idempotency keys an operation context (WithOperationID)
-// keeps for the operations made under it that did not succeed, by
-// request, so that a layer above that sends one again reuses its key: its
-// earlier try may have been applied. A key is taken by the first operation
-// that repeats its request, and kept again if that one fails too; an
-// operation that succeeds lets its key go, so that a later write of the
-// same request is a new one. At most maxRememberedKeys are kept, the
+// keeps for the writes made under it whose outcome is unknown, by request
+// (repeatOf), so that a layer above that sends one again reuses its key:
+// its earlier try may have been applied. A key is taken by the first
+// operation that repeats its request, and kept again if that one's outcome
+// is unknown too; an operation that is answered (applied, or refused) lets
+// its key go, so that a later write of the same request is a new one. At most maxRememberedKeys are kept, the
 // oldest forgotten first (its repeat then gets a key of its own).
 type keyMemory struct {
 	mu   sync.Mutex

@@ -341,6 +341,66 @@ func TestDifferentWritesUnderOneOperationIDNeverShareAKey(t *testing.T) {
 	}
 }
 
+// Two different writes to one URL under one id (a job's two orders) never
+// share a key, whether the first was refused (a 400: before, its key was
+// kept for any later POST to the URL, which went out under it and was
+// refused 422, the second order never created) or its answer was lost.
+// A write refused and sent again is a new one too.
+func TestAJobsTwoOrdersToOneURLNeverShareAKey(t *testing.T) {
+	t.Run("the first refused", func(t *testing.T) {
+		var mu sync.Mutex
+		byKey := map[string]string{} // key -> the payload first sent under it
+		created := map[string]bool{}
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			b, _ := io.ReadAll(r.Body)
+			key := r.Header.Get("Idempotency-Key")
+			mu.Lock()
+			defer mu.Unlock()
+			if prev, ok := byKey[key]; ok && prev != string(b) {
+				w.WriteHeader(http.StatusUnprocessableEntity) // the draft: the key reused with another payload
+				return
+			}
+			byKey[key] = string(b)
+			if string(b) == "item-1" {
+				w.WriteHeader(http.StatusBadRequest) // item 1 is invalid
+				return
+			}
+			created[string(b)] = true
+			w.WriteHeader(http.StatusCreated)
+		}))
+		defer srv.Close()
+		client, _ := keyClient(t)
+		ctx := otelretry.WithOperationID(t.Context(), "import-job-7")
+		for _, item := range []string{"item-1", "item-2", "item-1"} {
+			if _, _, err := send(t, client, ctx, http.MethodPost, srv.URL+"/orders", item); err != nil {
+				t.Fatalf("%s: %v", item, err)
+			}
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		if len(byKey) != 3 {
+			t.Errorf("three writes went out under %d distinct keys, want 3", len(byKey))
+		}
+		if !created["item-2"] {
+			t.Errorf("item-2 was never created: it was sent under item-1's key")
+		}
+	})
+	t.Run("the first's answer lost", func(t *testing.T) {
+		srv := newKeyStore(t, lostOnce)
+		client, _ := keyClient(t, otelretry.WithMaxAttempts(1))
+		ctx := otelretry.WithOperationID(t.Context(), "import-job-8")
+		if _, _, err := send(t, client, ctx, http.MethodPost, srv.URL+"/orders", `{"sku":"A1"}`); !errors.Is(err, otelretry.ErrOutcomeUnknown) {
+			t.Fatalf("the first order: %v, want its outcome unknown", err)
+		}
+		if status, _, err := send(t, client, ctx, http.MethodPost, srv.URL+"/orders", `{"sku":"B2"}`); err != nil || status != http.StatusCreated {
+			t.Fatalf("the second order: %d, %v; want it created", status, err)
+		}
+		if keys := srv.keysSent("Idempotency-Key"); len(keys) != 2 || keys[0] == keys[1] {
+			t.Errorf("keys %q, want one per order", keys)
+		}
+	})
+}
+
 // A key the caller (an SDK, a PrepareAttemptFunc) set is kept, never replaced,
 // and relied on as the generated one is; one in a header otelretry knows
 // for a key but the user did not declare (X-Idempotency-Key) is kept, and
@@ -497,8 +557,11 @@ func TestDraftAnswersOnTheWire(t *testing.T) {
 		if _, _, err := send(t, client, ctx, http.MethodPost, srv.URL+"/orders", `{"sku":"A1"}`); err == nil {
 			t.Fatal("the lost answer came back")
 		}
-		// A layer above builds the request again, with another payload.
-		status, _, err := send(t, client, ctx, http.MethodPost, srv.URL+"/orders", `{"sku":"B2"}`)
+		// A layer above builds the request again, with another payload and
+		// the key it read from the first (a generated key is never reused
+		// for another body: TestAJobsTwoOrdersToOneURLNeverShareAKey).
+		status, _, err := send(t, client, ctx, http.MethodPost, srv.URL+"/orders", `{"sku":"B2"}`,
+			"Idempotency-Key", srv.keysSent("Idempotency-Key")[0])
 		if err != nil || status != http.StatusUnprocessableEntity {
 			t.Fatalf("%d, %v; want the 422 returned", status, err)
 		}

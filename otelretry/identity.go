@@ -114,7 +114,8 @@ type identity struct {
 	redirects   int // hops before this one in a redirect chain
 	repeat      int // operations made before this one under the same context
 	// key is the operation's generated idempotency key, "" when it has
-	// none; request names the request it was generated for (requestOf).
+	// none; request names the write it was generated for (repeatOf), ""
+	// when it cannot be told.
 	key, request string
 }
 
@@ -136,16 +137,18 @@ func newIdentity(sc scope, prev *chain) identity {
 }
 
 // takeKey gives the operation its idempotency key (WithIdempotencyKeys),
-// for request: the key of an earlier operation under the same
-// WithOperationID that sent the same request and did not succeed (a layer
-// above sends it again: its earlier tries may have been applied), else a
-// new one.
-func (i *identity) takeKey(request string) string {
-	i.request = request
+// for req: the key of an earlier operation under the same WithOperationID
+// that sent the same write (method, URL and body; see repeatOf) and left
+// its outcome unknown (a layer above sends it again: its earlier tries may
+// have been applied), else a new one.
+func (i *identity) takeKey(method string, req *http.Request) string {
 	if i.oc != nil {
-		if k, ok := i.oc.keys.take(request); ok {
-			i.key = k
-			return k
+		if request, ok := repeatOf(method, req); ok {
+			i.request = request
+			if k, ok := i.oc.keys.take(request); ok {
+				i.key = k
+				return k
+			}
 		}
 	}
 	i.key = newIdempotencyKey()
@@ -153,10 +156,11 @@ func (i *identity) takeKey(request string) string {
 }
 
 // settleKey keeps the operation's generated key under its WithOperationID
-// for a later operation that repeats it, unless it succeeded: a write sent
-// again after a success is a new one.
-func (i *identity) settleKey(succeeded bool) {
-	if i.oc != nil && i.key != "" && !succeeded {
+// for a later operation that repeats it, when the write's outcome is
+// unknown. A write answered (applied, or refused: a 400, a 503 on every
+// attempt) and sent again is a new one.
+func (i *identity) settleKey(unknown bool) {
+	if i.oc != nil && i.key != "" && i.request != "" && unknown {
 		i.oc.keys.keep(i.request, i.key)
 	}
 }

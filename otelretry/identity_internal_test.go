@@ -6,8 +6,10 @@ package otelretry
 import (
 	"context"
 	"net/http"
+	"net/http/httptest"
 	"regexp"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -217,38 +219,60 @@ func TestSafeMethodsAndTheEmptyMethod(t *testing.T) {
 }
 
 // An operation's generated key: under WithOperationID, an operation that
-// repeats the request of an earlier one that did not succeed takes its
-// key, once; any other request, or a repeat after a success, gets its
-// own. Without WithOperationID, each operation has its own.
+// repeats the write of an earlier one (method, URL and body) whose outcome
+// was left unknown takes its key, once; any other write, a repeat after an
+// answer, or a body that cannot be read again gets its own. Without
+// WithOperationID, each operation has its own.
 func TestIdentityTakesTheKeyOfTheOperationItRepeats(t *testing.T) {
 	ctx := WithOperationID(context.Background(), "job-1")
-	op := func(ctx context.Context, request string, succeeded bool) string {
+	op := func(ctx context.Context, method, target, body string, unknown bool) string {
+		var req *http.Request
+		if body == "" {
+			req = httptest.NewRequest(method, target, nil)
+		} else {
+			req, _ = http.NewRequest(method, target, strings.NewReader(body))
+		}
+		if body == "stream" {
+			req.GetBody = nil
+		}
 		id := newIdentity(scopeOf(ctx), nil)
-		k := id.takeKey(request)
-		id.settleKey(succeeded)
+		k := id.takeKey(method, req)
+		id.settleKey(unknown)
 		return k
 	}
-	first := op(ctx, "POST http://api.test/orders", false)
-	if again := op(ctx, "POST http://api.test/orders", false); again != first {
-		t.Fatalf("a repeat after a failure got %q, want %q", again, first)
+	const orders = "http://api.test/orders"
+	first := op(ctx, "POST", orders, "order 1", true)
+	if again := op(ctx, "POST", orders, "order 1", true); again != first {
+		t.Fatalf("a repeat after an unknown outcome got %q, want %q", again, first)
 	}
-	if other := op(ctx, "POST http://api.test/invoices", false); other == first {
-		t.Fatal("another request took the key")
+	if other := op(ctx, "POST", "http://api.test/invoices", "order 1", true); other == first {
+		t.Fatal("another URL took the key")
 	}
-	if put := op(ctx, "PUT http://api.test/orders", false); put == first {
+	if put := op(ctx, "PUT", orders, "order 1", true); put == first {
 		t.Fatal("another method took the key")
 	}
-	if third := op(ctx, "POST http://api.test/orders", true); third != first {
+	if body := op(ctx, "POST", orders, "order 2", true); body == first {
+		t.Fatal("another body took the key")
+	}
+	if third := op(ctx, "POST", orders, "order 1", false); third != first {
 		t.Fatalf("the third try got %q, want %q", third, first)
 	}
-	if after := op(ctx, "POST http://api.test/orders", false); after == first {
-		t.Fatal("a write after the key's success took its key")
+	if after := op(ctx, "POST", orders, "order 1", true); after == first {
+		t.Fatal("a write after the key's answer took its key")
 	}
-	if elsewhere := op(WithOperationID(context.Background(), "job-2"), "POST http://api.test/invoices", false); elsewhere == first {
+	stream := op(ctx, "POST", orders, "stream", true)
+	if again := op(ctx, "POST", orders, "stream", true); again == stream {
+		t.Fatal("two writes whose bodies cannot be read again share a key")
+	}
+	empty := op(ctx, "DELETE", orders, "", true)
+	if again := op(ctx, "DELETE", orders, "", true); again != empty {
+		t.Fatal("a repeated write without a body got a key of its own")
+	}
+	if elsewhere := op(WithOperationID(context.Background(), "job-2"), "POST", "http://api.test/invoices", "order 1", true); elsewhere == first {
 		t.Fatal("another operation id took the key")
 	}
-	bare := op(context.Background(), "POST http://api.test/orders", false)
-	if again := op(context.Background(), "POST http://api.test/orders", false); again == bare {
+	bare := op(context.Background(), "POST", orders, "order 1", true)
+	if again := op(context.Background(), "POST", orders, "order 1", true); again == bare {
 		t.Fatal("without WithOperationID, two operations share a key")
 	}
 }

@@ -165,7 +165,7 @@ func (op *operation) beginBuffer(held *holdings) {
 // (WithIdempotencyKeys), and its id (WithOperationIDHeader).
 func (op *operation) wireHeaders() (key, id headerValue) {
 	if k := op.t.cfg.keys; op.plan.generateKey {
-		key = headerValue{k.Name, k.wireValue(op.ident.takeKey(requestOf(op.plan.method, op.req.URL)))}
+		key = headerValue{k.Name, k.wireValue(op.ident.takeKey(op.plan.method, op.req))}
 	}
 	if name := op.t.cfg.opIDHeader; name != "" {
 		id = headerValue{name, op.ident.opID()}
@@ -559,7 +559,7 @@ const maxCallerLag = time.Second
 func (op *operation) end(v verdict, now time.Duration, p *progress) {
 	op.t.sender.rec.endOperation(&op.tel, operationEnd{verdict: v, attempts: p.attempts, last: p.last,
 		contract: op.policy().contract, abandoned: p.abandoned, duration: now})
-	op.ident.settleKey(v.decision == attrs.DecisionReturn)
+	op.ident.settleKey(v.unknownWrite)
 	op.setup.bodies.release()
 	op.tel.release()
 }
