@@ -22,10 +22,13 @@ var (
 	// ErrOutcomeUnknown: a write may or may not have been applied (it timed
 	// out or its connection broke after it was sent, or the caller gave up
 	// while it was in flight). otelretry did not resend it, and refused to
-	// let net/http resend it below; a layer above otelretry may still have.
-	// Resolve it with a state check by the operation id, never by sending
-	// the write again blindly.
-	ErrOutcomeUnknown = errors.New("otelretry: outcome of the write is unknown; not resent by otelretry")
+	// let net/http resend it below, unless an idempotency contract made it
+	// repeatable (WithIdempotencyKeys, WithIdempotentMethods): then it was
+	// resent and no answer settled it. The *Error's message says which. A
+	// layer above otelretry may still have resent it. Resolve it with a
+	// state check by the operation id, never by sending the write again
+	// blindly.
+	ErrOutcomeUnknown = errors.New("otelretry: outcome of the write is unknown")
 	// ErrMaxAttempts: every allowed attempt failed.
 	ErrMaxAttempts = errors.New("otelretry: attempt limit reached")
 	// ErrBudgetExhausted: the client-wide retry budget refused a retry.
@@ -74,8 +77,9 @@ type Error struct {
 	Err error
 
 	// unknownWrite marks a write whose outcome is unknown: check_state, or
-	// a cancellation while the write was in flight.
-	unknownWrite bool
+	// a cancellation while the write was in flight. resent: otelretry sent
+	// it more than once, as its idempotency contract allows.
+	unknownWrite, resent bool
 	// stateCheckErr is the error a state check (WithStateCheck) returned,
 	// sanitized; errors.Is and errors.As reach it.
 	stateCheckErr error
@@ -142,7 +146,10 @@ func (e *Error) Error() string {
 	if e.Attempts != 1 {
 		msg += "s"
 	}
-	if e.unknownWrite {
+	switch {
+	case e.unknownWrite && e.resent:
+		msg += "; outcome of the write unknown, resent by otelretry under its idempotency contract"
+	case e.unknownWrite:
 		msg += "; outcome of the write unknown, not resent by otelretry"
 	}
 	if e.Err != nil {

@@ -197,6 +197,40 @@ func TestErrorAttemptsCountsTheCallsMade(t *testing.T) {
 	}
 }
 
+// An unknown write's error says what otelretry did with it: a plain POST
+// that timed out was not resent; one under an idempotency contract (a
+// generated key, a declared method) was, on every attempt. Before, both
+// said "not resent by otelretry", the keyed one after three sends.
+func TestAnUnknownWritesErrorSaysWhetherOtelretryResentIt(t *testing.T) {
+	for name, tc := range map[string]struct {
+		method string
+		opts   []otelretry.Option
+		sends  int
+		says   string
+	}{
+		"a plain POST":   {http.MethodPost, nil, 1, "not resent by otelretry"},
+		"a keyed POST":   {http.MethodPost, []otelretry.Option{otelretry.WithIdempotencyKeys(otelretry.DraftIdempotencyKey())}, 3, "resent by otelretry under its idempotency contract"},
+		"a declared PUT": {http.MethodPut, []otelretry.Option{otelretry.WithIdempotentMethods(http.MethodPut)}, 3, "resent by otelretry under its idempotency contract"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				h := newHarness(t, []scripted.Step{{Hang: true}, {Hang: true}, {Hang: true}}, append([]otelretry.Option{
+					otelretry.WithoutBudget(), otelretry.WithAttemptTimeout(50 * time.Millisecond),
+					otelretry.WithBackoff(otelretry.ConstantBackoff(time.Millisecond))}, tc.opts...)...)
+				req, _ := http.NewRequestWithContext(t.Context(), tc.method, "http://api.test/orders", strings.NewReader(`{"sku":"A1"}`))
+				_, err := h.transprt.RoundTrip(req)
+				var oe *otelretry.Error
+				if !errors.As(err, &oe) || !errors.Is(err, otelretry.ErrOutcomeUnknown) || len(h.base.Calls()) != tc.sends {
+					t.Fatalf("err = %v after %d sends; want the write's outcome unknown after %d", err, len(h.base.Calls()), tc.sends)
+				}
+				if !strings.Contains(err.Error(), "; outcome of the write unknown, "+tc.says) {
+					t.Errorf("err = %q, want it to say %q", err, tc.says)
+				}
+			})
+		})
+	}
+}
+
 // The error of an attempt that got no answer names what ended it: the
 // operation's deadline, the caller (its cancellation or its deadline), the
 // attempt timeout, or the base (its own error, as it is). Each stays

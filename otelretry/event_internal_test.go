@@ -92,8 +92,8 @@ func TestAttemptEventIsTheObservationAndTheVerdict(t *testing.T) {
 }
 
 // An answer's Retry-After is read once, at the answer: seconds or an
-// HTTP date; a malformed value is kept as an error and is no hint; an
-// empty one is ignored.
+// HTTP date; a malformed value is kept as an error and is no hint, an
+// empty one too (a header present with no value is malformed, not absent).
 func TestAttemptSeenReadsTheRetryAfterOfAnAnswer(t *testing.T) {
 	now := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
 	cases := []struct {
@@ -102,7 +102,7 @@ func TestAttemptSeenReadsTheRetryAfterOfAnAnswer(t *testing.T) {
 		has, fail bool
 	}{
 		{nil, 0, false, false},
-		{[]string{""}, 0, false, false},
+		{[]string{""}, 0, false, true},
 		{[]string{"3"}, 3 * time.Second, true, false},
 		{[]string{now.Add(90 * time.Second).Format(http.TimeFormat)}, 90 * time.Second, true, false},
 		{[]string{"soon"}, 0, false, true},

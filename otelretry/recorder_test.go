@@ -1326,6 +1326,39 @@ func TestMetricsServerAddressOnlyByOption(t *testing.T) {
 	}
 }
 
+// A hint header present with no value ("Retry-After:") is malformed, as
+// docs/telemetry.md lists it: a retry_after_invalid event with the problem
+// empty, and no hint (the backoff's pause). Before, it was taken for an
+// absent header and recorded nothing.
+func TestAnEmptyHintIsRecordedAsEmpty(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := newHarness(t, []scripted.Step{{Status: 503, Header: http.Header{"Retry-After": {""}}}, {Status: 200}},
+			otelretry.WithBackoff(otelretry.ConstantBackoff(7*time.Millisecond)), otelretry.WithoutBudget())
+		start := time.Now()
+		resp, err := h.client.Do(get(t, t.Context(), "http://api.test/orders"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if took := time.Since(start); took != 7*time.Millisecond {
+			t.Errorf("the retry came after %v, want the backoff's 7ms: an empty hint is no hint", took)
+		}
+		var got []string
+		for _, a := range h.attempts() {
+			for _, e := range a.Events() {
+				if e.Name == attrs.EventRetryAfterInvalid {
+					name, _ := attrValue(e.Attributes, attrs.RetryHintHeaderKey)
+					problem, _ := attrValue(e.Attributes, attrs.RetryHintProblemKey)
+					got = append(got, name+" "+problem)
+				}
+			}
+		}
+		if want := []string{"Retry-After empty"}; !slices.Equal(got, want) {
+			t.Errorf("retry_after_invalid events = %q, want %q", got, want)
+		}
+	})
+}
+
 // A malformed retry hint is recorded by its header's name and what was
 // wrong with it (retry.hint.header, retry.hint.problem on the
 // retry_after_invalid event), never by its value: a hint of any header

@@ -142,11 +142,12 @@ func defaultRetryHints() []hintHeader {
 // one is skipped (the next one present may still be the hint), and the
 // first one's header and problem are returned with whatever hint was
 // found, so that they can be recorded. A hint of 0 is a hint: the server
-// asks for no wait.
+// asks for no wait. A header present with an empty value is malformed
+// (empty), not absent.
 func retryHint(h http.Header, hints []hintHeader, now time.Time) (d time.Duration, ok bool, malformed *hintError) {
 	for _, hint := range hints {
 		v := h[hint.name] // the names are canonical: no canonicalizing per answer
-		if len(v) == 0 || v[0] == "" {
+		if len(v) == 0 {
 			continue
 		}
 		var err error

@@ -210,6 +210,7 @@ func TestRetryHintReportsTheHeaderAndTheProblem(t *testing.T) {
 		{http.Header{"Retry-After": {secret}}, "Retry-After", attrs.HintProblemNotADate},
 		{http.Header{"Retry-After": {"2.5"}}, "Retry-After", attrs.HintProblemFraction},
 		{http.Header{"X-Wait-Ms": {secret}, "Retry-After": {"1"}}, "X-Wait-Ms", attrs.HintProblemNotANumber},
+		{http.Header{"Retry-After-Ms": {""}, "Retry-After": {"1"}}, "Retry-After-Ms", attrs.HintProblemEmpty},
 	}
 	for _, tc := range cases {
 		_, _, malformed := retryHint(tc.header, hints, now)
