@@ -4,7 +4,9 @@
 package attrs_test
 
 import (
+	"os"
 	"slices"
+	"strings"
 	"testing"
 
 	semconv "go.opentelemetry.io/otel/semconv/v1.43.0"
@@ -89,4 +91,43 @@ func TestMethodOtherIsSemconvs(t *testing.T) {
 	if attrs.HTTPRequestMethodOriginalKey != semconv.HTTPRequestMethodOriginalKey {
 		t.Errorf("method_original key %q is not semconv's", attrs.HTTPRequestMethodOriginalKey)
 	}
+}
+
+// docs/telemetry.md lists each closed set the attempt span carries in its
+// row: every value, so that a value added here is documented there (the
+// retry.decision row lacked throttled).
+func TestTheTelemetryPageListsEveryValue(t *testing.T) {
+	page, err := os.ReadFile("../docs/telemetry.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows := map[string]string{}
+	for line := range strings.Lines(string(page)) {
+		if key, _, ok := strings.Cut(strings.TrimPrefix(line, "| `"), "` |"); ok && strings.HasPrefix(line, "| `") {
+			rows[key] = line
+		}
+	}
+	for key, values := range map[string][]string{
+		string(attrs.DecisionKey):   valuesOf(attrs.Decisions()),
+		string(attrs.ErrorClassKey): valuesOf(attrs.ErrorClasses()),
+	} {
+		row, ok := rows[key]
+		if !ok {
+			t.Errorf("docs/telemetry.md has no row for %s", key)
+			continue
+		}
+		for _, v := range values {
+			if !strings.Contains(row, "`"+v+"`") {
+				t.Errorf("docs/telemetry.md's %s row lacks %q:\n%s", key, v, row)
+			}
+		}
+	}
+}
+
+func valuesOf[V ~string](vs []V) []string {
+	out := make([]string, len(vs))
+	for i, v := range vs {
+		out[i] = string(v)
+	}
+	return out
 }

@@ -104,7 +104,8 @@ type Throttled struct {
 
 // NewLabels returns extra labels for the retry metrics, from a user's
 // enricher. Keys that would break the cardinality bound, carry a URL, or
-// clash with the Recorder's own labels are dropped: ids, the whole url.*
+// clash with the Recorder's own labels are dropped: ids (the operation's,
+// the request's, an idempotency key's value), the whole url.*
 // namespace and the legacy http.url and http.target (a raw query may ride
 // in any of them), and the keys the Recorder sets itself. The caller still
 // owns the rest: every distinct value is a new series.
@@ -122,7 +123,7 @@ func allowedLabel(k attribute.Key) bool {
 		return false
 	}
 	switch k {
-	case attrs.OperationIDKey, attrs.RequestIDKey, "http.url", "http.target",
+	case attrs.OperationIDKey, attrs.RequestIDKey, attrs.IdempotencyKeyValueKey, "http.url", "http.target",
 		attrs.HTTPRequestMethodKey, attrs.ServerAddressKey, attrs.OutcomeKey, attrs.ErrorTypeKey,
 		attrs.DecisionKey, attrs.ErrorClassKey, attrs.HTTPResponseStatusCodeKey, attrs.ReasonKey:
 		return false

@@ -176,14 +176,16 @@ func TestErrorTypeLabelsDurationsOnly(t *testing.T) {
 	}
 }
 
-// User labels never carry ids, URLs or the Recorder's own keys.
+// User labels never carry ids (an idempotency key's value too: it was kept
+// before), URLs or the Recorder's own keys.
 func TestNewLabelsDropsURLsIDsAndOwnKeys(t *testing.T) {
 	set := metrics.NewLabels(
 		attribute.String("dependency", "orders"),
 		attribute.String("url.query", "token=secret"), attribute.String("url.full", "http://x/?a=1"),
 		attribute.String("url.path", "/users/42"), attribute.String("http.url", "http://x/?a=1"),
 		attribute.String("http.target", "/?a=1"), attrs.OperationIDKey.String("op-1"),
-		attrs.RequestIDKey.String("op-1/attempt-1"), attrs.OutcomeKey.String("stop"),
+		attrs.RequestIDKey.String("op-1/attempt-1"), attrs.IdempotencyKeyValueKey.String("key-7f3a9c"),
+		attrs.OutcomeKey.String("stop"),
 		attrs.ErrorTypeKey.String("x"), attrs.ReasonKey.String("budget"))
 	if set.Len() != 1 {
 		t.Fatalf("kept %v, want only dependency", set.ToSlice())
