@@ -146,6 +146,9 @@ func (e *Error) Error() string {
 	if e.Attempts != 1 {
 		msg += "s"
 	}
+	if e.Reason == attrs.ReasonNotReplayable {
+		msg += "; its body cannot be sent again (no GetBody: build the request from a []byte, strings or bytes reader, or use WithBodyBuffer)"
+	}
 	switch {
 	case e.unknownWrite && e.resent:
 		msg += "; outcome of the write unknown, resent by otelretry under its idempotency contract"

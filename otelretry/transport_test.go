@@ -385,6 +385,10 @@ func TestBodyWithoutGetBodyIsNeverReplayed(t *testing.T) {
 			if !errors.Is(err, otelretry.ErrNotReplayable) {
 				t.Fatalf("err = %v, want ErrNotReplayable", err)
 			}
+			// The message says what to do, not only the last attempt's cause.
+			if !strings.Contains(err.Error(), "its body cannot be sent again (no GetBody") {
+				t.Errorf("err = %q, want it to say the body cannot be sent again and why", err)
+			}
 			assertNotReplayed(t, h)
 		})
 	})
