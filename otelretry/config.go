@@ -573,8 +573,9 @@ func WithAttemptHeader(name string) Option {
 // other request gets its own, so two different writes under one id never
 // share a key: another body, or a write sent again after it was answered
 // (applied, or refused with a 400). The body is told by reading it once
-// more through GetBody; a write without GetBody always gets a key of its
-// own. Without WithOperationID, each RoundTrip is an operation with a key
+// more through GetBody, which must return a new copy (net/http's
+// contract); a write without GetBody, or whose GetBody returns its Body
+// itself, gets a key of its own. Without WithOperationID, each RoundTrip is an operation with a key
 // of its own.
 //
 // The operation span and each attempt record retry.idempotency_key.source

@@ -101,8 +101,11 @@ func requestOf(method string, u *url.URL) string {
 // repeatOf names req as a write a layer above may send again (see
 // keyMemory): its method, URL and body, which two different writes to one
 // URL (a job's two orders) do not share. The body is read once more
-// through GetBody, into a hash; without GetBody, or when GetBody fails, the
-// body cannot be told and ok is false: the write gets a key of its own.
+// through GetBody, into a hash, before the first attempt sends req.Body:
+// GetBody must return a new copy, as net/http's contract says. Without
+// GetBody, when GetBody fails, or when it returns req.Body itself (which
+// reading would leave the first attempt empty), the body cannot be told
+// and ok is false: the write gets a key of its own.
 func repeatOf(method string, req *http.Request) (name string, ok bool) {
 	name = requestOf(method, req.URL)
 	if req.Body == nil || req.Body == http.NoBody {
@@ -116,6 +119,9 @@ func repeatOf(method string, req *http.Request) (name string, ok bool) {
 		return "", false
 	}
 	defer body.Close()
+	if mayBeTheSame(body, req.Body) {
+		return "", false
+	}
 	var h maphash.Hash
 	h.SetSeed(bodySeed)
 	n, err := io.Copy(&h, body)
@@ -123,6 +129,17 @@ func repeatOf(method string, req *http.Request) (name string, ok bool) {
 		return "", false
 	}
 	return name + " body:" + strconv.FormatInt(n, 10) + ":" + strconv.FormatUint(h.Sum64(), 16), true
+}
+
+// mayBeTheSame reports whether a and b may be one body: equal, or of a
+// type whose values cannot be compared (== panics on them).
+func mayBeTheSame(a, b io.ReadCloser) (same bool) {
+	defer func() {
+		if recover() != nil {
+			same = true
+		}
+	}()
+	return a == b
 }
 
 // bodySeed is the process's seed for repeatOf's hash: names are compared

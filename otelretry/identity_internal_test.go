@@ -5,6 +5,7 @@ package otelretry
 
 import (
 	"context"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"regexp"
@@ -263,6 +264,16 @@ func TestIdentityTakesTheKeyOfTheOperationItRepeats(t *testing.T) {
 	stream := op(ctx, "POST", orders, "stream", true)
 	if again := op(ctx, "POST", orders, "stream", true); again == stream {
 		t.Fatal("two writes whose bodies cannot be read again share a key")
+	}
+	// A GetBody that hands back req.Body itself (against net/http's
+	// contract) is never read: the first attempt sends the body whole.
+	shared := httptest.NewRequest("POST", orders, strings.NewReader("order 3"))
+	shared.GetBody = func() (io.ReadCloser, error) { return shared.Body, nil }
+	id := newIdentity(scopeOf(ctx), nil)
+	id.takeKey("POST", shared)
+	id.settleKey(true)
+	if b, _ := io.ReadAll(shared.Body); string(b) != "order 3" || id.request != "" {
+		t.Errorf("a GetBody returning req.Body: the body left %q, the repeat named %q; want it unread and no repeat", b, id.request)
 	}
 	empty := op(ctx, "DELETE", orders, "", true)
 	if again := op(ctx, "DELETE", orders, "", true); again != empty {
