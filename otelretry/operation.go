@@ -517,7 +517,7 @@ func (op *operation) fail(v verdict, cause, checkErr error, now time.Duration, p
 	err := &Error{Outcome: v.decision.Outcome(), Reason: v.reason, OperationID: op.ident.opID(), Attempts: p.attempts,
 		Err: cause, unknownWrite: v.unknownWrite, resent: v.unknownWrite && op.policy().repeatable && p.attempts > 1,
 		stateCheckErr: checkErr,
-		lastTimedOut: p.last != nil && p.last.class == attrs.ErrorClassTimeout}
+		lastTimedOut:  p.last != nil && p.last.class == attrs.ErrorClassTimeout}
 	op.report(v, 0, err, p)
 	return err
 }
