@@ -26,14 +26,15 @@
 // Telemetry follows the standard environment, through contrib's autoexport
 // and autoprop: OTEL_TRACES_EXPORTER (otlp, console, none),
 // OTEL_METRICS_EXPORTER (otlp, console, prometheus, none),
+// OTEL_LOGS_EXPORTER (otlp, console, none),
 // OTEL_EXPORTER_OTLP_PROTOCOL (grpc, http/protobuf),
 // OTEL_EXPORTER_OTLP_ENDPOINT, OTEL_PROPAGATORS, OTEL_SERVICE_NAME,
 // OTEL_RESOURCE_ATTRIBUTES, OTEL_METRICS_EXEMPLAR_FILTER (default
 // trace_based). With none of the exporter variables set, the spans go as
 // stdouttrace JSON to -traces FILE (-traces - for stdout after the report;
-// a temporary file without it) and the metrics stay in the
-// report; OTEL_EXPORTER_OTLP_ENDPOINT alone selects OTLP (http/protobuf) for
-// both.
+// a temporary file without it), the metrics stay in the report and no log
+// events are made; OTEL_EXPORTER_OTLP_ENDPOINT alone selects OTLP
+// (http/protobuf) for all three: traces, metrics and log events.
 //
 //	go run ./examples/demo
 //	OTEL_EXPORTER_OTLP_ENDPOINT=http://localhost:4318 go run ./examples/demo
