@@ -61,7 +61,9 @@ func newConfig(opts []Option) config {
 }
 
 // Default operation span names, built once for the standard methods so
-// that naming a span allocates nothing. Attempt spans are named by the
+// that naming a span allocates nothing: "retry {method}", and "retry HTTP"
+// for a method outside the standard set, which would otherwise make a
+// span name of any string a client sends. Attempt spans are named by the
 // method alone, as the HTTP semantic conventions name client spans.
 var operationNames = spanNames("retry ")
 
@@ -73,7 +75,12 @@ func spanNames(prefix string) map[string]string {
 	return names
 }
 
-func defaultOperationName(r *http.Request) string { return spanName(operationNames, "retry ", r) }
+func defaultOperationName(r *http.Request) string {
+	if name, ok := operationNames[methodOf(r)]; ok {
+		return name
+	}
+	return "retry HTTP"
+}
 
 // defaultAttemptName is the semantic conventions' client span name:
 // "{method}", or HTTP for a method outside the standard set.
@@ -83,14 +90,6 @@ func defaultAttemptName(r *http.Request) string {
 		return m
 	}
 	return "HTTP"
-}
-
-func spanName(names map[string]string, prefix string, r *http.Request) string {
-	m := methodOf(r)
-	if name, ok := names[m]; ok {
-		return name
-	}
-	return prefix + m
 }
 
 // backoffFor asks the Backoff for the pause before retry n of an

@@ -154,14 +154,15 @@ func TestConfigNilValuesAreIgnoredSilently(t *testing.T) {
 
 // The default span names: "retry {method}" for the operation, the method
 // for the attempt, as the HTTP semantic conventions name client spans, and
-// HTTP for an attempt whose method is outside the standard set.
+// HTTP for a method outside the standard set, in both (the operation's was
+// "retry " and any string a client sent).
 func TestConfigDefaultSpanNames(t *testing.T) {
 	for method, want := range map[string][2]string{
 		"":      {"retry GET", "GET"},
 		"GET":   {"retry GET", "GET"},
 		"PATCH": {"retry PATCH", "PATCH"},
-		"PURGE": {"retry PURGE", "HTTP"},
-		"get":   {"retry get", "HTTP"},
+		"PURGE": {"retry HTTP", "HTTP"},
+		"get":   {"retry HTTP", "HTTP"},
 	} {
 		r := &http.Request{Method: method}
 		if got := [2]string{defaultOperationName(r), defaultAttemptName(r)}; got != want {
