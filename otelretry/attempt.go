@@ -85,6 +85,11 @@ type attemptSetup struct {
 	key, opID headerValue
 }
 
+// sendHeaders gives every attempt the operation's key and id headers, which
+// the operation knows once its body was buffered (the key's repeat is told
+// by its body: see repeatOf).
+func (s *attemptSetup) sendHeaders(key, opID headerValue) { s.key, s.opID = key, opID }
+
 // attemptOwner is the operation an attempt belongs to: it judges what the
 // attempt came to, and records it.
 type attemptOwner interface {

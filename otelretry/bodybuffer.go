@@ -197,6 +197,19 @@ func (s *bodySource) again() func() (io.ReadCloser, error) {
 	return s.caller.GetBody
 }
 
+// bytes are the body every attempt sends, when they are known: none for a
+// request without a body, the buffer's once read; told is false for a body
+// that was not buffered.
+func (s *bodySource) bytes() (body []byte, told bool) {
+	switch {
+	case !s.hasBody:
+		return nil, true
+	case s.replayable():
+		return s.buffered.data, true
+	}
+	return nil, false
+}
+
 // useBuffer makes the buffer the source of every attempt's body.
 func (s *bodySource) useBuffer(b *bufferedBody) { s.buffered = b }
 

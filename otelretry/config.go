@@ -567,14 +567,14 @@ func WithAttemptHeader(name string) Option {
 // A layer above that sends the operation again (go-retryablehttp, an SDK's
 // retryer, a loop) reuses its key when the operation has an id of its
 // own (WithOperationID): an operation that repeats an earlier one under
-// that context with the same method, URL and body, after the earlier
-// one's outcome was left unknown (ErrOutcomeUnknown), takes its key. Any
-// other request gets its own, so two different writes under one id never
-// share a key: another body, or a write sent again after it was answered
-// (applied, or refused with a 400). The body is told by reading it once
-// more through GetBody, which must return a new copy (net/http's
-// contract); a write without GetBody, or whose GetBody returns its Body
-// itself, gets a key of its own. Without WithOperationID, each RoundTrip is an operation with a key
+// that context with the same method, URL and body, after the earlier one
+// did not succeed, takes its key. Any other request gets its own, so two
+// different writes under one id never share a key: another body, or the
+// same write sent again after it succeeded. The body is told by its bytes,
+// which the operation then reads into its buffer before the first attempt
+// (WithBodyBuffer's per-request limit, 64 KiB by default); a body of
+// unknown length or over the limit cannot be told, and gets a key of its
+// own. Without WithOperationID, each RoundTrip is an operation with a key
 // of its own.
 //
 // The operation span and each attempt record retry.idempotency_key.source

@@ -78,8 +78,12 @@ type Error struct {
 
 	// unknownWrite marks a write whose outcome is unknown: check_state, or
 	// a cancellation while the write was in flight. resent: otelretry sent
-	// it more than once, as its idempotency contract allows.
+	// it again after an attempt of unknown outcome, as only its idempotency
+	// contract allows.
 	unknownWrite, resent bool
+	// noGetBody: not_replayable because the request has no GetBody (and
+	// was not buffered), which the message says how to mend.
+	noGetBody bool
 	// stateCheckErr is the error a state check (WithStateCheck) returned,
 	// sanitized; errors.Is and errors.As reach it.
 	stateCheckErr error
@@ -146,8 +150,8 @@ func (e *Error) Error() string {
 	if e.Attempts != 1 {
 		msg += "s"
 	}
-	if e.Reason == attrs.ReasonNotReplayable {
-		msg += "; its body cannot be sent again (no GetBody: build the request from a []byte, strings or bytes reader, or use WithBodyBuffer)"
+	if e.noGetBody {
+		msg += "; its body cannot be sent again (no GetBody, and not buffered: build the request from a []byte, strings or bytes reader, or give it a ContentLength within WithBodyBuffer's limit)"
 	}
 	switch {
 	case e.unknownWrite && e.resent:

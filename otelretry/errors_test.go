@@ -211,10 +211,19 @@ func TestAnUnknownWritesErrorSaysWhetherOtelretryResentIt(t *testing.T) {
 		"a plain POST":   {http.MethodPost, nil, 1, "not resent by otelretry"},
 		"a keyed POST":   {http.MethodPost, []otelretry.Option{otelretry.WithIdempotencyKeys(otelretry.DraftIdempotencyKey())}, 3, "resent by otelretry under its idempotency contract"},
 		"a declared PUT": {http.MethodPut, []otelretry.Option{otelretry.WithIdempotentMethods(http.MethodPut)}, 3, "resent by otelretry under its idempotency contract"},
+		// The first attempt refused at dial, proven never sent: the second,
+		// the only one the server can have seen, was not resent.
+		"a keyed POST refused, then sent once": {http.MethodPost, []otelretry.Option{otelretry.WithIdempotencyKeys(otelretry.DraftIdempotencyKey())},
+			2, "not resent by otelretry"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
-				h := newHarness(t, []scripted.Step{{Hang: true}, {Hang: true}, {Hang: true}}, append([]otelretry.Option{
+				steps := []scripted.Step{{Hang: true}, {Hang: true}, {Hang: true}}
+				if strings.Contains(name, "refused") {
+					steps = []scripted.Step{{Err: &net.OpError{Op: "dial", Net: "tcp", Err: os.NewSyscallError("connect", syscall.ECONNREFUSED)}}, {Hang: true}}
+					tc.opts = append(tc.opts, otelretry.WithMaxAttempts(2))
+				}
+				h := newHarness(t, steps, append([]otelretry.Option{
 					otelretry.WithoutBudget(), otelretry.WithAttemptTimeout(50 * time.Millisecond),
 					otelretry.WithBackoff(otelretry.ConstantBackoff(time.Millisecond))}, tc.opts...)...)
 				req, _ := http.NewRequestWithContext(t.Context(), tc.method, "http://api.test/orders", strings.NewReader(`{"sku":"A1"}`))

@@ -7,7 +7,6 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"hash/maphash"
-	"io"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -98,48 +97,21 @@ func requestOf(method string, u *url.URL) string {
 	return method + " " + c.String()
 }
 
-// repeatOf names req as a write a layer above may send again (see
-// keyMemory): its method, URL and body, which two different writes to one
-// URL (a job's two orders) do not share. The body is read once more
-// through GetBody, into a hash, before the first attempt sends req.Body:
-// GetBody must return a new copy, as net/http's contract says. Without
-// GetBody, when GetBody fails, or when it returns req.Body itself (which
-// reading would leave the first attempt empty), the body cannot be told
-// and ok is false: the write gets a key of its own.
-func repeatOf(method string, req *http.Request) (name string, ok bool) {
-	name = requestOf(method, req.URL)
-	if req.Body == nil || req.Body == http.NoBody {
-		return name, true
-	}
-	if req.GetBody == nil {
+// repeatOf names a write a layer above may send again (see keyMemory):
+// its method, URL and body, which two different writes to one URL (a
+// job's two orders) do not share. The body is told by its bytes, which the
+// operation buffered before its first attempt (planBuffer), as that
+// attempt would have read them: the caller's Body, never a GetBody copy
+// (which may rewind the very reader the attempt sends). A body that was
+// not buffered (of unknown length, larger than the buffer's limit, or the
+// buffers' memory taken) cannot be told: ok is false, and the write gets a
+// key of its own (told is false).
+func repeatOf(method string, u *url.URL, body []byte, told bool) (name string, ok bool) {
+	if !told {
 		return "", false
 	}
-	body, err := req.GetBody()
-	if err != nil || body == nil {
-		return "", false
-	}
-	defer body.Close()
-	if mayBeTheSame(body, req.Body) {
-		return "", false
-	}
-	var h maphash.Hash
-	h.SetSeed(bodySeed)
-	n, err := io.Copy(&h, body)
-	if err != nil {
-		return "", false
-	}
-	return name + " body:" + strconv.FormatInt(n, 10) + ":" + strconv.FormatUint(h.Sum64(), 16), true
-}
-
-// mayBeTheSame reports whether a and b may be one body: equal, or of a
-// type whose values cannot be compared (== panics on them).
-func mayBeTheSame(a, b io.ReadCloser) (same bool) {
-	defer func() {
-		if recover() != nil {
-			same = true
-		}
-	}()
-	return a == b
+	return requestOf(method, u) + " body:" + strconv.Itoa(len(body)) + ":" +
+		strconv.FormatUint(maphash.Bytes(bodySeed, body), 16), true
 }
 
 // bodySeed is the process's seed for repeatOf's hash: names are compared
@@ -147,13 +119,15 @@ func mayBeTheSame(a, b io.ReadCloser) (same bool) {
 var bodySeed = maphash.MakeSeed()
 
 // keyMemory is the idempotency keys an operation context (WithOperationID)
-// keeps for the writes made under it whose outcome is unknown, by request
-// (repeatOf), so that a layer above that sends one again reuses its key:
-// its earlier try may have been applied. A key is taken by the first
-// operation that repeats its request, and kept again if that one's outcome
-// is unknown too; an operation that is answered (applied, or refused) lets
-// its key go, so that a later write of the same request is a new one. At most maxRememberedKeys are kept, the
-// oldest forgotten first (its repeat then gets a key of its own).
+// keeps for the writes made under it that did not succeed, by request
+// (repeatOf: method, URL and body), so that a layer above that sends one
+// again reuses its key: its earlier try may have been applied (a 504 from a
+// gateway says nothing of the app behind it). A key is taken by the first
+// operation that repeats its request, and kept again if that one does not
+// succeed either; an operation that succeeds lets its key go, so that a
+// later write of the same request is a new one. At most maxRememberedKeys
+// are kept, the oldest forgotten first (its repeat then gets a key of its
+// own).
 type keyMemory struct {
 	mu   sync.Mutex
 	keys []rememberedKey // oldest first

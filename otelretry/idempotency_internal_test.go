@@ -4,12 +4,10 @@
 package otelretry
 
 import (
-	"io"
 	"net/http"
 	"net/url"
 	"regexp"
 	"strconv"
-	"strings"
 	"testing"
 )
 
@@ -114,30 +112,5 @@ func TestReplayedReadsIdempotentReplayed(t *testing.T) {
 	}
 	if replayed(http.Header{}) {
 		t.Error("no header read as replayed")
-	}
-}
-
-// uncomparableBody is a body whose values == cannot compare (it panics).
-type uncomparableBody struct{ parts []string }
-
-func (uncomparableBody) Read([]byte) (int, error) { return 0, io.EOF }
-func (uncomparableBody) Close() error             { return nil }
-
-// Two bodies may be one when equal, or when they cannot be compared: then
-// repeatOf must not read the copy, and must not panic either.
-func TestMayBeTheSame(t *testing.T) {
-	a, b := io.NopCloser(strings.NewReader("x")), io.NopCloser(strings.NewReader("x"))
-	for name, tc := range map[string]struct {
-		x, y io.ReadCloser
-		want bool
-	}{
-		"one body":     {a, a, true},
-		"two copies":   {a, b, false},
-		"uncomparable": {uncomparableBody{}, uncomparableBody{}, true},
-		"other types":  {uncomparableBody{}, a, false},
-	} {
-		if got := mayBeTheSame(tc.x, tc.y); got != tc.want {
-			t.Errorf("%s: %v, want %v", name, got, tc.want)
-		}
 	}
 }

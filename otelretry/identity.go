@@ -7,6 +7,7 @@ import (
 	"context"
 	"math/rand/v2"
 	"net/http"
+	"net/url"
 	"slices"
 	"strconv"
 	"sync"
@@ -137,13 +138,14 @@ func newIdentity(sc scope, prev *chain) identity {
 }
 
 // takeKey gives the operation its idempotency key (WithIdempotencyKeys),
-// for req: the key of an earlier operation under the same WithOperationID
-// that sent the same write (method, URL and body; see repeatOf) and left
-// its outcome unknown (a layer above sends it again: its earlier tries may
-// have been applied), else a new one.
-func (i *identity) takeKey(method string, req *http.Request) string {
+// for the write of method to u with body (told: the body is known, see
+// bodySource.bytes): the key of an earlier operation
+// under the same WithOperationID that sent the same write (method, URL
+// and body; see repeatOf) and did not succeed (a layer above sends it
+// again: its earlier tries may have been applied), else a new one.
+func (i *identity) takeKey(method string, u *url.URL, body []byte, told bool) string {
 	if i.oc != nil {
-		if request, ok := repeatOf(method, req); ok {
+		if request, ok := repeatOf(method, u, body, told); ok {
 			i.request = request
 			if k, ok := i.oc.keys.take(request); ok {
 				i.key = k
@@ -156,11 +158,11 @@ func (i *identity) takeKey(method string, req *http.Request) string {
 }
 
 // settleKey keeps the operation's generated key under its WithOperationID
-// for a later operation that repeats it, when the write's outcome is
-// unknown. A write answered (applied, or refused: a 400, a 503 on every
-// attempt) and sent again is a new one.
-func (i *identity) settleKey(unknown bool) {
-	if i.oc != nil && i.key != "" && i.request != "" && unknown {
+// for a later operation that repeats it, unless it succeeded: a write sent
+// again after a success is a new one. A repeat is the same body too, so a
+// key kept after a refusal (a 400) is never another write's.
+func (i *identity) settleKey(succeeded bool) {
+	if i.oc != nil && i.key != "" && i.request != "" && !succeeded {
 		i.oc.keys.keep(i.request, i.key)
 	}
 }

@@ -5,12 +5,10 @@ package otelretry
 
 import (
 	"context"
-	"io"
 	"net/http"
-	"net/http/httptest"
+	"net/url"
 	"regexp"
 	"slices"
-	"strings"
 	"testing"
 	"time"
 
@@ -220,70 +218,57 @@ func TestSafeMethodsAndTheEmptyMethod(t *testing.T) {
 }
 
 // An operation's generated key: under WithOperationID, an operation that
-// repeats the write of an earlier one (method, URL and body) whose outcome
-// was left unknown takes its key, once; any other write, a repeat after an
-// answer, or a body that cannot be read again gets its own. Without
-// WithOperationID, each operation has its own.
+// repeats the write of an earlier one (method, URL and body) that did not
+// succeed takes its key, once; any other write, a repeat after a success,
+// or a body that was not buffered gets its own. Without WithOperationID,
+// each operation has its own.
 func TestIdentityTakesTheKeyOfTheOperationItRepeats(t *testing.T) {
 	ctx := WithOperationID(context.Background(), "job-1")
-	op := func(ctx context.Context, method, target, body string, unknown bool) string {
-		var req *http.Request
-		if body == "" {
-			req = httptest.NewRequest(method, target, nil)
-		} else {
-			req, _ = http.NewRequest(method, target, strings.NewReader(body))
-		}
-		if body == "stream" {
-			req.GetBody = nil
+	op := func(ctx context.Context, method, target, body string, succeeded bool) string {
+		u, _ := url.Parse(target)
+		src := &bodySource{hasBody: body != ""}
+		if body != "" && body != "unbuffered" {
+			src.useBuffer(&bufferedBody{data: []byte(body)})
 		}
 		id := newIdentity(scopeOf(ctx), nil)
-		k := id.takeKey(method, req)
-		id.settleKey(unknown)
+		data, told := src.bytes()
+		k := id.takeKey(method, u, data, told)
+		id.settleKey(succeeded)
 		return k
 	}
 	const orders = "http://api.test/orders"
-	first := op(ctx, "POST", orders, "order 1", true)
-	if again := op(ctx, "POST", orders, "order 1", true); again != first {
-		t.Fatalf("a repeat after an unknown outcome got %q, want %q", again, first)
+	first := op(ctx, "POST", orders, "order 1", false)
+	if again := op(ctx, "POST", orders, "order 1", false); again != first {
+		t.Fatalf("a repeat after a failure got %q, want %q", again, first)
 	}
-	if other := op(ctx, "POST", "http://api.test/invoices", "order 1", true); other == first {
+	if other := op(ctx, "POST", "http://api.test/invoices", "order 1", false); other == first {
 		t.Fatal("another URL took the key")
 	}
-	if put := op(ctx, "PUT", orders, "order 1", true); put == first {
+	if put := op(ctx, "PUT", orders, "order 1", false); put == first {
 		t.Fatal("another method took the key")
 	}
-	if body := op(ctx, "POST", orders, "order 2", true); body == first {
+	if body := op(ctx, "POST", orders, "order 2", false); body == first {
 		t.Fatal("another body took the key")
 	}
-	if third := op(ctx, "POST", orders, "order 1", false); third != first {
+	if third := op(ctx, "POST", orders, "order 1", true); third != first {
 		t.Fatalf("the third try got %q, want %q", third, first)
 	}
-	if after := op(ctx, "POST", orders, "order 1", true); after == first {
-		t.Fatal("a write after the key's answer took its key")
+	if after := op(ctx, "POST", orders, "order 1", false); after == first {
+		t.Fatal("a write after the key's success took its key")
 	}
-	stream := op(ctx, "POST", orders, "stream", true)
-	if again := op(ctx, "POST", orders, "stream", true); again == stream {
-		t.Fatal("two writes whose bodies cannot be read again share a key")
+	unbuffered := op(ctx, "POST", orders, "unbuffered", false)
+	if again := op(ctx, "POST", orders, "unbuffered", false); again == unbuffered {
+		t.Fatal("two writes whose bodies were not buffered share a key")
 	}
-	// A GetBody that hands back req.Body itself (against net/http's
-	// contract) is never read: the first attempt sends the body whole.
-	shared := httptest.NewRequest("POST", orders, strings.NewReader("order 3"))
-	shared.GetBody = func() (io.ReadCloser, error) { return shared.Body, nil }
-	id := newIdentity(scopeOf(ctx), nil)
-	id.takeKey("POST", shared)
-	id.settleKey(true)
-	if b, _ := io.ReadAll(shared.Body); string(b) != "order 3" || id.request != "" {
-		t.Errorf("a GetBody returning req.Body: the body left %q, the repeat named %q; want it unread and no repeat", b, id.request)
-	}
-	empty := op(ctx, "DELETE", orders, "", true)
-	if again := op(ctx, "DELETE", orders, "", true); again != empty {
+	empty := op(ctx, "DELETE", orders, "", false)
+	if again := op(ctx, "DELETE", orders, "", false); again != empty {
 		t.Fatal("a repeated write without a body got a key of its own")
 	}
-	if elsewhere := op(WithOperationID(context.Background(), "job-2"), "POST", "http://api.test/invoices", "order 1", true); elsewhere == first {
+	if elsewhere := op(WithOperationID(context.Background(), "job-2"), "POST", "http://api.test/invoices", "order 1", false); elsewhere == first {
 		t.Fatal("another operation id took the key")
 	}
-	bare := op(context.Background(), "POST", orders, "order 1", true)
-	if again := op(context.Background(), "POST", orders, "order 1", true); again == bare {
+	bare := op(context.Background(), "POST", orders, "order 1", false)
+	if again := op(context.Background(), "POST", orders, "order 1", false); again == bare {
 		t.Fatal("without WithOperationID, two operations share a key")
 	}
 }

@@ -107,7 +107,7 @@ func (op *operation) begin(held *holdings) {
 	hasBody := req.Body != nil && req.Body != http.NoBody
 	op.plan = judgeRequest(requestFacts{method: methodOf(req), hasBody: hasBody, hasGetBody: req.GetBody != nil,
 		contentLength: req.ContentLength, intent: sc.intent,
-		callerKey: t.policy.generateKeys && carriesKey(req.Header, t.policy.keyHeaders)}, t.policy)
+		callerKey: t.policy.generateKeys && carriesKey(req.Header, t.policy.keyHeaders), named: sc.oc != nil}, t.policy)
 	prev := chainOf(req, sc.at)
 	op.ident = newIdentity(sc, prev)
 	var chainDeadline time.Time
@@ -122,11 +122,11 @@ func (op *operation) begin(held *holdings) {
 		}
 	}
 	op.keys = keysOf(t.budget, req)
-	key, id := op.wireHeaders()
 	op.setup = attemptSetup{owner: op, sender: &t.sender, ctx: op.tel.ctx, caller: req, clock: &op.clock,
-		bodies: bodySource{caller: req, hasBody: hasBody}, maxAttempts: op.plan.attemptLimit(), key: key, opID: id}
+		bodies: bodySource{caller: req, hasBody: hasBody}, maxAttempts: op.plan.attemptLimit()}
 	op.beginRace(hedgingOf(sc.intent, t.cfg.hedging))
 	op.beginBuffer(held)
+	op.setup.sendHeaders(op.wireHeaders()) // after the buffer, which tells a repeat's body
 }
 
 // beginRace gives a read that may be hedged (h on, more than one attempt)
@@ -165,7 +165,8 @@ func (op *operation) beginBuffer(held *holdings) {
 // (WithIdempotencyKeys), and its id (WithOperationIDHeader).
 func (op *operation) wireHeaders() (key, id headerValue) {
 	if k := op.t.cfg.keys; op.plan.generateKey {
-		key = headerValue{k.Name, k.wireValue(op.ident.takeKey(op.plan.method, op.req))}
+		body, told := op.setup.bodies.bytes()
+		key = headerValue{k.Name, k.wireValue(op.ident.takeKey(op.plan.method, op.req.URL, body, told))}
 	}
 	if name := op.t.cfg.opIDHeader; name != "" {
 		id = headerValue{name, op.ident.opID()}
@@ -515,9 +516,9 @@ func (op *operation) fail(v verdict, cause, checkErr error, now time.Duration, p
 	}
 	op.end(v, now, p)
 	err := &Error{Outcome: v.decision.Outcome(), Reason: v.reason, OperationID: op.ident.opID(), Attempts: p.attempts,
-		Err: cause, unknownWrite: v.unknownWrite, resent: v.unknownWrite && op.policy().repeatable && p.attempts > 1,
-		stateCheckErr: checkErr,
-		lastTimedOut:  p.last != nil && p.last.class == attrs.ErrorClassTimeout}
+		Err: cause, unknownWrite: v.unknownWrite, resent: v.unknownWrite && p.resentUnresolved, stateCheckErr: checkErr,
+		noGetBody:    v.reason == attrs.ReasonNotReplayable && op.req.GetBody == nil && op.setup.bodies.err() == nil,
+		lastTimedOut: p.last != nil && p.last.class == attrs.ErrorClassTimeout}
 	op.report(v, 0, err, p)
 	return err
 }
@@ -560,7 +561,7 @@ const maxCallerLag = time.Second
 func (op *operation) end(v verdict, now time.Duration, p *progress) {
 	op.t.sender.rec.endOperation(&op.tel, operationEnd{verdict: v, attempts: p.attempts, last: p.last,
 		contract: op.policy().contract, abandoned: p.abandoned, duration: now})
-	op.ident.settleKey(v.unknownWrite)
+	op.ident.settleKey(v.decision == attrs.DecisionReturn)
 	op.setup.bodies.release()
 	op.tel.release()
 }

@@ -814,6 +814,9 @@ type requestFacts struct {
 	// key (policyConfig.keyHeaders), whatever its value: the caller chose
 	// its key, and none is generated.
 	callerKey bool
+	// named: the operation has an id of the caller's (WithOperationID),
+	// under which a generated key is kept for a repeat (see repeatOf).
+	named bool
 }
 
 // policyConfig is the part of the Transport's configuration the judgment
@@ -913,25 +916,30 @@ func judgeRequest(f requestFacts, c policyConfig) requestPlan {
 	p.contract = !p.safe && (f.intent.Repeatable || c.idempotentMethods[f.method])
 	p.write = !p.safe && !f.intent.Repeatable
 	p.generateKey = c.generateKeys && p.write && !f.callerKey
-	p.planBuffer(f.contentLength, c.bufferPerRequest)
+	p.planBuffer(f.contentLength, c.bufferPerRequest, p.generateKey && f.named && f.hasBody)
 	return p
 }
 
 // planBuffer decides whether the request's body is buffered, with a body
 // of contentLength bytes and a per-request limit of perRequest (0: no
-// buffering). Buffering is worth it only for a body that cannot be had
-// again, of a request that may make another attempt.
-func (p *requestPlan) planBuffer(contentLength, perRequest int64) {
-	if p.replayable || perRequest <= 0 || p.noRetry || p.maxAttempts < 2 {
+// buffering). Buffering is worth it for a body that cannot be had again,
+// of a request that may make another attempt, and for a write whose
+// generated key a repeat may take (toTellRepeats): its body is told by
+// the buffer's bytes, read before the first attempt as the attempt would
+// read them (see repeatOf).
+func (p *requestPlan) planBuffer(contentLength, perRequest int64, toTellRepeats bool) {
+	forRetries := !p.replayable && !p.noRetry && p.maxAttempts >= 2
+	if perRequest <= 0 || !(forRetries || toTellRepeats) {
 		return
 	}
 	switch {
+	case contentLength > 0 && contentLength <= perRequest:
+		p.buffer = true
+	case !forRetries: // a key of its own, and nothing to record
 	case contentLength <= 0:
 		p.notBuffered = attrs.BodyBufferUnknownLength
-	case contentLength > perRequest:
-		p.notBuffered = attrs.BodyBufferTooLarge
 	default:
-		p.buffer = true
+		p.notBuffered = attrs.BodyBufferTooLarge
 	}
 }
 

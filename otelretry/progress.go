@@ -18,8 +18,10 @@ type progress struct {
 	lastMade int
 	// afterRetry: a retry was decided and its call not made yet.
 	afterRetry bool
-	// unresolvedWrite: a write of this operation has an unknown outcome.
-	unresolvedWrite bool
+	// unresolvedWrite: a write of this operation has an unknown outcome;
+	// resentUnresolved: an attempt was made after it (under an idempotency
+	// contract, which alone lets such a write be sent again).
+	unresolvedWrite, resentUnresolved bool
 	// last is the event of the last attempt made, nil before the first.
 	last *attemptEvent
 	// abandoned is the number of the call a retry planned and that was not
@@ -38,6 +40,7 @@ func (p progress) after(n int, ev *attemptEvent) progress {
 // started is where the operation stands once its attempt id was made (a
 // hedge is made while others are in flight).
 func (p progress) started(id attemptID) progress {
+	p.resentUnresolved = p.resentUnresolved || (p.unresolvedWrite && id.n > p.attempts)
 	p.attempts, p.lastMade = max(p.attempts, id.n), max(p.lastMade, id.number)
 	return p
 }

@@ -386,10 +386,41 @@ func TestBodyWithoutGetBodyIsNeverReplayed(t *testing.T) {
 				t.Fatalf("err = %v, want ErrNotReplayable", err)
 			}
 			// The message says what to do, not only the last attempt's cause.
-			if !strings.Contains(err.Error(), "its body cannot be sent again (no GetBody") {
+			if !strings.Contains(err.Error(), "its body cannot be sent again (no GetBody, and not buffered") {
 				t.Errorf("err = %q, want it to say the body cannot be sent again and why", err)
 			}
 			assertNotReplayed(t, h)
+		})
+	})
+}
+
+// The not-replayable advice is for a request with no GetBody whose body
+// was not buffered: a GetBody that failed, or a buffer that could not be
+// read, is not_replayable too, and the advice would tell the caller to do
+// what it already does.
+func TestNotReplayableAdviceOnlyWithoutGetBody(t *testing.T) {
+	t.Run("GetBody failed", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			h := newHarness(t, []scripted.Step{{Status: 503}, {Status: 200}}, otelretry.WithoutBudget(),
+				otelretry.WithBackoff(otelretry.ConstantBackoff(time.Millisecond)))
+			req := get(t, t.Context(), "http://api.test/report")
+			req.Body = io.NopCloser(strings.NewReader("q"))
+			req.GetBody = func() (io.ReadCloser, error) { return nil, errors.New("the spool file was removed") }
+			_, err := h.transprt.RoundTrip(req)
+			if !errors.Is(err, otelretry.ErrNotReplayable) || strings.Contains(err.Error(), "no GetBody") {
+				t.Errorf("err = %v; want ErrNotReplayable, without advice for a request with no GetBody", err)
+			}
+		})
+	})
+	t.Run("the buffer could not be read", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			h := newHarness(t, []scripted.Step{{Status: 200}}, otelretry.WithoutBudget(), otelretry.WithBodyBuffer(1<<10, 1<<20))
+			req := get(t, t.Context(), "http://api.test/report")
+			req.Body, req.GetBody, req.ContentLength = io.NopCloser(strings.NewReader("short")), nil, 100
+			_, err := h.transprt.RoundTrip(req)
+			if err == nil || strings.Contains(err.Error(), "no GetBody") {
+				t.Errorf("err = %v; want an error, without advice to buffer a body that was", err)
+			}
 		})
 	})
 }
