@@ -4,6 +4,7 @@
 package otelretry
 
 import (
+	"context"
 	"io"
 	"net/http"
 	"net/url"
@@ -18,15 +19,11 @@ type releaser interface{ release() }
 // responseBody wraps the body of a response handed to the caller. Closing
 // it releases the attempt's context: the body is bounded by the caller's
 // context alone, not by the attempt timeout, which bounded only the wait
-// for the headers. It also carries the chain its operation started, so
-// that the next hop of a redirect chain (http.Client sets
-// Request.Response to this response) stays inside the same operation
-// contract. A body that is also an io.Writer (a 101 Switching Protocols
-// connection) stays one.
+// for the headers. A body that is also an io.Writer (a 101 Switching
+// Protocols connection) stays one.
 type responseBody struct {
 	io.ReadCloser
 	owner releaser
-	chain chain
 	once  sync.Once
 }
 
@@ -36,8 +33,6 @@ func (b *responseBody) Close() error {
 	return err
 }
 
-func (b *responseBody) chained() *chain { return &b.chain }
-
 type responseReadWriteCloser struct {
 	*responseBody
 	w io.Writer
@@ -45,32 +40,56 @@ type responseReadWriteCloser struct {
 
 func (b responseReadWriteCloser) Write(p []byte) (int, error) { return b.w.Write(p) }
 
+// chainKey is the context key under which a redirect's Response.Request
+// carries the chain its operation started (see withChain).
+type chainKey struct{}
+
+// redirect reports whether http.Client follows a response of status.
+func redirect(status int) bool {
+	switch status {
+	case http.StatusMovedPermanently, http.StatusFound, http.StatusSeeOther,
+		http.StatusTemporaryRedirect, http.StatusPermanentRedirect:
+		return true
+	}
+	return false
+}
+
+// withChain returns req, the request a redirect answered, to set as the
+// response's Request, with the chain c its operation started: the next
+// hop (Request.Response set to the response) finds it there, through any
+// layer above that wraps the body (otelhttp's does) but keeps the
+// response.
+func withChain(req *http.Request, c *chain) *http.Request {
+	return req.WithContext(context.WithValue(req.Context(), chainKey{}, c))
+}
+
 // chainOf returns the chain of the operation that produced the response a
-// redirect follows, if it went through an otelretry Transport and req's
-// context is below the same boundary as that operation's, at. A request a
-// hook copies from the one it is handed (StateCheck.Request, a redirect
-// hop's, which carries Response) and sends with its own context is below
-// another boundary: an operation of its own, not the chain's next hop.
+// redirect follows, if it went through an otelretry Transport and req is
+// its next hop: below the same boundary as that operation's context, at (a
+// request a hook copies from the one it is handed, StateCheck.Request, a
+// redirect hop's, which carries Response, and sends with its own context
+// is below another: an operation of its own), and the first to follow it
+// (a request the caller builds again from a finished chain's last
+// resp.Request, whose Response was followed already, starts anew).
 func chainOf(req *http.Request, at *boundary) *chain {
-	if req.Response == nil || req.Response.Body == nil {
+	if req.Response == nil || req.Response.Request == nil {
 		return nil
 	}
-	if b, ok := req.Response.Body.(interface{ chained() *chain }); ok {
-		if c := b.chained(); c.ident.at == at {
-			return c
-		}
+	c, _ := req.Response.Request.Context().Value(chainKey{}).(*chain)
+	if c == nil || c.ident.at != at || !c.followed.CompareAndSwap(false, true) {
+		return nil
 	}
-	return nil
+	return c
 }
 
 // handOver wraps resp's body for the caller in rb (see responseBody),
 // which the operation holds, so that wrapping a plain body allocates
 // nothing.
-func handOver(resp *http.Response, rb *responseBody, owner releaser, c chain) {
+func handOver(resp *http.Response, rb *responseBody, owner releaser) {
 	if resp.Body == nil {
 		resp.Body = http.NoBody
 	}
-	rb.ReadCloser, rb.owner, rb.chain = resp.Body, owner, c
+	rb.ReadCloser, rb.owner = resp.Body, owner
 	if w, ok := resp.Body.(io.ReadWriteCloser); ok {
 		resp.Body = responseReadWriteCloser{rb, w}
 		return

@@ -8,10 +8,12 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/otelretry/otelretry-go/otelretry"
@@ -173,4 +175,50 @@ func TestBodyReadPanicWhileBufferingReachesTheCaller(t *testing.T) {
 	if resp.StatusCode != http.StatusOK || calls != 2 {
 		t.Fatalf("the next body: status %d after %d calls, want its 503 retried (the memory given back)", resp.StatusCode, calls)
 	}
+}
+
+// goexitBody is a caller's body whose Read calls runtime.Goexit, as
+// t.FailNow in a test double's Read does.
+type goexitBody struct{ closes *atomic.Int32 }
+
+func (goexitBody) Read([]byte) (int, error) { runtime.Goexit(); return 0, nil }
+func (b goexitBody) Close() error {
+	b.closes.Add(1)
+	return nil
+}
+
+// A runtime.Goexit of the caller's body's Read while otelretry buffers it
+// on a goroutine of its own ends the caller's goroutine at once, as a
+// Goexit in any other user code otelretry runs does. Before, it was taken
+// for no panic at all: RoundTrip waited out the whole deadline (30s) and
+// then blamed a body "not read by the operation deadline".
+func TestBodyReadGoexitWhileBufferingEndsTheCaller(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		base := roundTripFunc(func(r *http.Request) (*http.Response, error) {
+			io.Copy(io.Discard, r.Body)
+			return &http.Response{StatusCode: http.StatusOK, Header: http.Header{}, Body: http.NoBody, Request: r}, nil
+		})
+		rt := otelretry.NewTransport(base, otelretry.WithDeadline(30*time.Second))
+		repeatable := otelretry.WithIntent(context.Background(), otelretry.Intent{Repeatable: true})
+		var closes atomic.Int32
+		req, _ := http.NewRequestWithContext(repeatable, http.MethodPut, "http://api.test/items/1", goexitBody{&closes})
+		req.ContentLength = 5 // known and small: buffered before the first call
+		start := time.Now()
+		returned := false
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			if resp, err := rt.RoundTrip(req); err == nil {
+				resp.Body.Close()
+			}
+			returned = true
+		}()
+		<-done
+		if took := time.Since(start); took != 0 || returned {
+			t.Errorf("RoundTrip returned %v after %v; want the Read's Goexit to end the caller's goroutine at once", returned, took)
+		}
+		if n := closes.Load(); n != 1 {
+			t.Errorf("the caller's body was closed %d times, want once", n)
+		}
+	})
 }

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"runtime"
 	"sync/atomic"
 	"time"
 
@@ -94,8 +95,11 @@ func bufferBody(ctx context.Context, req *http.Request, pool *bodyPool, n int64,
 	var waiting readWait
 	go func() {
 		defer b.letGo()
-		defer waiting.handOverPanic(done)
-		done <- readExactly(req.Body, b.data)
+		read := false
+		defer func() { waiting.handOver(done, recover(), read) }()
+		err := readExactly(req.Body, b.data)
+		read = true
+		done <- err
 	}()
 	timer := time.NewTimer(left)
 	defer timer.Stop()
@@ -116,6 +120,9 @@ func bufferBody(ctx context.Context, req *http.Request, pool *bodyPool, n int64,
 		// On the caller's goroutine, where the read would have run; the
 		// operation's cleanup closes the caller's body, once.
 		b.letGo()
+		if p.value == nil {
+			runtime.Goexit()
+		}
 		panic(p.value)
 	}
 	req.Body.Close()
@@ -141,21 +148,25 @@ const (
 // then holds.
 func (w *readWait) stop() bool { return w.state.CompareAndSwap(readWaiting, readStopped) }
 
-// handOverPanic, deferred by the reading goroutine, hands a panic of the
-// read to the operation, or reports it when the operation stopped waiting.
-func (w *readWait) handOverPanic(done chan<- error) {
-	v := recover()
-	if v == nil {
+// handOver, deferred by the reading goroutine with what it recovered, v,
+// hands a panic of the read, or its runtime.Goexit (a read that neither
+// returned nor panicked), to the operation, or reports a panic when the
+// operation stopped waiting.
+func (w *readWait) handOver(done chan<- error, v any, returned bool) {
+	if v == nil && returned {
 		return
 	}
 	if w.state.CompareAndSwap(readWaiting, readPanicked) {
 		done <- readPanic{v}
 		return
 	}
-	handleStrayPanic("a request body's Read", v)
+	if v != nil {
+		handleStrayPanic("a request body's Read", v)
+	}
 }
 
-// readPanic carries a panic of the read to the operation.
+// readPanic carries a panic of the read to the operation: nil for
+// runtime.Goexit.
 type readPanic struct{ value any }
 
 func (readPanic) Error() string { return "the request body's Read panicked" }

@@ -208,12 +208,13 @@ func (i *identity) unnumber(number int) {
 // chain is what the next hop of a redirect chain takes from the hop it
 // follows (see chainOf): the operation's identity (whose id is made only
 // when a hop asks for it), the attempts made so far, the hops before it,
-// and the deadline.
+// and the deadline. followed: a hop took it, which only one may.
 type chain struct {
 	ident     *identity
 	attempts  int
 	redirects int
 	deadline  time.Time
+	followed  atomic.Bool
 }
 
 // scopeOf reads the operation's scope from ctx: what was added to it since

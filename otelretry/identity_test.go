@@ -20,6 +20,7 @@ import (
 	"testing/synctest"
 	"time"
 
+	"go.opentelemetry.io/contrib/instrumentation/net/http/otelhttp"
 	metricnoop "go.opentelemetry.io/otel/metric/noop"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
@@ -570,4 +571,91 @@ func TestCallFromAPrepareFuncIsItsOwnOperation(t *testing.T) {
 	if ops := results.Operations(); len(ops) != 1 || ops[0].OperationID != "op-1" {
 		t.Errorf("results = %+v, want the calling operation alone", ops)
 	}
+}
+
+// redirectChainThrough runs a 4-hop chain of 250ms hops under
+// WithDeadline(400ms) through an http.Client whose transport is
+// above(otelretry over below(the scripted base)), and returns how long the
+// client took, its error, and the operation spans.
+func redirectChainThrough(t *testing.T, above, below func(http.RoundTripper, *sdktrace.TracerProvider) http.RoundTripper) (time.Duration, error, []sdktrace.ReadOnlySpan) {
+	rec := tracetest.NewSpanRecorder()
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
+	rt := otelretry.NewTransport(below(scripted.New(redirectSteps(4, 250*time.Millisecond)...), tp),
+		otelretry.WithTracerProvider(tp), otelretry.WithDeadline(400*time.Millisecond))
+	client := &http.Client{Transport: above(rt, tp)}
+	start := time.Now()
+	resp, err := client.Do(get(t, t.Context(), "http://api.test/start"))
+	if resp != nil {
+		resp.Body.Close()
+	}
+	return time.Since(start), err, spantest.Operations(rec.Ended())
+}
+
+// A redirect chain keeps one operation contract (the first hop's
+// deadline, one operation id, retry.redirects on the later hops) whatever
+// layer stands between http.Client and otelretry. Before, otelhttp above
+// otelretry hid the chain (it wraps the body, where the chain was kept):
+// each hop was an operation of its own, with a deadline of its own, and
+// the 400ms chain took 1s.
+func TestARedirectChainThroughOtelhttpAboveIsOneOperation(t *testing.T) {
+	same := func(rt http.RoundTripper, _ *sdktrace.TracerProvider) http.RoundTripper { return rt }
+	instrumented := func(rt http.RoundTripper, tp *sdktrace.TracerProvider) http.RoundTripper {
+		return otelhttp.NewTransport(rt, otelhttp.WithTracerProvider(tp))
+	}
+	for name, layers := range map[string][2]func(http.RoundTripper, *sdktrace.TracerProvider) http.RoundTripper{
+		"otelretry alone":          {same, same},
+		"otelretry above otelhttp": {same, instrumented},
+		"otelhttp above otelretry": {instrumented, same},
+	} {
+		t.Run(name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				took, err, ops := redirectChainThrough(t, layers[0], layers[1])
+				if err == nil || took != 400*time.Millisecond {
+					t.Errorf("a 4-hop chain of 250ms hops under a 400ms deadline: took %v, err %v; want it cut at 400ms", took, err)
+				}
+				if len(ops) != 2 {
+					t.Fatalf("%d operation spans, want 2 hops within 400ms", len(ops))
+				}
+				if a, b := attrOf(ops[0], attrs.OperationIDKey).AsString(), attrOf(ops[1], attrs.OperationIDKey).AsString(); a != b {
+					t.Errorf("hops under operation ids %q and %q, want one", a, b)
+				}
+				if _, marked := spantest.Attr(ops[1], attrs.RedirectsKey); !marked {
+					t.Errorf("the second hop carries no %s", attrs.RedirectsKey)
+				}
+			})
+		})
+	}
+}
+
+// A request the caller builds again from a finished chain's last
+// resp.Request (to ask the final URL again later) carries the Response of
+// the hop before, which a hop already followed: it is an operation of its
+// own, not a hop of the finished chain. Before, it took that chain's id
+// and its deadline, long passed, and failed after 0 attempts.
+func TestARequestBuiltAgainFromAFinishedChainIsNotItsNextHop(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := newHarness(t, append(redirectSteps(2, time.Millisecond), scripted.Step{Status: 200}),
+			otelretry.WithDeadline(400*time.Millisecond))
+		resp, err := h.client.Do(get(t, t.Context(), "http://api.test/start"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		time.Sleep(time.Second) // the chain's deadline passed; the caller asks again
+		again, err := h.client.Do(resp.Request.Clone(t.Context()))
+		if err != nil {
+			t.Fatalf("the request built again failed: %v", err)
+		}
+		again.Body.Close()
+		ops := spantest.Operations(h.ended())
+		if len(ops) != 3 {
+			t.Fatalf("%d operation spans, want 3", len(ops))
+		}
+		if attrOf(ops[2], attrs.OperationIDKey).AsString() == attrOf(ops[0], attrs.OperationIDKey).AsString() {
+			t.Errorf("the request built again ran under the finished chain's operation id")
+		}
+		if _, marked := spantest.Attr(ops[2], attrs.RedirectsKey); marked {
+			t.Errorf("the request built again is marked as a redirect hop")
+		}
+	})
 }

@@ -476,9 +476,12 @@ func (op *operation) checkState(a *attempt, cause error, p *progress) (verdict, 
 // body is closed, so the body can be read.
 func (op *operation) succeed(resp *http.Response, a *attempt, v verdict, p *progress) *http.Response {
 	if a != nil {
-		handOver(resp, &op.body, a, chain{ident: &op.ident, attempts: op.ident.attemptBase + p.attempts,
-			redirects: op.ident.redirects, deadline: op.clock.deadline})
+		handOver(resp, &op.body, a)
 		resp.Request = op.req
+		if redirect(resp.StatusCode) {
+			resp.Request = withChain(op.req, &chain{ident: &op.ident, attempts: op.ident.attemptBase + p.attempts,
+				redirects: op.ident.redirects, deadline: op.clock.deadline})
+		}
 	}
 	op.end(v, op.clock.since(), p)
 	op.report(v, resp.StatusCode, nil, p)
