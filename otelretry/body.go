@@ -68,15 +68,16 @@ func withChain(req *http.Request, c *chain) *http.Request {
 // its next hop: below the same boundary as that operation's context, at (a
 // request a hook copies from the one it is handed, StateCheck.Request, a
 // redirect hop's, which carries Response, and sends with its own context
-// is below another: an operation of its own), and the first to follow it
-// (a request the caller builds again from a finished chain's last
-// resp.Request, whose Response was followed already, starts anew).
+// is below another: an operation of its own), while the chain has not
+// gone on from the hop it follows (a request the caller builds again from
+// a finished chain's last resp.Request starts anew; a hop that failed and
+// that a layer above sends again stays in the chain: see chain.wentOn).
 func chainOf(req *http.Request, at *boundary) *chain {
 	if req.Response == nil || req.Response.Request == nil {
 		return nil
 	}
 	c, _ := req.Response.Request.Context().Value(chainKey{}).(*chain)
-	if c == nil || c.ident.at != at || !c.followed.CompareAndSwap(false, true) {
+	if c == nil || c.ident.at != at || c.wentOn.Load() {
 		return nil
 	}
 	return c

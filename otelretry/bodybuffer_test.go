@@ -20,6 +20,7 @@ import (
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 
 	"github.com/otelretry/otelretry-go/attrs"
+	"github.com/otelretry/otelretry-go/internal/scripted"
 	"github.com/otelretry/otelretry-go/internal/spantest"
 	"github.com/otelretry/otelretry-go/otelretry"
 )
@@ -444,4 +445,46 @@ func operationReason(t *testing.T, spans *tracetest.SpanRecorder) string {
 		reason = v.AsString()
 	}
 	return reason
+}
+
+// A write buffered only to tell a repeat's key (under WithOperationID with
+// generated keys: its body has GetBody, or it can make one attempt only)
+// that finds the buffers' memory taken gets a key of its own and is sent
+// whole, with no body_not_buffered event: the body was replayable, or
+// never to be resent. Before, the span said memory_cap for it.
+func TestABodyBufferedOnlyToTellARepeatRecordsNoNotBuffered(t *testing.T) {
+	const payload = "0123456789abcdefghij" // 20 bytes, with GetBody
+	for name, tc := range map[string]struct {
+		opID bool
+		opts []otelretry.Option
+	}{
+		"too large":                      {true, []otelretry.Option{otelretry.WithBodyBuffer(10, 1<<20)}},
+		"no operation id":                {false, []otelretry.Option{otelretry.WithBodyBuffer(64<<10, 10)}},
+		"memory taken":                   {true, []otelretry.Option{otelretry.WithBodyBuffer(64<<10, 10)}},
+		"memory taken, one attempt only": {true, []otelretry.Option{otelretry.WithBodyBuffer(64<<10, 10), otelretry.WithMaxAttempts(1)}},
+	} {
+		t.Run(name, func(t *testing.T) {
+			spans := tracetest.NewSpanRecorder()
+			tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(spans))
+			base := scripted.New(scripted.Step{Status: 201})
+			rt := otelretry.NewTransport(base, append([]otelretry.Option{otelretry.WithTracerProvider(tp),
+				otelretry.WithIdempotencyKeys(otelretry.DraftIdempotencyKey())}, tc.opts...)...)
+			ctx := context.Background()
+			if tc.opID {
+				ctx = otelretry.WithOperationID(ctx, "job-1")
+			}
+			req, _ := http.NewRequestWithContext(ctx, http.MethodPost, "http://api.test/orders", strings.NewReader(payload))
+			resp, err := rt.RoundTrip(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+			if calls := base.Calls(); len(calls) != 1 || string(calls[0].Body) != payload || calls[0].Header.Get("Idempotency-Key") == "" {
+				t.Fatalf("calls %+v, want one with the payload and a key", calls)
+			}
+			if r := notBufferedReasons(spans); len(r) != 0 {
+				t.Errorf("body_not_buffered reasons %v, want none: the body needed no buffer for retries", r)
+			}
+		})
+	}
 }

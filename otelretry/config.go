@@ -818,7 +818,11 @@ func WithPrepareAttempt(f PrepareAttemptFunc) Option {
 // replayable, and the operation span gets a body_not_buffered event with
 // its reason (retry.body.not_buffered_reason). A body that cannot be read,
 // or is not read by the deadline, ends the operation before any call.
-// Requests that can make only one attempt are never buffered.
+// Requests that can make only one attempt are not buffered for retries;
+// under WithOperationID with WithIdempotencyKeys, a write's body of known
+// length up to perRequest bytes is buffered whatever its attempts, to tell
+// a repeat's body (a body that is not gets a key of its own, and no
+// event).
 // WithBodyBuffer(0, 0) turns buffering off. Negative values are ignored.
 // Default: 64 KiB per request and 8 MiB in all.
 func WithBodyBuffer(perRequest, total int64) Option {

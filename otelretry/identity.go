@@ -106,6 +106,9 @@ type identity struct {
 	// hop of a redirect chain, which http.Client sends with the same
 	// context, is below the same one.
 	at *boundary
+	// follows is the redirect chain the operation is a hop of, nil for
+	// none (see chainOf).
+	follows *chain
 	// oc is the caller's WithOperationID state: attempt numbers count on
 	// across the operations made under it.
 	oc *operationContext
@@ -124,7 +127,7 @@ type identity struct {
 // continues (a redirect hop, prev), else the caller's (WithOperationID),
 // whose operations it counts.
 func newIdentity(sc scope, prev *chain) identity {
-	id := identity{at: sc.at, oc: sc.oc}
+	id := identity{at: sc.at, oc: sc.oc, follows: prev}
 	switch {
 	case prev != nil:
 		id.id, id.attemptBase, id.redirects = prev.ident.opID(), prev.attempts, prev.redirects+1
@@ -164,6 +167,14 @@ func (i *identity) takeKey(method string, u *url.URL, body []byte, told bool) st
 func (i *identity) settleKey(succeeded bool) {
 	if i.oc != nil && i.key != "" && i.request != "" && !succeeded {
 		i.oc.keys.keep(i.request, i.key)
+	}
+}
+
+// answered records that the operation was answered with status: a hop
+// answered below 400 is where its chain went on (see chain.wentOn).
+func (i *identity) answered(status int) {
+	if i.follows != nil && status < http.StatusBadRequest {
+		i.follows.wentOn.Store(true)
 	}
 }
 
@@ -208,13 +219,17 @@ func (i *identity) unnumber(number int) {
 // chain is what the next hop of a redirect chain takes from the hop it
 // follows (see chainOf): the operation's identity (whose id is made only
 // when a hop asks for it), the attempts made so far, the hops before it,
-// and the deadline. followed: a hop took it, which only one may.
+// and the deadline. wentOn: a hop that followed it was answered (a status
+// below 400): the chain went on from that hop, or ended there, and a
+// request that still carries this hop's response (one the caller builds
+// again from the chain's last resp.Request) is no hop of it; a hop that
+// failed may be sent again by a layer above, and stays in the chain.
 type chain struct {
 	ident     *identity
 	attempts  int
 	redirects int
 	deadline  time.Time
-	followed  atomic.Bool
+	wentOn    atomic.Bool
 }
 
 // scopeOf reads the operation's scope from ctx: what was added to it since

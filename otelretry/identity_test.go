@@ -659,3 +659,41 @@ func TestARequestBuiltAgainFromAFinishedChainIsNotItsNextHop(t *testing.T) {
 		}
 	})
 }
+
+// retryOnce is a layer between http.Client and otelretry that sends a
+// request again once when it fails, as go-retryablehttp's RoundTripper or
+// any retrying middleware does with the very hop request it was handed
+// (its Response still set).
+type retryOnce struct{ next http.RoundTripper }
+
+func (r retryOnce) RoundTrip(req *http.Request) (*http.Response, error) {
+	if resp, err := r.next.RoundTrip(req); err == nil {
+		return resp, nil
+	}
+	return r.next.RoundTrip(req)
+}
+
+// A hop that failed and that a layer above sends again stays in its chain,
+// under the chain's deadline: the chain ran out at 400ms, so the second
+// try fails there without a call. (A first fix followed a chain once: the
+// second try was a fresh operation with a fresh deadline, sent, and the
+// chain took 500ms.)
+func TestAHopSentAgainByALayerAboveKeepsTheChainsDeadline(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		base := scripted.New(
+			scripted.Step{Delay: 250 * time.Millisecond, Status: http.StatusTemporaryRedirect, Header: http.Header{"Location": {"/hop-1"}}},
+			scripted.Step{Delay: time.Second, Status: 200}, // cut by the chain's deadline at 400ms
+			scripted.Step{Delay: 100 * time.Millisecond, Status: 200},
+		)
+		client := &http.Client{Transport: retryOnce{otelretry.NewTransport(base, otelretry.WithDeadline(400*time.Millisecond))}}
+		start := time.Now()
+		resp, err := client.Do(get(t, t.Context(), "http://api.test/start"))
+		if resp != nil {
+			resp.Body.Close()
+		}
+		if took := time.Since(start); err == nil || took != 400*time.Millisecond || len(base.Calls()) != 2 {
+			t.Errorf("a chain under WithDeadline(400ms), its hop sent again by a layer above: took %v, err %v, %d calls; want it cut at 400ms after 2 calls",
+				took, err, len(base.Calls()))
+		}
+	})
+}

@@ -153,7 +153,9 @@ func (op *operation) beginBuffer(held *holdings) {
 		return
 	}
 	b, notBuffered := bufferBody(op.tel.ctx, req, &t.bodies, req.ContentLength, op.clock.left())
-	t.sender.rec.recordNotBuffered(&op.tel, notBuffered)
+	if !op.plan.toTell { // a body buffered only to tell a repeat is replayable, or never resent
+		t.sender.rec.recordNotBuffered(&op.tel, notBuffered)
+	}
 	if b != nil {
 		op.setup.bodies.useBuffer(b)
 		held.callerBody = false // closed once read
@@ -475,6 +477,7 @@ func (op *operation) checkState(a *attempt, cause error, p *progress) (verdict, 
 // attempt's context (a, nil for a stored response) stays alive until the
 // body is closed, so the body can be read.
 func (op *operation) succeed(resp *http.Response, a *attempt, v verdict, p *progress) *http.Response {
+	op.ident.answered(resp.StatusCode)
 	if a != nil {
 		handOver(resp, &op.body, a)
 		resp.Request = op.req

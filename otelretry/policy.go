@@ -868,11 +868,13 @@ type requestPlan struct {
 	// replayable: the caller's body can be had again without a buffer (no
 	// body, or a GetBody).
 	replayable bool
-	// buffer: read the body into memory for retries (see bufferBody);
-	// notBuffered says why a body that is not replayable is not, when the
-	// plan alone decides it.
-	buffer      bool
-	notBuffered string
+	// buffer: read the body into memory for retries (see bufferBody), or
+	// only to tell a repeat's body (toTell: a body that needs no buffer
+	// for retries, whose not being buffered is not recorded); notBuffered
+	// says why a body that is not replayable is not, when the plan alone
+	// decides it.
+	buffer, toTell bool
+	notBuffered    string
 	// stateCheck: an unknown write will be resolved by a state check.
 	stateCheck bool
 	// verdictWrites: a service's "true" may make a write retryable.
@@ -934,7 +936,7 @@ func (p *requestPlan) planBuffer(contentLength, perRequest int64, toTellRepeats 
 	}
 	switch {
 	case contentLength > 0 && contentLength <= perRequest:
-		p.buffer = true
+		p.buffer, p.toTell = true, !forRetries
 	case !forRetries: // a key of its own, and nothing to record
 	case contentLength <= 0:
 		p.notBuffered = attrs.BodyBufferUnknownLength
