@@ -68,16 +68,16 @@ func withChain(req *http.Request, c *chain) *http.Request {
 // its next hop: below the same boundary as that operation's context, at (a
 // request a hook copies from the one it is handed, StateCheck.Request, a
 // redirect hop's, which carries Response, and sends with its own context
-// is below another: an operation of its own), while the chain has not
-// gone on from the hop it follows (a request the caller builds again from
-// a finished chain's last resp.Request starts anew; a hop that failed and
-// that a layer above sends again stays in the chain: see chain.wentOn).
+// is below another: an operation of its own), and the request that first
+// followed it, or that request again (a layer above sending a failed hop
+// again; a request built anew that carries the same response, such as one
+// built again from a finished chain's last resp.Request, starts anew).
 func chainOf(req *http.Request, at *boundary) *chain {
 	if req.Response == nil || req.Response.Request == nil {
 		return nil
 	}
 	c, _ := req.Response.Request.Context().Value(chainKey{}).(*chain)
-	if c == nil || c.ident.at != at || c.wentOn.Load() {
+	if c == nil || c.at != at || !(c.follower.CompareAndSwap(nil, req) || c.follower.Load() == req) {
 		return nil
 	}
 	return c

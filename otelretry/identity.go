@@ -107,14 +107,11 @@ type identity struct {
 	// context, is below the same one.
 	at *boundary
 	// follows is the redirect chain the operation is a hop of, nil for
-	// none (see chainOf).
+	// none (see chainOf): its attempts are numbered on from the chain's.
 	follows *chain
 	// oc is the caller's WithOperationID state: attempt numbers count on
 	// across the operations made under it.
 	oc *operationContext
-	// attemptBase is the number of attempts earlier hops of a redirect
-	// chain made: attempt numbers and request ids keep counting.
-	attemptBase int
 	redirects   int // hops before this one in a redirect chain
 	repeat      int // operations made before this one under the same context
 	// key is the operation's generated idempotency key, "" when it has
@@ -130,7 +127,7 @@ func newIdentity(sc scope, prev *chain) identity {
 	id := identity{at: sc.at, oc: sc.oc, follows: prev}
 	switch {
 	case prev != nil:
-		id.id, id.attemptBase, id.redirects = prev.ident.opID(), prev.attempts, prev.redirects+1
+		id.id, id.redirects = prev.id, prev.redirects+1
 	case sc.oc != nil:
 		id.repeat = int(sc.oc.operations.Add(1) - 1)
 	}
@@ -170,14 +167,6 @@ func (i *identity) settleKey(succeeded bool) {
 	}
 }
 
-// answered records that the operation was answered with status: a hop
-// answered below 400 is where its chain went on (see chain.wentOn).
-func (i *identity) answered(status int) {
-	if i.follows != nil && status < http.StatusBadRequest {
-		i.follows.wentOn.Store(true)
-	}
-}
-
 // countRepeats records that n operations were made before this one under
 // the same parent span (see repeatCounter).
 func (i *identity) countRepeats(n int) { i.repeat = n }
@@ -198,10 +187,13 @@ func (i *identity) opID() string {
 // hops and repeats by an outer layer alike), or from the hops before this
 // one in a redirect chain, so that request ids stay unique.
 func (i *identity) attemptNumber(n int) int {
-	if i.oc != nil {
+	switch {
+	case i.oc != nil:
 		return int(i.oc.attempts.Add(1))
+	case i.follows != nil:
+		return int(i.follows.numbered.Add(1))
 	}
-	return i.attemptBase + n
+	return n
 }
 
 // unnumber gives back number, which attemptNumber gave to an attempt that
@@ -211,25 +203,38 @@ func (i *identity) attemptNumber(n int) int {
 // took a number since, of another operation under the same id; otherwise
 // the gap stays.
 func (i *identity) unnumber(number int) {
-	if i.oc != nil {
+	switch {
+	case i.oc != nil:
 		i.oc.attempts.CompareAndSwap(int64(number), int64(number-1))
+	case i.follows != nil:
+		i.follows.numbered.CompareAndSwap(int64(number), int64(number-1))
 	}
 }
 
 // chain is what the next hop of a redirect chain takes from the hop it
-// follows (see chainOf): the operation's identity (whose id is made only
-// when a hop asks for it), the attempts made so far, the hops before it,
-// and the deadline. wentOn: a hop that followed it was answered (a status
-// below 400): the chain went on from that hop, or ended there, and a
-// request that still carries this hop's response (one the caller builds
-// again from the chain's last resp.Request) is no hop of it; a hop that
-// failed may be sent again by a layer above, and stays in the chain.
+// follows (see chainOf): the operation id, the operation boundary its
+// context is below, the hops before it, the deadline, and the number of
+// the chain's last attempt, which every hop that follows counts on from,
+// so that request ids stay unique when a layer above sends a failed hop
+// again. follower is the request that followed it: the only one that
+// may, again (a request built anew that carries the same response, from a
+// finished chain's resp.Request, is no hop of it).
 type chain struct {
-	ident     *identity
-	attempts  int
+	id        string
+	at        *boundary
 	redirects int
 	deadline  time.Time
-	wentOn    atomic.Bool
+	numbered  atomic.Int64
+	follower  atomic.Pointer[http.Request]
+}
+
+// newChain is the chain an operation starts with its redirect response:
+// its id (made now, so that no hop writes it later), its boundary, its
+// hops, its deadline and its last attempt's number.
+func newChain(i *identity, deadline time.Time, lastNumber int) *chain {
+	c := &chain{id: i.opID(), at: i.at, redirects: i.redirects, deadline: deadline}
+	c.numbered.Store(int64(lastNumber))
+	return c
 }
 
 // scopeOf reads the operation's scope from ctx: what was added to it since

@@ -66,9 +66,9 @@ func TestIdentityUnderOperationIDCountsOperationsAndAttempts(t *testing.T) {
 // alone) and without.
 func TestIdentityOfARedirectHopContinuesTheChain(t *testing.T) {
 	first := newIdentity(scopeOf(context.Background()), nil)
-	hop := newIdentity(scopeOf(context.Background()), &chain{ident: &first, attempts: 2, redirects: 0, deadline: time.Now()})
-	if hop.opID() != first.opID() || hop.attemptBase != 2 || hop.redirects != 1 || hop.repeat != 0 {
-		t.Errorf("hop = %+v, want the first hop's id, attemptBase 2, 1 redirect, no repeat", hop)
+	hop := newIdentity(scopeOf(context.Background()), newChain(&first, time.Now(), 2))
+	if hop.opID() != first.opID() || hop.redirects != 1 || hop.repeat != 0 {
+		t.Errorf("hop = %+v, want the first hop's id, 1 redirect, no repeat", hop)
 	}
 	if n := hop.attemptNumber(1); n != 3 {
 		t.Errorf("the hop's first attempt numbered %d, want 3", n)
@@ -78,7 +78,7 @@ func TestIdentityOfARedirectHopContinuesTheChain(t *testing.T) {
 	sc := scopeOf(ctx)
 	head := newIdentity(sc, nil)
 	a1, a2 := head.attemptNumber(1), head.attemptNumber(2)
-	next := newIdentity(sc, &chain{ident: &head, attempts: 2, redirects: 0})
+	next := newIdentity(sc, newChain(&head, time.Time{}, 2))
 	if next.opID() != "op-chain" || next.repeat != 0 || next.redirects != 1 {
 		t.Errorf("hop under WithOperationID = %+v", next)
 	}

@@ -13,6 +13,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -694,6 +695,122 @@ func TestAHopSentAgainByALayerAboveKeepsTheChainsDeadline(t *testing.T) {
 		if took := time.Since(start); err == nil || took != 400*time.Millisecond || len(base.Calls()) != 2 {
 			t.Errorf("a chain under WithDeadline(400ms), its hop sent again by a layer above: took %v, err %v, %d calls; want it cut at 400ms after 2 calls",
 				took, err, len(base.Calls()))
+		}
+	})
+}
+
+// A request built again from a finished chain's resp.Request starts anew
+// also when the chain ended on an error status (a 404, a 503 after
+// retries): before, a chain stopped being followed only once a hop was
+// answered below 400, and such a request took the chain's long-passed
+// deadline and failed after 0 calls.
+func TestARequestBuiltAgainFromAChainThatEndedInAnErrorStartsAnew(t *testing.T) {
+	for name, last := range map[string]int{"404": http.StatusNotFound, "503 after retries": http.StatusServiceUnavailable} {
+		t.Run(name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				steps := []scripted.Step{{Delay: time.Millisecond, Status: http.StatusTemporaryRedirect, Header: http.Header{"Location": {"/hop-1"}}}}
+				if last == http.StatusServiceUnavailable {
+					steps = append(steps, scripted.Step{Status: last}, scripted.Step{Status: last}) // hop-1: 3 attempts, all 503
+				}
+				steps = append(steps, scripted.Step{Status: last}, scripted.Step{Status: 200}) // then the request asked again
+				h := newHarness(t, steps, otelretry.WithDeadline(400*time.Millisecond),
+					otelretry.WithBackoff(otelretry.ConstantBackoff(time.Millisecond)))
+				resp, err := h.client.Do(get(t, t.Context(), "http://api.test/start"))
+				if err != nil || resp.StatusCode != last {
+					t.Fatalf("the chain ended %v, %v; want %d", resp, err, last)
+				}
+				resp.Body.Close()
+				time.Sleep(time.Second) // the chain's deadline passed; the caller asks again
+				again, err := h.client.Do(resp.Request.Clone(t.Context()))
+				if err != nil {
+					t.Fatalf("the request built again from the finished chain's resp.Request failed: %v", err)
+				}
+				again.Body.Close()
+			})
+		})
+	}
+}
+
+// Two requests that carry the same redirect response at once (two
+// goroutines asking the hop): the first continues the chain, the other
+// starts anew, and neither writes the first hop's operation id, which the
+// chain made when it began (before, both took the chain and made that id
+// lazily on the first hop's identity: a data race under -race).
+func TestTwoRequestsFollowingOneRedirectAtOnceDoNotRace(t *testing.T) {
+	var arrived sync.WaitGroup
+	arrived.Add(2)
+	rt := otelretry.NewTransport(roundTripFunc(func(req *http.Request) (*http.Response, error) {
+		if req.URL.Path == "/start" {
+			return &http.Response{StatusCode: http.StatusTemporaryRedirect, Header: http.Header{"Location": {"/hop-1"}}, Body: http.NoBody, Request: req}, nil
+		}
+		arrived.Done()
+		arrived.Wait() // both followers are in flight: neither is answered yet
+		return &http.Response{StatusCode: 200, Header: http.Header{}, Body: http.NoBody, Request: req}, nil
+	}), otelretry.WithTracerProvider(tracenoop.NewTracerProvider())) // no recording: no id made by the telemetry
+	var first otelretry.Results
+	redir, err := rt.RoundTrip(get(t, otelretry.WithResults(context.Background(), &first), "http://api.test/start"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	redir.Body.Close()
+	chainID := first.Operations()[0].OperationID
+	var wg sync.WaitGroup
+	results := make([]otelretry.Results, 2)
+	for i := range results {
+		hop := get(t, otelretry.WithResults(context.Background(), &results[i]), "http://api.test/hop-1")
+		hop.Response = redir // as http.Client sets it
+		wg.Go(func() {
+			if resp, err := rt.RoundTrip(hop); err == nil {
+				resp.Body.Close()
+			}
+		})
+	}
+	wg.Wait()
+	a, _ := results[0].Last()
+	b, _ := results[1].Last()
+	if (a.OperationID == chainID) == (b.OperationID == chainID) {
+		t.Errorf("the hops ran under %q and %q; want one under the chain's %q, the other anew", a.OperationID, b.OperationID, chainID)
+	}
+}
+
+// resendOn503 is a layer between http.Client and otelretry that sends a
+// hop again once when otelretry returns a 503 (after its own retries), as
+// go-retryablehttp's RoundTripper does with the very request it was handed.
+type resendOn503 struct{ next http.RoundTripper }
+
+func (r resendOn503) RoundTrip(req *http.Request) (*http.Response, error) {
+	resp, err := r.next.RoundTrip(req)
+	if err != nil || resp.StatusCode != http.StatusServiceUnavailable {
+		return resp, err
+	}
+	resp.Body.Close()
+	return r.next.RoundTrip(req)
+}
+
+// A hop a layer above sends again stays in its chain and numbers its
+// attempts on from the chain's last: every retry.request.id once (before,
+// both sends counted from the hop's first number, and the chain recorded
+// one id twice).
+func TestAHopSentAgainByALayerAboveKeepsItsRequestIDsUnique(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := newHarness(t, []scripted.Step{
+			{Status: http.StatusTemporaryRedirect, Header: http.Header{"Location": {"/hop-1"}}},
+			{Status: 503}, {Status: 503}, // hop-1, first send: 2 attempts
+			{Status: 200}, // hop-1, sent again by the layer above
+		}, otelretry.WithMaxAttempts(2), otelretry.WithDeadline(time.Minute),
+			otelretry.WithBackoff(otelretry.ConstantBackoff(time.Millisecond)))
+		resp, err := (&http.Client{Transport: resendOn503{h.transprt}}).Do(get(t, t.Context(), "http://api.test/start"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		var ids []string
+		for _, a := range h.attempts() {
+			ids = append(ids, strings.TrimPrefix(attrOf(a, attrs.RequestIDKey).AsString(), attrOf(a, attrs.OperationIDKey).AsString()))
+		}
+		slices.Sort(ids)
+		if want := []string{"/attempt-1", "/attempt-2", "/attempt-3", "/attempt-4"}; !slices.Equal(ids, want) {
+			t.Errorf("request ids (after the operation id) %q, want %q: one chain, each id once", ids, want)
 		}
 	})
 }

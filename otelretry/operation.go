@@ -477,13 +477,11 @@ func (op *operation) checkState(a *attempt, cause error, p *progress) (verdict, 
 // attempt's context (a, nil for a stored response) stays alive until the
 // body is closed, so the body can be read.
 func (op *operation) succeed(resp *http.Response, a *attempt, v verdict, p *progress) *http.Response {
-	op.ident.answered(resp.StatusCode)
 	if a != nil {
 		handOver(resp, &op.body, a)
 		resp.Request = op.req
 		if redirect(resp.StatusCode) {
-			resp.Request = withChain(op.req, &chain{ident: &op.ident, attempts: op.ident.attemptBase + p.attempts,
-				redirects: op.ident.redirects, deadline: op.clock.deadline})
+			resp.Request = withChain(op.req, newChain(&op.ident, op.clock.deadline, p.lastNumber()))
 		}
 	}
 	op.end(v, op.clock.since(), p)
