@@ -68,16 +68,18 @@ func withChain(req *http.Request, c *chain) *http.Request {
 // its next hop: below the same boundary as that operation's context, at (a
 // request a hook copies from the one it is handed, StateCheck.Request, a
 // redirect hop's, which carries Response, and sends with its own context
-// is below another: an operation of its own), and the request that first
-// followed it, or that request again (a layer above sending a failed hop
-// again; a request built anew that carries the same response, such as one
-// built again from a finished chain's last resp.Request, starts anew).
+// is below another: an operation of its own), and the first to follow it.
+// Any later request that carries the same response starts anew: one the
+// caller builds again from a finished chain's last resp.Request, and a
+// hop a layer above sends again after it failed, which is a new operation
+// as every try of a layer above is (net/http forks and otelhttp clones the
+// request it sends, so no request can be told to be the first one again).
 func chainOf(req *http.Request, at *boundary) *chain {
 	if req.Response == nil || req.Response.Request == nil {
 		return nil
 	}
 	c, _ := req.Response.Request.Context().Value(chainKey{}).(*chain)
-	if c == nil || c.at != at || !(c.follower.CompareAndSwap(nil, req) || c.follower.Load() == req) {
+	if c == nil || c.at != at || !c.followed.CompareAndSwap(false, true) {
 		return nil
 	}
 	return c

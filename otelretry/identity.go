@@ -111,9 +111,9 @@ type identity struct {
 	follows *chain
 	// oc is the caller's WithOperationID state: attempt numbers count on
 	// across the operations made under it.
-	oc *operationContext
-	redirects   int // hops before this one in a redirect chain
-	repeat      int // operations made before this one under the same context
+	oc        *operationContext
+	redirects int // hops before this one in a redirect chain
+	repeat    int // operations made before this one under the same context
 	// key is the operation's generated idempotency key, "" when it has
 	// none; request names the write it was generated for (repeatOf), ""
 	// when it cannot be told.
@@ -214,18 +214,15 @@ func (i *identity) unnumber(number int) {
 // chain is what the next hop of a redirect chain takes from the hop it
 // follows (see chainOf): the operation id, the operation boundary its
 // context is below, the hops before it, the deadline, and the number of
-// the chain's last attempt, which every hop that follows counts on from,
-// so that request ids stay unique when a layer above sends a failed hop
-// again. follower is the request that followed it: the only one that
-// may, again (a request built anew that carries the same response, from a
-// finished chain's resp.Request, is no hop of it).
+// the chain's last attempt, which the hop counts on from. followed: a hop
+// took it, which only one may.
 type chain struct {
 	id        string
 	at        *boundary
 	redirects int
 	deadline  time.Time
 	numbered  atomic.Int64
-	follower  atomic.Pointer[http.Request]
+	followed  atomic.Bool
 }
 
 // newChain is the chain an operation starts with its redirect response:
