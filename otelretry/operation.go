@@ -467,22 +467,23 @@ func (op *operation) checkState(a *attempt, cause error, p *progress) (verdict, 
 	if stored.Body == nil {
 		stored.Body = http.NoBody
 	}
-	if stored.Request == nil {
-		stored.Request = op.req
-	}
-	return v, stored, nil
+	return v, stored, nil // its Request: see succeed
 }
 
 // succeed ends the operation with a response for the caller. The
-// attempt's context (a, nil for a stored response) stays alive until the
-// body is closed, so the body can be read.
+// attempt's context (a, nil for a state check's stored response) stays
+// alive until the body is closed, so the body can be read. A redirect, a
+// stored one too (a write's 303 See Other), starts the chain its next hop
+// continues.
 func (op *operation) succeed(resp *http.Response, a *attempt, v verdict, p *progress) *http.Response {
 	if a != nil {
 		handOver(resp, &op.body, a)
+	}
+	if a != nil || resp.Request == nil { // a stored response keeps the Request its hook gave it
 		resp.Request = op.req
-		if redirect(resp.StatusCode) {
-			resp.Request = withChain(op.req, newChain(&op.ident, op.clock.deadline, p.lastNumber()))
-		}
+	}
+	if redirect(resp.StatusCode) {
+		resp.Request = withChain(op.req, newChain(&op.ident, op.clock.deadline, p.lastNumber()))
 	}
 	op.end(v, op.clock.since(), p)
 	op.report(v, resp.StatusCode, nil, p)

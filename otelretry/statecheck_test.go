@@ -529,3 +529,39 @@ func TestStateCheckClosingItsRequestBodyLeavesTheCallersAlone(t *testing.T) {
 		bodies.check(t)
 	})
 }
+
+// A write whose unknown outcome the state check resolves as applied with a
+// stored redirect (a 303 See Other: POST, redirect, GET) starts the chain
+// http.Client's GET continues: one operation id, retry.redirects on the
+// GET, and the first hop's deadline. Before, a stored response started
+// none: the GET ran under an id and a deadline of its own (550ms under a
+// 400ms deadline).
+func TestAStoredRedirectStartsTheChainItsNextHopContinues(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		hook := func(ctx context.Context, c otelretry.StateCheck) (otelretry.StateResult, error) {
+			return otelretry.StateResult{State: attrs.StateApplied, Response: &http.Response{StatusCode: http.StatusSeeOther,
+				Header: http.Header{"Location": {"/orders/1"}}, Body: http.NoBody}}, nil
+		}
+		h := newHarness(t, []scripted.Step{{Hang: true}, {Delay: 250 * time.Millisecond, Status: 200}},
+			otelretry.WithAttemptTimeout(300*time.Millisecond), otelretry.WithDeadline(400*time.Millisecond),
+			otelretry.WithStateCheck(hook))
+		start := time.Now()
+		resp, err := h.client.Do(post(t, t.Context(), "http://api.test/orders", "order"))
+		if err == nil {
+			resp.Body.Close()
+		}
+		if took := time.Since(start); err == nil || took != 400*time.Millisecond {
+			t.Errorf("the chain ended after %v with %v; want it cut at the first hop's 400ms deadline", took, err)
+		}
+		if calls := h.base.Calls(); len(calls) != 2 || calls[1].Method != http.MethodGet {
+			t.Fatalf("%d calls; want the POST and the GET of the 303", len(calls))
+		}
+		ops := spantest.Operations(h.ended())
+		if len(ops) != 2 || attrOf(ops[0], attrs.OperationIDKey) != attrOf(ops[1], attrs.OperationIDKey) {
+			t.Fatalf("%d operations; want the POST and its GET under one id", len(ops))
+		}
+		if _, marked := spantest.Attr(ops[1], attrs.RedirectsKey); !marked {
+			t.Errorf("the GET following the stored 303 carries no %s", attrs.RedirectsKey)
+		}
+	})
+}
