@@ -660,17 +660,30 @@ func TestARequestBuiltAgainFromAFinishedChainIsNotItsNextHop(t *testing.T) {
 	})
 }
 
-// retryOnce is a layer between http.Client and otelretry that sends a
-// request again once when it fails, as go-retryablehttp's RoundTripper or
-// any retrying middleware does with the very hop request it was handed
-// (its Response still set).
-type retryOnce struct{ next http.RoundTripper }
+// sendAgainOnce is a layer between http.Client and otelretry that sends
+// the hop request it was handed again, once, when again says so of the
+// first try (an error, a 503 otelretry returned after its own retries), as
+// go-retryablehttp's RoundTripper or any retrying middleware does.
+type sendAgainOnce struct {
+	next  http.RoundTripper
+	again func(*http.Response, error) bool
+}
 
-func (r retryOnce) RoundTrip(req *http.Request) (*http.Response, error) {
-	if resp, err := r.next.RoundTrip(req); err == nil {
-		return resp, nil
+func (r sendAgainOnce) RoundTrip(req *http.Request) (*http.Response, error) {
+	resp, err := r.next.RoundTrip(req)
+	if !r.again(resp, err) {
+		return resp, err
+	}
+	if resp != nil {
+		resp.Body.Close()
 	}
 	return r.next.RoundTrip(req)
+}
+
+func failed(_ *http.Response, err error) bool { return err != nil }
+
+func answered503(resp *http.Response, err error) bool {
+	return err == nil && resp.StatusCode == http.StatusServiceUnavailable
 }
 
 // A hop that failed and that a layer above sends again is a try of that
@@ -686,8 +699,8 @@ func TestAHopSentAgainByALayerAboveIsAnOperationOfItsOwn(t *testing.T) {
 			scripted.Step{Delay: 100 * time.Millisecond, Status: 200},
 		)
 		rec := tracetest.NewSpanRecorder()
-		client := &http.Client{Transport: retryOnce{otelretry.NewTransport(base, otelretry.WithDeadline(400*time.Millisecond),
-			otelretry.WithTracerProvider(sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))))}}
+		client := &http.Client{Transport: sendAgainOnce{otelretry.NewTransport(base, otelretry.WithDeadline(400*time.Millisecond),
+			otelretry.WithTracerProvider(sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec)))), failed}}
 		start := time.Now()
 		resp, err := client.Do(get(t, t.Context(), "http://api.test/start"))
 		if err != nil {
@@ -779,20 +792,6 @@ func TestTwoRequestsFollowingOneRedirectAtOnceDoNotRace(t *testing.T) {
 	}
 }
 
-// resendOn503 is a layer between http.Client and otelretry that sends a
-// hop again once when otelretry returns a 503 (after its own retries), as
-// go-retryablehttp's RoundTripper does with the very request it was handed.
-type resendOn503 struct{ next http.RoundTripper }
-
-func (r resendOn503) RoundTrip(req *http.Request) (*http.Response, error) {
-	resp, err := r.next.RoundTrip(req)
-	if err != nil || resp.StatusCode != http.StatusServiceUnavailable {
-		return resp, err
-	}
-	resp.Body.Close()
-	return r.next.RoundTrip(req)
-}
-
 // A hop a layer above sends again after otelretry returned its 503 records
 // every retry.request.id once: the resend is an operation of its own (a
 // version of the chain's rule that kept the resend in the chain numbered
@@ -805,7 +804,7 @@ func TestAHopSentAgainByALayerAboveKeepsItsRequestIDsUnique(t *testing.T) {
 			{Status: 200}, // hop-1, sent again by the layer above
 		}, otelretry.WithMaxAttempts(2), otelretry.WithDeadline(time.Minute),
 			otelretry.WithBackoff(otelretry.ConstantBackoff(time.Millisecond)))
-		resp, err := (&http.Client{Transport: resendOn503{h.transprt}}).Do(get(t, t.Context(), "http://api.test/start"))
+		resp, err := (&http.Client{Transport: sendAgainOnce{h.transprt, answered503}}).Do(get(t, t.Context(), "http://api.test/start"))
 		if err != nil {
 			t.Fatal(err)
 		}
