@@ -630,34 +630,46 @@ func TestARedirectChainThroughOtelhttpAboveIsOneOperation(t *testing.T) {
 // A request the caller builds again from a finished chain's last
 // resp.Request (to ask the final URL again later) carries the Response of
 // the hop before, which a hop already followed: it is an operation of its
-// own, not a hop of the finished chain. Before, it took that chain's id
-// and its deadline, long passed, and failed after 0 attempts.
+// own, not a hop of the finished chain, whatever the chain ended on (a
+// 200, a 404, a 503 after retries). Before, it took that chain's id and
+// its deadline, long passed, and failed after 0 attempts (after a 404 or a
+// 503 also under a version of the rule that let a chain be followed until
+// a hop was answered below 400).
 func TestARequestBuiltAgainFromAFinishedChainIsNotItsNextHop(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		h := newHarness(t, append(redirectSteps(2, time.Millisecond), scripted.Step{Status: 200}),
-			otelretry.WithDeadline(400*time.Millisecond))
-		resp, err := h.client.Do(get(t, t.Context(), "http://api.test/start"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		resp.Body.Close()
-		time.Sleep(time.Second) // the chain's deadline passed; the caller asks again
-		again, err := h.client.Do(resp.Request.Clone(t.Context()))
-		if err != nil {
-			t.Fatalf("the request built again failed: %v", err)
-		}
-		again.Body.Close()
-		ops := spantest.Operations(h.ended())
-		if len(ops) != 3 {
-			t.Fatalf("%d operation spans, want 3", len(ops))
-		}
-		if attrOf(ops[2], attrs.OperationIDKey).AsString() == attrOf(ops[0], attrs.OperationIDKey).AsString() {
-			t.Errorf("the request built again ran under the finished chain's operation id")
-		}
-		if _, marked := spantest.Attr(ops[2], attrs.RedirectsKey); marked {
-			t.Errorf("the request built again is marked as a redirect hop")
-		}
-	})
+	for name, last := range map[string]int{"200": http.StatusOK, "404": http.StatusNotFound, "503 after retries": http.StatusServiceUnavailable} {
+		t.Run(name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				steps := []scripted.Step{{Delay: time.Millisecond, Status: http.StatusTemporaryRedirect, Header: http.Header{"Location": {"/hop-1"}}}}
+				if last == http.StatusServiceUnavailable {
+					steps = append(steps, scripted.Step{Status: last}, scripted.Step{Status: last}) // hop-1: 3 attempts, all 503
+				}
+				steps = append(steps, scripted.Step{Status: last}, scripted.Step{Status: 200}) // then the request asked again
+				h := newHarness(t, steps, otelretry.WithDeadline(400*time.Millisecond),
+					otelretry.WithBackoff(otelretry.ConstantBackoff(time.Millisecond)))
+				resp, err := h.client.Do(get(t, t.Context(), "http://api.test/start"))
+				if err != nil || resp.StatusCode != last {
+					t.Fatalf("the chain ended %v, %v; want %d", resp, err, last)
+				}
+				resp.Body.Close()
+				time.Sleep(time.Second) // the chain's deadline passed; the caller asks again
+				again, err := h.client.Do(resp.Request.Clone(t.Context()))
+				if err != nil {
+					t.Fatalf("the request built again from the finished chain's resp.Request failed: %v", err)
+				}
+				again.Body.Close()
+				ops := spantest.Operations(h.ended())
+				if len(ops) != 3 {
+					t.Fatalf("%d operation spans, want 3", len(ops))
+				}
+				if attrOf(ops[2], attrs.OperationIDKey).AsString() == attrOf(ops[0], attrs.OperationIDKey).AsString() {
+					t.Errorf("the request built again ran under the finished chain's operation id")
+				}
+				if _, marked := spantest.Attr(ops[2], attrs.RedirectsKey); marked {
+					t.Errorf("the request built again is marked as a redirect hop")
+				}
+			})
+		})
+	}
 }
 
 // sendAgainOnce is a layer between http.Client and otelretry that sends
@@ -716,38 +728,6 @@ func TestAHopSentAgainByALayerAboveIsAnOperationOfItsOwn(t *testing.T) {
 			t.Errorf("%d operations; want the hop in the chain, and its resend under an id of its own", len(ops))
 		}
 	})
-}
-
-// A request built again from a finished chain's resp.Request starts anew
-// also when the chain ended on an error status (a 404, a 503 after
-// retries): before, a chain stopped being followed only once a hop was
-// answered below 400, and such a request took the chain's long-passed
-// deadline and failed after 0 calls.
-func TestARequestBuiltAgainFromAChainThatEndedInAnErrorStartsAnew(t *testing.T) {
-	for name, last := range map[string]int{"404": http.StatusNotFound, "503 after retries": http.StatusServiceUnavailable} {
-		t.Run(name, func(t *testing.T) {
-			synctest.Test(t, func(t *testing.T) {
-				steps := []scripted.Step{{Delay: time.Millisecond, Status: http.StatusTemporaryRedirect, Header: http.Header{"Location": {"/hop-1"}}}}
-				if last == http.StatusServiceUnavailable {
-					steps = append(steps, scripted.Step{Status: last}, scripted.Step{Status: last}) // hop-1: 3 attempts, all 503
-				}
-				steps = append(steps, scripted.Step{Status: last}, scripted.Step{Status: 200}) // then the request asked again
-				h := newHarness(t, steps, otelretry.WithDeadline(400*time.Millisecond),
-					otelretry.WithBackoff(otelretry.ConstantBackoff(time.Millisecond)))
-				resp, err := h.client.Do(get(t, t.Context(), "http://api.test/start"))
-				if err != nil || resp.StatusCode != last {
-					t.Fatalf("the chain ended %v, %v; want %d", resp, err, last)
-				}
-				resp.Body.Close()
-				time.Sleep(time.Second) // the chain's deadline passed; the caller asks again
-				again, err := h.client.Do(resp.Request.Clone(t.Context()))
-				if err != nil {
-					t.Fatalf("the request built again from the finished chain's resp.Request failed: %v", err)
-				}
-				again.Body.Close()
-			})
-		})
-	}
 }
 
 // Two requests that carry the same redirect response at once (two
