@@ -4,11 +4,15 @@
 # Counts the instructions per operation of the overhead benchmarks' cases
 # (package ./overhead) with valgrind's cachegrind: each case is run for N
 # and for 2N operations, and the difference, divided by N, is printed. One
-# thread (GOMAXPROCS=1), no collector (GOGC=off: its share is left out) and
-# no asynchronous preemption (its signals). Counts do not depend on the
-# machine's load, except for the scheduler's preemption of a goroutine
-# that ran 10 ms, whose share grows with valgrind's slowness: about ±200
-# instructions per operation in memory, ±1 000 on loopback.
+# thread (GOMAXPROCS=1), no collector (GOGC=off: its share is left out),
+# no asynchronous preemption (its signals) and no RDTSCP (cpu.rdtscp=off:
+# valgrind 3.19 cannot run it, and the runtime reads the cycle counter
+# with it when a lock is contended, so a run died of SIGILL now and then).
+# A run that fails or counts nothing stops the script with valgrind's
+# output. Counts do not depend on the machine's load, except for the
+# scheduler's preemption of a goroutine that ran 10 ms, whose share grows
+# with valgrind's slowness: about ±200 instructions per operation in
+# memory, ±1 000 on loopback.
 #
 #   cd benchmarks && ./instructions.sh
 #
@@ -28,10 +32,17 @@ if [ -z "${BIN:-}" ]; then
 fi
 
 count() { # bench n: the instructions of n operations, and of the setup
-	GODEBUG=asyncpreemptoff=1 GOMAXPROCS=1 GOGC=off \
+	local out rc=0
+	out=$(GODEBUG=asyncpreemptoff=1,cpu.rdtscp=off GOMAXPROCS=1 GOGC=off \
 		valgrind --tool=cachegrind --cache-sim=no --cachegrind-out-file=/dev/null \
-		"$BIN" -test.run '^$' -test.bench "$1" -test.benchtime="${2}x" -test.count=1 2>&1 |
-		awk '/I *refs:/ { gsub(",", "", $NF); print $NF }'
+		"$BIN" -test.run '^$' -test.bench "$1" -test.benchtime="${2}x" -test.count=1 </dev/null 2>&1) || rc=$?
+	local refs
+	refs=$(awk '/I *refs:/ { gsub(",", "", $NF); print $NF }' <<<"$out")
+	if [ "$rc" -ne 0 ] || [ -z "$refs" ]; then
+		printf 'instructions.sh: %s with %s operations: valgrind exited %d, counted %s\n%s\n' "$1" "$2" "$rc" "${refs:-nothing}" "$out" >&2
+		return 1
+	fi
+	echo "$refs"
 }
 
 # Each case with its N: enough operations that the setup's share cancels
