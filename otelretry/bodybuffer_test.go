@@ -9,11 +9,13 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
@@ -487,4 +489,48 @@ func TestABodyBufferedOnlyToTellARepeatRecordsNoNotBuffered(t *testing.T) {
 			}
 		})
 	}
+}
+
+// errgroup.WithContext cancels its context with the group's first error as
+// the cause: a sibling's *url.Error, URL, credentials and all. A caller
+// canceled so while its body is being buffered gets that cause back, its
+// URLs sanitized as every cause's are (Error's doc), in the error and in
+// its result slot, and nothing is sent.
+func TestACancelCauseWhileBufferingIsSanitized(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := newHarness(t, []scripted.Step{{Status: 200}})
+		results := new(otelretry.Results)
+		ctx, cancel := context.WithCancelCause(otelretry.WithResults(t.Context(), results))
+		pr, pw := io.Pipe()
+		defer pw.Close()
+		const raw = "http://alice:OWN-PW@api.test/v1/items?token=OWN-TOKEN"
+		req, err := http.NewRequestWithContext(ctx, http.MethodPost, raw, pr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.ContentLength = 10 // known length, no GetBody: buffered for retries
+		cause := &url.Error{Op: "Get", URL: raw, Err: errors.New("connection refused")}
+		go func() {
+			time.Sleep(10 * time.Millisecond)
+			cancel(cause)
+		}()
+		_, err = h.transprt.RoundTrip(req)
+		if !errors.Is(err, context.Canceled) || !errors.Is(err, cause.Err) {
+			t.Fatalf("err %v: want context.Canceled and the cause kept", err)
+		}
+		last, ok := results.Last()
+		if !ok {
+			t.Fatal("no result")
+		}
+		for _, text := range []string{err.Error(), last.Err.Error()} {
+			for _, secret := range []string{"OWN-PW", "OWN-TOKEN", "alice"} {
+				if strings.Contains(text, secret) {
+					t.Errorf("%q repeats %q", text, secret)
+				}
+			}
+		}
+		if n := len(h.base.Calls()); n != 0 {
+			t.Errorf("%d calls, want 0", n)
+		}
+	})
 }

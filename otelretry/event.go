@@ -188,13 +188,13 @@ func (ev *attemptEvent) requestIDOf(opID string) string {
 }
 
 // errorType is the semantic conventions' error.type of the attempt: its
-// error class, or the status code of an answer that is not a 2xx or 3xx;
-// "" for a success.
+// error class, or the status code of an answer that is not a success (a
+// 2xx, a 3xx or a 101, as the decision reads them); "" for a success.
 func (ev *attemptEvent) errorType() string {
 	switch {
 	case ev.class != "":
 		return string(ev.class)
-	case ev.status >= 400 || ev.status < 200:
+	case ev.status != 0 && !success(ev.status):
 		return statusCode(ev.status)
 	}
 	return ""

@@ -204,7 +204,7 @@ func (op *operation) run(held *holdings) (*http.Response, error, verdict) {
 		}
 		if !v.goAhead() {
 			p = p.abandon(op.abandonPlanned(&p, p.lastNumber()+1, v))
-			return nil, op.fail(v, errors.Join(op.callerErr(), op.setup.bodies.err()), nil, now, &p, held), v
+			return nil, op.fail(v, errors.Join(op.callerErr(), op.sanitize(op.setup.bodies.err(), nil)), nil, now, &p, held), v
 		}
 		a, number, v, err := op.prepareAttempt(n, &p, held)
 		if a == nil {

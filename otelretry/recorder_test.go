@@ -1422,3 +1422,62 @@ func TestMalformedHintIsRecordedByItsNameAndProblemOnly(t *testing.T) {
 		}
 	})
 }
+
+// A 101 Switching Protocols (a WebSocket upgrade through http.Client) is
+// an answer the decision returns as a success (decisions.md, row 12), so
+// no channel records it as an error: otelhttp writes no error.type on its
+// CLIENT span for it, and the attempt span otelretry writes itself, the
+// log record and the metrics carry the same list.
+func TestASwitchingProtocolsAnswerIsNoErrorOnAnyChannel(t *testing.T) {
+	for name, opts := range map[string][]otelretry.Option{
+		"client span":         nil,
+		"without client span": {otelretry.WithoutClientSpans()},
+	} {
+		t.Run(name, func(t *testing.T) {
+			var logs bytes.Buffer
+			opts = append(opts, otelretry.WithLogger(slog.New(slog.NewJSONHandler(&logs, nil))))
+			h := newHarness(t, []scripted.Step{{Status: http.StatusSwitchingProtocols}}, opts...)
+			resp, err := h.transprt.RoundTrip(get(t, t.Context(), "http://api.test/ws"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+			att := h.attempts()
+			if len(att) != 1 {
+				t.Fatalf("%d attempt spans, want 1", len(att))
+			}
+			if d := attrOf(att[0], attrs.DecisionKey).AsString(); d != "return" {
+				t.Fatalf("decision %q, want return", d)
+			}
+			if v, ok := spantest.Attr(att[0], attrs.ErrorTypeKey); ok {
+				t.Errorf("attempt span: error.type=%s", v.Emit())
+			}
+			for line := range strings.Lines(logs.String()) {
+				var rec map[string]any
+				if err := json.Unmarshal([]byte(line), &rec); err != nil {
+					t.Fatalf("log line %q: %v", line, err)
+				}
+				if v, ok := rec[string(attrs.ErrorTypeKey)]; ok {
+					t.Errorf("log record %v: error.type=%v", rec["msg"], v)
+				}
+			}
+			var rm metricdata.ResourceMetrics
+			if err := h.reader.Collect(t.Context(), &rm); err != nil {
+				t.Fatal(err)
+			}
+			for _, sm := range rm.ScopeMetrics {
+				for _, m := range sm.Metrics {
+					h, ok := m.Data.(metricdata.Histogram[float64])
+					if !ok {
+						continue
+					}
+					for _, dp := range h.DataPoints {
+						if v, ok := dp.Attributes.Value(attrs.ErrorTypeKey); ok {
+							t.Errorf("%s: error.type=%s", m.Name, v.Emit())
+						}
+					}
+				}
+			}
+		})
+	}
+}
