@@ -630,12 +630,16 @@ func WithOperationIDHeader(name string) Option {
 // WithHedging hedges the requests that are safe to repeat (see Hedging):
 // after h.Delay, or the adaptive delay, without an answer, another attempt
 // is sent, and the first answer whose verdict is not retry wins. An
-// Intent's Hedging replaces it for one request. Negative values are
-// ignored; a Hedging with neither a Delay nor Adaptive turns hedging off.
+// Intent's Hedging replaces it for one request. A Hedging with a negative
+// or NaN value, or a Quantile of 1 or more, is ignored (and reported); an
+// Intent's reads such a value as its default. A Hedging with neither a
+// Delay nor Adaptive turns hedging off.
 func WithHedging(h Hedging) Option {
 	return optionFunc(func(c *config) {
-		if h.Delay < 0 || h.MinDelay < 0 || h.MaxDelay < 0 || h.MaxHedges < 0 || h.MaxShare < 0 || h.Quantile < 0 || h.Quantile >= 1 {
-			c.invalid("WithHedging", h, "want values of 0 or more, and a Quantile below 1")
+		// !(x >= 0) and !(q < 1), not x < 0 and q >= 1: NaN fails every
+		// comparison, and a NaN share or quantile is no value either.
+		if h.Delay < 0 || h.MinDelay < 0 || h.MaxDelay < 0 || h.MaxHedges < 0 || !(h.MaxShare >= 0) || !(h.Quantile >= 0 && h.Quantile < 1) {
+			c.invalid("WithHedging", h, "want values of 0 or more (not NaN), and a Quantile below 1")
 			return
 		}
 		c.hedging = &h

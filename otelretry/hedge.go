@@ -71,7 +71,7 @@ func (h *Hedging) on() bool { return h != nil && (h.Delay > 0 || h.Adaptive) }
 
 // withDefaults is h with its zero values replaced by the defaults.
 func (h Hedging) withDefaults() Hedging {
-	if h.Quantile <= 0 || h.Quantile >= 1 {
+	if !(h.Quantile > 0 && h.Quantile < 1) { // NaN too (an Intent's Hedging)
 		h.Quantile = defaultHedgeQuantile
 	}
 	if h.MinDelay <= 0 {
@@ -86,7 +86,7 @@ func (h Hedging) withDefaults() Hedging {
 	if h.MaxHedges <= 0 {
 		h.MaxHedges = defaultMaxHedges
 	}
-	if h.MaxShare <= 0 || h.MaxShare > 1 {
+	if !(h.MaxShare > 0 && h.MaxShare <= 1) {
 		h.MaxShare = defaultHedgeRate
 	}
 	return h

@@ -6,6 +6,7 @@ package otelretry
 import (
 	"fmt"
 	"math"
+	"strings"
 	"testing"
 	"time"
 )
@@ -274,6 +275,16 @@ func TestHedgingDefaults(t *testing.T) {
 		MaxHedges: defaultMaxHedges, MaxShare: defaultHedgeRate}
 	if got != want {
 		t.Errorf("withDefaults = %+v, want %+v", got, want)
+	}
+	// NaN (a share or quantile computed as 0/0) fails every comparison: it
+	// must read as no value, not lift the hedge rate or pin the delay.
+	nan := Hedging{Adaptive: true, Quantile: math.NaN(), MaxShare: math.NaN()}.withDefaults()
+	if nan.Quantile != defaultHedgeQuantile || nan.MaxShare != defaultHedgeRate {
+		t.Errorf("withDefaults of NaN = quantile %v, share %v; want the defaults", nan.Quantile, nan.MaxShare)
+	}
+	c := newConfig([]Option{WithHedging(Hedging{Adaptive: true, MaxShare: math.NaN()}), WithHedging(Hedging{Adaptive: true, Quantile: math.NaN()})})
+	if c.hedging != nil || c.err == nil || strings.Count(c.err.Error(), "WithHedging") != 2 {
+		t.Errorf("WithHedging of NaN: kept %+v, reported %v; want both ignored and reported", c.hedging, c.err)
 	}
 	if (*Hedging)(nil).on() || (&Hedging{}).on() || !(&Hedging{Adaptive: true}).on() {
 		t.Error("on: hedging is on with a Delay or Adaptive, only")

@@ -1725,3 +1725,30 @@ func TestAFreshDependencyHedgesFromItsFirstOperations(t *testing.T) {
 		}
 	})
 }
+
+// An Intent's Hedging is not checked as WithHedging's is: a MaxShare of
+// NaN there (a share computed as 0/0) reads as the default share, and
+// never lifts the hedge rate that bounds the load hedging adds in a
+// brownout (a burst of 5, then one hedge per 20 operations).
+func TestAnIntentsNaNHedgeShareKeepsTheDefaultRate(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		const ops = 100
+		h := newHarness(t, []scripted.Step{{Delay: 50 * time.Millisecond, Status: 200}}, otelretry.WithoutBudget())
+		ctx := otelretry.WithIntent(t.Context(), otelretry.Intent{Hedging: &otelretry.Hedging{Delay: 10 * time.Millisecond, MaxShare: math.NaN()}})
+		sent := 0
+		for range ops {
+			h.spans.Reset()
+			if _, _, err := roundTrip(t, h, get(t, ctx, "http://api.test/items")); err != nil {
+				t.Fatal(err)
+			}
+			for _, e := range hedgeEvents(t, h) {
+				if strings.HasPrefix(e, "hedge_sent") {
+					sent++
+				}
+			}
+		}
+		if want := 5 + ops*5/100; sent == 0 || sent > want+1 {
+			t.Errorf("MaxShare NaN: %d hedges for %d slow operations, want 1 to %d (the default share)", sent, ops, want+1)
+		}
+	})
+}
