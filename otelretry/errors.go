@@ -56,7 +56,10 @@ var errUserinfoInHost = errors.New("otelretry: Request.URL.Host holds an '@' (a 
 
 // Error is returned by Transport.RoundTrip when the operation ended without
 // a response to hand back. Its message never contains headers, bodies, URL
-// userinfo or query values: URLs in a cause's message are sanitized.
+// userinfo or query values: URLs in a cause's message are sanitized. When
+// the caller's context ended the operation with a cause
+// (context.WithCancelCause, context.WithTimeoutCause), errors.Is and
+// errors.As reach that cause, as they do in net/http's error.
 type Error struct {
 	// Outcome is the terminal reason.
 	Outcome attrs.Outcome
@@ -87,6 +90,11 @@ type Error struct {
 	// stateCheckErr is the error a state check (WithStateCheck) returned,
 	// sanitized; errors.Is and errors.As reach it.
 	stateCheckErr error
+	// callerCause is the cause the caller gave its context
+	// (context.WithCancelCause, context.WithTimeoutCause) when it ended
+	// the operation and Err does not carry it already, sanitized: net/http
+	// returns that cause, and errors.Is and errors.As reach it here too.
+	callerCause error
 	// lastTimedOut: the operation's last attempt timed out.
 	lastTimedOut bool
 }
@@ -165,6 +173,9 @@ func (e *Error) Error() string {
 	if e.stateCheckErr != nil {
 		msg += "; state check failed: " + e.stateCheckErr.Error()
 	}
+	if e.callerCause != nil {
+		msg += "; the caller's cause: " + e.callerCause.Error()
+	}
 	return msg
 }
 
@@ -195,6 +206,9 @@ func (e *Error) Unwrap() []error {
 	}
 	if e.stateCheckErr != nil {
 		errs = append(errs, e.stateCheckErr)
+	}
+	if e.callerCause != nil {
+		errs = append(errs, e.callerCause)
 	}
 	return errs
 }

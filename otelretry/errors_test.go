@@ -8,6 +8,8 @@ import (
 	"errors"
 	"net"
 	"net/http"
+	"net/http/httptest"
+	"net/url"
 	"os"
 	"strings"
 	"syscall"
@@ -305,6 +307,62 @@ func TestAttemptErrorNamesWhatEndedIt(t *testing.T) {
 					t.Errorf("err %v does not match %v", err, tc.wantMatching)
 				}
 			})
+		})
+	}
+}
+
+// The cause a caller gives its context (context.WithCancelCause,
+// context.WithTimeoutCause) is what net/http's Transport returns when the
+// context ends a request. Wrapped in otelretry, the error keeps it
+// reachable with errors.Is on every path: a cancellation before the call
+// and during an attempt, and a deadline with a cause, whichever of
+// otelretry's timer and the context's fires first; its URLs sanitized.
+func TestTheCallersContextCauseIsReachable(t *testing.T) {
+	release := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-r.Context().Done():
+		case <-release:
+		}
+	}))
+	defer srv.Close()
+	defer close(release)
+	cause := &url.Error{Op: "Get", URL: "http://alice:SECRET@peer.test/x?token=SECRET", Err: errors.New("shutting down")}
+	paths := map[string]func() (context.Context, context.CancelFunc){
+		"canceled during the attempt": func() (context.Context, context.CancelFunc) {
+			ctx, cancel := context.WithCancelCause(context.Background())
+			time.AfterFunc(50*time.Millisecond, func() { cancel(cause) })
+			return ctx, func() { cancel(nil) }
+		},
+		"canceled before the call": func() (context.Context, context.CancelFunc) {
+			ctx, cancel := context.WithCancelCause(context.Background())
+			cancel(cause)
+			return ctx, func() {}
+		},
+		"a deadline with a cause during the attempt": func() (context.Context, context.CancelFunc) {
+			return context.WithTimeoutCause(context.Background(), 50*time.Millisecond, cause)
+		},
+	}
+	base := http.DefaultTransport.(*http.Transport).Clone()
+	defer base.CloseIdleConnections()
+	rt := otelretry.NewTransport(base)
+	for name, mk := range paths {
+		t.Run(name, func(t *testing.T) {
+			for range 3 { // which timer fires first varies from run to run
+				ctx, cancel := mk()
+				req, _ := http.NewRequestWithContext(ctx, http.MethodGet, srv.URL, nil)
+				resp, err := rt.RoundTrip(req)
+				cancel()
+				if resp != nil {
+					resp.Body.Close()
+				}
+				if !errors.Is(err, cause.Err) || !errors.Is(err, ctx.Err()) {
+					t.Fatalf("err %v: want the caller's cause and %v", err, ctx.Err())
+				}
+				if strings.Contains(err.Error(), "SECRET") || strings.Contains(err.Error(), "alice") {
+					t.Errorf("err %q repeats the cause's userinfo or query", err)
+				}
+			}
 		})
 	}
 }

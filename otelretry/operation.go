@@ -522,10 +522,31 @@ func (op *operation) fail(v verdict, cause, checkErr error, now time.Duration, p
 	op.end(v, now, p)
 	err := &Error{Outcome: v.decision.Outcome(), Reason: v.reason, OperationID: op.ident.opID(), Attempts: p.attempts,
 		Err: cause, unknownWrite: v.unknownWrite, resent: v.unknownWrite && p.resentUnresolved, stateCheckErr: checkErr,
+		callerCause:  op.callerCause(v, cause),
 		noGetBody:    v.reason == attrs.ReasonNotReplayable && op.req.GetBody == nil && op.setup.bodies.err() == nil,
 		lastTimedOut: p.last != nil && p.last.class == attrs.ErrorClassTimeout}
 	op.report(v, 0, err, p)
 	return err
+}
+
+// callerCause is the cause the caller gave its context when it ended the
+// operation (verdict v), sanitized, unless cause carries it already: nil
+// for a context without one. The caller's deadline may pass on the
+// operation's monotonic clock before its context's timer sets that cause,
+// so the error waits for the context first, as RoundTrip's return does.
+func (op *operation) callerCause(v verdict, cause error) error {
+	if v.reason != attrs.ReasonCaller {
+		return nil
+	}
+	if v.decision == attrs.DecisionDeadlineExceeded {
+		op.awaitCaller()
+	}
+	ctx := op.req.Context()
+	c := context.Cause(ctx)
+	if c == nil || c == ctx.Err() || errors.Is(cause, c) {
+		return nil
+	}
+	return op.sanitize(c, nil)
 }
 
 // report tells the caller's result slots, if any, what the operation came
