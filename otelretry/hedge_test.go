@@ -1752,3 +1752,51 @@ func TestAnIntentsNaNHedgeShareKeepsTheDefaultRate(t *testing.T) {
 		}
 	})
 }
+
+// Backoff's n is the retry the pause precedes (n = 1 before the second
+// attempt): after a race of an attempt and its hedge that both failed,
+// the retry is the third attempt, retry 2, whichever of the two was
+// answered last.
+func TestTheBackoffIsToldTheRetryItPrecedesAfterARace(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		steps []scripted.Step
+	}{
+		{"the hedge fails last", []scripted.Step{
+			{Delay: 30 * time.Millisecond, Status: 503}, // 1: fails at 30ms, its hedge in flight
+			{Delay: 40 * time.Millisecond, Status: 503}, // 2 (hedge at 20ms): fails at 60ms, alone
+			{Status: 200},
+		}},
+		{"the hedged attempt fails last", []scripted.Step{
+			{Delay: 60 * time.Millisecond, Status: 503}, // 1: fails at 60ms, alone
+			{Delay: 10 * time.Millisecond, Status: 503}, // 2 (hedge at 20ms): fails at 30ms, 1 in flight
+			{Status: 200},
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				var mu sync.Mutex
+				var asked []int
+				backoff := func(n int, a otelretry.Answer) time.Duration {
+					mu.Lock()
+					defer mu.Unlock()
+					asked = append(asked, n)
+					return 10 * time.Millisecond
+				}
+				h := newHarness(t, tc.steps, otelretry.WithHedging(otelretry.Hedging{Delay: 20 * time.Millisecond, MaxShare: 1}),
+					otelretry.WithMaxAttempts(4), otelretry.WithBackoff(backoff))
+				if status, _, err := roundTrip(t, h, get(t, t.Context(), "http://api.test/items")); err != nil || status != 200 {
+					t.Fatalf("got %d, %v", status, err)
+				}
+				if n := len(h.base.Calls()); n != 3 {
+					t.Fatalf("%d calls, want 3", n)
+				}
+				mu.Lock()
+				defer mu.Unlock()
+				if !slices.Equal(asked, []int{2}) {
+					t.Errorf("Backoff asked for retry %v before the third attempt, want [2]", asked)
+				}
+			})
+		})
+	}
+}

@@ -326,8 +326,10 @@ func (op *operation) conclude(a *attempt, resp *http.Response, err error) result
 	c := op.t.cfg.classify(answer)
 	in, class, evidence := op.inputAfter(&o, class, c, &at)
 	var view raceView
+	made := a.id.n // the retry that may follow is retry made (Backoff's n)
 	if r := op.race; r != nil {
 		in, view = r.judge(a, in, o.end)
+		made = view.made
 		o = o.racing(view.link)
 		took, cut := latencySample(o, view)
 		op.t.hedger.observe(op.keys.dep, took, cut)
@@ -336,7 +338,7 @@ func (op *operation) conclude(a *attempt, resp *http.Response, err error) result
 	if !view.superseded {
 		cost = budgetCharge(&in, o.retryAfter, o.hasRetryAfter, view.link.of != 0)
 	}
-	v, pending := op.settle(&in, a.id.n, &answer, cost, a.end)
+	v, pending := op.settle(&in, made, &answer, cost, a.end)
 	a.concluded(&o, class, evidence, v, pending)
 	op.t.sender.rec.recordAttempt(&op.tel, a.span, &a.ev)
 	if err != nil {

@@ -115,6 +115,10 @@ type raceView struct {
 	link hedgeLink
 	// delay is the race's hedge delay.
 	delay time.Duration
+	// made is how many attempts the operation made when the attempt was
+	// judged (the race's included): a retry that follows is retry made,
+	// whichever of the race's attempts was judged last.
+	made int
 }
 
 // hedgeSent is a hedge the race sent: the attempt, the attempt it hedges,
@@ -274,7 +278,7 @@ func (l *raceLoop) judge(m raceMsg) {
 	if l.over() {
 		l.cancel()
 	}
-	m.reply <- raceReply{in: in, view: raceView{superseded: in.superseded, link: linkOf(m.a, l.hedges), delay: l.end.delay}}
+	m.reply <- raceReply{in: in, view: raceView{superseded: in.superseded, link: linkOf(m.a, l.hedges), delay: l.end.delay, made: l.end.made.n}}
 }
 
 // ended notes that an attempt's goroutine ended.
@@ -427,7 +431,7 @@ func tell(inbox chan raceMsg, over chan struct{}, m raceMsg) bool {
 func (r *race) judge(a *attempt, in input, end time.Duration) (input, raceView) {
 	reply := make(chan raceReply, 1)
 	if !tell(r.inbox, r.over, raceMsg{kind: msgJudge, a: a, in: in, end: end, reply: reply}) {
-		return in.racing(true, false, 0, in.attemptsLeft), raceView{superseded: true}
+		return in.racing(true, false, 0, in.attemptsLeft), raceView{superseded: true, made: a.id.n}
 	}
 	rep := <-reply
 	return rep.in, rep.view
