@@ -565,3 +565,86 @@ func TestAStoredRedirectStartsTheChainItsNextHopContinues(t *testing.T) {
 		}
 	})
 }
+
+// ctxBody is the body of a lookup's response made with ctx, as net/http's
+// is: its next chunk comes after delay, unless ctx ends first.
+type ctxBody struct {
+	ctx   context.Context
+	delay time.Duration
+	data  string
+}
+
+func (b *ctxBody) Read(p []byte) (int, error) {
+	if b.data == "" {
+		return 0, io.EOF
+	}
+	select {
+	case <-b.ctx.Done():
+		return 0, context.Cause(b.ctx)
+	case <-time.After(b.delay):
+	}
+	n := copy(p, b.data)
+	b.data = b.data[n:]
+	return n, nil
+}
+
+func (b *ctxBody) Close() error { return nil }
+
+// The stored response a hook hands back (decisions.md's recipe returns its
+// lookup's) was fetched with the hook's context: its body is the caller's
+// once handed over, so neither the hook's return nor the operation's
+// deadline cuts it (docs/time-and-bodies.md: "The body of the response
+// handed to the caller belongs to the caller's context alone"). Closing it
+// lets the context go. The hook's context still ends at the deadline, as
+// a context.WithDeadline's would, for a lookup still waiting then.
+func TestAStoredResponsesBodyOutlivesTheHookAndTheDeadline(t *testing.T) {
+	t.Run("handed over", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			var lookup context.Context
+			hook := func(ctx context.Context, c otelretry.StateCheck) (otelretry.StateResult, error) {
+				lookup = ctx
+				return otelretry.StateResult{State: attrs.StateApplied, Response: &http.Response{StatusCode: 200, Header: http.Header{},
+					Body: &ctxBody{ctx: ctx, delay: 300 * time.Millisecond, data: `{"order":"applied"}`}}}, nil
+			}
+			h := newHarness(t, []scripted.Step{{Hang: true}}, otelretry.WithAttemptTimeout(100*time.Millisecond),
+				otelretry.WithDeadline(400*time.Millisecond), otelretry.WithStateCheck(hook))
+			resp, err := h.client.Do(post(t, t.Context(), "http://api.test/orders", "order"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			body, err := io.ReadAll(resp.Body) // its chunk comes after the deadline
+			if err != nil || string(body) != `{"order":"applied"}` {
+				t.Errorf("stored body %q, %v; want the record the lookup returned", body, err)
+			}
+			if lookup.Err() != nil {
+				t.Errorf("the lookup's context ended (%v) before its body was closed", lookup.Err())
+			}
+			resp.Body.Close()
+			if lookup.Err() == nil {
+				t.Error("the lookup's context outlives its closed body")
+			}
+		})
+	})
+	t.Run("a lookup at the deadline", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			var deadline time.Time
+			var ended error
+			hook := func(ctx context.Context, c otelretry.StateCheck) (otelretry.StateResult, error) {
+				deadline, _ = ctx.Deadline()
+				<-ctx.Done()
+				ended = ctx.Err()
+				return otelretry.StateResult{}, context.Cause(ctx)
+			}
+			h := newHarness(t, []scripted.Step{{Hang: true}}, otelretry.WithAttemptTimeout(100*time.Millisecond),
+				otelretry.WithDeadline(400*time.Millisecond), otelretry.WithStateCheck(hook))
+			start := time.Now()
+			_, err := h.client.Do(post(t, t.Context(), "http://api.test/orders", "order"))
+			if !errors.Is(err, otelretry.ErrOutcomeUnknown) {
+				t.Fatalf("err %v, want ErrOutcomeUnknown", err)
+			}
+			if deadline.Sub(start) != 400*time.Millisecond || ended != context.DeadlineExceeded {
+				t.Errorf("hook's context: deadline %v after the start, ended %v; want 400ms and context.DeadlineExceeded", deadline.Sub(start), ended)
+			}
+		})
+	})
+}
