@@ -1800,3 +1800,34 @@ func TestTheBackoffIsToldTheRetryItPrecedesAfterARace(t *testing.T) {
 		})
 	}
 }
+
+// docs/hedging.md: "After the delay with no response headers, a hedge is
+// admitted". An answer that came before the delay is not hedged while a
+// Classifier that takes its time reads it: a hedge then would be one more
+// request, a budget token and a hedge of the rate, for nothing.
+func TestNoHedgeOnceTheAnswerCameWhileTheClassifierRuns(t *testing.T) {
+	for name, status := range map[string]int{"a 200": 200, "a 503": 503} {
+		t.Run(name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				classifier := func(a otelretry.Answer) otelretry.Classification {
+					time.Sleep(30 * time.Millisecond) // a lookup, a slow log sink
+					return otelretry.Classification{}
+				}
+				h := newHarness(t, []scripted.Step{{Delay: 10 * time.Millisecond, Status: status}, {Status: 200}},
+					otelretry.WithHedging(otelretry.Hedging{Delay: 20 * time.Millisecond, MaxShare: 1}),
+					otelretry.WithClassifier(classifier), otelretry.WithBackoff(otelretry.ConstantBackoff(0)))
+				if got, _, err := roundTrip(t, h, get(t, t.Context(), "http://api.test/items")); err != nil || got != 200 {
+					t.Fatalf("got %d, %v", got, err)
+				}
+				want := 1
+				if status == 503 {
+					want = 2 // its retry, not a hedge
+				}
+				if calls := h.base.Calls(); len(calls) != want {
+					t.Errorf("%d calls, want %d: the answer came at 10ms, before the 20ms hedge delay; hedge events %q",
+						len(calls), want, hedgeEvents(t, h))
+				}
+			})
+		})
+	}
+}

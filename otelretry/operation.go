@@ -322,6 +322,9 @@ func (op *operation) conclude(a *attempt, resp *http.Response, err error) result
 		c := op.callerAt(o.end)
 		class = observedClass(o.class, o.timedOut, c.canceled, c.deadline, a.lost())
 	}
+	if op.race != nil {
+		op.race.heard(a)
+	}
 	answer := a.answer(&o, class)
 	c := op.t.cfg.classify(answer)
 	in, class, evidence := op.inputAfter(&o, class, c, &at)

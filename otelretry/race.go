@@ -81,6 +81,9 @@ const (
 	// may be sent), or a panic ended it; the loop answers whether to send
 	// it.
 	msgPrepared
+	// msgHeard: an attempt's exchange returned (headers or an error),
+	// before its Classifier runs: no hedge of it is due any more.
+	msgHeard
 )
 
 // raceMsg is a message of a race's goroutine to its loop.
@@ -182,6 +185,8 @@ func (r *race) run(first *attempt, at progress) raceEnd {
 				l.ended(m)
 			case msgPrepared:
 				l.prepared(m)
+			case msgHeard:
+				l.heard = append(l.heard, m.a)
 			}
 		case <-l.fire:
 			l.hedgeDue()
@@ -198,10 +203,13 @@ type raceLoop struct {
 	at       progress // where the operation stood when the race began
 	end      raceEnd
 	inFlight []*attempt
-	hedges   []hedgeSent
-	running  int  // attempts sent whose goroutine did not end
-	won      bool // the race has its verdict
-	final    *attempt
+	// heard: the attempts in flight whose exchange returned, being
+	// classified (a Classifier may take its time): none is hedged.
+	heard   []*attempt
+	hedges  []hedgeSent
+	running int  // attempts sent whose goroutine did not end
+	won     bool // the race has its verdict
+	final   *attempt
 	// hintUntil: the race's retry waits for the hints its attempts got.
 	hintUntil time.Duration
 	// preparing is the hedge being prepared, nil when none: its number
@@ -255,6 +263,18 @@ func (l *raceLoop) letGoOfPreparing() {
 
 func (l *raceLoop) remove(a *attempt) {
 	l.inFlight = slices.DeleteFunc(l.inFlight, func(b *attempt) bool { return b == a })
+	l.heard = slices.DeleteFunc(l.heard, func(b *attempt) bool { return b == a })
+}
+
+// awaited is the latest attempt in flight still waiting for its answer,
+// the one a hedge would hedge; nil when every one has its answer.
+func (l *raceLoop) awaited() *attempt {
+	for i := len(l.inFlight) - 1; i >= 0; i-- {
+		if a := l.inFlight[i]; !slices.Contains(l.heard, a) {
+			return a
+		}
+	}
+	return nil
 }
 
 // judge gives an attempt that concluded its verdict in the race.
@@ -329,11 +349,11 @@ func (l *raceLoop) prepared(m raceMsg) {
 // hedgeDue admits the hedge whose delay ended and starts its preparation.
 func (l *raceLoop) hedgeDue() {
 	l.fire = nil
-	if l.over() || l.preparing != nil {
+	of := l.awaited()
+	if l.over() || l.preparing != nil || of == nil {
 		return
 	}
 	r := l.r
-	of := l.inFlight[len(l.inFlight)-1]
 	now := r.setup.clock.since()
 	hedgeAt := l.at.started(l.end.made)
 	v, loan := r.admitHedge(now, &hedgeAt)
@@ -422,6 +442,12 @@ func tell(inbox chan raceMsg, over chan struct{}, m raceMsg) bool {
 		return false
 	}
 }
+
+// heard tells the loop that attempt a's exchange returned, before its
+// Classifier runs: the answer came, whatever the Classifier makes of it,
+// so no hedge of a is due (hedging.md: a hedge follows a delay with no
+// response headers).
+func (r *race) heard(a *attempt) { tell(r.inbox, r.over, raceMsg{kind: msgHeard, a: a}) }
 
 // judge hands the loop attempt a's input, gathered on a's goroutine once
 // it was answered (at end) and classified, and returns that input with
