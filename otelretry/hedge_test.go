@@ -1831,3 +1831,33 @@ func TestNoHedgeOnceTheAnswerCameWhileTheClassifierRuns(t *testing.T) {
 		})
 	}
 }
+
+// A hedge admitted at the delay whose preparation (a PrepareAttemptFunc
+// that signs the request) ends after the attempt it hedges was answered,
+// while the Classifier reads that answer, is not sent: its number and
+// tokens are given back (docs/hedging.md: "After the delay with no
+// response headers, a hedge is admitted").
+func TestNoHedgeIsSentOnceItsAttemptWasAnsweredWhileItWasPrepared(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		prepare := func(req *http.Request, attempt int) error {
+			if attempt > 1 {
+				time.Sleep(30 * time.Millisecond) // a signer, a token fetch: the hedge is ready at 50ms
+			}
+			return nil
+		}
+		classifier := func(a otelretry.Answer) otelretry.Classification {
+			time.Sleep(40 * time.Millisecond) // a lookup, a slow log sink: the 25ms answer is judged at 65ms
+			return otelretry.Classification{}
+		}
+		h := newHarness(t, []scripted.Step{{Delay: 25 * time.Millisecond, Status: 200}, {Status: 200}},
+			otelretry.WithHedging(otelretry.Hedging{Delay: 20 * time.Millisecond, MaxShare: 1}),
+			otelretry.WithPrepareAttempt(prepare), otelretry.WithClassifier(classifier))
+		if got, _, err := roundTrip(t, h, get(t, t.Context(), "http://api.test/items")); err != nil || got != 200 {
+			t.Fatalf("got %d, %v", got, err)
+		}
+		if calls := h.base.Calls(); len(calls) != 1 {
+			t.Errorf("%d calls, want 1: the answer came at 25ms, before the hedge was ready at 50ms; hedge events %q",
+				len(calls), hedgeEvents(t, h))
+		}
+	})
+}

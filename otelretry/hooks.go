@@ -263,8 +263,8 @@ type StateResult struct {
 	// State is attrs.StateApplied and is then returned to the caller as the
 	// operation's response; it is ignored otherwise. A lookup's response
 	// made with the hook's context stays readable after the hook returns,
-	// and past the operation's deadline, as an attempt's body does:
-	// closing its body releases that context.
+	// until the operation's deadline (the context's): closing its body
+	// releases that context.
 	Response *http.Response
 }
 

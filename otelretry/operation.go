@@ -461,9 +461,16 @@ func (op *operation) checkState(a *attempt, cause error, p *progress) (verdict, 
 	}
 	sanitize := func(err error) error { return op.sanitize(err, a.out.URL) }
 	check := runStateCheck(op.tel.ctx, op.clock.deadline, hook, op.t.sender.rec, op.ident.opID(), a, cause, sanitize)
+	judged := false
+	defer func() {
+		if !judged { // a panic of the Backoff or the telemetry: the stored response is nobody's
+			closeResponse(check.stored)
+		}
+	}()
 	in := op.inputAt(phaseStateCheck, op.clock.since(), p).checked(check.state)
 	v, _ := op.settle(&in, a.id.n, &Answer{}, a.pendingCost, op.clock.limit-in.remaining)
 	op.t.sender.rec.endStateCheck(&op.tel, check.span, check.state, v, check.problem, check.err)
+	judged = true
 	if v.decision != attrs.DecisionReturn {
 		closeResponse(check.stored)
 		return v, nil, check.err

@@ -318,9 +318,13 @@ func (l *raceLoop) ended(m raceMsg) {
 // prepared sends the hedge whose preparation ended, or gives back what it
 // took.
 func (l *raceLoop) prepared(m raceMsg) {
-	hedge, of, loan, givenBack := l.preparing, l.preparingOf, l.loan, l.givenBack
+	hedge, admittedOf, loan, givenBack := l.preparing, l.preparingOf, l.loan, l.givenBack
 	l.preparing, l.preparingOf, l.loan, l.givenBack = nil, nil, 0, false
-	send := !l.over() && !m.panicked && m.v.goAhead()
+	// The attempt it hedges: the one it was admitted for, or an earlier one
+	// still waiting, if that one's answer came while it was prepared; none
+	// when every attempt in flight has its answer.
+	of := l.awaited()
+	send := !l.over() && !m.panicked && m.v.goAhead() && of != nil
 	switch {
 	case send:
 		now := l.r.setup.clock.since()
@@ -336,8 +340,8 @@ func (l *raceLoop) prepared(m raceMsg) {
 		l.end.panic(m)
 		l.won = true
 		l.cancel()
-	case !l.over():
-		l.end.events = append(l.end.events, hedgeEvent{name: attrs.EventHedgeRefused, of: of.id.number,
+	case !l.over() && !m.v.goAhead():
+		l.end.events = append(l.end.events, hedgeEvent{name: attrs.EventHedgeRefused, of: admittedOf.id.number,
 			at: l.r.setup.clock.since(), v: m.v})
 	}
 	if !send && !givenBack {

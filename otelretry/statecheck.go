@@ -27,21 +27,23 @@ type checkAnswer struct {
 
 // runStateCheck asks the user's hook about the unknown outcome of attempt
 // a of operation id: in a state_check span, a child of the operation span
-// (ctx), under the operation's deadline (checkContext), with a copy of the
-// write that went on the wire. A lookup the hook makes through an
-// otelretry Transport is an operation of its own (lookupContext). The
-// stored response it hands back keeps the hook's context alive until its
-// body is closed: that body is the caller's, as an attempt's is.
+// (ctx), under the operation's deadline, with a copy of the write that
+// went on the wire. A lookup the hook makes through an otelretry Transport
+// is an operation of its own (lookupContext). The stored response it
+// hands back was fetched with the hook's context, so that context lives on
+// until the stored body is closed (and no longer than the deadline: a
+// context.WithDeadline, whose contexts derived from it end
+// DeadlineExceeded as the hook expects).
 func runStateCheck(ctx context.Context, deadline time.Time, hook stateCheckFunc, rec *recorder, id string, a *attempt, cause error,
 	sanitize func(error) error) checkAnswer {
-	check := newCheckContext(ctx, deadline)
+	ctx, cancel := context.WithDeadline(ctx, deadline)
 	handedOver := false
 	defer func() {
 		if !handedOver {
-			check.release()
+			cancel()
 		}
 	}()
-	ctx, span := rec.startStateCheck(lookupContext(check))
+	ctx, span := rec.startStateCheck(lookupContext(ctx))
 	answered := false
 	defer func() {
 		if !answered { // the hook panicked, or called runtime.Goexit
@@ -61,54 +63,14 @@ func runStateCheck(ctx context.Context, deadline time.Time, hook stateCheckFunc,
 		stored = nil
 	}
 	if stored != nil {
-		check.expire.Stop() // the deadline bounded the lookup's headers, not its body
-		handOver(stored, new(responseBody), check)
+		handOver(stored, new(responseBody), releaseFunc(cancel))
 		handedOver = true
 	}
 	return checkAnswer{state: state, stored: stored, problem: problem, err: sanitize(err), span: span}
 }
 
-// checkContext is a state check's context: the operation's, canceled at
-// the operation's deadline, which it reports, as context.WithDeadline's
-// would be, by a timer that, unlike WithDeadline's, can be stopped: the
-// stored response a hook hands back was fetched with this context, and its
-// body must outlive the deadline once the caller has it. Closing that body
-// releases the context.
-type checkContext struct {
-	context.Context // a context.WithCancelCause of the operation's
-	deadline        time.Time
-	cancel          context.CancelCauseFunc
-	expire          *time.Timer
-}
+// releaseFunc is a releaser that calls itself: a stored response's body
+// cancels its lookup's context when it is closed.
+type releaseFunc func()
 
-func newCheckContext(parent context.Context, deadline time.Time) *checkContext {
-	ctx, cancel := context.WithCancelCause(parent)
-	c := &checkContext{Context: ctx, deadline: deadline, cancel: cancel}
-	c.expire = time.AfterFunc(time.Until(deadline), func() { cancel(context.DeadlineExceeded) })
-	return c
-}
-
-// Deadline is the operation's, or the parent's when it is earlier.
-func (c *checkContext) Deadline() (time.Time, bool) {
-	if d, ok := c.Context.Deadline(); ok && d.Before(c.deadline) {
-		return d, true
-	}
-	return c.deadline, true
-}
-
-// Err is context.DeadlineExceeded once the deadline passed, as a
-// WithDeadline context's is.
-func (c *checkContext) Err() error {
-	err := c.Context.Err()
-	if err != nil && context.Cause(c.Context) == context.DeadlineExceeded {
-		return context.DeadlineExceeded
-	}
-	return err
-}
-
-// release lets go of the context: when the hook returned without a stored
-// response, or when the stored response's body is closed.
-func (c *checkContext) release() {
-	c.expire.Stop()
-	c.cancel(nil)
-}
+func (f releaseFunc) release() { f() }

@@ -591,49 +591,63 @@ func (b *ctxBody) Read(p []byte) (int, error) {
 func (b *ctxBody) Close() error { return nil }
 
 // The stored response a hook hands back (decisions.md's recipe returns its
-// lookup's) was fetched with the hook's context: its body is the caller's
-// once handed over, so neither the hook's return nor the operation's
-// deadline cuts it (docs/time-and-bodies.md: "The body of the response
-// handed to the caller belongs to the caller's context alone"). Closing it
-// lets the context go. The hook's context still ends at the deadline, as
-// a context.WithDeadline's would, for a lookup still waiting then.
-func TestAStoredResponsesBodyOutlivesTheHookAndTheDeadline(t *testing.T) {
-	t.Run("handed over", func(t *testing.T) {
-		synctest.Test(t, func(t *testing.T) {
-			var lookup context.Context
-			hook := func(ctx context.Context, c otelretry.StateCheck) (otelretry.StateResult, error) {
-				lookup = ctx
-				return otelretry.StateResult{State: attrs.StateApplied, Response: &http.Response{StatusCode: 200, Header: http.Header{},
-					Body: &ctxBody{ctx: ctx, delay: 300 * time.Millisecond, data: `{"order":"applied"}`}}}, nil
-			}
-			h := newHarness(t, []scripted.Step{{Hang: true}}, otelretry.WithAttemptTimeout(100*time.Millisecond),
-				otelretry.WithDeadline(400*time.Millisecond), otelretry.WithStateCheck(hook))
-			resp, err := h.client.Do(post(t, t.Context(), "http://api.test/orders", "order"))
-			if err != nil {
-				t.Fatal(err)
-			}
-			body, err := io.ReadAll(resp.Body) // its chunk comes after the deadline
-			if err != nil || string(body) != `{"order":"applied"}` {
-				t.Errorf("stored body %q, %v; want the record the lookup returned", body, err)
-			}
-			if lookup.Err() != nil {
-				t.Errorf("the lookup's context ended (%v) before its body was closed", lookup.Err())
-			}
-			resp.Body.Close()
-			if lookup.Err() == nil {
-				t.Error("the lookup's context outlives its closed body")
-			}
+// lookup's) was fetched with the hook's context: it stays readable after
+// the hook returns, until the operation's deadline, which is that
+// context's; closing its body lets the context go. The hook's context, and
+// any it derives, end at the deadline with context.DeadlineExceeded, as a
+// context.WithDeadline's do. A panic after the check (the telemetry's, as
+// the state_check span ends) closes the stored response and lets the
+// context go.
+func TestAStoredResponsesBodyOutlivesTheHook(t *testing.T) {
+	stored := func(ctx context.Context, delay time.Duration) otelretry.StateResult {
+		return otelretry.StateResult{State: attrs.StateApplied, Response: &http.Response{StatusCode: 200, Header: http.Header{},
+			Body: &ctxBody{ctx: ctx, delay: delay, data: `{"order":"applied"}`}}}
+	}
+	for name, tc := range map[string]struct {
+		delay   time.Duration // of the stored body's chunk, after the check at 100ms
+		wantErr error
+	}{
+		"read before the deadline": {delay: 200 * time.Millisecond},
+		"read past the deadline":   {delay: 400 * time.Millisecond, wantErr: context.DeadlineExceeded},
+	} {
+		t.Run(name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				var lookup context.Context
+				hook := func(ctx context.Context, c otelretry.StateCheck) (otelretry.StateResult, error) {
+					lookup = ctx
+					return stored(ctx, tc.delay), nil
+				}
+				h := newHarness(t, []scripted.Step{{Hang: true}}, otelretry.WithAttemptTimeout(100*time.Millisecond),
+					otelretry.WithDeadline(400*time.Millisecond), otelretry.WithStateCheck(hook))
+				resp, err := h.client.Do(post(t, t.Context(), "http://api.test/orders", "order"))
+				if err != nil {
+					t.Fatal(err)
+				}
+				body, err := io.ReadAll(resp.Body)
+				if !errors.Is(err, tc.wantErr) || (err == nil && string(body) != `{"order":"applied"}`) {
+					t.Errorf("stored body %q, %v; want the record, or %v", body, err, tc.wantErr)
+				}
+				if tc.wantErr == nil && lookup.Err() != nil {
+					t.Errorf("the lookup's context ended (%v) before its body was closed", lookup.Err())
+				}
+				resp.Body.Close()
+				if lookup.Err() == nil {
+					t.Error("the lookup's context outlives its closed body")
+				}
+			})
 		})
-	})
+	}
 	t.Run("a lookup at the deadline", func(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
 			var deadline time.Time
-			var ended error
+			var ended, derivedEnded error
 			hook := func(ctx context.Context, c otelretry.StateCheck) (otelretry.StateResult, error) {
 				deadline, _ = ctx.Deadline()
-				<-ctx.Done()
-				ended = ctx.Err()
-				return otelretry.StateResult{}, context.Cause(ctx)
+				derived, cancel := context.WithTimeout(ctx, time.Hour) // a per-lookup timeout
+				defer cancel()
+				<-derived.Done()
+				ended, derivedEnded = ctx.Err(), derived.Err()
+				return otelretry.StateResult{}, context.Cause(derived)
 			}
 			h := newHarness(t, []scripted.Step{{Hang: true}}, otelretry.WithAttemptTimeout(100*time.Millisecond),
 				otelretry.WithDeadline(400*time.Millisecond), otelretry.WithStateCheck(hook))
@@ -642,9 +656,55 @@ func TestAStoredResponsesBodyOutlivesTheHookAndTheDeadline(t *testing.T) {
 			if !errors.Is(err, otelretry.ErrOutcomeUnknown) {
 				t.Fatalf("err %v, want ErrOutcomeUnknown", err)
 			}
-			if deadline.Sub(start) != 400*time.Millisecond || ended != context.DeadlineExceeded {
-				t.Errorf("hook's context: deadline %v after the start, ended %v; want 400ms and context.DeadlineExceeded", deadline.Sub(start), ended)
+			if deadline.Sub(start) != 400*time.Millisecond || ended != context.DeadlineExceeded || derivedEnded != context.DeadlineExceeded {
+				t.Errorf("hook's context: deadline %v after the start, ended %v, a derived one %v; want 400ms and context.DeadlineExceeded",
+					deadline.Sub(start), ended, derivedEnded)
+			}
+		})
+	})
+	t.Run("a panic after the check", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			var lookup context.Context
+			body := &closeCounted{Reader: strings.NewReader(`{"order":"applied"}`)}
+			hook := func(ctx context.Context, c otelretry.StateCheck) (otelretry.StateResult, error) {
+				lookup = ctx
+				return otelretry.StateResult{State: attrs.StateApplied, Response: &http.Response{StatusCode: 200, Header: http.Header{}, Body: body}}, nil
+			}
+			tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(panicOnEnd{name: attrs.StateCheckSpanName}))
+			rt := otelretry.NewTransport(scripted.New(scripted.Step{Hang: true}), otelretry.WithTracerProvider(tp),
+				otelretry.WithAttemptTimeout(50*time.Millisecond), otelretry.WithDeadline(300*time.Millisecond), otelretry.WithStateCheck(hook))
+			func() {
+				defer func() {
+					if r := recover(); r == nil {
+						t.Error("want the span processor's panic to go on")
+					}
+				}()
+				rt.RoundTrip(post(t, t.Context(), "http://api.test/orders", "order"))
+			}()
+			if lookup == nil || lookup.Err() == nil || body.closed.Load() != 1 {
+				t.Errorf("after the panic: the hook's context ended: %v; the stored body closed %d times; want ended and once",
+					lookup != nil && lookup.Err() != nil, body.closed.Load())
 			}
 		})
 	})
 }
+
+// panicOnEnd panics when a span of the given name ends.
+type panicOnEnd struct{ name string }
+
+func (p panicOnEnd) OnStart(context.Context, sdktrace.ReadWriteSpan) {}
+func (p panicOnEnd) OnEnd(s sdktrace.ReadOnlySpan) {
+	if s.Name() == p.name {
+		panic("span processor: boom")
+	}
+}
+func (panicOnEnd) Shutdown(context.Context) error   { return nil }
+func (panicOnEnd) ForceFlush(context.Context) error { return nil }
+
+// closeCounted counts its Close calls.
+type closeCounted struct {
+	io.Reader
+	closed atomic.Int32
+}
+
+func (b *closeCounted) Close() error { b.closed.Add(1); return nil }
