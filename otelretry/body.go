@@ -28,9 +28,8 @@ type responseBody struct {
 }
 
 func (b *responseBody) Close() error {
-	err := b.ReadCloser.Close()
-	b.once.Do(b.owner.release)
-	return err
+	defer b.once.Do(b.owner.release) // also when the base's Close panics
+	return b.ReadCloser.Close()
 }
 
 type responseReadWriteCloser struct {

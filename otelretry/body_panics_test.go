@@ -17,6 +17,8 @@ import (
 	"time"
 
 	"github.com/otelretry/otelretry-go/otelretry"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 )
 
 // closePanics is a base's response body whose Read blocks until it is
@@ -221,4 +223,47 @@ func TestBodyReadGoexitWhileBufferingEndsTheCaller(t *testing.T) {
 			t.Errorf("the caller's body was closed %d times, want once", n)
 		}
 	})
+}
+
+// panicOnClose is a body whose Close panics.
+type panicOnClose struct{ io.Reader }
+
+func (panicOnClose) Close() error { panic("close exploded") }
+
+// Closing the body handed to the caller releases the attempt's context
+// (responseBody), also when the base's Close panics: the panic goes on to
+// the caller, and the attempt's context, registered under the caller's,
+// is not left behind (with a caller's context that has a Done channel of
+// its own, one goroutine of the context package per operation).
+func TestAReturnedBodysClosePanicReleasesTheAttempt(t *testing.T) {
+	for name, opts := range map[string][]otelretry.Option{"client span": nil, "without client spans": {otelretry.WithoutClientSpans()}} {
+		t.Run(name, func(t *testing.T) {
+			var attemptCtx context.Context
+			base := roundTripFunc(func(r *http.Request) (*http.Response, error) {
+				attemptCtx = r.Context()
+				return &http.Response{StatusCode: 200, Header: http.Header{}, Body: panicOnClose{strings.NewReader("ok")}, Request: r}, nil
+			})
+			rec := tracetest.NewSpanRecorder()
+			tr := otelretry.NewTransport(base, append(opts, otelretry.WithTracerProvider(sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))))...)
+			resp, err := tr.RoundTrip(get(t, t.Context(), "http://api.test/"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			io.ReadAll(resp.Body)
+			func() {
+				defer func() {
+					if recover() == nil {
+						t.Error("the Close's panic did not reach the caller")
+					}
+				}()
+				resp.Body.Close()
+			}()
+			if s, e := len(rec.Started()), len(rec.Ended()); s != e {
+				t.Errorf("%d spans started, %d ended", s, e)
+			}
+			if attemptCtx.Err() == nil {
+				t.Error("the attempt's context is still live after the caller closed the body (its Close panicked)")
+			}
+		})
+	}
 }

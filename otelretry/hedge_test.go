@@ -1861,3 +1861,48 @@ func TestNoHedgeIsSentOnceItsAttemptWasAnsweredWhileItWasPrepared(t *testing.T) 
 		}
 	})
 }
+
+// A hedge whose preparation (a slow token fetch) outlives its race is let
+// go of on the preparation's goroutine, a goroutine of otelretry's own:
+// closing the body GetBody gave it runs user code there, whose panic goes
+// to otel.Handle instead of ending the process.
+func TestAHedgeLetGoOfAfterItsRaceReportsItsBodyClosePanic(t *testing.T) {
+	errs := captureOtelErrors(t)
+	synctest.Test(t, func(t *testing.T) {
+		base := roundTripFunc(func(r *http.Request) (*http.Response, error) {
+			if r.Body != nil {
+				io.Copy(io.Discard, r.Body)
+				r.Body.Close()
+			}
+			time.Sleep(40 * time.Millisecond) // past the hedge delay
+			return &http.Response{StatusCode: 200, Header: http.Header{}, Body: http.NoBody, Request: r}, nil
+		})
+		prepared := 0
+		rt := otelretry.NewTransport(base,
+			otelretry.WithBodyBuffer(0, 0), // the hedge's body comes from GetBody
+			otelretry.WithHedging(otelretry.Hedging{Delay: 10 * time.Millisecond, MaxShare: 1}),
+			otelretry.WithPrepareAttempt(func(r *http.Request, attempt int) error {
+				if attempt > 1 {
+					time.Sleep(100 * time.Millisecond) // a token fetch that outlives the race
+					prepared++
+				}
+				return nil
+			}))
+		ctx := otelretry.WithIntent(t.Context(), otelretry.Intent{Repeatable: true})
+		req, _ := http.NewRequestWithContext(ctx, http.MethodPost, "http://api.test/search", strings.NewReader(`{"q":1}`))
+		req.GetBody = func() (io.ReadCloser, error) { return panicOnClose{strings.NewReader(`{"q":1}`)}, nil }
+		resp, err := rt.RoundTrip(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		time.Sleep(time.Second)
+		synctest.Wait()
+		if prepared != 1 {
+			t.Fatalf("the hedge was prepared %d times, want once", prepared)
+		}
+		if got := errs(); len(got) != 1 {
+			t.Fatalf("otel.Handle got %v, want the body Close's panic", got)
+		}
+	})
+}

@@ -954,3 +954,58 @@ func TestKeyInProgressHoldsBackNoOtherRetry(t *testing.T) {
 		}
 	})
 }
+
+// A write under WithIdempotencyKeys and WithOperationID is sent, the server
+// applies it, and then a hook (here the Classifier) panics. A layer above
+// that recovers the panic and sends the same write again under the same
+// operation id must reuse the key the first try sent: that try may have
+// been applied (it was), and "Under one WithOperationID, a layer above that
+// sends the operation again reuses its key".
+func TestAPanicAfterAKeyedWriteWasSentKeepsItsKeyForTheRepeat(t *testing.T) {
+	var mu sync.Mutex
+	var keys []string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		mu.Lock()
+		keys = append(keys, r.Header.Get("Idempotency-Key"))
+		mu.Unlock()
+		w.WriteHeader(http.StatusCreated)
+	}))
+	defer srv.Close()
+	var once sync.Once
+	client := &http.Client{Transport: otelretry.NewTransport(srv.Client().Transport,
+		otelretry.WithIdempotencyKeys(otelretry.DraftIdempotencyKey()),
+		otelretry.WithClassifier(func(a otelretry.Answer) otelretry.Classification {
+			panicked := false
+			once.Do(func() { panicked = true })
+			if panicked {
+				panic("classifier bug")
+			}
+			return otelretry.Classification{}
+		}))}
+	ctx := otelretry.WithOperationID(t.Context(), "job-9")
+	try := func() (recovered any) {
+		defer func() { recovered = recover() }()
+		req, _ := http.NewRequestWithContext(ctx, http.MethodPost, srv.URL+"/orders", strings.NewReader(`{"sku":"A1"}`))
+		resp, err := client.Do(req)
+		if err == nil {
+			io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+		}
+		return nil
+	}
+	if r := try(); r == nil {
+		t.Fatal("first try: no panic")
+	}
+	if r := try(); r != nil {
+		t.Fatalf("second try panicked: %v", r)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(keys) != 2 || keys[0] == "" {
+		t.Fatalf("keys %q, want two", keys)
+	}
+	if keys[0] != keys[1] {
+		t.Fatalf("the repeat under operation id job-9 went out under a new key %q, not %q: the write applied by the try that panicked is applied again", keys[1], keys[0])
+	}
+}

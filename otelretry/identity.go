@@ -118,6 +118,8 @@ type identity struct {
 	// none; request names the write it was generated for (repeatOf), ""
 	// when it cannot be told.
 	key, request string
+	// keySettled: settleKey ran (once: at the end, or after a panic).
+	keySettled bool
 }
 
 // newIdentity is the identity of an operation with scope sc: the chain's it
@@ -160,8 +162,13 @@ func (i *identity) takeKey(method string, u *url.URL, body []byte, told bool) st
 // settleKey keeps the operation's generated key under its WithOperationID
 // for a later operation that repeats it, unless it succeeded: a write sent
 // again after a success is a new one. A repeat is the same body too, so a
-// key kept after a refusal (a 400) is never another write's.
+// key kept after a refusal (a 400) is never another write's. A panic
+// keeps it too (the write may have been applied); the first call settles.
 func (i *identity) settleKey(succeeded bool) {
+	if i.keySettled {
+		return
+	}
+	i.keySettled = true
 	if i.oc != nil && i.key != "" && i.request != "" && !succeeded {
 		i.oc.keys.keep(i.request, i.key)
 	}

@@ -631,6 +631,7 @@ func (op *operation) abandonOnPanic(held *holdings) {
 	}
 	op.setup.bodies.release()
 	op.tel.release()
+	op.ident.settleKey(false) // the write may have been applied: a repeat takes its key
 	if resp := held.stored; resp != nil {
 		held.stored = nil
 		afterPanic(func() { closeResponse(resp) })

@@ -520,8 +520,13 @@ func (r *race) prepare(hedge *attempt, inbox chan raceMsg, over chan struct{}) {
 	reply := make(chan raceReply, 1)
 	if !tell(inbox, over, raceMsg{kind: msgPrepared, a: hedge, v: v, reply: reply}) || !(<-reply).send {
 		returned = true
-		if v.goAhead() {
-			hedge.unsent() // the race was over
+		if v.goAhead() { // the race was over, or no attempt waited any more
+			defer func() {
+				if p := recover(); p != nil { // its body's Close: nobody waits for this goroutine
+					handleStrayPanic("closing the body of a hedge not sent", p)
+				}
+			}()
+			hedge.unsent()
 		}
 		return
 	}
