@@ -324,7 +324,8 @@
 //	                           attributes or events); the first copy is analyzed
 //	unsafe-resend              a method other than GET, HEAD, OPTIONS and TRACE sent again after an attempt that does not
 //	                           prove the request was not processed (anything but connection_refused, dns, tls,
-//	                           refused_stream: e.g. a timeout, connection_reset or a 503), with no
+//	                           refused_stream, or a retry the transport recorded with reason not_processed or
+//	                           server_retry: e.g. a timeout, connection_reset or a 503), with no
 //	                           retry.idempotency_contract=true and no idempotency key (retry.idempotency_key.source:
 //	                           generated or caller) on the operation, and no state check answering not_applied between
 //	                           the two calls
@@ -344,7 +345,7 @@
 //	unredacted-url             a URL attribute on any span (url.*, *.url, *.target: url.full, url.query, http.url, ...)
 //	                           carries userinfo or a query value other than REDACTED; the secret is not repeated
 //	attempt-after-deadline     an attempt started after operation start + retry.deadline_ms (1ms tolerance), or with
-//	                           retry.remaining_ms <= 0; a time limit beyond what a duration holds never wraps
+//	                           retry.remaining_ms < 0 (0 is under 1 ms left); a time limit beyond what a duration holds never wraps
 //	attempt-numbering          retry.attempt values of an operation are not 1, 2, ... n (on a later redirect hop or a
 //	                           counted repeat, which may go on counting: not consecutive)
 //	attempt-count-mismatch     retry.attempts differs from the number of attempt spans (lost spans)

@@ -237,8 +237,8 @@ func (a *analyzer) checkUnsafeResend(g *group) {
 		if !unrepeatable(g, method) || cur.IsHedge() {
 			continue // a hedge is checked by checkUnsafeHedge
 		}
-		if !prev.hasStatus && attrs.ErrorClass(prev.ErrorClass).NotProcessed() {
-			continue // the previous request provably was not processed
+		if provedResendable(prev) {
+			continue
 		}
 		// A state check answering not_applied between the two calls.
 		j := sort.Search(len(notApplied), func(k int) bool { return !notApplied[k].Before(prev.Start) })
@@ -257,6 +257,20 @@ func (a *analyzer) checkUnsafeResend(g *group) {
 			"%s attempt %d (%s) was sent after attempt %d ended with %s, with no %s=true and no state check answering %s",
 			redacted(method), cur.Number, redacted(cur.RequestID), prev.Number, resultText(prev), keyIdempotencyContract, attrs.StateNotApplied)
 	}
+}
+
+// provedResendable reports whether attempt prev proves that sending its
+// write again is safe: its error class says the request was not processed,
+// or the transport retried it on a proof it recorded (decisions.md, rows
+// 23 and 24): not_processed (a cut before the base reported a connection,
+// a failed first write on a reused connection), or server_retry (a
+// should-retry header of true under WithShouldRetryWrites).
+func provedResendable(prev Attempt) bool {
+	if !prev.hasStatus && attrs.ErrorClass(prev.ErrorClass).NotProcessed() {
+		return true
+	}
+	return prev.Decision == string(attrs.DecisionRetry) &&
+		(prev.Reason == string(attrs.ReasonNotProcessed) || prev.Reason == string(attrs.ReasonServerRetry))
 }
 
 // checkUnsafeHedge reports the hedges of a request that may not be sent
@@ -304,7 +318,9 @@ func (a *analyzer) checkDeadline(g *group) {
 			seen = append(seen, fmt.Sprintf("started at +%dms, after the deadline at +%dms (%s %d)",
 				at.Start.Sub(g.op.Start).Milliseconds(), *g.op.DeadlineMs, keyDeadlineMs, *g.op.DeadlineMs))
 		}
-		if at.RemainingMs != nil && *at.RemainingMs <= 0 {
+		// retry.remaining_ms is whole milliseconds, cut: 0 is under 1 ms
+		// left, which the transport starts a call with.
+		if at.RemainingMs != nil && *at.RemainingMs < 0 {
 			seen = append(seen, fmt.Sprintf("started with %s %d", keyRemainingMs, *at.RemainingMs))
 		}
 		if len(seen) > 0 {
