@@ -1906,3 +1906,69 @@ func TestAHedgeLetGoOfAfterItsRaceReportsItsBodyClosePanic(t *testing.T) {
 		}
 	})
 }
+
+// A hedge's GetBody body whose Close panics, closed while the race is still
+// running (its caller waits for the race), is a panic of the caller's body
+// during the operation: doc.go "A base, a hook or the telemetry ... that
+// panics has what the operation holds released ... and the panic goes on".
+// It does when the hedge is refused at its preparation; it must also when
+// the hedge is not sent because its attempt was answered while it was
+// prepared: the race is not over, the caller has no response yet.
+func TestAHedgeNotSentMidRaceLetsItsBodyClosePanicGoOn(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		prepErr bool // the hedge is refused at its preparation
+	}{
+		{"refused at its preparation", true},
+		{"not sent: its attempt was answered while it was prepared", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			errs := captureOtelErrors(t)
+			synctest.Test(t, func(t *testing.T) {
+				var calls atomic.Int32
+				base := roundTripFunc(func(r *http.Request) (*http.Response, error) {
+					calls.Add(1)
+					if r.Body != nil {
+						io.Copy(io.Discard, r.Body)
+						r.Body.Close()
+					}
+					time.Sleep(15 * time.Millisecond) // past the 10ms hedge delay
+					return &http.Response{StatusCode: 200, Header: http.Header{}, Body: http.NoBody, Request: r}, nil
+				})
+				rt := otelretry.NewTransport(base,
+					otelretry.WithBodyBuffer(0, 0), // the hedge's body comes from GetBody
+					otelretry.WithHedging(otelretry.Hedging{Delay: 10 * time.Millisecond, MaxShare: 1}),
+					otelretry.WithPrepareAttempt(func(r *http.Request, attempt int) error {
+						if attempt > 1 {
+							time.Sleep(10 * time.Millisecond) // ready at 20ms, after the 15ms answer
+							if tc.prepErr {
+								return errors.New("signer down")
+							}
+						}
+						return nil
+					}),
+					otelretry.WithClassifier(func(a otelretry.Answer) otelretry.Classification {
+						time.Sleep(30 * time.Millisecond) // the 15ms answer is judged at 45ms
+						return otelretry.Classification{}
+					}))
+				ctx := otelretry.WithIntent(t.Context(), otelretry.Intent{Repeatable: true})
+				req, _ := http.NewRequestWithContext(ctx, http.MethodPost, "http://api.test/search", strings.NewReader(`{"q":1}`))
+				req.GetBody = func() (io.ReadCloser, error) { return panicOnClose{strings.NewReader(`{"q":1}`)}, nil }
+				var recovered any
+				func() {
+					defer func() { recovered = recover() }()
+					resp, err := rt.RoundTrip(req)
+					if err == nil {
+						resp.Body.Close()
+					}
+				}()
+				time.Sleep(time.Second)
+				synctest.Wait()
+				if recovered == nil {
+					t.Errorf("RoundTrip returned normally (%d base calls); the hedge's body Close panicked during the race and went to otel.Handle: %v",
+						calls.Load(), errs())
+				}
+			})
+		})
+	}
+}

@@ -84,6 +84,10 @@ const (
 	// msgHeard: an attempt's exchange returned (headers or an error),
 	// before its Classifier runs: no hedge of it is due any more.
 	msgHeard
+	// msgUnsentPanicked: letting go of a hedge the loop did not send
+	// panicked (its body's Close) while the race still runs: the panic
+	// ends the race and goes on to the caller.
+	msgUnsentPanicked
 )
 
 // raceMsg is a message of a race's goroutine to its loop.
@@ -187,6 +191,10 @@ func (r *race) run(first *attempt, at progress) raceEnd {
 				l.prepared(m)
 			case msgHeard:
 				l.heard = append(l.heard, m.a)
+			case msgUnsentPanicked:
+				l.end.panic(m)
+				l.won = true
+				l.cancel()
 			}
 		case <-l.fire:
 			l.hedgeDue()
@@ -522,7 +530,9 @@ func (r *race) prepare(hedge *attempt, inbox chan raceMsg, over chan struct{}) {
 		returned = true
 		if v.goAhead() { // the race was over, or no attempt waited any more
 			defer func() {
-				if p := recover(); p != nil { // its body's Close: nobody waits for this goroutine
+				// Its body's Close: to the caller while the race runs, else
+				// nobody waits for this goroutine.
+				if p := recover(); p != nil && !tell(inbox, over, raceMsg{kind: msgUnsentPanicked, a: hedge, panicked: true, value: p}) {
 					handleStrayPanic("closing the body of a hedge not sent", p)
 				}
 			}()

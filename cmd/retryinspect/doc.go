@@ -324,8 +324,8 @@
 //	                           attributes or events); the first copy is analyzed
 //	unsafe-resend              a method other than GET, HEAD, OPTIONS and TRACE sent again after an attempt that does not
 //	                           prove the request was not processed (anything but connection_refused, dns, tls,
-//	                           refused_stream, or a retry the transport recorded with reason not_processed or
-//	                           server_retry: e.g. a timeout, connection_reset or a 503), with no
+//	                           refused_stream, or a retry the transport recorded with reason not_processed,
+//	                           server_retry or classifier: e.g. a timeout, connection_reset or a 503), with no
 //	                           retry.idempotency_contract=true and no idempotency key (retry.idempotency_key.source:
 //	                           generated or caller) on the operation, and no state check answering not_applied between
 //	                           the two calls

@@ -110,8 +110,8 @@ func firstFailsThenOK(fail func(*http.Request) error) http.RoundTripper {
 }
 
 // A write the library resends only because it proved the first call
-// unsent or the service said it may be repeated (decision table rows 23
-// and 24, docs/decisions.md; the proof recorded as retry.reason
+// unsent or the service said it may be repeated (decision table rows 18,
+// 23 and 24, docs/decisions.md; the proof recorded as retry.reason
 // not_processed / server_retry and retry.evidence.*) is correct behavior:
 // retryinspect must not report it as an unsafe-resend ("a write resent
 // after an ambiguous result").
@@ -133,6 +133,20 @@ func TestAWriteResentOnARecordedProofIsNotUnsafe(t *testing.T) {
 			tr.WroteRequest(httptrace.WroteRequestInfo{Err: err})
 			return err
 		})),
+		// Row 18: a Classifier asks for a retry of every transport error;
+		// it never makes a write repeatable, so the POST is resent on the
+		// proof of row 24 (recorded with reason classifier).
+		"classifier-retryable-over-a-proof": postOnce(t, firstFailsThenOK(func(r *http.Request) error {
+			httptrace.ContextClientTrace(r.Context()).GetConn(r.URL.Host)
+			<-r.Context().Done()
+			return &net.OpError{Op: "dial", Net: "tcp", Err: r.Context().Err()}
+		}), otelretry.WithAttemptTimeout(100*time.Millisecond),
+			otelretry.WithClassifier(func(a otelretry.Answer) otelretry.Classification {
+				if a.Err != nil {
+					return otelretry.Retryable(0)
+				}
+				return otelretry.Classification{}
+			})),
 		// Row 23: a 503 with Stripe-Should-Retry: true under
 		// WithShouldRetryWrites, "recorded as evidence".
 		"should-retry-true": postOnce(t, scripted.New(
@@ -143,8 +157,8 @@ func TestAWriteResentOnARecordedProofIsNotUnsafe(t *testing.T) {
 	for name, spans := range cases {
 		t.Run(name, func(t *testing.T) {
 			code, out, errOut := runOnFile(t, spans)
-			if !strings.Contains(out, "retry     not_processed") && !strings.Contains(out, "retry     server_retry") {
-				t.Fatalf("the scenario did not play (no not_processed/server_retry retry):\n%s", out)
+			if !strings.Contains(out, "retry     not_processed") && !strings.Contains(out, "retry     server_retry") && !strings.Contains(out, "retry     classifier") {
+				t.Fatalf("the scenario did not play (no not_processed, server_retry or classifier retry):\n%s", out)
 			}
 			if code != exitClean || strings.Contains(out, "[unsafe-resend]") {
 				t.Errorf("exit %d, stderr %q: a write the library proved safe to resend is reported\n%s", code, errOut, out)

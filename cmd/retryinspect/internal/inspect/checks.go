@@ -262,15 +262,24 @@ func (a *analyzer) checkUnsafeResend(g *group) {
 // provedResendable reports whether attempt prev proves that sending its
 // write again is safe: its error class says the request was not processed,
 // or the transport retried it on a proof it recorded (decisions.md, rows
-// 23 and 24): not_processed (a cut before the base reported a connection,
-// a failed first write on a reused connection), or server_retry (a
-// should-retry header of true under WithShouldRetryWrites).
+// 17, 18, 23 and 24): not_processed (a cut before the base reported a
+// connection, a failed first write on a reused connection), server_retry
+// (a should-retry header of true under WithShouldRetryWrites), or
+// classifier: a Classifier never makes a write repeatable, so the
+// transport retries one on its word only when it says NotProcessed, or
+// says Retryable of a request the transport proved unsent.
 func provedResendable(prev Attempt) bool {
 	if !prev.hasStatus && attrs.ErrorClass(prev.ErrorClass).NotProcessed() {
 		return true
 	}
-	return prev.Decision == string(attrs.DecisionRetry) &&
-		(prev.Reason == string(attrs.ReasonNotProcessed) || prev.Reason == string(attrs.ReasonServerRetry))
+	if prev.Decision != string(attrs.DecisionRetry) {
+		return false
+	}
+	switch attrs.Reason(prev.Reason) {
+	case attrs.ReasonNotProcessed, attrs.ReasonServerRetry, attrs.ReasonClassifier:
+		return true
+	}
+	return false
 }
 
 // checkUnsafeHedge reports the hedges of a request that may not be sent
