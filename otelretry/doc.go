@@ -222,7 +222,8 @@
 // included) would leave the outcome unknown and could not be retried. An attempt cut before the base
 // reported a connection was not sent, and is retried. The body of the
 // response handed to the caller belongs to the caller's context alone, so
-// streams and slow downloads are not cut. A discarded response body is
+// streams and slow downloads are not cut (a state check's stored response
+// excepted: its hook's context ends at the deadline). A discarded response body is
 // drained only within the pause before the next attempt.
 //
 // # net/http and other layers
