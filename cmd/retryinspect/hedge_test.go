@@ -17,9 +17,7 @@ import (
 	"testing/synctest"
 	"time"
 
-	"go.opentelemetry.io/otel/exporters/stdout/stdouttrace"
 	sdklog "go.opentelemetry.io/otel/sdk/log"
-	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 
 	"github.com/otelretry/otelretry-go/cmd/retryinspect/internal/inspect"
 	"github.com/otelretry/otelretry-go/cmd/retryinspect/internal/read"
@@ -43,11 +41,7 @@ func hedgedRun(t *testing.T) (spans, logs []byte) {
 	synctest.Test(t, func(t *testing.T) {
 		ctx := t.Context()
 		var out bytes.Buffer
-		exp, err := stdouttrace.New(stdouttrace.WithWriter(&out))
-		if err != nil {
-			t.Fatal(err)
-		}
-		tp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(exp), sdktrace.WithIDGenerator(&countingIDs{}))
+		tp := spanWriter(t, &out)
 		logExp := &otlpJSONExporter{}
 		lp := sdklog.NewLoggerProvider(sdklog.WithProcessor(sdklog.NewSimpleProcessor(logExp)))
 		transport := func(base http.RoundTripper, rate float64) http.RoundTripper {

@@ -12,9 +12,6 @@ import (
 	"testing/synctest"
 	"time"
 
-	"go.opentelemetry.io/otel/exporters/stdout/stdouttrace"
-	sdktrace "go.opentelemetry.io/otel/sdk/trace"
-
 	"github.com/otelretry/otelretry-go/cmd/retryinspect/internal/inspect"
 	"github.com/otelretry/otelretry-go/internal/scripted"
 	"github.com/otelretry/otelretry-go/otelretry"
@@ -27,11 +24,7 @@ func keyedRun(t *testing.T, opts ...otelretry.Option) []byte {
 	t.Helper()
 	var out bytes.Buffer
 	synctest.Test(t, func(t *testing.T) {
-		exp, err := stdouttrace.New(stdouttrace.WithWriter(&out))
-		if err != nil {
-			t.Fatal(err)
-		}
-		tp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(exp), sdktrace.WithIDGenerator(&countingIDs{}))
+		tp := spanWriter(t, &out)
 		base := scripted.New(scripted.Step{Hang: true}, scripted.Step{Status: http.StatusCreated})
 		client := &http.Client{Transport: otelretry.NewTransport(base, append([]otelretry.Option{otelretry.WithTracerProvider(tp),
 			otelretry.WithAttemptTimeout(100 * time.Millisecond), otelretry.WithDeadline(time.Second)}, opts...)...)}

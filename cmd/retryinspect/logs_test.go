@@ -75,12 +75,7 @@ func captureRun(t *testing.T) logCapture {
 		ctx := t.Context()
 		res := resource.NewSchemaless(attribute.String("service.name", "checkout"))
 		var spans bytes.Buffer
-		exp, err := stdouttrace.New(stdouttrace.WithWriter(&spans))
-		if err != nil {
-			t.Fatal(err)
-		}
-		tp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(exp), sdktrace.WithResource(res),
-			sdktrace.WithIDGenerator(&countingIDs{}))
+		tp := spanWriter(t, &spans, sdktrace.WithResource(res))
 		logs := &otlpJSONExporter{}
 		lp := sdklog.NewLoggerProvider(sdklog.WithProcessor(sdklog.NewSimpleProcessor(logs)), sdklog.WithResource(res))
 
@@ -143,6 +138,18 @@ func captureRun(t *testing.T) logCapture {
 		c.victoria = toVictoriaLogs(t, c.otlp)
 	})
 	return c
+}
+
+// spanWriter is a tracer provider that writes its spans to out as
+// stdouttrace does, synchronously, with the ids countingIDs gives: the
+// input retryinspect reads, from the real transport.
+func spanWriter(t *testing.T, out *bytes.Buffer, opts ...sdktrace.TracerProviderOption) *sdktrace.TracerProvider {
+	t.Helper()
+	exp, err := stdouttrace.New(stdouttrace.WithWriter(out))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sdktrace.NewTracerProvider(append([]sdktrace.TracerProviderOption{sdktrace.WithSyncer(exp), sdktrace.WithIDGenerator(&countingIDs{})}, opts...)...)
 }
 
 // countingIDs gives the capture the same ids on every run.

@@ -17,9 +17,6 @@ import (
 	"testing/synctest"
 	"time"
 
-	"go.opentelemetry.io/otel/exporters/stdout/stdouttrace"
-	sdktrace "go.opentelemetry.io/otel/sdk/trace"
-
 	"github.com/otelretry/otelretry-go/internal/scripted"
 	"github.com/otelretry/otelretry-go/otelretry"
 )
@@ -34,11 +31,7 @@ import (
 func TestAnAttemptWithUnderAMillisecondLeftIsNotAfterTheDeadline(t *testing.T) {
 	var spans bytes.Buffer
 	synctest.Test(t, func(t *testing.T) {
-		exp, err := stdouttrace.New(stdouttrace.WithWriter(&spans))
-		if err != nil {
-			t.Fatal(err)
-		}
-		tp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(exp), sdktrace.WithIDGenerator(&countingIDs{}))
+		tp := spanWriter(t, &spans)
 		base := scripted.New(scripted.Step{Delay: 100 * time.Millisecond, Status: 503}, scripted.Step{Status: 200})
 		c := &http.Client{Transport: otelretry.NewTransport(base, otelretry.WithTracerProvider(tp), otelretry.WithoutClientSpans(),
 			otelretry.WithDeadline(100*time.Millisecond+900*time.Microsecond),
@@ -72,11 +65,7 @@ func postOnce(t *testing.T, base http.RoundTripper, opts ...otelretry.Option) []
 	t.Helper()
 	var out bytes.Buffer
 	synctest.Test(t, func(t *testing.T) {
-		exp, err := stdouttrace.New(stdouttrace.WithWriter(&out))
-		if err != nil {
-			t.Fatal(err)
-		}
-		tp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(exp), sdktrace.WithIDGenerator(&countingIDs{}))
+		tp := spanWriter(t, &out)
 		c := &http.Client{Transport: otelretry.NewTransport(base,
 			append([]otelretry.Option{otelretry.WithTracerProvider(tp), otelretry.WithoutClientSpans()}, opts...)...)}
 		req, _ := http.NewRequestWithContext(t.Context(), http.MethodPost, "http://pay.test/charges", strings.NewReader(`{}`))

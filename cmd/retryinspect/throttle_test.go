@@ -15,9 +15,6 @@ import (
 	"testing/synctest"
 	"time"
 
-	"go.opentelemetry.io/otel/exporters/stdout/stdouttrace"
-	sdktrace "go.opentelemetry.io/otel/sdk/trace"
-
 	"github.com/otelretry/otelretry-go/internal/scripted"
 	"github.com/otelretry/otelretry-go/otelretry"
 )
@@ -31,11 +28,7 @@ func TestThrottleRefusalsInTheDependencysHeadline(t *testing.T) {
 	refusedFirst := 0
 	synctest.Test(t, func(t *testing.T) {
 		var out bytes.Buffer
-		exp, err := stdouttrace.New(stdouttrace.WithWriter(&out))
-		if err != nil {
-			t.Fatal(err)
-		}
-		tp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(exp), sdktrace.WithIDGenerator(&countingIDs{}))
+		tp := spanWriter(t, &out)
 		rt := otelretry.NewTransport(scripted.New(scripted.Step{Delay: time.Millisecond, Status: 503}),
 			otelretry.WithTracerProvider(tp), otelretry.WithoutClientSpans(), otelretry.WithMaxAttempts(1),
 			otelretry.WithThrottle(&otelretry.Throttle{}))
