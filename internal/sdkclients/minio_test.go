@@ -5,6 +5,7 @@ package sdkclients
 
 import (
 	"bytes"
+	"compress/gzip"
 	"context"
 	"errors"
 	"fmt"
@@ -50,9 +51,10 @@ func minioClient(t *testing.T, url string, s minioSetup) (*minio.Client, *tries)
 	o := &minio.Options{Creds: credentials.NewStaticV4("AKID", "secret", ""), Region: "us-east-1"}
 	rt := &tries{next: testTransport()}
 	switch s {
-	case minioRecipe:
-		o.Transport = http.DefaultTransport.(*http.Transport).Clone()
-		otelretryOwnsMinioRetries(o, testOptions()...)
+	case minioRecipe: // as newMinio: minio-go's default transport under otelretry
+		if err := otelretryOwnsMinioRetries(o, testOptions()...); err != nil {
+			t.Fatal(err)
+		}
 	default:
 		o.Transport = rt
 	}
@@ -206,5 +208,60 @@ func TestMinioLargeDownload(t *testing.T) {
 	b, err := minioGet(t.Context(), c)
 	if err != nil || len(b) != len(blob) || f.executed("GET /items/a") != 1 {
 		t.Errorf("read %d of %d bytes in %d executions, err %v", len(b), len(blob), f.executed("GET /items/a"), err)
+	}
+}
+
+// An object stored with Content-Encoding: gzip (a .tar.gz or a
+// pre-compressed asset uploaded with that metadata). minio-go's own
+// transport sets DisableCompression so that its bytes come back as stored.
+// With the recipe as docs/sdk-recipes.md writes newMinio (o.Transport
+// unset), otelretryOwnsMinioRetries puts otelretry over that transport, not
+// http.DefaultTransport, which would decompress the object: it reads the
+// bytes stored.
+func TestTheMinioRecipeKeepsAGzipObjectsBytes(t *testing.T) {
+	var gz bytes.Buffer
+	zw := gzip.NewWriter(&gz)
+	io.WriteString(zw, strings.Repeat("a small object, compressed. ", 40))
+	zw.Close()
+	stored := gz.Bytes()
+	f := newCountingServer(t, methodAndPath, func(k string, n int, w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/gzip")
+		w.Header().Set("Content-Encoding", "gzip")
+		w.Header().Set("Content-Length", fmt.Sprint(len(stored)))
+		w.Header().Set("ETag", `"0123456789abcdef0123456789abcdef"`)
+		w.Header().Set("Last-Modified", "Mon, 02 Jan 2006 15:04:05 GMT")
+		w.WriteHeader(200)
+		w.Write(stored)
+	})
+	endpoint := strings.TrimPrefix(f.URL, "http://")
+	read := func(o *minio.Options) ([]byte, int64, error) {
+		c, err := minio.New(endpoint, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		obj, err := c.GetObject(t.Context(), "items", "a", minio.GetObjectOptions{})
+		if err != nil {
+			return nil, 0, err
+		}
+		defer obj.Close()
+		st, _ := obj.Stat()
+		b, err := io.ReadAll(obj)
+		return b, st.Size, err
+	}
+	// minio-go alone.
+	plain, plainSize, err := read(&minio.Options{Creds: credentials.NewStaticV4("AKID", "secret", ""), Region: "us-east-1"})
+	t.Logf("minio-go alone: %d bytes (stat size %d), err %v, Accept-Encoding sent %q", len(plain), plainSize, err, f.headerOf("GET /items/a", "Accept-Encoding"))
+	if err != nil || !bytes.Equal(plain, stored) {
+		t.Fatalf("minio-go alone: %d bytes, err %v; want the %d stored", len(plain), err, len(stored))
+	}
+	// The recipe, as newMinio writes it (no Transport of the caller's).
+	o := &minio.Options{Creds: credentials.NewStaticV4("AKID", "secret", ""), Region: "us-east-1"}
+	if err := otelretryOwnsMinioRetries(o); err != nil {
+		t.Fatal(err)
+	}
+	got, size, err := read(o)
+	t.Logf("recipe: %d bytes (stat size %d), err %v, Accept-Encoding sent %q", len(got), size, err, f.headerOf("GET /items/a", "Accept-Encoding"))
+	if err != nil || !bytes.Equal(got, stored) {
+		t.Errorf("through the recipe: %d bytes (stat size %d), err %v; want the %d bytes stored, as minio-go alone reads them", len(got), size, err, len(stored))
 	}
 }

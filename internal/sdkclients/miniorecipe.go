@@ -19,10 +19,21 @@ import (
 
 // otelretryOwnsMinioRetries makes one try per call (otelretry retries) and
 // keeps otelretry's errors, which minio-go rewrites. o.Transport, if set,
-// is otelretry's base.
-func otelretryOwnsMinioRetries(o *minio.Options, opts ...otelretry.Option) {
-	o.Transport = keepOtelretryErrors{otelretry.NewTransport(o.Transport, opts...)}
+// is otelretry's base; else minio-go's own default transport, which leaves
+// an object stored gzip-encoded as it is (DisableCompression), where
+// http.DefaultTransport would decompress it.
+func otelretryOwnsMinioRetries(o *minio.Options, opts ...otelretry.Option) error {
+	base := o.Transport
+	if base == nil {
+		tr, err := minio.DefaultTransport(o.Secure)
+		if err != nil {
+			return err
+		}
+		base = tr
+	}
+	o.Transport = keepOtelretryErrors{otelretry.NewTransport(base, opts...)}
 	o.MaxRetries = 1
+	return nil
 }
 
 // keepOtelretryErrors puts otelretry's error of a call where

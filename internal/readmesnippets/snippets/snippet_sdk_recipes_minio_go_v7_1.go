@@ -18,10 +18,21 @@ import (
 
 // otelretryOwnsMinioRetries makes one try per call (otelretry retries) and
 // keeps otelretry's errors, which minio-go rewrites. o.Transport, if set,
-// is otelretry's base.
-func otelretryOwnsMinioRetries(o *minio.Options, opts ...otelretry.Option) {
-	o.Transport = keepOtelretryErrors{otelretry.NewTransport(o.Transport, opts...)}
+// is otelretry's base; else minio-go's own default transport, which leaves
+// an object stored gzip-encoded as it is (DisableCompression), where
+// http.DefaultTransport would decompress it.
+func otelretryOwnsMinioRetries(o *minio.Options, opts ...otelretry.Option) error {
+	base := o.Transport
+	if base == nil {
+		tr, err := minio.DefaultTransport(o.Secure)
+		if err != nil {
+			return err
+		}
+		base = tr
+	}
+	o.Transport = keepOtelretryErrors{otelretry.NewTransport(base, opts...)}
 	o.MaxRetries = 1
+	return nil
 }
 
 // keepOtelretryErrors puts otelretry's error of a call where
@@ -62,7 +73,9 @@ func withOtelretryError(ctx context.Context) (context.Context, func() error) {
 
 func newMinio(accessKey, secretKey string) (*minio.Client, error) {
 	o := &minio.Options{Creds: credentials.NewStaticV4(accessKey, secretKey, ""), Secure: true}
-	otelretryOwnsMinioRetries(o)
+	if err := otelretryOwnsMinioRetries(o); err != nil {
+		return nil, err
+	}
 	return minio.New("s3.example.com", o)
 }
 
