@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 
@@ -223,5 +224,37 @@ func TestStackedDeadlines(t *testing.T) {
 	}
 	if first, _ := num(ops[0].span, attrs.DeadlineMsKey); prev >= first {
 		t.Errorf("the last operation records %s=%d, the first %d: want less time left", attrs.DeadlineMsKey, prev, first)
+	}
+}
+
+// docs/layers.md: "Put the overall time limit on the caller's context:
+// both layers honour it." A POST never answered, its time limit on the
+// caller's context: sent once under either setting, its unknown outcome on
+// the result slot. With retries off, go-retryablehttp's DefaultRetryPolicy
+// returns ctx.Err() once the context is done, in place of otelretry's
+// error, as the page says; otelretryDecides keeps otelretry's error.
+func TestRetryablehttpWriteUnderTheCallersDeadline(t *testing.T) {
+	for _, s := range outerSettings {
+		t.Run(s.name, func(t *testing.T) {
+			tel := newTelemetry(t)
+			srv := newServer(t, tel, hang)
+			client := outerLayer(tel.transport(t))
+			s.apply(client)
+			ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+			defer cancel()
+			var results otelretry.Results
+			req, _ := retryablehttp.NewRequestWithContext(otelretry.WithResults(ctx, &results), http.MethodPost, srv.URL+"/orders", strings.NewReader(`{"sku":1}`))
+			resp, err := client.Do(req)
+			if resp != nil {
+				resp.Body.Close()
+			}
+			last, _ := results.Last()
+			if srv.received.Load() != 1 || !last.OutcomeUnknown {
+				t.Fatalf("received %d, slot %+v; want 1 and the unknown write", srv.received.Load(), last)
+			}
+			if keeps := s.name == "otelretry_decides"; errors.Is(err, otelretry.ErrOutcomeUnknown) != keeps || !errors.Is(err, context.DeadlineExceeded) {
+				t.Errorf("err %v: ErrOutcomeUnknown %v, want %v (and context.DeadlineExceeded)", err, errors.Is(err, otelretry.ErrOutcomeUnknown), keeps)
+			}
+		})
 	}
 }

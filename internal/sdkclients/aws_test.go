@@ -296,6 +296,37 @@ func TestDynamoDBCallerDeadline(t *testing.T) {
 	}
 }
 
+// A PutItem executed and never answered, ended by the caller's deadline
+// (300 ms, with a cause; otelretry's 2 s): smithy-go returns a
+// *smithy.CanceledError around ctx.Err() once the context is done, so the
+// SDK's error no longer says the write's outcome is unknown; a result slot
+// does, and keepOutcomeUnknown puts it back, with the operation id and the
+// caller's cause (docs/sdk-recipes.md, the AWS section).
+func TestDynamoDBWriteUnderTheCallersDeadlineNeedsKeepOutcomeUnknown(t *testing.T) {
+	f := newFakeDynamoDB(t, func(op string, n int, w http.ResponseWriter, r *http.Request) { hang(r) })
+	cause := errors.New("the handler's time is spent")
+	put := func(ctx context.Context) error { return putItem(ctx, awsClient(f.URL, recipe)) }
+
+	ctx, cancel := context.WithTimeoutCause(t.Context(), 300*time.Millisecond, cause)
+	defer cancel()
+	var results otelretry.Results
+	err := put(otelretry.WithResults(ctx, &results))
+	if last, _ := results.Last(); !last.OutcomeUnknown || errors.Is(err, otelretry.ErrOutcomeUnknown) || !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("alone: slot %+v, SDK error %v; want the slot's unknown write and an error of ctx.Err() only", last, err)
+	}
+
+	ctx, cancel = context.WithTimeoutCause(t.Context(), 300*time.Millisecond, cause)
+	defer cancel()
+	err = keepOutcomeUnknown(ctx, put)
+	var oe *otelretry.Error
+	if !errors.Is(err, otelretry.ErrOutcomeUnknown) || !errors.As(err, &oe) || oe.OperationID == "" || !errors.Is(err, cause) {
+		t.Errorf("through keepOutcomeUnknown: %v; want ErrOutcomeUnknown, the operation id and the caller's cause", err)
+	}
+	if got := f.executed("PutItem"); got != 2 {
+		t.Errorf("executed %d, want 1 per call", got)
+	}
+}
+
 // TestDynamoDBLargeDownload: a Scan whose answer (4 MiB) takes longer than
 // the attempt timeout to read is read whole.
 func TestDynamoDBLargeDownload(t *testing.T) {
