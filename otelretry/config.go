@@ -343,7 +343,8 @@ func WithDeadline(d time.Duration) Option {
 // bounds the rest, an HTTP/2 stream awaited on that connection included
 // (docs/time-and-bodies.md). The body of the response handed to the caller is not bounded by it, nor
 // by the operation deadline: it belongs to the caller's context alone, so
-// streams and slow downloads are not cut. Values ≤ 0 are ignored.
+// streams and slow downloads are not cut (a state check's stored response
+// excepted: see StateResult). Values ≤ 0 are ignored.
 // Default: 10s.
 func WithAttemptTimeout(d time.Duration) Option {
 	return optionFunc(func(c *config) {
@@ -631,15 +632,15 @@ func WithOperationIDHeader(name string) Option {
 // after h.Delay, or the adaptive delay, without an answer, another attempt
 // is sent, and the first answer whose verdict is not retry wins. An
 // Intent's Hedging replaces it for one request. A Hedging with a negative
-// or NaN value, or a Quantile of 1 or more, is ignored (and reported); an
-// Intent's reads such a value as its default. A Hedging with neither a
+// or NaN value, a Quantile of 1 or more or a MaxShare above 1 is ignored
+// (and reported); an Intent's reads such a value as its default. A Hedging with neither a
 // Delay nor Adaptive turns hedging off.
 func WithHedging(h Hedging) Option {
 	return optionFunc(func(c *config) {
 		// !(x >= 0) and !(q < 1), not x < 0 and q >= 1: NaN fails every
 		// comparison, and a NaN share or quantile is no value either.
-		if h.Delay < 0 || h.MinDelay < 0 || h.MaxDelay < 0 || h.MaxHedges < 0 || !(h.MaxShare >= 0) || !(h.Quantile >= 0 && h.Quantile < 1) {
-			c.invalid("WithHedging", h, "want values of 0 or more (not NaN), and a Quantile below 1")
+		if h.Delay < 0 || h.MinDelay < 0 || h.MaxDelay < 0 || h.MaxHedges < 0 || !(h.MaxShare >= 0 && h.MaxShare <= 1) || !(h.Quantile >= 0 && h.Quantile < 1) {
+			c.invalid("WithHedging", h, "want values of 0 or more (not NaN), a Quantile below 1 and a MaxShare of at most 1")
 			return
 		}
 		c.hedging = &h

@@ -48,7 +48,7 @@ type Hedging struct {
 	// armed. Any value is safe: nothing is sized by it.
 	MaxHedges int
 	// MaxShare is the share of a dependency's hedged operations that may
-	// send a hedge (0.05 when 0), with a burst of a hundred operations'
+	// send a hedge (0.05 when 0; at most 1, every one), with a burst of a hundred operations'
 	// worth (at least one hedge), full when the Transport first meets the
 	// dependency: when every request is slow (a brownout), hedging adds at
 	// most that share of load to the dependency that is struggling, past

@@ -282,9 +282,10 @@ func TestHedgingDefaults(t *testing.T) {
 	if nan.Quantile != defaultHedgeQuantile || nan.MaxShare != defaultHedgeRate {
 		t.Errorf("withDefaults of NaN = quantile %v, share %v; want the defaults", nan.Quantile, nan.MaxShare)
 	}
-	c := newConfig([]Option{WithHedging(Hedging{Adaptive: true, MaxShare: math.NaN()}), WithHedging(Hedging{Adaptive: true, Quantile: math.NaN()})})
-	if c.hedging != nil || c.err == nil || strings.Count(c.err.Error(), "WithHedging") != 2 {
-		t.Errorf("WithHedging of NaN: kept %+v, reported %v; want both ignored and reported", c.hedging, c.err)
+	c := newConfig([]Option{WithHedging(Hedging{Adaptive: true, MaxShare: math.NaN()}), WithHedging(Hedging{Adaptive: true, Quantile: math.NaN()}),
+		WithHedging(Hedging{Adaptive: true, MaxShare: 1.5})})
+	if c.hedging != nil || c.err == nil || strings.Count(c.err.Error(), "WithHedging") != 3 {
+		t.Errorf("WithHedging of NaN, and of a share above 1: kept %+v, reported %v; want each ignored and reported", c.hedging, c.err)
 	}
 	if (*Hedging)(nil).on() || (&Hedging{}).on() || !(&Hedging{Adaptive: true}).on() {
 		t.Error("on: hedging is on with a Delay or Adaptive, only")

@@ -1972,3 +1972,66 @@ func TestAHedgeNotSentMidRaceLetsItsBodyClosePanicGoOn(t *testing.T) {
 		})
 	}
 }
+
+type closeTracked struct {
+	io.Reader
+	closed *atomic.Int32
+}
+
+func (b closeTracked) Close() error { b.closed.Add(1); return nil }
+
+// Two panics in one race: the unsent hedge's body Close panics first
+// (which ends the race), then the attempt still in flight panics in its
+// Classifier, holding the base's response. The first panic goes on to the
+// caller (doc.go: a hook that panics has what the operation holds
+// released, connections included, and the panic goes on), and the second
+// attempt's response is closed too.
+func TestASecondPanicInARaceReleasesItsAttemptsResponse(t *testing.T) {
+	_ = captureOtelErrors(t)
+	synctest.Test(t, func(t *testing.T) {
+		var closed atomic.Int32
+		var calls atomic.Int32
+		base := roundTripFunc(func(r *http.Request) (*http.Response, error) {
+			calls.Add(1)
+			if r.Body != nil {
+				io.Copy(io.Discard, r.Body)
+				r.Body.Close()
+			}
+			time.Sleep(15 * time.Millisecond)
+			return &http.Response{StatusCode: 200, Header: http.Header{}, Request: r,
+				Body: closeTracked{strings.NewReader("hello"), &closed}}, nil
+		})
+		rt := otelretry.NewTransport(base,
+			otelretry.WithBodyBuffer(0, 0),
+			otelretry.WithHedging(otelretry.Hedging{Delay: 10 * time.Millisecond, MaxShare: 1}),
+			otelretry.WithPrepareAttempt(func(r *http.Request, attempt int) error {
+				if attempt > 1 {
+					time.Sleep(10 * time.Millisecond) // ready at 20ms, after the 15ms answer
+				}
+				return nil
+			}),
+			otelretry.WithClassifier(func(a otelretry.Answer) otelretry.Classification {
+				time.Sleep(30 * time.Millisecond) // judged at 45ms
+				panic("classifier exploded")
+			}))
+		ctx := otelretry.WithIntent(t.Context(), otelretry.Intent{Repeatable: true})
+		req, _ := http.NewRequestWithContext(ctx, http.MethodPost, "http://api.test/search", strings.NewReader(`{"q":1}`))
+		req.GetBody = func() (io.ReadCloser, error) { return panicOnClose{strings.NewReader(`{"q":1}`)}, nil }
+		var recovered any
+		func() {
+			defer func() { recovered = recover() }()
+			resp, err := rt.RoundTrip(req)
+			if err == nil {
+				resp.Body.Close()
+			}
+		}()
+		time.Sleep(time.Second)
+		synctest.Wait()
+		if recovered == nil {
+			t.Fatalf("no panic reached the caller")
+		}
+		if got := closed.Load(); got != calls.Load() {
+			t.Errorf("%d of %d base response bodies closed after the panics: the attempt whose Classifier panicked second kept its response", got, calls.Load())
+		}
+	})
+}

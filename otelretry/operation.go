@@ -669,6 +669,10 @@ func (op *operation) runRace(a *attempt, p *progress, held *holdings) (*attempt,
 		if end.a != nil {
 			letGo(end.a, end.res)
 		}
+		for _, m := range end.later { // the first panic goes on; these are let go of
+			m.a.abandon()
+			afterPanic(func() { op.t.sender.rec.endAttemptAfterPanic(&op.tel, m.a.span, &m.a.ev, m.value) })
+		}
 		held.current = end.failed
 		if end.value == nil {
 			runtime.Goexit()

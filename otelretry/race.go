@@ -159,6 +159,9 @@ type raceEnd struct {
 	panicked bool
 	value    any
 	failed   *attempt
+	// later are the attempts whose goroutines panicked after the first
+	// panic, each with its value: the operation lets go of them too.
+	later []raceMsg
 }
 
 // run runs one race: it sends first (launched, and made at at), hedges it
@@ -389,10 +392,15 @@ func (r *race) giveBack(hedge *attempt, loan budgetLoan) {
 	r.gate.giveBack(r.keys, loan, r.setup.clock.at(r.setup.clock.since()), r.hedging.MaxShare)
 }
 
-// panic keeps the first panic that ended a goroutine of the race (m).
+// panic keeps the first panic that ended a goroutine of the race (m); an
+// attempt whose goroutine panicked after it (msgEnded: its preparation's
+// and an unsent hedge's let go of it already) is kept in later.
 func (e *raceEnd) panic(m raceMsg) {
-	if !e.panicked {
+	switch {
+	case !e.panicked:
 		e.panicked, e.value, e.failed = true, m.value, m.a
+	case m.kind == msgEnded:
+		e.later = append(e.later, m)
 	}
 }
 
