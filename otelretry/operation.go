@@ -663,22 +663,25 @@ func (op *operation) runRace(a *attempt, p *progress, held *holdings) (*attempt,
 	*p = p.started(a.id)
 	end := op.race.run(a, *p)
 	*p = p.started(end.made)
-	held.current = end.a // should the telemetry below panic, its response is let go of
-	op.race.record(op.t.sender.rec, &op.tel, &end)
 	if end.panicked {
+		// What the race's attempts hold first; then its events, whose
+		// telemetry may panic again: the race's first panic goes on.
 		if end.a != nil {
 			letGo(end.a, end.res)
 		}
-		for _, m := range end.later { // the first panic goes on; these are let go of
+		for _, m := range end.later {
 			m.a.abandon()
 			afterPanic(func() { op.t.sender.rec.endAttemptAfterPanic(&op.tel, m.a.span, &m.a.ev, m.value) })
 		}
 		held.current = end.failed
+		afterPanic(func() { op.race.record(op.t.sender.rec, &op.tel, &end) })
 		if end.value == nil {
 			runtime.Goexit()
 		}
 		panic(end.value)
 	}
+	held.current = end.a // should the telemetry below panic, its response is let go of
+	op.race.record(op.t.sender.rec, &op.tel, &end)
 	return end.a, end.res, end.made.n
 }
 

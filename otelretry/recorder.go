@@ -658,11 +658,11 @@ func (r *recorder) endAttemptAfterPanic(o *opRecord, span trace.Span, ev *attemp
 // endWithPanic ends span with an event naming the panic r, if it still
 // records. Ending a span twice is harmless: the SDK ignores the second.
 func endWithPanic(span trace.Span, r any) {
+	defer span.End() // also when the telemetry panics again, recording the panic
 	if span.IsRecording() {
 		span.AddEvent(attrs.EventPanic, trace.WithAttributes(panicAttributes(r)...))
 		span.SetStatus(codes.Error, attrs.EventPanic)
 	}
-	span.End()
 }
 
 // panicAttributes names a panic by its type only (panicType).

@@ -15,8 +15,9 @@ import (
 // keepOutcomeUnknown makes one SDK call with a result slot and returns its
 // error, joined to otelretry's when one of the call's operations left a
 // write whose outcome is unknown and the error the SDK returned no longer
-// says so: azcore and openai-go return ctx.Err() once the context is done,
-// and http.Client's Timeout flattens the error to text.
+// says so: azcore, openai-go and smithy-go (the AWS SDK) return ctx.Err()
+// once the context is done, and http.Client's Timeout flattens the error
+// to text.
 func keepOutcomeUnknown(ctx context.Context, call func(context.Context) error) error {
 	var results otelretry.Results
 	err := call(otelretry.WithResults(ctx, &results))

@@ -1,0 +1,169 @@
+// Copyright The otelretry Authors
+// SPDX-License-Identifier: Apache-2.0
+
+package otelretry_test
+
+import (
+	"context"
+	"net/http"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/otelretry/otelretry-go/otelretry"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+	"go.opentelemetry.io/otel/trace"
+)
+
+// A tracer whose spans' AddEvent panics (a faulty tracing SDK or wrapper):
+// one fault of the telemetry.
+type addEventPanicsTP struct {
+	trace.TracerProvider
+	only string // "" every event
+}
+
+func (p addEventPanicsTP) Tracer(name string, o ...trace.TracerOption) trace.Tracer {
+	return addEventPanicsTracer{p.TracerProvider.Tracer(name, o...), p.only}
+}
+
+type addEventPanicsTracer struct {
+	trace.Tracer
+	only string
+}
+
+func (t addEventPanicsTracer) Start(ctx context.Context, name string, opts ...trace.SpanStartOption) (context.Context, trace.Span) {
+	ctx, s := t.Tracer.Start(ctx, name, opts...)
+	w := addEventPanicsSpan{s, t.only}
+	return trace.ContextWithSpan(ctx, w), w
+}
+
+type addEventPanicsSpan struct {
+	trace.Span
+	only string
+}
+
+func (s addEventPanicsSpan) AddEvent(name string, o ...trace.EventOption) {
+	if s.only == "" || s.only == name {
+		panic("AddEvent exploded")
+	}
+	s.Span.AddEvent(name, o...)
+}
+
+func raceWithTracer(t *testing.T, only string, classifierPanics bool) (recovered any, closed, calls int32, spans *tracetest.SpanRecorder) {
+	_ = captureOtelErrors(t)
+	spans = tracetest.NewSpanRecorder()
+	tp := addEventPanicsTP{sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(spans)), only}
+	var cl, ca atomic.Int32
+	synctest.Test(t, func(t *testing.T) {
+		base := roundTripFunc(func(r *http.Request) (*http.Response, error) {
+			ca.Add(1)
+			time.Sleep(15 * time.Millisecond)
+			return &http.Response{StatusCode: 503, Header: http.Header{"Retry-After": {"soon"}}, Request: r,
+				Body: closeTracked{strings.NewReader("busy"), &cl}}, nil
+		})
+		var n atomic.Int32
+		rt := otelretry.NewTransport(base, otelretry.WithTracerProvider(tp),
+			otelretry.WithHedging(otelretry.Hedging{Delay: 10 * time.Millisecond, MaxShare: 1}),
+			otelretry.WithClassifier(func(a otelretry.Answer) otelretry.Classification {
+				if n.Add(1) == 1 {
+					time.Sleep(20 * time.Millisecond)
+				}
+				if classifierPanics {
+					panic("classifier exploded")
+				}
+				return otelretry.Classification{}
+			}))
+		req, _ := http.NewRequestWithContext(t.Context(), http.MethodGet, "http://api.test/items", nil)
+		func() {
+			defer func() { recovered = recover() }()
+			resp, err := rt.RoundTrip(req)
+			if err == nil {
+				resp.Body.Close()
+			}
+		}()
+		time.Sleep(time.Second)
+		synctest.Wait()
+	})
+	return recovered, cl.Load(), ca.Load(), spans
+}
+
+// doc.go: "A base, a hook or the telemetry (a span processor, a log
+// exporter, a metric view, a slog handler) that panics has what the
+// operation holds released (buffers, bodies, the response being handed
+// over) and its spans ended, with a panic event, and the panic goes on."
+// A hedged race (an attempt and its hedge, each answered 503 with a
+// malformed Retry-After) whose goroutines panicked, after which recording
+// the race's hedge_sent event panics too, on the operation's goroutine:
+// the attempts are let go of first, every span ends, and the race's first
+// panic goes on.
+//   - every AddEvent: one fault, a tracer whose spans' AddEvent panics
+//     (retry_after_invalid on both attempts' goroutines, then hedge_sent);
+//   - hedge_sent after the Classifiers: both attempts' Classifiers panic,
+//     and the tracer panics on hedge_sent only;
+//   - retry_after_invalid only: hedge_sent is recorded fine.
+func TestARacesPanicsThenARecordPanicLetGoOfTheirAttempts(t *testing.T) {
+	for _, c := range []struct {
+		name, only       string
+		classifierPanics bool
+	}{
+		{"every_AddEvent", "", false},
+		{"hedge_sent_after_classifier", "hedge_sent", true},
+		{"control_retry_after_invalid", "retry_after_invalid", false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			rec, closed, calls, spans := raceWithTracer(t, c.only, c.classifierPanics)
+			if rec == nil {
+				t.Fatal("no panic reached the caller")
+			}
+			if calls != 2 {
+				t.Fatalf("%d calls, want 2 (the attempt and its hedge)", calls)
+			}
+			if c.classifierPanics && rec != "classifier exploded" {
+				t.Errorf("the panic %q went on, want the race's first (%q)", rec, "classifier exploded")
+			}
+			if closed != calls {
+				t.Errorf("%d of %d base response bodies closed after the panic %q went on: the race's attempts were not let go of", closed, calls, rec)
+			}
+			if s, e := len(spans.Started()), len(spans.Ended()); s != e {
+				t.Errorf("%d spans started, %d ended", s, e)
+			}
+		})
+	}
+}
+
+// The same tracer, no hedging: the operation's only attempt is answered
+// 503 with a malformed Retry-After, and recording its retry_after_invalid
+// event panics on the operation's goroutine. Ending the spans with a panic
+// event panics again (AddEvent): the spans end all the same.
+func TestAPanickingAddEventStillEndsTheSpans(t *testing.T) {
+	_ = captureOtelErrors(t)
+	spans := tracetest.NewSpanRecorder()
+	tp := addEventPanicsTP{sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(spans)), ""}
+	var closed atomic.Int32
+	var recovered any
+	base := roundTripFunc(func(r *http.Request) (*http.Response, error) {
+		return &http.Response{StatusCode: 503, Header: http.Header{"Retry-After": {"soon"}}, Request: r,
+			Body: closeTracked{strings.NewReader("busy"), &closed}}, nil
+	})
+	rt := otelretry.NewTransport(base, otelretry.WithTracerProvider(tp))
+	req, _ := http.NewRequestWithContext(t.Context(), http.MethodGet, "http://api.test/items", nil)
+	func() {
+		defer func() { recovered = recover() }()
+		resp, err := rt.RoundTrip(req)
+		if err == nil {
+			resp.Body.Close()
+		}
+	}()
+	if recovered == nil {
+		t.Fatal("no panic reached the caller")
+	}
+	if closed.Load() != 1 {
+		t.Errorf("%d base bodies closed, want 1", closed.Load())
+	}
+	if s, e := len(spans.Started()), len(spans.Ended()); s != e || s == 0 {
+		t.Errorf("%d spans started, %d ended after the panic %q went on: want every span ended", s, e, recovered)
+	}
+}
