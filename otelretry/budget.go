@@ -221,11 +221,25 @@ func (b *Budget) invalidSettings() error {
 // decimals.
 func validRatio(r float64) bool { return r >= 0.001 && r <= 1 && int64(r*1000+0.5) >= 1 }
 
+// hostOf is r's dependency (docs/budget.md): the host as its URL writes
+// it, the port only when it is not the scheme's default, so that
+// https://api.test and https://api.test:443 share one budget, hedge rate
+// and throttle.
 func hostOf(r *http.Request) string {
-	if r.URL != nil && r.URL.Host != "" {
-		return r.URL.Host
+	host, scheme := r.Host, ""
+	if r.URL != nil {
+		if r.URL.Host != "" {
+			host = r.URL.Host
+		}
+		scheme = r.URL.Scheme
 	}
-	return r.Host
+	switch {
+	case scheme == "https" && strings.HasSuffix(host, ":443"):
+		return host[:len(host)-len(":443")]
+	case scheme == "http" && strings.HasSuffix(host, ":80"):
+		return host[:len(host)-len(":80")]
+	}
+	return host
 }
 
 // key returns the budget key of r (Key; default the host).

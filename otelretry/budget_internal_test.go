@@ -9,6 +9,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"net/http"
+	"net/url"
 	"slices"
 	"strings"
 	"sync"
@@ -1008,4 +1009,26 @@ func TestALendingHostLetsAnotherIdleHostBeForgotten(t *testing.T) {
 	}
 	b.giveBack("lending.test", loan, now)
 	checkBudget(t, b)
+}
+
+// hostOf writes the port only when it is not the scheme's default
+// (docs/budget.md), whichever of URL.Host and Host names the host.
+func TestHostOfDropsTheSchemesDefaultPort(t *testing.T) {
+	for raw, want := range map[string]string{
+		"https://api.test/x": "api.test", "https://api.test:443/x": "api.test", "https://api.test:8443/x": "api.test:8443",
+		"http://api.test:80/x": "api.test", "http://api.test:443/x": "api.test:443", "https://[::1]:443/x": "[::1]",
+		"http://127.0.0.3:8080/x": "127.0.0.3:8080",
+	} {
+		r, err := http.NewRequest(http.MethodGet, raw, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := hostOf(r); got != want {
+			t.Errorf("hostOf(%s) = %q, want %q", raw, got, want)
+		}
+	}
+	r := &http.Request{URL: &url.URL{Scheme: "https", Opaque: "//x"}, Host: "api.test:443"}
+	if got := hostOf(r); got != "api.test" {
+		t.Errorf("hostOf of a request named by its Host = %q, want api.test", got)
+	}
 }

@@ -202,3 +202,49 @@ func TestBudgetSharedAcrossTransportsSurvivesHostChurn(t *testing.T) {
 		}
 	})
 }
+
+// docs/budget.md: a dependency, what the budget is kept per, is "the
+// request's host as its URL writes it (api.example.com, 127.0.0.3:8080: the
+// port only when it is not the scheme's default)". So https://api.test and
+// https://api.test:443 are one dependency with one budget: in an outage, 16
+// operations in flight together, half written each way, get the fresh
+// host's two retries in all, not two per spelling.
+func TestTheSchemesDefaultPortIsOneDependency(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var calls atomic.Int32
+		base := roundTripFunc(func(r *http.Request) (*http.Response, error) {
+			calls.Add(1)
+			select {
+			case <-time.After(100 * time.Millisecond):
+			case <-r.Context().Done():
+				return nil, r.Context().Err()
+			}
+			return &http.Response{StatusCode: 503, Header: http.Header{}, Body: http.NoBody, Request: r}, nil
+		})
+		budget := &otelretry.Budget{}
+		tr := otelretry.NewTransport(base, otelretry.WithBudget(budget),
+			otelretry.WithBackoff(otelretry.ConstantBackoff(10*time.Millisecond)))
+		const ops = 16
+		var wg sync.WaitGroup
+		for i := range ops {
+			url := "https://api.test/items"
+			if i%2 == 1 {
+				url = "https://api.test:443/items"
+			}
+			wg.Go(func() {
+				req, _ := http.NewRequestWithContext(context.Background(), http.MethodGet, url, nil)
+				if resp, err := tr.RoundTrip(req); err == nil {
+					io.Copy(io.Discard, resp.Body)
+					resp.Body.Close()
+				}
+			})
+		}
+		wg.Wait()
+		plain, _ := http.NewRequest(http.MethodGet, "https://api.test/items", nil)
+		port, _ := http.NewRequest(http.MethodGet, "https://api.test:443/items", nil)
+		if extra := int(calls.Load()) - ops; extra > 2 {
+			t.Errorf("the server saw %d requests beyond the %d operations' first, want at most 2: one host's budget (Available: %d for https://api.test, %d for https://api.test:443)",
+				extra, ops, budget.Available(plain), budget.Available(port))
+		}
+	})
+}

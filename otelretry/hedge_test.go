@@ -2035,3 +2035,84 @@ func TestASecondPanicInARaceReleasesItsAttemptsResponse(t *testing.T) {
 		}
 	})
 }
+
+// hedging.md: "A hedge is a second attempt sent while the first one still
+// has no answer; the first answer wins", and "After the delay with no
+// response headers, a hedge is admitted". A 2xx is returned whatever a
+// Classifier says, so once a race has heard a 2xx its verdict is settled:
+// no hedge follows, of that attempt or of another still waiting. With MaxHedges
+// 2, 16 operations in flight, each answered 200 at 30 ms by its first
+// attempt while its first hedge (sent at 20 ms) hangs, and a Classifier
+// that takes 30 ms: no request may reach the server after the operation's
+// 200 came.
+func TestNoHedgeOnceTheRaceHeardASuccess(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		type seen struct{ received, answered time.Duration }
+		var mu sync.Mutex
+		byOp := map[string]map[int]*seen{}
+		start := time.Now()
+		base := roundTripFunc(func(r *http.Request) (*http.Response, error) {
+			op := r.Header.Get("X-Op")
+			n, _ := strconv.Atoi(r.Header.Get("X-Attempt"))
+			s := &seen{received: time.Since(start), answered: -1}
+			mu.Lock()
+			if byOp[op] == nil {
+				byOp[op] = map[int]*seen{}
+			}
+			byOp[op][n] = s
+			mu.Unlock()
+			if n != 1 { // the hedges hang until canceled
+				<-r.Context().Done()
+				return nil, r.Context().Err()
+			}
+			time.Sleep(30 * time.Millisecond)
+			mu.Lock()
+			s.answered = time.Since(start)
+			mu.Unlock()
+			return &http.Response{StatusCode: 200, Header: http.Header{}, Body: io.NopCloser(strings.NewReader("ok")), Request: r}, nil
+		})
+		tr := otelretry.NewTransport(base,
+			otelretry.WithOperationIDHeader("X-Op"),
+			otelretry.WithAttemptHeader("X-Attempt"),
+			otelretry.WithMaxAttempts(3),
+			otelretry.WithBudget(&otelretry.Budget{Tokens: 1000}),
+			otelretry.WithHedging(otelretry.Hedging{Delay: 20 * time.Millisecond, MaxShare: 1, MaxHedges: 2}),
+			otelretry.WithClassifier(func(otelretry.Answer) otelretry.Classification {
+				time.Sleep(30 * time.Millisecond) // a slow Classifier: a lookup, a lock
+				return otelretry.Classification{}
+			}),
+		)
+		const ops = 16
+		var wg sync.WaitGroup
+		for range ops {
+			wg.Go(func() {
+				req, _ := http.NewRequestWithContext(context.Background(), http.MethodGet, "http://api.test/x", nil)
+				resp, err := tr.RoundTrip(req)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+			})
+		}
+		wg.Wait()
+		mu.Lock()
+		defer mu.Unlock()
+		late := 0
+		for op, attempts := range byOp {
+			first := attempts[1]
+			for n, s := range attempts {
+				if n != 1 && first != nil && first.answered >= 0 && s.received > first.answered {
+					late++
+					if late <= 3 {
+						t.Errorf("op %s: attempt %d reached the server at %v, after attempt 1 was answered 200 at %v", op, n, s.received, first.answered)
+					}
+				}
+			}
+		}
+		if late > 0 {
+			t.Errorf("%d of %d operations sent a hedge after their race heard its 200", late, ops)
+		}
+	})
+}

@@ -96,8 +96,10 @@ type raceMsg struct {
 	a    *attempt
 	in   input         // msgJudge
 	end  time.Duration // msgJudge: when the answer came
-	res  result        // msgEnded
-	v    verdict       // msgPrepared
+	// success: msgHeard of an answer the race ends on (success(status)).
+	success bool
+	res     result  // msgEnded
+	v       verdict // msgPrepared
 	// panicked: a panic (or runtime.Goexit: a nil value) ended the
 	// goroutine.
 	panicked bool
@@ -194,6 +196,7 @@ func (r *race) run(first *attempt, at progress) raceEnd {
 				l.prepared(m)
 			case msgHeard:
 				l.heard = append(l.heard, m.a)
+				l.settling = l.settling || m.success
 			case msgUnsentPanicked:
 				l.end.panic(m)
 				l.won = true
@@ -216,11 +219,14 @@ type raceLoop struct {
 	inFlight []*attempt
 	// heard: the attempts in flight whose exchange returned, being
 	// classified (a Classifier may take its time): none is hedged.
-	heard   []*attempt
-	hedges  []hedgeSent
-	running int  // attempts sent whose goroutine did not end
-	won     bool // the race has its verdict
-	final   *attempt
+	// settling: one of them was answered with a success, which the race
+	// ends on whatever the Classifier says: no attempt is hedged.
+	heard    []*attempt
+	settling bool
+	hedges   []hedgeSent
+	running  int  // attempts sent whose goroutine did not end
+	won      bool // the race has its verdict
+	final    *attempt
 	// hintUntil: the race's retry waits for the hints its attempts got.
 	hintUntil time.Duration
 	// preparing is the hedge being prepared, nil when none: its number
@@ -278,8 +284,12 @@ func (l *raceLoop) remove(a *attempt) {
 }
 
 // awaited is the latest attempt in flight still waiting for its answer,
-// the one a hedge would hedge; nil when every one has its answer.
+// the one a hedge would hedge; nil when every one has its answer, or one
+// has a success the race will end on.
 func (l *raceLoop) awaited() *attempt {
+	if l.settling {
+		return nil
+	}
 	for i := len(l.inFlight) - 1; i >= 0; i-- {
 		if a := l.inFlight[i]; !slices.Contains(l.heard, a) {
 			return a
@@ -466,8 +476,11 @@ func tell(inbox chan raceMsg, over chan struct{}, m raceMsg) bool {
 // heard tells the loop that attempt a's exchange returned, before its
 // Classifier runs: the answer came, whatever the Classifier makes of it,
 // so no hedge of a is due (hedging.md: a hedge follows a delay with no
-// response headers).
-func (r *race) heard(a *attempt) { tell(r.inbox, r.over, raceMsg{kind: msgHeard, a: a}) }
+// response headers), nor of any other attempt when the answer is a
+// success, which the race ends on.
+func (r *race) heard(a *attempt, success bool) {
+	tell(r.inbox, r.over, raceMsg{kind: msgHeard, a: a, success: success})
+}
 
 // judge hands the loop attempt a's input, gathered on a's goroutine once
 // it was answered (at end) and classified, and returns that input with
