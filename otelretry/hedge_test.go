@@ -2116,3 +2116,111 @@ func TestNoHedgeOnceTheRaceHeardASuccess(t *testing.T) {
 		}
 	})
 }
+
+// docs/hedging.md: "The first answer whose verdict is not `retry` wins: a
+// success, and also a `stop`". race.go (settling): a success heard is
+// "an answer the race ends on whatever the Classifier says". Attempt 1 is
+// answered 200 at 30 ms; its hedge (sent at 20 ms) is answered 404 at
+// 35 ms. The Classifier takes 30 ms over a 2xx (a lookup) and no time
+// over the 404. The 200 came first, and its verdict is return: it must
+// win, not the 404 whose Classifier finished first.
+func TestTheSuccessHeardFirstWinsOverALaterStop(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		base := roundTripFunc(func(r *http.Request) (*http.Response, error) {
+			n, _ := strconv.Atoi(r.Header.Get("X-Attempt"))
+			status, wait := 200, 30*time.Millisecond
+			if n != 1 {
+				status, wait = 404, 15*time.Millisecond
+			}
+			select {
+			case <-time.After(wait):
+			case <-r.Context().Done():
+				return nil, r.Context().Err()
+			}
+			return &http.Response{StatusCode: status, Header: http.Header{}, Request: r,
+				Body: io.NopCloser(strings.NewReader(http.StatusText(status)))}, nil
+		})
+		tr := otelretry.NewTransport(base,
+			otelretry.WithAttemptHeader("X-Attempt"),
+			otelretry.WithHedging(otelretry.Hedging{Delay: 20 * time.Millisecond, MaxShare: 1}),
+			otelretry.WithClassifier(func(a otelretry.Answer) otelretry.Classification {
+				if a.StatusCode/100 == 2 {
+					time.Sleep(30 * time.Millisecond) // a lookup over a success
+				}
+				return otelretry.Classification{}
+			}))
+		req, _ := http.NewRequestWithContext(context.Background(), http.MethodGet, "http://api.test/x", nil)
+		resp, err := tr.RoundTrip(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != 200 {
+			t.Errorf("got %d; want the 200 attempt 1 was answered first (at 30 ms, the hedge's 404 at 35 ms)",
+				resp.StatusCode)
+		}
+	})
+}
+
+// The same race, the caller canceling at 40 ms, after attempt 1's 200 was
+// heard (its Classifier runs until 60 ms) and while the hedge still waits.
+// Without hedging a success answered before the cancellation is returned
+// (callerEnded: "unless it got a success"); in the race, the hedge's
+// cancellation is judged first and the 200 is discarded.
+func TestTheSuccessHeardFirstWinsOverTheCallersLaterCancel(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		base := roundTripFunc(func(r *http.Request) (*http.Response, error) {
+			n, _ := strconv.Atoi(r.Header.Get("X-Attempt"))
+			if n != 1 {
+				<-r.Context().Done()
+				return nil, r.Context().Err()
+			}
+			time.Sleep(30 * time.Millisecond)
+			return &http.Response{StatusCode: 200, Header: http.Header{}, Request: r,
+				Body: io.NopCloser(strings.NewReader("ok"))}, nil
+		})
+		tr := otelretry.NewTransport(base,
+			otelretry.WithAttemptHeader("X-Attempt"),
+			otelretry.WithHedging(otelretry.Hedging{Delay: 20 * time.Millisecond, MaxShare: 1}),
+			otelretry.WithClassifier(func(a otelretry.Answer) otelretry.Classification {
+				if a.StatusCode/100 == 2 {
+					time.Sleep(30 * time.Millisecond)
+				}
+				return otelretry.Classification{}
+			}))
+		ctx, cancel := context.WithCancel(context.Background())
+		time.AfterFunc(40*time.Millisecond, cancel)
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, "http://api.test/x", nil)
+		resp, err := tr.RoundTrip(req)
+		if err != nil {
+			t.Fatalf("err %v; want the 200 attempt 1 was answered at 30 ms, before the cancellation at 40 ms", err)
+		}
+		resp.Body.Close()
+	})
+}
+
+// Control: no hedging, the same Classifier and cancellation: the 200 is
+// returned.
+func TestWithoutHedgingTheSuccessWinsOverTheCallersLaterCancel(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		base := roundTripFunc(func(r *http.Request) (*http.Response, error) {
+			time.Sleep(30 * time.Millisecond)
+			return &http.Response{StatusCode: 200, Header: http.Header{}, Request: r,
+				Body: io.NopCloser(strings.NewReader("ok"))}, nil
+		})
+		tr := otelretry.NewTransport(base,
+			otelretry.WithClassifier(func(a otelretry.Answer) otelretry.Classification {
+				time.Sleep(30 * time.Millisecond)
+				return otelretry.Classification{}
+			}))
+		ctx, cancel := context.WithCancel(context.Background())
+		time.AfterFunc(40*time.Millisecond, cancel)
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, "http://api.test/x", nil)
+		resp, err := tr.RoundTrip(req)
+		if err != nil {
+			t.Fatalf("err %v", err)
+		}
+		resp.Body.Close()
+	})
+}

@@ -196,7 +196,9 @@ func (r *race) run(first *attempt, at progress) raceEnd {
 				l.prepared(m)
 			case msgHeard:
 				l.heard = append(l.heard, m.a)
-				l.settling = l.settling || m.success
+				if m.success && l.settledBy == nil {
+					l.settledBy = m.a
+				}
 			case msgUnsentPanicked:
 				l.end.panic(m)
 				l.won = true
@@ -219,14 +221,16 @@ type raceLoop struct {
 	inFlight []*attempt
 	// heard: the attempts in flight whose exchange returned, being
 	// classified (a Classifier may take its time): none is hedged.
-	// settling: one of them was answered with a success, which the race
-	// ends on whatever the Classifier says: no attempt is hedged.
-	heard    []*attempt
-	settling bool
-	hedges   []hedgeSent
-	running  int  // attempts sent whose goroutine did not end
-	won      bool // the race has its verdict
-	final    *attempt
+	// settledBy: the first of them answered with a success, which the
+	// race ends on whatever the Classifier says: no attempt is hedged
+	// any more, and an attempt judged before it is superseded (the first
+	// answer wins, not the first Classifier to finish).
+	heard     []*attempt
+	settledBy *attempt
+	hedges    []hedgeSent
+	running   int  // attempts sent whose goroutine did not end
+	won       bool // the race has its verdict
+	final     *attempt
 	// hintUntil: the race's retry waits for the hints its attempts got.
 	hintUntil time.Duration
 	// preparing is the hedge being prepared, nil when none: its number
@@ -287,7 +291,7 @@ func (l *raceLoop) remove(a *attempt) {
 // the one a hedge would hedge; nil when every one has its answer, or one
 // has a success the race will end on.
 func (l *raceLoop) awaited() *attempt {
-	if l.settling {
+	if l.settledBy != nil {
 		return nil
 	}
 	for i := len(l.inFlight) - 1; i >= 0; i-- {
@@ -301,7 +305,8 @@ func (l *raceLoop) awaited() *attempt {
 // judge gives an attempt that concluded its verdict in the race.
 func (l *raceLoop) judge(m raceMsg) {
 	l.remove(m.a)
-	in := m.in.racing(l.won, len(l.inFlight) > 0, l.hintUntil-m.end, l.r.maxAttempts-l.end.made.n)
+	superseded := l.won || (l.settledBy != nil && l.settledBy != m.a)
+	in := m.in.racing(superseded, len(l.inFlight) > 0, l.hintUntil-m.end, l.r.maxAttempts-l.end.made.n)
 	v := decide(in)
 	switch {
 	case v.decision == attrs.DecisionRetry && v.reason == attrs.ReasonInFlight:

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/otelretry/otelretry-go/otelretry"
+	"go.opentelemetry.io/otel/attribute"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	"go.opentelemetry.io/otel/trace"
@@ -165,5 +166,112 @@ func TestAPanickingAddEventStillEndsTheSpans(t *testing.T) {
 	}
 	if s, e := len(spans.Started()), len(spans.Ended()); s != e || s == 0 {
 		t.Errorf("%d spans started, %d ended after the panic %q went on: want every span ended", s, e, recovered)
+	}
+}
+
+// A tracer whose spans' SetAttributes panics (a faulty tracing SDK or
+// wrapper), the sibling of race_panics_test.go's addEventPanicsTP:
+//   - "url.full": when asked to set url.full alone;
+//   - "after_first": on every call after a span's first (otelhttp's
+//     request attributes go through).
+type setAttrPanicsTP struct {
+	trace.TracerProvider
+	mode string
+}
+
+func (p setAttrPanicsTP) Tracer(name string, o ...trace.TracerOption) trace.Tracer {
+	return setAttrPanicsTracer{p.TracerProvider.Tracer(name, o...), p.mode}
+}
+
+type setAttrPanicsTracer struct {
+	trace.Tracer
+	mode string
+}
+
+func (t setAttrPanicsTracer) Start(ctx context.Context, name string, opts ...trace.SpanStartOption) (context.Context, trace.Span) {
+	ctx, s := t.Tracer.Start(ctx, name, opts...)
+	w := &setAttrPanicsSpan{Span: s, mode: t.mode}
+	return trace.ContextWithSpan(ctx, w), w
+}
+
+type setAttrPanicsSpan struct {
+	trace.Span
+	mode  string
+	calls atomic.Int32
+}
+
+func (s *setAttrPanicsSpan) SetAttributes(kv ...attribute.KeyValue) {
+	n := s.calls.Add(1)
+	switch {
+	case s.mode == "url.full" && len(kv) == 1 && kv[0].Key == "url.full",
+		s.mode == "after_first" && n > 1:
+		panic("SetAttributes exploded")
+	}
+	s.Span.SetAttributes(kv...)
+}
+
+// doc.go: "A base, a hook or the telemetry (a span processor, a log
+// exporter, a metric view, a slog handler) that panics has what the
+// operation holds released (buffers, bodies, the response being handed
+// over) and its spans ended, with a panic event, and the panic goes on."
+// CHANGELOG: a span ended after a panic ends even if recording the panic
+// panics. The attempt's CLIENT span (otelhttp's, the default mode) is
+// ended by endAttemptAfterPanic, whose SetAttributes(url.full) comes
+// before endWithPanic's deferred End: when it panics, the span stays open.
+func TestAPanickingSetAttributesStillEndsTheSpans(t *testing.T) {
+	for _, c := range []struct {
+		name, mode       string
+		classifierPanics bool
+	}{
+		{"classifier_panics_then_url_full", "url.full", true},
+		{"every_SetAttributes_after_the_first", "after_first", false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			_ = captureOtelErrors(t)
+			spans := tracetest.NewSpanRecorder()
+			tp := setAttrPanicsTP{sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(spans)), c.mode}
+			var closed, calls atomic.Int32
+			var recovered any
+			base := roundTripFunc(func(r *http.Request) (*http.Response, error) {
+				calls.Add(1)
+				return &http.Response{StatusCode: 200, Request: r,
+					Body: closeTracked{strings.NewReader("ok"), &closed}}, nil
+			})
+			opts := []otelretry.Option{otelretry.WithTracerProvider(tp)}
+			if c.classifierPanics {
+				opts = append(opts, otelretry.WithClassifier(func(otelretry.Answer) otelretry.Classification {
+					panic("classifier exploded")
+				}))
+			}
+			rt := otelretry.NewTransport(base, opts...)
+			req, _ := http.NewRequestWithContext(t.Context(), http.MethodGet, "http://api.test/items", nil)
+			func() {
+				defer func() { recovered = recover() }()
+				resp, err := rt.RoundTrip(req)
+				if err == nil {
+					resp.Body.Close()
+				}
+			}()
+			if recovered == nil {
+				t.Fatal("no panic reached the caller")
+			}
+			if closed.Load() != calls.Load() {
+				t.Errorf("%d of %d base bodies closed", closed.Load(), calls.Load())
+			}
+			ended := map[trace.SpanID]bool{}
+			for _, s := range spans.Ended() {
+				ended[s.SpanContext().SpanID()] = true
+			}
+			var open []string
+			for _, s := range spans.Started() {
+				if !ended[s.SpanContext().SpanID()] {
+					open = append(open, s.Name())
+				}
+			}
+			if len(open) > 0 || len(spans.Started()) == 0 {
+				t.Errorf("%d spans started, %d ended after the panic %q went on: still open %q",
+					len(spans.Started()), len(spans.Ended()), recovered, open)
+			}
+		})
 	}
 }

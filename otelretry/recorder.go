@@ -647,12 +647,12 @@ func (r *recorder) endAttemptAfterPanic(o *opRecord, span trace.Span, ev *attemp
 	if span == nil {
 		return
 	}
+	defer endWithPanic(span, rec) // also when the telemetry panics on the attribute
 	if r.mode == sendThroughClient && span.IsRecording() {
 		// otelhttp recorded the raw url.full; the attempt event, which
 		// overwrites it, may not have been written.
 		span.SetAttributes(attrs.URLFullKey.String(attemptURL(o, ev)))
 	}
-	endWithPanic(span, rec)
 }
 
 // endWithPanic ends span with an event naming the panic r, if it still
