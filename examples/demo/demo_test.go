@@ -17,6 +17,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/otelretry/otelretry-go/attrs"
 	"github.com/otelretry/otelretry-go/cmd/retryinspect/htmlreport"
@@ -511,4 +512,102 @@ func TestDocsGiveTheDemosFigures(t *testing.T) {
 		[]int{3 * (ops + attempts), 3 * ops, 3 * attempts})
 	check("retryinspect.md", "operations retried at -repeat 3", figures("retryinspect.md", `decision; (\d+) operations retried\)`),
 		[]int{3 * retried})
+}
+
+// TestDemoTwoRunsReadTogetherAreClean runs the demo twice, as a newcomer
+// does before `retryinspect -jaeger ... -service otelretry-demo -lookback
+// 1h` (docs/retryinspect.md, docs/stack.md), and reads both runs' spans as
+// one input, as that query over the last hour does. Each run alone is
+// clean; two separate runs are 20 separate operations, so together they
+// must be clean too: an operation id names one operation.
+func TestDemoTwoRunsReadTogetherAreClean(t *testing.T) {
+	cleanEnv(t, nil)
+	var all bytes.Buffer
+	for i := range 2 {
+		traces := filepath.Join(t.TempDir(), "traces.json")
+		runDemo(t, options{traces: traces, html: filepath.Join(t.TempDir(), "report.html")})
+		b, err := os.ReadFile(traces)
+		if err != nil {
+			t.Fatal(err)
+		}
+		one, err := htmlreport.ReadStdout(bytes.NewReader(b), "run")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if f := one.Result().Findings; f != 0 {
+			t.Fatalf("run %d alone: %d findings", i+1, f)
+		}
+		all.Write(b)
+	}
+	rep, err := htmlreport.ReadStdout(&all, "two runs")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res := rep.Result(); res.Findings != 0 {
+		var text bytes.Buffer
+		rep.WriteText(&text)
+		t.Errorf("two demo runs read together (%d operations): %d findings, want 0:\n%s", res.Operations, res.Findings, text.String())
+	}
+}
+
+// attemptRow: "Absent fields stay absent (nil / empty), never zero-filled into a fake
+// value." An attempt that got no response (a timeout) has no
+// http.response.status_code on its span; -summary-json must not give it a
+// status of 0, nor one with a response an error class of "".
+func TestDemoSummaryJSONKeepsAbsentStatusAbsent(t *testing.T) {
+	cleanEnv(t, nil)
+	path := filepath.Join(t.TempDir(), "summary.json")
+	var out bytes.Buffer
+	if err := run(t.Context(), options{repeat: 1, summaryJSON: path, traces: filepath.Join(t.TempDir(), "t.json"),
+		html: filepath.Join(t.TempDir(), "r.html")}, &out); err != nil {
+		t.Fatal(err)
+	}
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var s struct {
+		Operations []struct {
+			OperationID string           `json:"operation_id"`
+			Attempts    []map[string]any `json:"attempts"`
+		} `json:"operations"`
+	}
+	if err := json.Unmarshal(raw, &s); err != nil {
+		t.Fatal(err)
+	}
+	bad := 0
+	for _, op := range s.Operations {
+		for _, a := range op.Attempts {
+			class, hasClass := a["error_class"].(string)
+			if class == "" && hasClass {
+				t.Errorf("%s attempt %v: an empty error_class", op.OperationID, a["attempt"])
+			}
+			if st, ok := a["status"]; class != "" && ok {
+				bad++
+				if bad <= 3 {
+					t.Errorf("%s attempt %v: error_class %q and \"status\": %v; the span has no status code", op.OperationID, a["attempt"], class, st)
+				}
+			}
+		}
+	}
+	if bad > 3 {
+		t.Errorf("... %d attempts without a response carry a zero-filled status in all", bad)
+	}
+}
+
+// flush and shutdown share one export deadline (exportTimeout from the
+// first of them), so that an unreachable collector delays the end of the
+// demo by at most exportTimeout, not once for each.
+func TestFlushAndShutdownShareOneExportDeadline(t *testing.T) {
+	var tel telemetry
+	first, cancel := tel.exportContext(t.Context())
+	end := time.Now()
+	defer cancel()
+	second, cancel2 := tel.exportContext(t.Context())
+	defer cancel2()
+	d1, _ := first.Deadline()
+	d2, ok := second.Deadline()
+	if !ok || !d1.Equal(d2) || d1.Sub(end) > exportTimeout {
+		t.Errorf("deadlines %v and %v (%v), want one, at most %v from the first", d1.Sub(end), d2.Sub(end), ok, exportTimeout)
+	}
 }

@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math/rand/v2"
 	"net"
 	"net/http"
 	"os"
@@ -88,10 +89,14 @@ func run(ctx context.Context, o options, stdout io.Writer) error {
 		logger = slog.New(slog.NewJSONHandler(os.Stderr, nil))
 	}
 
+	// Each run's operation ids are its own (op-demo-<run>-<repeat>-<scenario>):
+	// two runs read together (one Jaeger, one file) stay apart, as an
+	// operation id names one operation.
+	runTag := fmt.Sprintf("%08x", rand.Uint32())
 	runs := map[string]runResult{}
 	for rep := 1; rep <= o.repeat; rep++ {
 		for i, sc := range scenarios() {
-			opID := fmt.Sprintf("op-demo-%d-%d", rep, i+1)
+			opID := fmt.Sprintf("op-demo-%s-%d-%d", runTag, rep, i+1)
 			opts := append(append(sc.options(env), tel.retryOptions()...), otelretry.WithLogger(logger))
 			client := &http.Client{Transport: otelretry.NewTransport(base, opts...)}
 			runs[opID] = call(ctx, client, env.baseURL, opID, sc)

@@ -25,8 +25,8 @@ import (
 type attemptRow struct {
 	RequestID    string `json:"request_id"`
 	Attempt      int64  `json:"attempt"`
-	Status       int64  `json:"status"`
-	ErrorClass   string `json:"error_class"`
+	Status       int64  `json:"status,omitempty"`      // absent without a response
+	ErrorClass   string `json:"error_class,omitempty"` // absent with a response
 	ElapsedMs    int64  `json:"elapsed_ms"`
 	RemainingMs  int64  `json:"remaining_ms"`
 	RetryAfterMs *int64 `json:"retry_after_ms,omitempty"`

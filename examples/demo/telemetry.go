@@ -47,7 +47,10 @@ const (
 // an in-memory recorder and metrics to a manual reader, from which the demo
 // prints its report: what it prints is read back from the telemetry itself.
 type telemetry struct {
-	tp *sdktrace.TracerProvider
+	// exportBy is when flush and shutdown give up on the exporters (see
+	// exportContext); zero until the first of them runs.
+	exportBy time.Time
+	tp       *sdktrace.TracerProvider
 	// serverTP records the flaky server's spans, as another service
 	// (serverService), into the same span processors as tp.
 	serverTP *sdktrace.TracerProvider
@@ -370,10 +373,23 @@ func (t *telemetry) propagationFields() []string {
 	return slices.Compact(f)
 }
 
-// flush pushes buffered telemetry out, bounded in time: an unreachable
-// collector delays the end of the demo by at most the timeout.
+// exportTimeout bounds flush and shutdown together: an unreachable
+// collector delays the end of the demo by at most this much.
+const exportTimeout = 5 * time.Second
+
+// exportContext is ctx with the deadline flush and shutdown share, set by
+// the first of them to run.
+func (t *telemetry) exportContext(ctx context.Context) (context.Context, context.CancelFunc) {
+	if t.exportBy.IsZero() {
+		t.exportBy = time.Now().Add(exportTimeout)
+	}
+	return context.WithDeadline(ctx, t.exportBy)
+}
+
+// flush pushes buffered telemetry out, bounded in time (exportTimeout,
+// shared with shutdown).
 func (t *telemetry) flush(ctx context.Context) {
-	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	ctx, cancel := t.exportContext(ctx)
 	defer cancel()
 	if err := t.tp.ForceFlush(ctx); err != nil {
 		otel.Handle(err)
@@ -389,7 +405,7 @@ func (t *telemetry) flush(ctx context.Context) {
 }
 
 func (t *telemetry) shutdown(ctx context.Context) {
-	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	ctx, cancel := t.exportContext(ctx)
 	defer cancel()
 	// The server's provider shares the client's processors: shutting the
 	// client's down flushes both; the second shutdown finds them stopped.
