@@ -223,8 +223,8 @@ type raceLoop struct {
 	// classified (a Classifier may take its time): none is hedged.
 	// settledBy: the first of them answered with a success, which the
 	// race ends on whatever the Classifier says: no attempt is hedged
-	// any more, and an attempt judged before it is superseded (the first
-	// answer wins, not the first Classifier to finish).
+	// any more, and one answered after it is superseded
+	// (heardAfterTheSuccess).
 	heard     []*attempt
 	settledBy *attempt
 	hedges    []hedgeSent
@@ -287,6 +287,18 @@ func (l *raceLoop) remove(a *attempt) {
 	l.heard = slices.DeleteFunc(l.heard, func(b *attempt) bool { return b == a })
 }
 
+// heardAfterTheSuccess reports whether attempt a was answered after the
+// success the race will end on (settledBy): its answer came second, and is
+// superseded; one that came before it is judged as it stands (the first
+// answer wins, not the first Classifier to finish).
+func (l *raceLoop) heardAfterTheSuccess(a *attempt) bool {
+	if l.settledBy == nil || l.settledBy == a {
+		return false
+	}
+	j := slices.Index(l.heard, a)
+	return j < 0 || j > slices.Index(l.heard, l.settledBy)
+}
+
 // awaited is the latest attempt in flight still waiting for its answer,
 // the one a hedge would hedge; nil when every one has its answer, or one
 // has a success the race will end on.
@@ -304,8 +316,8 @@ func (l *raceLoop) awaited() *attempt {
 
 // judge gives an attempt that concluded its verdict in the race.
 func (l *raceLoop) judge(m raceMsg) {
+	superseded := l.won || l.heardAfterTheSuccess(m.a)
 	l.remove(m.a)
-	superseded := l.won || (l.settledBy != nil && l.settledBy != m.a)
 	in := m.in.racing(superseded, len(l.inFlight) > 0, l.hintUntil-m.end, l.r.maxAttempts-l.end.made.n)
 	v := decide(in)
 	switch {
