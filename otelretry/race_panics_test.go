@@ -19,26 +19,32 @@ import (
 	"go.opentelemetry.io/otel/trace"
 )
 
-// A tracer whose spans' AddEvent panics (a faulty tracing SDK or wrapper):
-// one fault of the telemetry.
-type addEventPanicsTP struct {
+// wrappingTP is a TracerProvider whose spans wrap puts around the SDK's:
+// a faulty tracing SDK or wrapper, one fault of the telemetry.
+type wrappingTP struct {
 	trace.TracerProvider
-	only string // "" every event
+	wrap func(trace.Span) trace.Span
 }
 
-func (p addEventPanicsTP) Tracer(name string, o ...trace.TracerOption) trace.Tracer {
-	return addEventPanicsTracer{p.TracerProvider.Tracer(name, o...), p.only}
+func (p wrappingTP) Tracer(name string, o ...trace.TracerOption) trace.Tracer {
+	return wrappingTracer{p.TracerProvider.Tracer(name, o...), p.wrap}
 }
 
-type addEventPanicsTracer struct {
+type wrappingTracer struct {
 	trace.Tracer
-	only string
+	wrap func(trace.Span) trace.Span
 }
 
-func (t addEventPanicsTracer) Start(ctx context.Context, name string, opts ...trace.SpanStartOption) (context.Context, trace.Span) {
+func (t wrappingTracer) Start(ctx context.Context, name string, opts ...trace.SpanStartOption) (context.Context, trace.Span) {
 	ctx, s := t.Tracer.Start(ctx, name, opts...)
-	w := addEventPanicsSpan{s, t.only}
+	w := t.wrap(s)
 	return trace.ContextWithSpan(ctx, w), w
+}
+
+// addEventPanicsTP is a tracer whose spans' AddEvent panics: on the event
+// named only, or on every event when only is "".
+func addEventPanicsTP(tp trace.TracerProvider, only string) wrappingTP {
+	return wrappingTP{tp, func(s trace.Span) trace.Span { return addEventPanicsSpan{s, only} }}
 }
 
 type addEventPanicsSpan struct {
@@ -56,7 +62,7 @@ func (s addEventPanicsSpan) AddEvent(name string, o ...trace.EventOption) {
 func raceWithTracer(t *testing.T, only string, classifierPanics bool) (recovered any, closed, calls int32, spans *tracetest.SpanRecorder) {
 	_ = captureOtelErrors(t)
 	spans = tracetest.NewSpanRecorder()
-	tp := addEventPanicsTP{sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(spans)), only}
+	tp := addEventPanicsTP(sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(spans)), only)
 	var cl, ca atomic.Int32
 	synctest.Test(t, func(t *testing.T) {
 		base := roundTripFunc(func(r *http.Request) (*http.Response, error) {
@@ -142,7 +148,7 @@ func TestARacesPanicsThenARecordPanicLetGoOfTheirAttempts(t *testing.T) {
 func TestAPanickingAddEventStillEndsTheSpans(t *testing.T) {
 	_ = captureOtelErrors(t)
 	spans := tracetest.NewSpanRecorder()
-	tp := addEventPanicsTP{sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(spans)), ""}
+	tp := addEventPanicsTP(sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(spans)), "")
 	var closed atomic.Int32
 	var recovered any
 	base := roundTripFunc(func(r *http.Request) (*http.Response, error) {
@@ -169,29 +175,12 @@ func TestAPanickingAddEventStillEndsTheSpans(t *testing.T) {
 	}
 }
 
-// A tracer whose spans' SetAttributes panics (a faulty tracing SDK or
-// wrapper), the sibling of race_panics_test.go's addEventPanicsTP:
+// setAttrPanicsTP is a tracer whose spans' SetAttributes panics:
 //   - "url.full": when asked to set url.full alone;
 //   - "after_first": on every call after a span's first (otelhttp's
 //     request attributes go through).
-type setAttrPanicsTP struct {
-	trace.TracerProvider
-	mode string
-}
-
-func (p setAttrPanicsTP) Tracer(name string, o ...trace.TracerOption) trace.Tracer {
-	return setAttrPanicsTracer{p.TracerProvider.Tracer(name, o...), p.mode}
-}
-
-type setAttrPanicsTracer struct {
-	trace.Tracer
-	mode string
-}
-
-func (t setAttrPanicsTracer) Start(ctx context.Context, name string, opts ...trace.SpanStartOption) (context.Context, trace.Span) {
-	ctx, s := t.Tracer.Start(ctx, name, opts...)
-	w := &setAttrPanicsSpan{Span: s, mode: t.mode}
-	return trace.ContextWithSpan(ctx, w), w
+func setAttrPanicsTP(tp trace.TracerProvider, mode string) wrappingTP {
+	return wrappingTP{tp, func(s trace.Span) trace.Span { return &setAttrPanicsSpan{Span: s, mode: mode} }}
 }
 
 type setAttrPanicsSpan struct {
@@ -229,7 +218,7 @@ func TestAPanickingSetAttributesStillEndsTheSpans(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			_ = captureOtelErrors(t)
 			spans := tracetest.NewSpanRecorder()
-			tp := setAttrPanicsTP{sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(spans)), c.mode}
+			tp := setAttrPanicsTP(sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(spans)), c.mode)
 			var closed, calls atomic.Int32
 			var recovered any
 			base := roundTripFunc(func(r *http.Request) (*http.Response, error) {
