@@ -1954,14 +1954,7 @@ func TestAHedgeNotSentMidRaceLetsItsBodyClosePanicGoOn(t *testing.T) {
 				ctx := otelretry.WithIntent(t.Context(), otelretry.Intent{Repeatable: true})
 				req, _ := http.NewRequestWithContext(ctx, http.MethodPost, "http://api.test/search", strings.NewReader(`{"q":1}`))
 				req.GetBody = func() (io.ReadCloser, error) { return panicOnClose{strings.NewReader(`{"q":1}`)}, nil }
-				var recovered any
-				func() {
-					defer func() { recovered = recover() }()
-					resp, err := rt.RoundTrip(req)
-					if err == nil {
-						resp.Body.Close()
-					}
-				}()
+				recovered := roundTripRecovered(rt, req)
 				time.Sleep(time.Second)
 				synctest.Wait()
 				if recovered == nil {
@@ -2017,14 +2010,7 @@ func TestASecondPanicInARaceReleasesItsAttemptsResponse(t *testing.T) {
 		ctx := otelretry.WithIntent(t.Context(), otelretry.Intent{Repeatable: true})
 		req, _ := http.NewRequestWithContext(ctx, http.MethodPost, "http://api.test/search", strings.NewReader(`{"q":1}`))
 		req.GetBody = func() (io.ReadCloser, error) { return panicOnClose{strings.NewReader(`{"q":1}`)}, nil }
-		var recovered any
-		func() {
-			defer func() { recovered = recover() }()
-			resp, err := rt.RoundTrip(req)
-			if err == nil {
-				resp.Body.Close()
-			}
-		}()
+		recovered := roundTripRecovered(rt, req)
 		time.Sleep(time.Second)
 		synctest.Wait()
 		if recovered == nil {

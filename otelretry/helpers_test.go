@@ -549,3 +549,13 @@ func captureOtelErrors(t *testing.T) func() []error {
 		return append([]error(nil), errs...)
 	}
 }
+
+// roundTripRecovered sends req through rt, closes the body of a response,
+// and returns the panic that reached the caller (nil for none).
+func roundTripRecovered(rt http.RoundTripper, req *http.Request) (recovered any) {
+	defer func() { recovered = recover() }()
+	if resp, err := rt.RoundTrip(req); err == nil {
+		resp.Body.Close()
+	}
+	return nil
+}

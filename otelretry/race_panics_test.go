@@ -84,13 +84,7 @@ func raceWithTracer(t *testing.T, only string, classifierPanics bool) (recovered
 				return otelretry.Classification{}
 			}))
 		req, _ := http.NewRequestWithContext(t.Context(), http.MethodGet, "http://api.test/items", nil)
-		func() {
-			defer func() { recovered = recover() }()
-			resp, err := rt.RoundTrip(req)
-			if err == nil {
-				resp.Body.Close()
-			}
-		}()
+		recovered = roundTripRecovered(rt, req)
 		time.Sleep(time.Second)
 		synctest.Wait()
 	})
@@ -150,20 +144,13 @@ func TestAPanickingAddEventStillEndsTheSpans(t *testing.T) {
 	spans := tracetest.NewSpanRecorder()
 	tp := addEventPanicsTP(sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(spans)), "")
 	var closed atomic.Int32
-	var recovered any
 	base := roundTripFunc(func(r *http.Request) (*http.Response, error) {
 		return &http.Response{StatusCode: 503, Header: http.Header{"Retry-After": {"soon"}}, Request: r,
 			Body: closeTracked{strings.NewReader("busy"), &closed}}, nil
 	})
 	rt := otelretry.NewTransport(base, otelretry.WithTracerProvider(tp))
 	req, _ := http.NewRequestWithContext(t.Context(), http.MethodGet, "http://api.test/items", nil)
-	func() {
-		defer func() { recovered = recover() }()
-		resp, err := rt.RoundTrip(req)
-		if err == nil {
-			resp.Body.Close()
-		}
-	}()
+	recovered := roundTripRecovered(rt, req)
 	if recovered == nil {
 		t.Fatal("no panic reached the caller")
 	}
@@ -220,7 +207,6 @@ func TestAPanickingSetAttributesStillEndsTheSpans(t *testing.T) {
 			spans := tracetest.NewSpanRecorder()
 			tp := setAttrPanicsTP(sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(spans)), c.mode)
 			var closed, calls atomic.Int32
-			var recovered any
 			base := roundTripFunc(func(r *http.Request) (*http.Response, error) {
 				calls.Add(1)
 				return &http.Response{StatusCode: 200, Request: r,
@@ -234,13 +220,7 @@ func TestAPanickingSetAttributesStillEndsTheSpans(t *testing.T) {
 			}
 			rt := otelretry.NewTransport(base, opts...)
 			req, _ := http.NewRequestWithContext(t.Context(), http.MethodGet, "http://api.test/items", nil)
-			func() {
-				defer func() { recovered = recover() }()
-				resp, err := rt.RoundTrip(req)
-				if err == nil {
-					resp.Body.Close()
-				}
-			}()
+			recovered := roundTripRecovered(rt, req)
 			if recovered == nil {
 				t.Fatal("no panic reached the caller")
 			}
