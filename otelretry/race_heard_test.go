@@ -22,152 +22,180 @@ import (
 	"github.com/otelretry/otelretry-go/otelretry"
 )
 
-// heardFirstRace: attempt 1 is answered `first` at 30 ms, its Classifier
-// takes 10 ms over it (judged at 40 ms); the hedge, sent at 20 ms, is
-// answered 200 at 35 ms, and its Classifier takes 30 ms (judged at 65 ms).
-// Attempt 1's answer came first, and its verdict is reached first too.
-func heardFirstRace(t *testing.T, first int) (int, []event) {
-	spans := tracetest.NewSpanRecorder()
-	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(spans))
-	base := roundTripFunc(func(r *http.Request) (*http.Response, error) {
-		n, _ := strconv.Atoi(r.Header.Get("X-Attempt"))
-		status, wait := first, 30*time.Millisecond
-		if n != 1 {
-			status, wait = 200, 15*time.Millisecond
+// The race's answers as the loop hears them, before their Classifiers run
+// (docs/hedging.md: "The first answer whose verdict is not `retry` wins"):
+// the first success heard wins over any answer that came after it, and an
+// answer that came before it is judged as it stands, whichever Classifier
+// finishes first.
+
+// reply is how a base answers an attempt: status after a wait, with header;
+// a status of 0 waits until the attempt is canceled.
+type reply struct {
+	status int
+	after  time.Duration
+	header http.Header
+}
+
+// firstAndHedges answers attempt 1 (numbered in X-Attempt) with first and
+// every later attempt with hedge.
+func firstAndHedges(first, hedge reply) roundTripFunc {
+	return func(r *http.Request) (*http.Response, error) {
+		rp := first
+		if n, _ := strconv.Atoi(r.Header.Get("X-Attempt")); n != 1 {
+			rp = hedge
+		}
+		wait := (<-chan time.Time)(nil)
+		if rp.status != 0 {
+			wait = time.After(rp.after)
 		}
 		select {
-		case <-time.After(wait):
+		case <-wait:
 		case <-r.Context().Done():
 			return nil, r.Context().Err()
 		}
-		return &http.Response{StatusCode: status, Header: http.Header{}, Request: r,
-			Body: io.NopCloser(strings.NewReader(http.StatusText(status)))}, nil
-	})
-	tr := otelretry.NewTransport(base,
-		otelretry.WithTracerProvider(tp),
+		h := http.Header{}
+		for k, v := range rp.header {
+			h[k] = v
+		}
+		return &http.Response{StatusCode: rp.status, Header: h, Request: r,
+			Body: io.NopCloser(strings.NewReader(http.StatusText(rp.status)))}, nil
+	}
+}
+
+// hedgedAfter20ms hedges a GET after 20 ms, numbering attempts in
+// X-Attempt; its Classifier takes 30 ms over a 2xx (a lookup over a
+// success) and other over any other answer.
+func hedgedAfter20ms(base http.RoundTripper, other time.Duration, opts ...otelretry.Option) *otelretry.Transport {
+	return otelretry.NewTransport(base, append([]otelretry.Option{
 		otelretry.WithAttemptHeader("X-Attempt"),
 		otelretry.WithHedging(otelretry.Hedging{Delay: 20 * time.Millisecond, MaxShare: 1}),
 		otelretry.WithClassifier(func(a otelretry.Answer) otelretry.Classification {
 			if a.StatusCode/100 == 2 {
-				time.Sleep(30 * time.Millisecond) // a lookup over a success
+				time.Sleep(30 * time.Millisecond)
 			} else {
-				time.Sleep(10 * time.Millisecond)
+				time.Sleep(other)
 			}
 			return otelretry.Classification{}
-		}))
-	req, _ := http.NewRequestWithContext(context.Background(), http.MethodGet, "http://api.test/x", nil)
-	resp, err := tr.RoundTrip(req)
+		})}, opts...)...)
+}
+
+// getThrough sends a GET of path through rt with ctx and reads the response.
+func getThrough(t *testing.T, rt http.RoundTripper, ctx context.Context, path string) (int, error) {
+	t.Helper()
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, "http://api.test"+path, nil)
+	resp, err := rt.RoundTrip(req)
 	if err != nil {
-		t.Fatal(err)
+		return 0, err
 	}
 	io.Copy(io.Discard, resp.Body)
 	resp.Body.Close()
+	return resp.StatusCode, nil
+}
+
+// Attempt 1 is answered 200 at 30 ms (its Classifier takes 30 ms); its
+// hedge, sent at 20 ms, is answered 404 at 35 ms and judged at once. The
+// 200 came first: it wins, not the 404 whose Classifier finished first.
+func TestTheSuccessHeardFirstWinsOverALaterStop(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		rt := hedgedAfter20ms(firstAndHedges(reply{status: 200, after: 30 * time.Millisecond}, reply{status: 404, after: 15 * time.Millisecond}), 0)
+		if status, err := getThrough(t, rt, t.Context(), "/x"); err != nil || status != 200 {
+			t.Errorf("got %d, %v; want the 200 attempt 1 was answered first (at 30 ms, the hedge's 404 at 35 ms)", status, err)
+		}
+	})
+}
+
+// The caller cancels at 40 ms, after attempt 1's 200 was heard (its
+// Classifier runs until 60 ms), while the hedge still waits: the 200 is
+// returned, as it is without hedging (callerEnded: "unless it got a
+// success"), not the hedge's cancellation.
+func TestTheSuccessHeardFirstWinsOverTheCallersLaterCancel(t *testing.T) {
+	for name, hedged := range map[string]bool{"hedged": true, "without hedging": false} {
+		t.Run(name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				base := firstAndHedges(reply{status: 200, after: 30 * time.Millisecond}, reply{})
+				var rt http.RoundTripper = hedgedAfter20ms(base, 0)
+				if !hedged {
+					rt = hedgedAfter20ms(base, 0, otelretry.WithHedging(otelretry.Hedging{}))
+				}
+				ctx, cancel := context.WithCancel(t.Context())
+				time.AfterFunc(40*time.Millisecond, cancel)
+				if status, err := getThrough(t, rt, ctx, "/x"); err != nil || status != 200 {
+					t.Errorf("got %d, %v; want the 200 attempt 1 was answered at 30 ms, before the cancellation at 40 ms", status, err)
+				}
+			})
+		})
+	}
+}
+
+// heardFirstRace: attempt 1 is answered first at 30 ms, its Classifier
+// takes 10 ms over it (judged at 40 ms); the hedge, sent at 20 ms, is
+// answered 200 at 35 ms, and its Classifier takes 30 ms (judged at 65 ms).
+// It returns the status the caller got and the attempts' events.
+func heardFirstRace(t *testing.T, first int) (int, []event) {
+	spans := tracetest.NewSpanRecorder()
+	rt := hedgedAfter20ms(firstAndHedges(reply{status: first, after: 30 * time.Millisecond}, reply{status: 200, after: 15 * time.Millisecond}),
+		10*time.Millisecond, otelretry.WithTracerProvider(sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(spans))))
+	status, err := getThrough(t, rt, t.Context(), "/x")
+	if err != nil {
+		t.Fatal(err)
+	}
 	var evs []event
 	for _, s := range spantest.Attempts(spans.Ended()) {
 		evs = append(evs, readEvent(t, s))
 	}
 	slices.SortFunc(evs, func(a, b event) int { return int(a.Attempt - b.Attempt) })
-	return resp.StatusCode, evs
+	return status, evs
 }
 
-// docs/hedging.md: "The first answer whose verdict is not `retry` wins: a
-// success, and also a `stop` (a 404 is the answer, whichever attempt
-// brought it)". Attempt 1's 404 came at 30 ms, the hedge's 200 at 35 ms:
-// the 404 is the first answer, and its verdict (stop) is even reached
-// before the 200's. race.go judge supersedes it because the 200 was heard
-// (at 35 ms) before the 404 was judged (at 40 ms).
+// A 404 answered first (at 30 ms, the hedge's 200 at 35 ms) is the first
+// answer whose verdict is not retry: it wins ("a 404 is the answer,
+// whichever attempt brought it"), and is not recorded superseded.
 func TestAStopHeardBeforeTheSuccessWins(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		status, evs := heardFirstRace(t, 404)
-		if status != 404 {
-			t.Errorf("got %d; want the 404 attempt 1 was answered first (at 30 ms, the hedge's 200 at 35 ms)", status)
-		}
-		for _, e := range evs {
-			t.Logf("attempt %d: status %d decision %s", e.Attempt, e.Status, e.Decision)
-		}
-		if len(evs) > 0 && evs[0].Decision == "superseded" {
-			t.Errorf("attempt 1, answered first, records superseded (reason other_attempt: \"another attempt answered first\")")
+		if status != 404 || len(evs) != 2 || evs[0].Decision == "superseded" {
+			t.Errorf("got %d, attempts %+v; want the 404 attempt 1 was answered first, not superseded", status, evs)
 		}
 	})
 }
 
-// The same race with a 503 first: the 200 is rightly returned, but the 503
-// answered first (at 30 ms, before any other answer) is recorded as
-// superseded (reason other_attempt: "Another attempt answered first"),
-// not as the retryable failure it was (retry, in_flight), and its answer
-// is not charged to the budget (operation.go conclude: no cost when
-// superseded).
+// A 503 answered first is the retryable failure it was (retry, in_flight:
+// the hedge is still out), not superseded, and the hedge's 200 is returned.
 func TestAFailureHeardBeforeTheSuccessIsNotSuperseded(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		status, evs := heardFirstRace(t, 503)
-		if status != 200 {
-			t.Errorf("got %d; want 200", status)
-		}
-		for _, e := range evs {
-			t.Logf("attempt %d: status %d decision %s", e.Attempt, e.Status, e.Decision)
-		}
-		if len(evs) != 2 || evs[0].Decision != "retry" {
-			t.Errorf("attempt 1's 503, the race's first answer, records %q; want retry (in_flight)", evs[0].Decision)
+		if status != 200 || len(evs) != 2 || evs[0].Decision != "retry" {
+			t.Errorf("got %d, attempts %+v; want 200, and attempt 1's 503 recorded retry (in_flight)", status, evs)
 		}
 	})
 }
 
 // docs/budget.md: "A `Retry-After` on any answer other than a 2xx or 3xx
 // holds back the retries, never the first attempts, of every operation to
-// that host through this budget until it passes". Operation 1's attempt 1
-// is answered first, 503 with Retry-After: 5, at 30 ms; its hedge's 200
-// comes at 35 ms. The 503's Classifier takes 10 ms (slowClassifier) or
-// none. With a slow one, race.go judge supersedes the 503 (the 200 was
-// heard before it was judged), operation.go conclude charges nothing, and
-// the host's hold is lost: operation 2's 503 is retried. With a fast one,
-// the same answers hold the host.
+// that host". Operation 1's attempt 1 is answered 503 with Retry-After: 5
+// at 30 ms, its hedge 200 at 35 ms; operation 2 (path /b) is answered 503:
+// its retry is held, whether the 503's Classifier takes 10 ms (judged after
+// the 200 was heard) or none.
 func TestAPushbackHeardBeforeTheSuccessHoldsTheHost(t *testing.T) {
-	for _, slow := range []bool{false, true} {
-		t.Run(map[bool]string{false: "fast_classifier", true: "slow_classifier"}[slow], func(t *testing.T) {
+	for name, other := range map[string]time.Duration{"fast_classifier": 0, "slow_classifier": 10 * time.Millisecond} {
+		t.Run(name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
+				race := firstAndHedges(reply{status: 503, after: 30 * time.Millisecond, header: http.Header{"Retry-After": {"5"}}},
+					reply{status: 200, after: 15 * time.Millisecond})
 				var secondOp atomic.Int32
 				base := roundTripFunc(func(r *http.Request) (*http.Response, error) {
-					h := http.Header{}
-					if r.URL.Path == "/b" {
-						if secondOp.Add(1) == 1 {
-							return &http.Response{StatusCode: 503, Header: h, Request: r, Body: io.NopCloser(strings.NewReader("busy"))}, nil
-						}
-						return &http.Response{StatusCode: 200, Header: h, Request: r, Body: io.NopCloser(strings.NewReader("ok"))}, nil
+					if r.URL.Path != "/b" {
+						return race(r)
 					}
-					n, _ := strconv.Atoi(r.Header.Get("X-Attempt"))
-					status, wait := 503, 30*time.Millisecond
-					if n != 1 {
-						status, wait = 200, 15*time.Millisecond
-					} else {
-						h.Set("Retry-After", "5")
+					status := 200
+					if secondOp.Add(1) == 1 {
+						status = 503
 					}
-					select {
-					case <-time.After(wait):
-					case <-r.Context().Done():
-						return nil, r.Context().Err()
-					}
-					return &http.Response{StatusCode: status, Header: h, Request: r,
-						Body: io.NopCloser(strings.NewReader(http.StatusText(status)))}, nil
+					return &http.Response{StatusCode: status, Header: http.Header{}, Request: r, Body: io.NopCloser(strings.NewReader("b"))}, nil
 				})
-				tr := otelretry.NewTransport(base,
-					otelretry.WithAttemptHeader("X-Attempt"),
-					otelretry.WithHedging(otelretry.Hedging{Delay: 20 * time.Millisecond, MaxShare: 1}),
-					otelretry.WithClassifier(func(a otelretry.Answer) otelretry.Classification {
-						switch {
-						case a.StatusCode/100 == 2:
-							time.Sleep(30 * time.Millisecond)
-						case slow:
-							time.Sleep(10 * time.Millisecond)
-						}
-						return otelretry.Classification{}
-					}))
+				rt := hedgedAfter20ms(base, other)
 				for _, path := range []string{"/a", "/b"} {
-					req, _ := http.NewRequestWithContext(context.Background(), http.MethodGet, "http://api.test"+path, nil)
-					resp, err := tr.RoundTrip(req)
-					if err == nil {
-						io.Copy(io.Discard, resp.Body)
-						resp.Body.Close()
-					}
+					getThrough(t, rt, t.Context(), path)
 				}
 				if n := secondOp.Load(); n != 1 {
 					t.Errorf("operation 2 made %d attempts; want 1: its retry held by the Retry-After: 5 of operation 1's 503, answered first", n)
