@@ -267,7 +267,8 @@ const (
 	// with no pause of its own (retry).
 	ReasonInFlight Reason = "in_flight"
 	// ReasonHedgeLimit: a hedge was refused by the dependency's hedge rate
-	// (see otelretry.Hedging).
+	// (see otelretry.Hedging), or because the Transport's full table of
+	// dependencies had no place for it.
 	ReasonHedgeLimit Reason = "hedge_limit"
 	// ReasonThrottle: the client-side throttle refused the request
 	// (throttled, or a hedge refused).

@@ -113,7 +113,7 @@ func (g *admission) hedge(k admissionKeys, now time.Time, rate float64) (budgetL
 			return 0, reason, false
 		}
 	}
-	if !g.hedger.take(k.dep, rate) {
+	if !g.hedger.take(k.dep) {
 		if g.budget != nil {
 			g.budget.giveBack(k.budget, loan, now)
 		}

@@ -6,6 +6,7 @@ package otelretry
 import (
 	"container/list"
 	"math"
+	"strings"
 	"sync"
 	"time"
 )
@@ -111,12 +112,16 @@ const minSamples = 20
 // hedger is a Transport's knowledge of its dependencies for hedging: per
 // dependency, the time to response headers of its latest answers (a
 // latency sketch) and the hedges it may still send (a token bucket). It
-// holds at most defaultBudgetMaxHosts dependencies, evicting the one used
-// least recently, in fixed memory each.
+// holds at most defaultBudgetMaxHosts dependencies, in fixed memory each.
+// As the Budget forgets a host, a full table forgets the dependency idle
+// longest (no operation that may hedge begun) only once it has been idle
+// for defaultBudgetIdleEviction, so that a flood of other hosts cannot
+// hand a busy dependency a fresh burst; until then a dependency with no
+// place sends no hedge (its rate reads as zero) and learns nothing.
 type hedger struct {
 	mu   sync.Mutex
 	deps map[string]*list.Element // of *dependency
-	lru  list.List                // most recently used first
+	lru  list.List                // the latest operation begun first
 }
 
 // dependency is what the hedger knows of one dependency.
@@ -124,44 +129,65 @@ type dependency struct {
 	key    string
 	sketch latencySketch
 	tokens float64
+	last   time.Time // when its latest operation that may hedge began
 }
 
-// entry returns key's dependency, made or moved to the front. The caller
-// holds h.mu.
-func (h *hedger) entry(key string, burst float64) *dependency {
+// placed returns key's dependency, made (with a full burst) or moved to
+// the front as an operation to it began at now, or nil when the table is
+// full and the dependency idle longest began one within
+// defaultBudgetIdleEviction. The caller holds h.mu.
+func (h *hedger) placed(key string, burst float64, now time.Time) *dependency {
 	if h.deps == nil {
 		h.deps = map[string]*list.Element{}
 	}
 	if e, ok := h.deps[key]; ok {
+		d := e.Value.(*dependency)
+		if now.After(d.last) {
+			d.last = now
+		}
 		h.lru.MoveToFront(e)
-		return e.Value.(*dependency)
+		return d
 	}
 	if h.lru.Len() >= defaultBudgetMaxHosts {
 		oldest := h.lru.Back()
-		delete(h.deps, oldest.Value.(*dependency).key)
+		d := oldest.Value.(*dependency)
+		if now.Sub(d.last) < defaultBudgetIdleEviction {
+			return nil
+		}
+		delete(h.deps, d.key)
 		h.lru.Remove(oldest)
 	}
-	d := &dependency{key: key, tokens: burst}
-	h.deps[key] = h.lru.PushFront(d)
+	d := &dependency{key: strings.Clone(key), tokens: burst, last: now} // the key may share the URL's memory
+	h.deps[d.key] = h.lru.PushFront(d)
 	return d
 }
 
-// begun notes that an operation to key that may hedge began: it earns the
-// dependency rate hedges, up to the burst.
-func (h *hedger) begun(key string, rate float64) {
+// known returns key's dependency, or nil when it has no place. The caller
+// holds h.mu.
+func (h *hedger) known(key string) *dependency {
+	if e, ok := h.deps[key]; ok {
+		return e.Value.(*dependency)
+	}
+	return nil
+}
+
+// begun notes that an operation to key that may hedge began at now: it
+// earns the dependency rate hedges, up to the burst.
+func (h *hedger) begun(key string, rate float64, now time.Time) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	d := h.entry(key, hedgeBurst(rate))
-	d.tokens = min(d.tokens+rate, hedgeBurst(rate))
+	if d := h.placed(key, hedgeBurst(rate), now); d != nil {
+		d.tokens = min(d.tokens+rate, hedgeBurst(rate))
+	}
 }
 
 // take takes one hedge from key's allowance, and reports whether there was
 // one.
-func (h *hedger) take(key string, rate float64) bool {
+func (h *hedger) take(key string) bool {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	d := h.entry(key, hedgeBurst(rate))
-	if d.tokens < 1 {
+	d := h.known(key)
+	if d == nil || d.tokens < 1 {
 		return false
 	}
 	d.tokens--
@@ -173,8 +199,9 @@ func (h *hedger) take(key string, rate float64) bool {
 func (h *hedger) refund(key string, rate float64) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	d := h.entry(key, hedgeBurst(rate))
-	d.tokens = min(d.tokens+1, hedgeBurst(rate))
+	if d := h.known(key); d != nil {
+		d.tokens = min(d.tokens+1, hedgeBurst(rate))
+	}
 }
 
 // observe records an attempt's time to response headers for key: took,
@@ -186,10 +213,13 @@ func (h *hedger) observe(key string, took time.Duration, cut bool) {
 	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if s := &h.entry(key, 1).sketch; cut {
-		s.addCut(took)
-	} else {
-		s.add(took)
+	d := h.known(key)
+	switch {
+	case d == nil:
+	case cut:
+		d.sketch.addCut(took)
+	default:
+		d.sketch.add(took)
 	}
 }
 
@@ -206,10 +236,13 @@ func (h *hedger) delay(key string, p Hedging) time.Duration {
 		return p.Delay
 	}
 	h.mu.Lock()
-	s := &h.entry(key, hedgeBurst(p.MaxShare)).sketch
-	q, ok := s.quantile(p.Quantile)
-	if !ok && p.Delay <= 0 {
-		q, ok = s.longest()
+	var q time.Duration
+	var ok bool
+	if d := h.known(key); d != nil {
+		q, ok = d.sketch.quantile(p.Quantile)
+		if !ok && p.Delay <= 0 {
+			q, ok = d.sketch.longest()
+		}
 	}
 	h.mu.Unlock()
 	switch {

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unsafe"
 )
 
 // The sketch answers nothing before minSamples, then a duration in the
@@ -185,8 +186,8 @@ func TestHedgerRate(t *testing.T) {
 	const rate = 0.05
 	taken := 0
 	for range 1000 {
-		h.begun("api", rate)
-		if h.take("api", rate) {
+		h.begun("api", rate, time.Time{})
+		if h.take("api") {
 			taken++
 		}
 	}
@@ -198,22 +199,47 @@ func TestHedgerRate(t *testing.T) {
 	}
 }
 
-// The hedger holds at most defaultBudgetMaxHosts dependencies, evicting
-// the one used least recently.
-func TestHedgerEvictsTheLeastRecentlyUsed(t *testing.T) {
+// The hedger holds at most defaultBudgetMaxHosts dependencies. A full
+// table forgets the dependency idle longest only once it has been idle
+// for defaultBudgetIdleEviction: until then a dependency with no place
+// sends no hedge, so that a flood of other hosts cannot refill a busy
+// dependency's burst (docs/hedging.md).
+func TestHedgerForgetsOnlyADependencyIdleLongEnough(t *testing.T) {
 	var h hedger
+	const rate = 0.05
+	t0 := time.Now()
+	for range int(hedgeBurst(rate)) + 1 {
+		h.begun("busy", rate, t0)
+		h.take("busy")
+	}
 	for i := range defaultBudgetMaxHosts + 10 {
-		h.observe(fmt.Sprint("dep-", i), time.Millisecond, false)
-		h.observe("kept", time.Millisecond, false) // used every time
+		h.begun(fmt.Sprint("dep-", i), rate, t0.Add(time.Second))
 	}
 	if n := len(h.deps); n != defaultBudgetMaxHosts || h.lru.Len() != n {
 		t.Fatalf("%d dependencies held (%d in the list), want %d", n, h.lru.Len(), defaultBudgetMaxHosts)
 	}
-	if _, ok := h.deps["kept"]; !ok {
-		t.Error("the dependency used most was evicted")
+	h.begun("busy", rate, t0.Add(time.Second))
+	if d := h.known("busy"); d == nil || h.take("busy") {
+		t.Errorf("the busy dependency after a flood of other hosts: kept %v, sent a hedge; want it kept with its burst spent", d != nil)
+	}
+	late := fmt.Sprint("dep-", defaultBudgetMaxHosts+5)
+	if h.known(late) != nil || h.take(late) {
+		t.Error("a dependency with no place in a full table of active ones was placed, or sent a hedge")
+	}
+	h.observe(late, time.Millisecond, false) // learns nothing, places nothing
+	if h.known(late) != nil {
+		t.Error("an answer of a dependency with no place placed it")
+	}
+	later := t0.Add(time.Second + defaultBudgetIdleEviction)
+	h.begun(late, rate, later)
+	if h.known(late) == nil {
+		t.Error("a full table did not forget a dependency idle for defaultBudgetIdleEviction to make room")
 	}
 	if _, ok := h.deps["dep-0"]; ok {
-		t.Error("the dependency used least recently was kept")
+		t.Error("the dependency idle longest was kept")
+	}
+	if h.known("busy") == nil {
+		t.Error("the dependency used most recently was forgotten")
 	}
 }
 
@@ -222,6 +248,7 @@ func TestHedgerEvictsTheLeastRecentlyUsed(t *testing.T) {
 // seen, clamped, or MaxDelay before the first.
 func TestHedgerDelay(t *testing.T) {
 	var h hedger
+	h.begun("a", defaultHedgeRate, time.Time{})
 	fixed := Hedging{Delay: 7 * time.Millisecond}.withDefaults()
 	adaptive := Hedging{Adaptive: true, MinDelay: 2 * time.Millisecond, MaxDelay: 30 * time.Millisecond}.withDefaults()
 	if got := h.delay("a", fixed); got != 7*time.Millisecond {
@@ -258,6 +285,7 @@ func TestHedgerDelay(t *testing.T) {
 		{time.Second, 30 * time.Millisecond},           // clamped down
 	} {
 		var h hedger
+		h.begun("a", defaultHedgeRate, time.Time{})
 		for range minSamples {
 			h.observe("a", tc.took, false)
 		}
@@ -300,6 +328,8 @@ func TestHedgingDefaults(t *testing.T) {
 func TestAdaptiveDelayOfAnswersLongerThanTheSketchsLastBucket(t *testing.T) {
 	var h hedger
 	p := Hedging{Adaptive: true, MaxDelay: 10 * time.Minute}.withDefaults()
+	h.begun("batch", p.MaxShare, time.Time{})
+	h.begun("nightly", p.MaxShare, time.Time{})
 	for range 2 * minSamples {
 		h.observe("batch", 5*time.Minute, false)
 	}
@@ -312,5 +342,20 @@ func TestAdaptiveDelayOfAnswersLongerThanTheSketchsLastBucket(t *testing.T) {
 	}
 	if got := h.delay("nightly", p); got != p.MaxDelay {
 		t.Errorf("adaptive delay %v for answers of 2h, past the sketch's range, want MaxDelay %v", got, p.MaxDelay)
+	}
+}
+
+// The hedger keeps a copy of its dependency's key: a key cut from the
+// request's URL (the host) shares its memory, and kept as it is, it kept
+// the whole URL, query and all, for as long as the dependency is known.
+func TestTheHedgerKeepsItsOwnCopyOfTheKey(t *testing.T) {
+	var h hedger
+	url := "tenant.example.test/search?q=" + strings.Repeat("x", 1<<16)
+	key := url[:len("tenant.example.test")]
+	h.begun(key, defaultHedgeRate, time.Time{})
+	for k, e := range h.deps {
+		if unsafe.StringData(k) == unsafe.StringData(key) || unsafe.StringData(e.Value.(*dependency).key) == unsafe.StringData(key) {
+			t.Error("the hedger's table keeps the URL's memory through its key")
+		}
 	}
 }

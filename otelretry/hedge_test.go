@@ -393,6 +393,61 @@ func TestHedgeRateHoldsInABrownout(t *testing.T) {
 	})
 }
 
+// slowHostBase answers slow.test after 50 ms (or when its context ends),
+// counting its calls, and every other host at once.
+type slowHostBase struct{ slowCalls atomic.Int64 }
+
+func (b *slowHostBase) RoundTrip(r *http.Request) (*http.Response, error) {
+	if r.URL.Host == "slow.test" {
+		b.slowCalls.Add(1)
+		select {
+		case <-time.After(50 * time.Millisecond):
+		case <-r.Context().Done():
+			return nil, r.Context().Err()
+		}
+	}
+	return &http.Response{StatusCode: 200, Header: http.Header{}, Body: http.NoBody, Request: r}, nil
+}
+
+// The hedge rate bounds a dependency's hedges over its first N operations
+// at burst + MaxShare × N (docs/hedging.md), however many other hosts the
+// Transport talks to in between: a full table of dependencies forgets
+// none used within defaultBudgetIdleEviction, so a flood of other hosts
+// cannot hand the busy one a fresh burst. (It did: each flood of 10 000
+// hosts evicted it, and it came back with 5 hedges more.)
+func TestAFloodOfOtherHostsDoesNotRefillADependencysHedges(t *testing.T) {
+	for _, budget := range []otelretry.Option{otelretry.WithoutBudget(), otelretry.WithBudget(&otelretry.Budget{})} {
+		synctest.Test(t, func(t *testing.T) {
+			base := &slowHostBase{}
+			tr := otelretry.NewTransport(base, quietOptions(budget,
+				otelretry.WithHedging(otelretry.Hedging{Delay: 10 * time.Millisecond}))...)
+			do := func(url string) {
+				resp, err := tr.RoundTrip(get(t, t.Context(), url))
+				if err != nil {
+					t.Fatal(err)
+				}
+				resp.Body.Close()
+			}
+			slowOps := 0
+			for round := range 3 {
+				for range 20 {
+					do("http://slow.test/items")
+					slowOps++
+				}
+				if round < 2 {
+					for i := range 10_000 {
+						do(fmt.Sprintf("http://t%d-%d.tenant.test/", round, i))
+					}
+				}
+			}
+			hedges, bound := int(base.slowCalls.Load())-slowOps, 5+0.05*float64(slowOps)
+			if float64(hedges) > bound {
+				t.Errorf("%d hedges over slow.test's %d operations, with floods of other hosts between them; want at most burst + MaxShare × N = %v", hedges, slowOps, bound)
+			}
+		})
+	}
+}
+
 // Only requests that are safe to repeat race: a write is never hedged,
 // even under an idempotency-key contract; a POST marked repeatable is.
 func TestWritesAreNeverHedged(t *testing.T) {

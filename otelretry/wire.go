@@ -405,10 +405,27 @@ func (m *protocolMemo) learn(u *url.URL, conn net.Conn, reused bool) bool {
 	switch {
 	case known && old.(bool) != h2:
 		m.hosts.Store(key, h2)
-	case !known && m.n.Add(1) <= maxProtocolHosts:
-		m.hosts.Store(key, h2)
+	case !known && m.reserve():
+		if _, stored := m.hosts.LoadOrStore(key, h2); stored {
+			m.n.Add(-1) // another attempt placed it first
+		}
 	}
 	return h2
+}
+
+// reserve takes a place for a host, and reports whether one was left. The
+// count is of hosts held, never of attempts: counted per attempt, it grew
+// with every attempt to a host beyond the bound, and wrapped.
+func (m *protocolMemo) reserve() bool {
+	for {
+		n := m.n.Load()
+		if n >= maxProtocolHosts {
+			return false
+		}
+		if m.n.CompareAndSwap(n, n+1) {
+			return true
+		}
+	}
 }
 
 // knows reports what u's host is known to speak: known, and whether it is

@@ -5,7 +5,11 @@ package otelretry
 
 import (
 	"context"
+	"crypto/tls"
+	"net"
 	"net/http/httptrace"
+	"net/url"
+	"strconv"
 	"testing"
 )
 
@@ -29,5 +33,40 @@ func TestAttemptContextMakesItsClientTraceWhenAsked(t *testing.T) {
 	}
 	if again := httptrace.ContextClientTrace(&a.ctx); again != got {
 		t.Error("a second ask made another trace")
+	}
+}
+
+// tlsConnOf is a connection that negotiated protocol over TLS, as
+// httptrace's GotConn reports one.
+type tlsConnOf struct {
+	net.Conn
+	protocol string
+}
+
+func (c tlsConnOf) ConnectionState() tls.ConnectionState {
+	return tls.ConnectionState{NegotiatedProtocol: c.protocol}
+}
+
+// The protocol memo holds at most maxProtocolHosts hosts, and counts the
+// hosts it holds, never the attempts to a host it has no place for: that
+// count grew by one per attempt, and would wrap after 2^31 of them, when
+// the memo would take every host again.
+func TestTheProtocolMemoCountsHostsNotAttempts(t *testing.T) {
+	var m protocolMemo
+	h1 := tlsConnOf{protocol: "http/1.1"}
+	for i := range maxProtocolHosts {
+		m.learn(&url.URL{Scheme: "https", Host: "tenant-" + strconv.Itoa(i) + ".test"}, h1, false)
+	}
+	beyond := &url.URL{Scheme: "https", Host: "beyond.test"}
+	for i := range 1000 {
+		m.learn(beyond, h1, i > 0)
+	}
+	held := 0
+	m.hosts.Range(func(any, any) bool { held++; return true })
+	if n := m.n.Load(); n != maxProtocolHosts || held != maxProtocolHosts {
+		t.Errorf("after 1000 attempts to a host beyond the memo's %d: count %d, %d held; want %d and %d", maxProtocolHosts, n, held, maxProtocolHosts, maxProtocolHosts)
+	}
+	if known, _ := m.knows(beyond); known {
+		t.Error("a host beyond the bound was kept")
 	}
 }
