@@ -49,7 +49,9 @@ type Hedging struct {
 	// armed. Any value is safe: nothing is sized by it.
 	MaxHedges int
 	// MaxShare is the share of a dependency's hedged operations that may
-	// send a hedge (0.05 when 0; at most 1, every one), with a burst of a hundred operations'
+	// send a hedge (0.05 when 0; at most 1, every one), counting those
+	// that made their first call (one the throttle refused counts
+	// nothing), with a burst of a hundred operations'
 	// worth (at least one hedge), full when the Transport first meets the
 	// dependency: when every request is slow (a brownout), hedging adds at
 	// most that share of load to the dependency that is struggling, past
@@ -171,8 +173,9 @@ func (h *hedger) known(key string) *dependency {
 	return nil
 }
 
-// begun notes that an operation to key that may hedge began at now: it
-// earns the dependency rate hedges, up to the burst.
+// begun notes that an operation to key that may hedge began at now and
+// made its first call: it earns the dependency rate hedges, up to the
+// burst.
 func (h *hedger) begun(key string, rate float64, now time.Time) {
 	h.mu.Lock()
 	defer h.mu.Unlock()

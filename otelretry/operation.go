@@ -138,7 +138,6 @@ func (op *operation) beginRace(h *Hedging) {
 	t := op.t
 	hedging := h.forOperation(op.plan.maxAttempts)
 	op.race = newRace(op, &op.setup, &op.ident, &t.gate, t.hedger, hedging, op.keys, op.plan.maxAttempts)
-	t.hedger.begun(op.keys.dep, hedging.MaxShare, op.clock.start)
 	op.tel.recordConcurrently()
 }
 

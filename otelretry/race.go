@@ -41,6 +41,12 @@ type race struct {
 	// tried counts the hedges the operation was admitted, over all its
 	// races, sent or not (MaxHedges bounds them); only the loop writes it.
 	tried int
+	// earned: the operation earned its dependency its share of a hedge,
+	// at its first call. An operation refused before any call (by the
+	// throttle, its preparation, its deadline) sends no load, and earns
+	// none: else a throttle shedding most operations would let hedges
+	// take MaxShare of the operations asked for, not of those sent.
+	earned bool
 	// inbox and over are the race in progress's: the loop receives every
 	// message sent to inbox until each attempt it sent ended, and closes
 	// over when it returns, so that a preparation still running lets go of
@@ -173,6 +179,10 @@ type raceEnd struct {
 // in flight are canceled (they conclude superseded); a retryable failure
 // while another attempt is in flight ends nothing (ReasonInFlight).
 func (r *race) run(first *attempt, at progress) raceEnd {
+	if !r.earned {
+		r.earned = true
+		r.hedger.begun(r.keys.dep, r.hedging.MaxShare, r.setup.clock.start)
+	}
 	r.inbox, r.over = make(chan raceMsg), make(chan struct{})
 	defer close(r.over)
 	l := &raceLoop{r: r, at: at, inFlight: []*attempt{first}, running: 1,

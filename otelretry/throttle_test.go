@@ -4,8 +4,12 @@
 package otelretry_test
 
 import (
+	"context"
 	"errors"
+	"io"
 	"net/http"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -149,4 +153,65 @@ func TestOneHostsOutageThrottlesNoOtherHost(t *testing.T) {
 			})
 		})
 	}
+}
+
+// The hedge rate lets at most MaxShare of the operations sent hedge, past
+// the burst (docs/hedging.md): an operation the throttle refused sends
+// nothing, and earns its dependency nothing. In a brownout of slow 503s
+// the throttle refuses most operations; when each still earned its share,
+// the few it let through hedged about twice MaxShare of them (45 hedges
+// for 467 operations sent, where 28 are allowed).
+func TestAnOperationTheThrottleRefusedEarnsNoHedge(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var calls, hedges, answered atomic.Int64
+		base := roundTripFunc(func(r *http.Request) (*http.Response, error) {
+			calls.Add(1)
+			if r.Header.Get("X-Envoy-Attempt-Count") != "1" {
+				hedges.Add(1)
+			}
+			status := http.StatusServiceUnavailable // 4 in 5, every answer slow
+			if answered.Add(1)%5 == 0 {
+				status = http.StatusOK
+			}
+			select {
+			case <-time.After(100 * time.Millisecond):
+			case <-r.Context().Done():
+				return nil, r.Context().Err()
+			}
+			return &http.Response{StatusCode: status, Body: http.NoBody, Header: http.Header{}, Request: r}, nil
+		})
+		tr := otelretry.NewTransport(base, quietOptions(
+			otelretry.WithThrottle(&otelretry.Throttle{Window: 5 * time.Second}),
+			otelretry.WithBudget(&otelretry.Budget{Tokens: 1000, TokenRatio: 1}), // the hedge rate alone bounds the hedges
+			otelretry.WithRetryableStatuses(http.StatusTeapot),                   // first attempts and hedges only
+			otelretry.WithAttemptHeader("X-Envoy-Attempt-Count"),
+			otelretry.WithHedging(otelretry.Hedging{Delay: 10 * time.Millisecond}))...) // MaxShare 0.05, burst 5
+		const ops = 4000
+		var throttled atomic.Int64
+		var wg sync.WaitGroup
+		for range ops / 20 {
+			for range 20 {
+				wg.Go(func() {
+					resp, err := tr.RoundTrip(get(t, context.Background(), "http://api.test/items"))
+					if errors.Is(err, otelretry.ErrThrottled) {
+						throttled.Add(1)
+					}
+					if err == nil {
+						io.Copy(io.Discard, resp.Body)
+						resp.Body.Close()
+					}
+				})
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+		wg.Wait()
+		sent := calls.Load() - hedges.Load()
+		if throttled.Load() < ops/2 {
+			t.Fatalf("the throttle refused %d of %d operations; the test wants a brownout it sheds", throttled.Load(), ops)
+		}
+		if bound := 5 + 0.05*float64(sent); float64(hedges.Load()) > bound {
+			t.Errorf("%d hedges for %d operations sent (%d refused by the throttle): want at most burst + MaxShare × operations sent = %.0f",
+				hedges.Load(), sent, throttled.Load(), bound)
+		}
+	})
 }
