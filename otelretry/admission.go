@@ -81,6 +81,18 @@ func (g *admission) retry(k admissionKeys, answered, now, startAt time.Time, fai
 	return g.first(k.dep, now)
 }
 
+// resume decides whether a retry admitted when it was decided may make
+// its call at now, once its pause is over: "" when it may, else
+// ReasonPushback when a hold on k's host came during the pause and still
+// runs (another operation's Retry-After): a hold holds back every retry
+// whose call it would meet, not only those decided after it came.
+func (g *admission) resume(k admissionKeys, now time.Time) attrs.Reason {
+	if g.budget != nil && g.budget.held(k.budget, now) {
+		return attrs.ReasonPushback
+	}
+	return ""
+}
+
 // observe counts an answer, which came at answered, on which no retry is
 // asked (the throttle at now, as in retry).
 func (g *admission) observe(k admissionKeys, answered, now time.Time, o budgetObservation) {

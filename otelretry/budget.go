@@ -94,8 +94,9 @@ var errInvalidBudgetSetting = errors.New("otelretry: budget setting ignored")
 //
 // Pushback: a Retry-After on any answer other than a 2xx or 3xx holds back
 // the retries, never the first attempts, of every operation to that host
-// through this Budget until it passes (at most a minute). The operation
-// that received it pauses at least that long, so its own retry is not held.
+// through this Budget until it passes (at most a minute), those already
+// pausing when it came included. The operation that received it pauses at
+// least that long, so its own retry is not held.
 // A 429 without Retry-After holds retries for Pushback (default 1 s)
 // from its arrival, the operation that received it included: with the
 // default backoff it returns the 429 rather than retry sooner.
@@ -433,6 +434,20 @@ func (b *Budget) retry(key string, now, startAt time.Time, failed budgetObservat
 		return attrs.ReasonBudget
 	}
 	return ""
+}
+
+// held reports whether key's host is on hold at now: a retry admitted
+// before a hold came, whose call is due now, is held by it too.
+func (b *Budget) held(key string, now time.Time) bool {
+	if b.stateful.Load() == 0 {
+		return false // no host has state: none is on hold
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	at := b.offset(now)
+	b.advance(at)
+	e, kept := b.hosts[key]
+	return kept && e.hold > at
 }
 
 // hedge takes the token of a hedge for key about to be prepared at now:

@@ -5,12 +5,14 @@ package otelretry_test
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"sync"
 	"testing"
 	"testing/synctest"
 	"time"
 
+	"github.com/otelretry/otelretry-go/attrs"
 	"github.com/otelretry/otelretry-go/otelretry"
 )
 
@@ -76,4 +78,57 @@ func TestHoldIsCheckedWhenTheRetryStarts(t *testing.T) {
 			})
 		})
 	}
+}
+
+// A hold that comes while another operation pauses before its retry holds
+// that retry too: operation A fails at 0 and pauses a second; at 500 ms
+// operation B's answer says Retry-After: 10. A's retry, due at 1 s, would
+// meet the hold: it is not sent, and A ends budget_exhausted, reason
+// pushback, as a retry decided inside the hold does. (It was sent: the
+// hold was asked only when the retry was decided, and 14 retries of 100
+// operations in flight reached a server that had asked for 30 s.)
+func TestAHoldThatCameDuringAPauseHoldsTheRetry(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		start := time.Now()
+		var mu sync.Mutex
+		var callsOfA []time.Duration
+		base := roundTripFunc(func(r *http.Request) (*http.Response, error) {
+			h := http.Header{}
+			if r.URL.Path == "/b" {
+				h.Set("Retry-After", "10") // holds the host until 10.5 s
+			} else {
+				mu.Lock()
+				callsOfA = append(callsOfA, time.Since(start))
+				mu.Unlock()
+			}
+			return &http.Response{StatusCode: http.StatusServiceUnavailable, Header: h, Body: http.NoBody, Request: r}, nil
+		})
+		rt := otelretry.NewTransport(base, quietOptions(otelretry.WithBackoff(otelretry.ConstantBackoff(time.Second)),
+			otelretry.WithMaxAttempts(2), otelretry.WithDeadline(5*time.Second))...)
+		var errOfA error
+		var wg sync.WaitGroup
+		for _, path := range []string{"/a", "/b"} {
+			wg.Go(func() {
+				if path == "/b" {
+					time.Sleep(500 * time.Millisecond)
+				}
+				req, _ := http.NewRequestWithContext(context.Background(), http.MethodGet, "http://api.test"+path, nil)
+				resp, err := rt.RoundTrip(req)
+				if err == nil {
+					resp.Body.Close()
+				}
+				if path == "/a" {
+					errOfA = err
+				}
+			})
+		}
+		wg.Wait()
+		if len(callsOfA) != 1 {
+			t.Errorf("/a was called at %v: its retry, due at 1s, went out inside the hold (Retry-After: 10 at 500ms)", callsOfA)
+		}
+		var e *otelretry.Error
+		if !errors.As(errOfA, &e) || e.Outcome != attrs.DecisionBudgetExhausted.Outcome() || e.Reason != attrs.ReasonPushback || e.Attempts != 1 {
+			t.Errorf("/a ended %v; want budget_exhausted, reason pushback, after 1 attempt", errOfA)
+		}
+	})
 }

@@ -196,10 +196,16 @@ func (op *operation) run(held *holdings) (*http.Response, error, verdict) {
 		now := op.clock.since()
 		in := op.inputAt(phaseBeforeCall, now, &p)
 		v := decide(in)
-		if v.goAhead() && n == 1 && op.t.gate.throttle != nil {
+		switch {
+		case !v.goAhead():
+		case n == 1 && op.t.gate.throttle != nil:
 			// The first attempt passes the admission too, with a
 			// client-side throttle: it refuses a request before it starts.
 			v = decide(in.withBudget(op.t.gate.first(op.keys.dep, op.clock.at(now))))
+		case n > 1:
+			// A retry was admitted when it was decided; a hold that came
+			// during its pause still holds it.
+			v = decide(in.withBudget(op.t.gate.resume(op.keys, op.clock.at(now))))
 		}
 		if !v.goAhead() {
 			p = p.abandon(op.abandonPlanned(&p, p.lastNumber()+1, v))

@@ -123,8 +123,9 @@ type input struct {
 
 	// budget is the admission's answer once budgetAsked (the retry budget,
 	// or the client-side throttle: see admission): "" when allowed, else
-	// the refusal's reason. Before a call it is asked of the first attempt
-	// only, and only the throttle refuses one.
+	// the refusal's reason. Before a call the throttle is asked of the
+	// first attempt, and the budget's hold of a retry's call once its pause
+	// is over.
 	budgetAsked bool
 	budget      attrs.Reason
 
