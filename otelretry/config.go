@@ -570,8 +570,10 @@ func WithAttemptHeader(name string) Option {
 // own (WithOperationID): an operation that repeats an earlier one under
 // that context with the same method, URL and body, after the earlier one
 // did not succeed, takes its key. Any other request gets its own, so two
-// different writes under one id never share a key: another body, or the
-// same write sent again after it succeeded. The body is told by its bytes,
+// different writes under one id never share a key: another body, another
+// user (the URL's userinfo) or Host, or the same write sent again after it
+// succeeded. An id remembers the keys of its last 1 024 writes that did
+// not succeed; the repeat of an older one gets a key of its own. The body is told by its bytes,
 // which the operation then reads into its buffer before the first attempt
 // (WithBodyBuffer's per-request limit, 64 KiB by default); a body of
 // unknown length or over the limit cannot be told, and gets a key of its

@@ -5,6 +5,7 @@ package otelretry
 
 import (
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -103,6 +104,31 @@ func (v headerValue) stamp(h http.Header) {
 	if v.name != "" && !present(h, v.name) {
 		h.Set(v.name, v.value)
 	}
+}
+
+// valuesIn is every value h holds under name, in any spelling: net/http
+// sends a header under the very key a caller or an SDK wrote (a lower-case
+// one too), and servers read names case-insensitively. The canonical
+// spelling's values come first, then the others', by spelling, so that
+// two readings of one header compare equal.
+func valuesIn(h http.Header, name string) []string {
+	canonical := http.CanonicalHeaderKey(name)
+	vs := h[canonical]
+	var others []string
+	for n := range h {
+		if n != canonical && strings.EqualFold(n, canonical) {
+			others = append(others, n)
+		}
+	}
+	if len(others) == 0 {
+		return vs
+	}
+	slices.Sort(others)
+	vs = slices.Clone(vs)
+	for _, n := range others {
+		vs = append(vs, h[n]...)
+	}
+	return vs
 }
 
 // present reports whether h holds name, in any spelling.

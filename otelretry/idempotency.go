@@ -4,6 +4,7 @@
 package otelretry
 
 import (
+	"container/list"
 	"crypto/rand"
 	"encoding/hex"
 	"hash/maphash"
@@ -98,25 +99,34 @@ func requestOf(method string, u *url.URL) string {
 }
 
 // repeatOf names a write a layer above may send again (see keyMemory):
-// its method, URL and body, which two different writes to one URL (a
-// job's two orders) do not share. The body is told by its bytes, which the
-// operation buffered before its first attempt (planBuffer), as that
-// attempt would have read them: the caller's Body, never a GetBody copy
-// (which may rewind the very reader the attempt sends). A body that was
-// not buffered (of unknown length, larger than the buffer's limit, or the
-// buffers' memory taken) cannot be told: ok is false, and the write gets a
-// key of its own (told is false).
-func repeatOf(method string, u *url.URL, body []byte, told bool) (name string, ok bool) {
+// its method, URL (with its userinfo, and the Host it is sent to when
+// host overrides the URL's) and body, which two different writes to one
+// URL (a job's two orders, or one order for two users) do not share. The
+// userinfo is told by a hash, so that the name keeps no credential. The
+// body is told by its bytes, which the operation buffered before its
+// first attempt (planBuffer), as that attempt would have read them: the
+// caller's Body, never a GetBody copy (which may rewind the very reader
+// the attempt sends). A body that was not buffered (of unknown length,
+// larger than the buffer's limit, or the buffers' memory taken) cannot be
+// told: ok is false, and the write gets a key of its own (told is false).
+func repeatOf(method string, u *url.URL, host string, body []byte, told bool) (name string, ok bool) {
 	if !told {
 		return "", false
 	}
-	return requestOf(method, u) + " body:" + strconv.Itoa(len(body)) + ":" +
-		strconv.FormatUint(maphash.Bytes(bodySeed, body), 16), true
+	name = requestOf(method, u)
+	if u.User != nil {
+		name += " user:" + strconv.FormatUint(maphash.String(nameSeed, u.User.String()), 16)
+	}
+	if host != "" && host != u.Host {
+		name += " host:" + host
+	}
+	return name + " body:" + strconv.Itoa(len(body)) + ":" +
+		strconv.FormatUint(maphash.Bytes(nameSeed, body), 16), true
 }
 
-// bodySeed is the process's seed for repeatOf's hash: names are compared
-// within the process alone.
-var bodySeed = maphash.MakeSeed()
+// nameSeed is the process's seed for repeatOf's hashes: names are
+// compared within the process alone.
+var nameSeed = maphash.MakeSeed()
 
 // keyMemory is the idempotency keys an operation context (WithOperationID)
 // keeps for the writes made under it that did not succeed, by request
@@ -127,43 +137,46 @@ var bodySeed = maphash.MakeSeed()
 // succeed either; an operation that succeeds lets its key go, so that a
 // later write of the same request is a new one. At most maxRememberedKeys
 // are kept, the oldest forgotten first (its repeat then gets a key of its
-// own).
+// own): a bound on what a context kept for days holds, documented with
+// WithIdempotencyKeys.
 type keyMemory struct {
-	mu   sync.Mutex
-	keys []rememberedKey // oldest first
+	mu      sync.Mutex
+	byName  map[string]*list.Element // of rememberedKey
+	byOrder list.List                // the oldest kept first
 }
 
 type rememberedKey struct{ request, key string }
 
-const maxRememberedKeys = 64
+const maxRememberedKeys = 1024
 
 // take returns, and forgets, the key kept for request.
 func (m *keyMemory) take(request string) (string, bool) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	for i, k := range m.keys {
-		if k.request == request {
-			m.keys = append(m.keys[:i], m.keys[i+1:]...)
-			return k.key, true
-		}
+	e, ok := m.byName[request]
+	if !ok {
+		return "", false
 	}
-	return "", false
+	delete(m.byName, request)
+	m.byOrder.Remove(e)
+	return e.Value.(rememberedKey).key, true
 }
 
 // keep keeps key for request, in place of any key kept for it.
 func (m *keyMemory) keep(request, key string) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	for i, k := range m.keys {
-		if k.request == request {
-			m.keys = append(m.keys[:i], m.keys[i+1:]...)
-			break
-		}
+	if m.byName == nil {
+		m.byName = map[string]*list.Element{}
 	}
-	if len(m.keys) >= maxRememberedKeys {
-		m.keys = m.keys[1:]
+	if e, ok := m.byName[request]; ok {
+		m.byOrder.Remove(e)
+	} else if m.byOrder.Len() >= maxRememberedKeys {
+		oldest := m.byOrder.Front()
+		delete(m.byName, oldest.Value.(rememberedKey).request)
+		m.byOrder.Remove(oldest)
 	}
-	m.keys = append(m.keys, rememberedKey{request, key})
+	m.byName[request] = m.byOrder.PushBack(rememberedKey{request, key})
 }
 
 // replayed reports whether an answer says it was replayed from the

@@ -99,8 +99,8 @@ func TestKeyMemory(t *testing.T) {
 	if k, ok := m.take("POST /" + strconv.Itoa(maxRememberedKeys)); !ok || k != "k"+strconv.Itoa(maxRememberedKeys) {
 		t.Errorf("the newest key: %q, %v", k, ok)
 	}
-	if len(m.keys) != maxRememberedKeys-1 {
-		t.Errorf("%d keys kept", len(m.keys))
+	if len(m.byName) != maxRememberedKeys-1 || m.byOrder.Len() != len(m.byName) {
+		t.Errorf("%d keys kept (%d in order)", len(m.byName), m.byOrder.Len())
 	}
 }
 

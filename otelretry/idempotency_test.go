@@ -12,6 +12,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -1007,5 +1008,86 @@ func TestAPanicAfterAKeyedWriteWasSentKeepsItsKeyForTheRepeat(t *testing.T) {
 	}
 	if keys[0] != keys[1] {
 		t.Fatalf("the repeat under operation id job-9 went out under a new key %q, not %q: the write applied by the try that panicked is applied again", keys[1], keys[0])
+	}
+}
+
+// Under one WithOperationID, a write repeated after it did not succeed
+// takes its key, and any other write gets its own (docs/decisions.md):
+// the same order for two users (the URL's userinfo, which net/http sends
+// as its own Authorization) is two writes. They shared a key, and the
+// server replayed alice's stored 201 to bob, whose order was never placed.
+func TestWritesForTwoUsersNeverShareAKey(t *testing.T) {
+	srv := newKeyStore(t, lostOnce)
+	client, _ := keyClient(t, otelretry.WithMaxAttempts(1))
+	ctx := otelretry.WithOperationID(t.Context(), "nightly-orders")
+	u, _ := url.Parse(srv.URL + "/orders")
+	u.User = url.UserPassword("alice", "pw-a")
+	alice := u.String()
+	u.User = url.UserPassword("bob", "pw-b")
+	bob := u.String()
+	if _, _, err := send(t, client, ctx, http.MethodPost, alice, `{"sku":"A1"}`); !errors.Is(err, otelretry.ErrOutcomeUnknown) {
+		t.Fatalf("alice's order: %v, want its answer lost", err)
+	}
+	if status, _, err := send(t, client, ctx, http.MethodPost, bob, `{"sku":"A1"}`); err != nil || status != http.StatusCreated {
+		t.Fatalf("bob's order: %d, %v", status, err)
+	}
+	if keys := srv.keysSent("Idempotency-Key"); len(keys) != 2 || keys[0] == keys[1] || len(srv.appliedPayloads()) != 2 {
+		t.Errorf("alice's and bob's orders went out under keys %q, %d applied; want a key each, both applied", keys, len(srv.appliedPayloads()))
+	}
+}
+
+// A job under one WithOperationID whose writes all lost their answers can
+// send each again under its key (docs/decisions.md), up to the 1 024
+// writes an operation id remembers (WithOperationID). It remembered 64:
+// the 65th order's loss made the first order's repeat a new write, which
+// the server applied a second time.
+func TestAJobsRepeatKeepsItsKeyBeyondSixtyFourWrites(t *testing.T) {
+	const orders = 100
+	srv := newKeyStore(t, func(n int) keyFault { return keyFault{lose: n <= orders} })
+	client, _ := keyClient(t, otelretry.WithMaxAttempts(1), otelretry.WithoutBudget())
+	ctx := otelretry.WithOperationID(t.Context(), "import-job")
+	for i := range orders {
+		if _, _, err := send(t, client, ctx, http.MethodPost, srv.URL+"/orders", fmt.Sprintf(`{"order":%d}`, i)); !errors.Is(err, otelretry.ErrOutcomeUnknown) {
+			t.Fatalf("order %d: %v, want its answer lost", i, err)
+		}
+	}
+	if status, _, err := send(t, client, ctx, http.MethodPost, srv.URL+"/orders", `{"order":0}`); err != nil {
+		t.Fatalf("order 0 again: %d, %v", status, err)
+	}
+	keys := srv.keysSent("Idempotency-Key")
+	applied := 0
+	for _, p := range srv.appliedPayloads() {
+		if p == `POST /orders {"order":0}` {
+			applied++
+		}
+	}
+	if keys[0] != keys[len(keys)-1] || applied != 1 {
+		t.Errorf("order 0 sent again under key %s (first %s), applied %d times; want its first key, applied once", keys[len(keys)-1], keys[0], applied)
+	}
+}
+
+// A key the caller or an SDK set is relied on as a generated one is
+// (docs/decisions.md, "The caller's key is kept"), in any spelling of its
+// header's name: net/http sends a lower-case name as it is, and a server
+// reads it. Set as "idempotency-key", it was seen (no key generated) but
+// not relied on: the lost answer ended check_state, unrecorded as the
+// caller's, where it is resent under the key and answered from the store.
+func TestTheCallersKeyInAnySpellingIsReliedOn(t *testing.T) {
+	srv := newKeyStore(t, lostOnce)
+	client, rec := keyClient(t)
+	req, _ := http.NewRequestWithContext(t.Context(), http.MethodPost, srv.URL+"/orders", strings.NewReader(`{"sku":"A1"}`))
+	req.Header["idempotency-key"] = []string{`"caller-1"`} // as an SDK that writes its headers in lower case
+	resp, err := client.Do(req)
+	if err != nil {
+		t.Fatalf("the lost answer ended %v; want it resent under the caller's key", err)
+	}
+	io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	op := spantest.Operations(rec.Ended())[0]
+	source, _ := spantest.Attr(op, attrs.IdempotencyKeySourceKey)
+	if keys := srv.keysSent("Idempotency-Key"); resp.StatusCode != http.StatusCreated || len(keys) != 2 || keys[0] != `"caller-1"` || keys[1] != keys[0] ||
+		source.AsString() != string(attrs.KeySourceCaller) || len(srv.appliedPayloads()) != 1 {
+		t.Errorf("status %d, keys sent %q, key source %q, %d applied; want 201 from the store, the caller's key twice, source caller, applied once",
+			resp.StatusCode, keys, source.AsString(), len(srv.appliedPayloads()))
 	}
 }

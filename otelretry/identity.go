@@ -140,14 +140,14 @@ func newIdentity(sc scope, prev *chain) identity {
 }
 
 // takeKey gives the operation its idempotency key (WithIdempotencyKeys),
-// for the write of method to u with body (told: the body is known, see
+// for the write of method to u (sent to host) with body (told: the body is known, see
 // bodySource.bytes): the key of an earlier operation
 // under the same WithOperationID that sent the same write (method, URL
 // and body; see repeatOf) and did not succeed (a layer above sends it
 // again: its earlier tries may have been applied), else a new one.
-func (i *identity) takeKey(method string, u *url.URL, body []byte, told bool) string {
+func (i *identity) takeKey(method string, u *url.URL, host string, body []byte, told bool) string {
 	if i.oc != nil {
-		if request, ok := repeatOf(method, u, body, told); ok {
+		if request, ok := repeatOf(method, u, host, body, told); ok {
 			i.request = request
 			if k, ok := i.oc.keys.take(request); ok {
 				i.key = k

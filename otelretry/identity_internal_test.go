@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"regexp"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -224,7 +225,7 @@ func TestSafeMethodsAndTheEmptyMethod(t *testing.T) {
 // each operation has its own.
 func TestIdentityTakesTheKeyOfTheOperationItRepeats(t *testing.T) {
 	ctx := WithOperationID(context.Background(), "job-1")
-	op := func(ctx context.Context, method, target, body string, succeeded bool) string {
+	op := func(ctx context.Context, method, target, body string, succeeded bool, host ...string) string {
 		u, _ := url.Parse(target)
 		src := &bodySource{hasBody: body != ""}
 		if body != "" && body != "unbuffered" {
@@ -232,7 +233,7 @@ func TestIdentityTakesTheKeyOfTheOperationItRepeats(t *testing.T) {
 		}
 		id := newIdentity(scopeOf(ctx), nil)
 		data, told := src.bytes()
-		k := id.takeKey(method, u, data, told)
+		k := id.takeKey(method, u, strings.Join(host, ""), data, told)
 		id.settleKey(succeeded)
 		return k
 	}
@@ -249,6 +250,21 @@ func TestIdentityTakesTheKeyOfTheOperationItRepeats(t *testing.T) {
 	}
 	if body := op(ctx, "POST", orders, "order 2", false); body == first {
 		t.Fatal("another body took the key")
+	}
+	// Another user's write (the URL's userinfo, sent as its own
+	// Authorization), or one sent to another Host, is another write.
+	if user := op(ctx, "POST", "http://bob:pw@api.test/orders", "order 1", false); user == first {
+		t.Fatal("another user's write took the key")
+	}
+	if host := op(ctx, "POST", orders, "order 1", false, "tenant-b.api.test"); host == first {
+		t.Fatal("a write sent to another Host took the key")
+	}
+	alice := op(ctx, "POST", "http://alice:pw@api.test/orders", "order 9", false)
+	if again := op(ctx, "POST", "http://alice:pw@api.test/orders", "order 9", false); again != alice {
+		t.Fatal("a user's repeated write got a key of its own")
+	}
+	if again := op(ctx, "POST", orders, "order 9", false, "api.test"); again == alice {
+		t.Fatal("a write without userinfo took a user's key")
 	}
 	if third := op(ctx, "POST", orders, "order 1", true); third != first {
 		t.Fatalf("the third try got %q, want %q", third, first)

@@ -167,7 +167,7 @@ func (op *operation) beginBuffer(held *holdings) {
 func (op *operation) wireHeaders() (key, id headerValue) {
 	if k := op.t.cfg.keys; op.plan.generateKey {
 		body, told := op.setup.bodies.bytes()
-		key = headerValue{k.Name, k.wireValue(op.ident.takeKey(op.plan.method, op.req.URL, body, told))}
+		key = headerValue{k.Name, k.wireValue(op.ident.takeKey(op.plan.method, op.req.URL, op.req.Host, body, told))}
 	}
 	if name := op.t.cfg.opIDHeader; name != "" {
 		id = headerValue{name, op.ident.opID()}

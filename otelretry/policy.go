@@ -1059,7 +1059,7 @@ func prepareChanged(prepared, caller *http.Request, p requestPlan, k keyJudgment
 		return errPrepareRetarget
 	}
 	if key.name != "" {
-		if v := prepared.Header.Values(key.name); len(v) != 1 || v[0] != key.value {
+		if v := valuesIn(prepared.Header, key.name); len(v) != 1 || v[0] != key.value {
 			return errPrepareKey
 		}
 	}
@@ -1071,13 +1071,14 @@ func prepareChanged(prepared, caller *http.Request, p requestPlan, k keyJudgment
 	return nil
 }
 
-// contractHeaders returns the values of the named headers, in one string
-// that compares them all, and whether any carries a key.
+// contractHeaders returns the values of the named headers (in any
+// spelling), in one string that compares them all, and whether any carries
+// a key.
 func contractHeaders(h http.Header, names []string) (string, bool) {
 	var b strings.Builder
 	keyed := false
 	for _, name := range names {
-		v := h.Values(name)
+		v := valuesIn(h, name)
 		keyed = keyed || (len(v) > 0 && v[0] != "")
 		b.WriteString(strconv.Quote(strings.Join(v, "\x00")))
 	}
@@ -1085,10 +1086,10 @@ func contractHeaders(h http.Header, names []string) (string, bool) {
 }
 
 // keysIn returns the different keys (non-empty values) the named headers
-// carry, in order, and the headers that carry one.
+// carry (in any spelling), in order, and the headers that carry one.
 func keysIn(h http.Header, names []string) (keys, headers []string) {
 	for _, name := range names {
-		vs := h.Values(name)
+		vs := valuesIn(h, name)
 		for _, v := range vs {
 			if v != "" && !slices.Contains(keys, v) {
 				keys = append(keys, v)

@@ -1144,3 +1144,28 @@ func TestAttemptBoundRearmIgnoresTimeLeft(t *testing.T) {
 		}
 	}
 }
+
+// The contract's headers are read in any spelling, as net/http sends them
+// and servers read them: a key under a lower-case name is a key, and two
+// spellings of one header carrying different keys are a conflict. The
+// reading is the same each time, whatever the map's order.
+func TestKeyHeadersAreReadInAnySpelling(t *testing.T) {
+	names := []string{"Idempotency-Key"}
+	lower := http.Header{"idempotency-key": {"k1"}}
+	if keys, headers := keysIn(lower, names); len(keys) != 1 || keys[0] != "k1" || len(headers) != 1 {
+		t.Errorf("keysIn of a lower-case name = %q, %q; want the key", keys, headers)
+	}
+	if _, keyed := contractHeaders(lower, names); !keyed {
+		t.Error("contractHeaders of a lower-case name: no key")
+	}
+	both := http.Header{"Idempotency-Key": {"k1"}, "idempotency-key": {"k2"}, "IDEMPOTENCY-KEY": {"k3"}}
+	if keys, _ := keysIn(both, names); !slices.Equal(keys, []string{"k1", "k3", "k2"}) {
+		t.Errorf("keysIn of three spellings = %q; want the canonical one's first, then by spelling", keys)
+	}
+	first, _ := contractHeaders(both, names)
+	for range 20 {
+		if again, _ := contractHeaders(both, names); again != first {
+			t.Fatalf("contractHeaders read %q, then %q", first, again)
+		}
+	}
+}
