@@ -38,8 +38,10 @@
 // retry.attempts plus itself is the throttle's rejection rate.
 //
 // The Recorder creates the seven instruments on the Meter it is given. An
-// instrument the Meter cannot create is replaced by a no-op, so telemetry
-// never breaks the request path. The Recorder precomputes attribute sets so
+// instrument the Meter returns with an error is kept (the SDK's still
+// records for its readers that can aggregate it), and one it does not
+// return is replaced by a no-op, so telemetry never breaks the request
+// path. The Recorder precomputes attribute sets so
 // that recording an operation does not allocate once its label combinations
 // have been seen.
 //

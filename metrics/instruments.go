@@ -23,8 +23,7 @@ func durationBuckets() []float64 {
 
 // instruments are the seven instruments a Recorder records on, as the
 // package documentation lists them. Each is a usable no-op when the Meter
-// is nil or could not create it, so telemetry never breaks the request
-// path.
+// is nil or returned none, so telemetry never breaks the request path.
 type instruments struct {
 	operations        metric.Int64Counter     // operations by terminal outcome
 	attempts          metric.Int64Counter     // network calls by the decision after each
@@ -62,10 +61,7 @@ func int64Counter(m metric.Meter, name, unit, desc string) (metric.Int64Counter,
 		return noop.Int64Counter{}, nil
 	}
 	i, err := m.Int64Counter(name, metric.WithDescription(desc), metric.WithUnit(unit))
-	if err != nil {
-		return noop.Int64Counter{}, err
-	}
-	return i, nil
+	return made[metric.Int64Counter](i, err, noop.Int64Counter{})
 }
 
 func int64Histogram(m metric.Meter, name, unit, desc string, buckets []float64) (metric.Int64Histogram, error) {
@@ -74,10 +70,7 @@ func int64Histogram(m metric.Meter, name, unit, desc string, buckets []float64) 
 	}
 	i, err := m.Int64Histogram(name, metric.WithDescription(desc), metric.WithUnit(unit),
 		metric.WithExplicitBucketBoundaries(buckets...))
-	if err != nil {
-		return noop.Int64Histogram{}, err
-	}
-	return i, nil
+	return made[metric.Int64Histogram](i, err, noop.Int64Histogram{})
 }
 
 // durationHistogram creates one of the three duration histograms, in
@@ -88,8 +81,17 @@ func durationHistogram(m metric.Meter, name, desc string) (metric.Float64Histogr
 	}
 	i, err := m.Float64Histogram(name, metric.WithDescription(desc), metric.WithUnit("s"),
 		metric.WithExplicitBucketBoundaries(durationBuckets()...))
-	if err != nil {
-		return noop.Float64Histogram{}, err
+	return made[metric.Float64Histogram](i, err, noop.Float64Histogram{})
+}
+
+// made is the instrument the Meter made, with its error, or the no-op
+// fallback when it made none. A Meter may return a working instrument with
+// an error: the SDK's does when one of its readers cannot aggregate the
+// instrument, and the instrument records for the others. Thrown away for
+// a no-op, it took the data from every reader for one reader's fault.
+func made[T any](i T, err error, fallback T) (T, error) {
+	if any(i) == nil {
+		return fallback, err
 	}
-	return i, nil
+	return i, err
 }

@@ -68,9 +68,11 @@ type Recorder struct {
 }
 
 // NewRecorder creates the instruments on m. A nil m records nothing. When
-// an instrument cannot be created, the Recorder uses a no-op in its place
-// and NewRecorder returns the Recorder together with the joined errors, so
-// the caller may log them and go on.
+// m reports an error for an instrument, the Recorder keeps the instrument
+// m returned with it (one of an SDK's readers may reject it while the
+// others record), or uses a no-op when m returned none, and NewRecorder
+// returns the Recorder together with the joined errors, so the caller may
+// log them and go on.
 func NewRecorder(m metric.Meter) (*Recorder, error) {
 	r := &Recorder{}
 	_, noopMeter := m.(noop.Meter)

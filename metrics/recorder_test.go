@@ -329,3 +329,33 @@ func TestRecordThrottled(t *testing.T) {
 		t.Errorf("retry.throttled = %v", got)
 	}
 }
+
+// A Meter may return a working instrument with an error: the SDK's does
+// when one of its readers cannot aggregate it, and the instrument records
+// for the other readers. The Recorder keeps it (and reports the error):
+// it replaced it with a no-op, so one misconfigured reader took
+// retry.operations, retry.attempts and retry.throttled from every healthy
+// one.
+func TestOneReaderThatRejectsAnInstrumentLeavesTheOthersTheirData(t *testing.T) {
+	healthy := sdkmetric.NewManualReader()
+	rejectsCounters := sdkmetric.NewManualReader(sdkmetric.WithAggregationSelector(func(k sdkmetric.InstrumentKind) sdkmetric.Aggregation {
+		if k == sdkmetric.InstrumentKindCounter {
+			return sdkmetric.AggregationLastValue{} // not valid for a counter
+		}
+		return sdkmetric.DefaultAggregationSelector(k)
+	}))
+	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(healthy), sdkmetric.WithReader(rejectsCounters))
+	t.Cleanup(func() { _ = mp.Shutdown(context.Background()) })
+	rec, err := metrics.NewRecorder(mp.Meter(scope))
+	if err == nil {
+		t.Fatal("NewRecorder reported no error for counters a reader rejects")
+	}
+	recordSeed(rec)
+	rec.RecordThrottled(context.Background(), metrics.Throttled{Method: "GET"})
+	got := collect(t, healthy)
+	for _, name := range []string{"retry.operations", "retry.attempts", "retry.throttled", "retry.operation.attempts"} {
+		if _, ok := got[name]; !ok {
+			t.Errorf("%s: nothing recorded for the healthy reader", name)
+		}
+	}
+}
