@@ -436,21 +436,29 @@ func (op *operation) settle(in *input, n int, answer *Answer, cost budgetObserva
 	return v, budgetObservation{}
 }
 
-// pause waits until the next attempt may start (until, since the start),
-// or until the caller gives up: the next decision sees which.
+// pause waits until the next attempt may start (until, since the start:
+// the answer's end plus the pause d), or until the caller gives up: the
+// next decision sees which. It records the pause taken: d, or as much of
+// it as passed before the caller gave up.
 func (op *operation) pause(until, d time.Duration) {
-	op.t.sender.rec.recordBackoff(&op.tel, d)
-	wait := until - op.clock.since()
-	if wait <= 0 {
-		return
+	if wait := until - op.clock.since(); wait > 0 && !op.waitFor(wait) {
+		d = min(d, max(op.clock.since()-(until-d), 0))
 	}
+	op.t.sender.rec.recordBackoff(&op.tel, d)
+}
+
+// waitFor waits wait, and reports whether it did: false when the caller
+// gave up first.
+func (op *operation) waitFor(wait time.Duration) bool {
 	timer := time.NewTimer(wait)
 	defer timer.Stop()
 	select {
 	case <-timer.C:
+		return true
 	case <-op.tel.ctx.Done():
 	case <-op.req.Cancel: // nil, and never ready, unless http.Client set it
 	}
+	return false
 }
 
 // checkState resolves the unknown outcome of attempt a with the user's

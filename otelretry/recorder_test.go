@@ -1481,3 +1481,34 @@ func TestASwitchingProtocolsAnswerIsNoErrorOnAnyChannel(t *testing.T) {
 		})
 	}
 }
+
+// retry.backoff.duration records the pauses taken: one the caller cut
+// short counts what it took. It counted the pause planned, so a caller
+// that gave up 10 ms into a 1 s pause left 1 s of backoff in an operation
+// of 10 ms, whose duration counts its backoff.
+func TestAPauseTheCallerCutShortIsRecordedAsLongAsItLasted(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := newHarness(t, []scripted.Step{{Status: 503}}, otelretry.WithoutBudget(),
+			otelretry.WithBackoff(otelretry.ConstantBackoff(time.Second)))
+		ctx, cancel := context.WithCancel(t.Context())
+		defer cancel()
+		time.AfterFunc(10*time.Millisecond, cancel)
+		if resp, err := h.client.Do(get(t, ctx, "http://api.test/")); err == nil {
+			resp.Body.Close()
+			t.Fatal("the operation outlived its caller")
+		}
+		sums := map[string]float64{}
+		for _, sm := range h.collect(t).ScopeMetrics {
+			for _, m := range sm.Metrics {
+				if hist, ok := m.Data.(metricdata.Histogram[float64]); ok {
+					for _, dp := range hist.DataPoints {
+						sums[m.Name] += dp.Sum
+					}
+				}
+			}
+		}
+		if backoff, op := sums["retry.backoff.duration"], sums["retry.operation.duration"]; backoff != 0.01 || op != 0.01 {
+			t.Errorf("retry.backoff.duration %vs in an operation of %vs canceled 10ms into its 1s pause; want 0.01s of each", backoff, op)
+		}
+	})
+}
