@@ -423,7 +423,8 @@ func (r *recorder) recordAttempt(o *opRecord, span trace.Span, ev *attemptEvent)
 
 // recordThrottled counts a request the client-side throttle refused: a
 // first attempt (the operation ends with none), a retry (its attempt's
-// verdict) or a hedge (its hedge_refused event).
+// verdict), a resend a state check asked for (the check's verdict) or a
+// hedge (its hedge_refused event).
 func (r *recorder) recordThrottled(o *opRecord) {
 	r.metrics.RecordThrottled(o.ctx, metrics.Throttled{Method: o.method, ServerAddress: r.metricServer(o), Labels: o.labels})
 }
@@ -639,6 +640,9 @@ func (r *recorder) endStateCheck(o *opRecord, span trace.Span, state attrs.State
 			v.decision.Attribute(), v.reason.Attribute())...)
 	}
 	span.End()
+	if v.reason == attrs.ReasonThrottle {
+		r.recordThrottled(o) // the resend the check asked for
+	}
 }
 
 // endAttemptAfterPanic ends an attempt's span with an event naming the

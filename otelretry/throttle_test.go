@@ -8,6 +8,7 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -212,6 +213,41 @@ func TestAnOperationTheThrottleRefusedEarnsNoHedge(t *testing.T) {
 		if bound := 5 + 0.05*float64(sent); float64(hedges.Load()) > bound {
 			t.Errorf("%d hedges for %d operations sent (%d refused by the throttle): want at most burst + MaxShare × operations sent = %.0f",
 				hedges.Load(), sent, throttled.Load(), bound)
+		}
+	})
+}
+
+// retry.throttled counts every request the throttle refused before it
+// started (metrics/doc.go), a resend a state check asked for included: a
+// write whose attempt timed out is found not applied, and the throttle
+// refuses its resend; the operation ends throttled after one attempt. Such
+// a resend went uncounted, and the rejection rate read from the metrics
+// fell short.
+func TestAResendTheThrottleRefusedAfterAStateCheckIsCounted(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := newHarness(t, []scripted.Step{{Hang: true}}, // each attempt times out: a write of unknown outcome
+			otelretry.WithoutBudget(), otelretry.WithAttemptTimeout(10*time.Millisecond),
+			otelretry.WithThrottle(&otelretry.Throttle{K: 1, MaxRejection: 1}),
+			otelretry.WithStateCheck(func(context.Context, otelretry.StateCheck) (otelretry.StateResult, error) {
+				return otelretry.StateResult{State: attrs.StateNotApplied}, nil
+			}))
+		throttled, afterAnAttempt := 0, 0
+		for range 200 {
+			req, _ := http.NewRequestWithContext(t.Context(), http.MethodPost, "http://api.test/orders", strings.NewReader("x"))
+			_, err := h.transprt.RoundTrip(req)
+			var e *otelretry.Error
+			if errors.As(err, &e) && e.Outcome == attrs.OutcomeThrottled {
+				throttled++
+				if e.Attempts > 0 {
+					afterAnAttempt++
+				}
+			}
+		}
+		if afterAnAttempt == 0 {
+			t.Fatal("no resend after a state check was refused: not the scenario")
+		}
+		if counted := sumBy(t, h.collect(t), "retry.throttled", attrs.HTTPRequestMethodKey)["POST"]; counted != int64(throttled) {
+			t.Errorf("retry.throttled = %d for %d operations that ended throttled, %d of them on a resend after a state check", counted, throttled, afterAnAttempt)
 		}
 	})
 }
