@@ -537,17 +537,25 @@ func (b *Budget) Available(r *http.Request) int {
 	return int(max((above+tokenCost-1)/tokenCost-1, 0))
 }
 
-// offset converts a clock reading to an offset from the first one seen.
-// Readings come from time.Now in each caller, so they may arrive slightly
-// out of order; one taken before the first seen counts as the first: a
-// negative offset would be earlier than a host's hold of 0, no hold, and
-// read as held.
+// offset converts a clock reading to an offset from an origin set
+// budgetOriginLead before the first one seen. Readings come out of order:
+// an operation hands in when its answer came after its hooks ran, so a
+// reading may precede the first seen by as long as an operation lasts.
+// Counted from the first seen and clamped to it, an answer that came
+// before it held its host later than its Retry-After said, past the
+// operation's own retry, which it then refused. A reading that precedes
+// even the origin counts as the origin: a negative offset would be
+// earlier than a host's hold of 0, no hold, and read as held.
 func (b *Budget) offset(t time.Time) time.Duration {
 	if !b.begun {
-		b.origin, b.begun = t, true
+		b.origin, b.begun = t.Add(-budgetOriginLead), true
 	}
 	return max(t.Sub(b.origin), 0)
 }
+
+// budgetOriginLead is how long before the first reading a Budget counts
+// from: longer than any operation that hands in an earlier reading lasts.
+const budgetOriginLead = 24 * time.Hour
 
 func (b *Budget) store(key string, e hostBudget, kept bool) {
 	if b.hosts == nil {

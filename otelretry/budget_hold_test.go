@@ -132,3 +132,61 @@ func TestAHoldThatCameDuringAPauseHoldsTheRetry(t *testing.T) {
 		}
 	})
 }
+
+// The operation that received a Retry-After pauses that long, so its own
+// retry is not held (docs/budget.md), whichever answer a fresh Budget
+// heard first: A's 503 with Retry-After: 1 came at 0 ms, its Classifier
+// took 200 ms, and B's plain 503 at 50 ms reached the Budget before it.
+// The Budget counted from B's answer and read A's as coming then, so A's
+// hold ran to 1.05 s and refused A's own retry at 1 s (pushback).
+func TestTheOperationsOwnRetryAfterDoesNotHoldItsRetryWhateverTheBudgetHeardFirst(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		start := time.Now()
+		var mu sync.Mutex
+		var callsOfA []time.Duration
+		base := roundTripFunc(func(r *http.Request) (*http.Response, error) {
+			h := http.Header{}
+			if r.URL.Path == "/a" {
+				mu.Lock()
+				callsOfA = append(callsOfA, time.Since(start))
+				n := len(callsOfA)
+				mu.Unlock()
+				if n > 1 {
+					return &http.Response{StatusCode: http.StatusOK, Header: h, Body: http.NoBody, Request: r}, nil
+				}
+				h.Set("Retry-After", "1")
+			}
+			return &http.Response{StatusCode: http.StatusServiceUnavailable, Header: h, Body: http.NoBody, Request: r}, nil
+		})
+		classify := func(a otelretry.Answer) otelretry.Classification {
+			if a.Request.URL.Path == "/a" {
+				time.Sleep(200 * time.Millisecond)
+			}
+			return otelretry.Classification{}
+		}
+		rt := otelretry.NewTransport(base, quietOptions(otelretry.WithBudget(&otelretry.Budget{Tokens: 100}), // tokens for B's retry too
+			otelretry.WithBackoff(otelretry.ConstantBackoff(0)), otelretry.WithClassifier(classify),
+			otelretry.WithMaxAttempts(2), otelretry.WithDeadline(5*time.Second))...)
+		var errOfA error
+		var wg sync.WaitGroup
+		for _, path := range []string{"/a", "/b"} {
+			wg.Go(func() {
+				if path == "/b" {
+					time.Sleep(50 * time.Millisecond)
+				}
+				req, _ := http.NewRequestWithContext(context.Background(), http.MethodGet, "http://api.test"+path, nil)
+				resp, err := rt.RoundTrip(req)
+				if err == nil {
+					resp.Body.Close()
+				}
+				if path == "/a" {
+					errOfA = err
+				}
+			})
+		}
+		wg.Wait()
+		if errOfA != nil || len(callsOfA) != 2 || callsOfA[1] != time.Second {
+			t.Errorf("/a was called at %v and ended %v; want its retry at 1s, after its own Retry-After: 1", callsOfA, errOfA)
+		}
+	})
+}
