@@ -106,14 +106,19 @@ func NewTransport(base http.RoundTripper, opts ...Option) *Transport {
 }
 
 // protocolsOf reads what base is configured for: net/http's transport
-// configured for prior-knowledge HTTP/2 on http URLs, or for HTTP/1 alone.
+// (known), configured for prior-knowledge HTTP/2 on http URLs, or for
+// HTTP/1 alone. Any other base, net/http's wrapped in a layer included,
+// is not known: its connections without TLS may speak HTTP/2.
 func protocolsOf(base http.RoundTripper) protocols {
 	ht, ok := base.(*http.Transport)
-	if !ok || ht.Protocols == nil {
+	if !ok {
 		return protocols{}
 	}
+	if ht.Protocols == nil {
+		return protocols{known: true}
+	}
 	p := ht.Protocols
-	return protocols{h2c: p.UnencryptedHTTP2() && !p.HTTP1(), h1Only: !p.HTTP2()}
+	return protocols{known: true, h2c: p.UnencryptedHTTP2() && !p.HTTP1(), h1Only: !p.HTTP2()}
 }
 
 // CloseIdleConnections closes the idle connections of the base transport,

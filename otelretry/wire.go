@@ -245,8 +245,7 @@ func (w *wire) gotConnection(info httptrace.GotConnInfo) {
 	if w.gathers() {
 		w.gotConn.Store(true)
 		w.connReused.Store(info.Reused)
-		h2 := w.setup.protocols.memo.learn(w.setup.url, info.Conn, info.Reused)
-		w.connHTTP1.Store(!h2 && !(w.setup.url.Scheme == "http" && w.setup.protocols.h2c))
+		w.connHTTP1.Store(w.setup.protocols.speaksHTTP1(w.setup.url, info.Conn))
 	}
 	w.setup.timer.entered(phaseGotConn)
 }
@@ -389,19 +388,18 @@ type protocolMemo struct {
 const maxProtocolHosts = 4096
 
 // learn records the protocol conn negotiated for u's host, if conn is a
-// TLS connection, and reports whether it is HTTP/2. A reused connection of
-// a known host is not asked again.
-func (m *protocolMemo) learn(u *url.URL, conn net.Conn, reused bool) bool {
+// TLS connection, and reports it: tlsConn, and whether it is HTTP/2. The
+// answer is the connection's own, reused or not: the connections to one
+// host need not all speak the same protocol (a fleet behind one name, in
+// the middle of a rollout), and the host's is only the latest learned.
+func (m *protocolMemo) learn(u *url.URL, conn net.Conn) (tlsConn, h2 bool) {
 	tc, ok := conn.(interface{ ConnectionState() tls.ConnectionState })
 	if !ok || u == nil {
-		return false
+		return false, false
 	}
+	h2 = tc.ConnectionState().NegotiatedProtocol == "h2"
 	key := u.Scheme + "://" + u.Host
 	old, known := m.hosts.Load(key)
-	if known && reused {
-		return old.(bool)
-	}
-	h2 := tc.ConnectionState().NegotiatedProtocol == "h2"
 	switch {
 	case known && old.(bool) != h2:
 		m.hosts.Store(key, h2)
@@ -410,7 +408,7 @@ func (m *protocolMemo) learn(u *url.URL, conn net.Conn, reused bool) bool {
 			m.n.Add(-1) // another attempt placed it first
 		}
 	}
-	return h2
+	return true, h2
 }
 
 // reserve takes a place for a host, and reports whether one was left. The
@@ -436,12 +434,26 @@ func (m *protocolMemo) knows(u *url.URL) (known, h2 bool) {
 }
 
 // protocols is what a Transport knows of the protocols its requests go
-// over: its base's configuration (h2c: net/http's transport configured for
-// prior-knowledge HTTP/2 on http URLs; h1Only: for HTTP/1 alone) and what
-// hosts negotiated.
+// over: its base's configuration (known: the base is net/http's transport,
+// whose configuration it reads; h2c: configured for prior-knowledge HTTP/2
+// on http URLs; h1Only: for HTTP/1 alone) and what hosts negotiated.
 type protocols struct {
-	h2c, h1Only bool
-	memo        protocolMemo
+	known, h2c, h1Only bool
+	memo               protocolMemo
+}
+
+// speaksHTTP1 reports whether conn, which a request to u got, is known to
+// speak HTTP/1 (see wire.unsentByTrace, which proves a request unsent
+// only by HTTP/1's rules): a TLS connection that did not negotiate h2, or
+// a connection without TLS of net/http's own transport not configured for
+// prior-knowledge HTTP/2 on an http URL. Any other base may speak h2c over
+// a connection without TLS (net/http's wrapped in a layer, whose
+// configuration cannot be read), so nothing proves it HTTP/1 there.
+func (p *protocols) speaksHTTP1(u *url.URL, conn net.Conn) bool {
+	if tlsConn, h2 := p.memo.learn(u, conn); tlsConn {
+		return !h2
+	}
+	return p.known && !(u != nil && u.Scheme == "http" && p.h2c)
 }
 
 // mayGoOverHTTP2 reports whether a request to u may go over HTTP/2:

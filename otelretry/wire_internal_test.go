@@ -55,11 +55,11 @@ func TestTheProtocolMemoCountsHostsNotAttempts(t *testing.T) {
 	var m protocolMemo
 	h1 := tlsConnOf{protocol: "http/1.1"}
 	for i := range maxProtocolHosts {
-		m.learn(&url.URL{Scheme: "https", Host: "tenant-" + strconv.Itoa(i) + ".test"}, h1, false)
+		m.learn(&url.URL{Scheme: "https", Host: "tenant-" + strconv.Itoa(i) + ".test"}, h1)
 	}
 	beyond := &url.URL{Scheme: "https", Host: "beyond.test"}
-	for i := range 1000 {
-		m.learn(beyond, h1, i > 0)
+	for range 1000 {
+		m.learn(beyond, h1)
 	}
 	held := 0
 	m.hosts.Range(func(any, any) bool { held++; return true })
