@@ -66,7 +66,9 @@ const (
 	// EvidenceProtocolKey, EvidenceCodeKey and EvidenceNameKey record the
 	// protocol evidence behind an error class that proves a request was
 	// not processed (ErrorClassRefusedStream): the protocol ("h2", "h3"),
-	// the error code and its name (REFUSED_STREAM, H3_REQUEST_REJECTED).
+	// the error code and its name (REFUSED_STREAM, H3_REQUEST_REJECTED),
+	// or the frame that proves it (GOAWAY) with no code when the error
+	// does not say it.
 	// They are set only on an attempt whose decision is retry, the resend
 	// the proof allowed.
 	EvidenceProtocolKey = attribute.Key("retry.evidence.protocol")

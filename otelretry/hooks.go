@@ -134,6 +134,11 @@ type Evidence struct {
 	Protocol string
 	Code     uint64
 	Name     string
+
+	// codeUnknown: the error that proves it does not say its code (a
+	// GOAWAY as net/http's error text names it, whatever code it
+	// carried), so none is recorded rather than an invented 0.
+	codeUnknown bool
 }
 
 // Retryable classifies the answer as worth another attempt, after at least

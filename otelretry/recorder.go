@@ -338,10 +338,10 @@ func outcomeFields(kv []attribute.KeyValue, ev *attemptEvent, onClientSpan bool)
 		kv = append(kv, attrs.HTTPResponseStatusCodeKey.Int(ev.status))
 	}
 	if ev.evidence.Protocol != "" || ev.evidence.Name != "" {
-		kv = append(kv,
-			attrs.EvidenceProtocolKey.String(ev.evidence.Protocol),
-			attrs.EvidenceCodeKey.Int64(int64(ev.evidence.Code)),
-			attrs.EvidenceNameKey.String(ev.evidence.Name))
+		kv = append(kv, attrs.EvidenceProtocolKey.String(ev.evidence.Protocol), attrs.EvidenceNameKey.String(ev.evidence.Name))
+		if !ev.evidence.codeUnknown {
+			kv = append(kv, attrs.EvidenceCodeKey.Int64(int64(ev.evidence.Code)))
+		}
 	}
 	if t := ev.errorType(); t != "" && !onClientSpan {
 		kv = append(kv, attrs.ErrorTypeKey.String(t))

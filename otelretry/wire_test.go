@@ -397,6 +397,13 @@ func TestWireH2UnprocessedWritesReachTheServerOnce(t *testing.T) {
 			if got := attrOf(first, attrs.EvidenceNameKey).AsString(); got != tc.wantEvidence {
 				t.Errorf("retry.evidence.name = %q, want %q", got, tc.wantEvidence)
 			}
+			// REFUSED_STREAM is a code; net/http's error names a GOAWAY
+			// whatever its code (NO_ERROR, ENHANCE_YOUR_CALM), so it
+			// records none rather than an invented 0.
+			code, hasCode := spantest.Attr(first, attrs.EvidenceCodeKey)
+			if wantCode := tc.wantEvidence == "REFUSED_STREAM"; hasCode != wantCode || (wantCode && code.AsInt64() != 7) {
+				t.Errorf("retry.evidence.code = %v (recorded %v) for %s", code.Emit(), hasCode, tc.wantEvidence)
+			}
 			if got := attrOf(first, attrs.ErrorClassKey).AsString(); got != string(attrs.ErrorClassRefusedStream) {
 				t.Errorf("error class = %q, want refused_stream", got)
 			}
