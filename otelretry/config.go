@@ -572,8 +572,11 @@ func WithAttemptHeader(name string) Option {
 // did not succeed, takes its key. Any other request gets its own, so two
 // different writes under one id never share a key: another body, another
 // user (the URL's userinfo) or Host, or the same write sent again after it
-// succeeded. An id remembers the keys of its last 1 024 writes that did
-// not succeed; the repeat of an older one gets a key of its own. The body is told by its bytes,
+// succeeded. Headers are not compared: a signing layer signs each try anew
+// (AWS SigV4), so two users' writes that differ only in their
+// Authorization are one write here; give each user's writes an id of their
+// own. An id remembers the keys of its last 1 024 writes that did not
+// succeed; the repeat of an older one gets a key of its own. The body is told by its bytes,
 // which the operation then reads into its buffer before the first attempt
 // (WithBodyBuffer's per-request limit, 64 KiB by default); a body of
 // unknown length or over the limit cannot be told, and gets a key of its

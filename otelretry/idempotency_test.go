@@ -1091,3 +1091,26 @@ func TestTheCallersKeyInAnySpellingIsReliedOn(t *testing.T) {
 			resp.StatusCode, keys, source.AsString(), len(srv.appliedPayloads()))
 	}
 }
+
+// Headers are not part of what names a write under one WithOperationID
+// (docs/decisions.md): a signing layer above signs each try anew, so the
+// repeat of a write whose answer was lost carries another Authorization
+// (AWS SigV4's, with its date) and must still go out under its key, to be
+// answered from the server's store rather than applied again.
+func TestARepeatSignedAnewKeepsItsKey(t *testing.T) {
+	srv := newKeyStore(t, lostOnce)
+	client, _ := keyClient(t, otelretry.WithMaxAttempts(1))
+	ctx := otelretry.WithOperationID(t.Context(), "signed-order")
+	signed := func(date string) []string {
+		return []string{"Authorization", "AWS4-HMAC-SHA256 Credential=AKID/" + date + "/us-east-1/execute-api/aws4_request, Signature=" + date, "X-Amz-Date", date}
+	}
+	if _, _, err := send(t, client, ctx, http.MethodPost, srv.URL+"/orders", `{"sku":"A1"}`, signed("20261204T170000Z")...); !errors.Is(err, otelretry.ErrOutcomeUnknown) {
+		t.Fatalf("the first try: %v, want its answer lost", err)
+	}
+	if status, _, err := send(t, client, ctx, http.MethodPost, srv.URL+"/orders", `{"sku":"A1"}`, signed("20261204T170001Z")...); err != nil || status != http.StatusCreated {
+		t.Fatalf("the repeat signed anew: %d, %v", status, err)
+	}
+	if keys := srv.keysSent("Idempotency-Key"); len(keys) != 2 || keys[0] != keys[1] || len(srv.appliedPayloads()) != 1 {
+		t.Errorf("the tries went out under keys %q, %d applied; want one key, applied once", keys, len(srv.appliedPayloads()))
+	}
+}
