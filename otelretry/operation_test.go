@@ -11,6 +11,7 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"os"
 	"runtime"
 	"strconv"
@@ -984,4 +985,59 @@ func TestConcurrentOperationsWithCancellations(t *testing.T) {
 			t.Fatalf("no operation was canceled: the test exercised nothing")
 		}
 	})
+}
+
+// A cancellation is the caller's only when the caller canceled: a base
+// that fails a GET with its own context.Canceled (a pool shutting down, a
+// layer with a context of its own) while the caller's context lives made
+// the attempt canceled/caller, matching context.Canceled, and the GET was
+// not retried, so a caller that skips its own cancellations dropped a real
+// failure. It is a failure of class other (docs/decisions.md row 25).
+func TestACancellationOfTheBasesOwnIsNotTheCallers(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		own := &url.Error{Op: "Get", URL: "http://api.test/x", Err: context.Canceled}
+		h := newHarness(t, []scripted.Step{{Err: own}, {Status: 200}}, otelretry.WithBackoff(otelretry.ConstantBackoff(10*time.Millisecond)))
+		resp, err := h.transprt.RoundTrip(get(t, t.Context(), "http://api.test/x"))
+		if err != nil {
+			t.Fatalf("RoundTrip: %v; want the GET retried and its 200", err)
+		}
+		resp.Body.Close()
+		events := h.events(t)
+		if len(events) != 2 || events[0].ErrorClass != string(attrs.ErrorClassOther) || events[0].Decision != string(attrs.DecisionRetry) {
+			t.Errorf("attempts %+v; want the first of class other, retried", events)
+		}
+	})
+}
+
+// A write in flight when its caller cancels may have been applied, keyed
+// or not: a key makes a resend safe, not the outcome known (docs/decisions.md
+// row 10). Over a base that reports no writes, a keyed write's error did
+// not match ErrOutcomeUnknown, where an unkeyed one's did.
+func TestAKeyedWriteInFlightWhenTheCallerCancelsIsUnknown(t *testing.T) {
+	for name, c := range map[string]struct {
+		opt    otelretry.Option
+		header string
+	}{
+		"no key":                       {},
+		"a generated key":              {opt: otelretry.WithIdempotencyKeys(otelretry.DraftIdempotencyKey())},
+		"the caller's key, a contract": {opt: otelretry.WithIdempotencyKeyContract(), header: "k-1"},
+		"a method declared idempotent": {opt: otelretry.WithIdempotentMethods(http.MethodPost)},
+	} {
+		t.Run(name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				h := newHarness(t, []scripted.Step{{Delay: time.Second, Status: 201}}, c.opt)
+				ctx, cancel := context.WithCancel(t.Context())
+				time.AfterFunc(100*time.Millisecond, cancel) // the write on its way
+				req := postReq(t, ctx)
+				if c.header != "" {
+					req.Header.Set("Idempotency-Key", c.header)
+				}
+				_, err := h.transprt.RoundTrip(req)
+				var e *otelretry.Error
+				if !errors.As(err, &e) || e.Outcome != attrs.OutcomeCanceled || !errors.Is(err, otelretry.ErrOutcomeUnknown) {
+					t.Errorf("err = %v; want canceled, matching ErrOutcomeUnknown", err)
+				}
+			})
+		})
+	}
 }

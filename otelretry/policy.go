@@ -400,15 +400,17 @@ func settled(in *input) (verdict, bool) {
 func callerEnded(in *input) (verdict, bool) {
 	answered := in.status != 0
 	switch {
-	case !answered && (in.callerCanceled || in.class == attrs.ErrorClassCanceled):
-		// The caller gave up. A write in flight may still be applied.
+	case !answered && in.callerCanceled:
+		// The caller gave up. A write in flight may still be applied, a
+		// keyed one too: its key makes a resend safe, not its outcome
+		// known.
 		return verdict{decision: attrs.DecisionCanceled, reason: attrs.ReasonCaller,
-			unknownWrite: !in.repeatable && !in.notProcessed}, true
+			unknownWrite: in.write && !in.notProcessed}, true
 	case !answered && in.callerDeadline:
 		// The caller's deadline passed with no answer, and a write in
 		// flight may still be applied (decide keeps it unknown).
 		return verdict{decision: attrs.DecisionDeadlineExceeded, reason: attrs.ReasonCaller,
-			unknownWrite: !in.repeatable && !in.notProcessed}, true
+			unknownWrite: in.write && !in.notProcessed}, true
 	case answered && !success(in.status) && (in.callerCanceled || in.callerDeadline):
 		// A failed answer: no retry will follow, so none is recorded. The
 		// answer is returned.
@@ -630,7 +632,8 @@ func success(status int) bool {
 // records: the classified class, unless the caller canceled (canceled),
 // the attempt timer or the caller's deadline ended it (timeout), whatever
 // error the base reported for that, or it was canceled once another
-// attempt of its race won (race_lost).
+// attempt of its race won (race_lost); a cancellation that was neither is
+// other.
 func observedClass(classified attrs.ErrorClass, timedOut, callerCanceled, callerDeadline, superseded bool) attrs.ErrorClass {
 	switch {
 	case callerCanceled:
@@ -640,6 +643,11 @@ func observedClass(classified attrs.ErrorClass, timedOut, callerCanceled, caller
 	case superseded && classified == attrs.ErrorClassCanceled:
 		// The cancellation was otelretry's, once another attempt won.
 		return attrs.ErrorClassRaceLost
+	case classified == attrs.ErrorClassCanceled:
+		// A cancellation neither the caller's nor otelretry's: the base's
+		// own (a pool shutting down, a layer with a context of its own). It
+		// is a failure like any other, never the caller giving up.
+		return attrs.ErrorClassOther
 	}
 	return classified
 }

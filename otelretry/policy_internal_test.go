@@ -42,7 +42,7 @@ func TestDecideAfterAttempt(t *testing.T) {
 	}
 	write := func(fs ...func(*input)) func(*input) {
 		return func(in *input) {
-			in.repeatable = false
+			in.repeatable, in.write = false, true
 			for _, f := range fs {
 				f(in)
 			}
@@ -58,6 +58,7 @@ func TestDecideAfterAttempt(t *testing.T) {
 	// keyed: the request carries an idempotency key (generated, or under
 	// the contract), which makes it repeatable.
 	keyed := func(in *input) { in.keyed, in.repeatable = true, true }
+	callerCanceled := func(in *input) { in.callerCanceled = true }
 	cases := []struct {
 		name   string
 		in     input
@@ -80,8 +81,13 @@ func TestDecideAfterAttempt(t *testing.T) {
 			attrs.DecisionCheckState, attrs.ReasonUnknownWrite, 0, true},
 		{"POST refused retries", attemptInput(write(class(attrs.ErrorClassConnectionRefused))), attrs.DecisionRetry, attrs.ReasonNotProcessed, 40 * msec, false},
 		{"POST refused stream retries", attemptInput(write(class(attrs.ErrorClassRefusedStream))), attrs.DecisionRetry, attrs.ReasonNotProcessed, 40 * msec, false},
-		{"canceled GET", attemptInput(class(attrs.ErrorClassCanceled)), attrs.DecisionCanceled, attrs.ReasonCaller, 0, false},
-		{"canceled POST in flight is unknown", attemptInput(write(class(attrs.ErrorClassCanceled))), attrs.DecisionCanceled, attrs.ReasonCaller, 0, true},
+		{"canceled GET", attemptInput(with(class(attrs.ErrorClassCanceled), callerCanceled)), attrs.DecisionCanceled, attrs.ReasonCaller, 0, false},
+		{"canceled POST in flight is unknown", attemptInput(write(class(attrs.ErrorClassCanceled), callerCanceled)), attrs.DecisionCanceled, attrs.ReasonCaller, 0, true},
+		// A key makes a resend safe, not the outcome known.
+		{"canceled keyed POST in flight is unknown", attemptInput(write(keyed, class(attrs.ErrorClassCanceled), callerCanceled)), attrs.DecisionCanceled, attrs.ReasonCaller, 0, true},
+		// The base's own cancellation (observedClass reads it as other)
+		// is no caller's: a GET is retried.
+		{"a GET the base canceled, the caller did not", attemptInput(class(attrs.ErrorClassOther)), attrs.DecisionRetry, attrs.ReasonRetryableError, 40 * msec, false},
 		{"a 503 as the caller cancels: no retry recorded", attemptInput(with(status(503, true), func(in *input) { in.callerCanceled = true })),
 			attrs.DecisionCanceled, attrs.ReasonCaller, 0, false},
 		{"a 503 past the caller's deadline", attemptInput(with(status(503, true), func(in *input) { in.callerDeadline = true })),
@@ -575,8 +581,8 @@ func TestRulesBesideDecide(t *testing.T) {
 		if got := observedClass(attrs.ErrorClassCanceled, false, false, false, true); got != attrs.ErrorClassRaceLost {
 			t.Errorf("canceled once another attempt won: %s", got)
 		}
-		if got := observedClass(attrs.ErrorClassCanceled, false, false, false, false); got != attrs.ErrorClassCanceled {
-			t.Errorf("canceled, no race: %s", got)
+		if got := observedClass(attrs.ErrorClassCanceled, false, false, false, false); got != attrs.ErrorClassOther {
+			t.Errorf("canceled by nobody otelretry knows (the base's own), no race: %s, want other", got)
 		}
 	})
 	t.Run("budgetCharge: a keyed 409's hint is its key's, not the host's", func(t *testing.T) {
@@ -750,16 +756,16 @@ var decisionRows = []decisionRow{
 		func(in input) bool { return in.superseded }, is(attrs.DecisionSuperseded, attrs.ReasonOtherAttempt)},
 	{afterAttempt, "no response, and the caller canceled", "repeatable¹ / not", "`canceled`; a write in flight matches `ErrOutcomeUnknown`", "`caller`",
 		func(in input) bool {
-			return noResponse(in) && (in.callerCanceled || in.class == attrs.ErrorClassCanceled)
+			return noResponse(in) && in.callerCanceled
 		},
 		func(in input) verdict {
-			return verdict{decision: attrs.DecisionCanceled, reason: attrs.ReasonCaller, unknownWrite: !in.repeatable && !in.notProcessed}
+			return verdict{decision: attrs.DecisionCanceled, reason: attrs.ReasonCaller, unknownWrite: in.write && !in.notProcessed}
 		}},
 	{afterAttempt, "no response, and the caller's deadline passed", "repeatable¹ / not",
 		"`deadline_exceeded`, no state check; a write in flight matches `ErrOutcomeUnknown`", "`caller`",
 		func(in input) bool { return noResponse(in) && in.callerDeadline },
 		func(in input) verdict {
-			return verdict{decision: attrs.DecisionDeadlineExceeded, reason: attrs.ReasonCaller, unknownWrite: !in.repeatable && !in.notProcessed}
+			return verdict{decision: attrs.DecisionDeadlineExceeded, reason: attrs.ReasonCaller, unknownWrite: in.write && !in.notProcessed}
 		}},
 	{afterAttempt, "2xx, 3xx, 101", "any", "`return`", "`response`",
 		func(in input) bool { return answered(in) && success(in.status) }, is(attrs.DecisionReturn, attrs.ReasonResponse)},
