@@ -5,6 +5,7 @@ package metrics
 
 import (
 	"errors"
+	"reflect"
 
 	"go.opentelemetry.io/otel/metric"
 	"go.opentelemetry.io/otel/metric/noop"
@@ -88,10 +89,18 @@ func durationHistogram(m metric.Meter, name, desc string) (metric.Float64Histogr
 // fallback when it made none. A Meter may return a working instrument with
 // an error: the SDK's does when one of its readers cannot aggregate the
 // instrument, and the instrument records for the others. Thrown away for
-// a no-op, it took the data from every reader for one reader's fault.
+// a no-op, it took the data from every reader for one reader's fault. With
+// an error, an instrument that is a nil pointer (an adapter's `return c,
+// err`) is none: it would panic on the first record.
 func made[T any](i T, err error, fallback T) (T, error) {
-	if any(i) == nil {
+	if any(i) == nil || (err != nil && nilPointer(i)) {
 		return fallback, err
 	}
 	return i, err
+}
+
+// nilPointer reports whether v holds a nil pointer.
+func nilPointer(v any) bool {
+	r := reflect.ValueOf(v)
+	return r.Kind() == reflect.Pointer && r.IsNil()
 }

@@ -5,11 +5,13 @@ package metrics_test
 
 import (
 	"context"
+	"errors"
 	"testing"
 	"time"
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
+	"go.opentelemetry.io/otel/metric/embedded"
 	"go.opentelemetry.io/otel/metric/noop"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
@@ -358,4 +360,44 @@ func TestOneReaderThatRejectsAnInstrumentLeavesTheOthersTheirData(t *testing.T) 
 			t.Errorf("%s: nothing recorded for the healthy reader", name)
 		}
 	}
+}
+
+// wrappingCounter is a Meter adapter's counter, which forwards to the
+// instrument it wraps; its constructor returns a nil *wrappingCounter with
+// its error when it cannot make one (`return c, err`).
+type wrappingCounter struct {
+	embedded.Int64Counter
+	next metric.Int64Counter
+}
+
+func (c *wrappingCounter) Add(ctx context.Context, v int64, opts ...metric.AddOption) {
+	c.next.Add(ctx, v, opts...)
+}
+
+func (c *wrappingCounter) Enabled(ctx context.Context) bool { return c.next.Enabled(ctx) }
+
+// rejectingMeter cannot make counters: it returns a nil *wrappingCounter
+// with its error.
+type rejectingMeter struct{ noop.Meter }
+
+func (rejectingMeter) Int64Counter(name string, _ ...metric.Int64CounterOption) (metric.Int64Counter, error) {
+	var c *wrappingCounter
+	return c, errors.New("adapter: counter " + name + " rejected")
+}
+
+// A Meter that made no instrument, returning a nil pointer with its error,
+// leaves the Recorder a no-op: kept, the nil instrument panicked on the
+// first record, out of RoundTrip.
+func TestAMeterThatReturnsANilInstrumentWithItsErrorLeavesANoop(t *testing.T) {
+	rec, err := metrics.NewRecorder(rejectingMeter{})
+	if err == nil {
+		t.Fatal("NewRecorder reported no error")
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			t.Fatalf("recording panicked: %v", r)
+		}
+	}()
+	recordSeed(rec)
+	rec.RecordThrottled(context.Background(), metrics.Throttled{Method: "GET"})
 }

@@ -117,8 +117,12 @@ func protocolsOf(base http.RoundTripper) protocols {
 	if ht.Protocols == nil {
 		return protocols{known: true}
 	}
+	// net/http speaks prior-knowledge HTTP/2 on every connection without a
+	// TLS state (any URL's, a dialer's connection that is not a *tls.Conn
+	// included) when it is configured for unencrypted HTTP/2 and not for
+	// HTTP/1; and no HTTP/2 at all only when configured for neither kind.
 	p := ht.Protocols
-	return protocols{known: true, h2c: p.UnencryptedHTTP2() && !p.HTTP1(), h1Only: !p.HTTP2()}
+	return protocols{known: true, h2c: p.UnencryptedHTTP2() && !p.HTTP1(), h1Only: !p.HTTP2() && !p.UnencryptedHTTP2()}
 }
 
 // CloseIdleConnections closes the idle connections of the base transport,

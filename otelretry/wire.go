@@ -445,15 +445,21 @@ type protocols struct {
 // speaksHTTP1 reports whether conn, which a request to u got, is known to
 // speak HTTP/1 (see wire.unsentByTrace, which proves a request unsent
 // only by HTTP/1's rules): a TLS connection that did not negotiate h2, or
-// a connection without TLS of net/http's own transport not configured for
-// prior-knowledge HTTP/2 on an http URL. Any other base may speak h2c over
-// a connection without TLS (net/http's wrapped in a layer, whose
-// configuration cannot be read), so nothing proves it HTTP/1 there.
+// a connection without a TLS state of net/http's own transport not
+// configured for prior-knowledge HTTP/2, which it speaks on such a
+// connection whatever the URL's scheme (a dialer's TLS connection that is
+// not a *tls.Conn too). Any other base may speak h2c over a connection
+// without TLS (net/http's wrapped in a layer, whose configuration cannot
+// be read), so nothing proves it HTTP/1 there.
 func (p *protocols) speaksHTTP1(u *url.URL, conn net.Conn) bool {
+	netHTTPsOwn := p.known && !p.h2c // HTTP/1 on a connection without a TLS state
 	if tlsConn, h2 := p.memo.learn(u, conn); tlsConn {
-		return !h2
+		// net/http reads a TLS state from a *tls.Conn alone; over another
+		// type that tells its protocol, it speaks as over no TLS.
+		_, tlsState := conn.(*tls.Conn)
+		return !h2 && (tlsState || netHTTPsOwn)
 	}
-	return p.known && !(u != nil && u.Scheme == "http" && p.h2c)
+	return netHTTPsOwn
 }
 
 // mayGoOverHTTP2 reports whether a request to u may go over HTTP/2:

@@ -5,6 +5,7 @@ package otelretry_test
 
 import (
 	"bytes"
+	"context"
 	"crypto/tls"
 	"errors"
 	"io"
@@ -197,4 +198,38 @@ func TestAReusedH2ConnectionOfAHostLastSeenOnHTTP1IsNotTakenForHTTP1(t *testing.
 	close(s.release)
 	<-done
 	postLargeBody(t, client, s) // reuses connection 1
+}
+
+// ownTLSConn is a TLS connection as a custom DialTLSContext may hand it to
+// net/http: not a *tls.Conn (a byte-counting wrapper, another TLS
+// library's connection), and without crypto/tls's ConnectionState.
+type ownTLSConn struct{ net.Conn }
+
+// net/http's own transport configured for unencrypted HTTP/2 alone speaks
+// prior-knowledge HTTP/2 over any connection without a TLS state, an
+// https URL's included; such a connection was taken for HTTP/1 (only an
+// http URL's was thought h2c, and the transport read as "HTTP/1 alone"),
+// and a write cut mid-upload was resent.
+func TestAnH2WriteOverATLSConnOfItsOwnTypeIsNotTakenForHTTP1(t *testing.T) {
+	s := newUploadServer(t)
+	s.EnableHTTP2 = true
+	s.StartTLS()
+	var p http.Protocols
+	p.SetUnencryptedHTTP2(true)
+	base := &http.Transport{Protocols: &p, DialTLSContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
+		raw, err := (&net.Dialer{}).DialContext(ctx, network, addr)
+		if err != nil {
+			return nil, err
+		}
+		tc := tls.Client(raw, &tls.Config{InsecureSkipVerify: true, NextProtos: []string{"h2"}})
+		if err := tc.HandshakeContext(ctx); err != nil {
+			raw.Close()
+			return nil, err
+		}
+		return ownTLSConn{tc}, nil
+	}}
+	defer base.CloseIdleConnections()
+	client := &http.Client{Transport: otelretry.NewTransport(base, quietOptions(otelretry.WithDeadline(5*time.Second))...)}
+	getOver(t, client, s.URL, 2) // the connection the POST reuses
+	postLargeBody(t, client, s)
 }
