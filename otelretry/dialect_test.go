@@ -12,12 +12,14 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 
 	"github.com/otelretry/otelretry-go/attrs"
+	"github.com/otelretry/otelretry-go/internal/scripted"
 	"github.com/otelretry/otelretry-go/internal/spantest"
 	"github.com/otelretry/otelretry-go/otelretry"
 )
@@ -385,6 +387,39 @@ func TestRecordedIdempotencyKeyIsOnlyRecorded(t *testing.T) {
 			if got := attrOf(op, attrs.OutcomeKey).AsString(); got != string(first.outcome) {
 				t.Errorf("outcome %s, want %s", got, first.outcome)
 			}
+		})
+	}
+}
+
+// A write resent on the service's word (WithShouldRetryWrites) records the
+// header as its evidence: protocol http, the header's name, and no code,
+// which a header has not (an invented 0 reads as HTTP/2's NO_ERROR under
+// the same attribute). A NotProcessed classification, which an answer
+// ignores, leaves that evidence in place: it took it away, so the resend
+// hid the word it rested on.
+func TestAShouldRetryHeadersEvidenceIsRecordedWithNoCode(t *testing.T) {
+	careless := func(otelretry.Answer) otelretry.Classification { // forgets that NotProcessed is for no response
+		return otelretry.NotProcessed(otelretry.Evidence{Class: attrs.ErrorClassRefusedStream, Protocol: "h2", Code: 7, Name: "REFUSED_STREAM"})
+	}
+	for name, classifier := range map[string]otelretry.Option{"no classifier": nil, "a NotProcessed classifier": otelretry.WithClassifier(careless)} {
+		t.Run(name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				h := newHarness(t, []scripted.Step{{Status: 503, Header: http.Header{"X-Should-Retry": {"true"}}}, {Status: 200}},
+					otelretry.WithShouldRetryWrites(), classifier, otelretry.WithBackoff(otelretry.ConstantBackoff(time.Millisecond)))
+				resp, err := h.client.Do(post(t, t.Context(), "http://api.test/orders", `{"sku":1}`))
+				if err != nil {
+					t.Fatal(err)
+				}
+				resp.Body.Close()
+				first := h.attempts()[0]
+				code, hasCode := spantest.Attr(first, attrs.EvidenceCodeKey)
+				if attrOf(first, attrs.ReasonKey).AsString() != string(attrs.ReasonServerRetry) || attrOf(first, attrs.EvidenceProtocolKey).AsString() != "http" ||
+					attrOf(first, attrs.EvidenceNameKey).AsString() != "X-Should-Retry" || hasCode {
+					t.Errorf("first attempt: reason %s, evidence %s %s, code %s (recorded %v); want server_retry, http X-Should-Retry, no code",
+						attrOf(first, attrs.ReasonKey).AsString(), attrOf(first, attrs.EvidenceProtocolKey).AsString(),
+						attrOf(first, attrs.EvidenceNameKey).AsString(), code.Emit(), hasCode)
+				}
+			})
 		})
 	}
 }

@@ -135,10 +135,11 @@ type Evidence struct {
 	Code     uint64
 	Name     string
 
-	// codeUnknown: the error that proves it does not say its code (a
-	// GOAWAY as net/http's error text names it, whatever code it
-	// carried), so none is recorded rather than an invented 0.
-	codeUnknown bool
+	// noCode: the proof has no code to record (a should-retry header), or
+	// does not say it (a GOAWAY as net/http's error text names it,
+	// whatever code it carried), so none is recorded rather than an
+	// invented 0.
+	noCode bool
 }
 
 // Retryable classifies the answer as worth another attempt, after at least

@@ -1050,10 +1050,10 @@ func policyOf(p requestPlan, k keyJudgment) requestPolicy {
 // evidence when it made a write retryable (WithShouldRetryWrites): the
 // service's word, on the HTTP answer, in that header.
 func verdictEvidence(in *input, header string) Evidence {
-	if in.verdict != verdictRetry || in.repeatable || !in.verdictWrites || in.classifier.kind != classDefault {
+	if _, _, classifierSaid := classifierSays(in); in.verdict != verdictRetry || in.repeatable || !in.verdictWrites || classifierSaid {
 		return Evidence{}
 	}
-	return Evidence{Protocol: "http", Name: header}
+	return Evidence{Protocol: "http", Name: header, noCode: true} // a header has no code
 }
 
 // prepareChanged reports whether a prepared request changed what the

@@ -339,7 +339,7 @@ func outcomeFields(kv []attribute.KeyValue, ev *attemptEvent, onClientSpan bool)
 	}
 	if ev.evidence.Protocol != "" || ev.evidence.Name != "" {
 		kv = append(kv, attrs.EvidenceProtocolKey.String(ev.evidence.Protocol), attrs.EvidenceNameKey.String(ev.evidence.Name))
-		if !ev.evidence.codeUnknown {
+		if !ev.evidence.noCode {
 			kv = append(kv, attrs.EvidenceCodeKey.Int64(int64(ev.evidence.Code)))
 		}
 	}

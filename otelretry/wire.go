@@ -523,7 +523,7 @@ func h2UnprocessedMessage(msg string) (Evidence, bool) {
 		// net/http names a GOAWAY this way whatever its error code (a
 		// graceful restart's NO_ERROR, or ENHANCE_YOUR_CALM): the frame is
 		// the proof, its code unknown.
-		return Evidence{Class: attrs.ErrorClassRefusedStream, Protocol: "h2", Name: "GOAWAY", codeUnknown: true}, true
+		return Evidence{Class: attrs.ErrorClassRefusedStream, Protocol: "h2", Name: "GOAWAY", noCode: true}, true
 	case strings.HasPrefix(cause, "stream error: stream ID ") &&
 		(strings.HasSuffix(cause, "; REFUSED_STREAM") || strings.HasSuffix(cause, "; REFUSED_STREAM; received from peer")):
 		return Evidence{Class: attrs.ErrorClassRefusedStream, Protocol: "h2", Code: 0x7, Name: "REFUSED_STREAM"}, true
