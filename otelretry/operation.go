@@ -368,7 +368,8 @@ func (op *operation) inputAfter(o *observation, observed attrs.ErrorClass, c Cla
 			wireEvidence = o.wireEvidence
 		}
 		class, evidence := recordedClass(observed, c, wireEvidence)
-		return in.failed(class, o.written, provedUnprocessed(o.unsent, o.written, c, o.wireProved), c, left), class, evidence
+		cutBelow := o.class == attrs.ErrorClassCanceled && observed == attrs.ErrorClassOther // see observedClass
+		return in.failed(class, o.written, provedUnprocessed(o.unsent, o.written, c, o.wireProved), cutBelow, c, left), class, evidence
 	}
 	in = in.answered(o.status, op.t.retryable.has(o.status), o.retryAfter, drainFloor(o.contentLength), o.verdict, c, left)
 	return in, "", verdictEvidence(&in, o.verdictHeader)
@@ -537,6 +538,15 @@ func (op *operation) abandonPlanned(p *progress, number int, v verdict) int {
 	return number
 }
 
+// resent reports whether otelretry sent the operation's write more than
+// once while an earlier copy may have been applied: after an attempt of
+// unknown outcome, or any second attempt under an idempotency contract (a
+// 503 from a proxy says nothing of the app behind it). A resend of a copy
+// proven unprocessed is not one.
+func (op *operation) resent(p *progress) bool {
+	return p.resentUnresolved || (op.policy().contract && p.landed > 1)
+}
+
 // fail ends the operation at now with an error: cause, and the state
 // check's error, if any.
 func (op *operation) fail(v verdict, cause, checkErr error, now time.Duration, p *progress, held *holdings) error {
@@ -546,7 +556,7 @@ func (op *operation) fail(v verdict, cause, checkErr error, now time.Duration, p
 	}
 	op.end(v, now, p)
 	err := &Error{Outcome: v.decision.Outcome(), Reason: v.reason, OperationID: op.ident.opID(), Attempts: p.attempts,
-		Err: cause, unknownWrite: v.unknownWrite, resent: v.unknownWrite && p.resentUnresolved, stateCheckErr: checkErr,
+		Err: cause, unknownWrite: v.unknownWrite, resent: v.unknownWrite && op.resent(p), stateCheckErr: checkErr,
 		callerCause:  op.callerCause(v, cause),
 		noGetBody:    v.reason == attrs.ReasonNotReplayable && op.req.GetBody == nil && op.setup.bodies.err() == nil,
 		lastTimedOut: p.last != nil && p.last.class == attrs.ErrorClassTimeout}

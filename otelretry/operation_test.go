@@ -1041,3 +1041,36 @@ func TestAKeyedWriteInFlightWhenTheCallerCancelsIsUnknown(t *testing.T) {
 		})
 	}
 }
+
+// A write a layer below cut in flight with its own cancellation may have
+// been applied, as one its own deadline cut: it ends check_state, matching
+// ErrOutcomeUnknown (docs/decisions.md row 15). Read as a failure like any
+// other, it ended stop (not_idempotent), its outcome unsaid.
+func TestAWriteALayerBelowCanceledInFlightIsUnknown(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		own := &url.Error{Op: "Post", URL: "http://api.test/orders", Err: context.Canceled}
+		h := newHarness(t, []scripted.Step{{Delay: 100 * time.Millisecond, Err: own}})
+		_, err := h.transprt.RoundTrip(postReq(t, t.Context()))
+		var e *otelretry.Error
+		if !errors.As(err, &e) || e.Outcome != attrs.OutcomeCheckState || !errors.Is(err, otelretry.ErrOutcomeUnknown) || len(h.base.Calls()) != 1 {
+			t.Errorf("err = %v after %d calls; want check_state, matching ErrOutcomeUnknown, after 1", err, len(h.base.Calls()))
+		}
+	})
+}
+
+// An unknown write's error says whether otelretry resent it: a keyed
+// write answered 503, resent under its key, then cut by its caller, was
+// sent twice, and its error said "not resent by otelretry".
+func TestAKeyedWriteResentThenCutByItsCallerSaysItWasResent(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := newHarness(t, []scripted.Step{{Status: 503}, {Delay: time.Second, Status: 201}},
+			otelretry.WithIdempotencyKeys(otelretry.DraftIdempotencyKey()), otelretry.WithBackoff(otelretry.ConstantBackoff(time.Millisecond)))
+		ctx, cancel := context.WithCancel(t.Context())
+		time.AfterFunc(500*time.Millisecond, cancel) // the resend in flight
+		_, err := h.transprt.RoundTrip(postReq(t, ctx))
+		if !errors.Is(err, otelretry.ErrOutcomeUnknown) || len(h.base.Calls()) != 2 ||
+			!strings.Contains(err.Error(), "outcome of the write unknown, resent by otelretry under its idempotency contract") {
+			t.Errorf("err = %v after %d calls; want the outcome unknown, the write said resent", err, len(h.base.Calls()))
+		}
+	})
+}

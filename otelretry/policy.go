@@ -97,6 +97,11 @@ type input struct {
 	// failure after that, whatever its class, leaves a write's outcome
 	// unknown. A base that reports no writes leaves it false.
 	written bool
+	// cutBelow: a layer below canceled the attempt in flight with its own
+	// context (its context.Canceled, the caller's context alive; recorded
+	// as other): a cut, which, as a timeout, says nothing of what the
+	// server did.
+	cutBelow bool
 
 	// classifier is the user's classification, zero when none decided.
 	classifier Classification
@@ -196,10 +201,11 @@ func (in input) answered(status int, retryable bool, retryAfter, drainFloor time
 }
 
 // failed adds an attempt's failure: its class as recorded, whether the
-// request reached the wire and whether it proves it was not processed, the
-// classifier's verdict, and the attempts left after it.
-func (in input) failed(class attrs.ErrorClass, written, notProcessed bool, c Classification, attemptsLeft int) input {
-	in.class, in.written, in.notProcessed = class, written, notProcessed
+// request reached the wire, whether it proves it was not processed, and
+// whether a layer below cut it (cutBelow), the classifier's verdict, and
+// the attempts left after it.
+func (in input) failed(class attrs.ErrorClass, written, notProcessed, cutBelow bool, c Classification, attemptsLeft int) input {
+	in.class, in.written, in.notProcessed, in.cutBelow = class, written, notProcessed, cutBelow
 	in.classifier, in.attemptsLeft = c, attemptsLeft
 	return in
 }
@@ -261,6 +267,9 @@ type verdict struct {
 	// unresolvedWrite: a write of this operation has an unknown outcome so
 	// far; the operation carries it to its next decisions.
 	unresolvedWrite bool
+	// unsent: the attempt judged was proven not processed, so it never
+	// reached the server as a copy of the request (see progress.landed).
+	unsent bool
 	// needPause, needBudget: the answer may be retried, but the Backoff
 	// (or the retry budget) was not asked yet; ask it and decide again
 	// with its answer. Asking only then keeps a Backoff or a budget from
@@ -293,6 +302,7 @@ func decide(in input) verdict {
 	default:
 		v = decideAfterAttempt(&in)
 	}
+	v.unsent = in.phase == phaseAttempt && in.notProcessed
 	// A write whose outcome is unknown stays unknown until a state check
 	// says otherwise, whatever ends the operation later.
 	v.unresolvedWrite = in.unresolvedWrite || (in.phase == phaseAttempt && in.write && outcomeUnknown(&in))
@@ -364,10 +374,10 @@ func deadlineReason(in *input) attrs.Reason {
 
 // outcomeUnknown reports whether an attempt that got no answer may have
 // been applied: nothing proves it was not processed, and it was written,
-// timed out, or lost its connection.
+// timed out, was cut by a layer below, or lost its connection.
 func outcomeUnknown(in *input) bool {
 	return in.status == 0 && !in.notProcessed &&
-		(in.written || in.class == attrs.ErrorClassTimeout || in.class == attrs.ErrorClassConnectionReset)
+		(in.written || in.cutBelow || in.class == attrs.ErrorClassTimeout || in.class == attrs.ErrorClassConnectionReset)
 }
 
 // settled is the verdict on an attempt that no retry rule may change,

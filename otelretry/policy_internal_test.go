@@ -773,11 +773,11 @@ var decisionRows = []decisionRow{
 		func(in input) bool { return answered(in) && in.callerCanceled }, is(attrs.DecisionCanceled, attrs.ReasonCaller)},
 	{afterAttempt, "a failed answer after the caller's deadline passed", "any", "`deadline_exceeded` (the answer is returned)", "`caller`",
 		func(in input) bool { return answered(in) && in.callerDeadline }, is(attrs.DecisionDeadlineExceeded, attrs.ReasonCaller)},
-	{afterAttempt, "no response, and nothing proves it unsent: a timeout, a broken connection, or any failure after the headers reached the wire (httptrace)", "write, not repeatable¹",
+	{afterAttempt, "no response, and nothing proves it unsent: a timeout, a broken connection, a cut by a layer below (its own cancellation), or any failure after the headers reached the wire (httptrace)", "write, not repeatable¹",
 		"`check_state`: **not resent**", "`unknown_write`",
 		func(in input) bool {
 			return noResponse(in) && !in.repeatable && !in.notProcessed &&
-				(in.written || in.class == attrs.ErrorClassTimeout || in.class == attrs.ErrorClassConnectionReset)
+				(in.written || in.cutBelow || in.class == attrs.ErrorClassTimeout || in.class == attrs.ErrorClassConnectionReset)
 		}, unknown(attrs.DecisionCheckState, attrs.ReasonUnknownWrite)},
 	{afterAttempt, "the classifier says `NotRetryable`", "any", "`stop`", "`classifier`",
 		func(in input) bool { return in.classifier.kind == classNotRetryable }, is(attrs.DecisionStop, attrs.ReasonClassifier)},
@@ -903,8 +903,9 @@ func reference(in input) verdict {
 		}
 	}
 	unknownNow := in.phase == phaseAttempt && in.write && in.status == 0 && !in.notProcessed &&
-		(in.written || in.class == attrs.ErrorClassTimeout || in.class == attrs.ErrorClassConnectionReset)
+		(in.written || in.cutBelow || in.class == attrs.ErrorClassTimeout || in.class == attrs.ErrorClassConnectionReset)
 	v.unresolvedWrite = (in.unresolvedWrite || unknownNow) && !(in.phase == phaseStateCheck && in.state == attrs.StateNotApplied)
+	v.unsent = in.phase == phaseAttempt && in.notProcessed // bookkeeping, no column of the table
 	switch v.decision {
 	case "", attrs.DecisionRetry, attrs.DecisionSuperseded, attrs.DecisionReturn:
 	default:

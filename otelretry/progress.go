@@ -22,6 +22,9 @@ type progress struct {
 	// resentUnresolved: an attempt was made after it (under an idempotency
 	// contract, which alone lets such a write be sent again).
 	unresolvedWrite, resentUnresolved bool
+	// landed counts the attempts judged that may have reached the server:
+	// all but those proven not processed.
+	landed int
 	// last is the event of the last attempt made, nil before the first.
 	last *attemptEvent
 	// abandoned is the number of the call a retry planned and that was not
@@ -34,6 +37,9 @@ type progress struct {
 func (p progress) after(n int, ev *attemptEvent) progress {
 	p = p.started(attemptID{n: n, number: ev.attempt})
 	p.afterRetry, p.unresolvedWrite, p.last = ev.verdict.decision == attrs.DecisionRetry, ev.verdict.unresolvedWrite, ev
+	if !ev.verdict.unsent {
+		p.landed++
+	}
 	return p
 }
 

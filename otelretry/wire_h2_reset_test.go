@@ -12,6 +12,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -232,4 +233,29 @@ func TestAnH2WriteOverATLSConnOfItsOwnTypeIsNotTakenForHTTP1(t *testing.T) {
 	client := &http.Client{Transport: otelretry.NewTransport(base, quietOptions(otelretry.WithDeadline(5*time.Second))...)}
 	getOver(t, client, s.URL, 2) // the connection the POST reuses
 	postLargeBody(t, client, s)
+}
+
+// Through a layer that wraps net/http's h2c transport, otelretry cannot
+// read its Protocols: a write keeps its GetBody, net/http's HTTP/2 client
+// asks it for a resend of a refused stream or one above a GOAWAY, the
+// guard refuses it once the request left, and the write ends check_state,
+// processed by nobody: the safe side docs/layers.md names, the evidence
+// lost. (Taken for HTTP/1, the same layer had a written write resent.)
+func TestAWrappedH2cBasesRefusedStreamEndsCheckStateProcessedByNobody(t *testing.T) {
+	for name, action := range map[string]h2Action{"REFUSED_STREAM": h2Refuse, "GOAWAY": h2GoAway} {
+		t.Run(name, func(t *testing.T) {
+			srv := newH2Server(t, action, h2OK)
+			h2c := h2cTransport()
+			defer h2c.CloseIdleConnections()
+			client := &http.Client{Transport: otelretry.NewTransport(passThrough{h2c}, quietOptions(otelretry.WithBackoff(otelretry.ConstantBackoff(0)))...)}
+			req, _ := http.NewRequestWithContext(t.Context(), http.MethodPost, srv.url()+"/orders", strings.NewReader(`{"order":1}`))
+			resp, err := client.Do(req)
+			if resp != nil {
+				resp.Body.Close()
+			}
+			if got := srv.processed.Load(); got != 0 || !errors.Is(err, otelretry.ErrOutcomeUnknown) {
+				t.Errorf("processed %d, err %v; want none processed, the outcome unknown", got, err)
+			}
+		})
+	}
 }
