@@ -114,6 +114,10 @@ func drain(body io.Reader) {
 			return
 		}
 	}
+	// A body's end may come after its last byte (a chunked body's last
+	// chunk): one more read, of nothing, sees it, so that a body of exactly
+	// maxDrain bytes keeps its connection too.
+	_, _ = body.Read(buf[:0])
 }
 
 // closeResponse closes a response that is dropped unread.

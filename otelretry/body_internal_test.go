@@ -382,3 +382,32 @@ func getEach(t *testing.T, tr http.RoundTripper, url string, n int) {
 		resp.Body.Close()
 	}
 }
+
+// A chunked body of exactly maxDrain bytes whose last chunk comes after
+// its data is drained to its end, within the pause, and keeps its
+// connection: the drain stopped at maxDrain bytes without seeing the end,
+// and the body was closed before it (one byte less was kept).
+func TestAChunkedBodyOfMaxDrainBytesWhoseEndComesLateKeepsItsConnection(t *testing.T) {
+	for _, size := range []int{maxDrain - 1, maxDrain} {
+		var calls atomic.Int32
+		srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if calls.Add(1) > 1 {
+				return
+			}
+			w.WriteHeader(http.StatusServiceUnavailable)
+			w.(http.Flusher).Flush() // chunked
+			io.WriteString(w, strings.Repeat("x", size))
+			w.(http.Flusher).Flush()
+			time.Sleep(5 * time.Millisecond) // the last chunk follows
+		}))
+		newConns := startCountingConnections(t, srv)
+		base := &http.Transport{}
+		tr := NewTransport(base, WithBackoff(ConstantBackoff(100*time.Millisecond)), WithMaxAttempts(2), WithoutBudget(),
+			WithTracerProvider(tracenoop.NewTracerProvider()), WithMeterProvider(metricnoop.NewMeterProvider()))
+		getEach(t, tr, srv.URL, 1)
+		if n := newConns.Load(); calls.Load() != 2 || n != 1 {
+			t.Errorf("a chunked %d-byte 503, then its retry: %d calls on %d connections, want 2 on 1", size, calls.Load(), n)
+		}
+		base.CloseIdleConnections()
+	}
+}

@@ -125,11 +125,10 @@ func bufferBody(ctx context.Context, req *http.Request, pool *bodyPool, n int64,
 		}
 		panic(p.value)
 	}
-	req.Body.Close()
 	if err != nil {
 		b.err = &bufferReadError{err}
 	}
-	return b, ""
+	return b, "" // the caller closes req.Body, once the operation holds b
 }
 
 // readWait is where a panic of the caller's body's Read, on the goroutine
@@ -242,11 +241,30 @@ func (s *bodySource) release() {
 	}
 }
 
+// bodyErrors keeps the last error other than io.EOF its reader returned.
+type bodyErrors struct {
+	r   io.Reader
+	err error
+}
+
+func (b *bodyErrors) Read(p []byte) (int, error) {
+	n, err := b.r.Read(p)
+	if err != nil && err != io.EOF {
+		b.err = err
+	}
+	return n, err
+}
+
 // readExactly fills buf from r and checks that r ends there, as net/http
 // checks a body against its ContentLength.
 func readExactly(r io.Reader, buf []byte) error {
-	n, err := io.ReadFull(r, buf)
+	body := &bodyErrors{r: r}
+	n, err := io.ReadFull(body, buf)
 	switch {
+	case body.err != nil:
+		// The body's own error, io.ErrUnexpectedEOF too (an upload a proxy
+		// cut short), which io.ReadFull passes on as its own short read's.
+		return body.err
 	case errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF):
 		return fmt.Errorf("ContentLength=%d with Body length %d", len(buf), n)
 	case err != nil:

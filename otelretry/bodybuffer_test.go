@@ -534,3 +534,66 @@ func TestACancelCauseWhileBufferingIsSanitized(t *testing.T) {
 		}
 	})
 }
+
+// A body that breaks with its own io.ErrUnexpectedEOF while it is buffered
+// (a proxied upload cut short) keeps that cause reachable with errors.Is,
+// as docs/time-and-bodies.md promises and net/http alone does: it was
+// taken for io.ReadFull's short read and replaced by a length mismatch.
+func TestABodysOwnUnexpectedEOFWhileBufferedStaysReachable(t *testing.T) {
+	srv := newBufferServer(t, 200)
+	rt := bufferTransport(tracetest.NewSpanRecorder())
+	req, _ := putWithoutGetBody(t, t.Context(), srv.URL, &failingBody{countingBody: countingBody{r: strings.NewReader("abc")}, err: io.ErrUnexpectedEOF}, 10)
+	resp, err := rt.RoundTrip(req)
+	if err == nil {
+		resp.Body.Close()
+	}
+	if bodies, _ := srv.got(); len(bodies) != 0 || !errors.Is(err, io.ErrUnexpectedEOF) {
+		t.Errorf("%d requests sent, err %v; want none sent, the body's io.ErrUnexpectedEOF reachable", len(bodies), err)
+	}
+}
+
+// closePanicsBody is a caller's body whose Close panics, counting its
+// calls.
+type closePanicsBody struct {
+	r      io.Reader
+	closes atomic.Int32
+}
+
+func (b *closePanicsBody) Read(p []byte) (int, error) { return b.r.Read(p) }
+
+func (b *closePanicsBody) Close() error {
+	b.closes.Add(1)
+	panic("request body Close exploded")
+}
+
+// A caller's body whose Close panics once it was buffered: the panic goes
+// on to the caller, the body is closed once, and the buffer's memory is
+// freed. It was closed twice (again by the cleanup after the panic), and
+// the reservation was never freed: every later body found the memory
+// taken, and was not retried.
+func TestABufferedBodysClosePanicClosesItOnceAndFreesItsBuffer(t *testing.T) {
+	srv := newBufferServer(t, 503, 200)
+	const size = 100
+	rt := bufferTransport(tracetest.NewSpanRecorder(), otelretry.WithBodyBuffer(size, size))
+	body := &closePanicsBody{r: strings.NewReader(strings.Repeat("a", size))}
+	req, err := http.NewRequestWithContext(t.Context(), http.MethodPut, srv.URL, body) // no GetBody: it is buffered
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.ContentLength = size
+	if p := roundTripRecovered(rt, req); p == nil {
+		t.Fatal("the Close's panic did not reach the caller")
+	}
+	if n := body.closes.Load(); n != 1 {
+		t.Errorf("the caller's body was closed %d times, want once", n)
+	}
+	next, _ := putWithoutGetBody(t, t.Context(), srv.URL, strings.NewReader(strings.Repeat("b", size)), size)
+	resp, err := rt.RoundTrip(next)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 200 {
+		t.Errorf("the next body of the same size: status %d, want 200 after a retry from its buffer", resp.StatusCode)
+	}
+}

@@ -156,8 +156,12 @@ func (op *operation) beginBuffer(held *holdings) {
 		t.sender.rec.recordNotBuffered(&op.tel, notBuffered)
 	}
 	if b != nil {
+		// The operation holds the buffer first, so that its cleanup frees it
+		// should the caller's body's Close panic; the body is closed once,
+		// here, whatever its Close does.
 		op.setup.bodies.useBuffer(b)
-		held.callerBody = false // closed once read
+		held.callerBody = false
+		req.Body.Close()
 	}
 }
 
