@@ -23,7 +23,8 @@ var (
 	// out or its connection broke after it was sent, or the caller gave up
 	// while it was in flight). otelretry did not resend it, and refused to
 	// let net/http resend it below, unless an idempotency contract made it
-	// repeatable (WithIdempotencyKeys, WithIdempotentMethods): then it was
+	// repeatable (WithIdempotencyKeys, WithIdempotentMethods), or the
+	// service said it may be repeated (WithShouldRetryWrites): then it was
 	// resent and no answer settled it. The *Error's message says which. A
 	// layer above otelretry may still have resent it. Resolve it with a
 	// state check by the operation id, never by sending the write again
@@ -80,10 +81,12 @@ type Error struct {
 	Err error
 
 	// unknownWrite marks a write whose outcome is unknown: check_state, or
-	// a cancellation while the write was in flight. resent: otelretry sent
-	// it again after an attempt of unknown outcome, as only its idempotency
-	// contract allows.
-	unknownWrite, resent bool
+	// a cancellation while the write was in flight. resentBy: what let
+	// otelretry send it again while an earlier copy may have been applied
+	// ("" when it did not): its idempotency contract, or the service's
+	// word.
+	unknownWrite bool
+	resentBy     string
 	// noGetBody: not_replayable because the request has no GetBody (and
 	// was not buffered), which the message says how to mend.
 	noGetBody bool
@@ -162,8 +165,8 @@ func (e *Error) Error() string {
 		msg += "; its body cannot be sent again (no GetBody, and not buffered: build the request from a []byte, strings or bytes reader, or give it a ContentLength within WithBodyBuffer's limit)"
 	}
 	switch {
-	case e.unknownWrite && e.resent:
-		msg += "; outcome of the write unknown, resent by otelretry under its idempotency contract"
+	case e.unknownWrite && e.resentBy != "":
+		msg += "; outcome of the write unknown, resent by otelretry " + e.resentBy
 	case e.unknownWrite:
 		msg += "; outcome of the write unknown, not resent by otelretry"
 	}

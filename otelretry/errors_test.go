@@ -366,3 +366,54 @@ func TestTheCallersContextCauseIsReachable(t *testing.T) {
 		})
 	}
 }
+
+// An unknown write's error says what let otelretry resend it, and only
+// when two copies may have reached the server: a resend of a copy proven
+// unsent (refused at dial, in either order) or found not applied by a
+// state check is none, and a key only recorded is no contract (otelretry
+// never resends on it); a should-retry header's true is the service's
+// word. Each of these read "resent by otelretry under its idempotency
+// contract", or "not resent" where the service's word had resent it.
+func TestAnUnknownWritesErrorSaysWhatLetItBeResent(t *testing.T) {
+	refused := &net.OpError{Op: "dial", Net: "tcp", Err: os.NewSyscallError("connect", syscall.ECONNREFUSED)}
+	reset := &os.SyscallError{Syscall: "read", Err: syscall.ECONNRESET}
+	notAppliedThenUnknown := func() otelretry.Option {
+		checks := 0
+		return otelretry.WithStateCheck(func(context.Context, otelretry.StateCheck) (otelretry.StateResult, error) {
+			if checks++; checks == 1 {
+				return otelretry.StateResult{State: attrs.StateNotApplied}, nil
+			}
+			return otelretry.StateResult{State: attrs.StateUnknown}, nil
+		})
+	}
+	keyed := otelretry.WithIdempotencyKeys(otelretry.DraftIdempotencyKey())
+	for name, tc := range map[string]struct {
+		steps []scripted.Step
+		opts  []otelretry.Option
+		key   string // a key the caller set
+		says  string
+	}{
+		"keyed, timed out, then refused at dial": {[]scripted.Step{{Hang: true}, {Err: refused}}, []otelretry.Option{keyed}, "", "not resent by otelretry"},
+		"keyed, refused at dial, then timed out": {[]scripted.Step{{Err: refused}, {Hang: true}}, []otelretry.Option{keyed}, "", "not resent by otelretry"},
+		"keyed, 503, then timed out":             {[]scripted.Step{{Status: 503}, {Hang: true}}, []otelretry.Option{keyed}, "", "resent by otelretry under its idempotency contract"},
+		"a recorded key, found not applied, then unknown": {[]scripted.Step{{Err: reset}, {Err: reset}},
+			[]otelretry.Option{notAppliedThenUnknown(), otelretry.WithRecordedIdempotencyKey()}, "k-1", "not resent by otelretry"},
+		"a recorded key, resent on the service's word": {[]scripted.Step{{Status: 503, Header: http.Header{"X-Should-Retry": {"true"}}}, {Hang: true}},
+			[]otelretry.Option{otelretry.WithShouldRetryWrites(), otelretry.WithRecordedIdempotencyKey()}, "k-1", "resent by otelretry on the service's word"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				h := newHarness(t, tc.steps, append([]otelretry.Option{otelretry.WithoutBudget(), otelretry.WithMaxAttempts(2),
+					otelretry.WithAttemptTimeout(50 * time.Millisecond), otelretry.WithBackoff(otelretry.ConstantBackoff(time.Millisecond))}, tc.opts...)...)
+				req := postReq(t, t.Context())
+				if tc.key != "" {
+					req.Header.Set("Idempotency-Key", tc.key)
+				}
+				_, err := h.transprt.RoundTrip(req)
+				if !errors.Is(err, otelretry.ErrOutcomeUnknown) || len(h.base.Calls()) != 2 || !strings.Contains(err.Error(), "; outcome of the write unknown, "+tc.says) {
+					t.Errorf("err = %v after %d calls; want the outcome unknown after 2, saying %q", err, len(h.base.Calls()), tc.says)
+				}
+			})
+		})
+	}
+}

@@ -542,13 +542,22 @@ func (op *operation) abandonPlanned(p *progress, number int, v verdict) int {
 	return number
 }
 
-// resent reports whether otelretry sent the operation's write more than
-// once while an earlier copy may have been applied: after an attempt of
-// unknown outcome, or any second attempt under an idempotency contract (a
-// 503 from a proxy says nothing of the app behind it). A resend of a copy
-// proven unprocessed is not one.
-func (op *operation) resent(p *progress) bool {
-	return p.resentUnresolved || (op.policy().contract && p.landed > 1)
+// resentBy says what let otelretry resend the operation's write while an
+// earlier copy may have been applied (two copies landed: see
+// progress.landed; a 503 from a proxy says nothing of the app behind it),
+// or "" when it did not: its idempotency contract (a key it relies on, or
+// a method declared idempotent; a key only recorded is none), else the
+// only other word that repeats a write, the service's (a should-retry
+// header under WithShouldRetryWrites). A resend of a copy proven not
+// processed, or found not applied, is not one.
+func (op *operation) resentBy(p *progress) string {
+	switch {
+	case p.landed <= 1:
+		return ""
+	case op.policy().repeatable:
+		return "under its idempotency contract"
+	}
+	return "on the service's word"
 }
 
 // fail ends the operation at now with an error: cause, and the state
@@ -560,7 +569,7 @@ func (op *operation) fail(v verdict, cause, checkErr error, now time.Duration, p
 	}
 	op.end(v, now, p)
 	err := &Error{Outcome: v.decision.Outcome(), Reason: v.reason, OperationID: op.ident.opID(), Attempts: p.attempts,
-		Err: cause, unknownWrite: v.unknownWrite, resent: v.unknownWrite && op.resent(p), stateCheckErr: checkErr,
+		Err: cause, unknownWrite: v.unknownWrite, resentBy: op.resentBy(p), stateCheckErr: checkErr,
 		callerCause:  op.callerCause(v, cause),
 		noGetBody:    v.reason == attrs.ReasonNotReplayable && op.req.GetBody == nil && op.setup.bodies.err() == nil,
 		lastTimedOut: p.last != nil && p.last.class == attrs.ErrorClassTimeout}

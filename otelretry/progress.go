@@ -18,12 +18,11 @@ type progress struct {
 	lastMade int
 	// afterRetry: a retry was decided and its call not made yet.
 	afterRetry bool
-	// unresolvedWrite: a write of this operation has an unknown outcome;
-	// resentUnresolved: an attempt was made after it (under an idempotency
-	// contract, which alone lets such a write be sent again).
-	unresolvedWrite, resentUnresolved bool
-	// landed counts the attempts judged that may have reached the server:
-	// all but those proven not processed.
+	// unresolvedWrite: a write of this operation has an unknown outcome.
+	unresolvedWrite bool
+	// landed counts the copies of the request that may have been applied:
+	// the attempts judged, but those proven not processed and one a state
+	// check found not applied.
 	landed int
 	// last is the event of the last attempt made, nil before the first.
 	last *attemptEvent
@@ -46,7 +45,6 @@ func (p progress) after(n int, ev *attemptEvent) progress {
 // started is where the operation stands once its attempt id was made (a
 // hedge is made while others are in flight).
 func (p progress) started(id attemptID) progress {
-	p.resentUnresolved = p.resentUnresolved || (p.unresolvedWrite && id.n > p.attempts)
 	p.attempts, p.lastMade = max(p.attempts, id.n), max(p.lastMade, id.number)
 	return p
 }
@@ -81,5 +79,6 @@ func (p progress) lastNumber() int { return p.lastMade }
 // unknown write was not applied: the write is sent again.
 func (p progress) resolved() progress {
 	p.afterRetry, p.unresolvedWrite = true, false
+	p.landed = max(p.landed-1, 0) // the copy the check found not applied
 	return p
 }
