@@ -68,12 +68,13 @@ type Dependency struct {
 	FailedAttempts []Share `json:"failed_attempts"`
 	// Load is Attempts / Operations, to two decimals.
 	Load float64 `json:"load"`
-	// BudgetRefused counts the attempts that decided budget_exhausted.
+	// BudgetRefused counts the retries the budget refused: its operations
+	// that ended budget_exhausted (see Operation.Refused).
 	BudgetRefused int `json:"budget_refused"`
 	// ThrottleRefused counts the requests a client-side throttle refused
-	// before they started: first attempts (an operation that ended
-	// throttled with no attempt) and retries (an attempt that decided
-	// throttled). Its hedges refused are in Hedging.
+	// before they started: its operations that ended throttled, with no
+	// attempt (a first attempt) or after one (a retry, or a state check's
+	// resend). Its hedges refused are in Hedging.
 	ThrottleRefused int `json:"throttle_refused"`
 	// Findings counts the findings that name one of its operations, each
 	// once.
@@ -208,7 +209,10 @@ func dependencies(r *Report) []Dependency {
 			t.outcomes[dashed(op.Outcome)]++
 		}
 		t.d.Attempts += len(op.Attempts)
-		if op.Outcome == string(attrs.OutcomeThrottled) && len(op.Attempts) == 0 {
+		switch op.Refused() {
+		case "budget":
+			t.d.BudgetRefused++
+		case "throttle":
 			t.d.ThrottleRefused++
 		}
 		for k := range op.Attempts {
@@ -216,12 +220,7 @@ func dependencies(r *Report) []Dependency {
 			if k > 0 {
 				t.d.Retries++
 			}
-			switch at.Decision {
-			case string(attrs.DecisionBudgetExhausted):
-				t.d.BudgetRefused++
-			case string(attrs.DecisionThrottled):
-				t.d.ThrottleRefused++
-			case string(attrs.DecisionSuperseded):
+			if at.Decision == string(attrs.DecisionSuperseded) {
 				continue // canceled when another attempt won: not a failure
 			}
 			if at.ErrorClass != "" || at.StatusCode == nil || *at.StatusCode < 100 || *at.StatusCode >= 400 {

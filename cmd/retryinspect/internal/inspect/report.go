@@ -7,6 +7,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/otelretry/otelretry-go/attrs"
 	"github.com/otelretry/otelretry-go/cmd/retryinspect/internal/model"
 )
 
@@ -77,6 +78,27 @@ type HedgeEvent struct {
 	DelayMs  *int64 `json:"delay_ms,omitempty"`
 	Reason   string `json:"reason,omitempty"` // hedge_refused: retry.reason
 	OffsetMs *int64 `json:"offset_ms,omitempty"`
+}
+
+// Refused is the admission that refused the request that ended op:
+// "budget" (outcome budget_exhausted) or "throttle" (throttled), "" when
+// none did. One request was refused, wherever the library recorded it: an
+// attempt's decision, a call abandoned after its pause (the operation
+// span's attempt_abandoned), the resend a state check asked for (the
+// state_check span), or a first attempt never sent. Without an operation
+// span's outcome, an attempt's decision says it.
+func (op *Operation) Refused() string {
+	outcome := op.Outcome
+	if outcome == "" && len(op.Attempts) > 0 {
+		outcome = op.Attempts[len(op.Attempts)-1].Decision
+	}
+	switch outcome {
+	case string(attrs.OutcomeBudgetExhausted):
+		return "budget"
+	case string(attrs.OutcomeThrottled):
+		return "throttle"
+	}
+	return ""
 }
 
 // Ending returns the position in Attempts of the attempt whose verdict

@@ -81,6 +81,10 @@ type opInterval struct {
 	index      int
 	start, end time.Time
 	attempts   []attemptStart
+	// refusedAt is when the budget refused the retry that ended the
+	// operation, when no attempt's decision records it (a call abandoned
+	// after its pause, a state check's resend): the operation's end.
+	refusedAt time.Time
 }
 
 // attemptStart is when an attempt started, and what it decided.
@@ -111,6 +115,9 @@ func interval(i int, op *inspect.Operation) (opInterval, bool) {
 	}
 	if iv.end.Before(iv.start) {
 		iv.end = iv.start
+	}
+	if op.Refused() == "budget" && (len(op.Attempts) == 0 || op.Attempts[len(op.Attempts)-1].Decision != string(attrs.DecisionBudgetExhausted)) {
+		iv.refusedAt = iv.end
 	}
 	return iv, true
 }
@@ -352,10 +359,14 @@ func buildStrip(deps []*dependency, t0 time.Time, ax axis, ticks []tick) strip {
 		decision string
 	}
 	var events []event
+	var refusals []float64 // ms from t0 of the refusals no attempt records
 	for _, d := range deps {
 		for _, iv := range d.ivs {
 			for _, a := range iv.attempts {
 				events = append(events, event{msBetween(t0, a.start), a.decision})
+			}
+			if !iv.refusedAt.IsZero() {
+				refusals = append(refusals, msBetween(t0, iv.refusedAt))
 			}
 		}
 	}
@@ -373,8 +384,9 @@ func buildStrip(deps []*dependency, t0 time.Time, ax axis, ticks []tick) strip {
 	span := roundUp((ax.hi - ax.lo) / float64(max(stMinBuckets, min(stMaxBuckets, len(events)/4))))
 	nb := max(1, int(math.Ceil((ax.hi-ax.lo)/span)))
 	attempts, retries, refused := make([]int, nb), make([]int, nb), make([]int, nb)
+	bucket := func(at float64) int { return max(0, min(nb-1, int(math.Floor((at-ax.lo)/span)))) }
 	for _, e := range events {
-		b := max(0, min(nb-1, int(math.Floor((e.at-ax.lo)/span))))
+		b := bucket(e.at)
 		attempts[b]++
 		switch e.decision {
 		case string(attrs.DecisionRetry):
@@ -382,6 +394,9 @@ func buildStrip(deps []*dependency, t0 time.Time, ax axis, ticks []tick) strip {
 		case string(attrs.DecisionBudgetExhausted):
 			refused[b]++
 		}
+	}
+	for _, at := range refusals {
+		refused[bucket(at)]++
 	}
 	colW := (ovPlotX1 - ovPlotX0) / float64(nb)
 	peak, peakAt, totalRefused, firstRefused := -1.0, 0, 0, -1
