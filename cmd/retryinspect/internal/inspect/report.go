@@ -86,11 +86,11 @@ type HedgeEvent struct {
 // attempt's decision, a call abandoned after its pause (the operation
 // span's attempt_abandoned), the resend a state check asked for (the
 // state_check span), or a first attempt never sent. Without an operation
-// span's outcome, an attempt's decision says it.
+// span's outcome, the decision of the attempt it ended on says it.
 func (op *Operation) Refused() string {
 	outcome := op.Outcome
-	if outcome == "" && len(op.Attempts) > 0 {
-		outcome = op.Attempts[len(op.Attempts)-1].Decision
+	if i := op.Ending(); outcome == "" && i >= 0 {
+		outcome = op.Attempts[i].Decision // the attempt it ended on: in a race, not always the last
 	}
 	switch outcome {
 	case string(attrs.OutcomeBudgetExhausted):

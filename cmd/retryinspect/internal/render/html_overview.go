@@ -116,7 +116,8 @@ func interval(i int, op *inspect.Operation) (opInterval, bool) {
 	if iv.end.Before(iv.start) {
 		iv.end = iv.start
 	}
-	if op.Refused() == "budget" && (len(op.Attempts) == 0 || op.Attempts[len(op.Attempts)-1].Decision != string(attrs.DecisionBudgetExhausted)) {
+	onAnAttempt := slices.ContainsFunc(op.Attempts, func(a inspect.Attempt) bool { return a.Decision == string(attrs.DecisionBudgetExhausted) })
+	if op.Refused() == "budget" && !onAnAttempt { // an attempt's decision marks it already
 		iv.refusedAt = iv.end
 	}
 	return iv, true
