@@ -302,7 +302,7 @@ func decide(in input) verdict {
 	default:
 		v = decideAfterAttempt(&in)
 	}
-	v.unsent = in.phase == phaseAttempt && in.notProcessed
+	v.unsent = in.unsentAttempt()
 	// A write whose outcome is unknown stays unknown until a state check
 	// says otherwise, whatever ends the operation later.
 	v.unresolvedWrite = in.unresolvedWrite || (in.phase == phaseAttempt && in.write && outcomeUnknown(&in))
@@ -371,6 +371,10 @@ func deadlineReason(in *input) attrs.Reason {
 	}
 	return attrs.ReasonDeadline
 }
+
+// unsentAttempt reports whether the input is an attempt's, proven not
+// processed (see verdict.unsent).
+func (in *input) unsentAttempt() bool { return in.phase == phaseAttempt && in.notProcessed }
 
 // outcomeUnknown reports whether an attempt that got no answer may have
 // been applied: nothing proves it was not processed, and it was written,

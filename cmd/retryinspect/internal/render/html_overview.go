@@ -354,23 +354,31 @@ const (
 	stBandH      = 40
 )
 
-func buildStrip(deps []*dependency, t0 time.Time, ax axis, ticks []tick) strip {
-	type event struct {
-		at       float64 // ms from t0
-		decision string
-	}
-	var events []event
-	var refusals []float64 // ms from t0 of the refusals no attempt records
+// stripEvent is an attempt the strip counts: when it started, in ms from
+// the overview's start, and what it decided.
+type stripEvent struct {
+	at       float64
+	decision string
+}
+
+// stripEvents are the attempts of deps, and the times (ms from t0) of the
+// budget's refusals no attempt's decision records.
+func stripEvents(deps []*dependency, t0 time.Time) (events []stripEvent, refusals []float64) {
 	for _, d := range deps {
 		for _, iv := range d.ivs {
 			for _, a := range iv.attempts {
-				events = append(events, event{msBetween(t0, a.start), a.decision})
+				events = append(events, stripEvent{msBetween(t0, a.start), a.decision})
 			}
 			if !iv.refusedAt.IsZero() {
 				refusals = append(refusals, msBetween(t0, iv.refusedAt))
 			}
 		}
 	}
+	return events, refusals
+}
+
+func buildStrip(deps []*dependency, t0 time.Time, ax axis, ticks []tick) strip {
+	events, refusals := stripEvents(deps, t0)
 	s := strip{Width: ovWidth, Top: stTop, Base: stTop + stBandH, LabelX: 6, Ticks: ticks,
 		AxisLabelX: ovPlotX0 - 6, PlotX0: ovPlotX0, PlotX1: ovPlotX1,
 		RetryClass: valueClass(string(attrs.DecisionRetry)), RefusedClass: valueClass(string(attrs.DecisionBudgetExhausted))}
