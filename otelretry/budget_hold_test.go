@@ -105,24 +105,7 @@ func TestAHoldThatCameDuringAPauseHoldsTheRetry(t *testing.T) {
 		})
 		rt := otelretry.NewTransport(base, quietOptions(otelretry.WithBackoff(otelretry.ConstantBackoff(time.Second)),
 			otelretry.WithMaxAttempts(2), otelretry.WithDeadline(5*time.Second))...)
-		var errOfA error
-		var wg sync.WaitGroup
-		for _, path := range []string{"/a", "/b"} {
-			wg.Go(func() {
-				if path == "/b" {
-					time.Sleep(500 * time.Millisecond)
-				}
-				req, _ := http.NewRequestWithContext(context.Background(), http.MethodGet, "http://api.test"+path, nil)
-				resp, err := rt.RoundTrip(req)
-				if err == nil {
-					resp.Body.Close()
-				}
-				if path == "/a" {
-					errOfA = err
-				}
-			})
-		}
-		wg.Wait()
+		errOfA := getAThenB(rt, 500*time.Millisecond)
 		if len(callsOfA) != 1 {
 			t.Errorf("/a was called at %v: its retry, due at 1s, went out inside the hold (Retry-After: 10 at 500ms)", callsOfA)
 		}
@@ -167,26 +150,32 @@ func TestTheOperationsOwnRetryAfterDoesNotHoldItsRetryWhateverTheBudgetHeardFirs
 		rt := otelretry.NewTransport(base, quietOptions(otelretry.WithBudget(&otelretry.Budget{Tokens: 100}), // tokens for B's retry too
 			otelretry.WithBackoff(otelretry.ConstantBackoff(0)), otelretry.WithClassifier(classify),
 			otelretry.WithMaxAttempts(2), otelretry.WithDeadline(5*time.Second))...)
-		var errOfA error
-		var wg sync.WaitGroup
-		for _, path := range []string{"/a", "/b"} {
-			wg.Go(func() {
-				if path == "/b" {
-					time.Sleep(50 * time.Millisecond)
-				}
-				req, _ := http.NewRequestWithContext(context.Background(), http.MethodGet, "http://api.test"+path, nil)
-				resp, err := rt.RoundTrip(req)
-				if err == nil {
-					resp.Body.Close()
-				}
-				if path == "/a" {
-					errOfA = err
-				}
-			})
-		}
-		wg.Wait()
+		errOfA := getAThenB(rt, 50*time.Millisecond)
 		if errOfA != nil || len(callsOfA) != 2 || callsOfA[1] != time.Second {
 			t.Errorf("/a was called at %v and ended %v; want its retry at 1s, after its own Retry-After: 1", callsOfA, errOfA)
 		}
 	})
+}
+
+// getAThenB sends a GET of /a at once and one of /b after bAfter, through
+// rt, and returns /a's error once both ended.
+func getAThenB(rt http.RoundTripper, bAfter time.Duration) (errOfA error) {
+	var wg sync.WaitGroup
+	for _, path := range []string{"/a", "/b"} {
+		wg.Go(func() {
+			if path == "/b" {
+				time.Sleep(bAfter)
+			}
+			req, _ := http.NewRequestWithContext(context.Background(), http.MethodGet, "http://api.test"+path, nil)
+			resp, err := rt.RoundTrip(req)
+			if err == nil {
+				resp.Body.Close()
+			}
+			if path == "/a" {
+				errOfA = err
+			}
+		})
+	}
+	wg.Wait()
+	return errOfA
 }
