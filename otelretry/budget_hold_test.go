@@ -60,16 +60,7 @@ func TestHoldIsCheckedWhenTheRetryStarts(t *testing.T) {
 				}
 				rt := otelretry.NewTransport(base, otelretry.WithBackoff(backoff), otelretry.WithClassifier(classify),
 					otelretry.WithMaxAttempts(2), otelretry.WithDeadline(3*time.Second))
-				var wg sync.WaitGroup
-				for _, path := range []string{"/held", "/a"} {
-					wg.Go(func() {
-						req, _ := http.NewRequestWithContext(context.Background(), http.MethodGet, "http://api.test"+path, nil)
-						if resp, err := rt.RoundTrip(req); err == nil {
-							resp.Body.Close()
-						}
-					})
-				}
-				wg.Wait()
+				getBoth(rt, "/a", "/held", 0)
 				for _, at := range retriesOfA {
 					if at < time.Second {
 						t.Errorf("a retry of /a was sent at %v, inside the host's hold until 1s", at)
@@ -105,7 +96,7 @@ func TestAHoldThatCameDuringAPauseHoldsTheRetry(t *testing.T) {
 		})
 		rt := otelretry.NewTransport(base, quietOptions(otelretry.WithBackoff(otelretry.ConstantBackoff(time.Second)),
 			otelretry.WithMaxAttempts(2), otelretry.WithDeadline(5*time.Second))...)
-		errOfA := getAThenB(rt, 500*time.Millisecond)
+		errOfA := getBoth(rt, "/a", "/b", 500*time.Millisecond)
 		if len(callsOfA) != 1 {
 			t.Errorf("/a was called at %v: its retry, due at 1s, went out inside the hold (Retry-After: 10 at 500ms)", callsOfA)
 		}
@@ -150,32 +141,32 @@ func TestTheOperationsOwnRetryAfterDoesNotHoldItsRetryWhateverTheBudgetHeardFirs
 		rt := otelretry.NewTransport(base, quietOptions(otelretry.WithBudget(&otelretry.Budget{Tokens: 100}), // tokens for B's retry too
 			otelretry.WithBackoff(otelretry.ConstantBackoff(0)), otelretry.WithClassifier(classify),
 			otelretry.WithMaxAttempts(2), otelretry.WithDeadline(5*time.Second))...)
-		errOfA := getAThenB(rt, 50*time.Millisecond)
+		errOfA := getBoth(rt, "/a", "/b", 50*time.Millisecond)
 		if errOfA != nil || len(callsOfA) != 2 || callsOfA[1] != time.Second {
 			t.Errorf("/a was called at %v and ended %v; want its retry at 1s, after its own Retry-After: 1", callsOfA, errOfA)
 		}
 	})
 }
 
-// getAThenB sends a GET of /a at once and one of /b after bAfter, through
-// rt, and returns /a's error once both ended.
-func getAThenB(rt http.RoundTripper, bAfter time.Duration) (errOfA error) {
+// getBoth sends a GET of first at once and one of second after
+// secondAfter, through rt, and returns first's error once both ended.
+func getBoth(rt http.RoundTripper, first, second string, secondAfter time.Duration) (errOfFirst error) {
 	var wg sync.WaitGroup
-	for _, path := range []string{"/a", "/b"} {
+	for _, path := range []string{first, second} {
 		wg.Go(func() {
-			if path == "/b" {
-				time.Sleep(bAfter)
+			if path == second {
+				time.Sleep(secondAfter)
 			}
 			req, _ := http.NewRequestWithContext(context.Background(), http.MethodGet, "http://api.test"+path, nil)
 			resp, err := rt.RoundTrip(req)
 			if err == nil {
 				resp.Body.Close()
 			}
-			if path == "/a" {
-				errOfA = err
+			if path == first {
+				errOfFirst = err
 			}
 		})
 	}
 	wg.Wait()
-	return errOfA
+	return errOfFirst
 }
