@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"slices"
 	"sync"
 	"testing"
 	"testing/synctest"
@@ -80,24 +81,16 @@ func TestHoldIsCheckedWhenTheRetryStarts(t *testing.T) {
 // operations in flight reached a server that had asked for 30 s.)
 func TestAHoldThatCameDuringAPauseHoldsTheRetry(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		start := time.Now()
-		var mu sync.Mutex
-		var callsOfA []time.Duration
-		base := roundTripFunc(func(r *http.Request) (*http.Response, error) {
-			h := http.Header{}
-			if r.URL.Path == "/b" {
-				h.Set("Retry-After", "10") // holds the host until 10.5 s
-			} else {
-				mu.Lock()
-				callsOfA = append(callsOfA, time.Since(start))
-				mu.Unlock()
+		base := &aAndB{answer: func(path string, _ int) (int, string) {
+			if path == "/b" {
+				return http.StatusServiceUnavailable, "10" // holds the host until 10.5 s
 			}
-			return &http.Response{StatusCode: http.StatusServiceUnavailable, Header: h, Body: http.NoBody, Request: r}, nil
-		})
+			return http.StatusServiceUnavailable, ""
+		}}
 		rt := otelretry.NewTransport(base, quietOptions(otelretry.WithBackoff(otelretry.ConstantBackoff(time.Second)),
 			otelretry.WithMaxAttempts(2), otelretry.WithDeadline(5*time.Second))...)
 		errOfA := getBoth(rt, "/a", "/b", 500*time.Millisecond)
-		if len(callsOfA) != 1 {
+		if callsOfA := base.callsOfA(); len(callsOfA) != 1 {
 			t.Errorf("/a was called at %v: its retry, due at 1s, went out inside the hold (Retry-After: 10 at 500ms)", callsOfA)
 		}
 		var e *otelretry.Error
@@ -115,23 +108,15 @@ func TestAHoldThatCameDuringAPauseHoldsTheRetry(t *testing.T) {
 // hold ran to 1.05 s and refused A's own retry at 1 s (pushback).
 func TestTheOperationsOwnRetryAfterDoesNotHoldItsRetryWhateverTheBudgetHeardFirst(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		start := time.Now()
-		var mu sync.Mutex
-		var callsOfA []time.Duration
-		base := roundTripFunc(func(r *http.Request) (*http.Response, error) {
-			h := http.Header{}
-			if r.URL.Path == "/a" {
-				mu.Lock()
-				callsOfA = append(callsOfA, time.Since(start))
-				n := len(callsOfA)
-				mu.Unlock()
-				if n > 1 {
-					return &http.Response{StatusCode: http.StatusOK, Header: h, Body: http.NoBody, Request: r}, nil
-				}
-				h.Set("Retry-After", "1")
+		base := &aAndB{answer: func(path string, callOfA int) (int, string) {
+			switch {
+			case path == "/b":
+				return http.StatusServiceUnavailable, ""
+			case callOfA > 1:
+				return http.StatusOK, ""
 			}
-			return &http.Response{StatusCode: http.StatusServiceUnavailable, Header: h, Body: http.NoBody, Request: r}, nil
-		})
+			return http.StatusServiceUnavailable, "1"
+		}}
 		classify := func(a otelretry.Answer) otelretry.Classification {
 			if a.Request.URL.Path == "/a" {
 				time.Sleep(200 * time.Millisecond)
@@ -142,7 +127,7 @@ func TestTheOperationsOwnRetryAfterDoesNotHoldItsRetryWhateverTheBudgetHeardFirs
 			otelretry.WithBackoff(otelretry.ConstantBackoff(0)), otelretry.WithClassifier(classify),
 			otelretry.WithMaxAttempts(2), otelretry.WithDeadline(5*time.Second))...)
 		errOfA := getBoth(rt, "/a", "/b", 50*time.Millisecond)
-		if errOfA != nil || len(callsOfA) != 2 || callsOfA[1] != time.Second {
+		if callsOfA := base.callsOfA(); errOfA != nil || len(callsOfA) != 2 || callsOfA[1] != time.Second {
 			t.Errorf("/a was called at %v and ended %v; want its retry at 1s, after its own Retry-After: 1", callsOfA, errOfA)
 		}
 	})
@@ -169,4 +154,39 @@ func getBoth(rt http.RoundTripper, first, second string, secondAfter time.Durati
 	}
 	wg.Wait()
 	return errOfFirst
+}
+
+// aAndB is a base for api.test's /a and /b, in a bubble: it answers each
+// call with answer's status and Retry-After ("" for none), told /a's call
+// number, and notes when /a was called, since the base was first used.
+type aAndB struct {
+	answer func(path string, callOfA int) (status int, retryAfter string)
+	mu     sync.Mutex
+	start  time.Time
+	callsA []time.Duration
+}
+
+func (b *aAndB) RoundTrip(r *http.Request) (*http.Response, error) {
+	b.mu.Lock()
+	if b.start.IsZero() {
+		b.start = time.Now()
+	}
+	if r.URL.Path == "/a" {
+		b.callsA = append(b.callsA, time.Since(b.start))
+	}
+	n := len(b.callsA)
+	b.mu.Unlock()
+	status, retryAfter := b.answer(r.URL.Path, n)
+	h := http.Header{}
+	if retryAfter != "" {
+		h.Set("Retry-After", retryAfter)
+	}
+	return &http.Response{StatusCode: status, Header: h, Body: http.NoBody, Request: r}, nil
+}
+
+// callsOfA is when /a was called.
+func (b *aAndB) callsOfA() []time.Duration {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return slices.Clone(b.callsA)
 }

@@ -1943,9 +1943,7 @@ func TestAHedgeLetGoOfAfterItsRaceReportsItsBodyClosePanic(t *testing.T) {
 				}
 				return nil
 			}))
-		ctx := otelretry.WithIntent(t.Context(), otelretry.Intent{Repeatable: true})
-		req, _ := http.NewRequestWithContext(ctx, http.MethodPost, "http://api.test/search", strings.NewReader(`{"q":1}`))
-		req.GetBody = func() (io.ReadCloser, error) { return panicOnClose{strings.NewReader(`{"q":1}`)}, nil }
+		req := searchWithPanickyCopies(t)
 		resp, err := rt.RoundTrip(req)
 		if err != nil {
 			t.Fatal(err)
@@ -2006,9 +2004,7 @@ func TestAHedgeNotSentMidRaceLetsItsBodyClosePanicGoOn(t *testing.T) {
 						time.Sleep(30 * time.Millisecond) // the 15ms answer is judged at 45ms
 						return otelretry.Classification{}
 					}))
-				ctx := otelretry.WithIntent(t.Context(), otelretry.Intent{Repeatable: true})
-				req, _ := http.NewRequestWithContext(ctx, http.MethodPost, "http://api.test/search", strings.NewReader(`{"q":1}`))
-				req.GetBody = func() (io.ReadCloser, error) { return panicOnClose{strings.NewReader(`{"q":1}`)}, nil }
+				req := searchWithPanickyCopies(t)
 				recovered := roundTripRecovered(rt, req)
 				time.Sleep(time.Second)
 				synctest.Wait()
@@ -2062,9 +2058,7 @@ func TestASecondPanicInARaceReleasesItsAttemptsResponse(t *testing.T) {
 				time.Sleep(30 * time.Millisecond) // judged at 45ms
 				panic("classifier exploded")
 			}))
-		ctx := otelretry.WithIntent(t.Context(), otelretry.Intent{Repeatable: true})
-		req, _ := http.NewRequestWithContext(ctx, http.MethodPost, "http://api.test/search", strings.NewReader(`{"q":1}`))
-		req.GetBody = func() (io.ReadCloser, error) { return panicOnClose{strings.NewReader(`{"q":1}`)}, nil }
+		req := searchWithPanickyCopies(t)
 		recovered := roundTripRecovered(rt, req)
 		time.Sleep(time.Second)
 		synctest.Wait()
@@ -2156,4 +2150,13 @@ func TestNoHedgeOnceTheRaceHeardASuccess(t *testing.T) {
 			t.Errorf("%d of %d operations sent a hedge after their race heard its 200", late, ops)
 		}
 	})
+}
+
+// searchWithPanickyCopies is a POST search marked repeatable, so that it
+// races, whose GetBody copies panic when closed.
+func searchWithPanickyCopies(t *testing.T) *http.Request {
+	ctx := otelretry.WithIntent(t.Context(), otelretry.Intent{Repeatable: true})
+	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, "http://api.test/search", strings.NewReader(`{"q":1}`))
+	req.GetBody = func() (io.ReadCloser, error) { return panicOnClose{strings.NewReader(`{"q":1}`)}, nil }
+	return req
 }
