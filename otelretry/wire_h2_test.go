@@ -14,6 +14,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/http/httptrace"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -492,12 +493,24 @@ func TestWriteQueuedBehindAnotherRequestIsNotUnknown(t *testing.T) {
 				holder <- err
 			}()
 			<-held
-			time.AfterFunc(300*time.Millisecond, func() { close(release) })
+			// Over HTTP/1.1 the slot frees halfway through the POST's second
+			// attempt (each is cut while it waits for the connection), far
+			// from either end of its attempt timeout: freed at a fixed time,
+			// it met an attempt's timeout on a loaded machine, and the cut
+			// came as the connection was got, after the request was written.
+			// Over HTTP/2 the one attempt waits for its stream.
+			var gets atomic.Int32
+			freeAt := map[string]int32{"HTTP/2": 1, "HTTP/1.1": 2}[proto]
+			ctx := httptrace.WithClientTrace(t.Context(), &httptrace.ClientTrace{GetConn: func(string) {
+				if gets.Add(1) == freeAt {
+					time.AfterFunc(50*time.Millisecond, func() { close(release) })
+				}
+			}})
 
 			var results otelretry.Results
 			tr := otelretry.NewTransport(base, otelretry.WithAttemptTimeout(100*time.Millisecond), otelretry.WithDeadline(5*time.Second),
 				otelretry.WithMaxAttempts(10), otelretry.WithBackoff(otelretry.ConstantBackoff(time.Millisecond)), otelretry.WithoutBudget())
-			resp, err := tr.RoundTrip(post(t, otelretry.WithResults(t.Context(), &results), srv.URL+"/orders", "order"))
+			resp, err := tr.RoundTrip(post(t, otelretry.WithResults(ctx, &results), srv.URL+"/orders", "order"))
 			if err == nil {
 				resp.Body.Close()
 			}
