@@ -53,6 +53,14 @@ func redirect(status int) bool {
 	return false
 }
 
+// sendAgain reports whether a redirect with status asks for the request
+// again, elsewhere: every one but 303 See Other, which points at the
+// result of a request the server handled. A write answered so was not
+// applied there, so its repeat keeps its key (see identity.settleKey).
+func sendAgain(status int) bool {
+	return redirect(status) && status != http.StatusSeeOther
+}
+
 // withChain returns req, the request a redirect answered, to set as the
 // response's Request, with the chain c its operation started: the next
 // hop (Request.Response set to the response) finds it there, through any

@@ -1114,3 +1114,35 @@ func TestARepeatSignedAnewKeepsItsKey(t *testing.T) {
 		t.Errorf("the tries went out under keys %q, %d applied; want one key, applied once", keys, len(srv.appliedPayloads()))
 	}
 }
+
+// A 307 or 308 asks for the same write again: it is not the write's
+// success. Under one WithOperationID, a gateway answered the first hop of
+// each try 307 to the same URL; the second try's first hop took the key
+// the lost write had kept, and its 307, taken for a success, let the key
+// go, so the write applied next went out under a new one: applied twice.
+func TestARedirectedWriteKeepsItsKeyForTheRepeat(t *testing.T) {
+	store := newKeyStore(t, lostOnce)
+	var hops atomic.Int32
+	gateway := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if hops.Add(1)%2 == 1 {
+			io.Copy(io.Discard, r.Body)
+			w.Header().Set("Connection", "close") // the next hop on a new one, which net/http does not resend on
+			http.Redirect(w, r, r.URL.Path, http.StatusTemporaryRedirect)
+			return
+		}
+		store.ServeHTTP(w, r)
+	}))
+	t.Cleanup(gateway.Close)
+	client, _ := keyClient(t, otelretry.WithMaxAttempts(1))
+	ctx := otelretry.WithOperationID(t.Context(), "order-7")
+	if _, _, err := send(t, client, ctx, http.MethodPost, gateway.URL+"/orders", `{"sku":"A1"}`); !errors.Is(err, otelretry.ErrOutcomeUnknown) {
+		t.Fatalf("first try: %v, want its answer lost", err)
+	}
+	if status, _, err := send(t, client, ctx, http.MethodPost, gateway.URL+"/orders", `{"sku":"A1"}`); err != nil || status != http.StatusCreated {
+		t.Fatalf("second try: %d, %v", status, err)
+	}
+	keys := store.keysSent("Idempotency-Key")
+	if len(keys) != 2 || keys[0] != keys[1] || len(store.appliedPayloads()) != 1 {
+		t.Errorf("the write reached the service under keys %q, applied %d times; want one key, applied once", keys, len(store.appliedPayloads()))
+	}
+}

@@ -160,8 +160,9 @@ func (i *identity) takeKey(method string, u *url.URL, host string, body []byte, 
 }
 
 // settleKey keeps the operation's generated key under its WithOperationID
-// for a later operation that repeats it, unless it succeeded: a write sent
-// again after a success is a new one. A repeat is the same body too, so a
+// for a later operation that repeats it, unless it succeeded (see
+// sendAgain: a 307 does not): a write sent again after a success is a new
+// one. A repeat is the same body too, so a
 // key kept after a refusal (a 400) is never another write's. A panic
 // keeps it too (the write may have been applied); the first call settles.
 func (i *identity) settleKey(succeeded bool) {

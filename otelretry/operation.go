@@ -515,7 +515,7 @@ func (op *operation) succeed(resp *http.Response, a *attempt, v verdict, p *prog
 	if redirect(resp.StatusCode) {
 		resp.Request = withChain(op.req, newChain(&op.ident, op.clock.deadline, p.lastNumber()))
 	}
-	op.end(v, op.clock.since(), p)
+	op.end(v, op.clock.since(), p, resp.StatusCode)
 	op.report(v, resp.StatusCode, nil, p)
 	return resp
 }
@@ -567,7 +567,7 @@ func (op *operation) fail(v verdict, cause, checkErr error, now time.Duration, p
 		held.callerBody = false
 		closeBody(op.req)
 	}
-	op.end(v, now, p)
+	op.end(v, now, p, 0)
 	err := &Error{Outcome: v.decision.Outcome(), Reason: v.reason, OperationID: op.ident.opID(), Attempts: p.attempts,
 		Err: cause, unknownWrite: v.unknownWrite, resentBy: op.resentBy(p), stateCheckErr: checkErr,
 		callerCause:  op.callerCause(v, cause),
@@ -631,11 +631,12 @@ func (op *operation) awaitCaller() {
 const maxCallerLag = time.Second
 
 // end records the operation's end (its span, its log event, its metrics)
-// and lets go of its body's buffer and its attribute buffer.
-func (op *operation) end(v verdict, now time.Duration, p *progress) {
+// and lets go of its body's buffer and its attribute buffer. status is
+// the answer returned, 0 for none.
+func (op *operation) end(v verdict, now time.Duration, p *progress, status int) {
 	op.t.sender.rec.endOperation(&op.tel, operationEnd{verdict: v, attempts: p.attempts, last: p.last,
 		contract: op.policy().contract, abandoned: p.abandoned, duration: now})
-	op.ident.settleKey(v.decision == attrs.DecisionReturn)
+	op.ident.settleKey(v.decision == attrs.DecisionReturn && !sendAgain(status))
 	op.setup.bodies.release()
 	op.tel.release()
 }
