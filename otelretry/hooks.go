@@ -143,13 +143,14 @@ type Evidence struct {
 }
 
 // Retryable classifies the answer as worth another attempt, after at least
-// pause (0: the Backoff's). A request that is not safe to repeat is still
+// pause (0: the Backoff's; above 24 h, 24 h, the bound of a server's hint,
+// which no deadline reaches in practice). A request that is not safe to repeat is still
 // not resent after it may have been written: only Intent.Repeatable, a
 // method declared with WithIdempotentMethods or an idempotency key (one
 // WithIdempotencyKeys generated, or one under a contract) makes a write
 // repeatable.
 func Retryable(pause time.Duration) Classification {
-	return Classification{kind: classRetryable, pause: max(pause, 0)}
+	return Classification{kind: classRetryable, pause: min(max(pause, 0), maxRetryAfter)}
 }
 
 // NotRetryable classifies the answer as final: the operation stops (or,

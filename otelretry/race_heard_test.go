@@ -6,6 +6,7 @@ package otelretry_test
 import (
 	"context"
 	"io"
+	"math"
 	"net/http"
 	"slices"
 	"strconv"
@@ -199,6 +200,38 @@ func TestAPushbackHeardBeforeTheSuccessHoldsTheHost(t *testing.T) {
 				}
 				if n := secondOp.Load(); n != 1 {
 					t.Errorf("operation 2 made %d attempts; want 1: its retry held by the Retry-After: 5 of operation 1's 503, answered first", n)
+				}
+			})
+		})
+	}
+}
+
+// A Classifier's pause holds the race's retry as a server's hint does. The
+// largest Duration (a classifier's "not before the end of time") overflowed
+// the race's hold and was lost: the retry went out at once, where a pause
+// of an hour kept it back (the deadline comes first).
+func TestAClassifiersLongestPauseHoldsTheRacesRetry(t *testing.T) {
+	for _, pause := range []time.Duration{time.Hour, time.Duration(math.MaxInt64)} {
+		t.Run(pause.String(), func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				var calls atomic.Int32
+				base := firstAndHedges(reply{status: 503, after: 40 * time.Millisecond, header: http.Header{"X-Hold": {"forever"}}},
+					reply{status: 503, after: 40 * time.Millisecond})
+				rt := otelretry.NewTransport(roundTripFunc(func(r *http.Request) (*http.Response, error) {
+					calls.Add(1)
+					return base(r)
+				}), otelretry.WithoutBudget(), otelretry.WithAttemptHeader("X-Attempt"), otelretry.WithDeadline(2*time.Second),
+					otelretry.WithHedging(otelretry.Hedging{Delay: 20 * time.Millisecond, MaxShare: 1}),
+					otelretry.WithBackoff(otelretry.ConstantBackoff(5*time.Millisecond)),
+					otelretry.WithClassifier(func(a otelretry.Answer) otelretry.Classification {
+						if a.Header.Get("X-Hold") != "" {
+							return otelretry.Retryable(pause)
+						}
+						return otelretry.Classification{}
+					}))
+				status, err := getThrough(t, rt, t.Context(), "/items")
+				if n := calls.Load(); n != 2 || err != nil || status != 503 {
+					t.Errorf("%d calls, then %d, %v; want the first attempt and its hedge, then their 503: the first attempt's Classifier asked for a pause of %v", n, status, err, pause)
 				}
 			})
 		})
