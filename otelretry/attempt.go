@@ -666,8 +666,8 @@ func (e *attemptError) ErrorType() string { return string(e.class) }
 
 // decidedError is the error of an attempt concluded with verdict v (see
 // attemptError.verdict).
-func decidedError(err error, class attrs.ErrorClass, caller, wire *url.URL, v verdict) *attemptError {
-	ae := newAttemptError(err, class, caller, wire)
+func decidedError(err error, class attrs.ErrorClass, known requestText, v verdict) *attemptError {
+	ae := newAttemptError(err, class, known)
 	ae.verdict, ae.decided = v, true
 	return ae
 }
@@ -676,6 +676,6 @@ func decidedError(err error, class attrs.ErrorClass, caller, wire *url.URL, v ve
 // request is known by (the caller's, and the prepared request's, wire,
 // when a PrepareAttemptFunc changed it) and of any other URL-like word in it (a
 // hook's error may name a database or a proxy by URL).
-func newAttemptError(err error, class attrs.ErrorClass, caller, wire *url.URL) *attemptError {
-	return &attemptError{err: err, msg: sanitizedMessage(err, caller, wire), class: class}
+func newAttemptError(err error, class attrs.ErrorClass, known requestText) *attemptError {
+	return &attemptError{err: err, msg: sanitizedMessage(err, known), class: class}
 }

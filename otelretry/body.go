@@ -156,7 +156,7 @@ type rawBody struct {
 func (r *rawBody) Read(p []byte) (int, error) {
 	n, err := r.body.Read(p)
 	if err != nil && err != io.EOF {
-		err = sanitizedReadError(err, r.caller, r.wire)
+		err = sanitizedReadError(err, requestText{caller: r.caller, wire: r.wire})
 	}
 	return n, err
 }
@@ -218,7 +218,7 @@ type rawReadWriteCloser struct {
 func (b rawReadWriteCloser) Write(p []byte) (int, error) {
 	n, err := b.w.Write(p)
 	if err != nil {
-		err = sanitizedReadError(err, b.caller, b.wire)
+		err = sanitizedReadError(err, requestText{caller: b.caller, wire: b.wire})
 	}
 	return n, err
 }

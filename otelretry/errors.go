@@ -376,15 +376,15 @@ func newBodyError(err error, msg, errorType string) error {
 // is returned itself, so that a caller comparing it with == still
 // matches; one that merely looks like it holds a userinfo
 // ("deploy@bastion") is sanitized too, since the text cannot tell.
-func sanitizedReadError(err error, caller, wire *url.URL) error {
-	msg := sanitizedMessage(err, caller, wire)
+func sanitizedReadError(err error, known requestText) error {
+	msg := sanitizedMessage(err, known)
 	if msg == err.Error() {
 		return err
 	}
 	if ue, ok := err.(*url.Error); ok && ue.Err != nil {
 		clean := *ue
-		clean.URL, clean.Err = sanitizeRawURL(ue.URL), sanitizedReadError(ue.Err, caller, wire)
-		if sanitizedMessage(&clean, caller, wire) == clean.Error() {
+		clean.URL, clean.Err = sanitizeRawURL(ue.URL), sanitizedReadError(ue.Err, known)
+		if sanitizedMessage(&clean, known) == clean.Error() {
 			return &clean
 		}
 	}

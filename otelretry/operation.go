@@ -7,7 +7,6 @@ import (
 	"context"
 	"errors"
 	"net/http"
-	"net/url"
 	"runtime"
 	"time"
 
@@ -298,10 +297,6 @@ func (op *operation) prepare(a *attempt, p *progress, held *holdings) (verdict, 
 
 // prepareCause is the cause of an attempt that was not sent, sanitized.
 func (op *operation) prepareCause(a *attempt, bodyErr, prepErr, changed error) error {
-	var wireURL *url.URL
-	if a.out != nil {
-		wireURL = a.out.URL
-	}
 	var readErr *bufferReadError
 	switch {
 	case errors.As(bodyErr, &readErr):
@@ -309,9 +304,9 @@ func (op *operation) prepareCause(a *attempt, bodyErr, prepErr, changed error) e
 	case bodyErr != nil:
 		return op.sanitize(getBodyError{bodyErr}, nil)
 	case prepErr != nil:
-		return op.sanitize(prepareError{prepErr}, wireURL)
+		return op.sanitize(prepareError{prepErr}, a)
 	case changed != nil:
-		return op.sanitize(prepareError{changed}, wireURL)
+		return op.sanitize(prepareError{changed}, a)
 	case op.key.conflict:
 		return keyConflictError{op.key.conflictHeaders}
 	}
@@ -354,7 +349,7 @@ func (op *operation) conclude(a *attempt, resp *http.Response, err error) result
 	a.concluded(&o, class, evidence, v, pending)
 	op.t.sender.rec.recordAttempt(&op.tel, a.span, &a.ev)
 	if err != nil {
-		return result{err: decidedError(err, class, op.req.URL, a.preparedURL(), v), v: v}
+		return result{err: decidedError(err, class, op.requestText(a), v), v: v}
 	}
 	return result{resp: resp, v: v}
 }
@@ -477,7 +472,7 @@ func (op *operation) checkState(a *attempt, cause error, p *progress) (verdict, 
 	if hook == nil {
 		return a.ev.verdict, nil, nil
 	}
-	sanitize := func(err error) error { return op.sanitize(err, a.out.URL) }
+	sanitize := func(err error) error { return op.sanitize(err, a) }
 	check := runStateCheck(op.tel.ctx, op.clock.deadline, hook, op.t.sender.rec, op.ident.opID(), a, cause, sanitize)
 	judged := false
 	defer func() {
@@ -521,13 +516,22 @@ func (op *operation) succeed(resp *http.Response, a *attempt, v verdict, p *prog
 }
 
 // sanitize returns err, from a hook or GetBody, with a message from which
-// the URLs the request is known by (the caller's, and wire, the prepared
-// request's, when a hook changed it) are sanitized.
-func (op *operation) sanitize(err error, wire *url.URL) error {
+// what the request is known by (see requestText: of a, when there is one)
+// is taken out.
+func (op *operation) sanitize(err error, a *attempt) error {
 	if err == nil {
 		return nil
 	}
-	return newAttemptError(err, attrs.ErrorClassOther, op.req.URL, wire)
+	return newAttemptError(err, attrs.ErrorClassOther, op.requestText(a))
+}
+
+// requestText is what an error of attempt a (nil: of none) may repeat of
+// the request: the caller's URL and headers, and the prepared request's.
+func (op *operation) requestText(a *attempt) requestText {
+	if a == nil || a.out == nil {
+		return requestText{caller: op.req.URL, headers: [2]http.Header{op.req.Header}}
+	}
+	return requestText{caller: op.req.URL, wire: a.preparedURL(), headers: [2]http.Header{op.req.Header, a.out.Header}}
 }
 
 // abandonPlanned records a call that a retry planned and that was not

@@ -4,6 +4,7 @@
 package otelretry
 
 import (
+	"net/http"
 	"net/url"
 	"strconv"
 	"strings"
@@ -54,8 +55,8 @@ func (c *lastURL) sanitize(u *url.URL) string {
 
 // sanitizeErrorText removes secrets from msg, the text of err: every URL
 // of a *url.Error in err's chain and every spelling of u (the request's
-// URL) is replaced by its sanitized form, and u's query and password are
-// replaced wherever they still appear.
+// URL) is replaced by its sanitized form, and u's query and userinfo are
+// replaced wherever they still appear, percent-encoded or not.
 func sanitizeErrorText(msg string, err error, u *url.URL) string {
 	replace := func(raw string, clean string) {
 		if raw == "" || raw == clean || !strings.Contains(msg, raw) {
@@ -78,9 +79,13 @@ func sanitizeErrorText(msg string, err error, u *url.URL) string {
 			replace(u.RawQuery, redactedQuery(u.RawQuery))
 		}
 		if u.User != nil {
+			// As written in the URL (percent-encoded, as *url.Userinfo
+			// prints itself) and decoded.
 			if p, ok := u.User.Password(); ok {
+				replace(strings.TrimPrefix(url.UserPassword("", p).String(), ":"), attrs.Redacted)
 				replace(p, attrs.Redacted)
 			}
+			replace(url.User(u.User.Username()).String(), attrs.Redacted)
 			replace(u.User.Username(), attrs.Redacted)
 		}
 	}
@@ -116,13 +121,72 @@ func redactedQuery(raw string) string {
 	return strings.TrimPrefix(SanitizeURL(&url.URL{RawQuery: raw}), "?")
 }
 
+// requestText is what an error's text may repeat of a request that
+// telemetry must not: the URLs the request is known by (caller, and wire,
+// the prepared request's, when a PrepareAttemptFunc changed it) and its
+// headers, the caller's and those sent, whose credentials' values (see
+// credentialHeader) are taken out.
+type requestText struct {
+	caller, wire *url.URL
+	headers      [2]http.Header
+}
+
 // sanitizedMessage is err's message with the URLs the request is known by
-// (caller, and wire when it differs) and any other URL-like word in it
-// sanitized.
-func sanitizedMessage(err error, caller, wire *url.URL) string {
-	msg := sanitizeErrorText(err.Error(), err, caller)
-	if wire != nil && wire != caller {
-		msg = sanitizeErrorText(msg, nil, wire)
+// sanitized, the values of its credential headers replaced and any other
+// URL-like word in it sanitized.
+func sanitizedMessage(err error, known requestText) string {
+	msg := sanitizeErrorText(err.Error(), err, known.caller)
+	if known.wire != nil && known.wire != known.caller {
+		msg = sanitizeErrorText(msg, nil, known.wire)
+	}
+	for _, h := range known.headers {
+		msg = scrubCredentials(msg, h)
 	}
 	return redact.Text(msg)
+}
+
+// credentialWords are what the name of a header that carries a credential
+// holds: Authorization, Proxy-Authorization, Cookie, X-Api-Key,
+// X-Amz-Security-Token, X-Vault-Token, X-Session-Id, ...
+var credentialWords = [...]string{"auth", "cookie", "token", "secret", "key", "pass", "session", "signature", "credential"}
+
+// credentialHeader reports whether the header named name carries a
+// credential, by its name.
+func credentialHeader(name string) bool {
+	name = strings.ToLower(name)
+	for _, w := range credentialWords {
+		if strings.Contains(name, w) {
+			return true
+		}
+	}
+	return false
+}
+
+// minCredentialPart is the length from which a part of a credential
+// header's value (the token after "Bearer ", a cookie's value, a
+// signature) is replaced on its own: shorter ones would match ordinary
+// words of the text.
+const minCredentialPart = 8
+
+// scrubCredentials replaces in msg every value of h's credential headers
+// (a base or a hook may print the request it was given), whole, then each
+// of its parts between spaces, commas, semicolons and '=' of at least
+// minCredentialPart bytes.
+func scrubCredentials(msg string, h http.Header) string {
+	for name, values := range h {
+		if !credentialHeader(name) {
+			continue
+		}
+		for _, v := range values {
+			if v = strings.TrimSpace(v); len(v) >= 4 && strings.Contains(msg, v) {
+				msg = strings.ReplaceAll(msg, v, attrs.Redacted)
+			}
+			for part := range strings.FieldsFuncSeq(v, func(r rune) bool { return r == ' ' || r == ',' || r == ';' || r == '=' }) {
+				if len(part) >= minCredentialPart && strings.Contains(msg, part) {
+					msg = strings.ReplaceAll(msg, part, attrs.Redacted)
+				}
+			}
+		}
+	}
+	return msg
 }

@@ -203,3 +203,41 @@ func TestBaseURLErrorsAreSanitized(t *testing.T) {
 		t.Errorf("err = %q, lost the cause", err)
 	}
 }
+
+// A base (or a hook) whose error prints the request it was given leaks
+// nothing of it: not the URL's password as *url.Userinfo prints it
+// (percent-encoded; the decoded one alone was replaced, so the text read
+// "REDACTED:wJalrXUtnFEMI%2FK7MDENG"), nor the values of its credential
+// headers (docs/telemetry.md: "otelretry records no header's value, on
+// any channel"), the caller's or those a PrepareAttemptFunc added.
+func TestABasesErrorThatPrintsTheRequestLeaksNoCredential(t *testing.T) {
+	h := newHarness(t, nil)
+	rt := otelretry.NewTransport(roundTripFunc(func(r *http.Request) (*http.Response, error) {
+		return nil, fmt.Errorf("proxy refused %s with %v", r.URL.User, r.Header)
+	}), otelretry.WithTracerProvider(h.tp), otelretry.WithMaxAttempts(1),
+		otelretry.WithPrepareAttempt(func(r *http.Request, n int) error {
+			r.Header.Set("X-Amz-Security-Token", "PREP-SESSION-TOKEN")
+			return nil
+		}))
+	req := get(t, t.Context(), "http://alice:wJalrXUtnFEMI%2FK7MDENG@api.test/v1")
+	req.Header.Set("Authorization", "Bearer AUTH-SECRET-1")
+	req.Header.Set("Cookie", "theme=dark; session=COOKIE-SECRET-2")
+	_, err := rt.RoundTrip(req)
+	if err == nil {
+		t.Fatal("want an error")
+	}
+	texts := []string{err.Error()}
+	for _, s := range h.ended() {
+		texts = append(texts, s.Status().Description)
+	}
+	for _, text := range texts {
+		for _, secret := range []string{"alice", "wJalrXUtnFEMI", "K7MDENG", "AUTH-SECRET-1", "COOKIE-SECRET-2", "PREP-SESSION-TOKEN"} {
+			if strings.Contains(text, secret) {
+				t.Errorf("%q leaks %q", text, secret)
+			}
+		}
+	}
+	if !strings.Contains(err.Error(), "proxy refused") {
+		t.Errorf("err = %q, lost the cause", err)
+	}
+}
