@@ -51,6 +51,11 @@ var (
 // errNilURL rejects a request that names no URL.
 var errNilURL = errors.New("otelretry: nil Request.URL")
 
+// errNotBuilt rejects a request sent through a Transport NewTransport did
+// not make (a zero value), which an http.Transport's zero value would
+// have made a newcomer try.
+var errNotBuilt = errors.New("otelretry: Transport not made by NewTransport (its zero value is not usable); not sent")
+
 // errUserinfoInHost rejects a request whose URL holds a userinfo in Host,
 // where no base reads one.
 var errUserinfoInHost = errors.New("otelretry: Request.URL.Host holds an '@' (a userinfo belongs in URL.User); not sent")

@@ -19,7 +19,8 @@ import (
 
 // Transport is an http.RoundTripper that retries requests within one
 // deadline and records every operation and attempt as spans, logs and
-// metrics. Create it with NewTransport. It is safe for concurrent use.
+// metrics. Create it with NewTransport: its zero value refuses every
+// request with an error that says so. It is safe for concurrent use.
 type Transport struct {
 	// shared is what every operation of the Transport shares (see
 	// runOperation).
@@ -150,6 +151,10 @@ func (t *Transport) CancelRequest(*http.Request) {}
 // outcome, or an *Error when no response can be returned. req is not
 // modified; its body is closed.
 func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
+	if t == nil || t.sender.base == nil {
+		closeBody(req)
+		return nil, errNotBuilt // a zero Transport has no base, no telemetry, no budget
+	}
 	if req.URL == nil {
 		closeBody(req)
 		return nil, errNilURL // as net/http does, before any telemetry

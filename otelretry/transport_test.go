@@ -556,6 +556,24 @@ func TestRequestWithoutURLIsRefusedWithAnError(t *testing.T) {
 	}
 }
 
+// A Transport's zero value, tried as an http.Transport's would be, panicked
+// with a nil pointer out of http.Client.Do; it refuses the request with an
+// error that says what to do, and closes its body, as a RoundTripper must.
+func TestAZeroTransportRefusesWithAnErrorThatNamesNewTransport(t *testing.T) {
+	body := &closeRecorder{Reader: strings.NewReader("x")}
+	req, _ := http.NewRequestWithContext(t.Context(), http.MethodPost, "http://api.test/", body)
+	for name, rt := range map[string]*otelretry.Transport{"zero": {}, "nil": nil} {
+		body.closed = false
+		resp, err := (&http.Client{Transport: rt}).Do(req)
+		if resp != nil || err == nil || !strings.Contains(err.Error(), "NewTransport") {
+			t.Errorf("%s Transport: %v, %v; want an error that names NewTransport", name, resp, err)
+		}
+		if !body.closed {
+			t.Errorf("%s Transport: the request body was not closed", name)
+		}
+	}
+}
+
 // A URL built by hand with a userinfo in its Host is refused before any
 // telemetry: no base sends it (net/http looks the whole text up as a host
 // name), and server.address, otelretry's and otelhttp's, on the spans, the
