@@ -288,9 +288,10 @@ func WithLogger(l *slog.Logger) Option {
 // attrs.LogEventOperation ("retry.operation"), with its outcome, reason,
 // attempts, deadline, id, method, sanitized url.full and server address,
 // in the operation span's context, timed at the operation's start and
-// carrying its duration. Severity: INFO for return, WARN for retry, ERROR
-// for every other decision or outcome (the operation ends without the
-// answer it wanted, check_state included). A record is built only when
+// carrying its duration. Severity: INFO for return and superseded (a
+// hedged race's answer discarded), WARN for retry, ERROR for every other
+// decision or outcome (the operation ends without the answer it wanted,
+// check_state included). A record is built only when
 // the Logger is Enabled for it. Nil is ignored: without this option no
 // log event is emitted. Pass global.GetLoggerProvider()
 // (go.opentelemetry.io/otel/log/global) to use the global provider.
@@ -413,13 +414,12 @@ func WithRetryableStatuses(codes ...int) Option {
 // and "X-Idempotency-Key") then retry like safe methods; the operation span
 // records retry.idempotency_contract=true. Without this option such a
 // request is treated like any other write: only the server can prove the
-// contract, and the client may rely on it only when told so.
+// contract, and the client may rely on it only when told so. A name that
+// is not a header name is ignored and reported; with none left, the
+// defaults hold.
 func WithIdempotencyKeyContract(headers ...string) Option {
 	return optionFunc(func(c *config) {
-		c.idempotencyHeaders = []string{"Idempotency-Key", "X-Idempotency-Key"}
-		if len(headers) > 0 {
-			c.idempotencyHeaders = headers
-		}
+		c.idempotencyHeaders = c.keyHeaders("WithIdempotencyKeyContract", headers)
 	})
 }
 
@@ -431,14 +431,29 @@ func WithIdempotencyKeyContract(headers ...string) Option {
 // that a layer above that resends it under the same key (stripe-go does)
 // repeats it safely, while otelretry itself treats it as any other write:
 // it does not resend it, and refuses net/http's own resends of it. Use it
-// under an SDK that retries writes on its own with a stable key.
+// under an SDK that retries writes on its own with a stable key. A name
+// that is not a header name is ignored and reported, as there.
 func WithRecordedIdempotencyKey(headers ...string) Option {
 	return optionFunc(func(c *config) {
-		c.recordedKeyHeaders = []string{"Idempotency-Key", "X-Idempotency-Key"}
-		if len(headers) > 0 {
-			c.recordedKeyHeaders = headers
-		}
+		c.recordedKeyHeaders = c.keyHeaders("WithRecordedIdempotencyKey", headers)
 	})
+}
+
+// keyHeaders is the key headers option names: the valid ones of headers
+// (another is ignored and reported), or the draft's two when none is.
+func (c *config) keyHeaders(option string, headers []string) []string {
+	var valid []string
+	for _, h := range headers {
+		if !validHeaderName(h) {
+			c.invalid(option, h, "want a header name")
+			continue
+		}
+		valid = append(valid, h)
+	}
+	if len(valid) == 0 {
+		return []string{"Idempotency-Key", "X-Idempotency-Key"}
+	}
+	return valid
 }
 
 // WithRetryHint reads the response header that carries the server's

@@ -1146,3 +1146,38 @@ func TestARedirectedWriteKeepsItsKeyForTheRepeat(t *testing.T) {
 		t.Errorf("the write reached the service under keys %q, applied %d times; want one key, applied once", keys, len(store.appliedPayloads()))
 	}
 }
+
+// README: "out-of-range values are ignored and reported once". A key
+// contract's header name that is none ("", "Idempotency Key") replaced
+// the draft's two, unreported, so a POST under the caller's
+// Idempotency-Key was a plain write and its 503 was not retried.
+func TestABadKeyContractHeaderIsIgnoredAndReported(t *testing.T) {
+	for name, opt := range map[string]otelretry.Option{
+		"contract, empty":           otelretry.WithIdempotencyKeyContract(""),
+		"contract, with a space":    otelretry.WithIdempotencyKeyContract("Idempotency Key"),
+		"recorded, with a colon":    otelretry.WithRecordedIdempotencyKey("Key:"),
+		"contract, one good of two": otelretry.WithIdempotencyKeyContract("Idempotency_Key\n", "Idempotency-Key"),
+	} {
+		t.Run(name, func(t *testing.T) {
+			errs := captureOtelErrors(t)
+			var calls atomic.Int32
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				if calls.Add(1) == 1 {
+					w.WriteHeader(http.StatusServiceUnavailable)
+					return
+				}
+				w.WriteHeader(http.StatusCreated)
+			}))
+			t.Cleanup(srv.Close)
+			client, _ := dialectClient(t, opt, otelretry.WithBackoff(otelretry.ConstantBackoff(time.Millisecond)))
+			if got := errs(); len(got) != 1 {
+				t.Errorf("reported %d times (%v), want once", len(got), got)
+			}
+			status, _, err := send(t, client, t.Context(), http.MethodPost, srv.URL+"/orders", `{}`, "Idempotency-Key", `"k-1"`)
+			contract := !strings.HasPrefix(name, "recorded")
+			if want := map[bool]int{true: http.StatusCreated, false: http.StatusServiceUnavailable}[contract]; err != nil || status != want {
+				t.Errorf("the keyed POST: %d, %v after %d calls; want %d", status, err, calls.Load(), want)
+			}
+		})
+	}
+}

@@ -694,8 +694,8 @@ func handleStrayPanic(what string, v any) {
 var nonRecording = trace.SpanFromContext(context.Background())
 
 // The log events (WithLoggerProvider) and the slog records (WithLogger)
-// share one severity: INFO for return, WARN for retry, ERROR for every
-// other decision, each of which ends the operation without the answer it
+// share one severity: INFO for return and superseded (nothing went
+// wrong), WARN for retry, ERROR for every other decision, each of which ends the operation without the answer it
 // wanted (check_state included: the write's outcome is unknown). An
 // operation event is INFO when its outcome is return, else ERROR. A late
 // writes record is INFO.
