@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"go.opentelemetry.io/otel/attribute"
 	sdklog "go.opentelemetry.io/otel/sdk/log"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
@@ -67,9 +68,10 @@ func (lookingUpProcessor) Shutdown(context.Context) error                       
 func (lookingUpProcessor) ForceFlush(context.Context) error                        { return nil }
 
 // TestTelemetrysCallIsAnOperationOfItsOwn: the user's telemetry (a slog
-// handler, a log processor, a span processor's OnStart) that calls
-// through the same Transport with the context it was handed makes an
-// operation of its own: it takes none of the outer operation's id,
+// handler, a log processor, a span processor's OnStart), and a function
+// handed the caller's request (a metric labeler, a span name formatter, a
+// Budget's Key), that calls through the same Transport with the context it
+// was handed makes an operation of its own: it takes none of the outer operation's id,
 // Intent, attempt numbers or result slot.
 func TestTelemetrysCallIsAnOperationOfItsOwn(t *testing.T) {
 	var items atomic.Int32
@@ -81,7 +83,7 @@ func TestTelemetrysCallIsAnOperationOfItsOwn(t *testing.T) {
 		io.WriteString(w, "ok")
 	}))
 	defer srv.Close()
-	for _, telemetry := range []string{"slog handler", "log processor", "span processor"} {
+	for _, telemetry := range []string{"slog handler", "log processor", "span processor", "metric labeler", "span name formatter", "budget key"} {
 		t.Run(telemetry, func(t *testing.T) {
 			items.Store(0)
 			base := srv.Client().Transport.(*http.Transport).Clone()
@@ -98,7 +100,10 @@ func TestTelemetrysCallIsAnOperationOfItsOwn(t *testing.T) {
 			}}
 			rec := tracetest.NewSpanRecorder()
 			processors := []sdktrace.TracerProviderOption{sdktrace.WithSpanProcessor(rec)}
-			opts := []otelretry.Option{otelretry.WithBackoff(otelretry.ConstantBackoff(time.Millisecond)), otelretry.WithoutBudget()}
+			opts := []otelretry.Option{otelretry.WithBackoff(otelretry.ConstantBackoff(time.Millisecond))}
+			if telemetry != "budget key" {
+				opts = append(opts, otelretry.WithoutBudget())
+			}
 			switch telemetry {
 			case "slog handler":
 				opts = append(opts, otelretry.WithLogger(slog.New(shippingHandler{ship})))
@@ -106,6 +111,21 @@ func TestTelemetrysCallIsAnOperationOfItsOwn(t *testing.T) {
 				opts = append(opts, otelretry.WithLoggerProvider(sdklog.NewLoggerProvider(sdklog.WithProcessor(shippingProcessor{ship}))))
 			case "span processor":
 				processors = append(processors, sdktrace.WithSpanProcessor(lookingUpProcessor{ship}))
+			case "metric labeler": // the functions handed the caller's request, from the second call on
+				opts = append(opts, otelretry.WithMetricAttributes(func(r *http.Request) []attribute.KeyValue {
+					ship.handle(r.Context())
+					return nil
+				}))
+			case "span name formatter":
+				opts = append(opts, otelretry.WithSpanNameFormatter(func(r *http.Request) string {
+					ship.handle(r.Context())
+					return "retry " + r.Method
+				}))
+			case "budget key":
+				opts = append(opts, otelretry.WithBudget(&otelretry.Budget{Key: func(r *http.Request) string {
+					ship.handle(r.Context())
+					return r.URL.Host
+				}}))
 			}
 			opts = append(opts, otelretry.WithTracerProvider(sdktrace.NewTracerProvider(processors...)))
 			client = &http.Client{Transport: otelretry.NewTransport(base, opts...)}

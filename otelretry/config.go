@@ -48,7 +48,6 @@ func newConfig(opts []Option) config {
 		hints:                defaultRetryHints(),
 		verdictHeaders:       defaultShouldRetryHeaders(),
 		bodyBufferTotal:      defaultBodyBufferTotal,
-		operationName:        defaultOperationName,
 		attemptName:          defaultAttemptName,
 		clientSpans:          true,
 	}
@@ -211,7 +210,7 @@ type config struct {
 	// hedging is WithHedging's, nil without it.
 	hedging *Hedging
 
-	operationName func(*http.Request) string
+	operationName func(*http.Request) string // nil: defaultOperationName
 	attemptName   func(*http.Request) string
 	clientSpans   bool
 	metricsServer bool

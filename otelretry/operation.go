@@ -120,7 +120,11 @@ func (op *operation) begin(held *holdings) {
 			op.ident.countRepeats(t.repeats.next(parent))
 		}
 	}
-	op.keys = keysOf(t.budget, req)
+	keyed := req
+	if t.budget != nil && t.budget.Key != nil {
+		keyed = op.tel.userRequest()
+	}
+	op.keys = keysOf(t.budget, keyed)
 	op.setup = attemptSetup{owner: op, sender: &t.sender, ctx: op.tel.ctx, caller: req, clock: &op.clock,
 		bodies: bodySource{caller: req, hasBody: hasBody}, maxAttempts: op.plan.attemptLimit()}
 	op.beginRace(hedgingOf(sc.intent, t.cfg.hedging))

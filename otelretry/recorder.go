@@ -71,14 +71,14 @@ type recorder struct {
 	tracer     trace.Tracer
 	noopTracer bool
 	// internal is the start option of the transport's own spans.
-	internal         []trace.SpanStartOption
-	metrics          *metrics.Recorder
-	logger           *slog.Logger
-	events           log.Logger
-	operationName    func(*http.Request) string
-	attemptName      func(*http.Request) string
-	metricsServer    bool
-	metricAttributes func(*http.Request) []attribute.KeyValue
+	internal          []trace.SpanStartOption
+	metrics           *metrics.Recorder
+	logger            *slog.Logger
+	events            log.Logger
+	userOperationName func(*http.Request) string // nil: the default
+	attemptName       func(*http.Request) string
+	metricsServer     bool
+	metricAttributes  func(*http.Request) []attribute.KeyValue
 	// keyValues: an idempotency key's value is recorded on spans and log
 	// records (WithIdempotencyKeyValues).
 	keyValues bool
@@ -101,12 +101,15 @@ type opRecord struct {
 	// which only the operation does.
 	recording bool
 	req       *http.Request // the caller's: its URL
-	method    string
-	ident     *identity
-	clock     *clock
-	urls      *lastURL
-	cleanURL  string
-	labels    attribute.Set // extra metric labels (WithMetricAttributes)
+	// userReq is req below the operation's boundary, made for the first
+	// user function given it (see userRequest).
+	userReq  *http.Request
+	method   string
+	ident    *identity
+	clock    *clock
+	urls     *lastURL
+	cleanURL string
+	labels   attribute.Set // extra metric labels (WithMetricAttributes)
 	// key is the idempotency key the operation's request carries, as it is
 	// recorded (recordKey).
 	key keyRecord
@@ -193,6 +196,18 @@ func (o *opRecord) recordConcurrently() {
 	o.concurrent = true
 }
 
+// userRequest is the caller's request as a user's function that is
+// handed it (a WithMetricAttributes labeler, a WithSpanNameFormatter, a
+// Budget's Key) sees it: its context below the operation's boundary, so
+// that a call the function makes with it is an operation of its own,
+// inheriting none of the caller's id, intent and result slot.
+func (o *opRecord) userRequest() *http.Request {
+	if o.userReq == nil {
+		o.userReq = o.req.WithContext(&o.bounded)
+	}
+	return o.userReq
+}
+
 func (o *opRecord) sanitizedURL() string {
 	if o.cleanURL == "" {
 		o.cleanURL = o.urls.sanitize(o.req.URL)
@@ -211,7 +226,7 @@ func (r *recorder) startOperation(o *opRecord, caller context.Context, req *http
 	*o = opRecord{req: req, method: method, ident: ident, clock: c, urls: &r.urls, bounded: boundedContext{Context: caller}}
 	ctx := context.Context(&o.bounded)
 	if f := r.metricAttributes; f != nil {
-		o.labels = metrics.NewLabels(f(req)...)
+		o.labels = metrics.NewLabels(f(o.userRequest())...)
 	}
 	switch parent := trace.SpanFromContext(ctx); {
 	case r.noopTracer && !parent.IsRecording():
@@ -220,9 +235,18 @@ func (r *recorder) startOperation(o *opRecord, caller context.Context, req *http
 		o.ctx, o.span = r.tracer.Start(ctx, "", r.internal...)
 	default:
 		kv := r.startFields(o, o.attrs())
-		o.ctx, o.span = r.tracer.Start(ctx, r.operationName(req), r.internal[0], trace.WithAttributes(kv...))
+		o.ctx, o.span = r.tracer.Start(ctx, r.operationName(o), r.internal[0], trace.WithAttributes(kv...))
 	}
 	o.recording = o.span.IsRecording()
+}
+
+// operationName names o's span: the user's formatter's name, or the
+// default.
+func (r *recorder) operationName(o *opRecord) string {
+	if r.userOperationName == nil {
+		return defaultOperationName(o.req)
+	}
+	return r.userOperationName(o.userRequest())
 }
 
 // startFields appends the fields the operation is known by from its start,
