@@ -147,8 +147,8 @@ func TestConfigNilValuesAreIgnoredSilently(t *testing.T) {
 		t.Errorf("backoff = %#v, want the default", c.backoff)
 	}
 	req := &http.Request{Method: http.MethodGet}
-	if c.operationName(req) != "retry GET" || c.attemptName(req) != "GET" {
-		t.Errorf("span names = %q, %q; want the defaults", c.operationName(req), c.attemptName(req))
+	if c.operationName != nil || c.attemptName(req) != "GET" {
+		t.Errorf("span names = %q, %q; want the defaults", defaultOperationName(req), c.attemptName(req))
 	}
 }
 

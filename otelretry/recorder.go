@@ -71,14 +71,17 @@ type recorder struct {
 	tracer     trace.Tracer
 	noopTracer bool
 	// internal is the start option of the transport's own spans.
-	internal          []trace.SpanStartOption
-	metrics           *metrics.Recorder
-	logger            *slog.Logger
-	events            log.Logger
-	userOperationName func(*http.Request) string // nil: the default
-	attemptName       func(*http.Request) string
-	metricsServer     bool
-	metricAttributes  func(*http.Request) []attribute.KeyValue
+	internal      []trace.SpanStartOption
+	metrics       *metrics.Recorder
+	logger        *slog.Logger
+	events        log.Logger
+	operationName func(*http.Request) string
+	// userNamed: operationName is the user's (WithSpanNameFormatter),
+	// handed the request as users' functions are (see userRequest).
+	userNamed        bool
+	attemptName      func(*http.Request) string
+	metricsServer    bool
+	metricAttributes func(*http.Request) []attribute.KeyValue
 	// keyValues: an idempotency key's value is recorded on spans and log
 	// records (WithIdempotencyKeyValues).
 	keyValues bool
@@ -235,18 +238,18 @@ func (r *recorder) startOperation(o *opRecord, caller context.Context, req *http
 		o.ctx, o.span = r.tracer.Start(ctx, "", r.internal...)
 	default:
 		kv := r.startFields(o, o.attrs())
-		o.ctx, o.span = r.tracer.Start(ctx, r.operationName(o), r.internal[0], trace.WithAttributes(kv...))
+		o.ctx, o.span = r.tracer.Start(ctx, r.nameOperation(o), r.internal[0], trace.WithAttributes(kv...))
 	}
 	o.recording = o.span.IsRecording()
 }
 
-// operationName names o's span: the user's formatter's name, or the
+// nameOperation names o's span: the user's formatter's name, or the
 // default.
-func (r *recorder) operationName(o *opRecord) string {
-	if r.userOperationName == nil {
-		return defaultOperationName(o.req)
+func (r *recorder) nameOperation(o *opRecord) string {
+	if !r.userNamed {
+		return r.operationName(o.req)
 	}
-	return r.userOperationName(o.userRequest())
+	return r.operationName(o.userRequest())
 }
 
 // startFields appends the fields the operation is known by from its start,

@@ -65,6 +65,10 @@ func NewTransport(base http.RoundTripper, opts ...Option) *Transport {
 	if budget == nil && !cfg.noBudget {
 		budget = &Budget{}
 	}
+	operationName := cfg.operationName
+	if operationName == nil {
+		operationName = defaultOperationName
+	}
 	t := &Transport{}
 	hedger := &hedger{}
 	var client http.RoundTripper
@@ -83,18 +87,19 @@ func NewTransport(base http.RoundTripper, opts ...Option) *Transport {
 			client: client,
 			prop:   prop,
 			rec: &recorder{
-				mode:              mode,
-				tracer:            tracer,
-				noopTracer:        noopTracer,
-				internal:          []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindInternal)},
-				metrics:           mr,
-				logger:            cfg.logger,
-				events:            cfg.events,
-				userOperationName: cfg.operationName,
-				attemptName:       cfg.attemptName,
-				metricsServer:     cfg.metricsServer,
-				metricAttributes:  cfg.metricAttributes,
-				keyValues:         cfg.keyValues,
+				mode:             mode,
+				tracer:           tracer,
+				noopTracer:       noopTracer,
+				internal:         []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindInternal)},
+				metrics:          mr,
+				logger:           cfg.logger,
+				events:           cfg.events,
+				operationName:    operationName,
+				userNamed:        cfg.operationName != nil,
+				attemptName:      cfg.attemptName,
+				metricsServer:    cfg.metricsServer,
+				metricAttributes: cfg.metricAttributes,
+				keyValues:        cfg.keyValues,
 			},
 			prepare:       cfg.prepare,
 			trustResends:  cfg.trustResends,
