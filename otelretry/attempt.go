@@ -627,10 +627,14 @@ func afterPanic(f func()) {
 // checkCopy is the copy of the write a state check gets: the prepared
 // request that went on the wire, without its body (it was sent, and is
 // not the hook's to read or close), with the idempotency headers under
-// their canonical names.
+// their canonical names, and without the attempt header and the operation
+// id header otelretry stamped: they are the write's, and a lookup sent
+// from the copy is an operation of its own, which stamps its own.
 func (a *attempt) checkCopy(ctx context.Context) *http.Request {
 	c := a.out.Clone(ctx)
 	c.Body, c.GetBody, c.ContentLength = http.NoBody, nil, 0
+	a.setup.sender.attemptHeader.unstamp(c.Header, a.setup.caller.Header)
+	a.setup.opID.unstamp(c.Header, a.setup.caller.Header)
 	for _, k := range netHTTPIdempotencyKeys {
 		if v, ok := c.Header[k.hidden]; ok {
 			delete(c.Header, k.hidden)

@@ -13,6 +13,7 @@ import (
 	"net/http/httptest"
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -232,5 +233,65 @@ func TestAHooksCallCopiedFromARedirectHopIsNotTheChainsNextHop(t *testing.T) {
 		"lookup-of-order-9 after ": 1, "lookup-of-order-9 after 1": 1}
 	if !maps.Equal(hops, want) {
 		t.Errorf("operation spans by id and redirects before: %v, want %v", hops, want)
+	}
+}
+
+// A state check's lookup built from StateCheck.Request is an operation of
+// its own on the wire too: it went out with the write's operation id
+// (WithOperationIDHeader) and "attempt 1" on each of its tries
+// (WithAttemptHeader), headers otelretry had stamped on the write, so the
+// server filed it under the write and saw its retry as a first attempt.
+func TestALookupCopiedFromTheWriteSendsItsOwnIDAndAttemptHeaders(t *testing.T) {
+	stop := make(chan struct{})
+	var lookups []string // each lookup's id and attempt headers, as the server saw them
+	var mu sync.Mutex
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		if r.URL.Path == "/orders" {
+			select { // processed, never answered: the attempt timeout cuts it
+			case <-r.Context().Done():
+			case <-stop:
+			}
+			return
+		}
+		mu.Lock()
+		lookups = append(lookups, r.Header.Get("X-Operation-Id")+" "+r.Header.Get("X-Envoy-Attempt-Count"))
+		first := len(lookups) == 1
+		mu.Unlock()
+		if first {
+			w.WriteHeader(http.StatusServiceUnavailable)
+			return
+		}
+		w.WriteHeader(http.StatusNotFound)
+	}))
+	defer srv.Close()
+	defer close(stop)
+	base := srv.Client().Transport.(*http.Transport).Clone()
+	defer base.CloseIdleConnections()
+	var client *http.Client
+	check := func(ctx context.Context, c otelretry.StateCheck) (otelretry.StateResult, error) {
+		req := c.Request.Clone(otelretry.WithOperationID(ctx, "lookup-of-order-9"))
+		req.Method, req.URL.Path = http.MethodGet, "/lookup"
+		resp, err := client.Do(req)
+		if err != nil {
+			return otelretry.StateResult{}, err
+		}
+		resp.Body.Close()
+		return otelretry.StateResult{State: attrs.StateUnknown}, nil
+	}
+	client = &http.Client{Transport: otelretry.NewTransport(base,
+		otelretry.WithOperationIDHeader("X-Operation-Id"), otelretry.WithAttemptHeader("X-Envoy-Attempt-Count"),
+		otelretry.WithAttemptTimeout(100*time.Millisecond), otelretry.WithDeadline(5*time.Second),
+		otelretry.WithBackoff(otelretry.ConstantBackoff(time.Millisecond)),
+		otelretry.WithoutBudget(), otelretry.WithStateCheck(check))}
+	ctx := otelretry.WithOperationID(t.Context(), "write-order-9")
+	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, srv.URL+"/orders", strings.NewReader("order 9"))
+	if _, err := client.Do(req); !errors.Is(err, otelretry.ErrOutcomeUnknown) {
+		t.Fatalf("err = %v, want the write's outcome unknown", err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if want := []string{"lookup-of-order-9 1", "lookup-of-order-9 2"}; !slices.Equal(lookups, want) {
+		t.Errorf("the lookups went out with %q (id, attempt), want %q: the lookup's own", lookups, want)
 	}
 }

@@ -94,6 +94,14 @@ func (a *attemptHeader) stamp(h http.Header, n, maxAttempts int) {
 	h.Set(a.name, a.value(n, maxAttempts))
 }
 
+// unstamp takes the attempt header off h, a copy of an attempt's request,
+// unless the caller's own request (callers) carried it.
+func (a *attemptHeader) unstamp(h, callers http.Header) {
+	if a != nil && !present(callers, a.name) {
+		h.Del(a.name)
+	}
+}
+
 // headerValue is a header otelretry sets on every attempt of an operation
 // (its idempotency key, its id), with the operation's value; zero for
 // none.
@@ -103,6 +111,14 @@ type headerValue struct{ name, value string }
 func (v headerValue) stamp(h http.Header) {
 	if v.name != "" && !present(h, v.name) {
 		h.Set(v.name, v.value)
+	}
+}
+
+// unstamp takes the header off h, a copy of an attempt's request, unless
+// the caller's own request (callers) carried it.
+func (v headerValue) unstamp(h, callers http.Header) {
+	if v.name != "" && !present(callers, v.name) {
+		h.Del(v.name)
 	}
 }
 

@@ -254,7 +254,9 @@ type StateCheck struct {
 	OperationID string
 	// Request is a copy of the write. Its body was already sent and is not
 	// readable; use method, URL and headers (for example an Idempotency-Key)
-	// to find the record.
+	// to find the record. The attempt and operation id headers otelretry
+	// stamped on the write (WithAttemptHeader, WithOperationIDHeader) are
+	// left out: a lookup sent from it stamps its own.
 	Request *http.Request
 	// Attempt is the number of the attempt whose outcome is unknown.
 	Attempt int
