@@ -184,6 +184,18 @@ func userinfoEnd(s string) int {
 	return at
 }
 
+// SplitUserinfo splits the userinfo off authority, the text of a URL after
+// "scheme://" or "//" ("u:p@h/x?q"): the userinfo without its '@', the rest,
+// and whether there was one, by the rule String redacts by (a password may
+// hold a '/', '?' or '#'; see userinfoEnd).
+func SplitUserinfo(authority string) (userinfo, rest string, ok bool) {
+	at := userinfoEnd(authority)
+	if at < 0 {
+		return "", authority, false
+	}
+	return authority[:at], authority[at+1:], true
+}
+
 // beforeQueryValue is the length of s before the first '=' that follows its
 // first '?' or '#', len(s) when there is none: where a query's or a
 // fragment's first value begins.

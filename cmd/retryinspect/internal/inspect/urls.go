@@ -12,6 +12,7 @@ import (
 
 	"github.com/otelretry/otelretry-go/attrs"
 	"github.com/otelretry/otelretry-go/cmd/retryinspect/internal/model"
+	"github.com/otelretry/otelretry-go/internal/redact"
 )
 
 // isURLKey reports whether an attribute holds a URL or a part of one: any
@@ -37,21 +38,24 @@ type urlParts struct {
 }
 
 func splitURL(value string, bareQuery bool) urlParts {
-	value, _, _ = strings.Cut(value, "#")
 	if bareQuery {
+		value, _, _ = strings.Cut(value, "#")
 		return urlParts{query: value, hasQuery: value != ""}
 	}
 	var p urlParts
-	if i := strings.Index(value, "://"); i >= 0 {
-		p.scheme, value = value[:i+3], value[i+3:]
-		end := strings.IndexAny(value, "/?")
-		if end < 0 {
-			end = len(value)
-		}
-		if at := strings.LastIndexByte(value[:end], '@'); at >= 0 {
-			p.userinfo, p.hasUser, value = value[:at], true, value[at+1:]
-		}
+	// The authority follows "scheme://", or "//" in a network-path
+	// reference; its userinfo is found as internal/redact finds it to
+	// redact it (a password may hold a '/', '?' or '#'), before the
+	// fragment is cut.
+	sep := strings.Index(value, "://") + len("://")
+	if sep < len("://") && strings.HasPrefix(value, "//") {
+		sep = len("//")
 	}
+	if sep >= len("//") {
+		p.scheme, value = value[:sep], value[sep:]
+		p.userinfo, value, p.hasUser = redact.SplitUserinfo(value)
+	}
+	value, _, _ = strings.Cut(value, "#")
 	p.rest, p.query, p.hasQuery = strings.Cut(value, "?")
 	return p
 }

@@ -49,6 +49,15 @@ func TestURLLeak(t *testing.T) {
 		{query, "b=REDACTED", ""},
 		{string(semconv120.HTTPTargetKey), "/items?page=2", `unredacted values of query parameters "page"`},
 		{string(semconv.URLPathKey), "/items", ""},
+		// The userinfo internal/redact redacts is the one reported: after
+		// "//" alone too, and with a password that holds a '/' or a '#'
+		// (an AWS secret key holds '/'); a path's '@' is none.
+		{string(semconv.URLOriginalKey), "//alice:SECRET@api.test/x", "userinfo"},
+		{full, "https://AKIDEXAMPLE:wJalrXUtnFEMI/K7MDENG@api.test/x", "userinfo"},
+		{full, "https://alice:pa#SECRET@api.test/x", "userinfo"},
+		{full, "https://api.test/users/@me", ""},
+		{full, "https://api.test:8443/@scope/pkg?v=REDACTED", ""},
+		{string(semconv.URLPathKey), "//cdn/a@b", ""},
 	} {
 		if got := urlLeak(tc.key, tc.value); got != tc.want {
 			t.Errorf("urlLeak(%q, %q) = %q, want %q", tc.key, tc.value, got, tc.want)
