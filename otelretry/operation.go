@@ -252,7 +252,7 @@ func (op *operation) run(held *holdings) (*http.Response, error, verdict) {
 			return op.succeed(res.resp, a, res.v, &p), nil, res.v
 		}
 		a.release()
-		return nil, op.fail(res.v, res.err, nil, a.end, &p, held), res.v
+		return nil, op.fail(res.v, res.err, nil, op.clock.since(), &p, held), res.v
 	}
 }
 

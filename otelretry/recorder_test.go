@@ -1497,18 +1497,56 @@ func TestAPauseTheCallerCutShortIsRecordedAsLongAsItLasted(t *testing.T) {
 			resp.Body.Close()
 			t.Fatal("the operation outlived its caller")
 		}
-		sums := map[string]float64{}
-		for _, sm := range h.collect(t).ScopeMetrics {
-			for _, m := range sm.Metrics {
-				if hist, ok := m.Data.(metricdata.Histogram[float64]); ok {
-					for _, dp := range hist.DataPoints {
-						sums[m.Name] += dp.Sum
-					}
-				}
-			}
-		}
+		sums := histogramSums(h.collect(t))
 		if backoff, op := sums["retry.backoff.duration"], sums["retry.operation.duration"]; backoff != 0.01 || op != 0.01 {
 			t.Errorf("retry.backoff.duration %vs in an operation of %vs canceled 10ms into its 1s pause; want 0.01s of each", backoff, op)
 		}
 	})
+}
+
+// histogramSums is the sum of each float histogram in rm, by name.
+func histogramSums(rm metricdata.ResourceMetrics) map[string]float64 {
+	sums := map[string]float64{}
+	for _, sm := range rm.ScopeMetrics {
+		for _, m := range sm.Metrics {
+			if hist, ok := m.Data.(metricdata.Histogram[float64]); ok {
+				for _, dp := range hist.DataPoints {
+					sums[m.Name] += dp.Sum
+				}
+			}
+		}
+	}
+	return sums
+}
+
+// An operation lasts until RoundTrip returns, whatever it ends with. One
+// that ended with an error recorded its duration (retry.operation.duration,
+// and retry.operation.duration_ms on its log record) at its last attempt's
+// end, leaving out a Classifier's 200 ms after it; its span, and the same
+// operation ended with an answer, said 210 ms.
+func TestAnOperationsDurationCountsTheHooksAfterItsLastAttempt(t *testing.T) {
+	for name, step := range map[string]scripted.Step{
+		"answer 503":             {Delay: 10 * time.Millisecond, Status: 503},
+		"error connection_reset": {Delay: 10 * time.Millisecond, Err: syscall.ECONNRESET},
+	} {
+		t.Run(name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				h, logs := newLogHarness(t, []scripted.Step{step}, otelretry.WithMaxAttempts(1),
+					otelretry.WithClassifier(func(otelretry.Answer) otelretry.Classification {
+						time.Sleep(200 * time.Millisecond) // a lookup
+						return otelretry.Classification{}
+					}))
+				if resp, err := h.transprt.RoundTrip(get(t, t.Context(), "http://api.test/")); err == nil {
+					resp.Body.Close()
+				}
+				logged := int64(-1)
+				for _, rec := range logs.named("retry.operation") {
+					logged = recordAttrs(rec)["retry.operation.duration_ms"].AsInt64()
+				}
+				if took := histogramSums(h.collect(t))["retry.operation.duration"]; took != 0.21 || logged != 210 {
+					t.Errorf("retry.operation.duration %vs, retry.operation.duration_ms %d; want the 210 ms RoundTrip took", took, logged)
+				}
+			})
+		})
+	}
 }
