@@ -732,6 +732,7 @@ func hedgedReads() []tracefixture.Span {
 // implementation whose second attempt only overlaps the first in time.
 func unsafeHedges() []tracefixture.Span {
 	orders, order := endpoint("/orders"), endpoint("/orders/7")
+	key := []attribute.KeyValue{attrs.KeySourceGenerated.Attribute()}
 	return []tracefixture.Span{
 		op{id: "op-post-hedged", method: "POST", url: orders, outcome: attrs.OutcomeReturn, attempts: 2, budget: 1000, start: 0, end: 91,
 			events: []tracefixture.Event{hedgeSent(50, 2, 1, 50)}, children: children(
@@ -746,5 +747,13 @@ func unsafeHedges() []tracefixture.Span {
 			try{client: true, opID: "op-put-overlap", n: 2, method: "PUT", url: order, class: attrs.ErrorClassCanceled, start: 1040, elapsed: 61, remaining: 960,
 				decision: attrs.DecisionSuperseded}.span(),
 		)}.span(),
+		// A key alone, which excuses a resend, does not excuse a hedge.
+		op{id: "op-post-keyed-hedged", method: "POST", url: orders, outcome: attrs.OutcomeReturn, attempts: 2, budget: 1000, start: 2000, end: 2091,
+			extra: key, events: []tracefixture.Event{hedgeSent(2050, 2, 1, 50)}, children: children(
+				try{client: true, opID: "op-post-keyed-hedged", n: 1, method: "POST", url: orders, class: attrs.ErrorClassCanceled, start: 2000, elapsed: 91,
+					remaining: 1000, decision: attrs.DecisionSuperseded, reason: attrs.ReasonOtherAttempt, hedgedAfter: 50, extra: key}.span(),
+				try{client: true, opID: "op-post-keyed-hedged", n: 2, method: "POST", url: orders, status: 201, start: 2050, elapsed: 40, remaining: 950,
+					decision: attrs.DecisionReturn, reason: attrs.ReasonResponse, hedgeOf: 1, extra: key}.span(),
+			)}.span(),
 	}
 }

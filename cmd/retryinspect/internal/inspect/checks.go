@@ -214,6 +214,15 @@ func unrepeatable(g *group, method string) bool {
 	return method != "" && !slices.Contains(safeMethods, method) && !keyed(g)
 }
 
+// unhedgeable reports whether attempts of g with method may not be in
+// flight together: a method other than the safe ones, with no idempotency
+// contract. A key alone does not make a hedge safe as it does a resend:
+// two copies under one key at once are what servers handle worst
+// (docs/hedging.md), and otelretry never hedges a write that has one.
+func unhedgeable(g *group, method string) bool {
+	return method != "" && !slices.Contains(safeMethods, method) && !g.op.IdempotencyContract
+}
+
 // keyed reports whether g's request is repeatable by the user's word: an
 // idempotency contract, or an idempotency key it carries.
 func keyed(g *group) bool { return g.op.IdempotencyContract || g.op.IdempotencyKey != "" }
@@ -288,7 +297,7 @@ func provedResendable(prev Attempt) bool {
 func (a *analyzer) checkUnsafeHedge(g *group) {
 	for _, at := range g.op.Attempts {
 		method := cmp.Or(at.Method, g.op.Method)
-		if !at.IsHedge() || !unrepeatable(g, method) {
+		if !at.IsHedge() || !unhedgeable(g, method) {
 			continue
 		}
 		var how string

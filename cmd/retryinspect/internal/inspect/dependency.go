@@ -204,9 +204,9 @@ func dependencies(r *Report) []Dependency {
 		if op.Method != "" {
 			t.methods[op.Method] = true
 		}
-		if op.Outcome != string(attrs.OutcomeReturn) {
+		if outcome := op.EndedAs(); outcome != string(attrs.OutcomeReturn) {
 			t.d.NotReturned++
-			t.outcomes[dashed(op.Outcome)]++
+			t.outcomes[dashed(outcome)]++
 		}
 		t.d.Attempts += len(op.Attempts)
 		switch op.Refused() {

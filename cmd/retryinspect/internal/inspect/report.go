@@ -88,15 +88,24 @@ type HedgeEvent struct {
 // state_check span), or a first attempt never sent. Without an operation
 // span's outcome, the decision of the attempt it ended on says it.
 func (op *Operation) Refused() string {
-	outcome := op.Outcome
-	if i := op.Ending(); outcome == "" && i >= 0 {
-		outcome = op.Attempts[i].Decision // the attempt it ended on: in a race, not always the last
-	}
-	switch outcome {
+	switch op.EndedAs() {
 	case string(attrs.OutcomeBudgetExhausted):
 		return "budget"
 	case string(attrs.OutcomeThrottled):
 		return "throttle"
+	}
+	return ""
+}
+
+// EndedAs is op's outcome: its operation span's, or without one the
+// decision of the attempt it ended on (in a race, not always the last)
+// when that decision ends an operation; "" when neither says.
+func (op *Operation) EndedAs() string {
+	if op.Outcome != "" {
+		return op.Outcome
+	}
+	if i := op.Ending(); i >= 0 {
+		return string(attrs.Decision(op.Attempts[i].Decision).Outcome())
 	}
 	return ""
 }
