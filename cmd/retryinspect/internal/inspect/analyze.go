@@ -401,8 +401,8 @@ func (a *analyzer) group() {
 				a.groups = append(a.groups, g)
 			}
 		}
-		if s.ParentID != "" && a.parent[i] < 0 {
-			g.lost = true
+		if s.ParentID != "" && a.parent[i] < 0 && !s.ParentRemote {
+			g.lost = true // a remote parent (upstream's) is not expected here
 		}
 		a.groupOf[i] = g
 		if r == roleAttempt {

@@ -123,15 +123,19 @@ func (e *Event) Attr(key string) (Value, bool) { return attr(e.Attributes, key) 
 // event name, and Start and End come from the record's timestamp and the
 // durations it carries.
 type Span struct {
-	TraceID    string
-	SpanID     string
-	ParentID   string
-	Name       string
-	Kind       Kind
-	Start, End time.Time
-	Attributes []Attribute
-	Events     []Event // in the order recorded; nil for a log record
-	Log        bool
+	TraceID  string
+	SpanID   string
+	ParentID string
+	// ParentRemote: the parent's context came from another process (a
+	// server span of a caller upstream), whose spans are not expected in
+	// this input; the input said so.
+	ParentRemote bool
+	Name         string
+	Kind         Kind
+	Start, End   time.Time
+	Attributes   []Attribute
+	Events       []Event // in the order recorded; nil for a log record
+	Log          bool
 	// Service is the service.name of the resource that recorded the span;
 	// empty when the input does not say.
 	Service string

@@ -117,6 +117,11 @@ func appendOTLP(spans []model.Span, raw []byte, drop string) ([]model.Span, erro
 	return spans, nil
 }
 
+// otlpParentIsRemote are the bits of an OTLP span's flags that say its
+// parent is remote: SPAN_FLAGS_CONTEXT_HAS_IS_REMOTE and
+// SPAN_FLAGS_CONTEXT_IS_REMOTE.
+const otlpParentIsRemote = 0x100 | 0x200
+
 // fromPdata converts one pdata span. pdata has checked the id lengths and
 // the JSON types; empty ids remain to be refused.
 func fromPdata(s ptrace.Span, drop string) (model.Span, error) {
@@ -137,6 +142,7 @@ func fromPdata(s ptrace.Span, drop string) (model.Span, error) {
 	}
 	if p := s.ParentSpanID(); !p.IsEmpty() {
 		span.ParentID = hex.EncodeToString(p[:])
+		span.ParentRemote = s.Flags()&otlpParentIsRemote == otlpParentIsRemote
 	}
 	span.Attributes = pdataAttributes(s.Attributes(), drop)
 	for _, e := range s.Events().All() {

@@ -712,3 +712,24 @@ func TestLookback(t *testing.T) {
 		}
 	}
 }
+
+// An OTLP span's flags say whether its parent is remote (bits 0x100 and
+// 0x200, as the SDK's exporter and the Collector write them: 769 for a
+// server span under a caller's context, 257 for a local parent).
+func TestOTLPRemoteParent(t *testing.T) {
+	const line = `{"resourceSpans":[{"scopeSpans":[{"spans":[` +
+		`{"traceId":"5b8efff798038103d269b633813fc60c","spanId":"eee19b7ec3c1b174","parentSpanId":"eee19b7ec3c1b100","flags":769,"name":"a","kind":3,"startTimeUnixNano":"1","endTimeUnixNano":"2"},` +
+		`{"traceId":"5b8efff798038103d269b633813fc60c","spanId":"eee19b7ec3c1b175","parentSpanId":"eee19b7ec3c1b174","flags":257,"name":"b","kind":3,"startTimeUnixNano":"1","endTimeUnixNano":"2"},` +
+		`{"traceId":"5b8efff798038103d269b633813fc60c","spanId":"eee19b7ec3c1b176","parentSpanId":"eee19b7ec3c1b174","name":"c","kind":3,"startTimeUnixNano":"1","endTimeUnixNano":"2"}]}]}]}`
+	spans, err := OTLP(strings.NewReader(line), "remote.jsonl", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var remote []bool
+	for _, s := range spans {
+		remote = append(remote, s.ParentRemote)
+	}
+	if want := []bool{true, false, false}; !slices.Equal(remote, want) {
+		t.Errorf("ParentRemote of flags 769, 257 and none: %v, want %v", remote, want)
+	}
+}

@@ -38,6 +38,7 @@ type stdoutEvent struct {
 type stdoutSpanContext struct {
 	TraceID string
 	SpanID  string
+	Remote  bool
 }
 
 type stdoutAttribute struct {
@@ -103,10 +104,12 @@ func (s *stdoutSpan) model() (model.Span, error) {
 		TraceID:  traceID,
 		SpanID:   spanID,
 		ParentID: parentID,
-		Name:     s.Name,
-		Kind:     model.Kind(s.SpanKind),
-		Start:    s.StartTime,
-		End:      s.EndTime,
+		// The SDK's SpanContext JSON says whether the parent is remote.
+		ParentRemote: parentID != "" && s.Parent.Remote,
+		Name:         s.Name,
+		Kind:         model.Kind(s.SpanKind),
+		Start:        s.StartTime,
+		End:          s.EndTime,
 	}
 	if span.Attributes, err = stdoutAttributes(s.Attributes, "Attributes"); err != nil {
 		return model.Span{}, err
