@@ -297,6 +297,36 @@ func TestStripeCreateHungOnce(t *testing.T) {
 	}
 }
 
+// TestStripeCreateHungThenNotStored: the first try is applied and its
+// answer lost; stripe-go's later tries are answered with what is not the
+// result Stripe stored under the key: its 409 for a key whose first
+// request is still in progress, or a proxy's 503. The customer may exist;
+// createCustomer said nothing of it (withStripeCall read the last try
+// alone, which was answered).
+func TestStripeCreateHungThenNotStored(t *testing.T) {
+	const inProgress = `{"error":{"type":"idempotency_error","message":"There is currently another in-progress request using this Idempotent Key: create-a. Please try again later."}}`
+	for name, answer := range map[string]struct {
+		status int
+		body   string
+	}{"409 key in progress": {http.StatusConflict, inProgress}, "a proxy's 503": {http.StatusServiceUnavailable, stripeProxyError}} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			f := newCountingServer(t, methodAndPath, func(k string, n int, w http.ResponseWriter, r *http.Request) {
+				if n == 1 {
+					hang(r)
+					return
+				}
+				stripeAnswer(w, answer.status, answer.body)
+			})
+			c, rt := stripeClient(f.URL, recipe, otelretry.WithDeadline(300*time.Millisecond))
+			_, err := createCustomer(t.Context(), c, "a@example.com", "create-a")
+			if err == nil || !strings.Contains(err.Error(), "may exist") {
+				t.Errorf("executed %d in %d tries: %v; want an error that says the customer may exist", f.executed(stripeCreate), rt.n.Load(), err)
+			}
+		})
+	}
+}
+
 // TestStripe429Hints: a 429 carrying each hint Stripe sends, then 200, in
 // both setups. On a read, otelretry waits a Retry-After itself (2
 // executions, 1 s apart); a 429 without a hint it hands back

@@ -32,18 +32,34 @@ func otelretryUnderStripe(cfg *stripe.BackendConfig, opts ...otelretry.Option) {
 
 // withStripeCall returns a context for one stripe-go call, whose tries
 // share an operation id (unless ctx has one), and a function that reports
-// whether the call's write may have been applied with its answer lost.
-// Only the last try counts: stripe-go sends every try under the same
-// Idempotency-Key, and Stripe answers a resend with the first result.
+// whether the call's write may have been applied with its answer lost: a
+// try's answer was lost, and no later try got the result Stripe stored
+// under the key (stripe-go sends every try under the same
+// Idempotency-Key, and Stripe answers a resend with that result).
 func withStripeCall(ctx context.Context) (context.Context, func() bool) {
 	if _, ok := otelretry.OperationIDFromContext(ctx); !ok {
 		ctx = otelretry.WithOperationID(ctx, otelretry.NewOperationID())
 	}
 	results := &otelretry.Results{}
 	return otelretry.WithResults(ctx, results), func() bool {
-		last, ok := results.Last()
-		return ok && last.OutcomeUnknown
+		unknown := false
+		for _, try := range results.Operations() {
+			if try.OutcomeUnknown {
+				unknown = true
+			} else if stripeStored(try.StatusCode) {
+				unknown = false
+			}
+		}
+		return unknown
 	}
+}
+
+// stripeStored reports whether an answer of status to a keyed try is the
+// result Stripe stored under the key: any answer but a 409 (the key's
+// first request still in progress), a 429 (refused before it ran) and a
+// 5xx (perhaps a proxy's, which never reached Stripe); 0 is no answer.
+func stripeStored(status int) bool {
+	return status != 0 && status != http.StatusConflict && status != http.StatusTooManyRequests && status < 500
 }
 
 // createCustomer creates a customer under key, an Idempotency-Key of the
