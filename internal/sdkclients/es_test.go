@@ -6,6 +6,7 @@ package sdkclients
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"strings"
@@ -193,6 +194,39 @@ func TestElasticsearchWriteNotRepeated(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// TestElasticsearchScrollNotRepeated: the scroll API's next batch (POST
+// /_search/scroll) moves the scroll's cursor on each call. Taken for a
+// read by its _search, it was resent after the attempt timeout, and the
+// caller got batch 2: batch 1's hits were lost without an error.
+func TestElasticsearchScrollNotRepeated(t *testing.T) {
+	for path, read := range map[string]bool{"/_search/scroll": false, "/_search/scroll/abc": false, "/items/_search": true,
+		"/_search": true, "/items/_doc/_search": false, "/_search/template": true} {
+		if isElasticsearchRead(path) != read {
+			t.Errorf("isElasticsearchRead(%q) = %v, want %v", path, !read, read)
+		}
+	}
+	f := newCountingServer(t, methodAndPath, func(k string, n int, w http.ResponseWriter, r *http.Request) {
+		if n == 1 { // a large batch, answered after the attempt timeout
+			select {
+			case <-r.Context().Done():
+				return
+			case <-time.After(600 * time.Millisecond):
+			}
+		}
+		esAnswer(w, 200, fmt.Sprintf(`{"_scroll_id":"scroll-1","hits":{"hits":[{"_id":"batch-%d"}]}}`, n))
+	})
+	es, _ := esClient(t, f.URL, esRecipe)
+	res, err := es.Scroll(es.Scroll.WithContext(t.Context()), es.Scroll.WithScrollID("scroll-1"), es.Scroll.WithScroll(time.Minute))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	b, _ := io.ReadAll(res.Body)
+	if got := f.executed("POST /_search/scroll"); got != 1 || !strings.Contains(string(b), "batch-1") {
+		t.Errorf("the scroll call was executed %d times, and the caller got %s; want once, batch-1", got, b)
 	}
 }
 

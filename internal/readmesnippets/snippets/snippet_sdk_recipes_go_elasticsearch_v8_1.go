@@ -15,14 +15,18 @@ import (
 
 // elasticsearchReads are the read-only APIs the client sends as POST,
 // named by the first path segment that starts with "_" (/items/_search,
-// /_msearch, /items/_explain/7); /items/_doc/_search is a write.
+// /_msearch, /items/_explain/7); /items/_doc/_search is a write, and so is
+// /_search/scroll: each call hands out a scroll's next batch, so a repeat
+// would skip one.
 var elasticsearchReads = map[string]bool{"_search": true, "_count": true, "_mget": true, "_msearch": true,
 	"_field_caps": true, "_validate": true, "_explain": true, "_termvectors": true, "_mtermvectors": true, "_rank_eval": true}
 
 func isElasticsearchRead(path string) bool {
-	for _, seg := range strings.Split(path, "/") {
+	segs := strings.Split(path, "/")
+	for i, seg := range segs {
 		if strings.HasPrefix(seg, "_") {
-			return elasticsearchReads[seg]
+			scroll := seg == "_search" && i+1 < len(segs) && segs[i+1] == "scroll"
+			return elasticsearchReads[seg] && !scroll
 		}
 	}
 	return false
