@@ -107,9 +107,10 @@ func (s setup) String() string {
 // awsClient is a DynamoDB client over a fresh otelretry Transport with
 // short limits (deadline 2s, attempt timeout 400ms).
 func awsClient(url string, s setup, opts ...otelretry.Option) *dynamodb.Client {
-	rt := otelretry.NewTransport(http.DefaultTransport.(*http.Transport).Clone(), append([]otelretry.Option{
-		otelretry.WithDeadline(2 * time.Second), otelretry.WithAttemptTimeout(400 * time.Millisecond),
-		otelretry.WithBackoff(otelretry.ConstantBackoff(10 * time.Millisecond))}, opts...)...)
+	opts = append([]otelretry.Option{otelretry.WithDeadline(2 * time.Second), otelretry.WithAttemptTimeout(400 * time.Millisecond),
+		otelretry.WithBackoff(otelretry.ConstantBackoff(10 * time.Millisecond))}, opts...)
+	base := http.DefaultTransport.(*http.Transport).Clone()
+	var rt http.RoundTripper = otelretry.NewTransport(base, opts...)
 	cfg := aws.Config{
 		Region: "us-east-1",
 		Credentials: aws.CredentialsProviderFunc(func(context.Context) (aws.Credentials, error) {
@@ -119,7 +120,9 @@ func awsClient(url string, s setup, opts ...otelretry.Option) *dynamodb.Client {
 	endpoint := func(o *dynamodb.Options) { o.BaseEndpoint = aws.String(url) }
 	switch s {
 	case recipe:
-		return dynamodb.NewFromConfig(cfg, endpoint, func(o *dynamodb.Options) { o.HTTPClient = &http.Client{Transport: rt} }, otelretryOwnsRetries)
+		return dynamodb.NewFromConfig(cfg, endpoint, func(o *dynamodb.Options) {
+			o.HTTPClient = &http.Client{Transport: dynamoDBTransport(base, opts...)}
+		}, otelretryOwnsRetries)
 	case retriesOffUnmarked:
 		return dynamodb.NewFromConfig(cfg, endpoint, func(o *dynamodb.Options) {
 			o.HTTPClient = &http.Client{Transport: rt}
@@ -180,6 +183,43 @@ func TestDynamoDBReadRetried(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestDynamoDBThrottledRetried: DynamoDB answers a request it refused
+// unrun 400, its throttling error type in the body; the SDK's retryer
+// retries it, read or write. With the SDK's retries off, the recipe
+// retried neither (otelretry does not retry a 400), until it read the type
+// into a should-retry header below otelretry.
+func TestDynamoDBThrottledRetried(t *testing.T) {
+	for _, throttle := range []string{"ProvisionedThroughputExceededException", "ThrottlingException", "RequestLimitExceeded"} {
+		for _, s := range []setup{sdkDefaults, recipe} {
+			t.Run(throttle+"/"+s.String(), func(t *testing.T) {
+				f := newFakeDynamoDB(t, func(op string, n int, w http.ResponseWriter, r *http.Request) {
+					switch {
+					case n == 1:
+						jsonAnswer(w, 400, `{"__type":"com.amazonaws.dynamodb.v20120810#`+throttle+`","message":"slow down"}`)
+					case op == "GetItem":
+						jsonAnswer(w, 200, item)
+					default:
+						jsonAnswer(w, 200, `{}`)
+					}
+				})
+				c := awsClient(f.URL, s)
+				_, getErr := getItem(t.Context(), c)
+				putErr := putItem(t.Context(), c)
+				if getErr != nil || putErr != nil || f.executed("GetItem") != 2 || f.executed("PutItem") != 2 {
+					t.Errorf("GetItem: %v after %d; PutItem: %v after %d; want each retried once", getErr, f.executed("GetItem"), putErr, f.executed("PutItem"))
+				}
+			})
+		}
+	}
+	// A 400 that is no throttling is the caller's mistake: not retried.
+	f := newFakeDynamoDB(t, func(op string, n int, w http.ResponseWriter, r *http.Request) {
+		jsonAnswer(w, 400, `{"__type":"com.amazonaws.dynamodb.v20120810#ValidationException","message":"bad key"}`)
+	})
+	if _, err := getItem(t.Context(), awsClient(f.URL, recipe)); err == nil || f.executed("GetItem") != 1 {
+		t.Errorf("a ValidationException: %v after %d; want it returned after 1", err, f.executed("GetItem"))
 	}
 }
 

@@ -4,7 +4,12 @@
 package sdkclients
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	awsmiddleware "github.com/aws/aws-sdk-go-v2/aws/middleware"
@@ -21,6 +26,55 @@ import (
 // every operation as a POST.
 var dynamoDBReads = map[string]bool{"GetItem": true, "BatchGetItem": true, "Query": true, "Scan": true,
 	"TransactGetItems": true, "DescribeTable": true, "ListTables": true}
+
+// dynamoDBThrottled are the error types DynamoDB answers 400 with when it
+// refused a request without running it: its SDK retries them, reads and
+// writes alike.
+var dynamoDBThrottled = map[string]bool{"ProvisionedThroughputExceededException": true,
+	"ThrottlingException": true, "RequestLimitExceeded": true}
+
+// dynamoDBVerdict is the should-retry header dynamoDBThrottles sets: the
+// service's word, in the form otelretry reads it, that a request was
+// refused unrun and may be sent again.
+const dynamoDBVerdict = "Dynamodb-Should-Retry"
+
+// dynamoDBThrottles goes below otelretry: it reads the error type of a 400
+// (X-Amzn-Errortype, else the body's __type:
+// "com.amazonaws.dynamodb.v20120810#ThrottlingException") and says "true"
+// in dynamoDBVerdict for a throttling one. The body stays whole.
+type dynamoDBThrottles struct{ next http.RoundTripper }
+
+func (t dynamoDBThrottles) RoundTrip(req *http.Request) (*http.Response, error) {
+	resp, err := t.next.RoundTrip(req)
+	if err != nil || resp.StatusCode != http.StatusBadRequest {
+		return resp, err
+	}
+	errorType := resp.Header.Get("X-Amzn-Errortype")
+	if errorType == "" {
+		head, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
+		resp.Body = struct {
+			io.Reader
+			io.Closer
+		}{io.MultiReader(bytes.NewReader(head), resp.Body), resp.Body}
+		var e struct {
+			Type string `json:"__type"`
+		}
+		_ = json.Unmarshal(head, &e) // not JSON: no type
+		errorType = e.Type
+	}
+	errorType, _, _ = strings.Cut(errorType[strings.LastIndexByte(errorType, '#')+1:], ":")
+	if dynamoDBThrottled[errorType] {
+		resp.Header.Set(dynamoDBVerdict, "true")
+	}
+	return resp, nil
+}
+
+// dynamoDBTransport is otelretry over base for a DynamoDB client: it also
+// retries what DynamoDB refused unrun (throttling), reads and writes.
+func dynamoDBTransport(base http.RoundTripper, opts ...otelretry.Option) http.RoundTripper {
+	return otelretry.NewTransport(dynamoDBThrottles{base}, append([]otelretry.Option{
+		otelretry.WithShouldRetryHeaders(dynamoDBVerdict), otelretry.WithShouldRetryWrites()}, opts...)...)
+}
 
 // otelretryOwnsRetries turns the SDK's retries off (otelretry retries),
 // marks the read operations repeatable, and gives every call an operation

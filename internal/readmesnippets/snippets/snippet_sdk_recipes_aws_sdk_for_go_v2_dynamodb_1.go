@@ -6,19 +6,72 @@
 package snippets
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"github.com/aws/aws-sdk-go-v2/aws"
 	awsmiddleware "github.com/aws/aws-sdk-go-v2/aws/middleware"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/smithy-go/middleware"
 	"github.com/otelretry/otelretry-go/otelretry"
+	"io"
 	"net/http"
+	"strings"
 )
 
 // dynamoDBReads are the DynamoDB operations that only read; the SDK sends
 // every operation as a POST.
 var dynamoDBReads = map[string]bool{"GetItem": true, "BatchGetItem": true, "Query": true, "Scan": true,
 	"TransactGetItems": true, "DescribeTable": true, "ListTables": true}
+
+// dynamoDBThrottled are the error types DynamoDB answers 400 with when it
+// refused a request without running it: its SDK retries them, reads and
+// writes alike.
+var dynamoDBThrottled = map[string]bool{"ProvisionedThroughputExceededException": true,
+	"ThrottlingException": true, "RequestLimitExceeded": true}
+
+// dynamoDBVerdict is the should-retry header dynamoDBThrottles sets: the
+// service's word, in the form otelretry reads it, that a request was
+// refused unrun and may be sent again.
+const dynamoDBVerdict = "Dynamodb-Should-Retry"
+
+// dynamoDBThrottles goes below otelretry: it reads the error type of a 400
+// (X-Amzn-Errortype, else the body's __type:
+// "com.amazonaws.dynamodb.v20120810#ThrottlingException") and says "true"
+// in dynamoDBVerdict for a throttling one. The body stays whole.
+type dynamoDBThrottles struct{ next http.RoundTripper }
+
+func (t dynamoDBThrottles) RoundTrip(req *http.Request) (*http.Response, error) {
+	resp, err := t.next.RoundTrip(req)
+	if err != nil || resp.StatusCode != http.StatusBadRequest {
+		return resp, err
+	}
+	errorType := resp.Header.Get("X-Amzn-Errortype")
+	if errorType == "" {
+		head, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
+		resp.Body = struct {
+			io.Reader
+			io.Closer
+		}{io.MultiReader(bytes.NewReader(head), resp.Body), resp.Body}
+		var e struct {
+			Type string `json:"__type"`
+		}
+		_ = json.Unmarshal(head, &e) // not JSON: no type
+		errorType = e.Type
+	}
+	errorType, _, _ = strings.Cut(errorType[strings.LastIndexByte(errorType, '#')+1:], ":")
+	if dynamoDBThrottled[errorType] {
+		resp.Header.Set(dynamoDBVerdict, "true")
+	}
+	return resp, nil
+}
+
+// dynamoDBTransport is otelretry over base for a DynamoDB client: it also
+// retries what DynamoDB refused unrun (throttling), reads and writes.
+func dynamoDBTransport(base http.RoundTripper, opts ...otelretry.Option) http.RoundTripper {
+	return otelretry.NewTransport(dynamoDBThrottles{base}, append([]otelretry.Option{
+		otelretry.WithShouldRetryHeaders(dynamoDBVerdict), otelretry.WithShouldRetryWrites()}, opts...)...)
+}
 
 // otelretryOwnsRetries turns the SDK's retries off (otelretry retries),
 // marks the read operations repeatable, and gives every call an operation
@@ -41,6 +94,6 @@ func otelretryOwnsRetries(o *dynamodb.Options) {
 
 func newDynamoDB(cfg aws.Config) *dynamodb.Client {
 	return dynamodb.NewFromConfig(cfg, func(o *dynamodb.Options) {
-		o.HTTPClient = &http.Client{Transport: otelretry.NewTransport(http.DefaultTransport)}
+		o.HTTPClient = &http.Client{Transport: dynamoDBTransport(http.DefaultTransport)}
 	}, otelretryOwnsRetries)
 }
