@@ -326,6 +326,22 @@ func (c *repeatCounter) next(parent trace.SpanContext) int {
 	return n
 }
 
+// callSpan is the span of the call an outer layer's tries share: the span
+// around the RoundTrip or, when that one is a CLIENT span, its parent: a
+// client instrumentation above (otelhttp's Transport) starts one per try,
+// under the caller's. The SDK's spans tell their kind and parent; a span
+// that does not is taken as it is.
+func callSpan(ctx context.Context) trace.SpanContext {
+	s := trace.SpanFromContext(ctx)
+	if c, ok := s.(interface {
+		SpanKind() trace.SpanKind
+		Parent() trace.SpanContext
+	}); ok && c.SpanKind() == trace.SpanKindClient {
+		return c.Parent()
+	}
+	return s.SpanContext()
+}
+
 // attemptID is an attempt's place: n within its operation, from 1, and
 // its number, which keeps counting across redirect hops and the
 // operations of one WithOperationID (retry.attempt).

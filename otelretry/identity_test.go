@@ -247,12 +247,17 @@ func TestRedirectChainWithRetriesAndSlowHopsKeepsCountingWithinTheFirstDeadline(
 // outer retry layer, a loop) is marked, with or without WithOperationID;
 // a redirect hop is not.
 func TestRepeatedOperationsAreMarked(t *testing.T) {
-	for _, withID := range []bool{true, false} {
-		t.Run(map[bool]string{true: "WithOperationID", false: "parent span"}[withID], func(t *testing.T) {
+	for _, tie := range []string{"WithOperationID", "parent span", "parent span, otelhttp above"} {
+		t.Run(tie, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				h := newHarness(t, []scripted.Step{{Status: 500}}, otelretry.WithMaxAttempts(1))
+				if tie == "parent span, otelhttp above" {
+					// otelhttp's CLIENT span, a new one per try, is the span
+					// around each RoundTrip: the tries' parent is above it.
+					h.client.Transport = otelhttp.NewTransport(h.transprt, otelhttp.WithTracerProvider(h.tp))
+				}
 				ctx := t.Context()
-				if withID {
+				if tie == "WithOperationID" {
 					ctx = otelretry.WithOperationID(ctx, "op-order")
 				} else {
 					var parent trace.Span

@@ -10,8 +10,6 @@ import (
 	"runtime"
 	"time"
 
-	"go.opentelemetry.io/otel/trace"
-
 	"github.com/otelretry/otelretry-go/attrs"
 )
 
@@ -116,7 +114,7 @@ func (op *operation) begin(held *holdings) {
 	op.clock = newClock(start, op.plan.limit, ctx, chainDeadline)
 	t.sender.rec.startOperation(&op.tel, ctx, req, op.plan.method, &op.ident, &op.clock)
 	if op.ident.oc == nil && prev == nil && !sc.nested() && op.tel.recording {
-		if parent := trace.SpanContextFromContext(ctx); parent.IsValid() {
+		if parent := callSpan(ctx); parent.IsValid() {
 			op.ident.countRepeats(t.repeats.next(parent))
 		}
 	}
