@@ -319,6 +319,15 @@ func sameHeader(a, b http.Header) bool { return maps.EqualFunc(a, b, slices.Equa
 // preparedURL is the URL a PrepareAttemptFunc may have changed, for the attempt
 // event and errors to sanitize; nil when no PrepareAttemptFunc ran, and the URL
 // is the caller's, sanitized once per operation.
+// requestText is what an error of a may repeat of its request: the
+// caller's URL and headers, and the prepared request's.
+func (a *attempt) requestText() requestText {
+	if a.out == nil {
+		return requestText{caller: a.setup.caller.URL, headers: [2]http.Header{a.setup.caller.Header}}
+	}
+	return requestText{caller: a.setup.caller.URL, wire: a.preparedURL(), headers: [2]http.Header{a.setup.caller.Header, a.out.Header}}
+}
+
 func (a *attempt) preparedURL() *url.URL {
 	if a.setup.sender.prepare == nil || a.out == nil {
 		return nil
@@ -335,7 +344,7 @@ func (a *attempt) launch(p requestPolicy) {
 	a.timer.start(p.cutRetryable, hasBody(a.out), p.attemptTimeout, a.start)
 	a.wire.guard(a.out, guardsResends(p.repeatable, a.setup.sender.trustResends), &a.setup.sender.protocols)
 	if a.setup.sender.mode == sendWithOwnSpan {
-		ctx, span := a.setup.sender.rec.startAttemptSpan(a.out.Context(), a.setup.caller)
+		ctx, span := a.setup.sender.rec.startAttemptSpan(a.out.Context(), a.out) // the attempt's request, as otelhttp's formatter gets
 		a.span = span
 		a.out = a.out.WithContext(ctx)
 	}
@@ -411,7 +420,7 @@ func (a *attempt) exchange(r *http.Request) (*http.Response, error) {
 		return nil, err
 	}
 	if err == nil {
-		resp.Body = a.held.raw.hold(resp.Body, a.setup.caller.URL, a.preparedURL())
+		resp.Body = a.held.raw.hold(resp.Body, a.requestText())
 	}
 	return resp, err
 }

@@ -7,7 +7,6 @@ import (
 	"context"
 	"io"
 	"net/http"
-	"net/url"
 	"sync"
 	"sync/atomic"
 )
@@ -54,11 +53,13 @@ func redirect(status int) bool {
 }
 
 // sendAgain reports whether a redirect with status asks for the request
-// again, elsewhere: every one but 303 See Other, which points at the
-// result of a request the server handled. A write answered so was not
-// applied there, so its repeat keeps its key (see identity.settleKey).
+// again, elsewhere, body and all: 307 and 308. A write answered so was
+// not applied there, so its repeat keeps its key (see
+// identity.settleKey). After a 301, 302 or 303 http.Client sends a GET:
+// the write itself is not sent again, and may have been applied (a
+// post/redirect/get).
 func sendAgain(status int) bool {
-	return redirect(status) && status != http.StatusSeeOther
+	return status == http.StatusTemporaryRedirect || status == http.StatusPermanentRedirect
 }
 
 // withChain returns req, the request a redirect answered, to set as the
@@ -146,17 +147,17 @@ func closeResponse(resp *http.Response) {
 // may the cleanup after a panic.
 type rawBody struct {
 	body io.ReadCloser
-	// caller and wire are the URLs the request is known by, which a read
-	// error may name (see sanitizedReadError).
-	caller, wire *url.URL
-	once         sync.Once
-	err          error // what the base's Close returned
+	// known is what the request is known by, which a read error may name
+	// (see sanitizedReadError).
+	known requestText
+	once  sync.Once
+	err   error // what the base's Close returned
 }
 
 func (r *rawBody) Read(p []byte) (int, error) {
 	n, err := r.body.Read(p)
 	if err != nil && err != io.EOF {
-		err = sanitizedReadError(err, requestText{caller: r.caller, wire: r.wire})
+		err = sanitizedReadError(err, r.known)
 	}
 	return n, err
 }
@@ -198,8 +199,8 @@ func reportPanic(what string) {
 // for a body that is also a writer (a 101 Switching Protocols connection),
 // one that stays a writer. http.NoBody, which has nothing to close, stays
 // itself, so that the layers above still see an empty body.
-func (r *rawBody) hold(body io.ReadCloser, caller, wire *url.URL) io.ReadCloser {
-	r.body, r.caller, r.wire = body, caller, wire
+func (r *rawBody) hold(body io.ReadCloser, known requestText) io.ReadCloser {
+	r.body, r.known = body, known
 	if body == http.NoBody {
 		return body
 	}
@@ -218,7 +219,7 @@ type rawReadWriteCloser struct {
 func (b rawReadWriteCloser) Write(p []byte) (int, error) {
 	n, err := b.w.Write(p)
 	if err != nil {
-		err = sanitizedReadError(err, requestText{caller: b.caller, wire: b.wire})
+		err = sanitizedReadError(err, b.known)
 	}
 	return n, err
 }

@@ -84,7 +84,8 @@ func TestTelemetrysCallIsAnOperationOfItsOwn(t *testing.T) {
 		io.WriteString(w, "ok")
 	}))
 	defer srv.Close()
-	for _, telemetry := range []string{"slog handler", "log processor", "span processor", "metric labeler", "span name formatter", "budget key"} {
+	for _, telemetry := range []string{"slog handler", "log processor", "span processor", "metric labeler", "span name formatter", "budget key",
+		"attempt span name formatter", "attempt span name formatter, without client spans"} {
 		t.Run(telemetry, func(t *testing.T) {
 			items.Store(0)
 			base := srv.Client().Transport.(*http.Transport).Clone()
@@ -122,6 +123,14 @@ func TestTelemetrysCallIsAnOperationOfItsOwn(t *testing.T) {
 					ship.handle(r.Context())
 					return "retry " + r.Method
 				}))
+			case "attempt span name formatter", "attempt span name formatter, without client spans":
+				opts = append(opts, otelretry.WithAttemptSpanNameFormatter(func(r *http.Request) string {
+					ship.handle(r.Context())
+					return r.Method
+				}))
+				if strings.HasSuffix(telemetry, "without client spans") {
+					opts = append(opts, otelretry.WithoutClientSpans())
+				}
 			case "budget key":
 				opts = append(opts, otelretry.WithBudget(&otelretry.Budget{Key: func(r *http.Request) string {
 					ship.handle(r.Context())

@@ -1181,3 +1181,43 @@ func TestABadKeyContractHeaderIsIgnoredAndReported(t *testing.T) {
 		})
 	}
 }
+
+// After a 301, 302 or 303 http.Client follows with a GET: the write is not
+// sent again, and was applied (a post/redirect/get, which web frameworks
+// answer 302). Such a write succeeded: the same order sent again under
+// the id is a new one. A 302 kept the key, and the second order went out
+// under the first's, which the server answered from its store: never
+// created.
+func TestAWriteAnsweredByPostRedirectGetLendsNoKey(t *testing.T) {
+	for _, status := range []int{http.StatusSeeOther, http.StatusFound, http.StatusMovedPermanently} {
+		t.Run(strconv.Itoa(status), func(t *testing.T) {
+			var mu sync.Mutex
+			seen := map[string]bool{} // the keys of the orders applied
+			var keys []string
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				io.Copy(io.Discard, r.Body)
+				if r.Method == http.MethodPost {
+					mu.Lock()
+					key := r.Header.Get("Idempotency-Key")
+					keys = append(keys, key)
+					seen[key] = true
+					mu.Unlock()
+					http.Redirect(w, r, "/orders/1", status)
+				}
+			}))
+			t.Cleanup(srv.Close)
+			client, _ := keyClient(t)
+			ctx := otelretry.WithOperationID(t.Context(), "job-8")
+			for i := range 2 {
+				if st, _, err := send(t, client, ctx, http.MethodPost, srv.URL+"/orders", `{"sku":"A1"}`); err != nil || st != http.StatusOK {
+					t.Fatalf("order %d: %d, %v", i+1, st, err)
+				}
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			if len(keys) != 2 || len(seen) != 2 {
+				t.Errorf("two orders answered %d went out under keys %q; want a key each", status, keys)
+			}
+		})
+	}
+}

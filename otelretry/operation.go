@@ -528,12 +528,12 @@ func (op *operation) sanitize(err error, a *attempt) error {
 }
 
 // requestText is what an error of attempt a (nil: of none) may repeat of
-// the request: the caller's URL and headers, and the prepared request's.
+// the request (see attempt.requestText).
 func (op *operation) requestText(a *attempt) requestText {
-	if a == nil || a.out == nil {
+	if a == nil {
 		return requestText{caller: op.req.URL, headers: [2]http.Header{op.req.Header}}
 	}
-	return requestText{caller: op.req.URL, wire: a.preparedURL(), headers: [2]http.Header{op.req.Header, a.out.Header}}
+	return a.requestText()
 }
 
 // abandonPlanned records a call that a retry planned and that was not

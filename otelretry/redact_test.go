@@ -7,6 +7,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net/http"
 	"net/url"
@@ -239,5 +240,45 @@ func TestABasesErrorThatPrintsTheRequestLeaksNoCredential(t *testing.T) {
 	}
 	if !strings.Contains(err.Error(), "proxy refused") {
 		t.Errorf("err = %q, lost the cause", err)
+	}
+}
+
+// brokenStream is a response body whose read fails with err.
+type brokenStream struct{ err error }
+
+func (b brokenStream) Read([]byte) (int, error) { return 0, b.err }
+func (brokenStream) Close() error               { return nil }
+
+// A response body's read error that prints the request kept its
+// credential headers' values, which reached the caller and the CLIENT
+// span's status; a base's error is scrubbed of them (above).
+func TestABodysReadErrorThatPrintsTheRequestLeaksNoCredential(t *testing.T) {
+	h := newHarness(t, nil)
+	rt := otelretry.NewTransport(roundTripFunc(func(r *http.Request) (*http.Response, error) {
+		return &http.Response{StatusCode: http.StatusOK, Header: http.Header{}, Request: r, ContentLength: -1,
+			Body: brokenStream{fmt.Errorf("stream of %s %v broke: %w", r.URL.Path, r.Header, io.ErrUnexpectedEOF)}}, nil
+	}), otelretry.WithTracerProvider(h.tp), otelretry.WithMaxAttempts(1))
+	req := get(t, t.Context(), "http://api.test/v1")
+	req.Header.Set("Authorization", "Bearer AUTH-SECRET-1")
+	req.Header.Set("Cookie", "theme=dark; session=COOKIE-SECRET-2")
+	resp, err := rt.RoundTrip(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, readErr := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if !errors.Is(readErr, io.ErrUnexpectedEOF) {
+		t.Fatalf("read error %v, want one that wraps io.ErrUnexpectedEOF", readErr)
+	}
+	texts := []string{readErr.Error()}
+	for _, s := range h.ended() {
+		texts = append(texts, s.Status().Description)
+	}
+	for _, text := range texts {
+		for _, secret := range []string{"AUTH-SECRET-1", "COOKIE-SECRET-2"} {
+			if strings.Contains(text, secret) {
+				t.Errorf("%q leaks %q", text, secret)
+			}
+		}
 	}
 }

@@ -208,7 +208,7 @@ func TestAttemptTimerBoundsTheDrain(t *testing.T) {
 	draining := func(limit time.Duration) (*attemptTimer, context.Context, *countingBody) {
 		at, ctx := newTimer(limit)
 		body := &countingBody{r: strings.NewReader("")}
-		at.raw.hold(body, nil, nil)
+		at.raw.hold(body, requestText{})
 		at.start(true, false, 100*time.Millisecond, at.clock.since())
 		at.answered()
 		return at, ctx, body
@@ -467,7 +467,7 @@ func TestTimerQueueExpiresEachDueAttemptOnItsOwn(t *testing.T) {
 	release := make(chan struct{})
 	defer close(release)
 	draining, _ := newTimerIn(time.Hour, q)
-	draining.raw.hold(&blockingClose{release: release}, nil, nil)
+	draining.raw.hold(&blockingClose{release: release}, requestText{})
 	draining.start(true, false, time.Hour, draining.clock.since())
 	draining.answered()
 	draining.draining(20*time.Millisecond, drainCutError{"503"})
