@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -189,4 +190,38 @@ func (b *aAndB) callsOfA() []time.Duration {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return slices.Clone(b.callsA)
+}
+
+// docs/hedging.md: "a host on hold after a Retry-After ... gets no hedge".
+// A's hedge is admitted at 10 ms and prepared until 60 ms (a token fetch);
+// at 20 ms B's 429 says Retry-After: 2. The hedge went out at 60 ms, into
+// the hold: a hold is asked again once a hedge's preparation is over, as
+// once a retry's pause is.
+func TestAHoldThatCameDuringAHedgesPreparationHoldsTheHedge(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var callsOfA atomic.Int32
+		base := roundTripFunc(func(r *http.Request) (*http.Response, error) {
+			if r.URL.Path == "/b" {
+				return &http.Response{StatusCode: http.StatusTooManyRequests, Header: http.Header{"Retry-After": {"2"}}, Body: http.NoBody, Request: r}, nil
+			}
+			callsOfA.Add(1)
+			select {
+			case <-time.After(200 * time.Millisecond):
+			case <-r.Context().Done():
+				return nil, r.Context().Err()
+			}
+			return &http.Response{StatusCode: http.StatusOK, Header: http.Header{}, Body: http.NoBody, Request: r}, nil
+		})
+		rt := otelretry.NewTransport(base, quietOptions(
+			otelretry.WithHedging(otelretry.Hedging{Delay: 10 * time.Millisecond, MaxShare: 1}),
+			otelretry.WithPrepareAttempt(func(r *http.Request, attempt int) error {
+				if attempt > 1 && r.URL.Path == "/a" {
+					time.Sleep(50 * time.Millisecond) // a token fetch
+				}
+				return nil
+			}))...)
+		if err := getBoth(rt, "/a", "/b", 20*time.Millisecond); err != nil || callsOfA.Load() != 1 {
+			t.Errorf("/a was called %d times, then %v; want once, its hedge held by B's Retry-After: 2 that came while it was prepared", callsOfA.Load(), err)
+		}
+	})
 }

@@ -373,9 +373,15 @@ func (l *raceLoop) prepared(m raceMsg) {
 	// when every attempt in flight has its answer.
 	of := l.awaited()
 	send := !l.over() && !m.panicked && m.v.goAhead() && of != nil
+	now := l.r.setup.clock.since()
+	if send {
+		at := l.at.started(l.end.made)
+		if v := l.r.stillAdmitted(now, &at); !v.goAhead() {
+			m.v, send = v, false
+		}
+	}
 	switch {
 	case send:
-		now := l.r.setup.clock.since()
 		l.r.gate.sent(l.r.keys, loan, l.r.setup.clock.at(now))
 		l.hedges = append(l.hedges, hedgeSent{hedge: hedge, of: of, after: now - startOf(of, l.hedges)})
 		l.inFlight = append(l.inFlight, hedge)
@@ -390,7 +396,7 @@ func (l *raceLoop) prepared(m raceMsg) {
 		l.cancel()
 	case !l.over() && !m.v.goAhead():
 		l.end.events = append(l.end.events, hedgeEvent{name: attrs.EventHedgeRefused, of: admittedOf.id.number,
-			at: l.r.setup.clock.since(), v: m.v})
+			at: now, v: m.v})
 	}
 	if !send && !givenBack {
 		l.r.giveBack(hedge, loan)
@@ -460,6 +466,18 @@ func (r *race) admitHedge(now time.Duration, at *progress) (verdict, budgetLoan)
 		return v, 0
 	}
 	return v, loan
+}
+
+// stillAdmitted asks the hold again, at now, for the hedge admitted at
+// its delay and prepared since (at: the race's progress): a hold another
+// operation's answer brought during its preparation holds it, as it holds
+// a retry after its pause (admission.resume).
+func (r *race) stillAdmitted(now time.Duration, at *progress) verdict {
+	reason := r.gate.resume(r.keys, r.setup.clock.at(now))
+	if reason == "" {
+		return verdict{}
+	}
+	return decide(r.owner.inputAt(phaseHedge, now, at).hedging(r.hedging.MaxHedges - r.tried + 1).withBudget(reason))
 }
 
 // linkOf is attempt a's place in a race that sent hedges.
