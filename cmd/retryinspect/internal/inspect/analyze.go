@@ -22,6 +22,7 @@ func keyOf(s *model.Span) spanKey { return spanKey{s.TraceID, s.SpanID} }
 type group struct {
 	op       Operation
 	span     *model.Span // the operation span; nil when it was not found
+	at       int         // the operation span's index in analyzer.spans
 	attempts []*model.Span
 	checks   []*model.Span
 	index    int  // position in the report, for ordering findings
@@ -365,7 +366,7 @@ func (a *analyzer) group() {
 			continue
 		}
 		op, f := readOperation(s)
-		g := &group{op: op, span: s}
+		g := &group{op: op, span: s, at: i}
 		a.groups = append(a.groups, g)
 		a.groupOf[i] = g
 		a.addFields(g, s, f)

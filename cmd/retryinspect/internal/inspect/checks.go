@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/otelretry/otelretry-go/attrs"
+	"github.com/otelretry/otelretry-go/cmd/retryinspect/internal/model"
 )
 
 // deadlineTolerance absorbs the rounding of retry.deadline_ms to whole
@@ -556,7 +557,7 @@ func (a *analyzer) checkOuterLayerResend() {
 			continue
 		}
 		var contexts []context
-		if p := g.span.ParentID; p != "" {
+		if p := a.callSpanOf(g); p != "" {
 			contexts = append(contexts, context{g.op.TraceID, "parent span", p})
 		}
 		if g.op.ID != "" {
@@ -605,6 +606,17 @@ func (a *analyzer) checkOuterLayerResend() {
 			}
 		}
 	}
+}
+
+// callSpanOf is the id of the span the transport counts g's repeats under
+// (retry.operation.repeat): the operation span's parent or, when that one
+// is a CLIENT span in the input (a client instrumentation above the
+// transport, such as otelhttp's, starts one per try), its parent.
+func (a *analyzer) callSpanOf(g *group) string {
+	if p := a.parent[g.at]; p >= 0 && a.spans[p].Kind == model.KindClient && a.spans[p].ParentID != "" {
+		return a.spans[p].ParentID
+	}
+	return g.span.ParentID
 }
 
 // succeeded reports an operation whose last attempt (the one it ended

@@ -1,0 +1,67 @@
+// Copyright The otelretry Authors
+// SPDX-License-Identifier: Apache-2.0
+
+package main
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"go.opentelemetry.io/contrib/instrumentation/net/http/otelhttp"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/otelretry/otelretry-go/internal/scripted"
+	"github.com/otelretry/otelretry-go/otelretry"
+)
+
+// A handler creates an order, then a payment: two different writes, each
+// sent once and answered 200. With otelhttp's Transport above otelretry,
+// the transport counts the payment as a repeat under the handler's span
+// (the parent of otelhttp's CLIENT span, a new one per call), and
+// retryinspect, which looked for the earlier operation under the CLIENT
+// span alone, reported the payment as an outer layer's resend on the
+// marker alone (exit 1). It looks where the transport counts now.
+func TestTwoWritesUnderOtelhttpAreNoOuterLayerResend(t *testing.T) {
+	for _, above := range []string{"no otelhttp", "otelhttp above"} {
+		t.Run(above, func(t *testing.T) {
+			var spans bytes.Buffer
+			synctest.Test(t, func(t *testing.T) {
+				tp := spanWriter(t, &spans)
+				base := scripted.New(scripted.Step{Status: 200}, scripted.Step{Status: 200})
+				var rt http.RoundTripper = otelretry.NewTransport(base, otelretry.WithTracerProvider(tp), otelretry.WithoutClientSpans())
+				if above == "otelhttp above" {
+					rt = otelhttp.NewTransport(rt, otelhttp.WithTracerProvider(tp))
+				}
+				c := &http.Client{Transport: rt}
+				ctx, handler := tp.Tracer("app").Start(t.Context(), "POST /checkout", trace.WithSpanKind(trace.SpanKindServer))
+				for _, u := range []string{"http://orders.test/orders", "http://payments.test/payments"} {
+					req, _ := http.NewRequestWithContext(ctx, http.MethodPost, u, strings.NewReader(`{}`))
+					resp, err := c.Do(req)
+					if err != nil {
+						t.Fatal(err)
+					}
+					io.Copy(io.Discard, resp.Body)
+					resp.Body.Close()
+					if resp.StatusCode != 200 {
+						t.Fatalf("status %d", resp.StatusCode)
+					}
+					time.Sleep(100 * time.Millisecond) // the handler's own work between the calls
+				}
+				handler.End()
+				if err := tp.Shutdown(context.Background()); err != nil {
+					t.Fatal(err)
+				}
+			})
+			code, out, errOut := runOnFile(t, spans.Bytes())
+			if code != exitClean || strings.Contains(out, "[outer-layer-resend]") {
+				t.Errorf("exit %d (stderr %q): two different writes, each sent once and answered 200, reported as an outer layer's resend:\n%s", code, errOut, out)
+			}
+		})
+	}
+}
