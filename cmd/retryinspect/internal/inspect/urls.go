@@ -47,11 +47,13 @@ func splitURL(value string, bareQuery bool) urlParts {
 	// reference; its userinfo is found as internal/redact finds it to
 	// redact it (a password may hold a '/', '?' or '#'), before the
 	// fragment is cut.
-	sep := strings.Index(value, "://") + len("://")
-	if sep < len("://") && strings.HasPrefix(value, "//") {
+	sep := -1
+	if i := strings.Index(value, "://"); i >= 0 {
+		sep = i + len("://")
+	} else if strings.HasPrefix(value, "//") {
 		sep = len("//")
 	}
-	if sep >= len("//") {
+	if sep >= 0 {
 		p.scheme, value = value[:sep], value[sep:]
 		p.userinfo, value, p.hasUser = redact.SplitUserinfo(value)
 	}

@@ -58,6 +58,8 @@ func TestURLLeak(t *testing.T) {
 		{full, "https://api.test/users/@me", ""},
 		{full, "https://api.test:8443/@scope/pkg?v=REDACTED", ""},
 		{string(semconv.URLPathKey), "//cdn/a@b", ""},
+		{string(semconv120.HTTPTargetKey), "/me:x@y/z?page=2", `unredacted values of query parameters "page"`},
+		{full, "", ""},
 	} {
 		if got := urlLeak(tc.key, tc.value); got != tc.want {
 			t.Errorf("urlLeak(%q, %q) = %q, want %q", tc.key, tc.value, got, tc.want)
