@@ -171,8 +171,11 @@ func (r *rawBody) Close() error {
 
 func (r *rawBody) close() {
 	r.once.Do(func() {
-		if r.body != nil {
-			r.err = r.body.Close()
+		if r.body == nil {
+			return
+		}
+		if err := r.body.Close(); err != nil {
+			r.err = sanitizedReadError(err, r.known) // it may name the request as a read error may
 		}
 	})
 }

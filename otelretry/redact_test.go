@@ -243,22 +243,25 @@ func TestABasesErrorThatPrintsTheRequestLeaksNoCredential(t *testing.T) {
 	}
 }
 
-// brokenStream is a response body whose read fails with err.
-type brokenStream struct{ err error }
+// brokenStream is a response body whose read fails with err, and whose
+// Close with closeErr.
+type brokenStream struct{ err, closeErr error }
 
 func (b brokenStream) Read([]byte) (int, error) { return 0, b.err }
-func (brokenStream) Close() error               { return nil }
+func (b brokenStream) Close() error             { return b.closeErr }
 
 // A response body's read error that prints the request kept its
 // credential headers' values, which reached the caller and the CLIENT
-// span's status; a base's error is scrubbed of them (above).
-func TestABodysReadErrorThatPrintsTheRequestLeaksNoCredential(t *testing.T) {
+// span's status; a base's error is scrubbed of them (above). Its Close
+// error was not sanitized at all, the URL's userinfo included.
+func TestABodysErrorsThatPrintTheRequestLeakNoCredential(t *testing.T) {
 	h := newHarness(t, nil)
 	rt := otelretry.NewTransport(roundTripFunc(func(r *http.Request) (*http.Response, error) {
 		return &http.Response{StatusCode: http.StatusOK, Header: http.Header{}, Request: r, ContentLength: -1,
-			Body: brokenStream{fmt.Errorf("stream of %s %v broke: %w", r.URL.Path, r.Header, io.ErrUnexpectedEOF)}}, nil
+			Body: brokenStream{fmt.Errorf("stream of %s %v broke: %w", r.URL.Path, r.Header, io.ErrUnexpectedEOF),
+				fmt.Errorf("closing the stream of %s %v: connection reset", r.URL, r.Header)}}, nil
 	}), otelretry.WithTracerProvider(h.tp), otelretry.WithMaxAttempts(1))
-	req := get(t, t.Context(), "http://api.test/v1")
+	req := get(t, t.Context(), "http://alice:PW-SECRET-3@api.test/v1?token=TOKEN-SECRET-4")
 	req.Header.Set("Authorization", "Bearer AUTH-SECRET-1")
 	req.Header.Set("Cookie", "theme=dark; session=COOKIE-SECRET-2")
 	resp, err := rt.RoundTrip(req)
@@ -266,16 +269,16 @@ func TestABodysReadErrorThatPrintsTheRequestLeaksNoCredential(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, readErr := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	if !errors.Is(readErr, io.ErrUnexpectedEOF) {
-		t.Fatalf("read error %v, want one that wraps io.ErrUnexpectedEOF", readErr)
+	closeErr := resp.Body.Close()
+	if !errors.Is(readErr, io.ErrUnexpectedEOF) || closeErr == nil {
+		t.Fatalf("read error %v, close error %v; want one that wraps io.ErrUnexpectedEOF, and one", readErr, closeErr)
 	}
-	texts := []string{readErr.Error()}
+	texts := []string{readErr.Error(), closeErr.Error()}
 	for _, s := range h.ended() {
 		texts = append(texts, s.Status().Description)
 	}
 	for _, text := range texts {
-		for _, secret := range []string{"AUTH-SECRET-1", "COOKIE-SECRET-2"} {
+		for _, secret := range []string{"AUTH-SECRET-1", "COOKIE-SECRET-2", "PW-SECRET-3", "TOKEN-SECRET-4"} {
 			if strings.Contains(text, secret) {
 				t.Errorf("%q leaks %q", text, secret)
 			}

@@ -257,6 +257,6 @@ func (t *Throttle) entry(key string, at time.Duration) *throttleDep {
 	for i := range d.slots {
 		d.slots[i].at = -throttleSlots // empty
 	}
-	t.deps[key] = t.lru.PushFront(d)
+	t.deps[d.key] = t.lru.PushFront(d)
 	return d
 }

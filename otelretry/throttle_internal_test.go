@@ -14,6 +14,7 @@ import (
 	"testing"
 	"testing/synctest"
 	"time"
+	"unsafe"
 )
 
 // The probability of refusing follows the SRE book's rule,
@@ -226,5 +227,21 @@ func TestAdmissionCountsTheThrottleAtNow(t *testing.T) {
 	g.retry(h, start.Add(time.Millisecond), now, now, rejected) // answered 199 ms ago
 	if after := counts(); after < before {
 		t.Errorf("an answer counted late wiped the window: %v requests before, %v after", before, after)
+	}
+}
+
+// The throttle's table keeps a copy of its key, not the caller's URL: it
+// cloned the key for the entry but indexed the table under the caller's
+// string, cut from the request URL, and so kept the whole URL alive,
+// query and all (as the hedger did, TestTheHedgerKeepsItsOwnCopyOfTheKey).
+func TestTheThrottleKeepsItsOwnCopyOfTheKey(t *testing.T) {
+	var th Throttle
+	url := "tenant.example.test/search?token=secret&q=" + strings.Repeat("x", 1<<16)
+	key := url[:len("tenant.example.test")]
+	th.admit(key, time.Time{})
+	for k, e := range th.deps {
+		if unsafe.StringData(k) == unsafe.StringData(key) || unsafe.StringData(e.Value.(*throttleDep).key) == unsafe.StringData(key) {
+			t.Error("the throttle's table keeps the URL's memory through its key")
+		}
 	}
 }
