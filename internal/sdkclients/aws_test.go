@@ -4,6 +4,8 @@
 package sdkclients
 
 import (
+	"bytes"
+	"compress/gzip"
 	"context"
 	"errors"
 	"fmt"
@@ -107,6 +109,11 @@ func (s setup) String() string {
 // awsClient is a DynamoDB client over a fresh otelretry Transport with
 // short limits (deadline 2s, attempt timeout 400ms).
 func awsClient(url string, s setup, opts ...otelretry.Option) *dynamodb.Client {
+	return awsClientWith(url, s, func(*dynamodb.Options) {}, opts...)
+}
+
+// awsClientWith is awsClient with the client's options set by more.
+func awsClientWith(url string, s setup, more func(*dynamodb.Options), opts ...otelretry.Option) *dynamodb.Client {
 	opts = append([]otelretry.Option{otelretry.WithDeadline(2 * time.Second), otelretry.WithAttemptTimeout(400 * time.Millisecond),
 		otelretry.WithBackoff(otelretry.ConstantBackoff(10 * time.Millisecond))}, opts...)
 	base := http.DefaultTransport.(*http.Transport).Clone()
@@ -117,7 +124,10 @@ func awsClient(url string, s setup, opts ...otelretry.Option) *dynamodb.Client {
 			return aws.Credentials{AccessKeyID: "AKID", SecretAccessKey: "secret", Source: "test"}, nil
 		}),
 	}
-	endpoint := func(o *dynamodb.Options) { o.BaseEndpoint = aws.String(url) }
+	endpoint := func(o *dynamodb.Options) {
+		o.BaseEndpoint = aws.String(url)
+		more(o)
+	}
 	switch s {
 	case recipe:
 		return dynamodb.NewFromConfig(cfg, endpoint, func(o *dynamodb.Options) {
@@ -186,26 +196,43 @@ func TestDynamoDBReadRetried(t *testing.T) {
 	}
 }
 
+// gzipAnswer answers as jsonAnswer does, the body gzip-compressed when the
+// request asks for it, as DynamoDB does for a client with
+// EnableAcceptEncodingGzip (the SDK decompresses above otelretry).
+func gzipAnswer(w http.ResponseWriter, r *http.Request, status int, body string) {
+	if !strings.Contains(r.Header.Get("Accept-Encoding"), "gzip") {
+		jsonAnswer(w, status, body)
+		return
+	}
+	var b bytes.Buffer
+	zw := gzip.NewWriter(&b)
+	io.WriteString(zw, body)
+	zw.Close()
+	w.Header().Set("Content-Encoding", "gzip")
+	jsonAnswer(w, status, b.String())
+}
+
 // TestDynamoDBThrottledRetried: DynamoDB answers a request it refused
 // unrun 400, its throttling error type in the body; the SDK's retryer
 // retries it, read or write. With the SDK's retries off, the recipe
 // retried neither (otelretry does not retry a 400), until it read the type
 // into a should-retry header below otelretry.
 func TestDynamoDBThrottledRetried(t *testing.T) {
-	for _, throttle := range []string{"ProvisionedThroughputExceededException", "ThrottlingException", "RequestLimitExceeded"} {
+	for _, throttle := range []string{"ProvisionedThroughputExceededException", "ThrottlingException", "RequestLimitExceeded", "ThrottlingException, gzip"} {
 		for _, s := range []setup{sdkDefaults, recipe} {
 			t.Run(throttle+"/"+s.String(), func(t *testing.T) {
+				throttle, gzipped := strings.CutSuffix(throttle, ", gzip") // the client's EnableAcceptEncodingGzip
 				f := newFakeDynamoDB(t, func(op string, n int, w http.ResponseWriter, r *http.Request) {
 					switch {
 					case n == 1:
-						jsonAnswer(w, 400, `{"__type":"com.amazonaws.dynamodb.v20120810#`+throttle+`","message":"slow down"}`)
+						gzipAnswer(w, r, 400, `{"__type":"com.amazonaws.dynamodb.v20120810#`+throttle+`","message":"slow down"}`)
 					case op == "GetItem":
-						jsonAnswer(w, 200, item)
+						gzipAnswer(w, r, 200, item)
 					default:
-						jsonAnswer(w, 200, `{}`)
+						gzipAnswer(w, r, 200, `{}`)
 					}
 				})
-				c := awsClient(f.URL, s)
+				c := awsClientWith(f.URL, s, func(o *dynamodb.Options) { o.EnableAcceptEncodingGzip = gzipped })
 				_, getErr := getItem(t.Context(), c)
 				putErr := putItem(t.Context(), c)
 				if getErr != nil || putErr != nil || f.executed("GetItem") != 2 || f.executed("PutItem") != 2 {

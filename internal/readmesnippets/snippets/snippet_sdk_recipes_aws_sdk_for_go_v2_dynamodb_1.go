@@ -7,6 +7,7 @@ package snippets
 
 import (
 	"bytes"
+	"compress/gzip"
 	"context"
 	"encoding/json"
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -37,8 +38,9 @@ const dynamoDBVerdict = "Dynamodb-Should-Retry"
 
 // dynamoDBThrottles goes below otelretry: it reads the error type of a 400
 // (X-Amzn-Errortype, else the body's __type:
-// "com.amazonaws.dynamodb.v20120810#ThrottlingException") and says "true"
-// in dynamoDBVerdict for a throttling one. The body stays whole.
+// "com.amazonaws.dynamodb.v20120810#ThrottlingException", gzip
+// decompressed for a client that asked for it) and says "true" in
+// dynamoDBVerdict for a throttling one. The body stays as it came.
 type dynamoDBThrottles struct{ next http.RoundTripper }
 
 func (t dynamoDBThrottles) RoundTrip(req *http.Request) (*http.Response, error) {
@@ -53,10 +55,16 @@ func (t dynamoDBThrottles) RoundTrip(req *http.Request) (*http.Response, error) 
 			io.Reader
 			io.Closer
 		}{io.MultiReader(bytes.NewReader(head), resp.Body), resp.Body}
+		text := head
+		if strings.EqualFold(resp.Header.Get("Content-Encoding"), "gzip") { // EnableAcceptEncodingGzip
+			if zr, err := gzip.NewReader(bytes.NewReader(head)); err == nil {
+				text, _ = io.ReadAll(io.LimitReader(zr, 64<<10))
+			}
+		}
 		var e struct {
 			Type string `json:"__type"`
 		}
-		_ = json.Unmarshal(head, &e) // not JSON: no type
+		_ = json.Unmarshal(text, &e) // not JSON: no type
 		errorType = e.Type
 	}
 	errorType, _, _ = strings.Cut(errorType[strings.LastIndexByte(errorType, '#')+1:], ":")
