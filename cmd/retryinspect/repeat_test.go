@@ -65,3 +65,43 @@ func TestTwoWritesUnderOtelhttpAreNoOuterLayerResend(t *testing.T) {
 		})
 	}
 }
+
+// An otelretry Transport whose base is another (a library's retrying
+// client under the application's): the outer one retries a POST the
+// caller declared repeatable after a 503; each outer attempt is one inner
+// operation, nested below the outer attempt's CLIENT span (the transport
+// counts no repeat for it). retryinspect looked through that CLIENT span
+// too, and took the two inner operations for an outer layer's resend.
+func TestATransportBelowAnotherIsNoOuterLayerResend(t *testing.T) {
+	var spans bytes.Buffer
+	synctest.Test(t, func(t *testing.T) {
+		tp := spanWriter(t, &spans)
+		base := scripted.New(scripted.Step{Status: 503}, scripted.Step{Status: 200})
+		inner := otelretry.NewTransport(base, otelretry.WithTracerProvider(tp))
+		outer := otelretry.NewTransport(inner, otelretry.WithTracerProvider(tp))
+		c := &http.Client{Transport: outer}
+		ctx, handler := tp.Tracer("app").Start(t.Context(), "POST /checkout", trace.WithSpanKind(trace.SpanKindServer))
+		ctx = otelretry.WithIntent(ctx, otelretry.Intent{Repeatable: true})
+		req, _ := http.NewRequestWithContext(ctx, http.MethodPost, "http://search.test/query", strings.NewReader(`{}`))
+		resp, err := c.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != 200 {
+			t.Fatalf("status %d", resp.StatusCode)
+		}
+		if n := len(base.Calls()); n != 2 {
+			t.Fatalf("%d calls, want 2", n)
+		}
+		handler.End()
+		if err := tp.Shutdown(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+	})
+	code, out, errOut := runOnFile(t, spans.Bytes())
+	if strings.Contains(out, "[outer-layer-resend]") {
+		t.Errorf("exit %d (stderr %q): the outer otelretry's own retry, under its contract, reported as an outer layer's resend:\n%s", code, errOut, out)
+	}
+}

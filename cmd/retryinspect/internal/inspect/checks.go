@@ -611,9 +611,11 @@ func (a *analyzer) checkOuterLayerResend() {
 // callSpanOf is the id of the span the transport counts g's repeats under
 // (retry.operation.repeat): the operation span's parent or, when that one
 // is a CLIENT span in the input (a client instrumentation above the
-// transport, such as otelhttp's, starts one per try), its parent.
+// transport, such as otelhttp's, starts one per try), its parent. An
+// attempt span of a transport above is no such span: the operations below
+// it are each its own call, which the transport counts as no repeat.
 func (a *analyzer) callSpanOf(g *group) string {
-	if p := a.parent[g.at]; p >= 0 && a.spans[p].Kind == model.KindClient && a.spans[p].ParentID != "" {
+	if p := a.parent[g.at]; p >= 0 && a.roles[p] != roleAttempt && a.spans[p].Kind == model.KindClient && a.spans[p].ParentID != "" {
 		return a.spans[p].ParentID
 	}
 	return g.span.ParentID

@@ -47,19 +47,28 @@ func splitURL(value string, bareQuery bool) urlParts {
 	// reference; its userinfo is found as internal/redact finds it to
 	// redact it (a password may hold a '/', '?' or '#'), before the
 	// fragment is cut.
-	sep := -1
-	if i := strings.Index(value, "://"); i >= 0 {
-		sep = i + len("://")
-	} else if strings.HasPrefix(value, "//") {
-		sep = len("//")
-	}
-	if sep >= 0 {
+	if sep := authorityAt(value); sep >= 0 {
 		p.scheme, value = value[:sep], value[sep:]
 		p.userinfo, value, p.hasUser = redact.SplitUserinfo(value)
 	}
 	value, _, _ = strings.Cut(value, "#")
 	p.rest, p.query, p.hasQuery = strings.Cut(value, "?")
 	return p
+}
+
+// authorityAt is where value's authority begins: after its first "://"
+// (internal/redact redacts a userinfo after any), or after a leading
+// "//"; -1 when it has none, or when a '?', '#', '=' or '&' comes first:
+// a URL in a query's value ("next=https://...") begins no authority.
+func authorityAt(value string) int {
+	if strings.HasPrefix(value, "//") {
+		return len("//")
+	}
+	i := strings.Index(value, "://")
+	if i < 0 || strings.ContainsAny(value[:i], "?#=&") {
+		return -1
+	}
+	return i + len("://")
 }
 
 // userinfoLeaks reports userinfo other than REDACTED placeholders.
@@ -104,7 +113,7 @@ func (p urlParts) leakingParams() []string {
 // urlLeak describes what a URL attribute leaks, or returns "".
 func urlLeak(key, value string) string {
 	last := key[strings.LastIndexByte(key, '.')+1:]
-	p := splitURL(value, last == "query" && !strings.Contains(value, "://"))
+	p := splitURL(value, last == "query" && authorityAt(value) < 0)
 	var leaks []string
 	if p.userinfoLeaks() {
 		leaks = append(leaks, "userinfo")

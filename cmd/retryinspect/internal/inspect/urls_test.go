@@ -60,6 +60,12 @@ func TestURLLeak(t *testing.T) {
 		{string(semconv.URLPathKey), "//cdn/a@b", ""},
 		{string(semconv120.HTTPTargetKey), "/me:x@y/z?page=2", `unredacted values of query parameters "page"`},
 		{full, "", ""},
+		// A query value that is a URL is no scheme: the secret after it
+		// is found.
+		{string(semconv120.HTTPTargetKey), "/oauth/token?redirect_uri=https://app.test/cb&client_secret=S", `unredacted values of query parameters "redirect_uri", "client_secret"`},
+		{query, "redirect_uri=https://app.test/cb&client_secret=S", `unredacted values of query parameters "redirect_uri", "client_secret"`},
+		{string(semconv.URLOriginalKey), "/login?next=https://app.test/&token=S", `unredacted values of query parameters "next", "token"`},
+		{full, "1http://u:p@h/", "userinfo"},
 	} {
 		if got := urlLeak(tc.key, tc.value); got != tc.want {
 			t.Errorf("urlLeak(%q, %q) = %q, want %q", tc.key, tc.value, got, tc.want)
