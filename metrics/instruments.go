@@ -16,10 +16,13 @@ import (
 func attemptBuckets() []float64 { return []float64{0, 1, 2, 3, 4, 5, 6, 8, 10} }
 
 // durationBuckets returns the bucket boundaries of the duration
-// histograms: the OpenTelemetry HTTP semantic conventions' boundaries, in
-// seconds.
+// histograms, in seconds: the OpenTelemetry HTTP semantic conventions'
+// boundaries, which end at 10 s, then 15, 30, 60 and 120 s. An operation
+// runs up to its deadline (30 s by default), and a write whose timeout
+// cannot be followed up waits that long too: past the last finite bucket,
+// histogram_quantile could only answer 10 s.
 func durationBuckets() []float64 {
-	return []float64{0.005, 0.01, 0.025, 0.05, 0.075, 0.1, 0.25, 0.5, 0.75, 1, 2.5, 5, 7.5, 10}
+	return []float64{0.005, 0.01, 0.025, 0.05, 0.075, 0.1, 0.25, 0.5, 0.75, 1, 2.5, 5, 7.5, 10, 15, 30, 60, 120}
 }
 
 // instruments are the seven instruments a Recorder records on, as the

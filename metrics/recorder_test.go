@@ -56,7 +56,7 @@ func set(kv ...attribute.KeyValue) attribute.Set { return attribute.NewSet(kv...
 // take the HTTP semantic conventions' boundaries, in seconds.
 var (
 	attemptBuckets  = []float64{0, 1, 2, 3, 4, 5, 6, 8, 10}
-	durationBuckets = []float64{0.005, 0.01, 0.025, 0.05, 0.075, 0.1, 0.25, 0.5, 0.75, 1, 2.5, 5, 7.5, 10}
+	durationBuckets = []float64{0.005, 0.01, 0.025, 0.05, 0.075, 0.1, 0.25, 0.5, 0.75, 1, 2.5, 5, 7.5, 10, 15, 30, 60, 120}
 )
 
 var (
@@ -101,14 +101,14 @@ func TestInstruments(t *testing.T) {
 				BucketCounts: []uint64{0, 0, 0, 1, 0, 0, 0, 0, 0, 0}, Min: metricdata.NewExtrema[int64](3), Max: metricdata.NewExtrema[int64](3)}}}},
 		{Name: "retry.operation.duration", Description: "Duration of logical operations, backoff included.", Unit: "s",
 			Data: metricdata.Histogram[float64]{Temporality: metricdata.CumulativeTemporality, DataPoints: []metricdata.HistogramDataPoint[float64]{
-				hist(1, 0.29, durationBuckets, []uint64{0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0}, 0.29, 0.29, set(get, outcome))}}},
+				hist(1, 0.29, durationBuckets, []uint64{0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}, 0.29, 0.29, set(get, outcome))}}},
 		{Name: "retry.attempt.duration", Description: "Duration of single network attempts, until response headers or failure.", Unit: "s",
 			Data: metricdata.Histogram[float64]{Temporality: metricdata.CumulativeTemporality, DataPoints: []metricdata.HistogramDataPoint[float64]{
-				hist(2, 0.16, durationBuckets, []uint64{0, 0, 0, 0, 0, 2, 0, 0, 0, 0, 0, 0, 0, 0, 0}, 0.08, 0.08, set(get, retry)),
-				hist(1, 0.05, durationBuckets, []uint64{0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}, 0.05, 0.05, set(get, ret))}}},
+				hist(2, 0.16, durationBuckets, []uint64{0, 0, 0, 0, 0, 2, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}, 0.08, 0.08, set(get, retry)),
+				hist(1, 0.05, durationBuckets, []uint64{0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}, 0.05, 0.05, set(get, ret))}}},
 		{Name: "retry.backoff.duration", Description: "Pauses taken before retries.", Unit: "s",
 			Data: metricdata.Histogram[float64]{Temporality: metricdata.CumulativeTemporality, DataPoints: []metricdata.HistogramDataPoint[float64]{
-				hist(2, 0.08, durationBuckets, []uint64{0, 0, 0, 1 + 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}, 0.04, 0.04, set(get))}}},
+				hist(2, 0.08, durationBuckets, []uint64{0, 0, 0, 1 + 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}, 0.04, 0.04, set(get))}}},
 	}
 	if len(got) != len(want) {
 		t.Fatalf("got %d instruments, want %d", len(got), len(want))

@@ -1550,3 +1550,31 @@ func TestAnOperationsDurationCountsTheHooksAfterItsLastAttempt(t *testing.T) {
 		})
 	}
 }
+
+// An operation that runs to the default deadline (30 s: three attempts
+// the default attempt timeout cuts) falls in a finite bucket of
+// retry.operation.duration: the buckets ended at 10 s, where a dashboard's
+// histogram_quantile could only answer 10 s for it.
+func TestAnOperationOfTheDefaultDeadlineFallsInAFiniteBucket(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := newHarness(t, []scripted.Step{{Hang: true}})
+		if resp, err := h.transprt.RoundTrip(get(t, t.Context(), "http://api.test/")); err == nil {
+			resp.Body.Close()
+		}
+		for _, sm := range h.collect(t).ScopeMetrics {
+			for _, m := range sm.Metrics {
+				hist, ok := m.Data.(metricdata.Histogram[float64])
+				if !ok || m.Name != "retry.operation.duration" {
+					continue
+				}
+				for _, dp := range hist.DataPoints {
+					if dp.Sum != 30 || dp.BucketCounts[len(dp.BucketCounts)-1] != 0 || !slices.Contains(dp.Bounds, 30) {
+						t.Errorf("an operation of %vs in bounds %v, counts %v; want it in the bucket up to 30 s", dp.Sum, dp.Bounds, dp.BucketCounts)
+					}
+				}
+				return
+			}
+		}
+		t.Error("no retry.operation.duration")
+	})
+}
