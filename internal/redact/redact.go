@@ -52,6 +52,9 @@ func URL(u *url.URL) string {
 	if at := strings.LastIndexByte(u.Host, '@'); at >= 0 {
 		clean.Host = credentials + u.Host[at:]
 	}
+	if embedsUserinfo(u.Path) { // a proxy's path that holds its target URL
+		clean.Path, clean.RawPath = embeddedUserinfos(u.Path), ""
+	}
 	s := clean.String()
 	if u.RawQuery == "" {
 		return s
@@ -68,7 +71,34 @@ func Changes(u *url.URL) bool {
 		return false
 	}
 	return u.User != nil || u.RawQuery != "" || u.ForceQuery || u.Fragment != "" || u.RawFragment != "" ||
-		strings.ContainsAny(u.Opaque, "@?#") || strings.IndexByte(u.Host, '@') >= 0
+		strings.ContainsAny(u.Opaque, "@?#") || strings.IndexByte(u.Host, '@') >= 0 || embedsUserinfo(u.Path)
+}
+
+// embedsUserinfo reports whether path may hold a URL with a userinfo
+// ("/fetch/https://u:pw@h/x"), which embeddedUserinfos redacts.
+func embedsUserinfo(path string) bool {
+	return strings.Contains(path, "://") && strings.IndexByte(path, '@') >= 0
+}
+
+// embeddedUserinfos is s with the userinfo that follows each "://" in it
+// replaced by REDACTED:REDACTED, as String replaces it in text; the text
+// before the first "://" is left as it is (a path's own '@' and ':').
+func embeddedUserinfos(s string) string {
+	var b strings.Builder
+	first := true
+	for part, more := s, true; more; first = false {
+		var text string
+		text, part, more = strings.Cut(part, "://")
+		if at := userinfoEnd(text); !first && at >= 0 {
+			b.WriteString(credentials)
+			text = text[at:]
+		}
+		b.WriteString(text)
+		if more {
+			b.WriteString("://")
+		}
+	}
+	return b.String()
 }
 
 // String sanitizes a URL found as text: in an error message, a span name or

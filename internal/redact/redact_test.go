@@ -50,6 +50,10 @@ func TestURL(t *testing.T) {
 		"http://[fe80::1%25en0]/p?k=v":             "http://[fe80::1%25en0]/p?k=REDACTED",
 		"http://h.test/p?tok=REDACTED":             "http://h.test/p?tok=REDACTED",
 		"/relative/path?token=t":                   "/relative/path?token=REDACTED",
+		// A proxy's path that holds its target URL: that URL's userinfo,
+		// as String redacts it in text; the path's own '@' and ':' stay.
+		"http://proxy.test/fetch/https://admin:hunter2@internal.test/report": "http://proxy.test/fetch/https://REDACTED:REDACTED@internal.test/report",
+		"http://h.test/users/me:x@y/http://a.test/":                          "http://h.test/users/me:x@y/http://a.test/",
 		// Opaque URLs: the part before '@' is userinfo whatever the scheme.
 		"http:user:pw@h.test/p?x=1":        "http:REDACTED:REDACTED@h.test/p?x=REDACTED",
 		"mailto:someone@h.test?subject=hi": "mailto:REDACTED:REDACTED@h.test?subject=REDACTED",

@@ -58,21 +58,43 @@ func splitURL(value string, bareQuery bool) urlParts {
 
 // authorityAt is where value's authority begins: after its first "://"
 // (internal/redact redacts a userinfo after any), or after a leading
-// "//"; -1 when it has none, or when a '?', '#', '=' or '&' comes first:
-// a URL in a query's value ("next=https://...") begins no authority.
+// "//"; -1 when it has none, or when a '?' or '#' comes first: a URL in
+// the query ("?next=https://...") begins no authority, and the query's
+// keys and values are checked as such.
 func authorityAt(value string) int {
 	if strings.HasPrefix(value, "//") {
 		return len("//")
 	}
 	i := strings.Index(value, "://")
-	if i < 0 || strings.ContainsAny(value[:i], "?#=&") {
+	if i < 0 || strings.ContainsAny(value[:i], "?#") {
 		return -1
 	}
 	return i + len("://")
 }
 
-// userinfoLeaks reports userinfo other than REDACTED placeholders.
+// isURL reports whether value begins with a scheme and "://" (RFC 3986:
+// a letter, then letters, digits, '+', '-' and '.'): a query attribute
+// that holds a whole URL, not a bare query ("next=https://...").
+func isURL(value string) bool {
+	i := strings.Index(value, "://")
+	return i > 0 && strings.IndexFunc(value[:i], func(r rune) bool {
+		return !('a' <= r && r <= 'z' || 'A' <= r && r <= 'Z' || '0' <= r && r <= '9' || r == '+' || r == '-' || r == '.')
+	}) < 0 && 'a' <= value[0]|0x20 && value[0]|0x20 <= 'z'
+}
+
+// userinfoLeaks reports userinfo other than REDACTED placeholders, in the
+// authority or in a query key: internal/redact replaces a key that holds
+// an '@' ("?https://u:pw@h/", "&u:pw@h") as it replaces a value.
 func (p urlParts) userinfoLeaks() bool {
+	for pair := range strings.SplitSeq(p.query, "&") {
+		key, _, _ := strings.Cut(pair, "=")
+		if k, err := url.QueryUnescape(key); err == nil {
+			key = k
+		}
+		if strings.IndexByte(key, '@') >= 0 && key != attrs.Redacted {
+			return true
+		}
+	}
 	if !p.hasUser {
 		return false
 	}
@@ -113,7 +135,7 @@ func (p urlParts) leakingParams() []string {
 // urlLeak describes what a URL attribute leaks, or returns "".
 func urlLeak(key, value string) string {
 	last := key[strings.LastIndexByte(key, '.')+1:]
-	p := splitURL(value, last == "query" && authorityAt(value) < 0)
+	p := splitURL(value, last == "query" && !isURL(value))
 	var leaks []string
 	if p.userinfoLeaks() {
 		leaks = append(leaks, "userinfo")

@@ -66,6 +66,16 @@ func TestURLLeak(t *testing.T) {
 		{query, "redirect_uri=https://app.test/cb&client_secret=S", `unredacted values of query parameters "redirect_uri", "client_secret"`},
 		{string(semconv.URLOriginalKey), "/login?next=https://app.test/&token=S", `unredacted values of query parameters "next", "token"`},
 		{full, "1http://u:p@h/", "userinfo"},
+		// A "://" after a '=' or '&' outside the query begins an authority
+		// too; a query key that holds an '@' leaks as a userinfo does (the
+		// sanitizer replaces it).
+		{string(semconv120.HTTPTargetKey), "/go/url=https://admin:pw@internal.test/x", "userinfo"},
+		{string(semconv.URLPathKey), "/proxy;target=https://admin:pw@internal.test/", "userinfo"},
+		{string(semconv.URLOriginalKey), "/a&b/https://admin:pw@internal.test/", "userinfo"},
+		{string(semconv.URLOriginalKey), "/cb?https://admin:pw@internal.test/", "userinfo"},
+		{query, "a=REDACTED&https://admin:pw@internal.test/", "userinfo"},
+		{full, "https://api.test/cb?page=REDACTED&admin:pw@internal.test", "userinfo"},
+		{full, "https://api.test/cb?REDACTED&page=REDACTED", ""},
 	} {
 		if got := urlLeak(tc.key, tc.value); got != tc.want {
 			t.Errorf("urlLeak(%q, %q) = %q, want %q", tc.key, tc.value, got, tc.want)

@@ -16,6 +16,7 @@ import (
 	"go.opentelemetry.io/contrib/instrumentation/net/http/otelhttp"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/otelretry/otelretry-go/internal/redact"
 	"github.com/otelretry/otelretry-go/internal/scripted"
 	"github.com/otelretry/otelretry-go/otelretry"
 )
@@ -103,5 +104,39 @@ func TestATransportBelowAnotherIsNoOuterLayerResend(t *testing.T) {
 	code, out, errOut := runOnFile(t, spans.Bytes())
 	if strings.Contains(out, "[outer-layer-resend]") {
 		t.Errorf("exit %d (stderr %q): the outer otelretry's own retry, under its contract, reported as an outer layer's resend:\n%s", code, errOut, out)
+	}
+}
+
+// A request through a fetching proxy whose path holds the target URL with
+// its credentials: internal/redact's String (error texts, retryinspect's
+// display) hid the password, its URL (the url.full the transport records)
+// kept it, and retryinspect, on the library's own trace, reported the
+// library's spans (exit 1). Both redact it now.
+func TestAProxysPathHoldingAPasswordIsCleanInTheLibrarysTrace(t *testing.T) {
+	const target = "http://proxy.test/fetch/https://admin:hunter2@internal.test/report"
+	if c := redact.String(target); strings.Contains(c, "hunter2") {
+		t.Fatalf("precondition: redact.String = %q", c)
+	}
+	var spans bytes.Buffer
+	synctest.Test(t, func(t *testing.T) {
+		tp := spanWriter(t, &spans)
+		base := scripted.New(scripted.Step{Status: 200})
+		c := &http.Client{Transport: otelretry.NewTransport(base, otelretry.WithTracerProvider(tp))}
+		ctx, handler := tp.Tracer("app").Start(t.Context(), "GET /x", trace.WithSpanKind(trace.SpanKindServer))
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, target, nil)
+		resp, err := c.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		handler.End()
+		if err := tp.Shutdown(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+	})
+	code, out, _ := runOnFile(t, spans.Bytes())
+	if n := strings.Count(spans.String(), "hunter2"); n > 0 {
+		t.Errorf("the password internal/redact hides is in %d exported span attributes; retryinspect on the library's own trace: exit %d, %d [unredacted-url] findings", n, code, strings.Count(out, "[unredacted-url]"))
 	}
 }
