@@ -756,10 +756,14 @@ func hedgeMayFollow(hedgesLeft, attemptsLeft int) bool { return hedgesLeft > 0 &
 // proven not processed: its error says it never left (neverSent) and the
 // base did not report it written (a failover base whose first host took
 // the request and whose second refused it reports both: the safe reading
-// is that it may have been applied), the classifier says NotProcessed, or
-// the transport read the protocol's proof itself.
-func provedUnprocessed(neverSent, written bool, c Classification, wireProof bool) bool {
-	return (neverSent && !written) || c.kind == classNotProcessed || wireProof
+// is that it may have been applied), or the classifier says NotProcessed
+// or the transport read the protocol's proof itself, and the base reported
+// at most one write. A protocol's proof is of the last stream alone: when
+// a layer below wrote the request more than once (net/http's own resend
+// of a bodyless request after a stream error), an earlier copy may have
+// been processed.
+func provedUnprocessed(neverSent, written bool, writes int32, c Classification, wireProof bool) bool {
+	return (neverSent && !written) || (c.kind == classNotProcessed || wireProof) && writes <= 1
 }
 
 // resendPlan is how a prepared request lets a layer below resend it.

@@ -628,19 +628,27 @@ func TestRulesBesideDecide(t *testing.T) {
 	})
 }
 
+// A protocol's proof is of the last stream: after a layer below wrote the
+// request more than once (net/http's own resends of a bodyless POST after
+// a stream error), a REFUSED_STREAM on the last proved the whole attempt
+// unprocessed, and otelretry resent a write the server had applied.
 func TestProvedUnprocessed(t *testing.T) {
 	for _, tc := range []struct {
 		neverSent, written bool
+		writes             int32
 		c                  Classification
 		wire, want         bool
 	}{
-		{true, false, Classification{}, false, true},
-		{true, true, Classification{}, false, false}, // reported written, then a dial error: may have been applied
-		{false, true, NotProcessed(Evidence{}), false, true},
-		{false, true, Classification{}, true, true},
-		{false, false, Classification{}, false, false},
+		{true, false, 0, Classification{}, false, true},
+		{true, true, 1, Classification{}, false, false}, // reported written, then a dial error: may have been applied
+		{false, true, 1, NotProcessed(Evidence{}), false, true},
+		{false, true, 1, Classification{}, true, true},
+		{false, true, 0, NotProcessed(Evidence{}), false, true}, // a base that reports no writes
+		{false, true, 9, NotProcessed(Evidence{}), false, false},
+		{false, true, 2, Classification{}, true, false},
+		{false, false, 0, Classification{}, false, false},
 	} {
-		if got := provedUnprocessed(tc.neverSent, tc.written, tc.c, tc.wire); got != tc.want {
+		if got := provedUnprocessed(tc.neverSent, tc.written, tc.writes, tc.c, tc.wire); got != tc.want {
 			t.Errorf("provedUnprocessed(%+v) = %v", tc, got)
 		}
 	}

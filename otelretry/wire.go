@@ -511,6 +511,12 @@ func h2Unprocessed(err error) (Evidence, bool) {
 
 // h2UnprocessedMessage reads one error message of net/http's shape.
 func h2UnprocessedMessage(msg string) (Evidence, bool) {
+	// A GOAWAY with an error code (ENHANCE_YOUR_CALM: a server shedding
+	// load) ends a connection's first stream, above the frame's last
+	// stream id, in a message of its own that net/http does not retry.
+	if code, ok := strings.CutPrefix(msg, "http2: Transport received GOAWAY from server ErrCode:"); ok && h2CodeName(code) {
+		return Evidence{Class: attrs.ErrorClassRefusedStream, Protocol: "h2", Name: "GOAWAY", noCode: true}, true
+	}
 	const prefix, suffix = "http2: Transport: cannot retry err [", "] after Request.Body was written; define Request.GetBody to avoid this error"
 	cause, ok := strings.CutPrefix(msg, prefix)
 	if ok {
@@ -520,15 +526,25 @@ func h2UnprocessedMessage(msg string) (Evidence, bool) {
 	case !ok:
 		return Evidence{}, false
 	case cause == "http2: Transport received Server's graceful shutdown GOAWAY":
-		// net/http names a GOAWAY this way whatever its error code (a
-		// graceful restart's NO_ERROR, or ENHANCE_YOUR_CALM): the frame is
-		// the proof, its code unknown.
+		// net/http names a GOAWAY this way whatever its error code, but on
+		// a connection's first stream with one (above): the frame is the
+		// proof, its code unknown.
 		return Evidence{Class: attrs.ErrorClassRefusedStream, Protocol: "h2", Name: "GOAWAY", noCode: true}, true
 	case strings.HasPrefix(cause, "stream error: stream ID ") &&
 		(strings.HasSuffix(cause, "; REFUSED_STREAM") || strings.HasSuffix(cause, "; REFUSED_STREAM; received from peer")):
 		return Evidence{Class: attrs.ErrorClassRefusedStream, Protocol: "h2", Code: 0x7, Name: "REFUSED_STREAM"}, true
 	}
 	return Evidence{}, false
+}
+
+// h2CodeName reports whether s is an HTTP/2 error code as net/http names
+// one: its registered name ("ENHANCE_YOUR_CALM") or "unknown error code
+// 0x..": text net/http writes, never the server.
+func h2CodeName(s string) bool {
+	if hex, ok := strings.CutPrefix(s, "unknown error code 0x"); ok {
+		return hex != "" && strings.Trim(hex, "0123456789abcdef") == ""
+	}
+	return s != "" && strings.Trim(s, "ABCDEFGHIJKLMNOPQRSTUVWXYZ_1") == ""
 }
 
 // netHTTPIdempotencyKeys are the header names that make net/http treat any

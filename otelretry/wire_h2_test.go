@@ -34,10 +34,11 @@ import (
 type h2Action int
 
 const (
-	h2OK       h2Action = iota // HEADERS :status 200, END_STREAM: processed
-	h2Refuse                   // RST_STREAM REFUSED_STREAM: not processed
-	h2Protocol                 // processed, then RST_STREAM PROTOCOL_ERROR (a proxy that broke the answer)
-	h2GoAway                   // GOAWAY whose last stream id is below the stream, then close: not processed
+	h2OK         h2Action = iota // HEADERS :status 200, END_STREAM: processed
+	h2Refuse                     // RST_STREAM REFUSED_STREAM: not processed
+	h2Protocol                   // processed, then RST_STREAM PROTOCOL_ERROR (a proxy that broke the answer)
+	h2GoAway                     // GOAWAY whose last stream id is below the stream, then close: not processed
+	h2GoAwayCalm                 // the same with ENHANCE_YOUR_CALM (a server shedding load): not processed
 )
 
 // h2Server is a minimal prior-knowledge HTTP/2 server on 127.0.0.1 that
@@ -172,7 +173,7 @@ func (s *h2Server) serve(c net.Conn) {
 				continue
 			}
 			var code uint32
-			switch s.action() {
+			switch a := s.action(); a {
 			case h2OK:
 				s.processed.Add(1)
 				writeFrame(c, 0x1, 0x5, stream, []byte{0x88}) // :status 200, END_HEADERS|END_STREAM
@@ -182,9 +183,12 @@ func (s *h2Server) serve(c net.Conn) {
 			case h2Protocol:
 				s.processed.Add(1)
 				code = 0x1
-			case h2GoAway:
-				var p [8]byte // last stream id below this one, NO_ERROR
+			case h2GoAway, h2GoAwayCalm:
+				var p [8]byte // last stream id below this one, NO_ERROR or ENHANCE_YOUR_CALM
 				binary.BigEndian.PutUint32(p[:4], max(stream, 2)-2)
+				if a == h2GoAwayCalm {
+					binary.BigEndian.PutUint32(p[4:], 0xb)
+				}
 				writeFrame(c, 0x7, 0, 0, p[:])
 				return // graceful shutdown: the connection closes
 			}

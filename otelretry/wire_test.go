@@ -356,6 +356,10 @@ func TestWireH2UnprocessedWritesReachTheServerOnce(t *testing.T) {
 	}{
 		{"GOAWAY", h2GoAway, false, 1, "GOAWAY"},
 		{"GOAWAY, with an Idempotency-Key", h2GoAway, true, 1, "GOAWAY"},
+		// net/http names a GOAWAY with an error code on a connection's
+		// first stream in another message, which it does not retry; it
+		// was read as no proof (check_state).
+		{"GOAWAY, ENHANCE_YOUR_CALM, the connection's first stream", h2GoAwayCalm, false, 1, "GOAWAY"},
 		{"REFUSED_STREAM", h2Refuse, false, 1, "REFUSED_STREAM"},
 		{"PROTOCOL_ERROR", h2Protocol, false, 1, ""},
 	}
@@ -420,9 +424,10 @@ func TestWireH2UnprocessedWritesReachTheServerOnce(t *testing.T) {
 // release in use writes them. This test fails when a release changes them.
 func TestH2UnprocessedMessages(t *testing.T) {
 	for action, want := range map[h2Action]string{
-		h2GoAway:   "http2: Transport: cannot retry err [http2: Transport received Server's graceful shutdown GOAWAY] after Request.Body was written",
-		h2Refuse:   "http2: Transport: cannot retry err [stream error: stream ID 1; REFUSED_STREAM; received from peer] after Request.Body was written",
-		h2Protocol: "http2: Transport: cannot retry err [stream error: stream ID 1; PROTOCOL_ERROR; received from peer] after Request.Body was written",
+		h2GoAway:     "http2: Transport: cannot retry err [http2: Transport received Server's graceful shutdown GOAWAY] after Request.Body was written",
+		h2GoAwayCalm: "http2: Transport received GOAWAY from server ErrCode:ENHANCE_YOUR_CALM",
+		h2Refuse:     "http2: Transport: cannot retry err [stream error: stream ID 1; REFUSED_STREAM; received from peer] after Request.Body was written",
+		h2Protocol:   "http2: Transport: cannot retry err [stream error: stream ID 1; PROTOCOL_ERROR; received from peer] after Request.Body was written",
 	} {
 		srv := newH2Server(t, action, h2OK)
 		base := h2cTransport()
