@@ -471,7 +471,9 @@ func (op *operation) waitFor(wait time.Duration) bool {
 // error, sanitized.
 func (op *operation) checkState(a *attempt, cause error, p *progress) (verdict, *http.Response, error) {
 	hook := op.t.cfg.stateCheck
-	if hook == nil {
+	if hook == nil || op.clock.left() <= 0 {
+		// No hook, or no time left for one (the operation's deadline cut
+		// the write): the outcome stays unknown.
 		return a.ev.verdict, nil, nil
 	}
 	sanitize := func(err error) error { return op.sanitize(err, a) }

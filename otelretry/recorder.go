@@ -665,6 +665,9 @@ func (r *recorder) endStateCheck(o *opRecord, span trace.Span, state attrs.State
 	if span.IsRecording() {
 		span.SetAttributes(append(o.attrs(), attrs.OperationIDKey.String(o.ident.opID()), state.Attribute(),
 			v.decision.Attribute(), v.reason.Attribute())...)
+		if v.reason == attrs.ReasonNotReplayable { // the resend the check asked for, as on an attempt (addEvents)
+			span.AddEvent(attrs.EventBodyNotReplayable)
+		}
 	}
 	span.End()
 	if v.reason == attrs.ReasonThrottle {

@@ -708,3 +708,78 @@ type closeCounted struct {
 }
 
 func (b *closeCounted) Close() error { b.closed.Add(1); return nil }
+
+// docs/decisions.md, footnote ² of row 34 (not_applied: "retry², with no
+// pause"): "the body must be replayable (stop, not_replayable, with a
+// body_not_replayable event)". A read whose retry is due with a body that
+// cannot be sent again gets that event on its attempt span; a write whose
+// state check said not_applied, and whose resend is refused for the same
+// reason, got it on no span at all; it is on the state_check span.
+func TestAStateChecksResendRefusedForItsBodyRecordsBodyNotReplayable(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := newHarness(t, []scripted.Step{{Hang: true}, {Status: 201}},
+			otelretry.WithAttemptTimeout(100*time.Millisecond),
+			otelretry.WithStateCheck(func(context.Context, otelretry.StateCheck) (otelretry.StateResult, error) {
+				return otelretry.StateResult{State: attrs.StateNotApplied}, nil
+			}))
+		// A body of unknown length without GetBody: not buffered, so not replayable.
+		req, _ := http.NewRequestWithContext(t.Context(), http.MethodPost, "http://api.test/orders", io.MultiReader(strings.NewReader("order")))
+		resp, err := h.transprt.RoundTrip(req)
+		if resp != nil {
+			resp.Body.Close()
+		}
+		var rerr *otelretry.Error
+		if !errors.As(err, &rerr) || rerr.Reason != attrs.ReasonNotReplayable || !errors.Is(err, otelretry.ErrNotReplayable) {
+			t.Fatalf("err = %v; want stop, not_replayable", err)
+		}
+		if n := len(h.base.Calls()); n != 1 {
+			t.Fatalf("%d calls, want 1", n)
+		}
+		var where []string
+		for _, s := range h.ended() {
+			for _, e := range s.Events() {
+				if e.Name == attrs.EventBodyNotReplayable {
+					where = append(where, s.Name())
+				}
+			}
+		}
+		if len(where) != 1 {
+			t.Errorf("body_not_replayable events on spans %v; want one, for the resend the state check asked for and the body refused\n%s",
+				where, dumpSpans(h.ended()))
+		}
+	})
+}
+
+// docs/time-and-bodies.md: a write in flight when the caller's deadline
+// passes ends deadline_exceeded, ErrOutcomeUnknown, "no state check runs:
+// no time is left for one". When the operation's own deadline
+// (WithDeadline, 30 s by default) cuts the write instead, no time is left
+// either, yet the hook is called, with a context that is already done: its
+// lookup can only fail, and the state_check span records that failure.
+// It is not called: the write ends check_state, its outcome unknown.
+func TestNoStateCheckRunsOnceTheOperationsDeadlinePassed(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		calls := 0
+		var atEntry error
+		h := newHarness(t, []scripted.Step{{Hang: true}},
+			otelretry.WithDeadline(300*time.Millisecond), // the attempt timeout (default 10 s) is longer
+			otelretry.WithStateCheck(func(ctx context.Context, c otelretry.StateCheck) (otelretry.StateResult, error) {
+				calls++
+				atEntry = ctx.Err()
+				if atEntry != nil {
+					return otelretry.StateResult{}, atEntry // a lookup made with ctx fails at once
+				}
+				return otelretry.StateResult{State: attrs.StateUnknown}, nil
+			}))
+		_, err := h.client.Do(post(t, t.Context(), "http://api.test/orders", "order"))
+		if !errors.Is(err, otelretry.ErrOutcomeUnknown) {
+			t.Fatalf("err = %v; want ErrOutcomeUnknown", err)
+		}
+		if calls > 0 {
+			var rerr *otelretry.Error
+			errors.As(err, &rerr)
+			t.Errorf("the state check ran with its context already done (%v) after the deadline cut the write; operation ended %s (%s)",
+				atEntry, rerr.Outcome, rerr.Reason)
+		}
+	})
+}
