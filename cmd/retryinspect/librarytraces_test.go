@@ -140,3 +140,47 @@ func TestAProxysPathHoldingAPasswordIsCleanInTheLibrarysTrace(t *testing.T) {
 		t.Errorf("the password internal/redact hides is in %d exported span attributes; retryinspect on the library's own trace: exit %d, %d [unredacted-url] findings", n, code, strings.Count(out, "[unredacted-url]"))
 	}
 }
+
+// URLs the library records as they are (nothing to redact in them) are no
+// leak to retryinspect: an '@' in a path after a host and port, a path's
+// own ':' and '@' before a URL it holds, a query key's escaped '@'. Each
+// was reported unredacted-url on the library's own trace (exit 1).
+func TestTheLibrarysCleanURLsAreNoLeak(t *testing.T) {
+	for _, target := range []string{
+		// A service on a port whose path names a user by e-mail address.
+		"http://users.internal:8080/users/alice@example.com",
+		// The sanitizer's own test case, which it leaves as it is.
+		"http://h.test/users/me:x@y/http://a.test/",
+		// A query key that holds a percent-encoded '@' (url.Values.Encode
+		// writes one so), which the sanitizer keeps.
+		"http://api.test/lookup?alice%40example.com",
+	} {
+		t.Run(target, func(t *testing.T) {
+			var spans bytes.Buffer
+			synctest.Test(t, func(t *testing.T) {
+				tp := spanWriter(t, &spans)
+				base := scripted.New(scripted.Step{Status: 200})
+				c := &http.Client{Transport: otelretry.NewTransport(base, otelretry.WithTracerProvider(tp))}
+				ctx, handler := tp.Tracer("app").Start(t.Context(), "GET /x", trace.WithSpanKind(trace.SpanKindServer))
+				req, _ := http.NewRequestWithContext(ctx, http.MethodGet, target, nil)
+				if clean := otelretry.SanitizeURL(req.URL); clean != req.URL.String() {
+					t.Logf("sanitized: %q", clean)
+				}
+				resp, err := c.Do(req)
+				if err != nil {
+					t.Fatal(err)
+				}
+				io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+				handler.End()
+				if err := tp.Shutdown(context.Background()); err != nil {
+					t.Fatal(err)
+				}
+			})
+			code, out, _ := runOnFile(t, spans.Bytes())
+			if strings.Contains(out, "[unredacted-url]") {
+				t.Errorf("retryinspect on the library's own trace: exit %d, %d [unredacted-url] findings:\n%s", code, strings.Count(out, "[unredacted-url]"), out)
+			}
+		})
+	}
+}

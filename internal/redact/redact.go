@@ -53,7 +53,13 @@ func URL(u *url.URL) string {
 		clean.Host = credentials + u.Host[at:]
 	}
 	if embedsUserinfo(u.Path) { // a proxy's path that holds its target URL
-		clean.Path, clean.RawPath = embeddedUserinfos(u.Path), ""
+		// On the path as sent (escaped), changed only where a userinfo is.
+		if sent := u.EscapedPath(); embedsUserinfo(sent) {
+			if redacted := embeddedUserinfos(sent); redacted != sent {
+				clean.RawPath = redacted
+				clean.Path, _ = url.PathUnescape(redacted)
+			}
+		}
 	}
 	s := clean.String()
 	if u.RawQuery == "" {
@@ -78,6 +84,12 @@ func Changes(u *url.URL) bool {
 // ("/fetch/https://u:pw@h/x"), which embeddedUserinfos redacts.
 func embedsUserinfo(path string) bool {
 	return strings.Contains(path, "://") && strings.IndexByte(path, '@') >= 0
+}
+
+// EmbeddedUserinfo reports whether path holds a URL with a userinfo after
+// a "://" (a proxy's path that holds its target URL), which URL redacts.
+func EmbeddedUserinfo(path string) bool {
+	return embedsUserinfo(path) && embeddedUserinfos(path) != path
 }
 
 // embeddedUserinfos is s with the userinfo that follows each "://" in it
@@ -523,7 +535,10 @@ func opaque(op string) string {
 		end = i
 	}
 	if at := strings.LastIndexByte(rest[:end], '@'); at >= 0 {
-		rest = credentials + rest[at:]
+		rest, end = credentials+rest[at:], end-at+len(credentials)
+	}
+	if embedsUserinfo(rest[end:]) { // the opaque path holds a URL
+		rest = rest[:end] + embeddedUserinfos(rest[end:])
 	}
 	out := prefix + rest
 	if !hasQuery || query == "" {

@@ -54,6 +54,9 @@ func TestURL(t *testing.T) {
 		// as String redacts it in text; the path's own '@' and ':' stay.
 		"http://proxy.test/fetch/https://admin:hunter2@internal.test/report": "http://proxy.test/fetch/https://REDACTED:REDACTED@internal.test/report",
 		"http://h.test/users/me:x@y/http://a.test/":                          "http://h.test/users/me:x@y/http://a.test/",
+		// Nothing to redact there: the path stays as sent, escapes and all.
+		"http://registry.test/proxy/https://registry.npmjs.org/@scope%2Fpkg": "http://registry.test/proxy/https://registry.npmjs.org/@scope%2Fpkg",
+		"http://p.test/fetch/https://admin:pw@i.test/a%2Fb":                  "http://p.test/fetch/https://REDACTED:REDACTED@i.test/a%2Fb",
 		// Opaque URLs: the part before '@' is userinfo whatever the scheme.
 		"http:user:pw@h.test/p?x=1":        "http:REDACTED:REDACTED@h.test/p?x=REDACTED",
 		"mailto:someone@h.test?subject=hi": "mailto:REDACTED:REDACTED@h.test?subject=REDACTED",
@@ -83,6 +86,9 @@ func TestURLBuiltByHand(t *testing.T) {
 		{url.URL{Scheme: "http", Host: "user:pw@h.test", Path: "/p"}, "http://REDACTED:REDACTED%40h.test/p"},
 		{url.URL{Scheme: "http", Host: "h.test", Path: "/p", User: url.User("alice")}, "http://REDACTED:REDACTED@h.test/p"},
 		{url.URL{Scheme: "http", Host: "h.test", Path: "/p", RawFragment: "f", Fragment: "f"}, "http://h.test/p"},
+		// A proxy's path that holds its target URL, sent in Opaque.
+		{url.URL{Scheme: "http", Host: "p.test", Opaque: "//p.test/fetch/https://user:pw@i.test/x"}, "http://p.test/fetch/https://REDACTED:REDACTED@i.test/x"},
+		{url.URL{Scheme: "http", Host: "p.test", Opaque: "//user:pw@p.test/fetch/https://user:pw@i.test/x"}, "http://REDACTED:REDACTED@p.test/fetch/https://REDACTED:REDACTED@i.test/x"},
 	} {
 		if got := redact.URL(&tc.u); got != tc.want {
 			t.Errorf("URL(%#v) = %q, want %q", tc.u, got, tc.want)

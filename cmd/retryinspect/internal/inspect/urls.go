@@ -48,12 +48,29 @@ func splitURL(value string, bareQuery bool) urlParts {
 	// redact it (a password may hold a '/', '?' or '#'), before the
 	// fragment is cut.
 	if sep := authorityAt(value); sep >= 0 {
+		full := value
 		p.scheme, value = value[:sep], value[sep:]
-		p.userinfo, value, p.hasUser = redact.SplitUserinfo(value)
+		if !parsedWithoutUserinfo(full, value) {
+			p.userinfo, value, p.hasUser = redact.SplitUserinfo(value)
+		}
 	}
 	value, _, _ = strings.Cut(value, "#")
 	p.rest, p.query, p.hasQuery = strings.Cut(value, "?")
 	return p
+}
+
+// parsedWithoutUserinfo reports whether full, a URL whose text after
+// "://" (or "//") is rest, parses with a host and no userinfo while no '@'
+// is in its authority's text: then an '@' further on is in its path
+// ("http://h:8080/users/a@b.test"), as net/http sends it, not the end of
+// a password that holds a '/', which the text alone could not tell.
+func parsedWithoutUserinfo(full, rest string) bool {
+	u, err := url.Parse(full)
+	end := strings.IndexAny(rest, "/?#")
+	if end < 0 {
+		end = len(rest)
+	}
+	return err == nil && u.User == nil && u.Host != "" && strings.IndexByte(rest[:end], '@') < 0
 }
 
 // authorityAt is where value's authority begins: after its first "://"
@@ -83,17 +100,18 @@ func isURL(value string) bool {
 }
 
 // userinfoLeaks reports userinfo other than REDACTED placeholders, in the
-// authority or in a query key: internal/redact replaces a key that holds
-// an '@' ("?https://u:pw@h/", "&u:pw@h") as it replaces a value.
+// authority, in a URL the path holds, or in a query key: internal/redact
+// replaces a key that holds an '@' ("?https://u:pw@h/", "&u:pw@h") as it
+// replaces a value.
 func (p urlParts) userinfoLeaks() bool {
 	for pair := range strings.SplitSeq(p.query, "&") {
-		key, _, _ := strings.Cut(pair, "=")
-		if k, err := url.QueryUnescape(key); err == nil {
-			key = k
-		}
+		key, _, _ := strings.Cut(pair, "=") // as written: the sanitizer reads a raw '@'
 		if strings.IndexByte(key, '@') >= 0 && key != attrs.Redacted {
 			return true
 		}
+	}
+	if redact.EmbeddedUserinfo(p.rest) { // a URL in the path, which the sanitizer redacts
+		return true
 	}
 	if !p.hasUser {
 		return false

@@ -76,6 +76,15 @@ func TestURLLeak(t *testing.T) {
 		{query, "a=REDACTED&https://admin:pw@internal.test/", "userinfo"},
 		{full, "https://api.test/cb?page=REDACTED&admin:pw@internal.test", "userinfo"},
 		{full, "https://api.test/cb?REDACTED&page=REDACTED", ""},
+		// What the library records clean is clean: an '@' in a path after
+		// a host and port, a path's own ':' and '@' before a URL it holds,
+		// a query key's escaped '@'; a URL in the path with a password is
+		// not.
+		{full, "http://users.internal:8080/users/alice@example.com", ""},
+		{full, "http://h.test/users/me:x@y/http://a.test/", ""},
+		{full, "http://api.test/lookup?alice%40example.com", ""},
+		{full, "http://p.test/fetch/https://admin:pw@i.test/x", "userinfo"},
+		{full, "http://p.test/fetch/https://REDACTED:REDACTED@i.test/x", ""},
 	} {
 		if got := urlLeak(tc.key, tc.value); got != tc.want {
 			t.Errorf("urlLeak(%q, %q) = %q, want %q", tc.key, tc.value, got, tc.want)
