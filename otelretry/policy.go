@@ -758,12 +758,13 @@ func hedgeMayFollow(hedgesLeft, attemptsLeft int) bool { return hedgesLeft > 0 &
 // the request and whose second refused it reports both: the safe reading
 // is that it may have been applied), or the classifier says NotProcessed
 // or the transport read the protocol's proof itself, and the base reported
-// at most one write. A protocol's proof is of the last stream alone: when
-// a layer below wrote the request more than once (net/http's own resend
-// of a bodyless request after a stream error), an earlier copy may have
-// been processed.
-func provedUnprocessed(neverSent, written bool, writes int32, c Classification, wireProof bool) bool {
-	return (neverSent && !written) || (c.kind == classNotProcessed || wireProof) && writes <= 1
+// at most one write, or resends only on such proof (trusted,
+// WithTrustedBaseResends). A protocol's proof is of the last stream alone:
+// when a layer below wrote the request more than once (net/http's own
+// resend of a bodyless request after a stream error), an earlier copy may
+// have been processed.
+func provedUnprocessed(neverSent, written bool, writes int32, trusted bool, c Classification, wireProof bool) bool {
+	return (neverSent && !written) || (c.kind == classNotProcessed || wireProof) && (writes <= 1 || trusted)
 }
 
 // resendPlan is how a prepared request lets a layer below resend it.

@@ -636,19 +636,21 @@ func TestProvedUnprocessed(t *testing.T) {
 	for _, tc := range []struct {
 		neverSent, written bool
 		writes             int32
+		trusted            bool
 		c                  Classification
 		wire, want         bool
 	}{
-		{true, false, 0, Classification{}, false, true},
-		{true, true, 1, Classification{}, false, false}, // reported written, then a dial error: may have been applied
-		{false, true, 1, NotProcessed(Evidence{}), false, true},
-		{false, true, 1, Classification{}, true, true},
-		{false, true, 0, NotProcessed(Evidence{}), false, true}, // a base that reports no writes
-		{false, true, 9, NotProcessed(Evidence{}), false, false},
-		{false, true, 2, Classification{}, true, false},
-		{false, false, 0, Classification{}, false, false},
+		{true, false, 0, false, Classification{}, false, true},
+		{true, true, 1, false, Classification{}, false, false}, // reported written, then a dial error: may have been applied
+		{false, true, 1, false, NotProcessed(Evidence{}), false, true},
+		{false, true, 1, false, Classification{}, true, true},
+		{false, true, 0, false, NotProcessed(Evidence{}), false, true}, // a base that reports no writes
+		{false, true, 9, false, NotProcessed(Evidence{}), false, false},
+		{false, true, 2, false, Classification{}, true, false},
+		{false, true, 2, true, NotProcessed(Evidence{}), false, true}, // a trusted base resends only on proof (quic-go)
+		{false, false, 0, false, Classification{}, false, false},
 	} {
-		if got := provedUnprocessed(tc.neverSent, tc.written, tc.writes, tc.c, tc.wire); got != tc.want {
+		if got := provedUnprocessed(tc.neverSent, tc.written, tc.writes, tc.trusted, tc.c, tc.wire); got != tc.want {
 			t.Errorf("provedUnprocessed(%+v) = %v", tc, got)
 		}
 	}
