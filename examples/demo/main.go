@@ -17,9 +17,11 @@ import (
 	"os"
 	"os/signal"
 	"strings"
+	"syscall"
 
 	"go.opentelemetry.io/contrib/instrumentation/net/http/otelhttp"
 
+	"github.com/otelretry/otelretry-go/cmd/retryinspect/htmlreport"
 	"github.com/otelretry/otelretry-go/otelretry"
 )
 
@@ -45,7 +47,9 @@ func main() {
 		os.Exit(2)
 	}
 	// An interrupt cancels the run, so that its temporary files are still
-	// removed.
+	// removed; so does a reader that went away (| head): the writes fail
+	// instead of SIGPIPE ending the process before its cleanup.
+	signal.Ignore(syscall.SIGPIPE)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
 	if err := run(ctx, o, os.Stdout); err != nil {
@@ -114,9 +118,11 @@ func run(ctx context.Context, o options, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	rep, err := inspectSpans(ctx, tel.spans.Ended())
-	if err != nil {
-		return err
+	var rep *htmlreport.Report // none when the sampler kept no span
+	if spans := tel.spans.Ended(); len(spans) > 0 || tel.sampler == "" {
+		if rep, err = inspectSpans(ctx, spans); err != nil {
+			return err
+		}
 	}
 	s.Propagation = flaky.propagationSeen()
 	fmt.Fprintf(stdout, "=== otelretry demo: %d operations against a flaky server on %s; attempt events read back from the spans ===\n",
@@ -125,12 +131,16 @@ func run(ctx context.Context, o options, stdout io.Writer) error {
 		return err
 	}
 	writeTelemetry(stdout, tel, s.Propagation)
-	temporary, err := writeHTMLReport(stdout, o.html, rep)
-	if temporary != "" {
-		defer os.Remove(temporary)
-	}
-	if err != nil {
-		return err
+	if rep != nil {
+		temporary, err := writeHTMLReport(stdout, o.html, rep)
+		if temporary != "" {
+			defer os.Remove(temporary)
+		}
+		if err != nil {
+			return err
+		}
+	} else {
+		fmt.Fprintf(stdout, "  report:  none: the sampler kept no span\n")
 	}
 	tel.flush(ctx)
 	tel.exportToTerminal(ctx)

@@ -63,6 +63,10 @@ type telemetry struct {
 	reader *sdkmetric.ManualReader
 
 	service string
+	// sampler is OTEL_TRACES_SAMPLER when it may leave spans unsampled (the
+	// SDK reads it): the report then reads back the sampled operations
+	// only, and does not hold them to the metrics' counts.
+	sampler string
 	// traces, metrics and logs describe where each signal goes, for the report.
 	traces, metrics, logs exportTarget
 	// terminal is set when the spans are written to the terminal: they are
@@ -221,6 +225,9 @@ func newTelemetry(ctx context.Context, tracesPath string, stdout io.Writer) (*te
 	}
 	if err := t.logProvider(ctx, res); err != nil {
 		return nil, err
+	}
+	if s := os.Getenv("OTEL_TRACES_SAMPLER"); s != "" && s != "always_on" && s != "parentbased_always_on" {
+		t.sampler = s
 	}
 	t.tp = sdktrace.NewTracerProvider(traceOpts...)
 	t.serverTP = sdktrace.NewTracerProvider(serverOpts...)
@@ -445,7 +452,14 @@ func writeTelemetry(w io.Writer, t *telemetry, seen []string) {
 	}
 	fmt.Fprintf(w, "\nTelemetry (set with OTEL_TRACES_EXPORTER, OTEL_METRICS_EXPORTER, OTEL_LOGS_EXPORTER, OTEL_EXPORTER_OTLP_*, OTEL_PROPAGATORS)\n")
 	fmt.Fprintf(w, "  spans:   %s\n", t.traces)
-	fmt.Fprintf(w, "  metrics: %s\n", t.metrics)
+	metrics := t.metrics.String()
+	if t.metrics.Exporter == exporterConsole || t.metrics.Exporter == exporterStdout {
+		metrics = "stdoutmetric JSON below"
+	}
+	fmt.Fprintf(w, "  metrics: %s\n", metrics)
+	if t.sampler != "" {
+		fmt.Fprintf(w, "  sampling: OTEL_TRACES_SAMPLER=%s: the operations read back are the sampled ones\n", t.sampler)
+	}
 	logs := t.logs.String()
 	switch t.logs.Exporter {
 	case exporterConsole:
