@@ -471,9 +471,14 @@ func (op *operation) waitFor(wait time.Duration) bool {
 // error, sanitized.
 func (op *operation) checkState(a *attempt, cause error, p *progress) (verdict, *http.Response, error) {
 	hook := op.t.cfg.stateCheck
-	if hook == nil || op.clock.left() <= 0 {
-		// No hook, or no time left for one (the operation's deadline cut
-		// the write): the outcome stays unknown.
+	if hook == nil {
+		return a.ev.verdict, nil, nil
+	}
+	if now := op.clock.since(); now >= op.clock.limit {
+		// No time left for the hook (the operation's deadline cut the
+		// write): the outcome stays unknown, and the answer costs what
+		// settle held back for the check.
+		op.t.gate.observe(op.keys, op.clock.at(a.end), op.clock.at(now), a.pendingCost)
 		return a.ev.verdict, nil, nil
 	}
 	sanitize := func(err error) error { return op.sanitize(err, a) }

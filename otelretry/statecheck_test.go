@@ -783,3 +783,30 @@ func TestNoStateCheckRunsOnceTheOperationsDeadlinePassed(t *testing.T) {
 		}
 	})
 }
+
+// Skipping the hook once the deadline passed (above) dropped the answer's
+// charge, which settle holds back for a state check: a write the
+// deadline cut cost the host a token without a hook and none with one.
+func TestAWriteTheDeadlineCutCostsTheBudgetWithAHookToo(t *testing.T) {
+	available := map[string]int{}
+	for _, name := range []string{"no hook", "hook"} {
+		synctest.Test(t, func(t *testing.T) {
+			b := &otelretry.Budget{}
+			opts := []otelretry.Option{otelretry.WithBudget(b), otelretry.WithDeadline(300 * time.Millisecond)}
+			if name == "hook" {
+				opts = append(opts, otelretry.WithStateCheck(func(context.Context, otelretry.StateCheck) (otelretry.StateResult, error) {
+					return otelretry.StateResult{State: attrs.StateUnknown}, nil
+				}))
+			}
+			h := newHarness(t, []scripted.Step{{Hang: true}}, opts...)
+			if _, err := h.client.Do(post(t, t.Context(), "http://api.test/orders", "order")); !errors.Is(err, otelretry.ErrOutcomeUnknown) {
+				t.Fatalf("%s: err = %v; want ErrOutcomeUnknown", name, err)
+			}
+			probe, _ := http.NewRequest(http.MethodGet, "http://api.test/", nil)
+			available[name] = b.Available(probe)
+		})
+	}
+	if available["hook"] != available["no hook"] {
+		t.Errorf("Budget.Available after a write the deadline cut: %d with a state check hook, %d without", available["hook"], available["no hook"])
+	}
+}
