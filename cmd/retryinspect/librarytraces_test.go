@@ -184,3 +184,62 @@ func TestTheLibrarysCleanURLsAreNoLeak(t *testing.T) {
 		})
 	}
 }
+
+// A URL the library redacted (REDACTED:REDACTED for its userinfo) whose
+// path holds an '@' was read as leaking: the text rule took the path's
+// '@' for the userinfo's end, and a redacted embedded URL was redacted
+// anew. Both read as the library wrote them now.
+func TestTheLibrarysRedactedURLsAreNoLeak(t *testing.T) {
+	for _, target := range []string{
+		// Basic credentials in the URL, a path naming a user by e-mail.
+		"http://svc:token@users.internal:8080/users/alice@example.com",
+		// A registry token as the user, an npm scope in the path.
+		"https://npmtoken@registry.test/@scope/pkg",
+		// A proxy path holding a URL with a user name (redacted) whose own
+		// path holds an '@'.
+		"http://proxy.test/fetch/https://deploytoken@git.test/users/alice@example.com",
+	} {
+		t.Run(target, func(t *testing.T) {
+			var spans bytes.Buffer
+			var clean string
+			synctest.Test(t, func(t *testing.T) {
+				tp := spanWriter(t, &spans)
+				base := scripted.New(scripted.Step{Status: 200})
+				c := &http.Client{Transport: otelretry.NewTransport(base, otelretry.WithTracerProvider(tp))}
+				ctx, handler := tp.Tracer("app").Start(t.Context(), "GET /x", trace.WithSpanKind(trace.SpanKindServer))
+				req, _ := http.NewRequestWithContext(ctx, http.MethodGet, target, nil)
+				clean = otelretry.SanitizeURL(req.URL)
+				resp, err := c.Do(req)
+				if err != nil {
+					t.Fatal(err)
+				}
+				io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+				handler.End()
+				if err := tp.Shutdown(context.Background()); err != nil {
+					t.Fatal(err)
+				}
+			})
+			for _, secret := range []string{"token", "npmtoken", "deploytoken"} {
+				if strings.Contains(spans.String(), secret+"@") {
+					t.Fatalf("setup: the trace holds the credential %q", secret)
+				}
+			}
+			code, out, _ := runOnFile(t, spans.Bytes())
+			if strings.Contains(out, "[unredacted-url]") {
+				t.Errorf("library recorded url.full %q; retryinspect on the library's own trace: exit %d, %d [unredacted-url] findings:\n%s",
+					clean, code, strings.Count(out, "[unredacted-url]"), grepLines(out, "unredacted-url"))
+			}
+		})
+	}
+}
+
+func grepLines(s, sub string) string {
+	var b strings.Builder
+	for _, l := range strings.Split(s, "\n") {
+		if strings.Contains(l, sub) {
+			b.WriteString(l + "\n")
+		}
+	}
+	return b.String()
+}

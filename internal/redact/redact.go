@@ -54,11 +54,13 @@ func URL(u *url.URL) string {
 	}
 	if embedsUserinfo(u.Path) { // a proxy's path that holds its target URL
 		// On the path as sent (escaped), changed only where a userinfo is.
-		if sent := u.EscapedPath(); embedsUserinfo(sent) {
-			if redacted := embeddedUserinfos(sent); redacted != sent {
-				clean.RawPath = redacted
-				clean.Path, _ = url.PathUnescape(redacted)
-			}
+		if sent := u.EscapedPath(); embedsUserinfo(sent) && embeddedUserinfos(sent) != sent {
+			clean.RawPath = embeddedUserinfos(sent)
+			clean.Path, _ = url.PathUnescape(clean.RawPath)
+		} else if redacted := embeddedUserinfos(u.Path); redacted != u.Path {
+			// The embedded URL is escaped ("https%3A%2F%2Fu:pw@h"):
+			// redacted as decoded, the path escaped anew.
+			clean.Path, clean.RawPath = redacted, ""
 		}
 	}
 	s := clean.String()
@@ -204,6 +206,9 @@ func unparsed(raw string) string {
 // It errs toward redacting: "h:8080/users/a@b" becomes
 // "REDACTED:REDACTED@b".
 func userinfoEnd(s string) int {
+	if strings.HasPrefix(s, credentials+"@") {
+		return len(credentials) // redacted already: what follows is the host (String is idempotent)
+	}
 	s = s[:beforeQueryValue(s)]
 	slash := strings.IndexByte(s, '/')
 	if slash < 0 {
@@ -539,6 +544,10 @@ func opaque(op string) string {
 	}
 	if embedsUserinfo(rest[end:]) { // the opaque path holds a URL
 		rest = rest[:end] + embeddedUserinfos(rest[end:])
+	} else if decoded, err := url.PathUnescape(rest[end:]); err == nil && embedsUserinfo(decoded) {
+		if redacted := embeddedUserinfos(decoded); redacted != decoded { // escaped: redacted as decoded
+			rest = rest[:end] + (&url.URL{Path: redacted}).EscapedPath()
+		}
 	}
 	out := prefix + rest
 	if !hasQuery || query == "" {

@@ -57,6 +57,9 @@ func TestURL(t *testing.T) {
 		// Nothing to redact there: the path stays as sent, escapes and all.
 		"http://registry.test/proxy/https://registry.npmjs.org/@scope%2Fpkg": "http://registry.test/proxy/https://registry.npmjs.org/@scope%2Fpkg",
 		"http://p.test/fetch/https://admin:pw@i.test/a%2Fb":                  "http://p.test/fetch/https://REDACTED:REDACTED@i.test/a%2Fb",
+		// The embedded URL escaped as one path segment.
+		"http://p.test/fetch/https%3A%2F%2Fadmin:pw@i.test/x":       "http://p.test/fetch/https://REDACTED:REDACTED@i.test/x",
+		"http://p.test/fetch/https%3A%2F%2Fadmin%3Apw%40i.test%2Fx": "http://p.test/fetch/https://REDACTED:REDACTED@i.test/x",
 		// Opaque URLs: the part before '@' is userinfo whatever the scheme.
 		"http:user:pw@h.test/p?x=1":        "http:REDACTED:REDACTED@h.test/p?x=REDACTED",
 		"mailto:someone@h.test?subject=hi": "mailto:REDACTED:REDACTED@h.test?subject=REDACTED",
@@ -89,6 +92,7 @@ func TestURLBuiltByHand(t *testing.T) {
 		// A proxy's path that holds its target URL, sent in Opaque.
 		{url.URL{Scheme: "http", Host: "p.test", Opaque: "//p.test/fetch/https://user:pw@i.test/x"}, "http://p.test/fetch/https://REDACTED:REDACTED@i.test/x"},
 		{url.URL{Scheme: "http", Host: "p.test", Opaque: "//user:pw@p.test/fetch/https://user:pw@i.test/x"}, "http://REDACTED:REDACTED@p.test/fetch/https://REDACTED:REDACTED@i.test/x"},
+		{url.URL{Scheme: "http", Host: "p.test", Opaque: "//p.test/fetch/https%3A%2F%2Fuser:pw@i.test/x"}, "http://p.test/fetch/https://REDACTED:REDACTED@i.test/x"},
 	} {
 		if got := redact.URL(&tc.u); got != tc.want {
 			t.Errorf("URL(%#v) = %q, want %q", tc.u, got, tc.want)
@@ -105,7 +109,11 @@ func TestString(t *testing.T) {
 	for in, want := range map[string]string{
 		// Parsable: as URL.
 		"https://u:p@h.test/a?x=1#f": "https://REDACTED:REDACTED@h.test/a?x=REDACTED",
-		"":                           "",
+		// Its own output stays as it is: a redacted userinfo ends at its
+		// '@', whatever '@' a path holds after it.
+		"http://p.test/fetch/https://REDACTED:REDACTED@git.test/users/alice@example.com": "http://p.test/fetch/https://REDACTED:REDACTED@git.test/users/alice@example.com",
+		"REDACTED:REDACTED@git.test/users/alice@example.com":                             "REDACTED:REDACTED@git.test/users/alice@example.com",
+		"": "",
 		// Unparsable: cleaned as text.
 		"http://h.test/%zz?token=t#frag":     "http://h.test/%zz?token=REDACTED",
 		"http://u:p%zz@h.test/?token=t":      "http://REDACTED:REDACTED@h.test/?token=REDACTED",

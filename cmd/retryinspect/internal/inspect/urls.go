@@ -50,7 +50,9 @@ func splitURL(value string, bareQuery bool) urlParts {
 	if sep := authorityAt(value); sep >= 0 {
 		full := value
 		p.scheme, value = value[:sep], value[sep:]
-		if !parsedWithoutUserinfo(full, value) {
+		if userinfo, rest, hasUser, ok := parsedAuthority(full, value); ok {
+			p.userinfo, value, p.hasUser = userinfo, rest, hasUser
+		} else {
 			p.userinfo, value, p.hasUser = redact.SplitUserinfo(value)
 		}
 	}
@@ -59,18 +61,29 @@ func splitURL(value string, bareQuery bool) urlParts {
 	return p
 }
 
-// parsedWithoutUserinfo reports whether full, a URL whose text after
-// "://" (or "//") is rest, parses with a host and no userinfo while no '@'
-// is in its authority's text: then an '@' further on is in its path
-// ("http://h:8080/users/a@b.test"), as net/http sends it, not the end of
-// a password that holds a '/', which the text alone could not tell.
-func parsedWithoutUserinfo(full, rest string) bool {
+// parsedAuthority splits the userinfo off rest, the text after full's
+// "://" (or "//"), as url.Parse reads full, when that reading leaves no
+// doubt: a host, and an authority text that is the host alone or the
+// userinfo url.Parse found, '@' and the host. An '@' further on is then in
+// the path ("http://h:8080/users/a@b.test", "http://REDACTED:REDACTED@h/@scope"),
+// as net/http sends it, not the end of a password that holds a '/', which
+// the text alone could not tell. ok is false when it cannot tell.
+func parsedAuthority(full, rest string) (userinfo, after string, hasUser, ok bool) {
 	u, err := url.Parse(full)
+	if err != nil || u.Host == "" {
+		return "", "", false, false
+	}
 	end := strings.IndexAny(rest, "/?#")
 	if end < 0 {
 		end = len(rest)
 	}
-	return err == nil && u.User == nil && u.Host != "" && strings.IndexByte(rest[:end], '@') < 0
+	switch authority := rest[:end]; {
+	case u.User == nil && strings.IndexByte(authority, '@') < 0:
+		return "", rest, false, true
+	case u.User != nil && authority == u.User.String()+"@"+u.Host:
+		return u.User.String(), rest[len(u.User.String())+1:], true, true
+	}
+	return "", "", false, false
 }
 
 // authorityAt is where value's authority begins: after its first "://"
