@@ -320,12 +320,15 @@ func sameHeader(a, b http.Header) bool { return maps.EqualFunc(a, b, slices.Equa
 // event and errors to sanitize; nil when no PrepareAttemptFunc ran, and the URL
 // is the caller's, sanitized once per operation.
 // requestText is what an error of a may repeat of its request: the
-// caller's URL and headers, and the prepared request's.
+// caller's URL, and the prepared request's URL and headers. The headers
+// are the attempt's own copy (the caller's, cloned, and what was added):
+// an error may be sanitized on a hedge's goroutine or as the caller reads
+// the body, when the caller may already reuse its request's header map.
 func (a *attempt) requestText() requestText {
 	if a.out == nil {
-		return requestText{caller: a.setup.caller.URL, headers: [2]http.Header{a.setup.caller.Header}}
+		return requestText{caller: a.setup.caller.URL}
 	}
-	return requestText{caller: a.setup.caller.URL, wire: a.preparedURL(), headers: [2]http.Header{a.setup.caller.Header, a.out.Header}}
+	return requestText{caller: a.setup.caller.URL, wire: a.preparedURL(), headers: [2]http.Header{a.out.Header}}
 }
 
 func (a *attempt) preparedURL() *url.URL {

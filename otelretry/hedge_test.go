@@ -2160,3 +2160,51 @@ func searchWithPanickyCopies(t *testing.T) *http.Request {
 	req.GetBody = func() (io.ReadCloser, error) { return panicOnClose{strings.NewReader(`{"q":1}`)}, nil }
 	return req
 }
+
+// A hedge's preparation still running when the race is over is not waited
+// for; when it then failed, its error was sanitized against the caller's
+// header map on its own goroutine, after RoundTrip returned and while the
+// caller reused its request, as net/http allows once the body is closed:
+// a data race, and without the race detector "concurrent map iteration and
+// map write", which ends the process (run under -race).
+func TestALateHedgesErrorReadsNotTheCallersHeaders(t *testing.T) {
+	base := roundTripFunc(func(r *http.Request) (*http.Response, error) {
+		select {
+		case <-time.After(40 * time.Millisecond):
+		case <-r.Context().Done():
+			return nil, r.Context().Err()
+		}
+		return &http.Response{StatusCode: 200, Header: http.Header{}, Body: io.NopCloser(strings.NewReader("ok")), Request: r}, nil
+	})
+	hookDone := make(chan struct{})
+	prep := func(req *http.Request, attempt int) error {
+		if attempt == 1 {
+			return nil
+		}
+		<-req.Context().Done() // the race is over
+		time.Sleep(30 * time.Millisecond)
+		defer close(hookDone)
+		return errors.New("token fetch: canceled")
+	}
+	rt := otelretry.NewTransport(base, otelretry.WithHedging(otelretry.Hedging{Delay: 5 * time.Millisecond, MaxShare: 1, MaxHedges: 1}),
+		otelretry.WithPrepareAttempt(prep), otelretry.WithDeadline(2*time.Second))
+	req := get(t, context.Background(), "http://api.test/x")
+	req.Header.Set("Authorization", "Bearer secret-token-123456")
+	resp, err := rt.RoundTrip(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	for i := range 60 { // the caller reuses its request
+		req.Header.Set("Authorization", fmt.Sprintf("Bearer another-token-%d", i))
+		req.Header.Set(fmt.Sprintf("X-Reuse-%d", i), "v")
+		time.Sleep(time.Millisecond)
+	}
+	select {
+	case <-hookDone:
+	case <-time.After(3 * time.Second):
+		t.Fatal("the hedge's preparation never ended")
+	}
+	time.Sleep(50 * time.Millisecond) // the preparation's goroutine ends
+}

@@ -124,7 +124,8 @@ func redactedQuery(raw string) string {
 // requestText is what an error's text may repeat of a request that
 // telemetry must not: the URLs the request is known by (caller, and wire,
 // the prepared request's, when a PrepareAttemptFunc changed it) and its
-// headers, the caller's and those sent, whose credentials' values (see
+// headers, the caller's (read on the operation's goroutine only, before
+// RoundTrip returns) or those sent, whose credentials' values (see
 // credentialHeader) are taken out.
 type requestText struct {
 	caller, wire *url.URL
