@@ -107,21 +107,14 @@ func TestATransportBelowAnotherIsNoOuterLayerResend(t *testing.T) {
 	}
 }
 
-// A request through a fetching proxy whose path holds the target URL with
-// its credentials: internal/redact's String (error texts, retryinspect's
-// display) hid the password, its URL (the url.full the transport records)
-// kept it, and retryinspect, on the library's own trace, reported the
-// library's spans (exit 1). Both redact it now.
-func TestAProxysPathHoldingAPasswordIsCleanInTheLibrarysTrace(t *testing.T) {
-	const target = "http://proxy.test/fetch/https://admin:hunter2@internal.test/report"
-	if c := redact.String(target); strings.Contains(c, "hunter2") {
-		t.Fatalf("precondition: redact.String = %q", c)
-	}
+// libraryTraceOfGET is the stdouttrace JSON of one GET of target through
+// the library (answered 200) under a handler's span, in virtual time.
+func libraryTraceOfGET(t *testing.T, target string) []byte {
+	t.Helper()
 	var spans bytes.Buffer
 	synctest.Test(t, func(t *testing.T) {
 		tp := spanWriter(t, &spans)
-		base := scripted.New(scripted.Step{Status: 200})
-		c := &http.Client{Transport: otelretry.NewTransport(base, otelretry.WithTracerProvider(tp))}
+		c := &http.Client{Transport: otelretry.NewTransport(scripted.New(scripted.Step{Status: 200}), otelretry.WithTracerProvider(tp))}
 		ctx, handler := tp.Tracer("app").Start(t.Context(), "GET /x", trace.WithSpanKind(trace.SpanKindServer))
 		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, target, nil)
 		resp, err := c.Do(req)
@@ -135,100 +128,51 @@ func TestAProxysPathHoldingAPasswordIsCleanInTheLibrarysTrace(t *testing.T) {
 			t.Fatal(err)
 		}
 	})
-	code, out, _ := runOnFile(t, spans.Bytes())
-	if n := strings.Count(spans.String(), "hunter2"); n > 0 {
+	return spans.Bytes()
+}
+
+// A request through a fetching proxy whose path holds the target URL with
+// its credentials: internal/redact's String (error texts, retryinspect's
+// display) hid the password, its URL (the url.full the transport records)
+// kept it, and retryinspect, on the library's own trace, reported the
+// library's spans (exit 1). Both redact it now.
+func TestAProxysPathHoldingAPasswordIsCleanInTheLibrarysTrace(t *testing.T) {
+	const target = "http://proxy.test/fetch/https://admin:hunter2@internal.test/report"
+	if c := redact.String(target); strings.Contains(c, "hunter2") {
+		t.Fatalf("precondition: redact.String = %q", c)
+	}
+	spans := libraryTraceOfGET(t, target)
+	code, out, _ := runOnFile(t, spans)
+	if n := strings.Count(string(spans), "hunter2"); n > 0 || code != exitClean {
 		t.Errorf("the password internal/redact hides is in %d exported span attributes; retryinspect on the library's own trace: exit %d, %d [unredacted-url] findings", n, code, strings.Count(out, "[unredacted-url]"))
 	}
 }
 
-// URLs the library records as they are (nothing to redact in them) are no
-// leak to retryinspect: an '@' in a path after a host and port, a path's
-// own ':' and '@' before a URL it holds, a query key's escaped '@'. Each
-// was reported unredacted-url on the library's own trace (exit 1).
-func TestTheLibrarysCleanURLsAreNoLeak(t *testing.T) {
+// URLs the library records as they are (nothing to redact in them), and
+// URLs it redacted (REDACTED:REDACTED for a userinfo) whose path holds an
+// '@', are no leak to retryinspect. Each was reported unredacted-url on
+// the library's own trace (exit 1): the text rule took a path's '@' after
+// a host and port, or after a redacted userinfo, for a userinfo's end, a
+// query key's escaped '@' for a raw one, and a redacted embedded URL was
+// redacted anew.
+func TestTheLibrarysURLsAreNoLeak(t *testing.T) {
 	for _, target := range []string{
-		// A service on a port whose path names a user by e-mail address.
-		"http://users.internal:8080/users/alice@example.com",
-		// The sanitizer's own test case, which it leaves as it is.
-		"http://h.test/users/me:x@y/http://a.test/",
-		// A query key that holds a percent-encoded '@' (url.Values.Encode
-		// writes one so), which the sanitizer keeps.
-		"http://api.test/lookup?alice%40example.com",
-	} {
-		t.Run(target, func(t *testing.T) {
-			var spans bytes.Buffer
-			synctest.Test(t, func(t *testing.T) {
-				tp := spanWriter(t, &spans)
-				base := scripted.New(scripted.Step{Status: 200})
-				c := &http.Client{Transport: otelretry.NewTransport(base, otelretry.WithTracerProvider(tp))}
-				ctx, handler := tp.Tracer("app").Start(t.Context(), "GET /x", trace.WithSpanKind(trace.SpanKindServer))
-				req, _ := http.NewRequestWithContext(ctx, http.MethodGet, target, nil)
-				if clean := otelretry.SanitizeURL(req.URL); clean != req.URL.String() {
-					t.Logf("sanitized: %q", clean)
-				}
-				resp, err := c.Do(req)
-				if err != nil {
-					t.Fatal(err)
-				}
-				io.Copy(io.Discard, resp.Body)
-				resp.Body.Close()
-				handler.End()
-				if err := tp.Shutdown(context.Background()); err != nil {
-					t.Fatal(err)
-				}
-			})
-			code, out, _ := runOnFile(t, spans.Bytes())
-			if strings.Contains(out, "[unredacted-url]") {
-				t.Errorf("retryinspect on the library's own trace: exit %d, %d [unredacted-url] findings:\n%s", code, strings.Count(out, "[unredacted-url]"), out)
-			}
-		})
-	}
-}
-
-// A URL the library redacted (REDACTED:REDACTED for its userinfo) whose
-// path holds an '@' was read as leaking: the text rule took the path's
-// '@' for the userinfo's end, and a redacted embedded URL was redacted
-// anew. Both read as the library wrote them now.
-func TestTheLibrarysRedactedURLsAreNoLeak(t *testing.T) {
-	for _, target := range []string{
-		// Basic credentials in the URL, a path naming a user by e-mail.
+		"http://users.internal:8080/users/alice@example.com", // a path naming a user by e-mail
+		"http://h.test/users/me:x@y/http://a.test/",          // the sanitizer's own case, left as it is
+		"http://api.test/lookup?alice%40example.com",         // url.Values.Encode's escaped '@' in a key
 		"http://svc:token@users.internal:8080/users/alice@example.com",
-		// A registry token as the user, an npm scope in the path.
-		"https://npmtoken@registry.test/@scope/pkg",
-		// A proxy path holding a URL with a user name (redacted) whose own
-		// path holds an '@'.
+		"https://npmtoken@registry.test/@scope/pkg", // a registry token as the user, an npm scope
 		"http://proxy.test/fetch/https://deploytoken@git.test/users/alice@example.com",
 	} {
 		t.Run(target, func(t *testing.T) {
-			var spans bytes.Buffer
-			var clean string
-			synctest.Test(t, func(t *testing.T) {
-				tp := spanWriter(t, &spans)
-				base := scripted.New(scripted.Step{Status: 200})
-				c := &http.Client{Transport: otelretry.NewTransport(base, otelretry.WithTracerProvider(tp))}
-				ctx, handler := tp.Tracer("app").Start(t.Context(), "GET /x", trace.WithSpanKind(trace.SpanKindServer))
-				req, _ := http.NewRequestWithContext(ctx, http.MethodGet, target, nil)
-				clean = otelretry.SanitizeURL(req.URL)
-				resp, err := c.Do(req)
-				if err != nil {
-					t.Fatal(err)
-				}
-				io.Copy(io.Discard, resp.Body)
-				resp.Body.Close()
-				handler.End()
-				if err := tp.Shutdown(context.Background()); err != nil {
-					t.Fatal(err)
-				}
-			})
-			for _, secret := range []string{"token", "npmtoken", "deploytoken"} {
-				if strings.Contains(spans.String(), secret+"@") {
+			spans := libraryTraceOfGET(t, target)
+			for _, secret := range []string{"token@", "npmtoken@", "deploytoken@"} {
+				if strings.Contains(string(spans), secret) {
 					t.Fatalf("setup: the trace holds the credential %q", secret)
 				}
 			}
-			code, out, _ := runOnFile(t, spans.Bytes())
-			if strings.Contains(out, "[unredacted-url]") {
-				t.Errorf("library recorded url.full %q; retryinspect on the library's own trace: exit %d, %d [unredacted-url] findings:\n%s",
-					clean, code, strings.Count(out, "[unredacted-url]"), grepLines(out, "unredacted-url"))
+			if code, out, _ := runOnFile(t, spans); strings.Contains(out, "[unredacted-url]") {
+				t.Errorf("retryinspect on the library's own trace: exit %d:\n%s", code, grepLines(out, "unredacted-url"))
 			}
 		})
 	}
