@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"go.opentelemetry.io/contrib/instrumentation/net/http/otelhttp"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/otelretry/otelretry-go/internal/redact"
@@ -31,35 +32,21 @@ import (
 func TestTwoWritesUnderOtelhttpAreNoOuterLayerResend(t *testing.T) {
 	for _, above := range []string{"no otelhttp", "otelhttp above"} {
 		t.Run(above, func(t *testing.T) {
-			var spans bytes.Buffer
-			synctest.Test(t, func(t *testing.T) {
-				tp := spanWriter(t, &spans)
+			spans := traceOf(t, func(t *testing.T, tp *sdktrace.TracerProvider, ctx context.Context) {
 				base := scripted.New(scripted.Step{Status: 200}, scripted.Step{Status: 200})
 				var rt http.RoundTripper = otelretry.NewTransport(base, otelretry.WithTracerProvider(tp), otelretry.WithoutClientSpans())
 				if above == "otelhttp above" {
 					rt = otelhttp.NewTransport(rt, otelhttp.WithTracerProvider(tp))
 				}
-				c := &http.Client{Transport: rt}
-				ctx, handler := tp.Tracer("app").Start(t.Context(), "POST /checkout", trace.WithSpanKind(trace.SpanKindServer))
 				for _, u := range []string{"http://orders.test/orders", "http://payments.test/payments"} {
 					req, _ := http.NewRequestWithContext(ctx, http.MethodPost, u, strings.NewReader(`{}`))
-					resp, err := c.Do(req)
-					if err != nil {
-						t.Fatal(err)
-					}
-					io.Copy(io.Discard, resp.Body)
-					resp.Body.Close()
-					if resp.StatusCode != 200 {
-						t.Fatalf("status %d", resp.StatusCode)
+					if status := do(t, &http.Client{Transport: rt}, req); status != 200 {
+						t.Fatalf("status %d", status)
 					}
 					time.Sleep(100 * time.Millisecond) // the handler's own work between the calls
 				}
-				handler.End()
-				if err := tp.Shutdown(context.Background()); err != nil {
-					t.Fatal(err)
-				}
 			})
-			code, out, errOut := runOnFile(t, spans.Bytes())
+			code, out, errOut := runOnFile(t, spans)
 			if code != exitClean || strings.Contains(out, "[outer-layer-resend]") {
 				t.Errorf("exit %d (stderr %q): two different writes, each sent once and answered 200, reported as an outer layer's resend:\n%s", code, errOut, out)
 			}
@@ -74,61 +61,63 @@ func TestTwoWritesUnderOtelhttpAreNoOuterLayerResend(t *testing.T) {
 // counts no repeat for it). retryinspect looked through that CLIENT span
 // too, and took the two inner operations for an outer layer's resend.
 func TestATransportBelowAnotherIsNoOuterLayerResend(t *testing.T) {
-	var spans bytes.Buffer
-	synctest.Test(t, func(t *testing.T) {
-		tp := spanWriter(t, &spans)
+	spans := traceOf(t, func(t *testing.T, tp *sdktrace.TracerProvider, ctx context.Context) {
 		base := scripted.New(scripted.Step{Status: 503}, scripted.Step{Status: 200})
 		inner := otelretry.NewTransport(base, otelretry.WithTracerProvider(tp))
 		outer := otelretry.NewTransport(inner, otelretry.WithTracerProvider(tp))
-		c := &http.Client{Transport: outer}
-		ctx, handler := tp.Tracer("app").Start(t.Context(), "POST /checkout", trace.WithSpanKind(trace.SpanKindServer))
 		ctx = otelretry.WithIntent(ctx, otelretry.Intent{Repeatable: true})
 		req, _ := http.NewRequestWithContext(ctx, http.MethodPost, "http://search.test/query", strings.NewReader(`{}`))
-		resp, err := c.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		io.Copy(io.Discard, resp.Body)
-		resp.Body.Close()
-		if resp.StatusCode != 200 {
-			t.Fatalf("status %d", resp.StatusCode)
+		if status := do(t, &http.Client{Transport: outer}, req); status != 200 {
+			t.Fatalf("status %d", status)
 		}
 		if n := len(base.Calls()); n != 2 {
 			t.Fatalf("%d calls, want 2", n)
 		}
-		handler.End()
-		if err := tp.Shutdown(context.Background()); err != nil {
-			t.Fatal(err)
-		}
 	})
-	code, out, errOut := runOnFile(t, spans.Bytes())
+	code, out, errOut := runOnFile(t, spans)
 	if strings.Contains(out, "[outer-layer-resend]") {
 		t.Errorf("exit %d (stderr %q): the outer otelretry's own retry, under its contract, reported as an outer layer's resend:\n%s", code, errOut, out)
 	}
 }
 
-// libraryTraceOfGET is the stdouttrace JSON of one GET of target through
-// the library (answered 200) under a handler's span, in virtual time.
-func libraryTraceOfGET(t *testing.T, target string) []byte {
+// traceOf is the stdouttrace JSON of what send sends with tp under a
+// handler's span (ctx), in virtual time.
+func traceOf(t *testing.T, send func(t *testing.T, tp *sdktrace.TracerProvider, ctx context.Context)) []byte {
 	t.Helper()
 	var spans bytes.Buffer
 	synctest.Test(t, func(t *testing.T) {
 		tp := spanWriter(t, &spans)
-		c := &http.Client{Transport: otelretry.NewTransport(scripted.New(scripted.Step{Status: 200}), otelretry.WithTracerProvider(tp))}
-		ctx, handler := tp.Tracer("app").Start(t.Context(), "GET /x", trace.WithSpanKind(trace.SpanKindServer))
-		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, target, nil)
-		resp, err := c.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		io.Copy(io.Discard, resp.Body)
-		resp.Body.Close()
+		ctx, handler := tp.Tracer("app").Start(t.Context(), "handler", trace.WithSpanKind(trace.SpanKindServer))
+		send(t, tp, ctx)
 		handler.End()
 		if err := tp.Shutdown(context.Background()); err != nil {
 			t.Fatal(err)
 		}
 	})
 	return spans.Bytes()
+}
+
+// do sends req through c, reads its body whole and closes it, and returns
+// the status.
+func do(t *testing.T, c *http.Client, req *http.Request) int {
+	t.Helper()
+	resp, err := c.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	return resp.StatusCode
+}
+
+// libraryTraceOfGET is the trace of one GET of target through the library,
+// answered 200.
+func libraryTraceOfGET(t *testing.T, target string) []byte {
+	t.Helper()
+	return traceOf(t, func(t *testing.T, tp *sdktrace.TracerProvider, ctx context.Context) {
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, target, nil)
+		do(t, &http.Client{Transport: otelretry.NewTransport(scripted.New(scripted.Step{Status: 200}), otelretry.WithTracerProvider(tp))}, req)
+	})
 }
 
 // A request through a fetching proxy whose path holds the target URL with
