@@ -11,6 +11,7 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -250,8 +251,9 @@ func (c *command) parse(args []string) (options, error) {
 	switch {
 	case opts.html == "-" && opts.out == "-" && opts.json:
 		return opts, usagef("-html - and -json both write to stdout: give -html or -o a file")
-	case opts.html != "" && opts.html != "-" && opts.html == opts.out:
-		return opts, usagef("-html and -o name the same file %q", opts.out)
+	}
+	if err := checkOutputs(opts); err != nil {
+		return opts, err
 	}
 	n, err := read.ParseBytes(maxBytes)
 	if err != nil {
@@ -277,6 +279,41 @@ func (c *command) parse(args []string) (options, error) {
 		return opts, c.checkVictoriaLogs(&opts, set, lookback)
 	}
 	return opts, nil
+}
+
+// checkOutputs refuses an output file that another output or an input
+// also names, however spelled: the second write would replace the first,
+// and a report written over its input leaves no trace to read again.
+func checkOutputs(opts options) error {
+	if opts.html != "" && opts.html != "-" && opts.out != "-" && sameFile(opts.html, opts.out) {
+		return usagef("-html and -o name the same file %q", opts.out)
+	}
+	for _, output := range []struct{ flag, name string }{{"-html", opts.html}, {"-o", opts.out}} {
+		if output.name == "" || output.name == "-" {
+			continue
+		}
+		for _, in := range opts.files {
+			if in.name != "-" && sameFile(output.name, in.name) {
+				return usagef("%s names the input file %q: the report would replace the trace", output.flag, in.name)
+			}
+		}
+	}
+	return nil
+}
+
+// sameFile tells whether two names reach one file: by the file system when
+// both are regular files (a link, another spelling of the path), else by
+// their clean absolute paths (an output not written yet). Devices and pipes
+// are compared by name only: /dev/stdin and /dev/stdout may be one terminal.
+func sameFile(a, b string) bool {
+	ai, errA := os.Stat(a)
+	bi, errB := os.Stat(b)
+	if errA == nil && errB == nil && ai.Mode().IsRegular() && bi.Mode().IsRegular() {
+		return os.SameFile(ai, bi)
+	}
+	absA, errA := filepath.Abs(a)
+	absB, errB := filepath.Abs(b)
+	return errA == nil && errB == nil && absA == absB
 }
 
 // parseInterspersed parses args with fs, flags before and between the

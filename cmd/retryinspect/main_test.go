@@ -6,6 +6,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"net"
 	"net/http"
 	"os"
@@ -311,17 +312,37 @@ func TestOutputFile(t *testing.T) {
 			t.Errorf("%q: exit %d, stderr %q, file %v %d bytes, stdout %.40q", tc.args, code, errOut, err, len(got), out)
 		}
 	}
+	// Another spelling of a file, or a link to it, is the same file: a
+	// second output would replace the first, and an output written over an
+	// input would leave no trace to read again.
+	link := filepath.Join(t.TempDir(), "link.txt")
+	spansLink := filepath.Join(t.TempDir(), "spans-link.json")
+	if err := errors.Join(os.Symlink(report, link), os.Symlink(spans, spansLink)); err != nil {
+		t.Fatal(err)
+	}
+	input, err := os.ReadFile(spans)
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, tc := range []struct {
 		args []string
 		want string
 	}{
 		{[]string{spans, "-o", ""}, "the -o file name is empty"},
 		{[]string{spans, "-o", report, "-html", report}, "-html and -o name the same file"},
+		{[]string{spans, "-o", report, "-html", filepath.Dir(report) + "/./x/../report.txt"}, "-html and -o name the same file"},
+		{[]string{spans, "-o", report, "-html", link}, "-html and -o name the same file"},
+		{[]string{spans, "-o", spans}, "-o names the input file"},
+		{[]string{spans, "-html", filepath.Dir(spans) + "/./" + filepath.Base(spans)}, "-html names the input file"},
+		{[]string{spans, "-o", spansLink}, "-o names the input file"},
 		{[]string{spans, "-o", filepath.Join(t.TempDir(), "no", "dir.txt")}, "writing the report: "},
 	} {
 		if code, _, errOut := run3(tc.args); code != exitError || !strings.Contains(errOut, tc.want) {
 			t.Errorf("%q: exit %d, stderr %q; want 2 and %q", tc.args, code, errOut, tc.want)
 		}
+	}
+	if after, err := os.ReadFile(spans); err != nil || !bytes.Equal(after, input) {
+		t.Errorf("the input file was written over: %v, %.60q", err, after)
 	}
 }
 

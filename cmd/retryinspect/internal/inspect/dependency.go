@@ -140,7 +140,7 @@ func dependencyName(spans, attempts []*model.Span, serverOf map[*model.Span]stri
 	}
 	for _, s := range attempts {
 		if svc := serverOf[s]; svc != "" {
-			return svc, FromServerService
+			return redacted(svc), FromServerService
 		}
 	}
 	for _, s := range spans {

@@ -16,12 +16,14 @@ import (
 // No report repeats a URL's password or query value, whatever attribute a
 // producer put it in: a URL in one string attribute at a time (an error
 // class, a decision, a reason, an outcome, server.address, peer.service,
-// the method, a span's name), and a userinfo in server.address, reach the
+// the method, a span's name), a userinfo in server.address, and the
+// service.name of the server's span under an attempt (a dependency's name
+// when no peer attribute gives one), reach the
 // text, HTML and JSON reports sanitized. Before, the values read as
 // headline, dependency name or table cells came out raw.
 func TestNoReportRepeatsASecretFromAnyValue(t *testing.T) {
 	const leaked = "http://alice:SECRET@h.test/x?token=SECRET"
-	for _, which := range []string{"method", "errclass", "decision", "reason", "server", "server userinfo", "outcome", "name", "peer"} {
+	for _, which := range []string{"method", "errclass", "decision", "reason", "server", "server userinfo", "outcome", "name", "peer", "server service"} {
 		v := func(k, def string) string {
 			switch {
 			case k == which:
@@ -46,7 +48,14 @@ func TestNoReportRepeatsASecretFromAnyValue(t *testing.T) {
 		if which == "peer" {
 			op.Attributes = append(op.Attributes, str("peer.service", leaked))
 		}
-		r := inspect.Analyze([]model.Span{at, op})
+		spans := []model.Span{at, op}
+		if which == "server service" {
+			at.Service, op.Service = "checkout", "checkout"
+			server := span("t1", "s1", "a1", 1, 79)
+			server.Kind, server.Service = model.KindServer, leaked
+			spans = []model.Span{at, op, server}
+		}
+		r := inspect.Analyze(spans)
 		var text, page, js bytes.Buffer
 		if err := Text(&text, r); err != nil {
 			t.Fatal(err)
