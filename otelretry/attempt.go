@@ -123,7 +123,11 @@ type result struct {
 // attempt's, at no allocation of their own.
 type requestCopy struct {
 	req http.Request
-	url url.URL
+	// url and host are the caller's, as they were when the attempt was
+	// made: read by a hedge's preparation and by errors sanitized once
+	// RoundTrip returned, when the caller may be reusing its request.
+	url  url.URL
+	host string
 }
 
 // attemptContext is the attempt's context: the standard cancel context,
@@ -211,34 +215,45 @@ func newAttempt(a *attempt, s *attemptSetup, id attemptID, at progress) *attempt
 	return a
 }
 
-// takeBody takes the attempt's body and makes its copy of the caller's
-// request, with the headers otelretry adds when asked (the attempt header,
-// the operation's idempotency key and its id), before any PrepareAttemptFunc
-// runs, so that a signature covers them. It reports a body that could not
-// be had (GetBody, or the buffer's read, failed).
+// copyOut makes the attempt's copy of the caller's request, without its
+// body yet (see takeBody), with the headers otelretry adds when asked (the
+// attempt header, the operation's idempotency key and its id), before any
+// PrepareAttemptFunc runs, so that a signature covers them. It runs on the
+// operation's goroutine, a hedge's too: once RoundTrip returned, the caller
+// may reuse its request while a hedge is still being prepared, so the
+// preparation reads the copy only.
+func (a *attempt) copyOut() {
+	a.out = a.copyRequest()
+	a.setup.sender.attemptHeader.stamp(a.out.Header, a.id.number, a.setup.maxAttempts)
+	a.setup.key.stamp(a.out.Header)
+	a.setup.opID.stamp(a.out.Header)
+	a.wire.useURL(a.out.URL)
+}
+
+// takeBody gives the attempt's copy (copyOut) its body. It reports a body
+// that could not be had (GetBody, or the buffer's read, failed).
 func (a *attempt) takeBody() error {
 	body, err := a.setup.bodies.forAttempt(a.id.n)
 	if err != nil {
 		return err
 	}
 	a.body = body
-	a.out = a.copyRequest()
-	a.setup.sender.attemptHeader.stamp(a.out.Header, a.id.number, a.setup.maxAttempts)
-	a.setup.key.stamp(a.out.Header)
-	a.setup.opID.stamp(a.out.Header)
-	a.wire.useURL(a.out.URL)
+	a.out.Body = body
 	return nil
 }
 
 // copyRequest makes the attempt's copy of the caller's request, with the
-// attempt's context and body and a header map of its own: a deep copy
+// attempt's context, no body yet and a header map of its own: a deep copy
 // (Request.Clone) when a PrepareAttemptFunc may change it, else a copy held in
-// the attempt, whose header map alone is cloned.
+// the attempt, whose header map alone is cloned. Either way a.copy keeps the
+// caller's URL and Host as they were.
 func (a *attempt) copyRequest() *http.Request {
 	req := a.setup.caller
+	c := &a.copy
+	c.url, c.host = *req.URL, req.Host
 	if a.setup.sender.prepare != nil {
 		out := req.Clone(&a.ctx)
-		out.Body = a.body
+		out.Body = nil
 		if out.Header == nil {
 			out.Header = http.Header{}
 		}
@@ -246,11 +261,9 @@ func (a *attempt) copyRequest() *http.Request {
 	}
 	// WithContext is inlined and its copy does not escape: the request is
 	// copied into a, with no allocation of its own.
-	c := &a.copy
 	c.req = *req.WithContext(&a.ctx)
-	c.url = *req.URL
 	c.req.URL = &c.url
-	c.req.Body = a.body
+	c.req.Body = nil
 	c.req.Header = req.Header.Clone()
 	if c.req.Header == nil {
 		c.req.Header = http.Header{} // otelhttp and propagators write into it
@@ -316,21 +329,18 @@ func (a *attempt) prepare() error {
 // sameHeader reports whether two header maps hold the same values.
 func sameHeader(a, b http.Header) bool { return maps.EqualFunc(a, b, slices.Equal) }
 
+// requestText is what an error of a may repeat of its request: the
+// caller's URL, and the prepared request's URL and headers. Both are the
+// attempt's own copies (copyOut: the caller's, and what was added): an
+// error may be sanitized on a hedge's goroutine or as the caller reads the
+// body, when the caller may already reuse its request.
+func (a *attempt) requestText() requestText {
+	return requestText{caller: &a.copy.url, wire: a.preparedURL(), headers: [2]http.Header{a.out.Header}}
+}
+
 // preparedURL is the URL a PrepareAttemptFunc may have changed, for the attempt
 // event and errors to sanitize; nil when no PrepareAttemptFunc ran, and the URL
 // is the caller's, sanitized once per operation.
-// requestText is what an error of a may repeat of its request: the
-// caller's URL, and the prepared request's URL and headers. The headers
-// are the attempt's own copy (the caller's, cloned, and what was added):
-// an error may be sanitized on a hedge's goroutine or as the caller reads
-// the body, when the caller may already reuse its request's header map.
-func (a *attempt) requestText() requestText {
-	if a.out == nil {
-		return requestText{caller: a.setup.caller.URL}
-	}
-	return requestText{caller: a.setup.caller.URL, wire: a.preparedURL(), headers: [2]http.Header{a.out.Header}}
-}
-
 func (a *attempt) preparedURL() *url.URL {
 	if a.setup.sender.prepare == nil || a.out == nil {
 		return nil

@@ -2196,15 +2196,71 @@ func TestALateHedgesErrorReadsNotTheCallersHeaders(t *testing.T) {
 	}
 	io.Copy(io.Discard, resp.Body)
 	resp.Body.Close()
-	for i := range 60 { // the caller reuses its request
+	reuseRequest(t, req, hookDone)
+}
+
+// reuseRequest writes into req's headers for a while, as a caller that
+// reuses its request once RoundTrip returned and the body is closed (as
+// net/http allows), until done closes, and waits for the goroutine that
+// closed done to end.
+func reuseRequest(t *testing.T, req *http.Request, done <-chan struct{}) {
+	t.Helper()
+	for i := range 80 {
 		req.Header.Set("Authorization", fmt.Sprintf("Bearer another-token-%d", i))
 		req.Header.Set(fmt.Sprintf("X-Reuse-%d", i), "v")
+		req.Host = fmt.Sprintf("api-%d.test", i)
 		time.Sleep(time.Millisecond)
 	}
 	select {
-	case <-hookDone:
+	case <-done:
 	case <-time.After(3 * time.Second):
 		t.Fatal("the hedge's preparation never ended")
 	}
 	time.Sleep(50 * time.Millisecond) // the preparation's goroutine ends
+}
+
+// A hedge's body comes from the caller's GetBody, on the hedge's own
+// goroutine. When GetBody is slow and the race is over before it returns,
+// the caller may already reuse its request: the hedge's preparation reads
+// its own copy of the request, made before RoundTrip returned, whether
+// GetBody fails (its error is scrubbed of the copy's credential headers)
+// or not (the copy gets the body). Before, it copied, or scrubbed with,
+// the caller's header map then (a data race; run under -race).
+func TestALateHedgesBodyReadsNotTheCallersRequest(t *testing.T) {
+	for _, fails := range []bool{true, false} {
+		t.Run(fmt.Sprintf("GetBody fails %v", fails), func(t *testing.T) {
+			base := roundTripFunc(func(r *http.Request) (*http.Response, error) {
+				if r.Body != nil {
+					io.Copy(io.Discard, r.Body)
+					r.Body.Close()
+				}
+				select {
+				case <-time.After(30 * time.Millisecond):
+				case <-r.Context().Done():
+					return nil, r.Context().Err()
+				}
+				return &http.Response{StatusCode: 200, Header: http.Header{}, Body: io.NopCloser(strings.NewReader("ok")), Request: r}, nil
+			})
+			rt := otelretry.NewTransport(base, otelretry.WithHedging(otelretry.Hedging{Delay: 5 * time.Millisecond, MaxShare: 1, MaxHedges: 1}),
+				otelretry.WithDeadline(2*time.Second))
+			req, _ := http.NewRequestWithContext(context.Background(), http.MethodGet, "http://api.test/search", strings.NewReader(`{"q":1}`))
+			req.Header.Set("Authorization", "Bearer secret-token-123456")
+			getBodyDone := make(chan struct{})
+			req.GetBody = func() (io.ReadCloser, error) {
+				defer close(getBodyDone)
+				time.Sleep(60 * time.Millisecond) // the race is over meanwhile
+				if fails {
+					return nil, errors.New("reopen body: gone")
+				}
+				return io.NopCloser(strings.NewReader(`{"q":1}`)), nil
+			}
+			resp, err := rt.RoundTrip(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+			reuseRequest(t, req, getBodyDone)
+		})
+	}
 }

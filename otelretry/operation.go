@@ -260,6 +260,7 @@ func (op *operation) run(held *holdings) (*http.Response, error, verdict) {
 func (op *operation) prepareAttempt(n int, p *progress, held *holdings) (*attempt, int, verdict, error) {
 	a := newAttempt(&op.first, &op.setup, attemptID{n: n, number: op.ident.attemptNumber(n)}, *p)
 	held.current = a
+	a.copyOut()
 	if v, err := op.prepare(a, p, held); !v.goAhead() {
 		return nil, a.id.number, v, err
 	}
@@ -273,7 +274,7 @@ func (op *operation) prepareAttempt(n int, p *progress, held *holdings) (*attemp
 // not be sent, a is let go of, and prepare returns the verdict, with its
 // cause. held is nil for a hedge, prepared on a goroutine of its own.
 func (op *operation) prepare(a *attempt, p *progress, held *holdings) (verdict, error) {
-	bodyErr := a.takeBody()
+	bodyErr := a.takeBody() // a.out was made on the operation's goroutine (copyOut)
 	if held != nil {
 		held.callerBody = false // the attempt holds it now, and closes it if it is not sent
 	}
@@ -283,7 +284,7 @@ func (op *operation) prepare(a *attempt, p *progress, held *holdings) (verdict, 
 	}
 	if bodyErr == nil && prepErr == nil {
 		names := op.t.policy.contractHeaders
-		changed = prepareChanged(a.out, op.req, op.plan, op.key, names, op.setup.key)
+		changed = prepareChanged(a.out, a.copy.url.Host, a.copy.host, op.plan, op.key, names, op.setup.key)
 		if !op.key.judged {
 			op.key = judgePrepared(a.out.Header, op.plan, names, op.t.policy.recordedHeaders)
 			op.t.sender.rec.recordKey(&op.tel, op.key.source, op.key.value)
@@ -302,9 +303,9 @@ func (op *operation) prepareCause(a *attempt, bodyErr, prepErr, changed error) e
 	var readErr *bufferReadError
 	switch {
 	case errors.As(bodyErr, &readErr):
-		return op.sanitize(bodyErr, nil)
+		return op.sanitize(bodyErr, a)
 	case bodyErr != nil:
-		return op.sanitize(getBodyError{bodyErr}, nil)
+		return op.sanitize(getBodyError{bodyErr}, a)
 	case prepErr != nil:
 		return op.sanitize(prepareError{prepErr}, a)
 	case changed != nil:

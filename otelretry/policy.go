@@ -1080,9 +1080,9 @@ func verdictEvidence(in *input, header string) Evidence {
 // generated key (key: the header and the value it was set to before the
 // PrepareAttemptFunc ran, zero when none was), or, after the first attempt, the
 // idempotency-key contract's headers.
-func prepareChanged(prepared, caller *http.Request, p requestPlan, k keyJudgment, names []string, key headerValue) error {
-	if methodOf(prepared) != p.method || prepared.URL == nil || prepared.URL.Host != caller.URL.Host ||
-		prepared.Host != caller.Host {
+func prepareChanged(prepared *http.Request, callerURLHost, callerHost string, p requestPlan, k keyJudgment, names []string, key headerValue) error {
+	if methodOf(prepared) != p.method || prepared.URL == nil || prepared.URL.Host != callerURLHost ||
+		prepared.Host != callerHost {
 		return errPrepareRetarget
 	}
 	if key.name != "" {

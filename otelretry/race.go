@@ -422,6 +422,7 @@ func (l *raceLoop) hedgeDue() {
 	r.tried++
 	n := l.end.made.n + 1
 	l.preparing, l.preparingOf, l.loan = newAttempt(nil, r.setup, attemptID{n: n, number: r.ident.attemptNumber(n)}, hedgeAt), of, loan
+	l.preparing.copyOut() // here, while the caller waits: its request is not read once RoundTrip returned
 	go r.prepare(l.preparing, r.inbox, r.over)
 }
 
