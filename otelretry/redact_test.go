@@ -10,6 +10,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"net/http/httputil"
 	"net/url"
 	"strings"
 	"testing"
@@ -240,6 +241,42 @@ func TestABasesErrorThatPrintsTheRequestLeaksNoCredential(t *testing.T) {
 	}
 	if !strings.Contains(err.Error(), "proxy refused") {
 		t.Errorf("err = %q, lost the cause", err)
+	}
+}
+
+// A proxy's path that holds its target URL escaped (as url.QueryEscape
+// writes it, or twice, as each forwarding layer escapes it again) loses
+// that URL's userinfo on both spans (url.full) and in a base's error that
+// prints the request line as sent (httputil.DumpRequest). Before, the
+// error kept it escaped once, and url.full kept it escaped twice.
+func TestAnEscapedTargetURLInAProxysPathLeaksNoCredential(t *testing.T) {
+	const secret = "S3cretPw"
+	target := "https://admin:" + secret + "@internal.test/x"
+	for _, path := range []string{url.QueryEscape(target), url.PathEscape(url.PathEscape(target)), url.QueryEscape(url.QueryEscape(target))} {
+		h := newHarness(t, nil)
+		rt := otelretry.NewTransport(roundTripFunc(func(r *http.Request) (*http.Response, error) {
+			dump, _ := httputil.DumpRequest(r, false)
+			return nil, fmt.Errorf("proxy refused the request:\n%s", dump)
+		}), otelretry.WithTracerProvider(h.tp), otelretry.WithMaxAttempts(1))
+		_, err := rt.RoundTrip(get(t, t.Context(), "http://proxy.test/fetch/"+path))
+		if err == nil {
+			t.Fatal("want an error")
+		}
+		texts := []string{err.Error()}
+		for _, s := range h.ended() {
+			texts = append(texts, s.Status().Description)
+			for _, kv := range s.Attributes() {
+				texts = append(texts, kv.Value.Emit())
+			}
+		}
+		for _, text := range texts {
+			if strings.Contains(text, secret) {
+				t.Errorf("%s: %q leaks the target's password", path, text)
+			}
+		}
+		if !strings.Contains(err.Error(), "proxy refused") {
+			t.Errorf("err = %q, lost the cause", err)
+		}
 	}
 }
 

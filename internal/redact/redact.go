@@ -14,6 +14,7 @@ package redact
 
 import (
 	"net/url"
+	"slices"
 	"strings"
 )
 
@@ -63,6 +64,11 @@ func URL(u *url.URL) string {
 			clean.Path, clean.RawPath = redacted, ""
 		}
 	}
+	if deep := decodedPath(clean.Path); deep != clean.Path && EmbeddedUserinfo(deep) {
+		// Escaped more than once ("https:%252F%252Fu:pw@h"): redacted
+		// where it shows, the path escaped once anew.
+		clean.Path, clean.RawPath = embeddedUserinfos(deep), ""
+	}
 	s := clean.String()
 	if u.RawQuery == "" {
 		return s
@@ -79,7 +85,25 @@ func Changes(u *url.URL) bool {
 		return false
 	}
 	return u.User != nil || u.RawQuery != "" || u.ForceQuery || u.Fragment != "" || u.RawFragment != "" ||
-		strings.ContainsAny(u.Opaque, "@?#") || strings.IndexByte(u.Host, '@') >= 0 || embedsUserinfo(u.Path)
+		strings.ContainsAny(u.Opaque, "@?#") || strings.IndexByte(u.Host, '@') >= 0 || embedsUserinfo(u.Path) ||
+		strings.IndexByte(u.Path, '%') >= 0 && embedsUserinfo(decodedPath(u.Path))
+}
+
+// decodedPath is path unescaped until it holds no escape left, at most
+// three times: a proxy's path may hold its target URL escaped again
+// ("https:%252F%252Fu:pw@h"), as each layer that forwards it escapes it.
+func decodedPath(path string) string {
+	for range 3 {
+		if strings.IndexByte(path, '%') < 0 {
+			break
+		}
+		next, err := url.PathUnescape(path)
+		if err != nil || next == path {
+			break
+		}
+		path = next
+	}
+	return path
 }
 
 // embedsUserinfo reports whether path may hold a URL with a userinfo
@@ -90,8 +114,33 @@ func embedsUserinfo(path string) bool {
 
 // EmbeddedUserinfo reports whether path holds a URL with a userinfo after
 // a "://" (a proxy's path that holds its target URL), which URL redacts.
+// A path escaped again is read decoded (see EmbeddedUserinfos).
 func EmbeddedUserinfo(path string) bool {
-	return embedsUserinfo(path) && embeddedUserinfos(path) != path
+	return len(EmbeddedUserinfos(path)) > 0
+}
+
+// EmbeddedUserinfos returns each userinfo that follows a "://" in path, as
+// a proxy's path that holds its target URL carries it, decoded: the path
+// is read as it is and unescaped up to three times, since a target URL
+// may be escaped once or more ("https%3A%2F%2Fu%3Apw%40h"). An error that
+// prints the path as sent repeats these in one of their escaped forms.
+func EmbeddedUserinfos(path string) []string {
+	var found []string
+	for range 4 {
+		if embedsUserinfo(path) {
+			for _, part := range strings.Split(path, "://")[1:] {
+				if at := userinfoEnd(part); at >= 0 && part[:at] != credentials && !slices.Contains(found, part[:at]) {
+					found = append(found, part[:at])
+				}
+			}
+		}
+		next, err := url.PathUnescape(path)
+		if err != nil || next == path {
+			break
+		}
+		path = next
+	}
+	return found
 }
 
 // embeddedUserinfos is s with the userinfo that follows each "://" in it
@@ -154,8 +203,8 @@ func parsedAsWritten(raw string, u *url.URL) bool {
 			strings.IndexByte(authority[:at], ':') >= 0 {
 			return false
 		}
-	} else if strings.IndexByte(u.Opaque, '@') >= 0 {
-		return false
+	} else if strings.IndexByte(u.Opaque, '@') >= 0 && !strings.HasPrefix(u.Opaque, credentials+"@") {
+		return false // "key:pw@h" (a redacted opaque userinfo is URL's own output, its scheme a scheme)
 	}
 	return strings.IndexByte(u.Path, '@') < 0
 }
