@@ -87,10 +87,15 @@ var errInvalidBudgetSetting = errors.New("otelretry: budget setting ignored")
 // sustained outage every client makes two retries at most, however slow it
 // is: a client that sends k operations during the outage makes at most
 // (k+2)/k attempts per operation, at most 1.2 for k ≥ 10. Retries stop
-// while more than one attempt in three fails (a failure costs twice what a
-// success gives back). After an outage (3 tokens) three successes (4.5)
-// let the next failure be retried (3.5): 15 s later for a client sending
-// one operation every 5 s, 3 s later at one per second.
+// while more than one attempt in three fails evenly (a failure costs twice
+// what a success gives back). The floor forgets the failures before the
+// count last sat on it, so a failure after three successes in a row is
+// retried whatever came before: with half the attempts failing, in runs of
+// three or at random, one operation in five or in eight retries. Whatever
+// the mix, a host's retries and hedges stay within the tokens above half
+// plus TokenRatio for every success. After an outage (3 tokens) three
+// successes (4.5) let the next failure be retried (3.5): 15 s later for a
+// client sending one operation every 5 s, 3 s later at one per second.
 //
 // Pushback: a Retry-After on any answer other than a 2xx or 3xx holds back
 // the retries, never the first attempts, of every operation to that host
@@ -143,7 +148,8 @@ type Budget struct {
 	Tokens int
 	// TokenRatio is the tokens a 2xx or 3xx answer gives back, from 0.001
 	// to 1 (gRPC's tokenRatio, to three decimals). Retries stop while more
-	// than r/(1+r) of the attempts fail. Default 0.5.
+	// than r/(1+r) of the attempts fail evenly (the floor at half forgets
+	// older failures: see Budget). Default 0.5.
 	TokenRatio float64
 	// MaxHosts is how many hosts with state the Budget keeps, at least 1.
 	// Past it, a new host's retries are refused (reason host_limit) unless

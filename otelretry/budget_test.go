@@ -7,7 +7,9 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"net/http"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -54,6 +56,80 @@ func quietOptions(opts ...otelretry.Option) []otelretry.Option {
 		otelretry.WithTracerProvider(tracenoop.NewTracerProvider()),
 		otelretry.WithMeterProvider(metricnoop.NewMeterProvider()),
 	}, opts...)
+}
+
+// cyclingBase answers each attempt, in turn, with the next status of its
+// cycle.
+type cyclingBase struct {
+	mu       sync.Mutex
+	statuses []int
+	calls    int
+}
+
+func (c *cyclingBase) RoundTrip(r *http.Request) (*http.Response, error) {
+	c.mu.Lock()
+	status := c.statuses[c.calls%len(c.statuses)]
+	c.calls++
+	c.mu.Unlock()
+	return &http.Response{StatusCode: status, Header: http.Header{}, Body: http.NoBody, Request: r}, nil
+}
+
+// randomStatuses is n statuses, each 503 with probability p, else 200,
+// from a fixed seed.
+func randomStatuses(p float64, n int) []int {
+	rng := rand.New(rand.NewPCG(1, 2))
+	statuses := make([]int, n)
+	for i := range statuses {
+		statuses[i] = http.StatusOK
+		if rng.Float64() < p {
+			statuses[i] = http.StatusServiceUnavailable
+		}
+	}
+	return statuses
+}
+
+// What the default Budget lets through under steady failures, one GET at
+// a time, 2,000 operations (the numbers docs/budget.md and the Budget's
+// godoc give): failures that come evenly stop the retries when more than
+// one attempt in three fails, but the floor at half forgets the failures
+// before the count last sat on it, so a failure after a run of three
+// successes is retried. Whatever the mix, the retries stay within the
+// tokens above half plus 0.5 for each success.
+func TestBudgetSteadyFailureMixes(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		statuses []int
+		retries  int
+	}{
+		{"one in three fails", []int{200, 200, 503}, 999},
+		{"two in three fail, evenly", []int{200, 503, 503}, 3},
+		{"half fail, in runs of three", []int{200, 200, 200, 503, 503, 503}, 401},
+		{"nine in ten fail, in runs", append([]int{200, 200, 200}, slices.Repeat([]int{503}, 27)...), 70},
+		{"half fail, at random", randomStatuses(0.5, 10007), 236},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				base := &cyclingBase{statuses: tc.statuses}
+				rt := otelretry.NewTransport(base, quietOptions(otelretry.WithBudget(&otelretry.Budget{}))...)
+				const operations = 2000
+				successes := 0
+				for range operations {
+					if roundTripNoPanic(t, rt, "http://dep.test/") == http.StatusOK {
+						successes++
+					}
+					time.Sleep(100 * time.Millisecond)
+				}
+				retries := base.calls - operations
+				t.Logf("%d retries, %d successes in %d operations", retries, successes, operations)
+				if retries != tc.retries {
+					t.Errorf("%d retries, want %d", retries, tc.retries)
+				}
+				if bound := 3 + successes/2; retries > bound {
+					t.Errorf("%d retries, over the bound of 3 + 0.5 x %d successes", retries, successes)
+				}
+			})
+		})
+	}
 }
 
 // Issue 25, item 13: the zero Budget works, with the default settings: a
