@@ -128,6 +128,9 @@ type requestCopy struct {
 	// RoundTrip returned, when the caller may be reusing its request.
 	url  url.URL
 	host string
+	// trailer is the caller's Trailer map, and trailerCopied what it held
+	// then, when a PrepareAttemptFunc is shown a copy (see prepare).
+	trailer, trailerCopied http.Header
 }
 
 // attemptContext is the attempt's context: the standard cancel context,
@@ -254,6 +257,7 @@ func (a *attempt) copyRequest() *http.Request {
 	if a.setup.sender.prepare != nil {
 		out := req.Clone(&a.ctx)
 		out.Body = nil
+		c.trailer, c.trailerCopied = req.Trailer, out.Trailer.Clone()
 		if out.Header == nil {
 			out.Header = http.Header{}
 		}
@@ -309,12 +313,14 @@ func (a *attempt) prepare() error {
 	if replaced && given != nil {
 		given.Close()
 	}
-	if caller := a.setup.caller; !replaced && sameHeader(out.Trailer, caller.Trailer) {
+	if !replaced && sameHeader(out.Trailer, a.copy.trailerCopied) {
 		// Clone copied the caller's Trailer map, and the values the
 		// caller's body sets while it is read go into the caller's: net/http
 		// writes the sent request's map after the body's EOF. Unless the
 		// PrepareAttemptFunc changed the trailers, the caller's map is sent.
-		out.Trailer = caller.Trailer
+		// Compared with the copy made with the request's (copyOut): a
+		// hedge's hook may return after RoundTrip did.
+		out.Trailer = a.copy.trailer
 	}
 	a.body = out.Body
 	if hasBody(out) {

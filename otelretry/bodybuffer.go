@@ -173,7 +173,12 @@ func (readPanic) Error() string { return "the request body's Read panicked" }
 // bodySource is where an operation's attempts take their bodies: the
 // caller's request, and its buffer when the body was buffered.
 type bodySource struct {
-	caller   *http.Request
+	// body and getBody are the caller's Body and GetBody, read once at the
+	// operation's start: a hedge makes its body on a goroutine of its
+	// own, which may run on once RoundTrip returned and the caller reuses
+	// its request.
+	body     io.ReadCloser
+	getBody  func() (io.ReadCloser, error)
 	hasBody  bool
 	buffered *bufferedBody
 	// released: the operation let go of the buffer. The buffer stays
@@ -190,9 +195,9 @@ func (s *bodySource) forAttempt(n int) (io.ReadCloser, error) {
 		return s.buffered.getBody()
 	}
 	if n == 1 || !s.hasBody {
-		return s.caller.Body, nil
+		return s.body, nil
 	}
-	return s.caller.GetBody()
+	return s.getBody()
 }
 
 // again is what makes the caller's body again for a resend below: the
@@ -201,10 +206,10 @@ func (s *bodySource) again() func() (io.ReadCloser, error) {
 	if b := s.buffered; b != nil && b.err == nil {
 		return b.getBody
 	}
-	if !s.hasBody || s.caller.GetBody == nil {
+	if !s.hasBody || s.getBody == nil {
 		return nil
 	}
-	return s.caller.GetBody
+	return s.getBody
 }
 
 // bytes are the body every attempt sends, when they are known: none for a

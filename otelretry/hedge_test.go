@@ -2199,16 +2199,19 @@ func TestALateHedgesErrorReadsNotTheCallersHeaders(t *testing.T) {
 	reuseRequest(t, req, hookDone)
 }
 
-// reuseRequest writes into req's headers for a while, as a caller that
-// reuses its request once RoundTrip returned and the body is closed (as
-// net/http allows), until done closes, and waits for the goroutine that
-// closed done to end.
+// reuseRequest writes into req (its headers, host, path, trailers and
+// GetBody) for a while, as a caller that reuses its request once RoundTrip
+// returned and the body is closed (as net/http allows), until done closes,
+// and waits for the goroutine that closed done to end.
 func reuseRequest(t *testing.T, req *http.Request, done <-chan struct{}) {
 	t.Helper()
 	for i := range 80 {
 		req.Header.Set("Authorization", fmt.Sprintf("Bearer another-token-%d", i))
 		req.Header.Set(fmt.Sprintf("X-Reuse-%d", i), "v")
 		req.Host = fmt.Sprintf("api-%d.test", i)
+		req.URL.Path = fmt.Sprintf("/reused/%d", i)
+		req.Trailer = http.Header{fmt.Sprintf("X-T-%d", i): nil}
+		req.GetBody = func() (io.ReadCloser, error) { return http.NoBody, nil }
 		time.Sleep(time.Millisecond)
 	}
 	select {

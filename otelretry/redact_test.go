@@ -252,7 +252,8 @@ func TestABasesErrorThatPrintsTheRequestLeaksNoCredential(t *testing.T) {
 func TestAnEscapedTargetURLInAProxysPathLeaksNoCredential(t *testing.T) {
 	const secret = "S3cretPw"
 	target := "https://admin:" + secret + "@internal.test/x"
-	for _, path := range []string{url.QueryEscape(target), url.PathEscape(url.PathEscape(target)), url.QueryEscape(url.QueryEscape(target))} {
+	for _, path := range []string{url.QueryEscape(target), url.PathEscape(url.PathEscape(target)), url.QueryEscape(url.QueryEscape(target)),
+		url.QueryEscape(url.QueryEscape(target)) + "/50%25"} { // a lone '%' in another segment
 		h := newHarness(t, nil)
 		rt := otelretry.NewTransport(roundTripFunc(func(r *http.Request) (*http.Response, error) {
 			dump, _ := httputil.DumpRequest(r, false)

@@ -94,16 +94,44 @@ func Changes(u *url.URL) bool {
 // ("https:%252F%252Fu:pw@h"), as each layer that forwards it escapes it.
 func decodedPath(path string) string {
 	for range 3 {
-		if strings.IndexByte(path, '%') < 0 {
-			break
-		}
-		next, err := url.PathUnescape(path)
-		if err != nil || next == path {
+		next := unescapeLenient(path)
+		if next == path {
 			break
 		}
 		path = next
 	}
 	return path
+}
+
+// unescapeLenient decodes each valid %XX escape of s and keeps the rest as
+// it is: a lone '%' in one segment ("/50%", sent as "%25") must not keep
+// an escaped URL in another from being read.
+func unescapeLenient(s string) string {
+	if strings.IndexByte(s, '%') < 0 {
+		return s
+	}
+	var b strings.Builder
+	b.Grow(len(s))
+	for i := 0; i < len(s); i++ {
+		if s[i] == '%' && i+2 < len(s) && isHex(s[i+1]) && isHex(s[i+2]) {
+			b.WriteByte(unhex(s[i+1])<<4 | unhex(s[i+2]))
+			i += 2
+			continue
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String()
+}
+
+func isHex(c byte) bool {
+	return '0' <= c && c <= '9' || 'a' <= c|0x20 && c|0x20 <= 'f'
+}
+
+func unhex(c byte) byte {
+	if c <= '9' {
+		return c - '0'
+	}
+	return (c | 0x20) - 'a' + 10
 }
 
 // embedsUserinfo reports whether path may hold a URL with a userinfo
@@ -121,7 +149,8 @@ func EmbeddedUserinfo(path string) bool {
 
 // EmbeddedUserinfos returns each userinfo that follows a "://" in path, as
 // a proxy's path that holds its target URL carries it, decoded: the path
-// is read as it is and unescaped up to three times, since a target URL
+// is read as it is and unescaped up to three times (each valid escape,
+// whatever invalid one another segment holds), since a target URL
 // may be escaped once or more ("https%3A%2F%2Fu%3Apw%40h"). An error that
 // prints the path as sent repeats these in one of their escaped forms.
 func EmbeddedUserinfos(path string) []string {
@@ -134,8 +163,8 @@ func EmbeddedUserinfos(path string) []string {
 				}
 			}
 		}
-		next, err := url.PathUnescape(path)
-		if err != nil || next == path {
+		next := unescapeLenient(path)
+		if next == path {
 			break
 		}
 		path = next

@@ -66,6 +66,8 @@ func TestURL(t *testing.T) {
 		"http://p.test/fetch/https:%252F%252Fadmin:pw@i.test%252Fx":             "http://p.test/fetch/https://REDACTED:REDACTED@i.test/x",
 		"http://p.test/fetch/https%253A%252F%252Fadmin%253Apw%2540i.test%252Fx": "http://p.test/fetch/https://REDACTED:REDACTED@i.test/x",
 		"http://p.test/fetch/https%253A%252F%252Fi.test%252F%2540me":            "http://p.test/fetch/https%253A%252F%252Fi.test%252F%2540me",
+		// A lone '%' in another segment ("/50%", sent as "%25") hides nothing.
+		"http://p.test/off/50%25/fetch/https%253A%252F%252Fadmin%253Apw%2540i.test%252Fx": "http://p.test/off/50%25/fetch/https://REDACTED:REDACTED@i.test/x",
 		// Opaque URLs: the part before '@' is userinfo whatever the scheme.
 		"http:user:pw@h.test/p?x=1":        "http:REDACTED:REDACTED@h.test/p?x=REDACTED",
 		"mailto:someone@h.test?subject=hi": "mailto:REDACTED:REDACTED@h.test?subject=REDACTED",
@@ -96,6 +98,7 @@ func TestEmbeddedUserinfos(t *testing.T) {
 		"/fetch/https%3A%2F%2Fadmin%3Apw%40i.test%2Fx":             {"admin:pw"},
 		"/fetch/https:%252F%252Fadmin:pw@i.test%252Fx":             {"admin:pw"},
 		"/fetch/https%253A%252F%252Fadmin%253Apw%2540i.test%252Fx": {"admin:pw"},
+		"/fetch/https%3A%2F%2Fadmin%3Apw%40i.test%2Fx/50%":         {"admin:pw"},
 		"/a/https://u:1@h/b/https://v:2@k":                         {"u:1", "v:2"},
 		"/fetch/https://REDACTED:REDACTED@i.test/x":                nil,
 		"/users/me@h.test/x":                                       nil,
