@@ -1604,7 +1604,10 @@ func TestTheAttemptThatLostRecordsRaceLostOnEveryChannel(t *testing.T) {
 	for _, a := range hedgeAttempts(t, h) {
 		classes = append(classes, a.decision+":"+a.class)
 	}
-	if w := []string{"superseded:" + want, "return:"}; !slices.Equal(classes, w) {
+	// Whichever attempt reached the server first is the slow one: under
+	// load, the hedge may, and the first attempt wins.
+	slices.Sort(classes)
+	if w := []string{"return:", "superseded:" + want}; !slices.Equal(classes, w) {
 		t.Errorf("attempt spans %v, want %v", classes, w)
 	}
 	classes = nil
