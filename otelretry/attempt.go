@@ -513,6 +513,28 @@ func (a *attempt) bodyEnded() {
 	}
 }
 
+// bodyBroke keeps error.type on the attempt's CLIENT span in the
+// vocabulary when the body handed over breaks as the caller reads it:
+// otelhttp's body wrapper, below the handed-over body, has just recorded
+// the read error's Go type there. The answer's own error.type (a failed
+// answer's) or the read error's class replaces it; the caller gets the
+// error itself.
+func (a *attempt) bodyBroke(err error) {
+	if a.setup.sender.mode != sendThroughClient || a.span == nil || !a.span.IsRecording() {
+		return
+	}
+	t := a.ev.errorType()
+	if t == "" {
+		t = string(classify(err))
+	}
+	a.span.SetAttributes(attrs.ErrorTypeKey.String(t))
+}
+
+// bodyClosing records the late writes (see endWatch) when the caller
+// closes the body before its end: otelhttp's wrapper, below, ends the span
+// first thing in its Close.
+func (a *attempt) bodyClosing() { a.held.late.ended() }
+
 // observe gathers what the attempt saw: its timing, what came back and
 // what the base reported of the wire.
 func (a *attempt) observe(resp *http.Response, err error) observation {

@@ -13,7 +13,15 @@ import (
 
 // releaser is what a response body lets go of when it is closed: the
 // attempt that produced it.
-type releaser interface{ release() }
+type releaser interface {
+	release()
+	// bodyBroke is told of a read error of the body, as it comes up
+	// through otelhttp's body wrapper (see attempt.bodyBroke).
+	bodyBroke(err error)
+	// bodyClosing is told before the body is closed, before otelhttp's
+	// wrapper ends its span (see attempt.bodyClosing).
+	bodyClosing()
+}
 
 // responseBody wraps the body of a response handed to the caller. Closing
 // it releases the attempt's context: the body is bounded by the caller's
@@ -26,8 +34,17 @@ type responseBody struct {
 	once  sync.Once
 }
 
+func (b *responseBody) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	if err != nil && err != io.EOF {
+		b.owner.bodyBroke(err)
+	}
+	return n, err
+}
+
 func (b *responseBody) Close() error {
 	defer b.once.Do(b.owner.release) // also when the base's Close panics
+	b.owner.bodyClosing()
 	return b.ReadCloser.Close()
 }
 
@@ -260,7 +277,7 @@ func (b *endWatch) Close() error {
 }
 
 func (b *endWatch) ended() {
-	if b.done.CompareAndSwap(false, true) {
+	if b.end != nil && b.done.CompareAndSwap(false, true) {
 		b.end()
 	}
 }
