@@ -83,6 +83,10 @@ type attemptSetup struct {
 	// (WithIdempotencyKeys) and id (WithOperationIDHeader) on the wire, zero
 	// when it sends none.
 	key, opID headerValue
+	// intent is the Intent the operation runs with, and the boundary it
+	// starts at: what IntentFromContext tells the operation's hooks (see
+	// attemptContext.Value).
+	intent scopedIntent
 }
 
 // sendHeaders gives every attempt the operation's key and id headers, which
@@ -153,6 +157,15 @@ func (c *attemptContext) Value(key any) any {
 		return &c.bound
 	case clientTraceKey:
 		return c.a.wire.clientTrace(c.Context, callerTrace)
+	case intentKey{}:
+		// The operation's own Intent, which its hooks read, and which a
+		// call of a hook's own (below this attempt's boundary) does not
+		// take: an Intent above the operation's start it did not take
+		// either.
+		if s := c.a.setup; s != nil && s.intent.in != (Intent{}) {
+			return s.intent
+		}
+		return nil
 	}
 	return c.Context.Value(key)
 }

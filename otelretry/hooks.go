@@ -64,7 +64,10 @@ func WithIntent(ctx context.Context, in Intent) context.Context {
 
 // IntentFromContext returns the Intent set with WithIntent. Hooks read it
 // from Answer.Request.Context(): a Classifier or Backoff can treat a
-// request the caller marked Repeatable or NoRetry accordingly.
+// request the caller marked Repeatable or NoRetry accordingly. There it
+// is the Intent the operation runs with: a call of a hook's own is told
+// its own Intent (none unless the hook gave it one), never the calling
+// operation's.
 func IntentFromContext(ctx context.Context) (Intent, bool) {
 	in, ok := ctx.Value(intentKey{}).(scopedIntent)
 	return in.in, ok

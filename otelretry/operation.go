@@ -124,7 +124,8 @@ func (op *operation) begin(held *holdings) {
 	}
 	op.keys = keysOf(t.budget, keyed)
 	op.setup = attemptSetup{owner: op, sender: &t.sender, ctx: op.tel.ctx, caller: req, clock: &op.clock,
-		bodies: bodySource{body: req.Body, getBody: req.GetBody, hasBody: hasBody}, maxAttempts: op.plan.attemptLimit()}
+		bodies: bodySource{body: req.Body, getBody: req.GetBody, hasBody: hasBody}, maxAttempts: op.plan.attemptLimit(),
+		intent: scopedIntent{in: sc.intent, at: sc.at}}
 	op.beginRace(hedgingOf(sc.intent, t.cfg.hedging))
 	op.beginBuffer(held)
 	op.setup.sendHeaders(op.wireHeaders()) // after the buffer, which tells a repeat's body
