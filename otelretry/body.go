@@ -53,7 +53,13 @@ type responseReadWriteCloser struct {
 	w io.Writer
 }
 
-func (b responseReadWriteCloser) Write(p []byte) (int, error) { return b.w.Write(p) }
+func (b responseReadWriteCloser) Write(p []byte) (int, error) {
+	n, err := b.w.Write(p)
+	if err != nil {
+		b.owner.bodyBroke(err) // otelhttp's wrapper records a write error as it does a read error
+	}
+	return n, err
+}
 
 // chainKey is the context key under which a redirect's Response.Request
 // carries the chain its operation started (see withChain).
