@@ -364,8 +364,8 @@ func printFlags(w io.Writer, fs *flag.FlagSet) {
 func (c *command) checkVictoriaLogs(opts *options, set map[string]bool, lookback string) error {
 	q := &opts.jaeger
 	switch {
-	case q.TraceID != "" && (set["lookback"] || set["limit"]):
-		return usagef("-lookback and -limit apply to searches only, not to -trace")
+	case q.TraceID != "" && set["lookback"]:
+		return usagef("-lookback applies to searches only, not to -trace")
 	case q.TraceID != "":
 		if id, ok := model.TraceID(q.TraceID); !ok || id == "" {
 			return usagef("-trace %q is not a hex trace id", q.TraceID)
@@ -456,6 +456,9 @@ func (c *command) load(opts options) ([]model.Span, string, error) {
 		from = "jaeger at " + read.RedactEndpoint(opts.jaeger.Endpoint)
 		client := &http.Client{Timeout: opts.timeout}
 		spans, err = read.FetchJaeger(context.Background(), client, opts.jaeger, c.now())
+		if n := traceCount(spans); opts.jaeger.TraceID == "" && n >= opts.jaeger.Limit && err == nil {
+			fmt.Fprintf(c.stderr, "retryinspect: the answer holds -limit %d traces: more may match (raise -limit)\n", n)
+		}
 	}
 	source := describeSource(from, opts)
 	if err != nil {
@@ -468,6 +471,15 @@ func (c *command) load(opts options) ([]model.Span, string, error) {
 		return nil, source, fmt.Errorf("no spans in %s", source)
 	}
 	return spans, source, nil
+}
+
+// traceCount is how many traces spans belong to.
+func traceCount(spans []model.Span) int {
+	seen := map[string]bool{}
+	for _, s := range spans {
+		seen[s.TraceID] = true
+	}
+	return len(seen)
 }
 
 // readFiles reads every file, each in its format. The files hold spans or

@@ -43,6 +43,11 @@ const (
 	v3StartTimeMin = "query.start_time_min"
 	v3StartTimeMax = "query.start_time_max"
 	v3NumTraces    = "query.num_traces"
+	// The traces as stored: unless asked for them raw, Jaeger adjusts the
+	// traces it answers, and drops a span that repeats one it has
+	// already (a duplicate delivery, which duplicate-request-id finds).
+	v3RawTraces       = "raw_traces"
+	v3SearchRawTraces = "query.raw_traces"
 )
 
 // base parses the endpoint and drops what the query URL must not carry.
@@ -77,9 +82,11 @@ func (q JaegerQuery) URL(now time.Time) (string, error) {
 	base.Path = strings.TrimSuffix(base.Path, "/") + v3Traces
 	if q.TraceID != "" {
 		base.Path += "/" + url.PathEscape(q.TraceID)
+		base.RawQuery = v3RawTraces + "=true"
 		return base.String(), nil
 	}
 	v := url.Values{}
+	v.Set(v3SearchRawTraces, "true")
 	v.Set(v3Service, q.Service)
 	v.Set(v3StartTimeMin, now.Add(-q.Lookback).UTC().Format(time.RFC3339Nano))
 	v.Set(v3StartTimeMax, now.UTC().Format(time.RFC3339Nano))
