@@ -62,7 +62,7 @@
 // (p99.9 against extra requests, each the median over the repetitions),
 // and compares each otelretry family with each of failsafe-go's at equal
 // extra load: at every whole percent from 1 % to 10 %, every tenth above,
-// and at its own points, where both curves reach, each p99.9 interpolated
+// and at either curve's points, where both curves reach, each p99.9 interpolated
 // linearly between the sweep points around it.
 // -plot FILE draws the curves (SVG).
 //

@@ -289,8 +289,9 @@ func (c curve) interpolate(x float64) (float64, bool) {
 
 // compareAtEqualLoad compares each otelretry family's curve with each
 // peer family's of the same phase: at every whole percent of extra
-// requests from 1 % to 10 %, every tenth from 10 % to 100 %, and each of
-// the family's own points, within both curves' ranges.
+// requests from 1 % to 10 %, every tenth from 10 % to 100 %, and each
+// point of either curve (where one side was measured), within both
+// curves' ranges.
 func compareAtEqualLoad(cs []curve) []equalLoad {
 	var grid []float64
 	for pct := 1; pct <= 10; pct++ {
@@ -309,7 +310,7 @@ func compareAtEqualLoad(cs []curve) []equalLoad {
 				continue
 			}
 			xs := slices.Clone(grid)
-			for _, p := range c.Points {
+			for _, p := range slices.Concat(c.Points, peer.Points) { // each side where it was measured
 				xs = append(xs, float64(p.Extra))
 			}
 			slices.Sort(xs)

@@ -128,6 +128,10 @@ func main() {
 	perRun := func(bench, a, b, unit string) (float64, bool) {
 		return paired.Ratio(s[bench][a][unit], s[bench][b][unit])
 	}
+	// interval is perRun's 95 % bootstrap interval (paired.Interval).
+	interval := func(bench, a, b, unit string) (lo, hi float64, ok bool) {
+		return paired.Interval(s[bench][a][unit], s[bench][b][unit])
+	}
 
 	// The overhead targets (issue 44's): the SDK path against the content
 	// floor, the no-op path against go-retryablehttp on loopback and
@@ -144,9 +148,13 @@ func main() {
 			return
 		}
 		r, okR := perRun(bench, a, other, unit)
-		lo, hi, okI := paired.Interval(s[bench][a][unit], s[bench][other][unit])
+		lo, hi, okI := interval(bench, a, other, unit)
 		if !okR || !okI {
-			r, lo, hi = x/y, x/y, x/y
+			// Unpaired runs (a run cut short), or too few: nothing to judge
+			// on, which is not a point interval at the medians' ratio.
+			fmt.Printf("%-4s %-62s %s=%s %s=%s (no paired interval: runs unpaired or fewer than %d; medians %.2fx)\n",
+				"EDGE", label, a, num(x, true), other, num(y, true), paired.MinRuns, x/y)
+			return
 		}
 		fmt.Printf("%-4s %-62s %s=%s %s=%s (paired %.2fx [%.2f-%.2f], medians %.2fx)\n",
 			b.Verdict(lo, hi), label, a, num(x, true), other, num(y, true), r, lo, hi, x/y)
@@ -178,7 +186,7 @@ func main() {
 	}
 	contentFloor(s, perRun, med)
 	sdkSplit(med)
-	logEvents(order, perRun, med)
+	logEvents(order, perRun, interval, med)
 }
 
 // logEvents prints, from BenchmarkLogEvents (names like
@@ -186,7 +194,8 @@ func main() {
 // price: the transport with them against the baseline, the same transport
 // without them emitting the same records straight through the SDK
 // (target: within 10 %, judged on the median of the per-run ratios).
-func logEvents(order []string, perRun func(bench, a, b, unit string) (float64, bool), med func(bench, cs, unit string) (float64, bool)) {
+func logEvents(order []string, perRun func(bench, a, b, unit string) (float64, bool),
+	interval func(bench, a, b, unit string) (lo, hi float64, ok bool), med func(bench, cs, unit string) (float64, bool)) {
 	for _, bench := range order {
 		if !strings.HasPrefix(bench, "LogEvents/") {
 			continue
@@ -201,12 +210,16 @@ func logEvents(order []string, perRun func(bench, a, b, unit string) (float64, b
 			d, _ := med(bench, dir, "ns/op")
 			ea, _ := med(bench, ev, "allocs/op")
 			da, _ := med(bench, dir, "allocs/op")
-			verdict := "MISS"
-			if r <= 1.10 {
-				verdict = "ok"
+			// Judged as the other targets: on the interval, EDGE when the
+			// runs cannot tell (or are too few to).
+			lo, hi, ok := interval(bench, ev, dir, "ns/op")
+			verdict := "EDGE"
+			if ok {
+				verdict = paired.AtMost(1.10).Verdict(lo, hi)
 			}
-			fmt.Printf("%-4s %-58s %.2fx per run (medians %s vs %s ns, %.0f vs %.0f allocs)\n",
-				verdict, strings.TrimPrefix(bench, "LogEvents/")+" "+ev+" <= 1.10x "+dir, r, num(e, true), num(d, true), ea, da)
+			shown := intervalText(lo, hi, ok)
+			fmt.Printf("%-4s %-58s %.2fx per run %s (medians %s vs %s ns, %.0f vs %.0f allocs)\n",
+				verdict, strings.TrimPrefix(bench, "LogEvents/")+" "+ev+" <= 1.10x "+dir, r, shown, num(e, true), num(d, true), ea, da)
 		}
 	}
 }
@@ -232,17 +245,23 @@ func contentFloor(s samples, perRun func(bench, a, b, unit string) (float64, boo
 		if !okC || !okO || !okT || peer == 0 || floor == 0 {
 			continue
 		}
-		lo, hi, okI := paired.Interval(s[bench]["otelretry-sdk"]["ns/op"], s[bench][floorCase]["ns/op"])
-		if !okI {
-			lo, hi = own, own
-		}
 		fb, _ := med(bench, floorCase, "B/op")
 		ob, _ := med(bench, "otelretry-sdk", "B/op")
 		pb, _ := med(bench, "retryablehttp-otelhttp", "B/op")
-		clo, chi, _ := paired.Interval(s[bench][floorCase]["ns/op"], s[bench]["retryablehttp-otelhttp"]["ns/op"])
-		fmt.Printf("%-18s sdk/peer %.2fx (%.2fx): content (floor/peer) %.2fx [%.2f-%.2f] (%.2fx), own work (sdk/floor) %.2fx [%.2f-%.2f] (%.2fx); B/op peer %s, floor %s, sdk %s\n",
-			bench, total, sdk/peer, content, clo, chi, floor/peer, own, lo, hi, sdk/floor, num(pb, true), num(fb, true), num(ob, true))
+		fmt.Printf("%-18s sdk/peer %.2fx (%.2fx): content (floor/peer) %.2fx %s (%.2fx), own work (sdk/floor) %.2fx %s (%.2fx); B/op peer %s, floor %s, sdk %s\n",
+			bench, total, sdk/peer, content, intervalText(paired.Interval(s[bench][floorCase]["ns/op"], s[bench]["retryablehttp-otelhttp"]["ns/op"])),
+			floor/peer, own, intervalText(paired.Interval(s[bench]["otelretry-sdk"]["ns/op"], s[bench][floorCase]["ns/op"])),
+			sdk/floor, num(pb, true), num(fb, true), num(ob, true))
 	}
+}
+
+// intervalText is an interval as the report prints it, or why there is
+// none (unpaired runs, or fewer than paired.MinRuns).
+func intervalText(lo, hi float64, ok bool) string {
+	if !ok {
+		return "[no interval]"
+	}
+	return fmt.Sprintf("[%.2f-%.2f]", lo, hi)
 }
 
 // partsBench holds the prices of the SDK path's pieces, by part.

@@ -33,13 +33,17 @@ func Ratio(x, y []float64) (r float64, ok bool) {
 	return Median(q), true
 }
 
+// MinRuns is the fewest runs an interval is drawn from: fewer cannot
+// tell a target either way (one run's "interval" is a point).
+const MinRuns = 3
+
 // Interval is a 95 % percentile bootstrap interval of Ratio(x, y): the
 // runs are resampled with replacement (a run's pair of values stays
 // together) and the median of the per-run ratios taken each time. The
 // seed is fixed, so the same input gives the same interval. ok is false
-// where Ratio's is.
+// where Ratio's is, and for fewer than MinRuns runs.
 func Interval(x, y []float64) (lo, hi float64, ok bool) {
-	if _, ok := Ratio(x, y); !ok {
+	if _, ok := Ratio(x, y); !ok || len(x) < MinRuns {
 		return 0, 0, false
 	}
 	const resamples = 2000
