@@ -2270,3 +2270,72 @@ func TestALateHedgesBodyReadsNotTheCallersRequest(t *testing.T) {
 		})
 	}
 }
+
+// A dependency whose first requests stall while their hedges win keeps
+// its delay within twice the winners' p95 only while no answer it holds
+// took longer than the cut attempts (above): one that did, here the first
+// answer, which paid for the connection's setup (100 ms), draws the cut
+// attempts' weight to its own time, as the redistribute-to-the-right
+// estimate reads them (they took at least their elapsed time, and the one
+// longer answer is all that shows how much longer), and the delay rises to
+// it until the sketch's halvings forget it (docs/hedging.md, "The delay").
+func TestOneSlowAnswerHeldDrawsTheCutAttemptsWeight(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		const answer = 2 * time.Millisecond
+		var warm atomic.Bool
+		var calls atomic.Int64
+		base := answersAfter(func(r *http.Request) time.Duration {
+			if calls.Add(1) == 1 {
+				return 100 * time.Millisecond // the connection's setup
+			}
+			if warm.Load() && r.Header.Get("X-Attempt") == "1" {
+				return 150 * time.Millisecond
+			}
+			return answer
+		})
+		rec, opts := tracingProviders()
+		tr := otelretry.NewTransport(base, append(opts, otelretry.WithoutBudget(),
+			otelretry.WithAttemptHeader("X-Attempt"),
+			otelretry.WithHedging(otelretry.Hedging{Adaptive: true, MaxShare: 1}))...)
+		send := func() {
+			resp, err := tr.RoundTrip(get(t, t.Context(), "http://api.test/items"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+		}
+		for range 40 {
+			send()
+		}
+		warm.Store(true)
+		var delays []int
+		slow := 0
+		for range 80 {
+			rec.Reset()
+			start := time.Now()
+			send()
+			if time.Since(start) >= 150*time.Millisecond {
+				slow++
+			}
+			for _, op := range spantest.Operations(rec.Ended()) {
+				for _, ev := range op.Events() {
+					if ev.Name == attrs.EventHedgeSent {
+						d, _ := attrValue(ev.Attributes, attrs.HedgeDelayMsKey)
+						delays = append(delays, mustInt(t, d))
+					}
+				}
+			}
+		}
+		// The cut attempts' weight goes to the one answer held that took
+		// longer than they did, the connection's 100 ms: the delay rises to
+		// its bucket (the sketch reads 83 to 100 ms there) after the first
+		// cuts, and stays under the stall: every operation is still hedged
+		// before its first request's 150 ms are over.
+		if len(delays) != 80 || slow != 0 {
+			t.Fatalf("%d of 80 operations hedged, %d waited the whole stall (delays %v)", len(delays), slow, delays)
+		}
+		if early, late := delays[0], slices.Min(delays[10:]); early > 4 || late < 80 || slices.Max(delays) > 110 {
+			t.Errorf("delays %v: want the winners' 2 ms first, then the slow answer's bucket (80 to 110 ms)", delays)
+		}
+	})
+}
