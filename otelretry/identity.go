@@ -14,6 +14,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"go.opentelemetry.io/otel/propagation"
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/otelretry/otelretry-go/attrs"
@@ -326,20 +327,45 @@ func (c *repeatCounter) next(parent trace.SpanContext) int {
 	return n
 }
 
-// callSpan is the span of the call an outer layer's tries share: the span
-// around the RoundTrip or, when that one is a CLIENT span, its parent: a
-// client instrumentation above (otelhttp's Transport) starts one per try,
-// under the caller's. The SDK's spans tell their kind and parent; a span
-// that does not is taken as it is.
-func callSpan(ctx context.Context) trace.SpanContext {
+// repeatOf is how many operations of the same call this Transport made
+// before this one, and counts it: those under the span around the
+// RoundTrip (an outer layer's tries under one span of the caller's, of any
+// kind) or, for the first operation under a CLIENT span the request
+// carries on its headers, those under that span's parent: a client
+// instrumentation above (otelhttp's Transport) starts and injects one such
+// span per try, under the caller's. A caller's own CLIENT span around a
+// call, which each try does not carry anew, is the call's span itself.
+// The SDK's spans tell their kind and parent; a span that does not is
+// taken as it is.
+func (c *repeatCounter) repeatOf(ctx context.Context, h http.Header, prop propagation.TextMapPropagator) int {
 	s := trace.SpanFromContext(ctx)
-	if c, ok := s.(interface {
+	sc := s.SpanContext()
+	if !sc.IsValid() {
+		return 0
+	}
+	if n := c.next(sc); n > 0 {
+		return n
+	}
+	k, ok := s.(interface {
 		SpanKind() trace.SpanKind
 		Parent() trace.SpanContext
-	}); ok && c.SpanKind() == trace.SpanKindClient {
-		return c.Parent()
+	})
+	if ok && k.SpanKind() == trace.SpanKindClient && k.Parent().IsValid() && carries(h, prop, sc) {
+		return c.next(k.Parent())
 	}
-	return s.SpanContext()
+	return 0
+}
+
+// carries reports whether headers h carry span sc, as the Transport's
+// propagator or W3C trace context read them.
+func carries(h http.Header, prop propagation.TextMapPropagator, sc trace.SpanContext) bool {
+	carrier := propagation.HeaderCarrier(h)
+	for _, p := range []propagation.TextMapPropagator{prop, propagation.TraceContext{}} {
+		if got := trace.SpanContextFromContext(p.Extract(context.Background(), carrier)); got.TraceID() == sc.TraceID() && got.SpanID() == sc.SpanID() {
+			return true
+		}
+	}
+	return false
 }
 
 // attemptID is an attempt's place: n within its operation, from 1, and

@@ -22,6 +22,7 @@ import (
 
 	"go.opentelemetry.io/contrib/instrumentation/net/http/otelhttp"
 	metricnoop "go.opentelemetry.io/otel/metric/noop"
+	"go.opentelemetry.io/otel/propagation"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	"go.opentelemetry.io/otel/trace"
@@ -247,19 +248,28 @@ func TestRedirectChainWithRetriesAndSlowHopsKeepsCountingWithinTheFirstDeadline(
 // outer retry layer, a loop) is marked, with or without WithOperationID;
 // a redirect hop is not.
 func TestRepeatedOperationsAreMarked(t *testing.T) {
-	for _, tie := range []string{"WithOperationID", "parent span", "parent span, otelhttp above"} {
+	for _, tie := range []string{"WithOperationID", "parent span", "parent span, otelhttp above", "a caller's CLIENT span around the call"} {
 		t.Run(tie, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				h := newHarness(t, []scripted.Step{{Status: 500}}, otelretry.WithMaxAttempts(1))
 				if tie == "parent span, otelhttp above" {
-					// otelhttp's CLIENT span, a new one per try, is the span
-					// around each RoundTrip: the tries' parent is above it.
-					h.client.Transport = otelhttp.NewTransport(h.transprt, otelhttp.WithTracerProvider(h.tp))
+					// otelhttp's CLIENT span, a new one per try and on each
+					// try's headers, is the span around each RoundTrip: the
+					// tries' parent is above it.
+					h.client.Transport = otelhttp.NewTransport(h.transprt, otelhttp.WithTracerProvider(h.tp),
+						otelhttp.WithPropagators(propagation.TraceContext{}))
 				}
 				ctx := t.Context()
-				if tie == "WithOperationID" {
+				switch tie {
+				case "WithOperationID":
 					ctx = otelretry.WithOperationID(ctx, "op-order")
-				} else {
+				case "a caller's CLIENT span around the call":
+					// Its tries share it (a root here): they are counted
+					// under it, not under its (missing) parent.
+					var call trace.Span
+					ctx, call = h.tp.Tracer("caller").Start(ctx, "reserve", trace.WithSpanKind(trace.SpanKindClient))
+					defer call.End()
+				default:
 					var parent trace.Span
 					ctx, parent = h.tp.Tracer("caller").Start(ctx, "caller")
 					defer parent.End()
@@ -279,6 +289,45 @@ func TestRepeatedOperationsAreMarked(t *testing.T) {
 					t.Fatalf("retry.operation.repeat = %v, want absent, 1, 2", repeats)
 				}
 			})
+		})
+	}
+}
+
+// Two different calls a handler makes, each once and each under a CLIENT
+// span of its own that the request does not carry (a caller's own span
+// around a call), are no repeats of each other; two otelhttp CLIENT spans
+// above, without a propagator to put them on the wire, cannot be told
+// from them, and are not marked either (the counter may miss a repeat,
+// never invent one). Before, any CLIENT span was taken for a per-try span
+// of an instrumentation: its parent's operations were counted together.
+func TestCallsUnderClientSpansOfTheirOwnAreNoRepeats(t *testing.T) {
+	for _, via := range []string{"a caller's CLIENT span each", "otelhttp above, no propagator"} {
+		t.Run(via, func(t *testing.T) {
+			h := newHarness(t, []scripted.Step{{Status: 201}})
+			if via == "otelhttp above, no propagator" {
+				h.client.Transport = otelhttp.NewTransport(h.transprt, otelhttp.WithTracerProvider(h.tp),
+					otelhttp.WithPropagators(propagation.NewCompositeTextMapPropagator()))
+			}
+			ctx, handler := h.tp.Tracer("server").Start(t.Context(), "POST /checkout", trace.WithSpanKind(trace.SpanKindServer))
+			defer handler.End()
+			for _, path := range []string{"/inventory.reserve", "/payments.charge"} {
+				callCtx := ctx
+				if via == "a caller's CLIENT span each" {
+					var call trace.Span
+					callCtx, call = h.tp.Tracer("caller").Start(ctx, path, trace.WithSpanKind(trace.SpanKindClient))
+					defer call.End()
+				}
+				resp, err := h.client.Do(post(t, callCtx, "http://api.test"+path, "x"))
+				if err != nil {
+					t.Fatal(err)
+				}
+				resp.Body.Close()
+			}
+			for _, op := range spantest.Operations(h.ended()) {
+				if v, ok := spantest.Attr(op, attrs.RepeatKey); ok {
+					t.Errorf("%s: retry.operation.repeat = %d, want none: each call was sent once", op.Name(), v.AsInt64())
+				}
+			}
 		})
 	}
 }

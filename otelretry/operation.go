@@ -114,9 +114,7 @@ func (op *operation) begin(held *holdings) {
 	op.clock = newClock(start, op.plan.limit, ctx, chainDeadline)
 	t.sender.rec.startOperation(&op.tel, ctx, req, op.plan.method, &op.ident, &op.clock)
 	if op.ident.oc == nil && prev == nil && !sc.nested() && op.tel.recording {
-		if parent := callSpan(ctx); parent.IsValid() {
-			op.ident.countRepeats(t.repeats.next(parent))
-		}
+		op.ident.countRepeats(t.repeats.repeatOf(ctx, req.Header, t.sender.prop))
 	}
 	keyed := req
 	if t.budget != nil && t.budget.Key != nil {
