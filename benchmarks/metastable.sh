@@ -14,8 +14,9 @@
 # Environment:
 #   OUT=dir    where table.txt goes (default: a new temporary directory,
 #              printed at the end)
-#   PLOT=file  where the plot goes (default: docs/metastable.svg for a full
-#              run, none for -smoke; PLOT= for none)
+#   PLOT=file  where the plot goes (default: docs/metastable.svg for the
+#              full run without flags, OUT/metastable.svg with flags, none
+#              for -smoke; PLOT= for none)
 #
 # The run is latency-sensitive (10 ms service, 200 ms attempt timeout): it
 # asks for a higher CPU priority when it may, prints the load average at
@@ -25,7 +26,12 @@ set -euo pipefail
 cd "$(dirname "$0")"
 OUT=${OUT:-$(mktemp -d -t otelretry-metastable.XXXXXX)}
 mkdir -p "$OUT"
+# The committed plot is the full run's: a run with flags of its own (another
+# scenario, or -smoke) plots into OUT instead, unless PLOT says otherwise.
 plot=${PLOT-../docs/metastable.svg}
+if [ "$#" -gt 0 ]; then
+  plot=${PLOT-$OUT/metastable.svg}
+fi
 for a in "$@"; do
   case "$a" in -smoke | --smoke | -short | --short) plot=${PLOT-} ;; esac
 done

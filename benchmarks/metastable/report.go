@@ -76,11 +76,15 @@ func sum(c []counts, w, from, to time.Duration) counts {
 // share of at least target × the share before the trigger. Judging the
 // share rather than the count keeps the arrivals' own noise (±6 % in a
 // second at 300 operations a second) from passing for a failure. 0 when
-// no window fails; +Inf when the last window still fails.
+// no window fails; +Inf when the last window still fails, or when nothing
+// was served before the trigger (a bar of 0 would pass every window).
 //
 // c holds the run in buckets of step, so that windows are sums of whole
 // buckets.
 func recovery(c []counts, step, afterStart, afterLen, window time.Duration, levelBefore, target float64) float64 {
+	if levelBefore <= 0 {
+		return math.Inf(1) // nothing served before the trigger: no level to come back to
+	}
 	need := target * levelBefore
 	windows := 0
 	if afterLen >= window {

@@ -173,16 +173,28 @@ func (n *network) requests(w int) []int {
 }
 
 // lostAnswerResends is how many of the requests sent for a write followed
-// the first answer it lost (no answer, or a 5xx or a 409 in its place):
-// the resends that answer needed, with their own refusals and answers
-// lost in turn. A write that lost no answer needed none.
+// the first answer it lost (no answer, or a 5xx or a 409 in its place), up
+// to the one answered a success: the resends that answer needed, with
+// their own refusals and answers lost in turn. A write that lost no answer
+// before its success needed none, and no request after a success is
+// needed.
 func lostAnswerResends(seen []int) int {
+	lost := -1
 	for i, what := range seen {
-		if what == seenFailed || what >= 500 || what == http.StatusConflict {
-			return len(seen) - 1 - i
+		switch {
+		case what >= 200 && what < 300:
+			if lost < 0 {
+				return 0
+			}
+			return i - lost
+		case lost < 0 && (what == seenFailed || what >= 500 || what == http.StatusConflict):
+			lost = i
 		}
 	}
-	return 0
+	if lost < 0 {
+		return 0
+	}
+	return len(seen) - 1 - lost
 }
 
 // closedAddr returns a loopback address nothing listens on: a port the
