@@ -37,6 +37,12 @@ scripts/release-tool.sh check "$version"
 baseline=$(cat api/VERSION 2>/dev/null || true)
 [ "$baseline" = "$version" ] ||
 	die "api/VERSION is '$baseline', not $version: take the release's API baseline (scripts/apibaseline.sh) and commit it first (RELEASING.md)"
+# The version commit itself: between releases Version, the CHANGELOG and
+# api/VERSION agree on every commit, and a later one may have changed the
+# API the baseline holds.
+version_commit=$(git log -1 --format=%H -- otelretry/version.go api/VERSION)
+[ "$(git rev-parse HEAD)" = "$version_commit" ] ||
+	die "HEAD is not $version's version commit ($version_commit, the last to change otelretry/version.go or api/VERSION): release that commit"
 
 tags=()
 while IFS=$'\t' read -r _ _ prefix; do

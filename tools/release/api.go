@@ -93,7 +93,7 @@ func apiWrite(from string) error {
 // apiCheck compares the published modules' API with the baseline and fails
 // on an incompatible change unless the CHANGELOG's next version may break
 // the API (see nextVersion and breakingAllowed) and a breaking subsection
-// since the baseline names the change (see namedBreaks and changedName).
+// since the baseline names the change (see breakNamed and changedName).
 func apiCheck() error {
 	data, err := os.ReadFile(filepath.Join(apiDir, "VERSION"))
 	if err != nil {
@@ -111,7 +111,6 @@ func apiCheck() error {
 	if err != nil {
 		return err
 	}
-	named := c.namedBreaks(baseline)
 	incompatible := 0
 	var unnamed []string
 	for _, dir := range published {
@@ -136,7 +135,7 @@ func apiCheck() error {
 		for _, ch := range r.Changes {
 			if !ch.Compatible {
 				n++
-				if !named[changedName(ch.Message)] {
+				if !c.breakNamed(baseline, cur.Path, ch.Message) {
 					unnamed = append(unnamed, ch.Message)
 				}
 			}

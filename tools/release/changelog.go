@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -34,27 +35,57 @@ type changelog struct {
 	// breaking: the "## [Unreleased]" section has a subsection whose
 	// heading says breaking ("### Changed (breaking)") or "### Removed".
 	breaking bool
-	// breakingNames holds, for each section ("Unreleased" or X.Y.Z), the
-	// names its breaking subsections write as code (in `code spans` or
-	// fenced blocks), each the last of its qualified name (`Close` of
-	// `(*Transport).Close`): the names whose incompatible change it
-	// records.
-	breakingNames map[string]map[string]bool
+	// breakingEntries holds, for each section, its breaking subsections'
+	// entries (bullets, nested ones each their own), each as the names and the code spans it
+	// writes: a break of a module other than the library's is recorded by
+	// an entry that names the module's directory too.
+	breakingEntries map[string][]entry
 }
 
-// namedBreaks returns the names named in the breaking subsections of
-// the sections newer than the release baseline: [Unreleased] and any
-// release after it.
-func (c changelog) namedBreaks(baseline string) map[string]bool {
-	names := map[string]bool{}
-	for section, ids := range c.breakingNames {
-		if section == "Unreleased" || semver.Compare("v"+section, "v"+baseline) > 0 {
-			for id := range ids {
-				names[id] = true
+// entry is one breaking entry: the last names of what it writes as code,
+// and its code spans whole.
+type entry struct {
+	names map[string]bool
+	spans []string
+}
+
+// since reports whether a CHANGELOG section is newer than the baseline.
+func since(section, baseline string) bool {
+	return section == "Unreleased" || semver.Compare("v"+section, "v"+baseline) > 0
+}
+
+// breakNamed reports whether a breaking entry since the baseline records
+// the incompatible change message of the module at modulePath: names its
+// changed name (changedName) in `code`, for a module other than the
+// library's in an entry that names the module's directory in `code` too
+// (`classify/h2`), and for a removed package its import path (or its
+// directory, when that is a path) in `code`.
+// A name alone, written for another module's break or in an example,
+// records nothing else.
+func (c changelog) breakNamed(baseline, modulePath, message string) bool {
+	subject, _, _ := strings.Cut(message, ": ")
+	removedPackage, isPackage := strings.CutPrefix(subject, "package ")
+	dir, other := strings.CutPrefix(modulePath, libraryModule+"/")
+	name := changedName(message)
+	for section, entries := range c.breakingEntries {
+		if !since(section, baseline) {
+			continue
+		}
+		for _, e := range entries {
+			switch {
+			case isPackage:
+				// Its import path, or its directory when that is a path
+				// (`classify/h4`), not a bare word (`attrs` names much else).
+				rel, inRepo := strings.CutPrefix(removedPackage, libraryModule+"/")
+				if slices.Contains(e.spans, removedPackage) || inRepo && strings.Contains(rel, "/") && slices.Contains(e.spans, rel) {
+					return true
+				}
+			case e.names[name] && (!other || slices.ContainsFunc(e.spans, func(s string) bool { return strings.Contains(s, dir) })):
+				return true
 			}
 		}
 	}
-	return names
+	return false
 }
 
 var (
@@ -95,9 +126,26 @@ func readChangelog(path string) (changelog, error) {
 }
 
 func parseChangelog(sc *bufio.Scanner) (changelog, error) {
-	c := changelog{breakingNames: map[string]map[string]bool{}}
+	c := changelog{breakingEntries: map[string][]entry{}}
 	section := ""
 	inBreaking, inFence := false, false
+	inEntry := false // the subsection's entry in progress is the section's last
+	startEntry := func() {
+		c.breakingEntries[section] = append(c.breakingEntries[section], entry{names: map[string]bool{}})
+		inEntry = true
+	}
+	note := func(names []string, span string) {
+		if !inEntry { // text before the first bullet: an entry of its own
+			startEntry()
+		}
+		e := &c.breakingEntries[section][len(c.breakingEntries[section])-1]
+		for _, n := range names {
+			e.names[n] = true
+		}
+		if span != "" {
+			e.spans = append(e.spans, span)
+		}
+	}
 	for sc.Scan() {
 		line := sc.Text()
 		if strings.HasPrefix(strings.TrimSpace(line), "```") {
@@ -106,12 +154,15 @@ func parseChangelog(sc *bufio.Scanner) (changelog, error) {
 		}
 		if inFence {
 			if inBreaking {
-				c.addBreakingNames(section, lastNames(line))
+				note(lastNames(line), "")
 			}
 			continue
 		}
+		if inBreaking && strings.HasPrefix(strings.TrimLeft(line, " "), "- ") { // an entry, or an entry's item
+			startEntry()
+		}
 		if m := sectionHeading.FindStringSubmatch(line); m != nil {
-			section, inBreaking = m[1], false
+			section, inBreaking, inEntry = m[1], false, false
 			if section != "Unreleased" && c.newest == "" {
 				if !isRelease(section) {
 					return c, fmt.Errorf("CHANGELOG.md: %q: want \"## [X.Y.Z] - YYYY-MM-DD\"", line)
@@ -121,7 +172,7 @@ func parseChangelog(sc *bufio.Scanner) (changelog, error) {
 			continue
 		}
 		if m := subsectionHeading.FindStringSubmatch(line); m != nil {
-			inBreaking = isBreakingSubsection(m[1])
+			inBreaking, inEntry = isBreakingSubsection(m[1]), false
 			if inBreaking && section == "Unreleased" && c.newest == "" {
 				c.breaking = true
 			}
@@ -129,7 +180,7 @@ func parseChangelog(sc *bufio.Scanner) (changelog, error) {
 		}
 		if inBreaking {
 			for _, span := range codeSpan.FindAllStringSubmatch(line, -1) {
-				c.addBreakingNames(section, lastNames(span[1]))
+				note(lastNames(span[1]), span[1])
 			}
 		}
 	}
@@ -140,15 +191,6 @@ func parseChangelog(sc *bufio.Scanner) (changelog, error) {
 		return c, fmt.Errorf("CHANGELOG.md: no released version (\"## [X.Y.Z] - YYYY-MM-DD\")")
 	}
 	return c, nil
-}
-
-func (c changelog) addBreakingNames(section string, ids []string) {
-	if c.breakingNames[section] == nil {
-		c.breakingNames[section] = map[string]bool{}
-	}
-	for _, id := range ids {
-		c.breakingNames[section][id] = true
-	}
 }
 
 // nextVersion returns the version the API is headed for, as the CHANGELOG
@@ -234,8 +276,9 @@ var versionLine = regexp.MustCompile(`(?m)^const Version = "([^"]*)"$`)
 // CHANGELOG's [Unreleased] section becomes "## [X.Y.Z] - DATE" (day's
 // date), under a new empty [Unreleased], and otelretry.Version becomes
 // X.Y.Z. It refuses a version that is not newer than the CHANGELOG's
-// newest release, and a CHANGELOG or Version out of the state between
-// releases; it writes nothing then.
+// newest release, a version that may not break the API when [Unreleased]
+// has a breaking subsection, and a CHANGELOG or Version out of the state
+// between releases; it writes nothing then.
 func bump(repo, version string, day time.Time) error {
 	if !isRelease(version) {
 		return fmt.Errorf("%q is not a release version X.Y.Z", version)
@@ -247,6 +290,12 @@ func bump(repo, version string, day time.Time) error {
 	}
 	if semver.Compare("v"+version, "v"+c.newest) <= 0 {
 		return fmt.Errorf("%s is not newer than the CHANGELOG's newest release %s", version, c.newest)
+	}
+	if c.breaking && !breakingAllowed(c.newest, version) {
+		// The version commit then holds its own baseline: no later check
+		// compares the release with the one before.
+		next, _, _ := nextVersion(c.newest, c)
+		return fmt.Errorf("[Unreleased] has a breaking subsection: %s would break the API of %s in a patch release; the next version is %s", version, c.newest, next)
 	}
 	if v, err := libraryVersion(repo); err != nil {
 		return err

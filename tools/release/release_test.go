@@ -222,7 +222,6 @@ func TestIncompatibleChangesMustBeNamed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	named := c.namedBreaks("0.3.0")
 	for _, tc := range []struct {
 		message string
 		named   bool
@@ -240,14 +239,46 @@ func TestIncompatibleChangesMustBeNamed(t *testing.T) {
 		{"./cmd/retryinspect/htmlreport.Render: removed", false},
 		{"Render: removed", false},
 	} {
-		if got := named[changedName(tc.message)]; got != tc.named {
+		if got := c.breakNamed("0.3.0", libraryModule, tc.message); got != tc.named {
 			t.Errorf("%q (name %q): named %v, want %v", tc.message, changedName(tc.message), got, tc.named)
 		}
 	}
 	// A release after the baseline (the version commit, before its
 	// baseline is taken) records its breaks in its own section.
-	if !c.namedBreaks("0.2.0")["OldBreak"] {
+	if !c.breakNamed("0.2.0", libraryModule, "./otelretry.OldBreak: removed") {
 		t.Error("a break recorded in a release after the baseline is not named")
+	}
+}
+
+// A name records the break of another module's object only in an entry
+// that names that module's directory, and a removed package only by its
+// path: a word that an entry writes for another break, or in an example,
+// records nothing. Before, the repository's own [Unreleased], which
+// writes `h2.Classify` in an example and `attrs` in passing, let a
+// change of classify/h2's Classify and the removal of attrs through.
+func TestABreakIsNamedForItsOwnModule(t *testing.T) {
+	real, err := readChangelog("../../CHANGELOG.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	h2 := libraryModule + "/classify/h2"
+	if real.breakNamed("0.3.0", h2, "Classify: changed from func(otelretry.Answer) otelretry.Classification to func(otelretry.Answer, bool) otelretry.Classification") {
+		t.Error("a change of classify/h2's Classify that no entry records counts as named")
+	}
+	if real.breakNamed("0.3.0", libraryModule, "package "+libraryModule+"/attrs: removed") {
+		t.Error("the removal of attrs, which no entry records, counts as named")
+	}
+	const changelogText = intro + "## [Unreleased]\n\n### Changed (breaking)\n\n- `classify/h2`: `Classify` takes a mode.\n" +
+		"- `WithClassifier(h3.Classify)` is shorter.\n\n## [0.3.0] - 2026-12-02\n"
+	c, err := parseChangelog(bufio.NewScanner(strings.NewReader(changelogText)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !c.breakNamed("0.3.0", h2, "Classify: changed from func() to func(int)") {
+		t.Error("an entry naming classify/h2 and Classify does not record its change")
+	}
+	if c.breakNamed("0.3.0", libraryModule+"/classify/h3", "Classify: changed from func() to func(int)") {
+		t.Error("an example of h3.Classify records a change of classify/h3's Classify")
 	}
 }
 
@@ -313,5 +344,92 @@ func TestBump(t *testing.T) {
 		if data, _ := os.ReadFile(filepath.Join(repo, "otelretry", "version.go")); string(data) != versionGo {
 			t.Errorf("%s: version.go changed by a refused bump", name)
 		}
+	}
+}
+
+// RELEASING.md: "The next version is the next minor (major from 1.0) when
+// [Unreleased] has such a subsection, and the next patch when it has
+// none." Step 1 then amends the baseline into the version commit, so the
+// API check run on it ("Run scripts/test.sh on it") compares the release
+// with itself and can no longer catch a wrong version: bump is the one
+// step that sees [Unreleased] and the version together, and refuses a
+// patch release 0.3.1 over a "### Changed (breaking)" [Unreleased] (it
+// made one before).
+func TestBumpRefusesAPatchOverABreakingUnreleased(t *testing.T) {
+	repo := t.TempDir()
+	os.MkdirAll(filepath.Join(repo, "otelretry"), 0o755)
+	const versionGo = "package otelretry\n\nconst Version = \"0.3.0\"\n"
+	const changelogText = intro + "## [Unreleased]\n\n### Changed (breaking)\n\n- `otelretry` unexports `MaxRetryAfter`.\n\n" +
+		"### Fixed\n\n- x\n\n## [0.3.0] - 2026-12-02\n\n- y\n"
+	os.WriteFile(filepath.Join(repo, "otelretry", "version.go"), []byte(versionGo), 0o644)
+	os.WriteFile(filepath.Join(repo, "CHANGELOG.md"), []byte(changelogText), 0o644)
+
+	before, err := parseChangelog(bufio.NewScanner(strings.NewReader(changelogText)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, _, _ := nextVersion("0.3.0", before)
+	err = bump(repo, "0.3.1", time.Date(2026, 12, 24, 0, 0, 0, 0, time.UTC))
+	if err == nil {
+		got, _ := os.ReadFile(filepath.Join(repo, "CHANGELOG.md"))
+		t.Errorf("bump 0.3.1 over an [Unreleased] with \"### Changed (breaking)\" succeeded (the next version is %s; "+
+			"breakingAllowed(0.3.0, 0.3.1) = %v); CHANGELOG.md now begins:\n%s",
+			want, breakingAllowed("0.3.0", "0.3.1"), strings.Join(strings.SplitN(string(got), "\n", 14)[:13], "\n"))
+	}
+}
+
+// scratchClone clones this repository's HEAD into a temporary directory
+// (this repository gets no commit and no tag) and returns the clone's root
+// and an environment for running its scripts: the release tool is built
+// into a cache of the test's own.
+func scratchClone(t *testing.T) (string, []string) {
+	t.Helper()
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("no git")
+	}
+	tmp := t.TempDir()
+	clone := filepath.Join(tmp, "otelretry-go")
+	env := append(os.Environ(), "OTELRETRY_CACHE="+filepath.Join(tmp, "cache"), "GIT_CONFIG_GLOBAL=/dev/null",
+		"GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@example.invalid", "GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@example.invalid")
+	cmd := exec.Command("git", "clone", "-q", "--no-tags", "../..", clone)
+	cmd.Env = env
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("git clone: %v\n%s", err, out)
+	}
+	return clone, env
+}
+
+// runIn runs a command in dir and returns its combined output and error.
+func runIn(dir string, env []string, name string, args ...string) (string, error) {
+	cmd := exec.Command(name, args...)
+	cmd.Dir = dir
+	cmd.Env = env
+	out, err := cmd.CombinedOutput()
+	return string(out), err
+}
+
+func mustRun(t *testing.T, dir string, env []string, name string, args ...string) string {
+	t.Helper()
+	out, err := runIn(dir, env, name, args...)
+	if err != nil {
+		t.Fatalf("%s %s: %v\n%s", name, strings.Join(args, " "), err, out)
+	}
+	return out
+}
+
+// scripts/release.sh tags the version commit only: between releases
+// Version, the CHANGELOG's newest heading and api/VERSION agree on every
+// commit, so a later one passed its checks, and was tagged, with an API
+// that may differ from the baseline the release vouches for.
+func TestReleaseRefusesACommitAfterTheVersionCommit(t *testing.T) {
+	clone, env := scratchClone(t)
+	version := strings.TrimSpace(mustRun(t, clone, env, "cat", "api/VERSION"))
+	mustRun(t, clone, env, "git", "commit", "-q", "--allow-empty", "-m", "a commit after the version commit")
+	out, err := runIn(clone, env, "scripts/release.sh", version)
+	if err == nil || !strings.Contains(out, "version commit") {
+		t.Errorf("scripts/release.sh %s at a commit after its version commit: %v\n%s", version, err, out)
+	}
+	if tags := mustRun(t, clone, env, "git", "tag", "--list"); strings.TrimSpace(tags) != "" {
+		t.Errorf("tags made: %s", tags)
 	}
 }
