@@ -40,6 +40,8 @@ baseline=$(cat api/VERSION 2>/dev/null || true)
 # The version commit itself: between releases Version, the CHANGELOG and
 # api/VERSION agree on every commit, and a later one may have changed the
 # API the baseline holds.
+[ "$(git rev-parse --is-shallow-repository)" = false ] ||
+	die "this is a shallow clone, whose history cannot tell the version commit: fetch it (git fetch --unshallow) first"
 version_commit=$(git log -1 --format=%H -- otelretry/version.go api/VERSION)
 [ "$(git rev-parse HEAD)" = "$version_commit" ] ||
 	die "HEAD is not $version's version commit ($version_commit, the last to change otelretry/version.go or api/VERSION): release that commit"

@@ -129,14 +129,25 @@ func parseChangelog(sc *bufio.Scanner) (changelog, error) {
 	c := changelog{breakingEntries: map[string][]entry{}}
 	section := ""
 	inBreaking, inFence := false, false
-	inEntry := false // the subsection's entry in progress is the section's last
-	startEntry := func() {
-		c.breakingEntries[section] = append(c.breakingEntries[section], entry{names: map[string]bool{}})
+	inEntry := false      // the subsection's entry in progress is the section's last
+	var topSpans []string // the code spans of the top-level entry an item belongs to
+	nestedNow := false    // the entry in progress is an item of a top-level one
+	startEntry := func(nested bool) {
+		e := entry{names: map[string]bool{}}
+		if nested {
+			// An item of an entry ("- `classify/h2` changes:" and its
+			// items) is in the entry's module: it sees the entry's spans,
+			// not its siblings' names.
+			e.spans = slices.Clone(topSpans)
+		} else {
+			topSpans = nil
+		}
+		c.breakingEntries[section] = append(c.breakingEntries[section], e)
 		inEntry = true
 	}
 	note := func(names []string, span string) {
 		if !inEntry { // text before the first bullet: an entry of its own
-			startEntry()
+			startEntry(false)
 		}
 		e := &c.breakingEntries[section][len(c.breakingEntries[section])-1]
 		for _, n := range names {
@@ -144,6 +155,9 @@ func parseChangelog(sc *bufio.Scanner) (changelog, error) {
 		}
 		if span != "" {
 			e.spans = append(e.spans, span)
+			if !nestedNow {
+				topSpans = append(topSpans, span)
+			}
 		}
 	}
 	for sc.Scan() {
@@ -159,10 +173,11 @@ func parseChangelog(sc *bufio.Scanner) (changelog, error) {
 			continue
 		}
 		if inBreaking && strings.HasPrefix(strings.TrimLeft(line, " "), "- ") { // an entry, or an entry's item
-			startEntry()
+			nestedNow = !strings.HasPrefix(line, "- ")
+			startEntry(nestedNow)
 		}
 		if m := sectionHeading.FindStringSubmatch(line); m != nil {
-			section, inBreaking, inEntry = m[1], false, false
+			section, inBreaking, inEntry, nestedNow = m[1], false, false, false
 			if section != "Unreleased" && c.newest == "" {
 				if !isRelease(section) {
 					return c, fmt.Errorf("CHANGELOG.md: %q: want \"## [X.Y.Z] - YYYY-MM-DD\"", line)
@@ -172,7 +187,7 @@ func parseChangelog(sc *bufio.Scanner) (changelog, error) {
 			continue
 		}
 		if m := subsectionHeading.FindStringSubmatch(line); m != nil {
-			inBreaking, inEntry = isBreakingSubsection(m[1]), false
+			inBreaking, inEntry, nestedNow = isBreakingSubsection(m[1]), false, false
 			if inBreaking && section == "Unreleased" && c.newest == "" {
 				c.breaking = true
 			}

@@ -432,4 +432,40 @@ func TestReleaseRefusesACommitAfterTheVersionCommit(t *testing.T) {
 	if tags := mustRun(t, clone, env, "git", "tag", "--list"); strings.TrimSpace(tags) != "" {
 		t.Errorf("tags made: %s", tags)
 	}
+	// A shallow clone of that commit, whose cut-off root seems to add every
+	// file, so that the commit looks like the last to change Version: the
+	// history is needed to tell, and release.sh refuses without it.
+	shallow := filepath.Join(t.TempDir(), "shallow")
+	mustRun(t, clone, env, "git", "clone", "-q", "--no-tags", "--depth", "1", "file://"+clone, shallow)
+	out, err = runIn(shallow, env, "scripts/release.sh", version)
+	if tags := strings.TrimSpace(mustRun(t, shallow, env, "git", "tag", "--list")); err == nil || tags != "" {
+		t.Errorf("scripts/release.sh %s in a shallow clone of a commit after its version commit: %v, tags %q\n%s", version, err, tags, out)
+	}
+}
+
+// An item of an entry (a nested bullet) is in the entry's module: the
+// entry names `classify/h2`, its items each a change of it (the
+// CHANGELOG's own style for a list of changes). Before, each item was an
+// entry of its own, without the module's directory, and the break was
+// taken for unrecorded.
+func TestAnItemOfAModulesEntryNamesItsBreak(t *testing.T) {
+	const changelogText = intro + "## [Unreleased]\n\n### Changed (breaking)\n\n" +
+		"- `classify/h2` takes the stream's state into account. Each change:\n" +
+		"  - `Classify` takes a mode.\n" +
+		"  - `Verdict` is removed.\n" +
+		"- `otelretry`: `WithClassifier(h3.Example)` is shorter.\n\n" +
+		"## [0.3.0] - 2026-12-02\n"
+	c, err := parseChangelog(bufio.NewScanner(strings.NewReader(changelogText)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	h2 := libraryModule + "/classify/h2"
+	for _, msg := range []string{"Classify: changed from func() to func(int)", "Verdict: removed"} {
+		if !c.breakNamed("0.3.0", h2, msg) {
+			t.Errorf("classify/h2's %q, named in an item of the entry that names `classify/h2`, counts as unnamed", msg)
+		}
+	}
+	if c.breakNamed("0.3.0", libraryModule+"/classify/h3", "Example: removed") {
+		t.Error("another entry's example records a change of classify/h3")
+	}
 }
