@@ -176,3 +176,30 @@ func grepLines(s, sub string) string {
 	}
 	return b.String()
 }
+
+// A handler charges two customers, each charge a call of its own wrapped
+// in a CLIENT span of the caller's own (not put on the request's
+// headers): the transport counts each call under its own CLIENT span and
+// marks neither as a repeat, and retryinspect, which looks where the
+// transport counts, reports no outer layer's resend. Before, it looked
+// through any CLIENT span to the handler and reported the second charge
+// as a resend of the first.
+func TestCallsUnderClientSpansOfTheirOwnAreNoOuterLayerResend(t *testing.T) {
+	var marked int
+	spans := traceOf(t, func(t *testing.T, tp *sdktrace.TracerProvider, ctx context.Context) {
+		base := scripted.New(scripted.Step{Status: 500}, scripted.Step{Status: 201})
+		client := &http.Client{Transport: otelretry.NewTransport(base, otelretry.WithTracerProvider(tp))}
+		for _, customer := range []string{"alice", "bob"} {
+			callCtx, call := tp.Tracer("app").Start(ctx, "payments.charge "+customer, trace.WithSpanKind(trace.SpanKindClient))
+			req, _ := http.NewRequestWithContext(callCtx, http.MethodPost, "http://payments.test/charges", strings.NewReader(`{"customer":"`+customer+`"}`))
+			do(t, client, req)
+			call.End()
+			time.Sleep(100 * time.Millisecond) // the handler's own work between the calls
+		}
+	})
+	marked = strings.Count(string(spans), `"retry.operation.repeat"`)
+	code, out, errOut := runOnFile(t, spans)
+	if strings.Contains(out, "[outer-layer-resend]") {
+		t.Errorf("the transport marked %d operation(s) retry.operation.repeat (each charge was sent once, under a CLIENT span of its own); retryinspect: exit %d (stderr %q), reports an outer layer's resend:\n%s", marked, code, errOut, out)
+	}
+}

@@ -545,6 +545,9 @@ func (a *analyzer) checkRequestIDs() {
 func (a *analyzer) checkOuterLayerResend() {
 	type context struct {
 		trace, kind, id string // trace is empty for an operation id
+		// marked: a later operation is compared here only when it carries
+		// retry.operation.repeat (see callSpansOf).
+		marked bool
 	}
 	type request struct {
 		context
@@ -557,12 +560,17 @@ func (a *analyzer) checkOuterLayerResend() {
 			continue
 		}
 		var contexts []context
-		if p := a.callSpanOf(g); p != "" {
-			contexts = append(contexts, context{g.op.TraceID, "parent span", p})
+		call, above := a.callSpansOf(g)
+		if call != "" {
+			contexts = append(contexts, context{g.op.TraceID, "parent span", call, false})
+		}
+		if above != "" {
+			contexts = append(contexts, context{g.op.TraceID, "parent span", above, true})
 		}
 		if g.op.ID != "" {
-			contexts = append(contexts, context{"", "operation id", g.op.ID})
+			contexts = append(contexts, context{"", "operation id", g.op.ID, false})
 		}
+		marked := g.op.Repeat != nil && *g.op.Repeat > 0
 		method := g.op.Method
 		if method == "" && len(g.op.Attempts) > 0 {
 			method = g.op.Attempts[0].Method
@@ -573,6 +581,9 @@ func (a *analyzer) checkOuterLayerResend() {
 			reported := false
 			anyEarlier := false
 			for _, c := range contexts {
+				if c.marked && !marked {
+					continue
+				}
 				anyEarlier = anyEarlier || seen[c]
 				if g.op.URL == "" {
 					continue
@@ -608,17 +619,23 @@ func (a *analyzer) checkOuterLayerResend() {
 	}
 }
 
-// callSpanOf is the id of the span the transport counts g's repeats under
-// (retry.operation.repeat): the operation span's parent or, when that one
-// is a CLIENT span in the input (a client instrumentation above the
-// transport, such as otelhttp's, starts one per try), its parent. An
-// attempt span of a transport above is no such span: the operations below
-// it are each its own call, which the transport counts as no repeat.
-func (a *analyzer) callSpanOf(g *group) string {
+// callSpansOf gives the ids of the spans the transport may count g's
+// repeats under (retry.operation.repeat): call, the operation span's
+// parent, and, when that one is a CLIENT span in the input with a parent,
+// above, that parent. The transport counts there for the first operation
+// under a CLIENT span the request carried on its headers (a client
+// instrumentation above, such as otelhttp's, starts and injects one per
+// try), which a trace does not show: an operation is compared with those
+// under above only when it carries the marker (the transport saw that
+// span on the wire), so that two calls under CLIENT spans of a caller's
+// own are no repeat. An attempt span of a transport above is no such
+// span: the operations below it are each its own call.
+func (a *analyzer) callSpansOf(g *group) (call, above string) {
+	call = g.span.ParentID
 	if p := a.parent[g.at]; p >= 0 && a.roles[p] != roleAttempt && a.spans[p].Kind == model.KindClient && a.spans[p].ParentID != "" {
-		return a.spans[p].ParentID
+		above = a.spans[p].ParentID
 	}
-	return g.span.ParentID
+	return call, above
 }
 
 // succeeded reports an operation whose last attempt (the one it ended
