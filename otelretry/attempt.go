@@ -403,6 +403,9 @@ func (a *attempt) send() result {
 		s.prop.Inject(a.out.Context(), propagation.HeaderCarrier(a.out.Header))
 	}
 	resp, err := a.exchange(a.out)
+	if err == nil {
+		a.watchEnd(resp)
+	}
 	return owner.conclude(a, resp, err)
 }
 
@@ -502,12 +505,13 @@ func usableResponse(base http.RoundTripper, resp *http.Response, err error, meth
 	return resp, nil
 }
 
-// watchEnd wraps, under otelhttp's body wrapper, the body of a response on
-// a recording CLIENT span whose base reports its writes, so that writes
-// reported after the headers are recorded (see endWatch). A base that
-// reported nothing through httptrace will not report late.
+// watchEnd wraps, under otelhttp's body wrapper (or, without client
+// spans, around the base's body), the body of a response whose base
+// reports its writes, when its span records or a logger is set, so that
+// writes reported after the headers are recorded (see endWatch). A base
+// that reported nothing through httptrace will not report late.
 func (a *attempt) watchEnd(resp *http.Response) {
-	if !a.span.IsRecording() || !a.wire.reportsWrites() {
+	if !a.wire.reportsWrites() || !(a.span != nil && a.span.IsRecording()) && !a.setup.sender.rec.logs() {
 		return
 	}
 	if _, rw := resp.Body.(io.ReadWriteCloser); rw {

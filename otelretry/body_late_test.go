@@ -12,8 +12,11 @@ import (
 	"strings"
 	"testing"
 
+	"go.opentelemetry.io/contrib/instrumentation/net/http/otelhttp"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+	"go.opentelemetry.io/otel/trace"
+	tracenoop "go.opentelemetry.io/otel/trace/noop"
 
 	"github.com/otelretry/otelretry-go/attrs"
 	"github.com/otelretry/otelretry-go/internal/spantest"
@@ -108,6 +111,47 @@ func TestLateWritesReachTheSpanWhenTheBodyIsClosedEarly(t *testing.T) {
 			}
 			if late != 1 || resends != 1 {
 				t.Errorf("the late writes reached the slog record but not the attempt span: %d wire_late and %d wire_resend span events, want 1 and 1", late, resends)
+			}
+		})
+	}
+}
+
+// Writes a base reports after the answer are recorded on every channel
+// that carries the attempt's writes, the slog record "retry wire" among
+// them, with client spans or without (the base instrumented by otelhttp).
+// Before, without client spans, nothing watched the body's end, and they
+// were recorded nowhere.
+func TestLateWritesAreLoggedWithoutClientSpans(t *testing.T) {
+	for _, mode := range []string{"client spans", "without client spans", "without client spans, no-op tracer"} {
+		own := mode != "client spans"
+		t.Run(mode, func(t *testing.T) {
+			sr := tracetest.NewSpanRecorder()
+			var tp trace.TracerProvider = sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(sr))
+			if mode == "without client spans, no-op tracer" {
+				tp = tracenoop.NewTracerProvider()
+			}
+			var logs bytes.Buffer
+			var base http.RoundTripper = lateWritesAfterHeaders{}
+			opts := []otelretry.Option{otelretry.WithTracerProvider(tp), otelretry.WithLogger(slog.New(slog.NewJSONHandler(&logs, nil)))}
+			if own {
+				base = otelhttp.NewTransport(base, otelhttp.WithTracerProvider(tp))
+				opts = append(opts, otelretry.WithoutClientSpans())
+			}
+			tr := otelretry.NewTransport(base, opts...)
+			req, err := http.NewRequestWithContext(t.Context(), http.MethodGet, "http://api.test/", nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp, err := tr.RoundTrip(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+			attempts := strings.Count(logs.String(), `"msg":"retry attempt"`)
+			wire := strings.Count(logs.String(), `"msg":"retry wire"`)
+			if attempts != 1 || wire != 1 {
+				t.Errorf("%d \"retry attempt\" and %d \"retry wire\" slog records, want 1 and 1 (the two writes net/http reported after the answer are lost)\n%s", attempts, wire, logs.String())
 			}
 		})
 	}

@@ -498,6 +498,9 @@ func setAttemptStatus(span trace.Span, ev *attemptEvent) {
 // slog records, as a retry.wire record), so that what was recorded stays
 // as it was.
 func (r *recorder) recordLateWrites(o *opRecord, span trace.Span, ev *attemptEvent, writes int32) {
+	if span == nil { // no attempt span: the no-op tracer, without client spans
+		span = trace.SpanFromContext(o.ctx)
+	}
 	// The operation may have ended, and given its buffer back: the late
 	// record has a list of its own.
 	kv := lateFields(o, make([]attribute.KeyValue, 0, 4), ev, writes)
@@ -776,6 +779,9 @@ type logTargets struct{ slog, events bool }
 
 // targets asks each logger whether it takes a record of severity sev and
 // event name event.
+// logs reports whether a logger is set (WithLogger, WithLoggerProvider).
+func (r *recorder) logs() bool { return r.logger != nil || r.events != nil }
+
 func (r *recorder) targets(o *opRecord, sev log.Severity, event string) logTargets {
 	return logTargets{
 		slog:   r.logger != nil && r.logger.Enabled(o.ctx, slogLevel(sev)),
