@@ -687,7 +687,7 @@ func (op *operation) abandonOnPanic(held *holdings) {
 		afterPanic(func() { closeResponse(resp) })
 	}
 	if a != nil {
-		afterPanic(func() { op.t.sender.rec.endAttemptAfterPanic(&op.tel, a.span, &a.ev, r) })
+		afterPanic(func() { op.t.sender.rec.endAttemptAfterPanic(&op.tel, a.span, &a.ev, a.id.number, r) })
 	}
 	if op.tel.span != nil { // nil: the panic came before the span started
 		afterPanic(func() { endWithPanic(op.tel.span, r) })
@@ -721,7 +721,7 @@ func (op *operation) runRace(a *attempt, p *progress, held *holdings) (*attempt,
 		}
 		for _, m := range end.later {
 			m.a.abandon()
-			afterPanic(func() { op.t.sender.rec.endAttemptAfterPanic(&op.tel, m.a.span, &m.a.ev, m.value) })
+			afterPanic(func() { op.t.sender.rec.endAttemptAfterPanic(&op.tel, m.a.span, &m.a.ev, m.a.id.number, m.value) })
 		}
 		held.current = end.failed
 		afterPanic(func() { op.race.record(op.t.sender.rec, &op.tel, &end) })

@@ -678,16 +678,23 @@ func (r *recorder) endStateCheck(o *opRecord, span trace.Span, state attrs.State
 	}
 }
 
-// endAttemptAfterPanic ends an attempt's span with an event naming the
-// panic r (nil for runtime.Goexit).
-func (r *recorder) endAttemptAfterPanic(o *opRecord, span trace.Span, ev *attemptEvent, rec any) {
+// endAttemptAfterPanic ends the span of attempt number with an event
+// naming the panic r (nil for runtime.Goexit), and the ids that tie it to
+// its operation (every span of otelretry's carries retry.operation.id): the
+// attempt event, which writes them, may not have been.
+func (r *recorder) endAttemptAfterPanic(o *opRecord, span trace.Span, ev *attemptEvent, number int, rec any) {
 	if span == nil {
 		return
 	}
 	defer endWithPanic(span, rec) // also when the telemetry panics on the attribute
-	if r.mode == sendThroughClient && span.IsRecording() {
-		// otelhttp recorded the raw url.full; the attempt event, which
-		// overwrites it, may not have been written.
+	if !span.IsRecording() {
+		return
+	}
+	id := o.ident.opID()
+	span.SetAttributes(attrs.OperationIDKey.String(id), attrs.RequestIDKey.String(RequestID(id, number)), attrs.AttemptKey.Int(number))
+	if r.mode == sendThroughClient {
+		// otelhttp recorded the raw url.full, which the attempt event
+		// overwrites.
 		span.SetAttributes(attrs.URLFullKey.String(attemptURL(o, ev)))
 	}
 }

@@ -48,6 +48,11 @@ func runStateCheck(ctx context.Context, deadline time.Time, hook stateCheckFunc,
 	defer func() {
 		if !answered { // the hook panicked, or called runtime.Goexit
 			r := recover()
+			afterPanic(func() { // what ties the span to its operation, as endStateCheck writes it
+				if span.IsRecording() {
+					span.SetAttributes(attrs.OperationIDKey.String(id), attrs.AttemptKey.Int(a.id.number))
+				}
+			})
 			endWithPanic(span, r)
 			if r != nil {
 				panic(r)

@@ -1,0 +1,110 @@
+// Copyright The otelretry Authors
+// SPDX-License-Identifier: Apache-2.0
+
+package otelretry_test
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"strings"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"go.opentelemetry.io/contrib/instrumentation/net/http/otelhttp"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/otelretry/otelretry-go/attrs"
+	"github.com/otelretry/otelretry-go/internal/scripted"
+	"github.com/otelretry/otelretry-go/internal/spantest"
+	"github.com/otelretry/otelretry-go/otelretry"
+)
+
+// Every span of otelretry's carries retry.operation.id (docs/telemetry.md
+// gives a Collector filter that keeps them by it), the span a base's panic
+// ended too: the attempt span carries the operation id, the request id and
+// the attempt number, with client spans or without (otelretry's own
+// INTERNAL span, which carried no attribute at all). Before, the panic
+// event, the one record of what happened, was on a span that filter drops.
+func TestAPanickedAttemptSpanCarriesTheOperationID(t *testing.T) {
+	for _, own := range []bool{true, false} {
+		t.Run(fmt.Sprintf("withoutClientSpans=%v", own), func(t *testing.T) {
+			rec := tracetest.NewSpanRecorder()
+			tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
+			var base = scripted.New(scripted.Step{Panic: "base exploded"})
+			opts := []otelretry.Option{otelretry.WithTracerProvider(tp)}
+			tr := otelretry.NewTransport(base, opts...)
+			if own {
+				tr = otelretry.NewTransport(otelhttp.NewTransport(base, otelhttp.WithTracerProvider(tp)), append(opts, otelretry.WithoutClientSpans())...)
+			}
+			func() {
+				defer func() { recover() }()
+				tr.RoundTrip(get(t, t.Context(), "http://api.test/"))
+			}()
+			ops := spantest.Operations(rec.Ended())
+			var op sdktrace.ReadOnlySpan
+			for _, s := range rec.Ended() {
+				if _, ok := spantest.Attr(s, attrs.OperationIDKey); ok && s.Parent().SpanID() == (trace.SpanID{}) {
+					op = s
+				}
+			}
+			if op == nil {
+				t.Fatalf("no operation span (%d with an outcome)", len(ops))
+			}
+			id, _ := spantest.Attr(op, attrs.OperationIDKey)
+			children := spantest.Children(rec.Ended(), op)
+			if len(children) != 1 {
+				t.Fatalf("%d spans under the operation span, want the attempt span", len(children))
+			}
+			a := children[0]
+			var kv []string
+			for _, x := range a.Attributes() {
+				kv = append(kv, string(x.Key)+"="+x.Value.Emit())
+			}
+			got, ok := spantest.Attr(a, attrs.OperationIDKey)
+			if !ok || got.AsString() != id.AsString() {
+				t.Errorf("the panicked attempt span %q (%v, events %d) carries retry.operation.id %q (set %v), want %q; its attributes: %v",
+					a.Name(), a.SpanKind(), len(a.Events()), got.AsString(), ok, id.AsString(), kv)
+			}
+		})
+	}
+}
+
+// The same for the state_check span a hook's panic ended: it carries
+// retry.operation.id, as its normal end writes it (it carried none).
+func TestAPanickedStateCheckSpanCarriesTheOperationID(t *testing.T) {
+	for _, own := range []bool{true, false} {
+		t.Run(fmt.Sprintf("withoutClientSpans=%v", own), func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				rec := tracetest.NewSpanRecorder()
+				tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
+				var base http.RoundTripper = scripted.New(scripted.Step{Hang: true})
+				opts := []otelretry.Option{otelretry.WithTracerProvider(tp), otelretry.WithAttemptTimeout(time.Second),
+					otelretry.WithStateCheck(func(context.Context, otelretry.StateCheck) (otelretry.StateResult, error) {
+						panic("lookup exploded")
+					})}
+				if own {
+					base = otelhttp.NewTransport(base, otelhttp.WithTracerProvider(tp))
+					opts = append(opts, otelretry.WithoutClientSpans())
+				}
+				tr := otelretry.NewTransport(base, opts...)
+				req, _ := http.NewRequestWithContext(t.Context(), http.MethodPost, "http://api.test/orders", strings.NewReader(`{}`))
+				func() {
+					defer func() { recover() }()
+					tr.RoundTrip(req)
+				}()
+				checks := spantest.Named(rec.Ended(), attrs.StateCheckSpanName)
+				if len(checks) != 1 {
+					t.Fatalf("%d state_check spans, want 1", len(checks))
+				}
+				if _, ok := spantest.Attr(checks[0], attrs.OperationIDKey); !ok {
+					t.Errorf("the state_check span ended by the hook's panic (status %v, %d events) carries no retry.operation.id; attributes %v",
+						checks[0].Status().Code, len(checks[0].Events()), checks[0].Attributes())
+				}
+			})
+		})
+	}
+}
