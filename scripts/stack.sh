@@ -33,8 +33,13 @@
 #
 # Environment:
 #   OTELRETRY_CACHE      build cache (default $HOME/.cache/otelretry)
-#   OTELRETRY_RUN_DIR    pids, logs, env file, Prometheus data (default $OTELRETRY_CACHE/run)
-#   OTELRETRY_STACK_TTL  seconds after which a watchdog stops the stack (default 1800)
+#   OTELRETRY_RUN_DIR    pids, logs, env file, Prometheus data (default
+#                        $OTELRETRY_CACHE/run/ID, one per checkout: another
+#                        checkout's stack is left alone, and its ports are
+#                        reported in use, unless that checkout is gone)
+#   OTELRETRY_STACK_TTL  seconds after which a watchdog stops the stack (default
+#                        1800; it runs a copy of this script, so that it still
+#                        can once the checkout was removed)
 #   OTELRETRY_UP_TIMEOUT seconds to wait for readiness (default 60)
 #   OTELRETRY_PLAIN_SUCCESS_PERCENT  share of plain successes the samplers keep (default 10;
 #                        the shipped sampler.yaml defaults to 5)
@@ -49,7 +54,7 @@ cd "$(dirname "$0")/.."
 ROOT=$PWD
 
 CACHE=${OTELRETRY_CACHE:-$HOME/.cache/otelretry}
-RUN=${OTELRETRY_RUN_DIR:-$CACHE/run}
+RUN=${OTELRETRY_RUN_DIR:-$CACHE/run/$(printf '%s' "$ROOT" | sha256sum | cut -c1-16)}
 BIN=$CACHE/bin
 STAMPS=$CACHE/stamps
 COLLECTOR_SRC=$ROOT/deploy/collector/otelcol
@@ -402,11 +407,16 @@ cmd_up() {
 	fi
 	command -v curl >/dev/null 2>&1 || die "curl missing: run scripts/stack.sh install first"
 	cmd_down quiet
+	stop_orphans
 	for hp in $(ports | awk '{ print $2 }'); do
 		port_in_use "$hp" && die "$hp is already in use"
 	done
 	rm -rf "$RUN/logs" "$RUN/prometheus-data" "$RUN/victorialogs-data" "$ENV_FILE"
-	mkdir -p "$RUN/logs" "$RUN/prometheus-data" "$RUN/victorialogs-data"
+	mkdir -p "$RUN/logs" "$RUN/prometheus-data" "$RUN/victorialogs-data" "$RUN/watchdog/scripts"
+	# Whose stack this is, and a copy of this script for the watchdog and
+	# stop_orphans to stop it with once the checkout is gone.
+	echo "$ROOT" >"$RUN/root"
+	cp "$ROOT/scripts/stack.sh" "$RUN/watchdog/scripts/stack.sh"
 	sed "s|127.0.0.1:18889|$COLLECTOR_PROM|" "$ROOT/deploy/prometheus/prometheus.yml" >"$RUN/prometheus.yml"
 
 	# On any failure below, stop what was started.
@@ -453,7 +463,8 @@ cmd_up() {
 			trap "kill \$sp 2>/dev/null; exit 0" TERM
 			sleep "$1" & sp=$!
 			wait $sp
-			OTELRETRY_WATCHDOG=1 "$2" down' stack-watchdog "$TTL" "$ROOT/scripts/stack.sh"
+			OTELRETRY_WATCHDOG=1 OTELRETRY_CACHE="$3" OTELRETRY_RUN_DIR="$4" OTELRETRY_PROMETHEUS_BIN="$5" \
+				bash "$2" down' stack-watchdog "$TTL" "$RUN/watchdog/scripts/stack.sh" "$CACHE" "$RUN" "$PROMETHEUS_BIN"
 	) >"$RUN/logs/watchdog.log" 2>&1 </dev/null &
 	echo $! >"$RUN/watchdog.pid"
 
@@ -508,6 +519,23 @@ stop() {
 		[ "${2:-}" = quiet ] || log "$name: stopped (pid $pid)"
 	fi
 	rm -f "$RUN/$name.pid"
+}
+
+# stop_orphans stops the stacks of checkouts that are gone (a run killed
+# before its trap, its clone removed), with the copy of this script each
+# keeps: another checkout's live stack is left alone.
+stop_orphans() {
+	local dir root
+	for dir in "$CACHE"/run/*/; do
+		dir=${dir%/}
+		[ "$dir" != "$RUN" ] && [ -f "$dir/root" ] || continue
+		root=$(cat "$dir/root")
+		[ ! -d "$root" ] || continue
+		log "stopping the stack of $root, which is gone"
+		OTELRETRY_CACHE=$CACHE OTELRETRY_RUN_DIR=$dir OTELRETRY_PROMETHEUS_BIN=$PROMETHEUS_BIN \
+			bash "$dir/watchdog/scripts/stack.sh" down >/dev/null 2>&1 || true
+		rm -rf "$dir"
+	done
 }
 
 cmd_down() {

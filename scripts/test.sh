@@ -71,8 +71,11 @@ fi
 # the foreground (one apt-get at a time), and its builds start in the
 # background at the lowest CPU priority, so that they take only the cores
 # the stages before it leave idle; the end-to-end stage waits for them.
-stack_pid=
-stop_stack_build() { [ -z "$stack_pid" ] || kill -- -"$stack_pid" 2>/dev/null || true; }
+stack_pid= stack_log=
+stop_stack_build() {
+	[ -z "$stack_pid" ] || kill -- -"$stack_pid" 2>/dev/null || true
+	[ -z "$stack_log" ] || rm -f "$stack_log" # on every exit, a failed one's too
+}
 if ! $quick && ! $no_e2e; then
 	step "the end-to-end stack: Debian packages, then its builds in the background"
 	scripts/stack.sh packages
