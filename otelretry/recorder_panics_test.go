@@ -108,3 +108,27 @@ func TestAPanickedStateCheckSpanCarriesTheOperationID(t *testing.T) {
 		})
 	}
 }
+
+// A state check hook's panic goes on to the caller when recording it
+// panics too (a faulty tracer), as every other panic does: before, the
+// telemetry's panic replaced the hook's.
+func TestAStateCheckHooksPanicGoesOnWhenRecordingItPanics(t *testing.T) {
+	_ = captureOtelErrors(t)
+	synctest.Test(t, func(t *testing.T) {
+		rec := tracetest.NewSpanRecorder()
+		tp := addEventPanicsTP(sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec)), attrs.EventPanic)
+		base := scripted.New(scripted.Step{Hang: true})
+		tr := otelretry.NewTransport(base, otelretry.WithTracerProvider(tp), otelretry.WithAttemptTimeout(time.Second),
+			otelretry.WithStateCheck(func(context.Context, otelretry.StateCheck) (otelretry.StateResult, error) {
+				panic("lookup exploded")
+			}))
+		req, _ := http.NewRequestWithContext(t.Context(), http.MethodPost, "http://api.test/orders", strings.NewReader(`{}`))
+		got := roundTripRecovered(tr, req)
+		if got != "lookup exploded" {
+			t.Errorf("the caller recovered %v, want the state check hook's own panic %q", got, "lookup exploded")
+		}
+		if s, e := len(rec.Started()), len(rec.Ended()); s != e {
+			t.Errorf("%d spans started, %d ended", s, e)
+		}
+	})
+}

@@ -53,7 +53,7 @@ func runStateCheck(ctx context.Context, deadline time.Time, hook stateCheckFunc,
 					span.SetAttributes(attrs.OperationIDKey.String(id), attrs.AttemptKey.Int(a.id.number))
 				}
 			})
-			endWithPanic(span, r)
+			afterPanic(func() { endWithPanic(span, r) }) // the hook's panic goes on, whatever the telemetry's
 			if r != nil {
 				panic(r)
 			}

@@ -53,8 +53,11 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
 
-CACHE=${OTELRETRY_CACHE:-$HOME/.cache/otelretry}
-RUN=${OTELRETRY_RUN_DIR:-$CACHE/run/$(printf '%s' "$ROOT" | sha256sum | cut -c1-16)}
+# Absolute, relative ones read from the checkout: the watchdog and
+# stop_orphans run a copy of this script from the run directory.
+absolute() { case $1 in /*) echo "$1" ;; *) echo "$ROOT/$1" ;; esac; }
+CACHE=$(absolute "${OTELRETRY_CACHE:-$HOME/.cache/otelretry}")
+RUN=$(absolute "${OTELRETRY_RUN_DIR:-$CACHE/run/$(printf '%s' "$ROOT" | sha256sum | cut -c1-16)}")
 BIN=$CACHE/bin
 STAMPS=$CACHE/stamps
 COLLECTOR_SRC=$ROOT/deploy/collector/otelcol

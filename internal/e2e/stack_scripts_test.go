@@ -369,3 +369,45 @@ func TestTestShRemovesItsTemporaryFiles(t *testing.T) {
 		t.Errorf("scripts/test.sh failed (%v) and left %v behind in TMPDIR; its output:\n%s", err, left, out)
 	}
 }
+
+// A relative OTELRETRY_RUN_DIR is the checkout's (the script cds there
+// first), for the watchdog's copy of the script too, which runs from the
+// run directory: the watchdog stops the stack (it found no pid there when
+// it was handed the relative path as it was).
+func TestStackWatchdogWithARelativeRunDir(t *testing.T) {
+	s := newFakeStack(t, "OTELRETRY_STACK_TTL=1", "OTELRETRY_RUN_DIR=stack-run")
+	checkout := stackCheckout(t)
+	run := filepath.Join(checkout, "stack-run")
+	t.Cleanup(func() { s.stack(t, checkout, "down") })
+	if out, err := s.stack(t, checkout, "up"); err != nil {
+		t.Fatalf("up: %v\n%s", err, out)
+	}
+	pids := map[string]int{}
+	for _, name := range append(append([]string{}, stackPrograms...), "watchdog") {
+		b, err := os.ReadFile(filepath.Join(run, name+".pid"))
+		if err != nil {
+			continue
+		}
+		pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
+		if err != nil {
+			continue
+		}
+		pids[name] = pid
+		t.Cleanup(func() {
+			if processAlive(pid) {
+				_ = syscall.Kill(pid, syscall.SIGTERM)
+			}
+		})
+	}
+	if len(pids) != len(stackPrograms)+1 {
+		t.Fatalf("pids %v", pids)
+	}
+	deadline := time.Now().Add(6 * time.Second)
+	for len(aliveOnes(pids)) > 0 && time.Now().Before(deadline) {
+		time.Sleep(100 * time.Millisecond)
+	}
+	if alive := aliveOnes(pids); len(alive) > 0 {
+		log, _ := os.ReadFile(filepath.Join(run, "logs", "watchdog.log"))
+		t.Fatalf("OTELRETRY_RUN_DIR=stack-run (relative), OTELRETRY_STACK_TTL=1: 6 s later the watchdog has not stopped the stack: still running %v\nwatchdog.log:\n%s", alive, log)
+	}
+}
