@@ -94,12 +94,21 @@ func bufferBody(ctx context.Context, req *http.Request, pool *bodyPool, n int64,
 	done := make(chan error, 1)
 	var waiting readWait
 	go func() {
-		defer b.letGo()
-		read := false
-		defer func() { waiting.handOver(done, recover(), read) }()
-		err := readExactly(req.Body, b.data)
+		read, err := false, error(nil)
+		defer func() {
+			v := recover()
+			// The read's hold goes before the operation hears of its end,
+			// so that the memory is given back once RoundTrip returned (or
+			// panicked with the read's panic).
+			b.letGo()
+			if read {
+				done <- err
+				return
+			}
+			waiting.handOver(done, v, read)
+		}()
+		err = readExactly(req.Body, b.data)
 		read = true
-		done <- err
 	}()
 	timer := time.NewTimer(left)
 	defer timer.Stop()
