@@ -136,17 +136,7 @@ func TestSwitchingProtocolsKeepsTheConnectionWritable(t *testing.T) {
 		}
 	}))
 	defer srv.Close()
-	base := srv.Client().Transport.(*http.Transport).Clone()
-	defer base.CloseIdleConnections()
-	rec := tracetest.NewSpanRecorder()
-	tr := otelretry.NewTransport(base, otelretry.WithTracerProvider(sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))))
-	req, _ := http.NewRequestWithContext(t.Context(), http.MethodGet, srv.URL, nil)
-	req.Header.Set("Connection", "Upgrade")
-	req.Header.Set("Upgrade", "echo")
-	resp, err := tr.RoundTrip(req)
-	if err != nil {
-		t.Fatal(err)
-	}
+	resp, rec := upgradeThrough(t, srv)
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusSwitchingProtocols {
 		t.Fatalf("status %d, want 101", resp.StatusCode)
@@ -406,3 +396,22 @@ type stalledRead struct{ url string }
 
 func (e stalledRead) Error() string { return "stalled reading " + e.url }
 func (stalledRead) Timeout() bool   { return true }
+
+// upgradeThrough asks srv, through otelretry over a clone of the server's
+// transport with a span recorder, to switch to the "echo" protocol, and
+// returns the answer and the spans.
+func upgradeThrough(t *testing.T, srv *httptest.Server) (*http.Response, *tracetest.SpanRecorder) {
+	t.Helper()
+	base := srv.Client().Transport.(*http.Transport).Clone()
+	t.Cleanup(base.CloseIdleConnections)
+	rec := tracetest.NewSpanRecorder()
+	tr := otelretry.NewTransport(base, otelretry.WithTracerProvider(sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))))
+	req, _ := http.NewRequestWithContext(t.Context(), http.MethodGet, srv.URL, nil)
+	req.Header.Set("Connection", "Upgrade")
+	req.Header.Set("Upgrade", "echo")
+	resp, err := tr.RoundTrip(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp, rec
+}

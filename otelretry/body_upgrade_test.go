@@ -11,12 +11,8 @@ import (
 	"testing"
 	"time"
 
-	sdktrace "go.opentelemetry.io/otel/sdk/trace"
-	"go.opentelemetry.io/otel/sdk/trace/tracetest"
-
 	"github.com/otelretry/otelretry-go/attrs"
 	"github.com/otelretry/otelretry-go/internal/spantest"
-	"github.com/otelretry/otelretry-go/otelretry"
 )
 
 // A 101 connection that breaks as the caller writes to it (the peer reset
@@ -40,17 +36,7 @@ func TestAnUpgradedConnectionsWriteErrorKeepsErrorTypeInTheVocabulary(t *testing
 		close(closed)
 	}))
 	defer srv.Close()
-	base := srv.Client().Transport.(*http.Transport).Clone()
-	defer base.CloseIdleConnections()
-	rec := tracetest.NewSpanRecorder()
-	tr := otelretry.NewTransport(base, otelretry.WithTracerProvider(sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))))
-	req, _ := http.NewRequestWithContext(t.Context(), http.MethodGet, srv.URL, nil)
-	req.Header.Set("Connection", "Upgrade")
-	req.Header.Set("Upgrade", "echo")
-	resp, err := tr.RoundTrip(req)
-	if err != nil {
-		t.Fatal(err)
-	}
+	resp, rec := upgradeThrough(t, srv)
 	if resp.StatusCode != http.StatusSwitchingProtocols {
 		t.Fatalf("status %d", resp.StatusCode)
 	}

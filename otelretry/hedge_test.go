@@ -1195,43 +1195,7 @@ func TestAdaptiveDelayFindsTheP95OfAHeavyTail(t *testing.T) {
 // 2 ms.
 func TestAdaptiveDelayDoesNotClimbOnTheAttemptsItCuts(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		const answer = 2 * time.Millisecond
-		var warm atomic.Bool
-		base := answersAfter(func(r *http.Request) time.Duration {
-			d := answer
-			if warm.Load() && r.Header.Get("X-Attempt") == "1" {
-				d = 150 * time.Millisecond
-			}
-			return d
-		})
-		rec, opts := tracingProviders()
-		tr := otelretry.NewTransport(base, append(opts, otelretry.WithoutBudget(),
-			otelretry.WithAttemptHeader("X-Attempt"),
-			otelretry.WithHedging(otelretry.Hedging{Adaptive: true, MaxShare: 1}))...)
-		send := func() {
-			resp, err := tr.RoundTrip(get(t, t.Context(), "http://api.test/items"))
-			if err != nil {
-				t.Fatal(err)
-			}
-			resp.Body.Close()
-		}
-		for range 40 {
-			send()
-		}
-		warm.Store(true)
-		var delays []int
-		for range 80 {
-			rec.Reset()
-			send()
-			for _, op := range spantest.Operations(rec.Ended()) {
-				for _, ev := range op.Events() {
-					if ev.Name == attrs.EventHedgeSent {
-						d, _ := attrValue(ev.Attributes, attrs.HedgeDelayMsKey)
-						delays = append(delays, mustInt(t, d))
-					}
-				}
-			}
-		}
+		delays, _ := stalledFirstRequests(t, 0)
 		// The winners' p95, as the sketch reads it: the upper bound of the
 		// bucket of 2ms, 2.2ms.
 		if len(delays) < 80 || slices.Max(delays) > 4 {
@@ -2281,51 +2245,7 @@ func TestALateHedgesBodyReadsNotTheCallersRequest(t *testing.T) {
 // it until the sketch's halvings forget it (docs/hedging.md, "The delay").
 func TestOneSlowAnswerHeldDrawsTheCutAttemptsWeight(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		const answer = 2 * time.Millisecond
-		var warm atomic.Bool
-		var calls atomic.Int64
-		base := answersAfter(func(r *http.Request) time.Duration {
-			if calls.Add(1) == 1 {
-				return 100 * time.Millisecond // the connection's setup
-			}
-			if warm.Load() && r.Header.Get("X-Attempt") == "1" {
-				return 150 * time.Millisecond
-			}
-			return answer
-		})
-		rec, opts := tracingProviders()
-		tr := otelretry.NewTransport(base, append(opts, otelretry.WithoutBudget(),
-			otelretry.WithAttemptHeader("X-Attempt"),
-			otelretry.WithHedging(otelretry.Hedging{Adaptive: true, MaxShare: 1}))...)
-		send := func() {
-			resp, err := tr.RoundTrip(get(t, t.Context(), "http://api.test/items"))
-			if err != nil {
-				t.Fatal(err)
-			}
-			resp.Body.Close()
-		}
-		for range 40 {
-			send()
-		}
-		warm.Store(true)
-		var delays []int
-		slow := 0
-		for range 80 {
-			rec.Reset()
-			start := time.Now()
-			send()
-			if time.Since(start) >= 150*time.Millisecond {
-				slow++
-			}
-			for _, op := range spantest.Operations(rec.Ended()) {
-				for _, ev := range op.Events() {
-					if ev.Name == attrs.EventHedgeSent {
-						d, _ := attrValue(ev.Attributes, attrs.HedgeDelayMsKey)
-						delays = append(delays, mustInt(t, d))
-					}
-				}
-			}
-		}
+		delays, slow := stalledFirstRequests(t, 100*time.Millisecond)
 		// The cut attempts' weight goes to the one answer held that took
 		// longer than they did, the connection's 100 ms: the delay rises to
 		// its bucket (the sketch reads 83 to 100 ms there) after the first
@@ -2338,4 +2258,56 @@ func TestOneSlowAnswerHeldDrawsTheCutAttemptsWeight(t *testing.T) {
 			t.Errorf("delays %v: want the winners' 2 ms first, then the slow answer's bucket (80 to 110 ms)", delays)
 		}
 	})
+}
+
+// stalledFirstRequests runs 40 operations on a dependency whose answers
+// take 2 ms (its first one first instead, when first is set: a
+// connection's setup), then 80 whose first requests stall 150 ms while
+// their hedges answer in 2 ms, adaptive delay and no budget, and returns
+// each hedge's delay (ms) and how many operations waited the whole stall.
+func stalledFirstRequests(t *testing.T, first time.Duration) (delays []int, slow int) {
+	t.Helper()
+	var warm atomic.Bool
+	var calls atomic.Int64
+	base := answersAfter(func(r *http.Request) time.Duration {
+		switch {
+		case calls.Add(1) == 1 && first > 0:
+			return first
+		case warm.Load() && r.Header.Get("X-Attempt") == "1":
+			return 150 * time.Millisecond
+		}
+		return 2 * time.Millisecond
+	})
+	rec, opts := tracingProviders()
+	tr := otelretry.NewTransport(base, append(opts, otelretry.WithoutBudget(),
+		otelretry.WithAttemptHeader("X-Attempt"),
+		otelretry.WithHedging(otelretry.Hedging{Adaptive: true, MaxShare: 1}))...)
+	send := func() {
+		resp, err := tr.RoundTrip(get(t, t.Context(), "http://api.test/items"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+	}
+	for range 40 {
+		send()
+	}
+	warm.Store(true)
+	for range 80 {
+		rec.Reset()
+		start := time.Now()
+		send()
+		if time.Since(start) >= 150*time.Millisecond {
+			slow++
+		}
+		for _, op := range spantest.Operations(rec.Ended()) {
+			for _, ev := range op.Events() {
+				if ev.Name == attrs.EventHedgeSent {
+					d, _ := attrValue(ev.Attributes, attrs.HedgeDelayMsKey)
+					delays = append(delays, mustInt(t, d))
+				}
+			}
+		}
+	}
+	return delays, slow
 }

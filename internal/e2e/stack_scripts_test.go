@@ -194,9 +194,15 @@ func (s *fakeStack) stack(t *testing.T, checkout string, args ...string) (string
 // also ends its sleep).
 func (s *fakeStack) pids(t *testing.T, checkout string) map[string]int {
 	t.Helper()
+	return pidsIn(t, s.run(checkout))
+}
+
+// pidsIn: the pids recorded in run, stopped when the test ends (see pids).
+func pidsIn(t *testing.T, run string) map[string]int {
+	t.Helper()
 	m := map[string]int{}
 	for _, name := range append(append([]string{}, stackPrograms...), "watchdog") {
-		b, err := os.ReadFile(filepath.Join(s.run(checkout), name+".pid"))
+		b, err := os.ReadFile(filepath.Join(run, name+".pid"))
 		if err != nil {
 			continue
 		}
@@ -247,11 +253,7 @@ func TestStackWatchdogStopsTheStack(t *testing.T) {
 	if len(pids) != len(stackPrograms)+1 {
 		t.Fatalf("pids %v", pids)
 	}
-	deadline := time.Now().Add(6 * time.Second)
-	for len(aliveOnes(pids)) > 0 && time.Now().Before(deadline) {
-		time.Sleep(100 * time.Millisecond)
-	}
-	if alive := aliveOnes(pids); len(alive) > 0 {
+	if alive := stoppedWithin(pids, 6*time.Second); len(alive) > 0 {
 		t.Fatalf("the watchdog did not stop %v", alive)
 	}
 }
@@ -275,11 +277,7 @@ func TestStackWatchdogStopsTheStackOfARemovedCheckout(t *testing.T) {
 	if err := os.RemoveAll(filepath.Dir(checkout)); err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(6 * time.Second)
-	for len(aliveOnes(pids)) > 0 && time.Now().Before(deadline) {
-		time.Sleep(100 * time.Millisecond)
-	}
-	if alive := aliveOnes(pids); len(alive) > 0 {
+	if alive := stoppedWithin(pids, 6*time.Second); len(alive) > 0 {
 		log, _ := os.ReadFile(filepath.Join(s.run(checkout), "logs", "watchdog.log"))
 		t.Fatalf("OTELRETRY_STACK_TTL=1, 6 s later the watchdog has not stopped the stack (the checkout it ran from is gone): still running %v\nwatchdog.log:\n%s", alive, log)
 	}
@@ -382,32 +380,22 @@ func TestStackWatchdogWithARelativeRunDir(t *testing.T) {
 	if out, err := s.stack(t, checkout, "up"); err != nil {
 		t.Fatalf("up: %v\n%s", err, out)
 	}
-	pids := map[string]int{}
-	for _, name := range append(append([]string{}, stackPrograms...), "watchdog") {
-		b, err := os.ReadFile(filepath.Join(run, name+".pid"))
-		if err != nil {
-			continue
-		}
-		pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
-		if err != nil {
-			continue
-		}
-		pids[name] = pid
-		t.Cleanup(func() {
-			if processAlive(pid) {
-				_ = syscall.Kill(pid, syscall.SIGTERM)
-			}
-		})
-	}
+	pids := pidsIn(t, run)
 	if len(pids) != len(stackPrograms)+1 {
 		t.Fatalf("pids %v", pids)
 	}
-	deadline := time.Now().Add(6 * time.Second)
-	for len(aliveOnes(pids)) > 0 && time.Now().Before(deadline) {
-		time.Sleep(100 * time.Millisecond)
-	}
-	if alive := aliveOnes(pids); len(alive) > 0 {
+	if alive := stoppedWithin(pids, 6*time.Second); len(alive) > 0 {
 		log, _ := os.ReadFile(filepath.Join(run, "logs", "watchdog.log"))
 		t.Fatalf("OTELRETRY_RUN_DIR=stack-run (relative), OTELRETRY_STACK_TTL=1: 6 s later the watchdog has not stopped the stack: still running %v\nwatchdog.log:\n%s", alive, log)
 	}
+}
+
+// stoppedWithin waits up to d for every program of pids to stop, and
+// returns those still running.
+func stoppedWithin(pids map[string]int, d time.Duration) []string {
+	deadline := time.Now().Add(d)
+	for len(aliveOnes(pids)) > 0 && time.Now().Before(deadline) {
+		time.Sleep(100 * time.Millisecond)
+	}
+	return aliveOnes(pids)
 }
