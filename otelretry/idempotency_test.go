@@ -1221,3 +1221,35 @@ func TestAWriteAnsweredByPostRedirectGetLendsNoKey(t *testing.T) {
 		})
 	}
 }
+
+// docs/telemetry.md: retry.idempotency_key.source "generated
+// (WithIdempotencyKeys)", retry.idempotency_key.value "the key as its
+// header carried it". A PrepareAttemptFunc that replaces the generated key
+// ends the operation stop/prepare_failed before anything is sent; the
+// operation span does not then claim that the hook's value is the key
+// otelretry generated (it did: the key was judged on the prepared request
+// the hook had changed).
+func TestAKeyTheHookReplacedIsNotRecordedAsGenerated(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var generated string
+		h := newHarness(t, []scripted.Step{{Status: 201}},
+			otelretry.WithIdempotencyKeys(otelretry.DraftIdempotencyKey()),
+			otelretry.WithIdempotencyKeyValues(),
+			otelretry.WithPrepareAttempt(func(r *http.Request, n int) error {
+				generated = r.Header.Get("Idempotency-Key")
+				r.Header.Set("Idempotency-Key", `"hook-key"`)
+				return nil
+			}))
+		_, _, err := roundTrip(t, h, post(t, t.Context(), "http://api.test/orders", `{}`))
+		if err == nil || len(h.base.Calls()) != 0 {
+			t.Fatalf("err %v, %d calls: want the operation stopped before any call", err, len(h.base.Calls()))
+		}
+		op := h.operation(t)
+		source := attrOf(op, attrs.IdempotencyKeySourceKey).AsString()
+		value := attrOf(op, attrs.IdempotencyKeyValueKey).AsString()
+		if source == string(attrs.KeySourceGenerated) && value != generated {
+			t.Errorf("operation span records retry.idempotency_key.source=%s value=%s; otelretry generated %s (the recorded value is the PrepareAttemptFunc's, never sent)",
+				source, value, generated)
+		}
+	})
+}

@@ -658,6 +658,19 @@ func (r *recorder) startStateCheck(ctx context.Context) (context.Context, trace.
 // its span, and ends it: problem names an answer that could not be used,
 // err the hook's error (sanitized).
 func (r *recorder) endStateCheck(o *opRecord, span trace.Span, state attrs.StateCheckResult, v verdict, problem string, err error) {
+	ended := false
+	defer func() {
+		if !ended { // the telemetry panicked: the span ends all the same, and the panic goes on
+			p := recover()
+			func() {
+				defer func() { _ = recover() }() // a second panic of the telemetry's: the first goes on
+				endWithPanic(span, p)
+			}()
+			if p != nil {
+				panic(p)
+			}
+		}
+	}()
 	if problem != "" {
 		span.SetStatus(codes.Error, problem)
 	}
@@ -673,6 +686,7 @@ func (r *recorder) endStateCheck(o *opRecord, span trace.Span, state attrs.State
 		}
 	}
 	span.End()
+	ended = true
 	if v.reason == attrs.ReasonThrottle {
 		r.recordThrottled(o) // the resend the check asked for
 	}

@@ -6,6 +6,7 @@ package otelretry_test
 import (
 	"context"
 	"fmt"
+	"io"
 	"net/http"
 	"strings"
 	"testing"
@@ -129,6 +130,85 @@ func TestAStateCheckHooksPanicGoesOnWhenRecordingItPanics(t *testing.T) {
 		}
 		if s, e := len(rec.Started()), len(rec.Ended()); s != e {
 			t.Errorf("%d spans started, %d ended", s, e)
+		}
+	})
+}
+
+// A faulty tracer whose AddEvent panics as the state_check span is ended
+// (the body_not_replayable event of a not_applied answer for a body that
+// cannot be sent again): the panic reaches the caller, and the
+// state_check span is ended, as endWithPanic ends a span whatever the
+// telemetry does (it was left open).
+func TestAStateCheckEndsItsSpanWhenItsTelemetryPanics(t *testing.T) {
+	_ = captureOtelErrors(t)
+	synctest.Test(t, func(t *testing.T) {
+		rec := tracetest.NewSpanRecorder()
+		tp := addEventPanicsTP(sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec)), attrs.EventBodyNotReplayable)
+		base := scripted.New(scripted.Step{Hang: true}, scripted.Step{Hang: true}, scripted.Step{Hang: true})
+		tr := otelretry.NewTransport(base, otelretry.WithTracerProvider(tp), otelretry.WithAttemptTimeout(time.Second),
+			otelretry.WithBodyBuffer(0, 0),
+			otelretry.WithStateCheck(func(context.Context, otelretry.StateCheck) (otelretry.StateResult, error) {
+				return otelretry.StateResult{State: attrs.StateNotApplied}, nil
+			}))
+		req, _ := http.NewRequestWithContext(t.Context(), http.MethodPost, "http://api.test/orders", io.NopCloser(strings.NewReader(`{}`)))
+		req.ContentLength = 2
+		got := roundTripRecovered(tr, req)
+		if got != "AddEvent exploded" {
+			t.Errorf("the caller recovered %v, want the tracer's panic", got)
+		}
+		if s, e := len(rec.Started()), len(rec.Ended()); s != e {
+			var open []string
+			ended := map[any]bool{}
+			for _, x := range rec.Ended() {
+				ended[x.SpanContext().SpanID()] = true
+			}
+			for _, x := range rec.Started() {
+				if !ended[x.SpanContext().SpanID()] {
+					open = append(open, x.Name())
+				}
+			}
+			t.Errorf("%d spans started, %d ended; open: %v", s, e, open)
+		}
+	})
+}
+
+// closeExplodes is a stored response body whose Close panics.
+type closeExplodes struct{ io.Reader }
+
+func (closeExplodes) Close() error { panic("close exploded") }
+
+// A state check that answers not_applied with a response (ignored, and
+// closed by otelretry) whose body's Close panics: the panic reaches the
+// caller and the state_check span is ended, as after every other panic
+// (it was left open).
+func TestAStateCheckEndsItsSpanWhenTheIgnoredResponsesClosePanics(t *testing.T) {
+	_ = captureOtelErrors(t)
+	synctest.Test(t, func(t *testing.T) {
+		rec := tracetest.NewSpanRecorder()
+		tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
+		base := scripted.New(scripted.Step{Hang: true}, scripted.Step{Hang: true}, scripted.Step{Hang: true})
+		tr := otelretry.NewTransport(base, otelretry.WithTracerProvider(tp), otelretry.WithAttemptTimeout(time.Second),
+			otelretry.WithStateCheck(func(context.Context, otelretry.StateCheck) (otelretry.StateResult, error) {
+				return otelretry.StateResult{State: attrs.StateNotApplied, Response: &http.Response{StatusCode: 404, Header: http.Header{},
+					Body: closeExplodes{strings.NewReader("none")}}}, nil
+			}))
+		req, _ := http.NewRequestWithContext(t.Context(), http.MethodPost, "http://api.test/orders", strings.NewReader(`{}`))
+		got := roundTripRecovered(tr, req)
+		if got != "close exploded" {
+			t.Errorf("the caller recovered %v, want the body's Close panic", got)
+		}
+		if s, e := len(rec.Started()), len(rec.Ended()); s != e {
+			var open []string
+			ended := map[any]bool{}
+			for _, x := range rec.Ended() {
+				ended[x.SpanContext().SpanID()] = true
+			}
+			for _, x := range rec.Started() {
+				if !ended[x.SpanContext().SpanID()] {
+					open = append(open, x.Name())
+				}
+			}
+			t.Errorf("%d spans started, %d ended; open: %v", s, e, open)
 		}
 	})
 }

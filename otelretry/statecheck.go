@@ -60,13 +60,13 @@ func runStateCheck(ctx context.Context, deadline time.Time, hook stateCheckFunc,
 		}
 	}()
 	result, err := hook(ctx, StateCheck{OperationID: id, Request: a.checkCopy(ctx), Attempt: a.id.number, Err: cause})
-	answered = true
 	state, problem := stateOf(result, err)
 	stored := result.Response
 	if state != attrs.StateApplied {
-		closeResponse(stored)
+		closeResponse(stored) // the hook's body's Close may panic: the span ends above then
 		stored = nil
 	}
+	answered = true
 	if stored != nil {
 		handOver(stored, new(responseBody), releaseFunc(cancel))
 		handedOver = true
