@@ -683,14 +683,6 @@ func (a *attempt) abandon() {
 	afterPanic(a.held.raw.close)
 }
 
-// afterPanic runs f, a cleanup step after a panic, dropping a panic of its
-// own (telemetry that panics on every span, a body whose Close panics, do
-// so again), so that the first panic goes on and the steps after f run.
-func afterPanic(f func()) {
-	defer func() { _ = recover() }()
-	f()
-}
-
 // checkCopy is the copy of the write a state check gets: the prepared
 // request that went on the wire, without its body (it was sent, and is
 // not the hook's to read or close), with the idempotency headers under

@@ -27,6 +27,7 @@ import (
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/otelretry/otelretry-go/attrs"
 	"github.com/otelretry/otelretry-go/internal/scripted"
@@ -558,4 +559,19 @@ func roundTripRecovered(rt http.RoundTripper, req *http.Request) (recovered any)
 		resp.Body.Close()
 	}
 	return nil
+}
+
+// openSpans names the spans rec saw start and not end.
+func openSpans(rec *tracetest.SpanRecorder) []string {
+	ended := map[trace.SpanID]bool{}
+	for _, s := range rec.Ended() {
+		ended[s.SpanContext().SpanID()] = true
+	}
+	var open []string
+	for _, s := range rec.Started() {
+		if !ended[s.SpanContext().SpanID()] {
+			open = append(open, s.Name())
+		}
+	}
+	return open
 }

@@ -662,10 +662,7 @@ func (r *recorder) endStateCheck(o *opRecord, span trace.Span, state attrs.State
 	defer func() {
 		if !ended { // the telemetry panicked: the span ends all the same, and the panic goes on
 			p := recover()
-			func() {
-				defer func() { _ = recover() }() // a second panic of the telemetry's: the first goes on
-				endWithPanic(span, p)
-			}()
+			afterPanic(func() { endWithPanic(span, p) })
 			if p != nil {
 				panic(p)
 			}
@@ -711,6 +708,14 @@ func (r *recorder) endAttemptAfterPanic(o *opRecord, span trace.Span, ev *attemp
 		// overwrites.
 		span.SetAttributes(attrs.URLFullKey.String(attemptURL(o, ev)))
 	}
+}
+
+// afterPanic runs f, a cleanup step after a panic, dropping a panic of its
+// own (telemetry that panics on every span, a body whose Close panics, do
+// so again), so that the first panic goes on and the steps after f run.
+func afterPanic(f func()) {
+	defer func() { _ = recover() }()
+	f()
 }
 
 // endWithPanic ends span with an event naming the panic r, if it still

@@ -128,8 +128,8 @@ func TestAStateCheckHooksPanicGoesOnWhenRecordingItPanics(t *testing.T) {
 		if got != "lookup exploded" {
 			t.Errorf("the caller recovered %v, want the state check hook's own panic %q", got, "lookup exploded")
 		}
-		if s, e := len(rec.Started()), len(rec.Ended()); s != e {
-			t.Errorf("%d spans started, %d ended", s, e)
+		if open := openSpans(rec); len(open) > 0 {
+			t.Errorf("spans left open: %v", open)
 		}
 	})
 }
@@ -156,18 +156,8 @@ func TestAStateCheckEndsItsSpanWhenItsTelemetryPanics(t *testing.T) {
 		if got != "AddEvent exploded" {
 			t.Errorf("the caller recovered %v, want the tracer's panic", got)
 		}
-		if s, e := len(rec.Started()), len(rec.Ended()); s != e {
-			var open []string
-			ended := map[any]bool{}
-			for _, x := range rec.Ended() {
-				ended[x.SpanContext().SpanID()] = true
-			}
-			for _, x := range rec.Started() {
-				if !ended[x.SpanContext().SpanID()] {
-					open = append(open, x.Name())
-				}
-			}
-			t.Errorf("%d spans started, %d ended; open: %v", s, e, open)
+		if open := openSpans(rec); len(open) > 0 {
+			t.Errorf("spans left open: %v", open)
 		}
 	})
 }
@@ -197,18 +187,8 @@ func TestAStateCheckEndsItsSpanWhenTheIgnoredResponsesClosePanics(t *testing.T) 
 		if got != "close exploded" {
 			t.Errorf("the caller recovered %v, want the body's Close panic", got)
 		}
-		if s, e := len(rec.Started()), len(rec.Ended()); s != e {
-			var open []string
-			ended := map[any]bool{}
-			for _, x := range rec.Ended() {
-				ended[x.SpanContext().SpanID()] = true
-			}
-			for _, x := range rec.Started() {
-				if !ended[x.SpanContext().SpanID()] {
-					open = append(open, x.Name())
-				}
-			}
-			t.Errorf("%d spans started, %d ended; open: %v", s, e, open)
+		if open := openSpans(rec); len(open) > 0 {
+			t.Errorf("spans left open: %v", open)
 		}
 	})
 }
