@@ -246,13 +246,7 @@ func aliveOnes(m map[string]int) []string {
 func TestStackWatchdogStopsTheStack(t *testing.T) {
 	s := newFakeStack(t, "OTELRETRY_STACK_TTL=1")
 	checkout := stackCheckout(t)
-	if out, err := s.stack(t, checkout, "up"); err != nil {
-		t.Fatalf("up: %v\n%s", err, out)
-	}
-	pids := s.pids(t, checkout)
-	if len(pids) != len(stackPrograms)+1 {
-		t.Fatalf("pids %v", pids)
-	}
+	pids := s.up(t, checkout)
 	if alive := stoppedWithin(pids, 6*time.Second); len(alive) > 0 {
 		t.Fatalf("the watchdog did not stop %v", alive)
 	}
@@ -266,13 +260,7 @@ func TestStackWatchdogStopsTheStack(t *testing.T) {
 func TestStackWatchdogStopsTheStackOfARemovedCheckout(t *testing.T) {
 	s := newFakeStack(t, "OTELRETRY_STACK_TTL=1")
 	checkout := stackCheckout(t)
-	if out, err := s.stack(t, checkout, "up"); err != nil {
-		t.Fatalf("up: %v\n%s", err, out)
-	}
-	pids := s.pids(t, checkout)
-	if len(pids) != len(stackPrograms)+1 {
-		t.Fatalf("pids %v", pids)
-	}
+	pids := s.up(t, checkout)
 	// CI removes the run's clean clone.
 	if err := os.RemoveAll(filepath.Dir(checkout)); err != nil {
 		t.Fatal(err)
@@ -398,4 +386,18 @@ func stoppedWithin(pids map[string]int, d time.Duration) []string {
 		time.Sleep(100 * time.Millisecond)
 	}
 	return aliveOnes(pids)
+}
+
+// up starts checkout's stack and returns its pids (see pids), every
+// program's and the watchdog's.
+func (s *fakeStack) up(t *testing.T, checkout string) map[string]int {
+	t.Helper()
+	if out, err := s.stack(t, checkout, "up"); err != nil {
+		t.Fatalf("up: %v\n%s", err, out)
+	}
+	pids := s.pids(t, checkout)
+	if len(pids) != len(stackPrograms)+1 {
+		t.Fatalf("pids %v", pids)
+	}
+	return pids
 }
