@@ -74,7 +74,8 @@ type attemptSetup struct {
 	owner  attemptOwner
 	sender *sender
 	ctx    context.Context // the operation's
-	caller *http.Request   // only read and copied
+	caller *http.Request   // only read and copied, on the operation's goroutine
+	stop   callerSignals
 	clock  *clock
 	bodies bodySource
 	// maxAttempts is the operation's attempt limit, for the attempt header.
@@ -446,7 +447,7 @@ func (a *attempt) exchange(r *http.Request) (*http.Response, error) {
 	var caller error
 	cut := cutByBase
 	if err != nil || timedOut {
-		caller = callerErr(a.setup.caller, a.setup.clock)
+		caller = a.setup.stop.err(a.setup.clock)
 		cut = whatCut(a.timer.cut(), caller, a.setup.clock.callerBound)
 	}
 	drop, err := settleCut(cut, timedOut, caller, err)
@@ -460,20 +461,32 @@ func (a *attempt) exchange(r *http.Request) (*http.Response, error) {
 	return resp, err
 }
 
-// callerErr is the caller's reason to stop: the context of its request
-// req's error, or, when http.Client's Timeout closed the legacy
-// Request.Cancel channel before the context noticed (it does, for a
-// RoundTripper that is not *http.Transport), the error that context is
-// about to report (c is the operation's clock).
-func callerErr(req *http.Request, c *clock) error {
-	ctx := req.Context()
-	if err := ctx.Err(); err != nil {
+// callerSignals is how the caller tells an operation to stop: its
+// request's context and legacy Cancel channel, read from the request once,
+// when the operation begins, so that what asks later (a hedge prepared
+// after RoundTrip returned) never reads the request the caller may reuse.
+type callerSignals struct {
+	ctx    context.Context
+	cancel <-chan struct{} // nil, and never ready, unless http.Client set it
+}
+
+func callerSignalsOf(req *http.Request) callerSignals {
+	return callerSignals{ctx: req.Context(), cancel: req.Cancel}
+}
+
+// err is the caller's reason to stop: its context's error, or, when
+// http.Client's Timeout closed the legacy Request.Cancel channel before
+// the context noticed (it does, for a RoundTripper that is not
+// *http.Transport), the error that context is about to report (c is the
+// operation's clock).
+func (s callerSignals) err(c *clock) error {
+	if err := s.ctx.Err(); err != nil {
 		return err
 	}
-	if req.Cancel != nil {
+	if s.cancel != nil {
 		select {
-		case <-req.Cancel:
-			if d, ok := ctx.Deadline(); ok && c.since() >= d.Sub(c.start) {
+		case <-s.cancel:
+			if d, ok := s.ctx.Deadline(); ok && c.since() >= d.Sub(c.start) {
 				return context.DeadlineExceeded
 			}
 			return context.Canceled

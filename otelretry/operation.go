@@ -121,7 +121,7 @@ func (op *operation) begin(held *holdings) {
 		keyed = op.tel.userRequest()
 	}
 	op.keys = keysOf(t.budget, keyed)
-	op.setup = attemptSetup{owner: op, sender: &t.sender, ctx: op.tel.ctx, caller: req, clock: &op.clock,
+	op.setup = attemptSetup{owner: op, sender: &t.sender, ctx: op.tel.ctx, caller: req, stop: callerSignalsOf(req), clock: &op.clock,
 		bodies: bodySource{body: req.Body, getBody: req.GetBody, hasBody: hasBody}, maxAttempts: op.plan.attemptLimit(),
 		intent: scopedIntent{in: sc.intent, at: sc.at}}
 	op.beginRace(hedgingOf(sc.intent, t.cfg.hedging))
@@ -382,8 +382,8 @@ func (op *operation) lateWrites(a *attempt, writes int32) {
 	op.t.sender.rec.recordLateWrites(&op.tel, a.span, &a.ev, writes)
 }
 
-// callerErr is the caller's reason to stop (see callerErr in attempt.go).
-func (op *operation) callerErr() error { return callerErr(op.req, &op.clock) }
+// callerErr is the caller's reason to stop (see callerSignals).
+func (op *operation) callerErr() error { return op.setup.stop.err(&op.clock) }
 
 // inputAt gathers the part of a decision's input that the operation knows
 // at now (since its start), where it stands at p; attempt results are
@@ -458,7 +458,7 @@ func (op *operation) waitFor(wait time.Duration) bool {
 	case <-timer.C:
 		return true
 	case <-op.tel.ctx.Done():
-	case <-op.req.Cancel: // nil, and never ready, unless http.Client set it
+	case <-op.setup.stop.cancel:
 	}
 	return false
 }
@@ -602,7 +602,7 @@ func (op *operation) callerCause(v verdict, cause error) error {
 	if v.decision == attrs.DecisionDeadlineExceeded {
 		op.awaitCaller()
 	}
-	ctx := op.req.Context()
+	ctx := op.setup.stop.ctx
 	c := context.Cause(ctx)
 	if c == nil || c == ctx.Err() || errors.Is(cause, c) {
 		return nil
@@ -628,7 +628,7 @@ func (op *operation) report(v verdict, status int, err error, p *progress) {
 // operation's, so the wait is that timer's latency; maxCallerLag bounds it
 // for a context that reports a deadline it does not keep.
 func (op *operation) awaitCaller() {
-	ctx := op.req.Context()
+	ctx := op.setup.stop.ctx
 	if ctx.Err() != nil {
 		return
 	}

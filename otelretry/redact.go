@@ -80,10 +80,8 @@ func sanitizeErrorText(msg string, err error, u *url.URL) string {
 		}
 		for _, userinfo := range redact.EmbeddedUserinfos(u.Path) {
 			// A proxy's target URL in the path, printed as sent: escaped
-			// once or twice, as a path segment or a query value.
-			for _, spelling := range escapings(userinfo) {
-				replace(spelling, attrs.Redacted+":"+attrs.Redacted)
-			}
+			// once or more, in whoever escaped it's spelling.
+			msg = redact.RedactUserinfo(msg, userinfo)
 		}
 		if u.User != nil {
 			// As written in the URL (percent-encoded, as *url.Userinfo
@@ -97,13 +95,6 @@ func sanitizeErrorText(msg string, err error, u *url.URL) string {
 		}
 	}
 	return msg
-}
-
-// escapings is s as written and escaped once or twice, as a path segment
-// (url.PathEscape) or a query value (url.QueryEscape) escapes it.
-func escapings(s string) []string {
-	path, query := url.PathEscape(s), url.QueryEscape(s)
-	return []string{s, path, query, url.PathEscape(path), url.QueryEscape(query)}
 }
 
 // walkErrors calls f on err and every error in its chain, following both

@@ -58,16 +58,13 @@ func URL(u *url.URL) string {
 		if sent := u.EscapedPath(); embedsUserinfo(sent) && embeddedUserinfos(sent) != sent {
 			clean.RawPath = embeddedUserinfos(sent)
 			clean.Path, _ = url.PathUnescape(clean.RawPath)
-		} else if redacted := embeddedUserinfos(u.Path); redacted != u.Path {
-			// The embedded URL is escaped ("https%3A%2F%2Fu:pw@h"):
-			// redacted as decoded, the path escaped anew.
-			clean.Path, clean.RawPath = redacted, ""
 		}
 	}
-	if deep := decodedPath(clean.Path); deep != clean.Path && EmbeddedUserinfo(deep) {
-		// Escaped more than once ("https:%252F%252Fu:pw@h"): redacted
-		// where it shows, the path escaped once anew.
-		clean.Path, clean.RawPath = embeddedUserinfos(deep), ""
+	if EmbeddedUserinfo(clean.Path) {
+		// Escaped (once or more, in any spelling), or beside one written
+		// plain: redacted where it shows decoded, the path escaped anew,
+		// so that the output reads as written (a userinfo after a "://").
+		clean.Path, clean.RawPath = embeddedUserinfos(decodedPath(clean.Path)), ""
 	}
 	s := clean.String()
 	if u.RawQuery == "" {
@@ -172,6 +169,162 @@ func EmbeddedUserinfos(path string) []string {
 	return found
 }
 
+// redactEmbedded is s with each userinfo that follows a "://" in it, as
+// written or escaped up to four times over in any spelling (a proxy's
+// target URL: see EmbeddedUserinfos), replaced by REDACTED:REDACTED where
+// s spells it. Each decoding keeps, for every byte, where its spelling
+// begins in s, so that what is replaced is the userinfo found, never text
+// that merely looks like it, and the time stays linear in len(s).
+func redactEmbedded(s string) string {
+	if strings.IndexByte(s, '%') < 0 {
+		return s // nothing escaped: unparsed and URL found what is written
+	}
+	var spans [][2]int // in s
+	text := s
+	var at []int // at[i]: where text[i]'s spelling begins in s; nil while text is s
+	origin := func(i int) int {
+		if at == nil {
+			return i
+		}
+		return at[i]
+	}
+	for range 5 {
+		for start, rest := 0, text; ; {
+			sep := strings.Index(rest, "://")
+			if sep < 0 {
+				break
+			}
+			start, rest = start+sep+len("://"), rest[sep+len("://"):]
+			part, _, _ := strings.Cut(rest, "://") // up to the next URL, as unparsed reads it
+			if end := userinfoEnd(part); end >= 0 && part[:end] != credentials {
+				spans = append(spans, [2]int{origin(start), origin(start + end)})
+			}
+		}
+		next, nextAt := unescapeTracked(text, origin)
+		if len(next) == len(text) {
+			break
+		}
+		text, at = next, nextAt
+	}
+	if len(spans) == 0 {
+		return s
+	}
+	slices.SortFunc(spans, func(a, b [2]int) int { return a[0] - b[0] })
+	var b strings.Builder
+	last := 0
+	for _, sp := range spans {
+		if sp[0] < last {
+			continue // inside a userinfo replaced already
+		}
+		b.WriteString(s[last:sp[0]])
+		b.WriteString(credentials)
+		last = sp[1]
+	}
+	b.WriteString(s[last:])
+	return b.String()
+}
+
+// unescapeTracked is unescapeLenient of text, with where each of its bytes
+// begins in the original text (origin maps text's indexes there), and one
+// more entry for its end.
+func unescapeTracked(text string, origin func(int) int) (string, []int) {
+	var b strings.Builder
+	b.Grow(len(text))
+	at := make([]int, 0, len(text)+1)
+	for i := 0; i < len(text); i++ {
+		at = append(at, origin(i))
+		if text[i] == '%' && i+2 < len(text) && isHex(text[i+1]) && isHex(text[i+2]) {
+			b.WriteByte(unhex(text[i+1])<<4 | unhex(text[i+2]))
+			i += 2
+			continue
+		}
+		b.WriteByte(text[i])
+	}
+	at = append(at, origin(len(text)))
+	return b.String(), at
+}
+
+// RedactUserinfo is text with each occurrence of userinfo that an '@' ends
+// replaced by REDACTED:REDACTED, whatever spelling text has them in: each
+// byte as it is, percent-encoded (in either case) once or up to three
+// times over, or a space as '+' (a query value's). An error that prints a
+// proxy's path as sent, or a URL escaped as a query value, repeats its
+// target's userinfo in the spelling of whoever escaped it (JavaScript's
+// encodeURIComponent leaves '!' as it is; some write lowercase hex).
+func RedactUserinfo(text, userinfo string) string {
+	if userinfo == "" {
+		return text
+	}
+	var b strings.Builder
+	last := 0
+	for i := 0; i+len(userinfo) <= len(text); i++ {
+		end := spelledAt(text, i, userinfo)
+		if end < 0 || spellings(text[end:], '@')[0] == 0 {
+			continue
+		}
+		b.WriteString(text[last:i])
+		b.WriteString(credentials)
+		last = end
+		i = end - 1
+	}
+	if last == 0 {
+		return text
+	}
+	b.WriteString(text[last:])
+	return b.String()
+}
+
+// spelledAt is the index in text where s, spelled from i on (see
+// RedactUserinfo), ends, -1 when text does not spell s there. Where a
+// byte has more than one spelling ('%' escaped once reads as "%25", and
+// twice as "%2525"), each is followed: the ends of s's prefix are a set.
+func spelledAt(text string, i int, s string) int {
+	var buf [4]int
+	ends := append(buf[:0], i)
+	for k := 0; k < len(s) && len(ends) > 0; k++ {
+		var next [4]int
+		n := 0
+		for _, at := range ends {
+			for _, l := range spellings(text[at:], s[k]) {
+				if l > 0 && n < len(next) && !slices.Contains(next[:n], at+l) {
+					next[n] = at + l
+					n++
+				}
+			}
+		}
+		ends = append(buf[:0], next[:n]...)
+	}
+	if len(ends) == 0 {
+		return -1
+	}
+	return slices.Max(ends)
+}
+
+// spellings are the lengths of the spellings of c that t begins with (0
+// where there are fewer): c itself, '+' for a space, and '%' followed by
+// "25" up to twice and two hex digits that decode to c.
+func spellings(t string, c byte) (lens [4]int) {
+	n := 0
+	if t != "" && (t[0] == c || c == ' ' && t[0] == '+') {
+		lens[n] = 1
+		n++
+	}
+	if t == "" || t[0] != '%' {
+		return lens
+	}
+	for j := 1; j+2 <= len(t) && j <= 5 && isHex(t[j]) && isHex(t[j+1]); j += 2 {
+		d := unhex(t[j])<<4 | unhex(t[j+1])
+		if d == c {
+			lens[n] = j + 2
+			n++
+		}
+		if d != '%' {
+			break
+		}
+	}
+	return lens
+}
+
 // embeddedUserinfos is s with the userinfo that follows each "://" in it
 // replaced by REDACTED:REDACTED, as String replaces it in text; the text
 // before the first "://" is left as it is (a path's own '@' and ':').
@@ -210,14 +363,14 @@ func String(raw string) string {
 	if u, err := url.Parse(raw); err == nil && parsedAsWritten(raw, u) {
 		return URL(u)
 	}
-	return unparsed(raw)
+	return redactEmbedded(unparsed(raw))
 }
 
 // parsedAsWritten reports whether u, url.Parse's reading of raw, puts any
 // userinfo raw holds where URL redacts it. It does not when a word glued
 // before a URL became the scheme ("url:https://u:p@h", "x/http://u:p@h"),
 // when a userinfo without a scheme made its user name one ("key:pw@h"), or
-// when an '@' sits in the path, as after a password that holds a '/'
+// when an '@' is written in the path, as after a password that holds a '/'
 // ("app:ab/cd@db/x", read as the host "app:ab"), or in the authority's
 // text after a '?' or '#' a password holds ("u:1234?pw@h", read as the
 // host "u:1234" and a query).
@@ -235,7 +388,7 @@ func parsedAsWritten(raw string, u *url.URL) bool {
 	} else if strings.IndexByte(u.Opaque, '@') >= 0 && !strings.HasPrefix(u.Opaque, credentials+"@") {
 		return false // "key:pw@h" (a redacted opaque userinfo is URL's own output, its scheme a scheme)
 	}
-	return strings.IndexByte(u.Path, '@') < 0
+	return strings.IndexByte(u.EscapedPath(), '@') < 0 // an escaped '@' ends no userinfo
 }
 
 // unparsed is the fallback of String for text that url.Parse does not read
@@ -359,13 +512,14 @@ func hostPort(authority string) bool {
 // backquotes too, which url.Parse accepts); a URL quoted as Go quotes one
 // (%q, as net/url's errors do) ends at its closing quote, whatever it
 // holds. A URL whose slashes JSON escaped ("https:\/\/u:p@h\/x") is
-// cleaned as the URL it stands for. Closing punctuation after a URL stays
-// text. Other text is returned as it is.
+// cleaned as the URL it stands for, and so is the userinfo of a URL a word
+// holds escaped ("https%3A%2F%2Fu%3Apw%40h", see redactEmbedded). Closing
+// punctuation after a URL stays text. Other text is returned as it is.
 //
 // Its time is linear in the length of s: a server writes some of the text
 // it is given (a malformed status line that net/http quotes in its error).
 func Text(s string) string {
-	if !strings.ContainsAny(s, "?@#") && !strings.Contains(s, "://") && !strings.Contains(s, jsonSchemeSep) {
+	if !strings.ContainsAny(s, "?@#%") && !strings.Contains(s, "://") && !strings.Contains(s, jsonSchemeSep) {
 		return s
 	}
 	var b strings.Builder
@@ -386,7 +540,7 @@ func Text(s string) string {
 			b.WriteString(textURL(u))
 			b.WriteString(word[len(u):])
 		} else {
-			b.WriteString(word)
+			b.WriteString(redactEmbedded(word)) // a URL escaped whole ("https%3A%2F%2Fu%3Apw%40h")
 		}
 		if i == len(s) {
 			break

@@ -1,0 +1,90 @@
+package redact_test
+
+import (
+	"net/url"
+	"strings"
+	"testing"
+
+	"github.com/otelretry/otelretry-go/internal/redact"
+)
+
+// URL's output is a fixed point (URL of it parsed, and String of it,
+// give it back) and keeps no password, for proxy paths escaped in other
+// spellings.
+func TestURLFixedPointOnEscapedProxyPaths(t *testing.T) {
+	for _, in := range []string{
+		"http://p.test/fetch/https%3A%2F%2Fadmin%3AS3CRET!pw%40i.test%2Fx",
+		"http://p.test/fetch/https%3a%2f%2fadmin%3aS3CRETpw%40i.test%2fx",
+		"http://p.test/a%2525252541/https:%252F%252Fadmin:S3CRET@h/x",
+		"http://p.test/50%25/https:%252F%252Fadmin:S3CRET@h/x%3Fq%3D1",
+		"http://p.test/fetch/https%25253A%25252F%25252Fadmin%25253AS3CRET%252540i.test",
+		"http://p.test/fetch/https%2525253A%2525252F%2525252Fadmin%2525253AS3CRET%25252540i.test",
+		"http://p.test/x/https://a:b@c/https%3A%2F%2Fadmin%3AS3CRET%40i.test",
+		"http://p.test/x/https:%2F%2Fadmin:S3CRET%2Fsl@i.test/y",
+		"http://p.test/x/https:%2F%2Fadmin:S3CRET%40at@i.test/y",
+		"http://p.test/x/https:%2F%2Fadmin:S3C%2FRET@i.test%2Fy",
+		"http://p.test/x/https%3A%2F%2Fadmin%3AS3C%252FRET%40i.test%2Fy",
+		"http://p.test/x/https%3A%2F%2Fadmin%3AS3C%2FRET%40i.test%2Fy",
+		"http://p.test/x/https%3A%2F%2Fadmin%3AS3C%3FRET%40i.test%2Fy",
+		"http://p.test/x/https%3A%2F%2Fadmin%3AS3C%23RET%40i.test%2Fy",
+		"http://p.test/x/https%3A%2F%2Fadmin%3AS3C%2540RET%40i.test%2Fy",
+		"http://p.test/x/https%3A%2F%2Fadmin%3AS3CRET%40i.test%3Fnext%3Dhttps%3A%2F%2Fu%3AS3CRET2%40j",
+	} {
+		u, err := url.Parse(in)
+		if err != nil {
+			t.Errorf("%q: %v", in, err)
+			continue
+		}
+		out := redact.URL(u)
+		if strings.Contains(out, "S3C") {
+			t.Errorf("URL(%q) = %q keeps the password", in, out)
+		}
+		if s := redact.String(in); strings.Contains(s, "S3C") {
+			t.Errorf("String(%q) = %q keeps the password", in, s)
+		}
+		if again := redact.String(out); again != out {
+			t.Errorf("String(URL(%q)) = %q, URL gave %q: not a fixed point", in, again, out)
+		}
+		if v, err := url.Parse(out); err != nil {
+			t.Errorf("URL(%q) = %q does not parse: %v", in, out, err)
+		} else if again := redact.URL(v); again != out {
+			t.Errorf("URL(URL(%q)) = %q, URL gave %q: not a fixed point", in, again, out)
+		}
+	}
+}
+
+// TestRedactUserinfo: a userinfo is replaced in any spelling an '@' ends,
+// and only there: a short one elsewhere in the text stays.
+func TestRedactUserinfo(t *testing.T) {
+	for _, c := range []struct{ text, userinfo, want string }{
+		{"GET /f/https%3a%2f%2fadmin%3aS3CRET%40h", "admin:S3CRET", "GET /f/https%3a%2f%2fREDACTED:REDACTED%40h"},
+		{"GET /f/https%253A%252F%252Fadmin%253AS3CRET%2540h", "admin:S3CRET", "GET /f/https%253A%252F%252FREDACTED:REDACTED%2540h"},
+		{"q=https%3A%2F%2Fadmin%3Apass+word%40h", "admin:pass word", "q=https%3A%2F%2FREDACTED:REDACTED%40h"},
+		{"a%25b@h", "a%b", "REDACTED:REDACTED@h"},
+		{"a%2525b@h", "a%b", "REDACTED:REDACTED@h"},
+		{"data a at https://a@h", "a", "data a at https://REDACTED:REDACTED@h"},
+		{"no userinfo here", "admin:S3CRET", "no userinfo here"},
+	} {
+		if got := redact.RedactUserinfo(c.text, c.userinfo); got != c.want {
+			t.Errorf("RedactUserinfo(%q, %q) = %q, want %q", c.text, c.userinfo, got, c.want)
+		}
+	}
+}
+
+// TestTextRedactsAURLEscapedWhole: a word of free text that holds a URL
+// escaped whole loses its userinfo, in the word's own spelling.
+func TestTextRedactsAURLEscapedWhole(t *testing.T) {
+	for in, want := range map[string]string{
+		"proxy refused GET /fetch/https%3a%2f%2fadmin%3aS3CRET%40i.test%2fx": "proxy refused GET /fetch/https%3a%2f%2fREDACTED:REDACTED%40i.test%2fx",
+		"next=https%3A%2F%2Fu%3AS3CRET!x%40h, then":                          "next=https%3A%2F%2FREDACTED:REDACTED%40h, then",
+		"50% of https%3A%2F%2Fh%2Fx":                                         "50% of https%3A%2F%2Fh%2Fx",
+	} {
+		got := redact.Text(in)
+		if got != want {
+			t.Errorf("Text(%q) = %q, want %q", in, got, want)
+		}
+		if again := redact.Text(got); again != got {
+			t.Errorf("Text(%q) = %q: the sanitizer changes its own output", got, again)
+		}
+	}
+}

@@ -1,0 +1,119 @@
+package otelretry_test
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+
+	"github.com/otelretry/otelretry-go/otelretry"
+)
+
+// a proxy's path holds its target URL, password and all, escaped as
+// the caller wrote it (RawPath, which net/http sends as written). A base
+// whose error repeats the request-target as sent (RequestURI) must not
+// carry the password to the caller's error or to the spans, however the
+// path spells its escapes: JavaScript's encodeURIComponent (which leaves
+// '!' unescaped), lowercase hex.
+func TestAnErrorRepeatingTheSentPathKeepsNoEmbeddedPassword(t *testing.T) {
+	for name, raw := range map[string]string{
+		"go QueryEscape (control)":   "http://p.test/fetch/" + "https%3A%2F%2Fadmin%3AS3CRETpw%40i.test%2Fx",
+		"encodeURIComponent, '!'":    "http://p.test/fetch/" + "https%3A%2F%2Fadmin%3AS3CRET!pw%40i.test%2Fx",
+		"lowercase hex":              "http://p.test/fetch/" + "https%3a%2f%2fadmin%3aS3CRETpw%40i.test%2fx",
+		"'@' escaped, ':' lowercase": "http://p.test/fetch/" + "https:%2F%2Fadmin%3aS3CRETpw%40i.test%2Fx",
+	} {
+		t.Run(name, func(t *testing.T) {
+			rec := tracetest.NewSpanRecorder()
+			tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
+			base := roundTripFunc(func(r *http.Request) (*http.Response, error) {
+				return nil, fmt.Errorf("proxy refused GET %s", r.URL.RequestURI())
+			})
+			tr := otelretry.NewTransport(base, otelretry.WithTracerProvider(tp), otelretry.WithMaxAttempts(1))
+			req := get(t, t.Context(), raw)
+			if !strings.Contains(req.URL.RequestURI(), "S3CRET") {
+				t.Fatalf("setup: %q", req.URL.RequestURI())
+			}
+			_, err := tr.RoundTrip(req)
+			if err == nil {
+				t.Fatal("no error")
+			}
+			if strings.Contains(err.Error(), "S3CRET") {
+				t.Errorf("the caller's error keeps the embedded password: %q", err.Error())
+			}
+			for _, s := range rec.Ended() {
+				if strings.Contains(s.Status().Description, "S3CRET") {
+					t.Errorf("span %q status keeps the embedded password: %q", s.Name(), s.Status().Description)
+				}
+				for _, kv := range s.Attributes() {
+					if strings.Contains(kv.Value.Emit(), "S3CRET") {
+						t.Errorf("span %q attribute %s keeps the embedded password: %q", s.Name(), kv.Key, kv.Value.Emit())
+					}
+				}
+				for _, ev := range s.Events() {
+					for _, kv := range ev.Attributes {
+						if strings.Contains(kv.Value.Emit(), "S3CRET") {
+							t.Errorf("span %q event %s %s keeps the embedded password: %q", s.Name(), ev.Name, kv.Key, kv.Value.Emit())
+						}
+					}
+				}
+			}
+		})
+	}
+}
+
+// a proxy path holding two target URLs, the first written plain, the
+// second escaped as a path segment: SanitizeURL redacts the first and
+// keeps the second's password, in url.full on every span too.
+func TestURLFullKeepsNoPasswordOfASecondEscapedTarget(t *testing.T) {
+	raw := "http://p.test/x/https://a:b@c.test/https%3A%2F%2Fadmin%3AS3CRET%40i.test"
+	if out := otelretry.SanitizeURL(mustURL(t, raw)); strings.Contains(out, "S3CRET") {
+		t.Errorf("SanitizeURL(%q) = %q keeps the password", raw, out)
+	}
+	rec := tracetest.NewSpanRecorder()
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
+	base := roundTripFunc(func(r *http.Request) (*http.Response, error) {
+		return &http.Response{StatusCode: 200, Header: http.Header{}, Body: http.NoBody, Request: r}, nil
+	})
+	tr := otelretry.NewTransport(base, otelretry.WithTracerProvider(tp))
+	resp, err := tr.RoundTrip(get(t, t.Context(), raw))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	for _, s := range rec.Ended() {
+		for _, kv := range s.Attributes() {
+			if strings.Contains(kv.Value.Emit(), "S3CRET") {
+				t.Errorf("span %q attribute %s = %q keeps the password", s.Name(), kv.Key, kv.Value.Emit())
+			}
+		}
+	}
+}
+
+// a *url.Error in the base's error chain naming a proxy URL whose
+// target is escaped (a redirect's Location, say): sanitizeErrorText
+// replaces it by redact.String of it, which keeps the password.
+func TestAURLErrorNamingAnEscapedProxyTargetKeepsNoPassword(t *testing.T) {
+	rec := tracetest.NewSpanRecorder()
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
+	base := roundTripFunc(func(r *http.Request) (*http.Response, error) {
+		return nil, &url.Error{Op: "Get", URL: "http://p.test/fetch/https%3A%2F%2Froot%3AS3CRET%40other.test%2Fy", Err: errors.New("stopped after redirect")}
+	})
+	tr := otelretry.NewTransport(base, otelretry.WithTracerProvider(tp), otelretry.WithMaxAttempts(1))
+	_, err := tr.RoundTrip(get(t, t.Context(), "http://p.test/fetch/https%3A%2F%2Fi.test%2Fx"))
+	if err == nil {
+		t.Fatal("no error")
+	}
+	if strings.Contains(err.Error(), "S3CRET") {
+		t.Errorf("the caller's error keeps the password: %q", err.Error())
+	}
+	for _, s := range rec.Ended() {
+		if strings.Contains(s.Status().Description, "S3CRET") {
+			t.Errorf("span %q status keeps the password: %q", s.Name(), s.Status().Description)
+		}
+	}
+}
