@@ -416,6 +416,22 @@ func (a *attempt) send() result {
 // back), and its verdict goes back up inside the returned *attemptError.
 type innermost struct{ s *sender }
 
+// spanNoting is the propagator otelhttp injects with: it tells the attempt
+// its CLIENT span, which otelhttp has started by then, before the user's
+// Inject runs, so that a propagator that panics leaves no span open
+// (otelhttp ends none on a panic; the attempt's panic path does).
+type spanNoting struct {
+	propagation.TextMapPropagator
+	s *sender
+}
+
+func (p spanNoting) Inject(ctx context.Context, carrier propagation.TextMapCarrier) {
+	if a, ok := ctx.Value(attemptKey{}).(*attempt); ok && a.setup.sender == p.s {
+		a.span = trace.SpanFromContext(ctx)
+	}
+	p.TextMapPropagator.Inject(ctx, carrier)
+}
+
 func (i innermost) RoundTrip(r *http.Request) (*http.Response, error) {
 	a, ok := r.Context().Value(attemptKey{}).(*attempt)
 	if !ok || a.setup.sender != i.s {

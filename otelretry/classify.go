@@ -10,6 +10,7 @@ import (
 	"errors"
 	"io"
 	"net"
+	"reflect"
 	"syscall"
 
 	"github.com/otelretry/otelretry-go/attrs"
@@ -33,7 +34,7 @@ func classify(err error) attrs.ErrorClass {
 		return attrs.ErrorClassDNS
 	case errors.Is(err, syscall.ECONNREFUSED):
 		return attrs.ErrorClassConnectionRefused
-	case errors.As(err, &recErr), errors.As(err, &alertErr), errors.As(err, &certErr),
+	case errors.As(err, &recErr), errors.As(err, &alertErr), tlsAlert(err), errors.As(err, &certErr),
 		errors.As(err, &authErr), errors.As(err, &hostErr), errors.As(err, &invErr):
 		return attrs.ErrorClassTLS
 	case errors.Is(err, context.DeadlineExceeded), errors.As(err, &netErr) && netErr.Timeout():
@@ -48,6 +49,18 @@ func classify(err error) attrs.ErrorClass {
 	default:
 		return attrs.ErrorClassOther
 	}
+}
+
+// tlsAlert reports whether err is an alert the TLS peer sent: over TCP,
+// crypto/tls reports one as a *net.OpError "remote error" around a type
+// of its own it does not export (tls.AlertError is QUIC's only). A server
+// that ended the handshake so (a version or a client certificate it
+// refuses) processed nothing; once the request was written, the decision
+// does not take the class for proof (see provedUnprocessed).
+func tlsAlert(err error) bool {
+	var opErr *net.OpError
+	return errors.As(err, &opErr) && opErr.Op == "remote error" && opErr.Err != nil &&
+		reflect.TypeOf(opErr.Err).PkgPath() == "crypto/tls"
 }
 
 // neverSent reports whether err proves the request never reached the server:

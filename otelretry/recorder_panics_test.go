@@ -8,12 +8,15 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"testing/synctest"
 	"time"
 
 	"go.opentelemetry.io/contrib/instrumentation/net/http/otelhttp"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/propagation"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	"go.opentelemetry.io/otel/trace"
@@ -191,4 +194,41 @@ func TestAStateCheckEndsItsSpanWhenTheIgnoredResponsesClosePanics(t *testing.T) 
 			t.Errorf("spans left open: %v", open)
 		}
 	})
+}
+
+// panickingInject is a propagator whose Inject panics.
+type panickingInject struct{ propagation.TraceContext }
+
+func (panickingInject) Inject(context.Context, propagation.TextMapCarrier) { panic("inject exploded") }
+
+// A propagator (WithPropagators) whose Inject panics (with client spans,
+// the mode that injects while spans record): otelhttp has started the
+// attempt's CLIENT span by then and ends none on a panic, so the
+// attempt must know its span before the propagator runs. The panic goes
+// on, every span ended.
+func TestAPanickingPropagatorLeavesNoSpanOpen(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.Write([]byte("ok")) }))
+	defer srv.Close()
+	base := http.DefaultTransport.(*http.Transport).Clone()
+	defer base.CloseIdleConnections()
+	rec := tracetest.NewSpanRecorder()
+	tr := otelretry.NewTransport(base, otelretry.WithTracerProvider(sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))),
+		otelretry.WithPropagators(panickingInject{}))
+	req, _ := http.NewRequest(http.MethodGet, srv.URL+"/items", nil)
+	var recovered any
+	func() {
+		defer func() { recovered = recover() }()
+		tr.RoundTrip(req)
+	}()
+	if recovered != "inject exploded" {
+		t.Fatalf("recovered %v, want the propagator's panic", recovered)
+	}
+	if open := openSpans(rec); len(open) > 0 {
+		t.Errorf("spans left open after the propagator's panic: %q (started %d, ended %d)", open, len(rec.Started()), len(rec.Ended()))
+	}
+	for _, s := range spantest.Attempts(rec.Ended()) {
+		if s.Status().Code != codes.Error {
+			t.Errorf("attempt span status %v, want Error", s.Status())
+		}
+	}
 }

@@ -148,7 +148,44 @@ func sanitizedMessage(err error, known requestText) string {
 	for _, h := range known.headers {
 		msg = scrubCredentials(msg, h)
 	}
-	return redact.Text(msg)
+	return redact.Text(scrubHeaderLines(msg))
+}
+
+// quotedHeaderLines are the texts after which net/textproto quotes a
+// malformed header line of a response whole (net/http's errors repeat
+// it): its value, a hint's or a cookie's, is the server's, and no header's
+// value is recorded.
+var quotedHeaderLines = [...]string{
+	"malformed MIME header line: ", "malformed MIME header initial line: ", "malformed MIME header: missing colon: ",
+}
+
+// scrubHeaderLines is msg with each header line net/textproto quoted in it
+// replaced by its name and REDACTED ("Retry-After: REDACTED"), or by
+// REDACTED alone where no colon tells a name.
+func scrubHeaderLines(msg string) string {
+	for _, prefix := range quotedHeaderLines {
+		for from := 0; ; {
+			i := strings.Index(msg[from:], prefix)
+			if i < 0 {
+				break
+			}
+			start := from + i + len(prefix)
+			quoted, err := strconv.QuotedPrefix(msg[start:])
+			if err != nil {
+				from = start
+				continue
+			}
+			line, _ := strconv.Unquote(quoted)
+			clean := attrs.Redacted
+			if name, _, ok := strings.Cut(line, ":"); ok {
+				clean = name + ": " + attrs.Redacted
+			}
+			clean = strconv.Quote(clean)
+			msg = msg[:start] + clean + msg[start+len(quoted):]
+			from = start + len(clean)
+		}
+	}
+	return msg
 }
 
 // credentialWords are what the name of a header that carries a credential

@@ -117,3 +117,92 @@ func TestAURLErrorNamingAnEscapedProxyTargetKeepsNoPassword(t *testing.T) {
 		}
 	}
 }
+
+// leaksOfAFailedOperation runs one operation to raw whose base fails with msg(r) and
+// reports every place S3CRET survives: the caller's error, span statuses,
+// attributes and events.
+func leaksOfAFailedOperation(t *testing.T, raw string, msg func(r *http.Request) string) []string {
+	t.Helper()
+	rec := tracetest.NewSpanRecorder()
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
+	base := roundTripFunc(func(r *http.Request) (*http.Response, error) {
+		return nil, fmt.Errorf("%s", msg(r))
+	})
+	tr := otelretry.NewTransport(base, otelretry.WithTracerProvider(tp), otelretry.WithMaxAttempts(1))
+	_, err := tr.RoundTrip(get(t, t.Context(), raw))
+	if err == nil {
+		t.Fatal("no error")
+	}
+	var leaks []string
+	if strings.Contains(err.Error(), "S3CRET") || strings.Contains(err.Error(), "CRET") {
+		leaks = append(leaks, "error: "+err.Error())
+	}
+	for _, s := range rec.Ended() {
+		if strings.Contains(s.Status().Description, "CRET") {
+			leaks = append(leaks, "span "+s.Name()+" status: "+s.Status().Description)
+		}
+		for _, kv := range s.Attributes() {
+			if strings.Contains(kv.Value.Emit(), "CRET") {
+				leaks = append(leaks, "span "+s.Name()+" "+string(kv.Key)+": "+kv.Value.Emit())
+			}
+		}
+		for _, ev := range s.Events() {
+			for _, kv := range ev.Attributes {
+				if strings.Contains(kv.Value.Emit(), "CRET") {
+					leaks = append(leaks, "span "+s.Name()+" event "+ev.Name+" "+string(kv.Key)+": "+kv.Value.Emit())
+				}
+			}
+		}
+	}
+	return leaks
+}
+
+// JavaScript's encodeURIComponent leaves ! ' ( ) * ~ as they are (the
+// CHANGELOG names it, for '!'). An error that names a proxy URL other
+// than the request's, its target escaped whole by encodeURIComponent, with
+// a password holding a ' ( or ), kept the password: Text split the word
+// at the quote or parenthesis before it could see the escaped "://".
+func TestAnEncodeURIComponentPasswordWithAQuoteOrParenReachesNoTelemetry(t *testing.T) {
+	for _, pw := range []string{"S3'CRET", "S3(CRET", "S3)CRET", "S3!CRET"} {
+		t.Run(pw, func(t *testing.T) {
+			// encodeURIComponent("https://admin:"+pw+"@other.test/y")
+			target := "https%3A%2F%2Fadmin%3A" + pw + "%40other.test%2Fy"
+			leaks := leaksOfAFailedOperation(t, "http://p.test/fetch/https%3A%2F%2Fi.test%2Fx", func(*http.Request) string {
+				return "proxy redirected to /fetch/" + target + " and gave up"
+			})
+			for _, l := range leaks {
+				t.Errorf("password %q kept: %s", pw, l)
+			}
+		})
+	}
+}
+
+// The request's own path holds its target escaped up to four times
+// (docs/telemetry.md: "as written or escaped up to four times over, in any
+// spelling of its escapes"); a base's error that repeats the path as sent
+// must keep no password, at each depth.
+func TestAnErrorRepeatingAPathEscapedDeepKeepsNoPassword(t *testing.T) {
+	esc := func(s string, n int) string {
+		for range n {
+			s = strings.NewReplacer("%", "%25", ":", "%3A", "/", "%2F", "@", "%40").Replace(s)
+		}
+		return s
+	}
+	for n := 1; n <= 4; n++ {
+		for _, lower := range []bool{false, true} {
+			t.Run(fmt.Sprintf("escaped %d times lower=%v", n, lower), func(t *testing.T) {
+				target := esc("https://admin:S3CRET@i.test/x", n)
+				if lower {
+					target = strings.ToLower(target[:5]) + strings.NewReplacer("%3A", "%3a", "%2F", "%2f").Replace(target[5:])
+				}
+				raw := "http://p.test/fetch/" + target
+				leaks := leaksOfAFailedOperation(t, raw, func(r *http.Request) string {
+					return "proxy refused GET " + r.URL.RequestURI()
+				})
+				for _, l := range leaks {
+					t.Errorf("%s: %s", raw, l)
+				}
+			})
+		}
+	}
+}

@@ -77,7 +77,7 @@ func NewTransport(base http.RoundTripper, opts ...Option) *Transport {
 		client = otelhttp.NewTransport(innermost{&t.sender},
 			otelhttp.WithTracerProvider(tp),
 			otelhttp.WithMeterProvider(mp),
-			otelhttp.WithPropagators(prop),
+			otelhttp.WithPropagators(spanNoting{prop, &t.sender}),
 			otelhttp.WithSpanNameFormatter(func(_ string, r *http.Request) string { return name(r) }))
 	}
 	t.shared = shared{cfg: cfg, policy: cfg.policyConfig(), retryable: cfg.statusSet(), budget: budget,

@@ -13,6 +13,7 @@
 package redact
 
 import (
+	"cmp"
 	"net/url"
 	"slices"
 	"strings"
@@ -53,18 +54,12 @@ func URL(u *url.URL) string {
 	if at := strings.LastIndexByte(u.Host, '@'); at >= 0 {
 		clean.Host = credentials + u.Host[at:]
 	}
-	if embedsUserinfo(u.Path) { // a proxy's path that holds its target URL
-		// On the path as sent (escaped), changed only where a userinfo is.
-		if sent := u.EscapedPath(); embedsUserinfo(sent) && embeddedUserinfos(sent) != sent {
-			clean.RawPath = embeddedUserinfos(sent)
-			clean.Path, _ = url.PathUnescape(clean.RawPath)
-		}
-	}
-	if EmbeddedUserinfo(clean.Path) {
-		// Escaped (once or more, in any spelling), or beside one written
-		// plain: redacted where it shows decoded, the path escaped anew,
-		// so that the output reads as written (a userinfo after a "://").
-		clean.Path, clean.RawPath = embeddedUserinfos(decodedPath(clean.Path)), ""
+	if sent := u.EscapedPath(); EmbeddedUserinfo(sent) {
+		// A proxy's path that holds its target URL, written plain or
+		// escaped (once or more, in any spelling): redacted on the path as
+		// sent, changed only where a userinfo is.
+		clean.RawPath = redactEmbedded(sent)
+		clean.Path, _ = url.PathUnescape(clean.RawPath)
 	}
 	s := clean.String()
 	if u.RawQuery == "" {
@@ -146,16 +141,22 @@ func EmbeddedUserinfo(path string) bool {
 
 // EmbeddedUserinfos returns each userinfo that follows a "://" in path, as
 // a proxy's path that holds its target URL carries it, decoded: the path
-// is read as it is and unescaped up to three times (each valid escape,
-// whatever invalid one another segment holds), since a target URL
-// may be escaped once or more ("https%3A%2F%2Fu%3Apw%40h"). An error that
-// prints the path as sent repeats these in one of their escaped forms.
+// is read as it is and unescaped up to four times (each valid escape, in
+// either case, whatever invalid one another segment holds), since a
+// target URL may be escaped once or more ("https%3A%2F%2Fu%3Apw%40h"). An
+// error that prints the path as sent repeats these in one of their
+// escaped forms (see RedactUserinfo).
 func EmbeddedUserinfos(path string) []string {
 	var found []string
-	for range 4 {
+	var seen map[string]bool // a server may write many: no scan of found for each
+	for range 5 {
 		if embedsUserinfo(path) {
 			for _, part := range strings.Split(path, "://")[1:] {
-				if at := userinfoEnd(part); at >= 0 && part[:at] != credentials && !slices.Contains(found, part[:at]) {
+				if at := userinfoEnd(part); at >= 0 && part[:at] != credentials && !seen[part[:at]] {
+					if seen == nil {
+						seen = map[string]bool{}
+					}
+					seen[part[:at]] = true
 					found = append(found, part[:at])
 				}
 			}
@@ -176,8 +177,8 @@ func EmbeddedUserinfos(path string) []string {
 // begins in s, so that what is replaced is the userinfo found, never text
 // that merely looks like it, and the time stays linear in len(s).
 func redactEmbedded(s string) string {
-	if strings.IndexByte(s, '%') < 0 {
-		return s // nothing escaped: unparsed and URL found what is written
+	if strings.IndexByte(s, '%') < 0 && !embedsUserinfo(s) {
+		return s
 	}
 	var spans [][2]int // in s
 	text := s
@@ -209,13 +210,14 @@ func redactEmbedded(s string) string {
 	if len(spans) == 0 {
 		return s
 	}
-	slices.SortFunc(spans, func(a, b [2]int) int { return a[0] - b[0] })
+	slices.SortFunc(spans, func(a, b [2]int) int { return cmp.Or(a[0]-b[0], b[1]-a[1]) }) // the longest first
 	var b strings.Builder
-	last := 0
+	last, prev := 0, -1
 	for _, sp := range spans {
-		if sp[0] < last {
-			continue // inside a userinfo replaced already
+		if sp[0] < last || sp[0] == prev {
+			continue // found at another depth, or inside a userinfo replaced already
 		}
+		prev = sp[0]
 		b.WriteString(s[last:sp[0]])
 		b.WriteString(credentials)
 		last = sp[1]
@@ -370,7 +372,7 @@ func String(raw string) string {
 // userinfo raw holds where URL redacts it. It does not when a word glued
 // before a URL became the scheme ("url:https://u:p@h", "x/http://u:p@h"),
 // when a userinfo without a scheme made its user name one ("key:pw@h"), or
-// when an '@' is written in the path, as after a password that holds a '/'
+// when an '@' is written in the path (but after REDACTED:REDACTED), as after a password that holds a '/'
 // ("app:ab/cd@db/x", read as the host "app:ab"), or in the authority's
 // text after a '?' or '#' a password holds ("u:1234?pw@h", read as the
 // host "u:1234" and a query).
@@ -388,7 +390,28 @@ func parsedAsWritten(raw string, u *url.URL) bool {
 	} else if strings.IndexByte(u.Opaque, '@') >= 0 && !strings.HasPrefix(u.Opaque, credentials+"@") {
 		return false // "key:pw@h" (a redacted opaque userinfo is URL's own output, its scheme a scheme)
 	}
-	return strings.IndexByte(u.EscapedPath(), '@') < 0 // an escaped '@' ends no userinfo
+	written := u.RawPath // the path as raw writes it, set when Go would escape it otherwise
+	if written == "" {
+		written = u.EscapedPath()
+	}
+	return !unredactedAt(written) // an escaped '@' ends no userinfo
+}
+
+// unredactedAt reports whether path holds an '@' written as it is that does
+// not follow REDACTED:REDACTED (URL's own output, a proxy's target URL
+// redacted, ends no userinfo either).
+func unredactedAt(path string) bool {
+	for i := strings.IndexByte(path, '@'); i >= 0; {
+		if !strings.HasSuffix(path[:i], credentials) {
+			return true
+		}
+		next := strings.IndexByte(path[i+1:], '@')
+		if next < 0 {
+			break
+		}
+		i += 1 + next
+	}
+	return false
 }
 
 // unparsed is the fallback of String for text that url.Parse does not read
@@ -587,8 +610,8 @@ func wordEnd(s string, ahead *lookahead) int {
 	for i := 0; i < len(s); i++ {
 		c := s[i]
 		switch {
-		case c == '?' || c == '@' || schemeSepAt(s[i:]):
-			url = true
+		case c == '?' || c == '@' || schemeSepAt(s[i:]) || c == '%' && spelledAt(s, i, "://") > 0:
+			url = true // a URL, or one escaped whole, holds separators a userinfo may hold
 		case c == '#':
 			url = url || path || fragmentAfter(s[from:i], s[i+1:])
 			from = i + 1

@@ -59,15 +59,15 @@ func TestURL(t *testing.T) {
 		"http://registry.test/proxy/https://registry.npmjs.org/@scope%2Fpkg": "http://registry.test/proxy/https://registry.npmjs.org/@scope%2Fpkg",
 		"http://p.test/fetch/https://admin:pw@i.test/a%2Fb":                  "http://p.test/fetch/https://REDACTED:REDACTED@i.test/a%2Fb",
 		// The embedded URL escaped as one path segment.
-		"http://p.test/fetch/https%3A%2F%2Fadmin:pw@i.test/x":       "http://p.test/fetch/https://REDACTED:REDACTED@i.test/x",
-		"http://p.test/fetch/https%3A%2F%2Fadmin%3Apw%40i.test%2Fx": "http://p.test/fetch/https://REDACTED:REDACTED@i.test/x",
+		"http://p.test/fetch/https%3A%2F%2Fadmin:pw@i.test/x":       "http://p.test/fetch/https%3A%2F%2FREDACTED:REDACTED@i.test/x",
+		"http://p.test/fetch/https%3A%2F%2Fadmin%3Apw%40i.test%2Fx": "http://p.test/fetch/https%3A%2F%2FREDACTED:REDACTED%40i.test%2Fx",
 		// Escaped twice (url.PathEscape or url.QueryEscape of an escaped
 		// URL), as each layer that forwards the target escapes it.
-		"http://p.test/fetch/https:%252F%252Fadmin:pw@i.test%252Fx":             "http://p.test/fetch/https://REDACTED:REDACTED@i.test/x",
-		"http://p.test/fetch/https%253A%252F%252Fadmin%253Apw%2540i.test%252Fx": "http://p.test/fetch/https://REDACTED:REDACTED@i.test/x",
+		"http://p.test/fetch/https:%252F%252Fadmin:pw@i.test%252Fx":             "http://p.test/fetch/https:%252F%252FREDACTED:REDACTED@i.test%252Fx",
+		"http://p.test/fetch/https%253A%252F%252Fadmin%253Apw%2540i.test%252Fx": "http://p.test/fetch/https%253A%252F%252FREDACTED:REDACTED%2540i.test%252Fx",
 		"http://p.test/fetch/https%253A%252F%252Fi.test%252F%2540me":            "http://p.test/fetch/https%253A%252F%252Fi.test%252F%2540me",
 		// A lone '%' in another segment ("/50%", sent as "%25") hides nothing.
-		"http://p.test/off/50%25/fetch/https%253A%252F%252Fadmin%253Apw%2540i.test%252Fx": "http://p.test/off/50%25/fetch/https://REDACTED:REDACTED@i.test/x",
+		"http://p.test/off/50%25/fetch/https%253A%252F%252Fadmin%253Apw%2540i.test%252Fx": "http://p.test/off/50%25/fetch/https%253A%252F%252FREDACTED:REDACTED%2540i.test%252Fx",
 		// Opaque URLs: the part before '@' is userinfo whatever the scheme.
 		"http:user:pw@h.test/p?x=1":        "http:REDACTED:REDACTED@h.test/p?x=REDACTED",
 		"mailto:someone@h.test?subject=hi": "mailto:REDACTED:REDACTED@h.test?subject=REDACTED",

@@ -1,0 +1,125 @@
+// Copyright The otelretry Authors
+// SPDX-License-Identifier: Apache-2.0
+
+package otelretry_test
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	sdklog "go.opentelemetry.io/otel/sdk/log"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+
+	"github.com/otelretry/otelretry-go/otelretry"
+)
+
+// rawH1Server answers every request on 127.0.0.1 with the raw bytes of
+// answer, and counts the requests it read.
+func rawH1Server(t *testing.T, answer string) (string, *atomic.Int32) {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var n atomic.Int32
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go func(c net.Conn) {
+				defer c.Close()
+				c.SetDeadline(time.Now().Add(10 * time.Second))
+				br := bufio.NewReader(c)
+				for {
+					req, err := http.ReadRequest(br)
+					if err != nil {
+						return
+					}
+					io.Copy(io.Discard, req.Body)
+					n.Add(1)
+					if _, err := c.Write([]byte(answer)); err != nil {
+						return
+					}
+				}
+			}(c)
+		}
+	}()
+	t.Cleanup(func() { ln.Close(); <-done })
+	return "http://" + ln.Addr().String() + "/v1/items", &n
+}
+
+// A response header line whose value holds a byte net/http rejects (DEL),
+// a malformed hint's or a cookie's, is quoted whole in net/http's error: its
+// value must reach no span, log record or error
+// (docs/telemetry.md: "otelretry records no header's value, on any
+// channel", with one exception, User-Agent on otelhttp's span).
+func TestAMalformedHeaderLinesValueReachesNoTelemetry(t *testing.T) {
+	for _, line := range []string{"Retry-After: 5 ", "Retry-After-Ms: 5", "Set-Cookie: session="} {
+		t.Run(strings.TrimSpace(line), func(t *testing.T) { malformedHeaderLeak(t, line) })
+	}
+}
+
+func malformedHeaderLeak(t *testing.T, line string) {
+	const secret = "HINTSECRETVALUE42"
+	url, _ := rawH1Server(t, "HTTP/1.1 503 Service Unavailable\r\n"+line+secret+"\x7f\r\nContent-Length: 0\r\n\r\n")
+
+	rec := tracetest.NewSpanRecorder()
+	lrec := &logRecorder{}
+	lp := sdklog.NewLoggerProvider(sdklog.WithProcessor(lrec))
+	t.Cleanup(func() { lp.Shutdown(t.Context()) })
+	var logs bytes.Buffer
+	base := http.DefaultTransport.(*http.Transport).Clone()
+	t.Cleanup(base.CloseIdleConnections)
+	client := &http.Client{Transport: otelretry.NewTransport(base,
+		otelretry.WithTracerProvider(sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))),
+		otelretry.WithLoggerProvider(lp),
+		otelretry.WithLogger(slog.New(slog.NewJSONHandler(&logs, nil))),
+		otelretry.WithMaxAttempts(2),
+		otelretry.WithBackoff(otelretry.ConstantBackoff(time.Millisecond)),
+		otelretry.WithDeadline(5*time.Second))}
+	req, _ := http.NewRequestWithContext(t.Context(), http.MethodGet, url, nil)
+	resp, err := client.Do(req)
+	if err == nil {
+		resp.Body.Close()
+		t.Fatalf("got %d; want net/http's error for the malformed header", resp.StatusCode)
+	}
+	var dump strings.Builder
+	for _, s := range rec.Ended() {
+		fmt.Fprintf(&dump, "%s %v %v %v\n", s.Name(), s.Attributes(), s.Status(), s.Events())
+		if strings.Contains(s.Status().Description, secret) {
+			t.Logf("span %q (kind %v) status description: %q", s.Name(), s.SpanKind(), s.Status().Description)
+		}
+	}
+	var eventDump strings.Builder
+	for _, r := range lrec.records {
+		fmt.Fprintf(&eventDump, "%s %v %v\n", r.EventName(), r.Body().Emit(), recordAttrs(r))
+	}
+	var rerr *otelretry.Error
+	errText := err.Error()
+	if errors.As(err, &rerr) {
+		errText = rerr.Error()
+	}
+	for _, where := range []struct{ name, text string }{
+		{"spans", dump.String()}, {"slog", logs.String()}, {"log events", eventDump.String()}, {"error", errText},
+	} {
+		if strings.Contains(where.text, secret) {
+			i := strings.Index(where.text, secret)
+			t.Errorf("%s carry the malformed header line's value: ...%s...", where.name, where.text[max(0, i-80):min(len(where.text), i+40)])
+		}
+	}
+}
