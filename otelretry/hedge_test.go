@@ -2199,18 +2199,7 @@ func reuseRequest(t *testing.T, req *http.Request, done <-chan struct{}) {
 func TestALateHedgesBodyReadsNotTheCallersRequest(t *testing.T) {
 	for _, fails := range []bool{true, false} {
 		t.Run(fmt.Sprintf("GetBody fails %v", fails), func(t *testing.T) {
-			base := roundTripFunc(func(r *http.Request) (*http.Response, error) {
-				if r.Body != nil {
-					io.Copy(io.Discard, r.Body)
-					r.Body.Close()
-				}
-				select {
-				case <-time.After(30 * time.Millisecond):
-				case <-r.Context().Done():
-					return nil, r.Context().Err()
-				}
-				return &http.Response{StatusCode: 200, Header: http.Header{}, Body: io.NopCloser(strings.NewReader("ok")), Request: r}, nil
-			})
+			base := drainingOKAfter(30 * time.Millisecond)
 			rt := otelretry.NewTransport(base, otelretry.WithHedging(otelretry.Hedging{Delay: 5 * time.Millisecond, MaxShare: 1, MaxHedges: 1}),
 				otelretry.WithDeadline(2*time.Second))
 			req, _ := http.NewRequestWithContext(context.Background(), http.MethodGet, "http://api.test/search", strings.NewReader(`{"q":1}`))

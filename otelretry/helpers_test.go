@@ -575,3 +575,20 @@ func openSpans(rec *tracetest.SpanRecorder) []string {
 	}
 	return open
 }
+
+// drainingOKAfter is a base that reads and closes each request's body and
+// answers 200 after d, or the request's context error if it ends first.
+func drainingOKAfter(d time.Duration) http.RoundTripper {
+	return roundTripFunc(func(r *http.Request) (*http.Response, error) {
+		if r.Body != nil {
+			io.Copy(io.Discard, r.Body)
+			r.Body.Close()
+		}
+		select {
+		case <-time.After(d):
+		case <-r.Context().Done():
+			return nil, r.Context().Err()
+		}
+		return &http.Response{StatusCode: 200, Header: http.Header{}, Body: io.NopCloser(strings.NewReader("ok")), Request: r}, nil
+	})
+}

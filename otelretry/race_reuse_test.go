@@ -19,18 +19,7 @@ import (
 func TestALateHedgeReadsNothingOfTheCallersReusedRequest(t *testing.T) {
 	for _, slow := range []string{"prepare", "getbody"} {
 		t.Run(slow, func(t *testing.T) {
-			base := roundTripFunc(func(r *http.Request) (*http.Response, error) {
-				if r.Body != nil {
-					io.Copy(io.Discard, r.Body)
-					r.Body.Close()
-				}
-				select {
-				case <-time.After(30 * time.Millisecond):
-				case <-r.Context().Done():
-					return nil, r.Context().Err()
-				}
-				return &http.Response{StatusCode: 200, Header: http.Header{}, Body: io.NopCloser(strings.NewReader("ok")), Request: r}, nil
-			})
+			base := drainingOKAfter(30 * time.Millisecond)
 			done := make(chan struct{})
 			opts := []otelretry.Option{otelretry.WithHedging(otelretry.Hedging{Delay: 5 * time.Millisecond, MaxShare: 1, MaxHedges: 1}),
 				otelretry.WithDeadline(2 * time.Second)}
