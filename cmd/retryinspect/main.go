@@ -298,22 +298,61 @@ func checkOutputs(opts options) error {
 			}
 		}
 	}
+	for i, in := range opts.files {
+		for _, again := range opts.files[i+1:] {
+			if in.name != "-" && again.name != "-" && sameFile(in.name, again.name) {
+				// Read twice, every span would look delivered twice.
+				return usagef("%q and %q name the same input file", in.name, again.name)
+			}
+		}
+	}
 	return nil
 }
 
 // sameFile tells whether two names reach one file: by the file system when
 // both are regular files (a link, another spelling of the path), else by
-// their clean absolute paths (an output not written yet). Devices and pipes
-// are compared by name only: /dev/stdin and /dev/stdout may be one terminal.
+// their paths with every link followed (an output not written yet, a
+// dangling link to one, a linked directory). Devices and pipes are compared
+// by name only: /dev/stdin and /dev/stdout may be one terminal.
 func sameFile(a, b string) bool {
 	ai, errA := os.Stat(a)
 	bi, errB := os.Stat(b)
 	if errA == nil && errB == nil && ai.Mode().IsRegular() && bi.Mode().IsRegular() {
 		return os.SameFile(ai, bi)
 	}
-	absA, errA := filepath.Abs(a)
-	absB, errB := filepath.Abs(b)
-	return errA == nil && errB == nil && absA == absB
+	if errA == nil && !ai.Mode().IsRegular() || errB == nil && !bi.Mode().IsRegular() {
+		absA, errA := filepath.Abs(a)
+		absB, errB := filepath.Abs(b)
+		return errA == nil && errB == nil && absA == absB
+	}
+	return resolvedPath(a) == resolvedPath(b)
+}
+
+// resolvedPath is name's absolute path with every link followed, also for
+// a file not written yet: a dangling link leads to the name it holds, and
+// the directory of a name that does not exist is resolved.
+func resolvedPath(name string) string {
+	p, err := filepath.Abs(name)
+	if err != nil {
+		return filepath.Clean(name)
+	}
+	for range 40 { // as many links as Linux follows in one path
+		if r, err := filepath.EvalSymlinks(p); err == nil {
+			return r
+		}
+		target, err := os.Readlink(p)
+		if err != nil {
+			break // not a link: a file not written yet
+		}
+		if !filepath.IsAbs(target) {
+			target = filepath.Join(filepath.Dir(p), target)
+		}
+		p = target
+	}
+	if dir, err := filepath.EvalSymlinks(filepath.Dir(p)); err == nil {
+		return filepath.Join(dir, filepath.Base(p))
+	}
+	return p
 }
 
 // parseInterspersed parses args with fs, flags before and between the

@@ -220,6 +220,7 @@ func TestFileArguments(t *testing.T) {
 func TestDeprecatedFlags(t *testing.T) {
 	spans := stdoutFile(t, readTimeline())
 	otlp := writeTemp(t, otlpOf(t, readTimeline()))
+	copied := writeTemp(t, otlpOf(t, readTimeline())) // the same spans, another file
 	for _, tc := range []struct {
 		old  []string
 		file string
@@ -227,13 +228,13 @@ func TestDeprecatedFlags(t *testing.T) {
 		{[]string{"--stdout", spans}, spans},
 		{[]string{"-stdout", spans, "-html", "-"}, spans},
 		{[]string{"--otlp", otlp, "--json"}, otlp},
-		{[]string{"-otlp", otlp, "-otlp", otlp}, otlp},
+		{[]string{"-otlp", otlp, "-otlp", copied}, otlp},
 	} {
 		code, out, errOut := run3(tc.old)
-		rest := slices.DeleteFunc(slices.Clone(tc.old[2:]), func(a string) bool { return a == "-otlp" || a == otlp })
+		rest := slices.DeleteFunc(slices.Clone(tc.old[2:]), func(a string) bool { return a == "-otlp" || a == otlp || a == copied })
 		wantCode, want, _ := run3(append(rest, tc.file))
-		if tc.old[0] == "-otlp" { // the file twice: every operation twice
-			wantCode, want, _ = run3([]string{otlp, otlp})
+		if tc.old[0] == "-otlp" { // the spans twice: every operation twice
+			wantCode, want, _ = run3([]string{otlp, copied})
 		}
 		flagName := strings.TrimLeft(tc.old[0], "-")
 		notice := "retryinspect: -" + flagName + " FILE is deprecated and will be removed in the next release: give the file as an argument (retryinspect FILE)\n"
