@@ -151,6 +151,21 @@ func sanitizedMessage(err error, known requestText) string {
 	return redact.Text(scrubHeaderLines(msg))
 }
 
+// headerToken reports whether name is a header name as RFC 9110 spells
+// one (a token), which holds nothing of a value.
+func headerToken(name string) bool {
+	if name == "" {
+		return false
+	}
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		if !('a' <= c|0x20 && c|0x20 <= 'z' || '0' <= c && c <= '9' || strings.IndexByte("!#$%&'*+-.^_`|~", c) >= 0) {
+			return false
+		}
+	}
+	return true
+}
+
 // quotedHeaderLines are the texts after which net/textproto quotes a
 // malformed header line of a response whole (net/http's errors repeat
 // it): its value, a hint's or a cookie's, is the server's, and no header's
@@ -177,9 +192,10 @@ func scrubHeaderLines(msg string) string {
 			}
 			line, _ := strconv.Unquote(quoted)
 			clean := attrs.Redacted
-			if name, _, ok := strings.Cut(line, ":"); ok {
+			if name, _, ok := strings.Cut(line, ":"); ok && headerToken(name) {
 				clean = name + ": " + attrs.Redacted
-			}
+			} // else the colon is the value's ("Set-Cookie s=…; Expires=… 07:28"): no name told
+
 			clean = strconv.Quote(clean)
 			msg = msg[:start] + clean + msg[start+len(quoted):]
 			from = start + len(clean)

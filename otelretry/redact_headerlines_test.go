@@ -123,3 +123,49 @@ func malformedHeaderLeak(t *testing.T, line string) {
 		}
 	}
 }
+
+// A response header line net/textproto rejects because its name is no
+// token (a Set-Cookie line missing the colon after its name) is quoted
+// whole in net/http's error. scrubHeaderLines kept the text up to the
+// line's first ':' as its "name": when that colon was one of the value's
+// (a cookie's Expires time, "07:28:00"), the cookie's value stayed in the
+// CLIENT span's status and in Error.Error().
+// CHANGELOG: "the quoted line keeps its name only";
+// docs/telemetry.md: "otelretry records no header's value, on any channel".
+func TestAMalformedHeaderLineWithoutItsColonKeepsNoValue(t *testing.T) {
+	const secret = "SESSIONSECRET42"
+	for _, line := range []string{
+		"Set-Cookie session=" + secret + "; Expires=Wed, 21 Oct 2026 07:28:00 GMT",
+		"Set-Cookie session=" + secret + "; Path=/; Domain=h.test:8443",
+	} {
+		t.Run(line[:20], func(t *testing.T) {
+			url, _ := rawH1Server(t, "HTTP/1.1 503 Service Unavailable\r\n"+line+"\r\nContent-Length: 0\r\n\r\n")
+			rec := tracetest.NewSpanRecorder()
+			base := http.DefaultTransport.(*http.Transport).Clone()
+			t.Cleanup(base.CloseIdleConnections)
+			client := &http.Client{Transport: otelretry.NewTransport(base,
+				otelretry.WithTracerProvider(sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))),
+				otelretry.WithMaxAttempts(1),
+				otelretry.WithDeadline(5*time.Second))}
+			req, _ := http.NewRequestWithContext(t.Context(), http.MethodGet, url, nil)
+			resp, err := client.Do(req)
+			if err == nil {
+				resp.Body.Close()
+				t.Fatalf("got %d; want net/http's malformed header error", resp.StatusCode)
+			}
+			var rerr *otelretry.Error
+			text := err.Error()
+			if errors.As(err, &rerr) {
+				text = rerr.Error()
+			}
+			if strings.Contains(text, secret) {
+				t.Errorf("Error() carries the cookie's value: %s", text)
+			}
+			for _, s := range rec.Ended() {
+				if d := s.Status().Description; strings.Contains(d, secret) {
+					t.Errorf("span %q status carries the cookie's value: %s", s.Name(), d)
+				}
+			}
+		})
+	}
+}

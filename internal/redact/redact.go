@@ -212,12 +212,15 @@ func redactEmbedded(s string) string {
 	}
 	slices.SortFunc(spans, func(a, b [2]int) int { return cmp.Or(a[0]-b[0], b[1]-a[1]) }) // the longest first
 	var b strings.Builder
-	last, prev := 0, -1
+	last, wrote := 0, false
 	for _, sp := range spans {
-		if sp[0] < last || sp[0] == prev {
-			continue // found at another depth, or inside a userinfo replaced already
+		if wrote && sp[0] <= last {
+			// Found at another depth, inside the userinfo replaced, or
+			// touching it: one REDACTED:REDACTED for them all.
+			last = max(last, sp[1])
+			continue
 		}
-		prev = sp[0]
+		wrote = true
 		b.WriteString(s[last:sp[0]])
 		b.WriteString(credentials)
 		last = sp[1]
@@ -456,7 +459,9 @@ func unparsed(raw string) string {
 // path segment after a host (a password may hold a '/' too; after
 // "h:8080", "/@scope/pkg" and "/users/@me" are paths, after "user:pw" a
 // "/@" ends a password). An '@' after the query's or fragment's first
-// "key=" is an e-mail address there ("?e=a@b.com"), not a userinfo's end.
+// "key=" is an e-mail address there ("?e=a@b.com"), not a userinfo's end,
+// and so is one after REDACTED:REDACTED past the first '/' (an escaped
+// URL's userinfo, redacted already: "h/a@b/https%3A%2F%2FREDACTED:REDACTED@i").
 // It errs toward redacting: "h:8080/users/a@b" becomes
 // "REDACTED:REDACTED@b".
 func userinfoEnd(s string) int {
@@ -475,6 +480,9 @@ func userinfoEnd(s string) int {
 	}
 	host := hostPort(s[:slash])
 	for last := strings.LastIndexByte(tail, '@'); last > at; last = strings.LastIndexByte(tail[:last], '@') {
+		if strings.HasSuffix(tail[:last], credentials) {
+			continue // a userinfo redacted already, of a URL escaped in the path: it ends none here
+		}
 		if tail[last-1] != '/' || !host {
 			if strings.IndexByte(tail[:last], ':') >= 0 {
 				at = last

@@ -147,3 +147,53 @@ func TestURLKeepsTheOtherSegmentsOfAProxyPath(t *testing.T) {
 		}
 	}
 }
+
+// redactEmbedded merges the userinfos it found at each decoding: an empty
+// userinfo
+// found one decoding deeper that begins exactly where another ends (at
+// its '@') was written too, REDACTED:REDACTED twice in a row,
+// and URL of that output changed it again.
+func TestURLFixedPointOnAdjacentUserinfos(t *testing.T) {
+	in := "http://p.test/fetch/https%3A%2F%2Fu%3AS3CRET%40h.test%253A%252F%252F%40x"
+	u, err := url.Parse(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := redact.URL(u)
+	if strings.Contains(out, "REDACTED:REDACTEDREDACTED") {
+		t.Errorf("URL(%q) = %q writes REDACTED:REDACTED twice", in, out)
+	}
+	v, _ := url.Parse(out)
+	if again := redact.URL(v); again != out {
+		t.Errorf("URL(%q)\n   = %q\nURL of it = %q: not a fixed point", in, out, again)
+	}
+	if s := redact.String(in); redact.String(s) != s {
+		t.Errorf("String(%q) = %q, String of it = %q", in, s, redact.String(s))
+	}
+}
+
+// A proxy path that holds an '@' before its escaped target ("/users/@me/",
+// a path userinfoEnd itself names as a path, or an e-mail address): URL's
+// output must be a fixed point of String and of Text, as
+// TestURLFixedPointOnEscapedProxyPaths asks for other proxy paths (String
+// of it dropped the proxy's host).
+func TestStringOfURLKeepsTheHostWithAnAtInTheProxyPath(t *testing.T) {
+	for _, in := range []string{
+		"http://p.test/users/@me/https%3A%252F%252Fadmin%3AS3CRET%40i.test%252Fx",
+		"http://p.test/users/@me/https:%2F%2Fadmin:S3CRET@i.test%2Fx",
+		"http://p.test/mail/a@b.test/https:%2F%2Fadmin:S3CRET@i.test%2Fx",
+	} {
+		u, err := url.Parse(in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := redact.URL(u)
+		if again := redact.String(out); again != out {
+			t.Errorf("URL(%q)\n   = %q\nString of it = %q: not a fixed point", in, out, again)
+		}
+		msg := `Get "` + out + `": EOF`
+		if again := redact.Text(msg); again != msg {
+			t.Errorf("Text(%q)\n   = %q: the sanitized URL changed again", msg, again)
+		}
+	}
+}
