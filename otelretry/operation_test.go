@@ -1074,3 +1074,32 @@ func TestAKeyedWriteResentThenCutByItsCallerSaysItWasResent(t *testing.T) {
 		}
 	})
 }
+
+// docs/decisions.md, "What RoundTrip returns": the response's Request is
+// the caller's request; for a 3xx, a shallow copy of it (same URL, method
+// and header map) whose context carries the redirect chain to the next
+// hop. The docs said the caller's request for every status.
+func TestAResponsesRequestIsTheCallersOrForARedirectItsCopy(t *testing.T) {
+	for _, status := range []int{200, 503, 302, 307} {
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Location", "/next")
+			w.WriteHeader(status)
+		}))
+		base := &http.Transport{}
+		req := get(t, t.Context(), srv.URL+"/a")
+		resp, err := otelretry.NewTransport(base, otelretry.WithMaxAttempts(1)).RoundTrip(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		got := resp.Request
+		if status/100 != 3 && got != req {
+			t.Errorf("status %d: resp.Request is %p, not the caller's request %p", status, got, req)
+		}
+		if status/100 == 3 && (got == req || got.URL != req.URL || got.Method != req.Method || got.Header == nil != (req.Header == nil)) {
+			t.Errorf("status %d: resp.Request %p is not a shallow copy of the caller's %p", status, got, req)
+		}
+		base.CloseIdleConnections()
+		srv.Close()
+	}
+}
