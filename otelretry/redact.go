@@ -166,42 +166,77 @@ func headerToken(name string) bool {
 	return true
 }
 
-// quotedHeaderLines are the texts after which net/textproto quotes a
-// malformed header line of a response whole (net/http's errors repeat
-// it): its value, a hint's or a cookie's, is the server's, and no header's
-// value is recorded.
-var quotedHeaderLines = [...]string{
-	"malformed MIME header line: ", "malformed MIME header initial line: ", "malformed MIME header: missing colon: ",
+// quotedResponseText are the texts after which net/textproto and
+// net/http quote what a server sent in a response's head, whole, in an
+// error: a malformed header line (its value a hint's or a cookie's; a
+// reply with no status line has its first header line quoted as one) or
+// a header's value (Transfer-Encoding, Content-Length). No header's value
+// is recorded; of a line, a name that is a token is kept.
+var quotedResponseText = [...]struct {
+	prefix string
+	line   bool
+}{
+	{"malformed MIME header line: ", true}, {"malformed MIME header initial line: ", true},
+	{"malformed MIME header: missing colon: ", true}, {"malformed HTTP response ", true},
+	{"malformed HTTP status code ", false}, {"malformed HTTP version ", false},
+	{"unsupported transfer encoding: ", false}, {"too many transfer encodings: ", false},
+	{"invalid empty Content-Length ", false}, {"bad Content-Length ", false},
+	{"multiple Content-Length headers; got ", false},
 }
 
-// scrubHeaderLines is msg with each header line net/textproto quoted in it
-// replaced by its name and REDACTED ("Retry-After: REDACTED"), or by
-// REDACTED alone where no colon tells a name.
+// scrubHeaderLines is msg with each header line or value net/http quoted
+// in it (see quotedResponseText) replaced: a line by its name and REDACTED
+// ("Retry-After: REDACTED"), or by REDACTED alone where no token tells a
+// name; a value, or a list of them (["chunked" "…"]), by REDACTED.
 func scrubHeaderLines(msg string) string {
-	for _, prefix := range quotedHeaderLines {
+	for _, q := range quotedResponseText {
 		for from := 0; ; {
-			i := strings.Index(msg[from:], prefix)
+			i := strings.Index(msg[from:], q.prefix)
 			if i < 0 {
 				break
 			}
-			start := from + i + len(prefix)
-			quoted, err := strconv.QuotedPrefix(msg[start:])
-			if err != nil {
+			start := from + i + len(q.prefix)
+			quoted := quotedValue(msg[start:])
+			if quoted == "" {
 				from = start
 				continue
 			}
-			line, _ := strconv.Unquote(quoted)
 			clean := attrs.Redacted
-			if name, _, ok := strings.Cut(line, ":"); ok && headerToken(name) {
-				clean = name + ": " + attrs.Redacted
-			} // else the colon is the value's ("Set-Cookie s=…; Expires=… 07:28"): no name told
-
+			if line, err := strconv.Unquote(quoted); q.line && err == nil {
+				if name, _, ok := strings.Cut(line, ":"); ok && headerToken(name) {
+					clean = name + ": " + attrs.Redacted
+				} // else the colon is the value's ("Set-Cookie s=…; Expires=… 07:28"): no name told
+			}
 			clean = strconv.Quote(clean)
 			msg = msg[:start] + clean + msg[start+len(quoted):]
 			from = start + len(clean)
 		}
 	}
 	return msg
+}
+
+// quotedValue is the Go-quoted string s begins with, or the list of them
+// in brackets that %q prints for a []string, "" when s begins with neither.
+func quotedValue(s string) string {
+	if !strings.HasPrefix(s, "[") {
+		q, _ := strconv.QuotedPrefix(s)
+		return q
+	}
+	for i := 1; i < len(s); {
+		switch s[i] {
+		case ']':
+			return s[:i+1]
+		case ' ':
+			i++
+		default:
+			q, err := strconv.QuotedPrefix(s[i:])
+			if err != nil {
+				return ""
+			}
+			i += len(q)
+		}
+	}
+	return ""
 }
 
 // credentialWords are what the name of a header that carries a credential

@@ -3,10 +3,12 @@ package otelretry_test
 import (
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"net/url"
 	"strings"
 	"testing"
+	"time"
 
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
@@ -203,6 +205,56 @@ func TestAnErrorRepeatingAPathEscapedDeepKeepsNoPassword(t *testing.T) {
 					t.Errorf("%s: %s", raw, l)
 				}
 			})
+		}
+	}
+}
+
+// A proxy's path holds its target URL escaped by url.PathEscape (Go's way
+// to put a URL in a path segment: '/' and '?' escaped, ':' '@' '=' kept),
+// the target's query holding an e-mail address. The sanitized URL is
+// right (url.full), and so must be the error text, which repeats that
+// sanitized URL and is sanitized again by redact.Text (it lost the
+// proxy's host and named the e-mail's domain as the host).
+func TestErrorTextKeepsTheProxyHostWithAnEmailInTheTargetQuery(t *testing.T) {
+	target := "https://admin:S3CRET@i.test/x?e=a@b.test"
+	raw := "http://p.test/fetch/" + url.PathEscape(target)
+	u, err := url.Parse(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	clean := otelretry.SanitizeURL(u)
+	host := u.Host
+
+	rec := tracetest.NewSpanRecorder()
+	// A base that names the request it failed, as a *url.Error does.
+	base := roundTripFunc(func(r *http.Request) (*http.Response, error) {
+		return nil, &url.Error{Op: "Get", URL: r.URL.String(), Err: io.ErrUnexpectedEOF}
+	})
+	client := &http.Client{Transport: otelretry.NewTransport(base,
+		otelretry.WithTracerProvider(sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))),
+		otelretry.WithMaxAttempts(1),
+		otelretry.WithDeadline(5*time.Second))}
+	req, _ := http.NewRequestWithContext(t.Context(), http.MethodGet, raw, nil)
+	resp, err := client.Do(req)
+	if err == nil {
+		resp.Body.Close()
+		t.Fatalf("got %d; want an error", resp.StatusCode)
+	}
+	var rerr *otelretry.Error
+	text := err.Error()
+	if errors.As(err, &rerr) {
+		text = rerr.Error()
+	}
+	t.Logf("SanitizeURL = %s", clean)
+	if strings.Contains(text, "S3CRET") {
+		t.Errorf("leak: %s", text)
+	}
+	if !strings.Contains(text, host) || strings.Contains(text, "REDACTED:REDACTED@b.test") {
+		t.Errorf("error text lost the host %s:\n  %s", host, text)
+	}
+	for _, s := range rec.Ended() {
+		if d := s.Status().Description; strings.Contains(d, "Get ") && (!strings.Contains(d, host) || strings.Contains(d, "REDACTED:REDACTED@b.test")) {
+			t.Errorf("span %q status lost the host: %s", s.Name(), d)
 		}
 	}
 }

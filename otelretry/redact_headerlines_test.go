@@ -169,3 +169,65 @@ func TestAMalformedHeaderLineWithoutItsColonKeepsNoValue(t *testing.T) {
 		})
 	}
 }
+
+// net/http quotes the values of framing headers it rejects
+// ("unsupported transfer encoding: %q", "too many transfer encodings: %q",
+// "bad Content-Length %q", "multiple Content-Length headers; got %q").
+// docs/telemetry.md: "otelretry records no header's value, on any
+// channel" (one exception: User-Agent on otelhttp's span).
+func TestFramingHeaderValuesReachNoTelemetry(t *testing.T) {
+	const secret = "FRAMINGSECRET42"
+	for name, answer := range map[string]string{
+		// a response that begins with its header lines, its status line
+		// missing (an nph CGI script's output): net/http quotes the first
+		// line as the status line ("malformed HTTP status code %q",
+		// "malformed HTTP response %q")
+		"no status line, SP": "Set-Cookie: session=" + secret + "\r\nContent-Length: 0\r\n\r\n",
+		"no status line":     "Set-Cookie:session=" + secret + "\r\nContent-Length: 0\r\n\r\n",
+	} {
+		t.Run(name, func(t *testing.T) { framingValueLeaks(t, answer, secret) })
+	}
+	for name, head := range map[string]string{
+		"unsupported TE": "Transfer-Encoding: " + secret + "\r\n",
+		"too many TE":    "Transfer-Encoding: chunked\r\nTransfer-Encoding: " + secret + "\r\n",
+		"bad CL":         "Content-Length: " + secret + "\r\n",
+		"multiple CL":    "Content-Length: 0\r\nContent-Length: " + secret + "\r\n",
+	} {
+		t.Run(name, func(t *testing.T) { framingValueLeaks(t, "HTTP/1.1 503 Service Unavailable\r\n"+head+"\r\n", secret) })
+	}
+}
+
+func framingValueLeaks(t *testing.T, answer, secret string) {
+	{
+		{
+			url, _ := rawH1Server(t, answer)
+			rec := tracetest.NewSpanRecorder()
+			base := http.DefaultTransport.(*http.Transport).Clone()
+			t.Cleanup(base.CloseIdleConnections)
+			client := &http.Client{Transport: otelretry.NewTransport(base,
+				otelretry.WithTracerProvider(sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))),
+				otelretry.WithMaxAttempts(1),
+				otelretry.WithDeadline(5*time.Second))}
+			req, _ := http.NewRequestWithContext(t.Context(), http.MethodGet, url, nil)
+			resp, err := client.Do(req)
+			if err == nil {
+				resp.Body.Close()
+				t.Fatalf("got %d; want net/http's framing error", resp.StatusCode)
+			}
+			var rerr *otelretry.Error
+			text := err.Error()
+			if errors.As(err, &rerr) {
+				text = rerr.Error()
+			}
+			if strings.Contains(text, secret) {
+				t.Errorf("Error() carries the header's value: %s", text)
+			}
+			for _, s := range rec.Ended() {
+				dump := fmt.Sprintf("%v %v %v", s.Status().Description, s.Attributes(), s.Events())
+				if strings.Contains(dump, secret) {
+					t.Errorf("span %q carries the header's value: %s", s.Name(), s.Status().Description)
+				}
+			}
+		}
+	}
+}

@@ -1,10 +1,14 @@
 package main
 
 import (
+	"bytes"
+	"context"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestOutputsThroughALinkToANewFileAreRefused: -html and -o that reach one file
@@ -63,6 +67,129 @@ func TestTheSameInputFileTwiceIsRefused(t *testing.T) {
 			i := strings.Index(out, "findings:")
 			t.Errorf("%s given twice (as %s): exit %d, stderr %q; want it refused (2) or read once (0), not findings:\n%.400s",
 				filepath.Base(spans), second, code, errOut, out[max(i, 0):])
+		}
+	}
+}
+
+// TestHelperMain is the command, run in a child process by runAlone
+// (with its own stdin and stdout, which run3 cannot give it).
+func TestHelperMain(t *testing.T) {
+	args := os.Getenv("RETRYINSPECT_TEST_ARGS")
+	if args == "" {
+		t.Skip("helper")
+	}
+	os.Exit(run(strings.Split(args, "\x1f"), os.Stdout, os.Stderr))
+}
+
+// runAlone runs the command as its own process, stdin from the file stdin
+// ("" for none), and returns its exit code, stdout and stderr.
+func runAlone(t *testing.T, stdin string, args ...string) (int, string, string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, os.Args[0], "-test.run=^TestHelperMain$")
+	cmd.Env = append(os.Environ(), "RETRYINSPECT_TEST_ARGS="+strings.Join(args, "\x1f"))
+	if stdin != "" {
+		f, err := os.Open(stdin)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		cmd.Stdin = f
+	}
+	var out, errOut bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	err := cmd.Run()
+	if ctx.Err() != nil {
+		t.Fatalf("%v: hung", args)
+	}
+	code := 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	return code, out.String(), errOut.String()
+}
+
+// docs/retryinspect.md: "An output (-o, -html) that names an input or the
+// other output, and an input named twice, however spelled (./, a link,
+// ...), are refused with exit 2 before anything is read or written".
+// /dev/stdout is a link to the standard output the other output writes to.
+func TestHTMLToDevStdoutWithTheReportOnStdoutIsRefused(t *testing.T) {
+	spans := stdoutFile(t, caseNamed(t, "clean").roots...)
+	code, _, errOut := runAlone(t, "", spans, "-html", "-", "-json")
+	t.Logf("-html - -json: exit %d, %q", code, strings.TrimSpace(errOut))
+	for _, args := range [][]string{
+		{spans, "-html", "/dev/stdout", "-json"},
+		{spans, "-html", "/dev/stdout"},
+		{spans, "-html", "-", "-o", "/dev/stdout"},
+	} {
+		code, out, errOut := runAlone(t, "", args...)
+		if code != exitError {
+			t.Errorf("%v: exit %d, stderr %q; want exit 2. stdout holds the HTML page (%v) and the text/JSON report (%v) together:\n%.120q ... %.200q",
+				args[1:], code, errOut, strings.Contains(out, "<html") || strings.Contains(out, "<!DOCTYPE"),
+				strings.Contains(out, "findings") || strings.HasPrefix(strings.TrimSpace(out), "{") || strings.Contains(out, "}\n"), out, out[max(0, len(out)-200):])
+		}
+	}
+}
+
+// An input named twice: "-" (stdin) and /dev/stdin, or "-" and the file
+// stdin is redirected from. The clean trace alone exits 0.
+func TestStdinNamedTwiceIsRefused(t *testing.T) {
+	spans := stdoutFile(t, caseNamed(t, "clean").roots...)
+	if code, _, errOut := runAlone(t, spans, "-"); code != exitClean {
+		t.Fatalf("alone: exit %d %s", code, errOut)
+	}
+	for _, args := range [][]string{{"-", "/dev/stdin"}, {"-", "/proc/self/fd/0"}, {"-", spans}} {
+		code, out, errOut := runAlone(t, spans, args...)
+		if code != exitClean && code != exitError || strings.Contains(out, "[duplicate-request-id]") {
+			i := strings.Index(out, "findings:")
+			t.Errorf("%v < %s: exit %d, stderr %q; want refused (2) or read once (0):\n%.300s", args, filepath.Base(spans), code, errOut, out[max(i, 0):])
+		}
+	}
+}
+
+// Links that the kernel resolves before "..", an output not written yet.
+func TestOutputsThroughALinkedDirAndDotDotAreRefused(t *testing.T) {
+	spans := stdoutFile(t, caseNamed(t, "unsafe-resend").roots...)
+	base := t.TempDir()
+	real := filepath.Join(base, "real", "sub")
+	if err := os.MkdirAll(real, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	work := filepath.Join(base, "work")
+	os.MkdirAll(work, 0o755)
+	ld := filepath.Join(work, "ld")
+	if err := os.Symlink(real, ld); err != nil {
+		t.Fatal(err)
+	}
+	html := filepath.Join(base, "real", "report.html") // what work/ld/../report.html is
+	out := ld + "/../report.html"
+	code, _, errOut := run3([]string{spans, "-html", html, "-o", out})
+	page, _ := os.ReadFile(html)
+	if code != exitError {
+		t.Errorf("-html %s -o %s (one file): exit %d, stderr %q; want exit 2; the HTML file now starts %.60q", html, out, code, errOut, page)
+	}
+}
+
+// Loops and directories: a clear message and exit 2, no hang, no crash.
+func TestLoopsAndDirectoriesAreRefused(t *testing.T) {
+	spans := stdoutFile(t, caseNamed(t, "clean").roots...)
+	dir := t.TempDir()
+	a, b := filepath.Join(dir, "a"), filepath.Join(dir, "b")
+	os.Symlink(b, a)
+	os.Symlink(a, b)
+	self := filepath.Join(dir, "self")
+	os.Symlink("self", self)
+	for _, args := range [][]string{
+		{a}, {spans, a}, {spans, "-o", a}, {spans, "-html", a}, {spans, "-o", a, "-html", b}, {spans, "-o", self, "-html", self},
+		{spans, "-o", dir}, {spans, "-html", dir}, {dir}, {spans, "-o", dir, "-html", dir},
+	} {
+		code, _, errOut := runAlone(t, "", args...)
+		t.Logf("%v: exit %d, %q", args[1:], code, strings.TrimSpace(errOut))
+		if code != exitError || strings.Contains(errOut, "panic") {
+			t.Errorf("%v: exit %d, stderr %q", args, code, errOut)
 		}
 	}
 }

@@ -285,28 +285,50 @@ func (c *command) parse(args []string) (options, error) {
 // also names, however spelled: the second write would replace the first,
 // and a report written over its input leaves no trace to read again.
 func checkOutputs(opts options) error {
-	if opts.html != "" && opts.html != "-" && opts.out != "-" && sameFile(opts.html, opts.out) {
+	htmlOut, reportOut := slices.Contains(stdoutNames, opts.html), slices.Contains(stdoutNames, opts.out)
+	switch {
+	case htmlOut && reportOut && (opts.html != "-" || opts.out != "-"): // "-html -" alone: the page is the output
+		return usagef("-html %s and the report both write to stdout: give -html or -o a file", opts.html)
+	case opts.html != "" && !htmlOut && !reportOut && sameFile(opts.html, opts.out):
 		return usagef("-html and -o name the same file %q", opts.out)
 	}
 	for _, output := range []struct{ flag, name string }{{"-html", opts.html}, {"-o", opts.out}} {
-		if output.name == "" || output.name == "-" {
+		if output.name == "" || slices.Contains(stdoutNames, output.name) {
 			continue
 		}
 		for _, in := range opts.files {
-			if in.name != "-" && sameFile(output.name, in.name) {
+			if !slices.Contains(stdinNames, in.name) && sameFile(output.name, in.name) {
 				return usagef("%s names the input file %q: the report would replace the trace", output.flag, in.name)
 			}
 		}
 	}
 	for i, in := range opts.files {
 		for _, again := range opts.files[i+1:] {
-			if in.name != "-" && again.name != "-" && sameFile(in.name, again.name) {
-				// Read twice, every span would look delivered twice.
+			if sameInput(in.name, again.name) { // read twice, every span would look delivered twice
 				return usagef("%q and %q name the same input file", in.name, again.name)
 			}
 		}
 	}
 	return nil
+}
+
+// sameInput tells whether two input names reach one file, stdin's names
+// among them: stdin is the file it was redirected from.
+func sameInput(a, b string) bool {
+	aIn, bIn := slices.Contains(stdinNames, a), slices.Contains(stdinNames, b)
+	if aIn && bIn {
+		return true
+	}
+	if !aIn && !bIn {
+		return sameFile(a, b)
+	}
+	file := a
+	if aIn {
+		file = b
+	}
+	si, errS := os.Stdin.Stat()
+	fi, errF := os.Stat(file)
+	return errS == nil && errF == nil && si.Mode().IsRegular() && fi.Mode().IsRegular() && os.SameFile(si, fi)
 }
 
 // sameFile tells whether two names reach one file: by the file system when
@@ -330,11 +352,17 @@ func sameFile(a, b string) bool {
 
 // resolvedPath is name's absolute path with every link followed, also for
 // a file not written yet: a dangling link leads to the name it holds, and
-// the directory of a name that does not exist is resolved.
+// the directory of a name that does not exist is resolved. Nothing is
+// cleaned before the links are followed: ".." after a link is the parent
+// of what it links to.
 func resolvedPath(name string) string {
-	p, err := filepath.Abs(name)
-	if err != nil {
-		return filepath.Clean(name)
+	p := name
+	if !filepath.IsAbs(p) {
+		wd, err := os.Getwd()
+		if err != nil {
+			return filepath.Clean(name)
+		}
+		p = wd + string(filepath.Separator) + p
 	}
 	for range 40 { // as many links as Linux follows in one path
 		if r, err := filepath.EvalSymlinks(p); err == nil {
@@ -345,15 +373,23 @@ func resolvedPath(name string) string {
 			break // not a link: a file not written yet
 		}
 		if !filepath.IsAbs(target) {
-			target = filepath.Join(filepath.Dir(p), target)
+			target = p[:strings.LastIndexByte(p, filepath.Separator)+1] + target
 		}
 		p = target
 	}
-	if dir, err := filepath.EvalSymlinks(filepath.Dir(p)); err == nil {
-		return filepath.Join(dir, filepath.Base(p))
+	dir, base := p[:strings.LastIndexByte(p, filepath.Separator)+1], p[strings.LastIndexByte(p, filepath.Separator)+1:]
+	if r, err := filepath.EvalSymlinks(dir); err == nil {
+		return filepath.Join(r, base)
 	}
-	return p
+	return filepath.Clean(p)
 }
+
+// stdinNames and stdoutNames are the paths that name the standard streams
+// on Linux, which "-" names as an input and as an output.
+var (
+	stdinNames  = []string{"-", "/dev/stdin", "/dev/fd/0", "/proc/self/fd/0"}
+	stdoutNames = []string{"-", "/dev/stdout", "/dev/fd/1", "/proc/self/fd/1"}
+)
 
 // parseInterspersed parses args with fs, flags before and between the
 // FILE arguments (retryinspect traces.json -html report.html), and

@@ -402,8 +402,12 @@ func parsedAsWritten(raw string, u *url.URL) bool {
 
 // unredactedAt reports whether path holds an '@' written as it is that does
 // not follow REDACTED:REDACTED (URL's own output, a proxy's target URL
-// redacted, ends no userinfo either).
+// redacted, ends no userinfo either) or a "://" escaped at least in part
+// (a proxy's target URL, whose userinfo URL redacts).
 func unredactedAt(path string) bool {
+	if sep := escapedSchemeSep(path); sep >= 0 {
+		path = path[:sep]
+	}
 	for i := strings.IndexByte(path, '@'); i >= 0; {
 		if !strings.HasSuffix(path[:i], credentials) {
 			return true
@@ -460,8 +464,8 @@ func unparsed(raw string) string {
 // "h:8080", "/@scope/pkg" and "/users/@me" are paths, after "user:pw" a
 // "/@" ends a password). An '@' after the query's or fragment's first
 // "key=" is an e-mail address there ("?e=a@b.com"), not a userinfo's end,
-// and so is one after REDACTED:REDACTED past the first '/' (an escaped
-// URL's userinfo, redacted already: "h/a@b/https%3A%2F%2FREDACTED:REDACTED@i").
+// and so is one from a redacted target URL escaped in the path on
+// ("h/a@b/https%3A%2F%2FREDACTED:REDACTED@i?e=a@b", see redactedTargetAt).
 // It errs toward redacting: "h:8080/users/a@b" becomes
 // "REDACTED:REDACTED@b".
 func userinfoEnd(s string) int {
@@ -479,10 +483,10 @@ func userinfoEnd(s string) int {
 		tail = s[:slash+i]
 	}
 	host := hostPort(s[:slash])
+	if target := redactedTargetAt(tail[slash:]); target >= 0 {
+		tail = tail[:slash+target] // a URL escaped in the path, redacted already: its '@'s end none here
+	}
 	for last := strings.LastIndexByte(tail, '@'); last > at; last = strings.LastIndexByte(tail[:last], '@') {
-		if strings.HasSuffix(tail[:last], credentials) {
-			continue // a userinfo redacted already, of a URL escaped in the path: it ends none here
-		}
 		if tail[last-1] != '/' || !host {
 			if strings.IndexByte(tail[:last], ':') >= 0 {
 				at = last
@@ -491,6 +495,40 @@ func userinfoEnd(s string) int {
 		}
 	}
 	return at
+}
+
+// escapedSchemeSep is the index in path of the first "://" escaped at
+// least in part ("%3A%2F%2F", ":%2F%2F"), -1 when there is none.
+func escapedSchemeSep(path string) int {
+	for k := 0; k < len(path); k++ {
+		if c := path[k]; c == '%' || c == ':' && k+1 < len(path) && path[k+1] == '%' {
+			if end := spelledAt(path, k, "://"); end > 0 && strings.IndexByte(path[k:end], '%') >= 0 {
+				return k
+			}
+		}
+	}
+	return -1
+}
+
+// redactedTargetAt is the index in path of the first REDACTED:REDACTED
+// that follows a "://" escaped at least in part ("https%3A%2F%2F",
+// "https:%2F%2F"): a proxy's target URL that URL redacted. -1 when there
+// is none. A "://" as written would have split the text before.
+func redactedTargetAt(path string) int {
+	for from := 0; ; {
+		i := strings.Index(path[from:], credentials)
+		if i < 0 {
+			return -1
+		}
+		i += from
+		// The longest spelling of "://" is three bytes escaped three times over.
+		for k := max(0, i-3*7); k < i; k++ {
+			if spelledAt(path, k, "://") == i && strings.IndexByte(path[k:i], '%') >= 0 {
+				return i
+			}
+		}
+		from = i + len(credentials)
+	}
 }
 
 // SplitUserinfo splits the userinfo off authority, the text of a URL after

@@ -197,3 +197,44 @@ func TestStringOfURLKeepsTheHostWithAnAtInTheProxyPath(t *testing.T) {
 		}
 	}
 }
+
+// A real password that holds a '/' and ends in REDACTED:REDACTED: the '@'
+// after it ends its userinfo, since no escaped "://" comes before it (a
+// first rule skipped every '@' after REDACTED:REDACTED and kept it).
+func TestAPasswordEndingInTheRedactedFormIsRedacted(t *testing.T) {
+	for _, in := range []string{
+		"https://tenant:S3CRET/REDACTED:REDACTED@h.test/x",
+		"postgres://app:S3/CRET:REDACTED:REDACTED@db/x",
+	} {
+		if out := redact.String(in); strings.Contains(out, "S3") {
+			t.Errorf("String(%q) = %q keeps the password", in, out)
+		}
+		if out := redact.Text("dial " + in + " failed"); strings.Contains(out, "S3") {
+			t.Errorf("Text(dial %q failed) = %q keeps the password", in, out)
+		}
+	}
+}
+
+// url.PathEscape of a target URL whose query holds an e-mail address:
+// URL's output is a fixed point of String and Text (they dropped the
+// proxy's host and path: "http://REDACTED:REDACTED@b.test").
+func TestStringOfURLFixedPointWithAnEmailInTheEscapedTargetsQuery(t *testing.T) {
+	for _, target := range []string{
+		"https://admin:S3CRET@i.test/x?e=a@b.test",
+		"https://admin:S3CRET@i.test/cb?email=ops@corp.test&x=1",
+	} {
+		in := "http://p.test/fetch/" + url.PathEscape(target)
+		u, err := url.Parse(in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := redact.URL(u)
+		if again := redact.String(out); again != out {
+			t.Errorf("URL(%q)\n   = %q\nString of it = %q: not a fixed point", in, out, again)
+		}
+		msg := `Get "` + out + `": EOF`
+		if again := redact.Text(msg); again != msg {
+			t.Errorf("Text(%q)\n   = %q", msg, again)
+		}
+	}
+}
