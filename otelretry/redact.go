@@ -187,19 +187,27 @@ var quotedResponseText = [...]struct {
 // scrubHeaderLines is msg with each header line or value net/http quoted
 // in it (see quotedResponseText) replaced: a line by its name and REDACTED
 // ("Retry-After: REDACTED"), or by REDACTED alone where no token tells a
-// name; a value, or a list of them (["chunked" "…"]), by REDACTED.
+// name; a value, or a list of them (["chunked" "…"]), by REDACTED. One
+// pass, left to right: what a replaced value held is never read again (a
+// server writes it, prefixes and all), and the time is linear.
 func scrubHeaderLines(msg string) string {
-	for _, q := range quotedResponseText {
-		for from := 0; ; {
-			i := strings.Index(msg[from:], q.prefix)
-			if i < 0 {
-				break
+	if !strings.Contains(msg, "malformed ") && !strings.Contains(msg, "transfer encoding") && !strings.Contains(msg, "Content-Length") {
+		return msg
+	}
+	var b strings.Builder
+	last := 0
+	for i := 0; i < len(msg); i++ {
+		for _, q := range quotedResponseText {
+			if !strings.HasPrefix(msg[i:], q.prefix) {
+				continue
 			}
-			start := from + i + len(q.prefix)
+			start := i + len(q.prefix)
 			quoted := quotedValue(msg[start:])
 			if quoted == "" {
-				from = start
-				continue
+				if !strings.HasPrefix(msg[start:], `"`) && !strings.HasPrefix(msg[start:], "[") {
+					break
+				}
+				quoted = msg[start:] // not as %q writes: all of the rest may be the value
 			}
 			clean := attrs.Redacted
 			if line, err := strconv.Unquote(quoted); q.line && err == nil {
@@ -207,18 +215,28 @@ func scrubHeaderLines(msg string) string {
 					clean = name + ": " + attrs.Redacted
 				} // else the colon is the value's ("Set-Cookie s=…; Expires=… 07:28"): no name told
 			}
-			clean = strconv.Quote(clean)
-			msg = msg[:start] + clean + msg[start+len(quoted):]
-			from = start + len(clean)
+			b.WriteString(msg[last:start])
+			b.WriteString(strconv.Quote(clean))
+			last = start + len(quoted)
+			i = last - 1
+			break
 		}
 	}
-	return msg
+	if last == 0 {
+		return msg
+	}
+	b.WriteString(msg[last:])
+	return b.String()
 }
 
-// quotedValue is the Go-quoted string s begins with, or the list of them
-// in brackets that %q prints for a []string, "" when s begins with neither.
+// quotedValue is the double-quoted string s begins with, or the list of
+// them in brackets that %q prints for a []string, "" when s begins with
+// neither (%q writes no other quotes).
 func quotedValue(s string) string {
 	if !strings.HasPrefix(s, "[") {
+		if !strings.HasPrefix(s, `"`) {
+			return ""
+		}
 		q, _ := strconv.QuotedPrefix(s)
 		return q
 	}
@@ -228,12 +246,14 @@ func quotedValue(s string) string {
 			return s[:i+1]
 		case ' ':
 			i++
-		default:
+		case '"':
 			q, err := strconv.QuotedPrefix(s[i:])
 			if err != nil {
 				return ""
 			}
 			i += len(q)
+		default:
+			return ""
 		}
 	}
 	return ""

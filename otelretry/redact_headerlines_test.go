@@ -231,3 +231,23 @@ func framingValueLeaks(t *testing.T, answer, secret string) {
 		}
 	}
 }
+
+// A framing header's value (Transfer-Encoding) is server-written text:
+// when it holds the text of an earlier entry of quotedResponseText
+// followed by a rune literal or a raw string (which %q leaves
+// unescaped): scrubHeaderLines replaced that inner "quote" first with a
+// double-quoted "REDACTED", which ended the outer quoted value early, the
+// outer replacement covered only its head and the rest of the value
+// stayed in the text. One pass, left to right, reads no value twice.
+func TestANestedQuotedPrefixLeavesNoValue(t *testing.T) {
+	const secret = "FRAMINGSECRET42"
+	for name, head := range map[string]string{
+		"rune literal": "Transfer-Encoding: malformed MIME header line: 'x' " + secret + "\r\n",
+		"raw string":   "Transfer-Encoding: malformed MIME header line: `x` " + secret + "\r\n",
+		"bad CL":       "Content-Length: invalid empty Content-Length 'x' " + secret + "\r\n",
+	} {
+		t.Run(name, func(t *testing.T) {
+			framingValueLeaks(t, "HTTP/1.1 503 Service Unavailable\r\n"+head+"\r\n", secret)
+		})
+	}
+}

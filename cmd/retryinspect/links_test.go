@@ -193,3 +193,65 @@ func TestLoopsAndDirectoriesAreRefused(t *testing.T) {
 		}
 	}
 }
+
+// An output over the file stdin is read from ("-", /dev/stdin): refused,
+// the trace kept.
+func TestOutputOverTheFileStdinIsReadFromIsRefused(t *testing.T) {
+	for _, c := range []struct {
+		in   string
+		flag string
+	}{{"-", "-html"}, {"-", "-o"}, {"/dev/stdin", "-html"}} {
+		t.Run(c.in+" "+c.flag, func(t *testing.T) {
+			spans := stdoutFile(t, caseNamed(t, "clean").roots...)
+			before, err := os.ReadFile(spans)
+			if err != nil {
+				t.Fatal(err)
+			}
+			code, _, errOut := runAlone(t, spans, c.in, c.flag, spans)
+			after, _ := os.ReadFile(spans)
+			if code != exitError {
+				t.Errorf("%s %s %s < %s: exit %d, stderr %q; want exit 2. The trace file changed: %v, now starts %.60q",
+					c.in, c.flag, spans, spans, code, strings.TrimSpace(errOut), !bytes.Equal(before, after), after)
+			}
+		})
+	}
+}
+
+// /dev/stdout as an output while stdout is appended to the input: refused,
+// the trace kept (an output is created anew, truncated).
+func TestDevStdoutOverTheInputIsRefused(t *testing.T) {
+	for _, args := range [][]string{{"-o", "/dev/stdout"}, {"-html", "/dev/stdout", "-o", "report.txt"}} {
+		t.Run(strings.Join(args, " "), func(t *testing.T) {
+			spans := stdoutFile(t, caseNamed(t, "clean").roots...)
+			before, _ := os.ReadFile(spans)
+			for i, a := range args {
+				if a == "report.txt" {
+					args[i] = filepath.Join(t.TempDir(), a)
+				}
+			}
+			f, err := os.OpenFile(spans, os.O_WRONLY|os.O_APPEND, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer f.Close()
+			ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
+			defer cancel()
+			cmd := exec.CommandContext(ctx, os.Args[0], "-test.run=^TestHelperMain$")
+			cmd.Env = append(os.Environ(), "RETRYINSPECT_TEST_ARGS="+strings.Join(append([]string{spans}, args...), "\x1f"))
+			var errOut bytes.Buffer
+			cmd.Stdout, cmd.Stderr = f, &errOut
+			err = cmd.Run()
+			code := 0
+			if ee, ok := err.(*exec.ExitError); ok {
+				code = ee.ExitCode()
+			} else if err != nil {
+				t.Fatal(err)
+			}
+			after, _ := os.ReadFile(spans)
+			if code != exitError {
+				t.Errorf("in.json %v >> in.json: exit %d, stderr %q; want exit 2. The trace was %d bytes, now %d, starting %.80q",
+					args, code, strings.TrimSpace(errOut.String()), len(before), len(after), after)
+			}
+		})
+	}
+}

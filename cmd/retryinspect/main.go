@@ -285,26 +285,29 @@ func (c *command) parse(args []string) (options, error) {
 // also names, however spelled: the second write would replace the first,
 // and a report written over its input leaves no trace to read again.
 func checkOutputs(opts options) error {
-	htmlOut, reportOut := slices.Contains(stdoutNames, opts.html), slices.Contains(stdoutNames, opts.out)
+	html, report := outputEnd(opts.html), outputEnd(opts.out)
 	switch {
-	case htmlOut && reportOut && (opts.html != "-" || opts.out != "-"): // "-html -" alone: the page is the output
+	case html.std && report.std && (opts.html != "-" || opts.out != "-"): // "-html -" alone: the page is the output
 		return usagef("-html %s and the report both write to stdout: give -html or -o a file", opts.html)
-	case opts.html != "" && !htmlOut && !reportOut && sameFile(opts.html, opts.out):
+	case opts.html != "" && !(html.std && report.std) && sameEnd(html, report):
 		return usagef("-html and -o name the same file %q", opts.out)
 	}
-	for _, output := range []struct{ flag, name string }{{"-html", opts.html}, {"-o", opts.out}} {
-		if output.name == "" || slices.Contains(stdoutNames, output.name) {
+	for _, output := range []struct {
+		flag string
+		end  end
+	}{{"-html", html}, {"-o", report}} {
+		if output.end.name == "" {
 			continue
 		}
 		for _, in := range opts.files {
-			if !slices.Contains(stdinNames, in.name) && sameFile(output.name, in.name) {
+			if sameEnd(output.end, inputEnd(in.name)) {
 				return usagef("%s names the input file %q: the report would replace the trace", output.flag, in.name)
 			}
 		}
 	}
 	for i, in := range opts.files {
 		for _, again := range opts.files[i+1:] {
-			if sameInput(in.name, again.name) { // read twice, every span would look delivered twice
+			if sameEnd(inputEnd(in.name), inputEnd(again.name)) { // read twice, every span would look delivered twice
 				return usagef("%q and %q name the same input file", in.name, again.name)
 			}
 		}
@@ -312,23 +315,41 @@ func checkOutputs(opts options) error {
 	return nil
 }
 
-// sameInput tells whether two input names reach one file, stdin's names
-// among them: stdin is the file it was redirected from.
-func sameInput(a, b string) bool {
-	aIn, bIn := slices.Contains(stdinNames, a), slices.Contains(stdinNames, b)
-	if aIn && bIn {
+// end is a file the command reads or writes: by its name, or, for a name
+// of a standard stream (see stdinNames), that stream.
+type end struct {
+	name   string
+	std    bool
+	stream *os.File
+}
+
+func inputEnd(name string) end {
+	return end{name: name, std: slices.Contains(stdinNames, name), stream: os.Stdin}
+}
+
+func outputEnd(name string) end {
+	return end{name: name, std: slices.Contains(stdoutNames, name), stream: os.Stdout}
+}
+
+func (e end) stat() (os.FileInfo, error) {
+	if e.std {
+		return e.stream.Stat()
+	}
+	return os.Stat(e.name)
+}
+
+// sameEnd tells whether a and b reach one file: one stream; a stream and
+// the regular file it was redirected to or from; else as sameFile tells.
+func sameEnd(a, b end) bool {
+	if a.std && b.std && a.stream == b.stream {
 		return true
 	}
-	if !aIn && !bIn {
-		return sameFile(a, b)
+	ai, errA := a.stat()
+	bi, errB := b.stat()
+	if errA == nil && errB == nil && ai.Mode().IsRegular() && bi.Mode().IsRegular() {
+		return os.SameFile(ai, bi)
 	}
-	file := a
-	if aIn {
-		file = b
-	}
-	si, errS := os.Stdin.Stat()
-	fi, errF := os.Stat(file)
-	return errS == nil && errF == nil && si.Mode().IsRegular() && fi.Mode().IsRegular() && os.SameFile(si, fi)
+	return !a.std && !b.std && sameFile(a.name, b.name)
 }
 
 // sameFile tells whether two names reach one file: by the file system when

@@ -464,8 +464,9 @@ func unparsed(raw string) string {
 // "h:8080", "/@scope/pkg" and "/users/@me" are paths, after "user:pw" a
 // "/@" ends a password). An '@' after the query's or fragment's first
 // "key=" is an e-mail address there ("?e=a@b.com"), not a userinfo's end,
-// and so is one from a redacted target URL escaped in the path on
-// ("h/a@b/https%3A%2F%2FREDACTED:REDACTED@i?e=a@b", see redactedTargetAt).
+// and so is one from a target URL escaped in the path on
+// ("h/a@b/https%3A%2F%2Fu%3Apw%40i?e=a@b", see escapedSchemeSep): its
+// userinfo is redactEmbedded's to find.
 // It errs toward redacting: "h:8080/users/a@b" becomes
 // "REDACTED:REDACTED@b".
 func userinfoEnd(s string) int {
@@ -483,8 +484,8 @@ func userinfoEnd(s string) int {
 		tail = s[:slash+i]
 	}
 	host := hostPort(s[:slash])
-	if target := redactedTargetAt(tail[slash:]); target >= 0 {
-		tail = tail[:slash+target] // a URL escaped in the path, redacted already: its '@'s end none here
+	if target := escapedSchemeSep(tail[slash:]); target >= 0 {
+		tail = tail[:slash+target] // a URL escaped in the path: its '@'s are its own (redactEmbedded reads them)
 	}
 	for last := strings.LastIndexByte(tail, '@'); last > at; last = strings.LastIndexByte(tail[:last], '@') {
 		if tail[last-1] != '/' || !host {
@@ -508,27 +509,6 @@ func escapedSchemeSep(path string) int {
 		}
 	}
 	return -1
-}
-
-// redactedTargetAt is the index in path of the first REDACTED:REDACTED
-// that follows a "://" escaped at least in part ("https%3A%2F%2F",
-// "https:%2F%2F"): a proxy's target URL that URL redacted. -1 when there
-// is none. A "://" as written would have split the text before.
-func redactedTargetAt(path string) int {
-	for from := 0; ; {
-		i := strings.Index(path[from:], credentials)
-		if i < 0 {
-			return -1
-		}
-		i += from
-		// The longest spelling of "://" is three bytes escaped three times over.
-		for k := max(0, i-3*7); k < i; k++ {
-			if spelledAt(path, k, "://") == i && strings.IndexByte(path[k:i], '%') >= 0 {
-				return i
-			}
-		}
-		from = i + len(credentials)
-	}
 }
 
 // SplitUserinfo splits the userinfo off authority, the text of a URL after

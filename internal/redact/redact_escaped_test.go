@@ -238,3 +238,32 @@ func TestStringOfURLFixedPointWithAnEmailInTheEscapedTargetsQuery(t *testing.T) 
 		}
 	}
 }
+
+// A proxy path with an '@' segment before a target escaped by
+// url.PathEscape whose query holds an e-mail address (the case
+// TestStringOfURLFixedPointWithAnEmailInTheEscapedTargetsQuery covers
+// after "/fetch/", and TestStringOfURLKeepsTheHostWithAnAtInTheProxyPath
+// covers without the e-mail): URL's output must be a fixed point of
+// String and Text (they dropped the proxy's host and path and named the
+// e-mail's domain as a host with credentials).
+func TestStringOfURLFixedPointWithAtSegmentAndEmailInEscapedTarget(t *testing.T) {
+	for _, c := range []struct{ pre, target string }{
+		{"/users/@me/avatar/", "https://cdn.test/a.png?owner=ops@corp.test"},
+		{"/users/@me/", "https://admin:S3CRET@i.test/x?e=a@b.test"},
+		{"/mail/a@b.test/", "https://i.test/cb?email=ops@corp.test"},
+	} {
+		in := "http://p.test" + c.pre + url.PathEscape(c.target)
+		u, err := url.Parse(in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := redact.URL(u)
+		if again := redact.String(out); again != out {
+			t.Errorf("URL(%q)\n   = %q\nString of it = %q: not a fixed point", in, out, again)
+		}
+		msg := `Get "` + out + `": EOF`
+		if again := redact.Text(msg); again != msg {
+			t.Errorf("Text(%q)\n   = %q", msg, again)
+		}
+	}
+}
