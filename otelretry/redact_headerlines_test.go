@@ -139,33 +139,7 @@ func TestAMalformedHeaderLineWithoutItsColonKeepsNoValue(t *testing.T) {
 		"Set-Cookie session=" + secret + "; Path=/; Domain=h.test:8443",
 	} {
 		t.Run(line[:20], func(t *testing.T) {
-			url, _ := rawH1Server(t, "HTTP/1.1 503 Service Unavailable\r\n"+line+"\r\nContent-Length: 0\r\n\r\n")
-			rec := tracetest.NewSpanRecorder()
-			base := http.DefaultTransport.(*http.Transport).Clone()
-			t.Cleanup(base.CloseIdleConnections)
-			client := &http.Client{Transport: otelretry.NewTransport(base,
-				otelretry.WithTracerProvider(sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))),
-				otelretry.WithMaxAttempts(1),
-				otelretry.WithDeadline(5*time.Second))}
-			req, _ := http.NewRequestWithContext(t.Context(), http.MethodGet, url, nil)
-			resp, err := client.Do(req)
-			if err == nil {
-				resp.Body.Close()
-				t.Fatalf("got %d; want net/http's malformed header error", resp.StatusCode)
-			}
-			var rerr *otelretry.Error
-			text := err.Error()
-			if errors.As(err, &rerr) {
-				text = rerr.Error()
-			}
-			if strings.Contains(text, secret) {
-				t.Errorf("Error() carries the cookie's value: %s", text)
-			}
-			for _, s := range rec.Ended() {
-				if d := s.Status().Description; strings.Contains(d, secret) {
-					t.Errorf("span %q status carries the cookie's value: %s", s.Name(), d)
-				}
-			}
+			headValueLeaks(t, "HTTP/1.1 503 Service Unavailable\r\n"+line+"\r\nContent-Length: 0\r\n\r\n", secret)
 		})
 	}
 }
@@ -185,7 +159,7 @@ func TestFramingHeaderValuesReachNoTelemetry(t *testing.T) {
 		"no status line, SP": "Set-Cookie: session=" + secret + "\r\nContent-Length: 0\r\n\r\n",
 		"no status line":     "Set-Cookie:session=" + secret + "\r\nContent-Length: 0\r\n\r\n",
 	} {
-		t.Run(name, func(t *testing.T) { framingValueLeaks(t, answer, secret) })
+		t.Run(name, func(t *testing.T) { headValueLeaks(t, answer, secret) })
 	}
 	for name, head := range map[string]string{
 		"unsupported TE": "Transfer-Encoding: " + secret + "\r\n",
@@ -193,41 +167,41 @@ func TestFramingHeaderValuesReachNoTelemetry(t *testing.T) {
 		"bad CL":         "Content-Length: " + secret + "\r\n",
 		"multiple CL":    "Content-Length: 0\r\nContent-Length: " + secret + "\r\n",
 	} {
-		t.Run(name, func(t *testing.T) { framingValueLeaks(t, "HTTP/1.1 503 Service Unavailable\r\n"+head+"\r\n", secret) })
+		t.Run(name, func(t *testing.T) { headValueLeaks(t, "HTTP/1.1 503 Service Unavailable\r\n"+head+"\r\n", secret) })
 	}
 }
 
-func framingValueLeaks(t *testing.T, answer, secret string) {
-	{
-		{
-			url, _ := rawH1Server(t, answer)
-			rec := tracetest.NewSpanRecorder()
-			base := http.DefaultTransport.(*http.Transport).Clone()
-			t.Cleanup(base.CloseIdleConnections)
-			client := &http.Client{Transport: otelretry.NewTransport(base,
-				otelretry.WithTracerProvider(sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))),
-				otelretry.WithMaxAttempts(1),
-				otelretry.WithDeadline(5*time.Second))}
-			req, _ := http.NewRequestWithContext(t.Context(), http.MethodGet, url, nil)
-			resp, err := client.Do(req)
-			if err == nil {
-				resp.Body.Close()
-				t.Fatalf("got %d; want net/http's framing error", resp.StatusCode)
-			}
-			var rerr *otelretry.Error
-			text := err.Error()
-			if errors.As(err, &rerr) {
-				text = rerr.Error()
-			}
-			if strings.Contains(text, secret) {
-				t.Errorf("Error() carries the header's value: %s", text)
-			}
-			for _, s := range rec.Ended() {
-				dump := fmt.Sprintf("%v %v %v", s.Status().Description, s.Attributes(), s.Events())
-				if strings.Contains(dump, secret) {
-					t.Errorf("span %q carries the header's value: %s", s.Name(), s.Status().Description)
-				}
-			}
+// headValueLeaks sends one GET to a server answering the raw bytes of
+// answer, which net/http rejects, and fails t where secret, a value of
+// the response's head, reaches the caller's error or a span.
+func headValueLeaks(t *testing.T, answer, secret string) {
+	t.Helper()
+	url, _ := rawH1Server(t, answer)
+	rec := tracetest.NewSpanRecorder()
+	base := http.DefaultTransport.(*http.Transport).Clone()
+	t.Cleanup(base.CloseIdleConnections)
+	client := &http.Client{Transport: otelretry.NewTransport(base,
+		otelretry.WithTracerProvider(sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))),
+		otelretry.WithMaxAttempts(1),
+		otelretry.WithDeadline(5*time.Second))}
+	req, _ := http.NewRequestWithContext(t.Context(), http.MethodGet, url, nil)
+	resp, err := client.Do(req)
+	if err == nil {
+		resp.Body.Close()
+		t.Fatalf("got %d; want net/http's error for the response's head", resp.StatusCode)
+	}
+	var rerr *otelretry.Error
+	text := err.Error()
+	if errors.As(err, &rerr) {
+		text = rerr.Error()
+	}
+	if strings.Contains(text, secret) {
+		t.Errorf("Error() carries the header's value: %s", text)
+	}
+	for _, s := range rec.Ended() {
+		dump := fmt.Sprintf("%v %v %v", s.Status().Description, s.Attributes(), s.Events())
+		if strings.Contains(dump, secret) {
+			t.Errorf("span %q carries the header's value: %s", s.Name(), s.Status().Description)
 		}
 	}
 }
@@ -247,7 +221,7 @@ func TestANestedQuotedPrefixLeavesNoValue(t *testing.T) {
 		"bad CL":       "Content-Length: invalid empty Content-Length 'x' " + secret + "\r\n",
 	} {
 		t.Run(name, func(t *testing.T) {
-			framingValueLeaks(t, "HTTP/1.1 503 Service Unavailable\r\n"+head+"\r\n", secret)
+			headValueLeaks(t, "HTTP/1.1 503 Service Unavailable\r\n"+head+"\r\n", secret)
 		})
 	}
 }

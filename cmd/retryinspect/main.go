@@ -305,9 +305,15 @@ func checkOutputs(opts options) error {
 			}
 		}
 	}
-	for i, in := range opts.files {
-		for _, again := range opts.files[i+1:] {
-			if sameEnd(inputEnd(in.name), inputEnd(again.name)) { // read twice, every span would look delivered twice
+	return checkInputs(opts.files)
+}
+
+// checkInputs refuses an input named twice, however spelled: read twice,
+// every span would look delivered twice.
+func checkInputs(files []inputFile) error {
+	for i, in := range files {
+		for _, again := range files[i+1:] {
+			if sameEnd(inputEnd(in.name), inputEnd(again.name)) {
 				return usagef("%q and %q name the same input file", in.name, again.name)
 			}
 		}

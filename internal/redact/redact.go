@@ -636,8 +636,8 @@ func wordEnd(s string, ahead *lookahead) int {
 	for i := 0; i < len(s); i++ {
 		c := s[i]
 		switch {
-		case c == '?' || c == '@' || schemeSepAt(s[i:]) || c == '%' && spelledAt(s, i, "://") > 0:
-			url = true // a URL, or one escaped whole, holds separators a userinfo may hold
+		case urlSignAt(s, i):
+			url = true
 		case c == '#':
 			url = url || path || fragmentAfter(s[from:i], s[i+1:])
 			from = i + 1
@@ -656,6 +656,14 @@ func wordEnd(s string, ahead *lookahead) int {
 		}
 	}
 	return len(s)
+}
+
+// urlSignAt reports whether s shows at i what only a URL holds: a '?', an
+// '@', or a "://", also escaped (a URL escaped whole); a URL holds
+// separators a userinfo may hold.
+func urlSignAt(s string, i int) bool {
+	c := s[i]
+	return c == '?' || c == '@' || schemeSepAt(s[i:]) || c == '%' && spelledAt(s, i, "://") > 0
 }
 
 // schemeSepAt reports whether s begins with "://", its slashes escaped or
