@@ -1,3 +1,6 @@
+// Copyright The otelretry Authors
+// SPDX-License-Identifier: Apache-2.0
+
 package otelretry_test
 
 import (

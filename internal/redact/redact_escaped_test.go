@@ -1,3 +1,6 @@
+// Copyright The otelretry Authors
+// SPDX-License-Identifier: Apache-2.0
+
 package redact_test
 
 import (
@@ -183,18 +186,7 @@ func TestStringOfURLKeepsTheHostWithAnAtInTheProxyPath(t *testing.T) {
 		"http://p.test/users/@me/https:%2F%2Fadmin:S3CRET@i.test%2Fx",
 		"http://p.test/mail/a@b.test/https:%2F%2Fadmin:S3CRET@i.test%2Fx",
 	} {
-		u, err := url.Parse(in)
-		if err != nil {
-			t.Fatal(err)
-		}
-		out := redact.URL(u)
-		if again := redact.String(out); again != out {
-			t.Errorf("URL(%q)\n   = %q\nString of it = %q: not a fixed point", in, out, again)
-		}
-		msg := `Get "` + out + `": EOF`
-		if again := redact.Text(msg); again != msg {
-			t.Errorf("Text(%q)\n   = %q: the sanitized URL changed again", msg, again)
-		}
+		urlIsAFixedPointOfStringAndText(t, in)
 	}
 }
 
@@ -224,18 +216,7 @@ func TestStringOfURLFixedPointWithAnEmailInTheEscapedTargetsQuery(t *testing.T) 
 		"https://admin:S3CRET@i.test/cb?email=ops@corp.test&x=1",
 	} {
 		in := "http://p.test/fetch/" + url.PathEscape(target)
-		u, err := url.Parse(in)
-		if err != nil {
-			t.Fatal(err)
-		}
-		out := redact.URL(u)
-		if again := redact.String(out); again != out {
-			t.Errorf("URL(%q)\n   = %q\nString of it = %q: not a fixed point", in, out, again)
-		}
-		msg := `Get "` + out + `": EOF`
-		if again := redact.Text(msg); again != msg {
-			t.Errorf("Text(%q)\n   = %q", msg, again)
-		}
+		urlIsAFixedPointOfStringAndText(t, in)
 	}
 }
 
@@ -253,17 +234,24 @@ func TestStringOfURLFixedPointWithAtSegmentAndEmailInEscapedTarget(t *testing.T)
 		{"/mail/a@b.test/", "https://i.test/cb?email=ops@corp.test"},
 	} {
 		in := "http://p.test" + c.pre + url.PathEscape(c.target)
-		u, err := url.Parse(in)
-		if err != nil {
-			t.Fatal(err)
-		}
-		out := redact.URL(u)
-		if again := redact.String(out); again != out {
-			t.Errorf("URL(%q)\n   = %q\nString of it = %q: not a fixed point", in, out, again)
-		}
-		msg := `Get "` + out + `": EOF`
-		if again := redact.Text(msg); again != msg {
-			t.Errorf("Text(%q)\n   = %q", msg, again)
-		}
+		urlIsAFixedPointOfStringAndText(t, in)
+	}
+}
+
+// urlIsAFixedPointOfStringAndText fails t unless URL's output for in is
+// what String of it and Text of an error quoting it give back.
+func urlIsAFixedPointOfStringAndText(t *testing.T, in string) {
+	t.Helper()
+	u, err := url.Parse(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := redact.URL(u)
+	if again := redact.String(out); again != out {
+		t.Errorf("URL(%q)\n   = %q\nString of it = %q: not a fixed point", in, out, again)
+	}
+	msg := `Get "` + out + `": EOF`
+	if again := redact.Text(msg); again != msg {
+		t.Errorf("Text(%q)\n   = %q: the sanitized URL changed again", msg, again)
 	}
 }
