@@ -258,3 +258,25 @@ func TestDevStdoutOverTheInputIsRefused(t *testing.T) {
 		})
 	}
 }
+
+// docs/retryinspect.md: "An output (-o, -html) that names an input or the
+// other output ... however spelled (./, a link, ..., /dev/stdout or
+// /dev/stdin for -), are refused with exit 2". -html /dev/stdout beside the
+// report on stdout is refused (TestHTMLToDevStdoutWithTheReportOnStdoutIsRefused);
+// so is the same stream under another spelling, or through a link.
+func TestStdoutSpelledOtherwiseBesideTheReportIsRefused(t *testing.T) {
+	spans := stdoutFile(t, caseNamed(t, "clean").roots...)
+	link := filepath.Join(t.TempDir(), "page.html")
+	if err := os.Symlink("/dev/stdout", link); err != nil {
+		t.Fatal(err)
+	}
+	for _, html := range []string{"/dev/stdout", "/dev/./stdout", "//dev/stdout", link} {
+		t.Run(html, func(t *testing.T) {
+			code, out, errOut := runAlone(t, "", spans, "-html", html)
+			if code != exitError {
+				t.Errorf("-html %s with the report on stdout (a pipe): exit %d, stderr %q; want exit 2. stdout holds the page: %v and the text report: %v (%d bytes)",
+					html, code, strings.TrimSpace(errOut), strings.Contains(out, "<html") || strings.Contains(out, "<!DOCTYPE"), strings.Contains(out, "operation"), len(out))
+			}
+		})
+	}
+}

@@ -289,6 +289,8 @@ func checkOutputs(opts options) error {
 	switch {
 	case html.std && report.std && (opts.html != "-" || opts.out != "-"): // "-html -" alone: the page is the output
 		return usagef("-html %s and the report both write to stdout: give -html or -o a file", opts.html)
+	case opts.html != "" && !(html.std && report.std) && sameStream(html, report):
+		return usagef("-html %s and the report reach one stream (%s): give -html or -o a file", opts.html, opts.out)
 	case opts.html != "" && !(html.std && report.std) && sameEnd(html, report):
 		return usagef("-html and -o name the same file %q", opts.out)
 	}
@@ -342,6 +344,15 @@ func (e end) stat() (os.FileInfo, error) {
 		return e.stream.Stat()
 	}
 	return os.Stat(e.name)
+}
+
+// sameStream tells whether two outputs reach one pipe or terminal (stdout
+// spelled otherwise, a link to it), where they would interleave.
+func sameStream(a, b end) bool {
+	ai, errA := a.stat()
+	bi, errB := b.stat()
+	stream := os.ModeNamedPipe | os.ModeCharDevice
+	return errA == nil && errB == nil && ai.Mode()&stream != 0 && bi.Mode()&stream != 0 && os.SameFile(ai, bi)
 }
 
 // sameEnd tells whether a and b reach one file: one stream; a stream and
