@@ -54,7 +54,8 @@ func URL(u *url.URL) string {
 	if at := strings.LastIndexByte(u.Host, '@'); at >= 0 {
 		clean.Host = credentials + u.Host[at:]
 	}
-	if sent := u.EscapedPath(); EmbeddedUserinfo(sent) {
+	if EmbeddedUserinfo(u.Path) { // decoded once: no decoding for a path escaped once without a target URL
+		sent := u.EscapedPath()
 		// A proxy's path that holds its target URL, written plain or
 		// escaped (once or more, in any spelling): redacted on the path as
 		// sent, changed only where a userinfo is.
