@@ -29,13 +29,11 @@ func ConstantBackoff(d time.Duration) Backoff {
 
 // ExponentialBackoff pauses a random duration in [0, min(max, initial·2^(n-1))]
 // before retry n ("full jitter"), so clients that failed together spread
-// their retries instead of arriving in lockstep.
+// their retries instead of arriving in lockstep. The max bounds every
+// pause: a max below initial lowers initial to it.
 func ExponentialBackoff(initial, max time.Duration) Backoff {
-	initial = clampNonNegative(initial)
 	max = clampNonNegative(max)
-	if max < initial {
-		max = initial
-	}
+	initial = min(clampNonNegative(initial), max)
 	return (&exponentialBackoff{initial: initial, max: max}).delay
 }
 
@@ -74,9 +72,10 @@ func fullJitter(ceiling time.Duration) time.Duration {
 // "decorrelated jitter" AWS describes in its architecture blog ("Exponential
 // Backoff And Jitter"). Pauses grow from the last one actually taken, the
 // answer's PreviousPause; without one (0) it draws from [base, 3·base].
+// The cap bounds every pause: a cap below base lowers base to it.
 func DecorrelatedJitter(base, cap time.Duration) Backoff {
-	base = clampNonNegative(base)
-	cap = max(clampNonNegative(cap), base)
+	cap = clampNonNegative(cap)
+	base = min(clampNonNegative(base), cap)
 	return decorrelatedJitter{base: base, cap: cap}.delay
 }
 

@@ -172,3 +172,29 @@ func TestBackoffIsAskedOnlyForRetryableResults(t *testing.T) {
 		}
 	})
 }
+
+// The bound each constructor names bounds every pause, whatever order its
+// arguments come in: ExponentialBackoff's max, DecorrelatedJitter's cap,
+// even below the starting value.
+func TestBackoffCapBoundsEveryPause(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		b     otelretry.Backoff
+		bound time.Duration
+	}{
+		{"ExponentialBackoff(1s, 100ms)", otelretry.ExponentialBackoff(time.Second, 100*time.Millisecond), 100 * time.Millisecond},
+		{"ExponentialBackoff(1s, 0)", otelretry.ExponentialBackoff(time.Second, 0), 0},
+		{"DecorrelatedJitter(1s, 100ms)", otelretry.DecorrelatedJitter(time.Second, 100*time.Millisecond), 100 * time.Millisecond},
+		{"DecorrelatedJitter(1s, 0)", otelretry.DecorrelatedJitter(time.Second, 0), 0},
+	} {
+		var worst time.Duration
+		prev := time.Duration(0)
+		for n := 1; n <= 300; n++ {
+			d := tc.b(n%5+1, otelretry.Answer{PreviousPause: prev})
+			worst, prev = max(worst, d), d
+		}
+		if worst > tc.bound {
+			t.Errorf("%s: a pause of %v, above its bound %v", tc.name, worst, tc.bound)
+		}
+	}
+}
