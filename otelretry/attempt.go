@@ -104,6 +104,9 @@ type attemptOwner interface {
 	// lateWrites records writes on the wire the base reported after the
 	// attempt's event was recorded.
 	lateWrites(a *attempt, writes int32)
+	// answerBroke is told that the body of the answer handed over broke
+	// as the caller read it.
+	answerBroke()
 }
 
 // heldResponse is the response the base returned while the transport
@@ -559,13 +562,15 @@ func (a *attempt) bodyEnded() {
 	}
 }
 
-// bodyBroke keeps error.type on the attempt's CLIENT span in the
+// bodyBroke tells the operation that the answer's body broke, and keeps
+// error.type on the attempt's CLIENT span in the
 // vocabulary when the body handed over breaks as the caller reads it:
 // otelhttp's body wrapper, below the handed-over body, has just recorded
 // the read error's Go type there. The answer's own error.type (a failed
 // answer's) or the read error's class replaces it; the caller gets the
 // error itself.
 func (a *attempt) bodyBroke(err error) {
+	a.setup.owner.answerBroke()
 	if a.setup.sender.mode != sendThroughClient || a.span == nil || !a.span.IsRecording() {
 		return
 	}

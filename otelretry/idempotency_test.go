@@ -1253,3 +1253,57 @@ func TestAKeyTheHookReplacedIsNotRecordedAsGenerated(t *testing.T) {
 		}
 	})
 }
+
+// A keyed write's 201 whose body breaks as the caller reads it (the
+// server applied the write and stored its answer; the connection broke
+// on the answer's way): the caller never got the answer, so a layer above
+// that sends it again under the same WithOperationID takes its key, and
+// the server's store answers it. Applied once.
+func TestARepeatAfterTheAnswerBrokeKeepsItsKey(t *testing.T) {
+	var mu sync.Mutex
+	stored := map[string]bool{}
+	var keys []string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		key := r.Header.Get("Idempotency-Key")
+		mu.Lock()
+		keys = append(keys, key)
+		replay := stored[key]
+		stored[key] = true
+		mu.Unlock()
+		if replay {
+			w.WriteHeader(http.StatusCreated)
+			io.WriteString(w, "order 1")
+			return
+		}
+		conn, buf, err := w.(http.Hijacker).Hijack() // the head, then the connection breaks mid-body
+		if err != nil {
+			t.Error(err)
+			return
+		}
+		buf.WriteString("HTTP/1.1 201 Created\r\nContent-Length: 100\r\n\r\norder")
+		buf.Flush()
+		conn.Close()
+	}))
+	defer srv.Close()
+	client, _ := keyClient(t, otelretry.WithMaxAttempts(1))
+	ctx := otelretry.WithOperationID(t.Context(), "order-77")
+	var got string
+	for try := 1; try <= 2 && got == ""; try++ { // a layer above: sends again until it reads the answer
+		req, _ := http.NewRequestWithContext(ctx, http.MethodPost, srv.URL+"/orders", strings.NewReader(`{"sku":"A1"}`))
+		resp, err := client.Do(req)
+		if err != nil {
+			t.Fatalf("try %d: %v", try, err)
+		}
+		b, err := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if err == nil {
+			got = string(b)
+		}
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(keys) != 2 || keys[0] == "" || keys[0] != keys[1] || got != "order 1" {
+		t.Errorf("keys on the wire %q, answer %q; want one key for the two tries, the stored answer", keys, got)
+	}
+}

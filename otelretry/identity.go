@@ -120,7 +120,9 @@ type identity struct {
 	// when it cannot be told.
 	key, request string
 	// keySettled: settleKey ran (once: at the end, or after a panic).
-	keySettled bool
+	// keyLetGo: it let the key go, the write having succeeded; until
+	// answerBroke keeps it after all.
+	keySettled, keyLetGo bool
 }
 
 // newIdentity is the identity of an operation with scope sc: the chain's it
@@ -171,7 +173,24 @@ func (i *identity) settleKey(succeeded bool) {
 		return
 	}
 	i.keySettled = true
-	if i.oc != nil && i.key != "" && i.request != "" && !succeeded {
+	if i.oc == nil || i.key == "" || i.request == "" {
+		return
+	}
+	if !succeeded {
+		i.oc.keys.keep(i.request, i.key)
+		return
+	}
+	i.keyLetGo = true
+}
+
+// answerBroke keeps the key a success let go (settleKey) when the body of
+// its answer broke as the caller read it: the caller never got the
+// answer, so the write a layer above sends again is the same one, and
+// the server's store of answers by key answers it. Once: the caller reads
+// a body on one goroutine, after RoundTrip returned.
+func (i *identity) answerBroke() {
+	if i.keyLetGo {
+		i.keyLetGo = false
 		i.oc.keys.keep(i.request, i.key)
 	}
 }

@@ -382,6 +382,12 @@ func (op *operation) lateWrites(a *attempt, writes int32) {
 	op.t.sender.rec.recordLateWrites(&op.tel, a.span, &a.ev, writes)
 }
 
+// answerBroke keeps the operation's key for a repeat when the body of the
+// answer it returned broke as the caller read it (see
+// identity.answerBroke). It runs on the caller's goroutine, after
+// RoundTrip returned: it reads only what was settled before.
+func (op *operation) answerBroke() { op.ident.answerBroke() }
+
 // callerErr is the caller's reason to stop (see callerSignals).
 func (op *operation) callerErr() error { return op.setup.stop.err(&op.clock) }
 
