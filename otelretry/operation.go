@@ -94,7 +94,8 @@ func runOperation(t *shared, req *http.Request) (*http.Response, error) {
 
 // begin opens the operation: the first stage of its judgment, its
 // identity and deadline (a redirect hop's from the hop it follows), its
-// span, and its body's buffer when the plan asks for one.
+// span and its race; its body's buffer waits for the first attempt's
+// admission (admitFirst).
 func (op *operation) begin(held *holdings) {
 	t, req := op.t, op.req
 	start := time.Now()
@@ -125,8 +126,26 @@ func (op *operation) begin(held *holdings) {
 		bodies: bodySource{body: req.Body, getBody: req.GetBody, hasBody: hasBody}, maxAttempts: op.plan.attemptLimit(),
 		intent: scopedIntent{in: sc.intent, at: sc.at}}
 	op.beginRace(hedgingOf(sc.intent, t.cfg.hedging))
+}
+
+// admitFirst asks the client-side throttle for the first attempt, before
+// anything about it starts: the caller's body is not read, no key is
+// taken. It returns ReasonThrottle when the throttle refuses it, "" when
+// it admits it, and "" without asking when there is no throttle or the
+// first decision ends the operation anyway. Then, admitted, the body is
+// buffered and the headers made.
+func (op *operation) admitFirst(held *holdings, p *progress) attrs.Reason {
+	if op.t.gate.throttle != nil {
+		now := op.clock.since()
+		if decide(op.inputAt(phaseBeforeCall, now, p)).goAhead() {
+			if reason := op.t.gate.first(op.keys.dep, op.clock.at(now)); reason != "" {
+				return reason
+			}
+		}
+	}
 	op.beginBuffer(held)
 	op.setup.sendHeaders(op.wireHeaders()) // after the buffer, which tells a repeat's body
+	return ""
 }
 
 // beginRace gives a read that may be hedged (h on, more than one attempt)
@@ -196,16 +215,17 @@ func (op *operation) policy() requestPolicy { return policyOf(op.plan, op.key) }
 // or the error, and the verdict that ended the operation.
 func (op *operation) run(held *holdings) (*http.Response, error, verdict) {
 	var p progress
+	refused := op.admitFirst(held, &p)
 	for n := 1; ; n++ {
 		now := op.clock.since()
 		in := op.inputAt(phaseBeforeCall, now, &p)
 		v := decide(in)
 		switch {
 		case !v.goAhead():
-		case n == 1 && op.t.gate.throttle != nil:
-			// The first attempt passes the admission too, with a
-			// client-side throttle: it refuses a request before it starts.
-			v = decide(in.withBudget(op.t.gate.first(op.keys.dep, op.clock.at(now))))
+		case n == 1 && refused != "":
+			// The client-side throttle refused the first attempt before
+			// it started (admitFirst).
+			v = decide(in.withBudget(refused))
 		case n > 1:
 			// A retry was admitted when it was decided; a hold that came
 			// during its pause still holds it.

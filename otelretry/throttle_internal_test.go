@@ -6,6 +6,7 @@ package otelretry
 import (
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"math/rand/v2"
 	"net/http"
@@ -15,6 +16,8 @@ import (
 	"testing/synctest"
 	"time"
 	"unsafe"
+
+	"github.com/otelretry/otelretry-go/attrs"
 )
 
 // The probability of refusing follows the SRE book's rule,
@@ -243,5 +246,28 @@ func TestTheThrottleKeepsItsOwnCopyOfTheKey(t *testing.T) {
 		if unsafe.StringData(k) == unsafe.StringData(key) || unsafe.StringData(e.Value.(*throttleDep).key) == unsafe.StringData(key) {
 			t.Error("the throttle's table keeps the URL's memory through its key")
 		}
+	}
+}
+
+// A request the throttle refuses is refused before anything about it
+// starts: its body is not read (a body that stalls ends it throttled, not
+// at its deadline), and it is closed, as RoundTrip closes every body.
+func TestAThrottledWriteDoesNotWaitForItsBody(t *testing.T) {
+	base := baseFunc(func(r *http.Request) (*http.Response, error) {
+		return &http.Response{StatusCode: http.StatusServiceUnavailable, Body: http.NoBody, Request: r}, nil
+	})
+	th := &Throttle{K: 1, MaxRejection: 1, rand: func() float64 { return 0 }} // refuses whenever p > 0
+	th.record("api.test", time.Now(), false)
+	tr := NewTransport(base, WithThrottle(th), WithDeadline(time.Second))
+	body, stalled := io.Pipe() // nothing is ever written: a read waits
+	req, _ := http.NewRequest(http.MethodPut, "http://api.test/x", body)
+	req.ContentLength = 5
+	_, err := tr.RoundTrip(req)
+	var oe *Error
+	if !errors.As(err, &oe) || !errors.Is(err, ErrThrottled) || oe.Outcome != attrs.OutcomeThrottled {
+		t.Fatalf("a stalled PUT the throttle refuses: %v, want throttled", err)
+	}
+	if _, err := stalled.Write([]byte("x")); !errors.Is(err, io.ErrClosedPipe) {
+		t.Errorf("the refused request's body: a write after RoundTrip returned %v, want it closed", err)
 	}
 }
