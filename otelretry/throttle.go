@@ -40,7 +40,11 @@ var errInvalidThrottleSetting = errors.New("otelretry: throttle setting ignored"
 // at most MaxRejection, counted over a sliding window: requests are every
 // attempt the application made to the dependency (those the throttle
 // refused included), accepts the answers other than 429 and 503, and other
-// than transport errors. A dependency that answers keeps its requests
+// than transport errors. An attempt counts once it ends, as gRPC's
+// adaptive throttler counts it, so that a burst to a fresh dependency is
+// not refused for answers not back yet: a dependency that holds what it
+// is sent is throttled once those attempts time out (WithAttemptTimeout
+// bounds how long that takes). A dependency that answers keeps its requests
 // flowing; one that is overloaded (it refuses, or times out) sees the
 // load it gets fall to about K times what it accepts, so that its queue
 // drains and overload ends when its cause ends, instead of outlasting it
