@@ -67,9 +67,10 @@ var peerConfigs = []config{
 //   - otelretry-p95: a fixed delay of e.hedgeDelay, the true p95;
 //   - otelretry-adaptive: the adaptive delay, the p95 of the time to
 //     response headers it observed, which must find the true p95 by itself
-//     (no Delay: until it has observed enough, it waits MaxDelay, the
-//     default 2 s). It learns from its own traffic in the warm-up phase,
-//     which every configuration runs alike.
+//     (no Delay: until it has observed 20 answers, it waits the longest
+//     answer seen so far, docs/hedging.md's starting delay). It learns
+//     from its own traffic in the warm-up phase, which every
+//     configuration runs alike.
 //
 // The retry budget is otelretry's default rather than WithoutBudget: it is
 // what a user gets, and what bounds hedges when the dependency fails. Here

@@ -16,7 +16,7 @@ func main() {
 	short := flag.Bool("short", false, "same as -smoke")
 	flag.IntVar(&o.rate, "rate", o.rate, "operations per second (open loop, Poisson)")
 	flag.Uint64Var(&o.seed, "seed", o.seed, "seed of the arrivals and service times (repetition r uses seed+r)")
-	flag.IntVar(&o.reps, "reps", o.reps, "interleaved repetitions; the report gives their medians")
+	flag.IntVar(&o.reps, "reps", o.reps, "interleaved repetitions; the report gives their medians (with -sweep, 5 unless given: the fewest its target is judged on)")
 	flag.DurationVar(&o.deadline, "deadline", o.deadline, "operation deadline, the same for every configuration")
 	flag.IntVar(&o.maxInflight, "max-inflight", o.maxInflight, "operations in flight at most; arrivals above are dropped and counted")
 	flag.IntVar(&o.warmup, "warmup", o.warmup, "operations of the warm-up phase (tail distribution, not judged)")
@@ -47,6 +47,9 @@ func main() {
 	o.configs = strings.Split(*configs, ",")
 	if *sweep && !flagSet("configs") {
 		o.configs = sweepConfigs()
+	}
+	if *sweep && !flagSet("reps") {
+		o.reps = minJudgedReps // the fewest the target is judged on
 	}
 	if *smoke || *short {
 		o.smoke()

@@ -359,8 +359,9 @@ var judgedRange = func() []float64 {
 }()
 
 // minJudgedReps is the fewest repetitions a load is judged on: the
-// issue's "median of at least 3 repetitions".
-const minJudgedReps = 3
+// fewest a 95 % interval can be drawn from (paired.MinRuns; the issue
+// asked for a median of at least 3, which draws the curves).
+const minJudgedReps = paired.MinRuns
 
 // judgeAtEqualLoad judges each otelretry family against each of
 // failsafe-go's, phase by phase, at the loads of judgedRange that at least

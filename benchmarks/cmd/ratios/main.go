@@ -170,19 +170,28 @@ func main() {
 	target("in memory: noop ns/op <= 0.8x retryablehttp-deadline", "RoundTrip", "otelretry-noop", "ns/op", paired.AtMost(0.8), "retryablehttp-deadline")
 	target("in memory: noop allocs/op < retryablehttp-deadline", "RoundTrip", "otelretry-noop", "allocs/op", paired.Below(1), "retryablehttp-deadline")
 	// Linearity: each extra attempt should cost no more than the first.
+	// Retry3 and RoundTrip of a case run in the same runs: judged as the
+	// other targets are, on the per-run ratios and their interval.
 	for _, o := range ours {
 		one, ok1 := med("RoundTrip", o, "ns/op")
 		three, ok3 := med("Retry3", o, "ns/op")
 		a1, _ := med("RoundTrip", o, "allocs/op")
 		a3, _ := med("Retry3", o, "allocs/op")
-		if ok1 && ok3 {
-			verdict := "MISS"
-			if three <= 3*one {
-				verdict = "ok"
-			}
-			fmt.Printf("%-4s %-58s Retry3=%s (%.2fx RoundTrip), %.1f allocs per extra attempt vs %.0f for the first operation\n",
-				verdict, "Retry3 "+o+" ns/op <= 3x RoundTrip", num(three, true), three/one, (a3-a1)/2, a1)
+		if !ok1 || !ok3 {
+			continue
 		}
+		label := "Retry3 " + o + " ns/op <= 3x RoundTrip"
+		x, y := s["Retry3"][o]["ns/op"], s["RoundTrip"][o]["ns/op"]
+		r, okR := paired.Ratio(x, y)
+		lo, hi, okI := paired.Interval(x, y)
+		allocs := fmt.Sprintf("%.1f allocs per extra attempt vs %.0f for the first operation", (a3-a1)/2, a1)
+		if !okR || !okI {
+			fmt.Printf("%-4s %-58s Retry3=%s (no paired interval: runs unpaired or fewer than %d; medians %.2fx RoundTrip), %s\n",
+				"EDGE", label, num(three, true), paired.MinRuns, three/one, allocs)
+			continue
+		}
+		fmt.Printf("%-4s %-58s Retry3=%s (paired %.2fx [%.2f-%.2f] RoundTrip, medians %.2fx), %s\n",
+			paired.AtMost(3).Verdict(lo, hi), label, num(three, true), r, lo, hi, three/one, allocs)
 	}
 	contentFloor(s, perRun, med)
 	sdkSplit(med)

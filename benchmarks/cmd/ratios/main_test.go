@@ -132,3 +132,43 @@ func TestLogEventsTargetIsJudgedOnItsInterval(t *testing.T) {
 		t.Errorf("verdict %q, want %s: the interval [%.2f-%.2f] straddles 1.10", strings.Fields(line)[0], want, lo, hi)
 	}
 }
+
+// The linearity target (Retry3 <= 3x RoundTrip) is judged as the others
+// are, on the per-run ratios and their interval: one run, and runs whose
+// ratios straddle the bound (2.4 to 3.6, median 3.0), are EDGE (both
+// were ok, on the ratio of the medians); runs clearly under it are ok.
+func TestLinearityTargetIsJudgedOnItsInterval(t *testing.T) {
+	runs := func(roundTrip, ratios []float64) string {
+		var raw strings.Builder
+		for i := range roundTrip {
+			raw.WriteString(rawLine("otelretry-noop", roundTrip[i]))
+			fmt.Fprintf(&raw, "BenchmarkRetry3/case=otelretry-noop-2 \t 100000 \t %.0f ns/op \t 1000 B/op \t 27 allocs/op\n", ratios[i]*roundTrip[i])
+		}
+		return raw.String()
+	}
+	line := func(out string) string {
+		for l := range strings.Lines(out) {
+			if strings.Contains(l, "Retry3 otelretry-noop ns/op <= 3x RoundTrip") {
+				return l
+			}
+		}
+		t.Fatalf("no linearity line in:\n%s", out)
+		return ""
+	}
+	rt := []float64{3000, 2000, 3200, 2100, 2900, 2500}
+	for _, tc := range []struct {
+		name      string
+		roundTrip []float64
+		ratios    []float64
+		want      string
+	}{
+		{"one run", []float64{3000}, []float64{2.9}, "EDGE"},
+		{"straddling", rt, []float64{2.4, 3.6, 2.5, 3.5, 2.9, 3.1}, "EDGE"},
+		{"under", rt, []float64{2.0, 2.3, 2.1, 2.4, 2.2, 2.3}, "ok"},
+		{"over", rt, []float64{3.2, 3.5, 3.3, 3.6, 3.4, 3.3}, "MISS"},
+	} {
+		if l := line(runRatios(t, runs(tc.roundTrip, tc.ratios))); !strings.HasPrefix(l, tc.want) {
+			t.Errorf("%s: %s, want %s", tc.name, strings.TrimSpace(l), tc.want)
+		}
+	}
+}
