@@ -169,9 +169,17 @@ func main() {
 	target("loopback: noop ns/op <= 1.05x retryablehttp", "RoundTripLoopback", "otelretry-noop", "ns/op", paired.AtMost(1.05), "retryablehttp")
 	target("in memory: noop ns/op <= 0.8x retryablehttp-deadline", "RoundTrip", "otelretry-noop", "ns/op", paired.AtMost(0.8), "retryablehttp-deadline")
 	target("in memory: noop allocs/op < retryablehttp-deadline", "RoundTrip", "otelretry-noop", "allocs/op", paired.Below(1), "retryablehttp-deadline")
-	// Linearity: each extra attempt should cost no more than the first.
-	// Retry3 and RoundTrip of a case run in the same runs: judged as the
-	// other targets are, on the per-run ratios and their interval.
+	linearity(s, med)
+	contentFloor(s, perRun, med)
+	sdkSplit(med)
+	logEvents(order, perRun, interval, med)
+}
+
+// linearity prints the linearity target of each of our cases: each extra
+// attempt should cost no more than the first (Retry3 <= 3x RoundTrip).
+// Retry3 and RoundTrip of a case run in the same runs: it is judged as
+// the other targets are, on the per-run ratios and their interval.
+func linearity(s samples, med func(bench, cs, unit string) (float64, bool)) {
 	for _, o := range ours {
 		one, ok1 := med("RoundTrip", o, "ns/op")
 		three, ok3 := med("Retry3", o, "ns/op")
@@ -193,9 +201,6 @@ func main() {
 		fmt.Printf("%-4s %-58s Retry3=%s (paired %.2fx [%.2f-%.2f] RoundTrip, medians %.2fx), %s\n",
 			paired.AtMost(3).Verdict(lo, hi), label, num(three, true), r, lo, hi, three/one, allocs)
 	}
-	contentFloor(s, perRun, med)
-	sdkSplit(med)
-	logEvents(order, perRun, interval, med)
 }
 
 // logEvents prints, from BenchmarkLogEvents (names like
