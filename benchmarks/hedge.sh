@@ -11,7 +11,7 @@
 #   bash benchmarks/hedge.sh -sweep     # the sweep (issue 44): p99.9 against extra
 #                                       # requests, failsafe-go and otelretry at 6 fixed
 #                                       # delays, otelretry at 4 quantiles, and the plot
-#                                       # in docs/ (about 16 min)
+#                                       # in docs/ (5 repetitions, about 16 min per 3)
 # Extra flags go to the command (see: go run ./hedge -h).
 #
 # Environment:

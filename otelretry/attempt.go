@@ -562,15 +562,18 @@ func (a *attempt) bodyEnded() {
 	}
 }
 
-// bodyBroke tells the operation that the answer's body broke, and keeps
+// bodyBroke tells the operation that the answer's body broke (unless the
+// caller had closed it: then the caller stopped it), and keeps
 // error.type on the attempt's CLIENT span in the
 // vocabulary when the body handed over breaks as the caller reads it:
 // otelhttp's body wrapper, below the handed-over body, has just recorded
 // the read error's Go type there. The answer's own error.type (a failed
 // answer's) or the read error's class replaces it; the caller gets the
 // error itself.
-func (a *attempt) bodyBroke(err error) {
-	a.setup.owner.answerBroke()
+func (a *attempt) bodyBroke(err error, closed bool) {
+	if !closed {
+		a.setup.owner.answerBroke()
+	}
 	if a.setup.sender.mode != sendThroughClient || a.span == nil || !a.span.IsRecording() {
 		return
 	}

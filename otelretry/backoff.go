@@ -93,7 +93,7 @@ func (d decorrelatedJitter) next(prev time.Duration) time.Duration {
 	if hi <= d.base {
 		return d.base
 	}
-	return d.base + time.Duration(rand.Int64N(int64(hi-d.base)+1))
+	return d.base + fullJitter(hi-d.base)
 }
 
 func clampNonNegative(d time.Duration) time.Duration { return max(d, 0) }

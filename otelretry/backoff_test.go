@@ -198,3 +198,15 @@ func TestBackoffCapBoundsEveryPause(t *testing.T) {
 		}
 	}
 }
+
+// At the edges of the duration range: DecorrelatedJitter with no base and
+// no cap after a pause above a third of the range drew from a span one
+// past the largest int64, and panicked.
+func TestDecorrelatedJitterAtTheEdgesOfTheRange(t *testing.T) {
+	b := otelretry.DecorrelatedJitter(0, math.MaxInt64)
+	for _, prev := range []time.Duration{math.MaxInt64 / 2, math.MaxInt64 - 1, math.MaxInt64} {
+		if d := b(1, otelretry.Answer{PreviousPause: prev}); d < 0 {
+			t.Errorf("after a pause of %v: %v", prev, d)
+		}
+	}
+}

@@ -16,8 +16,9 @@ import (
 type releaser interface {
 	release()
 	// bodyBroke is told of a read error of the body, as it comes up
-	// through otelhttp's body wrapper (see attempt.bodyBroke).
-	bodyBroke(err error)
+	// through otelhttp's body wrapper (see attempt.bodyBroke); closed:
+	// the caller had closed the body, which may be why.
+	bodyBroke(err error, closed bool)
 	// bodyClosing is told before the body is closed, before otelhttp's
 	// wrapper ends its span (see attempt.bodyClosing).
 	bodyClosing()
@@ -32,17 +33,21 @@ type responseBody struct {
 	io.ReadCloser
 	owner releaser
 	once  sync.Once
+	// closed: the caller closed the body; a read on another goroutine
+	// that fails after it was stopped by the caller, not broken.
+	closed atomic.Bool
 }
 
 func (b *responseBody) Read(p []byte) (int, error) {
 	n, err := b.ReadCloser.Read(p)
 	if err != nil && err != io.EOF {
-		b.owner.bodyBroke(err)
+		b.owner.bodyBroke(err, b.closed.Load())
 	}
 	return n, err
 }
 
 func (b *responseBody) Close() error {
+	b.closed.Store(true)
 	defer b.once.Do(b.owner.release) // also when the base's Close panics
 	b.owner.bodyClosing()
 	return b.ReadCloser.Close()
@@ -56,7 +61,7 @@ type responseReadWriteCloser struct {
 func (b responseReadWriteCloser) Write(p []byte) (int, error) {
 	n, err := b.w.Write(p)
 	if err != nil {
-		b.owner.bodyBroke(err) // otelhttp's wrapper records a write error as it does a read error
+		b.owner.bodyBroke(err, b.closed.Load()) // otelhttp's wrapper records a write error as it does a read error
 	}
 	return n, err
 }
@@ -74,6 +79,11 @@ func redirect(status int) bool {
 	}
 	return false
 }
+
+// answerToRead reports whether a success with status is an answer whose
+// body the caller reads (a 2xx), not a redirect http.Client drains and
+// follows, nor a 101's connection.
+func answerToRead(status int) bool { return status >= 200 && status < 300 }
 
 // sendAgain reports whether a redirect with status asks for the request
 // again, elsewhere, body and all: 307 and 308. A write answered so was

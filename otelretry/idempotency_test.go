@@ -1307,3 +1307,108 @@ func TestARepeatAfterTheAnswerBrokeKeepsItsKey(t *testing.T) {
 		t.Errorf("keys on the wire %q, answer %q; want one key for the two tries, the stored answer", keys, got)
 	}
 }
+
+// A keyed POST answered 302 (post/redirect/get: applied; http.Client
+// drains the 302's body and sends a GET) is a success even when that body
+// breaks in the drain: the caller reads the GET's answer, and the same
+// write sent again later under the same id is a new one, with a key of its
+// own.
+func TestA302WhoseBodyBreaksInTheDrainLetsItsKeyGo(t *testing.T) {
+	var mu sync.Mutex
+	var keys []string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		if r.Method == http.MethodGet {
+			io.WriteString(w, "order")
+			return
+		}
+		mu.Lock()
+		keys = append(keys, r.Header.Get("Idempotency-Key"))
+		mu.Unlock()
+		conn, buf, err := w.(http.Hijacker).Hijack()
+		if err != nil {
+			t.Error(err)
+			return
+		}
+		buf.WriteString("HTTP/1.1 302 Found\r\nLocation: /orders/1\r\nContent-Length: 100\r\n\r\nsee")
+		buf.Flush()
+		conn.Close()
+	}))
+	defer srv.Close()
+	client, _ := keyClient(t, otelretry.WithMaxAttempts(1))
+	ctx := otelretry.WithOperationID(t.Context(), "job-9")
+	for try := 1; try <= 2; try++ { // the same order placed again after the first succeeded
+		req, _ := http.NewRequestWithContext(ctx, http.MethodPost, srv.URL+"/orders", strings.NewReader(`{"sku":"A1"}`))
+		resp, err := client.Do(req)
+		if err != nil {
+			t.Fatalf("try %d: %v", try, err)
+		}
+		b, err := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if err != nil || string(b) != "order" {
+			t.Fatalf("try %d: %q, %v", try, b, err)
+		}
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(keys) != 2 || keys[0] == "" || keys[0] == keys[1] {
+		t.Errorf("keys on the wire %q: the write sent again after its 302 took the key of the one that succeeded", keys)
+	}
+}
+
+// A keyed 201 whose body the caller stops by closing it while another
+// goroutine reads it is a success the caller got: the reader's error is
+// the caller's doing, not a break. The same write sent again later under
+// the same id is a new one, with a key of its own.
+func TestASuccessTheCallerClosedEarlyLetsItsKeyGo(t *testing.T) {
+	done := make(chan struct{})
+	defer close(done)
+	var mu sync.Mutex
+	var keys []string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		mu.Lock()
+		keys = append(keys, r.Header.Get("Idempotency-Key"))
+		first := len(keys) == 1
+		mu.Unlock()
+		if !first {
+			w.WriteHeader(http.StatusCreated)
+			return
+		}
+		w.Header().Set("Content-Length", "100")
+		w.WriteHeader(http.StatusCreated)
+		io.WriteString(w, "order 1 ")
+		w.(http.Flusher).Flush()
+		select { // the rest would stream later
+		case <-done:
+		case <-r.Context().Done():
+		}
+	}))
+	defer srv.Close()
+	client, _ := keyClient(t, otelretry.WithMaxAttempts(1))
+	ctx := otelretry.WithOperationID(t.Context(), "job-10")
+	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, srv.URL+"/orders", strings.NewReader(`{"sku":"A1"}`))
+	resp, err := client.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := io.ReadFull(resp.Body, make([]byte, 8)); err != nil {
+		t.Fatal(err)
+	}
+	read := make(chan error, 1)
+	go func() { _, err := io.ReadAll(resp.Body); read <- err }()
+	resp.Body.Close() // the caller has what it wanted: it stops the stream
+	if err := <-read; err == nil {
+		t.Fatal("the reader ended without an error after the caller's Close")
+	}
+	req, _ = http.NewRequestWithContext(ctx, http.MethodPost, srv.URL+"/orders", strings.NewReader(`{"sku":"A1"}`))
+	if resp, err = client.Do(req); err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	mu.Lock()
+	defer mu.Unlock()
+	if len(keys) != 2 || keys[0] == "" || keys[0] == keys[1] {
+		t.Errorf("keys on the wire %q: the write sent again after a 201 the caller closed took the key of the one that succeeded", keys)
+	}
+}

@@ -168,7 +168,9 @@ func (i *identity) takeKey(method string, u *url.URL, host string, body []byte, 
 // one. A repeat is the same body too, so a
 // key kept after a refusal (a 400) is never another write's. A panic
 // keeps it too (the write may have been applied); the first call settles.
-func (i *identity) settleKey(succeeded bool) {
+// toRead: the success is an answer the caller reads (answerToRead), whose
+// body may yet break (answerBroke).
+func (i *identity) settleKey(succeeded, toRead bool) {
 	if i.keySettled {
 		return
 	}
@@ -180,14 +182,15 @@ func (i *identity) settleKey(succeeded bool) {
 		i.oc.keys.keep(i.request, i.key)
 		return
 	}
-	i.keyLetGo = true
+	i.keyLetGo = toRead
 }
 
 // answerBroke keeps the key a success let go (settleKey) when the body of
-// its answer broke as the caller read it: the caller never got the
-// answer, so the write a layer above sends again is the same one, and
-// the server's store of answers by key answers it. Once: the caller reads
-// a body on one goroutine, after RoundTrip returned.
+// its answer (a 2xx the caller reads, not a redirect http.Client drains)
+// broke as the caller read it, before the caller closed it: the caller
+// never got the answer, so the write a layer above sends again is the
+// same one, and the server's store of answers by key answers it. Once:
+// the caller reads a body on one goroutine, after RoundTrip returned.
 func (i *identity) answerBroke() {
 	if i.keyLetGo {
 		i.keyLetGo = false

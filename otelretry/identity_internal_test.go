@@ -234,7 +234,7 @@ func TestIdentityTakesTheKeyOfTheOperationItRepeats(t *testing.T) {
 		id := newIdentity(scopeOf(ctx), nil)
 		data, told := src.bytes()
 		k := id.takeKey(method, u, strings.Join(host, ""), data, told)
-		id.settleKey(succeeded)
+		id.settleKey(succeeded, false)
 		return k
 	}
 	const orders = "http://api.test/orders"

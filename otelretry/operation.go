@@ -675,7 +675,7 @@ const maxCallerLag = time.Second
 func (op *operation) end(v verdict, now time.Duration, p *progress, status int) {
 	op.t.sender.rec.endOperation(&op.tel, operationEnd{verdict: v, attempts: p.attempts, last: p.last,
 		contract: op.policy().contract, abandoned: p.abandoned, duration: now})
-	op.ident.settleKey(v.decision == attrs.DecisionReturn && !sendAgain(status))
+	op.ident.settleKey(v.decision == attrs.DecisionReturn && !sendAgain(status), v.decision == attrs.DecisionReturn && answerToRead(status))
 	op.setup.bodies.release()
 	op.tel.release()
 }
@@ -707,7 +707,7 @@ func (op *operation) abandonOnPanic(held *holdings) {
 	}
 	op.setup.bodies.release()
 	op.tel.release()
-	op.ident.settleKey(false) // the write may have been applied: a repeat takes its key
+	op.ident.settleKey(false, false) // the write may have been applied: a repeat takes its key
 	if resp := held.stored; resp != nil {
 		held.stored = nil
 		afterPanic(func() { closeResponse(resp) })

@@ -78,6 +78,6 @@ func runStateCheck(ctx context.Context, deadline time.Time, hook stateCheckFunc,
 // cancels its lookup's context when it is closed.
 type releaseFunc func()
 
-func (f releaseFunc) release()      { f() }
-func (releaseFunc) bodyBroke(error) {} // a stored response has no attempt span
-func (releaseFunc) bodyClosing()    {}
+func (f releaseFunc) release()            { f() }
+func (releaseFunc) bodyBroke(error, bool) {} // a stored response has no attempt span
+func (releaseFunc) bodyClosing()          {}

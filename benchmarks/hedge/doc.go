@@ -95,7 +95,8 @@
 // writes the same, with each repetition's values.
 //
 // Run it from the benchmarks module: go run ./hedge (about 4 min with
-// the five configurations above), go run ./hedge -sweep -plot FILE (about
-// 16 min with its 20 configurations), or go run ./hedge -smoke (seconds;
+// the five configurations above), go run ./hedge -sweep -plot FILE (its
+// 20 configurations, 5 repetitions: about 16 min per 3), or go run
+// ./hedge -smoke (seconds;
 // figures are meaningless).
 package main
