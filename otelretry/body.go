@@ -180,6 +180,10 @@ func closeResponse(resp *http.Response) {
 // may the cleanup after a panic.
 type rawBody struct {
 	body io.ReadCloser
+	// closed: Close began; no read reaches the base's body after it, so
+	// that a body whose Read goes on after its Close cannot carry a drain
+	// past its cut.
+	closed atomic.Bool
 	// known is what the request is known by, which a read error may name
 	// (see sanitizedReadError).
 	known requestText
@@ -188,6 +192,9 @@ type rawBody struct {
 }
 
 func (r *rawBody) Read(p []byte) (int, error) {
+	if r.closed.Load() {
+		return 0, http.ErrBodyReadAfterClose
+	}
 	n, err := r.body.Read(p)
 	if err != nil && err != io.EOF {
 		err = sanitizedReadError(err, r.known)
@@ -203,6 +210,7 @@ func (r *rawBody) Close() error {
 }
 
 func (r *rawBody) close() {
+	r.closed.Store(true)
 	r.once.Do(func() {
 		if r.body == nil {
 			return

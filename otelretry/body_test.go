@@ -15,6 +15,7 @@ import (
 	"net/url"
 	"os"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -414,4 +415,64 @@ func upgradeThrough(t *testing.T, srv *httptest.Server) (*http.Response, *tracet
 		t.Fatal(err)
 	}
 	return resp, rec
+}
+
+// dribble is a response body fed by a slow source whose Close does not
+// stop its Reads (io.NopCloser over a stream): a byte a tick. It counts
+// the Reads begun after its Close.
+type dribble struct {
+	tick       time.Duration
+	left       int
+	closed     atomic.Bool
+	afterClose atomic.Int32
+}
+
+func (b *dribble) Read(p []byte) (int, error) {
+	if b.closed.Load() {
+		b.afterClose.Add(1)
+	}
+	if b.left == 0 {
+		return 0, io.EOF
+	}
+	time.Sleep(b.tick)
+	if len(p) == 0 {
+		return 0, nil
+	}
+	p[0] = 'x'
+	b.left--
+	return 1, nil
+}
+
+func (b *dribble) Close() error { b.closed.Store(true); return nil }
+
+// The drain of a discarded 503 is cut at its bound (the pause before the
+// next attempt) or at the caller's cancellation by closing the body: a
+// body whose Reads go on after its Close is read no more once it is cut
+// (before: 4,079 Reads after the Close, the 20 ms drain taking 4.7 s).
+func TestADrainCutReadsNoMore(t *testing.T) {
+	for _, canceled := range []bool{false, true} {
+		body := &dribble{tick: 500 * time.Microsecond, left: 4096}
+		calls := 0
+		base := roundTripFunc(func(r *http.Request) (*http.Response, error) {
+			if calls++; calls == 1 {
+				return &http.Response{StatusCode: http.StatusServiceUnavailable, ContentLength: 4096, Body: body, Header: http.Header{}, Request: r}, nil
+			}
+			return &http.Response{StatusCode: http.StatusOK, Body: http.NoBody, Header: http.Header{}, Request: r}, nil
+		})
+		pause := 20 * time.Millisecond
+		ctx, cancel := context.WithCancel(t.Context())
+		if canceled {
+			pause = 10 * time.Second
+			time.AfterFunc(50*time.Millisecond, cancel)
+		}
+		tr := otelretry.NewTransport(base, otelretry.WithBackoff(otelretry.ConstantBackoff(pause)), otelretry.WithoutBudget())
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, "http://api.test/x", nil)
+		if resp, err := tr.RoundTrip(req); err == nil {
+			resp.Body.Close()
+		}
+		cancel()
+		if n := body.afterClose.Load(); !body.closed.Load() || n > 1 {
+			t.Errorf("canceled %v: the drain's body closed %v, %d Reads begun after its Close (at most the one racing it)", canceled, body.closed.Load(), n)
+		}
+	}
 }

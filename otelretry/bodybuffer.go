@@ -77,15 +77,55 @@ func (b *bufferedBody) letGo() {
 	}
 }
 
-var errBodyReadDeadline = fmt.Errorf("not read by the operation deadline (%w)", context.DeadlineExceeded)
+var (
+	errBodyReadDeadline = fmt.Errorf("not read by the operation deadline (%w)", context.DeadlineExceeded)
+	errRequestCanceled  = errors.New("request canceled")
+	errReadStopped      = errors.New("the operation stopped waiting for the body")
+)
+
+// stoppedAlready is why the caller stopped (its context, or its
+// request's Cancel), nil when it has not.
+func stoppedAlready(ctx context.Context, cancel <-chan struct{}) error {
+	select {
+	case <-ctx.Done():
+		return context.Cause(ctx)
+	case <-cancel:
+		return errRequestCanceled
+	default:
+		return nil
+	}
+}
+
+// stoppableReader reads the caller's body until the operation stops
+// waiting for it: no Read begins after that, so none begins after the
+// operation closed the body, which a caller may reuse once it is closed.
+type stoppableReader struct {
+	r       io.Reader
+	stopped atomic.Bool
+}
+
+func (s *stoppableReader) Read(p []byte) (int, error) {
+	if s.stopped.Load() {
+		return 0, errReadStopped
+	}
+	return s.r.Read(p)
+}
 
 // bufferBody reads the caller's body, of length n, into a buffer within
 // left, unless the pool's memory is taken (it reports why it did not:
 // BodyBufferMemoryCap). The caller's body is closed, once, whatever came
-// of the read: a stalled read is unblocked by it. A body that cannot be
-// read, or is not read in time, leaves an error in the buffer, which ends
-// the operation before any call.
+// of the read: a stalled read is unblocked by it, and no read begins once
+// the wait ended (a read already begun is what the Close unblocks, as
+// net/http's Transport closes a body it stops writing). A body that cannot
+// be read, or is not read in time, leaves an error in the buffer, which
+// ends the operation before any call; one whose caller stopped before the
+// read began is not read at all.
 func bufferBody(ctx context.Context, req *http.Request, pool *bodyPool, n int64, left time.Duration) (*bufferedBody, string) {
+	if err := stoppedAlready(ctx, req.Cancel); err != nil {
+		b := &bufferedBody{err: &bufferReadError{err}, pool: pool}
+		b.holders.Store(1)
+		return b, ""
+	}
 	if !pool.reserve(n) {
 		return nil, attrs.BodyBufferMemoryCap
 	}
@@ -93,6 +133,7 @@ func bufferBody(ctx context.Context, req *http.Request, pool *bodyPool, n int64,
 	b.holders.Store(2)
 	done := make(chan error, 1)
 	var waiting readWait
+	body := &stoppableReader{r: req.Body}
 	go func() {
 		read, err := false, error(nil)
 		defer func() {
@@ -107,7 +148,7 @@ func bufferBody(ctx context.Context, req *http.Request, pool *bodyPool, n int64,
 			}
 			waiting.handOver(done, v, read)
 		}()
-		err = readExactly(req.Body, b.data)
+		err = readExactly(body, b.data)
 		read = true
 	}()
 	timer := time.NewTimer(left)
@@ -120,8 +161,9 @@ func bufferBody(ctx context.Context, req *http.Request, pool *bodyPool, n int64,
 	case <-ctx.Done():
 		err = context.Cause(ctx)
 	case <-req.Cancel: // nil, and never ready, unless http.Client set it
-		err = errors.New("request canceled")
+		err = errRequestCanceled
 	}
+	body.stopped.Store(true) // before the operation closes the body
 	if _, panicked := err.(readPanic); !panicked && !waiting.stop() {
 		err = <-done // a panic of the read, handed over as the wait ended
 	}

@@ -4,6 +4,7 @@
 package otelretry_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"io"
@@ -595,5 +596,94 @@ func TestABufferedBodysClosePanicClosesItOnceAndFreesItsBuffer(t *testing.T) {
 	resp.Body.Close()
 	if resp.StatusCode != 200 {
 		t.Errorf("the next body of the same size: status %d, want 200 after a retry from its buffer", resp.StatusCode)
+	}
+}
+
+// watchedBody is a caller's body without GetBody (an io.NopCloser, or
+// smithy-go's wrapper) that counts its Reads, those begun after its Close
+// and those begun after RoundTrip returned (returned). delay slows each
+// Read, as a body fed by a slow source that does not watch Close.
+type watchedBody struct {
+	r                                      io.Reader
+	delay                                  time.Duration
+	closed, returned                       atomic.Bool
+	closes, reads, afterClose, afterReturn atomic.Int32
+}
+
+func (b *watchedBody) Read(p []byte) (int, error) {
+	b.reads.Add(1)
+	if b.closed.Load() {
+		b.afterClose.Add(1)
+	}
+	if b.returned.Load() {
+		b.afterReturn.Add(1)
+	}
+	if b.delay > 0 {
+		time.Sleep(b.delay)
+		p = p[:min(len(p), 64)]
+	}
+	return b.r.Read(p)
+}
+
+func (b *watchedBody) Close() error {
+	b.closes.Add(1)
+	b.closed.Store(true)
+	return nil
+}
+
+// bufferingTransport buffers a PUT's body (no GetBody, known length), and
+// answers 200.
+func bufferingTransport() *otelretry.Transport {
+	return otelretry.NewTransport(roundTripFunc(func(r *http.Request) (*http.Response, error) {
+		io.Copy(io.Discard, r.Body)
+		r.Body.Close()
+		return &http.Response{StatusCode: http.StatusOK, Body: http.NoBody, Header: http.Header{}, Request: r}, nil
+	}), otelretry.WithIdempotentMethods(http.MethodPut), otelretry.WithoutBudget())
+}
+
+// A body being buffered when the caller's deadline passes is closed once
+// and read no more: no Read begins once the operation stopped waiting
+// (the one in progress then is what the Close unblocks), so a caller that
+// reuses its buffer once the body is closed, as net/http's contract lets
+// it, races with nothing (before: 51 Reads after the Close).
+func TestABufferedBodyIsNotReadAfterItIsClosed(t *testing.T) {
+	payload := strings.Repeat("p", 4096) // 64 Reads of 64 bytes, 1 ms each
+	body := &watchedBody{r: strings.NewReader(payload), delay: time.Millisecond}
+	ctx, cancel := context.WithTimeout(t.Context(), 15*time.Millisecond)
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, http.MethodPut, "http://api.test/x", body)
+	req.ContentLength = int64(len(payload))
+	if _, err := bufferingTransport().RoundTrip(req); err == nil {
+		t.Fatal("a body read past the caller's deadline: no error")
+	}
+	body.returned.Store(true)
+	time.Sleep(100 * time.Millisecond) // the read would have gone on meanwhile
+	if n, after := body.closes.Load(), body.afterClose.Load(); n != 1 || after > 1 {
+		t.Errorf("caller's body closed %d times, %d Reads begun after its Close (at most the one racing it)", n, after)
+	}
+}
+
+// A body whose caller stopped before the operation began is not read at
+// all (net/http reads nothing of a request canceled before its call), and
+// is closed once: 200 such operations, each caller reusing its buffer once
+// RoundTrip returned (under -race).
+func TestACanceledCallersBodyIsNotRead(t *testing.T) {
+	tr := bufferingTransport()
+	for range 200 {
+		buf := []byte(strings.Repeat("p", 2048))
+		body := &watchedBody{r: bytes.NewReader(buf)}
+		ctx, cancel := context.WithCancel(t.Context())
+		cancel()
+		req, _ := http.NewRequestWithContext(ctx, http.MethodPut, "http://api.test/x", body)
+		req.ContentLength = int64(len(buf))
+		if _, err := tr.RoundTrip(req); !errors.Is(err, context.Canceled) {
+			t.Fatalf("canceled before it began: %v", err)
+		}
+		for i := range buf { // the caller reuses its buffer
+			buf[i] = 'q'
+		}
+		if n, reads := body.closes.Load(), body.reads.Load(); n != 1 || reads != 0 {
+			t.Fatalf("canceled before it began: closed %d times, read %d times", n, reads)
+		}
 	}
 }
