@@ -86,8 +86,10 @@ type attemptSetup struct {
 	key, opID headerValue
 	// intent is the Intent the operation runs with, and the boundary it
 	// starts at: what IntentFromContext tells the operation's hooks (see
-	// attemptContext.Value).
+	// attemptContext.Value); oc is its WithOperationID, nil for none, what
+	// OperationIDFromContext tells them.
 	intent scopedIntent
+	oc     *operationContext
 }
 
 // sendHeaders gives every attempt the operation's key and id headers, which
@@ -168,6 +170,13 @@ func (c *attemptContext) Value(key any) any {
 		// either.
 		if s := c.a.setup; s != nil && s.intent.in != (Intent{}) {
 			return s.intent
+		}
+		return nil
+	case operationIDKey{}:
+		// The operation's own id, likewise: a call of a hook's own runs
+		// under an id above its boundary, which its hooks are not told.
+		if s := c.a.setup; s != nil && s.oc != nil {
+			return s.oc
 		}
 		return nil
 	}

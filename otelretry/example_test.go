@@ -153,6 +153,53 @@ func ExampleWithIdempotencyKeys() {
 	// Output: order 1 - applied: 1
 }
 
+// A layer above the Transport that sends a call again (an SDK's retryer)
+// gives its tries one operation id, so that they share one idempotency
+// key: here otelretry makes one attempt per call, the first try's answer
+// is lost after the server applied the write, and the layer's second try
+// gets the stored answer. EnsureOperationID adds an id only where the
+// calls have none, in a hook's context too.
+func ExampleEnsureOperationID() {
+	var applied atomic.Int32
+	var mu sync.Mutex
+	stored := map[string]string{}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		key := r.Header.Get("Idempotency-Key")
+		mu.Lock()
+		answer, seen := stored[key]
+		if !seen {
+			answer = fmt.Sprintf("order %d", applied.Add(1))
+			stored[key] = answer
+		}
+		mu.Unlock()
+		if !seen { // applied, then the answer is lost
+			conn, _, _ := w.(http.Hijacker).Hijack()
+			conn.Close()
+			return
+		}
+		fmt.Fprint(w, answer)
+	}))
+	defer srv.Close()
+	base := &http.Transport{}
+	defer base.CloseIdleConnections()
+	client := &http.Client{Transport: otelretry.NewTransport(base, otelretry.WithMaxAttempts(1),
+		otelretry.WithIdempotencyKeys(otelretry.DraftIdempotencyKey()))}
+
+	ctx := otelretry.EnsureOperationID(context.Background()) // the layer's top
+	for range 2 {
+		req, _ := http.NewRequestWithContext(ctx, http.MethodPost, srv.URL, strings.NewReader(`{"sku":"A-1"}`))
+		resp, err := client.Do(req)
+		if err != nil {
+			continue // the layer tries again
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		fmt.Println(string(body), "- applied:", applied.Load())
+		break
+	}
+	// Output: order 1 - applied: 1
+}
+
 func ExampleSanitizeURL() {
 	u, _ := url.Parse("https://alice:s3cret@api.example.com/v1/items?token=abc&page=2#top")
 	fmt.Println(otelretry.SanitizeURL(u))

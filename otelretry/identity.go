@@ -66,12 +66,40 @@ func WithOperationID(ctx context.Context, id string) context.Context {
 	return context.WithValue(ctx, operationIDKey{}, &operationContext{id: id, at: boundaryOf(ctx)})
 }
 
-// OperationIDFromContext returns the id set with WithOperationID.
+// OperationIDFromContext returns the id set with WithOperationID. In a
+// hook's context it is the id of the hook's own operation, when one was
+// set for it, which its calls do not take (see WithOperationID): a layer
+// that gives its calls an id unless they have one uses
+// EnsureOperationID instead.
 func OperationIDFromContext(ctx context.Context) (string, bool) {
 	if oc, ok := ctx.Value(operationIDKey{}).(*operationContext); ok {
 		return oc.id, true
 	}
 	return "", false
+}
+
+// EnsureOperationID returns ctx when the calls made with it belong to an
+// operation id already (WithOperationID, added since the operation
+// boundary a hook's context has: a hook's calls never take their calling
+// operation's id), else WithOperationID(ctx, NewOperationID()). A layer
+// that may send a call more than once (an SDK's retryer, a middleware
+// above the Transport) calls it once per call, at its top, so that its
+// tries share one id, and with it one idempotency key
+// (WithIdempotencyKeys), wherever it runs: in a hook's call too.
+func EnsureOperationID(ctx context.Context) context.Context {
+	if operationSince(ctx, boundaryOf(ctx)) != nil {
+		return ctx
+	}
+	return WithOperationID(ctx, NewOperationID())
+}
+
+// operationSince is the operation context added to ctx since the boundary
+// at, nil for none.
+func operationSince(ctx context.Context, at *boundary) *operationContext {
+	if oc, ok := ctx.Value(operationIDKey{}).(*operationContext); ok && oc.at == at {
+		return oc
+	}
+	return nil
 }
 
 // scope is what the caller's context asks of an operation: the logical
@@ -276,11 +304,7 @@ func newChain(i *identity, deadline time.Time, lastNumber int) *chain {
 // operation's, and is never counted as a repeat of it.
 func scopeOf(ctx context.Context) scope {
 	at := boundaryOf(ctx)
-	sc := scope{intent: intentSince(ctx, at), results: resultsSince(ctx, at), at: at}
-	if oc, ok := ctx.Value(operationIDKey{}).(*operationContext); ok && oc.at == at {
-		sc.oc = oc
-	}
-	return sc
+	return scope{oc: operationSince(ctx, at), intent: intentSince(ctx, at), results: resultsSince(ctx, at), at: at}
 }
 
 // NewOperationID returns a random operation id such as "op-1f3a9c0d5e7b2a64".

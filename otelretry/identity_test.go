@@ -852,3 +852,105 @@ func TestAHopSentAgainByALayerAboveKeepsItsRequestIDsUnique(t *testing.T) {
 		}
 	})
 }
+
+// A hook's call is an operation of its own, with an id of its own: its own
+// hooks are not told the calling operation's id (OperationIDFromContext),
+// so a PrepareAttemptFunc that sends RequestID(id, n) as X-Request-Id
+// never sends the caller's request id for another operation's attempt.
+func TestAHooksCallsHooksAreNotToldTheCallersOperationID(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var mu sync.Mutex
+		sent := map[string][]string{} // by path: the X-Request-Id values on the wire
+		base := roundTripFunc(func(r *http.Request) (*http.Response, error) {
+			mu.Lock()
+			sent[r.URL.Path] = append(sent[r.URL.Path], r.Header.Get("X-Request-Id"))
+			mu.Unlock()
+			return &http.Response{StatusCode: http.StatusOK, Header: http.Header{}, Body: http.NoBody, Request: r}, nil
+		})
+		var client *http.Client
+		prepare := func(r *http.Request, n int) error {
+			if id, ok := otelretry.OperationIDFromContext(r.Context()); ok {
+				r.Header.Set("X-Request-Id", otelretry.RequestID(id, n))
+			}
+			if r.URL.Path == "/token" {
+				return nil
+			}
+			resp, err := client.Do(get(t, r.Context(), "http://auth.test/token"))
+			if err == nil {
+				resp.Body.Close()
+			}
+			return err
+		}
+		client = &http.Client{Transport: otelretry.NewTransport(base, quietOptions(otelretry.WithPrepareAttempt(prepare))...)}
+		resp, err := client.Do(get(t, otelretry.WithOperationID(t.Context(), "op-outer"), "http://api.test/items"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		mu.Lock()
+		defer mu.Unlock()
+		if got := sent["/items"]; len(got) != 1 || got[0] != "op-outer/attempt-1" {
+			t.Errorf("the caller's attempt went out with X-Request-Id %q", got)
+		}
+		if got := sent["/token"]; len(got) != 1 || got[0] != "" {
+			t.Errorf("the hook's call, under no id of its own, went out with X-Request-Id %q, want none", got)
+		}
+	})
+}
+
+// A layer above that may send a write twice (an SDK's retryer) gives its
+// tries one id with EnsureOperationID, at the top and in a hook's call
+// alike, so that they share one idempotency key: in a hook's context the
+// calling operation's id, which its calls do not take, does not count as
+// theirs (OperationIDFromContext's ok there made the layer add none, and
+// each try had a key of its own).
+func TestALayerAboveInAHookGivesItsTriesOneKey(t *testing.T) {
+	for _, fromHook := range []bool{false, true} {
+		synctest.Test(t, func(t *testing.T) {
+			var mu sync.Mutex
+			var keys []string
+			base := roundTripFunc(func(r *http.Request) (*http.Response, error) {
+				status := http.StatusOK
+				if r.URL.Path == "/token" {
+					mu.Lock()
+					if keys = append(keys, r.Header.Get("Idempotency-Key")); len(keys) == 1 {
+						status = http.StatusServiceUnavailable
+					}
+					mu.Unlock()
+				}
+				return &http.Response{StatusCode: status, Header: http.Header{}, Body: http.NoBody, Request: r}, nil
+			})
+			tokens := &http.Client{Transport: otelretry.NewTransport(base, quietOptions(
+				otelretry.WithIdempotencyKeys(otelretry.DraftIdempotencyKey()), otelretry.WithMaxAttempts(1))...)}
+			layerAbove := func(ctx context.Context) { // two tries, the second after a 503
+				ctx = otelretry.EnsureOperationID(ctx)
+				for range 2 {
+					resp, err := tokens.Do(post(t, ctx, "http://auth.test/token", `{"grant_type":"client_credentials"}`))
+					if err != nil {
+						t.Fatal(err)
+					}
+					if resp.Body.Close(); resp.StatusCode < 500 {
+						return
+					}
+				}
+			}
+			ctx := otelretry.WithOperationID(t.Context(), "op-outer")
+			if !fromHook {
+				layerAbove(ctx)
+			} else {
+				client := &http.Client{Transport: otelretry.NewTransport(base, quietOptions(otelretry.WithPrepareAttempt(
+					func(r *http.Request, _ int) error { layerAbove(r.Context()); return nil }))...)}
+				resp, err := client.Do(get(t, ctx, "http://api.test/items"))
+				if err != nil {
+					t.Fatal(err)
+				}
+				resp.Body.Close()
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			if len(keys) != 2 || keys[0] == "" || keys[0] != keys[1] {
+				t.Errorf("from a hook %v: the layer's two tries of one write went out under keys %q, want one", fromHook, keys)
+			}
+		})
+	}
+}

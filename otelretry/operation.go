@@ -124,7 +124,7 @@ func (op *operation) begin(held *holdings) {
 	op.keys = keysOf(t.budget, keyed)
 	op.setup = attemptSetup{owner: op, sender: &t.sender, ctx: op.tel.ctx, caller: req, stop: callerSignalsOf(req), clock: &op.clock,
 		bodies: bodySource{body: req.Body, getBody: req.GetBody, hasBody: hasBody}, maxAttempts: op.plan.attemptLimit(),
-		intent: scopedIntent{in: sc.intent, at: sc.at}}
+		intent: scopedIntent{in: sc.intent, at: sc.at}, oc: sc.oc}
 	op.beginRace(hedgingOf(sc.intent, t.cfg.hedging))
 }
 

@@ -195,12 +195,16 @@ func TestMethodsLiveWithTheirType(t *testing.T) {
 // maxExports bounds the package's top-level exported names (constants,
 // variables, functions and types; not methods or fields): a user should
 // find in go doc what they need and nothing else (issue 45 counted 111,
-// 126 once hedging, hints, idempotency keys and the throttle had landed).
-const maxExports = 80
+// 126 once hedging, hints, idempotency keys and the throttle had landed;
+// 80 after it). 81: EnsureOperationID, weighed against the others, which
+// no other name could do (a layer's tries in a hook's call share an id
+// only through it; OperationIDFromContext there names the hook's own
+// operation, for its request ids).
+const maxExports = 81
 
 // The package exports at most maxExports top-level names, so that a new
 // one is weighed against the ones a user already has to read.
-func TestPackageExportsAtMost80Names(t *testing.T) {
+func TestPackageExportsAtMostMaxExportsNames(t *testing.T) {
 	var names []string
 	for _, n := range loadSource(t).pkg.Scope().Names() {
 		if ast.IsExported(n) {

@@ -43,9 +43,7 @@ func elasticsearchIntent(next elastictransport.RoundTripFunc) elastictransport.R
 		if req.Method == http.MethodPost && isElasticsearchRead(req.URL.Path) {
 			ctx = otelretry.WithIntent(ctx, otelretry.Intent{Repeatable: true})
 		}
-		if _, ok := otelretry.OperationIDFromContext(ctx); !ok {
-			ctx = otelretry.WithOperationID(ctx, otelretry.NewOperationID())
-		}
+		ctx = otelretry.EnsureOperationID(ctx)
 		return next(req.WithContext(ctx))
 	}
 }

@@ -92,9 +92,7 @@ func otelretryOwnsRetries(o *dynamodb.Options) {
 				if dynamoDBReads[awsmiddleware.GetOperationName(ctx)] {
 					ctx = otelretry.WithIntent(ctx, otelretry.Intent{Repeatable: true})
 				}
-				if _, ok := otelretry.OperationIDFromContext(ctx); !ok {
-					ctx = otelretry.WithOperationID(ctx, otelretry.NewOperationID())
-				}
+				ctx = otelretry.EnsureOperationID(ctx)
 				return next.HandleInitialize(ctx, in)
 			}), middleware.After)
 	})

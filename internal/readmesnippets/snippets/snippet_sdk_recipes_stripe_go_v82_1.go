@@ -34,9 +34,7 @@ func otelretryUnderStripe(cfg *stripe.BackendConfig, opts ...otelretry.Option) {
 // under the key (stripe-go sends every try under the same
 // Idempotency-Key, and Stripe answers a resend with that result).
 func withStripeCall(ctx context.Context) (context.Context, func() bool) {
-	if _, ok := otelretry.OperationIDFromContext(ctx); !ok {
-		ctx = otelretry.WithOperationID(ctx, otelretry.NewOperationID())
-	}
+	ctx = otelretry.EnsureOperationID(ctx)
 	results := &otelretry.Results{}
 	return otelretry.WithResults(ctx, results), func() bool {
 		unknown := false
