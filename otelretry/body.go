@@ -42,6 +42,7 @@ func (b *responseBody) Read(p []byte) (int, error) {
 	n, err := b.ReadCloser.Read(p)
 	if err != nil && err != io.EOF {
 		b.owner.bodyBroke(err, b.closed.Load())
+		err = handedOver(err)
 	}
 	return n, err
 }

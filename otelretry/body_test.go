@@ -21,6 +21,7 @@ import (
 
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/otelretry/otelretry-go/attrs"
 	"github.com/otelretry/otelretry-go/internal/spantest"
@@ -473,6 +474,42 @@ func TestADrainCutReadsNoMore(t *testing.T) {
 		cancel()
 		if n := body.afterClose.Load(); !body.closed.Load() || n > 1 {
 			t.Errorf("canceled %v: the drain's body closed %v, %d Reads begun after its Close (at most the one racing it)", canceled, body.closed.Load(), n)
+		}
+	}
+}
+
+// A failed answer handed to the caller (a 500 not retried) whose body the
+// server cuts short gives the caller io.ErrUnexpectedEOF itself, as a 2xx
+// does: the error that only told otelhttp the answer's error.type stays
+// below the caller (before: a *bodyError, so err == io.ErrUnexpectedEOF
+// failed), and the span keeps error.type 500.
+func TestAFailedAnswersCutBodyGivesTheErrorItself(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		conn, buf, _ := w.(http.Hijacker).Hijack()
+		buf.WriteString("HTTP/1.1 500 Internal Server Error\r\nContent-Length: 100\r\n\r\nabc")
+		buf.Flush()
+		conn.Close()
+	}))
+	defer srv.Close()
+	base := &http.Transport{}
+	defer base.CloseIdleConnections()
+	rec := tracetest.NewSpanRecorder()
+	client := &http.Client{Transport: otelretry.NewTransport(base, otelretry.WithMaxAttempts(1),
+		otelretry.WithTracerProvider(sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))))}
+	resp, err := client.Get(srv.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if err != io.ErrUnexpectedEOF {
+		t.Errorf("the read error of a 500's cut body: %T %v, want io.ErrUnexpectedEOF itself", err, err)
+	}
+	for _, s := range rec.Ended() {
+		if s.SpanKind() == trace.SpanKindClient {
+			if got := attrOf(s, attrs.ErrorTypeKey).AsString(); got != "500" {
+				t.Errorf("the CLIENT span's error.type: %q, want 500", got)
+			}
 		}
 	}
 }

@@ -374,6 +374,24 @@ func newBodyError(err error, msg, errorType string) error {
 	return be
 }
 
+// handedOver is a body's read error as the caller gets it: a bodyError
+// that only told otelhttp's wrapper the answer's error.type (endWatch) is
+// the error beneath it, so that an error sanitizing left as it is stays
+// itself (see sanitizedReadError).
+func handedOver(err error) error {
+	switch e := err.(type) {
+	case *bodyError:
+		if e.msg == "" {
+			return e.err
+		}
+	case bodyNetError:
+		if e.msg == "" {
+			return e.err
+		}
+	}
+	return err
+}
+
 // sanitizedReadError is err, or err sanitized when sanitizing changes its
 // message: a *url.Error stays one, its URL and its error sanitized, a
 // net.Error stays one, any other error is a bodyError (newBodyError). An

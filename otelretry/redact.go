@@ -169,9 +169,11 @@ func headerToken(name string) bool {
 // quotedResponseText are the texts after which net/textproto and
 // net/http quote what a server sent in a response's head, whole, in an
 // error: a malformed header line (its value a hint's or a cookie's; a
-// reply with no status line has its first header line quoted as one) or
-// a header's value (Transfer-Encoding, Content-Length). No header's value
-// is recorded; of a line, a name that is a token is kept.
+// reply with no status line has its first header line quoted as one), a
+// header's value (Transfer-Encoding, Content-Length), over HTTP/2 a
+// field name that is not one (which may hold a value) and a GOAWAY's
+// debug data. No header's value is recorded; of a line, a name that is a
+// token is kept.
 var quotedResponseText = [...]struct {
 	prefix string
 	line   bool
@@ -182,6 +184,20 @@ var quotedResponseText = [...]struct {
 	{"unsupported transfer encoding: ", false}, {"too many transfer encodings: ", false},
 	{"invalid empty Content-Length ", false}, {"bad Content-Length ", false},
 	{"multiple Content-Length headers; got ", false},
+	{"invalid header field name ", false}, {"invalid pseudo-header ", false},
+	{"duplicate pseudo-header ", false}, {"debug=", false},
+}
+
+// quotesResponseText reports whether msg may hold one of the texts of
+// quotedResponseText, by words each of them holds: most messages hold
+// none, and are not scanned.
+func quotesResponseText(msg string) bool {
+	for _, w := range [...]string{"malformed ", "transfer encoding", "Content-Length", "header field name", "pseudo-header", "debug="} {
+		if strings.Contains(msg, w) {
+			return true
+		}
+	}
+	return false
 }
 
 // scrubHeaderLines is msg with each header line or value net/http quoted
@@ -191,7 +207,7 @@ var quotedResponseText = [...]struct {
 // pass, left to right: what a replaced value held is never read again (a
 // server writes it, prefixes and all), and the time is linear.
 func scrubHeaderLines(msg string) string {
-	if !strings.Contains(msg, "malformed ") && !strings.Contains(msg, "transfer encoding") && !strings.Contains(msg, "Content-Length") {
+	if !quotesResponseText(msg) {
 		return msg
 	}
 	var b strings.Builder

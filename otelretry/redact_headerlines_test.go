@@ -177,8 +177,14 @@ func TestFramingHeaderValuesReachNoTelemetry(t *testing.T) {
 func headValueLeaks(t *testing.T, answer, secret string) {
 	t.Helper()
 	url, _ := rawH1Server(t, answer)
+	headValueLeaksAt(t, url, http.DefaultTransport.(*http.Transport).Clone(), secret)
+}
+
+// headValueLeaksAt is headValueLeaks for a server at url reached through
+// base.
+func headValueLeaksAt(t *testing.T, url string, base *http.Transport, secret string) {
+	t.Helper()
 	rec := tracetest.NewSpanRecorder()
-	base := http.DefaultTransport.(*http.Transport).Clone()
 	t.Cleanup(base.CloseIdleConnections)
 	client := &http.Client{Transport: otelretry.NewTransport(base,
 		otelretry.WithTracerProvider(sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))),
@@ -222,6 +228,18 @@ func TestANestedQuotedPrefixLeavesNoValue(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			headValueLeaks(t, "HTTP/1.1 503 Service Unavailable\r\n"+head+"\r\n", secret)
+		})
+	}
+}
+
+// Over HTTP/2, net/http quotes a field name that is no token (which may
+// hold a value), an unknown pseudo-header and a GOAWAY's debug data,
+// whole: each server-written text is replaced, as a malformed HTTP/1 line
+// is.
+func TestHTTP2ServerTextReachesNoTelemetry(t *testing.T) {
+	for name, action := range map[string]h2Action{"a field name": h2BadFieldName, "a pseudo-header": h2BadPseudo, "a GOAWAY's debug data": h2GoAwayDebug} {
+		t.Run(name, func(t *testing.T) {
+			headValueLeaksAt(t, newH2Server(t, action).url(), h2cTransport(), h2Secret)
 		})
 	}
 }

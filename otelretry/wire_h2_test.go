@@ -34,12 +34,26 @@ import (
 type h2Action int
 
 const (
-	h2OK         h2Action = iota // HEADERS :status 200, END_STREAM: processed
-	h2Refuse                     // RST_STREAM REFUSED_STREAM: not processed
-	h2Protocol                   // processed, then RST_STREAM PROTOCOL_ERROR (a proxy that broke the answer)
-	h2GoAway                     // GOAWAY whose last stream id is below the stream, then close: not processed
-	h2GoAwayCalm                 // the same with ENHANCE_YOUR_CALM (a server shedding load): not processed
+	h2OK           h2Action = iota // HEADERS :status 200, END_STREAM: processed
+	h2Refuse                       // RST_STREAM REFUSED_STREAM: not processed
+	h2Protocol                     // processed, then RST_STREAM PROTOCOL_ERROR (a proxy that broke the answer)
+	h2GoAway                       // GOAWAY whose last stream id is below the stream, then close: not processed
+	h2GoAwayCalm                   // the same with ENHANCE_YOUR_CALM (a server shedding load): not processed
+	h2BadFieldName                 // :status 200 and a field whose name is no token, holding h2Secret
+	h2BadPseudo                    // :status 200 and an unknown pseudo-header holding h2Secret
+	h2GoAwayDebug                  // GOAWAY counting the stream, its debug data h2Secret, then close
 )
+
+// h2Secret is what h2BadFieldName, h2BadPseudo and h2GoAwayDebug write
+// into the frames net/http quotes in its errors.
+const h2Secret = "sk_live_H2SECRET42"
+
+// hpackLiteral is a header field as HPACK's literal without indexing, a
+// new name, no Huffman coding (RFC 7541, 6.2.2), for short fields.
+func hpackLiteral(name, value string) []byte {
+	b := append([]byte{0x00, byte(len(name))}, name...)
+	return append(append(b, byte(len(value))), value...)
+}
 
 // h2Server is a minimal prior-knowledge HTTP/2 server on 127.0.0.1 that
 // speaks just enough of the protocol (RFC 9113) for net/http's client:
@@ -183,6 +197,18 @@ func (s *h2Server) serve(c net.Conn) {
 			case h2Protocol:
 				s.processed.Add(1)
 				code = 0x1
+			case h2BadFieldName, h2BadPseudo:
+				field := hpackLiteral("retry-after/"+h2Secret, "1")
+				if a == h2BadPseudo {
+					field = hpackLiteral(":retry-after-"+h2Secret, "1")
+				}
+				writeFrame(c, 0x1, 0x5, stream, append([]byte{0x88}, field...))
+				continue
+			case h2GoAwayDebug:
+				var p [8]byte // the stream counted, NO_ERROR; then the debug data
+				binary.BigEndian.PutUint32(p[:4], stream)
+				writeFrame(c, 0x7, 0, 0, append(p[:], h2Secret...))
+				return
 			case h2GoAway, h2GoAwayCalm:
 				var p [8]byte // last stream id below this one, NO_ERROR or ENHANCE_YOUR_CALM
 				binary.BigEndian.PutUint32(p[:4], max(stream, 2)-2)
