@@ -185,6 +185,10 @@ type rawBody struct {
 	// that a body whose Read goes on after its Close cannot carry a drain
 	// past its cut.
 	closed atomic.Bool
+	// discardedAs is the error.type of the answer whose body is being
+	// discarded, "" for a body handed over: a read the drain's cut ends
+	// keeps it, so that otelhttp's span keeps the answer's (see discard).
+	discardedAs string
 	// known is what the request is known by, which a read error may name
 	// (see sanitizedReadError).
 	known requestText
@@ -194,13 +198,25 @@ type rawBody struct {
 
 func (r *rawBody) Read(p []byte) (int, error) {
 	if r.closed.Load() {
-		return 0, http.ErrBodyReadAfterClose
+		return 0, r.cut(http.ErrBodyReadAfterClose)
 	}
 	n, err := r.body.Read(p)
 	if err != nil && err != io.EOF {
 		err = sanitizedReadError(err, r.known)
+		if r.closed.Load() { // the Close's doing: a cut
+			err = r.cut(err)
+		}
 	}
 	return n, err
+}
+
+// cut is the error of a read the body's Close ended: a discarded body's
+// keeps its answer's error.type.
+func (r *rawBody) cut(err error) error {
+	if r.discardedAs == "" {
+		return err
+	}
+	return newBodyError(err, "", r.discardedAs)
 }
 
 // Close closes the base's body, once; a later call returns the first

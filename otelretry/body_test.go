@@ -513,3 +513,44 @@ func TestAFailedAnswersCutBodyGivesTheErrorItself(t *testing.T) {
 		}
 	}
 }
+
+// deafBody blocks every Read until its Close, as an in-memory pipe does.
+type deafBody struct{ closed chan struct{} }
+
+func (b *deafBody) Read([]byte) (int, error) { <-b.closed; return 0, io.ErrClosedPipe }
+func (b *deafBody) Close() error             { close(b.closed); return nil }
+
+// A discarded 503 whose drain is cut at its bound, through a base that
+// reports nothing of the wire, keeps the CLIENT span's error.type the
+// answer's: the read the cut ends (a body read on after its Close, or one
+// its Close unblocks) carries it (before: *errors.errorString, the cut's
+// own error as the span's status).
+func TestADrainCutKeepsTheAnswersErrorType(t *testing.T) {
+	for name, body := range map[string]func() io.ReadCloser{
+		"read on after its Close": func() io.ReadCloser { return &dribble{tick: 500 * time.Microsecond, left: 4096} },
+		"unblocked by its Close":  func() io.ReadCloser { return &deafBody{closed: make(chan struct{})} },
+	} {
+		calls := 0
+		base := roundTripFunc(func(r *http.Request) (*http.Response, error) {
+			if calls++; calls == 1 {
+				return &http.Response{StatusCode: http.StatusServiceUnavailable, ContentLength: 4096, Body: body(), Header: http.Header{}, Request: r}, nil
+			}
+			return &http.Response{StatusCode: http.StatusOK, Body: http.NoBody, Header: http.Header{}, Request: r}, nil
+		})
+		rec := tracetest.NewSpanRecorder()
+		tr := otelretry.NewTransport(base, otelretry.WithBackoff(otelretry.ConstantBackoff(20*time.Millisecond)),
+			otelretry.WithoutBudget(), otelretry.WithTracerProvider(sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))))
+		resp, err := tr.RoundTrip(get(t, t.Context(), "http://api.test/x"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		att := spantest.Attempts(rec.Ended())
+		if len(att) != 2 {
+			t.Fatalf("%s: %d attempt spans", name, len(att))
+		}
+		if got := attrOf(att[0], attrs.ErrorTypeKey).AsString(); got != "503" {
+			t.Errorf("%s: the cut drain's CLIENT span has error.type %q (status %q), want the answer's 503", name, got, att[0].Status().Description)
+		}
+	}
+}
