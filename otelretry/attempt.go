@@ -654,7 +654,7 @@ func (a *attempt) concluded(o *observation, class attrs.ErrorClass, evidence Evi
 func (a *attempt) discard(resp *http.Response, bound time.Duration) {
 	if resp != nil && resp.Body != nil {
 		if left := a.drainLeft(bound); left > 0 {
-			a.held.raw.discardedAs = a.ev.errorType()
+			a.held.raw.discarding(a.ev.errorType())
 			a.timer.draining(left, drainCutError{a.ev.errorType()})
 			stop := noStop
 			if op := a.setup.ctx; op.Done() != nil {

@@ -210,6 +210,10 @@ func (r *rawBody) Read(p []byte) (int, error) {
 	return n, err
 }
 
+// discarding notes that the body is drained to be discarded, the answer's
+// error.type errorType (see cut).
+func (r *rawBody) discarding(errorType string) { r.discardedAs = errorType }
+
 // cut is the error of a read the body's Close ended: a discarded body's
 // keeps its answer's error.type.
 func (r *rawBody) cut(err error) error {
