@@ -115,25 +115,7 @@ func ExampleWithStateCheck() {
 // stores answers by key returns the stored one instead of applying the
 // write again.
 func ExampleWithIdempotencyKeys() {
-	var applied atomic.Int32
-	var mu sync.Mutex
-	stored := map[string]string{}
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		key := r.Header.Get("Idempotency-Key") // "<32 hex digits>", quoted
-		mu.Lock()
-		answer, seen := stored[key]
-		if !seen {
-			answer = fmt.Sprintf("order %d", applied.Add(1))
-			stored[key] = answer
-		}
-		mu.Unlock()
-		if !seen { // applied, then the answer is lost
-			conn, _, _ := w.(http.Hijacker).Hijack()
-			conn.Close()
-			return
-		}
-		fmt.Fprint(w, answer)
-	}))
+	srv, applied := ordersServer()
 	defer srv.Close()
 	base := &http.Transport{}
 	defer base.CloseIdleConnections()
@@ -160,25 +142,7 @@ func ExampleWithIdempotencyKeys() {
 // gets the stored answer. EnsureOperationID adds an id only where the
 // calls have none, in a hook's context too.
 func ExampleEnsureOperationID() {
-	var applied atomic.Int32
-	var mu sync.Mutex
-	stored := map[string]string{}
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		key := r.Header.Get("Idempotency-Key")
-		mu.Lock()
-		answer, seen := stored[key]
-		if !seen {
-			answer = fmt.Sprintf("order %d", applied.Add(1))
-			stored[key] = answer
-		}
-		mu.Unlock()
-		if !seen { // applied, then the answer is lost
-			conn, _, _ := w.(http.Hijacker).Hijack()
-			conn.Close()
-			return
-		}
-		fmt.Fprint(w, answer)
-	}))
+	srv, applied := ordersServer()
 	defer srv.Close()
 	base := &http.Transport{}
 	defer base.CloseIdleConnections()
@@ -228,4 +192,31 @@ func hang(r *http.Request) {
 	case <-r.Context().Done():
 	case <-time.After(5 * time.Second):
 	}
+}
+
+// ordersServer applies each order it is sent once per Idempotency-Key
+// ("<32 hex digits>", quoted), storing its answer: the first time a key
+// comes, it applies the order and loses the answer (the connection
+// closes); a resend under the key gets the stored answer. applied counts
+// the orders applied.
+func ordersServer() (srv *httptest.Server, applied *atomic.Int32) {
+	applied = new(atomic.Int32)
+	var mu sync.Mutex
+	stored := map[string]string{}
+	return httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		key := r.Header.Get("Idempotency-Key")
+		mu.Lock()
+		answer, seen := stored[key]
+		if !seen {
+			answer = fmt.Sprintf("order %d", applied.Add(1))
+			stored[key] = answer
+		}
+		mu.Unlock()
+		if !seen { // applied, then the answer is lost
+			conn, _, _ := w.(http.Hijacker).Hijack()
+			conn.Close()
+			return
+		}
+		fmt.Fprint(w, answer)
+	})), applied
 }

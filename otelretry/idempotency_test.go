@@ -1276,29 +1276,15 @@ func TestARepeatAfterTheAnswerBrokeKeepsItsKey(t *testing.T) {
 			io.WriteString(w, "order 1")
 			return
 		}
-		conn, buf, err := w.(http.Hijacker).Hijack() // the head, then the connection breaks mid-body
-		if err != nil {
-			t.Error(err)
-			return
-		}
-		buf.WriteString("HTTP/1.1 201 Created\r\nContent-Length: 100\r\n\r\norder")
-		buf.Flush()
-		conn.Close()
+		breakMidBody(t, w, "HTTP/1.1 201 Created\r\nContent-Length: 100\r\n\r\norder")
 	}))
 	defer srv.Close()
 	client, _ := keyClient(t, otelretry.WithMaxAttempts(1))
 	ctx := otelretry.WithOperationID(t.Context(), "order-77")
 	var got string
 	for try := 1; try <= 2 && got == ""; try++ { // a layer above: sends again until it reads the answer
-		req, _ := http.NewRequestWithContext(ctx, http.MethodPost, srv.URL+"/orders", strings.NewReader(`{"sku":"A1"}`))
-		resp, err := client.Do(req)
-		if err != nil {
-			t.Fatalf("try %d: %v", try, err)
-		}
-		b, err := io.ReadAll(resp.Body)
-		resp.Body.Close()
-		if err == nil {
-			got = string(b)
+		if b, err := placeOrder(t, client, ctx, srv.URL); err == nil {
+			got = b
 		}
 	}
 	mu.Lock()
@@ -1325,27 +1311,13 @@ func TestA302WhoseBodyBreaksInTheDrainLetsItsKeyGo(t *testing.T) {
 		mu.Lock()
 		keys = append(keys, r.Header.Get("Idempotency-Key"))
 		mu.Unlock()
-		conn, buf, err := w.(http.Hijacker).Hijack()
-		if err != nil {
-			t.Error(err)
-			return
-		}
-		buf.WriteString("HTTP/1.1 302 Found\r\nLocation: /orders/1\r\nContent-Length: 100\r\n\r\nsee")
-		buf.Flush()
-		conn.Close()
+		breakMidBody(t, w, "HTTP/1.1 302 Found\r\nLocation: /orders/1\r\nContent-Length: 100\r\n\r\nsee")
 	}))
 	defer srv.Close()
 	client, _ := keyClient(t, otelretry.WithMaxAttempts(1))
 	ctx := otelretry.WithOperationID(t.Context(), "job-9")
 	for try := 1; try <= 2; try++ { // the same order placed again after the first succeeded
-		req, _ := http.NewRequestWithContext(ctx, http.MethodPost, srv.URL+"/orders", strings.NewReader(`{"sku":"A1"}`))
-		resp, err := client.Do(req)
-		if err != nil {
-			t.Fatalf("try %d: %v", try, err)
-		}
-		b, err := io.ReadAll(resp.Body)
-		resp.Body.Close()
-		if err != nil || string(b) != "order" {
+		if b, err := placeOrder(t, client, ctx, srv.URL); err != nil || b != "order" {
 			t.Fatalf("try %d: %q, %v", try, b, err)
 		}
 	}
@@ -1411,4 +1383,30 @@ func TestASuccessTheCallerClosedEarlyLetsItsKeyGo(t *testing.T) {
 	if len(keys) != 2 || keys[0] == "" || keys[0] == keys[1] {
 		t.Errorf("keys on the wire %q: the write sent again after a 201 the caller closed took the key of the one that succeeded", keys)
 	}
+}
+
+// breakMidBody answers with head, which ends in the start of a body its
+// Content-Length says is longer, then closes the connection.
+func breakMidBody(t *testing.T, w http.ResponseWriter, head string) {
+	conn, buf, err := w.(http.Hijacker).Hijack()
+	if err != nil {
+		t.Error(err)
+		return
+	}
+	buf.WriteString(head)
+	buf.Flush()
+	conn.Close()
+}
+
+// placeOrder POSTs an order to url's /orders under ctx and reads the
+// answer: its body, and the error reading it.
+func placeOrder(t *testing.T, client *http.Client, ctx context.Context, url string) (string, error) {
+	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, url+"/orders", strings.NewReader(`{"sku":"A1"}`))
+	resp, err := client.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	return string(b), err
 }
