@@ -163,24 +163,32 @@ func (c *attemptContext) Value(key any) any {
 		return &c.bound
 	case clientTraceKey:
 		return c.a.wire.clientTrace(c.Context, callerTrace)
-	case intentKey{}:
-		// The operation's own Intent, which its hooks read, and which a
-		// call of a hook's own (below this attempt's boundary) does not
-		// take: an Intent above the operation's start it did not take
-		// either.
-		if s := c.a.setup; s != nil && s.intent.in != (Intent{}) {
-			return s.intent
-		}
-		return nil
-	case operationIDKey{}:
-		// The operation's own id, likewise: a call of a hook's own runs
-		// under an id above its boundary, which its hooks are not told.
-		if s := c.a.setup; s != nil && s.oc != nil {
-			return s.oc
-		}
-		return nil
+	}
+	if v, ok := c.a.setup.scopeValue(key); ok {
+		return v
 	}
 	return c.Context.Value(key)
+}
+
+// scopeValue is what a hook's context (an attempt's, a state check's)
+// tells of the operation's scope for key: its own Intent and its own
+// WithOperationID, which its hooks read, nil for none, never those above
+// the operation's start (a call of a hook's own, below the hook's
+// boundary, did not take them); ok is false for any other key.
+func (s *attemptSetup) scopeValue(key any) (v any, ok bool) {
+	switch key {
+	case intentKey{}:
+		if s != nil && s.intent.in != (Intent{}) {
+			return s.intent, true
+		}
+		return nil, true
+	case operationIDKey{}:
+		if s != nil && s.oc != nil {
+			return s.oc, true
+		}
+		return nil, true
+	}
+	return nil, false
 }
 
 // callerTrace is the ClientTrace of parent, the context an attempt's

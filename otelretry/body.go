@@ -186,7 +186,7 @@ type rawBody struct {
 	// past its cut.
 	closed atomic.Bool
 	// discardedAs is the error.type of the answer whose body is being
-	// discarded, "" for a body handed over: a read the drain's cut ends
+	// discarded, "" for a body handed over: a read error of the drain
 	// keeps it, so that otelhttp's span keeps the answer's (see discard).
 	discardedAs string
 	// known is what the request is known by, which a read error may name
@@ -202,10 +202,7 @@ func (r *rawBody) Read(p []byte) (int, error) {
 	}
 	n, err := r.body.Read(p)
 	if err != nil && err != io.EOF {
-		err = sanitizedReadError(err, r.known)
-		if r.closed.Load() { // the Close's doing: a cut
-			err = r.cut(err)
-		}
+		err = r.cut(sanitizedReadError(err, r.known))
 	}
 	return n, err
 }
@@ -214,8 +211,9 @@ func (r *rawBody) Read(p []byte) (int, error) {
 // error.type errorType (see cut).
 func (r *rawBody) discarding(errorType string) { r.discardedAs = errorType }
 
-// cut is the error of a read the body's Close ended: a discarded body's
-// keeps its answer's error.type.
+// cut is a read error of the body: a discarded body's, whatever ended its
+// drain (its cut, the cut's cancellation, a break), keeps its answer's
+// error.type.
 func (r *rawBody) cut(err error) error {
 	if r.discardedAs == "" {
 		return err

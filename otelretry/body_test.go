@@ -17,6 +17,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"testing/iotest"
 	"time"
 
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
@@ -520,15 +521,19 @@ type deafBody struct{ closed chan struct{} }
 func (b *deafBody) Read([]byte) (int, error) { <-b.closed; return 0, io.ErrClosedPipe }
 func (b *deafBody) Close() error             { close(b.closed); return nil }
 
-// A discarded 503 whose drain is cut at its bound, through a base that
-// reports nothing of the wire, keeps the CLIENT span's error.type the
-// answer's: the read the cut ends (a body read on after its Close, or one
-// its Close unblocks) carries it (before: *errors.errorString, the cut's
-// own error as the span's status).
+// A discarded 503 whose drain is cut at its bound, or breaks, through a
+// base that reports nothing of the wire, keeps the CLIENT span's
+// error.type the answer's: every read error of the drain (a body read on
+// after its Close, one its Close unblocks, one the server cut short)
+// carries it (before: *errors.errorString, the read error as the span's
+// status).
 func TestADrainCutKeepsTheAnswersErrorType(t *testing.T) {
 	for name, body := range map[string]func() io.ReadCloser{
 		"read on after its Close": func() io.ReadCloser { return &dribble{tick: 500 * time.Microsecond, left: 4096} },
 		"unblocked by its Close":  func() io.ReadCloser { return &deafBody{closed: make(chan struct{})} },
+		"broken in the drain": func() io.ReadCloser {
+			return io.NopCloser(io.MultiReader(strings.NewReader("abc"), iotest.ErrReader(io.ErrUnexpectedEOF)))
+		},
 	} {
 		calls := 0
 		base := roundTripFunc(func(r *http.Request) (*http.Response, error) {

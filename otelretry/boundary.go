@@ -30,11 +30,6 @@ func boundaryOf(ctx context.Context) *boundary {
 	return b
 }
 
-// withBoundary returns ctx below a new boundary.
-func withBoundary(ctx context.Context) context.Context {
-	return context.WithValue(ctx, boundaryKey{}, new(boundary))
-}
-
 // boundedContext is a context below a boundary of its own, without an
 // allocation: it is kept in the record of the operation it bounds. Only
 // Value is its own; cancellation is the embedded context's, so contexts

@@ -17,7 +17,7 @@ func TestBoundaryOfIsTheNearestBoundaryAbove(t *testing.T) {
 	if b := boundaryOf(caller); b != nil {
 		t.Fatalf("the caller's context is below boundary %p, want none", b)
 	}
-	check1, check2 := withBoundary(caller), withBoundary(caller)
+	check1, check2 := lookupContext(caller, nil), lookupContext(caller, nil)
 	b1, b2 := boundaryOf(check1), boundaryOf(check2)
 	if b1 == nil || b2 == nil || b1 == b2 {
 		t.Errorf("two state checks' boundaries: %p and %p, want two of their own", b1, b2)
@@ -33,7 +33,7 @@ func TestBoundaryOfIsTheNearestBoundaryAbove(t *testing.T) {
 	if got := boundaryOf(derived); got != &a2.ctx.bound {
 		t.Errorf("a context derived from an attempt's is below %p, want that attempt's boundary %p", got, &a2.ctx.bound)
 	}
-	if got := boundaryOf(withBoundary(derived)); got == &a2.ctx.bound || got == nil {
+	if got := boundaryOf(lookupContext(derived, nil)); got == &a2.ctx.bound || got == nil {
 		t.Errorf("a boundary below an attempt's is %p, want one of its own", got)
 	}
 }

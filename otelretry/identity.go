@@ -122,11 +122,6 @@ func (sc scope) nested() bool { return sc.at != nil }
 // its attempt (see attemptContext).
 type attemptKey struct{}
 
-// lookupContext is the state check's context, below a boundary: a lookup
-// the hook makes through an otelretry Transport is an operation of its
-// own, not a repeat of the write (see scopeOf).
-func lookupContext(ctx context.Context) context.Context { return withBoundary(ctx) }
-
 // identity is who an operation is: its id and where it stands among the
 // operations that share it.
 type identity struct {

@@ -121,7 +121,7 @@ func TestScopeOfHonoursWhatWasAddedSinceTheNearestBoundary(t *testing.T) {
 	}
 	for name, hookCtx := range map[string]context.Context{
 		"an attempt's context":     &attemptContext{Context: outer, a: &attempt{}},
-		"the state check's lookup": lookupContext(outer),
+		"the state check's lookup": lookupContext(outer, nil),
 	} {
 		sc := scopeOf(hookCtx)
 		if !sc.nested() || sc.oc != nil || sc.intent != (Intent{}) || sc.results != nil {

@@ -954,3 +954,42 @@ func TestALayerAboveInAHookGivesItsTriesOneKey(t *testing.T) {
 		})
 	}
 }
+
+// A hook's call's state check is told the call's own id, or none, as its
+// other hooks are: never the calling operation's (before: the outer
+// "op-outer", through the context the check's lookup derives from).
+func TestAHooksCallsStateCheckIsNotToldTheCallersOperationID(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var told []string
+		base := roundTripFunc(func(r *http.Request) (*http.Response, error) {
+			if r.Method == http.MethodPost {
+				io.Copy(io.Discard, r.Body)
+				<-r.Context().Done() // written, never answered: an unknown outcome
+				return nil, r.Context().Err()
+			}
+			return &http.Response{StatusCode: http.StatusOK, Header: http.Header{}, Body: http.NoBody, Request: r}, nil
+		})
+		inner := &http.Client{Transport: otelretry.NewTransport(base, quietOptions(
+			otelretry.WithAttemptTimeout(100*time.Millisecond), otelretry.WithMaxAttempts(1),
+			otelretry.WithStateCheck(func(ctx context.Context, _ otelretry.StateCheck) (otelretry.StateResult, error) {
+				id, _ := otelretry.OperationIDFromContext(ctx)
+				told = append(told, id)
+				return otelretry.StateResult{State: attrs.StateUnknown}, nil
+			}))...)}
+		outer := &http.Client{Transport: otelretry.NewTransport(base, quietOptions(otelretry.WithPrepareAttempt(
+			func(r *http.Request, _ int) error {
+				if resp, err := inner.Do(post(t, r.Context(), "http://api.test/orders", "order")); err == nil {
+					resp.Body.Close()
+				}
+				return nil
+			}))...)}
+		resp, err := outer.Do(get(t, otelretry.WithOperationID(t.Context(), "op-outer"), "http://api.test/items"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if len(told) != 1 || told[0] != "" {
+			t.Errorf("the hook's call's state check was told the ids %q, want none", told)
+		}
+	})
+}

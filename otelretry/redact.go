@@ -176,23 +176,26 @@ func headerToken(name string) bool {
 // token is kept.
 var quotedResponseText = [...]struct {
 	prefix string
-	line   bool
+	// line: the quoted text is a header line, whose name is kept when it
+	// is a token; name: a header name, kept when it is one.
+	line, name bool
 }{
-	{"malformed MIME header line: ", true}, {"malformed MIME header initial line: ", true},
-	{"malformed MIME header: missing colon: ", true}, {"malformed HTTP response ", true},
-	{"malformed HTTP status code ", false}, {"malformed HTTP version ", false},
-	{"unsupported transfer encoding: ", false}, {"too many transfer encodings: ", false},
-	{"invalid empty Content-Length ", false}, {"bad Content-Length ", false},
-	{"multiple Content-Length headers; got ", false},
-	{"invalid header field name ", false}, {"invalid pseudo-header ", false},
-	{"duplicate pseudo-header ", false}, {"debug=", false},
+	{prefix: "malformed MIME header line: ", line: true}, {prefix: "malformed MIME header initial line: ", line: true},
+	{prefix: "malformed MIME header: missing colon: ", line: true}, {prefix: "malformed HTTP response ", line: true},
+	{prefix: "malformed HTTP status code "}, {prefix: "malformed HTTP version "},
+	{prefix: "unsupported transfer encoding: "}, {prefix: "too many transfer encodings: "},
+	{prefix: "invalid empty Content-Length "}, {prefix: "bad Content-Length "},
+	{prefix: "multiple Content-Length headers; got "},
+	{prefix: "invalid header field name ", name: true}, {prefix: "invalid header field value for ", name: true},
+	{prefix: "invalid pseudo-header ", name: true}, {prefix: "duplicate pseudo-header ", name: true},
+	{prefix: "debug="},
 }
 
 // quotesResponseText reports whether msg may hold one of the texts of
 // quotedResponseText, by words each of them holds: most messages hold
 // none, and are not scanned.
 func quotesResponseText(msg string) bool {
-	for _, w := range [...]string{"malformed ", "transfer encoding", "Content-Length", "header field name", "pseudo-header", "debug="} {
+	for _, w := range [...]string{"malformed ", "transfer encoding", "Content-Length", "header field", "pseudo-header", "debug="} {
 		if strings.Contains(msg, w) {
 			return true
 		}
@@ -226,10 +229,15 @@ func scrubHeaderLines(msg string) string {
 				quoted = msg[start:] // not as %q writes: all of the rest may be the value
 			}
 			clean := attrs.Redacted
-			if line, err := strconv.Unquote(quoted); q.line && err == nil {
-				if name, _, ok := strings.Cut(line, ":"); ok && headerToken(name) {
+			text, err := strconv.Unquote(quoted)
+			switch {
+			case err != nil:
+			case q.line:
+				if name, _, ok := strings.Cut(text, ":"); ok && headerToken(name) {
 					clean = name + ": " + attrs.Redacted
 				} // else the colon is the value's ("Set-Cookie s=…; Expires=… 07:28"): no name told
+			case q.name && headerToken(text):
+				clean = text
 			}
 			b.WriteString(msg[last:start])
 			b.WriteString(strconv.Quote(clean))

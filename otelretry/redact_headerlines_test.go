@@ -237,7 +237,8 @@ func TestANestedQuotedPrefixLeavesNoValue(t *testing.T) {
 // whole: each server-written text is replaced, as a malformed HTTP/1 line
 // is.
 func TestHTTP2ServerTextReachesNoTelemetry(t *testing.T) {
-	for name, action := range map[string]h2Action{"a field name": h2BadFieldName, "a pseudo-header": h2BadPseudo, "a GOAWAY's debug data": h2GoAwayDebug} {
+	for name, action := range map[string]h2Action{"a field name": h2BadFieldName, "a pseudo-header": h2BadPseudo,
+		"a pseudo-header with a bad value": h2BadPseudoValue, "a GOAWAY's debug data": h2GoAwayDebug} {
 		t.Run(name, func(t *testing.T) {
 			headValueLeaksAt(t, newH2Server(t, action).url(), h2cTransport(), h2Secret)
 		})

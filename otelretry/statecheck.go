@@ -43,7 +43,7 @@ func runStateCheck(ctx context.Context, deadline time.Time, hook stateCheckFunc,
 			cancel()
 		}
 	}()
-	ctx, span := rec.startStateCheck(lookupContext(ctx))
+	ctx, span := rec.startStateCheck(lookupContext(ctx, a.setup))
 	answered := false
 	defer func() {
 		if !answered { // the hook panicked, or called runtime.Goexit
@@ -72,6 +72,32 @@ func runStateCheck(ctx context.Context, deadline time.Time, hook stateCheckFunc,
 		handedOver = true
 	}
 	return checkAnswer{state: state, stored: stored, problem: problem, err: sanitize(err), span: span}
+}
+
+// lookupContext is the state check's context, below a boundary: a lookup
+// the hook makes through an otelretry Transport is an operation of its
+// own, not a repeat of the write (see scopeOf). It tells the hook the
+// operation's own Intent and id (see attemptSetup.scopeValue), as an
+// attempt's context does.
+func lookupContext(ctx context.Context, s *attemptSetup) context.Context {
+	return &stateCheckContext{Context: ctx, setup: s}
+}
+
+// stateCheckContext is lookupContext's: only Value is its own.
+type stateCheckContext struct {
+	context.Context
+	bound boundary
+	setup *attemptSetup
+}
+
+func (c *stateCheckContext) Value(key any) any {
+	if key == (boundaryKey{}) {
+		return &c.bound
+	}
+	if v, ok := c.setup.scopeValue(key); ok {
+		return v
+	}
+	return c.Context.Value(key)
 }
 
 // releaseFunc is a releaser that calls itself: a stored response's body

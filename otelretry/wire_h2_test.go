@@ -34,14 +34,15 @@ import (
 type h2Action int
 
 const (
-	h2OK           h2Action = iota // HEADERS :status 200, END_STREAM: processed
-	h2Refuse                       // RST_STREAM REFUSED_STREAM: not processed
-	h2Protocol                     // processed, then RST_STREAM PROTOCOL_ERROR (a proxy that broke the answer)
-	h2GoAway                       // GOAWAY whose last stream id is below the stream, then close: not processed
-	h2GoAwayCalm                   // the same with ENHANCE_YOUR_CALM (a server shedding load): not processed
-	h2BadFieldName                 // :status 200 and a field whose name is no token, holding h2Secret
-	h2BadPseudo                    // :status 200 and an unknown pseudo-header holding h2Secret
-	h2GoAwayDebug                  // GOAWAY counting the stream, its debug data h2Secret, then close
+	h2OK             h2Action = iota // HEADERS :status 200, END_STREAM: processed
+	h2Refuse                         // RST_STREAM REFUSED_STREAM: not processed
+	h2Protocol                       // processed, then RST_STREAM PROTOCOL_ERROR (a proxy that broke the answer)
+	h2GoAway                         // GOAWAY whose last stream id is below the stream, then close: not processed
+	h2GoAwayCalm                     // the same with ENHANCE_YOUR_CALM (a server shedding load): not processed
+	h2BadFieldName                   // :status 200 and a field whose name is no token, holding h2Secret
+	h2BadPseudo                      // :status 200 and an unknown pseudo-header holding h2Secret
+	h2GoAwayDebug                    // GOAWAY counting the stream, its debug data h2Secret, then close
+	h2BadPseudoValue                 // :status 200 and an unknown pseudo-header holding h2Secret, its value a control byte
 )
 
 // h2Secret is what h2BadFieldName, h2BadPseudo and h2GoAwayDebug write
@@ -197,10 +198,13 @@ func (s *h2Server) serve(c net.Conn) {
 			case h2Protocol:
 				s.processed.Add(1)
 				code = 0x1
-			case h2BadFieldName, h2BadPseudo:
+			case h2BadFieldName, h2BadPseudo, h2BadPseudoValue:
 				field := hpackLiteral("retry-after/"+h2Secret, "1")
-				if a == h2BadPseudo {
+				switch a {
+				case h2BadPseudo:
 					field = hpackLiteral(":retry-after-"+h2Secret, "1")
+				case h2BadPseudoValue: // the value is checked first, and its error quotes the name
+					field = hpackLiteral(":retry-after-"+h2Secret, "\x01")
 				}
 				writeFrame(c, 0x1, 0x5, stream, append([]byte{0x88}, field...))
 				continue
