@@ -84,12 +84,9 @@ type attemptSetup struct {
 	// (WithIdempotencyKeys) and id (WithOperationIDHeader) on the wire, zero
 	// when it sends none.
 	key, opID headerValue
-	// intent is the Intent the operation runs with, and the boundary it
-	// starts at: what IntentFromContext tells the operation's hooks (see
-	// attemptContext.Value); oc is its WithOperationID, nil for none, what
-	// OperationIDFromContext tells them.
-	intent scopedIntent
-	oc     *operationContext
+	// own is the operation's own Intent and id: what IntentFromContext
+	// and OperationIDFromContext tell its hooks (see scopeValue).
+	own ownScope
 }
 
 // sendHeaders gives every attempt the operation's key and id headers, which
@@ -176,19 +173,11 @@ func (c *attemptContext) Value(key any) any {
 // the operation's start (a call of a hook's own, below the hook's
 // boundary, did not take them); ok is false for any other key.
 func (s *attemptSetup) scopeValue(key any) (v any, ok bool) {
-	switch key {
-	case intentKey{}:
-		if s != nil && s.intent.in != (Intent{}) {
-			return s.intent, true
-		}
-		return nil, true
-	case operationIDKey{}:
-		if s != nil && s.oc != nil {
-			return s.oc, true
-		}
-		return nil, true
+	var own ownScope
+	if s != nil {
+		own = s.own
 	}
-	return nil, false
+	return own.value(key)
 }
 
 // callerTrace is the ClientTrace of parent, the context an attempt's

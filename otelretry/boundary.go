@@ -29,19 +29,3 @@ func boundaryOf(ctx context.Context) *boundary {
 	b, _ := ctx.Value(boundaryKey{}).(*boundary)
 	return b
 }
-
-// boundedContext is a context below a boundary of its own, without an
-// allocation: it is kept in the record of the operation it bounds. Only
-// Value is its own; cancellation is the embedded context's, so contexts
-// derived from it attach to that directly.
-type boundedContext struct {
-	context.Context
-	bound boundary
-}
-
-func (c *boundedContext) Value(key any) any {
-	if key == (boundaryKey{}) {
-		return &c.bound
-	}
-	return c.Context.Value(key)
-}

@@ -115,6 +115,38 @@ type scope struct {
 	at *boundary
 }
 
+// own is the operation's own scope, as its hooks' contexts tell it.
+func (sc scope) own() ownScope {
+	return ownScope{intent: scopedIntent{in: sc.intent, at: sc.at}, oc: sc.oc}
+}
+
+// ownScope is an operation's own Intent and WithOperationID (nil for
+// none): what the contexts its hooks are handed tell of them
+// (IntentFromContext, OperationIDFromContext), never those above the
+// operation's start, which a call of a hook's own did not take.
+type ownScope struct {
+	intent scopedIntent
+	oc     *operationContext
+}
+
+// value is what a hook's context tells for key; ok is false for a key
+// not of the scope.
+func (s *ownScope) value(key any) (v any, ok bool) {
+	switch key {
+	case intentKey{}:
+		if s.intent.in != (Intent{}) {
+			return s.intent, true
+		}
+		return nil, true
+	case operationIDKey{}:
+		if s.oc != nil {
+			return s.oc, true
+		}
+		return nil, true
+	}
+	return nil, false
+}
+
 // nested reports whether the call was made from inside another operation.
 func (sc scope) nested() bool { return sc.at != nil }
 

@@ -113,7 +113,7 @@ func (op *operation) begin(held *holdings) {
 		chainDeadline = prev.deadline
 	}
 	op.clock = newClock(start, op.plan.limit, ctx, chainDeadline)
-	t.sender.rec.startOperation(&op.tel, ctx, req, op.plan.method, &op.ident, &op.clock)
+	t.sender.rec.startOperation(&op.tel, ctx, req, op.plan.method, &op.ident, &op.clock, sc.own())
 	if op.ident.oc == nil && prev == nil && !sc.nested() && op.tel.recording {
 		op.ident.countRepeats(t.repeats.repeatOf(ctx, req.Header, t.sender.prop))
 	}
@@ -124,7 +124,7 @@ func (op *operation) begin(held *holdings) {
 	op.keys = keysOf(t.budget, keyed)
 	op.setup = attemptSetup{owner: op, sender: &t.sender, ctx: op.tel.ctx, caller: req, stop: callerSignalsOf(req), clock: &op.clock,
 		bodies: bodySource{body: req.Body, getBody: req.GetBody, hasBody: hasBody}, maxAttempts: op.plan.attemptLimit(),
-		intent: scopedIntent{in: sc.intent, at: sc.at}, oc: sc.oc}
+		own: sc.own()}
 	op.beginRace(hedgingOf(sc.intent, t.cfg.hedging))
 }
 

@@ -218,6 +218,29 @@ func (o *opRecord) sanitizedURL() string {
 	return o.cleanURL
 }
 
+// boundedContext is the operation's context, below a boundary of its
+// own, without an allocation: it is kept in the record of the operation
+// it bounds. Only Value is its own: it tells the operation's own Intent
+// and id (own), which the functions it is handed to read (a span
+// processor, a slog handler, the labeler, a formatter, Budget.Key), never
+// those of an operation that called it from a hook; cancellation is the
+// embedded context's, so contexts derived from it attach to that directly.
+type boundedContext struct {
+	context.Context
+	bound boundary
+	own   ownScope
+}
+
+func (c *boundedContext) Value(key any) any {
+	if key == (boundaryKey{}) {
+		return &c.bound
+	}
+	if v, ok := c.own.value(key); ok {
+		return v
+	}
+	return c.Context.Value(key)
+}
+
 // startOperation starts the operation's INTERNAL span, with the attributes
 // samplers need given at start, and its record o, in the caller's context
 // below the operation's boundary (see opRecord.ctx). With the no-op tracer
@@ -225,8 +248,8 @@ func (o *opRecord) sanitizedURL() string {
 // (or, with no parent, an empty span) in a context that carries nothing
 // new; the parent's span and that context itself are used instead, without
 // naming the span or copying the context.
-func (r *recorder) startOperation(o *opRecord, caller context.Context, req *http.Request, method string, ident *identity, c *clock) {
-	*o = opRecord{req: req, method: method, ident: ident, clock: c, urls: &r.urls, bounded: boundedContext{Context: caller}}
+func (r *recorder) startOperation(o *opRecord, caller context.Context, req *http.Request, method string, ident *identity, c *clock, own ownScope) {
+	*o = opRecord{req: req, method: method, ident: ident, clock: c, urls: &r.urls, bounded: boundedContext{Context: caller, own: own}}
 	ctx := context.Context(&o.bounded)
 	if f := r.metricAttributes; f != nil {
 		o.labels = metrics.NewLabels(f(o.userRequest())...)
