@@ -172,7 +172,7 @@ func headerToken(name string) bool {
 // reply with no status line has its first header line quoted as one), a
 // header's value (Transfer-Encoding, Content-Length), over HTTP/2 a
 // field name that is not one (which may hold a value) and a GOAWAY's
-// debug data. No header's value is recorded; of a line, a name that is a
+// debug data, over HTTP/3 (quic-go) a field's value. No header's value is recorded; of a line, a name that is a
 // token is kept.
 var quotedResponseText = [...]struct {
 	prefix string
@@ -188,6 +188,7 @@ var quotedResponseText = [...]struct {
 	{prefix: "multiple Content-Length headers; got "},
 	{prefix: "invalid header field name ", name: true}, {prefix: "invalid header field value for ", name: true},
 	{prefix: "invalid pseudo-header ", name: true}, {prefix: "duplicate pseudo-header ", name: true},
+	{prefix: "invalid TE header field value: "}, // quic-go's http3
 	{prefix: "debug="},
 }
 
@@ -221,6 +222,14 @@ func scrubHeaderLines(msg string) string {
 				continue
 			}
 			start := i + len(q.prefix)
+			name := q.name
+			if name && !strings.HasPrefix(msg[start:], `"`) {
+				// quic-go's http3 form: the name as it is, then ": " and the
+				// value quoted (invalid header field value for te: "…").
+				if j := strings.Index(msg[start:], `: "`); j > 0 && headerToken(msg[start:start+j]) {
+					start, name = start+j+2, false
+				}
+			}
 			quoted := quotedValue(msg[start:])
 			if quoted == "" {
 				if !strings.HasPrefix(msg[start:], `"`) && !strings.HasPrefix(msg[start:], "[") {
@@ -236,7 +245,7 @@ func scrubHeaderLines(msg string) string {
 				if name, _, ok := strings.Cut(text, ":"); ok && headerToken(name) {
 					clean = name + ": " + attrs.Redacted
 				} // else the colon is the value's ("Set-Cookie s=…; Expires=… 07:28"): no name told
-			case q.name && headerToken(text):
+			case name && headerToken(text):
 				clean = text
 			}
 			b.WriteString(msg[last:start])

@@ -17,6 +17,9 @@ import (
 	"testing/synctest"
 	"time"
 
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+
 	"github.com/otelretry/otelretry-go/attrs"
 	"github.com/otelretry/otelretry-go/internal/scripted"
 	"github.com/otelretry/otelretry-go/otelretry"
@@ -321,5 +324,47 @@ func TestABodysErrorsThatPrintTheRequestLeakNoCredential(t *testing.T) {
 				t.Errorf("%q leaks %q", text, secret)
 			}
 		}
+	}
+}
+
+// A redirector's URL that carries its target escaped whole after the '?'
+// ("/go?https%3A%2F%2Fadmin%3Apw%40internal.test%2F"): docs/telemetry.md
+// says userinfo becomes REDACTED:REDACTED "in a proxy's path that holds
+// its target URL, as written or escaped ... in any spelling", and that an
+// error that prints the request "loses its URL's userinfo, percent-encoded
+// or not (a target URL's in the path too, as a path or a query value
+// escapes it ...)". After a bare '?' too: the target's password reached
+// url.full on every span and Error().
+func TestATargetEscapedAfterABareQuestionMarkReachesNoTelemetry(t *testing.T) {
+	const pw = "PWSEKRITQ"
+	raw := "http://proxy.test/go?https%3A%2F%2Fadmin%3A" + pw + "%40internal.test%2Fx"
+	rec := tracetest.NewSpanRecorder()
+	client := &http.Client{Transport: otelretry.NewTransport(roundTripFunc(func(r *http.Request) (*http.Response, error) {
+		return nil, fmt.Errorf("dial %s: connection refused", r.URL)
+	}),
+		otelretry.WithTracerProvider(sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))),
+		otelretry.WithMaxAttempts(1), otelretry.WithDeadline(2*time.Second))}
+	req, _ := http.NewRequestWithContext(t.Context(), http.MethodGet, raw, nil)
+	_, err := client.Do(req)
+	if err == nil {
+		t.Fatal("want the base's error")
+	}
+	var rerr *otelretry.Error
+	if errors.As(err, &rerr) && strings.Contains(rerr.Error(), pw) {
+		t.Errorf("Error() keeps the password: %s", rerr.Error())
+	}
+	for _, s := range rec.Ended() {
+		for _, a := range s.Attributes() {
+			if strings.Contains(a.Value.Emit(), pw) {
+				t.Errorf("span %q %s = %s", s.Name(), a.Key, a.Value.Emit())
+			}
+		}
+		if strings.Contains(s.Status().Description, pw) {
+			t.Errorf("span %q status: %s", s.Name(), s.Status().Description)
+		}
+	}
+	// SanitizeURL, what url.full is, keeps it too.
+	if got := otelretry.SanitizeURL(req.URL); strings.Contains(got, pw) {
+		t.Errorf("SanitizeURL = %s", got)
 	}
 }

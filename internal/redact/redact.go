@@ -78,7 +78,8 @@ func Changes(u *url.URL) bool {
 		return false
 	}
 	return u.User != nil || u.RawQuery != "" || u.ForceQuery || u.Fragment != "" || u.RawFragment != "" ||
-		strings.ContainsAny(u.Opaque, "@?#") || strings.IndexByte(u.Host, '@') >= 0 || embedsUserinfo(u.Path) ||
+		strings.ContainsAny(u.Opaque, "@?#") || strings.IndexByte(u.Opaque, '%') >= 0 && EmbeddedUserinfo(u.Opaque) ||
+		strings.IndexByte(u.Host, '@') >= 0 || embedsUserinfo(u.Path) ||
 		strings.IndexByte(u.Path, '%') >= 0 && embedsUserinfo(decodedPath(u.Path))
 }
 
@@ -839,6 +840,9 @@ func opaque(op string) string {
 			rest = rest[:end] + (&url.URL{Path: redacted}).EscapedPath()
 		}
 	}
+	if strings.IndexByte(rest, '%') >= 0 && EmbeddedUserinfo(rest) { // a target URL escaped before any '/' ("next:https%3A%2F%2Fu%3Apw%40h")
+		rest = redactEmbedded(rest)
+	}
 	out := prefix + rest
 	if !hasQuery || query == "" {
 		return out
@@ -850,7 +854,8 @@ func opaque(op string) string {
 // Placeholder, in one pre-sized buffer. Pairs are split on '&' only, so
 // empty pairs and keys without '=' stay as they were, but for a key that
 // holds an '@', which may be a userinfo text glued after a '?' put there
-// ("?user:pw@db"): it is replaced too.
+// ("?user:pw@db"), or a target URL's userinfo escaped (a redirector's
+// "/go?https%3A%2F%2Fu%3Apw%40h"): it is replaced too.
 func appendQuery(prefix, raw string) string {
 	var b strings.Builder
 	b.Grow(len(prefix) + 1 + len(raw) + (strings.Count(raw, "&")+1)*len(Placeholder))
@@ -860,7 +865,7 @@ func appendQuery(prefix, raw string) string {
 		var pair string
 		pair, rest, more = strings.Cut(rest, "&")
 		key, _, hasValue := strings.Cut(pair, "=")
-		if strings.IndexByte(key, '@') >= 0 {
+		if strings.IndexByte(key, '@') >= 0 || (strings.IndexByte(key, '%') >= 0 && EmbeddedUserinfo(key)) {
 			key = Placeholder
 		}
 		b.WriteString(key)

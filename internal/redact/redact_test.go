@@ -441,3 +441,39 @@ func BenchmarkURL(b *testing.B) {
 		_ = redact.URL(u)
 	}
 }
+
+// A target URL escaped whole after a '?' with no "key=" (a redirector's
+// "/go?<url>"): Text's doc says "so is the userinfo of a URL a word holds
+// escaped ("https%3A%2F%2Fu%3Apw%40h", see redactEmbedded)", and the
+// same URL escaped in the path loses its password; after a '?' (or in an
+// opaque URL's first segment) it kept it, in Text, String and URL
+// (url.full).
+func TestAnEscapedTargetURLAsABareQueryKeyLosesItsPassword(t *testing.T) {
+	const escaped = "https%3A%2F%2Fadmin%3APWSEKRITQ%40internal.test%2Fx"
+	for _, in := range []string{
+		"?" + escaped,
+		`Get "http://proxy.test/go?` + escaped + `": EOF`,
+		"redirect to http://proxy.test/go?" + escaped + " refused",
+		"http://proxy.test/go?a=1&" + escaped,
+		// an opaque URL holding it before any '/'
+		"A:" + escaped + "?0",
+		"next:" + escaped + "?",
+	} {
+		if out := redact.Text(in); strings.Contains(out, "PWSEKRITQ") {
+			t.Errorf("Text(%q)\n= %q keeps the password", in, out)
+		}
+	}
+	raw := "http://proxy.test/go?" + escaped
+	if out := redact.String(raw); strings.Contains(out, "PWSEKRITQ") {
+		t.Errorf("String(%q)\n= %q keeps the password", raw, out)
+	}
+	u, _ := url.Parse(raw)
+	if out := redact.URL(u); strings.Contains(out, "PWSEKRITQ") {
+		t.Errorf("URL(%q)\n= %q keeps the password", raw, out)
+	}
+	// The same target in the path is redacted:
+	u, _ = url.Parse("http://proxy.test/go/" + escaped)
+	if out := redact.URL(u); strings.Contains(out, "PWSEKRITQ") {
+		t.Errorf("control: URL of the path form = %q", out)
+	}
+}

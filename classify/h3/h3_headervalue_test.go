@@ -1,0 +1,110 @@
+// Copyright The otelretry Authors
+// SPDX-License-Identifier: Apache-2.0
+
+package h3_test
+
+import (
+	"bytes"
+	"context"
+	"crypto/tls"
+	"log/slog"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/quic-go/quic-go"
+	"github.com/quic-go/quic-go/http3"
+	metricnoop "go.opentelemetry.io/otel/metric/noop"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+
+	"github.com/otelretry/otelretry-go/otelretry"
+)
+
+// A response header quic-go's client refuses: its error quotes the value
+// of one with a control byte ("invalid header field value for
+// x-session: \"…\"") or of a TE it does not take, and names one whose
+// name holds a value. None reaches the caller's error, a span or a log
+// record: "otelretry records no header's value, on any channel"
+// (docs/telemetry.md).
+func TestHTTP3HeaderValuesReachNoTelemetry(t *testing.T) {
+	const secret = "SUPERSECRETSESSION0123456789"
+	for _, tc := range []struct{ name, header, value string }{
+		{"invalid value", "X-Session", "sid=" + secret + "\x01"},
+		{"name that holds a value", "Retry-After/" + secret, "1"},
+		{"te value", "Te", secret},
+	} {
+		t.Run(tc.name, func(t *testing.T) { headerValueLeaks(t, secret, tc.header, tc.value) })
+	}
+}
+
+func headerValueLeaks(t *testing.T, secret, header, value string) {
+	cert, pool := newCert(t)
+	srv := &http3.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header()[header] = []string{value}
+		w.WriteHeader(200)
+	})}
+	ln, err := quic.ListenAddr("127.0.0.1:0", http3.ConfigureTLSConfig(&tls.Config{Certificates: []tls.Certificate{cert}}), &quic.Config{MaxIdleTimeout: testTimeout})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	wg.Go(func() { _ = srv.ServeListener(ln) })
+	defer func() { srv.Close(); ln.Close(); wg.Wait() }()
+
+	rec := tracetest.NewSpanRecorder()
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
+	defer tp.Shutdown(context.Background())
+	var logs bytes.Buffer
+	var mu sync.Mutex
+	logger := slog.New(slog.NewTextHandler(lockedWriter{&mu, &logs}, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	base := newClient(t, pool)
+	rt := otelretry.NewTransport(base, otelretry.WithTracerProvider(tp), otelretry.WithMeterProvider(metricnoop.NewMeterProvider()),
+		otelretry.WithLogger(logger), otelretry.WithMaxAttempts(1), otelretry.WithDeadline(testTimeout))
+	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, "https://"+ln.Addr().String()+"/x", nil)
+	resp, err := (&http.Client{Transport: rt}).Do(req)
+	if err == nil {
+		resp.Body.Close()
+		t.Fatalf("got %d; want quic-go's refusal of the header", resp.StatusCode)
+	}
+	t.Logf("error: %v", err)
+	if strings.Contains(err.Error(), secret) {
+		t.Errorf("RoundTrip's error carries the header's value: %v", err)
+	}
+	for _, s := range rec.Ended() {
+		if strings.Contains(s.Status().Description, secret) {
+			t.Errorf("span %q status carries the header's value: %q", s.Name(), s.Status().Description)
+		}
+		for _, kv := range s.Attributes() {
+			if strings.Contains(kv.Value.Emit(), secret) {
+				t.Errorf("span %q attribute %s carries the header's value: %q", s.Name(), kv.Key, kv.Value.Emit())
+			}
+		}
+		for _, ev := range s.Events() {
+			for _, kv := range ev.Attributes {
+				if strings.Contains(kv.Value.Emit(), secret) {
+					t.Errorf("span %q event %s attribute %s carries the header's value", s.Name(), ev.Name, kv.Key)
+				}
+			}
+		}
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if strings.Contains(logs.String(), secret) {
+		t.Errorf("slog record carries the header's value: %s", logs.String())
+	}
+}
+
+type lockedWriter struct {
+	mu *sync.Mutex
+	b  *bytes.Buffer
+}
+
+func (w lockedWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.b.Write(p)
+}
