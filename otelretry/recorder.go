@@ -218,13 +218,14 @@ func (o *opRecord) sanitizedURL() string {
 	return o.cleanURL
 }
 
-// boundedContext is the operation's context, below a boundary of its
-// own, without an allocation: it is kept in the record of the operation
-// it bounds. Only Value is its own: it tells the operation's own Intent
-// and id (own), which the functions it is handed to read (a span
-// processor, a slog handler, the labeler, a formatter, Budget.Key), never
-// those of an operation that called it from a hook; cancellation is the
-// embedded context's, so contexts derived from it attach to that directly.
+// boundedContext is a context below a boundary of its own: the
+// operation's, kept in the record of the operation it bounds (without an
+// allocation), and a state check's (lookupContext). Only Value is its
+// own: it tells the operation's own Intent and id (own), which the
+// functions it is handed to read (a span processor, a slog handler, the
+// labeler, a formatter, Budget.Key, the state check), never those of an
+// operation that called it from a hook; cancellation is the embedded
+// context's, so contexts derived from it attach to that directly.
 type boundedContext struct {
 	context.Context
 	bound boundary

@@ -221,32 +221,9 @@ func scrubHeaderLines(msg string) string {
 			if !strings.HasPrefix(msg[i:], q.prefix) {
 				continue
 			}
-			start := i + len(q.prefix)
-			name := q.name
-			if name && !strings.HasPrefix(msg[start:], `"`) {
-				// quic-go's http3 form: the name as it is, then ": " and the
-				// value quoted (invalid header field value for te: "…").
-				if j := strings.Index(msg[start:], `: "`); j > 0 && headerToken(msg[start:start+j]) {
-					start, name = start+j+2, false
-				}
-			}
-			quoted := quotedValue(msg[start:])
+			start, quoted, clean := quotedAfter(msg, i+len(q.prefix), q.line, q.name)
 			if quoted == "" {
-				if !strings.HasPrefix(msg[start:], `"`) && !strings.HasPrefix(msg[start:], "[") {
-					break
-				}
-				quoted = msg[start:] // not as %q writes: all of the rest may be the value
-			}
-			clean := attrs.Redacted
-			text, err := strconv.Unquote(quoted)
-			switch {
-			case err != nil:
-			case q.line:
-				if name, _, ok := strings.Cut(text, ":"); ok && headerToken(name) {
-					clean = name + ": " + attrs.Redacted
-				} // else the colon is the value's ("Set-Cookie s=…; Expires=… 07:28"): no name told
-			case name && headerToken(text):
-				clean = text
+				break
 			}
 			b.WriteString(msg[last:start])
 			b.WriteString(strconv.Quote(clean))
@@ -260,6 +237,39 @@ func scrubHeaderLines(msg string) string {
 	}
 	b.WriteString(msg[last:])
 	return b.String()
+}
+
+// quotedAfter finds the quoted server text that begins at start in msg,
+// after a prefix of quotedResponseText (line, name: its kind), and
+// returns where it begins, the text as quoted, and what replaces it;
+// quoted is "" when none begins there.
+func quotedAfter(msg string, start int, line, name bool) (int, string, string) {
+	if name && !strings.HasPrefix(msg[start:], `"`) {
+		// quic-go's http3 form: the name as it is, then ": " and the value
+		// quoted (invalid header field value for te: "…").
+		if j := strings.Index(msg[start:], `: "`); j > 0 && headerToken(msg[start:start+j]) {
+			start, name = start+j+2, false
+		}
+	}
+	quoted := quotedValue(msg[start:])
+	if quoted == "" {
+		if !strings.HasPrefix(msg[start:], `"`) && !strings.HasPrefix(msg[start:], "[") {
+			return start, "", ""
+		}
+		quoted = msg[start:] // not as %q writes: all of the rest may be the value
+	}
+	clean := attrs.Redacted
+	text, err := strconv.Unquote(quoted)
+	switch {
+	case err != nil:
+	case line:
+		if n, _, ok := strings.Cut(text, ":"); ok && headerToken(n) {
+			clean = n + ": " + attrs.Redacted
+		} // else the colon is the value's ("Set-Cookie s=…; Expires=… 07:28"): no name told
+	case name && headerToken(text):
+		clean = text
+	}
+	return start, quoted, clean
 }
 
 // quotedValue is the double-quoted string s begins with, or the list of

@@ -77,27 +77,13 @@ func runStateCheck(ctx context.Context, deadline time.Time, hook stateCheckFunc,
 // lookupContext is the state check's context, below a boundary: a lookup
 // the hook makes through an otelretry Transport is an operation of its
 // own, not a repeat of the write (see scopeOf). It tells the hook the
-// operation's own Intent and id (see attemptSetup.scopeValue), as an
-// attempt's context does.
+// operation's own Intent and id, as an attempt's context does.
 func lookupContext(ctx context.Context, s *attemptSetup) context.Context {
-	return &stateCheckContext{Context: ctx, setup: s}
-}
-
-// stateCheckContext is lookupContext's: only Value is its own.
-type stateCheckContext struct {
-	context.Context
-	bound boundary
-	setup *attemptSetup
-}
-
-func (c *stateCheckContext) Value(key any) any {
-	if key == (boundaryKey{}) {
-		return &c.bound
+	var own ownScope
+	if s != nil {
+		own = s.own
 	}
-	if v, ok := c.setup.scopeValue(key); ok {
-		return v
-	}
-	return c.Context.Value(key)
+	return &boundedContext{Context: ctx, own: own}
 }
 
 // releaseFunc is a releaser that calls itself: a stored response's body
