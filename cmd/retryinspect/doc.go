@@ -338,7 +338,8 @@
 //	                           GET, HEAD, OPTIONS or TRACE, and same sanitized URL, no retry.idempotency_contract=true
 //	                           and no retry.idempotency_key.source: a repeat under the same key is safe)
 //	                           under the same parent span or the same operation id (in any trace), after the earlier one
-//	                           did not end with a 1xx-3xx status; or it carries retry.operation.repeat > 0 and no earlier
+//	                           did not end with a 1xx-3xx status and made an attempt (not one the throttle refused); or
+//	                           it carries retry.operation.repeat > 0 and no earlier
 //	                           operation of its id is in the input. A layer above the retry transport (go-retryablehttp
 //	                           stacked over it, an application loop) sent it again. Never raised on a later hop of a
 //	                           redirect chain (retry.redirects: a 307 or 308 resends a POST by design)

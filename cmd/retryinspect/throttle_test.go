@@ -15,6 +15,8 @@ import (
 	"testing/synctest"
 	"time"
 
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/otelretry/otelretry-go/internal/scripted"
 	"github.com/otelretry/otelretry-go/otelretry"
 )
@@ -60,5 +62,71 @@ func TestThrottleRefusalsInTheDependencysHeadline(t *testing.T) {
 	headline := regexp.MustCompile(`(?m)^  inventory\.test: .*$`).FindString(out)
 	if !strings.Contains(headline, want) {
 		t.Errorf("headline %q lacks %q:\n%s", headline, want, out)
+	}
+}
+
+// A layer above (an SDK's retryer written as docs/sdk-recipes.md writes
+// it: EnsureOperationID at its top) sends a POST once more only when the
+// client-side throttle refused its try: a refused try sent nothing
+// ("refused locally, before anything about it starts"), so the try after
+// it resends nothing. retryinspect does not call that an outer layer's
+// resend of a failed write (it did: 35 findings in 20 layers, where each
+// POST was sent at most once).
+func TestAThrottledTryRepeatedByALayerIsNoResend(t *testing.T) {
+	var spans []byte
+	throttled, sent, layers, throttledGET := 0, 0, 0, 0
+	synctest.Test(t, func(t *testing.T) {
+		var out bytes.Buffer
+		tp := spanWriter(t, &out)
+		rt := otelretry.NewTransport(scripted.New(scripted.Step{Delay: time.Millisecond, Status: 503}),
+			otelretry.WithTracerProvider(tp), otelretry.WithoutClientSpans(), otelretry.WithMaxAttempts(1),
+			otelretry.WithThrottle(&otelretry.Throttle{}))
+		// Warm the throttle up: GETs answered 503.
+		for range 40 {
+			req, _ := http.NewRequestWithContext(t.Context(), http.MethodGet, "http://orders.test/items", nil)
+			resp, err := rt.RoundTrip(req)
+			if err == nil {
+				resp.Body.Close()
+			} else if errors.Is(err, otelretry.ErrThrottled) {
+				throttledGET++
+			}
+		}
+		for range 20 {
+			ctx, handler := tp.Tracer("app").Start(t.Context(), "handler", trace.WithSpanKind(trace.SpanKindServer))
+			ctx = otelretry.EnsureOperationID(ctx) // the layer's top
+			layers++
+			for try := 0; try < 3; try++ {
+				req, _ := http.NewRequestWithContext(ctx, http.MethodPost, "http://orders.test/orders", strings.NewReader(`{"sku":1}`))
+				resp, err := rt.RoundTrip(req)
+				if err == nil {
+					resp.Body.Close()
+				}
+				if errors.Is(err, otelretry.ErrThrottled) {
+					throttled++
+					time.Sleep(10 * time.Millisecond)
+					continue // nothing was sent: the layer tries again
+				}
+				sent++
+				break // sent and failed (503): the layer gives up, no resend
+			}
+			handler.End()
+		}
+		if err := tp.Shutdown(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		spans = out.Bytes()
+	})
+	if throttled == 0 {
+		t.Fatal("the throttle refused nothing: the test shows nothing")
+	}
+	code, out, errOut := runOnFile(t, spans)
+	t.Logf("layers %d, tries throttled %d, POSTs sent %d; exit %d stderr %q", layers, throttled, sent, code, errOut)
+	if n := strings.Count(out, "[outer-layer-resend]"); n > 0 {
+		t.Errorf("%d outer-layer-resend findings, where each POST was sent at most once (a layer repeated only tries the throttle refused before anything was sent):\n%s", n, grepLines(out, "outer-layer-resend"))
+	}
+	headline := regexp.MustCompile(`(?m)^  orders\.test: .*$`).FindString(out)
+	want := fmt.Sprintf("the throttle refused %d of %d requests", throttled+throttledGET, throttled+throttledGET+sent+40-throttledGET)
+	if !strings.Contains(headline, want) {
+		t.Errorf("headline %q lacks %q", headline, want)
 	}
 }

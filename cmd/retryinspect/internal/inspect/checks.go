@@ -535,7 +535,9 @@ func (a *analyzer) checkRequestIDs() {
 // OPTIONS or TRACE) and sanitized URL, with no idempotency contract, under
 // the same operation context (the same parent span, or the same operation
 // id, in whatever trace: a loop without a span of its own starts a trace
-// per call), after the earlier one did not succeed. A layer above the retry
+// per call), after the earlier one did not succeed and sent something (one
+// the client-side throttle refused, or that ended before its first call,
+// was not applied: trying it again is no resend). A layer above the retry
 // transport sent it again (go-retryablehttp stacked over it, an
 // application loop), which the transport's own unsafe-resend rules cannot
 // prevent. An operation marked retry.operation.repeat > 0 whose earlier
@@ -609,7 +611,7 @@ func (a *analyzer) checkOuterLayerResend() {
 		}
 		for _, c := range contexts {
 			seen[c] = true
-			if g.op.URL == "" || method == "" || succeeded(g) {
+			if g.op.URL == "" || method == "" || succeeded(g) || sentNothing(g) {
 				continue
 			}
 			if r := (request{c, method, g.op.URL}); failed[r] == nil {
@@ -648,6 +650,14 @@ func succeeded(g *group) bool {
 	}
 	last := g.op.Attempts[end]
 	return last.StatusCode != nil && *last.StatusCode >= 100 && *last.StatusCode < 400 && !last.hasErrorClass
+}
+
+// sentNothing reports whether g made no attempt: the throttle refused it
+// (outcome throttled), or it recorded none (retry.attempts 0) and none is
+// in the input.
+func sentNothing(g *group) bool {
+	return g.op.Outcome == "throttled" ||
+		len(g.op.Attempts) == 0 && g.op.RecordedAttempts != nil && *g.op.RecordedAttempts == 0
 }
 
 // opResult describes how an operation ended: its outcome and what its
