@@ -177,8 +177,9 @@ func headerToken(name string) bool {
 var quotedResponseText = [...]struct {
 	prefix string
 	// line: the quoted text is a header line, whose name is kept when it
-	// is a token; name: a header name, kept when it is one.
-	line, name bool
+	// is a token; name: a header name, kept when it is one; rest: the
+	// text is not quoted, and runs to the end of the message.
+	line, name, rest bool
 }{
 	{prefix: "malformed MIME header line: ", line: true}, {prefix: "malformed MIME header initial line: ", line: true},
 	{prefix: "malformed MIME header: missing colon: ", line: true}, {prefix: "malformed HTTP response ", line: true},
@@ -188,7 +189,11 @@ var quotedResponseText = [...]struct {
 	{prefix: "multiple Content-Length headers; got "},
 	{prefix: "invalid header field name ", name: true}, {prefix: "invalid header field value for ", name: true},
 	{prefix: "invalid pseudo-header ", name: true}, {prefix: "duplicate pseudo-header ", name: true},
-	{prefix: "invalid TE header field value: "}, // quic-go's http3
+	// quic-go's http3:
+	{prefix: "invalid TE header field value: "},
+	{prefix: "invalid content length: strconv.ParseUint: parsing "},
+	{prefix: "contradicting content lengths (", rest: true},
+	{prefix: "header field is not lower-case: ", rest: true},
 	{prefix: "debug="},
 }
 
@@ -196,7 +201,7 @@ var quotedResponseText = [...]struct {
 // quotedResponseText, by words each of them holds: most messages hold
 // none, and are not scanned.
 func quotesResponseText(msg string) bool {
-	for _, w := range [...]string{"malformed ", "transfer encoding", "Content-Length", "header field", "pseudo-header", "debug="} {
+	for _, w := range [...]string{"malformed ", "transfer encoding", "Content-Length", "content length", "header field", "pseudo-header", "debug="} {
 		if strings.Contains(msg, w) {
 			return true
 		}
@@ -221,7 +226,7 @@ func scrubHeaderLines(msg string) string {
 			if !strings.HasPrefix(msg[i:], q.prefix) {
 				continue
 			}
-			start, quoted, clean := quotedAfter(msg, i+len(q.prefix), q.line, q.name)
+			start, quoted, clean := quotedAfter(msg, i+len(q.prefix), q.line, q.name, q.rest)
 			if quoted == "" {
 				break
 			}
@@ -239,17 +244,16 @@ func scrubHeaderLines(msg string) string {
 	return b.String()
 }
 
-// quotedAfter finds the quoted server text that begins at start in msg,
-// after a prefix of quotedResponseText (line, name: its kind), and
-// returns where it begins, the text as quoted, and what replaces it;
-// quoted is "" when none begins there.
-func quotedAfter(msg string, start int, line, name bool) (int, string, string) {
-	if name && !strings.HasPrefix(msg[start:], `"`) {
-		// quic-go's http3 form: the name as it is, then ": " and the value
-		// quoted (invalid header field value for te: "…").
-		if j := strings.Index(msg[start:], `: "`); j > 0 && headerToken(msg[start:start+j]) {
-			start, name = start+j+2, false
-		}
+// quotedAfter finds the server text that begins at start in msg, after a
+// prefix of quotedResponseText (line, name, rest: its kind), and returns
+// where it begins, the text as written, and what replaces it; quoted is
+// "" when none begins there.
+func quotedAfter(msg string, start int, line, name, rest bool) (int, string, string) {
+	switch {
+	case rest:
+		return start, msg[start:], attrs.Redacted
+	case name && !strings.HasPrefix(msg[start:], `"`):
+		return unquotedNameAndValue(msg, start)
 	}
 	quoted := quotedValue(msg[start:])
 	if quoted == "" {
@@ -270,6 +274,26 @@ func quotedAfter(msg string, start int, line, name bool) (int, string, string) {
 		clean = text
 	}
 	return start, quoted, clean
+}
+
+// unquotedNameAndValue reads quic-go's http3 form at start in msg: a
+// header's name as it is, then ": " and its value quoted (invalid header
+// field value for te: "…"). The value is replaced, and the name with it
+// when it is no token (which may hold a value); the rest of msg when the
+// quoted value does not end.
+func unquotedNameAndValue(msg string, start int) (int, string, string) {
+	j := strings.Index(msg[start:], `: "`)
+	if j <= 0 {
+		return start, "", ""
+	}
+	value := quotedValue(msg[start+j+2:])
+	switch {
+	case value == "":
+		return start, msg[start:], attrs.Redacted
+	case !headerToken(msg[start : start+j]):
+		return start, msg[start : start+j+2+len(value)], attrs.Redacted
+	}
+	return start + j + 2, value, attrs.Redacted
 }
 
 // quotedValue is the double-quoted string s begins with, or the list of

@@ -244,3 +244,52 @@ func TestHTTP2ServerTextReachesNoTelemetry(t *testing.T) {
 		})
 	}
 }
+
+// quic-go v0.65.0 http3/headers.go forms that print what a server wrote,
+// built with quic-go's own format strings. A server other than quic-go's
+// (which lowercases names) may send any bytes as a QPACK field name.
+func TestQuicGoHeaderFormsReachNoTelemetry(t *testing.T) {
+	const secret = "SUPERSECRETSESSION0123456789"
+	for _, tc := range []struct {
+		name string
+		err  error
+	}{
+		// validateHeaderFieldNameAndValue: fmt.Errorf("header field is not lower-case: %s", h.Name)
+		{"not lower-case name holding a line", fmt.Errorf("header field is not lower-case: %s", "Set-Cookie: sid="+secret)},
+		// fmt.Errorf("invalid header field value for %s: %q", h.Name, h.Value), name not a token
+		{"value for a non-token name", fmt.Errorf("invalid header field value for %s: %q", "x-session id", "sid="+secret+"\x01")},
+		{"value for a pseudo name", fmt.Errorf("invalid header field value for %s: %q", ":x-session", "sid="+secret+"\x01")},
+		// parseHeaders: fmt.Errorf("contradicting content lengths (%s and %s)", contentLengthStr, h.Value)
+		{"contradicting content lengths", fmt.Errorf("contradicting content lengths (%s and %s)", "1", secret)},
+		// parseHeaders: fmt.Errorf("invalid content length: %w", strconv.ParseUint error)
+		{"invalid content length", fmt.Errorf("invalid content length: %w", errors.New(`strconv.ParseUint: parsing "`+secret+`": invalid syntax`))},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rec := tracetest.NewSpanRecorder()
+			base := roundTripFunc(func(*http.Request) (*http.Response, error) {
+				return nil, fmt.Errorf("http3: invalid response: %w", tc.err)
+			})
+			client := &http.Client{Transport: otelretry.NewTransport(base,
+				otelretry.WithTracerProvider(sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))),
+				otelretry.WithMaxAttempts(1), otelretry.WithDeadline(2*time.Second))}
+			req, _ := http.NewRequestWithContext(t.Context(), http.MethodGet, "https://api.test/x", nil)
+			_, err := client.Do(req)
+			if err == nil {
+				t.Fatal("want the base's error")
+			}
+			if strings.Contains(err.Error(), secret) {
+				t.Errorf("error keeps the value: %s", err)
+			}
+			for _, s := range rec.Ended() {
+				if strings.Contains(s.Status().Description, secret) {
+					t.Errorf("span %q status: %s", s.Name(), s.Status().Description)
+				}
+				for _, a := range s.Attributes() {
+					if strings.Contains(a.Value.Emit(), secret) {
+						t.Errorf("span %q %s = %s", s.Name(), a.Key, a.Value.Emit())
+					}
+				}
+			}
+		})
+	}
+}

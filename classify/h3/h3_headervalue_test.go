@@ -34,6 +34,9 @@ func TestHTTP3HeaderValuesReachNoTelemetry(t *testing.T) {
 		{"invalid value", "X-Session", "sid=" + secret + "\x01"},
 		{"name that holds a value", "Retry-After/" + secret, "1"},
 		{"te value", "Te", secret},
+		{"invalid value, name with a space", "x-session id", "sid=" + secret + "\x01"}, // the name is no token
+		{"invalid value, pseudo name", ":x-session", "sid=" + secret + "\x01"},
+		{"content-length value", "content-length", secret}, // strconv.ParseUint: parsing "…"
 	} {
 		t.Run(tc.name, func(t *testing.T) { headerValueLeaks(t, secret, tc.header, tc.value) })
 	}
