@@ -855,7 +855,8 @@ func opaque(op string) string {
 // empty pairs and keys without '=' stay as they were, but for a key that
 // holds an '@', which may be a userinfo text glued after a '?' put there
 // ("?user:pw@db"), or a target URL's userinfo escaped (a redirector's
-// "/go?https%3A%2F%2Fu%3Apw%40h"): it is replaced too.
+// "/go?https%3A%2F%2Fu%3Apw%40h", whose password may hold an '='): it is
+// replaced too.
 func appendQuery(prefix, raw string) string {
 	var b strings.Builder
 	b.Grow(len(prefix) + 1 + len(raw) + (strings.Count(raw, "&")+1)*len(Placeholder))
@@ -864,9 +865,14 @@ func appendQuery(prefix, raw string) string {
 	for rest, more := raw, true; more; {
 		var pair string
 		pair, rest, more = strings.Cut(rest, "&")
-		key, _, hasValue := strings.Cut(pair, "=")
-		if strings.IndexByte(key, '@') >= 0 || (strings.IndexByte(key, '%') >= 0 && EmbeddedUserinfo(key)) {
+		key, value, hasValue := strings.Cut(pair, "=")
+		switch {
+		case strings.IndexByte(key, '@') >= 0 || (strings.IndexByte(key, '%') >= 0 && EmbeddedUserinfo(key)):
 			key = Placeholder
+		case hasValue && strings.ContainsAny(key, "%:") && EmbeddedUserinfo(pair) && !EmbeddedUserinfo(value):
+			// A target's userinfo that holds an '=' (a base64 password)
+			// spans the cut: the pair is one key.
+			key, hasValue = Placeholder, false
 		}
 		b.WriteString(key)
 		if hasValue {

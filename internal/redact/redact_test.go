@@ -477,3 +477,38 @@ func TestAnEscapedTargetURLAsABareQueryKeyLosesItsPassword(t *testing.T) {
 		t.Errorf("control: URL of the path form = %q", out)
 	}
 }
+
+// A base64 password ends in '=' ("c2VjcmV0cGFzcw=="). A target URL after a
+// bare '?' as url.PathEscape writes it (it leaves ':', '@' and '=' as they
+// are), or escaped with its '=' left as it is, or not escaped at all: the
+// key was cut at the password's '=', held no '@', and was kept, password
+// and all. The pair is one key now, replaced. The same URL in the path
+// loses its password.
+func TestABase64PasswordOfATargetAsABareQueryKeyIsRedacted(t *testing.T) {
+	const pw = "c2VjcmV0cGFzcw"
+	target := "https://admin:" + pw + "==@internal.test/x"
+	for _, raw := range []string{
+		"http://proxy.test/go?" + url.PathEscape(target),                              // https:%2F%2Fadmin:c2V…==@internal.test%2Fx
+		"http://proxy.test/go?https%3A%2F%2Fadmin%3A" + pw + "==%40internal.test%2Fx", // '=' left as is
+		"http://proxy.test/go?a=1&" + url.PathEscape(target) + "&b=2",
+		"http://proxy.test/go?" + target, // not escaped
+	} {
+		if out := redact.String(raw); strings.Contains(out, pw) {
+			t.Errorf("String(%q)\n= %q keeps the password", raw, out)
+		}
+		if u, err := url.Parse(raw); err == nil {
+			if out := redact.URL(u); strings.Contains(out, pw) {
+				t.Errorf("URL(%q)\n= %q keeps the password", raw, out)
+			}
+		}
+		in := `Get "` + raw + `": EOF`
+		if out := redact.Text(in); strings.Contains(out, pw) {
+			t.Errorf("Text(%q)\n= %q keeps the password", in, out)
+		}
+	}
+	// control: the same target in the path
+	u, _ := url.Parse("http://proxy.test/go/" + url.PathEscape(target))
+	if out := redact.URL(u); strings.Contains(out, pw) {
+		t.Errorf("control: URL of the path form = %q", out)
+	}
+}
