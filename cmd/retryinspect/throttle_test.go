@@ -31,21 +31,8 @@ func TestThrottleRefusalsInTheDependencysHeadline(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		var out bytes.Buffer
 		tp := spanWriter(t, &out)
-		rt := otelretry.NewTransport(scripted.New(scripted.Step{Delay: time.Millisecond, Status: 503}),
-			otelretry.WithTracerProvider(tp), otelretry.WithoutClientSpans(), otelretry.WithMaxAttempts(1),
-			otelretry.WithThrottle(&otelretry.Throttle{}))
-		for range 40 {
-			req, _ := http.NewRequestWithContext(t.Context(), http.MethodGet, "http://inventory.test/items", nil)
-			resp, err := rt.RoundTrip(req)
-			switch {
-			case err == nil:
-				resp.Body.Close()
-			case errors.Is(err, otelretry.ErrThrottled):
-				refusedFirst++
-			default:
-				t.Fatal(err)
-			}
-		}
+		rt := throttled503s(tp)
+		refusedFirst = getsRefused(t, rt, "http://inventory.test/items", 40)
 		if err := tp.Shutdown(context.Background()); err != nil {
 			t.Fatal(err)
 		}
@@ -78,19 +65,8 @@ func TestAThrottledTryRepeatedByALayerIsNoResend(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		var out bytes.Buffer
 		tp := spanWriter(t, &out)
-		rt := otelretry.NewTransport(scripted.New(scripted.Step{Delay: time.Millisecond, Status: 503}),
-			otelretry.WithTracerProvider(tp), otelretry.WithoutClientSpans(), otelretry.WithMaxAttempts(1),
-			otelretry.WithThrottle(&otelretry.Throttle{}))
-		// Warm the throttle up: GETs answered 503.
-		for range 40 {
-			req, _ := http.NewRequestWithContext(t.Context(), http.MethodGet, "http://orders.test/items", nil)
-			resp, err := rt.RoundTrip(req)
-			if err == nil {
-				resp.Body.Close()
-			} else if errors.Is(err, otelretry.ErrThrottled) {
-				throttledGET++
-			}
-		}
+		rt := throttled503s(tp)
+		throttledGET = getsRefused(t, rt, "http://orders.test/items", 40) // the throttle warmed up
 		for range 20 {
 			ctx, handler := tp.Tracer("app").Start(t.Context(), "handler", trace.WithSpanKind(trace.SpanKindServer))
 			ctx = otelretry.EnsureOperationID(ctx) // the layer's top
@@ -129,4 +105,31 @@ func TestAThrottledTryRepeatedByALayerIsNoResend(t *testing.T) {
 	if !strings.Contains(headline, want) {
 		t.Errorf("headline %q lacks %q", headline, want)
 	}
+}
+
+// throttled503s is a Transport with a client-side throttle, one attempt
+// per operation and no CLIENT spans, over a dependency that answers 503.
+func throttled503s(tp trace.TracerProvider) *otelretry.Transport {
+	return otelretry.NewTransport(scripted.New(scripted.Step{Delay: time.Millisecond, Status: 503}),
+		otelretry.WithTracerProvider(tp), otelretry.WithoutClientSpans(), otelretry.WithMaxAttempts(1),
+		otelretry.WithThrottle(&otelretry.Throttle{}))
+}
+
+// getsRefused sends n GETs to url through rt and returns how many the
+// throttle refused; any other error fails t.
+func getsRefused(t *testing.T, rt http.RoundTripper, url string, n int) int {
+	refused := 0
+	for range n {
+		req, _ := http.NewRequestWithContext(t.Context(), http.MethodGet, url, nil)
+		resp, err := rt.RoundTrip(req)
+		switch {
+		case err == nil:
+			resp.Body.Close()
+		case errors.Is(err, otelretry.ErrThrottled):
+			refused++
+		default:
+			t.Fatal(err)
+		}
+	}
+	return refused
 }
