@@ -190,6 +190,7 @@ var quotedResponseText = [...]struct {
 	{prefix: "invalid header field name ", name: true}, {prefix: "invalid header field value for ", name: true},
 	{prefix: "invalid pseudo-header ", name: true}, {prefix: "duplicate pseudo-header ", name: true},
 	// quic-go's http3:
+	{prefix: "invalid header field name: ", name: true}, {prefix: "invalid trailer field name: ", name: true},
 	{prefix: "invalid TE header field value: "},
 	{prefix: "invalid content length: strconv.ParseUint: parsing "},
 	{prefix: "contradicting content lengths (", rest: true},
@@ -278,20 +279,19 @@ func quotedAfter(msg string, start int, line, name, rest bool) (int, string, str
 
 // unquotedNameAndValue reads quic-go's http3 form at start in msg: a
 // header's name as it is, then ": " and its value quoted (invalid header
-// field value for te: "…"). The value is replaced, and the name with it
-// when it is no token (which may hold a value); the rest of msg when the
-// quoted value does not end.
+// field value for te: "…"), which quic-go writes last. The value is
+// replaced, the name kept when it is a token and the quoted value ends the
+// message; otherwise (a name that is no token, which may hold a value, or
+// ": \"" and more) the rest of msg is.
 func unquotedNameAndValue(msg string, start int) (int, string, string) {
 	j := strings.Index(msg[start:], `: "`)
 	if j <= 0 {
 		return start, "", ""
 	}
 	value := quotedValue(msg[start+j+2:])
-	switch {
-	case value == "":
+	end := start + j + 2 + len(value)
+	if value == "" || !headerToken(msg[start:start+j]) || end < len(msg) {
 		return start, msg[start:], attrs.Redacted
-	case !headerToken(msg[start : start+j]):
-		return start, msg[start : start+j+2+len(value)], attrs.Redacted
 	}
 	return start + j + 2, value, attrs.Redacted
 }

@@ -43,6 +43,11 @@ func TestHTTP3HeaderValuesReachNoTelemetry(t *testing.T) {
 }
 
 func headerValueLeaks(t *testing.T, secret, header, value string) {
+	// quic-go's server writes names in lower case: a secret a name holds
+	// reaches the client so.
+	leaks := func(text string) bool {
+		return strings.Contains(text, secret) || strings.Contains(text, strings.ToLower(secret))
+	}
 	cert, pool := newCert(t)
 	srv := &http3.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header()[header] = []string{value}
@@ -74,21 +79,21 @@ func headerValueLeaks(t *testing.T, secret, header, value string) {
 		t.Fatalf("got %d; want quic-go's refusal of the header", resp.StatusCode)
 	}
 	t.Logf("error: %v", err)
-	if strings.Contains(err.Error(), secret) {
+	if leaks(err.Error()) {
 		t.Errorf("RoundTrip's error carries the header's value: %v", err)
 	}
 	for _, s := range rec.Ended() {
-		if strings.Contains(s.Status().Description, secret) {
+		if leaks(s.Status().Description) {
 			t.Errorf("span %q status carries the header's value: %q", s.Name(), s.Status().Description)
 		}
 		for _, kv := range s.Attributes() {
-			if strings.Contains(kv.Value.Emit(), secret) {
+			if leaks(kv.Value.Emit()) {
 				t.Errorf("span %q attribute %s carries the header's value: %q", s.Name(), kv.Key, kv.Value.Emit())
 			}
 		}
 		for _, ev := range s.Events() {
 			for _, kv := range ev.Attributes {
-				if strings.Contains(kv.Value.Emit(), secret) {
+				if leaks(kv.Value.Emit()) {
 					t.Errorf("span %q event %s attribute %s carries the header's value", s.Name(), ev.Name, kv.Key)
 				}
 			}
@@ -96,7 +101,7 @@ func headerValueLeaks(t *testing.T, secret, header, value string) {
 	}
 	mu.Lock()
 	defer mu.Unlock()
-	if strings.Contains(logs.String(), secret) {
+	if leaks(logs.String()) {
 		t.Errorf("slog record carries the header's value: %s", logs.String())
 	}
 }

@@ -865,13 +865,14 @@ func appendQuery(prefix, raw string) string {
 	for rest, more := raw, true; more; {
 		var pair string
 		pair, rest, more = strings.Cut(rest, "&")
-		key, value, hasValue := strings.Cut(pair, "=")
+		key, _, hasValue := strings.Cut(pair, "=")
 		switch {
 		case strings.IndexByte(key, '@') >= 0 || (strings.IndexByte(key, '%') >= 0 && EmbeddedUserinfo(key)):
 			key = Placeholder
-		case hasValue && strings.ContainsAny(key, "%:") && EmbeddedUserinfo(pair) && !EmbeddedUserinfo(value):
-			// A target's userinfo that holds an '=' (a base64 password)
-			// spans the cut: the pair is one key.
+		case hasValue && strings.ContainsAny(key, "%:") && strings.Contains(decodedPath(key), "://") && EmbeddedUserinfo(pair):
+			// A target that begins in the key: its userinfo may hold an
+			// '=' (a base64 password) and span the cut: the pair is one
+			// key.
 			key, hasValue = Placeholder, false
 		}
 		b.WriteString(key)

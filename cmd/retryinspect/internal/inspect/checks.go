@@ -652,12 +652,18 @@ func succeeded(g *group) bool {
 	return last.StatusCode != nil && *last.StatusCode >= 100 && *last.StatusCode < 400 && !last.hasErrorClass
 }
 
-// sentNothing reports whether g made no attempt: the throttle refused it
-// (outcome throttled), or it recorded none (retry.attempts 0) and none is
-// in the input.
+// sentNothing reports whether g made no attempt: none is in the input,
+// and it recorded none (retry.attempts 0), or, without that record, the
+// throttle refused it (outcome throttled; a refused retry ends so too,
+// after attempts it made).
 func sentNothing(g *group) bool {
-	return g.op.Outcome == "throttled" ||
-		len(g.op.Attempts) == 0 && g.op.RecordedAttempts != nil && *g.op.RecordedAttempts == 0
+	if len(g.op.Attempts) > 0 {
+		return false
+	}
+	if r := g.op.RecordedAttempts; r != nil {
+		return *r == 0
+	}
+	return g.op.Outcome == "throttled"
 }
 
 // opResult describes how an operation ended: its outcome and what its
