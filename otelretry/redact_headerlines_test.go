@@ -263,6 +263,13 @@ func TestQuicGoHeaderFormsReachNoTelemetry(t *testing.T) {
 		{"contradicting content lengths", fmt.Errorf("contradicting content lengths (%s and %s)", "1", secret)},
 		// parseHeaders: fmt.Errorf("invalid content length: %w", strconv.ParseUint error)
 		{"invalid content length", fmt.Errorf("invalid content length: %w", errors.New(`strconv.ParseUint: parsing "`+secret+`": invalid syntax`))},
+		// the value is checked before the name: a name that holds `: "` is
+		// printed as it is, then the value quoted
+		{"name holds colon-quote, value secret", fmt.Errorf("invalid header field value for %s: %q", `x: "a"`, "sid="+secret+"\x01")},
+		{"name holds colon-quote and secret", fmt.Errorf("invalid header field value for %s: %q", `x: "a" sid=`+secret, "\x01")},
+		{"name opens a quote", fmt.Errorf("invalid header field value for %s: %q", `x: "a`, "sid="+secret+"\x01")},
+		// fmt.Errorf("invalid header field name: %q", h.Name), a name that is no token
+		{"invalid name", fmt.Errorf("invalid header field name: %q", "retry-after/sid="+secret)},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			rec := tracetest.NewSpanRecorder()

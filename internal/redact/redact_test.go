@@ -492,6 +492,10 @@ func TestABase64PasswordOfATargetAsABareQueryKeyIsRedacted(t *testing.T) {
 		"http://proxy.test/go?https%3A%2F%2Fadmin%3A" + pw + "==%40internal.test%2Fx", // '=' left as is
 		"http://proxy.test/go?a=1&" + url.PathEscape(target) + "&b=2",
 		"http://proxy.test/go?" + target, // not escaped
+		// the target's own query names a second target with a userinfo (a
+		// nested redirect): the key was kept with the password up to its '='
+		"http://proxy.test/go?https%3A%2F%2Fadmin%3A" + pw + "==%40internal.test%2Fcb%3Fnext%3Dhttps%3A%2F%2Fu%3Apw2%40h.test",
+		"http://proxy.test/go?" + url.PathEscape("https://admin:"+pw+"==@internal.test/cb?next=https://u:pw2@h.test"),
 	} {
 		if out := redact.String(raw); strings.Contains(out, pw) {
 			t.Errorf("String(%q)\n= %q keeps the password", raw, out)
