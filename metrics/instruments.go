@@ -5,10 +5,10 @@ package metrics
 
 import (
 	"errors"
-	"reflect"
 
 	"go.opentelemetry.io/otel/metric"
-	"go.opentelemetry.io/otel/metric/noop"
+
+	"github.com/otelretry/otelretry-go/internal/meterguard"
 )
 
 // attemptBuckets returns the bucket boundaries of retry.operation.attempts:
@@ -38,72 +38,34 @@ type instruments struct {
 	throttled         metric.Int64Counter     // requests a client-side throttle refused
 }
 
-// newInstruments creates the instruments on m, and returns the errors of
-// those it could not create joined.
+// newInstruments creates the instruments on m, guarded (a no-op in place
+// of one m does not make), and returns the errors of those it could not
+// create joined.
 func newInstruments(m metric.Meter) (instruments, error) {
+	m = meterguard.Meter(m)
 	var in instruments
 	var errs [7]error
-	in.operations, errs[0] = int64Counter(m, "retry.operations", "{operation}",
-		"Logical operations completed, by terminal outcome.")
-	in.attempts, errs[1] = int64Counter(m, "retry.attempts", "{attempt}",
-		"Network attempts made, by the client's decision after each.")
-	in.operationAttempts, errs[2] = int64Histogram(m, "retry.operation.attempts", "{attempt}",
-		"Network attempts per logical operation.", attemptBuckets())
+	in.operations, errs[0] = m.Int64Counter("retry.operations", metric.WithUnit("{operation}"),
+		metric.WithDescription("Logical operations completed, by terminal outcome."))
+	in.attempts, errs[1] = m.Int64Counter("retry.attempts", metric.WithUnit("{attempt}"),
+		metric.WithDescription("Network attempts made, by the client's decision after each."))
+	in.operationAttempts, errs[2] = m.Int64Histogram("retry.operation.attempts", metric.WithUnit("{attempt}"),
+		metric.WithDescription("Network attempts per logical operation."),
+		metric.WithExplicitBucketBoundaries(attemptBuckets()...))
 	in.operationDuration, errs[3] = durationHistogram(m, "retry.operation.duration",
 		"Duration of logical operations, backoff included.")
 	in.attemptDuration, errs[4] = durationHistogram(m, "retry.attempt.duration",
 		"Duration of single network attempts, until response headers or failure.")
 	in.backoffDuration, errs[5] = durationHistogram(m, "retry.backoff.duration",
 		"Pauses taken before retries.")
-	in.throttled, errs[6] = int64Counter(m, "retry.throttled", "{request}",
-		"Requests a client-side throttle refused before they started: first attempts, retries and hedges.")
+	in.throttled, errs[6] = m.Int64Counter("retry.throttled", metric.WithUnit("{request}"),
+		metric.WithDescription("Requests a client-side throttle refused before they started: first attempts, retries and hedges."))
 	return in, errors.Join(errs[:]...)
-}
-
-func int64Counter(m metric.Meter, name, unit, desc string) (metric.Int64Counter, error) {
-	if m == nil {
-		return noop.Int64Counter{}, nil
-	}
-	i, err := m.Int64Counter(name, metric.WithDescription(desc), metric.WithUnit(unit))
-	return made[metric.Int64Counter](i, err, noop.Int64Counter{})
-}
-
-func int64Histogram(m metric.Meter, name, unit, desc string, buckets []float64) (metric.Int64Histogram, error) {
-	if m == nil {
-		return noop.Int64Histogram{}, nil
-	}
-	i, err := m.Int64Histogram(name, metric.WithDescription(desc), metric.WithUnit(unit),
-		metric.WithExplicitBucketBoundaries(buckets...))
-	return made[metric.Int64Histogram](i, err, noop.Int64Histogram{})
 }
 
 // durationHistogram creates one of the three duration histograms, in
 // seconds with durationBuckets.
 func durationHistogram(m metric.Meter, name, desc string) (metric.Float64Histogram, error) {
-	if m == nil {
-		return noop.Float64Histogram{}, nil
-	}
-	i, err := m.Float64Histogram(name, metric.WithDescription(desc), metric.WithUnit("s"),
+	return m.Float64Histogram(name, metric.WithDescription(desc), metric.WithUnit("s"),
 		metric.WithExplicitBucketBoundaries(durationBuckets()...))
-	return made[metric.Float64Histogram](i, err, noop.Float64Histogram{})
-}
-
-// made is the instrument the Meter made, with its error, or the no-op
-// fallback when it made none. A Meter may return a working instrument with
-// an error: the SDK's does when one of its readers cannot aggregate the
-// instrument, and the instrument records for the others. Thrown away for
-// a no-op, it took the data from every reader for one reader's fault. With
-// an error, an instrument that is a nil pointer (an adapter's `return c,
-// err`) is none: it would panic on the first record.
-func made[T any](i T, err error, fallback T) (T, error) {
-	if any(i) == nil || (err != nil && nilPointer(i)) {
-		return fallback, err
-	}
-	return i, err
-}
-
-// nilPointer reports whether v holds a nil pointer.
-func nilPointer(v any) bool {
-	r := reflect.ValueOf(v)
-	return r.Kind() == reflect.Pointer && r.IsNil()
 }

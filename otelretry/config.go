@@ -467,12 +467,16 @@ func (c *config) keyHeaders(option string, headers []string) []string {
 // the hint, read as Retry-After is: it raises the pause, is capped by the
 // deadline, is recorded as retry.retry_after_ms, and counts as the
 // server's pushback for the retry budget. A malformed one is skipped and
-// recorded (retry_after_invalid). A name that is not a header name is
-// ignored.
+// recorded (retry_after_invalid). A name that is not a header name, or a
+// unit other than the three HintUnits, is ignored.
 func WithRetryHint(header string, unit HintUnit) Option {
 	return optionFunc(func(c *config) {
 		if !validHeaderName(header) {
 			c.invalid("WithRetryHint", header, "want a header name")
+			return
+		}
+		if unit > HintWholeMilliseconds {
+			c.invalid("WithRetryHint", fmt.Sprintf("%q, %d", header, unit), "want HintSeconds, HintMilliseconds or HintWholeMilliseconds")
 			return
 		}
 		h := hintHeader{name: http.CanonicalHeaderKey(header), unit: unit}

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"net/http"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -103,6 +104,7 @@ func TestConfigIgnoredValuesKeepTheValueBeforeThem(t *testing.T) {
 		WithRetryableStatuses(200, 503), WithRetryableStatuses(302),
 		WithIdempotentMethods("put", ""),
 		WithBodyBuffer(1024, 4096), WithBodyBuffer(-1, 10),
+		WithRetryHint("X-Wait", HintUnit(7)),
 	})
 	if c.maxAttempts != 5 || c.deadline != defaultDeadline || c.attemptTimeout != defaultAttemptTimeout {
 		t.Errorf("limits = %d, %v, %v; want 5 and the defaults", c.maxAttempts, c.deadline, c.attemptTimeout)
@@ -112,6 +114,9 @@ func TestConfigIgnoredValuesKeepTheValueBeforeThem(t *testing.T) {
 	}
 	if !reflect.DeepEqual(c.idempotentMethods, map[string]bool{"PUT": true}) {
 		t.Errorf("idempotent methods = %v, want PUT", c.idempotentMethods)
+	}
+	if slices.ContainsFunc(c.hints, func(h hintHeader) bool { return h.name == "X-Wait" }) {
+		t.Errorf("hints = %v: a unit out of range was kept", c.hints)
 	}
 	if c.bodyBufferPerRequest != 1024 || c.bodyBufferTotal != 4096 {
 		t.Errorf("body buffer = %d, %d; want the first, valid, sizes", c.bodyBufferPerRequest, c.bodyBufferTotal)
@@ -125,6 +130,7 @@ func TestConfigIgnoredValuesKeepTheValueBeforeThem(t *testing.T) {
 		"otelretry: WithRetryableStatuses([302]) ignored: want at least one status from 400 to 599",
 		`otelretry: WithIdempotentMethods("") ignored: want a method name`,
 		"otelretry: WithBodyBuffer(-1, 10) ignored: want sizes of 0 or more",
+		`otelretry: WithRetryHint("X-Wait", 7) ignored: want HintSeconds, HintMilliseconds or HintWholeMilliseconds`,
 	}
 	if c.err == nil || !reflect.DeepEqual(strings.Split(c.err.Error(), "\n"), want) {
 		t.Errorf("report = %v, want\n%s", c.err, strings.Join(want, "\n"))

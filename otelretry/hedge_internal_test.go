@@ -83,15 +83,15 @@ func TestLatencySketchFollowsTheLatestAnswers(t *testing.T) {
 	if got, _ := s.quantile(0.5); got < 50*time.Millisecond || got > 60*time.Millisecond {
 		t.Errorf("median %v after the latency moved to 50ms, want 50–60ms", got)
 	}
-	if s.total >= sketchWindow {
+	if s.total > sketchWindow {
 		t.Errorf("the sketch holds %d answers, past its window of %d", s.total, sketchWindow)
 	}
 }
 
-// When the sketch holds a window of answers, every count halves: it holds
-// from half a window to a window of them, and halves again every half
-// window or so (each halving drops the odd counts' halves, at most one per
-// bucket).
+// When the sketch holds a window of answers, the next one halves every
+// count first: it holds more than half a window and at most a window of
+// them, and halves again every half window exactly (odd counts round up
+// and down in turn).
 func TestLatencySketchHoldsBetweenHalfAWindowAndAWindow(t *testing.T) {
 	var s latencySketch
 	var halvings []int
@@ -102,17 +102,66 @@ func TestLatencySketchHoldsBetweenHalfAWindowAndAWindow(t *testing.T) {
 			halvings = append(halvings, i+1)
 		}
 		prev = s.total
-	}
-	if len(halvings) < 2 || halvings[0] != sketchWindow {
-		t.Fatalf("halvings after %v answers, want the first at %d", halvings, sketchWindow)
-	}
-	for i := 1; i < len(halvings); i++ {
-		if gap := halvings[i] - halvings[i-1]; gap < sketchWindow/2 || gap > sketchWindow/2+sketchBuckets {
-			t.Errorf("halving %d came %d answers after the one before, want about %d", i+1, gap, sketchWindow/2)
+		if s.total <= sketchWindow/2 && i >= sketchWindow || s.total > sketchWindow {
+			t.Fatalf("after %d answers the sketch holds %d, want more than %d and at most %d", i+1, s.total, sketchWindow/2, sketchWindow)
 		}
 	}
-	if s.total < sketchWindow/2-sketchBuckets || s.total >= sketchWindow {
-		t.Errorf("the sketch holds %d answers, want from about %d to %d", s.total, sketchWindow/2, sketchWindow)
+	if len(halvings) < 2 || halvings[0] != sketchWindow+1 {
+		t.Fatalf("halvings after %v answers, want the first at %d", halvings, sketchWindow+1)
+	}
+	for i := 1; i < len(halvings); i++ {
+		if gap := halvings[i] - halvings[i-1]; gap != sketchWindow/2 {
+			t.Errorf("halving %d came %d answers after the one before, want %d", i+1, gap, sketchWindow/2)
+		}
+	}
+}
+
+// Halving rounds odd counts up and down in turn, so a window with an odd
+// count in every bucket halves to half a window (rounded down alone, it
+// lost half an observation per odd count: 953 held of 2,048), and the total
+// stays the sum of the counts.
+func TestLatencySketchHalvesOddCountsToHalfAWindow(t *testing.T) {
+	var s latencySketch
+	held := 0
+	for i := range sketchBuckets - 1 {
+		for range 19 {
+			s.add(within(i, 0.5))
+		}
+		s.addCut(within(i, 0.5))
+		held += 20
+	}
+	for ; held < sketchWindow+1; held++ {
+		s.add(time.Hour) // the last bucket; the last of them halves the sketch first
+	}
+	held = 0
+	for i := range sketchBuckets {
+		held += int(s.counts[i]) + int(s.cuts[i])
+	}
+	if s.total != sketchWindow/2+1 || held != int(s.total) {
+		t.Errorf("after a halving and one answer the sketch holds %d (counts add up to %d), want %d", s.total, held, sketchWindow/2+1)
+	}
+}
+
+// The newest observation is never the one a halving drops, even alone in
+// its bucket: a lone slow answer is the tail the quantile is there to see.
+// (Halved after it was counted, the window's last observation went.)
+func TestLatencySketchKeepsTheLatestAnswerThroughAHalving(t *testing.T) {
+	var s latencySketch
+	for round := range 4 {
+		for s.total != sketchWindow-1 {
+			s.add(10 * time.Millisecond)
+		}
+		if round%2 == 0 {
+			s.add(500 * time.Millisecond) // the window's last observation
+			if s.counts[bucketOf(500*time.Millisecond)] == 0 {
+				t.Errorf("round %d: the latest answer (500 ms) is gone; held %d", round, s.total)
+			}
+		} else {
+			s.addCut(700 * time.Millisecond)
+			if s.cuts[bucketOf(700*time.Millisecond)] == 0 {
+				t.Errorf("round %d: the latest cut attempt (700 ms) is gone; held %d", round, s.total)
+			}
+		}
 	}
 }
 

@@ -14,6 +14,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 	tracenoop "go.opentelemetry.io/otel/trace/noop"
 
+	"github.com/otelretry/otelretry-go/internal/meterguard"
 	"github.com/otelretry/otelretry-go/metrics"
 )
 
@@ -76,7 +77,7 @@ func NewTransport(base http.RoundTripper, opts ...Option) *Transport {
 		name := cfg.attemptName
 		client = otelhttp.NewTransport(innermost{&t.sender},
 			otelhttp.WithTracerProvider(tp),
-			otelhttp.WithMeterProvider(mp),
+			otelhttp.WithMeterProvider(meterguard.Provider(mp)),
 			otelhttp.WithPropagators(spanNoting{prop, &t.sender}),
 			otelhttp.WithSpanNameFormatter(func(_ string, r *http.Request) string { return name(r) }))
 	}

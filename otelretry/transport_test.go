@@ -31,6 +31,7 @@ import (
 	"go.opentelemetry.io/contrib/instrumentation/net/http/otelhttp"
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/metric"
 	metricnoop "go.opentelemetry.io/otel/metric/noop"
 	"go.opentelemetry.io/otel/propagation"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
@@ -1713,5 +1714,52 @@ func (p *preparedRequests) check(t *testing.T, calls []scripted.Call) {
 			t.Fatalf("call %d: the base received %s %s %v %q; the PrepareAttemptFunc prepared %s %s %v %q",
 				i+1, c.Method, c.URL, got, c.Body, want.Method, want.URL, want.Header, want.Body)
 		}
+	}
+}
+
+// meterOfNilHistograms makes no histogram and says nothing (which breaks
+// the metric API's contract): otelhttp keeps such an instrument, and
+// records on it for every CLIENT span.
+type meterOfNilHistograms struct{ metricnoop.Meter }
+
+func (meterOfNilHistograms) Int64Histogram(string, ...metric.Int64HistogramOption) (metric.Int64Histogram, error) {
+	return nil, nil
+}
+
+func (meterOfNilHistograms) Float64Histogram(string, ...metric.Float64HistogramOption) (metric.Float64Histogram, error) {
+	return nil, nil
+}
+
+type providerOfNilHistograms struct{ metricnoop.MeterProvider }
+
+func (providerOfNilHistograms) Meter(string, ...metric.MeterOption) metric.Meter {
+	return meterOfNilHistograms{}
+}
+
+// A Meter that makes no instrument breaks no request, in either sending
+// mode: otelhttp is handed the MeterProvider guarded, as the Recorder's
+// instruments are (before, every request through otelhttp panicked).
+func TestAMeterThatMakesNoInstrumentBreaksNoRequest(t *testing.T) {
+	for _, own := range []bool{false, true} {
+		opts := []otelretry.Option{otelretry.WithMeterProvider(providerOfNilHistograms{})}
+		if own {
+			opts = append(opts, otelretry.WithoutClientSpans())
+		}
+		func() {
+			defer func() {
+				if p := recover(); p != nil {
+					t.Errorf("WithoutClientSpans %v: RoundTrip panicked: %v", own, p)
+				}
+			}()
+			tr := otelretry.NewTransport(scripted.New(scripted.Step{Status: 503}, scripted.Step{Status: 200}), opts...)
+			resp, err := (&http.Client{Transport: tr}).Do(get(t, t.Context(), "http://api.test/"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+			if resp.StatusCode != 200 {
+				t.Errorf("WithoutClientSpans %v: status %d, want the retry's 200", own, resp.StatusCode)
+			}
+		}()
 	}
 }
