@@ -6,7 +6,11 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"os"
+	"regexp"
 	"runtime"
 	"strings"
 	"testing"
@@ -107,6 +111,50 @@ func TestControlCharactersEscaped(t *testing.T) {
 	}
 }
 
+// TestErrorsEscapedOnStderr: an error that quotes the input (a malformed
+// stdouttrace attribute's key, Jaeger's error message) reaches stderr
+// escaped and sanitized as the report is: before, the key's escape
+// sequences cleared the screen, forged a "findings: none" line and
+// repeated a password.
+func TestErrorsEscapedOnStderr(t *testing.T) {
+	const forged = "\x1b[2J\x1b]0;pwned\a\r\nretryinspect: findings: none http://alice:pw-secret@h/"
+	key, _ := json.Marshal("k" + forged)
+	in := `{"Name":"x","SpanContext":{"TraceID":"0102030405060708090a0b0c0d0e0f10","SpanID":"0102030405060708"},` +
+		`"Attributes":[{"Key":` + string(key) + `,"Value":{"Type":"INT64","Value":"zz"}}]}` + "\n"
+	code, stdout, stderr := runOnFile(t, []byte(in))
+	checkOneSafeErrorLine(t, "a malformed attribute", code, stdout+stderr)
+
+	message, _ := json.Marshal("boom" + forged)
+	for _, status := range []int{http.StatusOK, http.StatusInternalServerError} {
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(status)
+			w.Write([]byte(`{"error":{"httpCode":500,"message":` + string(message) + `}}`))
+		}))
+		code, stdout, stderr := run3([]string{"-jaeger", srv.URL, "-trace", "0102030405060708090a0b0c0d0e0f10", "-timeout", "5s"})
+		srv.Close()
+		checkOneSafeErrorLine(t, fmt.Sprintf("Jaeger's error answered with %d", status), code, stdout+stderr)
+	}
+}
+
+// checkOneSafeErrorLine checks that a failed run printed one line, with
+// no control byte and no secret of the input.
+func checkOneSafeErrorLine(t *testing.T, what string, code int, out string) {
+	t.Helper()
+	if code != exitError || strings.Count(out, "\n") != 1 {
+		t.Errorf("%s: exit %d, want %d, and one line:\n%q", what, code, exitError, out)
+	}
+	for i := 0; i < len(out); i++ {
+		if c := out[i]; (c < 0x20 && c != '\n') || c == 0x7f {
+			t.Errorf("%s: output holds control byte %#x at %d:\n%q", what, c, i, out)
+			break
+		}
+	}
+	if strings.Contains(out, "pw-secret") {
+		t.Errorf("%s: output repeats a password of the input:\n%s", what, out)
+	}
+}
+
 // TestNoSecretsRepeated: the command never prints the secrets of the
 // input or of --jaeger: not in a finding about a span named after a URL,
 // not in a connection error.
@@ -160,4 +208,47 @@ func run3(args []string) (int, string, string) {
 	var out, errOut bytes.Buffer
 	code := run(args, &out, &errOut)
 	return code, out.String(), errOut.String()
+}
+
+// Two traces, each one clean operation whose span ids (1 and 2), operation
+// id and request id are the same: two distinct attempt spans share a
+// request id. The duplicate-request-id finding lists the two attempt
+// spans it saw, each named by its trace: named by span id alone, they
+// read as one span delivered twice, the other meaning of the code.
+func TestSpanIDsSharedAcrossTracesAreToldApart(t *testing.T) {
+	op := func(trace string, base int64) string {
+		return fmt.Sprintf(`{"traceId":%q,"spanId":"0000000000000001","name":"retry GET","kind":3,"startTimeUnixNano":"%d","endTimeUnixNano":"%d","attributes":[`+
+			`{"key":"retry.operation.id","value":{"stringValue":"opA"}},{"key":"http.request.method","value":{"stringValue":"GET"}},`+
+			`{"key":"url.full","value":{"stringValue":"http://example.com/items"}},{"key":"server.address","value":{"stringValue":"example.com"}},`+
+			`{"key":"server.port","value":{"intValue":"80"}},{"key":"retry.outcome","value":{"stringValue":"return"}},`+
+			`{"key":"retry.attempts","value":{"intValue":"1"}},{"key":"retry.deadline_ms","value":{"intValue":"400"}}]},`+
+			`{"traceId":%q,"spanId":"0000000000000002","parentSpanId":"0000000000000001","name":"GET","kind":3,"startTimeUnixNano":"%d","endTimeUnixNano":"%d","attributes":[`+
+			`{"key":"retry.operation.id","value":{"stringValue":"opA"}},{"key":"retry.request.id","value":{"stringValue":"opA/attempt-1"}},`+
+			`{"key":"retry.attempt","value":{"intValue":"1"}},{"key":"http.request.method","value":{"stringValue":"GET"}},`+
+			`{"key":"url.full","value":{"stringValue":"http://example.com/items"}},{"key":"server.address","value":{"stringValue":"example.com"}},`+
+			`{"key":"server.port","value":{"intValue":"80"}},{"key":"retry.elapsed_ms","value":{"intValue":"10"}},`+
+			`{"key":"retry.remaining_ms","value":{"intValue":"400"}},{"key":"retry.decision","value":{"stringValue":"return"}},`+
+			`{"key":"retry.backoff_ms","value":{"intValue":"0"}},{"key":"http.response.status_code","value":{"intValue":"200"}}]}`,
+			trace, base, base+100_000_000, trace, base, base+10_000_000)
+	}
+	in := `{"resourceSpans":[{"scopeSpans":[{"spans":[` +
+		op("0102030405060708090a0b0c0d0e0f10", 1700000000000000000) + "," +
+		op("1102030405060708090a0b0c0d0e0f10", 1700000001000000000) + `]}]}]}` + "\n"
+	code, out, stderr := runOnFile(t, []byte(in))
+	if code != exitFindings {
+		t.Fatalf("exit %d, stderr %q:\n%s", code, stderr, out)
+	}
+	var seen string
+	for _, line := range strings.Split(out, "\n") {
+		if strings.Contains(line, "request id \"opA/attempt-1\" is carried by") {
+			seen = line
+		}
+	}
+	if seen == "" {
+		t.Fatalf("no duplicate-request-id finding for the shared request id:\n%s", out)
+	}
+	places := regexp.MustCompile(`attempt \d+ of [^;]*`).FindAllString(seen, -1)
+	if len(places) != 2 || places[0] == places[1] {
+		t.Errorf("the finding names the two attempt spans alike, as if one span was delivered twice: %q\n%s", places, seen)
+	}
 }

@@ -20,6 +20,7 @@ import (
 	"github.com/otelretry/otelretry-go/cmd/retryinspect/internal/model"
 	"github.com/otelretry/otelretry-go/cmd/retryinspect/internal/read"
 	"github.com/otelretry/otelretry-go/cmd/retryinspect/internal/render"
+	"github.com/otelretry/otelretry-go/internal/redact"
 )
 
 // Exit statuses.
@@ -100,13 +101,21 @@ type options struct {
 // such errors, and run adds a pointer to -h.
 func usagef(format string, args ...any) error { return fmt.Errorf(format, args...) }
 
+// warn writes a line on stderr, sanitized and escaped as the report is
+// (redact.Text, render.Escape): an error may quote the input, whose text
+// could hold a secret, drive the terminal or forge a line.
+func (c *command) warn(format string, args ...any) {
+	fmt.Fprintf(c.stderr, "retryinspect: %s\n", render.Escape(redact.Text(fmt.Sprintf(format, args...))))
+}
+
 func (c *command) run(args []string) int {
 	opts, err := c.parse(args)
 	if errors.Is(err, flag.ErrHelp) {
 		return exitClean
 	}
 	if err != nil {
-		fmt.Fprintf(c.stderr, "retryinspect: %v\nRun 'retryinspect -h' for usage.\n", err)
+		c.warn("%v", err)
+		fmt.Fprintln(c.stderr, "Run 'retryinspect -h' for usage.")
 		return exitError
 	}
 	spans, source, err := c.load(opts)
@@ -115,7 +124,7 @@ func (c *command) run(args []string) int {
 		err = fmt.Errorf("%w (raise it with -max-bytes)", err)
 	}
 	if err != nil {
-		fmt.Fprintf(c.stderr, "retryinspect: %v\n", err)
+		c.warn("%v", err)
 		return exitError
 	}
 	report := inspect.Analyze(spans)
@@ -123,7 +132,7 @@ func (c *command) run(args []string) int {
 		if err := c.writeTo(opts.html, func(w io.Writer) error {
 			return render.HTML(w, report, render.HTMLOptions{Source: source})
 		}); err != nil {
-			fmt.Fprintf(c.stderr, "retryinspect: writing the HTML report: %v\n", err)
+			c.warn("writing the HTML report: %v", err)
 			return exitError
 		}
 	}
@@ -133,7 +142,7 @@ func (c *command) run(args []string) int {
 			write = render.JSON
 		}
 		if err := c.writeTo(opts.out, func(w io.Writer) error { return write(w, report) }); err != nil {
-			fmt.Fprintf(c.stderr, "retryinspect: writing the report: %v\n", err)
+			c.warn("writing the report: %v", err)
 			return exitError
 		}
 	}
@@ -183,7 +192,7 @@ func (c *command) parse(args []string) (options, error) {
 		fs.Func(d.name, d.usage, func(name string) error {
 			if !warned[d.name] {
 				warned[d.name] = true
-				fmt.Fprintf(c.stderr, "retryinspect: -%s FILE is deprecated and will be removed in the next release: give the file as an argument (retryinspect FILE)\n", d.name)
+				c.warn("-%s FILE is deprecated and will be removed in the next release: give the file as an argument (retryinspect FILE)", d.name)
 			}
 			named = append(named, inputFile{name, d.format})
 			return nil
@@ -563,14 +572,14 @@ func (c *command) load(opts options) ([]model.Span, string, error) {
 		var full bool
 		spans, full, err = read.FetchVictoriaLogs(context.Background(), client, opts.victoriaQuery())
 		if full && err == nil {
-			fmt.Fprintf(c.stderr, "retryinspect: the answer holds -limit %d log records: more may match, and operations may be cut (raise -limit)\n", opts.jaeger.Limit)
+			c.warn("the answer holds -limit %d log records: more may match, and operations may be cut (raise -limit)", opts.jaeger.Limit)
 		}
 	default:
 		from = "jaeger at " + read.RedactEndpoint(opts.jaeger.Endpoint)
 		client := &http.Client{Timeout: opts.timeout}
 		spans, err = read.FetchJaeger(context.Background(), client, opts.jaeger, c.now())
 		if n := traceCount(spans); opts.jaeger.TraceID == "" && n >= opts.jaeger.Limit && err == nil {
-			fmt.Fprintf(c.stderr, "retryinspect: the answer holds -limit %d traces: more may match (raise -limit)\n", n)
+			c.warn("the answer holds -limit %d traces: more may match (raise -limit)", n)
 		}
 	}
 	source := describeSource(from, opts)

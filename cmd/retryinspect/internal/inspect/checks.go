@@ -515,9 +515,16 @@ func (a *analyzer) checkRequestIDs() {
 	}
 	for _, id := range ids {
 		uses := byID[id]
+		// Spans of several traces may share a span id: each is named by
+		// its trace then, else two spans read as one delivered twice.
+		manyTraces := slices.ContainsFunc(uses, func(u use) bool { return u.g.op.TraceID != uses[0].g.op.TraceID })
 		where := make([]string, 0, min(len(uses), maxListed+1))
 		for _, u := range uses[:min(len(uses), maxListed)] {
-			where = append(where, fmt.Sprintf("attempt %d of %s (span %s)", u.at.Number, fmtID(u.g.op.ID), u.at.SpanID))
+			span := "span " + u.at.SpanID
+			if manyTraces {
+				span = "trace " + orNone(u.g.op.TraceID) + " span " + u.at.SpanID
+			}
+			where = append(where, fmt.Sprintf("attempt %d of %s (%s)", u.at.Number, fmtID(u.g.op.ID), span))
 		}
 		if len(uses) > maxListed {
 			where = append(where, fmt.Sprintf("and %d more", len(uses)-maxListed))

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"strconv"
 
 	"github.com/otelretry/otelretry-go/cmd/retryinspect/internal/model"
 )
@@ -31,9 +32,9 @@ type (
 )
 
 func (e *jaegerV3Error) Error() string {
-	msg := e.Message
-	if msg == "" {
-		msg = "error without a message"
+	msg := "error without a message"
+	if e.Message != "" {
+		msg = strconv.Quote(e.Message) // Jaeger's text may hold anything
 	}
 	if e.HTTPCode != 0 {
 		msg = fmt.Sprintf("%s (HTTP %d)", msg, e.HTTPCode)

@@ -463,7 +463,7 @@ func TestFetchJaegerErrors(t *testing.T) {
 	}{
 		{"unreachable", closed.URL, time.Second, 0, "cannot reach jaeger at " + closed.URL},
 		{"not found plain", notJaeger.URL, time.Second, 0, "answered 404 Not Found: \"404 page not found\" (no /api/v3/traces there"},
-		{"jaeger error", depth.URL, time.Second, 0, "answered 500 Internal Server Error: search depth must be greater than 0 and less than max traces (HTTP 500)"},
+		{"jaeger error", depth.URL, time.Second, 0, `answered 500 Internal Server Error: "search depth must be greater than 0 and less than max traces" (HTTP 500)`},
 		{"plain error", broken.URL, time.Second, 0, `answered 502 Bad Gateway: "upstream storage down"`},
 		{"timeout", slow.URL, 50 * time.Millisecond, 0, "did not answer within 50ms"},
 		{"malformed", garbage.URL, time.Second, 0, `/api/v3/traces:2:18: result.resourceSpans[0].scopeSpans: ReadArray`},
@@ -552,7 +552,7 @@ func TestMalformed(t *testing.T) {
 		{"stdout type", stdout, span + "\n{\"Name\": 5}", "in:2:10: json: cannot unmarshal number"},
 		{"stdout otlp given", stdout, `{"resourceSpans":[]}`, "in:1:1: not a stdouttrace span: no SpanContext (is this OTLP JSON? give -format otlp)"},
 		{"stdout bad id", stdout, span + "\n" + strings.Replace(span, `"01"`, `"xyz"`, 1), `in:2:1: SpanContext.TraceID: invalid trace id "xyz"`},
-		{"stdout bad value", stdout, `{"SpanContext":{"TraceID":"01","SpanID":"02"},"Attributes":[{"Key":"k","Value":{"Type":"INT64","Value":"x"}}]}`, "in:1:1: Attributes[0] (k):"},
+		{"stdout bad value", stdout, `{"SpanContext":{"TraceID":"01","SpanID":"02"},"Attributes":[{"Key":"k","Value":{"Type":"INT64","Value":"x"}}]}`, `in:1:1: Attributes[0] ("k"):`},
 		{"otlp stdout given", otlp, span, "in:1:1: not an OTLP trace request: no resourceSpans"},
 		{"otlp not an object", otlp, `[1, 2]`, "in:1:1: not an OTLP trace request: want a JSON object"},
 		{"otlp bad id", otlp, "{\"resourceSpans\":[{\"scopeSpans\":[{\"spans\":[\n" + okSpn + ",\n  {\"traceId\":\"AAE=\"," + sid + "}]}]}]}",
@@ -566,7 +566,7 @@ func TestMalformed(t *testing.T) {
 		{"otlp error quotes no input", otlp, `{"resourceSpans":[{"scopeSpans":[{"spans":[{` + tid + `,` + sid + `,"name":"password=hunter2","kind":"X"}]}]}]}`,
 			"spans[0].kind: ReadEnumValue: unknown string value"},
 		{"jaeger not an object", jaeger, `[1, 2]`, "in:1:1: not a Jaeger /api/v3 answer"},
-		{"jaeger error", jaeger, `{"error":{"httpCode":500,"message":"boom"}}`, "in:1:1: jaeger reports: boom (HTTP 500)"},
+		{"jaeger error", jaeger, `{"error":{"httpCode":500,"message":"boom"}}`, `in:1:1: jaeger reports: "boom" (HTTP 500)`},
 		{"jaeger bad span", jaeger, `{"result":{"resourceSpans":[{"scopeSpans":[{"spans":[{"traceId":"01"}]}]}]}}`,
 			`in:1:65: result.resourceSpans[0].scopeSpans[0].spans[0].traceId: ID.UnmarshalJSONIter: length mismatch`},
 	} {

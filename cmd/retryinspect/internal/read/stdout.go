@@ -138,7 +138,7 @@ func stdoutAttributes(as []stdoutAttribute, field string) ([]model.Attribute, er
 	for i, a := range as {
 		v, err := stdoutValue(a.Value.Type, a.Value.Value)
 		if err != nil {
-			return nil, fieldErrorf(fmt.Sprintf("%s[%d] (%s)", field, i, a.Key), "%v", err)
+			return nil, fieldErrorf(fmt.Sprintf("%s[%d] (%q)", field, i, a.Key), "%v", err)
 		}
 		out = append(out, model.Attribute{Key: a.Key, Value: v})
 	}

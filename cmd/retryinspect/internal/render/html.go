@@ -131,7 +131,7 @@ type opLink struct {
 }
 
 // esc writes a value from the input as the text report does.
-func esc(s string) string { return escape(s) }
+func esc(s string) string { return Escape(s) }
 
 func buildPage(r *inspect.Report, o HTMLOptions) *page {
 	p := &page{Source: esc(o.Source), Counts: esc(countsLine(r))}

@@ -67,7 +67,7 @@ func TestHTMLEscapes(t *testing.T) {
 		}
 	}
 	// The text report's escape of the id, escaped again for HTML.
-	want := strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;", `"`, "&#34;", "'", "&#39;").Replace(escape(hostile))
+	want := strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;", `"`, "&#34;", "'", "&#39;").Replace(Escape(hostile))
 	if !strings.Contains(out, want) {
 		t.Errorf("the page lacks the escaped id %q", want)
 	}

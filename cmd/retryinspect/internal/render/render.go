@@ -60,7 +60,7 @@ func (p *printer) printf(format string, args ...any) {
 	}
 	for i, a := range args {
 		if s, ok := a.(string); ok {
-			args[i] = escape(s)
+			args[i] = Escape(s)
 		}
 	}
 	_, p.err = fmt.Fprintf(p.w, format, args...)
@@ -109,7 +109,7 @@ func Attempts(w io.Writer, op *inspect.Operation, indent string) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	for _, cols := range attemptRows(op) {
 		for i := range cols {
-			cols[i] = escape(cols[i])
+			cols[i] = Escape(cols[i])
 		}
 		if _, err := fmt.Fprintf(tw, "%s%s\n", indent, strings.Join(cols, "\t")); err != nil {
 			return err
@@ -293,11 +293,11 @@ func number(n int64) string {
 	return strconv.FormatInt(n, 10)
 }
 
-// escape makes text from the input safe to print on a terminal: control
+// Escape makes text from the input safe to print on a terminal: control
 // characters (C0, DEL, C1), bidirectional formatting characters, which
 // can reorder what a line shows, and invalid UTF-8 are written as Go
 // escapes, so an id or an error class cannot forge report lines.
-func escape(s string) string {
+func Escape(s string) string {
 	clean := true
 	for _, r := range s {
 		if unsafeRune(r) {
