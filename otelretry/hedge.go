@@ -261,8 +261,8 @@ func (h *hedger) delay(key string, p Hedging) time.Duration {
 // memory: sketchBuckets buckets, each sketchGrowth times wider than the
 // one before, from sketchFloor. When it holds sketchWindow observations,
 // the next one halves every count first, so that it follows the latest
-// answers: it holds more than half a window and at most a window of them,
-// the latest always among them.
+// answers: it holds at most a window of them and about half a window at
+// least (see makeRoom), the latest always among them.
 //
 // It also holds the attempts that were cut once their hedge won, by the
 // time they were cut. Such an attempt's latency is known only to be at
@@ -280,9 +280,6 @@ type latencySketch struct {
 	counts [sketchBuckets]uint16 // answers
 	cuts   [sketchBuckets]uint16 // attempts cut once their hedge won
 	total  uint16                // answers and cuts held
-	// roundUpFirst is which way the next halving rounds its first odd
-	// count (see makeRoom).
-	roundUpFirst bool
 }
 
 const (
@@ -326,34 +323,22 @@ func (s *latencySketch) addCut(d time.Duration) {
 
 // makeRoom counts the observation about to be held, halving every count
 // first when the sketch holds a window: halved after it, the newest
-// observation could be the one halved away. Odd counts round up and down
-// in turn (which way first alternates from one halving to the next), so
-// the halves add up to half the window exactly. Rounded down alone, every
-// odd count lost half an observation, and a lone answer in its bucket,
-// the tail the quantile is there to see, vanished however recent.
+// observation went whenever it was alone in its bucket. An odd count
+// rounds down, so an answer alone in its bucket is forgotten at the first
+// halving after it, and the halves add up to half the window less half an
+// observation per odd count. (Rounding odd counts up and down in turn, to
+// hold half the window exactly, kept a lone stale answer through halving
+// after halving: one slow answer set the hedge delay four times longer.)
 func (s *latencySketch) makeRoom() {
 	if s.total >= sketchWindow {
-		up := s.roundUpFirst
-		s.roundUpFirst = !up
 		s.total = 0
 		for i := range s.counts {
-			s.total += halveInTurn(&s.counts[i], &up) + halveInTurn(&s.cuts[i], &up)
+			s.counts[i] /= 2
+			s.cuts[i] /= 2
+			s.total += s.counts[i] + s.cuts[i]
 		}
 	}
 	s.total++
-}
-
-// halveInTurn halves *c, rounding an odd count up when *up says so and
-// turning *up over for the next odd count; it returns the half.
-func halveInTurn(c *uint16, up *bool) uint16 {
-	if *c%2 == 1 {
-		if *up {
-			*c++
-		}
-		*up = !*up
-	}
-	*c /= 2
-	return *c
 }
 
 // longest is the upper bound of the bucket of the longest answer held,

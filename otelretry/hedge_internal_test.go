@@ -89,9 +89,9 @@ func TestLatencySketchFollowsTheLatestAnswers(t *testing.T) {
 }
 
 // When the sketch holds a window of answers, the next one halves every
-// count first: it holds more than half a window and at most a window of
-// them, and halves again every half window exactly (odd counts round up
-// and down in turn).
+// count first: it holds at most a window of them and half a window less
+// half an observation per odd count at least, and halves again every half
+// window or so.
 func TestLatencySketchHoldsBetweenHalfAWindowAndAWindow(t *testing.T) {
 	var s latencySketch
 	var halvings []int
@@ -102,43 +102,49 @@ func TestLatencySketchHoldsBetweenHalfAWindowAndAWindow(t *testing.T) {
 			halvings = append(halvings, i+1)
 		}
 		prev = s.total
-		if s.total <= sketchWindow/2 && i >= sketchWindow || s.total > sketchWindow {
-			t.Fatalf("after %d answers the sketch holds %d, want more than %d and at most %d", i+1, s.total, sketchWindow/2, sketchWindow)
+		if s.total <= sketchWindow/2-sketchBuckets && i >= sketchWindow || s.total > sketchWindow {
+			t.Fatalf("after %d answers the sketch holds %d, want from about %d to %d", i+1, s.total, sketchWindow/2, sketchWindow)
 		}
 	}
 	if len(halvings) < 2 || halvings[0] != sketchWindow+1 {
 		t.Fatalf("halvings after %v answers, want the first at %d", halvings, sketchWindow+1)
 	}
 	for i := 1; i < len(halvings); i++ {
-		if gap := halvings[i] - halvings[i-1]; gap != sketchWindow/2 {
-			t.Errorf("halving %d came %d answers after the one before, want %d", i+1, gap, sketchWindow/2)
+		if gap := halvings[i] - halvings[i-1]; gap < sketchWindow/2 || gap > sketchWindow/2+sketchBuckets {
+			t.Errorf("halving %d came %d answers after the one before, want about %d", i+1, gap, sketchWindow/2)
 		}
 	}
 }
 
-// Halving rounds odd counts up and down in turn, so a window with an odd
-// count in every bucket halves to half a window (rounded down alone, it
-// lost half an observation per odd count: 953 held of 2,048), and the total
-// stays the sum of the counts.
-func TestLatencySketchHalvesOddCountsToHalfAWindow(t *testing.T) {
+// docs/hedging.md's stalled first requests: one slow first answer, fast
+// ones after it, then first requests cut at the delay while their hedges
+// answer fast. The slow answer draws the cut attempts' weight, so the
+// delay stays at its time until a halving forgets it: the first halving
+// after it, as an answer alone in its bucket is. (Odd counts rounded up
+// and down in turn kept it through 6 halvings, 8,000 observations.)
+func TestLatencySketchForgetsALoneAnswerAtTheNextHalving(t *testing.T) {
 	var s latencySketch
-	held := 0
-	for i := range sketchBuckets - 1 {
-		for range 19 {
-			s.add(within(i, 0.5))
+	s.add(100 * time.Millisecond)
+	for range 39 {
+		s.add(2 * time.Millisecond)
+	}
+	p := Hedging{Adaptive: true}.withDefaults()
+	halvings, prev := 0, s.total
+	for op := 0; s.counts[bucketOf(100*time.Millisecond)] > 0; op++ {
+		if halvings > 1 {
+			t.Fatalf("the lone 100 ms answer is still held after %d halvings (operation %d)", halvings, op)
 		}
-		s.addCut(within(i, 0.5))
-		held += 20
-	}
-	for ; held < sketchWindow+1; held++ {
-		s.add(time.Hour) // the last bucket; the last of them halves the sketch first
-	}
-	held = 0
-	for i := range sketchBuckets {
-		held += int(s.counts[i]) + int(s.cuts[i])
-	}
-	if s.total != sketchWindow/2+1 || held != int(s.total) {
-		t.Errorf("after a halving and one answer the sketch holds %d (counts add up to %d), want %d", s.total, held, sketchWindow/2+1)
+		q, ok := s.quantile(p.Quantile)
+		if !ok {
+			q, _ = s.longest()
+		}
+		delay := min(max(q, p.MinDelay), p.MaxDelay)
+		s.add(2 * time.Millisecond)
+		s.addCut(delay + 2*time.Millisecond)
+		if s.total < prev {
+			halvings++
+		}
+		prev = s.total
 	}
 }
 

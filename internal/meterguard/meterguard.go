@@ -90,11 +90,11 @@ func (m meter) Float64Gauge(name string, o ...metric.Float64GaugeOption) (metric
 // fallback when it made none. A Meter may return a working instrument with
 // an error: the SDK's does when one of its readers cannot aggregate the
 // instrument, and the instrument records for the others. Thrown away for
-// a no-op, it took the data from every reader for one reader's fault. With
-// an error, an instrument that is a nil pointer (an adapter's `return c,
-// err`) is none: it would panic on the first record.
+// a no-op, it took the data from every reader for one reader's fault. An
+// instrument that is a nil pointer (an adapter's `return c, err`, with an
+// error or without) is none: it would panic on the first record.
 func made[T any](i T, err error, fallback T) (T, error) {
-	if any(i) == nil || (err != nil && nilPointer(i)) {
+	if any(i) == nil || nilPointer(i) {
 		return fallback, err
 	}
 	return i, err

@@ -142,3 +142,44 @@ func TestAnInstrumentMadeIsKept(t *testing.T) {
 		t.Errorf("collected %+v, want the 8 instruments of scope x", rm.ScopeMetrics)
 	}
 }
+
+// adapterCounter is an adapter's instrument over another library's; its
+// constructor returns a nil *adapterCounter when it makes none.
+type adapterCounter struct {
+	embedded.Int64Counter
+	inner metric.Int64Counter
+}
+
+func (c *adapterCounter) Add(ctx context.Context, v int64, o ...metric.AddOption) {
+	c.inner.Add(ctx, v, o...)
+}
+func (c *adapterCounter) Enabled(context.Context) bool { return c.inner != nil }
+
+type adapterMeter struct {
+	noop.Meter
+	err error
+}
+
+func (m adapterMeter) Int64Counter(string, ...metric.Int64CounterOption) (metric.Int64Counter, error) {
+	var c *adapterCounter
+	return c, m.err
+}
+
+// An instrument that is a nil pointer is none, with an error or without:
+// it would panic on the first record.
+func TestAnInstrumentThatIsANilPointerIsANoop(t *testing.T) {
+	for _, err := range []error{nil, errors.New("rejected")} {
+		func() {
+			defer func() {
+				if p := recover(); p != nil {
+					t.Errorf("error %v: recording panicked: %v", err, p)
+				}
+			}()
+			c, got := meterguard.Meter(adapterMeter{err: err}).Int64Counter("a")
+			if got != err {
+				t.Errorf("returned %v, want %v", got, err)
+			}
+			c.Add(context.Background(), 1)
+		}()
+	}
+}
