@@ -172,14 +172,17 @@ func headerToken(name string) bool {
 // reply with no status line has its first header line quoted as one), a
 // header's value (Transfer-Encoding, Content-Length), over HTTP/2 a
 // field name that is not one (which may hold a value) and a GOAWAY's
-// debug data, over HTTP/3 (quic-go) a field's value. No header's value is recorded; of a line, a name that is a
-// token is kept.
+// debug data, over HTTP/3 (quic-go) a field's value, a :status that is no
+// number and a peer's reason phrase. No header's value is recorded; of a
+// line, a name that is a token is kept.
 var quotedResponseText = [...]struct {
 	prefix string
 	// line: the quoted text is a header line, whose name is kept when it
 	// is a token; name: a header name, kept when it is one; rest: the
-	// text is not quoted, and runs to the end of the message.
+	// text is not quoted, and runs to the end of the message, from the
+	// first restAfter after the prefix when there is one (a code kept).
 	line, name, rest bool
+	restAfter        string
 }{
 	{prefix: "malformed MIME header line: ", line: true}, {prefix: "malformed MIME header initial line: ", line: true},
 	{prefix: "malformed MIME header: missing colon: ", line: true}, {prefix: "malformed HTTP response ", line: true},
@@ -195,6 +198,19 @@ var quotedResponseText = [...]struct {
 	{prefix: "invalid content length: strconv.ParseUint: parsing "},
 	{prefix: "contradicting content lengths (", rest: true},
 	{prefix: "header field is not lower-case: ", rest: true},
+	{prefix: "invalid status code: strconv.Atoi: parsing "},
+	// A peer's reason phrase, which quic-go prints last: a QUIC
+	// CONNECTION_CLOSE's (a transport or application error the peer
+	// sent: "(remote): …", "(remote) (frame type: 0x1c): …") and an
+	// HTTP/3 error's, which says "(local)" when it is not the peer's.
+	{prefix: "(remote): ", rest: true}, {prefix: "(remote) (frame type: ", rest: true, restAfter: "): "},
+	{prefix: "H3 error (", rest: true, restAfter: "): "},
+	{prefix: "H3_NO_ERROR: ", rest: true}, {prefix: "H3_GENERAL_PROTOCOL_ERROR: ", rest: true}, {prefix: "H3_INTERNAL_ERROR: ", rest: true},
+	{prefix: "H3_STREAM_CREATION_ERROR: ", rest: true}, {prefix: "H3_CLOSED_CRITICAL_STREAM: ", rest: true}, {prefix: "H3_FRAME_UNEXPECTED: ", rest: true},
+	{prefix: "H3_FRAME_ERROR: ", rest: true}, {prefix: "H3_EXCESSIVE_LOAD: ", rest: true}, {prefix: "H3_ID_ERROR: ", rest: true},
+	{prefix: "H3_SETTINGS_ERROR: ", rest: true}, {prefix: "H3_MISSING_SETTINGS: ", rest: true}, {prefix: "H3_REQUEST_REJECTED: ", rest: true},
+	{prefix: "H3_REQUEST_CANCELLED: ", rest: true}, {prefix: "H3_INCOMPLETE_REQUEST: ", rest: true}, {prefix: "H3_MESSAGE_ERROR: ", rest: true},
+	{prefix: "H3_CONNECT_ERROR: ", rest: true}, {prefix: "H3_VERSION_FALLBACK: ", rest: true}, {prefix: "H3_DATAGRAM_ERROR: ", rest: true},
 	{prefix: "debug="},
 }
 
@@ -202,7 +218,8 @@ var quotedResponseText = [...]struct {
 // quotedResponseText, by words each of them holds: most messages hold
 // none, and are not scanned.
 func quotesResponseText(msg string) bool {
-	for _, w := range [...]string{"malformed ", "transfer encoding", "Content-Length", "content length", "header field", "pseudo-header", "debug="} {
+	for _, w := range [...]string{"malformed ", "transfer encoding", "Content-Length", "content length", "header field", "pseudo-header",
+		"invalid status code", "(remote)", "H3", "debug="} {
 		if strings.Contains(msg, w) {
 			return true
 		}
@@ -227,7 +244,15 @@ func scrubHeaderLines(msg string) string {
 			if !strings.HasPrefix(msg[i:], q.prefix) {
 				continue
 			}
-			start, quoted, clean := quotedAfter(msg, i+len(q.prefix), q.line, q.name, q.rest)
+			start := i + len(q.prefix)
+			if q.restAfter != "" {
+				j := strings.Index(msg[start:], q.restAfter)
+				if j < 0 {
+					break
+				}
+				start += j + len(q.restAfter)
+			}
+			start, quoted, clean := quotedAfter(msg, start, q.line, q.name, q.rest)
 			if quoted == "" {
 				break
 			}

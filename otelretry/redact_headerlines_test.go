@@ -270,6 +270,15 @@ func TestQuicGoHeaderFormsReachNoTelemetry(t *testing.T) {
 		{"name opens a quote", fmt.Errorf("invalid header field value for %s: %q", `x: "a`, "sid="+secret+"\x01")},
 		// fmt.Errorf("invalid header field name: %q", h.Name), a name that is no token
 		{"invalid name", fmt.Errorf("invalid header field name: %q", "retry-after/sid="+secret)},
+		// parseStatus: fmt.Errorf("invalid status code: %w", strconv.Atoi error)
+		{":status no number", fmt.Errorf("invalid status code: %w", errors.New(`strconv.Atoi: parsing "sid=`+secret+`": invalid syntax`))},
+		// A peer's reason phrase: http3.Error (remote unless "(local)"),
+		// quic's ApplicationError and TransportError.
+		{"H3 reason phrase", fmt.Errorf("parsing frame failed: %s", "H3_INTERNAL_ERROR: session sid="+secret+" expired")},
+		{"H3 unknown code reason phrase", errors.New("H3 error (0x1337): sid=" + secret)},
+		{"QUIC application close", errors.New("Application error 0x100 (remote): sid=" + secret)},
+		{"QUIC transport close", errors.New("PROTOCOL_VIOLATION (remote): sid=" + secret)},
+		{"QUIC transport close with a frame", errors.New("FRAME_ENCODING_ERROR (remote) (frame type: 0x1c): sid=" + secret)},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			rec := tracetest.NewSpanRecorder()

@@ -7,6 +7,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/tls"
+	"crypto/x509"
 	"log/slog"
 	"net/http"
 	"strings"
@@ -19,6 +20,7 @@ import (
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 
+	"github.com/otelretry/otelretry-go/classify/h3"
 	"github.com/otelretry/otelretry-go/otelretry"
 )
 
@@ -61,6 +63,14 @@ func headerValueLeaks(t *testing.T, secret, header, value string) {
 	wg.Go(func() { _ = srv.ServeListener(ln) })
 	defer func() { srv.Close(); ln.Close(); wg.Wait() }()
 
+	roundTripLeaks(t, pool, "https://"+ln.Addr().String()+"/x", leaks)
+}
+
+// roundTripLeaks sends a GET to url, which the server refuses, through
+// otelretry with a tracer and a logger, and reports what carries a text
+// that leaks: the error, a span's status, attribute or event, a record.
+func roundTripLeaks(t *testing.T, pool *x509.CertPool, url string, leaks func(string) bool) {
+	t.Helper()
 	rec := tracetest.NewSpanRecorder()
 	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
 	defer tp.Shutdown(context.Background())
@@ -69,32 +79,32 @@ func headerValueLeaks(t *testing.T, secret, header, value string) {
 	logger := slog.New(slog.NewTextHandler(lockedWriter{&mu, &logs}, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	base := newClient(t, pool)
 	rt := otelretry.NewTransport(base, otelretry.WithTracerProvider(tp), otelretry.WithMeterProvider(metricnoop.NewMeterProvider()),
-		otelretry.WithLogger(logger), otelretry.WithMaxAttempts(1), otelretry.WithDeadline(testTimeout))
+		otelretry.WithLogger(logger), otelretry.WithClassifier(h3.Classify), otelretry.WithMaxAttempts(1), otelretry.WithDeadline(testTimeout))
 	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
 	defer cancel()
-	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, "https://"+ln.Addr().String()+"/x", nil)
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	resp, err := (&http.Client{Transport: rt}).Do(req)
 	if err == nil {
 		resp.Body.Close()
-		t.Fatalf("got %d; want quic-go's refusal of the header", resp.StatusCode)
+		t.Fatalf("got %d; want quic-go's refusal", resp.StatusCode)
 	}
 	t.Logf("error: %v", err)
 	if leaks(err.Error()) {
-		t.Errorf("RoundTrip's error carries the header's value: %v", err)
+		t.Errorf("RoundTrip's error carries the server's text: %v", err)
 	}
 	for _, s := range rec.Ended() {
 		if leaks(s.Status().Description) {
-			t.Errorf("span %q status carries the header's value: %q", s.Name(), s.Status().Description)
+			t.Errorf("span %q status carries the server's text: %q", s.Name(), s.Status().Description)
 		}
 		for _, kv := range s.Attributes() {
 			if leaks(kv.Value.Emit()) {
-				t.Errorf("span %q attribute %s carries the header's value: %q", s.Name(), kv.Key, kv.Value.Emit())
+				t.Errorf("span %q attribute %s carries the server's text: %q", s.Name(), kv.Key, kv.Value.Emit())
 			}
 		}
 		for _, ev := range s.Events() {
 			for _, kv := range ev.Attributes {
 				if leaks(kv.Value.Emit()) {
-					t.Errorf("span %q event %s attribute %s carries the header's value", s.Name(), ev.Name, kv.Key)
+					t.Errorf("span %q event %s attribute %s carries the server's text", s.Name(), ev.Name, kv.Key)
 				}
 			}
 		}
@@ -102,7 +112,7 @@ func headerValueLeaks(t *testing.T, secret, header, value string) {
 	mu.Lock()
 	defer mu.Unlock()
 	if leaks(logs.String()) {
-		t.Errorf("slog record carries the header's value: %s", logs.String())
+		t.Errorf("slog record carries the server's text: %s", logs.String())
 	}
 }
 
