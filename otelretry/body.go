@@ -25,9 +25,9 @@ type releaser interface {
 }
 
 // responseBody wraps the body of a response handed to the caller. Closing
-// it releases the attempt's context: the body is bounded by the caller's
-// context alone, not by the attempt timeout, which bounded only the wait
-// for the headers. A body that is also an io.Writer (a 101 Switching
+// it, or reading it to its end, releases the attempt's context: the body
+// is bounded by the caller's context alone, not by the attempt timeout,
+// which bounded only the wait for the headers. A body that is also an io.Writer (a 101 Switching
 // Protocols connection) stays one.
 type responseBody struct {
 	io.ReadCloser
@@ -40,7 +40,14 @@ type responseBody struct {
 
 func (b *responseBody) Read(p []byte) (int, error) {
 	n, err := b.ReadCloser.Read(p)
-	if err != nil && err != io.EOF {
+	switch {
+	case err == io.EOF:
+		// Read to its end, the body needs its attempt no more: released
+		// now, as net/http frees a request at EOF, a body never closed
+		// leaves no context under the caller's (each held about 5 KB for
+		// as long as the caller's context lived).
+		b.once.Do(b.owner.release)
+	case err != nil:
 		b.owner.bodyBroke(err, b.closed.Load())
 		err = handedOver(err)
 	}

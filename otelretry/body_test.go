@@ -12,6 +12,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/http/httptrace"
 	"net/url"
 	"os"
 	"strings"
@@ -557,5 +558,43 @@ func TestADrainCutKeepsTheAnswersErrorType(t *testing.T) {
 		if got := attrOf(att[0], attrs.ErrorTypeKey).AsString(); got != "503" {
 			t.Errorf("%s: the cut drain's CLIENT span has error.type %q (status %q), want the answer's 503", name, got, att[0].Status().Description)
 		}
+	}
+}
+
+// A body read to its end and never closed (net/http frees the request at
+// EOF, and reuses its connection) releases its attempt: the attempt's
+// context ends, and leaves nothing registered under a long-lived caller's
+// context, where each such body held about 5 KB before. The connection is
+// still reused.
+func TestABodyReadToItsEndReleasesItsAttempt(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { io.WriteString(w, "ok") }))
+	defer srv.Close()
+	base := &http.Transport{}
+	defer base.CloseIdleConnections()
+	var sent []context.Context
+	client := &http.Client{Transport: otelretry.NewTransport(roundTripFunc(func(r *http.Request) (*http.Response, error) {
+		sent = append(sent, r.Context())
+		return base.RoundTrip(r)
+	}))}
+	caller, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var reused []bool
+	for range 2 {
+		req, _ := http.NewRequestWithContext(httptrace.WithClientTrace(caller, &httptrace.ClientTrace{
+			GotConn: func(c httptrace.GotConnInfo) { reused = append(reused, c.Reused) },
+		}), http.MethodGet, srv.URL, nil)
+		resp, err := client.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if body, err := io.ReadAll(resp.Body); err != nil || string(body) != "ok" {
+			t.Fatalf("body %q, %v", body, err)
+		}
+		if err := sent[len(sent)-1].Err(); err == nil {
+			t.Error("the attempt's context outlives its body read to its end")
+		}
+	}
+	if len(reused) != 2 || !reused[1] {
+		t.Errorf("connections reused: %v, want the second request on the first's connection", reused)
 	}
 }

@@ -179,10 +179,11 @@ var quotedResponseText = [...]struct {
 	prefix string
 	// line: the quoted text is a header line, whose name is kept when it
 	// is a token; name: a header name, kept when it is one; rest: the
-	// text is not quoted, and runs to the end of the message, from the
-	// first restAfter after the prefix when there is one (a code kept).
+	// text is not quoted, and runs to the end of the message. With a
+	// code, the prefix is followed by an error code (kept) of those
+	// characters, then by restAfter, and the text follows that.
 	line, name, rest bool
-	restAfter        string
+	code, restAfter  string
 }{
 	{prefix: "malformed MIME header line: ", line: true}, {prefix: "malformed MIME header initial line: ", line: true},
 	{prefix: "malformed MIME header: missing colon: ", line: true}, {prefix: "malformed HTTP response ", line: true},
@@ -202,15 +203,14 @@ var quotedResponseText = [...]struct {
 	// A peer's reason phrase, which quic-go prints last: a QUIC
 	// CONNECTION_CLOSE's (a transport or application error the peer
 	// sent: "(remote): …", "(remote) (frame type: 0x1c): …") and an
-	// HTTP/3 error's, which says "(local)" when it is not the peer's.
-	{prefix: "(remote): ", rest: true}, {prefix: "(remote) (frame type: ", rest: true, restAfter: "): "},
-	{prefix: "H3 error (", rest: true, restAfter: "): "},
-	{prefix: "H3_NO_ERROR: ", rest: true}, {prefix: "H3_GENERAL_PROTOCOL_ERROR: ", rest: true}, {prefix: "H3_INTERNAL_ERROR: ", rest: true},
-	{prefix: "H3_STREAM_CREATION_ERROR: ", rest: true}, {prefix: "H3_CLOSED_CRITICAL_STREAM: ", rest: true}, {prefix: "H3_FRAME_UNEXPECTED: ", rest: true},
-	{prefix: "H3_FRAME_ERROR: ", rest: true}, {prefix: "H3_EXCESSIVE_LOAD: ", rest: true}, {prefix: "H3_ID_ERROR: ", rest: true},
-	{prefix: "H3_SETTINGS_ERROR: ", rest: true}, {prefix: "H3_MISSING_SETTINGS: ", rest: true}, {prefix: "H3_REQUEST_REJECTED: ", rest: true},
-	{prefix: "H3_REQUEST_CANCELLED: ", rest: true}, {prefix: "H3_INCOMPLETE_REQUEST: ", rest: true}, {prefix: "H3_MESSAGE_ERROR: ", rest: true},
-	{prefix: "H3_CONNECT_ERROR: ", rest: true}, {prefix: "H3_VERSION_FALLBACK: ", rest: true}, {prefix: "H3_DATAGRAM_ERROR: ", rest: true},
+	// HTTP/3 error's ("H3_INTERNAL_ERROR: …", "QPACK_DECOMPRESSION_FAILED:
+	// …", "H3 error (0x1337): …"), which says "(local)" after its code
+	// when it is not the peer's.
+	{prefix: "(remote): ", rest: true},
+	{prefix: "(remote) (frame type: ", rest: true, code: hexCode, restAfter: "): "},
+	{prefix: "H3 error (", rest: true, code: hexCode, restAfter: "): "},
+	{prefix: "H3_", rest: true, code: codeName, restAfter: ": "},
+	{prefix: "QPACK_", rest: true, code: codeName, restAfter: ": "},
 	{prefix: "debug="},
 }
 
@@ -219,7 +219,7 @@ var quotedResponseText = [...]struct {
 // none, and are not scanned.
 func quotesResponseText(msg string) bool {
 	for _, w := range [...]string{"malformed ", "transfer encoding", "Content-Length", "content length", "header field", "pseudo-header",
-		"invalid status code", "(remote)", "H3", "debug="} {
+		"invalid status code", "(remote)", "H3", "QPACK_", "debug="} {
 		if strings.Contains(msg, w) {
 			return true
 		}
@@ -244,13 +244,9 @@ func scrubHeaderLines(msg string) string {
 			if !strings.HasPrefix(msg[i:], q.prefix) {
 				continue
 			}
-			start := i + len(q.prefix)
-			if q.restAfter != "" {
-				j := strings.Index(msg[start:], q.restAfter)
-				if j < 0 {
-					break
-				}
-				start += j + len(q.restAfter)
+			start, ok := afterCode(msg, i+len(q.prefix), q.code, q.restAfter)
+			if !ok {
+				break
 			}
 			start, quoted, clean := quotedAfter(msg, start, q.line, q.name, q.rest)
 			if quoted == "" {
@@ -268,6 +264,31 @@ func scrubHeaderLines(msg string) string {
 	}
 	b.WriteString(msg[last:])
 	return b.String()
+}
+
+// The characters of the error codes of quotedResponseText: a number in
+// hexadecimal, a name in capitals.
+const (
+	hexCode  = "0123456789abcdefABCDEFx"
+	codeName = "ABCDEFGHIJKLMNOPQRSTUVWXYZ_"
+)
+
+// afterCode is where the text begins at start in msg, past an error code
+// of the characters of code and then restAfter, and whether they are
+// there; with no code, start. A code is read for 32 bytes at most, so that
+// a message of prefixes, each read on from, takes linear time.
+func afterCode(msg string, start int, code, restAfter string) (int, bool) {
+	if code == "" {
+		return start, true
+	}
+	n := 0
+	for n < 32 && start+n < len(msg) && strings.IndexByte(code, msg[start+n]) >= 0 {
+		n++
+	}
+	if n == 0 || !strings.HasPrefix(msg[start+n:], restAfter) {
+		return start, false
+	}
+	return start + n + len(restAfter), true
 }
 
 // quotedAfter finds the server text that begins at start in msg, after a

@@ -276,6 +276,7 @@ func TestQuicGoHeaderFormsReachNoTelemetry(t *testing.T) {
 		// quic's ApplicationError and TransportError.
 		{"H3 reason phrase", fmt.Errorf("parsing frame failed: %s", "H3_INTERNAL_ERROR: session sid="+secret+" expired")},
 		{"H3 unknown code reason phrase", errors.New("H3 error (0x1337): sid=" + secret)},
+		{"QPACK reason phrase", errors.New("QPACK_DECOMPRESSION_FAILED: sid=" + secret)},
 		{"QUIC application close", errors.New("Application error 0x100 (remote): sid=" + secret)},
 		{"QUIC transport close", errors.New("PROTOCOL_VIOLATION (remote): sid=" + secret)},
 		{"QUIC transport close with a frame", errors.New("FRAME_ENCODING_ERROR (remote) (frame type: 0x1c): sid=" + secret)},

@@ -4,7 +4,9 @@
 package otelretry
 
 import (
+	"fmt"
 	"net/url"
+	"strings"
 	"testing"
 )
 
@@ -52,5 +54,42 @@ func TestLastURLReusesOnlyAnEqualURL(t *testing.T) {
 	same := base // an equal URL in other memory
 	if allocs := testing.AllocsPerRun(10, func() { last.sanitize(&same) }); allocs != 0 {
 		t.Errorf("sanitizing the last URL again allocates %v, want 0", allocs)
+	}
+}
+
+// The scrub replaces a QUIC peer's reason phrase and keeps the error
+// code; an error quic-go marks "(local)", the client's own, is left as it
+// is, whatever its code.
+func TestScrubOfQUICErrorsTakesThePeersTextOnly(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{"H3_INTERNAL_ERROR: sid=s3cr3t", `H3_INTERNAL_ERROR: "REDACTED"`},
+		{"QPACK_DECOMPRESSION_FAILED: sid=s3cr3t", `QPACK_DECOMPRESSION_FAILED: "REDACTED"`},
+		{"H3 error (0x1337): sid=s3cr3t", `H3 error (0x1337): "REDACTED"`},
+		{"Application error 0x100 (remote): sid=s3cr3t", `Application error 0x100 (remote): "REDACTED"`},
+		{"FRAME_ENCODING_ERROR (remote) (frame type: 0x1c): sid=s3cr3t", `FRAME_ENCODING_ERROR (remote) (frame type: 0x1c): "REDACTED"`},
+		{"H3_REQUEST_CANCELLED (local): client gave up", "H3_REQUEST_CANCELLED (local): client gave up"},
+		{"H3 error (0x1337) (local): client gave up", "H3 error (0x1337) (local): client gave up"},
+		{"Application error 0x100 (local): client gave up", "Application error 0x100 (local): client gave up"},
+		{"PROTOCOL_VIOLATION (local) (frame type: 0x1c): client gave up", "PROTOCOL_VIOLATION (local) (frame type: 0x1c): client gave up"},
+	} {
+		if got := scrubHeaderLines(tc.in); got != tc.want {
+			t.Errorf("scrubHeaderLines(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+}
+
+// BenchmarkScrubOfUnclosedCodes: prefixes whose code is never closed, over
+// and over; each reads at most 32 bytes of its code, so the time is linear
+// in the message (each read to the end of it, 512 KiB took 5 s).
+func BenchmarkScrubOfUnclosedCodes(b *testing.B) {
+	for _, unit := range []string{"H3 error (0x1)", "(remote) (frame type: ", "QPACK_QPACK_"} {
+		for _, size := range []int{64 << 10, 512 << 10} {
+			msg := strings.Repeat(unit, size/len(unit))
+			b.Run(fmt.Sprintf("%s/%dKiB", strings.TrimSpace(unit[:5]), size>>10), func(b *testing.B) {
+				for b.Loop() {
+					scrubHeaderLines(msg)
+				}
+			})
+		}
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"weak"
 )
 
 // attemptTimer bounds a sent attempt: it cancels the attempt's context
@@ -317,7 +318,7 @@ func (q *timerQueue) schedule(at *attemptTimer, when time.Time, whileWaiting boo
 	if q.armed.IsZero() || when.Before(q.armed) {
 		q.armed = when
 		if q.t == nil {
-			q.t = time.AfterFunc(time.Until(when), q.fire)
+			q.t = time.AfterFunc(time.Until(when), fireWeakly(weak.Make(q)))
 		} else {
 			q.t.Reset(time.Until(when))
 		}
@@ -332,6 +333,21 @@ func (q *timerQueue) remove(at *attemptTimer) {
 		heap.Remove(&q.heap, at.slot-1)
 	}
 	q.mu.Unlock()
+}
+
+// fireWeakly is the runtime timer's function: q's fire, holding q weakly.
+// Armed for a bound that is gone, the timer held its Transport, which
+// holds the queue, until it fired (10 s for a GET at the defaults, the
+// deadline for a write): a Transport made per request and dropped stayed
+// in memory that long. A bound in the queue keeps the queue reachable
+// through its attempt, which its operation holds; so a queue gone holds no
+// bound, and its timer has nothing to fire.
+func fireWeakly(q weak.Pointer[timerQueue]) func() {
+	return func() {
+		if q := q.Value(); q != nil {
+			q.fire()
+		}
+	}
 }
 
 // fire is the runtime timer's function: it takes out every bound that

@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/http/httptrace"
+	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -203,4 +204,45 @@ func TestAttemptTimeoutCutsOnlyWhatCouldBeRetried(t *testing.T) {
 			}
 		})
 	}
+}
+
+// A Transport made for a request and dropped (a common misuse) is
+// collected once its operations ended: its timer queue's timer, armed for
+// a bound that is gone (10 s for a GET at the defaults, the deadline for a
+// write), holds it no more. Before, each such Transport stayed in memory,
+// about 7 KB, until that timer fired.
+func TestADroppedTransportIsCollectedBeforeItsTimerFires(t *testing.T) {
+	const n = 50
+	var collected atomic.Int32
+	for i := range n {
+		method := http.MethodGet
+		if i%2 == 1 {
+			method = http.MethodPost // bound by the deadline, not the attempt timeout
+		}
+		useAndDrop(t, method, &collected)
+	}
+	for range 200 {
+		runtime.GC()
+		if collected.Load() == n {
+			return
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	t.Errorf("%d of %d dropped Transports collected 2 s after their operations ended", collected.Load(), n)
+}
+
+// useAndDrop makes a Transport, sends one request through it, and drops
+// it, counting it in collected once it is collected.
+func useAndDrop(t *testing.T, method string, collected *atomic.Int32) {
+	tr := otelretry.NewTransport(roundTripFunc(func(r *http.Request) (*http.Response, error) {
+		return &http.Response{StatusCode: 200, Body: io.NopCloser(strings.NewReader("ok")), Request: r}, nil
+	}), otelretry.WithDeadline(time.Hour))
+	runtime.AddCleanup(tr, func(c *atomic.Int32) { c.Add(1) }, collected)
+	req, _ := http.NewRequest(method, "http://api.test/x", strings.NewReader("x"))
+	resp, err := (&http.Client{Transport: tr}).Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
 }

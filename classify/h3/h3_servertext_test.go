@@ -32,6 +32,9 @@ func TestHTTP3ServerTextReachesNoTelemetry(t *testing.T) {
 		{"H3 reason phrase", func(conn *quic.Conn, _ *quic.Stream) {
 			conn.CloseWithError(quic.ApplicationErrorCode(http3.ErrCodeInternalError), "session sid="+secret+" expired")
 		}},
+		{"QPACK reason phrase", func(conn *quic.Conn, _ *quic.Stream) {
+			conn.CloseWithError(quic.ApplicationErrorCode(http3.ErrCodeQPACKDecompressionFailed), "session sid="+secret+" expired")
+		}},
 		{"application reason phrase", func(conn *quic.Conn, _ *quic.Stream) {
 			conn.CloseWithError(0x1337, "session sid="+secret+" expired")
 		}},

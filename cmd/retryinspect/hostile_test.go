@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"path/filepath"
 	"regexp"
 	"runtime"
 	"strings"
@@ -134,6 +135,29 @@ func TestErrorsEscapedOnStderr(t *testing.T) {
 		code, stdout, stderr := run3([]string{"-jaeger", srv.URL, "-trace", "0102030405060708090a0b0c0d0e0f10", "-timeout", "5s"})
 		srv.Close()
 		checkOneSafeErrorLine(t, fmt.Sprintf("Jaeger's error answered with %d", status), code, stdout+stderr)
+	}
+}
+
+// TestErrorsNameTheFilesAsGiven: the paths the user gave are printed as
+// given on stderr, though the rest of the line is sanitized: redact.Text
+// reads "snap-10:30@prod/" as a URL's userinfo, and an error about such a
+// file named no file.
+func TestErrorsNameTheFilesAsGiven(t *testing.T) {
+	for _, dir := range []string{"snap-10:30@prod", "bob:traces@2024", "x?token=abc"} {
+		d := filepath.Join(t.TempDir(), dir)
+		if err := os.MkdirAll(d, 0o700); err != nil {
+			t.Fatal(err)
+		}
+		path := filepath.Join(d, "spans.json")
+		if err := os.WriteFile(path, []byte("{not json\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		for _, name := range []string{path, filepath.Join(d, "missing.json")} {
+			code, _, stderr := run3([]string{name})
+			if code != exitError || !strings.Contains(stderr, name) {
+				t.Errorf("exit %d; stderr does not name the file %q:\n%s", code, name, stderr)
+			}
+		}
 	}
 }
 

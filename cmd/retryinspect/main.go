@@ -13,6 +13,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -76,6 +77,9 @@ type command struct {
 	stdin          io.Reader
 	stdout, stderr io.Writer
 	now            func() time.Time
+	// paths are the files the user named (inputs, -o, -html), longest
+	// first: warn prints them as given.
+	paths []string
 }
 
 // inputFile is a file to read and its format.
@@ -97,22 +101,65 @@ type options struct {
 	maxBytes int64  // size limit of each input
 }
 
+// paths are the files o names, longest first (so that a name holding
+// another is set aside whole).
+func (o options) paths() []string {
+	var names []string
+	for _, f := range o.files {
+		if f.name != "-" {
+			names = append(names, f.name)
+		}
+	}
+	for _, n := range []string{o.out, o.html} {
+		if n != "" && n != "-" {
+			names = append(names, n)
+		}
+	}
+	slices.SortFunc(names, func(a, b string) int { return len(b) - len(a) })
+	return names
+}
+
 // usagef describes a problem with the command line; parse returns only
 // such errors, and run adds a pointer to -h.
 func usagef(format string, args ...any) error { return fmt.Errorf(format, args...) }
 
 // warn writes a line on stderr, sanitized and escaped as the report is
 // (redact.Text, render.Escape): an error may quote the input, whose text
-// could hold a secret, drive the terminal or forge a line.
+// could hold a secret, drive the terminal or forge a line. The paths the
+// user gave are kept as given (escaped only): redact.Text reads
+// "snap-10:30@prod/x.json" as a URL's userinfo.
 func (c *command) warn(format string, args ...any) {
-	fmt.Fprintf(c.stderr, "retryinspect: %s\n", render.Escape(redact.Text(fmt.Sprintf(format, args...))))
+	msg := redactAllBut(fmt.Sprintf(format, args...), c.paths)
+	fmt.Fprintf(c.stderr, "retryinspect: %s\n", render.Escape(msg))
 }
+
+// redactAllBut is redact.Text(msg) with the texts of keep left as they
+// are: each is set aside under a mark that holds nothing redact.Text
+// reads, and put back after it.
+func redactAllBut(msg string, keep []string) string {
+	var kept []string
+	for _, k := range keep {
+		if k != "" && strings.Contains(msg, k) {
+			msg = strings.ReplaceAll(msg, k, pathMark(len(kept)))
+			kept = append(kept, k)
+		}
+	}
+	msg = redact.Text(msg)
+	for i, k := range kept {
+		msg = strings.ReplaceAll(msg, pathMark(i), k)
+	}
+	return msg
+}
+
+// pathMark is the mark of redactAllBut's i-th kept text.
+func pathMark(i int) string { return "\x00" + strconv.Itoa(i) + "\x00" }
 
 func (c *command) run(args []string) int {
 	opts, err := c.parse(args)
 	if errors.Is(err, flag.ErrHelp) {
 		return exitClean
 	}
+	c.paths = opts.paths()
 	if err != nil {
 		c.warn("%v", err)
 		fmt.Fprintln(c.stderr, "Run 'retryinspect -h' for usage.")
