@@ -463,7 +463,7 @@ func writeTelemetry(w io.Writer, t *telemetry, seen []string) {
 	logs := t.logs.String()
 	switch t.logs.Exporter {
 	case exporterConsole:
-		logs = "stdoutlog JSON below, after the spans"
+		logs = "stdoutlog JSON below, after the report (and the spans, when they are printed)"
 	case exporterNone:
 		logs = "not exported (set OTEL_LOGS_EXPORTER=console or otlp for the retry.attempt and retry.operation events)"
 	}
