@@ -161,6 +161,26 @@ func TestErrorsNameTheFilesAsGiven(t *testing.T) {
 	}
 }
 
+// redactAllBut keeps a path where the message names one, and redacts
+// all else: a path that is a number is not taken for a part of another
+// (marks set the paths aside before, and a file named 0 matched the mark
+// of the first, which was lost), and a path that a URL of the input
+// holds (":", "@h", "=") does not split that URL out of redact.Text's
+// reach.
+func TestRedactAllButKeepsOnlyPathsNamed(t *testing.T) {
+	const missing = "open /tmp/x/missing.json: no such file or directory"
+	if got := redactAllBut(missing, []string{"/tmp/x/missing.json", "0"}); got != missing {
+		t.Errorf("redactAllBut(%q) = %q, want it unchanged", missing, got)
+	}
+	const quoted = `spans.json: key "k http://alice:pw-secret@h/?token=SECRETVAL"`
+	for _, path := range []string{":", "@h", "=", "h/?token", "spans.json"} {
+		got := redactAllBut(quoted, []string{"spans.json", path})
+		if strings.Contains(got, "pw-secret") || strings.Contains(got, "SECRETVAL") || !strings.HasPrefix(got, "spans.json: ") {
+			t.Errorf("path %q kept: %q", path, got)
+		}
+	}
+}
+
 // checkOneSafeErrorLine checks that a failed run printed one line, with
 // no control byte and no secret of the input.
 func checkOneSafeErrorLine(t *testing.T, what string, code int, out string) {

@@ -13,7 +13,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
@@ -133,26 +132,32 @@ func (c *command) warn(format string, args ...any) {
 	fmt.Fprintf(c.stderr, "retryinspect: %s\n", render.Escape(msg))
 }
 
-// redactAllBut is redact.Text(msg) with the texts of keep left as they
-// are: each is set aside under a mark that holds nothing redact.Text
-// reads, and put back after it.
+// redactAllBut is redact.Text(msg) with the texts of keep (longest
+// first) left as they are where msg names them: at its start or after a
+// space or a quote, and before its end, a space, a colon, a comma or a
+// quote, as an error names a file. The text between them is redacted
+// piece by piece; a URL has no space, so a kept text never splits one.
 func redactAllBut(msg string, keep []string) string {
-	var kept []string
-	for _, k := range keep {
-		if k != "" && strings.Contains(msg, k) {
-			msg = strings.ReplaceAll(msg, k, pathMark(len(kept)))
-			kept = append(kept, k)
+	var b strings.Builder
+	last := 0
+	for i := 0; i < len(msg); i++ {
+		if i > 0 && msg[i-1] != ' ' && msg[i-1] != '"' {
+			continue
+		}
+		for _, k := range keep {
+			end := i + len(k)
+			if k == "" || !strings.HasPrefix(msg[i:], k) || end < len(msg) && strings.IndexByte(` :,"`, msg[end]) < 0 {
+				continue
+			}
+			b.WriteString(redact.Text(msg[last:i]))
+			b.WriteString(k)
+			last, i = end, end-1
+			break
 		}
 	}
-	msg = redact.Text(msg)
-	for i, k := range kept {
-		msg = strings.ReplaceAll(msg, pathMark(i), k)
-	}
-	return msg
+	b.WriteString(redact.Text(msg[last:]))
+	return b.String()
 }
-
-// pathMark is the mark of redactAllBut's i-th kept text.
-func pathMark(i int) string { return "\x00" + strconv.Itoa(i) + "\x00" }
 
 func (c *command) run(args []string) int {
 	opts, err := c.parse(args)
