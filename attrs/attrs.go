@@ -81,11 +81,15 @@ const (
 	// WithOperationID, and their attempt numbers keep counting.
 	RedirectsKey = attribute.Key("retry.redirects")
 	// RepeatKey is, on an operation span, how many operations the same
-	// Transport made before this one under the same operation context (the
-	// same WithOperationID, or the same parent span), redirect hops
-	// excluded. It is absent on the first. A value above 0 on a write means
-	// a layer above this one sent the operation again: go-retryablehttp
-	// stacked over the Transport, or an application loop.
+	// Transport made before this one under the same operation context,
+	// redirect hops excluded: under the same WithOperationID, those made
+	// before it; without one, those of the same request (method and path)
+	// that ended under the same parent span before it began (calls made at
+	// once are no repeats of each other). It is absent on the first. A
+	// value above 0 on a write means a layer above this one sent the
+	// operation again (go-retryablehttp stacked over the Transport, or an
+	// application loop), or, without an operation id, that the caller made
+	// the same request again under one span.
 	RepeatKey = attribute.Key("retry.operation.repeat")
 	// AbandonedAttemptKey is set on the operation span when a retry was
 	// decided and the call it planned was not made (see

@@ -170,6 +170,10 @@ type identity struct {
 	oc        *operationContext
 	redirects int // hops before this one in a redirect chain
 	repeat    int // operations made before this one under the same context
+	// repeatKey is where the operation counts once it ends, for those
+	// without WithOperationID (see repeatCounter); counted: it has one.
+	repeatKey repeatKey
+	counted   bool
 	// key is the operation's generated idempotency key, "" when it has
 	// none; request names the write it was generated for (repeatOf), ""
 	// when it cannot be told.
@@ -253,9 +257,19 @@ func (i *identity) answerBroke() {
 	}
 }
 
-// countRepeats records that n operations were made before this one under
-// the same parent span (see repeatCounter).
-func (i *identity) countRepeats(n int) { i.repeat = n }
+// countRepeats records that n operations of the same request ended
+// under the same parent span before this one began, k where this one
+// counts once it ends (see repeatCounter).
+func (i *identity) countRepeats(k repeatKey, n int) { i.repeatKey, i.repeat, i.counted = k, n, true }
+
+// endRepeat counts the operation among the calls of its request under its
+// parent span, once (at its end, or after a panic).
+func (i *identity) endRepeat(c *repeatCounter) {
+	if i.counted {
+		i.counted = false
+		c.end(i.repeatKey)
+	}
+}
 
 // opID returns the operation id: the chain's or the caller's
 // (WithOperationID), else one generated on first use, so that an operation
@@ -369,64 +383,75 @@ var safeMethods = attrs.SafeMethods()
 // idempotent without any declaration.
 func safeMethod(method string) bool { return slices.Contains(safeMethods, method) }
 
-// repeatCounter counts, per parent span, the operations a Transport made
-// under it, for operations without WithOperationID. It only feeds a span
-// attribute, never a decision, so it may forget: when it holds
-// maxRepeatParents parents, it starts again empty, which can miss a repeat
-// marker but never invents one.
+// repeatCounter counts, per parent span and request (method and path),
+// the operations a Transport ended under it, for operations without
+// WithOperationID: an outer layer sends its next try once the one before
+// returned, so an operation that begins while another of the same request
+// is in flight under the same span is a call of its own (a fan-out of
+// creates under one handler), and one of another request never repeats
+// it. It only feeds a span attribute, never a decision, so it may forget:
+// when it holds maxRepeatParents keys, it starts again empty, which can
+// miss a repeat marker but never invents one.
 type repeatCounter struct {
 	mu sync.Mutex
 	m  map[repeatKey]int
 }
 
+// repeatKey is where repeatCounter counts an operation: its parent span
+// and its request.
 type repeatKey struct {
-	trace trace.TraceID
-	span  trace.SpanID
+	trace        trace.TraceID
+	span         trace.SpanID
+	method, path string
 }
 
 const maxRepeatParents = 4096
 
-// next returns how many operations were counted under parent before this
-// one, and counts this one.
-func (c *repeatCounter) next(parent trace.SpanContext) int {
-	k := repeatKey{parent.TraceID(), parent.SpanID()}
+// ended returns how many operations of k ended before now.
+func (c *repeatCounter) ended(k repeatKey) int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.m[k]
+}
+
+// end counts an operation of k that ended.
+func (c *repeatCounter) end(k repeatKey) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.m == nil || len(c.m) >= maxRepeatParents {
 		c.m = make(map[repeatKey]int)
 	}
-	n := c.m[k]
-	c.m[k] = n + 1
-	return n
+	c.m[k]++
 }
 
-// repeatOf is how many operations of the same call this Transport made
-// before this one, and counts it: those under the span around the
-// RoundTrip (an outer layer's tries under one span of the caller's, of any
-// kind) or, for the first operation under a CLIENT span the request
-// carries on its headers, those under that span's parent: a client
-// instrumentation above (otelhttp's Transport) starts and injects one such
-// span per try, under the caller's. A caller's own CLIENT span around a
-// call, which each try does not carry anew, is the call's span itself.
-// The SDK's spans tell their kind and parent; a span that does not is
-// taken as it is.
-func (c *repeatCounter) repeatOf(ctx context.Context, h http.Header, prop propagation.TextMapPropagator) int {
+// repeatOf is where the operation of req counts among the calls of the
+// same request, and how many of them this Transport ended before it
+// began: those under the span around the RoundTrip (an outer layer's
+// tries under one span of the caller's, of any kind) or, under a CLIENT
+// span the request carries on its headers, those under that span's
+// parent: a client instrumentation above (otelhttp's Transport) starts
+// and injects one such span per try, under the caller's. A caller's own
+// CLIENT span around a call, which each try does not carry anew, is the
+// call's span itself. The SDK's spans tell their kind and parent; a span
+// that does not is taken as it is. ok is false without a parent span.
+func (c *repeatCounter) repeatOf(ctx context.Context, req *http.Request, prop propagation.TextMapPropagator) (k repeatKey, n int, ok bool) {
 	s := trace.SpanFromContext(ctx)
 	sc := s.SpanContext()
 	if !sc.IsValid() {
-		return 0
+		return repeatKey{}, 0, false
 	}
-	if n := c.next(sc); n > 0 {
-		return n
+	k = repeatKey{trace: sc.TraceID(), span: sc.SpanID(), method: req.Method, path: req.URL.Path}
+	if n := c.ended(k); n > 0 {
+		return k, n, true
 	}
-	k, ok := s.(interface {
+	if kind, ok := s.(interface {
 		SpanKind() trace.SpanKind
 		Parent() trace.SpanContext
-	})
-	if ok && k.SpanKind() == trace.SpanKindClient && k.Parent().IsValid() && carries(h, prop, sc) {
-		return c.next(k.Parent())
+	}); ok && kind.SpanKind() == trace.SpanKindClient && kind.Parent().IsValid() && carries(req.Header, prop, sc) {
+		k.trace, k.span = kind.Parent().TraceID(), kind.Parent().SpanID()
+		return k, c.ended(k), true
 	}
-	return 0
+	return k, 0, true
 }
 
 // carries reports whether headers h carry span sc, as the Transport's

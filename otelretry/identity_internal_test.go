@@ -177,30 +177,34 @@ func TestRequestID(t *testing.T) {
 	}
 }
 
-// The repeat counter counts the operations made under each parent span;
-// full, it starts again empty, which can miss a repeat but never invents
-// one.
+// The repeat counter counts the operations of each request that ended
+// under each parent span; full, it starts again empty, which can miss a
+// repeat but never invents one.
 func TestRepeatCounterCountsPerParentAndForgetsWhenFull(t *testing.T) {
-	parent := func(i int) trace.SpanContext {
-		return trace.NewSpanContext(trace.SpanContextConfig{TraceID: trace.TraceID{1}, SpanID: trace.SpanID{byte(i), byte(i >> 8), 1}})
+	key := func(i int) repeatKey {
+		return repeatKey{trace: trace.TraceID{1}, span: trace.SpanID{byte(i), byte(i >> 8), 1}, method: "POST", path: "/orders"}
 	}
 	var c repeatCounter
 	for want := range 3 {
-		if got := c.next(parent(0)); got != want {
+		if got := c.ended(key(0)); got != want {
 			t.Errorf("operation %d under one parent counted %d before it", want, got)
 		}
+		c.end(key(0))
 	}
-	if got := c.next(parent(1)); got != 0 {
+	other := key(0)
+	other.path = "/refunds"
+	if got := c.ended(other); got != 0 {
+		t.Errorf("first operation of another request under the parent counted %d before it", got)
+	}
+	if got := c.ended(key(1)); got != 0 {
 		t.Errorf("first operation under another parent counted %d before it", got)
 	}
-	for i := 2; i < maxRepeatParents; i++ {
-		c.next(parent(i))
+	for i := 1; i < maxRepeatParents; i++ {
+		c.end(key(i))
 	}
-	if got := c.next(parent(0)); got != 0 {
-		t.Errorf("after %d parents the counter still holds the first one's count: %d", maxRepeatParents, got)
-	}
-	if got := c.next(parent(0)); got != 1 {
-		t.Errorf("after starting again: %d, want 1", got)
+	c.end(key(0)) // the counter is full: it starts again
+	if got := c.ended(key(0)); got != 1 {
+		t.Errorf("after %d keys and starting again: %d, want 1", maxRepeatParents, got)
 	}
 }
 

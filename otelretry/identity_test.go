@@ -332,6 +332,47 @@ func TestCallsUnderClientSpansOfTheirOwnAreNoRepeats(t *testing.T) {
 	}
 }
 
+// Calls a handler makes at once under its span, each sent once (a
+// fan-out of creates: the same method and URL, different bodies), are no
+// repeats of each other: an outer layer sends its next try once the one
+// before returned. Nor is a call of another request under the same span,
+// made after the first ended. Before, every operation under the span
+// counted: 8 concurrent creates carried repeat 1 to 7.
+func TestCallsAtOnceUnderOneSpanAreNoRepeats(t *testing.T) {
+	h := newHarness(t, nil)
+	var inFlight sync.WaitGroup
+	inFlight.Add(8)
+	h.client.Transport = otelretry.NewTransport(roundTripFunc(func(r *http.Request) (*http.Response, error) {
+		if r.URL.Path == "/vector_stores" {
+			inFlight.Done()
+			inFlight.Wait() // all 8 are in flight together
+		}
+		return &http.Response{StatusCode: 201, Body: http.NoBody, Request: r}, nil
+	}), otelretry.WithTracerProvider(h.tp))
+	ctx, handler := h.tp.Tracer("server").Start(t.Context(), "POST /ingest", trace.WithSpanKind(trace.SpanKindServer))
+	defer handler.End()
+	var calls sync.WaitGroup
+	for i := range 8 {
+		calls.Go(func() {
+			resp, err := h.client.Do(post(t, ctx, "http://api.test/vector_stores", fmt.Sprintf("store-%d", i)))
+			if err == nil {
+				resp.Body.Close()
+			}
+		})
+	}
+	calls.Wait()
+	resp, err := h.client.Do(post(t, ctx, "http://api.test/files", "file"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	for _, op := range spantest.Operations(h.ended()) {
+		if v, ok := spantest.Attr(op, attrs.RepeatKey); ok {
+			t.Errorf("%s %s: retry.operation.repeat = %d, want none: each call was sent once", op.Name(), attrOf(op, "url.full").AsString(), v.AsInt64())
+		}
+	}
+}
+
 // Operations made at once under one WithOperationID context are each
 // counted once (run it under -race): their repeat counts
 // (retry.operation.repeat) are 0 to 199, each once.

@@ -115,7 +115,9 @@ func (op *operation) begin(held *holdings) {
 	op.clock = newClock(start, op.plan.limit, ctx, chainDeadline)
 	t.sender.rec.startOperation(&op.tel, ctx, req, op.plan.method, &op.ident, &op.clock, sc.own())
 	if op.ident.oc == nil && prev == nil && !sc.nested() && op.tel.recording {
-		op.ident.countRepeats(t.repeats.repeatOf(ctx, req.Header, t.sender.prop))
+		if k, n, ok := t.repeats.repeatOf(ctx, req, t.sender.prop); ok {
+			op.ident.countRepeats(k, n)
+		}
 	}
 	keyed := req
 	if t.budget != nil && t.budget.Key != nil {
@@ -676,6 +678,7 @@ func (op *operation) end(v verdict, now time.Duration, p *progress, status int) 
 	op.t.sender.rec.endOperation(&op.tel, operationEnd{verdict: v, attempts: p.attempts, last: p.last,
 		contract: op.policy().contract, abandoned: p.abandoned, duration: now})
 	op.ident.settleKey(v.decision == attrs.DecisionReturn && !sendAgain(status), v.decision == attrs.DecisionReturn && answerToRead(status))
+	op.ident.endRepeat(&op.t.repeats)
 	op.setup.bodies.release()
 	op.tel.release()
 }
@@ -708,6 +711,7 @@ func (op *operation) abandonOnPanic(held *holdings) {
 	op.setup.bodies.release()
 	op.tel.release()
 	op.ident.settleKey(false, false) // the write may have been applied: a repeat takes its key
+	op.ident.endRepeat(&op.t.repeats)
 	if resp := held.stored; resp != nil {
 		held.stored = nil
 		afterPanic(func() { closeResponse(resp) })
