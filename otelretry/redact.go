@@ -219,7 +219,7 @@ var quotedResponseText = [...]struct {
 // none, and are not scanned.
 func quotesResponseText(msg string) bool {
 	for _, w := range [...]string{"malformed ", "transfer encoding", "Content-Length", "content length", "header field", "pseudo-header",
-		"invalid status code", "(remote)", "H3", "QPACK_", "debug="} {
+		"trailer field", "invalid status code", "(remote)", "H3", "QPACK_", "debug="} {
 		if strings.Contains(msg, w) {
 			return true
 		}

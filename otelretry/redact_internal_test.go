@@ -93,3 +93,15 @@ func BenchmarkScrubOfUnclosedCodes(b *testing.B) {
 		}
 	}
 }
+
+// Every prefix of quotedResponseText holds one of the words
+// quotesResponseText looks for, so that a message holding only it is
+// scanned: quic-go's "invalid trailer field name: " held none, and its
+// entry never ran.
+func TestEveryQuotedTextPrefixIsLookedFor(t *testing.T) {
+	for _, q := range quotedResponseText {
+		if !quotesResponseText(q.prefix) {
+			t.Errorf("a message holding %q alone is not scanned", q.prefix)
+		}
+	}
+}
