@@ -4,6 +4,7 @@
 package otelretry
 
 import (
+	"errors"
 	"fmt"
 	"net/url"
 	"strings"
@@ -104,4 +105,73 @@ func TestEveryQuotedTextPrefixIsLookedFor(t *testing.T) {
 			t.Errorf("a message holding %q alone is not scanned", q.prefix)
 		}
 	}
+}
+
+// FuzzScrubKeepsNoQuotedServerValue: a server's text, as net/http,
+// x/net/http2 and quic-go print it after each prefix, never survives the
+// scrub, wherever it sits in a realistic error message.
+func FuzzScrubKeepsNoQuotedServerValue(f *testing.F) {
+	f.Add("Get", "Retry-After", "a", "b", "", uint8(0), uint8(0))
+	f.Add("Post", "x", "a=", ";b", ": EOF", uint8(11), uint8(1))
+	f.Add("Get", "te", "", "", "", uint8(12), uint8(2))
+	f.Add("Get", "", "0x1c", "", "", uint8(25), uint8(0))
+	f.Fuzz(func(t *testing.T, method, name, a, b, after string, which, wrap uint8) {
+		const mark = "SECRETX"
+		if strings.Contains(method+name+after, "SECRET") || strings.Contains(a+b, "SECRET") {
+			return
+		}
+		q := quotedResponseText[int(which)%len(quotedResponseText)]
+		value := a + mark + b
+		if q.name && headerToken(value) {
+			return // a name that is a token is kept, by design
+		}
+		var server string // what follows the prefix
+		switch {
+		case q.code != "":
+			code := "0x1c"
+			if q.code == codeName {
+				code = "INTERNAL_ERROR"
+			}
+			server = code + q.restAfter + value
+			after = "" // quic-go prints it last
+		case q.rest:
+			server = value
+			after = ""
+		case q.name && strings.HasSuffix(q.prefix, ": "): // quic-go: name, then its value quoted, last
+			if q.prefix == "invalid header field name: " || q.prefix == "invalid trailer field name: " {
+				server = fmt.Sprintf("%q", value)
+			} else {
+				server = name + ": " + fmt.Sprintf("%q", value)
+			}
+			after = ""
+		case q.line:
+			server = fmt.Sprintf("%q", name+": "+value)
+		case strings.HasPrefix(q.prefix, "too many") || strings.HasPrefix(q.prefix, "multiple"):
+			server = fmt.Sprintf("%q", []string{name, value})
+		default:
+			server = fmt.Sprintf("%q", value)
+		}
+		inner := q.prefix + server
+		var msg string
+		switch wrap % 4 {
+		case 0:
+			msg = fmt.Sprintf("%s %q: net/http: HTTP/1.x transport connection broken: %s", method, "http://h.test/v1", inner)
+		case 1:
+			msg = inner
+		case 2:
+			msg = "otelretry: attempt 2: " + inner
+		case 3:
+			msg = fmt.Sprintf("%s %q: %s", method, "http://h.test/v1?"+name, inner)
+		}
+		if after != "" && q.line || !q.rest && q.code == "" && !(q.name && strings.HasSuffix(q.prefix, ": ")) {
+			msg += after
+		}
+		got := sanitizedMessage(errors.New(msg), requestText{})
+		if strings.Contains(got, mark) {
+			t.Fatalf("sanitizedMessage(%q)\n = %q keeps the server's value", msg, got)
+		}
+		if got := scrubHeaderLines(msg); strings.Contains(got, mark) {
+			t.Fatalf("scrubHeaderLines(%q)\n = %q keeps the server's value", msg, got)
+		}
+	})
 }
