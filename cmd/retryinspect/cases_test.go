@@ -554,8 +554,9 @@ func outerLayerResends() []tracefixture.Span {
 // outerLayerClean are repeated operations that outer-layer-resend must let
 // pass: the hops of a 307 redirect chain of a POST (retry.redirects), with
 // a shared and with fresh operation ids; a GET sent again after a 503; a
-// second POST after the first succeeded (a deliberate second call); and a
-// POST with an idempotency contract.
+// second POST after the first succeeded (a deliberate second call); a
+// POST with an idempotency contract; and POSTs made at once (a fan-out),
+// the first of which failed.
 func outerLayerClean() []tracefixture.Span {
 	orders, items := endpoint("/orders"), endpoint("/items")
 	redirectHop := func(id string, hop, n, start int64, status int64) op {
@@ -591,6 +592,17 @@ func outerLayerClean() []tracefixture.Span {
 					decision: attrs.DecisionReturn, reason: attrs.ReasonResponse}.span())}.span(),
 			op{id: "op-c2", method: "POST", url: orders, outcome: attrs.OutcomeReturn, attempts: 1, budget: 1000, repeat: 1, start: 3100, end: 3141, children: children(
 				try{client: true, opID: "op-c2", n: 1, method: "POST", url: orders, status: 201, start: 3100, elapsed: 40, remaining: 1000,
+					decision: attrs.DecisionReturn, reason: attrs.ReasonResponse}.span())}.span(),
+		)},
+		// A fan-out: creates made at once under one handler, the first of
+		// which failed while the others were in flight. None began after
+		// it ended, so none repeats it (the transport marks none either).
+		{Name: "POST /ingest", Kind: trace.SpanKindServer, Start: ms(5000), End: ms(5300), Children: children(
+			op{id: "op-f1", method: "POST", url: orders, outcome: attrs.OutcomeStop, attempts: 1, budget: 1000, start: 5000, end: 5051, children: children(
+				try{client: true, opID: "op-f1", n: 1, method: "POST", url: orders, status: 500, start: 5000, elapsed: 50, remaining: 1000,
+					decision: attrs.DecisionStop, reason: attrs.ReasonStatus}.span())}.span(),
+			op{id: "op-f2", method: "POST", url: orders, outcome: attrs.OutcomeReturn, attempts: 1, budget: 1000, start: 5002, end: 5201, children: children(
+				try{client: true, opID: "op-f2", n: 1, method: "POST", url: orders, status: 201, start: 5002, elapsed: 198, remaining: 998,
 					decision: attrs.DecisionReturn, reason: attrs.ReasonResponse}.span())}.span(),
 		)},
 		// An idempotency contract makes the repeat legitimate.

@@ -562,9 +562,13 @@ func (a *analyzer) checkOuterLayerResend() {
 		context
 		method, url string
 	}
-	failed := map[request]*group{} // the first earlier operation that did not succeed
-	seen := map[context]bool{}     // a context with an earlier operation in the input
-	for _, g := range a.groups {   // in start order
+	// failed: the earlier operation that did not succeed and ended first;
+	// a later one repeats it only if it began after that end (a layer
+	// above sends its next try once the one before returned: calls made at
+	// once, a fan-out of creates, are calls of their own).
+	failed := map[request]*group{}
+	seen := map[context]bool{}   // a context with an earlier operation in the input
+	for _, g := range a.groups { // in start order
 		if g.span == nil {
 			continue
 		}
@@ -597,7 +601,7 @@ func (a *analyzer) checkOuterLayerResend() {
 				if g.op.URL == "" {
 					continue
 				}
-				if earlier := failed[request{c, method, g.op.URL}]; earlier != nil {
+				if earlier := failed[request{c, method, g.op.URL}]; earlier != nil && endedBefore(earlier, g) {
 					where := "span " + earlier.op.SpanID
 					if earlier.op.TraceID != g.op.TraceID {
 						where = "trace " + earlier.op.TraceID + ", " + where
@@ -621,11 +625,23 @@ func (a *analyzer) checkOuterLayerResend() {
 			if g.op.URL == "" || method == "" || succeeded(g) || sentNothing(g) {
 				continue
 			}
-			if r := (request{c, method, g.op.URL}); failed[r] == nil {
+			if r := (request{c, method, g.op.URL}); failed[r] == nil || endsFirst(g, failed[r]) {
 				failed[r] = g
 			}
 		}
 	}
+}
+
+// endedBefore reports whether earlier ended before later began; when the
+// input does not say (no end, no start), it is taken to have.
+func endedBefore(earlier, later *group) bool {
+	return earlier.op.End.IsZero() || later.op.Start.IsZero() || !earlier.op.End.After(later.op.Start)
+}
+
+// endsFirst reports whether g ends before other, an end the input does
+// not give counting as the earliest (endedBefore takes it as ended).
+func endsFirst(g, other *group) bool {
+	return !other.op.End.IsZero() && (g.op.End.IsZero() || g.op.End.Before(other.op.End))
 }
 
 // callSpansOf gives the ids of the spans the transport may count g's
