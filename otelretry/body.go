@@ -27,8 +27,8 @@ type releaser interface {
 // responseBody wraps the body of a response handed to the caller. Closing
 // it, or reading it to its end, releases the attempt's context: the body
 // is bounded by the caller's context alone, not by the attempt timeout,
-// which bounded only the wait for the headers. A body that is also an io.Writer (a 101 Switching
-// Protocols connection) stays one.
+// which bounded only the wait for the headers. A body that is also an
+// io.Writer (a 101 Switching Protocols connection) stays one.
 type responseBody struct {
 	io.ReadCloser
 	owner releaser
