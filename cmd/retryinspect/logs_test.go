@@ -575,3 +575,66 @@ func TestLogInputs(t *testing.T) {
 // errNoAnswer is a base's own timeout (a read deadline, net/http's
 // ResponseHeaderTimeout): a net.Error whose Timeout is true.
 var errNoAnswer error = &net.OpError{Op: "read", Net: "tcp", Err: os.ErrDeadlineExceeded}
+
+// A handler makes two creates at once under one WithOperationID (a
+// fan-out): the first fails with a 500 after 0.6 ms, the second began
+// 0.2 ms after the first, while it was in flight. Read from the log
+// records of the run, where an operation's end is its start plus
+// retry.operation.duration_ms in whole milliseconds, the first "ended" at
+// its start, before the second began, and the second was reported as an
+// outer layer's resend; the spans said otherwise. An end read from a
+// record is known to within a millisecond now.
+func TestAFanOutReadFromLogsIsNoResend(t *testing.T) {
+	var spans bytes.Buffer
+	logs := &otlpJSONExporter{}
+	synctest.Test(t, func(t *testing.T) {
+		ctx := t.Context()
+		res := resource.NewSchemaless(attribute.String("service.name", "checkout"))
+		tp := spanWriter(t, &spans, sdktrace.WithResource(res))
+		lp := sdklog.NewLoggerProvider(sdklog.WithProcessor(sdklog.NewSimpleProcessor(logs)), sdklog.WithResource(res))
+		base := scripted.New(
+			scripted.Step{Delay: 600 * time.Microsecond, Status: 500},
+			scripted.Step{Delay: 50 * time.Millisecond, Status: 201},
+		)
+		client := &http.Client{Transport: otelretry.NewTransport(base, otelretry.WithTracerProvider(tp), otelretry.WithLoggerProvider(lp), otelretry.WithoutClientSpans())}
+		root, span := tp.Tracer("app").Start(ctx, "POST /ingest")
+		job := otelretry.WithOperationID(root, "op-ingest")
+		var wg sync.WaitGroup
+		for i, sku := range []string{"A-1", "B-2"} {
+			wg.Go(func() {
+				time.Sleep(time.Duration(i) * 200 * time.Microsecond)
+				req, _ := http.NewRequestWithContext(job, http.MethodPost, "http://dependency.test/orders", strings.NewReader(`{"sku":"`+sku+`"}`))
+				resp, err := client.Do(req)
+				if err != nil {
+					t.Errorf("%s: %v", sku, err)
+					return
+				}
+				io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+			})
+		}
+		wg.Wait()
+		span.End()
+		if err := tp.Shutdown(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		if err := lp.Shutdown(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+	})
+	victoria := toVictoriaLogs(t, logs.buf.Bytes())
+	for _, in := range []struct {
+		name string
+		r    *inspect.Report
+	}{
+		{"spans", analyzeWith(t, spans.Bytes(), read.Stdout)},
+		{"otlp logs", analyzeWith(t, logs.buf.Bytes(), read.OTLP)},
+		{"victorialogs", analyzeWith(t, victoria, read.VictoriaLogs)},
+	} {
+		for _, f := range in.r.Findings {
+			if f.Code == inspect.CodeOuterLayerResend {
+				t.Errorf("%s: a fan-out (the second create began while the first was in flight) is reported: %s", in.name, f.Seen)
+			}
+		}
+	}
+}

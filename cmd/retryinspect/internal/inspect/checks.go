@@ -601,7 +601,7 @@ func (a *analyzer) checkOuterLayerResend() {
 				if g.op.URL == "" {
 					continue
 				}
-				if earlier := failed[request{c, method, g.op.URL}]; earlier != nil && endedBefore(earlier, g) {
+				if earlier := failed[request{c, method, g.op.URL}]; earlier != nil && endedBefore(earlier, g, a.endResolution()) {
 					where := "span " + earlier.op.SpanID
 					if earlier.op.TraceID != g.op.TraceID {
 						where = "trace " + earlier.op.TraceID + ", " + where
@@ -632,10 +632,23 @@ func (a *analyzer) checkOuterLayerResend() {
 	}
 }
 
-// endedBefore reports whether earlier ended before later began; when the
-// input does not say (no end, no start), it is taken to have.
-func endedBefore(earlier, later *group) bool {
-	return earlier.op.End.IsZero() || later.op.Start.IsZero() || !earlier.op.End.After(later.op.Start)
+// endedBefore reports whether earlier ended before later began, its end
+// known to within resolution (the time it was read at may be up to that
+// much before the true end); when the input does not say (no end, no
+// start), it is taken to have.
+func endedBefore(earlier, later *group, resolution time.Duration) bool {
+	return earlier.op.End.IsZero() || later.op.Start.IsZero() || !earlier.op.End.Add(resolution).After(later.op.Start)
+}
+
+// endResolution is how well the input gives an operation's end: to the
+// nanosecond from a span, to the millisecond from a log record, whose end
+// is its start plus retry.operation.duration_ms, in whole milliseconds
+// (cut, not rounded).
+func (a *analyzer) endResolution() time.Duration {
+	if a.logs {
+		return time.Millisecond
+	}
+	return 0
 }
 
 // endsFirst reports whether g ends before other, an end the input does
