@@ -181,3 +181,55 @@ func FuzzTransportTelemetry(f *testing.F) {
 		})
 	})
 }
+
+// blockedExporter is a span exporter whose Collector does not answer: each
+// export waits for its timeout.
+type blockedExporter struct{ timeout time.Duration }
+
+func (e blockedExporter) ExportSpans(ctx context.Context, _ []sdktrace.ReadOnlySpan) error {
+	time.Sleep(e.timeout)
+	return errors.New("collector unreachable")
+}
+
+func (blockedExporter) Shutdown(context.Context) error { return nil }
+
+// docs/stack.md: with a synchronous span processor and the Collector down,
+// each span's end waits for the exporter's timeout on the request's
+// goroutine, and the operation returns only after it, past its deadline
+// (otelretry cannot bound a span's End); the answer is still the one the
+// server gave. With the batching processor, the same exporter delays
+// nothing.
+func TestASynchronousExporterHoldsTheRequestPastItsDeadline(t *testing.T) {
+	const deadline, exportTimeout = 2 * time.Second, 10 * time.Second
+	for _, batched := range []bool{false, true} {
+		synctest.Test(t, func(t *testing.T) {
+			exporter := blockedExporter{timeout: exportTimeout}
+			processor := sdktrace.NewSimpleSpanProcessor(exporter)
+			if batched {
+				processor = sdktrace.NewBatchSpanProcessor(exporter)
+			}
+			tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(processor))
+			tr := otelretry.NewTransport(scripted.New(scripted.Step{Status: 200, Body: "ok"}),
+				otelretry.WithTracerProvider(tp), otelretry.WithDeadline(deadline))
+			start := time.Now()
+			resp, err := (&http.Client{Transport: tr}).Do(get(t, t.Context(), "http://api.test/x"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+			took := time.Since(start)
+			switch {
+			case resp.StatusCode != 200:
+				t.Errorf("batched %v: status %d, want the server's 200", batched, resp.StatusCode)
+			case !batched && took < exportTimeout:
+				t.Errorf("synchronous: the request took %v, want at least the export timeout %v (past the %v deadline)", took, exportTimeout, deadline)
+			case batched && took > 0:
+				t.Errorf("batched: the request took %v of virtual time, want none", took)
+			}
+			go tp.Shutdown(context.Background()) // the batcher's export waits out its timeout in the bubble
+			synctest.Wait()
+			time.Sleep(2 * exportTimeout)
+		})
+	}
+}
