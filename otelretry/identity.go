@@ -440,7 +440,7 @@ func (c *repeatCounter) repeatOf(ctx context.Context, req *http.Request, prop pr
 	if !sc.IsValid() {
 		return repeatKey{}, 0, false
 	}
-	k = repeatKey{trace: sc.TraceID(), span: sc.SpanID(), method: req.Method, path: req.URL.Path}
+	k = repeatKey{trace: sc.TraceID(), span: sc.SpanID(), method: methodOf(req), path: req.URL.Path}
 	if n := c.ended(k); n > 0 {
 		return k, n, true
 	}

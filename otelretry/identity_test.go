@@ -1036,3 +1036,28 @@ func TestAHooksCallsStateCheckIsNotToldTheCallersOperationID(t *testing.T) {
 		}
 	})
 }
+
+// net/http reads a request without a Method as a GET, and so does every
+// other part of otelretry: the same GET sent once without a Method and
+// once with one is a repeat.
+func TestARequestWithoutAMethodRepeatsTheSameGET(t *testing.T) {
+	h := newHarness(t, []scripted.Step{{Status: 500}}, otelretry.WithMaxAttempts(1))
+	ctx, parent := h.tp.Tracer("caller").Start(t.Context(), "caller")
+	defer parent.End()
+	for _, m := range []string{"", http.MethodGet} {
+		req := get(t, ctx, "http://api.test/orders")
+		req.Method = m
+		resp, err := h.client.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+	}
+	var repeats []int64
+	for _, op := range spantest.Operations(h.ended()) {
+		repeats = append(repeats, attrOf(op, attrs.RepeatKey).AsInt64())
+	}
+	if len(repeats) != 2 || repeats[1] != 1 {
+		t.Errorf("retry.operation.repeat = %v, want [0 1]: both are GET /orders under one span", repeats)
+	}
+}
