@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/http"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -150,6 +151,67 @@ func TestARetryOnAServersVerdictCostsTheBudget(t *testing.T) {
 				}
 				if n := len(h.base.Calls()); n != 12 {
 					t.Errorf("%d requests for 10 operations, want 12: the first's three, then one each", n)
+				}
+			})
+		})
+	}
+}
+
+// A hedge is a retry sent early: its token pays for the failure it
+// retries, and a failure heard while it is in flight costs nothing more.
+// The retry after the hedge's own failure is charged that failure, as any
+// retry is. Here k operations are hedged on the tokens (6, then 20); their
+// first attempts fail while the hedges are in flight; one other operation
+// succeeds; then the hedges fail. Hedges and retries together stay within
+// the tokens above half plus 0.5 for the success; before, each hedge's
+// failure was retried without a charge (4 for 6 tokens, 18 for 20).
+func TestARetryAfterAHedgesFailureIsCharged(t *testing.T) {
+	for _, tokens := range []int{6, 20} {
+		t.Run(fmt.Sprintf("Tokens=%d", tokens), func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				var extra, successes atomic.Int64
+				base := roundTripFunc(func(r *http.Request) (*http.Response, error) {
+					status, d := http.StatusServiceUnavailable, 5*time.Millisecond
+					switch n := r.Header.Get("X-Attempt"); {
+					case r.URL.Path == "/ok":
+						status = http.StatusOK
+						successes.Add(1)
+					case n == "1":
+						d = 50 * time.Millisecond
+					case n == "2": // the hedge
+						d = 100 * time.Millisecond
+					}
+					if r.Header.Get("X-Attempt") != "1" {
+						extra.Add(1)
+					}
+					select {
+					case <-time.After(d):
+					case <-r.Context().Done():
+						return nil, r.Context().Err()
+					}
+					return &http.Response{StatusCode: status, Header: http.Header{}, Body: http.NoBody, Request: r}, nil
+				})
+				rt := otelretry.NewTransport(base, otelretry.WithBudget(&otelretry.Budget{Tokens: tokens}),
+					otelretry.WithAttemptHeader("X-Attempt"), otelretry.WithMaxAttempts(3),
+					otelretry.WithBackoff(otelretry.ConstantBackoff(time.Millisecond)),
+					otelretry.WithHedging(otelretry.Hedging{Delay: 10 * time.Millisecond, MaxShare: 1}))
+				do := func(path string) {
+					req, _ := http.NewRequest(http.MethodGet, "http://api.test"+path, nil)
+					if resp, err := rt.RoundTrip(req); err == nil {
+						resp.Body.Close()
+					}
+				}
+				var wg sync.WaitGroup
+				for range 16 {
+					wg.Go(func() { do("/slow") })
+				}
+				time.Sleep(70 * time.Millisecond) // the first attempts failed at 50 ms, the hedges are in flight
+				do("/ok")
+				wg.Wait()
+				bound := float64(tokens)/2 + 0.5*float64(successes.Load())
+				if float64(extra.Load()) > bound {
+					t.Errorf("%d hedges and retries with %d success, want at most %.1f (the tokens above half plus 0.5 for the success)",
+						extra.Load(), successes.Load(), bound)
 				}
 			})
 		})

@@ -61,8 +61,11 @@ var errInvalidBudgetSetting = errors.New("otelretry: budget setting ignored")
 //     leave a fresh client one retry for a slow host, for a fleet bound
 //     that holds without it.
 //   - A hedge (WithHedging) takes one token when it is admitted, before
-//     its preparation starts, and gives it back if it is not sent; it
-//     costs nothing more if it fails. It is load sent, as a retry is, so
+//     its preparation starts, and gives it back if it is not sent. It is
+//     a retry sent early: a failure heard while it (or the attempt it
+//     hedged) is still in flight costs nothing, that attempt being its
+//     retry, paid for; the race's last failure is charged as any other.
+//     So each request beyond an operation's first costs one token, and
 //     hedges and retries share one allowance.
 //   - A 2xx or 3xx answer gives back TokenRatio tokens (default 0.5),
 //     up to the most. Other answers (a 404, a 500 not retried) change nothing.
@@ -317,8 +320,16 @@ type budgetObservation struct {
 	// long to wait is held for that long, not for the 429 hold.
 	hinted bool
 	// errored: no answer, a transport error (the caller's cancellation
-	// excluded), a hedge's too, which costs the budget nothing more.
+	// excluded); the throttle counts it.
 	errored bool
+}
+
+// retriedInFlight is o when an attempt already in flight retries it (a
+// hedge, which took its token when admitted, or the attempt it hedged):
+// its failure costs nothing more; its hint holds all the same.
+func (o budgetObservation) retriedInFlight() budgetObservation {
+	o.failure = false
+	return o
 }
 
 // neutral reports whether o changes nothing (a 404, a 500 not retried,
@@ -416,8 +427,7 @@ func (b *Budget) keep(key string, e hostBudget, kept, active bool, at time.Durat
 }
 
 // retry charges failed, the answer a retry is asked on (record's rules;
-// the zero observation charges nothing: a hedge paid for its failure when
-// it was admitted), and decides in the same step whether that retry for
+// the zero observation charges nothing), and decides in the same step whether that retry for
 // key may start at startAt (now plus the pause the policy chose): "" when
 // admitted, else the refusal's reason. One step, so that operations
 // failing together cannot all be admitted on the tokens the others'

@@ -367,7 +367,7 @@ func (op *operation) conclude(a *attempt, resp *http.Response, err error) result
 	}
 	var cost budgetObservation
 	if !view.superseded {
-		cost = budgetCharge(&in, o.retryAfter, o.hasRetryAfter, view.link.of != 0)
+		cost = budgetCharge(&in, o.retryAfter, o.hasRetryAfter)
 	}
 	v, pending := op.settle(&in, made, &answer, cost, a.end)
 	a.concluded(&o, class, evidence, v, pending)
@@ -450,6 +450,11 @@ func (op *operation) callerAt(now time.Duration) callerState {
 // decision, which a slow hook would move past a host's hold.
 func (op *operation) settle(in *input, n int, answer *Answer, cost budgetObservation, from time.Duration) (v verdict, pending budgetObservation) {
 	v = decide(*in)
+	if v.leftToAttemptInFlight() {
+		// Each request beyond the first costs one token, as without
+		// hedging: the hedge in flight paid for this failure's retry.
+		cost = cost.retriedInFlight()
+	}
 	if v.needPause {
 		*in = in.withPause(op.t.cfg.backoffFor(n, *answer), op.clock.left())
 		v = decide(*in)

@@ -697,17 +697,24 @@ func recordedEvidence(e Evidence, v verdict) Evidence {
 	return e
 }
 
+// leftToAttemptInFlight reports whether v leaves the retry to an attempt
+// already in flight (ReasonInFlight): the race's hedge, or the attempt it
+// hedged.
+func (v verdict) leftToAttemptInFlight() bool {
+	return v.decision == attrs.DecisionRetry && v.reason == attrs.ReasonInFlight
+}
+
 // budgetCharge is what an attempt's answer costs the retry budget: a
 // failure whenever any rule makes it retryable (a transport error, a
 // status of WithRetryableStatuses, a classifier's word, a service's "true"
 // verdict), whether or not a limit then stops the retry; a refund for a
 // success; a hold for its hint. The caller's cancellation tells it nothing
-// (the zero observation). A hedge paid its token when it was admitted (see
-// Budget): its failure costs nothing more, and its hint holds all the
-// same. A keyed request's 409 holds back no other retry: its hint paces
+// (the zero observation). A hedge's failure is charged as any other: a
+// failure another attempt in flight retries costs nothing (see
+// operation.settle). A keyed request's 409 holds back no other retry: its hint paces
 // the resends of its key, whose first request is still being processed,
 // and says nothing of the host's load.
-func budgetCharge(in *input, retryAfter time.Duration, hinted, hedge bool) budgetObservation {
+func budgetCharge(in *input, retryAfter time.Duration, hinted bool) budgetObservation {
 	if in.class == attrs.ErrorClassCanceled {
 		return budgetObservation{}
 	}
@@ -723,7 +730,7 @@ func budgetCharge(in *input, retryAfter time.Duration, hinted, hedge bool) budge
 	failed := in.class != "" || in.retryableStatus || in.classifier.kind == classRetryable || byRule
 	return budgetObservation{
 		success:  answeredOK,
-		failure:  !hedge && !answeredOK && failed,
+		failure:  !answeredOK && failed,
 		timeout:  in.class == attrs.ErrorClassTimeout,
 		status:   in.status,
 		pushback: retryAfter,

@@ -586,12 +586,12 @@ func TestRulesBesideDecide(t *testing.T) {
 		}
 	})
 	t.Run("budgetCharge: a keyed 409's hint is its key's, not the host's", func(t *testing.T) {
-		keyed := budgetCharge(&input{status: 409, keyed: true, repeatable: true}, time.Second, true, false)
+		keyed := budgetCharge(&input{status: 409, keyed: true, repeatable: true}, time.Second, true)
 		if !keyed.failure || keyed.pushback != 0 || keyed.hinted {
 			t.Errorf("a keyed 409 with Retry-After: %+v, want a failure that holds back no other retry", keyed)
 		}
 		for _, in := range []input{{status: 503, retryableStatus: true, repeatable: true}, {status: 409, repeatable: true}, {status: 422, keyed: true, repeatable: true}} {
-			if o := budgetCharge(&in, time.Second, true, false); o.pushback != time.Second || !o.hinted {
+			if o := budgetCharge(&in, time.Second, true); o.pushback != time.Second || !o.hinted {
 				t.Errorf("status %d (keyed %v) with Retry-After: %+v, want the host held back", in.status, in.keyed, o)
 			}
 		}
@@ -601,27 +601,24 @@ func TestRulesBesideDecide(t *testing.T) {
 			name             string
 			in               input
 			failure, success bool
-			hedge            bool
 		}{
-			{"a retryable status", input{status: 503, retryableStatus: true}, true, false, false},
-			{"a retryable status of a write", input{status: 503, retryableStatus: true, write: true}, true, false, false},
-			{"a status a classifier retries", input{status: 500, classifier: Retryable(0)}, true, false, false},
-			{"a status a service's true verdict makes retryable", input{status: 500, repeatable: true, verdict: verdictRetry}, true, false, false},
-			{"a write's status a true verdict makes retryable (WithShouldRetryWrites)", input{status: 409, write: true, verdict: verdictRetry, verdictWrites: true}, true, false, false},
-			{"a write's true verdict, not opted in", input{status: 409, write: true, verdict: verdictRetry}, false, false, false},
-			{"NotProcessed on a response (it does not apply)", input{status: 404, classifier: NotProcessed(Evidence{Protocol: "h2"})}, false, false, false},
-			{"a status nobody retries", input{status: 500}, false, false, false},
-			{"a keyed request's 409 (its key in progress), retried", input{status: 409, keyed: true, repeatable: true}, true, false, false},
-			{"a keyed request's 422 (its key reused), never resent", input{status: 422, keyed: true, repeatable: true}, false, false, false},
-			{"an unkeyed request's 409", input{status: 409, repeatable: true}, false, false, false},
-			{"a success", input{status: 200}, false, true, false},
-			{"a success with a true verdict", input{status: 200, repeatable: true, verdict: verdictRetry}, false, true, false},
-			{"a transport error", input{class: attrs.ErrorClassTimeout}, true, false, false},
-			{"the caller's cancellation", input{class: attrs.ErrorClassCanceled}, false, false, false},
-			{"a hedge's failure (paid when it was admitted)", input{status: 503, retryableStatus: true}, false, false, true},
-			{"a hedge's success", input{status: 200}, false, true, true},
+			{"a retryable status", input{status: 503, retryableStatus: true}, true, false},
+			{"a retryable status of a write", input{status: 503, retryableStatus: true, write: true}, true, false},
+			{"a status a classifier retries", input{status: 500, classifier: Retryable(0)}, true, false},
+			{"a status a service's true verdict makes retryable", input{status: 500, repeatable: true, verdict: verdictRetry}, true, false},
+			{"a write's status a true verdict makes retryable (WithShouldRetryWrites)", input{status: 409, write: true, verdict: verdictRetry, verdictWrites: true}, true, false},
+			{"a write's true verdict, not opted in", input{status: 409, write: true, verdict: verdictRetry}, false, false},
+			{"NotProcessed on a response (it does not apply)", input{status: 404, classifier: NotProcessed(Evidence{Protocol: "h2"})}, false, false},
+			{"a status nobody retries", input{status: 500}, false, false},
+			{"a keyed request's 409 (its key in progress), retried", input{status: 409, keyed: true, repeatable: true}, true, false},
+			{"a keyed request's 422 (its key reused), never resent", input{status: 422, keyed: true, repeatable: true}, false, false},
+			{"an unkeyed request's 409", input{status: 409, repeatable: true}, false, false},
+			{"a success", input{status: 200}, false, true},
+			{"a success with a true verdict", input{status: 200, repeatable: true, verdict: verdictRetry}, false, true},
+			{"a transport error", input{class: attrs.ErrorClassTimeout}, true, false},
+			{"the caller's cancellation", input{class: attrs.ErrorClassCanceled}, false, false},
 		} {
-			if o := budgetCharge(&tc.in, 0, false, tc.hedge); o.failure != tc.failure || o.success != tc.success {
+			if o := budgetCharge(&tc.in, 0, false); o.failure != tc.failure || o.success != tc.success {
 				t.Errorf("%s: %+v", tc.name, o)
 			}
 		}

@@ -331,7 +331,7 @@ func (l *raceLoop) judge(m raceMsg) {
 	in := m.in.racing(superseded, len(l.inFlight) > 0, l.hintUntil-m.end, l.r.maxAttempts-l.end.made.n)
 	v := decide(in)
 	switch {
-	case v.decision == attrs.DecisionRetry && v.reason == attrs.ReasonInFlight:
+	case v.leftToAttemptInFlight():
 		// The race's retry waits for the hint this attempt got, as it
 		// would have without hedging.
 		l.hintUntil = max(l.hintUntil, m.end+max(in.retryAfter, in.classifier.pause))
@@ -632,7 +632,7 @@ func letGo(a *attempt, res result) {
 // superseded, and a retry while another attempt is in flight
 // (ReasonInFlight) leaves the race to that attempt.
 func final(v verdict) bool {
-	return v.decision != attrs.DecisionSuperseded && !(v.decision == attrs.DecisionRetry && v.reason == attrs.ReasonInFlight)
+	return v.decision != attrs.DecisionSuperseded && !v.leftToAttemptInFlight()
 }
 
 // latencySample is what an attempt of a race tells of its dependency's
