@@ -52,6 +52,13 @@ var errInvalidThrottleSetting = errors.New("otelretry: throttle setting ignored"
 // Distributed Systems", HotOS 2021). The caller's cancellation, and an
 // attempt superseded by its hedge, count neither way.
 //
+// Its refusals count as requests (the book's rule, which keeps the load
+// on a dependency that accepts part of it to K times its accepts), so
+// they outlast the dependency's failures: once it recovers, the requests
+// let through are accepted and the refusals fall as those accepts fill
+// the window, ending within two windows of the recovery with traffic
+// going on. Keep the window shorter than the overloads it is to end.
+//
 // It is asked at the one admission point of every attempt (a first
 // attempt, a retry, a hedge). A first attempt it refuses is never sent:
 // the operation ends with decision throttled, reason throttle, and an
