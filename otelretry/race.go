@@ -233,14 +233,18 @@ type raceLoop struct {
 	// classified (a Classifier may take its time): none is hedged.
 	// settledBy: the first of them answered with a success, which the
 	// race ends on whatever the Classifier says: no attempt is hedged
-	// any more, and one answered after it is superseded
-	// (heardAfterTheSuccess).
+	// any more, and one answered after it is superseded (it is judged
+	// after it: waiting).
 	heard     []*attempt
 	settledBy *attempt
-	hedges    []hedgeSent
-	running   int  // attempts sent whose goroutine did not end
-	won       bool // the race has its verdict
-	final     *attempt
+	// waiting: attempts classified while one heard before them still was
+	// being classified. The first answer wins, not the first Classifier
+	// to finish, so the loop judges them in the order they were heard.
+	waiting []raceMsg
+	hedges  []hedgeSent
+	running int  // attempts sent whose goroutine did not end
+	won     bool // the race has its verdict
+	final   *attempt
 	// hintUntil: the race's retry waits for the hints its attempts got.
 	hintUntil time.Duration
 	// preparing is the hedge being prepared, nil when none: its number
@@ -297,18 +301,6 @@ func (l *raceLoop) remove(a *attempt) {
 	l.heard = slices.DeleteFunc(l.heard, func(b *attempt) bool { return b == a })
 }
 
-// heardAfterTheSuccess reports whether attempt a was answered after the
-// success the race will end on (settledBy): its answer came second, and is
-// superseded; one that came before it is judged as it stands (the first
-// answer wins, not the first Classifier to finish).
-func (l *raceLoop) heardAfterTheSuccess(a *attempt) bool {
-	if l.settledBy == nil || l.settledBy == a {
-		return false
-	}
-	j := slices.Index(l.heard, a)
-	return j < 0 || j > slices.Index(l.heard, l.settledBy)
-}
-
 // awaited is the latest attempt in flight still waiting for its answer,
 // the one a hedge would hedge; nil when every one has its answer, or one
 // has a success the race will end on.
@@ -324,9 +316,29 @@ func (l *raceLoop) awaited() *attempt {
 	return nil
 }
 
-// judge gives an attempt that concluded its verdict in the race.
+// judge gives an attempt that concluded its verdict in the race, once
+// every attempt heard before it was judged (or ended by a panic): its
+// answer came later, so it is judged knowing theirs.
 func (l *raceLoop) judge(m raceMsg) {
-	superseded := l.won || l.heardAfterTheSuccess(m.a)
+	l.waiting = append(l.waiting, m)
+	l.judgeInOrder()
+}
+
+// judgeInOrder judges the waiting attempts that no earlier answer still
+// being classified holds back.
+func (l *raceLoop) judgeInOrder() {
+	for i := 0; i < len(l.waiting); i++ {
+		if m := l.waiting[i]; slices.Index(l.heard, m.a) <= 0 {
+			l.waiting = slices.Delete(l.waiting, i, i+1)
+			l.judgeNow(m)
+			i = -1 // judging it may free the others
+		}
+	}
+}
+
+// judgeNow gives attempt m.a its verdict in the race.
+func (l *raceLoop) judgeNow(m raceMsg) {
+	superseded := l.won // an answer heard before the winner's was judged before it
 	l.remove(m.a)
 	in := m.in.racing(superseded, len(l.inFlight) > 0, l.hintUntil-m.end, l.r.maxAttempts-l.end.made.n)
 	v := decide(in)
@@ -358,6 +370,7 @@ func (l *raceLoop) ended(m raceMsg) {
 		l.end.panic(m)
 		l.won = true // the race ends: what is in flight is canceled
 		l.cancel()
+		l.judgeInOrder() // those heard after it waited for its verdict
 	case m.a == l.final:
 		l.end.a, l.end.res = m.a, m.res
 	}

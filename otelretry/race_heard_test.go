@@ -237,3 +237,59 @@ func TestAClassifiersLongestPauseHoldsTheRacesRetry(t *testing.T) {
 		})
 	}
 }
+
+// slowOverFailures hedges a GET after 20 ms; its Classifier takes d over
+// any answer that is not a 2xx (a lookup of the error body), none over a
+// 2xx: a success heard second finishes its Classifier first.
+func slowOverFailures(base http.RoundTripper, d time.Duration) *otelretry.Transport {
+	return otelretry.NewTransport(base,
+		otelretry.WithAttemptHeader("X-Attempt"),
+		otelretry.WithHedging(otelretry.Hedging{Delay: 20 * time.Millisecond, MaxShare: 1}),
+		otelretry.WithClassifier(func(a otelretry.Answer) otelretry.Classification {
+			if a.StatusCode/100 != 2 {
+				time.Sleep(d)
+			}
+			return otelretry.Classification{}
+		}))
+}
+
+// A 404 answered first (30 ms) wins over the hedge's 200 answered after
+// it (35 ms), though the 200's Classifier finishes first.
+func TestAStopHeardFirstWinsOverASuccessClassifiedFirst(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		rt := slowOverFailures(firstAndHedges(reply{status: 404, after: 30 * time.Millisecond},
+			reply{status: 200, after: 15 * time.Millisecond}), 20*time.Millisecond)
+		if status, err := getThrough(t, rt, t.Context(), "/x"); err != nil || status != 404 {
+			t.Errorf("got %d, %v; want the 404 attempt 1 was answered first", status, err)
+		}
+	})
+}
+
+// A 503 with Retry-After: 5 answered first (30 ms, the hedge in flight:
+// a failure its hedge retries) holds the host, though the hedge's 200,
+// answered after it, finishes its Classifier first: the next operation's
+// retry waits for the hold.
+func TestAPushbackHeardFirstHoldsTheHostThoughTheSuccessIsClassifiedFirst(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		race := firstAndHedges(reply{status: 503, after: 30 * time.Millisecond, header: http.Header{"Retry-After": {"5"}}},
+			reply{status: 200, after: 15 * time.Millisecond})
+		var secondOp atomic.Int32
+		base := roundTripFunc(func(r *http.Request) (*http.Response, error) {
+			if r.URL.Path != "/b" {
+				return race(r)
+			}
+			status := http.StatusOK
+			if secondOp.Add(1) == 1 {
+				status = http.StatusServiceUnavailable
+			}
+			return &http.Response{StatusCode: status, Header: http.Header{}, Request: r, Body: io.NopCloser(strings.NewReader("b"))}, nil
+		})
+		rt := slowOverFailures(base, 20*time.Millisecond)
+		for _, path := range []string{"/a", "/b"} {
+			getThrough(t, rt, t.Context(), path)
+		}
+		if n := secondOp.Load(); n != 1 {
+			t.Errorf("the next operation made %d attempts; want 1, its retry held by the Retry-After: 5 answered first", n)
+		}
+	})
+}

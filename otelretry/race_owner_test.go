@@ -4,8 +4,6 @@
 package otelretry_test
 
 import (
-	"context"
-	"log/slog"
 	"net/http"
 	"runtime"
 	"sync"
@@ -79,42 +77,25 @@ func waitFor(ch <-chan struct{}) bool {
 	}
 }
 
-// attemptSignal closes seen once the attempt numbered n was recorded, as a
-// slog handler (a channel of the attempt's telemetry) sees it.
-type attemptSignal struct {
-	slog.Handler
-	n    int64
-	once sync.Once
-	seen chan struct{}
-}
-
-func (s *attemptSignal) Enabled(context.Context, slog.Level) bool { return true }
-
-func (s *attemptSignal) Handle(ctx context.Context, r slog.Record) error {
-	r.Attrs(func(a slog.Attr) bool {
-		if a.Key == string(attrs.AttemptKey) && a.Value.Int64() == s.n {
-			s.once.Do(func() { close(s.seen) })
-		}
-		return true
-	})
-	return s.Handler.Handle(ctx, r)
-}
-
 // A race's attempts conclude on their own goroutines, and no user code
 // runs under a lock of otelretry's: attempt 1 fails while its hedge is in
-// flight, and its Classifier waits until the hedge's event was recorded.
-// The hedge answers, is judged and recorded, and wins, while attempt 1's
-// Classifier waits.
+// flight, and its Classifier waits until the hedge's Classifier ran. The
+// hedge answers and is classified while attempt 1's Classifier waits; it
+// is judged once attempt 1 was (the first answer is judged first), and
+// wins.
 func TestAClassifierWaitingForAnotherAttemptOfItsRaceHoldsNothing(t *testing.T) {
 	base := newChoreography()
-	hedgeRecorded := &attemptSignal{Handler: slog.DiscardHandler, n: 2, seen: make(chan struct{})}
+	hedgeClassified := make(chan struct{})
 	var gaveUp atomic.Bool
 	tr := otelretry.NewTransport(base, otelretry.WithHedging(otelretry.Hedging{Delay: time.Millisecond, MaxShare: 1}),
-		choreographed, otelretry.WithLogger(slog.New(hedgeRecorded)),
+		choreographed,
 		otelretry.WithClassifier(func(a otelretry.Answer) otelretry.Classification {
-			if a.Attempt == 1 {
+			switch a.Attempt {
+			case 1:
 				base.releaseOnce()
-				gaveUp.Store(!waitFor(hedgeRecorded.seen))
+				gaveUp.Store(!waitFor(hedgeClassified))
+			case 2:
+				close(hedgeClassified)
 			}
 			return otelretry.Classification{}
 		}))
@@ -124,7 +105,7 @@ func TestAClassifierWaitingForAnotherAttemptOfItsRaceHoldsNothing(t *testing.T) 
 	}
 	resp.Body.Close()
 	if resp.StatusCode != 200 || gaveUp.Load() || base.gaveUp.Load() {
-		t.Errorf("status %d; attempt 1's Classifier gave up waiting for the hedge's record: %v; the base gave up waiting: %v", resp.StatusCode, gaveUp.Load(), base.gaveUp.Load())
+		t.Errorf("status %d; attempt 1's Classifier gave up waiting for the hedge's: %v; the base gave up waiting: %v", resp.StatusCode, gaveUp.Load(), base.gaveUp.Load())
 	}
 }
 
