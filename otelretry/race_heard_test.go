@@ -128,14 +128,20 @@ func TestTheSuccessHeardFirstWinsOverTheCallersLaterCancel(t *testing.T) {
 	}
 }
 
+// classifiedFirstOrLast are how long attempt 1's Classifier takes in
+// heardFirstRace: classified at 40 ms, before the hedge's 200 (at 65 ms),
+// or at 90 ms, after it. The answer that came first is judged first
+// either way.
+var classifiedFirstOrLast = map[string]time.Duration{"classified_first": 10 * time.Millisecond, "classified_last": 60 * time.Millisecond}
+
 // heardFirstRace: attempt 1 is answered first at 30 ms, its Classifier
-// takes 10 ms over it (judged at 40 ms); the hedge, sent at 20 ms, is
-// answered 200 at 35 ms, and its Classifier takes 30 ms (judged at 65 ms).
-// It returns the status the caller got and the attempts' events.
-func heardFirstRace(t *testing.T, first int) (int, []event) {
+// takes classify over it; the hedge, sent at 20 ms, is answered 200 at
+// 35 ms, and its Classifier takes 30 ms (classified at 65 ms). It returns
+// the status the caller got and the attempts' events.
+func heardFirstRace(t *testing.T, first int, classify time.Duration) (int, []event) {
 	spans := tracetest.NewSpanRecorder()
 	rt := hedgedAfter20ms(firstAndHedges(reply{status: first, after: 30 * time.Millisecond}, reply{status: 200, after: 15 * time.Millisecond}),
-		10*time.Millisecond, otelretry.WithTracerProvider(sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(spans))))
+		classify, otelretry.WithTracerProvider(sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(spans))))
 	status, err := getThrough(t, rt, t.Context(), "/x")
 	if err != nil {
 		t.Fatal(err)
@@ -150,35 +156,46 @@ func heardFirstRace(t *testing.T, first int) (int, []event) {
 
 // A 404 answered first (at 30 ms, the hedge's 200 at 35 ms) is the first
 // answer whose verdict is not retry: it wins ("a 404 is the answer,
-// whichever attempt brought it"), and is not recorded superseded.
+// whichever attempt brought it"), and is not recorded superseded, though
+// the 200's Classifier finishes first.
 func TestAStopHeardBeforeTheSuccessWins(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		status, evs := heardFirstRace(t, 404)
-		if status != 404 || len(evs) != 2 || evs[0].Decision == "superseded" {
-			t.Errorf("got %d, attempts %+v; want the 404 attempt 1 was answered first, not superseded", status, evs)
-		}
-	})
+	for name, classify := range classifiedFirstOrLast {
+		t.Run(name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				status, evs := heardFirstRace(t, 404, classify)
+				if status != 404 || len(evs) != 2 || evs[0].Decision == "superseded" {
+					t.Errorf("got %d, attempts %+v; want the 404 attempt 1 was answered first, not superseded", status, evs)
+				}
+			})
+		})
+	}
 }
 
 // A 503 answered first is the retryable failure it was (retry, in_flight:
 // the hedge is still out), not superseded, and the hedge's 200 is returned.
 func TestAFailureHeardBeforeTheSuccessIsNotSuperseded(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		status, evs := heardFirstRace(t, 503)
-		if status != 200 || len(evs) != 2 || evs[0].Decision != "retry" {
-			t.Errorf("got %d, attempts %+v; want 200, and attempt 1's 503 recorded retry (in_flight)", status, evs)
-		}
-	})
+	for name, classify := range classifiedFirstOrLast {
+		t.Run(name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				status, evs := heardFirstRace(t, 503, classify)
+				if status != 200 || len(evs) != 2 || evs[0].Decision != "retry" {
+					t.Errorf("got %d, attempts %+v; want 200, and attempt 1's 503 recorded retry (in_flight)", status, evs)
+				}
+			})
+		})
+	}
 }
 
 // docs/budget.md: "A `Retry-After` on any answer other than a 2xx or 3xx
 // holds back the retries, never the first attempts, of every operation to
 // that host". Operation 1's attempt 1 is answered 503 with Retry-After: 5
 // at 30 ms, its hedge 200 at 35 ms; operation 2 (path /b) is answered 503:
-// its retry is held, whether the 503's Classifier takes 10 ms (judged after
-// the 200 was heard) or none.
+// its retry is held, whether the 503's Classifier takes none, 10 ms
+// (judged after the 200 was heard) or 60 ms (after the 200's Classifier
+// returned).
 func TestAPushbackHeardBeforeTheSuccessHoldsTheHost(t *testing.T) {
-	for name, other := range map[string]time.Duration{"fast_classifier": 0, "slow_classifier": 10 * time.Millisecond} {
+	for name, other := range map[string]time.Duration{"fast_classifier": 0, "slow_classifier": 10 * time.Millisecond,
+		"classified_after_the_success": 60 * time.Millisecond} {
 		t.Run(name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				race := firstAndHedges(reply{status: 503, after: 30 * time.Millisecond, header: http.Header{"Retry-After": {"5"}}},
@@ -236,60 +253,4 @@ func TestAClassifiersLongestPauseHoldsTheRacesRetry(t *testing.T) {
 			})
 		})
 	}
-}
-
-// slowOverFailures hedges a GET after 20 ms; its Classifier takes d over
-// any answer that is not a 2xx (a lookup of the error body), none over a
-// 2xx: a success heard second finishes its Classifier first.
-func slowOverFailures(base http.RoundTripper, d time.Duration) *otelretry.Transport {
-	return otelretry.NewTransport(base,
-		otelretry.WithAttemptHeader("X-Attempt"),
-		otelretry.WithHedging(otelretry.Hedging{Delay: 20 * time.Millisecond, MaxShare: 1}),
-		otelretry.WithClassifier(func(a otelretry.Answer) otelretry.Classification {
-			if a.StatusCode/100 != 2 {
-				time.Sleep(d)
-			}
-			return otelretry.Classification{}
-		}))
-}
-
-// A 404 answered first (30 ms) wins over the hedge's 200 answered after
-// it (35 ms), though the 200's Classifier finishes first.
-func TestAStopHeardFirstWinsOverASuccessClassifiedFirst(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		rt := slowOverFailures(firstAndHedges(reply{status: 404, after: 30 * time.Millisecond},
-			reply{status: 200, after: 15 * time.Millisecond}), 20*time.Millisecond)
-		if status, err := getThrough(t, rt, t.Context(), "/x"); err != nil || status != 404 {
-			t.Errorf("got %d, %v; want the 404 attempt 1 was answered first", status, err)
-		}
-	})
-}
-
-// A 503 with Retry-After: 5 answered first (30 ms, the hedge in flight:
-// a failure its hedge retries) holds the host, though the hedge's 200,
-// answered after it, finishes its Classifier first: the next operation's
-// retry waits for the hold.
-func TestAPushbackHeardFirstHoldsTheHostThoughTheSuccessIsClassifiedFirst(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		race := firstAndHedges(reply{status: 503, after: 30 * time.Millisecond, header: http.Header{"Retry-After": {"5"}}},
-			reply{status: 200, after: 15 * time.Millisecond})
-		var secondOp atomic.Int32
-		base := roundTripFunc(func(r *http.Request) (*http.Response, error) {
-			if r.URL.Path != "/b" {
-				return race(r)
-			}
-			status := http.StatusOK
-			if secondOp.Add(1) == 1 {
-				status = http.StatusServiceUnavailable
-			}
-			return &http.Response{StatusCode: status, Header: http.Header{}, Request: r, Body: io.NopCloser(strings.NewReader("b"))}, nil
-		})
-		rt := slowOverFailures(base, 20*time.Millisecond)
-		for _, path := range []string{"/a", "/b"} {
-			getThrough(t, rt, t.Context(), path)
-		}
-		if n := secondOp.Load(); n != 1 {
-			t.Errorf("the next operation made %d attempts; want 1, its retry held by the Retry-After: 5 answered first", n)
-		}
-	})
 }
