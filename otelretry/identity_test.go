@@ -281,11 +281,7 @@ func TestRepeatedOperationsAreMarked(t *testing.T) {
 					}
 					resp.Body.Close()
 				}
-				var repeats []int64
-				for _, op := range spantest.Operations(h.ended()) {
-					repeats = append(repeats, attrOf(op, attrs.RepeatKey).AsInt64())
-				}
-				if len(repeats) != 3 || repeats[0] != 0 || repeats[1] != 1 || repeats[2] != 2 {
+				if repeats := repeatsOf(h); len(repeats) != 3 || repeats[0] != 0 || repeats[1] != 1 || repeats[2] != 2 {
 					t.Fatalf("retry.operation.repeat = %v, want absent, 1, 2", repeats)
 				}
 			})
@@ -1053,11 +1049,16 @@ func TestARequestWithoutAMethodRepeatsTheSameGET(t *testing.T) {
 		}
 		resp.Body.Close()
 	}
+	if repeats := repeatsOf(h); len(repeats) != 2 || repeats[1] != 1 {
+		t.Errorf("retry.operation.repeat = %v, want [0 1]: both are GET /orders under one span", repeats)
+	}
+}
+
+// repeatsOf is each ended operation's retry.operation.repeat, in order.
+func repeatsOf(h *harness) []int64 {
 	var repeats []int64
 	for _, op := range spantest.Operations(h.ended()) {
 		repeats = append(repeats, attrOf(op, attrs.RepeatKey).AsInt64())
 	}
-	if len(repeats) != 2 || repeats[1] != 1 {
-		t.Errorf("retry.operation.repeat = %v, want [0 1]: both are GET /orders under one span", repeats)
-	}
+	return repeats
 }
