@@ -56,7 +56,10 @@ func (c *lastURL) sanitize(u *url.URL) string {
 // sanitizeErrorText removes secrets from msg, the text of err: every URL
 // of a *url.Error in err's chain and every spelling of u (the request's
 // URL) is replaced by its sanitized form, and u's query and userinfo are
-// replaced wherever they still appear, percent-encoded or not.
+// replaced wherever they still appear, percent-encoded or not (a URL an
+// error escaped whole, a cache entry's name, or its query decoded), and
+// so is each value of the query of minCredentialPart bytes or more,
+// wherever it appears alone.
 func sanitizeErrorText(msg string, err error, u *url.URL) string {
 	replace := func(raw string, clean string) {
 		if raw == "" || raw == clean || !strings.Contains(msg, raw) {
@@ -76,7 +79,12 @@ func sanitizeErrorText(msg string, err error, u *url.URL) string {
 		replace(u.String(), clean)
 		replace(u.Redacted(), clean)
 		if u.RawQuery != "" {
-			replace(u.RawQuery, redactedQuery(u.RawQuery))
+			msg = redact.Spelled(msg, redact.Unescape(u.RawQuery), redactedQuery(u.RawQuery))
+			for _, v := range redact.QueryValues(u.RawQuery) {
+				if len(v) >= minCredentialPart {
+					msg = redact.Spelled(msg, v, attrs.Redacted)
+				}
+			}
 		}
 		for _, userinfo := range redact.EmbeddedUserinfos(u.Path) {
 			// A proxy's target URL in the path, printed as sent: escaped

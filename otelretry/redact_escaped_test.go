@@ -9,6 +9,8 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -259,5 +261,62 @@ func TestErrorTextKeepsTheProxyHostWithAnEmailInTheTargetQuery(t *testing.T) {
 		if d := s.Status().Description; strings.Contains(d, "Get ") && (!strings.Contains(d, host) || strings.Contains(d, "REDACTED:REDACTED@b.test")) {
 			t.Errorf("span %q status lost the host: %s", s.Name(), d)
 		}
+	}
+}
+
+// A base in front of an on-disk cache names its entries by the request URL
+// escaped whole (url.QueryEscape), and fails with the *os.PathError of the
+// entry it could not open. The error text repeats the request's URL, in a
+// percent-encoded spelling. otelretry redacted its userinfo there but kept every query
+// value: the presigned URL's signature, credential and session token
+// reached Error() and the CLIENT span's status description. So did they
+// where the base named the entry by the query decoded.
+func TestAnErrorRepeatingTheRequestsQueryEscapedOrDecodedKeepsNoValue(t *testing.T) {
+	dir := t.TempDir()
+	cases := []struct {
+		name, raw string
+		secrets   []string
+		text      func(u *url.URL) string // how the base spells the URL
+	}{
+		{"escaped whole (cache file name)",
+			"https://alice:PWSECRET77@bucket.s3.test/obj?X-Amz-Credential=AKIAEXAMPLEKEY%2F20240101%2Fs3&X-Amz-Signature=deadbeefcafe0123&X-Amz-Security-Token=IQoJSESSIONTOKEN%2B%2F%3D",
+			[]string{"PWSECRET77", "AKIAEXAMPLEKEY", "deadbeefcafe0123", "IQoJSESSIONTOKEN"},
+			func(u *url.URL) string { return url.QueryEscape(u.String()) }},
+		{"query decoded",
+			"https://bucket.s3.test/obj?X-Amz-Credential=AKIAEXAMPLEKEY%2F20240101%2Fs3&X-Amz-Signature=deadbeefcafe0123&X-Amz-Security-Token=IQoJSESSIONTOKEN%2B%2F%3D",
+			[]string{"AKIAEXAMPLEKEY", "deadbeefcafe0123", "IQoJSESSIONTOKEN"},
+			func(u *url.URL) string { s, _ := url.QueryUnescape(u.RawQuery); return s }},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			h := newHarness(t, nil)
+			rt := otelretry.NewTransport(roundTripFunc(func(r *http.Request) (*http.Response, error) {
+				f, err := os.Open(filepath.Join(dir, c.text(r.URL)))
+				if err != nil {
+					return nil, fmt.Errorf("cache: %w", err)
+				}
+				f.Close()
+				return nil, errors.New("unreachable")
+			}), otelretry.WithTracerProvider(h.tp), otelretry.WithMaxAttempts(1))
+			_, err := rt.RoundTrip(get(t, t.Context(), c.raw))
+			if err == nil {
+				t.Fatal("want the base's error")
+			}
+			var pe *os.PathError
+			if !errors.As(err, &pe) {
+				t.Fatalf("the base's *os.PathError is not reachable: %v", err)
+			}
+			texts := map[string]string{"Error()": err.Error()}
+			for _, s := range h.ended() {
+				texts["status of span "+s.Name()] = s.Status().Description
+			}
+			for where, text := range texts {
+				for _, secret := range c.secrets {
+					if strings.Contains(text, secret) {
+						t.Errorf("%s leaks %q:\n  %s", where, secret, text)
+					}
+				}
+			}
+		})
 	}
 }

@@ -259,18 +259,46 @@ func unescapeTracked(text string, origin func(int) int) (string, []int) {
 // target's userinfo in the spelling of whoever escaped it (JavaScript's
 // encodeURIComponent leaves '!' as it is; some write lowercase hex).
 func RedactUserinfo(text, userinfo string) string {
-	if userinfo == "" {
+	return replaceSpelled(text, userinfo, credentials, '@')
+}
+
+// Spelled is text with each occurrence of s replaced by with, whatever
+// spelling text has it in (see RedactUserinfo): a request's query, or one
+// of its values, that an error repeats escaped whole or decoded.
+func Spelled(text, s, with string) string { return replaceSpelled(text, s, with, 0) }
+
+// QueryValues are the values of the raw query raw, each with its escapes
+// decoded ('+' is kept as it is: it reads as a space or as a '+' where
+// an error repeats the value, and RedactUserinfo's spellings read both).
+func QueryValues(raw string) []string {
+	var values []string
+	for pair := range strings.SplitSeq(raw, "&") {
+		if _, v, ok := strings.Cut(pair, "="); ok && v != "" {
+			values = append(values, unescapeLenient(v))
+		}
+	}
+	return values
+}
+
+// Unescape is s with each valid %XX escape decoded and the rest kept.
+func Unescape(s string) string { return unescapeLenient(s) }
+
+// replaceSpelled is text with each occurrence of s, in any spelling (see
+// RedactUserinfo), replaced by with; where then is not 0, only those that
+// a spelling of then follows.
+func replaceSpelled(text, s, with string, then byte) string {
+	if s == "" {
 		return text
 	}
 	var b strings.Builder
 	last := 0
-	for i := 0; i+len(userinfo) <= len(text); i++ {
-		end := spelledAt(text, i, userinfo)
-		if end < 0 || spellings(text[end:], '@')[0] == 0 {
+	for i := 0; i+len(s) <= len(text); i++ {
+		end := spelledAt(text, i, s)
+		if end < 0 || then != 0 && spellings(text[end:], then)[0] == 0 {
 			continue
 		}
 		b.WriteString(text[last:i])
-		b.WriteString(credentials)
+		b.WriteString(with)
 		last = end
 		i = end - 1
 	}
