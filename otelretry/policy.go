@@ -140,6 +140,11 @@ type input struct {
 	// Hedging. superseded: another attempt of the operation answered
 	// first; othersInFlight: another attempt is in flight (a hedge).
 	superseded, othersInFlight bool
+	// successFollows: a success answered after this answer waits for its
+	// verdict (the race judges answers in the order they came). Only this
+	// answer's own verdict (a stop) ends the race before it: not the
+	// caller's cancel or the deadline that came while its Classifier ran.
+	successFollows bool
 	// hedgesLeft is how many more hedges the operation may send
 	// (phaseHedge); rateAsked, rateAllowed: the dependency's hedge rate
 	// was asked, and allowed one.
@@ -228,6 +233,13 @@ func (in input) withBudget(reason attrs.Reason) input {
 // made its attempts.
 func (in input) racing(superseded, othersInFlight bool, hint time.Duration, attemptsLeft int) input {
 	in.superseded, in.othersInFlight, in.raceHint, in.attemptsLeft = superseded, othersInFlight, max(hint, 0), attemptsLeft
+	return in
+}
+
+// beforeASuccess notes that a success answered after this answer waits
+// for its verdict (successFollows).
+func (in input) beforeASuccess() input {
+	in.successFollows = true
 	return in
 }
 
@@ -412,6 +424,9 @@ func settled(in *input) (verdict, bool) {
 // of time, unless it got a success: nothing follows, not even a state
 // check.
 func callerEnded(in *input) (verdict, bool) {
+	if in.successFollows {
+		return verdict{}, false // the success came before the caller's end
+	}
 	answered := in.status != 0
 	switch {
 	case !answered && in.callerCanceled:
@@ -447,9 +462,10 @@ func decideAfterAttempt(in *input) verdict {
 	if in.noRetry {
 		return verdict{decision: attrs.DecisionStop, reason: attrs.ReasonIntent}
 	}
-	if in.othersInFlight && in.remaining > 0 {
+	if in.othersInFlight && (in.remaining > 0 || in.successFollows) {
 		// A hedge already in flight is the retry: no pause, and nothing
-		// more to ask. At the deadline, the limits below end the race.
+		// more to ask. At the deadline, the limits below end the race,
+		// but for a success answered in time, which ends it.
 		return verdict{decision: attrs.DecisionRetry, reason: attrs.ReasonInFlight}
 	}
 	if !in.pauseAsked {

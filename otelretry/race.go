@@ -341,6 +341,9 @@ func (l *raceLoop) judgeNow(m raceMsg) {
 	superseded := l.won // an answer heard before the winner's was judged before it
 	l.remove(m.a)
 	in := m.in.racing(superseded, len(l.inFlight) > 0, l.hintUntil-m.end, l.r.maxAttempts-l.end.made.n)
+	if l.settledBy != nil && l.settledBy != m.a {
+		in = in.beforeASuccess() // answered after this one, not judged yet
+	}
 	v := decide(in)
 	switch {
 	case v.leftToAttemptInFlight():

@@ -5,9 +5,12 @@ package otelretry_test
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"io"
 	"math"
 	"net/http"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -249,6 +252,178 @@ func TestAClassifiersLongestPauseHoldsTheRacesRetry(t *testing.T) {
 				status, err := getThrough(t, rt, t.Context(), "/items")
 				if n := calls.Load(); n != 2 || err != nil || status != 503 {
 					t.Errorf("%d calls, then %d, %v; want the first attempt and its hedge, then their 503: the first attempt's Classifier asked for a pause of %v", n, status, err, pause)
+				}
+			})
+		})
+	}
+}
+
+// A success answered in time wins over a failure answered before it whose
+// Classifier outlasts the deadline or the caller's cancel: the failure's
+// verdict is the retry the success carries out, not the end that time or
+// the caller brought while it was being classified. Attempt 1's 503 comes
+// at 30 ms, the hedge's 200 at 35 ms (classified at 65 ms).
+func TestASuccessInTimeWinsOverAnEarlierFailureClassifiedPastTheEnd(t *testing.T) {
+	for name, tc := range map[string]struct {
+		classify time.Duration
+		ctx      func(t *testing.T) context.Context
+		opts     []otelretry.Option
+	}{
+		"WithDeadline 1s, classified at 2s": {2 * time.Second, func(t *testing.T) context.Context { return t.Context() },
+			[]otelretry.Option{otelretry.WithDeadline(time.Second)}},
+		"caller's deadline 1s, classified at 2s": {2 * time.Second, func(t *testing.T) context.Context {
+			ctx, cancel := context.WithTimeout(t.Context(), time.Second)
+			t.Cleanup(cancel)
+			return ctx
+		}, nil},
+		"caller's cancel at 50ms, classified at 130ms": {100 * time.Millisecond, func(t *testing.T) context.Context {
+			ctx, cancel := context.WithCancel(t.Context())
+			time.AfterFunc(50*time.Millisecond, cancel)
+			return ctx
+		}, nil},
+	} {
+		t.Run(name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				spans := tracetest.NewSpanRecorder()
+				rt := hedgedAfter20ms(firstAndHedges(reply{status: 503, after: 30 * time.Millisecond}, reply{status: 200, after: 15 * time.Millisecond}),
+					tc.classify, append(tc.opts, otelretry.WithTracerProvider(sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(spans))))...)
+				status, err := getThrough(t, rt, tc.ctx(t), "/x")
+				var decisions []string
+				for _, s := range spantest.Attempts(spans.Ended()) {
+					decisions = append(decisions, readEvent(t, s).Decision)
+				}
+				slices.Sort(decisions)
+				if err != nil || status != 200 || !slices.Equal(decisions, []string{"retry", "return"}) {
+					t.Errorf("got %d, %v, decisions %v; want the hedge's 200 (return), attempt 1's 503 a retry", status, err, decisions)
+				}
+			})
+		})
+	}
+}
+
+// The answer a later one waits for ends by a panic or a runtime.Goexit of
+// its Classifier: the waiting one is let go, the panic goes on in the
+// caller, and every span ends.
+func TestAClassifierPanicOfAnEarlierAnswerLetsTheWaitingOneGo(t *testing.T) {
+	for name, fail := range map[string]func(){"panic": func() { panic("classifier broke") }, "Goexit": runtime.Goexit} {
+		t.Run(name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				spans := tracetest.NewSpanRecorder()
+				rt := otelretry.NewTransport(firstAndHedges(reply{status: 503, after: 30 * time.Millisecond}, reply{status: 200, after: 15 * time.Millisecond}),
+					otelretry.WithHedging(otelretry.Hedging{Delay: 20 * time.Millisecond, MaxShare: 1}),
+					otelretry.WithAttemptHeader("X-Attempt"),
+					otelretry.WithTracerProvider(sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(spans))),
+					otelretry.WithClassifier(func(a otelretry.Answer) otelretry.Classification {
+						if a.StatusCode/100 != 2 {
+							time.Sleep(20 * time.Millisecond) // the 200 waits for this answer's verdict
+							fail()
+						}
+						return otelretry.Classification{}
+					}))
+				var recovered any
+				returned := false
+				done := make(chan struct{})
+				go func() {
+					defer close(done)
+					defer func() { recovered = recover() }()
+					getThrough(t, rt, context.Background(), "/x")
+					returned = true
+				}()
+				<-done
+				synctest.Wait()
+				if want := map[string]any{"panic": "classifier broke", "Goexit": nil}[name]; returned || recovered != want {
+					t.Errorf("returned %v, recovered %v; want the Classifier's %s to go on in the caller", returned, recovered, name)
+				}
+				if s, e := len(spans.Started()), len(spans.Ended()); s != e {
+					t.Errorf("%d spans started, %d ended", s, e)
+				}
+			})
+		})
+	}
+}
+
+// Four attempts (MaxHedges 3, sent at 0, 20, 40 and 60 ms) answered in
+// every order, each with a 503, a 404, a 200 or a transport error, and
+// Classifiers that take 0 to 30 ms: the first answer whose verdict is not
+// retry wins, those answered before it record retry, those after it
+// superseded; with none, the last answer ends the operation. 300 random
+// cases of a fixed seed.
+func TestTheFirstOfFourAnswersWinsWhateverItsClassifierTakes(t *testing.T) {
+	statuses := []int{503, 404, 200, -1}
+	classify := []time.Duration{0, 5 * time.Millisecond, 12 * time.Millisecond, 30 * time.Millisecond}
+	seed := uint64(1)
+	next := func(n int) int { seed = seed*6364136223846793005 + 1442695040888963407; return int(seed>>33) % n }
+	for c := range 300 {
+		var st [4]int
+		var at, cl [4]time.Duration
+		perm := []int{0, 1, 2, 3}
+		for i := range perm {
+			j := i + next(4-i)
+			perm[i], perm[j] = perm[j], perm[i]
+		}
+		for i := range 4 {
+			st[i] = statuses[next(4)]
+			at[perm[i]] = time.Duration(65+7*i) * time.Millisecond // distinct answer times
+			cl[i] = classify[next(4)]
+		}
+		order := []int{0, 1, 2, 3}
+		slices.SortFunc(order, func(a, b int) int { return int(at[a] - at[b]) })
+		winner := -1
+		for _, i := range order {
+			if st[i] == 200 || st[i] == 404 {
+				winner = i
+				break
+			}
+		}
+		t.Run(fmt.Sprintf("%d status=%v answered=%v classified=%v", c, st, at, cl), func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				spans := tracetest.NewSpanRecorder()
+				base := roundTripFunc(func(r *http.Request) (*http.Response, error) {
+					n, _ := strconv.Atoi(r.Header.Get("X-Attempt"))
+					i := n - 1
+					select {
+					case <-time.After(at[i] - time.Duration(20*i)*time.Millisecond):
+					case <-r.Context().Done():
+						return nil, r.Context().Err()
+					}
+					if st[i] < 0 {
+						return nil, errors.New("connection reset by peer")
+					}
+					return &http.Response{StatusCode: st[i], Header: http.Header{}, Request: r, Body: io.NopCloser(strings.NewReader("x"))}, nil
+				})
+				rt := otelretry.NewTransport(base, otelretry.WithoutBudget(), otelretry.WithMaxAttempts(4),
+					otelretry.WithAttemptHeader("X-Attempt"),
+					otelretry.WithHedging(otelretry.Hedging{Delay: 20 * time.Millisecond, MaxShare: 1, MaxHedges: 3}),
+					otelretry.WithTracerProvider(sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(spans))),
+					otelretry.WithClassifier(func(a otelretry.Answer) otelretry.Classification {
+						time.Sleep(cl[a.Attempt-1])
+						return otelretry.Classification{}
+					}))
+				got, err := getThrough(t, rt, t.Context(), "/x")
+				var evs []event
+				for _, s := range spantest.Attempts(spans.Ended()) {
+					evs = append(evs, readEvent(t, s))
+				}
+				slices.SortFunc(evs, func(a, b event) int { return int(a.Attempt - b.Attempt) })
+				if len(evs) != 4 {
+					t.Fatalf("%d attempts, want 4: %+v", len(evs), evs)
+				}
+				if winner >= 0 && got != st[winner] {
+					t.Errorf("got %d, %v; want %d of attempt %d", got, err, st[winner], winner+1)
+				}
+				before := true
+				for _, i := range order {
+					switch d := evs[i].Decision; {
+					case i == winner || winner < 0 && i == order[3]:
+						before = false
+						if d == "retry" || d == "superseded" {
+							t.Errorf("attempt %d (the race's end) recorded %s", i+1, d)
+						}
+					case before && d != "retry":
+						t.Errorf("attempt %d, answered before the winner, recorded %s, want retry", i+1, d)
+					case !before && d != "superseded":
+						t.Errorf("attempt %d, answered after the winner, recorded %s, want superseded", i+1, d)
+					}
 				}
 			})
 		})
