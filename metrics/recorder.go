@@ -109,7 +109,10 @@ type Throttled struct {
 // clash with the Recorder's own labels are dropped: ids (the operation's,
 // the request's, an idempotency key's value), the whole url.*
 // namespace and the legacy http.url and http.target (a raw query may ride
-// in any of them), and the keys the Recorder sets itself. The caller still
+// in any of them), and the keys the Recorder sets itself, also as
+// Prometheus spells them (retry_outcome, the dots become underscores:
+// two keys one label, whose values the exporters join), with the labels
+// Prometheus writes itself (le, quantile, otel_scope_*). The caller still
 // owns the rest: every distinct value is a new series.
 func NewLabels(kv ...attribute.KeyValue) attribute.Set {
 	if len(kv) == 0 {
@@ -125,12 +128,37 @@ func allowedLabel(k attribute.Key) bool {
 		return false
 	}
 	switch k {
-	case attrs.OperationIDKey, attrs.RequestIDKey, attrs.IdempotencyKeyValueKey, "http.url", "http.target",
-		attrs.HTTPRequestMethodKey, attrs.ServerAddressKey, attrs.OutcomeKey, attrs.ErrorTypeKey,
-		attrs.DecisionKey, attrs.ErrorClassKey, attrs.HTTPResponseStatusCodeKey, attrs.ReasonKey:
+	case attrs.OperationIDKey, attrs.RequestIDKey, attrs.IdempotencyKeyValueKey, "http.url", "http.target":
 		return false
 	}
-	return true
+	return !reservedInPrometheus[prometheusLabel(string(k))]
+}
+
+// reservedInPrometheus are the labels a user's key must not become once
+// Prometheus spells it: the Recorder's own, and those the exporters and
+// Prometheus write themselves (a histogram bucket's le, a summary's
+// quantile, the instrumentation scope's).
+var reservedInPrometheus = func() map[string]bool {
+	reserved := map[string]bool{"le": true, "quantile": true, "otel_scope_name": true,
+		"otel_scope_version": true, "otel_scope_schema_url": true}
+	for _, k := range []attribute.Key{attrs.HTTPRequestMethodKey, attrs.ServerAddressKey, attrs.OutcomeKey,
+		attrs.ErrorTypeKey, attrs.DecisionKey, attrs.ErrorClassKey, attrs.HTTPResponseStatusCodeKey, attrs.ReasonKey} {
+		reserved[prometheusLabel(string(k))] = true
+	}
+	return reserved
+}()
+
+// prometheusLabel is key as Prometheus's underscore escaping spells it (the
+// Collector's and the Go exporter's): every byte outside [a-zA-Z0-9_] an
+// underscore.
+func prometheusLabel(key string) string {
+	b := []byte(key)
+	for i, c := range b {
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '_') {
+			b[i] = '_'
+		}
+	}
+	return string(b)
 }
 
 // The cache keys: each label combination once. attribute.Distinct is

@@ -194,6 +194,22 @@ func TestNewLabelsDropsURLsIDsAndOwnKeys(t *testing.T) {
 	}
 }
 
+// A key that Prometheus spells as one of the Recorder's labels (the dots
+// become underscores), or as a label the exporter writes itself, would
+// join its values to the Recorder's (retry_outcome="deadline_exceeded;a":
+// the dashboards' selectors miss it) or write le twice on every bucket.
+func TestNewLabelsDropsKeysThatAreTheRecordersOwnInPrometheus(t *testing.T) {
+	for _, key := range []string{"retry_outcome", "retry_decision", "http_request_method", "http-request-method",
+		"server_address", "error_type", "retry_error_class", "http_response_status_code", "le", "quantile", "otel.scope.name"} {
+		if set := metrics.NewLabels(attribute.String(key, "tier-a")); set.Len() != 0 {
+			t.Errorf("NewLabels kept %q", key)
+		}
+	}
+	if set := metrics.NewLabels(attribute.String("tier", "a"), attribute.String("retry_tier", "b")); set.Len() != 2 {
+		t.Errorf("kept %v, want both tier keys", set.ToSlice())
+	}
+}
+
 // A method outside the standard set labels its series _OTHER, so a client
 // sending arbitrary methods cannot create unbounded series; an empty one is
 // GET, as net/http sends it.
