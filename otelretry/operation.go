@@ -351,7 +351,8 @@ func (op *operation) conclude(a *attempt, resp *http.Response, err error) result
 		class = observedClass(o.class, o.timedOut, c.canceled, c.deadline, a.lost())
 	}
 	if op.race != nil {
-		op.race.heard(a, resp != nil && err == nil && success(resp.StatusCode))
+		inTime := o.end < op.clock.limit && op.callerErr() == nil
+		op.race.heard(a, resp != nil && err == nil && success(resp.StatusCode), inTime, o.end)
 	}
 	answer := a.answer(&o, class)
 	c := op.t.cfg.classify(answer)

@@ -140,11 +140,6 @@ type input struct {
 	// Hedging. superseded: another attempt of the operation answered
 	// first; othersInFlight: another attempt is in flight (a hedge).
 	superseded, othersInFlight bool
-	// successFollows: a success answered after this answer waits for its
-	// verdict (the race judges answers in the order they came). Only this
-	// answer's own verdict (a stop) ends the race before it: not the
-	// caller's cancel or the deadline that came while its Classifier ran.
-	successFollows bool
 	// hedgesLeft is how many more hedges the operation may send
 	// (phaseHedge); rateAsked, rateAllowed: the dependency's hedge rate
 	// was asked, and allowed one.
@@ -236,10 +231,13 @@ func (in input) racing(superseded, othersInFlight bool, hint time.Duration, atte
 	return in
 }
 
-// beforeASuccess notes that a success answered after this answer waits
-// for its verdict (successFollows).
-func (in input) beforeASuccess() input {
-	in.successFollows = true
+// asItStoodAt is the input as it stood when the operation had remaining
+// left and its caller still waited: a race judges an answer that came
+// before a success as it stood when that success came, in time, so that
+// the time its Classifier took, or the caller's end since, cannot turn
+// the success away.
+func (in input) asItStoodAt(remaining time.Duration) input {
+	in.remaining, in.callerCanceled, in.callerDeadline = remaining, false, false
 	return in
 }
 
@@ -424,9 +422,6 @@ func settled(in *input) (verdict, bool) {
 // of time, unless it got a success: nothing follows, not even a state
 // check.
 func callerEnded(in *input) (verdict, bool) {
-	if in.successFollows {
-		return verdict{}, false // the success came before the caller's end
-	}
 	answered := in.status != 0
 	switch {
 	case !answered && in.callerCanceled:
@@ -462,10 +457,9 @@ func decideAfterAttempt(in *input) verdict {
 	if in.noRetry {
 		return verdict{decision: attrs.DecisionStop, reason: attrs.ReasonIntent}
 	}
-	if in.othersInFlight && (in.remaining > 0 || in.successFollows) {
+	if in.othersInFlight && in.remaining > 0 {
 		// A hedge already in flight is the retry: no pause, and nothing
-		// more to ask. At the deadline, the limits below end the race,
-		// but for a success answered in time, which ends it.
+		// more to ask. At the deadline, the limits below end the race.
 		return verdict{decision: attrs.DecisionRetry, reason: attrs.ReasonInFlight}
 	}
 	if !in.pauseAsked {

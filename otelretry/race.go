@@ -101,11 +101,12 @@ type raceMsg struct {
 	kind raceMsgKind
 	a    *attempt
 	in   input         // msgJudge
-	end  time.Duration // msgJudge: when the answer came
-	// success: msgHeard of an answer the race ends on (success(status)).
-	success bool
-	res     result  // msgEnded
-	v       verdict // msgPrepared
+	end  time.Duration // msgJudge, msgHeard: when the answer came
+	// success: msgHeard of an answer the race ends on (success(status));
+	// inTime: it came before the deadline and the caller's end.
+	success, inTime bool
+	res             result  // msgEnded
+	v               verdict // msgPrepared
 	// panicked: a panic (or runtime.Goexit: a nil value) ended the
 	// goroutine.
 	panicked bool
@@ -207,7 +208,7 @@ func (r *race) run(first *attempt, at progress) raceEnd {
 			case msgHeard:
 				l.heard = append(l.heard, m.a)
 				if m.success && l.settledBy == nil {
-					l.settledBy = m.a
+					l.settledBy, l.settledAt, l.settledInTime = m.a, m.end, m.inTime
 				}
 			case msgUnsentPanicked:
 				l.end.panic(m)
@@ -237,6 +238,10 @@ type raceLoop struct {
 	// after it: waiting).
 	heard     []*attempt
 	settledBy *attempt
+	// settledAt is when settledBy was answered; settledInTime, that it
+	// came before the deadline and the caller's end.
+	settledAt     time.Duration
+	settledInTime bool
 	// waiting: attempts classified while one heard before them still was
 	// being classified. The first answer wins, not the first Classifier
 	// to finish, so the loop judges them in the order they were heard.
@@ -341,8 +346,10 @@ func (l *raceLoop) judgeNow(m raceMsg) {
 	superseded := l.won // an answer heard before the winner's was judged before it
 	l.remove(m.a)
 	in := m.in.racing(superseded, len(l.inFlight) > 0, l.hintUntil-m.end, l.r.maxAttempts-l.end.made.n)
-	if l.settledBy != nil && l.settledBy != m.a {
-		in = in.beforeASuccess() // answered after this one, not judged yet
+	if l.settledBy != nil && l.settledBy != m.a && l.settledInTime {
+		// A success answered after this answer, in time, waits for its
+		// verdict: judged as it stood then, this answer is no end.
+		in = in.asItStoodAt(l.r.setup.clock.limit - l.settledAt)
 	}
 	v := decide(in)
 	switch {
@@ -539,9 +546,10 @@ func tell(inbox chan raceMsg, over chan struct{}, m raceMsg) bool {
 // Classifier runs: the answer came, whatever the Classifier makes of it,
 // so no hedge of a is due (hedging.md: a hedge follows a delay with no
 // response headers), nor of any other attempt when the answer is a
-// success, which the race ends on.
-func (r *race) heard(a *attempt, success bool) {
-	tell(r.inbox, r.over, raceMsg{kind: msgHeard, a: a, success: success})
+// success, which the race ends on. inTime: it came (at end) before the
+// deadline and the caller's end.
+func (r *race) heard(a *attempt, success, inTime bool, end time.Duration) {
+	tell(r.inbox, r.over, raceMsg{kind: msgHeard, a: a, success: success, inTime: inTime, end: end})
 }
 
 // judge hands the loop attempt a's input, gathered on a's goroutine once

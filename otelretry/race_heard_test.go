@@ -429,3 +429,48 @@ func TestTheFirstOfFourAnswersWinsWhateverItsClassifierTakes(t *testing.T) {
 		})
 	}
 }
+
+// A success that came after the caller's cancel saves no answer before it,
+// however long that answer's Classifier takes: attempt 1 is answered 503
+// at 30 ms (or cut by the cancel), the caller cancels at 40 ms, the hedge's
+// base, which does not watch its context, answers 200 at 45 ms. Attempt 1
+// ends the operation canceled either way, the 200 superseded.
+func TestASuccessAfterTheCallersCancelSavesNoEarlierAnswer(t *testing.T) {
+	for _, first := range []int{503, 0} { // 0: cut by the cancel
+		for _, classify := range []time.Duration{12 * time.Millisecond, 30 * time.Millisecond} {
+			t.Run(fmt.Sprintf("first %d, classified in %v", first, classify), func(t *testing.T) {
+				synctest.Test(t, func(t *testing.T) {
+					spans := tracetest.NewSpanRecorder()
+					base := roundTripFunc(func(r *http.Request) (*http.Response, error) {
+						if r.Header.Get("X-Attempt") != "1" {
+							time.Sleep(25 * time.Millisecond)
+							return &http.Response{StatusCode: 200, Header: http.Header{}, Request: r, Body: io.NopCloser(strings.NewReader("ok"))}, nil
+						}
+						select {
+						case <-time.After(30 * time.Millisecond):
+							if first != 0 {
+								return &http.Response{StatusCode: first, Header: http.Header{}, Request: r, Body: io.NopCloser(strings.NewReader("busy"))}, nil
+							}
+							<-r.Context().Done()
+						case <-r.Context().Done():
+						}
+						return nil, r.Context().Err()
+					})
+					rt := hedgedAfter20ms(base, classify, otelretry.WithTracerProvider(sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(spans))))
+					ctx, cancel := context.WithCancel(context.Background())
+					time.AfterFunc(40*time.Millisecond, cancel)
+					status, err := getThrough(t, rt, ctx, "/x")
+					var decisions []string
+					for _, s := range spantest.Attempts(spans.Ended()) {
+						e := readEvent(t, s)
+						decisions = append(decisions, strconv.Itoa(int(e.Attempt))+":"+e.Decision)
+					}
+					slices.Sort(decisions)
+					if status != first || (first == 0) != (err != nil) || !slices.Equal(decisions, []string{"1:canceled", "2:superseded"}) {
+						t.Errorf("got %d, %v, decisions %v; want attempt 1's end (canceled), the 200 superseded", status, err, decisions)
+					}
+				})
+			})
+		}
+	}
+}
