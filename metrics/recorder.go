@@ -131,34 +131,53 @@ func allowedLabel(k attribute.Key) bool {
 	case attrs.OperationIDKey, attrs.RequestIDKey, attrs.IdempotencyKeyValueKey, "http.url", "http.target":
 		return false
 	}
-	return !reservedInPrometheus[prometheusLabel(string(k))]
+	for _, name := range prometheusLabels(string(k)) {
+		if reservedInPrometheus[name] || strings.HasPrefix(name, "otel_scope_") {
+			return false
+		}
+	}
+	return true
 }
 
 // reservedInPrometheus are the labels a user's key must not become once
 // Prometheus spells it: the Recorder's own, and those the exporters and
 // Prometheus write themselves (a histogram bucket's le, a summary's
-// quantile, the instrumentation scope's).
+// quantile; the instrumentation scope's otel_scope_*, a prefix).
 var reservedInPrometheus = func() map[string]bool {
-	reserved := map[string]bool{"le": true, "quantile": true, "otel_scope_name": true,
-		"otel_scope_version": true, "otel_scope_schema_url": true}
+	reserved := map[string]bool{"le": true, "quantile": true}
 	for _, k := range []attribute.Key{attrs.HTTPRequestMethodKey, attrs.ServerAddressKey, attrs.OutcomeKey,
 		attrs.ErrorTypeKey, attrs.DecisionKey, attrs.ErrorClassKey, attrs.HTTPResponseStatusCodeKey, attrs.ReasonKey} {
-		reserved[prometheusLabel(string(k))] = true
+		for _, name := range prometheusLabels(string(k)) {
+			reserved[name] = true
+		}
 	}
 	return reserved
 }()
 
-// prometheusLabel is key as Prometheus's underscore escaping spells it (the
-// Collector's and the Go exporter's): every byte outside [a-zA-Z0-9_] an
-// underscore.
-func prometheusLabel(key string) string {
-	b := []byte(key)
-	for i, c := range b {
-		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '_') {
-			b[i] = '_'
+// prometheusLabels are the names key may get in Prometheus, as the
+// translators escape it (the Collector's and the Go exporter's): each rune
+// outside [a-zA-Z0-9] an underscore, with runs of underscores kept or
+// collapsed into one, and a reserved name's enclosing "__" taken off.
+func prometheusLabels(key string) [3]string {
+	escaped := strings.Map(func(r rune) rune {
+		if 'a' <= r && r <= 'z' || 'A' <= r && r <= 'Z' || '0' <= r && r <= '9' {
+			return r
 		}
+		return '_'
+	}, key)
+	unreserved := escaped
+	if len(key) >= 4 && strings.HasPrefix(key, "__") && strings.HasSuffix(key, "__") {
+		unreserved = escaped[2 : len(escaped)-2]
 	}
-	return string(b)
+	return [3]string{escaped, collapseUnderscores(escaped), collapseUnderscores(unreserved)}
+}
+
+// collapseUnderscores is s with each run of underscores one underscore.
+func collapseUnderscores(s string) string {
+	for strings.Contains(s, "__") {
+		s = strings.ReplaceAll(s, "__", "_")
+	}
+	return s
 }
 
 // The cache keys: each label combination once. attribute.Distinct is

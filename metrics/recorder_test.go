@@ -200,7 +200,9 @@ func TestNewLabelsDropsURLsIDsAndOwnKeys(t *testing.T) {
 // the dashboards' selectors miss it) or write le twice on every bucket.
 func TestNewLabelsDropsKeysThatAreTheRecordersOwnInPrometheus(t *testing.T) {
 	for _, key := range []string{"retry_outcome", "retry_decision", "http_request_method", "http-request-method",
-		"server_address", "error_type", "retry_error_class", "http_response_status_code", "le", "quantile", "otel.scope.name"} {
+		"server_address", "error_type", "retry_error_class", "http_response_status_code", "le", "quantile", "otel.scope.name",
+		"retry__outcome", "retry._outcome", "http..request.method", "retry·outcome", "retry/.outcome", "__retry.outcome__",
+		"otel.scope.attr", "otel_scope_team"} {
 		if set := metrics.NewLabels(attribute.String(key, "tier-a")); set.Len() != 0 {
 			t.Errorf("NewLabels kept %q", key)
 		}

@@ -320,3 +320,42 @@ func TestAnErrorRepeatingTheRequestsQueryEscapedOrDecodedKeepsNoValue(t *testing
 		})
 	}
 }
+
+// An error's text loses the request's query values in every spelling it
+// may repeat them in: a value with a '+' decoded as a query decodes it
+// (a space) kept it before.
+func TestEveryDecodingOfAQueryValueLosesIt(t *testing.T) {
+	const raw = "https://bucket.s3.test/obj?X-Amz-Signature=deadbeefcafe0123&X-Amz-Security-Token=IQoJ+SESSION/TOKEN%3D%3D"
+	u, _ := url.Parse(raw)
+	q, _ := url.ParseQuery(u.RawQuery)
+	tok := q.Get("X-Amz-Security-Token") // "IQoJ SESSION/TOKEN=="
+	spellings := map[string]string{
+		"ParseQuery value":      tok,
+		"QueryEscape of value":  url.QueryEscape(tok),
+		"PathEscape of value":   url.PathEscape(tok),
+		"QueryEscape twice":     url.QueryEscape(url.QueryEscape(tok)),
+		"lower-case hex":        strings.ToLower(url.QueryEscape(tok)),
+		"Values.Encode":         q.Encode(),
+		"quoted":                fmt.Sprintf("%q", tok),
+		"raw value":             "IQoJ+SESSION/TOKEN%3D%3D",
+		"query decoded whole":   func() string { s, _ := url.QueryUnescape(u.RawQuery); return s }(),
+		"PathUnescape of query": func() string { s, _ := url.PathUnescape(u.RawQuery); return s }(),
+	}
+	for name, text := range spellings {
+		t.Run(name, func(t *testing.T) {
+			h := newHarness(t, nil)
+			rt := otelretry.NewTransport(roundTripFunc(func(r *http.Request) (*http.Response, error) {
+				return nil, errors.New("cache miss for " + text)
+			}), otelretry.WithTracerProvider(h.tp), otelretry.WithMaxAttempts(1))
+			_, err := rt.RoundTrip(get(t, t.Context(), raw))
+			if err == nil {
+				t.Fatal("want the base's error")
+			}
+			for _, secret := range []string{"SESSION", "deadbeefcafe0123"} {
+				if strings.Contains(err.Error(), secret) {
+					t.Errorf("Error() keeps %q: %s", secret, err.Error())
+				}
+			}
+		})
+	}
+}

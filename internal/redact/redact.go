@@ -336,11 +336,12 @@ func spelledAt(text string, i int, s string) int {
 }
 
 // spellings are the lengths of the spellings of c that t begins with (0
-// where there are fewer): c itself, '+' for a space, and '%' followed by
-// "25" up to twice and two hex digits that decode to c.
+// where there are fewer): c itself, '+' for a space and a space for a
+// '+' (a query's '+' is a space once decoded as a query is), and '%'
+// followed by "25" up to twice and two hex digits that decode to c.
 func spellings(t string, c byte) (lens [4]int) {
 	n := 0
-	if t != "" && (t[0] == c || c == ' ' && t[0] == '+') {
+	if t != "" && (t[0] == c || plusOrSpace(c) && plusOrSpace(t[0])) {
 		lens[n] = 1
 		n++
 	}
@@ -349,7 +350,7 @@ func spellings(t string, c byte) (lens [4]int) {
 	}
 	for j := 1; j+2 <= len(t) && j <= 5 && isHex(t[j]) && isHex(t[j+1]); j += 2 {
 		d := unhex(t[j])<<4 | unhex(t[j+1])
-		if d == c {
+		if d == c || plusOrSpace(c) && plusOrSpace(d) {
 			lens[n] = j + 2
 			n++
 		}
@@ -359,6 +360,8 @@ func spellings(t string, c byte) (lens [4]int) {
 	}
 	return lens
 }
+
+func plusOrSpace(c byte) bool { return c == '+' || c == ' ' }
 
 // embeddedUserinfos is s with the userinfo that follows each "://" in it
 // replaced by REDACTED:REDACTED, as String replaces it in text; the text
