@@ -56,8 +56,10 @@ var errInvalidThrottleSetting = errors.New("otelretry: throttle setting ignored"
 // on a dependency that accepts part of it to K times its accepts), so
 // they outlast the dependency's failures: once it recovers, the requests
 // let through are accepted and the refusals fall as those accepts fill
-// the window, ending within two windows of the recovery with traffic
-// going on. Keep the window shorter than the overloads it is to end.
+// the window, ending about two windows after the recovery with traffic
+// going on at the defaults, later the closer K or MaxRejection is to 1
+// (docs/budget.md gives the spread). Keep the window shorter than the
+// overloads it is to end.
 //
 // It is asked at the one admission point of every attempt (a first
 // attempt, a retry, a hedge). A first attempt it refuses is never sent:
@@ -84,9 +86,11 @@ var errInvalidThrottleSetting = errors.New("otelretry: throttle setting ignored"
 // throttle their combined load.
 type Throttle struct {
 	// K is how many times the accepted requests a dependency may be sent
-	// before the throttle refuses any, at least 1. Default 2, the SRE
-	// book's: it lets twice what is accepted through, so a dependency that
-	// recovers is seen to.
+	// before the throttle refuses any, above 1. Default 2, the SRE book's:
+	// it lets twice what is accepted through, so a dependency that
+	// recovers is seen to. The closer to 1, the longer the refusals
+	// outlast a recovery; at 1 (invalid) they would never end while
+	// traffic flows.
 	K float64
 	// Window is how long the requests and accepts are counted for. Default
 	// 2 minutes, the SRE book's: short enough to follow an overload, long
@@ -117,7 +121,7 @@ func (t *Throttle) invalidSettings() error {
 		errs = append(errs, fmt.Errorf("%w: Throttle.%s %v: want %s", errInvalidThrottleSetting, setting, value, want))
 	}
 	if t.K != 0 && !validK(t.K) {
-		invalid("K", t.K, "at least 1")
+		invalid("K", t.K, "above 1")
 	}
 	if t.Window < 0 {
 		invalid("Window", t.Window, "above 0")
@@ -128,7 +132,7 @@ func (t *Throttle) invalidSettings() error {
 	return errors.Join(errs...)
 }
 
-func validK(k float64) bool { return k >= 1 && !math.IsInf(k, 1) }
+func validK(k float64) bool { return k > 1 && !math.IsInf(k, 1) }
 
 func validRejection(p float64) bool { return p > 0 && p <= 1 }
 
