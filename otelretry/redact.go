@@ -55,12 +55,14 @@ func (c *lastURL) sanitize(u *url.URL) string {
 
 // sanitizeErrorText removes secrets from msg, the text of err: every URL
 // of a *url.Error in err's chain and every spelling of u (the request's
-// URL) is replaced by its sanitized form, and u's query and userinfo are
-// replaced wherever they still appear, percent-encoded or not (a URL an
-// error escaped whole, a cache entry's name, or its query decoded), and
-// so is each value of the query of minCredentialPart bytes or more,
-// wherever it appears alone.
+// URL) is replaced by its sanitized form, and u's query, fragment and
+// userinfo are replaced wherever they still appear, percent-encoded or
+// not (a URL an error escaped whole, a cache entry's name, or its query
+// decoded), and so is each value of the query or the fragment of
+// minCredentialPart bytes or more, wherever it appears alone but in the
+// sanitized URLs written.
 func sanitizeErrorText(msg string, err error, u *url.URL) string {
+	var cleans []string // the sanitized URLs written
 	replace := func(raw string, clean string) {
 		if raw == "" || raw == clean || !strings.Contains(msg, raw) {
 			return
@@ -70,6 +72,7 @@ func sanitizeErrorText(msg string, err error, u *url.URL) string {
 	walkErrors(err, func(e error) {
 		if ue, ok := e.(*url.Error); ok && ue.URL != "" {
 			clean := sanitizeRawURL(ue.URL)
+			cleans = append(cleans, clean)
 			replace(strconv.Quote(ue.URL), strconv.Quote(clean))
 			replace(ue.URL, clean)
 		}
@@ -78,14 +81,7 @@ func sanitizeErrorText(msg string, err error, u *url.URL) string {
 		clean := SanitizeURL(u)
 		replace(u.String(), clean)
 		replace(u.Redacted(), clean)
-		if u.RawQuery != "" {
-			msg = redact.Spelled(msg, redact.Unescape(u.RawQuery), redactedQuery(u.RawQuery))
-			for _, v := range redact.QueryValues(u.RawQuery) {
-				if len(v) >= minCredentialPart {
-					msg = redact.Spelled(msg, v, attrs.Redacted)
-				}
-			}
-		}
+		msg = redact.ReplaceSpelled(msg, append(cleans, clean), spelledSecrets(u)...)
 		for _, userinfo := range redact.EmbeddedUserinfos(u.Path) {
 			// A proxy's target URL in the path, printed as sent: escaped
 			// once or more, in whoever escaped it's spelling.
@@ -103,6 +99,28 @@ func sanitizeErrorText(msg string, err error, u *url.URL) string {
 		}
 	}
 	return msg
+}
+
+// spelledSecrets are what of u an error may repeat in a spelling other
+// than the URL's: its query (replaced by its sanitized form), its
+// fragment, and each value of either of minCredentialPart bytes or more.
+func spelledSecrets(u *url.URL) []redact.Replacement {
+	var rs []redact.Replacement
+	frag := u.EscapedFragment()
+	if u.RawQuery != "" {
+		rs = append(rs, redact.Replacement{Of: u.RawQuery, With: redactedQuery(u.RawQuery)})
+	}
+	if len(frag) >= minCredentialPart {
+		rs = append(rs, redact.Replacement{Of: frag, With: attrs.Redacted})
+	}
+	for _, part := range [...]string{u.RawQuery, frag} {
+		for _, v := range redact.QueryValues(part) {
+			if len(v) >= minCredentialPart {
+				rs = append(rs, redact.Replacement{Of: v, With: attrs.Redacted})
+			}
+		}
+	}
+	return rs
 }
 
 // walkErrors calls f on err and every error in its chain, following both

@@ -11,6 +11,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -264,56 +265,68 @@ func TestErrorTextKeepsTheProxyHostWithAnEmailInTheTargetQuery(t *testing.T) {
 	}
 }
 
-// A base in front of an on-disk cache names its entries by the request URL
-// escaped whole (url.QueryEscape), and fails with the *os.PathError of the
-// entry it could not open. The error text repeats the request's URL, in a
-// percent-encoded spelling. otelretry redacted its userinfo there but kept every query
-// value: the presigned URL's signature, credential and session token
-// reached Error() and the CLIENT span's status description. So did they
-// where the base named the entry by the query decoded.
-func TestAnErrorRepeatingTheRequestsQueryEscapedOrDecodedKeepsNoValue(t *testing.T) {
-	dir := t.TempDir()
-	cases := []struct {
-		name, raw string
-		secrets   []string
-		text      func(u *url.URL) string // how the base spells the URL
-	}{
-		{"escaped whole (cache file name)",
-			"https://alice:PWSECRET77@bucket.s3.test/obj?X-Amz-Credential=AKIAEXAMPLEKEY%2F20240101%2Fs3&X-Amz-Signature=deadbeefcafe0123&X-Amz-Security-Token=IQoJSESSIONTOKEN%2B%2F%3D",
-			[]string{"PWSECRET77", "AKIAEXAMPLEKEY", "deadbeefcafe0123", "IQoJSESSIONTOKEN"},
-			func(u *url.URL) string { return url.QueryEscape(u.String()) }},
-		{"query decoded",
-			"https://bucket.s3.test/obj?X-Amz-Credential=AKIAEXAMPLEKEY%2F20240101%2Fs3&X-Amz-Signature=deadbeefcafe0123&X-Amz-Security-Token=IQoJSESSIONTOKEN%2B%2F%3D",
-			[]string{"AKIAEXAMPLEKEY", "deadbeefcafe0123", "IQoJSESSIONTOKEN"},
-			func(u *url.URL) string { s, _ := url.QueryUnescape(u.RawQuery); return s }},
+// An error that repeats the request's query, its fragment, or one of their
+// values in another spelling than the URL's loses them: a base that names
+// a cache entry by the URL escaped whole (once to three times: a value's
+// own escape is then four deep), or by its query decoded (a '+' a space),
+// a value as url.Values reads it, escaped, quoted or encoded anew. Each
+// spelling once kept the values (the query escaped whole or decoded, a '+'
+// read back as a space, the URL escaped three times, the fragment).
+func TestAnErrorRepeatingTheRequestsQueryInAnySpellingKeepsNoValue(t *testing.T) {
+	const (
+		presigned = "https://alice:PWSECRET77@bucket.s3.test/obj?X-Amz-Credential=AKIAEXAMPLEKEY%2F20240101%2Fs3&X-Amz-Signature=deadbeefcafe0123&X-Amz-Security-Token=IQoJ+SESSION/TOKEN%3D%3D"
+		callback  = "https://app.test/cb?state=abc#access_token=FRAGSECRET123&token_type=bearer"
+	)
+	escaped := func(times int) func(u *url.URL) string {
+		return func(u *url.URL) string {
+			s := u.String()
+			for range times {
+				s = url.QueryEscape(s)
+			}
+			return s
+		}
 	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
+	token := func(u *url.URL) string { return u.Query().Get("X-Amz-Security-Token") } // "IQoJ SESSION/TOKEN=="
+	for name, tc := range map[string]struct {
+		raw     string
+		spelled func(u *url.URL) string
+	}{
+		"escaped whole once":          {presigned, escaped(1)},
+		"escaped whole twice":         {presigned, escaped(2)},
+		"escaped whole three times":   {presigned, escaped(3)},
+		"query decoded":               {presigned, func(u *url.URL) string { s, _ := url.QueryUnescape(u.RawQuery); return s }},
+		"query path-unescaped":        {presigned, func(u *url.URL) string { s, _ := url.PathUnescape(u.RawQuery); return s }},
+		"query encoded anew":          {presigned, func(u *url.URL) string { return u.Query().Encode() }},
+		"a value as url.Values reads": {presigned, token},
+		"a value query-escaped":       {presigned, func(u *url.URL) string { return url.QueryEscape(token(u)) }},
+		"a value path-escaped":        {presigned, func(u *url.URL) string { return url.PathEscape(token(u)) }},
+		"a value in lower-case hex":   {presigned, func(u *url.URL) string { return strings.ToLower(url.QueryEscape(token(u))) }},
+		"a value quoted":              {presigned, func(u *url.URL) string { return strconv.Quote(token(u)) }},
+		"a fragment, escaped whole":   {callback, escaped(1)},
+	} {
+		t.Run(name, func(t *testing.T) {
+			dir := t.TempDir()
 			h := newHarness(t, nil)
 			rt := otelretry.NewTransport(roundTripFunc(func(r *http.Request) (*http.Response, error) {
-				f, err := os.Open(filepath.Join(dir, c.text(r.URL)))
+				f, err := os.Open(filepath.Join(dir, tc.spelled(r.URL)))
 				if err != nil {
 					return nil, fmt.Errorf("cache: %w", err)
 				}
 				f.Close()
 				return nil, errors.New("unreachable")
 			}), otelretry.WithTracerProvider(h.tp), otelretry.WithMaxAttempts(1))
-			_, err := rt.RoundTrip(get(t, t.Context(), c.raw))
+			_, err := rt.RoundTrip(get(t, t.Context(), tc.raw))
 			if err == nil {
 				t.Fatal("want the base's error")
 			}
-			var pe *os.PathError
-			if !errors.As(err, &pe) {
-				t.Fatalf("the base's *os.PathError is not reachable: %v", err)
-			}
 			texts := map[string]string{"Error()": err.Error()}
 			for _, s := range h.ended() {
-				texts["status of span "+s.Name()] = s.Status().Description
+				texts["the status of span "+s.Name()] = s.Status().Description
 			}
 			for where, text := range texts {
-				for _, secret := range c.secrets {
+				for _, secret := range []string{"PWSECRET77", "AKIAEXAMPLEKEY", "deadbeefcafe0123", "SESSION", "FRAGSECRET"} {
 					if strings.Contains(text, secret) {
-						t.Errorf("%s leaks %q:\n  %s", where, secret, text)
+						t.Errorf("%s keeps %q:\n  %s", where, secret, text)
 					}
 				}
 			}
@@ -321,41 +334,21 @@ func TestAnErrorRepeatingTheRequestsQueryEscapedOrDecodedKeepsNoValue(t *testing
 	}
 }
 
-// An error's text loses the request's query values in every spelling it
-// may repeat them in: a value with a '+' decoded as a query decodes it
-// (a space) kept it before.
-func TestEveryDecodingOfAQueryValueLosesIt(t *testing.T) {
-	const raw = "https://bucket.s3.test/obj?X-Amz-Signature=deadbeefcafe0123&X-Amz-Security-Token=IQoJ+SESSION/TOKEN%3D%3D"
-	u, _ := url.Parse(raw)
-	q, _ := url.ParseQuery(u.RawQuery)
-	tok := q.Get("X-Amz-Security-Token") // "IQoJ SESSION/TOKEN=="
-	spellings := map[string]string{
-		"ParseQuery value":      tok,
-		"QueryEscape of value":  url.QueryEscape(tok),
-		"PathEscape of value":   url.PathEscape(tok),
-		"QueryEscape twice":     url.QueryEscape(url.QueryEscape(tok)),
-		"lower-case hex":        strings.ToLower(url.QueryEscape(tok)),
-		"Values.Encode":         q.Encode(),
-		"quoted":                fmt.Sprintf("%q", tok),
-		"raw value":             "IQoJ+SESSION/TOKEN%3D%3D",
-		"query decoded whole":   func() string { s, _ := url.QueryUnescape(u.RawQuery); return s }(),
-		"PathUnescape of query": func() string { s, _ := url.PathUnescape(u.RawQuery); return s }(),
-	}
-	for name, text := range spellings {
-		t.Run(name, func(t *testing.T) {
-			h := newHarness(t, nil)
-			rt := otelretry.NewTransport(roundTripFunc(func(r *http.Request) (*http.Response, error) {
-				return nil, errors.New("cache miss for " + text)
-			}), otelretry.WithTracerProvider(h.tp), otelretry.WithMaxAttempts(1))
-			_, err := rt.RoundTrip(get(t, t.Context(), raw))
-			if err == nil {
-				t.Fatal("want the base's error")
-			}
-			for _, secret := range []string{"SESSION", "deadbeefcafe0123"} {
-				if strings.Contains(err.Error(), secret) {
-					t.Errorf("Error() keeps %q: %s", secret, err.Error())
-				}
-			}
-		})
+// A query value that equals another key, or a part of the host, is
+// replaced where an error repeats it alone, never in the sanitized URL the
+// error repeats beside it: that URL keeps its keys and its host.
+func TestAQueryValueLeavesTheSanitizedURLWhole(t *testing.T) {
+	for _, raw := range []string{
+		"https://api.test/v1/items?fields=metadata&metadata=full",
+		"https://s3.us-east-1.amazonaws.test/b/o?region=us-east-1",
+	} {
+		u, _ := url.Parse(raw)
+		clean := otelretry.SanitizeURL(u)
+		rt := otelretry.NewTransport(roundTripFunc(func(r *http.Request) (*http.Response, error) {
+			return nil, &url.Error{Op: "Get", URL: r.URL.String(), Err: errors.New("connection reset")}
+		}), otelretry.WithMaxAttempts(1))
+		if _, err := rt.RoundTrip(get(t, t.Context(), raw)); err == nil || !strings.Contains(err.Error(), clean) {
+			t.Errorf("%s: the error %v does not repeat the sanitized URL %s", raw, err, clean)
+		}
 	}
 }

@@ -239,6 +239,7 @@ fuzz otelretry FuzzDecide 20000
 fuzz otelretry FuzzTransportInvariants 3000
 fuzz otelretry FuzzTransportTelemetry 3000
 fuzz otelretry FuzzScrubKeepsNoQuotedServerValue 20000
+fuzz otelretry FuzzAQueryValueInAnySpelling 20000
 fuzz otelretry FuzzParseRetryAfter 40000
 fuzz otelretry FuzzParseRetryAfterMs 40000
 fuzz internal/redact FuzzURL 40000

@@ -252,61 +252,165 @@ func unescapeTracked(text string, origin func(int) int) (string, []int) {
 }
 
 // RedactUserinfo is text with each occurrence of userinfo that an '@' ends
-// replaced by REDACTED:REDACTED, whatever spelling text has them in: each
-// byte as it is, percent-encoded (in either case) once or up to three
-// times over, or a space as '+' (a query value's). An error that prints a
-// proxy's path as sent, or a URL escaped as a query value, repeats its
-// target's userinfo in the spelling of whoever escaped it (JavaScript's
-// encodeURIComponent leaves '!' as it is; some write lowercase hex).
+// replaced by REDACTED:REDACTED, whatever spelling text has them in (see
+// decodings): each byte as it is or percent-encoded, in either case,
+// up to five times over, a space as '+' and a '+' as a space. An error
+// that prints a proxy's path as sent, or a URL escaped as a query value,
+// repeats its target's userinfo in the spelling of whoever escaped it
+// (JavaScript's encodeURIComponent leaves '!' as it is; some write
+// lowercase hex).
 func RedactUserinfo(text, userinfo string) string {
-	return replaceSpelled(text, userinfo, credentials, '@')
+	return ReplaceSpelled(text, nil, Replacement{Of: userinfo, With: credentials, Then: '@'})
 }
 
-// Spelled is text with each occurrence of s replaced by with, whatever
-// spelling text has it in (see RedactUserinfo): a request's query, or one
-// of its values, that an error repeats escaped whole or decoded.
-func Spelled(text, s, with string) string { return replaceSpelled(text, s, with, 0) }
+// Replacement is what ReplaceSpelled replaces: Of, wherever the text
+// spells it, by With; where Then is not 0, only where a spelling of Then
+// follows it (kept).
+type Replacement struct {
+	Of, With string
+	Then     byte
+}
 
-// QueryValues are the values of the raw query raw, each with its escapes
-// decoded ('+' is kept as it is: it reads as a space or as a '+' where
-// an error repeats the value, and RedactUserinfo's spellings read both).
+// ReplaceSpelled is text with each occurrence of each replacement's Of,
+// in any spelling (see RedactUserinfo), replaced by its With, but where it
+// overlaps an occurrence of one of keep, as written: a request's query or
+// one of its values that an error repeats escaped whole or decoded, next
+// to the URL already sanitized. Where two occurrences overlap, the one
+// that begins first, then the longest, is replaced. The text is decoded
+// once, and each replacement found with strings.Index: the time stays
+// linear in len(text) for each replacement, whatever a server wrote.
+func ReplaceSpelled(text string, keep []string, rs ...Replacement) string {
+	var spans [][3]int // in text: start, end, the replacement's index
+	text0 := decodings(text)
+	for k, r := range rs {
+		for _, of := range spellingsOf(r.Of) {
+			for _, l := range text0 {
+				spans = l.find(spans, of, r.Then, k)
+			}
+		}
+	}
+	if len(spans) == 0 {
+		return text
+	}
+	slices.SortFunc(spans, func(a, b [3]int) int { return cmp.Or(a[0]-b[0], b[1]-a[1]) })
+	kept := keptSpans(text, keep)
+	var b strings.Builder
+	last := 0
+	for _, sp := range spans {
+		for len(kept) > 0 && kept[0][1] <= sp[0] {
+			kept = kept[1:] // both are sorted: what ends before this span is behind
+		}
+		if sp[0] < last || len(kept) > 0 && kept[0][0] < sp[1] {
+			continue
+		}
+		b.WriteString(text[last:sp[0]])
+		b.WriteString(rs[sp[2]].With)
+		last = sp[1]
+	}
+	b.WriteString(text[last:])
+	return b.String()
+}
+
+// keptSpans are the occurrences of each of keep in text, as written,
+// sorted by their start.
+func keptSpans(text string, keep []string) [][2]int {
+	var spans [][2]int
+	for _, k := range keep {
+		for from := 0; k != ""; {
+			i := strings.Index(text[from:], k)
+			if i < 0 {
+				break
+			}
+			spans = append(spans, [2]int{from + i, from + i + len(k)})
+			from += i + len(k)
+		}
+	}
+	slices.SortFunc(spans, func(a, b [2]int) int { return a[0] - b[0] })
+	return spans
+}
+
+// decoding is a text decoded some times over, '+' read as a space (a
+// query's, decoded as a query is), with where each of its bytes' spelling
+// begins in the text (nil: the same index), and one more entry for its
+// end.
+type decoding struct {
+	text string
+	at   []int
+}
+
+func (d decoding) origin(i int) int {
+	if d.at == nil {
+		return i
+	}
+	return d.at[i]
+}
+
+// find appends to spans each occurrence of of in d, followed by then when
+// it is not 0, as a span of the text d decodes, with k.
+func (d decoding) find(spans [][3]int, of string, then byte, k int) [][3]int {
+	if of == "" {
+		return spans
+	}
+	find := of
+	if then != 0 {
+		find += string(then)
+	}
+	for from := 0; ; {
+		i := strings.Index(d.text[from:], find)
+		if i < 0 {
+			return spans
+		}
+		i += from
+		spans = append(spans, [3]int{d.origin(i), d.origin(i + len(of)), k})
+		from = i + len(of)
+	}
+}
+
+// decodings are text as an error may have spelled what it repeats: as it
+// is, then with each valid escape decoded, in either case, once more each
+// time, up to five times (a value's own escape in a URL escaped whole
+// three times is four deep). Each is searched: decoding is greedy, and a
+// stray '%' before a value written as it is would eat its first bytes.
+func decodings(text string) []decoding {
+	ds := []decoding{{text: strings.ReplaceAll(text, "+", " ")}}
+	if strings.IndexByte(text, '%') < 0 {
+		return ds
+	}
+	cur := decoding{text: text}
+	for range 5 {
+		next, at := unescapeTracked(cur.text, cur.origin)
+		if len(next) == len(cur.text) {
+			break
+		}
+		cur = decoding{text: next, at: at}
+		ds = append(ds, decoding{text: strings.ReplaceAll(next, "+", " "), at: at})
+	}
+	return ds
+}
+
+// spellingsOf are the forms of s searched for in each decoding of a text:
+// s as it is, decoded once (a query value as the application reads it)
+// and as far as decodings decodes it, each once.
+func spellingsOf(s string) []string {
+	ds := decodings(s)
+	forms := []string{ds[0].text}
+	for _, d := range []decoding{ds[min(1, len(ds)-1)], ds[len(ds)-1]} {
+		if !slices.Contains(forms, d.text) {
+			forms = append(forms, d.text)
+		}
+	}
+	return forms
+}
+
+// QueryValues are the values of the raw query raw, as written.
 func QueryValues(raw string) []string {
 	var values []string
 	for pair := range strings.SplitSeq(raw, "&") {
 		if _, v, ok := strings.Cut(pair, "="); ok && v != "" {
-			values = append(values, unescapeLenient(v))
+			values = append(values, v)
 		}
 	}
 	return values
-}
-
-// Unescape is s with each valid %XX escape decoded and the rest kept.
-func Unescape(s string) string { return unescapeLenient(s) }
-
-// replaceSpelled is text with each occurrence of s, in any spelling (see
-// RedactUserinfo), replaced by with; where then is not 0, only those that
-// a spelling of then follows.
-func replaceSpelled(text, s, with string, then byte) string {
-	if s == "" {
-		return text
-	}
-	var b strings.Builder
-	last := 0
-	for i := 0; i+len(s) <= len(text); i++ {
-		end := spelledAt(text, i, s)
-		if end < 0 || then != 0 && spellings(text[end:], then)[0] == 0 {
-			continue
-		}
-		b.WriteString(text[last:i])
-		b.WriteString(with)
-		last = end
-		i = end - 1
-	}
-	if last == 0 {
-		return text
-	}
-	b.WriteString(text[last:])
-	return b.String()
 }
 
 // spelledAt is the index in text where s, spelled from i on (see
