@@ -631,16 +631,9 @@ func TestAHedgesLaunchThatPanicsOrExitsEndsTheRace(t *testing.T) {
 						}
 						return r.Method
 					}))
-				var recovered any
-				returned := false
-				done := make(chan struct{})
-				go func() {
-					defer close(done)
-					defer func() { recovered = recover() }()
-					_, _, _ = roundTrip(t, h, get(t, context.Background(), "http://api.test/items"))
-					returned = true
-				}()
-				<-done // never, before: synctest reports the race's loop blocked for good
+				// It ends (before, never: synctest reported the race's loop
+				// blocked for good).
+				returned, recovered := onAGoroutine(func() { _, _, _ = roundTrip(t, h, get(t, context.Background(), "http://api.test/items")) })
 				synctest.Wait()
 				if returned {
 					t.Fatal("RoundTrip returned; want the hedge's panic or Goexit to go on in the caller")

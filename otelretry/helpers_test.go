@@ -561,6 +561,21 @@ func roundTripRecovered(rt http.RoundTripper, req *http.Request) (recovered any)
 	return nil
 }
 
+// onAGoroutine runs f on a goroutine of its own, which a panic or a
+// runtime.Goexit in f ends, and reports whether f returned, and the panic
+// that ended it (nil for none, and for a Goexit).
+func onAGoroutine(f func()) (returned bool, recovered any) {
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		defer func() { recovered = recover() }()
+		f()
+		returned = true
+	}()
+	<-done
+	return returned, recovered
+}
+
 // openSpans names the spans rec saw start and not end.
 func openSpans(rec *tracetest.SpanRecorder) []string {
 	ended := map[trace.SpanID]bool{}

@@ -320,16 +320,7 @@ func TestAClassifierPanicOfAnEarlierAnswerLetsTheWaitingOneGo(t *testing.T) {
 						}
 						return otelretry.Classification{}
 					}))
-				var recovered any
-				returned := false
-				done := make(chan struct{})
-				go func() {
-					defer close(done)
-					defer func() { recovered = recover() }()
-					getThrough(t, rt, context.Background(), "/x")
-					returned = true
-				}()
-				<-done
+				returned, recovered := onAGoroutine(func() { getThrough(t, rt, context.Background(), "/x") })
 				synctest.Wait()
 				if want := map[string]any{"panic": "classifier broke", "Goexit": nil}[name]; returned || recovered != want {
 					t.Errorf("returned %v, recovered %v; want the Classifier's %s to go on in the caller", returned, recovered, name)
