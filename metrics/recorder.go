@@ -112,7 +112,8 @@ type Throttled struct {
 // in any of them), and the keys the Recorder sets itself, also as
 // Prometheus spells them (retry_outcome, the dots become underscores:
 // two keys one label, whose values the exporters join), with the labels
-// Prometheus writes itself (le, quantile, otel_scope_*). The caller still
+// Prometheus writes itself (le, quantile, otel_scope_*, any beginning with
+// "__") and those that escape to underscores alone. The caller still
 // owns the rest: every distinct value is a new series.
 func NewLabels(kv ...attribute.KeyValue) attribute.Set {
 	if len(kv) == 0 {
@@ -131,7 +132,11 @@ func allowedLabel(k attribute.Key) bool {
 	case attrs.OperationIDKey, attrs.RequestIDKey, attrs.IdempotencyKeyValueKey, "http.url", "http.target":
 		return false
 	}
-	for _, name := range prometheusLabels(string(k)) {
+	names := prometheusLabels(string(k))
+	if strings.HasPrefix(names[0], "__") || strings.Trim(names[0], "_") == "" {
+		return false // Prometheus's own names, or none: the exporter drops the whole series
+	}
+	for _, name := range names {
 		if reservedInPrometheus[name] || strings.HasPrefix(name, "otel_scope_") {
 			return false
 		}
@@ -157,19 +162,15 @@ var reservedInPrometheus = func() map[string]bool {
 // prometheusLabels are the names key may get in Prometheus, as the
 // translators escape it (the Collector's and the Go exporter's): each rune
 // outside [a-zA-Z0-9] an underscore, with runs of underscores kept or
-// collapsed into one, and a reserved name's enclosing "__" taken off.
-func prometheusLabels(key string) [3]string {
+// collapsed into one.
+func prometheusLabels(key string) [2]string {
 	escaped := strings.Map(func(r rune) rune {
 		if 'a' <= r && r <= 'z' || 'A' <= r && r <= 'Z' || '0' <= r && r <= '9' {
 			return r
 		}
 		return '_'
 	}, key)
-	unreserved := escaped
-	if len(key) >= 4 && strings.HasPrefix(key, "__") && strings.HasSuffix(key, "__") {
-		unreserved = escaped[2 : len(escaped)-2]
-	}
-	return [3]string{escaped, collapseUnderscores(escaped), collapseUnderscores(unreserved)}
+	return [2]string{escaped, collapseUnderscores(escaped)}
 }
 
 // collapseUnderscores is s with each run of underscores one underscore.
