@@ -60,9 +60,8 @@ func (c *lastURL) sanitize(u *url.URL) string {
 // not (a URL an error escaped whole, a cache entry's name, or its query
 // decoded), and so is each value of the query or the fragment of
 // minCredentialPart bytes or more, wherever it appears alone but in the
-// sanitized URLs written.
+// request's sanitized URL.
 func sanitizeErrorText(msg string, err error, u *url.URL) string {
-	var cleans []string // the sanitized URLs written
 	replace := func(raw string, clean string) {
 		if raw == "" || raw == clean || !strings.Contains(msg, raw) {
 			return
@@ -72,7 +71,6 @@ func sanitizeErrorText(msg string, err error, u *url.URL) string {
 	walkErrors(err, func(e error) {
 		if ue, ok := e.(*url.Error); ok && ue.URL != "" {
 			clean := sanitizeRawURL(ue.URL)
-			cleans = append(cleans, clean)
 			replace(strconv.Quote(ue.URL), strconv.Quote(clean))
 			replace(ue.URL, clean)
 		}
@@ -81,7 +79,7 @@ func sanitizeErrorText(msg string, err error, u *url.URL) string {
 		clean := SanitizeURL(u)
 		replace(u.String(), clean)
 		replace(u.Redacted(), clean)
-		msg = redact.ReplaceSpelled(msg, append(cleans, clean), spelledSecrets(u)...)
+		msg = redact.ReplaceSpelled(msg, []string{clean}, spelledSecrets(u)...)
 		for _, userinfo := range redact.EmbeddedUserinfos(u.Path) {
 			// A proxy's target URL in the path, printed as sent: escaped
 			// once or more, in whoever escaped it's spelling.
@@ -102,10 +100,17 @@ func sanitizeErrorText(msg string, err error, u *url.URL) string {
 }
 
 // spelledSecrets are what of u an error may repeat in a spelling other
-// than the URL's: its query (replaced by its sanitized form), its
-// fragment, and each value of either of minCredentialPart bytes or more.
+// than the URL's: its userinfo's password and user name, its query
+// (replaced by its sanitized form), its fragment, and each value of
+// either of minCredentialPart bytes or more.
 func spelledSecrets(u *url.URL) []redact.Replacement {
 	var rs []redact.Replacement
+	if u.User != nil {
+		if p, ok := u.User.Password(); ok {
+			rs = append(rs, redact.Replacement{Of: p, With: attrs.Redacted})
+		}
+		rs = append(rs, redact.Replacement{Of: u.User.Username(), With: attrs.Redacted})
+	}
 	frag := u.EscapedFragment()
 	if u.RawQuery != "" {
 		rs = append(rs, redact.Replacement{Of: u.RawQuery, With: redactedQuery(u.RawQuery)})

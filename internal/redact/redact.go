@@ -275,8 +275,8 @@ type Replacement struct {
 // in any spelling (see RedactUserinfo), replaced by its With, but where it
 // overlaps an occurrence of one of keep, as written: a request's query or
 // one of its values that an error repeats escaped whole or decoded, next
-// to the URL already sanitized. Where two occurrences overlap, the one
-// that begins first, then the longest, is replaced. The text is decoded
+// to the URL already sanitized. Occurrences that overlap are replaced as
+// one, by the With of the one that begins first (then the longest). The text is decoded
 // once, and each replacement found with strings.Index: the time stays
 // linear in len(text) for each replacement, whatever a server wrote.
 func ReplaceSpelled(text string, keep []string, rs ...Replacement) string {
@@ -300,7 +300,11 @@ func ReplaceSpelled(text string, keep []string, rs ...Replacement) string {
 		for len(kept) > 0 && kept[0][1] <= sp[0] {
 			kept = kept[1:] // both are sorted: what ends before this span is behind
 		}
-		if sp[0] < last || len(kept) > 0 && kept[0][0] < sp[1] {
+		if sp[0] < last {
+			last = max(last, sp[1]) // overlapping the one replaced: one replacement for both
+			continue
+		}
+		if len(kept) > 0 && kept[0][0] < sp[1] {
 			continue
 		}
 		b.WriteString(text[last:sp[0]])
