@@ -427,8 +427,9 @@ func (b *Budget) keep(key string, e hostBudget, kept, active bool, at time.Durat
 }
 
 // retry charges failed, the answer a retry is asked on (record's rules;
-// the zero observation charges nothing), and decides in the same step whether that retry for
-// key may start at startAt (now plus the pause the policy chose): "" when
+// the zero observation charges nothing), and decides in the same step
+// whether that retry for key may start at startAt (now plus the pause the
+// policy chose): "" when
 // admitted, else the refusal's reason. One step, so that operations
 // failing together cannot all be admitted on the tokens the others'
 // failures are about to take.
