@@ -6,6 +6,7 @@ package otelretry
 import (
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -54,14 +55,15 @@ func (c *lastURL) sanitize(u *url.URL) string {
 }
 
 // sanitizeErrorText removes secrets from msg, the text of err: every URL
-// of a *url.Error in err's chain and every spelling of u (the request's
-// URL) is replaced by its sanitized form, and u's query, fragment and
-// userinfo are replaced wherever they still appear, percent-encoded or
-// not (a URL an error escaped whole, a cache entry's name, or its query
-// decoded), and so is each value of the query or the fragment of
-// minCredentialPart bytes or more, wherever it appears alone but in the
-// request's sanitized URL.
-func sanitizeErrorText(msg string, err error, u *url.URL) string {
+// of a *url.Error in err's chain and every spelling of each of urls (the
+// URLs the request is known by) is replaced by its sanitized form, and
+// their queries, fragments and userinfos are replaced wherever they still
+// appear, percent-encoded or not (a URL an error escaped whole, a cache
+// entry's name, or its query decoded), and so is each value of a query or
+// a fragment of minCredentialPart bytes or more, wherever it appears
+// alone but in the request's sanitized URLs. The URLs are taken in one
+// pass: a second would miss what the first changed around it.
+func sanitizeErrorText(msg string, err error, urls ...*url.URL) string {
 	replace := func(raw string, clean string) {
 		if raw == "" || raw == clean || !strings.Contains(msg, raw) {
 			return
@@ -75,25 +77,28 @@ func sanitizeErrorText(msg string, err error, u *url.URL) string {
 			replace(ue.URL, clean)
 		}
 	})
-	if u != nil {
+	var (
+		cleans  []string
+		secrets []redact.Replacement
+	)
+	for i, u := range urls {
+		if u == nil || slices.Contains(urls[:i], u) {
+			continue
+		}
 		clean := SanitizeURL(u)
 		replace(u.String(), clean)
 		replace(u.Redacted(), clean)
-		msg = redact.ReplaceSpelled(msg, []string{clean}, spelledSecrets(u)...)
+		cleans, secrets = append(cleans, clean), append(secrets, spelledSecrets(u)...)
+	}
+	msg = redact.ReplaceSpelled(msg, cleans, secrets...)
+	for _, u := range urls {
+		if u == nil {
+			continue
+		}
 		for _, userinfo := range redact.EmbeddedUserinfos(u.Path) {
 			// A proxy's target URL in the path, printed as sent: escaped
 			// once or more, in whoever escaped it's spelling.
 			msg = redact.RedactUserinfo(msg, userinfo)
-		}
-		if u.User != nil {
-			// As written in the URL (percent-encoded, as *url.Userinfo
-			// prints itself) and decoded.
-			if p, ok := u.User.Password(); ok {
-				replace(strings.TrimPrefix(url.UserPassword("", p).String(), ":"), attrs.Redacted)
-				replace(p, attrs.Redacted)
-			}
-			replace(url.User(u.User.Username()).String(), attrs.Redacted)
-			replace(u.User.Username(), attrs.Redacted)
 		}
 	}
 	return msg
@@ -172,10 +177,7 @@ type requestText struct {
 // sanitized, the values of its credential headers replaced and any other
 // URL-like word in it sanitized.
 func sanitizedMessage(err error, known requestText) string {
-	msg := sanitizeErrorText(err.Error(), err, known.caller)
-	if known.wire != nil && known.wire != known.caller {
-		msg = sanitizeErrorText(msg, nil, known.wire)
-	}
+	msg := sanitizeErrorText(err.Error(), err, known.caller, known.wire)
 	for _, h := range known.headers {
 		msg = scrubCredentials(msg, h)
 	}

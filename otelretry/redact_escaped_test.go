@@ -334,13 +334,20 @@ func TestAnErrorRepeatingTheRequestsQueryInAnySpellingKeepsNoValue(t *testing.T)
 	}
 }
 
-// A query value that equals another key, or a part of the host, is
-// replaced where an error repeats it alone, never in the sanitized URL the
-// error repeats beside it: that URL keeps its keys and its host.
-func TestAQueryValueLeavesTheSanitizedURLWhole(t *testing.T) {
+// A query value, a user name or a password that equals another key, a
+// part of the host or a path segment is replaced where an error repeats
+// it alone, never in the sanitized URL the error repeats beside it: that
+// URL keeps its keys, its host and its path (a one-letter user name once
+// turned /users/lookup into /REDACTEDsers/lookREDACTEDp).
+func TestAQueryValueOrAUserinfoLeavesTheSanitizedURLWhole(t *testing.T) {
 	for _, raw := range []string{
 		"https://api.test/v1/items?fields=metadata&metadata=full",
 		"https://s3.us-east-1.amazonaws.test/b/o?region=us-east-1",
+		"https://admin:s3cretPW@intranet.test/admin/users",
+		"https://api:s3cretPW@api.example.test/v1/items",
+		"https://svc:example@example.test/v1/items",
+		"https://token:s3cretPW@api.test/v1/items?token=1",
+		"https://u:s3cretPW@api.test/users/lookup",
 	} {
 		u, _ := url.Parse(raw)
 		clean := otelretry.SanitizeURL(u)

@@ -129,3 +129,40 @@ func TestOverlappingSpellingsOfAValueAreReplacedAsOne(t *testing.T) {
 		t.Errorf("value's tail reached telemetry:\n%q", got)
 	}
 }
+
+// A PrepareAttemptFunc signs the URL (adds a query value); a cache in
+// front of the network names the entry it missed by the prepared URL
+// escaped whole. docs/telemetry.md: the error "loses ... its query, its
+// fragment and their values in any spelling (the URL escaped whole up to
+// three times, as a cache names an entry, ...)"; hooks.go: "the spans,
+// logs and errors record its [the prepared request's] sanitized URL".
+// Without the prepare step the same short value is replaced (control);
+// with it, the caller's URL, taken first, changed the text the prepared
+// URL's query was looked for in, and the short value stayed.
+func TestAPreparedURLEscapedWholeKeepsNoQueryValue(t *testing.T) {
+	const raw = "https://api.test/v1/items?token=QSECRETVALUE42"
+	for name, prepare := range map[string]bool{"control": false, "prepared": true} {
+		t.Run(name, func(t *testing.T) {
+			opts := []otelretry.Option{otelretry.WithMaxAttempts(1)}
+			target := raw
+			if prepare {
+				opts = append(opts, otelretry.WithPrepareAttempt(func(r *http.Request, _ int) error {
+					r.URL.RawQuery += "&sig=k9Zq"
+					return nil
+				}))
+			} else {
+				target = raw + "&sig=k9Zq"
+			}
+			rt := otelretry.NewTransport(roundTripFunc(func(r *http.Request) (*http.Response, error) {
+				return nil, fmt.Errorf("cache miss for %s: %w", url.QueryEscape(r.URL.String()), io.EOF)
+			}), opts...)
+			_, err := rt.RoundTrip(get(t, t.Context(), target))
+			if err == nil {
+				t.Fatal("no error")
+			}
+			if strings.Contains(err.Error(), "k9Zq") || strings.Contains(err.Error(), "QSECRETVALUE42") {
+				t.Errorf("a query value reached the error:\n%v", err)
+			}
+		})
+	}
+}
