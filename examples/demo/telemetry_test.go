@@ -7,7 +7,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"sort"
@@ -26,40 +25,9 @@ import (
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 
+	"github.com/otelretry/otelretry-go/internal/silentport"
 	"github.com/otelretry/otelretry-go/otelretry"
 )
-
-// silentPort accepts connections and never reads or answers: a Collector
-// that hangs.
-func silentPort(t *testing.T) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var mu sync.Mutex
-	var conns []net.Conn
-	go func() {
-		for {
-			c, err := l.Accept()
-			if err != nil {
-				return
-			}
-			mu.Lock()
-			conns = append(conns, c)
-			mu.Unlock()
-		}
-	}()
-	t.Cleanup(func() {
-		l.Close()
-		mu.Lock()
-		for _, c := range conns {
-			c.Close()
-		}
-		mu.Unlock()
-	})
-	return l.Addr().String()
-}
 
 // twoFailuresThenOK answers 503, 503, 200 per operation (by the op query value).
 func twoFailuresThenOK(t *testing.T) *httptest.Server {
@@ -208,7 +176,7 @@ func TestAnUnreachableCollectorChangesNoRequest(t *testing.T) {
 	if want := map[string]int{"return/3": n}; fmt.Sprint(baseline.outcomes) != fmt.Sprint(want) {
 		t.Fatalf("without exporters: outcomes %v, want %v", baseline.outcomes, want)
 	}
-	closed, silent := closedPort(t), silentPort(t)
+	closed, silent := closedPort(t), silentport.Listen(t)
 	for _, c := range []struct{ proto, name, endpoint string }{
 		{"http", "closed", closed}, {"http", "silent", silent},
 		{"grpc", "closed", closed}, {"grpc", "silent", silent},

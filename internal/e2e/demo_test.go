@@ -10,7 +10,6 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net"
 	"os"
 	"os/exec"
@@ -23,6 +22,7 @@ import (
 	"time"
 
 	"github.com/otelretry/otelretry-go/attrs"
+	"github.com/otelretry/otelretry-go/internal/silentport"
 )
 
 // Environment variables read by the tests (see doc.go).
@@ -417,42 +417,6 @@ func closedPort(t *testing.T) string {
 	return addr
 }
 
-// hangingEndpoint returns a loopback address that accepts connections and
-// never answers: an exporter that waited for it would stall for its timeout.
-func hangingEndpoint(t *testing.T) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var mu sync.Mutex
-	var conns []net.Conn
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		for {
-			c, err := l.Accept()
-			if err != nil {
-				return
-			}
-			mu.Lock()
-			conns = append(conns, c)
-			mu.Unlock()
-			go io.Copy(io.Discard, c) // read the request, never answer
-		}
-	}()
-	t.Cleanup(func() {
-		l.Close()
-		<-done
-		mu.Lock()
-		defer mu.Unlock()
-		for _, c := range conns {
-			c.Close()
-		}
-	})
-	return l.Addr().String()
-}
-
 // TestExportFailureDoesNotBreakRequests runs the demo with the OTLP endpoint
 // on a closed loopback port, on a port that accepts and never answers, and
 // without any exporter: every run must exit 0 with the same outcomes and
@@ -463,7 +427,7 @@ func TestExportFailureDoesNotBreakRequests(t *testing.T) {
 	none := runDemo(t, "", uniqueName("otelretry-e2e-none"), nil)
 	for _, c := range []struct{ name, endpoint string }{
 		{"closed", "http://" + closedPort(t)},
-		{"hanging", "http://" + hangingEndpoint(t)},
+		{"hanging", "http://" + silentport.Listen(t)},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			down := runDemo(t, c.endpoint, uniqueName("otelretry-e2e-"+c.name), nil)
