@@ -503,6 +503,32 @@ func TestCallersKeyIsNeverReplaced(t *testing.T) {
 	})
 }
 
+// A caller's key of blanks reaches the server empty (net/http trims a
+// header's value when it writes it), so no server can deduplicate by it:
+// the write is unkeyed, under generated keys (the caller's header still
+// keeps otelretry's key off) as under a contract, and its lost answer is
+// the caller's to check, never resent.
+func TestACallersKeyOfBlanksIsNoKey(t *testing.T) {
+	for name, opt := range map[string]otelretry.Option{
+		"generated keys": otelretry.WithIdempotencyKeys(otelretry.DraftIdempotencyKey()),
+		"a contract":     otelretry.WithIdempotencyKeyContract("Idempotency-Key"),
+	} {
+		for _, blanks := range []string{"   ", "\t", " \t "} {
+			t.Run(fmt.Sprintf("%s, %q", name, blanks), func(t *testing.T) {
+				srv := newKeyStore(t, lostOnce)
+				client, _ := dialectClient(t, opt)
+				_, _, err := send(t, client, t.Context(), http.MethodPost, srv.URL+"/orders", `{}`, "Idempotency-Key", blanks)
+				if !errors.Is(err, otelretry.ErrOutcomeUnknown) {
+					t.Errorf("the lost answer ended %v; want ErrOutcomeUnknown", err)
+				}
+				if keys := srv.keysSent("Idempotency-Key"); len(keys) != 1 || keys[0] != "" {
+					t.Errorf("keys sent %q; want one request, its key empty on the wire", keys)
+				}
+			})
+		}
+	}
+}
+
 // No key on a request otelretry does not treat as a write, or on any
 // request when the option is off.
 func TestNoKeyOnAGetOrWhenTheOptionIsOff(t *testing.T) {

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/textproto"
 	"slices"
 	"strconv"
 	"strings"
@@ -1123,28 +1124,37 @@ func contractHeaders(h http.Header, names []string) (string, bool) {
 	keyed := false
 	for _, name := range names {
 		v := valuesIn(h, name)
-		keyed = keyed || (len(v) > 0 && v[0] != "")
+		keyed = keyed || (len(v) > 0 && keyOnTheWire(v[0]) != "")
 		b.WriteString(strconv.Quote(strings.Join(v, "\x00")))
 	}
 	return b.String(), keyed
 }
 
-// keysIn returns the different keys (non-empty values) the named headers
-// carry (in any spelling), in order, and the headers that carry one.
+// keysIn returns the different keys (non-empty values, as sent) the named
+// headers carry (in any spelling), in order, and the headers that carry
+// one.
 func keysIn(h http.Header, names []string) (keys, headers []string) {
 	for _, name := range names {
-		vs := valuesIn(h, name)
-		for _, v := range vs {
-			if v != "" && !slices.Contains(keys, v) {
-				keys = append(keys, v)
+		carries := false
+		for _, v := range valuesIn(h, name) {
+			if v = keyOnTheWire(v); v != "" {
+				carries = true
+				if !slices.Contains(keys, v) {
+					keys = append(keys, v)
+				}
 			}
 		}
-		if slices.ContainsFunc(vs, func(v string) bool { return v != "" }) {
+		if carries {
 			headers = append(headers, http.CanonicalHeaderKey(name))
 		}
 	}
 	return keys, headers
 }
+
+// keyOnTheWire is a header value as the server receives it: net/http
+// trims the spaces and tabs around a value when it writes it, so a key of
+// blanks reaches the server empty, and no server can deduplicate by it.
+func keyOnTheWire(v string) string { return textproto.TrimString(v) }
 
 // carriesKey reports whether h holds any of the headers names, in any
 // spelling and with any value, even an empty one: the caller chose what
