@@ -100,6 +100,11 @@ type attemptOwner interface {
 	// conclude judges the attempt's answer (resp, or err) and records its
 	// event, once.
 	conclude(a *attempt, resp *http.Response, err error) result
+	// heard is told that the attempt's exchange returned (resp, or err),
+	// before anything above the base runs (otelhttp records its metrics
+	// with the user's meter before it hands the response up): the race
+	// orders its answers by it.
+	heard(a *attempt, resp *http.Response, err error)
 	// lateWrites records writes on the wire the base reported after the
 	// attempt's event was recorded.
 	lateWrites(a *attempt, writes int32)
@@ -408,6 +413,7 @@ func (a *attempt) send() result {
 			// Concluded inside, while otelhttp's span was open.
 			return result{err: ae, v: ae.verdict}
 		}
+		owner.heard(a, nil, err) // otelhttp failed without reaching the base
 		return owner.conclude(a, nil, err)
 	case sendInjectOnly:
 		s.prop.Inject(a.out.Context(), propagation.HeaderCarrier(a.out.Header))
@@ -478,11 +484,11 @@ func (a *attempt) exchange(r *http.Request) (*http.Response, error) {
 	drop, err := settleCut(cut, timedOut, caller, err)
 	if drop {
 		closeResponse(resp)
-		return nil, err
-	}
-	if err == nil {
+		resp = nil
+	} else if err == nil {
 		resp.Body = a.held.raw.hold(resp.Body, a.requestText())
 	}
+	a.setup.owner.heard(a, resp, err)
 	return resp, err
 }
 

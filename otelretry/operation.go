@@ -337,6 +337,16 @@ func (op *operation) prepareCause(a *attempt, bodyErr, prepErr, changed error) e
 	return nil
 }
 
+// heard tells the race, if the operation races, that attempt a was
+// answered (resp, or err) at a.end, whether with a success, and whether in
+// time: before the deadline and the caller's end.
+func (op *operation) heard(a *attempt, resp *http.Response, err error) {
+	if op.race != nil {
+		inTime := a.end < op.clock.limit && op.callerErr() == nil
+		op.race.heard(a, resp != nil && err == nil && success(resp.StatusCode), inTime, a.end)
+	}
+}
+
 // conclude turns what attempt a's exchange returned into its result: it
 // reads what the attempt observed, asks the classifier, gathers the
 // decision's input (with its race's part, when it races), decides, and
@@ -349,10 +359,6 @@ func (op *operation) conclude(a *attempt, resp *http.Response, err error) result
 	if o.err != nil {
 		c := op.callerAt(o.end)
 		class = observedClass(o.class, o.timedOut, c.canceled, c.deadline, a.lost())
-	}
-	if op.race != nil {
-		inTime := o.end < op.clock.limit && op.callerErr() == nil
-		op.race.heard(a, resp != nil && err == nil && success(resp.StatusCode), inTime, o.end)
 	}
 	answer := a.answer(&o, class)
 	c := op.t.cfg.classify(answer)

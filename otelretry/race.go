@@ -88,7 +88,8 @@ const (
 	// it.
 	msgPrepared
 	// msgHeard: an attempt's exchange returned (headers or an error),
-	// before its Classifier runs: no hedge of it is due any more.
+	// before anything above the base (otelhttp, the user's meter) or its
+	// Classifier runs: no hedge of it is due any more.
 	msgHeard
 	// msgUnsentPanicked: letting go of a hedge the loop did not send
 	// panicked (its body's Close) while the race still runs: the panic

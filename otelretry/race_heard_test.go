@@ -19,8 +19,12 @@ import (
 	"testing/synctest"
 	"time"
 
+	"go.opentelemetry.io/otel/metric"
+	"go.opentelemetry.io/otel/metric/embedded"
+	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+	semconv "go.opentelemetry.io/otel/semconv/v1.43.0"
 
 	"github.com/otelretry/otelretry-go/internal/spantest"
 	"github.com/otelretry/otelretry-go/otelretry"
@@ -224,6 +228,84 @@ func TestAPushbackHeardBeforeTheSuccessHoldsTheHost(t *testing.T) {
 			})
 		})
 	}
+}
+
+// slowMeterOn is a user's MeterProvider over the SDK's whose histograms
+// take 10 ms to record a measurement of one of the statuses (a
+// synchronous hop, a contended lock): otelhttp records its
+// http.client.request.duration with it after the base returned, on the
+// attempt's goroutine.
+type slowMeterOn struct {
+	embedded.MeterProvider
+	statuses []int64
+}
+
+func (p slowMeterOn) Meter(name string, o ...metric.MeterOption) metric.Meter {
+	return slowMeter{Meter: sdkmetric.NewMeterProvider().Meter(name, o...), statuses: p.statuses}
+}
+
+type slowMeter struct {
+	metric.Meter
+	statuses []int64
+}
+
+func (m slowMeter) Float64Histogram(name string, o ...metric.Float64HistogramOption) (metric.Float64Histogram, error) {
+	h, err := m.Meter.Float64Histogram(name, o...)
+	return slowHistogram{Float64Histogram: h, statuses: m.statuses}, err
+}
+
+type slowHistogram struct {
+	metric.Float64Histogram
+	statuses []int64
+}
+
+func (h slowHistogram) Record(ctx context.Context, v float64, o ...metric.RecordOption) {
+	set := metric.NewRecordConfig(o).Attributes()
+	if s, ok := set.Value(semconv.HTTPResponseStatusCodeKey); ok && slices.Contains(h.statuses, s.AsInt64()) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	h.Float64Histogram.Record(ctx, v, o...)
+}
+
+// An answer is heard when the base returns it, before anything above the
+// base runs: otelhttp records its metrics with the user's meter first, and
+// a meter that took 10 ms over the answer that came first (a 404 at 30 ms,
+// a 503 asking for 5 s) let its hedge's 200 at 35 ms win the race, and
+// the 503's hold on the host go.
+func TestAnAnswerIsHeardBeforeTheUsersMeterRuns(t *testing.T) {
+	t.Run("a stop", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			rt := hedgedAfter20ms(firstAndHedges(reply{status: 404, after: 30 * time.Millisecond}, reply{status: 200, after: 15 * time.Millisecond}),
+				0, otelretry.WithMeterProvider(slowMeterOn{statuses: []int64{404}}))
+			if status, err := getThrough(t, rt, t.Context(), "/x"); err != nil || status != 404 {
+				t.Errorf("got %d, %v; want the 404 answered first", status, err)
+			}
+		})
+	})
+	t.Run("a pushback", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			race := firstAndHedges(reply{status: 503, after: 30 * time.Millisecond, header: http.Header{"Retry-After": {"5"}}},
+				reply{status: 200, after: 15 * time.Millisecond})
+			var secondOp atomic.Int32
+			base := roundTripFunc(func(r *http.Request) (*http.Response, error) {
+				if r.URL.Path != "/b" {
+					return race(r)
+				}
+				status := 200
+				if secondOp.Add(1) == 1 {
+					status = 503
+				}
+				return &http.Response{StatusCode: status, Header: http.Header{}, Request: r, Body: io.NopCloser(strings.NewReader("b"))}, nil
+			})
+			rt := hedgedAfter20ms(base, 0, otelretry.WithMeterProvider(slowMeterOn{statuses: []int64{503}}))
+			for _, path := range []string{"/a", "/b"} {
+				getThrough(t, rt, t.Context(), path)
+			}
+			if n := secondOp.Load(); n != 1 {
+				t.Errorf("operation 2 made %d attempts; want 1: its retry held by the Retry-After: 5 of operation 1's 503, answered first", n)
+			}
+		})
+	})
 }
 
 // A Classifier's pause holds the race's retry as a server's hint does. The
