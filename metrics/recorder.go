@@ -112,9 +112,12 @@ type Throttled struct {
 // in any of them), and the keys the Recorder sets itself, also as
 // Prometheus spells them (retry_outcome, the dots become underscores:
 // two keys one label, whose values the exporters join), with the labels
-// Prometheus writes itself (le, quantile, otel_scope_*, any beginning with
-// "__") and those that escape to underscores alone. The caller still
-// owns the rest: every distinct value is a new series.
+// Prometheus writes itself (le, quantile, job, instance, otel_scope_*,
+// any beginning with "__") and those that escape to underscores alone. The
+// caller still owns the rest: every distinct value is a new series, and a
+// key the Collector's exporter writes from a resource attribute
+// (resource_constant_labels, resource_to_telemetry_conversion) clashes
+// with it there.
 func NewLabels(kv ...attribute.KeyValue) attribute.Set {
 	if len(kv) == 0 {
 		return attribute.Set{}
@@ -147,9 +150,11 @@ func allowedLabel(k attribute.Key) bool {
 // reservedInPrometheus are the labels a user's key must not become once
 // Prometheus spells it: the Recorder's own, and those the exporters and
 // Prometheus write themselves (a histogram bucket's le, a summary's
-// quantile; the instrumentation scope's otel_scope_*, a prefix).
+// quantile; the instrumentation scope's otel_scope_*, a prefix; the
+// target's job and instance, which the Collector's exporter writes from
+// service.name and service.instance.id, and Prometheus at the scrape).
 var reservedInPrometheus = func() map[string]bool {
-	reserved := map[string]bool{"le": true, "quantile": true}
+	reserved := map[string]bool{"le": true, "quantile": true, "job": true, "instance": true}
 	for _, k := range []attribute.Key{attrs.HTTPRequestMethodKey, attrs.ServerAddressKey, attrs.OutcomeKey,
 		attrs.ErrorTypeKey, attrs.DecisionKey, attrs.ErrorClassKey, attrs.HTTPResponseStatusCodeKey, attrs.ReasonKey} {
 		for _, name := range prometheusLabels(string(k)) {

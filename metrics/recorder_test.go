@@ -197,14 +197,16 @@ func TestNewLabelsDropsURLsIDsAndOwnKeys(t *testing.T) {
 // A key that Prometheus spells as one of the Recorder's labels (the dots
 // become underscores), or as a label the exporter writes itself, would
 // join its values to the Recorder's (retry_outcome="deadline_exceeded;a":
-// the dashboards' selectors miss it) or write le twice on every bucket; one
+// the dashboards' selectors miss it) or write le twice on every bucket
+// (job and instance, which the Collector's exporter writes on every
+// series, twice on every series, which it then drops); one
 // Prometheus keeps for itself (__name__, any "__" name) or that escapes
 // to underscores alone makes the exporter drop every series it labels.
 func TestNewLabelsDropsKeysThatAreTheRecordersOwnInPrometheus(t *testing.T) {
 	for _, key := range []string{"retry_outcome", "retry_decision", "http_request_method", "http-request-method",
 		"server_address", "error_type", "retry_error_class", "http_response_status_code", "le", "quantile", "otel.scope.name",
 		"retry__outcome", "retry._outcome", "http..request.method", "retry·outcome", "retry/.outcome", "__retry.outcome__",
-		"otel.scope.attr", "otel_scope_team", "__name__", "__tier__", ".", "_", "..tier"} {
+		"otel.scope.attr", "otel_scope_team", "__name__", "__tier__", ".", "_", "..tier", "job", "instance"} {
 		if set := metrics.NewLabels(attribute.String(key, "tier-a")); set.Len() != 0 {
 			t.Errorf("NewLabels kept %q", key)
 		}
