@@ -55,8 +55,9 @@ func (c *lastURL) sanitize(u *url.URL) string {
 }
 
 // sanitizeErrorText removes secrets from msg, the text of err: every URL
-// of a *url.Error in err's chain and every spelling of each of urls (the
-// URLs the request is known by) is replaced by its sanitized form, and
+// of a *url.Error in err's chain (one of urls' as it is known) and each
+// way urls (the URLs the request is known by) are printed whole (see
+// printedForms) is replaced by its sanitized form, and
 // their queries, fragments and userinfos are replaced wherever they still
 // appear, percent-encoded or not (a URL an error escaped whole, a cache
 // entry's name, or its query decoded), and so is each value of a query or
@@ -70,14 +71,8 @@ func sanitizeErrorText(msg string, err error, urls ...*url.URL) string {
 		}
 		msg = strings.ReplaceAll(msg, raw, clean)
 	}
-	walkErrors(err, func(e error) {
-		if ue, ok := e.(*url.Error); ok && ue.URL != "" {
-			clean := sanitizeRawURL(ue.URL)
-			replace(strconv.Quote(ue.URL), strconv.Quote(clean))
-			replace(ue.URL, clean)
-		}
-	})
 	var (
+		known   [][2]string // each way the request's URLs are printed, with its sanitized form
 		cleans  []string
 		secrets []redact.Replacement
 	)
@@ -86,9 +81,25 @@ func sanitizeErrorText(msg string, err error, urls ...*url.URL) string {
 			continue
 		}
 		clean := SanitizeURL(u)
-		replace(u.String(), clean)
-		replace(u.Redacted(), clean)
+		for _, printed := range printedForms(u) {
+			known = append(known, [2]string{printed, clean})
+		}
 		cleans, secrets = append(cleans, clean), append(secrets, spelledSecrets(u)...)
+	}
+	walkErrors(err, func(e error) {
+		if ue, ok := e.(*url.Error); ok && ue.URL != "" {
+			// The request's own URL is sanitized as known: read as text,
+			// an '@' in its path after a port reads as a userinfo's end.
+			clean := sanitizeRawURL(ue.URL)
+			if i := slices.IndexFunc(known, func(k [2]string) bool { return k[0] == ue.URL }); i >= 0 {
+				clean = known[i][1]
+			}
+			replace(strconv.Quote(ue.URL), strconv.Quote(clean))
+			replace(ue.URL, clean)
+		}
+	})
+	for _, k := range known {
+		replace(k[0], k[1])
 	}
 	msg = redact.ReplaceSpelled(msg, cleans, secrets...)
 	for _, u := range urls {
@@ -104,10 +115,23 @@ func sanitizeErrorText(msg string, err error, urls ...*url.URL) string {
 	return msg
 }
 
+// printedForms are the ways u is printed whole: as it is, as
+// url.URL.Redacted prints it, and as net/http's Client puts it in its
+// *url.Error (the password as "***"), which a base that wraps that error
+// with %v repeats with its chain lost.
+func printedForms(u *url.URL) []string {
+	s := u.String()
+	if _, ok := u.User.Password(); !ok {
+		return []string{s}
+	}
+	return []string{s, u.Redacted(), strings.Replace(s, u.User.String()+"@", u.User.Username()+":***@", 1)}
+}
+
 // spelledSecrets are what of u an error may repeat in a spelling other
 // than the URL's: its userinfo's password and user name, its query
-// (replaced by its sanitized form), its fragment, and each value of
-// either of minCredentialPart bytes or more.
+// (replaced by its sanitized form), its fragment after its '#', and the
+// fragment and each value of either of minCredentialPart bytes or more
+// alone.
 func spelledSecrets(u *url.URL) []redact.Replacement {
 	var rs []redact.Replacement
 	if u.User != nil {
@@ -119,6 +143,11 @@ func spelledSecrets(u *url.URL) []redact.Replacement {
 	frag := u.EscapedFragment()
 	if u.RawQuery != "" {
 		rs = append(rs, redact.Replacement{Of: u.RawQuery, With: redactedQuery(u.RawQuery)})
+	}
+	if frag != "" {
+		// After its '#' at any length, as the query after its '?' (a URL
+		// escaped whole); alone from minCredentialPart bytes.
+		rs = append(rs, redact.Replacement{Of: "#" + frag, With: "#" + attrs.Redacted})
 	}
 	if len(frag) >= minCredentialPart {
 		rs = append(rs, redact.Replacement{Of: frag, With: attrs.Redacted})
@@ -181,7 +210,7 @@ func sanitizedMessage(err error, known requestText) string {
 	for _, h := range known.headers {
 		msg = scrubCredentials(msg, h)
 	}
-	return redact.Text(scrubHeaderLines(msg))
+	return redact.TextKeeping(scrubHeaderLines(msg), SanitizeURL(known.caller), SanitizeURL(known.wire))
 }
 
 // headerToken reports whether name is a header name as RFC 9110 spells

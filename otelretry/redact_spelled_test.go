@@ -166,3 +166,74 @@ func TestAPreparedURLEscapedWholeKeepsNoQueryValue(t *testing.T) {
 		})
 	}
 }
+
+// net/http's Client puts the request's URL in its *url.Error with the
+// password as "***"; a base that wraps that error with %v keeps the text
+// and loses the chain. The user name was then replaced in the request's
+// own URL too (its sanitized form was not in the text to be left whole):
+// /admin/users read /REDACTED/users.
+func TestTheClientsPrintedURLLeavesTheSanitizedURLWhole(t *testing.T) {
+	const raw = "https://admin:s3cretpassw0rd@api.test/admin/users/lookup?id=42"
+	const want = "https://REDACTED:REDACTED@api.test/admin/users/lookup?id=REDACTED"
+	for name, wrap := range map[string]string{"%v": "upstream: %v", "%w": "upstream: %w"} {
+		t.Run(name, func(t *testing.T) {
+			got := scrubbedTexts(t, raw, func(r *http.Request) error {
+				printed := strings.Replace(r.URL.String(), "admin:s3cretpassw0rd@", "admin:***@", 1)
+				return fmt.Errorf(wrap, &url.Error{Op: "Get", URL: printed, Err: io.EOF})
+			})
+			for _, line := range urlLines(got) {
+				if !strings.Contains(line, want) || strings.Contains(line, "s3cret") {
+					t.Errorf("want %q whole, no password, in every text:\n%s", want, got)
+				}
+			}
+		})
+	}
+}
+
+// A fragment of any length is replaced after its '#' in the request's URL
+// escaped whole (a cache's entry name), as the query after its '?' is:
+// docs/telemetry.md promises "its query, its fragment and their values in
+// any spelling (the URL escaped whole ...)". One of under 8 bytes was kept.
+func TestAShortFragmentOfTheURLEscapedWholeReachesNoTelemetry(t *testing.T) {
+	for _, raw := range []string{"https://api.test/cb#Zq7wK2", "https://api.test/cb?x=1#k=Zq7"} {
+		got := scrubbedTexts(t, raw, func(r *http.Request) error {
+			return fmt.Errorf("cache miss for %s: %w", url.QueryEscape(r.URL.String()), io.EOF)
+		})
+		if strings.Contains(got, "Zq7") {
+			t.Errorf("%s: the fragment reached telemetry:\n%s", raw, got)
+		}
+	}
+}
+
+// An '@' in the path after a port reads, in text, as the end of a userinfo
+// ("api.test:8443/users/bob" a user and a password). The request's own URL
+// is known: its errors name it as SanitizeURL and url.full do, not as
+// "https://REDACTED:REDACTED@example.com/profile", another host.
+func TestAnAtInThePathLeavesTheRequestsURLWhole(t *testing.T) {
+	const raw = "https://api.test:8443/users/bob@example.com/profile"
+	for name, mk := range map[string]func(*http.Request) error{
+		"urlError": func(r *http.Request) error { return &url.Error{Op: "Get", URL: r.URL.String(), Err: io.EOF} },
+		"plain":    func(r *http.Request) error { return fmt.Errorf("GET %s: %w", r.URL, io.EOF) },
+	} {
+		t.Run(name, func(t *testing.T) {
+			got := scrubbedTexts(t, raw, mk)
+			for _, line := range urlLines(got) {
+				if !strings.Contains(line, raw) || strings.Contains(line, "REDACTED") {
+					t.Errorf("want %q whole in every text:\n%s", raw, got)
+				}
+			}
+		})
+	}
+}
+
+// urlLines are the lines of scrubbedTexts' output that repeat the base's
+// error: Error() and the attempt span's status.
+func urlLines(texts string) []string {
+	var lines []string
+	for _, line := range strings.Split(texts, "\n") {
+		if strings.HasPrefix(line, "Error(): ") || strings.HasPrefix(line, "span GET status: ") {
+			lines = append(lines, line)
+		}
+	}
+	return lines
+}

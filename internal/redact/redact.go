@@ -708,7 +708,14 @@ func hostPort(authority string) bool {
 //
 // Its time is linear in the length of s: a server writes some of the text
 // it is given (a malformed status line that net/http quotes in its error).
-func Text(s string) string {
+func Text(s string) string { return TextKeeping(s) }
+
+// TextKeeping is Text, but a URL-like word equal to one of keep (URLs
+// already sanitized, as URL writes them: a request's own) stays as
+// written. Read as text, such a URL may look like one with a userinfo (an
+// '@' in its path after a port, "h:8443/users/a@b.test"), which Text errs
+// toward redacting.
+func TextKeeping(s string, keep ...string) string {
 	if !strings.ContainsAny(s, "?@#%") && !strings.Contains(s, "://") && !strings.Contains(s, jsonSchemeSep) {
 		return s
 	}
@@ -727,7 +734,11 @@ func Text(s string) string {
 			// Prose's punctuation after a URL stays text: at most those
 			// characters of a value are kept.
 			u := strings.TrimRight(word, "),']}>`")
-			b.WriteString(textURL(u))
+			if kept(u, keep) {
+				b.WriteString(u) // one of keep, and prose's punctuation after it
+			} else {
+				b.WriteString(textURL(u))
+			}
 			b.WriteString(word[len(u):])
 		} else {
 			b.WriteString(redactEmbedded(word)) // a URL escaped whole ("https%3A%2F%2Fu%3Apw%40h")
@@ -743,6 +754,14 @@ func Text(s string) string {
 		ahead.until -= i + 1
 	}
 	return b.String()
+}
+
+// kept reports whether word is one of keep, followed by punctuation alone
+// ("...profile:" in "GET https://h/profile: EOF").
+func kept(word string, keep []string) bool {
+	return slices.ContainsFunc(keep, func(k string) bool {
+		return k != "" && strings.HasPrefix(word, k) && strings.Trim(word[len(k):], ":;,.!?") == ""
+	})
 }
 
 // jsonSchemeSep is "://" with its slashes escaped, as JSON encoders may

@@ -318,6 +318,29 @@ func checkClean(t *testing.T, raw string, u *url.URL) {
 	}
 }
 
+// A word that is one of the URLs TextKeeping is told to keep (already
+// sanitized: a request's own) stays as written, before prose's
+// punctuation too; Text errs toward redacting an '@' after a port. A word
+// that only begins with one is read as any other.
+func TestTextKeeping(t *testing.T) {
+	const own = "https://api.test:8443/users/bob@example.com/profile"
+	for in, want := range map[string]string{
+		"GET " + own + ": EOF":             "GET " + own + ": EOF",
+		`Get "` + own + `": EOF`:           `Get "` + own + `": EOF`,
+		"see " + own + ".":                 "see " + own + ".",
+		"GET " + own + "?token=abc: EOF":   "GET https://REDACTED:REDACTED@example.com/profile?token=REDACTED EOF",
+		"GET https://api.test:pw@evil/x":   "GET https://REDACTED:REDACTED@evil/x",
+		"GET https://api.test:8443/u/a@b/": "GET https://REDACTED:REDACTED@b/",
+	} {
+		if got := redact.TextKeeping(in, own); got != want {
+			t.Errorf("TextKeeping(%q)\n got %q\nwant %q", in, got, want)
+		}
+	}
+	if got := redact.Text("GET " + own); got != "GET https://REDACTED:REDACTED@example.com/profile" {
+		t.Errorf("Text kept %q", got)
+	}
+}
+
 func FuzzURL(f *testing.F) {
 	for _, s := range []string{
 		"https://u:p@h.test/a?x=1&y=&z#f", "http://h.test/?", "http://h.test/p?a=1&&b", "mailto:x@y?z=1",
