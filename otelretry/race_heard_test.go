@@ -193,6 +193,32 @@ func TestAFailureHeardBeforeTheSuccessIsNotSuperseded(t *testing.T) {
 	}
 }
 
+// attemptsAfterAPushbackHeardFirst runs operation 1 (path /a), answered
+// 503 with Retry-After: 5 at 30 ms and by its hedge 200 at 35 ms, then
+// operation 2 (path /b), answered 503 then 200, over a Transport hedging
+// after 20 ms whose Classifier takes other over the 503; it returns the
+// attempts operation 2 made.
+func attemptsAfterAPushbackHeardFirst(t *testing.T, other time.Duration, opts ...otelretry.Option) int32 {
+	race := firstAndHedges(reply{status: 503, after: 30 * time.Millisecond, header: http.Header{"Retry-After": {"5"}}},
+		reply{status: 200, after: 15 * time.Millisecond})
+	var secondOp atomic.Int32
+	base := roundTripFunc(func(r *http.Request) (*http.Response, error) {
+		if r.URL.Path != "/b" {
+			return race(r)
+		}
+		status := 200
+		if secondOp.Add(1) == 1 {
+			status = 503
+		}
+		return &http.Response{StatusCode: status, Header: http.Header{}, Request: r, Body: io.NopCloser(strings.NewReader("b"))}, nil
+	})
+	rt := hedgedAfter20ms(base, other, opts...)
+	for _, path := range []string{"/a", "/b"} {
+		getThrough(t, rt, t.Context(), path)
+	}
+	return secondOp.Load()
+}
+
 // docs/budget.md: "A `Retry-After` on any answer other than a 2xx or 3xx
 // holds back the retries, never the first attempts, of every operation to
 // that host". Operation 1's attempt 1 is answered 503 with Retry-After: 5
@@ -205,24 +231,7 @@ func TestAPushbackHeardBeforeTheSuccessHoldsTheHost(t *testing.T) {
 		"classified_after_the_success": 60 * time.Millisecond} {
 		t.Run(name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
-				race := firstAndHedges(reply{status: 503, after: 30 * time.Millisecond, header: http.Header{"Retry-After": {"5"}}},
-					reply{status: 200, after: 15 * time.Millisecond})
-				var secondOp atomic.Int32
-				base := roundTripFunc(func(r *http.Request) (*http.Response, error) {
-					if r.URL.Path != "/b" {
-						return race(r)
-					}
-					status := 200
-					if secondOp.Add(1) == 1 {
-						status = 503
-					}
-					return &http.Response{StatusCode: status, Header: http.Header{}, Request: r, Body: io.NopCloser(strings.NewReader("b"))}, nil
-				})
-				rt := hedgedAfter20ms(base, other)
-				for _, path := range []string{"/a", "/b"} {
-					getThrough(t, rt, t.Context(), path)
-				}
-				if n := secondOp.Load(); n != 1 {
+				if n := attemptsAfterAPushbackHeardFirst(t, other); n != 1 {
 					t.Errorf("operation 2 made %d attempts; want 1: its retry held by the Retry-After: 5 of operation 1's 503, answered first", n)
 				}
 			})
@@ -284,24 +293,7 @@ func TestAnAnswerIsHeardBeforeTheUsersMeterRuns(t *testing.T) {
 	})
 	t.Run("a pushback", func(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
-			race := firstAndHedges(reply{status: 503, after: 30 * time.Millisecond, header: http.Header{"Retry-After": {"5"}}},
-				reply{status: 200, after: 15 * time.Millisecond})
-			var secondOp atomic.Int32
-			base := roundTripFunc(func(r *http.Request) (*http.Response, error) {
-				if r.URL.Path != "/b" {
-					return race(r)
-				}
-				status := 200
-				if secondOp.Add(1) == 1 {
-					status = 503
-				}
-				return &http.Response{StatusCode: status, Header: http.Header{}, Request: r, Body: io.NopCloser(strings.NewReader("b"))}, nil
-			})
-			rt := hedgedAfter20ms(base, 0, otelretry.WithMeterProvider(slowMeterOn{statuses: []int64{503}}))
-			for _, path := range []string{"/a", "/b"} {
-				getThrough(t, rt, t.Context(), path)
-			}
-			if n := secondOp.Load(); n != 1 {
+			if n := attemptsAfterAPushbackHeardFirst(t, 0, otelretry.WithMeterProvider(slowMeterOn{statuses: []int64{503}})); n != 1 {
 				t.Errorf("operation 2 made %d attempts; want 1: its retry held by the Retry-After: 5 of operation 1's 503, answered first", n)
 			}
 		})
