@@ -16,6 +16,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -526,6 +527,40 @@ func TestACallersKeyOfBlanksIsNoKey(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// Over HTTP/2, net/http sends a header's value as written (its HTTP/1
+// writer alone trims it): a key with blanks around it is judged and
+// recorded as written, so the span's retry.idempotency_key.value is what
+// the server got, and "k1" beside "k1 " is a conflict, two keys there. (A
+// fix that read keys trimmed, for the key of blanks above, recorded "k1"
+// and sent both.)
+func TestAKeyIsJudgedAndRecordedAsWritten(t *testing.T) {
+	var mu sync.Mutex
+	var got [][]string
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		got = append(got, append(r.Header.Values("Idempotency-Key"), r.Header.Values("X-Idempotency-Key")...))
+		mu.Unlock()
+		w.WriteHeader(http.StatusCreated)
+	}))
+	srv.EnableHTTP2 = true
+	srv.StartTLS()
+	t.Cleanup(srv.Close)
+	rec := tracetest.NewSpanRecorder()
+	client := &http.Client{Transport: otelretry.NewTransport(srv.Client().Transport,
+		otelretry.WithTracerProvider(sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))),
+		otelretry.WithIdempotencyKeyContract("Idempotency-Key", "X-Idempotency-Key"), otelretry.WithIdempotencyKeyValues())}
+
+	status, _, err := send(t, client, t.Context(), http.MethodPost, srv.URL+"/orders", `{}`, "Idempotency-Key", " k1 ")
+	recorded := attrOf(spantest.Operations(rec.Ended())[0], attrs.IdempotencyKeyValueKey).AsString()
+	if err != nil || status != http.StatusCreated || len(got) != 1 || !slices.Equal(got[0], []string{" k1 "}) || recorded != " k1 " {
+		t.Errorf("%d, %v: the server got %q, retry.idempotency_key.value %q; want \" k1 \" both", status, err, got, recorded)
+	}
+	_, _, err = send(t, client, t.Context(), http.MethodPost, srv.URL+"/orders", `{}`, "Idempotency-Key", "k1", "X-Idempotency-Key", "k1 ")
+	if !errors.Is(err, otelretry.ErrIdempotencyKeyConflict) || len(got) != 1 {
+		t.Errorf("err %v, the server got %q; want ErrIdempotencyKeyConflict, nothing sent", err, got)
 	}
 }
 

@@ -1124,37 +1124,37 @@ func contractHeaders(h http.Header, names []string) (string, bool) {
 	keyed := false
 	for _, name := range names {
 		v := valuesIn(h, name)
-		keyed = keyed || (len(v) > 0 && keyOnTheWire(v[0]) != "")
+		keyed = keyed || (len(v) > 0 && isKey(v[0]))
 		b.WriteString(strconv.Quote(strings.Join(v, "\x00")))
 	}
 	return b.String(), keyed
 }
 
-// keysIn returns the different keys (non-empty values, as sent) the named
-// headers carry (in any spelling), in order, and the headers that carry
+// keysIn returns the different keys (see isKey) the named headers carry
+// (in any spelling), as written, in order, and the headers that carry
 // one.
 func keysIn(h http.Header, names []string) (keys, headers []string) {
 	for _, name := range names {
-		carries := false
-		for _, v := range valuesIn(h, name) {
-			if v = keyOnTheWire(v); v != "" {
-				carries = true
-				if !slices.Contains(keys, v) {
-					keys = append(keys, v)
-				}
+		vs := valuesIn(h, name)
+		for _, v := range vs {
+			if isKey(v) && !slices.Contains(keys, v) {
+				keys = append(keys, v)
 			}
 		}
-		if carries {
+		if slices.ContainsFunc(vs, isKey) {
 			headers = append(headers, http.CanonicalHeaderKey(name))
 		}
 	}
 	return keys, headers
 }
 
-// keyOnTheWire is a header value as the server receives it: net/http
-// trims the spaces and tabs around a value when it writes it, so a key of
-// blanks reaches the server empty, and no server can deduplicate by it.
-func keyOnTheWire(v string) string { return textproto.TrimString(v) }
+// isKey reports whether a header's value v is a key: one of blanks is
+// not. net/http's HTTP/1 writer trims the spaces and tabs around a value,
+// so it reaches the server empty; over HTTP/2 it goes as written, a field
+// RFC 9113 calls malformed (a server may refuse or trim it). No server
+// deduplicates by it. A key is otherwise kept as written (over HTTP/2,
+// "k1 " and "k1" are two keys).
+func isKey(v string) bool { return textproto.TrimString(v) != "" }
 
 // carriesKey reports whether h holds any of the headers names, in any
 // spelling and with any value, even an empty one: the caller chose what
