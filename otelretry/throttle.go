@@ -43,8 +43,9 @@ var errInvalidThrottleSetting = errors.New("otelretry: throttle setting ignored"
 // than transport errors. An attempt counts once it ends, as gRPC's
 // adaptive throttler counts it, so that a burst to a fresh dependency is
 // not refused for answers not back yet: a dependency that holds what it
-// is sent is throttled once those attempts time out (WithAttemptTimeout
-// bounds how long that takes). A dependency that answers keeps its requests
+// is sent is throttled once those attempts time out (a read's at the
+// attempt timeout, a write's the policy may not repeat at the deadline).
+// A dependency that answers keeps its requests
 // flowing; one that is overloaded (it refuses, or times out) sees the
 // load it gets fall to about K times what it accepts, so that its queue
 // drains and overload ends when its cause ends, instead of outlasting it
