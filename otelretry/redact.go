@@ -88,12 +88,7 @@ func sanitizeErrorText(msg string, err error, urls ...*url.URL) string {
 	}
 	walkErrors(err, func(e error) {
 		if ue, ok := e.(*url.Error); ok && ue.URL != "" {
-			// The request's own URL is sanitized as known: read as text,
-			// an '@' in its path after a port reads as a userinfo's end.
-			clean := sanitizeRawURL(ue.URL)
-			if i := slices.IndexFunc(known, func(k [2]string) bool { return k[0] == ue.URL }); i >= 0 {
-				clean = known[i][1]
-			}
+			clean := sanitizeURLText(ue.URL, urls...)
 			replace(strconv.Quote(ue.URL), strconv.Quote(clean))
 			replace(ue.URL, clean)
 		}
@@ -115,6 +110,22 @@ func sanitizeErrorText(msg string, err error, urls ...*url.URL) string {
 	return msg
 }
 
+// sanitizeURLText sanitizes raw, a URL an error names: as known when it
+// prints one of urls (the request's; read as text, an '@' in its path
+// after a port reads as a userinfo's end, and names another host) or is
+// one sanitized already, else as text (sanitizeRawURL).
+func sanitizeURLText(raw string, urls ...*url.URL) string {
+	for _, u := range urls {
+		if u == nil {
+			continue
+		}
+		if clean := SanitizeURL(u); raw == clean || slices.Contains(printedForms(u), raw) {
+			return clean
+		}
+	}
+	return sanitizeRawURL(raw)
+}
+
 // printedForms are the ways u is printed whole: as it is, as
 // url.URL.Redacted prints it, and as net/http's Client puts it in its
 // *url.Error (the password as "***"), which a base that wraps that error
@@ -129,7 +140,8 @@ func printedForms(u *url.URL) []string {
 
 // spelledSecrets are what of u an error may repeat in a spelling other
 // than the URL's: its userinfo's password and user name, its query
-// (replaced by its sanitized form), its fragment after its '#', and the
+// (replaced by its sanitized form), its fragment after its '#' escaped,
+// and the
 // fragment and each value of either of minCredentialPart bytes or more
 // alone.
 func spelledSecrets(u *url.URL) []redact.Replacement {
@@ -145,9 +157,10 @@ func spelledSecrets(u *url.URL) []redact.Replacement {
 		rs = append(rs, redact.Replacement{Of: u.RawQuery, With: redactedQuery(u.RawQuery)})
 	}
 	if frag != "" {
-		// After its '#' at any length, as the query after its '?' (a URL
-		// escaped whole); alone from minCredentialPart bytes.
-		rs = append(rs, redact.Replacement{Of: "#" + frag, With: "#" + attrs.Redacted})
+		// After its '#' escaped, at any length (the URL escaped whole, a
+		// cache's entry name); alone from minCredentialPart bytes. A short
+		// one written as it is would match prose ("certificate #1").
+		rs = append(rs, redact.Replacement{Of: "#" + frag, With: "#" + attrs.Redacted, Escaped: true})
 	}
 	if len(frag) >= minCredentialPart {
 		rs = append(rs, redact.Replacement{Of: frag, With: attrs.Redacted})

@@ -193,7 +193,9 @@ func TestTheClientsPrintedURLLeavesTheSanitizedURLWhole(t *testing.T) {
 // A fragment of any length is replaced after its '#' in the request's URL
 // escaped whole (a cache's entry name), as the query after its '?' is:
 // docs/telemetry.md promises "its query, its fragment and their values in
-// any spelling (the URL escaped whole ...)". One of under 8 bytes was kept.
+// any spelling (the URL escaped whole ...)". One of under 8 bytes was kept;
+// then one written as it is in the error's prose was replaced too
+// ("certificate #1" for a URL ending in "#1").
 func TestAShortFragmentOfTheURLEscapedWholeReachesNoTelemetry(t *testing.T) {
 	for _, raw := range []string{"https://api.test/cb#Zq7wK2", "https://api.test/cb?x=1#k=Zq7"} {
 		got := scrubbedTexts(t, raw, func(r *http.Request) error {
@@ -203,17 +205,63 @@ func TestAShortFragmentOfTheURLEscapedWholeReachesNoTelemetry(t *testing.T) {
 			t.Errorf("%s: the fragment reached telemetry:\n%s", raw, got)
 		}
 	}
+	got := scrubbedTexts(t, "https://api.test/docs/page#1", func(r *http.Request) error {
+		return fmt.Errorf("cache miss for %s: tls: failed to parse certificate #1 in the chain", url.QueryEscape(r.URL.String()))
+	})
+	for _, line := range urlLines(got) {
+		if !strings.Contains(line, "certificate #1 in the chain") || strings.Contains(line, "%231") {
+			t.Errorf("want the escaped fragment replaced, the error's own text kept:\n%s", got)
+		}
+	}
+}
+
+// A body's read error that is a *url.Error of the request's own URL names
+// it as url.full does, as an attempt's error does: the URL with a port and
+// an '@' in its path read as text named another host, in the error the
+// caller reads (errors.As) and in the span's status.
+func TestABodysURLErrorNamesTheRequestsURLAsKnown(t *testing.T) {
+	const raw = "https://api.test:8443/users/bob@example.com/profile?token=QSECRETVALUE42"
+	const want = "https://api.test:8443/users/bob@example.com/profile?token=REDACTED"
+	rec := tracetest.NewSpanRecorder()
+	tr := otelretry.NewTransport(roundTripFunc(func(r *http.Request) (*http.Response, error) {
+		body := errAfter("partial", &url.Error{Op: "Get", URL: r.URL.String(), Err: io.ErrUnexpectedEOF})
+		return &http.Response{StatusCode: 200, Header: http.Header{}, Body: body, Request: r}, nil
+	}), otelretry.WithTracerProvider(sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))), otelretry.WithMaxAttempts(1))
+	req, err := http.NewRequestWithContext(t.Context(), http.MethodGet, raw, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := tr.RoundTrip(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = io.ReadAll(resp.Body)
+	resp.Body.Close()
+	var ue *url.Error
+	if !errors.As(err, &ue) || ue.URL != want || !strings.Contains(err.Error(), want) {
+		t.Errorf("read error %q: want a *url.Error naming %q", err, want)
+	}
+	for _, s := range rec.Ended() {
+		if d := s.Status().Description; strings.Contains(d, "example.com/profile") && !strings.Contains(d, want) {
+			t.Errorf("span %q status %q: want %q", s.Name(), d, want)
+		}
+	}
 }
 
 // An '@' in the path after a port reads, in text, as the end of a userinfo
 // ("api.test:8443/users/bob" a user and a password). The request's own URL
 // is known: its errors name it as SanitizeURL and url.full do, not as
-// "https://REDACTED:REDACTED@example.com/profile", another host.
+// "https://REDACTED:REDACTED@example.com/profile", another host, in
+// prose's punctuation too.
 func TestAnAtInThePathLeavesTheRequestsURLWhole(t *testing.T) {
 	const raw = "https://api.test:8443/users/bob@example.com/profile"
 	for name, mk := range map[string]func(*http.Request) error{
-		"urlError": func(r *http.Request) error { return &url.Error{Op: "Get", URL: r.URL.String(), Err: io.EOF} },
-		"plain":    func(r *http.Request) error { return fmt.Errorf("GET %s: %w", r.URL, io.EOF) },
+		"urlError":    func(r *http.Request) error { return &url.Error{Op: "Get", URL: r.URL.String(), Err: io.EOF} },
+		"plain":       func(r *http.Request) error { return fmt.Errorf("GET %s: %w", r.URL, io.EOF) },
+		"parentheses": func(r *http.Request) error { return fmt.Errorf("fetch failed (%s): %w", r.URL, io.EOF) },
+		"angles":      func(r *http.Request) error { return fmt.Errorf("fetch <%s> failed: %w", r.URL, io.EOF) },
+		"quotes":      func(r *http.Request) error { return fmt.Errorf("fetch '%s' failed: %w", r.URL, io.EOF) },
+		"key":         func(r *http.Request) error { return fmt.Errorf("url=%s err=%w", r.URL, io.EOF) },
 	} {
 		t.Run(name, func(t *testing.T) {
 			got := scrubbedTexts(t, raw, mk)

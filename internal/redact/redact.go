@@ -265,10 +265,12 @@ func RedactUserinfo(text, userinfo string) string {
 
 // Replacement is what ReplaceSpelled replaces: Of, wherever the text
 // spells it, by With; where Then is not 0, only where a spelling of Then
-// follows it (kept).
+// follows it (kept); with Escaped, only where the text escaped some of it
+// (a URL escaped whole), not where it is written as it is.
 type Replacement struct {
 	Of, With string
 	Then     byte
+	Escaped  bool
 }
 
 // ReplaceSpelled is text with each occurrence of each replacement's Of,
@@ -285,7 +287,7 @@ func ReplaceSpelled(text string, keep []string, rs ...Replacement) string {
 	for k, r := range rs {
 		for _, of := range spellingsOf(r.Of) {
 			for _, l := range text0 {
-				spans = l.find(spans, of, r.Then, k)
+				spans = l.find(spans, of, r.Then, r.Escaped, k)
 			}
 		}
 	}
@@ -350,8 +352,9 @@ func (d decoding) origin(i int) int {
 }
 
 // find appends to spans each occurrence of of in d, followed by then when
-// it is not 0, as a span of the text d decodes, with k.
-func (d decoding) find(spans [][3]int, of string, then byte, k int) [][3]int {
+// it is not 0, as a span of the text d decodes, with k; with escaped, only
+// one the text spells longer than of (some of it escaped).
+func (d decoding) find(spans [][3]int, of string, then byte, escaped bool, k int) [][3]int {
 	if of == "" {
 		return spans
 	}
@@ -365,7 +368,9 @@ func (d decoding) find(spans [][3]int, of string, then byte, k int) [][3]int {
 			return spans
 		}
 		i += from
-		spans = append(spans, [3]int{d.origin(i), d.origin(i + len(of)), k})
+		if start, end := d.origin(i), d.origin(i+len(of)); !escaped || end-start > len(of) {
+			spans = append(spans, [3]int{start, end, k})
+		}
 		from = i + len(of)
 	}
 }
@@ -756,12 +761,29 @@ func TextKeeping(s string, keep ...string) string {
 	return b.String()
 }
 
-// kept reports whether word is one of keep, followed by punctuation alone
-// ("...profile:" in "GET https://h/profile: EOF").
+// kept reports whether word is one of keep, in prose's punctuation alone
+// ("(", "<", a quote, a "url=" before it; ':', a period after it: "GET
+// https://h/profile: EOF"). Nothing before a "scheme://" can make it a
+// userinfo, and punctuation after it holds no secret.
 func kept(word string, keep []string) bool {
 	return slices.ContainsFunc(keep, func(k string) bool {
-		return k != "" && strings.HasPrefix(word, k) && strings.Trim(word[len(k):], ":;,.!?") == ""
+		i := strings.Index(word, k)
+		return k != "" && i >= 0 && openingText(word[:i]) && strings.Trim(word[i+len(k):], ":;,.!?)]}>'\"`") == ""
 	})
+}
+
+// openingText reports whether s, before a URL in a word, is prose's
+// opening punctuation ("(", "<", a quote), around a key and '=' or ':' at
+// most ("url=", "next:(").
+func openingText(s string) bool {
+	const opening = "([{<'\"`"
+	s = strings.TrimRight(strings.TrimLeft(s, opening), opening)
+	if s == "" {
+		return true
+	}
+	key, sep := s[:len(s)-1], s[len(s)-1]
+	return (sep == '=' || sep == ':') && key != "" &&
+		strings.Trim(key, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-") == ""
 }
 
 // jsonSchemeSep is "://" with its slashes escaped, as JSON encoders may

@@ -328,6 +328,11 @@ func TestTextKeeping(t *testing.T) {
 		"GET " + own + ": EOF":             "GET " + own + ": EOF",
 		`Get "` + own + `": EOF`:           `Get "` + own + `": EOF`,
 		"see " + own + ".":                 "see " + own + ".",
+		"fetch (" + own + ") failed":       "fetch (" + own + ") failed",
+		"fetch <" + own + ">":              "fetch <" + own + ">",
+		"fetch '" + own + "'":              "fetch '" + own + "'",
+		"url=" + own + " err=EOF":          "url=" + own + " err=EOF",
+		"u:p@" + own:                       "REDACTED:REDACTED@https://REDACTED:REDACTED@example.com/profile", // not prose's: read as text
 		"GET " + own + "?token=abc: EOF":   "GET https://REDACTED:REDACTED@example.com/profile?token=REDACTED EOF",
 		"GET https://api.test:pw@evil/x":   "GET https://REDACTED:REDACTED@evil/x",
 		"GET https://api.test:8443/u/a@b/": "GET https://REDACTED:REDACTED@b/",
