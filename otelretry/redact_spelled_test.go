@@ -285,3 +285,58 @@ func urlLines(texts string) []string {
 	}
 	return lines
 }
+
+// A PrepareAttemptFunc that sends through a gateway puts the caller's URL
+// in the query, beside a short value: the caller's sanitized URL, kept
+// whole, kept the whole query with it (482913, under 8 bytes, is replaced
+// only as part of the query).
+func TestAPreparedQueryHoldingTheCallersURLKeepsNoValue(t *testing.T) {
+	for name, printed := range map[string]func(*http.Request) string{
+		"as written": func(r *http.Request) string { return r.URL.RawQuery },
+		"decoded":    func(r *http.Request) string { q, _ := url.QueryUnescape(r.URL.RawQuery); return q },
+	} {
+		t.Run(name, func(t *testing.T) {
+			rec := tracetest.NewSpanRecorder()
+			rt := otelretry.NewTransport(roundTripFunc(func(r *http.Request) (*http.Response, error) {
+				return nil, fmt.Errorf("gateway refused %s: %w", printed(r), io.EOF)
+			}), otelretry.WithMaxAttempts(1), otelretry.WithTracerProvider(sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))),
+				otelretry.WithPrepareAttempt(func(r *http.Request, _ int) error {
+					r.URL.Path, r.URL.RawQuery = "/gateway", "target=https://api.test/v1&otp=482913"
+					return nil
+				}))
+			_, err := rt.RoundTrip(get(t, t.Context(), "https://api.test/v1"))
+			texts := []string{fmt.Sprint(err)}
+			for _, s := range rec.Ended() {
+				texts = append(texts, s.Status().Description)
+			}
+			if err == nil || strings.Contains(strings.Join(texts, "\n"), "482913") {
+				t.Errorf("the query's value reached telemetry:\n%s", strings.Join(texts, "\n"))
+			}
+		})
+	}
+}
+
+// fmt prints a pointer to a struct as "&{URL:...}" and a map as
+// "map[url:...]": the request's own URL there is named as url.full names
+// it, not as another host.
+func TestTheRequestsURLInFmtsFormsIsLeftWhole(t *testing.T) {
+	const raw = "https://api.test:8443/users/bob@example.com/profile"
+	type failure struct {
+		URL string
+		Err error
+	}
+	for name, format := range map[string]func(*http.Request) error{
+		"pointer %+v": func(r *http.Request) error { return fmt.Errorf("fetch: %+v", &failure{r.URL.String(), io.EOF}) },
+		"pointer %v":  func(r *http.Request) error { return fmt.Errorf("fetch: %v", &failure{r.URL.String(), io.EOF}) },
+		"map":         func(r *http.Request) error { return fmt.Errorf("fetch: %v", map[string]string{"url": r.URL.String()}) },
+	} {
+		t.Run(name, func(t *testing.T) {
+			got := scrubbedTexts(t, raw, format)
+			for _, line := range urlLines(got) {
+				if !strings.Contains(line, raw) || strings.Contains(line, "REDACTED") {
+					t.Errorf("want %q whole in every text:\n%s", raw, got)
+				}
+			}
+		})
+	}
+}

@@ -275,9 +275,9 @@ type Replacement struct {
 
 // ReplaceSpelled is text with each occurrence of each replacement's Of,
 // in any spelling (see RedactUserinfo), replaced by its With, but where it
-// overlaps an occurrence of one of keep, as written: a request's query or
-// one of its values that an error repeats escaped whole or decoded, next
-// to the URL already sanitized. Occurrences that overlap are replaced as
+// would replace part of an occurrence of one of keep, as written: a
+// request's query or one of its values that an error repeats escaped
+// whole or decoded, next to the URL already sanitized. Occurrences that overlap are replaced as
 // one, by the With of the one that begins first (then the longest). The text is decoded
 // once, and each replacement found with strings.Index: the time stays
 // linear in len(text) for each replacement, whatever a server wrote.
@@ -306,7 +306,7 @@ func ReplaceSpelled(text string, keep []string, rs ...Replacement) string {
 			last = max(last, sp[1]) // overlapping the one replaced: one replacement for both
 			continue
 		}
-		if len(kept) > 0 && kept[0][0] < sp[1] {
+		if cuts(sp, kept) {
 			continue
 		}
 		b.WriteString(text[last:sp[0]])
@@ -315,6 +315,22 @@ func ReplaceSpelled(text string, keep []string, rs ...Replacement) string {
 	}
 	b.WriteString(text[last:])
 	return b.String()
+}
+
+// cuts reports whether span sp would replace part of one of kept (those
+// that end before it are behind), not the whole: a kept URL inside a
+// query a preparation wrote ("target=https://h/v1&otp=…") goes with the
+// query replaced, lest the query's values be kept with it.
+func cuts(sp [3]int, kept [][2]int) bool {
+	for _, k := range kept {
+		if k[0] >= sp[1] {
+			return false
+		}
+		if k[0] < sp[0] || k[1] > sp[1] {
+			return true
+		}
+	}
+	return false
 }
 
 // keptSpans are the occurrences of each of keep in text, as written,
@@ -772,18 +788,16 @@ func kept(word string, keep []string) bool {
 	})
 }
 
-// openingText reports whether s, before a URL in a word, is prose's
-// opening punctuation ("(", "<", a quote), around a key and '=' or ':' at
-// most ("url=", "next:(").
+// openingText reports whether s, before a URL in a word, is what prose
+// and fmt write before a value: opening punctuation ("(", "<", a quote,
+// fmt's "&{" and "map["), a field's or a key's name and ':' or '=' ("url=",
+// "&{URL:"). None of it can make the URL's text a userinfo or hold a
+// secret Text would have redacted: an '@', a '/', a '%', a '?', an '&'
+// between pairs or a value after an '=' refuses it.
 func openingText(s string) bool {
 	const opening = "([{<'\"`"
-	s = strings.TrimRight(strings.TrimLeft(s, opening), opening)
-	if s == "" {
-		return true
-	}
-	key, sep := s[:len(s)-1], s[len(s)-1]
-	return (sep == '=' || sep == ':') && key != "" &&
-		strings.Trim(key, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-") == ""
+	s = strings.TrimSuffix(strings.TrimRight(strings.TrimPrefix(s, "&{"), opening), "=")
+	return strings.Trim(s, opening+":_.-abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789") == ""
 }
 
 // jsonSchemeSep is "://" with its slashes escaped, as JSON encoders may

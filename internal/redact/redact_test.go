@@ -332,6 +332,12 @@ func TestTextKeeping(t *testing.T) {
 		"fetch <" + own + ">":              "fetch <" + own + ">",
 		"fetch '" + own + "'":              "fetch '" + own + "'",
 		"url=" + own + " err=EOF":          "url=" + own + " err=EOF",
+		"&{URL:" + own + " Err:EOF}":       "&{URL:" + own + " Err:EOF}",
+		"map[url:" + own + "]":             "map[url:" + own + "]",
+		"&{" + own + " EOF}":               "&{" + own + " EOF}",
+		"url='" + own + "'":                "url='" + own + "'",
+		"a=b&url=" + own:                   "a=b&url=https://REDACTED:REDACTED@example.com/profile", // not prose's: read as text
+		"tok=SECRETVALUE=" + own:           "tok=SECRETVALUE=https://REDACTED:REDACTED@example.com/profile",
 		"u:p@" + own:                       "REDACTED:REDACTED@https://REDACTED:REDACTED@example.com/profile", // not prose's: read as text
 		"GET " + own + "?token=abc: EOF":   "GET https://REDACTED:REDACTED@example.com/profile?token=REDACTED EOF",
 		"GET https://api.test:pw@evil/x":   "GET https://REDACTED:REDACTED@evil/x",
