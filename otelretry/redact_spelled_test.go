@@ -4,6 +4,7 @@
 package otelretry_test
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -338,5 +339,21 @@ func TestTheRequestsURLInFmtsFormsIsLeftWhole(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// encoding/json writes a URL's '&' as \u0026: a base that reports the
+// request JSON-encoded spells its query so, and kept the values under 8
+// bytes, which are replaced only as part of the query.
+func TestAQueryJSONEncodedKeepsNoValue(t *testing.T) {
+	got := scrubbedTexts(t, "https://api.test/v1/verify?otp=482913&page=2", func(r *http.Request) error {
+		b, err := json.Marshal(r.URL)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return fmt.Errorf("upstream rejected %s: %w", b, io.EOF)
+	})
+	if strings.Contains(got, "482913") || !strings.Contains(got, `otp=REDACTED\u0026page=REDACTED`) {
+		t.Errorf("want the query's JSON spelling replaced:\n%s", got)
 	}
 }
