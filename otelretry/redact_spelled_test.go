@@ -357,3 +357,28 @@ func TestAQueryJSONEncodedKeepsNoValue(t *testing.T) {
 		t.Errorf("want the query's JSON spelling replaced:\n%s", got)
 	}
 }
+
+// A PrepareAttemptFunc that sends through a gateway, its query's value
+// the caller's URL, fails naming the caller's URL: the URL is named as
+// url.full names it, not replaced as the gateway query's value (a value
+// that is the kept URL alone leaves it; one around it goes, as above).
+func TestTheCallersURLAsAPreparedQueryValueIsLeftWhole(t *testing.T) {
+	const raw = "https://api.test/v1/items"
+	for name, query := range map[string]func(string) string{
+		"escaped":    func(u string) string { return "target=" + url.QueryEscape(u) },
+		"as written": func(u string) string { return "target=" + u + "&otp=482913" },
+	} {
+		t.Run(name, func(t *testing.T) {
+			rt := otelretry.NewTransport(roundTripFunc(func(r *http.Request) (*http.Response, error) { return nil, io.EOF }),
+				otelretry.WithMaxAttempts(1), otelretry.WithPrepareAttempt(func(r *http.Request, _ int) error {
+					caller := r.URL.String()
+					r.URL.Path, r.URL.RawQuery = "/gateway", query(caller)
+					return fmt.Errorf("gateway token for %s: token expired", caller)
+				}))
+			_, err := rt.RoundTrip(get(t, t.Context(), raw))
+			if err == nil || !strings.Contains(err.Error(), "gateway token for "+raw+": token expired") || strings.Contains(err.Error(), "482913") {
+				t.Errorf("err %v; want the caller's URL whole", err)
+			}
+		})
+	}
+}

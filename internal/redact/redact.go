@@ -317,16 +317,18 @@ func ReplaceSpelled(text string, keep []string, rs ...Replacement) string {
 	return b.String()
 }
 
-// cuts reports whether span sp would replace part of one of kept (those
-// that end before it are behind), not the whole: a kept URL inside a
-// query a preparation wrote ("target=https://h/v1&otp=…") goes with the
-// query replaced, lest the query's values be kept with it.
+// cuts reports whether span sp would replace one of kept (those that end
+// before it are behind), or part of it, rather than text around it as
+// well: a kept URL inside a query a preparation wrote
+// ("target=https://h/v1&otp=…") goes with the query replaced, lest the
+// query's values be kept with it, but a value that is the kept URL alone
+// (the same target, escaped) leaves it.
 func cuts(sp [3]int, kept [][2]int) bool {
 	for _, k := range kept {
 		if k[0] >= sp[1] {
 			return false
 		}
-		if k[0] < sp[0] || k[1] > sp[1] {
+		if k[0] < sp[0] || k[1] > sp[1] || k[0] == sp[0] && k[1] == sp[1] {
 			return true
 		}
 	}
