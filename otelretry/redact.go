@@ -154,12 +154,7 @@ func spelledSecrets(u *url.URL) []redact.Replacement {
 	}
 	frag := u.EscapedFragment()
 	if u.RawQuery != "" {
-		clean := redactedQuery(u.RawQuery)
-		rs = append(rs, redact.Replacement{Of: u.RawQuery, With: clean})
-		if j := jsonSpelling.Replace(u.RawQuery); j != u.RawQuery {
-			// encoding/json writes '&' between pairs as \u0026.
-			rs = append(rs, redact.Replacement{Of: j, With: jsonSpelling.Replace(clean)})
-		}
+		rs = append(rs, redact.Replacement{Of: u.RawQuery, With: redactedQuery(u.RawQuery)})
 	}
 	if frag != "" {
 		// After its '#' escaped, at any length (the URL escaped whole, a
@@ -179,10 +174,6 @@ func spelledSecrets(u *url.URL) []redact.Replacement {
 	}
 	return rs
 }
-
-// jsonSpelling is how encoding/json writes the characters of a URL it
-// escapes by default (HTML-safe).
-var jsonSpelling = strings.NewReplacer("&", `\u0026`, "<", `\u003c`, ">", `\u003e`)
 
 // walkErrors calls f on err and every error in its chain, following both
 // Unwrap() error and Unwrap() []error.

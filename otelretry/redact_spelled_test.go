@@ -342,19 +342,37 @@ func TestTheRequestsURLInFmtsFormsIsLeftWhole(t *testing.T) {
 	}
 }
 
-// encoding/json writes a URL's '&' as \u0026: a base that reports the
-// request JSON-encoded spells its query so, and kept the values under 8
-// bytes, which are replaced only as part of the query.
-func TestAQueryJSONEncodedKeepsNoValue(t *testing.T) {
-	got := scrubbedTexts(t, "https://api.test/v1/verify?otp=482913&page=2", func(r *http.Request) error {
-		b, err := json.Marshal(r.URL)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return fmt.Errorf("upstream rejected %s: %w", b, io.EOF)
-	})
-	if strings.Contains(got, "482913") || !strings.Contains(got, `otp=REDACTED\u0026page=REDACTED`) {
-		t.Errorf("want the query's JSON spelling replaced:\n%s", got)
+// encoding/json writes a URL's '&' as \u0026, a '"' as \", a '\' as \\:
+// a base that reports the request JSON-encoded (the URL, or its query's
+// values) spells its query, its fragment and their values so, and kept
+// them (those under 8 bytes are replaced only as part of the query or the
+// fragment). Each replacement is searched in its JSON spellings now.
+func TestTheURLJSONEncodedKeepsNoSecret(t *testing.T) {
+	for name, tc := range map[string]struct {
+		raw, secret string
+		marshal     func(*http.Request) any
+	}{
+		"query":            {"https://api.test/v1/verify?otp=482913&page=2", "482913", func(r *http.Request) any { return r.URL }},
+		"query with quote": {`https://api.test/v1/verify?where={"s":"o"}&otp=482913`, "482913", func(r *http.Request) any { return r.URL }},
+		"query with backslash": {`https://api.test/v1/verify?dir=C:\temp&otp=482913`, "482913",
+			func(r *http.Request) any { return r.URL }},
+		"fragment":      {"https://api.test/v1/cb#otp=4829&x=1", "4829", func(r *http.Request) any { return r.URL }},
+		"value alone":   {"https://api.test/v1?token=Zq7%26Kp2mW9xR4v&page=2", "Kp2mW9xR4v", func(r *http.Request) any { return r.URL.Query() }},
+		"value with <":  {"https://api.test/v1?token=Zq7%3CKp2mW9xR4v&page=2", "Kp2mW9xR4v", func(r *http.Request) any { return r.URL.Query() }},
+		"value with \"": {"https://api.test/v1?token=Zq7%22Kp2mW9xR4v&page=2", "Kp2mW9xR4v", func(r *http.Request) any { return r.URL.Query() }},
+	} {
+		t.Run(name, func(t *testing.T) {
+			got := scrubbedTexts(t, tc.raw, func(r *http.Request) error {
+				b, err := json.Marshal(tc.marshal(r))
+				if err != nil {
+					t.Fatal(err)
+				}
+				return fmt.Errorf("upstream rejected %s: %w", b, io.EOF)
+			})
+			if strings.Contains(got, tc.secret) {
+				t.Errorf("%q reached telemetry:\n%s", tc.secret, got)
+			}
+		})
 	}
 }
 

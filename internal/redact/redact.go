@@ -14,6 +14,7 @@ package redact
 
 import (
 	"cmp"
+	"encoding/json"
 	"net/url"
 	"slices"
 	"strings"
@@ -417,7 +418,10 @@ func decodings(text string) []decoding {
 
 // spellingsOf are the forms of s searched for in each decoding of a text:
 // s as it is, decoded once (a query value as the application reads it)
-// and as far as decodings decodes it, each once.
+// and as far as decodings decodes it, each once, and each of those as
+// encoding/json writes it in a string (a URL's fields or a query's values
+// marshalled: '&' as \u0026, '"' as \"), with and without its HTML
+// escapes.
 func spellingsOf(s string) []string {
 	ds := decodings(s)
 	forms := []string{ds[0].text}
@@ -426,7 +430,29 @@ func spellingsOf(s string) []string {
 			forms = append(forms, d.text)
 		}
 	}
+	for _, f := range forms {
+		if !strings.ContainsFunc(f, func(r rune) bool { return r < 0x20 || r >= 0x7f || strings.ContainsRune(`"\<>&`, r) }) {
+			continue // encoding/json writes it as it is
+		}
+		for _, html := range [...]bool{true, false} {
+			if j := jsonString(f, html); !slices.Contains(forms, j) {
+				forms = append(forms, j)
+			}
+		}
+	}
 	return forms
+}
+
+// jsonString is s as encoding/json writes it in a string, without the
+// quotes, its HTML characters escaped or not (Encoder.SetEscapeHTML).
+func jsonString(s string, html bool) string {
+	var b strings.Builder
+	e := json.NewEncoder(&b)
+	e.SetEscapeHTML(html)
+	if e.Encode(s) != nil {
+		return s
+	}
+	return strings.TrimSuffix(strings.TrimPrefix(strings.TrimSuffix(b.String(), "\n"), `"`), `"`)
 }
 
 // QueryValues are the values of the raw query raw, as written.
