@@ -226,6 +226,17 @@ func sanitizedMessage(err error, known requestText) string {
 	return redact.TextKeeping(scrubHeaderLines(msg), SanitizeURL(known.caller), SanitizeURL(known.wire))
 }
 
+// replaceJSONSpelled replaces v in msg, as written and in its JSON
+// spellings.
+func replaceJSONSpelled(msg, v string) string {
+	for _, s := range redact.JSONSpellings(v) {
+		if strings.Contains(msg, s) {
+			msg = strings.ReplaceAll(msg, s, attrs.Redacted)
+		}
+	}
+	return msg
+}
+
 // headerToken reports whether name is a header name as RFC 9110 spells
 // one (a token), which holds nothing of a value.
 func headerToken(name string) bool {
@@ -473,19 +484,25 @@ const minCredentialPart = 8
 // scrubCredentials replaces in msg every value of h's credential headers
 // (a base or a hook may print the request it was given), whole, then each
 // of its parts between spaces, commas, semicolons and '=' of at least
-// minCredentialPart bytes.
+// minCredentialPart bytes (a quoted one with its quotes and without), each
+// as written and as encoding/json writes it (a base that reports the
+// headers it sent as JSON).
 func scrubCredentials(msg string, h http.Header) string {
 	for name, values := range h {
 		if !credentialHeader(name) {
 			continue
 		}
 		for _, v := range values {
-			if v = strings.TrimSpace(v); len(v) >= 4 && strings.Contains(msg, v) {
-				msg = strings.ReplaceAll(msg, v, attrs.Redacted)
+			if v = strings.TrimSpace(v); len(v) >= 4 {
+				msg = replaceJSONSpelled(msg, v)
 			}
 			for part := range strings.FieldsFuncSeq(v, func(r rune) bool { return r == ' ' || r == ',' || r == ';' || r == '=' }) {
-				if len(part) >= minCredentialPart && strings.Contains(msg, part) {
-					msg = strings.ReplaceAll(msg, part, attrs.Redacted)
+				// A quoted part (Digest's response="...") is its value
+				// alone too.
+				for _, p := range [...]string{part, strings.Trim(part, `"`)} {
+					if len(p) >= minCredentialPart {
+						msg = replaceJSONSpelled(msg, p)
+					}
 				}
 			}
 		}

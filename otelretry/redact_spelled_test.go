@@ -400,3 +400,38 @@ func TestTheCallersURLAsAPreparedQueryValueIsLeftWhole(t *testing.T) {
 		})
 	}
 }
+
+// A base that reports the headers it sent as JSON spells a credential's
+// value so: Digest's quoted response hash as \"…\", a cookie's '&' as
+// \u0026, an API key's '<' as \u003c. Each value and part is replaced in
+// its JSON spellings too, as written it was already.
+func TestACredentialHeaderJSONEncodedReachesNoTelemetry(t *testing.T) {
+	for name, tc := range map[string]struct{ header, value, secret string }{
+		"digest":    {"Authorization", `Digest username="alice", realm="api", nonce="dcd98b7102dd2f0e8b11", response="6629fae49393a05397450978507c4ef1"`, "6629fae49393a05397450978507c4ef1"},
+		"cookie &":  {"Cookie", `sid=Xk9Pq7Zr&Wm5Lt8Hv2Qn`, "Wm5Lt8Hv2Qn"},
+		"api key <": {"X-Api-Key", `k3yQ9vB2<zT7mW4pL8`, "zT7mW4pL8"},
+	} {
+		for how, marshal := range map[string]func(*http.Request) any{
+			"the headers": func(r *http.Request) any { return r.Header },
+			"the value":   func(r *http.Request) any { return r.Header.Get(tc.header) },
+		} {
+			t.Run(name+", "+how, func(t *testing.T) {
+				rec := tracetest.NewSpanRecorder()
+				rt := otelretry.NewTransport(roundTripFunc(func(r *http.Request) (*http.Response, error) {
+					b, _ := json.Marshal(marshal(r))
+					return nil, fmt.Errorf("upstream rejected %s: %w", b, io.EOF)
+				}), otelretry.WithMaxAttempts(1), otelretry.WithTracerProvider(sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))))
+				req := get(t, t.Context(), "https://api.test/v1/x")
+				req.Header.Set(tc.header, tc.value)
+				_, err := rt.RoundTrip(req)
+				texts := []string{fmt.Sprint(err)}
+				for _, s := range rec.Ended() {
+					texts = append(texts, s.Status().Description)
+				}
+				if got := strings.Join(texts, "\n"); err == nil || strings.Contains(got, tc.secret) {
+					t.Errorf("%q reached telemetry:\n%s", tc.secret, got)
+				}
+			})
+		}
+	}
+}

@@ -286,6 +286,9 @@ func ReplaceSpelled(text string, keep []string, rs ...Replacement) string {
 	var spans [][3]int // in text: start, end, the replacement's index
 	text0 := decodings(text)
 	for k, r := range rs {
+		if slices.ContainsFunc(rs[:k], func(o Replacement) bool { return o.Of == r.Of && o.Then == r.Then && o.Escaped == r.Escaped }) {
+			continue // its spans are found already (a query's values that repeat)
+		}
 		for _, of := range spellingsOf(r.Of) {
 			for _, l := range text0 {
 				spans = l.find(spans, of, r.Then, r.Escaped, k)
@@ -431,13 +434,26 @@ func spellingsOf(s string) []string {
 		}
 	}
 	for _, f := range forms {
-		if !strings.ContainsFunc(f, func(r rune) bool { return r < 0x20 || r >= 0x7f || strings.ContainsRune(`"\<>&`, r) }) {
-			continue // encoding/json writes it as it is
-		}
-		for _, html := range [...]bool{true, false} {
-			if j := jsonString(f, html); !slices.Contains(forms, j) {
+		for _, j := range JSONSpellings(f)[1:] {
+			if !slices.Contains(forms, j) {
 				forms = append(forms, j)
 			}
+		}
+	}
+	return forms
+}
+
+// JSONSpellings are s and, when encoding/json escapes any of its
+// characters, s as it writes it in a string, with its HTML escapes and
+// without (Encoder.SetEscapeHTML(false)).
+func JSONSpellings(s string) []string {
+	forms := []string{s}
+	if !strings.ContainsFunc(s, func(r rune) bool { return r < 0x20 || r >= 0x7f || strings.ContainsRune(`"\<>&`, r) }) {
+		return forms // encoding/json writes it as it is
+	}
+	for _, html := range [...]bool{true, false} {
+		if j := jsonString(s, html); !slices.Contains(forms, j) {
+			forms = append(forms, j)
 		}
 	}
 	return forms
