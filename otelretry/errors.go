@@ -406,7 +406,7 @@ func sanitizedReadError(err error, known requestText) error {
 	}
 	if ue, ok := err.(*url.Error); ok && ue.Err != nil {
 		clean := *ue
-		clean.URL, clean.Err = sanitizeURLText(ue.URL, known.caller, known.wire), sanitizedReadError(ue.Err, known)
+		clean.URL, clean.Err = sanitizeURLText(ue.URL, knownURLs(known.caller, known.wire)), sanitizedReadError(ue.Err, known)
 		if sanitizedMessage(&clean, known) == clean.Error() {
 			return &clean
 		}

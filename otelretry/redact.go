@@ -65,43 +65,36 @@ func (c *lastURL) sanitize(u *url.URL) string {
 // alone but in the request's sanitized URLs. The URLs are taken in one
 // pass: a second would miss what the first changed around it.
 func sanitizeErrorText(msg string, err error, urls ...*url.URL) string {
+	return sanitizeKnownText(msg, err, knownURLs(urls...))
+}
+
+// sanitizeKnownText is sanitizeErrorText of the request's URLs known.
+func sanitizeKnownText(msg string, err error, known []knownURL) string {
 	replace := func(raw string, clean string) {
 		if raw == "" || raw == clean || !strings.Contains(msg, raw) {
 			return
 		}
 		msg = strings.ReplaceAll(msg, raw, clean)
 	}
-	var (
-		known   [][2]string // each way the request's URLs are printed, with its sanitized form
-		cleans  []string
-		secrets []redact.Replacement
-	)
-	for i, u := range urls {
-		if u == nil || slices.Contains(urls[:i], u) {
-			continue
-		}
-		clean := SanitizeURL(u)
-		for _, printed := range printedForms(u) {
-			known = append(known, [2]string{printed, clean})
-		}
-		cleans, secrets = append(cleans, clean), append(secrets, spelledSecrets(u)...)
+	var secrets []redact.Replacement
+	for _, k := range known {
+		secrets = append(secrets, spelledSecrets(k.u)...)
 	}
 	walkErrors(err, func(e error) {
 		if ue, ok := e.(*url.Error); ok && ue.URL != "" {
-			clean := sanitizeURLText(ue.URL, urls...)
+			clean := sanitizeURLText(ue.URL, known)
 			replace(strconv.Quote(ue.URL), strconv.Quote(clean))
 			replace(ue.URL, clean)
 		}
 	})
 	for _, k := range known {
-		replace(k[0], k[1])
-	}
-	msg = redact.ReplaceSpelled(msg, cleans, secrets...)
-	for _, u := range urls {
-		if u == nil {
-			continue
+		for _, printed := range k.printed {
+			replace(printed, k.clean)
 		}
-		for _, userinfo := range redact.EmbeddedUserinfos(u.Path) {
+	}
+	msg = redact.ReplaceSpelled(msg, cleansOf(known), secrets...)
+	for _, k := range known {
+		for _, userinfo := range redact.EmbeddedUserinfos(k.u.Path) {
 			// A proxy's target URL in the path, printed as sent: escaped
 			// once or more, in whoever escaped it's spelling.
 			msg = redact.RedactUserinfo(msg, userinfo)
@@ -110,17 +103,42 @@ func sanitizeErrorText(msg string, err error, urls ...*url.URL) string {
 	return msg
 }
 
+// knownURL is a URL the request is known by, with its sanitized form and
+// the ways an error may print it whole (see printedForms).
+type knownURL struct {
+	u       *url.URL
+	clean   string
+	printed []string
+}
+
+// knownURLs are urls (nil and repeats left out), each sanitized once.
+func knownURLs(urls ...*url.URL) []knownURL {
+	var known []knownURL
+	for i, u := range urls {
+		if u != nil && !slices.Contains(urls[:i], u) {
+			known = append(known, knownURL{u: u, clean: SanitizeURL(u), printed: printedForms(u)})
+		}
+	}
+	return known
+}
+
+// cleansOf are the sanitized forms of known.
+func cleansOf(known []knownURL) []string {
+	cleans := make([]string, len(known))
+	for i, k := range known {
+		cleans[i] = k.clean
+	}
+	return cleans
+}
+
 // sanitizeURLText sanitizes raw, a URL an error names: as known when it
-// prints one of urls (the request's; read as text, an '@' in its path
+// prints one of known (the request's; read as text, an '@' in its path
 // after a port reads as a userinfo's end, and names another host) or is
 // one sanitized already, else as text (sanitizeRawURL).
-func sanitizeURLText(raw string, urls ...*url.URL) string {
-	for _, u := range urls {
-		if u == nil {
-			continue
-		}
-		if clean := SanitizeURL(u); raw == clean || slices.Contains(printedForms(u), raw) {
-			return clean
+func sanitizeURLText(raw string, known []knownURL) string {
+	for _, k := range known {
+		if raw == k.clean || slices.Contains(k.printed, raw) {
+			return k.clean
 		}
 	}
 	return sanitizeRawURL(raw)
@@ -219,11 +237,12 @@ type requestText struct {
 // sanitized, the values of its credential headers replaced and any other
 // URL-like word in it sanitized.
 func sanitizedMessage(err error, known requestText) string {
-	msg := sanitizeErrorText(err.Error(), err, known.caller, known.wire)
+	urls := knownURLs(known.caller, known.wire)
+	msg := sanitizeKnownText(err.Error(), err, urls)
 	for _, h := range known.headers {
 		msg = scrubCredentials(msg, h)
 	}
-	return redact.TextKeeping(scrubHeaderLines(msg), SanitizeURL(known.caller), SanitizeURL(known.wire))
+	return redact.TextKeeping(scrubHeaderLines(msg), cleansOf(urls)...)
 }
 
 // replaceJSONSpelled replaces v in msg, as written and in its JSON

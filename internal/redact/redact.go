@@ -286,7 +286,7 @@ func ReplaceSpelled(text string, keep []string, rs ...Replacement) string {
 	var spans [][3]int // in text: start, end, the replacement's index
 	text0 := decodings(text)
 	for k, r := range rs {
-		if slices.ContainsFunc(rs[:k], func(o Replacement) bool { return o.Of == r.Of && o.Then == r.Then && o.Escaped == r.Escaped }) {
+		if slices.Contains(rs[:k], r) {
 			continue // its spans are found already (a query's values that repeat)
 		}
 		for _, of := range spellingsOf(r.Of) {
@@ -434,6 +434,9 @@ func spellingsOf(s string) []string {
 		}
 	}
 	for _, f := range forms {
+		if !jsonEscapes(f) {
+			continue
+		}
 		for _, j := range JSONSpellings(f)[1:] {
 			if !slices.Contains(forms, j) {
 				forms = append(forms, j)
@@ -448,7 +451,7 @@ func spellingsOf(s string) []string {
 // without (Encoder.SetEscapeHTML(false)).
 func JSONSpellings(s string) []string {
 	forms := []string{s}
-	if !strings.ContainsFunc(s, func(r rune) bool { return r < 0x20 || r >= 0x7f || strings.ContainsRune(`"\<>&`, r) }) {
+	if !jsonEscapes(s) {
 		return forms // encoding/json writes it as it is
 	}
 	for _, html := range [...]bool{true, false} {
@@ -457,6 +460,17 @@ func JSONSpellings(s string) []string {
 		}
 	}
 	return forms
+}
+
+// jsonEscapes reports whether encoding/json escapes any character of s.
+func jsonEscapes(s string) bool {
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case c < 0x20, c >= 0x7f, c == '"', c == '\\', c == '<', c == '>', c == '&':
+			return true
+		}
+	}
+	return false
 }
 
 // jsonString is s as encoding/json writes it in a string, without the
@@ -775,9 +789,9 @@ func hostPort(authority string) bool {
 // it is given (a malformed status line that net/http quotes in its error).
 func Text(s string) string { return TextKeeping(s) }
 
-// TextKeeping is Text, but a URL-like word equal to one of keep (URLs
-// already sanitized, as URL writes them: a request's own) stays as
-// written. Read as text, such a URL may look like one with a userinfo (an
+// TextKeeping is Text, but a URL-like word that is one of keep (URLs
+// already sanitized, as URL writes them: a request's own) in prose's
+// punctuation (see kept) stays as written. Read as text, such a URL may look like one with a userinfo (an
 // '@' in its path after a port, "h:8443/users/a@b.test"), which Text errs
 // toward redacting.
 func TextKeeping(s string, keep ...string) string {
@@ -800,7 +814,7 @@ func TextKeeping(s string, keep ...string) string {
 			// characters of a value are kept.
 			u := strings.TrimRight(word, "),']}>`")
 			if kept(u, keep) {
-				b.WriteString(u) // one of keep, and prose's punctuation after it
+				b.WriteString(u) // one of keep, in prose's punctuation
 			} else {
 				b.WriteString(textURL(u))
 			}
