@@ -301,21 +301,26 @@ func ReplaceSpelled(text string, keep []string, rs ...Replacement) string {
 	slices.SortFunc(spans, func(a, b [3]int) int { return cmp.Or(a[0]-b[0], b[1]-a[1]) })
 	kept := keptSpans(text, keep)
 	var b strings.Builder
-	last := 0
+	start, last := 0, 0 // the span replaced last
 	for _, sp := range spans {
+		if sp[0] < last {
+			// Overlapping the one replaced: one replacement for both, up
+			// to the kept one the two would cut together (which begins
+			// after the one replaced, or that would have cut it).
+			if sp[1] > last {
+				last = min(sp[1], keptStart(kept, last, sp[1], start))
+			}
+			continue
+		}
 		for len(kept) > 0 && kept[0][1] <= sp[0] {
 			kept = kept[1:] // both are sorted: what ends before this span is behind
-		}
-		if sp[0] < last {
-			last = max(last, sp[1]) // overlapping the one replaced: one replacement for both
-			continue
 		}
 		if cuts(sp, kept) {
 			continue
 		}
 		b.WriteString(text[last:sp[0]])
 		b.WriteString(rs[sp[2]].With)
-		last = sp[1]
+		start, last = sp[0], sp[1]
 	}
 	b.WriteString(text[last:])
 	return b.String()
@@ -337,6 +342,17 @@ func cuts(sp [3]int, kept [][2]int) bool {
 		}
 	}
 	return false
+}
+
+// keptStart is where the first of kept begins that the span from start to
+// end would cut, from at on (end if none).
+func keptStart(kept [][2]int, at, end, start int) int {
+	for _, k := range kept {
+		if k[0] >= at && cuts([3]int{start, end}, [][2]int{k}) {
+			return k[0]
+		}
+	}
+	return end
 }
 
 // keptSpans are the occurrences of each of keep in text, as written,

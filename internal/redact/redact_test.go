@@ -352,6 +352,36 @@ func TestTextKeeping(t *testing.T) {
 	}
 }
 
+// Replacements that overlap are replaced as one, but never one that would
+// cut a kept URL where neither alone would: a value that runs into a kept
+// URL's start after another value leaves the URL whole.
+func TestOverlappingReplacementsLeaveAKeptURLWhole(t *testing.T) {
+	const own = "https://api.test/v1?q=REDACTED"
+	in := "x secretAAAA" + own + " y"
+	got := redact.ReplaceSpelled(in, []string{own},
+		redact.Replacement{Of: "secretAAAA", With: "REDACTED"},
+		redact.Replacement{Of: "AAAAhttps", With: "REDACTED"})
+	if want := "x REDACTED" + own + " y"; got != want {
+		t.Errorf("ReplaceSpelled(%q)\n got %q\nwant %q", in, got, want)
+	}
+	// What of the second lies before the kept URL goes with the first.
+	in = "x secretAAAAzz" + own + " y"
+	got = redact.ReplaceSpelled(in, []string{own},
+		redact.Replacement{Of: "secretAAAA", With: "REDACTED"},
+		redact.Replacement{Of: "AAAAzzhttps", With: "REDACTED"})
+	if want := "x REDACTED" + own + " y"; got != want {
+		t.Errorf("ReplaceSpelled(%q)\n got %q\nwant %q", in, got, want)
+	}
+	// Where the two together hold the kept URL whole, they go as one.
+	in = "x secretAAAA" + own + "tail y"
+	got = redact.ReplaceSpelled(in, []string{own},
+		redact.Replacement{Of: "secretAAAA", With: "REDACTED"},
+		redact.Replacement{Of: "AAAA" + own + "tail", With: "REDACTED"})
+	if want := "x REDACTED y"; got != want {
+		t.Errorf("ReplaceSpelled(%q)\n got %q\nwant %q", in, got, want)
+	}
+}
+
 func FuzzURL(f *testing.F) {
 	for _, s := range []string{
 		"https://u:p@h.test/a?x=1&y=&z#f", "http://h.test/?", "http://h.test/p?a=1&&b", "mailto:x@y?z=1",
