@@ -339,6 +339,7 @@ func (a *attempt) prepare() error {
 	}
 	replaced = out.Body != given
 	if replaced && given != nil {
+		a.body = out.Body // first: a Close that panics leaves the new one to abandon, and this one closed once
 		given.Close()
 	}
 	if !replaced && sameHeader(out.Trailer, a.copy.trailerCopied) {
@@ -694,9 +695,9 @@ func noStop() bool { return false }
 // no call takes.
 func (a *attempt) unsent() {
 	a.release()
-	if a.body != nil {
-		a.body.Close()
-		a.body = nil
+	if b := a.body; b != nil {
+		a.body = nil // first: a Close that panics is not repeated by abandon
+		b.Close()
 	}
 }
 

@@ -1237,3 +1237,62 @@ func TestBodyThatBreaksWhileDrainedKeepsTheAttemptsErrorType(t *testing.T) {
 		t.Errorf("first attempt: error.type = %q, want \"503\"\n%s", got, dumpSpans(attempts[:1]))
 	}
 }
+
+// A body whose Close panics where otelretry closes it before any send took
+// it: the caller's unbuffered body that a PrepareAttemptFunc refuses or
+// replaces, and the copy GetBody made for a retry the PrepareAttemptFunc
+// refuses. Each is closed once; the cleanup after the panic closed them
+// again (the buffered body's fix, below in bodybuffer_test.go, had not
+// reached these paths).
+func TestABodysClosePanicBeforeItsSendClosesItOnce(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		w.WriteHeader(http.StatusServiceUnavailable)
+	}))
+	defer srv.Close()
+	for name, prepare := range map[string]otelretry.PrepareAttemptFunc{
+		"refused": func(*http.Request, int) error { return errors.New("refused") },
+		"replaced": func(r *http.Request, _ int) error {
+			r.Body, r.ContentLength = io.NopCloser(strings.NewReader("signed")), 6
+			return nil
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			rt := otelretry.NewTransport(http.DefaultTransport, otelretry.WithPrepareAttempt(prepare))
+			body := &closePanicsBody{r: strings.NewReader("hello")}
+			req, err := http.NewRequestWithContext(t.Context(), http.MethodPost, srv.URL, body)
+			if err != nil {
+				t.Fatal(err)
+			}
+			req.ContentLength = -1 // not buffered: the body stays the caller's
+			if p := roundTripRecovered(rt, req); p == nil {
+				t.Error("the Close's panic did not reach the caller")
+			}
+			if n := body.closes.Load(); n != 1 {
+				t.Errorf("the caller's body was closed %d times, want once", n)
+			}
+		})
+	}
+	t.Run("a retry's copy refused", func(t *testing.T) {
+		rt := otelretry.NewTransport(http.DefaultTransport,
+			otelretry.WithBackoff(otelretry.ConstantBackoff(0)),
+			otelretry.WithPrepareAttempt(func(_ *http.Request, n int) error {
+				if n == 2 {
+					return errors.New("refused")
+				}
+				return nil
+			}))
+		again := &closePanicsBody{r: strings.NewReader("hello")}
+		req, err := http.NewRequestWithContext(t.Context(), http.MethodGet, srv.URL, strings.NewReader("hello"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.GetBody = func() (io.ReadCloser, error) { return again, nil }
+		if p := roundTripRecovered(rt, req); p == nil {
+			t.Error("the Close's panic did not reach the caller")
+		}
+		if n := again.closes.Load(); n != 1 {
+			t.Errorf("GetBody's copy was closed %d times, want once", n)
+		}
+	})
+}
