@@ -186,7 +186,7 @@ func parseRetryAfterMs(value string) (time.Duration, error) {
 		f, _ := strconv.ParseFloat("0."+frac, 64)
 		d += time.Duration(f * float64(time.Millisecond))
 	}
-	return d, nil
+	return min(d, maxRetryAfter), nil
 }
 
 // parseWholeMs parses a value of a HintWholeMilliseconds header: a whole

@@ -97,6 +97,7 @@ func TestParseRetryAfterMs(t *testing.T) {
 		{"1200.", 0, attrs.HintProblemNotANumber},
 		{"99999999999999999999999", maxRetryAfter, ""},
 		{"86400001", maxRetryAfter, ""},
+		{"86400000.5", maxRetryAfter, ""}, // the bound holds with the fraction too
 		{"-1", 0, attrs.HintProblemNegative},
 		{"-0.5", 0, attrs.HintProblemNegative},
 		{"1e3", 0, attrs.HintProblemNotANumber},
