@@ -196,6 +196,14 @@ func BenchmarkSanitizeErrorText(b *testing.B) {
 				_ = sanitizeErrorText(prose, nil, values)
 			}
 		})
+		// A server's JSON quoted in an error: escapes on every line, read
+		// with them decoded once and twice.
+		quoted := strings.Repeat(`{\"error\":\"reset \u0026 retry\"}\n`, size/30)
+		b.Run(fmt.Sprintf("text=%dKiB/values=50/json", size>>10), func(b *testing.B) {
+			for b.Loop() {
+				_ = sanitizeErrorText(quoted, nil, values)
+			}
+		})
 		nearMiss, _ := url.Parse("https://api.test/v1/blob?data=" + strings.Repeat("A", size/16) + "B")
 		as := `malformed HTTP response "` + strings.Repeat("A", size) + `"`
 		b.Run(fmt.Sprintf("text=%dKiB/near-miss", size>>10), func(b *testing.B) {

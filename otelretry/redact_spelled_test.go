@@ -435,3 +435,43 @@ func TestACredentialHeaderJSONEncodedReachesNoTelemetry(t *testing.T) {
 		}
 	}
 }
+
+// A value inside a JSON string in a spelling of its own: the request's URL
+// or query marshalled and the result marshalled again ('&' as \\u0026), a
+// userinfo percent-escaped by Userinfo.String and then marshalled ('&' as
+// \u0026 beside '"' as %22). No spelling of the value alone matches
+// either; the text is read with its JSON escapes decoded, once and twice.
+func TestAValueInANestedSpellingOfJSONReachesNoTelemetry(t *testing.T) {
+	marshal := func(v any) string {
+		b, err := json.Marshal(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(b)
+	}
+	for name, tc := range map[string]struct {
+		raw, secret string
+		print       func(*http.Request) string
+	}{
+		"the URL marshalled twice": {"https://api.test/v1/verify?otp=482913&page=2", "482913",
+			func(r *http.Request) string { return marshal(marshal(r.URL)) }},
+		"the query marshalled twice": {"https://api.test/v1?token=Zq7%26Kp2mW9xR4v&page=2", "Kp2mW9xR4v",
+			func(r *http.Request) string { return marshal(marshal(r.URL.Query())) }},
+		"the userinfo escaped, then marshalled": {"https://alice:Zq7%26Kp%22mW9xR4v@api.test/v1", "mW9xR4v",
+			func(r *http.Request) string { return marshal(r.URL.User.String()) }},
+		"the userinfo escaped, then marshalled twice": {"https://alice:Zq7%26Kp%22mW9xR4v@api.test/v1", "mW9xR4v",
+			func(r *http.Request) string { return marshal(marshal(r.URL.User.String())) }},
+	} {
+		t.Run(name, func(t *testing.T) {
+			got := scrubbedTexts(t, tc.raw, func(r *http.Request) error {
+				return fmt.Errorf("upstream rejected %s: %w", tc.print(r), io.EOF)
+			})
+			if strings.Contains(got, tc.secret) {
+				t.Errorf("%q reached telemetry:\n%s", tc.secret, got)
+			}
+			if !strings.Contains(got, "upstream rejected") || !strings.Contains(got, "EOF") {
+				t.Errorf("the error's own text was lost:\n%s", got)
+			}
+		})
+	}
+}

@@ -18,6 +18,8 @@ import (
 	"net/url"
 	"slices"
 	"strings"
+	"unicode/utf16"
+	"unicode/utf8"
 )
 
 // Placeholder replaces every credential and query value. attrs.Redacted is
@@ -284,7 +286,7 @@ type Replacement struct {
 // linear in len(text) for each replacement, whatever a server wrote.
 func ReplaceSpelled(text string, keep []string, rs ...Replacement) string {
 	var spans [][3]int // in text: start, end, the replacement's index
-	text0 := decodings(text)
+	text0 := textDecodings(text)
 	for k, r := range rs {
 		if slices.Contains(rs[:k], r) {
 			continue // its spans are found already (a query's values that repeat)
@@ -419,11 +421,39 @@ func (d decoding) find(spans [][3]int, of string, then byte, escaped bool, k int
 // three times is four deep). Each is searched: decoding is greedy, and a
 // stray '%' before a value written as it is would eat its first bytes.
 func decodings(text string) []decoding {
-	ds := []decoding{{text: strings.ReplaceAll(text, "+", " ")}}
-	if strings.IndexByte(text, '%') < 0 {
+	return percentDecodings(decoding{text: text})
+}
+
+// textDecodings are the decodings of text, and, where text holds a backslash,
+// those of text with its JSON string escapes decoded, once and twice: a
+// value's spelling inside a JSON string (a userinfo percent-escaped, then
+// marshalled: '&' as \u0026 beside %22) or inside one marshalled again
+// (\\u0026), which no spelling of the value alone matches.
+func textDecodings(text string) []decoding {
+	ds := decodings(text)
+	cur := decoding{text: text}
+	for range 2 {
+		if strings.IndexByte(cur.text, '\\') < 0 {
+			break
+		}
+		next, at := jsonUnescapeTracked(cur.text, cur.origin)
+		if len(next) == len(cur.text) {
+			break
+		}
+		cur = decoding{text: next, at: at}
+		ds = append(ds, percentDecodings(cur)...)
+	}
+	return ds
+}
+
+// percentDecodings are d as it is, then with each valid escape decoded,
+// as decodings says.
+func percentDecodings(d decoding) []decoding {
+	ds := []decoding{{text: strings.ReplaceAll(d.text, "+", " "), at: d.at}}
+	if strings.IndexByte(d.text, '%') < 0 {
 		return ds
 	}
-	cur := decoding{text: text}
+	cur := d
 	for range 5 {
 		next, at := unescapeTracked(cur.text, cur.origin)
 		if len(next) == len(cur.text) {
@@ -433,6 +463,86 @@ func decodings(text string) []decoding {
 		ds = append(ds, decoding{text: strings.ReplaceAll(next, "+", " "), at: at})
 	}
 	return ds
+}
+
+// jsonUnescapeTracked is text with each escape encoding/json reads in a
+// string decoded (\", \\, \/, \b, \f, \n, \r, \t, \uXXXX, a surrogate
+// pair as one rune), leniently: anything else stays as written. Like
+// unescapeTracked, it returns where each byte begins in the original text.
+func jsonUnescapeTracked(text string, origin func(int) int) (string, []int) {
+	var b strings.Builder
+	b.Grow(len(text))
+	at := make([]int, 0, len(text)+1)
+	for i := 0; i < len(text); i++ {
+		r, n := jsonEscape(text[i:])
+		if n == 0 {
+			at = append(at, origin(i))
+			b.WriteByte(text[i])
+			continue
+		}
+		for range utf8.RuneLen(r) {
+			at = append(at, origin(i))
+		}
+		b.WriteRune(r)
+		i += n - 1
+	}
+	at = append(at, origin(len(text)))
+	return b.String(), at
+}
+
+// jsonEscape is the character a JSON string escape at the start of s
+// stands for, and its length (0: none there).
+func jsonEscape(s string) (rune, int) {
+	if len(s) < 2 || s[0] != '\\' {
+		return 0, 0
+	}
+	switch c := s[1]; c {
+	case '"', '\\', '/':
+		return rune(c), 2
+	case 'b':
+		return '\b', 2
+	case 'f':
+		return '\f', 2
+	case 'n':
+		return '\n', 2
+	case 'r':
+		return '\r', 2
+	case 't':
+		return '\t', 2
+	case 'u':
+		r := hex4(s[2:])
+		if r < 0 {
+			return 0, 0
+		}
+		if utf16.IsSurrogate(rune(r)) { // half of a pair: the other must follow
+			if len(s) < 12 || s[6] != '\\' || s[7] != 'u' {
+				return 0, 0
+			}
+			pair := utf16.DecodeRune(rune(r), rune(hex4(s[8:])))
+			if pair == utf8.RuneError {
+				return 0, 0
+			}
+			return pair, 12
+		}
+		return rune(r), 6
+	}
+	return 0, 0
+}
+
+// hex4 is the number four hex digits at the start of s spell, -1 if they
+// do not.
+func hex4(s string) int {
+	if len(s) < 4 {
+		return -1
+	}
+	n := 0
+	for i := range 4 {
+		if !isHex(s[i]) {
+			return -1
+		}
+		n = n<<4 | int(unhex(s[i]))
+	}
+	return n
 }
 
 // spellingsOf are the forms of s searched for in each decoding of a text:

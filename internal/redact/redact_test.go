@@ -382,6 +382,24 @@ func TestOverlappingReplacementsLeaveAKeptURLWhole(t *testing.T) {
 	}
 }
 
+// A value spelled with JSON string escapes of any kind (a server's body
+// written with ASCII escapes: \u00e4, a surrogate pair for a rune beyond
+// the BMP, \/) is found and replaced exactly where the text spells it; an
+// escape JSON does not know, or half a pair alone, is text as written.
+func TestReplaceSpelledReadsJSONEscapes(t *testing.T) {
+	const secret = "päss/🔑w0rd"
+	for in, want := range map[string]string{
+		`{"password":"p\u00e4ss\/\ud83d\udd11w0rd"}`:           `{"password":"REDACTED"}`,
+		`{"password":"p\u00E4ss/\uD83D\uDD11w0rd","n":1}`:      `{"password":"REDACTED","n":1}`,
+		`"{\"password\":\"p\\u00e4ss\\/\\ud83d\\udd11w0rd\"}"`: `"{\"password\":\"REDACTED\"}"`,
+		`p\u00e4ss\/\ud83dw0rd \x41 \u00g1 \`:                  `p\u00e4ss\/\ud83dw0rd \x41 \u00g1 \`,
+	} {
+		if got := redact.ReplaceSpelled(in, nil, redact.Replacement{Of: secret, With: "REDACTED"}); got != want {
+			t.Errorf("ReplaceSpelled(%q)\n got %q\nwant %q", in, got, want)
+		}
+	}
+}
+
 func FuzzURL(f *testing.F) {
 	for _, s := range []string{
 		"https://u:p@h.test/a?x=1&y=&z#f", "http://h.test/?", "http://h.test/p?a=1&&b", "mailto:x@y?z=1",
