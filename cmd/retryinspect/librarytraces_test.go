@@ -8,6 +8,7 @@ import (
 	"context"
 	"io"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 	"testing/synctest"
@@ -17,6 +18,8 @@ import (
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/otelretry/otelretry-go/cmd/retryinspect/internal/inspect"
+	"github.com/otelretry/otelretry-go/cmd/retryinspect/internal/read"
 	"github.com/otelretry/otelretry-go/internal/redact"
 	"github.com/otelretry/otelretry-go/internal/scripted"
 	"github.com/otelretry/otelretry-go/otelretry"
@@ -201,5 +204,42 @@ func TestCallsUnderClientSpansOfTheirOwnAreNoOuterLayerResend(t *testing.T) {
 	code, out, errOut := runOnFile(t, spans)
 	if strings.Contains(out, "[outer-layer-resend]") {
 		t.Errorf("the transport marked %d operation(s) retry.operation.repeat (each charge was sent once, under a CLIENT span of its own); retryinspect: exit %d (stderr %q), reports an outer layer's resend:\n%s", marked, code, errOut, out)
+	}
+}
+
+// A handler's loop sends one POST three times, each answered 503 at once
+// on virtual time: three operations that start and end at one instant,
+// which the transport numbers (retry.operation.repeat absent, 1, 2). Two
+// are repeats, and the first repeats nothing: ordered by their random
+// operation ids at equal starts, the first was now and then read as a
+// repeat of a later one, and three findings made of two repeats.
+func TestWritesAtOneInstantAreRepeatsInTheOrderTheyWereSent(t *testing.T) {
+	for run := range 8 { // the ids are random: one order of them proves little
+		spans := traceOf(t, func(t *testing.T, tp *sdktrace.TracerProvider, ctx context.Context) {
+			rt := otelretry.NewTransport(scripted.New(scripted.Step{Status: http.StatusServiceUnavailable}), otelretry.WithTracerProvider(tp))
+			for range 3 {
+				req, err := http.NewRequestWithContext(ctx, http.MethodPost, "http://orders.test/orders", strings.NewReader(`{}`))
+				if err != nil {
+					t.Fatal(err)
+				}
+				do(t, &http.Client{Transport: rt}, req)
+			}
+		})
+		r := analyzeWith(t, spans, read.Stdout)
+		first := ""
+		for _, op := range r.Operations {
+			if op.Repeat == nil {
+				first = op.ID
+			}
+		}
+		var resends []string
+		for _, f := range r.Findings {
+			if f.Code == inspect.CodeOuterLayerResend {
+				resends = append(resends, f.OperationID)
+			}
+		}
+		if first == "" || len(resends) != 2 || slices.Contains(resends, first) {
+			t.Fatalf("run %d: outer-layer-resend on %v; want the two repeats, never the first send %q", run, resends, first)
+		}
 	}
 }

@@ -638,3 +638,54 @@ func TestAFanOutReadFromLogsIsNoResend(t *testing.T) {
 		}
 	}
 }
+
+// A GET redirected at once (307, on virtual time: a clock that did not
+// tick, as a redirect answered within a millisecond reads from the
+// records) to another host, which answers 503, then 201. Both hops start
+// at one instant; the first hop's attempt went to the second hop, which
+// its start alone cannot tell apart, and two attempt-count-mismatch
+// findings were made that the spans of the same run do not have. The
+// attempts' numbers, which a later hop goes on counting, tell them apart.
+func TestARedirectAtOneInstantReadsFromLogsAsFromSpans(t *testing.T) {
+	var spans, logs []byte
+	synctest.Test(t, func(t *testing.T) {
+		var out bytes.Buffer
+		tp := spanWriter(t, &out)
+		exp := &otlpJSONExporter{}
+		lp := sdklog.NewLoggerProvider(sdklog.WithProcessor(sdklog.NewSimpleProcessor(exp)))
+		rt := otelretry.NewTransport(scripted.New(
+			scripted.Step{Status: http.StatusTemporaryRedirect, Header: http.Header{"Location": {"http://b.test/y"}}},
+			scripted.Step{Status: http.StatusServiceUnavailable},
+			scripted.Step{Status: http.StatusCreated},
+		), otelretry.WithTracerProvider(tp), otelretry.WithLoggerProvider(lp), otelretry.WithoutClientSpans())
+		ctx, handler := tp.Tracer("app").Start(t.Context(), "handler", trace.WithSpanKind(trace.SpanKindServer))
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://a.test/x", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp, err := (&http.Client{Transport: rt}).Do(req)
+		if err != nil || resp.StatusCode != http.StatusCreated {
+			t.Fatalf("%v, %v", resp, err)
+		}
+		resp.Body.Close()
+		handler.End()
+		tp.Shutdown(context.Background())
+		lp.Shutdown(context.Background())
+		spans, logs = out.Bytes(), exp.buf.Bytes()
+	})
+	fromSpans, fromLogs := analyzeWith(t, spans, read.Stdout), analyzeWith(t, logs, read.OTLP)
+	if len(fromSpans.Findings) != 0 || len(fromLogs.Findings) != 0 {
+		t.Errorf("findings from the spans %v, from the log records %v; want none", fromSpans.Findings, fromLogs.Findings)
+	}
+	var hops [][]int64
+	for _, op := range fromLogs.Operations {
+		var numbers []int64
+		for _, at := range op.Attempts {
+			numbers = append(numbers, at.Number)
+		}
+		hops = append(hops, numbers)
+	}
+	if want := [][]int64{{1}, {2, 3}}; !slices.EqualFunc(hops, want, slices.Equal) {
+		t.Errorf("the hops' attempts read from the records %v, want %v", hops, want)
+	}
+}

@@ -9,6 +9,7 @@ import (
 	"math"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/otelretry/otelretry-go/attrs"
 	"github.com/otelretry/otelretry-go/cmd/retryinspect/internal/model"
@@ -27,6 +28,9 @@ type group struct {
 	checks   []*model.Span
 	index    int  // position in the report, for ordering findings
 	lost     bool // a member's parent span is absent from the input
+	// firstAttempt is the number of the operation's first attempt, for
+	// log records (numberHops); 0 when unknown.
+	firstAttempt int64
 }
 
 // conflict is a second delivery of a span id whose content differs.
@@ -380,6 +384,9 @@ func (a *analyzer) group() {
 			byID[k] = ambiguous
 		}
 	}
+	for _, ops := range allByID {
+		numberHops(ops)
+	}
 	opAbove := nearestAncestors(a.parent, func(p int) bool { return a.roles[p] == roleOperation })
 	orphans := map[spanKey]*group{}
 	for i, s := range a.spans {
@@ -416,7 +423,7 @@ func (a *analyzer) group() {
 		a.finishGroup(g)
 	}
 	slices.SortStableFunc(a.groups, func(x, y *group) int {
-		return cmp.Or(x.op.Start.Compare(y.op.Start), cmp.Compare(x.op.ID, y.op.ID),
+		return cmp.Or(sentFirst(x, y), cmp.Compare(x.op.ID, y.op.ID),
 			cmp.Compare(x.op.TraceID, y.op.TraceID), cmp.Compare(x.op.SpanID, y.op.SpanID))
 	})
 	for i, g := range a.groups {
@@ -424,19 +431,80 @@ func (a *analyzer) group() {
 	}
 }
 
-// byTime picks, among the operations of one id (log records, which have
-// no parent: the hops of a redirect chain, repeats), the one whose time
-// holds the attempt's start: the last one started at or before it. It
-// returns nil when none did.
-func byTime(ops []*group, s *model.Span) *group {
-	var found *group
-	for _, g := range ops {
-		if g.op.Start.After(s.Start) {
-			break
-		}
-		found = g
+// sentFirst orders operations by their start, and those that started at
+// the same instant (a clock that did not tick between them) as the
+// transport numbered them: a redirect chain's hops by retry.redirects, the
+// operations under one context by retry.operation.repeat, so that the
+// first one sent is never read as a repeat of a later one.
+func sentFirst(x, y *group) int {
+	return cmp.Or(x.op.Start.Compare(y.op.Start),
+		cmp.Compare(valueOr0(x.op.Redirects), valueOr0(y.op.Redirects)),
+		cmp.Compare(valueOr0(x.op.Repeat), valueOr0(y.op.Repeat)))
+}
+
+func valueOr0(p *int64) int64 {
+	if p == nil {
+		return 0
 	}
-	return found
+	return *p
+}
+
+// numberHops sorts the operations of one id (log records, which have no
+// parent: the hops of a redirect chain, repeats) in the order they were
+// sent, and gives each the number of its first attempt: 1, or for a
+// later hop the number after the attempts of the hop before it, which
+// its attempts go on counting from. 0 where the records do not say.
+func numberHops(ops []*group) {
+	slices.SortStableFunc(ops, sentFirst)
+	for i, g := range ops {
+		switch {
+		case valueOr0(g.op.Redirects) == 0:
+			g.firstAttempt = 1
+		case i > 0 && ops[i-1].firstAttempt > 0 && ops[i-1].op.RecordedAttempts != nil:
+			g.firstAttempt = ops[i-1].firstAttempt + *ops[i-1].op.RecordedAttempts
+		}
+	}
+}
+
+// maxTied bounds how many operations of one id that started at the same
+// instant byTime compares an attempt's number with, so that a hostile
+// input (every record at one instant) stays linear.
+const maxTied = 16
+
+// byTime picks, among the operations of one id in the order numberHops
+// gave them, the one whose time holds the attempt's start: the last one
+// started at or before it, and of those that started at the same instant
+// the one whose attempts' numbers hold the attempt's (a redirect answered
+// within the clock's tick). It returns nil when none started before it.
+func byTime(ops []*group, s *model.Span) *group {
+	n, _ := slices.BinarySearchFunc(ops, s.Start, func(g *group, t time.Time) int {
+		if g.op.Start.After(t) {
+			return 1
+		}
+		return -1 // at or before: the search lands after the last of them
+	})
+	if n == 0 {
+		return nil
+	}
+	last := ops[n-1]
+	v, _ := s.Attr(keyAttempt)
+	number := v.Int
+	if v.Type != model.TypeInt {
+		return last
+	}
+	for i := n - 1; i >= max(0, n-maxTied) && ops[i].op.Start.Equal(last.op.Start); i-- {
+		if g := ops[i]; g.holdsAttempt(number) {
+			return g
+		}
+	}
+	return last
+}
+
+// holdsAttempt reports whether attempt number n is one of g's, as its
+// first attempt's number and its count of attempts say.
+func (g *group) holdsAttempt(n int64) bool {
+	return g.firstAttempt > 0 && g.op.RecordedAttempts != nil &&
+		n >= g.firstAttempt && n < g.firstAttempt+*g.op.RecordedAttempts
 }
 
 // nearestAncestors returns, for every span index, the index of the nearest

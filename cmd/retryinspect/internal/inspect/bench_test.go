@@ -42,6 +42,10 @@ var benchShapes = []struct {
 		}
 		return spans
 	}},
+	// Log records of one operation id (a loop resending under it): an
+	// operation record and its attempt's, 10 ms apart; byTime finds each
+	// attempt's among all the id's operations.
+	{"log records of one id", func(n int) []model.Span { return logRecordsOfOneID(n/2, 10*time.Millisecond) }},
 	// One operation whose attempts all run at once (a hedge of a hedge
 	// of...), each but the last a retry left to the others in flight: the
 	// hedging checks count what overlaps on sorted times.
@@ -105,4 +109,23 @@ func BenchmarkAnalyze(b *testing.B) {
 			})
 		}
 	}
+}
+
+// logRecordsOfOneID are n operation records of one operation id, each
+// with its attempt's record, every apart after the one before (0: all at
+// one instant).
+func logRecordsOfOneID(n int, every time.Duration) []model.Span {
+	spans := make([]model.Span, 0, 2*n)
+	for i := range n {
+		op := operationSpan("t", 2*i+1, 0, "op-loop", 1, 1000)
+		op.Start = hostileBase.Add(time.Duration(i) * every)
+		op.End = op.Start.Add(5 * time.Millisecond)
+		op.Log, op.ParentID = true, ""
+		at := minimalAttempt("t", 2*i+2, 0, "op-loop", 1, 0)
+		at.Start, at.End = op.Start, op.Start.Add(time.Millisecond)
+		at.Log = true
+		at.Attributes[1] = kv(keyRequestID, model.String("op-loop/"+strconv.Itoa(i)+"/attempt-1"))
+		spans = append(spans, op, at)
+	}
+	return spans
 }

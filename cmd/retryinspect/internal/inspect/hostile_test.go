@@ -139,6 +139,29 @@ func TestAnalyzeHugeHostileInputs(t *testing.T) {
 		}
 	}
 
+	// Log records of one operation id: each attempt record is found among
+	// the id's operations by time, by a search, not a scan of them all (a
+	// scan took 12 s for 40k, and grew with the square).
+	loop := 100_000
+	if raceEnabled {
+		loop = 10_000
+	}
+	for _, every := range []time.Duration{10 * time.Millisecond, 0} {
+		r := Analyze(logRecordsOfOneID(loop, every))
+		one := 0
+		for _, op := range r.Operations {
+			if len(op.Attempts) == 1 {
+				one++
+			}
+		}
+		if every > 0 && one != loop {
+			t.Errorf("%d of %d operations of one id read from log records got their one attempt", one, loop)
+		}
+		if len(r.Operations) != loop {
+			t.Errorf("every %v: %d operations, want %d", every, len(r.Operations), loop)
+		}
+	}
+
 	orphans := 100_000
 	if raceEnabled {
 		orphans = 10_000
