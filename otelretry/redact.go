@@ -68,15 +68,17 @@ func sanitizeErrorText(msg string, err error, urls ...*url.URL) string {
 	return sanitizeKnownText(msg, err, knownURLs(urls...))
 }
 
-// sanitizeKnownText is sanitizeErrorText of the request's URLs known.
-func sanitizeKnownText(msg string, err error, known []knownURL) string {
+// sanitizeKnownText is sanitizeErrorText of the request's URLs known,
+// replacing the secrets of others too (credentialSecrets) in the same
+// pass.
+func sanitizeKnownText(msg string, err error, known []knownURL, others ...redact.Replacement) string {
 	replace := func(raw string, clean string) {
 		if raw == "" || raw == clean || !strings.Contains(msg, raw) {
 			return
 		}
 		msg = strings.ReplaceAll(msg, raw, clean)
 	}
-	var secrets []redact.Replacement
+	secrets := others
 	for _, k := range known {
 		secrets = append(secrets, spelledSecrets(k.u)...)
 	}
@@ -238,22 +240,12 @@ type requestText struct {
 // URL-like word in it sanitized.
 func sanitizedMessage(err error, known requestText) string {
 	urls := knownURLs(known.caller, known.wire)
-	msg := sanitizeKnownText(err.Error(), err, urls)
+	var credentials []redact.Replacement
 	for _, h := range known.headers {
-		msg = scrubCredentials(msg, h)
+		credentials = credentialSecrets(credentials, h)
 	}
+	msg := sanitizeKnownText(err.Error(), err, urls, credentials...)
 	return redact.TextKeeping(scrubHeaderLines(msg), cleansOf(urls)...)
-}
-
-// replaceJSONSpelled replaces v in msg, as written and in its JSON
-// spellings.
-func replaceJSONSpelled(msg, v string) string {
-	for _, s := range redact.JSONSpellings(v) {
-		if strings.Contains(msg, s) {
-			msg = strings.ReplaceAll(msg, s, attrs.Redacted)
-		}
-	}
-	return msg
 }
 
 // headerToken reports whether name is a header name as RFC 9110 spells
@@ -500,31 +492,32 @@ func credentialHeader(name string) bool {
 // words of the text.
 const minCredentialPart = 8
 
-// scrubCredentials replaces in msg every value of h's credential headers
-// (a base or a hook may print the request it was given), whole, then each
-// of its parts between spaces, commas, semicolons and '=' of at least
-// minCredentialPart bytes (a quoted one with its quotes and without), each
-// as written and as encoding/json writes it (a base that reports the
-// headers it sent as JSON).
-func scrubCredentials(msg string, h http.Header) string {
+// credentialSecrets appends to rs every value of h's credential headers
+// (a base or a hook may print the request it was given), whole, then
+// each of its parts between spaces, commas, semicolons and '=' of at
+// least minCredentialPart bytes (a quoted one with its quotes and
+// without): replaced with the URLs' secrets, in any spelling
+// ReplaceSpelled reads (as written, as encoding/json writes it, inside a
+// JSON string a server escaped otherwise, '/' as \/).
+func credentialSecrets(rs []redact.Replacement, h http.Header) []redact.Replacement {
 	for name, values := range h {
 		if !credentialHeader(name) {
 			continue
 		}
 		for _, v := range values {
 			if v = strings.TrimSpace(v); len(v) >= 4 {
-				msg = replaceJSONSpelled(msg, v)
+				rs = append(rs, redact.Replacement{Of: v, With: attrs.Redacted})
 			}
 			for part := range strings.FieldsFuncSeq(v, func(r rune) bool { return r == ' ' || r == ',' || r == ';' || r == '=' }) {
 				// A quoted part (Digest's response="...") is its value
 				// alone too.
 				for _, p := range [...]string{part, strings.Trim(part, `"`)} {
 					if len(p) >= minCredentialPart {
-						msg = replaceJSONSpelled(msg, p)
+						rs = append(rs, redact.Replacement{Of: p, With: attrs.Redacted})
 					}
 				}
 			}
 		}
 	}
-	return msg
+	return rs
 }

@@ -475,3 +475,95 @@ func TestAValueInANestedSpellingOfJSONReachesNoTelemetry(t *testing.T) {
 		})
 	}
 }
+
+// A value inside a JSON string that is then percent-escaped (a JSON
+// document put in a query value or a cache key, printed escaped).
+// docs/telemetry.md: the query, fragment, userinfo "and their values in
+// any spelling (the URL escaped whole up to three times, ..., or inside a
+// JSON string, marshalled once or twice, with any of JSON's escapes ...)".
+// JSON escapes were decoded only in the text as written, never after a
+// percent-decoding, so a JSON string escaped whole kept values whose JSON
+// spelling is not the one encoding/json writes once: each level of the
+// text decodes both now.
+func TestAValueInAPercentEscapedJSONStringReachesNoTelemetry(t *testing.T) {
+	marshal := func(v any) string {
+		b, err := json.Marshal(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(b)
+	}
+	// A JSON encoder that escapes '/' (PHP's json_encode, by default) or
+	// every non-ASCII rune (Python's json.dumps, by default).
+	phpJSON := func(v any) string { return strings.ReplaceAll(marshal(v), "/", `\/`) }
+	pyJSON := func(s string) string {
+		var b strings.Builder
+		for _, r := range s {
+			if r > 0x7e {
+				fmt.Fprintf(&b, `\u%04x`, r)
+				continue
+			}
+			b.WriteRune(r)
+		}
+		return b.String()
+	}
+	for name, tc := range map[string]struct {
+		raw, secret string
+		print       func(*http.Request) string
+	}{
+		"the query marshalled twice, then escaped": {"https://api.test/v1?token=Zq7%26Kp2mW9xR4v&page=2", "Kp2mW9xR4v",
+			func(r *http.Request) string { return url.QueryEscape(marshal(marshal(r.URL.Query()))) }},
+		"the userinfo escaped, marshalled twice, then escaped": {"https://alice:Zq7%26Kp%22mW9xR4v@api.test/v1", "mW9xR4v",
+			func(r *http.Request) string { return url.QueryEscape(marshal(marshal(r.URL.User.String()))) }},
+		"the query as JSON with '/' escaped, then escaped": {"https://api.test/v1?token=Zq7%2FKp2mW9xR4v&page=2", "Kp2mW9xR4v",
+			func(r *http.Request) string { return url.QueryEscape(phpJSON(r.URL.Query())) }},
+		"the query as ASCII-only JSON, then escaped": {"https://api.test/v1?token=Zq7%C3%A4Kp2mW9xR4v&page=2", "Kp2mW9xR4v",
+			func(r *http.Request) string { return url.QueryEscape(pyJSON(marshal(r.URL.Query()))) }},
+	} {
+		t.Run(name, func(t *testing.T) {
+			got := scrubbedTexts(t, tc.raw, func(r *http.Request) error {
+				return fmt.Errorf("cache miss for key=%s: %w", tc.print(r), io.EOF)
+			})
+			if strings.Contains(got, tc.secret) {
+				t.Errorf("%q reached telemetry:\n%s", tc.secret, got)
+			}
+		})
+	}
+}
+
+// A credential header's value inside a JSON string written with one of
+// JSON's escapes other than encoding/json's ('/' as \/, as PHP's
+// json_encode writes it; the same text a query value in that spelling
+// lost). Each value and part was looked for as written and as
+// encoding/json writes it only; they are replaced with the URL's secrets
+// now, in every spelling those are.
+func TestACredentialHeaderInJSONWithEscapedSlashesReachesNoTelemetry(t *testing.T) {
+	const token = "eyJhbGciOiJIUzI1NiJ9.Zq7/Kp2mW9xR4v/Lt8Hv2Qn"
+	for name, header := range map[string]string{
+		"bearer":  "Bearer " + token,
+		"api key": token,
+	} {
+		t.Run(name, func(t *testing.T) {
+			rec := tracetest.NewSpanRecorder()
+			rt := otelretry.NewTransport(roundTripFunc(func(r *http.Request) (*http.Response, error) {
+				b, _ := json.Marshal(r.Header)
+				php := strings.ReplaceAll(string(b), "/", `\/`)
+				return nil, fmt.Errorf("upstream rejected %s: %w", php, io.EOF)
+			}), otelretry.WithMaxAttempts(1), otelretry.WithTracerProvider(sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))))
+			req := get(t, t.Context(), "https://api.test/v1/x")
+			req.Header.Set("Authorization", header)
+			_, err := rt.RoundTrip(req)
+			texts := []string{fmt.Sprint(err)}
+			for _, s := range rec.Ended() {
+				texts = append(texts, s.Status().Description)
+			}
+			got := strings.Join(texts, "\n")
+			for _, part := range []string{"Zq7", "Kp2mW9xR4v", "Lt8Hv2Qn"} {
+				if strings.Contains(got, part) {
+					t.Errorf("%q of the Authorization header reached telemetry:\n%s", part, got)
+					break
+				}
+			}
+		})
+	}
+}

@@ -15,6 +15,7 @@ package redact
 import (
 	"cmp"
 	"encoding/json"
+	"math"
 	"net/url"
 	"slices"
 	"strings"
@@ -187,12 +188,12 @@ func redactEmbedded(s string) string {
 	}
 	var spans [][2]int // in s
 	text := s
-	var at []int // at[i]: where text[i]'s spelling begins in s; nil while text is s
+	var at []int32 // at[i]: where text[i]'s spelling begins in s; nil while text is s
 	origin := func(i int) int {
 		if at == nil {
 			return i
 		}
-		return at[i]
+		return int(at[i])
 	}
 	for range 5 {
 		for start, rest := 0, text; ; {
@@ -206,7 +207,7 @@ func redactEmbedded(s string) string {
 				spans = append(spans, [2]int{origin(start), origin(start + end)})
 			}
 		}
-		next, nextAt := unescapeTracked(text, origin)
+		next, nextAt := unescapeTracked(text, at, false)
 		if len(next) == len(text) {
 			break
 		}
@@ -235,22 +236,66 @@ func redactEmbedded(s string) string {
 }
 
 // unescapeTracked is unescapeLenient of text, with where each of its bytes
-// begins in the original text (origin maps text's indexes there), and one
-// more entry for its end.
-func unescapeTracked(text string, origin func(int) int) (string, []int) {
+// begins in the original text (parent maps text's indexes there; nil:
+// text is the original), and one more entry for its end; with json, each
+// JSON string escape is decoded in the same pass (see jsonEscape), so
+// that either spelling may wrap the other, in any order. Text between
+// escapes is copied a run at a time.
+func unescapeTracked(text string, parent []int32, json bool) (string, []int32) {
 	var b strings.Builder
 	b.Grow(len(text))
-	at := make([]int, 0, len(text)+1)
-	for i := 0; i < len(text); i++ {
-		at = append(at, origin(i))
-		if text[i] == '%' && i+2 < len(text) && isHex(text[i+1]) && isHex(text[i+2]) {
-			b.WriteByte(unhex(text[i+1])<<4 | unhex(text[i+2]))
-			i += 2
-			continue
+	at := make([]int32, 0, len(text)+1)
+	run := func(i, j int) { // text[i:j] as it is
+		b.WriteString(text[i:j])
+		if parent != nil {
+			at = append(at, parent[i:j]...)
+			return
 		}
-		b.WriteByte(text[i])
+		for k := i; k < j; k++ {
+			at = append(at, int32(k))
+		}
 	}
-	at = append(at, origin(len(text)))
+	from := func(i int) int32 {
+		if parent != nil {
+			return parent[i]
+		}
+		return int32(i)
+	}
+	specials := "%"
+	if json {
+		specials = "%\\"
+	}
+	for i := 0; i < len(text); {
+		j := strings.IndexAny(text[i:], specials)
+		if j < 0 {
+			run(i, len(text))
+			break
+		}
+		j += i
+		run(i, j)
+		switch {
+		case text[j] == '%' && j+2 < len(text) && isHex(text[j+1]) && isHex(text[j+2]):
+			at = append(at, from(j))
+			b.WriteByte(unhex(text[j+1])<<4 | unhex(text[j+2]))
+			i = j + 3
+		case text[j] == '\\':
+			r, n := jsonEscape(text[j:])
+			if n == 0 {
+				run(j, j+1)
+				i = j + 1
+				continue
+			}
+			for range utf8.RuneLen(r) {
+				at = append(at, from(j))
+			}
+			b.WriteRune(r)
+			i = j + n
+		default:
+			run(j, j+1)
+			i = j + 1
+		}
+	}
+	at = append(at, from(len(text)))
 	return b.String(), at
 }
 
@@ -381,14 +426,14 @@ func keptSpans(text string, keep []string) [][2]int {
 // end.
 type decoding struct {
 	text string
-	at   []int
+	at   []int32 // texts over 2 GiB are not decoded (see textDecodings)
 }
 
 func (d decoding) origin(i int) int {
 	if d.at == nil {
 		return i
 	}
-	return d.at[i]
+	return int(d.at[i])
 }
 
 // find appends to spans each occurrence of of in d, followed by then when
@@ -420,42 +465,32 @@ func (d decoding) find(spans [][3]int, of string, then byte, escaped bool, k int
 // time, up to five times (a value's own escape in a URL escaped whole
 // three times is four deep). Each is searched: decoding is greedy, and a
 // stray '%' before a value written as it is would eat its first bytes.
-func decodings(text string) []decoding {
-	return percentDecodings(decoding{text: text})
-}
+func decodings(text string) []decoding { return decodingsOf(text, 5, false) }
 
-// textDecodings are the decodings of text, and, where text holds a backslash,
-// those of text with its JSON string escapes decoded, once and twice: a
-// value's spelling inside a JSON string (a userinfo percent-escaped, then
-// marshalled: '&' as \u0026 beside %22) or inside one marshalled again
-// (\\u0026), which no spelling of the value alone matches.
+// textDecodings are the decodings of an error's text: where it holds a
+// backslash, as it is or escaped, each level decodes its JSON string escapes too, and two
+// levels more are read, so that a value inside a JSON string marshalled
+// twice, percent-escaped before or after (a userinfo escaped by
+// Userinfo.String, then marshalled: '&' as \u0026 beside %22; the JSON
+// escaped into a URL: %5Cu0026), is read as written. Each level keeps
+// where its bytes begin in text as 4 bytes each.
 func textDecodings(text string) []decoding {
-	ds := decodings(text)
-	cur := decoding{text: text}
-	for range 2 {
-		if strings.IndexByte(cur.text, '\\') < 0 {
-			break
-		}
-		next, at := jsonUnescapeTracked(cur.text, cur.origin)
-		if len(next) == len(cur.text) {
-			break
-		}
-		cur = decoding{text: next, at: at}
-		ds = append(ds, percentDecodings(cur)...)
+	if strings.IndexByte(text, '\\') < 0 && !strings.Contains(text, "5C") && !strings.Contains(text, "5c") {
+		return decodings(text) // no backslash, nor one escaped (%5C, %255C, ...)
 	}
-	return ds
+	return decodingsOf(text, 7, true)
 }
 
-// percentDecodings are d as it is, then with each valid escape decoded,
-// as decodings says.
-func percentDecodings(d decoding) []decoding {
-	ds := []decoding{{text: strings.ReplaceAll(d.text, "+", " "), at: d.at}}
-	if strings.IndexByte(d.text, '%') < 0 {
+// decodingsOf are text, then text decoded up to levels times over (see
+// unescapeTracked), each with '+' read as a space.
+func decodingsOf(text string, levels int, json bool) []decoding {
+	ds := []decoding{{text: strings.ReplaceAll(text, "+", " ")}}
+	if strings.IndexByte(text, '%') < 0 && !json || len(text) >= math.MaxInt32 {
 		return ds
 	}
-	cur := d
-	for range 5 {
-		next, at := unescapeTracked(cur.text, cur.origin)
+	cur := decoding{text: text}
+	for range levels {
+		next, at := unescapeTracked(cur.text, cur.at, json)
 		if len(next) == len(cur.text) {
 			break
 		}
@@ -463,31 +498,6 @@ func percentDecodings(d decoding) []decoding {
 		ds = append(ds, decoding{text: strings.ReplaceAll(next, "+", " "), at: at})
 	}
 	return ds
-}
-
-// jsonUnescapeTracked is text with each escape encoding/json reads in a
-// string decoded (\", \\, \/, \b, \f, \n, \r, \t, \uXXXX, a surrogate
-// pair as one rune), leniently: anything else stays as written. Like
-// unescapeTracked, it returns where each byte begins in the original text.
-func jsonUnescapeTracked(text string, origin func(int) int) (string, []int) {
-	var b strings.Builder
-	b.Grow(len(text))
-	at := make([]int, 0, len(text)+1)
-	for i := 0; i < len(text); i++ {
-		r, n := jsonEscape(text[i:])
-		if n == 0 {
-			at = append(at, origin(i))
-			b.WriteByte(text[i])
-			continue
-		}
-		for range utf8.RuneLen(r) {
-			at = append(at, origin(i))
-		}
-		b.WriteRune(r)
-		i += n - 1
-	}
-	at = append(at, origin(len(text)))
-	return b.String(), at
 }
 
 // jsonEscape is the character a JSON string escape at the start of s
