@@ -29,7 +29,7 @@ type group struct {
 	index    int  // position in the report, for ordering findings
 	lost     bool // a member's parent span is absent from the input
 	// firstAttempt is the number of the operation's first attempt, for
-	// log records (numberHops); 0 when unknown.
+	// log records (numberOperations); 0 when unknown.
 	firstAttempt int64
 }
 
@@ -385,7 +385,7 @@ func (a *analyzer) group() {
 		}
 	}
 	for _, ops := range allByID {
-		numberHops(ops)
+		numberOperations(ops)
 	}
 	opAbove := nearestAncestors(a.parent, func(p int) bool { return a.roles[p] == roleOperation })
 	orphans := map[spanKey]*group{}
@@ -399,7 +399,7 @@ func (a *analyzer) group() {
 			g = a.groupOf[p]
 		} else if m := byID[spanKey{s.TraceID, stringAttr(s, keyOperationID)}]; m != nil && m != ambiguous {
 			g = m
-		} else if m := byTime(allByID[spanKey{s.TraceID, stringAttr(s, keyOperationID)}], s); m != nil {
+		} else if m := byNumber(allByID[spanKey{s.TraceID, stringAttr(s, keyOperationID)}], s); m != nil {
 			g = m
 		} else {
 			k := spanKey{s.TraceID, stringAttr(s, keyOperationID)}
@@ -422,24 +422,53 @@ func (a *analyzer) group() {
 	for _, g := range a.groups {
 		a.finishGroup(g)
 	}
-	slices.SortStableFunc(a.groups, func(x, y *group) int {
-		return cmp.Or(sentFirst(x, y), cmp.Compare(x.op.ID, y.op.ID),
-			cmp.Compare(x.op.TraceID, y.op.TraceID), cmp.Compare(x.op.SpanID, y.op.SpanID))
-	})
+	sortAsSent(a.groups)
 	for i, g := range a.groups {
 		g.index = i
 	}
 }
 
-// sentFirst orders operations by their start, and those that started at
-// the same instant (a clock that did not tick between them) as the
-// transport numbered them: a redirect chain's hops by retry.redirects, the
-// operations under one context by retry.operation.repeat, so that the
-// first one sent is never read as a repeat of a later one.
-func sentFirst(x, y *group) int {
-	return cmp.Or(x.op.Start.Compare(y.op.Start),
-		cmp.Compare(valueOr0(x.op.Redirects), valueOr0(y.op.Redirects)),
-		cmp.Compare(valueOr0(x.op.Repeat), valueOr0(y.op.Repeat)))
+// sortAsSent sorts operations by their start, and those that started at
+// one instant (a clock that did not tick between them: virtual time, or a
+// loop answered within a clock's tick) in the order they were sent, as
+// the transport numbered them: an operation id's operations by their
+// first attempt's number (a redirect chain's hops and the repeats under
+// one WithOperationID go on counting), and operation ids by the
+// retry.operation.repeat of the first of theirs (a loop's calls, each
+// under an id of its own). The key is one tuple, so the order is total
+// and does not depend on the input's.
+func sortAsSent(groups []*group) {
+	type first struct{ number, repeat, redirects int64 }
+	firstOf := map[string]first{} // by operation id: its first operation's
+	for _, g := range groups {
+		f := first{g.sentNumber(), valueOr0(g.op.Repeat), valueOr0(g.op.Redirects)}
+		if old, ok := firstOf[g.op.ID]; !ok || cmp.Or(cmp.Compare(f.number, old.number), cmp.Compare(f.redirects, old.redirects)) < 0 {
+			firstOf[g.op.ID] = f
+		}
+	}
+	slices.SortStableFunc(groups, func(x, y *group) int {
+		return cmp.Or(x.op.Start.Compare(y.op.Start),
+			cmp.Compare(firstOf[x.op.ID].repeat, firstOf[y.op.ID].repeat), cmp.Compare(x.op.ID, y.op.ID),
+			cmp.Compare(x.sentNumber(), y.sentNumber()), cmp.Compare(valueOr0(x.op.Redirects), valueOr0(y.op.Redirects)),
+			cmp.Compare(valueOr0(x.op.Repeat), valueOr0(y.op.Repeat)),
+			cmp.Compare(x.op.TraceID, y.op.TraceID), cmp.Compare(x.op.SpanID, y.op.SpanID))
+	})
+}
+
+// sentNumber is the number of g's first attempt: the least of those it
+// holds, or for log records without one the number numberOperations
+// gave it; math.MaxInt64 when unknown.
+func (g *group) sentNumber() int64 {
+	n := int64(math.MaxInt64)
+	for _, at := range g.op.Attempts {
+		if at.Number > 0 {
+			n = min(n, at.Number)
+		}
+	}
+	if n == math.MaxInt64 && g.firstAttempt > 0 {
+		n = g.firstAttempt
+	}
+	return n
 }
 
 func valueOr0(p *int64) int64 {
@@ -449,62 +478,123 @@ func valueOr0(p *int64) int64 {
 	return *p
 }
 
-// numberHops sorts the operations of one id (log records, which have no
-// parent: the hops of a redirect chain, repeats) in the order they were
-// sent, and gives each the number of its first attempt: 1, or for a
-// later hop the number after the attempts of the hop before it, which
-// its attempts go on counting from. 0 where the records do not say.
-func numberHops(ops []*group) {
-	slices.SortStableFunc(ops, sentFirst)
-	for i, g := range ops {
-		switch {
-		case valueOr0(g.op.Redirects) == 0:
-			g.firstAttempt = 1
-		case i > 0 && ops[i-1].firstAttempt > 0 && ops[i-1].op.RecordedAttempts != nil:
-			g.firstAttempt = ops[i-1].firstAttempt + *ops[i-1].op.RecordedAttempts
+// numberOperations sorts the operations of one id (log records, which
+// have no parent: a redirect chain's hops, repeats under one
+// WithOperationID) in the order they were sent, and gives each the number
+// of its first attempt: under one id the transport goes on counting
+// attempts across them all, so each begins after the attempts of the one
+// before (retry.attempts). Those that started at one instant are taken as
+// chains: each first hop by its retry.operation.repeat, followed by one
+// later hop of each retry.redirects in turn, for want of anything else
+// that tells two chains' hops apart. From the first operation whose count
+// is missing on, the numbers are unknown (0).
+func numberOperations(ops []*group) {
+	slices.SortStableFunc(ops, func(x, y *group) int {
+		return cmp.Or(x.op.Start.Compare(y.op.Start), cmp.Compare(valueOr0(x.op.Redirects), valueOr0(y.op.Redirects)),
+			cmp.Compare(valueOr0(x.op.Repeat), valueOr0(y.op.Repeat)))
+	})
+	for i := 0; i < len(ops); {
+		j := i + 1
+		for j < len(ops) && ops[j].op.Start.Equal(ops[i].op.Start) {
+			j++
 		}
+		chainsAtOneInstant(ops[i:j])
+		i = j
+	}
+	next := int64(1)
+	for _, g := range ops {
+		if next <= 0 || g.op.RecordedAttempts == nil || *g.op.RecordedAttempts < 0 || *g.op.RecordedAttempts > math.MaxInt64-next {
+			next = 0
+			continue
+		}
+		g.firstAttempt = next
+		next += *g.op.RecordedAttempts
 	}
 }
 
-// maxTied bounds how many operations of one id that started at the same
-// instant byTime compares an attempt's number with, so that a hostile
-// input (every record at one instant) stays linear.
-const maxTied = 16
+// chainsAtOneInstant orders run, operations of one id that started at one
+// instant sorted by retry.redirects then retry.operation.repeat, as
+// chains (see numberOperations).
+func chainsAtOneInstant(run []*group) {
+	if len(run) < 2 {
+		return
+	}
+	byHop := map[int64][]*group{} // later hops by retry.redirects, in order
+	var firsts []*group
+	for _, g := range run {
+		if r := valueOr0(g.op.Redirects); r > 0 {
+			byHop[r] = append(byHop[r], g)
+		} else {
+			firsts = append(firsts, g)
+		}
+	}
+	ordered := make([]*group, 0, len(run))
+	take := func(r int64) bool {
+		if len(byHop[r]) == 0 {
+			return false
+		}
+		ordered = append(ordered, byHop[r][0])
+		byHop[r] = byHop[r][1:]
+		return true
+	}
+	for _, f := range firsts {
+		ordered = append(ordered, f)
+		for r := int64(1); take(r); r++ {
+		}
+	}
+	for _, g := range run { // hops whose first hop began earlier, as sorted
+		if r := valueOr0(g.op.Redirects); r > 0 && len(byHop[r]) > 0 && byHop[r][0] == g {
+			take(r)
+		}
+	}
+	copy(run, ordered)
+}
 
-// byTime picks, among the operations of one id in the order numberHops
-// gave them, the one whose time holds the attempt's start: the last one
-// started at or before it, and of those that started at the same instant
-// the one whose attempts' numbers hold the attempt's (a redirect answered
-// within the clock's tick). It returns nil when none started before it.
-func byTime(ops []*group, s *model.Span) *group {
+// byNumber picks, among the operations of one id in the order
+// numberOperations gave them, the one whose attempts' numbers hold the
+// attempt's, where the times agree (holdsTime: a job that reuses an id
+// counts from 1 again); else the last one started at or before the
+// attempt.
+// It returns nil when none did.
+func byNumber(ops []*group, s *model.Span) *group {
+	if v, _ := s.Attr(keyAttempt); v.Type == model.TypeInt {
+		i, _ := slices.BinarySearchFunc(ops, v.Int, func(g *group, n int64) int {
+			if g.firstAttempt > n || g.firstAttempt == 0 { // unknown: only after the known ones
+				return 1
+			}
+			return -1 // at or before: the search lands after the last of them
+		})
+		if i > 0 {
+			if g := ops[i-1]; g.holdsAttempt(v.Int) && g.holdsTime(s) {
+				return g
+			}
+		}
+	}
 	n, _ := slices.BinarySearchFunc(ops, s.Start, func(g *group, t time.Time) int {
 		if g.op.Start.After(t) {
 			return 1
 		}
-		return -1 // at or before: the search lands after the last of them
+		return -1
 	})
 	if n == 0 {
 		return nil
 	}
-	last := ops[n-1]
-	v, _ := s.Attr(keyAttempt)
-	number := v.Int
-	if v.Type != model.TypeInt {
-		return last
-	}
-	for i := n - 1; i >= max(0, n-maxTied) && ops[i].op.Start.Equal(last.op.Start); i-- {
-		if g := ops[i]; g.holdsAttempt(number) {
-			return g
-		}
-	}
-	return last
+	return ops[n-1]
+}
+
+// holdsTime reports whether attempt s ran within g's time, to the
+// millisecond a record's retry.elapsed_ms and
+// retry.operation.duration_ms are cut to.
+func (g *group) holdsTime(s *model.Span) bool {
+	return !g.op.Start.After(s.Start.Add(time.Millisecond)) &&
+		(g.op.End.IsZero() || !s.End.After(g.op.End.Add(time.Millisecond)))
 }
 
 // holdsAttempt reports whether attempt number n is one of g's, as its
 // first attempt's number and its count of attempts say.
 func (g *group) holdsAttempt(n int64) bool {
 	return g.firstAttempt > 0 && g.op.RecordedAttempts != nil &&
-		n >= g.firstAttempt && n < g.firstAttempt+*g.op.RecordedAttempts
+		n >= g.firstAttempt && n-g.firstAttempt < *g.op.RecordedAttempts
 }
 
 // nearestAncestors returns, for every span index, the index of the nearest

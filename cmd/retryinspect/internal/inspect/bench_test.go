@@ -43,7 +43,7 @@ var benchShapes = []struct {
 		return spans
 	}},
 	// Log records of one operation id (a loop resending under it): an
-	// operation record and its attempt's, 10 ms apart; byTime finds each
+	// operation record and its attempt's, 10 ms apart; byNumber finds each
 	// attempt's among all the id's operations.
 	{"log records of one id", func(n int) []model.Span { return logRecordsOfOneID(n/2, 10*time.Millisecond) }},
 	// One operation whose attempts all run at once (a hedge of a hedge

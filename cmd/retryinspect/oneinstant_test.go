@@ -1,0 +1,248 @@
+// Copyright The otelretry Authors
+// SPDX-License-Identifier: Apache-2.0
+
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"net/http"
+	"slices"
+	"strings"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	sdklog "go.opentelemetry.io/otel/sdk/log"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/otelretry/otelretry-go/cmd/retryinspect/internal/inspect"
+	"github.com/otelretry/otelretry-go/cmd/retryinspect/internal/read"
+	"github.com/otelretry/otelretry-go/internal/scripted"
+	"github.com/otelretry/otelretry-go/otelretry"
+)
+
+// oneInstantRun plays calls through one transport over base on virtual time,
+// under a handler span, and returns the spans and the OTLP log records.
+func oneInstantRun(t *testing.T, base http.RoundTripper, calls func(t *testing.T, c *http.Client, ctx context.Context)) (spans, logs []byte) {
+	synctest.Test(t, func(t *testing.T) {
+		var out bytes.Buffer
+		tp := spanWriter(t, &out)
+		exp := &otlpJSONExporter{}
+		lp := sdklog.NewLoggerProvider(sdklog.WithProcessor(sdklog.NewSimpleProcessor(exp)))
+		rt := otelretry.NewTransport(base, otelretry.WithTracerProvider(tp), otelretry.WithLoggerProvider(lp), otelretry.WithoutClientSpans())
+		ctx, handler := tp.Tracer("app").Start(t.Context(), "handler", trace.WithSpanKind(trace.SpanKindServer))
+		calls(t, &http.Client{Transport: rt}, ctx)
+		handler.End()
+		tp.Shutdown(context.Background())
+		lp.Shutdown(context.Background())
+		spans, logs = out.Bytes(), exp.buf.Bytes()
+	})
+	return spans, logs
+}
+
+func operationsShape(r *inspect.Report) string {
+	var b strings.Builder
+	for _, op := range r.Operations {
+		var numbers []int64
+		for _, at := range op.Attempts {
+			numbers = append(numbers, at.Number)
+		}
+		rd, rp := int64(-1), int64(-1)
+		if op.Redirects != nil {
+			rd = *op.Redirects
+		}
+		if op.Repeat != nil {
+			rp = *op.Repeat
+		}
+		fmt.Fprintf(&b, "[redirects %d repeat %d attempts %v] ", rd, rp, numbers)
+	}
+	return b.String()
+}
+
+func logsReadLikeSpans(t *testing.T, spans, logs []byte) {
+	t.Helper()
+	fromSpans, fromLogs := analyzeWith(t, spans, read.Stdout), analyzeWith(t, logs, read.OTLP)
+	ss, ls := operationsShape(fromSpans), operationsShape(fromLogs)
+	if ss != ls {
+		t.Errorf("operations from the spans: %s\n          from the log records: %s", ss, ls)
+	}
+	if !slices.EqualFunc(fromSpans.Findings, fromLogs.Findings, sameFinding) {
+		var a, b []string
+		for _, f := range fromSpans.Findings {
+			a = append(a, string(f.Code)+": "+f.Seen)
+		}
+		for _, f := range fromLogs.Findings {
+			b = append(b, string(f.Code)+": "+f.Seen)
+		}
+		t.Errorf("findings from the spans:\n  %s\nfrom the log records:\n  %s", strings.Join(a, "\n  "), strings.Join(b, "\n  "))
+	}
+}
+
+// Operations that start at one instant (virtual time; a loop or a
+// redirect answered within a clock's tick), from the spans and from the
+// log records of the same run: listed as sent, each with its own
+// attempts, the same findings from both.
+
+// A loop sends one GET three times under one WithOperationID, each
+// answered 200 at once (virtual time: one instant). Each operation has one
+// attempt; the numbers go on counting across the repeats (1, 2, 3).
+func TestRepeatsUnderOneIDAtOneInstant(t *testing.T) {
+	spans, logs := oneInstantRun(t, scripted.New(scripted.Step{Status: http.StatusOK}), func(t *testing.T, c *http.Client, ctx context.Context) {
+		ctx = otelretry.WithOperationID(ctx, "op-loop")
+		for range 3 {
+			req, _ := http.NewRequestWithContext(ctx, http.MethodGet, "http://a.test/x", nil)
+			do(t, c, req)
+		}
+	})
+	logsReadLikeSpans(t, spans, logs)
+}
+
+// A redirect chain of three hops at one instant: 307, 307, then 503, 200.
+func TestThreeHopsAtOneInstant(t *testing.T) {
+	spans, logs := oneInstantRun(t, scripted.New(
+		scripted.Step{Status: http.StatusTemporaryRedirect, Header: http.Header{"Location": {"http://b.test/y"}}},
+		scripted.Step{Status: http.StatusTemporaryRedirect, Header: http.Header{"Location": {"http://c.test/z"}}},
+		scripted.Step{Status: http.StatusServiceUnavailable},
+		scripted.Step{Status: http.StatusOK},
+	), func(t *testing.T, c *http.Client, ctx context.Context) {
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, "http://a.test/x", nil)
+		do(t, c, req)
+	})
+	logsReadLikeSpans(t, spans, logs)
+}
+
+// A redirected GET sent twice under one WithOperationID, at one instant:
+// 307 then 503, 200 each time.
+func TestARedirectChainRepeatedUnderOneIDAtOneInstant(t *testing.T) {
+	spans, logs := oneInstantRun(t, scripted.New(
+		scripted.Step{Status: http.StatusTemporaryRedirect, Header: http.Header{"Location": {"http://b.test/y"}}},
+		scripted.Step{Status: http.StatusServiceUnavailable},
+		scripted.Step{Status: http.StatusOK},
+		scripted.Step{Status: http.StatusTemporaryRedirect, Header: http.Header{"Location": {"http://b.test/y"}}},
+		scripted.Step{Status: http.StatusOK},
+	), func(t *testing.T, c *http.Client, ctx context.Context) {
+		ctx = otelretry.WithOperationID(ctx, "op-loop")
+		for range 2 {
+			req, _ := http.NewRequestWithContext(ctx, http.MethodGet, "http://a.test/x", nil)
+			do(t, c, req)
+		}
+	})
+	logsReadLikeSpans(t, spans, logs)
+}
+
+// Without an operation id: a redirected GET sent twice under one parent
+// span at one instant (each chain its own generated id).
+func TestARedirectChainTwiceWithoutAnIDAtOneInstant(t *testing.T) {
+	spans, logs := oneInstantRun(t, scripted.New(
+		scripted.Step{Status: http.StatusTemporaryRedirect, Header: http.Header{"Location": {"http://b.test/y"}}},
+		scripted.Step{Status: http.StatusServiceUnavailable},
+		scripted.Step{Status: http.StatusOK},
+		scripted.Step{Status: http.StatusTemporaryRedirect, Header: http.Header{"Location": {"http://b.test/y"}}},
+		scripted.Step{Status: http.StatusOK},
+	), func(t *testing.T, c *http.Client, ctx context.Context) {
+		for range 2 {
+			req, _ := http.NewRequestWithContext(ctx, http.MethodGet, "http://a.test/x", nil)
+			do(t, c, req)
+		}
+	})
+	logsReadLikeSpans(t, spans, logs)
+}
+
+// A redirected GET (307, then 200) sent twice under one WithOperationID,
+// all at one instant. Sent in the order A, A-hop2, B, B-hop2; numbered
+// 1, 2, 3, 4.
+func TestARedirectAndItsRepeatAtOneInstantAreListedAsSent(t *testing.T) {
+	spans, logs := oneInstantRun(t, scripted.New(
+		scripted.Step{Status: http.StatusTemporaryRedirect, Header: http.Header{"Location": {"http://b.test/y"}}},
+		scripted.Step{Status: http.StatusOK},
+		scripted.Step{Status: http.StatusTemporaryRedirect, Header: http.Header{"Location": {"http://b.test/y"}}},
+		scripted.Step{Status: http.StatusOK},
+	), func(t *testing.T, c *http.Client, ctx context.Context) {
+		ctx = otelretry.WithOperationID(ctx, "op-loop")
+		for range 2 {
+			req, _ := http.NewRequestWithContext(ctx, http.MethodGet, "http://a.test/x", nil)
+			do(t, c, req)
+		}
+	})
+	logsReadLikeSpans(t, spans, logs)
+	// The report lists operations in the order they were sent.
+	r := analyzeWith(t, spans, read.Stdout)
+	var first []int64
+	for _, op := range r.Operations {
+		if len(op.Attempts) > 0 {
+			first = append(first, op.Attempts[0].Number)
+		}
+	}
+	if !slices.IsSorted(first) {
+		t.Errorf("from the spans, the operations are listed in the order of first attempts %v, not as they were sent: %s", first, operationsShape(r))
+	}
+}
+
+// A POST redirected (307) to a host that answers 503 at once, sent twice
+// by a loop under one WithOperationID, all at one instant: the findings
+// from the spans (none) and from the records of the same run.
+func TestAWriteChainRepeatedAtOneInstant(t *testing.T) {
+	for _, withID := range []bool{true} {
+		t.Run(fmt.Sprint("id=", withID), func(t *testing.T) {
+			spans, logs := oneInstantRun(t, scripted.New(
+				scripted.Step{Status: http.StatusTemporaryRedirect, Header: http.Header{"Location": {"http://b.test/y"}}},
+				scripted.Step{Status: http.StatusServiceUnavailable},
+			), func(t *testing.T, c *http.Client, ctx context.Context) {
+				if withID {
+					ctx = otelretry.WithOperationID(ctx, "op-loop")
+				}
+				for range 2 {
+					req, _ := http.NewRequestWithContext(ctx, http.MethodPost, "http://a.test/x", strings.NewReader("{}"))
+					resp, err := c.Do(req)
+					if err == nil {
+						resp.Body.Close()
+					}
+				}
+			})
+			for _, r := range []*inspect.Report{analyzeWith(t, spans, read.Stdout), analyzeWith(t, logs, read.OTLP)} {
+				t.Logf("%s", operationsShape(r))
+				for _, f := range r.Findings {
+					t.Logf("  %s: %s", f.Code, f.Seen)
+				}
+			}
+			logsReadLikeSpans(t, spans, logs)
+		})
+	}
+}
+
+// A loop sends a POST twice under one WithOperationID. The first is
+// redirected (307) to the same URL, whose hop fails with a 503; the loop
+// then sends the POST again, answered 503. The second is an outer layer's
+// resend of a failed write: reported from the spans when the calls take a
+// millisecond, and when they are answered at once (one instant): ordered
+// by retry.redirects before retry.operation.repeat, the repeat was read
+// before the hop that failed before it was sent, and missed.
+func TestAResendAfterAFailedHopAtOneInstantIsFound(t *testing.T) {
+	for _, delay := range []time.Duration{time.Millisecond, 0} {
+		t.Run(fmt.Sprint("delay=", delay), func(t *testing.T) {
+			spans, _ := oneInstantRun(t, scripted.New(
+				scripted.Step{Delay: delay, Status: http.StatusTemporaryRedirect, Header: http.Header{"Location": {"http://a.test/x"}}},
+				scripted.Step{Delay: delay, Status: http.StatusServiceUnavailable},
+			), func(t *testing.T, c *http.Client, ctx context.Context) {
+				ctx = otelretry.WithOperationID(ctx, "op-loop")
+				for range 2 {
+					req, _ := http.NewRequestWithContext(ctx, http.MethodPost, "http://a.test/x", strings.NewReader("{}"))
+					resp, err := c.Do(req)
+					if err == nil {
+						resp.Body.Close()
+					}
+				}
+			})
+			r := analyzeWith(t, spans, read.Stdout)
+			var codes []inspect.Code
+			for _, f := range r.Findings {
+				codes = append(codes, f.Code)
+			}
+			if !slices.Equal(codes, []inspect.Code{inspect.CodeOuterLayerResend}) {
+				t.Errorf("spans: findings %v, want [outer-layer-resend]; operations as listed: %s", codes, operationsShape(r))
+			}
+		})
+	}
+}
