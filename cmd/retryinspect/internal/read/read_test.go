@@ -429,8 +429,6 @@ func TestFetchJaegerErrors(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	closed := listen(t, http.NotFoundHandler())
-	closed.Close()
 	noTraces := listen(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, string(notFound), http.StatusNotFound)
 	}))
@@ -454,6 +452,10 @@ func TestFetchJaegerErrors(t *testing.T) {
 		w.Write([]byte(`{"data":[],"total":0,"limit":0,"offset":0,"errors":null}`))
 	}))
 	huge := listen(t, endless(`{"result":{"resourceSpans":[`))
+	// Closed last: a port freed before the others listen may be one of
+	// theirs (the endless one's: "did not finish its answer").
+	closed := listen(t, http.NotFoundHandler())
+	closed.Close()
 
 	for _, tc := range []struct {
 		name, endpoint string
@@ -492,8 +494,6 @@ func TestFetchJaegerErrors(t *testing.T) {
 // password or the query of the -jaeger URL: connection, status, decode
 // and size errors alike.
 func TestJaegerErrorsHideCredentials(t *testing.T) {
-	closed := listen(t, http.NotFoundHandler())
-	closed.Close()
 	status := listen(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "no", http.StatusForbidden)
 	}))
@@ -507,6 +507,8 @@ func TestJaegerErrorsHideCredentials(t *testing.T) {
 		case <-time.After(5 * time.Second):
 		}
 	}))
+	closed := listen(t, http.NotFoundHandler()) // last, as above
+	closed.Close()
 	for _, srv := range []*httptest.Server{closed, status, garbage, huge, slow} {
 		endpoint := strings.Replace(srv.URL, "://", "://alice:s3cret-pw@", 1) + "/?token=tok-secret"
 		q := JaegerQuery{Endpoint: endpoint, Service: "demo", Lookback: time.Hour, MaxBytes: 1 << 20}
