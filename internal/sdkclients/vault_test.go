@@ -200,6 +200,31 @@ func TestVaultRetryAfter(t *testing.T) {
 	}
 }
 
+// TestVaultIndexNotReached: a performance standby answers a read 412 until
+// it has the index the client sent (ReadYourWrites), which the client's
+// policy retries for that reason; the recipe turned that retry off with
+// the others, and the read failed.
+func TestVaultIndexNotReached(t *testing.T) {
+	for _, s := range []vaultSetup{vaultDefaults, vaultRecipe} {
+		t.Run(s.String(), func(t *testing.T) {
+			f := newCountingServer(t, methodAndPath, func(k string, n int, w http.ResponseWriter, r *http.Request) {
+				if n == 1 {
+					vaultAnswer(w, 412, `{"errors":["required index state not present"]}`)
+					return
+				}
+				vaultAnswer(w, 200, vaultSecret)
+			})
+			c, rt := vaultClient(t, f.URL, s)
+			secret, err := c.Logical().ReadWithContext(t.Context(), "secret/app")
+			got := f.executed("GET /v1/secret/app")
+			t.Logf("GET 412, then 200, %s: executed %d in %d client tries, err %v", s, got, rt.n.Load(), err)
+			if err != nil || secret == nil || got != 2 {
+				t.Errorf("executed %d, err %v; want 2 and the secret", got, err)
+			}
+		})
+	}
+}
+
 // TestVaultCallerDeadline: the caller's deadline (300ms) is shorter than
 // otelretry's (2s); the server hangs on a read.
 func TestVaultCallerDeadline(t *testing.T) {
