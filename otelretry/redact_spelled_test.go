@@ -567,3 +567,32 @@ func TestACredentialHeaderInJSONWithEscapedSlashesReachesNoTelemetry(t *testing.
 		})
 	}
 }
+
+// docs/telemetry.md: a base's error loses the query's values "in any
+// spelling (the URL escaped whole ..., or its query decoded, ...); a value
+// of 8 bytes or more wherever it appears alone, but in the sanitized URL
+// beside it; not an escaped value right after a '%' that its first bytes
+// complete into an escape". A value escaped once more, written right after
+// a backslash (a Windows path), whose first byte makes a JSON escape with
+// it (\t, \n, \r, \b, \f, \/, \u+4 hex): decoding JSON and percent
+// escapes together ate that byte at the level the value needs; the
+// percent-only decodings are read beside them.
+func TestAValueAfterABackslashInAnEscapedSpellingReachesNoTelemetry(t *testing.T) {
+	for _, tc := range []struct{ raw, secret string }{
+		{"https://api.test/v1?token=tok_8f3a%2Fb9cQx7&page=2", "8f3a"},
+		{"https://api.test/v1?session=rt-Kp2mW9%2BxR4vLt8", "Kp2mW9"},
+		{"https://api.test/v1?key=nqZ7%3DKp2mW9xR4v", "Kp2mW9"},
+		{"https://api.test/v1?sig=bf0c%2Fa1d2e3f4a5b6", "a1d2e3f4"},
+	} {
+		t.Run(tc.raw, func(t *testing.T) {
+			got := scrubbedTexts(t, tc.raw, func(r *http.Request) error {
+				_, v, _ := strings.Cut(strings.Split(r.URL.RawQuery, "&")[0], "=")
+				// A cache on Windows names its file by the value as sent.
+				return fmt.Errorf(`open C:\cache\%s: %w`, url.PathEscape(v), io.ErrUnexpectedEOF)
+			})
+			if strings.Contains(got, tc.secret) {
+				t.Errorf("%q reached telemetry:\n%s", tc.secret, got)
+			}
+		})
+	}
+}

@@ -468,17 +468,22 @@ func (d decoding) find(spans [][3]int, of string, then byte, escaped bool, k int
 func decodings(text string) []decoding { return decodingsOf(text, 5, false) }
 
 // textDecodings are the decodings of an error's text: where it holds a
-// backslash, as it is or escaped, each level decodes its JSON string escapes too, and two
-// levels more are read, so that a value inside a JSON string marshalled
+// backslash, as it is or escaped, each level decodes its JSON string
+// escapes too, and two levels more are read, so that a value inside a JSON string marshalled
 // twice, percent-escaped before or after (a userinfo escaped by
 // Userinfo.String, then marshalled: '&' as \u0026 beside %22; the JSON
-// escaped into a URL: %5Cu0026), is read as written. Each level keeps
-// where its bytes begin in text as 4 bytes each.
+// escaped into a URL: %5Cu0026), is read as written; the percent-only
+// decodings are read as well. Each level keeps where its bytes begin in
+// text as 4 bytes each.
 func textDecodings(text string) []decoding {
-	if strings.IndexByte(text, '\\') < 0 && !strings.Contains(text, "5C") && !strings.Contains(text, "5c") {
-		return decodings(text) // no backslash, nor one escaped (%5C, %255C, ...)
+	ds := decodings(text)
+	if !slices.ContainsFunc(ds, func(d decoding) bool { return strings.IndexByte(d.text, '\\') >= 0 }) {
+		return ds // no backslash, as it is or escaped (%5C, %255C, ...)
 	}
-	return decodingsOf(text, 7, true)
+	// The percent-escapes alone too: a backslash as itself (a Windows
+	// path) before a value must not be read as a JSON escape of its first
+	// byte.
+	return append(ds, decodingsOf(text, 7, true)[1:]...)
 }
 
 // decodingsOf are text, then text decoded up to levels times over (see
