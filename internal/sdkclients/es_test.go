@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"strings"
 	"testing"
@@ -133,23 +134,33 @@ func TestElasticsearchReadRetried(t *testing.T) {
 	}
 }
 
-// A _search body of unknown length (no GetBody, sent chunked) cannot be
-// replayed: with the client's retries off, which also turns off its own
-// buffering of bodies, the first 503 is the answer.
+// A _search body of unknown length (an io.Reader the client cannot size):
+// the client buffers bodies for its own retries, which the recipe keeps
+// on (for another node), so otelretry replays it too. With DisableRetry
+// (the recipe before) it was sent chunked, not replayable: the first 503
+// was the answer.
 func TestElasticsearchUnknownLengthBody(t *testing.T) {
-	f := newCountingServer(t, methodAndPath, func(k string, n int, w http.ResponseWriter, r *http.Request) {
-		if n <= 2 {
-			esAnswer(w, 503, esUnavailable)
-			return
-		}
-		esAnswer(w, 200, esHits)
-	})
-	es, _ := esClient(t, f.URL, esRecipe)
-	res, err := esSearch(t.Context(), es, io.MultiReader(strings.NewReader(esQuery)))
-	status, got := esStatus(res), f.executed("POST /items/_search")
-	t.Logf("unknown-length _search body, recipe: executed %d, status %d, err %v", got, status, err)
-	if got != 1 || status != 503 {
-		t.Errorf("executed %d, status %d; want 1 and the 503 (not replayable)", got, status)
+	for _, s := range []esSetup{esRecipe, esRetriesOffUnmarked} {
+		t.Run(s.String(), func(t *testing.T) {
+			f := newCountingServer(t, methodAndPath, func(k string, n int, w http.ResponseWriter, r *http.Request) {
+				if n <= 2 {
+					esAnswer(w, 503, esUnavailable)
+					return
+				}
+				esAnswer(w, 200, esHits)
+			})
+			es, _ := esClient(t, f.URL, s)
+			res, err := esSearch(otelretry.WithIntent(t.Context(), otelretry.Intent{Repeatable: true}), es, io.MultiReader(strings.NewReader(esQuery)))
+			status, got := esStatus(res), f.executed("POST /items/_search")
+			t.Logf("unknown-length _search body, %s: executed %d, status %d, err %v", s, got, status, err)
+			want, wantStatus := 3, 200
+			if s == esRetriesOffUnmarked {
+				want, wantStatus = 1, 503 // DisableRetry: sent chunked, not replayable
+			}
+			if got != want || status != wantStatus {
+				t.Errorf("executed %d, status %d; want %d and %d", got, status, want, wantStatus)
+			}
+		})
 	}
 }
 
@@ -323,5 +334,54 @@ func TestElasticsearchCACertNeedsTheBase(t *testing.T) {
 	t.Logf("CACert with otelretry's Transport: %v", err)
 	if err == nil {
 		t.Error("NewClient accepted CACert with a Transport that is not an *http.Transport")
+	}
+}
+
+// TestElasticsearchDeadNodeFailover: a cluster of two nodes, one down
+// (connection refused: nothing sent). At its defaults the client sends the
+// call again to its next node; the recipe's DisableRetry turned that off,
+// and otelretry, below the client's choice of node, could only try the
+// dead node again: the first call after a node died failed. The recipe
+// keeps the client's retry to another node for a failed dial.
+func TestElasticsearchDeadNodeFailover(t *testing.T) {
+	// A port nothing listens on.
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dead := "http://" + l.Addr().String()
+	l.Close()
+	for _, s := range []esSetup{esDefaults, esRecipe} {
+		t.Run(s.String(), func(t *testing.T) {
+			f := newCountingServer(t, methodAndPath, func(k string, n int, w http.ResponseWriter, r *http.Request) {
+				if strings.HasPrefix(k, "GET") {
+					esAnswer(w, 200, esDoc)
+					return
+				}
+				esAnswer(w, 200, esHits)
+			})
+			rt := &tries{next: testTransport()}
+			cfg := elasticsearch.Config{Addresses: []string{dead, f.URL}, Transport: rt}
+			if s == esRecipe {
+				otelretryOwnsElasticsearchRetries(&cfg)
+			}
+			es, err := elasticsearch.NewClient(cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			failed := 0
+			for i := range 4 {
+				res, err := esSearch(t.Context(), es, strings.NewReader(esQuery))
+				status := esStatus(res)
+				t.Logf("%s: _search %d: status %d, err %v", s, i, status, err)
+				if err != nil || status != 200 {
+					failed++
+				}
+			}
+			t.Logf("%s: %d of 4 searches failed, %d client tries, live node executed %d", s, failed, rt.n.Load(), f.executed("POST /items/_search"))
+			if failed != 0 {
+				t.Errorf("%d of 4 searches failed with one of two nodes down; want 0 (the client's failover to the live node)", failed)
+			}
+		})
 	}
 }

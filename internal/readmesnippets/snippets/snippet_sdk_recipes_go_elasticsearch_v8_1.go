@@ -6,9 +6,11 @@
 package snippets
 
 import (
+	"errors"
 	"github.com/elastic/elastic-transport-go/v8/elastictransport"
 	"github.com/elastic/go-elasticsearch/v8"
 	"github.com/otelretry/otelretry-go/otelretry"
+	"net"
 	"net/http"
 	"strings"
 )
@@ -45,11 +47,23 @@ func elasticsearchIntent(next elastictransport.RoundTripFunc) elastictransport.R
 	}
 }
 
-// otelretryOwnsElasticsearchRetries turns the client's retries off
-// (otelretry retries) and marks its reads.
+// otelretryOwnsElasticsearchRetries leaves the retries to otelretry and
+// marks the client's reads. The client still tries its next node where
+// this one could not be reached (anotherNodeIfUnreachable), which
+// otelretry, below its choice of node, cannot; it retries no status but
+// 421, which names another node.
 func otelretryOwnsElasticsearchRetries(cfg *elasticsearch.Config) {
-	cfg.DisableRetry = true
+	cfg.RetryOnError = anotherNodeIfUnreachable
+	cfg.RetryOnStatus = []int{http.StatusMisdirectedRequest}
 	cfg.Interceptors = append(cfg.Interceptors, elasticsearchIntent)
+}
+
+// anotherNodeIfUnreachable has the client send a call to its next node
+// when otelretry could not connect to this one: a failed dial sent
+// nothing, so any call may go again.
+func anotherNodeIfUnreachable(_ *http.Request, err error) bool {
+	var op *net.OpError
+	return errors.As(err, &op) && op.Op == "dial"
 }
 
 func newElasticsearch() (*elasticsearch.Client, error) {
