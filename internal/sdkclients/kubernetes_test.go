@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"strconv"
 	"strings"
@@ -388,6 +389,53 @@ func TestKubernetesTimeoutUnknownCreate(t *testing.T) {
 			}
 			if s == recipe && kept != creates {
 				t.Errorf("the error matched ErrOutcomeUnknown %d times of %d", kept, creates)
+			}
+		})
+	}
+}
+
+// TestKubernetesLostConnection: a GET whose connection the server resets
+// (RST) every time, which client-go resends itself (its check finds the
+// errno through otelretry's error), and one it closes without an answer
+// twice (EOF), which client-go's check no longer reads once otelretry
+// wraps it. With the recipe one layer retries each: client-go the reset
+// (the recipe left otelretry's retries on, and both layers retried it: 13
+// executed in 11 calls, as at client-go's defaults), otelretry the EOF.
+func TestKubernetesLostConnection(t *testing.T) {
+	drop := func(reset bool) func(k string, n int, w http.ResponseWriter, r *http.Request) {
+		return func(k string, n int, w http.ResponseWriter, r *http.Request) {
+			if !reset && n > 2 {
+				w.Header().Set("Content-Type", "application/json")
+				io.WriteString(w, kubeConfigMap)
+				return
+			}
+			conn, _, err := w.(http.Hijacker).Hijack()
+			if err != nil {
+				return
+			}
+			if tc, ok := conn.(*net.TCPConn); ok && reset {
+				tc.SetLinger(0) // the close sends a RST
+			}
+			conn.Close()
+		}
+	}
+	for _, tc := range []struct {
+		name            string
+		reset           bool
+		s               setup
+		executed, calls int64
+	}{
+		{"reset, recipe", true, recipe, 11, 11},
+		{"EOF, recipe", false, recipe, 3, 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newCountingServer(t, methodAndPath, drop(tc.reset))
+			cs, rt := kubeClient(t, f.URL, 0, tc.s)
+			err := kubeCall(t.Context(), cs, kubeRead)
+			got := int64(f.executed(kubeRead))
+			t.Logf("%s: executed %d in %d client-go calls, err %v", tc.name, got, rt.n.Load(), err)
+			if got != tc.executed || int64(rt.n.Load()) != tc.calls || !tc.reset && err != nil {
+				t.Errorf("executed %d in %d calls; want %d in %d", got, rt.n.Load(), tc.executed, tc.calls)
 			}
 		})
 	}

@@ -4,9 +4,12 @@
 package sdkclients
 
 import (
+	"errors"
+	"io"
 	"net/http"
 	"strconv"
 
+	utilnet "k8s.io/apimachinery/pkg/util/net"
 	"k8s.io/client-go/rest"
 
 	"github.com/otelretry/otelretry-go/otelretry"
@@ -20,18 +23,34 @@ import (
 // custom Transport together with TLS options. The answers client-go
 // resends itself are left to it.
 func otelretryUnderClientGo(config *rest.Config, opts ...otelretry.Option) {
-	opts = append([]otelretry.Option{otelretry.WithClassifier(leaveRetryAfterToClientGo)}, opts...)
+	opts = append([]otelretry.Option{otelretry.WithClassifier(leaveToClientGo)}, opts...)
 	config.Wrap(func(rt http.RoundTripper) http.RoundTripper { return otelretry.NewTransport(rt, opts...) })
 }
 
-// leaveRetryAfterToClientGo stops otelretry's retries of the answers that
-// client-go resends after the wait they name, whatever the verb (up to 10
-// times): a 429 or a 5xx whose Retry-After is a whole number of seconds.
-func leaveRetryAfterToClientGo(a otelretry.Answer) otelretry.Classification {
+// leaveToClientGo stops otelretry's retries of what client-go resends
+// itself: whatever the verb, a 429 or a 5xx whose Retry-After is a whole
+// number of seconds (up to 10 times, after the wait it names), and a GET
+// whose connection was lost in a way its check still reads in otelretry's
+// error (clientGoResendsLost).
+func leaveToClientGo(a otelretry.Answer) otelretry.Classification {
 	if a.StatusCode == http.StatusTooManyRequests || a.StatusCode >= http.StatusInternalServerError {
 		if _, err := strconv.Atoi(a.Header.Get("Retry-After")); err == nil {
 			return otelretry.NotRetryable()
 		}
 	}
+	if a.Err != nil && a.Request.Method == http.MethodGet && clientGoResendsLost(a.Err) {
+		return otelretry.NotRetryable()
+	}
 	return otelretry.Classification{}
+}
+
+// clientGoResendsLost reports whether client-go sends a GET again after
+// err once otelretry hands it back wrapped: its checks that look for an
+// errno or a phrase (a reset, a GOAWAY, a lost HTTP/2 connection) still
+// find it; those that compare the error itself (io.EOF, the broken
+// connection's exact message) no longer do, and otelretry keeps those.
+func clientGoResendsLost(err error) bool {
+	return utilnet.IsConnectionReset(err) || utilnet.IsHTTP2ConnectionLost(err) ||
+		utilnet.IsProbableEOF(err) && !errors.Is(err, io.EOF) && !errors.Is(err, io.ErrUnexpectedEOF) &&
+			err.Error() != "http: can't write HTTP request on broken connection"
 }
