@@ -113,41 +113,31 @@ func TestThreeHopsAtOneInstant(t *testing.T) {
 	logsReadLikeSpans(t, spans, logs)
 }
 
-// A redirected GET sent twice under one WithOperationID, at one instant:
-// 307 then 503, 200 each time.
-func TestARedirectChainRepeatedUnderOneIDAtOneInstant(t *testing.T) {
-	spans, logs := oneInstantRun(t, scripted.New(
-		scripted.Step{Status: http.StatusTemporaryRedirect, Header: http.Header{"Location": {"http://b.test/y"}}},
-		scripted.Step{Status: http.StatusServiceUnavailable},
-		scripted.Step{Status: http.StatusOK},
-		scripted.Step{Status: http.StatusTemporaryRedirect, Header: http.Header{"Location": {"http://b.test/y"}}},
-		scripted.Step{Status: http.StatusOK},
-	), func(t *testing.T, c *http.Client, ctx context.Context) {
-		ctx = otelretry.WithOperationID(ctx, "op-loop")
-		for range 2 {
-			req, _ := http.NewRequestWithContext(ctx, http.MethodGet, "http://a.test/x", nil)
-			do(t, c, req)
-		}
-	})
-	logsReadLikeSpans(t, spans, logs)
-}
-
-// Without an operation id: a redirected GET sent twice under one parent
-// span at one instant (each chain its own generated id).
-func TestARedirectChainTwiceWithoutAnIDAtOneInstant(t *testing.T) {
-	spans, logs := oneInstantRun(t, scripted.New(
-		scripted.Step{Status: http.StatusTemporaryRedirect, Header: http.Header{"Location": {"http://b.test/y"}}},
-		scripted.Step{Status: http.StatusServiceUnavailable},
-		scripted.Step{Status: http.StatusOK},
-		scripted.Step{Status: http.StatusTemporaryRedirect, Header: http.Header{"Location": {"http://b.test/y"}}},
-		scripted.Step{Status: http.StatusOK},
-	), func(t *testing.T, c *http.Client, ctx context.Context) {
-		for range 2 {
-			req, _ := http.NewRequestWithContext(ctx, http.MethodGet, "http://a.test/x", nil)
-			do(t, c, req)
-		}
-	})
-	logsReadLikeSpans(t, spans, logs)
+// A redirected GET sent twice at one instant, 307 then 503, 200 the first
+// time, 307 then 200 the second: under one WithOperationID (the numbers
+// go on counting across both chains), and without one (each chain its
+// own generated id, under one parent span).
+func TestARedirectChainRepeatedAtOneInstant(t *testing.T) {
+	for _, withID := range []bool{true, false} {
+		t.Run(fmt.Sprint("id=", withID), func(t *testing.T) {
+			spans, logs := oneInstantRun(t, scripted.New(
+				scripted.Step{Status: http.StatusTemporaryRedirect, Header: http.Header{"Location": {"http://b.test/y"}}},
+				scripted.Step{Status: http.StatusServiceUnavailable},
+				scripted.Step{Status: http.StatusOK},
+				scripted.Step{Status: http.StatusTemporaryRedirect, Header: http.Header{"Location": {"http://b.test/y"}}},
+				scripted.Step{Status: http.StatusOK},
+			), func(t *testing.T, c *http.Client, ctx context.Context) {
+				if withID {
+					ctx = otelretry.WithOperationID(ctx, "op-loop")
+				}
+				for range 2 {
+					req, _ := http.NewRequestWithContext(ctx, http.MethodGet, "http://a.test/x", nil)
+					do(t, c, req)
+				}
+			})
+			logsReadLikeSpans(t, spans, logs)
+		})
+	}
 }
 
 // A redirected GET (307, then 200) sent twice under one WithOperationID,

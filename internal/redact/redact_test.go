@@ -357,28 +357,18 @@ func TestTextKeeping(t *testing.T) {
 // URL's start after another value leaves the URL whole.
 func TestOverlappingReplacementsLeaveAKeptURLWhole(t *testing.T) {
 	const own = "https://api.test/v1?q=REDACTED"
-	in := "x secretAAAA" + own + " y"
-	got := redact.ReplaceSpelled(in, []string{own},
-		redact.Replacement{Of: "secretAAAA", With: "REDACTED"},
-		redact.Replacement{Of: "AAAAhttps", With: "REDACTED"})
-	if want := "x REDACTED" + own + " y"; got != want {
-		t.Errorf("ReplaceSpelled(%q)\n got %q\nwant %q", in, got, want)
-	}
-	// What of the second lies before the kept URL goes with the first.
-	in = "x secretAAAAzz" + own + " y"
-	got = redact.ReplaceSpelled(in, []string{own},
-		redact.Replacement{Of: "secretAAAA", With: "REDACTED"},
-		redact.Replacement{Of: "AAAAzzhttps", With: "REDACTED"})
-	if want := "x REDACTED" + own + " y"; got != want {
-		t.Errorf("ReplaceSpelled(%q)\n got %q\nwant %q", in, got, want)
-	}
-	// Where the two together hold the kept URL whole, they go as one.
-	in = "x secretAAAA" + own + "tail y"
-	got = redact.ReplaceSpelled(in, []string{own},
-		redact.Replacement{Of: "secretAAAA", With: "REDACTED"},
-		redact.Replacement{Of: "AAAA" + own + "tail", With: "REDACTED"})
-	if want := "x REDACTED y"; got != want {
-		t.Errorf("ReplaceSpelled(%q)\n got %q\nwant %q", in, got, want)
+	for _, tc := range []struct{ in, second, want string }{
+		{"x secretAAAA" + own + " y", "AAAAhttps", "x REDACTED" + own + " y"},
+		// What of the second lies before the kept URL goes with the first.
+		{"x secretAAAAzz" + own + " y", "AAAAzzhttps", "x REDACTED" + own + " y"},
+		// Where the two together hold the kept URL whole, they go as one.
+		{"x secretAAAA" + own + "tail y", "AAAA" + own + "tail", "x REDACTED y"},
+	} {
+		got := redact.ReplaceSpelled(tc.in, []string{own},
+			redact.Replacement{Of: "secretAAAA", With: "REDACTED"}, redact.Replacement{Of: tc.second, With: "REDACTED"})
+		if got != tc.want {
+			t.Errorf("ReplaceSpelled(%q)\n got %q\nwant %q", tc.in, got, tc.want)
+		}
 	}
 }
 
