@@ -511,35 +511,25 @@ func jsonEscape(s string) (rune, int) {
 	if len(s) < 2 || s[0] != '\\' {
 		return 0, 0
 	}
-	switch c := s[1]; c {
-	case '"', '\\', '/':
-		return rune(c), 2
-	case 'b':
-		return '\b', 2
-	case 'f':
-		return '\f', 2
-	case 'n':
-		return '\n', 2
-	case 'r':
-		return '\r', 2
-	case 't':
-		return '\t', 2
-	case 'u':
-		r := hex4(s[2:])
-		if r < 0 {
-			return 0, 0
-		}
-		if utf16.IsSurrogate(rune(r)) { // half of a pair: the other must follow
-			if len(s) < 12 || s[6] != '\\' || s[7] != 'u' {
-				return 0, 0
-			}
-			pair := utf16.DecodeRune(rune(r), rune(hex4(s[8:])))
-			if pair == utf8.RuneError {
-				return 0, 0
-			}
-			return pair, 12
-		}
-		return rune(r), 6
+	if i := strings.IndexByte(`"\/bfnrt`, s[1]); i >= 0 {
+		return rune("\"\\/\b\f\n\r\t"[i]), 2
+	}
+	if s[1] != 'u' {
+		return 0, 0
+	}
+	r := rune(hex4(s[2:]))
+	if r < 0 {
+		return 0, 0 // not four hex digits
+	}
+	if !utf16.IsSurrogate(r) {
+		return r, 6
+	}
+	// Half of a pair: the other must follow.
+	if len(s) < 12 || s[6] != '\\' || s[7] != 'u' {
+		return 0, 0
+	}
+	if pair := utf16.DecodeRune(r, rune(hex4(s[8:]))); pair != utf8.RuneError {
+		return pair, 12
 	}
 	return 0, 0
 }
