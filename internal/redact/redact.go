@@ -568,7 +568,7 @@ func spellingsOf(s string) []string {
 		if !jsonEscapes(f) {
 			continue
 		}
-		for _, j := range JSONSpellings(f)[1:] {
+		for _, j := range jsonSpellings(f)[1:] {
 			if !slices.Contains(forms, j) {
 				forms = append(forms, j)
 			}
@@ -577,10 +577,10 @@ func spellingsOf(s string) []string {
 	return forms
 }
 
-// JSONSpellings are s and, when encoding/json escapes any of its
+// jsonSpellings are s and, when encoding/json escapes any of its
 // characters, s as it writes it in a string, with its HTML escapes and
 // without (Encoder.SetEscapeHTML(false)).
-func JSONSpellings(s string) []string {
+func jsonSpellings(s string) []string {
 	forms := []string{s}
 	if !jsonEscapes(s) {
 		return forms // encoding/json writes it as it is
