@@ -29,8 +29,10 @@ type group struct {
 	index    int  // position in the report, for ordering findings
 	lost     bool // a member's parent span is absent from the input
 	// firstAttempt is the number of the operation's first attempt, for
-	// log records (numberOperations); 0 when unknown.
+	// log records (numberHops); 0 when unknown. took: the numbers byTime
+	// gave it among operations that started at one instant.
 	firstAttempt int64
+	took         map[int64]bool
 }
 
 // conflict is a second delivery of a span id whose content differs.
@@ -385,7 +387,7 @@ func (a *analyzer) group() {
 		}
 	}
 	for _, ops := range allByID {
-		numberOperations(ops)
+		numberHops(ops)
 	}
 	opAbove := nearestAncestors(a.parent, func(p int) bool { return a.roles[p] == roleOperation })
 	orphans := map[spanKey]*group{}
@@ -399,7 +401,7 @@ func (a *analyzer) group() {
 			g = a.groupOf[p]
 		} else if m := byID[spanKey{s.TraceID, stringAttr(s, keyOperationID)}]; m != nil && m != ambiguous {
 			g = m
-		} else if m := byNumber(allByID[spanKey{s.TraceID, stringAttr(s, keyOperationID)}], s); m != nil {
+		} else if m := byTime(allByID[spanKey{s.TraceID, stringAttr(s, keyOperationID)}], s); m != nil {
 			g = m
 		} else {
 			k := spanKey{s.TraceID, stringAttr(s, keyOperationID)}
@@ -429,35 +431,76 @@ func (a *analyzer) group() {
 }
 
 // sortAsSent sorts operations by their start, and those that started at
-// one instant (a clock that did not tick between them: virtual time, or a
-// loop answered within a clock's tick) in the order they were sent, as
-// the transport numbered them: an operation id's operations by their
-// first attempt's number (a redirect chain's hops and the repeats under
-// one WithOperationID go on counting), and operation ids by the
-// retry.operation.repeat of the first of theirs (a loop's calls, each
-// under an id of its own). The key is one tuple, so the order is total
-// and does not depend on the input's.
+// one instant (a clock that did not tick between them: virtual time) in
+// the order they were sent, as the transport numbered them: operation ids
+// by the retry.operation.repeat of the first of theirs (a loop's calls,
+// each under an id of its own), and an id's operations as chains (see
+// chainOf), each chain's hops by retry.redirects. The key is one tuple,
+// so the order is total and does not depend on the input's.
 func sortAsSent(groups []*group) {
-	type first struct{ number, repeat, redirects int64 }
-	firstOf := map[string]first{} // by operation id: its first operation's
+	firstRepeat := map[string]int64{} // by operation id: the repeat of its first operation
+	firstNumber := map[string]int64{}
+	tied := map[tieKey][]*group{}
 	for _, g := range groups {
-		f := first{g.sentNumber(), valueOr0(g.op.Repeat), valueOr0(g.op.Redirects)}
-		if old, ok := firstOf[g.op.ID]; !ok || cmp.Or(cmp.Compare(f.number, old.number), cmp.Compare(f.redirects, old.redirects)) < 0 {
-			firstOf[g.op.ID] = f
+		if n, ok := firstNumber[g.op.ID]; !ok || g.sentNumber() < n {
+			firstNumber[g.op.ID], firstRepeat[g.op.ID] = g.sentNumber(), valueOr0(g.op.Repeat)
 		}
+		k := tieKey{g.op.ID, g.op.Start.UnixNano()}
+		tied[k] = append(tied[k], g)
+	}
+	chain := map[*group]int64{}
+	for _, run := range tied {
+		chainOf(run, chain)
 	}
 	slices.SortStableFunc(groups, func(x, y *group) int {
 		return cmp.Or(x.op.Start.Compare(y.op.Start),
-			cmp.Compare(firstOf[x.op.ID].repeat, firstOf[y.op.ID].repeat), cmp.Compare(x.op.ID, y.op.ID),
-			cmp.Compare(x.sentNumber(), y.sentNumber()), cmp.Compare(valueOr0(x.op.Redirects), valueOr0(y.op.Redirects)),
-			cmp.Compare(valueOr0(x.op.Repeat), valueOr0(y.op.Repeat)),
+			cmp.Compare(firstRepeat[x.op.ID], firstRepeat[y.op.ID]), cmp.Compare(x.op.ID, y.op.ID),
+			cmp.Compare(chain[x], chain[y]), cmp.Compare(valueOr0(x.op.Redirects), valueOr0(y.op.Redirects)),
+			cmp.Compare(x.sentNumber(), y.sentNumber()), cmp.Compare(valueOr0(x.op.Repeat), valueOr0(y.op.Repeat)),
 			cmp.Compare(x.op.TraceID, y.op.TraceID), cmp.Compare(x.op.SpanID, y.op.SpanID))
 	})
 }
 
+// tieKey names the operations of one id that started at one instant.
+type tieKey struct {
+	id    string
+	start int64
+}
+
+// chainOf puts in chain, for each of run (operations of one id that
+// started at one instant), the chain it belongs to, as the transport
+// counted them: a first hop's retry.operation.repeat, and for a later hop
+// (retry.redirects) that of the first hop sent before it, by their first
+// attempts' numbers; a hop whose number is unknown goes with the last.
+func chainOf(run []*group, chain map[*group]int64) {
+	if len(run) < 2 {
+		return
+	}
+	var firsts []*group
+	last := int64(0)
+	for _, g := range run {
+		if valueOr0(g.op.Redirects) == 0 {
+			firsts = append(firsts, g)
+			chain[g] = valueOr0(g.op.Repeat)
+			last = max(last, chain[g])
+		}
+	}
+	slices.SortFunc(firsts, func(x, y *group) int { return cmp.Compare(x.sentNumber(), y.sentNumber()) })
+	for _, g := range run {
+		if valueOr0(g.op.Redirects) == 0 {
+			continue
+		}
+		chain[g] = last
+		n := g.sentNumber()
+		if i, _ := slices.BinarySearchFunc(firsts, n, func(f *group, n int64) int { return cmp.Compare(f.sentNumber(), n) }); i > 0 && n != math.MaxInt64 {
+			chain[g] = chain[firsts[i-1]]
+		}
+	}
+}
+
 // sentNumber is the number of g's first attempt: the least of those it
-// holds, or for log records without one the number numberOperations
-// gave it; math.MaxInt64 when unknown.
+// holds, or for log records without one the number numberHops gave it;
+// math.MaxInt64 when unknown.
 func (g *group) sentNumber() int64 {
 	n := int64(math.MaxInt64)
 	for _, at := range g.op.Attempts {
@@ -478,17 +521,16 @@ func valueOr0(p *int64) int64 {
 	return *p
 }
 
-// numberOperations sorts the operations of one id (log records, which
-// have no parent: a redirect chain's hops, repeats under one
-// WithOperationID) in the order they were sent, and gives each the number
-// of its first attempt: under one id the transport goes on counting
-// attempts across them all, so each begins after the attempts of the one
-// before (retry.attempts). Those that started at one instant are taken as
-// chains: each first hop by its retry.operation.repeat, followed by one
-// later hop of each retry.redirects in turn, for want of anything else
-// that tells two chains' hops apart. From the first operation whose count
-// is missing on, the numbers are unknown (0).
-func numberOperations(ops []*group) {
+// numberHops sorts the operations of one id (log records, which have no
+// parent: a redirect chain's hops, repeats under one WithOperationID, a
+// job's calls that reuse an id) by their start, those that started at one
+// instant as chains (chainsAtOneInstant), and gives each the number of
+// its first attempt where the records say it: 1 for one that is neither
+// a later hop nor a repeat (its context counts from 1), else the number
+// after the attempts of the one before it in the same context (the
+// transport goes on counting across hops and repeats), 0 when unknown (a
+// count missing, a record lost: its repeat or hop is not the next).
+func numberHops(ops []*group) {
 	slices.SortStableFunc(ops, func(x, y *group) int {
 		return cmp.Or(x.op.Start.Compare(y.op.Start), cmp.Compare(valueOr0(x.op.Redirects), valueOr0(y.op.Redirects)),
 			cmp.Compare(valueOr0(x.op.Repeat), valueOr0(y.op.Repeat)))
@@ -501,20 +543,32 @@ func numberOperations(ops []*group) {
 		chainsAtOneInstant(ops[i:j])
 		i = j
 	}
-	next := int64(1)
+	var prev *group
+	repeat := int64(0) // the repeat of prev's chain
 	for _, g := range ops {
-		if next <= 0 || g.op.RecordedAttempts == nil || *g.op.RecordedAttempts < 0 || *g.op.RecordedAttempts > math.MaxInt64-next {
-			next = 0
-			continue
+		red, rep := valueOr0(g.op.Redirects), valueOr0(g.op.Repeat)
+		switch {
+		case prev == nil || red == 0 && rep == 0: // the id's first, or a context of its own
+			g.firstAttempt, repeat = 1, rep
+		case prev.firstAttempt == 0 || prev.op.RecordedAttempts == nil || *prev.op.RecordedAttempts < 0:
+			g.firstAttempt = 0
+		case red == 0 && rep == repeat+1, red > 0 && red == valueOr0(prev.op.Redirects)+1:
+			g.firstAttempt = prev.firstAttempt + *prev.op.RecordedAttempts
+			if red == 0 {
+				repeat = rep
+			}
+		default:
+			g.firstAttempt = 0
 		}
-		g.firstAttempt = next
-		next += *g.op.RecordedAttempts
+		prev = g
 	}
 }
 
 // chainsAtOneInstant orders run, operations of one id that started at one
 // instant sorted by retry.redirects then retry.operation.repeat, as
-// chains (see numberOperations).
+// chains: each first hop by its repeat, followed by one later hop of each
+// retry.redirects in turn, for want of anything else that tells two
+// chains' hops apart.
 func chainsAtOneInstant(run []*group) {
 	if len(run) < 2 {
 		return
@@ -550,44 +604,42 @@ func chainsAtOneInstant(run []*group) {
 	copy(run, ordered)
 }
 
-// byNumber picks, among the operations of one id in the order
-// numberOperations gave them, the one whose attempts' numbers hold the
-// attempt's, where the times agree (holdsTime: a job that reuses an id
-// counts from 1 again); else the last one started at or before the
-// attempt.
-// It returns nil when none did.
-func byNumber(ops []*group, s *model.Span) *group {
-	if v, _ := s.Attr(keyAttempt); v.Type == model.TypeInt {
-		i, _ := slices.BinarySearchFunc(ops, v.Int, func(g *group, n int64) int {
-			if g.firstAttempt > n || g.firstAttempt == 0 { // unknown: only after the known ones
-				return 1
-			}
-			return -1 // at or before: the search lands after the last of them
-		})
-		if i > 0 {
-			if g := ops[i-1]; g.holdsAttempt(v.Int) && g.holdsTime(s) {
-				return g
-			}
-		}
-	}
+// maxTied bounds how many operations of one id byTime compares an
+// attempt's number with, so that a hostile input (every record at one
+// instant) stays linear.
+const maxTied = 16
+
+// byTime picks, among the operations of one id in the order numberHops
+// gave them, the one an attempt record belongs to. Of the last maxTied
+// started at or before it, the first whose attempts' numbers hold the
+// attempt's, that has not been given one of that number yet (a job that
+// reuses an id counts from 1 again) and that had not ended before it did;
+// else the last one started at or before it (an attempt record's start,
+// its end less its whole milliseconds, is never before its true start,
+// but may be at the next operation's where they follow within the
+// clock's tick). It returns nil when none started before it.
+func byTime(ops []*group, s *model.Span) *group {
 	n, _ := slices.BinarySearchFunc(ops, s.Start, func(g *group, t time.Time) int {
 		if g.op.Start.After(t) {
 			return 1
 		}
-		return -1
+		return -1 // at or before: the search lands after the last of them
 	})
 	if n == 0 {
 		return nil
 	}
+	if v, _ := s.Attr(keyAttempt); v.Type == model.TypeInt {
+		for _, g := range ops[max(0, n-maxTied):n] {
+			if g.holdsAttempt(v.Int) && !g.took[v.Int] && !s.End.After(g.op.End.Add(time.Millisecond)) {
+				if g.took == nil {
+					g.took = map[int64]bool{}
+				}
+				g.took[v.Int] = true
+				return g
+			}
+		}
+	}
 	return ops[n-1]
-}
-
-// holdsTime reports whether attempt s ran within g's time, to the
-// millisecond a record's retry.elapsed_ms and
-// retry.operation.duration_ms are cut to.
-func (g *group) holdsTime(s *model.Span) bool {
-	return !g.op.Start.After(s.Start.Add(time.Millisecond)) &&
-		(g.op.End.IsZero() || !s.End.After(g.op.End.Add(time.Millisecond)))
 }
 
 // holdsAttempt reports whether attempt number n is one of g's, as its
