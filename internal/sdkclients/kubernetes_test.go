@@ -440,3 +440,23 @@ func TestKubernetesLostConnection(t *testing.T) {
 		})
 	}
 }
+
+// TestKubernetesWatchHung: a watch (a GET with watch=true) whose answer
+// never comes. client-go's Watch resends a GET that timed out (or ended
+// as a probable EOF), up to 10 times; otelretry's error after its attempt
+// timeouts is a timeout, so both layers retried it (13 executed in 11
+// calls). The recipe leaves a watch's timeouts to client-go.
+func TestKubernetesWatchHung(t *testing.T) {
+	const key = "GET /api/v1/namespaces/default/configmaps"
+	f := newCountingServer(t, methodAndPath, func(k string, n int, w http.ResponseWriter, r *http.Request) { hang(r) })
+	cs, rt := kubeClient(t, f.URL, 0, recipe)
+	w, err := cs.CoreV1().ConfigMaps("default").Watch(t.Context(), metav1.ListOptions{})
+	if w != nil {
+		w.Stop()
+	}
+	got := f.executed(key)
+	t.Logf("recipe: hung watch: executed %d in %d client-go calls, err %v", got, rt.n.Load(), err)
+	if int64(got) != int64(rt.n.Load()) {
+		t.Errorf("executed %d in %d client-go calls; want one layer to retry (as many executions as calls)", got, rt.n.Load())
+	}
+}

@@ -22,8 +22,25 @@ import (
 // resends itself are left to it.
 func otelretryUnderClientGo(config *rest.Config, opts ...otelretry.Option) {
 	opts = append([]otelretry.Option{otelretry.WithClassifier(leaveToClientGo)}, opts...)
-	config.Wrap(func(rt http.RoundTripper) http.RoundTripper { return otelretry.NewTransport(rt, opts...) })
+	config.Wrap(func(rt http.RoundTripper) http.RoundTripper {
+		return watchesToClientGo{otelretry.NewTransport(rt, opts...)}
+	})
 }
+
+// watchesToClientGo sends each watch (a GET with watch=true) as one
+// attempt: client-go's Watch resends one that timed out itself, which it
+// reads from otelretry's error (max_attempts after a timeout).
+type watchesToClientGo struct{ next http.RoundTripper }
+
+func (w watchesToClientGo) RoundTrip(req *http.Request) (*http.Response, error) {
+	if req.Method == http.MethodGet && req.URL.Query().Get("watch") == "true" {
+		req = req.WithContext(otelretry.WithIntent(req.Context(), otelretry.Intent{MaxAttempts: 1}))
+	}
+	return w.next.RoundTrip(req)
+}
+
+// WrappedRoundTripper lets client-go reach otelretry's CancelRequest.
+func (w watchesToClientGo) WrappedRoundTripper() http.RoundTripper { return w.next }
 
 // leaveToClientGo stops otelretry's retries of what client-go resends
 // itself: whatever the verb, a 429 or a 5xx whose Retry-After is a whole
