@@ -27,9 +27,11 @@ var dynamoDBReads = map[string]bool{"GetItem": true, "BatchGetItem": true, "Quer
 
 // dynamoDBThrottled are the error types DynamoDB answers 400 with when it
 // refused a request without running it: its SDK retries them, reads and
-// writes alike.
+// writes alike (retry.DefaultThrottleErrorCodes: too many table
+// operations at once, a transaction token still in progress too).
 var dynamoDBThrottled = map[string]bool{"ProvisionedThroughputExceededException": true,
-	"ThrottlingException": true, "RequestLimitExceeded": true}
+	"ThrottlingException": true, "RequestLimitExceeded": true,
+	"LimitExceededException": true, "TransactionInProgressException": true}
 
 // dynamoDBVerdict is the should-retry header dynamoDBThrottles sets: the
 // service's word, in the form otelretry reads it, that a request was
@@ -75,10 +77,12 @@ func (t dynamoDBThrottles) RoundTrip(req *http.Request) (*http.Response, error) 
 }
 
 // dynamoDBTransport is otelretry over base for a DynamoDB client: it also
-// retries what DynamoDB refused unrun (throttling), reads and writes.
+// retries what DynamoDB refused unrun (throttling), reads and writes, and
+// a read answered 500, as the SDK does.
 func dynamoDBTransport(base http.RoundTripper, opts ...otelretry.Option) http.RoundTripper {
 	return otelretry.NewTransport(dynamoDBThrottles{base}, append([]otelretry.Option{
-		otelretry.WithShouldRetryHeaders(dynamoDBVerdict), otelretry.WithShouldRetryWrites()}, opts...)...)
+		otelretry.WithShouldRetryHeaders(dynamoDBVerdict), otelretry.WithShouldRetryWrites(),
+		otelretry.WithRetryableStatuses(408, 429, 500, 502, 503, 504)}, opts...)...)
 }
 
 // otelretryOwnsRetries turns the SDK's retries off (otelretry retries),
