@@ -11,6 +11,7 @@ import (
 	"net"
 	"net/http"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -381,6 +382,79 @@ func TestElasticsearchDeadNodeFailover(t *testing.T) {
 			t.Logf("%s: %d of 4 searches failed, %d client tries, live node executed %d", s, failed, rt.n.Load(), f.executed("POST /items/_search"))
 			if failed != 0 {
 				t.Errorf("%d of 4 searches failed with one of two nodes down; want 0 (the client's failover to the live node)", failed)
+			}
+		})
+	}
+}
+
+// deadAddr is an address nothing listens on.
+func deadAddr(t *testing.T) string {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := l.Addr().String()
+	l.Close()
+	return a
+}
+
+// dialCounter counts the dials of each address made by the base transport.
+type dialCounter struct {
+	mu sync.Mutex
+	n  map[string]int
+}
+
+func (d *dialCounter) transport() *http.Transport {
+	base := http.DefaultTransport.(*http.Transport).Clone()
+	var dialer net.Dialer
+	base.DialContext = func(ctx context.Context, network, addr string) (net.Conn, error) {
+		d.mu.Lock()
+		d.n[addr]++
+		d.mu.Unlock()
+		return dialer.DialContext(ctx, network, addr)
+	}
+	return base
+}
+
+func (d *dialCounter) total() (n int) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	for _, c := range d.n {
+		n += c
+	}
+	return n
+}
+
+// TestElasticsearchNodesDownTriedOnce: one node (the recipe's own
+// newElasticsearch), or three, all refusing connections. The client's
+// retry "to another node" went to the same node again, each try an
+// otelretry operation of 3 attempts (one node: 4 tries, 6 dials before
+// the budget refused): the recipe tries each other node once at most.
+func TestElasticsearchNodesDownTriedOnce(t *testing.T) {
+	for _, nodes := range []int{1, 3} {
+		t.Run(strings.Repeat("n", nodes), func(t *testing.T) {
+			d := &dialCounter{n: map[string]int{}}
+			rt := &tries{next: otelretry.NewTransport(d.transport(), testOptions()...)}
+			var addrs []string
+			for range nodes {
+				addrs = append(addrs, "http://"+deadAddr(t))
+			}
+			cfg := elasticsearch.Config{Addresses: addrs, Transport: rt}
+			otelretryOwnsElasticsearchRetries(&cfg)
+			es, err := elasticsearch.NewClient(cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			res, err := esSearch(t.Context(), es, strings.NewReader(esQuery))
+			esStatus(res)
+			d.mu.Lock()
+			per := d.n
+			d.mu.Unlock()
+			t.Logf("%d node(s), all down: %d client tries, %d dials %v, err %v", nodes, rt.n.Load(), d.total(), per, err)
+			for a, n := range per {
+				if n > 3 {
+					t.Errorf("node %s dialed %d times in one call: the client's retries (%d tries) times otelretry's 3 attempts; want at most otelretry's 3", a, n, rt.n.Load())
+				}
 			}
 		})
 	}

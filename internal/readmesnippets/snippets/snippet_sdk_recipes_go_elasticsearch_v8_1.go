@@ -50,10 +50,16 @@ func elasticsearchIntent(next elastictransport.RoundTripFunc) elastictransport.R
 // otelretryOwnsElasticsearchRetries leaves the retries to otelretry and
 // marks the client's reads. The client still tries its next node where
 // this one could not be reached (anotherNodeIfUnreachable), which
-// otelretry, below its choice of node, cannot; it retries no status but
-// 421, which names another node.
+// otelretry, below its choice of node, cannot: each other node of
+// cfg.Addresses once at most, so that a node down is not tried again
+// above otelretry's own attempts (with one node, never). It retries no
+// status but 421, which names another node.
 func otelretryOwnsElasticsearchRetries(cfg *elasticsearch.Config) {
-	cfg.RetryOnError = anotherNodeIfUnreachable
+	others := len(cfg.Addresses) - 1
+	cfg.RetryOnError = func(req *http.Request, err error) bool {
+		return others > 0 && anotherNodeIfUnreachable(req, err)
+	}
+	cfg.MaxRetries = max(others, 1) // 0 reads as the client's default, 3
 	cfg.RetryOnStatus = []int{http.StatusMisdirectedRequest}
 	cfg.Interceptors = append(cfg.Interceptors, elasticsearchIntent)
 }
