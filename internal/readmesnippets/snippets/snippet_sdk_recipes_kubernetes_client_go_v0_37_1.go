@@ -34,7 +34,9 @@ type watchesToClientGo struct{ next http.RoundTripper }
 
 func (w watchesToClientGo) RoundTrip(req *http.Request) (*http.Response, error) {
 	if req.Method == http.MethodGet && req.URL.Query().Get("watch") == "true" {
-		req = req.WithContext(otelretry.WithIntent(req.Context(), otelretry.Intent{MaxAttempts: 1}))
+		in, _ := otelretry.IntentFromContext(req.Context()) // the caller's, kept
+		in.MaxAttempts = 1
+		req = req.WithContext(otelretry.WithIntent(req.Context(), in))
 	}
 	return w.next.RoundTrip(req)
 }
