@@ -265,3 +265,32 @@ func TestTheMinioRecipeKeepsAGzipObjectsBytes(t *testing.T) {
 		t.Errorf("through the recipe: %d bytes (stat size %d), err %v; want the %d bytes stored, as minio-go alone reads them", len(got), size, err, len(stored))
 	}
 }
+
+// TestMinioThrottledWriteRetried: a PutObject S3 refused with 503
+// SlowDown, then stored. minio-go at its defaults retries it; the recipe's
+// one try per call left it to otelretry, which does not resend a write
+// after a 503: the write failed. s3SlowDowns reads S3's code as the
+// service's word that the request was refused, so otelretry retries it
+// (its body replayable: up to the body buffer's 64 KiB).
+func TestMinioThrottledWriteRetried(t *testing.T) {
+	for _, s := range []minioSetup{minioDefaults, minioRecipe} {
+		t.Run(s.String(), func(t *testing.T) {
+			f := newCountingServer(t, methodAndPath, func(k string, n int, w http.ResponseWriter, r *http.Request) {
+				io.Copy(io.Discard, r.Body)
+				if n == 1 {
+					s3Error(w, 503, "SlowDown")
+					return
+				}
+				w.Header().Set("ETag", `"d41d8cd98f00b204e9800998ecf8427e"`)
+				w.WriteHeader(200)
+			})
+			c, rt := minioClient(t, f.URL, s)
+			_, err := c.PutObject(t.Context(), "items", "a", bytes.NewReader([]byte(smallObject)), int64(len(smallObject)), minio.PutObjectOptions{})
+			got := f.executed("PUT /items/a")
+			t.Logf("PutObject 503 SlowDown, then 200, %s: executed %d in %d client tries, err %v", s, got, rt.n.Load(), err)
+			if err != nil || got != 2 {
+				t.Errorf("executed %d, err %v; want 2 and the object stored", got, err)
+			}
+		})
+	}
+}

@@ -6,7 +6,9 @@
 package snippets
 
 import (
+	"bytes"
 	"context"
+	"encoding/xml"
 	"errors"
 	"github.com/minio/minio-go/v7"
 	"github.com/minio/minio-go/v7/pkg/credentials"
@@ -16,8 +18,9 @@ import (
 	"sync"
 )
 
-// otelretryOwnsMinioRetries makes one try per call (otelretry retries) and
-// keeps otelretry's errors, which minio-go rewrites. o.Transport, if set,
+// otelretryOwnsMinioRetries makes one try per call (otelretry retries, a
+// write S3 throttled too: s3SlowDowns) and keeps otelretry's errors,
+// which minio-go rewrites. o.Transport, if set,
 // is otelretry's base; else minio-go's own default transport, which leaves
 // an object stored gzip-encoded as it is (DisableCompression), where
 // http.DefaultTransport would decompress it.
@@ -30,9 +33,40 @@ func otelretryOwnsMinioRetries(o *minio.Options, opts ...otelretry.Option) error
 		}
 		base = tr
 	}
-	o.Transport = keepOtelretryErrors{otelretry.NewTransport(base, opts...)}
+	opts = append([]otelretry.Option{otelretry.WithShouldRetryHeaders(s3Verdict), otelretry.WithShouldRetryWrites()}, opts...)
+	o.Transport = keepOtelretryErrors{otelretry.NewTransport(s3SlowDowns{base}, opts...)}
 	o.MaxRetries = 1
 	return nil
+}
+
+// s3Verdict is the should-retry header s3SlowDowns sets: the service's
+// word, in the form otelretry reads it, that a request was refused unrun.
+const s3Verdict = "S3-Should-Retry"
+
+// s3SlowDowns goes below otelretry: it reads the error code of a 503
+// (S3's XML body, <Code>SlowDown</Code>: "reduce your request rate", the
+// request refused) and says "true" in s3Verdict for it, so that otelretry
+// retries a write S3 throttled, as minio-go did. The body stays as it
+// came.
+type s3SlowDowns struct{ next http.RoundTripper }
+
+func (t s3SlowDowns) RoundTrip(req *http.Request) (*http.Response, error) {
+	resp, err := t.next.RoundTrip(req)
+	if err != nil || resp.StatusCode != http.StatusServiceUnavailable {
+		return resp, err
+	}
+	head, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
+	resp.Body = struct {
+		io.Reader
+		io.Closer
+	}{io.MultiReader(bytes.NewReader(head), resp.Body), resp.Body}
+	var e struct {
+		Code string `xml:"Code"`
+	}
+	if xml.Unmarshal(head, &e) == nil && e.Code == "SlowDown" {
+		resp.Header.Set(s3Verdict, "true")
+	}
+	return resp, nil
 }
 
 // keepOtelretryErrors puts otelretry's error of a call where
