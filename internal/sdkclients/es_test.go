@@ -459,3 +459,50 @@ func TestElasticsearchNodesDownTriedOnce(t *testing.T) {
 		})
 	}
 }
+
+// TestElasticsearchDiscoveredNodeFailover: one seed address, the
+// cluster's nodes discovered (a dead one and the live one). Counting
+// cfg.Addresses alone, the recipe took the client for one node and never
+// moved on: the first call failed. With discovery configured
+// (DiscoverNodesInterval here; the test discovers at once), it moves on.
+func TestElasticsearchDiscoveredNodeFailover(t *testing.T) {
+	dead := deadAddr(t)
+	for _, s := range []esSetup{esDefaults, esRecipe} {
+		t.Run(s.String(), func(t *testing.T) {
+			var live string
+			f := newCountingServer(t, methodAndPath, func(k string, n int, w http.ResponseWriter, r *http.Request) {
+				if k == "GET /_nodes/http" {
+					esAnswer(w, 200, `{"nodes":{"a":{"name":"a","roles":["data"],"http":{"publish_address":"`+dead+`"}},"b":{"name":"b","roles":["data"],"http":{"publish_address":"`+live+`"}}}}`)
+					return
+				}
+				esAnswer(w, 200, esHits)
+			})
+			live = strings.TrimPrefix(f.URL, "http://")
+			rt := &tries{next: testTransport()}
+			cfg := elasticsearch.Config{Addresses: []string{f.URL}, Transport: rt, DiscoverNodesInterval: time.Hour}
+			if s == esRecipe {
+				otelretryOwnsElasticsearchRetries(&cfg)
+			}
+			es, err := elasticsearch.NewClient(cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := es.DiscoverNodes(); err != nil {
+				t.Fatal(err)
+			}
+			failed := 0
+			for i := range 4 {
+				res, err := esSearch(t.Context(), es, strings.NewReader(esQuery))
+				status := esStatus(res)
+				t.Logf("%s: _search %d: status %d, err %v", s, i, status, err)
+				if err != nil || status != 200 {
+					failed++
+				}
+			}
+			t.Logf("%s: %d of 4 failed, %d client tries, live node executed %d", s, failed, rt.n.Load(), f.executed("POST /items/_search"))
+			if failed != 0 {
+				t.Errorf("%d of 4 searches failed with one of two discovered nodes down; want 0", failed)
+			}
+		})
+	}
+}

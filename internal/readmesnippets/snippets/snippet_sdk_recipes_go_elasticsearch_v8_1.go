@@ -52,14 +52,19 @@ func elasticsearchIntent(next elastictransport.RoundTripFunc) elastictransport.R
 // this one could not be reached (anotherNodeIfUnreachable), which
 // otelretry, below its choice of node, cannot: each other node of
 // cfg.Addresses once at most, so that a node down is not tried again
-// above otelretry's own attempts (with one node, never). It retries no
-// status but 421, which names another node.
+// above otelretry's own attempts (with one node, never), and up to the
+// client's MaxRetries where it discovers its nodes (DiscoverNodesOnStart,
+// DiscoverNodesInterval). It retries no status but 421, which names
+// another node.
 func otelretryOwnsElasticsearchRetries(cfg *elasticsearch.Config) {
 	others := len(cfg.Addresses) - 1
+	discovered := cfg.DiscoverNodesOnStart || cfg.DiscoverNodesInterval > 0
 	cfg.RetryOnError = func(req *http.Request, err error) bool {
-		return others > 0 && anotherNodeIfUnreachable(req, err)
+		return (others > 0 || discovered) && anotherNodeIfUnreachable(req, err)
 	}
-	cfg.MaxRetries = max(others, 1) // 0 reads as the client's default, 3
+	if !discovered {
+		cfg.MaxRetries = max(others, 1) // 0 reads as the client's default, 3
+	}
 	cfg.RetryOnStatus = []int{http.StatusMisdirectedRequest}
 	cfg.Interceptors = append(cfg.Interceptors, elasticsearchIntent)
 }
