@@ -15,6 +15,7 @@ import (
 	"time"
 
 	sdklog "go.opentelemetry.io/otel/sdk/log"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/otelretry/otelretry-go/cmd/retryinspect/internal/inspect"
@@ -25,10 +26,10 @@ import (
 
 // oneInstantRun plays calls through one transport over base on virtual time,
 // under a handler span, and returns the spans and the OTLP log records.
-func oneInstantRun(t *testing.T, base http.RoundTripper, calls func(t *testing.T, c *http.Client, ctx context.Context)) (spans, logs []byte) {
+func oneInstantRun(t *testing.T, base http.RoundTripper, calls func(t *testing.T, c *http.Client, ctx context.Context), tpOpts ...sdktrace.TracerProviderOption) (spans, logs []byte) {
 	synctest.Test(t, func(t *testing.T) {
 		var out bytes.Buffer
-		tp := spanWriter(t, &out)
+		tp := spanWriter(t, &out, tpOpts...)
 		exp := &otlpJSONExporter{}
 		lp := sdklog.NewLoggerProvider(sdklog.WithProcessor(sdklog.NewSimpleProcessor(exp)))
 		rt := otelretry.NewTransport(base, otelretry.WithTracerProvider(tp), otelretry.WithLoggerProvider(lp), otelretry.WithoutClientSpans())
@@ -235,4 +236,72 @@ func TestAResendAfterAFailedHopAtOneInstantIsFound(t *testing.T) {
 			}
 		})
 	}
+}
+
+// More calls under one id at one instant than the 16 operations an
+// attempt is compared with at most: a loop's repeats (numbers 1..n), and a
+// job's calls each under an id created anew (each counting from 1). The
+// first ones' attempts went to the last operation: each number's holders
+// are now taken in the order they were sent.
+func TestManyCallsUnderOneIDAtOneInstant(t *testing.T) {
+	for _, perCall := range []bool{false, true} {
+		for _, n := range []int{17, 20} {
+			t.Run(fmt.Sprint("id per call=", perCall, ", n=", n), func(t *testing.T) {
+				spans, logs := oneInstantRun(t, scripted.New(scripted.Step{Status: http.StatusOK}), func(t *testing.T, c *http.Client, ctx context.Context) {
+					loop := otelretry.WithOperationID(ctx, "op-loop")
+					for range n {
+						if perCall {
+							loop = otelretry.WithOperationID(ctx, "op-loop")
+						}
+						req, _ := http.NewRequestWithContext(loop, http.MethodGet, "http://a.test/x", nil)
+						do(t, c, req)
+					}
+				})
+				logsReadLikeSpans(t, spans, logs)
+			})
+		}
+	}
+}
+
+// A job's two calls, each under an id created anew, the first answered
+// 404 at once, the second 200 after 1 ms: both begin at one instant, and
+// their attempt records too (a record's start is its end less its whole
+// milliseconds). Which attempt went to which call followed the span ids'
+// order; the calls at one instant are taken as the one that ended first
+// sent first, and an attempt that ended a whole millisecond after a call
+// did is not its.
+func TestAReusedIDsAttemptsDoNotDependOnSpanIDs(t *testing.T) {
+	for name, ids := range map[string]sdktrace.IDGenerator{"counting up": &countingIDs{}, "alternating": &alternatingIDs{}} {
+		t.Run(name, func(t *testing.T) {
+			spans, logs := oneInstantRun(t, scripted.New(
+				scripted.Step{Status: http.StatusNotFound},
+				scripted.Step{Delay: time.Millisecond, Status: http.StatusOK},
+			), func(t *testing.T, c *http.Client, ctx context.Context) {
+				for range 2 {
+					req, _ := http.NewRequestWithContext(otelretry.WithOperationID(ctx, "job"), http.MethodGet, "http://a.test/x", nil)
+					do(t, c, req)
+				}
+			}, sdktrace.WithIDGenerator(ids))
+			logsReadLikeSpans(t, spans, logs)
+		})
+	}
+}
+
+// alternatingIDs gives span ids of which every other counts up and the
+// others down, as random ids may order them.
+type alternatingIDs struct{ countingIDs }
+
+func (g *alternatingIDs) NewSpanID(ctx context.Context, tid trace.TraceID) trace.SpanID {
+	sid := g.countingIDs.NewSpanID(ctx, tid)
+	if sid[7]%2 == 1 {
+		for i := range sid {
+			sid[i] = ^sid[i]
+		}
+	}
+	return sid
+}
+
+func (g *alternatingIDs) NewIDs(ctx context.Context) (trace.TraceID, trace.SpanID) {
+	tid, _ := g.countingIDs.NewIDs(ctx)
+	return tid, g.NewSpanID(ctx, tid)
 }

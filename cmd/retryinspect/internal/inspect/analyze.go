@@ -386,8 +386,9 @@ func (a *analyzer) group() {
 			byID[k] = ambiguous
 		}
 	}
-	for _, ops := range allByID {
-		numberHops(ops)
+	held := map[spanKey]*holders{}
+	for k, ops := range allByID {
+		held[k] = numberHops(ops)
 	}
 	opAbove := nearestAncestors(a.parent, func(p int) bool { return a.roles[p] == roleOperation })
 	orphans := map[spanKey]*group{}
@@ -401,7 +402,7 @@ func (a *analyzer) group() {
 			g = a.groupOf[p]
 		} else if m := byID[spanKey{s.TraceID, stringAttr(s, keyOperationID)}]; m != nil && m != ambiguous {
 			g = m
-		} else if m := byTime(allByID[spanKey{s.TraceID, stringAttr(s, keyOperationID)}], s); m != nil {
+		} else if m := byTime(allByID[spanKey{s.TraceID, stringAttr(s, keyOperationID)}], held[spanKey{s.TraceID, stringAttr(s, keyOperationID)}], s); m != nil {
 			g = m
 		} else {
 			k := spanKey{s.TraceID, stringAttr(s, keyOperationID)}
@@ -457,7 +458,7 @@ func sortAsSent(groups []*group) {
 			cmp.Compare(firstRepeat[x.op.ID], firstRepeat[y.op.ID]), cmp.Compare(x.op.ID, y.op.ID),
 			cmp.Compare(chain[x], chain[y]), cmp.Compare(valueOr0(x.op.Redirects), valueOr0(y.op.Redirects)),
 			cmp.Compare(x.sentNumber(), y.sentNumber()), cmp.Compare(valueOr0(x.op.Repeat), valueOr0(y.op.Repeat)),
-			cmp.Compare(x.op.TraceID, y.op.TraceID), cmp.Compare(x.op.SpanID, y.op.SpanID))
+			x.op.End.Compare(y.op.End), cmp.Compare(x.op.TraceID, y.op.TraceID), cmp.Compare(x.op.SpanID, y.op.SpanID))
 	})
 }
 
@@ -530,10 +531,11 @@ func valueOr0(p *int64) int64 {
 // after the attempts of the one before it in the same context (the
 // transport goes on counting across hops and repeats), 0 when unknown (a
 // count missing, a record lost: its repeat or hop is not the next).
-func numberHops(ops []*group) {
+func numberHops(ops []*group) *holders {
 	slices.SortStableFunc(ops, func(x, y *group) int {
 		return cmp.Or(x.op.Start.Compare(y.op.Start), cmp.Compare(valueOr0(x.op.Redirects), valueOr0(y.op.Redirects)),
-			cmp.Compare(valueOr0(x.op.Repeat), valueOr0(y.op.Repeat)))
+			cmp.Compare(valueOr0(x.op.Repeat), valueOr0(y.op.Repeat)),
+			x.op.End.Compare(y.op.End)) // of calls at one instant, the one that ended first was sent first
 	})
 	for i := 0; i < len(ops); {
 		j := i + 1
@@ -550,7 +552,8 @@ func numberHops(ops []*group) {
 		switch {
 		case prev == nil || red == 0 && rep == 0: // the id's first, or a context of its own
 			g.firstAttempt, repeat = 1, rep
-		case prev.firstAttempt == 0 || prev.op.RecordedAttempts == nil || *prev.op.RecordedAttempts < 0:
+		case prev.firstAttempt == 0 || prev.op.RecordedAttempts == nil || *prev.op.RecordedAttempts < 0 ||
+			*prev.op.RecordedAttempts > math.MaxInt64-prev.firstAttempt:
 			g.firstAttempt = 0
 		case red == 0 && rep == repeat+1, red > 0 && red == valueOr0(prev.op.Redirects)+1:
 			g.firstAttempt = prev.firstAttempt + *prev.op.RecordedAttempts
@@ -562,6 +565,28 @@ func numberHops(ops []*group) {
 		}
 		prev = g
 	}
+	h := &holders{of: map[int64][]*group{}, next: map[int64]int{}}
+	for _, g := range ops {
+		if g.firstAttempt == 0 || g.op.RecordedAttempts == nil {
+			continue
+		}
+		for n := g.firstAttempt; n-g.firstAttempt < min(*g.op.RecordedAttempts, maxHeld); n++ {
+			h.of[n] = append(h.of[n], g)
+		}
+	}
+	return h
+}
+
+// maxHeld bounds the attempt numbers an operation is looked up by, so
+// that a hostile retry.attempts costs no more than that.
+const maxHeld = 64
+
+// holders are, for each attempt number, the operations of one id whose
+// attempts' numbers hold it, in the order they were sent, and how many
+// of them have been given theirs (byTime).
+type holders struct {
+	of   map[int64][]*group
+	next map[int64]int
 }
 
 // chainsAtOneInstant orders run, operations of one id that started at one
@@ -604,21 +629,21 @@ func chainsAtOneInstant(run []*group) {
 	copy(run, ordered)
 }
 
-// maxTied bounds how many operations of one id byTime compares an
-// attempt's number with, so that a hostile input (every record at one
-// instant) stays linear.
+// maxTied bounds how many operations byTime looks past for an attempt,
+// so that a hostile input (every record at one instant) stays linear.
 const maxTied = 16
 
 // byTime picks, among the operations of one id in the order numberHops
-// gave them, the one an attempt record belongs to. Of the last maxTied
-// started at or before it, the first whose attempts' numbers hold the
-// attempt's, that has not been given one of that number yet (a job that
-// reuses an id counts from 1 again) and that had not ended before it did;
-// else the last one started at or before it (an attempt record's start,
-// its end less its whole milliseconds, is never before its true start,
-// but may be at the next operation's where they follow within the
-// clock's tick). It returns nil when none started before it.
-func byTime(ops []*group, s *model.Span) *group {
+// gave them, the one an attempt record belongs to: of those whose
+// attempts' numbers hold the attempt's (h), the first in the order they
+// were sent that has not been given one of that number yet (a job that
+// reuses an id counts from 1 again), that started at or before the
+// attempt and had not ended before it did; else the last one started at
+// or before it (an attempt record's start, its end less its whole
+// milliseconds, is never before its true start, but may be at the next
+// operation's where they follow within the clock's tick). It returns nil
+// when none started before it.
+func byTime(ops []*group, h *holders, s *model.Span) *group {
 	n, _ := slices.BinarySearchFunc(ops, s.Start, func(g *group, t time.Time) int {
 		if g.op.Start.After(t) {
 			return 1
@@ -628,9 +653,20 @@ func byTime(ops []*group, s *model.Span) *group {
 	if n == 0 {
 		return nil
 	}
-	if v, _ := s.Attr(keyAttempt); v.Type == model.TypeInt {
-		for _, g := range ops[max(0, n-maxTied):n] {
-			if g.holdsAttempt(v.Int) && !g.took[v.Int] && !s.End.After(g.op.End.Add(time.Millisecond)) {
+	if v, _ := s.Attr(keyAttempt); v.Type == model.TypeInt && h != nil {
+		list := h.of[v.Int]
+		i := h.next[v.Int]
+		for i < len(list) && list[i].took[v.Int] {
+			i++ // given theirs: never again
+		}
+		h.next[v.Int] = i
+		for _, g := range list[i:min(len(list), i+maxTied)] {
+			if g.op.Start.After(s.Start) {
+				break
+			}
+			// The operation's end is read to the millisecond below it: an
+			// attempt that ended a whole millisecond past it was not its.
+			if !g.took[v.Int] && (g.op.End.IsZero() || s.End.Before(g.op.End.Add(time.Millisecond))) {
 				if g.took == nil {
 					g.took = map[int64]bool{}
 				}
@@ -640,13 +676,6 @@ func byTime(ops []*group, s *model.Span) *group {
 		}
 	}
 	return ops[n-1]
-}
-
-// holdsAttempt reports whether attempt number n is one of g's, as its
-// first attempt's number and its count of attempts say.
-func (g *group) holdsAttempt(n int64) bool {
-	return g.firstAttempt > 0 && g.op.RecordedAttempts != nil &&
-		n >= g.firstAttempt && n-g.firstAttempt < *g.op.RecordedAttempts
 }
 
 // nearestAncestors returns, for every span index, the index of the nearest
