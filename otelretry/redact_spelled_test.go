@@ -596,3 +596,30 @@ func TestAValueAfterABackslashInAnEscapedSpellingReachesNoTelemetry(t *testing.T
 		})
 	}
 }
+
+// A query value marshalled twice (docs/telemetry.md: "inside a JSON
+// string, marshalled once or twice"), its decoded form ending in '%' and
+// followed in the error by text that begins with two hex digits: where
+// JSON and percent escapes were decoded only together, the value's '%'
+// and the text after it decoded as one escape at the only level where
+// its JSON escapes were undone. The text is read with its JSON escapes
+// alone decoded too.
+func TestAValueMarshalledTwiceBeforeHexDigitsReachesNoTelemetry(t *testing.T) {
+	marshal := func(v any) string {
+		b, err := json.Marshal(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(b)
+	}
+	const raw = "https://api.test/v1?coupon=Zq7%22Kp2mW9xR4v%25&page=2" // coupon = `Zq7"Kp2mW9xR4v%`
+	got := scrubbedTexts(t, raw, func(r *http.Request) error {
+		v := r.URL.Query().Get("coupon")
+		inner := func(s string) string { m := marshal(s); return m[1 : len(m)-1] } // a JSON string's content
+		twice := inner(inner(v))                                                   // Zq7\\\"Kp2mW9xR4v%
+		return fmt.Errorf("rejected %s20 off: %w", twice, io.EOF)
+	})
+	if strings.Contains(got, "Kp2mW9xR4v") {
+		t.Errorf("the coupon's value reached telemetry:\n%s", got)
+	}
+}

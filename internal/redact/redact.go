@@ -207,7 +207,7 @@ func redactEmbedded(s string) string {
 				spans = append(spans, [2]int{origin(start), origin(start + end)})
 			}
 		}
-		next, nextAt := unescapeTracked(text, at, false)
+		next, nextAt := unescapeTracked(text, at, "%")
 		if len(next) == len(text) {
 			break
 		}
@@ -237,11 +237,12 @@ func redactEmbedded(s string) string {
 
 // unescapeTracked is unescapeLenient of text, with where each of its bytes
 // begins in the original text (parent maps text's indexes there; nil:
-// text is the original), and one more entry for its end; with json, each
-// JSON string escape is decoded in the same pass (see jsonEscape), so
-// that either spelling may wrap the other, in any order. Text between
-// escapes is copied a run at a time.
-func unescapeTracked(text string, parent []int32, json bool) (string, []int32) {
+// text is the original), and one more entry for its end: the escapes
+// that begin with one of specials ('%', and '\' for JSON string escapes,
+// see jsonEscape), decoded in one pass, so that with both either spelling
+// may wrap the other, in any order. Text between escapes is copied a run
+// at a time.
+func unescapeTracked(text string, parent []int32, specials string) (string, []int32) {
 	var b strings.Builder
 	b.Grow(len(text))
 	at := make([]int32, 0, len(text)+1)
@@ -260,10 +261,6 @@ func unescapeTracked(text string, parent []int32, json bool) (string, []int32) {
 			return parent[i]
 		}
 		return int32(i)
-	}
-	specials := "%"
-	if json {
-		specials = "%\\"
 	}
 	for i := 0; i < len(text); {
 		j := strings.IndexAny(text[i:], specials)
@@ -465,7 +462,7 @@ func (d decoding) find(spans [][3]int, of string, then byte, escaped bool, k int
 // time, up to five times (a value's own escape in a URL escaped whole
 // three times is four deep). Each is searched: decoding is greedy, and a
 // stray '%' before a value written as it is would eat its first bytes.
-func decodings(text string) []decoding { return decodingsOf(text, 5, false) }
+func decodings(text string) []decoding { return decodingsOf(text, 5, "%") }
 
 // textDecodings are the decodings of an error's text: where it holds a
 // backslash, as it is or escaped, each level decodes its JSON string
@@ -473,8 +470,9 @@ func decodings(text string) []decoding { return decodingsOf(text, 5, false) }
 // twice, percent-escaped before or after (a userinfo escaped by
 // Userinfo.String, then marshalled: '&' as \u0026 beside %22; the JSON
 // escaped into a URL: %5Cu0026), is read as written; the percent-only
-// decodings are read as well. Each level keeps where its bytes begin in
-// text as 4 bytes each.
+// decodings, and the text with its JSON escapes alone decoded once and
+// twice, are read as well. Each level keeps where its bytes begin in text
+// as 4 bytes each.
 func textDecodings(text string) []decoding {
 	ds := decodings(text)
 	if !slices.ContainsFunc(ds, func(d decoding) bool { return strings.IndexByte(d.text, '\\') >= 0 }) {
@@ -482,20 +480,33 @@ func textDecodings(text string) []decoding {
 	}
 	// The percent-escapes alone too: a backslash as itself (a Windows
 	// path) before a value must not be read as a JSON escape of its first
-	// byte.
-	return append(ds, decodingsOf(text, 7, true)[1:]...)
+	// byte; and the JSON escapes alone: a value marshalled twice and
+	// ending in '%' must not take the next two hex digits of the text.
+	more := [][]decoding{decodingsOf(text, 7, `%\`)}
+	if strings.IndexByte(text, '%') >= 0 { // else the combined levels are these
+		more = append(more, decodingsOf(text, 2, `\`))
+	}
+	for _, levels := range more {
+		for _, d := range levels[1:] {
+			if !slices.ContainsFunc(ds, func(e decoding) bool { return e.text == d.text }) {
+				ds = append(ds, d) // a text read twice would be searched twice
+			}
+		}
+	}
+	return ds
 }
 
-// decodingsOf are text, then text decoded up to levels times over (see
-// unescapeTracked), each with '+' read as a space.
-func decodingsOf(text string, levels int, json bool) []decoding {
+// decodingsOf are text, then text with its escapes that begin with one of
+// specials decoded up to levels times over (see unescapeTracked), each
+// with '+' read as a space.
+func decodingsOf(text string, levels int, specials string) []decoding {
 	ds := []decoding{{text: strings.ReplaceAll(text, "+", " ")}}
-	if strings.IndexByte(text, '%') < 0 && !json || len(text) >= math.MaxInt32 {
+	if !strings.ContainsAny(text, specials) || len(text) >= math.MaxInt32 {
 		return ds
 	}
 	cur := decoding{text: text}
 	for range levels {
-		next, at := unescapeTracked(cur.text, cur.at, json)
+		next, at := unescapeTracked(cur.text, cur.at, specials)
 		if len(next) == len(cur.text) {
 			break
 		}

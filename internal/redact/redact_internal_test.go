@@ -16,9 +16,9 @@ func TestTextDecodingsOnlyWhereTheTextEscapes(t *testing.T) {
 		"digest 9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a5c8": 1,
 		"span 5C5c, no escape":              1,
 		"query a%3Db, a hash 5c":            2,
-		"query a%5Cu0026b":                  2 + 2, // \u0026 only once %5C is decoded
-		`open C:\cache\tok_8f3a%252Fb9cQx7`: 3 + 2,
-		`{"k":"v\u0026w"}`:                  1 + 1,
+		"query a%5Cu0026b":                  2 + 1,     // \u0026 only once %5C is decoded (its first level is the percent-only one's)
+		`open C:\cache\tok_8f3a%252Fb9cQx7`: 3 + 2 + 1, // the JSON-only level reads \c as it is, \t as a tab
+		`{"k":"v\u0026w"}`:                  1 + 1,     // the JSON-only level is the combined one: read once
 	} {
 		ds := textDecodings(text)
 		if len(ds) != want {
