@@ -4,34 +4,15 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"net/http"
 	"testing"
 	"time"
 
-	sdklog "go.opentelemetry.io/otel/sdk/log"
-	"go.opentelemetry.io/otel/trace"
-
 	"github.com/otelretry/otelretry-go/internal/scripted"
 	"github.com/otelretry/otelretry-go/otelretry"
 )
-
-// realClockRun is oneInstantRun on the real clock.
-func realClockRun(t *testing.T, base http.RoundTripper, calls func(t *testing.T, c *http.Client, ctx context.Context)) (spans, logs []byte) {
-	var out bytes.Buffer
-	tp := spanWriter(t, &out)
-	exp := &otlpJSONExporter{}
-	lp := sdklog.NewLoggerProvider(sdklog.WithProcessor(sdklog.NewSimpleProcessor(exp)))
-	rt := otelretry.NewTransport(base, otelretry.WithTracerProvider(tp), otelretry.WithLoggerProvider(lp), otelretry.WithoutClientSpans())
-	ctx, handler := tp.Tracer("app").Start(t.Context(), "handler", trace.WithSpanKind(trace.SpanKindServer))
-	calls(t, &http.Client{Transport: rt}, ctx)
-	handler.End()
-	tp.Shutdown(context.Background())
-	lp.Shutdown(context.Background())
-	return out.Bytes(), exp.buf.Bytes()
-}
 
 // A job loop that (wrongly) creates WithOperationID(ctx, "job") per call,
 // each a fresh count from attempt 1: operation-id-reused. One trace. From

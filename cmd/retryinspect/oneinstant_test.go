@@ -27,20 +27,23 @@ import (
 // oneInstantRun plays calls through one transport over base on virtual time,
 // under a handler span, and returns the spans and the OTLP log records.
 func oneInstantRun(t *testing.T, base http.RoundTripper, calls func(t *testing.T, c *http.Client, ctx context.Context), tpOpts ...sdktrace.TracerProviderOption) (spans, logs []byte) {
-	synctest.Test(t, func(t *testing.T) {
-		var out bytes.Buffer
-		tp := spanWriter(t, &out, tpOpts...)
-		exp := &otlpJSONExporter{}
-		lp := sdklog.NewLoggerProvider(sdklog.WithProcessor(sdklog.NewSimpleProcessor(exp)))
-		rt := otelretry.NewTransport(base, otelretry.WithTracerProvider(tp), otelretry.WithLoggerProvider(lp), otelretry.WithoutClientSpans())
-		ctx, handler := tp.Tracer("app").Start(t.Context(), "handler", trace.WithSpanKind(trace.SpanKindServer))
-		calls(t, &http.Client{Transport: rt}, ctx)
-		handler.End()
-		tp.Shutdown(context.Background())
-		lp.Shutdown(context.Background())
-		spans, logs = out.Bytes(), exp.buf.Bytes()
-	})
+	synctest.Test(t, func(t *testing.T) { spans, logs = realClockRun(t, base, calls, tpOpts...) })
 	return spans, logs
+}
+
+// realClockRun is oneInstantRun on the clock it is called on.
+func realClockRun(t *testing.T, base http.RoundTripper, calls func(t *testing.T, c *http.Client, ctx context.Context), tpOpts ...sdktrace.TracerProviderOption) (spans, logs []byte) {
+	var out bytes.Buffer
+	tp := spanWriter(t, &out, tpOpts...)
+	exp := &otlpJSONExporter{}
+	lp := sdklog.NewLoggerProvider(sdklog.WithProcessor(sdklog.NewSimpleProcessor(exp)))
+	rt := otelretry.NewTransport(base, otelretry.WithTracerProvider(tp), otelretry.WithLoggerProvider(lp), otelretry.WithoutClientSpans())
+	ctx, handler := tp.Tracer("app").Start(t.Context(), "handler", trace.WithSpanKind(trace.SpanKindServer))
+	calls(t, &http.Client{Transport: rt}, ctx)
+	handler.End()
+	tp.Shutdown(context.Background())
+	lp.Shutdown(context.Background())
+	return out.Bytes(), exp.buf.Bytes()
 }
 
 func operationsShape(r *inspect.Report) string {
