@@ -67,26 +67,8 @@ func TestAThrottledTryRepeatedByALayerIsNoResend(t *testing.T) {
 		tp := spanWriter(t, &out)
 		rt := throttled503s(tp)
 		throttledGET = getsRefused(t, rt, "http://orders.test/items", 40) // the throttle warmed up
-		for range 20 {
-			ctx, handler := tp.Tracer("app").Start(t.Context(), "handler", trace.WithSpanKind(trace.SpanKindServer))
-			ctx = otelretry.EnsureOperationID(ctx) // the layer's top
-			layers++
-			for try := 0; try < 3; try++ {
-				req, _ := http.NewRequestWithContext(ctx, http.MethodPost, "http://orders.test/orders", strings.NewReader(`{"sku":1}`))
-				resp, err := rt.RoundTrip(req)
-				if err == nil {
-					resp.Body.Close()
-				}
-				if errors.Is(err, otelretry.ErrThrottled) {
-					throttled++
-					time.Sleep(10 * time.Millisecond)
-					continue // nothing was sent: the layer tries again
-				}
-				sent++
-				break // sent and failed (503): the layer gives up, no resend
-			}
-			handler.End()
-		}
+		layers = 20
+		throttled, sent = throttledLayers(t, tp, rt, layers, 10*time.Millisecond)
 		if err := tp.Shutdown(context.Background()); err != nil {
 			t.Fatal(err)
 		}
@@ -105,6 +87,34 @@ func TestAThrottledTryRepeatedByALayerIsNoResend(t *testing.T) {
 	if !strings.Contains(headline, want) {
 		t.Errorf("headline %q lacks %q", headline, want)
 	}
+}
+
+// throttledLayers has n layers above rt (an SDK's retryer written as
+// docs/sdk-recipes.md writes it: EnsureOperationID at its top, each under
+// a span of its own) send a POST, trying again after pause only when the
+// client-side throttle refused its try, up to 3 tries; it returns the
+// tries throttled and the POSTs sent.
+func throttledLayers(t *testing.T, tp trace.TracerProvider, rt http.RoundTripper, n int, pause time.Duration) (throttled, sent int) {
+	for range n {
+		ctx, handler := tp.Tracer("app").Start(t.Context(), "handler", trace.WithSpanKind(trace.SpanKindServer))
+		ctx = otelretry.EnsureOperationID(ctx) // the layer's top
+		for try := 0; try < 3; try++ {
+			req, _ := http.NewRequestWithContext(ctx, http.MethodPost, "http://orders.test/orders", strings.NewReader(`{"sku":1}`))
+			resp, err := rt.RoundTrip(req)
+			if err == nil {
+				resp.Body.Close()
+			}
+			if errors.Is(err, otelretry.ErrThrottled) {
+				throttled++
+				time.Sleep(pause)
+				continue // nothing was sent: the layer tries again
+			}
+			sent++
+			break // sent and failed (503): the layer gives up, no resend
+		}
+		handler.End()
+	}
+	return throttled, sent
 }
 
 // throttled503s is a Transport with a client-side throttle, one attempt

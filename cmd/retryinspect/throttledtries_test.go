@@ -6,16 +6,11 @@ package main
 import (
 	"bytes"
 	"context"
-	"errors"
 	"net/http"
-	"strings"
 	"testing"
 	"testing/synctest"
 
-	"go.opentelemetry.io/otel/trace"
-
 	"github.com/otelretry/otelretry-go/cmd/retryinspect/internal/read"
-	"github.com/otelretry/otelretry-go/otelretry"
 )
 
 // The scene of TestAThrottledTryRepeatedByALayerIsNoResend, but the layer
@@ -31,23 +26,7 @@ func TestThrottledTriesAtOneInstantAreListedAsSent(t *testing.T) {
 		tp := spanWriter(t, &out)
 		rt := throttled503s(tp)
 		getsRefused(t, rt, "http://orders.test/items", 40)
-		for range 20 {
-			ctx, handler := tp.Tracer("app").Start(t.Context(), "handler", trace.WithSpanKind(trace.SpanKindServer))
-			ctx = otelretry.EnsureOperationID(ctx)
-			for try := 0; try < 3; try++ {
-				req, _ := http.NewRequestWithContext(ctx, http.MethodPost, "http://orders.test/orders", strings.NewReader(`{"sku":1}`))
-				resp, err := rt.RoundTrip(req)
-				if err == nil {
-					resp.Body.Close()
-				}
-				if errors.Is(err, otelretry.ErrThrottled) {
-					throttled++
-					continue // at once
-				}
-				break
-			}
-			handler.End()
-		}
+		throttled, _ = throttledLayers(t, tp, rt, 20, 0) // at once
 		tp.Shutdown(context.Background())
 		spans = out.Bytes()
 	})

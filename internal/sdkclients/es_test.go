@@ -370,21 +370,28 @@ func TestElasticsearchDeadNodeFailover(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			failed := 0
-			for i := range 4 {
-				res, err := esSearch(t.Context(), es, strings.NewReader(esQuery))
-				status := esStatus(res)
-				t.Logf("%s: _search %d: status %d, err %v", s, i, status, err)
-				if err != nil || status != 200 {
-					failed++
-				}
-			}
+			failed := failedSearches(t, es, 4)
 			t.Logf("%s: %d of 4 searches failed, %d client tries, live node executed %d", s, failed, rt.n.Load(), f.executed("POST /items/_search"))
 			if failed != 0 {
 				t.Errorf("%d of 4 searches failed with one of two nodes down; want 0 (the client's failover to the live node)", failed)
 			}
 		})
 	}
+}
+
+// failedSearches sends n _search calls through es and returns how many
+// failed (an error or a status other than 200).
+func failedSearches(t *testing.T, es *elasticsearch.Client, n int) int {
+	failed := 0
+	for i := range n {
+		res, err := esSearch(t.Context(), es, strings.NewReader(esQuery))
+		status := esStatus(res)
+		t.Logf("_search %d: status %d, err %v", i, status, err)
+		if err != nil || status != 200 {
+			failed++
+		}
+	}
+	return failed
 }
 
 // deadAddr is an address nothing listens on.
@@ -490,15 +497,7 @@ func TestElasticsearchDiscoveredNodeFailover(t *testing.T) {
 			if err := es.DiscoverNodes(); err != nil {
 				t.Fatal(err)
 			}
-			failed := 0
-			for i := range 4 {
-				res, err := esSearch(t.Context(), es, strings.NewReader(esQuery))
-				status := esStatus(res)
-				t.Logf("%s: _search %d: status %d, err %v", s, i, status, err)
-				if err != nil || status != 200 {
-					failed++
-				}
-			}
+			failed := failedSearches(t, es, 4)
 			t.Logf("%s: %d of 4 failed, %d client tries, live node executed %d", s, failed, rt.n.Load(), f.executed("POST /items/_search"))
 			if failed != 0 {
 				t.Errorf("%d of 4 searches failed with one of two discovered nodes down; want 0", failed)
