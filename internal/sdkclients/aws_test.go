@@ -476,3 +476,29 @@ func allUnknown(ops []otelretry.OperationResult) bool {
 	}
 	return len(ops) > 0
 }
+
+// TestDynamoDBKeepsTheCallersIntent: the recipe marks a read repeatable on
+// top of the Intent the caller gave it, never in its place: a GetItem
+// answered 503, 503, 200 under the caller's MaxAttempts of 2 is tried
+// twice (retried, and no more), and under its NoRetry once.
+func TestDynamoDBKeepsTheCallersIntent(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		in   otelretry.Intent
+		want int
+	}{{"MaxAttempts 2", otelretry.Intent{MaxAttempts: 2}, 2}, {"NoRetry", otelretry.Intent{NoRetry: true}, 1}} {
+		t.Run(c.name, func(t *testing.T) {
+			f := newFakeDynamoDB(t, func(op string, n int, w http.ResponseWriter, r *http.Request) {
+				if n <= 2 {
+					unavailable(w)
+					return
+				}
+				jsonAnswer(w, 200, item)
+			})
+			_, err := getItem(otelretry.WithIntent(t.Context(), c.in), awsClient(f.URL, recipe))
+			if got := f.executed("GetItem"); got != c.want || err == nil {
+				t.Errorf("executed %d, err %v; want %d and the 503", got, err, c.want)
+			}
+		})
+	}
+}

@@ -89,15 +89,17 @@ func dynamoDBTransport(base http.RoundTripper, opts ...otelretry.Option) http.Ro
 }
 
 // otelretryOwnsRetries turns the SDK's retries off (otelretry retries),
-// marks the read operations repeatable, and gives every call an operation
-// id, unless the caller's context has one.
+// marks the read operations repeatable (in the caller's Intent, kept), and
+// gives every call an operation id, unless the caller's context has one.
 func otelretryOwnsRetries(o *dynamodb.Options) {
 	o.Retryer = aws.NopRetryer{}
 	o.APIOptions = append(o.APIOptions, func(stack *middleware.Stack) error {
 		return stack.Initialize.Add(middleware.InitializeMiddlewareFunc("otelretry",
 			func(ctx context.Context, in middleware.InitializeInput, next middleware.InitializeHandler) (middleware.InitializeOutput, middleware.Metadata, error) {
 				if dynamoDBReads[awsmiddleware.GetOperationName(ctx)] {
-					ctx = otelretry.WithIntent(ctx, otelretry.Intent{Repeatable: true})
+					in, _ := otelretry.IntentFromContext(ctx) // the caller's, kept
+					in.Repeatable = true
+					ctx = otelretry.WithIntent(ctx, in)
 				}
 				ctx = otelretry.EnsureOperationID(ctx)
 				return next.HandleInitialize(ctx, in)

@@ -505,3 +505,30 @@ func TestElasticsearchDiscoveredNodeFailover(t *testing.T) {
 		})
 	}
 }
+
+// TestElasticsearchKeepsTheCallersIntent: the recipe marks a _search
+// repeatable on top of the Intent the caller gave it, never in its place:
+// a search answered 503, 503, 200 under the caller's MaxAttempts of 2 is
+// tried twice (retried, and no more), and under its NoRetry once.
+func TestElasticsearchKeepsTheCallersIntent(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		in   otelretry.Intent
+		want int
+	}{{"MaxAttempts 2", otelretry.Intent{MaxAttempts: 2}, 2}, {"NoRetry", otelretry.Intent{NoRetry: true}, 1}} {
+		t.Run(c.name, func(t *testing.T) {
+			f := newCountingServer(t, methodAndPath, func(k string, n int, w http.ResponseWriter, r *http.Request) {
+				if n <= 2 {
+					esAnswer(w, 503, esUnavailable)
+					return
+				}
+				esAnswer(w, 200, esHits)
+			})
+			es, _ := esClient(t, f.URL, esRecipe)
+			res, err := esSearch(otelretry.WithIntent(t.Context(), c.in), es, strings.NewReader(esQuery))
+			if status, got := esStatus(res), f.executed("POST /items/_search"); status != 503 || got != c.want {
+				t.Errorf("executed %d, status %d, err %v; want %d and the 503", got, status, err, c.want)
+			}
+		})
+	}
+}

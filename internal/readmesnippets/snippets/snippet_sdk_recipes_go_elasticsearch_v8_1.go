@@ -34,13 +34,16 @@ func isElasticsearchRead(path string) bool {
 	return false
 }
 
-// elasticsearchIntent marks the reads sent as POST repeatable and gives every
-// call an operation id, unless the caller's context has one.
+// elasticsearchIntent marks the reads sent as POST repeatable (in the
+// caller's Intent, kept) and gives every call an operation id, unless the
+// caller's context has one.
 func elasticsearchIntent(next elastictransport.RoundTripFunc) elastictransport.RoundTripFunc {
 	return func(req *http.Request) (*http.Response, error) {
 		ctx := req.Context()
 		if req.Method == http.MethodPost && isElasticsearchRead(req.URL.Path) {
-			ctx = otelretry.WithIntent(ctx, otelretry.Intent{Repeatable: true})
+			in, _ := otelretry.IntentFromContext(ctx) // the caller's, kept
+			in.Repeatable = true
+			ctx = otelretry.WithIntent(ctx, in)
 		}
 		ctx = otelretry.EnsureOperationID(ctx)
 		return next(req.WithContext(ctx))
