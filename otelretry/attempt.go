@@ -658,15 +658,7 @@ func (a *attempt) concluded(o *observation, class attrs.ErrorClass, evidence Evi
 func (a *attempt) discard(resp *http.Response, bound time.Duration) {
 	if resp != nil && resp.Body != nil {
 		if left := a.drainLeft(bound); left > 0 {
-			a.held.raw.discarding(a.ev.errorType())
-			a.timer.draining(left, drainCutError{a.ev.errorType()})
-			stop := noStop
-			if op := a.setup.ctx; op.Done() != nil {
-				stop = context.AfterFunc(op, a.held.raw.closeAlone)
-			}
-			drain(resp.Body)
-			stop()
-			a.timer.drained()
+			a.drainWithin(resp.Body, left)
 		}
 		resp.Body.Close()
 		a.held.raw.close() // closed already, through the wrappers, unless one dropped its Close
@@ -688,8 +680,21 @@ func (a *attempt) drainLeft(bound time.Duration) time.Duration {
 	return min(left, a.setup.clock.left())
 }
 
-// noStop stops nothing: the stop of a drain no context.AfterFunc watches.
-func noStop() bool { return false }
+// drainWithin drains body for at most left, or until the operation's
+// context ends. What it arms is disarmed by defers: a body whose Read
+// panics must not leave the cut armed, or a watch registered on the
+// caller's context, which may live long after the operation (holding the
+// attempt and the base's body until it ends).
+func (a *attempt) drainWithin(body io.Reader, left time.Duration) {
+	a.held.raw.discarding(a.ev.errorType())
+	a.timer.draining(left, drainCutError{a.ev.errorType()})
+	defer a.timer.drained()
+	if op := a.setup.ctx; op.Done() != nil {
+		stop := context.AfterFunc(op, a.held.raw.closeAlone)
+		defer stop()
+	}
+	drain(body)
+}
 
 // unsent releases an attempt that will not be sent, and closes the body
 // no call takes.

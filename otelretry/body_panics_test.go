@@ -19,6 +19,7 @@ import (
 	"github.com/otelretry/otelretry-go/otelretry"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+	"go.uber.org/goleak"
 )
 
 // closePanics is a base's response body whose Read blocks until it is
@@ -266,4 +267,37 @@ func TestAReturnedBodysClosePanicReleasesTheAttempt(t *testing.T) {
 			}
 		})
 	}
+}
+
+// neverDone is a caller's context that lives on after the operation (a
+// server's or a worker's) and is none of package context's own: a watch
+// registered on it waits on a goroutine of its own until it is stopped.
+type neverDone struct {
+	context.Context
+	done chan struct{}
+}
+
+func (c neverDone) Done() <-chan struct{} { return c.done }
+
+// A 503 whose body's Read panics while it is drained before the retry:
+// the panic reaches the caller, and the operation leaves nothing on the
+// caller's context. The drain's watch on it was left registered (its
+// goroutine waiting, holding the attempt and the base's body for as long
+// as the context lives).
+func TestResponseBodyReadPanicWhileDrainedLeavesNoWatch(t *testing.T) {
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+	base := roundTripFunc(func(r *http.Request) (*http.Response, error) {
+		return &http.Response{StatusCode: 503, Header: http.Header{}, Body: readPanics{new(atomic.Int32)}, ContentLength: -1, Request: r}, nil
+	})
+	rt := otelretry.NewTransport(base, otelretry.WithBackoff(otelretry.ConstantBackoff(0)))
+	ctx := neverDone{context.Background(), make(chan struct{})}
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, "http://api.test/", nil)
+	func() {
+		defer func() {
+			if recover() == nil {
+				t.Error("the body's panic did not reach the caller")
+			}
+		}()
+		rt.RoundTrip(req)
+	}()
 }
