@@ -511,11 +511,7 @@ func TestElasticsearchDiscoveredNodeFailover(t *testing.T) {
 // a search answered 503, 503, 200 under the caller's MaxAttempts of 2 is
 // tried twice (retried, and no more), and under its NoRetry once.
 func TestElasticsearchKeepsTheCallersIntent(t *testing.T) {
-	for _, c := range []struct {
-		name string
-		in   otelretry.Intent
-		want int
-	}{{"MaxAttempts 2", otelretry.Intent{MaxAttempts: 2}, 2}, {"NoRetry", otelretry.Intent{NoRetry: true}, 1}} {
+	for _, c := range callersIntents {
 		t.Run(c.name, func(t *testing.T) {
 			f := newCountingServer(t, methodAndPath, func(k string, n int, w http.ResponseWriter, r *http.Request) {
 				if n <= 2 {

@@ -142,3 +142,12 @@ func (l *spanLog) operations() []map[attribute.Key]attribute.Value {
 	}
 	return out
 }
+
+// callersIntents are Intents a caller gives a read, each with the tries it
+// allows one answered 503, 503, 200: a recipe that marks the read
+// repeatable keeps them.
+var callersIntents = []struct {
+	name string
+	in   otelretry.Intent
+	want int
+}{{"MaxAttempts 2", otelretry.Intent{MaxAttempts: 2}, 2}, {"NoRetry", otelretry.Intent{NoRetry: true}, 1}}
