@@ -179,11 +179,14 @@ type config struct {
 	budget         *Budget
 	noBudget       bool
 	// throttle is WithThrottle's, nil when off.
-	throttle     *Throttle
-	stateCheck   stateCheckFunc
-	classifier   Classifier
-	prepare      PrepareAttemptFunc
-	trustResends bool
+	throttle   *Throttle
+	stateCheck stateCheckFunc
+	// stateCheckDelay is WithStateCheckDelay's: no state check runs
+	// sooner than this after the write was sent.
+	stateCheckDelay time.Duration
+	classifier      Classifier
+	prepare         PrepareAttemptFunc
+	trustResends    bool
 
 	bodyBufferPerRequest, bodyBufferTotal int64
 
@@ -678,7 +681,9 @@ func WithHedging(h Hedging) Option {
 //
 //   - StateApplied: the write happened; Response is returned to the caller.
 //   - StateNotApplied: the write did not happen; it is sent again, within the
-//     same deadline, attempt limit and budget as a retry.
+//     same deadline, attempt limit and budget as a retry. A lookup made
+//     while the server may still apply the write cannot know this: see
+//     WithStateCheckDelay.
 //   - StateUnknown, or an error: the outcome stays unknown; RoundTrip returns
 //     an error matching ErrOutcomeUnknown.
 //
@@ -696,6 +701,28 @@ func WithStateCheck(f func(ctx context.Context, check StateCheck) (StateResult, 
 		if f != nil {
 			c.stateCheck = f
 		}
+	})
+}
+
+// WithStateCheckDelay sets how long after a write was sent its state
+// check runs at the earliest: the time the server may still apply a write
+// whose answer the client no longer waits for (its own request or write
+// timeout). A cut attempt ends only the client's wait, not the server's
+// work: a lookup made sooner may not see a write still under way, and a
+// not_applied it reads would send the write again. When the deadline does
+// not leave the delay, no check runs: the outcome stays unknown
+// (check_state). If the caller gives up while it waits, the operation ends
+// as it does during a check. Values < 0 are ignored. Default: 0, the check
+// runs at once: right only where the lookup itself settles the question
+// (it claims the key, so that the late write fails) or the server drops a
+// write whose connection was closed before it is applied.
+func WithStateCheckDelay(d time.Duration) Option {
+	return optionFunc(func(c *config) {
+		if d < 0 {
+			c.invalid("WithStateCheckDelay", d, "want a duration of 0 or more")
+			return
+		}
+		c.stateCheckDelay = d
 	})
 }
 

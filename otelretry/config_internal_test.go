@@ -105,6 +105,7 @@ func TestConfigIgnoredValuesKeepTheValueBeforeThem(t *testing.T) {
 		WithIdempotentMethods("put", ""),
 		WithBodyBuffer(1024, 4096), WithBodyBuffer(-1, 10),
 		WithRetryHint("X-Wait", HintUnit(7)),
+		WithStateCheckDelay(time.Second), WithStateCheckDelay(-time.Second),
 	})
 	if c.maxAttempts != 5 || c.deadline != defaultDeadline || c.attemptTimeout != defaultAttemptTimeout {
 		t.Errorf("limits = %d, %v, %v; want 5 and the defaults", c.maxAttempts, c.deadline, c.attemptTimeout)
@@ -117,6 +118,9 @@ func TestConfigIgnoredValuesKeepTheValueBeforeThem(t *testing.T) {
 	}
 	if slices.ContainsFunc(c.hints, func(h hintHeader) bool { return h.name == "X-Wait" }) {
 		t.Errorf("hints = %v: a unit out of range was kept", c.hints)
+	}
+	if c.stateCheckDelay != time.Second {
+		t.Errorf("state check delay = %v, want the first, valid, one", c.stateCheckDelay)
 	}
 	if c.bodyBufferPerRequest != 1024 || c.bodyBufferTotal != 4096 {
 		t.Errorf("body buffer = %d, %d; want the first, valid, sizes", c.bodyBufferPerRequest, c.bodyBufferTotal)
@@ -131,6 +135,7 @@ func TestConfigIgnoredValuesKeepTheValueBeforeThem(t *testing.T) {
 		`otelretry: WithIdempotentMethods("") ignored: want a method name`,
 		"otelretry: WithBodyBuffer(-1, 10) ignored: want sizes of 0 or more",
 		`otelretry: WithRetryHint("X-Wait", 7) ignored: want HintSeconds, HintMilliseconds or HintWholeMilliseconds`,
+		"otelretry: WithStateCheckDelay(-1s) ignored: want a duration of 0 or more",
 	}
 	if c.err == nil || !reflect.DeepEqual(strings.Split(c.err.Error(), "\n"), want) {
 		t.Errorf("report = %v, want\n%s", c.err, strings.Join(want, "\n"))

@@ -132,9 +132,9 @@
 //     returned), reason status
 //   - 30. after a state check, the state check says applied (any): return
 //     (the stored response), reason state_applied
-//   - 31. after a state check, the caller gave up during the check (any):
-//     canceled / deadline_exceeded; unknown unless not_applied, reason
-//     caller
+//   - 31. after a state check, the caller gave up during the check (or its
+//     delay) (any): canceled / deadline_exceeded; unknown unless
+//     not_applied, reason caller
 //   - 32. after a state check, unknown, an answer outside the set, or an
 //     error (any): check_state, reason state_unknown
 //   - 33. after a state check, not_applied, and the intent forbids retries

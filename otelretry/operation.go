@@ -514,12 +514,20 @@ func (op *operation) checkState(a *attempt, cause error, p *progress) (verdict, 
 	if hook == nil {
 		return a.ev.verdict, nil, nil
 	}
-	if now := op.clock.since(); now >= op.clock.limit {
+	checkAt := a.start + op.t.cfg.stateCheckDelay // see WithStateCheckDelay
+	if now := op.clock.since(); now >= op.clock.limit || checkAt >= op.clock.limit {
 		// No time left for the hook (the operation's deadline cut the
-		// write): the outcome stays unknown, and the answer costs what
-		// settle held back for the check.
+		// write, or it comes before the server's work on the write may
+		// have ended): the outcome stays unknown, and the answer costs
+		// what settle held back for the check.
 		op.t.gate.observe(op.keys, op.clock.at(a.end), op.clock.at(now), a.pendingCost)
 		return a.ev.verdict, nil, nil
+	}
+	if wait := checkAt - op.clock.since(); wait > 0 && !op.waitFor(wait) {
+		// The caller gave up before the check could run: as during one.
+		in := op.inputAt(phaseStateCheck, op.clock.since(), p).checked(attrs.StateUnknown)
+		v, _ := op.settle(&in, a.id.n, &Answer{}, a.pendingCost, op.clock.limit-in.remaining)
+		return v, nil, nil
 	}
 	sanitize := func(err error) error { return op.sanitize(err, a) }
 	check := runStateCheck(op.tel.ctx, op.clock.deadline, hook, op.t.sender.rec, op.ident.opID(), a, cause, sanitize)

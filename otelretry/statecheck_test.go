@@ -12,6 +12,7 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"testing/synctest"
@@ -809,5 +810,89 @@ func TestAWriteTheDeadlineCutCostsTheBudgetWithAHookToo(t *testing.T) {
 	}
 	if available["hook"] != available["no hook"] {
 		t.Errorf("Budget.Available after a write the deadline cut: %d with a state check hook, %d without", available["hook"], available["no hook"])
+	}
+}
+
+// slowWrites is a server that applies each write it is sent 600ms after it
+// gets it, whether or not the client still waits (a cut attempt ends only
+// the client's wait), and answers 201 to a client still there.
+type slowWrites struct {
+	mu      sync.Mutex
+	applied int
+}
+
+func (s *slowWrites) RoundTrip(r *http.Request) (*http.Response, error) {
+	time.AfterFunc(600*time.Millisecond, func() { s.mu.Lock(); s.applied++; s.mu.Unlock() })
+	select {
+	case <-r.Context().Done():
+		return nil, r.Context().Err()
+	case <-time.After(700 * time.Millisecond):
+		return &http.Response{StatusCode: 201, Header: http.Header{}, Body: http.NoBody, Request: r}, nil
+	}
+}
+
+func (s *slowWrites) count() int { s.mu.Lock(); defer s.mu.Unlock(); return s.applied }
+
+// The lookup of a write the attempt timeout cut while the server still
+// works on it finds nothing until the server is done: WithStateCheckDelay
+// holds the check until then, so a write is applied once. Where the
+// deadline does not leave the delay, no check runs and the outcome stays
+// unknown at once; a caller who gives up during the wait ends the
+// operation as during a check.
+func TestStateCheckDelayWaitsOutTheServersWork(t *testing.T) {
+	for _, tc := range []struct {
+		name        string
+		delay       time.Duration
+		cancelAt    time.Duration // the caller gives up (0: never)
+		wantApplied int
+		wantChecks  int
+		wantOutcome string
+		wantEnd     time.Duration // when RoundTrip returns
+	}{
+		{"a delay past the server's work: applied once", time.Second, 0, 1, 1, "return", time.Second},
+		{"no delay: the lookup comes too soon, the write is applied twice", 0, 0, 2, 2, "max_attempts", 200 * time.Millisecond},
+		{"a delay past the deadline: no check, unknown at once", 3 * time.Second, 0, 1, 0, "check_state", 100 * time.Millisecond},
+		{"the caller gives up during the wait", time.Second, 300 * time.Millisecond, 1, 0, "canceled", 300 * time.Millisecond},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				server := &slowWrites{}
+				checks := 0
+				hook := func(ctx context.Context, c otelretry.StateCheck) (otelretry.StateResult, error) {
+					checks++
+					if server.count() > 0 {
+						return otelretry.StateResult{State: attrs.StateApplied, Response: stored(201, "order 1")}, nil
+					}
+					return otelretry.StateResult{State: attrs.StateNotApplied}, nil
+				}
+				h := newHarness(t, nil)
+				h.transprt = otelretry.NewTransport(server, otelretry.WithTracerProvider(h.tp), otelretry.WithMeterProvider(h.mp),
+					otelretry.WithMaxAttempts(2), otelretry.WithDeadline(2*time.Second),
+					otelretry.WithAttemptTimeout(100*time.Millisecond), otelretry.WithStateCheck(hook),
+					otelretry.WithStateCheckDelay(tc.delay))
+				ctx, cancel := context.WithCancel(t.Context())
+				defer cancel()
+				if tc.cancelAt > 0 {
+					time.AfterFunc(tc.cancelAt, cancel)
+				}
+				start := time.Now()
+				resp, err := h.transprt.RoundTrip(post(t, ctx, "http://api.test/orders", "order"))
+				end := time.Since(start)
+				if resp != nil {
+					resp.Body.Close()
+				}
+				time.Sleep(time.Second) // every write sent is applied by now
+				if got := server.count(); got != tc.wantApplied || checks != tc.wantChecks || end != tc.wantEnd {
+					t.Errorf("applied %d, %d checks, returned at %v (err %v); want %d, %d, %v",
+						got, checks, end, err, tc.wantApplied, tc.wantChecks, tc.wantEnd)
+				}
+				if tc.wantOutcome != "return" && tc.wantOutcome != "max_attempts" && !errors.Is(err, otelretry.ErrOutcomeUnknown) {
+					t.Errorf("err = %v, want ErrOutcomeUnknown", err)
+				}
+				if got := attrOf(h.operation(t), attrs.OutcomeKey).AsString(); got != tc.wantOutcome {
+					t.Errorf("outcome = %s, want %s", got, tc.wantOutcome)
+				}
+			})
+		})
 	}
 }

@@ -10,22 +10,29 @@ import (
 	"github.com/otelretry/otelretry-go/attrs"
 	"github.com/otelretry/otelretry-go/otelretry"
 	"net/http"
+	"time"
 )
 
-var _ = otelretry.WithStateCheck(func(ctx context.Context, c otelretry.StateCheck) (otelretry.StateResult, error) {
-	// Your lookup of the write by its key; ctx carries the operation deadline.
-	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, ordersURL+"/by-key/"+c.OperationID, nil)
-	resp, err := stateClient.Do(req)
-	if err != nil {
-		return otelretry.StateResult{}, err // stays unknown
-	}
-	switch resp.StatusCode {
-	case http.StatusOK:
-		return otelretry.StateResult{State: attrs.StateApplied, Response: resp}, nil
-	case http.StatusNotFound:
-		resp.Body.Close()
-		return otelretry.StateResult{State: attrs.StateNotApplied}, nil
-	}
-	resp.Body.Close()
-	return otelretry.StateResult{State: attrs.StateUnknown}, nil
-})
+func snippetDecisionsTheStateCheck1() {
+	transport := otelretry.NewTransport(nil,
+		otelretry.WithDeadline(time.Minute),
+		otelretry.WithStateCheckDelay(20*time.Second), // the server applies or drops a write within 20 s
+		otelretry.WithStateCheck(func(ctx context.Context, c otelretry.StateCheck) (otelretry.StateResult, error) {
+			// Your lookup of the write by its key; ctx carries the operation deadline.
+			req, _ := http.NewRequestWithContext(ctx, http.MethodGet, ordersURL+"/by-key/"+c.OperationID, nil)
+			resp, err := stateClient.Do(req)
+			if err != nil {
+				return otelretry.StateResult{}, err // stays unknown
+			}
+			switch resp.StatusCode {
+			case http.StatusOK:
+				return otelretry.StateResult{State: attrs.StateApplied, Response: resp}, nil
+			case http.StatusNotFound: // conclusive: the server's bound has passed
+				resp.Body.Close()
+				return otelretry.StateResult{State: attrs.StateNotApplied}, nil
+			}
+			resp.Body.Close()
+			return otelretry.StateResult{State: attrs.StateUnknown}, nil
+		}))
+	_ = transport
+}
