@@ -32,7 +32,9 @@ var prometheusReads = []string{"/api/v1/query", "/api/v1/query_range", "/api/v1/
 
 func (c readOnlyQueries) Do(ctx context.Context, req *http.Request) (*http.Response, []byte, error) {
 	if slices.ContainsFunc(prometheusReads, func(p string) bool { return strings.HasSuffix(req.URL.Path, p) }) {
-		ctx = otelretry.WithIntent(ctx, otelretry.Intent{Repeatable: true})
+		in, _ := otelretry.IntentFromContext(ctx) // the caller's, kept
+		in.Repeatable = true
+		ctx = otelretry.WithIntent(ctx, in)
 	}
 	return c.Client.Do(ctx, req)
 }
@@ -176,4 +178,29 @@ func TestPrometheusWrapperLeavesWritesAlone(t *testing.T) {
 	}
 	ops[0].check(t, spans, wantOp{method: http.MethodPost, outcome: attrs.OutcomeStop,
 		attempts: []wantAttempt{{status: 503, decision: attrs.DecisionStop}}})
+}
+
+// intentSeen is an api.Client that keeps the Intent of the context it is
+// given.
+type intentSeen struct {
+	api.Client
+	in otelretry.Intent
+}
+
+func (c *intentSeen) Do(ctx context.Context, req *http.Request) (*http.Response, []byte, error) {
+	c.in, _ = otelretry.IntentFromContext(ctx)
+	return nil, nil, errors.New("not sent")
+}
+
+// TestPrometheusWrapperKeepsTheCallersIntent: readOnlyQueries marks a query
+// repeatable in the Intent the caller gave it, never in its place (a
+// query the caller sent under NoRetry and MaxAttempts 2 keeps both).
+func TestPrometheusWrapperKeepsTheCallersIntent(t *testing.T) {
+	seen := &intentSeen{}
+	ctx := otelretry.WithIntent(t.Context(), otelretry.Intent{NoRetry: true, MaxAttempts: 2})
+	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, "http://prometheus.test/api/v1/query", nil)
+	readOnlyQueries{seen}.Do(ctx, req)
+	if want := (otelretry.Intent{Repeatable: true, NoRetry: true, MaxAttempts: 2}); seen.in != want {
+		t.Errorf("the client was given %+v, want %+v", seen.in, want)
+	}
 }

@@ -24,7 +24,9 @@ var prometheusReads = []string{"/api/v1/query", "/api/v1/query_range", "/api/v1/
 
 func (c readOnlyQueries) Do(ctx context.Context, req *http.Request) (*http.Response, []byte, error) {
 	if slices.ContainsFunc(prometheusReads, func(p string) bool { return strings.HasSuffix(req.URL.Path, p) }) {
-		ctx = otelretry.WithIntent(ctx, otelretry.Intent{Repeatable: true})
+		in, _ := otelretry.IntentFromContext(ctx) // the caller's, kept
+		in.Repeatable = true
+		ctx = otelretry.WithIntent(ctx, in)
 	}
 	return c.Client.Do(ctx, req)
 }
