@@ -57,7 +57,14 @@ func (b *responseBody) Read(p []byte) (int, error) {
 func (b *responseBody) Close() error {
 	b.closed.Store(true)
 	defer b.once.Do(b.owner.release) // also when the base's Close panics
+	recorded := false
+	defer func() {
+		if !recorded { // the telemetry panicked: the base's body (and what wraps it) is closed all the same
+			afterPanic(func() { b.ReadCloser.Close() })
+		}
+	}()
 	b.owner.bodyClosing()
+	recorded = true
 	return b.ReadCloser.Close()
 }
 

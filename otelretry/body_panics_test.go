@@ -7,7 +7,9 @@ import (
 	"context"
 	"errors"
 	"io"
+	"log/slog"
 	"net/http"
+	"net/http/httptrace"
 	"runtime"
 	"strings"
 	"sync"
@@ -17,6 +19,7 @@ import (
 	"time"
 
 	"github.com/otelretry/otelretry-go/otelretry"
+	"go.opentelemetry.io/contrib/instrumentation/net/http/otelhttp"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	"go.uber.org/goleak"
@@ -300,4 +303,98 @@ func TestResponseBodyReadPanicWhileDrainedLeavesNoWatch(t *testing.T) {
 		}()
 		rt.RoundTrip(req)
 	}()
+}
+
+// panicOnWireLog is a slog handler that panics on the "retry wire" record:
+// the late writes recorded as the caller closes the body handed over.
+type panicOnWireLog struct{}
+
+func (panicOnWireLog) Enabled(context.Context, slog.Level) bool { return true }
+func (panicOnWireLog) Handle(_ context.Context, r slog.Record) error {
+	if r.Message == "retry wire" {
+		panic("slog handler boom")
+	}
+	return nil
+}
+func (h panicOnWireLog) WithAttrs([]slog.Attr) slog.Handler { return h }
+func (h panicOnWireLog) WithGroup(string) slog.Handler      { return h }
+
+// lateWritesBody reports two writes after the headers (a base whose
+// writes end after its answer began) and counts its Close.
+type lateWritesBody struct {
+	trace    *httptrace.ClientTrace
+	r        io.Reader
+	reported bool
+	closed   *atomic.Int32
+}
+
+func (b *lateWritesBody) Read(p []byte) (int, error) {
+	if !b.reported {
+		b.reported = true
+		b.trace.WroteRequest(httptrace.WroteRequestInfo{})
+		b.trace.WroteRequest(httptrace.WroteRequestInfo{})
+	}
+	return b.r.Read(p[:min(len(p), 16)])
+}
+
+func (b *lateWritesBody) Close() error { b.closed.Add(1); return nil }
+
+// The caller closes the body handed over before its end; recording the
+// late writes then runs the slog handler, which panics. The telemetry
+// that panics has what the operation holds released (doc.go): the base's
+// body was left open, and otelhttp's span never ended (its wrapper's
+// Close was never called).
+func TestALateWritesTelemetryPanicOnCloseStillClosesTheBody(t *testing.T) {
+	for _, own := range []bool{false, true} {
+		name := "client spans"
+		if own {
+			name = "without client spans"
+		}
+		t.Run(name, func(t *testing.T) {
+			var closed atomic.Int32
+			var base http.RoundTripper = roundTripFunc(func(r *http.Request) (*http.Response, error) {
+				tr := httptrace.ContextClientTrace(r.Context())
+				tr.GetConn("api.test:80")
+				tr.GotConn(httptrace.GotConnInfo{})
+				tr.WroteHeaders()
+				return &http.Response{StatusCode: 200, Header: http.Header{}, ContentLength: -1, Request: r,
+					Body: &lateWritesBody{trace: tr, r: strings.NewReader(`{"id":1}` + strings.Repeat(" ", 4096)), closed: &closed}}, nil
+			})
+			sr := tracetest.NewSpanRecorder()
+			tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(sr))
+			opts := []otelretry.Option{otelretry.WithTracerProvider(tp), otelretry.WithLogger(slog.New(panicOnWireLog{}))}
+			if own {
+				base = otelhttp.NewTransport(base, otelhttp.WithTracerProvider(tp))
+				opts = append(opts, otelretry.WithoutClientSpans())
+			}
+			rt := otelretry.NewTransport(base, opts...)
+			resp, err := rt.RoundTrip(get(t, t.Context(), "http://api.test/"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			buf := make([]byte, 8)
+			if _, err := io.ReadFull(resp.Body, buf); err != nil {
+				t.Fatal(err)
+			}
+			func() {
+				defer func() {
+					if recover() == nil {
+						t.Error("the slog handler's panic did not reach the caller")
+					}
+				}()
+				resp.Body.Close()
+			}()
+			if n := closed.Load(); n != 1 {
+				t.Errorf("the base's body was closed %d times, want 1 (the panic left it open)", n)
+			}
+			if s, e := len(sr.Started()), len(sr.Ended()); s != e {
+				for _, sp := range sr.Started() {
+					if sp.EndTime().IsZero() {
+						t.Errorf("span %q never ended", sp.Name())
+					}
+				}
+				t.Errorf("%d spans started, %d ended", s, e)
+			}
+		})
+	}
 }

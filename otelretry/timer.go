@@ -63,6 +63,7 @@ const (
 	timerTimedOut              // the timer fired first, bound by the attempt timeout
 	timerDeadline              // the timer fired first, at the operation's deadline
 	timerDraining              // a discarded body is being drained
+	timerStopped               // released before its answer (a panic): no later phase re-arms it
 )
 
 // init gives the timer what it cancels, closes and reads, and the queue of
@@ -183,7 +184,7 @@ func (at *attemptTimer) entered(ph wirePhase) {
 
 // answered stops the wait and reports whether the timer fired first.
 func (at *attemptTimer) answered() (timedOut bool) {
-	timedOut = !at.state.CompareAndSwap(timerWaiting, timerAnswered)
+	timedOut = !at.state.CompareAndSwap(timerWaiting, timerAnswered) && at.state.Load() != timerStopped
 	at.disarm()
 	return timedOut
 }
@@ -277,8 +278,14 @@ func (at *attemptTimer) cancelContext() {
 	}
 }
 
-// stop stops the timer, if it was started.
-func (at *attemptTimer) stop() { at.disarm() }
+// stop stops the timer, if it was started. A timer still waiting is
+// stopped for good: a phase the layer below reports late (WroteRequest
+// after RoundTrip returned, or panicked) must not put a released attempt
+// back in the queue.
+func (at *attemptTimer) stop() {
+	at.state.CompareAndSwap(timerWaiting, timerStopped)
+	at.disarm()
+}
 
 // timerQueue bounds the attempts of one Transport with one runtime timer.
 //

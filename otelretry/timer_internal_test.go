@@ -11,6 +11,7 @@ import (
 	"io"
 	"math/rand/v2"
 	"net/http"
+	"net/http/httptrace"
 	"runtime"
 	"strings"
 	"sync"
@@ -644,5 +645,53 @@ func TestAStaleExpiryCutsNothing(t *testing.T) {
 			at.drained()
 			at.stop()
 		})
+	}
+}
+
+// A base that panics after it wrote the request, while the layer below it
+// (net/http's writeLoop, an HTTP/2 stream) reports the write only after
+// its RoundTrip returned, as net/http may ("WroteRequest may come after
+// RoundTrip returned", timer.go). The panic abandons the attempt
+// (abandon -> release -> timer.stop), but its timer is still timerWaiting:
+// the late phase re-armed it, and the attempt, with its operation, sat in
+// the Transport's timer queue until the attempt timeout passed, long
+// after RoundTrip panicked. A stopped timer stays stopped.
+func TestALatePhaseAfterABasePanicLeavesTheQueueEmpty(t *testing.T) {
+	var late *httptrace.ClientTrace
+	rt := NewTransport(baseFunc(func(r *http.Request) (*http.Response, error) {
+		late = httptrace.ContextClientTrace(r.Context())
+		late.GetConn("api.test:80")
+		late.GotConn(httptrace.GotConnInfo{})
+		late.WroteHeaders()
+		panic("base boom")
+	}), WithAttemptTimeout(time.Hour), WithDeadline(2*time.Hour))
+	req, err := http.NewRequest(http.MethodGet, "http://api.test/", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	func() {
+		defer func() {
+			if recover() == nil {
+				t.Error("the base's panic was swallowed")
+			}
+		}()
+		rt.RoundTrip(req)
+	}()
+	queued := func() int {
+		rt.sender.timers.mu.Lock()
+		defer rt.sender.timers.mu.Unlock()
+		return len(rt.sender.timers.heap)
+	}
+	if n := queued(); n != 0 {
+		t.Fatalf("right after the panic the queue holds %d bounds", n)
+	}
+	late.WroteRequest(httptrace.WroteRequestInfo{}) // the layer below reports its write late
+	if n := queued(); n != 0 {
+		t.Errorf("after a late WroteRequest the queue holds %d bounds of an attempt abandoned by a panic, want 0", n)
+		rt.sender.timers.mu.Lock()
+		for _, at := range rt.sender.timers.heap {
+			t.Logf("bound ends in %v", time.Until(at.when).Round(time.Minute))
+		}
+		rt.sender.timers.mu.Unlock()
 	}
 }
