@@ -43,13 +43,33 @@ func classify(err error) attrs.ErrorClass {
 		return attrs.ErrorClassCanceled
 	case errors.Is(err, errResendRefused),
 		errors.Is(err, syscall.ECONNRESET), errors.Is(err, syscall.EPIPE),
-		errors.Is(err, syscall.ECONNABORTED), errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
+		errors.Is(err, syscall.ECONNABORTED), errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF),
+		serverClosedIdle(err):
 		// The peer closed the connection; the request may have been written.
 		return attrs.ErrorClassConnectionReset
 	default:
 		return attrs.ErrorClassOther
 	}
 }
+
+// serverClosedIdle reports whether err is net/http's "server closed idle
+// connection": its HTTP/1 client saw the server close the connection while
+// it expected no answer, a close that may have crossed the request's
+// bytes (net/http resends only a replayable request after it). net/http
+// keeps the error unexported, an errors.New whose whole text is its only
+// identity: it is compared whole, at an error of errors.New's own type in
+// err's chain, never looked for in a message.
+func serverClosedIdle(err error) bool {
+	for ; err != nil; err = errors.Unwrap(err) {
+		if reflect.TypeOf(err) == errorStringType && err.Error() == "http: server closed idle connection" {
+			return true
+		}
+	}
+	return false
+}
+
+// errorStringType is the type of errors.New's errors.
+var errorStringType = reflect.TypeOf(errors.New(""))
 
 // tlsAlert reports whether err is an alert the TLS peer sent: over TCP,
 // crypto/tls reports one as a *net.OpError "remote error" around a type

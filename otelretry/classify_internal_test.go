@@ -38,6 +38,11 @@ func TestClassify(t *testing.T) {
 		{"canceled", context.Canceled, nil, attrs.ErrorClassCanceled, false},
 		{"other", errors.New("unsupported protocol scheme"), nil, attrs.ErrorClassOther, false},
 		{"message is not read", errors.New("connection refused (but only in text)"), nil, attrs.ErrorClassOther, false},
+		// net/http's unexported errServerClosedIdle: the server closed the
+		// connection, which may have crossed the request.
+		{"server closed idle", errors.New("http: server closed idle connection"), nil, attrs.ErrorClassConnectionReset, false},
+		{"server closed idle, wrapped", fmt.Errorf("base: %w", errors.New("http: server closed idle connection")), nil, attrs.ErrorClassConnectionReset, false},
+		{"its text in a message", fmt.Errorf("base: %s", "http: server closed idle connection"), nil, attrs.ErrorClassOther, false},
 	}
 	for _, tc := range cases {
 		got := classify(tc.err)
