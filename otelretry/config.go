@@ -182,7 +182,7 @@ type config struct {
 	throttle   *Throttle
 	stateCheck stateCheckFunc
 	// stateCheckDelay is WithStateCheckDelay's: no state check runs
-	// sooner than this after the write was sent.
+	// sooner than this after the client gave up on the write.
 	stateCheckDelay time.Duration
 	classifier      Classifier
 	prepare         PrepareAttemptFunc
@@ -704,10 +704,11 @@ func WithStateCheck(f func(ctx context.Context, check StateCheck) (StateResult, 
 	})
 }
 
-// WithStateCheckDelay sets how long after a write was sent its state
-// check runs at the earliest: the time the server may still apply a write
-// whose answer the client no longer waits for (its own request or write
-// timeout). A cut attempt ends only the client's wait, not the server's
+// WithStateCheckDelay sets how long after the client gave up on a write
+// (the attempt's end: the server got what it got of it before then) its
+// state check runs at the earliest: the time the server may still apply a
+// write whose answer the client no longer waits for (its own request or
+// write timeout). A cut attempt ends only the client's wait, not the server's
 // work: a lookup made sooner may not see a write still under way, and a
 // not_applied it reads would send the write again. When the deadline does
 // not leave the delay, no check runs: the outcome stays unknown

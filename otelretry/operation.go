@@ -472,7 +472,11 @@ func (op *operation) settle(in *input, n int, answer *Answer, cost budgetObserva
 		start := max(from+v.pause, now)
 		return decide(in.withBudget(op.t.gate.retry(op.keys, op.clock.at(from), op.clock.at(now), op.clock.at(start), cost))), budgetObservation{}
 	case v.decision == attrs.DecisionCheckState && in.phase == phaseAttempt && op.t.cfg.stateCheck != nil:
-		return v, cost
+		// The throttle counts the attempt as it ends, as any other, not
+		// once the check (and its delay) is over; the budget's charge waits
+		// for the check's verdict and the resend it may ask for.
+		op.t.gate.count(op.keys.dep, op.clock.at(now), cost)
+		return v, cost.throttleCounted()
 	}
 	op.t.gate.observe(op.keys, op.clock.at(from), op.clock.at(now), cost)
 	return v, budgetObservation{}
@@ -514,7 +518,9 @@ func (op *operation) checkState(a *attempt, cause error, p *progress) (verdict, 
 	if hook == nil {
 		return a.ev.verdict, nil, nil
 	}
-	checkAt := a.start + op.t.cfg.stateCheckDelay // see WithStateCheckDelay
+	// The server got what it got of the write before the client gave up
+	// on it (a.end, not a.start: a slow dial or pool sent it later).
+	checkAt := a.end + op.t.cfg.stateCheckDelay // see WithStateCheckDelay
 	if now := op.clock.since(); now >= op.clock.limit || checkAt >= op.clock.limit {
 		// No time left for the hook (the operation's deadline cut the
 		// write, or it comes before the server's work on the write may
@@ -526,7 +532,7 @@ func (op *operation) checkState(a *attempt, cause error, p *progress) (verdict, 
 	if wait := checkAt - op.clock.since(); wait > 0 && !op.waitFor(wait) {
 		// The caller gave up before the check could run: as during one.
 		in := op.inputAt(phaseStateCheck, op.clock.since(), p).checked(attrs.StateUnknown)
-		v, _ := op.settle(&in, a.id.n, &Answer{}, a.pendingCost, op.clock.limit-in.remaining)
+		v, _ := op.settle(&in, a.id.n, &Answer{}, a.pendingCost, a.end)
 		return v, nil, nil
 	}
 	sanitize := func(err error) error { return op.sanitize(err, a) }
@@ -538,7 +544,7 @@ func (op *operation) checkState(a *attempt, cause error, p *progress) (verdict, 
 		}
 	}()
 	in := op.inputAt(phaseStateCheck, op.clock.since(), p).checked(check.state)
-	v, _ := op.settle(&in, a.id.n, &Answer{}, a.pendingCost, op.clock.limit-in.remaining)
+	v, _ := op.settle(&in, a.id.n, &Answer{}, a.pendingCost, a.end) // charged when the attempt ended
 	op.t.sender.rec.endStateCheck(&op.tel, check.span, check.state, v, check.problem, check.err)
 	judged = true
 	if v.decision != attrs.DecisionReturn {

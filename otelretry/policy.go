@@ -756,6 +756,8 @@ func budgetCharge(in *input, retryAfter time.Duration, hinted bool) budgetObserv
 // the zero observation); accepted, an answer other than 429 and 503.
 func throttleCount(o budgetObservation) (counted, accepted bool) {
 	switch {
+	case o.counted:
+		return false, false
 	case o.status != 0:
 		return true, o.status != http.StatusTooManyRequests && o.status != http.StatusServiceUnavailable
 	case o.errored:

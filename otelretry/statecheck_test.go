@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -849,7 +850,7 @@ func TestStateCheckDelayWaitsOutTheServersWork(t *testing.T) {
 		wantOutcome string
 		wantEnd     time.Duration // when RoundTrip returns
 	}{
-		{"a delay past the server's work: applied once", time.Second, 0, 1, 1, "return", time.Second},
+		{"a delay past the server's work: applied once", time.Second, 0, 1, 1, "return", 1100 * time.Millisecond},
 		{"no delay: the lookup comes too soon, the write is applied twice", 0, 0, 2, 2, "max_attempts", 200 * time.Millisecond},
 		{"a delay past the deadline: no check, unknown at once", 3 * time.Second, 0, 1, 0, "check_state", 100 * time.Millisecond},
 		{"the caller gives up during the wait", time.Second, 300 * time.Millisecond, 1, 0, "canceled", 300 * time.Millisecond},
@@ -894,5 +895,138 @@ func TestStateCheckDelayWaitsOutTheServersWork(t *testing.T) {
 				}
 			})
 		})
+	}
+}
+
+// docs/budget.md: "a dependency that holds what it is sent without
+// answering is throttled once those attempts time out": a write a state
+// check resolves too. With WithStateCheckDelay, a cut write was counted
+// only when its check ran, the delay after.
+func TestTheThrottleCountsACutWriteAsItEndsNotAfterTheCheckDelay(t *testing.T) {
+	for _, delay := range []time.Duration{0, 20 * time.Second} {
+		t.Run(delay.String(), func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				base := roundTripFunc(func(r *http.Request) (*http.Response, error) {
+					<-r.Context().Done() // holds it
+					return nil, r.Context().Err()
+				})
+				hook := func(ctx context.Context, c otelretry.StateCheck) (otelretry.StateResult, error) {
+					return otelretry.StateResult{State: attrs.StateUnknown}, nil
+				}
+				tr := otelretry.NewTransport(base, quietOptions(otelretry.WithMaxAttempts(1),
+					otelretry.WithDeadline(time.Minute), otelretry.WithAttemptTimeout(10*time.Second),
+					otelretry.WithStateCheck(hook), otelretry.WithStateCheckDelay(delay),
+					otelretry.WithThrottle(&otelretry.Throttle{Window: time.Minute}))...)
+				var refused atomic.Int64
+				var wg sync.WaitGroup
+				wave := func() int64 {
+					before := refused.Load()
+					for range 32 {
+						wg.Go(func() {
+							req, _ := http.NewRequestWithContext(t.Context(), http.MethodPost, "http://hung.test/orders", strings.NewReader("order"))
+							if _, err := tr.RoundTrip(req); errors.Is(err, otelretry.ErrThrottled) {
+								refused.Add(1)
+							}
+						})
+					}
+					time.Sleep(time.Second)
+					synctest.Wait()
+					return refused.Load() - before
+				}
+				if n := wave(); n != 0 {
+					t.Errorf("first wave: %d refused, want 0", n)
+				}
+				if n := wave(); n != 0 {
+					t.Errorf("second wave: %d refused, want 0", n)
+				}
+				time.Sleep(10 * time.Second) // every attempt held was cut by the attempt timeout
+				synctest.Wait()
+				if n := wave(); n < 16 {
+					t.Errorf("64 writes cut at the attempt timeout (check delay %v), none accepted: %d of the next 32 refused, want about 29", delay, n)
+				}
+				wg.Wait()
+			})
+		})
+	}
+}
+
+// The server's bound on a write counts from when it got the write, which
+// is before the client gave up on it. The delay was counted from the
+// attempt's start, before its connection: a slow dial ate into it, the
+// lookup ran before the bound had passed since the server got the write,
+// and the write was sent (and applied) twice.
+func TestStateCheckDelayCountsFromTheCutNotTheDial(t *testing.T) {
+	const (
+		dial  = 400 * time.Millisecond
+		delay = 1500 * time.Millisecond // the server applies or drops a write within 1.5 s
+		work  = 1300 * time.Millisecond // this one applies it 1.3 s after it got it
+	)
+	var mu sync.Mutex
+	applied, writes := 0, 0
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch {
+		case r.Method == http.MethodPost:
+			mu.Lock()
+			writes++
+			mu.Unlock()
+			time.AfterFunc(work, func() { mu.Lock(); applied++; mu.Unlock() })
+			select {
+			case <-r.Context().Done():
+			case <-time.After(3 * time.Second):
+			}
+			w.WriteHeader(201)
+		default:
+			mu.Lock()
+			n := applied
+			mu.Unlock()
+			if n > 0 {
+				w.WriteHeader(200)
+				return
+			}
+			w.WriteHeader(404)
+		}
+	}))
+	defer srv.Close()
+	lookups := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}
+	hook := func(ctx context.Context, c otelretry.StateCheck) (otelretry.StateResult, error) {
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, srv.URL+"/by-key/"+c.OperationID, nil)
+		resp, err := lookups.Do(req)
+		if err != nil {
+			return otelretry.StateResult{}, err
+		}
+		if resp.StatusCode == 200 {
+			return otelretry.StateResult{State: attrs.StateApplied, Response: resp}, nil
+		}
+		resp.Body.Close()
+		if resp.StatusCode == 404 {
+			return otelretry.StateResult{State: attrs.StateNotApplied}, nil
+		}
+		return otelretry.StateResult{State: attrs.StateUnknown}, nil
+	}
+	slowDial := &http.Transport{DisableKeepAlives: true, DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
+		select {
+		case <-time.After(dial): // a slow handshake, a DNS lookup, a wait for a connection
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+		var d net.Dialer
+		return d.DialContext(ctx, network, addr)
+	}}
+	defer slowDial.CloseIdleConnections()
+	defer lookups.CloseIdleConnections()
+	tr := otelretry.NewTransport(slowDial, quietOptions(otelretry.WithMaxAttempts(2),
+		otelretry.WithDeadline(10*time.Second), otelretry.WithAttemptTimeout(500*time.Millisecond),
+		otelretry.WithStateCheck(hook), otelretry.WithStateCheckDelay(delay))...)
+	req, _ := http.NewRequestWithContext(t.Context(), http.MethodPost, srv.URL+"/orders", strings.NewReader("order"))
+	resp, err := tr.RoundTrip(req)
+	if resp != nil {
+		resp.Body.Close()
+	}
+	time.Sleep(2 * time.Second) // every write sent is applied by now
+	mu.Lock()
+	defer mu.Unlock()
+	if writes != 1 || applied != 1 {
+		t.Errorf("the write reached the server %d times and was applied %d times (err %v); want once: the check should run %v after the cut, not after the attempt began (before its %v dial)",
+			writes, applied, err, delay, dial)
 	}
 }
