@@ -898,58 +898,6 @@ func TestStateCheckDelayWaitsOutTheServersWork(t *testing.T) {
 	}
 }
 
-// docs/budget.md: "a dependency that holds what it is sent without
-// answering is throttled once those attempts time out": a write a state
-// check resolves too. With WithStateCheckDelay, a cut write was counted
-// only when its check ran, the delay after.
-func TestTheThrottleCountsACutWriteAsItEndsNotAfterTheCheckDelay(t *testing.T) {
-	for _, delay := range []time.Duration{0, 20 * time.Second} {
-		t.Run(delay.String(), func(t *testing.T) {
-			synctest.Test(t, func(t *testing.T) {
-				base := roundTripFunc(func(r *http.Request) (*http.Response, error) {
-					<-r.Context().Done() // holds it
-					return nil, r.Context().Err()
-				})
-				hook := func(ctx context.Context, c otelretry.StateCheck) (otelretry.StateResult, error) {
-					return otelretry.StateResult{State: attrs.StateUnknown}, nil
-				}
-				tr := otelretry.NewTransport(base, quietOptions(otelretry.WithMaxAttempts(1),
-					otelretry.WithDeadline(time.Minute), otelretry.WithAttemptTimeout(10*time.Second),
-					otelretry.WithStateCheck(hook), otelretry.WithStateCheckDelay(delay),
-					otelretry.WithThrottle(&otelretry.Throttle{Window: time.Minute}))...)
-				var refused atomic.Int64
-				var wg sync.WaitGroup
-				wave := func() int64 {
-					before := refused.Load()
-					for range 32 {
-						wg.Go(func() {
-							req, _ := http.NewRequestWithContext(t.Context(), http.MethodPost, "http://hung.test/orders", strings.NewReader("order"))
-							if _, err := tr.RoundTrip(req); errors.Is(err, otelretry.ErrThrottled) {
-								refused.Add(1)
-							}
-						})
-					}
-					time.Sleep(time.Second)
-					synctest.Wait()
-					return refused.Load() - before
-				}
-				if n := wave(); n != 0 {
-					t.Errorf("first wave: %d refused, want 0", n)
-				}
-				if n := wave(); n != 0 {
-					t.Errorf("second wave: %d refused, want 0", n)
-				}
-				time.Sleep(10 * time.Second) // every attempt held was cut by the attempt timeout
-				synctest.Wait()
-				if n := wave(); n < 16 {
-					t.Errorf("64 writes cut at the attempt timeout (check delay %v), none accepted: %d of the next 32 refused, want about 29", delay, n)
-				}
-				wg.Wait()
-			})
-		})
-	}
-}
-
 // The server's bound on a write counts from when it got the write, which
 // is before the client gave up on it. The delay was counted from the
 // attempt's start, before its connection: a slow dial ate into it, the

@@ -273,21 +273,33 @@ func resendRefusedAfterAStateCheckIsCounted(t *testing.T) (happened bool) {
 // yet, and a dependency that holds what it is sent (it "times out") is
 // throttled once the attempts it held time out: a read's at the attempt
 // timeout (10 s by default), a write's, which the attempt timeout does not
-// cut once it is sent, at the deadline (30 s by default). docs/budget.md
-// gives both.
+// cut once it is sent, at the deadline (30 s by default); a write a state
+// check resolves at the attempt timeout, as it ends, not once its check
+// has run (WithStateCheckDelay after). docs/budget.md gives them.
 func TestAHeldAttemptCountsOnceItTimesOut(t *testing.T) {
+	unknown := func(context.Context, otelretry.StateCheck) (otelretry.StateResult, error) {
+		return otelretry.StateResult{State: attrs.StateUnknown}, nil
+	}
 	for _, tc := range []struct {
-		method string
-		cutAt  time.Duration
-	}{{http.MethodGet, 10 * time.Second}, {http.MethodPost, 30 * time.Second}} {
-		t.Run(tc.method, func(t *testing.T) {
+		name, method string
+		cutAt        time.Duration
+		opts         []otelretry.Option
+	}{
+		{"GET", http.MethodGet, 10 * time.Second, nil},
+		{"POST", http.MethodPost, 30 * time.Second, nil},
+		{"POST a state check resolves", http.MethodPost, 10 * time.Second, []otelretry.Option{otelretry.WithDeadline(time.Minute),
+			otelretry.WithStateCheck(unknown)}},
+		{"POST a state check resolves 20s after", http.MethodPost, 10 * time.Second, []otelretry.Option{otelretry.WithDeadline(time.Minute),
+			otelretry.WithStateCheck(unknown), otelretry.WithStateCheckDelay(20 * time.Second)}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				base := roundTripFunc(func(r *http.Request) (*http.Response, error) {
 					<-r.Context().Done() // holds it
 					return nil, r.Context().Err()
 				})
-				tr := otelretry.NewTransport(base, quietOptions(otelretry.WithMaxAttempts(1),
-					otelretry.WithThrottle(&otelretry.Throttle{Window: time.Minute}))...)
+				tr := otelretry.NewTransport(base, quietOptions(append([]otelretry.Option{otelretry.WithMaxAttempts(1),
+					otelretry.WithThrottle(&otelretry.Throttle{Window: time.Minute})}, tc.opts...)...)...)
 				var refused atomic.Int64
 				var wg sync.WaitGroup
 				wave := func() int64 {
