@@ -59,10 +59,7 @@ type attempt struct {
 	// own INTERNAL span.
 	span trace.Span
 	ev   attemptEvent
-	// pendingCost is what the attempt's answer costs the retry budget when
-	// a state check is to be asked before it is charged.
-	pendingCost budgetObservation
-	held        heldResponse
+	held heldResponse
 	// canceledLost: the attempt's race canceled it once another attempt
 	// won; set before the cancellation, so that its error reads race_lost.
 	canceledLost atomic.Bool
@@ -389,7 +386,7 @@ func (a *attempt) preparedURL() *url.URL {
 // attempt spans.
 func (a *attempt) launch(p requestPolicy) {
 	a.start = a.setup.clock.since()
-	a.timer.start(p.cutRetryable, hasBody(a.out), p.attemptTimeout, a.start)
+	a.timer.start(p.cutRetryable, hasBody(a.out), p.attemptTimeout, p.checkDelay, a.start)
 	a.wire.guard(a.out, guardsResends(p.repeatable, a.setup.sender.trustResends), &a.setup.sender.protocols)
 	if a.setup.sender.mode == sendWithOwnSpan {
 		ctx, span := a.setup.sender.rec.startAttemptSpan(a.out.Context(), a.out) // the attempt's request, as otelhttp's formatter gets
@@ -634,10 +631,9 @@ func (a *attempt) answer(o *observation, class attrs.ErrorClass) Answer {
 }
 
 // concluded keeps the attempt's event, built in place from what it
-// observed once its owner judged it (see newAttemptEvent), and what its
-// answer costs the budget when that is left to a state check.
-func (a *attempt) concluded(o *observation, class attrs.ErrorClass, evidence Evidence, v verdict, pendingCost budgetObservation) {
-	a.ev, a.pendingCost = newAttemptEvent(o, class, evidence, v), pendingCost
+// observed once its owner judged it (see newAttemptEvent).
+func (a *attempt) concluded(o *observation, class attrs.ErrorClass, evidence Evidence, v verdict) {
+	a.ev = newAttemptEvent(o, class, evidence, v)
 }
 
 // discard drains (at most maxDrain bytes, until bound after the answer:

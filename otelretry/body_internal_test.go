@@ -47,7 +47,7 @@ func bareAttempt() (*attempt, context.Context) {
 	ctx, cancel := context.WithCancelCause(context.Background())
 	a.timer.init(cancel, &a.held.raw, &c, &timerQueue{})
 	a.ctx = attemptContext{Context: ctx, a: a}
-	a.timer.start(true, false, time.Hour, c.since())
+	a.timer.start(true, false, time.Hour, 0, c.since())
 	a.timer.answered()
 	return a, ctx
 }

@@ -322,15 +322,6 @@ type budgetObservation struct {
 	// errored: no answer, a transport error (the caller's cancellation
 	// excluded); the throttle counts it.
 	errored bool
-	// counted: the throttle counted it already (an unknown write, as it
-	// ended, before its state check).
-	counted bool
-}
-
-// throttleCounted is o once the throttle has counted it.
-func (o budgetObservation) throttleCounted() budgetObservation {
-	o.counted = true
-	return o
 }
 
 // retriedInFlight is o when an attempt already in flight retries it (a

@@ -103,7 +103,7 @@ func TestAClockIsReadOnTheSideOfTheBubbleItStartedOn(t *testing.T) {
 		}
 		at, ctx := newTimerIn(time.Hour, nil)
 		start := time.Now()
-		at.start(true, false, 100*time.Millisecond, at.clock.since())
+		at.start(true, false, 100*time.Millisecond, 0, at.clock.since())
 		inside <- at
 		if <-reported {
 			t.Error("a clock started in the bubble was read outside it")
@@ -129,13 +129,13 @@ func TestATimerDisarmedInABubbleIsNotStoppedFromOutside(t *testing.T) {
 	var answered, expired *attemptTimer
 	synctest.Test(t, func(t *testing.T) {
 		at, _ := newTimerIn(time.Hour, nil)
-		at.start(true, false, 100*time.Millisecond, at.clock.since())
+		at.start(true, false, 100*time.Millisecond, 0, at.clock.since())
 		if at.answered() {
 			t.Error("answered at once, yet timed out")
 		}
 		answered = at
 		at, ctx := newTimerIn(time.Hour, nil)
-		at.start(true, false, 100*time.Millisecond, at.clock.since())
+		at.start(true, false, 100*time.Millisecond, 0, at.clock.since())
 		<-ctx.Done()
 		synctest.Wait() // the expiry ran
 		expired = at

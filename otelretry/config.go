@@ -131,6 +131,7 @@ func (c *config) policyConfig() policyConfig {
 		idempotentMethods: c.idempotentMethods,
 		bufferPerRequest:  bufferPerRequest,
 		stateCheck:        c.stateCheck != nil,
+		stateCheckDelay:   c.stateCheckDelay,
 		contractHeaders:   contract,
 		recordedHeaders:   c.recordedKeyHeaders,
 		verdictWrites:     c.verdictWrites,
@@ -710,10 +711,12 @@ func WithStateCheck(f func(ctx context.Context, check StateCheck) (StateResult, 
 // write whose answer the client no longer waits for (its own request or
 // write timeout). A cut attempt ends only the client's wait, not the server's
 // work: a lookup made sooner may not see a write still under way, and a
-// not_applied it reads would send the write again. When the deadline does
-// not leave the delay, no check runs: the outcome stays unknown
-// (check_state). If the caller gives up while it waits, the operation ends
-// as it does during a check. Values < 0 are ignored. Default: 0, the check
+// not_applied it reads would send the write again. The attempt timeout
+// cuts such a write only where the delay still fits before the deadline
+// after the cut; past that, the write waits for its answer (the deadline
+// bounds it, as a write with no check), and if the deadline cuts it no
+// check runs: the outcome stays unknown (check_state). If the caller gives
+// up while the check waits, the operation ends as it does during a check. Values < 0 are ignored. Default: 0, the check
 // runs at once: right only where the lookup itself settles the question
 // (it claims the key, so that the late write fails) or the server drops a
 // write whose connection was closed before it is applied.

@@ -376,8 +376,8 @@ func (op *operation) conclude(a *attempt, resp *http.Response, err error) result
 	if !view.superseded {
 		cost = budgetCharge(&in, o.retryAfter, o.hasRetryAfter)
 	}
-	v, pending := op.settle(&in, made, &answer, cost, a.end)
-	a.concluded(&o, class, evidence, v, pending)
+	v := op.settle(&in, made, &answer, cost, a.end)
+	a.concluded(&o, class, evidence, v)
 	op.t.sender.rec.recordAttempt(&op.tel, a.span, &a.ev)
 	if err != nil {
 		return result{err: decidedError(err, class, op.requestText(a), v), v: v}
@@ -446,17 +446,17 @@ func (op *operation) callerAt(now time.Duration) callerState {
 // hook before the decision, so the clock is read again after it: the
 // decision is taken on the time left then. cost is what the answer costs
 // its budget: the gate charges it with the admission of the retry it asks
-// for, in one step, or counts it alone when no retry is asked; an unknown
-// write that a state check will resolve leaves it to the check's verdict
-// (pending), with the resend the check may ask for. in gets the Backoff's
+// for, in one step, or counts it alone when no retry is asked (an unknown
+// write a state check will resolve too, as it ends: its check, maybe a
+// delay later, charges nothing more). in gets the Backoff's
 // pause when it is asked. from is when the answer came (an attempt's
 // end): the budget charges it then, a Retry-After holds its host from
 // then, and the retry's pause counts from then, as op.pause waits; the
 // gate is asked about the time the retry starts (at once when the hooks
 // took longer than the pause), not about the pause counted from the
 // decision, which a slow hook would move past a host's hold.
-func (op *operation) settle(in *input, n int, answer *Answer, cost budgetObservation, from time.Duration) (v verdict, pending budgetObservation) {
-	v = decide(*in)
+func (op *operation) settle(in *input, n int, answer *Answer, cost budgetObservation, from time.Duration) verdict {
+	v := decide(*in)
 	if v.leftToAttemptInFlight() {
 		// Each request beyond the first costs one token, as without
 		// hedging: the hedge in flight paid for this failure's retry.
@@ -470,16 +470,10 @@ func (op *operation) settle(in *input, n int, answer *Answer, cost budgetObserva
 	switch {
 	case v.needBudget:
 		start := max(from+v.pause, now)
-		return decide(in.withBudget(op.t.gate.retry(op.keys, op.clock.at(from), op.clock.at(now), op.clock.at(start), cost))), budgetObservation{}
-	case v.decision == attrs.DecisionCheckState && in.phase == phaseAttempt && op.t.cfg.stateCheck != nil:
-		// The throttle counts the attempt as it ends, as any other, not
-		// once the check (and its delay) is over; the budget's charge waits
-		// for the check's verdict and the resend it may ask for.
-		op.t.gate.count(op.keys.dep, op.clock.at(now), cost)
-		return v, cost.throttleCounted()
+		return decide(in.withBudget(op.t.gate.retry(op.keys, op.clock.at(from), op.clock.at(now), op.clock.at(start), cost)))
 	}
 	op.t.gate.observe(op.keys, op.clock.at(from), op.clock.at(now), cost)
-	return v, budgetObservation{}
+	return v
 }
 
 // pause waits until the next attempt may start (until, since the start:
@@ -524,16 +518,13 @@ func (op *operation) checkState(a *attempt, cause error, p *progress) (verdict, 
 	if now := op.clock.since(); now >= op.clock.limit || checkAt >= op.clock.limit {
 		// No time left for the hook (the operation's deadline cut the
 		// write, or it comes before the server's work on the write may
-		// have ended): the outcome stays unknown, and the answer costs
-		// what settle held back for the check.
-		op.t.gate.observe(op.keys, op.clock.at(a.end), op.clock.at(now), a.pendingCost)
+		// have ended): the outcome stays unknown.
 		return a.ev.verdict, nil, nil
 	}
 	if wait := checkAt - op.clock.since(); wait > 0 && !op.waitFor(wait) {
 		// The caller gave up before the check could run: as during one.
 		in := op.inputAt(phaseStateCheck, op.clock.since(), p).checked(attrs.StateUnknown)
-		v, _ := op.settle(&in, a.id.n, &Answer{}, a.pendingCost, a.end)
-		return v, nil, nil
+		return op.settle(&in, a.id.n, &Answer{}, budgetObservation{}, a.end), nil, nil
 	}
 	sanitize := func(err error) error { return op.sanitize(err, a) }
 	check := runStateCheck(op.tel.ctx, op.clock.deadline, hook, op.t.sender.rec, op.ident.opID(), a, cause, sanitize)
@@ -544,7 +535,7 @@ func (op *operation) checkState(a *attempt, cause error, p *progress) (verdict, 
 		}
 	}()
 	in := op.inputAt(phaseStateCheck, op.clock.since(), p).checked(check.state)
-	v, _ := op.settle(&in, a.id.n, &Answer{}, a.pendingCost, a.end) // charged when the attempt ended
+	v := op.settle(&in, a.id.n, &Answer{}, budgetObservation{}, a.end) // the write's answer was charged as it ended
 	op.t.sender.rec.endStateCheck(&op.tel, check.span, check.state, v, check.problem, check.err)
 	judged = true
 	if v.decision != attrs.DecisionReturn {

@@ -756,8 +756,6 @@ func budgetCharge(in *input, retryAfter time.Duration, hinted bool) budgetObserv
 // the zero observation); accepted, an answer other than 429 and 503.
 func throttleCount(o budgetObservation) (counted, accepted bool) {
 	switch {
-	case o.counted:
-		return false, false
 	case o.status != 0:
 		return true, o.status != http.StatusTooManyRequests && o.status != http.StatusServiceUnavailable
 	case o.errored:
@@ -877,8 +875,10 @@ type policyConfig struct {
 	// bufferPerRequest is WithBodyBuffer's per-request limit, 0 when
 	// buffering is off.
 	bufferPerRequest int64
-	// stateCheck: WithStateCheck is set, so an unknown write is resolved.
-	stateCheck bool
+	// stateCheck: WithStateCheck is set, so an unknown write is resolved,
+	// stateCheckDelay after the cut.
+	stateCheck      bool
+	stateCheckDelay time.Duration
 	// contractHeaders are WithIdempotencyKeyContract's header names, and
 	// WithIdempotencyKeys' header; recordedHeaders
 	// WithRecordedIdempotencyKey's.
@@ -923,8 +923,10 @@ type requestPlan struct {
 	// decides it.
 	buffer, toTell bool
 	notBuffered    string
-	// stateCheck: an unknown write will be resolved by a state check.
-	stateCheck bool
+	// stateCheck: an unknown write will be resolved by a state check,
+	// stateCheckDelay after the cut (WithStateCheckDelay).
+	stateCheck      bool
+	stateCheckDelay time.Duration
 	// verdictWrites: a service's "true" may make a write retryable.
 	verdictWrites bool
 	// generateKey: the operation gets an idempotency key of its own
@@ -938,16 +940,17 @@ type requestPlan struct {
 // must be buffered to be.
 func judgeRequest(f requestFacts, c policyConfig) requestPlan {
 	p := requestPlan{
-		method:         f.method,
-		maxAttempts:    c.maxAttempts,
-		limit:          c.deadline,
-		attemptTimeout: c.attemptTimeout,
-		safe:           safeMethod(f.method),
-		noRetry:        f.intent.NoRetry,
-		hasBody:        f.hasBody,
-		replayable:     !f.hasBody || f.hasGetBody,
-		stateCheck:     c.stateCheck,
-		verdictWrites:  c.verdictWrites,
+		method:          f.method,
+		maxAttempts:     c.maxAttempts,
+		limit:           c.deadline,
+		attemptTimeout:  c.attemptTimeout,
+		safe:            safeMethod(f.method),
+		noRetry:         f.intent.NoRetry,
+		hasBody:         f.hasBody,
+		replayable:      !f.hasBody || f.hasGetBody,
+		stateCheck:      c.stateCheck,
+		stateCheckDelay: c.stateCheckDelay,
+		verdictWrites:   c.verdictWrites,
 	}
 	if f.intent.MaxAttempts > 0 {
 		p.maxAttempts = f.intent.MaxAttempts
@@ -1074,15 +1077,22 @@ type requestPolicy struct {
 	// without otelretry resending on it (recorded).
 	contract bool
 	// cutRetryable: the attempt timeout may cut the attempt once it was
-	// written (see attemptBound).
+	// written (see attemptBound); checkDelay, for a write only a state
+	// check resolves, how long the check waits after the cut (see
+	// attemptTimer.cuts).
 	cutRetryable bool
+	checkDelay   time.Duration
 }
 
 // policyOf joins the two stages.
 func policyOf(p requestPlan, k keyJudgment) requestPolicy {
 	repeatable := p.safe || p.contract || k.keyed
-	return requestPolicy{requestPlan: p, contract: p.contract || k.keyed || k.recorded, repeatable: repeatable, keyed: k.keyed,
+	pol := requestPolicy{requestPlan: p, contract: p.contract || k.keyed || k.recorded, repeatable: repeatable, keyed: k.keyed,
 		cutRetryable: repeatable || p.stateCheck}
+	if !repeatable && p.stateCheck {
+		pol.checkDelay = p.stateCheckDelay
+	}
+	return pol
 }
 
 // verdictEvidence is what an answer's verdict header proves, recorded as

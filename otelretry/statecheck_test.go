@@ -852,7 +852,7 @@ func TestStateCheckDelayWaitsOutTheServersWork(t *testing.T) {
 	}{
 		{"a delay past the server's work: applied once", time.Second, 0, 1, 1, "return", 1100 * time.Millisecond},
 		{"no delay: the lookup comes too soon, the write is applied twice", 0, 0, 2, 2, "max_attempts", 200 * time.Millisecond},
-		{"a delay past the deadline: no check, unknown at once", 3 * time.Second, 0, 1, 0, "check_state", 100 * time.Millisecond},
+		{"a delay past the deadline: not cut, answered", 3 * time.Second, 0, 1, 0, "return", 700 * time.Millisecond},
 		{"the caller gives up during the wait", time.Second, 300 * time.Millisecond, 1, 0, "canceled", 300 * time.Millisecond},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -977,4 +977,132 @@ func TestStateCheckDelayCountsFromTheCutNotTheDial(t *testing.T) {
 		t.Errorf("the write reached the server %d times and was applied %d times (err %v); want once: the check should run %v after the cut, not after the attempt began (before its %v dial)",
 			writes, applied, err, delay, dial)
 	}
+}
+
+// A write cut by the attempt timeout costs its host a token (docs/budget.md:
+// "a transport error other than the caller's cancellation ... costs one
+// token, a timeout too"), whatever its state check hook does: a hook that
+// panicked left it uncharged.
+func TestACutWriteCostsATokenWhenItsStateCheckPanics(t *testing.T) {
+	available := map[string]int{}
+	for _, name := range []string{"unknown", "panics"} {
+		synctest.Test(t, func(t *testing.T) {
+			b := &otelretry.Budget{}
+			hook := func(context.Context, otelretry.StateCheck) (otelretry.StateResult, error) {
+				if name == "panics" {
+					panic("lookup boom")
+				}
+				return otelretry.StateResult{State: attrs.StateUnknown}, nil
+			}
+			h := newHarness(t, []scripted.Step{{Hang: true}}, otelretry.WithBudget(b),
+				otelretry.WithAttemptTimeout(100*time.Millisecond), otelretry.WithDeadline(10*time.Second),
+				otelretry.WithStateCheck(hook))
+			func() {
+				defer func() { recover() }()
+				h.transprt.RoundTrip(post(t, t.Context(), "http://api.test/orders", "order"))
+			}()
+			probe, _ := http.NewRequest(http.MethodGet, "http://api.test/", nil)
+			available[name] = b.Available(probe)
+		})
+	}
+	if available["panics"] != available["unknown"] {
+		t.Errorf("Budget.Available after a cut write: %d when its state check panicked, %d when it said unknown; want equal (the cut write cost a token either way)",
+			available["panics"], available["unknown"])
+	}
+}
+
+// The budget charges a cut write as it ends, whatever the state check's
+// delay: it showed no charge during the delay, and other operations'
+// retries were admitted on the tokens the cut writes cost.
+func TestTheBudgetChargesACutWriteAsItEndsWhateverTheDelay(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		b := &otelretry.Budget{}
+		hook := func(context.Context, otelretry.StateCheck) (otelretry.StateResult, error) {
+			return otelretry.StateResult{State: attrs.StateUnknown}, nil
+		}
+		h := newHarness(t, []scripted.Step{{Hang: true}}, otelretry.WithBudget(b),
+			otelretry.WithAttemptTimeout(100*time.Millisecond), otelretry.WithDeadline(time.Minute),
+			otelretry.WithStateCheck(hook), otelretry.WithStateCheckDelay(20*time.Second))
+		probe, _ := http.NewRequest(http.MethodGet, "http://api.test/", nil)
+		fresh := b.Available(probe)
+		done := make(chan error, 1)
+		go func() {
+			_, err := h.transprt.RoundTrip(post(t, t.Context(), "http://api.test/orders", "order"))
+			done <- err
+		}()
+		time.Sleep(time.Second) // the write was cut at 100 ms; its check waits until 20.1 s
+		synctest.Wait()
+		during := b.Available(probe)
+		err := <-done
+		after := b.Available(probe)
+		if !errors.Is(err, otelretry.ErrOutcomeUnknown) {
+			t.Fatalf("err = %v, want ErrOutcomeUnknown", err)
+		}
+		if during != after {
+			t.Errorf("Budget.Available: %d fresh, %d 0.9 s after the write was cut (in the check's delay), %d after its check; want the charge at the cut, as after",
+				fresh, during, after)
+		}
+	})
+}
+
+// The attempt timeout cuts a write a state check resolves only where the
+// check can follow the cut (WithStateCheckDelay after it, before the
+// deadline): otherwise the deadline alone bounds its wait, as any other
+// write's, and a completion slower than the attempt timeout is answered.
+// docs/decisions.md's recipe, at a tenth of its times (a 60 s deadline, a
+// 20 s delay, the default 10 s attempt timeout): the first write is
+// dropped by the server, the check finds it not applied, the resend is
+// applied and answered 1.5 s after it was sent, 1.5 s before the
+// deadline; it was cut at 1 s, no check ran, and the caller got unknown.
+func TestAWriteNoCheckCanFollowIsNotCutByTheAttemptTimeout(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var mu sync.Mutex
+		calls, applied := 0, 0
+		base := roundTripFunc(func(r *http.Request) (*http.Response, error) {
+			mu.Lock()
+			calls++
+			n := calls
+			mu.Unlock()
+			if n == 1 { // dropped: never applied, never answered
+				<-r.Context().Done()
+				return nil, r.Context().Err()
+			}
+			select {
+			case <-r.Context().Done():
+				time.AfterFunc(500*time.Millisecond, func() { mu.Lock(); applied++; mu.Unlock() }) // the server's work goes on
+				return nil, r.Context().Err()
+			case <-time.After(1500 * time.Millisecond):
+				mu.Lock()
+				applied++
+				mu.Unlock()
+				return &http.Response{StatusCode: 201, Header: http.Header{}, Body: http.NoBody, Request: r}, nil
+			}
+		})
+		checks := 0
+		hook := func(context.Context, otelretry.StateCheck) (otelretry.StateResult, error) {
+			checks++
+			mu.Lock()
+			defer mu.Unlock()
+			if applied > 0 {
+				return otelretry.StateResult{State: attrs.StateApplied, Response: stored(201, "order 1")}, nil
+			}
+			return otelretry.StateResult{State: attrs.StateNotApplied}, nil
+		}
+		tr := otelretry.NewTransport(base, quietOptions(
+			otelretry.WithDeadline(6*time.Second), otelretry.WithAttemptTimeout(time.Second),
+			otelretry.WithStateCheckDelay(2*time.Second), otelretry.WithStateCheck(hook))...)
+		start := time.Now()
+		resp, err := tr.RoundTrip(post(t, t.Context(), "http://api.test/orders", "order"))
+		end := time.Since(start)
+		if resp != nil {
+			resp.Body.Close()
+		}
+		time.Sleep(5 * time.Second)
+		mu.Lock()
+		defer mu.Unlock()
+		if err != nil {
+			t.Errorf("returned at %v after %d calls and %d checks with %v (the write applied %d times); want its 201 at 4.5s: the resend, cut at 4s, could not be checked before the 6s deadline",
+				end, calls, checks, err, applied)
+		}
+	})
 }

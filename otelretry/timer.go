@@ -52,6 +52,9 @@ type attemptTimer struct {
 	cutRetryable   bool
 	hasBody        bool
 	attemptTimeout time.Duration
+	// checkDelay: WithStateCheckDelay, for a write only a state check
+	// resolves (see cuts); 0 otherwise.
+	checkDelay time.Duration
 	// drainCut is the cause with which a drain that outlives its bound is
 	// cut.
 	drainCut drainCutError
@@ -122,10 +125,10 @@ func (at *attemptTimer) disarm() {
 
 // start arms the timer for the attempt sent at now (the clock's reading):
 // bounded as attemptBound says for a request whose cut can be followed up
-// or not (cutRetryable), with a body or not.
-func (at *attemptTimer) start(cutRetryable, hasBody bool, attemptTimeout, now time.Duration) {
-	at.cutRetryable, at.hasBody, at.attemptTimeout = cutRetryable, hasBody, attemptTimeout
-	d, _ := attemptBound(phaseSent, cutRetryable, hasBody, attemptTimeout, at.clock.limit-now)
+// or not (cutRetryable; checkDelay, see cuts), with a body or not.
+func (at *attemptTimer) start(cutRetryable, hasBody bool, attemptTimeout, checkDelay, now time.Duration) {
+	at.cutRetryable, at.hasBody, at.attemptTimeout, at.checkDelay = cutRetryable, hasBody, attemptTimeout, checkDelay
+	d, _ := attemptBound(phaseSent, at.cuts(at.clock.limit-now), hasBody, attemptTimeout, at.clock.limit-now)
 	at.arm(now, d)
 	at.started.Store(true) // after arm: leaveToDeadline then finds the bound armed
 	if at.deadlineOnly.Load() {
@@ -162,24 +165,50 @@ func (at *attemptTimer) armDeadline() {
 // after RoundTrip returned) finds the attempt answered and changes
 // nothing.
 func (at *attemptTimer) entered(ph wirePhase) {
-	// Whether the phase re-arms does not depend on the time left: the
-	// clock is read only for a phase that does.
-	if _, rearm := attemptBound(ph, at.cutRetryable, at.hasBody, at.attemptTimeout, 0); !rearm || at.state.Load() != timerWaiting || at.deadlineOnly.Load() {
+	if at.state.Load() != timerWaiting || at.deadlineOnly.Load() {
+		return
+	}
+	// Whether the phase re-arms does not depend on the time left, but for
+	// a write a delayed state check resolves (see cuts): the clock is read
+	// only for a phase that does, or for such a write.
+	cut := at.cutRetryable
+	var now time.Duration
+	read := at.checkDelay > 0
+	if read {
+		var ok bool
+		if now, ok = at.clock.read(); !ok {
+			return
+		}
+		cut = at.cuts(at.clock.limit - now)
+	}
+	if _, rearm := attemptBound(ph, cut, at.hasBody, at.attemptTimeout, 0); !rearm {
 		return
 	}
 	// The base reports phases on goroutines of its own; one of a
 	// testing/synctest bubble reads the bubble's fake time, which means
 	// nothing to an attempt sent outside it and would arm the Transport's
 	// queue years away: that attempt keeps the bound it has.
-	now, ok := at.clock.read()
-	if !ok {
-		return
+	if !read {
+		var ok bool
+		if now, ok = at.clock.read(); !ok {
+			return
+		}
 	}
-	d, _ := attemptBound(ph, at.cutRetryable, at.hasBody, at.attemptTimeout, at.clock.limit-now)
+	d, _ := attemptBound(ph, cut, at.hasBody, at.attemptTimeout, at.clock.limit-now)
 	at.rearm(now, d)
 	if at.deadlineOnly.Load() {
 		at.armDeadline() // leaveToDeadline ran meanwhile and may have armed first
 	}
+}
+
+// cuts reports whether the attempt timeout may cut the attempt once it was
+// written, left before the deadline: where the policy may repeat it, or
+// where a state check resolves it and still fits after the cut (a write
+// only a check resolves, checkDelay after its cut: WithStateCheckDelay).
+// Otherwise a cut would only make the write unknown, and the deadline
+// alone bounds its wait for the answer (see attemptBound).
+func (at *attemptTimer) cuts(left time.Duration) bool {
+	return at.cutRetryable && (at.checkDelay == 0 || at.attemptTimeout+at.checkDelay < left)
 }
 
 // answered stops the wait and reports whether the timer fired first.

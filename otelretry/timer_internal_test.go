@@ -102,7 +102,7 @@ func TestAttemptTimerBoundsEachPhase(t *testing.T) {
 						q = &timerQueue{}
 					}
 					at, ctx := newTimerIn(tc.limit, q)
-					at.start(tc.cutRetryable, tc.hasBody, timeout, at.clock.since())
+					at.start(tc.cutRetryable, tc.hasBody, timeout, 0, at.clock.since())
 					go func() {
 						for _, p := range tc.phases {
 							time.Sleep(p.at - time.Since(start))
@@ -137,7 +137,7 @@ func TestAttemptTimerAtTheCallersDeadlineNamesTheCaller(t *testing.T) {
 		c := newClock(time.Now(), time.Second, caller, time.Time{})
 		at := &attemptTimer{}
 		at.init(cancel, &rawBody{}, &c, &timerQueue{})
-		at.start(false, false, 100*time.Millisecond, at.clock.since()) // a write: the deadline bounds it
+		at.start(false, false, 100*time.Millisecond, 0, at.clock.since()) // a write: the deadline bounds it
 		<-ctx.Done()
 		if cause := context.Cause(ctx); cause != (callerCutError{context.DeadlineExceeded}) || at.cut() != cutByDeadline {
 			t.Errorf("cause %v, cut %d; want the caller's deadline, cutByDeadline", cause, at.cut())
@@ -151,7 +151,7 @@ func TestAttemptTimerAtTheCallersDeadlineNamesTheCaller(t *testing.T) {
 func TestAttemptTimerAnswerInTimeIsNoTimeout(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		at, ctx := newTimer(time.Second)
-		at.start(true, false, 100*time.Millisecond, at.clock.since())
+		at.start(true, false, 100*time.Millisecond, 0, at.clock.since())
 		time.Sleep(99 * time.Millisecond)
 		if at.answered() {
 			t.Error("answered after 99ms of a 100ms bound reports a timeout")
@@ -169,7 +169,7 @@ func TestAttemptTimerAnswerInTimeIsNoTimeout(t *testing.T) {
 func TestAttemptTimerFiringFirstIsATimeout(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		at, ctx := newTimer(time.Second)
-		at.start(true, false, 100*time.Millisecond, at.clock.since())
+		at.start(true, false, 100*time.Millisecond, 0, at.clock.since())
 		time.Sleep(101 * time.Millisecond)
 		if !errors.Is(context.Cause(ctx), errAttemptTimeout) || !at.timedOut() {
 			t.Fatalf("after 101ms of a 100ms bound: cause %v, timedOut %v", context.Cause(ctx), at.timedOut())
@@ -187,7 +187,7 @@ func TestAttemptTimerRaceWithTheAnswerHasOneWinner(t *testing.T) {
 	for range 50 {
 		synctest.Test(t, func(t *testing.T) {
 			at, ctx := newTimer(time.Second)
-			at.start(true, false, 100*time.Millisecond, at.clock.since())
+			at.start(true, false, 100*time.Millisecond, 0, at.clock.since())
 			time.Sleep(100 * time.Millisecond)
 			timedOut := at.answered()
 			synctest.Wait()
@@ -210,7 +210,7 @@ func TestAttemptTimerBoundsTheDrain(t *testing.T) {
 		at, ctx := newTimer(limit)
 		body := &countingBody{r: strings.NewReader("")}
 		at.raw.hold(body, requestText{})
-		at.start(true, false, 100*time.Millisecond, at.clock.since())
+		at.start(true, false, 100*time.Millisecond, 0, at.clock.since())
 		at.answered()
 		return at, ctx, body
 	}
@@ -297,7 +297,7 @@ func TestTimerQueueCutsEachBoundAtItsTime(t *testing.T) {
 			b := &bounded{at: at, ctx: ctx}
 			all[i] = b
 			bound := time.Duration(1+rng.IntN(1000)) * time.Millisecond
-			at.start(true, false, bound, at.clock.since())
+			at.start(true, false, bound, 0, at.clock.since())
 			b.cutAt = bound
 			switch rng.IntN(3) {
 			case 0: // answered before its bound
@@ -357,7 +357,7 @@ func TestTimerQueueAnsweredLeavesAtOnce(t *testing.T) {
 		var ats []*attemptTimer
 		for i := range 50 {
 			at, _ := newTimerIn(time.Hour, q)
-			at.start(true, false, time.Duration(50-i)*time.Second, at.clock.since())
+			at.start(true, false, time.Duration(50-i)*time.Second, 0, at.clock.since())
 			ats = append(ats, at)
 		}
 		waiting := map[*attemptTimer]bool{}
@@ -444,10 +444,10 @@ func TestTimerQueueIgnoresABubblesClock(t *testing.T) {
 	t.Cleanup(func() { queueInBubbles.Store(true) })
 	q := &timerQueue{}
 	a, _ := newTimerIn(time.Hour, q)
-	a.start(true, false, time.Hour, a.clock.since())
+	a.start(true, false, time.Hour, 0, a.clock.since())
 	synctest.Test(t, func(t *testing.T) { a.entered(phaseWritten) })
 	b, bctx := newTimerIn(time.Hour, q)
-	b.start(true, false, 50*time.Millisecond, b.clock.since())
+	b.start(true, false, 50*time.Millisecond, 0, b.clock.since())
 	select {
 	case <-bctx.Done():
 	case <-time.After(5 * time.Second):
@@ -469,7 +469,7 @@ func TestTimerQueueExpiresEachDueAttemptOnItsOwn(t *testing.T) {
 	defer close(release)
 	draining, _ := newTimerIn(time.Hour, q)
 	draining.raw.hold(&blockingClose{release: release}, requestText{})
-	draining.start(true, false, time.Hour, draining.clock.since())
+	draining.start(true, false, time.Hour, 0, draining.clock.since())
 	draining.answered()
 	draining.draining(20*time.Millisecond, drainCutError{"503"})
 
@@ -481,7 +481,7 @@ func TestTimerQueueExpiresEachDueAttemptOnItsOwn(t *testing.T) {
 	cut := make(chan struct{})
 	waiting := &attemptTimer{}
 	waiting.init(func(error) { q.remove(other); close(cut) }, &rawBody{}, draining.clock, q)
-	waiting.start(true, false, time.Hour, draining.clock.since())
+	waiting.start(true, false, time.Hour, 0, draining.clock.since())
 	q.schedule(waiting, draining.when, false) // the very instant the drain's bound ends, below it in the heap
 	select {
 	case <-cut:
@@ -504,19 +504,19 @@ func TestTimerQueueRearmsOnlyForAnEarlierBound(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		q := &timerQueue{}
 		first, _ := newTimerIn(time.Hour, q)
-		first.start(true, false, 100*time.Millisecond, first.clock.since())
+		first.start(true, false, 100*time.Millisecond, 0, first.clock.since())
 		armed := q.armed
 		for range 20 {
 			time.Sleep(time.Millisecond)
 			at, _ := newTimerIn(time.Hour, q)
-			at.start(true, false, 100*time.Millisecond, at.clock.since())
+			at.start(true, false, 100*time.Millisecond, 0, at.clock.since())
 			at.answered()
 			if q.armed != armed {
 				t.Fatalf("armed for %v after a later bound, want %v still", q.armed, armed)
 			}
 		}
 		early, _ := newTimerIn(time.Hour, q)
-		early.start(true, false, 10*time.Millisecond, early.clock.since())
+		early.start(true, false, 10*time.Millisecond, 0, early.clock.since())
 		if !q.armed.Equal(early.when) {
 			t.Errorf("armed for %v after an earlier bound, want %v", q.armed, early.when)
 		}
@@ -538,7 +538,7 @@ func TestARearmNeverOutlivesTheAnswer(t *testing.T) {
 			q = &timerQueue{}
 		}
 		at, _ := newTimerIn(time.Hour, q)
-		at.start(true, false, time.Minute, at.clock.since())
+		at.start(true, false, time.Minute, 0, at.clock.since())
 		at.answered()
 		at.rearm(at.clock.since(), time.Minute)
 		if queued && at.slot != 0 {
@@ -585,7 +585,7 @@ func TestLeaveToDeadlineRacesTheAnswerAndTheStart(t *testing.T) {
 	for range 2000 {
 		q := &timerQueue{}
 		at, _ := newTimerIn(time.Hour, q)
-		at.start(true, false, time.Minute, at.clock.since())
+		at.start(true, false, time.Minute, 0, at.clock.since())
 		together(at.leaveToDeadline, func() { at.answered() })
 		q.mu.Lock()
 		inQueue := at.slot != 0
@@ -594,7 +594,7 @@ func TestLeaveToDeadlineRacesTheAnswerAndTheStart(t *testing.T) {
 			t.Fatal("an attempt answered while it was overheard is still in the queue")
 		}
 		own, _ := newTimerIn(time.Hour, nil)
-		together(own.leaveToDeadline, func() { own.start(true, false, time.Minute, own.clock.since()) })
+		together(own.leaveToDeadline, func() { own.start(true, false, time.Minute, 0, own.clock.since()) })
 		own.stop()
 	}
 }
@@ -630,7 +630,7 @@ func TestAStaleExpiryCutsNothing(t *testing.T) {
 				q = &timerQueue{}
 			}
 			at, ctx := newTimerIn(time.Hour, q)
-			at.start(true, false, time.Hour, at.clock.since())
+			at.start(true, false, time.Hour, 0, at.clock.since())
 			if tc.queued { // fire took it out: its bound ended
 				q.mu.Lock()
 				heap.Remove(&q.heap, at.slot-1)
