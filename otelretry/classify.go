@@ -11,6 +11,7 @@ import (
 	"io"
 	"net"
 	"reflect"
+	"slices"
 	"syscall"
 
 	"github.com/otelretry/otelretry-go/attrs"
@@ -44,7 +45,7 @@ func classify(err error) attrs.ErrorClass {
 	case errors.Is(err, errResendRefused),
 		errors.Is(err, syscall.ECONNRESET), errors.Is(err, syscall.EPIPE),
 		errors.Is(err, syscall.ECONNABORTED), errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF),
-		serverClosedIdle(err):
+		errors.Is(err, net.ErrClosed), serverClosedIdle(err):
 		// The peer closed the connection; the request may have been written.
 		return attrs.ErrorClassConnectionReset
 	default:
@@ -52,18 +53,27 @@ func classify(err error) attrs.ErrorClass {
 	}
 }
 
-// serverClosedIdle reports whether err is net/http's "server closed idle
-// connection": its HTTP/1 client saw the server close the connection while
-// it expected no answer, a close that may have crossed the request's
-// bytes (net/http resends only a replayable request after it). net/http
+// serverClosedIdle reports whether err holds net/http's "server closed
+// idle connection": its HTTP/1 client saw the server close the connection
+// while it expected no answer, and closed the socket under the lock it
+// counts a request under before handing it to its writer: the request was
+// never written (net.ErrClosed, the same close met by the writer, proves
+// nothing of the kind: a caller's cut closes the socket too). net/http
 // keeps the error unexported, an errors.New whose whole text is its only
 // identity: it is compared whole, at an error of errors.New's own type in
-// err's chain, never looked for in a message.
+// err's tree (as errors.Is walks it), never looked for in a message.
 func serverClosedIdle(err error) bool {
-	for ; err != nil; err = errors.Unwrap(err) {
-		if reflect.TypeOf(err) == errorStringType && err.Error() == "http: server closed idle connection" {
-			return true
-		}
+	if err == nil {
+		return false
+	}
+	if reflect.TypeOf(err) == errorStringType && err.Error() == "http: server closed idle connection" {
+		return true
+	}
+	switch u := err.(type) {
+	case interface{ Unwrap() error }:
+		return serverClosedIdle(u.Unwrap())
+	case interface{ Unwrap() []error }:
+		return slices.ContainsFunc(u.Unwrap(), serverClosedIdle)
 	}
 	return false
 }
@@ -86,7 +96,7 @@ func tlsAlert(err error) bool {
 // neverSent reports whether err proves the request never reached the server:
 // the class says so, or the failure happened while dialing.
 func neverSent(err error, class attrs.ErrorClass) bool {
-	if class.NotSent() {
+	if class.NotSent() || serverClosedIdle(err) {
 		return true
 	}
 	var opErr *net.OpError

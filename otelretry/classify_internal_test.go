@@ -40,8 +40,13 @@ func TestClassify(t *testing.T) {
 		{"message is not read", errors.New("connection refused (but only in text)"), nil, attrs.ErrorClassOther, false},
 		// net/http's unexported errServerClosedIdle: the server closed the
 		// connection, which may have crossed the request.
-		{"server closed idle", errors.New("http: server closed idle connection"), nil, attrs.ErrorClassConnectionReset, false},
-		{"server closed idle, wrapped", fmt.Errorf("base: %w", errors.New("http: server closed idle connection")), nil, attrs.ErrorClassConnectionReset, false},
+		{"server closed idle", errors.New("http: server closed idle connection"), nil, attrs.ErrorClassConnectionReset, true},
+		{"server closed idle, wrapped", fmt.Errorf("base: %w", errors.New("http: server closed idle connection")), nil, attrs.ErrorClassConnectionReset, true},
+		{"server closed idle, joined", errors.Join(errors.New("proxy: upstream gone"), errors.New("http: server closed idle connection")), nil, attrs.ErrorClassConnectionReset, true},
+		{"server closed idle, two %w", fmt.Errorf("%w: %w", errors.New("proxy"), errors.New("http: server closed idle connection")), nil, attrs.ErrorClassConnectionReset, true},
+		// The same close met by net/http's writer: the socket closed, which
+		// a caller's cut does too.
+		{"closed connection", &net.OpError{Op: "write", Net: "tcp", Err: net.ErrClosed}, nil, attrs.ErrorClassConnectionReset, false},
 		{"its text in a message", fmt.Errorf("base: %s", "http: server closed idle connection"), nil, attrs.ErrorClassOther, false},
 	}
 	for _, tc := range cases {

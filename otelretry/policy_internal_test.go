@@ -811,7 +811,7 @@ var decisionRows = []decisionRow{
 			return answered(in) && in.verdict == verdictRetry && (in.repeatable || in.verdictWrites)
 		},
 		retryRow(attrs.ReasonServerRetry)},
-	{afterAttempt, "an error that proves the request never left: connection refused, DNS, TLS handshake, dial; a cut before the base reported a connection; a failed first write on a reused HTTP/1 connection (httptrace)",
+	{afterAttempt, "an error that proves the request never left: connection refused, DNS, TLS handshake, dial; a cut before the base reported a connection; a failed first write on a reused HTTP/1 connection (httptrace); net/http's \"server closed idle connection\"",
 		"any", "`retry`²", "`not_processed`",
 		func(in input) bool { return noResponse(in) && in.notProcessed }, retryRow(attrs.ReasonNotProcessed)},
 	{afterAttempt, "any other transport error", "repeatable¹", "`retry`²", "`retryable_error`",
