@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/propagation"
 	sdklog "go.opentelemetry.io/otel/sdk/log"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
@@ -302,5 +303,94 @@ func TestALookupCopiedFromTheWriteSendsItsOwnIDAndAttemptHeaders(t *testing.T) {
 	defer mu.Unlock()
 	if want := []string{"lookup-of-order-9 1", "lookup-of-order-9 2"}; !slices.Equal(lookups, want) {
 		t.Errorf("the lookups went out with %q (id, attempt), want %q: the lookup's own", lookups, want)
+	}
+}
+
+// A call tried twice by a loop of its own (an SDK's retryer), tied by an
+// operation id or by a parent span around the tries: at the top level
+// either ties them (the second try carries retry.operation.repeat = 1);
+// inside a PrepareAttemptFunc's token fetch only the id the hook adds
+// does, as docs/layers.md says (the spans of a hook's context are the
+// operation's, which its other calls share: under a boundary no call
+// counts the calls before it by their parent).
+func TestAHooksRetriedCallIsTiedByTheOperationIDItAdds(t *testing.T) {
+	for _, where := range []string{"top level", "in a PrepareAttemptFunc"} {
+		for _, tie := range []string{"parent span", "WithOperationID"} {
+			t.Run(where+", "+tie, func(t *testing.T) {
+				var tokens atomic.Int32
+				srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+					io.ReadAll(r.Body)
+					if r.URL.Path == "/token" && tokens.Add(1) == 1 {
+						w.WriteHeader(http.StatusInternalServerError)
+						return
+					}
+					io.WriteString(w, "ok")
+				}))
+				defer srv.Close()
+				rec := tracetest.NewSpanRecorder()
+				tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
+				var client *http.Client
+				loop := func(ctx context.Context) { // the hook's SDK: tries the POST until it gets a 2xx, twice at most
+					if tie == "parent span" {
+						c, s := tp.Tracer("hook").Start(ctx, "fetch token")
+						defer s.End()
+						ctx = c
+					} else {
+						ctx = otelretry.WithOperationID(ctx, "op-token")
+					}
+					for range 2 {
+						req, _ := http.NewRequestWithContext(ctx, http.MethodPost, srv.URL+"/token", strings.NewReader("grant"))
+						resp, err := client.Do(req)
+						if err != nil {
+							t.Error(err)
+							return
+						}
+						resp.Body.Close()
+						if resp.StatusCode < 300 {
+							return
+						}
+					}
+				}
+				var fetched atomic.Bool
+				opts := []otelretry.Option{otelretry.WithTracerProvider(tp), otelretry.WithPropagators(propagation.TraceContext{}),
+					otelretry.WithoutBudget()}
+				if where != "top level" {
+					opts = append(opts, otelretry.WithPrepareAttempt(func(req *http.Request, attempt int) error {
+						if fetched.CompareAndSwap(false, true) {
+							loop(req.Context())
+						}
+						return nil
+					}))
+				}
+				client = &http.Client{Transport: otelretry.NewTransport(srv.Client().Transport.(*http.Transport).Clone(), opts...)}
+				ctx, root := tp.Tracer("caller").Start(context.Background(), "handler")
+				if where == "top level" {
+					loop(ctx)
+				} else {
+					req, _ := http.NewRequestWithContext(ctx, http.MethodGet, srv.URL+"/items", nil)
+					resp, err := client.Do(req)
+					if err != nil {
+						t.Fatal(err)
+					}
+					resp.Body.Close()
+				}
+				root.End()
+				var repeats []int64
+				for _, op := range spantest.Operations(rec.Ended()) {
+					if !strings.HasSuffix(attrOf(op, attrs.URLFullKey).AsString(), "/token") {
+						continue
+					}
+					v, _ := spantest.Attr(op, attrs.RepeatKey)
+					repeats = append(repeats, v.AsInt64())
+				}
+				want := []int64{0, 1}
+				if where != "top level" && tie == "parent span" {
+					want = []int64{0, 0}
+				}
+				if !slices.Equal(repeats, want) {
+					t.Errorf("retry.operation.repeat of the two POST /token tries = %v, want %v", repeats, want)
+				}
+			})
+		}
 	}
 }
