@@ -267,3 +267,35 @@ func TestHTMLExtremes(t *testing.T) {
 		}
 	}
 }
+
+// The cut names the pause that would have crossed the deadline only after
+// an attempt that decided deadline_exceeded, and only where the time left
+// is less than it: an operation whose state check the deadline ended
+// borrowed an earlier attempt's backoff, taken already ("868 ms left ...,
+// less than the next pause (backoff 27 ms)").
+func TestDescribeCutNamesOnlyAPauseThatWouldHaveCrossed(t *testing.T) {
+	ms := func(v int64) *int64 { return &v }
+	for _, tc := range []struct {
+		name          string
+		last          inspect.Attempt
+		left          float64
+		want          string
+		wantPauseDrew bool
+	}{
+		{"a pause would have crossed", inspect.Attempt{Number: 2, Decision: "deadline_exceeded"}, 30,
+			"deadline_exceeded: 30 ms left after attempt 2, less than the next pause (backoff 40 ms)", true},
+		{"time enough for the pause", inspect.Attempt{Number: 2, Decision: "deadline_exceeded"}, 868,
+			"deadline_exceeded: 868 ms left after attempt 2", false},
+		{"no pause was to come: its state check was cut", inspect.Attempt{Number: 2, Decision: "check_state"}, 20,
+			"outcome deadline_exceeded: 20 ms left after attempt 2", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			op := &inspect.Operation{Outcome: "deadline_exceeded",
+				Attempts: []inspect.Attempt{{Number: 1, Decision: "retry", BackoffMs: ms(40)}, tc.last}}
+			pause, label := describeCut(op, 1, 100, 100+tc.left)
+			if label != tc.want || (pause != nil) != tc.wantPauseDrew {
+				t.Errorf("label %q, pause %v; want %q, a pause drawn %v", label, pause, tc.want, tc.wantPauseDrew)
+			}
+		})
+	}
+}

@@ -589,17 +589,24 @@ func attemptSpan(op *inspect.Operation, at *inspect.Attempt) [2]float64 {
 func msBetween(a, b time.Time) float64 { return float64(b.Sub(a)) / float64(time.Millisecond) }
 
 // describeCut says why the deadline cut an operation: the time left after
-// its last call (the attempt at end, which it ended on), and the pause
-// that would have followed: the server's Retry-After, or else the last
-// backoff the operation recorded.
+// its last call (the attempt at end, which it ended on), and, where that
+// call decided deadline_exceeded (a pause would have followed it), the
+// pause that would have crossed the deadline: the server's Retry-After, or
+// else the last backoff the operation recorded, named only when the time
+// left is indeed less. An operation that ended otherwise (its state
+// check cut) had no pause to come.
 func describeCut(op *inspect.Operation, end int, from, at float64) (pause *float64, label string) {
 	last := &op.Attempts[end]
 	label = dash(last.Decision)
 	if last.Decision != string(attrs.DecisionDeadlineExceeded) {
 		label = "outcome " + dash(op.Outcome)
 	}
+	left := math.Max(at-from, 0)
 	if !math.IsNaN(at) {
-		label += fmt.Sprintf(": %s left after attempt %s", labelMs(math.Max(at-from, 0)), number(last.Number))
+		label += fmt.Sprintf(": %s left after attempt %s", labelMs(left), number(last.Number))
+	}
+	if last.Decision != string(attrs.DecisionDeadlineExceeded) {
+		return nil, label
 	}
 	what := ""
 	if last.RetryAfterMs != nil {
@@ -614,7 +621,7 @@ func describeCut(op *inspect.Operation, end int, from, at float64) (pause *float
 			}
 		}
 	}
-	if pause == nil {
+	if pause == nil || !math.IsNaN(at) && left >= *pause {
 		return nil, label
 	}
 	return pause, label + fmt.Sprintf(", less than the next pause (%s %s)", what, labelMs(*pause))
