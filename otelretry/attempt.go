@@ -711,6 +711,16 @@ func (a *attempt) lose() {
 	a.timer.cancelContext()
 }
 
+// gaveUp is when the client gave up on the attempt: the bound its timer
+// cut it at, where it did (its base may return a while after), else its
+// end. The server got what it got of a write before then.
+func (a *attempt) gaveUp() time.Duration {
+	if at := time.Duration(a.timer.cutAt.Load()); at > 0 && at < a.end {
+		return at
+	}
+	return a.end
+}
+
 // lost reports whether the attempt's race canceled it (lose).
 func (a *attempt) lost() bool { return a.canceledLost.Load() }
 

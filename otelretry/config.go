@@ -342,8 +342,9 @@ func WithDeadline(d time.Duration) Option {
 // alone, so an upload making progress is never cut. A base that reports
 // nothing through httptrace keeps one bound, from the send to the response
 // headers. Each phase gets the smaller of d and the operation's time left.
-// For a write whose cut could not be followed up (not repeatable, no
-// state check) it bounds only getting a connection: the deadline alone
+// For a write whose cut could not be followed up (not repeatable, and no
+// state check, or none that fits before the deadline after the cut: see
+// WithStateCheckDelay) it bounds only getting a connection: the deadline alone
 // bounds the rest, an HTTP/2 stream awaited on that connection included
 // (docs/time-and-bodies.md). The body of the response handed to the caller is not bounded by it, nor
 // by the operation deadline: it belongs to the caller's context alone, so

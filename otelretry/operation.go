@@ -513,8 +513,8 @@ func (op *operation) checkState(a *attempt, cause error, p *progress) (verdict, 
 		return a.ev.verdict, nil, nil
 	}
 	// The server got what it got of the write before the client gave up
-	// on it (a.end, not a.start: a slow dial or pool sent it later).
-	checkAt := a.end + op.t.cfg.stateCheckDelay // see WithStateCheckDelay
+	// on it (not a.start: a slow dial or pool sent it later).
+	checkAt := a.gaveUp() + op.t.cfg.stateCheckDelay // see WithStateCheckDelay
 	if now := op.clock.since(); now >= op.clock.limit || checkAt >= op.clock.limit {
 		// No time left for the hook (the operation's deadline cut the
 		// write, or it comes before the server's work on the write may

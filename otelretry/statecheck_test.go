@@ -1106,3 +1106,47 @@ func TestAWriteNoCheckCanFollowIsNotCutByTheAttemptTimeout(t *testing.T) {
 		}
 	})
 }
+
+// A write only a delayed state check resolves is cut by the attempt timeout
+// only where the check still fits before the deadline after the cut, and
+// the check counts its delay from the cut, not from the base's return: a
+// base that took 50 ms to give the attempt back once its context was
+// canceled had its write cut at 1 s and not checked (1.05 s + 2 s is past
+// the 3.02 s deadline), and the caller got ErrOutcomeUnknown at 1.05 s.
+func TestACutWriteWhoseBaseReturnsLateIsStillChecked(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		const T, d = time.Second, 2 * time.Second
+		D := T + d + 20*time.Millisecond
+		var mu sync.Mutex
+		checks := 0
+		base := roundTripFunc(func(r *http.Request) (*http.Response, error) {
+			select {
+			case <-time.After(2500 * time.Millisecond): // the answer comes before the deadline
+				return &http.Response{StatusCode: 201, Header: http.Header{}, Body: http.NoBody, Request: r}, nil
+			case <-r.Context().Done():
+				time.Sleep(50 * time.Millisecond) // the base's own cleanup before it returns
+				return nil, r.Context().Err()
+			}
+		})
+		hook := func(context.Context, otelretry.StateCheck) (otelretry.StateResult, error) {
+			mu.Lock()
+			checks++
+			mu.Unlock()
+			return otelretry.StateResult{State: attrs.StateApplied, Response: stored(201, "order 1")}, nil
+		}
+		tr := otelretry.NewTransport(base, quietOptions(
+			otelretry.WithDeadline(D), otelretry.WithAttemptTimeout(T),
+			otelretry.WithStateCheckDelay(d), otelretry.WithStateCheck(hook))...)
+		start := time.Now()
+		resp, err := tr.RoundTrip(post(t, t.Context(), "http://api.test/orders", "order"))
+		end := time.Since(start)
+		if resp != nil {
+			resp.Body.Close()
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		if err != nil || checks != 1 || end != T+d {
+			t.Errorf("returned at %v with %v after %d checks; want the stored 201 of one check at %v (the cut plus the delay)", end, err, checks, T+d)
+		}
+	})
+}

@@ -55,6 +55,10 @@ type attemptTimer struct {
 	// checkDelay: WithStateCheckDelay, for a write only a state check
 	// resolves (see cuts); 0 otherwise.
 	checkDelay time.Duration
+	// cutAt is the bound at which the timer cut the attempt, since the
+	// operation's start (0: it did not): when the client gave up on it,
+	// which its base may return after (see attempt.gaveUp).
+	cutAt atomic.Int64
 	// drainCut is the cause with which a drain that outlives its bound is
 	// cut.
 	drainCut drainCutError
@@ -255,7 +259,8 @@ func (at *attemptTimer) drained() {
 // attempt timeout or the deadline, is read from the time left (a timer
 // fires at its bound or after it), and the cause names it (see whatCut).
 func (at *attemptTimer) expire() {
-	if !at.due() {
+	bound, ok := at.due()
+	if !ok {
 		return
 	}
 	end, cut := int32(timerTimedOut), cutByAttemptTimeout
@@ -263,6 +268,7 @@ func (at *attemptTimer) expire() {
 		end, cut = timerDeadline, cutByDeadline
 	}
 	if at.state.CompareAndSwap(timerWaiting, end) {
+		at.cutAt.Store(int64(bound.Sub(at.clock.start)))
 		at.cancel(cutCause(whatCut(cut, nil, at.clock.callerBound), nil))
 	} else if at.state.Load() == timerDraining {
 		at.cancel(&at.drainCut)
@@ -280,20 +286,20 @@ func (at *attemptTimer) expire() {
 // bound armed since (back in the queue, or ending later) is not due: its
 // own firing expires it. Without this, the expiry of the bound before cut
 // a drain that had just begun.
-func (at *attemptTimer) due() bool {
+func (at *attemptTimer) due() (bound time.Time, ok bool) {
 	now := time.Now()
 	if at.q != nil {
 		at.q.mu.Lock()
 		defer at.q.mu.Unlock()
-		return at.slot == 0 && !at.when.After(now)
+		return at.when, at.slot == 0 && !at.when.After(now)
 	}
 	at.tMu.Lock()
 	defer at.tMu.Unlock()
 	if at.when.After(now) {
-		return false // re-armed since: the timer is set again
+		return at.when, false // re-armed since: the timer is set again
 	}
 	at.armed = false
-	return true
+	return at.when, true
 }
 
 // cancelContext cancels the attempt's context for good; during a drain, it
