@@ -11,7 +11,6 @@ import (
 	"io"
 	"net"
 	"reflect"
-	"slices"
 	"syscall"
 
 	"github.com/otelretry/otelretry-go/attrs"
@@ -63,19 +62,11 @@ func classify(err error) attrs.ErrorClass {
 // identity: it is compared whole, at an error of errors.New's own type in
 // err's tree (as errors.Is walks it), never looked for in a message.
 func serverClosedIdle(err error) bool {
-	if err == nil {
-		return false
-	}
-	if reflect.TypeOf(err) == errorStringType && err.Error() == "http: server closed idle connection" {
-		return true
-	}
-	switch u := err.(type) {
-	case interface{ Unwrap() error }:
-		return serverClosedIdle(u.Unwrap())
-	case interface{ Unwrap() []error }:
-		return slices.ContainsFunc(u.Unwrap(), serverClosedIdle)
-	}
-	return false
+	found := false
+	walkErrors(err, func(e error) {
+		found = found || reflect.TypeOf(e) == errorStringType && e.Error() == "http: server closed idle connection"
+	})
+	return found
 }
 
 // errorStringType is the type of errors.New's errors.

@@ -58,6 +58,31 @@ func ExampleWithIntent() {
 	// Output: 200 after 2 calls
 }
 
+// A layer that marks the reads it sends (here a search sent as POST) adds
+// Repeatable to the Intent its caller gave, read with CallIntent: the
+// caller's attempt limit of 2 is kept, and a call the layer sends inside a
+// hook would take none of the calling operation's Intent.
+func ExampleCallIntent() {
+	srv, calls := flaky(2, http.StatusServiceUnavailable, nil)
+	defer srv.Close()
+	client := &http.Client{Transport: otelretry.NewTransport(nil, otelretry.WithBackoff(otelretry.ConstantBackoff(10*time.Millisecond)))}
+	search := func(ctx context.Context) (*http.Response, error) {
+		in := otelretry.CallIntent(ctx) // what the caller asked, kept
+		in.Repeatable = true
+		req, _ := http.NewRequestWithContext(otelretry.WithIntent(ctx, in), http.MethodPost, srv.URL+"/search", strings.NewReader("q=up"))
+		return client.Do(req)
+	}
+
+	resp, err := search(otelretry.WithIntent(context.Background(), otelretry.Intent{MaxAttempts: 2}))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	resp.Body.Close()
+	fmt.Println(resp.StatusCode, "after", calls.Load(), "calls")
+	// Output: 503 after 2 calls
+}
+
 // A classifier teaches the policy what only the API knows: here a 500
 // that carries X-Transient is worth another attempt, after at least 20ms.
 // The deadline, the attempt limit, the budget and the protection of

@@ -67,11 +67,27 @@ func WithIntent(ctx context.Context, in Intent) context.Context {
 // request the caller marked Repeatable or NoRetry accordingly. There it
 // is the Intent the operation runs with: a call of a hook's own is told
 // its own Intent (none unless the hook gave it one), never the calling
-// operation's.
+// operation's. A layer that changes the Intent of the calls it sends
+// starts from CallIntent instead, which a hook's context does not give
+// the calling operation's.
 func IntentFromContext(ctx context.Context) (Intent, bool) {
 	in, ok := ctx.Value(intentKey{}).(scopedIntent)
 	return in.in, ok
 }
+
+// CallIntent returns the Intent a call made with ctx through an otelretry
+// Transport runs with: the one added with WithIntent since the nearest
+// operation boundary, the zero Intent for none. It is IntentFromContext's
+// but in a hook's context (an attempt's, a state check's), where the call
+// a hook makes takes none of the calling operation's Intent. A layer that
+// marks the reads it sends (an SDK recipe adding Repeatable, keeping what
+// else its caller asked) starts from it, so that a call it sends inside a
+// hook does not take the write's Intent it checks:
+//
+//	in := otelretry.CallIntent(ctx)
+//	in.Repeatable = true
+//	ctx = otelretry.WithIntent(ctx, in)
+func CallIntent(ctx context.Context) Intent { return intentSince(ctx, boundaryOf(ctx)) }
 
 // intentSince returns the Intent added to ctx since boundary at, the zero
 // Intent when the one ctx carries was added above it.

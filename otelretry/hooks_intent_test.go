@@ -103,3 +103,39 @@ func TestAHooksCallIsToldItsOwnIntentNotTheCallers(t *testing.T) {
 		}
 	})
 }
+
+// CallIntent is the Intent a call made with a context runs with: the
+// caller's at the top; in a hook's context, none of the calling
+// operation's (IntentFromContext tells the hook that one), until the hook
+// adds one of its own.
+func TestCallIntentIsTheIntentACallMadeWithTheContextRunsWith(t *testing.T) {
+	caller := otelretry.Intent{NoRetry: true, MaxAttempts: 2}
+	own := otelretry.Intent{Repeatable: true}
+	type seen struct{ call, own, operation otelretry.Intent }
+	var got seen
+	prepare := func(r *http.Request, _ int) error {
+		got.call = otelretry.CallIntent(r.Context())
+		got.own = otelretry.CallIntent(otelretry.WithIntent(r.Context(), own))
+		got.operation, _ = otelretry.IntentFromContext(r.Context())
+		return nil
+	}
+	base := roundTripFunc(func(r *http.Request) (*http.Response, error) {
+		return &http.Response{StatusCode: http.StatusOK, Header: http.Header{}, Body: http.NoBody, Request: r}, nil
+	})
+	ctx := otelretry.WithIntent(t.Context(), caller)
+	if in := otelretry.CallIntent(ctx); in != caller {
+		t.Errorf("at the top: CallIntent %+v, want the caller's %+v", in, caller)
+	}
+	if in := otelretry.CallIntent(t.Context()); in != (otelretry.Intent{}) {
+		t.Errorf("with none: CallIntent %+v, want the zero Intent", in)
+	}
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, "http://api.test/", nil)
+	resp, err := otelretry.NewTransport(base, otelretry.WithPrepareAttempt(prepare)).RoundTrip(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if want := (seen{otelretry.Intent{}, own, caller}); got != want {
+		t.Errorf("in a hook's context: %+v, want %+v (the call's none, the hook's own once added, the operation's told by IntentFromContext)", got, want)
+	}
+}

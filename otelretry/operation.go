@@ -502,8 +502,9 @@ func (op *operation) waitFor(wait time.Duration) bool {
 }
 
 // checkState resolves the unknown outcome of attempt a with the user's
-// hook, if any (see runStateCheck), and charges the budget what a's
-// answer cost, with the resend's admission when the check asks for one.
+// hook, if any (see runStateCheck), no sooner than WithStateCheckDelay
+// after a's cut, and asks the gate to admit the resend when the check asks
+// for one (a's answer was charged as it ended).
 // It returns the verdict that follows (retry: resend; return: with the
 // stored response; else terminal), the stored response, and the hook's
 // error, sanitized.

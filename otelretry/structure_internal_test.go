@@ -202,8 +202,10 @@ func TestMethodsLiveWithTheirType(t *testing.T) {
 // operation, for its request ids). 82: WithStateCheckDelay (a lookup's
 // not_applied is sound only once the server's bound on the write has
 // passed; without it every hook would wait for that on its own, outside
-// the deadline's accounting).
-const maxExports = 82
+// the deadline's accounting). 83: CallIntent (a layer that marks its
+// calls, as the SDK recipes do, otherwise hands a hook's call the
+// calling operation's Intent, which IntentFromContext tells hooks).
+const maxExports = 83
 
 // The package exports at most maxExports top-level names, so that a new
 // one is weighed against the ones a user already has to read.

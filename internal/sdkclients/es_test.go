@@ -18,6 +18,7 @@ import (
 	"github.com/elastic/go-elasticsearch/v8"
 	"github.com/elastic/go-elasticsearch/v8/esapi"
 
+	"github.com/otelretry/otelretry-go/attrs"
 	"github.com/otelretry/otelretry-go/otelretry"
 )
 
@@ -528,3 +529,59 @@ func TestElasticsearchKeepsTheCallersIntent(t *testing.T) {
 		})
 	}
 }
+
+// A call a hook makes with the context it was given (a state check's
+// lookup) is an operation of its own, which takes none of the calling
+// operation's Intent (docs/layers.md): the go-elasticsearch recipe's
+// lookup, made by a hook that adds no Intent, is the recipe's read
+// (Repeatable), retried after a 503, whatever Intent the write it checks
+// was sent with. The recipe kept the Intent IntentFromContext told it,
+// which in a hook's context is the calling operation's: the lookup took
+// the write's NoRetry.
+func TestElasticsearchLookupInAStateCheckTakesNoIntentOfTheWrite(t *testing.T) {
+	for _, c := range []struct {
+		name  string
+		write otelretry.Intent
+	}{{"write without Intent", otelretry.Intent{}}, {"write with NoRetry", otelretry.Intent{NoRetry: true}},
+		{"write with MaxAttempts 1", otelretry.Intent{MaxAttempts: 1}}} {
+		t.Run(c.name, func(t *testing.T) {
+			f := newCountingServer(t, methodAndPath, func(k string, n int, w http.ResponseWriter, r *http.Request) {
+				if n <= 1 {
+					esAnswer(w, 503, esUnavailable)
+					return
+				}
+				esAnswer(w, 200, esHits)
+			})
+			es, _ := esClient(t, f.URL, esRecipe)
+			hook := func(ctx context.Context, _ otelretry.StateCheck) (otelretry.StateResult, error) {
+				res, err := esSearch(ctx, es, strings.NewReader(esQuery)) // the hook adds no Intent
+				if err != nil {
+					return otelretry.StateResult{}, err
+				}
+				defer res.Body.Close()
+				io.Copy(io.Discard, res.Body)
+				if res.StatusCode == 200 {
+					return otelretry.StateResult{State: attrs.StateNotApplied}, nil
+				}
+				return otelretry.StateResult{State: attrs.StateUnknown}, nil
+			}
+			writes := writesLost(func(*http.Request) (*http.Response, error) {
+				return nil, io.ErrUnexpectedEOF // the write's answer lost: check_state
+			})
+			tr := otelretry.NewTransport(writes, testOptions(otelretry.WithMaxAttempts(1), otelretry.WithStateCheck(hook))...)
+			req, _ := http.NewRequestWithContext(otelretry.WithIntent(t.Context(), c.write), http.MethodPost, "http://orders.test/orders", strings.NewReader("order"))
+			resp, _ := tr.RoundTrip(req)
+			if resp != nil {
+				resp.Body.Close()
+			}
+			if got := f.executed("POST /items/_search"); got != 2 {
+				t.Errorf("the state check's _search was sent %d times; want 2 (its 503 retried: the lookup is an operation of its own, Repeatable by the recipe, with no Intent of the write's %+v)", got, c.write)
+			}
+		})
+	}
+}
+
+// writesLost is a base whose answers are all lost.
+type writesLost func(*http.Request) (*http.Response, error)
+
+func (f writesLost) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }

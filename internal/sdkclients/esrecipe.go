@@ -44,7 +44,7 @@ func elasticsearchIntent(next elastictransport.RoundTripFunc) elastictransport.R
 	return func(req *http.Request) (*http.Response, error) {
 		ctx := req.Context()
 		if req.Method == http.MethodPost && isElasticsearchRead(req.URL.Path) {
-			in, _ := otelretry.IntentFromContext(ctx) // the caller's, kept
+			in := otelretry.CallIntent(ctx) // the caller's, kept
 			in.Repeatable = true
 			ctx = otelretry.WithIntent(ctx, in)
 		}

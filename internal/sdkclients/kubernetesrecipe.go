@@ -36,7 +36,7 @@ type watchesToClientGo struct{ next http.RoundTripper }
 
 func (w watchesToClientGo) RoundTrip(req *http.Request) (*http.Response, error) {
 	if req.Method == http.MethodGet && req.URL.Query().Get("watch") == "true" {
-		in, _ := otelretry.IntentFromContext(req.Context()) // the caller's, kept
+		in := otelretry.CallIntent(req.Context()) // the caller's, kept
 		in.MaxAttempts = 1
 		req = req.WithContext(otelretry.WithIntent(req.Context(), in))
 	}

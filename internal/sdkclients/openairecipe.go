@@ -39,7 +39,7 @@ func otelretryOwnsOpenAIRetries(hc *http.Client, billed otelretry.Intent, opts .
 // context carries an Intent of its own.
 func openaiStateless(intent otelretry.Intent) option.Middleware {
 	return func(req *http.Request, next option.MiddlewareNext) (*http.Response, error) {
-		if _, ok := otelretry.IntentFromContext(req.Context()); !ok && req.Method == http.MethodPost &&
+		if otelretry.CallIntent(req.Context()) == (otelretry.Intent{}) && req.Method == http.MethodPost &&
 			slices.ContainsFunc(openaiStatelessCalls, func(p string) bool { return strings.HasSuffix(req.URL.Path, p) }) {
 			req = req.WithContext(otelretry.WithIntent(req.Context(), intent))
 		}

@@ -24,7 +24,7 @@ var prometheusReads = []string{"/api/v1/query", "/api/v1/query_range", "/api/v1/
 
 func (c readOnlyQueries) Do(ctx context.Context, req *http.Request) (*http.Response, []byte, error) {
 	if slices.ContainsFunc(prometheusReads, func(p string) bool { return strings.HasSuffix(req.URL.Path, p) }) {
-		in, _ := otelretry.IntentFromContext(ctx) // the caller's, kept
+		in := otelretry.CallIntent(ctx) // the caller's, kept
 		in.Repeatable = true
 		ctx = otelretry.WithIntent(ctx, in)
 	}

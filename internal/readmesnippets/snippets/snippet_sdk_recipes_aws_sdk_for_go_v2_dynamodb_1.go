@@ -94,7 +94,7 @@ func otelretryOwnsRetries(o *dynamodb.Options) {
 		return stack.Initialize.Add(middleware.InitializeMiddlewareFunc("otelretry",
 			func(ctx context.Context, in middleware.InitializeInput, next middleware.InitializeHandler) (middleware.InitializeOutput, middleware.Metadata, error) {
 				if dynamoDBReads[awsmiddleware.GetOperationName(ctx)] {
-					in, _ := otelretry.IntentFromContext(ctx) // the caller's, kept
+					in := otelretry.CallIntent(ctx) // the caller's, kept
 					in.Repeatable = true
 					ctx = otelretry.WithIntent(ctx, in)
 				}
