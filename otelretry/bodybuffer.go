@@ -56,13 +56,40 @@ type bufferedBody struct {
 	data []byte
 	err  error // the body could not be read: nothing may be sent
 	pool *bodyPool
-	// holders: the operation, and the reading goroutine while it runs;
-	// the last to let go frees the reservation, so that a read that
-	// outlives its operation (a body that ignores Close) still counts.
+	// holders: the operation, the reading goroutine while it runs, and
+	// each copy not yet closed; the last to let go frees the reservation,
+	// so that a read that outlives its operation (a body that ignores
+	// Close) and a copy still being sent after it (net/http writes a body
+	// after RoundTrip returned: HTTP/2, an early answer) still count.
 	holders atomic.Int32
 }
 
-func (b *bufferedBody) open() io.ReadCloser { return io.NopCloser(bytes.NewReader(b.data)) }
+// bufferCopy is one reader of a buffer (an attempt's body, a resend's
+// from GetBody), holding the buffer's reservation until it is closed, as
+// the RoundTripper contract has its base do; one a base drops unclosed
+// lets go when it is collected.
+type bufferCopy struct {
+	bytes.Reader
+	b       *bufferedBody
+	closed  atomic.Bool
+	cleanup runtime.Cleanup
+}
+
+func (c *bufferCopy) Close() error {
+	if c.closed.CompareAndSwap(false, true) {
+		c.cleanup.Stop()
+		c.b.letGo()
+	}
+	return nil
+}
+
+func (b *bufferedBody) open() io.ReadCloser {
+	b.holders.Add(1)
+	c := &bufferCopy{b: b}
+	c.Reader.Reset(b.data)
+	c.cleanup = runtime.AddCleanup(c, (*bufferedBody).letGo, b)
+	return c
+}
 
 func (b *bufferedBody) getBody() (io.ReadCloser, error) {
 	if b.err != nil {

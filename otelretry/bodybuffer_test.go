@@ -687,3 +687,111 @@ func TestACanceledCallersBodyIsNotRead(t *testing.T) {
 		}
 	}
 }
+
+// TestBufferedBodiesStillOnTheWireStayUnderTotal: over HTTP/2, a server
+// may answer before it read the request body (an upload answered with a
+// streamed response); net/http's http2 transport then goes on writing the
+// body from the buffer after RoundTrip returned. The Transport's buffered
+// bodies in flight hold at most total: of 32 PUTs of 64 KiB, every one
+// still being written (the server reads none of them until released),
+// those over a total of 256 KiB are not buffered. All 32 were, the
+// reservation given back as each operation ended.
+func TestBufferedBodiesStillOnTheWireStayUnderTotal(t *testing.T) {
+	const (
+		size  = 64 << 10
+		total = 4 * size
+		ops   = 32
+	)
+	release := make(chan struct{})
+	var got sync.Map // op index -> bytes the server read after release
+	var answered atomic.Int32
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodGet { // the warm-up: the connection and its SETTINGS
+			return
+		}
+		w.WriteHeader(http.StatusOK)
+		w.(http.Flusher).Flush() // answered before the body was read
+		answered.Add(1)
+		<-release
+		b, _ := io.ReadAll(r.Body)
+		got.Store(r.Header.Get("X-Op"), len(b))
+	}))
+	srv.EnableHTTP2 = true
+	srv.Config.HTTP2 = &http.HTTP2Config{MaxReceiveBufferPerStream: 16 << 10}
+	srv.StartTLS()
+	defer srv.Close()
+	defer func() {
+		select {
+		case <-release:
+		default:
+			close(release)
+		}
+	}()
+
+	spans := tracetest.NewSpanRecorder()
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(spans))
+	rt := otelretry.NewTransport(srv.Client().Transport,
+		otelretry.WithTracerProvider(tp), otelretry.WithIdempotentMethods(http.MethodPut),
+		otelretry.WithoutBudget(), otelretry.WithBodyBuffer(size, total))
+
+	if resp, err := srv.Client().Get(srv.URL); err != nil {
+		t.Fatal(err)
+	} else {
+		resp.Body.Close()
+	}
+	payload := bytes.Repeat([]byte("p"), size)
+	var resps []*http.Response
+	for i := range ops {
+		req, _ := putWithoutGetBody(t, context.Background(), srv.URL, bytes.NewReader(payload), size)
+		req.Header.Set("X-Op", string(rune('A'+i)))
+		resp, err := rt.RoundTrip(req)
+		if err != nil {
+			t.Fatalf("op %d: %v", i, err)
+		}
+		if resp.ProtoMajor != 2 {
+			t.Fatalf("proto %s, want HTTP/2", resp.Proto)
+		}
+		resps = append(resps, resp)
+	}
+	// Every RoundTrip returned; no body has been read by the server past
+	// its 16 KiB stream window: each is still being written from its buffer.
+	notBuffered := 0
+	for _, r := range notBufferedReasons(spans) {
+		if r == attrs.BodyBufferMemoryCap {
+			notBuffered++
+		}
+	}
+	buffered := ops - notBuffered
+	t.Logf("%d of %d operations buffered their %d-byte body; all %d still being written", buffered, ops, size, ops)
+
+	close(release)
+	for _, resp := range resps {
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		n := 0
+		got.Range(func(_, v any) bool {
+			if v.(int) == size {
+				n++
+			}
+			return true
+		})
+		if n == ops || time.Now().After(deadline) {
+			got.Range(func(k, v any) bool {
+				if v.(int) != size {
+					t.Logf("op %v: server read %d bytes", k, v)
+				}
+				return true
+			})
+			t.Logf("server read the whole %d-byte body of %d operations after their RoundTrip returned", size, n)
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if inFlight := int64(buffered) * size; inFlight > total {
+		t.Errorf("buffered bodies in flight together hold %d bytes, want at most total = %d (WithBodyBuffer(%d, %d))",
+			inFlight, total, size, total)
+	}
+}
