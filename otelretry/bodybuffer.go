@@ -83,19 +83,36 @@ func (c *bufferCopy) Close() error {
 	return nil
 }
 
-func (b *bufferedBody) open() io.ReadCloser {
-	b.holders.Add(1)
-	c := &bufferCopy{b: b}
-	c.Reader.Reset(b.data)
-	c.cleanup = runtime.AddCleanup(c, (*bufferedBody).letGo, b)
-	return c
+// errBufferReleased is why a buffer is not copied once every holder let
+// go of it: its operation ended (a hedge prepared after its race was
+// over, a resend below after RoundTrip returned), and its reservation is
+// given back.
+var errBufferReleased = errors.New("otelretry: the operation ended: its buffered body is released")
+
+// hold takes a holder for a copy, unless none is left.
+func (b *bufferedBody) hold() bool {
+	for {
+		n := b.holders.Load()
+		if n == 0 {
+			return false
+		}
+		if b.holders.CompareAndSwap(n, n+1) {
+			return true
+		}
+	}
 }
 
 func (b *bufferedBody) getBody() (io.ReadCloser, error) {
 	if b.err != nil {
 		return nil, b.err
 	}
-	return b.open(), nil
+	if !b.hold() {
+		return nil, errBufferReleased
+	}
+	c := &bufferCopy{b: b}
+	c.Reader.Reset(b.data)
+	c.cleanup = runtime.AddCleanup(c, (*bufferedBody).letGo, b)
+	return c, nil
 }
 
 func (b *bufferedBody) letGo() {

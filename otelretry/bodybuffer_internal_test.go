@@ -6,6 +6,7 @@ package otelretry
 import (
 	"bytes"
 	"context"
+	"errors"
 	"io"
 	"net/http"
 	"runtime"
@@ -139,5 +140,30 @@ func TestABufferCopyDroppedUnclosedIsLetGoWhenCollected(t *testing.T) {
 	}
 	if used := tr.bodies.used.Load(); used != 0 {
 		t.Errorf("reserved %d after the dropped copy was collected, want 0", used)
+	}
+}
+
+// A buffer every holder let go of (its operation ended, its copies
+// closed) gives no copy: one would take a holder from none and free the
+// reservation a second time on its Close.
+func TestAReleasedBufferGivesNoCopy(t *testing.T) {
+	var pool bodyPool
+	pool.init(10, 10)
+	if !pool.reserve(10) {
+		t.Fatal("reserve")
+	}
+	b := &bufferedBody{data: make([]byte, 10), pool: &pool}
+	b.holders.Store(1) // the operation
+	c, err := b.getBody()
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.letGo() // the operation ends
+	c.Close() // its last copy closed: the reservation given back
+	if _, err := b.getBody(); !errors.Is(err, errBufferReleased) {
+		t.Errorf("a released buffer's getBody: %v, want errBufferReleased", err)
+	}
+	if used := pool.used.Load(); used != 0 {
+		t.Errorf("pool used %d, want 0", used)
 	}
 }

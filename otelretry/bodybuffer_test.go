@@ -795,3 +795,113 @@ func TestBufferedBodiesStillOnTheWireStayUnderTotal(t *testing.T) {
 			inFlight, total, size, total)
 	}
 }
+
+// A base may use a request after its RoundTrip returned (the RoundTripper
+// contract lets it close the body on another goroutine; net/http's HTTP/2
+// writes it after the answer), and a layer below resends through GetBody
+// after closing the body it sent. A base that closes its copy, returns,
+// and then asks GetBody for a fresh one (a resend still under way) is
+// refused (the buffer was released), and the Transport's buffer total
+// (WithBodyBuffer) forgets no bytes: two bodies held at once by bases are
+// not both buffered under a total that fits one (the second is refused:
+// body_not_buffered memory_cap). The late copy freed the reservation a
+// second time, and the second was buffered.
+func TestABufferCopyAskedForAfterItsOperationEndedIsNotFreedTwice(t *testing.T) {
+	for _, late := range []bool{false, true} {
+		t.Run(map[bool]string{false: "control without late GetBody", true: "late GetBody"}[late], func(t *testing.T) {
+			bufferAskedForLate(t, late)
+		})
+	}
+}
+
+func bufferAskedForLate(t *testing.T, late bool) {
+	const size = 10
+	payload := bytes.Repeat([]byte("x"), size)
+
+	lateDone := make(chan struct{})
+	proceedLate := make(chan struct{})
+	var mu sync.Mutex
+	var holding []io.ReadCloser
+	holdNext := false
+	call := 0
+	base := roundTripFunc(func(r *http.Request) (*http.Response, error) {
+		mu.Lock()
+		call++
+		n := call
+		hold := holdNext
+		mu.Unlock()
+		switch {
+		case n == 1:
+			// Send the body, close it, answer; a resend below starts
+			// after RoundTrip returned.
+			io.Copy(io.Discard, r.Body)
+			r.Body.Close()
+			getBody := r.GetBody
+			go func() {
+				defer close(lateDone)
+				<-proceedLate
+				if getBody == nil {
+					t.Error("the attempt's request has no GetBody")
+					return
+				}
+				if !late {
+					return
+				}
+				b, err := getBody()
+				if err != nil {
+					return
+				}
+				io.Copy(io.Discard, b)
+				b.Close()
+			}()
+		case hold:
+			mu.Lock()
+			holding = append(holding, r.Body) // still being written
+			mu.Unlock()
+		default:
+			io.Copy(io.Discard, r.Body)
+			r.Body.Close()
+		}
+		return &http.Response{StatusCode: 200, Header: http.Header{}, Body: http.NoBody, Request: r}, nil
+	})
+
+	spans := tracetest.NewSpanRecorder()
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(spans))
+	rt := otelretry.NewTransport(base, otelretry.WithTracerProvider(tp), otelretry.WithIdempotentMethods(http.MethodPut),
+		otelretry.WithoutBudget(), otelretry.WithBodyBuffer(size, size))
+
+	do := func() {
+		req, _ := putWithoutGetBody(t, context.Background(), "http://api.test/x", bytes.NewReader(payload), size)
+		resp, err := rt.RoundTrip(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+	}
+	do()               // op 1: returned, its buffer let go
+	close(proceedLate) // its base's late resend opens a copy, reads it, closes it
+	<-lateDone
+
+	mu.Lock()
+	holdNext = true
+	mu.Unlock()
+	do() // op 2: its body still being written by the base: holds the whole total
+	do() // op 3: must find the memory taken
+	reasons := notBufferedReasons(spans)
+	t.Logf("body_not_buffered reasons: %v", reasons)
+	memCap := 0
+	for _, r := range reasons {
+		if r == attrs.BodyBufferMemoryCap {
+			memCap++
+		}
+	}
+	if memCap != 1 {
+		t.Errorf("op 3 buffered its %d-byte body while op 2's copy (%d bytes) was still held, under WithBodyBuffer(%d, %d): %d bytes held, want at most %d (want one body_not_buffered memory_cap, got %d)",
+			size, size, size, size, 2*size, size, memCap)
+	}
+	mu.Lock()
+	for _, b := range holding {
+		b.Close()
+	}
+	mu.Unlock()
+}
