@@ -218,8 +218,9 @@
 // loop above that stops on ctx.Err() makes no other call in it.
 // WithAttemptTimeout (or Intent.AttemptTimeout) cuts only what the policy
 // could retry: for a request it may repeat, or a write a state check
-// resolves, it bounds the wait for each attempt's response headers (at
-// most the time left); for any other write, only getting a connection,
+// resolves where its WithStateCheckDelay still fits after the cut, it
+// bounds the wait for each attempt's response headers (at most the time
+// left); for any other write, only getting a connection,
 // since a cut after that (an HTTP/2 stream awaited on the connection
 // included) would leave the outcome unknown and could not be retried. An attempt cut before the base
 // reported a connection was not sent, and is retried. The body of the
