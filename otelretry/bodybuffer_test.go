@@ -8,8 +8,10 @@ import (
 	"context"
 	"errors"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"net/http/httptrace"
 	"net/url"
 	"strconv"
 	"strings"
@@ -904,4 +906,96 @@ func bufferAskedForLate(t *testing.T, late bool) {
 		b.Close()
 	}
 	mu.Unlock()
+}
+
+// A base that reports its write through httptrace, closes its copy of the
+// buffered body, answers, and then (after RoundTrip returned, the operation
+// ended, its buffer released) asks GetBody for a fresh body, as a resend
+// below would. The buffer refuses (errBufferReleased): no body is taken,
+// nothing is resent, and the ended operation's telemetry does not change:
+// no wire_late or wire_resend event, no "retry wire" log record. The
+// refused GetBody was counted as a resend.
+func TestARefusedLateGetBodyRecordsNoResend(t *testing.T) {
+	for _, late := range []bool{false, true} {
+		name := map[bool]string{false: "control: no late GetBody", true: "late GetBody refused"}[late]
+		t.Run(name, func(t *testing.T) {
+			const size = 16
+			gotErr := make(chan error, 1)
+			proceed := make(chan struct{})
+			base := roundTripFunc(func(r *http.Request) (*http.Response, error) {
+				tr := httptrace.ContextClientTrace(r.Context())
+				tr.GetConn("api.test:80")
+				tr.GotConn(httptrace.GotConnInfo{})
+				tr.WroteHeaders()
+				io.Copy(io.Discard, r.Body)
+				r.Body.Close()
+				tr.WroteRequest(httptrace.WroteRequestInfo{})
+				getBody := r.GetBody
+				go func() {
+					<-proceed
+					if !late {
+						gotErr <- nil
+						return
+					}
+					if getBody == nil {
+						gotErr <- io.ErrNoProgress
+						return
+					}
+					b, err := getBody()
+					if err == nil {
+						b.Close()
+					}
+					gotErr <- err
+				}()
+				return &http.Response{StatusCode: 200, Header: http.Header{}, ContentLength: -1,
+					Body: io.NopCloser(strings.NewReader("ok")), Request: r}, nil
+			})
+			sr := tracetest.NewSpanRecorder()
+			tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(sr))
+			var logs bytes.Buffer
+			rt := otelretry.NewTransport(base, otelretry.WithTracerProvider(tp),
+				otelretry.WithLogger(slog.New(slog.NewJSONHandler(&logs, nil))),
+				otelretry.WithIdempotentMethods(http.MethodPut), otelretry.WithoutBudget(),
+				otelretry.WithBodyBuffer(size, size))
+			req, _ := putWithoutGetBody(t, context.Background(), "http://api.test/x", bytes.NewReader(bytes.Repeat([]byte("b"), size)), size)
+			resp, err := rt.RoundTrip(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			close(proceed) // RoundTrip returned: the operation ended
+			gErr := <-gotErr
+			t.Logf("late GetBody: %v", gErr)
+			if late && gErr == nil {
+				t.Fatalf("the late GetBody was not refused")
+			}
+			io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+
+			att := spantest.Attempts(sr.Ended())
+			if len(att) != 1 {
+				t.Fatalf("%d attempt spans, want 1", len(att))
+			}
+			lateEv, resends := 0, 0
+			var lateWrites []int64
+			for _, e := range att[0].Events() {
+				switch e.Name {
+				case attrs.EventWireLate:
+					lateEv++
+					for _, kv := range e.Attributes {
+						if kv.Key == attrs.WireWritesKey {
+							lateWrites = append(lateWrites, kv.Value.AsInt64())
+						}
+					}
+				case attrs.EventWireResend:
+					resends++
+				}
+			}
+			logged := strings.Count(logs.String(), `"msg":"retry wire"`)
+			t.Logf("wire_late=%d (writes %v) wire_resend=%d \"retry wire\" records=%d", lateEv, lateWrites, resends, logged)
+			if lateEv != 0 || resends != 0 || logged != 0 {
+				t.Errorf("a GetBody refused after the operation ended (no body taken, nothing resent) is recorded as a resend: %d wire_late (writes %v), %d wire_resend span events, %d \"retry wire\" log records; want none",
+					lateEv, lateWrites, resends, logged)
+			}
+		})
+	}
 }

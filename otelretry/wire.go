@@ -316,17 +316,19 @@ func (w *wire) getBody() (io.ReadCloser, error) {
 	if resendRefused(w.guarded, w.written.Load() || w.overheard.Load(), w.gotConn.Load(), w.connWriteFailed.Load()) {
 		return nil, errResendRefused
 	}
-	if w.gotConn.Load() {
-		// A resend of a request that went to a connection: WroteRequest may
+	if w.source == nil {
+		return nil, errNoPreparedBody
+	}
+	body, err := w.source()
+	if err == nil && w.gotConn.Load() {
+		// A resend of a request that went to a connection, with the body
+		// it takes (a source that refuses sends nothing): WroteRequest may
 		// report the first write, or this one, only after the attempt's
 		// span ended, so count it now.
 		w.resendAfter.Store(max(w.writes.Load(), 1))
 		w.resendNext.Store(true)
 	}
-	if w.source == nil {
-		return nil, errNoPreparedBody
-	}
-	return w.source()
+	return body, err
 }
 
 // writesSoFar is the attempt's count of writes on the wire so far: what
