@@ -67,7 +67,11 @@ type bufferedBody struct {
 // bufferCopy is one reader of a buffer (an attempt's body, a resend's
 // from GetBody), holding the buffer's reservation until it is closed, as
 // the RoundTripper contract has its base do; one a base drops unclosed
-// lets go when it is collected.
+// lets go when it is collected. Its cost: net/http's HTTP/1 client sends
+// the headers of a body it does not know to be in memory (only its own
+// types and io.NopCloser of them) in a write of their own, one more write
+// than for a bytes.Reader, where no wrapper (otelhttp's, with client spans)
+// hides the body already. The bound on the memory is what is kept.
 type bufferCopy struct {
 	bytes.Reader
 	b       *bufferedBody
@@ -276,9 +280,10 @@ type bodySource struct {
 	getBody  func() (io.ReadCloser, error)
 	hasBody  bool
 	buffered *bufferedBody
-	// released: the operation let go of the buffer. The buffer stays
-	// readable: a hedge prepared on its own goroutine may outlive the
-	// operation.
+	// released: the operation let go of the buffer. Copies taken before
+	// stay readable until they are closed (a hedge prepared on its own
+	// goroutine may outlive the operation); none is given once every
+	// holder let go (errBufferReleased).
 	released atomic.Bool
 }
 
