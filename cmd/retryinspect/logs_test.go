@@ -654,7 +654,7 @@ func TestARedirectAtOneInstantReadsFromLogsAsFromSpans(t *testing.T) {
 		exp := &otlpJSONExporter{}
 		lp := sdklog.NewLoggerProvider(sdklog.WithProcessor(sdklog.NewSimpleProcessor(exp)))
 		rt := otelretry.NewTransport(scripted.New(
-			scripted.Step{Status: http.StatusTemporaryRedirect, Header: http.Header{"Location": {"http://b.test/y"}}},
+			redirectTo("http://b.test/y"),
 			scripted.Step{Status: http.StatusServiceUnavailable},
 			scripted.Step{Status: http.StatusCreated},
 		), otelretry.WithTracerProvider(tp), otelretry.WithLoggerProvider(lp), otelretry.WithoutClientSpans())

@@ -95,10 +95,7 @@ func logsReadLikeSpans(t *testing.T, spans, logs []byte) {
 func TestRepeatsUnderOneIDAtOneInstant(t *testing.T) {
 	spans, logs := oneInstantRun(t, scripted.New(scripted.Step{Status: http.StatusOK}), func(t *testing.T, c *http.Client, ctx context.Context) {
 		ctx = otelretry.WithOperationID(ctx, "op-loop")
-		for range 3 {
-			req, _ := http.NewRequestWithContext(ctx, http.MethodGet, "http://a.test/x", nil)
-			do(t, c, req)
-		}
+		getTimes(t, c, ctx, "http://a.test/x", 3)
 	})
 	logsReadLikeSpans(t, spans, logs)
 }
@@ -106,8 +103,8 @@ func TestRepeatsUnderOneIDAtOneInstant(t *testing.T) {
 // A redirect chain of three hops at one instant: 307, 307, then 503, 200.
 func TestThreeHopsAtOneInstant(t *testing.T) {
 	spans, logs := oneInstantRun(t, scripted.New(
-		scripted.Step{Status: http.StatusTemporaryRedirect, Header: http.Header{"Location": {"http://b.test/y"}}},
-		scripted.Step{Status: http.StatusTemporaryRedirect, Header: http.Header{"Location": {"http://c.test/z"}}},
+		redirectTo("http://b.test/y"),
+		redirectTo("http://c.test/z"),
 		scripted.Step{Status: http.StatusServiceUnavailable},
 		scripted.Step{Status: http.StatusOK},
 	), func(t *testing.T, c *http.Client, ctx context.Context) {
@@ -125,19 +122,16 @@ func TestARedirectChainRepeatedAtOneInstant(t *testing.T) {
 	for _, withID := range []bool{true, false} {
 		t.Run(fmt.Sprint("id=", withID), func(t *testing.T) {
 			spans, logs := oneInstantRun(t, scripted.New(
-				scripted.Step{Status: http.StatusTemporaryRedirect, Header: http.Header{"Location": {"http://b.test/y"}}},
+				redirectTo("http://b.test/y"),
 				scripted.Step{Status: http.StatusServiceUnavailable},
 				scripted.Step{Status: http.StatusOK},
-				scripted.Step{Status: http.StatusTemporaryRedirect, Header: http.Header{"Location": {"http://b.test/y"}}},
+				redirectTo("http://b.test/y"),
 				scripted.Step{Status: http.StatusOK},
 			), func(t *testing.T, c *http.Client, ctx context.Context) {
 				if withID {
 					ctx = otelretry.WithOperationID(ctx, "op-loop")
 				}
-				for range 2 {
-					req, _ := http.NewRequestWithContext(ctx, http.MethodGet, "http://a.test/x", nil)
-					do(t, c, req)
-				}
+				getTimes(t, c, ctx, "http://a.test/x", 2)
 			})
 			logsReadLikeSpans(t, spans, logs)
 		})
@@ -149,16 +143,13 @@ func TestARedirectChainRepeatedAtOneInstant(t *testing.T) {
 // 1, 2, 3, 4.
 func TestARedirectAndItsRepeatAtOneInstantAreListedAsSent(t *testing.T) {
 	spans, logs := oneInstantRun(t, scripted.New(
-		scripted.Step{Status: http.StatusTemporaryRedirect, Header: http.Header{"Location": {"http://b.test/y"}}},
+		redirectTo("http://b.test/y"),
 		scripted.Step{Status: http.StatusOK},
-		scripted.Step{Status: http.StatusTemporaryRedirect, Header: http.Header{"Location": {"http://b.test/y"}}},
+		redirectTo("http://b.test/y"),
 		scripted.Step{Status: http.StatusOK},
 	), func(t *testing.T, c *http.Client, ctx context.Context) {
 		ctx = otelretry.WithOperationID(ctx, "op-loop")
-		for range 2 {
-			req, _ := http.NewRequestWithContext(ctx, http.MethodGet, "http://a.test/x", nil)
-			do(t, c, req)
-		}
+		getTimes(t, c, ctx, "http://a.test/x", 2)
 	})
 	logsReadLikeSpans(t, spans, logs)
 	// The report lists operations in the order they were sent.
@@ -181,7 +172,7 @@ func TestAWriteChainRepeatedAtOneInstant(t *testing.T) {
 	for _, withID := range []bool{true} {
 		t.Run(fmt.Sprint("id=", withID), func(t *testing.T) {
 			spans, logs := oneInstantRun(t, scripted.New(
-				scripted.Step{Status: http.StatusTemporaryRedirect, Header: http.Header{"Location": {"http://b.test/y"}}},
+				redirectTo("http://b.test/y"),
 				scripted.Step{Status: http.StatusServiceUnavailable},
 			), func(t *testing.T, c *http.Client, ctx context.Context) {
 				if withID {
@@ -307,4 +298,19 @@ func (g *alternatingIDs) NewSpanID(ctx context.Context, tid trace.TraceID) trace
 func (g *alternatingIDs) NewIDs(ctx context.Context) (trace.TraceID, trace.SpanID) {
 	tid, _ := g.countingIDs.NewIDs(ctx)
 	return tid, g.NewSpanID(ctx, tid)
+}
+
+// redirectTo is a scripted 307 to url.
+func redirectTo(url string) scripted.Step {
+	return scripted.Step{Status: http.StatusTemporaryRedirect, Header: http.Header{"Location": {url}}}
+}
+
+// getTimes sends a GET of url with ctx through c n times, one after the
+// other (a loop above otelretry).
+func getTimes(t *testing.T, c *http.Client, ctx context.Context, url string, n int) {
+	t.Helper()
+	for range n {
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+		do(t, c, req)
+	}
 }
