@@ -144,13 +144,7 @@ func TestElasticsearchReadRetried(t *testing.T) {
 func TestElasticsearchUnknownLengthBody(t *testing.T) {
 	for _, s := range []esSetup{esRecipe, esRetriesOffUnmarked} {
 		t.Run(s.String(), func(t *testing.T) {
-			f := newCountingServer(t, methodAndPath, func(k string, n int, w http.ResponseWriter, r *http.Request) {
-				if n <= 2 {
-					esAnswer(w, 503, esUnavailable)
-					return
-				}
-				esAnswer(w, 200, esHits)
-			})
+			f := searchesUnavailable(t, 2)
 			es, _ := esClient(t, f.URL, s)
 			res, err := esSearch(otelretry.WithIntent(t.Context(), otelretry.Intent{Repeatable: true}), es, io.MultiReader(strings.NewReader(esQuery)))
 			status, got := esStatus(res), f.executed("POST /items/_search")
@@ -514,13 +508,7 @@ func TestElasticsearchDiscoveredNodeFailover(t *testing.T) {
 func TestElasticsearchKeepsTheCallersIntent(t *testing.T) {
 	for _, c := range callersIntents {
 		t.Run(c.name, func(t *testing.T) {
-			f := newCountingServer(t, methodAndPath, func(k string, n int, w http.ResponseWriter, r *http.Request) {
-				if n <= 2 {
-					esAnswer(w, 503, esUnavailable)
-					return
-				}
-				esAnswer(w, 200, esHits)
-			})
+			f := searchesUnavailable(t, 2)
 			es, _ := esClient(t, f.URL, esRecipe)
 			res, err := esSearch(otelretry.WithIntent(t.Context(), c.in), es, strings.NewReader(esQuery))
 			if status, got := esStatus(res), f.executed("POST /items/_search"); status != 503 || got != c.want {
@@ -545,13 +533,7 @@ func TestElasticsearchLookupInAStateCheckTakesNoIntentOfTheWrite(t *testing.T) {
 	}{{"write without Intent", otelretry.Intent{}}, {"write with NoRetry", otelretry.Intent{NoRetry: true}},
 		{"write with MaxAttempts 1", otelretry.Intent{MaxAttempts: 1}}} {
 		t.Run(c.name, func(t *testing.T) {
-			f := newCountingServer(t, methodAndPath, func(k string, n int, w http.ResponseWriter, r *http.Request) {
-				if n <= 1 {
-					esAnswer(w, 503, esUnavailable)
-					return
-				}
-				esAnswer(w, 200, esHits)
-			})
+			f := searchesUnavailable(t, 1)
 			es, _ := esClient(t, f.URL, esRecipe)
 			hook := func(ctx context.Context, _ otelretry.StateCheck) (otelretry.StateResult, error) {
 				res, err := esSearch(ctx, es, strings.NewReader(esQuery)) // the hook adds no Intent
@@ -585,3 +567,15 @@ func TestElasticsearchLookupInAStateCheckTakesNoIntentOfTheWrite(t *testing.T) {
 type writesLost func(*http.Request) (*http.Response, error)
 
 func (f writesLost) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
+
+// searchesUnavailable is a node that answers its first n searches 503,
+// then hits.
+func searchesUnavailable(t *testing.T, n int) *countingServer {
+	return newCountingServer(t, methodAndPath, func(_ string, i int, w http.ResponseWriter, _ *http.Request) {
+		if i <= n {
+			esAnswer(w, 503, esUnavailable)
+			return
+		}
+		esAnswer(w, 200, esHits)
+	})
+}
