@@ -91,19 +91,7 @@ func TestLateWritesReachTheSpanWhenTheBodyIsClosedEarly(t *testing.T) {
 			}
 			resp.Body.Close()
 
-			att := spantest.Attempts(sr.Ended())
-			if len(att) != 1 {
-				t.Fatalf("%d attempt spans, want 1", len(att))
-			}
-			late, resends := 0, 0
-			for _, e := range att[0].Events() {
-				switch e.Name {
-				case attrs.EventWireLate:
-					late++
-				case attrs.EventWireResend:
-					resends++
-				}
-			}
+			late, resends, _ := wireEventsOfTheAttempt(t, sr)
 			logged := strings.Count(logs.String(), `"msg":"retry wire"`)
 			t.Logf("wire_late span events=%d, wire_resend span events=%d, \"retry wire\" slog records=%d", late, resends, logged)
 			if logged != 1 {
@@ -155,4 +143,28 @@ func TestLateWritesAreLoggedWithoutClientSpans(t *testing.T) {
 			}
 		})
 	}
+}
+
+// wireEventsOfTheAttempt counts the wire_late and wire_resend events of
+// the one attempt span sr ended, with the writes each wire_late names.
+func wireEventsOfTheAttempt(t *testing.T, sr *tracetest.SpanRecorder) (late, resends int, lateWrites []int64) {
+	t.Helper()
+	att := spantest.Attempts(sr.Ended())
+	if len(att) != 1 {
+		t.Fatalf("%d attempt spans, want 1", len(att))
+	}
+	for _, e := range att[0].Events() {
+		switch e.Name {
+		case attrs.EventWireLate:
+			late++
+			for _, kv := range e.Attributes {
+				if kv.Key == attrs.WireWritesKey {
+					lateWrites = append(lateWrites, kv.Value.AsInt64())
+				}
+			}
+		case attrs.EventWireResend:
+			resends++
+		}
+	}
+	return late, resends, lateWrites
 }

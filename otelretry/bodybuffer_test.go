@@ -971,25 +971,7 @@ func TestARefusedLateGetBodyRecordsNoResend(t *testing.T) {
 			io.Copy(io.Discard, resp.Body)
 			resp.Body.Close()
 
-			att := spantest.Attempts(sr.Ended())
-			if len(att) != 1 {
-				t.Fatalf("%d attempt spans, want 1", len(att))
-			}
-			lateEv, resends := 0, 0
-			var lateWrites []int64
-			for _, e := range att[0].Events() {
-				switch e.Name {
-				case attrs.EventWireLate:
-					lateEv++
-					for _, kv := range e.Attributes {
-						if kv.Key == attrs.WireWritesKey {
-							lateWrites = append(lateWrites, kv.Value.AsInt64())
-						}
-					}
-				case attrs.EventWireResend:
-					resends++
-				}
-			}
+			lateEv, resends, lateWrites := wireEventsOfTheAttempt(t, sr)
 			logged := strings.Count(logs.String(), `"msg":"retry wire"`)
 			t.Logf("wire_late=%d (writes %v) wire_resend=%d \"retry wire\" records=%d", lateEv, lateWrites, resends, logged)
 			if lateEv != 0 || resends != 0 || logged != 0 {
