@@ -19,6 +19,9 @@ import (
 // tokens:
 //   - a retry follows a failure: the failure is charged to the retry
 //     budget and the retry's admission decided in one step (retry);
+//   - a state check's resend follows no failure charged with it (its
+//     write's was, as it ended): it takes a budget token of its own in
+//     the step that admits it (retry, with resendCost);
 //   - a hedge follows no failure: it takes a budget token, then a hedge
 //     from its dependency's hedge rate (hedge), and gives both back here
 //     when it is not sent (giveBack);

@@ -322,7 +322,16 @@ type budgetObservation struct {
 	// errored: no answer, a transport error (the caller's cancellation
 	// excluded); the throttle counts it.
 	errored bool
+	// ownToken: the retry asked on follows no failure charged with it, so
+	// it takes a token of its own on its way in, as a hedge does: the
+	// resend a state check's not_applied asks for (its write was charged
+	// as it ended, and the host may have earned that token back since).
+	ownToken bool
 }
+
+// resendCost is what the resend a state check's not_applied asks for
+// costs (see ownToken); nothing is counted as an answer.
+var resendCost = budgetObservation{ownToken: true}
 
 // retriedInFlight is o when an attempt already in flight retries it (a
 // hedge, which took its token when admitted, or the attempt it hedged):
@@ -427,7 +436,8 @@ func (b *Budget) keep(key string, e hostBudget, kept, active bool, at time.Durat
 }
 
 // retry charges failed, the answer a retry is asked on (record's rules;
-// the zero observation charges nothing), and decides in the same step
+// the zero observation charges nothing; resendCost takes the retry's own
+// token, see takeLocked), and decides in the same step
 // whether that retry for key may start at startAt (now plus the pause the
 // policy chose): "" when
 // admitted, else the refusal's reason. One step, so that operations
@@ -438,6 +448,9 @@ func (b *Budget) retry(key string, now, startAt time.Time, failed budgetObservat
 	defer b.mu.Unlock()
 	at := b.offset(now)
 	b.advance(at)
+	if failed.ownToken {
+		return b.takeLocked(key, at, b.offset(startAt))
+	}
 	b.recordLocked(key, at, failed)
 	e, kept := b.hosts[key]
 	switch {
@@ -477,18 +490,11 @@ func (b *Budget) hedge(key string, now time.Time) (budgetLoan, attrs.Reason) {
 	defer b.mu.Unlock()
 	at := b.offset(now)
 	b.advance(at)
-	e, kept := b.hosts[key]
-	if !kept {
-		e = hostBudget{milli: b.tokens()}
+	e, kept, reason := b.payable(key, at, at)
+	if reason != "" {
+		return 0, reason
 	}
-	switch {
-	case e.hold > at:
-		return 0, attrs.ReasonPushback
-	case e.milli-tokenCost <= b.tokens()/2:
-		return 0, attrs.ReasonBudget
-	case !kept && len(b.hosts) >= b.hostLimit() && !b.evictIdlest(at):
-		return 0, attrs.ReasonHostLimit
-	case !kept:
+	if !kept {
 		key = strings.Clone(key) // see recordLocked
 	}
 	b.loans++
@@ -496,6 +502,46 @@ func (b *Budget) hedge(key string, now time.Time) (budgetLoan, attrs.Reason) {
 	e.milli -= tokenCost
 	b.keep(key, e, kept, false, at)
 	return b.loans, ""
+}
+
+// takeLocked takes, for good, the token of a retry of key's that follows
+// no failure charged with it (see ownToken), to start at start: "" when
+// taken, else the refusal's reason, with nothing taken. The caller holds
+// b.mu.
+func (b *Budget) takeLocked(key string, at, start time.Duration) attrs.Reason {
+	e, kept, reason := b.payable(key, at, start)
+	if reason != "" {
+		return reason
+	}
+	if !kept {
+		key = strings.Clone(key) // see recordLocked
+	}
+	take := tokenStep{shift: -tokenCost, lo: -unbounded, hi: unbounded}
+	e.milli = take.apply(e.milli)
+	e.loans.count(take) // a hedge given back later replays it
+	b.keep(key, e, kept, false, at)
+	return ""
+}
+
+// payable is key's host at at, whether it is kept, and whether a request
+// that pays its own token on its way in (a hedge, a state check's resend)
+// may take one to start at start: "" when it may, else the reason it may
+// not (a hold then, too few tokens for the host to hold more than half
+// once it is taken, or a full table). The caller holds b.mu.
+func (b *Budget) payable(key string, at, start time.Duration) (hostBudget, bool, attrs.Reason) {
+	e, kept := b.hosts[key]
+	if !kept {
+		e = hostBudget{milli: b.tokens()}
+	}
+	switch {
+	case e.hold > start:
+		return e, kept, attrs.ReasonPushback
+	case e.milli-tokenCost <= b.tokens()/2:
+		return e, kept, attrs.ReasonBudget
+	case !kept && len(b.hosts) >= b.hostLimit() && !b.evictIdlest(at):
+		return e, kept, attrs.ReasonHostLimit
+	}
+	return e, kept, ""
 }
 
 // giveBack returns loan's token to key: its hedge was not sent.

@@ -504,7 +504,8 @@ func (op *operation) waitFor(wait time.Duration) bool {
 // checkState resolves the unknown outcome of attempt a with the user's
 // hook, if any (see runStateCheck), no sooner than WithStateCheckDelay
 // after a's cut, and asks the gate to admit the resend when the check asks
-// for one (a's answer was charged as it ended).
+// for one (a's answer was charged as it ended: the resend takes a token of
+// its own, resendCost).
 // It returns the verdict that follows (retry: resend; return: with the
 // stored response; else terminal), the stored response, and the hook's
 // error, sanitized.
@@ -536,7 +537,7 @@ func (op *operation) checkState(a *attempt, cause error, p *progress) (verdict, 
 		}
 	}()
 	in := op.inputAt(phaseStateCheck, op.clock.since(), p).checked(check.state)
-	v := op.settle(&in, a.id.n, &Answer{}, budgetObservation{}, a.end) // the write's answer was charged as it ended
+	v := op.settle(&in, a.id.n, &Answer{}, resendCost, a.end) // the write's answer was charged as it ended
 	op.t.sender.rec.endStateCheck(&op.tel, check.span, check.state, v, check.problem, check.err)
 	judged = true
 	if v.decision != attrs.DecisionReturn {
