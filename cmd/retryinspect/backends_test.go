@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -137,5 +138,38 @@ func TestJaegerSearchCutAtLimitSaysSo(t *testing.T) {
 	if !strings.Contains(stderr.String(), "more may match") {
 		t.Errorf("the answer holds -limit 1 trace (more may match) but nothing says so: exit %d, stderr %q\nfirst line: %s",
 			code, stderr.String(), strings.SplitN(stdout.String(), "\n", 2)[0])
+	}
+}
+
+// A -jaeger URL whose credential is a token in the user name (sent as
+// basic authentication's): neither the report nor any message prints it,
+// the report's source line included (it printed the user name, masking
+// only a password).
+func TestJaegerUserNameTokenIsNotPrinted(t *testing.T) {
+	raw, err := os.ReadFile("internal/read/testdata/jaeger-trace.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sentAuth bool
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _, sentAuth = r.BasicAuth()
+		w.Write(raw)
+	}))
+	defer srv.Close()
+	const token = "glpat-USERTOKENSECRET12"
+	html := filepath.Join(t.TempDir(), "r.html")
+	var stdout, stderr bytes.Buffer
+	run([]string{"-jaeger", strings.Replace(srv.URL, "://", "://"+token+"@", 1), "-service", "demo", "-html", html}, &stdout, &stderr)
+	page, err := os.ReadFile(html)
+	if err != nil || !sentAuth {
+		t.Fatalf("no report (%v) or no basic authentication sent (%v): %s", err, sentAuth, stderr.String())
+	}
+	for name, out := range map[string]string{"stdout": stdout.String(), "stderr": stderr.String(), "html": string(page)} {
+		if strings.Contains(out, "USERTOKENSECRET") {
+			t.Errorf("%s prints the URL's user name, a token", name)
+		}
+	}
+	if !strings.Contains(string(page), "REDACTED:REDACTED@127.0.0.1") {
+		t.Errorf("the report does not name the source with its userinfo masked")
 	}
 }

@@ -44,7 +44,8 @@
 //     292 years) for at most -limit traces (default 100); with -trace ID it
 //     reads /api/v3/traces/ID. -timeout (default 10s) bounds the request.
 //     Credentials in the URL are sent as basic authentication and never
-//     printed: messages show the URL with its password masked.
+//     printed: messages and the report show the URL with its userinfo
+//     masked whole (REDACTED:REDACTED: a user name may be a token).
 //   - -victorialogs URL: VictoriaLogs' /select/logsql/query, for the log
 //     events it stored from OTLP (JSON lines, one stored record each). It
 //     asks for the records carrying retry.operation.id: of -trace ID, or

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/otelretry/otelretry-go/cmd/retryinspect/internal/model"
+	"github.com/otelretry/otelretry-go/internal/redact"
 )
 
 // JaegerQuery selects traces through Jaeger's /api/v3 HTTP API: one trace
@@ -60,16 +61,18 @@ func (q JaegerQuery) base() (*url.URL, error) {
 	return base, nil
 }
 
-// RedactEndpoint writes a -jaeger URL for messages: its password masked
-// (url.Redacted), its query and fragment, which the queries never send,
-// dropped. Text that is not a URL is replaced whole.
+// RedactEndpoint writes a -jaeger URL for messages and the report: its
+// userinfo masked whole, as the library's sanitizer masks one (a user
+// name alone may be the credential: a token sent as basic
+// authentication's), its query and fragment, which the queries never
+// send, dropped. Text that is not a URL is replaced whole.
 func RedactEndpoint(endpoint string) string {
 	u, err := url.Parse(endpoint)
 	if err != nil {
 		return "(unparsable URL)"
 	}
 	u.RawQuery, u.ForceQuery, u.Fragment, u.RawFragment = "", false, "", ""
-	return u.Redacted()
+	return redact.URL(u)
 }
 
 // URL returns the API URL for q at instant now. A search sends the window
