@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"net/http/httptrace"
 	"net/url"
+	"reflect"
 	"slices"
 	"sync/atomic"
 	"time"
@@ -368,6 +369,24 @@ func sameHeader(a, b http.Header) bool { return maps.EqualFunc(a, b, slices.Equa
 // body, when the caller may already reuse its request.
 func (a *attempt) requestText() requestText {
 	return requestText{caller: &a.copy.url, wire: a.preparedURL(), headers: [2]http.Header{a.out.Header}}
+}
+
+// proxyRefusal reports whether err, the base's, is net/http's refusal of
+// the CONNECT by the proxy the attempt's https request went through:
+// Transport.dialConn returns the proxy's reason phrase, text a server
+// wrote (a proxy may repeat the Proxy-Authorization it got), whole as an
+// errors.New, before it gets a connection. It is told from net/http's own
+// messages by its type, its place and the proxy, never by its text; a base
+// other than net/http's Transport is not known to do it.
+func (a *attempt) proxyRefusal(err error) bool {
+	ht, ok := a.setup.sender.base.(*http.Transport)
+	if !ok || ht.Proxy == nil || a.out == nil || a.out.URL.Scheme != "https" ||
+		reflect.TypeOf(err) != errorStringType || err == io.EOF || err == io.ErrUnexpectedEOF ||
+		!a.wire.askedConn.Load() || a.wire.gotConn.Load() {
+		return false
+	}
+	proxy, perr := ht.Proxy(a.out)
+	return perr == nil && proxy != nil && proxy.Scheme != "socks5" && proxy.Scheme != "socks5h"
 }
 
 // preparedURL is the URL a PrepareAttemptFunc may have changed, for the attempt

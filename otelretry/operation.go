@@ -380,7 +380,11 @@ func (op *operation) conclude(a *attempt, resp *http.Response, err error) result
 	a.concluded(&o, class, evidence, v)
 	op.t.sender.rec.recordAttempt(&op.tel, a.span, &a.ev)
 	if err != nil {
-		return result{err: decidedError(err, class, op.requestText(a), v), v: v}
+		known := op.requestText(a)
+		if a.proxyRefusal(err) {
+			known = known.refusedByProxy()
+		}
+		return result{err: decidedError(err, class, known, v), v: v}
 	}
 	return result{resp: resp, v: v}
 }

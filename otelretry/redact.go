@@ -233,12 +233,24 @@ func redactedQuery(raw string) string {
 type requestText struct {
 	caller, wire *url.URL
 	headers      [2]http.Header
+	// proxyPhrase: the error is a proxy's reason phrase (see
+	// attempt.proxyRefusal), server text.
+	proxyPhrase bool
+}
+
+// refusedByProxy is k for an error that is a proxy's reason phrase.
+func (k requestText) refusedByProxy() requestText {
+	k.proxyPhrase = true
+	return k
 }
 
 // sanitizedMessage is err's message with the URLs the request is known by
 // sanitized, the values of its credential headers replaced and any other
 // URL-like word in it sanitized.
 func sanitizedMessage(err error, known requestText) string {
+	if known.proxyPhrase && !reasonPhrase(err.Error()) {
+		return "proxy refused the CONNECT: " + attrs.Redacted
+	}
 	urls := knownURLs(known.caller, known.wire)
 	var credentials []redact.Replacement
 	for _, h := range known.headers {
@@ -246,6 +258,17 @@ func sanitizedMessage(err error, known requestText) string {
 	}
 	msg := sanitizeKnownText(err.Error(), err, urls, credentials...)
 	return redact.TextKeeping(scrubHeaderLines(msg), cleansOf(urls)...)
+}
+
+// reasonPhrase reports whether s is a status's standard reason phrase
+// ("Proxy Authentication Required"), which tells nothing but the status.
+func reasonPhrase(s string) bool {
+	for code := 100; code < 600; code++ {
+		if t := http.StatusText(code); t != "" && t == s {
+			return true
+		}
+	}
+	return false
 }
 
 // headerToken reports whether name is a header name as RFC 9110 spells

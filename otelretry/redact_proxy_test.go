@@ -1,0 +1,92 @@
+// Copyright The otelretry Authors
+// SPDX-License-Identifier: Apache-2.0
+
+package otelretry_test
+
+import (
+	"bufio"
+	"fmt"
+	"net"
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/otelretry/otelretry-go/otelretry"
+)
+
+// TestProxyReasonPhraseIsNotRecorded: net/http returns a proxy's refusal
+// of a CONNECT as the proxy's reason phrase alone, text a server wrote.
+// A proxy that repeats the Proxy-Authorization net/http built from the
+// proxy URL's password had it recorded on the attempt's span and in the
+// caller's error. A phrase of its own is replaced; a standard one, which
+// tells only the status, is kept.
+func TestProxyReasonPhraseIsNotRecorded(t *testing.T) {
+	for _, tc := range []struct{ name, phrase, want string }{
+		{"echoed credentials", "credentials rejected: %s", "proxy refused the CONNECT: REDACTED"},
+		{"standard phrase", "Proxy Authentication Required", "Proxy Authentication Required"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			proxy := refusingProxy(t, tc.phrase)
+			rec, opts := tracingProviders()
+			proxyURL := &url.URL{Scheme: "http", User: url.UserPassword("puser", "PROXYPASS07"), Host: proxy}
+			base := &http.Transport{Proxy: http.ProxyURL(proxyURL)}
+			defer base.CloseIdleConnections()
+			client := &http.Client{Transport: otelretry.NewTransport(base,
+				append(opts, otelretry.WithMaxAttempts(2), otelretry.WithDeadline(5*time.Second))...)}
+			_, err := client.Get("https://api.test/x")
+			if err == nil {
+				t.Fatal("no error")
+			}
+			secret := "cHVzZXI6UFJPWFlQQVNTMDc=" // base64 of puser:PROXYPASS07
+			texts := []string{err.Error()}
+			for _, s := range rec.Ended() {
+				texts = append(texts, s.Status().Description)
+				for _, e := range s.Events() {
+					for _, kv := range e.Attributes {
+						texts = append(texts, kv.Value.Emit())
+					}
+				}
+			}
+			recorded := strings.Join(texts, "\n")
+			if strings.Contains(recorded, secret) {
+				t.Errorf("the proxy's phrase was recorded:\n%s", recorded)
+			}
+			if !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("error %q does not say %q", err, tc.want)
+			}
+		})
+	}
+}
+
+// refusingProxy listens on 127.0.0.1 and answers every CONNECT 407 with
+// phrase, in which %s, if any, is the Proxy-Authorization it got.
+func refusingProxy(t *testing.T, phrase string) string {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				defer c.Close()
+				req, err := http.ReadRequest(bufio.NewReader(c))
+				if err != nil {
+					return
+				}
+				text := phrase
+				if strings.Contains(phrase, "%s") {
+					text = fmt.Sprintf(phrase, req.Header.Get("Proxy-Authorization"))
+				}
+				fmt.Fprintf(c, "HTTP/1.1 407 %s\r\nContent-Length: 0\r\n\r\n", text)
+			}()
+		}
+	}()
+	return ln.Addr().String()
+}
