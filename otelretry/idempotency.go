@@ -179,6 +179,16 @@ func (m *keyMemory) keep(request, key string) {
 	m.byName[request] = m.byOrder.PushBack(rememberedKey{request, key})
 }
 
+// forget forgets the key kept for request if it is key.
+func (m *keyMemory) forget(request, key string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if e, ok := m.byName[request]; ok && e.Value.(rememberedKey).key == key {
+		delete(m.byName, request)
+		m.byOrder.Remove(e)
+	}
+}
+
 // replayed reports whether an answer says it was replayed from the
 // server's store of answers by key (Stripe's Idempotent-Replayed: true;
 // the draft defines no such header).

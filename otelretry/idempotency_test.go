@@ -1017,6 +1017,32 @@ func TestKeyInProgressHoldsBackNoOtherRetry(t *testing.T) {
 	})
 }
 
+// The same with a key the server honours that otelretry only records
+// (WithRecordedIdempotencyKey, the stripe-go recipe's): the write's 409 is
+// returned (the SDK above resends under its key) and holds back no read's
+// retry. It held the host for its Retry-After.
+func TestRecordedKeyInProgressHoldsBackNoOtherRetry(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := newHarness(t, []scripted.Step{
+			{Status: http.StatusConflict, Header: http.Header{"Retry-After": {"5"}}},
+			{Status: http.StatusServiceUnavailable},
+			{Status: http.StatusOK},
+		}, otelretry.WithRecordedIdempotencyKey(), otelretry.WithBackoff(otelretry.ConstantBackoff(10*time.Millisecond)))
+		write := post(t, t.Context(), "http://api.test/v1/customers", "email=a")
+		write.Header.Set("Idempotency-Key", "k-1")
+		for _, req := range []*http.Request{write, get(t, t.Context(), "http://api.test/v1/customers/c1")} {
+			resp, err := h.client.Do(req)
+			if err != nil {
+				t.Fatalf("%s: %v", req.Method, err)
+			}
+			resp.Body.Close()
+			if want := map[string]int{http.MethodPost: http.StatusConflict, http.MethodGet: http.StatusOK}[req.Method]; resp.StatusCode != want {
+				t.Fatalf("%s: %d after %d calls; want %d", req.Method, resp.StatusCode, len(h.base.Calls()), want)
+			}
+		}
+	})
+}
+
 // A write under WithIdempotencyKeys and WithOperationID is sent, the server
 // applies it, and then a hook (here the Classifier) panics. A layer above
 // that recovers the panic and sends the same write again under the same
@@ -1205,6 +1231,40 @@ func TestARedirectedWriteKeepsItsKeyForTheRepeat(t *testing.T) {
 	keys := store.keysSent("Idempotency-Key")
 	if len(keys) != 2 || keys[0] != keys[1] || len(store.appliedPayloads()) != 1 {
 		t.Errorf("the write reached the service under keys %q, applied %d times; want one key, applied once", keys, len(store.appliedPayloads()))
+	}
+}
+
+// A redirected write that succeeds at its next hop lets the first hop's
+// key go too: the same order placed again under the same operation id is
+// a new write, and shares no key with the first (its first hop went out
+// under the key the first order's 307 had kept).
+func TestARedirectedWriteThatSucceededLetsItsKeysGo(t *testing.T) {
+	store := newKeyStore(t, nil)
+	var mu sync.Mutex
+	var keys []string
+	gateway := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		keys = append(keys, r.Header.Get("Idempotency-Key"))
+		mu.Unlock()
+		if r.URL.Path == "/orders" {
+			io.Copy(io.Discard, r.Body)
+			http.Redirect(w, r, "/v2/orders", http.StatusTemporaryRedirect)
+			return
+		}
+		store.ServeHTTP(w, r)
+	}))
+	t.Cleanup(gateway.Close)
+	client, _ := keyClient(t)
+	ctx := otelretry.WithOperationID(t.Context(), "job-9")
+	for i := range 2 {
+		if status, _, err := send(t, client, ctx, http.MethodPost, gateway.URL+"/orders", `{"sku":"A1"}`); err != nil || status != http.StatusCreated {
+			t.Fatalf("order %d: %d, %v", i+1, status, err)
+		}
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(keys) != 4 || len(slices.Compact(slices.Sorted(slices.Values(keys)))) != 4 {
+		t.Errorf("the two orders' hops went out under keys %q; want four different ones", keys)
 	}
 }
 

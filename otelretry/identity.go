@@ -242,6 +242,19 @@ func (i *identity) settleKey(succeeded, toRead bool) {
 		return
 	}
 	i.keyLetGo = toRead
+	i.chainKeys(i.oc.keys.forget) // the chain's write succeeded: a new one follows
+}
+
+// chainKeys calls f on the keys the earlier hops of the operation's
+// redirect chain kept (a 307 or 308 sends the write again), each with its
+// request.
+func (i *identity) chainKeys(f func(request, key string)) {
+	if i.follows == nil {
+		return
+	}
+	for _, k := range i.follows.keys {
+		f(k.request, k.key)
+	}
 }
 
 // answerBroke keeps the key a success let go (settleKey) when the body of
@@ -254,6 +267,7 @@ func (i *identity) answerBroke() {
 	if i.keyLetGo {
 		i.keyLetGo = false
 		i.oc.keys.keep(i.request, i.key)
+		i.chainKeys(i.oc.keys.keep)
 	}
 }
 
@@ -323,6 +337,9 @@ type chain struct {
 	deadline  time.Time
 	numbered  atomic.Int64
 	followed  atomic.Bool
+	// keys are the idempotency keys its hops kept for a repeat (see
+	// settleKey), which a hop that succeeds lets go.
+	keys []rememberedKey
 }
 
 // newChain is the chain an operation starts with its redirect response:
@@ -330,6 +347,12 @@ type chain struct {
 // hops, its deadline and its last attempt's number.
 func newChain(i *identity, deadline time.Time, lastNumber int) *chain {
 	c := &chain{id: i.opID(), at: i.at, redirects: i.redirects, deadline: deadline}
+	if i.follows != nil {
+		c.keys = i.follows.keys
+	}
+	if i.oc != nil && i.key != "" && i.request != "" {
+		c.keys = append(slices.Clip(c.keys), rememberedKey{i.request, i.key})
+	}
 	c.numbered.Store(int64(lastNumber))
 	return c
 }

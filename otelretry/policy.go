@@ -63,6 +63,9 @@ type input struct {
 	// (generated, or under WithIdempotencyKeyContract), which makes it
 	// repeatable; the draft's answers (409, 422) then say what they mean.
 	keyed bool
+	// recordedKey: it carries a key the server honours that otelretry only
+	// records (WithRecordedIdempotencyKey): a layer above resends under it.
+	recordedKey bool
 	// noRetry: the request's Intent forbids retries.
 	noRetry bool
 	// replayable: the body can be sent again (none, or GetBody set).
@@ -174,6 +177,7 @@ func inputAt(ph phase, remaining time.Duration, p requestPolicy, replayable bool
 		attemptsLeft:    p.maxAttempts - s.attempts,
 		repeatable:      p.repeatable,
 		keyed:           p.keyed,
+		recordedKey:     p.recordedKey,
 		noRetry:         p.noRetry,
 		replayable:      replayable,
 		write:           p.write,
@@ -722,14 +726,15 @@ func (v verdict) leftToAttemptInFlight() bool {
 // success; a hold for its hint. The caller's cancellation tells it nothing
 // (the zero observation). A hedge's failure is charged as any other: a
 // failure another attempt in flight retries costs nothing (see
-// operation.settle). A keyed request's 409 holds back no other retry: its hint paces
-// the resends of its key, whose first request is still being processed,
-// and says nothing of the host's load.
+// operation.settle). A 409 to a request with a key the server honours
+// (keyed, or only recorded) holds back no other retry: its hint paces the
+// resends of its key, whose first request is still being processed, and
+// says nothing of the host's load.
 func budgetCharge(in *input, retryAfter time.Duration, hinted bool) budgetObservation {
 	if in.class == attrs.ErrorClassCanceled {
 		return budgetObservation{}
 	}
-	if in.keyed && in.status == http.StatusConflict {
+	if (in.keyed || in.recordedKey) && in.status == http.StatusConflict {
 		retryAfter, hinted = 0, false
 	}
 	answeredOK := in.status != 0 && success(in.status)
@@ -1070,8 +1075,8 @@ type requestPolicy struct {
 	// repeatable: safe to repeat (see input.repeatable).
 	repeatable bool
 	// keyed: it carries an idempotency key under the contract (see
-	// input.keyed).
-	keyed bool
+	// input.keyed); recordedKey: one only recorded (input.recordedKey).
+	keyed, recordedKey bool
 	// contract: repeatable by the user's word (requestPlan.contract, or an
 	// idempotency key), or a key the user declared the server honours
 	// without otelretry resending on it (recorded).
@@ -1088,7 +1093,7 @@ type requestPolicy struct {
 func policyOf(p requestPlan, k keyJudgment) requestPolicy {
 	repeatable := p.safe || p.contract || k.keyed
 	pol := requestPolicy{requestPlan: p, contract: p.contract || k.keyed || k.recorded, repeatable: repeatable, keyed: k.keyed,
-		cutRetryable: repeatable || p.stateCheck}
+		recordedKey: k.recorded, cutRetryable: repeatable || p.stateCheck}
 	if !repeatable && p.stateCheck {
 		pol.checkDelay = p.stateCheckDelay
 	}
