@@ -21,7 +21,8 @@ import (
 //     budget and the retry's admission decided in one step (retry);
 //   - a state check's resend follows no failure charged with it (its
 //     write's was, as it ended): it takes a budget token of its own in
-//     the step that admits it (retry, with resendCost);
+//     the step that admits it, given back if the throttle refuses it
+//     (resend);
 //   - a hedge follows no failure: it takes a budget token, then a hedge
 //     from its dependency's hedge rate (hedge), and gives both back here
 //     when it is not sent (giveBack);
@@ -75,6 +76,9 @@ func (g *admission) first(dep string, now time.Time) attrs.Reason {
 // admitted, else the refusal's reason. The throttle, whose window moves
 // on with every reading, counts and admits at now.
 func (g *admission) retry(k admissionKeys, answered, now, startAt time.Time, failed budgetObservation) attrs.Reason {
+	if failed.ownToken {
+		return g.resend(k, now, startAt)
+	}
 	g.count(k.dep, now, failed)
 	if g.budget != nil {
 		if reason := g.budget.retry(k.budget, answered, startAt, failed); reason != "" {
@@ -82,6 +86,30 @@ func (g *admission) retry(k admissionKeys, answered, now, startAt time.Time, fai
 		}
 	}
 	return g.first(k.dep, now)
+}
+
+// resend admits at now the resend a state check's not_applied asks for,
+// to start at startAt: it takes a budget token, lent as a hedge's, then
+// passes the throttle; the token is spent once both admit it, and given
+// back when the throttle refuses. A resend admitted keeps its token even
+// if it is then not sent (its preparation fails, a hold stops it), as a
+// retry's failure stays charged.
+func (g *admission) resend(k admissionKeys, now, startAt time.Time) attrs.Reason {
+	var loan budgetLoan
+	if g.budget != nil {
+		var reason attrs.Reason
+		if loan, reason = g.budget.lend(k.budget, now, startAt); reason != "" {
+			return reason
+		}
+	}
+	if reason := g.first(k.dep, now); reason != "" {
+		if g.budget != nil {
+			g.budget.giveBack(k.budget, loan, now)
+		}
+		return reason
+	}
+	g.sent(k, loan, now)
+	return ""
 }
 
 // resume decides whether a retry admitted when it was decided may make

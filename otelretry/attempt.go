@@ -371,22 +371,21 @@ func (a *attempt) requestText() requestText {
 	return requestText{caller: &a.copy.url, wire: a.preparedURL(), headers: [2]http.Header{a.out.Header}}
 }
 
-// proxyRefusal reports whether err, the base's, is net/http's refusal of
-// the CONNECT by the proxy the attempt's https request went through:
+// proxyRefusal reports whether err, the base's, may be net/http's refusal
+// of a CONNECT by the proxy an https request went through:
 // Transport.dialConn returns the proxy's reason phrase, text a server
 // wrote (a proxy may repeat the Proxy-Authorization it got), whole as an
-// errors.New, before it gets a connection. It is told from net/http's own
-// messages by its type, its place and the proxy, never by its text; a base
-// other than net/http's Transport is not known to do it.
+// errors.New, before it gets a connection. It is told by the error's type
+// and place, never by its text, on net/http's Transport with a Proxy (a
+// base other than it is not known to do it); which proxy, if any, the
+// request went through is not asked again (Proxy is the user's code, and
+// may answer otherwise a second time), so a dialer's own errors.New there
+// is taken for one too.
 func (a *attempt) proxyRefusal(err error) bool {
 	ht, ok := a.setup.sender.base.(*http.Transport)
-	if !ok || ht.Proxy == nil || a.out == nil || a.out.URL.Scheme != "https" ||
-		reflect.TypeOf(err) != errorStringType || err == io.EOF || err == io.ErrUnexpectedEOF ||
-		!a.wire.askedConn.Load() || a.wire.gotConn.Load() {
-		return false
-	}
-	proxy, perr := ht.Proxy(a.out)
-	return perr == nil && proxy != nil && proxy.Scheme != "socks5" && proxy.Scheme != "socks5h"
+	return ok && ht.Proxy != nil && a.out != nil && a.out.URL.Scheme == "https" &&
+		reflect.TypeOf(err) == errorStringType && err != io.EOF && err != io.ErrUnexpectedEOF &&
+		a.wire.askedConn.Load() && !a.wire.gotConn.Load()
 }
 
 // preparedURL is the URL a PrepareAttemptFunc may have changed, for the attempt

@@ -436,8 +436,7 @@ func (b *Budget) keep(key string, e hostBudget, kept, active bool, at time.Durat
 }
 
 // retry charges failed, the answer a retry is asked on (record's rules;
-// the zero observation charges nothing; resendCost takes the retry's own
-// token, see takeLocked), and decides in the same step
+// the zero observation charges nothing), and decides in the same step
 // whether that retry for key may start at startAt (now plus the pause the
 // policy chose): "" when
 // admitted, else the refusal's reason. One step, so that operations
@@ -448,9 +447,6 @@ func (b *Budget) retry(key string, now, startAt time.Time, failed budgetObservat
 	defer b.mu.Unlock()
 	at := b.offset(now)
 	b.advance(at)
-	if failed.ownToken {
-		return b.takeLocked(key, at, b.offset(startAt))
-	}
 	b.recordLocked(key, at, failed)
 	e, kept := b.hosts[key]
 	switch {
@@ -486,11 +482,20 @@ func (b *Budget) held(key string, now time.Time) bool {
 // A hedge follows no failure, so it pays on its way in; settleLoan ends
 // the loan, spent when the hedge is sent, given back when it is not.
 func (b *Budget) hedge(key string, now time.Time) (budgetLoan, attrs.Reason) {
+	return b.lend(key, now, now)
+}
+
+// lend takes, at now, the token of a request for key that follows no
+// failure charged with it, to start at startAt (a hedge, a state check's
+// resend: see ownToken), as a loan: settleLoan spends it when the request
+// is sent, or gives it back. It returns the loan, else the refusal's
+// reason.
+func (b *Budget) lend(key string, now, startAt time.Time) (budgetLoan, attrs.Reason) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	at := b.offset(now)
 	b.advance(at)
-	e, kept, reason := b.payable(key, at, at)
+	e, kept, reason := b.payable(key, at, b.offset(startAt))
 	if reason != "" {
 		return 0, reason
 	}
@@ -502,25 +507,6 @@ func (b *Budget) hedge(key string, now time.Time) (budgetLoan, attrs.Reason) {
 	e.milli -= tokenCost
 	b.keep(key, e, kept, false, at)
 	return b.loans, ""
-}
-
-// takeLocked takes, for good, the token of a retry of key's that follows
-// no failure charged with it (see ownToken), to start at start: "" when
-// taken, else the refusal's reason, with nothing taken. The caller holds
-// b.mu.
-func (b *Budget) takeLocked(key string, at, start time.Duration) attrs.Reason {
-	e, kept, reason := b.payable(key, at, start)
-	if reason != "" {
-		return reason
-	}
-	if !kept {
-		key = strings.Clone(key) // see recordLocked
-	}
-	take := tokenStep{shift: -tokenCost, lo: -unbounded, hi: unbounded}
-	e.milli = take.apply(e.milli)
-	e.loans.count(take) // a hedge given back later replays it
-	b.keep(key, e, kept, false, at)
-	return ""
 }
 
 // payable is key's host at at, whether it is kept, and whether a request

@@ -249,7 +249,7 @@ func (k requestText) refusedByProxy() requestText {
 // URL-like word in it sanitized.
 func sanitizedMessage(err error, known requestText) string {
 	if known.proxyPhrase && !reasonPhrase(err.Error()) {
-		return "proxy refused the CONNECT: " + attrs.Redacted
+		return "no connection: " + attrs.Redacted + " (the text of a proxy's refusal, or of a dialer's error)"
 	}
 	urls := knownURLs(known.caller, known.wire)
 	var credentials []redact.Replacement

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -21,17 +22,23 @@ import (
 // A proxy that repeats the Proxy-Authorization net/http built from the
 // proxy URL's password had it recorded on the attempt's span and in the
 // caller's error. A phrase of its own is replaced; a standard one, which
-// tells only the status, is kept.
+// tells only the status, is kept. The user's Proxy is not asked again (a
+// rotation would have moved on, and could answer otherwise): once an
+// attempt, by net/http.
 func TestProxyReasonPhraseIsNotRecorded(t *testing.T) {
 	for _, tc := range []struct{ name, phrase, want string }{
-		{"echoed credentials", "credentials rejected: %s", "proxy refused the CONNECT: REDACTED"},
+		{"echoed credentials", "credentials rejected: %s", "no connection: REDACTED"},
 		{"standard phrase", "Proxy Authentication Required", "Proxy Authentication Required"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			proxy := refusingProxy(t, tc.phrase)
 			rec, opts := tracingProviders()
 			proxyURL := &url.URL{Scheme: "http", User: url.UserPassword("puser", "PROXYPASS07"), Host: proxy}
-			base := &http.Transport{Proxy: http.ProxyURL(proxyURL)}
+			var asked atomic.Int32
+			base := &http.Transport{Proxy: func(*http.Request) (*url.URL, error) {
+				asked.Add(1)
+				return proxyURL, nil
+			}}
 			defer base.CloseIdleConnections()
 			client := &http.Client{Transport: otelretry.NewTransport(base,
 				append(opts, otelretry.WithMaxAttempts(2), otelretry.WithDeadline(5*time.Second))...)}
@@ -55,6 +62,9 @@ func TestProxyReasonPhraseIsNotRecorded(t *testing.T) {
 			}
 			if !strings.Contains(err.Error(), tc.want) {
 				t.Errorf("error %q does not say %q", err, tc.want)
+			}
+			if n := asked.Load(); n != 2 {
+				t.Errorf("Proxy asked %d times for 2 attempts", n)
 			}
 		})
 	}
