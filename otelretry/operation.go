@@ -447,12 +447,13 @@ func (op *operation) callerAt(now time.Duration) callerState {
 
 // settle decides on in, asking the Backoff (retry n, after answer) and
 // the gate only when decide needs their answers. The Backoff is the last
-// hook before the decision, so the clock is read again after it: the
-// decision is taken on the time left then. cost is what the answer costs
-// its budget: the gate charges it with the admission of the retry it asks
-// for, in one step, or counts it alone when no retry is asked (an unknown
-// write a state check will resolve too, as it ends: its check, maybe a
-// delay later, charges nothing more). in gets the Backoff's
+// hook before the decision, so the clock and the caller are read again
+// after it: the decision is taken on the time left then, and on whether
+// the caller gave up meanwhile. cost is what the answer costs its budget:
+// the gate charges it with the admission of the retry it asks for, in one
+// step, or counts it alone when no retry is asked (an unknown write a
+// state check will resolve too, as it ends: the resend its check may ask
+// for takes a token of its own, resendCost). in gets the Backoff's
 // pause when it is asked. from is when the answer came (an attempt's
 // end): the budget charges it then, a Retry-After holds its host from
 // then, and the retry's pause counts from then, as op.pause waits; the
@@ -467,7 +468,9 @@ func (op *operation) settle(in *input, n int, answer *Answer, cost budgetObserva
 		cost = cost.retriedInFlight()
 	}
 	if v.needPause {
-		*in = in.withPause(op.t.cfg.backoffFor(n, *answer), op.clock.left())
+		backoff := op.t.cfg.backoffFor(n, *answer)
+		left := op.clock.left()
+		*in = in.withPause(backoff, left, op.callerAt(op.clock.limit-left))
 		v = decide(*in)
 	}
 	now := op.clock.limit - in.remaining

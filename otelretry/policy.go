@@ -215,9 +215,12 @@ func (in input) failed(class attrs.ErrorClass, written, notProcessed, cutBelow b
 	return in
 }
 
-// withPause adds the Backoff's pause, asked at remaining time left.
-func (in input) withPause(backoff, remaining time.Duration) input {
+// withPause adds the Backoff's pause, asked at remaining time left, and
+// what the caller came to by then (c: it may give up while the Backoff
+// runs).
+func (in input) withPause(backoff, remaining time.Duration, c callerState) input {
 	in.pauseAsked, in.backoff, in.remaining = true, backoff, remaining
+	in.callerCanceled, in.callerDeadline = c.canceled, c.deadline
 	return in
 }
 
