@@ -83,10 +83,12 @@
 // What only the span tree tells becomes a needs-spans note, never a false
 // finding: attempts without their operation record (a lost operation span,
 // or none recorded), a write sent again after check_state (the state
-// check's answer is on its span), a retry with no next attempt (the
-// operation span's retry.abandoned_attempt). Span ids are not checked for
-// reuse, and outer-layer-resend compares operations by operation id only
-// (the parent span is not in a record). VictoriaLogs stores every value as
+// check's answer is on its span), a write's retry.operation.repeat whose
+// earlier operations are not found under its operation id (they may share
+// its parent span). A retry with no next attempt is checked as from spans
+// (the retry.operation record carries retry.abandoned_attempt too). Span ids are not checked
+// for reuse, and outer-layer-resend compares operations by operation id
+// only (the parent span is not in a record). VictoriaLogs stores every value as
 // text: the reader gives the contract's integer and boolean attributes
 // their type back, so a type the emitter got wrong shows only in OTLP.
 //
@@ -303,7 +305,8 @@
 //	no-operation-span          attempts without an operation span above them whose parent spans are present (or that are
 //	                           roots): the implementation records none. Operation-level checks are skipped
 //	needs-spans                read from log records, a check needs the span tree: attempts without their retry.operation
-//	                           record, a write sent after check_state, a retry with no next attempt; read the traces
+//	                           record, a write sent after check_state, a write's repeat marker with no earlier
+//	                           operation of its id; read the traces
 //
 // Each finding names the operation, trace and span, what was seen and what
 // to check next. The finding codes are stable:

@@ -689,3 +689,32 @@ func TestARedirectAtOneInstantReadsFromLogsAsFromSpans(t *testing.T) {
 		t.Errorf("the hops' attempts read from the records %v, want %v", hops, want)
 	}
 }
+
+// A handler creates two orders, one after the other: two POSTs of one
+// URL, each answered 201, the second marked retry.operation.repeat=1 (an
+// earlier operation under the same handler span). The spans give no
+// finding; the log records, which carry no parent span, gave an
+// outer-layer-resend "on the marker alone". They give a needs-spans note.
+func TestLogsRepeatMarkerNeedsSpans(t *testing.T) {
+	spans, logs := oneInstantRun(t, scripted.New(scripted.Step{Status: http.StatusCreated}), func(t *testing.T, c *http.Client, ctx context.Context) {
+		for _, item := range []string{"A1", "B2"} {
+			req, _ := http.NewRequestWithContext(ctx, http.MethodPost, "http://orders.test/orders", strings.NewReader(`{"sku":"`+item+`"}`))
+			if status := do(t, c, req); status != http.StatusCreated {
+				t.Fatalf("status %d", status)
+			}
+			time.Sleep(100 * time.Millisecond) // the handler's own work between the two creates
+		}
+	})
+	codes := func(r *inspect.Report) (out []inspect.Code) {
+		for _, f := range slices.Concat(r.Findings, r.Notes) {
+			out = append(out, f.Code)
+		}
+		return out
+	}
+	if got := codes(analyzeWith(t, spans, read.Stdout)); len(got) != 0 {
+		t.Fatalf("setup: the spans give %v; want nothing", got)
+	}
+	if got := codes(analyzeWith(t, logs, read.OTLP)); !slices.Equal(got, []inspect.Code{inspect.CodeNeedsSpans}) {
+		t.Errorf("the log records of the same run give %v; want one needs-spans note", got)
+	}
+}

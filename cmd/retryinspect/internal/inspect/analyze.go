@@ -62,7 +62,8 @@ type analyzer struct {
 // the same way, an operation per retry.operation record and an attempt per
 // retry.attempt record. What only the span tree can tell (a lost operation
 // span, a span id reused, a state check between two calls, an abandoned
-// call) becomes a needs-spans note instead of a finding.
+// call, a repeat marker's earlier operations under the same parent span)
+// becomes a needs-spans note instead of a finding.
 func Analyze(spans []model.Span) *Report {
 	a := &analyzer{dups: map[*model.Span]int{}, notes: map[string]*Note{}}
 	a.logs = slices.ContainsFunc(spans, func(s model.Span) bool { return s.Log })

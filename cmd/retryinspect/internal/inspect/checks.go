@@ -614,7 +614,16 @@ func (a *analyzer) checkOuterLayerResend() {
 					break
 				}
 			}
-			if !reported && !anyEarlier && g.op.Repeat != nil && *g.op.Repeat > 0 {
+			switch {
+			case reported || anyEarlier || g.op.Repeat == nil || *g.op.Repeat == 0:
+			case a.logs:
+				// The earlier operations the marker counts may share its
+				// parent span, which a log record does not carry: they
+				// may be in the input under ids of their own.
+				a.note(g, CodeNeedsSpans, "repeat-marker", g.op.SpanID,
+					"%s %s (operation %s) carries %s=%d: whether the earlier operation(s) it counts under the same parent span are in the input, only the spans tell",
+					redacted(method), g.op.URL, fmtID(g.op.ID), keyRepeat, *g.op.Repeat)
+			default:
 				a.add(g, CodeOuterLayerResend, g.op.SpanID,
 					"%s %s (operation %s) carries %s=%d: the transport counted %d earlier operation(s) under the same context, not in the input, with no %s=true",
 					redacted(method), g.op.URL, fmtID(g.op.ID), keyRepeat, *g.op.Repeat, *g.op.Repeat, keyIdempotencyContract)
