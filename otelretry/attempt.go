@@ -627,11 +627,7 @@ func (a *attempt) observe(resp *http.Response, err error) observation {
 		writes: w.writesSoFar(), written: w.reachedWire(), reportsWrites: w.reportsWrites(),
 	}
 	if err != nil {
-		var evidence Evidence
-		proved := false
-		if w.usedNoGetBodyForEvidence() {
-			evidence, proved = h2Unprocessed(err)
-		}
+		evidence, proved := h2Unprocessed(err, w.usedNoGetBodyForEvidence())
 		class := classify(err)
 		return seen.failure(err, class, neverSent(err, class) || w.unsentByTrace(err), evidence, proved)
 	}

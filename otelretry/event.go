@@ -39,7 +39,7 @@ type observation struct {
 	// left (neverSent, wire.unsentByTrace).
 	unsent bool
 	// wireEvidence is the protocol's proof read from the error itself
-	// (h2Unprocessed), when the attempt was sent so that it may be.
+	// (h2Unprocessed).
 	wireEvidence Evidence
 	wireProved   bool
 

@@ -496,28 +496,34 @@ func (p *protocols) mayGoOverHTTP2(u *url.URL) bool {
 // text: net/http gives no typed error here. Its messages are pinned by
 // TestH2UnprocessedMessages, which fails when a Go release changes them.
 //
-// It is asked only about an attempt sent that way (resendWithEvidence), and
-// only an error whose whole message has net/http's shape counts, so that
-// no text a server controls (a header line quoted in an HTTP/1 error, a
-// GOAWAY's debug data) can pass for the proof.
-func h2Unprocessed(err error) (Evidence, bool) {
+// The message of a resend net/http would make is read only for an attempt
+// sent that way (withoutGetBody: resendWithEvidence); that of a
+// connection's first stream under a GOAWAY with an error code, which
+// net/http resends for no request, with a body or without, is read for
+// every attempt. Only an error whose whole message has net/http's shape
+// counts, so that no text a server controls (a header line quoted in an
+// HTTP/1 error, a GOAWAY's debug data) can pass for the proof.
+func h2Unprocessed(err error, withoutGetBody bool) (Evidence, bool) {
 	var e Evidence
 	var ok bool
 	walkErrors(err, func(err error) {
 		if !ok {
-			e, ok = h2UnprocessedMessage(err.Error())
+			e, ok = h2UnprocessedMessage(err.Error(), withoutGetBody)
 		}
 	})
 	return e, ok
 }
 
 // h2UnprocessedMessage reads one error message of net/http's shape.
-func h2UnprocessedMessage(msg string) (Evidence, bool) {
+func h2UnprocessedMessage(msg string, withoutGetBody bool) (Evidence, bool) {
 	// A GOAWAY with an error code (ENHANCE_YOUR_CALM: a server shedding
 	// load) ends a connection's first stream, above the frame's last
 	// stream id, in a message of its own that net/http does not retry.
 	if code, ok := strings.CutPrefix(msg, "http2: Transport received GOAWAY from server ErrCode:"); ok && h2CodeName(code) {
 		return Evidence{Class: attrs.ErrorClassRefusedStream, Protocol: "h2", Name: "GOAWAY", noCode: true}, true
+	}
+	if !withoutGetBody {
+		return Evidence{}, false
 	}
 	const prefix, suffix = "http2: Transport: cannot retry err [", "] after Request.Body was written; define Request.GetBody to avoid this error"
 	cause, ok := strings.CutPrefix(msg, prefix)

@@ -565,3 +565,67 @@ func TestWriteQueuedBehindAnotherRequestIsNotUnknown(t *testing.T) {
 		})
 	}
 }
+
+// docs/layers.md, the HTTP/2 table: a stream above a GOAWAY's last stream
+// id, "a connection's first stream under a GOAWAY with an error code too,
+// which net/http names in a message of its own", is read "by otelretry
+// itself over net/http's transport (its error text)", decision "retry,
+// class refused_stream, reason not_processed: processed once, on a new
+// connection". net/http does not resend that stream whatever the request
+// (its error is not a retryable one), so the same proof stands for a
+// write without a body and for a GET, which otelretry read only for a write
+// with a body sent without GetBody: a bodyless write ended check_state, a
+// GET was retried as class other. Over h2c and over TLS (h2 by ALPN).
+func TestAGoAwayWithACodeOnTheFirstStreamIsProofForEveryRequest(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		method string
+		body   string
+		tls    bool
+	}{
+		{"POST with a body, h2c", http.MethodPost, `{"order":1}`, false},
+		{"POST without a body, h2c", http.MethodPost, "", false},
+		{"POST without a body, TLS", http.MethodPost, "", true},
+		{"DELETE without a body, TLS", http.MethodDelete, "", true},
+		{"GET, h2c", http.MethodGet, "", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var srv *h2Server
+			var base *http.Transport
+			if tc.tls {
+				srv, base = newH2TLSServer(t, h2GoAwayCalm, h2OK)
+			} else {
+				srv, base = newH2Server(t, h2GoAwayCalm, h2OK), h2cTransport()
+			}
+			defer base.CloseIdleConnections()
+			rec, opts := tracingProviders()
+			rt := otelretry.NewTransport(base, append(opts, otelretry.WithBackoff(otelretry.ConstantBackoff(time.Millisecond)))...)
+			var body io.Reader
+			if tc.body != "" {
+				body = strings.NewReader(tc.body)
+			}
+			req, _ := http.NewRequestWithContext(t.Context(), tc.method, srv.url()+"/orders", body)
+			resp, err := rt.RoundTrip(req)
+			if resp != nil {
+				io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+			}
+			if err != nil {
+				t.Errorf("err = %v; want the 200 of the resend (the GOAWAY proves the first stream unprocessed)", err)
+			}
+			if got := srv.processed.Load(); got != 1 {
+				t.Errorf("server processed %d, want 1", got)
+			}
+			a := spantest.Attempts(rec.Ended())
+			if len(a) == 0 {
+				t.Fatal("no attempt spans")
+			}
+			first := a[0]
+			d, r, c, ev := attrOf(first, attrs.DecisionKey).AsString(), attrOf(first, attrs.ReasonKey).AsString(),
+				attrOf(first, attrs.ErrorClassKey).AsString(), attrOf(first, attrs.EvidenceNameKey).AsString()
+			if d != "retry" || r != string(attrs.ReasonNotProcessed) || c != string(attrs.ErrorClassRefusedStream) || ev != "GOAWAY" {
+				t.Errorf("first attempt: decision=%s reason=%s class=%s evidence=%q; want retry/not_processed/refused_stream/GOAWAY", d, r, c, ev)
+			}
+		})
+	}
+}
