@@ -64,6 +64,10 @@ type attempt struct {
 	// canceledLost: the attempt's race canceled it once another attempt
 	// won; set before the cancellation, so that its error reads race_lost.
 	canceledLost atomic.Bool
+	// cutBeforeCall: the attempt was cut (its deadline, the caller) before
+	// its base was called, while the telemetry that starts it ran (a span
+	// name formatter, a span processor): the base never had it.
+	cutBeforeCall bool
 }
 
 // attemptSetup is what every attempt of an operation shares: who judges
@@ -487,7 +491,19 @@ func (i innermost) RoundTrip(r *http.Request) (*http.Response, error) {
 func (a *attempt) exchange(r *http.Request) (*http.Response, error) {
 	a.body = nil // the base owns the body now
 	base := a.setup.sender.base
-	resp, err := base.RoundTrip(r)
+	var resp *http.Response
+	var err error
+	if err = context.Cause(r.Context()); err != nil {
+		// Cut already: the base is not called, so the cut proves the
+		// request never left (a base given a done context may still
+		// have begun).
+		a.cutBeforeCall = true
+		if r.Body != nil {
+			r.Body.Close()
+		}
+	} else {
+		resp, err = base.RoundTrip(r)
+	}
 	a.end = a.setup.clock.since()
 	timedOut := a.timer.answered()
 	resp, err = usableResponse(base, resp, err, methodOf(r))
@@ -629,7 +645,7 @@ func (a *attempt) observe(resp *http.Response, err error) observation {
 	if err != nil {
 		evidence, proved := h2Unprocessed(err, w.usedNoGetBodyForEvidence())
 		class := classify(err)
-		return seen.failure(err, class, neverSent(err, class) || w.unsentByTrace(err), evidence, proved)
+		return seen.failure(err, class, a.cutBeforeCall || neverSent(err, class) || w.unsentByTrace(err), evidence, proved)
 	}
 	return seen.response(resp, a.setup.clock.at(a.end), &a.setup.sender.dialect)
 }
