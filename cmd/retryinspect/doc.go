@@ -85,7 +85,9 @@
 // or none recorded), a write sent again after check_state (the state
 // check's answer is on its span), a write's retry.operation.repeat whose
 // earlier operations are not found under its operation id (they may share
-// its parent span). A retry with no next attempt is checked as from spans
+// its parent span), a write that began within a millisecond of the end of
+// an earlier failed one of its id (records give ends in whole
+// milliseconds: a resend, or a fan-out). A retry with no next attempt is checked as from spans
 // (the retry.operation record carries retry.abandoned_attempt too). Span ids are not checked
 // for reuse, and outer-layer-resend compares operations by operation id
 // only (the parent span is not in a record). VictoriaLogs stores every value as
@@ -306,7 +308,8 @@
 //	                           roots): the implementation records none. Operation-level checks are skipped
 //	needs-spans                read from log records, a check needs the span tree: attempts without their retry.operation
 //	                           record, a write sent after check_state, a write's repeat marker with no earlier
-//	                           operation of its id; read the traces
+//	                           operation of its id, a write begun within a millisecond of an earlier one's end;
+//	                           read the traces
 //
 // Each finding names the operation, trace and span, what was seen and what
 // to check next. The finding codes are stable:

@@ -718,3 +718,31 @@ func TestLogsRepeatMarkerNeedsSpans(t *testing.T) {
 		t.Errorf("the log records of the same run give %v; want one needs-spans note", got)
 	}
 }
+
+// A loop sends a failed POST again at once under one WithOperationID: an
+// outer-layer-resend from the spans. The log records give each
+// operation's end in whole milliseconds, so whether the second began after
+// the first ended or while it was in flight (a fan-out, above), they cannot
+// tell: they gave nothing, neither the finding nor a note. They give a
+// needs-spans note.
+func TestLogsNoteAResendWithinAMillisecond(t *testing.T) {
+	for _, status := range []int{http.StatusServiceUnavailable, http.StatusBadRequest} {
+		spans, logs := oneInstantRun(t, scripted.New(scripted.Step{Status: status}), func(t *testing.T, c *http.Client, ctx context.Context) {
+			ctx = otelretry.WithOperationID(ctx, "order-7")
+			for range 2 {
+				req, _ := http.NewRequestWithContext(ctx, http.MethodPost, "http://orders.test/orders", strings.NewReader(`{"sku":"A1"}`))
+				do(t, c, req)
+			}
+		})
+		codes := func(r *inspect.Report) (out []inspect.Code) {
+			for _, f := range slices.Concat(r.Findings, r.Notes) {
+				out = append(out, f.Code)
+			}
+			return out
+		}
+		fromSpans, fromLogs := codes(analyzeWith(t, spans, read.Stdout)), codes(analyzeWith(t, logs, read.OTLP))
+		if !slices.Equal(fromSpans, []inspect.Code{inspect.CodeOuterLayerResend}) || !slices.Equal(fromLogs, []inspect.Code{inspect.CodeNeedsSpans}) {
+			t.Errorf("status %d: the spans give %v, the log records %v; want an outer-layer-resend, and a needs-spans note", status, fromSpans, fromLogs)
+		}
+	}
+}

@@ -593,6 +593,7 @@ func (a *analyzer) checkOuterLayerResend() {
 		if write && !redirect {
 			reported := false
 			anyEarlier := false
+			var within *group // from records: an earlier failure that may have ended first, by less than their resolution
 			for _, c := range contexts {
 				if c.marked && !marked {
 					continue
@@ -601,7 +602,12 @@ func (a *analyzer) checkOuterLayerResend() {
 				if g.op.URL == "" {
 					continue
 				}
-				if earlier := failed[request{c, method, g.op.URL}]; earlier != nil && endedBefore(earlier, g, a.endResolution()) {
+				earlier := failed[request{c, method, g.op.URL}]
+				ended := earlier != nil && endedBefore(earlier, g, a.endResolution())
+				if earlier != nil && !ended && endedBefore(earlier, g, 0) {
+					within = earlier // began within the records' resolution of its end
+				}
+				if ended {
 					where := "span " + earlier.op.SpanID
 					if earlier.op.TraceID != g.op.TraceID {
 						where = "trace " + earlier.op.TraceID + ", " + where
@@ -615,6 +621,10 @@ func (a *analyzer) checkOuterLayerResend() {
 				}
 			}
 			switch {
+			case !reported && within != nil:
+				a.note(g, CodeNeedsSpans, "repeat-within", g.op.SpanID,
+					"%s %s (operation %s) began within a millisecond of the end of operation %s (which ended with %s), as the records give it in whole milliseconds: whether it repeats it, only the spans tell",
+					redacted(method), g.op.URL, fmtID(g.op.ID), fmtID(within.op.ID), opResult(within))
 			case reported || anyEarlier || g.op.Repeat == nil || *g.op.Repeat == 0:
 			case a.logs:
 				// The earlier operations the marker counts may share its
