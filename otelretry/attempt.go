@@ -643,7 +643,11 @@ func (a *attempt) observe(resp *http.Response, err error) observation {
 		writes: w.writesSoFar(), written: w.reachedWire(), reportsWrites: w.reportsWrites(),
 	}
 	if err != nil {
-		evidence, proved := h2Unprocessed(err, w.usedNoGetBodyForEvidence())
+		var evidence Evidence
+		proved := false
+		if !a.proxyRefusal(err) { // a proxy's phrase is its own text, whatever it says
+			evidence, proved = h2Unprocessed(err, w.usedNoGetBodyForEvidence())
+		}
 		class := classify(err)
 		return seen.failure(err, class, a.cutBeforeCall || neverSent(err, class) || w.unsentByTrace(err), evidence, proved)
 	}

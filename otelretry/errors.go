@@ -188,7 +188,8 @@ func (e *Error) Error() string {
 }
 
 // Unwrap returns the sentinels that describe the outcome and the cause, so
-// errors.Is and errors.As see both.
+// errors.Is and errors.As see both; an ErrOutcomeUnknown in the cause is
+// another operation's (a hook's own call), not this one's (causeOfOwn).
 func (e *Error) Unwrap() []error {
 	errs := make([]error, 0, 4)
 	switch e.Outcome {
@@ -210,16 +211,33 @@ func (e *Error) Unwrap() []error {
 		errs = append(errs, ErrNotReplayable)
 	}
 	if e.Err != nil {
-		errs = append(errs, e.Err)
+		errs = append(errs, causeOfOwn{e.Err})
 	}
 	if e.stateCheckErr != nil {
-		errs = append(errs, e.stateCheckErr)
+		errs = append(errs, causeOfOwn{e.stateCheckErr})
 	}
 	if e.callerCause != nil {
 		errs = append(errs, e.callerCause)
 	}
 	return errs
 }
+
+// causeOfOwn is a cause of an operation's as errors.Is and errors.As walk
+// it: all of it, but ErrOutcomeUnknown, which only the operation's own
+// Error claims (for a write it sent). A hook's own call, or a base's side
+// call, through an otelretry Transport is an operation of its own, whose
+// unknown write its error carries into this one's cause: a GET whose
+// token fetch lost its answer sent nothing. It has no Unwrap, so that the
+// walk goes through Is and As alone.
+type causeOfOwn struct{ err error }
+
+func (c causeOfOwn) Error() string { return c.err.Error() }
+
+func (c causeOfOwn) Is(target error) bool {
+	return target != ErrOutcomeUnknown && errors.Is(c.err, target)
+}
+
+func (c causeOfOwn) As(target any) bool { return errors.As(c.err, target) }
 
 // errAttemptTimeout is the cause with which an attempt's context is
 // canceled when the attempt timeout passes before its response headers

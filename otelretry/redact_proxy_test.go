@@ -14,6 +14,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/otelretry/otelretry-go/attrs"
+	"github.com/otelretry/otelretry-go/internal/spantest"
 	"github.com/otelretry/otelretry-go/otelretry"
 )
 
@@ -99,4 +101,29 @@ func refusingProxy(t *testing.T, phrase string) string {
 		}
 	}()
 	return ln.Addr().String()
+}
+
+// A proxy's phrase that is net/http's own message for an HTTP/2 GOAWAY
+// proves nothing of the kind: the attempt gets neither the class
+// refused_stream nor the GOAWAY evidence (it got both, for a GET and for
+// a POST, though no HTTP/2 connection was ever made).
+func TestAProxyPhraseIsNoHTTP2Proof(t *testing.T) {
+	for _, method := range []string{http.MethodGet, http.MethodPost} {
+		t.Run(method, func(t *testing.T) {
+			proxy := refusingProxy(t, "http2: Transport received GOAWAY from server ErrCode:ENHANCE_YOUR_CALM")
+			rec, opts := tracingProviders()
+			base := &http.Transport{Proxy: http.ProxyURL(&url.URL{Scheme: "http", Host: proxy})}
+			defer base.CloseIdleConnections()
+			rt := otelretry.NewTransport(base, append(opts, otelretry.WithMaxAttempts(1))...)
+			req, _ := http.NewRequest(method, "https://api.test/orders", strings.NewReader("order"))
+			if _, err := rt.RoundTrip(req); err == nil {
+				t.Fatal("no error")
+			}
+			for _, a := range spantest.Attempts(rec.Ended()) {
+				if class, ev := attrOf(a, attrs.ErrorClassKey).AsString(), attrOf(a, attrs.EvidenceNameKey).AsString(); class == string(attrs.ErrorClassRefusedStream) || ev != "" {
+					t.Errorf("attempt recorded class %s, evidence %q", class, ev)
+				}
+			}
+		})
+	}
 }
