@@ -19,7 +19,7 @@
 //	retry.throttled           Int64Counter     {request}    http.request.method
 //
 // error.type (semantic conventions) is set only on what failed: an attempt
-// without a 2xx or 3xx answer (its error class, or its status code) and an
+// without a 2xx, 3xx or 101 answer (its error class, or its status code) and an
 // operation that did not end return.
 //
 // Labels come only from closed sets (attrs) and the HTTP method, collapsed

@@ -31,7 +31,7 @@ type Attempt struct {
 	ErrorClass attrs.ErrorClass
 	StatusCode int
 	// ErrorType is the semantic conventions' error.type of an attempt
-	// without a 2xx or 3xx answer (its error class, or its status code),
+	// without a 2xx, 3xx or 101 answer (its error class, or its status code),
 	// "" otherwise. It labels retry.attempt.duration.
 	ErrorType string
 	Duration  time.Duration
