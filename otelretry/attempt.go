@@ -5,6 +5,7 @@ package otelretry
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"maps"
@@ -649,7 +650,17 @@ func (a *attempt) observe(resp *http.Response, err error) observation {
 			evidence, proved = h2Unprocessed(err, w.usedNoGetBodyForEvidence())
 		}
 		class := classify(err)
-		return seen.failure(err, class, a.cutBeforeCall || neverSent(err, class) || w.unsentByTrace(err), evidence, proved)
+		unsent := a.cutBeforeCall || neverSent(err, class) || w.unsentByTrace(err)
+		if !a.cutBeforeCall && errors.Is(err, ErrOutcomeUnknown) {
+			// A base's error that claims an unknown outcome (another
+			// otelretry Transport below, about this write) says the write
+			// may have been applied, whatever its own last attempt met.
+			unsent, seen = false, seen.mayHaveLanded()
+			if class.NotSent() {
+				class = attrs.ErrorClassOther
+			}
+		}
+		return seen.failure(err, class, unsent, evidence, proved)
 	}
 	return seen.response(resp, a.setup.clock.at(a.end), &a.setup.sender.dialect)
 }

@@ -188,8 +188,9 @@ func (e *Error) Error() string {
 }
 
 // Unwrap returns the sentinels that describe the outcome and the cause, so
-// errors.Is and errors.As see both; an ErrOutcomeUnknown in the cause is
-// another operation's (a hook's own call), not this one's (causeOfOwn).
+// errors.Is and errors.As see both; an ErrOutcomeUnknown in a cause that
+// cannot be about this operation's write (a hook's, the caller's) is not
+// this one's (causeOfOwn).
 func (e *Error) Unwrap() []error {
 	errs := make([]error, 0, 4)
 	switch e.Outcome {
@@ -211,24 +212,26 @@ func (e *Error) Unwrap() []error {
 		errs = append(errs, ErrNotReplayable)
 	}
 	if e.Err != nil {
-		errs = append(errs, causeOfOwn{e.Err})
+		errs = append(errs, e.Err)
 	}
 	if e.stateCheckErr != nil {
 		errs = append(errs, causeOfOwn{e.stateCheckErr})
 	}
 	if e.callerCause != nil {
-		errs = append(errs, e.callerCause)
+		errs = append(errs, causeOfOwn{e.callerCause})
 	}
 	return errs
 }
 
-// causeOfOwn is a cause of an operation's as errors.Is and errors.As walk
-// it: all of it, but ErrOutcomeUnknown, which only the operation's own
-// Error claims (for a write it sent). A hook's own call, or a base's side
-// call, through an otelretry Transport is an operation of its own, whose
-// unknown write its error carries into this one's cause: a GET whose
-// token fetch lost its answer sent nothing. It has no Unwrap, so that the
-// walk goes through Is and As alone.
+// causeOfOwn is an error that cannot be about the operation's own write,
+// as errors.Is and errors.As walk it: all of it, but ErrOutcomeUnknown,
+// which only the operation's own Error claims. A PrepareAttemptFunc's
+// error (the request was not sent), a state check's, or the caller's
+// cause may carry another operation's unknown write (a token fetch
+// through an otelretry Transport that lost its answer; a sibling's error
+// an errgroup canceled with). A base's error is not one: it may be
+// another otelretry Transport's below, about the same write. It has no
+// Unwrap, so that the walk goes through Is and As alone.
 type causeOfOwn struct{ err error }
 
 func (c causeOfOwn) Error() string { return c.err.Error() }
@@ -293,7 +296,7 @@ var errResendRefused = errors.New("otelretry: request already written; a resend 
 // prepareError is a PrepareAttemptFunc's error.
 type prepareError struct{ error }
 
-func (e prepareError) Unwrap() error { return e.error }
+func (e prepareError) Unwrap() error { return causeOfOwn{e.error} }
 
 // errPrepareRetarget is the cause when a PrepareAttemptFunc changed what the
 // policy was decided for: the method or the host.

@@ -4,10 +4,15 @@
 package otelretry_test
 
 import (
+	"context"
 	"errors"
 	"io"
+	"net"
 	"net/http"
+	"os"
 	"strings"
+	"sync/atomic"
+	"syscall"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -16,12 +21,13 @@ import (
 )
 
 // TestAnotherOperationsUnknownOutcomeIsNotTheCallers: a token fetch (a
-// POST) made through an otelretry Transport by a PrepareAttemptFunc or by
-// a base below is an operation of its own; its answer lost, its error
-// claims an unknown outcome, and the hook returns it. The GET that sent
-// nothing matched ErrOutcomeUnknown through that cause, while its Results
-// entry said the outcome was known: a caller reconciling on the error
-// would reconcile a GET. Only an operation's own Error claims it.
+// POST) made through an otelretry Transport by a PrepareAttemptFunc is an
+// operation of its own; its answer lost, its error claims an unknown
+// outcome, and the hook returns it. The GET, which sent nothing, matched
+// ErrOutcomeUnknown through that cause, while its Results entry said the
+// outcome was known: a caller reconciling on the error would reconcile a
+// GET. (A base's error may carry it: see
+// TestAnUnknownOutcomeFromBelowIsTheOperations.)
 func TestAnotherOperationsUnknownOutcomeIsNotTheCallers(t *testing.T) {
 	okay := func(r *http.Request) *http.Response {
 		return &http.Response{StatusCode: http.StatusOK, Header: http.Header{}, Body: http.NoBody, Request: r}
@@ -52,15 +58,6 @@ func TestAnotherOperationsUnknownOutcomeIsNotTheCallers(t *testing.T) {
 				}))
 			return tr
 		},
-		"a base's side call": func() http.RoundTripper {
-			auth := otelretry.NewTransport(lost, otelretry.WithDeadline(2*time.Second))
-			return otelretry.NewTransport(roundTripFunc(func(r *http.Request) (*http.Response, error) {
-				if err := fetchToken(auth, r); err != nil {
-					return nil, err
-				}
-				return okay(r), nil
-			}), otelretry.WithDeadline(2*time.Second))
-		},
 	} {
 		t.Run(name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
@@ -75,6 +72,92 @@ func TestAnotherOperationsUnknownOutcomeIsNotTheCallers(t *testing.T) {
 				}
 				if errors.Is(err, otelretry.ErrOutcomeUnknown) || last.OutcomeUnknown {
 					t.Errorf("the GET's error matches ErrOutcomeUnknown: %v; its entry says %v", errors.Is(err, otelretry.ErrOutcomeUnknown), last.OutcomeUnknown)
+				}
+			})
+		})
+	}
+}
+
+// TestAnUnknownOutcomeFromBelowIsTheOperations: an otelretry Transport
+// stacked over another, whose base reports no writes. The inner sent the
+// write, lost its answer, then could not connect: its error claims an
+// unknown outcome. The outer read the inner's last dial error as proof
+// that nothing was sent, and resent the write (3 copies reached the
+// server), or ended max_attempts with RetryableError true and its Results
+// entry saying the outcome was known. A base's error that claims an
+// unknown outcome says the write may have been applied.
+func TestAnUnknownOutcomeFromBelowIsTheOperations(t *testing.T) {
+	for name, outerOpts := range map[string][]otelretry.Option{
+		"outer, one attempt": {otelretry.WithMaxAttempts(1)},
+		"outer, defaults":    nil,
+	} {
+		t.Run(name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				var calls, received atomic.Int64
+				base := roundTripFunc(func(r *http.Request) (*http.Response, error) {
+					if n := calls.Add(1); (n-1)%3 == 0 { // each inner operation's first call
+						received.Add(1)
+						return nil, io.ErrUnexpectedEOF // sent, its answer lost
+					}
+					return nil, &net.OpError{Op: "dial", Net: "tcp", Err: os.NewSyscallError("connect", syscall.ECONNREFUSED)}
+				})
+				inner := otelretry.NewTransport(base, otelretry.WithDeadline(2*time.Second),
+					otelretry.WithIdempotentMethods(http.MethodPost), otelretry.WithoutBudget())
+				outer := otelretry.NewTransport(inner, append([]otelretry.Option{otelretry.WithDeadline(5 * time.Second)}, outerOpts...)...)
+				var results otelretry.Results
+				_, err := outer.RoundTrip(post(t, otelretry.WithResults(t.Context(), &results), "http://api.test/orders", "order"))
+				var oe *otelretry.Error
+				if !errors.As(err, &oe) || !errors.Is(err, otelretry.ErrOutcomeUnknown) || oe.RetryableError() || !results.OutcomeUnknown() {
+					t.Errorf("err %v; want an unknown outcome, not retryable, in the error and in Results", err)
+				}
+				if n := received.Load(); n != 1 {
+					t.Errorf("%d copies of the write reached the server; want 1", n)
+				}
+			})
+		})
+	}
+}
+
+// TestTheCallersCauseIsNotTheOperationsOutcome: errgroup cancels its
+// context with the first error as the cause. A POST's error that claims
+// an unknown outcome ended the group while a GET was in flight or in its
+// pause: the GET's error matched ErrOutcomeUnknown through that cause (its
+// Results entry said otherwise), whether it came in the base's error or as
+// the caller's cause.
+func TestTheCallersCauseIsNotTheOperationsOutcome(t *testing.T) {
+	for name, baseErr := range map[string]func(context.Context) error{
+		"the base returns ctx.Err()":          func(ctx context.Context) error { return ctx.Err() },
+		"the base returns context.Cause(ctx)": context.Cause,
+	} {
+		t.Run(name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				base := roundTripFunc(func(r *http.Request) (*http.Response, error) {
+					if r.Method == http.MethodPost {
+						return nil, io.ErrUnexpectedEOF // sent, its answer lost
+					}
+					<-r.Context().Done() // the GET hangs until cut
+					return nil, baseErr(r.Context())
+				})
+				tr := otelretry.NewTransport(base, otelretry.WithDeadline(10*time.Second))
+				group, cancel := context.WithCancelCause(t.Context())
+				defer cancel(nil)
+				var results otelretry.Results
+				getDone := make(chan error, 1)
+				go func() {
+					resp, err := tr.RoundTrip(get(t, otelretry.WithResults(group, &results), "http://api.test/items"))
+					if resp != nil {
+						resp.Body.Close()
+					}
+					getDone <- err
+				}()
+				synctest.Wait()
+				_, postErr := tr.RoundTrip(post(t, group, "http://api.test/orders", "order"))
+				if !errors.Is(postErr, otelretry.ErrOutcomeUnknown) {
+					t.Fatalf("the POST's error claims no unknown outcome: %v", postErr)
+				}
+				cancel(postErr)
+				if err := <-getDone; errors.Is(err, otelretry.ErrOutcomeUnknown) || !errors.Is(err, postErr) {
+					t.Errorf("the GET's error %v: want the caller's cause matched, and no unknown outcome", err)
 				}
 			})
 		})

@@ -116,6 +116,14 @@ func (s attemptSeen) response(resp *http.Response, now time.Time, d *dialect) ob
 	return o
 }
 
+// mayHaveLanded is s for an attempt whose base said its write may have
+// been applied (an error claiming an unknown outcome), though the base
+// reported no write.
+func (s attemptSeen) mayHaveLanded() attemptSeen {
+	s.written = true
+	return s
+}
+
 func (s attemptSeen) observation() observation {
 	return observation{number: s.number, start: s.start, end: s.end, remaining: s.remaining, url: s.url,
 		timedOut: s.timedOut, writes: s.writes, written: s.written, reportsWrites: s.reportsWrites}
