@@ -620,23 +620,8 @@ func (a *analyzer) checkOuterLayerResend() {
 					break
 				}
 			}
-			switch {
-			case !reported && within != nil:
-				a.note(g, CodeNeedsSpans, "repeat-within", g.op.SpanID,
-					"%s %s (operation %s) began within a millisecond of the end of operation %s (which ended with %s), as the records give it in whole milliseconds: whether it repeats it, only the spans tell",
-					redacted(method), g.op.URL, fmtID(g.op.ID), fmtID(within.op.ID), opResult(within))
-			case reported || anyEarlier || g.op.Repeat == nil || *g.op.Repeat == 0:
-			case a.logs:
-				// The earlier operations the marker counts may share its
-				// parent span, which a log record does not carry: they
-				// may be in the input under ids of their own.
-				a.note(g, CodeNeedsSpans, "repeat-marker", g.op.SpanID,
-					"%s %s (operation %s) carries %s=%d: whether the earlier operation(s) it counts under the same parent span are in the input, only the spans tell",
-					redacted(method), g.op.URL, fmtID(g.op.ID), keyRepeat, *g.op.Repeat)
-			default:
-				a.add(g, CodeOuterLayerResend, g.op.SpanID,
-					"%s %s (operation %s) carries %s=%d: the transport counted %d earlier operation(s) under the same context, not in the input, with no %s=true",
-					redacted(method), g.op.URL, fmtID(g.op.ID), keyRepeat, *g.op.Repeat, *g.op.Repeat, keyIdempotencyContract)
+			if !reported {
+				a.unmatchedRepeat(g, method, within, anyEarlier)
 			}
 		}
 		for _, c := range contexts {
@@ -648,6 +633,33 @@ func (a *analyzer) checkOuterLayerResend() {
 				failed[r] = g
 			}
 		}
+	}
+}
+
+// unmatchedRepeat reports a write that repeats no earlier operation found
+// ended before it (see checkOuterLayerResend): from records, one that began
+// within their resolution of an earlier failure's end (within), or whose
+// repeat marker counts operations that may share its parent span, is a
+// needs-spans note; from spans, a marker with no earlier operation of its
+// context in the input (anyEarlier) is reported on the marker alone.
+func (a *analyzer) unmatchedRepeat(g *group, method string, within *group, anyEarlier bool) {
+	switch {
+	case within != nil:
+		a.note(g, CodeNeedsSpans, "repeat-within", g.op.SpanID,
+			"%s %s (operation %s) began within a millisecond of the end of operation %s (which ended with %s), as the records give it in whole milliseconds: whether it repeats it, only the spans tell",
+			redacted(method), g.op.URL, fmtID(g.op.ID), fmtID(within.op.ID), opResult(within))
+	case anyEarlier || g.op.Repeat == nil || *g.op.Repeat == 0:
+	case a.logs:
+		// The earlier operations the marker counts may share its parent
+		// span, which a log record does not carry: they may be in the
+		// input under ids of their own.
+		a.note(g, CodeNeedsSpans, "repeat-marker", g.op.SpanID,
+			"%s %s (operation %s) carries %s=%d: whether the earlier operation(s) it counts under the same parent span are in the input, only the spans tell",
+			redacted(method), g.op.URL, fmtID(g.op.ID), keyRepeat, *g.op.Repeat)
+	default:
+		a.add(g, CodeOuterLayerResend, g.op.SpanID,
+			"%s %s (operation %s) carries %s=%d: the transport counted %d earlier operation(s) under the same context, not in the input, with no %s=true",
+			redacted(method), g.op.URL, fmtID(g.op.ID), keyRepeat, *g.op.Repeat, *g.op.Repeat, keyIdempotencyContract)
 	}
 }
 
