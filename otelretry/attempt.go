@@ -538,6 +538,14 @@ func callerSignalsOf(req *http.Request) callerSignals {
 	return callerSignals{ctx: req.Context(), cancel: req.Cancel}
 }
 
+// causeIn reports whether err carries the cause the caller gave its
+// context (context.WithCancelCause), which a base may return as its error:
+// the caller's, not about the request (errgroup's is a sibling's error).
+func (s callerSignals) causeIn(err error) bool {
+	c := context.Cause(s.ctx)
+	return c != nil && c != s.ctx.Err() && errors.Is(err, c)
+}
+
 // err is the caller's reason to stop: its context's error, or, when
 // http.Client's Timeout closed the legacy Request.Cancel channel before
 // the context noticed (it does, for a RoundTripper that is not
@@ -651,7 +659,7 @@ func (a *attempt) observe(resp *http.Response, err error) observation {
 		}
 		class := classify(err)
 		unsent := a.cutBeforeCall || neverSent(err, class) || w.unsentByTrace(err)
-		if !a.cutBeforeCall && errors.Is(err, ErrOutcomeUnknown) {
+		if !a.cutBeforeCall && errors.Is(err, ErrOutcomeUnknown) && !a.setup.stop.causeIn(err) {
 			// A base's error that claims an unknown outcome (another
 			// otelretry Transport below, about this write) says the write
 			// may have been applied, whatever its own last attempt met.

@@ -384,7 +384,7 @@ func (op *operation) conclude(a *attempt, resp *http.Response, err error) result
 		if a.proxyRefusal(err) {
 			known = known.refusedByProxy()
 		}
-		if c := context.Cause(op.setup.stop.ctx); c != nil && c != op.setup.stop.ctx.Err() && errors.Is(err, c) {
+		if op.setup.stop.causeIn(err) {
 			err = causeOfOwn{err} // the caller's cause, which the base returned: not about this write
 		}
 		return result{err: decidedError(err, class, known, v), v: v}
