@@ -658,8 +658,11 @@ func (a *attempt) observe(resp *http.Response, err error) observation {
 			evidence, proved = h2Unprocessed(err, w.usedNoGetBodyForEvidence())
 		}
 		class := classify(err)
-		unsent := a.cutBeforeCall || neverSent(err, class) || w.unsentByTrace(err)
-		if !a.cutBeforeCall && errors.Is(err, ErrOutcomeUnknown) && !a.setup.stop.causeIn(err) {
+		// The caller's cause, which a base may return as its error (a
+		// sibling's, under errgroup), proves nothing of this request.
+		fromCaller := a.setup.stop.causeIn(err)
+		unsent := a.cutBeforeCall || !fromCaller && neverSent(err, class) || w.unsentByTrace(err)
+		if !a.cutBeforeCall && !fromCaller && errors.Is(err, ErrOutcomeUnknown) {
 			// A base's error that claims an unknown outcome (another
 			// otelretry Transport below, about this write) says the write
 			// may have been applied, whatever its own last attempt met.

@@ -163,3 +163,55 @@ func TestTheCallersCauseIsNotTheOperationsOutcome(t *testing.T) {
 		})
 	}
 }
+
+// TestTheCallersCauseIsNoProofOfTheRequest: a base may return the cause
+// the caller canceled with (net/http returns context.Cause), a sibling's
+// error under errgroup. It is no evidence of this request's: a sibling's
+// unknown outcome made a POST still dialing (nothing sent) unknown, and a
+// sibling's dial error made a POST the base had taken read as never sent.
+func TestTheCallersCauseIsNoProofOfTheRequest(t *testing.T) {
+	lost := otelretry.NewTransport(roundTripFunc(func(*http.Request) (*http.Response, error) {
+		return nil, io.ErrUnexpectedEOF
+	}), otelretry.WithDeadline(2*time.Second))
+	_, siblingUnknown := lost.RoundTrip(post(t, t.Context(), "http://api.test/orders", "order"))
+	siblingDial := &net.OpError{Op: "dial", Net: "tcp", Err: os.NewSyscallError("connect", syscall.ECONNREFUSED)}
+	cancelWith := func(cause error, when <-chan struct{}) context.Context {
+		ctx, cancel := context.WithCancelCause(t.Context())
+		t.Cleanup(func() { cancel(nil) })
+		go func() { <-when; time.Sleep(20 * time.Millisecond); cancel(cause) }()
+		return ctx
+	}
+	t.Run("a sibling's unknown outcome, the POST still dialing", func(t *testing.T) {
+		dialing, release := make(chan struct{}), make(chan struct{})
+		defer close(release)
+		base := &http.Transport{DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
+			close(dialing)
+			select {
+			case <-ctx.Done():
+			case <-release:
+			}
+			return nil, errors.New("dial abandoned")
+		}}
+		defer base.CloseIdleConnections()
+		var results otelretry.Results
+		ctx := otelretry.WithResults(cancelWith(siblingUnknown, dialing), &results)
+		_, err := otelretry.NewTransport(base).RoundTrip(post(t, ctx, "http://127.0.0.1:1/orders", "order"))
+		if errors.Is(err, otelretry.ErrOutcomeUnknown) || results.OutcomeUnknown() || !errors.Is(err, siblingUnknown) {
+			t.Errorf("err %v: want the caller's cause, and the outcome known (nothing sent)", err)
+		}
+	})
+	t.Run("a sibling's dial error, the POST taken", func(t *testing.T) {
+		taken := make(chan struct{})
+		base := roundTripFunc(func(r *http.Request) (*http.Response, error) {
+			close(taken)
+			<-r.Context().Done()
+			return nil, context.Cause(r.Context())
+		})
+		var results otelretry.Results
+		ctx := otelretry.WithResults(cancelWith(siblingDial, taken), &results)
+		_, err := otelretry.NewTransport(base).RoundTrip(post(t, ctx, "http://api.test/orders", "order"))
+		if !errors.Is(err, otelretry.ErrOutcomeUnknown) || !results.OutcomeUnknown() {
+			t.Errorf("err %v: want the outcome unknown (the base took the write)", err)
+		}
+	})
+}
