@@ -546,6 +546,71 @@ func (s callerSignals) causeIn(err error) bool {
 	return c != nil && c != s.ctx.Err() && errors.Is(err, c)
 }
 
+// ownPart is err without the caller's cause in it (see causeIn), for
+// reading what err proves of the request: err itself when it carries
+// none, nil when it is that cause.
+func (s callerSignals) ownPart(err error) error {
+	if !s.causeIn(err) {
+		return err
+	}
+	c := context.Cause(s.ctx)
+	if sameError(err, c) {
+		return nil
+	}
+	return withoutCause{err, c}
+}
+
+// withoutCause is err as errors.Is, errors.As and walkErrors see it, but
+// for cause and all it wraps.
+type withoutCause struct{ err, cause error }
+
+func (w withoutCause) Error() string { return w.err.Error() }
+
+func (w withoutCause) Unwrap() []error {
+	var kids []error
+	switch u := w.err.(type) {
+	case interface{ Unwrap() error }:
+		if k := u.Unwrap(); k != nil {
+			kids = []error{k}
+		}
+	case interface{ Unwrap() []error }:
+		kids = u.Unwrap()
+	}
+	out := make([]error, 0, len(kids))
+	for _, k := range kids {
+		if k != nil && !sameError(k, w.cause) {
+			out = append(out, withoutCause{k, w.cause})
+		}
+	}
+	return out
+}
+
+// Is and As answer for err's own node; Unwrap goes on below it.
+func (w withoutCause) Is(target error) bool {
+	if x, ok := w.err.(interface{ Is(error) bool }); ok && x.Is(target) {
+		return true
+	}
+	return sameError(w.err, target)
+}
+
+func (w withoutCause) As(target any) bool {
+	if x, ok := w.err.(interface{ As(any) bool }); ok && x.As(target) {
+		return true
+	}
+	v := reflect.ValueOf(target).Elem()
+	if !reflect.TypeOf(w.err).AssignableTo(v.Type()) {
+		return false
+	}
+	v.Set(reflect.ValueOf(w.err))
+	return true
+}
+
+// sameError reports whether a and b are the same error value, as errors.Is
+// compares them (without panicking on a type that is not comparable).
+func sameError(a, b error) bool {
+	return a != nil && reflect.TypeOf(a) == reflect.TypeOf(b) && reflect.TypeOf(a).Comparable() && a == b
+}
+
 // err is the caller's reason to stop: its context's error, or, when
 // http.Client's Timeout closed the legacy Request.Cancel channel before
 // the context noticed (it does, for a RoundTripper that is not
@@ -652,21 +717,25 @@ func (a *attempt) observe(resp *http.Response, err error) observation {
 		writes: w.writesSoFar(), written: w.reachedWire(), reportsWrites: w.reportsWrites(),
 	}
 	if err != nil {
-		var evidence Evidence
-		proved := false
-		if !a.proxyRefusal(err) { // a proxy's phrase is its own text, whatever it says
-			evidence, proved = h2Unprocessed(err, w.usedNoGetBodyForEvidence())
-		}
+		// What err proves of this request: not the cause the caller
+		// canceled with, which a base may return in it (net/http returns
+		// context.Cause; errgroup's is a sibling's error).
+		own := a.setup.stop.ownPart(err)
 		class := classify(err)
-		// The caller's cause, which a base may return as its error (a
-		// sibling's, under errgroup), proves nothing of this request.
-		fromCaller := a.setup.stop.causeIn(err)
-		unsent := a.cutBeforeCall || !fromCaller && neverSent(err, class) || w.unsentByTrace(err)
-		if !a.cutBeforeCall && !fromCaller && errors.Is(err, ErrOutcomeUnknown) {
+		var evidence Evidence
+		proved, unsent := false, a.cutBeforeCall || w.unsentByTrace(err)
+		if own != nil {
+			unsent = unsent || neverSent(own, classify(own))
+			if !a.proxyRefusal(err) { // a proxy's phrase is its own text, whatever it says
+				evidence, proved = h2Unprocessed(own, w.usedNoGetBodyForEvidence())
+			}
+		}
+		if !a.cutBeforeCall && own != nil && errors.Is(own, ErrOutcomeUnknown) {
 			// A base's error that claims an unknown outcome (another
 			// otelretry Transport below, about this write) says the write
-			// may have been applied, whatever its own last attempt met.
+			// may have been applied, whatever its own attempts met.
 			unsent, seen = false, seen.mayHaveLanded()
+			evidence, proved = Evidence{}, false
 			if class.NotSent() {
 				class = attrs.ErrorClassOther
 			}

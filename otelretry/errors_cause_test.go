@@ -85,37 +85,47 @@ func TestAnotherOperationsUnknownOutcomeIsNotTheCallers(t *testing.T) {
 // that nothing was sent, and resent the write (3 copies reached the
 // server), or ended max_attempts with RetryableError true and its Results
 // entry saying the outcome was known. A base's error that claims an
-// unknown outcome says the write may have been applied.
+// unknown outcome says the write may have been applied (an HTTP/2 GOAWAY
+// the inner met later is no proof for the outer either).
 func TestAnUnknownOutcomeFromBelowIsTheOperations(t *testing.T) {
-	for name, outerOpts := range map[string][]otelretry.Option{
-		"outer, one attempt": {otelretry.WithMaxAttempts(1)},
-		"outer, defaults":    nil,
+	for _, later := range []error{
+		&net.OpError{Op: "dial", Net: "tcp", Err: os.NewSyscallError("connect", syscall.ECONNREFUSED)},
+		errors.New("http2: Transport received GOAWAY from server ErrCode:ENHANCE_YOUR_CALM"),
 	} {
-		t.Run(name, func(t *testing.T) {
-			synctest.Test(t, func(t *testing.T) {
-				var calls, received atomic.Int64
-				base := roundTripFunc(func(r *http.Request) (*http.Response, error) {
-					if n := calls.Add(1); (n-1)%3 == 0 { // each inner operation's first call
-						received.Add(1)
-						return nil, io.ErrUnexpectedEOF // sent, its answer lost
-					}
-					return nil, &net.OpError{Op: "dial", Net: "tcp", Err: os.NewSyscallError("connect", syscall.ECONNREFUSED)}
-				})
-				inner := otelretry.NewTransport(base, otelretry.WithDeadline(2*time.Second),
-					otelretry.WithIdempotentMethods(http.MethodPost), otelretry.WithoutBudget())
-				outer := otelretry.NewTransport(inner, append([]otelretry.Option{otelretry.WithDeadline(5 * time.Second)}, outerOpts...)...)
-				var results otelretry.Results
-				_, err := outer.RoundTrip(post(t, otelretry.WithResults(t.Context(), &results), "http://api.test/orders", "order"))
-				var oe *otelretry.Error
-				if !errors.As(err, &oe) || !errors.Is(err, otelretry.ErrOutcomeUnknown) || oe.RetryableError() || !results.OutcomeUnknown() {
-					t.Errorf("err %v; want an unknown outcome, not retryable, in the error and in Results", err)
-				}
-				if n := received.Load(); n != 1 {
-					t.Errorf("%d copies of the write reached the server; want 1", n)
-				}
-			})
-		})
+		for name, outerOpts := range map[string][]otelretry.Option{
+			"outer, one attempt": {otelretry.WithMaxAttempts(1)},
+			"outer, defaults":    nil,
+		} {
+			testUnknownOutcomeFromBelow(t, name+", then "+later.Error(), later, outerOpts)
+		}
 	}
+}
+
+func testUnknownOutcomeFromBelow(t *testing.T, name string, later error, outerOpts []otelretry.Option) {
+	t.Run(name, func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			var calls, received atomic.Int64
+			base := roundTripFunc(func(r *http.Request) (*http.Response, error) {
+				if n := calls.Add(1); (n-1)%3 == 0 { // each inner operation's first call
+					received.Add(1)
+					return nil, io.ErrUnexpectedEOF // sent, its answer lost
+				}
+				return nil, later
+			})
+			inner := otelretry.NewTransport(base, otelretry.WithDeadline(2*time.Second),
+				otelretry.WithIdempotentMethods(http.MethodPost), otelretry.WithoutBudget())
+			outer := otelretry.NewTransport(inner, append([]otelretry.Option{otelretry.WithDeadline(5 * time.Second)}, outerOpts...)...)
+			var results otelretry.Results
+			_, err := outer.RoundTrip(post(t, otelretry.WithResults(t.Context(), &results), "http://api.test/orders", "order"))
+			var oe *otelretry.Error
+			if !errors.As(err, &oe) || !errors.Is(err, otelretry.ErrOutcomeUnknown) || oe.RetryableError() || !results.OutcomeUnknown() {
+				t.Errorf("err %v; want an unknown outcome, not retryable, in the error and in Results", err)
+			}
+			if n := received.Load(); n != 1 {
+				t.Errorf("%d copies of the write reached the server; want 1", n)
+			}
+		})
+	})
 }
 
 // TestTheCallersCauseIsNotTheOperationsOutcome: errgroup cancels its
@@ -168,7 +178,9 @@ func TestTheCallersCauseIsNotTheOperationsOutcome(t *testing.T) {
 // the caller canceled with (net/http returns context.Cause), a sibling's
 // error under errgroup. It is no evidence of this request's: a sibling's
 // unknown outcome made a POST still dialing (nothing sent) unknown, and a
-// sibling's dial error made a POST the base had taken read as never sent.
+// sibling's dial error (or its GOAWAY) made a POST the base had taken read
+// as never sent; and the base's own dial error around the cause is still
+// its proof.
 func TestTheCallersCauseIsNoProofOfTheRequest(t *testing.T) {
 	lost := otelretry.NewTransport(roundTripFunc(func(*http.Request) (*http.Response, error) {
 		return nil, io.ErrUnexpectedEOF
@@ -198,6 +210,35 @@ func TestTheCallersCauseIsNoProofOfTheRequest(t *testing.T) {
 		_, err := otelretry.NewTransport(base).RoundTrip(post(t, ctx, "http://127.0.0.1:1/orders", "order"))
 		if errors.Is(err, otelretry.ErrOutcomeUnknown) || results.OutcomeUnknown() || !errors.Is(err, siblingUnknown) {
 			t.Errorf("err %v: want the caller's cause, and the outcome known (nothing sent)", err)
+		}
+	})
+	t.Run("a sibling's GOAWAY, the POST taken", func(t *testing.T) {
+		taken := make(chan struct{})
+		base := roundTripFunc(func(r *http.Request) (*http.Response, error) {
+			close(taken)
+			<-r.Context().Done()
+			return nil, context.Cause(r.Context())
+		})
+		var results otelretry.Results
+		siblingGoAway := errors.New("http2: Transport received GOAWAY from server ErrCode:ENHANCE_YOUR_CALM")
+		ctx := otelretry.WithResults(cancelWith(siblingGoAway, taken), &results)
+		_, err := otelretry.NewTransport(base).RoundTrip(post(t, ctx, "http://api.test/orders", "order"))
+		if !errors.Is(err, otelretry.ErrOutcomeUnknown) || !results.OutcomeUnknown() {
+			t.Errorf("err %v: want the outcome unknown (the base took the write)", err)
+		}
+	})
+	t.Run("the base's own dial error around the caller's cause", func(t *testing.T) {
+		dialing := make(chan struct{})
+		base := roundTripFunc(func(r *http.Request) (*http.Response, error) {
+			close(dialing)
+			<-r.Context().Done()
+			return nil, &net.OpError{Op: "dial", Net: "tcp", Err: context.Cause(r.Context())}
+		})
+		var results otelretry.Results
+		ctx := otelretry.WithResults(cancelWith(errors.New("sibling failed"), dialing), &results)
+		_, err := otelretry.NewTransport(base).RoundTrip(post(t, ctx, "http://api.test/orders", "order"))
+		if errors.Is(err, otelretry.ErrOutcomeUnknown) || results.OutcomeUnknown() {
+			t.Errorf("err %v: want the outcome known (the dial failed: nothing sent)", err)
 		}
 	})
 	t.Run("a sibling's dial error, the POST taken", func(t *testing.T) {
