@@ -543,7 +543,7 @@ func callerSignalsOf(req *http.Request) callerSignals {
 // the caller's, not about the request (errgroup's is a sibling's error).
 func (s callerSignals) causeIn(err error) bool {
 	c := context.Cause(s.ctx)
-	return c != nil && c != s.ctx.Err() && errors.Is(err, c)
+	return c != nil && !sameError(c, s.ctx.Err()) && holds(err, c)
 }
 
 // ownPart is err without the caller's cause in it (see causeIn), for
@@ -558,57 +558,6 @@ func (s callerSignals) ownPart(err error) error {
 		return nil
 	}
 	return withoutCause{err, c}
-}
-
-// withoutCause is err as errors.Is, errors.As and walkErrors see it, but
-// for cause and all it wraps.
-type withoutCause struct{ err, cause error }
-
-func (w withoutCause) Error() string { return w.err.Error() }
-
-func (w withoutCause) Unwrap() []error {
-	var kids []error
-	switch u := w.err.(type) {
-	case interface{ Unwrap() error }:
-		if k := u.Unwrap(); k != nil {
-			kids = []error{k}
-		}
-	case interface{ Unwrap() []error }:
-		kids = u.Unwrap()
-	}
-	out := make([]error, 0, len(kids))
-	for _, k := range kids {
-		if k != nil && !sameError(k, w.cause) {
-			out = append(out, withoutCause{k, w.cause})
-		}
-	}
-	return out
-}
-
-// Is and As answer for err's own node; Unwrap goes on below it.
-func (w withoutCause) Is(target error) bool {
-	if x, ok := w.err.(interface{ Is(error) bool }); ok && x.Is(target) {
-		return true
-	}
-	return sameError(w.err, target)
-}
-
-func (w withoutCause) As(target any) bool {
-	if x, ok := w.err.(interface{ As(any) bool }); ok && x.As(target) {
-		return true
-	}
-	v := reflect.ValueOf(target).Elem()
-	if !reflect.TypeOf(w.err).AssignableTo(v.Type()) {
-		return false
-	}
-	v.Set(reflect.ValueOf(w.err))
-	return true
-}
-
-// sameError reports whether a and b are the same error value, as errors.Is
-// compares them (without panicking on a type that is not comparable).
-func sameError(a, b error) bool {
-	return a != nil && reflect.TypeOf(a) == reflect.TypeOf(b) && reflect.TypeOf(a).Comparable() && a == b
 }
 
 // err is the caller's reason to stop: its context's error, or, when

@@ -661,7 +661,7 @@ func (op *operation) callerCause(v verdict, cause error) error {
 	}
 	ctx := op.setup.stop.ctx
 	c := context.Cause(ctx)
-	if c == nil || c == ctx.Err() || errors.Is(cause, c) {
+	if c == nil || sameError(c, ctx.Err()) || holds(cause, c) {
 		return nil
 	}
 	return op.sanitize(c, nil)

@@ -6,6 +6,7 @@ package otelretry
 import (
 	"net/http"
 	"net/url"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -199,7 +200,11 @@ func spelledSecrets(u *url.URL) []redact.Replacement {
 // Unwrap() error and Unwrap() []error.
 func walkErrors(err error, f func(error)) {
 	for depth := 0; err != nil && depth < 64; depth++ {
-		f(err)
+		if w, ok := err.(withoutCause); ok {
+			f(w.err) // the error itself, which f may tell by its type
+		} else {
+			f(err)
+		}
 		switch u := err.(type) {
 		case interface{ Unwrap() error }:
 			err = u.Unwrap()
@@ -212,6 +217,72 @@ func walkErrors(err error, f func(error)) {
 			return
 		}
 	}
+}
+
+// holds reports whether target is err or in err's tree, as the same value
+// (errors.Is, but for a target of a type == cannot compare too: a
+// multi-error, a slice of errors).
+func holds(err, target error) bool {
+	found := false
+	walkErrors(err, func(e error) { found = found || sameError(e, target) })
+	return found
+}
+
+// withoutCause is err as errors.Is, errors.As and walkErrors see it, but
+// for cause and all it wraps.
+type withoutCause struct{ err, cause error }
+
+func (w withoutCause) Error() string { return w.err.Error() }
+
+func (w withoutCause) Unwrap() []error {
+	var kids []error
+	switch u := w.err.(type) {
+	case interface{ Unwrap() error }:
+		if k := u.Unwrap(); k != nil {
+			kids = []error{k}
+		}
+	case interface{ Unwrap() []error }:
+		kids = u.Unwrap()
+	}
+	out := make([]error, 0, len(kids))
+	for _, k := range kids {
+		if k != nil && !sameError(k, w.cause) {
+			out = append(out, withoutCause{k, w.cause})
+		}
+	}
+	return out
+}
+
+// Is and As answer for err's own node; Unwrap goes on below it.
+func (w withoutCause) Is(target error) bool {
+	if x, ok := w.err.(interface{ Is(error) bool }); ok && x.Is(target) {
+		return true
+	}
+	return sameError(w.err, target)
+}
+
+func (w withoutCause) As(target any) bool {
+	if x, ok := w.err.(interface{ As(any) bool }); ok && x.As(target) {
+		return true
+	}
+	v := reflect.ValueOf(target).Elem()
+	if !reflect.TypeOf(w.err).AssignableTo(v.Type()) {
+		return false
+	}
+	v.Set(reflect.ValueOf(w.err))
+	return true
+}
+
+// sameError reports whether a and b are the same error value: equal, as
+// errors.Is compares them, or, for a type == cannot compare, deeply equal.
+func sameError(a, b error) bool {
+	if a == nil || reflect.TypeOf(a) != reflect.TypeOf(b) {
+		return false
+	}
+	if reflect.TypeOf(a).Comparable() {
+		return a == b
+	}
+	return reflect.DeepEqual(a, b)
 }
 
 // sanitizeRawURL sanitizes a URL found as text (in an error), as
