@@ -1,3 +1,6 @@
+// Copyright The otelretry Authors
+// SPDX-License-Identifier: Apache-2.0
+
 package otelretry_test
 
 import (
@@ -36,8 +39,10 @@ func cancelCauseWhen(t *testing.T, cause error, when <-chan struct{}) context.Co
 	return ctx
 }
 
-// Same as TestTheCallersCauseIsNoProofOfTheRequest's "a sibling's dial error,
-// the POST taken", with the sibling's error a non-comparable value.
+// As TestTheCallersCauseIsNoProofOfTheRequest's "a sibling's dial error,
+// the POST taken", with the caller's cause a value == cannot compare (a
+// multi-error): errors.Is never found it in the base's error, and the
+// sibling's dial error read as this request's proof that nothing was sent.
 func TestANonComparableCauseIsNoProof(t *testing.T) {
 	siblingDial := &net.OpError{Op: "dial", Net: "tcp", Err: os.NewSyscallError("connect", syscall.ECONNREFUSED)}
 	taken := make(chan struct{})
@@ -54,7 +59,9 @@ func TestANonComparableCauseIsNoProof(t *testing.T) {
 	}
 }
 
-// A sibling's unknown outcome, in a non-comparable cause; the POST never left.
+// A sibling's unknown outcome in a cause == cannot compare, around which
+// the POST's dial failed: the POST, which never left, claimed the
+// sibling's unknown outcome.
 func TestANonComparableCausesUnknownIsNotTheOperations(t *testing.T) {
 	lost := otelretry.NewTransport(roundTripFunc(func(*http.Request) (*http.Response, error) {
 		return nil, io.ErrUnexpectedEOF
@@ -78,9 +85,9 @@ func TestANonComparableCausesUnknownIsNotTheOperations(t *testing.T) {
 }
 
 // decisions.md row 24: net/http's "server closed idle connection" proves the
-// request never left. Around the caller's cause it still should (the
-// CHANGELOG: "a base's own dial error around that cause still proves its
-// dial failed").
+// request never left, told by its type; beside the caller's cause, read
+// through the view without it, its type was hidden and the POST ended
+// unknown.
 func TestServerClosedIdleAroundTheCallersCauseIsProof(t *testing.T) {
 	for _, withCause := range []bool{false, true} {
 		t.Run(fmt.Sprint("with the caller's cause: ", withCause), func(t *testing.T) {
