@@ -6,6 +6,7 @@ package otelretry_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -179,19 +180,57 @@ func TestTheCallersCauseIsNotTheOperationsOutcome(t *testing.T) {
 // error under errgroup. It is no evidence of this request's: a sibling's
 // unknown outcome made a POST still dialing (nothing sent) unknown, and a
 // sibling's dial error (or its GOAWAY) made a POST the base had taken read
-// as never sent; and the base's own dial error around the cause is still
-// its proof.
+// as never sent. The cause is found by its value, also one == cannot
+// compare (a multi-error: errors.Is never found it); and the base's own
+// proof around or beside the cause (a dial error, net/http's "server
+// closed idle connection", told by its type) still proves nothing was
+// sent.
 func TestTheCallersCauseIsNoProofOfTheRequest(t *testing.T) {
-	lost := otelretry.NewTransport(roundTripFunc(func(*http.Request) (*http.Response, error) {
-		return nil, io.ErrUnexpectedEOF
-	}), otelretry.WithDeadline(2*time.Second))
-	_, siblingUnknown := lost.RoundTrip(post(t, t.Context(), "http://api.test/orders", "order"))
+	siblingUnknown := siblingUnknownError(t)
 	siblingDial := &net.OpError{Op: "dial", Net: "tcp", Err: os.NewSyscallError("connect", syscall.ECONNREFUSED)}
-	cancelWith := func(cause error, when <-chan struct{}) context.Context {
-		ctx, cancel := context.WithCancelCause(t.Context())
-		t.Cleanup(func() { cancel(nil) })
-		go func() { <-when; time.Sleep(20 * time.Millisecond); cancel(cause) }()
-		return ctx
+	siblingGoAway := errors.New("http2: Transport received GOAWAY from server ErrCode:ENHANCE_YOUR_CALM")
+	// Bases that signal once they hold the POST, then return on its cut.
+	taken := func(r *http.Request) error { return context.Cause(r.Context()) }
+	dialAround := func(r *http.Request) error {
+		return &net.OpError{Op: "dial", Net: "tcp", Err: context.Cause(r.Context())}
+	}
+	idleBeside := func(withCause bool) func(*http.Request) error {
+		return func(r *http.Request) error {
+			idle := errors.New("http: server closed idle connection")
+			if withCause {
+				return fmt.Errorf("%w; then %w", idle, context.Cause(r.Context()))
+			}
+			return fmt.Errorf("%w; then %w", idle, r.Context().Err())
+		}
+	}
+	for _, tc := range []struct {
+		name    string
+		cause   error
+		base    func(*http.Request) error
+		unknown bool // want: the base took the write
+	}{
+		{"a sibling's dial error, the POST taken", siblingDial, taken, true},
+		{"a sibling's GOAWAY, the POST taken", siblingGoAway, taken, true},
+		{"a sibling's dial error in a multi-error, the POST taken", errorList{siblingDial}, taken, true},
+		{"the base's own dial error around the caller's cause", errors.New("sibling failed"), dialAround, false},
+		{"the base's own dial error around a multi-error holding a sibling's unknown outcome", errorList{siblingUnknown}, dialAround, false},
+		{"server closed idle connection, beside ctx.Err()", errors.New("sibling failed"), idleBeside(false), false},
+		{"server closed idle connection, beside the caller's cause", errors.New("sibling failed"), idleBeside(true), false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			held := make(chan struct{})
+			base := roundTripFunc(func(r *http.Request) (*http.Response, error) {
+				close(held)
+				<-r.Context().Done()
+				return nil, tc.base(r)
+			})
+			var results otelretry.Results
+			ctx := otelretry.WithResults(cancelCauseWhen(t, tc.cause, held), &results)
+			_, err := otelretry.NewTransport(base).RoundTrip(post(t, ctx, "http://api.test/orders", "order"))
+			if errors.Is(err, otelretry.ErrOutcomeUnknown) != tc.unknown || results.OutcomeUnknown() != tc.unknown {
+				t.Errorf("err %v (Results: unknown %v): want the outcome unknown %v", err, results.OutcomeUnknown(), tc.unknown)
+			}
+		})
 	}
 	t.Run("a sibling's unknown outcome, the POST still dialing", func(t *testing.T) {
 		dialing, release := make(chan struct{}), make(chan struct{})
@@ -206,53 +245,46 @@ func TestTheCallersCauseIsNoProofOfTheRequest(t *testing.T) {
 		}}
 		defer base.CloseIdleConnections()
 		var results otelretry.Results
-		ctx := otelretry.WithResults(cancelWith(siblingUnknown, dialing), &results)
+		ctx := otelretry.WithResults(cancelCauseWhen(t, siblingUnknown, dialing), &results)
 		_, err := otelretry.NewTransport(base).RoundTrip(post(t, ctx, "http://127.0.0.1:1/orders", "order"))
 		if errors.Is(err, otelretry.ErrOutcomeUnknown) || results.OutcomeUnknown() || !errors.Is(err, siblingUnknown) {
 			t.Errorf("err %v: want the caller's cause, and the outcome known (nothing sent)", err)
 		}
 	})
-	t.Run("a sibling's GOAWAY, the POST taken", func(t *testing.T) {
-		taken := make(chan struct{})
-		base := roundTripFunc(func(r *http.Request) (*http.Response, error) {
-			close(taken)
-			<-r.Context().Done()
-			return nil, context.Cause(r.Context())
-		})
-		var results otelretry.Results
-		siblingGoAway := errors.New("http2: Transport received GOAWAY from server ErrCode:ENHANCE_YOUR_CALM")
-		ctx := otelretry.WithResults(cancelWith(siblingGoAway, taken), &results)
-		_, err := otelretry.NewTransport(base).RoundTrip(post(t, ctx, "http://api.test/orders", "order"))
-		if !errors.Is(err, otelretry.ErrOutcomeUnknown) || !results.OutcomeUnknown() {
-			t.Errorf("err %v: want the outcome unknown (the base took the write)", err)
-		}
-	})
-	t.Run("the base's own dial error around the caller's cause", func(t *testing.T) {
-		dialing := make(chan struct{})
-		base := roundTripFunc(func(r *http.Request) (*http.Response, error) {
-			close(dialing)
-			<-r.Context().Done()
-			return nil, &net.OpError{Op: "dial", Net: "tcp", Err: context.Cause(r.Context())}
-		})
-		var results otelretry.Results
-		ctx := otelretry.WithResults(cancelWith(errors.New("sibling failed"), dialing), &results)
-		_, err := otelretry.NewTransport(base).RoundTrip(post(t, ctx, "http://api.test/orders", "order"))
-		if errors.Is(err, otelretry.ErrOutcomeUnknown) || results.OutcomeUnknown() {
-			t.Errorf("err %v: want the outcome known (the dial failed: nothing sent)", err)
-		}
-	})
-	t.Run("a sibling's dial error, the POST taken", func(t *testing.T) {
-		taken := make(chan struct{})
-		base := roundTripFunc(func(r *http.Request) (*http.Response, error) {
-			close(taken)
-			<-r.Context().Done()
-			return nil, context.Cause(r.Context())
-		})
-		var results otelretry.Results
-		ctx := otelretry.WithResults(cancelWith(siblingDial, taken), &results)
-		_, err := otelretry.NewTransport(base).RoundTrip(post(t, ctx, "http://api.test/orders", "order"))
-		if !errors.Is(err, otelretry.ErrOutcomeUnknown) || !results.OutcomeUnknown() {
-			t.Errorf("err %v: want the outcome unknown (the base took the write)", err)
-		}
-	})
 }
+
+// siblingUnknownError is the error of a write whose answer was lost: it
+// claims an unknown outcome.
+func siblingUnknownError(t *testing.T) error {
+	lost := otelretry.NewTransport(roundTripFunc(func(*http.Request) (*http.Response, error) {
+		return nil, io.ErrUnexpectedEOF
+	}), otelretry.WithDeadline(2*time.Second))
+	_, err := lost.RoundTrip(post(t, t.Context(), "http://api.test/orders", "order"))
+	if !errors.Is(err, otelretry.ErrOutcomeUnknown) {
+		t.Fatalf("the sibling's error claims no unknown outcome: %v", err)
+	}
+	return err
+}
+
+// cancelCauseWhen is a context canceled with cause shortly after when is
+// closed, as errgroup cancels its group's with the first error.
+func cancelCauseWhen(t *testing.T, cause error, when <-chan struct{}) context.Context {
+	ctx, cancel := context.WithCancelCause(t.Context())
+	t.Cleanup(func() { cancel(nil) })
+	go func() { <-when; time.Sleep(20 * time.Millisecond); cancel(cause) }()
+	return ctx
+}
+
+// errorList is an error == cannot compare (a slice type), as k8s.io's
+// utilerrors.Aggregate or any `type Errors []error` is.
+type errorList []error
+
+func (m errorList) Error() string {
+	s := make([]string, len(m))
+	for i, e := range m {
+		s[i] = e.Error()
+	}
+	return strings.Join(s, "; ")
+}
+
+func (m errorList) Unwrap() []error { return m }
