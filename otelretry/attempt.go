@@ -538,23 +538,33 @@ func callerSignalsOf(req *http.Request) callerSignals {
 	return callerSignals{ctx: req.Context(), cancel: req.Cancel}
 }
 
-// causeIn reports whether err carries the cause the caller gave its
-// context (context.WithCancelCause), which a base may return as its error:
-// the caller's, not about the request (errgroup's is a sibling's error).
-func (s callerSignals) causeIn(err error) bool {
-	c := context.Cause(s.ctx)
-	return c != nil && !sameError(c, s.ctx.Err()) && holds(err, c)
+// givenCause is the cause the caller gave its context when it canceled
+// it (context.WithCancelCause, errgroup's first error), nil for none: a
+// plain cancel's or deadline's cause is the context's own error.
+func (s callerSignals) givenCause() error {
+	if c := context.Cause(s.ctx); c != nil && !sameError(c, s.ctx.Err()) {
+		return c
+	}
+	return nil
 }
 
-// ownPart is err without the caller's cause in it (see causeIn), for
-// reading what err proves of the request: err itself when it carries
-// none, nil when it is that cause.
+// causeIn reports whether err carries the cause the caller gave its
+// context, which a base may return as its error: the caller's, not about
+// the request (errgroup's is a sibling's error).
+func (s callerSignals) causeIn(err error) bool {
+	c := s.givenCause()
+	return c != nil && holds(err, c)
+}
+
+// ownPart is err without the caller's given cause in it, for reading what
+// err proves of the request: err itself when it carries none, nil when it
+// is that cause.
 func (s callerSignals) ownPart(err error) error {
-	if !s.causeIn(err) {
+	c := s.givenCause()
+	switch {
+	case c == nil || !holds(err, c):
 		return err
-	}
-	c := context.Cause(s.ctx)
-	if sameError(err, c) {
+	case sameError(err, c):
 		return nil
 	}
 	return withoutCause{err, c}

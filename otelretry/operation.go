@@ -659,9 +659,8 @@ func (op *operation) callerCause(v verdict, cause error) error {
 	if v.decision == attrs.DecisionDeadlineExceeded {
 		op.awaitCaller()
 	}
-	ctx := op.setup.stop.ctx
-	c := context.Cause(ctx)
-	if c == nil || sameError(c, ctx.Err()) || holds(cause, c) {
+	c := op.setup.stop.givenCause()
+	if c == nil || holds(cause, c) {
 		return nil
 	}
 	return op.sanitize(c, nil)
