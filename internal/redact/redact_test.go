@@ -588,3 +588,22 @@ func TestABase64PasswordOfATargetAsABareQueryKeyIsRedacted(t *testing.T) {
 		t.Errorf("control: URL of the path form = %q", out)
 	}
 }
+
+// TestATargetURLsEscapedQueryStaysThePaths pins what docs/telemetry.md
+// says of a path: a target URL's query escaped into it is the path's text,
+// kept as sent (only a userinfo there is redacted), while the request's own
+// query loses its values.
+func TestATargetURLsEscapedQueryStaysThePaths(t *testing.T) {
+	for in, want := range map[string]string{
+		"http://p.test/fetch/https%3A%2F%2Fh.test%2Fx%3Ftoken%3Dvalue?own=v": "http://p.test/fetch/https%3A%2F%2Fh.test%2Fx%3Ftoken%3Dvalue?own=REDACTED",
+		"http://p.test/fetch/https://h.test/x%3Ftoken=value":                 "http://p.test/fetch/https://h.test/x%3Ftoken=value",
+		"http://p.test/fetch/https%3A%2F%2Fu%3Apw%40h.test%2Fx%3Ft%3Dvalue":  "http://p.test/fetch/https%3A%2F%2FREDACTED:REDACTED%40h.test%2Fx%3Ft%3Dvalue",
+	} {
+		if got := redact.URL(mustParse(t, in)); got != want {
+			t.Errorf("URL(%q) = %q, want %q", in, got, want)
+		}
+		if got := redact.Text("GET " + in); got != "GET "+want {
+			t.Errorf("Text(%q) = %q, want %q", "GET "+in, got, "GET "+want)
+		}
+	}
+}
