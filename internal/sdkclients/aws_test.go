@@ -461,6 +461,53 @@ func TestDynamoDBStandardRetryerKeepsTheUnknownWrite(t *testing.T) {
 	})
 }
 
+// TestDynamoDBWriteUnderAClientTimeout: a hung PutItem whose http.Client
+// has a Timeout (awshttp's WithTimeout sets one). When net/http's timer
+// fires before otelretry returns, as it does at the same instant as the
+// context's deadline, Client.Do flattens otelretry's error to a timeout of
+// its own: the RetryableError() the standard retryer asks first is gone,
+// and the SDK at its defaults resends the write (docs/sdk-recipes.md says
+// so). Each try's result slot still reports its unknown write. The
+// recipe (the SDK's retries off) executes it once, and so do the SDK's
+// defaults when otelretry's deadline ends before the Client's Timeout.
+func TestDynamoDBWriteUnderAClientTimeout(t *testing.T) {
+	withClientTimeout := func(d time.Duration) func(*dynamodb.Options) {
+		return func(o *dynamodb.Options) {
+			c := *o.HTTPClient.(*http.Client)
+			c.Timeout = d
+			o.HTTPClient = &c
+		}
+	}
+	put := func(t *testing.T, c *dynamodb.Client, timeout time.Duration) (executed int, ops []otelretry.OperationResult, err error) {
+		f := newFakeDynamoDB(t, func(op string, n int, w http.ResponseWriter, r *http.Request) { hang(r) })
+		var results otelretry.Results
+		_, err = c.PutItem(otelretry.WithResults(t.Context(), &results), &dynamodb.PutItemInput{TableName: aws.String("items"),
+			Item: map[string]types.AttributeValue{"id": &types.AttributeValueMemberS{Value: "42"}}},
+			func(o *dynamodb.Options) { o.BaseEndpoint = aws.String(f.URL) }, withClientTimeout(timeout))
+		return f.executed("PutItem"), results.Operations(), err
+	}
+	t.Run("SDK defaults, the Timeout before otelretry's deadline", func(t *testing.T) {
+		got, ops, err := put(t, awsClient("http://127.0.0.1:1", sdkDefaults), 200*time.Millisecond)
+		t.Logf("executed %d in %d tries, err %v", got, len(ops), err)
+		if got < 1 || got > 3 || len(ops) != got || !allUnknown(ops) {
+			t.Errorf("executed %d, tries %+v; want 1 to 3 (the standard retryer's attempts), each try's slot an unknown write", got, ops)
+		}
+	})
+	t.Run("recipe", func(t *testing.T) {
+		got, ops, err := put(t, awsClient("http://127.0.0.1:1", recipe), 200*time.Millisecond)
+		if got != 1 || len(ops) != 1 || !allUnknown(ops) {
+			t.Errorf("executed %d, tries %+v, err %v; want 1, an unknown write", got, ops, err)
+		}
+	})
+	t.Run("SDK defaults, otelretry's deadline first", func(t *testing.T) {
+		c := awsClient("http://127.0.0.1:1", sdkDefaults, otelretry.WithDeadline(200*time.Millisecond))
+		got, ops, err := put(t, c, 2*time.Second)
+		if got != 1 || len(ops) != 1 || !allUnknown(ops) || !errors.Is(err, otelretry.ErrOutcomeUnknown) {
+			t.Errorf("executed %d, tries %+v, err %v; want 1, an unknown write, ErrOutcomeUnknown", got, ops, err)
+		}
+	})
+}
+
 // isTimeout reports whether err holds a net.Error that is a timeout, as a
 // retryer reads it.
 func isTimeout(err error) bool {
