@@ -242,6 +242,10 @@ func (c causeOfOwn) Is(target error) bool {
 
 func (c causeOfOwn) As(target any) bool { return errors.As(c.err, target) }
 
+// heldError is the error c holds, for walkErrors: c's whole tree is in
+// err's, as errors.Is and errors.As read it.
+func (c causeOfOwn) heldError() error { return c.err }
+
 // errAttemptTimeout is the cause with which an attempt's context is
 // canceled when the attempt timeout passes before its response headers
 // arrive; errDeadlineCut, when the operation's deadline does. Each names

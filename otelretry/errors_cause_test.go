@@ -212,6 +212,7 @@ func TestTheCallersCauseIsNoProofOfTheRequest(t *testing.T) {
 		{"a sibling's dial error, the POST taken", siblingDial, taken, true},
 		{"a sibling's GOAWAY, the POST taken", siblingGoAway, taken, true},
 		{"a sibling's dial error in a multi-error, the POST taken", errorList{siblingDial}, taken, true},
+		{"a sibling's error holding a multi-error in a field, the POST taken", shardFailed{"sync", errorList{siblingDial}}, taken, true},
 		{"the base's own dial error around the caller's cause", errors.New("sibling failed"), dialAround, false},
 		{"the base's own dial error around a multi-error holding a sibling's unknown outcome", errorList{siblingUnknown}, dialAround, false},
 		{"server closed idle connection, beside ctx.Err()", errors.New("sibling failed"), idleBeside(false), false},
@@ -253,6 +254,33 @@ func TestTheCallersCauseIsNoProofOfTheRequest(t *testing.T) {
 	})
 }
 
+// TestTheCallersCauseIsToldOnce: Error names the caller's cause unless
+// its own cause does already, as where the base returned it (net/http
+// returns context.Cause), alone or inside an error of its own.
+func TestTheCallersCauseIsToldOnce(t *testing.T) {
+	cause := errors.New("sibling shard-7 failed")
+	for name, baseErr := range map[string]func(*http.Request) error{
+		"the base returns the cause": func(r *http.Request) error { return context.Cause(r.Context()) },
+		"the base returns ctx.Err()": func(r *http.Request) error { return r.Context().Err() },
+		"the base wraps the cause in its own": func(r *http.Request) error {
+			return &net.OpError{Op: "read", Net: "tcp", Err: context.Cause(r.Context())}
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			held := make(chan struct{})
+			base := roundTripFunc(func(r *http.Request) (*http.Response, error) {
+				close(held)
+				<-r.Context().Done()
+				return nil, baseErr(r)
+			})
+			_, err := otelretry.NewTransport(base).RoundTrip(get(t, cancelCauseWhen(t, cause, held), "http://api.test/items"))
+			if n := strings.Count(fmt.Sprint(err), cause.Error()); n != 1 || !errors.Is(err, cause) {
+				t.Errorf("the cause is told %d times in %q (matched: %v); want once", n, err, errors.Is(err, cause))
+			}
+		})
+	}
+}
+
 // siblingUnknownError is the error of a write whose answer was lost: it
 // claims an unknown outcome.
 func siblingUnknownError(t *testing.T) error {
@@ -288,3 +316,15 @@ func (m errorList) Error() string {
 }
 
 func (m errorList) Unwrap() []error { return m }
+
+// shardFailed is an error of a struct type with an error field, which
+// reflect calls comparable, but on which == panics when the field holds
+// an error of a slice type (errorList).
+type shardFailed struct {
+	op  string
+	err error
+}
+
+func (e shardFailed) Error() string { return e.op + ": " + e.err.Error() }
+
+func (e shardFailed) Unwrap() error { return e.err }

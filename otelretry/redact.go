@@ -197,7 +197,7 @@ func spelledSecrets(u *url.URL) []redact.Replacement {
 }
 
 // walkErrors calls f on err and every error in its chain, following both
-// Unwrap() error and Unwrap() []error.
+// Unwrap() error and Unwrap() []error, and into a causeOfOwn.
 func walkErrors(err error, f func(error)) {
 	for depth := 0; err != nil && depth < 64; depth++ {
 		if w, ok := err.(withoutCause); ok {
@@ -208,6 +208,8 @@ func walkErrors(err error, f func(error)) {
 		switch u := err.(type) {
 		case interface{ Unwrap() error }:
 			err = u.Unwrap()
+		case interface{ heldError() error }: // causeOfOwn, which errors.Is goes through by its Is
+			err = u.heldError()
 		case interface{ Unwrap() []error }:
 			for _, e := range u.Unwrap() {
 				walkErrors(e, f)
@@ -274,12 +276,14 @@ func (w withoutCause) As(target any) bool {
 }
 
 // sameError reports whether a and b are the same error value: equal, as
-// errors.Is compares them, or, for a type == cannot compare, deeply equal.
+// errors.Is compares them, or, for a value == cannot compare, deeply
+// equal. The value is asked, not its type: a struct's error field may
+// hold a slice (a multi-error), on which == panics.
 func sameError(a, b error) bool {
 	if a == nil || reflect.TypeOf(a) != reflect.TypeOf(b) {
 		return false
 	}
-	if reflect.TypeOf(a).Comparable() {
+	if reflect.ValueOf(a).Comparable() {
 		return a == b
 	}
 	return reflect.DeepEqual(a, b)
