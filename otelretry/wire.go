@@ -578,7 +578,9 @@ func hideIdempotencyKeys(h http.Header) {
 	for _, k := range netHTTPIdempotencyKeys {
 		if v, ok := h[k.canonical]; ok {
 			delete(h, k.canonical)
-			h[k.hidden] = append(h[k.hidden], v...)
+			// net/http's HTTP/1 client writes the names sorted: the
+			// canonical one's values came first.
+			h[k.hidden] = append(v[:len(v):len(v)], h[k.hidden]...)
 		}
 	}
 }

@@ -168,6 +168,47 @@ func TestWireSigningBaseVerifiesWithTheHiddenKey(t *testing.T) {
 	}
 }
 
+// TestWireHiddenKeysKeepTheValuesOrder: a guarded bodyless write's
+// idempotency keys move to the lower-case name (hideIdempotencyKeys) with
+// their values in the order net/http writes them: a map holding both
+// spellings (an SDK's "idempotency-key", the caller's canonical one)
+// reaches the server as through the base alone, the canonical one's first,
+// so that a server reading the first value keys the write on the same one.
+func TestWireHiddenKeysKeepTheValuesOrder(t *testing.T) {
+	var mu sync.Mutex
+	var got []string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		defer mu.Unlock()
+		got = append(got, strings.Join(r.Header.Values("Idempotency-Key"), ",")+" "+strings.Join(r.Header.Values("X-Idempotency-Key"), ","))
+	}))
+	defer srv.Close()
+	base := srv.Client().Transport.(*http.Transport).Clone()
+	base.DisableKeepAlives = true
+	for _, method := range []string{http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete} {
+		mu.Lock()
+		got = nil
+		mu.Unlock()
+		for _, rt := range []http.RoundTripper{base, otelretry.NewTransport(base)} {
+			req, _ := http.NewRequestWithContext(t.Context(), method, srv.URL, nil)
+			req.Header["idempotency-key"] = []string{"sdk-key"}
+			req.Header["Idempotency-Key"] = []string{"caller-key", "caller-key-2"}
+			req.Header["x-idempotency-key"] = []string{"x-sdk"}
+			req.Header["X-Idempotency-Key"] = []string{"x-caller"}
+			resp, err := rt.RoundTrip(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+		}
+		mu.Lock()
+		if len(got) != 2 || got[0] != got[1] {
+			t.Errorf("%s: the server read %q through the base alone, then through otelretry", method, got)
+		}
+		mu.Unlock()
+	}
+}
+
 // uploadingBase plays net/http's part in a request with a body, on
 // virtual time: it takes a connection, writes the headers, reads the body
 // (as slowly as the body delivers it), reports the request written, and
