@@ -490,6 +490,61 @@ func TestWritesAreNeverHedged(t *testing.T) {
 	}
 }
 
+// TestARequestWhoseBodyFillsItsTrailersIsNotHedged: net/http lets a body
+// set the values of the request's declared trailers as it is read, and
+// every attempt sends the caller's Trailer map: a hedge would have
+// net/http read it while the first attempt's body writes it (a data race,
+// "concurrent map read and map write"). Such a request is not hedged, and
+// its trailer reaches the server.
+func TestARequestWhoseBodyFillsItsTrailersIsNotHedged(t *testing.T) {
+	var served atomic.Int32
+	var trailer atomic.Value
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		trailer.Store(r.Trailer.Get("X-Sum"))
+		served.Add(1)
+		time.Sleep(200 * time.Millisecond) // past the hedge's delay
+	}))
+	defer srv.Close()
+	base := srv.Client().Transport.(*http.Transport).Clone()
+	defer base.CloseIdleConnections()
+	tr := otelretry.NewTransport(base, otelretry.WithHedging(otelretry.Hedging{Delay: 20 * time.Millisecond, MaxShare: 1}))
+	req, _ := http.NewRequestWithContext(otelretry.WithIntent(t.Context(), otelretry.Intent{Repeatable: true}), http.MethodPost, srv.URL, nil)
+	req.Body = &trailerFillingBody{req: req, wait: 60 * time.Millisecond}
+	req.ContentLength = -1
+	req.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(strings.NewReader("abc")), nil }
+	req.Trailer = http.Header{"X-Sum": nil}
+	resp, err := tr.RoundTrip(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	if n, got := served.Load(), trailer.Load(); n != 1 || got != "sum-of-abc" {
+		t.Errorf("the server served %d requests, the last with trailer %q; want 1, %q", n, got, "sum-of-abc")
+	}
+}
+
+// trailerFillingBody sends "abc", then, after wait, sets its request's
+// trailer and ends, as net/http's Request.Trailer lets a body do.
+type trailerFillingBody struct {
+	req  *http.Request
+	sent bool
+	wait time.Duration
+}
+
+func (b *trailerFillingBody) Read(p []byte) (int, error) {
+	if !b.sent {
+		b.sent = true
+		return copy(p, "abc"), nil
+	}
+	time.Sleep(b.wait)
+	b.req.Trailer["X-Sum"] = []string{"sum-of-abc"}
+	return 0, io.EOF
+}
+
+func (b *trailerFillingBody) Close() error { return nil }
+
 // A body that cannot be replayed is not hedged, and the refusal says why.
 func TestHedgeOfABodyThatCannotBeReplayedIsRefused(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {

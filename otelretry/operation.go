@@ -153,7 +153,7 @@ func (op *operation) admitFirst(held *holdings, p *progress) attrs.Reason {
 // beginRace gives a read that may be hedged (h on, more than one attempt)
 // its race.
 func (op *operation) beginRace(h *Hedging) {
-	if !h.on() || op.plan.write || op.plan.noRetry || op.plan.maxAttempts <= 1 {
+	if !h.on() || op.plan.write || op.plan.noRetry || op.plan.maxAttempts <= 1 || fillsTrailers(op.req) {
 		return
 	}
 	t := op.t
@@ -199,6 +199,12 @@ func (op *operation) wireHeaders() (key, id headerValue) {
 	}
 	return key, id
 }
+
+// fillsTrailers reports whether req's body may fill the caller's Trailer
+// map as it is read (net/http lets it, until EOF): every attempt sends that
+// map, so a hedge would have net/http read it while the first attempt's
+// body writes it. Such a request is not hedged.
+func fillsTrailers(req *http.Request) bool { return len(req.Trailer) > 0 && hasBody(req) }
 
 // hedgingOf is the request's Hedging: its Intent's, else the Transport's.
 func hedgingOf(in Intent, transport *Hedging) *Hedging {
