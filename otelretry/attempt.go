@@ -689,10 +689,12 @@ func (a *attempt) observe(resp *http.Response, err error) observation {
 				evidence, proved = h2Unprocessed(own, w.usedNoGetBodyForEvidence())
 			}
 		}
-		if !a.cutBeforeCall && own != nil && errors.Is(own, ErrOutcomeUnknown) {
+		if !a.cutBeforeCall && own != nil && (errors.Is(own, ErrOutcomeUnknown) || triedBelow(own)) {
 			// A base's error that claims an unknown outcome (another
-			// otelretry Transport below, about this write) says the write
-			// may have been applied, whatever its own attempts met.
+			// otelretry Transport below, about this write), or another
+			// otelretry operation's that made attempts, says the write may
+			// have been applied, whatever the last of its attempts met: an
+			// earlier one may have been answered or cut.
 			unsent, seen = false, seen.mayHaveLanded()
 			evidence, proved = Evidence{}, false
 			if class.NotSent() {
@@ -702,6 +704,15 @@ func (a *attempt) observe(resp *http.Response, err error) observation {
 		return seen.failure(err, class, unsent, evidence, proved)
 	}
 	return seen.response(resp, a.setup.clock.at(a.end), &a.setup.sender.dialect)
+}
+
+// triedBelow reports whether err is the error of another otelretry
+// operation (a Transport below) that made attempts: what its last attempt
+// met, a dial error or a hook's failure, proves nothing of its earlier
+// ones.
+func triedBelow(err error) bool {
+	var below *Error
+	return errors.As(err, &below) && below.Attempts > 0
 }
 
 // answer is the attempt's answer as the hooks see it: a status and its

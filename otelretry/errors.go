@@ -242,8 +242,8 @@ func (c causeOfOwn) Is(target error) bool {
 
 func (c causeOfOwn) As(target any) bool { return errors.As(c.err, target) }
 
-// heldError is the error c holds, for walkErrors: c's whole tree is in
-// err's, as errors.Is and errors.As read it.
+// heldError is the error c holds, for holds: c's whole tree is in err's,
+// as errors.Is and errors.As read it (but for ErrOutcomeUnknown).
 func (c causeOfOwn) heldError() error { return c.err }
 
 // errAttemptTimeout is the cause with which an attempt's context is

@@ -10,7 +10,9 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
+	"reflect"
 	"strings"
 	"sync/atomic"
 	"syscall"
@@ -213,6 +215,7 @@ func TestTheCallersCauseIsNoProofOfTheRequest(t *testing.T) {
 		{"a sibling's GOAWAY, the POST taken", siblingGoAway, taken, true},
 		{"a sibling's dial error in a multi-error, the POST taken", errorList{siblingDial}, taken, true},
 		{"a sibling's error holding a multi-error in a field, the POST taken", shardFailed{"sync", errorList{siblingDial}}, taken, true},
+		{"a sibling's error holding a func, the POST taken", withCallback{siblingDial, func() {}}, taken, true},
 		{"the base's own dial error around the caller's cause", errors.New("sibling failed"), dialAround, false},
 		{"the base's own dial error around a multi-error holding a sibling's unknown outcome", errorList{siblingUnknown}, dialAround, false},
 		{"server closed idle connection, beside ctx.Err()", errors.New("sibling failed"), idleBeside(false), false},
@@ -258,7 +261,12 @@ func TestTheCallersCauseIsNoProofOfTheRequest(t *testing.T) {
 // its own cause does already, as where the base returned it (net/http
 // returns context.Cause), alone or inside an error of its own.
 func TestTheCallersCauseIsToldOnce(t *testing.T) {
-	cause := errors.New("sibling shard-7 failed")
+	for _, cause := range []error{errors.New("sibling shard-7 failed"), withCallback{errors.New("sibling shard-7 failed"), func() {}}} {
+		testTheCallersCauseIsToldOnce(t, cause)
+	}
+}
+
+func testTheCallersCauseIsToldOnce(t *testing.T, cause error) {
 	for name, baseErr := range map[string]func(*http.Request) error{
 		"the base returns the cause": func(r *http.Request) error { return context.Cause(r.Context()) },
 		"the base returns ctx.Err()": func(r *http.Request) error { return r.Context().Err() },
@@ -266,7 +274,7 @@ func TestTheCallersCauseIsToldOnce(t *testing.T) {
 			return &net.OpError{Op: "read", Net: "tcp", Err: context.Cause(r.Context())}
 		},
 	} {
-		t.Run(name, func(t *testing.T) {
+		t.Run(fmt.Sprintf("%s, a cause of %T", name, cause), func(t *testing.T) {
 			held := make(chan struct{})
 			base := roundTripFunc(func(r *http.Request) (*http.Response, error) {
 				close(held)
@@ -274,9 +282,60 @@ func TestTheCallersCauseIsToldOnce(t *testing.T) {
 				return nil, baseErr(r)
 			})
 			_, err := otelretry.NewTransport(base).RoundTrip(get(t, cancelCauseWhen(t, cause, held), "http://api.test/items"))
-			if n := strings.Count(fmt.Sprint(err), cause.Error()); n != 1 || !errors.Is(err, cause) {
-				t.Errorf("the cause is told %d times in %q (matched: %v); want once", n, err, errors.Is(err, cause))
+			// errors.Is matches a target == can compare only (not withCallback).
+			matched := errors.Is(err, cause) || !reflect.TypeOf(cause).Comparable()
+			if n := strings.Count(fmt.Sprint(err), cause.Error()); n != 1 || !matched {
+				t.Errorf("the cause is told %d times in %q (matched: %v); want once", n, err, matched)
 			}
+		})
+	}
+}
+
+// TestAnOperationBelowIsNoProofOfTheWrite: an otelretry Transport over
+// another, the inner's POST declared idempotent. The inner sends the POST
+// (answered 503), then its retry meets an error that proves that retry
+// unsent: a dial error, or a PrepareAttemptFunc's token fetch failing with
+// net/http's "server closed idle connection" or a GOAWAY message. None of
+// it is proof for the outer, whose one attempt is the inner's whole
+// operation: the outer does not resend the write.
+func TestAnOperationBelowIsNoProofOfTheWrite(t *testing.T) {
+	idle := errors.New("http: server closed idle connection") // net/http's, an errors.New
+	goAway := errors.New("http2: Transport received GOAWAY from server ErrCode:ENHANCE_YOUR_CALM")
+	dial := &net.OpError{Op: "dial", Net: "tcp", Err: os.NewSyscallError("connect", syscall.ECONNREFUSED)}
+	for name, tc := range map[string]struct{ prepErr, baseErr error }{
+		"the retry's dial error":                {baseErr: dial},
+		"the token fetch's *url.Error":          {prepErr: &url.Error{Op: "Post", URL: "http://auth.test/token", Err: idle}},
+		"the token fetch's error wrapped by %w": {prepErr: fmt.Errorf("fetching token: %w", idle)},
+		"a GOAWAY message, as it is":            {prepErr: goAway},
+		"a GOAWAY message wrapped by %w":        {prepErr: fmt.Errorf("fetching token: %w", goAway)},
+	} {
+		t.Run(name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				var calls atomic.Int64
+				base := roundTripFunc(func(r *http.Request) (*http.Response, error) {
+					if calls.Add(1) > 1 {
+						return nil, tc.baseErr
+					}
+					return &http.Response{StatusCode: http.StatusServiceUnavailable, Header: http.Header{}, Body: http.NoBody, Request: r}, nil
+				})
+				inner := otelretry.NewTransport(base, otelretry.WithMaxAttempts(2), otelretry.WithoutBudget(),
+					otelretry.WithIdempotentMethods(http.MethodPost),
+					otelretry.WithPrepareAttempt(func(_ *http.Request, attempt int) error {
+						if attempt > 1 {
+							return tc.prepErr
+						}
+						return nil
+					}))
+				outer := otelretry.NewTransport(inner, otelretry.WithoutBudget())
+				_, err := outer.RoundTrip(post(t, t.Context(), "http://api.test/orders", "order"))
+				want := int64(1)
+				if tc.baseErr != nil {
+					want = 2
+				}
+				if n := calls.Load(); n != want || err == nil {
+					t.Errorf("the base was called %d times, err %v; want %d (the inner's operation once)", n, err, want)
+				}
+			})
 		})
 	}
 }
@@ -328,3 +387,15 @@ type shardFailed struct {
 func (e shardFailed) Error() string { return e.op + ": " + e.err.Error() }
 
 func (e shardFailed) Unwrap() error { return e.err }
+
+// withCallback is an error that carries a func (a way to retry, a
+// cleanup): == cannot compare it, and reflect.DeepEqual never calls a
+// non-nil func equal, not even to itself.
+type withCallback struct {
+	err      error
+	callback func()
+}
+
+func (e withCallback) Error() string { return "shard sync: " + e.err.Error() }
+
+func (e withCallback) Unwrap() error { return e.err }

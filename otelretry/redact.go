@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"sync/atomic"
+	"unsafe"
 
 	"github.com/otelretry/otelretry-go/attrs"
 	"github.com/otelretry/otelretry-go/internal/redact"
@@ -197,7 +198,8 @@ func spelledSecrets(u *url.URL) []redact.Replacement {
 }
 
 // walkErrors calls f on err and every error in its chain, following both
-// Unwrap() error and Unwrap() []error, and into a causeOfOwn.
+// Unwrap() error and Unwrap() []error. It does not go into a causeOfOwn:
+// what that holds is no evidence of the request (a hook's error).
 func walkErrors(err error, f func(error)) {
 	for depth := 0; err != nil && depth < 64; depth++ {
 		if w, ok := err.(withoutCause); ok {
@@ -208,8 +210,6 @@ func walkErrors(err error, f func(error)) {
 		switch u := err.(type) {
 		case interface{ Unwrap() error }:
 			err = u.Unwrap()
-		case interface{ heldError() error }: // causeOfOwn, which errors.Is goes through by its Is
-			err = u.heldError()
 		case interface{ Unwrap() []error }:
 			for _, e := range u.Unwrap() {
 				walkErrors(e, f)
@@ -223,10 +223,16 @@ func walkErrors(err error, f func(error)) {
 
 // holds reports whether target is err or in err's tree, as the same value
 // (errors.Is, but for a target of a type == cannot compare too: a
-// multi-error, a slice of errors).
+// multi-error, a slice of errors), a causeOfOwn's included, as errors.Is
+// reads it by its Is.
 func holds(err, target error) bool {
 	found := false
-	walkErrors(err, func(e error) { found = found || sameError(e, target) })
+	walkErrors(err, func(e error) {
+		if h, ok := e.(interface{ heldError() error }); ok && !found {
+			found = holds(h.heldError(), target)
+		}
+		found = found || sameError(e, target)
+	})
 	return found
 }
 
@@ -276,9 +282,10 @@ func (w withoutCause) As(target any) bool {
 }
 
 // sameError reports whether a and b are the same error value: equal, as
-// errors.Is compares them, or, for a value == cannot compare, deeply
-// equal. The value is asked, not its type: a struct's error field may
-// hold a slice (a multi-error), on which == panics.
+// errors.Is compares them, or, for a value == cannot compare, one copy of
+// it (sameBox) or deeply equal. The value is asked, not its type: a
+// struct's error field may hold a slice (a multi-error), on which ==
+// panics.
 func sameError(a, b error) bool {
 	if a == nil || reflect.TypeOf(a) != reflect.TypeOf(b) {
 		return false
@@ -286,7 +293,17 @@ func sameError(a, b error) bool {
 	if reflect.ValueOf(a).Comparable() {
 		return a == b
 	}
-	return reflect.DeepEqual(a, b)
+	return sameBox(a, b) || reflect.DeepEqual(a, b)
+}
+
+// sameBox reports whether a and b, of one type == cannot compare, hold
+// the same copy of their value: an interface holds such a value through a
+// pointer to it, which every copy of the interface shares (context.Cause
+// returns the error the caller gave, a %w wrapper keeps it). DeepEqual
+// alone never calls a value with a func in it equal, not even to itself.
+func sameBox(a, b error) bool {
+	type iface struct{ typ, data unsafe.Pointer }
+	return (*iface)(unsafe.Pointer(&a)).data == (*iface)(unsafe.Pointer(&b)).data
 }
 
 // sanitizeRawURL sanitizes a URL found as text (in an error), as
