@@ -367,6 +367,8 @@ func (op *operation) conclude(a *attempt, resp *http.Response, err error) result
 		class = observedClass(o.class, o.timedOut, c.canceled, c.deadline, a.lost())
 	}
 	answer := a.answer(&o, class)
+	count := answerCount{o: &o, class: class, at: &at, from: a.end}
+	defer op.countIfHooksPanicked(&count)
 	c := op.t.cfg.classify(answer)
 	in, class, evidence := op.inputAfter(&o, class, c, &at)
 	var view raceView
@@ -382,7 +384,9 @@ func (op *operation) conclude(a *attempt, resp *http.Response, err error) result
 	if !view.superseded {
 		cost = budgetCharge(&in, o.retryAfter, o.hasRetryAfter)
 	}
+	count.cost, count.judged = cost, true
 	v := op.settle(&in, made, &answer, cost, a.end)
+	count.counted = true
 	a.concluded(&o, class, evidence, v)
 	op.t.sender.rec.recordAttempt(&op.tel, a.span, &a.ev)
 	if err != nil {
@@ -396,6 +400,34 @@ func (op *operation) conclude(a *attempt, resp *http.Response, err error) result
 		return result{err: decidedError(err, class, known, v), v: v}
 	}
 	return result{resp: resp, v: v}
+}
+
+// answerCount is what the gate is to count of an attempt's answer while
+// the hooks that judge it run (see countIfHooksPanicked).
+type answerCount struct {
+	o       *observation
+	class   attrs.ErrorClass // as observed
+	at      *progress
+	from    time.Duration // the answer's end
+	cost    budgetObservation
+	judged  bool // cost is the judged answer's
+	counted bool // settle had the gate count it
+}
+
+// countIfHooksPanicked has the gate count an answer whose Classifier or
+// Backoff panicked before settle did: the throttle and the budget see
+// every answer the dependency gave, as the rules alone judge it when the
+// Classifier did not. The panic goes on.
+func (op *operation) countIfHooksPanicked(c *answerCount) {
+	if c.counted {
+		return
+	}
+	cost := c.cost
+	if !c.judged {
+		in, _, _ := op.inputAfter(c.o, c.class, Classification{}, c.at)
+		cost = budgetCharge(&in, c.o.retryAfter, c.o.hasRetryAfter)
+	}
+	op.t.gate.observe(op.keys, op.clock.at(c.from), op.clock.at(op.clock.since()), cost)
 }
 
 // inputAfter builds the decision's input from an attempt's observation

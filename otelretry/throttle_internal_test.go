@@ -348,3 +348,76 @@ func refusalsAfterARecovery(t *testing.T, th *Throttle, outage time.Duration, wi
 	})
 	return byWindow
 }
+
+// TestAnAnswerWhoseHooksPanickedIsCounted: the dependency answered, then
+// the Classifier or the Backoff that judges the answer panicked. The
+// throttle still counts the answer (docs/budget.md: every attempt counts
+// once it ends), as the rules alone judge it where the Classifier did not,
+// on the race's goroutine too, and the budget is charged as without the
+// panic.
+func TestAnAnswerWhoseHooksPanickedIsCounted(t *testing.T) {
+	panicking := func(int, Answer) time.Duration { panic("backoff") }
+	for _, tc := range []struct {
+		name             string
+		status           int
+		opts             []Option
+		requests, accept float64
+	}{
+		{"a 503 whose Backoff panicked", http.StatusServiceUnavailable, []Option{WithBackoff(panicking)}, 1, 0},
+		{"a 503 whose Classifier panicked", http.StatusServiceUnavailable, []Option{WithClassifier(func(Answer) Classification { panic("classifier") })}, 1, 0},
+		{"a 200 whose Classifier panicked", http.StatusOK, []Option{WithClassifier(func(Answer) Classification { panic("classifier") })}, 1, 1},
+		{"a hedged 503 whose Classifier panicked", http.StatusServiceUnavailable, []Option{WithHedging(Hedging{Delay: time.Second, MaxShare: 1}),
+			WithClassifier(func(Answer) Classification { panic("classifier") })}, 1, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				th := &Throttle{Window: time.Hour}
+				base := baseFunc(func(r *http.Request) (*http.Response, error) {
+					return &http.Response{StatusCode: tc.status, Body: http.NoBody, Request: r}, nil
+				})
+				tr := NewTransport(base, append([]Option{WithThrottle(th), WithMaxAttempts(3)}, tc.opts...)...)
+				if p := roundTripPanic(tr, "http://api.test/x"); p == nil {
+					t.Fatal("the hook's panic did not reach the caller")
+				}
+				th.mu.Lock()
+				defer th.mu.Unlock()
+				_, slot := th.clock(time.Now())
+				if requests, accepts := th.deps["api.test"].Value.(*throttleDep).counts(slot); requests != tc.requests || accepts != tc.accept {
+					t.Errorf("the throttle counted %v requests, %v accepts; want %v, %v", requests, accepts, tc.requests, tc.accept)
+				}
+			})
+		})
+	}
+	t.Run("the budget", func(t *testing.T) {
+		available := map[bool]int{}
+		for _, panics := range []bool{true, false} {
+			synctest.Test(t, func(t *testing.T) {
+				b := &Budget{}
+				backoff := WithBackoff(func(int, Answer) time.Duration { return time.Hour }) // the retry does not fit
+				if panics {
+					backoff = WithBackoff(panicking)
+				}
+				base := baseFunc(func(r *http.Request) (*http.Response, error) {
+					return &http.Response{StatusCode: http.StatusServiceUnavailable, Body: http.NoBody, Request: r}, nil
+				})
+				roundTripPanic(NewTransport(base, WithBudget(b), WithMaxAttempts(2), WithDeadline(time.Second), backoff), "http://api.test/x")
+				req, _ := http.NewRequest(http.MethodGet, "http://api.test/x", nil)
+				available[panics] = b.Available(req)
+			})
+		}
+		if available[true] != available[false] {
+			t.Errorf("tokens after a 503: %d when its Backoff panicked, %d when its retry did not fit; want the same charge", available[true], available[false])
+		}
+	})
+}
+
+// roundTripPanic sends a GET to url through rt and returns what it
+// panicked with, nil when it did not.
+func roundTripPanic(rt http.RoundTripper, url string) (recovered any) {
+	defer func() { recovered = recover() }()
+	req, _ := http.NewRequest(http.MethodGet, url, nil)
+	if resp, err := rt.RoundTrip(req); err == nil {
+		resp.Body.Close()
+	}
+	return nil
+}
