@@ -42,6 +42,9 @@ type observation struct {
 	// (h2Unprocessed).
 	wireEvidence Evidence
 	wireProved   bool
+	// landedBelow: the base's error says the write may have been applied
+	// below (mayHaveLanded): no classifier's word proves it was not.
+	landedBelow bool
 
 	retryAfter      time.Duration
 	hasRetryAfter   bool
@@ -91,6 +94,7 @@ type attemptSeen struct {
 	writes        int32
 	written       bool
 	reportsWrites bool
+	landedBelow   bool
 }
 
 // failure is the observation of an attempt that got no response: its
@@ -117,16 +121,16 @@ func (s attemptSeen) response(resp *http.Response, now time.Time, d *dialect) ob
 }
 
 // mayHaveLanded is s for an attempt whose base said its write may have
-// been applied (an error claiming an unknown outcome), though the base
-// reported no write.
+// been applied (an error claiming an unknown outcome, or another otelretry
+// operation's that made attempts), though the base reported no write.
 func (s attemptSeen) mayHaveLanded() attemptSeen {
-	s.written = true
+	s.written, s.landedBelow = true, true
 	return s
 }
 
 func (s attemptSeen) observation() observation {
 	return observation{number: s.number, start: s.start, end: s.end, remaining: s.remaining, url: s.url,
-		timedOut: s.timedOut, writes: s.writes, written: s.written, reportsWrites: s.reportsWrites}
+		timedOut: s.timedOut, writes: s.writes, written: s.written, reportsWrites: s.reportsWrites, landedBelow: s.landedBelow}
 }
 
 // attemptEvent is the record of one network attempt, built once by

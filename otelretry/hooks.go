@@ -161,6 +161,15 @@ type Evidence struct {
 	noCode bool
 }
 
+// withoutProof is c, but that a NotProcessed verdict reads as Retryable:
+// worth another attempt, no proof of a write unsent.
+func (c Classification) withoutProof() Classification {
+	if c.kind == classNotProcessed {
+		return Classification{kind: classRetryable}
+	}
+	return c
+}
+
 // Retryable classifies the answer as worth another attempt, after at least
 // pause (0: the Backoff's; above 24 h, 24 h, the bound of a server's hint,
 // which no deadline reaches in practice). A request that is not safe to repeat is still
@@ -182,6 +191,11 @@ func NotRetryable() Classification { return Classification{kind: classNotRetryab
 // response. Use it only for evidence the protocol defines (HTTP/2
 // REFUSED_STREAM, HTTP/3 H3_REQUEST_REJECTED, a GOAWAY that excludes the
 // stream), never on a guess.
+//
+// The verdict proves nothing, and reads as Retryable, for an error that
+// says the write may have been applied below: one claiming
+// ErrOutcomeUnknown, or another otelretry Transport's whose operation
+// made attempts (its last attempt's refusal says nothing of the earlier).
 //
 // With protocol evidence (a Protocol, Code or Name), the attempt records
 // the evidence's class and retry.evidence.*. Without any, the verdict is

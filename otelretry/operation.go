@@ -442,6 +442,12 @@ func (op *operation) inputAfter(o *observation, observed attrs.ErrorClass, c Cla
 		if o.wireProved {
 			wireEvidence = o.wireEvidence
 		}
+		if o.landedBelow {
+			// What a classifier reads in a Transport's error below (its
+			// last attempt's REFUSED_STREAM) proves nothing of the
+			// earlier attempts the write may have landed in.
+			c = c.withoutProof()
+		}
 		class, evidence := recordedClass(observed, c, wireEvidence)
 		cutBelow := o.class == attrs.ErrorClassCanceled && observed == attrs.ErrorClassOther // see observedClass
 		return in.failed(class, o.written, provedUnprocessed(o.unsent, o.written, o.writes, op.t.sender.trustResends, c, o.wireProved), cutBelow, c, left), class, evidence

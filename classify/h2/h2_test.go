@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/http/httptrace"
 	"testing"
+	"time"
 
 	"golang.org/x/net/http2"
 
@@ -236,5 +237,55 @@ func TestEvidenceByCode(t *testing.T) {
 	}
 	if got := h2.Classify(otelretry.Answer{StatusCode: http.StatusOK}); got != (otelretry.Classification{}) {
 		t.Errorf("Classify(200) = %+v; want the zero Classification", got)
+	}
+}
+
+// TestARefusalBelowIsNoProofForTheOuter: an otelretry
+// Transport over another (docs/layers.md "An otelretry Transport over
+// another"), both with h2.Classify, over an HTTP/2 ClientConn. The inner
+// (POST declared idempotent, 2 attempts) sends the POST, which the server
+// processes and then resets; its retry is refused (REFUSED_STREAM), and
+// it gives up. The outer's one attempt is the inner's whole operation:
+// the refused last stream proves nothing of the first, which was
+// processed. docs/layers.md: "An error of the inner's that made attempts
+// is never the outer's proof that a write was not sent: the outer does
+// not resend the write on it". The server must process the POST once.
+func TestARefusalBelowIsNoProofForTheOuter(t *testing.T) {
+	script := func(n int) action {
+		switch n {
+		case 1:
+			return resetAfterRead
+		case 2:
+			return reject
+		}
+		return process
+	}
+	for name, cc := range map[string]func(*testing.T, *h2Server) http.RoundTripper{
+		"net/http": func(t *testing.T, s *h2Server) http.RoundTripper { return stdClientConn(t, s) },
+		"x/net":    func(t *testing.T, s *h2Server) http.RoundTripper { return xnetClientConn(t, s) },
+	} {
+		t.Run(name, func(t *testing.T) {
+			srv := startH2(t, script)
+			inner := otelretry.NewTransport(cc(t, srv),
+				otelretry.WithClassifier(h2.Classify),
+				otelretry.WithIdempotentMethods(http.MethodPost),
+				otelretry.WithMaxAttempts(2), otelretry.WithoutBudget(),
+				otelretry.WithBackoff(otelretry.ConstantBackoff(time.Millisecond)))
+			outer := otelretry.NewTransport(inner,
+				otelretry.WithClassifier(h2.Classify),
+				otelretry.WithMaxAttempts(3), otelretry.WithoutBudget(),
+				otelretry.WithBackoff(otelretry.ConstantBackoff(time.Millisecond)))
+			resp, err := outer.RoundTrip(post(t, srv.url()))
+			if err == nil {
+				readAll(t, resp)
+			}
+			if p := srv.processed.Load(); p != 1 {
+				t.Errorf("server processed the POST %d times (streams %d, rejected %d, resets %d); want 1: the outer resent a write the inner had sent",
+					p, srv.streams.Load(), srv.rejected.Load(), srv.resets.Load())
+			}
+			if err == nil || !errors.Is(err, otelretry.ErrOutcomeUnknown) {
+				t.Errorf("err = %v; want ErrOutcomeUnknown (the outer's write may have been applied)", err)
+			}
+		})
 	}
 }
