@@ -368,7 +368,7 @@ func (op *operation) conclude(a *attempt, resp *http.Response, err error) result
 	}
 	answer := a.answer(&o, class)
 	count := answerCount{o: &o, class: class, at: &at, from: a.end}
-	defer op.countIfHooksPanicked(&count)
+	defer op.countIfHooksPanicked(a, &count)
 	c := op.t.cfg.classify(answer)
 	in, class, evidence := op.inputAfter(&o, class, c, &at)
 	var view raceView
@@ -417,15 +417,23 @@ type answerCount struct {
 // countIfHooksPanicked has the gate count an answer whose Classifier or
 // Backoff panicked before settle did: the throttle and the budget see
 // every answer the dependency gave, as the rules alone judge it when the
-// Classifier did not. The panic goes on.
-func (op *operation) countIfHooksPanicked(c *answerCount) {
+// Classifier did not. In a race the Classifier's panic comes before the
+// race judged the answer (superseded, or retried by another attempt in
+// flight): the race loop counts it then (raceLoop.ended). The panic goes
+// on.
+func (op *operation) countIfHooksPanicked(a *attempt, c *answerCount) {
 	if c.counted {
 		return
 	}
-	cost := c.cost
-	if !c.judged {
-		in, _, _ := op.inputAfter(c.o, c.class, Classification{}, c.at)
-		cost = budgetCharge(&in, c.o.retryAfter, c.o.hasRetryAfter)
+	if c.judged {
+		op.t.gate.observe(op.keys, op.clock.at(c.from), op.clock.at(op.clock.since()), c.cost)
+		return
+	}
+	in, _, _ := op.inputAfter(c.o, c.class, Classification{}, c.at)
+	cost := budgetCharge(&in, c.o.retryAfter, c.o.hasRetryAfter)
+	if op.race != nil {
+		a.leaveUncounted(cost)
+		return
 	}
 	op.t.gate.observe(op.keys, op.clock.at(c.from), op.clock.at(op.clock.since()), cost)
 }

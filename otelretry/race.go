@@ -377,7 +377,9 @@ func (l *raceLoop) ended(m raceMsg) {
 	l.running--
 	switch {
 	case m.panicked:
+		superseded := l.won || m.a.lost()
 		l.remove(m.a)
+		l.countUncounted(m.a, superseded)
 		l.end.panic(m)
 		l.won = true // the race ends: what is in flight is canceled
 		l.cancel()
@@ -385,6 +387,23 @@ func (l *raceLoop) ended(m raceMsg) {
 	case m.a == l.final:
 		l.end.a, l.end.res = m.a, m.res
 	}
+}
+
+// countUncounted counts the answer of attempt a whose Classifier panicked
+// (attempt.uncounted) as the race would have judged it: nothing when it
+// was superseded, and no failure when another attempt in flight retries
+// it, as judgeNow and settle do.
+func (l *raceLoop) countUncounted(a *attempt, superseded bool) {
+	if !a.hasUncounted || superseded {
+		return
+	}
+	cost := a.uncounted
+	if len(l.inFlight) > 0 {
+		cost = cost.retriedInFlight()
+	}
+	clock := l.r.setup.clock
+	now := clock.at(clock.since())
+	l.r.gate.observe(l.r.keys, clock.at(a.end), now, cost)
 }
 
 // prepared sends the hedge whose preparation ended, or gives back what it

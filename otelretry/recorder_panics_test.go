@@ -7,9 +7,11 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -230,5 +232,47 @@ func TestAPanickingPropagatorLeavesNoSpanOpen(t *testing.T) {
 		if s.Status().Code != codes.Error {
 			t.Errorf("attempt span status %v, want Error", s.Status())
 		}
+	}
+}
+
+// TestAnAttemptWhoseHooksPanickedHasNoAttemptMetric pins what
+// docs/telemetry.md says: the attempt whose Classifier panicked has no
+// decision to label retry.attempts with, and the operation records no
+// metric; its span ends with a panic event. The attempt before it, judged,
+// is in the metric.
+func TestAnAttemptWhoseHooksPanickedHasNoAttemptMetric(t *testing.T) {
+	var answers atomic.Int32
+	h := newHarness(t, []scripted.Step{{Status: 503}, {Status: 503}}, otelretry.WithBackoff(otelretry.ConstantBackoff(0)),
+		otelretry.WithClassifier(func(otelretry.Answer) otelretry.Classification {
+			if answers.Add(1) == 2 {
+				panic("classifier")
+			}
+			return otelretry.Classification{}
+		}))
+	func() {
+		defer func() {
+			if recover() == nil {
+				t.Error("the Classifier's panic did not reach the caller")
+			}
+		}()
+		h.transprt.RoundTrip(get(t, t.Context(), "http://api.test/"))
+	}()
+	rm := h.collect(t)
+	if got := sumBy(t, rm, "retry.attempts", attrs.DecisionKey); !maps.Equal(got, map[string]int64{"retry": 1}) {
+		t.Errorf("retry.attempts by decision %v; want the first attempt's retry alone", got)
+	}
+	if got := sumBy(t, rm, "retry.operations", attrs.OutcomeKey); len(got) != 0 {
+		t.Errorf("retry.operations %v; want none", got)
+	}
+	panicked := 0
+	for _, s := range h.spans.Ended() {
+		for _, e := range s.Events() {
+			if e.Name == attrs.EventPanic {
+				panicked++
+			}
+		}
+	}
+	if panicked == 0 {
+		t.Error("no span ended with a panic event")
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -420,4 +421,70 @@ func roundTripPanic(rt http.RoundTripper, url string) (recovered any) {
 		resp.Body.Close()
 	}
 	return nil
+}
+
+// TestARaceAnswerWhoseClassifierPanickedIsCountedAsTheRaceJudgesIt: in a
+// hedged race the Classifier runs before the race judges the answer, so
+// the race counts an answer whose Classifier panicked: the throttle and
+// the budget end as without the panic. The first attempt superseded by
+// its hedge's 200 counts neither way; a hedge's 503 while the attempt it
+// hedged is in flight costs no token beyond the hedge's.
+func TestARaceAnswerWhoseClassifierPanickedIsCountedAsTheRaceJudgesIt(t *testing.T) {
+	type counted struct {
+		requests, accepts float64
+		tokens            int
+	}
+	for _, tc := range []struct {
+		name   string
+		second int               // the hedge's answer; the first attempt waits for its cut or 2 s, then 200
+		panics func(Answer) bool // when the Classifier panics
+	}{
+		{"the first attempt, superseded by its hedge's 200", http.StatusOK, func(a Answer) bool { return a.Err != nil }},
+		{"the hedge's 503, the first attempt in flight", http.StatusServiceUnavailable, func(a Answer) bool { return a.StatusCode == http.StatusServiceUnavailable }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := map[bool]counted{}
+			for _, panics := range []bool{false, true} {
+				synctest.Test(t, func(t *testing.T) {
+					th, b := &Throttle{Window: time.Hour}, &Budget{}
+					var calls atomic.Int32
+					base := baseFunc(func(r *http.Request) (*http.Response, error) {
+						if calls.Add(1) > 1 {
+							return &http.Response{StatusCode: tc.second, Body: http.NoBody, Request: r}, nil
+						}
+						select {
+						case <-r.Context().Done():
+							return nil, r.Context().Err()
+						case <-time.After(2 * time.Second):
+							return &http.Response{StatusCode: http.StatusOK, Body: http.NoBody, Request: r}, nil
+						}
+					})
+					classifier := func(a Answer) Classification {
+						if panics && tc.panics(a) {
+							panic("classifier")
+						}
+						return Classification{}
+					}
+					tr := NewTransport(base, WithThrottle(th), WithBudget(b), WithMaxAttempts(3),
+						WithHedging(Hedging{Delay: time.Second, MaxShare: 1}), WithClassifier(classifier))
+					done := make(chan any, 1)
+					go func() { done <- roundTripPanic(tr, "http://api.test/x") }()
+					time.Sleep(1500 * time.Millisecond) // the hedge answered; the first attempt is in flight or cut
+					synctest.Wait()
+					th.mu.Lock()
+					_, slot := th.clock(time.Now())
+					requests, accepts := th.deps["api.test"].Value.(*throttleDep).counts(slot)
+					th.mu.Unlock()
+					req, _ := http.NewRequest(http.MethodGet, "http://api.test/x", nil)
+					got[panics] = counted{requests, accepts, b.Available(req)}
+					if p := <-done; (p != nil) != panics {
+						t.Fatalf("panicked with %v; want a panic %v", p, panics)
+					}
+				})
+			}
+			if got[true] != got[false] {
+				t.Errorf("with the Classifier's panic %+v, without %+v; want the same", got[true], got[false])
+			}
+		})
+	}
 }
