@@ -213,8 +213,7 @@ func (r *race) run(first *attempt, at progress) raceEnd {
 				}
 			case msgUnsentPanicked:
 				l.end.panic(m)
-				l.won = true
-				l.cancel()
+				l.stop()
 			}
 		case <-l.fire:
 			l.hedgeDue()
@@ -239,6 +238,10 @@ type raceLoop struct {
 	// after it: waiting).
 	heard     []*attempt
 	settledBy *attempt
+	// stopped: a panic ended the race, winning nothing; heardAtStop, the
+	// attempts heard by then, whose answers still count.
+	stopped     bool
+	heardAtStop []*attempt
 	// settledAt is when settledBy was answered; settledInTime, that it
 	// came before the deadline and the caller's end.
 	settledAt     time.Duration
@@ -278,7 +281,7 @@ func (l *raceLoop) arm() {
 }
 
 // over reports whether the race needs no more attempts.
-func (l *raceLoop) over() bool { return l.won || len(l.inFlight) == 0 }
+func (l *raceLoop) over() bool { return l.won || l.stopped || len(l.inFlight) == 0 }
 
 // cancel cancels what is in flight once the race is over.
 func (l *raceLoop) cancel() {
@@ -344,7 +347,7 @@ func (l *raceLoop) judgeInOrder() {
 
 // judgeNow gives attempt m.a its verdict in the race.
 func (l *raceLoop) judgeNow(m raceMsg) {
-	superseded := l.won // an answer heard before the winner's was judged before it
+	superseded := l.supersedes(m.a)
 	l.remove(m.a)
 	in := m.in.racing(superseded, len(l.inFlight) > 0, l.hintUntil-m.end, l.r.maxAttempts-l.end.made.n)
 	if l.settledBy != nil && l.settledBy != m.a && l.settledInTime {
@@ -377,16 +380,35 @@ func (l *raceLoop) ended(m raceMsg) {
 	l.running--
 	switch {
 	case m.panicked:
-		superseded := l.won || m.a.lost()
+		superseded := l.supersedes(m.a)
 		l.remove(m.a)
 		l.countUncounted(m.a, superseded)
 		l.end.panic(m)
-		l.won = true // the race ends: what is in flight is canceled
-		l.cancel()
-		l.judgeInOrder() // those heard after it waited for its verdict
+		l.stop()
+		l.judgeInOrder() // those heard before it are judged as they came
 	case m.a == l.final:
 		l.end.a, l.end.res = m.a, m.res
 	}
+}
+
+// supersedes reports whether the race supersedes attempt a's answer: an
+// answer won (one heard before a's was judged before it), a success was
+// heard before a's, or a panic stopped the race before a's answer came
+// (a was canceled). An answer heard before the panic is no loser: the
+// throttle and the budget count it as they would have.
+func (l *raceLoop) supersedes(a *attempt) bool {
+	s := l.settledBy
+	return l.won || s != nil && s != a && slices.Index(l.heard, s) < slices.Index(l.heard, a) ||
+		l.stopped && !slices.Contains(l.heardAtStop, a)
+}
+
+// stop ends the race on a panic, which wins nothing: what is in flight is
+// canceled, and the answers heard by then are still judged (supersedes).
+func (l *raceLoop) stop() {
+	if !l.stopped {
+		l.stopped, l.heardAtStop = true, slices.Clone(l.heard)
+	}
+	l.cancel()
 }
 
 // countUncounted counts the answer of attempt a whose Classifier panicked
@@ -435,8 +457,7 @@ func (l *raceLoop) prepared(m raceMsg) {
 		l.arm()
 	case m.panicked:
 		l.end.panic(m)
-		l.won = true
-		l.cancel()
+		l.stop()
 	case !l.over() && !m.v.goAhead():
 		l.end.events = append(l.end.events, hedgeEvent{name: attrs.EventHedgeRefused, of: admittedOf.id.number,
 			at: now, v: m.v})

@@ -488,3 +488,102 @@ func TestARaceAnswerWhoseClassifierPanickedIsCountedAsTheRaceJudgesIt(t *testing
 		})
 	}
 }
+
+// TestARacePanicLeavesTheCountsWhereTheRaceWould: the race judges answers in the
+// order they were heard. A Classifier's panic in a race must leave the
+// throttle and the budget where the race would have left them without
+// the panic (docs/budget.md: the throttle counts every attempt but the
+// caller's cancellation and one superseded by its hedge): a panic wins
+// nothing, and the answers heard before it are judged as they came.
+//
+// Attempt 1 is sent at 0, its hedge at 1 s. Each answers at its time;
+// each answer's Classifier sleeps for its delay, then panics (in the
+// panic run, when told to) or returns.
+func TestARacePanicLeavesTheCountsWhereTheRaceWould(t *testing.T) {
+	type counted struct {
+		requests, accepts float64
+		tokens            int
+	}
+	type side struct {
+		status   int
+		answerAt time.Duration // since the attempt's start
+		classify time.Duration // the Classifier's time
+		panics   bool
+	}
+	for _, tc := range []struct {
+		name         string
+		first, hedge side
+	}{
+		// a1's 200 heard at 1.5 s (slow Classifier), the hedge's 503 heard at
+		// 1.6 s, its Classifier panics at once: the race would judge a1's
+		// 200 first (it won) and the 503 superseded.
+		{"a later 503 panics while an earlier 200 is classified",
+			side{200, 1500 * time.Millisecond, 500 * time.Millisecond, false},
+			side{503, 600 * time.Millisecond, 0, true}},
+		// the hedge's 503 heard at 1.2 s, its Classifier panics at 2 s; a1's
+		// 503 heard at 1.8 s, classified at once, waits to be judged.
+		{"the hedge's Classifier panics while a1's 503 waits to be judged",
+			side{503, 1800 * time.Millisecond, 0, false},
+			side{503, 200 * time.Millisecond, 800 * time.Millisecond, true}},
+		// both Classifiers panic: a1's 503 at 1.5 s (+0.5 s), the hedge's at 1.6 s.
+		{"both Classifiers panic",
+			side{503, 1500 * time.Millisecond, 500 * time.Millisecond, true},
+			side{503, 600 * time.Millisecond, 0, true}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := map[bool]counted{}
+			for _, panics := range []bool{false, true} {
+				synctest.Test(t, func(t *testing.T) {
+					th, b := &Throttle{Window: time.Hour}, &Budget{}
+					var calls atomic.Int32
+					base := baseFunc(func(r *http.Request) (*http.Response, error) {
+						s := tc.first
+						if calls.Add(1) > 1 {
+							s = tc.hedge
+						}
+						select {
+						case <-r.Context().Done():
+							return nil, r.Context().Err()
+						case <-time.After(s.answerAt):
+						}
+						h := http.Header{"X-Side": {"first"}}
+						if s == tc.hedge {
+							h.Set("X-Side", "hedge")
+						}
+						return &http.Response{StatusCode: s.status, Header: h, Body: http.NoBody, Request: r}, nil
+					})
+					classifier := func(a Answer) Classification {
+						if a.Err != nil {
+							return Classification{}
+						}
+						s := tc.first
+						if a.Header.Get("X-Side") == "hedge" {
+							s = tc.hedge
+						}
+						time.Sleep(s.classify)
+						if panics && s.panics {
+							panic("classifier")
+						}
+						return Classification{}
+					}
+					tr := NewTransport(base, WithThrottle(th), WithBudget(b), WithMaxAttempts(2),
+						WithHedging(Hedging{Delay: time.Second, MaxShare: 1}), WithClassifier(classifier))
+					if p := roundTripPanic(tr, "http://api.test/x"); (p != nil) != panics {
+						t.Fatalf("panicked with %v; want a panic %v", p, panics)
+					}
+					synctest.Wait()
+					th.mu.Lock()
+					_, slot := th.clock(time.Now())
+					requests, accepts := th.deps["api.test"].Value.(*throttleDep).counts(slot)
+					th.mu.Unlock()
+					req, _ := http.NewRequest(http.MethodGet, "http://api.test/x", nil)
+					got[panics] = counted{requests, accepts, b.Available(req)}
+				})
+			}
+			t.Logf("without the panic %+v, with %+v", got[false], got[true])
+			if got[true] != got[false] {
+				t.Errorf("with the Classifier's panic %+v, without %+v; want the same", got[true], got[false])
+			}
+		})
+	}
+}
