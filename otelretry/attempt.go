@@ -69,19 +69,27 @@ type attempt struct {
 	// its base was called, while the telemetry that starts it ran (a span
 	// name formatter, a span processor): the base never had it.
 	cutBeforeCall bool
-	// uncounted: the answer's cost, as the rules alone judge it, when its
-	// Classifier panicked in a race before the race judged it: the race
-	// loop counts it (raceLoop.ended), as it alone knows whether the
-	// attempt was superseded or another was in flight.
-	uncounted    budgetObservation
+	// uncounted: the decision's input for an answer whose Classifier
+	// panicked in a race before the race judged it, as the rules alone
+	// judge it, with the answer's hint: the race loop judges it in the
+	// order the answers came and counts it (raceLoop.ended, judgeNow).
+	uncounted    uncountedAnswer
 	hasUncounted bool
 }
 
-// leaveUncounted hands the race the cost of an answer its hooks did not
-// let the operation count (see uncounted). The attempt's goroutine sets
-// it before it tells the race that it panicked.
-func (a *attempt) leaveUncounted(cost budgetObservation) {
-	a.uncounted, a.hasUncounted = cost, true
+// uncountedAnswer is what the race needs to judge and count an answer its
+// Classifier did not judge.
+type uncountedAnswer struct {
+	in         input
+	retryAfter time.Duration
+	hinted     bool
+}
+
+// leaveUncounted hands the race an answer its hooks did not let the
+// operation count (see uncounted). The attempt's goroutine sets it before
+// it tells the race that it panicked.
+func (a *attempt) leaveUncounted(u uncountedAnswer) {
+	a.uncounted, a.hasUncounted = u, true
 }
 
 // attemptSetup is what every attempt of an operation shares: who judges

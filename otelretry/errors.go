@@ -229,9 +229,11 @@ func (e *Error) Unwrap() []error {
 // error (the request was not sent), a state check's, or the caller's
 // cause may carry another operation's unknown write (a token fetch
 // through an otelretry Transport that lost its answer; a sibling's error
-// an errgroup canceled with). A base's error is not one: it may be
-// another otelretry Transport's below, about the same write. It has no
-// Unwrap, so that the walk goes through Is and As alone.
+// an errgroup canceled with). A base's error is not one (it may be
+// another otelretry Transport's below, about the same write), unless it
+// carries the caller's cause (conclude). It has no Unwrap, so that
+// errors.Is and errors.As go through Is and As alone, and the readers of
+// evidence (walkErrors) not at all; holds goes inside (heldError).
 type causeOfOwn struct{ err error }
 
 func (c causeOfOwn) Error() string { return c.err.Error() }
@@ -242,8 +244,8 @@ func (c causeOfOwn) Is(target error) bool {
 
 func (c causeOfOwn) As(target any) bool { return errors.As(c.err, target) }
 
-// heldError is the error c holds, for holds: c's whole tree is in err's,
-// as errors.Is and errors.As read it (but for ErrOutcomeUnknown).
+// heldError is the error c holds, for holds, which looks for the
+// caller's cause as the same value: there too.
 func (c causeOfOwn) heldError() error { return c.err }
 
 // errAttemptTimeout is the cause with which an attempt's context is

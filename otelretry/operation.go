@@ -367,8 +367,8 @@ func (op *operation) conclude(a *attempt, resp *http.Response, err error) result
 		class = observedClass(o.class, o.timedOut, c.canceled, c.deadline, a.lost())
 	}
 	answer := a.answer(&o, class)
-	count := answerCount{o: &o, class: class, at: &at, from: a.end}
-	defer op.countIfHooksPanicked(a, &count)
+	count := answerCount{o: &o, at: &at, from: a.end}
+	defer op.countIfHooksPanicked(a, &count, class)
 	c := op.t.cfg.classify(answer)
 	in, class, evidence := op.inputAfter(&o, class, c, &at)
 	var view raceView
@@ -406,7 +406,6 @@ func (op *operation) conclude(a *attempt, resp *http.Response, err error) result
 // the hooks that judge it run (see countIfHooksPanicked).
 type answerCount struct {
 	o       *observation
-	class   attrs.ErrorClass // as observed
 	at      *progress
 	from    time.Duration // the answer's end
 	cost    budgetObservation
@@ -419,9 +418,13 @@ type answerCount struct {
 // every answer the dependency gave, as the rules alone judge it when the
 // Classifier did not. In a race the Classifier's panic comes before the
 // race judged the answer (superseded, or retried by another attempt in
-// flight): the race loop counts it then (raceLoop.ended). The panic goes
-// on.
-func (op *operation) countIfHooksPanicked(a *attempt, c *answerCount) {
+// flight): the race loop judges and counts it, in the order the answers
+// came (raceLoop.ended). The panic goes on.
+//
+// observed is the answer's class as observed: passed apart, as a value,
+// so that what the race keeps of it does not move c's observation and
+// progress to the heap on every answer.
+func (op *operation) countIfHooksPanicked(a *attempt, c *answerCount, observed attrs.ErrorClass) {
 	if c.counted {
 		return
 	}
@@ -429,13 +432,12 @@ func (op *operation) countIfHooksPanicked(a *attempt, c *answerCount) {
 		op.t.gate.observe(op.keys, op.clock.at(c.from), op.clock.at(op.clock.since()), c.cost)
 		return
 	}
-	in, _, _ := op.inputAfter(c.o, c.class, Classification{}, c.at)
-	cost := budgetCharge(&in, c.o.retryAfter, c.o.hasRetryAfter)
+	in, _, _ := op.inputAfter(c.o, observed, Classification{}, c.at)
 	if op.race != nil {
-		a.leaveUncounted(cost)
+		a.leaveUncounted(uncountedAnswer{in: in, retryAfter: c.o.retryAfter, hinted: c.o.hasRetryAfter})
 		return
 	}
-	op.t.gate.observe(op.keys, op.clock.at(c.from), op.clock.at(op.clock.since()), cost)
+	op.t.gate.observe(op.keys, op.clock.at(c.from), op.clock.at(op.clock.since()), budgetCharge(&in, c.o.retryAfter, c.o.hasRetryAfter))
 }
 
 // inputAfter builds the decision's input from an attempt's observation

@@ -367,10 +367,17 @@ func (l *raceLoop) judgeNow(m raceMsg) {
 		// retry while others are in flight comes to this only once no
 		// time is left, and then ends the operation). Either way the race
 		// needs no other attempt.
-		l.won, l.final = true, m.a
+		l.won = true
+		if m.reply != nil {
+			l.final = m.a
+		}
 	}
 	if l.over() {
 		l.cancel()
+	}
+	if m.reply == nil { // an answer whose Classifier panicked: nobody waits for its verdict
+		l.countPanicked(m.a, in, v)
+		return
 	}
 	m.reply <- raceReply{in: in, view: raceView{superseded: in.superseded, link: linkOf(m.a, l.hedges), delay: l.end.delay, made: l.end.made.n}}
 }
@@ -380,12 +387,16 @@ func (l *raceLoop) ended(m raceMsg) {
 	l.running--
 	switch {
 	case m.panicked:
-		superseded := l.supersedes(m.a)
-		l.remove(m.a)
-		l.countUncounted(m.a, superseded)
+		if m.a.hasUncounted {
+			// Its answer came: judged in its turn, as the rules alone
+			// judge it, and counted then (judgeNow). A reply-less judge.
+			l.waiting = append(l.waiting, raceMsg{kind: msgJudge, a: m.a, in: m.a.uncounted.in, end: m.a.end})
+		} else {
+			l.remove(m.a)
+		}
 		l.end.panic(m)
 		l.stop()
-		l.judgeInOrder() // those heard before it are judged as they came
+		l.judgeInOrder() // the answers heard before the panic are judged as they came
 	case m.a == l.final:
 		l.end.a, l.end.res = m.a, m.res
 	}
@@ -397,8 +408,8 @@ func (l *raceLoop) ended(m raceMsg) {
 // (a was canceled). An answer heard before the panic is no loser: the
 // throttle and the budget count it as they would have.
 func (l *raceLoop) supersedes(a *attempt) bool {
-	s := l.settledBy
-	return l.won || s != nil && s != a && slices.Index(l.heard, s) < slices.Index(l.heard, a) ||
+	success := slices.Index(l.heard, l.settledBy) // -1: none, or judged (then won)
+	return l.won || success >= 0 && l.settledBy != a && success < slices.Index(l.heard, a) ||
 		l.stopped && !slices.Contains(l.heardAtStop, a)
 }
 
@@ -411,21 +422,20 @@ func (l *raceLoop) stop() {
 	l.cancel()
 }
 
-// countUncounted counts the answer of attempt a whose Classifier panicked
-// (attempt.uncounted) as the race would have judged it: nothing when it
-// was superseded, and no failure when another attempt in flight retries
-// it, as judgeNow and settle do.
-func (l *raceLoop) countUncounted(a *attempt, superseded bool) {
-	if !a.hasUncounted || superseded {
+// countPanicked counts the answer of attempt a whose Classifier panicked
+// (attempt.uncounted), once the race judged it (in, v): nothing when it was
+// superseded, and no failure when another attempt in flight retries it,
+// as conclude and settle do.
+func (l *raceLoop) countPanicked(a *attempt, in input, v verdict) {
+	if in.superseded {
 		return
 	}
-	cost := a.uncounted
-	if len(l.inFlight) > 0 {
+	cost := budgetCharge(&in, a.uncounted.retryAfter, a.uncounted.hinted)
+	if v.leftToAttemptInFlight() {
 		cost = cost.retriedInFlight()
 	}
 	clock := l.r.setup.clock
-	now := clock.at(clock.since())
-	l.r.gate.observe(l.r.keys, clock.at(a.end), now, cost)
+	l.r.gate.observe(l.r.keys, clock.at(a.end), clock.at(clock.since()), cost)
 }
 
 // prepared sends the hedge whose preparation ended, or gives back what it

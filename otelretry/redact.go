@@ -223,8 +223,9 @@ func walkErrors(err error, f func(error)) {
 
 // holds reports whether target is err or in err's tree, as the same value
 // (errors.Is, but for a target of a type == cannot compare too: a
-// multi-error, a slice of errors), a causeOfOwn's included, as errors.Is
-// reads it by its Is.
+// multi-error, a slice of errors), a causeOfOwn's included (errors.Is
+// reads it by its Is, which hides ErrOutcomeUnknown; holds looks for the
+// caller's cause, never that sentinel).
 func holds(err, target error) bool {
 	found := false
 	walkErrors(err, func(e error) {

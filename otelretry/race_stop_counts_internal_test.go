@@ -1,0 +1,280 @@
+// Copyright The otelretry Authors
+// SPDX-License-Identifier: Apache-2.0
+
+package otelretry
+
+import (
+	"net/http"
+	"sync/atomic"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+
+	"github.com/otelretry/otelretry-go/attrs"
+)
+
+// TestARacePanicOnASuccessLeavesAnEarlierFailureAsItsRetry: a1's 503 is
+// heard at 1.5 s (its Classifier takes 0.5 s), its hedge's 200 at 1.6 s,
+// whose Classifier panics at once. Without the panic the 503 is the retry
+// the 200 carries out (retried in flight: no token beyond the hedge's).
+// With it, the 503 must be judged "as it came" (docs/budget.md), i.e. the
+// same: the counts must be where the race would leave them.
+func TestARacePanicOnASuccessLeavesAnEarlierFailureAsItsRetry(t *testing.T) {
+	type counted struct {
+		requests, accepts float64
+		tokens            int
+	}
+	type side struct {
+		status   int
+		answerAt time.Duration
+		classify time.Duration
+		panics   bool
+	}
+	for _, maxAttempts := range []int{2, 4} {
+		first := side{503, 1500 * time.Millisecond, 500 * time.Millisecond, false}
+		hedge := side{200, 600 * time.Millisecond, 0, true}
+		got := map[bool]counted{}
+		for _, panics := range []bool{false, true} {
+			synctest.Test(t, func(t *testing.T) {
+				th, b := &Throttle{Window: time.Hour}, &Budget{}
+				var calls atomic.Int32
+				base := baseFunc(func(r *http.Request) (*http.Response, error) {
+					s := first
+					if calls.Add(1) > 1 {
+						s = hedge
+					}
+					select {
+					case <-r.Context().Done():
+						return nil, r.Context().Err()
+					case <-time.After(s.answerAt):
+					}
+					h := http.Header{"X-Side": {"first"}}
+					if s == hedge {
+						h.Set("X-Side", "hedge")
+					}
+					return &http.Response{StatusCode: s.status, Header: h, Body: http.NoBody, Request: r}, nil
+				})
+				classifier := func(a Answer) Classification {
+					if a.Err != nil {
+						return Classification{}
+					}
+					s := first
+					if a.Header.Get("X-Side") == "hedge" {
+						s = hedge
+					}
+					time.Sleep(s.classify)
+					if panics && s.panics {
+						panic("classifier")
+					}
+					return Classification{}
+				}
+				tr := NewTransport(base, WithThrottle(th), WithBudget(b), WithMaxAttempts(maxAttempts),
+					WithHedging(Hedging{Delay: time.Second, MaxShare: 1}), WithClassifier(classifier))
+				if p := roundTripPanic(tr, "http://api.test/x"); (p != nil) != panics {
+					t.Fatalf("panicked with %v; want a panic %v", p, panics)
+				}
+				synctest.Wait()
+				th.mu.Lock()
+				_, slot := th.clock(time.Now())
+				requests, accepts := th.deps["api.test"].Value.(*throttleDep).counts(slot)
+				th.mu.Unlock()
+				req, _ := http.NewRequest(http.MethodGet, "http://api.test/x", nil)
+				got[panics] = counted{requests, accepts, b.Available(req)}
+			})
+		}
+		t.Logf("maxAttempts %d: without the panic %+v, with %+v", maxAttempts, got[false], got[true])
+		if got[true] != got[false] {
+			t.Errorf("maxAttempts %d: with the hedge's Classifier panic %+v, without %+v; want the same", maxAttempts, got[true], got[false])
+		}
+	}
+}
+
+// TestAnAnswerHeardBeforeAPanickedSuccessIsNotSuperseded: the same race,
+// the attempt spans. a1 answered first (a 503 at 1.5 s); its hedge's 200
+// came at 1.6 s and its Classifier panicked. a1 must not record
+// superseded/other_attempt ("the attempt was still in flight when another
+// attempt ... answered first", attrs/vocab.go): it answered first.
+func TestAnAnswerHeardBeforeAPanickedSuccessIsNotSuperseded(t *testing.T) {
+	spans := tracetest.NewSpanRecorder()
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(spans))
+	synctest.Test(t, func(t *testing.T) {
+		var calls atomic.Int32
+		base := baseFunc(func(r *http.Request) (*http.Response, error) {
+			status, after, side := 503, 1500*time.Millisecond, "first"
+			if calls.Add(1) > 1 {
+				status, after, side = 200, 600*time.Millisecond, "hedge"
+			}
+			select {
+			case <-r.Context().Done():
+				return nil, r.Context().Err()
+			case <-time.After(after):
+			}
+			return &http.Response{StatusCode: status, Header: http.Header{"X-Side": {side}}, Body: http.NoBody, Request: r}, nil
+		})
+		classifier := func(a Answer) Classification {
+			switch a.Header.Get("X-Side") {
+			case "first":
+				time.Sleep(500 * time.Millisecond)
+			case "hedge":
+				panic("classifier")
+			}
+			return Classification{}
+		}
+		tr := NewTransport(base, WithTracerProvider(tp), WithMaxAttempts(4),
+			WithHedging(Hedging{Delay: time.Second, MaxShare: 1}), WithClassifier(classifier))
+		if p := roundTripPanic(tr, "http://api.test/x"); p == nil {
+			t.Fatal("no panic")
+		}
+		synctest.Wait()
+	})
+	for _, s := range spans.Ended() {
+		var attempt int64
+		var decision, reason string
+		for _, kv := range s.Attributes() {
+			switch kv.Key {
+			case attrs.AttemptKey:
+				attempt = kv.Value.AsInt64()
+			case attrs.DecisionKey:
+				decision = kv.Value.AsString()
+			case attrs.ReasonKey:
+				reason = kv.Value.AsString()
+			}
+		}
+		t.Logf("span %q attempt %d decision %q reason %q", s.Name(), attempt, decision, reason)
+		if attempt == 1 && decision == string(attrs.DecisionSuperseded) {
+			t.Errorf("attempt 1 (answered first, a 503) records %s/%s", decision, reason)
+		}
+	}
+}
+
+// TestSupersedesOnlyBeforeTheSuccessIsJudged: at the unit, a1 was heard
+// first, then the hedge's success (settledBy); the success left heard
+// without being judged (its answer gone) and the race stopped with a1
+// heard. supersedes(a1) is false: a1's answer came before the success and
+// before the panic.
+func TestSupersedesOnlyBeforeTheSuccessIsJudged(t *testing.T) {
+	a1, hedge := &attempt{}, &attempt{}
+	l := &raceLoop{heard: []*attempt{a1, hedge}, settledBy: hedge, inFlight: []*attempt{a1, hedge}}
+	if l.supersedes(a1) {
+		t.Fatal("a1 superseded before anything happened")
+	}
+	l.remove(hedge) // ended: its Classifier panicked
+	l.stopped, l.heardAtStop = true, []*attempt{a1}
+	if l.supersedes(a1) {
+		t.Errorf("a1, heard before the success and before the panic, is superseded once the success left heard (Index -1)")
+	}
+}
+
+// TestARacePanicPastTheDeadlineCountsAsTheRaceWould: the hedge's 503 ends
+// the race at the deadline, which its Classifier runs past before it
+// panics, and attempt 1, cut by the deadline, is superseded: the panicked
+// answer is judged in its turn as the rules alone judge it, so the counts
+// are where the race would leave them.
+func TestARacePanicPastTheDeadlineCountsAsTheRaceWould(t *testing.T) {
+	type counted struct {
+		requests, accepts float64
+		tokens            int
+	}
+	got := map[bool]counted{}
+	for _, panics := range []bool{false, true} {
+		synctest.Test(t, func(t *testing.T) {
+			th, b := &Throttle{Window: time.Hour}, &Budget{}
+			var calls atomic.Int32
+			base := baseFunc(func(r *http.Request) (*http.Response, error) {
+				if calls.Add(1) > 1 {
+					return &http.Response{StatusCode: http.StatusServiceUnavailable, Body: http.NoBody, Request: r}, nil
+				}
+				select {
+				case <-r.Context().Done():
+					return nil, r.Context().Err()
+				case <-time.After(10 * time.Second):
+					return &http.Response{StatusCode: http.StatusOK, Body: http.NoBody, Request: r}, nil
+				}
+			})
+			classifier := func(a Answer) Classification {
+				if a.StatusCode == http.StatusServiceUnavailable {
+					time.Sleep(1500 * time.Millisecond) // to 2.5 s, past the 2 s deadline
+					if panics {
+						panic("classifier")
+					}
+				}
+				return Classification{}
+			}
+			tr := NewTransport(base, WithThrottle(th), WithBudget(b), WithMaxAttempts(3), WithDeadline(2*time.Second),
+				WithHedging(Hedging{Delay: time.Second, MaxShare: 1}), WithClassifier(classifier))
+			if p := roundTripPanic(tr, "http://api.test/x"); (p != nil) != panics {
+				t.Fatalf("panicked with %v; want a panic %v", p, panics)
+			}
+			synctest.Wait()
+			th.mu.Lock()
+			_, slot := th.clock(time.Now())
+			requests, accepts := th.deps["api.test"].Value.(*throttleDep).counts(slot)
+			th.mu.Unlock()
+			req, _ := http.NewRequest(http.MethodGet, "http://api.test/x", nil)
+			got[panics] = counted{requests, accepts, b.Available(req)}
+		})
+	}
+	t.Logf("without the panic %+v, with %+v", got[false], got[true])
+	if got[true] != got[false] {
+		t.Errorf("with the Classifier's panic %+v, without %+v; want the same", got[true], got[false])
+	}
+}
+
+// TestAPanickedAnswerThatEndsTheRaceSupersedesTheLaterOnes: the hedge's
+// 400 (not retryable) wins the race and supersedes attempt 1's 503, heard
+// while the 400's Classifier ran. With that Classifier panicking, the 400
+// is judged in its turn as the rules alone judge it, and still supersedes
+// the 503: the counts are as without the panic.
+func TestAPanickedAnswerThatEndsTheRaceSupersedesTheLaterOnes(t *testing.T) {
+	type counted struct {
+		requests, accepts float64
+		tokens            int
+	}
+	got := map[bool]counted{}
+	for _, panics := range []bool{false, true} {
+		synctest.Test(t, func(t *testing.T) {
+			th, b := &Throttle{Window: time.Hour}, &Budget{}
+			var calls atomic.Int32
+			base := baseFunc(func(r *http.Request) (*http.Response, error) {
+				status, at := http.StatusServiceUnavailable, 1200*time.Millisecond
+				if calls.Add(1) > 1 {
+					status, at = http.StatusBadRequest, 0
+				}
+				select {
+				case <-r.Context().Done():
+					return nil, r.Context().Err()
+				case <-time.After(at):
+				}
+				return &http.Response{StatusCode: status, Body: http.NoBody, Request: r}, nil
+			})
+			classifier := func(a Answer) Classification {
+				if a.StatusCode == http.StatusBadRequest {
+					time.Sleep(500 * time.Millisecond) // attempt 1's 503 is heard meanwhile
+					if panics {
+						panic("classifier")
+					}
+				}
+				return Classification{}
+			}
+			tr := NewTransport(base, WithThrottle(th), WithBudget(b), WithMaxAttempts(3),
+				WithHedging(Hedging{Delay: time.Second, MaxShare: 1}), WithClassifier(classifier))
+			if p := roundTripPanic(tr, "http://api.test/x"); (p != nil) != panics {
+				t.Fatalf("panicked with %v; want a panic %v", p, panics)
+			}
+			synctest.Wait()
+			th.mu.Lock()
+			_, slot := th.clock(time.Now())
+			requests, accepts := th.deps["api.test"].Value.(*throttleDep).counts(slot)
+			th.mu.Unlock()
+			req, _ := http.NewRequest(http.MethodGet, "http://api.test/x", nil)
+			got[panics] = counted{requests, accepts, b.Available(req)}
+		})
+	}
+	t.Logf("without the panic %+v, with %+v", got[false], got[true])
+	if got[true] != got[false] {
+		t.Errorf("with the Classifier's panic %+v, without %+v; want the same", got[true], got[false])
+	}
+}
