@@ -113,7 +113,7 @@ func (a *analyzer) checkStatusXorErrorClass(g *group) {
 		case at.hasStatus && at.hasErrorClass:
 			a.add(g, CodeStatusAndErrorClass, at.SpanID, "attempt %d (%s) records %s and %s %s",
 				at.Number, redacted(at.RequestID), statusText(at), keyErrorClass, quote(at.ErrorClass))
-		case !at.hasStatus && !at.hasErrorClass:
+		case !at.hasStatus && !at.hasErrorClass && !at.Panicked:
 			a.add(g, CodeNoStatusOrErrorClass, at.SpanID, "attempt %d (%s) records neither %s nor %s",
 				at.Number, redacted(at.RequestID), keyStatusCode, keyErrorClass)
 		}
@@ -146,8 +146,8 @@ func (a *analyzer) checkRetryWithoutNext(g *group) {
 		return
 	}
 	last := atts[end]
-	if last.Decision != string(attrs.DecisionRetry) {
-		return
+	if last.Decision != string(attrs.DecisionRetry) || g.op.Panicked {
+		return // a panic ended the operation before the retry
 	}
 	outcome := attrs.Outcome(g.op.Outcome)
 	if slices.Contains(endsBetweenAttempts, outcome) {

@@ -6,6 +6,7 @@ package inspect
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -34,7 +35,7 @@ func roleOf(s *model.Span) role {
 	case s.Has(keyStateCheckResult),
 		s.Name == attrs.StateCheckSpanName && s.Has(keyOperationID):
 		return roleStateCheck
-	case s.Has(keyOutcome) || s.Has(keyAttempts):
+	case s.Has(keyOutcome) || s.Has(keyAttempts), s.Has(keyOperationID) && panicked(s):
 		return roleOperation
 	default:
 		return roleOther
@@ -170,6 +171,22 @@ func (f *fields) closed(key, value string, valid bool) {
 	}
 }
 
+// panicked reports whether a panic ended span s (the library's panic
+// event): the operation has no outcome, and the attempt it ended no
+// decision.
+func panicked(s *model.Span) bool {
+	return slices.ContainsFunc(s.Events, func(e model.Event) bool { return e.Name == attrs.EventPanic })
+}
+
+// unlessPanicked is p, but optional for a span a panic ended: what the
+// library records at an operation's or an attempt's end is not there.
+func unlessPanicked(s *model.Span, p presence) presence {
+	if panicked(s) {
+		return optional
+	}
+	return p
+}
+
 func readOperation(s *model.Span) (Operation, fields) {
 	f := fields{span: s}
 	op := Operation{
@@ -180,7 +197,8 @@ func readOperation(s *model.Span) (Operation, fields) {
 		URL:                 redact.String(f.str(keyURLFull, noted)),
 		ServerAddress:       f.str(keyServerAddress, noted),
 		RecordedAttempts:    f.int(keyAttempts, noted),
-		Outcome:             f.str(keyOutcome, required),
+		Outcome:             f.str(keyOutcome, unlessPanicked(s, required)),
+		Panicked:            panicked(s),
 		IdempotencyContract: f.boolean(keyIdempotencyContract),
 		IdempotencyKey:      f.str(keyIdempotencyKey, optional),
 		Redirects:           f.int(keyRedirects, optional),
@@ -243,12 +261,13 @@ func readAttempt(s *model.Span) (Attempt, fields) {
 	a := Attempt{
 		OperationID:   f.id(keyOperationID, required),
 		RequestID:     f.id(keyRequestID, required),
-		Method:        f.method(required),
+		Method:        f.method(unlessPanicked(s, required)),
 		StatusCode:    f.int(keyStatusCode, optional),
 		ErrorClass:    f.str(keyErrorClass, optional),
-		ElapsedMs:     f.int(keyElapsedMs, required),
-		RemainingMs:   f.int(keyRemainingMs, required),
-		Decision:      f.str(keyDecision, required),
+		ElapsedMs:     f.int(keyElapsedMs, unlessPanicked(s, required)),
+		RemainingMs:   f.int(keyRemainingMs, unlessPanicked(s, required)),
+		Decision:      f.str(keyDecision, unlessPanicked(s, required)),
+		Panicked:      panicked(s),
 		Reason:        f.str(keyReason, optional),
 		RetryAfterMs:  f.int(keyRetryAfterMs, optional),
 		ResendCount:   f.int(keyResendCount, optional),

@@ -63,6 +63,9 @@ type Operation struct {
 	Attempts            []Attempt    `json:"attempts"`
 	StateChecks         []StateCheck `json:"state_checks,omitempty"`
 	HedgeEvents         []HedgeEvent `json:"hedge_events,omitempty"` // the operation span's hedge_sent and hedge_refused events
+	// Panicked: a panic ended the operation (its span's panic event): it
+	// has no outcome, and the attempt the panic ended no decision.
+	Panicked bool `json:"panicked,omitempty"`
 
 	ending         int    // 1 + the position in Attempts of Ending(); 0 when not computed
 	dependencyFrom string // where Dependency comes from (Dependency.From)
@@ -159,6 +162,9 @@ type Attempt struct {
 	HedgeOf       *int64 `json:"hedge_of,omitempty"`
 	HedgedAfterMs *int64 `json:"hedge_sent_after_ms,omitempty"`
 	Overlaps      *int64 `json:"overlaps,omitempty"`
+	// Panicked: a panic ended the attempt before its decision (a hook,
+	// the base or the telemetry): it records no answer or decision.
+	Panicked bool `json:"panicked,omitempty"`
 
 	hasStatus, hasErrorClass bool        // the keys are present, whatever their values
 	span                     *model.Span // the attempt span

@@ -1,0 +1,132 @@
+// Copyright The otelretry Authors
+// SPDX-License-Identifier: Apache-2.0
+
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	sdklog "go.opentelemetry.io/otel/sdk/log"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/otelretry/otelretry-go/otelretry"
+)
+
+// A hedged read whose hedge's Classifier panics (docs/budget.md: "in a
+// hedged race the panic wins nothing: the answers heard before it are
+// judged as they came"): attempt 1's 200 is heard at 110 ms and classified
+// slowly (50 ms), the hedge (sent at 100 ms) hears a 503 at 120 ms and its
+// Classifier panics; the panic goes on to the caller, who recovers it.
+// The library records what docs/telemetry.md promises: an operation span
+// (retry.operation.id, method, url.full, server.address) and attempt spans,
+// the panicked one ended with a `panic` event. retryinspect must report
+// what happened: the operation span is in the input, the dependency is
+// inventory.test, and the library's documented panic is no contract breach.
+func TestALibraryRacePanicReadsAsWhatHappened(t *testing.T) {
+	spans, logs := runPanicking(t, func(t *testing.T, tp *sdktrace.TracerProvider, lp *sdklog.LoggerProvider, ctx context.Context) {
+		var calls atomic.Int32
+		answerAt := []time.Duration{110 * time.Millisecond, 20 * time.Millisecond}
+		statuses := []int{200, 503}
+		base := panicBase(func(r *http.Request) (*http.Response, error) {
+			i := int(calls.Add(1)) - 1
+			select {
+			case <-r.Context().Done():
+				return nil, r.Context().Err()
+			case <-time.After(answerAt[i]):
+			}
+			return panicResp(r, statuses[i], http.Header{"X-Call": {fmt.Sprint(i)}}), nil
+		})
+		cl := func(a otelretry.Answer) otelretry.Classification {
+			if a.Err != nil {
+				return otelretry.Classification{}
+			}
+			switch a.Header.Get("X-Call") {
+			case "0":
+				time.Sleep(50 * time.Millisecond)
+			case "1":
+				panic("classifier boom")
+			}
+			return otelretry.Classification{}
+		}
+		rt := otelretry.NewTransport(base, otelretry.WithTracerProvider(tp), otelretry.WithLoggerProvider(lp),
+			otelretry.WithoutClientSpans(), otelretry.WithMaxAttempts(3), otelretry.WithClassifier(cl),
+			otelretry.WithHedging(otelretry.Hedging{Delay: 100 * time.Millisecond, MaxShare: 1}))
+		var recovered any
+		func() {
+			defer func() { recovered = recover() }()
+			req, _ := http.NewRequestWithContext(ctx, http.MethodGet, "http://inventory.test/items", nil)
+			if resp, err := rt.RoundTrip(req); err == nil {
+				resp.Body.Close()
+			}
+		}()
+		if recovered == nil || calls.Load() != 2 {
+			t.Fatalf("the scenario did not play: recovered %v, %d calls", recovered, calls.Load())
+		}
+	})
+	if !strings.Contains(string(spans), `"Name":"panic"`) || !strings.Contains(string(spans), `"inventory.test"`) {
+		t.Fatalf("setup: the trace holds no panic event or no server.address")
+	}
+	code, out, _ := runOnFile(t, spans)
+	hcode, html, _ := runOnFile(t, spans, "-html", "-")
+	lcode, fromLogs, _ := runOnFile(t, logs)
+	if strings.Contains(out, "so none was recorded") {
+		t.Errorf("the report says the operation's span was never recorded, though the attempts' parent span, with the operation's retry.operation.id, is in the input:\n%s", grepLines(out, "none was recorded"))
+	}
+	if strings.Contains(out, "(no server.address)") {
+		t.Errorf("the dependency is named \"(no server.address)\", though the operation span records server.address inventory.test:\n%s", grepLines(out, "server.address"))
+	}
+	if code != exitClean || hcode != exitClean {
+		t.Errorf("text exit %d, HTML exit %d on the library's own trace of a Classifier's panic (a documented end: a `panic` event, no decision); findings:\n%s",
+			code, hcode, grepLines(out, "["))
+	}
+	if (code == exitClean) != (lcode == exitClean) {
+		t.Errorf("spans exit %d, log records of the same run exit %d (docs/retryinspect.md: \"the same per-operation table and the same findings as the spans of the same run\")\nfrom logs:\n%s", code, lcode, grepLines(fromLogs, "attempt-"))
+	}
+	if !strings.Contains(html, "inventory.test") {
+		t.Errorf("the HTML report does not name the dependency inventory.test")
+	}
+	jcode, js, _ := runOnFile(t, spans, "-json")
+	if jcode != exitClean || !strings.Contains(js, `"panicked": true`) {
+		t.Errorf("JSON exit %d: the report does not say a panic ended the operation:\n%s", jcode, js)
+	}
+}
+
+// runPanicking runs calls against transports built by mk, under a handler span,
+// in virtual time, returning the stdouttrace spans and the OTLP logs.
+func runPanicking(t *testing.T, calls func(t *testing.T, tp *sdktrace.TracerProvider, lp *sdklog.LoggerProvider, ctx context.Context)) (spans, logs []byte) {
+	t.Helper()
+	synctest.Test(t, func(t *testing.T) {
+		var out bytes.Buffer
+		tp := spanWriter(t, &out)
+		exp := &otlpJSONExporter{}
+		lp := sdklog.NewLoggerProvider(sdklog.WithProcessor(sdklog.NewSimpleProcessor(exp)))
+		ctx, handler := tp.Tracer("app").Start(t.Context(), "handler", trace.WithSpanKind(trace.SpanKindServer))
+		calls(t, tp, lp, ctx)
+		handler.End()
+		tp.Shutdown(context.Background())
+		lp.Shutdown(context.Background())
+		spans, logs = out.Bytes(), exp.buf.Bytes()
+	})
+	return spans, logs
+}
+
+type panicBase func(*http.Request) (*http.Response, error)
+
+func (f panicBase) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
+
+func panicResp(r *http.Request, status int, hdr http.Header) *http.Response {
+	if hdr == nil {
+		hdr = http.Header{}
+	}
+	return &http.Response{StatusCode: status, Status: fmt.Sprint(status), Header: hdr, Body: io.NopCloser(strings.NewReader("b")), Request: r, Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1}
+}
