@@ -207,10 +207,7 @@ func (r *race) run(first *attempt, at progress) raceEnd {
 			case msgPrepared:
 				l.prepared(m)
 			case msgHeard:
-				l.heard = append(l.heard, m.a)
-				if m.success && l.settledBy == nil {
-					l.settledBy, l.settledAt, l.settledInTime = m.a, m.end, m.inTime
-				}
+				l.hear(m)
 			case msgUnsentPanicked:
 				l.end.panic(m)
 				l.stop()
@@ -238,6 +235,9 @@ type raceLoop struct {
 	// after it: waiting).
 	heard     []*attempt
 	settledBy *attempt
+	// heardBeforeSuccess: the attempts heard before settledBy, which it
+	// does not supersede.
+	heardBeforeSuccess []*attempt
 	// stopped: a panic ended the race, winning nothing; heardAtStop, the
 	// attempts heard by then, whose answers still count.
 	stopped     bool
@@ -408,9 +408,18 @@ func (l *raceLoop) ended(m raceMsg) {
 // (a was canceled). An answer heard before the panic is no loser: the
 // throttle and the budget count it as they would have.
 func (l *raceLoop) supersedes(a *attempt) bool {
-	success := slices.Index(l.heard, l.settledBy) // -1: none, or judged (then won)
-	return l.won || success >= 0 && l.settledBy != a && success < slices.Index(l.heard, a) ||
-		l.stopped && !slices.Contains(l.heardAtStop, a)
+	afterSuccess := l.settledBy != nil && l.settledBy != a && !slices.Contains(l.heardBeforeSuccess, a)
+	return l.won || afterSuccess || l.stopped && !slices.Contains(l.heardAtStop, a)
+}
+
+// hear notes that attempt m.a's exchange returned: its answer is being
+// classified, and a success settles the race (see heard, settledBy).
+func (l *raceLoop) hear(m raceMsg) {
+	if m.success && l.settledBy == nil {
+		l.settledBy, l.settledAt, l.settledInTime = m.a, m.end, m.inTime
+		l.heardBeforeSuccess = slices.Clone(l.heard)
+	}
+	l.heard = append(l.heard, m.a)
 }
 
 // stop ends the race on a panic, which wins nothing: what is in flight is

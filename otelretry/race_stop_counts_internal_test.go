@@ -5,6 +5,7 @@ package otelretry
 
 import (
 	"net/http"
+	"slices"
 	"sync/atomic"
 	"testing"
 	"testing/synctest"
@@ -150,21 +151,24 @@ func TestAnAnswerHeardBeforeAPanickedSuccessIsNotSuperseded(t *testing.T) {
 	}
 }
 
-// TestSupersedesOnlyBeforeTheSuccessIsJudged: at the unit, a1 was heard
-// first, then the hedge's success (settledBy); the success left heard
-// without being judged (its answer gone) and the race stopped with a1
-// heard. supersedes(a1) is false: a1's answer came before the success and
-// before the panic.
-func TestSupersedesOnlyBeforeTheSuccessIsJudged(t *testing.T) {
-	a1, hedge := &attempt{}, &attempt{}
-	l := &raceLoop{heard: []*attempt{a1, hedge}, settledBy: hedge, inFlight: []*attempt{a1, hedge}}
-	if l.supersedes(a1) {
-		t.Fatal("a1 superseded before anything happened")
+// TestTheSuccessSupersedesOnlyTheAnswersAfterIt: at the unit, a1 is heard
+// first, then the hedge's success (settledBy), then a third answer. The
+// success leaves heard without being judged (its goroutine panicked before
+// its Classifier, in the user's meter) and the race stops: a1, heard before
+// the success, is no loser; the answer heard after it stays superseded.
+func TestTheSuccessSupersedesOnlyTheAnswersAfterIt(t *testing.T) {
+	a1, hedge, a3 := &attempt{}, &attempt{}, &attempt{}
+	l := &raceLoop{inFlight: []*attempt{a1, hedge, a3}}
+	l.hear(raceMsg{a: a1})
+	l.hear(raceMsg{a: hedge, success: true, inTime: true})
+	l.hear(raceMsg{a: a3})
+	if l.supersedes(a1) || !l.supersedes(a3) {
+		t.Fatalf("before the panic: a1 superseded %v, a3 %v; want false, true", l.supersedes(a1), l.supersedes(a3))
 	}
-	l.remove(hedge) // ended: its Classifier panicked
-	l.stopped, l.heardAtStop = true, []*attempt{a1}
-	if l.supersedes(a1) {
-		t.Errorf("a1, heard before the success and before the panic, is superseded once the success left heard (Index -1)")
+	l.remove(hedge) // ended: it panicked with no answer left to judge
+	l.stopped, l.heardAtStop = true, slices.Clone(l.heard)
+	if l.supersedes(a1) || !l.supersedes(a3) {
+		t.Errorf("after the panic: a1 superseded %v, a3 %v; want false, true", l.supersedes(a1), l.supersedes(a3))
 	}
 }
 

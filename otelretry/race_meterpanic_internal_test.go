@@ -1,0 +1,132 @@
+// Copyright The otelretry Authors
+// SPDX-License-Identifier: Apache-2.0
+
+package otelretry
+
+import (
+	"context"
+	"net/http"
+	"slices"
+	"sync/atomic"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"go.opentelemetry.io/otel/metric"
+	"go.opentelemetry.io/otel/metric/embedded"
+	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+	semconv "go.opentelemetry.io/otel/semconv/v1.43.0"
+
+	"github.com/otelretry/otelretry-go/attrs"
+)
+
+// panickingMeterProvider is a user's MeterProvider whose histograms, recording a
+// measurement of one of the statuses, take 10 ms and then panic (when
+// panics is set): otelhttp records http.client.request.duration with it
+// after the base returned, on the attempt's goroutine, after the race
+// heard the answer and before its Classifier runs.
+type panickingMeterProvider struct {
+	embedded.MeterProvider
+	statuses []int64
+	panics   bool
+}
+
+func (p panickingMeterProvider) Meter(name string, o ...metric.MeterOption) metric.Meter {
+	return panickingMeter{Meter: sdkmetric.NewMeterProvider().Meter(name, o...), p: p}
+}
+
+type panickingMeter struct {
+	metric.Meter
+	p panickingMeterProvider
+}
+
+func (m panickingMeter) Float64Histogram(name string, o ...metric.Float64HistogramOption) (metric.Float64Histogram, error) {
+	h, err := m.Meter.Float64Histogram(name, o...)
+	return panickingHistogram{Float64Histogram: h, p: m.p}, err
+}
+
+type panickingHistogram struct {
+	metric.Float64Histogram
+	p panickingMeterProvider
+}
+
+func (h panickingHistogram) Record(ctx context.Context, v float64, o ...metric.RecordOption) {
+	set := metric.NewRecordConfig(o).Attributes()
+	if s, ok := set.Value(semconv.HTTPResponseStatusCodeKey); ok && slices.Contains(h.p.statuses, s.AsInt64()) {
+		time.Sleep(10 * time.Millisecond)
+		if h.p.panics {
+			panic("meter")
+		}
+	}
+	h.Float64Histogram.Record(ctx, v, o...)
+}
+
+// TestAnAnswerHeardAfterASuccessStaysSupersededWhenThatSuccessPanics:
+// attempt 1's 200 is heard at 30 ms; its hedge (sent at 20 ms) answers
+// 503 at 32 ms, after the 200, and is classified at once. The user's meter
+// takes 10 ms over the 200 and, in the panic run, then panics: the race
+// stops at 40 ms. The 503 came after the success: docs/hedging.md "the
+// first success heard wins over any answer that came after it" (the
+// race_heard tests' header), docs/budget.md "the answers heard before it
+// [the panic] are judged as they came". So the 503 is superseded as
+// without the panic: it records superseded, and the throttle and the
+// budget do not count it as a failure.
+func TestAnAnswerHeardAfterASuccessStaysSupersededWhenThatSuccessPanics(t *testing.T) {
+	type counted struct {
+		requests, accepts float64
+		tokens            int
+		decision          string
+	}
+	got := map[bool]counted{}
+	for _, panics := range []bool{false, true} {
+		spans := tracetest.NewSpanRecorder()
+		tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(spans))
+		synctest.Test(t, func(t *testing.T) {
+			th, b := &Throttle{Window: time.Hour}, &Budget{}
+			var calls atomic.Int32
+			base := baseFunc(func(r *http.Request) (*http.Response, error) {
+				status, after := http.StatusOK, 30*time.Millisecond
+				if calls.Add(1) > 1 {
+					status, after = http.StatusServiceUnavailable, 12*time.Millisecond
+				}
+				select {
+				case <-r.Context().Done():
+					return nil, r.Context().Err()
+				case <-time.After(after):
+				}
+				return &http.Response{StatusCode: status, Body: http.NoBody, Request: r}, nil
+			})
+			tr := NewTransport(base, WithThrottle(th), WithBudget(b), WithMaxAttempts(3), WithTracerProvider(tp),
+				WithMeterProvider(panickingMeterProvider{statuses: []int64{200}, panics: panics}),
+				WithHedging(Hedging{Delay: 20 * time.Millisecond, MaxShare: 1}))
+			if p := roundTripPanic(tr, "http://api.test/x"); (p != nil) != panics {
+				t.Fatalf("panicked with %v; want a panic %v", p, panics)
+			}
+			synctest.Wait()
+			th.mu.Lock()
+			_, slot := th.clock(time.Now())
+			requests, accepts := th.deps["api.test"].Value.(*throttleDep).counts(slot)
+			th.mu.Unlock()
+			req, _ := http.NewRequest(http.MethodGet, "http://api.test/x", nil)
+			c := counted{requests: requests, accepts: accepts, tokens: b.Available(req)}
+			for _, s := range spans.Ended() {
+				if n, d, r, _ := attemptSpanFields(s); n == 2 {
+					c.decision = d + "/" + r
+				}
+			}
+			got[panics] = c
+		})
+	}
+	t.Logf("without the panic %+v; with it %+v", got[false], got[true])
+	if d := got[true].decision; d != string(attrs.DecisionSuperseded)+"/"+string(attrs.ReasonOtherAttempt) {
+		t.Errorf("the hedge's 503, heard after attempt 1's 200, records %s once the 200's meter panicked; want superseded/other_attempt", d)
+	}
+	// The 200 is missing from the counts with its panic (it came before
+	// the answer was judged, in the telemetry: not a Classifier's or a
+	// Backoff's), and the 503 is counted neither way in both runs.
+	if got[true].requests != got[false].requests-1 || got[true].accepts != got[false].accepts-1 {
+		t.Errorf("with the 200's meter panic: %+v; without: %+v; want the 503 counted neither way (only the 200, whose hook panicked, missing)", got[true], got[false])
+	}
+}
