@@ -5,12 +5,7 @@ package otelretry
 
 import (
 	"errors"
-	"fmt"
-	"math/rand/v2"
-	"net/http"
-	"sync"
 	"testing"
-	"testing/synctest"
 	"time"
 
 	"github.com/otelretry/otelretry-go/attrs"
@@ -85,76 +80,5 @@ func TestLatencySampleOfAnAttemptCutIsALowerBound(t *testing.T) {
 		if took, cut := latencySample(tc.o, tc.view); took != tc.took || cut != tc.cut {
 			t.Errorf("%s: %v, cut %v; want %v, cut %v", tc.name, took, cut, tc.took, tc.cut)
 		}
-	}
-}
-
-// TestRacesThatPanicLeaveNoLoanOpen: 32 hedged operations in flight with random
-// Classifier, Backoff and PrepareAttemptFunc panics leave no hedge loan
-// open and no goroutine behind (synctest would report it).
-func TestRacesThatPanicLeaveNoLoanOpen(t *testing.T) {
-	for seed := uint64(1); seed <= 20; seed++ {
-		synctest.Test(t, func(t *testing.T) {
-			var mu sync.Mutex
-			rng := rand.New(rand.NewPCG(seed, 7))
-			roll := func(p float64) bool { mu.Lock(); defer mu.Unlock(); return rng.Float64() < p }
-			dur := func(max int) time.Duration {
-				mu.Lock()
-				defer mu.Unlock()
-				return time.Duration(rng.IntN(max)) * time.Millisecond
-			}
-			th, b := &Throttle{Window: time.Hour}, &Budget{}
-			base := baseFunc(func(r *http.Request) (*http.Response, error) {
-				select {
-				case <-r.Context().Done():
-					return nil, r.Context().Err()
-				case <-time.After(dur(400)):
-				}
-				st := 200
-				if roll(0.5) {
-					st = 503
-				}
-				return &http.Response{StatusCode: st, Body: http.NoBody, Request: r}, nil
-			})
-			classifier := func(a Answer) Classification {
-				time.Sleep(dur(200))
-				if roll(0.2) {
-					panic("classifier")
-				}
-				return Classification{}
-			}
-			backoff := func(n int, a Answer) time.Duration {
-				if roll(0.1) {
-					panic("backoff")
-				}
-				return 10 * time.Millisecond
-			}
-			prep := func(req *http.Request, attempt int) error {
-				time.Sleep(dur(50))
-				if roll(0.05) {
-					panic("prepare")
-				}
-				return nil
-			}
-			tr := NewTransport(base, WithThrottle(th), WithBudget(b), WithMaxAttempts(4),
-				WithBackoff(backoff), WithPrepareAttempt(prep),
-				WithHedging(Hedging{Delay: 100 * time.Millisecond, MaxHedges: 3, MaxShare: 1}), WithClassifier(classifier))
-			var wg sync.WaitGroup
-			for i := range 32 {
-				wg.Add(1)
-				go func() {
-					defer wg.Done()
-					roundTripPanic(tr, fmt.Sprintf("http://api%d.test/x", i%2))
-				}()
-			}
-			wg.Wait()
-			synctest.Wait()
-			b.mu.Lock()
-			for k, h := range b.hosts {
-				if len(h.loans.open) != 0 {
-					t.Errorf("seed %d: host %s has %d loans open", seed, k, len(h.loans.open))
-				}
-			}
-			b.mu.Unlock()
-		})
 	}
 }

@@ -75,9 +75,8 @@ func (h panickingHistogram) Record(ctx context.Context, v float64, o ...metric.R
 // budget do not count it as a failure.
 func TestAnAnswerHeardAfterASuccessStaysSupersededWhenThatSuccessPanics(t *testing.T) {
 	type counted struct {
-		requests, accepts float64
-		tokens            int
-		decision          string
+		gateCounts
+		decision string
 	}
 	got := map[bool]counted{}
 	for _, panics := range []bool{false, true} {
@@ -105,12 +104,7 @@ func TestAnAnswerHeardAfterASuccessStaysSupersededWhenThatSuccessPanics(t *testi
 				t.Fatalf("panicked with %v; want a panic %v", p, panics)
 			}
 			synctest.Wait()
-			th.mu.Lock()
-			_, slot := th.clock(time.Now())
-			requests, accepts := th.deps["api.test"].Value.(*throttleDep).counts(slot)
-			th.mu.Unlock()
-			req, _ := http.NewRequest(http.MethodGet, "http://api.test/x", nil)
-			c := counted{requests: requests, accepts: accepts, tokens: b.Available(req)}
+			c := counted{gateCounts: gateCountsOf(th, b)}
 			for _, s := range spans.Ended() {
 				if n, d, r, _ := attemptSpanFields(s); n == 2 {
 					c.decision = d + "/" + r

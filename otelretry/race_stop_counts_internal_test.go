@@ -24,10 +24,6 @@ import (
 // With it, the 503 must be judged "as it came" (docs/budget.md), i.e. the
 // same: the counts must be where the race would leave them.
 func TestARacePanicOnASuccessLeavesAnEarlierFailureAsItsRetry(t *testing.T) {
-	type counted struct {
-		requests, accepts float64
-		tokens            int
-	}
 	type side struct {
 		status   int
 		answerAt time.Duration
@@ -37,7 +33,7 @@ func TestARacePanicOnASuccessLeavesAnEarlierFailureAsItsRetry(t *testing.T) {
 	for _, maxAttempts := range []int{2, 4} {
 		first := side{503, 1500 * time.Millisecond, 500 * time.Millisecond, false}
 		hedge := side{200, 600 * time.Millisecond, 0, true}
-		got := map[bool]counted{}
+		got := map[bool]gateCounts{}
 		for _, panics := range []bool{false, true} {
 			synctest.Test(t, func(t *testing.T) {
 				th, b := &Throttle{Window: time.Hour}, &Budget{}
@@ -78,12 +74,7 @@ func TestARacePanicOnASuccessLeavesAnEarlierFailureAsItsRetry(t *testing.T) {
 					t.Fatalf("panicked with %v; want a panic %v", p, panics)
 				}
 				synctest.Wait()
-				th.mu.Lock()
-				_, slot := th.clock(time.Now())
-				requests, accepts := th.deps["api.test"].Value.(*throttleDep).counts(slot)
-				th.mu.Unlock()
-				req, _ := http.NewRequest(http.MethodGet, "http://api.test/x", nil)
-				got[panics] = counted{requests, accepts, b.Available(req)}
+				got[panics] = gateCountsOf(th, b)
 			})
 		}
 		t.Logf("maxAttempts %d: without the panic %+v, with %+v", maxAttempts, got[false], got[true])
@@ -178,53 +169,19 @@ func TestTheSuccessSupersedesOnlyTheAnswersAfterIt(t *testing.T) {
 // answer is judged in its turn as the rules alone judge it, so the counts
 // are where the race would leave them.
 func TestARacePanicPastTheDeadlineCountsAsTheRaceWould(t *testing.T) {
-	type counted struct {
-		requests, accepts float64
-		tokens            int
-	}
-	got := map[bool]counted{}
-	for _, panics := range []bool{false, true} {
-		synctest.Test(t, func(t *testing.T) {
-			th, b := &Throttle{Window: time.Hour}, &Budget{}
-			var calls atomic.Int32
-			base := baseFunc(func(r *http.Request) (*http.Response, error) {
-				if calls.Add(1) > 1 {
-					return &http.Response{StatusCode: http.StatusServiceUnavailable, Body: http.NoBody, Request: r}, nil
+	sameCountsWithThePanic(t, func(panics bool) (baseFunc, func(Answer) Classification) {
+		base := hedgedBase(http.StatusServiceUnavailable, 10*time.Second)
+		classifier := func(a Answer) Classification {
+			if a.StatusCode == http.StatusServiceUnavailable {
+				time.Sleep(1500 * time.Millisecond) // to 2.5 s, past the 2 s deadline
+				if panics {
+					panic("classifier")
 				}
-				select {
-				case <-r.Context().Done():
-					return nil, r.Context().Err()
-				case <-time.After(10 * time.Second):
-					return &http.Response{StatusCode: http.StatusOK, Body: http.NoBody, Request: r}, nil
-				}
-			})
-			classifier := func(a Answer) Classification {
-				if a.StatusCode == http.StatusServiceUnavailable {
-					time.Sleep(1500 * time.Millisecond) // to 2.5 s, past the 2 s deadline
-					if panics {
-						panic("classifier")
-					}
-				}
-				return Classification{}
 			}
-			tr := NewTransport(base, WithThrottle(th), WithBudget(b), WithMaxAttempts(3), WithDeadline(2*time.Second),
-				WithHedging(Hedging{Delay: time.Second, MaxShare: 1}), WithClassifier(classifier))
-			if p := roundTripPanic(tr, "http://api.test/x"); (p != nil) != panics {
-				t.Fatalf("panicked with %v; want a panic %v", p, panics)
-			}
-			synctest.Wait()
-			th.mu.Lock()
-			_, slot := th.clock(time.Now())
-			requests, accepts := th.deps["api.test"].Value.(*throttleDep).counts(slot)
-			th.mu.Unlock()
-			req, _ := http.NewRequest(http.MethodGet, "http://api.test/x", nil)
-			got[panics] = counted{requests, accepts, b.Available(req)}
-		})
-	}
-	t.Logf("without the panic %+v, with %+v", got[false], got[true])
-	if got[true] != got[false] {
-		t.Errorf("with the Classifier's panic %+v, without %+v; want the same", got[true], got[false])
-	}
+			return Classification{}
+		}
+		return base, classifier
+	}, WithMaxAttempts(3), WithDeadline(2*time.Second))
 }
 
 // TestAPanickedAnswerThatEndsTheRaceSupersedesTheLaterOnes: the hedge's
@@ -233,52 +190,29 @@ func TestARacePanicPastTheDeadlineCountsAsTheRaceWould(t *testing.T) {
 // is judged in its turn as the rules alone judge it, and still supersedes
 // the 503: the counts are as without the panic.
 func TestAPanickedAnswerThatEndsTheRaceSupersedesTheLaterOnes(t *testing.T) {
-	type counted struct {
-		requests, accepts float64
-		tokens            int
-	}
-	got := map[bool]counted{}
-	for _, panics := range []bool{false, true} {
-		synctest.Test(t, func(t *testing.T) {
-			th, b := &Throttle{Window: time.Hour}, &Budget{}
-			var calls atomic.Int32
-			base := baseFunc(func(r *http.Request) (*http.Response, error) {
-				status, at := http.StatusServiceUnavailable, 1200*time.Millisecond
-				if calls.Add(1) > 1 {
-					status, at = http.StatusBadRequest, 0
-				}
-				select {
-				case <-r.Context().Done():
-					return nil, r.Context().Err()
-				case <-time.After(at):
-				}
-				return &http.Response{StatusCode: status, Body: http.NoBody, Request: r}, nil
-			})
-			classifier := func(a Answer) Classification {
-				if a.StatusCode == http.StatusBadRequest {
-					time.Sleep(500 * time.Millisecond) // attempt 1's 503 is heard meanwhile
-					if panics {
-						panic("classifier")
-					}
-				}
-				return Classification{}
+	sameCountsWithThePanic(t, func(panics bool) (baseFunc, func(Answer) Classification) {
+		var calls atomic.Int32
+		base := baseFunc(func(r *http.Request) (*http.Response, error) {
+			status, at := http.StatusServiceUnavailable, 1200*time.Millisecond
+			if calls.Add(1) > 1 {
+				status, at = http.StatusBadRequest, 0
 			}
-			tr := NewTransport(base, WithThrottle(th), WithBudget(b), WithMaxAttempts(3),
-				WithHedging(Hedging{Delay: time.Second, MaxShare: 1}), WithClassifier(classifier))
-			if p := roundTripPanic(tr, "http://api.test/x"); (p != nil) != panics {
-				t.Fatalf("panicked with %v; want a panic %v", p, panics)
+			select {
+			case <-r.Context().Done():
+				return nil, r.Context().Err()
+			case <-time.After(at):
 			}
-			synctest.Wait()
-			th.mu.Lock()
-			_, slot := th.clock(time.Now())
-			requests, accepts := th.deps["api.test"].Value.(*throttleDep).counts(slot)
-			th.mu.Unlock()
-			req, _ := http.NewRequest(http.MethodGet, "http://api.test/x", nil)
-			got[panics] = counted{requests, accepts, b.Available(req)}
+			return &http.Response{StatusCode: status, Body: http.NoBody, Request: r}, nil
 		})
-	}
-	t.Logf("without the panic %+v, with %+v", got[false], got[true])
-	if got[true] != got[false] {
-		t.Errorf("with the Classifier's panic %+v, without %+v; want the same", got[true], got[false])
-	}
+		classifier := func(a Answer) Classification {
+			if a.StatusCode == http.StatusBadRequest {
+				time.Sleep(500 * time.Millisecond) // attempt 1's 503 is heard meanwhile
+				if panics {
+					panic("classifier")
+				}
+			}
+			return Classification{}
+		}
+		return base, classifier
+	}, WithMaxAttempts(3))
 }

@@ -34,7 +34,7 @@ func (b *stopCountingBody) Close() error {
 }
 
 // TestRacesStoppedByPanicsAlwaysEnd: random hedged races whose
-// Classifiers, PrepareAttemptFuncs panic or Goexit, some twice in one race,
+// Classifiers, Backoffs and PrepareAttemptFuncs panic or Goexit, some twice in one race,
 // with slow Classifiers and callers that cancel: every RoundTrip ends, every
 // response body is closed, no loan stays open, no number stays taken.
 func TestRacesStoppedByPanicsAlwaysEnd(t *testing.T) {
@@ -92,8 +92,12 @@ func TestRacesStoppedByPanicsAlwaysEnd(t *testing.T) {
 				}
 				return nil
 			}
+			backoff := func(int, Answer) time.Duration {
+				hook()
+				return 10 * time.Millisecond
+			}
 			tr := NewTransport(base, WithThrottle(th), WithBudget(b), WithMaxAttempts(4), WithDeadline(time.Second),
-				WithPrepareAttempt(prep),
+				WithPrepareAttempt(prep), WithBackoff(backoff),
 				WithHedging(Hedging{Delay: 60 * time.Millisecond, MaxHedges: 3, MaxShare: 1}), WithClassifier(classifier))
 			var wg sync.WaitGroup
 			for i := range 16 {

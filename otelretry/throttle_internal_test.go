@@ -430,10 +430,6 @@ func roundTripPanic(rt http.RoundTripper, url string) (recovered any) {
 // its hedge's 200 counts neither way; a hedge's 503 while the attempt it
 // hedged is in flight costs no token beyond the hedge's.
 func TestARaceAnswerWhoseClassifierPanickedIsCountedAsTheRaceJudgesIt(t *testing.T) {
-	type counted struct {
-		requests, accepts float64
-		tokens            int
-	}
 	for _, tc := range []struct {
 		name   string
 		second int               // the hedge's answer; the first attempt waits for its cut or 2 s, then 200
@@ -443,22 +439,11 @@ func TestARaceAnswerWhoseClassifierPanickedIsCountedAsTheRaceJudgesIt(t *testing
 		{"the hedge's 503, the first attempt in flight", http.StatusServiceUnavailable, func(a Answer) bool { return a.StatusCode == http.StatusServiceUnavailable }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got := map[bool]counted{}
+			got := map[bool]gateCounts{}
 			for _, panics := range []bool{false, true} {
 				synctest.Test(t, func(t *testing.T) {
 					th, b := &Throttle{Window: time.Hour}, &Budget{}
-					var calls atomic.Int32
-					base := baseFunc(func(r *http.Request) (*http.Response, error) {
-						if calls.Add(1) > 1 {
-							return &http.Response{StatusCode: tc.second, Body: http.NoBody, Request: r}, nil
-						}
-						select {
-						case <-r.Context().Done():
-							return nil, r.Context().Err()
-						case <-time.After(2 * time.Second):
-							return &http.Response{StatusCode: http.StatusOK, Body: http.NoBody, Request: r}, nil
-						}
-					})
+					base := hedgedBase(tc.second, 2*time.Second)
 					classifier := func(a Answer) Classification {
 						if panics && tc.panics(a) {
 							panic("classifier")
@@ -471,12 +456,7 @@ func TestARaceAnswerWhoseClassifierPanickedIsCountedAsTheRaceJudgesIt(t *testing
 					go func() { done <- roundTripPanic(tr, "http://api.test/x") }()
 					time.Sleep(1500 * time.Millisecond) // the hedge answered; the first attempt is in flight or cut
 					synctest.Wait()
-					th.mu.Lock()
-					_, slot := th.clock(time.Now())
-					requests, accepts := th.deps["api.test"].Value.(*throttleDep).counts(slot)
-					th.mu.Unlock()
-					req, _ := http.NewRequest(http.MethodGet, "http://api.test/x", nil)
-					got[panics] = counted{requests, accepts, b.Available(req)}
+					got[panics] = gateCountsOf(th, b)
 					if p := <-done; (p != nil) != panics {
 						t.Fatalf("panicked with %v; want a panic %v", p, panics)
 					}
@@ -500,10 +480,6 @@ func TestARaceAnswerWhoseClassifierPanickedIsCountedAsTheRaceJudgesIt(t *testing
 // each answer's Classifier sleeps for its delay, then panics (in the
 // panic run, when told to) or returns.
 func TestARacePanicLeavesTheCountsWhereTheRaceWould(t *testing.T) {
-	type counted struct {
-		requests, accepts float64
-		tokens            int
-	}
 	type side struct {
 		status   int
 		answerAt time.Duration // since the attempt's start
@@ -531,59 +507,99 @@ func TestARacePanicLeavesTheCountsWhereTheRaceWould(t *testing.T) {
 			side{503, 600 * time.Millisecond, 0, true}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got := map[bool]counted{}
-			for _, panics := range []bool{false, true} {
-				synctest.Test(t, func(t *testing.T) {
-					th, b := &Throttle{Window: time.Hour}, &Budget{}
-					var calls atomic.Int32
-					base := baseFunc(func(r *http.Request) (*http.Response, error) {
-						s := tc.first
-						if calls.Add(1) > 1 {
-							s = tc.hedge
-						}
-						select {
-						case <-r.Context().Done():
-							return nil, r.Context().Err()
-						case <-time.After(s.answerAt):
-						}
-						h := http.Header{"X-Side": {"first"}}
-						if s == tc.hedge {
-							h.Set("X-Side", "hedge")
-						}
-						return &http.Response{StatusCode: s.status, Header: h, Body: http.NoBody, Request: r}, nil
-					})
-					classifier := func(a Answer) Classification {
-						if a.Err != nil {
-							return Classification{}
-						}
-						s := tc.first
-						if a.Header.Get("X-Side") == "hedge" {
-							s = tc.hedge
-						}
-						time.Sleep(s.classify)
-						if panics && s.panics {
-							panic("classifier")
-						}
+			sameCountsWithThePanic(t, func(panics bool) (baseFunc, func(Answer) Classification) {
+				var calls atomic.Int32
+				base := baseFunc(func(r *http.Request) (*http.Response, error) {
+					s := tc.first
+					if calls.Add(1) > 1 {
+						s = tc.hedge
+					}
+					select {
+					case <-r.Context().Done():
+						return nil, r.Context().Err()
+					case <-time.After(s.answerAt):
+					}
+					h := http.Header{"X-Side": {"first"}}
+					if s == tc.hedge {
+						h.Set("X-Side", "hedge")
+					}
+					return &http.Response{StatusCode: s.status, Header: h, Body: http.NoBody, Request: r}, nil
+				})
+				classifier := func(a Answer) Classification {
+					if a.Err != nil {
 						return Classification{}
 					}
-					tr := NewTransport(base, WithThrottle(th), WithBudget(b), WithMaxAttempts(2),
-						WithHedging(Hedging{Delay: time.Second, MaxShare: 1}), WithClassifier(classifier))
-					if p := roundTripPanic(tr, "http://api.test/x"); (p != nil) != panics {
-						t.Fatalf("panicked with %v; want a panic %v", p, panics)
+					s := tc.first
+					if a.Header.Get("X-Side") == "hedge" {
+						s = tc.hedge
 					}
-					synctest.Wait()
-					th.mu.Lock()
-					_, slot := th.clock(time.Now())
-					requests, accepts := th.deps["api.test"].Value.(*throttleDep).counts(slot)
-					th.mu.Unlock()
-					req, _ := http.NewRequest(http.MethodGet, "http://api.test/x", nil)
-					got[panics] = counted{requests, accepts, b.Available(req)}
-				})
-			}
-			t.Logf("without the panic %+v, with %+v", got[false], got[true])
-			if got[true] != got[false] {
-				t.Errorf("with the Classifier's panic %+v, without %+v; want the same", got[true], got[false])
-			}
+					time.Sleep(s.classify)
+					if panics && s.panics {
+						panic("classifier")
+					}
+					return Classification{}
+				}
+				return base, classifier
+			}, WithMaxAttempts(2))
 		})
+	}
+}
+
+// gateCounts is what the throttle (requests and accepts in its window) and
+// the budget (tokens) hold for api.test once a run ended.
+type gateCounts struct {
+	requests, accepts float64
+	tokens            int
+}
+
+// gateCountsOf reads th and b for api.test at the (virtual) now.
+func gateCountsOf(th *Throttle, b *Budget) gateCounts {
+	th.mu.Lock()
+	_, slot := th.clock(time.Now())
+	requests, accepts := th.deps["api.test"].Value.(*throttleDep).counts(slot)
+	th.mu.Unlock()
+	req, _ := http.NewRequest(http.MethodGet, "http://api.test/x", nil)
+	return gateCounts{requests, accepts, b.Available(req)}
+}
+
+// hedgedBase answers its first call 200 after wait, or its cut (a hedge
+// of it may win), and every later call status at once.
+func hedgedBase(status int, wait time.Duration) baseFunc {
+	var calls atomic.Int32
+	return func(r *http.Request) (*http.Response, error) {
+		if calls.Add(1) > 1 {
+			return &http.Response{StatusCode: status, Body: http.NoBody, Request: r}, nil
+		}
+		select {
+		case <-r.Context().Done():
+			return nil, r.Context().Err()
+		case <-time.After(wait):
+			return &http.Response{StatusCode: http.StatusOK, Body: http.NoBody, Request: r}, nil
+		}
+	}
+}
+
+// sameCountsWithThePanic runs a GET to api.test, hedged after a second,
+// twice on virtual time, with the base and the Classifier run makes (the
+// Classifier panicking in the second run only), and reports a difference
+// in what the throttle and the budget hold after each.
+func sameCountsWithThePanic(t *testing.T, run func(panics bool) (baseFunc, func(Answer) Classification), opts ...Option) {
+	t.Helper()
+	got := map[bool]gateCounts{}
+	for _, panics := range []bool{false, true} {
+		synctest.Test(t, func(t *testing.T) {
+			th, b := &Throttle{Window: time.Hour}, &Budget{}
+			base, classifier := run(panics)
+			all := append([]Option{WithThrottle(th), WithBudget(b), WithHedging(Hedging{Delay: time.Second, MaxShare: 1}),
+				WithClassifier(classifier)}, opts...)
+			if p := roundTripPanic(NewTransport(base, all...), "http://api.test/x"); (p != nil) != panics {
+				t.Fatalf("panicked with %v; want a panic %v", p, panics)
+			}
+			synctest.Wait()
+			got[panics] = gateCountsOf(th, b)
+		})
+	}
+	if got[true] != got[false] {
+		t.Errorf("with the Classifier's panic %+v, without %+v; want the same", got[true], got[false])
 	}
 }
