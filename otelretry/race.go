@@ -95,6 +95,10 @@ const (
 	// panicked (its body's Close) while the race still runs: the panic
 	// ends the race and goes on to the caller.
 	msgUnsentPanicked
+	// msgLeaves: the loop's own, in waiting: an attempt a panic ended
+	// with no answer to judge leaves the race once the answers heard
+	// before it are judged (raceLoop.ended).
+	msgLeaves
 )
 
 // raceMsg is a message of a race's goroutine to its loop.
@@ -347,6 +351,13 @@ func (l *raceLoop) judgeInOrder() {
 
 // judgeNow gives attempt m.a its verdict in the race.
 func (l *raceLoop) judgeNow(m raceMsg) {
+	if m.kind == msgLeaves {
+		l.remove(m.a)
+		if l.over() {
+			l.cancel()
+		}
+		return
+	}
 	superseded := l.supersedes(m.a)
 	l.remove(m.a)
 	in := m.in.racing(superseded, len(l.inFlight) > 0, l.hintUntil-m.end, l.r.maxAttempts-l.end.made.n)
@@ -392,7 +403,13 @@ func (l *raceLoop) ended(m raceMsg) {
 			// judge it, and counted then (judgeNow). A reply-less judge.
 			l.waiting = append(l.waiting, raceMsg{kind: msgJudge, a: m.a, in: m.a.uncounted.in, end: m.a.end})
 		} else {
-			l.remove(m.a)
+			// No answer to judge: it stays in flight for the answers heard
+			// before the panic, judged as they stood when they came (it
+			// was their retry), and leaves after them.
+			if !slices.Contains(l.heard, m.a) {
+				l.heard = append(l.heard, m.a)
+			}
+			l.waiting = append(l.waiting, raceMsg{kind: msgLeaves, a: m.a})
 		}
 		l.end.panic(m)
 		l.stop()

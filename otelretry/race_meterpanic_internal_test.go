@@ -124,3 +124,147 @@ func TestAnAnswerHeardAfterASuccessStaysSupersededWhenThatSuccessPanics(t *testi
 		t.Errorf("with the 200's meter panic: %+v; without: %+v; want the 503 counted neither way (only the 200, whose hook panicked, missing)", got[true], got[false])
 	}
 }
+
+// TestAMeterPanicOnASuccessLeavesAnEarlierFailureAsItsRetry: attempt 1's
+// 503 is heard at 1.5 s (its Classifier takes 0.5 s); its hedge (sent at
+// 1 s) answers 200 at 1.6 s, and the user's meter panics over the 200
+// (before its Classifier). docs/budget.md: "a failure heard while it (or
+// the attempt it hedged) is still in flight costs nothing, that attempt
+// being its retry, paid for". The 503 was heard while the hedge was in
+// flight: it must cost nothing, and be judged as it came (retry/in_flight),
+// as in the run without the panic; only the 200 (whose telemetry panicked)
+// may be missing from the counts.
+func TestAMeterPanicOnASuccessLeavesAnEarlierFailureAsItsRetry(t *testing.T) {
+	type counted struct {
+		requests, accepts float64
+		milli             int64
+		decision          string
+	}
+	got := map[bool]counted{}
+	for _, panics := range []bool{false, true} {
+		spans := tracetest.NewSpanRecorder()
+		tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(spans))
+		synctest.Test(t, func(t *testing.T) {
+			th, b := &Throttle{Window: time.Hour}, &Budget{}
+			var calls atomic.Int32
+			base := baseFunc(func(r *http.Request) (*http.Response, error) {
+				status, after, side := 503, 1500*time.Millisecond, "first"
+				if calls.Add(1) > 1 {
+					status, after, side = 200, 600*time.Millisecond, "hedge"
+				}
+				select {
+				case <-r.Context().Done():
+					return nil, r.Context().Err()
+				case <-time.After(after):
+				}
+				return &http.Response{StatusCode: status, Header: http.Header{"X-Side": {side}}, Body: http.NoBody, Request: r}, nil
+			})
+			classifier := func(a Answer) Classification {
+				if a.Header.Get("X-Side") == "first" {
+					time.Sleep(500 * time.Millisecond)
+				}
+				return Classification{}
+			}
+			tr := NewTransport(base, WithThrottle(th), WithBudget(b), WithMaxAttempts(4), WithTracerProvider(tp),
+				WithMeterProvider(panickingMeterProvider{statuses: []int64{200}, panics: panics}),
+				WithHedging(Hedging{Delay: time.Second, MaxShare: 1}), WithClassifier(classifier))
+			if p := roundTripPanic(tr, "http://api.test/x"); (p != nil) != panics {
+				t.Fatalf("panicked with %v; want a panic %v", p, panics)
+			}
+			synctest.Wait()
+			th.mu.Lock()
+			_, slot := th.clock(time.Now())
+			requests, accepts := th.deps["api.test"].Value.(*throttleDep).counts(slot)
+			th.mu.Unlock()
+			b.mu.Lock()
+			milli := int64(b.hosts["api.test"].milli)
+			b.mu.Unlock()
+			c := counted{requests: requests, accepts: accepts, milli: milli}
+			for _, s := range spans.Ended() {
+				if n, d, r, _ := attemptSpanFields(s); n == 1 {
+					c.decision = d + "/" + r
+				}
+			}
+			got[panics] = c
+		})
+	}
+	t.Logf("without the panic %+v; with it %+v", got[false], got[true])
+	if got[true].decision != got[false].decision {
+		t.Errorf("attempt 1's 503 (heard before the 200) records %s with the 200's meter panic, %s without", got[true].decision, got[false].decision)
+	}
+	// Only the 200 may be missing: 1 request, 1 accept, its TokenRatio (500 milli, none at the cap).
+	if got[true].requests != got[false].requests-1 || got[true].accepts != got[false].accepts-1 {
+		t.Errorf("throttle: with the panic %+v, without %+v; want only the 200 missing", got[true], got[false])
+	}
+	if got[true].milli < got[false].milli-500 {
+		t.Errorf("budget: with the 200's meter panic %d milli-tokens, without %d; the 503 heard while the hedge was in flight was charged", got[true].milli, got[false].milli)
+	}
+}
+
+// TestABasePanicOnAHedgeLeavesAnEarlierFailureAsItsRetry: attempt 1's 503
+// comes at 1.5 s (its Classifier takes 0.5 s) while its hedge (sent at
+// 1 s) is in flight; the base panics on the hedge at 1.6 s. docs/budget.md:
+// "the answers heard before it are judged as they came" and "a failure
+// heard while it (or the attempt it hedged) is still in flight costs
+// nothing". The 503 must record retry/in_flight, as without the panic
+// (where the hedge answers 200 at 1.6 s), and cost no token beyond the
+// hedge's (5000 milli left).
+func TestABasePanicOnAHedgeLeavesAnEarlierFailureAsItsRetry(t *testing.T) {
+	type counted struct {
+		milli    int64
+		decision string
+	}
+	got := map[bool]counted{}
+	for _, panics := range []bool{false, true} {
+		spans := tracetest.NewSpanRecorder()
+		tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(spans))
+		synctest.Test(t, func(t *testing.T) {
+			b := &Budget{}
+			var calls atomic.Int32
+			base := baseFunc(func(r *http.Request) (*http.Response, error) {
+				status, after, side, hedge := 503, 1500*time.Millisecond, "first", false
+				if calls.Add(1) > 1 {
+					status, after, side, hedge = 200, 600*time.Millisecond, "hedge", true
+				}
+				select {
+				case <-r.Context().Done():
+					return nil, r.Context().Err()
+				case <-time.After(after):
+				}
+				if hedge && panics {
+					panic("base")
+				}
+				return &http.Response{StatusCode: status, Header: http.Header{"X-Side": {side}}, Body: http.NoBody, Request: r}, nil
+			})
+			classifier := func(a Answer) Classification {
+				if a.Err == nil && a.Header.Get("X-Side") == "first" {
+					time.Sleep(500 * time.Millisecond)
+				}
+				return Classification{}
+			}
+			tr := NewTransport(base, WithBudget(b), WithMaxAttempts(4), WithTracerProvider(tp),
+				WithHedging(Hedging{Delay: time.Second, MaxShare: 1}), WithClassifier(classifier))
+			if p := roundTripPanic(tr, "http://api.test/x"); (p != nil) != panics {
+				t.Fatalf("panicked with %v; want a panic %v", p, panics)
+			}
+			synctest.Wait()
+			b.mu.Lock()
+			milli := int64(b.hosts["api.test"].milli)
+			b.mu.Unlock()
+			c := counted{milli: milli}
+			for _, s := range spans.Ended() {
+				if n, d, r, _ := attemptSpanFields(s); n == 1 {
+					c.decision = d + "/" + r
+				}
+			}
+			got[panics] = c
+		})
+	}
+	t.Logf("without the panic %+v; with it %+v", got[false], got[true])
+	if got[true].decision != got[false].decision {
+		t.Errorf("attempt 1's 503 (heard before the hedge's panic) records %s with the panic, %s without", got[true].decision, got[false].decision)
+	}
+	if got[true].milli < 5000 {
+		t.Errorf("budget: with the panic %d milli-tokens; want 5000 (6 less the hedge's token): the 503 heard while its hedge was in flight was charged", got[true].milli)
+	}
+}
