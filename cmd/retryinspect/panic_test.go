@@ -9,16 +9,21 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
 
+	"go.opentelemetry.io/otel/attribute"
 	sdklog "go.opentelemetry.io/otel/sdk/log"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/otelretry/otelretry-go/attrs"
+	"github.com/otelretry/otelretry-go/cmd/retryinspect/internal/tracefixture"
 	"github.com/otelretry/otelretry-go/otelretry"
 )
 
@@ -129,4 +134,120 @@ func panicResp(r *http.Request, status int, hdr http.Header) *http.Response {
 		hdr = http.Header{}
 	}
 	return &http.Response{StatusCode: status, Status: fmt.Sprint(status), Header: hdr, Body: io.NopCloser(strings.NewReader("b")), Request: r, Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1}
+}
+
+// sequentialPanicSpans: a GET gets a 503 (retry), then a 503 whose
+// Classifier panics; the caller recovers. The library's own trace.
+func sequentialPanicSpans(t *testing.T) []byte {
+	spans, _ := runPanicking(t, func(t *testing.T, tp *sdktrace.TracerProvider, lp *sdklog.LoggerProvider, ctx context.Context) {
+		var calls atomic.Int32
+		base := panicBase(func(r *http.Request) (*http.Response, error) {
+			i := int(calls.Add(1)) - 1
+			time.Sleep(10 * time.Millisecond)
+			return panicResp(r, 503, http.Header{"X-Call": {fmt.Sprint(i)}}), nil
+		})
+		cl := func(a otelretry.Answer) otelretry.Classification {
+			if a.Header.Get("X-Call") == "1" {
+				panic("boom")
+			}
+			return otelretry.Classification{}
+		}
+		rt := otelretry.NewTransport(base, otelretry.WithTracerProvider(tp), otelretry.WithLoggerProvider(lp),
+			otelretry.WithoutClientSpans(), otelretry.WithMaxAttempts(3), otelretry.WithClassifier(cl))
+		var recovered any
+		func() {
+			defer func() { recovered = recover() }()
+			req, _ := http.NewRequestWithContext(ctx, http.MethodGet, "http://inventory.test/items", nil)
+			if resp, err := rt.RoundTrip(req); err == nil {
+				resp.Body.Close()
+			}
+		}()
+		if recovered == nil || calls.Load() != 2 {
+			t.Fatalf("the scenario did not play: recovered %v, %d calls", recovered, calls.Load())
+		}
+	})
+	return spans
+}
+
+// docs/retryinspect.md: "its spans show both, marked `panicked`";
+// CHANGELOG: "the operation and the attempt are marked `panicked` in the
+// report". Only -json says so: the text and HTML reports show "outcome -"
+// and an attempt with no result or decision, and the dependency headline
+// counts the operation as "did not return: 1 -".
+func TestAPanickedOperationIsMarkedInTextAndHTML(t *testing.T) {
+	spans := sequentialPanicSpans(t)
+	_, text, _ := runOnFile(t, spans)
+	htmlPath := filepath.Join(t.TempDir(), "r.html")
+	runOnFile(t, spans, "-html", htmlPath)
+	html, err := os.ReadFile(htmlPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, js, _ := runOnFile(t, spans, "-json")
+	if !strings.Contains(js, `"panicked": true`) {
+		t.Fatalf("setup: the JSON report does not mark the panic")
+	}
+	if !strings.Contains(text, "panicked") {
+		t.Errorf("the text report never says a panic ended the operation:\n%s", grepLines(text, "outcome"))
+	}
+	if !strings.Contains(string(html), "panicked") {
+		t.Errorf("the HTML report never says a panic ended the operation")
+	}
+	if strings.Contains(text, "did not return: 1 -") {
+		t.Errorf("the dependency headline gives the panicked operation's outcome as \"-\":\n%s", grepLines(text, "did not return"))
+	}
+}
+
+// The library's own trace of a panicked operation fails -strict: the
+// operation span is noted as lacking retry.attempts and retry.deadline_ms,
+// closing fields the library never records on a span a panic ended, like
+// retry.outcome, which the same change made optional (extract.go
+// unlessPanicked: "what the library records at an operation's ... end is
+// not there").
+func TestAPanickedLibraryTracePassesStrict(t *testing.T) {
+	spans := sequentialPanicSpans(t)
+	code, out, _ := runOnFile(t, spans, "-strict")
+	if code != exitClean {
+		t.Errorf("-strict exit %d on the library's own trace of a Classifier's panic:\n%s", code, grepLines(out, "lacks"))
+	}
+}
+
+// An application tags its own job span with the operation id it gave
+// WithOperationID (README: "select on it"), and its recover middleware
+// records a `panic` event on that span after the call returned. The
+// library's operation below it is complete and clean. Before the panicked
+// change the app span was "without retry attributes"; now it is read as a
+// second operation of the same id.
+func TestAnAppSpanWithAPanicEventIsNoOperation(t *testing.T) {
+	inner := readTimeline() // op-read, clean, outcome return
+	app := tracefixture.Span{
+		Name: "job", Kind: trace.SpanKindServer, Start: ms(0), End: ms(400),
+		Attrs:    []attribute.KeyValue{attrs.OperationIDKey.String("op-read")},
+		Events:   []tracefixture.Event{{Name: attrs.EventPanic, At: ms(350), Attrs: []attribute.KeyValue{attribute.String("exception.type", "string")}}},
+		Children: []tracefixture.Span{inner},
+	}
+	code, out, _ := inspectStdout(t, []tracefixture.Span{app}, false)
+	if code != exitClean || !strings.HasPrefix(out, "retryinspect: 1 operation,") {
+		t.Errorf("exit %d on a clean library operation under an app span carrying its operation id and a panic event of its own:\n%s", code, out)
+	}
+}
+
+// Another implementation records a `panic` event on every span (hostile
+// or merely different input), on operations that returned: an attempt
+// whose operation records outcome return is not one "a panic ended", yet
+// its missing decision, elapsed_ms, remaining_ms and method pass without
+// a finding (docs/retryinspect.md: missing a field of the minimal attempt
+// event is a finding).
+func TestAPanicEventHidesNoMissingDecisionOfAnOperationThatReturned(t *testing.T) {
+	url := endpoint("/items")
+	ev := []tracefixture.Event{{Name: attrs.EventPanic, At: ms(10)}}
+	at := try{opID: "op-x", n: 1, method: "GET", url: url, status: 200, start: 0, elapsed: 50, remaining: 400, decision: attrs.DecisionReturn,
+		drop: []attribute.Key{attrs.DecisionKey, attrs.ElapsedMsKey, attrs.RemainingMsKey, attrs.HTTPRequestMethodKey}, withoutHTTPSpans: true}.span()
+	at.Events = ev
+	root := op{id: "op-x", method: "GET", url: url, outcome: attrs.OutcomeReturn, attempts: 1, budget: 400, start: 0, end: 60,
+		events: ev, children: children(at)}.span()
+	code, out, _ := inspectStdout(t, []tracefixture.Span{root}, false)
+	if code != exitFindings || !strings.Contains(out, "lacks") {
+		t.Errorf("exit %d: an attempt of an operation that returned, lacking retry.decision, retry.elapsed_ms, retry.remaining_ms and http.request.method, gives no finding because it carries an event named panic:\n%s", code, out)
+	}
 }

@@ -743,7 +743,7 @@ func (a *analyzer) finishGroup(g *group) {
 		a.addFields(g, s, f)
 	}
 	for _, s := range g.attempts {
-		at, f := readAttempt(s)
+		at, f := readAttempt(s, g.op.Panicked)
 		at.OffsetMs = offsetMs(g.op, s)
 		at.span = s
 		g.op.Attempts = append(g.op.Attempts, at)

@@ -35,7 +35,7 @@ func roleOf(s *model.Span) role {
 	case s.Has(keyStateCheckResult),
 		s.Name == attrs.StateCheckSpanName && s.Has(keyOperationID):
 		return roleStateCheck
-	case s.Has(keyOutcome) || s.Has(keyAttempts), s.Has(keyOperationID) && panicked(s):
+	case s.Has(keyOutcome) || s.Has(keyAttempts), panickedOperation(s):
 		return roleOperation
 	default:
 		return roleOther
@@ -178,10 +178,23 @@ func panicked(s *model.Span) bool {
 	return slices.ContainsFunc(s.Events, func(e model.Event) bool { return e.Name == attrs.EventPanic })
 }
 
-// unlessPanicked is p, but optional for a span a panic ended: what the
+// panickedOperation reports whether s is the library's operation span a
+// panic ended: its operation id, and the request it records at the
+// operation's start (method and url.full), with the panic event. An
+// application's own span that carries the id (and a panic of its own) is
+// none.
+func panickedOperation(s *model.Span) bool {
+	return s.Has(keyOperationID) && s.Has(keyMethod) && s.Has(keyURLFull) && panicked(s)
+}
+
+// outcomePanicked is the outcome the report gives an operation a panic
+// ended: its span records none (not one of the contract's outcomes).
+const outcomePanicked = "panicked"
+
+// unlessPanicked is p, but optional when a panic ended the span: what the
 // library records at an operation's or an attempt's end is not there.
-func unlessPanicked(s *model.Span, p presence) presence {
-	if panicked(s) {
+func unlessPanicked(ended bool, p presence) presence {
+	if ended {
 		return optional
 	}
 	return p
@@ -196,9 +209,9 @@ func readOperation(s *model.Span) (Operation, fields) {
 		Method:              f.method(noted),
 		URL:                 redact.String(f.str(keyURLFull, noted)),
 		ServerAddress:       f.str(keyServerAddress, noted),
-		RecordedAttempts:    f.int(keyAttempts, noted),
-		Outcome:             f.str(keyOutcome, unlessPanicked(s, required)),
-		Panicked:            panicked(s),
+		RecordedAttempts:    f.int(keyAttempts, unlessPanicked(panickedOperation(s), noted)),
+		Outcome:             f.str(keyOutcome, unlessPanicked(panickedOperation(s), required)),
+		Panicked:            panickedOperation(s) && !s.Has(keyOutcome),
 		IdempotencyContract: f.boolean(keyIdempotencyContract),
 		IdempotencyKey:      f.str(keyIdempotencyKey, optional),
 		Redirects:           f.int(keyRedirects, optional),
@@ -208,7 +221,7 @@ func readOperation(s *model.Span) (Operation, fields) {
 	}
 	// retry.deadline_ms, or its name before v0.2.0.
 	if s.Has(keyDeadlineMs) || !s.Has(keyLegacyBudgetMs) {
-		op.DeadlineMs = f.int(keyDeadlineMs, noted)
+		op.DeadlineMs = f.int(keyDeadlineMs, unlessPanicked(op.Panicked, noted))
 		f.nonNegative(keyDeadlineMs, op.DeadlineMs)
 	} else {
 		op.DeadlineMs = f.int(keyLegacyBudgetMs, noted)
@@ -222,6 +235,9 @@ func readOperation(s *model.Span) (Operation, fields) {
 	f.closed(keyIdempotencyKey, op.IdempotencyKey, attrs.KeySource(op.IdempotencyKey).Valid())
 	if !attrs.KeySource(op.IdempotencyKey).Valid() {
 		op.IdempotencyKey = "" // no key is read from a value outside the set
+	}
+	if op.Panicked {
+		op.Outcome = outcomePanicked
 	}
 	return op, f
 }
@@ -256,18 +272,22 @@ func readHedgeEvents(s *model.Span, f *fields) []HedgeEvent {
 	return out
 }
 
-func readAttempt(s *model.Span) (Attempt, fields) {
+// readAttempt reads attempt span s; opPanicked says that a panic ended
+// its operation, so that the attempt the panic ended (its panic event)
+// lacks what an attempt records at its end, with no finding.
+func readAttempt(s *model.Span, opPanicked bool) (Attempt, fields) {
 	f := fields{span: s}
+	ended := opPanicked && panicked(s)
 	a := Attempt{
 		OperationID:   f.id(keyOperationID, required),
 		RequestID:     f.id(keyRequestID, required),
-		Method:        f.method(unlessPanicked(s, required)),
+		Method:        f.method(unlessPanicked(ended, required)),
 		StatusCode:    f.int(keyStatusCode, optional),
 		ErrorClass:    f.str(keyErrorClass, optional),
-		ElapsedMs:     f.int(keyElapsedMs, unlessPanicked(s, required)),
-		RemainingMs:   f.int(keyRemainingMs, unlessPanicked(s, required)),
-		Decision:      f.str(keyDecision, unlessPanicked(s, required)),
-		Panicked:      panicked(s),
+		ElapsedMs:     f.int(keyElapsedMs, unlessPanicked(ended, required)),
+		RemainingMs:   f.int(keyRemainingMs, unlessPanicked(ended, required)),
+		Decision:      f.str(keyDecision, unlessPanicked(ended, required)),
+		Panicked:      ended,
 		Reason:        f.str(keyReason, optional),
 		RetryAfterMs:  f.int(keyRetryAfterMs, optional),
 		ResendCount:   f.int(keyResendCount, optional),

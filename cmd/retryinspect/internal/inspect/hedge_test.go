@@ -101,7 +101,7 @@ func TestHedgeOfIsAnEarlierAttempt(t *testing.T) {
 	for _, of := range []int64{0, 2, 3} {
 		at := minimalAttempt("t", 1, 0, "op", 2, 0)
 		at.Attributes = append(at.Attributes, kv(keyHedgeOf, model.Int(of)))
-		a, f := readAttempt(&at)
+		a, f := readAttempt(&at, false)
 		want := of == 0 || of >= 2
 		if got := len(f.invalid) > 0; got != want || (a.HedgeOf != nil) == want {
 			t.Errorf("retry.hedge.of %d on attempt 2: invalid %q, read %v", of, f.invalid, a.HedgeOf)
@@ -109,7 +109,7 @@ func TestHedgeOfIsAnEarlierAttempt(t *testing.T) {
 	}
 	at := minimalAttempt("t", 1, 0, "op", 2, 0)
 	at.Attributes = append(at.Attributes, kv(keyHedgeOf, model.Int(1)))
-	if a, f := readAttempt(&at); len(f.invalid) > 0 || a.HedgeOf == nil || *a.HedgeOf != 1 || !a.IsHedge() {
+	if a, f := readAttempt(&at, false); len(f.invalid) > 0 || a.HedgeOf == nil || *a.HedgeOf != 1 || !a.IsHedge() {
 		t.Errorf("retry.hedge.of 1 on attempt 2: invalid %q, read %v", f.invalid, a.HedgeOf)
 	}
 }
