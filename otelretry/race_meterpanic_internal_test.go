@@ -105,11 +105,7 @@ func TestAnAnswerHeardAfterASuccessStaysSupersededWhenThatSuccessPanics(t *testi
 			}
 			synctest.Wait()
 			c := counted{gateCounts: gateCountsOf(th, b)}
-			for _, s := range spans.Ended() {
-				if n, d, r, _ := attemptSpanFields(s); n == 2 {
-					c.decision = d + "/" + r
-				}
-			}
+			c.decision = decisionOf(spans, 2)
 			got[panics] = c
 		})
 	}
@@ -176,15 +172,9 @@ func TestAMeterPanicOnASuccessLeavesAnEarlierFailureAsItsRetry(t *testing.T) {
 			_, slot := th.clock(time.Now())
 			requests, accepts := th.deps["api.test"].Value.(*throttleDep).counts(slot)
 			th.mu.Unlock()
-			b.mu.Lock()
-			milli := int64(b.hosts["api.test"].milli)
-			b.mu.Unlock()
+			milli := hostMilli(b)
 			c := counted{requests: requests, accepts: accepts, milli: milli}
-			for _, s := range spans.Ended() {
-				if n, d, r, _ := attemptSpanFields(s); n == 1 {
-					c.decision = d + "/" + r
-				}
-			}
+			c.decision = decisionOf(spans, 1)
 			got[panics] = c
 		})
 	}
@@ -248,15 +238,9 @@ func TestABasePanicOnAHedgeLeavesAnEarlierFailureAsItsRetry(t *testing.T) {
 				t.Fatalf("panicked with %v; want a panic %v", p, panics)
 			}
 			synctest.Wait()
-			b.mu.Lock()
-			milli := int64(b.hosts["api.test"].milli)
-			b.mu.Unlock()
+			milli := hostMilli(b)
 			c := counted{milli: milli}
-			for _, s := range spans.Ended() {
-				if n, d, r, _ := attemptSpanFields(s); n == 1 {
-					c.decision = d + "/" + r
-				}
-			}
+			c.decision = decisionOf(spans, 1)
 			got[panics] = c
 		})
 	}
@@ -267,4 +251,21 @@ func TestABasePanicOnAHedgeLeavesAnEarlierFailureAsItsRetry(t *testing.T) {
 	if got[true].milli < 5000 {
 		t.Errorf("budget: with the panic %d milli-tokens; want 5000 (6 less the hedge's token): the 503 heard while its hedge was in flight was charged", got[true].milli)
 	}
+}
+
+// hostMilli is what b holds for api.test, in thousandths of a token.
+func hostMilli(b *Budget) int64 {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return int64(b.hosts["api.test"].milli)
+}
+
+// decisionOf is the decision and reason attempt n's span records.
+func decisionOf(spans *tracetest.SpanRecorder, n int64) string {
+	for _, s := range spans.Ended() {
+		if number, d, r, _ := attemptSpanFields(s); number == n {
+			return d + "/" + r
+		}
+	}
+	return ""
 }
