@@ -212,7 +212,14 @@ func (e *Error) Unwrap() []error {
 		errs = append(errs, ErrNotReplayable)
 	}
 	if e.Err != nil {
-		errs = append(errs, e.Err)
+		if e.unknownWrite {
+			errs = append(errs, e.Err)
+		} else {
+			// The operation knows its write's outcome (a state check said
+			// not_applied, or nothing was written): an unknown outcome a
+			// Transport below claimed is settled, as Results says.
+			errs = append(errs, causeOfOwn{e.Err})
+		}
 	}
 	if e.stateCheckErr != nil {
 		errs = append(errs, causeOfOwn{e.stateCheckErr})
