@@ -84,19 +84,7 @@ func TestAnAnswerHeardAfterASuccessStaysSupersededWhenThatSuccessPanics(t *testi
 		tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(spans))
 		synctest.Test(t, func(t *testing.T) {
 			th, b := &Throttle{Window: time.Hour}, &Budget{}
-			var calls atomic.Int32
-			base := baseFunc(func(r *http.Request) (*http.Response, error) {
-				status, after := http.StatusOK, 30*time.Millisecond
-				if calls.Add(1) > 1 {
-					status, after = http.StatusServiceUnavailable, 12*time.Millisecond
-				}
-				select {
-				case <-r.Context().Done():
-					return nil, r.Context().Err()
-				case <-time.After(after):
-				}
-				return &http.Response{StatusCode: status, Body: http.NoBody, Request: r}, nil
-			})
+			base := sidedBase(http.StatusOK, 30*time.Millisecond, http.StatusServiceUnavailable, 12*time.Millisecond)
 			tr := NewTransport(base, WithThrottle(th), WithBudget(b), WithMaxAttempts(3), WithTracerProvider(tp),
 				WithMeterProvider(panickingMeterProvider{statuses: []int64{200}, panics: panics}),
 				WithHedging(Hedging{Delay: 20 * time.Millisecond, MaxShare: 1}))
@@ -142,19 +130,7 @@ func TestAMeterPanicOnASuccessLeavesAnEarlierFailureAsItsRetry(t *testing.T) {
 		tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(spans))
 		synctest.Test(t, func(t *testing.T) {
 			th, b := &Throttle{Window: time.Hour}, &Budget{}
-			var calls atomic.Int32
-			base := baseFunc(func(r *http.Request) (*http.Response, error) {
-				status, after, side := 503, 1500*time.Millisecond, "first"
-				if calls.Add(1) > 1 {
-					status, after, side = 200, 600*time.Millisecond, "hedge"
-				}
-				select {
-				case <-r.Context().Done():
-					return nil, r.Context().Err()
-				case <-time.After(after):
-				}
-				return &http.Response{StatusCode: status, Header: http.Header{"X-Side": {side}}, Body: http.NoBody, Request: r}, nil
-			})
+			base := sidedBase(503, 1500*time.Millisecond, 200, 600*time.Millisecond)
 			classifier := func(a Answer) Classification {
 				if a.Header.Get("X-Side") == "first" {
 					time.Sleep(500 * time.Millisecond)
@@ -268,4 +244,23 @@ func decisionOf(spans *tracetest.SpanRecorder, n int64) string {
 		}
 	}
 	return ""
+}
+
+// sidedBase answers the first call status after after (or its cut), and
+// every later one (its hedges) hedgeStatus after hedgeAfter, each marked
+// by its X-Side header ("first" or "hedge") for the Classifier.
+func sidedBase(status int, after time.Duration, hedgeStatus int, hedgeAfter time.Duration) baseFunc {
+	var calls atomic.Int32
+	return func(r *http.Request) (*http.Response, error) {
+		s, wait, side := status, after, "first"
+		if calls.Add(1) > 1 {
+			s, wait, side = hedgeStatus, hedgeAfter, "hedge"
+		}
+		select {
+		case <-r.Context().Done():
+			return nil, r.Context().Err()
+		case <-time.After(wait):
+		}
+		return &http.Response{StatusCode: s, Header: http.Header{"X-Side": {side}}, Body: http.NoBody, Request: r}, nil
+	}
 }

@@ -66,14 +66,7 @@ func TestALibraryRacePanicReadsAsWhatHappened(t *testing.T) {
 		rt := otelretry.NewTransport(base, otelretry.WithTracerProvider(tp), otelretry.WithLoggerProvider(lp),
 			otelretry.WithoutClientSpans(), otelretry.WithMaxAttempts(3), otelretry.WithClassifier(cl),
 			otelretry.WithHedging(otelretry.Hedging{Delay: 100 * time.Millisecond, MaxShare: 1}))
-		var recovered any
-		func() {
-			defer func() { recovered = recover() }()
-			req, _ := http.NewRequestWithContext(ctx, http.MethodGet, "http://inventory.test/items", nil)
-			if resp, err := rt.RoundTrip(req); err == nil {
-				resp.Body.Close()
-			}
-		}()
+		recovered := getRecovering(ctx, rt)
 		if recovered == nil || calls.Load() != 2 {
 			t.Fatalf("the scenario did not play: recovered %v, %d calls", recovered, calls.Load())
 		}
@@ -154,14 +147,7 @@ func sequentialPanicSpans(t *testing.T) []byte {
 		}
 		rt := otelretry.NewTransport(base, otelretry.WithTracerProvider(tp), otelretry.WithLoggerProvider(lp),
 			otelretry.WithoutClientSpans(), otelretry.WithMaxAttempts(3), otelretry.WithClassifier(cl))
-		var recovered any
-		func() {
-			defer func() { recovered = recover() }()
-			req, _ := http.NewRequestWithContext(ctx, http.MethodGet, "http://inventory.test/items", nil)
-			if resp, err := rt.RoundTrip(req); err == nil {
-				resp.Body.Close()
-			}
-		}()
+		recovered := getRecovering(ctx, rt)
 		if recovered == nil || calls.Load() != 2 {
 			t.Fatalf("the scenario did not play: recovered %v, %d calls", recovered, calls.Load())
 		}
@@ -250,4 +236,15 @@ func TestAPanicEventHidesNoMissingDecisionOfAnOperationThatReturned(t *testing.T
 	if code != exitFindings || !strings.Contains(out, "lacks") {
 		t.Errorf("exit %d: an attempt of an operation that returned, lacking retry.decision, retry.elapsed_ms, retry.remaining_ms and http.request.method, gives no finding because it carries an event named panic:\n%s", code, out)
 	}
+}
+
+// getRecovering sends a GET to inventory.test through rt and returns what
+// it panicked with (nil when it did not), as a caller that recovers does.
+func getRecovering(ctx context.Context, rt http.RoundTripper) (recovered any) {
+	defer func() { recovered = recover() }()
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, "http://inventory.test/items", nil)
+	if resp, err := rt.RoundTrip(req); err == nil {
+		resp.Body.Close()
+	}
+	return nil
 }
