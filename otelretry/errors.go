@@ -100,8 +100,9 @@ type Error struct {
 	stateCheckErr error
 	// callerCause is the cause the caller gave its context
 	// (context.WithCancelCause, context.WithTimeoutCause) when it ended
-	// the operation and Err does not carry it already, sanitized: net/http
-	// returns that cause, and errors.Is and errors.As reach it here too.
+	// the operation and neither Err nor stateCheckErr carries it already,
+	// sanitized: net/http returns that cause, and errors.Is and errors.As
+	// reach it here too.
 	callerCause error
 	// lastTimedOut: the operation's last attempt timed out.
 	lastTimedOut bool

@@ -399,3 +399,49 @@ type withCallback struct {
 func (e withCallback) Error() string { return "shard sync: " + e.err.Error() }
 
 func (e withCallback) Unwrap() error { return e.err }
+
+// TestTheCallersCauseIsToldOnceAfterAStateCheck: a POST whose answer is
+// lost (check_state) is looked up through an http.Client with the hook's
+// context, and the caller cancels with a cause (errgroup's sibling error)
+// while the lookup is in flight. net/http returns context.Cause, so the
+// state check's error carries the caller's cause: the message tells it
+// there, and not a second time as "the caller's cause".
+func TestTheCallersCauseIsToldOnceAfterAStateCheck(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		cause := errors.New("sibling shard-7 failed")
+		ctx, cancel := context.WithCancelCause(t.Context())
+		defer cancel(nil)
+		base := roundTripFunc(func(r *http.Request) (*http.Response, error) {
+			io.Copy(io.Discard, r.Body)
+			r.Body.Close()
+			return nil, io.ErrUnexpectedEOF // the write's answer is lost
+		})
+		// The lookup's transport behaves as net/http's does when its
+		// request's context ends: it returns context.Cause.
+		lookup := &http.Client{Transport: roundTripFunc(func(r *http.Request) (*http.Response, error) {
+			<-r.Context().Done()
+			return nil, context.Cause(r.Context())
+		})}
+		hook := func(hctx context.Context, c otelretry.StateCheck) (otelretry.StateResult, error) {
+			req, err := http.NewRequestWithContext(hctx, http.MethodGet, "http://api.test/orders/by-key/"+c.OperationID, nil)
+			if err != nil {
+				return otelretry.StateResult{}, err
+			}
+			cancel(cause) // the caller gives up while the lookup is in flight
+			resp, err := lookup.Do(req)
+			if err != nil {
+				return otelretry.StateResult{}, err
+			}
+			resp.Body.Close()
+			return otelretry.StateResult{}, nil
+		}
+		tr := otelretry.NewTransport(base, otelretry.WithStateCheck(hook))
+		_, err := tr.RoundTrip(post(t, ctx, "http://api.test/orders", "order"))
+		if !errors.Is(err, cause) || !errors.Is(err, otelretry.ErrOutcomeUnknown) {
+			t.Fatalf("setup: err %v; want the caller's cause and an unknown outcome", err)
+		}
+		if n := strings.Count(err.Error(), cause.Error()); n != 1 {
+			t.Errorf("the caller's cause is told %d times; want once\n  err: %v", n, err)
+		}
+	})
+}

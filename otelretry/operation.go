@@ -694,7 +694,7 @@ func (op *operation) fail(v verdict, cause, checkErr error, now time.Duration, p
 	op.end(v, now, p, 0)
 	err := &Error{Outcome: v.decision.Outcome(), Reason: v.reason, OperationID: op.ident.opID(), Attempts: p.attempts,
 		Err: cause, unknownWrite: v.unknownWrite, resentBy: op.resentBy(p), stateCheckErr: checkErr,
-		callerCause:  op.callerCause(v, cause),
+		callerCause:  op.callerCause(v, cause, checkErr),
 		noGetBody:    v.reason == attrs.ReasonNotReplayable && op.req.GetBody == nil && op.setup.bodies.err() == nil,
 		lastTimedOut: p.last != nil && p.last.class == attrs.ErrorClassTimeout}
 	op.report(v, 0, err, p)
@@ -702,11 +702,12 @@ func (op *operation) fail(v verdict, cause, checkErr error, now time.Duration, p
 }
 
 // callerCause is the cause the caller gave its context when it ended the
-// operation (verdict v), sanitized, unless cause carries it already: nil
-// for a context without one. The caller's deadline may pass on the
+// operation (verdict v), sanitized, unless cause or the state check's
+// error carries it already (a lookup made with the hook's context returns
+// it): nil for a context without one. The caller's deadline may pass on the
 // operation's monotonic clock before its context's timer sets that cause,
 // so the error waits for the context first, as RoundTrip's return does.
-func (op *operation) callerCause(v verdict, cause error) error {
+func (op *operation) callerCause(v verdict, cause, checkErr error) error {
 	if v.reason != attrs.ReasonCaller {
 		return nil
 	}
@@ -714,7 +715,7 @@ func (op *operation) callerCause(v verdict, cause error) error {
 		op.awaitCaller()
 	}
 	c := op.setup.stop.givenCause()
-	if c == nil || holds(cause, c) {
+	if c == nil || holds(cause, c) || holds(checkErr, c) {
 		return nil
 	}
 	return op.sanitize(c, nil)
