@@ -662,15 +662,17 @@ func WithOperationIDHeader(name string) Option {
 // after h.Delay, or the adaptive delay, without an answer, another attempt
 // is sent, and the first answer whose verdict is not retry wins. An
 // Intent's Hedging replaces it for one request. A Hedging with a negative
-// or NaN value, a Quantile of 1 or more or a MaxShare above 1 is ignored
-// (and reported); an Intent's reads such a value as its default. A Hedging with neither a
-// Delay nor Adaptive turns hedging off.
+// or NaN value, a Quantile of 1 or more, a MaxShare above 1 or a MaxDelay
+// below its MinDelay is ignored (and reported); an Intent's reads such a
+// value as its default (a MaxDelay below MinDelay as MinDelay). A Hedging
+// with neither a Delay nor Adaptive turns hedging off.
 func WithHedging(h Hedging) Option {
 	return optionFunc(func(c *config) {
 		// !(x >= 0) and !(q < 1), not x < 0 and q >= 1: NaN fails every
 		// comparison, and a NaN share or quantile is no value either.
-		if h.Delay < 0 || h.MinDelay < 0 || h.MaxDelay < 0 || h.MaxHedges < 0 || !(h.MaxShare >= 0 && h.MaxShare <= 1) || !(h.Quantile >= 0 && h.Quantile < 1) {
-			c.invalid("WithHedging", h, "want values of 0 or more (not NaN), a Quantile below 1 and a MaxShare of at most 1")
+		if h.Delay < 0 || h.MinDelay < 0 || h.MaxDelay < 0 || h.MaxHedges < 0 || !(h.MaxShare >= 0 && h.MaxShare <= 1) || !(h.Quantile >= 0 && h.Quantile < 1) ||
+			h.MaxDelay > 0 && h.MaxDelay < h.MinDelay {
+			c.invalid("WithHedging", h, "want values of 0 or more (not NaN), a Quantile below 1, a MaxShare of at most 1 and a MaxDelay of at least MinDelay")
 			return
 		}
 		c.hedging = &h
@@ -885,7 +887,8 @@ func WithPrepareAttempt(f PrepareAttemptFunc) Option {
 // length up to perRequest bytes is buffered whatever its attempts, to tell
 // a repeat's body (a body that is not gets a key of its own, and no
 // event).
-// WithBodyBuffer(0, 0) turns buffering off. Negative values are ignored.
+// A perRequest or a total of 0 turns buffering off (WithBodyBuffer(0, 0)).
+// Negative values are ignored (and reported).
 // Default: 64 KiB per request and 8 MiB in all.
 func WithBodyBuffer(perRequest, total int64) Option {
 	return optionFunc(func(c *config) {

@@ -386,9 +386,12 @@ func NewOperationID() string {
 
 // RequestID returns the id of attempt n of an operation:
 // "<operationID>/attempt-<n>", the retry.request.id the attempt records.
-// It is exported so that a PrepareAttemptFunc can send the same id to the server
-// (an X-Request-Id header, from OperationIDFromContext and its attempt
-// number), tying the server's logs to the attempt's span.
+// It is exported so that a PrepareAttemptFunc can send the same id to the
+// server (an X-Request-Id header, from OperationIDFromContext and its
+// attempt number), tying the server's logs to the attempt's span. That
+// needs an id the caller set (WithOperationID, or EnsureOperationID at the
+// boundary): a generated one is not in the request's context, and
+// WithOperationIDHeader is what sends it.
 func RequestID(operationID string, attempt int) string {
 	return operationID + "/attempt-" + strconv.Itoa(attempt)
 }

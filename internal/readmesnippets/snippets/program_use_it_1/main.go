@@ -52,8 +52,7 @@ func run() error {
 		otelretry.WithTracerProvider(tp),
 		otelretry.WithDeadline(2*time.Second))}
 
-	// At the operation boundary: the id to look the write up by, and a slot
-	// that keeps the outcome whatever a layer above does to the error.
+	// The id to look the write up by; a slot no layer above can rewrite.
 	ctx := otelretry.WithOperationID(context.Background(), "order-42")
 	var results otelretry.Results
 	ctx = otelretry.WithResults(ctx, &results)
@@ -63,11 +62,13 @@ func run() error {
 		return err
 	}
 	resp, err := client.Do(req)
+	if err == nil { // in every case: with keys, a last answer may leave the outcome unknown
+		defer resp.Body.Close()
+	}
 	var oe *otelretry.Error
 	switch {
 	case errors.Is(err, otelretry.ErrOutcomeUnknown), results.OutcomeUnknown():
-		// Sent, and never answered: it may have been applied. Look it up by
-		// its id; never send it again blindly.
+		// Sent, never answered, maybe applied: look it up by id, never resend.
 		last, _ := results.Last()
 		fmt.Println("outcome unknown, not resent: reconcile", last.OperationID)
 	case errors.As(err, &oe):
@@ -75,7 +76,6 @@ func run() error {
 	case err != nil:
 		return err
 	default:
-		defer resp.Body.Close()
 		body, _ := io.ReadAll(resp.Body)
 		// Any status: after the last attempt, a 503 is the server's own answer.
 		last, _ := results.Last()
