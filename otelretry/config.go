@@ -647,7 +647,9 @@ func WithIdempotencyKeyValues() Option {
 // the write by it. Like WithAttemptHeader, it is set on each attempt's
 // copy before the PrepareAttemptFunc runs, never over a header of that name the
 // caller or an SDK set, and is not recorded. A name that is not a header
-// name is ignored.
+// name is ignored, and so is an id that is not a field value (a
+// WithOperationID holding a control character, or a space at either end):
+// net/http would refuse the request.
 func WithOperationIDHeader(name string) Option {
 	return optionFunc(func(c *config) {
 		if !validHeaderName(name) {

@@ -895,6 +895,25 @@ func TestOperationIDHeaderOnEveryAttempt(t *testing.T) {
 	}
 }
 
+// An operation id that is no field value (a line break, a space at an end)
+// is not sent: net/http would refuse the request, and a write refused so
+// would end not_idempotent without reaching the server.
+func TestAnOperationIDThatIsNoHeaderValueIsNotSent(t *testing.T) {
+	srv := newKeyStore(t, nil)
+	client, _ := keyClient(t, otelretry.WithOperationIDHeader("X-Operation-Id"))
+	for _, id := range []string{"order\r\n42", "order\x0042", " order-42"} {
+		if _, _, err := send(t, client, otelretry.WithOperationID(t.Context(), id), http.MethodPost, srv.URL+"/orders", `{}`); err != nil {
+			t.Fatalf("id %q: %v", id, err)
+		}
+	}
+	if n := len(srv.requests()); n != 3 {
+		t.Fatalf("the server got %d writes, want 3", n)
+	}
+	if ids := srv.keysSent("X-Operation-Id"); strings.Join(ids, "") != "" {
+		t.Fatalf("ids on the wire %q, want none", ids)
+	}
+}
+
 // A write under a key is still never hedged: concurrent copies of one key
 // are what servers handle worst.
 func TestKeyedWritesAreNeverHedged(t *testing.T) {

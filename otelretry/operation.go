@@ -188,14 +188,17 @@ func (op *operation) beginBuffer(held *holdings) {
 
 // wireHeaders are the headers the operation adds to every attempt when
 // asked: its idempotency key, for a write that carries none
-// (WithIdempotencyKeys), and its id (WithOperationIDHeader).
+// (WithIdempotencyKeys), and its id (WithOperationIDHeader) when it may be
+// a field value: net/http would refuse the request, before sending it.
 func (op *operation) wireHeaders() (key, id headerValue) {
 	if k := op.t.cfg.keys; op.plan.generateKey {
 		body, told := op.setup.bodies.bytes()
 		key = headerValue{k.Name, k.wireValue(op.ident.takeKey(op.plan.method, op.req.URL, op.req.Host, body, told))}
 	}
 	if name := op.t.cfg.opIDHeader; name != "" {
-		id = headerValue{name, op.ident.opID()}
+		if v := op.ident.opID(); validHeaderValue(v) {
+			id = headerValue{name, v}
+		}
 	}
 	return key, id
 }
