@@ -251,6 +251,10 @@ type sender struct {
 	attemptHeader *attemptHeader
 	// timers bounds the attempts it sends.
 	timers timerQueue
+	// keyHeaders are the headers the user named as holding idempotency
+	// keys, whose values an error's text keeps no more than a
+	// credential's (requestText).
+	keyHeaders []string
 }
 
 // newAttempt makes attempt n of an operation, numbered number, with its
@@ -394,7 +398,7 @@ func sameHeader(a, b http.Header) bool { return maps.EqualFunc(a, b, slices.Equa
 // error may be sanitized on a hedge's goroutine or as the caller reads the
 // body, when the caller may already reuse its request.
 func (a *attempt) requestText() requestText {
-	return requestText{caller: &a.copy.url, wire: a.preparedURL(), headers: [2]http.Header{a.out.Header}}
+	return requestText{caller: &a.copy.url, wire: a.preparedURL(), headers: [2]http.Header{a.out.Header}, keyHeaders: a.setup.sender.keyHeaders}
 }
 
 // proxyRefusal reports whether err, the base's, may be net/http's refusal

@@ -140,6 +140,16 @@ func (c *config) policyConfig() policyConfig {
 	}
 }
 
+// keyHeaderNames are the headers the user named as holding idempotency
+// keys: the contract's, the recorded ones' and the generated key's.
+func (c *config) keyHeaderNames() []string {
+	names := slices.Concat(c.idempotencyHeaders, c.recordedKeyHeaders)
+	if c.keys != nil {
+		names = append(names, c.keys.Name)
+	}
+	return names
+}
+
 // statusSet is a set of the statuses 400–599.
 type statusSet [200]bool
 
@@ -506,7 +516,7 @@ func WithRetryHint(header string, unit HintUnit) Option {
 // server_retry), and a write's only with WithShouldRetryWrites. Neither
 // lifts the deadline, the attempt limit or the retry budget, and a
 // Classifier's answer wins over them. A name that is not a header name is
-// ignored.
+// ignored (and reported); names none of which is one change nothing.
 func WithShouldRetryHeaders(names ...string) Option {
 	return optionFunc(func(c *config) {
 		headers := []string{}
@@ -516,6 +526,9 @@ func WithShouldRetryHeaders(names ...string) Option {
 				continue
 			}
 			headers = append(headers, http.CanonicalHeaderKey(n))
+		}
+		if len(names) > 0 && len(headers) == 0 {
+			return // not "no name": a misspelled list must not turn verdicts off
 		}
 		c.verdictHeaders = headers
 	})
@@ -603,9 +616,11 @@ func WithAttemptHeader(name string) Option {
 // own. An id remembers the keys of its last 1 024 writes that did not
 // succeed; the repeat of an older one gets a key of its own. The body is told by its bytes,
 // which the operation then reads into its buffer before the first attempt
-// (WithBodyBuffer's per-request limit, 64 KiB by default); a body of
-// unknown length or over the limit cannot be told, and gets a key of its
-// own. Without WithOperationID, each RoundTrip is an operation with a key
+// (WithBodyBuffer's per-request limit, 64 KiB by default), or, when the
+// buffers' memory is taken, through a copy from its GetBody, which every
+// attempt then sends; a body of unknown length, over the limit, or
+// without a GetBody when the memory is taken cannot be told, and gets a
+// key of its own. Without WithOperationID, each RoundTrip is an operation with a key
 // of its own.
 //
 // The operation span and each attempt record retry.idempotency_key.source
@@ -665,7 +680,7 @@ func WithOperationIDHeader(name string) Option {
 // is sent, and the first answer whose verdict is not retry wins. An
 // Intent's Hedging replaces it for one request. A Hedging with a negative
 // or NaN value, a Quantile of 1 or more, a MaxShare above 1 or a MaxDelay
-// below its MinDelay is ignored (and reported); an Intent's reads such a
+// below its MinDelay (1 ms when 0) is ignored (and reported); an Intent's reads such a
 // value as its default (a MaxDelay below MinDelay as MinDelay). A Hedging
 // with neither a Delay nor Adaptive turns hedging off.
 func WithHedging(h Hedging) Option {
@@ -673,8 +688,8 @@ func WithHedging(h Hedging) Option {
 		// !(x >= 0) and !(q < 1), not x < 0 and q >= 1: NaN fails every
 		// comparison, and a NaN share or quantile is no value either.
 		if h.Delay < 0 || h.MinDelay < 0 || h.MaxDelay < 0 || h.MaxHedges < 0 || !(h.MaxShare >= 0 && h.MaxShare <= 1) || !(h.Quantile >= 0 && h.Quantile < 1) ||
-			h.MaxDelay > 0 && h.MaxDelay < h.MinDelay {
-			c.invalid("WithHedging", h, "want values of 0 or more (not NaN), a Quantile below 1, a MaxShare of at most 1 and a MaxDelay of at least MinDelay")
+			h.MaxDelay > 0 && h.MaxDelay < h.withDefaults().MinDelay {
+			c.invalid("WithHedging", h, "want values of 0 or more (not NaN), a Quantile below 1, a MaxShare of at most 1 and a MaxDelay of at least MinDelay (1 ms when 0)")
 			return
 		}
 		c.hedging = &h
@@ -887,8 +902,8 @@ func WithPrepareAttempt(f PrepareAttemptFunc) Option {
 // Requests that can make only one attempt are not buffered for retries;
 // under WithOperationID with WithIdempotencyKeys, a write's body of known
 // length up to perRequest bytes is buffered whatever its attempts, to tell
-// a repeat's body (a body that is not gets a key of its own, and no
-// event).
+// a repeat's body (one that finds the memory taken is told through its
+// GetBody; one that is not told gets a key of its own, and no event).
 // A perRequest or a total of 0 turns buffering off (WithBodyBuffer(0, 0)).
 // Negative values are ignored (and reported).
 // Default: 64 KiB per request and 8 MiB in all.

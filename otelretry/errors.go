@@ -100,7 +100,7 @@ type Error struct {
 	stateCheckErr error
 	// callerCause is the cause the caller gave its context
 	// (context.WithCancelCause, context.WithTimeoutCause) when it ended
-	// the operation and neither Err nor stateCheckErr carries it already,
+	// the operation and neither Err nor stateCheckErr tells it already,
 	// sanitized: net/http returns that cause, and errors.Is and errors.As
 	// reach it here too.
 	callerCause error

@@ -445,3 +445,70 @@ func TestTheCallersCauseIsToldOnceAfterAStateCheck(t *testing.T) {
 		}
 	})
 }
+
+// lookupFailed is a hook's own error type that keeps what ended its lookup
+// for errors.Is and errors.As (Unwrap), but tells only its own words, as
+// Go lets an error do.
+type lookupFailed struct {
+	key string
+	err error
+}
+
+func (e *lookupFailed) Error() string { return "orders lookup by key " + e.key + " failed" }
+func (e *lookupFailed) Unwrap() error { return e.err }
+
+// TestTheCallersCauseIsToldWhenTheStateChecksErrorOnlyWrapsIt: the caller
+// cancels with a cause while the state check's lookup is in flight; the
+// hook returns its own error, which wraps context.Cause (errors.Is reaches
+// it) but does not print it: the message tells the cause once, as the
+// caller's.
+func TestTheCallersCauseIsToldWhenTheStateChecksErrorOnlyWrapsIt(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		cause := errors.New("sibling shard-7 failed")
+		ctx, cancel := context.WithCancelCause(t.Context())
+		defer cancel(nil)
+		base := roundTripFunc(func(r *http.Request) (*http.Response, error) {
+			io.Copy(io.Discard, r.Body)
+			r.Body.Close()
+			return nil, io.ErrUnexpectedEOF // the write's answer is lost
+		})
+		hook := func(hctx context.Context, c otelretry.StateCheck) (otelretry.StateResult, error) {
+			cancel(cause) // the caller gives up while the lookup is in flight
+			<-hctx.Done()
+			return otelretry.StateResult{}, &lookupFailed{key: c.OperationID, err: context.Cause(hctx)}
+		}
+		tr := otelretry.NewTransport(base, otelretry.WithStateCheck(hook))
+		_, err := tr.RoundTrip(post(t, ctx, "http://api.test/orders", "order"))
+		if !errors.Is(err, cause) || !errors.Is(err, otelretry.ErrOutcomeUnknown) {
+			t.Fatalf("setup: err %v; want the caller's cause and an unknown outcome", err)
+		}
+		if n := strings.Count(fmt.Sprint(err), cause.Error()); n != 1 {
+			t.Errorf("the caller's cause is told %d times; want once\n  err: %v", n, err)
+		}
+	})
+}
+
+// TestTheCallersCauseIsToldWhenTheBasesErrorOnlyWrapsIt: the same with
+// the base's error (a GET in flight when the caller cancels with a cause),
+// of a type that wraps context.Cause and does not print it.
+func TestTheCallersCauseIsToldWhenTheBasesErrorOnlyWrapsIt(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		cause := errors.New("sibling shard-7 failed")
+		ctx, cancel := context.WithCancelCause(t.Context())
+		defer cancel(nil)
+		held := make(chan struct{})
+		base := roundTripFunc(func(r *http.Request) (*http.Response, error) {
+			close(held)
+			<-r.Context().Done()
+			return nil, &lookupFailed{key: "items", err: context.Cause(r.Context())}
+		})
+		go func() { <-held; cancel(cause) }()
+		_, err := otelretry.NewTransport(base).RoundTrip(get(t, ctx, "http://api.test/items"))
+		if !errors.Is(err, cause) {
+			t.Fatalf("setup: err %v; want the caller's cause", err)
+		}
+		if n := strings.Count(fmt.Sprint(err), cause.Error()); n != 1 {
+			t.Errorf("the caller's cause is told %d times; want once\n  err: %v", n, err)
+		}
+	})
+}

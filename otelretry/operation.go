@@ -176,6 +176,10 @@ func (op *operation) beginBuffer(held *holdings) {
 	if !op.plan.toTell { // a body buffered only to tell a repeat is replayable, or never resent
 		t.sender.rec.recordNotBuffered(&op.tel, notBuffered)
 	}
+	if b == nil && op.plan.toTell && op.setup.bodies.tellFromCopy(req.ContentLength) {
+		held.callerBody = false
+		req.Body.Close()
+	}
 	if b != nil {
 		// The operation holds the buffer first, so that its cleanup frees it
 		// should the caller's body's Close panic; the body is closed once,
@@ -192,7 +196,7 @@ func (op *operation) beginBuffer(held *holdings) {
 // a field value: net/http would refuse the request, before sending it.
 func (op *operation) wireHeaders() (key, id headerValue) {
 	if k := op.t.cfg.keys; op.plan.generateKey {
-		body, told := op.setup.bodies.bytes()
+		body, told := op.setup.bodies.digest()
 		key = headerValue{k.Name, k.wireValue(op.ident.takeKey(op.plan.method, op.req.URL, op.req.Host, body, told))}
 	}
 	if name := op.t.cfg.opIDHeader; name != "" {
@@ -652,7 +656,7 @@ func (op *operation) sanitize(err error, a *attempt) error {
 // the request (see attempt.requestText).
 func (op *operation) requestText(a *attempt) requestText {
 	if a == nil {
-		return requestText{caller: op.req.URL, headers: [2]http.Header{op.req.Header}}
+		return requestText{caller: op.req.URL, headers: [2]http.Header{op.req.Header}, keyHeaders: op.t.sender.keyHeaders}
 	}
 	return a.requestText()
 }
@@ -706,7 +710,7 @@ func (op *operation) fail(v verdict, cause, checkErr error, now time.Duration, p
 
 // callerCause is the cause the caller gave its context when it ended the
 // operation (verdict v), sanitized, unless cause or the state check's
-// error carries it already (a lookup made with the hook's context returns
+// error tells it already (a lookup made with the hook's context returns
 // it): nil for a context without one. The caller's deadline may pass on the
 // operation's monotonic clock before its context's timer sets that cause,
 // so the error waits for the context first, as RoundTrip's return does.
@@ -718,10 +722,14 @@ func (op *operation) callerCause(v verdict, cause, checkErr error) error {
 		op.awaitCaller()
 	}
 	c := op.setup.stop.givenCause()
-	if c == nil || holds(cause, c) || holds(checkErr, c) {
+	if c == nil {
 		return nil
 	}
-	return op.sanitize(c, nil)
+	s := op.sanitize(c, nil)
+	if tells(cause, c, s) || tells(checkErr, c, s) {
+		return nil
+	}
+	return s
 }
 
 // report tells the caller's result slots, if any, what the operation came

@@ -237,6 +237,18 @@ func holds(err, target error) bool {
 	return found
 }
 
+// tells reports whether err holds the caller's cause c and its message
+// shows it (as c's sanitized text s, or c's own): an error of a hook's or
+// a base's type may wrap the cause for errors.Is and print only its own
+// words.
+func tells(err, c, s error) bool {
+	if err == nil || !holds(err, c) {
+		return false
+	}
+	msg := err.Error()
+	return strings.Contains(msg, s.Error()) || strings.Contains(msg, c.Error())
+}
+
 // withoutCause is err as errors.Is, errors.As and walkErrors see it, but
 // for cause and all it wraps.
 type withoutCause struct{ err, cause error }
@@ -326,6 +338,10 @@ func redactedQuery(raw string) string {
 type requestText struct {
 	caller, wire *url.URL
 	headers      [2]http.Header
+	// keyHeaders name the headers holding idempotency keys, whose values
+	// are replaced as a credential header's: a key is recorded only under
+	// WithIdempotencyKeyValues, and then as an attribute of its own.
+	keyHeaders []string
 	// proxyPhrase: the error is a proxy's reason phrase (see
 	// attempt.proxyRefusal), server text.
 	proxyPhrase bool
@@ -347,7 +363,7 @@ func sanitizedMessage(err error, known requestText) string {
 	urls := knownURLs(known.caller, known.wire)
 	var credentials []redact.Replacement
 	for _, h := range known.headers {
-		credentials = credentialSecrets(credentials, h)
+		credentials = credentialSecrets(credentials, h, known.keyHeaders)
 	}
 	msg := sanitizeKnownText(err.Error(), err, urls, credentials...)
 	return redact.TextKeeping(scrubHeaderLines(msg), cleansOf(urls)...)
@@ -609,15 +625,16 @@ func credentialHeader(name string) bool {
 const minCredentialPart = 8
 
 // credentialSecrets appends to rs every value of h's credential headers
-// (a base or a hook may print the request it was given), whole, then
+// and of its keyHeaders (a base or a hook may print the request it was
+// given), whole, then
 // each of its parts between spaces, commas, semicolons and '=' of at
 // least minCredentialPart bytes (a quoted one with its quotes and
 // without): replaced with the URLs' secrets, in any spelling
 // ReplaceSpelled reads (as written, as encoding/json writes it, inside a
 // JSON string a server escaped otherwise, '/' as \/).
-func credentialSecrets(rs []redact.Replacement, h http.Header) []redact.Replacement {
+func credentialSecrets(rs []redact.Replacement, h http.Header, keyHeaders []string) []redact.Replacement {
 	for name, values := range h {
-		if !credentialHeader(name) {
+		if !credentialHeader(name) && !slices.ContainsFunc(keyHeaders, func(k string) bool { return strings.EqualFold(k, name) }) {
 			continue
 		}
 		for _, v := range values {

@@ -107,6 +107,7 @@ func NewTransport(base http.RoundTripper, opts ...Option) *Transport {
 			protocols:     protocolsOf(base),
 			dialect:       dialect{hints: cfg.hints, verdicts: cfg.verdictHeaders},
 			attemptHeader: cfg.attemptHeader,
+			keyHeaders:    cfg.keyHeaderNames(),
 		}}
 	t.bodies.init(cfg.bodyBufferPerRequest, cfg.bodyBufferTotal)
 	return t
