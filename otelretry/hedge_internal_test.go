@@ -366,8 +366,9 @@ func TestHedgingDefaults(t *testing.T) {
 		t.Errorf("withDefaults of NaN = quantile %v, share %v; want the defaults", nan.Quantile, nan.MaxShare)
 	}
 	c := newConfig([]Option{WithHedging(Hedging{Adaptive: true, MaxShare: math.NaN()}), WithHedging(Hedging{Adaptive: true, Quantile: math.NaN()}),
-		WithHedging(Hedging{Adaptive: true, MaxShare: 1.5}), WithHedging(Hedging{Adaptive: true, MinDelay: time.Second, MaxDelay: time.Millisecond})})
-	if c.hedging != nil || c.err == nil || strings.Count(c.err.Error(), "WithHedging") != 4 {
+		WithHedging(Hedging{Adaptive: true, MaxShare: 1.5}), WithHedging(Hedging{Adaptive: true, MinDelay: time.Second, MaxDelay: time.Millisecond}),
+		WithHedging(Hedging{Adaptive: true, MaxDelay: 500 * time.Microsecond})}) // below the default MinDelay
+	if c.hedging != nil || c.err == nil || strings.Count(c.err.Error(), "WithHedging") != 5 {
 		t.Errorf("WithHedging of NaN, of a share above 1 and of a MaxDelay below MinDelay: kept %+v, reported %v; want each ignored and reported", c.hedging, c.err)
 	}
 	if c := newConfig([]Option{WithHedging(Hedging{Adaptive: true, MinDelay: 5 * time.Second})}); c.err != nil || c.hedging == nil {

@@ -143,21 +143,24 @@ func defaultRetryHints() []hintHeader {
 // first one's header and problem are returned with whatever hint was
 // found, so that they can be recorded. A hint of 0 is a hint: the server
 // asks for no wait. A header present with an empty value is malformed
-// (empty), not absent.
+// (empty), not absent. The value is read without the spaces and tabs
+// around it (RFC 9110 §5.5), which net/http's HTTP/1 reader drops and its
+// HTTP/2 client keeps.
 func retryHint(h http.Header, hints []hintHeader, now time.Time) (d time.Duration, ok bool, malformed *hintError) {
 	for _, hint := range hints {
 		v := h[hint.name] // the names are canonical: no canonicalizing per answer
 		if len(v) == 0 {
 			continue
 		}
+		value := strings.Trim(v[0], " \t")
 		var err error
 		switch hint.unit {
 		case HintMilliseconds:
-			d, err = parseRetryAfterMs(v[0])
+			d, err = parseRetryAfterMs(value)
 		case HintWholeMilliseconds:
-			d, err = parseWholeMs(v[0])
+			d, err = parseWholeMs(value)
 		default:
-			d, err = parseRetryAfter(v[0], now)
+			d, err = parseRetryAfter(value, now)
 		}
 		if err == nil {
 			return d, true, malformed
