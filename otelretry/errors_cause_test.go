@@ -400,52 +400,6 @@ func (e withCallback) Error() string { return "shard sync: " + e.err.Error() }
 
 func (e withCallback) Unwrap() error { return e.err }
 
-// TestTheCallersCauseIsToldOnceAfterAStateCheck: a POST whose answer is
-// lost (check_state) is looked up through an http.Client with the hook's
-// context, and the caller cancels with a cause (errgroup's sibling error)
-// while the lookup is in flight. net/http returns context.Cause, so the
-// state check's error carries the caller's cause: the message tells it
-// there, and not a second time as "the caller's cause".
-func TestTheCallersCauseIsToldOnceAfterAStateCheck(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		cause := errors.New("sibling shard-7 failed")
-		ctx, cancel := context.WithCancelCause(t.Context())
-		defer cancel(nil)
-		base := roundTripFunc(func(r *http.Request) (*http.Response, error) {
-			io.Copy(io.Discard, r.Body)
-			r.Body.Close()
-			return nil, io.ErrUnexpectedEOF // the write's answer is lost
-		})
-		// The lookup's transport behaves as net/http's does when its
-		// request's context ends: it returns context.Cause.
-		lookup := &http.Client{Transport: roundTripFunc(func(r *http.Request) (*http.Response, error) {
-			<-r.Context().Done()
-			return nil, context.Cause(r.Context())
-		})}
-		hook := func(hctx context.Context, c otelretry.StateCheck) (otelretry.StateResult, error) {
-			req, err := http.NewRequestWithContext(hctx, http.MethodGet, "http://api.test/orders/by-key/"+c.OperationID, nil)
-			if err != nil {
-				return otelretry.StateResult{}, err
-			}
-			cancel(cause) // the caller gives up while the lookup is in flight
-			resp, err := lookup.Do(req)
-			if err != nil {
-				return otelretry.StateResult{}, err
-			}
-			resp.Body.Close()
-			return otelretry.StateResult{}, nil
-		}
-		tr := otelretry.NewTransport(base, otelretry.WithStateCheck(hook))
-		_, err := tr.RoundTrip(post(t, ctx, "http://api.test/orders", "order"))
-		if !errors.Is(err, cause) || !errors.Is(err, otelretry.ErrOutcomeUnknown) {
-			t.Fatalf("setup: err %v; want the caller's cause and an unknown outcome", err)
-		}
-		if n := strings.Count(err.Error(), cause.Error()); n != 1 {
-			t.Errorf("the caller's cause is told %d times; want once\n  err: %v", n, err)
-		}
-	})
-}
-
 // lookupFailed is a hook's own error type that keeps what ended its lookup
 // for errors.Is and errors.As (Unwrap), but tells only its own words, as
 // Go lets an error do.
@@ -457,35 +411,59 @@ type lookupFailed struct {
 func (e *lookupFailed) Error() string { return "orders lookup by key " + e.key + " failed" }
 func (e *lookupFailed) Unwrap() error { return e.err }
 
-// TestTheCallersCauseIsToldWhenTheStateChecksErrorOnlyWrapsIt: the caller
-// cancels with a cause while the state check's lookup is in flight; the
-// hook returns its own error, which wraps context.Cause (errors.Is reaches
-// it) but does not print it: the message tells the cause once, as the
-// caller's.
-func TestTheCallersCauseIsToldWhenTheStateChecksErrorOnlyWrapsIt(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		cause := errors.New("sibling shard-7 failed")
-		ctx, cancel := context.WithCancelCause(t.Context())
-		defer cancel(nil)
-		base := roundTripFunc(func(r *http.Request) (*http.Response, error) {
-			io.Copy(io.Discard, r.Body)
-			r.Body.Close()
-			return nil, io.ErrUnexpectedEOF // the write's answer is lost
-		})
-		hook := func(hctx context.Context, c otelretry.StateCheck) (otelretry.StateResult, error) {
-			cancel(cause) // the caller gives up while the lookup is in flight
+// TestTheCallersCauseIsToldOnceAfterAStateCheck: a POST whose answer is
+// lost (check_state) is looked up while the caller cancels with a cause
+// (errgroup's sibling error). The state check's error holds the cause: a
+// lookup through an http.Client with the hook's context gets it from
+// net/http, and shows it; a hook's own error type wraps it (errors.Is
+// reaches it) and does not. Either way the message tells it once.
+func TestTheCallersCauseIsToldOnceAfterAStateCheck(t *testing.T) {
+	lookups := map[string]func(hctx context.Context, c otelretry.StateCheck) error{
+		"through an http.Client": func(hctx context.Context, c otelretry.StateCheck) error {
+			req, err := http.NewRequestWithContext(hctx, http.MethodGet, "http://api.test/orders/by-key/"+c.OperationID, nil)
+			if err != nil {
+				return err
+			}
+			// The lookup's transport behaves as net/http's does when its
+			// request's context ends: it returns context.Cause.
+			lookup := &http.Client{Transport: roundTripFunc(func(r *http.Request) (*http.Response, error) {
+				<-r.Context().Done()
+				return nil, context.Cause(r.Context())
+			})}
+			_, err = lookup.Do(req)
+			return err
+		},
+		"a hook's error that only wraps it": func(hctx context.Context, c otelretry.StateCheck) error {
 			<-hctx.Done()
-			return otelretry.StateResult{}, &lookupFailed{key: c.OperationID, err: context.Cause(hctx)}
-		}
-		tr := otelretry.NewTransport(base, otelretry.WithStateCheck(hook))
-		_, err := tr.RoundTrip(post(t, ctx, "http://api.test/orders", "order"))
-		if !errors.Is(err, cause) || !errors.Is(err, otelretry.ErrOutcomeUnknown) {
-			t.Fatalf("setup: err %v; want the caller's cause and an unknown outcome", err)
-		}
-		if n := strings.Count(fmt.Sprint(err), cause.Error()); n != 1 {
-			t.Errorf("the caller's cause is told %d times; want once\n  err: %v", n, err)
-		}
-	})
+			return &lookupFailed{key: c.OperationID, err: context.Cause(hctx)}
+		},
+	}
+	for name, lookup := range lookups {
+		t.Run(name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				cause := errors.New("sibling shard-7 failed")
+				ctx, cancel := context.WithCancelCause(t.Context())
+				defer cancel(nil)
+				base := roundTripFunc(func(r *http.Request) (*http.Response, error) {
+					io.Copy(io.Discard, r.Body)
+					r.Body.Close()
+					return nil, io.ErrUnexpectedEOF // the write's answer is lost
+				})
+				hook := func(hctx context.Context, c otelretry.StateCheck) (otelretry.StateResult, error) {
+					cancel(cause) // the caller gives up while the lookup is in flight
+					return otelretry.StateResult{}, lookup(hctx, c)
+				}
+				tr := otelretry.NewTransport(base, otelretry.WithStateCheck(hook))
+				_, err := tr.RoundTrip(post(t, ctx, "http://api.test/orders", "order"))
+				if !errors.Is(err, cause) || !errors.Is(err, otelretry.ErrOutcomeUnknown) {
+					t.Fatalf("setup: err %v; want the caller's cause and an unknown outcome", err)
+				}
+				if n := strings.Count(err.Error(), cause.Error()); n != 1 {
+					t.Errorf("the caller's cause is told %d times; want once\n  err: %v", n, err)
+				}
+			})
+		})
+	}
 }
 
 // TestTheCallersCauseIsToldWhenTheBasesErrorOnlyWrapsIt: the same with
