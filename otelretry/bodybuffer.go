@@ -280,10 +280,6 @@ type bodySource struct {
 	getBody  func() (io.ReadCloser, error)
 	hasBody  bool
 	buffered *bufferedBody
-	// copied is the digest of a copy read through getBody, for a body
-	// that was to be buffered only to tell a repeat and found the
-	// buffers' memory taken (tellFromCopy).
-	copied *bodyDigest
 	// released: the operation let go of the buffer. Copies taken before
 	// stay readable until they are closed (a hedge prepared on its own
 	// goroutine may outlive the operation); none is given once every
@@ -293,14 +289,10 @@ type bodySource struct {
 
 // forAttempt is the body attempt n starts from: the caller's for the
 // first, a fresh copy from the caller's GetBody for the others; a copy of
-// the buffer for every attempt when the body was buffered, and of GetBody
-// when a copy told it (tellFromCopy).
+// the buffer for every attempt when the body was buffered.
 func (s *bodySource) forAttempt(n int) (io.ReadCloser, error) {
 	if s.buffered != nil {
 		return s.buffered.getBody()
-	}
-	if s.copied != nil {
-		return s.getBody()
 	}
 	if n == 1 || !s.hasBody {
 		return s.body, nil
@@ -320,46 +312,17 @@ func (s *bodySource) again() func() (io.ReadCloser, error) {
 	return s.getBody
 }
 
-// digest tells the body every attempt sends, when it is known: none for a
-// request without a body, the buffer's once read, or a copy's read through
-// GetBody (tellFromCopy); told is false for a body none of these tells.
-func (s *bodySource) digest() (d bodyDigest, told bool) {
+// bytes are the body every attempt sends, when they are known: none for a
+// request without a body, the buffer's once read; told is false for a body
+// that was not buffered.
+func (s *bodySource) bytes() (body []byte, told bool) {
 	switch {
 	case !s.hasBody:
-		return digestOf(nil), true
+		return nil, true
 	case s.replayable():
-		return digestOf(s.buffered.data), true
-	case s.copied != nil:
-		return *s.copied, true
+		return s.buffered.data, true
 	}
-	return bodyDigest{}, false
-}
-
-// tellFromCopy reads a copy of the body, of length n, through getBody into
-// its digest, for a body that was to be buffered only to tell a repeat
-// (its attempts send copies through getBody too) when the buffers' memory
-// is taken: a repeat's key then does not depend on what other requests
-// hold. A copy that cannot be had, or is not n bytes, tells nothing (the
-// write gets a key of its own). The copy is read on the caller's
-// goroutine, as net/http calls GetBody for a redirect. Once a copy told
-// the body, every attempt sends a copy (forAttempt), the first too: a
-// GetBody may rewind the very reader the caller's Body reads, which the
-// caller then closes (true).
-func (s *bodySource) tellFromCopy(n int64) bool {
-	if s.getBody == nil || n <= 0 {
-		return false
-	}
-	rc, err := s.getBody()
-	if err != nil || rc == nil {
-		return false
-	}
-	defer rc.Close()
-	d, err := digestRead(rc, n)
-	if err != nil {
-		return false
-	}
-	s.copied = &d
-	return true
+	return nil, false
 }
 
 // useBuffer makes the buffer the source of every attempt's body.

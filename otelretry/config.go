@@ -616,11 +616,10 @@ func WithAttemptHeader(name string) Option {
 // own. An id remembers the keys of its last 1 024 writes that did not
 // succeed; the repeat of an older one gets a key of its own. The body is told by its bytes,
 // which the operation then reads into its buffer before the first attempt
-// (WithBodyBuffer's per-request limit, 64 KiB by default), or, when the
-// buffers' memory is taken, through a copy from its GetBody, which every
-// attempt then sends; a body of unknown length, over the limit, or
-// without a GetBody when the memory is taken cannot be told, and gets a
-// key of its own. Without WithOperationID, each RoundTrip is an operation with a key
+// (WithBodyBuffer's per-request limit, 64 KiB by default); a body of
+// unknown length, over the limit, or that finds the buffers' memory held
+// by other requests in flight (WithBodyBuffer's total) cannot be told, and
+// gets a key of its own: a repeat of it may be applied twice. Without WithOperationID, each RoundTrip is an operation with a key
 // of its own.
 //
 // The operation span and each attempt record retry.idempotency_key.source
@@ -902,8 +901,8 @@ func WithPrepareAttempt(f PrepareAttemptFunc) Option {
 // Requests that can make only one attempt are not buffered for retries;
 // under WithOperationID with WithIdempotencyKeys, a write's body of known
 // length up to perRequest bytes is buffered whatever its attempts, to tell
-// a repeat's body (one that finds the memory taken is told through its
-// GetBody; one that is not told gets a key of its own, and no event).
+// a repeat's body (one that is not, the memory taken included, gets a key
+// of its own, and no event).
 // A perRequest or a total of 0 turns buffering off (WithBodyBuffer(0, 0)).
 // Negative values are ignored (and reported).
 // Default: 64 KiB per request and 8 MiB in all.

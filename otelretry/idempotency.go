@@ -8,7 +8,6 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"hash/maphash"
-	"io"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -104,14 +103,13 @@ func requestOf(method string, u *url.URL) string {
 // host overrides the URL's) and body, which two different writes to one
 // URL (a job's two orders, or one order for two users) do not share. The
 // userinfo is told by a hash, so that the name keeps no credential. The
-// body is told by its digest (bodySource.digest): of the bytes the
-// operation buffered before its first attempt (planBuffer), as that
-// attempt would have read them, or, when the buffers' memory was taken, of
-// a copy read through GetBody, which every attempt then sends. A body
-// neither tells (of unknown length, larger than the buffer's limit, or
-// without GetBody when the memory is taken) cannot be told: ok is false,
-// and the write gets a key of its own (told is false).
-func repeatOf(method string, u *url.URL, host string, body bodyDigest, told bool) (name string, ok bool) {
+// body is told by its bytes, which the operation buffered before its
+// first attempt (planBuffer), as that attempt would have read them: the
+// caller's Body, never a GetBody copy (which may rewind the very reader
+// the attempt sends). A body that was not buffered (of unknown length,
+// larger than the buffer's limit, or the buffers' memory taken) cannot be
+// told: ok is false, and the write gets a key of its own (told is false).
+func repeatOf(method string, u *url.URL, host string, body []byte, told bool) (name string, ok bool) {
 	if !told {
 		return "", false
 	}
@@ -122,29 +120,8 @@ func repeatOf(method string, u *url.URL, host string, body bodyDigest, told bool
 	if host != "" && host != u.Host {
 		name += " host:" + host
 	}
-	return name + " body:" + strconv.FormatInt(body.n, 10) + ":" + strconv.FormatUint(body.sum, 16), true
-}
-
-// bodyDigest is a body's length and hash, by which a repeat's body is
-// told (repeatOf).
-type bodyDigest struct {
-	n   int64
-	sum uint64
-}
-
-func digestOf(b []byte) bodyDigest {
-	return bodyDigest{n: int64(len(b)), sum: maphash.Bytes(nameSeed, b)}
-}
-
-// digestRead is the digest of what r reads, which must be n bytes.
-func digestRead(r io.Reader, n int64) (bodyDigest, error) {
-	var h maphash.Hash
-	h.SetSeed(nameSeed)
-	read, err := io.Copy(&h, io.LimitReader(r, n+1))
-	if err == nil && read != n {
-		err = io.ErrUnexpectedEOF
-	}
-	return bodyDigest{n: n, sum: h.Sum64()}, err
+	return name + " body:" + strconv.Itoa(len(body)) + ":" +
+		strconv.FormatUint(maphash.Bytes(nameSeed, body), 16), true
 }
 
 // nameSeed is the process's seed for repeatOf's hashes: names are

@@ -207,7 +207,7 @@ func newIdentity(sc scope, prev *chain) identity {
 // under the same WithOperationID that sent the same write (method, URL
 // and body; see repeatOf) and did not succeed (a layer above sends it
 // again: its earlier tries may have been applied), else a new one.
-func (i *identity) takeKey(method string, u *url.URL, host string, body bodyDigest, told bool) string {
+func (i *identity) takeKey(method string, u *url.URL, host string, body []byte, told bool) string {
 	if i.oc != nil {
 		if request, ok := repeatOf(method, u, host, body, told); ok {
 			i.request = request

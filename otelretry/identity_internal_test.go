@@ -236,8 +236,8 @@ func TestIdentityTakesTheKeyOfTheOperationItRepeats(t *testing.T) {
 			src.useBuffer(&bufferedBody{data: []byte(body)})
 		}
 		id := newIdentity(scopeOf(ctx), nil)
-		digest, told := src.digest()
-		k := id.takeKey(method, u, strings.Join(host, ""), digest, told)
+		data, told := src.bytes()
+		k := id.takeKey(method, u, strings.Join(host, ""), data, told)
 		id.settleKey(succeeded, false)
 		return k
 	}

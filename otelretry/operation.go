@@ -176,10 +176,6 @@ func (op *operation) beginBuffer(held *holdings) {
 	if !op.plan.toTell { // a body buffered only to tell a repeat is replayable, or never resent
 		t.sender.rec.recordNotBuffered(&op.tel, notBuffered)
 	}
-	if b == nil && op.plan.toTell && op.setup.bodies.tellFromCopy(req.ContentLength) {
-		held.callerBody = false
-		req.Body.Close()
-	}
 	if b != nil {
 		// The operation holds the buffer first, so that its cleanup frees it
 		// should the caller's body's Close panic; the body is closed once,
@@ -196,7 +192,7 @@ func (op *operation) beginBuffer(held *holdings) {
 // a field value: net/http would refuse the request, before sending it.
 func (op *operation) wireHeaders() (key, id headerValue) {
 	if k := op.t.cfg.keys; op.plan.generateKey {
-		body, told := op.setup.bodies.digest()
+		body, told := op.setup.bodies.bytes()
 		key = headerValue{k.Name, k.wireValue(op.ident.takeKey(op.plan.method, op.req.URL, op.req.Host, body, told))}
 	}
 	if name := op.t.cfg.opIDHeader; name != "" {
