@@ -238,15 +238,36 @@ func holds(err, target error) bool {
 }
 
 // tells reports whether err holds the caller's cause c and its message
-// shows it (as c's sanitized text s, or c's own): an error of a hook's or
-// a base's type may wrap the cause for errors.Is and print only its own
-// words.
+// shows it (as c's sanitized text s, or c's own), as a part of its own
+// (showsPart): an error of a hook's or a base's type may wrap the cause
+// for errors.Is and print only its own words, which may contain the
+// cause's ("unexpected EOF" around a cause "EOF").
 func tells(err, c, s error) bool {
 	if err == nil || !holds(err, c) {
 		return false
 	}
 	msg := err.Error()
-	return strings.Contains(msg, s.Error()) || strings.Contains(msg, c.Error())
+	return showsPart(msg, s.Error()) || showsPart(msg, c.Error())
+}
+
+// showsPart reports whether part is in msg as errors chain their texts:
+// from its start or after ": ", "; ", "(" or a line break, to its end or
+// before ':', ';', ')' or a line break.
+func showsPart(msg, part string) bool {
+	for i := 0; ; {
+		j := strings.Index(msg[i:], part)
+		if j < 0 {
+			return false
+		}
+		at, end := i+j, i+j+len(part)
+		before := msg[:at]
+		starts := before == "" || strings.HasSuffix(before, ": ") || strings.HasSuffix(before, "; ") ||
+			strings.HasSuffix(before, "(") || strings.HasSuffix(before, "\n")
+		if starts && (end == len(msg) || strings.IndexByte(":;)\n", msg[end]) >= 0) {
+			return true
+		}
+		i = at + 1
+	}
 }
 
 // withoutCause is err as errors.Is, errors.As and walkErrors see it, but
