@@ -567,7 +567,11 @@ func (a *analyzer) checkOuterLayerResend() {
 	// above sends its next try once the one before returned: calls made at
 	// once, a fan-out of creates, are calls of their own).
 	failed := map[request]*group{}
-	seen := map[context]bool{}   // a context with an earlier operation in the input
+	seen := map[context]bool{} // a context with an earlier operation in the input
+	// heads: the first hop of the latest operation under each context that
+	// is no redirect; a later hop that fails is that request's failure (a
+	// layer above sends the first hop's request again).
+	heads := map[context]*group{}
 	for _, g := range a.groups { // in start order
 		if g.span == nil {
 			continue
@@ -584,10 +588,7 @@ func (a *analyzer) checkOuterLayerResend() {
 			contexts = append(contexts, context{"", "operation id", g.op.ID, false})
 		}
 		marked := g.op.Repeat != nil && *g.op.Repeat > 0
-		method := g.op.Method
-		if method == "" && len(g.op.Attempts) > 0 {
-			method = g.op.Attempts[0].Method
-		}
+		method := methodOf(g)
 		write := unrepeatable(g, method)
 		redirect := g.op.Redirects != nil && *g.op.Redirects > 0
 		if write && !redirect {
@@ -626,14 +627,31 @@ func (a *analyzer) checkOuterLayerResend() {
 		}
 		for _, c := range contexts {
 			seen[c] = true
+			if !redirect {
+				heads[c] = g
+			}
 			if g.op.URL == "" || method == "" || succeeded(g) || sentNothing(g) {
 				continue
 			}
-			if r := (request{c, method, g.op.URL}); failed[r] == nil || endsFirst(g, failed[r]) {
-				failed[r] = g
+			failedAs := []request{{c, method, g.op.URL}}
+			if h := heads[c]; redirect && h != nil && h.op.URL != "" {
+				failedAs = append(failedAs, request{c, methodOf(h), h.op.URL})
+			}
+			for _, r := range failedAs {
+				if failed[r] == nil || endsFirst(g, failed[r]) {
+					failed[r] = g
+				}
 			}
 		}
 	}
+}
+
+// methodOf is g's method: its operation's, else its first attempt's.
+func methodOf(g *group) string {
+	if g.op.Method == "" && len(g.op.Attempts) > 0 {
+		return g.op.Attempts[0].Method
+	}
+	return g.op.Method
 }
 
 // unmatchedRepeat reports a write that repeats no earlier operation found
@@ -708,9 +726,14 @@ func (a *analyzer) callSpansOf(g *group) (call, above string) {
 }
 
 // succeeded reports an operation whose last attempt (the one it ended
-// on) received a 1xx-3xx status: a layer above has no reason to send it
-// again, so a later equal request is taken as deliberate.
+// on) received a 1xx-3xx status, or whose last state check found its
+// write applied (the caller got the stored answer): a layer above has no
+// reason to send it again, so a later equal request is taken as
+// deliberate.
 func succeeded(g *group) bool {
+	if n := len(g.op.StateChecks); n > 0 && g.op.StateChecks[n-1].Result == string(attrs.StateApplied) {
+		return true
+	}
 	end := g.op.Ending()
 	if end < 0 {
 		return false

@@ -30,11 +30,13 @@ const (
 
 func roleOf(s *model.Span) role {
 	switch {
-	case s.Has(keyAttempt):
-		return roleAttempt
+	// A state check a panic ended carries the operation id and the attempt
+	// it checks, and no result: it is no attempt.
 	case s.Has(keyStateCheckResult),
 		s.Name == attrs.StateCheckSpanName && s.Has(keyOperationID):
 		return roleStateCheck
+	case s.Has(keyAttempt):
+		return roleAttempt
 	case s.Has(keyOutcome) || s.Has(keyAttempts), panickedOperation(s):
 		return roleOperation
 	default:
@@ -329,7 +331,7 @@ func readStateCheck(s *model.Span) (StateCheck, fields) {
 	f := fields{span: s}
 	c := StateCheck{
 		OperationID: f.id(keyOperationID, required),
-		Result:      f.str(keyStateCheckResult, required),
+		Result:      f.str(keyStateCheckResult, unlessPanicked(panicked(s), required)),
 		SpanID:      s.SpanID,
 		Start:       s.Start,
 	}
