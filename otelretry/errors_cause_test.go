@@ -511,3 +511,38 @@ func TestTheCallersCauseIsToldWhenTheBasesErrorOnlyWrapsIt(t *testing.T) {
 		})
 	}
 }
+
+// TestTheCallersCauseEndingInAURLIsToldOnce: the caller cancels with a
+// cause whose text ends with a URL that has a query (a sibling's "no
+// answer from https://…?page=2"); the base wraps it as Go errors chain
+// texts, "%w: more" or "%w; more". The sanitized message keeps the ':' or
+// ';' after the redacted value, and shows the cause once.
+func TestTheCallersCauseEndingInAURLIsToldOnce(t *testing.T) {
+	for _, format := range []string{"%w: giving up", "%w; giving up"} {
+		t.Run(format, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				cause := errors.New("no answer from http://sib.test/v1/items?page=2")
+				ctx, cancel := context.WithCancelCause(t.Context())
+				defer cancel(nil)
+				held := make(chan struct{})
+				base := roundTripFunc(func(r *http.Request) (*http.Response, error) {
+					close(held)
+					<-r.Context().Done()
+					return nil, fmt.Errorf(format, context.Cause(r.Context()))
+				})
+				go func() { <-held; cancel(cause) }()
+				_, err := otelretry.NewTransport(base).RoundTrip(get(t, ctx, "http://api.test/items"))
+				if !errors.Is(err, cause) {
+					t.Fatalf("setup: err %v; want the caller's cause", err)
+				}
+				told := "no answer from http://sib.test/v1/items?page=REDACTED"
+				if n := strings.Count(err.Error(), told); n != 1 {
+					t.Errorf("the caller's cause is told %d times; want once\n  err: %v", n, err)
+				}
+				if !strings.Contains(err.Error(), told+format[2:]) {
+					t.Errorf("the base's text %q lost its separator after the URL\n  err: %v", format, err)
+				}
+			})
+		})
+	}
+}

@@ -925,7 +925,7 @@ func hostPort(authority string) bool {
 // holds. A URL whose slashes JSON escaped ("https:\/\/u:p@h\/x") is
 // cleaned as the URL it stands for, and so is the userinfo of a URL a word
 // holds escaped ("https%3A%2F%2Fu%3Apw%40h", see redactEmbedded). Closing
-// punctuation after a URL stays text. Other text is returned as it is.
+// punctuation after a URL, and a ':' or ';' that ends it, stay text. Other text is returned as it is.
 //
 // Its time is linear in the length of s: a server writes some of the text
 // it is given (a malformed status line that net/http quotes in its error).
@@ -953,8 +953,9 @@ func TextKeeping(s string, keep ...string) string {
 		}
 		if word := s[:i]; urlLike(word) {
 			// Prose's punctuation after a URL stays text: at most those
-			// characters of a value are kept.
-			u := strings.TrimRight(word, "),']}>`")
+			// characters of a value are kept (an error's ': ' or '; '
+			// after a URL that ends in a query value, "?page=2: EOF").
+			u := strings.TrimRight(word, "),']}>`:;")
 			if kept(u, keep) {
 				b.WriteString(u) // one of keep, in prose's punctuation
 			} else {

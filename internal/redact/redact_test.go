@@ -339,7 +339,7 @@ func TestTextKeeping(t *testing.T) {
 		"a=b&url=" + own:                   "a=b&url=https://REDACTED:REDACTED@example.com/profile", // not prose's: read as text
 		"tok=SECRETVALUE=" + own:           "tok=SECRETVALUE=https://REDACTED:REDACTED@example.com/profile",
 		"u:p@" + own:                       "REDACTED:REDACTED@https://REDACTED:REDACTED@example.com/profile", // not prose's: read as text
-		"GET " + own + "?token=abc: EOF":   "GET https://REDACTED:REDACTED@example.com/profile?token=REDACTED EOF",
+		"GET " + own + "?token=abc: EOF":   "GET https://REDACTED:REDACTED@example.com/profile?token=REDACTED: EOF",
 		"GET https://api.test:pw@evil/x":   "GET https://REDACTED:REDACTED@evil/x",
 		"GET https://api.test:8443/u/a@b/": "GET https://REDACTED:REDACTED@b/",
 	} {
