@@ -170,7 +170,8 @@ type Budget struct {
 	// host. Default 10 minutes.
 	IdleEviction time.Duration
 	// Key maps a request to its dependency. Default: the request's host
-	// (URL host, else Host header). A request it maps to "" shares the
+	// (URL host, else Host header), in lower case, without a trailing dot,
+	// and without the scheme's default port. A request it maps to "" shares the
 	// budget of "", and the hedge rate and the throttle count it under its
 	// host.
 	Key func(*http.Request) string
@@ -232,8 +233,9 @@ func (b *Budget) invalidSettings() error {
 func validRatio(r float64) bool { return r >= 0.001 && r <= 1 && int64(r*1000+0.5) >= 1 }
 
 // hostOf is r's dependency (docs/budget.md): the host as its URL writes
-// it, the port only when it is not the scheme's default, so that
-// https://api.test and https://api.test:443 share one budget, hedge rate
+// it, in lower case and without a trailing dot (one DNS name), the port
+// only when it is not the scheme's default, so that https://api.test,
+// https://API.test. and https://api.test:443 share one budget, hedge rate
 // and throttle.
 func hostOf(r *http.Request) string {
 	host, scheme := r.Host, ""
@@ -243,6 +245,7 @@ func hostOf(r *http.Request) string {
 		}
 		scheme = r.URL.Scheme
 	}
+	host = oneName(host)
 	switch {
 	case scheme == "https" && strings.HasSuffix(host, ":443"):
 		return host[:len(host)-len(":443")]
@@ -250,6 +253,17 @@ func hostOf(r *http.Request) string {
 		return host[:len(host)-len(":80")]
 	}
 	return host
+}
+
+// oneName is host (with its port, if any) as one DNS name: in lower case
+// (no copy when it is already) and without the trailing dot of a fully
+// qualified name.
+func oneName(host string) string {
+	host = strings.ToLower(host)
+	if i := strings.LastIndexByte(host, ':'); i > 0 && host[i-1] == '.' && !strings.HasSuffix(host, "]") {
+		return host[:i-1] + host[i:]
+	}
+	return strings.TrimSuffix(host, ".")
 }
 
 // key returns the budget key of r (Key; default the host).

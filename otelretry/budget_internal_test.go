@@ -1012,12 +1012,16 @@ func TestALendingHostLetsAnotherIdleHostBeForgotten(t *testing.T) {
 }
 
 // hostOf writes the port only when it is not the scheme's default
-// (docs/budget.md), whichever of URL.Host and Host names the host.
+// (docs/budget.md), whichever of URL.Host and Host names the host, and the
+// name in lower case without a trailing dot.
 func TestHostOfDropsTheSchemesDefaultPort(t *testing.T) {
 	for raw, want := range map[string]string{
 		"https://api.test/x": "api.test", "https://api.test:443/x": "api.test", "https://api.test:8443/x": "api.test:8443",
 		"http://api.test:80/x": "api.test", "http://api.test:443/x": "api.test:443", "https://[::1]:443/x": "[::1]",
 		"http://127.0.0.3:8080/x": "127.0.0.3:8080",
+		// One DNS name in any case, with or without the trailing dot.
+		"https://API.Test/x": "api.test", "https://api.test./x": "api.test", "https://API.test.:443/x": "api.test",
+		"http://api.test.:8080/x": "api.test:8080", "http://[::1]:8080/x": "[::1]:8080",
 	} {
 		r, err := http.NewRequest(http.MethodGet, raw, nil)
 		if err != nil {

@@ -153,9 +153,10 @@ func dependencyName(spans, attempts []*model.Span, serverOf map[*model.Span]stri
 
 // hostOf is a span's server.address with its server.port, as a URL's host
 // writes them: without the port when it is the default of url.full's
-// scheme, and an IPv6 address in brackets when a port follows.
+// scheme, and an IPv6 address in brackets when a port follows; the name in
+// lower case without a trailing dot, as the transport keeps a dependency.
 func hostOf(s *model.Span) string {
-	addr := redacted(stringAttr(s, keyServerAddress))
+	addr := redacted(strings.TrimSuffix(strings.ToLower(stringAttr(s, keyServerAddress)), "."))
 	if addr == "" {
 		return ""
 	}

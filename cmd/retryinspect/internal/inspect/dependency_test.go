@@ -38,6 +38,7 @@ func TestHostOfWritesAURLsHost(t *testing.T) {
 		{span("127.0.0.3", nil, ""), "127.0.0.3"},
 		{span("127.0.0.3", "8080", ""), "127.0.0.3"}, // not an integer: not a port
 		{span("", 8080, ""), ""},
+		{span("API.Example.com.", 443, "https://API.Example.com./x"), "api.example.com"}, // one DNS name, as the transport keys it
 	} {
 		if got := hostOf(c.span); got != c.want {
 			t.Errorf("hostOf(%v) = %q, want %q", c.span.Attributes, got, c.want)
