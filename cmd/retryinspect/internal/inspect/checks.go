@@ -568,10 +568,16 @@ func (a *analyzer) checkOuterLayerResend() {
 	// once, a fan-out of creates, are calls of their own).
 	failed := map[request]*group{}
 	seen := map[context]bool{} // a context with an earlier operation in the input
-	// heads: the first hop of the latest operation under each context that
-	// is no redirect; a later hop that fails is that request's failure (a
-	// layer above sends the first hop's request again).
-	heads := map[context]*group{}
+	// heads: the first hop of the latest chain under each context, by its
+	// operation id, which the hops of a chain share (chains under one
+	// parent span may run at once); a later hop that fails is that
+	// request's failure (a layer above sends the first hop's request
+	// again).
+	type chain struct {
+		context
+		id string
+	}
+	heads := map[chain]*group{}
 	for _, g := range a.groups { // in start order
 		if g.span == nil {
 			continue
@@ -628,13 +634,13 @@ func (a *analyzer) checkOuterLayerResend() {
 		for _, c := range contexts {
 			seen[c] = true
 			if !redirect {
-				heads[c] = g
+				heads[chain{c, g.op.ID}] = g
 			}
 			if g.op.URL == "" || method == "" || succeeded(g) || sentNothing(g) {
 				continue
 			}
 			failedAs := []request{{c, method, g.op.URL}}
-			if h := heads[c]; redirect && h != nil && h.op.URL != "" {
+			if h := heads[chain{c, g.op.ID}]; redirect && h != nil && h.op.URL != "" {
 				failedAs = append(failedAs, request{c, methodOf(h), h.op.URL})
 			}
 			for _, r := range failedAs {
