@@ -30,7 +30,10 @@ type OperationResult struct {
 	// (the retry.outcome and retry.reason its span records).
 	Outcome attrs.Outcome
 	Reason  attrs.Reason
-	// Attempts is the number of network calls the operation made.
+	// Attempts is the number of network calls the operation made, as
+	// retry.attempts counts them (docs/telemetry.md): an attempt cut while
+	// it started (the deadline, the caller, or a hedge its race's win cut)
+	// is counted, its base not called.
 	Attempts int
 	// StatusCode is the status of the response RoundTrip returned, 0 when
 	// it returned an error.
