@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"reflect"
 	"slices"
 	"strings"
 	"time"
@@ -253,7 +254,7 @@ func (f optionFunc) apply(c *config) { f(c) }
 // client spans. A nil provider is ignored: the global one is used.
 func WithTracerProvider(tp trace.TracerProvider) Option {
 	return optionFunc(func(c *config) {
-		if tp != nil {
+		if !isNil(tp) {
 			c.tracerProvider = tp
 		}
 	})
@@ -264,7 +265,7 @@ func WithTracerProvider(tp trace.TracerProvider) Option {
 // global one is used.
 func WithMeterProvider(mp metric.MeterProvider) Option {
 	return optionFunc(func(c *config) {
-		if mp != nil {
+		if !isNil(mp) {
 			c.meterProvider = mp
 		}
 	})
@@ -274,7 +275,7 @@ func WithMeterProvider(mp metric.MeterProvider) Option {
 // attempt's headers. Nil is ignored: the global propagator is used.
 func WithPropagators(p propagation.TextMapPropagator) Option {
 	return optionFunc(func(c *config) {
-		if p != nil {
+		if !isNil(p) {
 			c.propagators = p
 		}
 	})
@@ -310,7 +311,7 @@ func WithLogger(l *slog.Logger) Option {
 // (go.opentelemetry.io/otel/log/global) to use the global provider.
 func WithLoggerProvider(lp log.LoggerProvider) Option {
 	return optionFunc(func(c *config) {
-		if lp != nil {
+		if !isNil(lp) {
 			c.events = lp.Logger(ScopeName, log.WithInstrumentationVersion(Version))
 		}
 	})
@@ -375,7 +376,7 @@ func WithAttemptTimeout(d time.Duration) Option {
 // ExponentialBackoff(100ms, 2s), with full jitter.
 func WithBackoff(b Backoff) Option {
 	return optionFunc(func(c *config) {
-		if b != nil {
+		if !isNil(b) {
 			c.backoff = b
 		}
 	})
@@ -862,7 +863,7 @@ func WithMetricAttributes(f func(*http.Request) []attribute.KeyValue) Option {
 func WithClassifier(cs ...Classifier) Option {
 	var kept []Classifier
 	for _, c := range cs {
-		if c != nil {
+		if !isNil(c) {
 			kept = append(kept, c)
 		}
 	}
@@ -914,6 +915,20 @@ func WithBodyBuffer(perRequest, total int64) Option {
 		}
 		c.bodyBufferPerRequest, c.bodyBufferTotal = perRequest, total
 	})
+}
+
+// isNil reports whether v is nil, or an interface holding a nil pointer,
+// map, func or channel (a `var tp *sdktrace.TracerProvider` left unset):
+// the options ignore both, as they say, where calling it would panic.
+func isNil(v any) bool {
+	if v == nil {
+		return true
+	}
+	switch r := reflect.ValueOf(v); r.Kind() {
+	case reflect.Pointer, reflect.Map, reflect.Func, reflect.Chan, reflect.Slice, reflect.Interface:
+		return r.IsNil()
+	}
+	return false
 }
 
 // normalizeMethod upper-cases a standard method name written in another

@@ -43,7 +43,7 @@ var _ http.RoundTripper = (*Transport)(nil)
 // too, as otelhttp would record nothing, and only their trace context is
 // injected.
 func NewTransport(base http.RoundTripper, opts ...Option) *Transport {
-	if base == nil {
+	if isNil(base) {
 		base = http.DefaultTransport
 	}
 	cfg := newConfig(opts)
