@@ -568,16 +568,10 @@ func (a *analyzer) checkOuterLayerResend() {
 	// once, a fan-out of creates, are calls of their own).
 	failed := map[request]*group{}
 	seen := map[context]bool{} // a context with an earlier operation in the input
-	// heads: the first hop of the latest chain under each context, by its
-	// operation id, which the hops of a chain share (chains under one
-	// parent span may run at once); a later hop that fails is that
-	// request's failure (a layer above sends the first hop's request
-	// again).
-	type chain struct {
-		context
-		id string
-	}
-	heads := map[chain]*group{}
+	// chains: the redirect chains of each context; a later hop that fails
+	// is its chain's first hop's request's failure (a layer above sends
+	// that request again).
+	chains := redirectChains[context]{}
 	for _, g := range a.groups { // in start order
 		if g.span == nil {
 			continue
@@ -633,15 +627,18 @@ func (a *analyzer) checkOuterLayerResend() {
 		}
 		for _, c := range contexts {
 			seen[c] = true
-			if !redirect {
-				heads[chain{c, g.op.ID}] = g
+			var head *group
+			if redirect {
+				head = chains.follow(c, g)
+			} else {
+				chains.begin(c, g)
 			}
 			if g.op.URL == "" || method == "" || succeeded(g) || sentNothing(g) {
 				continue
 			}
 			failedAs := []request{{c, method, g.op.URL}}
-			if h := heads[chain{c, g.op.ID}]; redirect && h != nil && h.op.URL != "" {
-				failedAs = append(failedAs, request{c, methodOf(h), h.op.URL})
+			if head != nil && head.op.URL != "" {
+				failedAs = append(failedAs, request{c, methodOf(head), head.op.URL})
 			}
 			for _, r := range failedAs {
 				if failed[r] == nil || endsFirst(g, failed[r]) {

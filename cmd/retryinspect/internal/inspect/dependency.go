@@ -153,8 +153,8 @@ func dependencyName(spans, attempts []*model.Span, serverOf map[*model.Span]stri
 
 // hostOf is a span's server.address with its server.port, as a URL's host
 // writes them: without the port when it is the default of url.full's
-// scheme, and an IPv6 address in brackets when a port follows; the name in
-// lower case without a trailing dot, as the transport keeps a dependency.
+// scheme, and an IPv6 address in brackets; the name in lower case without
+// a trailing dot, as the transport keeps a dependency.
 func hostOf(s *model.Span) string {
 	addr := redacted(strings.TrimSuffix(strings.ToLower(stringAttr(s, keyServerAddress)), "."))
 	if addr == "" {
@@ -162,13 +162,22 @@ func hostOf(s *model.Span) string {
 	}
 	port, ok := s.Attr(keyServerPort)
 	if !ok || port.Type != model.TypeInt {
-		return addr
+		return bracketed(addr)
 	}
 	scheme, _, _ := strings.Cut(stringAttr(s, keyURLFull), "://")
 	if defaultPorts[strings.ToLower(scheme)] == port.Int {
-		return addr
+		return bracketed(addr)
 	}
 	return net.JoinHostPort(addr, strconv.FormatInt(port.Int, 10))
+}
+
+// bracketed is addr as a URL's host writes it: an IPv6 address in
+// brackets, as the transport keeps its dependency ("[::1]").
+func bracketed(addr string) string {
+	if strings.Contains(addr, ":") && !strings.HasPrefix(addr, "[") {
+		return "[" + addr + "]"
+	}
+	return addr
 }
 
 var defaultPorts = map[string]int64{"http": 80, "https": 443}

@@ -39,6 +39,8 @@ func TestHostOfWritesAURLsHost(t *testing.T) {
 		{span("127.0.0.3", "8080", ""), "127.0.0.3"}, // not an integer: not a port
 		{span("", 8080, ""), ""},
 		{span("API.Example.com.", 443, "https://API.Example.com./x"), "api.example.com"}, // one DNS name, as the transport keys it
+		{span("::1", 443, "https://[::1]/x"), "[::1]"},                                   // as the transport keys it
+		{span("::1", nil, ""), "[::1]"},
 	} {
 		if got := hostOf(c.span); got != c.want {
 			t.Errorf("hostOf(%v) = %q, want %q", c.span.Attributes, got, c.want)
