@@ -917,15 +917,17 @@ func WithBodyBuffer(perRequest, total int64) Option {
 	})
 }
 
-// isNil reports whether v is nil, or an interface holding a nil pointer,
-// map, func or channel (a `var tp *sdktrace.TracerProvider` left unset):
-// the options ignore both, as they say, where calling it would panic.
+// isNil reports whether v is nil, or an interface holding a nil pointer or
+// func (a `var tp *sdktrace.TracerProvider` left unset): the options
+// ignore both, as they say, where calling it would panic. A nil slice or
+// map is a value (propagation.NewCompositeTextMapPropagator() with no
+// propagator injects nothing).
 func isNil(v any) bool {
 	if v == nil {
 		return true
 	}
 	switch r := reflect.ValueOf(v); r.Kind() {
-	case reflect.Pointer, reflect.Map, reflect.Func, reflect.Chan, reflect.Slice, reflect.Interface:
+	case reflect.Pointer, reflect.Func:
 		return r.IsNil()
 	}
 	return false

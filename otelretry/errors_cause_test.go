@@ -491,16 +491,7 @@ func TestTheCallersCauseIsToldWhenTheBasesErrorOnlyWrapsIt(t *testing.T) {
 		t.Run(c.cause+" under "+c.words, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				cause := errors.New(c.cause)
-				ctx, cancel := context.WithCancelCause(t.Context())
-				defer cancel(nil)
-				held := make(chan struct{})
-				base := roundTripFunc(func(r *http.Request) (*http.Response, error) {
-					close(held)
-					<-r.Context().Done()
-					return nil, &baseWords{words: c.words, err: context.Cause(r.Context())}
-				})
-				go func() { <-held; cancel(cause) }()
-				_, err := otelretry.NewTransport(base).RoundTrip(get(t, ctx, "http://api.test/items"))
+				err := canceledInFlight(t, cause, func(e error) error { return &baseWords{words: c.words, err: e} })
 				if !errors.Is(err, cause) {
 					t.Fatalf("setup: err %v; want the caller's cause", err)
 				}
@@ -522,16 +513,7 @@ func TestTheCallersCauseEndingInAURLIsToldOnce(t *testing.T) {
 		t.Run(format, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				cause := errors.New("no answer from http://sib.test/v1/items?page=2")
-				ctx, cancel := context.WithCancelCause(t.Context())
-				defer cancel(nil)
-				held := make(chan struct{})
-				base := roundTripFunc(func(r *http.Request) (*http.Response, error) {
-					close(held)
-					<-r.Context().Done()
-					return nil, fmt.Errorf(format, context.Cause(r.Context()))
-				})
-				go func() { <-held; cancel(cause) }()
-				_, err := otelretry.NewTransport(base).RoundTrip(get(t, ctx, "http://api.test/items"))
+				err := canceledInFlight(t, cause, func(e error) error { return fmt.Errorf(format, e) })
 				if !errors.Is(err, cause) {
 					t.Fatalf("setup: err %v; want the caller's cause", err)
 				}
@@ -545,4 +527,21 @@ func TestTheCallersCauseEndingInAURLIsToldOnce(t *testing.T) {
 			})
 		})
 	}
+}
+
+// canceledInFlight is the error of a GET whose caller cancels with cause
+// while its base waits for the answer; the base returns wrap of the
+// context's cause, as net/http does (in a bubble of synctest).
+func canceledInFlight(t *testing.T, cause error, wrap func(error) error) error {
+	ctx, cancel := context.WithCancelCause(t.Context())
+	defer cancel(nil)
+	held := make(chan struct{})
+	base := roundTripFunc(func(r *http.Request) (*http.Response, error) {
+		close(held)
+		<-r.Context().Done()
+		return nil, wrap(context.Cause(r.Context()))
+	})
+	go func() { <-held; cancel(cause) }()
+	_, err := otelretry.NewTransport(base).RoundTrip(get(t, ctx, "http://api.test/items"))
+	return err
 }

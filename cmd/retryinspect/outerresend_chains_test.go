@@ -23,8 +23,13 @@ import (
 // first hop is held: it starts after the /orders chain's first hop and
 // ends before its second starts, each at an instant of its own. Once both
 // returned, then sends the POST given (as a loop or a new call would).
-func chainsAtOnce(t *testing.T, then string) []byte {
+// Under a job's WithOperationID (id not ""), the chains' hops all share
+// that id.
+func chainsAtOnce(t *testing.T, then, id string) []byte {
 	return traceOf(t, func(t *testing.T, tp *sdktrace.TracerProvider, ctx context.Context) {
+		if id != "" {
+			ctx = otelretry.WithOperationID(ctx, id)
+		}
 		paymentsDone := make(chan struct{})
 		var once sync.Once
 		base := roundTripFunc(func(r *http.Request) (*http.Response, error) {
@@ -78,9 +83,16 @@ func chainsAtOnce(t *testing.T, then string) []byte {
 // docs/retryinspect.md, outer-layer-resend is "a layer above the transport
 // repeated a failed non-idempotent operation": the /payments request never
 // failed, so no finding. The /orders chain's failed hop must not be laid
-// on the /payments chain's first hop because it started last.
+// on the /payments chain's first hop because it started last, under a
+// parent span or under a job's one operation id.
 func TestASecondPaymentAfterConcurrentChainsIsNoResend(t *testing.T) {
-	spans := chainsAtOnce(t, "/payments")
+	for _, id := range []string{"", "job-7"} {
+		t.Run("id="+id, func(t *testing.T) { secondPaymentIsNoResend(t, id) })
+	}
+}
+
+func secondPaymentIsNoResend(t *testing.T, id string) {
+	spans := chainsAtOnce(t, "/payments", id)
 	code, out, _ := runOnFile(t, spans)
 	if strings.Contains(out, "[outer-layer-resend]") {
 		t.Errorf("exit %d: a POST /payments after the /payments chain answered 201 reported as an outer layer's resend:\n%s", code, grepLines(out, "outer-layer-resend"))
@@ -91,9 +103,16 @@ func TestASecondPaymentAfterConcurrentChainsIsNoResend(t *testing.T) {
 // /orders chain failed on its second hop (503, stop), and the handler
 // sends POST /orders again: the CHANGELOG says a loop's resend of a write
 // whose redirect chain failed on a later hop is found; a chain running
-// beside it under the same parent span must not hide it.
+// beside it under the same parent span, or the same operation id, must
+// not hide it.
 func TestALoopResendingAChainThatFailedBesideAnotherIsReported(t *testing.T) {
-	spans := chainsAtOnce(t, "/orders")
+	for _, id := range []string{"", "job-7"} {
+		t.Run("id="+id, func(t *testing.T) { resendOfTheFailedChainIsReported(t, id) })
+	}
+}
+
+func resendOfTheFailedChainIsReported(t *testing.T, id string) {
+	spans := chainsAtOnce(t, "/orders", id)
 	code, out, _ := runOnFile(t, spans)
 	if code != exitFindings || !strings.Contains(out, "[outer-layer-resend]") {
 		t.Errorf("exit %d: the resend of POST /orders after its chain ended 503 is not reported:\n%s", code, grepLines(out, "operation "))

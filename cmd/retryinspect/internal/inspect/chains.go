@@ -39,13 +39,21 @@ func (cs redirectChains[K]) follow(k K, g *group) *group {
 	return led.head
 }
 
-// redirected reports whether g ended on a redirect (a 3xx its last
-// attempt received): a hop may follow it.
+// redirected reports whether g ended on a redirect net/http's client
+// follows (301, 302, 303, 307 or 308 its last attempt received): a hop may
+// follow it. A 304 or a 300 is an answer, never followed.
 func redirected(g *group) bool {
 	end := g.op.Ending()
 	if end < 0 {
 		return false
 	}
 	s := g.op.Attempts[end].StatusCode
-	return s != nil && *s >= 300 && *s < 400
+	if s == nil {
+		return false
+	}
+	switch *s {
+	case 301, 302, 303, 307, 308:
+		return true
+	}
+	return false
 }
