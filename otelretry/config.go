@@ -624,7 +624,7 @@ func WithAttemptHeader(name string) Option {
 // of its own.
 //
 // The operation span and each attempt record retry.idempotency_key.source
-// (generated, or caller) and retry.idempotency_contract; the key's value
+// (generated, or caller), the operation span retry.idempotency_contract; the key's value
 // only with WithIdempotencyKeyValues, and never on metrics. An
 // IdempotencyKey whose Name is not a header name is ignored.
 func WithIdempotencyKeys(k IdempotencyKey) Option {
