@@ -3,7 +3,7 @@
 # SPDX-License-Identifier: Apache-2.0
 # Runs the writes benchmark (issue 42): 2,000 POSTs through each
 # configuration in turn, against a loopback server that deduplicates by
-# idempotency key, with seeded faults; about a minute in all.
+# idempotency key, with seeded faults; about 35 s in all on 2 cores.
 #   bash benchmarks/writes.sh            # full run: docs/benchmarks.md's table
 #   bash benchmarks/writes.sh -smoke     # a few seconds, for CI (figures meaningless)
 # Extra flags go to the command (see: go run ./writes -h). It prints the

@@ -193,7 +193,7 @@ go test "${race[@]}" -count=1 ./...
 # The stress tests at full size, which the race detector's own limits make
 # us run smaller under -race (see otelretry/race_test.go), and the
 # allocation guards, whose counts its sync.Pool blurs.
-go test -count=1 -run 'CancellationRaces|ConcurrentOperationsWithCancellations|ConcurrentChaos|PathAllocations' ./otelretry
+go test -count=1 -run 'CancellationRaces|ConcurrentOperationsWithCancellations|ConcurrentChaos|PathAllocations|LogEventAllocations' ./otelretry
 
 step "retryinspect's HTML report in headless Chromium (cmd/retryinspect/htmltest)"
 # Debian's chromium, driven with chromedp from the module's tests; they
