@@ -662,9 +662,10 @@ func WithIdempotencyKeyValues() Option {
 // the write by it. Like WithAttemptHeader, it is set on each attempt's
 // copy before the PrepareAttemptFunc runs, never over a header of that name the
 // caller or an SDK set, and is not recorded. A name that is not a header
-// name is ignored, and so is an id that is not a field value (a
-// WithOperationID holding a control character, or a space at either end):
-// net/http would refuse the request.
+// name is ignored, and so is an id that is not a field value: one holding
+// a control character, which net/http would refuse the request for, or a
+// space at either end, which HTTP/1 drops and HTTP/2 keeps (the server
+// would not see the id as written).
 func WithOperationIDHeader(name string) Option {
 	return optionFunc(func(c *config) {
 		if !validHeaderName(name) {

@@ -545,3 +545,44 @@ func canceledInFlight(t *testing.T, cause error, wrap func(error) error) error {
 	_, err := otelretry.NewTransport(base).RoundTrip(get(t, ctx, "http://api.test/items"))
 	return err
 }
+
+// emptyText is an error whose text is empty: a valid error value (an
+// error type of the caller's own with nothing to say), given as the
+// context's cause.
+type emptyText struct{}
+
+func (emptyText) Error() string { return "" }
+
+// TestACauseWithEmptyTextDoesNotPanic: the caller cancels a GET in flight
+// with a cause whose text is empty; the base returns an error that wraps
+// the cause (as net/http returns context.Cause) and prints words of its
+// own. RoundTrip returns an error, and does not panic: an empty part
+// shows nowhere (showsPart).
+func TestACauseWithEmptyTextDoesNotPanic(t *testing.T) {
+	for name, cause := range map[string]error{
+		"errors.New(\"\")":  errors.New(""),
+		"a type of its own": emptyText{},
+	} {
+		for wname, wrap := range map[string]func(error) error{
+			"its own words":      func(e error) error { return &baseWords{words: "lookup failed", err: e} },
+			"%w after its words": func(e error) error { return fmt.Errorf("lookup failed%w", e) },
+		} {
+			t.Run(name+" under "+wname, func(t *testing.T) {
+				synctest.Test(t, func(t *testing.T) {
+					var err error
+					func() {
+						defer func() {
+							if p := recover(); p != nil {
+								t.Fatalf("RoundTrip panicked with the caller's empty cause: %v", p)
+							}
+						}()
+						err = canceledInFlight(t, cause, wrap)
+					}()
+					if !errors.Is(err, cause) {
+						t.Errorf("err %v; want the caller's cause", err)
+					}
+				})
+			})
+		}
+	}
+}

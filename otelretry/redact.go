@@ -252,8 +252,11 @@ func tells(err, c, s error) bool {
 
 // showsPart reports whether part is in msg as errors chain their texts:
 // from its start or after ": ", "; ", "(" or a line break, to its end or
-// before ':', ';', ')' or a line break.
+// before ':', ';', ')' or a line break. An empty part shows nothing.
 func showsPart(msg, part string) bool {
+	if part == "" {
+		return false
+	}
 	for i := 0; ; {
 		j := strings.Index(msg[i:], part)
 		if j < 0 {
