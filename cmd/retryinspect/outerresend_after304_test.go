@@ -26,16 +26,7 @@ func afterA304(t *testing.T, underID bool) []byte {
 			ctx = otelretry.WithOperationID(ctx, "job-8")
 		}
 		base := roundTripFunc(func(r *http.Request) (*http.Response, error) {
-			if r.Body != nil {
-				r.Body.Close()
-			}
-			answer := func(status int, location string) (*http.Response, error) {
-				h := http.Header{}
-				if location != "" {
-					h.Set("Location", location)
-				}
-				return &http.Response{StatusCode: status, Header: h, Body: http.NoBody, Request: r}, nil
-			}
+			answer := func(status int, location string) (*http.Response, error) { return answerTo(r, status, location) }
 			switch r.URL.Path {
 			case "/config":
 				return answer(http.StatusNotModified, "")

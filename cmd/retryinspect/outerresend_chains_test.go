@@ -33,16 +33,7 @@ func chainsAtOnce(t *testing.T, then, id string) []byte {
 		paymentsDone := make(chan struct{})
 		var once sync.Once
 		base := roundTripFunc(func(r *http.Request) (*http.Response, error) {
-			if r.Body != nil {
-				r.Body.Close()
-			}
-			answer := func(status int, location string) (*http.Response, error) {
-				h := http.Header{}
-				if location != "" {
-					h.Set("Location", location)
-				}
-				return &http.Response{StatusCode: status, Header: h, Body: http.NoBody, Request: r}, nil
-			}
+			answer := func(status int, location string) (*http.Response, error) { return answerTo(r, status, location) }
 			switch r.URL.Path {
 			case "/orders":
 				<-paymentsDone               // the other chain ran while this hop was held
@@ -117,4 +108,17 @@ func resendOfTheFailedChainIsReported(t *testing.T, id string) {
 	if code != exitFindings || !strings.Contains(out, "[outer-layer-resend]") {
 		t.Errorf("exit %d: the resend of POST /orders after its chain ended 503 is not reported:\n%s", code, grepLines(out, "operation "))
 	}
+}
+
+// answerTo answers r, whose body it closes, with status and, when given, a
+// Location.
+func answerTo(r *http.Request, status int, location string) (*http.Response, error) {
+	if r.Body != nil {
+		r.Body.Close()
+	}
+	h := http.Header{}
+	if location != "" {
+		h.Set("Location", location)
+	}
+	return &http.Response{StatusCode: status, Header: h, Body: http.NoBody, Request: r}, nil
 }
