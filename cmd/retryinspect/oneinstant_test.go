@@ -175,14 +175,7 @@ func TestAWriteChainRepeatedAtOneInstant(t *testing.T) {
 		redirectTo("http://b.test/y"),
 		scripted.Step{Status: http.StatusServiceUnavailable},
 	), func(t *testing.T, c *http.Client, ctx context.Context) {
-		ctx = otelretry.WithOperationID(ctx, "op-loop")
-		for range 2 {
-			req, _ := http.NewRequestWithContext(ctx, http.MethodPost, "http://a.test/x", strings.NewReader("{}"))
-			resp, err := c.Do(req)
-			if err == nil {
-				resp.Body.Close()
-			}
-		}
+		postTwice(c, otelretry.WithOperationID(ctx, "op-loop"), "http://a.test/x")
 	})
 	fromSpans, fromLogs := analyzeWith(t, spans, read.Stdout), analyzeWith(t, logs, read.OTLP)
 	if ss, ls := operationsShape(fromSpans), operationsShape(fromLogs); ss != ls {
@@ -210,14 +203,7 @@ func TestAResendAfterAFailedHopAtOneInstantIsFound(t *testing.T) {
 				scripted.Step{Delay: delay, Status: http.StatusTemporaryRedirect, Header: http.Header{"Location": {"http://a.test/x"}}},
 				scripted.Step{Delay: delay, Status: http.StatusServiceUnavailable},
 			), func(t *testing.T, c *http.Client, ctx context.Context) {
-				ctx = otelretry.WithOperationID(ctx, "op-loop")
-				for range 2 {
-					req, _ := http.NewRequestWithContext(ctx, http.MethodPost, "http://a.test/x", strings.NewReader("{}"))
-					resp, err := c.Do(req)
-					if err == nil {
-						resp.Body.Close()
-					}
-				}
+				postTwice(c, otelretry.WithOperationID(ctx, "op-loop"), "http://a.test/x")
 			})
 			r := analyzeWith(t, spans, read.Stdout)
 			var codes []inspect.Code
@@ -311,5 +297,16 @@ func getTimes(t *testing.T, c *http.Client, ctx context.Context, url string, n i
 	for range n {
 		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 		do(t, c, req)
+	}
+}
+
+// postTwice sends a POST of "{}" to url twice, as a loop would, whatever
+// each answer.
+func postTwice(c *http.Client, ctx context.Context, url string) {
+	for range 2 {
+		req, _ := http.NewRequestWithContext(ctx, http.MethodPost, url, strings.NewReader("{}"))
+		if resp, err := c.Do(req); err == nil {
+			resp.Body.Close()
+		}
 	}
 }
