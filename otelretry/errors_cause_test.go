@@ -586,3 +586,45 @@ func TestACauseWithEmptyTextDoesNotPanic(t *testing.T) {
 		}
 	}
 }
+
+// TestASchemelessUserinfoInTheCallersCauseIsRedacted: the caller cancels
+// with a cause naming a network-path URL whose userinfo is a token alone
+// ("//TOKEN@github.com/o/r.git", as git prints one); the base returns the
+// cause, which the attempt's error wraps in parentheses. The token is
+// redacted there as anywhere: in the error and the attempt span's status.
+func TestASchemelessUserinfoInTheCallersCauseIsRedacted(t *testing.T) {
+	const token = "ghp_tok3nSECRETvalue"
+	for name, text := range map[string]string{
+		"alone":       "//" + token + "@github.com/o/r.git",
+		"in prose":    "clone of //" + token + "@github.com/o/r.git failed",
+		"with a port": "//" + token + "@10.0.0.1:8443/x",
+	} {
+		t.Run(name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				cause := errors.New(text)
+				ctx, cancel := context.WithCancelCause(t.Context())
+				defer cancel(nil)
+				held := make(chan struct{})
+				base := roundTripFunc(func(r *http.Request) (*http.Response, error) {
+					close(held)
+					<-r.Context().Done()
+					return nil, context.Cause(r.Context())
+				})
+				go func() { <-held; cancel(cause) }()
+				rec, opts := tracingProviders()
+				_, err := otelretry.NewTransport(base, opts...).RoundTrip(get(t, ctx, "http://api.test/items"))
+				if err == nil || !errors.Is(err, cause) {
+					t.Fatalf("setup: err %v", err)
+				}
+				if strings.Contains(err.Error(), token) {
+					t.Errorf("the token is in the error: %q", err)
+				}
+				for _, sp := range rec.Ended() {
+					if strings.Contains(sp.Status().Description, token) {
+						t.Errorf("span %q status: %q", sp.Name(), sp.Status().Description)
+					}
+				}
+			})
+		})
+	}
+}

@@ -959,7 +959,11 @@ func TextKeeping(s string, keep ...string) string {
 			if kept(u, keep) {
 				b.WriteString(u) // one of keep, in prose's punctuation
 			} else {
-				b.WriteString(textURL(u))
+				// Prose's opening punctuation before it too ("(//tok@h"):
+				// read with it, the URL would not be one.
+				open := openingBefore(u)
+				b.WriteString(u[:open])
+				b.WriteString(textURL(u[open:]))
 			}
 			b.WriteString(word[len(u):])
 		} else {
@@ -976,6 +980,17 @@ func TextKeeping(s string, keep ...string) string {
 		ahead.until -= i + 1
 	}
 	return b.String()
+}
+
+// openingBefore is how many bytes of word, a URL-like word, are prose's
+// opening punctuation before the URL: '(', '<', '{', a quote or a
+// backquote, and a '[' before a "//" (a '[' may open an IPv6 host).
+func openingBefore(word string) int {
+	i := 0
+	for i < len(word) && (strings.IndexByte("(<{'`", word[i]) >= 0 || word[i] == '[' && strings.HasPrefix(word[i+1:], "//")) {
+		i++
+	}
+	return i
 }
 
 // kept reports whether word is one of keep, in prose's punctuation alone

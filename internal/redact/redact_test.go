@@ -206,8 +206,13 @@ func TestText(t *testing.T) {
 		`fetch "https://h.test/a?sig=abc"`:     `fetch "https://h.test/a?sig=REDACTED"`,
 		"GET /items?page=2 (retry)":            "GET /items?page=REDACTED (retry)",
 		"POST <http://u:p@h/>, then GET":       "POST <http://REDACTED:REDACTED@h/>, then GET",
-		"what?":                                "what?",
-		"ünïcode http://h/?k=v ✓":              "ünïcode http://h/?k=REDACTED ✓",
+		// Prose's opening punctuation before a URL without a scheme.
+		"clone failed (//ghp_TOKEN@github.com/o/r.git)": "clone failed (//REDACTED:REDACTED@github.com/o/r.git)",
+		"x (//bob:pw@h)":          "x (//REDACTED:REDACTED@h)",
+		"x (u:TOKEN@h)":           "x (REDACTED:REDACTED@h)",
+		"x [//TOKEN@h]":           "x [//REDACTED:REDACTED@h]",
+		"what?":                   "what?",
+		"ünïcode http://h/?k=v ✓": "ünïcode http://h/?k=REDACTED ✓",
 		// A URL holds sub-delimiters of its own (RFC 3986): a comma, a
 		// parenthesis or a single quote does not end it.
 		`Get "https://g.test/me?fields=id,name&access_token=SECRET": EOF`:        `Get "https://g.test/me?fields=REDACTED&access_token=REDACTED": EOF`,
