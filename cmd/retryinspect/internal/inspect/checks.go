@@ -730,9 +730,10 @@ func (a *analyzer) callSpansOf(g *group) (call, above string) {
 
 // succeeded reports an operation whose last attempt (the one it ended
 // on) received a 1xx-3xx status, or whose last state check found its
-// write applied (the caller got the stored answer): a layer above has no
-// reason to send it again, so a later equal request is taken as
-// deliberate.
+// write applied (the caller got the stored answer; from log records, which
+// have no state check, an operation that returned after its last attempt
+// decided check_state): a layer above has no reason to send it again, so
+// a later equal request is taken as deliberate.
 func succeeded(g *group) bool {
 	if n := len(g.op.StateChecks); n > 0 && g.op.StateChecks[n-1].Result == string(attrs.StateApplied) {
 		return true
@@ -742,6 +743,9 @@ func succeeded(g *group) bool {
 		return false
 	}
 	last := g.op.Attempts[end]
+	if g.op.Outcome == string(attrs.OutcomeReturn) && last.Decision == string(attrs.DecisionCheckState) {
+		return true
+	}
 	return last.StatusCode != nil && *last.StatusCode >= 100 && *last.StatusCode < 400 && !last.hasErrorClass
 }
 
