@@ -598,6 +598,8 @@ func TestASchemelessUserinfoInTheCallersCauseIsRedacted(t *testing.T) {
 		"alone":       "//" + token + "@github.com/o/r.git",
 		"in prose":    "clone of //" + token + "@github.com/o/r.git failed",
 		"with a port": "//" + token + "@10.0.0.1:8443/x",
+		"nested":      "clone failed [(//" + token + "@github.com/o/r.git)]",
+		"ipv6 host":   "dial //" + token + "@[::1]",
 	} {
 		t.Run(name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {

@@ -955,7 +955,7 @@ func TextKeeping(s string, keep ...string) string {
 			// Prose's punctuation after a URL stays text: at most those
 			// characters of a value are kept (an error's ': ' or '; '
 			// after a URL that ends in a query value, "?page=2: EOF").
-			u := strings.TrimRight(word, "),']}>`:;")
+			u := trimClosing(word)
 			if kept(u, keep) {
 				b.WriteString(u) // one of keep, in prose's punctuation
 			} else {
@@ -984,13 +984,25 @@ func TextKeeping(s string, keep ...string) string {
 
 // openingBefore is how many bytes of word, a URL-like word, are prose's
 // opening punctuation before the URL: '(', '<', '{', a quote or a
-// backquote, and a '[' before a "//" (a '[' may open an IPv6 host).
+// backquote, and a '[' before one of them or a '/' (a '[' before anything
+// else may open an IPv6 host).
 func openingBefore(word string) int {
 	i := 0
-	for i < len(word) && (strings.IndexByte("(<{'`", word[i]) >= 0 || word[i] == '[' && strings.HasPrefix(word[i+1:], "//")) {
+	for i < len(word) && (strings.IndexByte("(<{'`", word[i]) >= 0 || word[i] == '[' && i+1 < len(word) && strings.IndexByte("([{<'`/", word[i+1]) >= 0) {
 		i++
 	}
 	return i
+}
+
+// trimClosing is word without prose's closing punctuation after the URL
+// (at most those characters of a value are kept), but for a ']' that
+// closes an IPv6 host the word opened ("//u@[::1]").
+func trimClosing(word string) string {
+	u := strings.TrimRight(word, "),']}>`:;")
+	if open := strings.LastIndexByte(u, '['); open >= 0 && open > strings.LastIndexByte(u, ']') && len(u) < len(word) && word[len(u)] == ']' && strings.Contains(u[open:], ":") {
+		u = word[:len(u)+1]
+	}
+	return u
 }
 
 // kept reports whether word is one of keep, in prose's punctuation alone

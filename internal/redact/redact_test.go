@@ -208,9 +208,14 @@ func TestText(t *testing.T) {
 		"POST <http://u:p@h/>, then GET":       "POST <http://REDACTED:REDACTED@h/>, then GET",
 		// Prose's opening punctuation before a URL without a scheme.
 		"clone failed (//ghp_TOKEN@github.com/o/r.git)": "clone failed (//REDACTED:REDACTED@github.com/o/r.git)",
-		"x (//bob:pw@h)":          "x (//REDACTED:REDACTED@h)",
-		"x (u:TOKEN@h)":           "x (REDACTED:REDACTED@h)",
-		"x [//TOKEN@h]":           "x [//REDACTED:REDACTED@h]",
+		"x (//bob:pw@h)":  "x (//REDACTED:REDACTED@h)",
+		"x (u:TOKEN@h)":   "x (REDACTED:REDACTED@h)",
+		"x [//TOKEN@h]":   "x [//REDACTED:REDACTED@h]",
+		"x [(//TOKEN@h)]": "x [(//REDACTED:REDACTED@h)]",
+		"x [[//TOKEN@h]]": "x [[//REDACTED:REDACTED@h]]",
+		// The ']' that closes an IPv6 host is the URL's, not prose's.
+		"dial //TOKEN@[::1]":      "dial //REDACTED:REDACTED@[::1]",
+		"dial [//TOKEN@[::1]]":    "dial [//REDACTED:REDACTED@[::1]]",
 		"what?":                   "what?",
 		"ünïcode http://h/?k=v ✓": "ünïcode http://h/?k=REDACTED ✓",
 		// A URL holds sub-delimiters of its own (RFC 3986): a comma, a
