@@ -8,7 +8,6 @@ import (
 	"context"
 	"io"
 	"net/http"
-	"strings"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -16,7 +15,6 @@ import (
 	sdklog "go.opentelemetry.io/otel/sdk/log"
 	"go.opentelemetry.io/otel/trace"
 
-	"github.com/otelretry/otelretry-go/attrs"
 	"github.com/otelretry/otelretry-go/cmd/retryinspect/internal/inspect"
 	"github.com/otelretry/otelretry-go/cmd/retryinspect/internal/model"
 	"github.com/otelretry/otelretry-go/cmd/retryinspect/internal/read"
@@ -47,22 +45,9 @@ func TestLogsOfAWriteAStateCheckFoundAppliedGiveNoResend(t *testing.T) {
 		client := &http.Client{Transport: otelretry.NewTransport(base,
 			otelretry.WithTracerProvider(tp), otelretry.WithLoggerProvider(lp),
 			otelretry.WithAttemptTimeout(100*time.Millisecond),
-			otelretry.WithStateCheck(func(ctx context.Context, check otelretry.StateCheck) (otelretry.StateResult, error) {
-				return otelretry.StateResult{State: attrs.StateApplied, Response: &http.Response{
-					StatusCode: http.StatusCreated, Body: http.NoBody, Header: http.Header{}, Request: check.Request}}, nil
-			}))}
+			otelretry.WithStateCheck(foundApplied))}
 		ctx, handler := tp.Tracer("app").Start(t.Context(), "handler", trace.WithSpanKind(trace.SpanKindServer))
-		ctx = otelretry.WithOperationID(ctx, "job-1")
-		for _, order := range []string{`{"sku":"A1"}`, `{"sku":"B2"}`} {
-			req, _ := http.NewRequestWithContext(ctx, http.MethodPost, "http://orders.test/orders", strings.NewReader(order))
-			if status := do(t, client, req); status != http.StatusCreated {
-				t.Fatalf("status %d, want 201", status)
-			}
-			time.Sleep(10 * time.Millisecond) // the job's own work between the calls
-		}
-		if n := len(base.Calls()); n != 2 {
-			t.Fatalf("%d calls, want 2 (one per order)", n)
-		}
+		sendTwoOrders(t, otelretry.WithOperationID(ctx, "job-1"), client, base)
 		handler.End()
 		tp.Shutdown(context.Background())
 		lp.Shutdown(context.Background())

@@ -33,20 +33,8 @@ func TestAWriteAStateCheckFoundAppliedIsNoFailureToResend(t *testing.T) {
 		client := &http.Client{Transport: otelretry.NewTransport(base,
 			otelretry.WithTracerProvider(tp),
 			otelretry.WithAttemptTimeout(100*time.Millisecond),
-			otelretry.WithStateCheck(func(ctx context.Context, check otelretry.StateCheck) (otelretry.StateResult, error) {
-				return otelretry.StateResult{State: attrs.StateApplied, Response: &http.Response{
-					StatusCode: http.StatusCreated, Body: http.NoBody, Header: http.Header{}, Request: check.Request}}, nil
-			}))}
-		for _, order := range []string{`{"sku":"A1"}`, `{"sku":"B2"}`} {
-			req, _ := http.NewRequestWithContext(ctx, http.MethodPost, "http://orders.test/orders", strings.NewReader(order))
-			if status := do(t, client, req); status != http.StatusCreated {
-				t.Fatalf("status %d, want 201", status)
-			}
-			time.Sleep(10 * time.Millisecond) // the handler's own work between the calls
-		}
-		if n := len(base.Calls()); n != 2 {
-			t.Fatalf("%d calls, want 2 (one per order)", n)
-		}
+			otelretry.WithStateCheck(foundApplied))}
+		sendTwoOrders(t, ctx, client, base)
 	})
 	code, out, errOut := runOnFile(t, spans)
 	if code != exitClean || strings.Contains(out, "[outer-layer-resend]") {
@@ -136,5 +124,29 @@ func TestALoopResendingAWriteWhoseRedirectChainFailedIsReported(t *testing.T) {
 				t.Errorf("exit %d: the loop's resend of a write whose chain ended 503 (stop) is not reported:\n%s", code, grepLines(out, "operation "))
 			}
 		})
+	}
+}
+
+// foundApplied is a state check that finds every write applied, with its
+// stored 201.
+func foundApplied(_ context.Context, check otelretry.StateCheck) (otelretry.StateResult, error) {
+	return otelretry.StateResult{State: attrs.StateApplied, Response: &http.Response{
+		StatusCode: http.StatusCreated, Body: http.NoBody, Header: http.Header{}, Request: check.Request}}, nil
+}
+
+// sendTwoOrders sends two different orders, one after the other, each a
+// POST to one URL through client, each answered 201 after one call of
+// base (the first's answer lost and found applied, see foundApplied).
+func sendTwoOrders(t *testing.T, ctx context.Context, client *http.Client, base *scripted.Transport) {
+	t.Helper()
+	for _, order := range []string{`{"sku":"A1"}`, `{"sku":"B2"}`} {
+		req, _ := http.NewRequestWithContext(ctx, http.MethodPost, "http://orders.test/orders", strings.NewReader(order))
+		if status := do(t, client, req); status != http.StatusCreated {
+			t.Fatalf("status %d, want 201", status)
+		}
+		time.Sleep(10 * time.Millisecond) // the caller's own work between the calls
+	}
+	if n := len(base.Calls()); n != 2 {
+		t.Fatalf("%d calls, want 2 (one per order)", n)
 	}
 }
