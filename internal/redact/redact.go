@@ -202,7 +202,7 @@ func redactEmbedded(s string) string {
 				break
 			}
 			start, rest = start+sep+len("://"), rest[sep+len("://"):]
-			part, _, _ := strings.Cut(rest, "://") // up to the next URL, as unparsed reads it
+			part, _, _ := strings.Cut(rest, "//") // up to the next authority, as unparsed reads it
 			if end := userinfoEnd(part); end >= 0 && part[:end] != credentials {
 				spans = append(spans, [2]int{origin(start), origin(start + end)})
 			}
@@ -700,14 +700,14 @@ func embeddedUserinfos(s string) string {
 	first := true
 	for part, more := s, true; more; first = false {
 		var text string
-		text, part, more = strings.Cut(part, "://")
+		text, part, more = strings.Cut(part, "//")
 		if at := userinfoEnd(text); !first && at >= 0 {
 			b.WriteString(credentials)
 			text = text[at:]
 		}
 		b.WriteString(text)
 		if more {
-			b.WriteString("://")
+			b.WriteString("//")
 		}
 	}
 	return b.String()
@@ -718,8 +718,9 @@ func embeddedUserinfos(s string) string {
 // sanitized as URL does.
 //
 // Other text is still cleaned, without parsing, so that it leaks neither
-// credentials nor query values (unparsed): the userinfo after "scheme://",
-// or from the start when there is none, becomes REDACTED:REDACTED; then
+// credentials nor query values (unparsed): the userinfo at the start and
+// after each "//" ("scheme://", a URL without a scheme) becomes
+// REDACTED:REDACTED; then
 // everything from the first '#' is dropped and the query after the first
 // '?' has its values replaced.
 //
@@ -787,13 +788,14 @@ func unredactedAt(path string) bool {
 // as written.
 func unparsed(raw string) string {
 	// A userinfo may begin the text ("u:p@h/cb?next=https://…") and follow
-	// each "://" in it (a URL glued after other text, or inside a query):
-	// each one, in its own part, is replaced.
+	// each "//" in it (a URL glued after other text, or inside a query; a
+	// URL without a scheme, "//tok@registry/@scope/pkg", after a field's
+	// name, "url=//tok@h"): each one, in its own part, is replaced.
 	var b strings.Builder
 	b.Grow(len(raw) + 2*len(credentials))
 	for part, more := raw, true; more; {
 		var text string
-		text, part, more = strings.Cut(part, "://")
+		text, part, more = cutAuthority(part)
 		if at := userinfoEnd(text); at >= 0 {
 			b.WriteString(credentials)
 			text = text[at:]
@@ -807,7 +809,7 @@ func unparsed(raw string) string {
 		}
 		b.WriteString(text)
 		if more {
-			b.WriteString("://")
+			b.WriteString("//")
 		}
 	}
 	clean, _, _ := strings.Cut(b.String(), "#")
@@ -816,6 +818,21 @@ func unparsed(raw string) string {
 		return head
 	}
 	return appendQuery(head, query)
+}
+
+// cutAuthority cuts s around its first "//", which may begin an
+// authority: the text before it, with the slashes that run on after it
+// ("///u@h" is "/" and "u@h"), and the text after them.
+func cutAuthority(s string) (before, after string, found bool) {
+	i := strings.Index(s, "//")
+	if i < 0 {
+		return s, "", false
+	}
+	end := i + len("//")
+	for end < len(s) && s[end] == '/' {
+		end++
+	}
+	return s[:end-len("//")], s[end:], true
 }
 
 // userinfoEnd is the index of the '@' that ends the userinfo s begins

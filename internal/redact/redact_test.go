@@ -445,6 +445,7 @@ func FuzzTextAroundAURL(f *testing.F) {
 		"https://h.test:8443?e=a@b.com&k=QSECRET",
 		"postgres://app:ab/PWSECRET@db.test:5432/app?sslkey=QSECRET",
 		"user:PWSECRET@db:5432,sslmode=disable",
+		"//PWSECRET@registry.test/@scope/pkg",
 	}
 	f.Fuzz(func(t *testing.T, before, after string, which uint8) {
 		if strings.Contains(before+after, "SECRET") {
@@ -476,6 +477,7 @@ func pathological(n int) map[string]string {
 		"'@'s in query keys, then a userinfo":     strings.Repeat("x?@\x7f=/", n/6) + "u:p@h",
 		"'#'s before a far '='":                   strings.Repeat("#a", n/2) + "=",
 		"'#'s after versions":                     strings.Repeat("a.1#", n/4) + "=",
+		"slashes pairs before a far '@'":          strings.Repeat("//a", n/3) + "@h",
 	}
 }
 
@@ -500,6 +502,28 @@ func TestTextRedactsAUserinfoAfterEveryScheme(t *testing.T) {
 	n := (1 << 20) / len("a:b@://")
 	if got, want := redact.Text(strings.Repeat("a:b@://", n)), strings.Repeat("REDACTED:REDACTED@://", n); got != want {
 		t.Fatalf("Text kept %d of %d userinfos", strings.Count(got, "a:b@"), n)
+	}
+}
+
+// A URL without a scheme ("//host/path", a network-path reference, RFC
+// 3986 §4.2) whose userinfo is a token without a password, and whose path
+// holds an '@' (an npm scope): url.Parse reads the userinfo, but the '@'
+// in the path may end a password holding a '/', so the text is read as
+// written, where only "://" began an authority and the token was kept, in
+// the word alone, after a field's name and inside fmt's map form.
+func TestTextRedactsTheUserinfoOfAURLWithoutAScheme(t *testing.T) {
+	for in, want := range map[string]string{
+		"//TOKEN@registry.test/@scope/pkg":              "//REDACTED:REDACTED@registry.test/@scope/pkg",
+		"GET //TOKEN@registry.test/@scope/pkg: EOF":     "GET //REDACTED:REDACTED@registry.test/@scope/pkg: EOF",
+		"url=//TOKEN@h.test/@a":                         "url=//REDACTED:REDACTED@h.test/@a",
+		"map[//TOKEN@h.test/@a:1]":                      "map[//REDACTED:REDACTED@h.test/@a:1]",
+		"///TOKEN@h.test/@a":                            "///REDACTED:REDACTED@h.test/@a",
+		"https://h.test/x?next=//TOKEN@h.test/@a":       "https://h.test/x?next=REDACTED",
+		"dial tcp 127.0.0.1:8080: connect: refused //x": "dial tcp 127.0.0.1:8080: connect: refused //x",
+	} {
+		if got := redact.Text(in); got != want {
+			t.Errorf("Text(%q)\n got %q\nwant %q", in, got, want)
+		}
 	}
 }
 
