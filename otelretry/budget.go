@@ -4,6 +4,7 @@
 package otelretry
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"net/http"
@@ -171,7 +172,8 @@ type Budget struct {
 	IdleEviction time.Duration
 	// Key maps a request to its dependency. Default: the request's host
 	// (URL host, else Host header), in lower case, without a trailing dot,
-	// and without the scheme's default port. A request it maps to "" shares the
+	// and without the scheme's default port (a port is read as a number:
+	// ":0443" is ":443"); a Unicode host and its A-label are two. A request it maps to "" shares the
 	// budget of "", and the hedge rate and the throttle count it under its
 	// host.
 	Key func(*http.Request) string
@@ -235,8 +237,8 @@ func validRatio(r float64) bool { return r >= 0.001 && r <= 1 && int64(r*1000+0.
 // hostOf is r's dependency (docs/budget.md): the host as its URL writes
 // it, in lower case and without a trailing dot (one DNS name), the port
 // only when it is not the scheme's default, so that https://api.test,
-// https://API.test. and https://api.test:443 share one budget, hedge rate
-// and throttle.
+// https://API.test., https://api.test:443 and https://api.test:0443 share
+// one budget, hedge rate and throttle.
 func hostOf(r *http.Request) string {
 	host, scheme := r.Host, ""
 	if r.URL != nil {
@@ -246,13 +248,29 @@ func hostOf(r *http.Request) string {
 		scheme = r.URL.Scheme
 	}
 	host = oneName(host)
+	name, port := splitPort(host)
 	switch {
-	case scheme == "https" && strings.HasSuffix(host, ":443"):
-		return host[:len(host)-len(":443")]
-	case scheme == "http" && strings.HasSuffix(host, ":80"):
-		return host[:len(host)-len(":80")]
+	case port == "", scheme == "https" && port == "443", scheme == "http" && port == "80":
+		return name
+	case len(name)+len(":")+len(port) == len(host):
+		return host // as written: no copy
 	}
-	return host
+	return name + ":" + port
+}
+
+// splitPort splits the port off host as a number writes it, without the
+// zeros that may lead it (net/http dials "api.test:080" as port 80): ""
+// when there is none or it is empty.
+func splitPort(host string) (name, port string) {
+	i := strings.LastIndexByte(host, ':')
+	if i < 0 || strings.HasSuffix(host, "]") {
+		return host, ""
+	}
+	name, port = host[:i], host[i+1:]
+	if trimmed := strings.TrimLeft(port, "0"); trimmed != port && strings.Trim(port, "0123456789") == "" {
+		port = cmp.Or(trimmed, "0")
+	}
+	return name, port
 }
 
 // oneName is host (with its port, if any) as one DNS name: in lower case

@@ -1022,6 +1022,9 @@ func TestHostOfDropsTheSchemesDefaultPort(t *testing.T) {
 		// One DNS name in any case, with or without the trailing dot.
 		"https://API.Test/x": "api.test", "https://api.test./x": "api.test", "https://API.test.:443/x": "api.test",
 		"http://api.test.:8080/x": "api.test:8080", "http://[::1]:8080/x": "[::1]:8080",
+		// A port as a number: net/http dials ":080" as port 80.
+		"http://api.test:080/x": "api.test", "http://api.test:08080/x": "api.test:8080", "http://[::1]:00/x": "[::1]:0",
+		"http://api.test:0/x": "api.test:0",
 	} {
 		r, err := http.NewRequest(http.MethodGet, raw, nil)
 		if err != nil {

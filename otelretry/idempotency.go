@@ -77,16 +77,17 @@ func validHeaderName(name string) bool {
 	return true
 }
 
-// validHeaderValue reports whether v may be a field value: visible ASCII,
-// spaces and tabs, with no space at either end (RFC 9110 §5.5; net/http
-// refuses control characters).
+// validHeaderValue reports whether v may be a field value: no control
+// character but the tab (net/http refuses them), and no space or tab at
+// either end (RFC 9110 §5.5: a reader drops them). Other bytes, UTF-8's
+// spaces among them, are sent as written.
 func validHeaderValue(v string) bool {
 	for i := range len(v) {
 		if c := v[i]; (c < ' ' && c != '\t') || c == 0x7f {
 			return false
 		}
 	}
-	return strings.TrimSpace(v) == v
+	return strings.Trim(v, " \t") == v
 }
 
 // requestOf names a request for the keys an operation context remembers:

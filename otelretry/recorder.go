@@ -308,13 +308,15 @@ func serverPort(u *url.URL) int {
 }
 
 // metricServer is the server.address metric label: the host when
-// WithServerAddressInMetrics asked for it, else "" (and the URL is not read).
-// It is decided here only; the metrics Recorder labels what it is given.
+// WithServerAddressInMetrics asked for it, as one DNS name (oneName: one
+// set of series for API.test. and api.test), else "" (and the URL is not
+// read). It is decided here only; the metrics Recorder labels what it is
+// given.
 func (r *recorder) metricServer(o *opRecord) string {
 	if !r.metricsServer {
 		return ""
 	}
-	return o.req.URL.Hostname()
+	return oneName(o.req.URL.Hostname())
 }
 
 // startAttemptSpan starts the transport's own INTERNAL attempt span
