@@ -529,6 +529,32 @@ func TestTheCallersCauseEndingInAURLIsToldOnce(t *testing.T) {
 	}
 }
 
+// TestTheCallersCauseQuotedByTheBaseIsToldOnce: the base's error wraps
+// the caller's cause and prints it quoted, as %q writes an error
+// ("aborted by \"sibling shard-7 failed\""): it shows the cause, so the
+// message tells it once.
+func TestTheCallersCauseQuotedByTheBaseIsToldOnce(t *testing.T) {
+	for _, text := range []string{"sibling shard-7 failed", `shard "7" failed`, "shard ß failed"} {
+		t.Run(text, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				cause := errors.New(text)
+				err := canceledInFlight(t, cause, func(e error) error {
+					return &baseWords{words: fmt.Sprintf("request aborted by %q", e), err: e}
+				})
+				if !errors.Is(err, cause) {
+					t.Fatalf("setup: err %v; want the caller's cause", err)
+				}
+				if strings.Contains(err.Error(), "the caller's cause") {
+					t.Errorf("the caller's cause, quoted by the base, is told again\n  err: %v", err)
+				}
+				if !strings.Contains(err.Error(), fmt.Sprintf("%q", text)) {
+					t.Errorf("the base's quoted cause is lost\n  err: %v", err)
+				}
+			})
+		})
+	}
+}
+
 // canceledInFlight is the error of a GET whose caller cancels with cause
 // while its base waits for the answer; the base returns wrap of the
 // context's cause, as net/http does (in a bubble of synctest).

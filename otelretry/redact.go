@@ -252,11 +252,17 @@ func tells(err, c, s error) bool {
 
 // showsPart reports whether part is in msg as errors chain their texts:
 // from its start or after ": ", "; ", "(" or a line break, to its end or
-// before ':', ';', ')' or a line break. An empty part shows nothing.
+// before ':', ';', ')' or a line break; or quoted as %q quotes it. An
+// empty part shows nothing.
 func showsPart(msg, part string) bool {
 	if part == "" {
 		return false
 	}
+	return chainsPart(msg, part) || strings.IndexByte(msg, '"') >= 0 && strings.Contains(msg, strconv.Quote(part))
+}
+
+// chainsPart is showsPart's reading of part as a link of msg's chain.
+func chainsPart(msg, part string) bool {
 	for i := 0; ; {
 		j := strings.Index(msg[i:], part)
 		if j < 0 {
