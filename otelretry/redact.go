@@ -4,6 +4,7 @@
 package otelretry
 
 import (
+	"encoding/json"
 	"net/http"
 	"net/url"
 	"reflect"
@@ -172,7 +173,20 @@ func spelledSecrets(u *url.URL) []redact.Replacement {
 		if p, ok := u.User.Password(); ok {
 			rs = append(rs, redact.Replacement{Of: p, With: attrs.Redacted})
 		}
-		rs = append(rs, redact.Replacement{Of: u.User.Username(), With: attrs.Redacted})
+		// A user name alone from minCredentialPart bytes, as a query's
+		// value: a token is long, and a short name ("api", "git", "u")
+		// is a word of the text ("lookup api.example.test", "refused"),
+		// not a secret; it goes only with the userinfo, as url.Userinfo
+		// prints it ("alice:pw", "alice") before an '@' or with its
+		// password, and in a URL (printedForms).
+		name := u.User.Username()
+		if len(name) >= minCredentialPart {
+			rs = append(rs, redact.Replacement{Of: name, With: attrs.Redacted})
+		}
+		rs = append(rs, redact.Replacement{Of: u.User.String() + "@", With: attrs.Redacted + ":" + attrs.Redacted + "@"})
+		if _, ok := u.User.Password(); ok {
+			rs = append(rs, redact.Replacement{Of: u.User.String(), With: attrs.Redacted + ":" + attrs.Redacted})
+		}
 	}
 	frag := u.EscapedFragment()
 	if u.RawQuery != "" {
@@ -654,6 +668,32 @@ func credentialHeader(name string) bool {
 // words of the text.
 const minCredentialPart = 8
 
+// minWholeValue is the length from which a credential header's value is
+// replaced wherever it appears; a shorter one ("742", an order number
+// under an idempotency contract) only where the header is printed with it
+// (shortValuesAsPrinted).
+const minWholeValue = 4
+
+// shortValuesAsPrinted appends to rs, when one of values is shorter than
+// minWholeValue, the header name's line with values as a base that prints
+// the request writes it: fmt's form of an http.Header ("Name:[742]"), the
+// wire's ("Name: 742") and encoding/json's (`"Name":["742"]`).
+func shortValuesAsPrinted(rs []redact.Replacement, name string, values []string) []redact.Replacement {
+	if !slices.ContainsFunc(values, func(v string) bool { return len(strings.TrimSpace(v)) < minWholeValue }) {
+		return rs
+	}
+	redacted := slices.Repeat([]string{attrs.Redacted}, len(values))
+	js, _ := json.Marshal(values)
+	jsRedacted, _ := json.Marshal(redacted)
+	rs = append(rs,
+		redact.Replacement{Of: name + ":[" + strings.Join(values, " ") + "]", With: name + ":[" + strings.Join(redacted, " ") + "]"},
+		redact.Replacement{Of: strconv.Quote(name) + ":" + string(js), With: strconv.Quote(name) + ":" + string(jsRedacted)})
+	for _, v := range values {
+		rs = append(rs, redact.Replacement{Of: name + ": " + v, With: name + ": " + attrs.Redacted})
+	}
+	return rs
+}
+
 // credentialSecrets appends to rs every value of h's credential headers
 // and of its keyHeaders (a base or a hook may print the request it was
 // given), whole, then
@@ -667,8 +707,9 @@ func credentialSecrets(rs []redact.Replacement, h http.Header, keyHeaders []stri
 		if !credentialHeader(name) && !slices.ContainsFunc(keyHeaders, func(k string) bool { return strings.EqualFold(k, name) }) {
 			continue
 		}
+		rs = shortValuesAsPrinted(rs, name, values)
 		for _, v := range values {
-			if v = strings.TrimSpace(v); len(v) >= 4 {
+			if v = strings.TrimSpace(v); len(v) >= minWholeValue {
 				rs = append(rs, redact.Replacement{Of: v, With: attrs.Redacted})
 			}
 			for part := range strings.FieldsFuncSeq(v, func(r rune) bool { return r == ' ' || r == ',' || r == ';' || r == '=' }) {

@@ -1,0 +1,150 @@
+// Copyright The otelretry Authors
+// SPDX-License-Identifier: Apache-2.0
+
+package otelretry_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net"
+	"net/http"
+	"strings"
+	"testing"
+
+	sdklog "go.opentelemetry.io/otel/sdk/log"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+
+	"github.com/otelretry/otelretry-go/otelretry"
+)
+
+// errorTelemetry sends one request of method to raw (headers hdr) through
+// NewTransport over base, and returns Error() and, per line, every span's
+// name, status, attributes and events and every log record.
+func errorTelemetry(t *testing.T, method, raw string, hdr http.Header, base http.RoundTripper, opts ...otelretry.Option) (string, string) {
+	t.Helper()
+	rec := tracetest.NewSpanRecorder()
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
+	logs := &logRecorder{}
+	lp := sdklog.NewLoggerProvider(sdklog.WithProcessor(logs))
+	defer func() { _ = lp.Shutdown(context.Background()) }()
+	tr := otelretry.NewTransport(base, append([]otelretry.Option{otelretry.WithTracerProvider(tp),
+		otelretry.WithLoggerProvider(lp), otelretry.WithMaxAttempts(1)}, opts...)...)
+	req, err := http.NewRequestWithContext(t.Context(), method, raw, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k, v := range hdr {
+		req.Header[k] = v
+	}
+	_, err = tr.RoundTrip(req)
+	if err == nil {
+		t.Fatal("no error")
+	}
+	var b strings.Builder
+	for _, s := range rec.Ended() {
+		fmt.Fprintf(&b, "span %s status: %s attrs: %v events: %v\n", s.Name(), s.Status().Description, s.Attributes(), s.Events())
+	}
+	for _, r := range logs.records {
+		fmt.Fprintf(&b, "log %s %v %v\n", r.EventName(), r.Body().Emit(), recordAttrs(r))
+	}
+	return err.Error(), b.String()
+}
+
+func failingWith(mk func(*http.Request) error) http.RoundTripper {
+	return roundTripFunc(func(r *http.Request) (*http.Response, error) { return nil, mk(r) })
+}
+
+// Over-redaction: the request URL's user name was replaced wherever the
+// error's text holds it, at any length, so that an ordinary error was
+// garbled where it is not a secret at all: the user name "api" (Mailgun's
+// basic-auth user) takes the host out of a DNS error although url.full
+// records that host, and a one-letter user name ("u", "x") takes letters
+// out of "connection refused". Query and fragment values are replaced
+// alone only from 8 bytes on, for that very reason (docs/telemetry.md:
+// "A short one written as it is would match prose").
+func TestAShortUserNameDoesNotGarbleAnOrdinaryError(t *testing.T) {
+	// A port on 127.0.0.1 nobody listens on: a real "connection refused".
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	dialer := &http.Transport{DisableKeepAlives: true}
+	defer dialer.CloseIdleConnections()
+	for _, c := range []struct {
+		name, raw string
+		base      http.RoundTripper
+		want      string
+	}{
+		{"dns", "https://api:key-SECRETKEY1234@api.mailgun.test/v3/domains",
+			failingWith(func(*http.Request) error { return fmt.Errorf("dial tcp: lookup api.mailgun.test: no such host") }),
+			"lookup api.mailgun.test: no such host"},
+		{"refused", "http://u:ghp_SECRETTOKEN1234@" + addr + "/v1", dialer, "connect: connection refused"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			msg, tel := errorTelemetry(t, http.MethodGet, c.raw, nil, c.base)
+			if !strings.Contains(msg, c.want) {
+				t.Errorf("Error() = %q\nwant it to hold %q (nothing secret in it)", msg, c.want)
+			}
+			if !strings.Contains(tel, c.want) {
+				t.Errorf("the attempt span's status lost %q:\n%s", c.want, tel)
+			}
+		})
+	}
+}
+
+// docs/telemetry.md: an error that prints the request loses "the values
+// of its credential headers ... each value whole", and "otelretry records
+// no header's value, on any channel" but an idempotency key's under
+// WithIdempotencyKeyValues. A value of 1 to 3 bytes (an API key, or an
+// idempotency key that is an order number) is kept: credentialSecrets
+// replaces a whole value only from 4 bytes on.
+func TestAShortCredentialOrKeyValueReachesNoTelemetry(t *testing.T) {
+	hdr := http.Header{"X-Api-Key": {"k9z"}, "Idempotency-Key": {"742"}}
+	for name, print := range map[string]func(h http.Header) string{
+		"fmt": func(h http.Header) string { return fmt.Sprint(h) },
+		"wire": func(h http.Header) string {
+			var b strings.Builder
+			_ = h.Write(&b)
+			return b.String()
+		},
+		"json": func(h http.Header) string { js, _ := json.Marshal(h); return string(js) },
+	} {
+		t.Run(name, func(t *testing.T) {
+			msg, tel := errorTelemetry(t, http.MethodPost, "https://api.test/v1/orders", hdr,
+				failingWith(func(r *http.Request) error { return fmt.Errorf("upstream rejected headers %s", print(r.Header)) }),
+				otelretry.WithIdempotencyKeyContract("Idempotency-Key"))
+			for _, secret := range []string{"k9z", "742"} {
+				if strings.Contains(msg, secret) || strings.Contains(tel, secret) {
+					t.Errorf("header value %s reached telemetry; Error() = %q", secret, msg)
+				}
+			}
+		})
+	}
+}
+
+// A URL without a scheme whose userinfo is a token alone (no ':'), as git
+// prints one ("//ghp_TOKEN@github.com/o/r.git", which the CHANGELOG's
+// Unreleased "Fixed" entries sanitize), keeps its token when url.Parse
+// rejects the word: a sentence's period after a port ("…:8443."), or a
+// '%' that begins no escape in the path. The same URL with a ':' in its
+// userinfo, or with a scheme, is redacted; the path holds no '@' here,
+// so this is not the case the docs leave (a path's '@').
+func TestASchemelessTokenBeforeAnUnparsableTailIsRedacted(t *testing.T) {
+	for name, text := range map[string]string{
+		"period": "unable to access //ghp_SCHEMELESSTOKEN1@git.test:8443.",
+		"bang":   "unable to access //ghp_SCHEMELESSTOKEN1@git.test:8443!",
+		"pct":    "unable to access //ghp_SCHEMELESSTOKEN1@git.test/o/r/50% done",
+	} {
+		t.Run(name, func(t *testing.T) {
+			msg, tel := errorTelemetry(t, http.MethodGet, "https://api.test/v1", nil,
+				failingWith(func(*http.Request) error { return fmt.Errorf("fetch: %s", text) }))
+			if strings.Contains(msg, "SCHEMELESSTOKEN1") || strings.Contains(tel, "SCHEMELESSTOKEN1") {
+				t.Errorf("the token reached telemetry; Error() = %q", msg)
+			}
+		})
+	}
+}
