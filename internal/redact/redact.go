@@ -202,7 +202,7 @@ func redactEmbedded(s string) string {
 				break
 			}
 			start, rest = start+sep+len("://"), rest[sep+len("://"):]
-			part, _, _ := strings.Cut(rest, "//") // up to the next authority, as unparsed reads it
+			part, _, _ := strings.Cut(rest, "://") // up to the next URL, as unparsed reads it
 			if end := userinfoEnd(part); end >= 0 && part[:end] != credentials {
 				spans = append(spans, [2]int{origin(start), origin(start + end)})
 			}
@@ -719,7 +719,8 @@ func embeddedUserinfos(s string) string {
 //
 // Other text is still cleaned, without parsing, so that it leaks neither
 // credentials nor query values (unparsed): the userinfo at the start and
-// after each "//" ("scheme://", a URL without a scheme) becomes
+// after each "://", and after a first "//" that begins the text or a
+// field's value (a URL without a scheme, see cutAuthority), becomes
 // REDACTED:REDACTED; then
 // everything from the first '#' is dropped and the query after the first
 // '?' has its values replaced.
@@ -788,14 +789,14 @@ func unredactedAt(path string) bool {
 // as written.
 func unparsed(raw string) string {
 	// A userinfo may begin the text ("u:p@h/cb?next=https://…") and follow
-	// each "//" in it (a URL glued after other text, or inside a query; a
-	// URL without a scheme, "//tok@registry/@scope/pkg", after a field's
-	// name, "url=//tok@h"): each one, in its own part, is replaced.
+	// each "://" in it (a URL glued after other text, or inside a query),
+	// or its first "//" (a URL without a scheme, see cutAuthority): each
+	// one, in its own part, is replaced.
 	var b strings.Builder
 	b.Grow(len(raw) + 2*len(credentials))
-	for part, more := raw, true; more; {
+	for part, more, first := raw, true, true; more; first = false {
 		var text string
-		text, part, more = cutAuthority(part)
+		text, part, more = cutAuthority(part, first)
 		if at := userinfoEnd(text); at >= 0 {
 			b.WriteString(credentials)
 			text = text[at:]
@@ -820,19 +821,31 @@ func unparsed(raw string) string {
 	return appendQuery(head, query)
 }
 
-// cutAuthority cuts s around its first "//", which may begin an
-// authority: the text before it, with the slashes that run on after it
-// ("///u@h" is "/" and "u@h"), and the text after them.
-func cutAuthority(s string) (before, after string, found bool) {
-	i := strings.Index(s, "//")
-	if i < 0 {
-		return s, "", false
+// cutAuthority cuts s around the first "//" that begins an authority, the
+// text before it with the slashes that run on after it ("///u@h" is "/"
+// and "u@h"), and the text after them. A "//" begins one after a scheme's
+// ':' ("https://u:p@h"); the first of the text also at its start or after
+// an opening of a field ('=', '[', '(', '{', '<'), as a URL without a
+// scheme is written ("//tok@registry/@scope/pkg", "url=//tok@h"). Any
+// other "//" is a path's empty segment ("/v1//alice@example.com") or a
+// password's ("u:ab//cd@h").
+func cutAuthority(s string, first bool) (before, after string, found bool) {
+	for from := 0; ; {
+		i := strings.Index(s[from:], "//")
+		if i < 0 {
+			return s, "", false
+		}
+		i += from
+		if i > 0 && s[i-1] == ':' || first && (i == 0 || strings.IndexByte("=[({<", s[i-1]) >= 0) {
+			end := i + len("//")
+			for end < len(s) && s[end] == '/' {
+				end++
+			}
+			return s[:end-len("//")], s[end:], true
+		}
+		first = false
+		from = i + len("//")
 	}
-	end := i + len("//")
-	for end < len(s) && s[end] == '/' {
-		end++
-	}
-	return s[:end-len("//")], s[end:], true
 }
 
 // userinfoEnd is the index of the '@' that ends the userinfo s begins
