@@ -286,25 +286,27 @@ func (r *recorder) startFields(o *opRecord, kv []attribute.KeyValue) []attribute
 		attrs.URLFullKey.String(o.sanitizedURL()),
 		attrs.ServerAddressKey.String(u.Hostname()),
 	)
-	if port := serverPort(u); port > 0 {
+	if port, ok := serverPort(u); ok {
 		kv = append(kv, attrs.ServerPortKey.Int(port))
 	}
 	return kv
 }
 
-// serverPort is the URL's port, or the scheme's default, or 0.
-func serverPort(u *url.URL) int {
-	if p := u.Port(); p != "" {
-		n, _ := strconv.Atoi(p)
-		return n
+// serverPort is the URL's port (":0" too, which the budget keys as a
+// port of its own), or the scheme's default; false when there is none.
+func serverPort(u *url.URL) (int, bool) {
+	if p := u.Port(); p != "" { // Atoi("") would allocate its error
+		if n, err := strconv.Atoi(p); err == nil {
+			return n, true
+		}
 	}
 	switch u.Scheme {
 	case "http":
-		return 80
+		return 80, true
 	case "https":
-		return 443
+		return 443, true
 	}
-	return 0
+	return 0, false
 }
 
 // metricServer is the server.address metric label: the host when

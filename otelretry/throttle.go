@@ -161,9 +161,10 @@ func (t *Throttle) maxRejectionOf() float64 {
 // throttleDep is one dependency's window: its requests and accepts, per
 // slot of window/throttleSlots, and when it was last used.
 type throttleDep struct {
-	key   string
-	slots [throttleSlots]throttleSlot
-	last  time.Duration
+	key    string
+	slots  [throttleSlots]throttleSlot
+	newest int64 // the newest slot counted in
+	last   time.Duration
 }
 
 type throttleSlot struct {
@@ -184,7 +185,14 @@ func (d *throttleDep) counts(now int64) (requests, accepts float64) {
 }
 
 // slot returns the slot of now, emptied when it held an older window's.
+// A reading a window or more older than a slot already counted (a hedged
+// race's answer, judged after a slow Classifier, keeps the time it was
+// judged at) gets the newest slot: counted, and not over newer counts.
 func (d *throttleDep) slot(now int64) *throttleSlot {
+	if now <= d.newest-throttleSlots {
+		now = d.newest
+	}
+	d.newest = max(d.newest, now)
 	s := &d.slots[now%throttleSlots]
 	if s.at != now {
 		*s = throttleSlot{at: now}
