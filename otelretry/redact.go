@@ -4,7 +4,6 @@
 package otelretry
 
 import (
-	"encoding/json"
 	"net/http"
 	"net/url"
 	"reflect"
@@ -410,6 +409,9 @@ func sanitizedMessage(err error, known requestText) string {
 		credentials = credentialSecrets(credentials, h, known.keyHeaders)
 	}
 	msg := sanitizeKnownText(err.Error(), err, urls, credentials...)
+	for _, h := range known.headers {
+		msg = scrubShortValues(msg, h, known.keyHeaders)
+	}
 	return redact.TextKeeping(scrubHeaderLines(msg), cleansOf(urls)...)
 }
 
@@ -671,27 +673,95 @@ const minCredentialPart = 8
 // minWholeValue is the length from which a credential header's value is
 // replaced wherever it appears; a shorter one ("742", an order number
 // under an idempotency contract) only where the header is printed with it
-// (shortValuesAsPrinted).
+// (scrubShortValues).
 const minWholeValue = 4
 
-// shortValuesAsPrinted appends to rs, when one of values is shorter than
-// minWholeValue, the header name's line with values as a base that prints
-// the request writes it: fmt's form of an http.Header ("Name:[742]"), the
-// wire's ("Name: 742") and encoding/json's (`"Name":["742"]`).
-func shortValuesAsPrinted(rs []redact.Replacement, name string, values []string) []redact.Replacement {
-	if !slices.ContainsFunc(values, func(v string) bool { return len(strings.TrimSpace(v)) < minWholeValue }) {
-		return rs
+// scrubShortValues is msg with each value shorter than minWholeValue of
+// h's credential headers and keyHeaders replaced where its header is
+// printed with it: after the header's name in any letter case, among the
+// punctuation fmt, encoding/json and the wire write around a header's
+// values ("Name:[742]", `"Name":[]string{"742"}`, `"name": [ "742" ]`,
+// "name: 742"), up to the first word that is none of its values. Linear
+// in msg for each such header.
+func scrubShortValues(msg string, h http.Header, keyHeaders []string) string {
+	for name, values := range h {
+		if secretHeader(name, keyHeaders) && slices.ContainsFunc(values, shortValue) {
+			msg = scrubAfterName(msg, asciiLower(name), values)
+		}
 	}
-	redacted := slices.Repeat([]string{attrs.Redacted}, len(values))
-	js, _ := json.Marshal(values)
-	jsRedacted, _ := json.Marshal(redacted)
-	rs = append(rs,
-		redact.Replacement{Of: name + ":[" + strings.Join(values, " ") + "]", With: name + ":[" + strings.Join(redacted, " ") + "]"},
-		redact.Replacement{Of: strconv.Quote(name) + ":" + string(js), With: strconv.Quote(name) + ":" + string(jsRedacted)})
-	for _, v := range values {
-		rs = append(rs, redact.Replacement{Of: name + ": " + v, With: name + ": " + attrs.Redacted})
+	return msg
+}
+
+// shortValue reports whether v, trimmed, is a value shorter than
+// minWholeValue.
+func shortValue(v string) bool {
+	v = strings.TrimSpace(v)
+	return v != "" && len(v) < minWholeValue
+}
+
+// scrubAfterName is msg with values' short ones replaced in the words
+// after each occurrence of name (lowered) in msg, in any letter case.
+func scrubAfterName(msg, name string, values []string) string {
+	lower := asciiLower(msg)
+	isValue := func(w string) bool {
+		return slices.ContainsFunc(values, func(v string) bool { return strings.TrimSpace(v) == w })
 	}
-	return rs
+	var b strings.Builder
+	last := 0
+	for from := 0; ; {
+		i := strings.Index(lower[from:], name)
+		if i < 0 {
+			break
+		}
+		at := from + i + len(name)
+		for at < len(msg) {
+			if strings.IndexByte(headerPunctuation, msg[at]) >= 0 {
+				at++
+				continue
+			}
+			end := at + 1
+			for end < len(msg) && strings.IndexByte(headerPunctuation, msg[end]) < 0 {
+				end++
+			}
+			word := msg[at:end]
+			if !isValue(word) && word != "string" && word != attrs.Redacted {
+				break // a word that is none of its values: the header's print ended
+			}
+			if shortValue(word) {
+				b.WriteString(msg[last:at])
+				b.WriteString(attrs.Redacted)
+				last = end
+			}
+			at = end
+		}
+		from = at // what was read is not read again
+	}
+	if last == 0 {
+		return msg
+	}
+	b.WriteString(msg[last:])
+	return b.String()
+}
+
+// headerPunctuation is what fmt, encoding/json and the wire write around a
+// header's values.
+const headerPunctuation = " \t\r\n\"\\:[]{},"
+
+// asciiLower is s with its ASCII letters lowered, byte for byte (so that
+// an index in it is one in s).
+func asciiLower(s string) string {
+	return strings.Map(func(r rune) rune {
+		if 'A' <= r && r <= 'Z' {
+			return r + 'a' - 'A'
+		}
+		return r
+	}, s)
+}
+
+// secretHeader reports whether a header of this name holds a credential
+// or a key (keyHeaders).
+func secretHeader(name string, keyHeaders []string) bool {
+	return credentialHeader(name) || slices.ContainsFunc(keyHeaders, func(k string) bool { return strings.EqualFold(k, name) })
 }
 
 // credentialSecrets appends to rs every value of h's credential headers
@@ -704,10 +774,9 @@ func shortValuesAsPrinted(rs []redact.Replacement, name string, values []string)
 // JSON string a server escaped otherwise, '/' as \/).
 func credentialSecrets(rs []redact.Replacement, h http.Header, keyHeaders []string) []redact.Replacement {
 	for name, values := range h {
-		if !credentialHeader(name) && !slices.ContainsFunc(keyHeaders, func(k string) bool { return strings.EqualFold(k, name) }) {
+		if !secretHeader(name, keyHeaders) {
 			continue
 		}
-		rs = shortValuesAsPrinted(rs, name, values)
 		for _, v := range values {
 			if v = strings.TrimSpace(v); len(v) >= minWholeValue {
 				rs = append(rs, redact.Replacement{Of: v, With: attrs.Redacted})

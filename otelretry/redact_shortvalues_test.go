@@ -148,3 +148,49 @@ func TestASchemelessTokenBeforeAnUnparsableTailIsRedacted(t *testing.T) {
 		})
 	}
 }
+
+// docs/telemetry.md and the CHANGELOG (2ee0a85): a credential header's
+// value shorter than 4 bytes "is replaced where the header is printed
+// with it (fmt's, the wire's and encoding/json's forms of an
+// http.Header)". fmt's %#v and %q, encoding/json's MarshalIndent, and the
+// wire's form of a value the caller wrote with a leading space (which
+// Header.Write and httputil.DumpRequestOut trim, while the length check
+// trims it too) print the header with its value, and the value reaches
+// Error() and the span status.
+func TestAShortCredentialValueReachesNoTelemetryWhereItsHeaderIsPrinted(t *testing.T) {
+	wire := func(h http.Header) string {
+		var b strings.Builder
+		_ = h.Write(&b)
+		return b.String()
+	}
+	for name, c := range map[string]struct {
+		values []string
+		print  func(h http.Header) string
+	}{
+		"fmt %#v":           {[]string{"k9z"}, func(h http.Header) string { return fmt.Sprintf("%#v", h) }},
+		"fmt %q two values": {[]string{"k9z", "q7w"}, func(h http.Header) string { return fmt.Sprintf("%q", h) }},
+		"json indented": {[]string{"k9z"}, func(h http.Header) string {
+			js, _ := json.MarshalIndent(h, "", "  ")
+			return string(js)
+		}},
+		"wire, a leading space": {[]string{" k9z"}, wire},
+		"wire in lower case":    {[]string{"k9z"}, func(h http.Header) string { return strings.ToLower(wire(h)) }},
+		"fmt, a long value too": {[]string{"k9z", "LONGVALUE1"}, func(h http.Header) string { return fmt.Sprint(h) }},
+	} {
+		t.Run(name, func(t *testing.T) {
+			hdr := http.Header{"X-Api-Key": c.values}
+			var printed string
+			msg, tel := errorTelemetry(t, http.MethodGet, "https://api.test/v1/orders", hdr,
+				failingWith(func(r *http.Request) error {
+					printed = c.print(r.Header)
+					return fmt.Errorf("upstream rejected headers %s", printed)
+				}))
+			for _, v := range c.values {
+				v = strings.TrimSpace(v)
+				if strings.Contains(msg, v) || strings.Contains(tel, v) {
+					t.Errorf("X-Api-Key value %q reached telemetry; the base printed %q\nError() = %q", v, printed, msg)
+				}
+			}
+		})
+	}
+}

@@ -700,14 +700,14 @@ func embeddedUserinfos(s string) string {
 	first := true
 	for part, more := s, true; more; first = false {
 		var text string
-		text, part, more = strings.Cut(part, "//")
+		text, part, more = strings.Cut(part, "://")
 		if at := userinfoEnd(text); !first && at >= 0 {
 			b.WriteString(credentials)
 			text = text[at:]
 		}
 		b.WriteString(text)
 		if more {
-			b.WriteString("//")
+			b.WriteString("://")
 		}
 	}
 	return b.String()
@@ -821,14 +821,15 @@ func unparsed(raw string) string {
 	return appendQuery(head, query)
 }
 
-// cutAuthority cuts s around the first "//" that begins an authority, the
-// text before it with the slashes that run on after it ("///u@h" is "/"
-// and "u@h"), and the text after them. A "//" begins one after a scheme's
-// ':' ("https://u:p@h"); the first of the text also at its start or after
-// an opening of a field ('=', '[', '(', '{', '<'), as a URL without a
-// scheme is written ("//tok@registry/@scope/pkg", "url=//tok@h"). Any
-// other "//" is a path's empty segment ("/v1//alice@example.com") or a
-// password's ("u:ab//cd@h").
+// cutAuthority cuts s around the first "//" that begins an authority:
+// the text before it and the text after it. A "//" begins one after a
+// scheme's ':' ("https://u:p@h"); the first of the text also at its start
+// or after an opening of a field ('=', '[', '(', '{', '<') with no ':'
+// before it, as a URL without a scheme is written
+// ("//tok@registry/@scope/pkg", "url=//tok@h"), and then the slashes that
+// run on after it are before it too ("///u@h" is "/" and "u@h"). Any other
+// "//" is a path's empty segment ("/v1//alice@example.com") or a
+// password's ("u:ab//cd@h", "u:ab=//cd@h").
 func cutAuthority(s string, first bool) (before, after string, found bool) {
 	for from := 0; ; {
 		i := strings.Index(s[from:], "//")
@@ -836,7 +837,10 @@ func cutAuthority(s string, first bool) (before, after string, found bool) {
 			return s, "", false
 		}
 		i += from
-		if i > 0 && s[i-1] == ':' || first && (i == 0 || strings.IndexByte("=[({<", s[i-1]) >= 0) {
+		if i > 0 && s[i-1] == ':' {
+			return s[:i], s[i+len("//"):], true
+		}
+		if first && (i == 0 || strings.IndexByte("=[({<", s[i-1]) >= 0 && strings.IndexByte(s[:i], ':') < 0) {
 			end := i + len("//")
 			for end < len(s) && s[end] == '/' {
 				end++
