@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -57,7 +58,27 @@ func newConfig(opts []Option) config {
 			o.apply(&c)
 		}
 	}
+	c.checkAttemptHeader()
 	return c
+}
+
+// checkAttemptHeader drops an attempt header named as a header that holds
+// idempotency keys (the draft's two, which net/http takes as a request's
+// word that it may be resent, or one the options name): an attempt's
+// number would be sent and read as the write's key, the same "1" for
+// every write.
+func (c *config) checkAttemptHeader() {
+	if c.attemptHeader == nil {
+		return
+	}
+	name := c.attemptHeader.name
+	for _, k := range append(c.keyHeaderNames(), "Idempotency-Key", "X-Idempotency-Key") {
+		if strings.EqualFold(k, name) {
+			c.invalid("WithAttemptHeader", name, "want a header that holds no idempotency key: an attempt's number is no key")
+			c.attemptHeader = nil
+			return
+		}
+	}
 }
 
 // Default operation span names, built once for the standard methods so
@@ -240,8 +261,15 @@ type config struct {
 // invalid records that an option ignored a value, for NewTransport to
 // report.
 func (c *config) invalid(option string, value any, want string) {
+	if s, ok := value.(string); ok {
+		value = strconv.Quote(s) // a name as the call writes it: "" or "A B" are not read as no argument or several
+	}
 	c.err = errors.Join(c.err, fmt.Errorf("otelretry: %s(%v) ignored: %s", option, value, want))
 }
+
+// arguments is an option's arguments formatted as its call writes them,
+// which invalid prints as they are.
+type arguments string
 
 // Option configures a Transport.
 type Option interface{ apply(*config) }
@@ -386,14 +414,15 @@ func WithBackoff(b Backoff) Option {
 // PUT and DELETE on an API whose handlers you know to be idempotent). GET,
 // HEAD, OPTIONS and TRACE always are. Names are case-insensitive for the
 // standard methods ("put" declares PUT); other methods are matched as
-// written, since HTTP methods are case-sensitive. An empty name is
-// ignored. To make one request repeatable (a read-only POST), use
+// written, since HTTP methods are case-sensitive. A name that is no
+// method (empty, or holding a space or a comma: "PUT, DELETE" is two
+// arguments) is ignored. To make one request repeatable (a read-only POST), use
 // WithIntent instead.
 func WithIdempotentMethods(methods ...string) Option {
 	return optionFunc(func(c *config) {
 		for _, m := range methods {
-			if m == "" {
-				c.invalid("WithIdempotentMethods", `""`, "want a method name")
+			if !validToken(m) { // "PUT ", "PUT, DELETE" would match no request
+				c.invalid("WithIdempotentMethods", m, "want a method name")
 				continue
 			}
 			c.idempotentMethods[normalizeMethod(m)] = true
@@ -492,7 +521,7 @@ func WithRetryHint(header string, unit HintUnit) Option {
 			return
 		}
 		if unit > HintWholeMilliseconds {
-			c.invalid("WithRetryHint", fmt.Sprintf("%q, %d", header, unit), "want HintSeconds, HintMilliseconds or HintWholeMilliseconds")
+			c.invalid("WithRetryHint", arguments(fmt.Sprintf("%q, %d", header, unit)), "want HintSeconds, HintMilliseconds or HintWholeMilliseconds")
 			return
 		}
 		h := hintHeader{name: http.CanonicalHeaderKey(header), unit: unit}
@@ -566,7 +595,10 @@ func WithShouldRetryWrites() Option {
 // operation's real attempt limit: WithMaxAttempts', or its Intent's
 // MaxAttempts, and 1 under its Intent's NoRetry. It is no idempotency key
 // and no contract header: it changes nothing the policy judges. A name
-// that is not a header name is ignored.
+// that is not a header name is ignored, and so is one that holds
+// idempotency keys (Idempotency-Key, X-Idempotency-Key, which net/http
+// takes as leave to resend, or a header a key option names), where the
+// attempt's number would be every write's key.
 func WithAttemptHeader(name string) Option {
 	return optionFunc(func(c *config) {
 		if !validHeaderName(name) {
@@ -637,7 +669,7 @@ func WithIdempotencyKeys(k IdempotencyKey) Option {
 		if value != nil {
 			// A format that gives no header value for a key is bad input too.
 			if v := value(strings.Repeat("0", 32)); v == "" || !validHeaderValue(v) {
-				c.invalid("WithIdempotencyKeys", k.Name, "want a Value that gives a header value; the key is sent bare")
+				c.err = errors.Join(c.err, fmt.Errorf("otelretry: WithIdempotencyKeys(%q): its Value ignored: want one that gives a header value; the key is sent bare", k.Name))
 				value = nil
 			}
 		}
@@ -911,7 +943,7 @@ func WithPrepareAttempt(f PrepareAttemptFunc) Option {
 func WithBodyBuffer(perRequest, total int64) Option {
 	return optionFunc(func(c *config) {
 		if perRequest < 0 || total < 0 {
-			c.invalid("WithBodyBuffer", fmt.Sprintf("%d, %d", perRequest, total), "want sizes of 0 or more")
+			c.invalid("WithBodyBuffer", arguments(fmt.Sprintf("%d, %d", perRequest, total)), "want sizes of 0 or more")
 			return
 		}
 		c.bodyBufferPerRequest, c.bodyBufferTotal = perRequest, total

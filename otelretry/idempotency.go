@@ -64,12 +64,16 @@ func (k *IdempotencyKey) wireValue(key string) string {
 
 // validHeaderName reports whether name is an HTTP field name: a token
 // (RFC 9110 §5.1, §5.6.2).
-func validHeaderName(name string) bool {
-	if name == "" {
+func validHeaderName(name string) bool { return validToken(name) }
+
+// validToken reports whether s is an HTTP token (RFC 9110 §5.6.2), as a
+// method's or a field's name is.
+func validToken(s string) bool {
+	if s == "" {
 		return false
 	}
-	for i := range len(name) {
-		c := name[i]
+	for i := range len(s) {
+		c := s[i]
 		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.IndexByte("!#$%&'*+-.^_`|~", c) >= 0) {
 			return false
 		}

@@ -1,0 +1,133 @@
+// Copyright The otelretry Authors
+// SPDX-License-Identifier: Apache-2.0
+
+package otelretry_test
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/otelretry/otelretry-go/otelretry"
+)
+
+// keysSeen serves 201 and keeps the Idempotency-Key of every request.
+func keysSeen(t *testing.T) (*httptest.Server, func() []string) {
+	t.Helper()
+	var mu sync.Mutex
+	var keys []string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		mu.Lock()
+		keys = append(keys, r.Header.Get("Idempotency-Key"))
+		mu.Unlock()
+		w.WriteHeader(http.StatusCreated)
+	}))
+	t.Cleanup(srv.Close)
+	return srv, func() []string { mu.Lock(); defer mu.Unlock(); return append([]string(nil), keys...) }
+}
+
+// WithAttemptHeader named as a header that holds idempotency keys (the
+// draft's, or one the key options name): the attempt's number would be
+// sent as every write's key ("1"), and a generated key's header, set
+// before the attempt header, was overwritten, so every write ended
+// prepare_failed unsent, blaming a PrepareAttemptFunc nobody gave. The
+// attempt header is reported once, by name, and dropped: two writes go
+// out, each under its own generated key or under none.
+func TestAnAttemptHeaderNamedAsAKeyHeaderIsReportedAndDropped(t *testing.T) {
+	generated := regexp.MustCompile(`^"[0-9a-f]{32}"$`)
+	for name, c := range map[string]struct {
+		opts []otelretry.Option
+		want func(key string) bool
+	}{
+		"generated keys": {[]otelretry.Option{otelretry.WithIdempotencyKeys(otelretry.DraftIdempotencyKey())}, generated.MatchString},
+		"a contract":     {[]otelretry.Option{otelretry.WithIdempotencyKeyContract()}, func(k string) bool { return k == "" }},
+		"recorded keys":  {[]otelretry.Option{otelretry.WithRecordedIdempotencyKey()}, func(k string) bool { return k == "" }},
+		"no key option":  {nil, func(k string) bool { return k == "" }},
+	} {
+		t.Run(name, func(t *testing.T) {
+			srv, keys := keysSeen(t)
+			errs := captureOtelErrors(t)
+			rt := otelretry.NewTransport(nil, append(c.opts, otelretry.WithAttemptHeader("idempotency-key"))...)
+			client := &http.Client{Transport: rt}
+			defer client.CloseIdleConnections()
+			if got := errs(); len(got) != 1 || !strings.Contains(got[0].Error(), `WithAttemptHeader("Idempotency-Key") ignored`) {
+				t.Fatalf("reports %v, want one naming the attempt header", got)
+			}
+			for _, body := range []string{`{"sku":"A1"}`, `{"sku":"B2"}`} {
+				req, err := http.NewRequestWithContext(context.Background(), http.MethodPost, srv.URL, strings.NewReader(body))
+				if err != nil {
+					t.Fatal(err)
+				}
+				resp, err := client.Do(req)
+				if err != nil {
+					t.Fatal(err)
+				}
+				resp.Body.Close()
+			}
+			got := keys()
+			if len(got) != 2 || got[0] == "1" || !c.want(got[0]) || !c.want(got[1]) || (got[0] != "" && got[0] == got[1]) {
+				t.Errorf("the server saw the keys %q", got)
+			}
+		})
+	}
+	// Any other name is no key's, and is not reported.
+	errs := captureOtelErrors(t)
+	otelretry.NewTransport(nil, otelretry.WithIdempotencyKeys(otelretry.DraftIdempotencyKey()), otelretry.WithAttemptHeader("X-Attempt"))
+	if got := errs(); len(got) != 0 {
+		t.Errorf("WithAttemptHeader(\"X-Attempt\") reported %v", got)
+	}
+}
+
+// A name an option ignores is reported quoted, as the call writes it:
+// printed bare, an empty name read as a call with no argument
+// (WithRecordedIdempotencyKey() is valid, and means the defaults) and a
+// name with spaces as several arguments.
+func TestOptionMessagesQuoteTheIgnoredName(t *testing.T) {
+	for _, c := range []struct {
+		opt  otelretry.Option
+		want string
+	}{
+		{otelretry.WithAttemptHeader(""), `WithAttemptHeader("")`},
+		{otelretry.WithOperationIDHeader(""), `WithOperationIDHeader("")`},
+		{otelretry.WithRecordedIdempotencyKey(""), `WithRecordedIdempotencyKey("")`},
+		{otelretry.WithIdempotencyKeyContract(""), `WithIdempotencyKeyContract("")`},
+		{otelretry.WithIdempotencyKeys(otelretry.IdempotencyKey{}), `WithIdempotencyKeys("")`},
+		{otelretry.WithRetryHint("", otelretry.HintSeconds), `WithRetryHint("")`},
+		{otelretry.WithShouldRetryHeaders("Stripe Should Retry"), `WithShouldRetryHeaders("Stripe Should Retry")`},
+		{otelretry.WithRetryHint("X-Wait", 7), `WithRetryHint("X-Wait", 7)`},
+		{otelretry.WithBodyBuffer(-1, 10), `WithBodyBuffer(-1, 10)`},
+		{otelretry.WithIdempotencyKeys(otelretry.IdempotencyKey{Name: "K", Value: func(string) string { return "" }}),
+			`WithIdempotencyKeys("K"): its Value ignored`},
+	} {
+		errs := captureOtelErrors(t)
+		otelretry.NewTransport(nil, c.opt)
+		got := errs()
+		if len(got) != 1 || !strings.Contains(got[0].Error(), c.want) {
+			t.Errorf("reports %v, want one that names %s", got, c.want)
+		}
+	}
+}
+
+// A method name that is no HTTP token ("PUT " with a space, "PUT, DELETE"
+// as one string) matches no request: WithIdempotentMethods reports it, as
+// any value it ignores, and keeps the others ("put" is PUT).
+func TestIdempotentMethodsReportsANameThatIsNoMethod(t *testing.T) {
+	for _, m := range []string{"PUT ", "PUT, DELETE", " delete", ""} {
+		errs := captureOtelErrors(t)
+		otelretry.NewTransport(nil, otelretry.WithIdempotentMethods(m, "put"))
+		if got := errs(); len(got) != 1 || !strings.Contains(got[0].Error(), "WithIdempotentMethods(\""+m+"\") ignored") {
+			t.Errorf("WithIdempotentMethods(%q, \"put\"): reports %v, want one naming %q", m, got, m)
+		}
+	}
+	errs := captureOtelErrors(t)
+	otelretry.NewTransport(nil, otelretry.WithIdempotentMethods("put", "PURGE"))
+	if got := errs(); len(got) != 0 {
+		t.Errorf("valid methods reported %v", got)
+	}
+}
