@@ -58,26 +58,42 @@ func newConfig(opts []Option) config {
 			o.apply(&c)
 		}
 	}
-	c.checkAttemptHeader()
+	c.checkAddedHeaders()
 	return c
 }
 
-// checkAttemptHeader drops an attempt header named as a header that holds
+// checkAddedHeaders drops a header otelretry would add that another owns:
+// the attempt's number or the operation's id named as a header that holds
 // idempotency keys (the draft's two, which net/http takes as a request's
-// word that it may be resent, or one the options name): an attempt's
-// number would be sent and read as the write's key, the same "1" for
-// every write.
-func (c *config) checkAttemptHeader() {
+// word that it may be resent, or one the options name: the number would
+// be every write's key, "1", and the id every write's of a job, which
+// shares it), or as a field of the propagators (which write over it);
+// and the attempt header named as the operation id's (one would hide the
+// other).
+func (c *config) checkAddedHeaders() {
+	owned := append(c.keyHeaderNames(), "Idempotency-Key", "X-Idempotency-Key")
+	if c.propagators != nil {
+		owned = append(owned, c.propagators.Fields()...)
+	}
+	owned = append(owned, "Traceparent", "Tracestate", "Baggage") // the W3C fields a global propagator writes
+	taken := func(name string) bool {
+		return slices.ContainsFunc(owned, func(k string) bool { return strings.EqualFold(k, name) })
+	}
+	const why = "want a header that holds no idempotency key and no propagated field"
+	if c.opIDHeader != "" && taken(c.opIDHeader) {
+		c.invalid("WithOperationIDHeader", c.opIDHeader, why)
+		c.opIDHeader = ""
+	}
 	if c.attemptHeader == nil {
 		return
 	}
-	name := c.attemptHeader.name
-	for _, k := range append(c.keyHeaderNames(), "Idempotency-Key", "X-Idempotency-Key") {
-		if strings.EqualFold(k, name) {
-			c.invalid("WithAttemptHeader", name, "want a header that holds no idempotency key: an attempt's number is no key")
-			c.attemptHeader = nil
-			return
-		}
+	switch name := c.attemptHeader.name; {
+	case taken(name):
+		c.invalid("WithAttemptHeader", name, why)
+		c.attemptHeader = nil
+	case strings.EqualFold(name, c.opIDHeader):
+		c.invalid("WithAttemptHeader", name, "want a header other than WithOperationIDHeader's")
+		c.attemptHeader = nil
 	}
 }
 
@@ -585,8 +601,8 @@ func WithShouldRetryWrites() Option {
 //	X-Envoy-Attempt-Count       N (Envoy)
 //	any other name              N
 //
-// Another format is a PrepareAttemptFunc's to set. It is the one header
-// otelretry adds besides the propagators', and only when asked. It is set
+// Another format is a PrepareAttemptFunc's to set. Like the operation's
+// id and the idempotency key, it is added only when asked. It is set
 // on each attempt's copy before the PrepareAttemptFunc runs (a signer signs it),
 // never over a header of that name the caller or an SDK set, and it is not
 // recorded, as no header is. N is the attempt's retry.attempt: it keeps
@@ -598,7 +614,8 @@ func WithShouldRetryWrites() Option {
 // that is not a header name is ignored, and so is one that holds
 // idempotency keys (Idempotency-Key, X-Idempotency-Key, which net/http
 // takes as leave to resend, or a header a key option names), where the
-// attempt's number would be every write's key.
+// attempt's number would be every write's key, a field the propagators
+// write (traceparent, baggage, ...), or WithOperationIDHeader's name.
 func WithAttemptHeader(name string) Option {
 	return optionFunc(func(c *config) {
 		if !validHeaderName(name) {
@@ -694,7 +711,10 @@ func WithIdempotencyKeyValues() Option {
 // the write by it. Like WithAttemptHeader, it is set on each attempt's
 // copy before the PrepareAttemptFunc runs, never over a header of that name the
 // caller or an SDK set, and is not recorded. A name that is not a header
-// name is ignored, and so is an id that is not a field value: one holding
+// name is ignored, and so is one that holds idempotency keys (as
+// WithAttemptHeader's: a job's writes share its id, and would share one
+// key) or a field the propagators write; and so is an id that is not a
+// field value: one holding
 // a control character, which net/http would refuse the request for, or a
 // space at either end, which HTTP/1 drops and HTTP/2 keeps (the server
 // would not see the id as written).

@@ -131,3 +131,64 @@ func TestIdempotentMethodsReportsANameThatIsNoMethod(t *testing.T) {
 		t.Errorf("valid methods reported %v", got)
 	}
 }
+
+// WithOperationIDHeader named as a header that holds idempotency keys
+// sent the operation's id as every write's key: two different writes of a
+// job under one WithOperationID went out under one key ("batch-7"), which
+// a server that follows the draft answers with the first's stored result,
+// and nothing was reported. It is reported and dropped, as the attempt
+// header is; so are either named as a propagated field, and the attempt
+// header named as the operation id's.
+func TestAnAddedHeaderNamedAsAnotherOwnersIsReportedAndDropped(t *testing.T) {
+	for name, c := range map[string]struct {
+		opts   []otelretry.Option
+		report string
+		header string // the header that must not carry the id
+	}{
+		"draft header, contract": {[]otelretry.Option{otelretry.WithIdempotencyKeyContract(), otelretry.WithOperationIDHeader("Idempotency-Key")},
+			`WithOperationIDHeader("Idempotency-Key") ignored`, "Idempotency-Key"},
+		"draft header, no option": {[]otelretry.Option{otelretry.WithOperationIDHeader("idempotency-key")},
+			`WithOperationIDHeader("Idempotency-Key") ignored`, "Idempotency-Key"},
+		"a contract's own header": {[]otelretry.Option{otelretry.WithIdempotencyKeyContract("X-Request-Key"), otelretry.WithOperationIDHeader("X-Request-Key")},
+			`WithOperationIDHeader("X-Request-Key") ignored`, "X-Request-Key"},
+		"a recorded key's header": {[]otelretry.Option{otelretry.WithRecordedIdempotencyKey("X-Request-Key"), otelretry.WithOperationIDHeader("X-Request-Key")},
+			`WithOperationIDHeader("X-Request-Key") ignored`, "X-Request-Key"},
+		"a propagated field": {[]otelretry.Option{otelretry.WithOperationIDHeader("baggage")},
+			`WithOperationIDHeader("Baggage") ignored`, "Baggage"},
+		"the attempt header as the id's": {[]otelretry.Option{otelretry.WithOperationIDHeader("X-Req"), otelretry.WithAttemptHeader("x-req")},
+			`WithAttemptHeader("X-Req") ignored`, ""},
+	} {
+		t.Run(name, func(t *testing.T) {
+			errs := captureOtelErrors(t)
+			var sent []http.Header
+			base := roundTripFunc(func(r *http.Request) (*http.Response, error) {
+				sent = append(sent, r.Header.Clone())
+				return &http.Response{StatusCode: http.StatusCreated, Body: http.NoBody, Request: r}, nil
+			})
+			rt := otelretry.NewTransport(base, c.opts...)
+			if got := errs(); len(got) != 1 || !strings.Contains(got[0].Error(), c.report) {
+				t.Fatalf("reports %v, want one with %s", got, c.report)
+			}
+			ctx := otelretry.WithOperationID(context.Background(), "batch-7")
+			for _, body := range []string{`{"sku":"A1"}`, `{"sku":"B2"}`} {
+				req, err := http.NewRequestWithContext(ctx, http.MethodPost, "http://dependency.test/orders", strings.NewReader(body))
+				if err != nil {
+					t.Fatal(err)
+				}
+				resp, err := rt.RoundTrip(req)
+				if err != nil {
+					t.Fatal(err)
+				}
+				resp.Body.Close()
+			}
+			for _, h := range sent {
+				if c.header != "" && h.Get(c.header) == "batch-7" {
+					t.Errorf("the operation's id went out in %s", c.header)
+				}
+				if c.header == "" && h.Get("X-Req") != "batch-7" {
+					t.Errorf("X-Req = %q, want the operation's id (the attempt header dropped)", h.Get("X-Req"))
+				}
+			}
+		})
+	}
+}

@@ -4,6 +4,7 @@
 package otelretry
 
 import (
+	"encoding/json"
 	"net/http"
 	"net/url"
 	"reflect"
@@ -681,8 +682,9 @@ const minWholeValue = 4
 // printed with it: after the header's name in any letter case, among the
 // punctuation fmt, encoding/json and the wire write around a header's
 // values ("Name:[742]", `"Name":[]string{"742"}`, `"name": [ "742" ]`,
-// "name: 742"), up to the first word that is none of its values. Linear
-// in msg for each such header.
+// "name: 742"), as written, as %q or encoding/json spells it, up to the
+// first word that is none of its values. Linear in msg for each such
+// header: a word is read no further than the longest a value may be.
 func scrubShortValues(msg string, h http.Header, keyHeaders []string) string {
 	for name, values := range h {
 		if secretHeader(name, keyHeaders) && slices.ContainsFunc(values, shortValue) {
@@ -699,13 +701,57 @@ func shortValue(v string) bool {
 	return v != "" && len(v) < minWholeValue
 }
 
-// scrubAfterName is msg with values' short ones replaced in the words
-// after each occurrence of name (lowered) in msg, in any letter case.
+// printedValues are a header's values as prints spell them: each short
+// one as written, and as %q and encoding/json spell it inside their
+// quotes (longest first, so that a spelling is matched whole); and the
+// words a print of them may hold besides (a long value's REDACTED, %#v's
+// "string").
+type printedValues struct {
+	short   []string
+	words   []string
+	longest int
+}
+
+func printedValuesOf(values []string) printedValues {
+	p := printedValues{words: []string{"string", attrs.Redacted}, longest: len(attrs.Redacted)}
+	for _, v := range values {
+		v = strings.TrimSpace(v)
+		if !shortValue(v) {
+			p.words = append(p.words, v)
+			p.longest = max(p.longest, len(v))
+			continue
+		}
+		js, _ := json.Marshal(v)
+		for _, s := range [...]string{v, strconv.Quote(v), string(js)} {
+			if s[0] == '"' {
+				s = s[1 : len(s)-1]
+			}
+			if !slices.Contains(p.short, s) {
+				p.short = append(p.short, s)
+			}
+		}
+	}
+	slices.SortFunc(p.short, func(a, b string) int { return len(b) - len(a) })
+	return p
+}
+
+// shortAt is the length of the short value spelled at msg[at:] and ended
+// there (by msg's end or punctuation), 0 when there is none.
+func (p printedValues) shortAt(msg string, at int) int {
+	for _, s := range p.short {
+		if end := at + len(s); strings.HasPrefix(msg[at:], s) && (end == len(msg) || strings.IndexByte(headerPunctuation, msg[end]) >= 0) {
+			return len(s)
+		}
+	}
+	return 0
+}
+
+// scrubAfterName is msg with values' short ones replaced where they are
+// printed after an occurrence of name (lowered) in msg, in any letter
+// case.
 func scrubAfterName(msg, name string, values []string) string {
 	lower := asciiLower(msg)
-	isValue := func(w string) bool {
-		return slices.ContainsFunc(values, func(v string) bool { return strings.TrimSpace(v) == w })
-	}
+	p := printedValuesOf(values)
 	var b strings.Builder
 	last := 0
 	for from := 0; ; {
@@ -715,26 +761,27 @@ func scrubAfterName(msg, name string, values []string) string {
 		}
 		at := from + i + len(name)
 		for at < len(msg) {
+			if n := p.shortAt(msg, at); n > 0 {
+				b.WriteString(msg[last:at])
+				b.WriteString(attrs.Redacted)
+				at += n
+				last = at
+				continue
+			}
 			if strings.IndexByte(headerPunctuation, msg[at]) >= 0 {
 				at++
 				continue
 			}
-			end := at + 1
-			for end < len(msg) && strings.IndexByte(headerPunctuation, msg[end]) < 0 {
+			end := at + 1 // a word, read no further than a value may be long
+			for end < len(msg) && end-at <= p.longest && strings.IndexByte(headerPunctuation, msg[end]) < 0 {
 				end++
 			}
-			word := msg[at:end]
-			if !isValue(word) && word != "string" && word != attrs.Redacted {
+			if !slices.Contains(p.words, msg[at:end]) {
 				break // a word that is none of its values: the header's print ended
-			}
-			if shortValue(word) {
-				b.WriteString(msg[last:at])
-				b.WriteString(attrs.Redacted)
-				last = end
 			}
 			at = end
 		}
-		from = at // what was read is not read again
+		from = max(at, from+i+len(name))
 	}
 	if last == 0 {
 		return msg

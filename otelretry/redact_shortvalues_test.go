@@ -194,3 +194,65 @@ func TestAShortCredentialValueReachesNoTelemetryWhereItsHeaderIsPrinted(t *testi
 		})
 	}
 }
+
+// docs/telemetry.md: a credential header's value "from 4 bytes wherever it
+// appears and a shorter one where the header is printed with it, as fmt,
+// the wire and encoding/json print a header"; the CHANGELOG: "it is
+// replaced where the header is printed with it ... among the
+// punctuation fmt (%v, %q, %#v), encoding/json ... and the wire write
+// around its values". A short value that holds one of that punctuation
+// itself (a space, a ':', a ',', a '"'), or that encoding/json escapes
+// ('<'), was split into words none of which is the value, and kept
+// whole: a value is matched as each print spells it, before the words
+// around it are read.
+func TestAShortCredentialValueWithPunctuationReachesNoTelemetry(t *testing.T) {
+	wire := func(h http.Header) string {
+		var b strings.Builder
+		_ = h.Write(&b)
+		return b.String()
+	}
+	fmtv := func(h http.Header) string { return fmt.Sprint(h) }
+	for name, c := range map[string]struct {
+		header, value string
+		print         func(http.Header) string
+	}{
+		"Authorization with a space, fmt": {"Authorization", "a b", fmtv},
+		"X-Api-Key with a space, wire":    {"X-Api-Key", "a b", wire},
+		"X-Session-Id with a colon, fmt":  {"X-Session-Id", "7:9", fmtv},
+		"Idempotency-Key with a comma":    {"Idempotency-Key", "1,2", wire},
+		"X-Api-Key quoted, fmt":           {"X-Api-Key", `"7"`, fmtv},
+		"X-Api-Key json-escaped":          {"X-Api-Key", "<1>", func(h http.Header) string { js, _ := json.Marshal(h); return string(js) }},
+	} {
+		t.Run(name, func(t *testing.T) {
+			var printed string
+			msg, tel := errorTelemetry(t, http.MethodPost, "https://api.test/v1/orders", http.Header{c.header: {c.value}},
+				failingWith(func(r *http.Request) error {
+					printed = c.print(r.Header)
+					return fmt.Errorf("upstream rejected headers %s", printed)
+				}),
+				otelretry.WithIdempotencyKeyContract("Idempotency-Key"))
+			// The value as the print spelled it, with the header's name.
+			asPrinted := strings.TrimSpace(printed[strings.Index(printed, c.header):])
+			if strings.Contains(msg, asPrinted) || strings.Contains(tel, asPrinted) {
+				t.Errorf("%s value %q reached telemetry; the base printed %q\nError() = %q", c.header, c.value, printed, msg)
+			}
+		})
+	}
+}
+
+// scrubShortValues' doc: "Linear in msg for each such header", and
+// docs/telemetry.md: the sanitizer runs "in time linear in the text". A
+// server's text (here 1 MiB that repeats a short-valued credential
+// header's name with no punctuation between) makes scrubAfterName read,
+// at each occurrence of the name, the word after it to the end of the
+// text, was quadratic (128 KiB took 2.8 s, 1 MiB minutes). Run with
+// -timeout 20s: linear, this takes well under a second (a word is read no
+// further than a value may be long).
+func TestShortValueScrubIsLinearOnAServersText(t *testing.T) {
+	text := strings.Repeat("X-Api-Key", (1<<20)/len("X-Api-Key"))
+	msg, _ := errorTelemetry(t, http.MethodGet, "https://api.test/v1/orders", http.Header{"X-Api-Key": {"k9z"}},
+		failingWith(func(*http.Request) error { return fmt.Errorf("upstream said %s", text) }))
+	if strings.Contains(msg, "k9z") {
+		t.Errorf("the value reached Error()")
+	}
+}
