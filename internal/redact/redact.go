@@ -845,7 +845,9 @@ func cutAuthority(s string, first bool) (before, after string, found bool) {
 			for end < len(s) && s[end] == '/' {
 				end++
 			}
-			return s[:end-len("//")], s[end:], true
+			if end == len(s) || s[end] != '@' { // "///@scope": an '@' the path begins with ends no userinfo
+				return s[:end-len("//")], s[end:], true
+			}
 		}
 		first = false
 		from = i + len("//")
@@ -1069,7 +1071,7 @@ const jsonSchemeSep = `:\/\/`
 // textURL is String of a URL-like word of free text, its slashes escaped
 // again where JSON escaped them.
 func textURL(word string) string {
-	if !strings.Contains(word, jsonSchemeSep) {
+	if !strings.Contains(word, jsonSchemeSep) && !strings.HasPrefix(word, jsonSchemeSep[1:]) { // "\/\/h": a URL without a scheme
 		return String(word)
 	}
 	return strings.ReplaceAll(String(strings.ReplaceAll(word, `\/`, "/")), "/", `\/`)
