@@ -228,6 +228,57 @@ func unhedgeable(g *group, method string) bool {
 // idempotency contract, or an idempotency key it carries.
 func keyed(g *group) bool { return g.op.IdempotencyContract || g.op.IdempotencyKey != "" }
 
+// keyedWrite reports whether the request of g with method is a write made
+// repeatable by its idempotency key: a repeat of it is safe only under the
+// same key (sameKey). A key under WithIdempotencyKeys records a contract
+// too; a PUT or DELETE with one may have been declared idempotent
+// (WithIdempotentMethods, which the contract also records), as RFC 9110
+// defines them, and its key is then not what makes it repeatable.
+func keyedWrite(g *group, method string) bool {
+	declarable := method == "PUT" || method == "DELETE"
+	return method != "" && !slices.Contains(safeMethods, method) && g.op.IdempotencyKey != "" &&
+		!(g.op.IdempotencyContract && declarable)
+}
+
+// sameKey reports whether later went out under earlier's idempotency key:
+// their recorded values agree (WithIdempotencyKeyValues), or, without
+// them, a caller's key (which travels with the request a layer above
+// sends again) or a generated one under the operation id both share (the
+// transport takes it from the earlier operation; docs/layers.md). Without
+// a shared id, each operation generates its own.
+func sameKey(earlier, later *group) bool {
+	if earlier.op.IdempotencyKey == "" {
+		return false
+	}
+	a, b := keyValueOf(earlier), keyValueOf(later)
+	if a != "" && b != "" {
+		return a == b
+	}
+	return later.op.IdempotencyKey == string(attrs.KeySourceCaller) || earlier.op.ID != "" && earlier.op.ID == later.op.ID
+}
+
+// keyValueOf is the idempotency key's value g's operation span recorded,
+// "" when it recorded none.
+func keyValueOf(g *group) string {
+	if g.span == nil {
+		return ""
+	}
+	v, _ := g.span.Attr(keyIdempotencyValue)
+	return v.Text()
+}
+
+// foundNotApplied reports whether g's last state check found its write not
+// applied and no attempt followed it: the operation failed with its
+// outcome known, so a layer above that sends it again repeats nothing.
+func foundNotApplied(g *group) bool {
+	n := len(g.op.StateChecks)
+	if n == 0 || g.op.StateChecks[n-1].Result != string(attrs.StateNotApplied) {
+		return false
+	}
+	last := g.op.StateChecks[n-1].Start
+	return !slices.ContainsFunc(g.op.Attempts, func(a Attempt) bool { return a.Start.After(last) })
+}
+
 func (a *analyzer) checkUnsafeResend(g *group) {
 	if keyed(g) {
 		return
@@ -589,7 +640,7 @@ func (a *analyzer) checkOuterLayerResend() {
 		}
 		marked := g.op.Repeat != nil && *g.op.Repeat > 0
 		method := methodOf(g)
-		write := unrepeatable(g, method)
+		write := unrepeatable(g, method) || keyedWrite(g, method)
 		redirect := g.op.Redirects != nil && *g.op.Redirects > 0
 		if write && !redirect {
 			reported := false
@@ -608,20 +659,29 @@ func (a *analyzer) checkOuterLayerResend() {
 				if earlier != nil && !ended && endedBefore(earlier, g, 0) {
 					within = earlier // began within the records' resolution of its end
 				}
+				if ended && keyedWrite(g, method) && sameKey(earlier, g) {
+					break // the server tells the repeat by its key
+				}
 				if ended {
 					where := "span " + earlier.op.SpanID
 					if earlier.op.TraceID != g.op.TraceID {
 						where = "trace " + earlier.op.TraceID + ", " + where
 					}
+					without := "with no " + keyIdempotencyContract + "=true"
+					if keyedWrite(g, method) {
+						without = "under another idempotency key than its"
+					}
 					a.add(g, CodeOuterLayerResend, g.op.SpanID,
-						"%s %s (operation %s) repeats operation %s (%s, which ended with %s) under the same %s, with no %s=true",
-						redacted(method), g.op.URL, fmtID(g.op.ID), fmtID(earlier.op.ID), where, opResult(earlier), c.kind, keyIdempotencyContract)
+						"%s %s (operation %s) repeats operation %s (%s, which ended with %s) under the same %s, %s",
+						redacted(method), g.op.URL, fmtID(g.op.ID), fmtID(earlier.op.ID), where, opResult(earlier), c.kind, without)
 					a.relate(earlier)
 					reported = true
 					break
 				}
 			}
-			if !reported {
+			if !reported && (!keyedWrite(g, method) || within != nil) {
+				// A keyed write whose earlier operation is not in the
+				// input may have gone under its key: not counted against it.
 				a.unmatchedRepeat(g, method, within, anyEarlier)
 			}
 		}
@@ -633,7 +693,7 @@ func (a *analyzer) checkOuterLayerResend() {
 			} else {
 				chains.begin(c, g)
 			}
-			if g.op.URL == "" || method == "" || succeeded(g) || sentNothing(g) {
+			if g.op.URL == "" || method == "" || succeeded(g) || sentNothing(g) || foundNotApplied(g) {
 				continue
 			}
 			failedAs := []request{{c, method, g.op.URL}}

@@ -32,6 +32,7 @@ var (
 	keyRepeat              = string(attrs.RepeatKey)
 	keyIdempotencyContract = string(attrs.IdempotencyContractKey)
 	keyIdempotencyKey      = string(attrs.IdempotencyKeySourceKey)
+	keyIdempotencyValue    = string(attrs.IdempotencyKeyValueKey)
 	keyReplayed            = string(attrs.IdempotencyReplayedKey)
 	keyStateCheckResult    = string(attrs.StateCheckResultKey)
 	keyMethod              = string(attrs.HTTPRequestMethodKey)
