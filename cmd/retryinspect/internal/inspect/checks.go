@@ -603,107 +603,135 @@ func (a *analyzer) checkRequestIDs() {
 // later hop of a redirect chain (retry.redirects) is never a repeat: a 307
 // or 308 resends a POST by design.
 func (a *analyzer) checkOuterLayerResend() {
-	type context struct {
-		trace, kind, id string // trace is empty for an operation id
-		// marked: a later operation is compared here only when it carries
-		// retry.operation.repeat (see callSpansOf).
-		marked bool
-	}
-	type request struct {
-		context
-		method, url string
-	}
-	// failed: the earlier operation that did not succeed and ended first;
-	// a later one repeats it only if it began after that end (a layer
-	// above sends its next try once the one before returned: calls made at
-	// once, a fan-out of creates, are calls of their own).
-	failed := map[request]*group{}
-	seen := map[context]bool{} // a context with an earlier operation in the input
-	// chains: the redirect chains of each context; a later hop that fails
-	// is its chain's first hop's request's failure (a layer above sends
-	// that request again).
-	chains := redirectChains[context]{}
+	s := resendScan{failed: map[resendRequest]*group{}, seen: map[resendContext]bool{}, chains: redirectChains[resendContext]{}}
 	for _, g := range a.groups { // in start order
 		if g.span == nil {
 			continue
 		}
-		var contexts []context
-		call, above := a.callSpansOf(g)
-		if call != "" {
-			contexts = append(contexts, context{g.op.TraceID, "parent span", call, false})
-		}
-		if above != "" {
-			contexts = append(contexts, context{g.op.TraceID, "parent span", above, true})
-		}
-		if g.op.ID != "" {
-			contexts = append(contexts, context{"", "operation id", g.op.ID, false})
-		}
-		marked := g.op.Repeat != nil && *g.op.Repeat > 0
+		contexts := a.resendContextsOf(g)
 		method := methodOf(g)
-		write := unrepeatable(g, method) || keyedWrite(g, method)
 		redirect := g.op.Redirects != nil && *g.op.Redirects > 0
-		if write && !redirect {
-			reported := false
-			anyEarlier := false
-			var within *group // from records: an earlier failure that may have ended first, by less than their resolution
-			for _, c := range contexts {
-				if c.marked && !marked {
-					continue
-				}
-				anyEarlier = anyEarlier || seen[c]
-				if g.op.URL == "" {
-					continue
-				}
-				earlier := failed[request{c, method, g.op.URL}]
-				ended := earlier != nil && endedBefore(earlier, g, a.endResolution())
-				if earlier != nil && !ended && endedBefore(earlier, g, 0) {
-					within = earlier // began within the records' resolution of its end
-				}
-				if ended && keyedWrite(g, method) && sameKey(earlier, g) {
-					break // the server tells the repeat by its key
-				}
-				if ended {
-					where := "span " + earlier.op.SpanID
-					if earlier.op.TraceID != g.op.TraceID {
-						where = "trace " + earlier.op.TraceID + ", " + where
-					}
-					without := "with no " + keyIdempotencyContract + "=true"
-					if keyedWrite(g, method) {
-						without = "under another idempotency key than its"
-					}
-					a.add(g, CodeOuterLayerResend, g.op.SpanID,
-						"%s %s (operation %s) repeats operation %s (%s, which ended with %s) under the same %s, %s",
-						redacted(method), g.op.URL, fmtID(g.op.ID), fmtID(earlier.op.ID), where, opResult(earlier), c.kind, without)
-					a.relate(earlier)
-					reported = true
-					break
-				}
-			}
-			if !reported && (!keyedWrite(g, method) || within != nil) {
-				// A keyed write whose earlier operation is not in the
-				// input may have gone under its key: not counted against it.
-				a.unmatchedRepeat(g, method, within, anyEarlier)
-			}
+		if (unrepeatable(g, method) || keyedWrite(g, method)) && !redirect {
+			a.checkRepeat(&s, g, method, contexts)
 		}
-		for _, c := range contexts {
-			seen[c] = true
-			var head *group
-			if redirect {
-				head = chains.follow(c, g)
-			} else {
-				chains.begin(c, g)
-			}
-			if g.op.URL == "" || method == "" || succeeded(g) || sentNothing(g) || foundNotApplied(g) {
-				continue
-			}
-			failedAs := []request{{c, method, g.op.URL}}
-			if head != nil && head.op.URL != "" {
-				failedAs = append(failedAs, request{c, methodOf(head), head.op.URL})
-			}
-			for _, r := range failedAs {
-				if failed[r] == nil || endsFirst(g, failed[r]) {
-					failed[r] = g
-				}
+		s.record(g, method, redirect, contexts)
+	}
+}
+
+// resendContext is where the transport counts an operation's repeats: a
+// parent span (in its trace) or an operation id (trace empty).
+type resendContext struct {
+	trace, kind, id string
+	// marked: a later operation is compared here only when it carries
+	// retry.operation.repeat (see callSpansOf).
+	marked bool
+}
+
+// resendRequest is a request in a context.
+type resendRequest struct {
+	resendContext
+	method, url string
+}
+
+// resendScan is checkOuterLayerResend's state, in start order.
+type resendScan struct {
+	// failed: the earlier operation that did not succeed and ended first;
+	// a later one repeats it only if it began after that end (a layer
+	// above sends its next try once the one before returned: calls made at
+	// once, a fan-out of creates, are calls of their own).
+	failed map[resendRequest]*group
+	seen   map[resendContext]bool // a context with an earlier operation in the input
+	// chains: the redirect chains of each context; a later hop that fails
+	// is its chain's first hop's request's failure (a layer above sends
+	// that request again).
+	chains redirectChains[resendContext]
+}
+
+// resendContextsOf lists the contexts g's repeats are counted in.
+func (a *analyzer) resendContextsOf(g *group) []resendContext {
+	var contexts []resendContext
+	call, above := a.callSpansOf(g)
+	if call != "" {
+		contexts = append(contexts, resendContext{g.op.TraceID, "parent span", call, false})
+	}
+	if above != "" {
+		contexts = append(contexts, resendContext{g.op.TraceID, "parent span", above, true})
+	}
+	if g.op.ID != "" {
+		contexts = append(contexts, resendContext{"", "operation id", g.op.ID, false})
+	}
+	return contexts
+}
+
+// checkRepeat reports g, a write, when it repeats an earlier failed
+// operation in one of its contexts: without a contract or key, or, keyed,
+// under another key (sameKey).
+func (a *analyzer) checkRepeat(s *resendScan, g *group, method string, contexts []resendContext) {
+	marked := g.op.Repeat != nil && *g.op.Repeat > 0
+	anyEarlier := false
+	var within *group // from records: an earlier failure that may have ended first, by less than their resolution
+	for _, c := range contexts {
+		if c.marked && !marked {
+			continue
+		}
+		anyEarlier = anyEarlier || s.seen[c]
+		if g.op.URL == "" {
+			continue
+		}
+		earlier := s.failed[resendRequest{c, method, g.op.URL}]
+		ended := earlier != nil && endedBefore(earlier, g, a.endResolution())
+		if earlier != nil && !ended && endedBefore(earlier, g, 0) {
+			within = earlier // began within the records' resolution of its end
+		}
+		if !ended {
+			continue
+		}
+		if keyedWrite(g, method) && sameKey(earlier, g) {
+			return // the server tells the repeat by its key
+		}
+		where := "span " + earlier.op.SpanID
+		if earlier.op.TraceID != g.op.TraceID {
+			where = "trace " + earlier.op.TraceID + ", " + where
+		}
+		without := "with no " + keyIdempotencyContract + "=true"
+		if keyedWrite(g, method) {
+			without = "under another idempotency key than its"
+		}
+		a.add(g, CodeOuterLayerResend, g.op.SpanID,
+			"%s %s (operation %s) repeats operation %s (%s, which ended with %s) under the same %s, %s",
+			redacted(method), g.op.URL, fmtID(g.op.ID), fmtID(earlier.op.ID), where, opResult(earlier), c.kind, without)
+		a.relate(earlier)
+		return
+	}
+	if !keyedWrite(g, method) || within != nil {
+		// A keyed write whose earlier operation is not in the input may
+		// have gone under its key: not counted against it.
+		a.unmatchedRepeat(g, method, within, anyEarlier)
+	}
+}
+
+// record notes g in its contexts: seen, its redirect chain, and, when it
+// failed having sent something, as the failure a later operation may
+// repeat (a later hop's failure is its chain's first hop's too).
+func (s *resendScan) record(g *group, method string, redirect bool, contexts []resendContext) {
+	for _, c := range contexts {
+		s.seen[c] = true
+		var head *group
+		if redirect {
+			head = s.chains.follow(c, g)
+		} else {
+			s.chains.begin(c, g)
+		}
+		if g.op.URL == "" || method == "" || succeeded(g) || sentNothing(g) || foundNotApplied(g) {
+			continue
+		}
+		failedAs := []resendRequest{{c, method, g.op.URL}}
+		if head != nil && head.op.URL != "" {
+			failedAs = append(failedAs, resendRequest{c, methodOf(head), head.op.URL})
+		}
+		for _, r := range failedAs {
+			if s.failed[r] == nil || endsFirst(g, s.failed[r]) {
+				s.failed[r] = g
 			}
 		}
 	}
