@@ -243,13 +243,7 @@ func sceneScenarios() []scenario {
 		}},
 		{name: "state checks", play: func(t *testing.T, e *sceneEnv) {
 			for _, state := range []attrs.StateCheckResult{attrs.StateApplied, attrs.StateNotApplied, attrs.StateUnknown} {
-				hook := func(ctx context.Context, c otelretry.StateCheck) (otelretry.StateResult, error) {
-					res := otelretry.StateResult{State: state}
-					if state == attrs.StateApplied {
-						res.Response = &http.Response{StatusCode: 201, Header: http.Header{}, Body: io.NopCloser(strings.NewReader("{}")), Request: c.Request}
-					}
-					return res, nil
-				}
+				hook := stateCheckAnswering(state)
 				rt := e.transport(scripted.New(scripted.Step{Delay: 50 * time.Millisecond, Err: errNoAnswer}, step(10, 201)), otelretry.WithStateCheck(hook))
 				_, err := send(t, rt, e.ctx, http.MethodPost, "http://orders.test/orders/"+string(state))
 				if (state == attrs.StateUnknown) != errors.Is(err, otelretry.ErrOutcomeUnknown) {
@@ -383,13 +377,7 @@ func extraScenarios() []scenario {
 		}},
 		{name: "loop after state checks", play: func(t *testing.T, e *sceneEnv) {
 			for _, state := range []attrs.StateCheckResult{attrs.StateApplied, attrs.StateNotApplied, attrs.StateUnknown} {
-				hook := func(ctx context.Context, c otelretry.StateCheck) (otelretry.StateResult, error) {
-					res := otelretry.StateResult{State: state}
-					if state == attrs.StateApplied {
-						res.Response = &http.Response{StatusCode: 201, Header: http.Header{}, Body: io.NopCloser(strings.NewReader("{}")), Request: c.Request}
-					}
-					return res, nil
-				}
+				hook := stateCheckAnswering(state)
 				rt := e.transport(scripted.New(scripted.Step{Delay: 50 * time.Millisecond, Err: errNoAnswer}), otelretry.WithStateCheck(hook), otelretry.WithMaxAttempts(2))
 				ctx := otelretry.WithOperationID(e.ctx, "sdk-"+string(state))
 				for range 2 {
@@ -522,5 +510,17 @@ func TestAResendAfterNotAppliedIsNoOuterLayerResend(t *testing.T) {
 	code, rep, _ := reportJSON(t, r.spans)
 	if n := findingCodes(rep)["outer-layer-resend"]; n != 0 {
 		t.Errorf("a write its state checks found not_applied, sent again by a layer above once the transport gave up for lack of attempts (outcome known); retryinspect: exit %d, %d outer-layer-resend\n%s", code, n, textOf(t, r.spans))
+	}
+}
+
+// stateCheckAnswering is a state check that answers state, with a stored
+// 201 when the write was applied.
+func stateCheckAnswering(state attrs.StateCheckResult) func(context.Context, otelretry.StateCheck) (otelretry.StateResult, error) {
+	return func(ctx context.Context, c otelretry.StateCheck) (otelretry.StateResult, error) {
+		res := otelretry.StateResult{State: state}
+		if state == attrs.StateApplied {
+			res.Response = &http.Response{StatusCode: 201, Header: http.Header{}, Body: io.NopCloser(strings.NewReader("{}")), Request: c.Request}
+		}
+		return res, nil
 	}
 }
