@@ -323,7 +323,7 @@ func decide(in input) verdict {
 	v.unsent = in.unsentAttempt()
 	// A write whose outcome is unknown stays unknown until a state check
 	// says otherwise, whatever ends the operation later.
-	v.unresolvedWrite = in.unresolvedWrite || (in.phase == phaseAttempt && in.write && outcomeUnknown(&in))
+	v.unresolvedWrite = in.unresolvedWrite || (in.phase == phaseAttempt && in.write && (outcomeUnknown(&in) || keyInProgress(&in)))
 	if in.phase == phaseStateCheck && in.state == attrs.StateNotApplied {
 		v.unresolvedWrite = false // the check resolved it
 	}
@@ -401,6 +401,12 @@ func outcomeUnknown(in *input) bool {
 	return in.status == 0 && !in.notProcessed &&
 		(in.written || in.cutBelow || in.class == attrs.ErrorClassTimeout || in.class == attrs.ErrorClassConnectionReset)
 }
+
+// keyInProgress reports whether a keyed write was answered 409: a request
+// under its key is still being processed (decisions.md, row 21), which may
+// apply the write whatever this operation hears next, so the answer
+// settles nothing.
+func keyInProgress(in *input) bool { return in.keyed && in.status == http.StatusConflict }
 
 // settled is the verdict on an attempt that no retry rule may change,
 // when there is one: another attempt answered first, the caller gave up or
@@ -527,7 +533,7 @@ func serviceSays(in *input) (retry bool, why attrs.Reason, said bool) {
 	switch {
 	case in.verdict == verdictNoRetry:
 		return false, attrs.ReasonServerNoRetry, true
-	case in.keyed && in.status == http.StatusConflict:
+	case keyInProgress(in):
 		return true, attrs.ReasonKeyInProgress, true
 	case in.keyed && in.status == http.StatusUnprocessableEntity:
 		return false, attrs.ReasonKeyReused, true

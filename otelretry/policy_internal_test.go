@@ -894,8 +894,9 @@ func refHedge(in input) verdict {
 }
 
 // reference is the decision table applied: the first row that matches,
-// or a go-ahead before a call. A write whose outcome is unknown stays
-// unknown to the end, unless a state check says it was not applied.
+// or a go-ahead before a call. A write whose outcome is unknown (no
+// answer, or a 409 under its key) stays unknown to the end, unless a
+// state check says it was not applied.
 func reference(in input) verdict {
 	if in.phase == phaseHedge {
 		v := refHedge(in)
@@ -911,6 +912,9 @@ func reference(in input) verdict {
 	}
 	unknownNow := in.phase == phaseAttempt && in.write && in.status == 0 && !in.notProcessed &&
 		(in.written || in.cutBelow || in.class == attrs.ErrorClassTimeout || in.class == attrs.ErrorClassConnectionReset)
+	// A keyed write answered 409 (row 21): its key's first request is in
+	// progress and may apply it, whatever this operation hears next.
+	unknownNow = unknownNow || in.phase == phaseAttempt && in.write && in.keyed && in.status == http.StatusConflict
 	v.unresolvedWrite = (in.unresolvedWrite || unknownNow) && !(in.phase == phaseStateCheck && in.state == attrs.StateNotApplied)
 	v.unsent = in.phase == phaseAttempt && in.notProcessed // bookkeeping, no column of the table
 	switch v.decision {

@@ -45,7 +45,8 @@ type OperationResult struct {
 	// RoundTrip returned an error, Err matches ErrOutcomeUnknown; it may
 	// also be true with a response, and Err nil: a keyed write whose first
 	// attempt timed out and whose resends were answered 503 returns the
-	// last 503. Resolve it by OperationID, never by sending the write
+	// last 503, and one answered 409 until its attempts ran out (the key's
+	// first request still in progress) the last 409. Resolve it by OperationID, never by sending the write
 	// again blindly.
 	OutcomeUnknown bool
 	// Err is the *Error RoundTrip returned, nil with a response.
