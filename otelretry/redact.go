@@ -714,26 +714,28 @@ type printedValues struct {
 
 func printedValuesOf(values []string) printedValues {
 	p := printedValues{words: []string{"string", attrs.Redacted}, longest: len(attrs.Redacted)}
-	for _, v := range values {
-		v = strings.TrimSpace(v)
+	for _, raw := range values {
+		v := strings.TrimSpace(raw)
 		if !shortValue(v) {
 			p.words = append(p.words, v)
 			p.longest = max(p.longest, len(v))
 			continue
 		}
-		js, _ := json.Marshal(v)
-		for _, s := range [...]string{v, strconv.Quote(v), string(js)} {
-			if s[0] == '"' {
-				s = s[1 : len(s)-1]
-			}
-			if !slices.Contains(p.short, s) {
-				p.short = append(p.short, s)
+		for _, w := range [...]string{v, raw} { // trimmed as the wire writes it, or as sent
+			quoted, _ := json.Marshal(w)
+			for _, s := range [...]string{w, unquoted(strconv.Quote(w)), unquoted(string(quoted))} {
+				if !slices.Contains(p.short, s) {
+					p.short = append(p.short, s)
+				}
 			}
 		}
 	}
 	slices.SortFunc(p.short, func(a, b string) int { return len(b) - len(a) })
 	return p
 }
+
+// unquoted is a quoted string's text between its quotes.
+func unquoted(q string) string { return q[1 : len(q)-1] }
 
 // shortAt is the length of the short value spelled at msg[at:] and ended
 // there (by msg's end or punctuation), 0 when there is none.

@@ -256,3 +256,73 @@ func TestShortValueScrubIsLinearOnAServersText(t *testing.T) {
 		t.Errorf("the value reached Error()")
 	}
 }
+
+// A credential header whose value is a lone double quote (a 1-byte value,
+// which net/http sends: '"' is a valid field-value character) makes any
+// failed request panic inside RoundTrip: printedValuesOf strips the
+// quotes of each spelling that begins with '"', and the value as written,
+// `"`, is sliced [1:0]. The base is net/http's Transport, refused on
+// 127.0.0.1: an ordinary error that prints no header at all. CHANGELOG [Unreleased] Fixed claims a short value
+// "holding ... '\"'" is matched as each print spells it.
+func TestALoneQuoteCredentialValueDoesNotPanic(t *testing.T) {
+	// A port on 127.0.0.1 nobody listens on: a real "connection refused"
+	// from net/http's own Transport, which sends such a value.
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	dialer := &http.Transport{DisableKeepAlives: true}
+	defer dialer.CloseIdleConnections()
+	for _, header := range []string{"X-Api-Key", "Authorization"} {
+		t.Run(header, func(t *testing.T) {
+			var msg string
+			func() {
+				defer func() {
+					if p := recover(); p != nil {
+						t.Errorf("RoundTrip panicked for %s: %q on a failed request: %v", header, `"`, p)
+					}
+				}()
+				msg, _ = errorTelemetry(t, http.MethodGet, "http://"+addr+"/v1/orders", http.Header{header: {`"`}}, dialer)
+			}()
+			if msg != "" && !strings.Contains(msg, "connection refused") {
+				t.Errorf("Error() = %q", msg)
+			}
+		})
+	}
+}
+
+// A short credential value with a leading tab (or a leading NBSP, which
+// strings.TrimSpace also trims; net/http sends both: a tab and obs-text
+// are valid in a field value) is matched only trimmed, while fmt's %q and
+// %#v and encoding/json print it whole and escaped ("\tk9", "\u00a0k9"
+// raw): the word after the punctuation is "tk9" or "\u00a0k9", none of
+// the values, the scan stops, and the value reaches Error() and the spans.
+// docs/telemetry.md / CHANGELOG: a value shorter than 4 bytes is replaced
+// where its header is printed with it, "as each print spells it".
+func TestAShortValueWithALeadingSpaceReachesNoTelemetry(t *testing.T) {
+	jsonp := func(h http.Header) string { js, _ := json.Marshal(h); return string(js) }
+	for name, c := range map[string]struct {
+		value string
+		print func(http.Header) string
+	}{
+		"tab, %q":    {"\tk9", func(h http.Header) string { return fmt.Sprintf("%q", h) }},
+		"tab, %#v":   {"\tk9", func(h http.Header) string { return fmt.Sprintf("%#v", h) }},
+		"tab, json":  {"\tk9", jsonp},
+		"nbsp, fmt":  {"\u00a0k9", func(h http.Header) string { return fmt.Sprint(h) }},
+		"nbsp, json": {"\u00a0k9", jsonp},
+	} {
+		t.Run(name, func(t *testing.T) {
+			var printed string
+			msg, tel := errorTelemetry(t, http.MethodGet, "https://api.test/v1/orders", http.Header{"X-Api-Key": {c.value}},
+				failingWith(func(r *http.Request) error {
+					printed = c.print(r.Header)
+					return fmt.Errorf("upstream rejected headers %s", printed)
+				}))
+			if strings.Contains(msg, "k9") || strings.Contains(tel, "k9") {
+				t.Errorf("X-Api-Key value %q reached telemetry; the base printed %q\nError() = %q", c.value, printed, msg)
+			}
+		})
+	}
+}

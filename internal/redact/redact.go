@@ -756,6 +756,8 @@ func parsedAsWritten(raw string, u *url.URL) bool {
 		}
 	} else if strings.IndexByte(u.Opaque, '@') >= 0 && !strings.HasPrefix(u.Opaque, credentials+"@") {
 		return false // "key:pw@h" (a redacted opaque userinfo is URL's own output, its scheme a scheme)
+	} else if _, after, ok := cutAuthority(raw, true); ok && u.Host == "" && strings.IndexByte(after, '@') >= 0 {
+		return false // "url=//u:p#x@h": a URL without a scheme after a field's name, read as a path and a fragment
 	}
 	written := u.RawPath // the path as raw writes it, set when Go would escape it otherwise
 	if written == "" {
@@ -1071,7 +1073,7 @@ const jsonSchemeSep = `:\/\/`
 // textURL is String of a URL-like word of free text, its slashes escaped
 // again where JSON escaped them.
 func textURL(word string) string {
-	if !strings.Contains(word, jsonSchemeSep) && !strings.HasPrefix(word, jsonSchemeSep[1:]) { // "\/\/h": a URL without a scheme
+	if !strings.Contains(word, jsonSchemeSep[1:]) { // "\/\/": a scheme's, or a URL's without one ("url=\/\/tok@h")
 		return String(word)
 	}
 	return strings.ReplaceAll(String(strings.ReplaceAll(word, `\/`, "/")), "/", `\/`)
