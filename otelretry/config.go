@@ -74,8 +74,11 @@ func (c *config) checkAddedHeaders() {
 	owned := append(c.keyHeaderNames(), "Idempotency-Key", "X-Idempotency-Key")
 	if c.propagators != nil {
 		owned = append(owned, c.propagators.Fields()...)
+	} else {
+		// The global propagator's, which may be set after the Transport
+		// is built: the W3C fields it is usually set to write too.
+		owned = append(append(owned, otel.GetTextMapPropagator().Fields()...), "Traceparent", "Tracestate", "Baggage")
 	}
-	owned = append(owned, "Traceparent", "Tracestate", "Baggage") // the W3C fields a global propagator writes
 	taken := func(name string) bool {
 		return slices.ContainsFunc(owned, func(k string) bool { return strings.EqualFold(k, name) })
 	}

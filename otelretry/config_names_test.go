@@ -13,6 +13,8 @@ import (
 	"sync"
 	"testing"
 
+	"go.opentelemetry.io/otel/propagation"
+
 	"github.com/otelretry/otelretry-go/otelretry"
 )
 
@@ -190,5 +192,28 @@ func TestAnAddedHeaderNamedAsAnotherOwnersIsReportedAndDropped(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// fieldsPropagator is a propagator that writes only the fields it names.
+type fieldsPropagator []string
+
+func (fieldsPropagator) Inject(context.Context, propagation.TextMapCarrier) {}
+func (fieldsPropagator) Extract(ctx context.Context, _ propagation.TextMapCarrier) context.Context {
+	return ctx
+}
+func (p fieldsPropagator) Fields() []string { return p }
+
+// Under WithPropagators, the fields refused are that propagator's: the
+// W3C names are free when it does not write them.
+func TestAnAddedHeaderIsRefusedForTheConfiguredPropagatorsFields(t *testing.T) {
+	errs := captureOtelErrors(t)
+	otelretry.NewTransport(nil, otelretry.WithPropagators(fieldsPropagator{"b3"}), otelretry.WithOperationIDHeader("Tracestate"))
+	if got := errs(); len(got) != 0 {
+		t.Errorf("WithOperationIDHeader(\"Tracestate\") under a b3 propagator reported %v", got)
+	}
+	otelretry.NewTransport(nil, otelretry.WithPropagators(fieldsPropagator{"b3"}), otelretry.WithOperationIDHeader("B3"))
+	if got := errs(); len(got) != 1 || !strings.Contains(got[0].Error(), `WithOperationIDHeader("B3") ignored`) {
+		t.Errorf("WithOperationIDHeader(\"B3\") under a b3 propagator: reports %v, want one", got)
 	}
 }

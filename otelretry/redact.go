@@ -683,8 +683,8 @@ const minWholeValue = 4
 // punctuation fmt, encoding/json and the wire write around a header's
 // values ("Name:[742]", `"Name":[]string{"742"}`, `"name": [ "742" ]`,
 // "name: 742"), as written, as %q or encoding/json spells it, up to the
-// first word that is none of its values. Linear in msg for each such
-// header: a word is read no further than the longest a value may be.
+// first word that is none of its values. For each such header, linear in
+// msg times the header's longest value: a word is read no further.
 func scrubShortValues(msg string, h http.Header, keyHeaders []string) string {
 	for name, values := range h {
 		if secretHeader(name, keyHeaders) && slices.ContainsFunc(values, shortValue) {

@@ -524,3 +524,31 @@ func stateCheckAnswering(state attrs.StateCheckResult) func(context.Context, ote
 		return res, nil
 	}
 }
+
+// A keyed write sent again at once by a layer above under one
+// WithOperationID goes out under its key (the values recorded agree): from
+// log records, whose ends are whole milliseconds, the repeat that began
+// within the earlier one's last millisecond is no question the spans must
+// answer: no finding and no note.
+func TestAKeyedRepeatUnderItsKeyIsNoQuestionFromLogs(t *testing.T) {
+	r := runScene(t, func(t *testing.T, e *sceneEnv) {
+		rt := e.transport(scripted.New(step(0, 503)),
+			otelretry.WithIdempotencyKeys(otelretry.DraftIdempotencyKey()), otelretry.WithIdempotencyKeyValues(),
+			otelretry.WithMaxAttempts(1))
+		ctx := otelretry.WithOperationID(e.ctx, "sdk-op")
+		for range 2 {
+			if s, err := send(t, rt, ctx, http.MethodPost, "http://orders.test/orders"); err != nil || s != 503 {
+				t.Fatalf("%d %v", s, err)
+			}
+		}
+	})
+	if keys := keyValues(r.spans); len(keys) != 1 {
+		t.Fatalf("setup: %d keys on the spans, want one", len(keys))
+	}
+	for name, data := range map[string][]byte{"spans": r.spans, "log records": r.logs} {
+		_, rep, _ := reportJSON(t, data)
+		if len(rep.Findings) != 0 || len(rep.Notes) != 0 {
+			t.Errorf("from the %s: findings %+v, notes %+v", name, rep.Findings, rep.Notes)
+		}
+	}
+}

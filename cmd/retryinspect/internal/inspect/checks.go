@@ -688,15 +688,15 @@ func (a *analyzer) checkRepeat(s *resendScan, g *group, method string, contexts 
 			continue
 		}
 		earlier := s.failed[resendRequest{c, method, g.op.URL}]
+		if earlier != nil && keyedWrite(g, method) && sameKey(earlier, g) {
+			return // the server tells the repeat by its key, whenever it began
+		}
 		ended := earlier != nil && endedBefore(earlier, g, a.endResolution())
 		if earlier != nil && !ended && endedBefore(earlier, g, 0) {
 			within = earlier // began within the records' resolution of its end
 		}
 		if !ended {
 			continue
-		}
-		if keyedWrite(g, method) && sameKey(earlier, g) {
-			return // the server tells the repeat by its key
 		}
 		where := "span " + earlier.op.SpanID
 		if earlier.op.TraceID != g.op.TraceID {
