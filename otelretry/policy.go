@@ -402,11 +402,15 @@ func outcomeUnknown(in *input) bool {
 		(in.written || in.cutBelow || in.class == attrs.ErrorClassTimeout || in.class == attrs.ErrorClassConnectionReset)
 }
 
-// keyInProgress reports whether a keyed write was answered 409: a request
-// under its key is still being processed (decisions.md, row 21), which may
-// apply the write whatever this operation hears next, so the answer
-// settles nothing.
-func keyInProgress(in *input) bool { return in.keyed && in.status == http.StatusConflict }
+// keyInProgress reports whether a write under a key, one the policy relies
+// on or one it only records (an SDK's, which the SDK resends under), was
+// answered 409: a request under its key is still being processed
+// (decisions.md, row 21), which may apply the write whatever this
+// operation hears next, so the answer settles nothing, and says nothing
+// of the host's load.
+func keyInProgress(in *input) bool {
+	return (in.keyed || in.recordedKey) && in.status == http.StatusConflict
+}
 
 // settled is the verdict on an attempt that no retry rule may change,
 // when there is one: another attempt answered first, the caller gave up or
@@ -533,7 +537,7 @@ func serviceSays(in *input) (retry bool, why attrs.Reason, said bool) {
 	switch {
 	case in.verdict == verdictNoRetry:
 		return false, attrs.ReasonServerNoRetry, true
-	case keyInProgress(in):
+	case in.keyed && keyInProgress(in):
 		return true, attrs.ReasonKeyInProgress, true
 	case in.keyed && in.status == http.StatusUnprocessableEntity:
 		return false, attrs.ReasonKeyReused, true
@@ -743,7 +747,7 @@ func budgetCharge(in *input, retryAfter time.Duration, hinted bool) budgetObserv
 	if in.class == attrs.ErrorClassCanceled {
 		return budgetObservation{}
 	}
-	if (in.keyed || in.recordedKey) && in.status == http.StatusConflict {
+	if keyInProgress(in) {
 		retryAfter, hinted = 0, false
 	}
 	answeredOK := in.status != 0 && success(in.status)

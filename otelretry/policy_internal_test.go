@@ -912,9 +912,10 @@ func reference(in input) verdict {
 	}
 	unknownNow := in.phase == phaseAttempt && in.write && in.status == 0 && !in.notProcessed &&
 		(in.written || in.cutBelow || in.class == attrs.ErrorClassTimeout || in.class == attrs.ErrorClassConnectionReset)
-	// A keyed write answered 409 (row 21): its key's first request is in
-	// progress and may apply it, whatever this operation hears next.
-	unknownNow = unknownNow || in.phase == phaseAttempt && in.write && in.keyed && in.status == http.StatusConflict
+	// A write under a key (relied on or recorded) answered 409 (row 21):
+	// its key's first request is in progress and may apply it, whatever
+	// this operation hears next.
+	unknownNow = unknownNow || in.phase == phaseAttempt && in.write && (in.keyed || in.recordedKey) && in.status == http.StatusConflict
 	v.unresolvedWrite = (in.unresolvedWrite || unknownNow) && !(in.phase == phaseStateCheck && in.state == attrs.StateNotApplied)
 	v.unsent = in.phase == phaseAttempt && in.notProcessed // bookkeeping, no column of the table
 	switch v.decision {

@@ -8,6 +8,11 @@
 // becomes REDACTED while the keys and their order stay (a reader can still
 // see which parameters were sent), and the fragment is dropped.
 //
+// URL's output is read again by String and Text as written, but where a
+// path holds a ':' before an '@' (a password holding a '/' reads so), or
+// a reference without a host holds an '@': the text's reading errs toward
+// redacting, and may take that part for a userinfo.
+//
 // It uses the standard library only, so that the library's dependencies
 // stay those of OpenTelemetry.
 package redact
@@ -1224,11 +1229,15 @@ func userinfoAhead(s string) (int, bool) {
 }
 
 // quotedURL reports whether s, a quoted string's content, is a URL: it
-// begins with one ("scheme://…", "/…", or a word with a query's "?key="
-// before its first space), and is not prose that holds a '?' or an '@'.
+// begins with one ("scheme://…", "/…" that shows a URL's sign before its
+// first space or holds none, or a word with a query's "?key=" before its
+// first space), and is not prose that holds a '?' or an '@' ("/healthz:
+// down, page oncall@example.com" is prose: a userinfo never begins with
+// a '/' or holds a space).
 func quotedURL(s string) bool {
-	first, _, _ := strings.Cut(s, " ")
-	return urlLike(s) && (strings.Contains(first, "://") || strings.HasPrefix(first, "/") || queryKeyAfter(first, '?'))
+	first, _, spaced := strings.Cut(s, " ")
+	path := strings.HasPrefix(first, "/") && (!spaced || urlLike(first))
+	return urlLike(s) && (strings.Contains(first, "://") || path || queryKeyAfter(first, '?'))
 }
 
 // queryKeyAfter reports whether an '=' follows the first sep in word: a
