@@ -321,12 +321,7 @@ func decide(in input) verdict {
 		v = decideAfterAttempt(&in)
 	}
 	v.unsent = in.unsentAttempt()
-	// A write whose outcome is unknown stays unknown until a state check
-	// says otherwise, whatever ends the operation later.
-	v.unresolvedWrite = in.unresolvedWrite || (in.phase == phaseAttempt && in.write && (outcomeUnknown(&in) || keyInProgress(&in)))
-	if in.phase == phaseStateCheck && in.state == attrs.StateNotApplied {
-		v.unresolvedWrite = false // the check resolved it
-	}
+	v.unresolvedWrite = unresolvedAfter(&in)
 	// A refused hedge ends nothing: the attempt in flight goes on.
 	if v.unresolvedWrite && in.phase != phaseHedge && !v.goAhead() && v.decision.Terminal() && v.decision != attrs.DecisionReturn {
 		v.unknownWrite = true
@@ -400,6 +395,17 @@ func (in *input) unsentAttempt() bool { return in.phase == phaseAttempt && in.no
 func outcomeUnknown(in *input) bool {
 	return in.status == 0 && !in.notProcessed &&
 		(in.written || in.cutBelow || in.class == attrs.ErrorClassTimeout || in.class == attrs.ErrorClassConnectionReset)
+}
+
+// unresolvedAfter reports whether the operation's write is unresolved
+// after in: a write whose outcome is unknown (no answer, or a 409 under
+// its key) stays unknown until a state check says otherwise, whatever
+// ends the operation later.
+func unresolvedAfter(in *input) bool {
+	if in.phase == phaseStateCheck && in.state == attrs.StateNotApplied {
+		return false // the check resolved it
+	}
+	return in.unresolvedWrite || (in.phase == phaseAttempt && in.write && (outcomeUnknown(in) || keyInProgress(in)))
 }
 
 // keyInProgress reports whether a write under a key, one the policy relies
