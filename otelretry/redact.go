@@ -797,14 +797,16 @@ func scrubAfterName(msg, name string, values []string) string {
 const headerPunctuation = " \t\r\n\"\\:[]{},"
 
 // asciiLower is s with its ASCII letters lowered, byte for byte (so that
-// an index in it is one in s).
+// an index in it is one in s: strings.ToLower and strings.Map would write
+// an invalid byte as U+FFFD, three bytes).
 func asciiLower(s string) string {
-	return strings.Map(func(r rune) rune {
-		if 'A' <= r && r <= 'Z' {
-			return r + 'a' - 'A'
+	b := []byte(s)
+	for i, c := range b {
+		if 'A' <= c && c <= 'Z' {
+			b[i] = c + 'a' - 'A'
 		}
-		return r
-	}, s)
+	}
+	return string(b)
 }
 
 // secretHeader reports whether a header of this name holds a credential

@@ -326,3 +326,25 @@ func TestAShortValueWithALeadingSpaceReachesNoTelemetry(t *testing.T) {
 		})
 	}
 }
+
+// scrubAfterName finds the header's name in asciiLower(msg) and uses that
+// index in msg ("so that an index in it is one in s"), but strings.Map
+// turns each invalid UTF-8 byte into U+FFFD, three bytes: after a server's
+// binary bytes the indices drift and the short value printed right after
+// its header is no longer found. docs/telemetry.md / CHANGELOG: a value
+// shorter than 4 bytes is replaced where its header is printed with it.
+func TestAShortValueAfterInvalidUTF8ReachesNoTelemetry(t *testing.T) {
+	for _, prefix := range []string{"\xff", "\xff\xfe", "body \x80\x81\x82\x83:"} {
+		t.Run(fmt.Sprintf("%q", prefix), func(t *testing.T) {
+			var printed string
+			msg, tel := errorTelemetry(t, http.MethodGet, "https://api.test/v1/orders", http.Header{"X-Api-Key": {"k9z"}},
+				failingWith(func(r *http.Request) error {
+					printed = fmt.Sprint(r.Header)
+					return fmt.Errorf("upstream said %s; rejected headers %s", prefix, printed)
+				}))
+			if strings.Contains(msg, "k9z") || strings.Contains(tel, "k9z") {
+				t.Errorf("X-Api-Key value reached telemetry; the base printed %q\nError() = %q", printed, msg)
+			}
+		})
+	}
+}
