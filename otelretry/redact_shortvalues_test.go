@@ -329,9 +329,9 @@ func TestAShortValueWithALeadingSpaceReachesNoTelemetry(t *testing.T) {
 
 // scrubAfterName finds the header's name in asciiLower(msg) and uses that
 // index in msg ("so that an index in it is one in s"), but strings.Map
-// turns each invalid UTF-8 byte into U+FFFD, three bytes: after a server's
-// binary bytes the indices drift and the short value printed right after
-// its header is no longer found. docs/telemetry.md / CHANGELOG: a value
+// turned each invalid UTF-8 byte into U+FFFD, three bytes: after a server's
+// binary bytes the indices drifted and the short value printed right after
+// its header was not found. docs/telemetry.md / CHANGELOG: a value
 // shorter than 4 bytes is replaced where its header is printed with it.
 func TestAShortValueAfterInvalidUTF8ReachesNoTelemetry(t *testing.T) {
 	for _, prefix := range []string{"\xff", "\xff\xfe", "body \x80\x81\x82\x83:"} {
