@@ -493,7 +493,9 @@ func WithIdempotencyKeyContract(headers ...string) Option {
 // retry.idempotency_contract=true, so that readers (retryinspect) know
 // that a layer above that resends it under the same key (stripe-go does)
 // repeats it safely, while otelretry itself treats it as any other write:
-// it does not resend it, and refuses net/http's own resends of it. Use it
+// it does not resend it, and refuses net/http's own resends of it. A 409
+// under such a key (its first request still in progress) leaves the
+// write's outcome unknown (OperationResult.OutcomeUnknown). Use it
 // under an SDK that retries writes on its own with a stable key. A name
 // that is not a header name is ignored and reported, as there.
 func WithRecordedIdempotencyKey(headers ...string) Option {

@@ -1229,14 +1229,16 @@ func userinfoAhead(s string) (int, bool) {
 }
 
 // quotedURL reports whether s, a quoted string's content, is a URL: it
-// begins with one ("scheme://…", "/…" that shows a URL's sign before its
-// first space or holds none, or a word with a query's "?key=" before its
-// first space), and is not prose that holds a '?' or an '@' ("/healthz:
-// down, page oncall@example.com" is prose: a userinfo never begins with
-// a '/' or holds a space).
+// begins with one ("scheme://…", "/…", or a word with a query's "?key="
+// before its first space), and is not prose that holds a '?' or an '@'.
+// A path with spaces is one when its first word shows a URL's sign or it
+// holds a query or a fragment (a decoded path: "/my docs/x?token=…");
+// with an '@' alone after a space it is prose ("/healthz: down, page
+// oncall@example.com": a userinfo never begins with a '/' or holds a
+// space).
 func quotedURL(s string) bool {
 	first, _, spaced := strings.Cut(s, " ")
-	path := strings.HasPrefix(first, "/") && (!spaced || urlLike(first))
+	path := strings.HasPrefix(first, "/") && (!spaced || urlLike(first) || strings.ContainsAny(s, "?#"))
 	return urlLike(s) && (strings.Contains(first, "://") || path || queryKeyAfter(first, '?'))
 }
 

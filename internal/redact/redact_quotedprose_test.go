@@ -25,3 +25,21 @@ func TestTextKeepsTheWordsOfQuotedProseBeforeAnAt(t *testing.T) {
 		}
 	}
 }
+
+// A quoted URL whose path holds a space (written unescaped, as a decoded
+// path is, or as a parse error quotes it) and whose query or fragment
+// also holds one is read as one URL, every value redacted: read word by
+// word (as quoted prose that begins with a path is, above), the query's
+// pairs after the second space would be kept as written.
+func TestTextRedactsAQuotedURLWhosePathAndQueryHoldSpaces(t *testing.T) {
+	for _, in := range []string{
+		`GET "/my docs/search?q=hello world&token=SECRET" failed`,
+		`parse "/my docs/x?sig=a b&token=SECRET": invalid`,
+		`x "/files/a b?x=1&y=2 and&token=SECRET" y`,
+		`x "/my docs/f#access_token=SECRET&b=1 c&id_token=SECRET" y`,
+	} {
+		if out := redact.Text(in); strings.Contains(out, "SECRET") {
+			t.Errorf("Text(%q)\n   = %q: a secret is kept", in, out)
+		}
+	}
+}
