@@ -299,20 +299,8 @@ func Test32KeyedWritesInFlightAreAppliedAtMostOnce(t *testing.T) {
 			srv := newDraftServer(t, draftScript)
 			all := append([]otelretry.Option{otelretry.WithMaxAttempts(3), otelretry.WithAttemptTimeout(100 * time.Millisecond)}, opts...)
 			client, _ := keyClient(t, all...)
-			const n = 32
-			var wg sync.WaitGroup
-			start := make(chan struct{})
-			tries := make([][]draftTry, n)
-			results := make([]*otelretry.Results, n)
-			for i := range n {
-				wg.Go(func() {
-					<-start
-					tries[i], results[i] = sdkLoop(client, t.Context(), fmt.Sprintf("op-%d", i), srv.URL+"/orders", fmt.Sprintf("w-%d", i), 4)
-				})
-			}
-			close(start)
-			wg.Wait()
-			for i := range n {
+			tries, results := writesInFlight(client, t.Context(), func(i int) string { return fmt.Sprintf("op-%d", i) }, srv.URL+"/orders")
+			for i := range tries {
 				checkTruth(t, srv, "/orders", fmt.Sprintf("w-%d", i), tries[i], results[i])
 				if testing.Verbose() && i < 8 {
 					t.Logf("w-%d: applied %d, tries %v, results %+v", i, srv.appliedOf("POST /orders w-"+fmt.Sprint(i)), tries[i], results[i].Operations())
@@ -342,20 +330,8 @@ func Test32KeyedWritesThroughStackedTransports(t *testing.T) {
 			inner := otelretry.NewTransport(base, append(append([]otelretry.Option{}, common...), layers[1]...)...)
 			outer := otelretry.NewTransport(inner, append(append([]otelretry.Option{}, common...), layers[0]...)...)
 			client := &http.Client{Transport: outer}
-			const n = 32
-			var wg sync.WaitGroup
-			start := make(chan struct{})
-			tries := make([][]draftTry, n)
-			results := make([]*otelretry.Results, n)
-			for i := range n {
-				wg.Go(func() {
-					<-start
-					tries[i], results[i] = sdkLoop(client, t.Context(), fmt.Sprintf("op-%d", i), srv.URL+"/orders", fmt.Sprintf("w-%d", i), 4)
-				})
-			}
-			close(start)
-			wg.Wait()
-			for i := range n {
+			tries, results := writesInFlight(client, t.Context(), func(i int) string { return fmt.Sprintf("op-%d", i) }, srv.URL+"/orders")
+			for i := range tries {
 				checkTruth(t, srv, "/orders", fmt.Sprintf("w-%d", i), tries[i], results[i])
 				if testing.Verbose() && i < 8 {
 					t.Logf("w-%d: applied %d, tries %v, results %+v", i, srv.appliedOf("POST /orders w-"+fmt.Sprint(i)), tries[i], results[i].Operations())
@@ -370,21 +346,9 @@ func Test32KeyedWritesThroughStackedTransports(t *testing.T) {
 func Test32WritesOfOneJobInFlight(t *testing.T) {
 	srv := newDraftServer(t, draftScript)
 	client, _ := keyClient(t, otelretry.WithMaxAttempts(3), otelretry.WithAttemptTimeout(100*time.Millisecond), otelretry.WithoutBudget())
-	const n = 32
-	var wg sync.WaitGroup
-	start := make(chan struct{})
-	tries := make([][]draftTry, n)
-	results := make([]*otelretry.Results, n)
 	job := otelretry.WithOperationID(t.Context(), "job-1")
-	for i := range n {
-		wg.Go(func() {
-			<-start
-			tries[i], results[i] = sdkLoop(client, job, "", srv.URL+"/orders", fmt.Sprintf("w-%d", i), 4)
-		})
-	}
-	close(start)
-	wg.Wait()
-	for i := range n {
+	tries, results := writesInFlight(client, job, func(int) string { return "" }, srv.URL+"/orders")
+	for i := range tries {
 		checkTruth(t, srv, "/orders", fmt.Sprintf("w-%d", i), tries[i], results[i])
 	}
 }
@@ -465,20 +429,8 @@ func Test32RedirectedKeyedWritesInFlight(t *testing.T) {
 			})
 			srv.redirect, srv.redirectStatus = map[string]string{"/orders": "/v2/orders"}, code
 			client, _ := keyClient(t, otelretry.WithMaxAttempts(3), otelretry.WithAttemptTimeout(100*time.Millisecond), otelretry.WithoutBudget())
-			const n = 32
-			var wg sync.WaitGroup
-			start := make(chan struct{})
-			tries := make([][]draftTry, n)
-			results := make([]*otelretry.Results, n)
-			for i := range n {
-				wg.Go(func() {
-					<-start
-					tries[i], results[i] = sdkLoop(client, t.Context(), fmt.Sprintf("op-%d", i), srv.URL+"/orders", fmt.Sprintf("w-%d", i), 4)
-				})
-			}
-			close(start)
-			wg.Wait()
-			for i := range n {
+			tries, results := writesInFlight(client, t.Context(), func(i int) string { return fmt.Sprintf("op-%d", i) }, srv.URL+"/orders")
+			for i := range tries {
 				body := fmt.Sprintf("w-%d", i)
 				payload := "POST /v2/orders " + body
 				applied := srv.appliedOf(payload)
@@ -501,4 +453,25 @@ func Test32RedirectedKeyedWritesInFlight(t *testing.T) {
 			}
 		})
 	}
+}
+
+// writesInFlight sends 32 different writes ("w-0" to "w-31") to url
+// together, released at once, each under its own loop above (sdkLoop, 4
+// tries) and the operation id idOf gives it ("" for ctx's own): the tries
+// and the Results of each.
+func writesInFlight(client *http.Client, ctx context.Context, idOf func(i int) string, url string) ([][]draftTry, []*otelretry.Results) {
+	const n = 32
+	var wg sync.WaitGroup
+	start := make(chan struct{})
+	tries := make([][]draftTry, n)
+	results := make([]*otelretry.Results, n)
+	for i := range n {
+		wg.Go(func() {
+			<-start
+			tries[i], results[i] = sdkLoop(client, ctx, idOf(i), url, fmt.Sprintf("w-%d", i), 4)
+		})
+	}
+	close(start)
+	wg.Wait()
+	return tries, results
 }
