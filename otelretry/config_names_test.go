@@ -61,17 +61,7 @@ func TestAnAttemptHeaderNamedAsAKeyHeaderIsReportedAndDropped(t *testing.T) {
 			if got := errs(); len(got) != 1 || !strings.Contains(got[0].Error(), `WithAttemptHeader("Idempotency-Key") ignored`) {
 				t.Fatalf("reports %v, want one naming the attempt header", got)
 			}
-			for _, body := range []string{`{"sku":"A1"}`, `{"sku":"B2"}`} {
-				req, err := http.NewRequestWithContext(context.Background(), http.MethodPost, srv.URL, strings.NewReader(body))
-				if err != nil {
-					t.Fatal(err)
-				}
-				resp, err := client.Do(req)
-				if err != nil {
-					t.Fatal(err)
-				}
-				resp.Body.Close()
-			}
+			postTwoWrites(t, client.Transport, context.Background(), srv.URL)
 			got := keys()
 			if len(got) != 2 || got[0] == "1" || !c.want(got[0]) || !c.want(got[1]) || (got[0] != "" && got[0] == got[1]) {
 				t.Errorf("the server saw the keys %q", got)
@@ -172,17 +162,7 @@ func TestAnAddedHeaderNamedAsAnotherOwnersIsReportedAndDropped(t *testing.T) {
 				t.Fatalf("reports %v, want one with %s", got, c.report)
 			}
 			ctx := otelretry.WithOperationID(context.Background(), "batch-7")
-			for _, body := range []string{`{"sku":"A1"}`, `{"sku":"B2"}`} {
-				req, err := http.NewRequestWithContext(ctx, http.MethodPost, "http://dependency.test/orders", strings.NewReader(body))
-				if err != nil {
-					t.Fatal(err)
-				}
-				resp, err := rt.RoundTrip(req)
-				if err != nil {
-					t.Fatal(err)
-				}
-				resp.Body.Close()
-			}
+			postTwoWrites(t, rt, ctx, "http://dependency.test/orders")
 			for _, h := range sent {
 				if c.header != "" && h.Get(c.header) == "batch-7" {
 					t.Errorf("the operation's id went out in %s", c.header)
@@ -215,5 +195,22 @@ func TestAnAddedHeaderIsRefusedForTheConfiguredPropagatorsFields(t *testing.T) {
 	otelretry.NewTransport(nil, otelretry.WithPropagators(fieldsPropagator{"b3"}), otelretry.WithOperationIDHeader("B3"))
 	if got := errs(); len(got) != 1 || !strings.Contains(got[0].Error(), `WithOperationIDHeader("B3") ignored`) {
 		t.Errorf("WithOperationIDHeader(\"B3\") under a b3 propagator: reports %v, want one", got)
+	}
+}
+
+// postTwoWrites sends two different POSTs to url through rt under ctx, one
+// after the other, and closes their bodies.
+func postTwoWrites(t *testing.T, rt http.RoundTripper, ctx context.Context, url string) {
+	t.Helper()
+	for _, body := range []string{`{"sku":"A1"}`, `{"sku":"B2"}`} {
+		req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp, err := rt.RoundTrip(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
 	}
 }

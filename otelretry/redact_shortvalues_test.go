@@ -65,13 +65,7 @@ func failingWith(mk func(*http.Request) error) http.RoundTripper {
 // alone only from 8 bytes on, for that very reason (docs/telemetry.md:
 // "A short one written as it is would match prose").
 func TestAShortUserNameDoesNotGarbleAnOrdinaryError(t *testing.T) {
-	// A port on 127.0.0.1 nobody listens on: a real "connection refused".
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close()
+	addr := refusedAddr(t) // a real "connection refused"
 	dialer := &http.Transport{DisableKeepAlives: true}
 	defer dialer.CloseIdleConnections()
 	for _, c := range []struct {
@@ -266,14 +260,7 @@ func TestShortValueScrubIsLinearOnAServersText(t *testing.T) {
 // 127.0.0.1: an ordinary error that prints no header at all. CHANGELOG [Unreleased] Fixed claims a short value
 // "holding ... '\"'" is matched as each print spells it.
 func TestALoneQuoteCredentialValueDoesNotPanic(t *testing.T) {
-	// A port on 127.0.0.1 nobody listens on: a real "connection refused"
-	// from net/http's own Transport, which sends such a value.
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close()
+	addr := refusedAddr(t) // a real "connection refused" from net/http's own Transport, which sends such a value
 	dialer := &http.Transport{DisableKeepAlives: true}
 	defer dialer.CloseIdleConnections()
 	for _, header := range []string{"X-Api-Key", "Authorization"} {
@@ -348,4 +335,17 @@ func TestAShortValueAfterInvalidUTF8ReachesNoTelemetry(t *testing.T) {
 			}
 		})
 	}
+}
+
+// refusedAddr is an address on 127.0.0.1 nobody listens on: a dial to it
+// is refused.
+func refusedAddr(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	return addr
 }
