@@ -53,7 +53,11 @@ type attempt struct {
 
 	copy requestCopy   // the prepared request's storage when no PrepareAttemptFunc clones it
 	out  *http.Request // the prepared request
-	body io.ReadCloser // the body the attempt holds until the base takes it
+	// shown is the prepared request as a user's Classifier and Backoff
+	// are shown it, with shownCtx its context (see shownRequest).
+	shown    http.Request
+	shownCtx answerContext
+	body     io.ReadCloser // the body the attempt holds until the base takes it
 
 	wire wire
 	// span is the attempt's span: otelhttp's CLIENT span, found in the
@@ -213,7 +217,7 @@ func (s *attemptSetup) scopeValue(key any) (v any, ok bool) {
 // derives from, that the attempt's hooks are composed with: the caller's.
 // A call made inside another attempt, through an otelretry Transport with
 // that attempt's context (a base below that calls out with its request's
-// context, a Classifier's call with Answer.Request's), is an operation of
+// context, a PrepareAttemptFunc's call with its request's), is an operation of
 // its own (see boundary), and its network events are its own too: where
 // parent's trace is the outer attempt's own, the call composes with the
 // trace below that attempt instead, so that the outer attempt's wire never
@@ -741,14 +745,33 @@ func triedBelow(err error) bool {
 }
 
 // answer is the attempt's answer as the hooks see it: a status and its
-// Retry-After, or an error and its class (as recorded).
-func (a *attempt) answer(o *observation, class attrs.ErrorClass) Answer {
+// Retry-After, or an error and its class (as recorded). ownHooks: a
+// user's Classifier or Backoff judges it (see shownRequest).
+func (a *attempt) answer(o *observation, class attrs.ErrorClass, ownHooks bool) Answer {
+	req := a.shownRequest(ownHooks)
 	if o.err != nil {
-		return Answer{Request: a.out, Attempt: a.id.number, PreviousPause: a.at.lastPause(), Err: o.err, ErrorClass: class}
+		return Answer{Request: req, Attempt: a.id.number, PreviousPause: a.at.lastPause(), Err: o.err, ErrorClass: class}
 	}
-	return Answer{Request: a.out, Attempt: a.id.number, PreviousPause: a.at.lastPause(),
+	return Answer{Request: req, Attempt: a.id.number, PreviousPause: a.at.lastPause(),
 		StatusCode: o.status, Header: o.header, RetryAfter: o.retryAfter, contentLength: o.contentLength}
 }
+
+// shownRequest is the request the hooks that judge the answer are shown:
+// for a user's Classifier or Backoff, which may call out with its
+// context, the prepared request with an answerContext, which the caller
+// ends once they returned (endShown); for otelretry's own, the prepared
+// request itself.
+func (a *attempt) shownRequest(ownHooks bool) *http.Request {
+	if !ownHooks {
+		return a.out
+	}
+	a.shownCtx.init(a.setup.ctx, a.setup.clock.deadline, a.setup.own)
+	a.shown = *a.out.WithContext(&a.shownCtx)
+	return &a.shown
+}
+
+// endShown ends the context of the request the hooks were shown.
+func (a *attempt) endShown() { a.shownCtx.end() }
 
 // concluded keeps the attempt's event, built in place from what it
 // observed once its owner judged it (see newAttemptEvent).

@@ -6,8 +6,9 @@ package otelretry
 import "context"
 
 // boundary marks where an operation hands a context to code of its users:
-// an attempt's context (which a PrepareAttemptFunc, a Classifier and a Backoff see
-// through its request, and a base below sends with), and a state check's. A
+// an attempt's context (which a PrepareAttemptFunc sees through its request,
+// and a base below sends with), a Classifier's and a Backoff's (see
+// answerContext), and a state check's. A
 // call made with a context below it is an operation of its own.
 //
 // Each value of an operation's scope (an Intent, an operation id, a result

@@ -206,6 +206,10 @@ func (c *config) statusSet() statusSet {
 	return s
 }
 
+// hooksJudge reports whether a user's Classifier or Backoff judges the
+// answers: code that may call out with Answer.Request's context.
+func (c *config) hooksJudge() bool { return c.classifier != nil || c.ownBackoff }
+
 // classify asks the Classifier, if any, about an attempt's answer.
 func (c *config) classify(a Answer) Classification {
 	if c.classifier == nil {
@@ -228,8 +232,11 @@ type config struct {
 	deadline       time.Duration
 	attemptTimeout time.Duration
 	backoff        Backoff
-	budget         *Budget
-	noBudget       bool
+	// ownBackoff is set when the Backoff is the user's (WithBackoff): like
+	// a Classifier, it may call out (see attempt.hookAnswer).
+	ownBackoff bool
+	budget     *Budget
+	noBudget   bool
 	// throttle is WithThrottle's, nil when off.
 	throttle   *Throttle
 	stateCheck stateCheckFunc
@@ -424,7 +431,7 @@ func WithAttemptTimeout(d time.Duration) Option {
 func WithBackoff(b Backoff) Option {
 	return optionFunc(func(c *config) {
 		if !isNil(b) {
-			c.backoff = b
+			c.backoff, c.ownBackoff = b, true
 		}
 	})
 }

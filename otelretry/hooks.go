@@ -102,7 +102,12 @@ func intentSince(ctx context.Context, at *boundary) Intent {
 // headers, or an error with its class, never both.
 type Answer struct {
 	// Request is the attempt's copy of the request. Hooks must not modify
-	// it or read its body.
+	// it or read its body. For a Classifier or a Backoff given with
+	// WithClassifier or WithBackoff its context is the operation's, ending
+	// at the operation's deadline (DeadlineExceeded) and once the hooks
+	// returned: a call made with it is bounded as the operation is, is
+	// sent even after a timeout cut the attempt, and is an operation of
+	// its own (docs/layers.md).
 	Request *http.Request
 	// Attempt is the attempt's number, from 1. It keeps counting across the
 	// hops of a redirect chain.

@@ -369,7 +369,8 @@ func (op *operation) conclude(a *attempt, resp *http.Response, err error) result
 		c := op.callerAt(o.end)
 		class = observedClass(o.class, o.timedOut, c.canceled, c.deadline, a.lost())
 	}
-	answer := a.answer(&o, class)
+	answer := a.answer(&o, class, op.t.cfg.hooksJudge())
+	defer a.endShown()
 	count := answerCount{o: &o, at: &at, from: a.end}
 	defer op.countIfHooksPanicked(a, &count, class)
 	c := op.t.cfg.classify(answer)
