@@ -830,13 +830,12 @@ func unparsed(raw string) string {
 
 // cutAuthority cuts s around the first "//" that begins an authority:
 // the text before it and the text after it. A "//" begins one after a
-// scheme's ':' ("https://u:p@h"); the first of the text also at its start
-// or after an opening of a field ('=', '[', '(', '{', '<') with no ':'
-// before it, as a URL without a scheme is written
-// ("//tok@registry/@scope/pkg", "url=//tok@h"), and then the slashes that
-// run on after it are before it too ("///u@h" is "/" and "u@h"). Any other
-// "//" is a path's empty segment ("/v1//alice@example.com") or a
-// password's ("u:ab//cd@h", "u:ab=//cd@h").
+// scheme's ':' ("https://u:p@h"); the first of the text also where a URL
+// without a scheme is written (afterSeparator: "//tok@registry/@scope/pkg",
+// "url=//tok@h", a quoted line's "...\n//tok@h") with no ':' before it, and
+// then the slashes that run on after it are before it too ("///u@h" is "/"
+// and "u@h"). Any other "//" is a path's empty segment
+// ("/v1//alice@example.com") or a password's ("u:ab//cd@h", "u:ab=//cd@h").
 func cutAuthority(s string, first bool) (before, after string, found bool) {
 	for from := 0; ; {
 		i := strings.Index(s[from:], "//")
@@ -847,7 +846,7 @@ func cutAuthority(s string, first bool) (before, after string, found bool) {
 		if i > 0 && s[i-1] == ':' {
 			return s[:i], s[i+len("//"):], true
 		}
-		if first && (i == 0 || strings.IndexByte("=[({<", s[i-1]) >= 0 && strings.IndexByte(s[:i], ':') < 0) {
+		if first && (i == 0 || afterSeparator(s[:i]) && strings.IndexByte(s[:i], ':') < 0) {
 			end := i + len("//")
 			for end < len(s) && s[end] == '/' {
 				end++
@@ -859,6 +858,19 @@ func cutAuthority(s string, first bool) (before, after string, found bool) {
 		first = false
 		from = i + len("//")
 	}
+}
+
+// afterSeparator reports whether text ends where a value begins, as a
+// path never does before its empty segment: an opening of a field ('=',
+// '[', '(', '{', '<'), a list's separator (';', '|', ','), or a line break
+// or tab as a quoted text escapes it ("\n", as %q and JSON write a tool's
+// output line by line).
+func afterSeparator(text string) bool {
+	if strings.IndexByte("=[({<;|,", text[len(text)-1]) >= 0 {
+		return true
+	}
+	n := len(text)
+	return n >= 2 && text[n-2] == '\\' && strings.IndexByte("ntr", text[n-1]) >= 0
 }
 
 // userinfoEnd is the index of the '@' that ends the userinfo s begins

@@ -70,7 +70,26 @@ func TestURLWithADoubleSlashInItsPathIsAFixedPointOfStringAndText(t *testing.T) 
 	for _, in := range []string{
 		"https://api.test/v1//alice@example.com/profile",
 		"http://p.test/fetch//TOKEN@registry.test/@scope/pkg",
+		"https://api.test/v1;v=2//alice@example.com", "https://api.test/a,b//alice@example.com",
+		"/v1;v=2//alice@example.com", "/a,b//alice@example.com",
 	} {
 		urlIsAFixedPointOfStringAndText(t, in)
+	}
+}
+
+// A URL without a scheme begins after a list's separator (';', '|', ',')
+// and after a line break or tab a quoted text escapes ("\n", as %q and
+// JSON write a tool's output line by line), as it does after a field's
+// opening: its userinfo is redacted.
+func TestASchemelessURLAfterASeparatorOrAnEscapedLineBreak(t *testing.T) {
+	for _, in := range []string{
+		`"Cloning into 'r'...\n//TOKENSECRET@github.com/o/r.git: not found\n"`,
+		`{"log":"fetching\n//TOKENSECRET@registry.test/@scope/pkg"}`,
+		`a;//TOKENSECRET@r.test`, `a|//TOKENSECRET@r.test`, `a,//TOKENSECRET@r.test`,
+		`x\t//TOKENSECRET@r.test`, `x\r\n//TOKENSECRET@r.test`,
+	} {
+		if out := redact.Text(in); strings.Contains(out, "SECRET") {
+			t.Errorf("Text(%q) = %q keeps the token", in, out)
+		}
 	}
 }
