@@ -524,12 +524,12 @@ func scrubHeaderLines(msg string) string {
 			if !ok {
 				break
 			}
-			start, quoted, clean := quotedAfter(msg, start, q.line, q.name, q.rest)
+			start, quoted, replaced := quotedAfter(msg, start, q.line, q.name, q.rest)
 			if quoted == "" {
 				break
 			}
 			b.WriteString(msg[last:start])
-			b.WriteString(strconv.Quote(clean))
+			b.WriteString(replaced)
 			last = start + len(quoted)
 			i = last - 1
 			break
@@ -541,6 +541,9 @@ func scrubHeaderLines(msg string) string {
 	b.WriteString(msg[last:])
 	return b.String()
 }
+
+// redactedQuoted replaces a server's text whose name cannot be told.
+var redactedQuoted = strconv.Quote(attrs.Redacted)
 
 // The characters of the error codes of quotedResponseText: a number in
 // hexadecimal, a name in capitals.
@@ -569,12 +572,14 @@ func afterCode(msg string, start int, code, restAfter string) (int, bool) {
 
 // quotedAfter finds the server text that begins at start in msg, after a
 // prefix of quotedResponseText (line, name, rest: its kind), and returns
-// where it begins, the text as written, and what replaces it; quoted is
-// "" when none begins there.
+// where it begins, the text as written, and what replaces it, quoted as
+// the text was; quoted is "" when none begins there.
 func quotedAfter(msg string, start int, line, name, rest bool) (int, string, string) {
 	switch {
 	case rest:
-		return start, msg[start:], attrs.Redacted
+		return start, msg[start:], redactedQuoted
+	case strings.HasPrefix(msg[start:], `\`):
+		return requotedAfter(msg, start, line, name)
 	case name && !strings.HasPrefix(msg[start:], `"`):
 		return unquotedNameAndValue(msg, start)
 	}
@@ -596,7 +601,46 @@ func quotedAfter(msg string, start int, line, name, rest bool) (int, string, str
 	case name && headerToken(text):
 		clean = text
 	}
-	return start, quoted, clean
+	return start, quoted, strconv.Quote(clean)
+}
+
+// requotedAfter reads the server text at start in msg when a layer above
+// quoted the whole error again (%q, or a JSON string), so that the text's
+// own quotes are escaped ("\"Set-Cookie: …\""): it reads the value once
+// unescaped, as quotedAfter does, and writes what replaces it escaped
+// again. An escaped quote that does not end, or is escaped more than once
+// (quoted three times), leaves all of the rest to be the value.
+func requotedAfter(msg string, start int, line, name bool) (int, string, string) {
+	escaped, ok := requotedValue(msg[start:])
+	if !ok {
+		return start, msg[start:], redactedQuoted
+	}
+	once := strings.NewReplacer(`\\`, `\`, `\"`, `"`).Replace(escaped)
+	_, _, replaced := quotedAfter(once, 0, line, name, false)
+	return start, escaped, strings.NewReplacer(`\`, `\\`, `"`, `\"`).Replace(replaced)
+}
+
+// requotedValue is the quoted value s begins with, its quotes escaped once
+// (\"…\"): it ends at the first quote after an odd number of backslashes
+// that stand for an even number of its own (1, 5, 9, …: "\\\"" is a quote
+// of its own). ok is false when s begins otherwise or the value does not
+// end.
+func requotedValue(s string) (string, bool) {
+	if !strings.HasPrefix(s, `\"`) {
+		return "", false
+	}
+	backslashes := 0
+	for i := 2; i < len(s); i++ {
+		switch {
+		case s[i] == '\\':
+			backslashes++
+			continue
+		case s[i] == '"' && backslashes%4 == 1:
+			return s[:i+1], true
+		}
+		backslashes = 0
+	}
+	return "", false
 }
 
 // unquotedNameAndValue reads quic-go's http3 form at start in msg: a
@@ -613,9 +657,9 @@ func unquotedNameAndValue(msg string, start int) (int, string, string) {
 	value := quotedValue(msg[start+j+2:])
 	end := start + j + 2 + len(value)
 	if value == "" || !headerToken(msg[start:start+j]) || end < len(msg) {
-		return start, msg[start:], attrs.Redacted
+		return start, msg[start:], redactedQuoted
 	}
-	return start + j + 2, value, attrs.Redacted
+	return start + j + 2, value, redactedQuoted
 }
 
 // quotedValue is the double-quoted string s begins with, or the list of

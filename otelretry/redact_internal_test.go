@@ -253,3 +253,23 @@ func FuzzAQueryValueInAnySpelling(f *testing.F) {
 		}
 	})
 }
+
+// A server's text quoted again by a layer above (%q or JSON of net/http's
+// error) is read once unescaped and replaced escaped again: its name kept
+// where it is a token, its quotes ended where they end (an escaped quote of
+// its own does not end it), the rest of the message taken when they never
+// end.
+func TestScrubOfRequotedServerText(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{`e: "malformed MIME header line: \"Set-Cookie: sid=SECRET\\x7f\""`, `e: "malformed MIME header line: \"Set-Cookie: REDACTED\""`},
+		{`{"e":"malformed MIME header line: \"Set-Cookie: a=\\\"SECRET\\\" b\""} tail`, `{"e":"malformed MIME header line: \"Set-Cookie: REDACTED\""} tail`},
+		{`e: "malformed MIME header line: \"Set-Cookie: SECRET\\\\\" tail`, `e: "malformed MIME header line: \"Set-Cookie: REDACTED\" tail`},
+		{`e: "malformed MIME header line: \"Set-Cookie: SECRET never ends`, `e: "malformed MIME header line: "REDACTED"`},
+		{`e: "invalid header field name \"X-SECRET\u0000\"" tail`, `e: "invalid header field name \"REDACTED\"" tail`},
+		{`e: "invalid header field name \"X-Name\"" tail`, `e: "invalid header field name \"X-Name\"" tail`},
+	} {
+		if got := scrubHeaderLines(tc.in); got != tc.want {
+			t.Errorf("scrubHeaderLines(%q)\n = %q\nwant %q", tc.in, got, tc.want)
+		}
+	}
+}
