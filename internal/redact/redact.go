@@ -863,14 +863,21 @@ func cutAuthority(s string, first bool) (before, after string, found bool) {
 // afterSeparator reports whether text ends where a value begins, as a
 // path never does before its empty segment: an opening of a field ('=',
 // '[', '(', '{', '<'), a list's separator (';', '|', ','), or a line break
-// or tab as a quoted text escapes it ("\n", as %q and JSON write a tool's
-// output line by line).
+// or tab; each also as a quoted text escapes it ("\n", as %q and JSON
+// write a tool's output line by line; "\u003c", as encoding/json writes
+// '<').
 func afterSeparator(text string) bool {
-	if strings.IndexByte("=[({<;|,", text[len(text)-1]) >= 0 {
-		return true
-	}
+	const separators = "=[({<;|,"
 	n := len(text)
-	return n >= 2 && text[n-2] == '\\' && strings.IndexByte("ntr", text[n-1]) >= 0
+	switch {
+	case strings.IndexByte(separators, text[n-1]) >= 0:
+		return true
+	case n >= 2 && text[n-2] == '\\':
+		return strings.IndexByte("ntr", text[n-1]) >= 0
+	case n >= 6 && text[n-6:n-2] == `\u00` && isHex(text[n-2]) && isHex(text[n-1]):
+		return strings.IndexByte(separators+"\n\r\t", unhex(text[n-2])<<4|unhex(text[n-1])) >= 0
+	}
+	return false
 }
 
 // userinfoEnd is the index of the '@' that ends the userinfo s begins
