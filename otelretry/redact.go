@@ -645,21 +645,37 @@ func requotedValue(s string) (string, bool) {
 
 // unquotedNameAndValue reads quic-go's http3 form at start in msg: a
 // header's name as it is, then ": " and its value quoted (invalid header
-// field value for te: "…"), which quic-go writes last. The value is
-// replaced, the name kept when it is a token and the quoted value ends the
-// message; otherwise (a name that is no token, which may hold a value, or
-// ": \"" and more) the rest of msg is.
+// field value for te: "…"), which quic-go writes last, or quoted again
+// with the whole error by a layer above (": \"…\"", then the outer
+// quote's end). The value is replaced, the name kept when the value ends
+// the message; otherwise (a name that is no token, which may hold a value,
+// or a value that does not end where it should) the rest of msg is. The
+// name is read as far as it is a token, never further, so that a message
+// of many such prefixes takes linear time.
 func unquotedNameAndValue(msg string, start int) (int, string, string) {
-	j := strings.Index(msg[start:], `: "`)
-	if j <= 0 {
-		return start, "", ""
+	j := start
+	for j < len(msg) && headerToken(msg[j:j+1]) {
+		j++
 	}
-	value := quotedValue(msg[start+j+2:])
-	end := start + j + 2 + len(value)
-	if value == "" || !headerToken(msg[start:start+j]) || end < len(msg) {
+	rest := msg[j:]
+	var value, after string
+	switch {
+	case strings.HasPrefix(rest, `: "`):
+		value, after = quotedValue(rest[2:]), ""
+	case strings.HasPrefix(rest, `: \"`):
+		value, _ = requotedValue(rest[2:])
+		after = `"`
+	default:
 		return start, msg[start:], redactedQuoted
 	}
-	return start + j + 2, value, redactedQuoted
+	end := j + 2 + len(value)
+	if value == "" || !(msg[end:] == after || after != "" && strings.HasPrefix(msg[end:], after)) {
+		return start, msg[start:], redactedQuoted
+	}
+	if after == "" {
+		return j + 2, value, redactedQuoted
+	}
+	return j + 2, value, `\"` + attrs.Redacted + `\"`
 }
 
 // quotedValue is the double-quoted string s begins with, or the list of

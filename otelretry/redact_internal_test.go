@@ -85,7 +85,8 @@ func TestScrubOfQUICErrorsTakesThePeersTextOnly(t *testing.T) {
 // and over; each reads at most 32 bytes of its code, so the time is linear
 // in the message (each read to the end of it, 512 KiB took 5 s).
 func BenchmarkScrubOfUnclosedCodes(b *testing.B) {
-	for _, unit := range []string{"H3 error (0x1)", "(remote) (frame type: ", "QPACK_QPACK_"} {
+	for _, unit := range []string{"H3 error (0x1)", "(remote) (frame type: ", "QPACK_QPACK_",
+		`invalid header field value for a: \"`, "invalid header field value for a b"} {
 		for _, size := range []int{64 << 10, 512 << 10} {
 			msg := strings.Repeat(unit, size/len(unit))
 			b.Run(fmt.Sprintf("%s/%dKiB", strings.TrimSpace(unit[:5]), size>>10), func(b *testing.B) {

@@ -55,3 +55,36 @@ func TestAMalformedHeaderLineQuotedByTheBaseReachesNoTelemetry(t *testing.T) {
 		})
 	}
 }
+
+// docs/telemetry.md: "otelretry records no header's value, on any
+// channel", and text a server wrote that its client quotes in an error is
+// replaced by REDACTED "also where a layer above quoted net/http's error
+// again (%q, a JSON string)". quic-go's http3 client quotes a response
+// header's invalid value as `invalid header field value for <name>: "<value>"`
+// (an entry of quotedResponseText, scrubbed when it is not quoted again).
+// Quoted again by a base, the value's quotes are escaped (`: \"…\"`):
+// unquotedNameAndValue looks for `: "` only, finds none, and the cookie's
+// value reaches Error() and the telemetry.
+func TestAnHTTP3FieldValueQuotedByTheBaseReachesNoTelemetry(t *testing.T) {
+	const secret = "SIDSECRET0123456789"
+	quicErr := errors.New(`invalid header field value for set-cookie: "sid=` + secret + `\x01"`) // as quic-go's http3 writes it
+	for name, wrap := range map[string]func(error) error{
+		"as returned": func(e error) error { return e },
+		"%q":          func(e error) error { return fmt.Errorf("upstream attempt failed: %q", e) },
+		"json": func(e error) error {
+			js, _ := json.Marshal(map[string]string{"error": e.Error()})
+			return errors.New("upstream attempt failed: " + string(js))
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			msg, tel := errorTelemetry(t, http.MethodGet, "https://api.test/v1", nil,
+				failingWith(func(*http.Request) error { return wrap(quicErr) }))
+			if strings.Contains(msg, secret) {
+				t.Errorf("Error() keeps the cookie's value: %s", msg)
+			}
+			if strings.Contains(tel, secret) {
+				t.Errorf("telemetry keeps the cookie's value:\n%s", tel)
+			}
+		})
+	}
+}
