@@ -36,8 +36,10 @@ const (
 	DecisionCanceled Decision = "canceled"
 	// DecisionSuperseded: the attempt was still in flight when another
 	// attempt of the operation (a hedge, or the attempt it hedged) answered
-	// first; it was canceled, and its answer, if any, discarded. It ends
-	// nothing: the other attempt's decision does.
+	// first (reason other_attempt), or when the operation ended with no
+	// answer, the caller's cancel or a deadline ending every attempt in
+	// flight (reason operation_ended); it was canceled, and its answer, if
+	// any, discarded. It ends nothing: the other attempt's decision does.
 	DecisionSuperseded Decision = "superseded"
 	// DecisionThrottled stops because the client-side throttle
 	// (otelretry.Throttle) refused the next request to an overloaded
@@ -262,6 +264,11 @@ const (
 	// ReasonOtherAttempt: another attempt of the operation answered first
 	// (superseded).
 	ReasonOtherAttempt Reason = "other_attempt"
+	// ReasonOperationEnded: the attempt had no answer when the operation
+	// ended without one (the caller canceled, or a deadline passed), with
+	// another attempt in flight whose decision ends the operation
+	// (superseded): the end cut it, no other attempt won.
+	ReasonOperationEnded Reason = "operation_ended"
 	// ReasonInFlight: the answer was retryable, and another attempt of the
 	// operation (a hedge) is already in flight: that attempt is the retry,
 	// with no pause of its own (retry).
@@ -297,7 +304,7 @@ func Reasons() []Reason {
 		ReasonStateNotApplied, ReasonStateUnknown, ReasonStatus, ReasonNotIdempotent,
 		ReasonNotReplayable, ReasonPrepareFailed, ReasonDeadline, ReasonAttemptLimit,
 		ReasonBudget, ReasonPushback, ReasonHostLimit, ReasonCaller, ReasonOverrun,
-		ReasonServerNoRetry, ReasonServerRetry, ReasonOtherAttempt, ReasonInFlight, ReasonHedgeLimit,
+		ReasonServerNoRetry, ReasonServerRetry, ReasonOtherAttempt, ReasonOperationEnded, ReasonInFlight, ReasonHedgeLimit,
 		ReasonThrottle, ReasonKeyInProgress, ReasonKeyReused, ReasonKeyConflict,
 	}
 }

@@ -617,24 +617,55 @@ func TestAdaptiveDelayFindsTheDependencysP95(t *testing.T) {
 	})
 }
 
-// The caller canceling during a race ends it: every attempt in flight is
-// canceled and recorded, nothing is left open.
+// The caller canceling during a race, or the deadline passing, ends it:
+// every attempt in flight is canceled and recorded, nothing is left open.
+// The attempt judged first records the end; the others, superseded, say
+// that no attempt won (operation_ended), so that no hedge is counted as
+// having discarded their work.
 func TestCallerCancelingEndsTheRace(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		h := newHarness(t, []scripted.Step{{Hang: true}},
-			otelretry.WithHedging(otelretry.Hedging{Delay: 10 * time.Millisecond, MaxHedges: 2, MaxShare: 1}), otelretry.WithMaxAttempts(5))
-		ctx, cancel := context.WithCancel(t.Context())
-		time.AfterFunc(25*time.Millisecond, cancel)
-		_, _, err := roundTrip(t, h, get(t, ctx, "http://api.test/items"))
-		if !errors.Is(err, context.Canceled) {
-			t.Fatalf("err = %v, want canceled", err)
-		}
-		decisions := attemptDecisions(t, h)
-		slices.Sort(decisions)
-		if want := []string{"canceled", "superseded", "superseded"}; !slices.Equal(decisions, want) {
-			t.Errorf("decisions = %v, want %v", decisions, want)
-		}
-	})
+	for _, end := range []string{"cancel", "caller's deadline", "WithDeadline"} {
+		t.Run(end, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				opts := []otelretry.Option{otelretry.WithHedging(otelretry.Hedging{Delay: 10 * time.Millisecond, MaxHedges: 2, MaxShare: 1}),
+					otelretry.WithMaxAttempts(5)}
+				ctx := t.Context()
+				var cancel context.CancelFunc
+				want := []string{"canceled", "superseded", "superseded"}
+				switch end {
+				case "cancel":
+					ctx, cancel = context.WithCancel(ctx)
+					time.AfterFunc(25*time.Millisecond, cancel)
+				case "caller's deadline":
+					ctx, cancel = context.WithTimeout(ctx, 25*time.Millisecond)
+					want[0] = "deadline_exceeded"
+				default:
+					cancel = func() {}
+					opts = append(opts, otelretry.WithDeadline(25*time.Millisecond))
+					want[0] = "deadline_exceeded"
+				}
+				defer cancel()
+				h := newHarness(t, []scripted.Step{{Hang: true}}, opts...)
+				_, _, err := roundTrip(t, h, get(t, ctx, "http://api.test/items"))
+				if err == nil {
+					t.Fatal("the race ended with no error")
+				}
+				var decisions, superseded []string
+				for _, a := range hedgeAttempts(t, h) {
+					decisions = append(decisions, a.decision)
+					if a.decision == "superseded" {
+						superseded = append(superseded, a.reason)
+					}
+				}
+				slices.Sort(decisions)
+				if !slices.Equal(decisions, want) {
+					t.Errorf("decisions = %v, want %v", decisions, want)
+				}
+				if !slices.Equal(superseded, []string{"operation_ended", "operation_ended"}) {
+					t.Errorf("superseded attempts' reasons = %v, want operation_ended: no attempt won", superseded)
+				}
+			})
+		})
+	}
 }
 
 // A hedge whose base panics takes the operation down as the attempt

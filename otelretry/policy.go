@@ -423,9 +423,9 @@ func keyInProgress(in *input) bool {
 // ran out of time, a success, or a write whose outcome is unknown.
 func settled(in *input) (verdict, bool) {
 	if in.superseded {
-		// Another attempt answered first: whatever this one got is
-		// discarded.
-		return verdict{decision: attrs.DecisionSuperseded, reason: attrs.ReasonOtherAttempt}, true
+		// Another attempt answered first, or ended the operation: whatever
+		// this one got is discarded.
+		return verdict{decision: attrs.DecisionSuperseded, reason: supersededReason(in)}, true
 	}
 	if v, ok := callerEnded(in); ok {
 		return v, true
@@ -465,6 +465,18 @@ func callerEnded(in *input) (verdict, bool) {
 		return callerGone(in, false), true
 	}
 	return verdict{}, false
+}
+
+// supersededReason tells why a superseded attempt ends nothing: another
+// attempt answered first, or, for one without an answer when the caller
+// gave up or no time was left, the operation's end cut it, which another
+// attempt's decision records (a race lost to no answer is no hedge's
+// discarded work).
+func supersededReason(in *input) attrs.Reason {
+	if in.status == 0 && (in.callerCanceled || in.callerDeadline || in.remaining <= 0) {
+		return attrs.ReasonOperationEnded
+	}
+	return attrs.ReasonOtherAttempt
 }
 
 // decideAfterAttempt decides what follows an attempt: its settled verdict

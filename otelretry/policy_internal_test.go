@@ -758,9 +758,15 @@ var decisionRows = []decisionRow{
 		func(in input) bool { return in.keyConflict }, is(attrs.DecisionStop, attrs.ReasonKeyConflict)},
 
 	// After an attempt.
-	{afterAttempt, "anything, after another attempt of the operation (a hedge, or the attempt it hedged) won: it was canceled", "any",
-		"`superseded`: its answer discarded; it ends nothing", "`other_attempt`",
-		func(in input) bool { return in.superseded }, is(attrs.DecisionSuperseded, attrs.ReasonOtherAttempt)},
+	{afterAttempt, "anything, after another attempt of the operation (a hedge, or the attempt it hedged) won, or ended the operation (no response here, the caller gone or no time left: `operation_ended`): it was canceled", "any",
+		"`superseded`: its answer discarded; it ends nothing", "`other_attempt` / `operation_ended`",
+		func(in input) bool { return in.superseded },
+		func(in input) verdict {
+			if noResponse(in) && (in.callerCanceled || in.callerDeadline || in.remaining <= 0) {
+				return verdict{decision: attrs.DecisionSuperseded, reason: attrs.ReasonOperationEnded}
+			}
+			return verdict{decision: attrs.DecisionSuperseded, reason: attrs.ReasonOtherAttempt}
+		}},
 	{afterAttempt, "no response, and the caller canceled", "repeatable¹ / not", "`canceled`; a write in flight matches `ErrOutcomeUnknown`", "`caller`",
 		func(in input) bool {
 			return noResponse(in) && in.callerCanceled

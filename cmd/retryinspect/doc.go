@@ -268,7 +268,8 @@
 // hedges (retry.hedge.of) or when it started while an earlier attempt of
 // its operation was in flight, whatever it records. A superseded attempt
 // (decision superseded, reason other_attempt: another attempt won, and it
-// was canceled) ends nothing, and a retry that another attempt in flight
+// was canceled; or operation_ended: the caller or a deadline ended the
+// operation with no answer) ends nothing, and a retry that another attempt in flight
 // carries on (reason in_flight, or any retry that ended while another
 // attempt was in flight) needs no pause (no retry.backoff_ms note) and no
 // next attempt. The attempt an operation ended on is the last one but

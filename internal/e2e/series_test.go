@@ -257,12 +257,12 @@ func dashboardExpectations(d seriesSet, window time.Duration, tolerance float64)
 	secs := window.Seconds()
 	one := func(v float64) []sample { return []sample{{Labels: map[string]string{}, Value: v}} }
 	// ratio is (sum(num) or vector(0)) / sum(den): no sample when den has no series.
-	ratio := func(name string, num matcher) []sample {
+	ratio := func(name string, num ...matcher) []sample {
 		den, ok := d.sum(name)
 		if !ok {
 			return nil
 		}
-		n, _ := d.sum(name, num)
+		n, _ := d.sum(name, num...)
 		return one(n / den)
 	}
 	total := func(name string) []sample {
@@ -327,8 +327,8 @@ func dashboardExpectations(d seriesSet, window time.Duration, tolerance float64)
 			"attempts with decision budget_exhausted / attempts"),
 		"Retry budget/B": exp(ratio(promOperations, eq(lOutcome, "budget_exhausted")),
 			"operations budget_exhausted / operations"),
-		"Superseded share (hedging)/A": exp(ratio(promAttempts, eq(lDecision, "superseded")),
-			"attempts with decision superseded / attempts"),
+		"Superseded share (hedging)/A": exp(ratio(promAttempts, eq(lDecision, "superseded"), ne(lClass, "canceled"), ne(lClass, "timeout")),
+			"attempts with decision superseded, not cut by the operation's end / attempts"),
 		"Throttle rejection rate/A": exp(throttleShare(), "requests the throttle refused / (attempts + those refused)"),
 		"Operations/A":              exp(total(promOperations), "operations"),
 		"Attempts/A":                exp(total(promAttempts), "attempts"),
