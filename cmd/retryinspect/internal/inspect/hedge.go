@@ -100,7 +100,12 @@ func ending(atts []Attempt, inFlight []bool) int {
 // winner returns the position of the attempt that won op: the one it
 // ended on, when that one's verdict ended the operation (a decision of the
 // vocabulary other than retry and superseded); -1 when none did (the
-// operation ended between attempts, or its last attempt decided retry).
+// operation ended between attempts, or its last attempt decided retry), or
+// when the race ended with no answer: an attempt superseded by the
+// operation's end (reason operation_ended), or, in a trace that predates
+// that reason, an ending attempt without an answer that the caller's
+// cancel or a deadline ended while another was in flight. Which of a
+// race's attempts the library judged first then is chance, not a win.
 func winner(op *Operation) int {
 	i := op.Ending()
 	if i < 0 {
@@ -109,7 +114,24 @@ func winner(op *Operation) int {
 	if d := attrs.Decision(op.Attempts[i].Decision); !d.Valid() || !d.Terminal() {
 		return -1
 	}
+	for _, at := range op.Attempts {
+		if at.Decision == string(attrs.DecisionSuperseded) && at.Reason == string(attrs.ReasonOperationEnded) {
+			return -1
+		}
+	}
+	if endedWithoutAnswer(&op.Attempts[i]) && slices.ContainsFunc(op.Attempts, func(at Attempt) bool {
+		return at.Decision == string(attrs.DecisionSuperseded)
+	}) {
+		return -1
+	}
 	return i
+}
+
+// endedWithoutAnswer reports whether an attempt ended its operation with
+// no answer, by the caller's cancel or a deadline.
+func endedWithoutAnswer(at *Attempt) bool {
+	d := attrs.Decision(at.Decision)
+	return at.StatusCode == nil && (d == attrs.DecisionCanceled || d == attrs.DecisionDeadlineExceeded)
 }
 
 // hedged reports whether op sent a hedge: an attempt of it is a hedge, or

@@ -127,3 +127,35 @@ func TestHedgeEventsAreChecked(t *testing.T) {
 		t.Errorf("invalid %q", f.invalid)
 	}
 }
+
+// A race no attempt won has no winner, whichever attempt the library
+// judged first: one superseded by the operation's end (operation_ended),
+// or, in a trace from before that reason, an attempt without an answer
+// that the caller's cancel or a deadline ended beside a superseded one. A
+// race whose ending attempt answered, or whose superseded attempt lost to
+// an answer, has one.
+func TestARaceNoAttemptWonHasNoWinner(t *testing.T) {
+	const (
+		sup      = attrs.DecisionSuperseded
+		canceled = attrs.DecisionCanceled
+		deadline = attrs.DecisionDeadlineExceeded
+	)
+	status := int64(503)
+	answered := attemptAt(2, 50, 100, attrs.DecisionStop, attrs.ReasonStatus)
+	answered.StatusCode = &status
+	for _, tc := range []struct {
+		name string
+		atts []Attempt
+		want int
+	}{
+		{"operation_ended", []Attempt{attemptAt(1, 0, 100, sup, attrs.ReasonOperationEnded), attemptAt(2, 50, 100, canceled, attrs.ReasonCaller)}, -1},
+		{"an older trace: canceled beside a superseded one", []Attempt{attemptAt(1, 0, 100, sup, attrs.ReasonOtherAttempt), attemptAt(2, 50, 100, canceled, attrs.ReasonCaller)}, -1},
+		{"an older trace: the deadline beside a superseded one", []Attempt{attemptAt(1, 0, 100, deadline, attrs.ReasonDeadline), attemptAt(2, 50, 100, sup, attrs.ReasonOtherAttempt)}, -1},
+		{"the hedge answered and won", []Attempt{attemptAt(1, 0, 100, sup, attrs.ReasonOtherAttempt), answered}, 1},
+		{"canceled alone, no race", []Attempt{attemptAt(1, 0, 100, canceled, attrs.ReasonCaller)}, 0},
+	} {
+		if got := winner(&Operation{Attempts: tc.atts}); got != tc.want {
+			t.Errorf("%s: winner = %d, want %d", tc.name, got, tc.want)
+		}
+	}
+}
