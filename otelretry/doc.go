@@ -73,9 +73,9 @@
 //     headers (the caller's, or one a PrepareAttemptFunc added beside the
 //     generated key) (any): stop, no call made, reason key_conflict
 //   - 9. after an attempt, anything, after another attempt of the operation
-//     (a hedge, or the attempt it hedged) won, or ended the operation (no
-//     response here, the caller gone or no time left: operation_ended): it
-//     was canceled (any): superseded: its answer discarded; it ends
+//     (a hedge, or the attempt it hedged) won, or ended it with no answer
+//     (the caller gone or no time left: operation_ended, no attempt won):
+//     it was canceled (any): superseded: its answer discarded; it ends
 //     nothing, reason other_attempt / operation_ended
 //   - 10. after an attempt, no response, and the caller canceled
 //     (repeatable [1] / not): canceled; a write in flight matches

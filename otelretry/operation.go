@@ -385,8 +385,14 @@ func (op *operation) conclude(a *attempt, resp *http.Response, err error) result
 		op.t.hedger.observe(op.keys.dep, took, cut)
 	}
 	var cost budgetObservation
-	if !view.superseded {
+	switch {
+	case !view.superseded:
 		cost = budgetCharge(&in, o.retryAfter, o.hasRetryAfter)
+	case in.noneWon:
+		// No hedge won: the operation's end cut this request too, which
+		// the throttle counts as any (a dependency that holds requests
+		// is seen as it is); the token its hedge took paid for its failure.
+		cost = budgetCharge(&in, o.retryAfter, o.hasRetryAfter).retriedInFlight()
 	}
 	count.cost, count.judged = cost, true
 	v := op.settle(&in, made, &answer, cost, a.end)

@@ -114,6 +114,10 @@ type input struct {
 	// retryable.
 	verdict       serverVerdict
 	verdictWrites bool
+	// stateCheck: WithStateCheck is set, so an unresolved write that a
+	// limit keeps from being resent under its key is looked up (see
+	// lookUpWhenStopped).
+	stateCheck bool
 
 	// backoff is the Backoff's pause once pauseAsked, retryAfter the
 	// server's hint. The Backoff is asked only for an answer that may be
@@ -142,8 +146,10 @@ type input struct {
 	state attrs.StateCheckResult
 
 	// Hedging. superseded: another attempt of the operation answered
-	// first; othersInFlight: another attempt is in flight (a hedge).
-	superseded, othersInFlight bool
+	// first, or ended it; othersInFlight: another attempt is in flight (a
+	// hedge). noneWon: the attempt that ended the race had no answer (the
+	// caller canceled, a deadline passed): no attempt won it.
+	superseded, othersInFlight, noneWon bool
 	// hedgesLeft is how many more hedges the operation may send
 	// (phaseHedge); rateAsked, rateAllowed: the dependency's hedge rate
 	// was asked, and allowed one.
@@ -186,6 +192,7 @@ func inputAt(ph phase, remaining time.Duration, p requestPolicy, replayable bool
 		callerCanceled:  c.canceled,
 		callerDeadline:  c.deadline,
 		verdictWrites:   p.verdictWrites,
+		stateCheck:      p.stateCheck,
 	}
 }
 
@@ -234,8 +241,8 @@ func (in input) withBudget(reason attrs.Reason) input {
 // first (superseded), or one is in flight; what is left of the hints its
 // earlier attempts got (raceHint); and the attempts left once the race
 // made its attempts.
-func (in input) racing(superseded, othersInFlight bool, hint time.Duration, attemptsLeft int) input {
-	in.superseded, in.othersInFlight, in.raceHint, in.attemptsLeft = superseded, othersInFlight, max(hint, 0), attemptsLeft
+func (in input) racing(superseded, noneWon, othersInFlight bool, hint time.Duration, attemptsLeft int) input {
+	in.superseded, in.noneWon, in.othersInFlight, in.raceHint, in.attemptsLeft = superseded, superseded && noneWon, othersInFlight, max(hint, 0), attemptsLeft
 	return in
 }
 
@@ -467,13 +474,20 @@ func callerEnded(in *input) (verdict, bool) {
 	return verdict{}, false
 }
 
+// endsWithoutAnswer reports whether an attempt that ends its race ends it
+// with no answer, by the operation's end: the caller gave up, or no time
+// is left (a retry decided then is the deadline's end, see applyLimits).
+func endsWithoutAnswer(in *input) bool {
+	return in.status == 0 && (in.callerCanceled || in.callerDeadline || in.remaining <= 0)
+}
+
 // supersededReason tells why a superseded attempt ends nothing: another
-// attempt answered first, or, for one without an answer when the caller
-// gave up or no time was left, the operation's end cut it, which another
-// attempt's decision records (a race lost to no answer is no hedge's
-// discarded work).
+// attempt answered first, or the race ended with no answer (the caller's
+// cancel, a deadline), which another attempt's decision records: a race
+// no attempt won is no hedge's discarded work, whatever this attempt got
+// after its end.
 func supersededReason(in *input) attrs.Reason {
-	if in.status == 0 && (in.callerCanceled || in.callerDeadline || in.remaining <= 0) {
+	if in.noneWon {
 		return attrs.ReasonOperationEnded
 	}
 	return attrs.ReasonOtherAttempt
@@ -502,7 +516,26 @@ func decideAfterAttempt(in *input) verdict {
 		return verdict{decision: attrs.DecisionRetry, reason: why, needPause: true}
 	}
 	pause := max(in.backoff, in.retryAfter, in.raceHint, in.classifier.pause)
-	return applyLimits(in, pause, why)
+	return lookUpWhenStopped(in, applyLimits(in, pause, why))
+}
+
+// lookUpWhenStopped turns the limit that stops the resend of a write whose
+// outcome is unresolved (its key made it repeatable, not its outcome
+// known) into a state check, when the user gave one: the attempt limit,
+// a body that cannot be sent again, the admission's refusal. Without a
+// key such a write is looked up at once (check_state); with one, the
+// resend under the key is the lookup, and when it cannot be made the hook
+// still can. No time left stops both.
+func lookUpWhenStopped(in *input, v verdict) verdict {
+	if !in.stateCheck || !unresolvedAfter(in) {
+		return v
+	}
+	switch {
+	case v.decision == attrs.DecisionMaxAttempts, v.reason == attrs.ReasonNotReplayable,
+		v.decision == attrs.DecisionBudgetExhausted, v.decision == attrs.DecisionThrottled:
+		return verdict{decision: attrs.DecisionCheckState, reason: attrs.ReasonUnknownWrite, unknownWrite: true}
+	}
+	return v
 }
 
 // retryable reports whether an answer that is neither a success nor an
@@ -788,7 +821,8 @@ func budgetCharge(in *input, retryAfter time.Duration, hinted bool) budgetObserv
 
 // throttleCount is what an attempt's answer tells the client-side
 // throttle (see Throttle): counted, a request that was answered or failed
-// (not the caller's cancellation, nor an attempt superseded by its hedge:
+// (not the caller's cancellation, nor an attempt superseded by its hedge
+// that won:
 // the zero observation); accepted, an answer other than 429 and 503.
 func throttleCount(o budgetObservation) (counted, accepted bool) {
 	switch {

@@ -326,7 +326,7 @@ func FuzzDecide(f *testing.F) {
 			hedgesLeft: int(race>>4) % 3,
 			// A key makes a request repeatable: the policy never sees one
 			// without the other.
-			keyed: keys&1 != 0 && repeatable, keyConflict: keys&2 != 0,
+			keyed: keys&1 != 0 && repeatable, keyConflict: keys&2 != 0, stateCheck: keys&4 != 0, noneWon: keys&8 != 0 && race&1 != 0,
 		}
 		if race>>6 == 3 {
 			// What is left of a hint an earlier attempt of the race got.
@@ -415,8 +415,11 @@ func FuzzDecide(f *testing.F) {
 		if v.decision == attrs.DecisionReturn && in.phase == phaseAttempt && (in.status < 100 || in.status >= 400) {
 			t.Fatalf("return for status %d", in.status)
 		}
-		if v.decision == attrs.DecisionCheckState && in.phase == phaseAttempt && (in.repeatable || in.status != 0) {
-			t.Fatalf("check_state for repeatable=%v status=%d", in.repeatable, in.status)
+		// A lookup follows a write with no answer and no contract, or one
+		// whose stopped resend left it unresolved, when there is a check.
+		if v.decision == attrs.DecisionCheckState && in.phase == phaseAttempt &&
+			!(!in.repeatable && in.status == 0 || (in.write || in.unresolvedWrite) && in.stateCheck) {
+			t.Fatalf("check_state for write=%v repeatable=%v status=%d stateCheck=%v", in.write, in.repeatable, in.status, in.stateCheck)
 		}
 		if in.phase == phaseAttempt && in.keyed && in.status == 422 && v.decision == attrs.DecisionRetry && in.classifier.kind != classRetryable {
 			t.Fatalf("a keyed request answered 422 (its key used with another payload) was resent: %+v", v)
@@ -700,8 +703,25 @@ func retryRow(why attrs.Reason) func(input) verdict {
 		if !in.pauseAsked {
 			return verdict{decision: attrs.DecisionRetry, reason: why, needPause: true}
 		}
-		return refLimits(in, max(in.backoff, in.retryAfter, in.raceHint, in.classifier.pause), why)
+		return refLookUp(in, refLimits(in, max(in.backoff, in.retryAfter, in.raceHint, in.classifier.pause), why))
 	}
+}
+
+// refLookUp is footnote ²'s last rule: a write whose outcome is
+// unresolved (lost, cut, or answered 409 under its key, now or before),
+// whose resend the attempt limit, its body or the admission stops, is
+// looked up when there is a state check.
+func refLookUp(in input, v verdict) verdict {
+	lost := noResponse(in) && !in.notProcessed &&
+		(in.written || in.cutBelow || in.class == attrs.ErrorClassTimeout || in.class == attrs.ErrorClassConnectionReset)
+	conflict := (in.keyed || in.recordedKey) && in.status == http.StatusConflict
+	unresolved := in.unresolvedWrite || in.write && (lost || conflict)
+	stopped := v.decision == attrs.DecisionMaxAttempts || v.reason == attrs.ReasonNotReplayable ||
+		v.decision == attrs.DecisionBudgetExhausted || v.decision == attrs.DecisionThrottled
+	if in.stateCheck && unresolved && stopped {
+		return verdict{decision: attrs.DecisionCheckState, reason: attrs.ReasonUnknownWrite, unknownWrite: true}
+	}
+	return v
 }
 
 // refLimits are the limits of a retry, in the table's order (footnote ²).
@@ -758,11 +778,11 @@ var decisionRows = []decisionRow{
 		func(in input) bool { return in.keyConflict }, is(attrs.DecisionStop, attrs.ReasonKeyConflict)},
 
 	// After an attempt.
-	{afterAttempt, "anything, after another attempt of the operation (a hedge, or the attempt it hedged) won, or ended the operation (no response here, the caller gone or no time left: `operation_ended`): it was canceled", "any",
+	{afterAttempt, "anything, after another attempt of the operation (a hedge, or the attempt it hedged) won, or ended it with no answer (the caller gone or no time left: `operation_ended`, no attempt won): it was canceled", "any",
 		"`superseded`: its answer discarded; it ends nothing", "`other_attempt` / `operation_ended`",
 		func(in input) bool { return in.superseded },
 		func(in input) verdict {
-			if noResponse(in) && (in.callerCanceled || in.callerDeadline || in.remaining <= 0) {
+			if in.noneWon {
 				return verdict{decision: attrs.DecisionSuperseded, reason: attrs.ReasonOperationEnded}
 			}
 			return verdict{decision: attrs.DecisionSuperseded, reason: attrs.ReasonOtherAttempt}

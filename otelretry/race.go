@@ -257,6 +257,10 @@ type raceLoop struct {
 	hedges  []hedgeSent
 	running int  // attempts sent whose goroutine did not end
 	won     bool // the race has its verdict
+	// noneWon: that verdict was the operation's end with no answer (the
+	// caller's cancel, a deadline): the attempts it supersedes lost to no
+	// other (see supersededReason).
+	noneWon bool
 	final   *attempt
 	// hintUntil: the race's retry waits for the hints its attempts got.
 	hintUntil time.Duration
@@ -360,7 +364,7 @@ func (l *raceLoop) judgeNow(m raceMsg) {
 	}
 	superseded := l.supersedes(m.a)
 	l.remove(m.a)
-	in := m.in.racing(superseded, len(l.inFlight) > 0, l.hintUntil-m.end, l.r.maxAttempts-l.end.made.n)
+	in := m.in.racing(superseded, l.won && l.noneWon, len(l.inFlight) > 0, l.hintUntil-m.end, l.r.maxAttempts-l.end.made.n)
 	if l.settledBy != nil && l.settledBy != m.a && l.settledInTime {
 		// A success answered after this answer, in time, waits for its
 		// verdict: judged as it stood then, this answer is no end.
@@ -379,6 +383,7 @@ func (l *raceLoop) judgeNow(m raceMsg) {
 		// time is left, and then ends the operation). Either way the race
 		// needs no other attempt.
 		l.won = true
+		l.noneWon = endsWithoutAnswer(&in)
 		if m.reply != nil {
 			l.final = m.a
 		}
@@ -637,7 +642,7 @@ func (r *race) heard(a *attempt, success, inTime bool, end time.Duration) {
 func (r *race) judge(a *attempt, in input, end time.Duration) (input, raceView) {
 	reply := make(chan raceReply, 1)
 	if !tell(r.inbox, r.over, raceMsg{kind: msgJudge, a: a, in: in, end: end, reply: reply}) {
-		return in.racing(true, false, 0, in.attemptsLeft), raceView{superseded: true, made: a.id.n}
+		return in.racing(true, false, false, 0, in.attemptsLeft), raceView{superseded: true, made: a.id.n}
 	}
 	rep := <-reply
 	return rep.in, rep.view

@@ -51,7 +51,8 @@ var errInvalidThrottleSetting = errors.New("otelretry: throttle setting ignored"
 // drains and overload ends when its cause ends, instead of outlasting it
 // on the work of clients that gave up ("Metastable Failures in
 // Distributed Systems", HotOS 2021). The caller's cancellation, and an
-// attempt superseded by its hedge, count neither way.
+// attempt superseded by its hedge, count neither way; in a race no attempt
+// won (a deadline ended it), every attempt counts.
 //
 // Its refusals count as requests (the book's rule, which keeps the load
 // on a dependency that accepts part of it to K times its accepts), so
