@@ -66,9 +66,11 @@ type attempt struct {
 	span trace.Span
 	ev   attemptEvent
 	held heldResponse
-	// canceledLost: the attempt's race canceled it once another attempt
-	// won; set before the cancellation, so that its error reads race_lost.
-	canceledLost atomic.Bool
+	// lostAs: the attempt's race canceled it, and the error class that
+	// cancellation stands for (cutClass): race_lost once another attempt
+	// won, the operation's end's when the race ended with no answer; set
+	// before the cancellation, so that its error reads so.
+	lostAs atomic.Value
 	// cutBeforeCall: the attempt was cut (its deadline, the caller) before
 	// its base was called, while the telemetry that starts it ran (a span
 	// name formatter, a span processor): the base never had it.
@@ -846,11 +848,12 @@ func (a *attempt) unsent() {
 }
 
 // lose cancels an attempt of a race that no longer needs it: another
-// attempt won, or the hedge is being prepared as the race ends. Only its
-// context is canceled, which is safe while its own goroutine sends it;
-// that goroutine stops its timer when it concludes.
-func (a *attempt) lose() {
-	a.canceledLost.Store(true)
+// attempt won, or the race ended with no answer, or the hedge is being
+// prepared as the race ends; as is the class its error then records. Only
+// its context is canceled, which is safe while its own goroutine sends
+// it; that goroutine stops its timer when it concludes.
+func (a *attempt) lose(as attrs.ErrorClass) {
+	a.lostAs.Store(as)
 	a.timer.cancelContext()
 }
 
@@ -864,8 +867,12 @@ func (a *attempt) gaveUp() time.Duration {
 	return a.end
 }
 
-// lost reports whether the attempt's race canceled it (lose).
-func (a *attempt) lost() bool { return a.canceledLost.Load() }
+// lost is the class the attempt's race canceled it as (lose), "" when it
+// did not.
+func (a *attempt) lost() attrs.ErrorClass {
+	as, _ := a.lostAs.Load().(attrs.ErrorClass)
+	return as
+}
 
 // release ends the attempt: its timer stops and its context is canceled.
 // It may be called more than once.

@@ -650,10 +650,17 @@ func TestCallerCancelingEndsTheRace(t *testing.T) {
 					t.Fatal("the race ended with no error")
 				}
 				var decisions, superseded []string
+				wantClass := "timeout"
+				if end == "cancel" {
+					wantClass = "canceled"
+				}
 				for _, a := range hedgeAttempts(t, h) {
 					decisions = append(decisions, a.decision)
 					if a.decision == "superseded" {
 						superseded = append(superseded, a.reason)
+					}
+					if a.class != wantClass { // never race_lost: no attempt won
+						t.Errorf("attempt %d: class %s, want %s: the operation's end cut it", a.number, a.class, wantClass)
 					}
 				}
 				slices.Sort(decisions)

@@ -481,6 +481,21 @@ func endsWithoutAnswer(in *input) bool {
 	return in.status == 0 && (in.callerCanceled || in.callerDeadline || in.remaining <= 0)
 }
 
+// cutClass is the error class of the attempts a race cancels once the
+// attempt with input in ended it: race_lost when that attempt answered;
+// when it ended the race with no answer, the class of the operation's end
+// that cut them all, whichever timer told first (canceled for the
+// caller's cancel, timeout for a deadline).
+func cutClass(in *input) attrs.ErrorClass {
+	switch {
+	case !endsWithoutAnswer(in):
+		return attrs.ErrorClassRaceLost
+	case in.callerCanceled:
+		return attrs.ErrorClassCanceled
+	}
+	return attrs.ErrorClassTimeout
+}
+
 // supersededReason tells why a superseded attempt ends nothing: another
 // attempt answered first, or the race ended with no answer (the caller's
 // cancel, a deadline), which another attempt's decision records: a race
@@ -505,7 +520,7 @@ func decideAfterAttempt(in *input) verdict {
 		return verdict{decision: attrs.DecisionStop, reason: why}
 	}
 	if in.noRetry {
-		return verdict{decision: attrs.DecisionStop, reason: attrs.ReasonIntent}
+		return lookUpWhenStopped(in, verdict{decision: attrs.DecisionStop, reason: attrs.ReasonIntent})
 	}
 	if in.othersInFlight && in.remaining > 0 {
 		// A hedge already in flight is the retry: no pause, and nothing
@@ -519,20 +534,20 @@ func decideAfterAttempt(in *input) verdict {
 	return lookUpWhenStopped(in, applyLimits(in, pause, why))
 }
 
-// lookUpWhenStopped turns the limit that stops the resend of a write whose
-// outcome is unresolved (its key made it repeatable, not its outcome
-// known) into a state check, when the user gave one: the attempt limit,
-// a body that cannot be sent again, the admission's refusal. Without a
-// key such a write is looked up at once (check_state); with one, the
-// resend under the key is the lookup, and when it cannot be made the hook
-// still can. No time left stops both.
+// lookUpWhenStopped turns what stops the resend of a repeatable write
+// whose answer was lost (its key or its method made it repeatable, not
+// its outcome known) into a state check, when the user gave one, as a
+// write without a contract is looked up at once (check_state): the
+// attempt limit, a body that cannot be sent again, the Intent's NoRetry.
+// An answer keeps the operation's end (it is returned, the write still
+// unknown), and so do the admission's refusals (the dependency is
+// overloaded; they are recorded as such) and no time left.
 func lookUpWhenStopped(in *input, v verdict) verdict {
-	if !in.stateCheck || !unresolvedAfter(in) {
+	if !in.stateCheck || in.status != 0 || !unresolvedAfter(in) {
 		return v
 	}
-	switch {
-	case v.decision == attrs.DecisionMaxAttempts, v.reason == attrs.ReasonNotReplayable,
-		v.decision == attrs.DecisionBudgetExhausted, v.decision == attrs.DecisionThrottled:
+	switch v.reason {
+	case attrs.ReasonAttemptLimit, attrs.ReasonNotReplayable, attrs.ReasonIntent:
 		return verdict{decision: attrs.DecisionCheckState, reason: attrs.ReasonUnknownWrite, unknownWrite: true}
 	}
 	return v
@@ -727,15 +742,16 @@ func success(status int) bool {
 // error the base reported for that, or it was canceled once another
 // attempt of its race won (race_lost); a cancellation that was neither is
 // other.
-func observedClass(classified attrs.ErrorClass, timedOut, callerCanceled, callerDeadline, superseded bool) attrs.ErrorClass {
+func observedClass(classified attrs.ErrorClass, timedOut, callerCanceled, callerDeadline bool, lostAs attrs.ErrorClass) attrs.ErrorClass {
 	switch {
 	case callerCanceled:
 		return attrs.ErrorClassCanceled
 	case timedOut || callerDeadline:
 		return attrs.ErrorClassTimeout
-	case superseded && classified == attrs.ErrorClassCanceled:
-		// The cancellation was otelretry's, once another attempt won.
-		return attrs.ErrorClassRaceLost
+	case lostAs != "" && classified == attrs.ErrorClassCanceled:
+		// The cancellation was otelretry's race's: once another attempt
+		// won (race_lost), or at the operation's end (see cutClass).
+		return lostAs
 	case classified == attrs.ErrorClassCanceled:
 		// A cancellation neither the caller's nor otelretry's: the base's
 		// own (a pool shutting down, a layer with a context of its own). It

@@ -572,19 +572,19 @@ func TestRulesBesideDecide(t *testing.T) {
 		}
 	})
 	t.Run("observedClass", func(t *testing.T) {
-		if got := observedClass(attrs.ErrorClassOther, true, false, false, false); got != attrs.ErrorClassTimeout {
+		if got := observedClass(attrs.ErrorClassOther, true, false, false, ""); got != attrs.ErrorClassTimeout {
 			t.Errorf("timed out: %s", got)
 		}
-		if got := observedClass(attrs.ErrorClassTimeout, true, true, false, true); got != attrs.ErrorClassCanceled {
+		if got := observedClass(attrs.ErrorClassTimeout, true, true, false, attrs.ErrorClassRaceLost); got != attrs.ErrorClassCanceled {
 			t.Errorf("the caller canceled: %s", got)
 		}
-		if got := observedClass(attrs.ErrorClassConnectionReset, false, false, false, true); got != attrs.ErrorClassConnectionReset {
+		if got := observedClass(attrs.ErrorClassConnectionReset, false, false, false, attrs.ErrorClassRaceLost); got != attrs.ErrorClassConnectionReset {
 			t.Errorf("classified: %s", got)
 		}
-		if got := observedClass(attrs.ErrorClassCanceled, false, false, false, true); got != attrs.ErrorClassRaceLost {
+		if got := observedClass(attrs.ErrorClassCanceled, false, false, false, attrs.ErrorClassRaceLost); got != attrs.ErrorClassRaceLost {
 			t.Errorf("canceled once another attempt won: %s", got)
 		}
-		if got := observedClass(attrs.ErrorClassCanceled, false, false, false, false); got != attrs.ErrorClassOther {
+		if got := observedClass(attrs.ErrorClassCanceled, false, false, false, ""); got != attrs.ErrorClassOther {
 			t.Errorf("canceled by nobody otelretry knows (the base's own), no race: %s, want other", got)
 		}
 	})
@@ -695,7 +695,7 @@ func unknown(d attrs.Decision, r attrs.Reason) func(input) verdict {
 func retryRow(why attrs.Reason) func(input) verdict {
 	return func(in input) verdict {
 		if in.noRetry {
-			return verdict{decision: attrs.DecisionStop, reason: attrs.ReasonIntent}
+			return refLookUp(in, verdict{decision: attrs.DecisionStop, reason: attrs.ReasonIntent})
 		}
 		if in.othersInFlight && in.remaining > 0 {
 			return verdict{decision: attrs.DecisionRetry, reason: attrs.ReasonInFlight}
@@ -707,17 +707,15 @@ func retryRow(why attrs.Reason) func(input) verdict {
 	}
 }
 
-// refLookUp is footnote ²'s last rule: a write whose outcome is
-// unresolved (lost, cut, or answered 409 under its key, now or before),
-// whose resend the attempt limit, its body or the admission stops, is
-// looked up when there is a state check.
+// refLookUp is footnote ²'s last rule: a write with no answer whose
+// outcome is unresolved (lost or cut now, or unresolved before), whose
+// resend the attempt limit, its body or the intent stops, is looked up
+// when there is a state check.
 func refLookUp(in input, v verdict) verdict {
-	lost := noResponse(in) && !in.notProcessed &&
+	lost := !in.notProcessed &&
 		(in.written || in.cutBelow || in.class == attrs.ErrorClassTimeout || in.class == attrs.ErrorClassConnectionReset)
-	conflict := (in.keyed || in.recordedKey) && in.status == http.StatusConflict
-	unresolved := in.unresolvedWrite || in.write && (lost || conflict)
-	stopped := v.decision == attrs.DecisionMaxAttempts || v.reason == attrs.ReasonNotReplayable ||
-		v.decision == attrs.DecisionBudgetExhausted || v.decision == attrs.DecisionThrottled
+	unresolved := noResponse(in) && (in.unresolvedWrite || in.write && lost)
+	stopped := v.reason == attrs.ReasonAttemptLimit || v.reason == attrs.ReasonNotReplayable || v.reason == attrs.ReasonIntent
 	if in.stateCheck && unresolved && stopped {
 		return verdict{decision: attrs.DecisionCheckState, reason: attrs.ReasonUnknownWrite, unknownWrite: true}
 	}

@@ -261,7 +261,9 @@ type raceLoop struct {
 	// caller's cancel, a deadline): the attempts it supersedes lost to no
 	// other (see supersededReason).
 	noneWon bool
-	final   *attempt
+	// cutAs is the class the attempts it cancels record (cutClass).
+	cutAs attrs.ErrorClass
+	final *attempt
 	// hintUntil: the race's retry waits for the hints its attempts got.
 	hintUntil time.Duration
 	// preparing is the hedge being prepared, nil when none: its number
@@ -293,8 +295,12 @@ func (l *raceLoop) over() bool { return l.won || l.stopped || len(l.inFlight) ==
 
 // cancel cancels what is in flight once the race is over.
 func (l *raceLoop) cancel() {
+	as := l.cutAs
+	if as == "" {
+		as = attrs.ErrorClassRaceLost // a success heard, or a stop: no verdict cut them
+	}
 	for _, a := range l.inFlight {
-		a.lose()
+		a.lose(as)
 	}
 	l.letGoOfPreparing()
 }
@@ -308,7 +314,7 @@ func (l *raceLoop) letGoOfPreparing() {
 	if l.preparing == nil || l.givenBack {
 		return
 	}
-	l.preparing.lose()
+	l.preparing.lose(attrs.ErrorClassRaceLost)
 	l.r.giveBack(l.preparing, l.loan)
 	l.givenBack = true
 }
@@ -383,7 +389,7 @@ func (l *raceLoop) judgeNow(m raceMsg) {
 		// time is left, and then ends the operation). Either way the race
 		// needs no other attempt.
 		l.won = true
-		l.noneWon = endsWithoutAnswer(&in)
+		l.noneWon, l.cutAs = endsWithoutAnswer(&in), cutClass(&in)
 		if m.reply != nil {
 			l.final = m.a
 		}
