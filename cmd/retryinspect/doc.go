@@ -137,7 +137,8 @@
 // (operations that sent a hedge / operations), its hedge win rate
 // (operations whose winning attempt was a hedge / hedged operations) and
 // its hedge_refused events by reason (see Hedged operations); a superseded
-// attempt is not a failed one: another attempt won. The text, JSON and
+// attempt is not a failed one: another attempt won (one superseded by the
+// operation's end, reason operation_ended, is: no attempt won). The text, JSON and
 // HTML reports give each headline word for word.
 //
 // A dependency is named by what the spans say of the service called,

@@ -271,15 +271,17 @@ func keyValueOf(g *group) string {
 // applied and no attempt followed it: the operation failed with its
 // outcome known, so a layer above that sends it again repeats nothing.
 // From log records, which have no state check, that is an operation that
-// ended max_attempts or stop after its last attempt decided check_state
-// (the resend a not_applied allows, refused by the attempt limit or the
-// intent; an unknown answer ends check_state).
+// ended max_attempts, stop, budget_exhausted or throttled after its last
+// attempt decided check_state (the resend a not_applied allows, refused
+// by the attempt limit, the intent or the admission; an unknown answer
+// ends check_state).
 func foundNotApplied(g *group) bool {
 	n := len(g.op.StateChecks)
 	if n == 0 {
 		end := g.op.Ending()
 		return end >= 0 && g.op.Attempts[end].Decision == string(attrs.DecisionCheckState) &&
-			(g.op.Outcome == string(attrs.OutcomeMaxAttempts) || g.op.Outcome == string(attrs.OutcomeStop))
+			slices.Contains([]string{string(attrs.OutcomeMaxAttempts), string(attrs.OutcomeStop),
+				string(attrs.OutcomeBudgetExhausted), string(attrs.OutcomeThrottled)}, g.op.Outcome)
 	}
 	if g.op.StateChecks[n-1].Result != string(attrs.StateNotApplied) {
 		return false

@@ -230,8 +230,8 @@ func dependencies(r *Report) []Dependency {
 			if k > 0 {
 				t.d.Retries++
 			}
-			if at.Decision == string(attrs.DecisionSuperseded) {
-				continue // canceled when another attempt won: not a failure
+			if at.Decision == string(attrs.DecisionSuperseded) && at.Reason != string(attrs.ReasonOperationEnded) {
+				continue // canceled when another attempt won: not a failure (the operation's end cut one when none won)
 			}
 			if at.ErrorClass != "" || at.StatusCode == nil || *at.StatusCode < 100 || *at.StatusCode >= 400 {
 				t.failures[at.Result()]++

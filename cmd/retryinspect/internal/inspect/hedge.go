@@ -102,10 +102,10 @@ func ending(atts []Attempt, inFlight []bool) int {
 // vocabulary other than retry and superseded); -1 when none did (the
 // operation ended between attempts, or its last attempt decided retry), or
 // when the race ended with no answer: an attempt superseded by the
-// operation's end (reason operation_ended), or, in a trace that predates
-// that reason, an ending attempt without an answer that the caller's
-// cancel or a deadline ended while another was in flight. Which of a
-// race's attempts the library judged first then is chance, not a win.
+// operation's end (reason operation_ended), or an ending attempt without
+// an answer that the caller's cancel or a deadline ended (the winner is an
+// answer). Which of a race's attempts the library judged first then is
+// chance, not a win.
 func winner(op *Operation) int {
 	i := op.Ending()
 	if i < 0 {
@@ -119,10 +119,8 @@ func winner(op *Operation) int {
 			return -1
 		}
 	}
-	if endedWithoutAnswer(&op.Attempts[i]) && slices.ContainsFunc(op.Attempts, func(at Attempt) bool {
-		return at.Decision == string(attrs.DecisionSuperseded)
-	}) {
-		return -1
+	if endedWithoutAnswer(&op.Attempts[i]) {
+		return -1 // no answer: the caller or a deadline ended it, whichever attempt that was
 	}
 	return i
 }

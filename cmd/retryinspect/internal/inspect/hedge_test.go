@@ -152,7 +152,7 @@ func TestARaceNoAttemptWonHasNoWinner(t *testing.T) {
 		{"an older trace: canceled beside a superseded one", []Attempt{attemptAt(1, 0, 100, sup, attrs.ReasonOtherAttempt), attemptAt(2, 50, 100, canceled, attrs.ReasonCaller)}, -1},
 		{"an older trace: the deadline beside a superseded one", []Attempt{attemptAt(1, 0, 100, deadline, attrs.ReasonDeadline), attemptAt(2, 50, 100, sup, attrs.ReasonOtherAttempt)}, -1},
 		{"the hedge answered and won", []Attempt{attemptAt(1, 0, 100, sup, attrs.ReasonOtherAttempt), answered}, 1},
-		{"canceled alone, no race", []Attempt{attemptAt(1, 0, 100, canceled, attrs.ReasonCaller)}, 0},
+		{"canceled alone, no answer", []Attempt{attemptAt(1, 0, 100, canceled, attrs.ReasonCaller)}, -1},
 	} {
 		if got := winner(&Operation{Attempts: tc.atts}); got != tc.want {
 			t.Errorf("%s: winner = %d, want %d", tc.name, got, tc.want)
