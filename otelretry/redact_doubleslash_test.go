@@ -63,35 +63,36 @@ func TestAProxyTargetsPasswordHoldingADoubleSlashIsNotRecorded(t *testing.T) {
 	}
 }
 
-// The CHANGELOG's [Unreleased] "Fixed" entries sanitize the userinfo of a
-// URL without a scheme ("//TOKEN@github.com/o/r.git", as git prints one),
-// and docs/telemetry.md says another URL an error names "is sanitized
-// where it is written as a URL ... its userinfo". A tool's output that a
-// base quotes with %q (or marshals as JSON) writes each line break as
-// `\n`, so such a URL at the start of a line follows the letter 'n':
-// cutAuthority (7bb6b21, "only a scheme's "//" and a first one before a
-// URL without a scheme begin an authority") no longer reads its "//" as an
-// authority's, and the token reaches Error() and the attempt span's
-// status. Before that commit (8602882) the same text was redacted.
-func TestASchemelessTokenAfterAnEscapedLineBreakIsRedacted(t *testing.T) {
+// A tool's output that a base quotes with %q or marshals as JSON writes
+// each line break as `\n` and, in JSON, '<' as `\u003c`: a URL without a
+// scheme at the start of a line ("//TOKEN@github.com/o/r.git", as git
+// prints one) or in angle brackets follows those escapes, and its
+// userinfo is redacted in Error(), the attempt span's status and the log
+// record (docs/telemetry.md: another URL an error names is sanitized where
+// it is written as a URL).
+func TestASchemelessTokenInQuotedToolOutputIsRedacted(t *testing.T) {
 	const token = "ghp_REVIEWTOKEN0123456789"
-	stderr := "Cloning into 'r'...\n//" + token + "@github.com/o/r.git: not found\n"
-	for name, mk := range map[string]func() error{
-		"%q": func() error { return fmt.Errorf("credential helper: exit status 128: %q", stderr) },
-		"json": func() error {
-			js, _ := json.Marshal(map[string]string{"stderr": stderr})
-			return fmt.Errorf("credential helper: exit status 128: %s", js)
-		},
+	for _, stderr := range []string{
+		"Cloning into 'r'...\n//" + token + "@github.com/o/r.git: not found\n",
+		"fatal: could not read from <//" + token + "@github.com/o/r.git>\n",
 	} {
-		t.Run(name, func(t *testing.T) {
-			msg, tel := errorTelemetry(t, http.MethodGet, "https://api.test/v1", nil,
-				failingWith(func(*http.Request) error { return mk() }))
-			if strings.Contains(msg, token) {
-				t.Errorf("Error() keeps the token: %s", msg)
-			}
-			if strings.Contains(tel, token) {
-				t.Errorf("telemetry keeps the token:\n%s", tel)
-			}
-		})
+		for name, mk := range map[string]func() error{
+			"%q": func() error { return fmt.Errorf("credential helper: exit status 128: %q", stderr) },
+			"json": func() error {
+				js, _ := json.Marshal(map[string]string{"stderr": stderr})
+				return fmt.Errorf("credential helper: exit status 128: %s", js)
+			},
+		} {
+			t.Run(name, func(t *testing.T) {
+				msg, tel := errorTelemetry(t, http.MethodGet, "https://api.test/v1", nil,
+					failingWith(func(*http.Request) error { return mk() }))
+				if strings.Contains(msg, token) {
+					t.Errorf("Error() keeps the token: %s", msg)
+				}
+				if strings.Contains(tel, token) {
+					t.Errorf("telemetry keeps the token:\n%s", tel)
+				}
+			})
+		}
 	}
 }

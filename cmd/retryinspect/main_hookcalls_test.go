@@ -18,7 +18,7 @@ import (
 // timeout (the attempt timeout cuts it), then 200; the lookups answer 200,
 // or hang until the calling operation's deadline. retryinspect on the
 // spans and on the log records: no finding.
-func TestReviewHookCallsReadClean(t *testing.T) {
+func TestHookCallsReadClean(t *testing.T) {
 	for _, lookup := range []string{"answers", "hangs"} {
 		t.Run(lookup, func(t *testing.T) {
 			r := runScene(t, func(t *testing.T, e *sceneEnv) {

@@ -59,18 +59,7 @@ func TestAHedgeTheDeadlineCutAfterA503IsNoWin(t *testing.T) {
 						steps = []scripted.Step{{Hang: true}, {Delay: 10 * time.Millisecond, Status: 503}}
 					}
 					base := scripted.New(steps...)
-					rt := e.transport(base, otelretry.WithDeadline(100*time.Millisecond), otelretry.WithoutBudget(),
-						otelretry.WithHedging(otelretry.Hedging{Delay: 20 * time.Millisecond, MaxShare: 1}))
-					ctx := e.ctx
-					if how == "caller" {
-						var cancel context.CancelFunc
-						ctx, cancel = context.WithCancel(ctx)
-						defer cancel()
-						time.AfterFunc(60*time.Millisecond, cancel)
-					}
-					if _, err := send(t, rt, ctx, http.MethodGet, "http://inventory.test/items"); err == nil {
-						t.Fatal("the read returned")
-					}
+					sendHedgedRead(t, e, base, how)
 					if n := len(base.Calls()); n != 2 {
 						t.Fatalf("%d calls, want 2", n)
 					}
@@ -98,7 +87,7 @@ func TestAHedgeTheDeadlineCutAfterA503IsNoWin(t *testing.T) {
 // A race nobody won (both attempts hang; the caller cancels, or the
 // deadline passes), in both orders of the attempts' returns: no finding,
 // and no hedge win, from spans and from log records; HTML written.
-func TestReviewOperationEndedRaceHeld(t *testing.T) {
+func TestOperationEndedRaceHeld(t *testing.T) {
 	for _, how := range []string{"deadline", "caller"} {
 		for _, firstLate := range []bool{false, true} {
 			t.Run(fmt.Sprintf("%s/firstLate=%v", how, firstLate), func(t *testing.T) {
@@ -112,18 +101,7 @@ func TestReviewOperationEndedRaceHeld(t *testing.T) {
 						}
 						return nil, req.Context().Err()
 					})
-					rt := e.transport(base, otelretry.WithDeadline(100*time.Millisecond), otelretry.WithoutBudget(),
-						otelretry.WithHedging(otelretry.Hedging{Delay: 20 * time.Millisecond, MaxShare: 1}))
-					ctx := e.ctx
-					if how == "caller" {
-						var cancel context.CancelFunc
-						ctx, cancel = context.WithCancel(ctx)
-						defer cancel()
-						time.AfterFunc(60*time.Millisecond, cancel)
-					}
-					if _, err := send(t, rt, ctx, http.MethodGet, "http://inventory.test/items"); err == nil {
-						t.Fatal("the read returned")
-					}
+					sendHedgedRead(t, e, base, how)
 				})
 				for name, data := range map[string][]byte{"spans": r.spans, "logs": r.logs} {
 					h, rep := reviewHedging(t, data)
@@ -187,5 +165,24 @@ func TestAnOperationEndedAttemptIsAFailedAttempt(t *testing.T) {
 				t.Errorf("%s: failed attempts %v; want timeout 2: both attempts were cut by the deadline, none won", name, got)
 			}
 		}
+	}
+}
+
+// sendHedgedRead sends a GET hedged after 20 ms, under a 100 ms deadline
+// and no budget, that the deadline or the caller's cancel at 60 ms (how)
+// ends with an error.
+func sendHedgedRead(t *testing.T, e *sceneEnv, base http.RoundTripper, how string) {
+	t.Helper()
+	rt := e.transport(base, otelretry.WithDeadline(100*time.Millisecond), otelretry.WithoutBudget(),
+		otelretry.WithHedging(otelretry.Hedging{Delay: 20 * time.Millisecond, MaxShare: 1}))
+	ctx := e.ctx
+	if how == "caller" {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithCancel(ctx)
+		defer cancel()
+		time.AfterFunc(60*time.Millisecond, cancel)
+	}
+	if _, err := send(t, rt, ctx, http.MethodGet, "http://inventory.test/items"); err == nil {
+		t.Fatal("the read returned")
 	}
 }
