@@ -835,7 +835,10 @@ func unparsed(raw string) string {
 // "url=//tok@h", a quoted line's "...\n//tok@h") with no ':' before it, and
 // then the slashes that run on after it are before it too ("///u@h" is "/"
 // and "u@h"). Any other "//" is a path's empty segment
-// ("/v1//alice@example.com") or a password's ("u:ab//cd@h", "u:ab=//cd@h").
+// ("/v1//alice@example.com") or a password's ("u:ab//cd@h", "u:ab=//cd@h"),
+// but one after an escaped line break, which no URL holds as written
+// (URL escapes it), wherever it comes: a tool's list of URLs, one a line,
+// quoted ("//a\n//tok@b").
 func cutAuthority(s string, first bool) (before, after string, found bool) {
 	for from := 0; ; {
 		i := strings.Index(s[from:], "//")
@@ -846,7 +849,7 @@ func cutAuthority(s string, first bool) (before, after string, found bool) {
 		if i > 0 && s[i-1] == ':' {
 			return s[:i], s[i+len("//"):], true
 		}
-		if first && (i == 0 || afterSeparator(s[:i]) && strings.IndexByte(s[:i], ':') < 0) {
+		if first && (i == 0 || afterSeparator(s[:i]) && strings.IndexByte(s[:i], ':') < 0) || i > 0 && afterEscapedLineBreak(s[:i]) {
 			end := i + len("//")
 			for end < len(s) && s[end] == '/' {
 				end++
@@ -860,6 +863,19 @@ func cutAuthority(s string, first bool) (before, after string, found bool) {
 	}
 }
 
+// afterEscapedLineBreak reports whether text ends with a line break or a
+// tab as a quoted text escapes it (%q's "\n", JSON's "\n" or "\u000a").
+func afterEscapedLineBreak(text string) bool {
+	n := len(text)
+	switch {
+	case n >= 2 && text[n-2] == '\\':
+		return strings.IndexByte("ntr", text[n-1]) >= 0
+	case n >= 6 && text[n-6:n-2] == `\u00` && isHex(text[n-2]) && isHex(text[n-1]):
+		return strings.IndexByte("\n\r\t", unhex(text[n-2])<<4|unhex(text[n-1])) >= 0
+	}
+	return false
+}
+
 // afterSeparator reports whether text ends where a value begins, as a
 // path never does before its empty segment: an opening of a field ('=',
 // '[', '(', '{', '<'), a list's separator (';', '|', ','), or a line break
@@ -870,12 +886,10 @@ func afterSeparator(text string) bool {
 	const separators = "=[({<;|,"
 	n := len(text)
 	switch {
-	case strings.IndexByte(separators, text[n-1]) >= 0:
+	case strings.IndexByte(separators, text[n-1]) >= 0 || afterEscapedLineBreak(text):
 		return true
-	case n >= 2 && text[n-2] == '\\':
-		return strings.IndexByte("ntr", text[n-1]) >= 0
 	case n >= 6 && text[n-6:n-2] == `\u00` && isHex(text[n-2]) && isHex(text[n-1]):
-		return strings.IndexByte(separators+"\n\r\t", unhex(text[n-2])<<4|unhex(text[n-1])) >= 0
+		return strings.IndexByte(separators, unhex(text[n-2])<<4|unhex(text[n-1])) >= 0
 	}
 	return false
 }

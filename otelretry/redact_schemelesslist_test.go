@@ -1,0 +1,38 @@
+// Copyright The otelretry Authors
+// SPDX-License-Identifier: Apache-2.0
+
+package otelretry_test
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"testing"
+)
+
+// A base that quotes a tool's output listing URLs without a scheme, one a
+// line (%q or JSON), keeps the userinfo of none of them in Error(), the
+// span status and the log record (docs/telemetry.md: another URL an error
+// names is sanitized where it is written as a URL).
+func TestASecondSchemelessURLInABasesErrorReachesNoTelemetry(t *testing.T) {
+	const tok = "ghp_TOKEN0123456789"
+	lines := "//mirror.test/o/r.git\n//" + tok + "@github.com/o/r.git"
+	js, _ := json.Marshal(map[string]string{"mirrors": lines})
+	for name, text := range map[string]string{
+		"%q":   fmt.Sprintf("git fetch failed: %q", lines),
+		"json": "git fetch failed: " + string(js),
+	} {
+		t.Run(name, func(t *testing.T) {
+			msg, tel := errorTelemetry(t, http.MethodGet, "https://api.test/v1", nil,
+				failingWith(func(*http.Request) error { return errors.New(text) }))
+			if strings.Contains(msg, tok) {
+				t.Errorf("Error() keeps the token: %s", msg)
+			}
+			if strings.Contains(tel, tok) {
+				t.Errorf("telemetry keeps the token:\n%s", tel)
+			}
+		})
+	}
+}
