@@ -578,6 +578,8 @@ func quotedAfter(msg string, start int, line, name, rest bool) (int, string, str
 	switch {
 	case rest:
 		return start, msg[start:], redactedQuoted
+	case strings.HasPrefix(msg[start:], `[\"`):
+		return requotedListAfter(msg, start)
 	case strings.HasPrefix(msg[start:], `\`):
 		return requotedAfter(msg, start, line, name)
 	case name && !strings.HasPrefix(msg[start:], `"`):
@@ -618,6 +620,29 @@ func requotedAfter(msg string, start int, line, name bool) (int, string, string)
 	once := strings.NewReplacer(`\\`, `\`, `\"`, `"`).Replace(escaped)
 	_, _, replaced := quotedAfter(once, 0, line, name, false)
 	return start, escaped, strings.NewReplacer(`\`, `\\`, `"`, `\"`).Replace(replaced)
+}
+
+// requotedListAfter reads a list of values (%q of a []string) at start in
+// msg that a layer above quoted again ([\"chunked\" \"…\"]): replaced
+// whole, its replacement escaped again; a list that does not end leaves
+// all of the rest to be the value.
+func requotedListAfter(msg string, start int) (int, string, string) {
+	s := msg[start:]
+	for i := 1; i < len(s); {
+		switch s[i] {
+		case ']':
+			return start, s[:i+1], `\"` + attrs.Redacted + `\"`
+		case ' ':
+			i++
+		default:
+			v, ok := requotedValue(s[i:])
+			if !ok {
+				return start, s, redactedQuoted
+			}
+			i += len(v)
+		}
+	}
+	return start, s, redactedQuoted
 }
 
 // requotedValue is the quoted value s begins with, its quotes escaped once

@@ -86,7 +86,7 @@ func TestScrubOfQUICErrorsTakesThePeersTextOnly(t *testing.T) {
 // in the message (each read to the end of it, 512 KiB took 5 s).
 func BenchmarkScrubOfUnclosedCodes(b *testing.B) {
 	for _, unit := range []string{"H3 error (0x1)", "(remote) (frame type: ", "QPACK_QPACK_",
-		`invalid header field value for a: \"`, "invalid header field value for a b"} {
+		`invalid header field value for a: \"`, "invalid header field value for a b", `too many transfer encodings: [\"`} {
 		for _, size := range []int{64 << 10, 512 << 10} {
 			msg := strings.Repeat(unit, size/len(unit))
 			b.Run(fmt.Sprintf("%s/%dKiB", strings.TrimSpace(unit[:5]), size>>10), func(b *testing.B) {
@@ -268,6 +268,8 @@ func TestScrubOfRequotedServerText(t *testing.T) {
 		{`e: "malformed MIME header line: \"Set-Cookie: SECRET never ends`, `e: "malformed MIME header line: "REDACTED"`},
 		{`e: "invalid header field name \"X-SECRET\u0000\"" tail`, `e: "invalid header field name \"REDACTED\"" tail`},
 		{`e: "invalid header field name \"X-Name\"" tail`, `e: "invalid header field name \"X-Name\"" tail`},
+		{`e: "too many transfer encodings: [\"chunked\" \"SECRET\"]: tail"`, `e: "too many transfer encodings: \"REDACTED\": tail"`},
+		{`e: "too many transfer encodings: [\"chunked\" \"SECRET never ends`, `e: "too many transfer encodings: "REDACTED"`},
 	} {
 		if got := scrubHeaderLines(tc.in); got != tc.want {
 			t.Errorf("scrubHeaderLines(%q)\n = %q\nwant %q", tc.in, got, tc.want)

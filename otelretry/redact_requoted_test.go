@@ -88,3 +88,27 @@ func TestAnHTTP3FieldValueQuotedByTheBaseReachesNoTelemetry(t *testing.T) {
 		})
 	}
 }
+
+// net/http's "too many transfer encodings: ["chunked" "…"]" quoted again
+// by a base (%q, JSON) is read as a list: replaced by REDACTED, escaped
+// again, and the base's own words after it (": will retry", the JSON's
+// other fields) kept.
+func TestARequotedListOfValuesKeepsTheRestOfTheMessage(t *testing.T) {
+	inner := fmt.Sprintf("too many transfer encodings: %q", []string{"chunked", "SECRETVALUE42"})
+	for name, text := range map[string]string{
+		"%q":   fmt.Sprintf("attempt failed: %q: will retry", inner),
+		"json": func() string { b, _ := json.Marshal(map[string]any{"error": inner, "shard": 7}); return string(b) }(),
+	} {
+		t.Run(name, func(t *testing.T) {
+			msg, _ := errorTelemetry(t, http.MethodGet, "https://api.test/v1", nil,
+				failingWith(func(*http.Request) error { return errors.New(text) }))
+			if strings.Contains(msg, "SECRETVALUE42") {
+				t.Fatalf("Error() keeps the value: %s", msg)
+			}
+			tail := map[string]string{"%q": ": will retry", "json": `"shard":7}`}[name]
+			if !strings.Contains(msg, tail) || !strings.Contains(msg, `transfer encodings: \"REDACTED\"`) && !strings.Contains(msg, `transfer encodings: [\"REDACTED\"]`) {
+				t.Errorf("the message past the list is lost or the quoting broken:\n in  %s\n out %s", text, msg)
+			}
+		})
+	}
+}
