@@ -270,12 +270,26 @@ func keyValueOf(g *group) string {
 // foundNotApplied reports whether g's last state check found its write not
 // applied and no attempt followed it: the operation failed with its
 // outcome known, so a layer above that sends it again repeats nothing.
+// checkAnswerUnknown reports whether, from log records (no state check),
+// an operation that ended with its last attempt's check_state leaves its
+// check's answer untold: the caller gave up, or its deadline passed,
+// during or after the check, which ends canceled or deadline_exceeded
+// whether it found the write not applied (known) or not (unknown).
+func checkAnswerUnknown(g *group) bool {
+	end := g.op.Ending()
+	return len(g.op.StateChecks) == 0 && end >= 0 && g.op.Attempts[end].Decision == string(attrs.DecisionCheckState) &&
+		(g.op.Outcome == string(attrs.OutcomeCanceled) || g.op.Outcome == string(attrs.OutcomeDeadlineExceeded))
+}
+
 // From log records, which have no state check, that is an operation that
 // ended max_attempts, stop, budget_exhausted or throttled after its last
 // attempt decided check_state (the resend a not_applied allows, refused
 // by the attempt limit, the intent or the admission; an unknown answer
 // ends check_state).
 func foundNotApplied(g *group) bool {
+	if checkAnswerUnknown(g) {
+		return false // may be: see checkRepeat
+	}
 	n := len(g.op.StateChecks)
 	if n == 0 {
 		end := g.op.Ending()
@@ -703,6 +717,12 @@ func (a *analyzer) checkRepeat(s *resendScan, g *group, method string, contexts 
 		where := "span " + earlier.op.SpanID
 		if earlier.op.TraceID != g.op.TraceID {
 			where = "trace " + earlier.op.TraceID + ", " + where
+		}
+		if checkAnswerUnknown(earlier) {
+			a.note(g, CodeNeedsSpans, "state-check-end", g.op.SpanID,
+				"%s %s (operation %s) repeats operation %s (%s, which ended with %s after its state check): whether the check found the write not applied, so that nothing is repeated, only its span tells",
+				redacted(method), g.op.URL, fmtID(g.op.ID), fmtID(earlier.op.ID), where, opResult(earlier))
+			return
 		}
 		without := "with no " + keyIdempotencyContract + "=true"
 		if keyedWrite(g, method) {
