@@ -316,6 +316,18 @@ alive() {
 	[ -n "$pid" ] && [ -r "/proc/$pid/cmdline" ] && grep -qa -- "$(expected_cmd "$1")" "/proc/$pid/cmdline"
 }
 
+# starting NAME: the recorded pid is the program, or still the shell that
+# forked it, before its exec (under load, that can take a second), not
+# yet a process that ended (a zombie, until the shell waits for it).
+starting() {
+	local pid state
+	alive "$1" && return 0
+	pid=$(pid_of "$1")
+	[ -n "$pid" ] && [ -r "/proc/$pid/stat" ] || return 1
+	state=$(sed 's/.*) //' "/proc/$pid/stat" 2>/dev/null | cut -d' ' -f1) || return 1
+	[ -n "$state" ] && [ "$state" != Z ] && [ "$state" != X ]
+}
+
 expected_cmd() {
 	case $1 in
 	jaeger) echo "$JAEGER_BIN" ;;
@@ -346,7 +358,7 @@ start() {
 wait_for() {
 	local name=$1 deadline=$2 url=$3 pattern=${4:-}
 	while :; do
-		if ! alive "$name"; then
+		if ! starting "$name"; then
 			tail -n 30 "$RUN/logs/$name.log" >&2 || true
 			die "$name exited during startup (log: $RUN/logs/$name.log)"
 		fi
