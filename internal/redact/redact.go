@@ -835,9 +835,10 @@ func unparsed(raw string) string {
 // "url=//tok@h", a quoted line's "...\n//tok@h") with no ':' before it, and
 // then the slashes that run on after it are before it too ("///u@h" is "/"
 // and "u@h"). Any other "//" is a path's empty segment
-// ("/v1//alice@example.com") or a password's ("u:ab//cd@h", "u:ab=//cd@h").
-// (A quoted text's escaped line break ends a word, see escapedBreak: each
-// line of a tool's output is a text of its own.)
+// ("/v1//alice@example.com") or a password's ("u:ab//cd@h", "u:ab=//cd@h"),
+// but one after an escaped line break, which no URL holds as written
+// (URL escapes it), wherever it comes: a tool's list of URLs, one a line,
+// quoted ("//a\n//tok@b").
 func cutAuthority(s string, first bool) (before, after string, found bool) {
 	for from := 0; ; {
 		i := strings.Index(s[from:], "//")
@@ -848,7 +849,7 @@ func cutAuthority(s string, first bool) (before, after string, found bool) {
 		if i > 0 && s[i-1] == ':' {
 			return s[:i], s[i+len("//"):], true
 		}
-		if first && (i == 0 || afterSeparator(s[:i]) && strings.IndexByte(s[:i], ':') < 0) {
+		if first && (i == 0 || afterSeparator(s[:i]) && strings.IndexByte(s[:i], ':') < 0) || i > 0 && afterEscapedLineBreak(s[:i]) {
 			end := i + len("//")
 			for end < len(s) && s[end] == '/' {
 				end++
@@ -862,30 +863,30 @@ func cutAuthority(s string, first bool) (before, after string, found bool) {
 	}
 }
 
-// escapedBreak is the length of the line break or tab s begins with as a
-// quoted text escapes it (%q's and JSON's "\n", JSON's "\u000a"), 0 for
-// none. It ends a word as the character it stands for does: no URL holds
-// one as written (URL escapes a backslash), and a tool's output quoted
-// line by line is read a line at a time (a list of URLs, one a line).
-func escapedBreak(s string) int {
+// afterEscapedLineBreak reports whether text ends with a line break or a
+// tab as a quoted text escapes it (%q's "\n", JSON's "\n" or "\u000a").
+func afterEscapedLineBreak(text string) bool {
+	n := len(text)
 	switch {
-	case len(s) >= 2 && s[0] == '\\' && strings.IndexByte("ntr", s[1]) >= 0:
-		return 2
-	case len(s) >= 6 && s[:4] == `\u00` && isHex(s[4]) && isHex(s[5]) && strings.IndexByte("\n\r\t", unhex(s[4])<<4|unhex(s[5])) >= 0:
-		return 6
+	case n >= 2 && text[n-2] == '\\':
+		return strings.IndexByte("ntr", text[n-1]) >= 0
+	case n >= 6 && text[n-6:n-2] == `\u00` && isHex(text[n-2]) && isHex(text[n-1]):
+		return strings.IndexByte("\n\r\t", unhex(text[n-2])<<4|unhex(text[n-1])) >= 0
 	}
-	return 0
+	return false
 }
 
 // afterSeparator reports whether text ends where a value begins, as a
 // path never does before its empty segment: an opening of a field ('=',
-// '[', '(', '{', '<') or a list's separator (';', '|', ','), also as
-// JSON escapes it ("\u003c", as encoding/json writes '<').
+// '[', '(', '{', '<'), a list's separator (';', '|', ','), or a line break
+// or tab; each also as a quoted text escapes it ("\n", as %q and JSON
+// write a tool's output line by line; "\u003c", as encoding/json writes
+// '<').
 func afterSeparator(text string) bool {
 	const separators = "=[({<;|,"
 	n := len(text)
 	switch {
-	case strings.IndexByte(separators, text[n-1]) >= 0:
+	case strings.IndexByte(separators, text[n-1]) >= 0 || afterEscapedLineBreak(text):
 		return true
 	case n >= 6 && text[n-6:n-2] == `\u00` && isHex(text[n-2]) && isHex(text[n-1]):
 		return strings.IndexByte(separators, unhex(text[n-2])<<4|unhex(text[n-1])) >= 0
@@ -1047,13 +1048,12 @@ func TextKeeping(s string, keep ...string) string {
 		if i == len(s) {
 			break
 		}
-		sep := max(escapedBreak(s[i:]), 1) // one byte, or an escaped line break
-		b.WriteString(s[i : i+sep])
+		b.WriteByte(s[i]) // every separator is one byte
 		// A quote a backslash escapes opens nothing, so that each quoted
 		// string is scanned for its closing quote once.
 		quoted = s[i] == '"' && (i == 0 || s[i-1] != '\\')
-		s = s[i+sep:]
-		ahead.until -= i + sep
+		s = s[i+1:]
+		ahead.until -= i + 1
 	}
 	return b.String()
 }
@@ -1143,7 +1143,7 @@ func wordEnd(s string, ahead *lookahead) int {
 			from = i + 1
 		case c == '/':
 			path = true
-		case endsEveryWord(c) || c == '\\' && escapedBreak(s[i:]) > 0:
+		case endsEveryWord(c):
 			return i
 		case !url && isWordSeparator(rune(c)):
 			if i >= ahead.until {
@@ -1270,14 +1270,6 @@ func userinfoAhead(s string) (int, bool) {
 // oncall@example.com": a userinfo never begins with a '/' or holds a
 // space).
 func quotedURL(s string) bool {
-	for i := 0; i < len(s); i++ {
-		if s[i] == '\\' {
-			if escapedBreak(s[i:]) > 0 {
-				return false // lines, each read as text
-			}
-			i++ // the escaped character
-		}
-	}
 	first, _, spaced := strings.Cut(s, " ")
 	path := strings.HasPrefix(first, "/") && (!spaced || urlLike(first) || strings.ContainsAny(s, "?#"))
 	return urlLike(s) && (strings.Contains(first, "://") || path || queryKeyAfter(first, '?'))

@@ -477,8 +477,6 @@ func pathological(n int) map[string]string {
 		"'#'s before a far '='":                   strings.Repeat("#a", n/2) + "=",
 		"'#'s after versions":                     strings.Repeat("a.1#", n/4) + "=",
 		"slashes pairs before a far '@'":          strings.Repeat("//a", n/3) + "@h",
-		"escaped line breaks before a far '@'":    strings.Repeat(`\n//a`, n/5) + "@h",
-		"a quoted string of escaped lines":        `"` + strings.Repeat(`//a\n`, n/5) + `"?`,
 	}
 }
 
