@@ -718,7 +718,7 @@ func (a *analyzer) checkRepeat(s *resendScan, g *group, method string, contexts 
 		if earlier.op.TraceID != g.op.TraceID {
 			where = "trace " + earlier.op.TraceID + ", " + where
 		}
-		if checkAnswerUnknown(earlier) {
+		if a.logs && checkAnswerUnknown(earlier) {
 			a.note(g, CodeNeedsSpans, "state-check-end", g.op.SpanID,
 				"%s %s (operation %s) repeats operation %s (%s, which ended with %s after its state check): whether the check found the write not applied, so that nothing is repeated, only its span tells",
 				redacted(method), g.op.URL, fmtID(g.op.ID), fmtID(earlier.op.ID), where, opResult(earlier))
