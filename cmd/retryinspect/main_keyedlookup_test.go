@@ -123,15 +123,7 @@ func TestLogsOfAWriteFoundNotAppliedAfterARefusalGiveNoResend(t *testing.T) {
 				status, err := sendKeyed(t, rt, ctx, "")
 				t.Logf("second: %d %v; calls %d", status, err, len(base.Calls()))
 			})
-			code, out := reviewDump(t, "spans", r.spans)
-			t.Logf("spans:\n%s", out)
-			if code != exitClean {
-				t.Fatalf("setup: spans exit %d:\n%s", code, grepLines(out, "["))
-			}
-			code, out = reviewDump(t, "logs", r.logs)
-			if code != exitClean {
-				t.Errorf("logs: exit %d (the spans of the same run: clean):\n%s", code, grepLinesAfter(out, "[outer-layer-resend]"))
-			}
+			spansAndLogsClean(t, r)
 		})
 	}
 }
@@ -145,4 +137,19 @@ func grepLinesAfter(s, sub string) string {
 		}
 	}
 	return ""
+}
+
+// spansAndLogsClean checks a scene's spans and its log records both give
+// no finding: the spans as the setup's check, the records against them.
+func spansAndLogsClean(t *testing.T, r sceneRun) {
+	t.Helper()
+	code, out := reviewDump(t, "spans", r.spans)
+	t.Logf("spans:\n%s", out)
+	if code != exitClean {
+		t.Fatalf("setup: spans exit %d:\n%s", code, grepLines(out, "["))
+	}
+	code, out = reviewDump(t, "logs", r.logs)
+	if code != exitClean {
+		t.Errorf("logs: exit %d (the spans of the same run: clean):\n%s", code, grepLinesAfter(out, "[outer-layer-resend]"))
+	}
 }

@@ -43,13 +43,5 @@ func TestLogsOfAWriteFoundNotAppliedThenCanceledGiveNoResend(t *testing.T) {
 		status, err := sendKeyed(t, rt, ctx, "")
 		t.Logf("second: %d %v; calls %d", status, err, len(base.Calls()))
 	})
-	code, out := reviewDump(t, "spans", r.spans)
-	t.Logf("spans:\n%s", out)
-	if code != exitClean {
-		t.Fatalf("setup: spans exit %d:\n%s", code, grepLines(out, "["))
-	}
-	code, out = reviewDump(t, "logs", r.logs)
-	if code != exitClean {
-		t.Errorf("logs: exit %d (the spans of the same run: clean):\n%s", code, grepLinesAfter(out, "[outer-layer-resend]"))
-	}
+	spansAndLogsClean(t, r)
 }
