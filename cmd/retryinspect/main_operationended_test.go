@@ -66,11 +66,7 @@ func TestAHedgeTheDeadlineCutAfterA503IsNoWin(t *testing.T) {
 				})
 				for name, data := range map[string][]byte{"spans": r.spans, "logs": r.logs} {
 					h, rep := reviewHedging(t, data)
-					for _, op := range rep.Operations {
-						for _, at := range op.Attempts {
-							t.Logf("%s: attempt %d (hedge %v): %s, %s/%s", name, at.Number, at.IsHedge(), at.Result(), at.Decision, at.Reason)
-						}
-					}
+					logAttempts(t, name, rep)
 					d := h["inventory.test"]
 					if d == nil {
 						t.Fatalf("%s: no hedging figures", name)
@@ -105,11 +101,7 @@ func TestOperationEndedRaceHeld(t *testing.T) {
 				})
 				for name, data := range map[string][]byte{"spans": r.spans, "logs": r.logs} {
 					h, rep := reviewHedging(t, data)
-					for _, op := range rep.Operations {
-						for _, at := range op.Attempts {
-							t.Logf("%s: attempt %d (hedge %v): %s, %s/%s", name, at.Number, at.IsHedge(), at.Result(), at.Decision, at.Reason)
-						}
-					}
+					logAttempts(t, name, rep)
 					if d := h["inventory.test"]; d == nil || d.WinRate.Count != 0 || d.WinRate.Total != 1 || d.HedgeRate.Count != 1 {
 						t.Errorf("%s: hedging %+v", name, d)
 					}
@@ -143,22 +135,14 @@ func (f reviewRT) RoundTrip(r *http.Request) (*http.Response, error) { return f(
 func TestAnOperationEndedAttemptIsAFailedAttempt(t *testing.T) {
 	r := runScene(t, func(t *testing.T, e *sceneEnv) {
 		base := scripted.New(scripted.Step{Hang: true})
-		rt := e.transport(base, otelretry.WithDeadline(100*time.Millisecond), otelretry.WithoutBudget(),
-			otelretry.WithHedging(otelretry.Hedging{Delay: 20 * time.Millisecond, MaxShare: 1}))
-		if _, err := send(t, rt, e.ctx, http.MethodGet, "http://inventory.test/items"); err == nil {
-			t.Fatal("the read returned")
-		}
+		sendHedgedRead(t, e, base, "deadline")
 		if n := len(base.Calls()); n != 2 {
 			t.Fatalf("%d calls, want 2", n)
 		}
 	})
 	for name, data := range map[string][]byte{"spans": r.spans, "logs": r.logs} {
 		_, rep := reviewHedging(t, data)
-		for _, op := range rep.Operations {
-			for _, at := range op.Attempts {
-				t.Logf("%s: attempt %d (hedge %v): %s, %s/%s", name, at.Number, at.IsHedge(), at.Result(), at.Decision, at.Reason)
-			}
-		}
+		logAttempts(t, name, rep)
 		for _, d := range rep.Dependencies {
 			t.Logf("%s: %s", name, d.Headline)
 			if got := sharesMap(d.FailedAttempts); got["timeout"] != 2 {
@@ -184,5 +168,15 @@ func sendHedgedRead(t *testing.T, e *sceneEnv, base http.RoundTripper, how strin
 	}
 	if _, err := send(t, rt, ctx, http.MethodGet, "http://inventory.test/items"); err == nil {
 		t.Fatal("the read returned")
+	}
+}
+
+// logAttempts logs each attempt of rep's operations, read from name.
+func logAttempts(t *testing.T, name string, rep *inspect.Report) {
+	t.Helper()
+	for _, op := range rep.Operations {
+		for _, at := range op.Attempts {
+			t.Logf("%s: attempt %d (hedge %v): %s, %s/%s", name, at.Number, at.IsHedge(), at.Result(), at.Decision, at.Reason)
+		}
 	}
 }
