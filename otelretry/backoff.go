@@ -17,7 +17,7 @@ import (
 // The pause is still at least the server's retry hint (Retry-After, and
 // the headers of WithRetryHint), and the transport caps every pause by
 // the operation deadline: a pause that cannot end before the deadline is
-// never started.
+// never started. It is not asked once no time is left for a pause.
 type Backoff func(retry int, a Answer) time.Duration
 
 // ConstantBackoff pauses d before every retry. Without jitter, clients that

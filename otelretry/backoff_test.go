@@ -41,6 +41,33 @@ func TestSlowBackoffDecidesOnTheTimeLeftAfterIt(t *testing.T) {
 	})
 }
 
+// The Backoff is asked for a pause only while one could fit: an answer
+// judged after the operation's deadline (here a slow Classifier) ends
+// deadline_exceeded without asking it, so a Backoff's own call is never
+// made with the operation's context already ended.
+func TestBackoffIsNotAskedWithNoTimeLeft(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		asked := 0
+		backoff := otelretry.Backoff(func(int, otelretry.Answer) time.Duration { asked++; return 0 })
+		slow := otelretry.WithClassifier(func(otelretry.Answer) otelretry.Classification {
+			time.Sleep(2 * time.Second)
+			return otelretry.Classification{}
+		})
+		h := newHarness(t, []scripted.Step{{Status: 503}, {Status: 200}},
+			otelretry.WithDeadline(time.Second), otelretry.WithBackoff(backoff), slow)
+		resp, err := h.transprt.RoundTrip(get(t, t.Context(), "http://api.test/items"))
+		if err == nil {
+			resp.Body.Close()
+		}
+		if asked != 0 {
+			t.Errorf("the Backoff was asked %d time(s) after the deadline passed", asked)
+		}
+		if got := attrOf(h.operation(t), attrs.OutcomeKey).AsString(); got != string(attrs.DecisionDeadlineExceeded) {
+			t.Errorf("the operation ended %s, want %s", got, attrs.DecisionDeadlineExceeded)
+		}
+	})
+}
+
 // Work that runs after a retry was decided (the next attempt's
 // PrepareAttemptFunc) can still take the time the retry needed. The retry then
 // does not happen, and the operation says so: the attempt that was not

@@ -527,7 +527,10 @@ func decideAfterAttempt(in *input) verdict {
 		// more to ask. At the deadline, the limits below end the race.
 		return verdict{decision: attrs.DecisionRetry, reason: attrs.ReasonInFlight}
 	}
-	if !in.pauseAsked {
+	if !in.pauseAsked && in.remaining > in.drainFloor {
+		// With no time left for even the drain, no pause could fit:
+		// the Backoff is not asked (its own calls would find the
+		// operation's deadline passed).
 		return verdict{decision: attrs.DecisionRetry, reason: why, needPause: true}
 	}
 	pause := max(in.backoff, in.retryAfter, in.raceHint, in.classifier.pause)
