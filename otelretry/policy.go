@@ -541,16 +541,19 @@ func decideAfterAttempt(in *input) verdict {
 // whose answer was lost (its key or its method made it repeatable, not
 // its outcome known) into a state check, when the user gave one, as a
 // write without a contract is looked up at once (check_state): the
-// attempt limit, a body that cannot be sent again, the Intent's NoRetry.
-// An answer keeps the operation's end (it is returned, the write still
+// attempt limit, a body that cannot be sent again, the Intent's NoRetry
+// (also where a pause that would not fit came first). An answer keeps the operation's end (it is returned, the write still
 // unknown), and so do the admission's refusals (the dependency is
 // overloaded; they are recorded as such) and no time left.
 func lookUpWhenStopped(in *input, v verdict) verdict {
 	if !in.stateCheck || in.status != 0 || !unresolvedAfter(in) {
 		return v
 	}
-	switch v.reason {
-	case attrs.ReasonAttemptLimit, attrs.ReasonNotReplayable, attrs.ReasonIntent:
+	switch {
+	case v.reason == attrs.ReasonAttemptLimit, v.reason == attrs.ReasonNotReplayable, v.reason == attrs.ReasonIntent,
+		// The pause is checked first, but the attempt limit or the body
+		// stops the resend whatever it is, and the check needs none.
+		v.reason == attrs.ReasonDeadline && (in.attemptsLeft <= 0 || !in.replayable):
 		return verdict{decision: attrs.DecisionCheckState, reason: attrs.ReasonUnknownWrite, unknownWrite: true}
 	}
 	return v

@@ -164,6 +164,12 @@ func TestDecideAfterAttempt(t *testing.T) {
 		{"keyed 400 stops as any 400", attemptInput(with(status(400, false), keyed)), attrs.DecisionStop, attrs.ReasonStatus, 0, false},
 		{"a keyed write's lost answer is resent", attemptInput(with(class(attrs.ErrorClassConnectionReset), keyed, func(in *input) { in.write, in.written = true, true })),
 			attrs.DecisionRetry, attrs.ReasonRetryableError, 40 * msec, false},
+		{"a keyed write's lost answer at the attempt limit is looked up, whatever the pause", attemptInput(with(class(attrs.ErrorClassConnectionReset), keyed, func(in *input) {
+			in.write, in.written, in.stateCheck, in.attemptsLeft, in.remaining = true, true, true, 0, 40*msec
+		})), attrs.DecisionCheckState, attrs.ReasonUnknownWrite, 0, true},
+		{"a keyed write's lost answer whose pause does not fit keeps the deadline", attemptInput(with(class(attrs.ErrorClassConnectionReset), keyed, func(in *input) {
+			in.write, in.written, in.stateCheck, in.remaining = true, true, true, 40*msec
+		})), attrs.DecisionDeadlineExceeded, attrs.ReasonDeadline, 0, true},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -700,7 +706,7 @@ func retryRow(why attrs.Reason) func(input) verdict {
 		if in.othersInFlight && in.remaining > 0 {
 			return verdict{decision: attrs.DecisionRetry, reason: attrs.ReasonInFlight}
 		}
-		if !in.pauseAsked {
+		if !in.pauseAsked && in.remaining > in.drainFloor { // no pause fits: the Backoff is not asked
 			return verdict{decision: attrs.DecisionRetry, reason: why, needPause: true}
 		}
 		return refLookUp(in, refLimits(in, max(in.backoff, in.retryAfter, in.raceHint, in.classifier.pause), why))
@@ -709,13 +715,15 @@ func retryRow(why attrs.Reason) func(input) verdict {
 
 // refLookUp is footnote ²'s last rule: a write with no answer whose
 // outcome is unresolved (lost or cut now, or unresolved before), whose
-// resend the attempt limit, its body or the intent stops, is looked up
+// resend the attempt limit, its body or the intent stops (whatever the
+// pause the deadline checked first), is looked up
 // when there is a state check.
 func refLookUp(in input, v verdict) verdict {
 	lost := !in.notProcessed &&
 		(in.written || in.cutBelow || in.class == attrs.ErrorClassTimeout || in.class == attrs.ErrorClassConnectionReset)
 	unresolved := noResponse(in) && (in.unresolvedWrite || in.write && lost)
-	stopped := v.reason == attrs.ReasonAttemptLimit || v.reason == attrs.ReasonNotReplayable || v.reason == attrs.ReasonIntent
+	stopped := v.reason == attrs.ReasonAttemptLimit || v.reason == attrs.ReasonNotReplayable || v.reason == attrs.ReasonIntent ||
+		v.reason == attrs.ReasonDeadline && (in.attemptsLeft <= 0 || !in.replayable)
 	if in.stateCheck && unresolved && stopped {
 		return verdict{decision: attrs.DecisionCheckState, reason: attrs.ReasonUnknownWrite, unknownWrite: true}
 	}
