@@ -359,3 +359,16 @@ func TestAQueryValueOrAUserinfoLeavesTheSanitizedURLWhole(t *testing.T) {
 		}
 	}
 }
+
+// The request's own query printed as fmt prints url.Values loses its
+// values of 8 bytes or more; a shorter one is text there, as
+// docs/telemetry.md says (pinned, so that a change tells the doc).
+func TestTheRequestsQueryPrintedAsURLValues(t *testing.T) {
+	printed := func(r *http.Request) string { return fmt.Sprintf("bad query %v", r.URL.Query()) }
+	if leaks := leaksOfAFailedOperation(t, "https://u:pw@api.test/p?token=S3CRETXY&page=2", printed); len(leaks) > 0 {
+		t.Errorf("a value of 8 bytes kept: %q", leaks)
+	}
+	if leaks := leaksOfAFailedOperation(t, "https://api.test/p?token=S3CRET&page=2", printed); len(leaks) == 0 {
+		t.Error("a value of 6 bytes printed as url.Values is now replaced: docs/telemetry.md says it is text there")
+	}
+}
