@@ -38,6 +38,12 @@ func TestAKeyedWriteThatCannotBeResentIsStillLookedUp(t *testing.T) {
 		{"no keys, body of unknown length (control)", false, true, nil},
 		{"keys, one attempt", true, false, []otelretry.Option{otelretry.WithMaxAttempts(1)}},
 		{"keys, body of unknown length", true, true, nil},
+		// The limit stops the resend whatever the pause, which the deadline
+		// checks first: the check needs none (decisions.md, footnote ²).
+		{"keys, one attempt, a pause longer than the deadline", true, false,
+			[]otelretry.Option{otelretry.WithMaxAttempts(1), otelretry.WithBackoff(otelretry.ConstantBackoff(time.Hour))}},
+		{"keys, body of unknown length, a pause longer than the deadline", true, true,
+			[]otelretry.Option{otelretry.WithBackoff(otelretry.ConstantBackoff(time.Hour))}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -80,56 +86,6 @@ func TestAKeyedWriteThatCannotBeResentIsStillLookedUp(t *testing.T) {
 			}
 			if err != nil || resp.StatusCode != http.StatusCreated {
 				t.Errorf("want the state check's stored 201, got %+v", last)
-			}
-		})
-	}
-}
-
-// A keyed write whose answer was lost and whose resend the attempt limit
-// stops goes to the state check (decisions.md, footnote ²), also when
-// the Backoff's pause, checked against the deadline first, would not
-// have fit: the check needs no pause. The same write without a key is
-// looked up at once.
-func TestAKeyedWriteAtTheAttemptLimitIsLookedUpWhateverTheBackoff(t *testing.T) {
-	for _, keys := range []bool{false, true} {
-		name := "no keys (control)"
-		if keys {
-			name = "keys"
-		}
-		t.Run(name, func(t *testing.T) {
-			srv := newKeyStore(t, lostOnce)
-			var checks atomic.Int32
-			check := func(ctx context.Context, sc otelretry.StateCheck) (otelretry.StateResult, error) {
-				checks.Add(1)
-				stored := &http.Response{StatusCode: http.StatusCreated, Header: http.Header{},
-					Body: io.NopCloser(strings.NewReader("order 1"))}
-				return otelretry.StateResult{State: attrs.StateApplied, Response: stored}, nil
-			}
-			opts := []otelretry.Option{otelretry.WithStateCheck(check), otelretry.WithoutBudget(),
-				otelretry.WithMaxAttempts(1), otelretry.WithBackoff(otelretry.ConstantBackoff(time.Hour))}
-			if keys {
-				opts = append(opts, otelretry.WithIdempotencyKeys(otelretry.DraftIdempotencyKey()))
-			}
-			base := http.DefaultTransport.(*http.Transport).Clone()
-			defer base.CloseIdleConnections()
-			client := &http.Client{Transport: otelretry.NewTransport(base, opts...)}
-			var res otelretry.Results
-			ctx := otelretry.WithResults(otelretry.WithOperationID(t.Context(), "order-42"), &res)
-			req, err := http.NewRequestWithContext(ctx, http.MethodPost, srv.URL+"/orders", strings.NewReader(`{"sku":"A1"}`))
-			if err != nil {
-				t.Fatal(err)
-			}
-			resp, err := client.Do(req)
-			if err == nil {
-				resp.Body.Close()
-			}
-			last, _ := res.Last()
-			if n := len(srv.appliedPayloads()); n != 1 {
-				t.Fatalf("applied %d, want 1", n)
-			}
-			if checks.Load() != 1 || err != nil || resp.StatusCode != http.StatusCreated {
-				t.Errorf("state checks %d, want 1 and its stored 201: ended %s (%s), ErrOutcomeUnknown %v, err: %v",
-					checks.Load(), last.Outcome, last.Reason, errors.Is(err, otelretry.ErrOutcomeUnknown), err)
 			}
 		})
 	}
