@@ -17,7 +17,8 @@ import (
 // The pause is still at least the server's retry hint (Retry-After, and
 // the headers of WithRetryHint), and the transport caps every pause by
 // the operation deadline: a pause that cannot end before the deadline is
-// never started. It is not asked once no time is left for a pause.
+// never started. It is not asked once the deadline has passed, or leaves
+// no time even for the drain of the answer's body.
 type Backoff func(retry int, a Answer) time.Duration
 
 // ConstantBackoff pauses d before every retry. Without jitter, clients that

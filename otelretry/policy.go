@@ -552,8 +552,9 @@ func lookUpWhenStopped(in *input, v verdict) verdict {
 	switch {
 	case v.reason == attrs.ReasonAttemptLimit, v.reason == attrs.ReasonNotReplayable, v.reason == attrs.ReasonIntent,
 		// The pause is checked first, but the attempt limit or the body
-		// stops the resend whatever it is, and the check needs none.
-		v.reason == attrs.ReasonDeadline && (in.attemptsLeft <= 0 || !in.replayable):
+		// stops the resend whatever it is, and the check needs none (with
+		// no time left at all, the deadline's end stands).
+		v.reason == attrs.ReasonDeadline && in.remaining > 0 && (in.attemptsLeft <= 0 || !in.replayable):
 		return verdict{decision: attrs.DecisionCheckState, reason: attrs.ReasonUnknownWrite, unknownWrite: true}
 	}
 	return v

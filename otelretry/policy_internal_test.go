@@ -167,6 +167,9 @@ func TestDecideAfterAttempt(t *testing.T) {
 		{"a keyed write's lost answer at the attempt limit is looked up, whatever the pause", attemptInput(with(class(attrs.ErrorClassConnectionReset), keyed, func(in *input) {
 			in.write, in.written, in.stateCheck, in.attemptsLeft, in.remaining = true, true, true, 0, 40*msec
 		})), attrs.DecisionCheckState, attrs.ReasonUnknownWrite, 0, true},
+		{"a keyed write's lost answer at the attempt limit with no time left keeps the deadline", attemptInput(with(class(attrs.ErrorClassTimeout), keyed, func(in *input) {
+			in.write, in.written, in.stateCheck, in.attemptsLeft, in.remaining = true, true, true, 0, 0
+		})), attrs.DecisionDeadlineExceeded, attrs.ReasonDeadline, 0, true},
 		{"a keyed write's lost answer whose pause does not fit keeps the deadline", attemptInput(with(class(attrs.ErrorClassConnectionReset), keyed, func(in *input) {
 			in.write, in.written, in.stateCheck, in.remaining = true, true, true, 40*msec
 		})), attrs.DecisionDeadlineExceeded, attrs.ReasonDeadline, 0, true},
@@ -723,7 +726,7 @@ func refLookUp(in input, v verdict) verdict {
 		(in.written || in.cutBelow || in.class == attrs.ErrorClassTimeout || in.class == attrs.ErrorClassConnectionReset)
 	unresolved := noResponse(in) && (in.unresolvedWrite || in.write && lost)
 	stopped := v.reason == attrs.ReasonAttemptLimit || v.reason == attrs.ReasonNotReplayable || v.reason == attrs.ReasonIntent ||
-		v.reason == attrs.ReasonDeadline && (in.attemptsLeft <= 0 || !in.replayable)
+		v.reason == attrs.ReasonDeadline && in.remaining > 0 && (in.attemptsLeft <= 0 || !in.replayable)
 	if in.stateCheck && unresolved && stopped {
 		return verdict{decision: attrs.DecisionCheckState, reason: attrs.ReasonUnknownWrite, unknownWrite: true}
 	}

@@ -11,9 +11,11 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/otelretry/otelretry-go/attrs"
+	"github.com/otelretry/otelretry-go/internal/scripted"
 	"github.com/otelretry/otelretry-go/otelretry"
 )
 
@@ -88,5 +90,55 @@ func TestAKeyedWriteThatCannotBeResentIsStillLookedUp(t *testing.T) {
 				t.Errorf("want the state check's stored 201, got %+v", last)
 			}
 		})
+	}
+}
+
+// A keyed write whose only attempt the operation's own deadline cuts has
+// no time left for anything: it keeps the deadline's end (decisions.md,
+// footnote ²), whatever WithMaxAttempts allows or its body: with no time
+// left neither a resend nor a lookup can be made.
+func TestAKeyedWriteCutByTheDeadlineEndsTheSameWhateverTheAttemptLimit(t *testing.T) {
+	ends := map[string]string{}
+	checksBy := map[string]int32{}
+	for _, c := range []struct {
+		name          string
+		maxAttempts   int
+		unknownLength bool
+	}{{"3 attempts, replayable body", 3, false}, {"1 attempt, replayable body", 1, false}, {"3 attempts, body of unknown length", 3, true}} {
+		maxAttempts := c.maxAttempts
+		synctest.Test(t, func(t *testing.T) {
+			var checks atomic.Int32
+			check := func(ctx context.Context, sc otelretry.StateCheck) (otelretry.StateResult, error) {
+				checks.Add(1)
+				return otelretry.StateResult{State: attrs.StateUnknown}, nil
+			}
+			h := newHarness(t, []scripted.Step{{Hang: true}, {Status: 201}, {Status: 201}},
+				otelretry.WithDeadline(time.Second), otelretry.WithAttemptTimeout(10*time.Second),
+				otelretry.WithMaxAttempts(maxAttempts), otelretry.WithoutBudget(),
+				otelretry.WithIdempotencyKeys(otelretry.DraftIdempotencyKey()), otelretry.WithStateCheck(check))
+			var res otelretry.Results
+			ctx := otelretry.WithResults(t.Context(), &res)
+			req := post(t, ctx, "http://api.test/orders", `{"sku":"A1"}`)
+			if c.unknownLength {
+				req.Body, req.GetBody, req.ContentLength = io.NopCloser(strings.NewReader(`{"sku":"A1"}`)), nil, -1
+			}
+			resp, err := h.transprt.RoundTrip(req)
+			if err == nil {
+				resp.Body.Close()
+			}
+			last, _ := res.Last()
+			op := attrOf(h.operation(t), attrs.OutcomeKey).AsString()
+			ends[c.name] = op + "/" + string(last.Reason)
+			checksBy[c.name] = checks.Load()
+			t.Logf("%s, WithMaxAttempts(%d): operation %s, Results %s (%s), checks %d, ErrOutcomeUnknown %v, calls %d",
+				c.name, maxAttempts, op, last.Outcome, last.Reason, checks.Load(), errors.Is(err, otelretry.ErrOutcomeUnknown), len(h.base.Calls()))
+		})
+	}
+	base := "3 attempts, replayable body"
+	for name, end := range ends {
+		if end != ends[base] {
+			t.Errorf("a keyed write cut by the operation's deadline (no time left) ends %s with %s but %s with %s; state checks made: %d and %d",
+				end, name, ends[base], base, checksBy[name], checksBy[base])
+		}
 	}
 }
