@@ -357,7 +357,8 @@
 //	attempt-after-deadline     an attempt started after operation start + retry.deadline_ms (1ms tolerance), or with
 //	                           retry.remaining_ms < 0 (0 is under 1 ms left); a time limit beyond what a duration holds never wraps
 //	attempt-numbering          retry.attempt values of an operation are not 1, 2, ... n (on a later redirect hop or a
-//	                           counted repeat, which may go on counting: not consecutive)
+//	                           counted repeat, which may go on counting: not consecutive; of operations of one id in
+//	                           flight together, whose numbers interleave: not 1, 2, ... n between them)
 //	attempt-count-mismatch     retry.attempts differs from the number of attempt spans (lost spans)
 //	missing-operation-span     attempts or state checks whose operation span was lost: their parent span is not in the
 //	                           input (unsampled, unended, unflushed), or the operation span with their id is in another

@@ -33,6 +33,11 @@ type group struct {
 	// gave it among operations that started at one instant.
 	firstAttempt int64
 	took         map[int64]bool
+	// together is the run of operations of the same trace and id that
+	// ran at once with this one (see markTogether), nil when none did;
+	// unsure: read from log records that do not tell their attempts apart.
+	together []*group
+	unsure   bool
 }
 
 // conflict is a second delivery of a span id whose content differs.
@@ -378,9 +383,7 @@ func (a *analyzer) group() {
 		a.groupOf[i] = g
 		a.addFields(g, s, f)
 		k := spanKey{s.TraceID, op.ID}
-		if a.logs {
-			allByID[k] = append(allByID[k], g)
-		}
+		allByID[k] = append(allByID[k], g)
 		if byID[k] == nil {
 			byID[k] = g
 		} else {
@@ -389,7 +392,10 @@ func (a *analyzer) group() {
 	}
 	held := map[spanKey]*holders{}
 	for k, ops := range allByID {
-		held[k] = numberHops(ops)
+		markTogether(ops)
+		if a.logs {
+			held[k] = numberHops(ops)
+		}
 	}
 	opAbove := nearestAncestors(a.parent, func(p int) bool { return a.roles[p] == roleOperation })
 	orphans := map[spanKey]*group{}
@@ -399,14 +405,14 @@ func (a *analyzer) group() {
 			continue
 		}
 		var g *group
+		k := spanKey{s.TraceID, stringAttr(s, keyOperationID)}
 		if p := opAbove[i]; p >= 0 {
 			g = a.groupOf[p]
-		} else if m := byID[spanKey{s.TraceID, stringAttr(s, keyOperationID)}]; m != nil && m != ambiguous {
+		} else if m := byID[k]; m != nil && m != ambiguous {
 			g = m
-		} else if m := byTime(allByID[spanKey{s.TraceID, stringAttr(s, keyOperationID)}], held[spanKey{s.TraceID, stringAttr(s, keyOperationID)}], s); m != nil {
+		} else if m := a.byRecord(allByID[k], held[k], s); m != nil {
 			g = m
 		} else {
-			k := spanKey{s.TraceID, stringAttr(s, keyOperationID)}
 			if g = orphans[k]; g == nil {
 				g = &group{op: Operation{ID: k.span, TraceID: s.TraceID}}
 				orphans[k] = g
@@ -752,7 +758,9 @@ func (a *analyzer) finishGroup(g *group) {
 	slices.SortStableFunc(g.op.Attempts, func(x, y Attempt) int {
 		return cmp.Or(cmp.Compare(x.Number, y.Number), x.Start.Compare(y.Start), cmp.Compare(x.SpanID, y.SpanID))
 	})
-	markOverlaps(g.op.Attempts)
+	if !g.unsure { // attempts of others may be among them: no hedge is inferred
+		markOverlaps(g.op.Attempts)
+	}
 	var inFlight []bool
 	if slices.ContainsFunc(g.op.Attempts, func(at Attempt) bool { return at.Decision == string(attrs.DecisionRetry) }) {
 		inFlight = inFlightAtEnd(g.op.Attempts)

@@ -24,6 +24,13 @@ const deadlineTolerance = time.Millisecond
 // checkOperation runs the checks that concern one operation.
 func (a *analyzer) checkOperation(g *group) {
 	a.checkStatusXorErrorClass(g)
+	if g.unsure {
+		// Which attempt was whose is not known: what depends on it is
+		// left to the spans.
+		a.note(g, CodeNeedsSpans, "in-flight-together", g.op.SpanID,
+			"operations under id %s ran at once with the same method and URL: the log records do not tell their attempts apart", redacted(g.op.ID))
+		return
+	}
 	a.checkRemainingGrows(g)
 	a.checkRetryWithoutNext(g)
 	a.checkOperationIDs(g)
@@ -427,7 +434,8 @@ func (a *analyzer) checkDeadline(g *group) {
 // checkNumbering wants 1, 2, ... n. A later hop of a redirect chain
 // (retry.redirects) goes on counting from the hops before it, and so may a
 // repeat the transport counted (retry.operation.repeat), so there only
-// consecutive numbers are wanted.
+// consecutive numbers are wanted; operations of one id in flight together
+// interleave theirs (checkNumberingTogether).
 func (a *analyzer) checkNumbering(g *group) {
 	atts := g.op.Attempts
 	if len(atts) == 0 {
@@ -437,6 +445,10 @@ func (a *analyzer) checkNumbering(g *group) {
 		if at.Number < 1 {
 			return // reported as an invalid attribute
 		}
+	}
+	if g.together != nil {
+		a.checkNumberingTogether(g)
+		return
 	}
 	first := int64(1)
 	if marked(g) {

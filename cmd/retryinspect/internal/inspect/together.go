@@ -1,0 +1,170 @@
+// Copyright The otelretry Authors
+// SPDX-License-Identifier: Apache-2.0
+
+package inspect
+
+import (
+	"cmp"
+	"slices"
+	"strconv"
+	"time"
+
+	"github.com/otelretry/otelretry-go/cmd/retryinspect/internal/model"
+	"github.com/otelretry/otelretry-go/internal/redact"
+)
+
+// markTogether marks the operations of one trace and operation id that
+// ran at once (a job's fan-out under one WithOperationID): the transport
+// numbers attempts on across the operations under an id, so theirs
+// interleave. Each gets the run of operations it overlaps, in time order;
+// an operation known from its attempts only has no end, and is left out.
+func markTogether(ops []*group) {
+	timed := make([]*group, 0, len(ops))
+	for _, g := range ops {
+		if g.span != nil && !g.op.End.IsZero() {
+			timed = append(timed, g)
+		}
+	}
+	slices.SortStableFunc(timed, func(x, y *group) int { return x.op.Start.Compare(y.op.Start) })
+	var run []*group
+	var end time.Time
+	flush := func() {
+		if len(run) > 1 {
+			for _, g := range run {
+				g.together = run
+			}
+		}
+	}
+	for _, g := range timed {
+		if len(run) > 0 && g.op.Start.Before(end) {
+			run = append(run, g)
+			if g.op.End.After(end) {
+				end = g.op.End
+			}
+			continue
+		}
+		flush()
+		run, end = []*group{g}, g.op.End
+	}
+	flush()
+}
+
+// byCall is, for an attempt record s, the operation among ops (one
+// trace and id, in time order) whose time holds the attempt's, with its
+// method and URL, when the latest to start before s ran at once with
+// others (the only ones that may hold s) and exactly one of that run
+// fits (ok). When none or several fit, or the run is longer than
+// maxTogether, the records cannot tell whose s is: unsure.
+func byCall(ops []*group, s *model.Span) (g *group, ok, unsure bool) {
+	n, _ := slices.BinarySearchFunc(ops, s.Start, func(o *group, t time.Time) int {
+		if o.op.Start.After(t) {
+			return 1
+		}
+		return -1 // at or before: the search lands after the last of them
+	})
+	if n == 0 || ops[n-1].together == nil {
+		return nil, false, false
+	}
+	run := ops[n-1].together
+	if len(run) > maxTogether {
+		return nil, false, true
+	}
+	method, url := stringAttr(s, keyMethod), redact.String(stringAttr(s, keyURLFull))
+	fits := 0
+	for _, o := range run {
+		// The operation's end is read to the millisecond below it (see byTime).
+		if o.op.Start.After(s.Start) || !s.End.Before(o.op.End.Add(time.Millisecond)) ||
+			stringAttr(o.span, keyMethod) != method || o.op.URL != url {
+			continue
+		}
+		g, fits = o, fits+1
+	}
+	if fits == 1 {
+		return g, true, false
+	}
+	return nil, false, true
+}
+
+// maxTogether bounds the operations of one id in flight together among
+// which an attempt record is looked for: a hostile input's thousands
+// would cost a scan of them all for each record.
+const maxTogether = 64
+
+// byRecord is the operation of log record s among ops, its id's (see
+// byCall, then byTime); nil when there is none, and for spans, which
+// hang under their operation span.
+func (a *analyzer) byRecord(ops []*group, h *holders, s *model.Span) *group {
+	if !a.logs {
+		return nil
+	}
+	if g, ok, unsure := byCall(ops, s); ok {
+		return g
+	} else if unsure {
+		g := byTime(ops, h, s)
+		if g != nil {
+			markUnsure(g)
+		}
+		return g
+	}
+	return byTime(ops, h, s)
+}
+
+// markUnsure marks g's run of operations in flight together as read from
+// records that do not tell their attempts apart.
+func markUnsure(g *group) {
+	if g.unsure {
+		return // its run is marked already
+	}
+	g.unsure = true
+	for _, o := range g.together {
+		o.unsure = true
+	}
+}
+
+// checkNumberingTogether wants, of an operation in flight together with
+// others under its id, increasing numbers, and of the run (checked on its
+// first) the numbers 1, 2, ... n between them, from the first number of
+// the run when every operation in it continues an earlier one (see
+// marked).
+func (a *analyzer) checkNumberingTogether(g *group) {
+	for i := 1; i < len(g.op.Attempts); i++ {
+		if g.op.Attempts[i].Number <= g.op.Attempts[i-1].Number {
+			a.add(g, CodeAttemptNumbering, "", "%s values are %s; want them increasing", keyAttempt, numbersOf(g.op.Attempts))
+			return
+		}
+	}
+	if g != g.together[0] {
+		return
+	}
+	var all []Attempt
+	first := int64(0)
+	for _, o := range g.together {
+		all = append(all, o.op.Attempts...)
+		if !marked(o) {
+			first = 1
+		}
+	}
+	if len(all) == 0 {
+		return
+	}
+	slices.SortStableFunc(all, func(x, y Attempt) int { return cmp.Compare(x.Number, y.Number) })
+	if first == 0 {
+		first = all[0].Number
+	}
+	for i, at := range all {
+		if at.Number != first+int64(i) {
+			a.add(g, CodeAttemptNumbering, "", "%s values of the %d operations in flight together under this id are %s; want %d to %d",
+				keyAttempt, len(g.together), numbersOf(all), first, first+int64(len(all))-1)
+			return
+		}
+	}
+}
+
+// numbersOf lists the attempts' numbers.
+func numbersOf(atts []Attempt) string {
+	s := make([]string, len(atts))
+	for i, at := range atts {
+		s[i] = strconv.FormatInt(at.Number, 10)
+	}
+	return listed(s, ", ")
+}
