@@ -697,6 +697,8 @@ func (a *attempt) bodyBroke(err error, closed bool) {
 // first thing in its Close.
 func (a *attempt) bodyClosing() { a.held.late.ended() }
 
+func (a *attempt) closeBase() { a.held.raw.close() }
+
 // observe gathers what the attempt saw: its timing, what came back and
 // what the base reported of the wire.
 func (a *attempt) observe(resp *http.Response, err error) observation {

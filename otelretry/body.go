@@ -22,6 +22,9 @@ type releaser interface {
 	// bodyClosing is told before the body is closed, before otelhttp's
 	// wrapper ends its span (see attempt.bodyClosing).
 	bodyClosing()
+	// closeBase closes the base's body beneath any wrapper, running no
+	// telemetry: after a panic or a runtime.Goexit in the wrapper's Close.
+	closeBase()
 }
 
 // responseBody wraps the body of a response handed to the caller. Closing
@@ -57,15 +60,24 @@ func (b *responseBody) Read(p []byte) (int, error) {
 func (b *responseBody) Close() error {
 	b.closed.Store(true)
 	defer b.once.Do(b.owner.release) // also when the base's Close panics
-	recorded := false
+	recorded, closed := false, false
 	defer func() {
 		if !recorded { // the telemetry panicked: the base's body (and what wraps it) is closed all the same
 			afterPanic(func() { b.ReadCloser.Close() })
 		}
+		if !closed {
+			// The wrapper's Close panicked or exited (otelhttp ends its
+			// span, and so runs the user's span processors, before it
+			// closes the body beneath): the base's body is closed all the
+			// same, and its connection freed.
+			afterPanic(b.owner.closeBase)
+		}
 	}()
 	b.owner.bodyClosing()
 	recorded = true
-	return b.ReadCloser.Close()
+	err := b.ReadCloser.Close()
+	closed = true
+	return err
 }
 
 type responseReadWriteCloser struct {

@@ -93,3 +93,4 @@ type releaseFunc func()
 func (f releaseFunc) release()            { f() }
 func (releaseFunc) bodyBroke(error, bool) {} // a stored response has no attempt span
 func (releaseFunc) bodyClosing()          {}
+func (releaseFunc) closeBase()            {} // the stored body is the hook's own, unwrapped
