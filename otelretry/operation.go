@@ -227,6 +227,8 @@ func (op *operation) policy() requestPolicy { return policyOf(op.plan, op.key) }
 func (op *operation) run(held *holdings) (*http.Response, error, verdict) {
 	var p progress
 	refused := op.admitFirst(held, &p)
+	var last *attempt // the attempt a retry follows, and its cause
+	var lastErr error
 	for n := 1; ; n++ {
 		now := op.clock.since()
 		in := op.inputAt(phaseBeforeCall, now, &p)
@@ -249,6 +251,16 @@ func (op *operation) run(held *holdings) (*http.Response, error, verdict) {
 		a, number, v, err := op.prepareAttempt(n, &p, held)
 		if a == nil {
 			p = p.abandon(op.abandonPlanned(&p, number, v))
+			if v.decision == attrs.DecisionCheckState && last != nil {
+				// The resend's body could not be had: the write it was
+				// to repeat is looked up (decidePrepared).
+				resp, err, sv, resend := op.lookUp(last, v, lastErr, err, &p, held)
+				if resend {
+					p = p.resolved()
+					continue
+				}
+				return resp, err, sv
+			}
 			return nil, op.fail(v, err, nil, op.clock.since(), &p, held), v
 		}
 		var res result
@@ -262,19 +274,16 @@ func (op *operation) run(held *holdings) (*http.Response, error, verdict) {
 		case attrs.DecisionRetry:
 			a.discard(res.resp, res.v.drain)
 			op.pause(a.end+res.v.pause, res.v.pause)
+			last, lastErr = a, res.err
 			continue
 		case attrs.DecisionCheckState:
 			a.release()
-			sv, stored, checkErr := op.checkState(a, res.err, &p)
-			switch sv.decision {
-			case attrs.DecisionRetry:
+			resp, err, sv, resend := op.lookUp(a, a.ev.verdict, res.err, nil, &p, held)
+			if resend {
 				p = p.resolved()
 				continue
-			case attrs.DecisionReturn:
-				held.stored = stored
-				return op.succeed(stored, nil, sv, &p), nil, sv
 			}
-			return nil, op.fail(sv, res.err, checkErr, op.clock.since(), &p, held), sv
+			return resp, err, sv
 		}
 		if res.resp != nil {
 			return op.succeed(res.resp, a, res.v, &p), nil, res.v
@@ -575,18 +584,36 @@ func (op *operation) waitFor(wait time.Duration) bool {
 	return false
 }
 
+// lookUp resolves the unknown outcome of the write attempt a sent, under
+// verdict v (check_state), with the state check (see checkState): the
+// operation's response or error and the verdict that ended it, or resend
+// when the check found the write not applied and its resend was admitted.
+// cause is what left the outcome unknown, told to the check; the error
+// the operation ends with adds more (what stopped the resend).
+func (op *operation) lookUp(a *attempt, v verdict, cause error, more error, p *progress, held *holdings) (resp *http.Response, err error, sv verdict, resend bool) {
+	sv, stored, checkErr := op.checkState(a, v, cause, p)
+	switch sv.decision {
+	case attrs.DecisionRetry:
+		return nil, nil, sv, true
+	case attrs.DecisionReturn:
+		held.stored = stored
+		return op.succeed(stored, nil, sv, p), nil, sv, false
+	}
+	return nil, op.fail(sv, errors.Join(cause, more), checkErr, op.clock.since(), p, held), sv, false
+}
+
 // checkState resolves the unknown outcome of attempt a with the user's
 // hook, if any (see runStateCheck), no sooner than WithStateCheckDelay
 // after a's cut, and asks the gate to admit the resend when the check asks
 // for one (a's answer was charged as it ended: the resend takes a token of
 // its own, resendCost).
 // It returns the verdict that follows (retry: resend; return: with the
-// stored response; else terminal), the stored response, and the hook's
-// error, sanitized.
-func (op *operation) checkState(a *attempt, cause error, p *progress) (verdict, *http.Response, error) {
+// stored response; else terminal: unchecked when no check is made), the stored
+// response, and the hook's error, sanitized.
+func (op *operation) checkState(a *attempt, unchecked verdict, cause error, p *progress) (verdict, *http.Response, error) {
 	hook := op.t.cfg.stateCheck
 	if hook == nil {
-		return a.ev.verdict, nil, nil
+		return unchecked, nil, nil
 	}
 	// The server got what it got of the write before the client gave up
 	// on it (not a.start: a slow dial or pool sent it later).
@@ -595,7 +622,7 @@ func (op *operation) checkState(a *attempt, cause error, p *progress) (verdict, 
 		// No time left for the hook (the operation's deadline cut the
 		// write, or it comes before the server's work on the write may
 		// have ended): the outcome stays unknown.
-		return a.ev.verdict, nil, nil
+		return unchecked, nil, nil
 	}
 	if wait := checkAt - op.clock.since(); wait > 0 && !op.waitFor(wait) {
 		// The caller gave up before the check could run: as during one.

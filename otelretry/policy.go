@@ -372,7 +372,10 @@ func decidePrepared(in *input) verdict {
 	}
 	switch {
 	case in.bodyUnavailable:
-		return verdict{decision: attrs.DecisionStop, reason: attrs.ReasonNotReplayable}
+		// The resend's body could not be had: a repeatable write whose
+		// outcome is unresolved is looked up, as one whose body is known
+		// unsendable is.
+		return lookUpWhenStopped(in, verdict{decision: attrs.DecisionStop, reason: attrs.ReasonNotReplayable})
 	case in.prepareFailed, in.prepareChanged:
 		return verdict{decision: attrs.DecisionStop, reason: attrs.ReasonPrepareFailed}
 	case in.keyConflict:

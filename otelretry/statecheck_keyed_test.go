@@ -35,17 +35,21 @@ func TestAKeyedWriteThatCannotBeResentIsStillLookedUp(t *testing.T) {
 		keys          bool
 		unknownLength bool
 		opts          []otelretry.Option
+		getBodyFails  bool
 	}{
-		{"no keys, one attempt (control)", false, false, []otelretry.Option{otelretry.WithMaxAttempts(1)}},
-		{"no keys, body of unknown length (control)", false, true, nil},
-		{"keys, one attempt", true, false, []otelretry.Option{otelretry.WithMaxAttempts(1)}},
-		{"keys, body of unknown length", true, true, nil},
+		{"no keys, one attempt (control)", false, false, []otelretry.Option{otelretry.WithMaxAttempts(1)}, false},
+		{"no keys, body of unknown length (control)", false, true, nil, false},
+		{"keys, one attempt", true, false, []otelretry.Option{otelretry.WithMaxAttempts(1)}, false},
+		{"keys, body of unknown length", true, true, nil, false},
 		// The limit stops the resend whatever the pause, which the deadline
 		// checks first: the check needs none (decisions.md, footnote ²).
 		{"keys, one attempt, a pause longer than the deadline", true, false,
-			[]otelretry.Option{otelretry.WithMaxAttempts(1), otelretry.WithBackoff(otelretry.ConstantBackoff(time.Hour))}},
+			[]otelretry.Option{otelretry.WithMaxAttempts(1), otelretry.WithBackoff(otelretry.ConstantBackoff(time.Hour))}, false},
 		{"keys, body of unknown length, a pause longer than the deadline", true, true,
-			[]otelretry.Option{otelretry.WithBackoff(otelretry.ConstantBackoff(time.Hour))}},
+			[]otelretry.Option{otelretry.WithBackoff(otelretry.ConstantBackoff(time.Hour))}, false},
+		// The resend's GetBody fails as it is prepared (a file gone; no
+		// buffer stands for it).
+		{"keys, GetBody fails", true, false, []otelretry.Option{otelretry.WithBodyBuffer(0, 0)}, true},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -73,6 +77,9 @@ func TestAKeyedWriteThatCannotBeResentIsStillLookedUp(t *testing.T) {
 			req, err := http.NewRequestWithContext(ctx, http.MethodPost, srv.URL+"/orders", body)
 			if err != nil {
 				t.Fatal(err)
+			}
+			if c.getBodyFails {
+				req.GetBody = func() (io.ReadCloser, error) { return nil, errors.New("the file is gone") }
 			}
 			resp, err := client.Do(req)
 			if err == nil {
@@ -140,5 +147,68 @@ func TestAKeyedWriteCutByTheDeadlineEndsTheSameWhateverTheAttemptLimit(t *testin
 			t.Errorf("a keyed write cut by the operation's deadline (no time left) ends %s with %s but %s with %s; state checks made: %d and %d",
 				end, name, ends[base], base, checksBy[name], checksBy[base])
 		}
+	}
+}
+
+// A keyed write whose attempt timed out, and whose resend's GetBody then
+// fails, is looked up (decisions.md, row 6 and footnote ²), and the
+// check's answer decides: applied, its stored answer; not applied, the
+// resend is tried again and its body still cannot be had (the write
+// known not applied); unknown, it stays unknown, its error telling what
+// stopped the resend. Without a check it ends stop/not_replayable,
+// unknown.
+func TestAKeyedWriteWhoseResendsGetBodyFailsIsLookedUp(t *testing.T) {
+	for _, tc := range []struct {
+		state          attrs.StateCheckResult // "": no state check
+		status         int
+		outcome        attrs.Outcome
+		reason         attrs.Reason
+		unknown        bool
+		checks, bodies int
+	}{
+		{attrs.StateApplied, 201, attrs.OutcomeReturn, attrs.ReasonStateApplied, false, 1, 1},
+		{attrs.StateNotApplied, 0, attrs.OutcomeStop, attrs.ReasonNotReplayable, false, 1, 2},
+		{attrs.StateUnknown, 0, attrs.OutcomeCheckState, attrs.ReasonStateUnknown, true, 1, 1},
+		{"", 0, attrs.OutcomeStop, attrs.ReasonNotReplayable, true, 0, 1},
+	} {
+		t.Run(string(tc.state), func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				checks := 0
+				check := func(ctx context.Context, sc otelretry.StateCheck) (otelretry.StateResult, error) {
+					checks++
+					if tc.state != attrs.StateApplied {
+						return otelretry.StateResult{State: tc.state}, nil
+					}
+					stored := &http.Response{StatusCode: http.StatusCreated, Header: http.Header{}, Body: io.NopCloser(strings.NewReader("order 1"))}
+					return otelretry.StateResult{State: attrs.StateApplied, Response: stored}, nil
+				}
+				opts := []otelretry.Option{otelretry.WithAttemptTimeout(100 * time.Millisecond), otelretry.WithoutBudget(),
+					otelretry.WithIdempotencyKeys(otelretry.DraftIdempotencyKey()), otelretry.WithBodyBuffer(0, 0)}
+				if tc.state != "" {
+					opts = append(opts, otelretry.WithStateCheck(check))
+				}
+				h := newHarness(t, []scripted.Step{{Hang: true}, {Status: 201}}, opts...)
+				var res otelretry.Results
+				req := post(t, otelretry.WithResults(t.Context(), &res), "http://api.test/orders", `{"sku":"A1"}`)
+				bodies := 0
+				req.GetBody = func() (io.ReadCloser, error) { bodies++; return nil, errors.New("the file is gone") }
+				resp, err := h.transprt.RoundTrip(req)
+				status := 0
+				if err == nil {
+					status = resp.StatusCode
+					resp.Body.Close()
+				}
+				last, _ := res.Last()
+				if last.Outcome != tc.outcome || last.Reason != tc.reason || last.OutcomeUnknown != tc.unknown || status != tc.status ||
+					errors.Is(err, otelretry.ErrOutcomeUnknown) != tc.unknown || checks != tc.checks || bodies != tc.bodies || len(h.base.Calls()) != 1 {
+					t.Errorf("ended %s (%s), unknown %v, status %d, %d checks, %d GetBody calls, %d calls, err %v; want %s (%s), unknown %v, status %d, %d checks, %d GetBody calls, 1 call",
+						last.Outcome, last.Reason, last.OutcomeUnknown, status, checks, bodies, len(h.base.Calls()), err,
+						tc.outcome, tc.reason, tc.unknown, tc.status, tc.checks, tc.bodies)
+				}
+				if tc.unknown && (err == nil || !strings.Contains(err.Error(), "the file is gone")) {
+					t.Errorf("the error does not tell what stopped the resend: %v", err)
+				}
+			})
+		})
 	}
 }
