@@ -741,9 +741,18 @@ func (r *recorder) endAttemptAfterPanic(o *opRecord, span trace.Span, ev *attemp
 // afterPanic runs f, a cleanup step after a panic, dropping a panic of its
 // own (telemetry that panics on every span, a body whose Close panics, do
 // so again), so that the first panic goes on and the steps after f run.
+// f runs on a goroutine of its own, waited for: a runtime.Goexit in it
+// (a span processor's, say) ends that goroutine alone, where it would
+// end the caller's with the steps after f undone. Only panic paths pay
+// for it.
 func afterPanic(f func()) {
-	defer func() { _ = recover() }()
-	f()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		defer func() { _ = recover() }()
+		f()
+	}()
+	<-done
 }
 
 // endWithPanic ends span with an event naming the panic r, if it still
