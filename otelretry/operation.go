@@ -227,8 +227,7 @@ func (op *operation) policy() requestPolicy { return policyOf(op.plan, op.key) }
 func (op *operation) run(held *holdings) (*http.Response, error, verdict) {
 	var p progress
 	refused := op.admitFirst(held, &p)
-	var last *attempt // the attempt a retry follows, and its cause
-	var lastErr error
+	var target lookUpTarget
 	for n := 1; ; n++ {
 		now := op.clock.since()
 		in := op.inputAt(phaseBeforeCall, now, &p)
@@ -250,18 +249,14 @@ func (op *operation) run(held *holdings) (*http.Response, error, verdict) {
 		}
 		a, number, v, err := op.prepareAttempt(n, &p, held)
 		if a == nil {
-			p = p.abandon(op.abandonPlanned(&p, number, v))
-			if v.decision == attrs.DecisionCheckState && last != nil {
-				// The resend's body could not be had: the write it was
-				// to repeat is looked up (decidePrepared).
-				resp, err, sv, resend := op.lookUp(last, v, lastErr, err, &p, held)
-				if resend {
-					p = p.resolved()
-					continue
-				}
-				return resp, err, sv
+			resp, err, v, resend := op.notPrepared(v, number, err, target, &p, held)
+			if resend {
+				target = lookUpTarget{}
+				n-- // the call planned was not made: the resend is it, under its number
+				op.ident.unnumber(number)
+				continue
 			}
-			return nil, op.fail(v, err, nil, op.clock.since(), &p, held), v
+			return resp, err, v
 		}
 		var res result
 		if op.race != nil {
@@ -272,17 +267,18 @@ func (op *operation) run(held *holdings) (*http.Response, error, verdict) {
 		p = p.after(a.id.n, &a.ev)
 		switch res.v.decision {
 		case attrs.DecisionRetry:
+			target.retried(a, res)
 			a.discard(res.resp, res.v.drain)
 			op.pause(a.end+res.v.pause, res.v.pause)
-			last, lastErr = a, res.err
 			continue
 		case attrs.DecisionCheckState:
 			a.release()
-			resp, err, sv, resend := op.lookUp(a, a.ev.verdict, res.err, nil, &p, held)
-			if resend {
-				p = p.resolved()
+			sv, stored, checkErr := op.checkState(a, a.ev.verdict, res.err, &p)
+			if sv.decision == attrs.DecisionRetry {
+				p, target = p.resolved(), lookUpTarget{}
 				continue
 			}
+			resp, err := op.endLookUp(sv, stored, res.err, checkErr, &p, held)
 			return resp, err, sv
 		}
 		if res.resp != nil {
@@ -584,22 +580,52 @@ func (op *operation) waitFor(wait time.Duration) bool {
 	return false
 }
 
-// lookUp resolves the unknown outcome of the write attempt a sent, under
-// verdict v (check_state), with the state check (see checkState): the
-// operation's response or error and the verdict that ended it, or resend
-// when the check found the write not applied and its resend was admitted.
-// cause is what left the outcome unknown, told to the check; the error
-// the operation ends with adds more (what stopped the resend).
-func (op *operation) lookUp(a *attempt, v verdict, cause error, more error, p *progress, held *holdings) (resp *http.Response, err error, sv verdict, resend bool) {
-	sv, stored, checkErr := op.checkState(a, v, cause, p)
-	switch sv.decision {
-	case attrs.DecisionRetry:
-		return nil, nil, sv, true
-	case attrs.DecisionReturn:
-		held.stored = stored
-		return op.succeed(stored, nil, sv, p), nil, sv, false
+// notPrepared ends the operation whose attempt number could not be
+// prepared (verdict v, cause err), unless v looks up the write the
+// attempt was to resend (see decidePrepared): then the state check on
+// target decides, and when it finds the write not applied and admits
+// its resend, resend reports that the attempt is to be made again. The
+// call planned is recorded abandoned otherwise.
+func (op *operation) notPrepared(v verdict, number int, err error, target lookUpTarget, p *progress, held *holdings) (*http.Response, error, verdict, bool) {
+	if v.decision != attrs.DecisionCheckState || target.a == nil {
+		*p = p.abandon(op.abandonPlanned(p, number, v))
+		return nil, op.fail(v, err, nil, op.clock.since(), p, held), v, false
 	}
-	return nil, op.fail(sv, errors.Join(cause, more), checkErr, op.clock.since(), p, held), sv, false
+	sv, stored, checkErr := op.checkState(target.a, v, target.err, p)
+	if sv.decision == attrs.DecisionRetry {
+		*p = p.resolved()
+		return nil, nil, sv, true
+	}
+	*p = p.abandon(op.abandonPlanned(p, number, sv))
+	resp, end := op.endLookUp(sv, stored, errors.Join(target.err, err), checkErr, p, held)
+	return resp, end, sv, false
+}
+
+// lookUpTarget is the attempt a state check on the operation's write
+// resolves, with its error: the latest retried one that lost its answer,
+// else the first retried (an answer under its key that leaves it
+// unresolved: a 409).
+type lookUpTarget struct {
+	a   *attempt
+	err error
+}
+
+// retried notes attempt a, whose result res a retry follows.
+func (t *lookUpTarget) retried(a *attempt, res result) {
+	if res.resp == nil || t.a == nil {
+		*t = lookUpTarget{a, res.err}
+	}
+}
+
+// endLookUp ends the operation with what the state check came to (sv):
+// the stored response, or the error, cause (what left the write unknown,
+// and what stopped its resend) with the check's own error.
+func (op *operation) endLookUp(sv verdict, stored *http.Response, cause, checkErr error, p *progress, held *holdings) (*http.Response, error) {
+	if sv.decision == attrs.DecisionReturn {
+		held.stored = stored
+		return op.succeed(stored, nil, sv, p), nil
+	}
+	return nil, op.fail(sv, cause, checkErr, op.clock.since(), p, held)
 }
 
 // checkState resolves the unknown outcome of attempt a with the user's

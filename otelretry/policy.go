@@ -372,12 +372,12 @@ func decidePrepared(in *input) verdict {
 	}
 	switch {
 	case in.bodyUnavailable:
-		// The resend's body could not be had: a repeatable write whose
-		// outcome is unresolved is looked up, as one whose body is known
-		// unsendable is.
+		// The resend's body could not be had, or the resend could not be
+		// prepared: a repeatable write whose outcome is unresolved is
+		// looked up, as one whose body is known unsendable is.
 		return lookUpWhenStopped(in, verdict{decision: attrs.DecisionStop, reason: attrs.ReasonNotReplayable})
 	case in.prepareFailed, in.prepareChanged:
-		return verdict{decision: attrs.DecisionStop, reason: attrs.ReasonPrepareFailed}
+		return lookUpWhenStopped(in, verdict{decision: attrs.DecisionStop, reason: attrs.ReasonPrepareFailed})
 	case in.keyConflict:
 		// No server can tell under which key such a request is repeated.
 		return verdict{decision: attrs.DecisionStop, reason: attrs.ReasonKeyConflict}
@@ -545,7 +545,8 @@ func decideAfterAttempt(in *input) verdict {
 // its outcome known) into a state check, when the user gave one, as a
 // write without a contract is looked up at once (check_state): the
 // attempt limit, a body that cannot be sent again, the Intent's NoRetry
-// (also where a pause that would not fit came first). An answer keeps the operation's end (it is returned, the write still
+// (also where a pause that would not fit came first), a resend whose
+// body or preparation failed. An answer keeps the operation's end (it is returned, the write still
 // unknown), and so do the admission's refusals (the dependency is
 // overloaded; they are recorded as such) and no time left.
 func lookUpWhenStopped(in *input, v verdict) verdict {
@@ -554,6 +555,7 @@ func lookUpWhenStopped(in *input, v verdict) verdict {
 	}
 	switch {
 	case v.reason == attrs.ReasonAttemptLimit, v.reason == attrs.ReasonNotReplayable, v.reason == attrs.ReasonIntent,
+		v.reason == attrs.ReasonPrepareFailed,
 		// The pause is checked first, but the attempt limit or the body
 		// stops the resend whatever it is, and the check needs none (with
 		// no time left at all, the deadline's end stands).

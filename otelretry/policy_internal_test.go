@@ -719,14 +719,14 @@ func retryRow(why attrs.Reason) func(input) verdict {
 // refLookUp is footnote ²'s last rule: a write with no answer whose
 // outcome is unresolved (lost or cut now, or unresolved before), whose
 // resend the attempt limit, its body (known unsendable, or its GetBody
-// failing as the resend is prepared) or the intent stops (whatever the
+// failing as the resend is prepared), its preparation or the intent stops (whatever the
 // pause the deadline checked first), is looked up when there is a state
 // check.
 func refLookUp(in input, v verdict) verdict {
 	lost := !in.notProcessed &&
 		(in.written || in.cutBelow || in.class == attrs.ErrorClassTimeout || in.class == attrs.ErrorClassConnectionReset)
 	unresolved := noResponse(in) && (in.unresolvedWrite || in.phase == phaseAttempt && in.write && lost)
-	stopped := v.reason == attrs.ReasonAttemptLimit || v.reason == attrs.ReasonNotReplayable || v.reason == attrs.ReasonIntent ||
+	stopped := v.reason == attrs.ReasonAttemptLimit || v.reason == attrs.ReasonNotReplayable || v.reason == attrs.ReasonIntent || v.reason == attrs.ReasonPrepareFailed ||
 		v.reason == attrs.ReasonDeadline && in.remaining > 0 && (in.attemptsLeft <= 0 || !in.replayable)
 	if in.stateCheck && unresolved && stopped {
 		return verdict{decision: attrs.DecisionCheckState, reason: attrs.ReasonUnknownWrite, unknownWrite: true}
@@ -784,8 +784,11 @@ var decisionRows = []decisionRow{
 			return refLookUp(in, verdict{decision: attrs.DecisionStop, reason: attrs.ReasonNotReplayable})
 		}},
 	{prepared, "the `PrepareAttemptFunc` failed, or changed the method, the host or (after the first attempt) the idempotency-key contract's headers", "any",
-		"`stop`, no call made", "`prepare_failed`",
-		func(in input) bool { return in.prepareFailed || in.prepareChanged }, is(attrs.DecisionStop, attrs.ReasonPrepareFailed)},
+		"`stop`, no call made (a repeatable write whose outcome is unresolved: `check_state`, reason `unknown_write`²)", "`prepare_failed`",
+		func(in input) bool { return in.prepareFailed || in.prepareChanged },
+		func(in input) verdict {
+			return refLookUp(in, verdict{decision: attrs.DecisionStop, reason: attrs.ReasonPrepareFailed})
+		}},
 	{prepared, "two different idempotency keys in the contract's headers (the caller's, or one a `PrepareAttemptFunc` added beside the generated key)", "any",
 		"`stop`, no call made", "`key_conflict`",
 		func(in input) bool { return in.keyConflict }, is(attrs.DecisionStop, attrs.ReasonKeyConflict)},

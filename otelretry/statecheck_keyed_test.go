@@ -212,3 +212,177 @@ func TestAKeyedWriteWhoseResendsGetBodyFailsIsLookedUp(t *testing.T) {
 		})
 	}
 }
+
+// A keyed write whose first attempt timed out, whose resend's GetBody
+// failed once (looked up: not_applied) and then succeeded, makes two
+// network calls: Results.Attempts and retry.attempts say 2, the attempt
+// spans are numbered 1 and 2.
+func TestALookedUpResendCountsTheCallsMade(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		checks := 0
+		check := func(ctx context.Context, sc otelretry.StateCheck) (otelretry.StateResult, error) {
+			checks++
+			return otelretry.StateResult{State: attrs.StateNotApplied}, nil
+		}
+		h := newHarness(t, []scripted.Step{{Hang: true}, {Status: 201}},
+			otelretry.WithAttemptTimeout(100*time.Millisecond), otelretry.WithoutBudget(),
+			otelretry.WithIdempotencyKeys(otelretry.DraftIdempotencyKey()), otelretry.WithBodyBuffer(0, 0),
+			otelretry.WithStateCheck(check), otelretry.WithAttemptHeader("X-Attempt"))
+		var res otelretry.Results
+		req := post(t, otelretry.WithResults(t.Context(), &res), "http://api.test/orders", `{"sku":"A1"}`)
+		bodies := 0
+		req.GetBody = func() (io.ReadCloser, error) {
+			bodies++
+			if bodies == 1 {
+				return nil, errors.New("the file is busy")
+			}
+			return io.NopCloser(strings.NewReader(`{"sku":"A1"}`)), nil
+		}
+		resp, err := h.transprt.RoundTrip(req)
+		if err != nil {
+			t.Fatalf("RoundTrip: %v", err)
+		}
+		resp.Body.Close()
+		last, _ := res.Last()
+		calls := h.base.Calls()
+		var numbers []string
+		for _, c := range calls {
+			numbers = append(numbers, c.Header.Get("X-Attempt"))
+		}
+		var spanNumbers []int64
+		for _, e := range h.events(t) {
+			spanNumbers = append(spanNumbers, e.Attempt)
+		}
+		opAttempts := attrOf(h.operation(t), "retry.attempts").AsInt64()
+		t.Logf("outcome %s (%s), status %d, checks %d, GetBody %d, calls %d %v, spans %v, Results.Attempts %d, retry.attempts %d",
+			last.Outcome, last.Reason, resp.StatusCode, checks, bodies, len(calls), numbers, spanNumbers, last.Attempts, opAttempts)
+		if resp.StatusCode != 201 || len(calls) != 2 || checks != 1 {
+			t.Fatalf("status %d, %d calls, %d checks; want 201, 2 calls, 1 check", resp.StatusCode, len(calls), checks)
+		}
+		if last.Attempts != 2 || opAttempts != 2 {
+			t.Errorf("Results.Attempts %d, retry.attempts %d for 2 network calls; want 2", last.Attempts, opAttempts)
+		}
+		if ab := attrOf(h.operation(t), "retry.abandoned_attempt"); ab.AsInt64() != 0 {
+			t.Errorf("operation span carries retry.abandoned_attempt %d though the resend was then made", ab.AsInt64())
+		}
+		if len(spanNumbers) != 2 || spanNumbers[0] != 1 || spanNumbers[1] != 2 {
+			t.Errorf("attempt spans numbered %v; want [1 2]", spanNumbers)
+		}
+	})
+}
+
+// The same with WithMaxAttempts(2): the resend the check admitted is the
+// operation's second call, and no operation reports more attempts than
+// its limit.
+func TestALookedUpResendStaysWithinTheAttemptLimit(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		check := func(ctx context.Context, sc otelretry.StateCheck) (otelretry.StateResult, error) {
+			return otelretry.StateResult{State: attrs.StateNotApplied}, nil
+		}
+		h := newHarness(t, []scripted.Step{{Hang: true}, {Status: 201}},
+			otelretry.WithAttemptTimeout(100*time.Millisecond), otelretry.WithoutBudget(), otelretry.WithMaxAttempts(2),
+			otelretry.WithIdempotencyKeys(otelretry.DraftIdempotencyKey()), otelretry.WithBodyBuffer(0, 0),
+			otelretry.WithStateCheck(check))
+		var res otelretry.Results
+		req := post(t, otelretry.WithResults(t.Context(), &res), "http://api.test/orders", `{"sku":"A1"}`)
+		bodies := 0
+		req.GetBody = func() (io.ReadCloser, error) {
+			bodies++
+			if bodies == 1 {
+				return nil, errors.New("the file is busy")
+			}
+			return io.NopCloser(strings.NewReader(`{"sku":"A1"}`)), nil
+		}
+		resp, err := h.transprt.RoundTrip(req)
+		status := 0
+		if err == nil {
+			status = resp.StatusCode
+			resp.Body.Close()
+		}
+		last, _ := res.Last()
+		t.Logf("outcome %s (%s), status %d, calls %d, Results.Attempts %d, err %v", last.Outcome, last.Reason, status, len(h.base.Calls()), last.Attempts, err)
+		if last.Attempts > 2 {
+			t.Errorf("Results.Attempts %d with WithMaxAttempts(2) and %d network calls", last.Attempts, len(h.base.Calls()))
+		}
+	})
+}
+
+// A keyed write whose first attempt timed out, whose resend was answered
+// 503 (the write still unknown), and whose next resend's GetBody fails,
+// is looked up: the check is told of the attempt whose outcome is
+// unknown and its error (StateCheck godoc: "Attempt is the number of the
+// attempt whose outcome is unknown. Err is that attempt's error (a
+// timeout or a broken connection)"), and the operation's error tells what
+// left it unknown, not only what stopped the resend.
+func TestALookUpAfterAnAnsweredResendNamesTheUnknownAttempt(t *testing.T) {
+	for _, status := range []int{503, 409} {
+		t.Run(http.StatusText(status), func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				var got []otelretry.StateCheck
+				check := func(ctx context.Context, sc otelretry.StateCheck) (otelretry.StateResult, error) {
+					got = append(got, sc)
+					return otelretry.StateResult{State: attrs.StateUnknown}, nil
+				}
+				h := newHarness(t, []scripted.Step{{Hang: true}, {Status: status}, {Status: 201}},
+					otelretry.WithAttemptTimeout(100*time.Millisecond), otelretry.WithoutBudget(), otelretry.WithMaxAttempts(5),
+					otelretry.WithIdempotencyKeys(otelretry.DraftIdempotencyKey()), otelretry.WithBodyBuffer(0, 0),
+					otelretry.WithStateCheck(check))
+				var res otelretry.Results
+				req := post(t, otelretry.WithResults(t.Context(), &res), "http://api.test/orders", `{"sku":"A1"}`)
+				bodies := 0
+				req.GetBody = func() (io.ReadCloser, error) {
+					bodies++
+					if bodies == 1 {
+						return io.NopCloser(strings.NewReader(`{"sku":"A1"}`)), nil
+					}
+					return nil, errors.New("the file is gone")
+				}
+				resp, err := h.transprt.RoundTrip(req)
+				if err == nil {
+					resp.Body.Close()
+				}
+				last, _ := res.Last()
+				if len(got) != 1 {
+					t.Fatalf("%d checks (outcome %s (%s), calls %d, err %v); want 1", len(got), last.Outcome, last.Reason, len(h.base.Calls()), err)
+				}
+				t.Logf("outcome %s (%s), unknown %v, calls %d; check told attempt %d, err %v; operation err %v",
+					last.Outcome, last.Reason, last.OutcomeUnknown, len(h.base.Calls()), got[0].Attempt, got[0].Err, err)
+				if got[0].Attempt != 1 || got[0].Err == nil {
+					t.Errorf("the check was told attempt %d, err %v; want attempt 1 (the one that timed out) and its error", got[0].Attempt, got[0].Err)
+				}
+				if err == nil || !strings.Contains(err.Error(), "timeout") && !strings.Contains(err.Error(), "deadline") {
+					t.Errorf("the operation's error does not tell what left the write unknown: %v", err)
+				}
+			})
+		})
+	}
+}
+
+// The same when the resend's PrepareAttemptFunc fails (a signer down):
+// the write is looked up, and its stored answer returned.
+func TestAKeyedWriteWhoseResendCannotBePreparedIsLookedUp(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		checks := 0
+		check := func(ctx context.Context, sc otelretry.StateCheck) (otelretry.StateResult, error) {
+			checks++
+			stored := &http.Response{StatusCode: http.StatusCreated, Header: http.Header{}, Body: io.NopCloser(strings.NewReader("order 1"))}
+			return otelretry.StateResult{State: attrs.StateApplied, Response: stored}, nil
+		}
+		prepare := otelretry.WithPrepareAttempt(func(r *http.Request, n int) error {
+			if n > 1 {
+				return errors.New("signer down")
+			}
+			return nil
+		})
+		h := newHarness(t, []scripted.Step{{Hang: true}, {Status: 201}}, otelretry.WithAttemptTimeout(100*time.Millisecond),
+			otelretry.WithoutBudget(), otelretry.WithIdempotencyKeys(otelretry.DraftIdempotencyKey()), otelretry.WithStateCheck(check), prepare)
+		var res otelretry.Results
+		resp, err := h.transprt.RoundTrip(post(t, otelretry.WithResults(t.Context(), &res), "http://api.test/orders", `{"sku":"A1"}`))
+		last, _ := res.Last()
+		if err != nil || resp.StatusCode != http.StatusCreated || checks != 1 || len(h.base.Calls()) != 1 {
+			t.Fatalf("ended %s (%s), %d checks, %d calls, err %v; want the check's stored 201 after 1 call and 1 check",
+				last.Outcome, last.Reason, checks, len(h.base.Calls()), err)
+		}
+		resp.Body.Close()
+	})
+}
