@@ -57,6 +57,11 @@ type analyzer struct {
 	findings  []Finding
 	notes     map[string]*Note
 	logs      bool // the input is log records (model.Span.Log): no span tree
+	// byID holds the operations of each trace and operation id with an
+	// operation span (or record), orphans those known from their
+	// attempts only.
+	byID    map[spanKey][]*group
+	orphans map[spanKey]*group
 }
 
 // Analyze inspects spans and returns the report. It never fails: spans
@@ -429,6 +434,7 @@ func (a *analyzer) group() {
 			g.checks = append(g.checks, s)
 		}
 	}
+	a.byID, a.orphans = allByID, orphans
 	for _, g := range a.groups {
 		a.finishGroup(g)
 	}
@@ -649,7 +655,8 @@ const maxTied = 16
 // or before it (an attempt record's start, its end less its whole
 // milliseconds, is never before its true start, but may be at the next
 // operation's where they follow within the clock's tick). It returns nil
-// when none started before it.
+// when none started before it, or when the last one's numbers, known, do
+// not hold the attempt's (its own operation's record was lost).
 func byTime(ops []*group, h *holders, s *model.Span) *group {
 	n, _ := slices.BinarySearchFunc(ops, s.Start, func(g *group, t time.Time) int {
 		if g.op.Start.After(t) {
@@ -680,6 +687,10 @@ func byTime(ops []*group, h *holders, s *model.Span) *group {
 				g.took[v.Int] = true
 				return g
 			}
+		}
+		if g := ops[n-1]; g.firstAttempt > 0 && g.op.RecordedAttempts != nil &&
+			(v.Int < g.firstAttempt || v.Int-g.firstAttempt >= *g.op.RecordedAttempts) {
+			return nil // not among its numbers: an operation whose record was lost
 		}
 	}
 	return ops[n-1]

@@ -450,6 +450,9 @@ func (a *analyzer) checkNumbering(g *group) {
 		a.checkNumberingTogether(g)
 		return
 	}
+	if g.span == nil && atts[0].Number > 1 && len(a.byID[spanKey{g.op.TraceID, g.op.ID}]) > 0 {
+		return // it goes on from another operation of its id: its own span or record was lost (see checkMissingOperationSpans)
+	}
 	first := int64(1)
 	if marked(g) {
 		first = atts[0].Number

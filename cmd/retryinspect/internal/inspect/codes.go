@@ -86,7 +86,7 @@ var findingInfo = []codeInfo{
 	{CodeOuterLayerResend, "a retry layer above this one (go-retryablehttp, an SDK's retryer, an application loop) sent the write again: remove that layer's retries for writes, or give the request an idempotency contract (" + keyIdempotencyContract + "=true)"},
 	{CodeUnredactedURL, "normalize the endpoint before recording it: userinfo becomes REDACTED:REDACTED and every query value REDACTED; check cookies, tokens and bodies too"},
 	{CodeAttemptAfterDeadline, "compute remaining = deadline - now on the monotonic clock before every call and end with deadline_exceeded, without a network call, when it is <= 0"},
-	{CodeAttemptNumbering, keyAttempt + " must count 1, 2, 3... within one operation (across the hops of a redirect chain): look for lost attempt spans or a counter created inside the loop"},
+	{CodeAttemptNumbering, keyAttempt + " must count 1, 2, 3... within one operation (across the hops of a redirect chain, and between the operations of one id in flight together): look for lost attempt spans or a counter created inside the loop"},
 	{CodeAttemptCountMismatch, "compare " + keyAttempts + " with the attempt spans: spans may be lost (sampling, export limits) or the loop miscounts its calls"},
 	{CodeMissingOperationSpan, "the operation span was lost: check that it ends on every path, that it is sampled with its children, that the exporter is flushed before exit and that the attempts get the operation's context"},
 	{CodeMissingAttribute, "record every attribute of the minimal attempt event (see package attrs): what is not recorded cannot be checked"},

@@ -50,12 +50,13 @@ func markTogether(ops []*group) {
 }
 
 // byCall is, for an attempt record s, the operation among ops (one
-// trace and id, in time order) whose time holds the attempt's, with its
-// method and URL, when the latest to start before s ran at once with
-// others (the only ones that may hold s) and exactly one of that run
-// fits (ok). When none or several fit, or the run is longer than
-// maxTogether, the records cannot tell whose s is: unsure.
-func byCall(ops []*group, s *model.Span) (g *group, ok, unsure bool) {
+// trace and id, in time order) that started it, with its method and URL,
+// when the latest to start before s ran at once with others (the only
+// ones that may hold s) and exactly one of that run fits (ok). When none
+// fits, s is of an operation whose record was lost (lost); when several
+// do, or the run is longer than maxTogether, the records cannot tell
+// whose s is (unsure).
+func byCall(ops []*group, s *model.Span) (g *group, ok, lost, unsure bool) {
 	n, _ := slices.BinarySearchFunc(ops, s.Start, func(o *group, t time.Time) int {
 		if o.op.Start.After(t) {
 			return 1
@@ -63,26 +64,31 @@ func byCall(ops []*group, s *model.Span) (g *group, ok, unsure bool) {
 		return -1 // at or before: the search lands after the last of them
 	})
 	if n == 0 || ops[n-1].together == nil {
-		return nil, false, false
+		return nil, false, false, false
 	}
 	run := ops[n-1].together
 	if len(run) > maxTogether {
-		return nil, false, true
+		return nil, false, false, true
 	}
 	method, url := stringAttr(s, keyMethod), redact.String(stringAttr(s, keyURLFull))
 	fits := 0
 	for _, o := range run {
-		// The operation's end is read to the millisecond below it (see byTime).
-		if o.op.Start.After(s.Start) || !s.End.Before(o.op.End.Add(time.Millisecond)) ||
+		// An attempt may end after its operation (a hedge that lost);
+		// it starts within it, its record's start read up to a
+		// millisecond late, the operation's end up to one early.
+		if o.op.Start.After(s.Start) || s.Start.After(o.op.End.Add(2*time.Millisecond)) ||
 			stringAttr(o.span, keyMethod) != method || o.op.URL != url {
 			continue
 		}
 		g, fits = o, fits+1
 	}
-	if fits == 1 {
-		return g, true, false
+	switch fits {
+	case 1:
+		return g, true, false, false
+	case 0:
+		return nil, false, true, false
 	}
-	return nil, false, true
+	return nil, false, false, true
 }
 
 // maxTogether bounds the operations of one id in flight together among
@@ -97,9 +103,13 @@ func (a *analyzer) byRecord(ops []*group, h *holders, s *model.Span) *group {
 	if !a.logs {
 		return nil
 	}
-	if g, ok, unsure := byCall(ops, s); ok {
+	g, ok, lost, unsure := byCall(ops, s)
+	switch {
+	case ok:
 		return g
-	} else if unsure {
+	case lost:
+		return nil // attempts without their operation record
+	case unsure:
 		g := byTime(ops, h, s)
 		if g != nil {
 			markUnsure(g)
@@ -133,8 +143,8 @@ func (a *analyzer) checkNumberingTogether(g *group) {
 			return
 		}
 	}
-	if g != g.together[0] {
-		return
+	if g != g.together[0] || a.orphans[spanKey{g.op.TraceID, g.op.ID}] != nil {
+		return // attempts of its id lost their operation: the run's numbers are not all here
 	}
 	var all []Attempt
 	first := int64(0)
