@@ -8,6 +8,7 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -150,6 +151,52 @@ func TestAKeyedWriteCutByTheDeadlineEndsTheSameWhateverTheAttemptLimit(t *testin
 	}
 }
 
+// checks is a state check that answers state (with a stored 201 when
+// applied) and keeps what it was told.
+type checks struct{ told []otelretry.StateCheck }
+
+func (c *checks) answering(state attrs.StateCheckResult) otelretry.Option {
+	return otelretry.WithStateCheck(func(ctx context.Context, sc otelretry.StateCheck) (otelretry.StateResult, error) {
+		c.told = append(c.told, sc)
+		if state != attrs.StateApplied {
+			return otelretry.StateResult{State: state}, nil
+		}
+		stored := &http.Response{StatusCode: http.StatusCreated, Header: http.Header{}, Body: io.NopCloser(strings.NewReader("order 1"))}
+		return otelretry.StateResult{State: attrs.StateApplied, Response: stored}, nil
+	})
+}
+
+// keyedWrite sends a keyed POST (no body buffer, attempts cut after
+// 100 ms, no budget) through a harness playing steps, whose GetBody fails
+// on the calls fails says (counting from 1). It returns the harness, the
+// operation's result, its status (0 for an error), the error, and how
+// many times GetBody was called.
+func keyedWrite(t *testing.T, steps []scripted.Step, fails func(call int) bool, opts ...otelretry.Option) (h *harness, last otelretry.OperationResult, status int, err error, bodies int) {
+	t.Helper()
+	h = newHarness(t, steps, append([]otelretry.Option{otelretry.WithAttemptTimeout(100 * time.Millisecond), otelretry.WithoutBudget(),
+		otelretry.WithIdempotencyKeys(otelretry.DraftIdempotencyKey()), otelretry.WithBodyBuffer(0, 0)}, opts...)...)
+	var res otelretry.Results
+	req := post(t, otelretry.WithResults(t.Context(), &res), "http://api.test/orders", `{"sku":"A1"}`)
+	req.GetBody = func() (io.ReadCloser, error) {
+		bodies++
+		if fails(bodies) {
+			return nil, errors.New("the file is gone")
+		}
+		return io.NopCloser(strings.NewReader(`{"sku":"A1"}`)), nil
+	}
+	resp, err := h.transprt.RoundTrip(req)
+	if err == nil {
+		status = resp.StatusCode
+		resp.Body.Close()
+	}
+	last, _ = res.Last()
+	return h, last, status, err, bodies
+}
+
+func failsAlways(int) bool             { return true }
+func failsOnce(call int) bool          { return call == 1 }
+func failsFromTheSecond(call int) bool { return call >= 2 }
+
 // A keyed write whose attempt timed out, and whose resend's GetBody then
 // fails, is looked up (decisions.md, row 6 and footnote ²), and the
 // check's answer decides: applied, its stored answer; not applied, the
@@ -173,36 +220,16 @@ func TestAKeyedWriteWhoseResendsGetBodyFailsIsLookedUp(t *testing.T) {
 	} {
 		t.Run(string(tc.state), func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
-				checks := 0
-				check := func(ctx context.Context, sc otelretry.StateCheck) (otelretry.StateResult, error) {
-					checks++
-					if tc.state != attrs.StateApplied {
-						return otelretry.StateResult{State: tc.state}, nil
-					}
-					stored := &http.Response{StatusCode: http.StatusCreated, Header: http.Header{}, Body: io.NopCloser(strings.NewReader("order 1"))}
-					return otelretry.StateResult{State: attrs.StateApplied, Response: stored}, nil
-				}
-				opts := []otelretry.Option{otelretry.WithAttemptTimeout(100 * time.Millisecond), otelretry.WithoutBudget(),
-					otelretry.WithIdempotencyKeys(otelretry.DraftIdempotencyKey()), otelretry.WithBodyBuffer(0, 0)}
+				var c checks
+				var opts []otelretry.Option
 				if tc.state != "" {
-					opts = append(opts, otelretry.WithStateCheck(check))
+					opts = append(opts, c.answering(tc.state))
 				}
-				h := newHarness(t, []scripted.Step{{Hang: true}, {Status: 201}}, opts...)
-				var res otelretry.Results
-				req := post(t, otelretry.WithResults(t.Context(), &res), "http://api.test/orders", `{"sku":"A1"}`)
-				bodies := 0
-				req.GetBody = func() (io.ReadCloser, error) { bodies++; return nil, errors.New("the file is gone") }
-				resp, err := h.transprt.RoundTrip(req)
-				status := 0
-				if err == nil {
-					status = resp.StatusCode
-					resp.Body.Close()
-				}
-				last, _ := res.Last()
+				h, last, status, err, bodies := keyedWrite(t, []scripted.Step{{Hang: true}, {Status: 201}}, failsAlways, opts...)
 				if last.Outcome != tc.outcome || last.Reason != tc.reason || last.OutcomeUnknown != tc.unknown || status != tc.status ||
-					errors.Is(err, otelretry.ErrOutcomeUnknown) != tc.unknown || checks != tc.checks || bodies != tc.bodies || len(h.base.Calls()) != 1 {
+					errors.Is(err, otelretry.ErrOutcomeUnknown) != tc.unknown || len(c.told) != tc.checks || bodies != tc.bodies || len(h.base.Calls()) != 1 {
 					t.Errorf("ended %s (%s), unknown %v, status %d, %d checks, %d GetBody calls, %d calls, err %v; want %s (%s), unknown %v, status %d, %d checks, %d GetBody calls, 1 call",
-						last.Outcome, last.Reason, last.OutcomeUnknown, status, checks, bodies, len(h.base.Calls()), err,
+						last.Outcome, last.Reason, last.OutcomeUnknown, status, len(c.told), bodies, len(h.base.Calls()), err,
 						tc.outcome, tc.reason, tc.unknown, tc.status, tc.checks, tc.bodies)
 				}
 				if tc.unknown && (err == nil || !strings.Contains(err.Error(), "the file is gone")) {
@@ -215,101 +242,41 @@ func TestAKeyedWriteWhoseResendsGetBodyFailsIsLookedUp(t *testing.T) {
 
 // A keyed write whose first attempt timed out, whose resend's GetBody
 // failed once (looked up: not_applied) and then succeeded, makes two
-// network calls: Results.Attempts and retry.attempts say 2, the attempt
-// spans are numbered 1 and 2.
+// network calls: Results.Attempts and retry.attempts say 2 (within
+// WithMaxAttempts(2)), the attempt spans and headers are numbered 1 and
+// 2, and no call is left recorded abandoned.
 func TestALookedUpResendCountsTheCallsMade(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		checks := 0
-		check := func(ctx context.Context, sc otelretry.StateCheck) (otelretry.StateResult, error) {
-			checks++
-			return otelretry.StateResult{State: attrs.StateNotApplied}, nil
-		}
-		h := newHarness(t, []scripted.Step{{Hang: true}, {Status: 201}},
-			otelretry.WithAttemptTimeout(100*time.Millisecond), otelretry.WithoutBudget(),
-			otelretry.WithIdempotencyKeys(otelretry.DraftIdempotencyKey()), otelretry.WithBodyBuffer(0, 0),
-			otelretry.WithStateCheck(check), otelretry.WithAttemptHeader("X-Attempt"))
-		var res otelretry.Results
-		req := post(t, otelretry.WithResults(t.Context(), &res), "http://api.test/orders", `{"sku":"A1"}`)
-		bodies := 0
-		req.GetBody = func() (io.ReadCloser, error) {
-			bodies++
-			if bodies == 1 {
-				return nil, errors.New("the file is busy")
-			}
-			return io.NopCloser(strings.NewReader(`{"sku":"A1"}`)), nil
-		}
-		resp, err := h.transprt.RoundTrip(req)
-		if err != nil {
-			t.Fatalf("RoundTrip: %v", err)
-		}
-		resp.Body.Close()
-		last, _ := res.Last()
+		var c checks
+		h, last, status, _, _ := keyedWrite(t, []scripted.Step{{Hang: true}, {Status: 201}}, failsOnce,
+			c.answering(attrs.StateNotApplied), otelretry.WithMaxAttempts(2), otelretry.WithAttemptHeader("X-Attempt"))
 		calls := h.base.Calls()
+		if status != 201 || len(calls) != 2 || len(c.told) != 1 {
+			t.Fatalf("status %d, %d calls, %d checks; want 201, 2 calls, 1 check", status, len(calls), len(c.told))
+		}
 		var numbers []string
-		for _, c := range calls {
-			numbers = append(numbers, c.Header.Get("X-Attempt"))
+		for _, call := range calls {
+			numbers = append(numbers, call.Header.Get("X-Attempt"))
 		}
 		var spanNumbers []int64
 		for _, e := range h.events(t) {
 			spanNumbers = append(spanNumbers, e.Attempt)
 		}
-		opAttempts := attrOf(h.operation(t), "retry.attempts").AsInt64()
-		t.Logf("outcome %s (%s), status %d, checks %d, GetBody %d, calls %d %v, spans %v, Results.Attempts %d, retry.attempts %d",
-			last.Outcome, last.Reason, resp.StatusCode, checks, bodies, len(calls), numbers, spanNumbers, last.Attempts, opAttempts)
-		if resp.StatusCode != 201 || len(calls) != 2 || checks != 1 {
-			t.Fatalf("status %d, %d calls, %d checks; want 201, 2 calls, 1 check", resp.StatusCode, len(calls), checks)
-		}
-		if last.Attempts != 2 || opAttempts != 2 {
+		if opAttempts := attrOf(h.operation(t), "retry.attempts").AsInt64(); last.Attempts != 2 || opAttempts != 2 {
 			t.Errorf("Results.Attempts %d, retry.attempts %d for 2 network calls; want 2", last.Attempts, opAttempts)
 		}
 		if ab := attrOf(h.operation(t), "retry.abandoned_attempt"); ab.AsInt64() != 0 {
 			t.Errorf("operation span carries retry.abandoned_attempt %d though the resend was then made", ab.AsInt64())
 		}
-		if len(spanNumbers) != 2 || spanNumbers[0] != 1 || spanNumbers[1] != 2 {
-			t.Errorf("attempt spans numbered %v; want [1 2]", spanNumbers)
-		}
-	})
-}
-
-// The same with WithMaxAttempts(2): the resend the check admitted is the
-// operation's second call, and no operation reports more attempts than
-// its limit.
-func TestALookedUpResendStaysWithinTheAttemptLimit(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		check := func(ctx context.Context, sc otelretry.StateCheck) (otelretry.StateResult, error) {
-			return otelretry.StateResult{State: attrs.StateNotApplied}, nil
-		}
-		h := newHarness(t, []scripted.Step{{Hang: true}, {Status: 201}},
-			otelretry.WithAttemptTimeout(100*time.Millisecond), otelretry.WithoutBudget(), otelretry.WithMaxAttempts(2),
-			otelretry.WithIdempotencyKeys(otelretry.DraftIdempotencyKey()), otelretry.WithBodyBuffer(0, 0),
-			otelretry.WithStateCheck(check))
-		var res otelretry.Results
-		req := post(t, otelretry.WithResults(t.Context(), &res), "http://api.test/orders", `{"sku":"A1"}`)
-		bodies := 0
-		req.GetBody = func() (io.ReadCloser, error) {
-			bodies++
-			if bodies == 1 {
-				return nil, errors.New("the file is busy")
-			}
-			return io.NopCloser(strings.NewReader(`{"sku":"A1"}`)), nil
-		}
-		resp, err := h.transprt.RoundTrip(req)
-		status := 0
-		if err == nil {
-			status = resp.StatusCode
-			resp.Body.Close()
-		}
-		last, _ := res.Last()
-		t.Logf("outcome %s (%s), status %d, calls %d, Results.Attempts %d, err %v", last.Outcome, last.Reason, status, len(h.base.Calls()), last.Attempts, err)
-		if last.Attempts > 2 {
-			t.Errorf("Results.Attempts %d with WithMaxAttempts(2) and %d network calls", last.Attempts, len(h.base.Calls()))
+		if !slices.Equal(spanNumbers, []int64{1, 2}) || !slices.Equal(numbers, []string{"1", "2"}) {
+			t.Errorf("attempt spans numbered %v, calls %v; want 1 and 2", spanNumbers, numbers)
 		}
 	})
 }
 
 // A keyed write whose first attempt timed out, whose resend was answered
-// 503 (the write still unknown), and whose next resend's GetBody fails,
-// is looked up: the check is told of the attempt whose outcome is
+// 503 or 409 (the write still unknown), and whose next resend's GetBody
+// fails, is looked up: the check is told of the attempt whose outcome is
 // unknown and its error (StateCheck godoc: "Attempt is the number of the
 // attempt whose outcome is unknown. Err is that attempt's error (a
 // timeout or a broken connection)"), and the operation's error tells what
@@ -318,37 +285,14 @@ func TestALookUpAfterAnAnsweredResendNamesTheUnknownAttempt(t *testing.T) {
 	for _, status := range []int{503, 409} {
 		t.Run(http.StatusText(status), func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
-				var got []otelretry.StateCheck
-				check := func(ctx context.Context, sc otelretry.StateCheck) (otelretry.StateResult, error) {
-					got = append(got, sc)
-					return otelretry.StateResult{State: attrs.StateUnknown}, nil
+				var c checks
+				h, last, _, err, _ := keyedWrite(t, []scripted.Step{{Hang: true}, {Status: status}, {Status: 201}}, failsFromTheSecond,
+					c.answering(attrs.StateUnknown), otelretry.WithMaxAttempts(5))
+				if len(c.told) != 1 {
+					t.Fatalf("%d checks (outcome %s (%s), calls %d, err %v); want 1", len(c.told), last.Outcome, last.Reason, len(h.base.Calls()), err)
 				}
-				h := newHarness(t, []scripted.Step{{Hang: true}, {Status: status}, {Status: 201}},
-					otelretry.WithAttemptTimeout(100*time.Millisecond), otelretry.WithoutBudget(), otelretry.WithMaxAttempts(5),
-					otelretry.WithIdempotencyKeys(otelretry.DraftIdempotencyKey()), otelretry.WithBodyBuffer(0, 0),
-					otelretry.WithStateCheck(check))
-				var res otelretry.Results
-				req := post(t, otelretry.WithResults(t.Context(), &res), "http://api.test/orders", `{"sku":"A1"}`)
-				bodies := 0
-				req.GetBody = func() (io.ReadCloser, error) {
-					bodies++
-					if bodies == 1 {
-						return io.NopCloser(strings.NewReader(`{"sku":"A1"}`)), nil
-					}
-					return nil, errors.New("the file is gone")
-				}
-				resp, err := h.transprt.RoundTrip(req)
-				if err == nil {
-					resp.Body.Close()
-				}
-				last, _ := res.Last()
-				if len(got) != 1 {
-					t.Fatalf("%d checks (outcome %s (%s), calls %d, err %v); want 1", len(got), last.Outcome, last.Reason, len(h.base.Calls()), err)
-				}
-				t.Logf("outcome %s (%s), unknown %v, calls %d; check told attempt %d, err %v; operation err %v",
-					last.Outcome, last.Reason, last.OutcomeUnknown, len(h.base.Calls()), got[0].Attempt, got[0].Err, err)
-				if got[0].Attempt != 1 || got[0].Err == nil {
-					t.Errorf("the check was told attempt %d, err %v; want attempt 1 (the one that timed out) and its error", got[0].Attempt, got[0].Err)
+				if c.told[0].Attempt != 1 || c.told[0].Err == nil {
+					t.Errorf("the check was told attempt %d, err %v; want attempt 1 (the one that timed out) and its error", c.told[0].Attempt, c.told[0].Err)
 				}
 				if err == nil || !strings.Contains(err.Error(), "timeout") && !strings.Contains(err.Error(), "deadline") {
 					t.Errorf("the operation's error does not tell what left the write unknown: %v", err)
@@ -362,27 +306,18 @@ func TestALookUpAfterAnAnsweredResendNamesTheUnknownAttempt(t *testing.T) {
 // the write is looked up, and its stored answer returned.
 func TestAKeyedWriteWhoseResendCannotBePreparedIsLookedUp(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		checks := 0
-		check := func(ctx context.Context, sc otelretry.StateCheck) (otelretry.StateResult, error) {
-			checks++
-			stored := &http.Response{StatusCode: http.StatusCreated, Header: http.Header{}, Body: io.NopCloser(strings.NewReader("order 1"))}
-			return otelretry.StateResult{State: attrs.StateApplied, Response: stored}, nil
-		}
+		var c checks
 		prepare := otelretry.WithPrepareAttempt(func(r *http.Request, n int) error {
 			if n > 1 {
 				return errors.New("signer down")
 			}
 			return nil
 		})
-		h := newHarness(t, []scripted.Step{{Hang: true}, {Status: 201}}, otelretry.WithAttemptTimeout(100*time.Millisecond),
-			otelretry.WithoutBudget(), otelretry.WithIdempotencyKeys(otelretry.DraftIdempotencyKey()), otelretry.WithStateCheck(check), prepare)
-		var res otelretry.Results
-		resp, err := h.transprt.RoundTrip(post(t, otelretry.WithResults(t.Context(), &res), "http://api.test/orders", `{"sku":"A1"}`))
-		last, _ := res.Last()
-		if err != nil || resp.StatusCode != http.StatusCreated || checks != 1 || len(h.base.Calls()) != 1 {
+		h, last, status, err, _ := keyedWrite(t, []scripted.Step{{Hang: true}, {Status: 201}}, func(int) bool { return false },
+			c.answering(attrs.StateApplied), prepare)
+		if err != nil || status != http.StatusCreated || len(c.told) != 1 || len(h.base.Calls()) != 1 {
 			t.Fatalf("ended %s (%s), %d checks, %d calls, err %v; want the check's stored 201 after 1 call and 1 check",
-				last.Outcome, last.Reason, checks, len(h.base.Calls()), err)
+				last.Outcome, last.Reason, len(c.told), len(h.base.Calls()), err)
 		}
-		resp.Body.Close()
 	})
 }
