@@ -411,20 +411,29 @@ func (a *analyzer) group() {
 		}
 		var g *group
 		k := spanKey{s.TraceID, stringAttr(s, keyOperationID)}
-		if p := opAbove[i]; p >= 0 {
+		lostParent := s.ParentID != "" && a.parent[i] < 0 && !s.ParentRemote
+		switch p := opAbove[i]; {
+		case p >= 0:
 			g = a.groupOf[p]
-		} else if m := byID[k]; m != nil && m != ambiguous {
-			g = m
-		} else if m := a.byRecord(allByID[k], held[k], s); m != nil {
-			g = m
-		} else {
+		case lostParent && !a.logs:
+			// Its own operation span was lost: another operation of its
+			// id is not its.
+		case byID[k] != nil && byID[k] != ambiguous:
+			g = byID[k]
+		default:
+			g = a.byRecord(allByID[k], held[k], s)
+		}
+		if g != nil && r == roleAttempt && !a.room(g) {
+			g = nil
+		}
+		if g == nil {
 			if g = orphans[k]; g == nil {
 				g = &group{op: Operation{ID: k.span, TraceID: s.TraceID}}
 				orphans[k] = g
 				a.groups = append(a.groups, g)
 			}
 		}
-		if s.ParentID != "" && a.parent[i] < 0 && !s.ParentRemote {
+		if lostParent {
 			g.lost = true // a remote parent (upstream's) is not expected here
 		}
 		a.groupOf[i] = g
@@ -690,7 +699,11 @@ func byTime(ops []*group, h *holders, s *model.Span) *group {
 		}
 		if g := ops[n-1]; g.firstAttempt > 0 && g.op.RecordedAttempts != nil &&
 			(v.Int < g.firstAttempt || v.Int-g.firstAttempt >= *g.op.RecordedAttempts) {
-			return nil // not among its numbers: an operation whose record was lost
+			// Not among its numbers: of an operation whose record was
+			// lost, whose numbers g's may have taken (which of the
+			// records are g's is not known).
+			markUnsure(g)
+			return nil
 		}
 	}
 	return ops[n-1]

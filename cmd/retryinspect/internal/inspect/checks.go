@@ -28,7 +28,7 @@ func (a *analyzer) checkOperation(g *group) {
 		// Which attempt was whose is not known: what depends on it is
 		// left to the spans.
 		a.note(g, CodeNeedsSpans, "in-flight-together", g.op.SpanID,
-			"operations under id %s ran at once with the same method and URL: the log records do not tell their attempts apart", redacted(g.op.ID))
+			"operations under id %s ran at once with the same method and URL, or beside one whose record was lost: the log records do not tell their attempts apart", redacted(g.op.ID))
 		return
 	}
 	a.checkRemainingGrows(g)
@@ -446,12 +446,16 @@ func (a *analyzer) checkNumbering(g *group) {
 			return // reported as an invalid attribute
 		}
 	}
+	if k := (spanKey{g.op.TraceID, g.op.ID}); a.orphans[k] != nil && len(a.byID[k]) > 0 {
+		// Attempts of the id lost their operation span or record (see
+		// checkMissingOperationSpans), and their numbers may have
+		// interleaved with, or gone on from, the others': which ones
+		// were whose is not known.
+		return
+	}
 	if g.together != nil {
 		a.checkNumberingTogether(g)
 		return
-	}
-	if g.span == nil && atts[0].Number > 1 && len(a.byID[spanKey{g.op.TraceID, g.op.ID}]) > 0 {
-		return // it goes on from another operation of its id: its own span or record was lost (see checkMissingOperationSpans)
 	}
 	first := int64(1)
 	if marked(g) {

@@ -49,14 +49,13 @@ func markTogether(ops []*group) {
 	flush()
 }
 
-// byCall is, for an attempt record s, the operation among ops (one
-// trace and id, in time order) that started it, with its method and URL,
-// when the latest to start before s ran at once with others (the only
-// ones that may hold s) and exactly one of that run fits (ok). When none
-// fits, s is of an operation whose record was lost (lost); when several
-// do, or the run is longer than maxTogether, the records cannot tell
-// whose s is (unsure).
-func byCall(ops []*group, s *model.Span) (g *group, ok, lost, unsure bool) {
+// byCall is, for an attempt record s, the operations among ops (one
+// trace and id, in time order) that may have started it, with its method
+// and URL, when the latest to start before s ran at once with others
+// (the only ones that may hold s): one, several, or none (s is then of
+// an operation whose record was lost: lost). unsure: several fit, or the
+// run is longer than maxTogether.
+func byCall(ops []*group, s *model.Span) (fits []*group, lost, unsure bool) {
 	n, _ := slices.BinarySearchFunc(ops, s.Start, func(o *group, t time.Time) int {
 		if o.op.Start.After(t) {
 			return 1
@@ -64,14 +63,13 @@ func byCall(ops []*group, s *model.Span) (g *group, ok, lost, unsure bool) {
 		return -1 // at or before: the search lands after the last of them
 	})
 	if n == 0 || ops[n-1].together == nil {
-		return nil, false, false, false
+		return nil, false, false
 	}
 	run := ops[n-1].together
 	if len(run) > maxTogether {
-		return nil, false, false, true
+		return nil, false, true
 	}
 	method, url := stringAttr(s, keyMethod), redact.String(stringAttr(s, keyURLFull))
-	fits := 0
 	for _, o := range run {
 		// An attempt may end after its operation (a hedge that lost);
 		// it starts within it, its record's start read up to a
@@ -80,15 +78,9 @@ func byCall(ops []*group, s *model.Span) (g *group, ok, lost, unsure bool) {
 			stringAttr(o.span, keyMethod) != method || o.op.URL != url {
 			continue
 		}
-		g, fits = o, fits+1
+		fits = append(fits, o)
 	}
-	switch fits {
-	case 1:
-		return g, true, false, false
-	case 0:
-		return nil, false, true, false
-	}
-	return nil, false, false, true
+	return fits, len(fits) == 0, len(fits) > 1
 }
 
 // maxTogether bounds the operations of one id in flight together among
@@ -103,12 +95,24 @@ func (a *analyzer) byRecord(ops []*group, h *holders, s *model.Span) *group {
 	if !a.logs {
 		return nil
 	}
-	g, ok, lost, unsure := byCall(ops, s)
+	fits, lost, unsure := byCall(ops, s)
 	switch {
-	case ok:
-		return g
+	case len(fits) == 1:
+		return fits[0]
 	case lost:
 		return nil // attempts without their operation record
+	case len(fits) > 1:
+		// Which of them is not known: the first that holds fewer than
+		// its record says it made, never one of another method or URL.
+		g := fits[0]
+		for _, o := range fits {
+			if o.op.RecordedAttempts == nil || int64(len(o.attempts)) < *o.op.RecordedAttempts {
+				g = o
+				break
+			}
+		}
+		markUnsure(g)
+		return g
 	case unsure:
 		g := byTime(ops, h, s)
 		if g != nil {
@@ -117,6 +121,19 @@ func (a *analyzer) byRecord(ops []*group, h *holders, s *model.Span) *group {
 		return g
 	}
 	return byTime(ops, h, s)
+}
+
+// room reports whether operation g may take another attempt record: not
+// an operation read from a record once it holds as many as its record
+// says it made. The others are of an operation of its id whose record
+// was lost, and which of them are g's the records do not tell: g is
+// marked unsure.
+func (a *analyzer) room(g *group) bool {
+	if !a.logs || g.span == nil || g.op.RecordedAttempts == nil || int64(len(g.attempts)) < *g.op.RecordedAttempts {
+		return true
+	}
+	markUnsure(g)
+	return false
 }
 
 // markUnsure marks g's run of operations in flight together as read from
@@ -143,8 +160,8 @@ func (a *analyzer) checkNumberingTogether(g *group) {
 			return
 		}
 	}
-	if g != g.together[0] || a.orphans[spanKey{g.op.TraceID, g.op.ID}] != nil {
-		return // attempts of its id lost their operation: the run's numbers are not all here
+	if g != g.together[0] {
+		return
 	}
 	var all []Attempt
 	first := int64(0)
