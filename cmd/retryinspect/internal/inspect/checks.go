@@ -31,6 +31,12 @@ func (a *analyzer) checkOperation(g *group) {
 			"operations under id %s ran at once with the same method and URL, or beside one whose record was lost: the log records do not tell their attempts apart", redacted(g.op.ID))
 		return
 	}
+	if a.logs && g.span == nil && len(a.byID[spanKey{g.op.TraceID, g.op.ID}]) > 0 {
+		// Records of an id whose operation record was lost, beside
+		// operations of the id: of one lost operation or of several,
+		// the records do not tell (its needs-spans note says so).
+		return
+	}
 	a.checkRemainingGrows(g)
 	a.checkRetryWithoutNext(g)
 	a.checkOperationIDs(g)
