@@ -228,6 +228,7 @@ func (op *operation) run(held *holdings) (*http.Response, error, verdict) {
 	var p progress
 	refused := op.admitFirst(held, &p)
 	var target lookUpTarget
+	planned := 0 // the number of a call planned and not made, which the resend a check allows takes
 	for n := 1; ; n++ {
 		now := op.clock.since()
 		in := op.inputAt(phaseBeforeCall, now, &p)
@@ -247,13 +248,16 @@ func (op *operation) run(held *holdings) (*http.Response, error, verdict) {
 			p = p.abandon(op.abandonPlanned(&p, p.lastNumber()+1, v))
 			return nil, op.fail(v, errors.Join(op.callerErr(), op.sanitize(op.setup.bodies.err(), nil)), nil, now, &p, held), v
 		}
-		a, number, v, err := op.prepareAttempt(n, &p, held)
+		a, number, v, err := op.prepareAttempt(attemptID{n: n, number: planned}, &p, held)
+		planned = 0
 		if a == nil {
 			resp, err, v, resend := op.notPrepared(v, number, err, target, &p, held)
 			if resend {
-				target = lookUpTarget{}
-				n-- // the call planned was not made: the resend is it, under its number
-				op.ident.unnumber(number)
+				// The call planned was not made: the resend is it, under
+				// its number (another operation under the same id may
+				// have taken the next).
+				target, planned = lookUpTarget{}, number
+				n--
 				continue
 			}
 			return resp, err, v
@@ -289,11 +293,15 @@ func (op *operation) run(held *holdings) (*http.Response, error, verdict) {
 	}
 }
 
-// prepareAttempt prepares attempt n (see prepare) and starts its clock:
+// prepareAttempt prepares attempt id (see prepare; its number taken now
+// when it has none yet) and starts its clock:
 // the attempt, ready to send, or the verdict that ends the operation, with
 // its cause; the attempt's number either way.
-func (op *operation) prepareAttempt(n int, p *progress, held *holdings) (*attempt, int, verdict, error) {
-	a := newAttempt(&op.first, &op.setup, attemptID{n: n, number: op.ident.attemptNumber(n)}, *p)
+func (op *operation) prepareAttempt(id attemptID, p *progress, held *holdings) (*attempt, int, verdict, error) {
+	if id.number == 0 {
+		id.number = op.ident.attemptNumber(id.n)
+	}
+	a := newAttempt(&op.first, &op.setup, id, *p)
 	held.current = a
 	a.copyOut()
 	if v, err := op.prepare(a, p, held); !v.goAhead() {
