@@ -299,7 +299,7 @@ func (op *operation) run(held *holdings) (*http.Response, error, verdict) {
 // its cause; the attempt's number either way.
 func (op *operation) prepareAttempt(id attemptID, p *progress, held *holdings) (*attempt, int, verdict, error) {
 	if id.number == 0 {
-		id.number = op.ident.attemptNumber(id.n)
+		id = attemptID{n: id.n, number: op.ident.attemptNumber(id.n)}
 	}
 	a := newAttempt(&op.first, &op.setup, id, *p)
 	held.current = a
