@@ -512,6 +512,7 @@ func TestLogsNeedSpans(t *testing.T) {
 			}
 			if rec["event_name"] == "retry.operation" {
 				rec["retry.attempts"], rec["retry.outcome"], rec["retry.reason"] = "2", "return", "response"
+				rec["retry.operation.duration_ms"] = "1000" // it lasts past its resend's answer
 				return []map[string]string{rec}
 			}
 			second := maps.Clone(rec)

@@ -416,10 +416,15 @@ func (a *analyzer) group() {
 		case p >= 0:
 			g = a.groupOf[p]
 		case lostParent && !a.logs:
-			// Its own operation span was lost: another operation of its
-			// id is not its.
+			// A span above it was lost: its operation's, or one between
+			// them (the operation then holds it: its method, URL and time).
+			if m := byID[k]; m != nil && m != ambiguous && holds(m, s) {
+				g = m
+			}
 		case byID[k] != nil && byID[k] != ambiguous:
-			g = byID[k]
+			if g = byID[k]; a.logs && startedAfter(s, g) {
+				g = nil // a record of a later operation of its id, whose own record was lost
+			}
 		default:
 			g = a.byRecord(allByID[k], held[k], s)
 		}
@@ -705,6 +710,9 @@ func byTime(ops []*group, h *holders, s *model.Span) *group {
 			markUnsure(g)
 			return nil
 		}
+	}
+	if startedAfter(s, ops[n-1]) {
+		return nil // of an operation whose record was lost
 	}
 	return ops[n-1]
 }

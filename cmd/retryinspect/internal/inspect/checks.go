@@ -452,11 +452,10 @@ func (a *analyzer) checkNumbering(g *group) {
 			return // reported as an invalid attribute
 		}
 	}
-	if k := (spanKey{g.op.TraceID, g.op.ID}); a.orphans[k] != nil && len(a.byID[k]) > 0 {
-		// Attempts of the id lost their operation span or record (see
-		// checkMissingOperationSpans), and their numbers may have
-		// interleaved with, or gone on from, the others': which ones
-		// were whose is not known.
+	if a.besideLost(g) {
+		// Attempts of the id in flight with it lost their operation
+		// span or record (see checkMissingOperationSpans): their numbers
+		// may have interleaved with its own.
 		return
 	}
 	if g.together != nil {

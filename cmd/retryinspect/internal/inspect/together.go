@@ -69,16 +69,10 @@ func byCall(ops []*group, s *model.Span) (fits []*group, lost, unsure bool) {
 	if len(run) > maxTogether {
 		return nil, false, true
 	}
-	method, url := stringAttr(s, keyMethod), redact.String(stringAttr(s, keyURLFull))
 	for _, o := range run {
-		// An attempt may end after its operation (a hedge that lost);
-		// it starts within it, its record's start read up to a
-		// millisecond late, the operation's end up to one early.
-		if o.op.Start.After(s.Start) || s.Start.After(o.op.End.Add(2*time.Millisecond)) ||
-			stringAttr(o.span, keyMethod) != method || o.op.URL != url {
-			continue
+		if holds(o, s) {
+			fits = append(fits, o)
 		}
-		fits = append(fits, o)
 	}
 	return fits, len(fits) == 0, len(fits) > 1
 }
@@ -121,6 +115,26 @@ func (a *analyzer) byRecord(ops []*group, h *holders, s *model.Span) *group {
 		return g
 	}
 	return byTime(ops, h, s)
+}
+
+// holds reports whether operation g may have made attempt s: of its
+// method and URL (where s carries them), started within it (its start read up to a millisecond
+// late, the operation's end up to one early; an attempt may end after
+// its operation: a hedge that lost).
+func holds(g *group, s *model.Span) bool {
+	if g.span == nil || g.op.Start.After(s.Start) || startedAfter(s, g) {
+		return false
+	}
+	// A field the attempt does not carry (another implementation's) tells nothing.
+	method, url := stringAttr(s, keyMethod), stringAttr(s, keyURLFull)
+	return (method == "" || stringAttr(g.span, keyMethod) == method) && (url == "" || g.op.URL == redact.String(url))
+}
+
+// startedAfter reports whether s started after operation g ended (its
+// end read up to a millisecond early, the start of s, from a record, up
+// to one late).
+func startedAfter(s *model.Span, g *group) bool {
+	return !g.op.End.IsZero() && s.Start.After(g.op.End.Add(2*time.Millisecond))
 }
 
 // room reports whether operation g may take another attempt record: not
@@ -194,4 +208,28 @@ func numbersOf(atts []Attempt) string {
 		s[i] = strconv.FormatInt(at.Number, 10)
 	}
 	return listed(s, ", ")
+}
+
+// besideLost reports whether g is, or ran at once with, attempts of its
+// id that lost their operation span or record (an orphan group, read
+// from its first attempt's start to its last one's end).
+func (a *analyzer) besideLost(g *group) bool {
+	k := spanKey{g.op.TraceID, g.op.ID}
+	o := a.orphans[k]
+	if o == nil || len(a.byID[k]) == 0 {
+		return false
+	}
+	if g == o {
+		return true
+	}
+	var from, to time.Time
+	for _, s := range o.attempts {
+		if from.IsZero() || s.Start.Before(from) {
+			from = s.Start
+		}
+		if s.End.After(to) {
+			to = s.End
+		}
+	}
+	return !g.op.Start.After(to) && (g.op.End.IsZero() || !from.After(g.op.End))
 }
