@@ -310,6 +310,17 @@ func (i *identity) attemptNumber(n int) int {
 	return n
 }
 
+// plannedNumber is the number of call n, which a retry planned and which
+// will not be made (see abandonPlanned), the operation's last number
+// being last: under a count shared with other operations, one taken now,
+// so that no other attempt has it; else the one after last.
+func (i *identity) plannedNumber(n, last int) int {
+	if i.oc != nil || i.follows != nil {
+		return i.attemptNumber(n)
+	}
+	return last + 1
+}
+
 // unnumber gives back number, which attemptNumber gave to an attempt that
 // was never sent (a hedge refused at its preparation, or whose race was
 // over before it could be sent), so that the next attempt takes it and the

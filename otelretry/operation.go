@@ -245,7 +245,11 @@ func (op *operation) run(held *holdings) (*http.Response, error, verdict) {
 			v = decide(in.withBudget(op.t.gate.resume(op.keys, op.clock.at(now))))
 		}
 		if !v.goAhead() {
-			p = p.abandon(op.abandonPlanned(&p, p.lastNumber()+1, v))
+			number := planned
+			if number == 0 && p.afterRetry {
+				number = op.ident.plannedNumber(n, p.lastNumber())
+			}
+			p = p.abandon(op.abandonPlanned(&p, number, v))
 			return nil, op.fail(v, errors.Join(op.callerErr(), op.sanitize(op.setup.bodies.err(), nil)), nil, now, &p, held), v
 		}
 		a, number, v, err := op.prepareAttempt(attemptID{n: n, number: planned}, &p, held)
@@ -610,18 +614,22 @@ func (op *operation) notPrepared(v verdict, number int, err error, target lookUp
 }
 
 // lookUpTarget is the attempt a state check on the operation's write
-// resolves, with its error: the latest retried one that lost its answer,
-// else the first retried (an answer under its key that leaves it
-// unresolved: a 409).
+// resolves, with its error: the latest retried one that lost its answer
+// (lost), else the latest whose answer left the write unresolved (a 409
+// under its key).
 type lookUpTarget struct {
-	a   *attempt
-	err error
+	a    *attempt
+	err  error
+	lost bool
 }
 
 // retried notes attempt a, whose result res a retry follows.
 func (t *lookUpTarget) retried(a *attempt, res result) {
-	if res.resp == nil || t.a == nil {
-		*t = lookUpTarget{a, res.err}
+	switch {
+	case res.resp == nil && !res.v.unsent:
+		*t = lookUpTarget{a, res.err, true}
+	case !t.lost && res.v.unresolvedWrite:
+		*t = lookUpTarget{a: a, err: res.err}
 	}
 }
 

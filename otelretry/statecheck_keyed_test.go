@@ -321,3 +321,18 @@ func TestAKeyedWriteWhoseResendCannotBePreparedIsLookedUp(t *testing.T) {
 		}
 	})
 }
+
+// A keyed write answered 503 (retried: nothing left unresolved), then 409
+// under its key (a request under its key is in progress: unresolved),
+// whose next resend's GetBody fails, is looked up: the check is told of
+// the 409's attempt, the one that left the write unresolved.
+func TestALookUpAfterA503ThenA409NamesThe409(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var c checks
+		_, _, _, _, _ = keyedWrite(t, []scripted.Step{{Status: 503}, {Status: 409}, {Status: 201}}, failsFromTheSecond,
+			c.answering(attrs.StateUnknown), otelretry.WithMaxAttempts(5))
+		if len(c.told) != 1 || c.told[0].Attempt != 2 {
+			t.Errorf("checks told of %+v; want one, of attempt 2 (the 409; attempt 1 got a 503)", c.told)
+		}
+	})
+}
