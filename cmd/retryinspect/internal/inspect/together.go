@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/otelretry/otelretry-go/attrs"
 	"github.com/otelretry/otelretry-go/cmd/retryinspect/internal/model"
 	"github.com/otelretry/otelretry-go/internal/redact"
 )
@@ -177,10 +178,20 @@ func (a *analyzer) checkNumberingTogether(g *group) {
 	if g != g.together[0] {
 		return
 	}
+	// The run's numbers: its attempts', and those of calls a retry
+	// planned and did not make (retry.abandoned_attempt). An operation
+	// stopped before its first call (none made) took a number it does
+	// not record: that many may be missing.
 	var all []Attempt
-	first := int64(0)
+	first, unrecorded := int64(0), 0
 	for _, o := range g.together {
 		all = append(all, o.op.Attempts...)
+		if v, ok := o.span.Attr(string(attrs.AbandonedAttemptKey)); ok && v.Type == model.TypeInt {
+			all = append(all, Attempt{Number: v.Int})
+		}
+		if len(o.op.Attempts) == 0 {
+			unrecorded++
+		}
 		if !marked(o) {
 			first = 1
 		}
@@ -192,12 +203,17 @@ func (a *analyzer) checkNumberingTogether(g *group) {
 	if first == 0 {
 		first = all[0].Number
 	}
+	missing := 0
 	for i, at := range all {
-		if at.Number != first+int64(i) {
-			a.add(g, CodeAttemptNumbering, "", "%s values of the %d operations in flight together under this id are %s; want %d to %d",
-				keyAttempt, len(g.together), numbersOf(all), first, first+int64(len(all))-1)
-			return
+		if i > 0 && at.Number == all[i-1].Number {
+			missing = unrecorded + 1 // a number used twice: reported below
+			break
 		}
+		missing = int(at.Number-first) - i
+	}
+	if missing > unrecorded || all[0].Number < first {
+		a.add(g, CodeAttemptNumbering, "", "%s values of the %d operations in flight together under this id are %s; want %d to %d",
+			keyAttempt, len(g.together), numbersOf(all), first, first+int64(len(all))-1)
 	}
 }
 
