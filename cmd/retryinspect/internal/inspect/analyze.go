@@ -409,24 +409,13 @@ func (a *analyzer) group() {
 		if r != roleAttempt && r != roleStateCheck {
 			continue
 		}
-		var g *group
 		k := spanKey{s.TraceID, stringAttr(s, keyOperationID)}
 		lostParent := s.ParentID != "" && a.parent[i] < 0 && !s.ParentRemote
-		switch p := opAbove[i]; {
-		case p >= 0:
+		var g *group
+		if p := opAbove[i]; p >= 0 {
 			g = a.groupOf[p]
-		case lostParent && !a.logs:
-			// A span above it was lost: its operation's, or one between
-			// them (the operation then holds it: its method, URL and time).
-			if m := byID[k]; m != nil && m != ambiguous && holds(m, s) {
-				g = m
-			}
-		case byID[k] != nil && byID[k] != ambiguous:
-			if g = byID[k]; a.logs && startedAfter(s, g) {
-				g = nil // a record of a later operation of its id, whose own record was lost
-			}
-		default:
-			g = a.byRecord(allByID[k], held[k], s)
+		} else {
+			g = a.operationOf(s, lostParent, byID[k], allByID[k], held[k])
 		}
 		if g != nil && r == roleAttempt && !a.room(g) {
 			g = nil
@@ -456,6 +445,28 @@ func (a *analyzer) group() {
 	for i, g := range a.groups {
 		g.index = i
 	}
+}
+
+// operationOf is the operation of attempt or state-check span s, which
+// hangs under no operation span, among those of its trace and id (only,
+// the one when it is not ambiguous; all, in time order; held, their
+// numbers): nil when none is its.
+func (a *analyzer) operationOf(s *model.Span, lostParent bool, only *group, all []*group, held *holders) *group {
+	switch {
+	case lostParent && !a.logs:
+		// A span above it was lost: its operation's, or one between
+		// them (the operation then holds it: its method, URL and time).
+		if only != nil && only != ambiguous && holds(only, s) {
+			return only
+		}
+		return nil
+	case only != nil && only != ambiguous:
+		if a.logs && startedAfter(s, only) {
+			return nil // a record of a later operation of its id, whose own record was lost
+		}
+		return only
+	}
+	return a.byRecord(all, held, s)
 }
 
 // sortAsSent sorts operations by their start, and those that started at
