@@ -5,7 +5,9 @@ package otelretry_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"slices"
 	"sync"
@@ -134,6 +136,41 @@ func TestARetryAbandonedUnderASharedIDNamesANumberNoOtherAttemptHas(t *testing.T
 		if len(ab) != 1 {
 			t.Fatalf("abandoned %v; want the canceled operation's one", ab)
 		}
+		checkNumbersRun(t, sent, ab)
+	})
+}
+
+// A keyed POST whose first attempt lost its answer (timeout) is retried;
+// the retry's GetBody fails, so the write is looked up (decisions.md,
+// row 6): the check finds it applied and returns a stored 303 See Other.
+// The call the retry planned (number 2) is recorded abandoned
+// (retry.abandoned_attempt 2). http.Client follows the 303 with a GET,
+// the next hop of the chain, whose attempts keep counting across hops
+// (telemetry.md, retry.attempt). Its attempt must not be numbered 2 as
+// well: that number is the abandoned call's.
+func TestAStoredRedirectAfterAnAbandonedResendDoesNotReuseItsNumber(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		hook := func(ctx context.Context, c otelretry.StateCheck) (otelretry.StateResult, error) {
+			return otelretry.StateResult{State: attrs.StateApplied, Response: &http.Response{StatusCode: http.StatusSeeOther,
+				Header: http.Header{"Location": {"/orders/1"}}, Body: http.NoBody}}, nil
+		}
+		h := newHarness(t, []scripted.Step{{Hang: true}, {Status: 200}},
+			otelretry.WithAttemptTimeout(100*time.Millisecond), otelretry.WithoutBudget(),
+			otelretry.WithIdempotencyKeys(otelretry.DraftIdempotencyKey()), otelretry.WithBodyBuffer(0, 0),
+			otelretry.WithStateCheck(hook), otelretry.WithAttemptHeader("X-Attempt"))
+		req := post(t, t.Context(), "http://api.test/orders", `{"sku":"A1"}`)
+		req.GetBody = func() (io.ReadCloser, error) { return nil, errors.New("the file is gone") }
+		resp, err := h.client.Do(req)
+		if err == nil {
+			resp.Body.Close()
+		}
+		calls := h.base.Calls()
+		if err != nil || len(calls) != 2 || calls[1].Method != http.MethodGet {
+			t.Fatalf("err %v, %d calls; want the POST and the GET of the stored 303", err, len(calls))
+		}
+		sent, ab := numbersOfRun(t, h)
+		t.Logf("attempt spans numbered %v, abandoned %v, headers %q %q", sent, ab,
+			calls[0].Header.Get("X-Attempt"), calls[1].Header.Get("X-Attempt"))
 		checkNumbersRun(t, sent, ab)
 	})
 }

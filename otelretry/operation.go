@@ -625,11 +625,8 @@ type lookUpTarget struct {
 
 // retried notes attempt a, whose result res a retry follows.
 func (t *lookUpTarget) retried(a *attempt, res result) {
-	switch {
-	case res.resp == nil && !res.v.unsent:
-		*t = lookUpTarget{a, res.err, true}
-	case !t.lost && res.v.unresolvedWrite:
-		*t = lookUpTarget{a: a, err: res.err}
+	if lost := res.resp == nil; res.v.unresolves && (lost || !t.lost) {
+		*t = lookUpTarget{a, res.err, lost}
 	}
 }
 

@@ -295,6 +295,10 @@ type verdict struct {
 	// unsent: the attempt judged was proven not processed, so it never
 	// reached the server as a copy of the request (see progress.landed).
 	unsent bool
+	// unresolves: the attempt judged itself left the write unresolved
+	// (its answer lost, or a 409 under its key): the one a lookup of the
+	// write is told of (see lookUpTarget).
+	unresolves bool
 	// needPause, needBudget: the answer may be retried, but the Backoff
 	// (or the retry budget) was not asked yet; ask it and decide again
 	// with its answer. Asking only then keeps a Backoff or a budget from
@@ -328,6 +332,7 @@ func decide(in input) verdict {
 		v = decideAfterAttempt(&in)
 	}
 	v.unsent = in.unsentAttempt()
+	v.unresolves = in.phase == phaseAttempt && in.write && (outcomeUnknown(&in) || keyInProgress(&in))
 	v.unresolvedWrite = unresolvedAfter(&in)
 	// A refused hedge ends nothing: the attempt in flight goes on.
 	if v.unresolvedWrite && in.phase != phaseHedge && !v.goAhead() && v.decision.Terminal() && v.decision != attrs.DecisionReturn {

@@ -70,10 +70,11 @@ func (p progress) lastPause() time.Duration {
 	return p.last.verdict.pause
 }
 
-// lastNumber is the number of the last attempt made, 0 before the first:
-// after a race, the last hedge's, whichever attempt's verdict the loop
-// carries out.
-func (p progress) lastNumber() int { return p.lastMade }
+// lastNumber is the number of the last attempt made, or of the call a
+// retry planned and did not make (abandoned) when it came later, 0 before
+// the first: after a race, the last hedge's, whichever attempt's verdict
+// the loop carries out. A redirect chain's next hop counts on from it.
+func (p progress) lastNumber() int { return max(p.lastMade, p.abandoned) }
 
 // resolved is where the operation stands once a state check said its
 // unknown write was not applied: the write is sent again.

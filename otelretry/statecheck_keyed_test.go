@@ -336,3 +336,39 @@ func TestALookUpAfterA503ThenA409NamesThe409(t *testing.T) {
 		}
 	})
 }
+
+// A keyed write whose first attempt fails with an error that leaves
+// nothing unknown (no write reported, no timeout, no broken connection:
+// the policy does not hold the write unresolved after it), whose resend
+// is answered 409 under its key (in progress: unresolved), and whose next
+// resend's GetBody fails, is looked up. The check must be told of the
+// attempt whose outcome is unknown (StateCheck godoc), the 409's: attempt
+// 2, as TestALookUpAfterA503ThenA409NamesThe409 wants after a 503.
+func TestALookUpAfterAnErrorThatLeftNothingUnknownThenA409NamesThe409(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var c checks
+		_, last, _, err, _ := keyedWrite(t, []scripted.Step{{Err: errors.New("boom")}, {Status: 409}, {Status: 201}}, failsFromTheSecond,
+			c.answering(attrs.StateUnknown), otelretry.WithMaxAttempts(5))
+		if len(c.told) != 1 || c.told[0].Attempt != 2 {
+			var told []int
+			for _, sc := range c.told {
+				told = append(told, sc.Attempt)
+			}
+			t.Errorf("checks told of attempts %v (ended %s (%s), err %v); want one, of attempt 2 (the 409; attempt 1's error left nothing unknown)",
+				told, last.Outcome, last.Reason, err)
+		}
+	})
+}
+
+// Control: the same error alone, then the resend's GetBody fails: no
+// lookup (the write is not unresolved after that error).
+func TestAnErrorThatLeftNothingUnknownIsNotLookedUp(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var c checks
+		_, last, _, err, _ := keyedWrite(t, []scripted.Step{{Err: errors.New("boom")}, {Status: 201}}, failsAlways,
+			c.answering(attrs.StateUnknown), otelretry.WithMaxAttempts(5))
+		if len(c.told) != 0 || last.OutcomeUnknown {
+			t.Errorf("checks %d, ended %s (%s), unknown %v, err %v; want no check, the write not unknown", len(c.told), last.Outcome, last.Reason, last.OutcomeUnknown, err)
+		}
+	})
+}
