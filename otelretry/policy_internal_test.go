@@ -959,7 +959,7 @@ func reference(in input) verdict {
 	// this operation hears next.
 	unknownNow = unknownNow || in.phase == phaseAttempt && in.write && (in.keyed || in.recordedKey) && in.status == http.StatusConflict
 	v.unresolvedWrite = (in.unresolvedWrite || unknownNow) && !(in.phase == phaseStateCheck && in.state == attrs.StateNotApplied)
-	v.unresolves = unknownNow // bookkeeping, no column of the table
+	v.unresolves = unknownNow                              // bookkeeping, no column of the table
 	v.unsent = in.phase == phaseAttempt && in.notProcessed // bookkeeping, no column of the table
 	switch v.decision {
 	case "", attrs.DecisionRetry, attrs.DecisionSuperseded, attrs.DecisionReturn:
