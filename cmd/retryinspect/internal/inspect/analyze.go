@@ -38,6 +38,9 @@ type group struct {
 	// unsure: read from log records that do not tell their attempts apart.
 	together []*group
 	unsure   bool
+	// from, to: when its attempts ran, once read (see group.ran).
+	from, to time.Time
+	spanned  bool
 }
 
 // conflict is a second delivery of a span id whose content differs.

@@ -238,14 +238,24 @@ func (a *analyzer) besideLost(g *group) bool {
 	if g == o {
 		return true
 	}
-	var from, to time.Time
-	for _, s := range o.attempts {
-		if from.IsZero() || s.Start.Before(from) {
-			from = s.Start
-		}
-		if s.End.After(to) {
-			to = s.End
-		}
-	}
+	from, to := o.ran()
 	return !g.op.Start.After(to) && (g.op.End.IsZero() || !from.After(g.op.End))
+}
+
+// ran is when g's attempts ran, from the first one's start to the last
+// one's end, read once (an orphan group is asked by every operation of
+// its id).
+func (g *group) ran() (from, to time.Time) {
+	if !g.spanned {
+		for _, s := range g.attempts {
+			if g.from.IsZero() || s.Start.Before(g.from) {
+				g.from = s.Start
+			}
+			if s.End.After(g.to) {
+				g.to = s.End
+			}
+		}
+		g.spanned = true
+	}
+	return g.from, g.to
 }

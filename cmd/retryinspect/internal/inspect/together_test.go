@@ -5,6 +5,7 @@ package inspect
 
 import (
 	"testing"
+	"time"
 
 	"github.com/otelretry/otelretry-go/cmd/retryinspect/internal/model"
 )
@@ -46,5 +47,32 @@ func TestOperationsInFlightTogetherNumberAsOneRun(t *testing.T) {
 	}
 	if r := Analyze(fanOut(n, gap)); len(r.Findings) != 1 || r.Findings[0].Code != CodeAttemptNumbering {
 		t.Errorf("findings %v; want one %s", codesOf(r), CodeAttemptNumbering)
+	}
+}
+
+// docs/retryinspect.md: "linear analysis" on hostile or huge input. n
+// sequential operations of one id (one attempt each) beside n attempt
+// spans of that id whose operation span is absent: each operation asks
+// whether it ran beside the lost attempts, which are read once (read for
+// each, 100k did not end within 30 s).
+func TestOperationsBesideALostOneOfTheirIDAreReadInLinearTime(t *testing.T) {
+	n := 100_000
+	if raceEnabled {
+		n = 10_000
+	}
+	var spans []model.Span
+	for i := range n {
+		op := operationSpan("t", 2*i+1, 0, "job", 1, 1000)
+		op.Start = hostileBase.Add(time.Duration(10*i) * time.Millisecond)
+		op.End = op.Start.Add(5 * time.Millisecond)
+		spans = append(spans, op, minimalAttempt("t", 2*i+2, 2*i+1, "job", 1, int64(10*i+1)))
+	}
+	for i := range n {
+		// Under span 10n-1, which the input lacks.
+		spans = append(spans, minimalAttempt("t", 10*n+i, 10*n-1, "job", int64(i+2), int64(10*i+7)))
+	}
+	r := Analyze(spans)
+	if len(r.Operations) != n+1 {
+		t.Errorf("%d operations, want %d", len(r.Operations), n+1)
 	}
 }
