@@ -231,20 +231,7 @@ func (op *operation) run(held *holdings) (*http.Response, error, verdict) {
 	planned := 0 // the number of a call planned and not made, which the resend a check allows takes
 	for n := 1; ; n++ {
 		now := op.clock.since()
-		in := op.inputAt(phaseBeforeCall, now, &p)
-		v := decide(in)
-		switch {
-		case !v.goAhead():
-		case n == 1 && refused != "":
-			// The client-side throttle refused the first attempt before
-			// it started (admitFirst).
-			v = decide(in.withBudget(refused))
-		case n > 1:
-			// A retry was admitted when it was decided; a hold that came
-			// during its pause still holds it.
-			v = decide(in.withBudget(op.t.gate.resume(op.keys, op.clock.at(now))))
-		}
-		if !v.goAhead() {
+		if v := op.beforeCall(n, now, refused, &p); !v.goAhead() {
 			number := planned
 			if number == 0 && p.afterRetry {
 				number = op.ident.plannedNumber(n, p.lastNumber())
@@ -280,13 +267,11 @@ func (op *operation) run(held *holdings) (*http.Response, error, verdict) {
 			op.pause(a.end+res.v.pause, res.v.pause)
 			continue
 		case attrs.DecisionCheckState:
-			a.release()
-			sv, stored, checkErr := op.checkState(a, a.ev.verdict, res.err, &p)
-			if sv.decision == attrs.DecisionRetry {
-				p, target = p.resolved(), lookUpTarget{}
+			resp, err, sv, resend := op.lookUpAfter(a, res, target, &p, held)
+			if resend {
+				target = lookUpTarget{}
 				continue
 			}
-			resp, err := op.endLookUp(sv, stored, res.err, checkErr, &p, held)
 			return resp, err, sv
 		}
 		if res.resp != nil {
@@ -295,6 +280,26 @@ func (op *operation) run(held *holdings) (*http.Response, error, verdict) {
 		a.release()
 		return nil, op.fail(res.v, res.err, nil, op.clock.since(), &p, held), res.v
 	}
+}
+
+// beforeCall is the verdict before call n, at now: whether it may be
+// made (go ahead) or what ends the operation. refused is the client-side
+// throttle's answer to the first call (admitFirst).
+func (op *operation) beforeCall(n int, now time.Duration, refused attrs.Reason, p *progress) verdict {
+	in := op.inputAt(phaseBeforeCall, now, p)
+	v := decide(in)
+	switch {
+	case !v.goAhead():
+	case n == 1 && refused != "":
+		// The client-side throttle refused the first attempt before it
+		// started (admitFirst).
+		v = decide(in.withBudget(refused))
+	case n > 1:
+		// A retry was admitted when it was decided; a hold that came
+		// during its pause still holds it.
+		v = decide(in.withBudget(op.t.gate.resume(op.keys, op.clock.at(now))))
+	}
+	return v
 }
 
 // prepareAttempt prepares attempt id (see prepare; its number taken now
@@ -613,6 +618,30 @@ func (op *operation) notPrepared(v verdict, number int, err error, target lookUp
 	return resp, end, sv, false
 }
 
+// lookUpAfter resolves with the state check the unknown outcome of the
+// write attempt a leaves (its result res: check_state), the check told
+// of the attempt that left it unknown (target, or a): the operation's
+// response or error and the verdict that ended it, or resend when the
+// check found the write not applied and admitted its resend.
+func (op *operation) lookUpAfter(a *attempt, res result, target lookUpTarget, p *progress, held *holdings) (*http.Response, error, verdict, bool) {
+	a.release()
+	target.retried(a, res)
+	if target.a == nil { // a write without a contract, looked up at once
+		target = lookUpTarget{a: a, err: res.err}
+	}
+	sv, stored, checkErr := op.checkState(target.a, a.ev.verdict, target.err, p)
+	if sv.decision == attrs.DecisionRetry {
+		*p = p.resolved()
+		return nil, nil, sv, true
+	}
+	cause := res.err
+	if target.a != a { // what left the write unknown, and what stopped its resend
+		cause = errors.Join(target.err, res.err)
+	}
+	resp, err := op.endLookUp(sv, stored, cause, checkErr, p, held)
+	return resp, err, sv, false
+}
+
 // lookUpTarget is the attempt a state check on the operation's write
 // resolves, with its error: the latest retried one that lost its answer
 // (lost), else the latest whose answer left the write unresolved (a 409
@@ -623,7 +652,8 @@ type lookUpTarget struct {
 	lost bool
 }
 
-// retried notes attempt a, whose result res a retry follows.
+// retried notes attempt a, whose result res a retry (or a lookup)
+// follows.
 func (t *lookUpTarget) retried(a *attempt, res result) {
 	if lost := res.resp == nil; res.v.unresolves && (lost || !t.lost) {
 		*t = lookUpTarget{a, res.err, lost}

@@ -372,3 +372,45 @@ func TestAnErrorThatLeftNothingUnknownIsNotLookedUp(t *testing.T) {
 		}
 	})
 }
+
+// A keyed write whose first attempt timed out (its outcome unknown) is
+// retried; the retry fails with an error that leaves nothing unknown
+// ("boom", as in TestAnErrorThatLeftNothingUnknownIsNotLookedUp), and the
+// attempt limit (2) stops the next resend: the write is looked up
+// (decisions.md footnote ²). The check must be told of attempt 1, the one
+// whose outcome is unknown (StateCheck.Attempt godoc; "the check told of
+// the attempt that left it unknown (the latest that lost its answer)"),
+// with its timeout, not of attempt 2 and its "boom".
+func TestALookUpAtTheAttemptLimitAfterTimeoutThenBoomNamesTheTimeout(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var c checks
+		_, last, _, err, _ := keyedWrite(t, []scripted.Step{{Hang: true}, {Err: errors.New("boom")}}, func(int) bool { return false },
+			c.answering(attrs.StateUnknown), otelretry.WithMaxAttempts(2))
+		if len(c.told) != 1 {
+			t.Fatalf("%d checks (ended %s (%s), err %v); want one", len(c.told), last.Outcome, last.Reason, err)
+		}
+		if c.told[0].Attempt != 1 {
+			t.Errorf("check told of attempt %d (err %v); want attempt 1, the one that timed out (attempt 2's error left nothing unknown)",
+				c.told[0].Attempt, c.told[0].Err)
+		}
+	})
+}
+
+// The same after a 409 under the key (attempt 1: a request under its key
+// in progress, the write unresolved), then "boom" (attempt 2), at the
+// attempt limit: the check must be told of attempt 1, as
+// TestALookUpAfterA503ThenA409NamesThe409 wants of a 409.
+func TestALookUpAtTheAttemptLimitAfter409ThenBoomNamesThe409(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var c checks
+		_, last, _, err, _ := keyedWrite(t, []scripted.Step{{Status: 409}, {Err: errors.New("boom")}}, func(int) bool { return false },
+			c.answering(attrs.StateUnknown), otelretry.WithMaxAttempts(2))
+		if len(c.told) != 1 {
+			t.Fatalf("%d checks (ended %s (%s), err %v); want one", len(c.told), last.Outcome, last.Reason, err)
+		}
+		if c.told[0].Attempt != 1 {
+			t.Errorf("check told of attempt %d (err %v); want attempt 1, the 409 (attempt 2's error left nothing unknown)",
+				c.told[0].Attempt, c.told[0].Err)
+		}
+	})
+}
