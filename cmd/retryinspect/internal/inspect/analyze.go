@@ -38,9 +38,16 @@ type group struct {
 	// unsure: read from log records that do not tell their attempts apart.
 	together []*group
 	unsure   bool
-	// from, to: when its attempts ran, once read (see group.ran).
-	from, to time.Time
-	spanned  bool
+	// starts, ends: its attempts' starts in order, and the latest end up
+	// to each, once read (spanned; see group.ranDuring).
+	spanned bool
+	starts  []time.Time
+	ends    []time.Time
+	// sent is sentNumber, once read (0 before).
+	sent int64
+	// underSpan counts the attempt spans under its operation span, adopted
+	// those of another target it took under a lost span (see adopts).
+	underSpan, adopted int64
 }
 
 // conflict is a second delivery of a span id whose content differs.
@@ -403,9 +410,16 @@ func (a *analyzer) group() {
 		markTogether(ops)
 		if a.logs {
 			held[k] = numberHops(ops)
+		} else {
+			slices.SortStableFunc(ops, func(x, y *group) int { return x.op.Start.Compare(y.op.Start) })
 		}
 	}
 	opAbove := nearestAncestors(a.parent, func(p int) bool { return a.roles[p] == roleOperation })
+	for i, p := range opAbove {
+		if a.roles[i] == roleAttempt && p >= 0 {
+			a.groupOf[p].underSpan++
+		}
+	}
 	orphans := map[spanKey]*group{}
 	for i, s := range a.spans {
 		r := a.roles[i]
@@ -458,11 +472,12 @@ func (a *analyzer) operationOf(s *model.Span, lostParent bool, only *group, all 
 	switch {
 	case lostParent && !a.logs:
 		// A span above it was lost: its operation's, or one between
-		// them (the operation then holds it: its method, URL and time).
-		if only != nil && only != ambiguous && holds(only, s) {
-			return only
+		// them (the operation then holds it: its method, host and time).
+		g := choose(holding(all, s), s)
+		if g == nil || !sameTarget(g, s) && !g.adopts() {
+			return nil
 		}
-		return nil
+		return g
 	case only != nil && only != ambiguous:
 		if a.logs && startedAfter(s, only) {
 			return nil // a record of a later operation of its id, whose own record was lost
@@ -544,6 +559,9 @@ func chainOf(run []*group, chain map[*group]int64) {
 // holds, or for log records without one the number numberHops gave it;
 // math.MaxInt64 when unknown.
 func (g *group) sentNumber() int64 {
+	if g.sent != 0 { // read once: a sort asks it of each group at every comparison
+		return g.sent
+	}
 	n := int64(math.MaxInt64)
 	for _, at := range g.op.Attempts {
 		if at.Number > 0 {
@@ -553,6 +571,7 @@ func (g *group) sentNumber() int64 {
 	if n == math.MaxInt64 && g.firstAttempt > 0 {
 		n = g.firstAttempt
 	}
+	g.sent = n
 	return n
 }
 

@@ -5,13 +5,14 @@ package inspect
 
 import (
 	"cmp"
+	"net/url"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/otelretry/otelretry-go/attrs"
 	"github.com/otelretry/otelretry-go/cmd/retryinspect/internal/model"
-	"github.com/otelretry/otelretry-go/internal/redact"
 )
 
 // markTogether marks the operations of one trace and operation id that
@@ -119,23 +120,90 @@ func (a *analyzer) byRecord(ops []*group, h *holders, s *model.Span) *group {
 }
 
 // holds reports whether operation g may have made attempt s: of its
-// method and URL (where s carries them), started within it (its start read up to a millisecond
-// late, the operation's end up to one early; an attempt may end after
-// its operation: a hedge that lost).
+// method and target (where s carries them; see target), started within it (its start
+// read up to a millisecond late, the operation's end up to one early; an
+// attempt may end after its operation: a hedge that lost).
 func holds(g *group, s *model.Span) bool {
+	return ranAt(g, s) && sameTarget(g, s)
+}
+
+// ranAt reports whether operation g, of the method of attempt s, ran when
+// s started.
+func ranAt(g *group, s *model.Span) bool {
 	if g.span == nil || g.op.Start.After(s.Start) || startedAfter(s, g) {
 		return false
 	}
 	// A field the attempt does not carry (another implementation's) tells nothing.
-	method, url := stringAttr(s, keyMethod), stringAttr(s, keyURLFull)
-	return (method == "" || stringAttr(g.span, keyMethod) == method) && (url == "" || g.op.URL == redact.String(url))
+	method := stringAttr(s, keyMethod)
+	return method == "" || stringAttr(g.span, keyMethod) == method
+}
+
+// sameTarget reports whether attempt s names g's target (see target), or
+// carries no URL.
+func sameTarget(g *group, s *model.Span) bool {
+	raw := stringAttr(s, keyURLFull)
+	return raw == "" || target(g.op.URL) == target(raw)
+}
+
+// choose is, of the operations that ran when attempt s started (ran),
+// the one that names its target, or the only one that ran then (a
+// PrepareAttemptFunc may change the path); nil when none or several fit.
+func choose(ran []*group, s *model.Span) *group {
+	var named *group
+	for _, o := range ran {
+		if sameTarget(o, s) {
+			if named != nil {
+				return nil
+			}
+			named = o
+		}
+	}
+	if named == nil && len(ran) == 1 {
+		return ran[0]
+	}
+	return named
+}
+
+// target is what a URL names, but its query and fragment, which a
+// PrepareAttemptFunc may change on each attempt (a signature, a version):
+// its host, lowered, and its path.
+func target(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return raw
+	}
+	return strings.ToLower(u.Host) + u.EscapedPath()
+}
+
+// holding is the operations among ops (one trace and id, in time order)
+// that ran when attempt s started (see ranAt): of the latest to start
+// before it, and of those before it still running or in flight together
+// with others, at most maxTogether looked at (past them, none is said to).
+func holding(ops []*group, s *model.Span) []*group {
+	n, _ := slices.BinarySearchFunc(ops, s.Start, func(o *group, t time.Time) int {
+		if o.op.Start.After(t) {
+			return 1
+		}
+		return -1 // at or before: the search lands after the last of them
+	})
+	var fits []*group
+	for i := n - 1; i >= 0 && i >= n-maxTogether; i-- {
+		o := ops[i]
+		if startedAfter(s, o) && o.together == nil {
+			break // it, and every operation before it, ended before s
+		}
+		if ranAt(o, s) {
+			fits = append(fits, o)
+		}
+	}
+	return fits
 }
 
 // startedAfter reports whether s started after operation g ended (its
 // end read up to a millisecond early, the start of s, from a record, up
 // to one late).
 func startedAfter(s *model.Span, g *group) bool {
-	return !g.op.End.IsZero() && s.Start.After(g.op.End.Add(2*time.Millisecond))
+	return !g.op.End.IsZero() && !s.Start.Before(g.op.End.Add(2*time.Millisecond))
 }
 
 // room reports whether operation g may take another attempt record: not
@@ -238,24 +306,46 @@ func (a *analyzer) besideLost(g *group) bool {
 	if g == o {
 		return true
 	}
-	from, to := o.ran()
-	return !g.op.Start.After(to) && (g.op.End.IsZero() || !from.After(g.op.End))
+	return o.ranDuring(g.op.Start, g.op.End)
 }
 
-// ran is when g's attempts ran, from the first one's start to the last
-// one's end, read once (an orphan group is asked by every operation of
-// its id).
-func (g *group) ran() (from, to time.Time) {
+// ranDuring reports whether one of g's attempts ran during [from, to]
+// (to zero: no end known), in time logarithmic in its attempts once they
+// are read (starts sorted, and the latest end up to each).
+func (g *group) ranDuring(from, to time.Time) bool {
 	if !g.spanned {
-		for _, s := range g.attempts {
-			if g.from.IsZero() || s.Start.Before(g.from) {
-				g.from = s.Start
+		atts := slices.Clone(g.attempts)
+		slices.SortFunc(atts, func(x, y *model.Span) int { return x.Start.Compare(y.Start) })
+		var latest time.Time
+		for _, s := range atts {
+			if s.End.After(latest) {
+				latest = s.End
 			}
-			if s.End.After(g.to) {
-				g.to = s.End
-			}
+			g.starts, g.ends = append(g.starts, s.Start), append(g.ends, latest)
 		}
 		g.spanned = true
 	}
-	return g.from, g.to
+	// The attempts that started by to; of them, the latest end.
+	n := len(g.starts)
+	if !to.IsZero() {
+		n, _ = slices.BinarySearchFunc(g.starts, to, func(t, at time.Time) int {
+			if t.After(at) {
+				return 1
+			}
+			return -1
+		})
+	}
+	return n > 0 && !g.ends[n-1].Before(from)
+}
+
+// adopts reports whether g takes one more attempt span of another target
+// than its own, under a lost span (a PrepareAttemptFunc may change the
+// path): only while its span's count of attempts leaves room, as another
+// operation of its id whose span was lost made the others.
+func (g *group) adopts() bool {
+	if g.op.RecordedAttempts == nil || g.underSpan+g.adopted < *g.op.RecordedAttempts {
+		g.adopted++
+		return true
+	}
+	return false
 }
