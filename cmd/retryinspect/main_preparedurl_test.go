@@ -6,7 +6,6 @@ package main
 import (
 	"fmt"
 	"net/http"
-	"strings"
 	"testing"
 	"time"
 
@@ -39,18 +38,5 @@ func TestAFanOutWithAPreparedQueryHasNoFinding(t *testing.T) {
 		}
 		atOnce(fns...)
 	})
-	for _, name := range []string{"spans", "logs"} {
-		data := r.spans
-		if name == "logs" {
-			data = r.logs
-		}
-		code, rep, _ := reportJSON(t, data)
-		var fs []string
-		for _, f := range rep.Findings {
-			fs = append(fs, string(f.Code)+": "+f.Seen)
-		}
-		if len(fs) > 0 {
-			t.Errorf("%s: exit %d, findings on a clean fan-out of 3 GETs whose attempts carry a prepared query:\n  %s", name, code, strings.Join(fs, "\n  "))
-		}
-	}
+	noFindingFromSpansOrLogs(t, r, "a fan-out of 3 GETs whose attempts carry a prepared query")
 }

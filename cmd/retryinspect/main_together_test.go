@@ -156,27 +156,19 @@ func togetherScenes() []scenario {
 func TestScenesOfOneIDInFlightTogetherHaveNoFinding(t *testing.T) {
 	for _, sc := range togetherScenes() {
 		t.Run(sc.name, func(t *testing.T) {
-			r := runScene(t, sc.play)
-			for _, name := range []string{"spans", "logs"} {
-				data := r.spans
-				if name == "logs" {
-					data = r.logs
-				}
-				code, rep, _ := reportJSON(t, data)
-				var notes []string
-				for _, n := range rep.Notes {
-					notes = append(notes, string(n.Code)+": "+n.Seen)
-				}
-				var fs []string
-				for _, f := range rep.Findings {
-					fs = append(fs, string(f.Code)+": "+f.Seen)
-				}
-				t.Logf("%s: exit %d ops %d attempts %d\n findings: %s\n notes: %s", name, code, rep.Summary.Operations, rep.Summary.Attempts, strings.Join(fs, "\n   "), strings.Join(notes, "\n   "))
-				if len(fs) > 0 {
-					t.Errorf("%s: findings\n%s", name, textOf(t, data))
-				}
-			}
+			noFindingFromSpansOrLogs(t, runScene(t, sc.play), sc.name)
 		})
+	}
+}
+
+// noFindingFromSpansOrLogs wants no finding of retryinspect on the spans
+// and on the log records of run r, a clean run (what says which).
+func noFindingFromSpansOrLogs(t *testing.T, r sceneRun, what string) {
+	t.Helper()
+	for name, data := range map[string][]byte{"spans": r.spans, "logs": r.logs} {
+		if fs, _ := findingTexts(t, data); len(fs) > 0 {
+			t.Errorf("%s, from the %s: findings on a clean run:\n  %s\n%s", what, name, strings.Join(fs, "\n  "), textOf(t, data))
+		}
 	}
 }
 
