@@ -386,25 +386,7 @@ var ambiguous = &group{}
 // group builds the operations: operation spans first, then attempts and
 // state checks attached to the operation span above them.
 func (a *analyzer) group() {
-	byID := map[spanKey]*group{}      // operation spans by trace and operation id
-	allByID := map[spanKey][]*group{} // log records: every operation of an id, in time order
-	for i, s := range a.spans {
-		if a.roles[i] != roleOperation {
-			continue
-		}
-		op, f := readOperation(s)
-		g := &group{op: op, span: s, at: i}
-		a.groups = append(a.groups, g)
-		a.groupOf[i] = g
-		a.addFields(g, s, f)
-		k := spanKey{s.TraceID, op.ID}
-		allByID[k] = append(allByID[k], g)
-		if byID[k] == nil {
-			byID[k] = g
-		} else {
-			byID[k] = ambiguous
-		}
-	}
+	byID, allByID := a.operationSpans()
 	held := map[spanKey]*holders{}
 	for k, ops := range allByID {
 		markTogether(ops)
@@ -428,21 +410,9 @@ func (a *analyzer) group() {
 		}
 		k := spanKey{s.TraceID, stringAttr(s, keyOperationID)}
 		lostParent := s.ParentID != "" && a.parent[i] < 0 && !s.ParentRemote
-		var g *group
-		if p := opAbove[i]; p >= 0 {
-			g = a.groupOf[p]
-		} else {
-			g = a.operationOf(s, lostParent, byID[k], allByID[k], held[k])
-		}
-		if g != nil && r == roleAttempt && !a.room(g) {
-			g = nil
-		}
+		g := a.attachTo(i, opAbove[i], lostParent, byID[k], allByID[k], held[k])
 		if g == nil {
-			if g = orphans[k]; g == nil {
-				g = &group{op: Operation{ID: k.span, TraceID: s.TraceID}}
-				orphans[k] = g
-				a.groups = append(a.groups, g)
-			}
+			g = orphanOf(k, orphans, &a.groups)
 		}
 		if lostParent {
 			g.lost = true // a remote parent (upstream's) is not expected here
@@ -462,6 +432,60 @@ func (a *analyzer) group() {
 	for i, g := range a.groups {
 		g.index = i
 	}
+}
+
+// operationSpans makes a group of each operation span: by trace and
+// operation id, the one (ambiguous when several share it) and, for log
+// records, every operation of the id.
+func (a *analyzer) operationSpans() (byID map[spanKey]*group, allByID map[spanKey][]*group) {
+	byID, allByID = map[spanKey]*group{}, map[spanKey][]*group{}
+	for i, s := range a.spans {
+		if a.roles[i] != roleOperation {
+			continue
+		}
+		op, f := readOperation(s)
+		g := &group{op: op, span: s, at: i}
+		a.groups = append(a.groups, g)
+		a.groupOf[i] = g
+		a.addFields(g, s, f)
+		k := spanKey{s.TraceID, op.ID}
+		allByID[k] = append(allByID[k], g)
+		if byID[k] == nil {
+			byID[k] = g
+		} else {
+			byID[k] = ambiguous
+		}
+	}
+	return byID, allByID
+}
+
+// attachTo is the operation of attempt or state-check span i: the one
+// whose span is above it (above, or -1), else the one operationOf finds;
+// nil when none has room for it.
+func (a *analyzer) attachTo(i, above int, lostParent bool, only *group, all []*group, held *holders) *group {
+	s := a.spans[i]
+	var g *group
+	if above >= 0 {
+		g = a.groupOf[above]
+	} else {
+		g = a.operationOf(s, lostParent, only, all, held)
+	}
+	if g != nil && a.roles[i] == roleAttempt && !a.room(g) {
+		return nil
+	}
+	return g
+}
+
+// orphanOf is the group of the spans of key k that no operation holds,
+// made (and added to groups) on first need.
+func orphanOf(k spanKey, orphans map[spanKey]*group, groups *[]*group) *group {
+	g := orphans[k]
+	if g == nil {
+		g = &group{op: Operation{ID: k.span, TraceID: k.trace}}
+		orphans[k] = g
+		*groups = append(*groups, g)
+	}
+	return g
 }
 
 // operationOf is the operation of attempt or state-check span s, which
