@@ -735,34 +735,41 @@ func (a *analyzer) checkRepeat(s *resendScan, g *group, method string, contexts 
 		if earlier != nil && !ended && endedBefore(earlier, g, 0) {
 			within = earlier // began within the records' resolution of its end
 		}
-		if !ended {
-			continue
-		}
-		where := "span " + earlier.op.SpanID
-		if earlier.op.TraceID != g.op.TraceID {
-			where = "trace " + earlier.op.TraceID + ", " + where
-		}
-		if a.logs && checkAnswerUnknown(earlier) {
-			a.note(g, CodeNeedsSpans, "state-check-end", g.op.SpanID,
-				"%s %s (operation %s) repeats operation %s (%s, which ended with %s after its state check): whether the check found the write not applied, so that nothing is repeated, only its span tells",
-				redacted(method), g.op.URL, fmtID(g.op.ID), fmtID(earlier.op.ID), where, opResult(earlier))
+		if ended {
+			a.reportRepeat(g, earlier, method, c)
 			return
 		}
-		without := "with no " + keyIdempotencyContract + "=true"
-		if keyedWrite(g, method) {
-			without = "under another idempotency key than its"
-		}
-		a.add(g, CodeOuterLayerResend, g.op.SpanID,
-			"%s %s (operation %s) repeats operation %s (%s, which ended with %s) under the same %s, %s",
-			redacted(method), g.op.URL, fmtID(g.op.ID), fmtID(earlier.op.ID), where, opResult(earlier), c.kind, without)
-		a.relate(earlier)
-		return
 	}
 	if !keyedWrite(g, method) || within != nil {
 		// A keyed write whose earlier operation is not in the input may
 		// have gone under its key: not counted against it.
 		a.unmatchedRepeat(g, method, within, anyEarlier)
 	}
+}
+
+// reportRepeat reports g, a write, repeating earlier, a failed operation
+// that ended before it began, in context c: an outer layer's resend, or,
+// from records, a note when earlier's state check may have found it not
+// applied.
+func (a *analyzer) reportRepeat(g, earlier *group, method string, c resendContext) {
+	where := "span " + earlier.op.SpanID
+	if earlier.op.TraceID != g.op.TraceID {
+		where = "trace " + earlier.op.TraceID + ", " + where
+	}
+	if a.logs && checkAnswerUnknown(earlier) {
+		a.note(g, CodeNeedsSpans, "state-check-end", g.op.SpanID,
+			"%s %s (operation %s) repeats operation %s (%s, which ended with %s after its state check): whether the check found the write not applied, so that nothing is repeated, only its span tells",
+			redacted(method), g.op.URL, fmtID(g.op.ID), fmtID(earlier.op.ID), where, opResult(earlier))
+		return
+	}
+	without := "with no " + keyIdempotencyContract + "=true"
+	if keyedWrite(g, method) {
+		without = "under another idempotency key than its"
+	}
+	a.add(g, CodeOuterLayerResend, g.op.SpanID,
+		"%s %s (operation %s) repeats operation %s (%s, which ended with %s) under the same %s, %s",
+		redacted(method), g.op.URL, fmtID(g.op.ID), fmtID(earlier.op.ID), where, opResult(earlier), c.kind, without)
+	a.relate(earlier)
 }
 
 // record notes g in its contexts: seen, its redirect chain, and, when it
