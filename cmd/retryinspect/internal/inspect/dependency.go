@@ -182,61 +182,69 @@ func bracketed(addr string) string {
 
 var defaultPorts = map[string]int64{"http": 80, "https": 443}
 
+// dependencyTally is one dependency's sums while dependencies reads the
+// operations.
+type dependencyTally struct {
+	d                  Dependency
+	methods            map[string]bool
+	outcomes, failures map[string]int
+	findings           map[int]bool
+	ops                []Operation
+}
+
+// add counts op, an operation of the dependency.
+func (t *dependencyTally) add(op *Operation) {
+	if t.d.From == "" {
+		t.d.From = op.dependencyFrom
+	}
+	t.ops = append(t.ops, *op)
+	t.d.Operations++
+	if op.Method != "" {
+		t.methods[op.Method] = true
+	}
+	if outcome := op.EndedAs(); outcome != string(attrs.OutcomeReturn) {
+		t.d.NotReturned++
+		t.outcomes[dashed(outcome)]++
+	}
+	t.d.Attempts += len(op.Attempts)
+	switch op.Refused() {
+	case "budget":
+		t.d.BudgetRefused++
+	case "throttle":
+		t.d.ThrottleRefused++
+	}
+	for k := range op.Attempts {
+		at := &op.Attempts[k]
+		if k > 0 {
+			t.d.Retries++
+		}
+		if at.Decision == string(attrs.DecisionSuperseded) && at.Reason != string(attrs.ReasonOperationEnded) {
+			continue // canceled when another attempt won: not a failure (the operation's end cut one when none won)
+		}
+		if at.ErrorClass != "" || at.StatusCode == nil || *at.StatusCode < 100 || *at.StatusCode >= 400 {
+			t.failures[at.Result()]++
+		}
+	}
+}
+
 // dependencies sums up the operations of r by dependency, the one with
 // the most operations that did not return first, then the most findings,
 // retries and attempts; ties in the order they first appear.
 func dependencies(r *Report) []Dependency {
-	type tally struct {
-		d                  Dependency
-		methods            map[string]bool
-		outcomes, failures map[string]int
-		findings           map[int]bool
-		ops                []Operation
-	}
-	byName := map[string]*tally{}
-	var order []*tally
-	of := make([]*tally, len(r.Operations))
+	byName := map[string]*dependencyTally{}
+	var order []*dependencyTally
+	of := make([]*dependencyTally, len(r.Operations))
 	for i := range r.Operations {
 		op := &r.Operations[i]
 		t := byName[op.Dependency]
 		if t == nil {
-			t = &tally{methods: map[string]bool{}, outcomes: map[string]int{}, failures: map[string]int{}, findings: map[int]bool{}}
+			t = &dependencyTally{methods: map[string]bool{}, outcomes: map[string]int{}, failures: map[string]int{}, findings: map[int]bool{}}
 			t.d.Name = op.Dependency
 			byName[op.Dependency] = t
 			order = append(order, t)
 		}
 		of[i] = t
-		if t.d.From == "" {
-			t.d.From = op.dependencyFrom
-		}
-		t.ops = append(t.ops, *op)
-		t.d.Operations++
-		if op.Method != "" {
-			t.methods[op.Method] = true
-		}
-		if outcome := op.EndedAs(); outcome != string(attrs.OutcomeReturn) {
-			t.d.NotReturned++
-			t.outcomes[dashed(outcome)]++
-		}
-		t.d.Attempts += len(op.Attempts)
-		switch op.Refused() {
-		case "budget":
-			t.d.BudgetRefused++
-		case "throttle":
-			t.d.ThrottleRefused++
-		}
-		for k := range op.Attempts {
-			at := &op.Attempts[k]
-			if k > 0 {
-				t.d.Retries++
-			}
-			if at.Decision == string(attrs.DecisionSuperseded) && at.Reason != string(attrs.ReasonOperationEnded) {
-				continue // canceled when another attempt won: not a failure (the operation's end cut one when none won)
-			}
-			if at.ErrorClass != "" || at.StatusCode == nil || *at.StatusCode < 100 || *at.StatusCode >= 400 {
-				t.failures[at.Result()]++
-			}
-		}
+		t.add(op)
 	}
 	// A finding counts once for a dependency, however many of its
 	// operations it names (an outer-layer-resend names two).
