@@ -456,6 +456,9 @@ func (b *Budget) keep(key string, e hostBudget, kept, active bool, at time.Durat
 			b.drop(key, e, kept)
 			return
 		}
+		if kept {
+			key = b.activity.nodes[e.node].key // the table's copy: the caller's may hold a request's URL
+		}
 		b.wheel.add(key, &e)
 	}
 	switch {
