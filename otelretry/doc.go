@@ -138,8 +138,10 @@
 //   - 30. after a state check, the state check says applied (any): return
 //     (the stored response), reason state_applied
 //   - 31. after a state check, the caller gave up during the check (or its
-//     delay) (any): canceled / deadline_exceeded; unknown unless
-//     not_applied, reason caller
+//     delay); the operation's own deadline passing there is not this row:
+//     the check's answer decides (row 32; or row 34, whose resend [2] ends
+//     deadline_exceeded, the write known not applied) (any): canceled /
+//     deadline_exceeded; unknown unless not_applied, reason caller
 //   - 32. after a state check, unknown, an answer outside the set, or an
 //     error (any): check_state, reason state_unknown
 //   - 33. after a state check, not_applied, and the intent forbids retries

@@ -869,7 +869,7 @@ var decisionRows = []decisionRow{
 	// After a state check of an unknown write.
 	{afterCheck, "the state check says `applied`", "any", "`return` (the stored response)", "`state_applied`",
 		func(in input) bool { return in.state == attrs.StateApplied }, is(attrs.DecisionReturn, attrs.ReasonStateApplied)},
-	{afterCheck, "the caller gave up during the check (or its delay)", "any", "`canceled` / `deadline_exceeded`; unknown unless `not_applied`", "`caller`",
+	{afterCheck, "the caller gave up during the check (or its delay); the operation's own deadline passing there is not this row: the check's answer decides (row 32; or row 34, whose resend ² ends `deadline_exceeded`, the write known not applied)", "any", "`canceled` / `deadline_exceeded`; unknown unless `not_applied`", "`caller`",
 		func(in input) bool { return in.callerCanceled || in.callerDeadline },
 		func(in input) verdict {
 			d := attrs.DecisionDeadlineExceeded
