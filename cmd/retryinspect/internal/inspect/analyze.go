@@ -616,6 +616,19 @@ func valueOr0(p *int64) int64 {
 // transport goes on counting across hops and repeats), 0 when unknown (a
 // count missing, a record lost: its repeat or hop is not the next).
 func numberHops(ops []*group) *holders {
+	sortHops(ops)
+	var prev *group
+	repeat := int64(0) // the repeat of prev's chain
+	for _, g := range ops {
+		g.firstAttempt, repeat = firstNumber(g, prev, repeat)
+		prev = g
+	}
+	return holdersOf(ops)
+}
+
+// sortHops sorts the operations of one id by their start, those that
+// started at one instant as chains (chainsAtOneInstant).
+func sortHops(ops []*group) {
 	slices.SortStableFunc(ops, func(x, y *group) int {
 		return cmp.Or(x.op.Start.Compare(y.op.Start), cmp.Compare(valueOr0(x.op.Redirects), valueOr0(y.op.Redirects)),
 			cmp.Compare(valueOr0(x.op.Repeat), valueOr0(y.op.Repeat)),
@@ -629,26 +642,30 @@ func numberHops(ops []*group) *holders {
 		chainsAtOneInstant(ops[i:j])
 		i = j
 	}
-	var prev *group
-	repeat := int64(0) // the repeat of prev's chain
-	for _, g := range ops {
-		red, rep := valueOr0(g.op.Redirects), valueOr0(g.op.Repeat)
-		switch {
-		case prev == nil || red == 0 && rep == 0: // the id's first, or a context of its own
-			g.firstAttempt, repeat = 1, rep
-		case prev.firstAttempt == 0 || prev.op.RecordedAttempts == nil || *prev.op.RecordedAttempts < 0 ||
-			*prev.op.RecordedAttempts > math.MaxInt64-prev.firstAttempt:
-			g.firstAttempt = 0
-		case red == 0 && rep == repeat+1, red > 0 && red == valueOr0(prev.op.Redirects)+1:
-			g.firstAttempt = prev.firstAttempt + *prev.op.RecordedAttempts
-			if red == 0 {
-				repeat = rep
-			}
-		default:
-			g.firstAttempt = 0
-		}
-		prev = g
+}
+
+// firstNumber is the number of g's first attempt, prev the operation of
+// its id sent before it (nil for the first) and repeat the repeat of
+// prev's chain, and the repeat of g's chain.
+func firstNumber(g, prev *group, repeat int64) (first, chainRepeat int64) {
+	red, rep := valueOr0(g.op.Redirects), valueOr0(g.op.Repeat)
+	switch {
+	case prev == nil || red == 0 && rep == 0: // the id's first, or a context of its own
+		return 1, rep
+	case prev.firstAttempt == 0 || prev.op.RecordedAttempts == nil || *prev.op.RecordedAttempts < 0 ||
+		*prev.op.RecordedAttempts > math.MaxInt64-prev.firstAttempt:
+		return 0, repeat
+	case red == 0 && rep == repeat+1:
+		return prev.firstAttempt + *prev.op.RecordedAttempts, rep
+	case red > 0 && red == valueOr0(prev.op.Redirects)+1:
+		return prev.firstAttempt + *prev.op.RecordedAttempts, repeat
 	}
+	return 0, repeat
+}
+
+// holdersOf lists, for each attempt number, the operations of ops whose
+// attempts hold it.
+func holdersOf(ops []*group) *holders {
 	h := &holders{of: map[int64][]*group{}, next: map[int64]int{}}
 	for _, g := range ops {
 		if g.firstAttempt == 0 || g.op.RecordedAttempts == nil {
