@@ -998,7 +998,9 @@ func hostPort(authority string) bool {
 // or a double quote ends it (a query may hold angle brackets and
 // backquotes too, which url.Parse accepts); a URL quoted as Go quotes one
 // (%q, as net/url's errors do) ends at its closing quote, whatever it
-// holds. A URL whose slashes JSON escaped ("https:\/\/u:p@h\/x") is
+// holds. In a URL no quote opened, a double quote that opens a query's
+// value (after its '=', JSON-escaped too) or sits in a userinfo (an '@'
+// ahead) is the URL's own, and so is the one that closes such a value. A URL whose slashes JSON escaped ("https:\/\/u:p@h\/x") is
 // cleaned as the URL it stands for, and so is the userinfo of a URL a word
 // holds escaped ("https%3A%2F%2Fu%3Apw%40h", see redactEmbedded). Closing
 // punctuation after a URL, and a ':' or ';' that ends it, stay text. Other text is returned as it is.
@@ -1021,7 +1023,7 @@ func TextKeeping(s string, keep ...string) string {
 	quoted := false // the word follows a double quote that no backslash escapes
 	var ahead lookahead
 	for len(s) > 0 {
-		i := wordEnd(s, &ahead)
+		i := wordEnd(s, &ahead, quoted)
 		if quoted {
 			if q := closingQuote(s); q > i && quotedURL(s[:q]) {
 				i = q
@@ -1074,7 +1076,20 @@ func openingBefore(word string) int {
 // (at most those characters of a value are kept), but for a ']' that
 // closes an IPv6 host the word opened ("//u@[::1]").
 func trimClosing(word string) string {
-	u := strings.TrimRight(word, "),']}>`:;")
+	u := word
+	for {
+		t := strings.TrimRight(u, "),']}>`:;")
+		switch {
+		case strings.HasSuffix(t, `"`) && !strings.HasSuffix(t, `\"`):
+			t = t[:len(t)-1] // a quote no backslash escapes (one escaped is a quoted value's)
+		case strings.HasSuffix(t, `\`) && !strings.HasSuffix(t, `\\`):
+			t = t[:len(t)-1] // the backslash of the escaped quote that ended the word (JSON's)
+		}
+		if t == u {
+			break
+		}
+		u = t
+	}
 	if open := strings.LastIndexByte(u, '['); open >= 0 && open > strings.LastIndexByte(u, ']') && len(u) < len(word) && word[len(u)] == ']' && strings.Contains(u[open:], ":") {
 		u = word[:len(u)+1]
 	}
@@ -1128,21 +1143,33 @@ type lookahead struct {
 
 // wordEnd is the index of the separator that ends the first word of s,
 // len(s) when none does (see Text). ahead carries whether a userinfo lies
-// ahead of a separator from one call to the next.
-func wordEnd(s string, ahead *lookahead) int {
-	url := false  // the word so far showed "://", '@', '?', or a fragment
-	path := false // the word so far showed a '/'
-	from := 0     // where the word's text since its last '#' begins
+// ahead of a separator from one call to the next; quoted, whether the word
+// follows a double quote (which then closes it).
+func wordEnd(s string, ahead *lookahead, quoted bool) int {
+	url := false       // the word so far showed "://", '@', '?', or a fragment
+	path := false      // the word so far showed a '/'
+	from := 0          // where the word's text since its last '#' begins
+	authority := false // the word is in a URL's authority: after "://", before a '/'
+	inValue := false   // in a query's or fragment's value a double quote opened
 	for i := 0; i < len(s); i++ {
 		c := s[i]
 		switch {
+		case schemeSepAt(s[i:]):
+			url, authority = true, true
+			i += schemeSepLen(s[i:]) - 1 // its slashes are no path's
 		case urlSignAt(s, i):
-			url = true
+			url, authority = true, authority && c == '@'
 		case c == '#':
 			url = url || path || fragmentAfter(s[from:i], s[i+1:])
-			from = i + 1
+			from, authority = i+1, false
 		case c == '/':
-			path = true
+			path, authority = true, false
+		case c == '"' && url && !quoted && (inValue || quoteInURL(s, i, authority)):
+			// A URL that no quote opened holds this one (url.Parse
+			// accepts it in a query and a userinfo, net/http sends it as
+			// written): its value goes on, and after the quote that
+			// closes a quoted value, the query.
+			inValue = !inValue && !authority
 		case endsEveryWord(c):
 			return i
 		case !url && isWordSeparator(rune(c)):
@@ -1156,6 +1183,34 @@ func wordEnd(s string, ahead *lookahead) int {
 		}
 	}
 	return len(s)
+}
+
+// quoteInURL reports whether the double quote at i, in a URL word no
+// quote opened, is the URL's own: it opens a query's or a fragment's
+// value (after an '='), or it is in the authority with an '@' ahead of it
+// before the next quote or space (a userinfo's). A quote elsewhere still
+// ends the word (prose's closing quote after a URL).
+func quoteInURL(s string, i int, authority bool) bool {
+	if i > 0 && s[i-1] == '=' || i > 1 && s[i-1] == '\\' && s[i-2] == '=' { // JSON escapes it
+		// A value it opens goes on to the value's text; a quote before
+		// prose's or JSON's punctuation closes the text the URL is in
+		// (`{"msg":"GET http://h/x?a=","n":1}`).
+		return i+1 < len(s) && !strings.ContainsRune(" \t\n\r\v\f\"\\,:;)]}>&#", rune(s[i+1]))
+	}
+	if !authority {
+		return false
+	}
+	_, userinfo := userinfoAhead(s[i+1:])
+	return userinfo
+}
+
+// schemeSepLen is the length of the "://" s begins with (schemeSepAt), its
+// slashes escaped or not.
+func schemeSepLen(s string) int {
+	if strings.HasPrefix(s, "://") {
+		return len("://")
+	}
+	return len(jsonSchemeSep)
 }
 
 // urlSignAt reports whether s shows at i what only a URL holds: a '?', an

@@ -477,6 +477,8 @@ func pathological(n int) map[string]string {
 		"'#'s before a far '='":                   strings.Repeat("#a", n/2) + "=",
 		"'#'s after versions":                     strings.Repeat("a.1#", n/4) + "=",
 		"slashes pairs before a far '@'":          strings.Repeat("//a", n/3) + "@h",
+		"quotes in an authority before a far '@'": "http://u" + strings.Repeat(`"a`, n/2) + "@h",
+		"quotes in a query value":                 "http://h/?a=" + strings.Repeat(`"b`, n/2),
 	}
 }
 
