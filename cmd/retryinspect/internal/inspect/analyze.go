@@ -690,6 +690,33 @@ type holders struct {
 	next map[int64]int
 }
 
+// take gives attempt record s, numbered n, to the first operation that
+// holds n, has not been given one of n yet, started at or before s and had
+// not ended before it did (see byTime); nil when none.
+func (h *holders) take(n int64, s *model.Span) *group {
+	list := h.of[n]
+	i := h.next[n]
+	for i < len(list) && list[i].took[n] {
+		i++ // given theirs: never again
+	}
+	h.next[n] = i
+	for _, g := range list[i:min(len(list), i+maxTied)] {
+		if g.op.Start.After(s.Start) {
+			break
+		}
+		// The operation's end is read to the millisecond below it: an
+		// attempt that ended a whole millisecond past it was not its.
+		if !g.took[n] && (g.op.End.IsZero() || s.End.Before(g.op.End.Add(time.Millisecond))) {
+			if g.took == nil {
+				g.took = map[int64]bool{}
+			}
+			g.took[n] = true
+			return g
+		}
+	}
+	return nil
+}
+
 // chainsAtOneInstant orders run, operations of one id that started at one
 // instant sorted by retry.redirects then retry.operation.repeat, as
 // chains: each first hop by its repeat, followed by one later hop of each
@@ -756,25 +783,8 @@ func byTime(ops []*group, h *holders, s *model.Span) *group {
 		return nil
 	}
 	if v, _ := s.Attr(keyAttempt); v.Type == model.TypeInt && h != nil {
-		list := h.of[v.Int]
-		i := h.next[v.Int]
-		for i < len(list) && list[i].took[v.Int] {
-			i++ // given theirs: never again
-		}
-		h.next[v.Int] = i
-		for _, g := range list[i:min(len(list), i+maxTied)] {
-			if g.op.Start.After(s.Start) {
-				break
-			}
-			// The operation's end is read to the millisecond below it: an
-			// attempt that ended a whole millisecond past it was not its.
-			if !g.took[v.Int] && (g.op.End.IsZero() || s.End.Before(g.op.End.Add(time.Millisecond))) {
-				if g.took == nil {
-					g.took = map[int64]bool{}
-				}
-				g.took[v.Int] = true
-				return g
-			}
+		if g := h.take(v.Int, s); g != nil {
+			return g
 		}
 		if g := ops[n-1]; g.firstAttempt > 0 && g.op.RecordedAttempts != nil &&
 			(v.Int < g.firstAttempt || v.Int-g.firstAttempt >= *g.op.RecordedAttempts) {
