@@ -998,9 +998,10 @@ func hostPort(authority string) bool {
 // or a double quote ends it (a query may hold angle brackets and
 // backquotes too, which url.Parse accepts); a URL quoted as Go quotes one
 // (%q, as net/url's errors do) ends at its closing quote, whatever it
-// holds. In a URL no quote opened, a double quote that opens a query's
-// value (after its '=', JSON-escaped too) or sits in a userinfo (an '@'
-// ahead) is the URL's own, and so is the one that closes such a value. A URL whose slashes JSON escaped ("https:\/\/u:p@h\/x") is
+// holds. In a URL no quote opened, a double quote in its query or
+// fragment that more of the URL follows (not a space or the punctuation
+// of the text around it: `{"msg":"GET http://h/x?a=1","n":1}`), or one in
+// a userinfo (an '@' ahead), is the URL's own. A URL whose slashes JSON escaped ("https:\/\/u:p@h\/x") is
 // cleaned as the URL it stands for, and so is the userinfo of a URL a word
 // holds escaped ("https%3A%2F%2Fu%3Apw%40h", see redactEmbedded). Closing
 // punctuation after a URL, and a ':' or ';' that ends it, stay text. Other text is returned as it is.
@@ -1053,7 +1054,7 @@ func TextKeeping(s string, keep ...string) string {
 		b.WriteByte(s[i]) // every separator is one byte
 		// A quote a backslash escapes opens nothing, so that each quoted
 		// string is scanned for its closing quote once.
-		quoted = s[i] == '"' && (i == 0 || s[i-1] != '\\')
+		quoted = s[i] == '"' && !escaped(s, i)
 		s = s[i+1:]
 		ahead.until -= i + 1
 	}
@@ -1080,9 +1081,9 @@ func trimClosing(word string) string {
 	for {
 		t := strings.TrimRight(u, "),']}>`:;")
 		switch {
-		case strings.HasSuffix(t, `"`) && !strings.HasSuffix(t, `\"`):
+		case strings.HasSuffix(t, `"`) && !escaped(t, len(t)-1):
 			t = t[:len(t)-1] // a quote no backslash escapes (one escaped is a quoted value's)
-		case strings.HasSuffix(t, `\`) && !strings.HasSuffix(t, `\\`):
+		case escaped(t, len(t)):
 			t = t[:len(t)-1] // the backslash of the escaped quote that ended the word (JSON's)
 		}
 		if t == u {
@@ -1150,7 +1151,7 @@ func wordEnd(s string, ahead *lookahead, quoted bool) int {
 	path := false      // the word so far showed a '/'
 	from := 0          // where the word's text since its last '#' begins
 	authority := false // the word is in a URL's authority: after "://", before a '/'
-	inValue := false   // in a query's or fragment's value a double quote opened
+	query := false     // the word showed a query or a fragment
 	for i := 0; i < len(s); i++ {
 		c := s[i]
 		switch {
@@ -1158,18 +1159,16 @@ func wordEnd(s string, ahead *lookahead, quoted bool) int {
 			url, authority = true, true
 			i += schemeSepLen(s[i:]) - 1 // its slashes are no path's
 		case urlSignAt(s, i):
-			url, authority = true, authority && c == '@'
+			url, authority, query = true, authority && c == '@', query || c == '?'
 		case c == '#':
 			url = url || path || fragmentAfter(s[from:i], s[i+1:])
-			from, authority = i+1, false
+			from, authority, query = i+1, false, query || url
 		case c == '/':
 			path, authority = true, false
-		case c == '"' && url && !quoted && (inValue || quoteInURL(s, i, authority)):
+		case c == '"' && url && !quoted && quoteInURL(s, i, authority, query):
 			// A URL that no quote opened holds this one (url.Parse
-			// accepts it in a query and a userinfo, net/http sends it as
-			// written): its value goes on, and after the quote that
-			// closes a quoted value, the query.
-			inValue = !inValue && !authority
+			// accepts it in a query, and net/http sends it as written; a
+			// userinfo holding one is printed in url.Parse's error).
 		case endsEveryWord(c):
 			return i
 		case !url && isWordSeparator(rune(c)):
@@ -1186,16 +1185,17 @@ func wordEnd(s string, ahead *lookahead, quoted bool) int {
 }
 
 // quoteInURL reports whether the double quote at i, in a URL word no
-// quote opened, is the URL's own: it opens a query's or a fragment's
-// value (after an '='), or it is in the authority with an '@' ahead of it
-// before the next quote or space (a userinfo's). A quote elsewhere still
-// ends the word (prose's closing quote after a URL).
-func quoteInURL(s string, i int, authority bool) bool {
-	if i > 0 && s[i-1] == '=' || i > 1 && s[i-1] == '\\' && s[i-2] == '=' { // JSON escapes it
-		// A value it opens goes on to the value's text; a quote before
-		// prose's or JSON's punctuation closes the text the URL is in
-		// (`{"msg":"GET http://h/x?a=","n":1}`).
-		return i+1 < len(s) && !strings.ContainsRune(" \t\n\r\v\f\"\\,:;)]}>&#", rune(s[i+1]))
+// quote opened, is the URL's own: in a query or a fragment, it is
+// followed by more of it (a value's text, the next pair), not by the
+// space or the punctuation of the text the URL is in
+// (`{"msg":"GET http://h/x?a=1","n":1}`; escaped by backslashes too:
+// JSON's, at any depth); in the authority, an '@' lies ahead of it before
+// the next quote or space (a userinfo's, as its parse error prints it). A
+// quote elsewhere ends the word (prose's closing quote after a URL, one
+// after an '=' in a path).
+func quoteInURL(s string, i int, authority, query bool) bool {
+	if query {
+		return i+1 < len(s) && !strings.ContainsRune(" \t\n\r\v\f,:;)]}>", rune(s[i+1]))
 	}
 	if !authority {
 		return false
@@ -1203,6 +1203,19 @@ func quoteInURL(s string, i int, authority bool) bool {
 	_, userinfo := userinfoAhead(s[i+1:])
 	return userinfo
 }
+
+// backslashesBefore is the number of backslashes just before i in s.
+func backslashesBefore(s string, i int) int {
+	k := 0
+	for k < i && s[i-k-1] == '\\' {
+		k++
+	}
+	return k
+}
+
+// escaped reports whether a backslash escapes the character at i in s: an
+// odd number of them stands before it.
+func escaped(s string, i int) bool { return backslashesBefore(s, i)%2 == 1 }
 
 // schemeSepLen is the length of the "://" s begins with (schemeSepAt), its
 // slashes escaped or not.

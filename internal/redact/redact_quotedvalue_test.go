@@ -19,7 +19,8 @@ func TestAQuoteInsideAURLDoesNotEndIt(t *testing.T) {
 	for in, want := range map[string]string{
 		`http://h.test/x?token="SECRET"`:                       `http://h.test/x?token=REDACTED"`,
 		`http://h.test/x?a="SECRET"&b=SECRET2 next`:            `http://h.test/x?a=REDACTED&b=REDACTED next`,
-		`http://h.test/x?a=b"c"`:                               `http://h.test/x?a=REDACTED"c"`,
+		`see http://h.test/x?a=b"SECRET" ok`:                   `see http://h.test/x?a=REDACTED" ok`,
+		`http://h.test/x?a=b"&c=SECRET`:                        `http://h.test/x?a=REDACTED&c=REDACTED`,
 		`http://alice:SECRET"x@h.test/x`:                       `http://REDACTED:REDACTED@h.test/x`,
 		`x=http://h.test/x?t="SECRET`:                          `x=http://h.test/x?t=REDACTED`,
 		`{"msg":"GET http://h/x?a=\"SECRET\"","n":1}`:          `{"msg":"GET http://h/x?a=REDACTED","n":1}`,

@@ -479,6 +479,8 @@ func pathological(n int) map[string]string {
 		"slashes pairs before a far '@'":          strings.Repeat("//a", n/3) + "@h",
 		"quotes in an authority before a far '@'": "http://u" + strings.Repeat(`"a`, n/2) + "@h",
 		"quotes in a query value":                 "http://h/?a=" + strings.Repeat(`"b`, n/2),
+		"backslashes before a value's quote":      "http://h/?a=" + strings.Repeat(`\`, n) + `"`,
+		"escaped quotes after an '='":             "http://h/?" + strings.Repeat(`=\"`, n/3),
 	}
 }
 

@@ -14,10 +14,11 @@ import (
 )
 
 // docs/retryinspect.md: the inspector "never repeats a secret (URLs ... in
-// any attribute's value)". A URL whose query value (or password) holds a
-// double quote, which url.Parse accepts and net/http sends as written, was
-// redacted in url.full but repeated by every report from another string
-// attribute (retry.reason here), read as text: the quote ended the URL.
+// any attribute's value)". A URL whose query value holds a double quote
+// (url.Parse accepts it and net/http sends it as written), or whose
+// password does (as url.Parse's error prints it), was redacted in
+// url.full but repeated by every report from another string attribute
+// (retry.reason here), read as text: the quote ended the URL.
 func TestAQuotedQueryValueOrPasswordIsNotRepeated(t *testing.T) {
 	for _, leaked := range []string{
 		`http://h.test/x?token="SECRET"`,
