@@ -21,6 +21,7 @@ import (
 	"cmp"
 	"encoding/json"
 	"math"
+	"math/bits"
 	"net/url"
 	"slices"
 	"strings"
@@ -998,10 +999,12 @@ func hostPort(authority string) bool {
 // or a double quote ends it (a query may hold angle brackets and
 // backquotes too, which url.Parse accepts); a URL quoted as Go quotes one
 // (%q, as net/url's errors do) ends at its closing quote, whatever it
-// holds. In a URL no quote opened, a double quote in its query or
-// fragment that more of the URL follows (not a space or the punctuation
-// of the text around it: `{"msg":"GET http://h/x?a=1","n":1}`), or one in
-// a userinfo (an '@' ahead), is the URL's own. A URL whose slashes JSON escaped ("https:\/\/u:p@h\/x") is
+// holds. A double quote in a URL's query or fragment, or in its
+// authority with an '@' ahead (a userinfo's), is the URL's own when it is
+// escaped deeper than the quoted string the URL is in (a JSON log line of
+// `Get "http://h/x?a=\"v\"": EOF`), or, in no quoted string, when more of
+// the URL follows it; a quote of the string's own level ends the URL
+// (`{"msg":"GET http://h/x?a=1","n":1}`), and so does one in a path. A URL whose slashes JSON escaped ("https:\/\/u:p@h\/x") is
 // cleaned as the URL it stands for, and so is the userinfo of a URL a word
 // holds escaped ("https%3A%2F%2Fu%3Apw%40h", see redactEmbedded). Closing
 // punctuation after a URL, and a ':' or ';' that ends it, stay text. Other text is returned as it is.
@@ -1023,8 +1026,9 @@ func TextKeeping(s string, keep ...string) string {
 	b.Grow(len(s) + 16)
 	quoted := false // the word follows a double quote that no backslash escapes
 	var ahead lookahead
+	var open quoteLevels // the quoted strings open before the word
 	for len(s) > 0 {
-		i := wordEnd(s, &ahead, quoted)
+		i := wordEnd(s, &ahead, open.innermost())
 		if quoted {
 			if q := closingQuote(s); q > i && quotedURL(s[:q]) {
 				i = q
@@ -1052,11 +1056,13 @@ func TextKeeping(s string, keep ...string) string {
 			break
 		}
 		b.WriteByte(s[i]) // every separator is one byte
+		open.count(s[:i+1])
 		// A quote a backslash escapes opens nothing, so that each quoted
 		// string is scanned for its closing quote once.
 		quoted = s[i] == '"' && !escaped(s, i)
 		s = s[i+1:]
 		ahead.until -= i + 1
+		ahead.atUntil -= i + 1
 	}
 	return b.String()
 }
@@ -1140,13 +1146,74 @@ func textURL(word string) string {
 type lookahead struct {
 	until    int
 	userinfo bool
+	// atUntil and at: whether an '@' lies ahead of a quote in an
+	// authority before the next space (atAhead), likewise.
+	atUntil int
+	at      bool
+}
+
+// atAhead reports whether an '@' lies ahead of i in s before any space.
+func (a *lookahead) atAhead(s string, i int) bool {
+	if i < a.atUntil {
+		return a.at
+	}
+	j := i + 1
+	for j < len(s) && s[j] != '@' && !isSpace(s[j]) {
+		j++
+	}
+	a.atUntil, a.at = j, j < len(s) && s[j] == '@'
+	return a.at
+}
+
+func isSpace(c byte) bool {
+	return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f'
+}
+
+// quoteLevels are the quoted strings open at a point of a text, one bit
+// per level of escaping: 0 for a quote no backslash escapes (a JSON
+// document's string, prose's quote), 1 for an escaped one (Go's %q of a
+// URL inside that string), 2 for one escaped twice, and so on. A URL's
+// own quote (a query's value) is escaped once more than the string the
+// URL is in: so a quote of the URL's string's level, or an outer one's,
+// ends the URL, and a deeper one is the URL's own.
+type quoteLevels uint64
+
+// count toggles the level of every double quote in s, the text before
+// the word to come.
+func (q *quoteLevels) count(s string) {
+	for i := strings.IndexByte(s, '"'); i >= 0; {
+		*q ^= 1 << quoteLevel(backslashesBefore(s, i))
+		next := strings.IndexByte(s[i+1:], '"')
+		if next < 0 {
+			break
+		}
+		i += 1 + next
+	}
+}
+
+// innermost is the level of the innermost open string: the deepest one
+// open, -1 when none is.
+func (q quoteLevels) innermost() int { return bits.Len64(uint64(q)) - 1 }
+
+// quoteLevel is the level of escaping of a double quote after k
+// backslashes: read as JSON (or Go) reads a string, an even number are
+// that many halved literal backslashes and the quote ends the string
+// (level 0); an odd number escape the quote, whose level is one more than
+// that of the k/2 backslashes' quote one reading in.
+func quoteLevel(k int) int {
+	level := 0
+	for k%2 == 1 && level < 63 {
+		level++
+		k /= 2
+	}
+	return level
 }
 
 // wordEnd is the index of the separator that ends the first word of s,
 // len(s) when none does (see Text). ahead carries whether a userinfo lies
-// ahead of a separator from one call to the next; quoted, whether the word
-// follows a double quote (which then closes it).
-func wordEnd(s string, ahead *lookahead, quoted bool) int {
+// ahead of a separator from one call to the next; within, the level of
+// the innermost quoted string the word is in (-1: none; see quoteLevels).
+func wordEnd(s string, ahead *lookahead, within int) int {
 	url := false       // the word so far showed "://", '@', '?', or a fragment
 	path := false      // the word so far showed a '/'
 	from := 0          // where the word's text since its last '#' begins
@@ -1165,10 +1232,10 @@ func wordEnd(s string, ahead *lookahead, quoted bool) int {
 			from, authority, query = i+1, false, query || url
 		case c == '/':
 			path, authority = true, false
-		case c == '"' && url && !quoted && quoteInURL(s, i, authority, query):
-			// A URL that no quote opened holds this one (url.Parse
-			// accepts it in a query, and net/http sends it as written; a
-			// userinfo holding one is printed in url.Parse's error).
+		case c == '"' && url && quoteInURL(s, i, within, query, authority, ahead):
+			// The URL's own (url.Parse accepts one in a query, and
+			// net/http sends it as written; a userinfo holding one is
+			// printed in url.Parse's error).
 		case endsEveryWord(c):
 			return i
 		case !url && isWordSeparator(rune(c)):
@@ -1184,24 +1251,23 @@ func wordEnd(s string, ahead *lookahead, quoted bool) int {
 	return len(s)
 }
 
-// quoteInURL reports whether the double quote at i, in a URL word no
-// quote opened, is the URL's own: in a query or a fragment, it is
-// followed by more of it (a value's text, the next pair), not by the
-// space or the punctuation of the text the URL is in
-// (`{"msg":"GET http://h/x?a=1","n":1}`; escaped by backslashes too:
-// JSON's, at any depth); in the authority, an '@' lies ahead of it before
-// the next quote or space (a userinfo's, as its parse error prints it). A
-// quote elsewhere ends the word (prose's closing quote after a URL, one
-// after an '=' in a path).
-func quoteInURL(s string, i int, authority, query bool) bool {
-	if query {
-		return i+1 < len(s) && !strings.ContainsRune(" \t\n\r\v\f,:;)]}>", rune(s[i+1]))
-	}
-	if !authority {
+// quoteInURL reports whether the double quote at i, in a URL word within
+// a quoted string of level within (-1: none), is the URL's own: in a
+// query or a fragment, or in the authority with an '@' ahead of it before
+// the next space (a userinfo's), one escaped deeper than the string the
+// URL is in, or, in no string, one that more of the URL follows (not a
+// space: prose's closing quote). A quote of the string's level or an
+// outer one ends the URL (`{"msg":"GET http://h/x?a=1","n":1}`, a JSON
+// log line's `\"http://h/x?a=1\"\n`), and so does one in a path (an '='
+// there opens no value).
+func quoteInURL(s string, i, within int, query, authority bool, ahead *lookahead) bool {
+	if !query && !(authority && ahead.atAhead(s, i)) {
 		return false
 	}
-	_, userinfo := userinfoAhead(s[i+1:])
-	return userinfo
+	if within >= 0 {
+		return quoteLevel(backslashesBefore(s, i)) > within
+	}
+	return i+1 < len(s) && !isSpace(s[i+1])
 }
 
 // backslashesBefore is the number of backslashes just before i in s.

@@ -481,6 +481,8 @@ func pathological(n int) map[string]string {
 		"quotes in a query value":                 "http://h/?a=" + strings.Repeat(`"b`, n/2),
 		"backslashes before a value's quote":      "http://h/?a=" + strings.Repeat(`\`, n) + `"`,
 		"escaped quotes after an '='":             "http://h/?" + strings.Repeat(`=\"`, n/3),
+		"authorities' quotes before a far '@'":    strings.Repeat(`\"http://u"a`, n/12) + "@h",
+		"quotes at every level":                   strings.Repeat(`"\"\\\"`, n/8) + "http://h/?a=1",
 	}
 }
 
