@@ -1027,8 +1027,9 @@ func TextKeeping(s string, keep ...string) string {
 	quoted := false // the word follows a double quote that no backslash escapes
 	var ahead lookahead
 	var open quoteLevels // the quoted strings open before the word
+	opener := -1         // the level of the quote just before the word (-1: none)
 	for len(s) > 0 {
-		i := wordEnd(s, &ahead, open.innermost())
+		i := wordEnd(s, &ahead, &open, opener)
 		if quoted {
 			if q := closingQuote(s); q > i && quotedURL(s[:q]) {
 				i = q
@@ -1056,7 +1057,7 @@ func TextKeeping(s string, keep ...string) string {
 			break
 		}
 		b.WriteByte(s[i]) // every separator is one byte
-		open.count(s[:i+1])
+		opener = open.separator(s, i)
 		// A quote a backslash escapes opens nothing, so that each quoted
 		// string is scanned for its closing quote once.
 		quoted = s[i] == '"' && !escaped(s, i)
@@ -1178,22 +1179,48 @@ func isSpace(c byte) bool {
 // ends the URL, and a deeper one is the URL's own.
 type quoteLevels uint64
 
-// count toggles the level of every double quote in s, the text before
-// the word to come.
-func (q *quoteLevels) count(s string) {
-	for i := strings.IndexByte(s, '"'); i >= 0; {
-		*q ^= 1 << quoteLevel(backslashesBefore(s, i))
-		next := strings.IndexByte(s[i+1:], '"')
-		if next < 0 {
-			break
-		}
-		i += 1 + next
+// separator notes s[i], the separator after a word (a URL word's own
+// quotes are not counted), and returns its level when it is a double
+// quote (the level of a string that may begin there), else -1. A quote
+// opens or closes its level's string, and closes every deeper one (a
+// string inside another ends with it: the inch mark in `ua="5\" x"`). A
+// raw line break closes every string: neither JSON nor Go quotes hold
+// one, so that a stray quote on one line (an inch mark, errors.Join's
+// first error) does not hold for the lines after it.
+func (q *quoteLevels) separator(s string, i int) int {
+	switch s[i] {
+	case '"':
+		level := quoteLevel(backslashesBefore(s, i))
+		*q = (*q ^ 1<<level) & (1<<(level+1) - 1)
+		return level
+	case '\n':
+		q.lineBreak(0)
 	}
+	return -1
 }
+
+// lineBreak notes a line break of the given level (a raw one is 0; "\n"
+// escaped once in a JSON string, 1): it closes the strings of its level
+// and deeper.
+func (q *quoteLevels) lineBreak(level int) { *q &= 1<<level - 1 }
 
 // innermost is the level of the innermost open string: the deepest one
 // open, -1 when none is.
 func (q quoteLevels) innermost() int { return bits.Len64(uint64(q)) - 1 }
+
+// escapeLevel is the level of the text an escape sequence such as "\n"
+// after k backslashes stands in (0: none, the letter itself): read as
+// JSON reads a string, an odd number escape it one level in, and an even
+// number are that many halved literal backslashes before it there.
+func escapeLevel(k int) int {
+	for level := 1; k > 0; level++ {
+		if k%2 == 1 {
+			return level
+		}
+		k /= 2
+	}
+	return 0
+}
 
 // quoteLevel is the level of escaping of a double quote after k
 // backslashes: read as JSON (or Go) reads a string, an even number are
@@ -1211,9 +1238,15 @@ func quoteLevel(k int) int {
 
 // wordEnd is the index of the separator that ends the first word of s,
 // len(s) when none does (see Text). ahead carries whether a userinfo lies
-// ahead of a separator from one call to the next; within, the level of
-// the innermost quoted string the word is in (-1: none; see quoteLevels).
-func wordEnd(s string, ahead *lookahead, within int) int {
+// ahead of a separator from one call to the next; open, the quoted
+// strings open before the word, which its escaped line breaks close;
+// opener, the level of the quote just before the word (-1: none), the
+// string a URL that begins there is in, whatever came before.
+func wordEnd(s string, ahead *lookahead, open *quoteLevels, opener int) int {
+	within := open.innermost()
+	if opener >= 0 {
+		within = opener
+	}
 	url := false       // the word so far showed "://", '@', '?', or a fragment
 	path := false      // the word so far showed a '/'
 	from := 0          // where the word's text since its last '#' begins
@@ -1232,6 +1265,16 @@ func wordEnd(s string, ahead *lookahead, within int) int {
 			from, authority, query = i+1, false, query || url
 		case c == '/':
 			path, authority = true, false
+		case c == 'n' && i > 0 && s[i-1] == '\\':
+			// An escaped line break: "\n" in a JSON string (or Go's).
+			level := escapeLevel(backslashesBefore(s, i))
+			open.lineBreak(level)
+			if opener >= level {
+				opener = -1
+			}
+			if within >= level {
+				within = max(open.innermost(), opener)
+			}
 		case c == '"' && url && quoteInURL(s, i, within, query, authority, ahead):
 			// The URL's own (url.Parse accepts one in a query, and
 			// net/http sends it as written; a userinfo holding one is
@@ -1255,19 +1298,27 @@ func wordEnd(s string, ahead *lookahead, within int) int {
 // a quoted string of level within (-1: none), is the URL's own: in a
 // query or a fragment, or in the authority with an '@' ahead of it before
 // the next space (a userinfo's), one escaped deeper than the string the
-// URL is in, or, in no string, one that more of the URL follows (not a
-// space: prose's closing quote). A quote of the string's level or an
-// outer one ends the URL (`{"msg":"GET http://h/x?a=1","n":1}`, a JSON
-// log line's `\"http://h/x?a=1\"\n`), and so does one in a path (an '='
-// there opens no value).
+// URL is in, or one that more of the URL follows (not a space: prose's
+// closing quote; in a string, not the punctuation that goes on after
+// one). A quote of an outer string's level ends the URL, and so does one
+// of its own string's level before that punctuation
+// (`{"msg":"GET http://h/x?a=1","n":1}`, a JSON log line's
+// `\"http://h/x?a=1\"\n`), and one in a path (an '=' there opens no
+// value).
 func quoteInURL(s string, i, within int, query, authority bool, ahead *lookahead) bool {
 	if !query && !(authority && ahead.atAhead(s, i)) {
 		return false
 	}
 	if within >= 0 {
-		return quoteLevel(backslashesBefore(s, i)) > within
+		if level := quoteLevel(backslashesBefore(s, i)); level != within {
+			return level > within // escaped deeper: its own; an outer string's: the end
+		}
 	}
-	return i+1 < len(s) && !isSpace(s[i+1])
+	// No string, or one of its level: the URL's own unless the text
+	// around the URL goes on after it (its end, a space, JSON's or
+	// prose's punctuation, an escape's backslash), so that a stray quote
+	// earlier in the text does not end a URL at its own quote.
+	return i+1 < len(s) && !isSpace(s[i+1]) && (within < 0 || !strings.ContainsRune(",:)]}>.!?\\\"", rune(s[i+1])))
 }
 
 // backslashesBefore is the number of backslashes just before i in s.

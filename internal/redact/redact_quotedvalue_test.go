@@ -36,3 +36,18 @@ func TestAQuoteInsideAURLDoesNotEndIt(t *testing.T) {
 		}
 	}
 }
+
+// docs/telemetry.md's limit: after an unbalanced quote earlier on its
+// line, a URL's own quote of that string's level before punctuation ends
+// the URL, and what follows it is text (the text cannot tell it from the
+// string's closing quote, as `{"msg":"GET http://h/x?a=1","n":1}` holds
+// one). Without the stray quote, the same URL is redacted whole.
+func TestAStrayQuoteBeforeAURLEndsItAtItsOwnQuote(t *testing.T) {
+	const url = `http://h.test/c?where={"k":"v"}&key=S3CRET`
+	if got, want := redact.Text(`size 5" `+url+` failed`), `size 5" http://h.test/c?where=REDACTED":"v"}&key=S3CRET failed`; got != want {
+		t.Errorf("after a stray quote:\n got %s\nwant %s", got, want)
+	}
+	if got, want := redact.Text(url+` failed`), `http://h.test/c?where=REDACTED&key=REDACTED failed`; got != want {
+		t.Errorf("alone:\n got %s\nwant %s", got, want)
+	}
+}

@@ -483,6 +483,7 @@ func pathological(n int) map[string]string {
 		"escaped quotes after an '='":             "http://h/?" + strings.Repeat(`=\"`, n/3),
 		"authorities' quotes before a far '@'":    strings.Repeat(`\"http://u"a`, n/12) + "@h",
 		"quotes at every level":                   strings.Repeat(`"\"\\\"`, n/8) + "http://h/?a=1",
+		"escaped line breaks in a URL":            "http://h/?a=" + strings.Repeat(`\\n"`, n/4),
 	}
 }
 
