@@ -20,9 +20,23 @@ import (
 // service.name of the server's span under an attempt (a dependency's name
 // when no peer attribute gives one), reach the
 // text, HTML and JSON reports sanitized. Before, the values read as
-// headline, dependency name or table cells came out raw.
+// headline, dependency name or table cells came out raw, and a URL holding
+// a double quote kept what followed it.
 func TestNoReportRepeatsASecretFromAnyValue(t *testing.T) {
-	const leaked = "http://alice:SECRET@h.test/x?token=SECRET"
+	for _, leaked := range []string{
+		"http://alice:SECRET@h.test/x?token=SECRET",
+		// A double quote in a query value (url.Parse accepts it, net/http
+		// sends it as written) or a password (as url.Parse's error
+		// prints it): read as text, the quote ended the URL.
+		`http://h.test/x?token="SECRET"`,
+		`http://alice:SECRET"x@h.test/x`,
+	} {
+		reportsKeepNoSecret(t, leaked)
+	}
+}
+
+func reportsKeepNoSecret(t *testing.T, leaked string) {
+	t.Helper()
 	for _, which := range []string{"method", "errclass", "decision", "reason", "server", "server userinfo", "outcome", "name", "peer", "server service"} {
 		v := func(k, def string) string {
 			switch {
@@ -68,7 +82,7 @@ func TestNoReportRepeatsASecretFromAnyValue(t *testing.T) {
 		}
 		for format, out := range map[string]string{"text": text.String(), "HTML": page.String(), "JSON": js.String()} {
 			if i := strings.Index(out, "SECRET"); i >= 0 {
-				t.Errorf("%s: the %s report repeats a secret: %q", which, format, out[max(0, i-100):min(len(out), i+40)])
+				t.Errorf("%s in %s: the %s report repeats a secret: %q", leaked, which, format, out[max(0, i-100):min(len(out), i+40)])
 			}
 		}
 	}
