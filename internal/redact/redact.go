@@ -1243,55 +1243,89 @@ func quoteLevel(k int) int {
 // opener, the level of the quote just before the word (-1: none), the
 // string a URL that begins there is in, whatever came before.
 func wordEnd(s string, ahead *lookahead, open *quoteLevels, opener int) int {
-	within := open.innermost()
+	w := wordScan{ahead: ahead, open: open, opener: opener, within: open.innermost()}
 	if opener >= 0 {
-		within = opener
+		w.within = opener
 	}
-	url := false       // the word so far showed "://", '@', '?', or a fragment
-	path := false      // the word so far showed a '/'
-	from := 0          // where the word's text since its last '#' begins
-	authority := false // the word is in a URL's authority: after "://", before a '/'
-	query := false     // the word showed a query or a fragment
 	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch {
-		case schemeSepAt(s[i:]):
-			url, authority = true, true
-			i += schemeSepLen(s[i:]) - 1 // its slashes are no path's
-		case urlSignAt(s, i):
-			url, authority, query = true, authority && c == '@', query || c == '?'
-		case c == '#':
-			url = url || path || fragmentAfter(s[from:i], s[i+1:])
-			from, authority, query = i+1, false, query || url
-		case c == '/':
-			path, authority = true, false
-		case c == 'n' && i > 0 && s[i-1] == '\\':
-			// An escaped line break: "\n" in a JSON string (or Go's).
-			level := escapeLevel(backslashesBefore(s, i))
-			open.lineBreak(level)
-			if opener >= level {
-				opener = -1
-			}
-			if within >= level {
-				within = max(open.innermost(), opener)
-			}
-		case c == '"' && url && quoteInURL(s, i, within, query, authority, ahead):
-			// The URL's own (url.Parse accepts one in a query, and
-			// net/http sends it as written; a userinfo holding one is
-			// printed in url.Parse's error).
-		case endsEveryWord(c):
+		if next, ok := w.urlPart(s, i); ok {
+			i = next
+		} else if w.ends(s, i) {
 			return i
-		case !url && isWordSeparator(rune(c)):
-			if i >= ahead.until {
-				n, userinfo := userinfoAhead(s[i+1:])
-				ahead.until, ahead.userinfo = i+1+n, userinfo
-			}
-			if !ahead.userinfo {
-				return i
-			}
 		}
 	}
 	return len(s)
+}
+
+// wordScan is what wordEnd knows of the word so far.
+type wordScan struct {
+	ahead  *lookahead
+	open   *quoteLevels
+	opener int // the level of the quote just before the word, -1 when none (see wordEnd)
+	within int // the level of the innermost quoted string the word is in, -1 when none
+
+	url       bool // the word so far showed "://", '@', '?', or a fragment
+	path      bool // the word so far showed a '/'
+	from      int  // where the word's text since its last '#' begins
+	authority bool // the word is in a URL's authority: after "://", before a '/'
+	query     bool // the word showed a query or a fragment
+}
+
+// urlPart reads s[i] when it tells a part of a URL (a scheme's "://", a
+// sign only a URL holds, a fragment, a path) or is an escaped line break:
+// true, with the index of the part's last byte.
+func (w *wordScan) urlPart(s string, i int) (int, bool) {
+	switch c := s[i]; {
+	case schemeSepAt(s[i:]):
+		w.url, w.authority = true, true
+		return i + schemeSepLen(s[i:]) - 1, true // its slashes are no path's
+	case urlSignAt(s, i):
+		w.url, w.authority, w.query = true, w.authority && c == '@', w.query || c == '?'
+	case c == '#':
+		w.url = w.url || w.path || fragmentAfter(s[w.from:i], s[i+1:])
+		w.from, w.authority, w.query = i+1, false, w.query || w.url
+	case c == '/':
+		w.path, w.authority = true, false
+	case c == 'n' && i > 0 && s[i-1] == '\\':
+		w.escapedLineBreak(escapeLevel(backslashesBefore(s, i)))
+	default:
+		return i, false
+	}
+	return i, true
+}
+
+// escapedLineBreak notes "\n" in a JSON string (or Go's) of the given
+// level: it closes the strings of its level and deeper, the URL's too.
+func (w *wordScan) escapedLineBreak(level int) {
+	w.open.lineBreak(level)
+	if w.opener >= level {
+		w.opener = -1
+	}
+	if w.within >= level {
+		w.within = max(w.open.innermost(), w.opener)
+	}
+}
+
+// ends reports whether s[i] ends the word: a quote that is not the URL's
+// own, whitespace, or, before the word showed a URL, a separator with no
+// userinfo ahead of it.
+func (w *wordScan) ends(s string, i int) bool {
+	switch c := s[i]; {
+	case c == '"' && w.url && quoteInURL(s, i, w.within, w.query, w.authority, w.ahead):
+		// The URL's own (url.Parse accepts one in a query, and net/http
+		// sends it as written; a userinfo holding one is printed in
+		// url.Parse's error).
+		return false
+	case endsEveryWord(c):
+		return true
+	case !w.url && isWordSeparator(rune(c)):
+		if i >= w.ahead.until {
+			n, userinfo := userinfoAhead(s[i+1:])
+			w.ahead.until, w.ahead.userinfo = i+1+n, userinfo
+		}
+		return !w.ahead.userinfo
+	}
+	return false
 }
 
 // quoteInURL reports whether the double quote at i, in a URL word within
