@@ -1088,6 +1088,8 @@ func trimClosing(word string) string {
 	for {
 		t := strings.TrimRight(u, "),']}>`:;")
 		switch {
+		case strings.HasSuffix(t, `\u0022`), strings.HasSuffix(t, `\u0027`):
+			t = t[:len(t)-len(`\u0022`)] // a quote as JSON's HTML-safe encoders escape it
 		case strings.HasSuffix(t, `"`) && !escaped(t, len(t)-1):
 			t = t[:len(t)-1] // a quote no backslash escapes (one escaped is a quoted value's)
 		case escaped(t, len(t)):
@@ -1282,16 +1284,49 @@ func (w *wordScan) urlPart(s string, i int) (int, bool) {
 	case urlSignAt(s, i):
 		w.url, w.authority, w.query = true, w.authority && c == '@', w.query || c == '?'
 	case c == '#':
-		w.url = w.url || w.path || fragmentAfter(s[w.from:i], s[i+1:])
-		w.from, w.authority, w.query = i+1, false, w.query || w.url
+		w.fragment(s, i)
 	case c == '/':
 		w.path, w.authority = true, false
 	case c == 'n' && i > 0 && s[i-1] == '\\':
 		w.escapedLineBreak(escapeLevel(backslashesBefore(s, i)))
+	case c == '"':
+		return w.doubledQuote(s, i)
 	default:
 		return i, false
 	}
 	return i, true
+}
+
+// fragment notes the '#' at i: a fragment's start when the word shows a
+// URL (see fragmentAfter).
+func (w *wordScan) fragment(s string, i int) {
+	w.url = w.url || w.path || fragmentAfter(s[w.from:i], s[i+1:])
+	w.from, w.authority, w.query = i+1, false, w.query || w.url
+}
+
+// doubledQuote reads the quote at i, in a URL's query, and the one right
+// after it of the same level, not outside the URL's string, as one quote
+// doubled as CSV (and SQL) write it in a quoted field: true, with the
+// second's index.
+func (w *wordScan) doubledQuote(s string, i int) (int, bool) {
+	if !w.url || !w.query {
+		return i, false
+	}
+	if j := pairedQuote(s, i); j > 0 && quoteLevel(backslashesBefore(s, i)) >= w.within {
+		return j, true
+	}
+	return i, false
+}
+
+// pairedQuote is the index of the quote right after the one at i, of the
+// same level (the same backslashes before it), or -1.
+func pairedQuote(s string, i int) int {
+	k := backslashesBefore(s, i)
+	j := i + 1 + k
+	if j >= len(s) || s[j] != '"' || backslashesBefore(s, j) != k {
+		return -1
+	}
+	return j
 }
 
 // escapedLineBreak notes "\n" in a JSON string (or Go's) of the given
@@ -1311,7 +1346,7 @@ func (w *wordScan) escapedLineBreak(level int) {
 // userinfo ahead of it.
 func (w *wordScan) ends(s string, i int) bool {
 	switch c := s[i]; {
-	case c == '"' && w.url && quoteInURL(s, i, w.within, w.query, w.authority, w.ahead):
+	case c == '"' && w.url && quoteInURL(s, i, w.within, w.opener >= 0 && w.opener == w.within, w.query, w.authority, w.ahead):
 		// The URL's own (url.Parse accepts one in a query, and net/http
 		// sends it as written; a userinfo holding one is printed in
 		// url.Parse's error).
@@ -1329,7 +1364,9 @@ func (w *wordScan) ends(s string, i int) bool {
 }
 
 // quoteInURL reports whether the double quote at i, in a URL word within
-// a quoted string of level within (-1: none), is the URL's own: in a
+// a quoted string of level within (-1: none; opened: the string began
+// just before the URL, and a quote of its level closes it), is the URL's
+// own: in a
 // query or a fragment, or in the authority with an '@' ahead of it before
 // the next space (a userinfo's), one escaped deeper than the string the
 // URL is in, or one that more of the URL follows (not a space: prose's
@@ -1339,13 +1376,16 @@ func (w *wordScan) ends(s string, i int) bool {
 // (`{"msg":"GET http://h/x?a=1","n":1}`, a JSON log line's
 // `\"http://h/x?a=1\"\n`), and one in a path (an '=' there opens no
 // value).
-func quoteInURL(s string, i, within int, query, authority bool, ahead *lookahead) bool {
+func quoteInURL(s string, i, within int, opened, query, authority bool, ahead *lookahead) bool {
 	if !query && !(authority && ahead.atAhead(s, i)) {
 		return false
 	}
 	if within >= 0 {
 		if level := quoteLevel(backslashesBefore(s, i)); level != within {
 			return level > within // escaped deeper: its own; an outer string's: the end
+		}
+		if opened {
+			return false // the string the URL began in closes here, whatever follows
 		}
 	}
 	// No string, or one of its level: the URL's own unless the text
