@@ -294,6 +294,12 @@ const (
 	// in the contract's headers, so no server could tell which one it is
 	// repeated under: not sent (stop).
 	ReasonKeyConflict Reason = "key_conflict"
+	// ReasonInvalidRequest: net/http's Transport refused the request
+	// itself before it asked for a connection (a header, a trailer, the
+	// method, the scheme or the host it does not accept): the same request
+	// is refused again, and its host saw nothing, so it is neither resent
+	// nor charged to the retry budget (stop).
+	ReasonInvalidRequest Reason = "invalid_request"
 )
 
 // Reasons lists every Reason, in declaration order.
@@ -305,7 +311,7 @@ func Reasons() []Reason {
 		ReasonNotReplayable, ReasonPrepareFailed, ReasonDeadline, ReasonAttemptLimit,
 		ReasonBudget, ReasonPushback, ReasonHostLimit, ReasonCaller, ReasonOverrun,
 		ReasonServerNoRetry, ReasonServerRetry, ReasonOtherAttempt, ReasonOperationEnded, ReasonInFlight, ReasonHedgeLimit,
-		ReasonThrottle, ReasonKeyInProgress, ReasonKeyReused, ReasonKeyConflict,
+		ReasonThrottle, ReasonKeyInProgress, ReasonKeyReused, ReasonKeyConflict, ReasonInvalidRequest,
 	}
 }
 

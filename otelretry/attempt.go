@@ -424,6 +424,46 @@ func (a *attempt) proxyRefusal(err error) bool {
 		a.wire.askedConn.Load() && !a.wire.gotConn.Load()
 }
 
+// refusedByTransport reports whether err, the base's, is net/http's
+// Transport refusing the request itself: told by the place and the
+// request, never by the error's text. The base is net/http's Transport,
+// which asks for a connection (GetConn) for every request it accepts and
+// returned before it did, the error is the attempt's own (not the
+// caller's cancel, nor a cut), no call inside the attempt was overheard,
+// and the request breaks a rule it checks first (transportRefuses). The
+// same request is refused again, and the host saw nothing of it.
+func (a *attempt) refusedByTransport(own error) bool {
+	_, ok := a.setup.sender.base.(*http.Transport)
+	return ok && own != nil && !a.cutBeforeCall && a.out != nil && !a.timer.timedOut() &&
+		!a.wire.askedConn.Load() && !a.wire.overheard.Load() && transportRefuses(a.out)
+}
+
+// transportRefuses reports whether net/http's Transport refuses r before
+// it asks for a connection: no header map, a scheme other than http and
+// https, a field or trailer name that is no token or a value holding a
+// control character, a method that is no token, or no host.
+func transportRefuses(r *http.Request) bool {
+	u := r.URL
+	return u == nil || r.Header == nil || u.Scheme != "http" && u.Scheme != "https" || u.Host == "" ||
+		r.Method != "" && !validToken(r.Method) || !sendableFields(r.Header) || !sendableFields(r.Trailer)
+}
+
+// sendableFields reports whether net/http sends every field of h: names
+// that are tokens, values with no control character but the tab.
+func sendableFields(h http.Header) bool {
+	for name, values := range h {
+		if !validHeaderName(name) {
+			return false
+		}
+		for _, v := range values {
+			if !sendableValue(v) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
 // preparedURL is the URL a PrepareAttemptFunc may have changed, for the attempt
 // event and errors to sanitize; nil when no PrepareAttemptFunc ran, and the URL
 // is the caller's, sanitized once per operation.
@@ -734,7 +774,7 @@ func (a *attempt) observe(resp *http.Response, err error) observation {
 				class = attrs.ErrorClassOther
 			}
 		}
-		return seen.failure(err, class, unsent, evidence, proved)
+		return seen.failure(err, class, unsent, a.refusedByTransport(own), evidence, proved)
 	}
 	return seen.response(resp, a.setup.clock.at(a.end), &a.setup.sender.dialect)
 }

@@ -24,7 +24,7 @@ import (
 
 // A TLS handshake that fails is class tls (docs/telemetry.md: retry.error_class
 // "tls"; "Error classes come from error types (... TLS errors ...)";
-// docs/decisions.md row 24: "connection refused, DNS, TLS handshake, dial"),
+// docs/decisions.md row 25: "connection refused, DNS, TLS handshake, dial"),
 // whichever side of the handshake refused: the client (an unknown
 // authority) or the server, with a TLS alert (a version it does not speak,
 // a client certificate it requires).

@@ -119,64 +119,69 @@
 //     should-retry header is true (repeatable [1], or any with
 //     WithShouldRetryWrites (recorded as evidence)): retry [2], reason
 //     server_retry
-//   - 24. after an attempt, an error that proves the request never left:
+//   - 24. after an attempt, net/http's Transport refused the request
+//     itself, before asking for a connection: a header or trailer, the
+//     method, the scheme or the host it does not accept (the caller's
+//     request: sent again, it is refused again) (any): stop, not charged to
+//     the retry budget (the host saw nothing), reason invalid_request
+//   - 25. after an attempt, an error that proves the request never left:
 //     connection refused, DNS, TLS handshake, dial; a cut before the base
 //     reported a connection; a failed first write on a reused HTTP/1
 //     connection (httptrace); net/http's "server closed idle connection"
 //     (any): retry [2], reason not_processed
-//   - 25. after an attempt, any other transport error (repeatable [1]):
+//   - 26. after an attempt, any other transport error (repeatable [1]):
 //     retry [2], reason retryable_error
-//   - 26. after an attempt, any other transport error (not repeatable):
+//   - 27. after an attempt, any other transport error (not repeatable):
 //     stop, reason not_idempotent
-//   - 27. after an attempt, 408, 429, 502, 503, 504 (WithRetryableStatuses)
-//     (repeatable [1]): retry [2], reason retryable_status
 //   - 28. after an attempt, 408, 429, 502, 503, 504 (WithRetryableStatuses)
+//     (repeatable [1]): retry [2], reason retryable_status
+//   - 29. after an attempt, 408, 429, 502, 503, 504 (WithRetryableStatuses)
 //     (not repeatable): stop (the answer is returned), reason
 //     not_idempotent
-//   - 29. after an attempt, any other status (any): stop (the answer is
+//   - 30. after an attempt, any other status (any): stop (the answer is
 //     returned), reason status
-//   - 30. after a state check, the state check says applied (any): return
+//   - 31. after a state check, the state check says applied (any): return
 //     (the stored response), reason state_applied
-//   - 31. after a state check, the caller gave up during the check (or its
+//   - 32. after a state check, the caller gave up during the check (or its
 //     delay); the operation's own deadline passing there is not this row:
-//     the check's answer decides (row 32; or row 34, whose resend [2] ends
+//     the check's answer decides (row 33; or row 35, whose resend [2] ends
 //     deadline_exceeded, the write known not applied) (any): canceled /
 //     deadline_exceeded; unknown unless not_applied, reason caller
-//   - 32. after a state check, unknown, an answer outside the set, or an
+//   - 33. after a state check, unknown, an answer outside the set, or an
 //     error (any): check_state, reason state_unknown
-//   - 33. after a state check, not_applied, and the intent forbids retries
+//   - 34. after a state check, not_applied, and the intent forbids retries
 //     (any): stop, reason intent
-//   - 34. after a state check, not_applied (any): retry [2], with no pause,
+//   - 35. after a state check, not_applied (any): retry [2], with no pause,
 //     reason state_not_applied
-//   - 35. at the hedge delay, the caller canceled (any): no hedge, reason
+//   - 36. at the hedge delay, the caller canceled (any): no hedge, reason
 //     caller
-//   - 36. at the hedge delay, the caller's deadline passed (any): no hedge,
+//   - 37. at the hedge delay, the caller's deadline passed (any): no hedge,
 //     reason caller
-//   - 37. at the hedge delay, an attempt in flight past the hedge delay (a
+//   - 38. at the hedge delay, an attempt in flight past the hedge delay (a
 //     write, even under an idempotency-key contract (only safe methods and
 //     Intent{Repeatable: true} are hedged; writes do not race at all, and
 //     record nothing: the rule stands should one reach decide)): no hedge,
 //     reason not_idempotent
-//   - 38. at the hedge delay, an attempt in flight past the hedge delay (a
+//   - 39. at the hedge delay, an attempt in flight past the hedge delay (a
 //     body that cannot be replayed): no hedge, reason not_replayable
-//   - 39. at the hedge delay, an attempt in flight past the hedge delay
+//   - 40. at the hedge delay, an attempt in flight past the hedge delay
 //     (Intent{NoRetry: true} (which does not race either)): no hedge,
 //     reason intent
-//   - 40. at the hedge delay, no attempt left (hedges count as attempts);
+//   - 41. at the hedge delay, no attempt left (hedges count as attempts);
 //     not reached: no hedge delay is armed then, and nothing is recorded
 //     (any): no hedge, reason attempt_limit
-//   - 41. at the hedge delay, the operation was admitted MaxHedges hedges;
+//   - 42. at the hedge delay, the operation was admitted MaxHedges hedges;
 //     not reached: no hedge delay is armed then, and nothing is recorded
 //     (any): no hedge, reason hedge_limit
-//   - 42. at the hedge delay, no time left (any): no hedge, reason deadline
-//   - 43. at the hedge delay, the retry budget refuses: a hold, a full host
+//   - 43. at the hedge delay, no time left (any): no hedge, reason deadline
+//   - 44. at the hedge delay, the retry budget refuses: a hold, a full host
 //     table, or too few tokens for the host to keep more than half once the
 //     hedge takes one (any): no hedge, reason budget, pushback or
 //     host_limit
-//   - 44. at the hedge delay, the client-side throttle (WithThrottle)
+//   - 45. at the hedge delay, the client-side throttle (WithThrottle)
 //     refuses it (its budget token and its hedge are given back) (any): no
 //     hedge, reason throttle
-//   - 45. at the hedge delay, the dependency's hedge rate (MaxShare) has no
+//   - 46. at the hedge delay, the dependency's hedge rate (MaxShare) has no
 //     hedge left (the budget's token is given back) (any): no hedge, reason
 //     hedge_limit
 //

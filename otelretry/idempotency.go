@@ -86,12 +86,18 @@ func validToken(s string) bool {
 // either end (RFC 9110 §5.5: a reader drops them). Other bytes, UTF-8's
 // spaces among them, are sent as written.
 func validHeaderValue(v string) bool {
+	return sendableValue(v) && strings.Trim(v, " \t") == v
+}
+
+// sendableValue reports whether net/http sends v as a field value: no
+// control character but the tab.
+func sendableValue(v string) bool {
 	for i := range len(v) {
 		if c := v[i]; (c < ' ' && c != '\t') || c == 0x7f {
 			return false
 		}
 	}
-	return strings.Trim(v, " \t") == v
+	return true
 }
 
 // requestOf names a request for the keys an operation context remembers:

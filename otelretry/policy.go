@@ -96,6 +96,10 @@ type input struct {
 	// notProcessed: the error proves the server did not act on the
 	// request (it never left, or the protocol says it was refused).
 	notProcessed bool
+	// refused: net/http's Transport refused the request itself, before
+	// asking for a connection (attempt.refusedByTransport): the same
+	// request is refused again, and its host saw nothing.
+	refused bool
 	// written: the base reported the request's headers written on the
 	// wire (httptrace), so the server may have begun to act on it: a
 	// failure after that, whatever its class, leaves a write's outcome
@@ -213,11 +217,12 @@ func (in input) answered(status int, retryable bool, retryAfter, drainFloor time
 }
 
 // failed adds an attempt's failure: its class as recorded, whether the
-// request reached the wire, whether it proves it was not processed, and
-// whether a layer below cut it (cutBelow), the classifier's verdict, and
-// the attempts left after it.
-func (in input) failed(class attrs.ErrorClass, written, notProcessed, cutBelow bool, c Classification, attemptsLeft int) input {
-	in.class, in.written, in.notProcessed, in.cutBelow = class, written, notProcessed, cutBelow
+// request reached the wire, whether it proves it was not processed,
+// whether the base refused the request itself, and whether a layer below
+// cut it (cutBelow), the classifier's verdict, and the attempts left
+// after it.
+func (in input) failed(class attrs.ErrorClass, written, notProcessed, refused, cutBelow bool, c Classification, attemptsLeft int) input {
+	in.class, in.written, in.notProcessed, in.refused, in.cutBelow = class, written, notProcessed, refused, cutBelow
 	in.classifier, in.attemptsLeft = c, attemptsLeft
 	return in
 }
@@ -636,6 +641,8 @@ func serviceSays(in *input) (retry bool, why attrs.Reason, said bool) {
 func retryableByDefault(in *input) (bool, attrs.Reason) {
 	answered := in.status != 0
 	switch {
+	case !answered && in.refused:
+		return false, attrs.ReasonInvalidRequest
 	case !answered && in.notProcessed:
 		return true, attrs.ReasonNotProcessed
 	case !answered && in.repeatable:
@@ -828,8 +835,8 @@ func (v verdict) leftToAttemptInFlight() bool {
 // resends of its key, whose first request is still being processed, and
 // says nothing of the host's load.
 func budgetCharge(in *input, retryAfter time.Duration, hinted bool) budgetObservation {
-	if in.class == attrs.ErrorClassCanceled {
-		return budgetObservation{}
+	if in.class == attrs.ErrorClassCanceled || in.refused && in.status == 0 {
+		return budgetObservation{} // the host saw nothing
 	}
 	if keyInProgress(in) {
 		retryAfter, hinted = 0, false

@@ -336,6 +336,7 @@ func FuzzDecide(f *testing.F) {
 			// A key makes a request repeatable: the policy never sees one
 			// without the other.
 			keyed: keys&1 != 0 && repeatable, keyConflict: keys&2 != 0, stateCheck: keys&4 != 0, noneWon: keys&8 != 0 && race&1 != 0,
+			refused: keys&16 != 0,
 		}
 		if race>>6 == 3 {
 			// What is left of a hint an earlier attempt of the race got.
@@ -853,6 +854,9 @@ var decisionRows = []decisionRow{
 			return answered(in) && in.verdict == verdictRetry && (in.repeatable || in.verdictWrites)
 		},
 		retryRow(attrs.ReasonServerRetry)},
+	{afterAttempt, "net/http's `Transport` refused the request itself, before asking for a connection: a header or trailer, the method, the scheme or the host it does not accept (the caller's request: sent again, it is refused again)",
+		"any", "`stop`, not charged to the retry budget (the host saw nothing)", "`invalid_request`",
+		func(in input) bool { return noResponse(in) && in.refused }, is(attrs.DecisionStop, attrs.ReasonInvalidRequest)},
 	{afterAttempt, "an error that proves the request never left: connection refused, DNS, TLS handshake, dial; a cut before the base reported a connection; a failed first write on a reused HTTP/1 connection (httptrace); net/http's \"server closed idle connection\"",
 		"any", "`retry`²", "`not_processed`",
 		func(in input) bool { return noResponse(in) && in.notProcessed }, retryRow(attrs.ReasonNotProcessed)},
@@ -869,7 +873,7 @@ var decisionRows = []decisionRow{
 	// After a state check of an unknown write.
 	{afterCheck, "the state check says `applied`", "any", "`return` (the stored response)", "`state_applied`",
 		func(in input) bool { return in.state == attrs.StateApplied }, is(attrs.DecisionReturn, attrs.ReasonStateApplied)},
-	{afterCheck, "the caller gave up during the check (or its delay); the operation's own deadline passing there is not this row: the check's answer decides (row 32; or row 34, whose resend ² ends `deadline_exceeded`, the write known not applied)", "any", "`canceled` / `deadline_exceeded`; unknown unless `not_applied`", "`caller`",
+	{afterCheck, "the caller gave up during the check (or its delay); the operation's own deadline passing there is not this row: the check's answer decides (row 33; or row 35, whose resend ² ends `deadline_exceeded`, the write known not applied)", "any", "`canceled` / `deadline_exceeded`; unknown unless `not_applied`", "`caller`",
 		func(in input) bool { return in.callerCanceled || in.callerDeadline },
 		func(in input) verdict {
 			d := attrs.DecisionDeadlineExceeded
