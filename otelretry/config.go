@@ -442,7 +442,7 @@ func WithBackoff(b Backoff) Option {
 // standard methods ("put" declares PUT); other methods are matched as
 // written, since HTTP methods are case-sensitive. A name that is no
 // method (empty, or holding a space or a comma: "PUT, DELETE" is two
-// arguments) is ignored. To make one request repeatable (a read-only POST), use
+// arguments) is ignored (and reported). To make one request repeatable (a read-only POST), use
 // WithIntent instead.
 func WithIdempotentMethods(methods ...string) Option {
 	return optionFunc(func(c *config) {
@@ -458,7 +458,7 @@ func WithIdempotentMethods(methods ...string) Option {
 
 // WithRetryableStatuses replaces the response statuses that an idempotent
 // request may retry. Default: 408, 429, 502, 503, 504. Codes outside
-// 400–599 are ignored; an empty list is ignored.
+// 400–599 are ignored; an empty list is ignored (both reported).
 func WithRetryableStatuses(codes ...int) Option {
 	return optionFunc(func(c *config) {
 		set := map[int]bool{}

@@ -85,13 +85,13 @@ func TestOptionsReportIgnoredValues(t *testing.T) {
 	}))
 	defer otel.SetErrorHandler(prev)
 	otelretry.NewTransport(scripted.New(), otelretry.WithMaxAttempts(0), otelretry.WithDeadline(-time.Second),
-		otelretry.WithRetryableStatuses(200, 503), otelretry.WithIdempotentMethods("put", ""))
+		otelretry.WithRetryableStatuses(200, 503), otelretry.WithRetryableStatuses(), otelretry.WithIdempotentMethods("put", ""))
 	mu.Lock()
 	defer mu.Unlock()
 	if len(reported) != 1 {
 		t.Fatalf("reported %d times, want once: %q", len(reported), reported)
 	}
-	for _, want := range []string{"WithMaxAttempts(0)", "WithDeadline(-1s)", "WithRetryableStatuses(200)", `WithIdempotentMethods("")`} {
+	for _, want := range []string{"WithMaxAttempts(0)", "WithDeadline(-1s)", "WithRetryableStatuses(200)", "WithRetryableStatuses([])", `WithIdempotentMethods("")`} {
 		if !strings.Contains(reported[0], want) {
 			t.Errorf("report %q does not name %s", reported[0], want)
 		}
