@@ -1039,7 +1039,7 @@ func TextKeeping(s string, keep ...string) string {
 			// Prose's punctuation after a URL stays text: at most those
 			// characters of a value are kept (an error's ': ' or '; '
 			// after a URL that ends in a query value, "?page=2: EOF").
-			u := trimClosing(word)
+			u := trimClosing(word, i < len(s) && s[i] == '"')
 			if kept(u, keep) {
 				b.WriteString(u) // one of keep, in prose's punctuation
 			} else {
@@ -1082,9 +1082,15 @@ func openingBefore(word string) int {
 
 // trimClosing is word without prose's closing punctuation after the URL
 // (at most those characters of a value are kept), but for a ']' that
-// closes an IPv6 host the word opened ("//u@[::1]").
-func trimClosing(word string) string {
+// closes an IPv6 host the word opened ("//u@[::1]"). Before a quote
+// (quoteAfter), the backslashes that escape that quote are its own, not
+// the URL's: 2^L-1 of them for a quote of level L (JSON's `\"` at depth
+// one, `\\\"` at two); those before them are the text's.
+func trimClosing(word string, quoteAfter bool) string {
 	u := word
+	if quoteAfter {
+		u = u[:len(u)-quoteEscape(backslashesBefore(u, len(u)))]
+	}
 	for {
 		t := strings.TrimRight(u, "),']}>`:;")
 		switch {
@@ -1092,8 +1098,6 @@ func trimClosing(word string) string {
 			t = t[:len(t)-len(`\u0022`)] // a quote as JSON's HTML-safe encoders escape it
 		case strings.HasSuffix(t, `"`) && !escaped(t, len(t)-1):
 			t = t[:len(t)-1] // a quote no backslash escapes (one escaped is a quoted value's)
-		case escaped(t, len(t)):
-			t = t[:len(t)-1] // the backslash of the escaped quote that ended the word (JSON's)
 		}
 		if t == u {
 			break
@@ -1136,11 +1140,19 @@ const jsonSchemeSep = `:\/\/`
 // textURL is String of a URL-like word of free text, its slashes escaped
 // again where JSON escaped them.
 func textURL(word string) string {
+	if strings.Contains(word, jsonAmpersand) && !strings.Contains(word, "&") {
+		// encoding/json's HTML-safe escape of a query's '&': its pairs
+		// are the URL's, each key kept.
+		return strings.ReplaceAll(textURL(strings.ReplaceAll(word, jsonAmpersand, "&")), "&", jsonAmpersand)
+	}
 	if !strings.Contains(word, jsonSchemeSep[1:]) { // "\/\/": a scheme's, or a URL's without one ("url=\/\/tok@h")
 		return String(word)
 	}
 	return strings.ReplaceAll(String(strings.ReplaceAll(word, `\/`, "/")), "/", `\/`)
 }
+
+// jsonAmpersand is '&' as encoding/json writes it by default.
+const jsonAmpersand = `\u0026`
 
 // lookahead is userinfoAhead's last answer, which holds for every
 // separator before the index until (of the text left to scan), across
@@ -1223,6 +1235,11 @@ func escapeLevel(k int) int {
 	}
 	return 0
 }
+
+// quoteEscape is how many of k backslashes before a quote escape it: as
+// many as its level needs (quoteLevel), 2^L-1; the others are literal
+// backslashes of the text.
+func quoteEscape(k int) int { return 1<<quoteLevel(k) - 1 }
 
 // quoteLevel is the level of escaping of a double quote after k
 // backslashes: read as JSON (or Go) reads a string, an even number are
@@ -1531,7 +1548,24 @@ func userinfoAhead(s string) (int, bool) {
 func quotedURL(s string) bool {
 	first, _, spaced := strings.Cut(s, " ")
 	path := strings.HasPrefix(first, "/") && (!spaced || urlLike(first) || strings.ContainsAny(s, "?#"))
-	return urlLike(s) && (strings.Contains(first, "://") || path || queryKeyAfter(first, '?'))
+	return urlLike(s) && (beginsWithScheme(first) || path || queryKeyAfter(first, '?') && !strings.ContainsAny(first, "\"\\{}"))
+}
+
+// beginsWithScheme reports whether word begins with a scheme and its
+// "://" (RFC 3986: a letter, then letters, digits, '+', '-' or '.'), not
+// merely holds one: a quoted string that begins with other text
+// (`{\"e\":\"http://…`, JSON inside a JSON string) is not a URL.
+func beginsWithScheme(word string) bool {
+	i := strings.Index(word, "://")
+	if i < 1 {
+		return false
+	}
+	for j, c := range []byte(word[:i]) {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || j > 0 && (c >= '0' && c <= '9' || c == '+' || c == '-' || c == '.')) {
+			return false
+		}
+	}
+	return true
 }
 
 // queryKeyAfter reports whether an '=' follows the first sep in word: a
