@@ -14,6 +14,7 @@ import (
 	"net/url"
 	"reflect"
 	"slices"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -435,18 +436,34 @@ func (a *attempt) proxyRefusal(err error) bool {
 func (a *attempt) refusedByTransport(own error) bool {
 	_, ok := a.setup.sender.base.(*http.Transport)
 	return ok && own != nil && !a.cutBeforeCall && a.out != nil && !a.timer.timedOut() &&
-		!a.wire.askedConn.Load() && !a.wire.overheard.Load() && transportRefuses(a.out)
+		!a.wire.askedConn.Load() && !a.wire.overheard.Load() && transportRefuses(a.out, own)
 }
 
-// transportRefuses reports whether net/http's Transport refuses r before
-// it asks for a connection: no header map, a scheme other than http and
-// https, a field or trailer name that is no token or a value holding a
-// control character, a method that is no token, or no host.
-func transportRefuses(r *http.Request) bool {
+// transportRefuses reports whether net/http's Transport refused r, which
+// failed with err before it asked for a connection: no header map; for
+// http and https, a field or trailer name that is no token or a value
+// holding a control character, a method that is no token, or no host;
+// another scheme, when err is its "unsupported protocol scheme" (a
+// protocol registered for the scheme with RegisterProtocol gets the
+// request first, and its failure may pass).
+func transportRefuses(r *http.Request, err error) bool {
 	u := r.URL
-	return u == nil || r.Header == nil || u.Scheme != "http" && u.Scheme != "https" || u.Host == "" ||
-		r.Method != "" && !validToken(r.Method) || !sendableFields(r.Header) || !sendableFields(r.Trailer)
+	switch {
+	case u == nil || r.Header == nil:
+		return true
+	case u.Scheme != "http" && u.Scheme != "https":
+		return reflect.TypeOf(err) == unsupportedSchemeType()
+	}
+	return u.Host == "" || r.Method != "" && !validToken(r.Method) || !sendableFields(r.Header) || !sendableFields(r.Trailer)
 }
+
+// unsupportedSchemeType is the type of net/http's Transport's error for a
+// scheme it has no protocol for (unexported), read once from a Transport
+// of its own: the error is told by its type, never its text.
+var unsupportedSchemeType = sync.OnceValue(func() reflect.Type {
+	_, err := (&http.Transport{}).RoundTrip(&http.Request{URL: &url.URL{Scheme: "otelretry-none", Host: "h"}, Header: http.Header{}})
+	return reflect.TypeOf(err)
+})
 
 // sendableFields reports whether net/http sends every field of h: names
 // that are tokens, values with no control character but the tab.

@@ -121,9 +121,10 @@
 //     server_retry
 //   - 24. after an attempt, net/http's Transport refused the request
 //     itself, before asking for a connection: a header or trailer, the
-//     method, the scheme or the host it does not accept (the caller's
-//     request: sent again, it is refused again) (any): stop, not charged to
-//     the retry budget (the host saw nothing), reason invalid_request
+//     method or the host it does not accept, or a scheme no protocol is
+//     registered for (the caller's request: sent again, it is refused
+//     again) (any): stop, not charged to the retry budget (the host saw
+//     nothing), reason invalid_request
 //   - 25. after an attempt, an error that proves the request never left:
 //     connection refused, DNS, TLS handshake, dial; a cut before the base
 //     reported a connection; a failed first write on a reused HTTP/1

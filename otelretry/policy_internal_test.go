@@ -854,7 +854,7 @@ var decisionRows = []decisionRow{
 			return answered(in) && in.verdict == verdictRetry && (in.repeatable || in.verdictWrites)
 		},
 		retryRow(attrs.ReasonServerRetry)},
-	{afterAttempt, "net/http's `Transport` refused the request itself, before asking for a connection: a header or trailer, the method, the scheme or the host it does not accept (the caller's request: sent again, it is refused again)",
+	{afterAttempt, "net/http's `Transport` refused the request itself, before asking for a connection: a header or trailer, the method or the host it does not accept, or a scheme no protocol is registered for (the caller's request: sent again, it is refused again)",
 		"any", "`stop`, not charged to the retry budget (the host saw nothing)", "`invalid_request`",
 		func(in input) bool { return noResponse(in) && in.refused }, is(attrs.DecisionStop, attrs.ReasonInvalidRequest)},
 	{afterAttempt, "an error that proves the request never left: connection refused, DNS, TLS handshake, dial; a cut before the base reported a connection; a failed first write on a reused HTTP/1 connection (httptrace); net/http's \"server closed idle connection\"",
