@@ -1029,10 +1029,10 @@ func TextKeeping(s string, keep ...string) string {
 	var open quoteLevels // the quoted strings open before the word
 	opener := -1         // the level of the quote just before the word (-1: none)
 	for len(s) > 0 {
-		i := wordEnd(s, &ahead, &open, opener)
+		i, next := wordEnd(s, &ahead, &open, opener)
 		if quoted {
 			if q := closingQuote(s); q > i && quotedURL(s[:q]) {
-				i = q
+				i, next = q, q+1
 			}
 		}
 		if word := s[:i]; urlLike(word) {
@@ -1056,14 +1056,17 @@ func TextKeeping(s string, keep ...string) string {
 		if i == len(s) {
 			break
 		}
-		b.WriteByte(s[i]) // every separator is one byte
-		opener = open.separator(s, i)
-		// A quote a backslash escapes opens nothing, so that each quoted
-		// string is scanned for its closing quote once.
-		quoted = s[i] == '"' && !escaped(s, i)
-		s = s[i+1:]
-		ahead.until -= i + 1
-		ahead.atUntil -= i + 1
+		b.WriteString(s[i:next]) // a byte, or an escaped space ("\n")
+		opener, quoted = -1, false
+		if next == i+1 {
+			opener = open.separator(s, i)
+			// A quote a backslash escapes opens nothing, so that each
+			// quoted string is scanned for its closing quote once.
+			quoted = s[i] == '"' && !escaped(s, i)
+		}
+		s = s[next:]
+		ahead.until -= next
+		ahead.atUntil -= next
 	}
 	return b.String()
 }
@@ -1256,24 +1259,54 @@ func quoteLevel(k int) int {
 }
 
 // wordEnd is the index of the separator that ends the first word of s,
-// len(s) when none does (see Text). ahead carries whether a userinfo lies
+// len(s) when none does (see Text), and the index after that separator: a
+// byte, or an escaped space (escapedSpace). ahead carries whether a userinfo lies
 // ahead of a separator from one call to the next; open, the quoted
 // strings open before the word, which its escaped line breaks close;
 // opener, the level of the quote just before the word (-1: none), the
 // string a URL that begins there is in, whatever came before.
-func wordEnd(s string, ahead *lookahead, open *quoteLevels, opener int) int {
+func wordEnd(s string, ahead *lookahead, open *quoteLevels, opener int) (int, int) {
 	w := wordScan{ahead: ahead, open: open, opener: opener, within: open.innermost()}
 	if opener >= 0 {
 		w.within = opener
 	}
 	for i := 0; i < len(s); i++ {
+		if end, ok := w.escapedSpace(s, i); ok {
+			return end, i + 1
+		}
 		if next, ok := w.urlPart(s, i); ok {
 			i = next
 		} else if w.ends(s, i) {
-			return i
+			return i, i + 1
 		}
 	}
-	return len(s)
+	return len(s), len(s)
+}
+
+// escapedSpace reports whether s[i] ends an escaped line break, tab or
+// carriage return ("\n" in a JSON or Go string) inside the quoted string
+// the word is in, which is whitespace there: true, with the index of the
+// escape's first backslash, which ends the word (the escape is its
+// separator). A line break closes the strings of its level
+// (escapedLineBreak). Outside a string, "\n" is a backslash and a letter
+// (a Windows path's "C:\new"); in a string that begins with the URL (Go's
+// %q of one), it is the URL's (net/url's error quotes a URL holding one).
+func (w *wordScan) escapedSpace(s string, i int) (int, bool) {
+	c := s[i]
+	if c != 'n' && c != 't' && c != 'r' && c != 'f' || i == 0 || s[i-1] != '\\' {
+		return 0, false
+	}
+	k := backslashesBefore(s, i)
+	level := escapeLevel(k)
+	if level == 0 || level-1 > w.within || w.url && w.opener == level-1 {
+		return 0, false
+	}
+	if c == 'n' {
+		w.escapedLineBreak(level)
+	}
+	// The escape's own backslashes: 2^(level-1) of them, those before it
+	// are literal ones of the text.
+	return i - 1<<(level-1), true
 }
 
 // wordScan is what wordEnd knows of the word so far.
@@ -1548,7 +1581,16 @@ func userinfoAhead(s string) (int, bool) {
 func quotedURL(s string) bool {
 	first, _, spaced := strings.Cut(s, " ")
 	path := strings.HasPrefix(first, "/") && (!spaced || urlLike(first) || strings.ContainsAny(s, "?#"))
-	return urlLike(s) && (beginsWithScheme(first) || path || queryKeyAfter(first, '?') && !strings.ContainsAny(first, "\"\\{}"))
+	return urlLike(s) && (beginsWithScheme(first) || path || relativeWithQuery(first))
+}
+
+// relativeWithQuery reports whether word is a reference with a query and
+// nothing before it but a path's text ("api?token=…"): no scheme, no
+// field's '=' or ':', no opening punctuation, no quote or escape
+// (`url=http://…?a=1`, `[http://…`, `{\"e\":…` are text holding a URL).
+func relativeWithQuery(word string) bool {
+	q := strings.IndexByte(word, '?')
+	return q >= 0 && queryKeyAfter(word, '?') && !strings.ContainsAny(word[:q], "=:([{<\"'\\")
 }
 
 // beginsWithScheme reports whether word begins with a scheme and its

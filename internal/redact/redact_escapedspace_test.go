@@ -1,0 +1,54 @@
+// Copyright The otelretry Authors
+// SPDX-License-Identifier: Apache-2.0
+
+package redact_test
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/url"
+	"testing"
+
+	"github.com/otelretry/otelretry-go/internal/redact"
+)
+
+// errors.Join (or any multi-line error) in a JSON log line: the line break
+// after a URL is JSON's escaped `\n` (or `\t`, `\r`). It is whitespace of
+// the string the URL is in, so it ends the URL as a raw line break does at
+// depth 0. Decoding Text's output must give Text of the decoded input:
+// the text after the URL ("next", "Post") must survive, and a path must not
+// turn the line break into "%5Cn".
+func TestAJSONEscapedLineBreakEndsAURL(t *testing.T) {
+	for _, msg := range []string{
+		"GET http://h.test/x?a=1\nnext line",
+		"GET http://h.test/x?a=1\tnext",
+		"GET http://h.test/x\nnext line",
+		errors.Join(
+			fmt.Errorf("GET %s failed", "http://h.test/x?a=1"),
+			&url.Error{Op: "Post", URL: "https://h2.test/y?token=SECRET", Err: errors.New("EOF")},
+		).Error(),
+	} {
+		want := redact.Text(msg)
+		s := msg
+		for depth := 1; depth <= 2; depth++ {
+			b, err := json.Marshal(map[string]string{"e": s})
+			if err != nil {
+				t.Fatal(err)
+			}
+			s = string(b)
+			out := redact.Text(s)
+			got := out
+			for range depth {
+				var m map[string]string
+				if err := json.Unmarshal([]byte(got), &m); err != nil {
+					t.Fatalf("depth %d: Text(%s)\n = %s: not JSON: %v", depth, s, out, err)
+				}
+				got = m["e"]
+			}
+			if got != want {
+				t.Errorf("depth %d: Text(%s)\n = %s\ndecodes to %q\nwant       %q", depth, s, out, got, want)
+			}
+		}
+	}
+}
