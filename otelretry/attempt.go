@@ -426,17 +426,21 @@ func (a *attempt) proxyRefusal(err error) bool {
 }
 
 // refusedByTransport reports whether err, the base's, is net/http's
-// Transport refusing the request itself: told by the place and the
-// request, never by the error's text. The base is net/http's Transport,
-// which asks for a connection (GetConn) for every request it accepts and
-// returned before it did, the error is the attempt's own (not the
+// Transport refusing the request itself: told by the place, the error's
+// type and the request, never by the error's text. The base is net/http's
+// Transport, which asks for a connection (GetConn) for every request it
+// accepts and returned before it did, and took none nor wrote anything
+// (an HTTP/2 connection a canceled request's dial left in the pool is
+// taken without a GetConn), the error is the attempt's own (not the
 // caller's cancel, nor a cut), no call inside the attempt was overheard,
 // and the request breaks a rule it checks first (transportRefuses). The
 // same request is refused again, and the host saw nothing of it.
 func (a *attempt) refusedByTransport(own error) bool {
 	_, ok := a.setup.sender.base.(*http.Transport)
+	w := &a.wire
 	return ok && own != nil && !a.cutBeforeCall && a.out != nil && !a.timer.timedOut() &&
-		!a.wire.askedConn.Load() && !a.wire.overheard.Load() && transportRefuses(a.out, own)
+		!w.askedConn.Load() && !w.gotConn.Load() && !w.headersOut.Load() && w.writes.Load() == 0 && !w.overheard.Load() &&
+		transportRefuses(a.out, own)
 }
 
 // transportRefuses reports whether net/http's Transport refused r, which
@@ -454,7 +458,11 @@ func transportRefuses(r *http.Request, err error) bool {
 	case u.Scheme != "http" && u.Scheme != "https":
 		return reflect.TypeOf(err) == unsupportedSchemeType()
 	}
-	return u.Host == "" || r.Method != "" && !validToken(r.Method) || !sendableFields(r.Header) || !sendableFields(r.Trailer)
+	// Its refusals of these are errors.New and fmt.Errorf's, and a
+	// protocol registered for http or https (RegisterProtocol) gets a
+	// request with a bad method or no host before it checks them.
+	return reflect.TypeOf(err) == errorStringType &&
+		(u.Host == "" || r.Method != "" && !validToken(r.Method) || !sendableFields(r.Header) || !sendableFields(r.Trailer))
 }
 
 // unsupportedSchemeType is the type of net/http's Transport's error for a

@@ -124,7 +124,9 @@
 //     method or the host it does not accept, or a scheme no protocol is
 //     registered for (the caller's request: sent again, it is refused
 //     again) (any): stop, not charged to the retry budget (the host saw
-//     nothing), reason invalid_request
+//     nothing); with another attempt in flight (a hedge a
+//     PrepareAttemptFunc made unsendable), retry (in_flight): the race goes
+//     on, reason invalid_request
 //   - 25. after an attempt, an error that proves the request never left:
 //     connection refused, DNS, TLS handshake, dial; a cut before the base
 //     reported a connection; a failed first write on a reused HTTP/1

@@ -530,6 +530,12 @@ func decideAfterAttempt(in *input) verdict {
 	}
 	retryable, why := retryable(in)
 	if !retryable {
+		if why == attrs.ReasonInvalidRequest && in.othersInFlight && in.remaining > 0 {
+			// A hedge a PrepareAttemptFunc made unsendable: the
+			// attempt in flight, which carries the caller's request,
+			// goes on.
+			return verdict{decision: attrs.DecisionRetry, reason: attrs.ReasonInFlight}
+		}
 		return verdict{decision: attrs.DecisionStop, reason: why}
 	}
 	if in.noRetry {

@@ -398,7 +398,7 @@ func FuzzDecide(f *testing.F) {
 		if v.decision == attrs.DecisionRetry && v.reason == attrs.ReasonInFlight {
 			// The attempt in flight is the retry: no attempt is made, no
 			// pause taken, no limit asked.
-			if !in.repeatable && in.status == 0 && !in.notProcessed {
+			if !in.repeatable && in.status == 0 && !in.notProcessed && !in.refused { // refused: never sent
 				t.Fatalf("a write that may have been applied (%s) was left to another attempt", in.class)
 			}
 		} else if v.decision == attrs.DecisionRetry {
@@ -855,8 +855,14 @@ var decisionRows = []decisionRow{
 		},
 		retryRow(attrs.ReasonServerRetry)},
 	{afterAttempt, "net/http's `Transport` refused the request itself, before asking for a connection: a header or trailer, the method or the host it does not accept, or a scheme no protocol is registered for (the caller's request: sent again, it is refused again)",
-		"any", "`stop`, not charged to the retry budget (the host saw nothing)", "`invalid_request`",
-		func(in input) bool { return noResponse(in) && in.refused }, is(attrs.DecisionStop, attrs.ReasonInvalidRequest)},
+		"any", "`stop`, not charged to the retry budget (the host saw nothing); with another attempt in flight (a hedge a `PrepareAttemptFunc` made unsendable), `retry` (`in_flight`): the race goes on", "`invalid_request`",
+		func(in input) bool { return noResponse(in) && in.refused },
+		func(in input) verdict {
+			if in.othersInFlight && in.remaining > 0 {
+				return verdict{decision: attrs.DecisionRetry, reason: attrs.ReasonInFlight}
+			}
+			return verdict{decision: attrs.DecisionStop, reason: attrs.ReasonInvalidRequest}
+		}},
 	{afterAttempt, "an error that proves the request never left: connection refused, DNS, TLS handshake, dial; a cut before the base reported a connection; a failed first write on a reused HTTP/1 connection (httptrace); net/http's \"server closed idle connection\"",
 		"any", "`retry`²", "`not_processed`",
 		func(in input) bool { return noResponse(in) && in.notProcessed }, retryRow(attrs.ReasonNotProcessed)},

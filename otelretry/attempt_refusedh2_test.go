@@ -1,0 +1,98 @@
+// Copyright The otelretry Authors
+// SPDX-License-Identifier: Apache-2.0
+
+package otelretry_test
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/otelretry/otelretry-go/attrs"
+	"github.com/otelretry/otelretry-go/otelretry"
+)
+
+// An HTTP/2 connection net/http dialed for a request that gave up before
+// it was ready is pooled as one whose GetConn was already reported: the
+// next request that takes it from the pool, ahead of net/http's own
+// checks, reports no GetConn. A keyed write whose method is no token is
+// then sent to the host (net/http's HTTP/2 transport does not check the
+// method): when its stream is reset, it is a keyed write whose answer was
+// lost, resent, not a refusal (it ended stop, invalid_request, neither
+// retried nor charged, though the host received it: a reviewer's find).
+// The connection taken and the headers written tell it apart.
+func TestAnHTTP2ConnectionPooledWithoutGetConnIsNoRefusal(t *testing.T) {
+	var badSeen atomic.Int32
+	handshake, release := make(chan struct{}, 1), make(chan struct{})
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodGet && badSeen.Add(1) == 1 {
+			panic(http.ErrAbortHandler) // RST_STREAM: the host received it
+		}
+		w.WriteHeader(http.StatusOK)
+	}))
+	srv.EnableHTTP2 = true
+	srv.TLS = &tls.Config{GetConfigForClient: func(*tls.ClientHelloInfo) (*tls.Config, error) {
+		select {
+		case handshake <- struct{}{}:
+		default:
+		}
+		<-release
+		return nil, nil
+	}}
+	srv.StartTLS()
+	defer srv.Close()
+	base := srv.Client().Transport.(*http.Transport)
+	defer base.CloseIdleConnections()
+
+	// A request (another client of the same Transport) gives up while its
+	// connection is dialed; the dial goes on and pools the connection.
+	ctx, cancel := context.WithCancel(t.Context())
+	gaveUp := make(chan error, 1)
+	go func() {
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, srv.URL, nil)
+		_, err := base.RoundTrip(req)
+		gaveUp <- err
+	}()
+	<-handshake
+	cancel()
+	if err := <-gaveUp; err == nil {
+		t.Fatal("the request that gave up got an answer")
+	}
+	close(release)
+
+	tr := otelretry.NewTransport(base, otelretry.WithBackoff(otelretry.ConstantBackoff(0)),
+		otelretry.WithIdempotencyKeyContract())
+	var err error
+	var oe *otelretry.Error
+	// Until the dial pooled the connection, net/http refuses the method
+	// itself (invalid_request, rightly): poll, bounded.
+	for end := time.Now().Add(10 * time.Second); badSeen.Load() == 0 && time.Now().Before(end); {
+		bad := post(t, t.Context(), srv.URL, "x")
+		bad.Method = "PO ST"
+		bad.Header.Set("Idempotency-Key", "k-1")
+		var resp *http.Response
+		resp, err = tr.RoundTrip(bad)
+		if resp != nil {
+			resp.Body.Close()
+		}
+		if badSeen.Load() == 0 {
+			if !errors.As(err, &oe) || oe.Reason != attrs.ReasonInvalidRequest {
+				t.Fatalf("before the host saw any: %v; want invalid_request", err)
+			}
+			time.Sleep(time.Millisecond)
+		}
+	}
+	if badSeen.Load() == 0 {
+		t.Fatal("the pooled connection never took the request")
+	}
+	if errors.As(err, &oe) && oe.Reason == attrs.ReasonInvalidRequest {
+		t.Errorf("the host received the keyed write %d time(s), yet: %v (attempts %d, %s/%s); want it retried as a keyed write whose answer was lost", badSeen.Load(), err, oe.Attempts, oe.Outcome, oe.Reason)
+	} else {
+		t.Logf("host saw %d; err %v", badSeen.Load(), err)
+	}
+}
