@@ -1148,10 +1148,33 @@ func textURL(word string) string {
 		// are the URL's, each key kept.
 		return strings.ReplaceAll(textURL(strings.ReplaceAll(word, jsonAmpersand, "&")), "&", jsonAmpersand)
 	}
-	if !strings.Contains(word, jsonSchemeSep[1:]) { // "\/\/": a scheme's, or a URL's without one ("url=\/\/tok@h")
+	slash := escapedSlash(word)
+	if slash == "" {
 		return String(word)
 	}
-	return strings.ReplaceAll(String(strings.ReplaceAll(word, `\/`, "/")), "/", `\/`)
+	return strings.ReplaceAll(String(strings.ReplaceAll(word, slash, "/")), "/", slash)
+}
+
+// escapedSlash is how word writes a '/', when it writes the "//" of a
+// scheme's "://" (or of a URL without one, "url=\/\/tok@h") escaped as
+// JSON does (`\/`), at any depth (`\\/` once more: a PHP body's JSON in a
+// Go JSON log line): the backslashes and the slash; "" when it does not.
+func escapedSlash(word string) string {
+	for i := strings.IndexByte(word, '\\'); i >= 0; {
+		k := 0
+		for i+k < len(word) && word[i+k] == '\\' {
+			k++
+		}
+		if i+k < len(word) && word[i+k] == '/' && strings.HasPrefix(word[i+k+1:], word[i:i+k+1]) {
+			return word[i : i+k+1]
+		}
+		next := strings.IndexByte(word[i+k:], '\\')
+		if next < 0 {
+			break
+		}
+		i += k + next
+	}
+	return ""
 }
 
 // jsonAmpersand is '&' as encoding/json writes it by default.
@@ -1627,6 +1650,8 @@ func closingQuote(s string) int {
 			i++ // the escaped character
 		case '"':
 			return i
+		case '\n':
+			return -1 // neither Go nor JSON quotes a raw line break: the quote opened none
 		}
 	}
 	return -1
