@@ -473,6 +473,21 @@ var unsupportedSchemeType = sync.OnceValue(func() reflect.Type {
 	return reflect.TypeOf(err)
 })
 
+// fieldsGuarded reports whether the attempt's fields are checked after its
+// PrepareAttemptFunc: there is one, the base is net/http's Transport and
+// the request goes over http or https, and before the hook net/http would
+// send them all. Asked before the hook runs.
+func (a *attempt) fieldsGuarded() bool {
+	_, ok := a.setup.sender.base.(*http.Transport)
+	u := a.out.URL
+	return ok && a.setup.sender.prepare != nil && u != nil && (u.Scheme == "http" || u.Scheme == "https") && fieldsSendable(a.out)
+}
+
+// fieldsSendable reports whether net/http sends r's header and trailer.
+func fieldsSendable(r *http.Request) bool {
+	return sendableFields(r.Header) && sendableFields(r.Trailer)
+}
+
 // sendableFields reports whether net/http sends every field of h: names
 // that are tokens, values with no control character but the tab.
 func sendableFields(h http.Header) bool {

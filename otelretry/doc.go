@@ -69,9 +69,10 @@
 //     unknown_write [2]), reason not_replayable
 //   - 7. once prepared, the PrepareAttemptFunc failed, or changed the
 //     method, the host or (after the first attempt) the idempotency-key
-//     contract's headers (any): stop, no call made (a repeatable write
-//     whose outcome is unresolved: check_state, reason unknown_write [2]),
-//     reason prepare_failed
+//     contract's headers, or made a header or trailer net/http's Transport
+//     refuses (any): stop, no call made (a repeatable write whose outcome
+//     is unresolved: check_state, reason unknown_write [2]), reason
+//     prepare_failed
 //   - 8. once prepared, two different idempotency keys in the contract's
 //     headers (the caller's, or one a PrepareAttemptFunc added beside the
 //     generated key) (any): stop, no call made, reason key_conflict

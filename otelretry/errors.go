@@ -316,6 +316,10 @@ func (e prepareError) Unwrap() error { return causeOfOwn{e.error} }
 // policy was decided for: the method or the host.
 var errPrepareRetarget = errors.New("otelretry: PrepareAttemptFunc changed the request's method or host (URL.Host or Host)")
 
+// errPrepareUnsendable is the cause when a PrepareAttemptFunc made a field
+// net/http's Transport refuses to send.
+var errPrepareUnsendable = errors.New("otelretry: PrepareAttemptFunc made a header or trailer net/http's Transport refuses (a name that is no token, or a value holding a control character)")
+
 // errPrepareContract is the cause when a PrepareAttemptFunc changed the headers of
 // the idempotency-key contract after the first attempt fixed them.
 var errPrepareContract = errors.New("otelretry: PrepareAttemptFunc changed the idempotency-key contract's headers between attempts")

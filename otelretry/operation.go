@@ -332,9 +332,13 @@ func (op *operation) prepare(a *attempt, p *progress, held *holdings) (verdict, 
 	}
 	var prepErr, changed error
 	if bodyErr == nil {
+		guarded := a.fieldsGuarded()
 		prepErr = a.prepare()
+		if prepErr == nil && guarded && !fieldsSendable(a.out) {
+			changed = errPrepareUnsendable // net/http would refuse it: sent, a hedge would cost a token the host never saw
+		}
 	}
-	if bodyErr == nil && prepErr == nil {
+	if bodyErr == nil && prepErr == nil && changed == nil {
 		names := op.t.policy.contractHeaders
 		changed = prepareChanged(a.out, a.copy.url.Host, a.copy.host, op.plan, op.key, names, op.setup.key)
 		if !op.key.judged && changed == nil { // a key the hook changed is never sent: nothing to record

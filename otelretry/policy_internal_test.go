@@ -784,7 +784,7 @@ var decisionRows = []decisionRow{
 		func(in input) verdict {
 			return refLookUp(in, verdict{decision: attrs.DecisionStop, reason: attrs.ReasonNotReplayable})
 		}},
-	{prepared, "the `PrepareAttemptFunc` failed, or changed the method, the host or (after the first attempt) the idempotency-key contract's headers", "any",
+	{prepared, "the `PrepareAttemptFunc` failed, or changed the method, the host or (after the first attempt) the idempotency-key contract's headers, or made a header or trailer net/http's `Transport` refuses", "any",
 		"`stop`, no call made (a repeatable write whose outcome is unresolved: `check_state`, reason `unknown_write`²)", "`prepare_failed`",
 		func(in input) bool { return in.prepareFailed || in.prepareChanged },
 		func(in input) verdict {
