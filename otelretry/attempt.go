@@ -436,9 +436,8 @@ func (a *attempt) proxyRefusal(err error) bool {
 // and the request breaks a rule it checks first (transportRefuses). The
 // same request is refused again, and the host saw nothing of it.
 func (a *attempt) refusedByTransport(own error) bool {
-	_, ok := a.setup.sender.base.(*http.Transport)
 	w := &a.wire
-	return ok && own != nil && !a.cutBeforeCall && a.out != nil && !a.timer.timedOut() &&
+	return a.overNetHTTP() && own != nil && !a.cutBeforeCall && a.out != nil && !a.timer.timedOut() &&
 		!w.askedConn.Load() && !w.gotConn.Load() && !w.headersOut.Load() && w.writes.Load() == 0 && !w.overheard.Load() &&
 		transportRefuses(a.out, own)
 }
@@ -455,7 +454,7 @@ func transportRefuses(r *http.Request, err error) bool {
 	switch {
 	case u == nil || r.Header == nil:
 		return true
-	case u.Scheme != "http" && u.Scheme != "https":
+	case !httpScheme(u):
 		return reflect.TypeOf(err) == unsupportedSchemeType()
 	}
 	// Its refusals of these are errors.New and fmt.Errorf's, and a
@@ -475,13 +474,25 @@ var unsupportedSchemeType = sync.OnceValue(func() reflect.Type {
 
 // fieldsGuarded reports whether the attempt's fields are checked after its
 // PrepareAttemptFunc: there is one, the base is net/http's Transport and
-// the request goes over http or https, and before the hook net/http would
-// send them all. Asked before the hook runs.
-func (a *attempt) fieldsGuarded() bool {
-	_, ok := a.setup.sender.base.(*http.Transport)
+// the request goes over http or https, and, but for a hedge, before the
+// hook net/http would send them all (the caller's own unsendable field is
+// sent and refused, row 24; a hedge refused there would keep its token,
+// whatever made its fields unsendable). Asked before the hook runs.
+func (a *attempt) fieldsGuarded(hedge bool) bool {
 	u := a.out.URL
-	return ok && a.setup.sender.prepare != nil && u != nil && (u.Scheme == "http" || u.Scheme == "https") && fieldsSendable(a.out)
+	return a.overNetHTTP() && a.setup.sender.prepare != nil && u != nil && httpScheme(u) && (hedge || fieldsSendable(a.out))
 }
+
+// overNetHTTP reports whether the base is net/http's Transport, whose
+// refusals of a request refusedByTransport and fieldsGuarded know.
+func (a *attempt) overNetHTTP() bool {
+	_, ok := a.setup.sender.base.(*http.Transport)
+	return ok
+}
+
+// httpScheme reports whether u is http or https, the schemes net/http's
+// Transport checks a request's fields for.
+func httpScheme(u *url.URL) bool { return u.Scheme == "http" || u.Scheme == "https" }
 
 // fieldsSendable reports whether net/http sends r's header and trailer.
 func fieldsSendable(r *http.Request) bool {

@@ -451,13 +451,15 @@ func (b *Budget) holdFor(o budgetObservation) time.Duration {
 // taken or settled, which is no answer and leaves a kept host as idle as
 // it was.
 func (b *Budget) keep(key string, e hostBudget, kept, active bool, at time.Duration) {
+	if kept {
+		// The table's copy: the caller's may hold a request's URL, and a
+		// map's string key is replaced by the one it is stored under.
+		key = b.activity.nodes[e.node].key
+	}
 	if e.milli == b.tokens() && e.queued == 0 && len(e.loans.open) == 0 {
 		if e.hold <= at {
 			b.drop(key, e, kept)
 			return
-		}
-		if kept {
-			key = b.activity.nodes[e.node].key // the table's copy: the caller's may hold a request's URL
 		}
 		b.wheel.add(key, &e)
 	}

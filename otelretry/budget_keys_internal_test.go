@@ -48,3 +48,28 @@ func listed(b *Budget) bool {
 	}
 	return false
 }
+
+// The table itself, too, keeps its own copy of a kept host's key: a Go
+// map assignment to a string key already present replaces the stored key
+// with the one assigned, so storing a kept host under the caller's key
+// made the table hold the request's URL for as long as the host is kept
+// (a reviewer's find, after the wheel's fix above).
+func TestAKeptHostIsStoredByTheTablesOwnKey(t *testing.T) {
+	b := &Budget{}
+	t0 := time.Unix(1000, 0)
+	fail := budgetObservation{failure: true, status: http.StatusServiceUnavailable}
+	b.record("api.example:443", t0, fail) // a new host: the table clones its key
+	url := "https://api.example:443/" + strings.Repeat("p", 1<<16)
+	callers := url[len("https://") : len("https://")+len("api.example:443")]
+	b.record(callers, t0.Add(time.Millisecond), fail) // the same host, kept: no hold
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if len(b.hosts) != 1 {
+		t.Fatalf("hosts = %d; want 1 (the test does not keep the host)", len(b.hosts))
+	}
+	for k := range b.hosts {
+		if unsafe.StringData(k) == unsafe.StringData(callers) {
+			t.Errorf("the table keys host %q by the caller's string, which holds the request's %d-byte URL", k, len(url))
+		}
+	}
+}

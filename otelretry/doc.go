@@ -70,8 +70,10 @@
 //   - 7. once prepared, the PrepareAttemptFunc failed, or changed the
 //     method, the host or (after the first attempt) the idempotency-key
 //     contract's headers, or made a header or trailer net/http's Transport
-//     refuses (any): stop, no call made (a repeatable write whose outcome
-//     is unresolved: check_state, reason unknown_write [2]), reason
+//     refuses (checked with net/http's Transport as the base, over http or
+//     https, where the fields were sendable before the hook, or for a
+//     hedge) (any): stop, no call made (a repeatable write whose outcome is
+//     unresolved: check_state, reason unknown_write [2]), reason
 //     prepare_failed
 //   - 8. once prepared, two different idempotency keys in the contract's
 //     headers (the caller's, or one a PrepareAttemptFunc added beside the
@@ -125,9 +127,10 @@
 //     method or the host it does not accept, or a scheme no protocol is
 //     registered for (the caller's request: sent again, it is refused
 //     again) (any): stop, not charged to the retry budget (the host saw
-//     nothing); with another attempt in flight (a hedge a
-//     PrepareAttemptFunc made unsendable), retry (in_flight): the race goes
-//     on, reason invalid_request
+//     nothing); with another attempt in flight (a hedge its
+//     PrepareAttemptFunc made unsendable in a way its preparation does not
+//     check: another scheme, no header map), retry (in_flight): the race
+//     goes on, reason invalid_request
 //   - 25. after an attempt, an error that proves the request never left:
 //     connection refused, DNS, TLS handshake, dial; a cut before the base
 //     reported a connection; a failed first write on a reused HTTP/1

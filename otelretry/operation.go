@@ -332,7 +332,7 @@ func (op *operation) prepare(a *attempt, p *progress, held *holdings) (verdict, 
 	}
 	var prepErr, changed error
 	if bodyErr == nil {
-		guarded := a.fieldsGuarded()
+		guarded := a.fieldsGuarded(held == nil) // held: the operation's own attempt; nil: a hedge
 		prepErr = a.prepare()
 		if prepErr == nil && guarded && !fieldsSendable(a.out) {
 			changed = errPrepareUnsendable // net/http would refuse it: sent, a hedge would cost a token the host never saw

@@ -531,9 +531,10 @@ func decideAfterAttempt(in *input) verdict {
 	retryable, why := retryable(in)
 	if !retryable {
 		if why == attrs.ReasonInvalidRequest && in.othersInFlight && in.remaining > 0 {
-			// A hedge a PrepareAttemptFunc made unsendable: the
-			// attempt in flight, which carries the caller's request,
-			// goes on.
+			// A hedge net/http refused (its PrepareAttemptFunc made it
+			// unsendable in a way its preparation does not check:
+			// another scheme, no header map): the attempt in flight,
+			// which carries the caller's request, goes on.
 			return verdict{decision: attrs.DecisionRetry, reason: attrs.ReasonInFlight}
 		}
 		return verdict{decision: attrs.DecisionStop, reason: why}

@@ -784,7 +784,7 @@ var decisionRows = []decisionRow{
 		func(in input) verdict {
 			return refLookUp(in, verdict{decision: attrs.DecisionStop, reason: attrs.ReasonNotReplayable})
 		}},
-	{prepared, "the `PrepareAttemptFunc` failed, or changed the method, the host or (after the first attempt) the idempotency-key contract's headers, or made a header or trailer net/http's `Transport` refuses", "any",
+	{prepared, "the `PrepareAttemptFunc` failed, or changed the method, the host or (after the first attempt) the idempotency-key contract's headers, or made a header or trailer net/http's `Transport` refuses (checked with net/http's `Transport` as the base, over http or https, where the fields were sendable before the hook, or for a hedge)", "any",
 		"`stop`, no call made (a repeatable write whose outcome is unresolved: `check_state`, reason `unknown_write`²)", "`prepare_failed`",
 		func(in input) bool { return in.prepareFailed || in.prepareChanged },
 		func(in input) verdict {
@@ -855,7 +855,7 @@ var decisionRows = []decisionRow{
 		},
 		retryRow(attrs.ReasonServerRetry)},
 	{afterAttempt, "net/http's `Transport` refused the request itself, before asking for a connection: a header or trailer, the method or the host it does not accept, or a scheme no protocol is registered for (the caller's request: sent again, it is refused again)",
-		"any", "`stop`, not charged to the retry budget (the host saw nothing); with another attempt in flight (a hedge a `PrepareAttemptFunc` made unsendable), `retry` (`in_flight`): the race goes on", "`invalid_request`",
+		"any", "`stop`, not charged to the retry budget (the host saw nothing); with another attempt in flight (a hedge its `PrepareAttemptFunc` made unsendable in a way its preparation does not check: another scheme, no header map), `retry` (`in_flight`): the race goes on", "`invalid_request`",
 		func(in input) bool { return noResponse(in) && in.refused },
 		func(in input) verdict {
 			if in.othersInFlight && in.remaining > 0 {
