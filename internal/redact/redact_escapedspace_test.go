@@ -4,7 +4,6 @@
 package redact_test
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net/url"
@@ -30,21 +29,12 @@ func TestAJSONEscapedLineBreakEndsAURL(t *testing.T) {
 		).Error(),
 	} {
 		want := redact.Text(msg)
-		s := msg
 		for depth := 1; depth <= 2; depth++ {
-			b, err := json.Marshal(map[string]string{"e": s})
-			if err != nil {
-				t.Fatal(err)
-			}
-			s = string(b)
+			s := jsonDepth(t, msg, depth)
 			out := redact.Text(s)
-			got := out
-			for range depth {
-				var m map[string]string
-				if err := json.Unmarshal([]byte(got), &m); err != nil {
-					t.Fatalf("depth %d: Text(%s)\n = %s: not JSON: %v", depth, s, out, err)
-				}
-				got = m["e"]
+			got, ok := unJSONDepth(out, depth)
+			if !ok {
+				t.Fatalf("depth %d: Text(%s)\n = %s: not JSON at every level", depth, s, out)
 			}
 			if got != want {
 				t.Errorf("depth %d: Text(%s)\n = %s\ndecodes to %q\nwant       %q", depth, s, out, got, want)

@@ -26,23 +26,12 @@ func TestAURLsClosingQuoteKeepsItsBackslashesAtEveryDepth(t *testing.T) {
 	} {
 		base := (&url.Error{Op: "Get", URL: raw, Err: errors.New("EOF")}).Error()
 		want := redact.Text(base)
-		s := base
 		for depth := 1; depth <= 3; depth++ {
-			b, err := json.Marshal(map[string]string{"err": s})
-			if err != nil {
-				t.Fatal(err)
-			}
-			s = string(b)
+			s := jsonDepth(t, base, depth)
 			out := redact.Text(s)
-			got := out
-			for range depth {
-				var m map[string]string
-				if err := json.Unmarshal([]byte(got), &m); err != nil {
-					t.Errorf("depth %d: Text(%s)\n = %s: not JSON at every level: %v", depth, s, out, err)
-					got = ""
-					break
-				}
-				got = m["err"]
+			got, ok := unJSONDepth(out, depth)
+			if !ok {
+				t.Errorf("depth %d: Text(%s)\n = %s: not JSON at every level", depth, s, out)
 			}
 			if got != "" && got != want {
 				t.Errorf("depth %d: Text(%s)\n = %s: decodes to %q, want %q", depth, s, out, got, want)
