@@ -27,6 +27,24 @@ func jsonDepth(t *testing.T, s string, depth int) string {
 	return s
 }
 
+// sameAtEveryDepth checks that Text of msg marshalled 1 to depths times
+// is JSON at every level and decodes to want, what Text gives at depth 0.
+func sameAtEveryDepth(t *testing.T, msg, want string, depths int) {
+	t.Helper()
+	for depth := 1; depth <= depths; depth++ {
+		in := jsonDepth(t, msg, depth)
+		out := redact.Text(in)
+		got, ok := unJSONDepth(out, depth)
+		if !ok {
+			t.Errorf("depth %d: Text(%s)\n = %s: not JSON at every level", depth, in, out)
+			continue
+		}
+		if got != want {
+			t.Errorf("depth %d: Text(%s)\n = %s\ndecodes to %q\nwant       %q", depth, in, out, got, want)
+		}
+	}
+}
+
 // unJSONDepth undoes jsonDepth; ok is false when out is not JSON at every level.
 func unJSONDepth(out string, depth int) (string, bool) {
 	for range depth {
@@ -55,18 +73,7 @@ func TestARawLineBreakClosesAQuotedURL(t *testing.T) {
 	if got := redact.Text(msg); got != want {
 		t.Errorf("depth 0: Text(%q)\n = %q\nwant %q", msg, got, want)
 	}
-	for depth := 1; depth <= 3; depth++ {
-		in := jsonDepth(t, msg, depth)
-		out := redact.Text(in)
-		got, ok := unJSONDepth(out, depth)
-		if !ok {
-			t.Errorf("depth %d: Text(%s) = %s: not JSON", depth, in, out)
-			continue
-		}
-		if got != want {
-			t.Errorf("depth %d: Text(%s)\n = %s\ndecodes to %q\nwant       %q", depth, in, out, got, want)
-		}
-	}
+	sameAtEveryDepth(t, msg, want, 3)
 }
 
 // A quoted URL over a raw line break eats the next line's text: here a
@@ -94,16 +101,5 @@ func TestJSONEscapedSlashesOneDeeperKeepTheScheme(t *testing.T) {
 	if got := redact.Text(msg); got != want {
 		t.Fatalf("depth 0: Text(%q) = %q, want %q", msg, got, want)
 	}
-	for depth := 1; depth <= 3; depth++ {
-		in := jsonDepth(t, msg, depth)
-		out := redact.Text(in)
-		got, ok := unJSONDepth(out, depth)
-		if !ok {
-			t.Errorf("depth %d: Text(%s) = %s: not JSON", depth, in, out)
-			continue
-		}
-		if got != want {
-			t.Errorf("depth %d: Text(%s)\n = %s\ndecodes to %q\nwant       %q", depth, in, out, got, want)
-		}
-	}
+	sameAtEveryDepth(t, msg, want, 3)
 }

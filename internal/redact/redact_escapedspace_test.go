@@ -28,17 +28,6 @@ func TestAJSONEscapedLineBreakEndsAURL(t *testing.T) {
 			&url.Error{Op: "Post", URL: "https://h2.test/y?token=SECRET", Err: errors.New("EOF")},
 		).Error(),
 	} {
-		want := redact.Text(msg)
-		for depth := 1; depth <= 2; depth++ {
-			s := jsonDepth(t, msg, depth)
-			out := redact.Text(s)
-			got, ok := unJSONDepth(out, depth)
-			if !ok {
-				t.Fatalf("depth %d: Text(%s)\n = %s: not JSON at every level", depth, s, out)
-			}
-			if got != want {
-				t.Errorf("depth %d: Text(%s)\n = %s\ndecodes to %q\nwant       %q", depth, s, out, got, want)
-			}
-		}
+		sameAtEveryDepth(t, msg, redact.Text(msg), 2)
 	}
 }

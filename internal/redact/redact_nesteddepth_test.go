@@ -25,18 +25,7 @@ func TestAURLsClosingQuoteKeepsItsBackslashesAtEveryDepth(t *testing.T) {
 		`http://u:pw@h.test/x`,
 	} {
 		base := (&url.Error{Op: "Get", URL: raw, Err: errors.New("EOF")}).Error()
-		want := redact.Text(base)
-		for depth := 1; depth <= 3; depth++ {
-			s := jsonDepth(t, base, depth)
-			out := redact.Text(s)
-			got, ok := unJSONDepth(out, depth)
-			if !ok {
-				t.Errorf("depth %d: Text(%s)\n = %s: not JSON at every level", depth, s, out)
-			}
-			if got != "" && got != want {
-				t.Errorf("depth %d: Text(%s)\n = %s: decodes to %q, want %q", depth, s, out, got, want)
-			}
-		}
+		sameAtEveryDepth(t, base, redact.Text(base), 3)
 	}
 }
 
