@@ -1511,20 +1511,24 @@ func TestARaceHintHoldsTheRaceRetry(t *testing.T) {
 	}
 }
 
+// hedgesNotSent are the PrepareAttemptFuncs of hedges that are not sent:
+// one refuses it, one panics, one is still running when the race is over.
+var hedgesNotSent = []struct {
+	name    string
+	prepare func() error
+}{
+	{"refused", func() error { return errors.New("signer unavailable") }},
+	{"panicked", func() error { panic("signer crashed") }},
+	{"too late", func() error { time.Sleep(100 * time.Millisecond); return nil }},
+}
+
 // A hedge costs the budget its token when it is sent (docs/hedging.md):
 // one that is not sent costs nothing, whether its PrepareAttemptFunc refused it,
 // panicked, or was still running when the race was over. The original
 // answers a 404, which changes nothing, so the host's retries show any
 // token taken: two for a fresh host, one after a charge.
 func TestAHedgeNotSentCostsTheBudgetNothing(t *testing.T) {
-	for _, tc := range []struct {
-		name    string
-		prepare func() error
-	}{
-		{"refused", func() error { return errors.New("signer unavailable") }},
-		{"panicked", func() error { panic("signer crashed") }},
-		{"too late", func() error { time.Sleep(100 * time.Millisecond); return nil }},
-	} {
+	for _, tc := range hedgesNotSent {
 		t.Run(tc.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				budget := &otelretry.Budget{}

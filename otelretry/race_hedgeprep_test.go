@@ -134,14 +134,7 @@ func TestSixteenHedgesNotSentGiveBackTheirTokensOnce(t *testing.T) {
 		synctest.Wait()
 		return budget.Available(get(t, t.Context(), "http://api.test/items")), len(h.base.Calls())
 	}
-	for _, tc := range []struct {
-		name    string
-		prepare func() error
-	}{
-		{"refused", func() error { return errors.New("signer unavailable") }},
-		{"panicked", func() error { panic("signer crashed") }},
-		{"too late", func() error { time.Sleep(100 * time.Millisecond); return nil }},
-	} {
+	for _, tc := range hedgesNotSent {
 		t.Run(tc.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				want, _ := run(t, false, tc.prepare)
