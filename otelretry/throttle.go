@@ -174,8 +174,11 @@ type throttleSlot struct {
 }
 
 // counts returns the requests and accepts of the window that ends at
-// slot now.
+// slot now, or at the newest slot counted when that is later: a reading
+// taken before the lock may be a little older than an answer another
+// operation counted, and is read as the counts are filed (slot).
 func (d *throttleDep) counts(now int64) (requests, accepts float64) {
+	now = max(now, d.newest)
 	for _, s := range d.slots {
 		if s.at > now-throttleSlots && s.at <= now {
 			requests += float64(s.requests)
