@@ -206,6 +206,51 @@ func buildGroupTimeline(r *inspect.Report, g *group, findings []findingRef) time
 }
 
 func buildTimeline(op *inspect.Operation, index int, findings []findingRef) timeline {
+	t := timelineHead(op, index, findings)
+	p := planTimeline(op)
+	t.Ticks = p.ticks
+	d := rowDrawer{t: &t, plan: &p, y: tlTop, raceFrom: -1, prevEnd: math.NaN(), rowOf: map[int64]int{}}
+	checks := op.StateChecks
+	for i := range op.Attempts {
+		at := &op.Attempts[i]
+		for len(checks) > 0 && !checks[0].Start.After(at.Start) {
+			d.check(checks[0])
+			checks = checks[1:]
+		}
+		d.attempt(at, p.spans[i])
+	}
+	t.closeRace(d.raceFrom)
+	d.raceFrom = -1
+	for _, c := range checks {
+		d.check(c)
+	}
+	y := d.y
+	n := len(op.Attempts)
+	if p.cut.on && n > 0 && !math.IsNaN(p.cut.at) {
+		t.Cut, y = p.drawCut(y)
+	}
+	if n == 0 {
+		t.Empty = "no attempts"
+		if p.cut.on {
+			t.Empty = "no attempt: the deadline was spent before the first call"
+		}
+		t.EmptyY = y + 14
+		y += 22
+	}
+	t.Height = y + tlBottom
+	t.GridY2 = y + 4
+	t.DeadlineY = y + 18
+	if op.DeadlineMs != nil {
+		t.Deadline = p.deadlineMarker(t.DeadlineY)
+	}
+	t.LeftX = tlPlotX0 - 10
+	t.TableOpen = n <= 5
+	return t
+}
+
+// timelineHead is an operation's timeline without its drawing: its
+// title, outcome, details, findings and table of attempts.
+func timelineHead(op *inspect.Operation, index int, findings []findingRef) timeline {
 	t := timeline{
 		Anchor:   memberAnchor(index),
 		Title:    esc(fmt.Sprintf("%s  %s %s", orNone(op.ID), dash(op.Method), dash(op.URL))),
@@ -225,9 +270,38 @@ func buildTimeline(op *inspect.Operation, index int, findings []findingRef) time
 			t.Table = append(t.Table, cols)
 		}
 	}
+	return t
+}
 
-	// The operation's own extent: 0 (its start) to the latest of its end,
-	// every attempt's end and every state check.
+// msSpan is an attempt's start and end, in milliseconds from the
+// operation's start.
+type msSpan struct{ start, end float64 }
+
+// timelinePlan is where an operation's timeline puts things: its axis,
+// each attempt's span, the deadline and the deadline's cut.
+type timelinePlan struct {
+	ax         axis
+	ticks      []tick
+	spans      []msSpan // by attempt
+	deadlineAt float64  // NaN: no deadline recorded
+	cut        cutPlan
+}
+
+// cutPlan is where the deadline stopped an operation: its last attempt
+// ended at from, the deadline was at, and the pause that would have
+// followed (nil: none) ends at pauseEnd.
+type cutPlan struct {
+	on                 bool // the operation ended deadline_exceeded, or its last attempt decided so
+	from, at, pauseEnd float64
+	pause              *float64
+	label              string
+}
+
+// planTimeline lays out op's axis: 0 (its start) to the latest of its
+// end, every attempt's end and every state check, and, when near enough,
+// its deadline and its cut's pause.
+func planTimeline(op *inspect.Operation) timelinePlan {
+	p := timelinePlan{spans: make([]msSpan, len(op.Attempts)), deadlineAt: math.NaN()}
 	lo, hi := 0.0, 0.0
 	extend := func(v float64) {
 		lo, hi = math.Min(lo, v), math.Max(hi, v)
@@ -235,12 +309,9 @@ func buildTimeline(op *inspect.Operation, index int, findings []findingRef) time
 	if !op.End.IsZero() && !op.Start.IsZero() {
 		extend(msBetween(op.Start, op.End))
 	}
-	type span struct{ start, end float64 }
-	spans := make([]span, len(op.Attempts))
 	for i := range op.Attempts {
-		at := &op.Attempts[i]
-		s := attemptSpan(op, at)
-		spans[i] = span{s[0], s[1]}
+		s := attemptSpan(op, &op.Attempts[i])
+		p.spans[i] = msSpan{s[0], s[1]}
 		extend(s[0])
 		extend(s[1])
 	}
@@ -254,233 +325,239 @@ func buildTimeline(op *inspect.Operation, index int, findings []findingRef) time
 	// far beyond (a deadline of seconds after an operation of 1 ms) is a
 	// marker at the axis' end.
 	reach := lo + (hi-lo)*tlNear
-	near := func(v float64) bool { return !math.IsNaN(v) && v <= reach }
-	deadlineAt := math.NaN()
+	extendNear := func(v float64) {
+		if !math.IsNaN(v) && v <= reach {
+			extend(v)
+		}
+	}
 	if op.DeadlineMs != nil {
-		deadlineAt = float64(*op.DeadlineMs)
-		if near(deadlineAt) {
-			extend(deadlineAt)
-		}
+		p.deadlineAt = float64(*op.DeadlineMs)
+		extendNear(p.deadlineAt)
 	}
-	// The cut: an operation whose last attempt (the one it ended on)
-	// decided deadline_exceeded, or that ended so after at least one
-	// attempt.
-	n, end := len(op.Attempts), op.Ending()
-	var cutPause *float64
-	cutFrom, cutAt := math.NaN(), math.NaN()
-	var cutLabel string
-	deadlineCut := op.Outcome == string(attrs.OutcomeDeadlineExceeded) ||
-		end >= 0 && op.Attempts[end].Decision == string(attrs.DecisionDeadlineExceeded)
-	if deadlineCut && end >= 0 {
-		last := &op.Attempts[end]
-		cutFrom = spans[end].end
-		switch {
-		case op.DeadlineMs != nil:
-			cutAt = deadlineAt
-		case last.RemainingMs != nil:
-			cutAt = spans[end].start + float64(*last.RemainingMs)
-		}
-		cutPause, cutLabel = describeCut(op, end, cutFrom, cutAt)
-		if near(cutAt) {
-			extend(cutAt)
-		}
-	}
-	pauseEnd := math.NaN()
-	if cutPause != nil {
-		pauseEnd = cutFrom + *cutPause
-		if near(pauseEnd) {
-			extend(pauseEnd)
-		}
-	}
-	ax, ticks := niceAxis(lo, hi, tlPlotX0, tlPlotX1, fmtMs)
-	t.Ticks = ticks
-	// x of v on the axis, and whether v is past the axis' end.
-	xOf := func(v float64) (float64, bool) {
-		if v > ax.hi {
-			return tlPlotX1, true
-		}
-		return ax.x(v), false
-	}
+	p.cut = p.planCut(op)
+	extendNear(p.cut.at)
+	extendNear(p.cut.pauseEnd)
+	p.ax, p.ticks = niceAxis(lo, hi, tlPlotX0, tlPlotX1, fmtMs)
+	return p
+}
 
-	y := float64(tlTop)
-	checks := op.StateChecks
-	raceFrom := -1 // the row of the first attempt of the race under way
-	addCheck := func(c inspect.StateCheck) {
-		// A state check follows an attempt that ended: it ends a race.
-		t.closeRace(raceFrom)
-		raceFrom = -1
-		at := 0.0
-		if c.OffsetMs != nil {
-			at = float64(*c.OffsetMs)
-		}
-		x := ax.x(at)
-		label := "state_check " + dash(c.Result)
-		r := row{
-			Y: y, BarY: y + 12, TextY: y + 23, Kind: "check", Number: "-", X: x, Class: "check",
-			Title: esc(fmt.Sprintf("state check: %s at %s (span %s)", dash(c.Result), offset(c.OffsetMs), c.SpanID)),
-		}
-		r.LabelX, r.LabelEnd, r.Label = placeText(label, x+12, x-10, false)
-		r.Label = esc(r.Label)
-		t.Rows = append(t.Rows, r)
-		y += tlRowH
+// planCut finds the cut: an operation whose last attempt (the one it
+// ended on) decided deadline_exceeded, or that ended so after at least
+// one attempt.
+func (p *timelinePlan) planCut(op *inspect.Operation) cutPlan {
+	c := cutPlan{from: math.NaN(), at: math.NaN(), pauseEnd: math.NaN()}
+	end := op.Ending()
+	c.on = op.Outcome == string(attrs.OutcomeDeadlineExceeded) ||
+		end >= 0 && op.Attempts[end].Decision == string(attrs.DecisionDeadlineExceeded)
+	if !c.on || end < 0 {
+		return c
 	}
-	prevEnd := math.NaN()    // the latest end of the attempts so far
-	var prevBackoff *int64   // the backoff of the attempt that ended last so far
-	rowOf := map[int64]int{} // the row of each attempt number, for the hedge links
-	for i := range op.Attempts {
-		at := &op.Attempts[i]
-		for len(checks) > 0 && !checks[0].Start.After(at.Start) {
-			addCheck(checks[0])
-			checks = checks[1:]
-		}
-		x1, x2 := ax.x(spans[i].start), ax.x(spans[i].end)
-		w := math.Max(x2-x1, 2)
-		r := row{
-			Y: y, BarY: y + 12, TextY: y + 23, Kind: "attempt",
-			Number: "#" + number(at.Number), X: x1, W: round1(w), Class: valueClass(at.Decision),
-			Faded:    at.Decision == string(attrs.DecisionSuperseded),
-			Decision: esc(legendValue(at.Decision)),
-			Title: esc(fmt.Sprintf("attempt %s  %s  %s  at %s  elapsed %s  remaining %s  decision %s  reason %s  retry-after %s  backoff %s  span %s",
-				number(at.Number), dash(at.RequestID), result(*at), offset(at.OffsetMs), ms(at.ElapsedMs), ms(at.RemainingMs),
-				dash(at.Decision), dash(at.Reason), ms(at.RetryAfterMs), ms(at.BackoffMs), at.SpanID)),
-		}
-		if at.RemainingMs != nil {
-			r.Left = esc(labelMs(float64(*at.RemainingMs)) + " left")
-			end, past := xOf(spans[i].start + float64(*at.RemainingMs))
-			r.Budget = &segment{X1: x1, X2: end, Y: y + 30, Y1: y + 27, Y2: y + 33}
-			if past {
-				r.Budget.Arrow = fmt.Sprintf("%g,%g %g,%g %g,%g", end, y+27, end+6, y+30, end, y+33)
-			}
-		} else {
-			r.Left = "time left -"
-		}
-		parts := []string{at.Result(), dash(at.Decision)}
-		if at.Reason != "" {
-			parts = append(parts, at.Reason)
-		}
-		switch {
-		case at.HedgeOf != nil:
-			parts = append(parts, "hedge of #"+number(*at.HedgeOf))
-		case at.Overlaps != nil:
-			parts = append(parts, "alongside #"+number(*at.Overlaps))
-		}
-		label := strings.Join(parts, " · ")
-		hasPause := !math.IsNaN(prevEnd) && spans[i].start > prevEnd
-		leftOf := x1
-		if hasPause {
-			leftOf = math.Min(leftOf, ax.x(prevEnd))
-		}
-		r.LabelX, r.LabelEnd, r.LabelIn, label = placeLabel(label, x1, w, leftOf)
-		r.Label = esc(label)
-		if hasPause {
-			gap := spans[i].start - prevEnd
-			text := "pause " + labelMs(gap)
-			if prevBackoff != nil && math.Abs(float64(*prevBackoff)-gap) > 1 {
-				text += " (backoff " + labelMs(float64(*prevBackoff)) + ")"
-			}
-			px1 := ax.x(prevEnd)
-			half := textWidth(text) / 2
-			r.Pause = &pause{X1: px1, X2: x1, Y: y + 19, LabelY: y + 9, Label: esc(text),
-				LabelX: round1(math.Max(tlPlotX0+half, math.Min((px1+x1)/2, tlTextEnd-half)))}
-		}
-		if !at.IsHedge() {
-			t.closeRace(raceFrom)
-			raceFrom = len(t.Rows)
-		}
-		if of := hedged(at); of != nil {
-			if k, ok := rowOf[*of]; ok {
-				hr := &t.Rows[k]
-				t.Links = append(t.Links, hedgeLink{X: x1, Y1: hr.BarY + 7, Y2: r.BarY,
-					Title: esc(fmt.Sprintf("attempt %s sent at %s, while attempt %s was in flight", number(at.Number), offset(at.OffsetMs), number(*of)))})
-			}
-		}
-		if _, ok := rowOf[at.Number]; !ok {
-			rowOf[at.Number] = len(t.Rows)
-		}
-		t.Rows = append(t.Rows, r)
-		y += tlRowH
-		if math.IsNaN(prevEnd) || spans[i].end >= prevEnd {
-			prevEnd = spans[i].end
-			prevBackoff = at.BackoffMs
-		}
+	last := &op.Attempts[end]
+	c.from = p.spans[end].end
+	switch {
+	case op.DeadlineMs != nil:
+		c.at = p.deadlineAt
+	case last.RemainingMs != nil:
+		c.at = p.spans[end].start + float64(*last.RemainingMs)
 	}
-	t.closeRace(raceFrom)
-	raceFrom = -1
-	for _, c := range checks {
-		addCheck(c)
+	c.pause, c.label = describeCut(op, end, c.from, c.at)
+	if c.pause != nil {
+		c.pauseEnd = c.from + *c.pause
 	}
-	if deadlineCut && n > 0 && !math.IsNaN(cutAt) {
-		x1 := ax.x(math.Min(cutFrom, cutAt))
-		x2, past := xOf(cutAt)
-		c := &cut{BarY: y + 12, TextY: y + 23, LineY1: y + 6, LineY2: y + 30, X1: x1, X2: x2}
+	return c
+}
+
+// xOf is the x of v on the axis, and whether v is past the axis' end.
+func (p *timelinePlan) xOf(v float64) (float64, bool) {
+	if v > p.ax.hi {
+		return tlPlotX1, true
+	}
+	return p.ax.x(v), false
+}
+
+// rowDrawer draws a timeline's rows, one attempt or state check at a
+// time, in the order they started, from y down.
+type rowDrawer struct {
+	t           *timeline
+	plan        *timelinePlan
+	y           float64
+	raceFrom    int           // the row of the first attempt of the race under way (-1: none)
+	prevEnd     float64       // the latest end of the attempts so far (NaN: none yet)
+	prevBackoff *int64        // the backoff of the attempt that ended last so far
+	rowOf       map[int64]int // the row of each attempt number, for the hedge links
+}
+
+// check draws a state check's row. A state check follows an attempt that
+// ended: it ends a race.
+func (d *rowDrawer) check(c inspect.StateCheck) {
+	d.t.closeRace(d.raceFrom)
+	d.raceFrom = -1
+	at := 0.0
+	if c.OffsetMs != nil {
+		at = float64(*c.OffsetMs)
+	}
+	y := d.y
+	x := d.plan.ax.x(at)
+	label := "state_check " + dash(c.Result)
+	r := row{
+		Y: y, BarY: y + 12, TextY: y + 23, Kind: "check", Number: "-", X: x, Class: "check",
+		Title: esc(fmt.Sprintf("state check: %s at %s (span %s)", dash(c.Result), offset(c.OffsetMs), c.SpanID)),
+	}
+	r.LabelX, r.LabelEnd, r.Label = placeText(label, x+12, x-10, false)
+	r.Label = esc(r.Label)
+	d.t.Rows = append(d.t.Rows, r)
+	d.y += tlRowH
+}
+
+// attempt draws an attempt's row, sp its span: its bar, the time it had
+// left, the pause before it and, for a hedge, the link from the attempt
+// it hedged.
+func (d *rowDrawer) attempt(at *inspect.Attempt, sp msSpan) {
+	y, ax := d.y, d.plan.ax
+	x1, x2 := ax.x(sp.start), ax.x(sp.end)
+	w := math.Max(x2-x1, 2)
+	r := row{
+		Y: y, BarY: y + 12, TextY: y + 23, Kind: "attempt",
+		Number: "#" + number(at.Number), X: x1, W: round1(w), Class: valueClass(at.Decision),
+		Faded:    at.Decision == string(attrs.DecisionSuperseded),
+		Decision: esc(legendValue(at.Decision)),
+		Title: esc(fmt.Sprintf("attempt %s  %s  %s  at %s  elapsed %s  remaining %s  decision %s  reason %s  retry-after %s  backoff %s  span %s",
+			number(at.Number), dash(at.RequestID), result(*at), offset(at.OffsetMs), ms(at.ElapsedMs), ms(at.RemainingMs),
+			dash(at.Decision), dash(at.Reason), ms(at.RetryAfterMs), ms(at.BackoffMs), at.SpanID)),
+	}
+	if at.RemainingMs != nil {
+		r.Left = esc(labelMs(float64(*at.RemainingMs)) + " left")
+		end, past := d.plan.xOf(sp.start + float64(*at.RemainingMs))
+		r.Budget = &segment{X1: x1, X2: end, Y: y + 30, Y1: y + 27, Y2: y + 33}
 		if past {
-			// The deadline is far past the operation's end: the time
-			// left is not drawn across the axis; a mark says where the
-			// operation stopped.
-			c.Stop = true
-		} else {
-			c.HasLeft, c.HasLine, c.W = true, true, round1(math.Max(x2-x1, 0))
+			r.Budget.Arrow = fmt.Sprintf("%g,%g %g,%g %g,%g", end, y+27, end+6, y+30, end, y+33)
 		}
-		right := x2
-		if c.Stop {
-			right = x1 + 2
-		}
-		if cutPause != nil {
-			px, beyond := xOf(pauseEnd)
-			c.HasPause, c.Arrow = true, beyond
-			c.PauseW = round1(math.Max(px-x1, 1))
-			if beyond {
-				c.ArrowPoints = fmt.Sprintf("%g,%g %g,%g %g,%g", px, y+13, px+8, y+19, px, y+25)
-				px += 8
-			}
-			right = math.Max(right, px)
-		}
-		// The label ends left of the cut when it fits there, else it
-		// follows the cut and the pause, else it takes a line of its own.
-		width := textWidth(cutLabel)
-		switch {
-		case width <= x1-8-40:
-			c.LabelX, c.LabelEnd = round1(x1-8), true
-		case width <= tlTextEnd-(right+10):
-			c.LabelX = round1(right + 10)
-		default:
-			c.LabelX, c.LabelY = 40, c.TextY+16
-			cutLabel = fit(cutLabel, tlTextEnd-40)
-			y += 16
-		}
-		if c.LabelY == 0 {
-			c.LabelY = c.TextY
-		}
-		c.Label = esc(cutLabel)
-		t.Cut = c
-		y += tlRowH
+	} else {
+		r.Left = "time left -"
 	}
-	if n == 0 {
-		t.Empty = "no attempts"
-		if deadlineCut {
-			t.Empty = "no attempt: the deadline was spent before the first call"
-		}
-		t.EmptyY = y + 14
-		y += 22
+	hasPause := !math.IsNaN(d.prevEnd) && sp.start > d.prevEnd
+	leftOf := x1
+	if hasPause {
+		leftOf = math.Min(leftOf, ax.x(d.prevEnd))
 	}
-	t.Height = y + tlBottom
-	t.GridY2 = y + 4
-	t.DeadlineY = y + 18
-	if op.DeadlineMs != nil {
-		label := "deadline " + labelMs(deadlineAt)
-		if x, past := xOf(deadlineAt); past || deadlineAt < ax.lo {
-			// Past the axis: said at its end, with an arrow.
-			label += ", off axis"
-			t.Deadline = &marker{X: tlPlotX1, OffAxis: true, Label: esc(label), LabelX: tlTextEnd - 12,
-				Arrow: fmt.Sprintf("%g,%g %g,%g %g,%g", float64(tlTextEnd-8), t.DeadlineY-8, float64(tlTextEnd), t.DeadlineY-4, float64(tlTextEnd-8), t.DeadlineY)}
-		} else {
-			half := textWidth(label) / 2
-			t.Deadline = &marker{X: x, Label: esc(label), LabelX: round1(math.Max(half, math.Min(x, tlTextEnd-half)))}
+	var label string
+	r.LabelX, r.LabelEnd, r.LabelIn, label = placeLabel(attemptLabel(at), x1, w, leftOf)
+	r.Label = esc(label)
+	if hasPause {
+		r.Pause = d.pause(sp.start-d.prevEnd, x1)
+	}
+	if !at.IsHedge() {
+		d.t.closeRace(d.raceFrom)
+		d.raceFrom = len(d.t.Rows)
+	}
+	if of := hedged(at); of != nil {
+		if k, ok := d.rowOf[*of]; ok {
+			hr := &d.t.Rows[k]
+			d.t.Links = append(d.t.Links, hedgeLink{X: x1, Y1: hr.BarY + 7, Y2: r.BarY,
+				Title: esc(fmt.Sprintf("attempt %s sent at %s, while attempt %s was in flight", number(at.Number), offset(at.OffsetMs), number(*of)))})
 		}
 	}
-	t.LeftX = tlPlotX0 - 10
-	t.TableOpen = n <= 5
-	return t
+	if _, ok := d.rowOf[at.Number]; !ok {
+		d.rowOf[at.Number] = len(d.t.Rows)
+	}
+	d.t.Rows = append(d.t.Rows, r)
+	d.y += tlRowH
+	if math.IsNaN(d.prevEnd) || sp.end >= d.prevEnd {
+		d.prevEnd = sp.end
+		d.prevBackoff = at.BackoffMs
+	}
+}
+
+// attemptLabel is the text beside an attempt's bar: its result, decision
+// and reason, and the attempt it hedged or ran beside.
+func attemptLabel(at *inspect.Attempt) string {
+	parts := []string{at.Result(), dash(at.Decision)}
+	if at.Reason != "" {
+		parts = append(parts, at.Reason)
+	}
+	switch {
+	case at.HedgeOf != nil:
+		parts = append(parts, "hedge of #"+number(*at.HedgeOf))
+	case at.Overlaps != nil:
+		parts = append(parts, "alongside #"+number(*at.Overlaps))
+	}
+	return strings.Join(parts, " · ")
+}
+
+// pause is the pause of gap milliseconds from the latest end so far to
+// the bar at x1 on the row at d.y, with the backoff asked when the two
+// differ.
+func (d *rowDrawer) pause(gap, x1 float64) *pause {
+	text := "pause " + labelMs(gap)
+	if d.prevBackoff != nil && math.Abs(float64(*d.prevBackoff)-gap) > 1 {
+		text += " (backoff " + labelMs(float64(*d.prevBackoff)) + ")"
+	}
+	px1 := d.plan.ax.x(d.prevEnd)
+	half := textWidth(text) / 2
+	return &pause{X1: px1, X2: x1, Y: d.y + 19, LabelY: d.y + 9, Label: esc(text),
+		LabelX: round1(math.Max(tlPlotX0+half, math.Min((px1+x1)/2, tlTextEnd-half)))}
+}
+
+// drawCut draws the cut on the row at y, and returns it and the y below.
+func (p *timelinePlan) drawCut(y float64) (*cut, float64) {
+	cp := &p.cut
+	x1 := p.ax.x(math.Min(cp.from, cp.at))
+	x2, past := p.xOf(cp.at)
+	c := &cut{BarY: y + 12, TextY: y + 23, LineY1: y + 6, LineY2: y + 30, X1: x1, X2: x2}
+	if past {
+		// The deadline is far past the operation's end: the time left is
+		// not drawn across the axis; a mark says where the operation
+		// stopped.
+		c.Stop = true
+	} else {
+		c.HasLeft, c.HasLine, c.W = true, true, round1(math.Max(x2-x1, 0))
+	}
+	right := x2
+	if c.Stop {
+		right = x1 + 2
+	}
+	if cp.pause != nil {
+		px, beyond := p.xOf(cp.pauseEnd)
+		c.HasPause, c.Arrow = true, beyond
+		c.PauseW = round1(math.Max(px-x1, 1))
+		if beyond {
+			c.ArrowPoints = fmt.Sprintf("%g,%g %g,%g %g,%g", px, y+13, px+8, y+19, px, y+25)
+			px += 8
+		}
+		right = math.Max(right, px)
+	}
+	// The label ends left of the cut when it fits there, else it follows
+	// the cut and the pause, else it takes a line of its own.
+	label := cp.label
+	width := textWidth(label)
+	switch {
+	case width <= x1-8-40:
+		c.LabelX, c.LabelEnd = round1(x1-8), true
+	case width <= tlTextEnd-(right+10):
+		c.LabelX = round1(right + 10)
+	default:
+		c.LabelX, c.LabelY = 40, c.TextY+16
+		label = fit(label, tlTextEnd-40)
+		y += 16
+	}
+	if c.LabelY == 0 {
+		c.LabelY = c.TextY
+	}
+	c.Label = esc(label)
+	return c, y + tlRowH
+}
+
+// deadlineMarker is the deadline's line and label at labelY, or, past the
+// axis, its label and an arrow at the axis' end.
+func (p *timelinePlan) deadlineMarker(labelY float64) *marker {
+	label := "deadline " + labelMs(p.deadlineAt)
+	if x, past := p.xOf(p.deadlineAt); !past && p.deadlineAt >= p.ax.lo {
+		half := textWidth(label) / 2
+		return &marker{X: x, Label: esc(label), LabelX: round1(math.Max(half, math.Min(x, tlTextEnd-half)))}
+	}
+	label += ", off axis"
+	return &marker{X: tlPlotX1, OffAxis: true, Label: esc(label), LabelX: tlTextEnd - 12,
+		Arrow: fmt.Sprintf("%g,%g %g,%g %g,%g", float64(tlTextEnd-8), labelY-8, float64(tlTextEnd), labelY-4, float64(tlTextEnd-8), labelY)}
 }
 
 // hedged returns the number of the attempt that at hedges: the one it
