@@ -175,8 +175,50 @@ func headlines(r *inspect.Report) []headline {
 
 func buildOverview(r *inspect.Report, all []*dependency, anchorOf map[int]string) (overview, strip) {
 	o := overview{Width: ovWidth, AxisY: ovAxisY}
-	var deps []*dependency
-	var t0, t1 time.Time
+	deps, t0, t1 := drawnDependencies(all)
+	if len(deps) == 0 {
+		o.Empty = "no operation with a start time"
+		o.Height = ovTop
+		return o, strip{}
+	}
+	if len(deps) > ovMaxLanes {
+		rest, ops := deps[ovMaxLanes:], 0
+		for _, d := range rest {
+			ops += len(d.ivs)
+		}
+		o.LeftOut = fmt.Sprintf("%d more dependencies with %s are not drawn", len(rest), plural(ops, "operation"))
+		deps = deps[:ovMaxLanes]
+	}
+	ax, ticks := niceAxis(0, msBetween(t0, t1), ovPlotX0, ovPlotX1, func(v float64) string { return "+" + fmtMs(v) })
+	o.Ticks = ticks
+	o.Start = esc(timestamp(t0))
+	o.Histogram = len(r.Operations) > ovMaxBars
+	var hist []laneCounts
+	if o.Histogram {
+		o.BucketWidth = esc(fmtMs((ax.hi - ax.lo) / ovBuckets))
+		hist, o.MaxCount = histograms(deps, t0, ax)
+	}
+	y := float64(ovTop)
+	for i, d := range deps {
+		l := laneOf(d, y)
+		var h float64
+		if o.Histogram {
+			l.Cols, h = hist[i].columns(o.MaxCount, y)
+		} else {
+			l.Bars, h = operationBars(r, d, y, func(t time.Time) float64 { return ax.x(msBetween(t0, t)) }, anchorOf)
+		}
+		y += h + 6
+		l.Separator = y - 3
+		o.Lanes = append(o.Lanes, l)
+	}
+	o.Height = y + 4
+	return o, buildStrip(deps, t0, ax, ticks)
+}
+
+// drawnDependencies are the dependencies of all with an operation that
+// has a start time, the busiest first, and the first start and the last
+// end of their operations.
+func drawnDependencies(all []*dependency) (deps []*dependency, t0, t1 time.Time) {
 	for _, d := range all {
 		if len(d.ivs) > 0 {
 			deps = append(deps, d)
@@ -190,127 +232,113 @@ func buildOverview(r *inspect.Report, all []*dependency, anchorOf map[int]string
 			}
 		}
 	}
-	if len(deps) == 0 {
-		o.Empty = "no operation with a start time"
-		o.Height = ovTop
-		return o, strip{}
-	}
 	slices.SortStableFunc(deps, func(a, b *dependency) int {
 		return cmp.Or(cmp.Compare(b.attempts, a.attempts), cmp.Compare(len(b.ivs), len(a.ivs)))
 	})
-	if len(deps) > ovMaxLanes {
-		rest, ops := deps[ovMaxLanes:], 0
-		for _, d := range rest {
-			ops += len(d.ivs)
-		}
-		o.LeftOut = fmt.Sprintf("%d more dependencies with %s are not drawn", len(rest), plural(ops, "operation"))
-		deps = deps[:ovMaxLanes]
-	}
-	total := msBetween(t0, t1)
-	ax, ticks := niceAxis(0, total, ovPlotX0, ovPlotX1, func(v float64) string { return "+" + fmtMs(v) })
-	o.Ticks = ticks
-	o.Start = esc(timestamp(t0))
-	o.Histogram = len(r.Operations) > ovMaxBars
-	at := func(t time.Time) float64 { return ax.x(msBetween(t0, t)) }
+	return deps, t0, t1
+}
 
-	// Histogram: count attempts per column, first attempts apart from
-	// retries, on the widened axis.
-	type counts struct{ first, retry []int }
-	var hist []counts
-	if o.Histogram {
-		o.BucketWidth = esc(fmtMs((ax.hi - ax.lo) / ovBuckets))
-		bucket := func(t time.Time) int {
-			f := (msBetween(t0, t) - ax.lo) / (ax.hi - ax.lo)
-			return max(0, min(ovBuckets-1, int(math.Floor(f*ovBuckets))))
-		}
-		hist = make([]counts, len(deps))
-		for i, d := range deps {
-			c := counts{first: make([]int, ovBuckets), retry: make([]int, ovBuckets)}
-			for _, iv := range d.ivs {
-				for j, a := range iv.attempts {
-					if j == 0 {
-						c.first[bucket(a.start)]++
-					} else {
-						c.retry[bucket(a.start)]++
-					}
-				}
-			}
-			for b := range ovBuckets {
-				o.MaxCount = max(o.MaxCount, c.first[b]+c.retry[b])
-			}
-			hist[i] = c
-		}
-	}
+// laneOf is d's lane at y, without its drawing: its name and counts.
+func laneOf(d *dependency, y float64) lane {
+	l := lane{LabelY: y + 14, SubY: y + 28}
+	l.Label = esc(fitAt(d.name, ovPlotX0-14, 12)) // bold 11.5px
+	l.Sub = esc(fitAt(fmt.Sprintf("%s · %s · %s", plural(len(d.ivs), "op"), plural(d.attempts, "attempt"), plural(d.retries, "retry")), ovPlotX0-14, 10.5))
+	l.Title = esc(fmt.Sprintf("%s: %s, %s, %s", d.name, plural(len(d.ivs), "operation"), plural(d.attempts, "attempt"), plural(d.retries, "retry")))
+	return l
+}
 
-	y := float64(ovTop)
+// laneCounts are a lane's attempts per column of its histogram, first
+// attempts apart from retries.
+type laneCounts struct{ first, retry []int }
+
+// histograms count each dependency's attempts per column of the axis,
+// and return the most any column holds.
+func histograms(deps []*dependency, t0 time.Time, ax axis) (hist []laneCounts, most int) {
+	bucket := func(t time.Time) int {
+		f := (msBetween(t0, t) - ax.lo) / (ax.hi - ax.lo)
+		return max(0, min(ovBuckets-1, int(math.Floor(f*ovBuckets))))
+	}
+	hist = make([]laneCounts, len(deps))
 	for i, d := range deps {
-		l := lane{LabelY: y + 14, SubY: y + 28}
-		l.Label = esc(fitAt(d.name, ovPlotX0-14, 12)) // bold 11.5px
-		l.Sub = esc(fitAt(fmt.Sprintf("%s · %s · %s", plural(len(d.ivs), "op"), plural(d.attempts, "attempt"), plural(d.retries, "retry")), ovPlotX0-14, 10.5))
-		l.Title = esc(fmt.Sprintf("%s: %s, %s, %s", d.name, plural(len(d.ivs), "operation"), plural(d.attempts, "attempt"), plural(d.retries, "retry")))
-		h := 36.0
-		if o.Histogram {
-			base := y + 4 + ovHistH
-			colW := (ovPlotX1 - ovPlotX0) / float64(ovBuckets)
-			for b := range ovBuckets {
-				first, retry := hist[i].first[b], hist[i].retry[b]
-				if first+retry == 0 {
-					continue
+		c := laneCounts{first: make([]int, ovBuckets), retry: make([]int, ovBuckets)}
+		for _, iv := range d.ivs {
+			for j, a := range iv.attempts {
+				if j == 0 {
+					c.first[bucket(a.start)]++
+				} else {
+					c.retry[bucket(a.start)]++
 				}
-				scale := ovHistH / float64(max(o.MaxCount, 1))
-				fh := math.Max(round1(float64(first)*scale), 0)
-				rh := math.Max(round1(float64(retry)*scale), 0)
-				if first+retry > 0 && fh+rh < 1 { // visible however small
-					if retry > 0 {
-						rh = 1
-					} else {
-						fh = 1
-					}
-				}
-				c := column{X: round1(ovPlotX0 + float64(b)*colW), W: round1(math.Max(colW-0.6, 0.8)),
-					FirstY: round1(base - fh), FirstH: fh, RetryY: round1(base - fh - rh), RetryH: rh}
-				l.Cols = append(l.Cols, c)
 			}
-			h = ovHistH + 10
-		} else {
-			var rowEnd []float64 // the right edge of the last bar of each sub-row
-			for _, iv := range d.ivs {
-				x1, x2 := at(iv.start), at(iv.end)
-				x2 = math.Max(x2, x1+3)
-				sub := -1
-				for k, e := range rowEnd {
-					if e+2 <= x1 {
-						sub = k
-						break
-					}
-				}
-				if sub < 0 {
-					if len(rowEnd) < ovMaxSubRow {
-						rowEnd = append(rowEnd, 0)
-						sub = len(rowEnd) - 1
-					} else {
-						sub = len(rowEnd) - 1
-					}
-				}
-				rowEnd[sub] = math.Max(rowEnd[sub], x2)
-				op := &r.Operations[iv.index]
-				top := y + 4 + float64(sub)*ovSubRowH
-				b := opBar{X: x1, Y: top, Y2: top + 8, W: round1(x2 - x1), H: 8,
-					Class: valueClass(op.Outcome), Outcome: legendValue(op.Outcome), Anchor: anchorOf[iv.index],
-					Title: esc(fmt.Sprintf("%s  %s %s  outcome %s  %s", orNone(op.ID), dash(op.Method), dash(op.URL), dash(op.Outcome), plural(len(op.Attempts), "attempt")))}
-				for _, a := range iv.attempts[min(1, len(iv.attempts)):] {
-					b.Retries = append(b.Retries, at(a.start))
-				}
-				l.Bars = append(l.Bars, b)
-			}
-			h = math.Max(h, float64(len(rowEnd))*ovSubRowH+8)
 		}
-		y += h + 6
-		l.Separator = y - 3
-		o.Lanes = append(o.Lanes, l)
+		for b := range ovBuckets {
+			most = max(most, c.first[b]+c.retry[b])
+		}
+		hist[i] = c
 	}
-	o.Height = y + 4
-	return o, buildStrip(deps, t0, ax, ticks)
+	return hist, most
+}
+
+// columns draws c's histogram in the lane at y, scaled to most, and
+// returns its columns and the lane's height.
+func (c laneCounts) columns(most int, y float64) ([]column, float64) {
+	var cols []column
+	base := y + 4 + ovHistH
+	colW := (ovPlotX1 - ovPlotX0) / float64(ovBuckets)
+	for b := range ovBuckets {
+		first, retry := c.first[b], c.retry[b]
+		if first+retry == 0 {
+			continue
+		}
+		scale := ovHistH / float64(max(most, 1))
+		fh := math.Max(round1(float64(first)*scale), 0)
+		rh := math.Max(round1(float64(retry)*scale), 0)
+		if fh+rh < 1 { // visible however small
+			if retry > 0 {
+				rh = 1
+			} else {
+				fh = 1
+			}
+		}
+		cols = append(cols, column{X: round1(ovPlotX0 + float64(b)*colW), W: round1(math.Max(colW-0.6, 0.8)),
+			FirstY: round1(base - fh), FirstH: fh, RetryY: round1(base - fh - rh), RetryH: rh})
+	}
+	return cols, ovHistH + 10
+}
+
+// operationBars draws each of d's operations as a bar in the lane at y,
+// at its times' x (at), in the first sub-row where it fits (the last when
+// none does), and returns the bars and the lane's height.
+func operationBars(r *inspect.Report, d *dependency, y float64, at func(time.Time) float64, anchorOf map[int]string) ([]opBar, float64) {
+	var bars []opBar
+	var rowEnd []float64 // the right edge of the last bar of each sub-row
+	for _, iv := range d.ivs {
+		x1, x2 := at(iv.start), at(iv.end)
+		x2 = math.Max(x2, x1+3)
+		sub := -1
+		for k, e := range rowEnd {
+			if e+2 <= x1 {
+				sub = k
+				break
+			}
+		}
+		if sub < 0 {
+			if len(rowEnd) < ovMaxSubRow {
+				rowEnd = append(rowEnd, 0)
+			}
+			sub = len(rowEnd) - 1
+		}
+		rowEnd[sub] = math.Max(rowEnd[sub], x2)
+		op := &r.Operations[iv.index]
+		top := y + 4 + float64(sub)*ovSubRowH
+		b := opBar{X: x1, Y: top, Y2: top + 8, W: round1(x2 - x1), H: 8,
+			Class: valueClass(op.Outcome), Outcome: legendValue(op.Outcome), Anchor: anchorOf[iv.index],
+			Title: esc(fmt.Sprintf("%s  %s %s  outcome %s  %s", orNone(op.ID), dash(op.Method), dash(op.URL), dash(op.Outcome), plural(len(op.Attempts), "attempt")))}
+		for _, a := range iv.attempts[min(1, len(iv.attempts)):] {
+			b.Retries = append(b.Retries, at(a.start))
+		}
+		bars = append(bars, b)
+	}
+	return bars, math.Max(36, float64(len(rowEnd))*ovSubRowH+8)
 }
 
 // strip is the retry ratio over time, on the overview's axis: a column
