@@ -215,42 +215,16 @@ var deprecatedFlags = []struct {
 	{"otlp", read.FormatOTLP, "read OTLP JSON lines, traces or logs, from `FILE` (- for stdin): give FILE as an argument instead"},
 }
 
+// rawFlags are the flags parse reads as given, before it checks them.
+type rawFlags struct {
+	lookback, format, maxBytes, victoria string
+	named                                []inputFile // by the deprecated flags
+}
+
 func (c *command) parse(args []string) (options, error) {
-	var (
-		opts     options
-		lookback string
-		format   = string(read.FormatAuto)
-		maxBytes = read.FormatBytes(read.DefaultMaxBytes)
-		victoria string
-		named    []inputFile // by the deprecated flags
-		warned   = map[string]bool{}
-	)
-	fs := flag.NewFlagSet("retryinspect", flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	fs.StringVar(&format, "format", format, "the `FORMAT` of the FILE arguments: auto (told from the content), stdouttrace or otlp")
-	fs.StringVar(&maxBytes, "max-bytes", maxBytes, "refuse an input (a file, stdin or one answer of a backend) larger than `SIZE` (KiB, MiB, GiB or bytes)")
-	fs.StringVar(&opts.jaeger.Endpoint, "jaeger", "", "query the Jaeger API at `URL`, e.g. http://127.0.0.1:16686")
-	fs.StringVar(&victoria, "victorialogs", "", "query VictoriaLogs (/select/logsql/query) at `URL`, e.g. http://127.0.0.1:9428, for the log events")
-	fs.StringVar(&opts.jaeger.Service, "service", "", "with -jaeger or -victorialogs: the service `NAME` whose traces or log events to read")
-	fs.StringVar(&opts.jaeger.TraceID, "trace", "", "with -jaeger or -victorialogs: read the single trace `ID` instead")
-	fs.StringVar(&lookback, "lookback", "1h", "with -jaeger -service or -victorialogs: the search `WINDOW` ending now (30m, 1h, 2d)")
-	fs.IntVar(&opts.jaeger.Limit, "limit", 0, fmt.Sprintf("with -jaeger -service: read at most `N` traces; with -victorialogs: at most N log records (default %d traces, %d records)", read.DefaultLimit, read.DefaultLogLimit))
-	fs.DurationVar(&opts.timeout, "timeout", 10*time.Second, "with -jaeger or -victorialogs: the HTTP request timeout")
-	fs.StringVar(&opts.out, "o", "", "write the text (or -json) report to `FILE` instead of stdout")
-	fs.BoolVar(&opts.json, "json", false, "write the report as one JSON document")
-	fs.StringVar(&opts.html, "html", "", "also write the report as one self-contained HTML page to `FILE` (- for stdout, instead of the text)")
-	fs.BoolVar(&opts.strict, "strict", false, "exit 1 on notes too: absences the contract allows (optional attributes, operation spans)")
-	for _, d := range deprecatedFlags {
-		fs.Func(d.name, d.usage, func(name string) error {
-			if !warned[d.name] {
-				warned[d.name] = true
-				c.warn("-%s FILE is deprecated and will be removed in the next release: give the file as an argument (retryinspect FILE)", d.name)
-			}
-			named = append(named, inputFile{name, d.format})
-			return nil
-		})
-	}
-	fs.Usage = func() {} // errors are reported by run, help below
+	var opts options
+	raw := rawFlags{format: string(read.FormatAuto), maxBytes: read.FormatBytes(read.DefaultMaxBytes)}
+	fs := c.flagSet(&opts, &raw)
 	files, err := parseInterspersed(fs, args)
 	if errors.Is(err, flag.ErrHelp) {
 		fmt.Fprint(c.stdout, usageHead)
@@ -262,61 +236,13 @@ func (c *command) parse(args []string) (options, error) {
 	}
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
-
-	if !slices.Contains(read.Formats(), read.Format(format)) {
-		return opts, usagef("-format %q: want one of %v", format, read.Formats())
-	}
-	for _, name := range files {
-		opts.files = append(opts.files, inputFile{name, read.Format(format)})
-	}
-	opts.files = append(opts.files, named...)
-	inputs := 0
-	for _, given := range []bool{len(opts.files) > 0, set["jaeger"], set["victorialogs"]} {
-		if given {
-			inputs++
-		}
-	}
-	if inputs != 1 {
-		return opts, usagef("give one input: FILE arguments, -jaeger URL or -victorialogs URL")
-	}
-	stdin := 0
-	for _, f := range opts.files {
-		switch {
-		case f.name == "":
-			return opts, usagef("the input file name is empty")
-		case f.name == "-":
-			stdin++
-		}
-	}
-	if stdin > 1 {
-		return opts, usagef("standard input (-) can be read once")
-	}
-	if set["format"] && len(files) == 0 {
-		return opts, usagef("-format applies to FILE arguments only")
-	}
-	if !set["jaeger"] && !set["victorialogs"] {
-		for _, name := range []string{"service", "trace", "lookback", "limit", "timeout"} {
-			if set[name] {
-				return opts, usagef("-%s applies to -jaeger and -victorialogs only", name)
-			}
-		}
-	}
-	switch {
-	case opts.html == "" && set["html"]:
-		return opts, usagef("the -html file name is empty")
-	case opts.out == "" && set["o"]:
-		return opts, usagef("the -o file name is empty")
-	case opts.out == "":
-		opts.out = "-"
-	}
-	switch {
-	case opts.html == "-" && opts.out == "-" && opts.json:
-		return opts, usagef("-html - and -json both write to stdout: give -html or -o a file")
-	}
-	if err := checkOutputs(opts); err != nil {
+	if err := opts.takeInputs(files, &raw, set); err != nil {
 		return opts, err
 	}
-	n, err := read.ParseBytes(maxBytes)
+	if err := opts.takeOutputs(set); err != nil {
+		return opts, err
+	}
+	n, err := read.ParseBytes(raw.maxBytes)
 	if err != nil {
 		return opts, usagef("-max-bytes: %v", err)
 	}
@@ -325,21 +251,121 @@ func (c *command) parse(args []string) (options, error) {
 	if set["limit"] && opts.jaeger.Limit < 1 {
 		return opts, usagef("-limit must be positive")
 	}
-	if set["jaeger"] {
+	return opts, c.takeBackend(&opts, &raw, set)
+}
+
+// flagSet is the command's flags, read into opts and raw.
+func (c *command) flagSet(opts *options, raw *rawFlags) *flag.FlagSet {
+	fs := flag.NewFlagSet("retryinspect", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fs.StringVar(&raw.format, "format", raw.format, "the `FORMAT` of the FILE arguments: auto (told from the content), stdouttrace or otlp")
+	fs.StringVar(&raw.maxBytes, "max-bytes", raw.maxBytes, "refuse an input (a file, stdin or one answer of a backend) larger than `SIZE` (KiB, MiB, GiB or bytes)")
+	fs.StringVar(&opts.jaeger.Endpoint, "jaeger", "", "query the Jaeger API at `URL`, e.g. http://127.0.0.1:16686")
+	fs.StringVar(&raw.victoria, "victorialogs", "", "query VictoriaLogs (/select/logsql/query) at `URL`, e.g. http://127.0.0.1:9428, for the log events")
+	fs.StringVar(&opts.jaeger.Service, "service", "", "with -jaeger or -victorialogs: the service `NAME` whose traces or log events to read")
+	fs.StringVar(&opts.jaeger.TraceID, "trace", "", "with -jaeger or -victorialogs: read the single trace `ID` instead")
+	fs.StringVar(&raw.lookback, "lookback", "1h", "with -jaeger -service or -victorialogs: the search `WINDOW` ending now (30m, 1h, 2d)")
+	fs.IntVar(&opts.jaeger.Limit, "limit", 0, fmt.Sprintf("with -jaeger -service: read at most `N` traces; with -victorialogs: at most N log records (default %d traces, %d records)", read.DefaultLimit, read.DefaultLogLimit))
+	fs.DurationVar(&opts.timeout, "timeout", 10*time.Second, "with -jaeger or -victorialogs: the HTTP request timeout")
+	fs.StringVar(&opts.out, "o", "", "write the text (or -json) report to `FILE` instead of stdout")
+	fs.BoolVar(&opts.json, "json", false, "write the report as one JSON document")
+	fs.StringVar(&opts.html, "html", "", "also write the report as one self-contained HTML page to `FILE` (- for stdout, instead of the text)")
+	fs.BoolVar(&opts.strict, "strict", false, "exit 1 on notes too: absences the contract allows (optional attributes, operation spans)")
+	warned := map[string]bool{}
+	for _, d := range deprecatedFlags {
+		fs.Func(d.name, d.usage, func(name string) error {
+			if !warned[d.name] {
+				warned[d.name] = true
+				c.warn("-%s FILE is deprecated and will be removed in the next release: give the file as an argument (retryinspect FILE)", d.name)
+			}
+			raw.named = append(raw.named, inputFile{name, d.format})
+			return nil
+		})
+	}
+	fs.Usage = func() {} // errors are reported by run, help above
+	return fs
+}
+
+// takeInputs checks the inputs given (files, the FILE arguments; set, the
+// flags given): exactly one kind, standard input at most once, and the
+// flags of a kind only with it.
+func (opts *options) takeInputs(files []string, raw *rawFlags, set map[string]bool) error {
+	if !slices.Contains(read.Formats(), read.Format(raw.format)) {
+		return usagef("-format %q: want one of %v", raw.format, read.Formats())
+	}
+	for _, name := range files {
+		opts.files = append(opts.files, inputFile{name, read.Format(raw.format)})
+	}
+	opts.files = append(opts.files, raw.named...)
+	inputs := 0
+	for _, given := range []bool{len(opts.files) > 0, set["jaeger"], set["victorialogs"]} {
+		if given {
+			inputs++
+		}
+	}
+	if inputs != 1 {
+		return usagef("give one input: FILE arguments, -jaeger URL or -victorialogs URL")
+	}
+	stdin := 0
+	for _, f := range opts.files {
+		switch {
+		case f.name == "":
+			return usagef("the input file name is empty")
+		case f.name == "-":
+			stdin++
+		}
+	}
+	if stdin > 1 {
+		return usagef("standard input (-) can be read once")
+	}
+	if set["format"] && len(files) == 0 {
+		return usagef("-format applies to FILE arguments only")
+	}
+	if !set["jaeger"] && !set["victorialogs"] {
+		for _, name := range []string{"service", "trace", "lookback", "limit", "timeout"} {
+			if set[name] {
+				return usagef("-%s applies to -jaeger and -victorialogs only", name)
+			}
+		}
+	}
+	return nil
+}
+
+// takeOutputs checks the outputs: named when given, never one file or
+// stream twice, never an input; the report to stdout by default.
+func (opts *options) takeOutputs(set map[string]bool) error {
+	switch {
+	case opts.html == "" && set["html"]:
+		return usagef("the -html file name is empty")
+	case opts.out == "" && set["o"]:
+		return usagef("the -o file name is empty")
+	case opts.out == "":
+		opts.out = "-"
+	}
+	if opts.html == "-" && opts.out == "-" && opts.json {
+		return usagef("-html - and -json both write to stdout: give -html or -o a file")
+	}
+	return checkOutputs(*opts)
+}
+
+// takeBackend checks the backend's flags, when a backend is the input,
+// and sets its default limit.
+func (c *command) takeBackend(opts *options, raw *rawFlags, set map[string]bool) error {
+	switch {
+	case set["jaeger"]:
 		if !set["limit"] {
 			opts.jaeger.Limit = read.DefaultLimit
 		}
-		return opts, c.checkJaeger(&opts, set, lookback)
-	}
-	if set["victorialogs"] {
+		return c.checkJaeger(opts, set, raw.lookback)
+	case set["victorialogs"]:
 		opts.victoria = true
-		opts.jaeger.Endpoint = victoria
+		opts.jaeger.Endpoint = raw.victoria
 		if !set["limit"] {
 			opts.jaeger.Limit = read.DefaultLogLimit
 		}
-		return opts, c.checkVictoriaLogs(&opts, set, lookback)
+		return c.checkVictoriaLogs(opts, set, raw.lookback)
 	}
-	return opts, nil
+	return nil
 }
 
 // checkOutputs refuses an output file that another output or an input
