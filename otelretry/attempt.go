@@ -434,10 +434,13 @@ func (a *attempt) proxyRefusal(err error) bool {
 // taken without a GetConn), the error is the attempt's own (not the
 // caller's cancel, nor a cut), no call inside the attempt was overheard,
 // and the request breaks a rule it checks first (transportRefuses). The
-// same request is refused again, and the host saw nothing of it.
+// same request is refused again, and the host saw nothing of it. Below a
+// layer that wraps it (otelhttp's Transport, under WithoutClientSpans),
+// net/http's Transport is known by its first step: it asks the request's
+// context for its ClientTrace before it checks anything (reachedTrace).
 func (a *attempt) refusedByTransport(own error) bool {
 	w := &a.wire
-	return a.overNetHTTP() && own != nil && !a.cutBeforeCall && a.out != nil && !a.timer.timedOut() &&
+	return (a.overNetHTTP() || w.reachedTrace()) && own != nil && !a.cutBeforeCall && a.out != nil && !a.timer.timedOut() &&
 		!w.askedConn.Load() && !w.gotConn.Load() && !w.headersOut.Load() && w.writes.Load() == 0 && !w.overheard.Load() &&
 		transportRefuses(a.out, own)
 }

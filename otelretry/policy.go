@@ -531,10 +531,10 @@ func decideAfterAttempt(in *input) verdict {
 	retryable, why := retryable(in)
 	if !retryable {
 		if why == attrs.ReasonInvalidRequest && in.othersInFlight && in.remaining > 0 {
-			// A hedge net/http refused (its PrepareAttemptFunc made it
-			// unsendable in a way its preparation does not check:
-			// another scheme, no header map): the attempt in flight,
-			// which carries the caller's request, goes on.
+			// A hedge net/http refused (its PrepareAttemptFunc gave it
+			// another scheme, which its preparation does not check):
+			// the attempt in flight, which carries the caller's
+			// request, goes on.
 			return verdict{decision: attrs.DecisionRetry, reason: attrs.ReasonInFlight}
 		}
 		return verdict{decision: attrs.DecisionStop, reason: why}
@@ -830,6 +830,10 @@ func (v verdict) leftToAttemptInFlight() bool {
 	return v.decision == attrs.DecisionRetry && v.reason == attrs.ReasonInFlight
 }
 
+// unsent reports whether the base refused the request itself, with no
+// answer (attempt.refusedByTransport): its host saw nothing of it.
+func (in *input) unsent() bool { return in.refused && in.status == 0 }
+
 // budgetCharge is what an attempt's answer costs the retry budget: a
 // failure whenever any rule makes it retryable (a transport error, a
 // status of WithRetryableStatuses, a classifier's word, a service's "true"
@@ -842,7 +846,7 @@ func (v verdict) leftToAttemptInFlight() bool {
 // resends of its key, whose first request is still being processed, and
 // says nothing of the host's load.
 func budgetCharge(in *input, retryAfter time.Duration, hinted bool) budgetObservation {
-	if in.class == attrs.ErrorClassCanceled || in.refused && in.status == 0 {
+	if in.class == attrs.ErrorClassCanceled || in.unsent() {
 		return budgetObservation{} // the host saw nothing
 	}
 	if keyInProgress(in) {

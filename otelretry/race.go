@@ -143,10 +143,13 @@ type raceView struct {
 }
 
 // hedgeSent is a hedge the race sent: the attempt, the attempt it hedges,
-// and when it was sent after that attempt's start.
+// when it was sent after that attempt's start, and its budget loan, which
+// stays open until its verdict says whether its host saw it (settleHedge).
 type hedgeSent struct {
 	hedge, of *attempt
 	after     time.Duration
+	loan      budgetLoan
+	settled   bool
 }
 
 // hedgeEvent is a hedge_sent or hedge_refused event of the race, recorded
@@ -221,6 +224,9 @@ func (r *race) run(first *attempt, at progress) raceEnd {
 		}
 	}
 	l.letGoOfPreparing()
+	for i := range l.hedges {
+		l.settleHedge(&l.hedges[i], true) // sent, and never judged: a panic ended the race
+	}
 	return l.end
 }
 
@@ -376,6 +382,9 @@ func (l *raceLoop) judgeNow(m raceMsg) {
 		// verdict: judged as it stood then, this answer is no end.
 		in = in.asItStoodAt(l.r.setup.clock.limit - l.settledAt)
 	}
+	if h := l.hedgeOf(m.a); h != nil {
+		l.settleHedge(h, !in.unsent())
+	}
 	v := decide(in)
 	switch {
 	case v.leftToAttemptInFlight():
@@ -494,8 +503,7 @@ func (l *raceLoop) prepared(m raceMsg) {
 	}
 	switch {
 	case send:
-		l.r.gate.sent(l.r.keys, loan, l.r.setup.clock.at(now))
-		l.hedges = append(l.hedges, hedgeSent{hedge: hedge, of: of, after: now - startOf(of, l.hedges)})
+		l.hedges = append(l.hedges, hedgeSent{hedge: hedge, of: of, after: now - startOf(of, l.hedges), loan: loan})
 		l.inFlight = append(l.inFlight, hedge)
 		l.running++
 		l.end.made = hedge.id
@@ -545,6 +553,33 @@ func (l *raceLoop) hedgeDue() {
 func (r *race) giveBack(hedge *attempt, loan budgetLoan) {
 	r.ident.unnumber(hedge.id.number)
 	r.gate.giveBack(r.keys, loan, r.setup.clock.at(r.setup.clock.since()), r.hedging.MaxShare)
+}
+
+// hedgeOf is the race's record of hedge a, nil when a is no hedge.
+func (l *raceLoop) hedgeOf(a *attempt) *hedgeSent {
+	for i := range l.hedges {
+		if l.hedges[i].hedge == a {
+			return &l.hedges[i]
+		}
+	}
+	return nil
+}
+
+// settleHedge ends h's loan once: spent when its host saw the hedge (or
+// may have), given back with its hedge-rate token when net/http's
+// Transport refused it (its PrepareAttemptFunc made it unsendable): the
+// host saw nothing, as for a hedge never sent.
+func (l *raceLoop) settleHedge(h *hedgeSent, seen bool) {
+	if h.settled {
+		return
+	}
+	h.settled = true
+	now := l.r.setup.clock.at(l.r.setup.clock.since())
+	if seen {
+		l.r.gate.sent(l.r.keys, h.loan, now)
+	} else {
+		l.r.gate.giveBack(l.r.keys, h.loan, now, l.r.hedging.MaxShare)
+	}
 }
 
 // panic keeps the first panic that ended a goroutine of the race (m); an

@@ -133,6 +133,12 @@ func (w *wire) clientTrace(parent context.Context, callerTrace func(context.Cont
 	return w.trace.Load()
 }
 
+// reachedTrace reports whether a layer below asked the attempt's context
+// for its ClientTrace, as net/http's Transport does first of all, under
+// any wrapper: always false where httptrace is not answered by the
+// context (answersClientTrace), whose trace is made up front.
+func (w *wire) reachedTrace() bool { return answersClientTrace && w.trace.Load() != nil }
+
 // gathers reports whether the hooks gather evidence of the attempt's own
 // request.
 func (w *wire) gathers() bool { return !w.overheard.Load() }
