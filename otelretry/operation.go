@@ -541,8 +541,9 @@ func (op *operation) callerAt(now time.Duration) callerState {
 // settle decides on in, asking the Backoff (retry n, after answer) and
 // the gate only when decide needs their answers. The Backoff is the last
 // hook before the decision, so the clock and the caller are read again
-// after it: the decision is taken on the time left then, and on whether
-// the caller gave up meanwhile. cost is what the answer costs its budget:
+// after it: the decision is taken on the time left then, against what is
+// left of the pause counted from the answer, and on whether the caller
+// gave up meanwhile. cost is what the answer costs its budget:
 // the gate charges it with the admission of the retry it asks for, in one
 // step, or counts it alone when no retry is asked (an unknown write a
 // state check will resolve too, as it ends: the resend its check may ask
@@ -563,7 +564,8 @@ func (op *operation) settle(in *input, n int, answer *Answer, cost budgetObserva
 	if v.needPause {
 		backoff := op.t.cfg.backoffFor(n, *answer)
 		left := op.clock.left()
-		*in = in.withPause(backoff, left, op.callerAt(op.clock.limit-left))
+		now := op.clock.limit - left
+		*in = in.withPause(backoff, left, now-from, op.callerAt(now))
 		v = decide(*in)
 	}
 	now := op.clock.limit - in.remaining

@@ -128,6 +128,11 @@ type input struct {
 	// retried (see needPause).
 	pauseAsked          bool
 	backoff, retryAfter time.Duration
+	// sinceAnswer is how long after the answer the Backoff's pause was
+	// asked (the Classifier's, the Backoff's and the telemetry's time):
+	// the pause counts from the answer (operation.pause), so that much of
+	// it has passed when the decision is taken.
+	sinceAnswer time.Duration
 	// raceHint is what is left, at this attempt's end, of the hints
 	// (Retry-After, a classifier's pause) that attempts of its race got
 	// while they left the retry to an attempt still in flight.
@@ -227,11 +232,11 @@ func (in input) failed(class attrs.ErrorClass, written, notProcessed, refused, c
 	return in
 }
 
-// withPause adds the Backoff's pause, asked at remaining time left, and
-// what the caller came to by then (c: it may give up while the Backoff
-// runs).
-func (in input) withPause(backoff, remaining time.Duration, c callerState) input {
-	in.pauseAsked, in.backoff, in.remaining = true, backoff, remaining
+// withPause adds the Backoff's pause, asked at remaining time left, since
+// after the answer, and what the caller came to by then (c: it may give
+// up while the Backoff runs).
+func (in input) withPause(backoff, remaining, since time.Duration, c callerState) input {
+	in.pauseAsked, in.backoff, in.remaining, in.sinceAnswer = true, backoff, remaining, max(since, 0)
 	in.callerCanceled, in.callerDeadline = c.canceled, c.deadline
 	return in
 }
@@ -670,7 +675,9 @@ func retryableByDefault(in *input) (bool, attrs.Reason) {
 // limit, whether the body can be sent again, and last the retry budget, so
 // that the budget is asked only for a retry that would otherwise happen.
 func applyLimits(in *input, pause time.Duration, why attrs.Reason) verdict {
-	drain := max(pause, in.drainFloor)
+	// What is left of the pause, counted from the answer, and at least
+	// the drain's floor: both must end before the deadline.
+	drain := max(pause-in.sinceAnswer, in.drainFloor)
 	switch {
 	case in.remaining <= drain:
 		return verdict{decision: attrs.DecisionDeadlineExceeded, reason: attrs.ReasonDeadline}
