@@ -169,8 +169,8 @@ func (g *admission) hedge(k admissionKeys, now time.Time, rate float64) (budgetL
 	return loan, "", true
 }
 
-// sent notes that the hedge of loan, admitted on k's budget tokens, was
-// sent at now: its token is spent.
+// sent notes at now that the hedge of loan, admitted on k's budget tokens,
+// was sent and its host saw it (its verdict came): its token is spent.
 func (g *admission) sent(k admissionKeys, loan budgetLoan, now time.Time) {
 	if g.budget != nil {
 		g.budget.spent(k.budget, loan, now)

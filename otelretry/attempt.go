@@ -437,12 +437,17 @@ func (a *attempt) proxyRefusal(err error) bool {
 // same request is refused again, and the host saw nothing of it. Below a
 // layer that wraps it (otelhttp's Transport, under WithoutClientSpans),
 // net/http's Transport is known by its first step: it asks the request's
-// context for its ClientTrace before it checks anything (reachedTrace).
+// context for its ClientTrace before it checks anything (reachedTrace);
+// as any base may ask so, only what no HTTP client sends (a field, a
+// trailer or a method net/http refuses, a scheme its own error names) is
+// taken for its refusal there, never a request with no host, which a base
+// of one's own may route (a Unix socket's).
 func (a *attempt) refusedByTransport(own error) bool {
 	w := &a.wire
-	return (a.overNetHTTP() || w.reachedTrace()) && own != nil && !a.cutBeforeCall && a.out != nil && !a.timer.timedOut() &&
+	base := a.overNetHTTP()
+	return (base || w.reachedTrace()) && own != nil && !a.cutBeforeCall && a.out != nil && !a.timer.timedOut() &&
 		!w.askedConn.Load() && !w.gotConn.Load() && !w.headersOut.Load() && w.writes.Load() == 0 && !w.overheard.Load() &&
-		transportRefuses(a.out, own)
+		transportRefuses(a.out, own, base)
 }
 
 // transportRefuses reports whether net/http's Transport refused r, which
@@ -451,12 +456,13 @@ func (a *attempt) refusedByTransport(own error) bool {
 // holding a control character, a method that is no token, or no host;
 // another scheme, when err is its "unsupported protocol scheme" (a
 // protocol registered for the scheme with RegisterProtocol gets the
-// request first, and its failure may pass).
-func transportRefuses(r *http.Request, err error) bool {
+// request first, and its failure may pass). Unless it is the base itself
+// (base), only the fields, the method and the scheme are read.
+func transportRefuses(r *http.Request, err error, base bool) bool {
 	u := r.URL
 	switch {
 	case u == nil || r.Header == nil:
-		return true
+		return base
 	case !httpScheme(u):
 		return reflect.TypeOf(err) == unsupportedSchemeType()
 	}
@@ -464,7 +470,7 @@ func transportRefuses(r *http.Request, err error) bool {
 	// protocol registered for http or https (RegisterProtocol) gets a
 	// request with a bad method or no host before it checks them.
 	return reflect.TypeOf(err) == errorStringType &&
-		(u.Host == "" || r.Method != "" && !validToken(r.Method) || !sendableFields(r.Header) || !sendableFields(r.Trailer))
+		(base && u.Host == "" || r.Method != "" && !validToken(r.Method) || !sendableFields(r.Header) || !sendableFields(r.Trailer))
 }
 
 // unsupportedSchemeType is the type of net/http's Transport's error for a

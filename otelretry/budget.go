@@ -127,9 +127,9 @@ var errInvalidBudgetSetting = errors.New("otelretry: budget setting ignored")
 // at most one fresh host's retries (two by default) per slot per period.
 // Such a caller can keep new hosts refused only by keeping every one of
 // its kept hosts active. A kept host takes about 120 bytes plus its key;
-// record and admit take amortized constant time, but for hedges being
-// prepared: settling a hedge's token takes time in the host's open loans,
-// and making room passes over the hosts that lend one.
+// record and admit take amortized constant time, but for hedges admitted
+// and not yet judged: settling a hedge's token takes time in the host's
+// open loans, and making room passes over the hosts that lend one.
 //
 // A refused retry ends the operation with decision budget_exhausted and
 // reason budget (tokens), pushback (a hold) or host_limit (a full table);
@@ -200,8 +200,8 @@ type hostBudget struct {
 	// is the only thing that can make it fresh without a new answer.
 	queued int64
 	node   int // the host's node in Budget.activity
-	// loans are the hedges admitted on the host's tokens and not yet sent
-	// or given back.
+	// loans are the hedges admitted on the host's tokens and not yet
+	// settled: spent once a sent hedge's verdict came, or given back.
 	loans hostLoans
 }
 
@@ -572,7 +572,8 @@ func (b *Budget) giveBack(key string, loan budgetLoan, now time.Time) {
 	b.settleLoan(key, loan, now, false)
 }
 
-// spent notes that loan's hedge was sent: its token is spent.
+// spent notes that loan's hedge was sent and its host saw it (its verdict
+// came): its token is spent.
 func (b *Budget) spent(key string, loan budgetLoan, now time.Time) {
 	b.settleLoan(key, loan, now, true)
 }

@@ -1,0 +1,61 @@
+// Copyright The otelretry Authors
+// SPDX-License-Identifier: Apache-2.0
+
+package otelretry_test
+
+import (
+	"errors"
+	"io"
+	"net/http"
+	"net/http/httptrace"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/otelretry/otelretry-go/otelretry"
+)
+
+// A base that is not net/http's Transport (one routing by r.Host over a
+// socket of its own, so its requests carry no URL host) and that reads
+// the request's ClientTrace, as any instrumented transport may, is not
+// net/http refusing the request: its transient failure (an errors.New
+// connection reset) is a transport error, retried (decisions.md row 26),
+// as it is when the same base does not read the trace. Taking any base
+// that asked for the trace for net/http's Transport (to know it below
+// otelhttp's) stopped this GET invalid_request after one call.
+func TestATracedCustomBasesFailureIsNotARefusal(t *testing.T) {
+	for _, readsTrace := range []bool{false, true} {
+		name := "reads no trace"
+		if readsTrace {
+			name = "reads the trace"
+		}
+		t.Run(name, func(t *testing.T) {
+			var calls atomic.Int32
+			base := roundTripFunc(func(r *http.Request) (*http.Response, error) {
+				if readsTrace {
+					if tr := httptrace.ContextClientTrace(r.Context()); tr != nil && tr.DNSStart != nil {
+						tr.DNSStart(httptrace.DNSStartInfo{Host: r.Host})
+					}
+				}
+				if calls.Add(1) == 1 {
+					return nil, errors.New("connection reset by peer")
+				}
+				return &http.Response{StatusCode: http.StatusOK, Body: io.NopCloser(strings.NewReader("ok")), Request: r}, nil
+			})
+			tr := otelretry.NewTransport(base, otelretry.WithBackoff(otelretry.ConstantBackoff(0)))
+			req := get(t, t.Context(), "http://svc/v1/items")
+			req.URL.Host = "" // routed by req.Host, as over a unix socket
+			resp, err := tr.RoundTrip(req)
+			if err != nil {
+				var oe *otelretry.Error
+				errors.As(err, &oe)
+				t.Fatalf("GET: %v (reason %v, attempts %d, base called %d times); want retried to its 200",
+					err, oe.Reason, oe.Attempts, calls.Load())
+			}
+			resp.Body.Close()
+			if resp.StatusCode != http.StatusOK || calls.Load() != 2 {
+				t.Errorf("status %d after %d calls; want 200 after 2", resp.StatusCode, calls.Load())
+			}
+		})
+	}
+}
