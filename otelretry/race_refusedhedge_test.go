@@ -20,9 +20,8 @@ import (
 
 // hedgeRefusedRun runs n operations one after another, each a GET whose
 // first attempt answers 200 only once its hedge was prepared; the hedge's
-// PrepareAttemptFunc fails with prepErr, or makes it a request net/http
-// refuses (hedged only when hedge is true).
-func hedgeRefusedRun(t *testing.T, n int, hedge bool, prepErr error) (available int) {
+// PrepareAttemptFunc is prepare (hedged only when hedge is true).
+func hedgeRefusedRun(t *testing.T, n int, hedge bool, prepare func(*http.Request) error) (available int) {
 	release := make(chan struct{}, n)
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		select {
@@ -46,10 +45,7 @@ func hedgeRefusedRun(t *testing.T, n int, hedge bool, prepErr error) (available 
 		otelretry.WithPrepareAttempt(func(r *http.Request, attempt int) error {
 			if attempt == 2 {
 				defer func() { hooked <- struct{}{} }()
-				if prepErr != nil {
-					return prepErr
-				}
-				r.Header.Set("X-Signature", "a\nb")
+				return prepare(r)
 			}
 			return nil
 		})}
@@ -91,10 +87,23 @@ func hedgeRefusedRun(t *testing.T, n int, hedge bool, prepErr error) (available 
 // sent, refused by net/http, and kept its token: a reviewer's find.)
 func TestAHedgeItsHookMakesUnsendableCostsNoToken(t *testing.T) {
 	a := hedgeRefusedRun(t, 2, false, nil)
-	c := hedgeRefusedRun(t, 2, true, errors.New("signer unavailable"))
-	b := hedgeRefusedRun(t, 2, true, nil)
+	c := hedgeRefusedRun(t, 2, true, func(*http.Request) error { return errors.New("signer unavailable") })
+	b := hedgeRefusedRun(t, 2, true, func(r *http.Request) error { r.Header.Set("X-Signature", "a\nb"); return nil })
 	t.Logf("Available: unhedged %d, hedges prepare_failed %d, hedges refused by net/http %d", a, c, b)
 	if a != b {
 		t.Errorf("Available after 2 operations with refused hedges = %d; want %d, as without hedging (the refused hedge kept its token)", b, a)
+	}
+}
+
+// docs/decisions.md row 24 and docs/budget.md: a hedge whose
+// PrepareAttemptFunc gave it another scheme, which its preparation does
+// not check, is refused by net/http: the host saw nothing. The hedge's
+// token was spent when it was handed to the base; it stays lent until the
+// hedge's verdict, and a refusal gives it back.
+func TestAHedgeNetHTTPRefusesGivesItsTokenBack(t *testing.T) {
+	a := hedgeRefusedRun(t, 2, false, nil)
+	b := hedgeRefusedRun(t, 2, true, func(r *http.Request) error { r.URL.Scheme = "ftp"; return nil })
+	if a != b {
+		t.Errorf("Available after 2 operations with hedges net/http refused (another scheme) = %d; want %d, as without hedging", b, a)
 	}
 }
