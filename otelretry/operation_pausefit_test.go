@@ -4,7 +4,9 @@
 package otelretry_test
 
 import (
+	"io"
 	"net/http"
+	"sync"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -87,6 +89,104 @@ func TestAPauseFitsCountedFromTheAnswer(t *testing.T) {
 				}
 				if ops := res.Operations(); len(ops) != 1 || ops[0].Outcome != want {
 					t.Errorf("operations %+v (err %v); want one, %s", ops, err, want)
+				}
+			})
+		})
+	}
+}
+
+// slowTailBody is a small discarded body whose last byte comes at tail
+// (since start); Close ends a Read in progress, as net/http's bodies do.
+type slowTailBody struct {
+	start, tail time.Time
+	closed      chan struct{}
+	once        sync.Once
+	mu          sync.Mutex
+	eofAt       time.Duration // since start; 0: no EOF read
+	closedAt    time.Duration
+	done        bool
+}
+
+func (b *slowTailBody) Read(p []byte) (int, error) {
+	b.mu.Lock()
+	done := b.done
+	b.mu.Unlock()
+	if done {
+		return 0, io.EOF
+	}
+	select {
+	case <-time.After(time.Until(b.tail)):
+		b.mu.Lock()
+		b.done, b.eofAt = true, time.Since(b.start)
+		b.mu.Unlock()
+		p[0] = 'x'
+		return 1, io.EOF
+	case <-b.closed:
+		return 0, io.ErrClosedPipe
+	}
+}
+
+func (b *slowTailBody) Close() error {
+	b.once.Do(func() {
+		b.mu.Lock()
+		b.closedAt = time.Since(b.start)
+		b.mu.Unlock()
+		close(b.closed)
+	})
+	return nil
+}
+
+// docs/time-and-bodies.md: a discarded body is drained "within the pause
+// before the next attempt, counted from the answer as the pause is". An
+// answer at 100 ms with Retry-After-Ms 600 has its pause end at 700 ms;
+// a Classifier that took 300 ms is part of that pause. The body's last
+// byte, at 500 ms, comes within the pause: it is drained, and the next
+// call starts at 700 ms. The fit's first version (above) gave the drain
+// what was left of the pause at the decision, which the drain counts from
+// the answer again: the body was cut at 402 ms.
+func TestADiscardedBodyDrainsWithinThePauseAfterASlowClassifier(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		classify time.Duration
+	}{
+		{"no hook time (control)", 0},
+		{"a 300 ms Classifier", 300 * time.Millisecond},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				start := time.Now()
+				var starts []time.Duration
+				var body *slowTailBody
+				base := roundTripFunc(func(r *http.Request) (*http.Response, error) {
+					starts = append(starts, time.Since(start))
+					time.Sleep(100 * time.Millisecond)
+					if len(starts) == 2 {
+						return &http.Response{StatusCode: http.StatusOK, Body: http.NoBody, Request: r}, nil
+					}
+					body = &slowTailBody{start: start, tail: start.Add(500 * time.Millisecond), closed: make(chan struct{})}
+					h := http.Header{}
+					h.Set("Retry-After-Ms", "600")
+					return &http.Response{StatusCode: http.StatusServiceUnavailable, Header: h, Body: body, ContentLength: -1, Request: r}, nil
+				})
+				tr := otelretry.NewTransport(base, otelretry.WithoutBudget(),
+					otelretry.WithDeadline(time.Second), otelretry.WithMaxAttempts(2),
+					otelretry.WithBackoff(otelretry.ConstantBackoff(0)),
+					otelretry.WithClassifier(func(otelretry.Answer) otelretry.Classification {
+						time.Sleep(tc.classify)
+						return otelretry.Classification{}
+					}))
+				resp, err := tr.RoundTrip(get(t, t.Context(), "http://api.test/x"))
+				if err != nil {
+					t.Fatalf("RoundTrip: %v", err)
+				}
+				resp.Body.Close()
+				if want := []time.Duration{0, 700 * time.Millisecond}; len(starts) != 2 || starts[1] != want[1] {
+					t.Errorf("calls started at %v; want %v", starts, want)
+				}
+				body.mu.Lock()
+				defer body.mu.Unlock()
+				if body.eofAt != 500*time.Millisecond {
+					t.Errorf("the discarded body was cut at %v, not drained (its last byte came at 500 ms, within the pause that ends at 700 ms)", body.closedAt)
 				}
 			})
 		})

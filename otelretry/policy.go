@@ -675,11 +675,12 @@ func retryableByDefault(in *input) (bool, attrs.Reason) {
 // limit, whether the body can be sent again, and last the retry budget, so
 // that the budget is asked only for a retry that would otherwise happen.
 func applyLimits(in *input, pause time.Duration, why attrs.Reason) verdict {
-	// What is left of the pause, counted from the answer, and at least
-	// the drain's floor: both must end before the deadline.
-	drain := max(pause-in.sinceAnswer, in.drainFloor)
+	// The pause and the drain's bound count from the answer (see
+	// attempt.drainLeft); what is left of them at the decision, and at
+	// least the drain's floor, must end before the deadline.
+	drain := max(pause, in.drainFloor)
 	switch {
-	case in.remaining <= drain:
+	case in.remaining <= max(pause-in.sinceAnswer, in.drainFloor):
 		return verdict{decision: attrs.DecisionDeadlineExceeded, reason: attrs.ReasonDeadline}
 	case in.attemptsLeft <= 0:
 		return verdict{decision: attrs.DecisionMaxAttempts, reason: attrs.ReasonAttemptLimit}
