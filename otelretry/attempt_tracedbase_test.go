@@ -7,6 +7,7 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"net/http/httptrace"
 	"strings"
 	"sync/atomic"
@@ -45,6 +46,76 @@ func TestATracedCustomBasesFailureIsNotARefusal(t *testing.T) {
 			tr := otelretry.NewTransport(base, otelretry.WithBackoff(otelretry.ConstantBackoff(0)))
 			req := get(t, t.Context(), "http://svc/v1/items")
 			req.URL.Host = "" // routed by req.Host, as over a unix socket
+			resp, err := tr.RoundTrip(req)
+			if err != nil {
+				var oe *otelretry.Error
+				errors.As(err, &oe)
+				t.Fatalf("GET: %v (reason %v, attempts %d, base called %d times); want retried to its 200",
+					err, oe.Reason, oe.Attempts, calls.Load())
+			}
+			resp.Body.Close()
+			if resp.StatusCode != http.StatusOK || calls.Load() != 2 {
+				t.Errorf("status %d after %d calls; want 200 after 2", resp.StatusCode, calls.Load())
+			}
+		})
+	}
+}
+
+// A base of one's own that never reads the request's ClientTrace and
+// sends what net/http's Transport would refuse (it cleans a header value
+// of its control characters first) is not net/http refusing the request:
+// its transient failure is retried (row 26), as
+// TestATracedCustomBasesFailureIsNotARefusal says for a base that reads no
+// trace. A PrepareAttemptFunc that fetches something (a token) with plain
+// net/http and the attempt's context is no layer below the transport, yet
+// its call asked the attempt's context for its ClientTrace, and the base
+// was taken for net/http's Transport: only an ask once the attempt was
+// sent tells of the base now.
+func TestAPrepareCallDoesNotMakeACustomBaseNetHTTP(t *testing.T) {
+	tokenSrv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "tok") }))
+	defer tokenSrv.Close()
+	side := &http.Transport{}
+	defer side.CloseIdleConnections()
+	for _, nested := range []bool{false, true} {
+		name := "no call in the PrepareAttemptFunc"
+		if nested {
+			name = "a net/http call in the PrepareAttemptFunc"
+		}
+		t.Run(name, func(t *testing.T) {
+			var calls atomic.Int32
+			base := roundTripFunc(func(r *http.Request) (*http.Response, error) {
+				// Cleans the header net/http would refuse, then its upstream fails once.
+				r.Header.Set("X-Note", strings.Map(func(c rune) rune {
+					if c < ' ' {
+						return ' '
+					}
+					return c
+				}, r.Header.Get("X-Note")))
+				if calls.Add(1) == 1 {
+					return nil, errors.New("connection reset by peer")
+				}
+				return &http.Response{StatusCode: http.StatusOK, Body: io.NopCloser(strings.NewReader("ok")), Request: r}, nil
+			})
+			prep := func(r *http.Request, attempt int) error {
+				if !nested {
+					return nil
+				}
+				tr, err := http.NewRequestWithContext(r.Context(), http.MethodGet, tokenSrv.URL, nil)
+				if err != nil {
+					return err
+				}
+				resp, err := (&http.Client{Transport: side}).Do(tr)
+				if err != nil {
+					return err
+				}
+				b, _ := io.ReadAll(resp.Body)
+				resp.Body.Close()
+				r.Header.Set("Authorization", "Bearer "+string(b))
+				return nil
+			}
+			tr := otelretry.NewTransport(base, otelretry.WithBackoff(otelretry.ConstantBackoff(0)), otelretry.WithPrepareAttempt(prep))
+			req := get(t, t.Context(), "http://svc.example/v1/items")
+			req.Header.Set("X-Note", "line one\nline two")
 			resp, err := tr.RoundTrip(req)
 			if err != nil {
 				var oe *otelretry.Error

@@ -125,14 +125,15 @@
 //   - 24. after an attempt, net/http's Transport (the base, or below a
 //     layer that wraps it, such as otelhttp's under WithoutClientSpans)
 //     refused the request itself, before asking for a connection: a header
-//     or trailer, the method or the host it does not accept (below a
-//     wrapper, which a base of one's own may be, not a missing host), or a
-//     scheme no protocol is registered for (the caller's request: sent
-//     again, it is refused again) (any): stop, not charged to the retry
-//     budget (the host saw nothing); with another attempt in flight (a
-//     hedge its PrepareAttemptFunc made unsendable in a way its preparation
-//     does not check: another scheme), retry (in_flight): the race goes on,
-//     reason invalid_request
+//     or trailer, the method (when no HTTP/2 connection to the host is
+//     pooled: the request then goes, and is answered) or the host it does
+//     not accept (below a wrapper, which a base of one's own may be, not a
+//     missing host), or a scheme no protocol is registered for (the
+//     caller's request: sent again, it is refused again) (any): stop, not
+//     charged to the retry budget (the host saw nothing); with another
+//     attempt in flight (a hedge its PrepareAttemptFunc made unsendable in
+//     a way its preparation does not check: another scheme), retry
+//     (in_flight): the race goes on, reason invalid_request
 //   - 25. after an attempt, an error that proves the request never left:
 //     connection refused, DNS, TLS handshake, dial; a cut before the base
 //     reported a connection; a failed first write on a reused HTTP/1

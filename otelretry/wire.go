@@ -42,6 +42,9 @@ type wire struct {
 	// PrepareAttemptFunc made with the attempt's context, which are operations of
 	// their own (see scopeOf).
 	live atomic.Bool
+	// askedLive: a layer below asked for the trace once the attempt was
+	// live (see reachedTrace).
+	askedLive atomic.Bool
 	// overheard: a call made inside the attempt through an otelretry
 	// Transport took a ClientTrace that carries these hooks and cannot be
 	// parted from them (see callerTrace), so they may hear that call's
@@ -118,6 +121,9 @@ func (w *wire) hooks() *httptrace.ClientTrace {
 // context of its own. Two layers that ask at once may both make one; the
 // first kept is the one every layer gets.
 func (w *wire) clientTrace(parent context.Context, callerTrace func(context.Context) *httptrace.ClientTrace) *httptrace.ClientTrace {
+	if w.live.Load() && !w.askedLive.Load() {
+		w.askedLive.Store(true)
+	}
 	if t := w.trace.Load(); t != nil {
 		return t
 	}
@@ -134,10 +140,12 @@ func (w *wire) clientTrace(parent context.Context, callerTrace func(context.Cont
 }
 
 // reachedTrace reports whether a layer below asked the attempt's context
-// for its ClientTrace, as net/http's Transport does first of all, under
-// any wrapper: always false where httptrace is not answered by the
-// context (answersClientTrace), whose trace is made up front.
-func (w *wire) reachedTrace() bool { return answersClientTrace && w.trace.Load() != nil }
+// for its ClientTrace once the attempt was sent, as net/http's Transport
+// does first of all, under any wrapper (a call a PrepareAttemptFunc made
+// with the context asked before: it tells nothing of the base): always
+// false where httptrace is not answered by the context
+// (answersClientTrace), whose trace is made up front.
+func (w *wire) reachedTrace() bool { return answersClientTrace && w.askedLive.Load() }
 
 // gathers reports whether the hooks gather evidence of the attempt's own
 // request.
