@@ -5,7 +5,6 @@ package otelretry
 
 import (
 	"context"
-	"sync"
 	"sync/atomic"
 	"time"
 )
@@ -29,8 +28,7 @@ type answerContext struct {
 	bound    boundary
 	own      ownScope
 
-	mu    sync.Mutex
-	ended bool                          // the hooks returned
+	ended atomic.Bool                   // the hooks returned
 	made  atomic.Pointer[deadlineEnded] // nil until Done or Err
 }
 
@@ -62,21 +60,23 @@ func (c *answerContext) Value(key any) any {
 }
 
 // deadlineContext makes the deadline context on first need; made after
-// the hooks returned, it is already ended.
+// the hooks returned, it is already ended. It is made under no lock:
+// context.WithDeadline calls the parent's Done and Value, which may be a
+// caller's own context type's, and the operation ends the hooks' context
+// (end) whatever that code does. Of two made at once, the first kept
+// serves, the other is canceled; end and this read each other's mark
+// after setting their own, so one of them cancels it.
 func (c *answerContext) deadlineContext() context.Context {
 	if m := c.made.Load(); m != nil {
 		return m.ctx
 	}
-	c.mu.Lock()
-	m := c.made.Load()
-	if m == nil {
-		ctx, cancel := context.WithDeadline(c.parent, c.deadline)
-		m = &deadlineEnded{ctx: ctx, cancel: cancel}
-		c.made.Store(m)
+	ctx, cancel := context.WithDeadline(c.parent, c.deadline)
+	m := &deadlineEnded{ctx: ctx, cancel: cancel}
+	if !c.made.CompareAndSwap(nil, m) {
+		cancel()
+		return c.made.Load().ctx
 	}
-	ended := c.ended
-	c.mu.Unlock()
-	if ended {
+	if c.ended.Load() {
 		m.cancel()
 	}
 	return m.ctx
@@ -88,11 +88,8 @@ func (c *answerContext) end() {
 	if c.parent == nil {
 		return // never shown
 	}
-	c.mu.Lock()
-	c.ended = true
-	m := c.made.Load()
-	c.mu.Unlock()
-	if m != nil {
+	c.ended.Store(true)
+	if m := c.made.Load(); m != nil {
 		m.cancel()
 	}
 }

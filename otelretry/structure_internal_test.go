@@ -412,8 +412,20 @@ func (r *lockRule) callee(call *ast.CallExpr) types.Object {
 }
 
 // externalUserCode are functions of other packages that run code the
-// package does not own: the global error handler.
-var externalUserCode = map[string]bool{"go.opentelemetry.io/otel.Handle": true}
+// package does not own: the global error handler, and the derivations of
+// a context, which call its parent's Done and Value (a caller's own
+// context type's).
+var externalUserCode = map[string]bool{
+	"go.opentelemetry.io/otel.Handle": true,
+	"context.WithCancel":              true,
+	"context.WithCancelCause":         true,
+	"context.WithDeadline":            true,
+	"context.WithDeadlineCause":       true,
+	"context.WithTimeout":             true,
+	"context.WithTimeoutCause":        true,
+	"context.AfterFunc":               true,
+	"context.Cause":                   true,
+}
 
 // userCode reports, for the calls under n, one that may run code the
 // package does not own (user code: a hook, the telemetry, a body, a base),
