@@ -345,6 +345,10 @@ func FuzzDecide(f *testing.F) {
 		if flags&64 != 0 {
 			in.drainFloor = 2 * msec
 		}
+		if pauseAsked && race&1 == 0 {
+			// The hooks' time since the answer, part of the pause.
+			in.sinceAnswer = time.Duration(uint64(remainingMs*13+backoffMs*7)%500) * msec
+		}
 		if status <= 0 {
 			in.status = 0
 			in.class = classes[int(classIdx)%len(classes)]
@@ -402,8 +406,8 @@ func FuzzDecide(f *testing.F) {
 				t.Fatalf("a write that may have been applied (%s) was left to another attempt", in.class)
 			}
 		} else if v.decision == attrs.DecisionRetry {
-			if v.pause >= in.remaining || v.drain >= in.remaining || v.drain < v.pause {
-				t.Fatalf("retry with a pause of %v, a drain of %v and only %v left", v.pause, v.drain, in.remaining)
+			if max(v.pause-in.sinceAnswer, in.drainFloor) >= in.remaining || v.drain < v.pause {
+				t.Fatalf("retry with a pause of %v and a drain of %v from an answer %v ago, and only %v left", v.pause, v.drain, in.sinceAnswer, in.remaining)
 			}
 			if in.attemptsLeft <= 0 || !in.replayable || (in.budgetAsked && in.budget != "") || in.noRetry {
 				t.Fatalf("retry past a limit: %+v", in)
@@ -739,7 +743,7 @@ func refLookUp(in input, v verdict) verdict {
 func refLimits(in input, pause time.Duration, why attrs.Reason) verdict {
 	drain := max(pause, in.drainFloor)
 	switch {
-	case in.remaining <= drain:
+	case in.remaining <= max(pause-in.sinceAnswer, in.drainFloor): // counted from the answer
 		return verdict{decision: attrs.DecisionDeadlineExceeded, reason: attrs.ReasonDeadline}
 	case in.attemptsLeft <= 0:
 		return verdict{decision: attrs.DecisionMaxAttempts, reason: attrs.ReasonAttemptLimit}
