@@ -228,17 +228,29 @@ func (s *attemptSetup) scopeValue(key any) (v any, ok bool) {
 // layer added over the outer attempt's was composed by httptrace with the
 // outer hooks, which cannot be taken out of it: the call keeps it, and the
 // outer attempt is told it was overheard (wire.overheard).
-func callerTrace(parent context.Context) *httptrace.ClientTrace {
-	t := httptrace.ContextClientTrace(parent)
+//
+// It reports whether the trace is parent's own (not the one below an
+// outer attempt). The lookup may reach the outer attempt's context, which
+// then takes it for a layer below asking (wire.askedLive): it is told the
+// ask is this call's (wire.probing).
+func callerTrace(parent context.Context) (t *httptrace.ClientTrace, parents bool) {
 	outer, ok := parent.Value(attemptKey{}).(*attempt)
+	if ok {
+		outer.wire.probing.Add(1)
+	}
+	t = httptrace.ContextClientTrace(parent)
+	if ok {
+		outer.wire.probing.Add(-1)
+	}
 	if !ok || t == nil {
-		return t
+		return t, true
 	}
 	if t == outer.wire.ownTrace() {
-		return callerTrace(outer.ctx.Context)
+		t, _ = callerTrace(outer.ctx.Context)
+		return t, false
 	}
 	outer.wire.overhear()
-	return t
+	return t, true
 }
 
 // sender is how a Transport sends attempts, chosen once in NewTransport.

@@ -130,3 +130,73 @@ func TestAPrepareCallDoesNotMakeACustomBaseNetHTTP(t *testing.T) {
 		})
 	}
 }
+
+// A base of one's own that never reads the request's ClientTrace, cleans
+// a header net/http would refuse, and fetches a token with the request's
+// context through an otelretry Transport over net/http (a call the base
+// makes with its request's context is an operation of its own, see the
+// boundary) is not net/http's Transport: its transient failure is retried
+// (row 26), as TestAPrepareCallDoesNotMakeACustomBaseNetHTTP says for the
+// same base. The inner net/http asks the inner attempt's context for its
+// ClientTrace, and the inner wire's callerTrace asks the outer attempt's
+// context for its own, once the outer attempt is live: the outer wire
+// took that for a layer below it asking (askedLive), and the base's
+// failure was stopped invalid_request. That lookup is told apart now
+// (wire.probing).
+func TestABasesOwnOtelretryCallDoesNotMakeItNetHTTP(t *testing.T) {
+	tokenSrv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "tok") }))
+	defer tokenSrv.Close()
+	side := &http.Transport{}
+	defer side.CloseIdleConnections()
+	for _, through := range []string{"no call", "plain net/http", "otelretry over net/http"} {
+		t.Run(through, func(t *testing.T) {
+			var client *http.Client
+			switch through {
+			case "plain net/http":
+				client = &http.Client{Transport: side}
+			case "otelretry over net/http":
+				client = &http.Client{Transport: otelretry.NewTransport(side)}
+			}
+			var calls atomic.Int32
+			base := roundTripFunc(func(r *http.Request) (*http.Response, error) {
+				if client != nil {
+					tr, err := http.NewRequestWithContext(r.Context(), http.MethodGet, tokenSrv.URL, nil)
+					if err != nil {
+						return nil, err
+					}
+					resp, err := client.Do(tr)
+					if err != nil {
+						return nil, err
+					}
+					io.Copy(io.Discard, resp.Body)
+					resp.Body.Close()
+				}
+				// Cleans the header net/http would refuse, then its upstream fails once.
+				r.Header.Set("X-Note", strings.Map(func(c rune) rune {
+					if c < ' ' {
+						return ' '
+					}
+					return c
+				}, r.Header.Get("X-Note")))
+				if calls.Add(1) == 1 {
+					return nil, errors.New("connection reset by peer")
+				}
+				return &http.Response{StatusCode: http.StatusOK, Body: io.NopCloser(strings.NewReader("ok")), Request: r}, nil
+			})
+			tr := otelretry.NewTransport(base, otelretry.WithBackoff(otelretry.ConstantBackoff(0)))
+			req := get(t, t.Context(), "http://svc.example/v1/items")
+			req.Header.Set("X-Note", "line one\nline two")
+			resp, err := tr.RoundTrip(req)
+			if err != nil {
+				var oe *otelretry.Error
+				errors.As(err, &oe)
+				t.Fatalf("GET: %v (reason %v, attempts %d, base called %d times); want retried to its 200",
+					err, oe.Reason, oe.Attempts, calls.Load())
+			}
+			resp.Body.Close()
+			if resp.StatusCode != http.StatusOK || calls.Load() != 2 {
+				t.Errorf("status %d after %d calls; want 200 after 2", resp.StatusCode, calls.Load())
+			}
+		})
+	}
+}

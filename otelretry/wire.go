@@ -43,8 +43,12 @@ type wire struct {
 	// their own (see scopeOf).
 	live atomic.Bool
 	// askedLive: a layer below asked for the trace once the attempt was
-	// live (see reachedTrace).
+	// live (see reachedTrace). probing counts the lookups of a call made
+	// inside the attempt through an otelretry Transport (callerTrace),
+	// which are no layer below asking; a layer's ask at the same moment
+	// is missed (its refusal is then retried, as before this was known).
 	askedLive atomic.Bool
+	probing   atomic.Int32
 	// overheard: a call made inside the attempt through an otelretry
 	// Transport took a ClientTrace that carries these hooks and cannot be
 	// parted from them (see callerTrace), so they may hear that call's
@@ -120,15 +124,15 @@ func (w *wire) hooks() *httptrace.ClientTrace {
 // (parent derives from another attempt's context), it is composed from a
 // context of its own. Two layers that ask at once may both make one; the
 // first kept is the one every layer gets.
-func (w *wire) clientTrace(parent context.Context, callerTrace func(context.Context) *httptrace.ClientTrace) *httptrace.ClientTrace {
-	if w.live.Load() && !w.askedLive.Load() {
+func (w *wire) clientTrace(parent context.Context, callerTrace func(context.Context) (*httptrace.ClientTrace, bool)) *httptrace.ClientTrace {
+	if w.live.Load() && w.probing.Load() == 0 && !w.askedLive.Load() {
 		w.askedLive.Store(true)
 	}
 	if t := w.trace.Load(); t != nil {
 		return t
 	}
 	t := w.hooks()
-	if caller := callerTrace(parent); caller == httptrace.ContextClientTrace(parent) && caller != nil {
+	if caller, parents := callerTrace(parent); parents && caller != nil {
 		t = httptrace.ContextClientTrace(httptrace.WithClientTrace(parent, t))
 	} else if caller != nil {
 		t = httptrace.ContextClientTrace(httptrace.WithClientTrace(httptrace.WithClientTrace(context.Background(), caller), t))
