@@ -35,7 +35,11 @@ type releaser interface {
 type responseBody struct {
 	io.ReadCloser
 	owner releaser
-	once  sync.Once
+	// released: the attempt was released (release), once. A flag, not a
+	// sync.Once: the release cancels the attempt's context, which asks
+	// the caller's context (a type of the caller's own) for its Done and
+	// Value, and a Close on another goroutine must not wait on that code.
+	released atomic.Bool
 	// closed: the caller closed the body; a read on another goroutine
 	// that fails after it was stopped by the caller, not broken.
 	closed atomic.Bool
@@ -49,7 +53,7 @@ func (b *responseBody) Read(p []byte) (int, error) {
 		// now, as net/http frees a request at EOF, a body never closed
 		// leaves no context under the caller's (each held about 5 KB for
 		// as long as the caller's context lived).
-		b.once.Do(b.owner.release)
+		b.release()
 	case err != nil:
 		b.owner.bodyBroke(err, b.closed.Load())
 		err = handedOver(err)
@@ -59,7 +63,7 @@ func (b *responseBody) Read(p []byte) (int, error) {
 
 func (b *responseBody) Close() error {
 	b.closed.Store(true)
-	defer b.once.Do(b.owner.release) // also when the base's Close panics
+	defer b.release() // also when the base's Close panics
 	recorded, closed := false, false
 	defer func() {
 		if !recorded { // the telemetry panicked: the base's body (and what wraps it) is closed all the same
@@ -78,6 +82,13 @@ func (b *responseBody) Close() error {
 	err := b.ReadCloser.Close()
 	closed = true
 	return err
+}
+
+// release releases the attempt, the first time only.
+func (b *responseBody) release() {
+	if b.released.CompareAndSwap(false, true) {
+		b.owner.release()
+	}
 }
 
 type responseReadWriteCloser struct {

@@ -547,9 +547,7 @@ func (r *lockRule) lockCall(st ast.Stmt) (mu string, unlock, ok bool) {
 // Close, once, its later callers waiting for the first one's result, as
 // the io.Closer of net/http's bodies does.
 var onceAcrossUserCode = map[string]string{
-	"rawBody.close":      "the base's body Close, once; a later Close returns its error (body.go)",
-	"responseBody.Read":  "releases its attempt at EOF through releaser, whose one implementation is *attempt",
-	"responseBody.Close": "releases its attempt through releaser, whose one implementation is *attempt",
+	"rawBody.close": "the base's body Close, once; a later Close returns its error (body.go)",
 }
 
 // checkOnce checks a call of sync.Once.Do in fd: its function runs under
