@@ -83,6 +83,10 @@ type Error struct {
 	// never holds back a first call.
 	Attempts int
 	// Err is the last cause: the last attempt's transport error, or nil.
+	// Where something else stopped what followed it (GetBody failing on
+	// the resend, the body's buffering), both are joined (errors.Join:
+	// the text then spans two lines); where nothing failed but the caller
+	// gave up, it is the caller's context error.
 	Err error
 
 	// unknownWrite marks a write whose outcome is unknown: check_state, or

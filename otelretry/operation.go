@@ -228,7 +228,8 @@ func (op *operation) run(held *holdings) (*http.Response, error, verdict) {
 	var p progress
 	refused := op.admitFirst(held, &p)
 	var target lookUpTarget
-	planned := 0 // the number of a call planned and not made, which the resend a check allows takes
+	planned := 0         // the number of a call planned and not made, which the resend a check allows takes
+	var retriedErr error // the error of the attempt the retry planned follows, if it failed so
 	for n := 1; ; n++ {
 		now := op.clock.since()
 		if v := op.beforeCall(n, now, refused, &p); !v.goAhead() {
@@ -237,7 +238,7 @@ func (op *operation) run(held *holdings) (*http.Response, error, verdict) {
 				number = op.ident.plannedNumber(n, p.lastNumber())
 			}
 			p = p.abandon(op.abandonPlanned(&p, number, v))
-			return nil, op.fail(v, errors.Join(op.callerErr(), op.sanitize(op.setup.bodies.err(), nil)), nil, now, &p, held), v
+			return nil, op.fail(v, op.stoppedBeforeCall(retriedErr), nil, now, &p, held), v
 		}
 		a, number, v, err := op.prepareAttempt(attemptID{n: n, number: planned}, &p, held)
 		planned = 0
@@ -263,6 +264,7 @@ func (op *operation) run(held *holdings) (*http.Response, error, verdict) {
 		switch res.v.decision {
 		case attrs.DecisionRetry:
 			target.retried(a, res)
+			retriedErr = res.err
 			a.discard(res.resp, res.v.drain)
 			op.pause(a.end+res.v.pause, res.v.pause)
 			continue
@@ -280,6 +282,20 @@ func (op *operation) run(held *holdings) (*http.Response, error, verdict) {
 		a.release()
 		return nil, op.fail(res.v, res.err, nil, op.clock.since(), &p, held), res.v
 	}
+}
+
+// stoppedBeforeCall is the cause of an operation that a call planned did
+// not start: the last attempt's error, when the call was its retry (the
+// caller gave up during the pause, the deadline passed), as any operation
+// that ends after a failed attempt tells it; else the caller's reason and
+// what the buffering of the body met. The caller's end is the outcome's
+// (Error.Unwrap).
+func (op *operation) stoppedBeforeCall(retriedErr error) error {
+	body := op.sanitize(op.setup.bodies.err(), nil)
+	if retriedErr != nil {
+		return errors.Join(retriedErr, body)
+	}
+	return errors.Join(op.callerErr(), body)
 }
 
 // beforeCall is the verdict before call n, at now: whether it may be
