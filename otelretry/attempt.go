@@ -14,6 +14,7 @@ import (
 	"net/url"
 	"reflect"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -445,22 +446,69 @@ func (a *attempt) proxyRefusal(err error) bool {
 // (an HTTP/2 connection a canceled request's dial left in the pool is
 // taken without a GetConn), the error is the attempt's own (not the
 // caller's cancel, nor a cut), no call inside the attempt was overheard,
-// and the request breaks a rule it checks first (transportRefuses). The
-// same request is refused again, and the host saw nothing of it. Below a
-// layer that wraps it (otelhttp's Transport, under WithoutClientSpans),
-// net/http's Transport is known by its first step: it asks the request's
-// context for its ClientTrace before it checks anything (reachedTrace);
-// as any base may ask so, only what no HTTP client sends (a field, a
-// trailer or a method net/http refuses, a scheme its own error names) is
-// taken for its refusal there, never a request with no host, which a base
-// of one's own may route (a Unix socket's).
+// and the request breaks a rule it checks first (transportRefuses); or it
+// took an HTTP/2 connection and refused, before writing the headers, a
+// field HTTP/2 forbids (h2Refuses). The same request is refused again,
+// and the host saw nothing of it. Below a layer that wraps it (otelhttp's
+// Transport, under WithoutClientSpans), net/http's Transport is known by
+// its first step: it asks the request's context for its ClientTrace
+// before it checks anything (reachedTrace); as any base may ask so, only
+// what no HTTP client sends (a field, a trailer or a method net/http
+// refuses, a scheme its own error names) is taken for its refusal there,
+// never a request with no host, which a base of one's own may route (a
+// Unix socket's).
 func (a *attempt) refusedByTransport(own error) bool {
 	w := &a.wire
 	base := a.overNetHTTP()
-	return (base || w.reachedTrace()) && own != nil && !a.cutBeforeCall && a.out != nil && !a.timer.timedOut() &&
-		!w.askedConn.Load() && !w.gotConn.Load() && !w.headersOut.Load() && w.writes.Load() == 0 && !w.overheard.Load() &&
-		transportRefuses(a.out, own, base)
+	if !(base || w.reachedTrace()) || !a.failedUnwritten(own) {
+		return false
+	}
+	if !w.gotConn.Load() {
+		return !w.askedConn.Load() && transportRefuses(a.out, own, base)
+	}
+	return !w.connHTTP1.Load() && h2Refuses(a.out, own)
 }
+
+// failedUnwritten reports whether own is the attempt's own error (not the
+// caller's cancel, nor a cut) and the base wrote nothing of the request:
+// no headers, no write, no call inside the attempt overheard.
+func (a *attempt) failedUnwritten(own error) bool {
+	w := &a.wire
+	return own != nil && !a.cutBeforeCall && a.out != nil && !a.timer.timedOut() &&
+		!w.headersOut.Load() && w.writes.Load() == 0 && !w.overheard.Load()
+}
+
+// h2Refuses reports whether net/http's HTTP/2 client refused r, which
+// failed with err on an HTTP/2 connection before its headers were
+// written: a connection-level field HTTP/2 forbids and HTTP/1 sends (an
+// Upgrade, a Transfer-Encoding other than chunked, a Connection other
+// than close or keep-alive, as net/http checks them), its refusal an
+// errors.New that fmt.Errorf("http2: %w") wraps.
+func h2Refuses(r *http.Request, err error) bool {
+	if reflect.TypeOf(err) != wrapErrorType || reflect.TypeOf(errors.Unwrap(err)) != errorStringType {
+		return false
+	}
+	h := r.Header
+	upgrade, encoding, connection := h["Upgrade"], h["Transfer-Encoding"], h["Connection"]
+	switch {
+	case len(upgrade) > 0 && upgrade[0] != "" && upgrade[0] != "chunked": // as net/http reads it
+		return true
+	case len(encoding) > 1 || len(encoding) == 1 && encoding[0] != "" && encoding[0] != "chunked":
+		return true
+	case len(connection) > 1:
+		return true
+	}
+	return len(connection) == 1 && connection[0] != "" &&
+		!asciiEqualFold(connection[0], "close") && !asciiEqualFold(connection[0], "keep-alive")
+}
+
+// asciiEqualFold reports whether s is t, an ASCII word, in any case, as
+// net/http compares them: a rune outside ASCII that folds to t's takes
+// more bytes than t's.
+func asciiEqualFold(s, t string) bool { return len(s) == len(t) && strings.EqualFold(s, t) }
+
+// wrapErrorType is the type of fmt.Errorf's errors that wrap one.
+var wrapErrorType = reflect.TypeOf(fmt.Errorf("%w", errors.New("")))
 
 // transportRefuses reports whether net/http's Transport refused r, which
 // failed with err before it asked for a connection: no header map; for

@@ -96,3 +96,87 @@ func TestAnHTTP2ConnectionPooledWithoutGetConnIsNoRefusal(t *testing.T) {
 		t.Logf("host saw %d; err %v", badSeen.Load(), err)
 	}
 }
+
+// h2ServerCounting is a TLS server speaking HTTP/2 that counts the requests it
+// handles and answers a 503 when fail is set (once), and a base with its
+// HTTP/2 connection pooled.
+func h2ServerCounting(t *testing.T, seen, fail *atomic.Int32) (*httptest.Server, *http.Transport) {
+	t.Helper()
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		seen.Add(1)
+		if fail.CompareAndSwap(1, 0) {
+			w.WriteHeader(http.StatusServiceUnavailable)
+		}
+	}))
+	srv.EnableHTTP2 = true
+	srv.StartTLS()
+	t.Cleanup(srv.Close)
+	base := srv.Client().Transport.(*http.Transport)
+	t.Cleanup(base.CloseIdleConnections)
+	resp, err := base.RoundTrip(get(t, t.Context(), srv.URL))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.ProtoMajor != 2 {
+		t.Fatalf("proto %s; want HTTP/2", resp.Proto)
+	}
+	return srv, base
+}
+
+// net/http's HTTP/2 client refuses, once it has the connection and
+// before it writes the headers, a connection-level field HTTP/2 forbids
+// and HTTP/1 sends. The host sees nothing, and the same request is refused
+// again: it ends stop (invalid_request) after one attempt, as row 24
+// says. It was retried as any transport error, three sends of a GET
+// (a reviewer's find).
+func TestAFieldHTTP2ForbidsIsARefusal(t *testing.T) {
+	for _, field := range [][2]string{{"Connection", "Upgrade-Insecure"}, {"Upgrade", "websocket"}, {"Transfer-Encoding", "gzip"}} {
+		t.Run(field[0], func(t *testing.T) {
+			var seen, fail atomic.Int32
+			srv, base := h2ServerCounting(t, &seen, &fail)
+			before := seen.Load()
+			tr := otelretry.NewTransport(base, otelretry.WithBackoff(otelretry.ConstantBackoff(0)))
+			req := get(t, t.Context(), srv.URL)
+			req.Header.Set(field[0], field[1])
+			resp, err := tr.RoundTrip(req)
+			if resp != nil {
+				resp.Body.Close()
+			}
+			var oe *otelretry.Error
+			if !errors.As(err, &oe) || oe.Reason != attrs.ReasonInvalidRequest || oe.Attempts != 1 {
+				t.Errorf("err %v; want stop (invalid_request) after 1 attempt", err)
+			}
+			if n := seen.Load() - before; n != 0 {
+				t.Errorf("the host saw %d", n)
+			}
+		})
+	}
+}
+
+// Such refusals cost the host's retry budget nothing (row 24): after four
+// of them, a good GET's 503 is retried. They drained it: the 503 ended
+// budget_exhausted after one attempt (a reviewer's find).
+func TestFieldsHTTP2ForbidsCostNoBudget(t *testing.T) {
+	var seen, fail atomic.Int32
+	srv, base := h2ServerCounting(t, &seen, &fail)
+	tr := otelretry.NewTransport(base, otelretry.WithBackoff(otelretry.ConstantBackoff(0)), otelretry.WithBudget(&otelretry.Budget{}))
+	for range 4 {
+		req := get(t, t.Context(), srv.URL)
+		req.Header.Set("Connection", "Upgrade-Insecure")
+		if resp, err := tr.RoundTrip(req); err == nil {
+			resp.Body.Close()
+			t.Fatal("a refused request was answered")
+		}
+	}
+	fail.Store(1)
+	var res otelretry.Results
+	resp, err := tr.RoundTrip(get(t, otelretry.WithResults(t.Context(), &res), srv.URL))
+	if resp != nil {
+		resp.Body.Close()
+	}
+	last, _ := res.Last()
+	if err != nil || resp.StatusCode != http.StatusOK {
+		t.Errorf("after 4 refusals, a good GET's 503: err %v, %s/%s after %d attempts; want 200 after a retry", err, last.Outcome, last.Reason, last.Attempts)
+	}
+}
