@@ -84,9 +84,13 @@ type Error struct {
 	Attempts int
 	// Err is the last cause: the last attempt's transport error, or nil.
 	// Where something else stopped what followed it (GetBody failing on
-	// the resend, the body's buffering), both are joined (errors.Join:
-	// the text then spans two lines); where nothing failed but the caller
-	// gave up, it is the caller's context error.
+	// the resend, the PrepareAttemptFunc, the body's buffering), both are
+	// joined (errors.Join: the text then spans two lines); where no
+	// attempt failed so and the caller gave up, it is the caller's
+	// context error. It is kept whatever ended the operation: after an
+	// attempt timeout, errors.Is(err, context.DeadlineExceeded) holds also
+	// when the caller's cancel during the pause ended it (Outcome
+	// canceled); Outcome and Timeout tell why the operation ended.
 	Err error
 
 	// unknownWrite marks a write whose outcome is unknown: check_state, or

@@ -228,8 +228,8 @@ func (op *operation) run(held *holdings) (*http.Response, error, verdict) {
 	var p progress
 	refused := op.admitFirst(held, &p)
 	var target lookUpTarget
-	planned := 0         // the number of a call planned and not made, which the resend a check allows takes
-	var retriedErr error // the error of the attempt the retry planned follows, if it failed so
+	planned := 0      // the number of a call planned and not made, which the resend a check allows takes
+	var lastErr error // the last attempt's error, nil when it failed with none (an answer) or none was made
 	for n := 1; ; n++ {
 		now := op.clock.since()
 		if v := op.beforeCall(n, now, refused, &p); !v.goAhead() {
@@ -238,12 +238,12 @@ func (op *operation) run(held *holdings) (*http.Response, error, verdict) {
 				number = op.ident.plannedNumber(n, p.lastNumber())
 			}
 			p = p.abandon(op.abandonPlanned(&p, number, v))
-			return nil, op.fail(v, op.stoppedBeforeCall(retriedErr), nil, now, &p, held), v
+			return nil, op.fail(v, op.stoppedBeforeCall(lastErr), nil, now, &p, held), v
 		}
 		a, number, v, err := op.prepareAttempt(attemptID{n: n, number: planned}, &p, held)
 		planned = 0
 		if a == nil {
-			resp, err, v, resend := op.notPrepared(v, number, err, target, &p, held)
+			resp, err, v, resend := op.notPrepared(v, number, err, lastErr, target, &p, held)
 			if resend {
 				// The call planned was not made: the resend is it, under
 				// its number (another operation under the same id may
@@ -261,10 +261,10 @@ func (op *operation) run(held *holdings) (*http.Response, error, verdict) {
 			res = a.send()
 		}
 		p = p.after(a.id.n, &a.ev)
+		lastErr = res.err
 		switch res.v.decision {
 		case attrs.DecisionRetry:
 			target.retried(a, res)
-			retriedErr = res.err
 			a.discard(res.resp, res.v.drain)
 			op.pause(a.end+res.v.pause, res.v.pause)
 			continue
@@ -285,15 +285,15 @@ func (op *operation) run(held *holdings) (*http.Response, error, verdict) {
 }
 
 // stoppedBeforeCall is the cause of an operation that a call planned did
-// not start: the last attempt's error, when the call was its retry (the
-// caller gave up during the pause, the deadline passed), as any operation
-// that ends after a failed attempt tells it; else the caller's reason and
-// what the buffering of the body met. The caller's end is the outcome's
+// not start: the last attempt's error, when one failed so (the caller gave
+// up during the pause, the deadline passed), as any operation that ends
+// after a failed attempt tells it; else the caller's reason; with what the
+// buffering of the body met. The caller's end is the outcome's
 // (Error.Unwrap).
-func (op *operation) stoppedBeforeCall(retriedErr error) error {
+func (op *operation) stoppedBeforeCall(lastErr error) error {
 	body := op.sanitize(op.setup.bodies.err(), nil)
-	if retriedErr != nil {
-		return errors.Join(retriedErr, body)
+	if lastErr != nil {
+		return errors.Join(lastErr, body)
 	}
 	return errors.Join(op.callerErr(), body)
 }
@@ -620,15 +620,16 @@ func (op *operation) waitFor(wait time.Duration) bool {
 }
 
 // notPrepared ends the operation whose attempt number could not be
-// prepared (verdict v, cause err), unless v looks up the write the
+// prepared (verdict v, cause err, joined to lastErr, the last attempt's
+// error, when it ends there), unless v looks up the write the
 // attempt was to resend (see decidePrepared): then the state check on
 // target decides, and when it finds the write not applied and admits
 // its resend, resend reports that the attempt is to be made again. The
 // call planned is recorded abandoned otherwise.
-func (op *operation) notPrepared(v verdict, number int, err error, target lookUpTarget, p *progress, held *holdings) (*http.Response, error, verdict, bool) {
+func (op *operation) notPrepared(v verdict, number int, err, lastErr error, target lookUpTarget, p *progress, held *holdings) (*http.Response, error, verdict, bool) {
 	if v.decision != attrs.DecisionCheckState || target.a == nil {
 		*p = p.abandon(op.abandonPlanned(p, number, v))
-		return nil, op.fail(v, err, nil, op.clock.since(), p, held), v, false
+		return nil, op.fail(v, errors.Join(lastErr, err), nil, op.clock.since(), p, held), v, false
 	}
 	sv, stored, checkErr := op.checkState(target.a, v, target.err, p)
 	if sv.decision == attrs.DecisionRetry {
