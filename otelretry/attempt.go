@@ -466,7 +466,7 @@ func (a *attempt) refusedByTransport(own error) bool {
 	if !w.gotConn.Load() {
 		return !w.askedConn.Load() && transportRefuses(a.out, own, base)
 	}
-	return !w.connHTTP1.Load() && h2Refuses(a.out, own)
+	return w.connHTTP2.Load() && h2Refuses(a.out, own)
 }
 
 // failedUnwritten reports whether own is the attempt's own error (not the
@@ -480,15 +480,26 @@ func (a *attempt) failedUnwritten(own error) bool {
 
 // h2Refuses reports whether net/http's HTTP/2 client refused r, which
 // failed with err on an HTTP/2 connection before its headers were
-// written: a connection-level field HTTP/2 forbids and HTTP/1 sends (an
-// Upgrade, a Transfer-Encoding other than chunked, a Connection other
-// than close or keep-alive, as net/http checks them), its refusal an
-// errors.New that fmt.Errorf("http2: %w") wraps.
+// written, its refusal an errors.New that fmt.Errorf("http2: %w") wraps:
+// a field HTTP/2 forbids and HTTP/1 sends (h2ForbiddenField), or a host
+// it does not accept.
 func h2Refuses(r *http.Request, err error) bool {
 	if reflect.TypeOf(err) != wrapErrorType || reflect.TypeOf(errors.Unwrap(err)) != errorStringType {
 		return false
 	}
-	h := r.Header
+	host := r.Host
+	if host == "" && r.URL != nil {
+		host = r.URL.Host
+	}
+	return h2ForbiddenField(r.Header, r.Trailer) || !validASCIIHost(host)
+}
+
+// h2ForbiddenField reports whether a request with header h and trailer t
+// carries a field HTTP/2 forbids, as net/http checks them: an Upgrade, a
+// Transfer-Encoding other than chunked, a Connection other than close or
+// keep-alive; a trailer named Transfer-Encoding, Trailer or
+// Content-Length.
+func h2ForbiddenField(h, t http.Header) bool {
 	upgrade, encoding, connection := h["Upgrade"], h["Transfer-Encoding"], h["Connection"]
 	switch {
 	case len(upgrade) > 0 && upgrade[0] != "" && upgrade[0] != "chunked": // as net/http reads it
@@ -497,9 +508,33 @@ func h2Refuses(r *http.Request, err error) bool {
 		return true
 	case len(connection) > 1:
 		return true
+	case len(connection) == 1 && connection[0] != "" &&
+		!asciiEqualFold(connection[0], "close") && !asciiEqualFold(connection[0], "keep-alive"):
+		return true
 	}
-	return len(connection) == 1 && connection[0] != "" &&
-		!asciiEqualFold(connection[0], "close") && !asciiEqualFold(connection[0], "keep-alive")
+	for k := range t {
+		switch http.CanonicalHeaderKey(k) {
+		case "Transfer-Encoding", "Trailer", "Content-Length":
+			return true
+		}
+	}
+	return false
+}
+
+// validASCIIHost reports whether host, when it is ASCII, holds only the
+// bytes net/http accepts in a Host (httpguts.ValidHostHeader); a host
+// outside ASCII is converted first, and its failure is no errors.New.
+func validASCIIHost(host string) bool {
+	for i := 0; i < len(host); i++ {
+		c := host[i]
+		if c >= 0x80 {
+			return true
+		}
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || strings.IndexByte("!$%&'()*+,-.:;=[]_~", c) >= 0) {
+			return false
+		}
+	}
+	return true
 }
 
 // asciiEqualFold reports whether s is t, an ASCII word, in any case, as

@@ -7,8 +7,11 @@ import (
 	"context"
 	"crypto/tls"
 	"errors"
+	"fmt"
+	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/http/httptrace"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -126,19 +129,26 @@ func h2ServerCounting(t *testing.T, seen, fail *atomic.Int32) (*httptest.Server,
 
 // net/http's HTTP/2 client refuses, once it has the connection and
 // before it writes the headers, a connection-level field HTTP/2 forbids
-// and HTTP/1 sends. The host sees nothing, and the same request is refused
-// again: it ends stop (invalid_request) after one attempt, as row 24
-// says. It was retried as any transport error, three sends of a GET
-// (a reviewer's find).
+// and HTTP/1 sends, a trailer key it forbids, and a Host it does not
+// accept (HTTP/1 sends it empty). The host sees nothing, and the same
+// request is refused again: it ends stop (invalid_request) after one
+// attempt, as row 24 says. They were retried as any transport error,
+// three sends of a GET (reviewers' finds).
 func TestAFieldHTTP2ForbidsIsARefusal(t *testing.T) {
-	for _, field := range [][2]string{{"Connection", "Upgrade-Insecure"}, {"Upgrade", "websocket"}, {"Transfer-Encoding", "gzip"}} {
-		t.Run(field[0], func(t *testing.T) {
+	for name, mod := range map[string]func(*http.Request){
+		"Connection":        func(r *http.Request) { r.Header.Set("Connection", "Upgrade-Insecure") },
+		"Upgrade":           func(r *http.Request) { r.Header.Set("Upgrade", "websocket") },
+		"Transfer-Encoding": func(r *http.Request) { r.Header.Set("Transfer-Encoding", "gzip") },
+		"trailer key":       func(r *http.Request) { r.Trailer = http.Header{"Content-Length": nil} },
+		"Host":              func(r *http.Request) { r.Host = "bad host" },
+	} {
+		t.Run(name, func(t *testing.T) {
 			var seen, fail atomic.Int32
 			srv, base := h2ServerCounting(t, &seen, &fail)
 			before := seen.Load()
 			tr := otelretry.NewTransport(base, otelretry.WithBackoff(otelretry.ConstantBackoff(0)))
 			req := get(t, t.Context(), srv.URL)
-			req.Header.Set(field[0], field[1])
+			mod(req)
 			resp, err := tr.RoundTrip(req)
 			if resp != nil {
 				resp.Body.Close()
@@ -152,6 +162,55 @@ func TestAFieldHTTP2ForbidsIsARefusal(t *testing.T) {
 			}
 		})
 	}
+}
+
+// flakyTracedBase is a base of one's own that reports the connection it
+// took (a plain TCP connection, over which it speaks HTTP/1) through the
+// request's ClientTrace, and whose first call fails there with an error it
+// wraps with %w; later calls go to next.
+type flakyTracedBase struct {
+	next  http.RoundTripper
+	calls atomic.Int32
+}
+
+func (b *flakyTracedBase) RoundTrip(r *http.Request) (*http.Response, error) {
+	if b.calls.Add(1) == 1 {
+		if tr := httptrace.ContextClientTrace(r.Context()); tr != nil {
+			if tr.GetConn != nil {
+				tr.GetConn(r.URL.Host)
+			}
+			c1, c2 := net.Pipe()
+			defer c1.Close()
+			defer c2.Close()
+			if tr.GotConn != nil {
+				tr.GotConn(httptrace.GotConnInfo{Conn: c1})
+			}
+		}
+		return nil, fmt.Errorf("pool: %w", errors.New("connection lost before the request was written"))
+	}
+	return b.next.RoundTrip(r)
+}
+
+// Only a connection known to speak HTTP/2 tells net/http's HTTP/2
+// refusal: a base of one's own over a plain connection, whose transient
+// failure on a websocket handshake's GET has the refusal's shape, is
+// retried. It was stopped invalid_request, a connection not known to
+// speak HTTP/1 taken for HTTP/2 (a reviewer's find).
+func TestAnHTTP1UpgradesFailureIsNoHTTP2Refusal(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
+	defer srv.Close()
+	inner := &http.Transport{}
+	defer inner.CloseIdleConnections()
+	base := &flakyTracedBase{next: inner}
+	tr := otelretry.NewTransport(base, otelretry.WithBackoff(otelretry.ConstantBackoff(0)))
+	req := get(t, t.Context(), srv.URL)
+	req.Header.Set("Connection", "Upgrade")
+	req.Header.Set("Upgrade", "websocket")
+	resp, err := tr.RoundTrip(req)
+	if err != nil {
+		t.Fatalf("err %v after %d calls; want the transient failure retried and answered", err, base.calls.Load())
+	}
+	resp.Body.Close()
 }
 
 // Such refusals cost the host's retry budget nothing (row 24): after four

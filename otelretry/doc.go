@@ -128,15 +128,17 @@
 //     or trailer, the method (when no HTTP/2 connection to the host is
 //     pooled: the request then goes, and is answered) or the host it does
 //     not accept (below a wrapper, which a base of one's own may be, not a
-//     missing host), or a scheme no protocol is registered for; or, on an
-//     HTTP/2 connection, before writing the headers, a field HTTP/2 forbids
-//     and HTTP/1 sends (Connection other than close or keep-alive, Upgrade,
-//     Transfer-Encoding other than chunked) (the caller's request: sent
-//     again, it is refused again) (any): stop, not charged to the retry
-//     budget (the host saw nothing); with another attempt in flight (a
-//     hedge its PrepareAttemptFunc made unsendable in a way its preparation
-//     does not check: another scheme), retry (in_flight): the race goes on,
-//     reason invalid_request
+//     missing host), or a scheme no protocol is registered for; or, on a
+//     connection known to speak HTTP/2, before writing the headers, a field
+//     HTTP/2 forbids and HTTP/1 sends (Connection other than close or
+//     keep-alive, Upgrade, Transfer-Encoding other than chunked; a
+//     Transfer-Encoding, Trailer or Content-Length trailer) or a Host it
+//     does not accept (the caller's request: sent again, it is refused
+//     again) (any): stop, not charged to the retry budget (the host saw
+//     nothing); with another attempt in flight (a hedge its
+//     PrepareAttemptFunc made unsendable in a way its preparation does not
+//     check: another scheme), retry (in_flight): the race goes on, reason
+//     invalid_request
 //   - 25. after an attempt, an error that proves the request never left:
 //     connection refused, DNS, TLS handshake, dial; a cut before the base
 //     reported a connection; a failed first write on a reused HTTP/1

@@ -65,9 +65,10 @@ type wire struct {
 	// askedConn: the base reported it was getting a connection (GetConn),
 	// so it reports its phases through httptrace.
 	askedConn atomic.Bool
-	// connHTTP1, connReused: what GotConn said of the last connection:
-	// it speaks HTTP/1, and it was taken from the idle pool.
-	connHTTP1, connReused atomic.Bool
+	// connHTTP1, connHTTP2, connReused: what GotConn said of the last
+	// connection: it is known to speak HTTP/1, or HTTP/2 (see
+	// protocols.speaks), and it was taken from the idle pool.
+	connHTTP1, connHTTP2, connReused atomic.Bool
 	// gotConn: the base took a connection for the request (GotConn), so
 	// its writing may have begun; headersOut: it reported the headers
 	// written (WroteHeaders); connWriteFailed: it reported a write that
@@ -263,7 +264,9 @@ func (w *wire) gotConnection(info httptrace.GotConnInfo) {
 	if w.gathers() {
 		w.gotConn.Store(true)
 		w.connReused.Store(info.Reused)
-		w.connHTTP1.Store(w.setup.protocols.speaksHTTP1(w.setup.url, info.Conn))
+		h1, h2 := w.setup.protocols.speaks(w.setup.url, info.Conn)
+		w.connHTTP1.Store(h1)
+		w.connHTTP2.Store(h2)
 	}
 	w.setup.timer.entered(phaseGotConn)
 }
@@ -462,7 +465,7 @@ type protocols struct {
 	memo               protocolMemo
 }
 
-// speaksHTTP1 reports whether conn, which a request to u got, is known to
+// speaks reports whether conn, which a request to u got, is known to
 // speak HTTP/1 (see wire.unsentByTrace, which proves a request unsent
 // only by HTTP/1's rules): a TLS connection that did not negotiate h2, or
 // a connection without a TLS state of net/http's own transport not
@@ -470,16 +473,18 @@ type protocols struct {
 // connection whatever the URL's scheme (a dialer's TLS connection that is
 // not a *tls.Conn too). Any other base may speak h2c over a connection
 // without TLS (net/http's wrapped in a layer, whose configuration cannot
-// be read), so nothing proves it HTTP/1 there.
-func (p *protocols) speaksHTTP1(u *url.URL, conn net.Conn) bool {
+// be read), so nothing proves it HTTP/1 there. Likewise h2, known to
+// speak HTTP/2: a *tls.Conn that negotiated h2, or a connection without
+// TLS of net/http's own transport configured for prior-knowledge h2c.
+func (p *protocols) speaks(u *url.URL, conn net.Conn) (h1, h2 bool) {
 	netHTTPsOwn := p.known && !p.h2c // HTTP/1 on a connection without a TLS state
-	if tlsConn, h2 := p.memo.learn(u, conn); tlsConn {
+	if tlsConn, negotiated := p.memo.learn(u, conn); tlsConn {
 		// net/http reads a TLS state from a *tls.Conn alone; over another
 		// type that tells its protocol, it speaks as over no TLS.
 		_, tlsState := conn.(*tls.Conn)
-		return !h2 && (tlsState || netHTTPsOwn)
+		return !negotiated && (tlsState || netHTTPsOwn), negotiated && tlsState
 	}
-	return netHTTPsOwn
+	return netHTTPsOwn, p.known && p.h2c
 }
 
 // mayGoOverHTTP2 reports whether a request to u may go over HTTP/2:
