@@ -141,26 +141,32 @@ func ExampleWithPrepareAttempt() {
 
 // A backoff that sees the answer honours the API's own hint, here the
 // RateLimit-Reset (in seconds) an overloaded API sends with its 503;
-// without one it falls back to a short pause. The pause is still capped by
-// the operation deadline.
+// without one it falls back to a short pause. A hint the operation's
+// deadline cannot wait for ends it at once, with the answer in hand: the
+// second server asks for a minute, and the 503 is returned after one call
+// (the default backoff would have retried it).
 func ExampleBackoff() {
-	srv, calls := flaky(1, http.StatusServiceUnavailable, http.Header{"Ratelimit-Reset": {"0"}})
-	defer srv.Close()
 	reset := otelretry.Backoff(func(retry int, a otelretry.Answer) time.Duration {
 		if secs, err := strconv.Atoi(a.Header.Get("RateLimit-Reset")); err == nil {
 			return time.Duration(secs) * time.Second
 		}
 		return 50 * time.Millisecond
 	})
-	client := &http.Client{Transport: otelretry.NewTransport(nil, otelretry.WithBackoff(reset))}
-	resp, err := client.Get(srv.URL)
-	if err != nil {
-		fmt.Println(err)
-		return
+	client := &http.Client{Transport: otelretry.NewTransport(nil, otelretry.WithBackoff(reset), otelretry.WithDeadline(2*time.Second))}
+	for _, wait := range []string{"0", "60"} {
+		srv, calls := flaky(1, http.StatusServiceUnavailable, http.Header{"Ratelimit-Reset": {wait}})
+		resp, err := client.Get(srv.URL)
+		srv.Close()
+		if err != nil {
+			fmt.Println(err)
+			return
+		}
+		resp.Body.Close()
+		fmt.Println("reset", wait+":", resp.StatusCode, "calls", calls.Load())
 	}
-	resp.Body.Close()
-	fmt.Println(resp.StatusCode, "after", calls.Load(), "calls")
-	// Output: 200 after 2 calls
+	// Output:
+	// reset 0: 200 calls 2
+	// reset 60: 503 calls 1
 }
 
 // Decorrelated jitter grows each pause from the last one taken.
