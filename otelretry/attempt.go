@@ -237,11 +237,9 @@ func (s *attemptSetup) scopeValue(key any) (v any, ok bool) {
 func callerTrace(parent context.Context) (t *httptrace.ClientTrace, parents bool) {
 	outer, ok := parent.Value(attemptKey{}).(*attempt)
 	if ok {
-		outer.wire.probing.Add(1)
-	}
-	t = httptrace.ContextClientTrace(parent)
-	if ok {
-		outer.wire.probing.Add(-1)
+		t = outer.wire.probe(parent)
+	} else {
+		t = httptrace.ContextClientTrace(parent)
 	}
 	if !ok || t == nil {
 		return t, true

@@ -293,9 +293,26 @@ func (op *operation) run(held *holdings) (*http.Response, error, verdict) {
 func (op *operation) stoppedBeforeCall(lastErr error) error {
 	body := op.sanitize(op.setup.bodies.err(), nil)
 	if lastErr != nil {
-		return errors.Join(lastErr, body)
+		return joinCauses(lastErr, body)
 	}
 	return errors.Join(op.callerErr(), body)
+}
+
+// joinCauses joins the causes of an operation's end that are not nil: the
+// one itself when it is alone (Error.Err is then the attempt's error, or
+// the hook's, as where nothing else joins it), else errors.Join's.
+func joinCauses(causes ...error) error {
+	var only error
+	n := 0
+	for _, c := range causes {
+		if c != nil {
+			only, n = c, n+1
+		}
+	}
+	if n == 1 {
+		return only
+	}
+	return errors.Join(causes...)
 }
 
 // beforeCall is the verdict before call n, at now: whether it may be
@@ -629,7 +646,7 @@ func (op *operation) waitFor(wait time.Duration) bool {
 func (op *operation) notPrepared(v verdict, number int, err, lastErr error, target lookUpTarget, p *progress, held *holdings) (*http.Response, error, verdict, bool) {
 	if v.decision != attrs.DecisionCheckState || target.a == nil {
 		*p = p.abandon(op.abandonPlanned(p, number, v))
-		return nil, op.fail(v, errors.Join(lastErr, err), nil, op.clock.since(), p, held), v, false
+		return nil, op.fail(v, joinCauses(lastErr, err), nil, op.clock.since(), p, held), v, false
 	}
 	sv, stored, checkErr := op.checkState(target.a, v, target.err, p)
 	if sv.decision == attrs.DecisionRetry {

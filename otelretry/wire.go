@@ -144,6 +144,16 @@ func (w *wire) clientTrace(parent context.Context, callerTrace func(context.Cont
 	return w.trace.Load()
 }
 
+// probe looks up parent's ClientTrace for a call made inside the attempt
+// through an otelretry Transport, a lookup that may reach the attempt's
+// own context and is no layer below asking (see askedLive); the count is
+// given back however the lookup ends (a context's Value may panic).
+func (w *wire) probe(parent context.Context) *httptrace.ClientTrace {
+	w.probing.Add(1)
+	defer w.probing.Add(-1)
+	return httptrace.ContextClientTrace(parent)
+}
+
 // reachedTrace reports whether a layer below asked the attempt's context
 // for its ClientTrace once the attempt was sent, as net/http's Transport
 // does first of all, under any wrapper (a call a PrepareAttemptFunc made
