@@ -479,8 +479,8 @@ func (a *attempt) failedUnwritten(own error) bool {
 // h2Refuses reports whether net/http's HTTP/2 client refused r, which
 // failed with err on an HTTP/2 connection before its headers were
 // written, its refusal an errors.New that fmt.Errorf("http2: %w") wraps:
-// a field HTTP/2 forbids and HTTP/1 sends (h2ForbiddenField), or a host
-// it does not accept.
+// a field HTTP/2 forbids and HTTP/1 sends (h2ForbiddenField), a host it
+// does not accept, or a :path it cannot make.
 func h2Refuses(r *http.Request, err error) bool {
 	if reflect.TypeOf(err) != wrapErrorType || reflect.TypeOf(errors.Unwrap(err)) != errorStringType {
 		return false
@@ -489,7 +489,19 @@ func h2Refuses(r *http.Request, err error) bool {
 	if host == "" && r.URL != nil {
 		host = r.URL.Host
 	}
-	return h2ForbiddenField(r.Header, r.Trailer) || !validASCIIHost(host)
+	return h2ForbiddenField(r.Header, r.Trailer) || !validHostBytes(host) || !h2Path(r, host)
+}
+
+// h2Path reports whether net/http's HTTP/2 client makes r's :path, as it
+// checks it: a CONNECT has none; else the URL's request URI, or what
+// follows its scheme and host in it, begins with a '/' or is "*".
+func h2Path(r *http.Request, host string) bool {
+	if r.Method == http.MethodConnect && len(r.Header[":protocol"]) == 0 || r.URL == nil {
+		return true
+	}
+	valid := func(p string) bool { return strings.HasPrefix(p, "/") || p == "*" }
+	path := r.URL.RequestURI()
+	return valid(path) || valid(strings.TrimPrefix(path, r.URL.Scheme+"://"+host))
 }
 
 // h2ForbiddenField reports whether a request with header h and trailer t
@@ -519,16 +531,14 @@ func h2ForbiddenField(h, t http.Header) bool {
 	return false
 }
 
-// validASCIIHost reports whether host, when it is ASCII, holds only the
-// bytes net/http accepts in a Host (httpguts.ValidHostHeader); a host
-// outside ASCII is converted first, and its failure is no errors.New.
-func validASCIIHost(host string) bool {
+// validHostBytes reports whether host's ASCII bytes are all bytes
+// net/http accepts in a Host (httpguts.ValidHostHeader). Its bytes
+// outside ASCII it converts first (punycode, all valid bytes; a failure
+// there is no errors.New), keeping the port as it is.
+func validHostBytes(host string) bool {
 	for i := 0; i < len(host); i++ {
 		c := host[i]
-		if c >= 0x80 {
-			return true
-		}
-		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || strings.IndexByte("!$%&'()*+,-.:;=[]_~", c) >= 0) {
+		if c < 0x80 && !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || strings.IndexByte("!$%&'()*+,-.:;=[]_~", c) >= 0) {
 			return false
 		}
 	}

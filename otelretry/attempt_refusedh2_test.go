@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/http/httptrace"
+	"net/url"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -129,18 +130,22 @@ func h2ServerCounting(t *testing.T, seen, fail *atomic.Int32) (*httptest.Server,
 
 // net/http's HTTP/2 client refuses, once it has the connection and
 // before it writes the headers, a connection-level field HTTP/2 forbids
-// and HTTP/1 sends, a trailer key it forbids, and a Host it does not
-// accept (HTTP/1 sends it empty). The host sees nothing, and the same
+// and HTTP/1 sends, a trailer key it forbids, a Host it does not accept
+// (HTTP/1 sends it empty), and a :path it cannot make. The host sees nothing, and the same
 // request is refused again: it ends stop (invalid_request) after one
 // attempt, as row 24 says. They were retried as any transport error,
 // three sends of a GET (reviewers' finds).
 func TestAFieldHTTP2ForbidsIsARefusal(t *testing.T) {
 	for name, mod := range map[string]func(*http.Request){
-		"Connection":        func(r *http.Request) { r.Header.Set("Connection", "Upgrade-Insecure") },
-		"Upgrade":           func(r *http.Request) { r.Header.Set("Upgrade", "websocket") },
-		"Transfer-Encoding": func(r *http.Request) { r.Header.Set("Transfer-Encoding", "gzip") },
-		"trailer key":       func(r *http.Request) { r.Trailer = http.Header{"Content-Length": nil} },
-		"Host":              func(r *http.Request) { r.Host = "bad host" },
+		"Connection":          func(r *http.Request) { r.Header.Set("Connection", "Upgrade-Insecure") },
+		"Upgrade":             func(r *http.Request) { r.Header.Set("Upgrade", "websocket") },
+		"Transfer-Encoding":   func(r *http.Request) { r.Header.Set("Transfer-Encoding", "gzip") },
+		"trailer key":         func(r *http.Request) { r.Trailer = http.Header{"Content-Length": nil} },
+		"Host":                func(r *http.Request) { r.Host = "bad host" },
+		"IDNA Host, bad port": func(r *http.Request) { r.Host = "é.example:8 0" },
+		":path": func(r *http.Request) {
+			r.URL = &url.URL{Scheme: r.URL.Scheme, Host: r.URL.Host, Opaque: "x"}
+		},
 	} {
 		t.Run(name, func(t *testing.T) {
 			var seen, fail atomic.Int32

@@ -132,8 +132,9 @@
 //     connection known to speak HTTP/2, before writing the headers, a field
 //     HTTP/2 forbids and HTTP/1 sends (Connection other than close or
 //     keep-alive, Upgrade, Transfer-Encoding other than chunked; a
-//     Transfer-Encoding, Trailer or Content-Length trailer) or a Host it
-//     does not accept (the caller's request: sent again, it is refused
+//     Transfer-Encoding, Trailer or Content-Length trailer), a Host it does
+//     not accept or a :path it cannot make (a header list over the peer's
+//     limit is retried) (the caller's request: sent again, it is refused
 //     again) (any): stop, not charged to the retry budget (the host saw
 //     nothing); with another attempt in flight (a hedge its
 //     PrepareAttemptFunc made unsendable in a way its preparation does not
