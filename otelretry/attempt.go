@@ -494,9 +494,12 @@ func h2Refuses(r *http.Request, err error) bool {
 
 // h2Path reports whether net/http's HTTP/2 client makes r's :path, as it
 // checks it: a CONNECT has none; else the URL's request URI, or what
-// follows its scheme and host in it, begins with a '/' or is "*".
+// follows its scheme and host in it, begins with a '/' or is "*". The
+// host it strips is punycode, which otelretry does not compute: a host
+// outside ASCII passes (its refusal is retried, never a send refused).
 func h2Path(r *http.Request, host string) bool {
-	if r.Method == http.MethodConnect && len(r.Header[":protocol"]) == 0 || r.URL == nil {
+	if r.Method == http.MethodConnect && (len(r.Header[":protocol"]) == 0 || r.Header[":protocol"][0] == "") ||
+		r.URL == nil || !isASCII(host) {
 		return true
 	}
 	valid := func(p string) bool { return strings.HasPrefix(p, "/") || p == "*" }
@@ -539,6 +542,16 @@ func validHostBytes(host string) bool {
 	for i := 0; i < len(host); i++ {
 		c := host[i]
 		if c < 0x80 && !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || strings.IndexByte("!$%&'()*+,-.:;=[]_~", c) >= 0) {
+			return false
+		}
+	}
+	return true
+}
+
+// isASCII reports whether s holds ASCII bytes alone.
+func isASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= 0x80 {
 			return false
 		}
 	}

@@ -133,13 +133,13 @@
 //     HTTP/2 forbids and HTTP/1 sends (Connection other than close or
 //     keep-alive, Upgrade, Transfer-Encoding other than chunked; a
 //     Transfer-Encoding, Trailer or Content-Length trailer), a Host it does
-//     not accept or a :path it cannot make (a header list over the peer's
-//     limit is retried) (the caller's request: sent again, it is refused
-//     again) (any): stop, not charged to the retry budget (the host saw
-//     nothing); with another attempt in flight (a hedge its
-//     PrepareAttemptFunc made unsendable in a way its preparation does not
-//     check: another scheme), retry (in_flight): the race goes on, reason
-//     invalid_request
+//     not accept or a :path it cannot make (with an ASCII host; a non-ASCII
+//     host's :path, and a header list over the peer's limit, are retried)
+//     (the caller's request: sent again, it is refused again) (any): stop,
+//     not charged to the retry budget (the host saw nothing); with another
+//     attempt in flight (a hedge its PrepareAttemptFunc made unsendable in
+//     a way its preparation does not check: another scheme), retry
+//     (in_flight): the race goes on, reason invalid_request
 //   - 25. after an attempt, an error that proves the request never left:
 //     connection refused, DNS, TLS handshake, dial; a cut before the base
 //     reported a connection; a failed first write on a reused HTTP/1

@@ -654,7 +654,7 @@ func (op *operation) notPrepared(v verdict, number int, err, lastErr error, targ
 		return nil, nil, sv, true
 	}
 	*p = p.abandon(op.abandonPlanned(p, number, sv))
-	resp, end := op.endLookUp(sv, stored, errors.Join(target.err, err), checkErr, p, held)
+	resp, end := op.endLookUp(sv, stored, joinCauses(target.err, err), checkErr, p, held)
 	return resp, end, sv, false
 }
 
