@@ -84,17 +84,7 @@ func TestAPrepareCallDoesNotMakeACustomBaseNetHTTP(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			var calls atomic.Int32
 			base := roundTripFunc(func(r *http.Request) (*http.Response, error) {
-				// Cleans the header net/http would refuse, then its upstream fails once.
-				r.Header.Set("X-Note", strings.Map(func(c rune) rune {
-					if c < ' ' {
-						return ' '
-					}
-					return c
-				}, r.Header.Get("X-Note")))
-				if calls.Add(1) == 1 {
-					return nil, errors.New("connection reset by peer")
-				}
-				return &http.Response{StatusCode: http.StatusOK, Body: io.NopCloser(strings.NewReader("ok")), Request: r}, nil
+				return cleanedOnceFailing(r, &calls)
 			})
 			prep := func(r *http.Request, attempt int) error {
 				if !nested {
@@ -114,19 +104,7 @@ func TestAPrepareCallDoesNotMakeACustomBaseNetHTTP(t *testing.T) {
 				return nil
 			}
 			tr := otelretry.NewTransport(base, otelretry.WithBackoff(otelretry.ConstantBackoff(0)), otelretry.WithPrepareAttempt(prep))
-			req := get(t, t.Context(), "http://svc.example/v1/items")
-			req.Header.Set("X-Note", "line one\nline two")
-			resp, err := tr.RoundTrip(req)
-			if err != nil {
-				var oe *otelretry.Error
-				errors.As(err, &oe)
-				t.Fatalf("GET: %v (reason %v, attempts %d, base called %d times); want retried to its 200",
-					err, oe.Reason, oe.Attempts, calls.Load())
-			}
-			resp.Body.Close()
-			if resp.StatusCode != http.StatusOK || calls.Load() != 2 {
-				t.Errorf("status %d after %d calls; want 200 after 2", resp.StatusCode, calls.Load())
-			}
+			getsItsAnswerAfterARetry(t, tr, &calls)
 		})
 	}
 }
@@ -171,32 +149,46 @@ func TestABasesOwnOtelretryCallDoesNotMakeItNetHTTP(t *testing.T) {
 					io.Copy(io.Discard, resp.Body)
 					resp.Body.Close()
 				}
-				// Cleans the header net/http would refuse, then its upstream fails once.
-				r.Header.Set("X-Note", strings.Map(func(c rune) rune {
-					if c < ' ' {
-						return ' '
-					}
-					return c
-				}, r.Header.Get("X-Note")))
-				if calls.Add(1) == 1 {
-					return nil, errors.New("connection reset by peer")
-				}
-				return &http.Response{StatusCode: http.StatusOK, Body: io.NopCloser(strings.NewReader("ok")), Request: r}, nil
+				return cleanedOnceFailing(r, &calls)
 			})
 			tr := otelretry.NewTransport(base, otelretry.WithBackoff(otelretry.ConstantBackoff(0)))
-			req := get(t, t.Context(), "http://svc.example/v1/items")
-			req.Header.Set("X-Note", "line one\nline two")
-			resp, err := tr.RoundTrip(req)
-			if err != nil {
-				var oe *otelretry.Error
-				errors.As(err, &oe)
-				t.Fatalf("GET: %v (reason %v, attempts %d, base called %d times); want retried to its 200",
-					err, oe.Reason, oe.Attempts, calls.Load())
-			}
-			resp.Body.Close()
-			if resp.StatusCode != http.StatusOK || calls.Load() != 2 {
-				t.Errorf("status %d after %d calls; want 200 after 2", resp.StatusCode, calls.Load())
-			}
+			getsItsAnswerAfterARetry(t, tr, &calls)
 		})
+	}
+}
+
+// cleanedOnceFailing is a base of one's own that cleans the X-Note header
+// net/http would refuse of its control characters, then fails once
+// (calls counts its calls) with a connection reset, and answers 200.
+func cleanedOnceFailing(r *http.Request, calls *atomic.Int32) (*http.Response, error) {
+	r.Header.Set("X-Note", strings.Map(func(c rune) rune {
+		if c < ' ' {
+			return ' '
+		}
+		return c
+	}, r.Header.Get("X-Note")))
+	if calls.Add(1) == 1 {
+		return nil, errors.New("connection reset by peer")
+	}
+	return &http.Response{StatusCode: http.StatusOK, Body: io.NopCloser(strings.NewReader("ok")), Request: r}, nil
+}
+
+// getsItsAnswerAfterARetry sends a GET whose X-Note net/http would refuse
+// through tr, over cleanedOnceFailing, and checks it was retried to its
+// 200, the base called twice.
+func getsItsAnswerAfterARetry(t *testing.T, tr http.RoundTripper, calls *atomic.Int32) {
+	t.Helper()
+	req := get(t, t.Context(), "http://svc.example/v1/items")
+	req.Header.Set("X-Note", "line one\nline two")
+	resp, err := tr.RoundTrip(req)
+	if err != nil {
+		var oe *otelretry.Error
+		errors.As(err, &oe)
+		t.Fatalf("GET: %v (reason %v, attempts %d, base called %d times); want retried to its 200",
+			err, oe.Reason, oe.Attempts, calls.Load())
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK || calls.Load() != 2 {
+		t.Errorf("status %d after %d calls; want 200 after 2", resp.StatusCode, calls.Load())
 	}
 }
