@@ -46,17 +46,7 @@ func TestATracedCustomBasesFailureIsNotARefusal(t *testing.T) {
 			tr := otelretry.NewTransport(base, otelretry.WithBackoff(otelretry.ConstantBackoff(0)))
 			req := get(t, t.Context(), "http://svc/v1/items")
 			req.URL.Host = "" // routed by req.Host, as over a unix socket
-			resp, err := tr.RoundTrip(req)
-			if err != nil {
-				var oe *otelretry.Error
-				errors.As(err, &oe)
-				t.Fatalf("GET: %v (reason %v, attempts %d, base called %d times); want retried to its 200",
-					err, oe.Reason, oe.Attempts, calls.Load())
-			}
-			resp.Body.Close()
-			if resp.StatusCode != http.StatusOK || calls.Load() != 2 {
-				t.Errorf("status %d after %d calls; want 200 after 2", resp.StatusCode, calls.Load())
-			}
+			answeredAfterARetry(t, tr, req, &calls)
 		})
 	}
 }
@@ -104,7 +94,7 @@ func TestAPrepareCallDoesNotMakeACustomBaseNetHTTP(t *testing.T) {
 				return nil
 			}
 			tr := otelretry.NewTransport(base, otelretry.WithBackoff(otelretry.ConstantBackoff(0)), otelretry.WithPrepareAttempt(prep))
-			getsItsAnswerAfterARetry(t, tr, &calls)
+			answeredAfterARetry(t, tr, noteGET(t), &calls)
 		})
 	}
 }
@@ -152,7 +142,7 @@ func TestABasesOwnOtelretryCallDoesNotMakeItNetHTTP(t *testing.T) {
 				return cleanedOnceFailing(r, &calls)
 			})
 			tr := otelretry.NewTransport(base, otelretry.WithBackoff(otelretry.ConstantBackoff(0)))
-			getsItsAnswerAfterARetry(t, tr, &calls)
+			answeredAfterARetry(t, tr, noteGET(t), &calls)
 		})
 	}
 }
@@ -173,13 +163,17 @@ func cleanedOnceFailing(r *http.Request, calls *atomic.Int32) (*http.Response, e
 	return &http.Response{StatusCode: http.StatusOK, Body: io.NopCloser(strings.NewReader("ok")), Request: r}, nil
 }
 
-// getsItsAnswerAfterARetry sends a GET whose X-Note net/http would refuse
-// through tr, over cleanedOnceFailing, and checks it was retried to its
-// 200, the base called twice.
-func getsItsAnswerAfterARetry(t *testing.T, tr http.RoundTripper, calls *atomic.Int32) {
-	t.Helper()
+// noteGET is a GET whose X-Note net/http would refuse.
+func noteGET(t *testing.T) *http.Request {
 	req := get(t, t.Context(), "http://svc.example/v1/items")
 	req.Header.Set("X-Note", "line one\nline two")
+	return req
+}
+
+// answeredAfterARetry sends req through tr and checks it was retried to
+// its 200, the base called twice (calls).
+func answeredAfterARetry(t *testing.T, tr http.RoundTripper, req *http.Request, calls *atomic.Int32) {
+	t.Helper()
 	resp, err := tr.RoundTrip(req)
 	if err != nil {
 		var oe *otelretry.Error
