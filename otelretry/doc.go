@@ -130,16 +130,17 @@
 //     not accept (below a wrapper, which a base of one's own may be, not a
 //     missing host), or a scheme no protocol is registered for; or, on a
 //     connection known to speak HTTP/2, before writing the headers, a field
-//     HTTP/2 forbids and HTTP/1 sends (Connection other than close or
-//     keep-alive, Upgrade, Transfer-Encoding other than chunked; a
-//     Transfer-Encoding, Trailer or Content-Length trailer), a Host it does
-//     not accept or a :path it cannot make (with an ASCII host; a non-ASCII
-//     host's :path, and a header list over the peer's limit, are retried)
-//     (the caller's request: sent again, it is refused again) (any): stop,
-//     not charged to the retry budget (the host saw nothing); with another
-//     attempt in flight (a hedge its PrepareAttemptFunc made unsendable in
-//     a way its preparation does not check: another scheme), retry
-//     (in_flight): the race goes on, reason invalid_request
+//     HTTP/2 forbids and HTTP/1 sends (a Connection other than one close or
+//     keep-alive, an Upgrade other than chunked, a Transfer-Encoding other
+//     than one chunked, as net/http reads them; a Transfer-Encoding,
+//     Trailer or Content-Length trailer), a Host it does not accept or a
+//     :path it cannot make (with an ASCII host; a non-ASCII host's :path,
+//     and a header list over the peer's limit, are retried) (the caller's
+//     request: sent again, it is refused again) (any): stop, not charged to
+//     the retry budget (the host saw nothing); with another attempt in
+//     flight (a hedge its PrepareAttemptFunc made unsendable in a way its
+//     preparation does not check: another scheme), retry (in_flight): the
+//     race goes on, reason invalid_request
 //   - 25. after an attempt, an error that proves the request never left:
 //     connection refused, DNS, TLS handshake, dial; a cut before the base
 //     reported a connection; a failed first write on a reused HTTP/1
