@@ -42,20 +42,7 @@ func hostLabels(t *testing.T, mp *sdkmetric.MeterProvider, reader *sdkmetric.Man
 	for _, sm := range rm.ScopeMetrics {
 		var sets []attribute.Set
 		for _, m := range sm.Metrics {
-			switch d := m.Data.(type) {
-			case metricdata.Histogram[float64]:
-				for _, dp := range d.DataPoints {
-					sets = append(sets, dp.Attributes)
-				}
-			case metricdata.Histogram[int64]:
-				for _, dp := range d.DataPoints {
-					sets = append(sets, dp.Attributes)
-				}
-			case metricdata.Sum[int64]:
-				for _, dp := range d.DataPoints {
-					sets = append(sets, dp.Attributes)
-				}
-			}
+			sets = append(sets, attributeSets(m)...)
 		}
 		addresses, ports := map[string]bool{}, map[string]bool{}
 		for _, s := range sets {
