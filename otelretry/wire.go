@@ -83,6 +83,12 @@ type wire struct {
 	// the connection, a fresh body asked for), which the next connection
 	// it asks for is for; that GetConn takes it (see gettingConnection).
 	resendNext atomic.Bool
+	// handshakeErr is the error of a TLS handshake that failed before the
+	// base got a connection (TLSHandshakeDone): net/http returns that very
+	// error, so an attempt that failed with it never wrote its request,
+	// whatever the error says it was doing (a read of the server's hello
+	// the server reset).
+	handshakeErr atomic.Pointer[error]
 
 	// guarded: a resend below is refused once the request may have left
 	// (see guardsResends); plan: how a layer below may resend it.
@@ -110,8 +116,15 @@ func (w *wire) init(s wireSetup) { w.setup = s }
 
 // hooks makes a ClientTrace with the wire's hooks.
 func (w *wire) hooks() *httptrace.ClientTrace {
-	return &httptrace.ClientTrace{GetConn: w.gettingConnection, GotConn: w.gotConnection,
+	t := &httptrace.ClientTrace{GetConn: w.gettingConnection, GotConn: w.gotConnection,
 		WroteHeaders: w.wroteHeaders, WroteRequest: w.wroteRequest}
+	if u := w.setup.url; u == nil || u.Scheme != "http" {
+		// A plain http URL makes no handshake of its own (through a
+		// proxy over https, its failed handshake stays unproved): the
+		// hook's closure is spared.
+		t.TLSHandshakeDone = w.tlsHandshakeDone
+	}
+	return t
 }
 
 // clientTrace is the ClientTrace the attempt's context gives a layer below
@@ -314,6 +327,22 @@ func (w *wire) wroteRequest(info httptrace.WroteRequestInfo) {
 	}
 }
 
+// tlsHandshakeDone is httptrace's TLSHandshakeDone hook: a handshake that
+// failed is kept (see handshakeErr).
+func (w *wire) tlsHandshakeDone(_ tls.ConnectionState, err error) {
+	if err == nil || !w.live.Load() || !w.gathers() {
+		return
+	}
+	w.handshakeErr.Store(&err)
+}
+
+// failedHandshake reports whether err holds the very error of a TLS
+// handshake the hooks heard fail.
+func (w *wire) failedHandshake(err error) bool {
+	p := w.handshakeErr.Load()
+	return p != nil && errors.Is(err, *p)
+}
+
 // readFromConn reports whether err is a failed read from a connection.
 func readFromConn(err error) bool {
 	var opErr *net.OpError
@@ -389,16 +418,17 @@ func (w *wire) reportsWrites() bool { return w.gotConn.Load() || w.writes.Load()
 //
 // A base that reports nothing proves nothing, and neither does a trace
 // that err, the attempt's failure, contradicts: a read from a connection
-// the trace says the request never got. httptrace reports every call made
-// with a context to its trace, so a call a layer below makes with the
-// attempt's context through a plain client (a token fetch whose dial was
-// refused) is heard as the attempt's own.
+// the trace says the request never got, unless the read was a TLS
+// handshake's the trace heard fail with err itself. httptrace reports
+// every call made with a context to its trace, so a call a layer below
+// makes with the attempt's context through a plain client (a token fetch
+// whose dial was refused) is heard as the attempt's own.
 func (w *wire) unsentByTrace(err error) bool {
 	if w.overheard.Load() {
 		return false
 	}
 	if w.writes.Load() == 0 && w.askedConn.Load() && !w.gotConn.Load() {
-		return !readFromConn(err)
+		return !readFromConn(err) || w.failedHandshake(err)
 	}
 	return w.gotConn.Load() && w.connHTTP1.Load() && w.connReused.Load() &&
 		w.connWriteFailed.Load() && !w.written.Load() && w.writes.Load() == 1
