@@ -300,6 +300,11 @@ const (
 	// is refused again, and its host saw nothing, so it is neither resent
 	// nor charged to the retry budget (stop).
 	ReasonInvalidRequest Reason = "invalid_request"
+	// ReasonCertificate: the client could not verify the server's TLS
+	// certificate (an unknown authority, another host's name, expired or
+	// otherwise invalid): the same certificate fails again, so the request
+	// is not retried (stop); its host saw a handshake, nothing more.
+	ReasonCertificate Reason = "certificate"
 )
 
 // Reasons lists every Reason, in declaration order.
@@ -312,6 +317,7 @@ func Reasons() []Reason {
 		ReasonBudget, ReasonPushback, ReasonHostLimit, ReasonCaller, ReasonOverrun,
 		ReasonServerNoRetry, ReasonServerRetry, ReasonOtherAttempt, ReasonOperationEnded, ReasonInFlight, ReasonHedgeLimit,
 		ReasonThrottle, ReasonKeyInProgress, ReasonKeyReused, ReasonKeyConflict, ReasonInvalidRequest,
+		ReasonCertificate,
 	}
 }
 

@@ -950,7 +950,7 @@ func (a *attempt) observe(resp *http.Response, err error) observation {
 				class = attrs.ErrorClassOther
 			}
 		}
-		return seen.failure(err, class, unsent, a.refusedByTransport(own), evidence, proved)
+		return seen.failure(err, class, unsent, refusal{byTransport: a.refusedByTransport(own), certificate: certificateRejected(own)}, evidence, proved)
 	}
 	return seen.response(resp, a.setup.clock.at(a.end), &a.setup.sender.dialect)
 }

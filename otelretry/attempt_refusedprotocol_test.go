@@ -20,7 +20,7 @@ import (
 // than http and https only when no RoundTripper was registered for it
 // (Transport.RegisterProtocol); else it hands the request to it, and that
 // protocol's transient failure (here a refused connection, then a 200) is
-// a real failure, retried as any transport error (row 26), not stopped as
+// a real failure, retried as any transport error (row 27), not stopped as
 // invalid_request (it was: a reviewer's find).
 func TestARegisteredProtocolsFailureIsNotARefusal(t *testing.T) {
 	var calls atomic.Int32

@@ -20,7 +20,7 @@ import (
 // socket of its own, so its requests carry no URL host) and that reads
 // the request's ClientTrace, as any instrumented transport may, is not
 // net/http refusing the request: its transient failure (an errors.New
-// connection reset) is a transport error, retried (decisions.md row 26),
+// connection reset) is a transport error, retried (decisions.md row 27),
 // as it is when the same base does not read the trace. Taking any base
 // that asked for the trace for net/http's Transport (to know it below
 // otelhttp's) stopped this GET invalid_request after one call.
@@ -54,7 +54,7 @@ func TestATracedCustomBasesFailureIsNotARefusal(t *testing.T) {
 // A base of one's own that never reads the request's ClientTrace and
 // sends what net/http's Transport would refuse (it cleans a header value
 // of its control characters first) is not net/http refusing the request:
-// its transient failure is retried (row 26), as
+// its transient failure is retried (row 27), as
 // TestATracedCustomBasesFailureIsNotARefusal says for a base that reads no
 // trace. A PrepareAttemptFunc that fetches something (a token) with plain
 // net/http and the attempt's context is no layer below the transport, yet
@@ -104,7 +104,7 @@ func TestAPrepareCallDoesNotMakeACustomBaseNetHTTP(t *testing.T) {
 // context through an otelretry Transport over net/http (a call the base
 // makes with its request's context is an operation of its own, see the
 // boundary) is not net/http's Transport: its transient failure is retried
-// (row 26), as TestAPrepareCallDoesNotMakeACustomBaseNetHTTP says for the
+// (row 27), as TestAPrepareCallDoesNotMakeACustomBaseNetHTTP says for the
 // same base. The inner net/http asks the inner attempt's context for its
 // ClientTrace, and the inner wire's callerTrace asks the outer attempt's
 // context for its own, once the outer attempt is live: the outer wire

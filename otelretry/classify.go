@@ -24,18 +24,13 @@ func classify(err error) attrs.ErrorClass {
 		netErr   net.Error
 		recErr   tls.RecordHeaderError
 		alertErr tls.AlertError
-		certErr  *tls.CertificateVerificationError
-		authErr  x509.UnknownAuthorityError
-		hostErr  x509.HostnameError
-		invErr   x509.CertificateInvalidError
 	)
 	switch {
 	case errors.As(err, &dnsErr):
 		return attrs.ErrorClassDNS
 	case errors.Is(err, syscall.ECONNREFUSED):
 		return attrs.ErrorClassConnectionRefused
-	case errors.As(err, &recErr), errors.As(err, &alertErr), tlsAlert(err), errors.As(err, &certErr),
-		errors.As(err, &authErr), errors.As(err, &hostErr), errors.As(err, &invErr):
+	case errors.As(err, &recErr), errors.As(err, &alertErr), tlsAlert(err), certificateRejected(err):
 		return attrs.ErrorClassTLS
 	case errors.Is(err, context.DeadlineExceeded), errors.As(err, &netErr) && netErr.Timeout():
 		return attrs.ErrorClassTimeout
@@ -50,6 +45,31 @@ func classify(err error) attrs.ErrorClass {
 	default:
 		return attrs.ErrorClassOther
 	}
+}
+
+// certificateRejected reports whether err says the client could not
+// verify the server's certificate: crypto/tls's verification error, or
+// one of crypto/x509's (a VerifyConnection or VerifyPeerCertificate of
+// the caller's own that returns one). The same certificate fails again,
+// whatever the attempt; an alert the server sent, or a record that is
+// not TLS, may not.
+func certificateRejected(err error) bool {
+	var (
+		certErr  *tls.CertificateVerificationError
+		authErr  x509.UnknownAuthorityError
+		hostErr  x509.HostnameError
+		invErr   x509.CertificateInvalidError
+		rootsErr x509.SystemRootsError
+	)
+	return errors.As(err, &certErr) || errors.As(err, &authErr) || errors.As(err, &hostErr) ||
+		errors.As(err, &invErr) || errors.As(err, &rootsErr)
+}
+
+// refusal is what refused an attempt that got no response, such that
+// the same request meets it again: net/http's Transport (byTransport),
+// or the client's verification of the server's certificate.
+type refusal struct {
+	byTransport, certificate bool
 }
 
 // serverClosedIdle reports whether err holds net/http's "server closed

@@ -141,64 +141,71 @@
 //     flight (a hedge its PrepareAttemptFunc made unsendable in a way its
 //     preparation does not check: another scheme), retry (in_flight): the
 //     race goes on, reason invalid_request
-//   - 25. after an attempt, an error that proves the request never left:
+//   - 25. after an attempt, the client could not verify the server's TLS
+//     certificate (crypto/tls's CertificateVerificationError, or an error
+//     of crypto/x509's: an unknown authority, another host's name, expired
+//     or otherwise invalid; a Classifier may still retry it) (the same
+//     certificate fails again) (any): stop (nothing was sent); with another
+//     attempt in flight (a hedge's new connection met it), retry
+//     (in_flight): the race goes on, reason certificate
+//   - 26. after an attempt, an error that proves the request never left:
 //     connection refused, DNS, TLS handshake, dial; a cut before the base
 //     reported a connection; a failed first write on a reused HTTP/1
 //     connection (httptrace); net/http's "server closed idle connection"
 //     (any): retry [2], reason not_processed
-//   - 26. after an attempt, any other transport error (repeatable [1]):
+//   - 27. after an attempt, any other transport error (repeatable [1]):
 //     retry [2], reason retryable_error
-//   - 27. after an attempt, any other transport error (not repeatable):
+//   - 28. after an attempt, any other transport error (not repeatable):
 //     stop, reason not_idempotent
-//   - 28. after an attempt, 408, 429, 502, 503, 504 (WithRetryableStatuses)
-//     (repeatable [1]): retry [2], reason retryable_status
 //   - 29. after an attempt, 408, 429, 502, 503, 504 (WithRetryableStatuses)
+//     (repeatable [1]): retry [2], reason retryable_status
+//   - 30. after an attempt, 408, 429, 502, 503, 504 (WithRetryableStatuses)
 //     (not repeatable): stop (the answer is returned), reason
 //     not_idempotent
-//   - 30. after an attempt, any other status (any): stop (the answer is
+//   - 31. after an attempt, any other status (any): stop (the answer is
 //     returned), reason status
-//   - 31. after a state check, the state check says applied (any): return
+//   - 32. after a state check, the state check says applied (any): return
 //     (the stored response), reason state_applied
-//   - 32. after a state check, the caller gave up during the check (or its
+//   - 33. after a state check, the caller gave up during the check (or its
 //     delay); the operation's own deadline passing there is not this row:
-//     the check's answer decides (row 33; or row 35, whose resend [2] ends
+//     the check's answer decides (row 34; or row 36, whose resend [2] ends
 //     deadline_exceeded, the write known not applied) (any): canceled /
 //     deadline_exceeded; unknown unless not_applied, reason caller
-//   - 33. after a state check, unknown, an answer outside the set, or an
+//   - 34. after a state check, unknown, an answer outside the set, or an
 //     error (any): check_state, reason state_unknown
-//   - 34. after a state check, not_applied, and the intent forbids retries
+//   - 35. after a state check, not_applied, and the intent forbids retries
 //     (any): stop, reason intent
-//   - 35. after a state check, not_applied (any): retry [2], with no pause,
+//   - 36. after a state check, not_applied (any): retry [2], with no pause,
 //     reason state_not_applied
-//   - 36. at the hedge delay, the caller canceled (any): no hedge, reason
+//   - 37. at the hedge delay, the caller canceled (any): no hedge, reason
 //     caller
-//   - 37. at the hedge delay, the caller's deadline passed (any): no hedge,
+//   - 38. at the hedge delay, the caller's deadline passed (any): no hedge,
 //     reason caller
-//   - 38. at the hedge delay, an attempt in flight past the hedge delay (a
+//   - 39. at the hedge delay, an attempt in flight past the hedge delay (a
 //     write, even under an idempotency-key contract (only safe methods and
 //     Intent{Repeatable: true} are hedged; writes do not race at all, and
 //     record nothing: the rule stands should one reach decide)): no hedge,
 //     reason not_idempotent
-//   - 39. at the hedge delay, an attempt in flight past the hedge delay (a
+//   - 40. at the hedge delay, an attempt in flight past the hedge delay (a
 //     body that cannot be replayed): no hedge, reason not_replayable
-//   - 40. at the hedge delay, an attempt in flight past the hedge delay
+//   - 41. at the hedge delay, an attempt in flight past the hedge delay
 //     (Intent{NoRetry: true} (which does not race either)): no hedge,
 //     reason intent
-//   - 41. at the hedge delay, no attempt left (hedges count as attempts);
+//   - 42. at the hedge delay, no attempt left (hedges count as attempts);
 //     not reached: no hedge delay is armed then, and nothing is recorded
 //     (any): no hedge, reason attempt_limit
-//   - 42. at the hedge delay, the operation was admitted MaxHedges hedges;
+//   - 43. at the hedge delay, the operation was admitted MaxHedges hedges;
 //     not reached: no hedge delay is armed then, and nothing is recorded
 //     (any): no hedge, reason hedge_limit
-//   - 43. at the hedge delay, no time left (any): no hedge, reason deadline
-//   - 44. at the hedge delay, the retry budget refuses: a hold, a full host
+//   - 44. at the hedge delay, no time left (any): no hedge, reason deadline
+//   - 45. at the hedge delay, the retry budget refuses: a hold, a full host
 //     table, or too few tokens for the host to keep more than half once the
 //     hedge takes one (any): no hedge, reason budget, pushback or
 //     host_limit
-//   - 45. at the hedge delay, the client-side throttle (WithThrottle)
+//   - 46. at the hedge delay, the client-side throttle (WithThrottle)
 //     refuses it (its budget token and its hedge are given back) (any): no
 //     hedge, reason throttle
-//   - 46. at the hedge delay, the dependency's hedge rate (MaxShare) has no
+//   - 47. at the hedge delay, the dependency's hedge rate (MaxShare) has no
 //     hedge left (the budget's token is given back) (any): no hedge, reason
 //     hedge_limit
 //

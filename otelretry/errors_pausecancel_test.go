@@ -23,7 +23,7 @@ import (
 // error, or nil". When the caller cancels during the pause after a failed
 // attempt, the operation ends canceled after 1 attempt, and Err should
 // still be that attempt's transport error (as it is when the caller gives
-// up during a state check, row 32, where Err keeps the attempt's error).
+// up during a state check, row 33, where Err keeps the attempt's error).
 // It was the caller's context.Canceled alone: the reset that left the
 // keyed POST unknown was unreachable.
 func TestErrKeepsTheLastAttemptsErrorWhenCanceledInThePause(t *testing.T) {

@@ -22,8 +22,8 @@ import (
 // ErrOutcomeUnknown). The outer's state check (its lookup through the
 // outer) says not_applied about that very write, and the operation then
 // ends without a resend answered: the caller canceled during the check
-// (row 32: "unknown unless not_applied"), or the budget refused the
-// resend (row 35 then a limit: "A limit that stops the resend leaves the
+// (row 33: "unknown unless not_applied"), or the budget refused the
+// resend (row 36 then a limit: "A limit that stops the resend leaves the
 // write not applied, which is known"). Results says the outcome is known;
 // the returned *Error must not claim ErrOutcomeUnknown. Unstacked, the
 // same runs agree (the control rows).

@@ -38,9 +38,9 @@ type observation struct {
 	// unsent: what the error or httptrace says proves the request never
 	// left (neverSent, wire.unsentByTrace).
 	unsent bool
-	// refused: net/http's Transport refused the request itself
-	// (attempt.refusedByTransport).
-	refused bool
+	// refusal: what refused the request such that it is refused again
+	// (attempt.refusedByTransport, certificateRejected).
+	refusal refusal
 	// wireEvidence is the protocol's proof read from the error itself
 	// (h2Unprocessed).
 	wireEvidence Evidence
@@ -102,10 +102,10 @@ type attemptSeen struct {
 
 // failure is the observation of an attempt that got no response: its
 // error, the class it was observed as, whether it proves the request
-// unsent, and the protocol's proof read from it.
-func (s attemptSeen) failure(err error, class attrs.ErrorClass, unsent, refused bool, evidence Evidence, proved bool) observation {
+// unsent, what refused it (f), and the protocol's proof read from it.
+func (s attemptSeen) failure(err error, class attrs.ErrorClass, unsent bool, f refusal, evidence Evidence, proved bool) observation {
 	o := s.observation()
-	o.err, o.class, o.unsent, o.refused, o.wireEvidence, o.wireProved = err, class, unsent, refused, evidence, proved
+	o.err, o.class, o.unsent, o.refusal, o.wireEvidence, o.wireProved = err, class, unsent, f, evidence, proved
 	return o
 }
 

@@ -53,7 +53,7 @@ func TestAttemptEventWritesOfAnAnswer(t *testing.T) {
 			o := s.response(resp, time.Now(), defaultDialect)
 			class := attrs.ErrorClass("")
 			if tc.failed {
-				o, class = s.failure(io.ErrUnexpectedEOF, attrs.ErrorClassConnectionReset, false, false, Evidence{}, false), attrs.ErrorClassConnectionReset
+				o, class = s.failure(io.ErrUnexpectedEOF, attrs.ErrorClassConnectionReset, false, refusal{}, Evidence{}, false), attrs.ErrorClassConnectionReset
 			}
 			if ev := newAttemptEvent(&o, class, Evidence{}, verdict{}); ev.writes != tc.want {
 				t.Errorf("writes = %d, want %d", ev.writes, tc.want)
@@ -76,7 +76,7 @@ func TestAttemptEventIsTheObservationAndTheVerdict(t *testing.T) {
 		t.Errorf("event of a 503 = %+v", ev)
 	}
 	refused := Evidence{Class: attrs.ErrorClassRefusedStream, Protocol: "h2", Code: 7, Name: "REFUSED_STREAM"}
-	f := s.failure(io.ErrUnexpectedEOF, attrs.ErrorClassConnectionReset, false, false, refused, true)
+	f := s.failure(io.ErrUnexpectedEOF, attrs.ErrorClassConnectionReset, false, refusal{}, refused, true)
 	ev = newAttemptEvent(&f, attrs.ErrorClassRefusedStream, refused, v)
 	if ev.status != 0 || ev.class != attrs.ErrorClassRefusedStream || ev.evidence != refused || ev.hasRetryAfter {
 		t.Errorf("event of a refused stream = %+v", ev)
@@ -127,7 +127,7 @@ func TestAttemptSeenReadsTheRetryAfterOfAnAnswer(t *testing.T) {
 func TestAttemptSeenFailure(t *testing.T) {
 	err := errors.New("stream refused")
 	e := Evidence{Class: attrs.ErrorClassRefusedStream, Protocol: "h2", Code: 7, Name: "REFUSED_STREAM"}
-	o := seen(0, true).failure(err, attrs.ErrorClassOther, true, false, e, true)
+	o := seen(0, true).failure(err, attrs.ErrorClassOther, true, refusal{}, e, true)
 	if o.err != err || o.class != attrs.ErrorClassOther || !o.unsent || o.wireEvidence != e || !o.wireProved || o.status != 0 || o.number != 3 || o.hasRetryAfter {
 		t.Errorf("observation of a failure = %+v", o)
 	}

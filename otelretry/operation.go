@@ -529,7 +529,7 @@ func (op *operation) inputAfter(o *observation, observed attrs.ErrorClass, c Cla
 		}
 		class, evidence := recordedClass(observed, c, wireEvidence)
 		cutBelow := o.class == attrs.ErrorClassCanceled && observed == attrs.ErrorClassOther // see observedClass
-		return in.failed(class, o.written, provedUnprocessed(o.unsent, o.written, o.writes, op.t.sender.trustResends, c, o.wireProved), o.refused, cutBelow, c, left), class, evidence
+		return in.failed(class, o.written, provedUnprocessed(o.unsent, o.written, o.writes, op.t.sender.trustResends, c, o.wireProved), o.refusal, cutBelow, c, left), class, evidence
 	}
 	in = in.answered(o.status, op.t.retryable.has(o.status), o.retryAfter, drainFloor(o.contentLength), o.verdict, c, left)
 	return in, "", verdictEvidence(&in, o.verdictHeader)

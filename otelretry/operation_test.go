@@ -992,7 +992,7 @@ func TestConcurrentOperationsWithCancellations(t *testing.T) {
 // layer with a context of its own) while the caller's context lives made
 // the attempt canceled/caller, matching context.Canceled, and the GET was
 // not retried, so a caller that skips its own cancellations dropped a real
-// failure. It is a failure of class other (docs/decisions.md row 26).
+// failure. It is a failure of class other (docs/decisions.md row 27).
 func TestACancellationOfTheBasesOwnIsNotTheCallers(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		own := &url.Error{Op: "Get", URL: "http://api.test/x", Err: context.Canceled}

@@ -100,6 +100,9 @@ type input struct {
 	// asking for a connection (attempt.refusedByTransport): the same
 	// request is refused again, and its host saw nothing.
 	refused bool
+	// certificateRejected: the client could not verify the server's
+	// certificate: the same certificate fails again.
+	certificateRejected bool
 	// written: the base reported the request's headers written on the
 	// wire (httptrace), so the server may have begun to act on it: a
 	// failure after that, whatever its class, leaves a write's outcome
@@ -222,12 +225,12 @@ func (in input) answered(status int, retryable bool, retryAfter, drainFloor time
 }
 
 // failed adds an attempt's failure: its class as recorded, whether the
-// request reached the wire, whether it proves it was not processed,
-// whether the base refused the request itself, and whether a layer below
-// cut it (cutBelow), the classifier's verdict, and the attempts left
-// after it.
-func (in input) failed(class attrs.ErrorClass, written, notProcessed, refused, cutBelow bool, c Classification, attemptsLeft int) input {
-	in.class, in.written, in.notProcessed, in.refused, in.cutBelow = class, written, notProcessed, refused, cutBelow
+// request reached the wire, whether it proves it was not processed, what
+// refused it (f), and whether a layer below cut it (cutBelow), the
+// classifier's verdict, and the attempts left after it.
+func (in input) failed(class attrs.ErrorClass, written, notProcessed bool, f refusal, cutBelow bool, c Classification, attemptsLeft int) input {
+	in.class, in.written, in.notProcessed, in.cutBelow = class, written, notProcessed, cutBelow
+	in.refused, in.certificateRejected = f.byTransport, f.certificate
 	in.classifier, in.attemptsLeft = c, attemptsLeft
 	return in
 }
@@ -535,11 +538,12 @@ func decideAfterAttempt(in *input) verdict {
 	}
 	retryable, why := retryable(in)
 	if !retryable {
-		if why == attrs.ReasonInvalidRequest && in.othersInFlight && in.remaining > 0 {
+		if (why == attrs.ReasonInvalidRequest || why == attrs.ReasonCertificate) && in.othersInFlight && in.remaining > 0 {
 			// A hedge net/http refused (its PrepareAttemptFunc gave it
-			// another scheme, which its preparation does not check):
-			// the attempt in flight, which carries the caller's
-			// request, goes on.
+			// another scheme, which its preparation does not check), or
+			// whose new connection met a certificate the client could
+			// not verify: the attempt in flight, which carries the
+			// caller's request (on a connection of its own), goes on.
 			return verdict{decision: attrs.DecisionRetry, reason: attrs.ReasonInFlight}
 		}
 		return verdict{decision: attrs.DecisionStop, reason: why}
@@ -655,6 +659,8 @@ func retryableByDefault(in *input) (bool, attrs.Reason) {
 	switch {
 	case !answered && in.refused:
 		return false, attrs.ReasonInvalidRequest
+	case !answered && in.certificateRejected:
+		return false, attrs.ReasonCertificate
 	case !answered && in.notProcessed:
 		return true, attrs.ReasonNotProcessed
 	case !answered && in.repeatable:

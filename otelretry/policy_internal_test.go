@@ -336,7 +336,7 @@ func FuzzDecide(f *testing.F) {
 			// A key makes a request repeatable: the policy never sees one
 			// without the other.
 			keyed: keys&1 != 0 && repeatable, keyConflict: keys&2 != 0, stateCheck: keys&4 != 0, noneWon: keys&8 != 0 && race&1 != 0,
-			refused: keys&16 != 0,
+			refused: keys&16 != 0, certificateRejected: keys&32 != 0,
 		}
 		if race>>6 == 3 {
 			// What is left of a hint an earlier attempt of the race got.
@@ -402,7 +402,7 @@ func FuzzDecide(f *testing.F) {
 		if v.decision == attrs.DecisionRetry && v.reason == attrs.ReasonInFlight {
 			// The attempt in flight is the retry: no attempt is made, no
 			// pause taken, no limit asked.
-			if !in.repeatable && in.status == 0 && !in.notProcessed && !in.refused { // refused: never sent
+			if !in.repeatable && in.status == 0 && !in.notProcessed && !in.refused && !in.certificateRejected { // never sent
 				t.Fatalf("a write that may have been applied (%s) was left to another attempt", in.class)
 			}
 		} else if v.decision == attrs.DecisionRetry {
@@ -867,6 +867,15 @@ var decisionRows = []decisionRow{
 			}
 			return verdict{decision: attrs.DecisionStop, reason: attrs.ReasonInvalidRequest}
 		}},
+	{afterAttempt, "the client could not verify the server's TLS certificate (crypto/tls's `CertificateVerificationError`, or an error of crypto/x509's: an unknown authority, another host's name, expired or otherwise invalid; a `Classifier` may still retry it) (the same certificate fails again)",
+		"any", "`stop` (nothing was sent); with another attempt in flight (a hedge's new connection met it), `retry` (`in_flight`): the race goes on", "`certificate`",
+		func(in input) bool { return noResponse(in) && in.certificateRejected },
+		func(in input) verdict {
+			if in.othersInFlight && in.remaining > 0 {
+				return verdict{decision: attrs.DecisionRetry, reason: attrs.ReasonInFlight}
+			}
+			return verdict{decision: attrs.DecisionStop, reason: attrs.ReasonCertificate}
+		}},
 	{afterAttempt, "an error that proves the request never left: connection refused, DNS, TLS handshake, dial; a cut before the base reported a connection; a failed first write on a reused HTTP/1 connection (httptrace); net/http's \"server closed idle connection\"",
 		"any", "`retry`²", "`not_processed`",
 		func(in input) bool { return noResponse(in) && in.notProcessed }, retryRow(attrs.ReasonNotProcessed)},
@@ -883,7 +892,7 @@ var decisionRows = []decisionRow{
 	// After a state check of an unknown write.
 	{afterCheck, "the state check says `applied`", "any", "`return` (the stored response)", "`state_applied`",
 		func(in input) bool { return in.state == attrs.StateApplied }, is(attrs.DecisionReturn, attrs.ReasonStateApplied)},
-	{afterCheck, "the caller gave up during the check (or its delay); the operation's own deadline passing there is not this row: the check's answer decides (row 33; or row 35, whose resend ² ends `deadline_exceeded`, the write known not applied)", "any", "`canceled` / `deadline_exceeded`; unknown unless `not_applied`", "`caller`",
+	{afterCheck, "the caller gave up during the check (or its delay); the operation's own deadline passing there is not this row: the check's answer decides (row 34; or row 36, whose resend ² ends `deadline_exceeded`, the write known not applied)", "any", "`canceled` / `deadline_exceeded`; unknown unless `not_applied`", "`caller`",
 		func(in input) bool { return in.callerCanceled || in.callerDeadline },
 		func(in input) verdict {
 			d := attrs.DecisionDeadlineExceeded

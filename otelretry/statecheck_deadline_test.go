@@ -16,10 +16,10 @@ import (
 	"github.com/otelretry/otelretry-go/otelretry"
 )
 
-// docs/decisions.md, row 32: the operation's own deadline passing during
+// docs/decisions.md, row 33: the operation's own deadline passing during
 // the state check is not the caller giving up; the check's answer
-// decides: unknown ends check_state (row 33), the write unknown;
-// not_applied asks a resend (row 35) that no time is left for, and ends
+// decides: unknown ends check_state (row 34), the write unknown;
+// not_applied asks a resend (row 36) that no time is left for, and ends
 // deadline_exceeded with the write known not applied.
 func TestTheOperationsDeadlineDuringTheCheckLeavesItToTheAnswer(t *testing.T) {
 	for _, tc := range []struct {

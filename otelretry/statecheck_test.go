@@ -714,7 +714,7 @@ type closeCounted struct {
 
 func (b *closeCounted) Close() error { b.closed.Add(1); return nil }
 
-// docs/decisions.md, footnote ² of row 35 (not_applied: "retry², with no
+// docs/decisions.md, footnote ² of row 36 (not_applied: "retry², with no
 // pause"): "the body must be replayable (stop, not_replayable, with a
 // body_not_replayable event)". A read whose retry is due with a body that
 // cannot be sent again gets that event on its attempt span; a write whose

@@ -107,14 +107,14 @@ func firstFailsThenOK(fail func(*http.Request) error) http.RoundTripper {
 // after an ambiguous result").
 func TestAWriteResentOnARecordedProofIsNotUnsafe(t *testing.T) {
 	cases := map[string][]byte{
-		// Row 25: "a cut before the base reported a connection": the
+		// Row 26: "a cut before the base reported a connection": the
 		// dial hangs past the attempt timeout.
 		"dial-cut-before-connection": postOnce(t, firstFailsThenOK(func(r *http.Request) error {
 			httptrace.ContextClientTrace(r.Context()).GetConn(r.URL.Host)
 			<-r.Context().Done()
 			return &net.OpError{Op: "dial", Net: "tcp", Err: r.Context().Err()}
 		}), otelretry.WithAttemptTimeout(100*time.Millisecond)),
-		// Row 25: "a failed first write on a reused HTTP/1 connection":
+		// Row 26: "a failed first write on a reused HTTP/1 connection":
 		// a TLS connection whose own ALPN said HTTP/1 (no handshake is
 		// needed to read it), as otelretry knows one over a base of its own.
 		"reused-conn-first-write-failed": postOnce(t, firstFailsThenOK(func(r *http.Request) error {
@@ -127,7 +127,7 @@ func TestAWriteResentOnARecordedProofIsNotUnsafe(t *testing.T) {
 		})),
 		// Row 18: a Classifier asks for a retry of every transport error;
 		// it never makes a write repeatable, so the POST is resent on the
-		// proof of row 25 (recorded with reason classifier).
+		// proof of row 26 (recorded with reason classifier).
 		"classifier-retryable-over-a-proof": postOnce(t, firstFailsThenOK(func(r *http.Request) error {
 			httptrace.ContextClientTrace(r.Context()).GetConn(r.URL.Host)
 			<-r.Context().Done()

@@ -1,0 +1,167 @@
+// Copyright The otelretry Authors
+// SPDX-License-Identifier: Apache-2.0
+
+package otelretry_test
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"io"
+	"log"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+
+	"github.com/otelretry/otelretry-go/attrs"
+	"github.com/otelretry/otelretry-go/internal/spantest"
+	"github.com/otelretry/otelretry-go/otelretry"
+)
+
+// A server certificate the client cannot verify fails again on every
+// attempt: otelretry does not retry it (docs/decisions.md row 25, reason
+// certificate), a write included, and the caller's error keeps the
+// verification error. It used to take three handshakes, each charged.
+func TestACertificateTheClientCannotVerifyIsNotRetried(t *testing.T) {
+	var handshakes atomic.Int32
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {
+		t.Error("the handler ran: the handshake should have failed")
+	}))
+	srv.Config.ConnState = func(_ net.Conn, s http.ConnState) {
+		if s == http.StateNew {
+			handshakes.Add(1)
+		}
+	}
+	srv.Config.ErrorLog = log.New(io.Discard, "", 0)
+	srv.StartTLS()
+	t.Cleanup(srv.Close)
+	for _, tc := range []struct {
+		name   string
+		client func(*tls.Config)
+	}{
+		{"unknown authority", func(c *tls.Config) { c.RootCAs = x509.NewCertPool() }},
+		{"another host's name", func(c *tls.Config) { c.ServerName = "other.test" }},
+		{"expired", func(c *tls.Config) { c.Time = func() time.Time { return time.Now().AddDate(200, 0, 0) } }},
+	} {
+		for _, method := range []string{http.MethodGet, http.MethodPost} {
+			t.Run(tc.name+" "+method, func(t *testing.T) {
+				base := srv.Client().Transport.(*http.Transport).Clone()
+				tc.client(base.TLSClientConfig)
+				t.Cleanup(base.CloseIdleConnections)
+				rec := tracetest.NewSpanRecorder()
+				client := &http.Client{Transport: otelretry.NewTransport(base,
+					otelretry.WithTracerProvider(sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))),
+					otelretry.WithBackoff(otelretry.ConstantBackoff(time.Millisecond)))}
+				var results otelretry.Results
+				req, _ := http.NewRequestWithContext(otelretry.WithResults(t.Context(), &results), method, srv.URL, strings.NewReader(`{"sku":1}`))
+				before := handshakes.Load()
+				resp, err := client.Do(req)
+				if err == nil {
+					resp.Body.Close()
+					t.Fatalf("got %d; want the certificate's failure", resp.StatusCode)
+				}
+				if n := handshakes.Load() - before; n != 1 {
+					t.Errorf("%d handshakes; want 1: the same certificate fails again", n)
+				}
+				var verr *tls.CertificateVerificationError
+				if !errors.As(err, &verr) {
+					t.Errorf("error %v does not hold the verification error", err)
+				}
+				if errors.Is(err, otelretry.ErrOutcomeUnknown) || errors.Is(err, otelretry.ErrMaxAttempts) {
+					t.Errorf("error %v matches ErrOutcomeUnknown or ErrMaxAttempts; nothing was sent, nothing was retried", err)
+				}
+				r, ok := results.Last()
+				if !ok || r.Outcome != attrs.OutcomeStop || r.Attempts != 1 || r.OutcomeUnknown {
+					t.Errorf("results = %+v; want stop after 1 attempt, the outcome known", r)
+				}
+				a := spantest.Attempts(rec.Ended())
+				if len(a) != 1 {
+					t.Fatalf("%d attempt spans; want 1", len(a))
+				}
+				if d, why, cls := attrOf(a[0], attrs.DecisionKey).AsString(), attrOf(a[0], attrs.ReasonKey).AsString(),
+					attrOf(a[0], attrs.ErrorClassKey).AsString(); d != "stop" || why != string(attrs.ReasonCertificate) || cls != string(attrs.ErrorClassTLS) {
+					t.Errorf("attempt: %s/%s, class %s; want stop/certificate, class tls", d, why, cls)
+				}
+			})
+		}
+	}
+}
+
+// The rule is the defaults': a Classifier's word comes first, so one that
+// retries a certificate error (a certificate being rotated) is heard.
+func TestAClassifierMayRetryACertificateError(t *testing.T) {
+	var calls atomic.Int32
+	base := roundTripFunc(func(r *http.Request) (*http.Response, error) {
+		if calls.Add(1) == 1 {
+			return nil, &tls.CertificateVerificationError{Err: x509.UnknownAuthorityError{}}
+		}
+		return &http.Response{StatusCode: http.StatusOK, Header: http.Header{}, Body: http.NoBody, Request: r}, nil
+	})
+	rt := otelretry.NewTransport(base, otelretry.WithBackoff(otelretry.ConstantBackoff(time.Millisecond)),
+		otelretry.WithClassifier(func(a otelretry.Answer) otelretry.Classification {
+			var verr *tls.CertificateVerificationError
+			if errors.As(a.Err, &verr) {
+				return otelretry.NotProcessed(otelretry.Evidence{})
+			}
+			return otelretry.Classification{}
+		}))
+	req, _ := http.NewRequest(http.MethodPost, "https://api.test/orders", strings.NewReader(`{}`))
+	resp, err := rt.RoundTrip(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if n := calls.Load(); n != 2 {
+		t.Errorf("%d calls; want 2 (the classifier's NotProcessed retries it)", n)
+	}
+}
+
+// A hedge whose new connection meets a certificate the client cannot
+// verify ends nothing: the attempt in flight, on a connection of its own,
+// goes on and answers (row 25: retry, in_flight).
+func TestAHedgesCertificateErrorLeavesTheRaceToTheAttemptInFlight(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var calls atomic.Int32
+		base := roundTripFunc(func(r *http.Request) (*http.Response, error) {
+			if calls.Add(1) == 2 {
+				return nil, &tls.CertificateVerificationError{Err: x509.UnknownAuthorityError{}}
+			}
+			select {
+			case <-time.After(300 * time.Millisecond):
+			case <-r.Context().Done():
+				return nil, r.Context().Err()
+			}
+			return &http.Response{StatusCode: http.StatusOK, Header: http.Header{}, Body: http.NoBody, Request: r}, nil
+		})
+		rec := tracetest.NewSpanRecorder()
+		rt := otelretry.NewTransport(base,
+			otelretry.WithTracerProvider(sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))),
+			otelretry.WithHedging(otelretry.Hedging{Delay: 50 * time.Millisecond, MaxShare: 1, MaxHedges: 1}))
+		var results otelretry.Results
+		req, _ := http.NewRequestWithContext(otelretry.WithResults(context.Background(), &results), http.MethodGet, "https://api.test/", nil)
+		resp, err := rt.RoundTrip(req)
+		if err != nil {
+			t.Fatalf("the race ended on the hedge's certificate error: %v", err)
+		}
+		resp.Body.Close()
+		if r, _ := results.Last(); r.Outcome != attrs.OutcomeReturn || calls.Load() != 2 {
+			t.Errorf("outcome %s after %d calls; want return after 2", r.Outcome, calls.Load())
+		}
+		for _, a := range spantest.Attempts(rec.Ended()) {
+			if attrOf(a, attrs.ErrorClassKey).AsString() == string(attrs.ErrorClassTLS) {
+				if d, why := attrOf(a, attrs.DecisionKey).AsString(), attrOf(a, attrs.ReasonKey).AsString(); d != "retry" || why != string(attrs.ReasonInFlight) {
+					t.Errorf("the hedge: %s/%s; want retry/in_flight", d, why)
+				}
+			}
+		}
+	})
+}
