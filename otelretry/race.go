@@ -225,7 +225,10 @@ func (r *race) run(first *attempt, at progress) raceEnd {
 	}
 	l.letGoOfPreparing()
 	for i := range l.hedges {
-		l.settleHedge(&l.hedges[i], true) // sent, and never judged: a panic ended the race
+		// Sent and not judged by the race's end (still in flight when
+		// another attempt won or the operation ended, or a panic ended
+		// the race): its host may have seen it, spent.
+		l.settleHedge(&l.hedges[i], true)
 	}
 	return l.end
 }
