@@ -480,10 +480,16 @@ func (a *attempt) failedUnwritten(own error) bool {
 // failed with err on an HTTP/2 connection before its headers were
 // written, its refusal an errors.New that fmt.Errorf("http2: %w") wraps:
 // a field HTTP/2 forbids and HTTP/1 sends (h2ForbiddenField), a host it
-// does not accept, or a :path it cannot make.
+// does not accept, a :path it cannot make, or a header list over the
+// peer's advertised limit. That limit is the connection's, which
+// otelretry cannot read: the refusal is told by its error, whose whole
+// text is its only identity (compared whole, as serverClosedIdle does).
 func h2Refuses(r *http.Request, err error) bool {
 	if reflect.TypeOf(err) != wrapErrorType || reflect.TypeOf(errors.Unwrap(err)) != errorStringType {
 		return false
+	}
+	if errors.Unwrap(err).Error() == "request header list larger than peer's advertised limit" {
+		return true
 	}
 	host := r.Host
 	if host == "" && r.URL != nil {

@@ -133,14 +133,14 @@
 //     HTTP/2 forbids and HTTP/1 sends (a Connection other than one close or
 //     keep-alive, an Upgrade other than chunked, a Transfer-Encoding other
 //     than one chunked, as net/http reads them; a Transfer-Encoding,
-//     Trailer or Content-Length trailer), a Host it does not accept or a
-//     :path it cannot make (with an ASCII host; a non-ASCII host's :path,
-//     and a header list over the peer's limit, are retried) (the caller's
-//     request: sent again, it is refused again) (any): stop, not charged to
-//     the retry budget (the host saw nothing); with another attempt in
-//     flight (a hedge its PrepareAttemptFunc made unsendable in a way its
-//     preparation does not check: another scheme), retry (in_flight): the
-//     race goes on, reason invalid_request
+//     Trailer or Content-Length trailer), a Host it does not accept, a
+//     :path it cannot make (with an ASCII host; a non-ASCII host's :path is
+//     retried) or a header list over the peer's advertised limit (the
+//     caller's request: sent again, it is refused again) (any): stop, not
+//     charged to the retry budget (the host saw nothing); with another
+//     attempt in flight (a hedge its PrepareAttemptFunc made unsendable in
+//     a way its preparation does not check: another scheme), retry
+//     (in_flight): the race goes on, reason invalid_request
 //   - 25. after an attempt, the client could not verify the server's TLS
 //     certificate (crypto/tls's CertificateVerificationError, or an error
 //     of crypto/x509's: an unknown authority, another host's name, expired
