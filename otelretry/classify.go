@@ -49,20 +49,24 @@ func classify(err error) attrs.ErrorClass {
 
 // certificateRejected reports whether err says the client could not
 // verify the server's certificate: crypto/tls's verification error, or
-// one of crypto/x509's (a VerifyConnection or VerifyPeerCertificate of
-// the caller's own that returns one). The same certificate fails again,
+// one of the errors crypto/x509's Verify returns (a VerifyConnection or
+// VerifyPeerCertificate of the caller's own may return one as it is). The same certificate fails again,
 // whatever the attempt; an alert the server sent, or a record that is
 // not TLS, may not.
 func certificateRejected(err error) bool {
 	var (
-		certErr  *tls.CertificateVerificationError
-		authErr  x509.UnknownAuthorityError
-		hostErr  x509.HostnameError
-		invErr   x509.CertificateInvalidError
-		rootsErr x509.SystemRootsError
+		certErr       *tls.CertificateVerificationError
+		authErr       x509.UnknownAuthorityError
+		hostErr       x509.HostnameError
+		invErr        x509.CertificateInvalidError
+		rootsErr      x509.SystemRootsError
+		extensionErr  x509.UnhandledCriticalExtension
+		constraintErr x509.ConstraintViolationError
+		algorithmErr  x509.InsecureAlgorithmError
 	)
 	return errors.As(err, &certErr) || errors.As(err, &authErr) || errors.As(err, &hostErr) ||
-		errors.As(err, &invErr) || errors.As(err, &rootsErr)
+		errors.As(err, &invErr) || errors.As(err, &rootsErr) || errors.As(err, &extensionErr) ||
+		errors.As(err, &constraintErr) || errors.As(err, &algorithmErr)
 }
 
 // refusal is what refused an attempt that got no response, such that

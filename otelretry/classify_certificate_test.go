@@ -165,3 +165,55 @@ func TestAHedgesCertificateErrorLeavesTheRaceToTheAttemptInFlight(t *testing.T) 
 		}
 	})
 }
+
+// An error of crypto/x509's Verify that a caller's VerifyPeerCertificate
+// or VerifyConnection returns as it is (a pinning check that calls
+// Verify) is a certificate the client cannot verify too: stop after 1
+// handshake (row 25). These three were retried, 3 handshakes each (a
+// reviewer's find).
+func TestX509ErrorsACallersVerificationReturnsAreNotRetried(t *testing.T) {
+	var handshakes atomic.Int32
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
+	srv.Config.ConnState = func(_ net.Conn, s http.ConnState) {
+		if s == http.StateNew {
+			handshakes.Add(1)
+		}
+	}
+	srv.Config.ErrorLog = log.New(io.Discard, "", 0)
+	srv.StartTLS()
+	t.Cleanup(srv.Close)
+	for _, tc := range []struct {
+		name string
+		err  error
+	}{
+		{"unhandled critical extension", x509.UnhandledCriticalExtension{}},
+		{"constraint violation", x509.ConstraintViolationError{}},
+		{"insecure algorithm", x509.InsecureAlgorithmError(x509.SHA1WithRSA)},
+	} {
+		for _, via := range []string{"VerifyPeerCertificate", "VerifyConnection"} {
+			t.Run(tc.name+" "+via, func(t *testing.T) {
+				base := srv.Client().Transport.(*http.Transport).Clone()
+				if via == "VerifyPeerCertificate" {
+					base.TLSClientConfig.VerifyPeerCertificate = func([][]byte, [][]*x509.Certificate) error { return tc.err }
+				} else {
+					base.TLSClientConfig.VerifyConnection = func(tls.ConnectionState) error { return tc.err }
+				}
+				t.Cleanup(base.CloseIdleConnections)
+				client := &http.Client{Transport: otelretry.NewTransport(base,
+					otelretry.WithBackoff(otelretry.ConstantBackoff(time.Millisecond)))}
+				var results otelretry.Results
+				req, _ := http.NewRequestWithContext(otelretry.WithResults(t.Context(), &results), http.MethodGet, srv.URL, strings.NewReader(""))
+				before := handshakes.Load()
+				resp, err := client.Do(req)
+				if err == nil {
+					resp.Body.Close()
+					t.Fatal("no error")
+				}
+				r, _ := results.Last()
+				if n := handshakes.Load() - before; n != 1 || r.Outcome != attrs.OutcomeStop {
+					t.Errorf("%d handshakes, outcome %s after %d attempts; want 1 handshake, stop (reason certificate): err %v", n, r.Outcome, r.Attempts, err)
+				}
+			})
+		}
+	}
+}
