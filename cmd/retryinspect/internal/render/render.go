@@ -249,15 +249,26 @@ func opDetails(op *inspect.Operation) []string {
 	if op.Repeat != nil && *op.Repeat > 0 {
 		d = append(d, fmt.Sprintf("repeat %d", *op.Repeat))
 	}
-	var sent int
+	// A hedge sent is an attempt of its own that names the attempt it
+	// hedges (retry.hedge.of) wherever it is read from (an attempt that
+	// only overlaps another is no hedge of otelretry's); its operation
+	// span's hedge_sent event, from spans only, counts one whose attempt
+	// was lost.
+	var sent, sentEvents int
 	var refused []string
+	for i := range op.Attempts {
+		if op.Attempts[i].HedgeOf != nil {
+			sent++
+		}
+	}
 	for _, e := range op.HedgeEvents {
 		if e.Event == attrs.EventHedgeSent {
-			sent++
+			sentEvents++
 		} else {
 			refused = append(refused, dash(e.Reason))
 		}
 	}
+	sent = max(sent, sentEvents)
 	if sent > 0 {
 		d = append(d, "hedges sent "+strconv.Itoa(sent))
 	}
