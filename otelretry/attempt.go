@@ -944,7 +944,8 @@ func (a *attempt) observe(resp *http.Response, err error) observation {
 				evidence, proved = h2Unprocessed(own, w.usedNoGetBodyForEvidence())
 			}
 		}
-		if !a.cutBeforeCall && own != nil && (errors.Is(own, ErrOutcomeUnknown) || triedBelow(own)) {
+		below := unsentBelow(own)
+		if !a.cutBeforeCall && own != nil && below == "" && (errors.Is(own, ErrOutcomeUnknown) || triedBelow(own)) {
 			// A base's error that claims an unknown outcome (another
 			// otelretry Transport below, about this write), or another
 			// otelretry operation's that made attempts, says the write may
@@ -956,9 +957,27 @@ func (a *attempt) observe(resp *http.Response, err error) observation {
 				class = attrs.ErrorClassOther
 			}
 		}
-		return seen.failure(err, class, unsent, refusal{byTransport: a.refusedByTransport(own), certificate: certificateRejected(own)}, evidence, proved)
+		refused := refusal{byTransport: a.refusedByTransport(own) || below == attrs.ReasonInvalidRequest, certificate: certificateRejected(own)}
+		return seen.failure(err, class, unsent || below != "", refused, evidence, proved)
 	}
 	return seen.response(resp, a.setup.clock.at(a.end), &a.setup.sender.dialect)
+}
+
+// unsentBelow is the reason another otelretry operation (a Transport
+// below) ended with, when err is its error and its one attempt sent
+// nothing: net/http's Transport refused it (invalid_request), or the
+// client rejected the server's certificate. The same request meets the
+// same end again; "" otherwise.
+func unsentBelow(err error) attrs.Reason {
+	var below *Error
+	if !errors.As(err, &below) || below.Attempts != 1 || below.Outcome != attrs.OutcomeStop {
+		return ""
+	}
+	switch below.Reason {
+	case attrs.ReasonInvalidRequest, attrs.ReasonCertificate:
+		return below.Reason
+	}
+	return ""
 }
 
 // triedBelow reports whether err is the error of another otelretry

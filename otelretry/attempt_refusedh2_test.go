@@ -250,42 +250,53 @@ func TestFieldsHTTP2ForbidsCostNoBudget(t *testing.T) {
 // net/http's HTTP/2 client before it writes the headers: the host sees
 // nothing, and the same request meets the same limit again. It ends stop
 // (invalid_request) after one attempt, costing the budget nothing (row
-// 24). It was retried as any transport error: three refusals, each
-// charged (a limit otelretry cannot read; told by its error now).
+// 24), also over another otelretry Transport, whose one refused attempt
+// the outer reads so. It was retried as any transport error: three
+// refusals, each charged (a limit otelretry cannot read; told by its
+// error now), and over another otelretry Transport three inner
+// operations (a reviewer's find).
 func TestAHeaderListOverThePeersLimitIsARefusal(t *testing.T) {
-	var seen atomic.Int32
-	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { seen.Add(1) }))
-	srv.EnableHTTP2 = true
-	srv.Config.MaxHeaderBytes = 1 << 10 // advertised as SETTINGS_MAX_HEADER_LIST_SIZE
-	srv.StartTLS()
-	defer srv.Close()
-	base := srv.Client().Transport.(*http.Transport)
-	defer base.CloseIdleConnections()
-	resp, err := base.RoundTrip(get(t, t.Context(), srv.URL)) // the peer's settings are known
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
-	if resp.ProtoMajor != 2 {
-		t.Fatalf("proto %s; want HTTP/2", resp.Proto)
-	}
-	budget := &otelretry.Budget{}
-	tr := otelretry.NewTransport(base, otelretry.WithBackoff(otelretry.ConstantBackoff(0)), otelretry.WithBudget(budget))
-	before, available := seen.Load(), budget.Available(get(t, t.Context(), srv.URL))
-	req := get(t, t.Context(), srv.URL)
-	req.Header.Set("X-Large", strings.Repeat("a", 64<<10))
-	resp, err = tr.RoundTrip(req)
-	if resp != nil {
-		resp.Body.Close()
-	}
-	var oe *otelretry.Error
-	if !errors.As(err, &oe) || oe.Reason != attrs.ReasonInvalidRequest || oe.Attempts != 1 {
-		t.Errorf("err %v; want stop (invalid_request) after 1 attempt", err)
-	}
-	if n := seen.Load() - before; n != 0 {
-		t.Errorf("the host saw %d", n)
-	}
-	if n := budget.Available(get(t, t.Context(), srv.URL)); n != available {
-		t.Errorf("Available = %d after the refusal, %d before; the host saw nothing", n, available)
+	for _, stacked := range []bool{false, true} {
+		t.Run(fmt.Sprintf("over another otelretry %v", stacked), func(t *testing.T) {
+			var seen atomic.Int32
+			srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { seen.Add(1) }))
+			srv.EnableHTTP2 = true
+			srv.Config.MaxHeaderBytes = 1 << 10 // advertised as SETTINGS_MAX_HEADER_LIST_SIZE
+			srv.StartTLS()
+			defer srv.Close()
+			base := srv.Client().Transport.(*http.Transport)
+			defer base.CloseIdleConnections()
+			resp, err := base.RoundTrip(get(t, t.Context(), srv.URL)) // the peer's settings are known
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+			if resp.ProtoMajor != 2 {
+				t.Fatalf("proto %s; want HTTP/2", resp.Proto)
+			}
+			var below http.RoundTripper = base
+			if stacked {
+				below = otelretry.NewTransport(base, otelretry.WithBackoff(otelretry.ConstantBackoff(0)))
+			}
+			budget := &otelretry.Budget{}
+			tr := otelretry.NewTransport(below, otelretry.WithBackoff(otelretry.ConstantBackoff(0)), otelretry.WithBudget(budget))
+			before, available := seen.Load(), budget.Available(get(t, t.Context(), srv.URL))
+			req := get(t, t.Context(), srv.URL)
+			req.Header.Set("X-Large", strings.Repeat("a", 64<<10))
+			resp, err = tr.RoundTrip(req)
+			if resp != nil {
+				resp.Body.Close()
+			}
+			var oe *otelretry.Error
+			if !errors.As(err, &oe) || oe.Reason != attrs.ReasonInvalidRequest || oe.Attempts != 1 {
+				t.Errorf("err %v; want stop (invalid_request) after 1 attempt", err)
+			}
+			if n := seen.Load() - before; n != 0 {
+				t.Errorf("the host saw %d", n)
+			}
+			if n := budget.Available(get(t, t.Context(), srv.URL)); n != available {
+				t.Errorf("Available = %d after the refusal, %d before; the host saw nothing", n, available)
+			}
+		})
 	}
 }

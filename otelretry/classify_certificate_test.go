@@ -30,7 +30,8 @@ import (
 // A server certificate the client cannot verify fails again on every
 // attempt: otelretry does not retry it (docs/decisions.md row 25, reason
 // certificate), a write included, and the caller's error keeps the
-// verification error. It used to take three handshakes, each charged.
+// verification error. It took three handshakes, each charged; one now
+// (charged as any transport error, docs/budget.md).
 func TestACertificateTheClientCannotVerifyIsNotRetried(t *testing.T) {
 	var handshakes atomic.Int32
 	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {
@@ -215,5 +216,54 @@ func TestX509ErrorsACallersVerificationReturnsAreNotRetried(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// Over another otelretry Transport, the inner operation's certificate
+// stop, its one attempt sending nothing, is the outer's too: a write is
+// not taken for possibly applied (check_state), as an inner error that
+// made attempts otherwise is.
+func TestACertificateStopBelowIsTheOutersToo(t *testing.T) {
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {
+		t.Error("the handler ran: the handshake should have failed")
+	}))
+	srv.Config.ErrorLog = log.New(io.Discard, "", 0)
+	srv.StartTLS()
+	t.Cleanup(srv.Close)
+	base := srv.Client().Transport.(*http.Transport).Clone()
+	base.TLSClientConfig.RootCAs = x509.NewCertPool()
+	t.Cleanup(base.CloseIdleConnections)
+	inner := otelretry.NewTransport(base, otelretry.WithBackoff(otelretry.ConstantBackoff(time.Millisecond)))
+	outer := otelretry.NewTransport(inner, otelretry.WithBackoff(otelretry.ConstantBackoff(time.Millisecond)))
+	var results otelretry.Results
+	req, _ := http.NewRequestWithContext(otelretry.WithResults(t.Context(), &results), http.MethodPost, srv.URL, strings.NewReader(`{"sku":1}`))
+	resp, err := outer.RoundTrip(req)
+	if err == nil {
+		resp.Body.Close()
+		t.Fatal("the certificate was accepted")
+	}
+	if r, _ := results.Last(); r.Outcome != attrs.OutcomeStop || r.Reason != attrs.ReasonCertificate || r.OutcomeUnknown || errors.Is(err, otelretry.ErrOutcomeUnknown) {
+		t.Errorf("outer: %+v; want stop (certificate), the outcome known", r)
+	}
+}
+
+// A certificate stop costs its host one token, as any transport error
+// (docs/budget.md): it is not retried, but its host answered the
+// handshake, and every request to it meets that certificate.
+func TestACertificateStopCostsOneToken(t *testing.T) {
+	base := roundTripFunc(func(r *http.Request) (*http.Response, error) {
+		return nil, &tls.CertificateVerificationError{Err: x509.UnknownAuthorityError{}}
+	})
+	budget := &otelretry.Budget{}
+	rt := otelretry.NewTransport(base, otelretry.WithBudget(budget))
+	probe, _ := http.NewRequest(http.MethodGet, "https://api.test/", nil)
+	before := budget.Available(probe)
+	req, _ := http.NewRequest(http.MethodGet, "https://api.test/", nil)
+	if resp, err := rt.RoundTrip(req); err == nil {
+		resp.Body.Close()
+		t.Fatal("the certificate was accepted")
+	}
+	if after := budget.Available(probe); after != before-1 {
+		t.Errorf("Available %d before, %d after a certificate stop; want one token less", before, after)
 	}
 }
