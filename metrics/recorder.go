@@ -106,14 +106,15 @@ type Throttled struct {
 
 // NewLabels returns extra labels for the retry metrics, from a user's
 // enricher. Keys that would break the cardinality bound, carry a URL, or
-// clash with the Recorder's own labels are dropped: ids (the operation's,
-// the request's, an idempotency key's value), the whole url.*
-// namespace and the legacy http.url and http.target (a raw query may ride
-// in any of them), and the keys the Recorder sets itself, also as
-// Prometheus spells them (retry_outcome, the dots become underscores:
-// two keys one label, whose values the exporters join), with the labels
-// Prometheus writes itself (le, quantile, job, instance, otel_scope_*,
-// any beginning with "__") and those that escape to underscores alone. The
+// clash with the Recorder's own labels are dropped, each also as
+// Prometheus spells it (retry_outcome for retry.outcome, the dots become
+// underscores: two keys one label, whose values the exporters join): ids
+// (the operation's, the request's, an idempotency key's value), the
+// whole url.* namespace and the legacy http.url and http.target (a raw
+// query may ride in any of them), and the keys the Recorder sets itself,
+// with the labels Prometheus writes itself (le, quantile, job, instance,
+// otel_scope_*, any beginning with "__") and those that escape to
+// underscores alone. The
 // caller still owns the rest: every distinct value is a new series, and a
 // key the Collector's exporter writes from a resource attribute
 // (resource_constant_labels, resource_to_telemetry_conversion) clashes
@@ -128,24 +129,32 @@ func NewLabels(kv ...attribute.KeyValue) attribute.Set {
 
 // allowedLabel reports whether a user's label key may label the metrics.
 func allowedLabel(k attribute.Key) bool {
-	if strings.HasPrefix(string(k), "url.") {
-		return false
-	}
-	switch k {
-	case attrs.OperationIDKey, attrs.RequestIDKey, attrs.IdempotencyKeyValueKey, "http.url", "http.target":
-		return false
-	}
 	names := prometheusLabels(string(k))
 	if strings.HasPrefix(names[0], "__") || strings.Trim(names[0], "_") == "" {
 		return false // Prometheus's own names, or none: the exporter drops the whole series
 	}
 	for _, name := range names {
-		if reservedInPrometheus[name] || strings.HasPrefix(name, "otel_scope_") {
+		if reservedInPrometheus[name] || unboundedInPrometheus[name] ||
+			strings.HasPrefix(name, "otel_scope_") || strings.HasPrefix(name, "url_") {
 			return false
 		}
 	}
 	return true
 }
+
+// unboundedInPrometheus are the keys that break the cardinality bound or
+// carry a URL (the url.* namespace aside, a prefix), as Prometheus spells
+// them: a key spelled retry_operation_id is the same label as
+// retry.operation.id there.
+var unboundedInPrometheus = func() map[string]bool {
+	unbounded := map[string]bool{}
+	for _, k := range []attribute.Key{attrs.OperationIDKey, attrs.RequestIDKey, attrs.IdempotencyKeyValueKey, "http.url", "http.target"} {
+		for _, name := range prometheusLabels(string(k)) {
+			unbounded[name] = true
+		}
+	}
+	return unbounded
+}()
 
 // reservedInPrometheus are the labels a user's key must not become once
 // Prometheus spells it: the Recorder's own, and those the exporters and
@@ -293,15 +302,18 @@ func withErrorType(kv []attribute.KeyValue, t string) []attribute.KeyValue {
 	return append(kv[:len(kv):len(kv)], attrs.ErrorTypeKey.String(t))
 }
 
-// base returns the labels every instrument carries, the user's labels,
+// base returns the user's labels, the labels every instrument carries,
 // then extra.
 func (r *Recorder) base(method, server string, labels attribute.Set, extra ...attribute.KeyValue) []attribute.KeyValue {
+	// The caller's labels first: attribute.NewSet keeps a key's last
+	// value, so the Recorder's own (the method collapsed to its closed
+	// set, the outcome, ...) win over a Labels built without NewLabels.
 	kv := make([]attribute.KeyValue, 0, 5+labels.Len())
+	kv = append(kv, labels.ToSlice()...)
 	kv = append(kv, attrs.HTTPRequestMethodKey.String(method))
 	if server != "" {
 		kv = append(kv, attrs.ServerAddressKey.String(server))
 	}
-	kv = append(kv, labels.ToSlice()...)
 	return append(kv, extra...)
 }
 
