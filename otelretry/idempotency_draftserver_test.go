@@ -214,7 +214,11 @@ func sdkLoop(client *http.Client, ctx context.Context, id, url, body string, tri
 // checkTruth checks one logical write: applied at most once, under one key
 // on every arrival, and the Results telling the truth: a 2xx only if it
 // was applied; applied but not told success only with an unknown outcome
-// reported.
+// reported. The last holds where the resends are admitted: a write the
+// server applied and then answered 503 (rv503After), whose resend a small
+// budget refuses, ends with that 503, an answer, whose outcome the client
+// rightly takes as known (OperationResult.OutcomeUnknown is about a lost
+// answer); the scripts run under budgets that admit it.
 func checkTruth(t *testing.T, srv *draftServer, path, body string, tries []draftTry, res *otelretry.Results) {
 	t.Helper()
 	payload := http.MethodPost + " " + path + " " + body
