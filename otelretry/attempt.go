@@ -944,7 +944,13 @@ func (a *attempt) observe(resp *http.Response, err error) observation {
 				evidence, proved = h2Unprocessed(own, w.usedNoGetBodyForEvidence())
 			}
 		}
-		below := unsentBelow(own)
+		var below attrs.Reason
+		if a.ctx.bound.operations.Load() == 1 {
+			// One operation below the attempt: its error is the whole
+			// story of what went below (a layer between that made two,
+			// a failover, may return the last one's alone).
+			below = unsentBelow(own)
+		}
 		if !a.cutBeforeCall && own != nil && below == "" && (errors.Is(own, ErrOutcomeUnknown) || triedBelow(own)) {
 			// A base's error that claims an unknown outcome (another
 			// otelretry Transport below, about this write), or another
@@ -964,10 +970,10 @@ func (a *attempt) observe(resp *http.Response, err error) observation {
 }
 
 // unsentBelow is the reason another otelretry operation (a Transport
-// below) ended with, when err is its error and its one attempt sent
-// nothing: net/http's Transport refused it (invalid_request), or the
-// client rejected the server's certificate. The same request meets the
-// same end again; "" otherwise.
+// below, the only one the attempt made) ended with, when err is its
+// error and its one attempt sent nothing: net/http's Transport refused it
+// (invalid_request), or the client rejected the server's certificate.
+// The same request meets the same end again; "" otherwise.
 func unsentBelow(err error) attrs.Reason {
 	var below *Error
 	if !errors.As(err, &below) || below.Attempts != 1 || below.Outcome != attrs.OutcomeStop {

@@ -3,7 +3,10 @@
 
 package otelretry
 
-import "context"
+import (
+	"context"
+	"sync/atomic"
+)
 
 // boundary marks where an operation hands a context to code of its users:
 // an attempt's context (which a PrepareAttemptFunc sees through its request,
@@ -19,7 +22,11 @@ import "context"
 // pointers, with no lock and no walk of the context chain beyond
 // context.Value's own.
 type boundary struct {
-	_ byte // not zero-sized, so that every boundary is a pointer of its own
+	// operations counts the otelretry operations that began below it (also
+	// making it not zero-sized, so that every boundary is a pointer of its
+	// own): an attempt's tells whether a Transport below made one
+	// operation or more (see unsentBelow).
+	operations atomic.Int32
 }
 
 type boundaryKey struct{}

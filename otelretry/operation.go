@@ -101,6 +101,9 @@ func (op *operation) begin(held *holdings) {
 	start := time.Now()
 	ctx := req.Context()
 	sc := scopeOf(ctx)
+	if sc.at != nil {
+		sc.at.operations.Add(1)
+	}
 	op.results = sc.results
 	hasBody := req.Body != nil && req.Body != http.NoBody
 	op.plan = judgeRequest(requestFacts{method: methodOf(req), hasBody: hasBody, hasGetBody: req.GetBody != nil,

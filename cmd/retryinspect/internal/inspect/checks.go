@@ -361,7 +361,7 @@ func (a *analyzer) checkUnsafeResend(g *group) {
 // provedResendable reports whether attempt prev proves that sending its
 // write again is safe: its error class says the request was not processed,
 // or the transport retried it on a proof it recorded (decisions.md, rows
-// 17, 18, 23 and 24): not_processed (a cut before the base reported a
+// 17, 18, 23 and 26): not_processed (a cut before the base reported a
 // connection, a failed first write on a reused connection), server_retry
 // (a should-retry header of true under WithShouldRetryWrites), or
 // classifier: a Classifier never makes a write repeatable, so the

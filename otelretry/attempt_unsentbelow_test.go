@@ -1,0 +1,95 @@
+// Copyright The otelretry Authors
+// SPDX-License-Identifier: Apache-2.0
+
+package otelretry_test
+
+import (
+	"crypto/x509"
+	"errors"
+	"io"
+	"log"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/otelretry/otelretry-go/otelretry"
+)
+
+// A failover layer between an outer and an inner otelretry: it sends the
+// request through the inner to the primary and, on an error, to the
+// secondary, returning the last error (as go-retryablehttp does). The
+// primary read the write and lost its answer (the inner says
+// ErrOutcomeUnknown); the secondary's certificate is rejected (the inner
+// ends stop, certificate, after one attempt). The outer's operation
+// must not call its write unsent: the first inner operation sent it. The
+// inner's one-attempt stop is the outer's own only where the attempt
+// made that one operation below (unsentBelow); it ended stop
+// (certificate), the outcome known (a reviewer's find on the first
+// version).
+func TestAnInnerStopAfterAnotherInnerCallIsNoProofOfTheWrite(t *testing.T) {
+	var applied atomic.Int32
+	primary := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		applied.Add(1)
+		conn, _, err := w.(http.Hijacker).Hijack()
+		if err == nil {
+			conn.Close() // the write was applied; its answer is lost
+		}
+	}))
+	primary.Config.ErrorLog = log.New(io.Discard, "", 0)
+	t.Cleanup(primary.Close)
+	secondary := httptest.NewUnstartedServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {
+		t.Error("the handler ran: the handshake should have failed")
+	}))
+	secondary.Config.ErrorLog = log.New(io.Discard, "", 0)
+	secondary.StartTLS()
+	t.Cleanup(secondary.Close)
+
+	base := secondary.Client().Transport.(*http.Transport).Clone()
+	base.TLSClientConfig.RootCAs = x509.NewCertPool() // the secondary's certificate is not trusted
+	t.Cleanup(base.CloseIdleConnections)
+	inner := otelretry.NewTransport(base, otelretry.WithBackoff(otelretry.ConstantBackoff(time.Millisecond)))
+	sURL, _ := url.Parse(secondary.URL)
+	var innerErrs []error
+	failover := roundTripFunc(func(r *http.Request) (*http.Response, error) {
+		resp, err := inner.RoundTrip(r)
+		if err == nil {
+			return resp, nil
+		}
+		innerErrs = append(innerErrs, err)
+		r2 := r.Clone(r.Context())
+		r2.URL.Scheme, r2.URL.Host, r2.Host = sURL.Scheme, sURL.Host, ""
+		if r.GetBody != nil {
+			r2.Body, _ = r.GetBody()
+		}
+		resp, err = inner.RoundTrip(r2)
+		if err != nil {
+			innerErrs = append(innerErrs, err)
+		}
+		return resp, err
+	})
+	outer := otelretry.NewTransport(failover, otelretry.WithBackoff(otelretry.ConstantBackoff(time.Millisecond)), otelretry.WithMaxAttempts(1))
+	var results otelretry.Results
+	req, _ := http.NewRequestWithContext(otelretry.WithResults(t.Context(), &results), http.MethodPost, primary.URL, strings.NewReader(`{"sku":1}`))
+	resp, err := outer.RoundTrip(req)
+	if err == nil {
+		resp.Body.Close()
+		t.Fatal("the failover succeeded")
+	}
+	for i, e := range innerErrs {
+		t.Logf("inner call %d: %v (unknown %v)", i+1, e, errors.Is(e, otelretry.ErrOutcomeUnknown))
+	}
+	if applied.Load() != 1 {
+		t.Fatalf("primary applied the write %d times; want 1", applied.Load())
+	}
+	r, _ := results.Last()
+	t.Logf("outer: outcome %s reason %s unknown %v; err %v", r.Outcome, r.Reason, r.OutcomeUnknown, err)
+	if !r.OutcomeUnknown || !errors.Is(err, otelretry.ErrOutcomeUnknown) {
+		t.Errorf("outer: %s (%s), OutcomeUnknown %v, errors.Is(ErrOutcomeUnknown) %v; the write was applied by the primary: want its outcome unknown",
+			r.Outcome, r.Reason, r.OutcomeUnknown, errors.Is(err, otelretry.ErrOutcomeUnknown))
+	}
+}
