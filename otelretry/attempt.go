@@ -945,10 +945,11 @@ func (a *attempt) observe(resp *http.Response, err error) observation {
 			}
 		}
 		var below attrs.Reason
-		if a.ctx.bound.operations.Load() == 1 {
-			// One operation below the attempt: its error is the whole
-			// story of what went below (a layer between that made two,
-			// a failover, may return the last one's alone).
+		if a.ctx.bound.operations.Load() == 1 && !w.gotConn.Load() && w.writes.Load() == 0 && !w.overheard.Load() {
+			// One operation below the attempt, and no connection of the
+			// attempt's own heard: its error is the whole story of what
+			// went below (a layer between that made two, a failover, or
+			// sent it once itself, may return the last one's alone).
 			below = unsentBelow(own)
 		}
 		if !a.cutBeforeCall && own != nil && below == "" && (errors.Is(own, ErrOutcomeUnknown) || triedBelow(own)) {

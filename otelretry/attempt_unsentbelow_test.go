@@ -6,6 +6,7 @@ package otelretry_test
 import (
 	"crypto/x509"
 	"errors"
+	"fmt"
 	"io"
 	"log"
 	"net/http"
@@ -20,8 +21,9 @@ import (
 )
 
 // A failover layer between an outer and an inner otelretry: it sends the
-// request through the inner to the primary and, on an error, to the
-// secondary, returning the last error (as go-retryablehttp does). The
+// request through the inner (or directly, through a plain Transport) to
+// the primary and, on an error, through the inner to the secondary,
+// returning the last error (as go-retryablehttp does). The
 // primary read the write and lost its answer (the inner says
 // ErrOutcomeUnknown); the secondary's certificate is rejected (the inner
 // ends stop, certificate, after one attempt). The outer's operation
@@ -31,6 +33,12 @@ import (
 // (certificate), the outcome known (a reviewer's find on the first
 // version).
 func TestAnInnerStopAfterAnotherInnerCallIsNoProofOfTheWrite(t *testing.T) {
+	for _, direct := range []bool{false, true} {
+		t.Run(fmt.Sprintf("first hop direct %v", direct), func(t *testing.T) { innerStopAfterASentWrite(t, direct) })
+	}
+}
+
+func innerStopAfterASentWrite(t *testing.T, direct bool) {
 	var applied atomic.Int32
 	primary := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		io.Copy(io.Discard, r.Body)
@@ -55,8 +63,14 @@ func TestAnInnerStopAfterAnotherInnerCallIsNoProofOfTheWrite(t *testing.T) {
 	inner := otelretry.NewTransport(base, otelretry.WithBackoff(otelretry.ConstantBackoff(time.Millisecond)))
 	sURL, _ := url.Parse(secondary.URL)
 	var innerErrs []error
+	plain := &http.Transport{}
+	t.Cleanup(plain.CloseIdleConnections)
 	failover := roundTripFunc(func(r *http.Request) (*http.Response, error) {
-		resp, err := inner.RoundTrip(r)
+		first := inner.RoundTrip
+		if direct {
+			first = plain.RoundTrip // with the attempt's context, heard by its trace
+		}
+		resp, err := first(r)
 		if err == nil {
 			return resp, nil
 		}
