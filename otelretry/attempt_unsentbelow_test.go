@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/otelretry/otelretry-go/attrs"
 	"github.com/otelretry/otelretry-go/otelretry"
 )
 
@@ -105,5 +106,96 @@ func innerStopAfterASentWrite(t *testing.T, direct bool) {
 	if !r.OutcomeUnknown || !errors.Is(err, otelretry.ErrOutcomeUnknown) {
 		t.Errorf("outer: %s (%s), OutcomeUnknown %v, errors.Is(ErrOutcomeUnknown) %v; the write was applied by the primary: want its outcome unknown",
 			r.Outcome, r.Reason, r.OutcomeUnknown, errors.Is(err, otelretry.ErrOutcomeUnknown))
+	}
+}
+
+// A side call a hook or a layer makes with the attempt's context through
+// an otelretry client (a token fetch) is an operation below the attempt
+// too: the outer cannot tell it from a failover's first hop, so the
+// inner's one-attempt certificate stop is the outer's end for a GET
+// (stop, certificate: the GET is not retried either way), and a write's
+// outcome stays unknown (check_state), the safe side docs/layers.md
+// names.
+func TestASideCallBelowLeavesAWriteUnknown(t *testing.T) {
+	for _, where := range []string{"prepare", "layer"} {
+		for _, method := range []string{http.MethodPost, http.MethodGet} {
+			t.Run(where+"/"+method, func(t *testing.T) { sideCallUnderTheAttempt(t, where, method) })
+		}
+	}
+}
+
+func sideCallUnderTheAttempt(t *testing.T, where, method string) {
+	tokenSrv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.WriteString(w, "tok")
+	}))
+	t.Cleanup(tokenSrv.Close)
+	var handshakes atomic.Int32
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {
+		t.Error("the handler ran: the handshake should have failed")
+	}))
+	srv.Config.ErrorLog = log.New(io.Discard, "", 0)
+	srv.StartTLS()
+	t.Cleanup(srv.Close)
+
+	tokenBase := &http.Transport{}
+	t.Cleanup(tokenBase.CloseIdleConnections)
+	tokens := &http.Client{Transport: otelretry.NewTransport(tokenBase)}
+	fetch := func(r *http.Request) error {
+		treq, _ := http.NewRequestWithContext(r.Context(), http.MethodGet, tokenSrv.URL, nil)
+		resp, err := tokens.Do(treq)
+		if err != nil {
+			return err
+		}
+		io.Copy(io.Discard, resp.Body)
+		return resp.Body.Close()
+	}
+
+	base := srv.Client().Transport.(*http.Transport).Clone()
+	base.TLSClientConfig.RootCAs = x509.NewCertPool()
+	t.Cleanup(base.CloseIdleConnections)
+	counting := roundTripFunc(func(r *http.Request) (*http.Response, error) {
+		handshakes.Add(1)
+		return base.RoundTrip(r)
+	})
+	inner := otelretry.NewTransport(counting, otelretry.WithBackoff(otelretry.ConstantBackoff(time.Millisecond)))
+	var below http.RoundTripper = inner
+	opts := []otelretry.Option{otelretry.WithBackoff(otelretry.ConstantBackoff(time.Millisecond))}
+	switch where {
+	case "prepare":
+		opts = append(opts, otelretry.WithPrepareAttempt(func(r *http.Request, _ int) error { return fetch(r) }))
+	case "layer":
+		below = roundTripFunc(func(r *http.Request) (*http.Response, error) {
+			if err := fetch(r); err != nil {
+				return nil, err
+			}
+			return inner.RoundTrip(r)
+		})
+	}
+	outer := otelretry.NewTransport(below, opts...)
+	var results otelretry.Results
+	var body io.Reader
+	if method == http.MethodPost {
+		body = strings.NewReader(`{"sku":1}`)
+	}
+	req, _ := http.NewRequestWithContext(otelretry.WithResults(t.Context(), &results), method, srv.URL, body)
+	resp, err := outer.RoundTrip(req)
+	if err == nil {
+		resp.Body.Close()
+		t.Fatal("the certificate was accepted")
+	}
+	r, _ := results.Last()
+	if handshakes.Load() != 1 {
+		t.Errorf("%d calls to the base; want 1", handshakes.Load())
+	}
+	if method == http.MethodGet {
+		if r.Outcome != attrs.OutcomeStop || r.Reason != attrs.ReasonCertificate {
+			t.Errorf("outer: %s (%s); want stop (certificate)", r.Outcome, r.Reason)
+		}
+		return
+	}
+	// Two operations below the attempt (the token's and the request's):
+	// the inner's end is not the whole story, and the write's is unknown.
+	if r.Outcome != attrs.OutcomeCheckState || !r.OutcomeUnknown || !errors.Is(err, otelretry.ErrOutcomeUnknown) {
+		t.Errorf("outer: %s (%s), OutcomeUnknown %v; want check_state, the outcome unknown (the safe side, docs/layers.md)", r.Outcome, r.Reason, r.OutcomeUnknown)
 	}
 }
