@@ -97,9 +97,10 @@
 //     caller
 //   - 15. after an attempt, no response, and nothing proves it unsent: a
 //     timeout, a broken connection, a cut by a layer below (its own
-//     cancellation), or any failure after the headers reached the wire
-//     (httptrace) (write, not repeatable [1]): check_state: not resent,
-//     reason unknown_write
+//     cancellation), any failure after the headers reached the wire
+//     (httptrace), or any failure of a base that reports nothing through
+//     httptrace (a custom one) (write, not repeatable [1]): check_state:
+//     not resent, reason unknown_write
 //   - 16. after an attempt, the classifier says NotRetryable (any): stop,
 //     reason classifier
 //   - 17. after an attempt, the classifier says NotProcessed (no response)

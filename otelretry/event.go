@@ -35,6 +35,9 @@ type observation struct {
 	written bool
 	// reportsWrites: the base reports its writes through httptrace.
 	reportsWrites bool
+	// silent: the base reported nothing of the attempt through httptrace
+	// (wire.silent).
+	silent bool
 	// unsent: what the error or httptrace says proves the request never
 	// left (neverSent, wire.unsentByTrace).
 	unsent bool
@@ -97,6 +100,7 @@ type attemptSeen struct {
 	writes        int32
 	written       bool
 	reportsWrites bool
+	silent        bool
 	landedBelow   bool
 }
 
@@ -133,7 +137,8 @@ func (s attemptSeen) mayHaveLanded() attemptSeen {
 
 func (s attemptSeen) observation() observation {
 	return observation{number: s.number, start: s.start, end: s.end, remaining: s.remaining, url: s.url,
-		timedOut: s.timedOut, writes: s.writes, written: s.written, reportsWrites: s.reportsWrites, landedBelow: s.landedBelow}
+		timedOut: s.timedOut, writes: s.writes, written: s.written, reportsWrites: s.reportsWrites, silent: s.silent,
+		landedBelow: s.landedBelow}
 }
 
 // attemptEvent is the record of one network attempt, built once by

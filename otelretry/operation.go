@@ -532,7 +532,11 @@ func (op *operation) inputAfter(o *observation, observed attrs.ErrorClass, c Cla
 		}
 		class, evidence := recordedClass(observed, c, wireEvidence)
 		cutBelow := o.class == attrs.ErrorClassCanceled && observed == attrs.ErrorClassOther // see observedClass
-		return in.failed(class, o.written, provedUnprocessed(o.unsent, o.written, o.writes, op.t.sender.trustResends, c, o.wireProved), o.refusal, cutBelow, c, left), class, evidence
+		// A base that reported nothing proves nothing of where its
+		// request got: its write may have left (unless its error, or
+		// net/http's refusal, proves otherwise).
+		mayHaveLeft := o.written || o.silent && !o.refusal.byTransport
+		return in.failed(class, mayHaveLeft, provedUnprocessed(o.unsent, o.written, o.writes, op.t.sender.trustResends, c, o.wireProved), o.refusal, cutBelow, c, left), class, evidence
 	}
 	in = in.answered(o.status, op.t.retryable.has(o.status), o.retryAfter, drainFloor(o.contentLength), o.verdict, c, left)
 	return in, "", verdictEvidence(&in, o.verdictHeader)

@@ -104,9 +104,10 @@ type input struct {
 	// certificate: the same certificate fails again.
 	certificateRejected bool
 	// written: the base reported the request's headers written on the
-	// wire (httptrace), so the server may have begun to act on it: a
+	// wire (httptrace), so the server may have begun to act on it, or it
+	// reported nothing at all (a custom base: nothing says it did not): a
 	// failure after that, whatever its class, leaves a write's outcome
-	// unknown. A base that reports no writes leaves it false.
+	// unknown, unless the error itself proves it never left.
 	written bool
 	// cutBelow: a layer below canceled the attempt in flight with its own
 	// context (its context.Canceled, the caller's context alive; recorded

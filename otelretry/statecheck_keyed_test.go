@@ -7,10 +7,13 @@ import (
 	"context"
 	"errors"
 	"io"
+	"net"
 	"net/http"
+	"os"
 	"slices"
 	"strings"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -19,6 +22,11 @@ import (
 	"github.com/otelretry/otelretry-go/internal/scripted"
 	"github.com/otelretry/otelretry-go/otelretry"
 )
+
+// errRefusedDial is an error that leaves nothing unknown: the request
+// never left (an error of a base that reports nothing through httptrace
+// proves nothing otherwise; decisions.md row 15).
+var errRefusedDial = &net.OpError{Op: "dial", Net: "tcp", Err: os.NewSyscallError("connect", syscall.ECONNREFUSED)}
 
 // A newcomer configures both halves of "Writes that succeed" (README):
 // WithIdempotencyKeys, so that a write is resent under its key, and
@@ -347,7 +355,7 @@ func TestALookUpAfterA503ThenA409NamesThe409(t *testing.T) {
 func TestALookUpAfterAnErrorThatLeftNothingUnknownThenA409NamesThe409(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		var c checks
-		_, last, _, err, _ := keyedWrite(t, []scripted.Step{{Err: errors.New("boom")}, {Status: 409}, {Status: 201}}, failsFromTheSecond,
+		_, last, _, err, _ := keyedWrite(t, []scripted.Step{{Err: errRefusedDial}, {Status: 409}, {Status: 201}}, failsFromTheSecond,
 			c.answering(attrs.StateUnknown), otelretry.WithMaxAttempts(5))
 		if len(c.told) != 1 || c.told[0].Attempt != 2 {
 			var told []int
@@ -365,7 +373,7 @@ func TestALookUpAfterAnErrorThatLeftNothingUnknownThenA409NamesThe409(t *testing
 func TestAnErrorThatLeftNothingUnknownIsNotLookedUp(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		var c checks
-		_, last, _, err, _ := keyedWrite(t, []scripted.Step{{Err: errors.New("boom")}, {Status: 201}}, failsAlways,
+		_, last, _, err, _ := keyedWrite(t, []scripted.Step{{Err: errRefusedDial}, {Status: 201}}, failsAlways,
 			c.answering(attrs.StateUnknown), otelretry.WithMaxAttempts(5))
 		if len(c.told) != 0 || last.OutcomeUnknown {
 			t.Errorf("checks %d, ended %s (%s), unknown %v, err %v; want no check, the write not unknown", len(c.told), last.Outcome, last.Reason, last.OutcomeUnknown, err)
@@ -375,16 +383,16 @@ func TestAnErrorThatLeftNothingUnknownIsNotLookedUp(t *testing.T) {
 
 // A keyed write whose first attempt timed out (its outcome unknown) is
 // retried; the retry fails with an error that leaves nothing unknown
-// ("boom", as in TestAnErrorThatLeftNothingUnknownIsNotLookedUp), and the
+// (a refused dial, as in TestAnErrorThatLeftNothingUnknownIsNotLookedUp), and the
 // attempt limit (2) stops the next resend: the write is looked up
 // (decisions.md footnote ²). The check must be told of attempt 1, the one
 // whose outcome is unknown (StateCheck.Attempt godoc; "the check told of
 // the attempt that left it unknown (the latest that lost its answer)"),
-// with its timeout, not of attempt 2 and its "boom".
+// with its timeout, not of attempt 2 and its refused dial.
 func TestALookUpAtTheAttemptLimitAfterTimeoutThenBoomNamesTheTimeout(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		var c checks
-		_, last, _, err, _ := keyedWrite(t, []scripted.Step{{Hang: true}, {Err: errors.New("boom")}}, func(int) bool { return false },
+		_, last, _, err, _ := keyedWrite(t, []scripted.Step{{Hang: true}, {Err: errRefusedDial}}, func(int) bool { return false },
 			c.answering(attrs.StateUnknown), otelretry.WithMaxAttempts(2))
 		if len(c.told) != 1 {
 			t.Fatalf("%d checks (ended %s (%s), err %v); want one", len(c.told), last.Outcome, last.Reason, err)
@@ -397,13 +405,13 @@ func TestALookUpAtTheAttemptLimitAfterTimeoutThenBoomNamesTheTimeout(t *testing.
 }
 
 // The same after a 409 under the key (attempt 1: a request under its key
-// in progress, the write unresolved), then "boom" (attempt 2), at the
+// in progress, the write unresolved), then a refused dial (attempt 2), at the
 // attempt limit: the check must be told of attempt 1, as
 // TestALookUpAfterA503ThenA409NamesThe409 wants of a 409.
 func TestALookUpAtTheAttemptLimitAfter409ThenBoomNamesThe409(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		var c checks
-		_, last, _, err, _ := keyedWrite(t, []scripted.Step{{Status: 409}, {Err: errors.New("boom")}}, func(int) bool { return false },
+		_, last, _, err, _ := keyedWrite(t, []scripted.Step{{Status: 409}, {Err: errRefusedDial}}, func(int) bool { return false },
 			c.answering(attrs.StateUnknown), otelretry.WithMaxAttempts(2))
 		if len(c.told) != 1 {
 			t.Fatalf("%d checks (ended %s (%s), err %v); want one", len(c.told), last.Outcome, last.Reason, err)

@@ -402,6 +402,13 @@ func (w *wire) writesSoFar() int32 {
 	return n
 }
 
+// silent reports whether the base reported nothing of the attempt through
+// httptrace: no connection asked for or taken, no write (a custom base
+// that reports nothing, or net/http's before its first step).
+func (w *wire) silent() bool {
+	return !w.askedConn.Load() && !w.gotConn.Load() && w.writes.Load() == 0 && !w.headersOut.Load()
+}
+
 // reportsWrites reports whether the base reports its writes through
 // httptrace (net/http's and quic-go's do; many custom bases do not).
 func (w *wire) reportsWrites() bool { return w.gotConn.Load() || w.writes.Load() > 0 }

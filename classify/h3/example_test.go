@@ -4,7 +4,10 @@
 package h3_test
 
 import (
+	"context"
+	"fmt"
 	"net/http"
+	"strings"
 
 	"github.com/quic-go/quic-go/http3"
 
@@ -12,11 +15,39 @@ import (
 	"github.com/otelretry/otelretry-go/otelretry"
 )
 
+// rejects fails each call with the next of its HTTP/3 errors, the peer's,
+// then answers 201, as a server would over HTTP/3.
+type rejects []http3.ErrCode
+
+func (s *rejects) RoundTrip(r *http.Request) (*http.Response, error) {
+	if len(*s) == 0 {
+		return &http.Response{StatusCode: http.StatusCreated, Header: http.Header{}, Body: http.NoBody, Request: r}, nil
+	}
+	code := (*s)[0]
+	*s = (*s)[1:]
+	return nil, &http3.Error{ErrorCode: code, Remote: true}
+}
+
 // Retry over HTTP/3: a POST rejected with H3_REQUEST_REJECTED is resent,
-// any other reset of a POST ends check_state.
+// any other reset of a POST ends check_state, its outcome unknown. Over a
+// real server the base is an *http3.Transport:
+//
+//	client := &http.Client{Transport: otelretry.NewTransport(&http3.Transport{},
+//		otelretry.WithClassifier(h3.Classify))}
 func ExampleClassify() {
-	base := &http3.Transport{}
-	defer base.Close()
-	client := &http.Client{Transport: otelretry.NewTransport(base, otelretry.WithClassifier(h3.Classify))}
-	_ = client
+	for _, code := range []http3.ErrCode{http3.ErrCodeRequestRejected, http3.ErrCodeInternalError} {
+		base := &rejects{code}
+		client := &http.Client{Transport: otelretry.NewTransport(base, otelretry.WithClassifier(h3.Classify))}
+		var results otelretry.Results
+		ctx := otelretry.WithResults(context.Background(), &results)
+		req, _ := http.NewRequestWithContext(ctx, http.MethodPost, "https://api.example.com/orders", strings.NewReader(`{"sku":1}`))
+		if resp, err := client.Do(req); err == nil {
+			resp.Body.Close()
+		}
+		r, _ := results.Last()
+		fmt.Printf("%s: %s after %d attempts, outcome unknown %v\n", code, r.Outcome, r.Attempts, r.OutcomeUnknown)
+	}
+	// Output:
+	// H3_REQUEST_REJECTED: return after 2 attempts, outcome unknown false
+	// H3_INTERNAL_ERROR: check_state after 1 attempts, outcome unknown true
 }

@@ -1,0 +1,64 @@
+// Copyright The otelretry Authors
+// SPDX-License-Identifier: Apache-2.0
+
+package otelretry_test
+
+import (
+	"errors"
+	"net"
+	"net/http"
+	"os"
+	"strings"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/otelretry/otelretry-go/attrs"
+	"github.com/otelretry/otelretry-go/otelretry"
+)
+
+// A base that reports nothing through httptrace (a custom transport: a
+// mesh's client, an SDK's own) and fails a write with an error of its
+// own says nothing of where the write got: it may have been applied. The
+// write is not resent and its outcome is unknown (check_state,
+// ErrOutcomeUnknown; decisions.md row 15), as for a timeout. It ended
+// stop (not_idempotent) with the outcome known, so a caller that resends
+// what otelretry says was not applied sent it twice. An error that
+// proves the request never left (a refused dial) is retried as before.
+func TestASilentBasesFailureLeavesAWriteUnknown(t *testing.T) {
+	refused := &net.OpError{Op: "dial", Net: "tcp", Err: os.NewSyscallError("connect", syscall.ECONNREFUSED)}
+	for _, tc := range []struct {
+		name    string
+		err     error
+		method  string
+		calls   int32
+		outcome attrs.Outcome
+		unknown bool
+	}{
+		{"its own error, POST", errors.New("upstream unavailable"), http.MethodPost, 1, attrs.OutcomeCheckState, true},
+		{"its own error, GET", errors.New("upstream unavailable"), http.MethodGet, 3, attrs.OutcomeMaxAttempts, false},
+		{"a refused dial, POST", refused, http.MethodPost, 3, attrs.OutcomeMaxAttempts, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var calls atomic.Int32
+			base := roundTripFunc(func(r *http.Request) (*http.Response, error) {
+				calls.Add(1)
+				return nil, tc.err
+			})
+			rt := otelretry.NewTransport(base, otelretry.WithBackoff(otelretry.ConstantBackoff(time.Millisecond)), otelretry.WithoutBudget())
+			var results otelretry.Results
+			req, _ := http.NewRequestWithContext(otelretry.WithResults(t.Context(), &results), tc.method, "http://orders.test/orders", strings.NewReader(`{"sku":1}`))
+			resp, err := rt.RoundTrip(req)
+			if err == nil {
+				resp.Body.Close()
+				t.Fatal("the failure came back as a response")
+			}
+			r, _ := results.Last()
+			if calls.Load() != tc.calls || r.Outcome != tc.outcome || r.OutcomeUnknown != tc.unknown || errors.Is(err, otelretry.ErrOutcomeUnknown) != tc.unknown {
+				t.Errorf("%d calls, %s (%s), unknown %v, err %v; want %d calls, %s, unknown %v",
+					calls.Load(), r.Outcome, r.Reason, r.OutcomeUnknown, err, tc.calls, tc.outcome, tc.unknown)
+			}
+		})
+	}
+}
