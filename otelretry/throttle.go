@@ -88,7 +88,8 @@ var errInvalidThrottleSetting = errors.New("otelretry: throttle setting ignored"
 // throttle their combined load.
 type Throttle struct {
 	// K is how many times the accepted requests a dependency may be sent
-	// before the throttle refuses any, above 1. Default 2, the SRE book's:
+	// before the throttle refuses any, above 1 and finite (NaN, +Inf and
+	// 1 or below read as the default). Default 2, the SRE book's:
 	// it lets twice what is accepted through, so a dependency that
 	// recovers is seen to. The closer to 1, the longer the refusals
 	// outlast a recovery; at 1 (invalid) they would never end while

@@ -184,7 +184,7 @@ func TestThrottleSettingsOutOfRangeReadAsTheirDefaults(t *testing.T) {
 		setting string
 		th      *Throttle
 	}{
-		{"K", &Throttle{K: 0.5}}, {"K", &Throttle{K: 1}}, {"K", &Throttle{K: math.Inf(1)}}, {"Window", &Throttle{Window: -time.Second}},
+		{"K", &Throttle{K: 0.5}}, {"K", &Throttle{K: 1}}, {"K", &Throttle{K: math.Inf(1)}}, {"K", &Throttle{K: math.NaN()}}, {"Window", &Throttle{Window: -time.Second}},
 		{"MaxRejection", &Throttle{MaxRejection: -0.1}}, {"MaxRejection", &Throttle{MaxRejection: 2}},
 	} {
 		err := newConfig([]Option{WithThrottle(c.th)}).err
