@@ -36,7 +36,9 @@ type observation struct {
 	// reportsWrites: the base reports its writes through httptrace.
 	reportsWrites bool
 	// silent: the base reported nothing of the attempt through httptrace
-	// (wire.silent).
+	// (wire.silent), and it is no base that does (net/http's Transport,
+	// or one that asked for the attempt's ClientTrace: its silence says
+	// it never asked for a connection).
 	silent bool
 	// unsent: what the error or httptrace says proves the request never
 	// left (neverSent, wire.unsentByTrace).

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"strings"
 	"sync/atomic"
@@ -60,5 +61,33 @@ func TestASilentBasesFailureLeavesAWriteUnknown(t *testing.T) {
 					calls.Load(), r.Outcome, r.Reason, r.OutcomeUnknown, err, tc.calls, tc.outcome, tc.unknown)
 			}
 		})
+	}
+}
+
+// net/http's Transport reports every connection it asks for: a write it
+// failed before asking for one (its Proxy function's error) never left,
+// and ends stop with its outcome known, as before, not check_state.
+func TestNetHTTPsFailureBeforeAConnectionIsNoSilence(t *testing.T) {
+	var calls atomic.Int32
+	base := &http.Transport{Proxy: func(*http.Request) (*url.URL, error) {
+		calls.Add(1)
+		return nil, errors.New("no proxy for this host")
+	}}
+	for _, wrap := range []bool{false, true} {
+		var rt http.RoundTripper = base
+		if wrap {
+			rt = roundTripFunc(base.RoundTrip) // a layer between: net/http asks for the trace first
+		}
+		tr := otelretry.NewTransport(rt, otelretry.WithBackoff(otelretry.ConstantBackoff(time.Millisecond)), otelretry.WithoutBudget())
+		var results otelretry.Results
+		req, _ := http.NewRequestWithContext(otelretry.WithResults(t.Context(), &results), http.MethodPost, "http://orders.test/orders", strings.NewReader(`{"sku":1}`))
+		resp, err := tr.RoundTrip(req)
+		if err == nil {
+			resp.Body.Close()
+			t.Fatal("answered")
+		}
+		if r, _ := results.Last(); r.OutcomeUnknown || errors.Is(err, otelretry.ErrOutcomeUnknown) {
+			t.Errorf("wrapped %v: %s (%s), unknown %v; want the outcome known: net/http never asked for a connection", wrap, r.Outcome, r.Reason, r.OutcomeUnknown)
+		}
 	}
 }
