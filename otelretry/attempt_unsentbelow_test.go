@@ -4,7 +4,6 @@
 package otelretry_test
 
 import (
-	"crypto/x509"
 	"errors"
 	"fmt"
 	"io"
@@ -51,16 +50,8 @@ func innerStopAfterASentWrite(t *testing.T, direct bool) {
 	}))
 	primary.Config.ErrorLog = log.New(io.Discard, "", 0)
 	t.Cleanup(primary.Close)
-	secondary := httptest.NewUnstartedServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {
-		t.Error("the handler ran: the handshake should have failed")
-	}))
-	secondary.Config.ErrorLog = log.New(io.Discard, "", 0)
-	secondary.StartTLS()
-	t.Cleanup(secondary.Close)
-
-	base := secondary.Client().Transport.(*http.Transport).Clone()
-	base.TLSClientConfig.RootCAs = x509.NewCertPool() // the secondary's certificate is not trusted
-	t.Cleanup(base.CloseIdleConnections)
+	secondary, _ := rejectedTLSServer(t)
+	base := untrustingBase(t, secondary) // the secondary's certificate is not trusted
 	inner := otelretry.NewTransport(base, otelretry.WithBackoff(otelretry.ConstantBackoff(time.Millisecond)))
 	sURL, _ := url.Parse(secondary.URL)
 	var innerErrs []error
@@ -129,13 +120,8 @@ func sideCallUnderTheAttempt(t *testing.T, where, method string) {
 		io.WriteString(w, "tok")
 	}))
 	t.Cleanup(tokenSrv.Close)
-	var handshakes atomic.Int32
-	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {
-		t.Error("the handler ran: the handshake should have failed")
-	}))
-	srv.Config.ErrorLog = log.New(io.Discard, "", 0)
-	srv.StartTLS()
-	t.Cleanup(srv.Close)
+	srv, _ := rejectedTLSServer(t)
+	var calls atomic.Int32
 
 	tokenBase := &http.Transport{}
 	t.Cleanup(tokenBase.CloseIdleConnections)
@@ -150,11 +136,9 @@ func sideCallUnderTheAttempt(t *testing.T, where, method string) {
 		return resp.Body.Close()
 	}
 
-	base := srv.Client().Transport.(*http.Transport).Clone()
-	base.TLSClientConfig.RootCAs = x509.NewCertPool()
-	t.Cleanup(base.CloseIdleConnections)
+	base := untrustingBase(t, srv)
 	counting := roundTripFunc(func(r *http.Request) (*http.Response, error) {
-		handshakes.Add(1)
+		calls.Add(1)
 		return base.RoundTrip(r)
 	})
 	inner := otelretry.NewTransport(counting, otelretry.WithBackoff(otelretry.ConstantBackoff(time.Millisecond)))
@@ -184,8 +168,8 @@ func sideCallUnderTheAttempt(t *testing.T, where, method string) {
 		t.Fatal("the certificate was accepted")
 	}
 	r, _ := results.Last()
-	if handshakes.Load() != 1 {
-		t.Errorf("%d calls to the base; want 1", handshakes.Load())
+	if calls.Load() != 1 {
+		t.Errorf("%d calls to the base; want 1", calls.Load())
 	}
 	if method == http.MethodGet {
 		if r.Outcome != attrs.OutcomeStop || r.Reason != attrs.ReasonCertificate {

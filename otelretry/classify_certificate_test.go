@@ -27,12 +27,11 @@ import (
 	"github.com/otelretry/otelretry-go/otelretry"
 )
 
-// A server certificate the client cannot verify fails again on every
-// attempt: otelretry does not retry it (docs/decisions.md row 25, reason
-// certificate), a write included, and the caller's error keeps the
-// verification error. It took three handshakes, each charged; one now
-// (charged as any transport error, docs/budget.md).
-func TestACertificateTheClientCannotVerifyIsNotRetried(t *testing.T) {
+// rejectedTLSServer is a TLS server whose certificate the tests' clients
+// reject (its handler must never run), and the count of connections it
+// accepted: one per handshake.
+func rejectedTLSServer(t *testing.T) (*httptest.Server, *atomic.Int32) {
+	t.Helper()
 	var handshakes atomic.Int32
 	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {
 		t.Error("the handler ran: the handshake should have failed")
@@ -45,6 +44,26 @@ func TestACertificateTheClientCannotVerifyIsNotRetried(t *testing.T) {
 	srv.Config.ErrorLog = log.New(io.Discard, "", 0)
 	srv.StartTLS()
 	t.Cleanup(srv.Close)
+	return srv, &handshakes
+}
+
+// untrustingBase is a net/http Transport for srv that trusts no
+// certificate authority, so srv's certificate is rejected.
+func untrustingBase(t *testing.T, srv *httptest.Server) *http.Transport {
+	t.Helper()
+	base := srv.Client().Transport.(*http.Transport).Clone()
+	base.TLSClientConfig.RootCAs = x509.NewCertPool()
+	t.Cleanup(base.CloseIdleConnections)
+	return base
+}
+
+// A server certificate the client cannot verify fails again on every
+// attempt: otelretry does not retry it (docs/decisions.md row 25, reason
+// certificate), a write included, and the caller's error keeps the
+// verification error. It took three handshakes, each charged; one now
+// (charged as any transport error, docs/budget.md).
+func TestACertificateTheClientCannotVerifyIsNotRetried(t *testing.T) {
+	srv, handshakes := rejectedTLSServer(t)
 	for _, tc := range []struct {
 		name   string
 		client func(*tls.Config)
@@ -173,16 +192,7 @@ func TestAHedgesCertificateErrorLeavesTheRaceToTheAttemptInFlight(t *testing.T) 
 // handshake (row 25). These three were retried, 3 handshakes each (a
 // reviewer's find).
 func TestX509ErrorsACallersVerificationReturnsAreNotRetried(t *testing.T) {
-	var handshakes atomic.Int32
-	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
-	srv.Config.ConnState = func(_ net.Conn, s http.ConnState) {
-		if s == http.StateNew {
-			handshakes.Add(1)
-		}
-	}
-	srv.Config.ErrorLog = log.New(io.Discard, "", 0)
-	srv.StartTLS()
-	t.Cleanup(srv.Close)
+	srv, handshakes := rejectedTLSServer(t)
 	for _, tc := range []struct {
 		name string
 		err  error
@@ -224,15 +234,8 @@ func TestX509ErrorsACallersVerificationReturnsAreNotRetried(t *testing.T) {
 // not taken for possibly applied (check_state), as an inner error that
 // made attempts otherwise is.
 func TestACertificateStopBelowIsTheOutersToo(t *testing.T) {
-	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {
-		t.Error("the handler ran: the handshake should have failed")
-	}))
-	srv.Config.ErrorLog = log.New(io.Discard, "", 0)
-	srv.StartTLS()
-	t.Cleanup(srv.Close)
-	base := srv.Client().Transport.(*http.Transport).Clone()
-	base.TLSClientConfig.RootCAs = x509.NewCertPool()
-	t.Cleanup(base.CloseIdleConnections)
+	srv, _ := rejectedTLSServer(t)
+	base := untrustingBase(t, srv)
 	inner := otelretry.NewTransport(base, otelretry.WithBackoff(otelretry.ConstantBackoff(time.Millisecond)))
 	outer := otelretry.NewTransport(inner, otelretry.WithBackoff(otelretry.ConstantBackoff(time.Millisecond)))
 	var results otelretry.Results
