@@ -929,7 +929,7 @@ func (a *attempt) observe(resp *http.Response, err error) observation {
 		number: a.id.number, start: a.start, end: a.end, remaining: a.setup.clock.limit - a.start,
 		url: a.preparedURL(), timedOut: a.timer.timedOut(),
 		writes: w.writesSoFar(), written: w.reachedWire(), reportsWrites: w.reportsWrites(),
-		silent: w.silent() && !a.overNetHTTP() && !w.reachedTrace(),
+		silent: w.silent() && !a.overNetHTTP(),
 	}
 	if err != nil {
 		// What err proves of this request: not the cause the caller

@@ -36,9 +36,10 @@ type observation struct {
 	// reportsWrites: the base reports its writes through httptrace.
 	reportsWrites bool
 	// silent: the base reported nothing of the attempt through httptrace
-	// (wire.silent), and it is no base that does (net/http's Transport,
-	// or one that asked for the attempt's ClientTrace: its silence says
-	// it never asked for a connection).
+	// (wire.silent), and it is not net/http's Transport, whose silence
+	// says it never asked for a connection. Below a layer, asking for the
+	// attempt's ClientTrace proves nothing: a wrapper asks for it over a
+	// custom base as readily as net/http does.
 	silent bool
 	// unsent: what the error or httptrace says proves the request never
 	// left (neverSent, wire.unsentByTrace).

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"net"
 	"net/http"
+	"net/http/httptrace"
 	"net/url"
 	"os"
 	"strings"
@@ -67,27 +68,45 @@ func TestASilentBasesFailureLeavesAWriteUnknown(t *testing.T) {
 // net/http's Transport reports every connection it asks for: a write it
 // failed before asking for one (its Proxy function's error) never left,
 // and ends stop with its outcome known, as before, not check_state.
+// Below a layer, its silence cannot be told from a custom base's (a
+// wrapper asks for the attempt's ClientTrace over either): the write then
+// ends check_state, the safe side. Taking an ask for the trace for
+// net/http's made a custom base's failed write a known stop under
+// otelhttp's WithClientTrace (a reviewer's find).
 func TestNetHTTPsFailureBeforeAConnectionIsNoSilence(t *testing.T) {
 	var calls atomic.Int32
-	base := &http.Transport{Proxy: func(*http.Request) (*url.URL, error) {
+	netHTTP := &http.Transport{Proxy: func(*http.Request) (*url.URL, error) {
 		calls.Add(1)
 		return nil, errors.New("no proxy for this host")
 	}}
-	for _, wrap := range []bool{false, true} {
-		var rt http.RoundTripper = base
-		if wrap {
-			rt = roundTripFunc(base.RoundTrip) // a layer between: net/http asks for the trace first
-		}
-		tr := otelretry.NewTransport(rt, otelretry.WithBackoff(otelretry.ConstantBackoff(time.Millisecond)), otelretry.WithoutBudget())
-		var results otelretry.Results
-		req, _ := http.NewRequestWithContext(otelretry.WithResults(t.Context(), &results), http.MethodPost, "http://orders.test/orders", strings.NewReader(`{"sku":1}`))
-		resp, err := tr.RoundTrip(req)
-		if err == nil {
-			resp.Body.Close()
-			t.Fatal("answered")
-		}
-		if r, _ := results.Last(); r.OutcomeUnknown || errors.Is(err, otelretry.ErrOutcomeUnknown) {
-			t.Errorf("wrapped %v: %s (%s), unknown %v; want the outcome known: net/http never asked for a connection", wrap, r.Outcome, r.Reason, r.OutcomeUnknown)
-		}
+	custom := roundTripFunc(func(*http.Request) (*http.Response, error) { return nil, errors.New("upstream unavailable") })
+	asksTrace := func(next http.RoundTripper) http.RoundTripper {
+		return roundTripFunc(func(r *http.Request) (*http.Response, error) {
+			_ = httptrace.ContextClientTrace(r.Context()) // as otelhttp's WithClientTrace does
+			return next.RoundTrip(r)
+		})
+	}
+	for _, tc := range []struct {
+		name    string
+		base    http.RoundTripper
+		unknown bool
+	}{
+		{"net/http", netHTTP, false},
+		{"net/http below a layer", asksTrace(netHTTP), true},
+		{"a custom base below a layer that asks for the trace", asksTrace(custom), true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tr := otelretry.NewTransport(tc.base, otelretry.WithBackoff(otelretry.ConstantBackoff(time.Millisecond)), otelretry.WithoutBudget())
+			var results otelretry.Results
+			req, _ := http.NewRequestWithContext(otelretry.WithResults(t.Context(), &results), http.MethodPost, "http://orders.test/orders", strings.NewReader(`{"sku":1}`))
+			resp, err := tr.RoundTrip(req)
+			if err == nil {
+				resp.Body.Close()
+				t.Fatal("answered")
+			}
+			if r, _ := results.Last(); r.OutcomeUnknown != tc.unknown || errors.Is(err, otelretry.ErrOutcomeUnknown) != tc.unknown || r.Attempts != 1 {
+				t.Errorf("%s (%s) after %d, unknown %v; want 1 attempt, unknown %v", r.Outcome, r.Reason, r.Attempts, r.OutcomeUnknown, tc.unknown)
+			}
+		})
 	}
 }
