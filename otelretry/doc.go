@@ -98,9 +98,10 @@
 //   - 15. after an attempt, no response, and nothing proves it unsent: a
 //     timeout, a broken connection, a cut by a layer below (its own
 //     cancellation), any failure after the headers reached the wire
-//     (httptrace), or any failure of a base that reports nothing through
-//     httptrace (a custom one) (write, not repeatable [1]): check_state:
-//     not resent, reason unknown_write
+//     (httptrace), or any failure before a base other than net/http's
+//     Transport reported anything through httptrace (a custom one; any
+//     below a layer) (write, not repeatable [1]): check_state: not resent,
+//     reason unknown_write
 //   - 16. after an attempt, the classifier says NotRetryable (any): stop,
 //     reason classifier
 //   - 17. after an attempt, the classifier says NotProcessed (no response)
