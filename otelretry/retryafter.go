@@ -199,7 +199,9 @@ func parseRetryAfterMs(value string) (time.Duration, error) {
 func parseWholeMs(value string) (time.Duration, error) {
 	ms, err := strconv.ParseInt(value, 10, 64)
 	switch {
-	case errors.Is(err, strconv.ErrRange) && ms > 0:
+	case errors.Is(err, strconv.ErrRange) && ms > 0 && isDigits(strings.TrimPrefix(value, "+")):
+		// Too large: ParseInt reports the overflow as soon as it meets
+		// it, before the rest of the value, so the rest is checked here.
 		return maxRetryAfter, nil
 	case err != nil:
 		return 0, &hintError{problem: hintProblem(value, attrs.HintProblemNotANumber)}
