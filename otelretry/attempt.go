@@ -945,15 +945,16 @@ func (a *attempt) observe(resp *http.Response, err error) observation {
 				evidence, proved = h2Unprocessed(own, w.usedNoGetBodyForEvidence())
 			}
 		}
+		var belowUnsent bool
 		var below attrs.Reason
 		if a.ctx.bound.operations.Load() == 1 && !w.gotConn.Load() && w.writes.Load() == 0 && !w.overheard.Load() {
 			// One operation below the attempt, and no connection of the
 			// attempt's own heard: its error is the whole story of what
 			// went below (a layer between that made two, a failover, or
 			// sent it once itself, may return the last one's alone).
-			below = unsentBelow(own)
+			belowUnsent, below = unsentBelow(own)
 		}
-		if !a.cutBeforeCall && own != nil && below == "" && (errors.Is(own, ErrOutcomeUnknown) || triedBelow(own)) {
+		if !a.cutBeforeCall && own != nil && !belowUnsent && (errors.Is(own, ErrOutcomeUnknown) || triedBelow(own)) {
 			// A base's error that claims an unknown outcome (another
 			// otelretry Transport below, about this write), or another
 			// otelretry operation's that made attempts, says the write may
@@ -966,26 +967,30 @@ func (a *attempt) observe(resp *http.Response, err error) observation {
 			}
 		}
 		refused := refusal{byTransport: a.refusedByTransport(own) || below == attrs.ReasonInvalidRequest, certificate: certificateRejected(own)}
-		return seen.failure(err, class, unsent || below != "", refused, evidence, proved)
+		return seen.failure(err, class, unsent || belowUnsent, refused, evidence, proved)
 	}
 	return seen.response(resp, a.setup.clock.at(a.end), &a.setup.sender.dialect)
 }
 
-// unsentBelow is the reason another otelretry operation (a Transport
-// below, the only one the attempt made) ended with, when err is its
-// error and its one attempt sent nothing: net/http's Transport refused it
-// (invalid_request), or the client rejected the server's certificate.
-// The same request meets the same end again; "" otherwise.
-func unsentBelow(err error) attrs.Reason {
+// unsentBelow reports whether err is the error of another otelretry
+// operation (a Transport below, the only one the attempt made) that sent
+// nothing: it made no attempt (its throttle or budget refused the first,
+// its preparation failed), or its one attempt was refused by net/http's
+// Transport (invalid_request) or met a certificate the client rejected;
+// and the reason of such a refusal, which the same request meets again
+// ("" otherwise).
+func unsentBelow(err error) (unsent bool, refusal attrs.Reason) {
 	var below *Error
-	if !errors.As(err, &below) || below.Attempts != 1 || below.Outcome != attrs.OutcomeStop {
-		return ""
+	switch {
+	case !errors.As(err, &below):
+		return false, ""
+	case below.Attempts == 0:
+		return true, ""
+	case below.Attempts == 1 && below.Outcome == attrs.OutcomeStop &&
+		(below.Reason == attrs.ReasonInvalidRequest || below.Reason == attrs.ReasonCertificate):
+		return true, below.Reason
 	}
-	switch below.Reason {
-	case attrs.ReasonInvalidRequest, attrs.ReasonCertificate:
-		return below.Reason
-	}
-	return ""
+	return false, ""
 }
 
 // triedBelow reports whether err is the error of another otelretry
