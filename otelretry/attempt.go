@@ -932,44 +932,65 @@ func (a *attempt) observe(resp *http.Response, err error) observation {
 		silent: w.silent() && !a.overNetHTTP(),
 	}
 	if err != nil {
-		// What err proves of this request: not the cause the caller
-		// canceled with, which a base may return in it (net/http returns
-		// context.Cause; errgroup's is a sibling's error).
-		own := a.setup.stop.ownPart(err)
-		class := classify(err)
-		var evidence Evidence
-		proved, unsent := false, a.cutBeforeCall || w.unsentByTrace(err)
-		if own != nil {
-			unsent = unsent || neverSent(own, classify(own))
-			if !a.proxyRefusal(err) { // a proxy's phrase is its own text, whatever it says
-				evidence, proved = h2Unprocessed(own, w.usedNoGetBodyForEvidence())
-			}
-		}
-		var belowUnsent bool
-		var below attrs.Reason
-		if a.ctx.bound.operations.Load() == 1 && !w.gotConn.Load() && w.writes.Load() == 0 && !w.overheard.Load() {
-			// One operation below the attempt, and no connection of the
-			// attempt's own heard: its error is the whole story of what
-			// went below (a layer between that made two, a failover, or
-			// sent it once itself, may return the last one's alone).
-			belowUnsent, below = unsentBelow(own)
-		}
-		if !a.cutBeforeCall && own != nil && !belowUnsent && (errors.Is(own, ErrOutcomeUnknown) || triedBelow(own)) {
-			// A base's error that claims an unknown outcome (another
-			// otelretry Transport below, about this write), or another
-			// otelretry operation's that made attempts, says the write may
-			// have been applied, whatever the last of its attempts met: an
-			// earlier one may have been answered or cut.
-			unsent, seen = false, seen.mayHaveLanded()
-			evidence, proved = Evidence{}, false
-			if class.NotSent() {
-				class = attrs.ErrorClassOther
-			}
-		}
-		refused := refusal{byTransport: a.refusedByTransport(own) || below == attrs.ReasonInvalidRequest, certificate: certificateRejected(own)}
-		return seen.failure(err, class, unsent || belowUnsent, refused, evidence, proved)
+		return a.observeFailure(seen, err)
 	}
 	return seen.response(resp, a.setup.clock.at(a.end), &a.setup.sender.dialect)
+}
+
+// observeFailure is observe for an attempt that got no response: what err
+// proves of this request, never the cause the caller canceled with, which
+// a base may return in it (net/http returns context.Cause; errgroup's is a
+// sibling's error).
+func (a *attempt) observeFailure(seen attemptSeen, err error) observation {
+	own := a.setup.stop.ownPart(err)
+	class := classify(err)
+	unsent, evidence, proved := a.proofIn(err, own)
+	var belowUnsent bool
+	var below attrs.Reason
+	if a.onlyCallBelow() {
+		belowUnsent, below = unsentBelow(own)
+	}
+	if !a.cutBeforeCall && own != nil && !belowUnsent && (errors.Is(own, ErrOutcomeUnknown) || triedBelow(own)) {
+		// A base's error that claims an unknown outcome (another
+		// otelretry Transport below, about this write), or another
+		// otelretry operation's that made attempts, says the write may
+		// have been applied, whatever the last of its attempts met: an
+		// earlier one may have been answered or cut.
+		unsent, seen = false, seen.mayHaveLanded()
+		evidence, proved = Evidence{}, false
+		if class.NotSent() {
+			class = attrs.ErrorClassOther
+		}
+	}
+	refused := refusal{byTransport: a.refusedByTransport(own) || below == attrs.ReasonInvalidRequest, certificate: certificateRejected(own)}
+	return seen.failure(err, class, unsent || belowUnsent, refused, evidence, proved)
+}
+
+// proofIn is what err, the attempt's failure, and own, its part that is
+// not the caller's cause, prove of the request: that it never left (a
+// cut before the call, the trace, the error's class or place), and the
+// protocol's evidence that it was not processed.
+func (a *attempt) proofIn(err, own error) (unsent bool, evidence Evidence, proved bool) {
+	w := &a.wire
+	unsent = a.cutBeforeCall || w.unsentByTrace(err)
+	if own == nil {
+		return unsent, Evidence{}, false
+	}
+	unsent = unsent || neverSent(own, classify(own))
+	if !a.proxyRefusal(err) { // a proxy's phrase is its own text, whatever it says
+		evidence, proved = h2Unprocessed(own, w.usedNoGetBodyForEvidence())
+	}
+	return unsent, evidence, proved
+}
+
+// onlyCallBelow reports whether the attempt made exactly one otelretry
+// operation below it and heard no connection of its own: that
+// operation's error is then the whole story of what went below (a layer
+// between that made two, a failover, or sent it once itself, may return
+// the last one's alone).
+func (a *attempt) onlyCallBelow() bool {
+	w := &a.wire
+	return a.ctx.bound.operations.Load() == 1 && !w.gotConn.Load() && w.writes.Load() == 0 && !w.overheard.Load()
 }
 
 // unsentBelow reports whether err is the error of another otelretry
