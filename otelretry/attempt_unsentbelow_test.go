@@ -183,3 +183,34 @@ func sideCallUnderTheAttempt(t *testing.T, where, method string) {
 		t.Errorf("outer: %s (%s), OutcomeUnknown %v; want check_state, the outcome unknown (the safe side, docs/layers.md)", r.Outcome, r.Reason, r.OutcomeUnknown)
 	}
 }
+
+// docs/budget.md: over another otelretry Transport, an outer attempt
+// whose inner operation sent nothing (here its preparation failed) is
+// retried as a request that never left, and charged as a refused dial is.
+func TestAnInnerOperationThatSentNothingIsRetriedAndCharged(t *testing.T) {
+	var sent atomic.Int32
+	base := roundTripFunc(func(r *http.Request) (*http.Response, error) {
+		sent.Add(1)
+		return &http.Response{StatusCode: http.StatusOK, Header: http.Header{}, Body: http.NoBody, Request: r}, nil
+	})
+	inner := otelretry.NewTransport(base, otelretry.WithPrepareAttempt(func(*http.Request, int) error {
+		return errors.New("no token")
+	}))
+	budget := &otelretry.Budget{}
+	outer := otelretry.NewTransport(inner, otelretry.WithBudget(budget), otelretry.WithBackoff(otelretry.ConstantBackoff(time.Millisecond)))
+	probe, _ := http.NewRequest(http.MethodPost, "http://orders.test/orders", nil)
+	before := budget.Available(probe)
+	var results otelretry.Results
+	req, _ := http.NewRequestWithContext(otelretry.WithResults(t.Context(), &results), http.MethodPost, "http://orders.test/orders", strings.NewReader(`{"sku":1}`))
+	if resp, err := outer.RoundTrip(req); err == nil {
+		resp.Body.Close()
+		t.Fatal("answered")
+	}
+	r, _ := results.Last()
+	if sent.Load() != 0 || r.OutcomeUnknown || r.Attempts < 2 {
+		t.Errorf("sent %d, %s (%s) after %d attempts, unknown %v; want nothing sent, retried, the outcome known", sent.Load(), r.Outcome, r.Reason, r.Attempts, r.OutcomeUnknown)
+	}
+	if after := budget.Available(probe); after >= before {
+		t.Errorf("Available %d before, %d after; want the failures charged", before, after)
+	}
+}
