@@ -899,18 +899,35 @@ func succeeded(g *group) bool {
 	return last.StatusCode != nil && *last.StatusCode >= 100 && *last.StatusCode < 400 && !last.hasErrorClass
 }
 
-// sentNothing reports whether g made no attempt: none is in the input,
-// and it recorded none (retry.attempts 0), or, without that record, the
-// throttle refused it (outcome throttled; a refused retry ends so too,
-// after attempts it made).
+// sentNothing reports whether g sent nothing: each of its attempts
+// records that it never left (neverLeft), or it made none: none is in
+// the input, and it recorded none (retry.attempts 0), or, without that
+// record, the throttle refused it (outcome throttled; a refused retry
+// ends so too, after attempts it made).
 func sentNothing(g *group) bool {
 	if len(g.op.Attempts) > 0 {
-		return false
+		return !slices.ContainsFunc(g.op.Attempts, func(at Attempt) bool { return !neverLeft(at) })
 	}
 	if r := g.op.RecordedAttempts; r != nil {
 		return *r == 0
 	}
 	return g.op.Outcome == "throttled"
+}
+
+// neverLeft reports whether attempt at records that its request never
+// left: no answer, and an error class that says so (a refused
+// connection, DNS, a failed handshake), or a reason that does
+// (not_processed, invalid_request: net/http refused it, certificate: the
+// client rejected the server's).
+func neverLeft(at Attempt) bool {
+	if at.hasStatus {
+		return false
+	}
+	switch attrs.Reason(at.Reason) {
+	case attrs.ReasonNotProcessed, attrs.ReasonInvalidRequest, attrs.ReasonCertificate:
+		return true
+	}
+	return attrs.ErrorClass(at.ErrorClass).NotProcessed()
 }
 
 // opResult describes how an operation ended: its outcome and what its
