@@ -920,8 +920,8 @@ func sentNothing(g *group) bool {
 // (not_processed, invalid_request: net/http refused it, certificate: the
 // client rejected the server's).
 func neverLeft(at Attempt) bool {
-	if at.hasStatus {
-		return false
+	if at.hasStatus || at.Decision == string(attrs.DecisionCheckState) {
+		return false // answered, or the transport itself took the write for possibly applied
 	}
 	switch attrs.Reason(at.Reason) {
 	case attrs.ReasonNotProcessed, attrs.ReasonInvalidRequest, attrs.ReasonCertificate:
