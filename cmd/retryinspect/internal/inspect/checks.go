@@ -899,14 +899,20 @@ func succeeded(g *group) bool {
 	return last.StatusCode != nil && *last.StatusCode >= 100 && *last.StatusCode < 400 && !last.hasErrorClass
 }
 
-// sentNothing reports whether g sent nothing: each of its attempts
-// records that it never left (neverLeft), or it made none: none is in
+// sentNothing reports whether g sent nothing: each of the attempts it
+// recorded is in the input and records that it never left (neverLeft),
+// or it made none: none is in
 // the input, and it recorded none (retry.attempts 0), or, without that
 // record, the throttle refused it (outcome throttled; a refused retry
 // ends so too, after attempts it made).
 func sentNothing(g *group) bool {
 	if len(g.op.Attempts) > 0 {
-		return !slices.ContainsFunc(g.op.Attempts, func(at Attempt) bool { return !neverLeft(at) })
+		// Each attempt it made is in the input (a lost one may have
+		// left: the count the operation recorded says so), and each
+		// never left.
+		r := g.op.RecordedAttempts
+		return r != nil && *r == int64(len(g.op.Attempts)) &&
+			!slices.ContainsFunc(g.op.Attempts, func(at Attempt) bool { return !neverLeft(at) })
 	}
 	if r := g.op.RecordedAttempts; r != nil {
 		return *r == 0
