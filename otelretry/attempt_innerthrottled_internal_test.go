@@ -61,6 +61,12 @@ func TestAnInnerThrottledFirstAttemptIsNoUnknownWrite(t *testing.T) {
 	if executed.Load() != before {
 		t.Fatalf("the server executed the throttled write")
 	}
+	// A layer above (aws-sdk-go-v2, otelretryDecides) asks RetryableError:
+	// what it retried was the throttle's refusal, which another try
+	// would only ask again.
+	if inErr.RetryableError() {
+		t.Errorf("RetryableError true for %v: the outer ran out of attempts on its inner throttle's refusals", err)
+	}
 	if r.OutcomeUnknown || errors.Is(err, ErrOutcomeUnknown) || r.Outcome == attrs.OutcomeCheckState {
 		t.Errorf("a write the inner throttle never sent ended %s (%s), outcome unknown %v, ErrOutcomeUnknown %v: an invented unknown outcome",
 			r.Outcome, r.Reason, r.OutcomeUnknown, errors.Is(err, ErrOutcomeUnknown))

@@ -157,13 +157,16 @@ func (e *Error) Temporary() bool { return e.Timeout() }
 // smithy-go's read it first, before their own rules) whether sending the
 // operation again may help: only when otelretry ran out of attempts on an
 // answer it would have retried (max_attempts), and never for a write whose
-// outcome is unknown. A response otelretry already judged, what the retry
-// budget or the deadline stopped, and a cancellation are final: an outer
-// retry would multiply the load the budget holds back, or resend a write.
+// outcome is unknown, nor when what it retried was a refusal of the
+// retry budget or the throttle (another otelretry's, below). A response
+// otelretry already judged, what the retry budget, the throttle or the
+// deadline stopped, and a cancellation are final: an outer retry would
+// multiply the load the budget holds back, or resend a write.
 // (aws-sdk-go-v2 wraps every transport error in a connection error it
 // would otherwise retry, whatever Timeout says.)
 func (e *Error) RetryableError() bool {
-	return e.Outcome == attrs.OutcomeMaxAttempts && !e.unknownWrite
+	return e.Outcome == attrs.OutcomeMaxAttempts && !e.unknownWrite &&
+		!errors.Is(e, ErrThrottled) && !errors.Is(e, ErrBudgetExhausted)
 }
 
 func (e *Error) Error() string {

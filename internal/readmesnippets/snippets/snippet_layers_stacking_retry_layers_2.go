@@ -8,7 +8,6 @@ package snippets
 import (
 	"context"
 	"errors"
-	"github.com/otelretry/otelretry-go/attrs"
 	"github.com/otelretry/otelretry-go/otelretry"
 	"net/http"
 )
@@ -16,9 +15,11 @@ import (
 func otelretryDecides(ctx context.Context, resp *http.Response, err error) (bool, error) {
 	var oe *otelretry.Error
 	if errors.As(err, &oe) {
-		// otelretry's error says what happened (an unknown outcome, the
-		// deadline): keep it, also once the caller's context is done.
-		retry := oe.Outcome == attrs.OutcomeMaxAttempts && !errors.Is(err, otelretry.ErrOutcomeUnknown) && ctx.Err() == nil
+		// otelretry's error says whether another try may help (its
+		// attempts ran out, no write's outcome unknown, nothing the budget
+		// or a throttle held back): keep it, also once the caller's
+		// context is done.
+		retry := oe.RetryableError() && ctx.Err() == nil
 		return retry, nil
 	}
 	if ctx.Err() != nil {
