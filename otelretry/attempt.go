@@ -256,6 +256,9 @@ func callerTrace(parent context.Context) (t *httptrace.ClientTrace, parents bool
 type sender struct {
 	mode sendMode
 	base http.RoundTripper
+	// stacked: base is another otelretry Transport, whose error is the
+	// whole story of its operation (see attempt.onlyCallBelow).
+	stacked bool
 	// client is otelhttp's client transport around innermost, through
 	// which attempts are sent in sendThroughClient mode.
 	client       http.RoundTripper
@@ -983,14 +986,15 @@ func (a *attempt) proofIn(err, own error) (unsent bool, evidence Evidence, prove
 	return unsent, evidence, proved
 }
 
-// onlyCallBelow reports whether the attempt made exactly one otelretry
-// operation below it and heard no connection of its own: that
-// operation's error is then the whole story of what went below (a layer
-// between that made two, a failover, or sent it once itself, may return
-// the last one's alone).
+// onlyCallBelow reports whether the attempt's base is another otelretry
+// Transport, the only operation the attempt made below it, and no
+// connection of the attempt's own was heard: that operation's error is
+// then the whole story of what went below. A layer between may have done
+// anything out of sight (a failover that made two, a client that reports
+// nothing and sent the write before a side call it returns the error of).
 func (a *attempt) onlyCallBelow() bool {
 	w := &a.wire
-	return a.ctx.bound.operations.Load() == 1 && !w.gotConn.Load() && w.writes.Load() == 0 && !w.overheard.Load()
+	return a.setup.sender.stacked && a.ctx.bound.operations.Load() == 1 && !w.gotConn.Load() && w.writes.Load() == 0 && !w.overheard.Load()
 }
 
 // unsentBelow reports whether err is the error of another otelretry

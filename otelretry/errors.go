@@ -157,8 +157,9 @@ func (e *Error) Temporary() bool { return e.Timeout() }
 // smithy-go's read it first, before their own rules) whether sending the
 // operation again may help: only when otelretry ran out of attempts on an
 // answer it would have retried (max_attempts), and never for a write whose
-// outcome is unknown, nor when what it retried was a refusal of the
-// retry budget or the throttle (another otelretry's, below). A response
+// outcome is unknown, nor when the error it ended on (Err: its last
+// attempt's, in a hedged race the last to end) is a refusal of the retry
+// budget or the throttle (another otelretry's, below). A response
 // otelretry already judged, what the retry budget, the throttle or the
 // deadline stopped, and a cancellation are final: an outer retry would
 // multiply the load the budget holds back, or resend a write.

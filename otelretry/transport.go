@@ -81,12 +81,14 @@ func NewTransport(base http.RoundTripper, opts ...Option) *Transport {
 			otelhttp.WithPropagators(spanNoting{prop, &t.sender}),
 			otelhttp.WithSpanNameFormatter(func(_ string, r *http.Request) string { return name(r) }))
 	}
+	_, stacked := base.(*Transport) // another otelretry Transport below
 	t.shared = shared{cfg: cfg, policy: cfg.policyConfig(), retryable: cfg.statusSet(), budget: budget,
 		hedger: hedger, gate: admission{budget: budget, hedger: hedger, throttle: cfg.throttle}, sender: sender{
-			mode:   mode,
-			base:   base,
-			client: client,
-			prop:   prop,
+			mode:    mode,
+			base:    base,
+			client:  client,
+			stacked: stacked,
+			prop:    prop,
 			rec: &recorder{
 				mode:             mode,
 				tracer:           tracer,
