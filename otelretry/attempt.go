@@ -999,18 +999,20 @@ func (a *attempt) onlyCallBelow() bool {
 
 // unsentBelow reports whether err is the error of another otelretry
 // operation (a Transport below, the only one the attempt made) that sent
-// nothing: it made no attempt (its throttle or budget refused the first,
-// its preparation failed), or its one attempt was refused by net/http's
-// Transport (invalid_request) or met a certificate the client rejected;
-// and the reason of such a refusal, which the same request meets again
-// ("" otherwise).
+// nothing: its admission refused its first attempt (its throttle or
+// budget), before anything about it started, or its one attempt was
+// refused by net/http's Transport (invalid_request) or met a certificate
+// the client rejected; and the reason of such a refusal, which the same
+// request meets again ("" otherwise). An operation whose hook failed
+// (prepare_failed, key_conflict) made no attempt, but the hook may have
+// sent anything: it proves nothing.
 func unsentBelow(err error) (unsent bool, refusal attrs.Reason) {
 	var below *Error
 	switch {
 	case !errors.As(err, &below):
 		return false, ""
 	case below.Attempts == 0:
-		return true, ""
+		return below.Outcome == attrs.OutcomeThrottled || below.Outcome == attrs.OutcomeBudgetExhausted, ""
 	case below.Attempts == 1 && below.Outcome == attrs.OutcomeStop &&
 		(below.Reason == attrs.ReasonInvalidRequest || below.Reason == attrs.ReasonCertificate):
 		return true, below.Reason

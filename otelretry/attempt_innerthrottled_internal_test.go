@@ -43,7 +43,10 @@ func TestAnInnerThrottledFirstAttemptIsNoUnknownWrite(t *testing.T) {
 	}
 	before := executed.Load()
 
-	outer := NewTransport(inner, WithoutBudget(), WithBackoff(ConstantBackoff(time.Millisecond)))
+	budget := &Budget{}
+	outer := NewTransport(inner, WithBudget(budget), WithBackoff(ConstantBackoff(time.Millisecond)))
+	probe, _ := http.NewRequest(http.MethodPost, srv.URL+"/orders", nil)
+	available := budget.Available(probe)
 	var results Results
 	req, _ = http.NewRequestWithContext(WithResults(t.Context(), &results), http.MethodPost, srv.URL+"/orders", strings.NewReader(`{"sku":1}`))
 	resp, err := outer.RoundTrip(req)
@@ -60,6 +63,11 @@ func TestAnInnerThrottledFirstAttemptIsNoUnknownWrite(t *testing.T) {
 		executed.Load()-before, r.Outcome, r.Reason, r.OutcomeUnknown, errors.Is(err, ErrThrottled), err)
 	if executed.Load() != before {
 		t.Fatalf("the server executed the throttled write")
+	}
+	// docs/budget.md: each retry of it costs the outer a token, as a
+	// refused dial does (the inner's refusal says the host is failing).
+	if n := budget.Available(probe); n >= available {
+		t.Errorf("the outer's Available %d before, %d after; want its retries charged", available, n)
 	}
 	// A layer above (aws-sdk-go-v2, otelretryDecides) asks RetryableError:
 	// what it retried was the throttle's refusal, which another try
