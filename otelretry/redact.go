@@ -4,6 +4,7 @@
 package otelretry
 
 import (
+	"encoding/base64"
 	"encoding/json"
 	"net/http"
 	"net/url"
@@ -184,8 +185,16 @@ func spelledSecrets(u *url.URL) []redact.Replacement {
 			rs = append(rs, redact.Replacement{Of: name, With: attrs.Redacted})
 		}
 		rs = append(rs, redact.Replacement{Of: u.User.String() + "@", With: attrs.Redacted + ":" + attrs.Redacted + "@"})
-		if _, ok := u.User.Password(); ok {
+		p, ok := u.User.Password()
+		if ok {
 			rs = append(rs, redact.Replacement{Of: u.User.String(), With: attrs.Redacted + ":" + attrs.Redacted})
+		}
+		// The Authorization header net/http's Transport builds from the
+		// userinfo, out of otelretry's sight, which a base may repeat
+		// (from minCredentialPart bytes, as any value alone: a shorter
+		// one would match the text's words).
+		if basic := base64.StdEncoding.EncodeToString([]byte(name + ":" + p)); len(basic) >= minCredentialPart {
+			rs = append(rs, redact.Replacement{Of: basic, With: attrs.Redacted})
 		}
 	}
 	frag := u.EscapedFragment()
