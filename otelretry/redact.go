@@ -744,8 +744,11 @@ func quotedValue(s string) string {
 
 // credentialWords are what the name of a header that carries a credential
 // holds: Authorization, Proxy-Authorization, Cookie, X-Api-Key,
-// X-Amz-Security-Token, X-Vault-Token, X-Session-Id, ...
-var credentialWords = [...]string{"auth", "cookie", "token", "secret", "key", "pass", "session", "signature", "credential"}
+// X-Amz-Security-Token, X-Vault-Token, X-Session-Id, and those named
+// otherwise: DPoP (RFC 9449), X-Jwt-Assertion, a webhook's
+// X-Shopify-Hmac-Sha256, LND's Grpc-Metadata-Macaroon.
+var credentialWords = [...]string{"auth", "cookie", "token", "secret", "key", "pass", "session", "signature", "credential",
+	"dpop", "jwt", "hmac", "macaroon"}
 
 // credentialHeader reports whether the header named name carries a
 // credential, by its name.
