@@ -540,7 +540,9 @@ func (c *config) keyHeaders(option string, headers []string) []string {
 // the hint, read as Retry-After is: it raises the pause, is capped by the
 // deadline, is recorded as retry.retry_after_ms, and counts as the
 // server's pushback for the retry budget. A malformed one is skipped and
-// recorded (retry_after_invalid). A name that is not a header name, or a
+// recorded (retry_after_invalid on the attempt span; its header and
+// problem on the attempt's log records). A header sent more than once is
+// read by its first value, as http.Header's Get and the SDKs read it. A name that is not a header name, or a
 // unit other than the three HintUnits, is ignored.
 func WithRetryHint(header string, unit HintUnit) Option {
 	return optionFunc(func(c *config) {

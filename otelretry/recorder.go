@@ -855,7 +855,8 @@ func (r *recorder) targets(o *opRecord, sev log.Severity, event string) logTarge
 // logAttempt writes the attempt's slog record (WithLogger) and its log
 // event (WithLoggerProvider), each only when its logger is enabled for it.
 // Both carry one list, the attempt span's, built at most once: kv when the
-// span has the whole list already, else built here.
+// span has the whole list already, else built here; and a malformed
+// hint's header and problem, which the span has as an event.
 func (r *recorder) logAttempt(o *opRecord, buf *kvBuffer, span trace.Span, kv []attribute.KeyValue, ev *attemptEvent) {
 	if r.logger == nil && r.events == nil {
 		return
@@ -869,6 +870,11 @@ func (r *recorder) logAttempt(o *opRecord, buf *kvBuffer, span trace.Span, kv []
 		// The span copied its attributes, if it took any: the buffer is
 		// free again.
 		kv = fields(o, buf.attrs(), ev, false)
+	}
+	if h := ev.retryAfterError; h != nil {
+		// The span has it as its retry_after_invalid event; a record has
+		// no events, so it carries the event's two fields.
+		kv = append(kv, attrs.RetryHintHeaderKey.String(h.header), h.problem.Attribute())
 	}
 	// The attempt's end, in wall-clock time: its start (the deadline less
 	// the time left before it) plus its elapsed time.

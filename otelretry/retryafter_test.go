@@ -240,3 +240,22 @@ func FuzzParseRetryAfterMs(f *testing.F) {
 		}
 	})
 }
+
+// A hint header sent more than once is read by its first value, as
+// http.Header's Get reads it (openai-go and azcore read it so): a
+// malformed first value is reported and the next header is read, not the
+// same header's later value.
+func TestARepeatedHintHeaderIsReadByItsFirstValue(t *testing.T) {
+	now := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
+	d, ok, malformed := retryHint(http.Header{"Retry-After": {"soon", "7"}}, defaultRetryHints(), now)
+	if ok || d != 0 {
+		t.Errorf("hint %v (found %t), want none: the first value is malformed", d, ok)
+	}
+	if malformed == nil || malformed.header != "Retry-After" || malformed.problem != attrs.HintProblemNotADate {
+		t.Errorf("malformed = %+v, want Retry-After not_a_date", malformed)
+	}
+	d, ok, malformed = retryHint(http.Header{"Retry-After": {"3", "soon"}}, defaultRetryHints(), now)
+	if !ok || d != 3*time.Second || malformed != nil {
+		t.Errorf("hint %v (found %t, malformed %+v), want 3s from the first value", d, ok, malformed)
+	}
+}
