@@ -672,7 +672,8 @@ func WithAttemptHeader(name string) Option {
 // did not succeed, takes its key (a 307 or 308, which asks for the write
 // again, is no success, nor an answer whose body broke as the caller read
 // it; a 301, 302 or 303, after which http.Client sends a GET, is). Any other request gets its own, so two
-// different writes under one id never share a key: another body, another
+// different writes under one id never share a key (a 307 or 308 hop to
+// another URL is a write there, with a key of its own): another body, another
 // user (the URL's userinfo) or Host, or the same write sent again after it
 // succeeded. Headers are not compared: a signing layer signs each try anew
 // (AWS SigV4), so two users' writes that differ only in their
