@@ -125,8 +125,8 @@ func answerToRead(status int) bool { return status >= 200 && status < 300 }
 
 // sendAgain reports whether a redirect with status asks for the request
 // again, elsewhere, body and all: 307 and 308. A write answered so was
-// not applied there, so its repeat keeps its key (see
-// identity.settleKey). After a 301, 302 or 303 http.Client sends a GET:
+// not applied there, so a repeat to the same URL keeps its key (see
+// identity.settleKey); the hop to the other URL takes a key of its own. After a 301, 302 or 303 http.Client sends a GET:
 // the write itself is not sent again, and may have been applied (a
 // post/redirect/get).
 func sendAgain(status int) bool {
