@@ -777,7 +777,10 @@ func WithHedging(h Hedging) Option {
 //     an error matching ErrOutcomeUnknown.
 //
 // ctx carries the operation deadline and the state_check span, so calls the
-// hook makes through an instrumented client appear under it. A lookup it
+// hook makes through an instrumented client appear under it; it ends at
+// the deadline or when the caller gives up, and RoundTrip waits for the
+// hook to return even then (it owns the lookup's result): a hook that
+// ignores ctx holds the caller. A lookup it
 // makes through an otelretry Transport is an operation of its own, never
 // counted as a repeat of the write: it honours the Intent, the operation
 // id and the result slots the hook adds to ctx (Intent{NoRetry: true} for
