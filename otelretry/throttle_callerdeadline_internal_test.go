@@ -19,7 +19,7 @@ import (
 func TestTheCallersDeadlineCountsAsARequestNotAccepted(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		th := &Throttle{rand: func() float64 { return 1 }} // never refuses: counts alone
-		base := newWavesBase(time.Hour) // holds every request until its context ends
+		base := newWavesBase(time.Hour)                    // holds every request until its context ends
 		rt := NewTransport(base, append(quietInternal(), WithThrottle(th), WithoutBudget())...)
 		const url = "http://held.test/v1"
 
