@@ -307,6 +307,30 @@ func TestARecoveredDependencyIsRefusedForUpToTwoWindows(t *testing.T) {
 	}
 }
 
+// docs/budget.md's sample of 30 runs and 30 others: its latest last
+// refusals, the 11th window after the recovery at K 1.2 (seed 25) and the
+// 10th at MaxRejection 0.99 (seed 53), are what these seeds give.
+func TestTheThrottlesLatestRecoveriesInTheDocumentedSample(t *testing.T) {
+	const window = 10 * time.Second
+	for _, tc := range []struct {
+		name    string
+		k, maxR float64
+		seed    uint64
+		last    int // the window of the last refusal
+	}{
+		{"K 1.2", 1.2, 0, 25, 11},
+		{"MaxRejection 0.99", 0, 0.99, 53, 10},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			th := &Throttle{Window: window, K: tc.k, MaxRejection: tc.maxR, rand: rand.New(rand.NewPCG(tc.seed, 1)).Float64}
+			byWindow := refusalsAfterARecovery(t, th, 2*window, tc.last+1)
+			if byWindow[tc.last-1] == 0 || byWindow[tc.last] != 0 {
+				t.Errorf("refused in each window after the recovery: %v; want the last refusal in window %d", byWindow, tc.last)
+			}
+		})
+	}
+}
+
 // refusalsAfterARecovery sends 32 GETs a second through a Transport with
 // th to a dependency that fails (503) for outage, then answers: the
 // refusals in each of the windows windows after it recovered.

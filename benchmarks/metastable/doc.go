@@ -76,7 +76,7 @@
 //	metastable config=<name> goodput_before=<x> goodput_during=<x> goodput_after=<x> goodput_end=<x> recovery_s=<s|none> amplification=<x> abandoned_work_s=<s>
 //
 // -plot FILE writes goodput over time, one panel per configuration, as
-// SVG. Run it from the benchmarks module: go run ./metastable (4 min 19 s
+// SVG. Run it from the benchmarks module: go run ./metastable (4 min 57 s
 // on 2 cores), or go run ./metastable -smoke (about a second per
 // configuration; figures are meaningless). A configuration whose load generator fell more
 // than 20 ms behind its schedule is flagged.

@@ -1,0 +1,62 @@
+// Copyright The otelretry Authors
+// SPDX-License-Identifier: Apache-2.0
+
+package otelretry_test
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/otelretry/otelretry-go/otelretry"
+)
+
+// docs/time-and-bodies.md: a body otelretry does not buffer (too large, or
+// of a request that can make one attempt only) is handed to the base as
+// the caller gave it, unwrapped by otelretry: under WithoutClientSpans the
+// base gets the caller's own body; with otelhttp's CLIENT span, otelhttp
+// wraps it to count its bytes. Either way it is closed once.
+func TestABodyNotBufferedReachesTheBaseAsTheCallerGaveIt(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		opts []otelretry.Option
+	}{
+		{"too large", []otelretry.Option{otelretry.WithBodyBuffer(4, 1<<20)}},
+		{"one attempt", []otelretry.Option{otelretry.WithMaxAttempts(1)}},
+	} {
+		for _, clientSpans := range []bool{false, true} {
+			name := tc.name + "/without client spans"
+			opts := append([]otelretry.Option{otelretry.WithIdempotentMethods(http.MethodPut), otelretry.WithoutBudget(),
+				otelretry.WithBackoff(otelretry.ConstantBackoff(0))}, tc.opts...)
+			if clientSpans {
+				name = tc.name + "/client spans"
+			} else {
+				opts = append(opts, otelretry.WithoutClientSpans())
+			}
+			t.Run(name, func(t *testing.T) {
+				var got io.ReadCloser
+				base := roundTripFunc(func(r *http.Request) (*http.Response, error) {
+					got = r.Body
+					_, _ = io.Copy(io.Discard, r.Body)
+					r.Body.Close()
+					return &http.Response{StatusCode: http.StatusServiceUnavailable, Header: http.Header{}, Body: http.NoBody, Request: r}, nil
+				})
+				rt := otelretry.NewTransport(base, opts...)
+				req, body := putWithoutGetBody(t, context.Background(), "http://api.test/x", strings.NewReader("payload"), 7)
+				resp, err := rt.RoundTrip(req)
+				if err != nil {
+					t.Fatal(err)
+				}
+				resp.Body.Close()
+				if cb, ok := got.(*countingBody); ok != !clientSpans || ok && cb != body {
+					t.Errorf("the base got a %T; the caller's own body: want %t", got, !clientSpans)
+				}
+				if n := body.closes.Load(); n != 1 {
+					t.Errorf("closed %d times, want 1", n)
+				}
+			})
+		}
+	}
+}
