@@ -107,6 +107,11 @@ const (
 	// (EventHedgeSent) or refused (EventHedgeRefused): the delay it waited,
 	// fixed or adaptive, in milliseconds.
 	HedgeDelayMsKey = attribute.Key("retry.hedge.delay_ms")
+	// HedgesRefusedKey is set on the retry.operation log record of an
+	// operation that refused a hedge: the retry.reason of each of its
+	// operation span's hedge_refused events, in order (a record has no
+	// events).
+	HedgesRefusedKey = attribute.Key("retry.hedge.refused")
 	// IdempotencyContractKey is true on an operation the user declared safe
 	// to repeat although its method is not: a method added with
 	// WithIdempotentMethods, or an Idempotency-Key under

@@ -124,6 +124,9 @@ type opRecord struct {
 	// buffer of its own, and what the record fills in on first use is
 	// filled in before (concurrently).
 	concurrent bool
+	// hedgesRefused are the reasons of the hedges the operation refused,
+	// kept for its log record (which has no events) when there is one.
+	hedgesRefused []string
 }
 
 // keyRecord is what is recorded of the idempotency key a request carries:
@@ -574,6 +577,9 @@ func (r *recorder) recordHedge(o *opRecord, event string, number, of int, delay 
 	if v.reason == attrs.ReasonThrottle {
 		r.recordThrottled(o)
 	}
+	if event == attrs.EventHedgeRefused && r.events != nil {
+		o.hedgesRefused = append(o.hedgesRefused, string(v.reason))
+	}
 	if !o.recording {
 		return
 	}
@@ -915,8 +921,9 @@ func (r *recorder) log(o *opRecord, span trace.Span, to logTargets, event, body 
 
 // logOperation emits the operation's log event, if the Logger is enabled
 // for it: in the operation span's context, timed at the operation's start,
-// with its duration, the operation span's attributes and the verdict's
-// reason.
+// with its duration, the operation span's attributes, the verdict's
+// reason and the reasons of the hedges it refused (the span's
+// hedge_refused events).
 func (r *recorder) logOperation(o *opRecord, e *operationEnd, errorType string) {
 	sev := operationSeverity(e.verdict.decision.Outcome())
 	if r.events == nil || !r.events.Enabled(o.ctx, log.EnabledParameters{Severity: sev, EventName: attrs.LogEventOperation}) {
@@ -924,6 +931,9 @@ func (r *recorder) logOperation(o *opRecord, e *operationEnd, errorType string) 
 	}
 	kv := endFields(o, r.startFields(o, o.attrs()), e, errorType)
 	kv = append(kv, e.verdict.reason.Attribute(), attrs.OperationDurationMsKey.Int64(ms(e.duration)))
+	if len(o.hedgesRefused) > 0 {
+		kv = append(kv, attrs.HedgesRefusedKey.StringSlice(o.hedgesRefused))
+	}
 	var rec log.Record
 	rec.SetEventName(attrs.LogEventOperation)
 	rec.SetTimestamp(o.clock.start)

@@ -58,12 +58,40 @@ func (r *logRecord) span() model.Span {
 		if d, ok := msAttr(r.attrs, string(attrs.OperationDurationMsKey)); ok && !r.time.IsZero() {
 			s.End = r.time.Add(d)
 		}
+		s.Events = refusedHedges(r.attrs)
 	default:
 		if s.Name == "" {
 			s.Name = "log record"
 		}
 	}
 	return s
+}
+
+// refusedHedges turns an operation record's retry.hedge.refused, the
+// reasons of the hedge_refused events of its span, into those events
+// (their reasons only: the record carries neither the attempts nor the
+// delays). The list comes as JSON text, as OTLP's JSON form reads to
+// text and VictoriaLogs stores an array; one that is not a list of
+// strings gives none, and the inspector reads the record without it.
+func refusedHedges(kvs []model.Attribute) []model.Event {
+	var reasons []string
+	for _, a := range kvs {
+		if a.Key == string(attrs.HedgesRefusedKey) {
+			if json.Unmarshal([]byte(a.Value.Str), &reasons) != nil {
+				return nil
+			}
+			break
+		}
+	}
+	if len(reasons) == 0 {
+		return nil
+	}
+	events := make([]model.Event, 0, len(reasons))
+	for _, reason := range reasons {
+		events = append(events, model.Event{Name: attrs.EventHedgeRefused,
+			Attributes: []model.Attribute{{Key: string(attrs.ReasonKey), Value: model.String(reason)}}})
+	}
+	return events
 }
 
 // maxDurationMs is the longest duration in milliseconds a time.Duration
