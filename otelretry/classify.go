@@ -39,7 +39,7 @@ func classify(err error) attrs.ErrorClass {
 	case errors.Is(err, errResendRefused),
 		errors.Is(err, syscall.ECONNRESET), errors.Is(err, syscall.EPIPE),
 		errors.Is(err, syscall.ECONNABORTED), errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF),
-		errors.Is(err, net.ErrClosed), serverClosedIdle(err):
+		errors.Is(err, net.ErrClosed), serverClosedIdle(err), closedAfterGoAway(err):
 		// The peer closed the connection; the request may have been written.
 		return attrs.ErrorClassConnectionReset
 	default:
@@ -89,6 +89,22 @@ func serverClosedIdle(err error) bool {
 	found := false
 	walkErrors(err, func(e error) {
 		found = found || reflect.TypeOf(e) == errorStringType && e.Error() == "http: server closed idle connection"
+	})
+	return found
+}
+
+// closedAfterGoAway reports whether err holds the error an HTTP/2 client
+// returns for a stream the server counted in its GOAWAY and then closed
+// the connection under: net/http's (its bundled copy of x/net's, which it
+// does not export) or x/net's own GoAwayError. The stream may have been
+// processed; the connection broke under it, as a reset's would. Told by
+// the type's package and name, as reflection gives them.
+func closedAfterGoAway(err error) bool {
+	found := false
+	walkErrors(err, func(e error) {
+		t := reflect.TypeOf(e)
+		found = found || t.PkgPath() == "net/http" && t.Name() == "http2GoAwayError" ||
+			t.PkgPath() == "golang.org/x/net/http2" && t.Name() == "GoAwayError"
 	})
 	return found
 }
