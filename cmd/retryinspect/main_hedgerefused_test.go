@@ -4,17 +4,15 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"io"
 	"net/http"
 	"regexp"
 	"testing"
-	"testing/synctest"
 	"time"
 
 	sdklog "go.opentelemetry.io/otel/sdk/log"
-	"go.opentelemetry.io/otel/trace"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 
 	"github.com/otelretry/otelretry-go/cmd/retryinspect/internal/read"
 	"github.com/otelretry/otelretry-go/internal/scripted"
@@ -30,16 +28,10 @@ import (
 // refused theirs (hedge_limit). The report from the records, OTLP's and
 // VictoriaLogs', says so as the spans' does: it said "none" before.
 func TestLogRecordsTellTheRefusedHedges(t *testing.T) {
-	var spans, logs []byte
-	synctest.Test(t, func(t *testing.T) {
-		var out bytes.Buffer
-		tp := spanWriter(t, &out)
-		exp := &otlpJSONExporter{}
-		lp := sdklog.NewLoggerProvider(sdklog.WithProcessor(sdklog.NewSimpleProcessor(exp)))
+	spans, logs := recordedRun(t, func(t *testing.T, tp *sdktrace.TracerProvider, lp *sdklog.LoggerProvider, ctx context.Context) {
 		rt := otelretry.NewTransport(scripted.New(scripted.Step{Delay: 100 * time.Millisecond, Status: 200}),
 			otelretry.WithTracerProvider(tp), otelretry.WithLoggerProvider(lp), otelretry.WithoutClientSpans(),
 			otelretry.WithHedging(otelretry.Hedging{Delay: 20 * time.Millisecond, MaxShare: 0.001}))
-		ctx, handler := tp.Tracer("app").Start(t.Context(), "handler", trace.WithSpanKind(trace.SpanKindServer))
 		c := &http.Client{Transport: rt}
 		for range 4 {
 			req, _ := http.NewRequestWithContext(ctx, http.MethodGet, "http://a.test/x", nil)
@@ -47,13 +39,9 @@ func TestLogRecordsTellTheRefusedHedges(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			io.Copy(io.Discard, resp.Body)
+			_, _ = io.Copy(io.Discard, resp.Body)
 			resp.Body.Close()
 		}
-		handler.End()
-		tp.Shutdown(context.Background())
-		lp.Shutdown(context.Background())
-		spans, logs = out.Bytes(), exp.buf.Bytes()
 	})
 	headline := regexp.MustCompile(`(?m)^  a\.test: .*$`)
 	fromSpans := headline.FindString(textReport(t, spans, read.Stdout))

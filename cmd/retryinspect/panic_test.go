@@ -38,7 +38,7 @@ import (
 // what happened: the operation span is in the input, the dependency is
 // inventory.test, and the library's documented panic is no contract breach.
 func TestALibraryRacePanicReadsAsWhatHappened(t *testing.T) {
-	spans, logs := runPanicking(t, func(t *testing.T, tp *sdktrace.TracerProvider, lp *sdklog.LoggerProvider, ctx context.Context) {
+	spans, logs := recordedRun(t, func(t *testing.T, tp *sdktrace.TracerProvider, lp *sdklog.LoggerProvider, ctx context.Context) {
 		var calls atomic.Int32
 		answerAt := []time.Duration{110 * time.Millisecond, 20 * time.Millisecond}
 		statuses := []int{200, 503}
@@ -99,9 +99,10 @@ func TestALibraryRacePanicReadsAsWhatHappened(t *testing.T) {
 	}
 }
 
-// runPanicking runs calls against transports built by mk, under a handler span,
+// recordedRun runs calls under a handler span, with a TracerProvider and a
+// LoggerProvider for its transports,
 // in virtual time, returning the stdouttrace spans and the OTLP logs.
-func runPanicking(t *testing.T, calls func(t *testing.T, tp *sdktrace.TracerProvider, lp *sdklog.LoggerProvider, ctx context.Context)) (spans, logs []byte) {
+func recordedRun(t *testing.T, calls func(t *testing.T, tp *sdktrace.TracerProvider, lp *sdklog.LoggerProvider, ctx context.Context)) (spans, logs []byte) {
 	t.Helper()
 	synctest.Test(t, func(t *testing.T) {
 		var out bytes.Buffer
@@ -132,7 +133,7 @@ func panicResp(r *http.Request, status int, hdr http.Header) *http.Response {
 // sequentialPanicSpans: a GET gets a 503 (retry), then a 503 whose
 // Classifier panics; the caller recovers. The library's own trace.
 func sequentialPanicSpans(t *testing.T) []byte {
-	spans, _ := runPanicking(t, func(t *testing.T, tp *sdktrace.TracerProvider, lp *sdklog.LoggerProvider, ctx context.Context) {
+	spans, _ := recordedRun(t, func(t *testing.T, tp *sdktrace.TracerProvider, lp *sdklog.LoggerProvider, ctx context.Context) {
 		var calls atomic.Int32
 		base := panicBase(func(r *http.Request) (*http.Response, error) {
 			i := int(calls.Add(1)) - 1
