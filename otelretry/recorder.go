@@ -125,8 +125,10 @@ type opRecord struct {
 	// filled in before (concurrently).
 	concurrent bool
 	// hedgesRefused are the reasons of the hedges the operation refused,
-	// kept for its log record (which has no events) when there is one.
+	// and notBuffered why its body was not buffered: kept for its log
+	// record (which has no events) when there is one.
 	hedgesRefused []string
+	notBuffered   string
 }
 
 // keyRecord is what is recorded of the idempotency key a request carries:
@@ -597,6 +599,9 @@ func (r *recorder) recordHedge(o *opRecord, event string, number, of int, delay 
 // recordNotBuffered records on the operation span why the body was not
 // buffered.
 func (r *recorder) recordNotBuffered(o *opRecord, reason string) {
+	if r.events != nil {
+		o.notBuffered = reason
+	}
 	if o.recording && reason != "" {
 		o.span.AddEvent(attrs.EventBodyNotBuffered, trace.WithAttributes(attrs.BodyBufferReasonKey.String(reason)))
 	}
@@ -922,8 +927,9 @@ func (r *recorder) log(o *opRecord, span trace.Span, to logTargets, event, body 
 // logOperation emits the operation's log event, if the Logger is enabled
 // for it: in the operation span's context, timed at the operation's start,
 // with its duration, the operation span's attributes, the verdict's
-// reason and the reasons of the hedges it refused (the span's
-// hedge_refused events).
+// reason, and what the span's events tell: the reasons of the hedges it
+// refused (hedge_refused) and why its body was not buffered
+// (body_not_buffered).
 func (r *recorder) logOperation(o *opRecord, e *operationEnd, errorType string) {
 	sev := operationSeverity(e.verdict.decision.Outcome())
 	if r.events == nil || !r.events.Enabled(o.ctx, log.EnabledParameters{Severity: sev, EventName: attrs.LogEventOperation}) {
@@ -933,6 +939,9 @@ func (r *recorder) logOperation(o *opRecord, e *operationEnd, errorType string) 
 	kv = append(kv, e.verdict.reason.Attribute(), attrs.OperationDurationMsKey.Int64(ms(e.duration)))
 	if len(o.hedgesRefused) > 0 {
 		kv = append(kv, attrs.HedgesRefusedKey.StringSlice(o.hedgesRefused))
+	}
+	if o.notBuffered != "" {
+		kv = append(kv, attrs.BodyBufferReasonKey.String(o.notBuffered))
 	}
 	var rec log.Record
 	rec.SetEventName(attrs.LogEventOperation)
