@@ -117,7 +117,8 @@ var errInvalidBudgetSetting = errors.New("otelretry: budget setting ignored")
 // table is full and a host not in it needs a place, the kept host idle
 // longest is forgotten if it has been idle, with no answer the budget
 // counts (a success, a failure, a hold), for at least IdleEviction (10
-// minutes by default). While the table has room nothing is forgotten. While every kept host was active within that
+// minutes by default); one forgotten for a hedge that is then not sent
+// gets its place back. While the table has room nothing is forgotten. While every kept host was active within that
 // period, a host not in the table is refused every retry (fail closed)
 // until a kept host recovers or goes idle. A forgotten host that comes
 // back starts as a fresh host. That is all that idleness can earn, and it
@@ -189,6 +190,20 @@ type Budget struct {
 	begun    bool       // origin is set
 	wheel    holdWheel
 	activity activityList // the kept hosts, the one idle longest first
+	// displaced are the hosts forgotten to make room for a host that took
+	// a loan with no place of its own, by that loan: kept until it
+	// settles, so that a loan given back whose host then needs no place
+	// gives the forgotten host its place back (a host is forgotten only
+	// to make room for one that keeps it).
+	displaced map[budgetLoan]displacedHost
+}
+
+// displacedHost is a host forgotten to make room for a loan's host: its
+// key, its state and its node's last activity.
+type displacedHost struct {
+	key  string
+	e    hostBudget
+	last time.Duration
 }
 
 // hostBudget is one host's state. Times are offsets from Budget.origin.
@@ -536,10 +551,13 @@ func (b *Budget) lend(key string, now, startAt time.Time) (budgetLoan, attrs.Rea
 	if reason != "" {
 		return 0, reason
 	}
+	b.loans++
 	if !kept {
 		key = strings.Clone(key) // see recordLocked
+		if len(b.hosts) >= b.hostLimit() {
+			b.displace(b.loans, at)
+		}
 	}
-	b.loans++
 	e.loans.lend(b.loans, e.milli)
 	e.milli -= tokenCost
 	b.keep(key, e, kept, false, at)
@@ -561,10 +579,37 @@ func (b *Budget) payable(key string, at, start time.Duration) (hostBudget, bool,
 		return e, kept, attrs.ReasonPushback
 	case e.milli-tokenCost <= b.tokens()/2:
 		return e, kept, attrs.ReasonBudget
-	case !kept && len(b.hosts) >= b.hostLimit() && !b.evictIdlest(at):
+	case !kept && len(b.hosts) >= b.hostLimit() && !b.evictable(at):
 		return e, kept, attrs.ReasonHostLimit
 	}
 	return e, kept, ""
+}
+
+// displace forgets the idlest host (evictable at at) to make room for the
+// host of loan, and keeps it until the loan settles (see displaced). The
+// caller holds b.mu.
+func (b *Budget) displace(loan budgetLoan, at time.Duration) {
+	key, e, ok := b.idlest(at)
+	if !ok {
+		return
+	}
+	last := b.activity.nodes[e.node].last
+	b.drop(key, e, true)
+	if b.displaced == nil {
+		b.displaced = map[budgetLoan]displacedHost{}
+	}
+	b.displaced[loan] = displacedHost{key: key, e: e, last: last}
+}
+
+// restore gives d, forgotten for a loan given back, its place back if the
+// loan's host no longer holds it and none else took it, where its last
+// activity puts it. The caller holds b.mu.
+func (b *Budget) restore(d displacedHost) {
+	if _, back := b.hosts[d.key]; back || len(b.hosts) >= b.hostLimit() {
+		return
+	}
+	d.e.node = b.activity.pushAt(d.key, d.last)
+	b.store(d.key, d.e, false)
 }
 
 // giveBack returns loan's token to key: its hedge was not sent.
@@ -580,24 +625,26 @@ func (b *Budget) spent(key string, loan budgetLoan, now time.Time) {
 
 // settleLoan ends loan, a hedge's token lent by key: spent (sent), its
 // take is the host's for good; given back, the host holds what it would
-// had that hedge never been admitted (see hostLoans). A loan the host no
-// longer holds was forgotten with its host (evicted: see idlest), a state
-// the hedge took nothing from: nothing is settled.
+// had that hedge never been admitted (see hostLoans), and a host forgotten
+// to make room for it gets its place back where that room is no longer
+// needed (see displaced). A host that lends is never forgotten (see keep
+// and idlest), so its loan is there to settle.
 func (b *Budget) settleLoan(key string, loan budgetLoan, now time.Time, sent bool) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	at := b.offset(now)
 	b.advance(at)
-	e, kept := b.hosts[key]
-	if !kept {
-		return
+	d, displaced := b.displaced[loan]
+	delete(b.displaced, loan)
+	if e, kept := b.hosts[key]; kept {
+		if milli, ok := e.loans.settle(loan, sent); ok {
+			e.milli = milli
+			b.keep(key, e, true, false, at)
+		}
 	}
-	milli, ok := e.loans.settle(loan, sent)
-	if !ok {
-		return
+	if displaced && !sent {
+		b.restore(d)
 	}
-	e.milli = milli
-	b.keep(key, e, true, false, at)
 }
 
 // Available returns how many retries in a row r's host may take now if
@@ -808,6 +855,25 @@ func (l *activityList) push(key string, at time.Duration) int {
 	}
 	l.nodes[i] = activityNode{key: key, last: l.latest(at)}
 	l.linkLast(i)
+	return i
+}
+
+// pushAt adds key, last active at last, in its place by that time; it
+// returns its node. Only a host forgotten when it was the idlest comes
+// back so (see Budget.restore): the hosts before it are the few that lent
+// a token then, passed over as it was taken.
+func (l *activityList) pushAt(key string, last time.Duration) int {
+	i := l.push(key, last)
+	l.unlink(i)
+	l.nodes[i].last = last
+	next := l.nodes[0].next
+	for next != 0 && l.nodes[next].last <= last {
+		next = l.nodes[next].next
+	}
+	prev := l.nodes[next].prev
+	l.nodes[i].prev, l.nodes[i].next = prev, next
+	l.nodes[prev].next = i
+	l.nodes[next].prev = i
 	return i
 }
 
