@@ -117,8 +117,8 @@ var errInvalidBudgetSetting = errors.New("otelretry: budget setting ignored")
 // table is full and a host not in it needs a place, the kept host idle
 // longest is forgotten if it has been idle, with no answer the budget
 // counts (a success, a failure, a hold), for at least IdleEviction (10
-// minutes by default); one forgotten for a hedge that is then not sent
-// gets its place back. While the table has room nothing is forgotten. While every kept host was active within that
+// minutes by default); one forgotten for a new host's hedges gets its
+// place back if none of them is sent and that host needs no place then. While the table has room nothing is forgotten. While every kept host was active within that
 // period, a host not in the table is refused every retry (fail closed)
 // until a kept host recovers or goes idle. A forgotten host that comes
 // back starts as a fresh host. That is all that idleness can earn, and it
@@ -191,11 +191,11 @@ type Budget struct {
 	wheel    holdWheel
 	activity activityList // the kept hosts, the one idle longest first
 	// displaced are the hosts forgotten to make room for a host that took
-	// a loan with no place of its own, by that loan: kept until it
-	// settles, so that a loan given back whose host then needs no place
-	// gives the forgotten host its place back (a host is forgotten only
-	// to make room for one that keeps it).
-	displaced map[budgetLoan]displacedHost
+	// a loan with no place of its own, by that host: kept until its last
+	// loan settles, so that a host that then needs no place gives the
+	// forgotten host its place back (a host is forgotten only to make
+	// room for one that keeps it).
+	displaced map[string]displacedHost
 }
 
 // displacedHost is a host forgotten to make room for a loan's host: its
@@ -555,7 +555,7 @@ func (b *Budget) lend(key string, now, startAt time.Time) (budgetLoan, attrs.Rea
 	if !kept {
 		key = strings.Clone(key) // see recordLocked
 		if len(b.hosts) >= b.hostLimit() {
-			b.displace(b.loans, at)
+			b.displace(key, at)
 		}
 	}
 	e.loans.lend(b.loans, e.milli)
@@ -585,10 +585,10 @@ func (b *Budget) payable(key string, at, start time.Duration) (hostBudget, bool,
 	return e, kept, ""
 }
 
-// displace forgets the idlest host (evictable at at) to make room for the
-// host of loan, and keeps it until the loan settles (see displaced). The
-// caller holds b.mu.
-func (b *Budget) displace(loan budgetLoan, at time.Duration) {
+// displace forgets the idlest host (evictable at at) to make room for
+// host, which takes a loan, and keeps it aside until host's last loan
+// settles (see displaced). The caller holds b.mu.
+func (b *Budget) displace(host string, at time.Duration) {
 	key, e, ok := b.idlest(at)
 	if !ok {
 		return
@@ -596,13 +596,32 @@ func (b *Budget) displace(loan budgetLoan, at time.Duration) {
 	last := b.activity.nodes[e.node].last
 	b.drop(key, e, true)
 	if b.displaced == nil {
-		b.displaced = map[budgetLoan]displacedHost{}
+		b.displaced = map[string]displacedHost{}
 	}
-	b.displaced[loan] = displacedHost{key: key, e: e, last: last}
+	b.displaced[host] = displacedHost{key: key, e: e, last: last}
 }
 
-// restore gives d, forgotten for a loan given back, its place back if the
-// loan's host no longer holds it and none else took it, where its last
+// settleDisplaced decides, once one of host's loans settled, what becomes
+// of the host forgotten to make room for it: nothing while host still
+// lends; forgotten for good once host keeps its place with no loan (its
+// state differs from a fresh host's); its place back when host needs none.
+// The caller holds b.mu.
+func (b *Budget) settleDisplaced(host string) {
+	d, ok := b.displaced[host]
+	if !ok {
+		return
+	}
+	e, kept := b.hosts[host]
+	if kept && len(e.loans.open) > 0 {
+		return
+	}
+	delete(b.displaced, host)
+	if !kept {
+		b.restore(d)
+	}
+}
+
+// restore gives d its place back if none else took it, where its last
 // activity puts it. The caller holds b.mu.
 func (b *Budget) restore(d displacedHost) {
 	if _, back := b.hosts[d.key]; back || len(b.hosts) >= b.hostLimit() {
@@ -625,26 +644,22 @@ func (b *Budget) spent(key string, loan budgetLoan, now time.Time) {
 
 // settleLoan ends loan, a hedge's token lent by key: spent (sent), its
 // take is the host's for good; given back, the host holds what it would
-// had that hedge never been admitted (see hostLoans), and a host forgotten
-// to make room for it gets its place back where that room is no longer
-// needed (see displaced). A host that lends is never forgotten (see keep
+// had that hedge never been admitted (see hostLoans); a host forgotten to
+// make room for key's loans gets its place back once key needs none (see
+// displaced). A host that lends is never forgotten (see keep
 // and idlest), so its loan is there to settle.
 func (b *Budget) settleLoan(key string, loan budgetLoan, now time.Time, sent bool) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	at := b.offset(now)
 	b.advance(at)
-	d, displaced := b.displaced[loan]
-	delete(b.displaced, loan)
 	if e, kept := b.hosts[key]; kept {
 		if milli, ok := e.loans.settle(loan, sent); ok {
 			e.milli = milli
 			b.keep(key, e, true, false, at)
 		}
 	}
-	if displaced && !sent {
-		b.restore(d)
-	}
+	b.settleDisplaced(key)
 }
 
 // Available returns how many retries in a row r's host may take now if

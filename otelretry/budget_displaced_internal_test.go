@@ -70,3 +70,59 @@ func TestAHostForgottenForALoanGivenBackGetsItsPlaceBack(t *testing.T) {
 		})
 	}
 }
+
+// Two hedges of one new host, the first of which made room, both not
+// sent: once both are given back the new host needs no place, whatever
+// order the loans come back in, and the forgotten host gets its place
+// back. With one of them sent, the new host keeps the place.
+func TestAHostForgottenForTwoLoansGetsItsPlaceBackInEitherOrder(t *testing.T) {
+	for _, firstBack := range []int{0, 1} {
+		b := &Budget{MaxHosts: 1, IdleEviction: time.Minute}
+		start := time.Now()
+		for range 3 {
+			b.record("a", start, obs503) // at the floor
+		}
+		now := start.Add(2 * time.Minute)
+		var loans [2]budgetLoan
+		for i := range loans {
+			loan, reason := b.hedge("x", now)
+			if reason != "" {
+				t.Fatalf("x's hedge %d refused: %s", i, reason)
+			}
+			loans[i] = loan
+		}
+		b.giveBack("x", loans[firstBack], now)
+		b.giveBack("x", loans[1-firstBack], now)
+		checkBudget(t, b)
+		if firstBack == 1 {
+			spentOne := &Budget{MaxHosts: 1, IdleEviction: time.Minute}
+			for range 3 {
+				spentOne.record("a", start, obs503)
+			}
+			l1, _ := spentOne.hedge("x", now)
+			l2, _ := spentOne.hedge("x", now)
+			spentOne.giveBack("x", l1, now)
+			spentOne.spent("x", l2, now)
+			checkBudget(t, spentOne)
+			spentOne.mu.Lock()
+			_, aBack := spentOne.hosts["a"]
+			_, xKept := spentOne.hosts["x"]
+			spentOne.mu.Unlock()
+			if aBack || !xKept || len(spentOne.displaced) != 0 {
+				t.Errorf("one hedge sent: a kept %t, x kept %t, %d displaced; want x kept in a's place", aBack, xKept, len(spentOne.displaced))
+			}
+		}
+		b.mu.Lock()
+		_, aKept := b.hosts["a"]
+		_, xKept := b.hosts["x"]
+		left := len(b.displaced)
+		b.mu.Unlock()
+		if !aKept || xKept || left != 0 {
+			t.Errorf("loan %d given back first: a kept %t, x kept %t, %d displaced left; want a kept, x not, 0 left",
+				firstBack+1, aKept, xKept, left)
+		}
+		if n := b.Available(budgetRequest("a")); n != 0 {
+			t.Errorf("loan %d given back first: Available(a) = %d, want 0 (still at the floor)", firstBack+1, n)
+		}
+	}
+}
