@@ -713,6 +713,18 @@ func (b *Budget) store(key string, e hostBudget, kept bool) {
 	b.hosts[key] = e
 	if !kept {
 		b.stateful.Store(int64(len(b.hosts)))
+		b.forgetDisplaced(key)
+	}
+}
+
+// forgetDisplaced drops what was kept aside of key (see displaced): key is
+// back in the table by its own answers or loans, a newer state than the
+// one kept aside.
+func (b *Budget) forgetDisplaced(key string) {
+	for host, d := range b.displaced {
+		if d.key == key {
+			delete(b.displaced, host)
+		}
 	}
 }
 

@@ -4,6 +4,7 @@
 package otelretry
 
 import (
+	"math/rand/v2"
 	"testing"
 	"time"
 )
@@ -123,6 +124,73 @@ func TestAHostForgottenForTwoLoansGetsItsPlaceBackInEitherOrder(t *testing.T) {
 		}
 		if n := b.Available(budgetRequest("a")); n != 0 {
 			t.Errorf("loan %d given back first: Available(a) = %d, want 0 (still at the floor)", firstBack+1, n)
+		}
+	}
+}
+
+// Random loans, answers and settlements over a small table, in any order:
+// after every step the table holds its invariants (checkBudget), and every
+// host kept aside was forgotten for a host that still lends; once every
+// loan settled, none is kept aside.
+func TestDisplacedHostsStayConsistentUnderRandomSteps(t *testing.T) {
+	hosts := []string{"a", "b", "c", "d", "e", "f"}
+	for seed := range uint64(200) {
+		rng := rand.New(rand.NewPCG(seed, 7))
+		b := &Budget{MaxHosts: 2, IdleEviction: time.Minute}
+		now := time.Now()
+		type open struct {
+			key  string
+			loan budgetLoan
+		}
+		var loans []open
+		for range 60 {
+			now = now.Add(time.Duration(rng.IntN(90)) * time.Second)
+			key := hosts[rng.IntN(len(hosts))]
+			switch rng.IntN(5) {
+			case 0, 1:
+				if loan, reason := b.hedge(key, now); reason == "" {
+					loans = append(loans, open{key, loan})
+				}
+			case 2:
+				b.record(key, now, obs503)
+			case 3:
+				b.record(key, now, obs200)
+			case 4:
+				if len(loans) > 0 {
+					i := rng.IntN(len(loans))
+					if rng.IntN(2) == 0 {
+						b.giveBack(loans[i].key, loans[i].loan, now)
+					} else {
+						b.spent(loans[i].key, loans[i].loan, now)
+					}
+					loans = append(loans[:i], loans[i+1:]...)
+				}
+			}
+			checkBudget(t, b)
+			checkDisplaced(t, b)
+		}
+		for _, l := range loans {
+			b.giveBack(l.key, l.loan, now)
+		}
+		checkBudget(t, b)
+		if n := len(b.displaced); n != 0 {
+			t.Fatalf("seed %d: %d hosts kept aside after every loan settled", seed, n)
+		}
+	}
+}
+
+// checkDisplaced asserts that each host kept aside was forgotten for a
+// host that is kept and still lends, and is not in the table itself.
+func checkDisplaced(t *testing.T, b *Budget) {
+	t.Helper()
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for host, d := range b.displaced {
+		if e, kept := b.hosts[host]; !kept || len(e.loans.open) == 0 {
+			t.Fatalf("%q kept aside for %q, which is kept %t with %d loans", d.key, host, kept, len(e.loans.open))
+		}
+		if _, back := b.hosts[d.key]; back {
+			t.Fatalf("%q is both kept aside and in the table", d.key)
 		}
 	}
 }
