@@ -579,7 +579,7 @@ func (r *recorder) recordHedge(o *opRecord, event string, number, of int, delay 
 	if v.reason == attrs.ReasonThrottle {
 		r.recordThrottled(o)
 	}
-	if event == attrs.EventHedgeRefused && r.events != nil {
+	if event == attrs.EventHedgeRefused && r.logs() {
 		o.hedgesRefused = append(o.hedgesRefused, string(v.reason))
 	}
 	if !o.recording {
@@ -599,7 +599,7 @@ func (r *recorder) recordHedge(o *opRecord, event string, number, of int, delay 
 // recordNotBuffered records on the operation span why the body was not
 // buffered.
 func (r *recorder) recordNotBuffered(o *opRecord, reason string) {
-	if r.events != nil {
+	if r.logs() {
 		o.notBuffered = reason
 	}
 	if o.recording && reason != "" {
@@ -924,15 +924,22 @@ func (r *recorder) log(o *opRecord, span trace.Span, to logTargets, event, body 
 	r.events.Emit(ctx, rec)
 }
 
-// logOperation emits the operation's log event, if the Logger is enabled
-// for it: in the operation span's context, timed at the operation's start,
-// with its duration, the operation span's attributes, the verdict's
-// reason, and what the span's events tell: the reasons of the hedges it
-// refused (hedge_refused) and why its body was not buffered
-// (body_not_buffered).
+// logOperation writes the operation's log event (WithLoggerProvider), and
+// its slog record (WithLogger) where it made no attempt (refused or stopped
+// before its first call), so that every operation leaves a record there
+// too: each only when its logger is enabled for it. Both are in the
+// operation span's context, timed at the operation's start, with its
+// duration, the operation span's attributes, the verdict's reason, and
+// what the span's events tell: the reasons of the hedges it refused
+// (hedge_refused) and why its body was not buffered (body_not_buffered).
 func (r *recorder) logOperation(o *opRecord, e *operationEnd, errorType string) {
+	if !r.logs() {
+		return
+	}
 	sev := operationSeverity(e.verdict.decision.Outcome())
-	if r.events == nil || !r.events.Enabled(o.ctx, log.EnabledParameters{Severity: sev, EventName: attrs.LogEventOperation}) {
+	to := r.targets(o, sev, attrs.LogEventOperation)
+	to.slog = to.slog && e.attempts == 0
+	if !to.slog && !to.events {
 		return
 	}
 	kv := endFields(o, r.startFields(o, o.attrs()), e, errorType)
@@ -943,14 +950,7 @@ func (r *recorder) logOperation(o *opRecord, e *operationEnd, errorType string) 
 	if o.notBuffered != "" {
 		kv = append(kv, attrs.BodyBufferReasonKey.String(o.notBuffered))
 	}
-	var rec log.Record
-	rec.SetEventName(attrs.LogEventOperation)
-	rec.SetTimestamp(o.clock.start)
-	rec.SetSeverity(sev)
-	rec.SetSeverityText(severityText(sev))
-	rec.SetBody(attribute.StringValue("retry operation"))
-	rec.AddAttributes(kv...)
-	r.events.Emit(o.ctx, rec)
+	r.log(o, o.span, to, attrs.LogEventOperation, "retry operation", sev, o.clock.start, kv)
 }
 
 // slogAttr converts an attribute to a log attribute of the same type.
