@@ -118,7 +118,8 @@ var errInvalidBudgetSetting = errors.New("otelretry: budget setting ignored")
 // longest is forgotten if it has been idle, with no answer the budget
 // counts (a success, a failure, a hold), for at least IdleEviction (10
 // minutes by default); one forgotten for a new host's hedges gets its
-// place back if none of them is sent and that host needs no place then. While the table has room nothing is forgotten. While every kept host was active within that
+// place back if that host needs no place once its last hedge settled
+// and the forgotten one did not answer meanwhile. While the table has room nothing is forgotten. While every kept host was active within that
 // period, a host not in the table is refused every retry (fail closed)
 // until a kept host recovers or goes idle. A forgotten host that comes
 // back starts as a fresh host. That is all that idleness can earn, and it
@@ -414,6 +415,10 @@ func (b *Budget) recordLocked(key string, at time.Duration, o budgetObservation)
 	}
 	e, kept := b.hosts[key]
 	if !kept {
+		// A host kept aside that answers came back: as any forgotten host,
+		// it starts from a fresh host's state, which this answer counts
+		// on; what was kept aside of it is stale.
+		b.forgetDisplaced(key)
 		if o.success || (len(b.hosts) >= b.hostLimit() && !b.evictIdlest(at)) {
 			// A success leaves a fresh host fresh. With no room, the host's
 			// retries are refused (admitLocked) while it is not kept, so
@@ -717,9 +722,9 @@ func (b *Budget) store(key string, e hostBudget, kept bool) {
 	}
 }
 
-// forgetDisplaced drops what was kept aside of key (see displaced): key is
-// back in the table by its own answers or loans, a newer state than the
-// one kept aside.
+// forgetDisplaced drops what was kept aside of key (see displaced): key
+// answered, or is back in the table by a loan, a newer state than the one
+// kept aside.
 func (b *Budget) forgetDisplaced(key string) {
 	for host, d := range b.displaced {
 		if d.key == key {

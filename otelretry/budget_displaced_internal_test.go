@@ -194,3 +194,32 @@ func checkDisplaced(t *testing.T, b *Budget) {
 		}
 	}
 }
+
+// A host kept aside that answers comes back as any forgotten host does,
+// from a fresh host's state (docs/budget.md: "A forgotten host that comes
+// back starts as a fresh host"): its three successes while aside are not
+// lost to a restore of its state at the floor when the loan it was
+// forgotten for is given back.
+func TestAHostThatAnswersWhileAsideIsNotRestoredStale(t *testing.T) {
+	b := &Budget{MaxHosts: 1, IdleEviction: time.Minute}
+	start := time.Now()
+	for range 3 {
+		b.record("a", start, obs503) // at the floor
+	}
+	now := start.Add(2 * time.Minute)
+	loan, reason := b.hedge("x", now) // forgets a, kept aside
+	if reason != "" {
+		t.Fatalf("x's hedge refused: %s", reason)
+	}
+	for range 3 {
+		b.record("a", now, obs200)
+	}
+	b.giveBack("x", loan, now)
+	checkBudget(t, b)
+	if n := len(b.displaced); n != 0 {
+		t.Errorf("%d hosts kept aside after the loan settled", n)
+	}
+	if n := b.Available(budgetRequest("a")); n != 2 {
+		t.Errorf("Available(a) = %d, want 2: back as a fresh host, not restored at the floor", n)
+	}
+}
