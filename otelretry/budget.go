@@ -119,7 +119,8 @@ var errInvalidBudgetSetting = errors.New("otelretry: budget setting ignored")
 // counts (a success, a failure, a hold), for at least IdleEviction (10
 // minutes by default); one forgotten for a new host's hedges gets its
 // place back if that host needs no place once its last hedge settled
-// and the forgotten one did not answer meanwhile. While the table has room nothing is forgotten. While every kept host was active within that
+// and the forgotten one did not come back meanwhile (an answer, or a
+// hedge of its own: it comes back fresh, as any forgotten host). While the table has room nothing is forgotten. While every kept host was active within that
 // period, a host not in the table is refused every retry (fail closed)
 // until a kept host recovers or goes idle. A forgotten host that comes
 // back starts as a fresh host. That is all that idleness can earn, and it

@@ -223,3 +223,38 @@ func TestAHostThatAnswersWhileAsideIsNotRestoredStale(t *testing.T) {
 		t.Errorf("Available(a) = %d, want 2: back as a fresh host, not restored at the floor", n)
 	}
 }
+
+// A host kept aside that takes a hedge of its own came back, as one that
+// answers does: from a fresh host's state, as any forgotten host
+// (docs/budget.md), and what was kept aside of it is dropped, whatever
+// becomes of the hedge.
+func TestAHostThatLendsWhileAsideComesBackFresh(t *testing.T) {
+	b := &Budget{MaxHosts: 2, IdleEviction: time.Minute}
+	start := time.Now()
+	for range 3 {
+		b.record("a", start, obs503) // at the floor
+	}
+	b.record("c", start.Add(time.Second), obs503)
+	now := start.Add(2 * time.Minute)
+	xLoan, reason := b.hedge("x", now) // a, the idlest, is kept aside
+	if reason != "" {
+		t.Fatalf("x's hedge refused: %s", reason)
+	}
+	for range 2 {
+		b.record("c", now, obs200) // c recovers and is dropped: room again
+	}
+	aLoan, reason := b.hedge("a", now)
+	if reason != "" {
+		t.Fatalf("a's hedge refused (%s): a forgotten host comes back fresh", reason)
+	}
+	checkDisplaced(t, b)
+	b.giveBack("a", aLoan, now)
+	b.giveBack("x", xLoan, now)
+	checkBudget(t, b)
+	if n := len(b.displaced); n != 0 {
+		t.Errorf("%d hosts kept aside after every loan settled", n)
+	}
+	if n := b.Available(budgetRequest("a")); n != 2 {
+		t.Errorf("Available(a) = %d, want 2: a came back fresh, not restored", n)
+	}
+}
