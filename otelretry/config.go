@@ -776,6 +776,12 @@ func WithHedging(h Hedging) Option {
 //   - StateUnknown, or an error: the outcome stays unknown; RoundTrip returns
 //     an error matching ErrOutcomeUnknown.
 //
+// A write made repeatable (WithIdempotencyKeys, a contract) is resent
+// first, and looked up only when its resends ran out (the attempt limit,
+// a body not replayable, NoRetry, a preparation that failed); one the
+// budget or the throttle refused keeps that end, its outcome unknown and
+// not looked up: the dependency is overloaded (docs/decisions.md).
+//
 // ctx carries the operation deadline and the state_check span, so calls the
 // hook makes through an instrumented client appear under it; it ends at
 // the deadline or when the caller gives up, and RoundTrip waits for the
