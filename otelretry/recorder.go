@@ -928,7 +928,8 @@ func (r *recorder) log(o *opRecord, span trace.Span, to logTargets, event, body 
 // its slog record (WithLogger) where it made no attempt (refused or stopped
 // before its first call), so that every operation leaves a record there
 // too: each only when its logger is enabled for it. Both are in the
-// operation span's context, timed at the operation's start, with its
+// operation span's context (the log event timed at the operation's start,
+// the slog record when it is written), with its
 // duration, the operation span's attributes, the verdict's reason, and
 // what the span's events tell: the reasons of the hedges it refused
 // (hedge_refused) and why its body was not buffered (body_not_buffered).

@@ -281,8 +281,9 @@ func TestAThrottledWriteDoesNotWaitForItsBody(t *testing.T) {
 // ending about two windows after the recovery at the defaults; the closer
 // K or MaxRejection is to 1, the later (docs/budget.md gives the spread
 // over 30 runs; here three seeds of the throttle's draws, each bounded by
-// the latest end seen there). 32 operations a second, a 20 s outage, a
-// 10 s window.
+// a window within that sample's spread; its latest ends are
+// TestTheThrottlesLatestRecoveriesInTheDocumentedSample's). 32 operations
+// a second, a 20 s outage, a 10 s window.
 func TestARecoveredDependencyIsRefusedForUpToTwoWindows(t *testing.T) {
 	const window = 10 * time.Second
 	for _, tc := range []struct {

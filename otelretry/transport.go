@@ -81,9 +81,16 @@ func NewTransport(base http.RoundTripper, opts ...Option) *Transport {
 			otelhttp.WithPropagators(spanNoting{prop, &t.sender}),
 			otelhttp.WithSpanNameFormatter(func(_ string, r *http.Request) string { return name(r) }))
 	}
-	_, stacked := base.(*Transport) // another otelretry Transport below
+	below, stacked := base.(*Transport) // another otelretry Transport below
+	throttle := cfg.throttle
+	if stacked && below.shared.gate.throttle == throttle {
+		// The Transport below admits and counts every request it sends on
+		// this Throttle: asked here too, each would be counted twice, and
+		// drawn twice, refused with 1-(1-p)² instead of p.
+		throttle = nil
+	}
 	t.shared = shared{cfg: cfg, policy: cfg.policyConfig(), retryable: cfg.statusSet(), budget: budget,
-		hedger: hedger, gate: admission{budget: budget, hedger: hedger, throttle: cfg.throttle}, sender: sender{
+		hedger: hedger, gate: admission{budget: budget, hedger: hedger, throttle: throttle}, sender: sender{
 			mode:    mode,
 			base:    base,
 			client:  client,
