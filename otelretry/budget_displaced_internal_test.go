@@ -30,11 +30,7 @@ func TestAHostForgottenForALoanGivenBackGetsItsPlaceBack(t *testing.T) {
 		}, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			b := &Budget{MaxHosts: 1, IdleEviction: time.Minute}
-			start := time.Now()
-			for range 3 {
-				b.record("a", start, obs503) // an outage: at the floor
-			}
+			b, start := tableWithAHostAtTheFloor(1)
 			if n := b.Available(budgetRequest("a")); n != 0 {
 				t.Fatalf("Available(a) = %d after the outage, want 0", n)
 			}
@@ -78,11 +74,7 @@ func TestAHostForgottenForALoanGivenBackGetsItsPlaceBack(t *testing.T) {
 // back. With one of them sent, the new host keeps the place.
 func TestAHostForgottenForTwoLoansGetsItsPlaceBackInEitherOrder(t *testing.T) {
 	for _, firstBack := range []int{0, 1} {
-		b := &Budget{MaxHosts: 1, IdleEviction: time.Minute}
-		start := time.Now()
-		for range 3 {
-			b.record("a", start, obs503) // at the floor
-		}
+		b, start := tableWithAHostAtTheFloor(1)
 		now := start.Add(2 * time.Minute)
 		var loans [2]budgetLoan
 		for i := range loans {
@@ -96,10 +88,7 @@ func TestAHostForgottenForTwoLoansGetsItsPlaceBackInEitherOrder(t *testing.T) {
 		b.giveBack("x", loans[1-firstBack], now)
 		checkBudget(t, b)
 		if firstBack == 1 {
-			spentOne := &Budget{MaxHosts: 1, IdleEviction: time.Minute}
-			for range 3 {
-				spentOne.record("a", start, obs503)
-			}
+			spentOne, _ := tableWithAHostAtTheFloor(1)
 			l1, _ := spentOne.hedge("x", now)
 			l2, _ := spentOne.hedge("x", now)
 			spentOne.giveBack("x", l1, now)
@@ -201,11 +190,7 @@ func checkDisplaced(t *testing.T, b *Budget) {
 // lost to a restore of its state at the floor when the loan it was
 // forgotten for is given back.
 func TestAHostThatAnswersWhileAsideIsNotRestoredStale(t *testing.T) {
-	b := &Budget{MaxHosts: 1, IdleEviction: time.Minute}
-	start := time.Now()
-	for range 3 {
-		b.record("a", start, obs503) // at the floor
-	}
+	b, start := tableWithAHostAtTheFloor(1)
 	now := start.Add(2 * time.Minute)
 	loan, reason := b.hedge("x", now) // forgets a, kept aside
 	if reason != "" {
@@ -229,11 +214,7 @@ func TestAHostThatAnswersWhileAsideIsNotRestoredStale(t *testing.T) {
 // (docs/budget.md), and what was kept aside of it is dropped, whatever
 // becomes of the hedge.
 func TestAHostThatLendsWhileAsideComesBackFresh(t *testing.T) {
-	b := &Budget{MaxHosts: 2, IdleEviction: time.Minute}
-	start := time.Now()
-	for range 3 {
-		b.record("a", start, obs503) // at the floor
-	}
+	b, start := tableWithAHostAtTheFloor(2)
 	b.record("c", start.Add(time.Second), obs503)
 	now := start.Add(2 * time.Minute)
 	xLoan, reason := b.hedge("x", now) // a, the idlest, is kept aside
@@ -257,4 +238,16 @@ func TestAHostThatLendsWhileAsideComesBackFresh(t *testing.T) {
 	if n := b.Available(budgetRequest("a")); n != 2 {
 		t.Errorf("Available(a) = %d, want 2: a came back fresh, not restored", n)
 	}
+}
+
+// tableWithAHostAtTheFloor is a Budget of maxHosts places forgetting a
+// host idle a minute, holding "a" at the floor after an outage; and when
+// that outage was.
+func tableWithAHostAtTheFloor(maxHosts int) (*Budget, time.Time) {
+	b := &Budget{MaxHosts: maxHosts, IdleEviction: time.Minute}
+	start := time.Now()
+	for range 3 {
+		b.record("a", start, obs503)
+	}
+	return b, start
 }
