@@ -69,10 +69,8 @@ var errInvalidThrottleSetting = errors.New("otelretry: throttle setting ignored"
 // *Error matching ErrThrottled; a refused retry ends the operation the
 // same way, with the last answer; a refused hedge is recorded as
 // hedge_refused, reason throttle. Turn it on with WithThrottle; it is off
-// by default. Given to otelretry Transports stacked directly, it is asked
-// by the lowest alone; an outer layer retries what it refused there as a
-// request that never left (docs/layers.md): give it to the layer that
-// retries.
+// by default. Each otelretry layer it is given to asks it for the same
+// request: give it to one layer, the one that retries (docs/layers.md).
 //
 // Memory is bounded per dependency (a fixed window of counts) and in
 // dependencies, as the retry budget's host table is: at most 10 000

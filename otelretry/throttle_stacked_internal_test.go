@@ -8,19 +8,22 @@ import (
 	"testing"
 )
 
-// docs/layers.md: a Throttle given to an otelretry Transport and to one
-// stacked over it, directly, is asked and counts in the layer below alone.
-// Four GETs, one after another, each a request the base answers 200, over
-// two and three layers (the middle one with and without the throttle):
-// the throttle counts 4 requests and 4 accepts, and draws 4 times.
-func TestAThrottleSharedByStackedTransportsCountsEachRequestOnce(t *testing.T) {
+// docs/layers.md: each otelretry layer given a Throttle asks it at its own
+// admission point, so one Throttle given to stacked layers counts and
+// draws once per layer for the same request (refusing it with 1-(1-p)^n
+// for n layers); given to the outer alone, it counts each of the outer's
+// attempts, hedges and resends once, and the layer below asks nothing.
+// Four GETs, one after another, each a request the base answers 200.
+func TestAThrottleCountsOncePerLayerItIsGivenTo(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
 		layers []bool // from the innermost: given the throttle
+		counts int    // per request
 	}{
-		{"two layers", []bool{true, true}},
-		{"three layers", []bool{true, true, true}},
-		{"three layers, the middle without", []bool{true, false, true}},
+		{"outer alone", []bool{false, true}, 1},
+		{"inner alone", []bool{true, false}, 1},
+		{"both", []bool{true, true}, 2},
+		{"three layers", []bool{true, true, true}, 3},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var draws int
@@ -46,9 +49,10 @@ func TestAThrottleSharedByStackedTransportsCountsEachRequestOnce(t *testing.T) {
 			if c := base.calls.Load(); c != operations {
 				t.Fatalf("base saw %d calls, want %d", c, operations)
 			}
-			if r, a := throttleCounts(th, "stacked.test"); r != operations || a != operations || draws != operations {
+			want := operations * tc.counts
+			if r, a := throttleCounts(th, "stacked.test"); int(r) != want || int(a) != want || draws != want {
 				t.Errorf("the throttle counted %v requests, %v accepts, drew %d times for %d requests answered 200; want %d each",
-					r, a, draws, operations, operations)
+					r, a, draws, operations, want)
 			}
 		})
 	}

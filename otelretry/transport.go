@@ -81,16 +81,9 @@ func NewTransport(base http.RoundTripper, opts ...Option) *Transport {
 			otelhttp.WithPropagators(spanNoting{prop, &t.sender}),
 			otelhttp.WithSpanNameFormatter(func(_ string, r *http.Request) string { return name(r) }))
 	}
-	below, stacked := base.(*Transport) // another otelretry Transport below
-	throttle := cfg.throttle
-	if stacked && throttle != nil && below.throttles(throttle) {
-		// A Transport below admits and counts every request it sends on
-		// this Throttle: asked here too, each would be counted twice, and
-		// drawn twice, refused with 1-(1-p)² instead of p.
-		throttle = nil
-	}
+	_, stacked := base.(*Transport) // another otelretry Transport below
 	t.shared = shared{cfg: cfg, policy: cfg.policyConfig(), retryable: cfg.statusSet(), budget: budget,
-		hedger: hedger, gate: admission{budget: budget, hedger: hedger, throttle: throttle}, sender: sender{
+		hedger: hedger, gate: admission{budget: budget, hedger: hedger, throttle: cfg.throttle}, sender: sender{
 			mode:    mode,
 			base:    base,
 			client:  client,
@@ -160,18 +153,6 @@ func (t *Transport) CloseIdleConnections() {
 // Deprecated: cancel the request's context instead, as for
 // http.Transport.CancelRequest.
 func (t *Transport) CancelRequest(*http.Request) {}
-
-// throttles reports whether th is given to t or to an otelretry Transport
-// below it, directly stacked, which then asks it for every request sent.
-func (t *Transport) throttles(th *Throttle) bool {
-	for below := t; below != nil; {
-		if below.shared.cfg.throttle == th {
-			return true
-		}
-		below, _ = below.shared.sender.base.(*Transport)
-	}
-	return false
-}
 
 // RoundTrip runs one logical operation: it sends req, and sends it again
 // while the decision rules allow, each attempt a child span of the
