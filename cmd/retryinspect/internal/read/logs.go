@@ -72,24 +72,29 @@ func (r *logRecord) span() model.Span {
 // (their reasons only: the record carries neither the attempts nor the
 // delays). The list comes as JSON text, as OTLP's JSON form reads to
 // text and VictoriaLogs stores an array; one that is not a list of
-// strings gives none, and the inspector reads the record without it.
+// reasons (strings, none empty: JSON's null is no reason) gives none,
+// and the inspector reads the record without it.
 func refusedHedges(kvs []model.Attribute) []model.Event {
-	var reasons []string
+	var list []any
 	for _, a := range kvs {
 		if a.Key == string(attrs.HedgesRefusedKey) {
-			if json.Unmarshal([]byte(a.Value.Str), &reasons) != nil {
+			if json.Unmarshal([]byte(a.Value.Str), &list) != nil {
 				return nil
 			}
 			break
 		}
 	}
-	if len(reasons) == 0 {
-		return nil
-	}
-	events := make([]model.Event, 0, len(reasons))
-	for _, reason := range reasons {
+	events := make([]model.Event, 0, len(list))
+	for _, v := range list {
+		reason, ok := v.(string)
+		if !ok || reason == "" {
+			return nil
+		}
 		events = append(events, model.Event{Name: attrs.EventHedgeRefused,
 			Attributes: []model.Attribute{{Key: string(attrs.ReasonKey), Value: model.String(reason)}}})
+	}
+	if len(events) == 0 {
+		return nil
 	}
 	return events
 }
