@@ -40,7 +40,7 @@ func main() {
 	flag.StringVar(&o.traces, "traces", "", "default exporter: write stdouttrace JSON to `FILE` (- for stdout, after the report;\n"+
 		"without it, a temporary file removed at exit); unused when OTEL_TRACES_EXPORTER or an OTLP endpoint is set")
 	flag.StringVar(&o.html, "html", "", "write retryinspect's HTML report of the spans to `FILE` (without it, a temporary file removed at exit)")
-	flag.BoolVar(&o.logs, "log", false, "write one structured log record per attempt to stderr")
+	flag.BoolVar(&o.logs, "log", false, "write one structured log record per attempt (and one for an operation that made none) to stderr")
 	flag.Parse()
 	if o.repeat < 1 {
 		fmt.Fprintln(os.Stderr, "demo: -repeat must be at least 1")
