@@ -52,9 +52,11 @@ import (
 const Protocol = "h3"
 
 // Classify is an otelretry.Classifier for quic-go's HTTP/3 client: an
-// attempt that got no response because the server reset its stream, or
-// closed the connection, with H3_REQUEST_REJECTED is NotProcessed, with
-// the code as evidence; any other answer gets the zero Classification.
+// attempt that got no response because the server reset its stream with
+// H3_REQUEST_REJECTED is NotProcessed, with the code as evidence; any
+// other answer gets the zero Classification. A connection the server
+// closed with that code is no proof: the close names no request, and
+// reaches every stream open on it, processed or not.
 func Classify(a otelretry.Answer) otelretry.Classification {
 	if a.StatusCode == 0 {
 		if e, ok := Evidence(a.Err); ok {
@@ -66,11 +68,15 @@ func Classify(a otelretry.Answer) otelretry.Classification {
 
 // Evidence reports whether err proves that the server did not process the
 // request, and if so the evidence to record: the server (never the
-// client: Remote must be set) ended the request's stream or the
-// connection with H3_REQUEST_REJECTED. It reads the code from the first
-// *http3.Error, *quic.StreamError or *quic.ApplicationError in err's
-// chain, never from the error text.
+// client: Remote must be set) reset the request's stream with
+// H3_REQUEST_REJECTED. It reads the code from the first *http3.Error or
+// *quic.StreamError in err's chain, never from the error text; an error
+// that holds a *quic.ApplicationError, the connection's close, proves
+// nothing of one request, whatever its code.
 func Evidence(err error) (otelretry.Evidence, bool) {
+	if _, closed := errors.AsType[*quic.ApplicationError](err); closed {
+		return otelretry.Evidence{}, false
+	}
 	code, remote, ok := errorCode(err)
 	if !ok || !remote || code != http3.ErrCodeRequestRejected {
 		return otelretry.Evidence{}, false
@@ -78,8 +84,8 @@ func Evidence(err error) (otelretry.Evidence, bool) {
 	return otelretry.Evidence{Protocol: Protocol, Code: uint64(code), Name: code.String()}, true
 }
 
-// errorCode returns the HTTP/3 error code carried by err and whether the
-// peer sent it. quic-go wraps its stream and connection errors in an
+// errorCode returns the HTTP/3 error code of a stream error carried by
+// err and whether the peer sent it. quic-go wraps its stream errors in an
 // *http3.Error on the HTTP/3 paths, and returns them bare from its QUIC
 // stream API.
 func errorCode(err error) (code http3.ErrCode, remote, ok bool) {
@@ -87,9 +93,6 @@ func errorCode(err error) (code http3.ErrCode, remote, ok bool) {
 		return e.ErrorCode, e.Remote, true
 	}
 	if e, found := errors.AsType[*quic.StreamError](err); found {
-		return http3.ErrCode(e.ErrorCode), e.Remote, true
-	}
-	if e, found := errors.AsType[*quic.ApplicationError](err); found {
 		return http3.ErrCode(e.ErrorCode), e.Remote, true
 	}
 	return 0, false, false

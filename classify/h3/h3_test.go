@@ -107,10 +107,11 @@ func TestClientConnRejected(t *testing.T) {
 	}
 }
 
-// A connection closed with H3_REQUEST_REJECTED before the server read the
-// request reaches the client as an *http3.Error around a
-// *quic.ApplicationError: the code still proves it.
-func TestConnectionClosedRejected(t *testing.T) {
+// A connection closed with H3_REQUEST_REJECTED reaches the client as an
+// *http3.Error around a *quic.ApplicationError: the close names no
+// request and reaches every stream open on the connection, so even where
+// the server read nothing (here) it proves nothing of this one.
+func TestAConnectionClosedWithRequestRejectedProvesNothing(t *testing.T) {
 	cert, pool := newCert(t)
 	srv := startH3(t, cert, firstN(1, closeRejected))
 	cc := dialClientConn(t, srv, pool)
@@ -119,7 +120,9 @@ func TestConnectionClosedRejected(t *testing.T) {
 	if _, ok := errors.AsType[*quic.ApplicationError](err); !ok {
 		t.Fatalf("err = %v (%T); want a *quic.ApplicationError in its chain", err, err)
 	}
-	assertRejected(t, err)
+	if ev, ok := h3.Evidence(err); ok {
+		t.Errorf("Evidence(%v) = %+v; a connection's close is no proof", err, ev)
+	}
 	if p := srv.processed.Load(); p != 0 {
 		t.Errorf("server processed %d POSTs; want 0", p)
 	}
@@ -197,7 +200,7 @@ func TestEvidenceByCode(t *testing.T) {
 		want bool
 	}{
 		{"stream error", &quic.StreamError{ErrorCode: quic.StreamErrorCode(rejectedCode), Remote: true}, true},
-		{"application error", &quic.ApplicationError{ErrorCode: quic.ApplicationErrorCode(rejectedCode), Remote: true}, true},
+		{"application error (a connection's close)", &quic.ApplicationError{ErrorCode: quic.ApplicationErrorCode(rejectedCode), Remote: true}, false},
 		{"http3 error", &http3.Error{ErrorCode: rejectedCode, Remote: true}, true},
 		{"wrapped", fmt.Errorf("round trip: %w", &http3.Error{ErrorCode: rejectedCode, Remote: true}), true},
 		{"local rejection", &quic.StreamError{ErrorCode: quic.StreamErrorCode(rejectedCode)}, false},
