@@ -1,0 +1,51 @@
+// Copyright The otelretry Authors
+// SPDX-License-Identifier: Apache-2.0
+
+package otelretry_test
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"sync/atomic"
+	"testing"
+
+	"github.com/otelretry/otelretry-go/otelretry"
+)
+
+// docs/time-and-bodies.md: a body with a GetBody is not read ahead, so a
+// Content-Length that does not match it is found by net/http as it writes
+// the request, after the headers: the write ends check_state, its outcome
+// unknown, and is not sent again.
+func TestAGetBodyWriteOfTheWrongLengthIsNotResent(t *testing.T) {
+	var requests atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		requests.Add(1)
+		_, _ = io.Copy(io.Discard, r.Body)
+	}))
+	defer srv.Close()
+	base := &http.Transport{}
+	defer base.CloseIdleConnections()
+	rt := otelretry.NewTransport(base, otelretry.WithoutBudget())
+	body := []byte("sixteen bytes!!!")
+	req, err := http.NewRequestWithContext(t.Context(), http.MethodPost, srv.URL, bytes.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.ContentLength = int64(len(body)) + 5
+	req.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(body)), nil }
+	resp, err := rt.RoundTrip(req)
+	if err == nil {
+		resp.Body.Close()
+		t.Fatalf("RoundTrip answered %d; want net/http's refusal of the length", resp.StatusCode)
+	}
+	var oe *otelretry.Error
+	if !errors.As(err, &oe) || oe.Attempts != 1 || !errors.Is(err, otelretry.ErrOutcomeUnknown) {
+		t.Errorf("err = %v; want one attempt, its outcome unknown", err)
+	}
+	if n := requests.Load(); n > 1 {
+		t.Errorf("the server handled %d requests, want at most 1", n)
+	}
+}
