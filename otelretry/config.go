@@ -337,7 +337,11 @@ func WithPropagators(p propagation.TextMapPropagator) Option {
 
 // WithLogger writes one structured record per attempt, with the fields of
 // the attempt span plus trace and span ids, at the level the attempt's
-// decision gives (see WithLoggerProvider). Nil is ignored (no logging).
+// decision gives (see WithLoggerProvider); a record of the writes an
+// attempt's base reported after its answer (retry.wire); and, for an
+// operation that made no attempt (refused, or stopped before its first
+// call), the operation's record, so that every operation leaves one. Nil
+// is ignored (no logging).
 // Use it to put attempts in an application's own slog output; use
 // WithLoggerProvider to send them to an OpenTelemetry logs pipeline.
 func WithLogger(l *slog.Logger) Option {
@@ -351,12 +355,14 @@ func WithLogger(l *slog.Logger) Option {
 // WithLoggerProvider turns on the log events, emitted through a Logger of
 // lp named ScopeName: one event record per attempt, named
 // attrs.LogEventAttempt ("retry.attempt"), with exactly the attributes of the
-// attempt span, in the attempt span's context (its trace and span ids)
-// and timed at the attempt's end; and one per operation, named
-// attrs.LogEventOperation ("retry.operation"), with its outcome, reason,
-// attempts, deadline, id, method, sanitized url.full and server address,
-// in the operation span's context, timed at the operation's start and
-// carrying its duration. Severity: INFO for return and superseded (a
+// attempt span (and a malformed hint's header and problem), in the
+// attempt span's context (its trace and span ids) and timed at the
+// attempt's end; and one per operation, named attrs.LogEventOperation
+// ("retry.operation"), with its outcome, reason, attempts, deadline, id,
+// method, sanitized url.full and server address, the reasons of the
+// hedges it refused and why its body was not buffered (what its span's
+// events tell), in the operation span's context, timed at the
+// operation's start and carrying its duration. Severity: INFO for return and superseded (a
 // hedged race's answer discarded), WARN for retry, ERROR for every other
 // decision or outcome (the operation ends without the answer it wanted,
 // check_state included). A record is built only when

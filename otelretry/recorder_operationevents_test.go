@@ -5,9 +5,13 @@ package otelretry_test
 
 import (
 	"context"
+	"io"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
+	"testing/synctest"
+	"time"
 
 	"github.com/otelretry/otelretry-go/attrs"
 	"github.com/otelretry/otelretry-go/internal/scripted"
@@ -37,4 +41,30 @@ func TestTheOperationRecordSaysWhyTheBodyWasNotBuffered(t *testing.T) {
 	if n := len(h.base.Calls()); n != 1 {
 		t.Errorf("%d calls, want 1: the body could not be sent again", n)
 	}
+}
+
+// attrs.HedgesRefusedKey: the retry.operation record of an operation that
+// refused a hedge carries the reasons of its span's hedge_refused events
+// (here a repeatable POST whose body cannot be replayed: not_replayable).
+func TestTheOperationRecordSaysWhyItsHedgesWereRefused(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h, logs := newLogHarness(t, []scripted.Step{{Delay: 100 * time.Millisecond, Status: 200}},
+			otelretry.WithHedging(otelretry.Hedging{Delay: 10 * time.Millisecond, MaxShare: 1}), otelretry.WithBodyBuffer(0, 0))
+		req := post(t, otelretry.WithIntent(t.Context(), otelretry.Intent{Repeatable: true}), "http://api.test/search", "q")
+		req.GetBody = nil
+		req.Body = io.NopCloser(strings.NewReader("q"))
+		resp, err := h.transprt.RoundTrip(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		recs := logs.named(attrs.LogEventOperation)
+		if len(recs) != 1 {
+			t.Fatalf("%d operation records, want 1", len(recs))
+		}
+		got := recordAttrs(recs[0])[attrs.HedgesRefusedKey].AsStringSlice()
+		if want := []string{"not_replayable"}; !slices.Equal(got, want) {
+			t.Errorf("%s = %q, want %q", attrs.HedgesRefusedKey, got, want)
+		}
+	})
 }
