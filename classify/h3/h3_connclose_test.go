@@ -5,7 +5,6 @@ package h3_test
 
 import (
 	"context"
-	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -30,16 +29,9 @@ import (
 func TestAConnectionClosedWithRequestRejectedUnder32WritesResendsNone(t *testing.T) {
 	const n = 32
 	cert, pool := newCert(t)
-	tlsConf := http3.ConfigureTLSConfig(&tls.Config{Certificates: []tls.Certificate{cert}})
-	ln, err := quic.ListenAddr("127.0.0.1:0", tlsConf, &quic.Config{MaxIdleTimeout: testTimeout})
-	if err != nil {
-		t.Fatal(err)
-	}
 	var (
 		mu        sync.Mutex
 		processed = map[string]int{}
-		conns     []*quic.Conn
-		wg        sync.WaitGroup
 	)
 	arrived := make(chan struct{}, 10*n)
 	release := make(chan struct{})
@@ -55,51 +47,31 @@ func TestAConnectionClosedWithRequestRejectedUnder32WritesResendsNone(t *testing
 		}
 		io.WriteString(w, "created")
 	})}
-	wg.Go(func() {
-		for {
-			conn, err := ln.Accept(context.Background())
-			if err != nil {
-				return
-			}
-			mu.Lock()
-			conns = append(conns, conn)
-			mu.Unlock()
-			wg.Go(func() {
-				raw, err := srv.NewRawServerConn(conn)
+	addr, accepted := serveQUIC(t, cert, func(conn *quic.Conn, wg *sync.WaitGroup) {
+		raw, err := srv.NewRawServerConn(conn)
+		if err != nil {
+			return
+		}
+		wg.Go(func() {
+			for {
+				str, err := conn.AcceptUniStream(context.Background())
 				if err != nil {
 					return
 				}
-				wg.Go(func() {
-					for {
-						str, err := conn.AcceptUniStream(context.Background())
-						if err != nil {
-							return
-						}
-						wg.Go(func() { raw.HandleUnidirectionalStream(str) })
-					}
-				})
-				for {
-					str, err := conn.AcceptStream(context.Background())
-					if err != nil {
-						return
-					}
-					wg.Go(func() { raw.HandleRequestStream(str) })
-				}
-			})
+				wg.Go(func() { raw.HandleUnidirectionalStream(str) })
+			}
+		})
+		for {
+			str, err := conn.AcceptStream(context.Background())
+			if err != nil {
+				return
+			}
+			wg.Go(func() { raw.HandleRequestStream(str) })
 		}
 	})
-	defer func() {
-		ln.Close()
-		mu.Lock()
-		for _, c := range conns {
-			c.CloseWithError(0, "")
-		}
-		mu.Unlock()
-		wg.Wait()
-	}()
 
 	rt, _ := retrying(t, newClient(t, pool), otelretry.WithoutBudget())
-	url := "https://" + ln.Addr().String() + "/orders"
+	url := "https://" + addr + "/orders"
 	errs := make([]error, n)
 	results := make([]otelretry.Results, n)
 	var cwg sync.WaitGroup
@@ -120,12 +92,11 @@ func TestAConnectionClosedWithRequestRejectedUnder32WritesResendsNone(t *testing
 	for range n {
 		<-arrived
 	}
-	mu.Lock()
+	conns := accepted()
 	if len(conns) != 1 {
-		t.Logf("%d connections", len(conns))
+		t.Fatalf("%d connections, want the one all 32 share", len(conns))
 	}
 	first := conns[0]
-	mu.Unlock()
 	first.CloseWithError(quic.ApplicationErrorCode(http3.ErrCodeRequestRejected), "")
 	close(release)
 	cwg.Wait()

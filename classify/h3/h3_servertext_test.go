@@ -62,41 +62,13 @@ func TestHTTP3ServerTextReachesNoTelemetry(t *testing.T) {
 // stream with empty SETTINGS; it returns its address, and stops with the
 // test.
 func rawQUICServer(t *testing.T, cert tls.Certificate, answer func(*quic.Conn, *quic.Stream)) string {
-	ln, err := quic.ListenAddr("127.0.0.1:0", http3.ConfigureTLSConfig(&tls.Config{Certificates: []tls.Certificate{cert}}),
-		&quic.Config{MaxIdleTimeout: testTimeout})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var wg sync.WaitGroup
-	var mu sync.Mutex
-	var conns []*quic.Conn
-	wg.Go(func() {
-		for {
-			conn, err := ln.Accept(context.Background())
-			if err != nil {
-				return
-			}
-			mu.Lock()
-			conns = append(conns, conn)
-			mu.Unlock()
-			wg.Go(func() {
-				if ctrl, err := conn.OpenUniStream(); err == nil {
-					ctrl.Write([]byte{0x00, 0x04, 0x00}) // control stream, SETTINGS of length 0
-				}
-				if str, err := conn.AcceptStream(context.Background()); err == nil {
-					answer(conn, str)
-				}
-			})
+	addr, _ := serveQUIC(t, cert, func(conn *quic.Conn, _ *sync.WaitGroup) {
+		if ctrl, err := conn.OpenUniStream(); err == nil {
+			ctrl.Write([]byte{0x00, 0x04, 0x00}) // control stream, SETTINGS of length 0
+		}
+		if str, err := conn.AcceptStream(context.Background()); err == nil {
+			answer(conn, str)
 		}
 	})
-	t.Cleanup(func() {
-		ln.Close()
-		mu.Lock()
-		for _, c := range conns {
-			c.CloseWithError(0, "")
-		}
-		mu.Unlock()
-		wg.Wait()
-	})
-	return ln.Addr().String()
+	return addr
 }

@@ -17,6 +17,7 @@ import (
 	"math/big"
 	"net"
 	"net/http"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -190,6 +191,51 @@ func (s *h3Server) close() {
 	}
 	s.mu.Unlock()
 	s.wg.Wait()
+}
+
+// serveQUIC listens on 127.0.0.1 with cert and runs serve for each
+// connection, on a goroutine of its own (serve may start more on wg); it
+// returns the listener's address and the connections accepted so far,
+// and stops with the test: the listener and every connection closed, the
+// goroutines waited for.
+func serveQUIC(t *testing.T, cert tls.Certificate, serve func(conn *quic.Conn, wg *sync.WaitGroup)) (addr string, accepted func() []*quic.Conn) {
+	t.Helper()
+	ln, err := quic.ListenAddr("127.0.0.1:0", http3.ConfigureTLSConfig(&tls.Config{Certificates: []tls.Certificate{cert}}),
+		&quic.Config{MaxIdleTimeout: testTimeout})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var (
+		wg    sync.WaitGroup
+		mu    sync.Mutex
+		conns []*quic.Conn
+	)
+	wg.Go(func() {
+		for {
+			conn, err := ln.Accept(context.Background())
+			if err != nil {
+				return // the listener was closed
+			}
+			mu.Lock()
+			conns = append(conns, conn)
+			mu.Unlock()
+			wg.Go(func() { serve(conn, &wg) })
+		}
+	})
+	t.Cleanup(func() {
+		ln.Close()
+		mu.Lock()
+		for _, c := range conns {
+			c.CloseWithError(0, "")
+		}
+		mu.Unlock()
+		wg.Wait()
+	})
+	return ln.Addr().String(), func() []*quic.Conn {
+		mu.Lock()
+		defer mu.Unlock()
+		return slices.Clone(conns)
+	}
 }
 
 // always returns a script that answers every stream with a.
