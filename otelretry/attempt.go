@@ -758,6 +758,10 @@ func (a *attempt) exchange(r *http.Request) (*http.Response, error) {
 		if r.Body != nil {
 			r.Body.Close()
 		}
+	} else if b, streamed := a.out.Body.(*streamedBody); streamed {
+		release := b.closeAtCut(r.Context(), a.wire.writeEnded)
+		resp, err = base.RoundTrip(r)
+		release()
 	} else {
 		resp, err = base.RoundTrip(r)
 	}

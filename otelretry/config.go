@@ -978,8 +978,9 @@ func WithPrepareAttempt(f PrepareAttemptFunc) Option {
 // bytes. The buffer is the body of every attempt and of every resend
 // below otelretry; the bytes and the ContentLength sent stay the caller's,
 // and the caller's body is closed once it is read. A body that is larger,
-// of unknown length, or finds the memory taken is sent as it is, not
-// replayable, and the operation span gets a body_not_buffered event with
+// of unknown length, or finds the memory taken is streamed to the base,
+// not replayable (closed by the cut when the base still reads it at the
+// operation's end), and the operation span gets a body_not_buffered event with
 // its reason (retry.body.not_buffered_reason). A body that cannot be read,
 // or is not read by the deadline, ends the operation before any call.
 // Requests that can make only one attempt are not buffered for retries;

@@ -327,6 +327,10 @@ func (w *wire) wroteRequest(info httptrace.WroteRequestInfo) {
 	}
 }
 
+// writeEnded reports whether the base reported a write of the request
+// ended, well or not (WroteRequest): by then it has closed the body.
+func (w *wire) writeEnded() bool { return w.writes.Load() > 0 }
+
 // tlsHandshakeDone is httptrace's TLSHandshakeDone hook: a handshake that
 // failed is kept (see handshakeErr).
 func (w *wire) tlsHandshakeDone(_ tls.ConnectionState, err error) {
