@@ -866,13 +866,16 @@ func WithoutClientSpans() Option {
 }
 
 // WithTrustedBaseResends declares that the base transport resends a
-// request by itself only with proof that the server did not process it,
-// as quic-go's http3.Transport does (H3_REQUEST_REJECTED, or a connection
-// unusable before the request left). The transport then lets such a
-// resend of a write through (and counts it), instead of refusing it once
-// the request was written. Do not use it with net/http's transport: its
-// HTTP/2 client also resends on PROTOCOL_ERROR, which proves nothing, and
-// its HTTP/1 client resends on a dead keep-alive connection.
+// request by itself only with proof that the server did not process it.
+// The transport then lets such a resend of a write through (and counts
+// it), instead of refusing it once the request was written. Do not use it
+// with net/http's transport: its HTTP/2 client also resends on
+// PROTOCOL_ERROR, which proves nothing, and its HTTP/1 client resends on a
+// dead keep-alive connection. Nor with quic-go's http3.Transport (v0.65):
+// it resends on a stream's H3_REQUEST_REJECTED, which is proof, but also
+// after a connection closed with that code, which names no request and
+// proves nothing, so a write the server read goes out twice
+// (docs/layers.md).
 func WithTrustedBaseResends() Option {
 	return optionFunc(func(c *config) { c.trustResends = true })
 }

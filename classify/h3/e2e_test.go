@@ -46,8 +46,10 @@ func retrying(t *testing.T, base http.RoundTripper, opts ...otelretry.Option) (*
 	}, opts...)...), rec
 }
 
-// quic-go's http3.Transport resends a request only with proof that it was
-// not processed, so it is trusted with writes (WithTrustedBaseResends).
+// trustQuicGo lets quic-go's http3.Transport resend a write itself, as
+// these tests of a stream's rejection need; docs/layers.md says why no
+// user should (it resends after a connection's close as well:
+// TestAConnectionClosedWithRequestRejectedAfterTheWrite).
 var trustQuicGo = otelretry.WithTrustedBaseResends()
 
 // A rejected POST is processed once, with both attempts in the trace and

@@ -14,9 +14,9 @@ import (
 )
 
 func snippetLayersHttp2AndHttp3TheProtocolSKnowledgeBoundary1() {
-	// HTTP/3: quic-go's transport resends only with proof, so say so.
+	// HTTP/3: the classifier proves a stream's rejection; otelretry resends it.
 	h3Client := &http.Client{Transport: otelretry.NewTransport(&http3.Transport{},
-		otelretry.WithClassifier(h3.Classify), otelretry.WithTrustedBaseResends())}
+		otelretry.WithClassifier(h3.Classify))}
 
 	// HTTP/2 over net/http (or x/net), with a classifier of your own after h2's.
 	yours := func(a otelretry.Answer) otelretry.Classification { return otelretry.Classification{} }
