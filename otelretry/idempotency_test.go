@@ -1550,3 +1550,38 @@ func placeOrder(t *testing.T, client *http.Client, ctx context.Context, url stri
 	b, err := io.ReadAll(resp.Body)
 	return string(b), err
 }
+
+// docs/decisions.md, footnote ³: an Idempotency-Key header the caller set,
+// under neither WithIdempotencyKeys nor WithIdempotencyKeyContract, is no
+// key: a 503 or a 409 to the POST that carries it is returned, not resent.
+func TestACallersKeyHeaderUnderNoKeyOptionIsNoKey(t *testing.T) {
+	for _, tc := range []struct {
+		status int
+		reason attrs.Reason
+	}{
+		{http.StatusServiceUnavailable, attrs.ReasonNotIdempotent},
+		{http.StatusConflict, attrs.ReasonStatus},
+	} {
+		calls := 0
+		base := roundTripFunc(func(r *http.Request) (*http.Response, error) {
+			calls++
+			return &http.Response{StatusCode: tc.status, Header: http.Header{}, Body: http.NoBody, Request: r}, nil
+		})
+		rt := otelretry.NewTransport(base, otelretry.WithoutBudget(), otelretry.WithBackoff(otelretry.ConstantBackoff(0)))
+		var res otelretry.Results
+		req, err := http.NewRequestWithContext(otelretry.WithResults(t.Context(), &res), http.MethodPost, "http://api.test/orders", strings.NewReader(`{}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("Idempotency-Key", "k-1")
+		resp, err := rt.RoundTrip(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		op, _ := res.Last()
+		if calls != 1 || resp.StatusCode != tc.status || op.Outcome != attrs.OutcomeStop || op.Reason != tc.reason {
+			t.Errorf("%d: %d calls, answered %d, %s/%s; want 1 call, the answer, stop/%s", tc.status, calls, resp.StatusCode, op.Outcome, op.Reason, tc.reason)
+		}
+	}
+}
