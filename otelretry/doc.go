@@ -160,7 +160,10 @@
 //   - 28. after an attempt, any other transport error (not repeatable):
 //     stop, reason not_idempotent
 //   - 29. after an attempt, 408, 429, 502, 503, 504 (WithRetryableStatuses)
-//     (repeatable [1]): retry [2], reason retryable_status
+//     (repeatable [1]): retry [2] (a 429 without Retry-After holds its
+//     host's retries for the budget's Pushback, 1 s by default: a shorter
+//     pause ends budget_exhausted, reason pushback), reason
+//     retryable_status
 //   - 30. after an attempt, 408, 429, 502, 503, 504 (WithRetryableStatuses)
 //     (not repeatable): stop (the answer is returned), reason
 //     not_idempotent

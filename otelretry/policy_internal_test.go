@@ -883,7 +883,7 @@ var decisionRows = []decisionRow{
 		func(in input) bool { return noResponse(in) && in.repeatable }, retryRow(attrs.ReasonRetryableError)},
 	{afterAttempt, "any other transport error", "not repeatable", "`stop`", "`not_idempotent`",
 		noResponse, is(attrs.DecisionStop, attrs.ReasonNotIdempotent)},
-	{afterAttempt, "408, 429, 502, 503, 504 (`WithRetryableStatuses`)", "repeatable¹", "`retry`²", "`retryable_status`",
+	{afterAttempt, "408, 429, 502, 503, 504 (`WithRetryableStatuses`)", "repeatable¹", "`retry`² (a 429 without `Retry-After` holds its host's retries for the budget's `Pushback`, 1 s by default: a shorter pause ends `budget_exhausted`, reason `pushback`)", "`retryable_status`",
 		func(in input) bool { return in.retryableStatus && in.repeatable }, retryRow(attrs.ReasonRetryableStatus)},
 	{afterAttempt, "408, 429, 502, 503, 504 (`WithRetryableStatuses`)", "not repeatable", "`stop` (the answer is returned)", "`not_idempotent`",
 		func(in input) bool { return in.retryableStatus }, is(attrs.DecisionStop, attrs.ReasonNotIdempotent)},
