@@ -759,7 +759,7 @@ func (a *attempt) exchange(r *http.Request) (*http.Response, error) {
 			r.Body.Close()
 		}
 	} else if b, streamed := a.out.Body.(*streamedBody); streamed {
-		release := b.closeAtCut(r.Context(), a.wire.writeEnded)
+		release := a.wire.closeStreamingAtCut(r.Context(), b)
 		resp, err = base.RoundTrip(r)
 		release()
 	} else {

@@ -308,9 +308,10 @@ func (s *bodySource) forAttempt(n int) (io.ReadCloser, error) {
 }
 
 // streamedBody is a body otelretry did not buffer (the caller's, or a copy
-// from its GetBody) as the base gets it: closed once at most, so that a
-// cut can close it while the base still reads it (closeAtCut) and the
-// base's own Close after that does not reach the caller's body again.
+// from a GetBody) as the base gets it: closed once at most, so that a cut
+// can close it while the base still reads it (wire.closeStreamingAtCut)
+// and the base's own Close after that does not reach the caller's body
+// again.
 type streamedBody struct {
 	io.ReadCloser
 	closed atomic.Bool
@@ -321,29 +322,6 @@ func (b *streamedBody) Close() error {
 		return nil
 	}
 	return b.ReadCloser.Close()
-}
-
-// closeAtCut closes the body when ctx, the attempt's, ends while the base
-// may still be reading it (ended reports no write of the request ended
-// yet), and returns what stops that once the base returned: net/http's
-// HTTP/1 client waits for its write to end before it returns, even once
-// its context is done (golang/go#78555), and a Read of a body that stalls
-// (an io.Pipe never written) ends only when the body is closed, as
-// net/http's HTTP/2 client closes a body it stops writing. A close begun
-// is waited for.
-func (b *streamedBody) closeAtCut(ctx context.Context, ended func() bool) (release func()) {
-	closing := make(chan struct{})
-	stop := context.AfterFunc(ctx, func() {
-		defer close(closing)
-		if !ended() {
-			b.Close()
-		}
-	})
-	return func() {
-		if !stop() {
-			<-closing
-		}
-	}
 }
 
 // again is what makes the caller's body again for a resend below: the

@@ -6,8 +6,11 @@ package otelretry_test
 import (
 	"errors"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/http/httptrace"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"testing/synctest"
@@ -149,5 +152,86 @@ func TestAStalledChunkedWriteOverNetHTTPEndsAtTheDeadline(t *testing.T) {
 	}
 	if n := stalled.closes.Load(); n != 1 {
 		t.Errorf("the body closed %d times, want once", n)
+	}
+}
+
+// A copy a layer below asks for to resend the request by itself (net/http's
+// HTTP/1 client after a failed write to a reused connection) is closed by
+// the cut too, when it stalls: the base here does what net/http does, and
+// reads the copy whatever its context says.
+func TestAStalledCopyOfAResendBelowEndsAtTheDeadline(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		stalled := newStalledBody(t)
+		base := roundTripFunc(func(r *http.Request) (*http.Response, error) {
+			trace := httptrace.ContextClientTrace(r.Context())
+			trace.GetConn("api.test:80")
+			trace.GotConn(httptrace.GotConnInfo{Reused: true})
+			r.Body.Close()
+			trace.WroteRequest(httptrace.WroteRequestInfo{Err: &net.OpError{Op: "write", Net: "tcp", Err: errors.New("broken pipe")}})
+			body, err := r.GetBody()
+			if err != nil {
+				return nil, err
+			}
+			trace.GetConn("api.test:80")
+			trace.GotConn(httptrace.GotConnInfo{})
+			trace.WroteHeaders()
+			_, err = io.Copy(io.Discard, body)
+			body.Close()
+			trace.WroteRequest(httptrace.WroteRequestInfo{Err: err})
+			if err != nil {
+				return nil, err
+			}
+			return &http.Response{StatusCode: http.StatusOK, Header: http.Header{}, Body: http.NoBody, Request: r}, nil
+		})
+		rt := otelretry.NewTransport(base, otelretry.WithoutBudget(), otelretry.WithDeadline(300*time.Millisecond),
+			otelretry.WithIdempotentMethods(http.MethodPut), otelretry.WithMaxAttempts(1))
+		req, err := http.NewRequestWithContext(t.Context(), http.MethodPut, "http://api.test/x", io.NopCloser(&onceReader{s: "payload"}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.ContentLength = -1
+		req.GetBody = func() (io.ReadCloser, error) { return stalled, nil }
+		resp, err := rt.RoundTrip(req)
+		if err == nil {
+			resp.Body.Close()
+			t.Fatalf("answered %d, want the deadline", resp.StatusCode)
+		}
+		if n := stalled.closes.Load(); n != 1 {
+			t.Errorf("the stalled copy closed %d times, want once", n)
+		}
+	})
+}
+
+// panickingStalledBody stalls its Read until it is closed; its Close closes
+// the pipe, then panics.
+type panickingStalledBody struct{ *io.PipeReader }
+
+func (b panickingStalledBody) Close() error {
+	b.PipeReader.Close()
+	panic("request body Close panicked")
+}
+
+// The cut closes a stalled body on a goroutine of otelretry's own: a Close
+// that panics there goes to otel.Handle, by its type only, instead of
+// ending the process (docs/telemetry.md).
+func TestAPanickingCloseAtTheCutGoesToOtelHandle(t *testing.T) {
+	handled := captureOtelErrors(t)
+	synctest.Test(t, func(t *testing.T) {
+		r, w := io.Pipe()
+		t.Cleanup(func() { w.Close() })
+		rt := otelretry.NewTransport(readsWholeBody, otelretry.WithoutBudget(), otelretry.WithDeadline(300*time.Millisecond))
+		req, err := http.NewRequestWithContext(t.Context(), http.MethodPost, "http://api.test/x", panickingStalledBody{r})
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp, err := rt.RoundTrip(req)
+		if err == nil {
+			resp.Body.Close()
+			t.Fatalf("answered %d, want the deadline", resp.StatusCode)
+		}
+	})
+	errs := handled()
+	if len(errs) != 1 || !strings.Contains(errs[0].Error(), "the request body's Close") || strings.Contains(errs[0].Error(), "request body Close panicked") {
+		t.Errorf("otel.Handle got %v; want the panic, by its type only", errs)
 	}
 }

@@ -62,6 +62,10 @@ type wire struct {
 
 	writes  atomic.Int32
 	written atomic.Bool // a write completed without error
+	// streaming is the body not held in memory that the base was handed
+	// last: the attempt's own, then a copy a layer below asked for to
+	// resend (getBody). The cut closes it (closeStreamingAtCut).
+	streaming atomic.Pointer[streamedBody]
 	// askedConn: the base reported it was getting a connection (GetConn),
 	// so it reports its phases through httptrace.
 	askedConn atomic.Bool
@@ -327,10 +331,6 @@ func (w *wire) wroteRequest(info httptrace.WroteRequestInfo) {
 	}
 }
 
-// writeEnded reports whether the base reported a write of the request
-// ended, well or not (WroteRequest): by then it has closed the body.
-func (w *wire) writeEnded() bool { return w.writes.Load() > 0 }
-
 // tlsHandshakeDone is httptrace's TLSHandshakeDone hook: a handshake that
 // failed is kept (see handshakeErr).
 func (w *wire) tlsHandshakeDone(_ tls.ConnectionState, err error) {
@@ -384,6 +384,9 @@ func (w *wire) getBody() (io.ReadCloser, error) {
 		return nil, errNoPreparedBody
 	}
 	body, err := w.source()
+	if err == nil {
+		body = w.streamed(body)
+	}
 	if err == nil && w.gotConn.Load() {
 		// A resend of a request that went to a connection, with the body
 		// it takes (a source that refuses sends nothing): WroteRequest may
@@ -655,6 +658,46 @@ func hideIdempotencyKeys(h http.Header) {
 			// net/http's HTTP/1 client writes the names sorted: the
 			// canonical one's values came first.
 			h[k.hidden] = append(v[:len(v):len(v)], h[k.hidden]...)
+		}
+	}
+}
+
+// streamed wraps a copy for a resend below that is not held in memory, so
+// that the cut can close it as it closes the attempt's own body.
+func (w *wire) streamed(body io.ReadCloser) io.ReadCloser {
+	if _, inMemory := body.(*bufferCopy); inMemory || body == nil || body == http.NoBody {
+		return body
+	}
+	s := &streamedBody{ReadCloser: body}
+	w.streaming.Store(s)
+	return s
+}
+
+// closeStreamingAtCut closes the body the base was handed last (first, the
+// attempt's own) if ctx, the attempt's, ends while the base is still at
+// work, and returns what stops that once the base returned (a close begun
+// is waited for). net/http's HTTP/1 client waits for its Read of the
+// request body before it returns, even once its context is done
+// (golang/go#78555), and a Read of a body that stalls (an io.Pipe never
+// written) ends only when the body is closed, as net/http's HTTP/2 client
+// closes a body it stops writing. A body the base is done with was closed
+// by it already, and the second Close does nothing. A panic of the body's
+// Close goes to otel.Handle: nobody else waits for this goroutine.
+func (w *wire) closeStreamingAtCut(ctx context.Context, own *streamedBody) (release func()) {
+	w.streaming.Store(own)
+	closing := make(chan struct{})
+	stop := context.AfterFunc(ctx, func() {
+		defer close(closing)
+		defer func() {
+			if p := recover(); p != nil {
+				handleStrayPanic("the request body's Close at the attempt's cut", p)
+			}
+		}()
+		w.streaming.Load().Close()
+	})
+	return func() {
+		if !stop() {
+			<-closing
 		}
 	}
 }
