@@ -759,9 +759,7 @@ func (a *attempt) exchange(r *http.Request) (*http.Response, error) {
 			r.Body.Close()
 		}
 	} else if b, streamed := a.out.Body.(*streamedBody); streamed {
-		release := a.wire.closeStreamingAtCut(r.Context(), b)
-		resp, err = base.RoundTrip(r)
-		release()
+		resp, err = a.sendStreaming(base, r, b)
 	} else {
 		resp, err = base.RoundTrip(r)
 	}
@@ -783,6 +781,14 @@ func (a *attempt) exchange(r *http.Request) (*http.Response, error) {
 	}
 	a.setup.owner.heard(a, resp, err)
 	return resp, err
+}
+
+// sendStreaming sends r, whose body b is not held in memory, to the base,
+// with the cut set to close the body the base reads (a base that panics
+// lets go of it too).
+func (a *attempt) sendStreaming(base http.RoundTripper, r *http.Request, b *streamedBody) (*http.Response, error) {
+	defer a.wire.closeStreamingAtCut(r.Context(), b)()
+	return base.RoundTrip(r)
 }
 
 // callerSignals is how the caller tells an operation to stop: its
