@@ -4,6 +4,7 @@
 package otelretry_test
 
 import (
+	"context"
 	"errors"
 	"io"
 	"net"
@@ -234,4 +235,63 @@ func TestAPanickingCloseAtTheCutGoesToOtelHandle(t *testing.T) {
 	if len(errs) != 1 || !strings.Contains(errs[0].Error(), "the request body's Close") || strings.Contains(errs[0].Error(), "request body Close panicked") {
 		t.Errorf("otel.Handle got %v; want the panic, by its type only", errs)
 	}
+}
+
+// blockingCloseBody is a caller's body whose Read blocks until the pipe is
+// written or closed and whose Close blocks until released.
+type blockingCloseBody struct {
+	*io.PipeReader
+	release chan struct{}
+	closes  atomic.Int32
+}
+
+func (b *blockingCloseBody) Close() error {
+	b.closes.Add(1)
+	<-b.release
+	return nil
+}
+
+// A base that, as net/http's HTTP/2 client does, returns once the request's
+// context ends and closes the body later on a goroutine of its own: the
+// cut's Close of the body, which blocks, is not waited for, so the
+// deadline still bounds RoundTrip (virtual time: 4 s past the deadline).
+func TestABlockingCloseAtTheCutHoldsNoRoundTrip(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		base := roundTripFunc(func(r *http.Request) (*http.Response, error) {
+			<-r.Context().Done()
+			go func() { time.Sleep(time.Millisecond); r.Body.Close() }()
+			return nil, context.Cause(r.Context())
+		})
+		rt := otelretry.NewTransport(base, otelretry.WithoutBudget(), otelretry.WithDeadline(time.Second))
+		pr, pw := io.Pipe()
+		defer pw.Close()
+		body := &blockingCloseBody{PipeReader: pr, release: make(chan struct{})}
+		req, err := http.NewRequestWithContext(t.Context(), http.MethodPost, "http://api.test/x", body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		done := make(chan error, 1)
+		go func() {
+			resp, err := rt.RoundTrip(req)
+			if resp != nil {
+				resp.Body.Close()
+			}
+			done <- err
+		}()
+		time.Sleep(5 * time.Second)
+		synctest.Wait()
+		select {
+		case err := <-done:
+			if err == nil {
+				t.Error("RoundTrip succeeded, want the deadline")
+			}
+		default:
+			t.Errorf("RoundTrip still held 4 s past its deadline, in the body's Close (closes %d)", body.closes.Load())
+		}
+		close(body.release)
+		synctest.Wait()
+		if n := body.closes.Load(); n != 1 {
+			t.Errorf("the body closed %d times, want once", n)
+		}
+	})
 }

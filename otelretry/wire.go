@@ -676,7 +676,8 @@ func (w *wire) streamed(body io.ReadCloser) io.ReadCloser {
 // closeStreamingAtCut closes the body the base was handed last (first, the
 // attempt's own) if ctx, the attempt's, ends while the base is still at
 // work, and returns what stops that once the base returned (a close begun
-// is waited for). net/http's HTTP/1 client waits for its Read of the
+// is not waited for: a Close that blocks would hold RoundTrip past the
+// deadline, as a Read did). net/http's HTTP/1 client waits for its Read of the
 // request body before it returns, even once its context is done
 // (golang/go#78555), and a Read of a body that stalls (an io.Pipe never
 // written) ends only when the body is closed, as net/http's HTTP/2 client
@@ -685,9 +686,7 @@ func (w *wire) streamed(body io.ReadCloser) io.ReadCloser {
 // Close goes to otel.Handle: nobody else waits for this goroutine.
 func (w *wire) closeStreamingAtCut(ctx context.Context, own *streamedBody) (release func()) {
 	w.streaming.Store(own)
-	closing := make(chan struct{})
 	stop := context.AfterFunc(ctx, func() {
-		defer close(closing)
 		defer func() {
 			if p := recover(); p != nil {
 				handleStrayPanic("the request body's Close at the attempt's cut", p)
@@ -695,9 +694,5 @@ func (w *wire) closeStreamingAtCut(ctx context.Context, own *streamedBody) (rele
 		}()
 		w.streaming.Load().Close()
 	})
-	return func() {
-		if !stop() {
-			<-closing
-		}
-	}
+	return func() { stop() }
 }
