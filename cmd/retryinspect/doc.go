@@ -280,8 +280,9 @@
 // look at. A hedge of a request that may not be sent twice is a finding
 // (unsafe-hedge): the repeatability rule is unsafe-resend's. The
 // hedge_sent and hedge_refused events are on the operation span only:
-// read from log records, hedges are told by the attempts alone, and no
-// refused hedge is counted.
+// read from log records, hedges sent are told by the attempts alone, and
+// the refused ones, with their reasons, by the retry.operation record's
+// retry.hedge.refused.
 //
 // # Notes and findings
 //
