@@ -727,7 +727,8 @@ func embeddedUserinfos(s string) string {
 // credentials nor query values (unparsed): the userinfo at the start and
 // after each "://", and after a first "//" that begins the text or a
 // field's value (a URL without a scheme, see cutAuthority), becomes
-// REDACTED:REDACTED; then
+// REDACTED:REDACTED (one after a "//" may hold a "://" of its own: a
+// password's); then
 // everything from the first '#' is dropped and the query after the first
 // '?' has its values replaced.
 //
@@ -803,6 +804,9 @@ func unparsed(raw string) string {
 	var b strings.Builder
 	b.Grow(len(raw) + 2*len(credentials))
 	for part, more, first := raw, true, true; more; first = false {
+		if !first {
+			part = redactUserinfoAcrossSchemeSep(part)
+		}
 		var text string
 		text, part, more = cutAuthority(part, first)
 		if at := userinfoEnd(text); at >= 0 {
@@ -827,6 +831,30 @@ func unparsed(raw string) string {
 		return head
 	}
 	return appendQuery(head, query)
+}
+
+// redactUserinfoAcrossSchemeSep is s, the text after an authority's "//",
+// with its userinfo redacted when that holds a "://" of its own (a
+// generated password, "u:pa55://w0rd@h"): cut there, as if a URL began
+// in it, the userinfo would keep its user name and its password's first
+// part. The text before that "://" holds none of '/', '?', '#' and '@',
+// so that a path or a query that holds a URL ("h/x://u:p@y") is not
+// taken for it; the userinfo holds one "://" at most.
+func redactUserinfoAcrossSchemeSep(s string) string {
+	sep := strings.Index(s, "://")
+	if sep < 0 || strings.ContainsAny(s[:sep], "/?#@") || strings.HasPrefix(s, credentials+"@") {
+		return s
+	}
+	// A userinfo is looked for up to the next "://" alone, so that a text
+	// of many is read in linear time.
+	limit := len(s)
+	if next := strings.Index(s[sep+len("://"):], "://"); next >= 0 {
+		limit = sep + len("://") + next
+	}
+	if at := userinfoEnd(s[:limit]); at > sep {
+		return credentials + s[at:]
+	}
+	return s
 }
 
 // cutAuthority cuts s around the first "//" that begins an authority:
@@ -1068,6 +1096,56 @@ func TextKeeping(s string, keep ...string) string {
 		ahead.until -= next
 		ahead.atUntil -= next
 	}
+	return redactInvalidPorts(b.String())
+}
+
+// invalidPort begins net/url's complaint about the port it could not read
+// (`parse "…": invalid port ":pa55:" after host`): what it quotes is the
+// authority's text from its last ':' up to its first '/', which for a
+// userinfo whose password holds a '/' ("u:pa55/w0rd@h", "u:pa55://w0rd@h")
+// is the password's first part.
+const invalidPort = "invalid port "
+
+// redactInvalidPorts replaces the value of each invalidPort complaint in
+// s, quoted as written or escaped at any depth (`\"` in a JSON log
+// line), that is not a port (':' and digits alone) with ":REDACTED".
+func redactInvalidPorts(s string) string {
+	var b strings.Builder
+	for {
+		i := strings.Index(s, invalidPort)
+		if i < 0 {
+			break
+		}
+		open := i + len(invalidPort)
+		q := open
+		for q < len(s) && s[q] == '\\' {
+			q++
+		}
+		if q == len(s) || s[q] != '"' {
+			b.WriteString(s[:open])
+			s = s[open:]
+			continue
+		}
+		quote := s[open : q+1]
+		end := strings.Index(s[q+1:], quote+" after host")
+		if end < 0 {
+			b.WriteString(s[:open])
+			s = s[open:]
+			continue
+		}
+		value := s[q+1 : q+1+end]
+		b.WriteString(s[:q+1])
+		if strings.Trim(value, ":0123456789") == "" {
+			b.WriteString(value)
+		} else {
+			b.WriteString(":" + Placeholder)
+		}
+		s = s[q+1+end:]
+	}
+	if b.Len() == 0 {
+		return s
+	}
+	b.WriteString(s)
 	return b.String()
 }
 
