@@ -837,25 +837,42 @@ func unparsed(raw string) string {
 // with its userinfo redacted when that holds a "://" of its own (a
 // generated password, "u:pa55://w0rd@h"): cut there, as if a URL began
 // in it, the userinfo would keep its user name and its password's first
-// part. The text before that "://" holds none of '/', '?', '#' and '@',
-// so that a path or a query that holds a URL ("h/x://u:p@y") is not
-// taken for it; the userinfo holds one "://" at most.
+// part. The text before the first "://" holds a ':' and none of '/', '?',
+// '#', '@', a list's separator or a space, so that a path or a query
+// that holds a URL ("h/x://u:p@y") and a list of URLs
+// ("http://a:3128,http://u:p@b") are not taken for one. The userinfo is
+// looked for in the first userinfoWindow bytes alone, so that a text of
+// many "://" is read in linear time.
 func redactUserinfoAcrossSchemeSep(s string) string {
-	sep := strings.Index(s, "://")
-	if sep < 0 || strings.ContainsAny(s[:sep], "/?#@") || strings.HasPrefix(s, credentials+"@") {
+	sep := -1
+	for i := 0; i < len(s) && i < userinfoWindow; i++ {
+		if c := s[i]; c == '/' {
+			if i > 0 && s[i-1] == ':' && i+1 < len(s) && s[i+1] == '/' {
+				sep = i - 1
+			}
+			break
+		} else if strings.IndexByte("?#@=[({<;|,\"' \t\n", c) >= 0 {
+			break
+		}
+	}
+	if sep <= 0 || strings.IndexByte(s[:sep], ':') < 0 {
 		return s
 	}
-	// A userinfo is looked for up to the next "://" alone, so that a text
-	// of many is read in linear time.
-	limit := len(s)
-	if next := strings.Index(s[sep+len("://"):], "://"); next >= 0 {
-		limit = sep + len("://") + next
+	// The password's part after its "://" is read as a userinfo of its
+	// own: its '/'s, '?'s and '#'s are the password's (see userinfoEnd).
+	after := sep + len("://")
+	window := s[after:max(after, min(len(s), userinfoWindow))]
+	if strings.IndexByte(window, '@') < 0 {
+		return s
 	}
-	if at := userinfoEnd(s[:limit]); at > sep {
-		return credentials + s[at:]
+	if at := userinfoEnd(window); at >= 0 {
+		return credentials + s[after+at:]
 	}
 	return s
 }
+
+// userinfoWindow bounds the userinfo redactUserinfoAcrossSchemeSep reads.
+const userinfoWindow = 256
 
 // cutAuthority cuts s around the first "//" that begins an authority:
 // the text before it and the text after it. A "//" begins one after a
@@ -1108,7 +1125,7 @@ const invalidPort = "invalid port "
 
 // redactInvalidPorts replaces the value of each invalidPort complaint in
 // s, quoted as written or escaped at any depth (`\"` in a JSON log
-// line), that is not a port (':' and digits alone) with ":REDACTED".
+// line), that is not a port (a ':' and digits) with ":REDACTED".
 func redactInvalidPorts(s string) string {
 	var b strings.Builder
 	for {
@@ -1135,7 +1152,7 @@ func redactInvalidPorts(s string) string {
 		}
 		value := s[q+1 : q+1+end]
 		b.WriteString(s[:q+1])
-		if strings.Trim(value, ":0123456789") == "" {
+		if port := strings.TrimPrefix(value, ":"); port != value && port != "" && strings.Trim(port, "0123456789") == "" {
 			b.WriteString(value)
 		} else {
 			b.WriteString(":" + Placeholder)

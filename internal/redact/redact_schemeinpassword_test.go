@@ -13,31 +13,38 @@ import (
 	"github.com/otelretry/otelretry-go/internal/redact"
 )
 
-// A password that holds "://" (generated passwords hold ':' and '/') is a
-// userinfo's whole, as SplitUserinfo reads it: String and Text redact it
-// whole, not from its own "://" on, and net/url's complaint about the
-// port it read in it ("invalid port \":pa55:\" after host") loses the
-// value too, as written and as a JSON log line escapes it.
+// A password that holds "://" (generated passwords hold ':' and '/'), with
+// a second one, a '?' or a '#' after it too, is a userinfo's whole:
+// String and Text redact it whole, not from its own "://" on, and
+// net/url's complaint about the port it read in it ("invalid port
+// \":pa55:\" after host", ":1234:" no port either) loses the value too,
+// as written and as a JSON log line escapes it.
 func TestAPasswordHoldingASchemeSeparatorIsRedactedWhole(t *testing.T) {
 	for _, raw := range []string{
 		"http://alice:pa55://w0rd@h.example.test/x",
 		"postgres://admin:s3cr://et@db.internal:5432/app",
+		"http://alice:pa55://w0://rd@h.example.test/x",
+		"http://alice:pa55://w0?rd@h.example.test/x",
+		"http://alice:pa55://w0#rd@h.example.test/x",
+		"http://alice:1234://5678@h.example.test/x",
 	} {
-		authority := raw[strings.Index(raw, "://")+len("://"):]
-		userinfo, _, ok := redact.SplitUserinfo(authority)
-		if !ok || !strings.Contains(userinfo, "://") {
-			t.Fatalf("SplitUserinfo(%q) = %q, %v; want the whole userinfo", authority, userinfo, ok)
-		}
+		userinfo := raw[strings.Index(raw, "://")+len("://") : strings.LastIndexByte(raw, '@')]
 		user, password, _ := strings.Cut(userinfo, ":")
 		firstPart, _, _ := strings.Cut(password, "://")
 		_, parseErr := url.Parse(raw)
 		line, _ := json.Marshal(map[string]string{"err": fmt.Sprint(parseErr)})
-		for _, c := range []struct{ name, got string }{
+		cases := []struct{ name, got string }{
 			{"String", redact.String(raw)},
 			{"Text", redact.Text("dial " + raw + " failed")},
 			{"Text of url.Parse's error", redact.Text(fmt.Sprint(parseErr))},
 			{"Text of a JSON line", redact.Text(string(line))},
-		} {
+		}
+		if strings.Contains(raw, "#") {
+			// url.Parse's error quotes the URL up to its '#' alone
+			// ("http://alice:pa55://w0"): no '@' tells a userinfo there.
+			cases = cases[:2]
+		}
+		for _, c := range cases {
 			if strings.Contains(c.got, user) || strings.Contains(c.got, firstPart) {
 				t.Errorf("%s = %q keeps part of the userinfo %q", c.name, c.got, userinfo)
 			}
@@ -47,5 +54,25 @@ func TestAPasswordHoldingASchemeSeparatorIsRedactedWhole(t *testing.T) {
 	const outOfRange = `parse "http://h:99999999/x": invalid port ":99999999" after host`
 	if got := redact.Text(outOfRange); got != outOfRange {
 		t.Errorf("Text(%q) = %q", outOfRange, got)
+	}
+}
+
+// A list of URLs joined by ',' (a proxy setting, a tool's mirrors) keeps
+// the first URL's host: the text before the second URL's "://" is no
+// userinfo.
+func TestAListOfURLsKeepsTheFirstHost(t *testing.T) {
+	for _, raw := range []string{
+		"http://proxy1.test:3128,http://u:p@proxy2.test:3128",
+		"http://a.example.test,https://u:p@b.example.test/x",
+	} {
+		first := raw[len("http://"):strings.IndexByte(raw, ',')]
+		for _, c := range []struct{ name, got string }{
+			{"String", redact.String(raw)},
+			{"Text", redact.Text("proxies " + raw)},
+		} {
+			if !strings.Contains(c.got, first) || strings.Contains(c.got, "u:p@") {
+				t.Errorf("%s(%q) = %q; want the host %q kept and the userinfo redacted", c.name, raw, c.got, first)
+			}
+		}
 	}
 }

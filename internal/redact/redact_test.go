@@ -484,6 +484,8 @@ func pathological(n int) map[string]string {
 		"authorities' quotes before a far '@'":    strings.Repeat(`\"http://u"a`, n/12) + "@h",
 		"quotes at every level":                   strings.Repeat(`"\"\\\"`, n/8) + "http://h/?a=1",
 		"escaped line breaks in a URL":            "http://h/?a=" + strings.Repeat(`\\n"`, n/4),
+		"escaped line breaks before slashes":      `"x@y` + strings.Repeat(`\n//a`, n/4) + `"`,
+		"userinfos' scheme separators":            "http://" + strings.Repeat("a:b://", n/6) + "@h",
 	}
 }
 
