@@ -23,6 +23,7 @@ import (
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 
+	"github.com/otelretry/otelretry-go/attrs"
 	"github.com/otelretry/otelretry-go/internal/scripted"
 	"github.com/otelretry/otelretry-go/internal/spantest"
 	"github.com/otelretry/otelretry-go/otelretry"
@@ -228,6 +229,44 @@ func TestASynchronousExporterHoldsTheRequestPastItsDeadline(t *testing.T) {
 				t.Errorf("batched: the request took %v of virtual time, want none", took)
 			}
 			go tp.Shutdown(context.Background()) // the batcher's export waits out its timeout in the bubble
+			synctest.Wait()
+			time.Sleep(2 * exportTimeout)
+		})
+	}
+}
+
+// docs/stack.md: a synchronous processor's wait counts against the
+// operation's deadline, so it changes decisions too: a GET whose 503 would
+// have been retried (and answered 200) ends deadline_exceeded, reason
+// overrun, after its one call, where the batching processor changes
+// nothing.
+func TestASynchronousExporterChangesTheRetryDecision(t *testing.T) {
+	const deadline, exportTimeout = 2 * time.Second, 10 * time.Second
+	for _, batched := range []bool{false, true} {
+		synctest.Test(t, func(t *testing.T) {
+			exporter := blockedExporter{timeout: exportTimeout}
+			processor := sdktrace.NewSimpleSpanProcessor(exporter)
+			if batched {
+				processor = sdktrace.NewBatchSpanProcessor(exporter)
+			}
+			tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(processor))
+			base := scripted.New(scripted.Step{Status: 503}, scripted.Step{Status: 200, Body: "ok"})
+			tr := otelretry.NewTransport(base, otelretry.WithTracerProvider(tp), otelretry.WithDeadline(deadline),
+				otelretry.WithoutBudget(), otelretry.WithBackoff(otelretry.ConstantBackoff(0)))
+			var res otelretry.Results
+			resp, err := tr.RoundTrip(get(t, otelretry.WithResults(t.Context(), &res), "http://api.test/x"))
+			if err == nil {
+				io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+			}
+			op, _ := res.Last()
+			switch {
+			case batched && (err != nil || resp.StatusCode != 200 || op.Attempts != 2):
+				t.Errorf("batched: %v, %d attempts; want the 200 after 2", err, op.Attempts)
+			case !batched && (op.Outcome != attrs.OutcomeDeadlineExceeded || op.Reason != attrs.ReasonOverrun || op.Attempts != 1):
+				t.Errorf("synchronous: %s/%s after %d attempts (%v); want deadline_exceeded/overrun after 1", op.Outcome, op.Reason, op.Attempts, err)
+			}
+			go tp.Shutdown(context.Background())
 			synctest.Wait()
 			time.Sleep(2 * exportTimeout)
 		})
