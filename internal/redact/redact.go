@@ -837,11 +837,11 @@ func unparsed(raw string) string {
 // with its userinfo redacted when that holds a "://" of its own (a
 // generated password, "u:pa55://w0rd@h"): cut there, as if a URL began
 // in it, the userinfo would keep its user name and its password's first
-// part. The text before the first "://" holds a ':' and none of '/', '?',
-// '#', '@', a list's separator or a space, so that a path or a query
-// that holds a URL ("h/x://u:p@y") and a list of URLs
-// ("http://a:3128,http://u:p@b") are not taken for one. The userinfo is
-// looked for in the first userinfoWindow bytes alone, so that a text of
+// part. The text before the first "://" holds a ':', no '/' and none of
+// notBeforeAPasswordsSchemeSep, so that a path or a query that holds a
+// URL ("h/x://u:p@y") and a list of URLs ("http://a:3128,http://u:p@b")
+// are not taken for one. Each part is looked for within userinfoWindow
+// bytes, and the second only where an '@' is there, so that a text of
 // many "://" is read in linear time.
 func redactUserinfoAcrossSchemeSep(s string) string {
 	sep := -1
@@ -851,7 +851,7 @@ func redactUserinfoAcrossSchemeSep(s string) string {
 				sep = i - 1
 			}
 			break
-		} else if strings.IndexByte("?#@=[({<;|,\"' \t\n", c) >= 0 {
+		} else if strings.IndexByte(notBeforeAPasswordsSchemeSep, c) >= 0 {
 			break
 		}
 	}
@@ -861,7 +861,7 @@ func redactUserinfoAcrossSchemeSep(s string) string {
 	// The password's part after its "://" is read as a userinfo of its
 	// own: its '/'s, '?'s and '#'s are the password's (see userinfoEnd).
 	after := sep + len("://")
-	window := s[after:max(after, min(len(s), userinfoWindow))]
+	window := s[after:min(len(s), after+userinfoWindow)]
 	if strings.IndexByte(window, '@') < 0 {
 		return s
 	}
@@ -871,8 +871,16 @@ func redactUserinfoAcrossSchemeSep(s string) string {
 	return s
 }
 
-// userinfoWindow bounds the userinfo redactUserinfoAcrossSchemeSep reads.
+// userinfoWindow bounds each part of the userinfo
+// redactUserinfoAcrossSchemeSep reads: before its "://", and after.
 const userinfoWindow = 256
+
+// notBeforeAPasswordsSchemeSep are the bytes that end the text a userinfo
+// holding a "://" may begin with: '?', '#' and '@' (a query, a fragment,
+// a host), a list's separators (',', ';', '|': "http://a:3128,http://…"),
+// a quote and white space (prose). A password holding one of them before
+// its "://" keeps its first part.
+const notBeforeAPasswordsSchemeSep = "?#@,;|\"` \t\n\r"
 
 // cutAuthority cuts s around the first "//" that begins an authority:
 // the text before it and the text after it. A "//" begins one after a
@@ -1143,8 +1151,10 @@ func redactInvalidPorts(s string) string {
 			s = s[open:]
 			continue
 		}
+		// The value is looked for within userinfoWindow bytes, so that a
+		// text of many complaints left open is read in linear time.
 		quote := s[open : q+1]
-		end := strings.Index(s[q+1:], quote+" after host")
+		end := strings.Index(s[q+1:min(len(s), q+1+userinfoWindow+len(quote)+len(" after host"))], quote+" after host")
 		if end < 0 {
 			b.WriteString(s[:open])
 			s = s[open:]

@@ -27,6 +27,11 @@ func TestAPasswordHoldingASchemeSeparatorIsRedactedWhole(t *testing.T) {
 		"http://alice:pa55://w0?rd@h.example.test/x",
 		"http://alice:pa55://w0#rd@h.example.test/x",
 		"http://alice:1234://5678@h.example.test/x",
+		"http://alice:pa(55://w0rd@h.example.test/x", // sub-delimiters before its "://"
+		"http://alice:pa=55://w0rd@h.example.test/x",
+		"http://alice:pa'55://w0rd@h.example.test/x",
+		"http://alice:pa[55://w0rd@h.example.test/x",
+		"http://" + strings.Repeat("u", 245) + ":pa55://w0rd@h.example.test/x", // a long user name
 	} {
 		userinfo := raw[strings.Index(raw, "://")+len("://") : strings.LastIndexByte(raw, '@')]
 		user, password, _ := strings.Cut(userinfo, ":")

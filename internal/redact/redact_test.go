@@ -486,6 +486,7 @@ func pathological(n int) map[string]string {
 		"escaped line breaks in a URL":            "http://h/?a=" + strings.Repeat(`\\n"`, n/4),
 		"escaped line breaks before slashes":      `"x@y` + strings.Repeat(`\n//a`, n/4) + `"`,
 		"userinfos' scheme separators":            "http://" + strings.Repeat("a:b://", n/6) + "@h",
+		"invalid port complaints left open":       `Get "http://h.test/x": ` + strings.Repeat(`invalid port "`, n/14),
 	}
 }
 
