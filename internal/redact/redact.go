@@ -865,8 +865,9 @@ func redactUserinfoAcrossSchemeSep(s string) string {
 	if strings.IndexByte(window, '@') < 0 {
 		return s
 	}
-	if at := userinfoEnd(window); at >= 0 {
-		return credentials + s[after+at:]
+	// Read after a ':' (the password's), its '/'s are the password's too.
+	if at := userinfoEnd(":" + window); at > 0 {
+		return credentials + s[after+at-1:]
 	}
 	return s
 }
@@ -877,10 +878,11 @@ const userinfoWindow = 256
 
 // notBeforeAPasswordsSchemeSep are the bytes that end the text a userinfo
 // holding a "://" may begin with: '?', '#' and '@' (a query, a fragment,
-// a host), a list's separators (',', ';', '|': "http://a:3128,http://…"),
-// a quote and white space (prose). A password holding one of them before
+// a host), a list's separators (',', ';', '|', '&': "http://a:3128,http://…"),
+// a backslash (an escaped line break between a list's URLs), a quote and
+// white space (prose). A password holding one of them, or a '/', before
 // its "://" keeps its first part.
-const notBeforeAPasswordsSchemeSep = "?#@,;|\"` \t\n\r"
+const notBeforeAPasswordsSchemeSep = "?#@,;|&\\\"` \t\n\r"
 
 // cutAuthority cuts s around the first "//" that begins an authority:
 // the text before it and the text after it. A "//" begins one after a

@@ -32,6 +32,8 @@ func TestAPasswordHoldingASchemeSeparatorIsRedactedWhole(t *testing.T) {
 		"http://alice:pa'55://w0rd@h.example.test/x",
 		"http://alice:pa[55://w0rd@h.example.test/x",
 		"http://" + strings.Repeat("u", 245) + ":pa55://w0rd@h.example.test/x", // a long user name
+		"http://alice:pa55://w0/rd@h.example.test/x",                           // a '/' after its "://"
+		"postgres://admin:s3cr://e/t@db.internal:5432/app",
 	} {
 		userinfo := raw[strings.Index(raw, "://")+len("://") : strings.LastIndexByte(raw, '@')]
 		user, password, _ := strings.Cut(userinfo, ":")
@@ -62,15 +64,19 @@ func TestAPasswordHoldingASchemeSeparatorIsRedactedWhole(t *testing.T) {
 	}
 }
 
-// A list of URLs joined by ',' (a proxy setting, a tool's mirrors) keeps
-// the first URL's host: the text before the second URL's "://" is no
-// userinfo.
+// A list of URLs joined by ',' or '&' (a proxy setting, a tool's
+// mirrors), or one a line in a JSON line, keeps the first URL's host: the
+// text before the second URL's "://" is no userinfo.
 func TestAListOfURLsKeepsTheFirstHost(t *testing.T) {
 	for _, raw := range []string{
 		"http://proxy1.test:3128,http://u:p@proxy2.test:3128",
 		"http://a.example.test,https://u:p@b.example.test/x",
+		"http://a.example.test:3128&http://u:p@b.example.test/x",
+		`{"proxies":"http://a.example.test:3128\nhttp://u:p@b.example.test/x"}`,
+		`{"proxies":"http://a.example.test:3128\u000ahttp://u:p@b.example.test/x"}`,
 	} {
-		first := raw[len("http://"):strings.IndexByte(raw, ',')]
+		start := strings.Index(raw, "://") + len("://")
+		first := raw[start : start+strings.IndexAny(raw[start:], ",&\\")]
 		for _, c := range []struct{ name, got string }{
 			{"String", redact.String(raw)},
 			{"Text", redact.Text("proxies " + raw)},
