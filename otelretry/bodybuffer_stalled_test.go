@@ -17,6 +17,10 @@ import (
 	"testing/synctest"
 	"time"
 
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+
+	"github.com/otelretry/otelretry-go/attrs"
 	"github.com/otelretry/otelretry-go/otelretry"
 )
 
@@ -292,6 +296,44 @@ func TestABlockingCloseAtTheCutHoldsNoRoundTrip(t *testing.T) {
 		synctest.Wait()
 		if n := body.closes.Load(); n != 1 {
 			t.Errorf("the body closed %d times, want once", n)
+		}
+	})
+}
+
+// docs/time-and-bodies.md: a caller's body being read into the buffer
+// holds its reservation until its Read returns; one whose Close does not
+// end a Read that stalls (an io.NopCloser over a pipe) keeps it past the
+// operation's end, and a later body finds the memory taken (memory_cap),
+// until the Read returns.
+func TestAStalledReadIntoTheBufferHoldsItsReservationUntilItReturns(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		spans := tracetest.NewSpanRecorder()
+		tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(spans))
+		rt := otelretry.NewTransport(readsWholeBody, otelretry.WithTracerProvider(tp), otelretry.WithBodyBuffer(1000, 1000),
+			otelretry.WithIdempotentMethods(http.MethodPut), otelretry.WithoutBudget(), otelretry.WithMaxAttempts(2))
+		put := func(ctx context.Context, body io.Reader) {
+			req, err := http.NewRequestWithContext(ctx, http.MethodPut, "http://api.test/x", io.NopCloser(body))
+			if err != nil {
+				t.Fatal(err)
+			}
+			req.ContentLength = 1000
+			if resp, err := rt.RoundTrip(req); err == nil {
+				resp.Body.Close()
+			}
+		}
+		pr, pw := io.Pipe()
+		ctx, cancel := context.WithTimeout(t.Context(), 10*time.Millisecond)
+		defer cancel()
+		put(ctx, pr) // ends at its deadline, its Read still stalled
+		put(t.Context(), strings.NewReader(strings.Repeat("x", 1000)))
+		if got := notBufferedReasons(spans); len(got) != 1 || got[0] != string(attrs.BodyBufferMemoryCap) {
+			t.Fatalf("with the stalled Read: body_not_buffered %v, want one %s", got, attrs.BodyBufferMemoryCap)
+		}
+		pw.CloseWithError(errors.New("the source gave up"))
+		synctest.Wait()
+		put(t.Context(), strings.NewReader(strings.Repeat("x", 1000)))
+		if got := notBufferedReasons(spans); len(got) != 1 {
+			t.Errorf("once the Read returned: body_not_buffered %v, want none more", got)
 		}
 	})
 }
