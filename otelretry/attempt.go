@@ -784,10 +784,18 @@ func (a *attempt) exchange(r *http.Request) (*http.Response, error) {
 }
 
 // sendStreaming sends r, whose body b is not held in memory, to the base,
-// with the cut set to close the body the base reads (a base that panics
-// lets go of it too).
-func (a *attempt) sendStreaming(base http.RoundTripper, r *http.Request, b *streamedBody) (*http.Response, error) {
-	defer a.wire.closeStreamingAtCut(r.Context(), b)()
+// with the cut set to close the body the base reads. A base that failed
+// (or panicked) is done with it; after an answer the cut stays set until
+// the attempt's end, the operation's: a base may still write the body
+// then (net/http, to a server that answered before it read it), and one
+// that stalls would be held for ever.
+func (a *attempt) sendStreaming(base http.RoundTripper, r *http.Request, b *streamedBody) (resp *http.Response, err error) {
+	stop := a.wire.closeStreamingAtCut(r.Context(), b)
+	defer func() {
+		if resp == nil {
+			stop()
+		}
+	}()
 	return base.RoundTrip(r)
 }
 

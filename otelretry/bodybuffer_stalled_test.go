@@ -4,6 +4,7 @@
 package otelretry_test
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"io"
@@ -29,16 +30,19 @@ import (
 type stalledBody struct {
 	*io.PipeReader
 	closes atomic.Int32
+	closed chan struct{} // closed at the first Close
 }
 
 func newStalledBody(t *testing.T) *stalledBody {
 	r, w := io.Pipe()
 	t.Cleanup(func() { w.Close() })
-	return &stalledBody{PipeReader: r}
+	return &stalledBody{PipeReader: r, closed: make(chan struct{})}
 }
 
 func (b *stalledBody) Close() error {
-	b.closes.Add(1)
+	if b.closes.Add(1) == 1 {
+		close(b.closed)
+	}
 	return b.PipeReader.Close()
 }
 
@@ -336,4 +340,55 @@ func TestAStalledReadIntoTheBufferHoldsItsReservationUntilItReturns(t *testing.T
 			t.Errorf("once the Read returned: body_not_buffered %v, want none more", got)
 		}
 	})
+}
+
+// A server that answers before it read the body: net/http's HTTP/1 client
+// returns the answer and goes on writing the body, so a streamed body that
+// stalls would be read for ever; the cut stays set after an answer, and
+// the operation's end (the answer read and closed) closes it, once. Over
+// net/http on 127.0.0.1; a watchdog unblocks the Read after a minute, so
+// that the test ends by itself.
+func TestAStalledBodyAfterAnEarlyAnswerIsClosedAtTheOperationsEnd(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	served := make(chan net.Conn, 1)
+	go func() {
+		c, err := ln.Accept()
+		if err != nil {
+			return
+		}
+		if _, err := http.ReadRequest(bufio.NewReader(c)); err != nil {
+			c.Close()
+			return
+		}
+		_, _ = io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
+		served <- c
+	}()
+	base := &http.Transport{}
+	defer base.CloseIdleConnections()
+	rt := otelretry.NewTransport(base, otelretry.WithoutBudget(), otelretry.WithDeadline(200*time.Millisecond))
+	stalled := newStalledBody(t)
+	req, err := http.NewRequestWithContext(t.Context(), http.MethodPost, "http://"+ln.Addr().String()+"/x", stalled)
+	if err != nil {
+		t.Fatal(err)
+	}
+	watchdog := time.AfterFunc(time.Minute, func() { stalled.CloseWithError(errors.New("watchdog")) })
+	defer watchdog.Stop()
+	resp, err := rt.RoundTrip(req)
+	if err != nil {
+		t.Fatalf("RoundTrip: %v", err)
+	}
+	_, _ = io.ReadAll(resp.Body)
+	resp.Body.Close()
+	defer (<-served).Close()
+	<-stalled.closed
+	if !watchdog.Stop() {
+		t.Fatal("the body was closed by the watchdog alone")
+	}
+	if n := stalled.closes.Load(); n != 1 {
+		t.Errorf("the body closed %d times, want once", n)
+	}
 }
