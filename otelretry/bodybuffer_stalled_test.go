@@ -90,11 +90,7 @@ func TestAStalledBodyNotBufferedEndsAtTheDeadline(t *testing.T) {
 					req.ContentLength = -1
 					req.GetBody = func() (io.ReadCloser, error) { return stalled, nil }
 				}
-				resp, err := rt.RoundTrip(req)
-				if err == nil {
-					resp.Body.Close()
-					t.Fatalf("answered %d, want the deadline", resp.StatusCode)
-				}
+				err = failsAtTheDeadline(t, rt, req)
 				if !errors.Is(err, otelretry.ErrOutcomeUnknown) {
 					t.Errorf("err = %v, want the outcome unknown", err)
 				}
@@ -145,11 +141,7 @@ func TestAStalledChunkedWriteOverNetHTTPEndsAtTheDeadline(t *testing.T) {
 	}
 	watchdog := time.AfterFunc(time.Minute, func() { stalled.CloseWithError(errors.New("watchdog: RoundTrip held past the deadline")) })
 	defer watchdog.Stop()
-	resp, err := rt.RoundTrip(req)
-	if err == nil {
-		resp.Body.Close()
-		t.Fatalf("answered %d, want the deadline", resp.StatusCode)
-	}
+	err = failsAtTheDeadline(t, rt, req)
 	if !watchdog.Stop() {
 		t.Fatalf("RoundTrip returned only once the watchdog closed the body: %v", err)
 	}
@@ -200,11 +192,7 @@ func TestAStalledCopyOfAResendBelowEndsAtTheDeadline(t *testing.T) {
 		}
 		req.ContentLength = -1
 		req.GetBody = func() (io.ReadCloser, error) { return stalled, nil }
-		resp, err := rt.RoundTrip(req)
-		if err == nil {
-			resp.Body.Close()
-			t.Fatalf("answered %d, want the deadline", resp.StatusCode)
-		}
+		failsAtTheDeadline(t, rt, req)
 		if n := stalled.closes.Load(); n != 1 {
 			t.Errorf("the stalled copy closed %d times, want once", n)
 		}
@@ -233,11 +221,7 @@ func TestAPanickingCloseAtTheCutGoesToOtelHandle(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		resp, err := rt.RoundTrip(req)
-		if err == nil {
-			resp.Body.Close()
-			t.Fatalf("answered %d, want the deadline", resp.StatusCode)
-		}
+		failsAtTheDeadline(t, rt, req)
 	})
 	errs := handled()
 	if len(errs) != 1 || !strings.Contains(errs[0].Error(), "the request body's Close") || strings.Contains(errs[0].Error(), "request body Close panicked") {
@@ -391,4 +375,16 @@ func TestAStalledBodyAfterAnEarlyAnswerIsClosedAtTheOperationsEnd(t *testing.T) 
 	if n := stalled.closes.Load(); n != 1 {
 		t.Errorf("the body closed %d times, want once", n)
 	}
+}
+
+// failsAtTheDeadline sends req through rt and returns its error, failing
+// the test on an answer.
+func failsAtTheDeadline(t *testing.T, rt http.RoundTripper, req *http.Request) error {
+	t.Helper()
+	resp, err := rt.RoundTrip(req)
+	if err == nil {
+		resp.Body.Close()
+		t.Fatalf("answered %d, want the deadline", resp.StatusCode)
+	}
+	return err
 }

@@ -194,6 +194,26 @@ func (e blockedExporter) ExportSpans(ctx context.Context, _ []sdktrace.ReadOnlyS
 
 func (blockedExporter) Shutdown(context.Context) error { return nil }
 
+// blockedExporterProvider is a tracer provider whose exporter waits out
+// timeout on each export, through the synchronous processor or, batched,
+// the batching one.
+func blockedExporterProvider(batched bool, timeout time.Duration) *sdktrace.TracerProvider {
+	exporter := blockedExporter{timeout: timeout}
+	processor := sdktrace.NewSimpleSpanProcessor(exporter)
+	if batched {
+		processor = sdktrace.NewBatchSpanProcessor(exporter)
+	}
+	return sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(processor))
+}
+
+// shutDownInTheBubble shuts tp down inside a synctest bubble: the batcher's
+// export waits out its timeout there.
+func shutDownInTheBubble(tp *sdktrace.TracerProvider, timeout time.Duration) {
+	go tp.Shutdown(context.Background())
+	synctest.Wait()
+	time.Sleep(2 * timeout)
+}
+
 // docs/stack.md: with a synchronous span processor and the Collector down,
 // each span's end waits for the exporter's timeout on the request's
 // goroutine, and the operation returns only after it, past its deadline
@@ -204,12 +224,7 @@ func TestASynchronousExporterHoldsTheRequestPastItsDeadline(t *testing.T) {
 	const deadline, exportTimeout = 2 * time.Second, 10 * time.Second
 	for _, batched := range []bool{false, true} {
 		synctest.Test(t, func(t *testing.T) {
-			exporter := blockedExporter{timeout: exportTimeout}
-			processor := sdktrace.NewSimpleSpanProcessor(exporter)
-			if batched {
-				processor = sdktrace.NewBatchSpanProcessor(exporter)
-			}
-			tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(processor))
+			tp := blockedExporterProvider(batched, exportTimeout)
 			tr := otelretry.NewTransport(scripted.New(scripted.Step{Status: 200, Body: "ok"}),
 				otelretry.WithTracerProvider(tp), otelretry.WithDeadline(deadline))
 			start := time.Now()
@@ -228,9 +243,7 @@ func TestASynchronousExporterHoldsTheRequestPastItsDeadline(t *testing.T) {
 			case batched && took > 0:
 				t.Errorf("batched: the request took %v of virtual time, want none", took)
 			}
-			go tp.Shutdown(context.Background()) // the batcher's export waits out its timeout in the bubble
-			synctest.Wait()
-			time.Sleep(2 * exportTimeout)
+			shutDownInTheBubble(tp, exportTimeout)
 		})
 	}
 }
@@ -244,12 +257,7 @@ func TestASynchronousExporterChangesTheRetryDecision(t *testing.T) {
 	const deadline, exportTimeout = 2 * time.Second, 10 * time.Second
 	for _, batched := range []bool{false, true} {
 		synctest.Test(t, func(t *testing.T) {
-			exporter := blockedExporter{timeout: exportTimeout}
-			processor := sdktrace.NewSimpleSpanProcessor(exporter)
-			if batched {
-				processor = sdktrace.NewBatchSpanProcessor(exporter)
-			}
-			tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(processor))
+			tp := blockedExporterProvider(batched, exportTimeout)
 			base := scripted.New(scripted.Step{Status: 503}, scripted.Step{Status: 200, Body: "ok"})
 			tr := otelretry.NewTransport(base, otelretry.WithTracerProvider(tp), otelretry.WithDeadline(deadline),
 				otelretry.WithoutBudget(), otelretry.WithBackoff(otelretry.ConstantBackoff(0)))
@@ -266,9 +274,7 @@ func TestASynchronousExporterChangesTheRetryDecision(t *testing.T) {
 			case !batched && (op.Outcome != attrs.OutcomeDeadlineExceeded || op.Reason != attrs.ReasonOverrun || op.Attempts != 1):
 				t.Errorf("synchronous: %s/%s after %d attempts (%v); want deadline_exceeded/overrun after 1", op.Outcome, op.Reason, op.Attempts, err)
 			}
-			go tp.Shutdown(context.Background())
-			synctest.Wait()
-			time.Sleep(2 * exportTimeout)
+			shutDownInTheBubble(tp, exportTimeout)
 		})
 	}
 }
