@@ -676,13 +676,14 @@ func (w *wire) streamed(body io.ReadCloser) io.ReadCloser {
 // closeStreamingAtCut closes the body the base was handed last (first, the
 // attempt's own) when ctx, the attempt's, ends, and returns what stops
 // that (a close begun is not waited for: a Close that blocks would hold
-// RoundTrip past the deadline, as a Read did). net/http's HTTP/1 client waits for its Read of the
-// request body before it returns, even once its context is done
-// (golang/go#78555), and a Read of a body that stalls (an io.Pipe never
-// written) ends only when the body is closed, as net/http's HTTP/2 client
-// closes a body it stops writing. A body the base is done with was closed
-// by it already, and the second Close does nothing. A panic of the body's
-// Close goes to otel.Handle: nobody else waits for this goroutine.
+// RoundTrip past the deadline, as a Read did). net/http's HTTP/1 client
+// waits for its Read of the request body before it returns, even once its
+// context is done (golang/go#78555), and a Read of a body that stalls (an
+// io.Pipe never written) ends only when the body is closed, as net/http's
+// HTTP/2 client closes a body it stops writing. A body the base is done
+// with was closed by it already, and the second Close does nothing. A
+// panic of the body's Close goes to otel.Handle: nobody else waits for
+// this goroutine.
 func (w *wire) closeStreamingAtCut(ctx context.Context, own *streamedBody) (stop func() bool) {
 	w.streaming.Store(own)
 	return context.AfterFunc(ctx, func() {
