@@ -400,6 +400,9 @@ func (a *attempt) prepare() error {
 		// hedge's hook may return after RoundTrip did.
 		out.Trailer = a.copy.trailer
 	}
+	if replaced && hasBody(out) {
+		out.Body = streamedUnlessInMemory(out.Body) // the cut closes it as it closes the caller's
+	}
 	a.body = out.Body
 	if hasBody(out) {
 		a.wire.makesBodyWith(out.GetBody)

@@ -307,6 +307,16 @@ func (s *bodySource) forAttempt(n int) (io.ReadCloser, error) {
 	return &streamedBody{ReadCloser: body}, nil
 }
 
+// streamedUnlessInMemory is body as the base gets it: wrapped in a
+// streamedBody unless it is one already, or a copy of the buffer.
+func streamedUnlessInMemory(body io.ReadCloser) io.ReadCloser {
+	switch body.(type) {
+	case *bufferCopy, *streamedBody:
+		return body
+	}
+	return &streamedBody{ReadCloser: body}
+}
+
 // streamedBody is a body otelretry did not buffer (the caller's, or a copy
 // from a GetBody) as the base gets it: closed once at most, so that a cut
 // can close it while the base still reads it (wire.closeStreamingAtCut)

@@ -388,3 +388,27 @@ func failsAtTheDeadline(t *testing.T, rt http.RoundTripper, req *http.Request) e
 	}
 	return err
 }
+
+// A body a PrepareAttemptFunc put in place of the caller's (with its
+// GetBody, as its godoc asks) is closed by the cut as the caller's is: a
+// stalled one ends at the deadline, closed once.
+func TestAStalledPreparedBodyEndsAtTheDeadline(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		stalled := newStalledBody(t)
+		rt := otelretry.NewTransport(readsWholeBody, otelretry.WithoutBudget(), otelretry.WithDeadline(100*time.Millisecond),
+			otelretry.WithPrepareAttempt(func(req *http.Request, _ int) error {
+				req.Body, req.ContentLength = stalled, int64(len("payload"))
+				req.GetBody = func() (io.ReadCloser, error) { return stalled, nil }
+				return nil
+			}))
+		ctx := otelretry.WithIntent(t.Context(), otelretry.Intent{Repeatable: true})
+		req, err := http.NewRequestWithContext(ctx, http.MethodPut, "http://api.test/x", strings.NewReader("payload"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		failsAtTheDeadline(t, rt, req)
+		if n := stalled.closes.Load(); n != 1 {
+			t.Errorf("the prepared body closed %d times, want once", n)
+		}
+	})
+}

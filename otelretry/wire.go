@@ -665,12 +665,14 @@ func hideIdempotencyKeys(h http.Header) {
 // streamed wraps a copy for a resend below that is not held in memory, so
 // that the cut can close it as it closes the attempt's own body.
 func (w *wire) streamed(body io.ReadCloser) io.ReadCloser {
-	if _, inMemory := body.(*bufferCopy); inMemory || body == nil || body == http.NoBody {
+	if body == nil || body == http.NoBody {
 		return body
 	}
-	s := &streamedBody{ReadCloser: body}
-	w.streaming.Store(s)
-	return s
+	body = streamedUnlessInMemory(body)
+	if s, ok := body.(*streamedBody); ok {
+		w.streaming.Store(s)
+	}
+	return body
 }
 
 // closeStreamingAtCut closes the body the base was handed last (first, the
