@@ -8,8 +8,6 @@ import (
 	"errors"
 	"io"
 	"net/http"
-	"net/http/httptest"
-	"sync/atomic"
 	"testing"
 
 	"github.com/otelretry/otelretry-go/otelretry"
@@ -20,14 +18,7 @@ import (
 // the request, after the headers: the write ends check_state, its outcome
 // unknown, and is not sent again.
 func TestAGetBodyWriteOfTheWrongLengthIsNotResent(t *testing.T) {
-	var requests atomic.Int32
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		requests.Add(1)
-		_, _ = io.Copy(io.Discard, r.Body)
-	}))
-	defer srv.Close()
-	base := &http.Transport{}
-	defer base.CloseIdleConnections()
+	srv, requests, base := readingServer(t)
 	rt := otelretry.NewTransport(base, otelretry.WithoutBudget())
 	body := []byte("sixteen bytes!!!")
 	req, err := http.NewRequestWithContext(t.Context(), http.MethodPost, srv.URL, bytes.NewReader(body))

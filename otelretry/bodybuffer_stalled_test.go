@@ -10,7 +10,6 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"net/http/httptest"
 	"net/http/httptrace"
 	"strings"
 	"sync/atomic"
@@ -125,14 +124,7 @@ func (r *onceReader) Read(p []byte) (int, error) {
 // once. If it did not, the watchdog unblocks the Read after a minute, so
 // that the test ends by itself.
 func TestAStalledChunkedWriteOverNetHTTPEndsAtTheDeadline(t *testing.T) {
-	var requests atomic.Int32
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		requests.Add(1)
-		_, _ = io.Copy(io.Discard, r.Body)
-	}))
-	defer srv.Close()
-	base := &http.Transport{}
-	defer base.CloseIdleConnections()
+	srv, requests, base := readingServer(t)
 	rt := otelretry.NewTransport(base, otelretry.WithoutBudget(), otelretry.WithDeadline(200*time.Millisecond))
 	stalled := newStalledBody(t)
 	req, err := http.NewRequestWithContext(t.Context(), http.MethodPost, srv.URL, stalled)

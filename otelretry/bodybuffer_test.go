@@ -981,3 +981,19 @@ func TestARefusedLateGetBodyRecordsNoResend(t *testing.T) {
 		})
 	}
 }
+
+// readingServer is a server on 127.0.0.1 that reads each request's body
+// whole and counts the requests, and net/http's Transport to reach it;
+// both close when the test ends.
+func readingServer(t *testing.T) (srv *httptest.Server, requests *atomic.Int32, base *http.Transport) {
+	t.Helper()
+	requests = new(atomic.Int32)
+	srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		requests.Add(1)
+		_, _ = io.Copy(io.Discard, r.Body)
+	}))
+	t.Cleanup(srv.Close)
+	base = &http.Transport{}
+	t.Cleanup(base.CloseIdleConnections)
+	return srv, requests, base
+}
