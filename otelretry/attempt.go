@@ -380,7 +380,16 @@ func (a *attempt) prepare() error {
 	ctx, cancel := context.WithDeadline(&a.ctx, a.setup.clock.deadline)
 	defer cancel()
 	hooked := out.WithContext(ctx)
+	returned := false
+	defer func() {
+		// A hook that panicked after it put a body in place: no call takes
+		// that one, and abandon closes the caller's (a.body) alone.
+		if b := hooked.Body; !returned && b != nil && b != given {
+			afterPanic(func() { b.Close() })
+		}
+	}()
 	err := hook(hooked, a.id.number)
+	returned = true
 	out = hooked.WithContext(&a.ctx)
 	a.out = out
 	if out.Header == nil {

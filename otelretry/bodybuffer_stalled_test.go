@@ -404,3 +404,34 @@ func TestAStalledPreparedBodyEndsAtTheDeadline(t *testing.T) {
 		}
 	})
 }
+
+// A PrepareAttemptFunc that puts a body in place and then panics: the
+// panic reaches the caller, and both bodies, the caller's and the hook's,
+// are closed once (no call took either).
+func TestABodyPutInPlaceByAPanickingHookIsClosed(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		prepared := &countingBody{r: strings.NewReader("prepared")}
+		rt := otelretry.NewTransport(readsWholeBody, otelretry.WithoutBudget(),
+			otelretry.WithPrepareAttempt(func(req *http.Request, _ int) error {
+				req.Body, req.ContentLength = prepared, int64(len("prepared"))
+				panic("the hook panics after replacing the body")
+			}))
+		caller := &countingBody{r: strings.NewReader("payload")}
+		req, err := http.NewRequestWithContext(t.Context(), http.MethodPut, "http://api.test/x", caller)
+		if err != nil {
+			t.Fatal(err)
+		}
+		func() {
+			defer func() {
+				if recover() == nil {
+					t.Error("the hook's panic did not reach the caller")
+				}
+			}()
+			rt.RoundTrip(req)
+		}()
+		synctest.Wait()
+		if c, p := caller.closes.Load(), prepared.closes.Load(); c != 1 || p != 1 {
+			t.Errorf("the caller's body closed %d times, the hook's %d; want once each", c, p)
+		}
+	})
+}
