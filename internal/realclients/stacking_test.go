@@ -231,8 +231,8 @@ func TestStackedDeadlines(t *testing.T) {
 
 // docs/layers.md: "Put the overall time limit on the caller's context:
 // both layers honour it." A POST never answered, its time limit on the
-// caller's context: sent once under either setting, its unknown outcome on
-// the result slot. With retries off, go-retryablehttp's DefaultRetryPolicy
+// caller's context: sent once under either setting, ended
+// deadline_exceeded, its unknown outcome on the result slot. With retries off, go-retryablehttp's DefaultRetryPolicy
 // returns ctx.Err() once the context is done, in place of otelretry's
 // error, as the page says; otelretryDecides keeps otelretry's error.
 func TestRetryablehttpWriteUnderTheCallersDeadline(t *testing.T) {
@@ -251,8 +251,8 @@ func TestRetryablehttpWriteUnderTheCallersDeadline(t *testing.T) {
 				resp.Body.Close()
 			}
 			last, _ := results.Last()
-			if srv.received.Load() != 1 || !last.OutcomeUnknown {
-				t.Fatalf("received %d, slot %+v; want 1 and the unknown write", srv.received.Load(), last)
+			if srv.received.Load() != 1 || !last.OutcomeUnknown || last.Outcome != attrs.OutcomeDeadlineExceeded {
+				t.Fatalf("received %d, slot %+v; want 1 and the unknown write, deadline_exceeded", srv.received.Load(), last)
 			}
 			if keeps := s.name == "otelretry_decides"; errors.Is(err, otelretry.ErrOutcomeUnknown) != keeps || !errors.Is(err, context.DeadlineExceeded) {
 				t.Errorf("err %v: ErrOutcomeUnknown %v, want %v (and context.DeadlineExceeded)", err, errors.Is(err, otelretry.ErrOutcomeUnknown), keeps)
