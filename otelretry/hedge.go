@@ -25,7 +25,9 @@ import (
 // safe methods and requests marked Intent.Repeatable are hedged, never a
 // write (even under an idempotency-key contract: concurrent copies of one
 // key are what servers handle worst), never a body that cannot be
-// replayed. Turn it on with WithHedging, or for one request with
+// replayed, never a request that asks to switch protocols (an Upgrade
+// named in its Connection field, as a websocket handshake: its 101 is a
+// connection of its own, which a hedge would open twice). Turn it on with WithHedging, or for one request with
 // Intent.Hedging. The zero value hedges nothing.
 type Hedging struct {
 	// Delay is how long an attempt may go without its response headers

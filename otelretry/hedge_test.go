@@ -525,6 +525,45 @@ func TestARequestWhoseBodyFillsItsTrailersIsNotHedged(t *testing.T) {
 	}
 }
 
+// TestARequestThatSwitchesProtocolsIsNotHedged: a request asking to
+// switch protocols (an Upgrade field, "upgrade" among its Connection
+// options: a websocket handshake) is answered by a connection of its own,
+// so a hedge would open a second one at the server. Such a request is not
+// hedged, however its Connection field spells the option; an Upgrade field
+// the Connection field does not name asks for no switch, and is hedged as
+// any GET.
+func TestARequestThatSwitchesProtocolsIsNotHedged(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		header http.Header
+		calls  int
+	}{
+		{"websocket", http.Header{"Connection": {"Upgrade"}, "Upgrade": {"websocket"}}, 1},
+		{"among options", http.Header{"Connection": {"keep-alive, \tupgrade "}, "Upgrade": {"h2c"}}, 1},
+		{"second field", http.Header{"Connection": {"keep-alive", "UPGRADE"}, "Upgrade": {"websocket"}}, 1},
+		{"upgrade not named", http.Header{"Connection": {"keep-alive"}, "Upgrade": {"websocket"}}, 2},
+		{"empty upgrade", http.Header{"Connection": {"upgrade"}, "Upgrade": {""}}, 2},
+		{"no upgrade", http.Header{}, 2},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				h := newHarness(t, []scripted.Step{
+					{Delay: 100 * time.Millisecond, Status: 200, Body: "slow"},
+					{Delay: 5 * time.Millisecond, Status: 200, Body: "hedge"},
+				}, otelretry.WithHedging(otelretry.Hedging{Delay: 20 * time.Millisecond, MaxShare: 1}))
+				req := get(t, t.Context(), "http://api.test/socket")
+				req.Header = tc.header
+				if _, _, err := roundTrip(t, h, req); err != nil {
+					t.Fatal(err)
+				}
+				if n := len(h.base.Calls()); n != tc.calls {
+					t.Errorf("%d calls, want %d", n, tc.calls)
+				}
+			})
+		})
+	}
+}
+
 // trailerFillingBody sends "abc", then, after wait, sets its request's
 // trailer and ends, as net/http's Request.Trailer lets a body do.
 type trailerFillingBody struct {

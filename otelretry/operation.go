@@ -8,6 +8,7 @@ import (
 	"errors"
 	"net/http"
 	"runtime"
+	"strings"
 	"time"
 
 	"github.com/otelretry/otelretry-go/attrs"
@@ -156,7 +157,7 @@ func (op *operation) admitFirst(held *holdings, p *progress) attrs.Reason {
 // beginRace gives a read that may be hedged (h on, more than one attempt)
 // its race.
 func (op *operation) beginRace(h *Hedging) {
-	if !h.on() || op.plan.write || op.plan.noRetry || op.plan.maxAttempts <= 1 || fillsTrailers(op.req) {
+	if !h.on() || op.plan.write || op.plan.noRetry || op.plan.maxAttempts <= 1 || fillsTrailers(op.req) || switchesProtocols(op.req.Header) {
 		return
 	}
 	t := op.t
@@ -211,6 +212,25 @@ func (op *operation) wireHeaders() (key, id headerValue) {
 // map, so a hedge would have net/http read it while the first attempt's
 // body writes it. Such a request is not hedged.
 func fillsTrailers(req *http.Request) bool { return len(req.Trailer) > 0 && hasBody(req) }
+
+// switchesProtocols reports whether a request with header h asks to switch
+// protocols (RFC 9110, section 7.8: an Upgrade field, and "upgrade" among
+// its Connection options, as a websocket handshake sends them): its 101
+// answer is a connection of its own, which a hedge would open a second
+// time at the server. Such a request is not hedged.
+func switchesProtocols(h http.Header) bool {
+	if u := h["Upgrade"]; len(u) == 0 || u[0] == "" {
+		return false
+	}
+	for _, v := range h["Connection"] {
+		for option := range strings.SplitSeq(v, ",") {
+			if asciiEqualFold(strings.Trim(option, " \t"), "upgrade") {
+				return true
+			}
+		}
+	}
+	return false
+}
 
 // hedgingOf is the request's Hedging: its Intent's, else the Transport's.
 func hedgingOf(in Intent, transport *Hedging) *Hedging {
