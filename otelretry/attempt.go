@@ -705,7 +705,7 @@ func (a *attempt) send() result {
 		owner.heard(a, nil, err) // otelhttp failed without reaching the base
 		return owner.conclude(a, nil, err)
 	case sendInjectOnly:
-		s.prop.Inject(a.out.Context(), propagation.HeaderCarrier(a.out.Header))
+		s.prop.Inject(a.out.Context(), fieldReplacingCarrier(a.out.Header))
 	}
 	resp, err := a.exchange(a.out)
 	if err == nil {
@@ -733,7 +733,33 @@ func (p spanNoting) Inject(ctx context.Context, carrier propagation.TextMapCarri
 	if a, ok := ctx.Value(attemptKey{}).(*attempt); ok && a.setup.sender == p.s {
 		a.span = trace.SpanFromContext(ctx)
 	}
+	if h, ok := carrier.(propagation.HeaderCarrier); ok {
+		carrier = fieldReplacingCarrier(h)
+	}
 	p.TextMapPropagator.Inject(ctx, carrier)
+}
+
+// fieldReplacingCarrier is the carrier otelretry's propagators inject the
+// attempt's context into: a field they set replaces the caller's under
+// any spelling of its name. The attempt's header is a copy of the
+// caller's, and a caller's "traceparent" set into the map as it is would
+// otherwise go on the wire beside the attempt's "Traceparent" (net/http
+// writes both).
+type fieldReplacingCarrier http.Header
+
+func (c fieldReplacingCarrier) Get(key string) string { return http.Header(c).Get(key) }
+
+func (c fieldReplacingCarrier) Keys() []string { return propagation.HeaderCarrier(c).Keys() }
+
+func (c fieldReplacingCarrier) Set(key, value string) {
+	h := http.Header(c)
+	canonical := http.CanonicalHeaderKey(key)
+	for k := range h {
+		if k != canonical && asciiEqualFold(k, canonical) {
+			delete(h, k)
+		}
+	}
+	h[canonical] = []string{value} // as Header.Set
 }
 
 func (i innermost) RoundTrip(r *http.Request) (*http.Response, error) {
