@@ -72,9 +72,10 @@
 //     contract's headers, or made a header or trailer net/http's Transport
 //     refuses (checked with net/http's Transport as the base, over http or
 //     https, where the fields were sendable before the hook, or for a
-//     hedge) (any): stop, no call made (a repeatable write whose outcome is
-//     unresolved: check_state, reason unknown_write [2]), reason
-//     prepare_failed
+//     hedge), or made a hedge that asks to switch protocols (an Upgrade the
+//     Connection field names) (any): stop, no call made (a repeatable write
+//     whose outcome is unresolved: check_state, reason unknown_write [2]),
+//     reason prepare_failed
 //   - 8. once prepared, two different idempotency keys in the contract's
 //     headers (the caller's, or one a PrepareAttemptFunc added beside the
 //     generated key) (any): stop, no call made, reason key_conflict

@@ -332,6 +332,10 @@ var errPrepareRetarget = errors.New("otelretry: PrepareAttemptFunc changed the r
 // net/http's Transport refuses to send.
 var errPrepareUnsendable = errors.New("otelretry: PrepareAttemptFunc made a header or trailer net/http's Transport refuses (a name that is no token, or a value holding a control character)")
 
+// errPrepareSwitchesProtocols is the cause when a hedge's PrepareAttemptFunc
+// made a request that asks to switch protocols: no hedge is sent.
+var errPrepareSwitchesProtocols = errors.New("otelretry: PrepareAttemptFunc made a hedge that asks to switch protocols (Upgrade)")
+
 // errPrepareContract is the cause when a PrepareAttemptFunc changed the headers of
 // the idempotency-key contract after the first attempt fixed them.
 var errPrepareContract = errors.New("otelretry: PrepareAttemptFunc changed the idempotency-key contract's headers between attempts")

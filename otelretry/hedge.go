@@ -26,8 +26,9 @@ import (
 // write (even under an idempotency-key contract: concurrent copies of one
 // key are what servers handle worst), never a body that cannot be
 // replayed, never a request that asks to switch protocols (an Upgrade
-// named in its Connection field, as a websocket handshake: its 101 is a
-// connection of its own, which a hedge would open twice). Turn it on with WithHedging, or for one request with
+// named in its Connection field, as a websocket handshake, or a hedge its
+// PrepareAttemptFunc makes one: its 101 is a connection of its own, which
+// a hedge would open twice). Turn it on with WithHedging, or for one request with
 // Intent.Hedging. The zero value hedges nothing.
 type Hedging struct {
 	// Delay is how long an attempt may go without its response headers

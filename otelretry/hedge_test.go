@@ -541,6 +541,8 @@ func TestARequestThatSwitchesProtocolsIsNotHedged(t *testing.T) {
 		{"websocket", http.Header{"Connection": {"Upgrade"}, "Upgrade": {"websocket"}}, 1},
 		{"among options", http.Header{"Connection": {"keep-alive, \tupgrade "}, "Upgrade": {"h2c"}}, 1},
 		{"second field", http.Header{"Connection": {"keep-alive", "UPGRADE"}, "Upgrade": {"websocket"}}, 1},
+		{"lower case", http.Header{"connection": {"upgrade"}, "upgrade": {"websocket"}}, 1}, // net/http sends the map's spelling
+		{"mixed", http.Header{"Connection": {"Upgrade"}, "upgrade": {"websocket"}}, 1},
 		{"upgrade not named", http.Header{"Connection": {"keep-alive"}, "Upgrade": {"websocket"}}, 2},
 		{"empty upgrade", http.Header{"Connection": {"upgrade"}, "Upgrade": {""}}, 2},
 		{"no upgrade", http.Header{}, 2},
@@ -562,6 +564,35 @@ func TestARequestThatSwitchesProtocolsIsNotHedged(t *testing.T) {
 			})
 		})
 	}
+}
+
+// TestAHedgeItsPreparationMadeSwitchProtocolsIsNotSent: the prepared
+// request is the one the policy judges; a PrepareAttemptFunc that makes a
+// request ask to switch protocols gets its attempt sent, and no hedge
+// (refused, reason prepare_failed, as a hedge whose preparation failed),
+// the attempt's answer returned when it comes.
+func TestAHedgeItsPreparationMadeSwitchProtocolsIsNotSent(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		upgrade := func(r *http.Request, _ int) error {
+			r.Header["connection"] = []string{"Upgrade"}
+			r.Header["upgrade"] = []string{"websocket"}
+			return nil
+		}
+		h := newHarness(t, []scripted.Step{
+			{Delay: 100 * time.Millisecond, Status: 200, Body: "slow"},
+			{Delay: 5 * time.Millisecond, Status: 200, Body: "hedge"},
+		}, otelretry.WithHedging(otelretry.Hedging{Delay: 20 * time.Millisecond, MaxShare: 1}), otelretry.WithPrepareAttempt(upgrade))
+		status, body, err := roundTrip(t, h, get(t, t.Context(), "http://api.test/socket"))
+		if err != nil || status != 200 || body != "slow" {
+			t.Fatalf("got %d %q %v, want the attempt's 200", status, body, err)
+		}
+		if n := len(h.base.Calls()); n != 1 {
+			t.Errorf("%d calls, want 1", n)
+		}
+		if got, want := hedgeEvents(t, h), []string{"hedge_refused retry.hedge.of=1 retry.hedge.delay_ms=20 retry.reason=prepare_failed"}; !slices.Equal(got, want) {
+			t.Errorf("operation events = %q, want %q", got, want)
+		}
+	})
 }
 
 // trailerFillingBody sends "abc", then, after wait, sets its request's

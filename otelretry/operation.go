@@ -8,6 +8,7 @@ import (
 	"errors"
 	"net/http"
 	"runtime"
+	"slices"
 	"strings"
 	"time"
 
@@ -217,16 +218,29 @@ func fillsTrailers(req *http.Request) bool { return len(req.Trailer) > 0 && hasB
 // protocols (RFC 9110, section 7.8: an Upgrade field, and "upgrade" among
 // its Connection options, as a websocket handshake sends them): its 101
 // answer is a connection of its own, which a hedge would open a second
-// time at the server. Such a request is not hedged.
+// time at the server. Such a request is not hedged, nor is a hedge sent
+// that its PrepareAttemptFunc made one.
+// Its fields count under any spelling of their names: net/http sends
+// every key of the map as the map spells it.
 func switchesProtocols(h http.Header) bool {
-	if u := h["Upgrade"]; len(u) == 0 || u[0] == "" {
-		return false
+	upgrade, upgradeOption := false, false
+	for name, values := range h {
+		switch {
+		case asciiEqualFold(name, "Upgrade"):
+			upgrade = upgrade || slices.ContainsFunc(values, func(v string) bool { return v != "" })
+		case asciiEqualFold(name, "Connection"):
+			upgradeOption = upgradeOption || slices.ContainsFunc(values, namesUpgrade)
+		}
 	}
-	for _, v := range h["Connection"] {
-		for option := range strings.SplitSeq(v, ",") {
-			if asciiEqualFold(strings.Trim(option, " \t"), "upgrade") {
-				return true
-			}
+	return upgrade && upgradeOption
+}
+
+// namesUpgrade reports whether a Connection field's value names the
+// "upgrade" option.
+func namesUpgrade(connection string) bool {
+	for option := range strings.SplitSeq(connection, ",") {
+		if asciiEqualFold(strings.Trim(option, " \t"), "upgrade") {
+			return true
 		}
 	}
 	return false
@@ -392,6 +406,9 @@ func (op *operation) prepare(a *attempt, p *progress, held *holdings) (verdict, 
 		prepErr = a.prepare()
 		if prepErr == nil && guarded && !fieldsSendable(a.out) {
 			changed = errPrepareUnsendable // net/http would refuse it: sent, a hedge would cost a token the host never saw
+		}
+		if prepErr == nil && held == nil && switchesProtocols(a.out.Header) {
+			changed = errPrepareSwitchesProtocols // a hedge would open a second connection of its own at the server
 		}
 	}
 	if bodyErr == nil && prepErr == nil && changed == nil {

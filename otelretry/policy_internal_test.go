@@ -788,7 +788,7 @@ var decisionRows = []decisionRow{
 		func(in input) verdict {
 			return refLookUp(in, verdict{decision: attrs.DecisionStop, reason: attrs.ReasonNotReplayable})
 		}},
-	{prepared, "the `PrepareAttemptFunc` failed, or changed the method, the host or (after the first attempt) the idempotency-key contract's headers, or made a header or trailer net/http's `Transport` refuses (checked with net/http's `Transport` as the base, over http or https, where the fields were sendable before the hook, or for a hedge)", "any",
+	{prepared, "the `PrepareAttemptFunc` failed, or changed the method, the host or (after the first attempt) the idempotency-key contract's headers, or made a header or trailer net/http's `Transport` refuses (checked with net/http's `Transport` as the base, over http or https, where the fields were sendable before the hook, or for a hedge), or made a hedge that asks to switch protocols (an `Upgrade` the `Connection` field names)", "any",
 		"`stop`, no call made (a repeatable write whose outcome is unresolved: `check_state`, reason `unknown_write`²)", "`prepare_failed`",
 		func(in input) bool { return in.prepareFailed || in.prepareChanged },
 		func(in input) verdict {
