@@ -439,16 +439,25 @@ func (a *attempt) requestText() requestText {
 // Transport.dialConn returns the proxy's reason phrase, text a server
 // wrote (a proxy may repeat the Proxy-Authorization it got), whole as an
 // errors.New, before it gets a connection. It is told by the error's type
-// and place, never by its text, on net/http's Transport with a Proxy (a
-// base other than it is not known to do it); which proxy, if any, the
-// request went through is not asked again (Proxy is the user's code, and
-// may answer otherwise a second time), so a dialer's own errors.New there
-// is taken for one too.
+// and place, never by its text: an https request's errors.New, or one a
+// layer wrapped, returned once a connection was asked for and before one
+// was had, by net/http's Transport with a Proxy or by a base that wraps
+// one out of sight (otelhttp's, under WithoutClientSpans), which asks for
+// the connection as net/http does. Which proxy, if any, the request went
+// through is not asked again (Proxy is the user's code, and may answer
+// otherwise a second time), so a dialer's own errors.New there is taken
+// for one too.
 func (a *attempt) proxyRefusal(err error) bool {
-	ht, ok := a.setup.sender.base.(*http.Transport)
-	return ok && ht.Proxy != nil && a.out != nil && a.out.URL.Scheme == "https" &&
-		reflect.TypeOf(err) == errorStringType && err != io.EOF && err != io.ErrUnexpectedEOF &&
-		a.wire.askedConn.Load() && !a.wire.gotConn.Load()
+	if a.out == nil || a.out.URL.Scheme != "https" || !a.wire.askedConn.Load() || a.wire.gotConn.Load() {
+		return false
+	}
+	if ht, ok := a.setup.sender.base.(*http.Transport); ok && ht.Proxy == nil {
+		return false // net/http's Transport itself, with no proxy to refuse a CONNECT
+	}
+	for errors.Unwrap(err) != nil {
+		err = errors.Unwrap(err)
+	}
+	return reflect.TypeOf(err) == errorStringType && err != io.EOF && err != io.ErrUnexpectedEOF
 }
 
 // refusedByTransport reports whether err, the base's, is net/http's

@@ -14,6 +14,8 @@ import (
 	"testing"
 	"time"
 
+	"go.opentelemetry.io/contrib/instrumentation/net/http/otelhttp"
+
 	"github.com/otelretry/otelretry-go/attrs"
 	"github.com/otelretry/otelretry-go/internal/spantest"
 	"github.com/otelretry/otelretry-go/otelretry"
@@ -67,6 +69,64 @@ func TestProxyReasonPhraseIsNotRecorded(t *testing.T) {
 			}
 			if n := asked.Load(); n != 2 {
 				t.Errorf("Proxy asked %d times for 2 attempts", n)
+			}
+		})
+	}
+}
+
+// TestAProxyPhraseThroughALayerIsNotRecorded: below a layer that wraps
+// net/http's Transport (a user's wrapper that passes its error on or wraps
+// it, otelhttp's under WithoutClientSpans), the proxy's phrase repeating
+// the Proxy-Authorization it got was recorded on otelretry's attempt span
+// and in the caller's error: it was replaced only with net/http's
+// Transport as the base. It is replaced below such a layer too (otelhttp's
+// own CLIENT span records the base's error as otelhttp alone does).
+func TestAProxyPhraseThroughALayerIsNotRecorded(t *testing.T) {
+	proxy := refusingProxy(t, "credentials rejected: %s")
+	proxyURL := &url.URL{Scheme: "http", User: url.UserPassword("puser", "PROXYPASS07"), Host: proxy}
+	ht := &http.Transport{Proxy: http.ProxyURL(proxyURL)}
+	defer ht.CloseIdleConnections()
+	const secret = "cHVzZXI6UFJPWFlQQVNTMDc=" // base64 of puser:PROXYPASS07
+	for _, tc := range []struct {
+		name   string
+		base   http.RoundTripper
+		option otelretry.Option
+	}{
+		{"passes it on", roundTripFunc(ht.RoundTrip), nil},
+		{"wraps it", roundTripFunc(func(r *http.Request) (*http.Response, error) {
+			resp, err := ht.RoundTrip(r)
+			if err != nil {
+				err = fmt.Errorf("auth layer: %w", err)
+			}
+			return resp, err
+		}), nil},
+		{"otelhttp", otelhttp.NewTransport(ht), otelretry.WithoutClientSpans()},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rec, opts := tracingProviders()
+			opts = append(opts, tc.option, otelretry.WithMaxAttempts(2), otelretry.WithDeadline(5*time.Second))
+			req, _ := http.NewRequestWithContext(t.Context(), http.MethodGet, "https://api.test/x", nil)
+			_, err := otelretry.NewTransport(tc.base, opts...).RoundTrip(req)
+			if err == nil {
+				t.Fatal("no error")
+			}
+			texts := []string{err.Error()}
+			for _, s := range rec.Ended() {
+				if s.InstrumentationScope().Name == otelhttp.ScopeName {
+					continue // the base's own span
+				}
+				texts = append(texts, s.Status().Description)
+				for _, e := range s.Events() {
+					for _, kv := range e.Attributes {
+						texts = append(texts, kv.Value.Emit())
+					}
+				}
+			}
+			if recorded := strings.Join(texts, "\n"); strings.Contains(recorded, secret) {
+				t.Errorf("the proxy's phrase was recorded:\n%s", recorded)
+			}
+			if !strings.Contains(err.Error(), "no connection: REDACTED") {
+				t.Errorf("error %q does not say %q", err, "no connection: REDACTED")
 			}
 		})
 	}
