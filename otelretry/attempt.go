@@ -440,9 +440,10 @@ func (a *attempt) requestText() requestText {
 // wrote (a proxy may repeat the Proxy-Authorization it got), whole as an
 // errors.New, before it gets a connection. It is told by the error's type
 // and place, never by its text: an https request's errors.New, or one a
-// layer wrapped, returned once a connection was asked for and before one
-// was had, by net/http's Transport with a Proxy or by a base that wraps
-// one out of sight (otelhttp's, under WithoutClientSpans), which asks for
+// layer wrapped (never otelretry's own: a cut, the caller's cancel),
+// returned once a connection was asked for and before one was had, by
+// net/http's Transport with a Proxy or by any other base, which may wrap
+// one out of sight (otelhttp's, under WithoutClientSpans) and asks for
 // the connection as net/http does. Which proxy, if any, the request went
 // through is not asked again (Proxy is the user's code, and may answer
 // otherwise a second time), so a dialer's own errors.New there is taken
@@ -454,11 +455,30 @@ func (a *attempt) proxyRefusal(err error) bool {
 	if ht, ok := a.setup.sender.base.(*http.Transport); ok && ht.Proxy == nil {
 		return false // net/http's Transport itself, with no proxy to refuse a CONNECT
 	}
-	for errors.Unwrap(err) != nil {
-		err = errors.Unwrap(err)
+	for {
+		if ownError(err) {
+			return false // otelretry's own (a cut, the caller's cancel): never a proxy's text
+		}
+		inner := errors.Unwrap(err)
+		if inner == nil {
+			break
+		}
+		err = inner
 	}
-	return reflect.TypeOf(err) == errorStringType && err != io.EOF && err != io.ErrUnexpectedEOF
+	return reflect.TypeOf(err) == errorStringType && err != io.EOF && err != io.ErrUnexpectedEOF && err != context.Canceled
 }
+
+// ownError reports whether err is of a type of package otelretry's own.
+func ownError(err error) bool {
+	t := reflect.TypeOf(err)
+	if t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	return t.PkgPath() == ownPackage
+}
+
+// ownPackage is package otelretry's import path, as its types report it.
+var ownPackage = reflect.TypeOf(Error{}).PkgPath()
 
 // refusedByTransport reports whether err, the base's, is net/http's
 // Transport refusing the request itself: told by the place, the error's

@@ -5,6 +5,8 @@ package otelretry_test
 
 import (
 	"bufio"
+	"context"
+	"errors"
 	"fmt"
 	"net"
 	"net/http"
@@ -183,6 +185,123 @@ func TestAProxyPhraseIsNoHTTP2Proof(t *testing.T) {
 				if class, ev := attrOf(a, attrs.ErrorClassKey).AsString(), attrOf(a, attrs.EvidenceNameKey).AsString(); class == string(attrs.ErrorClassRefusedStream) || ev != "" {
 					t.Errorf("attempt recorded class %s, evidence %q", class, ev)
 				}
+			}
+		})
+	}
+}
+
+// silentTLSServer accepts TCP connections on 127.0.0.1 and never answers
+// the TLS handshake; accepted gets a value for each connection taken.
+func silentTLSServer(t *testing.T) (addr string, accepted chan struct{}) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	accepted = make(chan struct{}, 16)
+	done := make(chan struct{})
+	var conns []net.Conn
+	t.Cleanup(func() {
+		ln.Close()
+		<-done
+		for _, c := range conns {
+			c.Close()
+		}
+	})
+	go func() {
+		defer close(done)
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			conns = append(conns, c)
+			accepted <- struct{}{}
+		}
+	}()
+	return ln.Addr().String(), accepted
+}
+
+// dialCancelOutcome is what a caller and the telemetry get of one attempt.
+type dialCancelOutcome struct {
+	text, status, decision, class, reason string
+	isCanceled                            bool
+}
+
+func (o dialCancelOutcome) String() string {
+	return "text=" + o.text + " | status=" + o.status + " | decision=" + o.decision + " class=" + o.class + " reason=" + o.reason
+}
+
+// opText is an operation error's text without its operation id.
+func opText(err error) string {
+	s := err.Error()
+	if _, after, ok := strings.Cut(s, " attempt: "); ok {
+		return after
+	}
+	if _, after, ok := strings.Cut(s, " attempts: "); ok {
+		return after
+	}
+	return s
+}
+
+// cancelWhileDialing sends an https GET through base to a server that
+// never answers the TLS handshake, and cancels the caller's context once
+// the connection was accepted: net/http is waiting for its connection
+// (GetConn, no GotConn).
+func cancelWhileDialing(t *testing.T, base http.RoundTripper, addr string, accepted chan struct{}) dialCancelOutcome {
+	rec, opts := tracingProviders()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() {
+		<-accepted
+		cancel()
+	}()
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, "https://"+addr+"/x", nil)
+	_, err := otelretry.NewTransport(base, append(opts, otelretry.WithMaxAttempts(1), otelretry.WithDeadline(time.Minute))...).RoundTrip(req)
+	if err == nil {
+		t.Fatal("no error")
+	}
+	o := dialCancelOutcome{text: opText(err), isCanceled: errors.Is(err, context.Canceled)}
+	as := spantest.Attempts(rec.Ended())
+	if len(as) != 1 {
+		t.Fatalf("%d attempt spans", len(as))
+	}
+	a := as[0]
+	o.status = a.Status().Description
+	o.decision = attrOf(a, attrs.DecisionKey).Emit()
+	o.class = attrOf(a, attrs.ErrorClassKey).Emit()
+	o.reason = attrOf(a, attrs.ReasonKey).Emit()
+	return o
+}
+
+// TestACallersCancelWhileDialingIsNoProxyPhrase: a caller that cancels
+// while net/http waits for an https connection gets the same error, and
+// the attempt span the same status, whether net/http's proxy-less
+// Transport is the base, a layer that passes its error on wraps it, or
+// the Transport has http.DefaultTransport's Proxy: otelretry's own error,
+// which wraps the caller's context.Canceled (an errors.New), is no
+// proxy's phrase (it read "no connection: REDACTED" under the last two).
+func TestACallersCancelWhileDialingIsNoProxyPhrase(t *testing.T) {
+	addr, accepted := silentTLSServer(t)
+	ht := &http.Transport{}
+	defer ht.CloseIdleConnections()
+	bare := cancelWhileDialing(t, ht, addr, accepted)
+	// http.DefaultTransport's Proxy: it proxies nothing on 127.0.0.1.
+	envProxy := &http.Transport{Proxy: http.ProxyFromEnvironment}
+	defer envProxy.CloseIdleConnections()
+	for _, tc := range []struct {
+		name string
+		base http.RoundTripper
+	}{
+		{"wrapped", roundTripFunc(ht.RoundTrip)},
+		{"ProxyFromEnvironment", envProxy},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := cancelWhileDialing(t, tc.base, addr, accepted)
+			if !got.isCanceled {
+				t.Errorf("errors.Is(err, context.Canceled) = false")
+			}
+			if got != bare {
+				t.Errorf("the caller's cancel reads otherwise than with the bare Transport:\nbare: %v\ngot:  %v", bare, got)
 			}
 		})
 	}
