@@ -249,8 +249,8 @@ func curvesBy(r *report, e env, pick func(rw row) (figures, bool)) []curve {
 					continue
 				}
 				fig, ok := pick(rw)
-				if !ok {
-					continue
+				if !ok || math.IsNaN(float64(fig.Extra)) || math.IsNaN(float64(fig.P999Ms)) {
+					continue // no point where a figure is no measurement (null in hedge.json)
 				}
 				c.Points = append(c.Points, point{Config: rw.Config, Param: p, MaxShare: num(f.rate(p, e)),
 					Extra: fig.Extra, P999Ms: fig.P999Ms, P999Lo: rw.P999Lo, P999Hi: rw.P999Hi,
@@ -268,23 +268,35 @@ func curvesBy(r *report, e env, pick func(rw row) (figures, bool)) []curve {
 
 // interpolate is the curve's p99.9 at extra x, linear between the two
 // points around it by extra, and whether x is within the curve's range.
+// Points measured at the same extra load count as one, their mean,
+// whatever the order the configurations were listed in.
 func (c curve) interpolate(x float64) (float64, bool) {
-	pts := c.Points
-	if len(pts) == 0 || x < float64(pts[0].Extra) || x > float64(pts[len(pts)-1].Extra) {
+	pts := c.Points // sorted by extra, none NaN (curvesBy)
+	if len(pts) == 0 || !(x >= float64(pts[0].Extra)) || x > float64(pts[len(pts)-1].Extra) {
 		return math.NaN(), false
 	}
-	for i := 1; i < len(pts); i++ {
-		x0, x1 := float64(pts[i-1].Extra), float64(pts[i].Extra)
-		if x > x1 {
-			continue
-		}
-		y0, y1 := float64(pts[i-1].P999Ms), float64(pts[i].P999Ms)
-		if x1 == x0 {
-			return (y0 + y1) / 2, true
-		}
-		return y0 + (y1-y0)*(x-x0)/(x1-x0), true
+	above := slices.IndexFunc(pts, func(p point) bool { return float64(p.Extra) >= x })
+	x1 := float64(pts[above].Extra)
+	y1 := c.meanAt(pts[above].Extra)
+	if x1 == x {
+		return y1, true
 	}
-	return float64(pts[0].P999Ms), true // a single point, at x
+	x0 := float64(pts[above-1].Extra)
+	y0 := c.meanAt(pts[above-1].Extra)
+	return y0 + (y1-y0)*(x-x0)/(x1-x0), true
+}
+
+// meanAt is the mean p99.9 of the curve's points at extra load x.
+func (c curve) meanAt(x num) float64 {
+	var sum float64
+	n := 0
+	for _, p := range c.Points {
+		if p.Extra == x {
+			sum += float64(p.P999Ms)
+			n++
+		}
+	}
+	return sum / float64(n)
 }
 
 // compareAtEqualLoad compares each otelretry family's curve with each
