@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"net/http/httptrace"
 	"net/url"
 	"strings"
 	"sync/atomic"
@@ -19,6 +20,7 @@ import (
 	"go.opentelemetry.io/contrib/instrumentation/net/http/otelhttp"
 
 	"github.com/otelretry/otelretry-go/attrs"
+	"github.com/otelretry/otelretry-go/internal/silentport"
 	"github.com/otelretry/otelretry-go/internal/spantest"
 	"github.com/otelretry/otelretry-go/otelretry"
 )
@@ -190,37 +192,6 @@ func TestAProxyPhraseIsNoHTTP2Proof(t *testing.T) {
 	}
 }
 
-// silentTLSServer accepts TCP connections on 127.0.0.1 and never answers
-// the TLS handshake; accepted gets a value for each connection taken.
-func silentTLSServer(t *testing.T) (addr string, accepted chan struct{}) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	accepted = make(chan struct{}, 16)
-	done := make(chan struct{})
-	var conns []net.Conn
-	t.Cleanup(func() {
-		ln.Close()
-		<-done
-		for _, c := range conns {
-			c.Close()
-		}
-	})
-	go func() {
-		defer close(done)
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			conns = append(conns, c)
-			accepted <- struct{}{}
-		}
-	}()
-	return ln.Addr().String(), accepted
-}
-
 // dialCancelOutcome is what a caller and the telemetry get of one attempt.
 type dialCancelOutcome struct {
 	text, status, decision, class, reason string
@@ -243,18 +214,15 @@ func opText(err error) string {
 	return s
 }
 
-// cancelWhileDialing sends an https GET through base to a server that
-// never answers the TLS handshake, and cancels the caller's context once
-// the connection was accepted: net/http is waiting for its connection
-// (GetConn, no GotConn).
-func cancelWhileDialing(t *testing.T, base http.RoundTripper, addr string, accepted chan struct{}) dialCancelOutcome {
+// cancelWhileDialing sends an https GET through base to a silent port,
+// which never answers the TLS handshake, and cancels the caller's context
+// once the TCP connection is made: net/http is waiting for its
+// connection (GetConn, no GotConn).
+func cancelWhileDialing(t *testing.T, base http.RoundTripper, addr string) dialCancelOutcome {
 	rec, opts := tracingProviders()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	go func() {
-		<-accepted
-		cancel()
-	}()
+	ctx = httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{ConnectDone: func(string, string, error) { cancel() }})
 	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, "https://"+addr+"/x", nil)
 	_, err := otelretry.NewTransport(base, append(opts, otelretry.WithMaxAttempts(1), otelretry.WithDeadline(time.Minute))...).RoundTrip(req)
 	if err == nil {
@@ -281,10 +249,10 @@ func cancelWhileDialing(t *testing.T, base http.RoundTripper, addr string, accep
 // which wraps the caller's context.Canceled (an errors.New), is no
 // proxy's phrase (it read "no connection: REDACTED" under the last two).
 func TestACallersCancelWhileDialingIsNoProxyPhrase(t *testing.T) {
-	addr, accepted := silentTLSServer(t)
+	addr := silentport.Listen(t)
 	ht := &http.Transport{}
 	defer ht.CloseIdleConnections()
-	bare := cancelWhileDialing(t, ht, addr, accepted)
+	bare := cancelWhileDialing(t, ht, addr)
 	// http.DefaultTransport's Proxy: it proxies nothing on 127.0.0.1.
 	envProxy := &http.Transport{Proxy: http.ProxyFromEnvironment}
 	defer envProxy.CloseIdleConnections()
@@ -296,7 +264,7 @@ func TestACallersCancelWhileDialingIsNoProxyPhrase(t *testing.T) {
 		{"ProxyFromEnvironment", envProxy},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got := cancelWhileDialing(t, tc.base, addr, accepted)
+			got := cancelWhileDialing(t, tc.base, addr)
 			if !got.isCanceled {
 				t.Errorf("errors.Is(err, context.Canceled) = false")
 			}

@@ -171,8 +171,15 @@ func TestCompareAtEqualLoad(t *testing.T) {
 // over reps repetitions: each member's extra load and p99.9 in each, as
 // given by fig(config, rep).
 func sweepReport(reps int, fig func(config string, rep int) (extra, p999 float64)) *report {
+	return reportOfRows(reps, []string{"failsafe-d5ms", "failsafe-d7ms", "otelretry-d5ms", "otelretry-d7ms"}, fig)
+}
+
+// reportOfRows is a tail-phase report whose rows are the given members,
+// in the given order, over reps repetitions: each member's extra load and
+// p99.9 in each, as given by fig(config, rep).
+func reportOfRows(reps int, rows []string, fig func(config string, rep int) (extra, p999 float64)) *report {
 	r := &report{Reps: reps, Phases: []phaseJSON{{warmupPhase, 10}, {"tail", 100}}}
-	for _, c := range []string{"failsafe-d5ms", "failsafe-d7ms", "otelretry-d5ms", "otelretry-d7ms"} {
+	for _, c := range rows {
 		rw := row{Config: c, Phase: "tail"}
 		for k := range reps {
 			x, p := fig(c, k)

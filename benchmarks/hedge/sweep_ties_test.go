@@ -9,22 +9,6 @@ import (
 	"testing"
 )
 
-// reportOfRows is a tail-phase report whose rows are the given members,
-// in the given order, each with the same figures in every repetition.
-func reportOfRows(reps int, rows []string, fig func(config string, rep int) (extra, p999 float64)) *report {
-	r := &report{Reps: reps, Phases: []phaseJSON{{warmupPhase, 10}, {"tail", 100}}}
-	for _, c := range rows {
-		rw := row{Config: c, Phase: "tail"}
-		for k := range reps {
-			x, p := fig(c, k)
-			rw.Reps = append(rw.Reps, repFigures{Rep: k, Figures: figures{Extra: num(x), P999Ms: num(p)}})
-		}
-		rw.Median = rw.Reps[0].Figures
-		r.Rows = append(r.Rows, rw)
-	}
-	return r
-}
-
 // Two members of a family that cost the same extra load (the same count of
 // requests over the same count of operations) are two points at one x.
 // The curve's p99.9 there must not depend on the order the members were
