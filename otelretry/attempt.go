@@ -440,10 +440,11 @@ func (a *attempt) requestText() requestText {
 // wrote (a proxy may repeat the Proxy-Authorization it got), whole as an
 // errors.New, before it gets a connection. It is told by the error's type
 // and place, never by its text: an https request's errors.New, or one a
-// layer wrapped (never otelretry's own: a cut, the caller's cancel),
-// returned once a connection was asked for and before one was had, by
-// net/http's Transport with a Proxy or by any other base, which may wrap
-// one out of sight (otelhttp's, under WithoutClientSpans) and asks for
+// layer wrapped or joined, or a cut's cause stands beside (never one of
+// otelretry's own errors wraps: a cut, the caller's cancel), returned
+// once a connection was asked for and before one was had, by net/http's
+// Transport with a Proxy or by any other base, which may wrap one out of
+// sight (otelhttp's, under WithoutClientSpans) and asks for
 // the connection as net/http does. Which proxy, if any, the request went
 // through is not asked again (Proxy is the user's code, and may answer
 // otherwise a second time), so a dialer's own errors.New there is taken
@@ -455,15 +456,25 @@ func (a *attempt) proxyRefusal(err error) bool {
 	if ht, ok := a.setup.sender.base.(*http.Transport); ok && ht.Proxy == nil {
 		return false // net/http's Transport itself, with no proxy to refuse a CONNECT
 	}
-	for {
-		if ownError(err) {
-			return false // otelretry's own (a cut, the caller's cancel): never a proxy's text
+	return holdsPhrase(err)
+}
+
+// holdsPhrase reports whether err's tree, as errors.Is walks it (one
+// wrapped error or several: a layer's errors.Join, a cut's cause beside
+// the base's error), holds an errors.New other than a sentinel of io's or
+// context's that no error of otelretry's own wraps (a cut, the caller's
+// cancel: never a proxy's text).
+func holdsPhrase(err error) bool {
+	if err == nil || ownError(err) {
+		return false
+	}
+	switch e := err.(type) {
+	case interface{ Unwrap() error }:
+		if inner := e.Unwrap(); inner != nil {
+			return holdsPhrase(inner)
 		}
-		inner := errors.Unwrap(err)
-		if inner == nil {
-			break
-		}
-		err = inner
+	case interface{ Unwrap() []error }:
+		return slices.ContainsFunc(e.Unwrap(), holdsPhrase)
 	}
 	return reflect.TypeOf(err) == errorStringType && err != io.EOF && err != io.ErrUnexpectedEOF && err != context.Canceled
 }

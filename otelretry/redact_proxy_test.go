@@ -15,6 +15,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"go.opentelemetry.io/contrib/instrumentation/net/http/otelhttp"
@@ -270,6 +271,107 @@ func TestACallersCancelWhileDialingIsNoProxyPhrase(t *testing.T) {
 			}
 			if got != bare {
 				t.Errorf("the caller's cancel reads otherwise than with the bare Transport:\nbare: %v\ngot:  %v", bare, got)
+			}
+		})
+	}
+}
+
+// TestAProxyPhraseBesideACutIsNotRecorded: a base other than a proxy-less
+// *http.Transport returns an https request's errors.New after GetConn and
+// before GotConn, which is taken for a proxy's phrase and replaced. When
+// the attempt timeout fired as the phrase came back (net/http's getConn
+// selects between the dial's result and the context's end), the cut's
+// cause stands beside the phrase in the attempt's error, which holds both
+// (Unwrap() []error): the phrase was recorded whole.
+func TestAProxyPhraseBesideACutIsNotRecorded(t *testing.T) {
+	const secret = "cHVzZXI6UFJPWFlQQVNTMDc="
+	for _, tc := range []struct {
+		name     string
+		waitsCut bool
+	}{
+		{"no cut", false},
+		{"attempt timeout fired as the phrase came", true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				rec, opts := tracingProviders()
+				base := roundTripFunc(func(r *http.Request) (*http.Response, error) {
+					if tr := httptrace.ContextClientTrace(r.Context()); tr != nil && tr.GetConn != nil {
+						tr.GetConn(r.URL.Host + ":443")
+					}
+					if tc.waitsCut {
+						<-r.Context().Done() // the refusal came as the attempt timeout fired
+					}
+					return nil, errors.New("credentials rejected: " + secret)
+				})
+				opts = append(opts, otelretry.WithMaxAttempts(1), otelretry.WithDeadline(10*time.Second),
+					otelretry.WithAttemptTimeout(time.Second))
+				req, _ := http.NewRequestWithContext(t.Context(), http.MethodGet, "https://api.test/x", nil)
+				resp, err := otelretry.NewTransport(base, opts...).RoundTrip(req)
+				if resp != nil {
+					resp.Body.Close()
+				}
+				if err == nil {
+					t.Fatal("no error")
+				}
+				texts := []string{err.Error()}
+				for _, s := range rec.Ended() {
+					texts = append(texts, s.Status().Description)
+					for _, kv := range s.Attributes() {
+						texts = append(texts, kv.Value.Emit())
+					}
+					for _, e := range s.Events() {
+						for _, kv := range e.Attributes {
+							texts = append(texts, kv.Value.Emit())
+						}
+					}
+				}
+				if recorded := strings.Join(texts, "\n"); strings.Contains(recorded, secret) {
+					t.Errorf("the proxy's phrase was recorded:\n%s", recorded)
+				}
+			})
+		})
+	}
+}
+
+// TestAProxyPhraseJoinedByALayerIsNotRecorded: a proxy's phrase a layer
+// joined to an error of its own (errors.Join, or fmt.Errorf with two %w)
+// was recorded whole; one it wrapped alone was replaced.
+func TestAProxyPhraseJoinedByALayerIsNotRecorded(t *testing.T) {
+	const secret = "cHVzZXI6UFJPWFlQQVNTMDc="
+	errLayer := errors.New("auth layer: upstream refused")
+	for _, tc := range []struct {
+		name string
+		wrap func(error) error
+	}{
+		{"one %w", func(err error) error { return fmt.Errorf("auth layer: %w", err) }},
+		{"errors.Join", func(err error) error { return errors.Join(errLayer, err) }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rec, opts := tracingProviders()
+			base := roundTripFunc(func(r *http.Request) (*http.Response, error) {
+				if tr := httptrace.ContextClientTrace(r.Context()); tr != nil && tr.GetConn != nil {
+					tr.GetConn(r.URL.Host + ":443")
+				}
+				return nil, tc.wrap(errors.New("credentials rejected: " + secret))
+			})
+			opts = append(opts, otelretry.WithMaxAttempts(1), otelretry.WithDeadline(10*time.Second))
+			req, _ := http.NewRequestWithContext(t.Context(), http.MethodGet, "https://api.test/x", nil)
+			_, err := otelretry.NewTransport(base, opts...).RoundTrip(req)
+			if err == nil {
+				t.Fatal("no error")
+			}
+			texts := []string{err.Error()}
+			for _, s := range rec.Ended() {
+				texts = append(texts, s.Status().Description)
+				for _, e := range s.Events() {
+					for _, kv := range e.Attributes {
+						texts = append(texts, kv.Value.Emit())
+					}
+				}
+			}
+			if recorded := strings.Join(texts, "\n"); strings.Contains(recorded, secret) {
+				t.Errorf("the proxy's phrase was recorded:\n%s", recorded)
 			}
 		})
 	}

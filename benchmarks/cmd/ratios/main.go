@@ -152,7 +152,7 @@ func main() {
 		if !okR || !okI {
 			// Unpaired runs (a run cut short), or too few: nothing to judge
 			// on, which is not a point interval at the medians' ratio.
-			fmt.Printf("%-4s %-62s %s=%s %s=%s (no paired interval: runs unpaired, fewer than %d, or one that is no positive number; medians %.2fx)\n",
+			fmt.Printf("%-4s %-62s %s=%s %s=%s (no paired interval: runs unpaired, fewer than %d, or one without a ratio (a value that is no finite number at or above 0, or a peer's 0); medians %.2fx)\n",
 				"EDGE", label, a, num(x, true), other, num(y, true), paired.MinRuns, x/y)
 			return
 		}
@@ -194,7 +194,7 @@ func linearity(s samples, med func(bench, cs, unit string) (float64, bool)) {
 		lo, hi, okI := paired.Interval(x, y)
 		allocs := fmt.Sprintf("%.1f allocs per extra attempt vs %.0f for the first operation", (a3-a1)/2, a1)
 		if !okR || !okI {
-			fmt.Printf("%-4s %-58s Retry3=%s (no paired interval: runs unpaired, fewer than %d, or one that is no positive number; medians %.2fx RoundTrip), %s\n",
+			fmt.Printf("%-4s %-58s Retry3=%s (no paired interval: runs unpaired, fewer than %d, or one without a ratio (a value that is no finite number at or above 0, or a peer's 0); medians %.2fx RoundTrip), %s\n",
 				"EDGE", label, num(three, true), paired.MinRuns, three/one, allocs)
 			continue
 		}
