@@ -260,6 +260,7 @@ func readHedgeEvents(s *model.Span, f *fields) []HedgeEvent {
 			h.Attempt = ef.int(keyAttempt, optional)
 		} else {
 			h.Reason = ef.str(keyReason, optional)
+			ef.closed(keyReason, h.Reason, attrs.Reason(h.Reason).Valid())
 		}
 		if !s.Start.IsZero() && !e.Time.IsZero() {
 			ms := e.Time.Sub(s.Start).Milliseconds()
@@ -322,8 +323,12 @@ func readAttempt(s *model.Span, opPanicked bool) (Attempt, fields) {
 	a.BackoffMs = f.int(keyBackoffMs, backoff)
 	f.nonNegative(keyElapsedMs, a.ElapsedMs)
 	f.nonNegative(keyHedgedAfterMs, a.HedgedAfterMs)
+	f.nonNegative(keyBackoffMs, a.BackoffMs)
+	f.nonNegative(keyRetryAfterMs, a.RetryAfterMs)
+	f.nonNegative(keyResendCount, a.ResendCount)
 	f.closed(keyDecision, a.Decision, attrs.Decision(a.Decision).Valid())
 	f.closed(keyErrorClass, a.ErrorClass, attrs.ErrorClass(a.ErrorClass).Valid())
+	f.closed(keyReason, a.Reason, attrs.Reason(a.Reason).Valid())
 	return a, f
 }
 
