@@ -548,8 +548,11 @@ func (c *config) keyHeaders(option string, headers []string) []string {
 // server's pushback for the retry budget. A malformed one is skipped and
 // recorded (retry_after_invalid on the attempt span; its header and
 // problem on the attempt's log records). A header sent more than once is
-// read by its first value, as http.Header's Get and the SDKs read it. A name that is not a header name, or a
-// unit other than the three HintUnits, is ignored.
+// read by its first value, and under its canonical name, as http.Header's
+// Get and the SDKs read it (net/http's clients canonicalize every response
+// header's name; a base of one's own that hands back another spelling is
+// not read). A name that is not a header name, or a unit other than the
+// three HintUnits, is ignored.
 func WithRetryHint(header string, unit HintUnit) Option {
 	return optionFunc(func(c *config) {
 		if !validHeaderName(header) {
@@ -581,8 +584,10 @@ func WithRetryHint(header string, unit HintUnit) Option {
 // answer of a request that is safe to repeat retryable (reason
 // server_retry), and a write's only with WithShouldRetryWrites. Neither
 // lifts the deadline, the attempt limit or the retry budget, and a
-// Classifier's answer wins over them. A name that is not a header name is
-// ignored (and reported); names none of which is one change nothing.
+// Classifier's answer wins over them. Each is read under its canonical
+// name, as http.Header's Get reads it (see WithRetryHint). A name that is
+// not a header name is ignored (and reported); names none of which is one
+// change nothing.
 func WithShouldRetryHeaders(names ...string) Option {
 	return optionFunc(func(c *config) {
 		headers := []string{}
