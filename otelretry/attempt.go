@@ -456,25 +456,27 @@ func (a *attempt) proxyRefusal(err error) bool {
 	if ht, ok := a.setup.sender.base.(*http.Transport); ok && ht.Proxy == nil {
 		return false // net/http's Transport itself, with no proxy to refuse a CONNECT
 	}
-	return holdsPhrase(err)
+	return holdsPhrase(err, a.setup.stop.givenCause(), 0)
 }
 
 // holdsPhrase reports whether err's tree, as errors.Is walks it (one
 // wrapped error or several: a layer's errors.Join, a cut's cause beside
-// the base's error), holds an errors.New other than a sentinel of io's or
-// context's that no error of otelretry's own wraps (a cut, the caller's
+// the base's error), down to depth errorTreeDepth, holds an errors.New
+// other than a sentinel of io's or context's and the caller's cause
+// (callerCause, which net/http returns as its error when the caller
+// cancels) that no error of otelretry's own wraps (a cut, the caller's
 // cancel: never a proxy's text).
-func holdsPhrase(err error) bool {
-	if err == nil || ownError(err) {
+func holdsPhrase(err, callerCause error, depth int) bool {
+	if err == nil || depth >= errorTreeDepth || ownError(err) || callerCause != nil && sameError(err, callerCause) {
 		return false
 	}
 	switch e := err.(type) {
 	case interface{ Unwrap() error }:
 		if inner := e.Unwrap(); inner != nil {
-			return holdsPhrase(inner)
+			return holdsPhrase(inner, callerCause, depth+1)
 		}
 	case interface{ Unwrap() []error }:
-		return slices.ContainsFunc(e.Unwrap(), holdsPhrase)
+		return slices.ContainsFunc(e.Unwrap(), func(inner error) bool { return holdsPhrase(inner, callerCause, depth+1) })
 	}
 	return reflect.TypeOf(err) == errorStringType && err != io.EOF && err != io.ErrUnexpectedEOF && err != context.Canceled
 }

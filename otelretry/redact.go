@@ -220,11 +220,15 @@ func spelledSecrets(u *url.URL) []redact.Replacement {
 	return rs
 }
 
+// errorTreeDepth is how deep an error's chain is followed: an Unwrap that
+// returns its own error (or one before it) is not followed for ever.
+const errorTreeDepth = 64
+
 // walkErrors calls f on err and every error in its chain, following both
 // Unwrap() error and Unwrap() []error. It does not go into a causeOfOwn:
 // what that holds is no evidence of the request (a hook's error).
 func walkErrors(err error, f func(error)) {
-	for depth := 0; err != nil && depth < 64; depth++ {
+	for depth := 0; err != nil && depth < errorTreeDepth; depth++ {
 		if w, ok := err.(withoutCause); ok {
 			f(w.err) // the error itself, which f may tell by its type
 		} else {

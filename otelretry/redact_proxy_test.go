@@ -217,13 +217,13 @@ func opText(err error) string {
 
 // cancelWhileDialing sends an https GET through base to a silent port,
 // which never answers the TLS handshake, and cancels the caller's context
-// once the TCP connection is made: net/http is waiting for its
-// connection (GetConn, no GotConn).
-func cancelWhileDialing(t *testing.T, base http.RoundTripper, addr string) dialCancelOutcome {
+// with cause (nil: a plain cancel) once the TCP connection is made:
+// net/http is waiting for its connection (GetConn, no GotConn).
+func cancelWhileDialing(t *testing.T, base http.RoundTripper, addr string, cause error) dialCancelOutcome {
 	rec, opts := tracingProviders()
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	ctx = httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{ConnectDone: func(string, string, error) { cancel() }})
+	ctx, cancel := context.WithCancelCause(context.Background())
+	defer cancel(nil)
+	ctx = httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{ConnectDone: func(string, string, error) { cancel(cause) }})
 	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, "https://"+addr+"/x", nil)
 	_, err := otelretry.NewTransport(base, append(opts, otelretry.WithMaxAttempts(1), otelretry.WithDeadline(time.Minute))...).RoundTrip(req)
 	if err == nil {
@@ -248,31 +248,35 @@ func cancelWhileDialing(t *testing.T, base http.RoundTripper, addr string) dialC
 // Transport is the base, a layer that passes its error on wraps it, or
 // the Transport has http.DefaultTransport's Proxy: otelretry's own error,
 // which wraps the caller's context.Canceled (an errors.New), is no
-// proxy's phrase (it read "no connection: REDACTED" under the last two).
+// proxy's phrase (it read "no connection: REDACTED" under the last two),
+// nor is the cause the caller canceled with (an errors.New), which
+// net/http returns as its error beside otelretry's own.
 func TestACallersCancelWhileDialingIsNoProxyPhrase(t *testing.T) {
 	addr := silentport.Listen(t)
 	ht := &http.Transport{}
 	defer ht.CloseIdleConnections()
-	bare := cancelWhileDialing(t, ht, addr)
 	// http.DefaultTransport's Proxy: it proxies nothing on 127.0.0.1.
 	envProxy := &http.Transport{Proxy: http.ProxyFromEnvironment}
 	defer envProxy.CloseIdleConnections()
-	for _, tc := range []struct {
-		name string
-		base http.RoundTripper
-	}{
-		{"wrapped", roundTripFunc(ht.RoundTrip)},
-		{"ProxyFromEnvironment", envProxy},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			got := cancelWhileDialing(t, tc.base, addr)
-			if !got.isCanceled {
-				t.Errorf("errors.Is(err, context.Canceled) = false")
-			}
-			if got != bare {
-				t.Errorf("the caller's cancel reads otherwise than with the bare Transport:\nbare: %v\ngot:  %v", bare, got)
-			}
-		})
+	for _, cause := range []error{nil, errors.New("client shutting down")} {
+		bare := cancelWhileDialing(t, ht, addr, cause)
+		for _, tc := range []struct {
+			name string
+			base http.RoundTripper
+		}{
+			{"wrapped", roundTripFunc(ht.RoundTrip)},
+			{"ProxyFromEnvironment", envProxy},
+		} {
+			t.Run(fmt.Sprintf("%s, cause %v", tc.name, cause), func(t *testing.T) {
+				got := cancelWhileDialing(t, tc.base, addr, cause)
+				if !got.isCanceled {
+					t.Errorf("errors.Is(err, context.Canceled) = false")
+				}
+				if got != bare {
+					t.Errorf("the caller's cancel reads otherwise than with the bare Transport:\nbare: %v\ngot:  %v", bare, got)
+				}
+			})
+		}
 	}
 }
 
