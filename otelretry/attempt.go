@@ -434,51 +434,63 @@ func (a *attempt) requestText() requestText {
 	return requestText{caller: &a.copy.url, wire: a.preparedURL(), headers: [2]http.Header{a.out.Header}, keyHeaders: a.setup.sender.keyHeaders}
 }
 
-// proxyRefusal reports whether err, the base's, may be net/http's refusal
-// of a CONNECT by the proxy an https request went through:
+// proxyPhrases are the texts in err, the base's, that may be net/http's
+// refusal of a CONNECT by the proxy an https request went through:
 // Transport.dialConn returns the proxy's reason phrase, text a server
 // wrote (a proxy may repeat the Proxy-Authorization it got), whole as an
-// errors.New, before it gets a connection. It is told by the error's type
-// and place, never by its text: an https request's errors.New, or one a
-// layer wrapped or joined, or a cut's cause stands beside (never one of
-// otelretry's own errors wraps: a cut, the caller's cancel), returned
-// once a connection was asked for and before one was had, by net/http's
-// Transport with a Proxy or by any other base, which may wrap one out of
-// sight (otelhttp's, under WithoutClientSpans) and asks for
-// the connection as net/http does. Which proxy, if any, the request went
-// through is not asked again (Proxy is the user's code, and may answer
-// otherwise a second time), so a dialer's own errors.New there is taken
-// for one too.
-func (a *attempt) proxyRefusal(err error) bool {
-	if a.out == nil || a.out.URL.Scheme != "https" || !a.wire.askedConn.Load() || a.wire.gotConn.Load() {
-		return false
+// errors.New, before it gets a connection. They are told by the error's
+// type and place, never by their text: an https request's errors.New, or
+// one a layer wrapped or joined, or a cut's cause stands beside (never one
+// of otelretry's own errors wraps: a cut, the caller's cancel; nor the
+// caller's cause), returned once a connection was asked for and before one
+// was had, with no TLS handshake heard failing (a CONNECT is refused
+// before the handshake with the host, and after a proxy's own succeeded),
+// by net/http's Transport with a Proxy or by any other base, which may
+// wrap one out of sight (otelhttp's, under WithoutClientSpans) and asks
+// for the connection as net/http does. Which proxy, if any, the request
+// went through is not asked again (Proxy is the user's code, and may
+// answer otherwise a second time), so a dialer's own errors.New there is
+// taken for one too. Once the caller closed the legacy Request.Cancel
+// (http.Client's Timeout does), net/http's error is its own text for that
+// cancel, and none is taken (a refusal that came as the cancel did keeps
+// its text). Only those texts are replaced, the rest of the error's kept
+// (see sanitizedMessage).
+func (a *attempt) proxyPhrases(err error) []string {
+	if a.out == nil || a.out.URL.Scheme != "https" || !a.wire.askedConn.Load() || a.wire.gotConn.Load() ||
+		a.wire.failedHandshake(err) || a.setup.stop.legacyCanceled() {
+		return nil
 	}
 	if ht, ok := a.setup.sender.base.(*http.Transport); ok && ht.Proxy == nil {
-		return false // net/http's Transport itself, with no proxy to refuse a CONNECT
+		return nil // net/http's Transport itself, with no proxy to refuse a CONNECT
 	}
-	return holdsPhrase(err, a.setup.stop.givenCause(), 0)
+	return phrasesIn(err, a.setup.stop.givenCause(), 0, nil)
 }
 
-// holdsPhrase reports whether err's tree, as errors.Is walks it (one
-// wrapped error or several: a layer's errors.Join, a cut's cause beside
-// the base's error), down to depth errorTreeDepth, holds an errors.New
-// other than a sentinel of io's or context's and the caller's cause
-// (callerCause, which net/http returns as its error when the caller
-// cancels) that no error of otelretry's own wraps (a cut, the caller's
-// cancel: never a proxy's text).
-func holdsPhrase(err, callerCause error, depth int) bool {
+// phrasesIn appends to out the texts of the errors.News in err's tree, as
+// errors.Is walks it (one wrapped error or several: a layer's errors.Join,
+// a cut's cause beside the base's error), down to depth errorTreeDepth,
+// but a sentinel of io's or context's and the caller's cause (callerCause,
+// which net/http returns as its error when the caller cancels), and those
+// an error of otelretry's own wraps.
+func phrasesIn(err, callerCause error, depth int, out []string) []string {
 	if err == nil || depth >= errorTreeDepth || ownError(err) || callerCause != nil && sameError(err, callerCause) {
-		return false
+		return out
 	}
 	switch e := err.(type) {
 	case interface{ Unwrap() error }:
 		if inner := e.Unwrap(); inner != nil {
-			return holdsPhrase(inner, callerCause, depth+1)
+			return phrasesIn(inner, callerCause, depth+1, out)
 		}
 	case interface{ Unwrap() []error }:
-		return slices.ContainsFunc(e.Unwrap(), func(inner error) bool { return holdsPhrase(inner, callerCause, depth+1) })
+		for _, inner := range e.Unwrap() {
+			out = phrasesIn(inner, callerCause, depth+1, out)
+		}
+		return out
 	}
-	return reflect.TypeOf(err) == errorStringType && err != io.EOF && err != io.ErrUnexpectedEOF && err != context.Canceled
+	if reflect.TypeOf(err) == errorStringType && err != io.EOF && err != io.ErrUnexpectedEOF && err != context.Canceled {
+		out = append(out, err.Error())
+	}
+	return out
 }
 
 // ownError reports whether err is of a type of package otelretry's own.
@@ -924,6 +936,21 @@ func (s callerSignals) ownPart(err error) error {
 	return withoutCause{err, c}
 }
 
+// legacyCanceled reports whether the caller closed the legacy
+// Request.Cancel channel (http.Client's Timeout does, over a RoundTripper
+// that is not *http.Transport).
+func (s callerSignals) legacyCanceled() bool {
+	if s.cancel == nil {
+		return false
+	}
+	select {
+	case <-s.cancel:
+		return true
+	default:
+		return false
+	}
+}
+
 // err is the caller's reason to stop: its context's error, or, when
 // http.Client's Timeout closed the legacy Request.Cancel channel before
 // the context noticed (it does, for a RoundTripper that is not
@@ -933,15 +960,11 @@ func (s callerSignals) err(c *clock) error {
 	if err := s.ctx.Err(); err != nil {
 		return err
 	}
-	if s.cancel != nil {
-		select {
-		case <-s.cancel:
-			if d, ok := s.ctx.Deadline(); ok && c.since() >= d.Sub(c.start) {
-				return context.DeadlineExceeded
-			}
-			return context.Canceled
-		default:
+	if s.legacyCanceled() {
+		if d, ok := s.ctx.Deadline(); ok && c.since() >= d.Sub(c.start) {
+			return context.DeadlineExceeded
 		}
+		return context.Canceled
 	}
 	return nil
 }
@@ -1078,7 +1101,7 @@ func (a *attempt) proofIn(err, own error) (unsent bool, evidence Evidence, prove
 		return unsent, Evidence{}, false
 	}
 	unsent = unsent || neverSent(own, classify(own))
-	if !a.proxyRefusal(err) { // a proxy's phrase is its own text, whatever it says
+	if len(a.proxyPhrases(err)) == 0 { // a proxy's phrase is its own text, whatever it says
 		evidence, proved = h2Unprocessed(own, w.usedNoGetBodyForEvidence())
 	}
 	return unsent, evidence, proved

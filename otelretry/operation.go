@@ -500,9 +500,7 @@ func (op *operation) conclude(a *attempt, resp *http.Response, err error) result
 	op.t.sender.rec.recordAttempt(&op.tel, a.span, &a.ev)
 	if err != nil {
 		known := op.requestText(a)
-		if a.proxyRefusal(err) {
-			known = known.refusedByProxy()
-		}
+		known = known.withProxyPhrases(a.proxyPhrases(err))
 		if op.setup.stop.causeIn(err) {
 			err = causeOfOwn{err} // the caller's cause, which the base returned: not about this write
 		}

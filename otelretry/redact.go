@@ -399,30 +399,38 @@ type requestText struct {
 	// are replaced as a credential header's: a key is recorded only under
 	// WithIdempotencyKeyValues, and then as an attribute of its own.
 	keyHeaders []string
-	// proxyPhrase: the error is a proxy's reason phrase (see
-	// attempt.proxyRefusal), server text.
-	proxyPhrase bool
+	// proxyPhrases are the texts in the error that may be a proxy's
+	// reason phrase (see attempt.proxyPhrases), server text.
+	proxyPhrases []string
 }
 
-// refusedByProxy is k for an error that is a proxy's reason phrase.
-func (k requestText) refusedByProxy() requestText {
-	k.proxyPhrase = true
+// withProxyPhrases is k for an error holding phrases, texts that may be a
+// proxy's reason phrase.
+func (k requestText) withProxyPhrases(phrases []string) requestText {
+	k.proxyPhrases = phrases
 	return k
 }
 
-// sanitizedMessage is err's message with the URLs the request is known by
-// sanitized, the values of its credential headers replaced and any other
-// URL-like word in it sanitized.
+// proxyPhraseRedacted replaces a proxy's reason phrase in an error's text.
+const proxyPhraseRedacted = "no connection: " + attrs.Redacted + " (the text of a proxy's refusal, or of a dialer's error)"
+
+// sanitizedMessage is err's message with what may be a proxy's reason
+// phrase in it replaced (a standard one kept), the URLs the request is
+// known by sanitized, the values of its credential headers replaced and
+// any other URL-like word in it sanitized.
 func sanitizedMessage(err error, known requestText) string {
-	if known.proxyPhrase && !reasonPhrase(err.Error()) {
-		return "no connection: " + attrs.Redacted + " (the text of a proxy's refusal, or of a dialer's error)"
+	msg := err.Error()
+	for _, p := range known.proxyPhrases {
+		if p != "" && !reasonPhrase(p) {
+			msg = strings.ReplaceAll(msg, p, proxyPhraseRedacted)
+		}
 	}
 	urls := knownURLs(known.caller, known.wire)
 	var credentials []redact.Replacement
 	for _, h := range known.headers {
 		credentials = credentialSecrets(credentials, h, known.keyHeaders)
 	}
-	msg := sanitizeKnownText(err.Error(), err, urls, credentials...)
+	msg = sanitizeKnownText(msg, err, urls, credentials...)
 	for _, h := range known.headers {
 		msg = scrubShortValues(msg, h, known.keyHeaders)
 	}

@@ -8,6 +8,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"net/http/httptrace"
@@ -286,7 +287,8 @@ func TestACallersCancelWhileDialingIsNoProxyPhrase(t *testing.T) {
 // the attempt timeout fired as the phrase came back (net/http's getConn
 // selects between the dial's result and the context's end), the cut's
 // cause stands beside the phrase in the attempt's error, which holds both
-// (Unwrap() []error): the phrase was recorded whole.
+// (Unwrap() []error): the phrase was recorded whole. It is replaced, the
+// cut's own words kept.
 func TestAProxyPhraseBesideACutIsNotRecorded(t *testing.T) {
 	const secret = "cHVzZXI6UFJPWFlQQVNTMDc="
 	for _, tc := range []struct {
@@ -317,6 +319,9 @@ func TestAProxyPhraseBesideACutIsNotRecorded(t *testing.T) {
 				}
 				if err == nil {
 					t.Fatal("no error")
+				}
+				if tc.waitsCut && !strings.Contains(err.Error(), "the attempt timeout ended the attempt") {
+					t.Errorf("error %q: the cut's own words are gone with the phrase", err)
 				}
 				texts := []string{err.Error()}
 				for _, s := range rec.Ended() {
@@ -378,5 +383,109 @@ func TestAProxyPhraseJoinedByALayerIsNotRecorded(t *testing.T) {
 				t.Errorf("the proxy's phrase was recorded:\n%s", recorded)
 			}
 		})
+	}
+}
+
+// oldVersionTLSServer listens on 127.0.0.1 and answers every ClientHello
+// with a ServerHello that selects SSL 3.0: crypto/tls's client fails the
+// handshake with its own fmt.Errorf (an *errors.errorString) "tls: server
+// selected unsupported protocol version 300", after GetConn and before
+// GotConn.
+func oldVersionTLSServer(t *testing.T) string {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				defer c.Close()
+				buf := make([]byte, 4096)
+				if _, err := c.Read(buf); err != nil {
+					return
+				}
+				body := []byte{0x03, 0x00} // legacy_version SSL 3.0
+				body = append(body, make([]byte, 32)...)
+				body = append(body, 0x00, 0x00, 0x2f, 0x00) // no session id, TLS_RSA_WITH_AES_128_CBC_SHA, no compression
+				hs := append([]byte{0x02, 0x00, 0x00, byte(len(body))}, body...)
+				rec := append([]byte{0x16, 0x03, 0x03, 0x00, byte(len(hs))}, hs...)
+				c.Write(rec)
+				c.SetReadDeadline(time.Now().Add(5 * time.Second))
+				io.Copy(io.Discard, c)
+			}()
+		}
+	}()
+	return ln.Addr().String()
+}
+
+// failOnce sends one https GET through base with one attempt and returns
+// the operation error's text (without its operation id).
+func failOnce(t *testing.T, base http.RoundTripper, req *http.Request) string {
+	t.Helper()
+	_, err := otelretry.NewTransport(base, otelretry.WithMaxAttempts(1), otelretry.WithDeadline(time.Minute)).RoundTrip(req)
+	if err == nil {
+		t.Fatal("no error")
+	}
+	return opText(err)
+}
+
+// TestATLSHandshakeErrorIsNoProxyPhrase: a TLS handshake failure
+// crypto/tls reports with its own text (an errors.New of fmt's) reads the
+// same with net/http's proxy-less Transport as the base, below a layer
+// that passes its error on, and with http.DefaultTransport's Proxy (which
+// proxies nothing on 127.0.0.1): a CONNECT is refused before the
+// handshake with the host. It read "no connection: REDACTED" under the
+// last two.
+func TestATLSHandshakeErrorIsNoProxyPhrase(t *testing.T) {
+	addr := oldVersionTLSServer(t)
+	ht := &http.Transport{}
+	defer ht.CloseIdleConnections()
+	envProxy := &http.Transport{Proxy: http.ProxyFromEnvironment}
+	defer envProxy.CloseIdleConnections()
+	req := func() *http.Request {
+		r, _ := http.NewRequestWithContext(t.Context(), http.MethodGet, "https://"+addr+"/x", nil)
+		return r
+	}
+	bare := failOnce(t, ht, req())
+	if !strings.Contains(bare, "unsupported protocol version") {
+		t.Fatalf("bare Transport: %q; want crypto/tls's version error", bare)
+	}
+	for name, base := range map[string]http.RoundTripper{"wrapped": roundTripFunc(ht.RoundTrip), "ProxyFromEnvironment": envProxy} {
+		if got := failOnce(t, base, req()); got != bare {
+			t.Errorf("%s: the TLS error reads otherwise than with the bare Transport:\nbare: %s\ngot:  %s", name, bare, got)
+		}
+	}
+}
+
+// TestALegacyCancelWhileDialingIsNoProxyPhrase: the legacy
+// Request.Cancel (http.Client's Timeout closes it over a RoundTripper that
+// is not *http.Transport), closed while net/http waits for an https
+// connection: net/http returns a text of its own for it (an errors.New),
+// the caller's cancel, which reads the same whatever wraps the proxy-less
+// Transport (it read "no connection: REDACTED" under a layer and under
+// http.DefaultTransport's Proxy).
+func TestALegacyCancelWhileDialingIsNoProxyPhrase(t *testing.T) {
+	addr := silentport.Listen(t)
+	ht := &http.Transport{}
+	defer ht.CloseIdleConnections()
+	envProxy := &http.Transport{Proxy: http.ProxyFromEnvironment}
+	defer envProxy.CloseIdleConnections()
+	run := func(base http.RoundTripper) string {
+		cancel := make(chan struct{})
+		ctx := httptrace.WithClientTrace(context.Background(), &httptrace.ClientTrace{ConnectDone: func(string, string, error) { close(cancel) }})
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, "https://"+addr+"/x", nil)
+		req.Cancel = cancel
+		return failOnce(t, base, req)
+	}
+	bare := run(ht)
+	for name, base := range map[string]http.RoundTripper{"wrapped": roundTripFunc(ht.RoundTrip), "ProxyFromEnvironment": envProxy} {
+		if got := run(base); got != bare {
+			t.Errorf("%s: the legacy cancel reads otherwise than with the bare Transport:\nbare: %s\ngot:  %s", name, bare, got)
+		}
 	}
 }
