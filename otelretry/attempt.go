@@ -453,8 +453,8 @@ func (a *attempt) requestText() requestText {
 // taken for one too. Once the caller closed the legacy Request.Cancel
 // (http.Client's Timeout does), net/http's error is its own text for that
 // cancel, and none is taken (a refusal that came as the cancel did keeps
-// its text). Only those texts are replaced, the rest of the error's kept
-// (see sanitizedMessage).
+// its text). An error holding one has its whole text replaced (see
+// sanitizedMessage).
 func (a *attempt) proxyPhrases(err error) []string {
 	if a.out == nil || a.out.URL.Scheme != "https" || !a.wire.askedConn.Load() || a.wire.gotConn.Load() ||
 		a.wire.failedHandshake(err) || a.setup.stop.legacyCanceled() {

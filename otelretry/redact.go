@@ -414,23 +414,23 @@ func (k requestText) withProxyPhrases(phrases []string) requestText {
 // proxyPhraseRedacted replaces a proxy's reason phrase in an error's text.
 const proxyPhraseRedacted = "no connection: " + attrs.Redacted + " (the text of a proxy's refusal, or of a dialer's error)"
 
-// sanitizedMessage is err's message with what may be a proxy's reason
-// phrase in it replaced (a standard one kept), the URLs the request is
-// known by sanitized, the values of its credential headers replaced and
-// any other URL-like word in it sanitized.
+// sanitizedMessage is err's message with the URLs the request is known by
+// sanitized, the values of its credential headers replaced and any other
+// URL-like word in it sanitized; the whole message is replaced when it
+// holds what may be a proxy's reason phrase (a standard one tells only
+// the status).
 func sanitizedMessage(err error, known requestText) string {
-	msg := err.Error()
-	for _, p := range known.proxyPhrases {
-		if p != "" && !reasonPhrase(p) {
-			msg = strings.ReplaceAll(msg, p, proxyPhraseRedacted)
-		}
+	if slices.ContainsFunc(known.proxyPhrases, func(p string) bool { return !reasonPhrase(p) }) {
+		// The whole message: a layer may have quoted, cut or escaped the
+		// phrase beside the copy it wrapped, where no search finds it.
+		return proxyPhraseRedacted
 	}
 	urls := knownURLs(known.caller, known.wire)
 	var credentials []redact.Replacement
 	for _, h := range known.headers {
 		credentials = credentialSecrets(credentials, h, known.keyHeaders)
 	}
-	msg = sanitizeKnownText(msg, err, urls, credentials...)
+	msg := sanitizeKnownText(err.Error(), err, urls, credentials...)
 	for _, h := range known.headers {
 		msg = scrubShortValues(msg, h, known.keyHeaders)
 	}

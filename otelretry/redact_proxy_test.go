@@ -6,6 +6,7 @@ package otelretry_test
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -20,6 +21,7 @@ import (
 	"time"
 
 	"go.opentelemetry.io/contrib/instrumentation/net/http/otelhttp"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 
 	"github.com/otelretry/otelretry-go/attrs"
 	"github.com/otelretry/otelretry-go/internal/silentport"
@@ -57,17 +59,7 @@ func TestProxyReasonPhraseIsNotRecorded(t *testing.T) {
 				t.Fatal("no error")
 			}
 			secret := "cHVzZXI6UFJPWFlQQVNTMDc=" // base64 of puser:PROXYPASS07
-			texts := []string{err.Error()}
-			for _, s := range rec.Ended() {
-				texts = append(texts, s.Status().Description)
-				for _, e := range s.Events() {
-					for _, kv := range e.Attributes {
-						texts = append(texts, kv.Value.Emit())
-					}
-				}
-			}
-			recorded := strings.Join(texts, "\n")
-			if strings.Contains(recorded, secret) {
+			if recorded := recordedText(err, rec.Ended(), ""); strings.Contains(recorded, secret) {
 				t.Errorf("the proxy's phrase was recorded:\n%s", recorded)
 			}
 			if !strings.Contains(err.Error(), tc.want) {
@@ -116,19 +108,11 @@ func TestAProxyPhraseThroughALayerIsNotRecorded(t *testing.T) {
 			if err == nil {
 				t.Fatal("no error")
 			}
-			texts := []string{err.Error()}
-			for _, s := range rec.Ended() {
-				if s.InstrumentationScope().Name == otelhttp.ScopeName {
-					continue // the base's own span
-				}
-				texts = append(texts, s.Status().Description)
-				for _, e := range s.Events() {
-					for _, kv := range e.Attributes {
-						texts = append(texts, kv.Value.Emit())
-					}
-				}
+			ownSpans := "" // otelhttp's CLIENT span is the attempt's, but for the base's own under WithoutClientSpans
+			if tc.option != nil {
+				ownSpans = otelhttp.ScopeName
 			}
-			if recorded := strings.Join(texts, "\n"); strings.Contains(recorded, secret) {
+			if recorded := recordedText(err, rec.Ended(), ownSpans); strings.Contains(recorded, secret) {
 				t.Errorf("the proxy's phrase was recorded:\n%s", recorded)
 			}
 			if !strings.Contains(err.Error(), "no connection: REDACTED") {
@@ -287,8 +271,7 @@ func TestACallersCancelWhileDialingIsNoProxyPhrase(t *testing.T) {
 // the attempt timeout fired as the phrase came back (net/http's getConn
 // selects between the dial's result and the context's end), the cut's
 // cause stands beside the phrase in the attempt's error, which holds both
-// (Unwrap() []error): the phrase was recorded whole. It is replaced, the
-// cut's own words kept.
+// (Unwrap() []error): the phrase was recorded whole.
 func TestAProxyPhraseBesideACutIsNotRecorded(t *testing.T) {
 	const secret = "cHVzZXI6UFJPWFlQQVNTMDc="
 	for _, tc := range []struct {
@@ -320,22 +303,7 @@ func TestAProxyPhraseBesideACutIsNotRecorded(t *testing.T) {
 				if err == nil {
 					t.Fatal("no error")
 				}
-				if tc.waitsCut && !strings.Contains(err.Error(), "the attempt timeout ended the attempt") {
-					t.Errorf("error %q: the cut's own words are gone with the phrase", err)
-				}
-				texts := []string{err.Error()}
-				for _, s := range rec.Ended() {
-					texts = append(texts, s.Status().Description)
-					for _, kv := range s.Attributes() {
-						texts = append(texts, kv.Value.Emit())
-					}
-					for _, e := range s.Events() {
-						for _, kv := range e.Attributes {
-							texts = append(texts, kv.Value.Emit())
-						}
-					}
-				}
-				if recorded := strings.Join(texts, "\n"); strings.Contains(recorded, secret) {
+				if recorded := recordedText(err, rec.Ended(), ""); strings.Contains(recorded, secret) {
 					t.Errorf("the proxy's phrase was recorded:\n%s", recorded)
 				}
 			})
@@ -370,16 +338,7 @@ func TestAProxyPhraseJoinedByALayerIsNotRecorded(t *testing.T) {
 			if err == nil {
 				t.Fatal("no error")
 			}
-			texts := []string{err.Error()}
-			for _, s := range rec.Ended() {
-				texts = append(texts, s.Status().Description)
-				for _, e := range s.Events() {
-					for _, kv := range e.Attributes {
-						texts = append(texts, kv.Value.Emit())
-					}
-				}
-			}
-			if recorded := strings.Join(texts, "\n"); strings.Contains(recorded, secret) {
+			if recorded := recordedText(err, rec.Ended(), ""); strings.Contains(recorded, secret) {
 				t.Errorf("the proxy's phrase was recorded:\n%s", recorded)
 			}
 		})
@@ -487,5 +446,75 @@ func TestALegacyCancelWhileDialingIsNoProxyPhrase(t *testing.T) {
 		if got := run(base); got != bare {
 			t.Errorf("%s: the legacy cancel reads otherwise than with the bare Transport:\nbare: %s\ngot:  %s", name, bare, got)
 		}
+	}
+}
+
+// recordedText is what err and the spans hold as text: the error's
+// message, and each span's status, attributes and events' attributes, but
+// the spans of the instrumentation scope skipScope ("" for none).
+func recordedText(err error, spans []sdktrace.ReadOnlySpan, skipScope string) string {
+	texts := []string{err.Error()}
+	for _, s := range spans {
+		if skipScope != "" && s.InstrumentationScope().Name == skipScope {
+			continue
+		}
+		texts = append(texts, s.Status().Description)
+		for _, kv := range s.Attributes() {
+			texts = append(texts, kv.Value.Emit())
+		}
+		for _, e := range s.Events() {
+			for _, kv := range e.Attributes {
+				texts = append(texts, kv.Value.Emit())
+			}
+		}
+	}
+	return strings.Join(texts, "\n")
+}
+
+// TestAProxyPhraseALayerAlsoQuotedOrCutIsNotRecorded: a layer that wraps
+// net/http's error holding a proxy's phrase and also prints a copy of its
+// text, quoted (%q, a JSON string, which escape a quote, a tab or a '<'),
+// cut short, or beside a phrase of its own that is a part of the proxy's:
+// no search for the phrase's text finds every copy, so the whole message
+// is replaced.
+func TestAProxyPhraseALayerAlsoQuotedOrCutIsNotRecorded(t *testing.T) {
+	const secret = "cHVzZXI6UFJPWFlQQVNTMDc=" // base64 of puser:PROXYPASS07
+	for _, tc := range []struct {
+		name, phrase string
+		layer        func(error) error
+	}{
+		{"%q, a quote in the phrase", `credentials "rejected": %s`, func(err error) error { return fmt.Errorf("proxy said %q: %w", err.Error(), err) }},
+		{"%q, a tab in the phrase", "credentials rejected:\t%s", func(err error) error { return fmt.Errorf("proxy said %q: %w", err.Error(), err) }},
+		{"JSON, a '<' in the phrase", "credentials rejected <%s>", func(err error) error {
+			b, _ := json.Marshal(map[string]string{"error": err.Error()})
+			return fmt.Errorf("%s: %w", b, err)
+		}},
+		{"cut short", "credentials rejected: %s", func(err error) error {
+			s := err.Error()
+			return fmt.Errorf("%s... (%w)", s[:len(s)-4], err)
+		}},
+		{"a part of it joined", "credentials rejected: %s", func(err error) error { return errors.Join(errors.New("rejected"), err) }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			proxyURL := &url.URL{Scheme: "http", User: url.UserPassword("puser", "PROXYPASS07"), Host: refusingProxy(t, tc.phrase)}
+			ht := &http.Transport{Proxy: http.ProxyURL(proxyURL)}
+			defer ht.CloseIdleConnections()
+			base := roundTripFunc(func(r *http.Request) (*http.Response, error) {
+				resp, err := ht.RoundTrip(r)
+				if err != nil {
+					err = tc.layer(err)
+				}
+				return resp, err
+			})
+			rec, opts := tracingProviders()
+			req, _ := http.NewRequestWithContext(t.Context(), http.MethodGet, "https://api.test/x", nil)
+			_, err := otelretry.NewTransport(base, append(opts, otelretry.WithMaxAttempts(1), otelretry.WithDeadline(5*time.Second))...).RoundTrip(req)
+			if err == nil {
+				t.Fatal("no error")
+			}
+			if recorded := recordedText(err, rec.Ended(), ""); strings.Contains(recorded, secret[:len(secret)-4]) || strings.Contains(recorded, secret[len(secret)-12:]) {
+				t.Errorf("(a part of) the proxy's phrase was recorded:\n%s", recorded)
+			}
+		})
 	}
 }
