@@ -49,6 +49,22 @@ type entry struct {
 	spans []string
 }
 
+// namesDir reports whether the entry names a module's directory dir in
+// one of its code spans.
+func (e entry) namesDir(dir string) bool {
+	return slices.ContainsFunc(e.spans, func(s string) bool { return strings.Contains(s, dir) })
+}
+
+// aboutOtherModule reports whether the entry is about a published module
+// other than the library's: its first code span (its own, or that of the
+// entry it is an item of) is that module's directory ("- `classify/h2`:
+// `Evidence` ..."). It records that module's break, not the library's of
+// the same name; an entry about the library may name another module's
+// directory further on.
+func (e entry) aboutOtherModule() bool {
+	return len(e.spans) > 0 && e.spans[0] != "." && slices.Contains(published, e.spans[0])
+}
+
 // since reports whether a CHANGELOG section is newer than the baseline.
 func since(section, baseline string) bool {
 	return section == "Unreleased" || semver.Compare("v"+section, "v"+baseline) > 0
@@ -58,7 +74,8 @@ func since(section, baseline string) bool {
 // the incompatible change message of the module at modulePath: names its
 // changed name (changedName) in `code`, for a module other than the
 // library's in an entry that names the module's directory in `code` too
-// (`classify/h2`), and for a removed package its import path (or its
+// (`classify/h2`), for the library's in an entry not about another module
+// (aboutOtherModule), and for a removed package its import path (or its
 // directory, when that is a path) in `code`.
 // A name alone, written for another module's break or in an example,
 // records nothing else.
@@ -80,7 +97,7 @@ func (c changelog) breakNamed(baseline, modulePath, message string) bool {
 				if slices.Contains(e.spans, removedPackage) || inRepo && strings.Contains(rel, "/") && slices.Contains(e.spans, rel) {
 					return true
 				}
-			case e.names[name] && (!other || slices.ContainsFunc(e.spans, func(s string) bool { return strings.Contains(s, dir) })):
+			case e.names[name] && (other && e.namesDir(dir) || !other && !e.aboutOtherModule()):
 				return true
 			}
 		}
@@ -105,16 +122,46 @@ func lastNames(code string) []string {
 }
 
 // isBreakingSubsection reports whether a "### " heading's title records
-// incompatible changes.
+// incompatible changes: "Changed (breaking)" or "Removed" (RELEASING.md),
+// not any title that holds the word ("Changed (non-breaking)").
 func isBreakingSubsection(title string) bool {
 	title = strings.ToLower(strings.TrimSpace(title))
-	return strings.Contains(title, "breaking") || title == "removed"
+	return title == "changed (breaking)" || title == "removed"
 }
 
 var (
 	sectionHeading    = regexp.MustCompile(`^## \[([^\]]*)\]`)
+	releaseHeading    = regexp.MustCompile(`^## \[([^\]]*)\] - (\d{4}-\d{2}-\d{2})$`)
 	subsectionHeading = regexp.MustCompile(`^### (.*)$`)
+	// entryBullet is a Markdown bullet, "- " or "* ", at any depth: an
+	// entry, or an entry's item.
+	entryBullet = regexp.MustCompile(`^ *[-*] `)
 )
+
+// checkSection checks a "## [...]" heading against the rule
+// (otelretry/version_test.go's TestReleasedVersionRule): "## [Unreleased]"
+// first, undated, then "## [X.Y.Z] - YYYY-MM-DD" headings of releases,
+// each older than the one above it; older is the version of the release
+// heading above it, "" for none.
+func checkSection(line, section, older string) error {
+	if section == "Unreleased" {
+		if line != "## [Unreleased]" || older != "" {
+			return fmt.Errorf("CHANGELOG.md: %q: want \"## [Unreleased]\", undated, above every release", line)
+		}
+		return nil
+	}
+	m := releaseHeading.FindStringSubmatch(line)
+	if m == nil || !isRelease(section) {
+		return fmt.Errorf("CHANGELOG.md: %q: want \"## [X.Y.Z] - YYYY-MM-DD\"", line)
+	}
+	if _, err := time.Parse(time.DateOnly, m[2]); err != nil {
+		return fmt.Errorf("CHANGELOG.md: %q: %v", line, err)
+	}
+	if older != "" && semver.Compare("v"+section, "v"+older) >= 0 {
+		return fmt.Errorf("CHANGELOG.md: %q: not older than %s, the release above it", line, older)
+	}
+	return nil
+}
 
 func readChangelog(path string) (changelog, error) {
 	f, err := os.Open(path)
@@ -127,7 +174,7 @@ func readChangelog(path string) (changelog, error) {
 
 func parseChangelog(sc *bufio.Scanner) (changelog, error) {
 	c := changelog{breakingEntries: map[string][]entry{}}
-	section := ""
+	section, older := "", "" // older: the release heading last read
 	inBreaking, inFence := false, false
 	inEntry := false      // the subsection's entry in progress is the section's last
 	var topSpans []string // the code spans of the top-level entry an item belongs to
@@ -172,17 +219,20 @@ func parseChangelog(sc *bufio.Scanner) (changelog, error) {
 			}
 			continue
 		}
-		if inBreaking && strings.HasPrefix(strings.TrimLeft(line, " "), "- ") { // an entry, or an entry's item
-			nestedNow = !strings.HasPrefix(line, "- ")
+		if inBreaking && entryBullet.MatchString(line) { // an entry, or an entry's item
+			nestedNow = line[0] == ' '
 			startEntry(nestedNow)
 		}
 		if m := sectionHeading.FindStringSubmatch(line); m != nil {
+			if err := checkSection(line, m[1], older); err != nil {
+				return c, err
+			}
 			section, inBreaking, inEntry, nestedNow = m[1], false, false, false
-			if section != "Unreleased" && c.newest == "" {
-				if !isRelease(section) {
-					return c, fmt.Errorf("CHANGELOG.md: %q: want \"## [X.Y.Z] - YYYY-MM-DD\"", line)
+			if section != "Unreleased" {
+				older = section
+				if c.newest == "" {
+					c.newest = section
 				}
-				c.newest = section
 			}
 			continue
 		}

@@ -136,9 +136,11 @@ func checkRequirements(mods []mod, version string, released bool) []error {
 		index[m.path] = i
 	}
 	for i, m := range mods {
-		replaced := map[string]string{}
+		replaced := map[string]string{} // the replaces that apply to the placeholder requirement
 		for _, r := range m.file.Replace {
-			replaced[r.Old.Path] = r.New.Path
+			if r.Old.Version == "" || r.Old.Version == placeholder {
+				replaced[r.Old.Path] = r.New.Path
+			}
 			if _, ours := index[r.Old.Path]; ours && released {
 				errs = append(errs, fmt.Errorf("%s: replaces %s (a release has no replace directives)", m.goMod(), r.Old.Path))
 			}
@@ -197,8 +199,13 @@ func prepare(version string) error {
 			if err := m.file.AddRequire(r.Mod.Path, v); err != nil {
 				return err
 			}
-			if err := m.file.DropReplace(r.Mod.Path, ""); err != nil {
-				return err
+			for _, rep := range slices.Clone(m.file.Replace) {
+				if rep.Old.Path != r.Mod.Path {
+					continue
+				}
+				if err := m.file.DropReplace(rep.Old.Path, rep.Old.Version); err != nil { // with or without a version
+					return err
+				}
 			}
 			lines = append(lines, ms...)
 		}

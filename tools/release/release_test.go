@@ -141,7 +141,8 @@ func TestAddSums(t *testing.T) {
 // The go.sum lines prepare writes come from the working tree; the proxy
 // (and a public one) serves zips of the tag. Both must be the same zip:
 // the same files, a nested module's left out, the repository's LICENSE
-// added to a module in a subdirectory.
+// added to a module in a subdirectory, a file marked export-ignore left
+// out (git archive leaves it out of the tag's; git ls-files listed it).
 func TestWorktreeZipIsTheTagsZip(t *testing.T) {
 	if _, err := exec.LookPath("git"); err != nil {
 		t.Skip("no git")
@@ -152,6 +153,8 @@ func TestWorktreeZipIsTheTagsZip(t *testing.T) {
 		"LICENSE":            "license text\n",
 		"r.go":               "package r\n",
 		"docs/notes.md":      "notes\n",
+		"docs/draft.md":      "not in an archive\n",
+		".gitattributes":     "docs/draft.md export-ignore\n",
 		"sub/go.mod":         "module example.com/r/sub\n\ngo 1.26.0\n",
 		"sub/sub.go":         "package sub\n",
 		"sub/testdata/x.txt": "x\n",

@@ -21,17 +21,26 @@ import (
 
 // worktreeZip returns the module zip of the module in dir at version m,
 // made of the files git tracks there with their content in the working
-// tree: in a clean tree with the release edits made, the zip the release
-// commit's tag will serve. Like the go command for a tag, it adds the
-// repository's LICENSE to a module in a subdirectory that has none.
+// tree, but those git archive leaves out (export-ignore): in a clean tree
+// with the release edits made, the zip the release commit's tag will
+// serve. Like the go command for a tag, it adds the repository's LICENSE
+// to a module in a subdirectory that has none.
 func worktreeZip(repo, dir string, m module.Version) ([]byte, error) {
 	out, err := git(repo, "ls-files", "-z", "--", dir)
 	if err != nil {
 		return nil, err
 	}
+	names := strings.Split(strings.TrimRight(out, "\x00"), "\x00")
+	ignored, err := exportIgnored(repo, names)
+	if err != nil {
+		return nil, err
+	}
 	var files []modzip.File
 	haveLicense := false
-	for name := range strings.SplitSeq(strings.TrimRight(out, "\x00"), "\x00") {
+	for _, name := range names {
+		if ignored[name] {
+			continue
+		}
 		rel := name
 		if dir != "." {
 			rel = strings.TrimPrefix(name, dir+"/")
@@ -47,6 +56,23 @@ func worktreeZip(repo, dir string, m module.Version) ([]byte, error) {
 		return nil, err
 	}
 	return buf.Bytes(), nil
+}
+
+// exportIgnored reports which of the tracked files names git archive
+// leaves out of an archive: those whose export-ignore attribute is set.
+func exportIgnored(repo string, names []string) (map[string]bool, error) {
+	out, err := git(repo, append([]string{"check-attr", "-z", "export-ignore", "--"}, names...)...)
+	if err != nil {
+		return nil, err
+	}
+	ignored := map[string]bool{}
+	f := strings.Split(out, "\x00") // path, attribute, value, ...
+	for i := 0; i+2 < len(f); i += 3 {
+		if f[i+2] == "set" {
+			ignored[f[i]] = true
+		}
+	}
+	return ignored, nil
 }
 
 type diskFile struct{ path, file string }

@@ -1,0 +1,87 @@
+// Copyright The otelretry Authors
+// SPDX-License-Identifier: Apache-2.0
+
+package main
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+
+	"golang.org/x/mod/modfile"
+)
+
+// RELEASING.md: "Between releases the published modules require each other
+// at v0.0.0-00010101000000-000000000000 with a replace to the module's
+// directory". A replace that names another version on its left side
+// (example.com/r v0.2.0 => ../..) does not apply to the placeholder
+// requirement: the go command then fetches example.com/r at the
+// placeholder. checkRequirements keys replacements by path only and passes
+// it.
+func TestAReplaceOfAnotherVersionIsNotTheDevelopmentState(t *testing.T) {
+	parse := func(dir, text string) mod {
+		f, err := modfile.Parse(dir+"/go.mod", []byte(text), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return mod{dir: dir, path: f.Module.Mod.Path, file: f}
+	}
+	root := parse(".", "module example.com/r\n\ngo 1.26.0\n")
+	other := parse("a/b", "module example.com/r/a/b\n\ngo 1.26.0\n\nreplace example.com/r v0.2.0 => ../..\n\nrequire example.com/r "+placeholder+"\n")
+	if errs := checkRequirements([]mod{root, other}, "v0.3.0", false); len(errs) == 0 {
+		t.Error("a replace of example.com/r v0.2.0, which leaves the placeholder requirement unreplaced, passes as the development state")
+	}
+}
+
+// prepare's doc: the release commit's modules require each other "at
+// vVERSION, without replace directives". A replace written with the
+// placeholder version on its left (the development state, which
+// checkRequirements accepts) is left in place: DropReplace(path, "") drops
+// only a replace without a version.
+func TestPrepareDropsAReplaceWithAVersion(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("no git")
+	}
+	repo := t.TempDir()
+	files := map[string]string{
+		"LICENSE": "license\n",
+		"go.mod":  "module example.com/r\n\ngo 1.26.0\n",
+		"r.go":    "package r\n",
+		"classify/h2/go.mod": "module example.com/r/classify/h2\n\ngo 1.26.0\n\nrequire example.com/r " + placeholder +
+			"\n\nreplace example.com/r " + placeholder + " => ../..\n",
+		"classify/h2/h2.go":        "package h2\n",
+		"classify/h3/go.mod":       "module example.com/r/classify/h3\n\ngo 1.26.0\n",
+		"classify/h3/h3.go":        "package h3\n",
+		"cmd/retryinspect/go.mod":  "module example.com/r/cmd/retryinspect\n\ngo 1.26.0\n",
+		"cmd/retryinspect/main.go": "package main\n",
+	}
+	for name, data := range files {
+		p := filepath.Join(repo, filepath.FromSlash(name))
+		os.MkdirAll(filepath.Dir(p), 0o755)
+		if err := os.WriteFile(p, []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, args := range [][]string{{"init", "-q"}, {"add", "."}, {"commit", "-q", "-m", "c"}} {
+		cmd := exec.Command("git", args...)
+		cmd.Dir = repo
+		cmd.Env = append(os.Environ(), "GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@example.com",
+			"GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@example.com", "GIT_CONFIG_GLOBAL=/dev/null")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+	}
+	t.Chdir(repo)
+	if err := prepare("0.4.0"); err != nil {
+		t.Fatalf("prepare: %v", err)
+	}
+	data, _ := os.ReadFile(filepath.Join(repo, "classify", "h2", "go.mod"))
+	f, err := modfile.Parse("go.mod", data, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(f.Replace) > 0 {
+		t.Errorf("the release commit's classify/h2/go.mod keeps a replace directive:\n%s", data)
+	}
+}
