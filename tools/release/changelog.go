@@ -57,12 +57,14 @@ func (e entry) namesDir(dir string) bool {
 
 // aboutOtherModule reports whether the entry is about a published module
 // other than the library's: its first code span (its own, or that of the
-// entry it is an item of) is that module's directory ("- `classify/h2`:
-// `Evidence` ..."). It records that module's break, not the library's of
+// entry it is an item of) names that module's directory ("- `classify/h2`:
+// `Evidence` ...", "- `classify/h2.Evidence` ..."). It records that module's break, not the library's of
 // the same name; an entry about the library may name another module's
 // directory further on.
 func (e entry) aboutOtherModule() bool {
-	return len(e.spans) > 0 && e.spans[0] != "." && slices.Contains(published, e.spans[0])
+	return len(e.spans) > 0 && slices.ContainsFunc(published, func(dir string) bool {
+		return dir != "." && strings.Contains(e.spans[0], dir) // `classify/h2`, `classify/h2.Evidence`, its module path
+	})
 }
 
 // since reports whether a CHANGELOG section is newer than the baseline.
@@ -138,14 +140,36 @@ var (
 	entryBullet = regexp.MustCompile(`^ *[-*] `)
 )
 
+// fences follows a Markdown text's fenced code blocks line by line:
+// "```" or "~~~" (CommonMark's two), each closed by its own kind.
+type fences struct{ open string }
+
+// step reads the next line: whether it opens or closes a block (fence),
+// else whether it is inside one.
+func (f *fences) step(line string) (fence, inside bool) {
+	t := strings.TrimSpace(line)
+	for _, kind := range []string{"```", "~~~"} {
+		if strings.HasPrefix(t, kind) && (f.open == "" || f.open == kind) {
+			if f.open == "" {
+				f.open = kind
+			} else {
+				f.open = ""
+			}
+			return true, false
+		}
+	}
+	return false, f.open != ""
+}
+
 // checkSection checks a "## [...]" heading against the rule
 // (otelretry/version_test.go's TestReleasedVersionRule): "## [Unreleased]"
-// first, undated, then "## [X.Y.Z] - YYYY-MM-DD" headings of releases,
-// each older than the one above it; older is the version of the release
+// first (once), undated, then "## [X.Y.Z] - YYYY-MM-DD" headings of
+// releases, each older than the one above it; above is the section
+// heading above it, "" for none, and older the version of the release
 // heading above it, "" for none.
-func checkSection(line, section, older string) error {
+func checkSection(line, section, above, older string) error {
 	if section == "Unreleased" {
-		if line != "## [Unreleased]" || older != "" {
+		if line != "## [Unreleased]" || above != "" {
 			return fmt.Errorf("CHANGELOG.md: %q: want \"## [Unreleased]\", undated, above every release", line)
 		}
 		return nil
@@ -175,7 +199,8 @@ func readChangelog(path string) (changelog, error) {
 func parseChangelog(sc *bufio.Scanner) (changelog, error) {
 	c := changelog{breakingEntries: map[string][]entry{}}
 	section, older := "", "" // older: the release heading last read
-	inBreaking, inFence := false, false
+	inBreaking := false
+	var blocks fences
 	inEntry := false      // the subsection's entry in progress is the section's last
 	var topSpans []string // the code spans of the top-level entry an item belongs to
 	nestedNow := false    // the entry in progress is an item of a top-level one
@@ -209,8 +234,8 @@ func parseChangelog(sc *bufio.Scanner) (changelog, error) {
 	}
 	for sc.Scan() {
 		line := sc.Text()
-		if strings.HasPrefix(strings.TrimSpace(line), "```") {
-			inFence = !inFence
+		fence, inFence := blocks.step(line)
+		if fence {
 			continue
 		}
 		if inFence {
@@ -224,7 +249,7 @@ func parseChangelog(sc *bufio.Scanner) (changelog, error) {
 			startEntry(nestedNow)
 		}
 		if m := sectionHeading.FindStringSubmatch(line); m != nil {
-			if err := checkSection(line, m[1], older); err != nil {
+			if err := checkSection(line, m[1], section, older); err != nil {
 				return c, err
 			}
 			section, inBreaking, inEntry, nestedNow = m[1], false, false, false
@@ -373,7 +398,11 @@ func bump(repo, version string, day time.Time) error {
 	}
 	lines := strings.SplitAfter(string(data), "\n")
 	unreleased := -1
+	var blocks fences
 	for i, l := range lines {
+		if fence, inFence := blocks.step(l); fence || inFence {
+			continue
+		}
 		if m := sectionHeading.FindStringSubmatch(strings.TrimRight(l, "\n")); m != nil {
 			if m[1] == "Unreleased" && strings.TrimRight(l, "\n") == "## [Unreleased]" {
 				unreleased = i

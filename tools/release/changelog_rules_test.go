@@ -100,3 +100,80 @@ func TestBumpRefusesAChangelogOutOfTheRule(t *testing.T) {
 		})
 	}
 }
+
+// The heading rule (checkSection) reads every "## [" heading, and a "## ["
+// line inside a fenced code block is no heading. CommonMark fences are
+// ``` or ~~~; parseChangelog knows only ```, so an example in a ~~~ fence
+// is read as a release heading.
+func TestATildeFencedHeadingIsNoHeading(t *testing.T) {
+	text := "# Changelog\n\nA release's heading:\n\n~~~markdown\n## [X.Y.Z] - YYYY-MM-DD\n~~~\n\n" +
+		"## [Unreleased]\n\n### Added\n\n- x\n\n## [0.3.0] - 2026-12-02\n"
+	c, err := parseChangelog(bufio.NewScanner(strings.NewReader(text)))
+	if err != nil || c.newest != "0.3.0" {
+		t.Errorf("parseChangelog = newest %q, %v; want 0.3.0, no error", c.newest, err)
+	}
+}
+
+// bump's doc: it makes [Unreleased] a release, refusing only a CHANGELOG
+// out of the rule. parseChangelog skips a "## [" line in a ``` fence, but
+// bump, looking for the [Unreleased] line to rename, takes the first "## ["
+// line, fenced or not, and refuses a CHANGELOG that parseChangelog accepts.
+func TestBumpSkipsAFencedHeading(t *testing.T) {
+	text := "# Changelog\n\nA release's heading:\n\n```markdown\n## [X.Y.Z] - YYYY-MM-DD\n```\n\n" +
+		"## [Unreleased]\n\n### Added\n\n- x\n\n## [0.3.0] - 2026-12-02\n"
+	if _, err := parseChangelog(bufio.NewScanner(strings.NewReader(text))); err != nil {
+		t.Fatalf("parseChangelog: %v", err)
+	}
+	repo := t.TempDir()
+	os.MkdirAll(filepath.Join(repo, "otelretry"), 0o755)
+	os.WriteFile(filepath.Join(repo, "otelretry", "version.go"), []byte("package otelretry\n\nconst Version = \"0.3.0\"\n"), 0o644)
+	os.WriteFile(filepath.Join(repo, "CHANGELOG.md"), []byte(text), 0o644)
+	if err := bump(repo, "0.3.1", time.Date(2026, 12, 24, 0, 0, 0, 0, time.UTC)); err != nil {
+		t.Errorf("bump 0.3.1: %v", err)
+	}
+}
+
+// RELEASING.md: a break of the library is recorded "in an entry that does
+// not begin with another module's directory"; breakNamed's doc: "A name
+// alone, written for another module's break ..., records nothing else."
+// An entry for classify/h2 that writes its first span as the qualified
+// `classify/h2.Evidence` (or the module's import path) is about classify/h2,
+// yet aboutOtherModule sees no directory and the entry records a break of
+// the library's Evidence too.
+func TestAQualifiedOtherModuleEntryRecordsNoLibraryBreak(t *testing.T) {
+	for _, first := range []string{"`classify/h2.Evidence`", "`github.com/otelretry/otelretry-go/classify/h2`: `Evidence`"} {
+		c := parseWithIntro(t, "## [Unreleased]\n\n### Changed (breaking)\n\n"+
+			"- "+first+" takes the stream's state.\n\n"+
+			"## [0.3.0] - 2026-12-02\n")
+		if !c.breakNamed("0.3.0", libraryModule+"/classify/h2", "Evidence: changed from func(error) (otelretry.Evidence, bool) to func(error, bool) (otelretry.Evidence, bool)") {
+			t.Errorf("%s: the recorded break itself is not named", first)
+		}
+		if c.breakNamed("0.3.0", libraryModule, "./otelretry.Evidence: removed") {
+			t.Errorf("%s: the removal of the library's otelretry.Evidence counts as recorded by an entry about classify/h2", first)
+		}
+	}
+}
+
+// bump's doc: it refuses "a CHANGELOG ... out of the state between
+// releases; it writes nothing then", and otherwise leaves one that the rule
+// (checkSection: "## [Unreleased]" first, then release headings) accepts.
+// parseChangelog accepts a second "## [Unreleased]" heading above the
+// first release; bump renames only the first, and writes a CHANGELOG with
+// "## [Unreleased]" below a release, which its own reader then refuses.
+func TestBumpLeavesAChangelogThatParses(t *testing.T) {
+	text := intro + "## [Unreleased]\n\n### Added\n\n- x\n\n## [Unreleased]\n\n### Fixed\n\n- y\n\n## [0.3.0] - 2026-12-02\n"
+	if _, err := parseChangelog(bufio.NewScanner(strings.NewReader(text))); err != nil {
+		t.Skipf("parseChangelog refuses it: %v", err)
+	}
+	repo := t.TempDir()
+	os.MkdirAll(filepath.Join(repo, "otelretry"), 0o755)
+	os.WriteFile(filepath.Join(repo, "otelretry", "version.go"), []byte("package otelretry\n\nconst Version = \"0.3.0\"\n"), 0o644)
+	os.WriteFile(filepath.Join(repo, "CHANGELOG.md"), []byte(text), 0o644)
+	if err := bump(repo, "0.3.1", time.Date(2026, 12, 24, 0, 0, 0, 0, time.UTC)); err != nil {
+		return // refused: fine
+	}
+	if _, err := readChangelog(filepath.Join(repo, "CHANGELOG.md")); err != nil {
+		got, _ := os.ReadFile(filepath.Join(repo, "CHANGELOG.md"))
+		t.Errorf("bump 0.3.1 accepted the CHANGELOG and wrote one its reader refuses: %v\n%s", err, got)
+	}
+}

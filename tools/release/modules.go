@@ -136,9 +136,12 @@ func checkRequirements(mods []mod, version string, released bool) []error {
 		index[m.path] = i
 	}
 	for i, m := range mods {
-		replaced := map[string]string{} // the replaces that apply to the placeholder requirement
+		// The replaces that apply to the placeholder requirement: one of
+		// that version wins over one of every version, as the go command
+		// takes them.
+		replaced := map[string]string{}
 		for _, r := range m.file.Replace {
-			if r.Old.Version == "" || r.Old.Version == placeholder {
+			if r.Old.Version == placeholder || r.Old.Version == "" && replaced[r.Old.Path] == "" {
 				replaced[r.Old.Path] = r.New.Path
 			}
 			if _, ours := index[r.Old.Path]; ours && released {

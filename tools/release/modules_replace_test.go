@@ -85,3 +85,27 @@ func TestPrepareDropsAReplaceWithAVersion(t *testing.T) {
 		t.Errorf("the release commit's classify/h2/go.mod keeps a replace directive:\n%s", data)
 	}
 }
+
+// RELEASING.md: between releases a module requires another "at
+// v0.0.0-00010101000000-000000000000 with a replace to the module's
+// directory". When a go.mod has both a replace of the placeholder version
+// and one without a version, the go command uses the one with the version
+// (a versioned replace wins); checkRequirements keeps whichever comes last,
+// and passes a go.mod whose placeholder requirement goes elsewhere.
+func TestTheVersionedReplaceIsTheOneThatApplies(t *testing.T) {
+	parse := func(dir, text string) mod {
+		f, err := modfile.Parse(dir+"/go.mod", []byte(text), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return mod{dir: dir, path: f.Module.Mod.Path, file: f}
+	}
+	root := parse(".", "module example.com/r\n\ngo 1.26.0\n")
+	other := parse("a/b", "module example.com/r/a/b\n\ngo 1.26.0\n\n"+
+		"replace example.com/r "+placeholder+" => ../../../elsewhere\n\n"+
+		"replace example.com/r => ../..\n\n"+
+		"require example.com/r "+placeholder+"\n")
+	if errs := checkRequirements([]mod{root, other}, "v0.3.0", false); len(errs) == 0 {
+		t.Error("a go.mod whose placeholder requirement is replaced by ../../../elsewhere (the versioned replace) passes as the development state")
+	}
+}

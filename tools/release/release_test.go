@@ -142,7 +142,9 @@ func TestAddSums(t *testing.T) {
 // (and a public one) serves zips of the tag. Both must be the same zip:
 // the same files, a nested module's left out, the repository's LICENSE
 // added to a module in a subdirectory, a file marked export-ignore left
-// out (git archive leaves it out of the tag's; git ls-files listed it).
+// out, and one in a directory so marked (git archive leaves them out of
+// the tag's; git ls-files listed them, and git check-attr tells the
+// directory's mark of the directory alone).
 func TestWorktreeZipIsTheTagsZip(t *testing.T) {
 	if _, err := exec.LookPath("git"); err != nil {
 		t.Skip("no git")
@@ -154,7 +156,8 @@ func TestWorktreeZipIsTheTagsZip(t *testing.T) {
 		"r.go":               "package r\n",
 		"docs/notes.md":      "notes\n",
 		"docs/draft.md":      "not in an archive\n",
-		".gitattributes":     "docs/draft.md export-ignore\n",
+		".gitattributes":     "docs/draft.md export-ignore\ndrafts export-ignore\n",
+		"drafts/a.md":        "left out with its directory\n",
 		"sub/go.mod":         "module example.com/r/sub\n\ngo 1.26.0\n",
 		"sub/sub.go":         "package sub\n",
 		"sub/testdata/x.txt": "x\n",

@@ -10,7 +10,9 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -59,17 +61,35 @@ func worktreeZip(repo, dir string, m module.Version) ([]byte, error) {
 }
 
 // exportIgnored reports which of the tracked files names git archive
-// leaves out of an archive: those whose export-ignore attribute is set.
+// leaves out of an archive: those whose export-ignore attribute is set, or
+// a directory's they are in (git archive leaves the directory out whole,
+// and git check-attr tells it of the directory's path alone).
 func exportIgnored(repo string, names []string) (map[string]bool, error) {
-	out, err := git(repo, append([]string{"check-attr", "-z", "export-ignore", "--"}, names...)...)
+	paths := slices.Clone(names)
+	for _, name := range names {
+		for dir := path.Dir(name); dir != "."; dir = path.Dir(dir) {
+			paths = append(paths, dir)
+		}
+	}
+	slices.Sort(paths)
+	out, err := git(repo, append([]string{"check-attr", "-z", "export-ignore", "--"}, slices.Compact(paths)...)...)
 	if err != nil {
 		return nil, err
 	}
-	ignored := map[string]bool{}
+	set := map[string]bool{}
 	f := strings.Split(out, "\x00") // path, attribute, value, ...
 	for i := 0; i+2 < len(f); i += 3 {
 		if f[i+2] == "set" {
-			ignored[f[i]] = true
+			set[f[i]] = true
+		}
+	}
+	ignored := map[string]bool{}
+	for _, name := range names {
+		for p := name; p != "."; p = path.Dir(p) {
+			if set[p] {
+				ignored[name] = true
+				break
+			}
 		}
 	}
 	return ignored, nil
