@@ -442,8 +442,10 @@ func (a *attempt) requestText() requestText {
 // type and place, never by their text: an https request's errors.New, or
 // one a layer wrapped or joined, or a cut's cause stands beside (never one
 // of otelretry's own errors wraps: a cut, the caller's cancel; nor the
-// caller's cause), returned once a connection was asked for and before one
-// was had, with no TLS handshake heard failing (a CONNECT is refused
+// caller's cause), returned while a connection asked for was not had yet
+// (a side call a layer made with the attempt's context had its own first;
+// when a call inside the attempt was overheard, the hooks tell nothing and
+// any is taken), with no TLS handshake heard failing (a CONNECT is refused
 // before the handshake with the host, and after a proxy's own succeeded),
 // by net/http's Transport with a Proxy or by any other base, which may
 // wrap one out of sight (otelhttp's, under WithoutClientSpans) and asks
@@ -456,7 +458,7 @@ func (a *attempt) requestText() requestText {
 // its text). An error holding one has its whole text replaced (see
 // sanitizedMessage).
 func (a *attempt) proxyPhrases(err error) []string {
-	if a.out == nil || a.out.URL.Scheme != "https" || !a.wire.askedConn.Load() || a.wire.gotConn.Load() ||
+	if a.out == nil || a.out.URL.Scheme != "https" || a.wire.gathers() && !a.wire.waitsForConn() ||
 		a.wire.failedHandshake(err) || a.setup.stop.legacyCanceled() {
 		return nil
 	}

@@ -12,6 +12,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"net/http/httptrace"
 	"net/url"
 	"strings"
@@ -514,6 +515,63 @@ func TestAProxyPhraseALayerAlsoQuotedOrCutIsNotRecorded(t *testing.T) {
 			}
 			if recorded := recordedText(err, rec.Ended(), ""); strings.Contains(recorded, secret[:len(secret)-4]) || strings.Contains(recorded, secret[len(secret)-12:]) {
 				t.Errorf("(a part of) the proxy's phrase was recorded:\n%s", recorded)
+			}
+		})
+	}
+}
+
+// TestAProxyPhraseAfterASideCallIsNotRecorded: a layer that makes a call
+// of its own with the attempt's context (a token fetch) before it hands
+// the request to net/http's Transport and its proxy: through a plain
+// http.Client, that call's GotConn was heard as the request's, and
+// through an otelretry client under a ClientTrace of the layer's, it was
+// overheard and the hooks told nothing; either way the proxy's refusal
+// echoing the Proxy-Authorization was recorded whole.
+func TestAProxyPhraseAfterASideCallIsNotRecorded(t *testing.T) {
+	const secret = "cHVzZXI6UFJPWFlQQVNTMDc=" // base64 of puser:PROXYPASS07
+	token := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { fmt.Fprint(w, "tok") }))
+	defer token.Close()
+	proxyURL := &url.URL{Scheme: "http", User: url.UserPassword("puser", "PROXYPASS07"), Host: refusingProxy(t, "credentials rejected: %s")}
+	ht := &http.Transport{Proxy: http.ProxyURL(proxyURL)}
+	defer ht.CloseIdleConnections()
+	sideBase := &http.Transport{}
+	defer sideBase.CloseIdleConnections()
+	for _, tc := range []struct {
+		name string
+		side http.RoundTripper // nil: no side call
+	}{
+		{"no side call", nil},
+		{"through a plain client", sideBase},
+		{"through otelretry, overheard", otelretry.NewTransport(sideBase, otelretry.WithMaxAttempts(1))},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			layer := roundTripFunc(func(r *http.Request) (*http.Response, error) {
+				ctx := httptrace.WithClientTrace(r.Context(), &httptrace.ClientTrace{GotFirstResponseByte: func() {}})
+				if tc.side != nil {
+					sreq, _ := http.NewRequestWithContext(ctx, http.MethodGet, token.URL, nil)
+					resp, err := tc.side.RoundTrip(sreq)
+					if err != nil {
+						return nil, err
+					}
+					resp.Body.Close()
+				}
+				return ht.RoundTrip(r.WithContext(ctx))
+			})
+			spans, opts := tracingProviders()
+			var res otelretry.Results
+			req, _ := http.NewRequestWithContext(otelretry.WithResults(t.Context(), &res), http.MethodGet, "https://api.test/x", nil)
+			_, err := otelretry.NewTransport(layer, append(opts, otelretry.WithMaxAttempts(1))...).RoundTrip(req)
+			if err == nil {
+				t.Fatal("no error")
+			}
+			recorded := recordedText(err, spans.Ended(), "")
+			for _, o := range res.Operations() {
+				if o.Err != nil {
+					recorded += "\n" + o.Err.Error()
+				}
+			}
+			if strings.Contains(recorded, secret) {
+				t.Errorf("the proxy's phrase was recorded:\n%s", recorded)
 			}
 		})
 	}
