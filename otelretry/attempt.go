@@ -442,10 +442,10 @@ func (a *attempt) requestText() requestText {
 // type and place, never by their text: an https request's errors.New, or
 // one a layer wrapped or joined, or a cut's cause stands beside (never one
 // of otelretry's own errors wraps: a cut, the caller's cancel; nor the
-// caller's cause), returned while a connection asked for was not had yet
-// (a side call a layer made with the attempt's context had its own first;
-// when a call inside the attempt was overheard, the hooks tell nothing and
-// any is taken), with no TLS handshake heard failing (a CONNECT is refused
+// caller's cause), returned while the last connection event heard under
+// the attempt's context was a GetConn (a side call a layer made with that
+// context before it handed the request on had its own first, whether it
+// went through otelretry or not), with no TLS handshake heard failing (a CONNECT is refused
 // before the handshake with the host, and after a proxy's own succeeded),
 // by net/http's Transport with a Proxy or by any other base, which may
 // wrap one out of sight (otelhttp's, under WithoutClientSpans) and asks
@@ -458,7 +458,7 @@ func (a *attempt) requestText() requestText {
 // its text). An error holding one has its whole text replaced (see
 // sanitizedMessage).
 func (a *attempt) proxyPhrases(err error) []string {
-	if a.out == nil || a.out.URL.Scheme != "https" || a.wire.gathers() && !a.wire.waitsForConn() ||
+	if a.out == nil || a.out.URL.Scheme != "https" || !a.wire.waitsForConn() ||
 		a.wire.failedHandshake(err) || a.setup.stop.legacyCanceled() {
 		return nil
 	}

@@ -576,3 +576,60 @@ func TestAProxyPhraseAfterASideCallIsNotRecorded(t *testing.T) {
 		})
 	}
 }
+
+// TestTheRequestsOwnErrorAfterAFailedSideCallIsNoProxyPhrase: a layer's
+// call of its own with the attempt's context asks for a connection and
+// gets none (a refused dial), then the request gets its connection and
+// fails with net/http's own text (an errors.New in kind). That text is no
+// proxy's phrase, and reads as with no side call, through a plain client
+// or through otelretry.
+func TestTheRequestsOwnErrorAfterAFailedSideCallIsNoProxyPhrase(t *testing.T) {
+	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("X-Big", strings.Repeat("a", 4096))
+	}))
+	defer srv.Close()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	closed := "http://" + ln.Addr().String() + "/token"
+	ln.Close()
+
+	ht := srv.Client().Transport.(*http.Transport).Clone()
+	ht.MaxResponseHeaderBytes = 1024
+	defer ht.CloseIdleConnections()
+	sideBase := &http.Transport{}
+	defer sideBase.CloseIdleConnections()
+	const want = "server response headers exceeded"
+	for _, tc := range []struct {
+		name string
+		side http.RoundTripper
+	}{
+		{"no side call", nil},
+		{"refused side call through a plain transport", sideBase},
+		{"refused side call through otelretry", otelretry.NewTransport(sideBase, otelretry.WithMaxAttempts(1))},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			layer := roundTripFunc(func(r *http.Request) (*http.Response, error) {
+				ctx := httptrace.WithClientTrace(r.Context(), &httptrace.ClientTrace{GotFirstResponseByte: func() {}})
+				if tc.side != nil {
+					sreq, _ := http.NewRequestWithContext(ctx, http.MethodGet, closed, nil)
+					if resp, err := tc.side.RoundTrip(sreq); err == nil {
+						resp.Body.Close()
+					}
+				}
+				return ht.RoundTrip(r.WithContext(ctx))
+			})
+			spans, opts := tracingProviders()
+			req, _ := http.NewRequestWithContext(t.Context(), http.MethodGet, srv.URL+"/x", nil)
+			_, err := otelretry.NewTransport(layer, append(opts, otelretry.WithMaxAttempts(1))...).RoundTrip(req)
+			if err == nil {
+				t.Fatal("no error")
+			}
+			recorded := recordedText(err, spans.Ended(), "")
+			if !strings.Contains(recorded, want) {
+				t.Errorf("the request's own error text %q was replaced; recorded:\n%s", want, recorded)
+			}
+		})
+	}
+}

@@ -67,12 +67,12 @@ type wire struct {
 	// resend (getBody). The cut closes it (closeStreamingAtCut).
 	streaming atomic.Pointer[streamedBody]
 	// askedConn: the base reported it was getting a connection (GetConn),
-	// so it reports its phases through httptrace; connWaits: the
-	// connections asked for that no GotConn has answered yet (a side call
-	// a layer makes with the attempt's context asks and gets one of its
-	// own before the request's).
-	askedConn atomic.Bool
-	connWaits atomic.Int32
+	// so it reports its phases through httptrace; waitingConn: the last
+	// connection event heard, by any call under the attempt's context, was
+	// a GetConn (a side call a layer makes with that context before it
+	// hands the request on has its own GetConn and GotConn, or GetConn
+	// alone, first).
+	askedConn, waitingConn atomic.Bool
 	// connHTTP1, connHTTP2, connReused: what GotConn said of the last
 	// connection: it is known to speak HTTP/1, or HTTP/2 (see
 	// protocols.speaks), and it was taken from the idle pool.
@@ -271,9 +271,9 @@ func (w *wire) gettingConnection(string) {
 		return
 	}
 	ph := phaseGettingConn
+	w.waitingConn.Store(true)
 	if w.gathers() {
 		w.askedConn.Store(true)
-		w.connWaits.Add(1)
 		// Only the connection the base's resend asks for: one asked for
 		// otherwise may be a side call's (see overhear), which must not
 		// cut an upload in progress, the resend's included.
@@ -293,9 +293,9 @@ func (w *wire) gotConnection(info httptrace.GotConnInfo) {
 	if !w.live.Load() {
 		return
 	}
+	w.waitingConn.Store(false)
 	if w.gathers() {
 		w.gotConn.Store(true)
-		w.connWaits.Add(-1)
 		w.connReused.Store(info.Reused)
 		h1, h2 := w.setup.protocols.speaks(w.setup.url, info.Conn)
 		w.connHTTP1.Store(h1)
@@ -353,10 +353,9 @@ func (w *wire) failedHandshake(err error) bool {
 	return p != nil && errors.Is(err, *p)
 }
 
-// waitsForConn reports whether a connection the base asked for was not
-// had yet, as far as the hooks tell: nothing overheard, a GetConn no
-// GotConn answered.
-func (w *wire) waitsForConn() bool { return w.gathers() && w.connWaits.Load() > 0 }
+// waitsForConn reports whether the last connection event heard under the
+// attempt's context was a GetConn, which no GotConn answered.
+func (w *wire) waitsForConn() bool { return w.waitingConn.Load() }
 
 // readFromConn reports whether err is a failed read from a connection.
 func readFromConn(err error) bool {
