@@ -362,6 +362,25 @@ func libraryVersion(repo string) (string, error) {
 
 var versionLine = regexp.MustCompile(`(?m)^const Version = "([^"]*)"$`)
 
+// unreleasedLine is the index of the "## [Unreleased]" heading among the
+// CHANGELOG's lines when it is the first section's (outside fenced
+// blocks), else -1.
+func unreleasedLine(lines []string) int {
+	var blocks fences
+	for i, l := range lines {
+		if fence, inFence := blocks.step(l); fence || inFence {
+			continue
+		}
+		if sectionHeading.MatchString(l) {
+			if strings.TrimRight(l, "\n") == "## [Unreleased]" {
+				return i
+			}
+			return -1
+		}
+	}
+	return -1
+}
+
 // bump makes the edits of a release's version commit in repo: the
 // CHANGELOG's [Unreleased] section becomes "## [X.Y.Z] - DATE" (day's
 // date), under a new empty [Unreleased], and otelretry.Version becomes
@@ -397,19 +416,7 @@ func bump(repo, version string, day time.Time) error {
 		return err
 	}
 	lines := strings.SplitAfter(string(data), "\n")
-	unreleased := -1
-	var blocks fences
-	for i, l := range lines {
-		if fence, inFence := blocks.step(l); fence || inFence {
-			continue
-		}
-		if m := sectionHeading.FindStringSubmatch(strings.TrimRight(l, "\n")); m != nil {
-			if m[1] == "Unreleased" && strings.TrimRight(l, "\n") == "## [Unreleased]" {
-				unreleased = i
-			}
-			break
-		}
-	}
+	unreleased := unreleasedLine(lines)
 	if unreleased < 0 {
 		return fmt.Errorf("%s: the first section is not \"## [Unreleased]\", whose changes the release takes", changelogPath)
 	}

@@ -136,14 +136,8 @@ func checkRequirements(mods []mod, version string, released bool) []error {
 		index[m.path] = i
 	}
 	for i, m := range mods {
-		// The replaces that apply to the placeholder requirement: one of
-		// that version wins over one of every version, as the go command
-		// takes them.
-		replaced := map[string]string{}
+		replaced := placeholderReplaces(m.file)
 		for _, r := range m.file.Replace {
-			if r.Old.Version == placeholder || r.Old.Version == "" && replaced[r.Old.Path] == "" {
-				replaced[r.Old.Path] = r.New.Path
-			}
 			if _, ours := index[r.Old.Path]; ours && released {
 				errs = append(errs, fmt.Errorf("%s: replaces %s (a release has no replace directives)", m.goMod(), r.Old.Path))
 			}
@@ -174,6 +168,19 @@ func checkRequirements(mods []mod, version string, released bool) []error {
 		}
 	}
 	return errs
+}
+
+// placeholderReplaces maps each module path f replaces at the placeholder
+// version to its replacement's path: a replace of that version wins over
+// one of every version, as the go command takes them.
+func placeholderReplaces(f *modfile.File) map[string]string {
+	replaced := map[string]string{}
+	for _, r := range f.Replace {
+		if r.Old.Version == placeholder || r.Old.Version == "" && replaced[r.Old.Path] == "" {
+			replaced[r.Old.Path] = r.New.Path
+		}
+	}
+	return replaced
 }
 
 // prepare makes the release commit's edits in the working tree: each
