@@ -442,10 +442,11 @@ func (a *attempt) requestText() requestText {
 // type and place, never by their text: an https request's errors.New, or
 // one a layer wrapped or joined, or a cut's cause stands beside (never one
 // of otelretry's own errors wraps: a cut, the caller's cancel; nor the
-// caller's cause), returned while the last connection event heard under
-// the attempt's context was a GetConn (a side call a layer made with that
-// context before it handed the request on had its own first, whether it
-// went through otelretry or not), with no TLS handshake heard failing (a CONNECT is refused
+// caller's cause), returned while a connection asked for under the
+// attempt's context was not had (by any call: a layer's own calls with
+// that context are not told from the request, so one whose dial failed
+// makes the request's own text taken too, the safe side), with no TLS
+// handshake heard failing (a CONNECT is refused
 // before the handshake with the host, and after a proxy's own succeeded),
 // by net/http's Transport with a Proxy or by any other base, which may
 // wrap one out of sight (otelhttp's, under WithoutClientSpans) and asks

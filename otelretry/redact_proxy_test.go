@@ -577,13 +577,14 @@ func TestAProxyPhraseAfterASideCallIsNotRecorded(t *testing.T) {
 	}
 }
 
-// TestTheRequestsOwnErrorAfterAFailedSideCallIsNoProxyPhrase: a layer's
-// call of its own with the attempt's context asks for a connection and
-// gets none (a refused dial), then the request gets its connection and
-// fails with net/http's own text (an errors.New in kind). That text is no
-// proxy's phrase, and reads as with no side call, through a plain client
-// or through otelretry.
-func TestTheRequestsOwnErrorAfterAFailedSideCallIsNoProxyPhrase(t *testing.T) {
+// TestARequestsOwnErrorAfterASideCallWhoseDialFailed: a layer's call of
+// its own with the attempt's context asks for a connection and gets none
+// (a refused dial), then the request gets its connection and fails with
+// net/http's own text (an errors.New in kind). Without the side call the
+// text is kept; after it, the side call's ask, never answered, is not told
+// from the request's, and the text is replaced, the safe side
+// (docs/telemetry.md).
+func TestARequestsOwnErrorAfterASideCallWhoseDialFailed(t *testing.T) {
 	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("X-Big", strings.Repeat("a", 4096))
 	}))
@@ -627,9 +628,115 @@ func TestTheRequestsOwnErrorAfterAFailedSideCallIsNoProxyPhrase(t *testing.T) {
 				t.Fatal("no error")
 			}
 			recorded := recordedText(err, spans.Ended(), "")
-			if !strings.Contains(recorded, want) {
-				t.Errorf("the request's own error text %q was replaced; recorded:\n%s", want, recorded)
+			if kept := strings.Contains(recorded, want); kept != (tc.side == nil) {
+				t.Errorf("the request's own error text %q kept: %v, want %v; recorded:\n%s", want, kept, tc.side == nil, recorded)
 			}
 		})
+	}
+}
+
+const echoedProxySecret = "cHVzZXI6UFJPWFlQQVNTMDc=" // base64 of puser:PROXYPASS07
+
+// gatedRefusingProxy answers each CONNECT 407 echoing the
+// Proxy-Authorization, but only after it signaled got and release closed.
+func gatedRefusingProxy(t *testing.T, got chan<- struct{}, release <-chan struct{}) string {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				defer c.Close()
+				req, err := http.ReadRequest(bufio.NewReader(c))
+				if err != nil {
+					return
+				}
+				select {
+				case got <- struct{}{}:
+				default:
+				}
+				<-release
+				fmt.Fprintf(c, "HTTP/1.1 407 credentials rejected: %s\r\nContent-Length: 0\r\n\r\n", req.Header.Get("Proxy-Authorization"))
+			}()
+		}
+	}()
+	return ln.Addr().String()
+}
+
+// TestAProxyPhraseBeforeALayersOwnCallIsNotRecorded: a layer that, after
+// net/http's Transport failed with the proxy's refusal, reports the
+// failure with a call of its own under the request's context (GetConn,
+// GotConn), then returns the error: that call's GotConn was taken for the
+// request's, and the phrase recorded whole.
+func TestAProxyPhraseBeforeALayersOwnCallIsNotRecorded(t *testing.T) {
+	report := httptest.NewServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
+	defer report.Close()
+	proxyURL := &url.URL{Scheme: "http", User: url.UserPassword("puser", "PROXYPASS07"), Host: refusingProxy(t, "credentials rejected: %s")}
+	ht := &http.Transport{Proxy: http.ProxyURL(proxyURL)}
+	defer ht.CloseIdleConnections()
+	side := &http.Transport{}
+	defer side.CloseIdleConnections()
+	layer := roundTripFunc(func(r *http.Request) (*http.Response, error) {
+		resp, err := ht.RoundTrip(r)
+		if err != nil {
+			sreq, _ := http.NewRequestWithContext(r.Context(), http.MethodPost, report.URL+"/failures", nil)
+			if sresp, serr := side.RoundTrip(sreq); serr == nil {
+				sresp.Body.Close()
+			}
+		}
+		return resp, err
+	})
+	spans, opts := tracingProviders()
+	req, _ := http.NewRequestWithContext(t.Context(), http.MethodGet, "https://api.test/x", nil)
+	_, err := otelretry.NewTransport(layer, append(opts, otelretry.WithMaxAttempts(1))...).RoundTrip(req)
+	if err == nil {
+		t.Fatal("no error")
+	}
+	if recorded := recordedText(err, spans.Ended(), ""); strings.Contains(recorded, echoedProxySecret) {
+		t.Errorf("the proxy's phrase was recorded:\n%s", recorded)
+	}
+}
+
+// TestAProxyPhraseBesideAConcurrentSideCallIsNotRecorded: a layer makes a
+// call of its own on a goroutine under the request's context while the
+// proxy is answering the CONNECT (ordered by channels): its GotConn was
+// taken for the request's.
+func TestAProxyPhraseBesideAConcurrentSideCallIsNotRecorded(t *testing.T) {
+	side := httptest.NewServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
+	defer side.Close()
+	got, release := make(chan struct{}, 1), make(chan struct{})
+	proxyURL := &url.URL{Scheme: "http", User: url.UserPassword("puser", "PROXYPASS07"), Host: gatedRefusingProxy(t, got, release)}
+	ht := &http.Transport{Proxy: http.ProxyURL(proxyURL)}
+	defer ht.CloseIdleConnections()
+	sideBase := &http.Transport{}
+	defer sideBase.CloseIdleConnections()
+	done := make(chan struct{})
+	layer := roundTripFunc(func(r *http.Request) (*http.Response, error) {
+		go func() {
+			defer close(done)
+			defer close(release)
+			<-got
+			sreq, _ := http.NewRequestWithContext(r.Context(), http.MethodGet, side.URL+"/metrics", nil)
+			if resp, err := sideBase.RoundTrip(sreq); err == nil {
+				resp.Body.Close()
+			}
+		}()
+		return ht.RoundTrip(r)
+	})
+	spans, opts := tracingProviders()
+	req, _ := http.NewRequestWithContext(t.Context(), http.MethodGet, "https://api.test/x", nil)
+	_, err := otelretry.NewTransport(layer, append(opts, otelretry.WithMaxAttempts(1))...).RoundTrip(req)
+	<-done
+	if err == nil {
+		t.Fatal("no error")
+	}
+	if recorded := recordedText(err, spans.Ended(), ""); strings.Contains(recorded, echoedProxySecret) {
+		t.Errorf("the proxy's phrase was recorded:\n%s", recorded)
 	}
 }

@@ -67,12 +67,13 @@ type wire struct {
 	// resend (getBody). The cut closes it (closeStreamingAtCut).
 	streaming atomic.Pointer[streamedBody]
 	// askedConn: the base reported it was getting a connection (GetConn),
-	// so it reports its phases through httptrace; waitingConn: the last
-	// connection event heard, by any call under the attempt's context, was
-	// a GetConn (a side call a layer makes with that context before it
-	// hands the request on has its own GetConn and GotConn, or GetConn
-	// alone, first).
-	askedConn, waitingConn atomic.Bool
+	// so it reports its phases through httptrace; connWaits: the
+	// connections asked for under the attempt's context, by any call (a
+	// layer's own calls with that context, before, beside or after the
+	// request, included), that no GotConn answered, never below 0 (a
+	// pooled HTTP/2 connection may be taken with no GetConn).
+	askedConn atomic.Bool
+	connWaits atomic.Int32
 	// connHTTP1, connHTTP2, connReused: what GotConn said of the last
 	// connection: it is known to speak HTTP/1, or HTTP/2 (see
 	// protocols.speaks), and it was taken from the idle pool.
@@ -271,7 +272,7 @@ func (w *wire) gettingConnection(string) {
 		return
 	}
 	ph := phaseGettingConn
-	w.waitingConn.Store(true)
+	w.connWaits.Add(1)
 	if w.gathers() {
 		w.askedConn.Store(true)
 		// Only the connection the base's resend asks for: one asked for
@@ -293,7 +294,7 @@ func (w *wire) gotConnection(info httptrace.GotConnInfo) {
 	if !w.live.Load() {
 		return
 	}
-	w.waitingConn.Store(false)
+	w.connAnswered()
 	if w.gathers() {
 		w.gotConn.Store(true)
 		w.connReused.Store(info.Reused)
@@ -353,9 +354,20 @@ func (w *wire) failedHandshake(err error) bool {
 	return p != nil && errors.Is(err, *p)
 }
 
-// waitsForConn reports whether the last connection event heard under the
-// attempt's context was a GetConn, which no GotConn answered.
-func (w *wire) waitsForConn() bool { return w.waitingConn.Load() }
+// connAnswered takes one connection asked for off connWaits, never below
+// 0.
+func (w *wire) connAnswered() {
+	for n := w.connWaits.Load(); n > 0; n = w.connWaits.Load() {
+		if w.connWaits.CompareAndSwap(n, n-1) {
+			return
+		}
+	}
+}
+
+// waitsForConn reports whether a connection asked for under the
+// attempt's context, by any call, was not had: a GetConn no GotConn
+// answered.
+func (w *wire) waitsForConn() bool { return w.connWaits.Load() > 0 }
 
 // readFromConn reports whether err is a failed read from a connection.
 func readFromConn(err error) bool {
