@@ -126,32 +126,33 @@ func TestAProxyPhraseThroughALayerIsNotRecorded(t *testing.T) {
 // refusingProxy listens on 127.0.0.1 and answers every CONNECT 407 with
 // phrase, in which %s, if any, is the Proxy-Authorization it got.
 func refusingProxy(t *testing.T, phrase string) string {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ln.Close() })
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			go func() {
-				defer c.Close()
-				req, err := http.ReadRequest(bufio.NewReader(c))
-				if err != nil {
-					return
-				}
-				text := phrase
-				if strings.Contains(phrase, "%s") {
-					text = fmt.Sprintf(phrase, req.Header.Get("Proxy-Authorization"))
-				}
-				fmt.Fprintf(c, "HTTP/1.1 407 %s\r\nContent-Length: 0\r\n\r\n", text)
-			}()
+	return gatedRefusingProxy(t, phrase, nil, nil)
+}
+
+// gatedRefusingProxy is refusingProxy that, given got and release, tells
+// got of each CONNECT it read (when got has room) and answers it once
+// release is closed.
+func gatedRefusingProxy(t *testing.T, phrase string, got chan<- struct{}, release <-chan struct{}) string {
+	return serveConns(t, func(c net.Conn) {
+		req, err := http.ReadRequest(bufio.NewReader(c))
+		if err != nil {
+			return
 		}
-	}()
-	return ln.Addr().String()
+		if got != nil {
+			select {
+			case got <- struct{}{}:
+			default:
+			}
+		}
+		if release != nil {
+			<-release
+		}
+		text := phrase
+		if strings.Contains(phrase, "%s") {
+			text = fmt.Sprintf(phrase, req.Header.Get("Proxy-Authorization"))
+		}
+		fmt.Fprintf(c, "HTTP/1.1 407 %s\r\nContent-Length: 0\r\n\r\n", text)
+	})
 }
 
 // A proxy's phrase that is net/http's own message for an HTTP/2 GOAWAY
@@ -352,35 +353,20 @@ func TestAProxyPhraseJoinedByALayerIsNotRecorded(t *testing.T) {
 // selected unsupported protocol version 300", after GetConn and before
 // GotConn.
 func oldVersionTLSServer(t *testing.T) string {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ln.Close() })
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			go func() {
-				defer c.Close()
-				buf := make([]byte, 4096)
-				if _, err := c.Read(buf); err != nil {
-					return
-				}
-				body := []byte{0x03, 0x00} // legacy_version SSL 3.0
-				body = append(body, make([]byte, 32)...)
-				body = append(body, 0x00, 0x00, 0x2f, 0x00) // no session id, TLS_RSA_WITH_AES_128_CBC_SHA, no compression
-				hs := append([]byte{0x02, 0x00, 0x00, byte(len(body))}, body...)
-				rec := append([]byte{0x16, 0x03, 0x03, 0x00, byte(len(hs))}, hs...)
-				c.Write(rec)
-				c.SetReadDeadline(time.Now().Add(5 * time.Second))
-				io.Copy(io.Discard, c)
-			}()
+	return serveConns(t, func(c net.Conn) {
+		buf := make([]byte, 4096)
+		if _, err := c.Read(buf); err != nil {
+			return
 		}
-	}()
-	return ln.Addr().String()
+		body := []byte{0x03, 0x00} // legacy_version SSL 3.0
+		body = append(body, make([]byte, 32)...)
+		body = append(body, 0x00, 0x00, 0x2f, 0x00) // no session id, TLS_RSA_WITH_AES_128_CBC_SHA, no compression
+		hs := append([]byte{0x02, 0x00, 0x00, byte(len(body))}, body...)
+		rec := append([]byte{0x16, 0x03, 0x03, 0x00, byte(len(hs))}, hs...)
+		c.Write(rec)
+		c.SetReadDeadline(time.Now().Add(5 * time.Second))
+		io.Copy(io.Discard, c)
+	})
 }
 
 // failOnce sends one https GET through base with one attempt and returns
@@ -637,38 +623,6 @@ func TestARequestsOwnErrorAfterASideCallWhoseDialFailed(t *testing.T) {
 
 const echoedProxySecret = "cHVzZXI6UFJPWFlQQVNTMDc=" // base64 of puser:PROXYPASS07
 
-// gatedRefusingProxy answers each CONNECT 407 echoing the
-// Proxy-Authorization, but only after it signaled got and release closed.
-func gatedRefusingProxy(t *testing.T, got chan<- struct{}, release <-chan struct{}) string {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ln.Close() })
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			go func() {
-				defer c.Close()
-				req, err := http.ReadRequest(bufio.NewReader(c))
-				if err != nil {
-					return
-				}
-				select {
-				case got <- struct{}{}:
-				default:
-				}
-				<-release
-				fmt.Fprintf(c, "HTTP/1.1 407 credentials rejected: %s\r\nContent-Length: 0\r\n\r\n", req.Header.Get("Proxy-Authorization"))
-			}()
-		}
-	}()
-	return ln.Addr().String()
-}
-
 // TestAProxyPhraseBeforeALayersOwnCallIsNotRecorded: a layer that, after
 // net/http's Transport failed with the proxy's refusal, reports the
 // failure with a call of its own under the request's context (GetConn,
@@ -711,7 +665,7 @@ func TestAProxyPhraseBesideAConcurrentSideCallIsNotRecorded(t *testing.T) {
 	side := httptest.NewServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
 	defer side.Close()
 	got, release := make(chan struct{}, 1), make(chan struct{})
-	proxyURL := &url.URL{Scheme: "http", User: url.UserPassword("puser", "PROXYPASS07"), Host: gatedRefusingProxy(t, got, release)}
+	proxyURL := &url.URL{Scheme: "http", User: url.UserPassword("puser", "PROXYPASS07"), Host: gatedRefusingProxy(t, "credentials rejected: %s", got, release)}
 	ht := &http.Transport{Proxy: http.ProxyURL(proxyURL)}
 	defer ht.CloseIdleConnections()
 	sideBase := &http.Transport{}
@@ -739,4 +693,28 @@ func TestAProxyPhraseBesideAConcurrentSideCallIsNotRecorded(t *testing.T) {
 	if recorded := recordedText(err, spans.Ended(), ""); strings.Contains(recorded, echoedProxySecret) {
 		t.Errorf("the proxy's phrase was recorded:\n%s", recorded)
 	}
+}
+
+// serveConns listens on 127.0.0.1 and hands each connection to handle on
+// a goroutine of its own, closing it after; the test's cleanup closes the
+// listener. It returns the address.
+func serveConns(t *testing.T, handle func(c net.Conn)) string {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				defer c.Close()
+				handle(c)
+			}()
+		}
+	}()
+	return ln.Addr().String()
 }

@@ -20,15 +20,8 @@ import (
 // placeholder. checkRequirements keys replacements by path only and passes
 // it.
 func TestAReplaceOfAnotherVersionIsNotTheDevelopmentState(t *testing.T) {
-	parse := func(dir, text string) mod {
-		f, err := modfile.Parse(dir+"/go.mod", []byte(text), nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return mod{dir: dir, path: f.Module.Mod.Path, file: f}
-	}
-	root := parse(".", "module example.com/r\n\ngo 1.26.0\n")
-	other := parse("a/b", "module example.com/r/a/b\n\ngo 1.26.0\n\nreplace example.com/r v0.2.0 => ../..\n\nrequire example.com/r "+placeholder+"\n")
+	root := parseMod(t, ".", "module example.com/r\n\ngo 1.26.0\n")
+	other := parseMod(t, "a/b", "module example.com/r/a/b\n\ngo 1.26.0\n\nreplace example.com/r v0.2.0 => ../..\n\nrequire example.com/r "+placeholder+"\n")
 	if errs := checkRequirements([]mod{root, other}, "v0.3.0", false); len(errs) == 0 {
 		t.Error("a replace of example.com/r v0.2.0, which leaves the placeholder requirement unreplaced, passes as the development state")
 	}
@@ -93,15 +86,8 @@ func TestPrepareDropsAReplaceWithAVersion(t *testing.T) {
 // (a versioned replace wins); checkRequirements keeps whichever comes last,
 // and passes a go.mod whose placeholder requirement goes elsewhere.
 func TestTheVersionedReplaceIsTheOneThatApplies(t *testing.T) {
-	parse := func(dir, text string) mod {
-		f, err := modfile.Parse(dir+"/go.mod", []byte(text), nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return mod{dir: dir, path: f.Module.Mod.Path, file: f}
-	}
-	root := parse(".", "module example.com/r\n\ngo 1.26.0\n")
-	other := parse("a/b", "module example.com/r/a/b\n\ngo 1.26.0\n\n"+
+	root := parseMod(t, ".", "module example.com/r\n\ngo 1.26.0\n")
+	other := parseMod(t, "a/b", "module example.com/r/a/b\n\ngo 1.26.0\n\n"+
 		"replace example.com/r "+placeholder+" => ../../../elsewhere\n\n"+
 		"replace example.com/r => ../..\n\n"+
 		"require example.com/r "+placeholder+"\n")

@@ -89,18 +89,11 @@ func TestRepositoryVersion(t *testing.T) {
 }
 
 func TestRequirementStates(t *testing.T) {
-	parse := func(dir, text string) mod {
-		f, err := modfile.Parse(dir+"/go.mod", []byte(text), nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return mod{dir: dir, path: f.Module.Mod.Path, file: f}
-	}
-	root := parse(".", "module example.com/r\n\ngo 1.26.0\n")
-	dev := parse("a/b", "module example.com/r/a/b\n\ngo 1.26.0\n\nreplace example.com/r => ../..\n\nrequire example.com/r "+placeholder+"\n")
-	rel := parse("a/b", "module example.com/r/a/b\n\ngo 1.26.0\n\nrequire example.com/r v0.3.0\n")
-	wrongDir := parse("a/b", "module example.com/r/a/b\n\ngo 1.26.0\n\nreplace example.com/r => ..\n\nrequire example.com/r "+placeholder+"\n")
-	stale := parse("a/b", "module example.com/r/a/b\n\ngo 1.26.0\n\nrequire example.com/r v0.2.0\n")
+	root := parseMod(t, ".", "module example.com/r\n\ngo 1.26.0\n")
+	dev := parseMod(t, "a/b", "module example.com/r/a/b\n\ngo 1.26.0\n\nreplace example.com/r => ../..\n\nrequire example.com/r "+placeholder+"\n")
+	rel := parseMod(t, "a/b", "module example.com/r/a/b\n\ngo 1.26.0\n\nrequire example.com/r v0.3.0\n")
+	wrongDir := parseMod(t, "a/b", "module example.com/r/a/b\n\ngo 1.26.0\n\nreplace example.com/r => ..\n\nrequire example.com/r "+placeholder+"\n")
+	stale := parseMod(t, "a/b", "module example.com/r/a/b\n\ngo 1.26.0\n\nrequire example.com/r v0.2.0\n")
 	for _, tc := range []struct {
 		name     string
 		m        mod
@@ -474,4 +467,14 @@ func TestAnItemOfAModulesEntryNamesItsBreak(t *testing.T) {
 	if c.breakNamed("0.3.0", libraryModule+"/classify/h3", "Example: removed") {
 		t.Error("another entry's example records a change of classify/h3")
 	}
+}
+
+// parseMod is the module of the go.mod text in directory dir.
+func parseMod(t *testing.T, dir, text string) mod {
+	t.Helper()
+	f, err := modfile.Parse(dir+"/go.mod", []byte(text), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return mod{dir: dir, path: f.Module.Mod.Path, file: f}
 }
