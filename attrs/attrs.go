@@ -103,9 +103,9 @@ const (
 	// HedgedAfterMsKey is set on the event of an attempt that was hedged:
 	// how long after its start its hedge was sent, in milliseconds.
 	HedgedAfterMsKey = attribute.Key("retry.hedge.sent_after_ms")
-	// HedgeDelayMsKey is set on the operation span when a hedge was sent
-	// (EventHedgeSent) or refused (EventHedgeRefused): the delay it waited,
-	// fixed or adaptive, in milliseconds.
+	// HedgeDelayMsKey is set on the operation span's events of a hedge sent
+	// (EventHedgeSent) or refused (EventHedgeRefused), not on the span: the
+	// delay it waited, fixed or adaptive, in milliseconds.
 	HedgeDelayMsKey = attribute.Key("retry.hedge.delay_ms")
 	// HedgesRefusedKey is set on the retry.operation log record of an
 	// operation that refused a hedge: the retry.reason of each of its

@@ -294,7 +294,13 @@ func identity(op *inspect.Operation, findings []findingRef) string {
 	for _, step := range steps(op) {
 		parts = append(parts, step)
 	}
-	return strings.Join(parts, "\x00")
+	// Each part quoted: a value may hold any byte, a separator's too, and
+	// two operations that differ must not join into one key.
+	var key strings.Builder
+	for _, p := range parts {
+		key.WriteString(strconv.Quote(p))
+	}
+	return key.String()
 }
 
 // steps lists an operation's attempts and state checks in order, each as
