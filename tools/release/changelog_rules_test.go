@@ -77,34 +77,35 @@ func TestANonBreakingSubsectionIsNotBreaking(t *testing.T) {
 
 // RELEASING.md: the version is the newest "## [X.Y.Z] - DATE" heading, and
 // the rule is "headings in order, dated, no pre-release"
-// (TestReleasedVersionRule). bump documents that it refuses "a CHANGELOG
-// ... out of the state between releases" and writes nothing then. It reads
-// the CHANGELOG with parseChangelog, which checks only the first release
-// heading's version.
+// (TestReleasedVersionRule). bump refuses "a CHANGELOG ... out of the state
+// between releases" and writes nothing then: every heading is checked, not
+// the newest release's version alone (as it was).
 func TestBumpRefusesAChangelogOutOfTheRule(t *testing.T) {
 	for name, text := range map[string]string{
 		"newest heading undated":       "## [Unreleased]\n\n### Added\n\n- x\n\n## [0.3.0]\n\n## [0.2.0] - 2026-12-01\n",
 		"newest heading, a bad date":   "## [Unreleased]\n\n### Added\n\n- x\n\n## [0.3.0] - soon\n\n## [0.2.0] - 2026-12-01\n",
 		"headings out of order":        "## [Unreleased]\n\n### Added\n\n- x\n\n## [0.3.0] - 2026-12-02\n\n## [0.4.0] - 2026-12-03\n",
 		"an older pre-release heading": "## [Unreleased]\n\n### Added\n\n- x\n\n## [0.3.0] - 2026-12-02\n\n## [0.3.0-rc.1] - 2026-12-01\n",
+		"a second [Unreleased]":        "## [Unreleased]\n\n### Added\n\n- x\n\n## [Unreleased]\n\n### Fixed\n\n- y\n\n## [0.3.0] - 2026-12-02\n",
 	} {
 		t.Run(name, func(t *testing.T) {
-			repo := t.TempDir()
-			os.MkdirAll(filepath.Join(repo, "otelretry"), 0o755)
-			os.WriteFile(filepath.Join(repo, "otelretry", "version.go"), []byte("package otelretry\n\nconst Version = \"0.3.0\"\n"), 0o644)
-			os.WriteFile(filepath.Join(repo, "CHANGELOG.md"), []byte(intro+text), 0o644)
+			if _, err := parseChangelog(bufio.NewScanner(strings.NewReader(intro + text))); err == nil {
+				t.Error("parseChangelog accepts it")
+			}
+			repo := bumpRepo(t, intro+text)
 			if err := bump(repo, "0.3.1", time.Date(2026, 12, 24, 0, 0, 0, 0, time.UTC)); err == nil {
-				got, _ := os.ReadFile(filepath.Join(repo, "CHANGELOG.md"))
-				t.Errorf("bump 0.3.1 accepted a CHANGELOG out of the rule and wrote:\n%s", got)
+				t.Error("bump 0.3.1 accepted it")
+			}
+			if got, _ := os.ReadFile(filepath.Join(repo, "CHANGELOG.md")); string(got) != intro+text {
+				t.Errorf("bump wrote the CHANGELOG it refused:\n%s", got)
 			}
 		})
 	}
 }
 
 // The heading rule (checkSection) reads every "## [" heading, and a "## ["
-// line inside a fenced code block is no heading. CommonMark fences are
-// ``` or ~~~; parseChangelog knows only ```, so an example in a ~~~ fence
-// is read as a release heading.
+// line inside a fenced code block is no heading: CommonMark fences are
+// ``` or ~~~, and an example in a ~~~ fence was read as a release heading.
 func TestATildeFencedHeadingIsNoHeading(t *testing.T) {
 	text := "# Changelog\n\nA release's heading:\n\n~~~markdown\n## [X.Y.Z] - YYYY-MM-DD\n~~~\n\n" +
 		"## [Unreleased]\n\n### Added\n\n- x\n\n## [0.3.0] - 2026-12-02\n"
@@ -114,22 +115,21 @@ func TestATildeFencedHeadingIsNoHeading(t *testing.T) {
 	}
 }
 
-// bump's doc: it makes [Unreleased] a release, refusing only a CHANGELOG
-// out of the rule. parseChangelog skips a "## [" line in a ``` fence, but
-// bump, looking for the [Unreleased] line to rename, takes the first "## ["
-// line, fenced or not, and refuses a CHANGELOG that parseChangelog accepts.
+// bump makes [Unreleased] a release, refusing only a CHANGELOG out of the
+// rule: a "## [" line in a fence is no heading to it either (it took the
+// first one, fenced or not, and refused what parseChangelog accepts).
 func TestBumpSkipsAFencedHeading(t *testing.T) {
 	text := "# Changelog\n\nA release's heading:\n\n```markdown\n## [X.Y.Z] - YYYY-MM-DD\n```\n\n" +
 		"## [Unreleased]\n\n### Added\n\n- x\n\n## [0.3.0] - 2026-12-02\n"
 	if _, err := parseChangelog(bufio.NewScanner(strings.NewReader(text))); err != nil {
 		t.Fatalf("parseChangelog: %v", err)
 	}
-	repo := t.TempDir()
-	os.MkdirAll(filepath.Join(repo, "otelretry"), 0o755)
-	os.WriteFile(filepath.Join(repo, "otelretry", "version.go"), []byte("package otelretry\n\nconst Version = \"0.3.0\"\n"), 0o644)
-	os.WriteFile(filepath.Join(repo, "CHANGELOG.md"), []byte(text), 0o644)
+	repo := bumpRepo(t, text)
 	if err := bump(repo, "0.3.1", time.Date(2026, 12, 24, 0, 0, 0, 0, time.UTC)); err != nil {
-		t.Errorf("bump 0.3.1: %v", err)
+		t.Fatalf("bump 0.3.1: %v", err)
+	}
+	if c, err := readChangelog(filepath.Join(repo, "CHANGELOG.md")); err != nil || c.newest != "0.3.1" {
+		t.Errorf("after bump 0.3.1: newest %q, %v; want 0.3.1", c.newest, err)
 	}
 }
 
@@ -137,9 +137,9 @@ func TestBumpSkipsAFencedHeading(t *testing.T) {
 // not begin with another module's directory"; breakNamed's doc: "A name
 // alone, written for another module's break ..., records nothing else."
 // An entry for classify/h2 that writes its first span as the qualified
-// `classify/h2.Evidence` (or the module's import path) is about classify/h2,
-// yet aboutOtherModule sees no directory and the entry records a break of
-// the library's Evidence too.
+// `classify/h2.Evidence` (or the module's import path) is about classify/h2
+// and records no break of the library's Evidence (it did: only a span that
+// was the directory alone was read as another module's).
 func TestAQualifiedOtherModuleEntryRecordsNoLibraryBreak(t *testing.T) {
 	for _, first := range []string{"`classify/h2.Evidence`", "`github.com/otelretry/otelretry-go/classify/h2`: `Evidence`"} {
 		c := parseWithIntro(t, "## [Unreleased]\n\n### Changed (breaking)\n\n"+
@@ -154,26 +154,12 @@ func TestAQualifiedOtherModuleEntryRecordsNoLibraryBreak(t *testing.T) {
 	}
 }
 
-// bump's doc: it refuses "a CHANGELOG ... out of the state between
-// releases; it writes nothing then", and otherwise leaves one that the rule
-// (checkSection: "## [Unreleased]" first, then release headings) accepts.
-// parseChangelog accepts a second "## [Unreleased]" heading above the
-// first release; bump renames only the first, and writes a CHANGELOG with
-// "## [Unreleased]" below a release, which its own reader then refuses.
-func TestBumpLeavesAChangelogThatParses(t *testing.T) {
-	text := intro + "## [Unreleased]\n\n### Added\n\n- x\n\n## [Unreleased]\n\n### Fixed\n\n- y\n\n## [0.3.0] - 2026-12-02\n"
-	if _, err := parseChangelog(bufio.NewScanner(strings.NewReader(text))); err != nil {
-		t.Skipf("parseChangelog refuses it: %v", err)
-	}
+// bumpRepo is a scratch repository holding CHANGELOG.md with text and an
+// otelretry.Version of 0.3.0, for bump.
+func bumpRepo(t *testing.T, text string) string {
+	t.Helper()
 	repo := t.TempDir()
-	os.MkdirAll(filepath.Join(repo, "otelretry"), 0o755)
-	os.WriteFile(filepath.Join(repo, "otelretry", "version.go"), []byte("package otelretry\n\nconst Version = \"0.3.0\"\n"), 0o644)
-	os.WriteFile(filepath.Join(repo, "CHANGELOG.md"), []byte(text), 0o644)
-	if err := bump(repo, "0.3.1", time.Date(2026, 12, 24, 0, 0, 0, 0, time.UTC)); err != nil {
-		return // refused: fine
-	}
-	if _, err := readChangelog(filepath.Join(repo, "CHANGELOG.md")); err != nil {
-		got, _ := os.ReadFile(filepath.Join(repo, "CHANGELOG.md"))
-		t.Errorf("bump 0.3.1 accepted the CHANGELOG and wrote one its reader refuses: %v\n%s", err, got)
-	}
+	writeFile(t, repo, "otelretry/version.go", "package otelretry\n\nconst Version = \"0.3.0\"\n")
+	writeFile(t, repo, "CHANGELOG.md", text)
+	return repo
 }

@@ -16,9 +16,8 @@ import (
 // at v0.0.0-00010101000000-000000000000 with a replace to the module's
 // directory". A replace that names another version on its left side
 // (example.com/r v0.2.0 => ../..) does not apply to the placeholder
-// requirement: the go command then fetches example.com/r at the
-// placeholder. checkRequirements keys replacements by path only and passes
-// it.
+// requirement (the go command would fetch example.com/r at the
+// placeholder): it is no development state (it passed, keyed by path).
 func TestAReplaceOfAnotherVersionIsNotTheDevelopmentState(t *testing.T) {
 	root := parseMod(t, ".", "module example.com/r\n\ngo 1.26.0\n")
 	other := parseMod(t, "a/b", "module example.com/r/a/b\n\ngo 1.26.0\n\nreplace example.com/r v0.2.0 => ../..\n\nrequire example.com/r "+placeholder+"\n")
@@ -29,9 +28,9 @@ func TestAReplaceOfAnotherVersionIsNotTheDevelopmentState(t *testing.T) {
 
 // prepare's doc: the release commit's modules require each other "at
 // vVERSION, without replace directives". A replace written with the
-// placeholder version on its left (the development state, which
-// checkRequirements accepts) is left in place: DropReplace(path, "") drops
-// only a replace without a version.
+// placeholder version on its left (a development state checkRequirements
+// accepts) is dropped too (it was kept: only a replace without a version
+// was dropped).
 func TestPrepareDropsAReplaceWithAVersion(t *testing.T) {
 	if _, err := exec.LookPath("git"); err != nil {
 		t.Skip("no git")
@@ -50,20 +49,10 @@ func TestPrepareDropsAReplaceWithAVersion(t *testing.T) {
 		"cmd/retryinspect/main.go": "package main\n",
 	}
 	for name, data := range files {
-		p := filepath.Join(repo, filepath.FromSlash(name))
-		os.MkdirAll(filepath.Dir(p), 0o755)
-		if err := os.WriteFile(p, []byte(data), 0o644); err != nil {
-			t.Fatal(err)
-		}
+		writeFile(t, repo, name, data)
 	}
 	for _, args := range [][]string{{"init", "-q"}, {"add", "."}, {"commit", "-q", "-m", "c"}} {
-		cmd := exec.Command("git", args...)
-		cmd.Dir = repo
-		cmd.Env = append(os.Environ(), "GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@example.com",
-			"GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@example.com", "GIT_CONFIG_GLOBAL=/dev/null")
-		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("git %v: %v\n%s", args, err, out)
-		}
+		runGit(t, repo, args...)
 	}
 	t.Chdir(repo)
 	if err := prepare("0.4.0"); err != nil {
@@ -83,8 +72,8 @@ func TestPrepareDropsAReplaceWithAVersion(t *testing.T) {
 // v0.0.0-00010101000000-000000000000 with a replace to the module's
 // directory". When a go.mod has both a replace of the placeholder version
 // and one without a version, the go command uses the one with the version
-// (a versioned replace wins); checkRequirements keeps whichever comes last,
-// and passes a go.mod whose placeholder requirement goes elsewhere.
+// (a versioned replace wins), so the requirement goes elsewhere here: no
+// development state (it passed: the replace read last was taken).
 func TestTheVersionedReplaceIsTheOneThatApplies(t *testing.T) {
 	root := parseMod(t, ".", "module example.com/r\n\ngo 1.26.0\n")
 	other := parseMod(t, "a/b", "module example.com/r/a/b\n\ngo 1.26.0\n\n"+

@@ -158,29 +158,14 @@ func TestWorktreeZipIsTheTagsZip(t *testing.T) {
 		"tools/t/main.go":    "package main\n",
 		".gitignore":         "/bin/\n",
 	} {
-		p := filepath.Join(repo, filepath.FromSlash(name))
-		os.MkdirAll(filepath.Dir(p), 0o755)
-		if err := os.WriteFile(p, []byte(data), 0o644); err != nil {
-			t.Fatal(err)
-		}
+		writeFile(t, repo, name, data)
 	}
-	os.MkdirAll(filepath.Join(repo, "bin"), 0o755)
-	os.WriteFile(filepath.Join(repo, "bin", "ignored"), []byte("build output\n"), 0o644)
-	run := func(args ...string) {
-		t.Helper()
-		cmd := exec.Command("git", args...)
-		cmd.Dir = repo
-		cmd.Env = append(os.Environ(), "GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@example.com",
-			"GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@example.com", "GIT_CONFIG_GLOBAL=/dev/null")
-		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("git %v: %v\n%s", args, err, out)
-		}
-	}
-	run("init", "-q")
-	run("add", ".")
-	run("commit", "-q", "-m", "c")
-	run("tag", "v0.3.0")
-	run("tag", "sub/v0.3.0")
+	writeFile(t, repo, "bin/ignored", "build output\n")
+	runGit(t, repo, "init", "-q")
+	runGit(t, repo, "add", ".")
+	runGit(t, repo, "commit", "-q", "-m", "c")
+	runGit(t, repo, "tag", "v0.3.0")
+	runGit(t, repo, "tag", "sub/v0.3.0")
 	for _, tc := range []struct{ dir, path, tag, subdir string }{
 		{".", "example.com/r", "v0.3.0", ""},
 		{"sub", "example.com/r/sub", "sub/v0.3.0", "sub"},
@@ -477,4 +462,30 @@ func parseMod(t *testing.T, dir, text string) mod {
 		t.Fatal(err)
 	}
 	return mod{dir: dir, path: f.Module.Mod.Path, file: f}
+}
+
+// writeFile writes data to the file name (slash-separated) under dir,
+// making its directories.
+func writeFile(t *testing.T, dir, name, data string) {
+	t.Helper()
+	p := filepath.Join(dir, filepath.FromSlash(name))
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p, []byte(data), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// runGit runs git with args in repo, as a committer of its own and with no
+// user configuration.
+func runGit(t *testing.T, repo string, args ...string) {
+	t.Helper()
+	cmd := exec.Command("git", args...)
+	cmd.Dir = repo
+	cmd.Env = append(os.Environ(), "GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@example.com",
+		"GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@example.com", "GIT_CONFIG_GLOBAL=/dev/null")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("git %v: %v\n%s", args, err, out)
+	}
 }
