@@ -566,6 +566,29 @@ func TestARequestThatSwitchesProtocolsIsNotHedged(t *testing.T) {
 	}
 }
 
+// TestARequestThatSwitchesProtocolsIsRetried: docs/hedging.md says such a
+// request, never hedged, is retried as its method is: a GET answered 503
+// is sent again, with its Upgrade fields.
+func TestARequestThatSwitchesProtocolsIsRetried(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := newHarness(t, []scripted.Step{{Status: 503}, {Status: 200, Body: "ok"}})
+		req := get(t, t.Context(), "http://api.test/socket")
+		req.Header = http.Header{"Connection": {"Upgrade"}, "Upgrade": {"websocket"}}
+		if status, _, err := roundTrip(t, h, req); err != nil || status != 200 {
+			t.Fatalf("got %d, %v; want the retry's 200", status, err)
+		}
+		calls := h.base.Calls()
+		if len(calls) != 2 {
+			t.Fatalf("%d calls, want 2", len(calls))
+		}
+		for i, c := range calls {
+			if c.Header.Get("Upgrade") != "websocket" || c.Header.Get("Connection") != "Upgrade" {
+				t.Errorf("call %d carried Upgrade %q, Connection %q", i+1, c.Header.Get("Upgrade"), c.Header.Get("Connection"))
+			}
+		}
+	})
+}
+
 // TestAHedgeItsPreparationMadeSwitchProtocolsIsNotSent: the prepared
 // request is the one the policy judges; a PrepareAttemptFunc that makes a
 // request ask to switch protocols gets its attempt sent, and no hedge
