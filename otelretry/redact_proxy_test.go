@@ -15,6 +15,7 @@ import (
 	"net/http/httptest"
 	"net/http/httptrace"
 	"net/url"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -436,26 +437,13 @@ func TestALegacyCancelWhileDialingIsNoProxyPhrase(t *testing.T) {
 	}
 }
 
-// recordedText is what err and the spans hold as text: the error's
-// message, and each span's status, attributes and events' attributes, but
-// the spans of the instrumentation scope skipScope ("" for none).
+// recordedText is what err and the spans hold as text (telemetryText),
+// but the spans of the instrumentation scope skipScope ("" for none).
 func recordedText(err error, spans []sdktrace.ReadOnlySpan, skipScope string) string {
-	texts := []string{err.Error()}
-	for _, s := range spans {
-		if skipScope != "" && s.InstrumentationScope().Name == skipScope {
-			continue
-		}
-		texts = append(texts, s.Status().Description)
-		for _, kv := range s.Attributes() {
-			texts = append(texts, kv.Value.Emit())
-		}
-		for _, e := range s.Events() {
-			for _, kv := range e.Attributes {
-				texts = append(texts, kv.Value.Emit())
-			}
-		}
-	}
-	return strings.Join(texts, "\n")
+	kept := slices.DeleteFunc(slices.Clone(spans), func(s sdktrace.ReadOnlySpan) bool {
+		return skipScope != "" && s.InstrumentationScope().Name == skipScope
+	})
+	return err.Error() + "\n" + telemetryText(kept)
 }
 
 // TestAProxyPhraseALayerAlsoQuotedOrCutIsNotRecorded: a layer that wraps
