@@ -31,7 +31,7 @@
 // server.address labels a series only when the caller passes one (the
 // transport does with its WithServerAddressInMetrics option), bounded by the
 // number of dependencies a client talks to. User labels (NewLabels) never
-// carry ids, url.* keys, http.url or http.target.
+// carry ids, url or url.* keys, http.url or http.target, under any case.
 //
 // retry.throttled counts the requests a client-side throttle refused
 // before they started (first attempts, retries, hedges): its share of

@@ -110,8 +110,8 @@ type Throttled struct {
 // Prometheus spells it (retry_outcome for retry.outcome, the dots become
 // underscores: two keys one label, whose values the exporters join): ids
 // (the operation's, the request's, an idempotency key's value), the
-// whole url.* namespace and the legacy http.url and http.target (a raw
-// query may ride in any of them), and the keys the Recorder sets itself,
+// whole url.* namespace, a bare url, and the legacy http.url and
+// http.target, under any case (a raw query may ride in any of them), and the keys the Recorder sets itself,
 // with the labels Prometheus writes itself (le, quantile, job, instance,
 // otel_scope_*, any beginning with "__") and those that escape to
 // underscores alone. The
@@ -134,8 +134,11 @@ func allowedLabel(k attribute.Key) bool {
 		return false // Prometheus's own names, or none: the exporter drops the whole series
 	}
 	for _, name := range names {
-		if reservedInPrometheus[name] || unboundedInPrometheus[name] ||
-			strings.HasPrefix(name, "otel_scope_") || strings.HasPrefix(name, "url_") {
+		// An id or a URL is one under any case (URL, Url.Full): matched
+		// lowered, to keep what a user meant as one off the labels.
+		lowered := strings.ToLower(name)
+		if reservedInPrometheus[name] || unboundedInPrometheus[lowered] ||
+			strings.HasPrefix(name, "otel_scope_") || strings.HasPrefix(lowered, "url_") {
 			return false
 		}
 	}
@@ -148,7 +151,7 @@ func allowedLabel(k attribute.Key) bool {
 // retry.operation.id there.
 var unboundedInPrometheus = func() map[string]bool {
 	unbounded := map[string]bool{}
-	for _, k := range []attribute.Key{attrs.OperationIDKey, attrs.RequestIDKey, attrs.IdempotencyKeyValueKey, "http.url", "http.target"} {
+	for _, k := range []attribute.Key{attrs.OperationIDKey, attrs.RequestIDKey, attrs.IdempotencyKeyValueKey, "url", "http.url", "http.target"} {
 		for _, name := range prometheusLabels(string(k)) {
 			unbounded[name] = true
 		}

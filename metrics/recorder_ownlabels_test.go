@@ -37,10 +37,11 @@ func TestTheRecordersOwnLabelsWinOverTheCallers(t *testing.T) {
 
 // An id or a URL key spelled as Prometheus spells it (retry_operation_id
 // for retry.operation.id) is the same label there, and is dropped as the
-// key is. They were kept (a reviewer's remark).
+// key is. They were kept (a reviewer's remark), as was a bare url, the
+// namespace's own name, which a user fills with a whole URL.
 func TestIdsAndURLsAreDroppedAsPrometheusSpellsThem(t *testing.T) {
 	for _, k := range []attribute.Key{"retry_operation_id", "retry_request_id", "retry_idempotency_key_value",
-		"url_full", "url_query", "http_url", "http_target", "retry..operation.id"} {
+		"url_full", "url_query", "http_url", "http_target", "retry..operation.id", "url", "URL", "Url.Full", "HTTP.URL", "Retry.Operation.Id"} {
 		if set := metrics.NewLabels(k.String("x")); set.Len() != 0 {
 			t.Errorf("NewLabels kept %s", k)
 		}
