@@ -301,8 +301,12 @@ func (s *bodySource) forAttempt(n int) (io.ReadCloser, error) {
 		return &streamedBody{ReadCloser: s.body}, nil
 	}
 	body, err := s.getBody()
-	if err != nil || body == nil {
-		return body, err
+	switch {
+	case err != nil:
+		return nil, err
+	case body == nil:
+		// A resend with no body would change the bytes on the wire.
+		return nil, errGetBodyNil
 	}
 	return &streamedBody{ReadCloser: body}, nil
 }

@@ -997,3 +997,26 @@ func readingServer(t *testing.T) (srv *httptest.Server, requests *atomic.Int32, 
 	t.Cleanup(base.CloseIdleConnections)
 	return srv, requests, base
 }
+
+// A GetBody that returns no body and no error for a request that has one
+// (a bug of the caller's) made the resend carry no body at all: the bytes
+// on the wire are the caller's, so it is a GetBody that failed, and
+// nothing is sent again (a reviewer's find).
+func TestAGetBodyReturningNoBodyIsNotResentEmpty(t *testing.T) {
+	h := newHarness(t, []scripted.Step{{Status: 503}, {Status: 200}}, otelretry.WithoutBudget(),
+		otelretry.WithIdempotentMethods("PUT"), otelretry.WithBackoff(otelretry.ConstantBackoff(0)))
+	req, _ := http.NewRequestWithContext(t.Context(), http.MethodPut, "http://api.test/x", strings.NewReader("hello"))
+	req.GetBody = func() (io.ReadCloser, error) { return nil, nil }
+	resp, err := h.transprt.RoundTrip(req)
+	if err == nil {
+		resp.Body.Close()
+		t.Fatalf("RoundTrip answered %d after %d calls; want GetBody's failure", resp.StatusCode, len(h.base.Calls()))
+	}
+	var oe *otelretry.Error
+	if !errors.As(err, &oe) || oe.Outcome != attrs.OutcomeStop || oe.Reason != attrs.ReasonNotReplayable || !strings.Contains(err.Error(), "GetBody") {
+		t.Errorf("err = %v; want stop, not_replayable, naming GetBody", err)
+	}
+	if n := len(h.base.Calls()); n != 1 {
+		t.Errorf("the base got %d calls, want 1 (no resend without the body)", n)
+	}
+}

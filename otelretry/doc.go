@@ -64,9 +64,10 @@
 //     refused the operation's first attempt (the admission asks nothing
 //     else of a first attempt) (any): throttled, no call made, reason
 //     throttle
-//   - 6. once prepared, GetBody failed (any): stop, no call made (a
-//     repeatable write whose outcome is unresolved: check_state, reason
-//     unknown_write [2]), reason not_replayable
+//   - 6. once prepared, GetBody failed (an error, or no body and no error)
+//     (any): stop, no call made (a repeatable write whose outcome is
+//     unresolved: check_state, reason unknown_write [2]), reason
+//     not_replayable
 //   - 7. once prepared, the PrepareAttemptFunc failed, or changed the
 //     method, the host or (after the first attempt) the idempotency-key
 //     contract's headers, or made a header or trailer net/http's Transport

@@ -354,6 +354,10 @@ func (e keyConflictError) Error() string {
 }
 func (e keyConflictError) Unwrap() error { return ErrIdempotencyKeyConflict }
 
+// errGetBodyNil is a GetBody that returned neither a body nor an error,
+// for a request that has a body.
+var errGetBodyNil = errors.New("returned a nil body and no error")
+
 // getBodyError wraps the caller's GetBody's error.
 type getBodyError struct{ error }
 

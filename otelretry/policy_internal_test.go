@@ -783,7 +783,7 @@ var decisionRows = []decisionRow{
 			}
 			return verdict{decision: attrs.DecisionThrottled, reason: in.budget}
 		}},
-	{prepared, "`GetBody` failed", "any", "`stop`, no call made (a repeatable write whose outcome is unresolved: `check_state`, reason `unknown_write`²)", "`not_replayable`",
+	{prepared, "`GetBody` failed (an error, or no body and no error)", "any", "`stop`, no call made (a repeatable write whose outcome is unresolved: `check_state`, reason `unknown_write`²)", "`not_replayable`",
 		func(in input) bool { return in.bodyUnavailable },
 		func(in input) verdict {
 			return refLookUp(in, verdict{decision: attrs.DecisionStop, reason: attrs.ReasonNotReplayable})

@@ -406,6 +406,10 @@ func (w *wire) getBody() (io.ReadCloser, error) {
 		return nil, errNoPreparedBody
 	}
 	body, err := w.source()
+	if err == nil && body == nil {
+		// net/http would read the nil body on its own goroutine and panic.
+		return nil, getBodyError{errGetBodyNil}
+	}
 	if err == nil {
 		body = w.streamed(body)
 	}

@@ -4,6 +4,7 @@
 package otelretry_test
 
 import (
+	"bufio"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -1043,5 +1044,61 @@ func TestCallersClientTraceRunsBesideTheAttempts(t *testing.T) {
 		if w := attrOf(s, attrs.WireWritesKey).AsInt64(); w != 1 {
 			t.Errorf("attempt span has retry.wire.writes=%d, want 1", w)
 		}
+	}
+}
+
+// net/http's own resend of a read with a body, on a kept-alive connection
+// the server closed after reading it, asks GetBody for the body again: one
+// that returns neither a body nor an error is refused there with a clear
+// error, where net/http alone would read the nil body and panic.
+func TestNetHTTPsResendWithAGetBodyReturningNoBodyFailsCleanly(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	go func() {
+		for conns := 0; ; conns++ {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go func(c net.Conn, first bool) {
+				defer c.Close()
+				br := bufio.NewReader(c)
+				for served := 0; ; served++ {
+					r, err := http.ReadRequest(br)
+					if err != nil {
+						return
+					}
+					io.Copy(io.Discard, r.Body)
+					if first && served == 1 {
+						return // read the second request, then close: no answer
+					}
+					io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
+				}
+			}(c, conns == 0)
+		}
+	}()
+	base := &http.Transport{}
+	defer base.CloseIdleConnections()
+	client := &http.Client{Transport: otelretry.NewTransport(base, otelretry.WithoutBudget())}
+	url := "http://" + ln.Addr().String() + "/search"
+	warm, err := client.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	io.Copy(io.Discard, warm.Body)
+	warm.Body.Close()
+
+	req, _ := http.NewRequestWithContext(t.Context(), http.MethodGet, url, strings.NewReader("query"))
+	req.GetBody = func() (io.ReadCloser, error) { return nil, nil }
+	resp, err := client.Do(req)
+	if err == nil {
+		resp.Body.Close()
+		t.Fatal("answered: a resend went out without the body")
+	}
+	if !strings.Contains(err.Error(), "GetBody: returned a nil body") {
+		t.Errorf("err = %v; want GetBody's nil body named", err)
 	}
 }
