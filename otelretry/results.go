@@ -26,8 +26,10 @@ type Results struct {
 type OperationResult struct {
 	// OperationID is the operation's id: the key to look a write up by.
 	OperationID string
-	// Outcome and Reason are the operation's terminal decision and why
-	// (the retry.outcome and retry.reason its span records).
+	// Outcome and Reason are the operation's terminal decision and why:
+	// the retry.outcome its span records, and the retry.reason its log
+	// record carries (docs/telemetry.md), as does the attempt span that
+	// ended it, when one did (an operation may end before any call).
 	Outcome attrs.Outcome
 	Reason  attrs.Reason
 	// Attempts is the number of network calls the operation made, as
