@@ -10,6 +10,7 @@ import (
 )
 
 // Decisions that end an operation map onto outcomes; retry ends nothing.
+// A check_state a state check resolves ends as the check says instead.
 func ExampleDecision_Outcome() {
 	for _, d := range []attrs.Decision{attrs.DecisionRetry, attrs.DecisionCheckState, attrs.DecisionDeadlineExceeded} {
 		fmt.Printf("%s -> %q terminal=%v\n", d, d.Outcome(), d.Terminal())

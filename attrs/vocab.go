@@ -59,12 +59,18 @@ func Decisions() []Decision {
 // Valid reports whether d is one of the declared decisions.
 func (d Decision) Valid() bool { return slices.Contains(Decisions(), d) }
 
-// Terminal reports whether d ends the operation.
+// Terminal reports whether d ends the operation's attempts: no attempt
+// follows it on the policy's word. DecisionCheckState is the one a state
+// check (otelretry's WithStateCheck) may carry on: the check resolves the
+// write's outcome, and a write it finds not applied is sent again, so the
+// operation then ends as the check says (return, say), not check_state.
 func (d Decision) Terminal() bool { return d != DecisionRetry && d != DecisionSuperseded }
 
-// Outcome returns the operation outcome that a terminal decision implies.
-// It returns "" for DecisionRetry and DecisionSuperseded, which end
-// nothing.
+// Outcome returns the operation outcome that a terminal decision implies
+// (for DecisionCheckState, when no state check resolved it: see
+// Terminal). It returns "" for DecisionRetry and DecisionSuperseded,
+// which end nothing. An operation's own outcome is its span's
+// retry.outcome.
 func (d Decision) Outcome() Outcome {
 	if !d.Terminal() {
 		return ""
