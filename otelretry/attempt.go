@@ -1089,7 +1089,10 @@ func (a *attempt) observeFailure(seen attemptSeen, err error) observation {
 			class = attrs.ErrorClassOther
 		}
 	}
-	refused := refusal{byTransport: a.refusedByTransport(own) || below == attrs.ReasonInvalidRequest, certificate: certificateRejected(own)}
+	// An otelretry Transport below that was never built (errNotBuilt)
+	// refuses every request as net/http's own checks do.
+	byTransport := a.refusedByTransport(own) || below == attrs.ReasonInvalidRequest || errors.Is(own, errNotBuilt)
+	refused := refusal{byTransport: byTransport, certificate: certificateRejected(own)}
 	return seen.failure(err, class, unsent || belowUnsent, refused, evidence, proved)
 }
 

@@ -70,8 +70,9 @@ func certificateRejected(err error) bool {
 }
 
 // refusal is what refused an attempt that got no response, such that
-// the same request meets it again: net/http's Transport (byTransport),
-// or the client's verification of the server's certificate.
+// the same request meets it again: net/http's Transport, or an
+// otelretry Transport below never built (byTransport), or the client's
+// verification of the server's certificate.
 type refusal struct {
 	byTransport, certificate bool
 }

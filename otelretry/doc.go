@@ -140,7 +140,8 @@
 //     Trailer or Content-Length trailer), a Host it does not accept, a
 //     :path it cannot make (with an ASCII host; a non-ASCII host's :path is
 //     retried) or a header list over the peer's advertised limit (the
-//     caller's request: sent again, it is refused again) (any): stop, not
+//     caller's request: sent again, it is refused again; or an otelretry
+//     Transport below that NewTransport did not make) (any): stop, not
 //     charged to the retry budget (the host saw nothing); with another
 //     attempt in flight (a hedge its PrepareAttemptFunc made unsendable in
 //     a way its preparation does not check: another scheme), retry

@@ -138,6 +138,9 @@ func protocolsOf(base http.RoundTripper) protocols {
 // CloseIdleConnections closes the idle connections of the base transport,
 // if it has any (http.Client.CloseIdleConnections calls it).
 func (t *Transport) CloseIdleConnections() {
+	if t == nil {
+		return // as RoundTrip refuses a nil Transport rather than panic
+	}
 	if c, ok := t.sender.base.(interface{ CloseIdleConnections() }); ok {
 		c.CloseIdleConnections()
 	}

@@ -572,6 +572,27 @@ func TestAZeroTransportRefusesWithAnErrorThatNamesNewTransport(t *testing.T) {
 		if !body.closed {
 			t.Errorf("%s Transport: the request body was not closed", name)
 		}
+		func() {
+			defer func() {
+				if p := recover(); p != nil {
+					t.Errorf("%s Transport: CloseIdleConnections panicked: %v", name, p)
+				}
+			}()
+			(&http.Client{Transport: rt}).CloseIdleConnections() // a nil one panicked
+		}()
+	}
+}
+
+// An otelretry Transport over a zero one (a programming mistake) stops at
+// its refusal: the request was never sent, and no retry can make the base
+// usable. It was retried to max_attempts.
+func TestATransportOverAZeroOneStopsAtOnce(t *testing.T) {
+	rt := otelretry.NewTransport(&otelretry.Transport{}, otelretry.WithoutBudget())
+	resp, err := rt.RoundTrip(get(t, t.Context(), "http://api.test/"))
+	var oe *otelretry.Error
+	if resp != nil || !errors.As(err, &oe) || oe.Attempts != 1 || oe.Outcome != attrs.OutcomeStop ||
+		oe.Reason != attrs.ReasonInvalidRequest || !strings.Contains(err.Error(), "NewTransport") {
+		t.Fatalf("RoundTrip = %v, %v; want one attempt, stop, invalid_request, naming NewTransport", resp, err)
 	}
 }
 
@@ -1763,3 +1784,26 @@ func TestAMeterThatMakesNoInstrumentBreaksNoRequest(t *testing.T) {
 		}()
 	}
 }
+
+// docs/time-and-bodies.md: CloseIdleConnections stops at a base without
+// the method, and otelhttp's Transport has none; when a version of it
+// forwards the call, the page's advice to keep the base is stale.
+func TestCloseIdleConnectionsStopsAtOtelhttp(t *testing.T) {
+	counted := &idleCloseCounter{}
+	client := &http.Client{Transport: otelretry.NewTransport(otelhttp.NewTransport(counted))}
+	client.CloseIdleConnections()
+	if counted.n != 0 {
+		t.Error("otelhttp's Transport now forwards CloseIdleConnections: update docs/time-and-bodies.md")
+	}
+	(&http.Client{Transport: otelretry.NewTransport(counted)}).CloseIdleConnections()
+	if counted.n != 1 {
+		t.Errorf("CloseIdleConnections reached the base %d times, want 1", counted.n)
+	}
+}
+
+type idleCloseCounter struct {
+	http.Transport
+	n int
+}
+
+func (c *idleCloseCounter) CloseIdleConnections() { c.n++ }
