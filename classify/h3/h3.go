@@ -84,16 +84,50 @@ func Evidence(err error) (otelretry.Evidence, bool) {
 	return otelretry.Evidence{Protocol: Protocol, Code: uint64(code), Name: code.String()}, true
 }
 
-// errorCode returns the HTTP/3 error code of a stream error carried by
-// err and whether the peer sent it. quic-go wraps its stream errors in an
-// *http3.Error on the HTTP/3 paths, and returns them bare from its QUIC
-// stream API.
+// errorCode returns the HTTP/3 error code of the first stream error in
+// err's chain, as errors.As walks it (depth first, in order), and whether
+// the peer sent it. quic-go wraps its stream errors in an *http3.Error on
+// the HTTP/3 paths, and returns them bare from its QUIC stream API; a
+// layer that joins errors may carry both kinds, and the first one found
+// is the one read, whatever its kind.
 func errorCode(err error) (code http3.ErrCode, remote, ok bool) {
-	if e, found := errors.AsType[*http3.Error](err); found {
-		return e.ErrorCode, e.Remote, true
+	if err == nil {
+		return 0, false, false
 	}
-	if e, found := errors.AsType[*quic.StreamError](err); found {
+	if code, remote, ok := streamErrorAt(err); ok {
+		return code, remote, true
+	}
+	switch e := err.(type) {
+	case interface{ Unwrap() error }:
+		return errorCode(e.Unwrap())
+	case interface{ Unwrap() []error }:
+		for _, inner := range e.Unwrap() {
+			if code, remote, ok := errorCode(inner); ok {
+				return code, remote, true
+			}
+		}
+	}
+	return 0, false, false
+}
+
+// streamErrorAt reads err itself, not its chain, as errors.As would at
+// one step: either stream error's type, or an As method that gives one.
+func streamErrorAt(err error) (code http3.ErrCode, remote, ok bool) {
+	switch e := err.(type) {
+	case *http3.Error:
+		return e.ErrorCode, e.Remote, true
+	case *quic.StreamError:
 		return http3.ErrCode(e.ErrorCode), e.Remote, true
+	}
+	if as, ok := err.(interface{ As(any) bool }); ok {
+		var h3Err *http3.Error
+		if as.As(&h3Err) && h3Err != nil {
+			return h3Err.ErrorCode, h3Err.Remote, true
+		}
+		var streamErr *quic.StreamError
+		if as.As(&streamErr) && streamErr != nil {
+			return http3.ErrCode(streamErr.ErrorCode), streamErr.Remote, true
+		}
 	}
 	return 0, false, false
 }
