@@ -11,8 +11,9 @@
 // sf-string, or a bare value) is deduplicated: the server stores each
 // answer by key with the request it answered (method, path, body),
 // answers a request that comes again with the key by the stored answer
-// (Idempotent-Replayed: true), 409 with Retry-After: 1 while the key's
-// first request is still being processed, and 422 when the key comes with
+// (Idempotent-Replayed: true), 409 while the key's first request is still
+// being processed (its Retry-After, whole seconds, lasts until that
+// request's answer: one wait finds it stored), and 422 when the key comes with
 // another payload. A request without a key is applied each time.
 //
 // Faults. The k-th request sent for write i meets a fault drawn from a

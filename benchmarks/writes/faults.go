@@ -177,24 +177,27 @@ func (n *network) requests(w int) []int {
 // to the one answered a success: the resends that answer needed, with
 // their own refusals and answers lost in turn. A write that lost no answer
 // before its success needed none, and no request after a success is
-// needed.
+// needed. Nor is a 409 right after a 409: the first one's Retry-After
+// lasts until the key's answer is stored (see server), so a resend that
+// meets the key still in progress again was sent before that wait ended.
 func lostAnswerResends(seen []int) int {
-	lost := -1
+	lost, needed := -1, 0
 	for i, what := range seen {
 		switch {
-		case what >= 200 && what < 300:
-			if lost < 0 {
-				return 0
-			}
-			return i - lost
+		case lost < 0 && what >= 200 && what < 300:
+			return 0
 		case lost < 0 && (what == seenFailed || what >= 500 || what == http.StatusConflict):
 			lost = i
+		case lost < 0:
+		case what == http.StatusConflict && seen[i-1] == http.StatusConflict:
+		default:
+			needed++
+			if what >= 200 && what < 300 {
+				return needed
+			}
 		}
 	}
-	if lost < 0 {
-		return 0
-	}
-	return len(seen) - 1 - lost
+	return needed
 }
 
 // closedAddr returns a loopback address nothing listens on: a port the

@@ -85,6 +85,10 @@ func TestLostAnswerResends(t *testing.T) {
 		{[]int{503, seenRefused, 201}, 2},
 		{[]int{seenRefused, seenFailed, 409, 201}, 2},
 		{[]int{seenFailed}, 0},
+		{[]int{seenFailed, 409, 201}, 2},
+		{[]int{seenFailed, 409, 409, 409, 201}, 2},
+		{[]int{503, 409, 409, seenFailed, 409, 201}, 4},
+		{[]int{seenFailed, 201, 201}, 1},
 	} {
 		if got := lostAnswerResends(tc.seen); got != tc.want {
 			t.Errorf("lostAnswerResends(%v) = %d, want %d", tc.seen, got, tc.want)

@@ -152,7 +152,7 @@ func report(w io.Writer, results []result) {
 		fmt.Fprintf(w, "  duplicates: %d (target 0): %s\n", g.duplicates, metText(g.duplicates == 0))
 		fmt.Fprintf(w, "  writes it ended with a resend still allowed (not max_attempts, deadline_exceeded or budget_exhausted): %d, applied once and answered a success: %d (target all): %s\n",
 			g.resendable, g.done, metText(g.done == g.resendable))
-		fmt.Fprintf(w, "  requests per write, over the %d writes no budget refusal touched in either run: %.3f, at most %s's %.3f + %.3f the lost answers needed (requests after a write's first lost answer, to its success) = %.3f: %s\n",
+		fmt.Fprintf(w, "  requests per write, over the %d writes no budget refusal touched in either run: %.3f, at most %s's %.3f + %.3f the lost answers needed (requests after a write's first lost answer, to its success, a 409 after a 409 not counted) = %.3f: %s\n",
 			g.compared, g.requests, unkeyed, g.base, g.lostResend, g.base+g.lostResend, metText(g.requestsMet()))
 	}
 	var measured []string

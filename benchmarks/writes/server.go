@@ -21,15 +21,13 @@ import (
 // key with the request it answered (method, path and body); answers a
 // request that comes again with the key by the stored answer, saying so
 // (Idempotent-Replayed: true), 409 while the key's first request is still
-// being processed (with Retry-After) and 422 when the key comes with
+// being processed (with a Retry-After until its answer, whole seconds) and 422 when the key comes with
 // another payload. A write without a key is applied each time it comes.
 // Each request meets the fault its header names (see network): a 503
 // before anything is applied, an answer lost (the connection closed) or
 // slow once it was.
 type server struct {
 	slow time.Duration
-	// conflictRetryAfter is the Retry-After of a 409, in seconds.
-	conflictRetryAfter int
 
 	http *http.Server
 	addr string
@@ -50,10 +48,14 @@ type stored struct {
 	done    bool
 	status  int
 	body    string
+	// answerBy is when the key's first request is answered: a 409's
+	// Retry-After lasts until then, so that one wait finds the answer
+	// stored (lostAnswerResends counts no second 409).
+	answerBy time.Time
 }
 
 func newServer(slow time.Duration) (*server, error) {
-	s := &server{slow: slow, conflictRetryAfter: 1, applied: map[int]int{}, keys: map[string]*stored{}}
+	s := &server{slow: slow, applied: map[int]int{}, keys: map[string]*stored{}}
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return nil, err
@@ -123,8 +125,9 @@ func (s *server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	case e != nil && !e.done:
 		s.conflicts++
+		wait := time.Until(e.answerBy)
 		s.mu.Unlock()
-		w.Header().Set("Retry-After", strconv.Itoa(s.conflictRetryAfter))
+		w.Header().Set("Retry-After", strconv.Itoa(max(1, int((wait+time.Second-1)/time.Second))))
 		s.respond(w, f, http.StatusConflict, "a request with this key is in progress")
 		return
 	case e != nil:
@@ -133,7 +136,10 @@ func (s *server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.respond(w, f, e.status, e.body)
 		return
 	}
-	e = &stored{request: request}
+	e = &stored{request: request, answerBy: time.Now()}
+	if f == faultSlow {
+		e.answerBy = e.answerBy.Add(s.slow)
+	}
 	s.keys[key] = e
 	s.mu.Unlock()
 	status, answer := s.apply(write, f)

@@ -49,3 +49,32 @@ func TestRequestsAfterASuccessAreNotNeeded(t *testing.T) {
 			g.requests, lostAnswerResends(keyedWrite.seen))
 	}
 }
+
+// The requests target must catch a keyed client that sends more than the
+// lost answers needed. Here every keyed write met one 503 (the fault the
+// unkeyed run met too) and then sent 9 requests into its key still in
+// progress (409s, the first one's Retry-After not waited for) before its
+// success: 11 requests a write where 3 would do. Every request after a
+// write's first failure counted as needed, so the target read "met" for
+// any keyed client (a reviewer's find).
+func TestRequestsTargetCatchesResendsIntoAKeyInProgress(t *testing.T) {
+	const n = 100
+	k := result{config: keyed}
+	u := result{config: unkeyed}
+	for range n {
+		seen := []int{http.StatusServiceUnavailable}
+		for range 9 {
+			seen = append(seen, http.StatusConflict)
+		}
+		seen = append(seen, http.StatusCreated)
+		k.writes = append(k.writes, writeResult{applied: 1, seen: seen, outcome: "success"})
+		u.writes = append(u.writes, writeResult{applied: 0, seen: []int{http.StatusServiceUnavailable}, outcome: "non_retryable"})
+	}
+	g, ok := targetsOf([]result{k, u})
+	if !ok {
+		t.Fatal("no targets")
+	}
+	if g.requestsMet() {
+		t.Errorf("requests per write %.3f (11 a write, 3 needed) against base %.3f: target met (lostResend %.3f)", g.requests, g.base, g.lostResend)
+	}
+}
