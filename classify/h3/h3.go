@@ -115,8 +115,14 @@ func errorCode(err error) (code http3.ErrCode, remote, ok bool) {
 func streamErrorAt(err error) (code http3.ErrCode, remote, ok bool) {
 	switch e := err.(type) {
 	case *http3.Error:
+		if e == nil {
+			return 0, false, false // a typed nil says nothing: read on
+		}
 		return e.ErrorCode, e.Remote, true
 	case *quic.StreamError:
+		if e == nil {
+			return 0, false, false
+		}
 		return http3.ErrCode(e.ErrorCode), e.Remote, true
 	}
 	if as, ok := err.(interface{ As(any) bool }); ok {

@@ -108,3 +108,30 @@ func (a asStreamError) As(target any) bool {
 	}
 	return false
 }
+
+// A typed nil stream error inside a join (a layer that joins a nil
+// *http3.Error it declared as error): Evidence, and Classify in a
+// RoundTrip, must not panic reading it, and read on past it (the chain
+// walk of the fix above read its code, a reviewer's find).
+func TestEvidenceReadsPastATypedNilStreamError(t *testing.T) {
+	rejected := &http3.Error{ErrorCode: http3.ErrCodeRequestRejected, Remote: true}
+	var nilStream *quic.StreamError
+	// A nil *http3.Error is left out: its own Unwrap dereferences it, so
+	// errors.As panics on such a chain wherever it is walked.
+	for name, err := range map[string]error{
+		"nil *quic.StreamError first": errors.Join(nilStream, rejected),
+		"wrapped":                     fmt.Errorf("layer: %w", errors.Join(nilStream, rejected)),
+	} {
+		t.Run(name, func(t *testing.T) {
+			defer func() {
+				if p := recover(); p != nil {
+					t.Errorf("Evidence panicked: %v", p)
+				}
+			}()
+			if _, ok := h3.Evidence(err); !ok {
+				t.Error("the rejection after the typed nil was not read")
+			}
+			h3.Classify(otelretry.Answer{Err: err})
+		})
+	}
+}
