@@ -680,7 +680,8 @@ func WithAttemptHeader(name string) Option {
 // retryer, a loop) reuses its key when the operation has an id of its
 // own (WithOperationID): an operation that repeats an earlier one under
 // that context with the same method, URL and body, after the earlier one
-// did not succeed, takes its key (a 307 or 308, which asks for the write
+// did not succeed, takes its key, each of several in flight together too
+// (a 307 or 308, which asks for the write
 // again, is no success, nor an answer whose body broke as the caller read
 // it; a 301, 302 or 303, after which http.Client sends a GET, is). Any other request gets its own, so two
 // different writes under one id never share a key (a 307 or 308 hop to

@@ -143,10 +143,12 @@ var nameSeed = maphash.MakeSeed()
 // keeps for the writes made under it that did not succeed, by request
 // (repeatOf: method, URL and body), so that a layer above that sends one
 // again reuses its key: its earlier try may have been applied (a 504 from a
-// gateway says nothing of the app behind it). A key is taken by the first
-// operation that repeats its request, and kept again if that one does not
-// succeed either; an operation that succeeds lets its key go, so that a
-// later write of the same request is a new one. At most maxRememberedKeys
+// gateway says nothing of the app behind it). A key is taken by every
+// operation that repeats its request while it is kept, those in flight
+// together too (the server's store of answers by key then applies the
+// write once); an operation that succeeds lets its key go, so that a later
+// write of the same request is a new one, and a repeat that does not
+// succeed keeps it only if no other let it go meanwhile. At most maxRememberedKeys
 // are kept, the oldest forgotten first (its repeat then gets a key of its
 // own): a bound on what a context kept for days holds, documented with
 // WithIdempotencyKeys.
@@ -160,7 +162,8 @@ type rememberedKey struct{ request, key string }
 
 const maxRememberedKeys = 1024
 
-// take returns, and forgets, the key kept for request.
+// take returns the key kept for request; it stays kept for the other
+// repeats until one succeeds (forget).
 func (m *keyMemory) take(request string) (string, bool) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -168,9 +171,18 @@ func (m *keyMemory) take(request string) (string, bool) {
 	if !ok {
 		return "", false
 	}
-	delete(m.byName, request)
-	m.byOrder.Remove(e)
 	return e.Value.(rememberedKey).key, true
+}
+
+// keepTaken keeps key, which a repeat took, as the newest, if it is still
+// kept for request: one gone was let go by a repeat that succeeded (or
+// forgotten as the oldest), and the write is done.
+func (m *keyMemory) keepTaken(request, key string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if e, ok := m.byName[request]; ok && e.Value.(rememberedKey).key == key {
+		m.byOrder.MoveToBack(e)
+	}
 }
 
 // keep keeps key for request, in place of any key kept for it.

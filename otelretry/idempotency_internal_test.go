@@ -71,7 +71,10 @@ func TestRequestOfNamesMethodAndURL(t *testing.T) {
 	}
 }
 
-// A key is taken once, kept again by a repeat that fails too, replaced for
+// A key is taken by every repeat while it is kept (repeats in flight
+// together share it: it was taken once, and a second repeat beside the
+// first got a key of its own, a reviewer's find), let go by a success, not
+// kept again by a repeat that fails once another let it go, replaced for
 // its request, and the oldest forgotten beyond maxRememberedKeys.
 func TestKeyMemory(t *testing.T) {
 	var m keyMemory
@@ -82,8 +85,17 @@ func TestKeyMemory(t *testing.T) {
 	if k, ok := m.take("POST /a"); !ok || k != "k1" {
 		t.Fatalf("take = %q, %v", k, ok)
 	}
-	if _, ok := m.take("POST /a"); ok {
-		t.Fatal("a key taken twice")
+	if k, ok := m.take("POST /a"); !ok || k != "k1" {
+		t.Fatalf("a second repeat in flight: take = %q, %v; want k1 too", k, ok)
+	}
+	m.keepTaken("POST /a", "k1") // the first repeat failed: still kept
+	if k, ok := m.take("POST /a"); !ok || k != "k1" {
+		t.Fatalf("after a repeat failed: take = %q, %v", k, ok)
+	}
+	m.forget("POST /a", "k1")    // one succeeded
+	m.keepTaken("POST /a", "k1") // one beside it failed after that
+	if k, ok := m.take("POST /a"); ok {
+		t.Fatalf("took %q after a repeat succeeded: a new write would be answered by the old one", k)
 	}
 	m.keep("POST /a", "k1")
 	m.keep("POST /a", "k2")
@@ -99,7 +111,7 @@ func TestKeyMemory(t *testing.T) {
 	if k, ok := m.take("POST /" + strconv.Itoa(maxRememberedKeys)); !ok || k != "k"+strconv.Itoa(maxRememberedKeys) {
 		t.Errorf("the newest key: %q, %v", k, ok)
 	}
-	if len(m.byName) != maxRememberedKeys-1 || m.byOrder.Len() != len(m.byName) {
+	if len(m.byName) != maxRememberedKeys || m.byOrder.Len() != len(m.byName) {
 		t.Errorf("%d keys kept (%d in order)", len(m.byName), m.byOrder.Len())
 	}
 }

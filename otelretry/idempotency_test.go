@@ -1585,3 +1585,54 @@ func TestACallersKeyHeaderUnderNoKeyOptionIsNoKey(t *testing.T) {
 		}
 	}
 }
+
+// Two operations that repeat, together, a write whose answer was lost
+// under one WithOperationID both repeat it (WithIdempotencyKeys: "an
+// operation that repeats an earlier one under that context with the same
+// method, URL and body, after the earlier one did not succeed, takes its
+// key"): each must go out under the lost write's key, or the server,
+// which may have applied it, applies it again. The first repeat took the
+// key away from the second, which got one of its own (a reviewer's find).
+func TestRepeatsInFlightTogetherShareTheLostWritesKey(t *testing.T) {
+	var mu sync.Mutex
+	var keys []string
+	inB := make(chan struct{})
+	release := make(chan struct{})
+	base := roundTripFunc(func(r *http.Request) (*http.Response, error) {
+		mu.Lock()
+		keys = append(keys, r.Header.Get("Idempotency-Key"))
+		n := len(keys)
+		mu.Unlock()
+		switch n {
+		case 1:
+			return nil, errors.New("connection reset by peer")
+		case 2:
+			close(inB)
+			<-release
+		}
+		return &http.Response{StatusCode: http.StatusCreated, Body: io.NopCloser(strings.NewReader("")), Header: http.Header{}, Request: r}, nil
+	})
+	tr := otelretry.NewTransport(base, otelretry.WithIdempotencyKeys(otelretry.DraftIdempotencyKey()), otelretry.WithMaxAttempts(1))
+	client := &http.Client{Transport: tr}
+	ctx := otelretry.WithOperationID(t.Context(), "job")
+	const url, body = "http://127.0.0.1:1/orders", `{"sku":"A1"}`
+	if _, _, err := send(t, client, ctx, http.MethodPost, url, body); !errors.Is(err, otelretry.ErrOutcomeUnknown) {
+		t.Fatalf("first try: %v, want its outcome unknown", err)
+	}
+	done := make(chan error, 1)
+	go func() {
+		_, _, err := send(t, client, ctx, http.MethodPost, url, body)
+		done <- err
+	}()
+	<-inB
+	_, _, errC := send(t, client, ctx, http.MethodPost, url, body)
+	close(release)
+	if err := <-done; err != nil || errC != nil {
+		t.Fatalf("repeats: %v, %v", err, errC)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(keys) != 3 || keys[1] != keys[0] || keys[2] != keys[0] {
+		t.Fatalf("keys %q: the lost write (first) repeated under another key", keys)
+	}
+}

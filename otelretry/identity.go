@@ -178,10 +178,11 @@ type identity struct {
 	// none; request names the write it was generated for (repeatOf), ""
 	// when it cannot be told.
 	key, request string
-	// keySettled: settleKey ran (once: at the end, or after a panic).
-	// keyLetGo: it let the key go, the write having succeeded; until
-	// answerBroke keeps it after all.
-	keySettled, keyLetGo bool
+	// keyTaken: key is an earlier operation's, taken from the context's
+	// memory (a repeat). keySettled: settleKey ran (once: at the end, or
+	// after a panic). keyLetGo: it let the key go, the write having
+	// succeeded; until answerBroke keeps it after all.
+	keyTaken, keySettled, keyLetGo bool
 }
 
 // newIdentity is the identity of an operation with scope sc: the chain's it
@@ -212,7 +213,7 @@ func (i *identity) takeKey(method string, u *url.URL, host string, body []byte, 
 		if request, ok := repeatOf(method, u, host, body, told); ok {
 			i.request = request
 			if k, ok := i.oc.keys.take(request); ok {
-				i.key = k
+				i.key, i.keyTaken = k, true
 				return k
 			}
 		}
@@ -237,12 +238,17 @@ func (i *identity) settleKey(succeeded, toRead bool) {
 	if i.oc == nil || i.key == "" || i.request == "" {
 		return
 	}
-	if !succeeded {
+	switch {
+	case !succeeded && i.keyTaken:
+		i.oc.keys.keepTaken(i.request, i.key) // unless a repeat beside it succeeded
+		return
+	case !succeeded:
 		i.oc.keys.keep(i.request, i.key)
 		return
 	}
 	i.keyLetGo = toRead
-	i.chainKeys(i.oc.keys.forget) // the chain's write succeeded: a new one follows
+	i.oc.keys.forget(i.request, i.key) // the repeats beside it took it: they are answered by it
+	i.chainKeys(i.oc.keys.forget)      // the chain's write succeeded: a new one follows
 }
 
 // chainKeys calls f on the keys the earlier hops of the operation's
