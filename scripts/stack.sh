@@ -17,7 +17,7 @@
 #   generate command below regenerates it).
 #
 # Usage: scripts/stack.sh install|packages|up|down|status|env|ports
-#   install  apt-get install prometheus (if missing); build the Collector,
+#   install  install Debian's prometheus (if missing; scripts/apt-install.sh); build the Collector,
 #            Jaeger and VictoriaLogs into the cache (each skipped when its
 #            inputs are unchanged)
 #   generate build ocb (tools/ocb) and regenerate deploy/collector/otelcol/
@@ -120,16 +120,6 @@ STACK_GCFLAGS="all=-N -l -dwarf=false"
 
 hash_of() { cat "$@" | sha256sum | cut -d' ' -f1; }
 
-as_root() {
-	if [ "$(id -u)" -eq 0 ]; then
-		"$@"
-	elif command -v sudo >/dev/null 2>&1; then
-		sudo "$@"
-	else
-		die "need root for: $*"
-	fi
-}
-
 # ---------------------------------------------------------------- install
 
 install_prometheus() {
@@ -138,16 +128,14 @@ install_prometheus() {
 		return
 	fi
 	log "prometheus: installing Debian package"
-	as_root apt-get update -qq
-	as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends prometheus >/dev/null
+	"$ROOT/scripts/apt-install.sh" prometheus
 	[ -x "$PROMETHEUS_BIN" ] || die "prometheus not found at $PROMETHEUS_BIN after install"
 	log "prometheus: $("$PROMETHEUS_BIN" --version 2>&1 | head -n1)"
 }
 
 install_curl() {
 	command -v curl >/dev/null 2>&1 && return
-	as_root apt-get update -qq
-	as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends curl ca-certificates >/dev/null
+	"$ROOT/scripts/apt-install.sh" curl ca-certificates
 }
 
 # build NAME HASH OUTPUT CMD...: runs CMD unless OUTPUT exists and the stamp matches HASH.

@@ -202,10 +202,7 @@ step "retryinspect's HTML report in headless Chromium (cmd/retryinspect/htmltest
 # they skip, except under CI=true, where they fail.
 if ! command -v chromium >/dev/null 2>&1; then
 	echo "installing Debian's chromium for the browser tests" >&2
-	sudo=""
-	[ "$(id -u)" -eq 0 ] || sudo=sudo
-	$sudo apt-get update -qq
-	$sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends chromium fonts-liberation >/dev/null
+	scripts/apt-install.sh chromium fonts-liberation
 fi
 (cd cmd/retryinspect/htmltest && go test "${race[@]}" -vet=all -count=1 -v ./...)
 
@@ -258,6 +255,13 @@ scripts/release-test.sh
 
 step "docker-compose.yaml validation (no container engine: config only)"
 scripts/validate-compose.sh
+# Again with a python3 first on PATH that has no YAML module (a venv's):
+# the checks read the file with Debian's Python, not that one.
+no_yaml=$(mktemp -d)
+printf '#!/bin/sh\necho "no yaml here" >&2\nexit 1\n' >"$no_yaml/python3"
+chmod +x "$no_yaml/python3"
+PATH="$no_yaml:$PATH" scripts/validate-compose.sh
+rm -rf "$no_yaml"
 
 if ! $no_e2e; then
 	step "end-to-end: Jaeger, Collector, Prometheus on 127.0.0.1"

@@ -20,10 +20,15 @@ cd "$(dirname "$0")/.."
 
 if ! command -v docker-compose >/dev/null 2>&1; then
 	echo "[compose] installing Debian's docker-compose" >&2
-	sudo=""
-	[ "$(id -u)" -eq 0 ] || sudo=sudo
-	$sudo apt-get update -qq
-	$sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends docker-compose >/dev/null
+	scripts/apt-install.sh docker-compose
+fi
+# The checks below read the resolved file with Debian's Python and its
+# YAML module: not whichever python3 comes first on PATH (a venv's may
+# lack it), and not only what docker-compose brought (Debian 13's is Go).
+python=/usr/bin/python3
+if ! "$python" -c 'import yaml' 2>/dev/null; then
+	echo "[compose] installing Debian's python3-yaml" >&2
+	scripts/apt-install.sh python3 python3-yaml
 fi
 
 out=$(mktemp)
@@ -63,7 +68,7 @@ fi
 
 # Pins and healthchecks, from the resolved configuration (docker-compose
 # is Python; its YAML module reads it).
-python3 - "$out" "$main_release" "$tier_release" "$vl_release" <<'EOF' || status=1
+"$python" - "$out" "$main_release" "$tier_release" "$vl_release" <<'EOF' || status=1
 import os, sys, yaml
 
 config, main_release, tier_release, vl_release = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4]
