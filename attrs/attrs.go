@@ -114,8 +114,8 @@ const (
 	HedgesRefusedKey = attribute.Key("retry.hedge.refused")
 	// IdempotencyContractKey is true on an operation the user declared safe
 	// to repeat although its method is not: a method added with
-	// WithIdempotentMethods, or an Idempotency-Key under
-	// WithIdempotencyKeyContract. Readers use it to tell a legitimate resend
+	// WithIdempotentMethods, a request whose Intent says Repeatable, or an
+	// Idempotency-Key under WithIdempotencyKeyContract. Readers use it to tell a legitimate resend
 	// of a write from a blind one.
 	IdempotencyContractKey = attribute.Key("retry.idempotency_contract")
 	// IdempotencyKeySourceKey is set, on the operation span and on each

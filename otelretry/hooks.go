@@ -20,9 +20,10 @@ type Intent struct {
 	// it is retried like a GET, and a timed-out write is resent instead of
 	// ending check_state. Like a GET, an operation that ends without an
 	// answer does not match ErrOutcomeUnknown: the mark is meant for reads
-	// sent as POST (a search, a query), whose outcome needs no check. The operation span records
+	// sent as POST (a search, a query), whose outcome needs no check. The
+	// operation span of a method that is not safe records
 	// retry.idempotency_contract=true, so a reader can tell the caller's
-	// word from a blind resend. Deadline, attempt limit, retry budget and
+	// word from a blind resend (a GET needs no word). Deadline, attempt limit, retry budget and
 	// replayability still apply.
 	Repeatable bool
 	// NoRetry makes the operation a single attempt (reason intent).

@@ -63,6 +63,20 @@ func TestIntentRepeatable(t *testing.T) {
 			t.Errorf("the operation does not record the caller's word (retry.idempotency_contract)")
 		}
 	})
+	// A GET needs no word: Intent.Repeatable's godoc says the contract is
+	// recorded for a method that is not safe only.
+	synctest.Test(t, func(t *testing.T) {
+		h := newHarness(t, []scripted.Step{{Status: 200}}, seedLike...)
+		ctx := otelretry.WithIntent(t.Context(), otelretry.Intent{Repeatable: true})
+		resp, err := h.client.Do(get(t, ctx, "http://api.test/"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if _, ok := spantestAttr(h.operation(t), attrs.IdempotencyContractKey); ok {
+			t.Errorf("a GET marked Repeatable records retry.idempotency_contract")
+		}
+	})
 }
 
 func TestIntentNoRetryAndLimits(t *testing.T) {
