@@ -146,16 +146,20 @@ var nameSeed = maphash.MakeSeed()
 // gateway says nothing of the app behind it). A key is taken by every
 // operation that repeats its request while it is kept, those in flight
 // together too (the server's store of answers by key then applies the
-// write once); an operation that succeeds lets its key go, so that a later
-// write of the same request is a new one, and a repeat that does not
-// succeed keeps it only if no other let it go meanwhile. At most maxRememberedKeys
-// are kept, the oldest forgotten first (its repeat then gets a key of its
-// own): a bound on what a context kept for days holds, documented with
-// WithIdempotencyKeys.
+// write once). An operation that succeeds lets its key go, so that a later
+// write of the same request is a new one; a repeat that does not succeed
+// keeps it as the newest, unless a repeat beside it succeeded. At most
+// maxRememberedKeys are kept, the oldest forgotten first (its repeat then
+// gets a key of its own): a bound on what a context kept for days holds,
+// documented with WithIdempotencyKeys; as many keys let go are remembered
+// as such, to tell a key a success let go from one forgotten as the oldest.
 type keyMemory struct {
 	mu      sync.Mutex
 	byName  map[string]*list.Element // of rememberedKey
 	byOrder list.List                // the oldest kept first
+	// letGo are the keys a success let go, the oldest first.
+	letGo      map[string]*list.Element // of string
+	letGoOrder list.List
 }
 
 type rememberedKey struct{ request, key string }
@@ -174,21 +178,69 @@ func (m *keyMemory) take(request string) (string, bool) {
 	return e.Value.(rememberedKey).key, true
 }
 
-// keepTaken keeps key, which a repeat took, as the newest, if it is still
-// kept for request: one gone was let go by a repeat that succeeded (or
-// forgotten as the oldest), and the write is done.
-func (m *keyMemory) keepTaken(request, key string) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if e, ok := m.byName[request]; ok && e.Value.(rememberedKey).key == key {
-		m.byOrder.MoveToBack(e)
-	}
-}
-
-// keep keeps key for request, in place of any key kept for it.
+// keep keeps key, a write's that did not succeed, as the newest for
+// request, in place of any key kept for it: a later write's key replaces
+// an earlier one's.
 func (m *keyMemory) keep(request, key string) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	m.keepLocked(request, key)
+}
+
+// keepTaken keeps key, which a repeat took and sent without success, as
+// the newest: unless a repeat beside it succeeded (the key was let go, the
+// write is done), or a later write's key is kept for request now. A key
+// forgotten as the oldest while the repeat was in flight is kept again.
+func (m *keyMemory) keepTaken(request, key string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if _, done := m.letGo[key]; done {
+		return
+	}
+	if e, ok := m.byName[request]; ok && e.Value.(rememberedKey).key != key {
+		return
+	}
+	m.keepLocked(request, key)
+}
+
+// restore keeps key again after its success turned out not to reach the
+// caller (answerBroke), unless a later write's key is kept for request.
+func (m *keyMemory) restore(request, key string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if e, ok := m.letGo[key]; ok {
+		delete(m.letGo, key)
+		m.letGoOrder.Remove(e)
+	}
+	if _, ok := m.byName[request]; !ok {
+		m.keepLocked(request, key)
+	}
+}
+
+// forget lets key go after a success: no longer kept for request, and
+// remembered as let go.
+func (m *keyMemory) forget(request, key string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if e, ok := m.byName[request]; ok && e.Value.(rememberedKey).key == key {
+		delete(m.byName, request)
+		m.byOrder.Remove(e)
+	}
+	if m.letGo == nil {
+		m.letGo = map[string]*list.Element{}
+	}
+	if _, ok := m.letGo[key]; ok {
+		return
+	}
+	if m.letGoOrder.Len() >= maxRememberedKeys {
+		oldest := m.letGoOrder.Front()
+		delete(m.letGo, oldest.Value.(string))
+		m.letGoOrder.Remove(oldest)
+	}
+	m.letGo[key] = m.letGoOrder.PushBack(key)
+}
+
+func (m *keyMemory) keepLocked(request, key string) {
 	if m.byName == nil {
 		m.byName = map[string]*list.Element{}
 	}
@@ -200,16 +252,6 @@ func (m *keyMemory) keep(request, key string) {
 		m.byOrder.Remove(oldest)
 	}
 	m.byName[request] = m.byOrder.PushBack(rememberedKey{request, key})
-}
-
-// forget forgets the key kept for request if it is key.
-func (m *keyMemory) forget(request, key string) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if e, ok := m.byName[request]; ok && e.Value.(rememberedKey).key == key {
-		delete(m.byName, request)
-		m.byOrder.Remove(e)
-	}
 }
 
 // replayed reports whether an answer says it was replayed from the

@@ -114,6 +114,12 @@ func TestKeyMemory(t *testing.T) {
 	if len(m.byName) != maxRememberedKeys || m.byOrder.Len() != len(m.byName) {
 		t.Errorf("%d keys kept (%d in order)", len(m.byName), m.byOrder.Len())
 	}
+	for i := range maxRememberedKeys + 10 { // the keys let go are bounded too
+		m.forget("POST /x", "g"+strconv.Itoa(i))
+	}
+	if len(m.letGo) != maxRememberedKeys || m.letGoOrder.Len() != maxRememberedKeys {
+		t.Errorf("%d keys remembered as let go (%d in order), want %d", len(m.letGo), m.letGoOrder.Len(), maxRememberedKeys)
+	}
 }
 
 func TestReplayedReadsIdempotentReplayed(t *testing.T) {

@@ -272,8 +272,8 @@ func (i *identity) chainKeys(f func(request, key string)) {
 func (i *identity) answerBroke() {
 	if i.keyLetGo {
 		i.keyLetGo = false
-		i.oc.keys.keep(i.request, i.key)
-		i.chainKeys(i.oc.keys.keep)
+		i.oc.keys.restore(i.request, i.key)
+		i.chainKeys(i.oc.keys.restore)
 	}
 }
 

@@ -5,6 +5,7 @@ package otelretry
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"net/url"
 	"regexp"
@@ -290,5 +291,67 @@ func TestIdentityTakesTheKeyOfTheOperationItRepeats(t *testing.T) {
 	bare := op(context.Background(), "POST", orders, "order 1", false)
 	if again := op(context.Background(), "POST", orders, "order 1", false); again == bare {
 		t.Fatal("without WithOperationID, two operations share a key")
+	}
+}
+
+// A repeat that took a kept key and failed is one of the id's latest writes
+// that did not succeed: WithIdempotencyKeys says an id remembers the keys of
+// its last 1 024 such writes, and keyMemory that a repeat that does not
+// succeed keeps its key unless another let it go (a success). Here no
+// success let it go: the key was pushed out as the oldest while the repeat
+// was in flight, and the repeat's failure came after those 1 024 (a
+// reviewer's find, in the change that let repeats share a key).
+func TestARepeatThatFailedAfterItsKeyWasForgottenKeepsIt(t *testing.T) {
+	oc := &operationContext{id: "job"}
+	u, _ := url.Parse("http://127.0.0.1/orders")
+	body := []byte(`{"order":"A"}`)
+
+	first := identity{oc: oc}
+	k1 := first.takeKey("POST", u, "", body, true)
+	first.settleKey(false, false) // answer lost: kept
+
+	repeat := identity{oc: oc} // a layer above sends it again: in flight
+	if k := repeat.takeKey("POST", u, "", body, true); k != k1 {
+		t.Fatalf("repeat took %s, want %s", k, k1)
+	}
+	for i := range maxRememberedKeys { // other writes fail meanwhile
+		o := identity{oc: oc}
+		o.takeKey("POST", u, "", []byte(fmt.Sprintf(`{"order":%d}`, i)), true)
+		o.settleKey(false, false)
+	}
+	repeat.settleKey(false, false) // its answer lost too: the newest failure
+
+	again := identity{oc: oc}
+	if k := again.takeKey("POST", u, "", body, true); k != k1 {
+		t.Errorf("the repeat of the latest failed write got key %s, want %s, the key it was last sent (and maybe applied) under", k, k1)
+	}
+}
+
+// A success whose body later breaks keeps its key again (answerBroke); but
+// a new write of the same request, made after the success and failed,
+// has its own key kept meanwhile: its repeat must take that one, never the
+// succeeded write's (whose stored answer the server would replay for it).
+// The broken answer's key replaced it (a reviewer's find).
+func TestABrokenAnswerDoesNotReplaceANewerWritesKey(t *testing.T) {
+	oc := &operationContext{id: "job"}
+	u, _ := url.Parse("http://127.0.0.1/orders")
+	body := []byte(`{"order":"A"}`)
+
+	ok := identity{oc: oc}
+	k1 := ok.takeKey("POST", u, "", body, true)
+	ok.settleKey(true, true) // 201, the caller reads it later
+
+	next := identity{oc: oc} // a new write of the same request
+	k2 := next.takeKey("POST", u, "", body, true)
+	if k2 == k1 {
+		t.Fatalf("a new write after a success took its key %s", k1)
+	}
+	next.settleKey(false, false) // its answer lost: k2 kept
+
+	ok.answerBroke() // the caller now reads the first answer, which breaks
+
+	repeat := identity{oc: oc} // a layer above sends the new write again
+	if k := repeat.takeKey("POST", u, "", body, true); k != k2 {
+		t.Errorf("the repeat of the write last sent under %s took %s (the succeeded write's: %v)", k2, k, k == k1)
 	}
 }
