@@ -15,8 +15,10 @@ import (
 // context that carries it (WithResults). It is filled before RoundTrip
 // returns, so it tells the outcome even when a layer above rewrites the
 // error: http.Client's Timeout flattens it to text, and SDKs such as
-// azcore and openai-go return ctx.Err() once the context is done. The
-// zero value is ready to use, and it is safe for concurrent use.
+// azcore and openai-go return ctx.Err() once the context is done. An
+// operation a panic ended (of a base, a hook or the telemetry: RoundTrip
+// does not return) reports nothing to it. The zero value is ready to use,
+// and it is safe for concurrent use.
 type Results struct {
 	mu  sync.Mutex
 	ops []OperationResult

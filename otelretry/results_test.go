@@ -177,3 +177,26 @@ func ExampleWithResults() {
 type roundTripperFunc func(*http.Request) (*http.Response, error)
 
 func (f roundTripperFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
+
+// Results' godoc: an operation a panic ended reports nothing to the slot
+// (RoundTrip does not return); the panic reaches the caller. The godoc was
+// silent on it (a reviewer's remark).
+func TestAnOperationAPanicEndedReportsNoResult(t *testing.T) {
+	h := newHarness(t, []scripted.Step{{Status: 503}, {Status: 200}},
+		otelretry.WithClassifier(func(otelretry.Answer) otelretry.Classification { panic("classifier") }))
+	var results otelretry.Results
+	req := get(t, otelretry.WithResults(t.Context(), &results), "http://api.test/")
+	func() {
+		defer func() {
+			if recover() == nil {
+				t.Error("the classifier's panic did not reach the caller")
+			}
+		}()
+		if resp, err := h.transprt.RoundTrip(req); err == nil {
+			resp.Body.Close()
+		}
+	}()
+	if ops := results.Operations(); len(ops) != 0 {
+		t.Errorf("the slot holds %+v, want nothing", ops)
+	}
+}
