@@ -148,26 +148,34 @@ var nameSeed = maphash.MakeSeed()
 // together too (the server's store of answers by key then applies the
 // write once). An operation that succeeds lets its key go, so that a later
 // write of the same request is a new one; a repeat that does not succeed
-// keeps it as the newest, unless a repeat beside it succeeded. At most
-// maxRememberedKeys are kept, the oldest forgotten first (its repeat then
-// gets a key of its own): a bound on what a context kept for days holds,
-// documented with WithIdempotencyKeys; as many keys let go are remembered
-// as such, to tell a key a success let go from one forgotten as the oldest.
+// keeps it as the newest, unless a repeat beside it succeeded (the memory
+// knows while any repeat holds the key) or a later write's key is kept.
+// At most maxRememberedKeys are kept, the oldest forgotten first (its
+// repeat then gets a key of its own): a bound on what a context kept for
+// days holds, documented with WithIdempotencyKeys.
 type keyMemory struct {
 	mu      sync.Mutex
 	byName  map[string]*list.Element // of rememberedKey
 	byOrder list.List                // the oldest kept first
-	// letGo are the keys a success let go, the oldest first.
-	letGo      map[string]*list.Element // of string
-	letGoOrder list.List
+	// held are the keys repeats in flight took, by key: as many entries as
+	// keys held, each gone once its last holder settled.
+	held map[string]*heldKey
 }
 
 type rememberedKey struct{ request, key string }
 
+// heldKey is a key repeats in flight hold: how many, and whether one of
+// them, or another operation of the key, succeeded meanwhile.
+type heldKey struct {
+	holders int
+	letGo   bool
+}
+
 const maxRememberedKeys = 1024
 
-// take returns the key kept for request; it stays kept for the other
-// repeats until one succeeds (forget).
+// take returns the key kept for request, which the caller then holds
+// until it settles it (keepTaken, or letGo with taken); the key stays
+// kept for the other repeats until one succeeds.
 func (m *keyMemory) take(request string) (string, bool) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -175,7 +183,17 @@ func (m *keyMemory) take(request string) (string, bool) {
 	if !ok {
 		return "", false
 	}
-	return e.Value.(rememberedKey).key, true
+	key := e.Value.(rememberedKey).key
+	if m.held == nil {
+		m.held = map[string]*heldKey{}
+	}
+	h := m.held[key]
+	if h == nil {
+		h = &heldKey{}
+		m.held[key] = h
+	}
+	h.holders++
+	return key, true
 }
 
 // keep keeps key, a write's that did not succeed, as the newest for
@@ -187,14 +205,14 @@ func (m *keyMemory) keep(request, key string) {
 	m.keepLocked(request, key)
 }
 
-// keepTaken keeps key, which a repeat took and sent without success, as
-// the newest: unless a repeat beside it succeeded (the key was let go, the
-// write is done), or a later write's key is kept for request now. A key
-// forgotten as the oldest while the repeat was in flight is kept again.
+// keepTaken settles key, which a repeat took and sent without success: it
+// is kept as the newest (again, when it was forgotten as the oldest
+// meanwhile), unless a repeat beside it succeeded (the write is done) or a
+// later write's key is kept for request now.
 func (m *keyMemory) keepTaken(request, key string) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if _, done := m.letGo[key]; done {
+	if m.unhold(key) {
 		return
 	}
 	if e, ok := m.byName[request]; ok && e.Value.(rememberedKey).key != key {
@@ -203,41 +221,54 @@ func (m *keyMemory) keepTaken(request, key string) {
 	m.keepLocked(request, key)
 }
 
-// restore keeps key again after its success turned out not to reach the
-// caller (answerBroke), unless a later write's key is kept for request.
-func (m *keyMemory) restore(request, key string) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if e, ok := m.letGo[key]; ok {
-		delete(m.letGo, key)
-		m.letGoOrder.Remove(e)
-	}
-	if _, ok := m.byName[request]; !ok {
-		m.keepLocked(request, key)
-	}
-}
-
-// forget lets key go after a success: no longer kept for request, and
-// remembered as let go.
-func (m *keyMemory) forget(request, key string) {
+// letGo lets key go after a success: no longer kept for request, and the
+// repeats that hold it keep it no more. taken: the success's own operation
+// holds it (it took it), and settles it so.
+func (m *keyMemory) letGo(request, key string, taken bool) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if e, ok := m.byName[request]; ok && e.Value.(rememberedKey).key == key {
 		delete(m.byName, request)
 		m.byOrder.Remove(e)
 	}
-	if m.letGo == nil {
-		m.letGo = map[string]*list.Element{}
+	if h := m.held[key]; h != nil {
+		h.letGo = true
 	}
-	if _, ok := m.letGo[key]; ok {
-		return
+	if taken {
+		m.unhold(key)
 	}
-	if m.letGoOrder.Len() >= maxRememberedKeys {
-		oldest := m.letGoOrder.Front()
-		delete(m.letGo, oldest.Value.(string))
-		m.letGoOrder.Remove(oldest)
+}
+
+// forget lets key go after a success an earlier hop of a redirect chain
+// kept it for (see identity.chainKeys).
+func (m *keyMemory) forget(request, key string) { m.letGo(request, key, false) }
+
+// restore keeps key again after its success turned out not to reach the
+// caller (answerBroke), unless a later write's key is kept for request:
+// the repeats that hold it keep it again too.
+func (m *keyMemory) restore(request, key string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if h := m.held[key]; h != nil {
+		h.letGo = false
 	}
-	m.letGo[key] = m.letGoOrder.PushBack(key)
+	if _, ok := m.byName[request]; !ok {
+		m.keepLocked(request, key)
+	}
+}
+
+// unhold settles one holder of key and reports whether the key was let go
+// while it was held.
+func (m *keyMemory) unhold(key string) (letGo bool) {
+	h := m.held[key]
+	if h == nil {
+		return false
+	}
+	h.holders--
+	if h.holders <= 0 {
+		delete(m.held, key)
+	}
+	return h.letGo
 }
 
 func (m *keyMemory) keepLocked(request, key string) {

@@ -247,8 +247,8 @@ func (i *identity) settleKey(succeeded, toRead bool) {
 		return
 	}
 	i.keyLetGo = toRead
-	i.oc.keys.forget(i.request, i.key) // the repeats beside it took it: they are answered by it
-	i.chainKeys(i.oc.keys.forget)      // the chain's write succeeded: a new one follows
+	i.oc.keys.letGo(i.request, i.key, i.keyTaken) // the repeats beside it hold it: they are answered by it
+	i.chainKeys(i.oc.keys.forget)                 // the chain's write succeeded: a new one follows
 }
 
 // chainKeys calls f on the keys the earlier hops of the operation's
