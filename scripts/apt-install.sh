@@ -7,6 +7,10 @@
 # stack.sh).
 set -euo pipefail
 
+if [ $# -eq 0 ]; then
+	echo "usage: scripts/apt-install.sh PACKAGE..." >&2
+	exit 2
+fi
 if [ "$(id -u)" -eq 0 ]; then
 	as_root=()
 elif command -v sudo >/dev/null 2>&1; then

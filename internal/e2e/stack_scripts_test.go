@@ -401,3 +401,39 @@ func (s *fakeStack) up(t *testing.T, checkout string) map[string]int {
 	}
 	return pids
 }
+
+// scripts/apt-install.sh PACKAGE...: with packages it updates and installs
+// them, through PATH (apt-get, and sudo when not root, are stubs here);
+// with none it is a usage error that runs nothing (it ran apt-get update
+// and an install of nothing, and said it succeeded: a reviewer's find).
+func TestAptInstallInstallsWhatItIsGivenAndNothingElse(t *testing.T) {
+	root := repoRoot(t)
+	run := func(args ...string) (calls string, err error) {
+		bin := t.TempDir()
+		record := filepath.Join(bin, "calls")
+		stub := "#!/bin/sh\necho \"apt-get $*\" >>" + record + "\n"
+		if err := os.WriteFile(filepath.Join(bin, "apt-get"), []byte(stub), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(bin, "sudo"), []byte("#!/bin/sh\nexec \"$@\"\n"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		cmd := exec.CommandContext(ctx, "bash", append([]string{filepath.Join(root, "scripts", "apt-install.sh")}, args...)...)
+		cmd.Env = append(os.Environ(), "PATH="+bin+":"+os.Getenv("PATH"))
+		out, err := cmd.CombinedOutput()
+		ran, _ := os.ReadFile(record)
+		if err != nil {
+			err = fmt.Errorf("%w: %s", err, out)
+		}
+		return string(ran), err
+	}
+	if calls, err := run("curl", "ca-certificates"); err != nil ||
+		calls != "apt-get update -qq\napt-get install -y -qq --no-install-recommends curl ca-certificates\n" {
+		t.Errorf("apt-install.sh curl ca-certificates: %v, apt-get calls:\n%s", err, calls)
+	}
+	if calls, err := run(); err == nil || calls != "" || !strings.Contains(err.Error(), "usage") {
+		t.Errorf("apt-install.sh with no package: %v, apt-get calls:\n%s", err, calls)
+	}
+}
