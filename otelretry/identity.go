@@ -229,8 +229,11 @@ func (i *identity) takeKey(method string, u *url.URL, host string, body []byte, 
 // key kept after a refusal (a 400) is never another write's. A panic
 // keeps it too (the write may have been applied); the first call settles.
 // toRead: the success is an answer the caller reads (answerToRead), whose
-// body may yet break (answerBroke).
-func (i *identity) settleKey(succeeded, toRead bool) {
+// body may yet break (answerBroke). landed: a copy of the write may have
+// reached the server; a key no server saw (the operation made no call, or
+// every call was proven unprocessed) is not kept: it would replace the
+// key of a write beside it that may have been applied.
+func (i *identity) settleKey(succeeded, toRead, landed bool) {
 	if i.keySettled {
 		return
 	}
@@ -242,8 +245,10 @@ func (i *identity) settleKey(succeeded, toRead bool) {
 	case !succeeded && i.keyTaken:
 		i.oc.keys.keepTaken(i.request, i.key) // unless a repeat beside it succeeded
 		return
-	case !succeeded:
+	case !succeeded && landed:
 		i.oc.keys.keep(i.request, i.key)
+		return
+	case !succeeded:
 		return
 	}
 	i.keyLetGo = toRead

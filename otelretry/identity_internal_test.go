@@ -239,7 +239,7 @@ func TestIdentityTakesTheKeyOfTheOperationItRepeats(t *testing.T) {
 		id := newIdentity(scopeOf(ctx), nil)
 		data, told := src.bytes()
 		k := id.takeKey(method, u, strings.Join(host, ""), data, told)
-		id.settleKey(succeeded, false)
+		id.settleKey(succeeded, false, true)
 		return k
 	}
 	const orders = "http://api.test/orders"
@@ -308,7 +308,7 @@ func TestARepeatThatFailedAfterItsKeyWasForgottenKeepsIt(t *testing.T) {
 
 	first := identity{oc: oc}
 	k1 := first.takeKey("POST", u, "", body, true)
-	first.settleKey(false, false) // answer lost: kept
+	first.settleKey(false, false, true) // answer lost: kept
 
 	repeat := identity{oc: oc} // a layer above sends it again: in flight
 	if k := repeat.takeKey("POST", u, "", body, true); k != k1 {
@@ -317,9 +317,9 @@ func TestARepeatThatFailedAfterItsKeyWasForgottenKeepsIt(t *testing.T) {
 	for i := range maxRememberedKeys { // other writes fail meanwhile
 		o := identity{oc: oc}
 		o.takeKey("POST", u, "", []byte(fmt.Sprintf(`{"order":%d}`, i)), true)
-		o.settleKey(false, false)
+		o.settleKey(false, false, true)
 	}
-	repeat.settleKey(false, false) // its answer lost too: the newest failure
+	repeat.settleKey(false, false, true) // its answer lost too: the newest failure
 
 	again := identity{oc: oc}
 	if k := again.takeKey("POST", u, "", body, true); k != k1 {
@@ -339,14 +339,14 @@ func TestABrokenAnswerDoesNotReplaceANewerWritesKey(t *testing.T) {
 
 	ok := identity{oc: oc}
 	k1 := ok.takeKey("POST", u, "", body, true)
-	ok.settleKey(true, true) // 201, the caller reads it later
+	ok.settleKey(true, true, true) // 201, the caller reads it later
 
 	next := identity{oc: oc} // a new write of the same request
 	k2 := next.takeKey("POST", u, "", body, true)
 	if k2 == k1 {
 		t.Fatalf("a new write after a success took its key %s", k1)
 	}
-	next.settleKey(false, false) // its answer lost: k2 kept
+	next.settleKey(false, false, true) // its answer lost: k2 kept
 
 	ok.answerBroke() // the caller now reads the first answer, which breaks
 

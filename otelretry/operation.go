@@ -952,7 +952,7 @@ const maxCallerLag = time.Second
 func (op *operation) end(v verdict, now time.Duration, p *progress, status int) {
 	op.t.sender.rec.endOperation(&op.tel, operationEnd{verdict: v, attempts: p.attempts, last: p.last,
 		contract: op.policy().contract, abandoned: p.abandoned, duration: now})
-	op.ident.settleKey(v.decision == attrs.DecisionReturn && !sendAgain(status), v.decision == attrs.DecisionReturn && answerToRead(status))
+	op.ident.settleKey(v.decision == attrs.DecisionReturn && !sendAgain(status), v.decision == attrs.DecisionReturn && answerToRead(status), p.landed > 0)
 	op.ident.endRepeat(&op.t.repeats)
 	op.setup.bodies.release()
 	op.tel.release()
@@ -985,7 +985,7 @@ func (op *operation) abandonOnPanic(held *holdings) {
 	}
 	op.setup.bodies.release()
 	op.tel.release()
-	op.ident.settleKey(false, false) // the write may have been applied: a repeat takes its key
+	op.ident.settleKey(false, false, true) // the write may have been applied: a repeat takes its key
 	op.ident.endRepeat(&op.t.repeats)
 	if resp := held.stored; resp != nil {
 		held.stored = nil

@@ -1,0 +1,104 @@
+// Copyright The otelretry Authors
+// SPDX-License-Identifier: Apache-2.0
+
+package otelretry_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/otelretry/otelretry-go/otelretry"
+)
+
+type gateKey struct{}
+
+// unsentBase answers POST /order: the first call is held until release
+// says its status; later calls get 503.
+type unsentBase struct {
+	mu      sync.Mutex
+	keys    []string
+	entered chan struct{}
+	release chan int
+}
+
+func (b *unsentBase) RoundTrip(r *http.Request) (*http.Response, error) {
+	if r.Body != nil {
+		_, _ = io.Copy(io.Discard, r.Body)
+		r.Body.Close()
+	}
+	b.mu.Lock()
+	n := len(b.keys)
+	b.keys = append(b.keys, r.Header.Get("Idempotency-Key"))
+	b.mu.Unlock()
+	status := http.StatusServiceUnavailable
+	if n == 0 {
+		b.entered <- struct{}{}
+		status = <-b.release
+	}
+	return &http.Response{StatusCode: status, Header: http.Header{}, Body: io.NopCloser(strings.NewReader("")), Request: r, ProtoMajor: 1, ProtoMinor: 1}, nil
+}
+
+// keyMemory's godoc (otelretry/idempotency.go): the context keeps "the
+// idempotency keys ... for the writes made under it that did not succeed
+// ... so that a layer above that sends one again reuses its key: its
+// earlier try may have been applied". A write is sent (504: maybe
+// applied) while a second operation of the same request, begun beside it,
+// takes a new key and never sends anything (its PrepareAttemptFunc fails).
+// That never-sent key replaced the maybe-applied one, and the layer
+// above's repeat of the write went out under a key the server never saw
+// (a reviewer's find): a key no server saw is not kept now.
+func TestAnUnsentOperationsKeyDoesNotReplaceAMaybeAppliedOne(t *testing.T) {
+	b := &unsentBase{entered: make(chan struct{}), release: make(chan int)}
+	prepEntered, prepRelease := make(chan struct{}), make(chan struct{})
+	prepare := func(req *http.Request, _ int) error {
+		if req.Context().Value(gateKey{}) != nil {
+			prepEntered <- struct{}{}
+			<-prepRelease
+			return errors.New("token refresh failed")
+		}
+		return nil
+	}
+	tr := otelretry.NewTransport(b, otelretry.WithIdempotencyKeys(otelretry.DraftIdempotencyKey()),
+		otelretry.WithoutBudget(), otelretry.WithMaxAttempts(1), otelretry.WithPrepareAttempt(prepare))
+	c := &http.Client{Transport: tr}
+	ctx := otelretry.WithOperationID(t.Context(), "job-1")
+	post := func(ctx context.Context) error {
+		req, _ := http.NewRequestWithContext(ctx, http.MethodPost, "http://api.test/order", bytes.NewReader([]byte(`{"order":1}`)))
+		resp, err := c.Do(req)
+		if err == nil {
+			_, _ = io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+		}
+		return err
+	}
+
+	first := make(chan error, 1)
+	go func() { first <- post(ctx) }()
+	<-b.entered // the write is on the wire under its key
+	second := make(chan error, 1)
+	go func() { second <- post(context.WithValue(ctx, gateKey{}, true)) }()
+	<-prepEntered // the other operation took its key, and waits in its hook
+	b.release <- http.StatusGatewayTimeout
+	<-first // the write may have been applied: its key is kept
+	close(prepRelease)
+	if err := <-second; err == nil {
+		t.Fatal("the unsent operation did not fail")
+	}
+	// The layer above sends the write again.
+	_ = post(ctx)
+
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if len(b.keys) != 2 {
+		t.Fatalf("%d calls, want 2", len(b.keys))
+	}
+	if b.keys[1] != b.keys[0] {
+		t.Errorf("the repeat of a write answered 504 (maybe applied) was sent under key %s, not the write's %s: an operation that never sent anything replaced it", b.keys[1], b.keys[0])
+	}
+}
