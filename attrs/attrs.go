@@ -175,6 +175,8 @@ const (
 	// HTTPRequestMethodOriginalKey holds a method outside the standard set,
 	// as sent, next to http.request.method=_OTHER (see Methods).
 	HTTPRequestMethodOriginalKey = semconv.HTTPRequestMethodOriginalKey
+	// ExceptionTypeKey names a panic on a panic event, by its type only.
+	ExceptionTypeKey = semconv.ExceptionTypeKey
 )
 
 // BodyBufferReasonKey says, on a body_not_buffered event, why the body

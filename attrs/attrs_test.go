@@ -4,8 +4,12 @@
 package attrs_test
 
 import (
+	"go/ast"
+	"go/parser"
+	"go/token"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -130,4 +134,43 @@ func valuesOf[V ~string](vs []V) []string {
 		out[i] = string(v)
 	}
 	return out
+}
+
+// docs/telemetry.md names every key attrs declares (attribute.Key("...")
+// in attrs.go), so that a key the code records has a row or a sentence
+// there (retry.hedge.delay_ms, on the hedge events, was named in
+// docs/hedging.md alone: a reviewer's find).
+func TestTheTelemetryPageNamesEveryKey(t *testing.T) {
+	page, err := os.ReadFile("../docs/telemetry.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	file, err := parser.ParseFile(token.NewFileSet(), "attrs.go", nil, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	keys := 0
+	ast.Inspect(file, func(n ast.Node) bool {
+		call, ok := n.(*ast.CallExpr)
+		if !ok || len(call.Args) != 1 {
+			return true
+		}
+		sel, ok := call.Fun.(*ast.SelectorExpr)
+		lit, isLit := call.Args[0].(*ast.BasicLit)
+		if !ok || sel.Sel.Name != "Key" || !isLit || lit.Kind != token.STRING {
+			return true
+		}
+		key, _ := strconv.Unquote(lit.Value)
+		keys++
+		// A row may name siblings short: `retry.evidence.protocol`, `.code`.
+		prefix, last := key[:strings.LastIndex(key, ".")+1], key[strings.LastIndex(key, "."):]
+		short := strings.Contains(string(page), "`"+prefix) && strings.Contains(string(page), "`"+last+"`")
+		if !strings.Contains(string(page), "`"+key+"`") && !short {
+			t.Errorf("docs/telemetry.md does not name %s", key)
+		}
+		return true
+	})
+	if keys < 30 {
+		t.Fatalf("found %d keys in attrs.go: the parse missed them", keys)
+	}
 }

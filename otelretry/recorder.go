@@ -778,7 +778,7 @@ func endWithPanic(span trace.Span, r any) {
 
 // panicAttributes names a panic by its type only (panicType).
 func panicAttributes(r any) []attribute.KeyValue {
-	return []attribute.KeyValue{attribute.String("exception.type", panicType(r))}
+	return []attribute.KeyValue{attrs.ExceptionTypeKey.String(panicType(r))}
 }
 
 // panicType is a panic's name in telemetry: its type only, since its value

@@ -245,7 +245,9 @@
 //
 // # Spans
 //
-// Attribute names come from package attrs. Spans are told apart by their
+// Attribute names come from package attrs, but for the dependency's name,
+// read from semconv's service.peer.name, peer.service or service.name.
+// Spans are told apart by their
 // retry.* attributes, never by name or kind (an attempt span may be the
 // transport's own span or otelhttp's CLIENT span named "GET"): a span with
 // retry.attempt is an attempt; a span with retry.state_check.result (or
