@@ -6,6 +6,8 @@ package metrics_test
 import (
 	"context"
 	"fmt"
+	"slices"
+	"strings"
 	"time"
 
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
@@ -32,10 +34,25 @@ func ExampleNewRecorder() {
 	_ = reader.Collect(ctx, &rm)
 	for _, m := range rm.ScopeMetrics[0].Metrics {
 		fmt.Println(m.Name, m.Unit)
+		if sum, ok := m.Data.(metricdata.Sum[int64]); ok {
+			var counts []string
+			for _, dp := range sum.DataPoints {
+				label, _ := dp.Attributes.Value(attrs.DecisionKey)
+				if label.AsString() == "" {
+					label, _ = dp.Attributes.Value(attrs.OutcomeKey)
+				}
+				counts = append(counts, fmt.Sprintf("  %s: %d", label.AsString(), dp.Value))
+			}
+			slices.Sort(counts)
+			fmt.Println(strings.Join(counts, "\n"))
+		}
 	}
 	// Output:
 	// retry.operations {operation}
+	//   return: 1
 	// retry.attempts {attempt}
+	//   retry: 1
+	//   return: 1
 	// retry.operation.attempts {attempt}
 	// retry.operation.duration s
 	// retry.attempt.duration s

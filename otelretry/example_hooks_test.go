@@ -169,14 +169,23 @@ func ExampleBackoff() {
 	// reset 60: 503 calls 1
 }
 
-// Decorrelated jitter grows each pause from the last one taken.
+// Decorrelated jitter grows each pause from the last one taken: a first
+// pause is drawn from [base, 3·base], one after a 600ms pause from
+// [base, 1.8s] (of 1 000 draws, some are above 3·base).
 func ExampleDecorrelatedJitter() {
 	b := otelretry.DecorrelatedJitter(100*time.Millisecond, 2*time.Second)
 	first := b(1, otelretry.Answer{})
-	second := b(2, otelretry.Answer{PreviousPause: first})
-	fmt.Println(first >= 100*time.Millisecond && first <= 300*time.Millisecond,
-		second >= 100*time.Millisecond && second <= 3*first)
-	// Output: true true
+	fmt.Println("first within [100ms, 300ms]:", first >= 100*time.Millisecond && first <= 300*time.Millisecond)
+	within, above := true, false
+	for range 1000 {
+		next := b(2, otelretry.Answer{PreviousPause: 600 * time.Millisecond})
+		within = within && next >= 100*time.Millisecond && next <= 1800*time.Millisecond
+		above = above || next > 300*time.Millisecond
+	}
+	fmt.Println("after 600ms, within [100ms, 1.8s]:", within, "- some above 300ms:", above)
+	// Output:
+	// first within [100ms, 300ms]: true
+	// after 600ms, within [100ms, 1.8s]: true - some above 300ms: true
 }
 
 // A read whose answer is merely slow is hedged: after the delay with no
@@ -186,11 +195,14 @@ func ExampleDecorrelatedJitter() {
 // answer is slow.
 func ExampleWithHedging() {
 	var calls atomic.Int32
+	slowCut := make(chan bool, 1) // whether the slow attempt was canceled
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if calls.Add(1) == 1 {
 			select { // the slow tail: this answer would take a second
 			case <-time.After(time.Second):
+				slowCut <- false
 			case <-r.Context().Done():
+				slowCut <- true
 				return
 			}
 		}
@@ -211,5 +223,8 @@ func ExampleWithHedging() {
 	resp.Body.Close()
 	last, _ := results.Last()
 	fmt.Println(resp.StatusCode, string(body), "after", last.Attempts, "attempts")
-	// Output: 200 ok after 2 attempts
+	fmt.Println("the slow attempt canceled:", <-slowCut)
+	// Output:
+	// 200 ok after 2 attempts
+	// the slow attempt canceled: true
 }

@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -195,16 +196,21 @@ func hang(r *http.Request) {
 }
 
 // ordersServer applies each order it is sent once per Idempotency-Key
-// ("<32 hex digits>", quoted), storing its answer: the first time a key
-// comes, it applies the order and loses the answer (the connection
-// closes); a resend under the key gets the stored answer. applied counts
-// the orders applied.
+// ("<32 hex digits>", quoted, as the draft's sf-string: any other key is
+// refused with a 400), storing its answer: the first time a key comes, it
+// applies the order and loses the answer (the connection closes); a
+// resend under the key gets the stored answer. applied counts the orders
+// applied.
 func ordersServer() (srv *httptest.Server, applied *atomic.Int32) {
 	applied = new(atomic.Int32)
 	var mu sync.Mutex
 	stored := map[string]string{}
 	return httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		key := r.Header.Get("Idempotency-Key")
+		if !draftKey.MatchString(key) {
+			http.Error(w, "bad Idempotency-Key "+strconv.Quote(key), http.StatusBadRequest)
+			return
+		}
 		mu.Lock()
 		answer, seen := stored[key]
 		if !seen {
