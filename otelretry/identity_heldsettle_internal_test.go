@@ -13,12 +13,6 @@ import (
 	"testing"
 )
 
-type heldKeyScript struct {
-	f func(*http.Request) (*http.Response, error)
-}
-
-func (s heldKeyScript) RoundTrip(r *http.Request) (*http.Response, error) { return s.f(r) }
-
 // Every operation that takes a kept key holds it while in flight and
 // settles it, whatever ends it: the held count is zero once no repeat is
 // in flight (keyMemory's godoc, otelretry/idempotency.go; a reviewer's
@@ -54,7 +48,7 @@ func TestHeldKeysSettleOnEveryEnd(t *testing.T) {
 			ctx := WithOperationID(context.Background(), "job")
 			oc := ctx.Value(operationIDKey{}).(*operationContext)
 			// The first try: 503, its key kept.
-			first := NewTransport(heldKeyScript{func(r *http.Request) (*http.Response, error) { return ans(r, 503) }},
+			first := NewTransport(baseFunc(func(r *http.Request) (*http.Response, error) { return ans(r, 503) }),
 				WithIdempotencyKeys(DraftIdempotencyKey()), WithoutBudget(), WithMaxAttempts(1))
 			do := func(rt http.RoundTripper, ctx context.Context) {
 				defer func() { _ = recover() }()
@@ -92,7 +86,7 @@ func TestHeldKeysSettleOnEveryEnd(t *testing.T) {
 				value := tc.value
 				opts[0] = WithIdempotencyKeys(IdempotencyKey{Name: "Idempotency-Key", Value: func(k string) string { sawHeld(); return value(k) }})
 			}
-			do(NewTransport(heldKeyScript{base}, opts...), rctx)
+			do(NewTransport(baseFunc(base), opts...), rctx)
 			if !tc.cancel && heldDuring != 1 {
 				t.Errorf("%d keys held while the repeat ran, want 1 (it took the kept key)", heldDuring)
 			}
