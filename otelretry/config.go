@@ -690,7 +690,11 @@ func WithAttemptHeader(name string) Option {
 // succeeded. Headers are not compared: a signing layer signs each try anew
 // (AWS SigV4), so two users' writes that differ only in their
 // Authorization are one write here; give each user's writes an id of their
-// own. An id remembers the keys of its last 1 024 writes that did not
+// own. For the same reason a write meant as a new one, with the same
+// method, URL and body under the id after an earlier one did not succeed,
+// is that one's repeat: it takes its key, and a server that applied the
+// earlier answers it from its store without applying it again; give it
+// an id of its own. An id remembers the keys of its last 1 024 writes that did not
 // succeed; the repeat of an older one gets a key of its own. The body is told by its bytes,
 // which the operation then reads into its buffer before the first attempt
 // (WithBodyBuffer's per-request limit, 64 KiB by default); a body of
