@@ -13,6 +13,7 @@ import (
 	"strings"
 	"testing"
 
+	"go.opentelemetry.io/otel/attribute"
 	semconv "go.opentelemetry.io/otel/semconv/v1.43.0"
 
 	"github.com/otelretry/otelretry-go/attrs"
@@ -172,5 +173,13 @@ func TestTheTelemetryPageNamesEveryKey(t *testing.T) {
 	})
 	if keys < 30 {
 		t.Fatalf("found %d keys in attrs.go: the parse missed them", keys)
+	}
+	// The keys attrs re-exports from semconv, which the parse cannot read.
+	for _, k := range []attribute.Key{attrs.HTTPRequestMethodKey, attrs.HTTPResponseStatusCodeKey, attrs.HTTPRequestResendCountKey,
+		attrs.URLFullKey, attrs.ServerAddressKey, attrs.ServerPortKey, attrs.ErrorTypeKey, attrs.HTTPRequestMethodOriginalKey,
+		attrs.ExceptionTypeKey} {
+		if !strings.Contains(string(page), "`"+string(k)+"`") {
+			t.Errorf("docs/telemetry.md does not name %s", k)
+		}
 	}
 }

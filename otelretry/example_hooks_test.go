@@ -169,23 +169,28 @@ func ExampleBackoff() {
 	// reset 60: 503 calls 1
 }
 
-// Decorrelated jitter grows each pause from the last one taken: a first
-// pause is drawn from [base, 3·base], one after a 600ms pause from
-// [base, 1.8s] (of 1 000 draws, some are above 3·base).
+// Decorrelated jitter grows each pause from the last one taken, up to 3
+// times it: first pauses are drawn from [base, 3·base], and after a 600ms
+// pause from [base, 1.8s] (of 1 000 draws each, some land in the top
+// third of the range, above twice the last pause).
 func ExampleDecorrelatedJitter() {
 	b := otelretry.DecorrelatedJitter(100*time.Millisecond, 2*time.Second)
-	first := b(1, otelretry.Answer{})
-	fmt.Println("first within [100ms, 300ms]:", first >= 100*time.Millisecond && first <= 300*time.Millisecond)
-	within, above := true, false
-	for range 1000 {
-		next := b(2, otelretry.Answer{PreviousPause: 600 * time.Millisecond})
-		within = within && next >= 100*time.Millisecond && next <= 1800*time.Millisecond
-		above = above || next > 300*time.Millisecond
+	draw := func(previous, top time.Duration) (within, nearTop bool) {
+		within = true
+		for range 1000 {
+			next := b(2, otelretry.Answer{PreviousPause: previous})
+			within = within && next >= 100*time.Millisecond && next <= top
+			nearTop = nearTop || next > top*2/3
+		}
+		return within, nearTop
 	}
-	fmt.Println("after 600ms, within [100ms, 1.8s]:", within, "- some above 300ms:", above)
+	within, nearTop := draw(0, 300*time.Millisecond)
+	fmt.Println("first pauses within [100ms, 300ms]:", within, "- some above 200ms:", nearTop)
+	within, nearTop = draw(600*time.Millisecond, 1800*time.Millisecond)
+	fmt.Println("after 600ms, within [100ms, 1.8s]:", within, "- some above 1.2s:", nearTop)
 	// Output:
-	// first within [100ms, 300ms]: true
-	// after 600ms, within [100ms, 1.8s]: true - some above 300ms: true
+	// first pauses within [100ms, 300ms]: true - some above 200ms: true
+	// after 600ms, within [100ms, 1.8s]: true - some above 1.2s: true
 }
 
 // A read whose answer is merely slow is hedged: after the delay with no

@@ -133,8 +133,10 @@ func TestDecisionTableStateCheckRowsEndToEnd(t *testing.T) {
 	}
 }
 
-// Rows 6 and 7 for a repeatable write whose outcome is unresolved: the
-// table says check_state, reason unknown_write.
+// Rows 6 and 7 for a repeatable write whose outcome is unresolved: its
+// resend, stopped by GetBody or the PrepareAttemptFunc, goes to the state
+// check (note ²), which is asked once and, answering unknown, ends it
+// check_state, reason state_unknown (row 34), with no second call.
 func TestDecisionTablePreparedUnresolvedWriteRows(t *testing.T) {
 	keys := otelretry.WithIdempotencyKeys(otelretry.DraftIdempotencyKey())
 	for _, tc := range []struct {
@@ -152,8 +154,10 @@ func TestDecisionTablePreparedUnresolvedWriteRows(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
+				checks := 0
 				opts := append(append([]otelretry.Option{}, seedLike...), keys, otelretry.WithAttemptTimeout(100*time.Millisecond),
 					otelretry.WithStateCheck(func(context.Context, otelretry.StateCheck) (otelretry.StateResult, error) {
+						checks++
 						return otelretry.StateResult{State: attrs.StateUnknown}, nil
 					}))
 				if tc.opt != nil {
@@ -171,10 +175,13 @@ func TestDecisionTablePreparedUnresolvedWriteRows(t *testing.T) {
 				if got := attrOf(h.operation(t), attrs.OutcomeKey).AsString(); got != "check_state" {
 					t.Errorf("outcome %q, want check_state (tuples %q, err %v)", got, tuples(t, h), err)
 				}
-				if !errors.Is(err, otelretry.ErrOutcomeUnknown) {
-					t.Errorf("err %v, want ErrOutcomeUnknown", err)
+				var oe *otelretry.Error
+				if !errors.Is(err, otelretry.ErrOutcomeUnknown) || !errors.As(err, &oe) || oe.Reason != attrs.ReasonStateUnknown {
+					t.Errorf("err %v, want ErrOutcomeUnknown, reason state_unknown", err)
 				}
-				t.Logf("tuples %q calls %d err %v", tuples(t, h), len(h.base.Calls()), err)
+				if checks != 1 || len(h.base.Calls()) != 1 {
+					t.Errorf("%d state checks and %d calls, want 1 and 1", checks, len(h.base.Calls()))
+				}
 			})
 		})
 	}

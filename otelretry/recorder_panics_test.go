@@ -276,3 +276,35 @@ func TestAnAttemptWhoseHooksPanickedHasNoAttemptMetric(t *testing.T) {
 		t.Error("no span ended with a panic event")
 	}
 }
+
+// A panic event names the panic by its type alone, under semconv's
+// exception.type: its value may hold a URL or a secret, and is never
+// recorded (docs/telemetry.md). Nothing checked the key or the value left
+// out (a reviewer's mutations: the value recorded, the key changed).
+func TestAPanicEventNamesThePanicsTypeOnly(t *testing.T) {
+	const secret = "https://alice:SECRET@api.test/?token=SECRET"
+	h := newHarness(t, []scripted.Step{{Status: 503}},
+		otelretry.WithClassifier(func(otelretry.Answer) otelretry.Classification { panic(secret) }))
+	func() {
+		defer func() { _ = recover() }()
+		h.transprt.RoundTrip(get(t, t.Context(), "http://api.test/"))
+	}()
+	events := 0
+	for _, s := range h.spans.Ended() {
+		for _, e := range s.Events() {
+			if e.Name != attrs.EventPanic {
+				continue
+			}
+			events++
+			if len(e.Attributes) != 1 || e.Attributes[0].Key != "exception.type" || e.Attributes[0].Value.AsString() != "string" {
+				t.Errorf("panic event attributes %v; want exception.type=string alone", e.Attributes)
+			}
+			if strings.Contains(fmt.Sprint(e.Attributes), "SECRET") {
+				t.Errorf("the panic's value reached the event: %v", e.Attributes)
+			}
+		}
+	}
+	if events == 0 {
+		t.Fatal("no panic event")
+	}
+}
