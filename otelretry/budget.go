@@ -291,10 +291,15 @@ func splitPort(host string) (name, port string) {
 }
 
 // oneName is host (with its port, if any) as one DNS name: in lower case
-// (no copy when it is already) and without the trailing dot of a fully
-// qualified name.
+// (no copy when it is already), but for an IPv6 zone (an interface's
+// name, whose case tells interfaces apart), and without the trailing dot
+// of a fully qualified name.
 func oneName(host string) string {
-	host = strings.ToLower(host)
+	if zone := strings.IndexByte(host, '%'); zone >= 0 {
+		host = strings.ToLower(host[:zone]) + host[zone:]
+	} else {
+		host = strings.ToLower(host)
+	}
 	if i := strings.LastIndexByte(host, ':'); i > 0 && host[i-1] == '.' && !strings.HasSuffix(host, "]") {
 		return host[:i-1] + host[i:]
 	}

@@ -64,3 +64,28 @@ func TestOneHostSpelledTwoWaysIsOneDependency(t *testing.T) {
 		})
 	}
 }
+
+// Two hosts never share one: an IPv6 zone is an interface's name, which
+// Linux tells apart by case, so [fe80::1%en0] and [fe80::1%EN0] are two
+// dependencies, as en0 and en1 are. The whole host was lower-cased, zone
+// and all (a reviewer's find).
+func TestZonesOfTwoInterfacesAreTwoDependencies(t *testing.T) {
+	for _, other := range []string{"en1", "EN0"} {
+		var one, two []string
+		for i := range 16 {
+			one = append(one, "http://[fe80::1%25en0]/x")
+			if i%2 == 0 {
+				two = append(two, "http://[fe80::1%25en0]/x")
+			} else {
+				two = append(two, "http://[fe80::1%25"+other+"]/x")
+			}
+		}
+		if n1, n2 := outageCalls(t, one), outageCalls(t, two); n2 <= n1 {
+			t.Errorf("zone en0 alone: %d calls; en0 and %s alternating: %d; want more (two interfaces, two budgets)", n1, other, n2)
+		}
+	}
+	if n1, n2 := outageCalls(t, []string{"http://[FE80::1%25en0]/x", "http://[fe80::1%25en0]/x"}),
+		outageCalls(t, []string{"http://[fe80::1%25en0]/x", "http://[fe80::1%25en0]/x"}); n1 != n2 {
+		t.Errorf("the address's own case split one host: %d calls against %d", n1, n2)
+	}
+}

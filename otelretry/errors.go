@@ -60,6 +60,10 @@ var errNotBuilt = errors.New("otelretry: Transport not made by NewTransport (its
 // where no base reads one.
 var errUserinfoInHost = errors.New("otelretry: Request.URL.Host holds an '@' (a userinfo belongs in URL.User); not sent")
 
+// errPathInHost rejects a request whose URL holds a path, query or
+// fragment in Host, where no base reads one.
+var errPathInHost = errors.New("otelretry: Request.URL.Host holds a '/', '?' or '#' (a path, query or fragment belongs in URL.Path, RawQuery or Fragment); not sent")
+
 // Error is returned by Transport.RoundTrip when the operation ended without
 // a response to hand back. Its message never contains headers, bodies, URL
 // userinfo or query values: URLs in a cause's message are sanitized. When

@@ -600,14 +600,23 @@ func TestATransportOverAZeroOneStopsAtOnce(t *testing.T) {
 // telemetry: no base sends it (net/http looks the whole text up as a host
 // name), and server.address, otelretry's and otelhttp's, on the spans, the
 // log records and the metrics, would carry the password or the token.
+//
+// A query, path or fragment in Host is refused the same way: it put a
+// token in server.address, the metrics' label and url.full (a reviewer's
+// find).
 func TestAUserinfoInTheURLsHostIsRefusedBeforeTelemetry(t *testing.T) {
-	for _, host := range []string{"alice:SECRET@api.test:8080", "SECRET@api.test"} {
+	for _, host := range []string{"alice:SECRET@api.test:8080", "SECRET@api.test",
+		"api.test?token=SECRET", "api.test/p?token=SECRET", "api.test#token=SECRET"} {
+		refusal := "URL.Host holds an '@'"
+		if !strings.Contains(host, "@") {
+			refusal = "URL.Host holds a '/', '?' or '#'"
+		}
 		h := newHarness(t, []scripted.Step{{Status: 200}}, otelretry.WithServerAddressInMetrics())
 		body := &closeRecorder{Reader: strings.NewReader("x")}
 		req := &http.Request{Method: http.MethodPost, Header: http.Header{}, Body: body,
 			URL: &url.URL{Scheme: "http", Host: host, Path: "/v1"}}
 		resp, err := h.transprt.RoundTrip(req)
-		if resp != nil || err == nil || !strings.Contains(err.Error(), "URL.Host holds an '@'") || strings.Contains(err.Error(), "SECRET") {
+		if resp != nil || err == nil || !strings.Contains(err.Error(), refusal) || strings.Contains(err.Error(), "SECRET") {
 			t.Fatalf("%s: RoundTrip = %v, %v; want a clear error that repeats no secret", host, resp, err)
 		}
 		if !body.closed {
