@@ -153,10 +153,11 @@ func dependencyName(spans, attempts []*model.Span, serverOf map[*model.Span]stri
 
 // hostOf is a span's server.address with its server.port, as a URL's host
 // writes them: without the port when it is the default of url.full's
-// scheme, and an IPv6 address in brackets; the name in lower case without
-// a trailing dot, as the transport keeps a dependency.
+// scheme, and an IPv6 address in brackets; the name in lower case (but
+// for an IPv6 zone, an interface's name) without a trailing dot, as the
+// transport keeps a dependency.
 func hostOf(s *model.Span) string {
-	addr := redacted(strings.TrimSuffix(strings.ToLower(stringAttr(s, keyServerAddress)), "."))
+	addr := redacted(strings.TrimSuffix(lowerButZone(stringAttr(s, keyServerAddress)), "."))
 	if addr == "" {
 		return ""
 	}
@@ -413,4 +414,13 @@ func dashed(s string) string {
 		return "-"
 	}
 	return s
+}
+
+// lowerButZone is addr in lower case, but for an IPv6 zone ("%en0" and
+// "%EN0" are two interfaces, and two dependencies).
+func lowerButZone(addr string) string {
+	if zone := strings.IndexByte(addr, '%'); zone >= 0 {
+		return strings.ToLower(addr[:zone]) + addr[zone:]
+	}
+	return strings.ToLower(addr)
 }

@@ -1,0 +1,31 @@
+// Copyright The otelretry Authors
+// SPDX-License-Identifier: Apache-2.0
+
+package inspect
+
+import (
+	"testing"
+
+	"github.com/otelretry/otelretry-go/cmd/retryinspect/internal/model"
+)
+
+// docs/budget.md: a dependency, "on every page and in retryinspect", keeps
+// an IPv6 zone's case (%en0 and %EN0 are two), as the transport's budget
+// does (oneName); retryinspect lower-cased the zone too (a reviewer's find).
+func TestHostOfKeepsAnIPv6ZonesCase(t *testing.T) {
+	span := func(addr, url string) *model.Span {
+		return &model.Span{Attributes: []model.Attribute{
+			{Key: keyServerAddress, Value: model.String(addr)},
+			{Key: keyServerPort, Value: model.Int(80)},
+			{Key: keyURLFull, Value: model.String(url)},
+		}}
+	}
+	en0 := hostOf(span("fe80::1%en0", "http://[fe80::1%25en0]/x"))
+	EN0 := hostOf(span("fe80::1%EN0", "http://[fe80::1%25EN0]/x"))
+	if en0 == EN0 {
+		t.Errorf("hostOf: %%en0 and %%EN0 are both %q; the budget keeps them as two dependencies", en0)
+	}
+	if got := hostOf(span("FE80::1%EN0", "http://[FE80::1%25EN0]/x")); got != "[fe80::1%EN0]" {
+		t.Errorf("hostOf([FE80::1%%EN0]) = %q, want %q (the budget's key)", got, "[fe80::1%EN0]")
+	}
+}
