@@ -306,8 +306,9 @@
 // URLs are recorded with userinfo as REDACTED:REDACTED and every query
 // value replaced by REDACTED, on every span, log record and error message,
 // including the messages of a base's *url.Error and of a response body's
-// read error that names a URL. A request whose URL carries a userinfo in
-// URL.Host (which no base sends) is refused before any telemetry. Header
+// read error that names a URL. A request whose URL carries a userinfo, a
+// query or a fragment in URL.Host (which no base sends) is refused before
+// any telemetry; a path there, a unix socket's, is sent. Header
 // values, cookies and bodies are never recorded (the one exception, an
 // idempotency key's value, only where an option asks for it): a malformed
 // retry hint is recorded by its header's name and what was wrong with it.

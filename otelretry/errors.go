@@ -60,9 +60,11 @@ var errNotBuilt = errors.New("otelretry: Transport not made by NewTransport (its
 // where no base reads one.
 var errUserinfoInHost = errors.New("otelretry: Request.URL.Host holds an '@' (a userinfo belongs in URL.User); not sent")
 
-// errPathInHost rejects a request whose URL holds a path, query or
-// fragment in Host, where no base reads one.
-var errPathInHost = errors.New("otelretry: Request.URL.Host holds a '/', '?' or '#' (a path, query or fragment belongs in URL.Path, RawQuery or Fragment); not sent")
+// errQueryInHost rejects a request whose URL holds a query or fragment in
+// Host, which no host holds. A '/' is sent: a client that dials a unix
+// socket writes its path there (URL.Host "/var/run/docker.sock"), and its
+// base's dialer ignores the address.
+var errQueryInHost = errors.New("otelretry: Request.URL.Host holds a '?' or '#' (a query or fragment belongs in URL.RawQuery or Fragment); not sent")
 
 // Error is returned by Transport.RoundTrip when the operation ended without
 // a response to hand back. Its message never contains headers, bodies, URL

@@ -178,11 +178,11 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		closeBody(req)
 		return nil, errUserinfoInHost
 	}
-	if strings.ContainsAny(req.URL.Host, "/?#") {
-		// The same for a path, query or fragment (a token in it) in Host:
+	if strings.ContainsAny(req.URL.Host, "?#") {
+		// The same for a query or fragment (a token in it) in Host:
 		// server.address and the metrics' label would carry it.
 		closeBody(req)
-		return nil, errPathInHost
+		return nil, errQueryInHost
 	}
 	return runOperation(&t.shared, req)
 }

@@ -601,15 +601,16 @@ func TestATransportOverAZeroOneStopsAtOnce(t *testing.T) {
 // name), and server.address, otelretry's and otelhttp's, on the spans, the
 // log records and the metrics, would carry the password or the token.
 //
-// A query, path or fragment in Host is refused the same way: it put a
-// token in server.address, the metrics' label and url.full (a reviewer's
-// find).
+// A query or fragment in Host is refused the same way: it put a token in
+// server.address, the metrics' label and url.full (a reviewer's find). A
+// path is not: a unix socket's is written there (see
+// TestAUnixSocketPathInTheURLsHostIsSent).
 func TestAUserinfoInTheURLsHostIsRefusedBeforeTelemetry(t *testing.T) {
 	for _, host := range []string{"alice:SECRET@api.test:8080", "SECRET@api.test",
 		"api.test?token=SECRET", "api.test/p?token=SECRET", "api.test#token=SECRET"} {
 		refusal := "URL.Host holds an '@'"
 		if !strings.Contains(host, "@") {
-			refusal = "URL.Host holds a '/', '?' or '#'"
+			refusal = "URL.Host holds a '?' or '#'"
 		}
 		h := newHarness(t, []scripted.Step{{Status: 200}}, otelretry.WithServerAddressInMetrics())
 		body := &closeRecorder{Reader: strings.NewReader("x")}
@@ -1816,3 +1817,38 @@ type idleCloseCounter struct {
 }
 
 func (c *idleCloseCounter) CloseIdleConnections() { c.n++ }
+
+// A docker-style unix-socket request: URL.Host is the socket's path
+// (http://%2Fvar%2Frun%2Fdocker.sock/v1.41/info, as older docker clients
+// build it), Host is the header's name, and the base's dialer ignores the
+// address. net/http sends it, and so does otelretry (a refusal of any '/'
+// in Host, made to keep a token out of telemetry, refused it: a
+// reviewer's find).
+func TestAUnixSocketPathInTheURLsHostIsSent(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.WriteString(w, "ok "+r.Host)
+	}))
+	defer srv.Close()
+	base := &http.Transport{DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
+		var d net.Dialer
+		return d.DialContext(ctx, "tcp", srv.Listener.Addr().String()) // stands for the unix socket
+	}}
+	defer base.CloseIdleConnections()
+	u, err := url.Parse("http://%2Fvar%2Frun%2Fdocker.sock/v1.41/info")
+	if err != nil { // url.Parse refuses %2F in a host; the client sets URL.Host itself
+		u = &url.URL{Scheme: "http", Host: "/var/run/docker.sock", Path: "/v1.41/info"}
+	}
+	newReq := func() *http.Request {
+		return &http.Request{Method: http.MethodGet, URL: u, Host: "docker", Header: http.Header{}}
+	}
+	resp, err := base.RoundTrip(newReq())
+	if err != nil {
+		t.Fatalf("the base alone: %v", err)
+	}
+	resp.Body.Close()
+	resp, err = otelretry.NewTransport(base).RoundTrip(newReq())
+	if err != nil {
+		t.Fatalf("through otelretry: %v (the base alone sent it)", err)
+	}
+	resp.Body.Close()
+}
