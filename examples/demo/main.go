@@ -42,6 +42,12 @@ func main() {
 	flag.StringVar(&o.html, "html", "", "write retryinspect's HTML report of the spans to `FILE` (without it, a temporary file removed at exit)")
 	flag.BoolVar(&o.logs, "log", false, "write one structured log record per attempt (and one for an operation that made none) to stderr")
 	flag.Parse()
+	if flag.NArg() > 0 {
+		// A word meant for a flag (summary.json after -summary-json's
+		// place) would run the whole demo and write nothing it asked for.
+		fmt.Fprintf(os.Stderr, "demo: takes flags only, not %q (see -h)\n", flag.Arg(0))
+		os.Exit(2)
+	}
 	if o.repeat < 1 {
 		fmt.Fprintln(os.Stderr, "demo: -repeat must be at least 1")
 		os.Exit(2)

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"slices"
 	"strings"
@@ -85,7 +86,7 @@ type telemetry struct {
 type exportTarget struct {
 	Exporter string `json:"exporter"`           // exporterOTLP, exporterFile, ...
 	Protocol string `json:"protocol,omitempty"` // OTLP: grpc or http/protobuf
-	Endpoint string `json:"endpoint,omitempty"` // OTLP: as configured; file: its path
+	Endpoint string `json:"endpoint,omitempty"` // OTLP: as configured; file: its path; prometheus: its scrape URL
 	// Temporary marks the file the demo created itself: it is removed at
 	// exit.
 	Temporary bool `json:"temporary,omitempty"`
@@ -108,6 +109,8 @@ func (e exportTarget) String() string {
 		return "stdouttrace JSON below"
 	case exporterNone:
 		return "not exported"
+	case "prometheus":
+		return "Prometheus, served at " + e.Endpoint + " while the demo ran"
 	}
 	return e.Exporter
 }
@@ -184,6 +187,12 @@ func newTelemetry(ctx context.Context, tracesPath string, stdout io.Writer) (*te
 	if err != nil {
 		return nil, err
 	}
+	built := false
+	defer func() {
+		if !built { // a later step failed: run never shuts t down
+			t.closeTracesFile()
+		}
+	}()
 	switch {
 	case autoexport.IsNoneSpanExporter(se):
 	case t.traces.Exporter == exporterConsole || t.traces.Exporter == exporterStdout:
@@ -232,6 +241,7 @@ func newTelemetry(ctx context.Context, tracesPath string, stdout io.Writer) (*te
 	t.tp = sdktrace.NewTracerProvider(traceOpts...)
 	t.serverTP = sdktrace.NewTracerProvider(serverOpts...)
 	t.mp = sdkmetric.NewMeterProvider(meterOpts...)
+	built = true
 	return t, nil
 }
 
@@ -332,10 +342,24 @@ func describe(envKey, signal string) exportTarget {
 		name = exporterOTLP // autoexport's default
 	}
 	e := exportTarget{Exporter: name}
-	if name == exporterOTLP {
+	switch name {
+	case exporterOTLP:
 		e.Protocol, e.Endpoint = otlpProtocol(signal), otlpEndpoint(signal)
+	case "prometheus":
+		// autoexport's Prometheus server, on its documented defaults; it
+		// serves only while the demo runs.
+		e.Endpoint = "http://" + net.JoinHostPort(envOr("OTEL_EXPORTER_PROMETHEUS_HOST", "localhost"),
+			envOr("OTEL_EXPORTER_PROMETHEUS_PORT", "9464")) + "/metrics"
 	}
 	return e
+}
+
+// envOr is the environment variable key, or def when it is unset or empty.
+func envOr(key, def string) string {
+	if v := os.Getenv(key); v != "" {
+		return v
+	}
+	return def
 }
 
 // createTracesFile opens path, or a new file in the temporary directory
@@ -430,15 +454,21 @@ func (t *telemetry) shutdown(ctx context.Context) {
 			otel.Handle(err)
 		}
 	}
-	// stdouttrace does not close its writer.
-	if t.tracesFile != nil {
-		if err := t.tracesFile.Close(); err != nil {
+	t.closeTracesFile()
+}
+
+// closeTracesFile closes the spans file, which stdouttrace does not close,
+// and removes it when it is the demo's temporary one.
+func (t *telemetry) closeTracesFile() {
+	if t.tracesFile == nil {
+		return
+	}
+	if err := t.tracesFile.Close(); err != nil {
+		otel.Handle(err)
+	}
+	if t.traces.Temporary {
+		if err := os.Remove(t.tracesFile.Name()); err != nil {
 			otel.Handle(err)
-		}
-		if t.traces.Temporary {
-			if err := os.Remove(t.tracesFile.Name()); err != nil {
-				otel.Handle(err)
-			}
 		}
 	}
 }
