@@ -9,6 +9,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -180,20 +181,38 @@ func (c *command) run(args []string) int {
 		return exitError
 	}
 	report := inspect.Analyze(spans)
+	// Both outputs are opened before either is written, so that a run that
+	// fails on one leaves no report of the other behind, and a file a
+	// failed run created is removed.
+	var html, text *output
 	if opts.html != "" {
-		if err := c.writeTo(opts.html, func(w io.Writer) error {
-			return render.HTML(w, report, render.HTMLOptions{Source: source})
-		}); err != nil {
+		if html, err = openOutput(opts.html); err != nil {
 			c.warn("writing the HTML report: %v", err)
 			return exitError
 		}
 	}
 	if opts.html != "-" || opts.out != "-" { // else the page is the output
+		if text, err = openOutput(opts.out); err != nil {
+			html.abandon()
+			c.warn("writing the report: %v", err)
+			return exitError
+		}
+	}
+	if html != nil {
+		if err := html.write(c.stdout, func(w io.Writer) error {
+			return render.HTML(w, report, render.HTMLOptions{Source: source})
+		}); err != nil {
+			text.abandon()
+			c.warn("writing the HTML report: %v", err)
+			return exitError
+		}
+	}
+	if text != nil {
 		write := render.Text
 		if opts.json {
 			write = render.JSON
 		}
-		if err := c.writeTo(opts.out, func(w io.Writer) error { return write(w, report) }); err != nil {
+		if err := text.write(c.stdout, func(w io.Writer) error { return write(w, report) }); err != nil {
 			c.warn("writing the report: %v", err)
 			return exitError
 		}
@@ -730,20 +749,56 @@ func displayName(name string) string {
 	return name
 }
 
-// writeTo calls write with the file name (created, or stdout for "-").
-func (c *command) writeTo(name string, write func(io.Writer) error) error {
+// output is a report's destination: a file, opened before any report is
+// written (created: the run made it), or stdout ("-", f nil).
+type output struct {
+	name    string
+	f       *os.File
+	created bool
+}
+
+// openOutput opens name for writing without truncating it yet: a run that
+// fails before writing leaves an existing file as it was.
+func openOutput(name string) (*output, error) {
 	if name == "-" {
-		return write(c.stdout)
+		return &output{name: name}, nil
 	}
-	f, err := os.Create(name)
+	_, statErr := os.Stat(name)
+	f, err := os.OpenFile(name, os.O_WRONLY|os.O_CREATE, 0o666)
 	if err != nil {
-		return errors.New(strings.TrimPrefix(err.Error(), "open "))
+		return nil, errors.New(strings.TrimPrefix(err.Error(), "open "))
 	}
-	if err := write(f); err != nil {
-		f.Close()
+	return &output{name: name, f: f, created: errors.Is(statErr, fs.ErrNotExist)}, nil
+}
+
+// write truncates the file (a regular one) and calls write with it, or
+// with stdout; a file the run created is removed when the write fails.
+func (o *output) write(stdout io.Writer, write func(io.Writer) error) error {
+	if o.f == nil {
+		return write(stdout)
+	}
+	if fi, err := o.f.Stat(); err == nil && fi.Mode().IsRegular() {
+		if err := o.f.Truncate(0); err != nil {
+			o.abandon()
+			return err
+		}
+	}
+	if err := write(o.f); err != nil {
+		o.abandon()
 		return err
 	}
-	return f.Close()
+	return o.f.Close()
+}
+
+// abandon closes the file unwritten, and removes it if the run created it.
+func (o *output) abandon() {
+	if o == nil || o.f == nil {
+		return
+	}
+	o.f.Close()
+	if o.created {
+		os.Remove(o.name)
+	}
 }
 
 func describeSource(from string, opts options) string {

@@ -1,0 +1,68 @@
+// Copyright The otelretry Authors
+// SPDX-License-Identifier: Apache-2.0
+
+package main
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// TestAFailedRunLeavesNoReport: a run that exits 2 because the -o
+// report cannot be written must not leave the -html report behind as if
+// the run had succeeded (nothing is written on failure).
+func TestAFailedRunLeavesNoReport(t *testing.T) {
+	dir := t.TempDir()
+	html := filepath.Join(dir, "report.html")
+	out := filepath.Join(dir, "missing-dir", "report.txt")
+	var stdout, stderr bytes.Buffer
+	code := run([]string{"-html", html, "-o", out, "testdata/logs/capture-spans.json"}, &stdout, &stderr)
+	if code != exitError {
+		t.Fatalf("exit %d, want %d; stderr %q", code, exitError, stderr.String())
+	}
+	if _, err := os.Stat(html); err == nil {
+		t.Errorf("exit %d (%q), yet the -html report %s was written and left behind", code, stderr.String(), html)
+	}
+}
+
+// TestOutputsUntouchedOnAnInputError: -o and -html stay untouched when
+// the input cannot be read (held).
+func TestOutputsUntouchedOnAnInputError(t *testing.T) {
+	dir := t.TempDir()
+	html := filepath.Join(dir, "report.html")
+	out := filepath.Join(dir, "report.txt")
+	if err := os.WriteFile(out, []byte("previous"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, in := range []string{dir, filepath.Join(dir, "nope.json")} {
+		var stdout, stderr bytes.Buffer
+		if code := run([]string{"-html", html, "-o", out, in}, &stdout, &stderr); code != exitError {
+			t.Fatalf("%s: exit %d, want 2", in, code)
+		}
+		if b, _ := os.ReadFile(out); string(b) != "previous" {
+			t.Errorf("%s: -o changed to %q", in, b)
+		}
+		if _, err := os.Stat(html); err == nil {
+			t.Errorf("%s: -html written", in)
+		}
+	}
+}
+
+// An existing -o file is left as it was when the -html report cannot be
+// opened: the outputs are truncated only once both are open.
+func TestAnExistingReportIsKeptWhenTheOtherOutputFails(t *testing.T) {
+	dir := t.TempDir()
+	out := filepath.Join(dir, "report.txt")
+	if err := os.WriteFile(out, []byte("previous"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var stdout, stderr bytes.Buffer
+	if code := run([]string{"-html", filepath.Join(dir, "missing-dir", "r.html"), "-o", out, "testdata/logs/capture-spans.json"}, &stdout, &stderr); code != exitError {
+		t.Fatalf("exit %d, want %d; stderr %q", code, exitError, stderr.String())
+	}
+	if b, _ := os.ReadFile(out); string(b) != "previous" {
+		t.Errorf("-o changed to %q", b)
+	}
+}
