@@ -181,40 +181,39 @@ func (c *command) run(args []string) int {
 		return exitError
 	}
 	report := inspect.Analyze(spans)
-	// Both outputs are opened before either is written, so that a run that
-	// fails on one leaves no report of the other behind, and a file a
-	// failed run created is removed.
-	var html, text *output
+	// The page is written first, as before the text report (so a reader
+	// that goes away stops the run before a report file is made); a run
+	// that then fails removes the files it made.
+	var made []string
+	failed := func(what string, err error) int {
+		for _, name := range made {
+			os.Remove(name)
+		}
+		c.warn("writing the %s: %v", what, err)
+		return exitError
+	}
 	if opts.html != "" {
-		if html, err = openOutput(opts.html); err != nil {
-			c.warn("writing the HTML report: %v", err)
-			return exitError
+		file, err := c.writeTo(opts.html, func(w io.Writer) error {
+			return render.HTML(w, report, render.HTMLOptions{Source: source})
+		})
+		if file != "" {
+			made = append(made, file)
+		}
+		if err != nil {
+			return failed("HTML report", err)
 		}
 	}
 	if opts.html != "-" || opts.out != "-" { // else the page is the output
-		if text, err = openOutput(opts.out); err != nil {
-			html.abandon()
-			c.warn("writing the report: %v", err)
-			return exitError
-		}
-	}
-	if html != nil {
-		if err := html.write(c.stdout, func(w io.Writer) error {
-			return render.HTML(w, report, render.HTMLOptions{Source: source})
-		}); err != nil {
-			text.abandon()
-			c.warn("writing the HTML report: %v", err)
-			return exitError
-		}
-	}
-	if text != nil {
 		write := render.Text
 		if opts.json {
 			write = render.JSON
 		}
-		if err := text.write(c.stdout, func(w io.Writer) error { return write(w, report) }); err != nil {
-			c.warn("writing the report: %v", err)
-			return exitError
+		file, err := c.writeTo(opts.out, func(w io.Writer) error { return write(w, report) })
+		if file != "" {
+			made = append(made, file)
+		}
+		if err != nil {
+			return failed("report", err)
 		}
 	}
 	if len(report.Findings) > 0 || opts.strict && len(report.Notes) > 0 {
@@ -749,56 +748,29 @@ func displayName(name string) string {
 	return name
 }
 
-// output is a report's destination: a file, opened before any report is
-// written (created: the run made it), or stdout ("-", f nil).
-type output struct {
-	name    string
-	f       *os.File
-	created bool
-}
-
-// openOutput opens name for writing without truncating it yet: a run that
-// fails before writing leaves an existing file as it was.
-func openOutput(name string) (*output, error) {
+// writeTo calls write with the file name (created, or stdout for "-"),
+// and returns the path of the file it made, "" when the file was there
+// before (a failed run removes what it made: through a link that pointed
+// at nothing, the file it points at now, never the link).
+func (c *command) writeTo(name string, write func(io.Writer) error) (made string, err error) {
 	if name == "-" {
-		return &output{name: name}, nil
+		return "", write(c.stdout)
 	}
 	_, statErr := os.Stat(name)
-	f, err := os.OpenFile(name, os.O_WRONLY|os.O_CREATE, 0o666)
+	f, err := os.Create(name)
 	if err != nil {
-		return nil, errors.New(strings.TrimPrefix(err.Error(), "open "))
+		return "", errors.New(strings.TrimPrefix(err.Error(), "open "))
 	}
-	return &output{name: name, f: f, created: errors.Is(statErr, fs.ErrNotExist)}, nil
-}
-
-// write truncates the file (a regular one) and calls write with it, or
-// with stdout; a file the run created is removed when the write fails.
-func (o *output) write(stdout io.Writer, write func(io.Writer) error) error {
-	if o.f == nil {
-		return write(stdout)
-	}
-	if fi, err := o.f.Stat(); err == nil && fi.Mode().IsRegular() {
-		if err := o.f.Truncate(0); err != nil {
-			o.abandon()
-			return err
+	if errors.Is(statErr, fs.ErrNotExist) {
+		if made, err = filepath.EvalSymlinks(name); err != nil {
+			made = ""
 		}
 	}
-	if err := write(o.f); err != nil {
-		o.abandon()
-		return err
+	if err := write(f); err != nil {
+		f.Close()
+		return made, err
 	}
-	return o.f.Close()
-}
-
-// abandon closes the file unwritten, and removes it if the run created it.
-func (o *output) abandon() {
-	if o == nil || o.f == nil {
-		return
-	}
-	o.f.Close()
-	if o.created {
-		os.Remove(o.name)
-	}
+	return made, f.Close()
 }
 
 func describeSource(from string, opts options) string {

@@ -82,3 +82,27 @@ func TestTheDemoSaysWhereItsPrometheusMetricsWent(t *testing.T) {
 		t.Errorf("Telemetry section says %q; the metrics were served on 127.0.0.1:%s", line, port)
 	}
 }
+
+// With OTEL_EXPORTER_PROMETHEUS_PORT=0 autoexport's server listens on a
+// port the kernel picks, which autoexport does not tell: the Telemetry
+// section says so instead of naming port 0, where nothing is served (a
+// reviewer's find in the change that printed the scrape URL).
+func TestTheDemoNamesNoPortZeroForItsPrometheusMetrics(t *testing.T) {
+	cmd := exec.CommandContext(t.Context(), os.Args[0], "-test.run=^$")
+	cmd.Env = append(withoutOTEL(os.Environ()), "TMPDIR="+t.TempDir(), envRunMain+"=",
+		"OTEL_METRICS_EXPORTER=prometheus", "OTEL_EXPORTER_PROMETHEUS_HOST=127.0.0.1", "OTEL_EXPORTER_PROMETHEUS_PORT=0")
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("demo: %v\n%s", err, stderr.String())
+	}
+	var line string
+	for l := range strings.Lines(stdout.String()) {
+		if strings.HasPrefix(l, "  metrics:") {
+			line = strings.TrimSpace(l)
+		}
+	}
+	if strings.Contains(line, ":0/") || !strings.Contains(line, "a port the system chose") {
+		t.Errorf("Telemetry section says %q: port 0 is not where the metrics were served", line)
+	}
+}

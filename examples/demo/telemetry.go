@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"os"
 	"slices"
 	"strings"
@@ -110,6 +109,9 @@ func (e exportTarget) String() string {
 	case exporterNone:
 		return "not exported"
 	case "prometheus":
+		if e.Endpoint == "" {
+			return "Prometheus, served on a port the system chose, while the demo ran"
+		}
 		return "Prometheus, served at " + e.Endpoint + " while the demo ran"
 	}
 	return e.Exporter
@@ -346,10 +348,13 @@ func describe(envKey, signal string) exportTarget {
 	case exporterOTLP:
 		e.Protocol, e.Endpoint = otlpProtocol(signal), otlpEndpoint(signal)
 	case "prometheus":
-		// autoexport's Prometheus server, on its documented defaults; it
-		// serves only while the demo runs.
-		e.Endpoint = "http://" + net.JoinHostPort(envOr("OTEL_EXPORTER_PROMETHEUS_HOST", "localhost"),
-			envOr("OTEL_EXPORTER_PROMETHEUS_PORT", "9464")) + "/metrics"
+		// autoexport's Prometheus server, on its documented defaults, its
+		// address joined as autoexport joins it (an IPv6 host comes in
+		// brackets); it serves only while the demo runs. Port 0 is one the
+		// system chooses, which autoexport does not tell: no address then.
+		if port := envOr("OTEL_EXPORTER_PROMETHEUS_PORT", "9464"); port != "0" {
+			e.Endpoint = "http://" + envOr("OTEL_EXPORTER_PROMETHEUS_HOST", "localhost") + ":" + port + "/metrics"
+		}
 	}
 	return e
 }
