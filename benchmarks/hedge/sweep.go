@@ -272,19 +272,24 @@ func curvesBy(r *report, e env, pick func(rw row) (figures, bool)) []curve {
 // whatever the order the configurations were listed in.
 func (c curve) interpolate(x float64) (float64, bool) {
 	pts := c.Points // sorted by extra, none NaN (curvesBy)
-	if len(pts) == 0 || !(x >= float64(pts[0].Extra)) || x > float64(pts[len(pts)-1].Extra) {
+	if len(pts) == 0 || !(x >= float64(pts[0].Extra)-loadTolerance) || x > float64(pts[len(pts)-1].Extra)+loadTolerance {
 		return math.NaN(), false
 	}
-	above := slices.IndexFunc(pts, func(p point) bool { return float64(p.Extra) >= x })
+	above := slices.IndexFunc(pts, func(p point) bool { return float64(p.Extra) >= x-loadTolerance })
 	x1 := float64(pts[above].Extra)
 	y1 := c.meanAt(pts[above].Extra)
-	if x1 == x {
+	if math.Abs(x1-x) < loadTolerance || above == 0 {
 		return y1, true
 	}
 	x0 := float64(pts[above-1].Extra)
 	y0 := c.meanAt(pts[above-1].Extra)
 	return y0 + (y1-y0)*(x-x0)/(x1-x0), true
 }
+
+// loadTolerance is how near two extra loads are one: a load measured as
+// requests/operations - 1 sits a rounding error off the whole percent it is
+// (10 100 requests over 10 000 operations: 0.010000000000000009).
+const loadTolerance = 1e-9
 
 // meanAt is the mean p99.9 of the curve's points at extra load x.
 func (c curve) meanAt(x num) float64 {
@@ -326,7 +331,7 @@ func compareAtEqualLoad(cs []curve) []equalLoad {
 				xs = append(xs, float64(p.Extra))
 			}
 			slices.Sort(xs)
-			xs = slices.CompactFunc(xs, func(a, b float64) bool { return math.Abs(a-b) < 1e-9 })
+			xs = slices.CompactFunc(xs, func(a, b float64) bool { return math.Abs(a-b) < loadTolerance })
 			for _, x := range xs {
 				peerMs, ok1 := peer.interpolate(x)
 				ownMs, ok2 := c.interpolate(x)
@@ -425,8 +430,11 @@ func judgeAtEqualLoad(r *report, e env) []judgedLoad {
 				if len(own) < minJudgedReps {
 					continue
 				}
-				rt, _ := paired.Ratio(own, theirs)
-				lo, hi, _ := paired.Interval(own, theirs)
+				rt, okRatio := paired.Ratio(own, theirs)
+				lo, hi, okInterval := paired.Interval(own, theirs)
+				if !okRatio || !okInterval {
+					continue // a value that is no measurement: no ratio, so no verdict
+				}
 				out = append(out, judgedLoad{Phase: c.Phase, Family: c.Family, Peer: peer.Family, Extra: num(x), Reps: len(own),
 					Ratio: num(rt), Lo: num(lo), Hi: num(hi), Verdict: paired.AtMost(1).Verdict(lo, hi)})
 			}
