@@ -69,12 +69,7 @@ func TestDecisionTableRowsEndToEnd(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				h := newHarness(t, tc.steps, append(append([]otelretry.Option{}, seedLike...), tc.opts...)...)
-				var req *http.Request
-				if tc.method == "GET" {
-					req = get(t, t.Context(), "http://api.test/orders")
-				} else {
-					req = post(t, t.Context(), "http://api.test/orders", "x")
-				}
+				req := rowRequest(t, tc.method)
 				resp, err := h.client.Do(req)
 				if err == nil {
 					resp.Body.Close()
@@ -208,4 +203,13 @@ func TestDecisionTableFailedAnswerAfterTheCallerRow(t *testing.T) {
 			t.Errorf("tuples %q, want [503 canceled caller] (err %v)", got, err)
 		}
 	})
+}
+
+// rowRequest is a row's request: a GET, or a POST with a body.
+func rowRequest(t *testing.T, method string) *http.Request {
+	t.Helper()
+	if method == http.MethodGet {
+		return get(t, t.Context(), "http://api.test/orders")
+	}
+	return post(t, t.Context(), "http://api.test/orders", "x")
 }

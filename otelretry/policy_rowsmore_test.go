@@ -96,12 +96,7 @@ func TestDecisionTableMoreAfterAnAttemptRows(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				h := newHarness(t, tc.steps, append(append([]otelretry.Option{}, seedLike...), tc.opts...)...)
-				var req *http.Request
-				if tc.method == "GET" {
-					req = get(t, t.Context(), "http://api.test/orders")
-				} else {
-					req = post(t, t.Context(), "http://api.test/orders", "x")
-				}
+				req := rowRequest(t, tc.method)
 				_, _, err := roundTrip(t, h, req)
 				got := tuples(t, h)
 				// the error class names vary: compare decision and reason, and the class loosely

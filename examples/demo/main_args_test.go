@@ -13,19 +13,42 @@ import (
 	"testing"
 )
 
+// demoMain runs the demo's main in a process of its own (TestMain) with
+// args, TMPDIR dir and env added to an environment without OTEL_*.
+func demoMain(t *testing.T, dir, args string, env ...string) (stdout, stderr string, err error) {
+	t.Helper()
+	cmd := exec.CommandContext(t.Context(), os.Args[0], "-test.run=^$")
+	cmd.Env = append(withoutOTEL(os.Environ()), append(env, "TMPDIR="+dir, envRunMain+"="+args)...)
+	var out, errOut bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	err = cmd.Run()
+	return out.String(), errOut.String(), err
+}
+
+// metricsLine is the Telemetry section's metrics line of a demo's output.
+func metricsLine(t *testing.T, env ...string) string {
+	t.Helper()
+	stdout, stderr, err := demoMain(t, t.TempDir(), "", env...)
+	if err != nil {
+		t.Fatalf("demo: %v\n%s", err, stderr)
+	}
+	for l := range strings.Lines(stdout) {
+		if strings.HasPrefix(l, "  metrics:") {
+			return strings.TrimSpace(l)
+		}
+	}
+	return ""
+}
+
 // The demo takes flags only: a stray word (summary.json, meant for
 // -summary-json) exits 2 with a message, as -bogus does, instead of running
 // the whole demo and writing nothing it asked for (it exited 0 silently: a
 // reviewer's find).
 func TestTheDemoRefusesAPositionalArgument(t *testing.T) {
-	cmd := exec.CommandContext(t.Context(), os.Args[0], "-test.run=^$")
-	cmd.Env = append(withoutOTEL(os.Environ()), "TMPDIR="+t.TempDir(), envRunMain+"=summary.json")
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	err := cmd.Run()
+	_, stderr, err := demoMain(t, t.TempDir(), "summary.json")
 	var exit *exec.ExitError
-	if !errors.As(err, &exit) || exit.ExitCode() != 2 || !strings.Contains(stderr.String(), `takes flags only, not "summary.json"`) {
-		t.Errorf("demo summary.json: %v; stderr %q; want exit 2 naming the word", err, stderr.String())
+	if !errors.As(err, &exit) || exit.ExitCode() != 2 || !strings.Contains(stderr, `takes flags only, not "summary.json"`) {
+		t.Errorf("demo summary.json: %v; stderr %q; want exit 2 naming the word", err, stderr)
 	}
 }
 
@@ -40,13 +63,10 @@ func TestTheDemoRemovesItsSpansFileWhenTelemetrySetupFails(t *testing.T) {
 	defer busy.Close()
 	_, port, _ := net.SplitHostPort(busy.Addr().String())
 	dir := t.TempDir()
-	cmd := exec.CommandContext(t.Context(), os.Args[0], "-test.run=^$")
-	cmd.Env = append(withoutOTEL(os.Environ()), "TMPDIR="+dir, envRunMain+"=",
+	_, stderr, err := demoMain(t, dir, "",
 		"OTEL_METRICS_EXPORTER=prometheus", "OTEL_EXPORTER_PROMETHEUS_HOST=127.0.0.1", "OTEL_EXPORTER_PROMETHEUS_PORT="+port)
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	if err := cmd.Run(); err == nil || !strings.Contains(stderr.String(), "metric exporter") {
-		t.Fatalf("demo with its Prometheus port taken: %v; stderr %q; want it to fail naming the metric exporter", err, stderr.String())
+	if err == nil || !strings.Contains(stderr, "metric exporter") {
+		t.Fatalf("demo with its Prometheus port taken: %v; stderr %q; want it to fail naming the metric exporter", err, stderr)
 	}
 	entries, _ := os.ReadDir(dir)
 	for _, e := range entries {
@@ -64,20 +84,7 @@ func TestTheDemoSaysWhereItsPrometheusMetricsWent(t *testing.T) {
 	}
 	_, port, _ := net.SplitHostPort(l.Addr().String())
 	l.Close()
-	cmd := exec.CommandContext(t.Context(), os.Args[0], "-test.run=^$")
-	cmd.Env = append(withoutOTEL(os.Environ()), "TMPDIR="+t.TempDir(), envRunMain+"=",
-		"OTEL_METRICS_EXPORTER=prometheus", "OTEL_EXPORTER_PROMETHEUS_HOST=127.0.0.1", "OTEL_EXPORTER_PROMETHEUS_PORT="+port)
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Run(); err != nil {
-		t.Fatalf("demo: %v\n%s", err, stderr.String())
-	}
-	var line string
-	for l := range strings.Lines(stdout.String()) {
-		if strings.HasPrefix(l, "  metrics:") {
-			line = strings.TrimSpace(l)
-		}
-	}
+	line := metricsLine(t, "OTEL_METRICS_EXPORTER=prometheus", "OTEL_EXPORTER_PROMETHEUS_HOST=127.0.0.1", "OTEL_EXPORTER_PROMETHEUS_PORT="+port)
 	if !strings.Contains(line, port) {
 		t.Errorf("Telemetry section says %q; the metrics were served on 127.0.0.1:%s", line, port)
 	}
@@ -88,20 +95,7 @@ func TestTheDemoSaysWhereItsPrometheusMetricsWent(t *testing.T) {
 // section says so instead of naming port 0, where nothing is served (a
 // reviewer's find in the change that printed the scrape URL).
 func TestTheDemoNamesNoPortZeroForItsPrometheusMetrics(t *testing.T) {
-	cmd := exec.CommandContext(t.Context(), os.Args[0], "-test.run=^$")
-	cmd.Env = append(withoutOTEL(os.Environ()), "TMPDIR="+t.TempDir(), envRunMain+"=",
-		"OTEL_METRICS_EXPORTER=prometheus", "OTEL_EXPORTER_PROMETHEUS_HOST=127.0.0.1", "OTEL_EXPORTER_PROMETHEUS_PORT=0")
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Run(); err != nil {
-		t.Fatalf("demo: %v\n%s", err, stderr.String())
-	}
-	var line string
-	for l := range strings.Lines(stdout.String()) {
-		if strings.HasPrefix(l, "  metrics:") {
-			line = strings.TrimSpace(l)
-		}
-	}
+	line := metricsLine(t, "OTEL_METRICS_EXPORTER=prometheus", "OTEL_EXPORTER_PROMETHEUS_HOST=127.0.0.1", "OTEL_EXPORTER_PROMETHEUS_PORT=0")
 	if strings.Contains(line, ":0/") || !strings.Contains(line, "a port the system chose") {
 		t.Errorf("Telemetry section says %q: port 0 is not where the metrics were served", line)
 	}
