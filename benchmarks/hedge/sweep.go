@@ -278,8 +278,8 @@ func (c curve) interpolate(x float64) (float64, bool) {
 	above := slices.IndexFunc(pts, func(p point) bool { return float64(p.Extra) >= x-loadTolerance })
 	x1 := float64(pts[above].Extra)
 	y1 := c.meanAt(pts[above].Extra)
-	if math.Abs(x1-x) < loadTolerance || above == 0 {
-		return y1, true
+	if x1 <= x || math.Abs(x1-x) < loadTolerance || above == 0 {
+		return y1, true // x is this point, to a rounding error
 	}
 	x0 := float64(pts[above-1].Extra)
 	y0 := c.meanAt(pts[above-1].Extra)

@@ -192,6 +192,13 @@ func (c *command) run(args []string) int {
 		c.warn("writing the %s: %v", what, err)
 		return exitError
 	}
+	if opts.html != "" && opts.out != "-" {
+		// The report's file is tried before the page is written, so that
+		// a run that cannot make it leaves an existing page as it was.
+		if err := canWrite(opts.out); err != nil {
+			return failed("report", err)
+		}
+	}
 	if opts.html != "" {
 		file, err := c.writeTo(opts.html, func(w io.Writer) error {
 			return render.HTML(w, report, render.HTMLOptions{Source: source})
@@ -746,6 +753,28 @@ func displayName(name string) string {
 		return "stdin"
 	}
 	return name
+}
+
+// canWrite reports whether name can be written, leaving it as it was: a
+// file it had to make is removed at once, an existing regular file is
+// opened without truncating it, and anything else (a device, a pipe,
+// which an open may block on or consume) is left to the write itself.
+func canWrite(name string) error {
+	fi, statErr := os.Stat(name)
+	if statErr == nil && !fi.Mode().IsRegular() {
+		return nil
+	}
+	f, err := os.OpenFile(name, os.O_WRONLY|os.O_CREATE, 0o666)
+	if err != nil {
+		return errors.New(strings.TrimPrefix(err.Error(), "open "))
+	}
+	f.Close()
+	if errors.Is(statErr, fs.ErrNotExist) {
+		if made, err := filepath.EvalSymlinks(name); err == nil {
+			os.Remove(made)
+		}
+	}
+	return nil
 }
 
 // writeTo calls write with the file name (created, or stdout for "-"),

@@ -66,3 +66,27 @@ func TestAnExistingReportIsKeptWhenTheOtherOutputFails(t *testing.T) {
 		t.Errorf("-o changed to %q", b)
 	}
 }
+
+// The mirror of TestAnExistingReportIsKeptWhenTheOtherOutputFails: -html
+// names an existing page, -o cannot be created. The failed run keeps the
+// existing page as it was: the report's file is tried first (the page was
+// replaced: a reviewer's find).
+func TestAnExistingPageIsKeptWhenTheReportCannotBeMade(t *testing.T) {
+	dir := t.TempDir()
+	html := filepath.Join(dir, "report.html")
+	if err := os.WriteFile(html, []byte("previous"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var stdout, stderr bytes.Buffer
+	code := run([]string{"-html", html, "-o", filepath.Join(dir, "missing-dir", "r.txt"), "testdata/logs/capture-spans.json"}, &stdout, &stderr)
+	if code != exitError {
+		t.Fatalf("exit %d, want %d; stderr %q", code, exitError, stderr.String())
+	}
+	b, err := os.ReadFile(html)
+	if err != nil {
+		t.Fatalf("the existing -html page was removed by the failed run: %v", err)
+	}
+	if string(b) != "previous" {
+		t.Errorf("exit %d, yet the existing -html page was changed to %d bytes (%.40q...)", code, len(b), b)
+	}
+}
