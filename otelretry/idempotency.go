@@ -271,6 +271,7 @@ func (m *keyMemory) unhold(key string) (letGo bool) {
 	return h.letGo
 }
 
+// keepLocked is keep, with m.mu held.
 func (m *keyMemory) keepLocked(request, key string) {
 	if m.byName == nil {
 		m.byName = map[string]*list.Element{}

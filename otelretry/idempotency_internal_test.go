@@ -74,8 +74,7 @@ func TestRequestOfNamesMethodAndURL(t *testing.T) {
 // A key is taken by every repeat while it is kept (repeats in flight
 // together share it: it was taken once, and a second repeat beside the
 // first got a key of its own, a reviewer's find), let go by a success, not
-// kept again by a repeat that fails once another let it go, replaced for
-// its request, and the oldest forgotten beyond maxRememberedKeys.
+// kept again by a repeat that fails once another let it go.
 func TestKeyMemory(t *testing.T) {
 	var m keyMemory
 	m.keep("POST /a", "k1")
@@ -100,6 +99,12 @@ func TestKeyMemory(t *testing.T) {
 	if len(m.held) != 0 {
 		t.Fatalf("%d keys held after their holders settled", len(m.held))
 	}
+}
+
+// A later write's key replaces an earlier one's for its request, and the
+// oldest is forgotten beyond maxRememberedKeys.
+func TestKeyMemoryReplacesAndForgetsTheOldest(t *testing.T) {
+	var m keyMemory
 	m.keep("POST /a", "k1")
 	m.keep("POST /a", "k2")
 	if k, _ := m.take("POST /a"); k != "k2" {
