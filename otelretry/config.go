@@ -869,8 +869,10 @@ func WithAttemptSpanNameFormatter(f func(*http.Request) string) Option {
 // of through an otelhttp client transport. Use it when the base transport
 // is already instrumented: each attempt then gets an INTERNAL attempt span
 // carrying the attempt event, and the base's own CLIENT span nests under
-// it. By default each attempt is one otelhttp CLIENT span that carries the
-// attempt event, and trace context is injected from it.
+// it. A base that is otelhttp's *Transport itself is taken as instrumented,
+// with or without this option; one wrapped in a layer of one's own is not
+// seen. By default each attempt is one otelhttp CLIENT span that carries
+// the attempt event, and trace context is injected from it.
 func WithoutClientSpans() Option {
 	return optionFunc(func(c *config) { c.clientSpans = false })
 }

@@ -38,7 +38,8 @@ var _ http.RoundTripper = (*Transport)(nil)
 // Each attempt is sent through an otelhttp client transport, so that it is
 // one CLIENT span, a child of the operation span, which also carries the
 // attempt event; WithoutClientSpans sends attempts straight to base under
-// an INTERNAL attempt span instead. With the no-op TracerProvider and
+// an INTERNAL attempt span instead, as does a base that is otelhttp's own
+// *Transport (instrumented already). With the no-op TracerProvider and
 // MeterProvider (trace/noop, metric/noop), attempts go straight to base
 // too, as otelhttp would record nothing, and only their trace context is
 // injected.
@@ -61,7 +62,11 @@ func NewTransport(base http.RoundTripper, opts ...Option) *Transport {
 	// used in full.
 	_, noopTracer := tracer.(tracenoop.Tracer)
 	_, noopMeter := mp.(metricnoop.MeterProvider)
-	mode := chooseMode(cfg.clientSpans, noopTracer, noopMeter)
+	// A base that is otelhttp's Transport makes each attempt's CLIENT span
+	// itself: one of otelretry's own above it would double the span and
+	// otelhttp's metrics.
+	_, instrumented := base.(*otelhttp.Transport)
+	mode := chooseMode(cfg.clientSpans && !instrumented, noopTracer, noopMeter)
 	budget := cfg.budget
 	if budget == nil && !cfg.noBudget {
 		budget = &Budget{}
