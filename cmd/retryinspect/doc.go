@@ -23,7 +23,11 @@
 // self-contained HTML page (-html - writes it to stdout instead of the
 // text). Exits 0 when clean, 1 when
 // there are findings (or notes, with -strict), 2 on usage or input errors.
-// Flags may come before, between or after the files; -h lists them.
+// Flags may come before, between or after the files (after "--" every
+// argument is a file; a flag given twice takes its last value, but
+// -stdout and -otlp, each of which names one more file); -h lists them.
+// An existing -o or -html file is replaced only once both are written, so
+// a run that fails leaves it as it was and removes the files it made.
 //
 // # Inputs
 //

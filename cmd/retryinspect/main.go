@@ -182,31 +182,26 @@ func (c *command) run(args []string) int {
 	}
 	report := inspect.Analyze(spans)
 	// The page is written first, as before the text report (so a reader
-	// that goes away stops the run before a report file is made); a run
-	// that then fails removes the files it made.
-	var made []string
+	// that goes away stops the run before a report file is made). A run
+	// that then fails removes the files it made and leaves an existing
+	// one as it was: each is put in place only when both are written.
+	var outs outputs
 	failed := func(what string, err error) int {
-		for _, name := range made {
-			os.Remove(name)
-		}
+		outs.discard()
 		c.warn("writing the %s: %v", what, err)
 		return exitError
 	}
 	if opts.html != "" && opts.out != "-" {
 		// The report's file is tried before the page is written, so that
-		// a run that cannot make it leaves an existing page as it was.
+		// a run that cannot make it writes no pipe or device page.
 		if err := canWrite(opts.out); err != nil {
 			return failed("report", err)
 		}
 	}
 	if opts.html != "" {
-		file, err := c.writeTo(opts.html, func(w io.Writer) error {
+		if err := outs.write(c.stdout, opts.html, func(w io.Writer) error {
 			return render.HTML(w, report, render.HTMLOptions{Source: source})
-		})
-		if file != "" {
-			made = append(made, file)
-		}
-		if err != nil {
+		}); err != nil {
 			return failed("HTML report", err)
 		}
 	}
@@ -215,13 +210,12 @@ func (c *command) run(args []string) int {
 		if opts.json {
 			write = render.JSON
 		}
-		file, err := c.writeTo(opts.out, func(w io.Writer) error { return write(w, report) })
-		if file != "" {
-			made = append(made, file)
-		}
-		if err != nil {
+		if err := outs.write(c.stdout, opts.out, func(w io.Writer) error { return write(w, report) }); err != nil {
 			return failed("report", err)
 		}
+	}
+	if err := outs.commit(); err != nil {
+		return failed("report", err)
 	}
 	if len(report.Findings) > 0 || opts.strict && len(report.Notes) > 0 {
 		return exitFindings
@@ -554,11 +548,32 @@ func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
 		if len(rest) == 0 {
 			return files, nil
 		}
-		if used := len(args) - len(rest); used > 0 && args[used-1] == "--" {
+		if endedByTerminator(fs, args[:len(args)-len(rest)]) {
 			return append(files, rest...), nil
 		}
 		files, args = append(files, rest[0]), rest[1:]
 	}
+}
+
+// endedByTerminator reports whether the flags fs parsed, parsed, ended
+// with the argument "--" (not a flag's value, as in -o --).
+func endedByTerminator(fs *flag.FlagSet, parsed []string) bool {
+	for i := 0; i < len(parsed); i++ {
+		arg := parsed[i]
+		if arg == "--" {
+			return true
+		}
+		name := strings.TrimLeft(arg, "-")
+		if strings.Contains(name, "=") {
+			continue
+		}
+		if f := fs.Lookup(name); f != nil {
+			if b, ok := f.Value.(interface{ IsBoolFlag() bool }); !ok || !b.IsBoolFlag() {
+				i++ // its value
+			}
+		}
+	}
+	return false
 }
 
 // printFlags prints the flags by group, as flag.PrintDefaults would, each
@@ -777,29 +792,84 @@ func canWrite(name string) error {
 	return nil
 }
 
-// writeTo calls write with the file name (created, or stdout for "-"),
-// and returns the path of the file it made, "" when the file was there
-// before (a failed run removes what it made: through a link that pointed
-// at nothing, the file it points at now, never the link).
-func (c *command) writeTo(name string, write func(io.Writer) error) (made string, err error) {
+// outputs are the files a run writes. An existing regular file is
+// written beside itself under a temporary name and put in its place by
+// commit, once every output is written, so a failed run leaves it as it
+// was; anything else (a new file, a device, a pipe, stdout) is written in
+// place, and a new file is removed by discard.
+type outputs struct {
+	made    []string    // files the run made in place
+	pending [][2]string // temporary file, the file it replaces
+}
+
+// write calls write with the file name (stdout for "-").
+func (o *outputs) write(stdout io.Writer, name string, write func(io.Writer) error) error {
 	if name == "-" {
-		return "", write(c.stdout)
+		return write(stdout)
+	}
+	if target, err := filepath.EvalSymlinks(name); err == nil {
+		if fi, err := os.Stat(target); err == nil && fi.Mode().IsRegular() {
+			if f, err := os.CreateTemp(filepath.Dir(target), "."+filepath.Base(target)+".*"); err == nil {
+				return o.replace(f, target, fi.Mode().Perm(), write)
+			}
+			// A directory the run cannot write in: the file is
+			// written in place, as it can be.
+		}
 	}
 	_, statErr := os.Stat(name)
 	f, err := os.Create(name)
 	if err != nil {
-		return "", errors.New(strings.TrimPrefix(err.Error(), "open "))
+		return errors.New(strings.TrimPrefix(err.Error(), "open "))
 	}
 	if errors.Is(statErr, fs.ErrNotExist) {
-		if made, err = filepath.EvalSymlinks(name); err != nil {
-			made = ""
+		// Through a link that pointed at nothing, the file it points at
+		// now is the one made, never the link.
+		if made, err := filepath.EvalSymlinks(name); err == nil {
+			o.made = append(o.made, made)
 		}
 	}
 	if err := write(f); err != nil {
 		f.Close()
-		return made, err
+		return err
 	}
-	return made, f.Close()
+	return f.Close()
+}
+
+// replace writes the regular file target's new content to f, a
+// temporary file beside it, with target's permissions, for commit to put
+// in place.
+func (o *outputs) replace(f *os.File, target string, perm fs.FileMode, write func(io.Writer) error) error {
+	o.pending = append(o.pending, [2]string{f.Name(), target})
+	err := write(f)
+	if closeErr := f.Close(); err == nil {
+		err = closeErr
+	}
+	if err == nil {
+		err = os.Chmod(f.Name(), perm)
+	}
+	return err
+}
+
+// commit puts each replacement in place.
+func (o *outputs) commit() error {
+	for len(o.pending) > 0 {
+		p := o.pending[0]
+		if err := os.Rename(p[0], p[1]); err != nil {
+			return err
+		}
+		o.pending = o.pending[1:]
+	}
+	return nil
+}
+
+// discard removes the files made and the replacements not put in place.
+func (o *outputs) discard() {
+	for _, name := range o.made {
+		os.Remove(name)
+	}
+	for _, p := range o.pending {
+		os.Remove(p[0])
+	}
 }
 
 func describeSource(from string, opts options) string {

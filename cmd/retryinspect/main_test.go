@@ -7,6 +7,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"flag"
 	"net"
 	"net/http"
 	"os"
@@ -355,4 +356,30 @@ func otlpOf(t *testing.T, roots ...tracefixture.Span) string {
 		t.Fatal(err)
 	}
 	return buf.String()
+}
+
+// "--" ends the flags only where a flag could be: as a flag's value
+// (-o --) it is that value, and a flag after the next file is still a
+// flag (it was read as a file: a reviewer's find).
+func TestADoubleDashAsAFlagsValueIsNoTerminator(t *testing.T) {
+	for _, tc := range []struct {
+		args  []string
+		files []string
+		out   string
+		json  bool
+	}{
+		{args: []string{"-o", "--", "in.json", "-json"}, files: []string{"in.json"}, out: "--", json: true},
+		{args: []string{"-o=--", "in.json", "-json"}, files: []string{"in.json"}, out: "--", json: true},
+		{args: []string{"-json", "--", "in.json", "-o"}, files: []string{"in.json", "-o"}, json: true},
+		{args: []string{"-o", "-o", "--", "in.json", "-json"}, files: []string{"in.json", "-json"}, out: "-o"},
+		{args: []string{"in.json", "--o", "--", "-json"}, files: []string{"in.json"}, out: "--", json: true},
+	} {
+		fs := flag.NewFlagSet("retryinspect", flag.ContinueOnError)
+		out := fs.String("o", "", "")
+		json := fs.Bool("json", false, "")
+		files, err := parseInterspersed(fs, tc.args)
+		if err != nil || !slices.Equal(files, tc.files) || *out != tc.out || *json != tc.json {
+			t.Errorf("%q: files %q, -o %q, -json %v, %v; want %q, %q, %v", tc.args, files, *out, *json, err, tc.files, tc.out, tc.json)
+		}
+	}
 }
