@@ -761,9 +761,11 @@ func (a *attempt) send() result {
 		}
 		owner.heard(a, nil, err) // otelhttp failed without reaching the base
 		return owner.conclude(a, nil, err)
-	case sendInjectOnly:
-		s.prop.Inject(a.out.Context(), fieldReplacingCarrier(a.out.Header))
 	}
+	// Injected here with the transport's propagators (WithPropagators), as
+	// otelhttp's client transport would; an instrumented base injects its
+	// own after.
+	s.prop.Inject(a.out.Context(), fieldReplacingCarrier(a.out.Header))
 	resp, err := a.exchange(a.out)
 	if err == nil {
 		a.watchEnd(resp)

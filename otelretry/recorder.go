@@ -35,27 +35,24 @@ const (
 	// span is the attempt span and injects the trace context.
 	sendThroughClient sendMode = iota
 	// sendWithOwnSpan (WithoutClientSpans, a tracer that may record):
-	// straight to the base under the transport's INTERNAL attempt span;
-	// the base, already instrumented, injects from its own CLIENT span.
+	// straight to the base under the transport's INTERNAL attempt span,
+	// the trace context injected from it with the transport's
+	// propagators; the base, already instrumented, then injects from its
+	// own CLIENT span with its own, replacing the fields they set.
 	sendWithOwnSpan
-	// sendInjectOnly: the no-op tracer and meter providers, with client
-	// spans: otelhttp would record nothing, so the attempt goes straight
-	// to the base with the trace context injected.
+	// sendInjectOnly: the no-op tracer (and, with client spans, the no-op
+	// meter: otelhttp would record nothing): straight to the base with
+	// the caller's trace context injected.
 	sendInjectOnly
-	// sendPlain: WithoutClientSpans with the no-op tracer: straight to the
-	// base, which is instrumented.
-	sendPlain
 )
 
 // chooseMode picks the sending mode from the options and the providers.
 func chooseMode(clientSpans, noopTracer, noopMeter bool) sendMode {
 	switch {
-	case clientSpans && noopTracer && noopMeter:
+	case clientSpans && noopTracer && noopMeter, !clientSpans && noopTracer:
 		return sendInjectOnly
 	case clientSpans:
 		return sendThroughClient
-	case noopTracer:
-		return sendPlain
 	}
 	return sendWithOwnSpan
 }

@@ -203,35 +203,51 @@ type panickingInject struct{ propagation.TraceContext }
 
 func (panickingInject) Inject(context.Context, propagation.TextMapCarrier) { panic("inject exploded") }
 
-// A propagator (WithPropagators) whose Inject panics (with client spans,
-// the mode that injects while spans record): otelhttp has started the
-// attempt's CLIENT span by then and ends none on a panic, so the
-// attempt must know its span before the propagator runs. The panic goes
-// on, every span ended.
+// A propagator (WithPropagators) whose Inject panics, in each mode that
+// injects while spans record: with client spans otelhttp has started the
+// attempt's CLIENT span by then and ends none on a panic, so the attempt
+// must know its span before the propagator runs; under WithoutClientSpans,
+// and over otelhttp's Transport, otelretry injects from its own attempt
+// span. The panic goes on, every span ended.
 func TestAPanickingPropagatorLeavesNoSpanOpen(t *testing.T) {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.Write([]byte("ok")) }))
 	defer srv.Close()
-	base := http.DefaultTransport.(*http.Transport).Clone()
-	defer base.CloseIdleConnections()
-	rec := tracetest.NewSpanRecorder()
-	tr := otelretry.NewTransport(base, otelretry.WithTracerProvider(sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))),
-		otelretry.WithPropagators(panickingInject{}))
-	req, _ := http.NewRequest(http.MethodGet, srv.URL+"/items", nil)
-	var recovered any
-	func() {
-		defer func() { recovered = recover() }()
-		tr.RoundTrip(req)
-	}()
-	if recovered != "inject exploded" {
-		t.Fatalf("recovered %v, want the propagator's panic", recovered)
-	}
-	if open := openSpans(rec); len(open) > 0 {
-		t.Errorf("spans left open after the propagator's panic: %q (started %d, ended %d)", open, len(rec.Started()), len(rec.Ended()))
-	}
-	for _, s := range spantest.Attempts(rec.Ended()) {
-		if s.Status().Code != codes.Error {
-			t.Errorf("attempt span status %v, want Error", s.Status())
-		}
+	ht := http.DefaultTransport.(*http.Transport).Clone()
+	defer ht.CloseIdleConnections()
+	for _, tc := range []struct {
+		name string
+		base func(*sdktrace.TracerProvider) http.RoundTripper
+		opts []otelretry.Option
+	}{
+		{"client spans", func(*sdktrace.TracerProvider) http.RoundTripper { return ht }, nil},
+		{"WithoutClientSpans", func(*sdktrace.TracerProvider) http.RoundTripper { return ht }, []otelretry.Option{otelretry.WithoutClientSpans()}},
+		{"over otelhttp", func(tp *sdktrace.TracerProvider) http.RoundTripper {
+			return otelhttp.NewTransport(ht, otelhttp.WithTracerProvider(tp))
+		}, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rec := tracetest.NewSpanRecorder()
+			tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
+			tr := otelretry.NewTransport(tc.base(tp), append(tc.opts, otelretry.WithTracerProvider(tp),
+				otelretry.WithPropagators(panickingInject{}))...)
+			req, _ := http.NewRequest(http.MethodGet, srv.URL+"/items", nil)
+			var recovered any
+			func() {
+				defer func() { recovered = recover() }()
+				tr.RoundTrip(req)
+			}()
+			if recovered != "inject exploded" {
+				t.Fatalf("recovered %v, want the propagator's panic", recovered)
+			}
+			if open := openSpans(rec); len(open) > 0 {
+				t.Errorf("spans left open after the propagator's panic: %q (started %d, ended %d)", open, len(rec.Started()), len(rec.Ended()))
+			}
+			for _, s := range spantest.Attempts(rec.Ended()) {
+				if s.Status().Code != codes.Error {
+					t.Errorf("attempt span status %v, want Error", s.Status())
+				}
+			}
+		})
 	}
 }
 
