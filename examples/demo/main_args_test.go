@@ -9,6 +9,7 @@ import (
 	"net"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -98,5 +99,38 @@ func TestTheDemoNamesNoPortZeroForItsPrometheusMetrics(t *testing.T) {
 	line := metricsLine(t, "OTEL_METRICS_EXPORTER=prometheus", "OTEL_EXPORTER_PROMETHEUS_HOST=127.0.0.1", "OTEL_EXPORTER_PROMETHEUS_PORT=0")
 	if strings.Contains(line, ":0/") || !strings.Contains(line, "a port the system chose") {
 		t.Errorf("Telemetry section says %q: port 0 is not where the metrics were served", line)
+	}
+}
+
+// A telemetry setup step that fails after the -traces file was opened (an
+// unknown OTEL_METRICS_EXPORTER or OTEL_LOGS_EXPORTER) leaves a file of
+// the user's as it was: it was emptied before the failure (a reviewer's
+// find). One the demo made is removed.
+func TestASetupFailureKeepsTheUsersTracesFile(t *testing.T) {
+	for _, tc := range []struct{ env, want string }{
+		{"OTEL_METRICS_EXPORTER=bogus", "metric exporter"},
+		{"OTEL_LOGS_EXPORTER=bogus", "log exporter"},
+	} {
+		t.Run(tc.env, func(t *testing.T) {
+			dir := t.TempDir()
+			kept, made := filepath.Join(dir, "spans.json"), filepath.Join(dir, "new.json")
+			const old = `{"Name":"a span from yesterday's run"}` + "\n"
+			if err := os.WriteFile(kept, []byte(old), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			for _, path := range []string{kept, made} {
+				_, stderr, err := demoMain(t, dir, "-traces "+path, tc.env)
+				var exit *exec.ExitError
+				if !errors.As(err, &exit) || !strings.Contains(stderr, tc.want) {
+					t.Fatalf("demo -traces %s with %s: %v; stderr %q; want a setup failure", path, tc.env, err, stderr)
+				}
+			}
+			if got, err := os.ReadFile(kept); err != nil || string(got) != old {
+				t.Errorf("after a setup failure, the user's -traces file holds %q (%v); want %q as it was", got, err, old)
+			}
+			if _, err := os.Stat(made); err == nil {
+				t.Errorf("the -traces file the failed demo made is left: %s", made)
+			}
+		})
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"slices"
 	"strings"
@@ -73,8 +74,10 @@ type telemetry struct {
 	// exported from the recorder after the report (exportToTerminal), so
 	// the report comes first.
 	terminal sdktrace.SpanExporter
-	// tracesFile is the default exporter's file, closed at shutdown.
+	// tracesFile is the default exporter's file, closed at shutdown;
+	// tracesMade: the demo made it (it was not there before).
 	tracesFile *os.File
+	tracesMade bool
 	// logRecords keeps the log records for logTerminal (console), which
 	// writes them after the report and the spans.
 	logRecords  *logRecorder
@@ -192,7 +195,7 @@ func newTelemetry(ctx context.Context, tracesPath string, stdout io.Writer) (*te
 	built := false
 	defer func() {
 		if !built { // a later step failed: run never shuts t down
-			t.closeTracesFile()
+			t.discardTracesFile()
 		}
 	}()
 	switch {
@@ -242,6 +245,9 @@ func newTelemetry(ctx context.Context, tracesPath string, stdout io.Writer) (*te
 	}
 	t.tp = sdktrace.NewTracerProvider(traceOpts...)
 	t.serverTP = sdktrace.NewTracerProvider(serverOpts...)
+	if err := t.emptyTracesFile(); err != nil {
+		return nil, err
+	}
 	t.mp = sdkmetric.NewMeterProvider(meterOpts...)
 	built = true
 	return t, nil
@@ -318,11 +324,11 @@ func (t *telemetry) spanExporter(ctx context.Context, tracesPath string, stdout 
 				t.traces = exportTarget{Exporter: exporterStdout}
 				return stdouttrace.New(stdouttrace.WithWriter(stdout))
 			}
-			f, err := createTracesFile(tracesPath)
+			f, made, err := openTracesFile(tracesPath)
 			if err != nil {
 				return nil, err
 			}
-			t.tracesFile = f
+			t.tracesFile, t.tracesMade = f, made
 			t.traces = exportTarget{Exporter: exporterFile, Endpoint: f.Name(), Temporary: tracesPath == ""}
 			return stdouttrace.New(stdouttrace.WithWriter(f))
 		}))
@@ -367,13 +373,32 @@ func envOr(key, def string) string {
 	return def
 }
 
-// createTracesFile opens path, or a new file in the temporary directory
-// when path is empty.
-func createTracesFile(path string) (*os.File, error) {
+// openTracesFile opens path for writing without emptying it, so that a
+// setup step that fails after it leaves a file of the user's as it was
+// (emptyTracesFile empties it once setup is done), or a new file in the
+// temporary directory when path is empty. made: the file was not there.
+func openTracesFile(path string) (f *os.File, made bool, err error) {
 	if path == "" {
-		return os.CreateTemp("", "otelretry-demo-spans-*.json")
+		f, err = os.CreateTemp("", "otelretry-demo-spans-*.json")
+		return f, true, err
 	}
-	return os.Create(path)
+	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
+		made = true
+	}
+	f, err = os.OpenFile(path, os.O_WRONLY|os.O_CREATE, 0o666)
+	return f, made, err
+}
+
+// emptyTracesFile empties the spans file, once nothing in setup can fail
+// after it; a device or a pipe is written as it is.
+func (t *telemetry) emptyTracesFile() error {
+	if t.tracesFile == nil {
+		return nil
+	}
+	if fi, err := t.tracesFile.Stat(); err != nil || !fi.Mode().IsRegular() {
+		return err
+	}
+	return t.tracesFile.Truncate(0)
 }
 
 // exportToTerminal writes the recorded spans, then the recorded log
@@ -464,14 +489,20 @@ func (t *telemetry) shutdown(ctx context.Context) {
 
 // closeTracesFile closes the spans file, which stdouttrace does not close,
 // and removes it when it is the demo's temporary one.
-func (t *telemetry) closeTracesFile() {
+func (t *telemetry) closeTracesFile() { t.closeTracesFileAndRemove(t.traces.Temporary) }
+
+// discardTracesFile closes the spans file after a setup step failed, and
+// removes it when the demo made it: a file of the user's stays as it was.
+func (t *telemetry) discardTracesFile() { t.closeTracesFileAndRemove(t.tracesMade) }
+
+func (t *telemetry) closeTracesFileAndRemove(remove bool) {
 	if t.tracesFile == nil {
 		return
 	}
 	if err := t.tracesFile.Close(); err != nil {
 		otel.Handle(err)
 	}
-	if t.traces.Temporary {
+	if remove {
 		if err := os.Remove(t.tracesFile.Name()); err != nil {
 			otel.Handle(err)
 		}
