@@ -1312,12 +1312,21 @@ func (a *attempt) abandon() {
 // not the hook's to read or close), with the idempotency headers under
 // their canonical names, and without the attempt header and the operation
 // id header otelretry stamped: they are the write's, and a lookup sent
-// from the copy is an operation of its own, which stamps its own.
+// from the copy is an operation of its own, which stamps its own. So are
+// the trace context's fields (the propagators'), under any spelling, in
+// every sending mode: the lookup's client injects its own.
 func (a *attempt) checkCopy(ctx context.Context) *http.Request {
 	c := a.out.Clone(ctx)
 	c.Body, c.GetBody, c.ContentLength = http.NoBody, nil, 0
 	a.setup.sender.attemptHeader.unstamp(c.Header, a.setup.caller.Header)
 	a.setup.opID.unstamp(c.Header, a.setup.caller.Header)
+	for _, field := range a.setup.sender.prop.Fields() {
+		for k := range c.Header {
+			if asciiEqualFold(k, field) {
+				delete(c.Header, k)
+			}
+		}
+	}
 	for _, k := range netHTTPIdempotencyKeys {
 		if v, ok := c.Header[k.hidden]; ok {
 			delete(c.Header, k.hidden)

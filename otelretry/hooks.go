@@ -295,7 +295,9 @@ type StateCheck struct {
 	// readable; use method, URL and headers (for example an Idempotency-Key)
 	// to find the record. The attempt and operation id headers otelretry
 	// stamped on the write (WithAttemptHeader, WithOperationIDHeader) are
-	// left out: a lookup sent from it stamps its own.
+	// left out: a lookup sent from it stamps its own. So are the trace
+	// context's fields (those of WithPropagators' propagators): the
+	// lookup's client injects its own.
 	Request *http.Request
 	// Attempt is the number of the attempt whose outcome is unknown.
 	Attempt int
