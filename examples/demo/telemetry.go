@@ -240,9 +240,7 @@ func newTelemetry(ctx context.Context, tracesPath string, stdout io.Writer) (*te
 	if err := t.logProvider(ctx, res); err != nil {
 		return nil, err
 	}
-	if s := os.Getenv("OTEL_TRACES_SAMPLER"); s != "" && s != "always_on" && s != "parentbased_always_on" {
-		t.sampler = s
-	}
+	t.sampler = chosenSampler()
 	t.tp = sdktrace.NewTracerProvider(traceOpts...)
 	t.serverTP = sdktrace.NewTracerProvider(serverOpts...)
 	if err := t.emptyTracesFile(); err != nil {
@@ -251,6 +249,15 @@ func newTelemetry(ctx context.Context, tracesPath string, stdout io.Writer) (*te
 	t.mp = sdkmetric.NewMeterProvider(meterOpts...)
 	built = true
 	return t, nil
+}
+
+// chosenSampler is OTEL_TRACES_SAMPLER when it is one that may drop spans,
+// "" for the SDK's default or one that samples all.
+func chosenSampler() string {
+	if s := os.Getenv("OTEL_TRACES_SAMPLER"); s != "" && s != "always_on" && s != "parentbased_always_on" {
+		return s
+	}
+	return ""
 }
 
 // logProvider sets up the log events from OTEL_LOGS_EXPORTER with
