@@ -134,3 +134,25 @@ func TestASetupFailureKeepsTheUsersTracesFile(t *testing.T) {
 		})
 	}
 }
+
+// A -traces path that is a link to a file not there yet: a setup failure
+// removes the file the demo made through it and keeps the link (the link
+// was removed and the file left: a reviewer's find).
+func TestASetupFailureKeepsTheUsersLinkAndRemovesWhatItMade(t *testing.T) {
+	dir := t.TempDir()
+	target, link := filepath.Join(dir, "target.json"), filepath.Join(dir, "link.json")
+	if err := os.Symlink(target, link); err != nil {
+		t.Fatal(err)
+	}
+	_, stderr, err := demoMain(t, dir, "-traces "+link, "OTEL_METRICS_EXPORTER=bogus")
+	var exit *exec.ExitError
+	if !errors.As(err, &exit) || !strings.Contains(stderr, "metric exporter") {
+		t.Fatalf("demo: %v; stderr %q; want a setup failure", err, stderr)
+	}
+	if _, err := os.Lstat(link); err != nil {
+		t.Errorf("the user's link %s is gone after a setup failure: %v", link, err)
+	}
+	if _, err := os.Stat(target); err == nil {
+		t.Errorf("the file the failed demo made through the link is left: %s", target)
+	}
+}

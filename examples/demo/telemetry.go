@@ -10,6 +10,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -75,9 +76,11 @@ type telemetry struct {
 	// the report comes first.
 	terminal sdktrace.SpanExporter
 	// tracesFile is the default exporter's file, closed at shutdown;
-	// tracesMade: the demo made it (it was not there before).
+	// tracesMade is the file the demo made for it ("" when it was there
+	// before): through a link that pointed at nothing, the file the link
+	// points at now, never the link.
 	tracesFile *os.File
-	tracesMade bool
+	tracesMade string
 	// logRecords keeps the log records for logTerminal (console), which
 	// writes them after the report and the spans.
 	logRecords  *logRecorder
@@ -383,17 +386,26 @@ func envOr(key, def string) string {
 // openTracesFile opens path for writing without emptying it, so that a
 // setup step that fails after it leaves a file of the user's as it was
 // (emptyTracesFile empties it once setup is done), or a new file in the
-// temporary directory when path is empty. made: the file was not there.
-func openTracesFile(path string) (f *os.File, made bool, err error) {
+// temporary directory when path is empty. made is the file it made, if
+// any (see telemetry.tracesMade).
+func openTracesFile(path string) (f *os.File, made string, err error) {
 	if path == "" {
 		f, err = os.CreateTemp("", "otelretry-demo-spans-*.json")
-		return f, true, err
+		if err != nil {
+			return nil, "", err
+		}
+		return f, f.Name(), nil
 	}
-	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
-		made = true
+	_, statErr := os.Stat(path)
+	if f, err = os.OpenFile(path, os.O_WRONLY|os.O_CREATE, 0o666); err != nil {
+		return nil, "", err
 	}
-	f, err = os.OpenFile(path, os.O_WRONLY|os.O_CREATE, 0o666)
-	return f, made, err
+	if errors.Is(statErr, fs.ErrNotExist) {
+		if made, err = filepath.EvalSymlinks(path); err != nil {
+			made = ""
+		}
+	}
+	return f, made, nil
 }
 
 // emptyTracesFile empties the spans file, once nothing in setup can fail
@@ -496,21 +508,30 @@ func (t *telemetry) shutdown(ctx context.Context) {
 
 // closeTracesFile closes the spans file, which stdouttrace does not close,
 // and removes it when it is the demo's temporary one.
-func (t *telemetry) closeTracesFile() { t.closeTracesFileAndRemove(t.traces.Temporary) }
+func (t *telemetry) closeTracesFile() {
+	remove := ""
+	if t.traces.Temporary {
+		remove = t.tracesMade
+	}
+	t.closeTracesFileAndRemove(remove)
+}
 
 // discardTracesFile closes the spans file after a setup step failed, and
-// removes it when the demo made it: a file of the user's stays as it was.
+// removes the file the demo made, if any: a file of the user's, and a
+// link, stay as they were.
 func (t *telemetry) discardTracesFile() { t.closeTracesFileAndRemove(t.tracesMade) }
 
-func (t *telemetry) closeTracesFileAndRemove(remove bool) {
+// closeTracesFileAndRemove closes the spans file, then removes the file
+// named remove ("": none).
+func (t *telemetry) closeTracesFileAndRemove(remove string) {
 	if t.tracesFile == nil {
 		return
 	}
 	if err := t.tracesFile.Close(); err != nil {
 		otel.Handle(err)
 	}
-	if remove {
-		if err := os.Remove(t.tracesFile.Name()); err != nil {
+	if remove != "" {
+		if err := os.Remove(remove); err != nil {
 			otel.Handle(err)
 		}
 	}
