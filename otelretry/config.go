@@ -290,7 +290,26 @@ func (c *config) invalid(option string, value any, want string) {
 	if s, ok := value.(string); ok {
 		value = strconv.Quote(s) // a name as the call writes it: "" or "A B" are not read as no argument or several
 	}
-	c.err = errors.Join(c.err, fmt.Errorf("otelretry: %s(%v) ignored: %s", option, value, want))
+	c.report(fmt.Errorf("otelretry: %s(%v) ignored: %s", option, value, want))
+}
+
+// report adds err (nil: none) to what NewTransport reports, once: the same
+// bad value given twice (WithBudget(b) on every Transport's options) is one
+// complaint.
+func (c *config) report(err error) {
+	if err == nil {
+		return
+	}
+	var reported []error // c.err, flat: every complaint was joined here
+	if joined, ok := c.err.(interface{ Unwrap() []error }); ok {
+		reported = joined.Unwrap()
+	}
+	for _, e := range reported {
+		if e.Error() == err.Error() {
+			return
+		}
+	}
+	c.err = errors.Join(slices.Concat(reported, []error{err})...)
 }
 
 // arguments is an option's arguments formatted as its call writes them,
@@ -717,7 +736,7 @@ func WithIdempotencyKeys(k IdempotencyKey) Option {
 		if value != nil {
 			// A format that gives no header value for a key is bad input too.
 			if v := value(strings.Repeat("0", 32)); v == "" || !validHeaderValue(v) {
-				c.err = errors.Join(c.err, fmt.Errorf("otelretry: WithIdempotencyKeys(%q): its Value ignored: want one that gives a header value; the key is sent bare", k.Name))
+				c.report(fmt.Errorf("otelretry: WithIdempotencyKeys(%q): its Value ignored: want one that gives a header value; the key is sent bare", k.Name))
 				value = nil
 			}
 		}
@@ -907,7 +926,7 @@ func WithServerAddressInMetrics() Option {
 func WithBudget(b *Budget) Option {
 	return optionFunc(func(c *config) {
 		if b != nil {
-			c.err = errors.Join(c.err, b.invalidSettings())
+			c.report(b.invalidSettings())
 			c.budget = b
 			c.noBudget = false
 		}
@@ -924,7 +943,7 @@ func WithBudget(b *Budget) Option {
 func WithThrottle(t *Throttle) Option {
 	return optionFunc(func(c *config) {
 		if t != nil {
-			c.err = errors.Join(c.err, t.invalidSettings())
+			c.report(t.invalidSettings())
 			c.throttle = t
 		}
 	})

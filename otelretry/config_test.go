@@ -98,6 +98,67 @@ func TestOptionsReportIgnoredValues(t *testing.T) {
 	}
 }
 
+// A bad value given twice, as the same shared Budget or Throttle on a
+// Transport's options twice or the same bad option repeated, is named once
+// in the one report (it was named twice: a reviewer's find).
+func TestABadValueGivenTwiceIsReportedOnce(t *testing.T) {
+	reported := captureOtelErrors(t)
+	b, th := &otelretry.Budget{Tokens: -1}, &otelretry.Throttle{Window: -1}
+	otelretry.NewTransport(scripted.New(), otelretry.WithBudget(b), otelretry.WithThrottle(th), otelretry.WithMaxAttempts(0),
+		otelretry.WithBudget(b), otelretry.WithThrottle(th), otelretry.WithMaxAttempts(0), otelretry.WithMaxAttempts(-1))
+	errs := reported()
+	if len(errs) != 1 {
+		t.Fatalf("reported %d times, want once: %q", len(errs), errs)
+	}
+	for want, n := range map[string]int{"Tokens": 1, "Window": 1, "WithMaxAttempts(0)": 1, "WithMaxAttempts(-1)": 1} {
+		if got := strings.Count(errs[0].Error(), want); got != n {
+			t.Errorf("the report names %s %d times, want %d: %q", want, got, n, errs[0])
+		}
+	}
+}
+
+// README.md: given twice, an option's last value counts, but
+// WithIdempotentMethods and WithRetryHint add to the methods and hints.
+func TestAnOptionGivenTwice(t *testing.T) {
+	steps := func(status int, h http.Header) []scripted.Step {
+		return []scripted.Step{{Status: status, Header: h}, {Status: status, Header: h}, {Status: status, Header: h}, {Status: 200}}
+	}
+	for _, tc := range []struct {
+		name   string
+		method string
+		steps  []scripted.Step
+		opts   []otelretry.Option
+		calls  int
+	}{
+		{"WithMaxAttempts: the last", http.MethodGet, steps(503, nil),
+			[]otelretry.Option{otelretry.WithMaxAttempts(4), otelretry.WithMaxAttempts(2)}, 2},
+		{"WithIdempotentMethods: both", "LOCK", steps(503, nil),
+			[]otelretry.Option{otelretry.WithIdempotentMethods("LOCK"), otelretry.WithIdempotentMethods("PURGE")}, 3},
+		{"WithRetryHint: both", http.MethodGet, steps(503, http.Header{"X-Wait-A": {"1"}}),
+			[]otelretry.Option{otelretry.WithRetryHint("X-Wait-A", otelretry.HintSeconds), otelretry.WithRetryHint("X-Wait-B", otelretry.HintSeconds),
+				otelretry.WithDeadline(1500 * time.Millisecond)}, 2},
+		{"WithShouldRetryHeaders: the last", http.MethodGet, steps(503, http.Header{"X-Verdict-A": {"false"}}),
+			[]otelretry.Option{otelretry.WithShouldRetryHeaders("X-Verdict-A"), otelretry.WithShouldRetryHeaders("X-Verdict-B")}, 3},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				opts := append([]otelretry.Option{otelretry.WithBackoff(otelretry.ConstantBackoff(time.Millisecond)), otelretry.WithoutBudget()}, tc.opts...)
+				h := newHarness(t, tc.steps, opts...)
+				req, err := http.NewRequestWithContext(t.Context(), tc.method, "http://api.test/", nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if resp, err := h.client.Do(req); err == nil {
+					resp.Body.Close()
+				}
+				if got := len(h.base.Calls()); got != tc.calls {
+					t.Errorf("%d calls, want %d", got, tc.calls)
+				}
+			})
+		})
+	}
+}
+
 // Method names are normalized: "put" declares PUT.
 func TestIdempotentMethodsAreNormalized(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
