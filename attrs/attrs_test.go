@@ -183,3 +183,19 @@ func TestTheTelemetryPageNamesEveryKey(t *testing.T) {
 		}
 	}
 }
+
+// Outcome is "" for a decision outside the set, as for retry and
+// superseded: a value of a caller's own is no outcome (it returned the
+// value as one: a reviewer's find).
+func TestADecisionOutsideTheSetHasNoOutcome(t *testing.T) {
+	for _, d := range []attrs.Decision{"bogus", "RETRY", "", attrs.DecisionRetry, attrs.DecisionSuperseded} {
+		if o := d.Outcome(); o != "" {
+			t.Errorf("Decision(%q).Outcome() = %q, want none", d, o)
+		}
+	}
+	for _, d := range attrs.Decisions() {
+		if o := d.Outcome(); d.Terminal() != (o != "") || (o != "" && !o.Valid()) {
+			t.Errorf("Decision(%q): Terminal %v, Outcome %q", d, d.Terminal(), o)
+		}
+	}
+}

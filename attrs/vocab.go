@@ -69,10 +69,10 @@ func (d Decision) Terminal() bool { return d != DecisionRetry && d != DecisionSu
 // Outcome returns the operation outcome that a terminal decision implies
 // (for DecisionCheckState, when no state check resolved it: see
 // Terminal). It returns "" for DecisionRetry and DecisionSuperseded,
-// which end nothing. An operation's own outcome is its span's
-// retry.outcome.
+// which end nothing, and for a value outside the set. An operation's own
+// outcome is its span's retry.outcome.
 func (d Decision) Outcome() Outcome {
-	if !d.Terminal() {
+	if !d.Terminal() || !d.Valid() {
 		return ""
 	}
 	return Outcome(d)

@@ -31,7 +31,10 @@
 // server.address labels a series only when the caller passes one (the
 // transport does with its WithServerAddressInMetrics option), bounded by the
 // number of dependencies a client talks to. User labels (NewLabels) never
-// carry ids, url or url.* keys, http.url or http.target, under any case.
+// carry ids, url or url.* keys, http.url or http.target, under any case; a
+// set made otherwise is filtered the same way. A decision, outcome, error
+// class or error.type outside its closed set (a value of a caller's own)
+// labels a series as _OTHER.
 //
 // retry.throttled counts the requests a client-side throttle refused
 // before they started (first attempts, retries, hedges): its share of

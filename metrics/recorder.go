@@ -24,10 +24,14 @@ type Attempt struct {
 	// (the transport sets it only with WithServerAddressInMetrics): each
 	// host multiplies the number of series.
 	ServerAddress string
-	// Labels are extra low-cardinality labels (see NewLabels).
-	Labels   attribute.Set
+	// Labels are extra low-cardinality labels (see NewLabels; a set made
+	// otherwise is filtered as NewLabels filters).
+	Labels attribute.Set
+	// Decision, ErrorClass and ErrorType label the series as given when
+	// they are in their closed sets, as _OTHER when not.
 	Decision attrs.Decision
-	// ErrorClass is set when no response arrived; StatusCode otherwise.
+	// ErrorClass is set when no response arrived; StatusCode otherwise
+	// (when both are set, the status code labels the series).
 	ErrorClass attrs.ErrorClass
 	StatusCode int
 	// ErrorType is the semantic conventions' error.type of an attempt
@@ -41,11 +45,14 @@ type Attempt struct {
 type Operation struct {
 	Method        string
 	ServerAddress string // see Attempt.ServerAddress
-	// Labels are extra low-cardinality labels (see NewLabels).
-	Labels  attribute.Set
+	// Labels are extra low-cardinality labels (see Attempt.Labels).
+	Labels attribute.Set
+	// Outcome and ErrorType label the series as given when they are in
+	// their closed sets, as _OTHER when not.
 	Outcome attrs.Outcome
 	// ErrorType is the error.type of an operation that did not end
-	// return, "" otherwise. It labels retry.operation.duration.
+	// return (its last attempt's error class or status code, or its
+	// outcome), "" otherwise. It labels retry.operation.duration.
 	ErrorType string
 	Attempts  int
 	// Duration is the time from the operation's start (RoundTrip called)
@@ -233,7 +240,7 @@ func (r *Recorder) RecordOperation(ctx context.Context, o Operation) {
 	// One lookup for the three instruments: the duration histogram's
 	// labels add error.type to the others'.
 	opts := r.operationSets.m.Get(k, func() *measureOpts {
-		counted := r.base(k.method, k.server, o.Labels, k.outcome.Attribute())
+		counted := r.base(k.method, k.server, o.Labels, attrs.OutcomeKey.String(closed(k.outcome)))
 		return &measureOpts{
 			add:    []metric.AddOption{metric.WithAttributeSet(attribute.NewSet(counted...))},
 			record: []metric.RecordOption{metric.WithAttributeSet(attribute.NewSet(counted...))},
@@ -256,9 +263,9 @@ func (r *Recorder) RecordAttempt(ctx context.Context, a Attempt) {
 	// One lookup for both instruments: the counter's labels add the status
 	// to the common ones, the duration histogram's add error.type.
 	opts := r.attemptSets.m.Get(k, func() *measureOpts {
-		common := r.base(k.method, k.server, a.Labels, k.decision.Attribute())
-		if k.errorClass != "" {
-			common = append(common, k.errorClass.Attribute())
+		common := r.base(k.method, k.server, a.Labels, attrs.DecisionKey.String(closed(k.decision)))
+		if k.errorClass != "" && k.status == 0 {
+			common = append(common, attrs.ErrorClassKey.String(closed(k.errorClass)))
 		}
 		counted := common
 		if k.status != 0 {
@@ -297,22 +304,52 @@ func (r *Recorder) RecordThrottled(ctx context.Context, t Throttled) {
 }
 
 // withErrorType returns kv plus error.type when t is set, in a slice of
-// its own.
+// its own: t as given when it is an error class, a status code or an
+// outcome, _OTHER when not.
 func withErrorType(kv []attribute.KeyValue, t string) []attribute.KeyValue {
 	if t == "" {
 		return kv
 	}
+	if !attrs.ErrorClass(t).Valid() && !isStatusCode(t) && !attrs.Outcome(t).Valid() {
+		t = otherValue
+	}
 	return append(kv[:len(kv):len(kv)], attrs.ErrorTypeKey.String(t))
+}
+
+// otherValue labels a value outside its closed set, as the semantic
+// conventions' _OTHER does a method: a caller's Recorder fed anything else
+// (a URL, an id) would make a series of each value.
+const otherValue = "_OTHER"
+
+// closed is v when it is in its closed set, otherValue when not.
+func closed[V interface {
+	~string
+	Valid() bool
+}](v V) string {
+	if !v.Valid() {
+		return otherValue
+	}
+	return string(v)
+}
+
+// isStatusCode reports whether t is an HTTP status code as error.type
+// spells one: three digits, 100 to 599.
+func isStatusCode(t string) bool {
+	return len(t) == 3 && t[0] >= '1' && t[0] <= '5' && t[1] >= '0' && t[1] <= '9' && t[2] >= '0' && t[2] <= '9'
 }
 
 // base returns the user's labels, the labels every instrument carries,
 // then extra.
 func (r *Recorder) base(method, server string, labels attribute.Set, extra ...attribute.KeyValue) []attribute.KeyValue {
-	// The caller's labels first: attribute.NewSet keeps a key's last
-	// value, so the Recorder's own (the method collapsed to its closed
-	// set, the outcome, ...) win over a Labels built without NewLabels.
+	// The caller's labels first, those NewLabels keeps (the set may have
+	// been made otherwise): never an id, a URL or a key of the Recorder's
+	// own.
 	kv := make([]attribute.KeyValue, 0, 5+labels.Len())
-	kv = append(kv, labels.ToSlice()...)
+	for _, l := range labels.ToSlice() {
+		if allowedLabel(l.Key) { // a set NewLabels did not make
+			kv = append(kv, l)
+		}
+	}
 	kv = append(kv, attrs.HTTPRequestMethodKey.String(method))
 	if server != "" {
 		kv = append(kv, attrs.ServerAddressKey.String(server))

@@ -4,6 +4,7 @@
 package otelretry
 
 import (
+	"fmt"
 	"net/http"
 	"strings"
 
@@ -54,7 +55,8 @@ func NewTransport(base http.RoundTripper, opts ...Option) *Transport {
 	tp, mp, prop := cfg.providers()
 	mr, err := metrics.NewRecorder(mp.Meter(ScopeName, metric.WithInstrumentationVersion(Version)))
 	if err != nil {
-		otel.Handle(err) // The recorder falls back to no-ops; requests go on.
+		// The recorder falls back to no-ops; requests go on.
+		otel.Handle(fmt.Errorf("otelretry: metric instruments: %w", err))
 	}
 	tracer := tp.Tracer(ScopeName, trace.WithInstrumentationVersion(Version))
 	// Only the no-op implementations are detected, by type: the global
