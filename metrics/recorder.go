@@ -333,9 +333,18 @@ func closed[V interface {
 }
 
 // isStatusCode reports whether t is an HTTP status code as error.type
-// spells one: three digits, 100 to 599.
+// spells one: one to three digits (net/http's client takes any three,
+// 600 to 999 too), a thousand values at most.
 func isStatusCode(t string) bool {
-	return len(t) == 3 && t[0] >= '1' && t[0] <= '5' && t[1] >= '0' && t[1] <= '9' && t[2] >= '0' && t[2] <= '9'
+	if len(t) == 0 || len(t) > 3 {
+		return false
+	}
+	for i := range len(t) {
+		if t[i] < '0' || t[i] > '9' {
+			return false
+		}
+	}
+	return true
 }
 
 // base returns the user's labels, the labels every instrument carries,
