@@ -8,11 +8,14 @@
 // configuration and phase, the operations offered, the attempts the server
 // received for them, the amplification (attempts / operations), the success
 // ratio, the p50/p99 operation latency and the time to recover; then the
-// fleet summary (the fewest operations one client offered in the 503
-// outage, the amplification in that outage and in both, the brownout
-// success and its difference from the no-retry client's, marked "!" when
-// it is more than 0.01 below); then one machine-readable line per
-// configuration:
+// fleet summary (the fewest operations k one client offered in the 503
+// outage, marked "!" under 10; the amplification in that outage, marked
+// "!" for a configuration on otelretry's default budget above
+// docs/budget.md's bound (k+2)/k; the amplification in both outages; the
+// brownout success and its difference from the no-retry client's, marked
+// "!" when it is more than 0.01 below); an operation still running when
+// the run stops waiting (its deadline + 5 s) counts as past its deadline,
+// never a success; then one machine-readable line per configuration:
 //
 //	storm config=<name> clients=<n> amplification_outage=<x> success_brownout=<y> recovery_s=<z>
 //

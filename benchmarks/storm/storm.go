@@ -124,11 +124,15 @@ func (o *options) script() *script {
 type outcome uint8
 
 const (
-	outOK       outcome = iota // 200 and the body read
-	outStatus                  // a response other than 200 (503, 504)
-	outDeadline                // the operation deadline passed
-	outError                   // any other error (connection, a library's own refusal)
-	outDropped                 // never started: the in-flight cap was reached
+	// outUnfinished: still running when the run stopped waiting (its
+	// deadline + 5s): it passed its deadline, and is no success. The zero
+	// value, so that a record nothing wrote is never one.
+	outUnfinished outcome = iota
+	outOK                 // 200 and the body read
+	outStatus             // a response other than 200 (503, 504)
+	outDeadline           // the operation deadline passed
+	outError              // any other error (connection, a library's own refusal)
+	outDropped            // never started: the in-flight cap was reached
 )
 
 type opRecord struct {
@@ -155,6 +159,9 @@ func (s *stats) add(r opRecord, attempts int) {
 		s.status++
 	case outDeadline:
 		s.deadline++
+	case outUnfinished: // past its deadline; its latency is not known
+		s.deadline++
+		return
 	case outError:
 		s.errs++
 	case outDropped:
@@ -267,6 +274,10 @@ func runOne(o options, name string) result {
 		wg       sync.WaitGroup
 		inflight atomic.Int64
 		worstLag time.Duration
+		// mu guards the records' outcomes: an operation still running
+		// when the run stops waiting writes nothing after it (stopped).
+		mu      sync.Mutex
+		stopped bool
 	)
 	sc.start = time.Now()
 	for i, sched := range arrivals {
@@ -285,7 +296,12 @@ func runOne(o options, name string) result {
 		go func() {
 			defer wg.Done()
 			defer inflight.Add(-1)
-			recs[i].latency, recs[i].out = do(clients[i%len(clients)], srv.url(i), o.deadline)
+			latency, out := do(clients[i%len(clients)], srv.url(i), o.deadline)
+			mu.Lock()
+			defer mu.Unlock()
+			if !stopped {
+				recs[i].latency, recs[i].out = latency, out
+			}
 		}()
 	}
 	// Every operation ends by its deadline; wait for them, bounded.
@@ -295,6 +311,9 @@ func runOne(o options, name string) result {
 	case <-waited:
 	case <-time.After(o.deadline + 5*time.Second):
 	}
+	mu.Lock()
+	stopped = true // the unfinished stay outUnfinished
+	mu.Unlock()
 	left := inflight.Load()
 	srv.close()
 	for _, b := range bases {
@@ -477,7 +496,32 @@ func printFleet(w io.Writer, o options, results []result) {
 		if !math.IsInf(r.recovery, 1) {
 			rec = fmt.Sprintf("%.2f", r.recovery)
 		}
-		fmt.Fprintf(w, "%-20s %7d %14d %10.3f %10.3f %9.3f %9s %9s\n",
-			r.config, r.clients, r.minOutageOps, r.phases[2].amplification(), r.outage.amplification(), r.brownout.success(), vs, rec)
+		ops, amp := fmt.Sprint(r.minOutageOps), fmt.Sprintf("%.3f", r.phases[2].amplification())
+		if r.minOutageOps < minBoundOps {
+			ops += "!" // too few for the fleet bound to say much
+		}
+		if budgeted[r.config] && r.phases[2].amplification() > outageBound(r.minOutageOps) {
+			amp += "!"
+		}
+		fmt.Fprintf(w, "%-20s %7d %14s %10s %10.3f %9.3f %9s %9s\n",
+			r.config, r.clients, ops, amp, r.outage.amplification(), r.brownout.success(), vs, rec)
 	}
+}
+
+// budgeted are the configurations on otelretry's default Budget, whose
+// amplification in the 503 outage docs/budget.md bounds.
+var budgeted = map[string]bool{"otelretry": true, "otelretry-hedging": true}
+
+// minBoundOps is the fewest operations per client in the 503 outage for
+// which the fleet bound is the one docs/budget.md gives (1.2 for 10).
+const minBoundOps = 10
+
+// outageBound is docs/budget.md's bound on the amplification of a
+// sustained outage in which each client offered at least k operations:
+// two retries per client in all, (k+2)/k.
+func outageBound(k int) float64 {
+	if k <= 0 {
+		return math.Inf(1)
+	}
+	return float64(k+2) / float64(k)
 }

@@ -147,3 +147,50 @@ func TestRecoveryTime(t *testing.T) {
 		t.Errorf("never recovered: got %v, want +Inf", got)
 	}
 }
+
+// An operation still running when the run stops waiting (deadline + 5s)
+// wrote no record; doc.go's success is "returned 200 and its body within
+// the deadline", so such a record is no success, in the phase's ratio or
+// in the recovery (it was: the zero outcome was outOK; a reviewer's find).
+func TestAnUnfinishedOperationIsNoSuccess(t *testing.T) {
+	var unwritten opRecord // as runOne allocates it, never written
+	s := &stats{name: "recovery"}
+	s.add(unwritten, 1)
+	if s.success() != 0 || s.deadline != 1 {
+		t.Errorf("an operation that never returned: success %.3f, deadline %d; want 0 and 1", s.success(), s.deadline)
+	}
+	phase := make([]opRecord, 10) // none returned
+	for i := range phase {
+		phase[i].sched = time.Duration(i) * 100 * time.Millisecond
+	}
+	if got := recoveryTime(phase, 0, time.Second, 250*time.Millisecond, 10*time.Millisecond, 0.99); got == 0 {
+		t.Errorf("a recovery phase where no operation returned: recovered in %.2fs", got)
+	}
+}
+
+// The fleet table judges docs/budget.md's outage bound: an otelretry
+// configuration above (k+2)/k for the fewest operations k a client offered
+// is marked, as is a k too small for the bound (under 10); before, the
+// reader had to check both by eye (a reviewer's find).
+func TestTheFleetTableMarksTheOutageBound(t *testing.T) {
+	fleet := func(config string, ops, attempts, k int) result {
+		phases := []*stats{{}, {}, {ops: ops, attempts: attempts}}
+		return result{config: config, clients: 100, minOutageOps: k, phases: phases, outage: &stats{}, brownout: &stats{}, recovery: 0}
+	}
+	for _, tc := range []struct {
+		r        result
+		ops, amp string
+	}{
+		{fleet("otelretry", 1200, 1390, 12), "12", "1.158"},       // under 14/12
+		{fleet("otelretry", 1200, 1500, 12), "12", "1.250!"},      // above it
+		{fleet("otelretry-hedging", 800, 1000, 8), "8!", "1.250"}, // 10/8: too few, within
+		{fleet("naive", 1200, 3600, 12), "12", "3.000"},           // no budget: not judged
+	} {
+		var out strings.Builder
+		printFleet(&out, options{}, []result{tc.r})
+		fields := strings.Fields(strings.Split(strings.TrimSpace(out.String()), "\n")[1])
+		if fields[2] != tc.ops || fields[3] != tc.amp {
+			t.Errorf("%s, %d ops per client: %q %q, want %q %q", tc.r.config, tc.r.minOutageOps, fields[2], fields[3], tc.ops, tc.amp)
+		}
+	}
+}
