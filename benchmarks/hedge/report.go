@@ -164,10 +164,10 @@ func figuresOf(s phaseStats, hedgeDelay time.Duration) figures {
 		Requests:     num(s.requests),
 		Failed:       num(s.failed),
 		Dropped:      num(s.dropped),
-		P50Ms:        num(ms(percentile(s.lat, ppmP50))),
-		P95Ms:        num(ms(percentile(s.lat, ppmP95))),
-		P99Ms:        num(ms(percentile(s.lat, ppmP99))),
-		P999Ms:       num(ms(percentile(s.lat, ppmP999))),
+		P50Ms:        num(latencyMs(s.lat, ppmP50)),
+		P95Ms:        num(latencyMs(s.lat, ppmP95)),
+		P99Ms:        num(latencyMs(s.lat, ppmP99)),
+		P999Ms:       num(latencyMs(s.lat, ppmP999)),
 		P999Above:    num(above(len(s.lat), ppmP999)),
 		Extra:        num(ratio(float64(s.requests), float64(s.ops)) - 1),
 		BusyS:        num(s.busy.Seconds()),
@@ -381,6 +381,16 @@ func summarize(o options, e env, p plan, turns []turn) *report {
 }
 
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+
+// latencyMs is the ppm percentile of the sorted latencies in milliseconds,
+// NaN (null in JSON) when there are none: a phase without samples is not a
+// latency of 0, which the judge would take for the best.
+func latencyMs(sorted []time.Duration, ppm int) float64 {
+	if len(sorted) == 0 {
+		return math.NaN()
+	}
+	return ms(percentile(sorted, ppm))
+}
 
 func printTable(w io.Writer, r *report) {
 	fmt.Fprintf(w, "\nmedians over %d interleaved repetitions; x: ratio to %s in the same repetition and phase (median of the per-repetition ratios); req_x: server requests; >delay: share of operations slower than the hedge delay; hedge_ms: the second request's arrival after the first's, at the server (median over the operations that sent one); unhedged: operations whose first request stalled and that sent no second, of stalls\n", r.Reps, reference)

@@ -291,12 +291,13 @@ func (c curve) interpolate(x float64) (float64, bool) {
 // (10 100 requests over 10 000 operations: 0.010000000000000009).
 const loadTolerance = 1e-9
 
-// meanAt is the mean p99.9 of the curve's points at extra load x.
+// meanAt is the mean p99.9 of the curve's points at extra load x, to
+// loadTolerance.
 func (c curve) meanAt(x num) float64 {
 	var sum float64
 	n := 0
 	for _, p := range c.Points {
-		if p.Extra == x {
+		if math.Abs(float64(p.Extra)-float64(x)) < loadTolerance {
 			sum += float64(p.P999Ms)
 			n++
 		}
