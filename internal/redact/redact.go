@@ -9,8 +9,10 @@
 // see which parameters were sent), and the fragment is dropped.
 //
 // URL's output is read again by String and Text as written, but where a
-// path holds a ':' before an '@' (a password holding a '/' reads so), or
-// a reference without a host holds an '@': the text's reading errs toward
+// path holds a ':' before an '@' (a password holding a '/' reads so, and
+// so does a host with a port before a path holding an '@':
+// h:8443/users/a@b), where an IPv6 host precedes such a path, or where a
+// reference without a host holds an '@': the text's reading errs toward
 // redacting, and may take that part for a userinfo.
 //
 // It uses the standard library only, so that the library's dependencies
