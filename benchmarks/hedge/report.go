@@ -4,7 +4,6 @@
 package main
 
 import (
-	"cmp"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -369,11 +368,7 @@ func summarize(o options, e env, p plan, turns []turn) *report {
 				rw.Reps = append(rw.Reps, repFigures{Rep: t.rep, Figures: f, Ratios: rt})
 			}
 			rw.Median, rw.Ratio = medianFigures(fs), medianRatios(rs)
-			rw.P999Lo, rw.P999Hi = num(math.NaN()), num(math.NaN())
-			if len(fs) > 0 {
-				p999 := func(a, b figures) int { return cmp.Compare(a.P999Ms, b.P999Ms) }
-				rw.P999Lo, rw.P999Hi = slices.MinFunc(fs, p999).P999Ms, slices.MaxFunc(fs, p999).P999Ms
-			}
+			rw.P999Lo, rw.P999Hi = p999Range(fs)
 			r.Rows = append(r.Rows, rw)
 		}
 	}
@@ -406,7 +401,7 @@ func printTable(w io.Writer, r *report) {
 		m, x := rw.Median, rw.Ratio
 		fmt.Fprintf(w, "%-22s %-9s %6.0f %6.0f %8.2f %8.2f %8.2f %9.2f %-15s %7.4f %6.3f %8s %-11s %8.2f | %6s %6s %7s %6s %6s\n",
 			rw.Config, rw.Phase, m.Ops, m.Failed, m.P50Ms, m.P95Ms, m.P99Ms, m.P999Ms,
-			fmt.Sprintf("%.1f-%.1f", rw.P999Lo, rw.P999Hi), m.Extra, m.OverDelay, fms(m.HedgeAfterMs),
+			p999RangeText(rw.P999Lo, rw.P999Hi), m.Extra, m.OverDelay, fms(m.HedgeAfterMs),
 			fmt.Sprintf("%.0f/%.0f", m.Unhedged, m.Stalls), m.BusyS,
 			fx(x.P50), fx(x.P99), fx(x.P999), fx(x.Requests), fx(x.Busy))
 	}
@@ -437,6 +432,30 @@ func fx(n num) string {
 }
 
 // fms is a duration in milliseconds, "-" when it is not a number.
+// p999Range is the lowest and highest p99.9 of the repetitions that have
+// one (a repetition without samples has none: NaN, which cmp.Compare would
+// order below every number), NaN for none.
+func p999Range(fs []figures) (lo, hi num) {
+	var vs []float64
+	for _, f := range fs {
+		if !math.IsNaN(float64(f.P999Ms)) {
+			vs = append(vs, float64(f.P999Ms))
+		}
+	}
+	if len(vs) == 0 {
+		return num(math.NaN()), num(math.NaN())
+	}
+	return num(slices.Min(vs)), num(slices.Max(vs))
+}
+
+// p999RangeText prints a p99.9 range as the table does, "-" for none.
+func p999RangeText(lo, hi num) string {
+	if math.IsNaN(float64(lo)) {
+		return "-"
+	}
+	return fmt.Sprintf("%.1f-%.1f", lo, hi)
+}
+
 func fms(n num) string {
 	if math.IsNaN(float64(n)) {
 		return "-"

@@ -37,6 +37,13 @@ var configNames = []string{
 // with a 500 and a "true" should-retry verdict.
 const verdictConfig = "otelretry-verdict"
 
+// budgeted are the configurations on otelretry's default Budget, whose
+// amplification in the 503 outage docs/budget.md bounds: every otelretry
+// configuration of a default run (TestEveryOtelretryRunIsJudgedOnTheBound).
+var budgeted = map[string]bool{
+	"otelretry": true, "otelretry-hedging": true, "otelretry-hedging-fixed": true, verdictConfig: true,
+}
+
 // diagnosticNames are extra configurations, run only when named with
 // -configs: otelretry with its budget off, or giving back a whole token per
 // success (retries go on until half the attempts fail), to separate the

@@ -440,7 +440,7 @@ func recoveryTime(recs []opRecord, phaseStart, phaseDur, window, step time.Durat
 }
 
 func printTable(w io.Writer, results []result) {
-	fmt.Fprintf(w, "%-20s %-12s %6s %8s %6s %8s %8s %8s %6s %8s %6s %7s %9s\n",
+	fmt.Fprintf(w, "%-23s %-12s %6s %8s %6s %8s %8s %8s %6s %8s %6s %7s %9s\n",
 		"config", "phase", "ops", "attempts", "amp", "success", "p50_ms", "p99_ms", "5xx", "deadline", "error", "dropped", "recover_s")
 	for _, r := range results {
 		rows := append(append([]*stats{}, r.phases...), r.outage)
@@ -452,12 +452,12 @@ func printTable(w io.Writer, results []result) {
 					rec = fmt.Sprintf("%.2f", r.recovery)
 				}
 			}
-			fmt.Fprintf(w, "%-20s %-12s %6d %8d %6.2f %8.3f %8.1f %8.1f %6d %8d %6d %7d %9s\n",
+			fmt.Fprintf(w, "%-23s %-12s %6d %8d %6.2f %8.3f %8.1f %8.1f %6d %8d %6d %7d %9s\n",
 				r.config, s.name, s.ops, s.attempts, s.amplification(), s.success(),
 				ms(s.quantile(0.50)), ms(s.quantile(0.99)), s.status, s.deadline, s.errs, s.dropped, rec)
 		}
 		if r.stray != 0 || r.inflight != 0 || r.maxLag > maxLag {
-			fmt.Fprintf(w, "%-20s warning: stray_requests=%d unfinished_ops=%d max_arrival_lag=%s (over %s: the machine was busy, figures distorted)\n",
+			fmt.Fprintf(w, "%-23s warning: stray_requests=%d unfinished_ops=%d max_arrival_lag=%s (over %s: the machine was busy, figures distorted)\n",
 				r.config, r.stray, r.inflight, r.maxLag.Round(time.Millisecond), maxLag)
 		}
 	}
@@ -482,7 +482,7 @@ func printFleet(w io.Writer, o options, results []result) {
 			base = r.brownout.success()
 		}
 	}
-	fmt.Fprintf(w, "%-20s %7s %14s %10s %10s %9s %9s %9s\n",
+	fmt.Fprintf(w, "%-23s %7s %14s %10s %10s %9s %9s %9s\n",
 		"config", "clients", "outage503_ops", "amp_503", "amp_outage", "brownout", "vs_noretry", "recover_s")
 	for _, r := range results {
 		vs := "-"
@@ -503,14 +503,10 @@ func printFleet(w io.Writer, o options, results []result) {
 		if budgeted[r.config] && r.phases[2].amplification() > outageBound(r.minOutageOps) {
 			amp += "!"
 		}
-		fmt.Fprintf(w, "%-20s %7d %14s %10s %10.3f %9.3f %9s %9s\n",
+		fmt.Fprintf(w, "%-23s %7d %14s %10s %10.3f %9.3f %9s %9s\n",
 			r.config, r.clients, ops, amp, r.outage.amplification(), r.brownout.success(), vs, rec)
 	}
 }
-
-// budgeted are the configurations on otelretry's default Budget, whose
-// amplification in the 503 outage docs/budget.md bounds.
-var budgeted = map[string]bool{"otelretry": true, "otelretry-hedging": true}
 
 // minBoundOps is the fewest operations per client in the 503 outage for
 // which the fleet bound is the one docs/budget.md gives (1.2 for 10).

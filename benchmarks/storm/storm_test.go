@@ -7,6 +7,7 @@ import (
 	"bytes"
 	"math"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -191,6 +192,22 @@ func TestTheFleetTableMarksTheOutageBound(t *testing.T) {
 		fields := strings.Fields(strings.Split(strings.TrimSpace(out.String()), "\n")[1])
 		if fields[2] != tc.ops || fields[3] != tc.amp {
 			t.Errorf("%s, %d ops per client: %q %q, want %q %q", tc.r.config, tc.r.minOutageOps, fields[2], fields[3], tc.ops, tc.amp)
+		}
+	}
+}
+
+// Every otelretry configuration of a default run is on the default
+// Budget and judged on its outage bound; the hedging and verdict ones
+// were left out of the table's marks (a reviewer's find).
+func TestEveryOtelretryRunIsJudgedOnTheBound(t *testing.T) {
+	for _, name := range configNames {
+		if strings.HasPrefix(name, "otelretry") && !budgeted[name] {
+			t.Errorf("%s runs on otelretry's default budget but is not judged on its bound", name)
+		}
+	}
+	for name := range budgeted {
+		if !slices.Contains(configNames, name) {
+			t.Errorf("%s is judged on the bound but is no configuration of a default run", name)
 		}
 	}
 }
