@@ -42,3 +42,42 @@ func TestACancelDuringThePauseReturnsNoAnswer(t *testing.T) {
 		}
 	})
 }
+
+// docs/time-and-bodies.md: the pause counts from the answer, so a
+// Classifier that takes longer than the chosen pause leaves no wait after
+// it (the next attempt starts once it returned), and retry.backoff_ms is
+// the chosen pause (a reviewer's reading, made a test).
+func TestHooksThatOutlastThePauseLeaveNoWait(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var calls []time.Time
+		base := roundTripFunc(func(r *http.Request) (*http.Response, error) {
+			calls = append(calls, time.Now())
+			status := 503
+			if len(calls) == 2 {
+				status = 200
+			}
+			return &http.Response{StatusCode: status, Header: http.Header{}, Body: http.NoBody, Request: r}, nil
+		})
+		h := newHarness(t, nil)
+		tr := otelretry.NewTransport(base, otelretry.WithTracerProvider(h.tp), otelretry.WithoutBudget(),
+			otelretry.WithBackoff(otelretry.ConstantBackoff(50*time.Millisecond)),
+			otelretry.WithClassifier(func(otelretry.Answer) otelretry.Classification {
+				time.Sleep(200 * time.Millisecond) // a lookup longer than the pause
+				return otelretry.Classification{}
+			}))
+		resp, err := tr.RoundTrip(get(t, t.Context(), "http://api.test/"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if len(calls) != 2 {
+			t.Fatalf("%d calls, want 2", len(calls))
+		}
+		if gap := calls[1].Sub(calls[0]); gap != 200*time.Millisecond {
+			t.Errorf("the retry started %v after the answer, want when the Classifier returned (200ms)", gap)
+		}
+		if evs := h.events(t); len(evs) != 2 || evs[0].BackoffMs != 50 {
+			t.Errorf("attempt events %+v, want the first's retry.backoff_ms the chosen 50", evs)
+		}
+	})
+}
