@@ -293,11 +293,18 @@ func (c *config) invalid(option string, value any, want string) {
 	c.report(fmt.Errorf("otelretry: %s(%v) ignored: %s", option, value, want))
 }
 
-// report adds err (nil: none) to what NewTransport reports, once: the same
-// bad value given twice (WithBudget(b) on every Transport's options) is one
-// complaint.
+// report adds err (nil: none) to what NewTransport reports, each of its
+// complaints once (a Budget's or a Throttle's are joined): the same bad
+// value given twice (WithBudget(b) on every Transport's options, two
+// Budgets sharing one) is one complaint.
 func (c *config) report(err error) {
 	if err == nil {
+		return
+	}
+	if joined, ok := err.(interface{ Unwrap() []error }); ok {
+		for _, e := range joined.Unwrap() {
+			c.report(e)
+		}
 		return
 	}
 	var reported []error // c.err, flat: every complaint was joined here

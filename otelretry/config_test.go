@@ -105,12 +105,15 @@ func TestABadValueGivenTwiceIsReportedOnce(t *testing.T) {
 	reported := captureOtelErrors(t)
 	b, th := &otelretry.Budget{Tokens: -1}, &otelretry.Throttle{Window: -1}
 	otelretry.NewTransport(scripted.New(), otelretry.WithBudget(b), otelretry.WithThrottle(th), otelretry.WithMaxAttempts(0),
-		otelretry.WithBudget(b), otelretry.WithThrottle(th), otelretry.WithMaxAttempts(0), otelretry.WithMaxAttempts(-1))
+		otelretry.WithBudget(b), otelretry.WithThrottle(th), otelretry.WithMaxAttempts(0), otelretry.WithMaxAttempts(-1),
+		// Another Budget sharing the bad value, with one of its own (named
+		// twice after the first fix: a reviewer's find).
+		otelretry.WithBudget(&otelretry.Budget{Tokens: -1, MaxHosts: -1}))
 	errs := reported()
 	if len(errs) != 1 {
 		t.Fatalf("reported %d times, want once: %q", len(errs), errs)
 	}
-	for want, n := range map[string]int{"Tokens": 1, "Window": 1, "WithMaxAttempts(0)": 1, "WithMaxAttempts(-1)": 1} {
+	for want, n := range map[string]int{"Tokens": 1, "MaxHosts": 1, "Window": 1, "WithMaxAttempts(0)": 1, "WithMaxAttempts(-1)": 1} {
 		if got := strings.Count(errs[0].Error(), want); got != n {
 			t.Errorf("the report names %s %d times, want %d: %q", want, got, n, errs[0])
 		}

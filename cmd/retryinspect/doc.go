@@ -27,7 +27,9 @@
 // argument is a file; a flag given twice takes its last value, but
 // -stdout and -otlp, each of which names one more file); -h lists them.
 // An existing -o or -html file is replaced only once both are written, so
-// a run that fails leaves it as it was and removes the files it made.
+// a run that fails writing leaves it as it was and removes the files it
+// made (each is renamed into place in turn: a second rename that fails,
+// which in one directory is rare, leaves the first replaced).
 //
 // # Inputs
 //
