@@ -308,7 +308,7 @@ func TestBudgetSettingsOutOfRangeReadAsTheirDefaults(t *testing.T) {
 		{"Pushback", &Budget{Pushback: 2 * time.Minute}},
 		{"IdleEviction", &Budget{IdleEviction: 59 * time.Second}}, {"IdleEviction", &Budget{IdleEviction: -time.Minute}},
 	} {
-		err := newConfig([]Option{WithBudget(c.b)}).err
+		err := newConfig([]Option{WithBudget(c.b)}).complaint()
 		if !errors.Is(err, errInvalidBudgetSetting) || !strings.Contains(err.Error(), "Budget."+c.setting) {
 			t.Errorf("%s %+v: reported %v, want an errInvalidBudgetSetting naming it", c.setting, c.b, err)
 		}
@@ -320,7 +320,7 @@ func TestBudgetSettingsOutOfRangeReadAsTheirDefaults(t *testing.T) {
 		{}, {Tokens: 1}, {Tokens: 1000}, {TokenRatio: 0.001}, {TokenRatio: 1}, {MaxHosts: 1},
 		{Pushback: -1}, {Pushback: time.Minute}, {IdleEviction: time.Minute},
 	} {
-		if err := newConfig([]Option{WithBudget(b)}).err; err != nil {
+		if err := newConfig([]Option{WithBudget(b)}).complaint(); err != nil {
 			t.Errorf("%+v: reported %v, a setting in range", b, err)
 		}
 	}

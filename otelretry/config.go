@@ -279,9 +279,11 @@ type config struct {
 
 	metricAttributes func(*http.Request) []attribute.KeyValue
 
-	// err collects the options' complaints about values they ignored;
-	// NewTransport reports them once, through otel.Handle.
-	err error
+	// complaints are the options' complaints about values they ignored,
+	// each once (complained: by message), in the order given; NewTransport
+	// reports them in one error, through otel.Handle.
+	complaints []error
+	complained map[string]bool
 }
 
 // invalid records that an option ignored a value, for NewTransport to
@@ -307,17 +309,18 @@ func (c *config) report(err error) {
 		}
 		return
 	}
-	var reported []error // c.err, flat: every complaint was joined here
-	if joined, ok := c.err.(interface{ Unwrap() []error }); ok {
-		reported = joined.Unwrap()
+	if c.complained[err.Error()] {
+		return
 	}
-	for _, e := range reported {
-		if e.Error() == err.Error() {
-			return
-		}
+	if c.complained == nil {
+		c.complained = map[string]bool{}
 	}
-	c.err = errors.Join(slices.Concat(reported, []error{err})...)
+	c.complained[err.Error()] = true
+	c.complaints = append(c.complaints, err)
 }
+
+// complaint is the options' complaints in one error, nil for none.
+func (c config) complaint() error { return errors.Join(c.complaints...) }
 
 // arguments is an option's arguments formatted as its call writes them,
 // which invalid prints as they are.

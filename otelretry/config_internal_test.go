@@ -63,8 +63,8 @@ func TestConfigDefaults(t *testing.T) {
 			t.Errorf("dialect = hints %v, verdicts %v (writes %v), attempt header %v, recorded keys %v",
 				c.hints, c.verdictHeaders, c.verdictWrites, c.attemptHeader, c.recordedKeyHeaders)
 		}
-		if c.err != nil {
-			t.Errorf("defaults report %v", c.err)
+		if c.complaint() != nil {
+			t.Errorf("defaults report %v", c.complaint())
 		}
 	}
 }
@@ -137,8 +137,8 @@ func TestConfigIgnoredValuesKeepTheValueBeforeThem(t *testing.T) {
 		`otelretry: WithRetryHint("X-Wait", 7) ignored: want HintSeconds, HintMilliseconds or HintWholeMilliseconds`,
 		"otelretry: WithStateCheckDelay(-1s) ignored: want a duration of 0 or more",
 	}
-	if c.err == nil || !reflect.DeepEqual(strings.Split(c.err.Error(), "\n"), want) {
-		t.Errorf("report = %v, want\n%s", c.err, strings.Join(want, "\n"))
+	if c.complaint() == nil || !reflect.DeepEqual(strings.Split(c.complaint().Error(), "\n"), want) {
+		t.Errorf("report = %v, want\n%s", c.complaint(), strings.Join(want, "\n"))
 	}
 }
 
@@ -151,7 +151,7 @@ func TestConfigNilValuesAreIgnoredSilently(t *testing.T) {
 		WithPrepareAttempt(nil)})
 	d := newConfig(nil)
 	if c.tracerProvider != nil || c.meterProvider != nil || c.propagators != nil || c.logger != nil || c.events != nil ||
-		c.stateCheck != nil || c.budget != nil || c.metricAttributes != nil || c.classifier != nil || c.prepare != nil || c.err != nil {
+		c.stateCheck != nil || c.budget != nil || c.metricAttributes != nil || c.classifier != nil || c.prepare != nil || c.complaint() != nil {
 		t.Errorf("nil values set something: %+v", c)
 	}
 	if reflect.ValueOf(c.backoff).Pointer() == 0 || reflect.TypeOf(c.backoff) != reflect.TypeOf(d.backoff) {

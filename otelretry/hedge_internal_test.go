@@ -368,11 +368,11 @@ func TestHedgingDefaults(t *testing.T) {
 	c := newConfig([]Option{WithHedging(Hedging{Adaptive: true, MaxShare: math.NaN()}), WithHedging(Hedging{Adaptive: true, Quantile: math.NaN()}),
 		WithHedging(Hedging{Adaptive: true, MaxShare: 1.5}), WithHedging(Hedging{Adaptive: true, MinDelay: time.Second, MaxDelay: time.Millisecond}),
 		WithHedging(Hedging{Adaptive: true, MaxDelay: 500 * time.Microsecond})}) // below the default MinDelay
-	if c.hedging != nil || c.err == nil || strings.Count(c.err.Error(), "WithHedging") != 5 {
-		t.Errorf("WithHedging of NaN, of a share above 1 and of a MaxDelay below MinDelay: kept %+v, reported %v; want each ignored and reported", c.hedging, c.err)
+	if c.hedging != nil || c.complaint() == nil || strings.Count(c.complaint().Error(), "WithHedging") != 5 {
+		t.Errorf("WithHedging of NaN, of a share above 1 and of a MaxDelay below MinDelay: kept %+v, reported %v; want each ignored and reported", c.hedging, c.complaint())
 	}
-	if c := newConfig([]Option{WithHedging(Hedging{Adaptive: true, MinDelay: 5 * time.Second})}); c.err != nil || c.hedging == nil {
-		t.Errorf("WithHedging of a MinDelay above the default MaxDelay: reported %v; want it kept (MaxDelay follows it)", c.err)
+	if c := newConfig([]Option{WithHedging(Hedging{Adaptive: true, MinDelay: 5 * time.Second})}); c.complaint() != nil || c.hedging == nil {
+		t.Errorf("WithHedging of a MinDelay above the default MaxDelay: reported %v; want it kept (MaxDelay follows it)", c.complaint())
 	}
 	if (*Hedging)(nil).on() || (&Hedging{}).on() || !(&Hedging{Adaptive: true}).on() {
 		t.Error("on: hedging is on with a Delay or Adaptive, only")

@@ -187,7 +187,7 @@ func TestThrottleSettingsOutOfRangeReadAsTheirDefaults(t *testing.T) {
 		{"K", &Throttle{K: 0.5}}, {"K", &Throttle{K: 1}}, {"K", &Throttle{K: math.Inf(1)}}, {"K", &Throttle{K: math.NaN()}}, {"Window", &Throttle{Window: -time.Second}},
 		{"MaxRejection", &Throttle{MaxRejection: -0.1}}, {"MaxRejection", &Throttle{MaxRejection: 2}},
 	} {
-		err := newConfig([]Option{WithThrottle(c.th)}).err
+		err := newConfig([]Option{WithThrottle(c.th)}).complaint()
 		if !errors.Is(err, errInvalidThrottleSetting) || !strings.Contains(err.Error(), "Throttle."+c.setting) {
 			t.Errorf("%s %+v: reported %v, want an errInvalidThrottleSetting naming it", c.setting, c.th, err)
 		}
@@ -196,7 +196,7 @@ func TestThrottleSettingsOutOfRangeReadAsTheirDefaults(t *testing.T) {
 		}
 	}
 	for _, th := range []*Throttle{{}, {K: 1.01}, {Window: time.Nanosecond}, {MaxRejection: 1}, {MaxRejection: 0.001}} {
-		if err := newConfig([]Option{WithThrottle(th)}).err; err != nil {
+		if err := newConfig([]Option{WithThrottle(th)}).complaint(); err != nil {
 			t.Errorf("%+v: reported %v, a setting in range", th, err)
 		}
 	}

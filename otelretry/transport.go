@@ -49,8 +49,8 @@ func NewTransport(base http.RoundTripper, opts ...Option) *Transport {
 		base = http.DefaultTransport
 	}
 	cfg := newConfig(opts)
-	if cfg.err != nil {
-		otel.Handle(cfg.err) // the values were ignored; requests go on
+	if err := cfg.complaint(); err != nil {
+		otel.Handle(err) // the values were ignored; requests go on
 	}
 	tp, mp, prop := cfg.providers()
 	mr, err := metrics.NewRecorder(mp.Meter(ScopeName, metric.WithInstrumentationVersion(Version)))

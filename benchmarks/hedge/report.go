@@ -431,7 +431,6 @@ func fx(n num) string {
 	return fmt.Sprintf("%.3f", float64(n))
 }
 
-// fms is a duration in milliseconds, "-" when it is not a number.
 // p999Range is the lowest and highest p99.9 of the repetitions that have
 // one (a repetition without samples has none: NaN, which cmp.Compare would
 // order below every number), NaN for none.
@@ -456,6 +455,7 @@ func p999RangeText(lo, hi num) string {
 	return fmt.Sprintf("%.1f-%.1f", lo, hi)
 }
 
+// fms is a duration in milliseconds, "-" when it is not a number.
 func fms(n num) string {
 	if math.IsNaN(float64(n)) {
 		return "-"
