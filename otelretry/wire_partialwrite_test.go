@@ -10,10 +10,10 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"sync"
 	"sync/atomic"
 	"testing"
 
+	"github.com/otelretry/otelretry-go/internal/silentport"
 	"github.com/otelretry/otelretry-go/otelretry"
 )
 
@@ -39,8 +39,8 @@ func TestAPOSTCutPartwayOnAReusedConnectionIsNotResent(t *testing.T) {
 	for _, length := range []int64{4 << 20, -1} {
 		for run := range 5 {
 			t.Run(fmt.Sprintf("length %d, run %d", length, run), func(t *testing.T) {
-				posts, url, stop := partialWriteServer(t)
-				defer stop()
+				posts := new(atomic.Int32)
+				url := "http://" + silentport.Serve(t, func(c net.Conn) { serveUntilAPOST(c, posts) }) + "/"
 				base := &http.Transport{}
 				defer base.CloseIdleConnections()
 				tr := otelretry.NewTransport(base, otelretry.WithoutBudget())
@@ -60,7 +60,6 @@ func TestAPOSTCutPartwayOnAReusedConnectionIsNotResent(t *testing.T) {
 				if !errors.Is(err, otelretry.ErrOutcomeUnknown) {
 					t.Errorf("err %v, want the outcome unknown", err)
 				}
-				stop()
 				if n := posts.Load(); n != 1 {
 					t.Errorf("the server saw %d POSTs, want 1", n)
 				}
@@ -69,50 +68,8 @@ func TestAPOSTCutPartwayOnAReusedConnectionIsNotResent(t *testing.T) {
 	}
 }
 
-// partialWriteServer answers GETs 200 on a kept-alive connection, and
-// reads a POST's headers and 10 KiB of its body before resetting the
-// connection. stop closes it and waits for its goroutines.
-func partialWriteServer(t *testing.T) (posts *atomic.Int32, url string, stop func()) {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	posts = new(atomic.Int32)
-	var conns sync.WaitGroup
-	var mu sync.Mutex
-	var open []net.Conn
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		for {
-			c, err := l.Accept()
-			if err != nil {
-				return
-			}
-			mu.Lock()
-			open = append(open, c)
-			mu.Unlock()
-			conns.Go(func() { serveUntilAPOST(c, posts) })
-		}
-	}()
-	stopped := false
-	return posts, "http://" + l.Addr().String() + "/", func() {
-		if !stopped {
-			stopped = true
-			l.Close()
-			<-done
-			mu.Lock()
-			for _, c := range open {
-				c.Close()
-			}
-			mu.Unlock()
-			conns.Wait()
-		}
-	}
-}
-
-// serveUntilAPOST serves c until a POST, which it counts and cuts.
+// serveUntilAPOST answers GETs 200 on c, kept alive, until a POST: it
+// counts it, reads its headers and 10 KiB of its body, and resets c.
 func serveUntilAPOST(c net.Conn, posts *atomic.Int32) {
 	defer c.Close()
 	br := bufio.NewReader(c)
