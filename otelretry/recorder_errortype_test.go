@@ -48,25 +48,7 @@ func TestTheMetricsErrorTypeOfAnyStatusIsItsCode(t *testing.T) {
 				}
 			}
 		}
-		var rm metricdata.ResourceMetrics
-		if err := reader.Collect(context.Background(), &rm); err != nil {
-			t.Fatal(err)
-		}
-		got := map[string]string{}
-		for _, sm := range rm.ScopeMetrics {
-			if sm.Scope.Name != otelretry.ScopeName {
-				continue
-			}
-			for _, m := range sm.Metrics {
-				if h, ok := m.Data.(metricdata.Histogram[float64]); ok {
-					for _, p := range h.DataPoints {
-						if v, ok := p.Attributes.Value(attrs.ErrorTypeKey); ok {
-							got[m.Name] = v.Emit()
-						}
-					}
-				}
-			}
-		}
+		got := ownHistogramErrorTypes(t, reader)
 		if len(got) == 0 {
 			t.Fatalf("status %d: no error.type recorded on otelretry's metrics", code)
 		}
@@ -76,4 +58,30 @@ func TestTheMetricsErrorTypeOfAnyStatusIsItsCode(t *testing.T) {
 			}
 		}
 	}
+}
+
+// ownHistogramErrorTypes is the error.type of otelretry's duration
+// histograms' points, by instrument.
+func ownHistogramErrorTypes(t *testing.T, reader *sdkmetric.ManualReader) map[string]string {
+	t.Helper()
+	var rm metricdata.ResourceMetrics
+	if err := reader.Collect(context.Background(), &rm); err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	for _, sm := range rm.ScopeMetrics {
+		if sm.Scope.Name != otelretry.ScopeName {
+			continue
+		}
+		for _, m := range sm.Metrics {
+			if h, ok := m.Data.(metricdata.Histogram[float64]); ok {
+				for _, p := range h.DataPoints {
+					if v, ok := p.Attributes.Value(attrs.ErrorTypeKey); ok {
+						got[m.Name] = v.Emit()
+					}
+				}
+			}
+		}
+	}
+	return got
 }

@@ -305,12 +305,7 @@ func runOne(o options, name string) result {
 		}()
 	}
 	// Every operation ends by its deadline; wait for them, bounded.
-	waited := make(chan struct{})
-	go func() { wg.Wait(); close(waited) }()
-	select {
-	case <-waited:
-	case <-time.After(o.deadline + 5*time.Second):
-	}
+	waitAtMost(&wg, o.deadline+5*time.Second)
 	mu.Lock()
 	stopped = true // the unfinished stay outUnfinished
 	mu.Unlock()
@@ -346,6 +341,16 @@ func runOne(o options, name string) result {
 	last := len(sc.phases) - 1
 	r.recovery = recoveryTime(recs, sc.phaseStart(last), sc.phases[last].dur, o.window, o.step, o.target)
 	return r
+}
+
+// waitAtMost waits for wg, at most d.
+func waitAtMost(wg *sync.WaitGroup, d time.Duration) {
+	waited := make(chan struct{})
+	go func() { wg.Wait(); close(waited) }()
+	select {
+	case <-waited:
+	case <-time.After(d):
+	}
 }
 
 // schedule returns the arrival offsets of the operations over total: a
