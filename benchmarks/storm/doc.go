@@ -30,7 +30,11 @@
 // otelretry with its defaults; otelretry-hedging, the same with adaptive
 // hedging (Hedging{Adaptive: true}: one hedge after the p95 of the time to
 // response headers, at most 5 % of operations hedged, hedges admitted by
-// the retry budget as retries are); windowed-budget, grpc-throttle and
+// the retry budget as retries are); otelretry-hedging-fixed, a hedge of
+// every operation slower than 100 ms bounded by the retry budget alone;
+// otelretry-verdict, against a server whose refusals are 500s saying
+// X-Should-Retry: true (its retries the verdicts'); windowed-budget,
+// grpc-throttle and
 // aws-quota, which run otelretry's default bounds (3 attempts, full-jitter
 // backoff 100 ms to 2 s, no pause past the deadline) in a plain retry loop
 // with, respectively, otelretry's v0.1 budget (10% of first attempts or 10
