@@ -1314,13 +1314,19 @@ func (a *attempt) abandon() {
 // id header otelretry stamped: they are the write's, and a lookup sent
 // from the copy is an operation of its own, which stamps its own. So are
 // the trace context's fields (the propagators'), under any spelling, in
-// every sending mode: the lookup's client injects its own.
+// every sending mode: the lookup's client injects its own. A field that
+// names an idempotency key's header is kept: the key is what the lookup
+// finds the write by.
 func (a *attempt) checkCopy(ctx context.Context) *http.Request {
 	c := a.out.Clone(ctx)
 	c.Body, c.GetBody, c.ContentLength = http.NoBody, nil, 0
-	a.setup.sender.attemptHeader.unstamp(c.Header, a.setup.caller.Header)
+	s := a.setup.sender
+	s.attemptHeader.unstamp(c.Header, a.setup.caller.Header)
 	a.setup.opID.unstamp(c.Header, a.setup.caller.Header)
-	for _, field := range a.setup.sender.prop.Fields() {
+	for _, field := range s.prop.Fields() {
+		if s.namesAKey(field) {
+			continue
+		}
 		for k := range c.Header {
 			if asciiEqualFold(k, field) {
 				delete(c.Header, k)
@@ -1334,6 +1340,17 @@ func (a *attempt) checkCopy(ctx context.Context) *http.Request {
 		}
 	}
 	return c
+}
+
+// namesAKey reports whether name is a header that holds idempotency keys:
+// one the options name, or the draft's two.
+func (s *sender) namesAKey(name string) bool {
+	for _, k := range netHTTPIdempotencyKeys {
+		if asciiEqualFold(name, k.canonical) {
+			return true
+		}
+	}
+	return slices.ContainsFunc(s.keyHeaders, func(k string) bool { return asciiEqualFold(name, k) })
 }
 
 // attemptError is an attempt's error as it is reported upward, to otelhttp

@@ -1,0 +1,95 @@
+// Copyright The otelretry Authors
+// SPDX-License-Identifier: Apache-2.0
+
+package otelretry_test
+
+import (
+	"context"
+	"net/http"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"go.opentelemetry.io/contrib/instrumentation/net/http/otelhttp"
+	metricnoop "go.opentelemetry.io/otel/metric/noop"
+	"go.opentelemetry.io/otel/propagation"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+	tracenoop "go.opentelemetry.io/otel/trace/noop"
+
+	"github.com/otelretry/otelretry-go/attrs"
+	"github.com/otelretry/otelretry-go/internal/scripted"
+	"github.com/otelretry/otelretry-go/otelretry"
+)
+
+// fieldsOnlyPropagator declares fields it never sets (Fields is a
+// declaration; Inject writes nothing).
+type fieldsOnlyPropagator struct{ fields []string }
+
+func (fieldsOnlyPropagator) Inject(context.Context, propagation.TextMapCarrier) {}
+func (fieldsOnlyPropagator) Extract(ctx context.Context, _ propagation.TextMapCarrier) context.Context {
+	return ctx
+}
+func (p fieldsOnlyPropagator) Fields() []string { return p.fields }
+
+// sendingModes are the Transport's four ways of sending an attempt.
+var sendingModes = []string{"client spans", "WithoutClientSpans", "over otelhttp", "no-op providers"}
+
+// sendingModeOptions are the options and the base of one sending mode.
+func sendingModeOptions(mode string, tp *sdktrace.TracerProvider, base http.RoundTripper) ([]otelretry.Option, http.RoundTripper) {
+	opts := []otelretry.Option{otelretry.WithTracerProvider(tp), otelretry.WithMeterProvider(metricnoop.NewMeterProvider())}
+	switch mode {
+	case "WithoutClientSpans":
+		opts = append(opts, otelretry.WithoutClientSpans())
+	case "over otelhttp":
+		base = otelhttp.NewTransport(base, otelhttp.WithTracerProvider(tp))
+	case "no-op providers":
+		opts = append(opts, otelretry.WithTracerProvider(tracenoop.NewTracerProvider()))
+	}
+	return opts, base
+}
+
+// The state check's copy carries the write's idempotency key (the lookup
+// finds the write by it), even where a propagator names the key's header
+// among its Fields: the copy leaves out the propagators' fields, and took
+// the key with them (a reviewer's find, after the copy began to leave the
+// trace context out).
+func TestAStateChecksCopyKeepsAKeyAPropagatorNames(t *testing.T) {
+	for _, mode := range sendingModes {
+		t.Run(mode, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(tracetest.NewSpanRecorder()))
+				var seen http.Header
+				hook := func(_ context.Context, c otelretry.StateCheck) (otelretry.StateResult, error) {
+					seen = c.Request.Header.Clone()
+					return otelretry.StateResult{State: attrs.StateUnknown}, nil
+				}
+				sc := scripted.New(scripted.Step{Hang: true})
+				opts, base := sendingModeOptions(mode, tp, sc)
+				opts = append(opts,
+					otelretry.WithPropagators(propagation.NewCompositeTextMapPropagator(propagation.TraceContext{},
+						fieldsOnlyPropagator{fields: []string{"Idempotency-Key"}})),
+					otelretry.WithIdempotencyKeys(otelretry.DraftIdempotencyKey()), otelretry.WithMaxAttempts(1),
+					otelretry.WithAttemptTimeout(100*time.Millisecond), otelretry.WithStateCheck(hook))
+				req := post(t, t.Context(), "http://api.test/orders", "order")
+				if _, err := otelretry.NewTransport(base, opts...).RoundTrip(req); err == nil {
+					t.Fatal("want the outcome unknown")
+				}
+				calls := sc.Calls()
+				if len(calls) != 1 {
+					t.Fatalf("base called %d times, want 1", len(calls))
+				}
+				sent := calls[0].Header.Get("Idempotency-Key")
+				if sent == "" {
+					t.Fatalf("the write went out without a key: %v", calls[0].Header)
+				}
+				if seen == nil {
+					t.Fatal("the hook did not run")
+				}
+				if got := seen.Get("Idempotency-Key"); got != sent {
+					t.Errorf("the state check's copy has Idempotency-Key %q, the write was sent with %q", got, sent)
+				}
+			})
+		})
+	}
+}
