@@ -1335,8 +1335,10 @@ func (a *attempt) checkCopy(ctx context.Context) *http.Request {
 	}
 	for _, k := range netHTTPIdempotencyKeys {
 		if v, ok := c.Header[k.hidden]; ok {
+			// The canonical spelling's values first, as the wire had
+			// them (a write with a body goes out with both spellings).
 			delete(c.Header, k.hidden)
-			c.Header[k.canonical] = v
+			c.Header[k.canonical] = slices.Concat(c.Header[k.canonical], v)
 		}
 	}
 	return c

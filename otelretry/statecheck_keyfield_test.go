@@ -6,6 +6,8 @@ package otelretry_test
 import (
 	"context"
 	"net/http"
+	"slices"
+	"strings"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -88,6 +90,67 @@ func TestAStateChecksCopyKeepsAKeyAPropagatorNames(t *testing.T) {
 				}
 				if got := seen.Get("Idempotency-Key"); got != sent {
 					t.Errorf("the state check's copy has Idempotency-Key %q, the write was sent with %q", got, sent)
+				}
+			})
+		})
+	}
+}
+
+// keyValuesAnySpelling is every value h holds under name, in any spelling, sorted.
+func keyValuesAnySpelling(h http.Header, name string) []string {
+	var vs []string
+	for k, v := range h {
+		if strings.EqualFold(k, name) {
+			vs = append(vs, v...)
+		}
+	}
+	slices.Sort(vs)
+	return vs
+}
+
+// stateCheckCopyOf runs one write whose outcome is unknown and returns
+// the headers it was sent with and the state check copy's headers.
+func stateCheckCopyOf(t *testing.T, mode string, req *http.Request, extra ...otelretry.Option) (sent, seen http.Header) {
+	t.Helper()
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(tracetest.NewSpanRecorder()))
+	hook := func(_ context.Context, c otelretry.StateCheck) (otelretry.StateResult, error) {
+		seen = c.Request.Header.Clone()
+		return otelretry.StateResult{State: attrs.StateUnknown}, nil
+	}
+	sc := scripted.New(scripted.Step{Hang: true})
+	opts, base := sendingModeOptions(mode, tp, sc)
+	opts = append(opts, otelretry.WithPropagators(propagation.TraceContext{}), otelretry.WithMaxAttempts(1),
+		otelretry.WithAttemptTimeout(100*time.Millisecond), otelretry.WithStateCheck(hook))
+	opts = append(opts, extra...)
+	if _, err := otelretry.NewTransport(base, opts...).RoundTrip(req); err == nil {
+		t.Fatal("want the outcome unknown")
+	}
+	calls := sc.Calls()
+	if len(calls) != 1 {
+		t.Fatalf("base called %d times, want 1", len(calls))
+	}
+	if seen == nil {
+		t.Fatal("the hook did not run")
+	}
+	return calls[0].Header, seen
+}
+
+// A write that carries its key under both of net/http's spellings (the
+// canonical one and the lower-case one, as an SDK writing the map
+// directly does) is sent with both; the state check's copy carries every
+// key value the write was sent with (it kept the lower-case spelling's
+// alone: a reviewer's find).
+func TestAStateChecksCopyKeepsBothSpellingsOfAKey(t *testing.T) {
+	for _, mode := range sendingModes {
+		t.Run(mode, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				req := post(t, t.Context(), "http://api.test/orders", "order")
+				req.Header["Idempotency-Key"] = []string{"key-A"}
+				req.Header["idempotency-key"] = []string{"key-B"}
+				sent, seen := stateCheckCopyOf(t, mode, req, otelretry.WithRecordedIdempotencyKey())
+				want := keyValuesAnySpelling(sent, "Idempotency-Key")
+				if got := keyValuesAnySpelling(seen, "Idempotency-Key"); !slices.Equal(got, want) {
+					t.Errorf("the state check's copy has Idempotency-Key values %q, the write was sent with %q (copy %v)", got, want, seen)
 				}
 			})
 		})
