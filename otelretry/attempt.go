@@ -1066,6 +1066,13 @@ func (a *attempt) observe(resp *http.Response, err error) observation {
 	return seen.response(resp, a.setup.clock.at(a.end), &a.setup.sender.dialect)
 }
 
+// requestBodyBroke reports whether the attempt's streamed body failed as the
+// base read it (see streamedBody.failed).
+func (a *attempt) requestBodyBroke() bool {
+	b, streamed := a.out.Body.(*streamedBody)
+	return streamed && b.failed.Load()
+}
+
 // observeFailure is observe for an attempt that got no response: what err
 // proves of this request, never the cause the caller canceled with, which
 // a base may return in it (net/http returns context.Cause; errgroup's is a
@@ -1079,12 +1086,16 @@ func (a *attempt) observeFailure(seen attemptSeen, err error) observation {
 	if a.onlyCallBelow() {
 		belowUnsent, below = unsentBelow(own)
 	}
-	if !a.cutBeforeCall && own != nil && !belowUnsent && (errors.Is(own, ErrOutcomeUnknown) || triedBelow(own)) {
+	if !a.cutBeforeCall && own != nil && !belowUnsent && (errors.Is(own, ErrOutcomeUnknown) || triedBelow(own) || a.requestBodyBroke()) {
 		// A base's error that claims an unknown outcome (another
 		// otelretry Transport below, about this write), or another
 		// otelretry operation's that made attempts, says the write may
 		// have been applied, whatever the last of its attempts met: an
-		// earlier one may have been answered or cut.
+		// earlier one may have been answered or cut. So does a request
+		// whose own body broke as the base read it: the server may have
+		// begun on what it got, and a code in the error may be the
+		// body's (a proxy's upstream refusing its stream), not this
+		// server's.
 		unsent, seen = false, seen.mayHaveLanded()
 		evidence, proved = Evidence{}, false
 		if class.NotSent() {

@@ -329,6 +329,17 @@ func streamedUnlessInMemory(body io.ReadCloser) io.ReadCloser {
 type streamedBody struct {
 	io.ReadCloser
 	closed atomic.Bool
+	// failed: a Read failed (but at io.EOF) before the body was closed:
+	// the request's own body broke as the base read it.
+	failed atomic.Bool
+}
+
+func (b *streamedBody) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	if err != nil && err != io.EOF && !b.closed.Load() {
+		b.failed.Store(true)
+	}
+	return n, err
 }
 
 func (b *streamedBody) Close() error {

@@ -71,8 +71,11 @@ func Classify(a otelretry.Answer) otelretry.Classification {
 // Evidence reports whether err proves that the server did not process the
 // request, and if so the evidence to record: the stream error in err's
 // chain carries REFUSED_STREAM. Go's HTTP/2 clients never refuse a stream
-// themselves, so the code is always the server's. The code is read by
-// type, never from the error text.
+// themselves, so the code is the server's, but for one a request's own
+// body returned as it was read (a proxy's copy of an upstream's stream),
+// which the clients pass on unchanged: otelretry takes no proof from an
+// attempt whose body broke, whatever its Classifier says. The code is read
+// by type, never from the error text.
 func Evidence(err error) (otelretry.Evidence, bool) {
 	var se http2.StreamError
 	if !errors.As(err, &se) || se.Code != http2.ErrCodeRefusedStream {
