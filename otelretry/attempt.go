@@ -1066,11 +1066,12 @@ func (a *attempt) observe(resp *http.Response, err error) observation {
 	return seen.response(resp, a.setup.clock.at(a.end), &a.setup.sender.dialect)
 }
 
-// requestBodyBroke reports whether the attempt's streamed body failed as the
-// base read it (see streamedBody.failed).
+// requestBodyBroke reports whether a body of the attempt's request that
+// was not held in memory failed as the base read it: its own, or a copy a
+// layer below took to resend it (see wire.bodyBroke).
 func (a *attempt) requestBodyBroke() bool {
-	b, streamed := a.out.Body.(*streamedBody)
-	return streamed && b.failed.Load()
+	own, _ := a.out.Body.(*streamedBody)
+	return a.wire.bodyBroke(own)
 }
 
 // observeFailure is observe for an attempt that got no response: what err

@@ -329,8 +329,8 @@ func streamedUnlessInMemory(body io.ReadCloser) io.ReadCloser {
 type streamedBody struct {
 	io.ReadCloser
 	closed atomic.Bool
-	// failed: a Read failed (but at io.EOF) before the body was closed:
-	// the request's own body broke as the base read it.
+	// failed: a Read failed, with an error other than io.EOF, before the
+	// body was closed: the request's body broke as the base read it.
 	failed atomic.Bool
 }
 

@@ -1,0 +1,113 @@
+// Copyright The otelretry Authors
+// SPDX-License-Identifier: Apache-2.0
+
+package otelretry_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"net/http"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/otelretry/otelretry-go/otelretry"
+)
+
+// errUpstream is a streamed body's own failure (a proxy's upstream), which
+// a Classifier reads as this server's refusal.
+var errUpstream = errors.New("upstream refused its stream")
+
+// brokenAfterPrefix is a streamed body that gives a prefix, then
+// errUpstream.
+type brokenAfterPrefix struct{ n int }
+
+func (b *brokenAfterPrefix) Read(p []byte) (int, error) {
+	b.n++
+	if b.n == 1 {
+		return copy(p, "order="), nil
+	}
+	return 0, errUpstream
+}
+
+func (b *brokenAfterPrefix) Close() error { return nil }
+
+// resendingBase is a base that resends below with the request's GetBody,
+// as net/http does: it reads the first body whole (the server had it),
+// then a fresh copy from GetBody, which breaks as it reads it.
+type resendingBase struct {
+	calls      atomic.Int32
+	useGetBody bool
+}
+
+func (b *resendingBase) RoundTrip(r *http.Request) (*http.Response, error) {
+	b.calls.Add(1)
+	body := r.Body
+	if b.useGetBody {
+		io.Copy(io.Discard, r.Body)
+		r.Body.Close()
+		if r.GetBody == nil {
+			return nil, errors.New("no GetBody")
+		}
+		var err error
+		if body, err = r.GetBody(); err != nil {
+			return nil, err
+		}
+	}
+	_, err := io.Copy(io.Discard, body)
+	body.Close()
+	if err == nil {
+		err = errors.New("no answer")
+	}
+	return nil, err
+}
+
+// A POST whose body broke as the base read it proves nothing, whatever its
+// Classifier says (classify/h2's Evidence godoc): its own body, and the
+// copy the base made with GetBody for a resend of its own (a reviewer's
+// find: the copy's failure was not looked at).
+func TestABrokenBodyCopyFromGetBodyIsNoProof(t *testing.T) {
+	for name, useGetBody := range map[string]bool{"own body": false, "GetBody copy below": true} {
+		t.Run(name, func(t *testing.T) {
+			base := &resendingBase{useGetBody: useGetBody}
+			classifier := func(a otelretry.Answer) otelretry.Classification {
+				if errors.Is(a.Err, errUpstream) {
+					return otelretry.NotProcessed(otelretry.Evidence{Protocol: "h2", Code: 7, Name: "REFUSED_STREAM"})
+				}
+				return otelretry.Classification{}
+			}
+			rt := otelretry.NewTransport(base, otelretry.WithClassifier(classifier),
+				otelretry.WithMaxAttempts(3), otelretry.WithoutBudget(),
+				otelretry.WithDeadline(10*time.Second),
+				otelretry.WithBackoff(otelretry.ConstantBackoff(time.Millisecond)))
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			req, err := http.NewRequestWithContext(ctx, http.MethodPost, "http://127.0.0.1:1/orders", &brokenAfterPrefix{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			req.ContentLength = -1 // streamed: not buffered by otelretry
+			req.GetBody = func() (io.ReadCloser, error) {
+				if useGetBody {
+					return &brokenAfterPrefix{}, nil
+				}
+				return io.NopCloser(bytes.NewReader([]byte("order=1"))), nil
+			}
+			if useGetBody {
+				req.Body = io.NopCloser(bytes.NewReader([]byte("order=1")))
+			}
+			resp, err := rt.RoundTrip(req)
+			if err == nil {
+				resp.Body.Close()
+			}
+			if n := base.calls.Load(); n != 1 {
+				t.Errorf("base called %d times; want 1: a POST the server had was resent on its body's own error", n)
+			}
+			if !errors.Is(err, otelretry.ErrOutcomeUnknown) {
+				t.Errorf("err = %v; want ErrOutcomeUnknown", err)
+			}
+		})
+	}
+}
