@@ -332,12 +332,22 @@ type streamedBody struct {
 	// failed: a Read failed, with an error other than io.EOF, before the
 	// body was closed: the request's body broke as the base read it.
 	failed atomic.Bool
+	// alsoFailed, when set (before the base gets the body), is set with
+	// failed: a copy for a resend below tells its attempt's wire.
+	alsoFailed *atomic.Bool
 }
+
+// reportFailureTo makes a failed Read set flag too; called before the base
+// gets the body.
+func (b *streamedBody) reportFailureTo(flag *atomic.Bool) { b.alsoFailed = flag }
 
 func (b *streamedBody) Read(p []byte) (int, error) {
 	n, err := b.ReadCloser.Read(p)
 	if err != nil && err != io.EOF && !b.closed.Load() {
 		b.failed.Store(true)
+		if b.alsoFailed != nil {
+			b.alsoFailed.Store(true)
+		}
 	}
 	return n, err
 }

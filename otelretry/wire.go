@@ -66,8 +66,8 @@ type wire struct {
 	// last: the attempt's own, then a copy a layer below asked for to
 	// resend (getBody). The cut closes it (closeStreamingAtCut).
 	streaming atomic.Pointer[streamedBody]
-	// copyBroke: a body handed before the last one failed as the base
-	// read it (see bodyBroke).
+	// copyBroke: a copy for a resend below failed as the base read it
+	// (see bodyBroke).
 	copyBroke atomic.Bool
 	// askedConn: the base reported it was getting a connection (GetConn),
 	// so it reports its phases through httptrace; connWaits: the
@@ -699,19 +699,17 @@ func (w *wire) streamed(body io.ReadCloser) io.ReadCloser {
 	}
 	body = streamedUnlessInMemory(body)
 	if s, ok := body.(*streamedBody); ok {
-		if last := w.streaming.Swap(s); last != nil && last.failed.Load() {
-			w.copyBroke.Store(true)
-		}
+		s.reportFailureTo(&w.copyBroke)
+		w.streaming.Store(s)
 	}
 	return body
 }
 
 // bodyBroke reports whether a body not held in memory that the base was
-// handed (the attempt's own, own, or a copy for a resend below) failed as
-// the base read it.
+// handed (the attempt's own, own, or any copy for a resend below, read in
+// any order) failed as the base read it.
 func (w *wire) bodyBroke(own *streamedBody) bool {
-	last := w.streaming.Load()
-	return own != nil && own.failed.Load() || w.copyBroke.Load() || last != nil && last.failed.Load()
+	return own != nil && own.failed.Load() || w.copyBroke.Load()
 }
 
 // closeStreamingAtCut closes the body the base was handed last (first, the
