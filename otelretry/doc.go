@@ -102,8 +102,11 @@
 //     cancellation), any failure after the headers reached the wire
 //     (httptrace), or any failure before a base other than net/http's
 //     Transport reported anything through httptrace (a custom one; any
-//     below a layer) (write, not repeatable [1]): check_state: not resent,
-//     reason unknown_write
+//     below a layer); nothing proves a write unsent whose own body, or a
+//     copy a layer below took with GetBody, broke as it was read, whatever
+//     its error or a Classifier says (a protocol's code in it may be the
+//     body's) (write, not repeatable [1]): check_state: not resent, reason
+//     unknown_write
 //   - 16. after an attempt, the classifier says NotRetryable (any): stop,
 //     reason classifier
 //   - 17. after an attempt, the classifier says NotProcessed (no response)
