@@ -232,8 +232,8 @@ func TestBudgetPushbackAcrossOperations(t *testing.T) {
 
 // A 429 without Retry-After holds retries to its host for Pushback
 // (1 s by default), the operation that received it included: with the
-// default backoff it returns the 429; a pause of a second, or
-// a negative Pushback, lets it retry.
+// default backoff it returns the 429; a pause of a second, a negative
+// Pushback, or no budget at all lets it retry.
 func TestBudget429WithoutRetryAfter(t *testing.T) {
 	for _, c := range []struct {
 		name  string
@@ -243,6 +243,8 @@ func TestBudget429WithoutRetryAfter(t *testing.T) {
 		{"default", nil, 1},
 		{"pause of 1s", []otelretry.Option{otelretry.WithBackoff(otelretry.ConstantBackoff(time.Second))}, 2},
 		{"Pushback -1", []otelretry.Option{otelretry.WithBudget(&otelretry.Budget{Pushback: -1})}, 2},
+		// The hold is the budget's (README's options table says so).
+		{"WithoutBudget", []otelretry.Option{otelretry.WithoutBudget()}, 2},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
