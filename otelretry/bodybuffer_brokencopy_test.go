@@ -9,7 +9,6 @@ import (
 	"errors"
 	"io"
 	"net/http"
-	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -73,43 +72,55 @@ func TestABrokenBodyCopyFromGetBodyIsNoProof(t *testing.T) {
 	for name, useGetBody := range map[string]bool{"own body": false, "GetBody copy below": true} {
 		t.Run(name, func(t *testing.T) {
 			base := &resendingBase{useGetBody: useGetBody}
-			classifier := func(a otelretry.Answer) otelretry.Classification {
-				if errors.Is(a.Err, errUpstream) {
-					return otelretry.NotProcessed(otelretry.Evidence{Protocol: "h2", Code: 7, Name: "REFUSED_STREAM"})
+			checkABrokenBodyIsNoProof(t, base, &base.calls, func(req *http.Request) {
+				req.Body = &brokenAfterPrefix{}
+				req.GetBody = func() (io.ReadCloser, error) {
+					if useGetBody {
+						return &brokenAfterPrefix{}, nil
+					}
+					return io.NopCloser(bytes.NewReader([]byte("order=1"))), nil
 				}
-				return otelretry.Classification{}
-			}
-			rt := otelretry.NewTransport(base, otelretry.WithClassifier(classifier),
-				otelretry.WithMaxAttempts(3), otelretry.WithoutBudget(),
-				otelretry.WithDeadline(10*time.Second),
-				otelretry.WithBackoff(otelretry.ConstantBackoff(time.Millisecond)))
-			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-			defer cancel()
-			req, err := http.NewRequestWithContext(ctx, http.MethodPost, "http://127.0.0.1:1/orders", &brokenAfterPrefix{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			req.ContentLength = -1 // streamed: not buffered by otelretry
-			req.GetBody = func() (io.ReadCloser, error) {
 				if useGetBody {
-					return &brokenAfterPrefix{}, nil
+					req.Body = io.NopCloser(bytes.NewReader([]byte("order=1")))
 				}
-				return io.NopCloser(bytes.NewReader([]byte("order=1"))), nil
-			}
-			if useGetBody {
-				req.Body = io.NopCloser(bytes.NewReader([]byte("order=1")))
-			}
-			resp, err := rt.RoundTrip(req)
-			if err == nil {
-				resp.Body.Close()
-			}
-			if n := base.calls.Load(); n != 1 {
-				t.Errorf("base called %d times; want 1: a POST the server had was resent on its body's own error", n)
-			}
-			if !errors.Is(err, otelretry.ErrOutcomeUnknown) {
-				t.Errorf("err = %v; want ErrOutcomeUnknown", err)
-			}
+			})
 		})
+	}
+}
+
+// checkABrokenBodyIsNoProof sends a streamed POST, its body and GetBody
+// set by bodies, through base (which counts its calls in calls) with a
+// Classifier that reads errUpstream as this server's REFUSED_STREAM: the
+// write must be sent once and end with its outcome unknown.
+func checkABrokenBodyIsNoProof(t *testing.T, base http.RoundTripper, calls *atomic.Int32, bodies func(*http.Request)) {
+	t.Helper()
+	classifier := func(a otelretry.Answer) otelretry.Classification {
+		if errors.Is(a.Err, errUpstream) {
+			return otelretry.NotProcessed(otelretry.Evidence{Protocol: "h2", Code: 7, Name: "REFUSED_STREAM"})
+		}
+		return otelretry.Classification{}
+	}
+	rt := otelretry.NewTransport(base, otelretry.WithClassifier(classifier),
+		otelretry.WithMaxAttempts(3), otelretry.WithoutBudget(),
+		otelretry.WithDeadline(10*time.Second),
+		otelretry.WithBackoff(otelretry.ConstantBackoff(time.Millisecond)))
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, "http://127.0.0.1:1/orders", http.NoBody)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bodies(req)
+	req.ContentLength = -1 // streamed: not buffered by otelretry
+	resp, err := rt.RoundTrip(req)
+	if err == nil {
+		resp.Body.Close()
+	}
+	if n := calls.Load(); n != 1 {
+		t.Errorf("base called %d times; want 1: a POST whose body broke was resent on its body's own error", n)
+	}
+	if !errors.Is(err, otelretry.ErrOutcomeUnknown) {
+		t.Errorf("err = %v; want ErrOutcomeUnknown", err)
 	}
 }
 
@@ -145,39 +156,14 @@ func (b *twoCopiesBase) RoundTrip(r *http.Request) (*http.Response, error) {
 // find).
 func TestABrokenCopyReadAfterALaterCopyIsNoProof(t *testing.T) {
 	base := &twoCopiesBase{}
-	classifier := func(a otelretry.Answer) otelretry.Classification {
-		if errors.Is(a.Err, errUpstream) {
-			return otelretry.NotProcessed(otelretry.Evidence{Protocol: "h2", Code: 7, Name: "REFUSED_STREAM"})
+	checkABrokenBodyIsNoProof(t, base, &base.calls, func(req *http.Request) {
+		req.Body = io.NopCloser(bytes.NewReader([]byte("order=1")))
+		var gets atomic.Int32
+		req.GetBody = func() (io.ReadCloser, error) {
+			if gets.Add(1)%2 == 1 {
+				return &brokenAfterPrefix{}, nil
+			}
+			return io.NopCloser(bytes.NewReader([]byte("order=1"))), nil
 		}
-		return otelretry.Classification{}
-	}
-	rt := otelretry.NewTransport(base, otelretry.WithClassifier(classifier),
-		otelretry.WithMaxAttempts(3), otelretry.WithoutBudget(),
-		otelretry.WithDeadline(10*time.Second),
-		otelretry.WithBackoff(otelretry.ConstantBackoff(time.Millisecond)))
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, "http://127.0.0.1:1/orders", strings.NewReader("order=1"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	req.Body = io.NopCloser(bytes.NewReader([]byte("order=1")))
-	req.ContentLength = -1 // streamed
-	var gets atomic.Int32
-	req.GetBody = func() (io.ReadCloser, error) {
-		if gets.Add(1)%2 == 1 {
-			return &brokenAfterPrefix{}, nil
-		}
-		return io.NopCloser(bytes.NewReader([]byte("order=1"))), nil
-	}
-	resp, err := rt.RoundTrip(req)
-	if err == nil {
-		resp.Body.Close()
-	}
-	if n := base.calls.Load(); n != 1 {
-		t.Errorf("base called %d times; want 1: a POST whose body copy broke was resent", n)
-	}
-	if !errors.Is(err, otelretry.ErrOutcomeUnknown) {
-		t.Errorf("err = %v; want ErrOutcomeUnknown", err)
-	}
+	})
 }
