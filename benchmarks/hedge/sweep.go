@@ -385,25 +385,10 @@ const minJudgedReps = paired.MinRuns
 // failsafe-go's, phase by phase, at the loads of judgedRange that at least
 // minJudgedReps repetitions' curves of both reach.
 func judgeAtEqualLoad(r *report, e env) []judgedLoad {
-	var reps []int
-	for _, rw := range r.Rows {
-		for _, f := range rw.Reps {
-			if !slices.Contains(reps, f.Rep) {
-				reps = append(reps, f.Rep)
-			}
-		}
-	}
-	slices.Sort(reps)
+	reps := repetitionsOf(r)
 	byRep := make([][]curve, len(reps))
 	for i, k := range reps {
 		byRep[i] = repCurves(r, e, k)
-	}
-	find := func(cs []curve, phase, fam string) (curve, bool) {
-		i := slices.IndexFunc(cs, func(c curve) bool { return c.Phase == phase && c.Family == fam })
-		if i < 0 {
-			return curve{}, false
-		}
-		return cs[i], true
 	}
 	var out []judgedLoad
 	for _, peer := range r.Curves {
@@ -415,33 +400,64 @@ func judgeAtEqualLoad(r *report, e env) []judgedLoad {
 				continue
 			}
 			for _, x := range judgedRange {
-				var own, theirs []float64
-				for _, cs := range byRep {
-					oc, ok1 := find(cs, c.Phase, c.Family)
-					pc, ok2 := find(cs, c.Phase, peer.Family)
-					if !ok1 || !ok2 {
-						continue
-					}
-					o, ok1 := oc.interpolate(x)
-					p, ok2 := pc.interpolate(x)
-					if ok1 && ok2 && p > 0 {
-						own, theirs = append(own, o), append(theirs, p)
-					}
+				if j, ok := judgeAt(byRep, c.Phase, c.Family, peer.Family, x); ok {
+					out = append(out, j)
 				}
-				if len(own) < minJudgedReps {
-					continue
-				}
-				rt, okRatio := paired.Ratio(own, theirs)
-				lo, hi, okInterval := paired.Interval(own, theirs)
-				if !okRatio || !okInterval {
-					continue // a value that is no measurement: no ratio, so no verdict
-				}
-				out = append(out, judgedLoad{Phase: c.Phase, Family: c.Family, Peer: peer.Family, Extra: num(x), Reps: len(own),
-					Ratio: num(rt), Lo: num(lo), Hi: num(hi), Verdict: paired.AtMost(1).Verdict(lo, hi)})
 			}
 		}
 	}
 	return out
+}
+
+// repetitionsOf lists the repetitions the report's rows hold, in order.
+func repetitionsOf(r *report) []int {
+	var reps []int
+	for _, rw := range r.Rows {
+		for _, f := range rw.Reps {
+			if !slices.Contains(reps, f.Rep) {
+				reps = append(reps, f.Rep)
+			}
+		}
+	}
+	slices.Sort(reps)
+	return reps
+}
+
+// judgeAt judges one family against one peer in one phase at extra load x,
+// from the repetitions whose curves of both reach x.
+func judgeAt(byRep [][]curve, phase, family, peer string, x float64) (judgedLoad, bool) {
+	var own, theirs []float64
+	for _, cs := range byRep {
+		oc, ok1 := findCurve(cs, phase, family)
+		pc, ok2 := findCurve(cs, phase, peer)
+		if !ok1 || !ok2 {
+			continue
+		}
+		o, ok1 := oc.interpolate(x)
+		p, ok2 := pc.interpolate(x)
+		if ok1 && ok2 && p > 0 {
+			own, theirs = append(own, o), append(theirs, p)
+		}
+	}
+	if len(own) < minJudgedReps {
+		return judgedLoad{}, false
+	}
+	rt, okRatio := paired.Ratio(own, theirs)
+	lo, hi, okInterval := paired.Interval(own, theirs)
+	if !okRatio || !okInterval {
+		return judgedLoad{}, false // a value that is no measurement: no ratio, so no verdict
+	}
+	return judgedLoad{Phase: phase, Family: family, Peer: peer, Extra: num(x), Reps: len(own),
+		Ratio: num(rt), Lo: num(lo), Hi: num(hi), Verdict: paired.AtMost(1).Verdict(lo, hi)}, true
+}
+
+// findCurve finds a family's curve in a phase.
+func findCurve(cs []curve, phase, family string) (curve, bool) {
+	i := slices.IndexFunc(cs, func(c curve) bool { return c.Phase == phase && c.Family == family })
+	if i < 0 {
+		return curve{}, false
+	}
+	return cs[i], true
 }
 
 // printJudged prints each judged load, then per family and peer how many
@@ -489,15 +505,22 @@ func printCurves(w io.Writer, r *report) {
 				fmt.Sprintf("%.1f-%.1f", p.P999Lo, p.P999Hi), fms(p.DelayMs), fmt.Sprintf("%.0f/%.0f", p.Unhedged, p.Stalls))
 		}
 	}
+	printEqualLoad(w, r.EqualLoad)
+	printNoLoadInCommon(w, r)
+}
+
+// printEqualLoad prints each comparison at equal extra load, then per family
+// and peer at how many loads it was at or below and its worst ratio.
+func printEqualLoad(w io.Writer, es []equalLoad) {
 	fmt.Fprintf(w, "\nat equal extra load: p99.9 interpolated linearly between sweep points by extra requests; x: own over the peer's\n")
-	if len(r.EqualLoad) == 0 {
+	if len(es) == 0 {
 		fmt.Fprintln(w, "  no extra load within both curves' ranges")
 	}
 	type key struct{ phase, family, peer string }
 	worst := map[key]equalLoad{}
-	below := map[key]int{}
+	below, loads := map[key]int{}, map[key]int{}
 	var keys []key
-	for _, e := range r.EqualLoad {
+	for _, e := range es {
 		fmt.Fprintf(w, "%-9s %-20s extra %6.2f%%  %-17s %8.2f ms  own %8.2f ms  x%.3f\n", e.Phase, e.Family, 100*float64(e.Extra), e.Peer, e.PeerMs, e.OwnMs, e.Ratio)
 		k := key{e.Phase, e.Family, e.Peer}
 		old, ok := worst[k]
@@ -510,17 +533,17 @@ func printCurves(w io.Writer, r *report) {
 		if e.Ratio <= 1 {
 			below[k]++
 		}
+		loads[k]++
 	}
 	for _, k := range keys {
-		e, n := worst[k], 0
-		for _, x := range r.EqualLoad {
-			if (key{x.Phase, x.Family, x.Peer}) == k {
-				n++
-			}
-		}
-		fmt.Fprintf(w, "%-9s %-20s vs %-17s at or below at %d of %d loads; worst x%.3f at %.2f%% extra\n", k.phase, k.family, k.peer, below[k], n, e.Ratio, 100*float64(e.Extra))
+		e := worst[k]
+		fmt.Fprintf(w, "%-9s %-20s vs %-17s at or below at %d of %d loads; worst x%.3f at %.2f%% extra\n", k.phase, k.family, k.peer, below[k], loads[k], e.Ratio, 100*float64(e.Extra))
 	}
-	// A family and a peer with curves in a phase but no comparison: say why.
+}
+
+// printNoLoadInCommon says, for a family and a peer with curves in a phase
+// but no comparison, why: the extra loads each spans.
+func printNoLoadInCommon(w io.Writer, r *report) {
 	for _, c := range r.Curves {
 		if isPeer(c.Family) {
 			continue
