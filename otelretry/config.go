@@ -670,6 +670,8 @@ func WithShouldRetryWrites() Option {
 // takes as leave to resend, or a header a key option names), where the
 // attempt's number would be every write's key, a field the propagators
 // write (traceparent, baggage, ...), or WithOperationIDHeader's name.
+// One header is sent: given again, the last name counts (to send a second
+// convention too, set it in a PrepareAttemptFunc).
 func WithAttemptHeader(name string) Option {
 	return optionFunc(func(c *config) {
 		if !validHeaderName(name) {

@@ -5,6 +5,7 @@ package otelretry_test
 
 import (
 	"net/http"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -160,6 +161,33 @@ func TestAnOptionGivenTwice(t *testing.T) {
 			})
 		})
 	}
+}
+
+// WithAttemptHeader's godoc: one header is sent; given again, the last
+// name counts (a reviewer's find: the godoc did not say).
+func TestAnAttemptHeaderGivenTwiceSendsTheLast(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := newHarness(t, []scripted.Step{{Status: 503}, {Status: 200}}, append(seedLike,
+			otelretry.WithAttemptHeader("Amz-Sdk-Request"), otelretry.WithAttemptHeader("X-Stainless-Retry-Count"))...)
+		req, _ := http.NewRequestWithContext(t.Context(), http.MethodGet, "http://api.test/", nil)
+		resp, err := h.client.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		calls := h.base.Calls()
+		if len(calls) != 2 {
+			t.Fatalf("%d calls, want 2", len(calls))
+		}
+		for i, c := range calls {
+			if got := c.Header.Values("X-Stainless-Retry-Count"); len(got) != 1 || got[0] != strconv.Itoa(i) {
+				t.Errorf("call %d: X-Stainless-Retry-Count %q, want %q", i+1, got, strconv.Itoa(i))
+			}
+			if got := c.Header.Values("Amz-Sdk-Request"); len(got) != 0 {
+				t.Errorf("call %d: the first name was sent too: %q", i+1, got)
+			}
+		}
+	})
 }
 
 // Method names are normalized: "put" declares PUT.
