@@ -297,7 +297,9 @@ type StateCheck struct {
 	// stamped on the write (WithAttemptHeader, WithOperationIDHeader) are
 	// left out: a lookup sent from it stamps its own. So are the trace
 	// context's fields (those of WithPropagators' propagators): the
-	// lookup's client injects its own.
+	// lookup's client injects its own. A header a propagator names is left
+	// out whatever it is, but a header that holds the write's idempotency
+	// key: that one is kept, as the lookup may need it.
 	Request *http.Request
 	// Attempt is the number of the attempt whose outcome is unknown.
 	Attempt int
