@@ -59,7 +59,9 @@ type Hedging struct {
 	// dependency: when every request is slow (a brownout), hedging adds at
 	// most that share of load to the dependency that is struggling, past
 	// the burst (see docs/hedging.md). A hedge it refuses is recorded
-	// (hedge_refused, reason hedge_limit).
+	// (hedge_refused, reason hedge_limit). Operations with other shares
+	// (an Intent's Hedging) earn their own and draw on at most their own
+	// burst.
 	MaxShare float64
 }
 

@@ -393,6 +393,62 @@ func TestHedgeRateHoldsInABrownout(t *testing.T) {
 	})
 }
 
+// switchableBase answers after 50 ms (or when its context ends) while slow
+// is set, at once otherwise.
+type switchableBase struct {
+	slow  atomic.Bool
+	calls atomic.Int64
+}
+
+func (b *switchableBase) RoundTrip(r *http.Request) (*http.Response, error) {
+	b.calls.Add(1)
+	if b.slow.Load() {
+		select {
+		case <-time.After(50 * time.Millisecond):
+		case <-r.Context().Done():
+			return nil, r.Context().Err()
+		}
+	}
+	return &http.Response{StatusCode: 200, Header: http.Header{}, Body: http.NoBody, Request: r}, nil
+}
+
+// Operations of one dependency with different shares (an Intent's
+// Hedging) each earn their own share and draw on at most their own burst
+// (docs/hedging.md): the hedges a larger share saved up are no burst for
+// the operations of a smaller one (a reviewer's question: the docs did not
+// say how the shares combine).
+func TestEachOperationHedgesWithinItsOwnShare(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		base := &switchableBase{}
+		tr := otelretry.NewTransport(base, otelretry.WithoutBudget(),
+			otelretry.WithHedging(otelretry.Hedging{Delay: 10 * time.Millisecond, MaxShare: 0.05}))
+		send := func(ctx context.Context) {
+			resp, err := tr.RoundTrip(get(t, ctx, "http://api.test/items"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+		}
+		// 200 fast operations of a share of 1 send no hedge and save up
+		// their burst of 100.
+		every := otelretry.WithIntent(t.Context(), otelretry.Intent{Hedging: &otelretry.Hedging{Delay: 10 * time.Millisecond, MaxShare: 1}})
+		for range 200 {
+			send(every)
+		}
+		base.calls.Store(0)
+		// Then 100 slow operations of the Transport's share: a burst of 5
+		// and one hedge per 20 operations, not the 100 saved.
+		base.slow.Store(true)
+		const ops = 100
+		for range ops {
+			send(t.Context())
+		}
+		if hedges, want := int(base.calls.Load())-ops, 5+ops*5/100; hedges < want-1 || hedges > want {
+			t.Errorf("%d hedges for %d slow operations of share 0.05, want %d (-1)", hedges, ops, want)
+		}
+	})
+}
+
 // slowHostBase answers slow.test after 50 ms (or when its context ends),
 // counting its calls, and every other host at once.
 type slowHostBase struct{ slowCalls atomic.Int64 }
