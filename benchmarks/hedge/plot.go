@@ -117,41 +117,7 @@ func phaseOps(r *report) string {
 // at (x0, y0).
 func drawPanel(b *bytes.Buffer, r *report, ph string, x0, y0 float64) {
 	w, h := panelW-padLeft-padRight, panelH-padTop-padBottom
-	var refMs float64 // no hedging's p99.9, 0 when it did not run
-	for _, rw := range r.Rows {
-		if rw.Config == reference && rw.Phase == ph {
-			refMs = float64(rw.Median.P999Ms)
-		}
-	}
-	xMax, lo, hi := 0.0, math.Inf(1), math.Inf(-1)
-	if refMs > 0 {
-		lo, hi = refMs, refMs
-	}
-	for _, c := range r.Curves {
-		if c.Phase != ph {
-			continue
-		}
-		for _, p := range c.Points {
-			xMax = max(xMax, 100*float64(p.Extra))
-			for _, v := range []num{p.P999Ms, p.P999Lo, p.P999Hi} {
-				if v > 0 {
-					lo, hi = min(lo, float64(v)), max(hi, float64(v))
-				}
-			}
-		}
-	}
-	if math.IsInf(lo, 0) {
-		lo, hi = 1, 10
-	}
-	lo, hi = svgplot.LogRange(lo, hi)
-	if hi <= lo {
-		hi = lo * 10
-	}
-	xStep := svgplot.NiceStep(xMax, 6)
-	xMax = math.Ceil(xMax/xStep) * xStep
-	if xMax == 0 {
-		xMax = 1
-	}
+	refMs, xMax, xStep, lo, hi := panelScales(r, ph)
 	px := func(pct float64) float64 { return x0 + w*pct/xMax }
 	py := func(v float64) float64 {
 		v = min(max(v, lo), hi)
@@ -192,4 +158,45 @@ func drawPanel(b *bytes.Buffer, r *report, ph string, x0, y0 float64) {
 			st.color, dashAttr(st.dash), strings.Join(pts, " "))
 	}
 	fmt.Fprintf(b, `</g>`+"\n")
+}
+
+// panelScales are phase ph's panel's scales: no hedging's p99.9 (0 when
+// it did not run), the extra load's axis (its end and step, in percent),
+// and the p99.9's logarithmic range.
+func panelScales(r *report, ph string) (refMs, xMax, xStep, lo, hi float64) {
+	for _, rw := range r.Rows {
+		if rw.Config == reference && rw.Phase == ph {
+			refMs = float64(rw.Median.P999Ms)
+		}
+	}
+	lo, hi = math.Inf(1), math.Inf(-1)
+	if refMs > 0 {
+		lo, hi = refMs, refMs
+	}
+	for _, c := range r.Curves {
+		if c.Phase != ph {
+			continue
+		}
+		for _, p := range c.Points {
+			xMax = max(xMax, 100*float64(p.Extra))
+			for _, v := range []num{p.P999Ms, p.P999Lo, p.P999Hi} {
+				if v > 0 {
+					lo, hi = min(lo, float64(v)), max(hi, float64(v))
+				}
+			}
+		}
+	}
+	if math.IsInf(lo, 0) {
+		lo, hi = 1, 10
+	}
+	lo, hi = svgplot.LogRange(lo, hi)
+	if hi <= lo {
+		hi = lo * 10
+	}
+	xStep = svgplot.NiceStep(xMax, 6)
+	xMax = math.Ceil(xMax/xStep) * xStep
+	if xMax == 0 {
+		xMax = 1
+	}
+	return refMs, xMax, xStep, lo, hi
 }
