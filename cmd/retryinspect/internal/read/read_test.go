@@ -327,10 +327,15 @@ func TestRealCaptures(t *testing.T) {
 	}
 }
 
-// normalized sorts a span's attributes, which a backend may reorder.
+// normalized sorts a span's attributes and its events', which a backend
+// may reorder (Jaeger v1.75's /api/v3 sorts an event's).
 func normalized(s model.Span) model.Span {
-	s.Attributes = slices.Clone(s.Attributes)
-	slices.SortFunc(s.Attributes, func(a, b model.Attribute) int { return strings.Compare(a.Key, b.Key) })
+	byKey := func(a, b model.Attribute) int { return strings.Compare(a.Key, b.Key) }
+	s.Attributes = slices.SortedFunc(slices.Values(s.Attributes), byKey)
+	s.Events = slices.Clone(s.Events)
+	for i := range s.Events {
+		s.Events[i].Attributes = slices.SortedFunc(slices.Values(s.Events[i].Attributes), byKey)
+	}
 	return s
 }
 

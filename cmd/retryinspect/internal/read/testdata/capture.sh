@@ -10,6 +10,8 @@
 #   collector-demo.jsonl   the file exporter's output (OTLP JSON, one request per line)
 #   jaeger-search.json     GET /api/v3/traces?query.service_name=...  (every trace of the run)
 #   jaeger-trace.json      GET /api/v3/traces/{id}                    (the run's largest trace)
+#   jaeger-ui-search.json  GET /api/traces?service=...                (the same search, as the Jaeger UI reads it)
+#   jaeger-ui-trace.json   GET /api/traces/{id}                       (the same trace, as the Jaeger UI shows it)
 #   jaeger-not-found.json  GET /api/v3/traces?query.service_name=<unknown>  (HTTP 404)
 #
 # Jaeger and the Collector are the binaries scripts/stack.sh builds from
@@ -91,11 +93,10 @@ if [ ! -x "$CAPTURE_BIN" ]; then
 		/^  module: / { print "  module: github.com/otelretry/otelretry-go/otelcol-capture"; next }
 		{ print }
 		/^exporters:/ { print "  - gomod: " fe }' deploy/collector/manifest.yaml >"$CACHE/manifest-capture.yaml"
-	# ocb's own `go mod tidy` fails: a test-only dependency of the file
-	# exporter (otlpencodingextension) was not served at v0.165.1. Generate the
-	# sources with ocb and build them without tidying, which needs only what
-	# the binary imports.
-	{ go_env "$CACHE/bin/ocb" --config "$CACHE/manifest-capture.yaml" --skip-get-modules --skip-compilation &&
+	# ocb writes the module (its go.mod by its own `go mod tidy`; with
+	# --skip-get-modules it writes none) and the build needs only what the
+	# binary imports.
+	{ go_env "$CACHE/bin/ocb" --config "$CACHE/manifest-capture.yaml" --skip-compilation &&
 		(cd "$CAPTURE_DIR" && go_env GOFLAGS=-mod=mod go build -trimpath -ldflags='-s -w' -o "$CAPTURE_BIN" .); } \
 		>"$CACHE/build-capture.log" 2>&1 || { tail -n 40 "$CACHE/build-capture.log" >&2; exit 1; }
 fi
@@ -177,6 +178,12 @@ log "$want spans in Jaeger and in the file"
 search "$SERVICE" -f >"$here/jaeger-search.json"
 largest=$(jq -r '[.result.resourceSpans[].scopeSpans[].spans[]] | group_by(.traceId) | max_by(length) | .[0].traceId' "$here/jaeger-search.json")
 curl -fsS --max-time 10 "$JAEGER/api/v3/traces/$largest" >"$here/jaeger-trace.json"
+# The same as the Jaeger UI reads them, through its own API, /api/traces:
+# the search (times in microseconds), and the trace ("Trace JSON").
+curl -fsS --max-time 10 -G "$JAEGER/api/traces" --data-urlencode "service=$SERVICE" \
+	--data-urlencode "start=$(($(date -u -d "$start" +%s) * 1000000))" \
+	--data-urlencode "end=$((($(date -u +%s) + 60) * 1000000))" --data-urlencode "limit=10000" >"$here/jaeger-ui-search.json"
+curl -fsS --max-time 10 "$JAEGER/api/traces/$largest" >"$here/jaeger-ui-trace.json"
 status=$(search retryinspect-capture-no-such-service -o "$here/jaeger-not-found.json" -w '%{http_code}')
 [ "$status" = 404 ] || { log "a search that matches nothing answered HTTP $status, not 404"; exit 1; }
 kill -TERM "$capture_pid"
@@ -196,4 +203,4 @@ spans=$want
 traces=$(jq '[.result.resourceSpans[].scopeSpans[].spans[].traceId] | unique | length' "$here/jaeger-search.json")
 largest_trace=$largest
 EOF
-log "wrote collector-demo.jsonl, jaeger-search.json, jaeger-trace.json, jaeger-not-found.json and capture.env in $here"
+log "wrote collector-demo.jsonl, jaeger-search.json, jaeger-trace.json, jaeger-ui-search.json, jaeger-ui-trace.json, jaeger-not-found.json and capture.env in $here"
