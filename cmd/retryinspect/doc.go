@@ -36,14 +36,21 @@
 // One kind of input is required: files, or one backend.
 //
 //   - FILE...: each file is read as what its content is, told from its
-//     first JSON value (-format stdouttrace or -format otlp names it
+//     first JSON value (-format stdouttrace, otlp or jaeger names it
 //     instead); "-" reads standard input. The JSON the stdouttrace exporter
 //     (go.opentelemetry.io/otel/exporters/stdout/stdouttrace) writes,
 //     compact or pretty-printed (WithPrettyPrint); or OTLP JSON as the
 //     Collector's file exporter writes it, one ExportTraceServiceRequest per
 //     line, or one ExportLogsServiceRequest per line (the log events, see
-//     Log events below). Several files are read as one input, of spans or
-//     of log records, not both.
+//     Log events below); or an answer of Jaeger's saved to a file: the
+//     JSON of its /api/traces, which the Jaeger UI shows as a trace's
+//     "Trace JSON" and takes as a JSON file (adjusted by Jaeger: a span
+//     delivered twice shows once; "Trace JSON (unadjusted)" is the trace
+//     as stored; it does not say whether a span's parent was remote, so
+//     an attempt whose parent another service recorded and the file
+//     lacks reads as one whose parent was lost), or of its /api/v3.
+//     Several files are read as one input, of spans or of log records,
+//     not both.
 //   - -jaeger URL: Jaeger's /api/v3 HTTP API (Jaeger v2, and v1.35 or
 //     later), which answers OTLP JSON. With -service NAME it searches
 //     /api/v3/traces over -lookback (default 1h; 30m, 2d, ... up to about

@@ -229,7 +229,8 @@ func jaegerAnswer(t *testing.T, status int, body string) *httptest.Server {
 
 // TestRealCapturesReport runs the command on the real captures of the
 // demo's traffic (internal/read/testdata, see its README): the Collector's
-// file output and Jaeger's /api/v3 answer give the same report, and the
+// file output, Jaeger's /api/v3 answer and its /api/traces answer saved
+// to a file give the same report, and the
 // demo's traffic raises no finding and no note.
 func TestRealCapturesReport(t *testing.T) {
 	dir := filepath.Join("internal", "read", "testdata")
@@ -247,6 +248,15 @@ func TestRealCapturesReport(t *testing.T) {
 	}
 	if jaeger.String() != otlp.String() {
 		t.Errorf("reports differ:\n--- jaeger\n%s\n--- collector file\n%s", jaeger.String(), otlp.String())
+	}
+	// The same search saved from Jaeger's /api/traces, the Jaeger UI's
+	// API, given as a file: told from its content.
+	var ui, uiErr bytes.Buffer
+	if code := run([]string{filepath.Join(dir, "jaeger-ui-search.json"), "-strict"}, &ui, &uiErr); code != exitClean {
+		t.Fatalf("/api/traces file: exit %d, stderr %q\n%s", code, uiErr.String(), ui.String())
+	}
+	if ui.String() != otlp.String() {
+		t.Errorf("reports differ:\n--- /api/traces file\n%s\n--- collector file\n%s", ui.String(), otlp.String())
 	}
 	if !strings.Contains(otlp.String(), "findings: none") || strings.Contains(otlp.String(), "\nnotes:") {
 		t.Errorf("the demo's traffic is not clean:\n%s", otlp.String())

@@ -277,7 +277,7 @@ func (c *command) parse(args []string) (options, error) {
 func (c *command) flagSet(opts *options, raw *rawFlags) *flag.FlagSet {
 	fs := flag.NewFlagSet("retryinspect", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
-	fs.StringVar(&raw.format, "format", raw.format, "the `FORMAT` of the FILE arguments: auto (told from the content), stdouttrace or otlp")
+	fs.StringVar(&raw.format, "format", raw.format, "the `FORMAT` of the FILE arguments: auto (told from the content), stdouttrace, otlp or jaeger (an answer of Jaeger's /api/traces, as the Jaeger UI saves a trace, or /api/v3)")
 	fs.StringVar(&raw.maxBytes, "max-bytes", raw.maxBytes, "refuse an input (a file, stdin or one answer of a backend) larger than `SIZE` (KiB, MiB, GiB or bytes)")
 	fs.StringVar(&opts.jaeger.Endpoint, "jaeger", "", "query the Jaeger API at `URL`, e.g. http://127.0.0.1:16686")
 	fs.StringVar(&raw.victoria, "victorialogs", "", "query VictoriaLogs (/select/logsql/query) at `URL`, e.g. http://127.0.0.1:9428, for the log events")

@@ -87,7 +87,7 @@ func TestExitStatus(t *testing.T) {
 		{"unknown flag", []string{clean, "-color"}, exitError, "", "flag provided but not defined: -color"},
 		{"stdin twice", []string{"-", "-"}, exitError, "", "standard input (-) can be read once"},
 		{"empty name", []string{""}, exitError, "", "input file name is empty"},
-		{"bad format", []string{"-format", "yaml", clean}, exitError, "", `-format "yaml": want one of [auto stdouttrace otlp]`},
+		{"bad format", []string{"-format", "yaml", clean}, exitError, "", `-format "yaml": want one of [auto stdouttrace otlp jaeger]`},
 		{"format without file", []string{"-format", "otlp", "-jaeger", noJaeger, "-service", "s"}, exitError, "", "-format applies to FILE arguments only"},
 		{"service without jaeger", []string{clean, "-service", "demo"}, exitError, "", "-service applies to -jaeger and -victorialogs only"},
 		{"jaeger without service", []string{"-jaeger", noJaeger}, exitError, "", "-jaeger needs -service NAME or -trace ID"},

@@ -25,18 +25,23 @@ const (
 	FormatStdouttrace Format = "stdouttrace"
 	// FormatOTLP is OTLP JSON, traces or logs, one request per line.
 	FormatOTLP Format = "otlp"
+	// FormatJaeger is an answer of Jaeger's APIs saved to a file:
+	// /api/traces (the Jaeger UI's "Trace JSON") or /api/v3.
+	FormatJaeger Format = "jaeger"
 )
 
 // Formats lists the formats File reads, FormatAuto first.
-func Formats() []Format { return []Format{FormatAuto, FormatStdouttrace, FormatOTLP} }
+func Formats() []Format { return []Format{FormatAuto, FormatStdouttrace, FormatOTLP, FormatJaeger} }
 
 // errUnknownFormat is what File says of content it cannot tell.
-var errUnknownFormat = errors.New("neither stdouttrace JSON (no SpanContext) nor OTLP JSON (no resourceSpans or resourceLogs): name the format with -format")
+var errUnknownFormat = errors.New("neither stdouttrace JSON (no SpanContext), OTLP JSON (no resourceSpans or resourceLogs) nor a saved Jaeger answer (no data, traceID, spans or result): name the format with -format")
 
 // File reads one input file of format, at most limit bytes
 // (DefaultMaxBytes when limit is 0). With FormatAuto it tells the format
 // from the first JSON value: an object with resourceSpans or resourceLogs
-// is OTLP, an object with SpanContext (or an array) is stdouttrace. It
+// is OTLP, an object with SpanContext (or an array) is stdouttrace, an
+// object with data, errors, traceID, spans, result or error is a saved
+// Jaeger answer. It
 // returns the format it read, FormatAuto for an input without any value.
 func File(r io.Reader, name string, format Format, limit int64) ([]model.Span, Format, error) {
 	if !slices.Contains(Formats(), format) {
@@ -65,6 +70,8 @@ func File(r io.Reader, name string, format Format, limit int64) ([]model.Span, F
 	switch format {
 	case FormatStdouttrace:
 		spans, err = Stdout(bytes.NewReader(data), name, int64(len(data))+1)
+	case FormatJaeger:
+		spans, err = JaegerSaved(bytes.NewReader(data), name, int64(len(data))+1)
 	default:
 		spans, err = OTLP(bytes.NewReader(data), name, int64(len(data))+1)
 	}
@@ -96,6 +103,8 @@ func detect(data []byte) (Format, int) {
 			return FormatOTLP, off
 		case "SpanContext":
 			return FormatStdouttrace, off
+		case "data", "errors", "traceID", "spans", "result", "error":
+			return FormatJaeger, off
 		}
 		var skip json.RawMessage
 		if dec.Decode(&skip) != nil {

@@ -11,7 +11,8 @@ import (
 )
 
 // TestFileDetectsTheFormat: a file is read as what its content is
-// (stdouttrace spans, OTLP traces, OTLP logs), and a named format is
+// (stdouttrace spans, OTLP traces, OTLP logs, Jaeger's answers saved),
+// and a named format is
 // obeyed; content that is neither is refused at its first value, pointing
 // at -format, and malformed content keeps its position.
 func TestFileDetectsTheFormat(t *testing.T) {
@@ -38,7 +39,13 @@ func TestFileDetectsTheFormat(t *testing.T) {
 		{name: "named stdouttrace, given OTLP", input: otlp, format: FormatStdouttrace, err: "in:1:1: not a stdouttrace span: no SpanContext (is this OTLP JSON? give -format otlp)"},
 		{name: "named OTLP, given stdouttrace", input: span, format: FormatOTLP, err: "in:1:1: not an OTLP trace request: no resourceSpans"},
 		{name: "neither", input: "\n" + neither, format: FormatAuto,
-			err: "in:2:1: neither stdouttrace JSON (no SpanContext) nor OTLP JSON (no resourceSpans or resourceLogs): name the format with -format"},
+			err: "in:2:1: neither stdouttrace JSON (no SpanContext), OTLP JSON (no resourceSpans or resourceLogs) nor a saved Jaeger answer (no data, traceID, spans or result): name the format with -format"},
+		{name: "Jaeger /api/traces answer", input: uiTrace("{\"data\":[", "]}"), format: FormatAuto, want: FormatJaeger, spans: 1},
+		{name: "Jaeger /api/traces trace alone", input: uiTrace("", ""), format: FormatAuto, want: FormatJaeger, spans: 1},
+		{name: "Jaeger /api/traces: not found", input: `{"data":null,"total":0,"limit":0,"offset":0,"errors":[{"code":404,"msg":"trace not found"}]}`, format: FormatAuto, want: FormatJaeger},
+		{name: "Jaeger /api/v3 answer", input: `{"result":` + otlp + `}`, format: FormatAuto, want: FormatJaeger, spans: 1},
+		{name: "Jaeger /api/v3: not found", input: `{"error":{"httpCode":404,"message":"No traces found"}}`, format: FormatAuto, want: FormatJaeger},
+		{name: "named jaeger, given OTLP", input: otlp, format: FormatJaeger, err: "in:1:1: not a saved Jaeger answer"},
 		{name: "malformed", input: "{\"Name\": ]", format: FormatAuto, err: "in:1:10: invalid character ']'"},
 		{name: "not JSON", input: "hello", format: FormatAuto, err: "in:1:1: invalid character 'h'"},
 	} {
@@ -59,6 +66,14 @@ func TestFileDetectsTheFormat(t *testing.T) {
 	if _, _, err := File(strings.NewReader(span), "in", "yaml", 0); err == nil || !strings.Contains(err.Error(), `unknown format "yaml"`) {
 		t.Errorf("an unknown format: %v", err)
 	}
+}
+
+// uiTrace is one trace of Jaeger's /api/traces JSON holding one span,
+// between before and after.
+func uiTrace(before, after string) string {
+	return before + `{"traceID":"0102030405060708090a0b0c0d0e0f10","spans":[{"traceID":"0102030405060708090a0b0c0d0e0f10",` +
+		`"spanID":"0102030405060708","operationName":"x","references":[],"startTime":1796113586000000,"duration":5,` +
+		`"tags":[],"logs":[],"processID":"p1"}],"processes":{"p1":{"serviceName":"s","tags":[]}}}` + after
 }
 
 // TestFileSizeLimit: detection reads no more than the limit.
