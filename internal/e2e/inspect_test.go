@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -117,6 +118,23 @@ func checkRetryinspect(t *testing.T, s stack, run demoRun) {
 	checkPage(t, page)
 	t.Logf("retryinspect over Jaeger: %d operations, %d attempts, no findings; HTML report in %s",
 		rep.Summary.Operations, rep.Summary.Attempts, page)
+
+	// The same traces as the Jaeger UI reads them (its /api/traces, whose
+	// JSON the UI shows and saves), given as a file.
+	q := url.Values{"service": {run.service}, "lookback": {"1h"}, "limit": {limit}}
+	body, err := httpGet(s.jaeger + "/api/traces?" + q.Encode())
+	if err != nil {
+		t.Fatal(err)
+	}
+	saved := filepath.Join(t.TempDir(), "jaeger-ui.json")
+	if err := os.WriteFile(saved, body, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	ui := runRetryinspect(t, "traces saved from Jaeger's /api/traces", saved)
+	if ui.Summary.Operations != rep.Summary.Operations || ui.Summary.Attempts != rep.Summary.Attempts || len(ui.Findings) != 0 {
+		t.Errorf("retryinspect read %d operations, %d attempts and %d findings from /api/traces' JSON, %d, %d and %d from /api/v3",
+			ui.Summary.Operations, ui.Summary.Attempts, len(ui.Findings), rep.Summary.Operations, rep.Summary.Attempts, len(rep.Findings))
+	}
 }
 
 // checkRetryinspectLogs reads the run's log events back from the real
