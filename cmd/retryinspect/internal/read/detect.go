@@ -40,8 +40,8 @@ var errUnknownFormat = errors.New("neither stdouttrace JSON (no SpanContext), OT
 // (DefaultMaxBytes when limit is 0). With FormatAuto it tells the format
 // from the first JSON value: an object with resourceSpans or resourceLogs
 // is OTLP, an object with SpanContext (or an array) is stdouttrace, an
-// object with data, errors, traceID, spans, result or error is a saved
-// Jaeger answer. It
+// object with data, errors, traceID, spans, result or error of their
+// types is a saved Jaeger answer. It
 // returns the format it read, FormatAuto for an input without any value.
 func File(r io.Reader, name string, format Format, limit int64) ([]model.Span, Format, error) {
 	if !slices.Contains(Formats(), format) {
@@ -103,13 +103,20 @@ func detect(data []byte) (Format, int) {
 			return FormatOTLP, off
 		case "SpanContext":
 			return FormatStdouttrace, off
-		case "data", "errors", "traceID", "spans", "result", "error":
-			return FormatJaeger, off
 		}
-		var skip json.RawMessage
-		if dec.Decode(&skip) != nil {
+		var value json.RawMessage
+		if dec.Decode(&value) != nil {
 			return FormatAuto, off
+		}
+		if jaegerKeys[key.(string)] == value[0] || key == "data" && value[0] == 'n' {
+			return FormatJaeger, off
 		}
 	}
 	return FormatAuto, off
 }
+
+// jaegerKeys are the top-level keys of Jaeger's answers, each with how its
+// value starts: /api/traces' data (or null) and errors, a trace's traceID
+// and spans, /api/v3's result and error. A key of another meaning (a log
+// line's error text) is not taken for them.
+var jaegerKeys = map[string]byte{"data": '[', "errors": '[', "traceID": '"', "spans": '[', "result": '{', "error": '{'}

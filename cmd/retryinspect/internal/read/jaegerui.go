@@ -113,8 +113,8 @@ var jaegerKinds = map[string]model.Kind{
 // JaegerSaved reads answers of Jaeger's APIs saved to a file: /api/traces
 // JSON, as the Jaeger UI shows and saves a trace (see jaegerUIAnswer), or
 // traces of it alone ({"traceID": ..., "spans": [...], ...}), and
-// /api/v3 answers ({"result": ...}, see Jaeger), one value or several. An
-// answer that reports no trace found gives no spans and no error. The
+// /api/v3 answers ({"result": ...}, see Jaeger), one value or several. A
+// trace an answer reports not found gives no spans and no error. The
 // /api/traces JSON does not say whether a span's parent was remote. It
 // reads at most limit bytes (DefaultMaxBytes when limit is 0).
 func JaegerSaved(r io.Reader, name string, limit int64) ([]model.Span, error) {
@@ -178,8 +178,8 @@ func appendJaegerUI(spans []model.Span, raw []byte) ([]model.Span, error) {
 		return spans, err
 	}
 	for i := range ans.Errors {
-		if ans.Errors[i].Code == http.StatusNotFound && len(ans.Data) == 0 {
-			continue // no trace found: no spans, as /api/v3's 404
+		if ans.Errors[i].Code == http.StatusNotFound {
+			continue // a trace not found: no spans of it, as /api/v3's 404
 		}
 		return spans, fmt.Errorf("jaeger reports: %w", &ans.Errors[i])
 	}
@@ -333,8 +333,13 @@ func jaegerValue(tag jaegerUITag, field string) (model.Value, error) {
 		var f float64
 		err = json.Unmarshal(tag.Value, &f)
 		v = model.Float(f)
-	default:
-		v = model.Other(string(tag.Value))
+	default: // binary: base64 in a JSON string, kept as that text
+		text := string(tag.Value)
+		var s string
+		if json.Unmarshal(tag.Value, &s) == nil {
+			text = s
+		}
+		v = model.Other(text)
 	}
 	if err != nil {
 		return model.Value{}, fieldErrorf(fmt.Sprintf("%s (%q)", field, tag.Key), "%v", err)
