@@ -35,8 +35,9 @@ type Attempt struct {
 	ErrorClass attrs.ErrorClass
 	StatusCode int
 	// ErrorType is the semantic conventions' error.type of an attempt
-	// without a 2xx, 3xx or 101 answer (its error class, or its status code),
-	// "" otherwise. It labels retry.attempt.duration.
+	// without a 2xx, 3xx or 101 answer (its error class, or its status code,
+	// of one to three digits, written without leading zeros), "" otherwise.
+	// It labels retry.attempt.duration.
 	ErrorType string
 	Duration  time.Duration
 }
@@ -304,13 +305,19 @@ func (r *Recorder) RecordThrottled(ctx context.Context, t Throttled) {
 }
 
 // withErrorType returns kv plus error.type when t is set, in a slice of
-// its own: t as given when it is an error class, a status code or an
-// outcome, _OTHER when not.
+// its own: t as given when it is an error class or an outcome, a status
+// code as the conventions spell it (no leading zero), _OTHER when none.
 func withErrorType(kv []attribute.KeyValue, t string) []attribute.KeyValue {
 	if t == "" {
 		return kv
 	}
-	if !attrs.ErrorClass(t).Valid() && !isStatusCode(t) && !attrs.Outcome(t).Valid() {
+	switch {
+	case isStatusCode(t):
+		// "7", "07" and "007" are one status, one series.
+		if t = strings.TrimLeft(t, "0"); t == "" {
+			t = "0"
+		}
+	case !attrs.ErrorClass(t).Valid() && !attrs.Outcome(t).Valid():
 		t = otherValue
 	}
 	return append(kv[:len(kv):len(kv)], attrs.ErrorTypeKey.String(t))
