@@ -211,18 +211,8 @@ func (s *jaegerUISpan) model(processes map[string]jaegerUIProcess) (model.Span, 
 		return model.Span{}, err
 	}
 	span := model.Span{TraceID: traceID, SpanID: spanID, Name: s.OperationName, Service: processes[s.ProcessID].ServiceName}
-	for i, ref := range s.References {
-		if ref.RefType != "CHILD_OF" {
-			continue // FOLLOWS_FROM: a link
-		}
-		path := fmt.Sprintf("references[%d]", i)
-		if t, ok := model.TraceID(ref.TraceID); !ok || t != traceID {
-			return model.Span{}, fieldErrorf(path+".traceID", "a parent of another trace: %q", ref.TraceID)
-		}
-		if span.ParentID, err = parentID(path+".spanID", ref.SpanID); err != nil {
-			return model.Span{}, err
-		}
-		break
+	if span.ParentID, err = s.parent(traceID); err != nil {
+		return model.Span{}, err
 	}
 	start, err := jaegerMicros("startTime", s.StartTime)
 	if err != nil {
@@ -240,26 +230,50 @@ func (s *jaegerUISpan) model(processes map[string]jaegerUIProcess) (model.Span, 
 		return model.Span{}, err
 	}
 	for i, l := range s.Logs {
-		path := fmt.Sprintf("logs[%d]", i)
-		at, err := jaegerMicros(path+".timestamp", l.Timestamp)
+		ev, err := l.event(fmt.Sprintf("logs[%d]", i))
 		if err != nil {
 			return model.Span{}, err
-		}
-		ev := model.Event{Time: time.UnixMicro(at).UTC()}
-		for j, f := range l.Fields {
-			v, err := jaegerValue(f, fmt.Sprintf("%s.fields[%d]", path, j))
-			if err != nil {
-				return model.Span{}, err
-			}
-			if f.Key == jaegerEventField && v.Type == model.TypeString && ev.Name == "" {
-				ev.Name = v.Str
-				continue
-			}
-			ev.Attributes = append(ev.Attributes, model.Attribute{Key: f.Key, Value: v})
 		}
 		span.Events = append(span.Events, ev)
 	}
 	return span, checkSpan(&span, "startTime", "duration")
+}
+
+// parent is the span's parent: its first CHILD_OF reference, which must
+// be of its trace; "" for none (a FOLLOWS_FROM reference is a link).
+func (s *jaegerUISpan) parent(traceID string) (string, error) {
+	for i, ref := range s.References {
+		if ref.RefType != "CHILD_OF" {
+			continue
+		}
+		path := fmt.Sprintf("references[%d]", i)
+		if t, ok := model.TraceID(ref.TraceID); !ok || t != traceID {
+			return "", fieldErrorf(path+".traceID", "a parent of another trace: %q", ref.TraceID)
+		}
+		return parentID(path+".spanID", ref.SpanID)
+	}
+	return "", nil
+}
+
+// event converts a log, found at path: its first "event" field names it.
+func (l *jaegerUILog) event(path string) (model.Event, error) {
+	at, err := jaegerMicros(path+".timestamp", l.Timestamp)
+	if err != nil {
+		return model.Event{}, err
+	}
+	ev := model.Event{Time: time.UnixMicro(at).UTC()}
+	for j, f := range l.Fields {
+		v, err := jaegerValue(f, fmt.Sprintf("%s.fields[%d]", path, j))
+		if err != nil {
+			return model.Event{}, err
+		}
+		if f.Key == jaegerEventField && v.Type == model.TypeString && ev.Name == "" {
+			ev.Name = v.Str
+			continue
+		}
+		ev.Attributes = append(ev.Attributes, model.Attribute{Key: f.Key, Value: v})
+	}
+	return ev, nil
 }
 
 // parentID normalizes a parent's span id, found at field.
