@@ -403,8 +403,17 @@ type switchableBase struct {
 func (b *switchableBase) RoundTrip(r *http.Request) (*http.Response, error) {
 	b.calls.Add(1)
 	if b.slow.Load() {
+		return answerAfter(r, 50*time.Millisecond)
+	}
+	return answerAfter(r, 0)
+}
+
+// answerAfter answers 200 after d, or the request context's error when it
+// ends first.
+func answerAfter(r *http.Request, d time.Duration) (*http.Response, error) {
+	if d > 0 {
 		select {
-		case <-time.After(50 * time.Millisecond):
+		case <-time.After(d):
 		case <-r.Context().Done():
 			return nil, r.Context().Err()
 		}
@@ -456,13 +465,9 @@ type slowHostBase struct{ slowCalls atomic.Int64 }
 func (b *slowHostBase) RoundTrip(r *http.Request) (*http.Response, error) {
 	if r.URL.Host == "slow.test" {
 		b.slowCalls.Add(1)
-		select {
-		case <-time.After(50 * time.Millisecond):
-		case <-r.Context().Done():
-			return nil, r.Context().Err()
-		}
+		return answerAfter(r, 50*time.Millisecond)
 	}
-	return &http.Response{StatusCode: 200, Header: http.Header{}, Body: http.NoBody, Request: r}, nil
+	return answerAfter(r, 0)
 }
 
 // The hedge rate bounds a dependency's hedges over its first N operations

@@ -31,13 +31,17 @@ type (
 	}
 )
 
-func (e *jaegerV3Error) Error() string {
+func (e *jaegerV3Error) Error() string { return jaegerErrorText(e.Message, e.HTTPCode) }
+
+// jaegerErrorText is an error Jaeger reported: its message quoted (it may
+// hold anything) and its HTTP code.
+func jaegerErrorText(message string, httpCode int) string {
 	msg := "error without a message"
-	if e.Message != "" {
-		msg = strconv.Quote(e.Message) // Jaeger's text may hold anything
+	if message != "" {
+		msg = strconv.Quote(message)
 	}
-	if e.HTTPCode != 0 {
-		msg = fmt.Sprintf("%s (HTTP %d)", msg, e.HTTPCode)
+	if httpCode != 0 {
+		msg = fmt.Sprintf("%s (HTTP %d)", msg, httpCode)
 	}
 	return msg
 }

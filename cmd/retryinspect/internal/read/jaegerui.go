@@ -69,16 +69,7 @@ type (
 	}
 )
 
-func (e *jaegerUIError) Error() string {
-	msg := "error without a message"
-	if e.Msg != "" {
-		msg = strconv.Quote(e.Msg) // Jaeger's text may hold anything
-	}
-	if e.Code != 0 {
-		msg = fmt.Sprintf("%s (HTTP %d)", msg, e.Code)
-	}
-	return msg
-}
+func (e *jaegerUIError) Error() string { return jaegerErrorText(e.Msg, e.Code) }
 
 // The tags the Collector's Jaeger translator adds to a span for what OTLP
 // holds in fields of their own; the reader takes the kind back and drops
