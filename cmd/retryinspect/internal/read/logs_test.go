@@ -49,8 +49,8 @@ func TestLogReaderErrors(t *testing.T) {
 		name, in, want string
 	}{
 		{"vl no time", `{"event_name":"retry.attempt"}`, "in:1:1: _time: missing"},
-		{"vl bad time", `{"_time":"yesterday"}`, `in:1:1: _time: invalid time "yesterday"`},
-		{"vl bad trace id", `{"_time":"","trace_id":"xyz"}`, `in:1:1: trace_id: invalid trace id "xyz"`},
+		{"vl bad time", `{"_time":"yesterday"}`, `in:1:10: _time: invalid time "yesterday"`},
+		{"vl bad trace id", `{"_time":"","trace_id":"xyz"}`, `in:1:24: trace_id: invalid trace id "xyz"`},
 		{"vl array", `[]`, "in:1:1: not a VictoriaLogs log entry"},
 		{"vl given otlp", `{"resourceLogs":[]}`, "in:1:1: not a VictoriaLogs log entry: no _time (is this OTLP JSON? give it as a file)"},
 		{"otlp logs bad span id", `{"resourceLogs":[{"scopeLogs":[{"logRecords":[{"spanId":"12"}]}]}]}`, "in:1:1: "},

@@ -57,7 +57,8 @@ func (e *PositionError) Error() string {
 func (e *PositionError) Unwrap() error { return e.Err }
 
 // fieldError is a semantic error inside one decoded value; it is reported
-// at the start of that value with the path of the offending field.
+// at the offending field, which its path names (see fieldOffset), with
+// that path.
 type fieldError struct {
 	path string
 	err  error
@@ -67,6 +68,42 @@ func (e *fieldError) Error() string { return e.path + ": " + e.err.Error() }
 
 func fieldErrorf(path, format string, args ...any) error {
 	return &fieldError{path: path, err: fmt.Errorf(format, args...)}
+}
+
+// fieldOffset is the offset in the JSON value raw of the field err names,
+// when err is a *fieldError (paths nested in its causes are followed in
+// turn): its path's keys and indexes ("duration", "Attributes[3] (\"key\")",
+// "data[0].spans[5].references[0].traceID", "[2]"), as deep as they can be
+// followed; 0 when none can.
+func fieldOffset(raw []byte, err error) int {
+	off := 0
+	for {
+		var fe *fieldError
+		if !errors.As(err, &fe) {
+			return off
+		}
+		path, _, _ := strings.Cut(fe.path, " ") // a key's annotation
+		for seg := range strings.SplitSeq(path, ".") {
+			name, index, indexed := strings.Cut(seg, "[")
+			if name != "" {
+				o, value, ok := member(raw, name)
+				if !ok {
+					return off
+				}
+				off, raw = off+o, value
+			}
+			if !indexed {
+				continue
+			}
+			i, convErr := strconv.Atoi(strings.TrimSuffix(index, "]"))
+			o, value, ok := element(raw, i)
+			if convErr != nil || !ok {
+				return off
+			}
+			off, raw = off+o, value
+		}
+		err = fe.err
+	}
 }
 
 // readAll reads the whole input, at most limit bytes (DefaultMaxBytes
@@ -129,7 +166,7 @@ func decodeValues(data []byte, name string, fn func(raw json.RawMessage) error) 
 			case errors.As(err, &typ):
 				return positionError(data, name, start+int(typ.Offset)-1, err)
 			}
-			return positionError(data, name, start, err)
+			return positionError(data, name, start+fieldOffset(raw, err), err)
 		}
 	}
 }
