@@ -39,4 +39,11 @@
 //	go run ./examples/demo
 //	OTEL_EXPORTER_OTLP_ENDPOINT=http://localhost:4318 go run ./examples/demo
 //	OTEL_EXPORTER_OTLP_PROTOCOL=grpc OTEL_EXPORTER_OTLP_ENDPOINT=http://localhost:4317 go run ./examples/demo
+//
+// -repeat N runs the scenario set N times, back to back, or one every
+// -every DURATION: a service that keeps running, which the dashboards
+// read (they count increases, and a run that exits at once exports its
+// metrics once, as it ends, into series whose first sample holds them):
+//
+//	OTEL_EXPORTER_OTLP_ENDPOINT=http://localhost:4318 OTEL_METRIC_EXPORT_INTERVAL=5000 go run ./examples/demo -repeat 60 -every 5s
 package main

@@ -18,6 +18,7 @@ import (
 	"os/signal"
 	"strings"
 	"syscall"
+	"time"
 
 	"go.opentelemetry.io/contrib/instrumentation/net/http/otelhttp"
 
@@ -27,6 +28,7 @@ import (
 
 type options struct {
 	repeat      int
+	every       time.Duration
 	summaryJSON string
 	traces      string
 	html        string
@@ -36,6 +38,8 @@ type options struct {
 func main() {
 	var o options
 	flag.IntVar(&o.repeat, "repeat", 1, "run the scenario set `N` times")
+	flag.DurationVar(&o.every, "every", 0, "with -repeat, start a scenario set every `DURATION` (a service that keeps running, as the dashboards read one);\n"+
+		"0 runs them back to back")
 	flag.StringVar(&o.summaryJSON, "summary-json", "", "write the machine-readable summary to `FILE`")
 	flag.StringVar(&o.traces, "traces", "", "default exporter: write stdouttrace JSON to `FILE` (- for stdout, after the report;\n"+
 		"without it, a temporary file removed at exit); unused when OTEL_TRACES_EXPORTER or an OTLP endpoint is set")
@@ -50,6 +54,10 @@ func main() {
 	}
 	if o.repeat < 1 {
 		fmt.Fprintln(os.Stderr, "demo: -repeat must be at least 1")
+		os.Exit(2)
+	}
+	if o.every < 0 {
+		fmt.Fprintln(os.Stderr, "demo: -every must not be negative")
 		os.Exit(2)
 	}
 	// An interrupt cancels the run, so that its temporary files are still
@@ -104,7 +112,13 @@ func run(ctx context.Context, o options, stdout io.Writer) error {
 	// operation id names one operation.
 	runTag := fmt.Sprintf("%08x", rand.Uint32())
 	runs := map[string]runResult{}
+	start := time.Now()
 	for rep := 1; rep <= o.repeat; rep++ {
+		if rep > 1 {
+			if err := waitUntil(ctx, start.Add(time.Duration(rep-1)*o.every)); err != nil {
+				return err
+			}
+		}
 		for i, sc := range scenarios() {
 			opID := fmt.Sprintf("op-demo-%s-%d-%d", runTag, rep, i+1)
 			opts := append(append(sc.options(env), tel.retryOptions()...), otelretry.WithLogger(logger))
@@ -194,4 +208,17 @@ func call(ctx context.Context, client *http.Client, baseURL, opID string, sc sce
 	io.Copy(io.Discard, resp.Body)
 	res.status = resp.StatusCode
 	return res
+}
+
+// waitUntil waits until at, or until ctx ends (its error). With -every,
+// each scenario set starts at its time, however long the one before took.
+func waitUntil(ctx context.Context, at time.Time) error {
+	t := time.NewTimer(time.Until(at))
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }
