@@ -62,6 +62,9 @@ func (e *PositionError) Unwrap() error { return e.Err }
 type fieldError struct {
 	path string
 	err  error
+	// firstKey: the reader took a repeated key's first value, spelled
+	// exactly (VictoriaLogs'), not encoding/json's last of any case.
+	firstKey bool
 }
 
 func (e *fieldError) Error() string { return e.path + ": " + e.err.Error() }
@@ -86,7 +89,7 @@ func fieldOffset(raw []byte, err error) int {
 		for seg := range strings.SplitSeq(path, ".") {
 			name, index, indexed := strings.Cut(seg, "[")
 			if name != "" {
-				o, value, ok := member(raw, name)
+				o, value, ok := decodedMember(raw, name, fe.firstKey)
 				if !ok {
 					return off
 				}
@@ -104,6 +107,22 @@ func fieldOffset(raw []byte, err error) int {
 		}
 		err = fe.err
 	}
+}
+
+// decodedMember is member as the reader decoded obj: encoding/json takes
+// the last of the keys that spell key in any case; a firstKey reader the
+// first spelled exactly.
+func decodedMember(obj []byte, key string, firstKey bool) (off int, value []byte, ok bool) {
+	if firstKey {
+		return member(obj, key)
+	}
+	walkFields(obj, func(k string, o int, v []byte) bool {
+		if strings.EqualFold(k, key) {
+			off, value, ok = o, v, true
+		}
+		return true
+	})
+	return off, value, ok
 }
 
 // readAll reads the whole input, at most limit bytes (DefaultMaxBytes

@@ -7,6 +7,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"slices"
 	"strconv"
@@ -106,24 +107,24 @@ func vlRecord(raw []byte) (model.Span, error) {
 		if _, ok := fields["resourceLogs"]; ok {
 			return model.Span{}, errors.New("not a VictoriaLogs log entry: no _time (is this OTLP JSON? give it as a file)")
 		}
-		return model.Span{}, fieldErrorf(vlTime, "missing: not a VictoriaLogs log entry")
+		return model.Span{}, vlFieldErrorf(vlTime, "missing: not a VictoriaLogs log entry")
 	}
 	var r logRecord
 	if s := fields[vlTime]; s != "" {
 		t, err := time.Parse(time.RFC3339Nano, s)
 		if err != nil {
-			return model.Span{}, fieldErrorf(vlTime, "invalid time %s", strconv.Quote(cut(s)))
+			return model.Span{}, vlFieldErrorf(vlTime, "invalid time %s", strconv.Quote(cut(s)))
 		}
 		r.time = t.UTC()
 	}
 	if s, ok := fields[vlTraceID]; ok {
 		if r.traceID, ok = model.TraceID(s); !ok {
-			return model.Span{}, fieldErrorf(vlTraceID, "invalid trace id %s", strconv.Quote(cut(s)))
+			return model.Span{}, vlFieldErrorf(vlTraceID, "invalid trace id %s", strconv.Quote(cut(s)))
 		}
 	}
 	if s, ok := fields[vlSpanID]; ok {
 		if r.spanID, ok = model.SpanID(s); !ok {
-			return model.Span{}, fieldErrorf(vlSpanID, "invalid span id %s", strconv.Quote(cut(s)))
+			return model.Span{}, vlFieldErrorf(vlSpanID, "invalid span id %s", strconv.Quote(cut(s)))
 		}
 	}
 	r.event = fields[vlEventName]
@@ -147,6 +148,12 @@ func vlRecord(raw []byte) (model.Span, error) {
 	}
 	s := r.span()
 	return s, checkRecord(&s, vlTime)
+}
+
+// vlFieldErrorf is fieldErrorf for a field vlFields read: a repeated
+// key's first value, spelled exactly.
+func vlFieldErrorf(key, format string, args ...any) error {
+	return &fieldError{path: key, err: fmt.Errorf(format, args...), firstKey: true}
 }
 
 // vlFields decodes one log entry's fields. A value that is not a string
