@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 	"testing/synctest"
@@ -39,5 +40,42 @@ func TestTheDemoRefusesANegativeEvery(t *testing.T) {
 	var exit *exec.ExitError
 	if !errors.As(err, &exit) || exit.ExitCode() != 2 || !strings.Contains(stderr, "-every must not be negative") {
 		t.Errorf("demo -every -1s: %v; stderr %q; want exit 2", err, stderr)
+	}
+}
+
+// An interrupt between the sets of -every (a demo that keeps running is
+// stopped so) ends the run after the sets that ran: they are reported,
+// and the run ends without an error (a reviewer's remark: it ended with
+// "context canceled", no report, its last metrics not exported).
+func TestAnInterruptBetweenSetsReportsTheSetsThatRan(t *testing.T) {
+	cleanEnv(t, nil)
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	waited := 0
+	waitForSet = func(ctx context.Context, _ time.Time) error {
+		waited++
+		cancel() // Ctrl-C during the wait for the second set
+		<-ctx.Done()
+		return ctx.Err()
+	}
+	t.Cleanup(func() { waitForSet = waitUntil })
+	dir := t.TempDir()
+	var out strings.Builder
+	err := run(ctx, options{repeat: 3, every: time.Hour, traces: filepath.Join(dir, "t.json"), html: filepath.Join(dir, "r.html")}, &out)
+	if err != nil || waited != 1 {
+		t.Fatalf("run: %v after %d waits, want the report after one", err, waited)
+	}
+	for _, want := range []string{"=== otelretry demo: 10 operations", "interrupted after 1 of 3 scenario sets", "retryinspect's HTML report"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("the output lacks %q:\n%s", want, out.String())
+		}
+	}
+}
+
+func TestTheDemoRefusesEveryWithoutRepeat(t *testing.T) {
+	_, stderr, err := demoMain(t, t.TempDir(), "-every 5s")
+	var exit *exec.ExitError
+	if !errors.As(err, &exit) || exit.ExitCode() != 2 || !strings.Contains(stderr, "give -repeat 2 or more") {
+		t.Errorf("demo -every 5s: %v; stderr %q; want exit 2", err, stderr)
 	}
 }

@@ -60,6 +60,10 @@ func main() {
 		fmt.Fprintln(os.Stderr, "demo: -every must not be negative")
 		os.Exit(2)
 	}
+	if o.every > 0 && o.repeat < 2 {
+		fmt.Fprintln(os.Stderr, "demo: -every paces the sets of -repeat: give -repeat 2 or more")
+		os.Exit(2)
+	}
 	// An interrupt cancels the run, so that its temporary files are still
 	// removed; so does a reader that went away (| head): the writes fail
 	// instead of SIGPIPE ending the process before its cleanup.
@@ -85,7 +89,8 @@ func run(ctx context.Context, o options, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	defer tel.shutdown(ctx)
+	// ctx: after an interrupt between sets, one that reports what ran.
+	defer func() { tel.shutdown(ctx) }()
 
 	flaky := newFlakyServer(tel.propagationFields())
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -113,10 +118,15 @@ func run(ctx context.Context, o options, stdout io.Writer) error {
 	runTag := fmt.Sprintf("%08x", rand.Uint32())
 	runs := map[string]runResult{}
 	start := time.Now()
+	sets := o.repeat
 	for rep := 1; rep <= o.repeat; rep++ {
 		if rep > 1 {
-			if err := waitUntil(ctx, start.Add(time.Duration(rep-1)*o.every)); err != nil {
-				return err
+			if err := waitForSet(ctx, start.Add(time.Duration(rep-1)*o.every)); err != nil {
+				// An interrupt between sets (a demo that keeps running
+				// is stopped so) ends the run after the sets that ran:
+				// they are reported and their telemetry flushed.
+				sets, ctx = rep-1, context.WithoutCancel(ctx)
+				break
 			}
 		}
 		for i, sc := range scenarios() {
@@ -147,6 +157,9 @@ func run(ctx context.Context, o options, stdout io.Writer) error {
 	s.Propagation = flaky.propagationSeen()
 	fmt.Fprintf(stdout, "=== otelretry demo: %d operations against a flaky server on %s; attempt events read back from the spans ===\n",
 		len(s.Operations), ln.Addr())
+	if sets < o.repeat {
+		fmt.Fprintf(stdout, "interrupted after %d of %d scenario sets\n", sets, o.repeat)
+	}
 	if err := printTables(stdout, s, rep); err != nil {
 		return err
 	}
@@ -209,6 +222,9 @@ func call(ctx context.Context, client *http.Client, baseURL, opID string, sc sce
 	res.status = resp.StatusCode
 	return res
 }
+
+// waitForSet is waitUntil; a test makes it an interrupt.
+var waitForSet = waitUntil
 
 // waitUntil waits until at, or until ctx ends (its error). With -every,
 // each scenario set starts at its time, however long the one before took.

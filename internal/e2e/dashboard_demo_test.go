@@ -27,7 +27,10 @@ func TestTheDashboardReadsADemoThatKeepsRunning(t *testing.T) {
 	// The SDK's default interval (60 s) outlasts the run: one export, at
 	// its end.
 	runDemoWith(t, s.otlp, once, nil)
-	runDemoWith(t, s.otlp, running, []string{"OTEL_METRIC_EXPORT_INTERVAL=1000"}, "-repeat", "3", "-every", "3s")
+	// Three sets two scrapes apart, exported each second: Prometheus sees
+	// the series before the last sets' counts.
+	every := max(2*s.scrapeInterval, time.Second)
+	runDemoWith(t, s.otlp, running, []string{"OTEL_METRIC_EXPORT_INTERVAL=1000"}, "-repeat", "3", "-every", every.String())
 
 	increase := func(job string) (float64, bool) {
 		got, err := promQuery(s.prometheus, `sum(increase(retry_operations_total{job="`+job+`"}[5m]))`, time.Time{})
@@ -36,7 +39,9 @@ func TestTheDashboardReadsADemoThatKeepsRunning(t *testing.T) {
 		}
 		return got[0].Value, true
 	}
-	ratio := `sum(rate(retry_attempts_total{job="` + running + `",retry_decision="retry"}[5m])) / sum(rate(retry_attempts_total{job="` + running + `"}[5m]))`
+	ratio := func(job string) string {
+		return `sum(rate(retry_attempts_total{job="` + job + `",retry_decision="retry"}[5m])) / sum(rate(retry_attempts_total{job="` + job + `"}[5m]))`
+	}
 	// Both runs' series are in Prometheus within a few scrapes.
 	deadline := time.Now().Add(20*s.scrapeInterval + 10*time.Second)
 	for {
@@ -46,9 +51,12 @@ func TestTheDashboardReadsADemoThatKeepsRunning(t *testing.T) {
 			if onceUp != 0 {
 				t.Errorf("the run that exited at once: increase %v, want 0 (its counts are in its series' first sample)", onceUp)
 			}
-			got, err := promQuery(s.prometheus, ratio, time.Time{})
+			got, err := promQuery(s.prometheus, ratio(running), time.Time{})
 			if err != nil || len(got) != 1 || math.IsNaN(got[0].Value) || got[0].Value <= 0 || got[0].Value >= 1 {
 				t.Errorf("the running demo's retry ratio: %v (%v), want a share", got, err)
+			}
+			if nan, err := promQuery(s.prometheus, ratio(once), time.Time{}); err != nil || len(nan) != 1 || !math.IsNaN(nan[0].Value) {
+				t.Errorf("the retry ratio of the run that exited at once: %v (%v), want NaN", nan, err)
 			}
 			t.Logf("increase: %v for the run that exited at once, %v for the one that kept running; its retry ratio %v", onceUp, runningUp, got)
 			return
