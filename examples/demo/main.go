@@ -115,7 +115,7 @@ func run(ctx context.Context, o options, stdout io.Writer) error {
 	// Each run's operation ids are its own (op-demo-<run>-<repeat>-<scenario>):
 	// two runs read together (one Jaeger, one file) stay apart, as an
 	// operation id names one operation.
-	runTag := fmt.Sprintf("%08x", rand.Uint32())
+	pl := &player{env: env, tel: tel, flaky: flaky, base: base, logger: logger, runTag: fmt.Sprintf("%08x", rand.Uint32())}
 	runs := map[string]runResult{}
 	start := time.Now()
 	sets := o.repeat
@@ -129,17 +129,7 @@ func run(ctx context.Context, o options, stdout io.Writer) error {
 				break
 			}
 		}
-		for i, sc := range scenarios() {
-			opID := fmt.Sprintf("op-demo-%s-%d-%d", runTag, rep, i+1)
-			opts := append(append(sc.options(env), tel.retryOptions()...), otelretry.WithLogger(logger))
-			client := &http.Client{Transport: otelretry.NewTransport(base, opts...)}
-			runs[opID] = call(ctx, client, env.baseURL, opID, sc)
-			if sc.method != http.MethodGet {
-				r := runs[opID]
-				r.writes = flaky.posts(opID)
-				runs[opID] = r
-			}
-		}
+		pl.playSet(ctx, rep, runs)
 	}
 
 	// The report first: it is read from the in-memory recorder and reader,
@@ -221,6 +211,31 @@ func call(ctx context.Context, client *http.Client, baseURL, opID string, sc sce
 	io.Copy(io.Discard, resp.Body)
 	res.status = resp.StatusCode
 	return res
+}
+
+// player plays the scenario sets of one run.
+type player struct {
+	env    *environment
+	tel    *telemetry
+	flaky  *flakyServer
+	base   http.RoundTripper
+	logger *slog.Logger
+	runTag string // the run's part of each operation id
+}
+
+// playSet plays scenario set rep, each operation through a Transport of
+// its own, into runs by operation id.
+func (p *player) playSet(ctx context.Context, rep int, runs map[string]runResult) {
+	for i, sc := range scenarios() {
+		opID := fmt.Sprintf("op-demo-%s-%d-%d", p.runTag, rep, i+1)
+		opts := append(append(sc.options(p.env), p.tel.retryOptions()...), otelretry.WithLogger(p.logger))
+		client := &http.Client{Transport: otelretry.NewTransport(p.base, opts...)}
+		r := call(ctx, client, p.env.baseURL, opID, sc)
+		if sc.method != http.MethodGet {
+			r.writes = p.flaky.posts(opID)
+		}
+		runs[opID] = r
+	}
 }
 
 // waitForSet is waitUntil; a test makes it an interrupt.
