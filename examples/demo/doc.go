@@ -47,7 +47,8 @@
 //
 //	OTEL_EXPORTER_OTLP_ENDPOINT=http://localhost:4318 OTEL_METRIC_EXPORT_INTERVAL=5000 go run ./examples/demo -repeat 60 -every 5s
 //
-// An interrupt (Ctrl-C) between two sets ends such a run after the sets
-// that ran: they are reported and their telemetry flushed. One during a
-// set ends the demo at once, with an error.
+// An interrupt (Ctrl-C) ends such a run after the sets it played, the one
+// it cut included (an operation it cut ended canceled): they are reported
+// and their telemetry flushed. Without -every, an interrupt ends the demo
+// at once, with an error.
 package main

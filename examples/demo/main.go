@@ -118,18 +118,23 @@ func run(ctx context.Context, o options, stdout io.Writer) error {
 	pl := &player{env: env, tel: tel, flaky: flaky, base: base, logger: logger, runTag: fmt.Sprintf("%08x", rand.Uint32())}
 	runs := map[string]runResult{}
 	start := time.Now()
-	sets := o.repeat
-	for rep := 1; rep <= o.repeat; rep++ {
-		if rep > 1 {
-			if err := waitForSet(ctx, start.Add(time.Duration(rep-1)*o.every)); err != nil {
-				// An interrupt between sets (a demo that keeps running
-				// is stopped so) ends the run after the sets that ran:
-				// they are reported and their telemetry flushed.
-				sets, ctx = rep-1, context.WithoutCancel(ctx)
-				break
-			}
+	played := 0 // the sets that made at least one operation
+	for rep := 1; rep <= o.repeat && ctx.Err() == nil; rep++ {
+		if rep > 1 && waitForSet(ctx, start.Add(time.Duration(rep-1)*o.every)) != nil {
+			break
 		}
-		pl.playSet(ctx, rep, runs)
+		if pl.playSet(ctx, rep, runs) > 0 {
+			played = rep
+		}
+	}
+	interrupted := ctx.Err() != nil
+	if interrupted {
+		if o.every == 0 {
+			return ctx.Err()
+		}
+		// A demo that keeps running (-every) is stopped so: the sets
+		// it played are reported and their telemetry flushed.
+		ctx = context.WithoutCancel(ctx)
 	}
 
 	// The report first: it is read from the in-memory recorder and reader,
@@ -147,8 +152,8 @@ func run(ctx context.Context, o options, stdout io.Writer) error {
 	s.Propagation = flaky.propagationSeen()
 	fmt.Fprintf(stdout, "=== otelretry demo: %d operations against a flaky server on %s; attempt events read back from the spans ===\n",
 		len(s.Operations), ln.Addr())
-	if sets < o.repeat {
-		fmt.Fprintf(stdout, "interrupted after %d of %d scenario sets\n", sets, o.repeat)
+	if interrupted {
+		fmt.Fprintf(stdout, "interrupted: %d of %d scenario sets played (an operation the interrupt cut ended canceled)\n", played, o.repeat)
 	}
 	if err := printTables(stdout, s, rep); err != nil {
 		return err
@@ -224,9 +229,15 @@ type player struct {
 }
 
 // playSet plays scenario set rep, each operation through a Transport of
-// its own, into runs by operation id.
-func (p *player) playSet(ctx context.Context, rep int, runs map[string]runResult) {
+// its own, into runs by operation id, until ctx ends; it returns how many
+// operations it made.
+func (p *player) playSet(ctx context.Context, rep int, runs map[string]runResult) int {
+	n := 0
 	for i, sc := range scenarios() {
+		if ctx.Err() != nil {
+			break
+		}
+		n++
 		opID := fmt.Sprintf("op-demo-%s-%d-%d", p.runTag, rep, i+1)
 		opts := append(append(sc.options(p.env), p.tel.retryOptions()...), otelretry.WithLogger(p.logger))
 		client := &http.Client{Transport: otelretry.NewTransport(p.base, opts...)}
@@ -236,6 +247,7 @@ func (p *player) playSet(ctx context.Context, rep int, runs map[string]runResult
 		}
 		runs[opID] = r
 	}
+	return n
 }
 
 // waitForSet is waitUntil; a test makes it an interrupt.
