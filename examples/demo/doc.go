@@ -51,4 +51,8 @@
 // it cut included (an operation it cut ended canceled): they are reported
 // and their telemetry flushed. Without -every, an interrupt ends the demo
 // at once, with an error.
+//
+// Exit status: 0 when it ran (a run with -every that an interrupt ended
+// included), 1 when it failed (a telemetry setup step, an interrupt
+// without -every), 2 on a bad flag.
 package main

@@ -156,3 +156,31 @@ func TestASetupFailureKeepsTheUsersLinkAndRemovesWhatItMade(t *testing.T) {
 		t.Errorf("the file the failed demo made through the link is left: %s", target)
 	}
 }
+
+// doc.go's exit statuses: 0 when the demo ran, 1 when it failed (here a
+// telemetry setup step), 2 on a bad flag.
+func TestTheDemosExitStatuses(t *testing.T) {
+	for _, tc := range []struct {
+		name, args string
+		env        []string
+		want       int
+	}{
+		{"ran", "", []string{"OTEL_TRACES_EXPORTER=none", "OTEL_METRICS_EXPORTER=none", "OTEL_LOGS_EXPORTER=none"}, 0},
+		{"failed", "", []string{"OTEL_METRICS_EXPORTER=bogus"}, 1},
+		{"bad flag", "-repeat 0", nil, 2},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, stderr, err := demoMain(t, t.TempDir(), tc.args, tc.env...)
+			code := 0
+			var exit *exec.ExitError
+			if errors.As(err, &exit) {
+				code = exit.ExitCode()
+			} else if err != nil {
+				t.Fatal(err)
+			}
+			if code != tc.want {
+				t.Errorf("exit %d, want %d; stderr %q", code, tc.want, stderr)
+			}
+		})
+	}
+}
