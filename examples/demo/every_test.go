@@ -5,7 +5,9 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -84,7 +86,9 @@ func TestAnInterruptEndsADemoThatKeepsRunningWithItsReport(t *testing.T) {
 			waits := interruptAtSet(t, cancel, tc.inTheWait)
 			dir := t.TempDir()
 			var out strings.Builder
-			err := run(ctx, options{repeat: 3, every: tc.every, traces: filepath.Join(dir, "t.json"), html: filepath.Join(dir, "r.html")}, &out)
+			summaryPath := filepath.Join(dir, "summary.json")
+			err := run(ctx, options{repeat: 3, every: tc.every, traces: filepath.Join(dir, "t.json"), html: filepath.Join(dir, "r.html"),
+				summaryJSON: summaryPath}, &out)
 			if !errors.Is(err, tc.err) || *waits != 1 {
 				t.Fatalf("run: %v after %d waits, want %v after one", err, *waits, tc.err)
 			}
@@ -95,6 +99,11 @@ func TestAnInterruptEndsADemoThatKeepsRunningWithItsReport(t *testing.T) {
 				if !strings.Contains(out.String(), want) {
 					t.Errorf("the output lacks %q:\n%s", want, out.String())
 				}
+			}
+			// The summary says so too (a reviewer's find: it did not).
+			var s summary
+			if b, err := os.ReadFile(summaryPath); err != nil || json.Unmarshal(b, &s) != nil || !s.Interrupted || s.Sets != 1 || s.Repeat != 3 || len(s.Operations) != 10 {
+				t.Errorf("summary: interrupted %v, %d of %d sets, %d operations (%v); want true, 1 of 3, 10", s.Interrupted, s.Sets, s.Repeat, len(s.Operations), err)
 			}
 		})
 	}

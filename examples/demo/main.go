@@ -150,6 +150,7 @@ func run(ctx context.Context, o options, stdout io.Writer) error {
 		}
 	}
 	s.Propagation = flaky.propagationSeen()
+	s.Sets, s.Repeat, s.Interrupted = played, o.repeat, interrupted
 	fmt.Fprintf(stdout, "=== otelretry demo: %d operations against a flaky server on %s; attempt events read back from the spans ===\n",
 		len(s.Operations), ln.Addr())
 	if interrupted {

@@ -76,6 +76,12 @@ type summary struct {
 	Sampler       string  `json:"sampler,omitempty"`
 	RetryRatio    float64 `json:"retry_ratio"`
 	DeadlineRatio float64 `json:"deadline_ratio"`
+	// Sets is how many scenario sets were played, of Repeat (-repeat):
+	// fewer when an interrupt ended a run with -every (Interrupted), the
+	// set it cut counted.
+	Sets        int  `json:"sets"`
+	Repeat      int  `json:"repeat"`
+	Interrupted bool `json:"interrupted"`
 }
 
 // readOperations groups the recorded spans by operation, in start order.
