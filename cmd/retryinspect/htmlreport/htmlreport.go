@@ -18,7 +18,9 @@ type Result struct {
 }
 
 // Report is a set of spans read and checked against the retry attempt
-// contract, ready to be written as retryinspect writes it.
+// contract, ready to be written as retryinspect writes it. It does not
+// change once read: its methods may be called from several goroutines at
+// once, and each writes the same bytes every time for the same input.
 type Report struct {
 	r      *inspect.Report
 	source string
