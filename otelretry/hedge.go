@@ -60,8 +60,11 @@ type Hedging struct {
 	// most that share of load to the dependency that is struggling, past
 	// the burst (see docs/hedging.md). A hedge it refuses is recorded
 	// (hedge_refused, reason hedge_limit). Operations with other shares
-	// (an Intent's Hedging) earn their own and draw on at most their own
-	// burst.
+	// (an Intent's Hedging) earn their own into the dependency's one
+	// allowance, which holds at most the burst of the operation that
+	// begins: the dependency's hedges stay within a burst plus what its
+	// operations earned, and an operation of a smaller share may send a
+	// hedge one of a larger share earned.
 	MaxShare float64
 }
 

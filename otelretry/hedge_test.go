@@ -422,11 +422,11 @@ func answerAfter(r *http.Request, d time.Duration) (*http.Response, error) {
 }
 
 // Operations of one dependency with different shares (an Intent's
-// Hedging) each earn their own share and draw on at most their own burst
-// (docs/hedging.md): the hedges a larger share saved up are no burst for
-// the operations of a smaller one (a reviewer's question: the docs did not
-// say how the shares combine).
-func TestEachOperationHedgesWithinItsOwnShare(t *testing.T) {
+// Hedging) earn into one allowance that holds at most the burst of the
+// operation that begins (docs/hedging.md): the hedges a larger share saved
+// up are no burst for the operations of a smaller one (a reviewer's
+// question: the docs did not say how the shares combine).
+func TestASmallerShareGetsNoLargerSharesSavedBurst(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		base := &switchableBase{}
 		tr := otelretry.NewTransport(base, otelretry.WithoutBudget(),
@@ -454,6 +454,40 @@ func TestEachOperationHedgesWithinItsOwnShare(t *testing.T) {
 		}
 		if hedges, want := int(base.calls.Load())-ops, 5+ops*5/100; hedges < want-1 || hedges > want {
 			t.Errorf("%d hedges for %d slow operations of share 0.05, want %d (-1)", hedges, ops, want)
+		}
+	})
+}
+
+// But an operation of a smaller share may send a hedge one of a larger
+// share earned just before: the allowance bounds the dependency's load
+// (a burst plus what its operations earned), not each share's
+// (docs/hedging.md; a reviewer's find: the docs said each share drew on
+// its own, which held only for a saved burst).
+func TestOperationsOfDifferentSharesShareTheDependencysAllowance(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		base := &switchableBase{}
+		tr := otelretry.NewTransport(base, otelretry.WithoutBudget(),
+			otelretry.WithHedging(otelretry.Hedging{Delay: 10 * time.Millisecond, MaxShare: 0.05}))
+		every := otelretry.WithIntent(t.Context(), otelretry.Intent{Hedging: &otelretry.Hedging{Delay: 10 * time.Millisecond, MaxShare: 1}})
+		send := func(ctx context.Context, slow bool) {
+			base.slow.Store(slow)
+			resp, err := tr.RoundTrip(get(t, ctx, "http://api.test/items"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+		}
+		const n = 100
+		for range n {
+			send(every, false)      // share 1, fast: earns a hedge, sends none
+			send(t.Context(), true) // share 0.05, slow: spends it
+		}
+		hedges, bound := int(base.calls.Load())-2*n, 100+n*1+n*5/100
+		if hedges != n {
+			t.Errorf("%d hedges, want %d: each slow operation spends the hedge the fast one before it earned", hedges, n)
+		}
+		if hedges > bound {
+			t.Errorf("%d hedges, over the dependency's bound %d (a burst of 100 plus the shares earned)", hedges, bound)
 		}
 	})
 }
