@@ -59,9 +59,16 @@ if [ -n "$unformatted" ]; then
 fi
 
 step "license headers"
-missing=$(git ls-files '*.go' | xargs grep -L "SPDX-License-Identifier: Apache-2.0" || true)
+# The two lines every Go file starts with (CONTRIBUTING.md), first, in order.
+missing=$(git ls-files -z '*.go' | xargs -0 awk -v l1='// Copyright The otelretry Authors' -v l2='// SPDX-License-Identifier: Apache-2.0' '
+	FNR == 1 { if (prev != "" && n < 2) print prev; prev = FILENAME; n = 0 }
+	{ n++ }
+	FNR == 1 && $0 != l1 { print FILENAME }
+	FNR == 2 && $0 != l2 { print FILENAME }
+	FNR == 2 { nextfile }
+	END { if (prev != "" && n < 2) print prev }' | sort -u)
 if [ -n "$missing" ]; then
-	echo "files without the SPDX license header:"
+	echo "files that do not start with the two-line license header:"
 	echo "$missing"
 	exit 1
 fi
