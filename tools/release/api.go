@@ -167,10 +167,11 @@ func apiCheck() error {
 	return nil
 }
 
-// changedName returns the name an apidiff change message is about,
-// the one a CHANGELOG entry names: the last name of the object (a method's
-// or a field's own name, not its type's) or the last element of a
-// package's path. Messages read "./pkg.Name: removed",
+// changedName returns the name an apidiff change message is about, the
+// one a CHANGELOG entry names: a package-level name alone, a method or a
+// field with its type ("Transport.Close" for (*Transport).Close, so that
+// a recorded break of one type's Close records no other's), or the last
+// element of a package's path. Messages read "./pkg.Name: removed",
 // "./pkg.(*T).M: changed from ...", "./pkg.T.Field: ...",
 // "./pkg.T, method set of *T: ..." or "package PATH: removed".
 func changedName(message string) string {
@@ -186,11 +187,11 @@ func changedName(message string) string {
 			subject = subject[i+j+1:]
 		}
 	}
-	names := lastNames(subject)
+	names := nameSuffixes(subject)
 	if len(names) == 0 {
 		return subject
 	}
-	return names[len(names)-1]
+	return names[0] // the whole name, without its package
 }
 
 // loadModuleAPI loads the public packages of the module in dir: neither

@@ -112,13 +112,22 @@ var (
 	qualifiedName = regexp.MustCompile(`[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*`)
 )
 
-// lastNames returns the last name of each qualified name in code:
-// "(*Transport).Close and Options.Field" gives Close and Field.
-func lastNames(code string) []string {
+// nameSuffixes returns, for each qualified name in code, the name and each
+// of its dotted suffixes: "(*Transport).Close" gives Transport.Close and
+// Close, "otelretry.Budget.Tokens" otelretry.Budget.Tokens, Budget.Tokens
+// and Tokens.
+func nameSuffixes(code string) []string {
 	code = strings.NewReplacer("(", "", ")", "", "*", "").Replace(code)
 	var names []string
 	for _, q := range qualifiedName.FindAllString(code, -1) {
-		names = append(names, q[strings.LastIndex(q, ".")+1:])
+		for {
+			names = append(names, q)
+			i := strings.Index(q, ".")
+			if i < 0 {
+				break
+			}
+			q = q[i+1:]
+		}
 	}
 	return names
 }
@@ -240,7 +249,7 @@ func parseChangelog(sc *bufio.Scanner) (changelog, error) {
 		}
 		if inFence {
 			if inBreaking {
-				note(lastNames(line), "")
+				note(nameSuffixes(line), "")
 			}
 			continue
 		}
@@ -270,7 +279,7 @@ func parseChangelog(sc *bufio.Scanner) (changelog, error) {
 		}
 		if inBreaking {
 			for _, span := range codeSpan.FindAllStringSubmatch(line, -1) {
-				note(lastNames(span[1]), span[1])
+				note(nameSuffixes(span[1]), span[1])
 			}
 		}
 	}

@@ -163,3 +163,19 @@ func bumpRepo(t *testing.T, text string) string {
 	writeFile(t, repo, "CHANGELOG.md", text)
 	return repo
 }
+
+// RELEASING.md, "API compatibility": a method or a field is named with its
+// type, so an entry recording the removal of (*Budget).Close records no
+// removal of (*Transport).Close, a different break of a different type (a
+// reviewer's find: names were matched by their last part alone).
+func TestARemovedMethodRecordsNoOtherTypesMethodOfTheSameName(t *testing.T) {
+	c := parseWithIntro(t, "## [Unreleased]\n\n### Removed\n\n"+
+		"- `(*Budget).Close`: a budget holds nothing to close.\n\n"+
+		"## [0.3.0] - 2026-12-02\n")
+	if !c.breakNamed("0.3.0", libraryModule, "./otelretry.(*Budget).Close: removed") {
+		t.Fatal("the recorded break is not recognised")
+	}
+	if c.breakNamed("0.3.0", libraryModule, "./otelretry.(*Transport).Close: removed") {
+		t.Error("the removal of (*Transport).Close passes: the CHANGELOG records only (*Budget).Close's")
+	}
+}

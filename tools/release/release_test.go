@@ -269,11 +269,11 @@ func TestABreakIsNamedForItsOwnModule(t *testing.T) {
 func TestChangedName(t *testing.T) {
 	for message, want := range map[string]string{
 		"./otelretry.ErrInvalidRetryAfter: removed":                      "ErrInvalidRetryAfter",
-		"./otelretry.(*Transport).RoundTrip: changed from func() to int": "RoundTrip",
-		"./otelretry.Config.Budget: removed":                             "Budget",
+		"./otelretry.(*Transport).RoundTrip: changed from func() to int": "Transport.RoundTrip",
+		"./otelretry.Config.Budget: removed":                             "Config.Budget",
 		"./cmd/retryinspect/htmlreport.Options: removed":                 "Options",
 		"Classifier: removed":                                            "Classifier",
-		"(*Classifier).Classify: removed":                                "Classify",
+		"(*Classifier).Classify: removed":                                "Classifier.Classify",
 		"T, method set of *T: removed M":                                 "T",
 		"package github.com/otelretry/otelretry-go/metrics: removed":     "metrics",
 	} {
