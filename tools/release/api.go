@@ -14,6 +14,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 
@@ -93,7 +94,7 @@ func apiWrite(from string) error {
 // apiCheck compares the published modules' API with the baseline and fails
 // on an incompatible change unless the CHANGELOG's next version may break
 // the API (see nextVersion and breakingAllowed) and a breaking subsection
-// since the baseline names the change (see breakNamed and changedName).
+// since the baseline names the change (see breakNamed and changedNames).
 func apiCheck() error {
 	data, err := os.ReadFile(filepath.Join(apiDir, "VERSION"))
 	if err != nil {
@@ -167,32 +168,49 @@ func apiCheck() error {
 	return nil
 }
 
-// changedName returns the name an apidiff change message is about, the
-// one a CHANGELOG entry names: a package-level name alone, a method or a
-// field with its type ("Transport.Close" for (*Transport).Close, so that
-// a recorded break of one type's Close records no other's), or the last
-// element of a package's path. Messages read "./pkg.Name: removed",
-// "./pkg.(*T).M: changed from ...", "./pkg.T.Field: ...",
-// "./pkg.T, method set of *T: ..." or "package PATH: removed".
-func changedName(message string) string {
+// changedNames returns the names a CHANGELOG entry may record an apidiff
+// change message by: a package-level name alone, a method or a field with
+// its type ("Transport.Close" for (*Transport).Close, so that a recorded
+// break of one type's Close records no other's; a generic type without
+// its type parameters), the last element of a removed package's path, and
+// for a change of a type's method set ("./pkg.(*E).M, method set of *T:
+// removed", a method T had from an embedded E) both E.M and T.M. Messages
+// read "./pkg.Name: removed", "./pkg.(*T).M: changed from ...",
+// "./pkg.T.Field: ..." or "package PATH: removed".
+func changedNames(message string) []string {
 	subject, _, _ := strings.Cut(message, ": ")
 	if path, ok := strings.CutPrefix(subject, "package "); ok {
-		return path[strings.LastIndex(path, "/")+1:]
+		return []string{path[strings.LastIndex(path, "/")+1:]}
 	}
-	subject, _, _ = strings.Cut(subject, ",")
-	// The object follows the package prefix, a path whose last element
-	// ends at its first dot.
-	if i := strings.LastIndex(subject, "/"); i >= 0 {
-		if j := strings.Index(subject[i:], "."); j >= 0 {
-			subject = subject[i+j+1:]
+	// Type parameters first: "[K, V]" holds a comma of its own.
+	subject, methodSet, _ := strings.Cut(typeParameters.ReplaceAllString(subject, ""), ",")
+	name := objectName(subject)
+	names := []string{name}
+	if owner, ok := strings.CutPrefix(strings.TrimSpace(methodSet), "method set of "); ok {
+		if i := strings.LastIndex(name, "."); i >= 0 {
+			names = append(names, objectName(owner)+name[i:])
 		}
 	}
-	names := nameSuffixes(subject)
-	if len(names) == 0 {
-		return subject
-	}
-	return names[0] // the whole name, without its package
+	return names
 }
+
+// objectName is the name of the object an apidiff message names, without
+// its package prefix (a path whose last element ends at its first dot),
+// its receiver's pointer and parentheses, or type parameters:
+// "./otelretry.(*Cache[K]).Get" gives Cache.Get.
+func objectName(s string) string {
+	s = typeParameters.ReplaceAllString(strings.TrimSpace(s), "")
+	if i := strings.LastIndex(s, "/"); i >= 0 {
+		if j := strings.Index(s[i:], "."); j >= 0 {
+			s = s[i+j+1:]
+		}
+	}
+	return strings.NewReplacer("(", "", ")", "", "*", "").Replace(s)
+}
+
+// typeParameters matches a generic type's parameters, as apidiff and Go
+// write them ("[K]", "[K, V]").
+var typeParameters = regexp.MustCompile(`\[[^\]]*\]`)
 
 // loadModuleAPI loads the public packages of the module in dir: neither
 // internal nor commands. With trim it loads with -trimpath, so that the

@@ -74,7 +74,7 @@ func since(section, baseline string) bool {
 
 // breakNamed reports whether a breaking entry since the baseline records
 // the incompatible change message of the module at modulePath: names its
-// changed name (changedName) in `code`, for a module other than the
+// changed name (changedNames) in `code`, for a module other than the
 // library's in an entry that names the module's directory in `code` too
 // (`classify/h2`), for the library's in an entry not about another module
 // (aboutOtherModule), and for a removed package its import path (or its
@@ -85,7 +85,8 @@ func (c changelog) breakNamed(baseline, modulePath, message string) bool {
 	subject, _, _ := strings.Cut(message, ": ")
 	removedPackage, isPackage := strings.CutPrefix(subject, "package ")
 	dir, other := strings.CutPrefix(modulePath, libraryModule+"/")
-	name := changedName(message)
+	names := changedNames(message)
+	recorded := func(e entry) bool { return slices.ContainsFunc(names, func(n string) bool { return e.names[n] }) }
 	for section, entries := range c.breakingEntries {
 		if !since(section, baseline) {
 			continue
@@ -99,7 +100,7 @@ func (c changelog) breakNamed(baseline, modulePath, message string) bool {
 				if slices.Contains(e.spans, removedPackage) || inRepo && strings.Contains(rel, "/") && slices.Contains(e.spans, rel) {
 					return true
 				}
-			case e.names[name] && (other && e.namesDir(dir) || !other && !e.aboutOtherModule()):
+			case recorded(e) && (other && e.namesDir(dir) || !other && !e.aboutOtherModule()):
 				return true
 			}
 		}
@@ -112,21 +113,19 @@ var (
 	qualifiedName = regexp.MustCompile(`[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*`)
 )
 
-// nameSuffixes returns, for each qualified name in code, the name and each
-// of its dotted suffixes: "(*Transport).Close" gives Transport.Close and
-// Close, "otelretry.Budget.Tokens" otelretry.Budget.Tokens, Budget.Tokens
-// and Tokens.
-func nameSuffixes(code string) []string {
-	code = strings.NewReplacer("(", "", ")", "", "*", "").Replace(code)
+// entryNames returns the names each qualified name in code records: the
+// name as written (without a receiver's pointer and parentheses or type
+// parameters), and without its package when it starts with one (a
+// lower-case first element): "(*Transport).Close" gives Transport.Close,
+// "otelretry.Budget.Tokens" otelretry.Budget.Tokens and Budget.Tokens, and
+// "Config.Budget" Config.Budget alone, no record of a type Budget.
+func entryNames(code string) []string {
+	code = strings.NewReplacer("(", "", ")", "", "*", "").Replace(typeParameters.ReplaceAllString(code, ""))
 	var names []string
 	for _, q := range qualifiedName.FindAllString(code, -1) {
-		for {
-			names = append(names, q)
-			i := strings.Index(q, ".")
-			if i < 0 {
-				break
-			}
-			q = q[i+1:]
+		names = append(names, q)
+		if pkg, rest, ok := strings.Cut(q, "."); ok && pkg[0] >= 'a' && pkg[0] <= 'z' {
+			names = append(names, rest)
 		}
 	}
 	return names
@@ -249,7 +248,7 @@ func parseChangelog(sc *bufio.Scanner) (changelog, error) {
 		}
 		if inFence {
 			if inBreaking {
-				note(nameSuffixes(line), "")
+				note(entryNames(line), "")
 			}
 			continue
 		}
@@ -279,7 +278,7 @@ func parseChangelog(sc *bufio.Scanner) (changelog, error) {
 		}
 		if inBreaking {
 			for _, span := range codeSpan.FindAllStringSubmatch(line, -1) {
-				note(nameSuffixes(span[1]), span[1])
+				note(entryNames(span[1]), span[1])
 			}
 		}
 	}
