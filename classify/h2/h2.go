@@ -41,7 +41,8 @@
 // base does not resend (an http.ClientConn or an x/net ClientConn) or has
 // given up resending. When the body cannot be replayed, both clients
 // report the refusal as text only, which the classifier does not read:
-// the write's outcome then stays unknown.
+// over x/net's transport the write's outcome then stays unknown; over
+// net/http's, otelretry reads net/http's words itself, as above.
 package h2
 
 import (
