@@ -14,7 +14,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strings"
 
@@ -183,7 +182,7 @@ func changedNames(message string) []string {
 		return []string{path[strings.LastIndex(path, "/")+1:]}
 	}
 	// Type parameters first: "[K, V]" holds a comma of its own.
-	subject, methodSet, _ := strings.Cut(typeParameters.ReplaceAllString(subject, ""), ",")
+	subject, methodSet, _ := strings.Cut(withoutTypeParameters(subject), ",")
 	name := objectName(subject)
 	names := []string{name}
 	if owner, ok := strings.CutPrefix(strings.TrimSpace(methodSet), "method set of "); ok {
@@ -199,7 +198,7 @@ func changedNames(message string) []string {
 // its receiver's pointer and parentheses, or type parameters:
 // "./otelretry.(*Cache[K]).Get" gives Cache.Get.
 func objectName(s string) string {
-	s = typeParameters.ReplaceAllString(strings.TrimSpace(s), "")
+	s = withoutTypeParameters(strings.TrimSpace(s))
 	if i := strings.LastIndex(s, "/"); i >= 0 {
 		if j := strings.Index(s[i:], "."); j >= 0 {
 			s = s[i+j+1:]
@@ -208,9 +207,24 @@ func objectName(s string) string {
 	return strings.NewReplacer("(", "", ")", "", "*", "").Replace(s)
 }
 
-// typeParameters matches a generic type's parameters, as apidiff and Go
-// write them ("[K]", "[K, V]").
-var typeParameters = regexp.MustCompile(`\[[^\]]*\]`)
+// withoutTypeParameters drops what brackets hold, brackets inside
+// included: a generic type's parameters or arguments as apidiff and Go
+// write them ("[K, V]", "[S ~[]E, E any]", "[map[string]int]").
+func withoutTypeParameters(s string) string {
+	var b strings.Builder
+	depth := 0
+	for _, r := range s {
+		switch {
+		case r == '[':
+			depth++
+		case r == ']' && depth > 0:
+			depth--
+		case depth == 0:
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
+}
 
 // loadModuleAPI loads the public packages of the module in dir: neither
 // internal nor commands. With trim it loads with -trimpath, so that the

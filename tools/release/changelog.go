@@ -120,7 +120,7 @@ var (
 // "otelretry.Budget.Tokens" otelretry.Budget.Tokens and Budget.Tokens, and
 // "Config.Budget" Config.Budget alone, no record of a type Budget.
 func entryNames(code string) []string {
-	code = strings.NewReplacer("(", "", ")", "", "*", "").Replace(typeParameters.ReplaceAllString(code, ""))
+	code = strings.NewReplacer("(", "", ")", "", "*", "").Replace(withoutTypeParameters(code))
 	var names []string
 	for _, q := range qualifiedName.FindAllString(code, -1) {
 		names = append(names, q)
@@ -240,10 +240,12 @@ func parseChangelog(sc *bufio.Scanner) (changelog, error) {
 			}
 		}
 	}
+	afterBlank := false // the line before was blank
 	for sc.Scan() {
 		line := sc.Text()
 		fence, inFence := blocks.step(line)
 		if fence {
+			afterBlank = false
 			continue
 		}
 		if inFence {
@@ -252,10 +254,15 @@ func parseChangelog(sc *bufio.Scanner) (changelog, error) {
 			}
 			continue
 		}
-		if inBreaking && entryBullet.MatchString(line) { // an entry, or an entry's item
+		switch {
+		case inBreaking && entryBullet.MatchString(line): // an entry, or an entry's item
 			nestedNow = line[0] == ' '
 			startEntry(nestedNow)
+		case afterBlank && line != "" && line[0] != ' ' && line[0] != '\t':
+			// A paragraph after the list ends it: not the last entry's.
+			inEntry, nestedNow = false, false
 		}
+		afterBlank = strings.TrimSpace(line) == ""
 		if m := sectionHeading.FindStringSubmatch(line); m != nil {
 			if err := checkSection(line, m[1], section, older); err != nil {
 				return c, err
