@@ -5,6 +5,7 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"fmt"
 	"go/ast"
 	"go/parser"
@@ -17,6 +18,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/yuin/goldmark"
+	gast "github.com/yuin/goldmark/ast"
+	"github.com/yuin/goldmark/text"
 	"golang.org/x/mod/semver"
 )
 
@@ -36,14 +40,15 @@ type changelog struct {
 	// heading says breaking ("### Changed (breaking)") or "### Removed".
 	breaking bool
 	// breakingEntries holds, for each section, its breaking subsections'
-	// entries (bullets, nested ones each their own), each as the names and the code spans it
-	// writes: a break of a module other than the library's is recorded by
-	// an entry that names the module's directory too.
+	// entries (list items, nested ones each their own, and blocks outside
+	// lists), each as the names and the code spans it writes: a break of a
+	// module other than the library's is recorded by an entry that names
+	// the module's directory too.
 	breakingEntries map[string][]entry
 }
 
-// entry is one breaking entry: the last names of what it writes as code,
-// and its code spans whole.
+// entry is one breaking entry: the names it records (entryNames of what it
+// writes as code), and its code spans whole.
 type entry struct {
 	names map[string]bool
 	spans []string
@@ -95,9 +100,14 @@ func (c changelog) breakNamed(baseline, modulePath, message string) bool {
 			switch {
 			case isPackage:
 				// Its import path, or its directory when that is a path
-				// (`classify/h4`), not a bare word (`attrs` names much else).
+				// (`classify/h4`, not a bare word: `attrs` names much
+				// else) in an entry that writes nothing else in code: an
+				// entry about a break inside that package names its
+				// directory too, and records no removal of it.
 				rel, inRepo := strings.CutPrefix(removedPackage, libraryModule+"/")
-				if slices.Contains(e.spans, removedPackage) || inRepo && strings.Contains(rel, "/") && slices.Contains(e.spans, rel) {
+				onlyDir := inRepo && strings.Contains(rel, "/") && len(e.spans) > 0 &&
+					!slices.ContainsFunc(e.spans, func(s string) bool { return s != rel })
+				if slices.Contains(e.spans, removedPackage) || onlyDir {
 					return true
 				}
 			case recorded(e) && (other && e.namesDir(dir) || !other && !e.aboutOtherModule()):
@@ -109,7 +119,6 @@ func (c changelog) breakNamed(baseline, modulePath, message string) bool {
 }
 
 var (
-	codeSpan      = regexp.MustCompile("`([^`]+)`")
 	qualifiedName = regexp.MustCompile(`[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*`)
 )
 
@@ -143,9 +152,6 @@ var (
 	sectionHeading    = regexp.MustCompile(`^## \[([^\]]*)\]`)
 	releaseHeading    = regexp.MustCompile(`^## \[([^\]]*)\] - (\d{4}-\d{2}-\d{2})$`)
 	subsectionHeading = regexp.MustCompile(`^### (.*)$`)
-	// entryBullet is a Markdown bullet, "- " or "* ", at any depth: an
-	// entry, or an entry's item.
-	entryBullet = regexp.MustCompile(`^ *[-*] `)
 )
 
 // fences follows a Markdown text's fenced code blocks line by line:
@@ -204,98 +210,160 @@ func readChangelog(path string) (changelog, error) {
 	return parseChangelog(bufio.NewScanner(f))
 }
 
+// parseChangelog reads CHANGELOG.md as Markdown (goldmark, CommonMark): its
+// "## [...]" sections, checked against the release rule, and in each
+// section its breaking subsections' entries. An entry is a list item, of
+// any list at the subsection's top level, bulleted or numbered; an item of
+// an item is an entry of its own that sees the code spans of the top-level
+// item it is in (its module), not its siblings'; a block outside any list
+// (a paragraph, a code block, a heading) is an entry of its own.
 func parseChangelog(sc *bufio.Scanner) (changelog, error) {
-	c := changelog{breakingEntries: map[string][]entry{}}
-	section, older := "", "" // older: the release heading last read
-	inBreaking := false
-	var blocks fences
-	inEntry := false      // the subsection's entry in progress is the section's last
-	var topSpans []string // the code spans of the top-level entry an item belongs to
-	nestedNow := false    // the entry in progress is an item of a top-level one
-	startEntry := func(nested bool) {
-		e := entry{names: map[string]bool{}}
-		if nested {
-			// An item of an entry ("- `classify/h2` changes:" and its
-			// items) is in the entry's module: it sees the entry's spans,
-			// not its siblings' names.
-			e.spans = slices.Clone(topSpans)
-		} else {
-			topSpans = nil
-		}
-		c.breakingEntries[section] = append(c.breakingEntries[section], e)
-		inEntry = true
-	}
-	note := func(names []string, span string) {
-		if !inEntry { // text before the first bullet: an entry of its own
-			startEntry(false)
-		}
-		e := &c.breakingEntries[section][len(c.breakingEntries[section])-1]
-		for _, n := range names {
-			e.names[n] = true
-		}
-		if span != "" {
-			e.spans = append(e.spans, span)
-			if !nestedNow {
-				topSpans = append(topSpans, span)
-			}
-		}
-	}
-	afterBlank := false // the line before was blank
+	var src []byte
 	for sc.Scan() {
-		line := sc.Text()
-		fence, inFence := blocks.step(line)
-		if fence {
-			afterBlank = false
-			continue
-		}
-		if inFence {
-			if inBreaking {
-				note(entryNames(line), "")
-			}
-			continue
-		}
-		switch {
-		case inBreaking && entryBullet.MatchString(line): // an entry, or an entry's item
-			nestedNow = line[0] == ' '
-			startEntry(nestedNow)
-		case afterBlank && line != "" && line[0] != ' ' && line[0] != '\t':
-			// A paragraph after the list ends it: not the last entry's.
-			inEntry, nestedNow = false, false
-		}
-		afterBlank = strings.TrimSpace(line) == ""
-		if m := sectionHeading.FindStringSubmatch(line); m != nil {
-			if err := checkSection(line, m[1], section, older); err != nil {
-				return c, err
-			}
-			section, inBreaking, inEntry, nestedNow = m[1], false, false, false
-			if section != "Unreleased" {
-				older = section
-				if c.newest == "" {
-					c.newest = section
-				}
-			}
-			continue
-		}
-		if m := subsectionHeading.FindStringSubmatch(line); m != nil {
-			inBreaking, inEntry, nestedNow = isBreakingSubsection(m[1]), false, false
-			if inBreaking && section == "Unreleased" && c.newest == "" {
-				c.breaking = true
-			}
-			continue
-		}
-		if inBreaking {
-			for _, span := range codeSpan.FindAllStringSubmatch(line, -1) {
-				note(entryNames(span[1]), span[1])
-			}
-		}
+		src = append(append(src, sc.Bytes()...), '\n')
 	}
 	if err := sc.Err(); err != nil {
-		return c, err
+		return changelog{}, err
+	}
+	c := changelog{breakingEntries: map[string][]entry{}}
+	p := changelogParser{c: &c, src: src}
+	doc := goldmark.DefaultParser().Parse(text.NewReader(src))
+	for n := doc.FirstChild(); n != nil; n = n.NextSibling() {
+		if err := p.block(n); err != nil {
+			return c, err
+		}
 	}
 	if c.newest == "" {
 		return c, fmt.Errorf("CHANGELOG.md: no released version (\"## [X.Y.Z] - YYYY-MM-DD\")")
 	}
 	return c, nil
+}
+
+// changelogParser walks the CHANGELOG's top-level blocks in order.
+type changelogParser struct {
+	c          *changelog
+	src        []byte
+	section    string // the "## [...]" section the blocks are in
+	older      string // the release heading last read
+	inBreaking bool   // the blocks are in a breaking subsection
+}
+
+// block reads one top-level block.
+func (p *changelogParser) block(n gast.Node) error {
+	if h, ok := n.(*gast.Heading); ok && h.Level <= 3 {
+		line := p.headingLine(h)
+		if h.Level == 2 {
+			m := sectionHeading.FindStringSubmatch(line)
+			if m == nil {
+				return nil
+			}
+			if err := checkSection(line, m[1], p.section, p.older); err != nil {
+				return err
+			}
+			p.section, p.inBreaking = m[1], false
+			if p.section != "Unreleased" {
+				p.older = p.section
+				if p.c.newest == "" {
+					p.c.newest = p.section
+				}
+			}
+		}
+		if m := subsectionHeading.FindStringSubmatch(line); h.Level == 3 && m != nil {
+			p.inBreaking = isBreakingSubsection(m[1])
+			if p.inBreaking && p.section == "Unreleased" && p.c.newest == "" {
+				p.c.breaking = true
+			}
+		}
+		return nil
+	}
+	if !p.inBreaking {
+		return nil
+	}
+	if list, ok := n.(*gast.List); ok {
+		for item := list.FirstChild(); item != nil; item = item.NextSibling() {
+			p.entry(item, nil)
+		}
+		return nil
+	}
+	p.entry(n, nil)
+	return nil
+}
+
+// entry records n (a list item, or a block outside any list) as an entry
+// of the section, seeing the code spans top of the top-level item it is
+// an item of (nil for a top-level one); the items of its lists are
+// entries of their own.
+func (p *changelogParser) entry(n gast.Node, top []string) {
+	sec := p.c.breakingEntries[p.section]
+	p.c.breakingEntries[p.section] = append(sec, entry{names: map[string]bool{}, spans: slices.Clone(top)})
+	i := len(p.c.breakingEntries[p.section]) - 1
+	var items []gast.Node
+	gast.Walk(n, func(m gast.Node, entering bool) (gast.WalkStatus, error) {
+		if !entering {
+			return gast.WalkContinue, nil
+		}
+		e := &p.c.breakingEntries[p.section][i]
+		switch m := m.(type) {
+		case *gast.List:
+			if m != n {
+				for item := m.FirstChild(); item != nil; item = item.NextSibling() {
+					items = append(items, item)
+				}
+				return gast.WalkSkipChildren, nil
+			}
+		case *gast.CodeSpan:
+			span := p.inlineText(m)
+			for _, name := range entryNames(span) {
+				e.names[name] = true
+			}
+			e.spans = append(e.spans, span)
+			return gast.WalkSkipChildren, nil
+		case *gast.FencedCodeBlock, *gast.CodeBlock:
+			lines := m.Lines()
+			for j := range lines.Len() {
+				seg := lines.At(j)
+				for _, name := range entryNames(string(seg.Value(p.src))) {
+					e.names[name] = true
+				}
+			}
+			return gast.WalkSkipChildren, nil
+		}
+		return gast.WalkContinue, nil
+	})
+	if top == nil {
+		top = p.c.breakingEntries[p.section][i].spans
+	}
+	for _, item := range items {
+		p.entry(item, top)
+	}
+}
+
+// inlineText is the text an inline node holds (a code span's).
+func (p *changelogParser) inlineText(n gast.Node) string {
+	var b strings.Builder
+	for c := n.FirstChild(); c != nil; c = c.NextSibling() {
+		if t, ok := c.(*gast.Text); ok {
+			b.Write(t.Segment.Value(p.src))
+		} else {
+			b.WriteString(p.inlineText(c))
+		}
+	}
+	return b.String()
+}
+
+// headingLine is a heading's line as written ("## [0.3.0] - 2026-12-02").
+func (p *changelogParser) headingLine(h *gast.Heading) string {
+	lines := h.Lines()
+	if lines.Len() == 0 {
+		return strings.Repeat("#", h.Level)
+	}
+	start := lines.At(0).Start
+	begin := bytes.LastIndexByte(p.src[:start], '\n') + 1
+	end := bytes.IndexByte(p.src[start:], '\n')
+	if end < 0 {
+		end = len(p.src) - start
+	}
+	return strings.TrimRight(string(p.src[begin:start+end]), " \t")
 }
 
 // nextVersion returns the version the API is headed for, as the CHANGELOG
