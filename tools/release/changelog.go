@@ -251,30 +251,7 @@ type changelogParser struct {
 // block reads one top-level block.
 func (p *changelogParser) block(n gast.Node) error {
 	if h, ok := n.(*gast.Heading); ok && h.Level <= 3 {
-		line := p.headingLine(h)
-		if h.Level == 2 {
-			m := sectionHeading.FindStringSubmatch(line)
-			if m == nil {
-				return nil
-			}
-			if err := checkSection(line, m[1], p.section, p.older); err != nil {
-				return err
-			}
-			p.section, p.inBreaking = m[1], false
-			if p.section != "Unreleased" {
-				p.older = p.section
-				if p.c.newest == "" {
-					p.c.newest = p.section
-				}
-			}
-		}
-		if m := subsectionHeading.FindStringSubmatch(line); h.Level == 3 && m != nil {
-			p.inBreaking = isBreakingSubsection(m[1])
-			if p.inBreaking && p.section == "Unreleased" && p.c.newest == "" {
-				p.c.breaking = true
-			}
-		}
-		return nil
+		return p.heading(h)
 	}
 	if !p.inBreaking {
 		return nil
@@ -286,6 +263,31 @@ func (p *changelogParser) block(n gast.Node) error {
 		return nil
 	}
 	p.entry(n, nil)
+	return nil
+}
+
+// heading reads a section's ("## [...]") or a subsection's ("### ...")
+// heading; others of those levels change nothing.
+func (p *changelogParser) heading(h *gast.Heading) error {
+	line := p.headingLine(h)
+	if m := sectionHeading.FindStringSubmatch(line); h.Level == 2 && m != nil {
+		if err := checkSection(line, m[1], p.section, p.older); err != nil {
+			return err
+		}
+		p.section, p.inBreaking = m[1], false
+		if p.section != "Unreleased" {
+			p.older = p.section
+			if p.c.newest == "" {
+				p.c.newest = p.section
+			}
+		}
+	}
+	if m := subsectionHeading.FindStringSubmatch(line); h.Level == 3 && m != nil {
+		p.inBreaking = isBreakingSubsection(m[1])
+		if p.inBreaking && p.section == "Unreleased" && p.c.newest == "" {
+			p.c.breaking = true
+		}
+	}
 	return nil
 }
 
