@@ -45,6 +45,9 @@ type changelog struct {
 	// module other than the library's is recorded by an entry that names
 	// the module's directory too.
 	breakingEntries map[string][]entry
+	// unreleasedAt is the line (from 0) of the "## [Unreleased]" heading,
+	// which the release rule puts first; -1 for none.
+	unreleasedAt int
 }
 
 // entry is one breaking entry: the names it records (entryNames of what it
@@ -149,31 +152,11 @@ func isBreakingSubsection(title string) bool {
 }
 
 var (
-	sectionHeading    = regexp.MustCompile(`^## \[([^\]]*)\]`)
-	releaseHeading    = regexp.MustCompile(`^## \[([^\]]*)\] - (\d{4}-\d{2}-\d{2})$`)
-	subsectionHeading = regexp.MustCompile(`^### (.*)$`)
+	// bracketedTitle is a section heading's text: "[Unreleased]",
+	// "[0.3.0] - 2026-12-02".
+	bracketedTitle = regexp.MustCompile(`^\[([^\]]*)\]`)
+	releaseHeading = regexp.MustCompile(`^## \[([^\]]*)\] - (\d{4}-\d{2}-\d{2})$`)
 )
-
-// fences follows a Markdown text's fenced code blocks line by line:
-// "```" or "~~~" (CommonMark's two), each closed by its own kind.
-type fences struct{ open string }
-
-// step reads the next line: whether it opens or closes a block (fence),
-// else whether it is inside one.
-func (f *fences) step(line string) (fence, inside bool) {
-	t := strings.TrimSpace(line)
-	for _, kind := range []string{"```", "~~~"} {
-		if strings.HasPrefix(t, kind) && (f.open == "" || f.open == kind) {
-			if f.open == "" {
-				f.open = kind
-			} else {
-				f.open = ""
-			}
-			return true, false
-		}
-	}
-	return false, f.open != ""
-}
 
 // checkSection checks a "## [...]" heading against the rule
 // (otelretry/version_test.go's TestReleasedVersionRule): "## [Unreleased]"
@@ -225,7 +208,7 @@ func parseChangelog(sc *bufio.Scanner) (changelog, error) {
 	if err := sc.Err(); err != nil {
 		return changelog{}, err
 	}
-	c := changelog{breakingEntries: map[string][]entry{}}
+	c := changelog{breakingEntries: map[string][]entry{}, unreleasedAt: -1}
 	p := changelogParser{c: &c, src: src}
 	doc := goldmark.DefaultParser().Parse(text.NewReader(src))
 	for n := doc.FirstChild(); n != nil; n = n.NextSibling() {
@@ -267,23 +250,27 @@ func (p *changelogParser) block(n gast.Node) error {
 }
 
 // heading reads a section's ("## [...]") or a subsection's ("### ...")
-// heading; others of those levels change nothing.
+// heading; others of those levels change nothing. A section's heading is
+// told by its text, however CommonMark lets it be written, and checked
+// as written: the release rule wants "## [...]" lines.
 func (p *changelogParser) heading(h *gast.Heading) error {
-	line := p.headingLine(h)
-	if m := sectionHeading.FindStringSubmatch(line); h.Level == 2 && m != nil {
-		if err := checkSection(line, m[1], p.section, p.older); err != nil {
+	title := p.headingText(h)
+	if m := bracketedTitle.FindStringSubmatch(title); h.Level == 2 && m != nil {
+		if err := checkSection(p.headingLine(h), m[1], p.section, p.older); err != nil {
 			return err
 		}
 		p.section, p.inBreaking = m[1], false
-		if p.section != "Unreleased" {
+		if p.section == "Unreleased" {
+			p.c.unreleasedAt = bytes.Count(p.src[:p.start(h)], []byte{'\n'})
+		} else {
 			p.older = p.section
 			if p.c.newest == "" {
 				p.c.newest = p.section
 			}
 		}
 	}
-	if m := subsectionHeading.FindStringSubmatch(line); h.Level == 3 && m != nil {
-		p.inBreaking = isBreakingSubsection(m[1])
+	if h.Level == 3 {
+		p.inBreaking = isBreakingSubsection(title)
 		if p.inBreaking && p.section == "Unreleased" && p.c.newest == "" {
 			p.c.breaking = true
 		}
@@ -353,13 +340,29 @@ func (p *changelogParser) inlineText(n gast.Node) string {
 	return b.String()
 }
 
-// headingLine is a heading's line as written ("## [0.3.0] - 2026-12-02").
-func (p *changelogParser) headingLine(h *gast.Heading) string {
-	lines := h.Lines()
-	if lines.Len() == 0 {
-		return strings.Repeat("#", h.Level)
+// start is the offset of a heading's text in the source.
+func (p *changelogParser) start(h *gast.Heading) int {
+	if lines := h.Lines(); lines.Len() > 0 {
+		return lines.At(0).Start
 	}
-	start := lines.At(0).Start
+	return 0
+}
+
+// headingText is a heading's text as written, without its markers.
+func (p *changelogParser) headingText(h *gast.Heading) string {
+	var b strings.Builder
+	lines := h.Lines()
+	for i := range lines.Len() {
+		seg := lines.At(i)
+		b.Write(seg.Value(p.src))
+	}
+	return strings.TrimSpace(b.String())
+}
+
+// headingLine is the line a heading's text is on, as written ("## [0.3.0]
+// - 2026-12-02"; the text's own line for a setext heading).
+func (p *changelogParser) headingLine(h *gast.Heading) string {
+	start := p.start(h)
 	begin := bytes.LastIndexByte(p.src[:start], '\n') + 1
 	end := bytes.IndexByte(p.src[start:], '\n')
 	if end < 0 {
@@ -447,25 +450,6 @@ func libraryVersion(repo string) (string, error) {
 
 var versionLine = regexp.MustCompile(`(?m)^const Version = "([^"]*)"$`)
 
-// unreleasedLine is the index of the "## [Unreleased]" heading among the
-// CHANGELOG's lines when it is the first section's (outside fenced
-// blocks), else -1.
-func unreleasedLine(lines []string) int {
-	var blocks fences
-	for i, l := range lines {
-		if fence, inFence := blocks.step(l); fence || inFence {
-			continue
-		}
-		if sectionHeading.MatchString(l) {
-			if strings.TrimRight(l, "\n") == "## [Unreleased]" {
-				return i
-			}
-			return -1
-		}
-	}
-	return -1
-}
-
 // bump makes the edits of a release's version commit in repo: the
 // CHANGELOG's [Unreleased] section becomes "## [X.Y.Z] - DATE" (day's
 // date), under a new empty [Unreleased], and otelretry.Version becomes
@@ -501,11 +485,15 @@ func bump(repo, version string, day time.Time) error {
 		return err
 	}
 	lines := strings.SplitAfter(string(data), "\n")
-	unreleased := unreleasedLine(lines)
-	if unreleased < 0 {
+	unreleased := c.unreleasedAt
+	if unreleased < 0 || unreleased >= len(lines) {
 		return fmt.Errorf("%s: the first section is not \"## [Unreleased]\", whose changes the release takes", changelogPath)
 	}
-	lines[unreleased] = "## [Unreleased]\n\n## [" + version + "] - " + day.Format(time.DateOnly) + "\n"
+	eol := "\n"
+	if strings.HasSuffix(lines[unreleased], "\r\n") {
+		eol = "\r\n"
+	}
+	lines[unreleased] = "## [Unreleased]" + eol + eol + "## [" + version + "] - " + day.Format(time.DateOnly) + eol
 
 	versionPath := filepath.Join(repo, "otelretry", "version.go")
 	src, err := os.ReadFile(versionPath)
