@@ -152,9 +152,9 @@ func isBreakingSubsection(title string) bool {
 }
 
 var (
-	// bracketedTitle is a section heading's text: "[Unreleased]",
-	// "[0.3.0] - 2026-12-02".
-	bracketedTitle = regexp.MustCompile(`^\[([^\]]*)\]`)
+	// sectionLine is a section heading's line: "## [Unreleased]",
+	// "## [0.3.0] - 2026-12-02" (otelretry/version_test.go's reading).
+	sectionLine    = regexp.MustCompile(`^## \[([^\]]*)\]`)
 	releaseHeading = regexp.MustCompile(`^## \[([^\]]*)\] - (\d{4}-\d{2}-\d{2})$`)
 )
 
@@ -209,12 +209,15 @@ func parseChangelog(sc *bufio.Scanner) (changelog, error) {
 		return changelog{}, err
 	}
 	c := changelog{breakingEntries: map[string][]entry{}, unreleasedAt: -1}
-	p := changelogParser{c: &c, src: src}
+	p := changelogParser{c: &c, src: src, sectionLines: map[int]bool{}}
 	doc := goldmark.DefaultParser().Parse(text.NewReader(src))
 	for n := doc.FirstChild(); n != nil; n = n.NextSibling() {
 		if err := p.block(n); err != nil {
 			return c, err
 		}
+	}
+	if err := p.checkSectionLines(); err != nil {
+		return c, err
 	}
 	if c.newest == "" {
 		return c, fmt.Errorf("CHANGELOG.md: no released version (\"## [X.Y.Z] - YYYY-MM-DD\")")
@@ -229,6 +232,8 @@ type changelogParser struct {
 	section    string // the "## [...]" section the blocks are in
 	older      string // the release heading last read
 	inBreaking bool   // the blocks are in a breaking subsection
+	// sectionLines are the lines (from 0) of the section headings read.
+	sectionLines map[int]bool
 }
 
 // block reads one top-level block.
@@ -250,29 +255,52 @@ func (p *changelogParser) block(n gast.Node) error {
 }
 
 // heading reads a section's ("## [...]") or a subsection's ("### ...")
-// heading; others of those levels change nothing. A section's heading is
-// told by its text, however CommonMark lets it be written, and checked
-// as written: the release rule wants "## [...]" lines.
+// heading. Every level-2 heading is a section's, written as the release
+// rule wants it ("## [Unreleased]", "## [X.Y.Z] - YYYY-MM-DD", nothing
+// after): otelretry's version test reads such lines alone, so a heading
+// CommonMark reads in another shape (indented, escaped, setext, a trailing
+// space) is refused rather than read apart. A subsection is told by its
+// text as read ("### **Removed**" is a Removed subsection).
 func (p *changelogParser) heading(h *gast.Heading) error {
-	title := p.headingText(h)
-	if m := bracketedTitle.FindStringSubmatch(title); h.Level == 2 && m != nil {
-		if err := checkSection(p.headingLine(h), m[1], p.section, p.older); err != nil {
-			return err
-		}
-		p.section, p.inBreaking = m[1], false
-		if p.section == "Unreleased" {
-			p.c.unreleasedAt = bytes.Count(p.src[:p.start(h)], []byte{'\n'})
-		} else {
-			p.older = p.section
-			if p.c.newest == "" {
-				p.c.newest = p.section
-			}
-		}
-	}
 	if h.Level == 3 {
-		p.inBreaking = isBreakingSubsection(title)
+		p.inBreaking = isBreakingSubsection(p.inlineText(h))
 		if p.inBreaking && p.section == "Unreleased" && p.c.newest == "" {
 			p.c.breaking = true
+		}
+		return nil
+	}
+	if h.Level != 2 {
+		return nil
+	}
+	line := p.headingLine(h)
+	m := sectionLine.FindStringSubmatch(line)
+	if m == nil {
+		return fmt.Errorf("CHANGELOG.md: %q: a level-2 heading is a section's, \"## [Unreleased]\" or \"## [X.Y.Z] - YYYY-MM-DD\"", line)
+	}
+	if err := checkSection(line, m[1], p.section, p.older); err != nil {
+		return err
+	}
+	at := bytes.Count(p.src[:p.start(h)], []byte{'\n'})
+	p.sectionLines[at] = true
+	p.section, p.inBreaking = m[1], false
+	if p.section == "Unreleased" {
+		p.c.unreleasedAt = at
+	} else {
+		p.older = p.section
+		if p.c.newest == "" {
+			p.c.newest = p.section
+		}
+	}
+	return nil
+}
+
+// checkSectionLines refuses a "## [" line that is no section heading (in
+// a fence, an HTML block, a list): otelretry's version test, which reads
+// lines, would take it for one.
+func (p *changelogParser) checkSectionLines() error {
+	for i, line := range strings.Split(string(p.src), "\n") {
+		if sectionLine.MatchString(line) && !p.sectionLines[i] {
+			return fmt.Errorf("CHANGELOG.md: line %d: %q reads as a section heading to a line reader, but is inside a block: move it out or indent it", i+1, line)
 		}
 	}
 	return nil
@@ -348,17 +376,6 @@ func (p *changelogParser) start(h *gast.Heading) int {
 	return 0
 }
 
-// headingText is a heading's text as written, without its markers.
-func (p *changelogParser) headingText(h *gast.Heading) string {
-	var b strings.Builder
-	lines := h.Lines()
-	for i := range lines.Len() {
-		seg := lines.At(i)
-		b.Write(seg.Value(p.src))
-	}
-	return strings.TrimSpace(b.String())
-}
-
 // headingLine is the line a heading's text is on, as written ("## [0.3.0]
 // - 2026-12-02"; the text's own line for a setext heading).
 func (p *changelogParser) headingLine(h *gast.Heading) string {
@@ -368,7 +385,7 @@ func (p *changelogParser) headingLine(h *gast.Heading) string {
 	if end < 0 {
 		end = len(p.src) - start
 	}
-	return strings.TrimRight(string(p.src[begin:start+end]), " \t")
+	return string(p.src[begin : start+end])
 }
 
 // nextVersion returns the version the API is headed for, as the CHANGELOG

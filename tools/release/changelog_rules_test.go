@@ -103,36 +103,6 @@ func TestBumpRefusesAChangelogOutOfTheRule(t *testing.T) {
 	}
 }
 
-// The heading rule (checkSection) reads every "## [" heading, and a "## ["
-// line inside a fenced code block is no heading: CommonMark fences are
-// ``` or ~~~, and an example in a ~~~ fence was read as a release heading.
-func TestATildeFencedHeadingIsNoHeading(t *testing.T) {
-	text := "# Changelog\n\nA release's heading:\n\n~~~markdown\n## [X.Y.Z] - YYYY-MM-DD\n~~~\n\n" +
-		"## [Unreleased]\n\n### Added\n\n- x\n\n## [0.3.0] - 2026-12-02\n"
-	c, err := parseChangelog(bufio.NewScanner(strings.NewReader(text)))
-	if err != nil || c.newest != "0.3.0" {
-		t.Errorf("parseChangelog = newest %q, %v; want 0.3.0, no error", c.newest, err)
-	}
-}
-
-// bump makes [Unreleased] a release, refusing only a CHANGELOG out of the
-// rule: a "## [" line in a fence is no heading to it either (it took the
-// first one, fenced or not, and refused what parseChangelog accepts).
-func TestBumpSkipsAFencedHeading(t *testing.T) {
-	text := "# Changelog\n\nA release's heading:\n\n```markdown\n## [X.Y.Z] - YYYY-MM-DD\n```\n\n" +
-		"## [Unreleased]\n\n### Added\n\n- x\n\n## [0.3.0] - 2026-12-02\n"
-	if _, err := parseChangelog(bufio.NewScanner(strings.NewReader(text))); err != nil {
-		t.Fatalf("parseChangelog: %v", err)
-	}
-	repo := bumpRepo(t, text)
-	if err := bump(repo, "0.3.1", time.Date(2026, 12, 24, 0, 0, 0, 0, time.UTC)); err != nil {
-		t.Fatalf("bump 0.3.1: %v", err)
-	}
-	if c, err := readChangelog(filepath.Join(repo, "CHANGELOG.md")); err != nil || c.newest != "0.3.1" {
-		t.Errorf("after bump 0.3.1: newest %q, %v; want 0.3.1", c.newest, err)
-	}
-}
-
 // RELEASING.md: a break of the library is recorded "in an entry that does
 // not begin with another module's directory"; breakNamed's doc: "A name
 // alone, written for another module's break ..., records nothing else."
