@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"os"
 	"regexp"
-	"strconv"
 	"strings"
 	"testing"
 
@@ -28,7 +27,7 @@ var releaseDate = regexp.MustCompile(`^ - [0-9]{4}-[0-9]{2}-[0-9]{2}$`)
 // section may come first and does not change it. It fails on headings out
 // of that form or out of order.
 func releasedVersion(changelog string) (string, error) {
-	var versions [][3]int
+	var versions [][3]string
 	var first string
 	sc := bufio.NewScanner(strings.NewReader(changelog))
 	for line := 1; sc.Scan(); line++ {
@@ -47,10 +46,9 @@ func releasedVersion(changelog string) (string, error) {
 		if v == nil || !releaseDate.MatchString(rest) {
 			return "", fmt.Errorf("line %d: %q: want \"## [X.Y.Z] - YYYY-MM-DD\"", line, sc.Text())
 		}
-		var n [3]int
-		for i := range n {
-			n[i], _ = strconv.Atoi(v[i+1])
-		}
+		// The numbers as written (no leading zero): compared by length,
+		// then digit by digit, so that none is too large to compare.
+		n := [3]string{v[1], v[2], v[3]}
 		if len(versions) > 0 && !less(n, versions[len(versions)-1]) {
 			return "", fmt.Errorf("line %d: %s is not older than the release above it", line, name)
 		}
@@ -68,9 +66,12 @@ func releasedVersion(changelog string) (string, error) {
 	return first, nil
 }
 
-func less(a, b [3]int) bool {
+func less(a, b [3]string) bool {
 	for i := range a {
 		if a[i] != b[i] {
+			if len(a[i]) != len(b[i]) {
+				return len(a[i]) < len(b[i])
+			}
 			return a[i] < b[i]
 		}
 	}
@@ -128,6 +129,11 @@ func TestReleasedVersionRule(t *testing.T) {
 		{"v prefix", "## [v0.3.0] - 2026-12-02\n", ""},
 		{"out of order", "## [0.2.0] - 2026-12-01\n## [0.3.0] - 2026-12-02\n", ""},
 		{"repeated", "## [0.2.0] - 2026-12-01\n## [0.2.0] - 2026-12-01\n", ""},
+		// Numbers past int64 compare as written (they compared equal, each
+		// clamped, and the older was refused: a reviewer's find, where the
+		// release tool's semver read them right).
+		{"numbers past int64", "## [99999999999999999999.0.0] - 2026-12-02\n## [99999999999999999998.0.0] - 2026-12-01\n", "99999999999999999999.0.0"},
+		{"a longer number is larger", "## [0.10.0] - 2026-12-02\n## [0.9.0] - 2026-12-01\n", "0.10.0"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got, err := releasedVersion(intro + tc.changelog)

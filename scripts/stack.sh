@@ -51,7 +51,7 @@
 set -euo pipefail
 
 cd "$(dirname "$0")/.."
-ROOT=$PWD
+ROOT=$(pwd -P) # one checkout, one run directory, by whatever path it is reached
 
 # Absolute, relative ones read from the checkout: the watchdog and
 # stop_orphans run a copy of this script from the run directory.
@@ -372,7 +372,7 @@ jaeger      $JAEGER_QUERY_HTTP   query HTTP API (/api/traces, /api/v3) and UI
 jaeger      $JAEGER_QUERY_GRPC   query gRPC API
 jaeger      $JAEGER_HEALTH   health (/status)
 jaeger      127.0.0.1:$JAEGER_TELEMETRY_PORT   own metrics
-collector   $COLLECTOR_OTLP_GRPC   OTLP/gRPC in (applications; the agent's metrics)
+collector   $COLLECTOR_OTLP_GRPC   OTLP/gRPC in (applications; the agent's metrics and logs)
 collector   $COLLECTOR_OTLP_HTTP   OTLP/HTTP in (applications)
 collector   $COLLECTOR_PROM   Prometheus exporter (/metrics, OpenMetrics with exemplars)
 collector   $COLLECTOR_HEALTH   health_check

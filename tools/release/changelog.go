@@ -21,6 +21,7 @@ import (
 	"github.com/yuin/goldmark"
 	gast "github.com/yuin/goldmark/ast"
 	"github.com/yuin/goldmark/text"
+	"github.com/yuin/goldmark/util"
 	"golang.org/x/mod/semver"
 )
 
@@ -263,7 +264,7 @@ func (p *changelogParser) block(n gast.Node) error {
 // text as read ("### **Removed**" is a Removed subsection).
 func (p *changelogParser) heading(h *gast.Heading) error {
 	if h.Level == 3 {
-		p.inBreaking = isBreakingSubsection(p.inlineText(h))
+		p.inBreaking = isBreakingSubsection(plainText(p.inlineText(h)))
 		if p.inBreaking && p.section == "Unreleased" && p.c.newest == "" {
 			p.c.breaking = true
 		}
@@ -374,6 +375,14 @@ func (p *changelogParser) start(h *gast.Heading) int {
 		return lines.At(0).Start
 	}
 	return 0
+}
+
+// plainText is a heading's source text as CommonMark reads it: backslash
+// escapes and character references resolved ("Changed \\(breaking\\)",
+// "&#82;emoved").
+func plainText(source string) string {
+	b := util.UnescapePunctuations([]byte(source))
+	return string(util.ResolveEntityNames(util.ResolveNumericReferences(b)))
 }
 
 // headingLine is the line a heading's text is on, as written ("## [0.3.0]

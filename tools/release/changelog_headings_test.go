@@ -66,3 +66,31 @@ func TestAnEmphasizedRemovedSubsectionIsBreaking(t *testing.T) {
 		t.Errorf("bump 0.3.1 (a patch) over a Removed subsection: no error")
 	}
 }
+
+// heading's godoc: "A subsection is told by its text as read". CommonMark
+// reads "### Changed \(breaking\)" (backslash escapes) and
+// "### &#82;emoved" (a character reference) as "Changed (breaking)" and
+// "Removed", goldmark renders them so; the tool took them for
+// non-breaking subsections and bump made a patch release over them (a
+// reviewer's find).
+func TestAnEscapedBreakingSubsectionIsBreaking(t *testing.T) {
+	for _, h := range []string{
+		"### Changed \\(breaking\\)",
+		"### &#82;emoved",
+	} {
+		t.Run(h, func(t *testing.T) {
+			text := intro + "## [Unreleased]\n\n" + h + "\n\n- `Verdict` is removed.\n\n## [0.3.0] - 2026-12-02\n"
+			c, err := parseChangelog(bufio.NewScanner(strings.NewReader(text)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !c.breaking {
+				t.Errorf("[Unreleased] with %q: breaking false", h)
+			}
+			repo := bumpRepo(t, text)
+			if err := bump(repo, "0.3.1", time.Date(2026, 12, 24, 0, 0, 0, 0, time.UTC)); err == nil {
+				t.Errorf("bump 0.3.1 (a patch) over %q: no error", h)
+			}
+		})
+	}
+}
