@@ -228,9 +228,12 @@
 // The text report escapes control characters, bidirectional formatting
 // characters and invalid UTF-8 in everything it prints from the input (the
 // HTML report shows the same escaped text, escaped again for HTML), and
-// no message repeats a secret: URLs, and URLs inside span names and
+// no message repeats a URL's secrets: URLs, and URLs inside span names and
 // values, are shown sanitized (userinfo REDACTED:REDACTED, query values
-// REDACTED) by the sanitizer the library records them with.
+// REDACTED) by the sanitizer the library records them with. Other text is
+// shown as the input holds it: a token a producer wrote into a value
+// outside a URL (an Authorization value in an error's text) is the
+// producer's leak, which the report repeats.
 //
 // Example, on the contract's fixed read timeline:
 //
