@@ -28,7 +28,8 @@ type Attempt struct {
 	// otherwise is filtered as NewLabels filters).
 	Labels attribute.Set
 	// Decision, ErrorClass and ErrorType label the series as given when
-	// they are in their closed sets, as _OTHER when not.
+	// they are in their closed sets (a status code written without leading
+	// zeros), as _OTHER when not.
 	Decision attrs.Decision
 	// ErrorClass is set when no response arrived; StatusCode otherwise
 	// (when both are set, the status code labels the series).
@@ -49,7 +50,8 @@ type Operation struct {
 	// Labels are extra low-cardinality labels (see Attempt.Labels).
 	Labels attribute.Set
 	// Outcome and ErrorType label the series as given when they are in
-	// their closed sets, as _OTHER when not.
+	// their closed sets (a status code written without leading zeros), as
+	// _OTHER when not.
 	Outcome attrs.Outcome
 	// ErrorType is the error.type of an operation that did not end
 	// return (its last attempt's error class or status code, or its

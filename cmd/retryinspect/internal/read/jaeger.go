@@ -118,6 +118,6 @@ func prefixError(path string, err error) error {
 // resultOffset returns the offset of the value of the top-level key
 // "result" in raw (0 when it cannot tell).
 func resultOffset(raw []byte) int {
-	off, _, _ := member(raw, "result")
+	off, _, _ := decodedMember(raw, "result", false) // the one json.Unmarshal read
 	return off
 }

@@ -135,8 +135,8 @@ func isJaegerV3(raw []byte) bool {
 	if len(raw) == 0 || raw[0] != '{' {
 		return false
 	}
-	_, _, result := member(raw, "result")
-	_, _, failed := member(raw, "error")
+	_, _, result := decodedMember(raw, "result", false) // as json.Unmarshal reads them
+	_, _, failed := decodedMember(raw, "error", false)
 	return result || failed
 }
 
