@@ -26,7 +26,8 @@
 #            install may then build in the background without apt-get
 #   up       start the seven programs, wait until they are ready, write the
 #            env file (scripts/stack.sh env prints its path)
-#   down     stop whatever `up` started (always exits 0; safe in a trap)
+#   down     stop whatever `up` started, and the stacks of checkouts gone since
+#            theirs (a moved one; always exits 0; safe in a trap)
 #   status   show pids and readiness
 #   env      print the path of the env file written by `up`
 #   ports    list every listening address
@@ -535,7 +536,7 @@ stop_orphans() {
 		root=$(cat "$dir/root")
 		[ ! -d "$root" ] || continue
 		log "stopping the stack of $root, which is gone"
-		OTELRETRY_CACHE=$CACHE OTELRETRY_RUN_DIR=$dir OTELRETRY_PROMETHEUS_BIN=$PROMETHEUS_BIN \
+		OTELRETRY_CACHE=$CACHE OTELRETRY_RUN_DIR=$dir OTELRETRY_PROMETHEUS_BIN=$PROMETHEUS_BIN OTELRETRY_ORPHAN_STOP=1 \
 			bash "$dir/watchdog/scripts/stack.sh" down >/dev/null 2>&1 || true
 		rm -rf "$dir"
 	done
@@ -592,7 +593,12 @@ packages)
 	install_prometheus
 	;;
 up) cmd_up ;;
-down) cmd_down ;;
+down)
+	cmd_down
+	# A checkout moved or renamed since its `up` has its stack under its
+	# old path, now gone: stop such stacks too (not from a stop of one).
+	[ -n "${OTELRETRY_ORPHAN_STOP:-}${OTELRETRY_WATCHDOG:-}" ] || stop_orphans
+	;;
 status) cmd_status ;;
 env)
 	[ -f "$ENV_FILE" ] || die "stack is not up"

@@ -10,6 +10,7 @@ import (
 	"go/ast"
 	"go/parser"
 	"go/token"
+	"html"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -21,7 +22,6 @@ import (
 	"github.com/yuin/goldmark"
 	gast "github.com/yuin/goldmark/ast"
 	"github.com/yuin/goldmark/text"
-	"github.com/yuin/goldmark/util"
 	"golang.org/x/mod/semver"
 )
 
@@ -264,7 +264,7 @@ func (p *changelogParser) block(n gast.Node) error {
 // text as read ("### **Removed**" is a Removed subsection).
 func (p *changelogParser) heading(h *gast.Heading) error {
 	if h.Level == 3 {
-		p.inBreaking = isBreakingSubsection(plainText(p.inlineText(h)))
+		p.inBreaking = isBreakingSubsection(p.readText(h))
 		if p.inBreaking && p.section == "Unreleased" && p.c.newest == "" {
 			p.c.breaking = true
 		}
@@ -377,13 +377,22 @@ func (p *changelogParser) start(h *gast.Heading) int {
 	return 0
 }
 
-// plainText is a heading's source text as CommonMark reads it: backslash
-// escapes and character references resolved ("Changed \\(breaking\\)",
-// "&#82;emoved").
-func plainText(source string) string {
-	b := util.UnescapePunctuations([]byte(source))
-	return string(util.ResolveEntityNames(util.ResolveNumericReferences(b)))
+// readText is a heading's text as CommonMark reads it: rendered by
+// goldmark, its tags dropped and its character references resolved, so
+// that escapes and references are read where they count and a code span's
+// text is kept as written ("Changed \\(breaking\\)" and "&#82;emoved" read
+// as Changed (breaking) and Removed; "\\&#82;emoved" and "`&#82;emoved`" as
+// &#82;emoved).
+func (p *changelogParser) readText(h *gast.Heading) string {
+	var b bytes.Buffer
+	if err := goldmark.DefaultRenderer().Render(&b, p.src, h); err != nil {
+		return p.inlineText(h)
+	}
+	return strings.TrimSpace(html.UnescapeString(htmlTag.ReplaceAllString(b.String(), "")))
 }
+
+// htmlTag is a tag of rendered HTML.
+var htmlTag = regexp.MustCompile(`<[^>]*>`)
 
 // headingLine is the line a heading's text is on, as written ("## [0.3.0]
 // - 2026-12-02"; the text's own line for a setext heading).
