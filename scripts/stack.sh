@@ -419,7 +419,7 @@ cmd_up() {
 	mkdir -p "$RUN/logs" "$RUN/prometheus-data" "$RUN/victorialogs-data" "$RUN/watchdog/scripts"
 	# Whose stack this is, and a copy of this script for the watchdog and
 	# stop_orphans to stop it with once the checkout is gone.
-	echo "$ROOT" >"$RUN/root"
+	echo "$ROOT" >"$RUN/root.new" && mv -f "$RUN/root.new" "$RUN/root" # never read half written
 	cp "$ROOT/scripts/stack.sh" "$RUN/watchdog/scripts/stack.sh"
 	sed "s|127.0.0.1:18889|$COLLECTOR_PROM|" "$ROOT/deploy/prometheus/prometheus.yml" >"$RUN/prometheus.yml"
 
@@ -533,7 +533,9 @@ stop_orphans() {
 	for dir in "$CACHE"/run/*/; do
 		dir=${dir%/}
 		[ "$dir" != "$RUN" ] && [ -f "$dir/root" ] || continue
-		root=$(cat "$dir/root")
+		# Unreadable or empty (an `up` writing it, a `down` removing it):
+		# not known to be gone.
+		root=$(cat "$dir/root" 2>/dev/null) && [ -n "$root" ] || continue
 		[ ! -d "$root" ] || continue
 		log "stopping the stack of $root, which is gone"
 		OTELRETRY_CACHE=$CACHE OTELRETRY_RUN_DIR=$dir OTELRETRY_PROMETHEUS_BIN=$PROMETHEUS_BIN OTELRETRY_ORPHAN_STOP=1 \
@@ -597,7 +599,8 @@ down)
 	cmd_down
 	# A checkout moved or renamed since its `up` has its stack under its
 	# old path, now gone: stop such stacks too (not from a stop of one).
-	[ -n "${OTELRETRY_ORPHAN_STOP:-}${OTELRETRY_WATCHDOG:-}" ] || stop_orphans
+	# Errors suspend nothing here: down always exits 0.
+	[ -n "${OTELRETRY_ORPHAN_STOP:-}${OTELRETRY_WATCHDOG:-}" ] || stop_orphans || true
 	;;
 status) cmd_status ;;
 env)
