@@ -37,7 +37,10 @@
 #   OTELRETRY_RUN_DIR    pids, logs, env file, Prometheus data (default
 #                        $OTELRETRY_CACHE/run/ID, one per checkout: another
 #                        checkout's stack is left alone, and its ports are
-#                        reported in use, unless that checkout is gone)
+#                        reported in use, unless that checkout is gone; a
+#                        relative one is inside the checkout, and goes with
+#                        it: removing the checkout then leaves the stack to
+#                        nobody, so stop it first)
 #   OTELRETRY_STACK_TTL  seconds after which a watchdog stops the stack (default
 #                        1800; it runs a copy of this script, so that it still
 #                        can once the checkout was removed)
@@ -420,6 +423,7 @@ cmd_up() {
 	# Whose stack this is, and a copy of this script for the watchdog and
 	# stop_orphans to stop it with once the checkout is gone.
 	echo "$ROOT" >"$RUN/root.new" && mv -f "$RUN/root.new" "$RUN/root" # never read half written
+	echo "$PROMETHEUS_BIN" >"$RUN/prometheus-bin" # what stop_orphans stops it with
 	cp "$ROOT/scripts/stack.sh" "$RUN/watchdog/scripts/stack.sh"
 	sed "s|127.0.0.1:18889|$COLLECTOR_PROM|" "$ROOT/deploy/prometheus/prometheus.yml" >"$RUN/prometheus.yml"
 
@@ -529,7 +533,7 @@ stop() {
 # before its trap, its clone removed), with the copy of this script each
 # keeps: another checkout's live stack is left alone.
 stop_orphans() {
-	local dir root
+	local dir root prom
 	for dir in "$CACHE"/run/*/; do
 		dir=${dir%/}
 		[ "$dir" != "$RUN" ] && [ -f "$dir/root" ] || continue
@@ -538,7 +542,9 @@ stop_orphans() {
 		root=$(cat "$dir/root" 2>/dev/null) && [ -n "$root" ] || continue
 		[ ! -d "$root" ] || continue
 		log "stopping the stack of $root, which is gone"
-		OTELRETRY_CACHE=$CACHE OTELRETRY_RUN_DIR=$dir OTELRETRY_PROMETHEUS_BIN=$PROMETHEUS_BIN OTELRETRY_ORPHAN_STOP=1 \
+		# Its own Prometheus binary, which `alive` knows its process by.
+		prom=$(cat "$dir/prometheus-bin" 2>/dev/null) || prom=$PROMETHEUS_BIN
+		OTELRETRY_CACHE=$CACHE OTELRETRY_RUN_DIR=$dir OTELRETRY_PROMETHEUS_BIN=${prom:-$PROMETHEUS_BIN} OTELRETRY_ORPHAN_STOP=1 \
 			bash "$dir/watchdog/scripts/stack.sh" down >/dev/null 2>&1 || true
 		rm -rf "$dir"
 	done
