@@ -324,7 +324,7 @@ expected_cmd() {
 	case $1 in
 	jaeger) echo "$JAEGER_BIN" ;;
 	collector | agent | sampler-1 | sampler-2) echo "$COLLECTOR_BIN" ;;
-	prometheus) echo "$PROMETHEUS_BIN" ;;
+	prometheus) echo "--config.file=$RUN/prometheus.yml" ;; # its run's, whichever binary runs it
 	victorialogs) echo "$VICTORIALOGS_BIN" ;;
 	watchdog) echo "stack-watchdog" ;;
 	esac
@@ -423,7 +423,6 @@ cmd_up() {
 	# Whose stack this is, and a copy of this script for the watchdog and
 	# stop_orphans to stop it with once the checkout is gone.
 	echo "$ROOT" >"$RUN/root.new" && mv -f "$RUN/root.new" "$RUN/root" # never read half written
-	echo "$PROMETHEUS_BIN" >"$RUN/prometheus-bin" # what stop_orphans stops it with
 	cp "$ROOT/scripts/stack.sh" "$RUN/watchdog/scripts/stack.sh"
 	sed "s|127.0.0.1:18889|$COLLECTOR_PROM|" "$ROOT/deploy/prometheus/prometheus.yml" >"$RUN/prometheus.yml"
 
@@ -533,7 +532,7 @@ stop() {
 # before its trap, its clone removed), with the copy of this script each
 # keeps: another checkout's live stack is left alone.
 stop_orphans() {
-	local dir root prom
+	local dir root script
 	for dir in "$CACHE"/run/*/; do
 		dir=${dir%/}
 		[ "$dir" != "$RUN" ] && [ -f "$dir/root" ] || continue
@@ -541,12 +540,16 @@ stop_orphans() {
 		# not known to be gone.
 		root=$(cat "$dir/root" 2>/dev/null) && [ -n "$root" ] || continue
 		[ ! -d "$root" ] || continue
-		log "stopping the stack of $root, which is gone"
-		# Its own Prometheus binary, which `alive` knows its process by.
-		prom=$(cat "$dir/prometheus-bin" 2>/dev/null) || prom=$PROMETHEUS_BIN
-		OTELRETRY_CACHE=$CACHE OTELRETRY_RUN_DIR=$dir OTELRETRY_PROMETHEUS_BIN=${prom:-$PROMETHEUS_BIN} OTELRETRY_ORPHAN_STOP=1 \
-			bash "$dir/watchdog/scripts/stack.sh" down >/dev/null 2>&1 || true
-		rm -rf "$dir"
+		log "stopping the stack of $root, which is gone" || true
+		# Its own copy of this script, or this one when the copy is gone;
+		# its run directory is kept, with its pid files, unless that stop
+		# succeeded.
+		script=$dir/watchdog/scripts/stack.sh
+		[ -f "$script" ] || script=$ROOT/scripts/stack.sh
+		if OTELRETRY_CACHE=$CACHE OTELRETRY_RUN_DIR=$dir OTELRETRY_ORPHAN_STOP=1 \
+			bash "$script" down >/dev/null 2>&1; then
+			rm -rf "$dir"
+		fi
 	done
 }
 

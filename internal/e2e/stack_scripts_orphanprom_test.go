@@ -25,10 +25,10 @@ func withEnv(env []string, key, value string) []string {
 // checkouts gone since theirs". Checkout A's `up` ran with
 // OTELRETRY_PROMETHEUS_BIN set (a documented override); A was then removed.
 // Checkout B's `down`, run without that override, stops A's orphaned
-// stack through A's copy of the script with A's own Prometheus binary,
-// recorded by its `up` (a reviewer's find: it handed the copy B's, which
-// did not recognise A's Prometheus, dropped its pid file, and A's
-// Prometheus ran on, untracked, holding its port).
+// stack through A's copy of the script, which knows A's Prometheus by its
+// run's config file, whichever binary runs it (a reviewer's find: the copy
+// was handed B's binary, did not recognise A's Prometheus, dropped its pid
+// file, and A's Prometheus ran on, untracked, holding its port).
 func TestStackDownStopsAnOrphanStartedWithAnotherPrometheusBin(t *testing.T) {
 	s := newFakeStack(t, "OTELRETRY_STACK_TTL=120")
 	stub := filepath.Join(s.home, ".cache", "otelretry", "bin", "stub")

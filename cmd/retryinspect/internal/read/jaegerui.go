@@ -230,18 +230,16 @@ func (s *jaegerUISpan) model(processes map[string]jaegerUIProcess) (model.Span, 
 	return span, checkSpan(&span, "startTime", "duration")
 }
 
-// parent is the span's parent: its first CHILD_OF reference, which must
-// be of its trace; "" for none (a FOLLOWS_FROM reference is a link).
+// parent is the span's parent: its first CHILD_OF reference of its own
+// trace; "" for none. The Collector's translator writes the parent first,
+// and a link as a reference too (FOLLOWS_FROM, or CHILD_OF for an
+// OpenTracing child_of link): a CHILD_OF of another trace is such a link.
 func (s *jaegerUISpan) parent(traceID string) (string, error) {
 	for i, ref := range s.References {
-		if ref.RefType != "CHILD_OF" {
+		if t, ok := model.TraceID(ref.TraceID); ref.RefType != "CHILD_OF" || !ok || t != traceID {
 			continue
 		}
-		path := fmt.Sprintf("references[%d]", i)
-		if t, ok := model.TraceID(ref.TraceID); !ok || t != traceID {
-			return "", fieldErrorf(path+".traceID", "a parent of another trace: %q", ref.TraceID)
-		}
-		return parentID(path+".spanID", ref.SpanID)
+		return parentID(fmt.Sprintf("references[%d].spanID", i), ref.SpanID)
 	}
 	return "", nil
 }

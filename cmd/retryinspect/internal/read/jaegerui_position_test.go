@@ -28,7 +28,7 @@ func TestAMalformedSavedJaegerSpanIsReportedWhereItIs(t *testing.T) {
 		{"span id", uiSpan("nothex", "", "", ""), `"nothex"`, false, false},
 		{"duration", strings.Replace(good, `"duration":35`, `"duration":"thirty"`, 1), `"thirty"`, false, false},
 		{"a tag", uiSpan("01", "", `{"key":"a","type":"string","value":"x"},{"key":"b","type":"int64","value":"two"}`, ""), `"two"`, true, false},
-		{"a reference's trace", uiSpan("01", `{"refType":"CHILD_OF","traceID":"ff","spanID":"02"}`, "", ""), `"ff"`, false, false},
+		{"a parent's span id", uiSpan("01", `{"refType":"CHILD_OF","traceID":"4c895c31b8f60720fbf0d5070813d45b","spanID":"nothexid"}`, "", ""), `"nothexid"`, false, false},
 		{"a log's time", uiSpan("01", "", "", `{"timestamp":-1,"fields":[]}`), `-1`, false, false},
 		{"a lone trace's span", uiSpan("nothex", "", "", ""), `"nothex"`, false, true},
 	} {
