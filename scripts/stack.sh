@@ -59,7 +59,15 @@ ROOT=$(pwd -P) # one checkout, one run directory, by whatever path it is reached
 
 # Absolute, relative ones read from the checkout: the watchdog and
 # stop_orphans run a copy of this script from the run directory.
-absolute() { case $1 in /*) echo "$1" ;; *) echo "$ROOT/$1" ;; esac; }
+# One spelling of each (no "//", no trailing "/"): the programs are known by
+# the paths in their command lines.
+absolute() {
+	local p
+	case $1 in /*) p=$1 ;; *) p=$ROOT/$1 ;; esac
+	while [[ $p == *//* ]]; do p=${p//\/\//\/}; done
+	[ "$p" = / ] || p=${p%/}
+	echo "$p"
+}
 CACHE=$(absolute "${OTELRETRY_CACHE:-$HOME/.cache/otelretry}")
 RUN=$(absolute "${OTELRETRY_RUN_DIR:-$CACHE/run/$(printf '%s' "$ROOT" | sha256sum | cut -c1-16)}")
 BIN=$CACHE/bin
@@ -305,7 +313,7 @@ pid_of() { cat "$RUN/$1.pid" 2>/dev/null || true; }
 alive() {
 	local pid
 	pid=$(pid_of "$1")
-	[ -n "$pid" ] && [ -r "/proc/$pid/cmdline" ] && grep -qa -- "$(expected_cmd "$1")" "/proc/$pid/cmdline"
+	[ -n "$pid" ] && [ -r "/proc/$pid/cmdline" ] && grep -qaF -- "$(expected_cmd "$1")" "/proc/$pid/cmdline"
 }
 
 # starting NAME: the recorded pid is the program, or still the shell that
@@ -532,7 +540,7 @@ stop() {
 # before its trap, its clone removed), with the copy of this script each
 # keeps: another checkout's live stack is left alone.
 stop_orphans() {
-	local dir root script
+	local dir root script pids pid
 	for dir in "$CACHE"/run/*/; do
 		dir=${dir%/}
 		[ "$dir" != "$RUN" ] && [ -f "$dir/root" ] || continue
@@ -546,10 +554,19 @@ stop_orphans() {
 		# succeeded.
 		script=$dir/watchdog/scripts/stack.sh
 		[ -f "$script" ] || script=$ROOT/scripts/stack.sh
-		if OTELRETRY_CACHE=$CACHE OTELRETRY_RUN_DIR=$dir OTELRETRY_ORPHAN_STOP=1 \
-			bash "$script" down >/dev/null 2>&1; then
-			rm -rf "$dir"
-		fi
+		pids=$(cat "$dir"/*.pid 2>/dev/null) || true
+		OTELRETRY_CACHE=$CACHE OTELRETRY_RUN_DIR=$dir OTELRETRY_ORPHAN_STOP=1 \
+			bash "$script" down >/dev/null 2>&1 || true
+		# Stopped when none of its programs runs on: a pid that lives with
+		# its run directory or its checkout in its command line.
+		for pid in $pids; do
+			[ -r "/proc/$pid/cmdline" ] || continue
+			if grep -qaF -e "$dir" -e "$root" "/proc/$pid/cmdline"; then
+				log "the stack of $root still runs (pid $pid): its run directory $dir is kept" || true
+				continue 2
+			fi
+		done
+		rm -rf "$dir"
 	done
 }
 
