@@ -31,26 +31,44 @@ func withEnv(env []string, key, value string) []string {
 // file, and A's Prometheus ran on, untracked, holding its port).
 func TestStackDownStopsAnOrphanStartedWithAnotherPrometheusBin(t *testing.T) {
 	s := newFakeStack(t, "OTELRETRY_STACK_TTL=120")
-	stub := filepath.Join(s.home, ".cache", "otelretry", "bin", "stub")
+	alt := altPrometheusBin(t, s)
+	runA, pidsA := orphanDownFromAnotherClone(t, s, &fakeStack{home: s.home, env: withEnv(s.env, "OTELRETRY_PROMETHEUS_BIN", alt)}, nil)
+	if alive := aliveOnes(pidsA); len(alive) > 0 {
+		_, statErr := os.Stat(runA)
+		t.Errorf("clone B's down with clone A gone (A's up ran with OTELRETRY_PROMETHEUS_BIN=%s): A's stack left running %v; A's run directory: %v", alt, alive, statErr)
+	}
+}
+
+// altPrometheusBin is another path to the fake stack's stub, for an `up`
+// run with OTELRETRY_PROMETHEUS_BIN.
+func altPrometheusBin(t *testing.T, s *fakeStack) string {
+	t.Helper()
 	alt := filepath.Join(s.home, "opt", "prom")
 	if err := os.MkdirAll(filepath.Dir(alt), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.Symlink(stub, alt); err != nil {
+	if err := os.Symlink(filepath.Join(s.home, ".cache", "otelretry", "bin", "stub"), alt); err != nil {
 		t.Fatal(err)
 	}
+	return alt
+}
+
+// orphanDownFromAnotherClone brings up checkout A through upA, calls
+// prepare with A's run directory (when not nil), removes A, and runs
+// checkout B's `down` through s; it returns A's run directory and pids.
+func orphanDownFromAnotherClone(t *testing.T, s, upA *fakeStack, prepare func(runA string)) (string, map[string]int) {
+	t.Helper()
 	a, b := stackCheckout(t), stackCheckout(t)
-	sa := &fakeStack{home: s.home, env: withEnv(s.env, "OTELRETRY_PROMETHEUS_BIN", alt)}
-	pidsA := sa.up(t, a)
+	pidsA := upA.up(t, a)
+	runA := s.run(a)
+	if prepare != nil {
+		prepare(runA)
+	}
 	if err := os.RemoveAll(filepath.Dir(a)); err != nil {
 		t.Fatal(err)
 	}
-	out, err := s.stack(t, b, "down")
-	if err != nil {
+	if out, err := s.stack(t, b, "down"); err != nil {
 		t.Fatalf("clone B down: %v\n%s", err, out)
 	}
-	if alive := aliveOnes(pidsA); len(alive) > 0 {
-		_, statErr := os.Stat(s.run(a))
-		t.Errorf("clone B's down with clone A gone (A's up ran with OTELRETRY_PROMETHEUS_BIN=%s): A's stack left running %v; A's run directory: %v", alt, alive, statErr)
-	}
+	return runA, pidsA
 }

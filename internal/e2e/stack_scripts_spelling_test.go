@@ -37,18 +37,10 @@ func TestStackDownStopsPrometheusOfARunDirWithBrackets(t *testing.T) {
 // taken for a stop that succeeded, the programs running on untracked).
 func TestStackDownStopsAnOrphanWhoseCacheWasSpelledDifferently(t *testing.T) {
 	s := newFakeStack(t, "OTELRETRY_STACK_TTL=120")
-	a, b := stackCheckout(t), stackCheckout(t)
-	sa := &fakeStack{home: s.home, env: withEnv(s.env, "OTELRETRY_CACHE", filepath.Join(s.home, ".cache", "otelretry")+"/")}
-	pidsA := sa.up(t, a)
-	if err := os.RemoveAll(filepath.Dir(a)); err != nil {
-		t.Fatal(err)
-	}
-	out, err := s.stack(t, b, "down")
-	if err != nil {
-		t.Fatalf("clone B down: %v\n%s", err, out)
-	}
+	upA := &fakeStack{home: s.home, env: withEnv(s.env, "OTELRETRY_CACHE", filepath.Join(s.home, ".cache", "otelretry")+"/")}
+	runA, pidsA := orphanDownFromAnotherClone(t, s, upA, nil)
 	if alive := aliveOnes(pidsA); len(alive) > 0 {
-		_, statErr := os.Stat(s.run(a))
+		_, statErr := os.Stat(runA)
 		t.Errorf("clone B's down, clone A gone (its up ran with OTELRETRY_CACHE ending in /): A's stack left running %v; A's run directory: %v", alive, statErr)
 	}
 }
