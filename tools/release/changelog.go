@@ -423,11 +423,11 @@ func nextVersion(baseline string, c changelog) (next, why string, err error) {
 	major, minor, patch := parts(baseline)
 	switch {
 	case !c.breaking:
-		return fmt.Sprintf("%d.%d.%d", major, minor, patch+1), "[Unreleased] has no breaking subsection", nil
-	case major == 0:
-		return fmt.Sprintf("0.%d.0", minor+1), "[Unreleased] has a breaking subsection", nil
+		return major + "." + minor + "." + plusOne(patch), "[Unreleased] has no breaking subsection", nil
+	case major == "0":
+		return "0." + plusOne(minor) + ".0", "[Unreleased] has a breaking subsection", nil
 	default:
-		return fmt.Sprintf("%d.0.0", major+1), "[Unreleased] has a breaking subsection", nil
+		return plusOne(major) + ".0.0", "[Unreleased] has a breaking subsection", nil
 	}
 }
 
@@ -435,24 +435,35 @@ func nextVersion(baseline string, c changelog) (next, why string, err error) {
 // may break the API: a new minor version before 1.0, a new major one from
 // 1.0 on.
 func breakingAllowed(from, to string) bool {
-	fMajor, fMinor, _ := parts(from)
-	tMajor, tMinor, _ := parts(to)
-	if fMajor == 0 {
-		return tMajor > 0 || tMinor > fMinor
+	if semver.Major("v"+from) == "v0" {
+		return semver.Compare(semver.MajorMinor("v"+to), semver.MajorMinor("v"+from)) > 0
 	}
-	return tMajor > fMajor
+	return semver.Compare(semver.Major("v"+to), semver.Major("v"+from)) > 0
 }
 
-// parts splits a release version X.Y.Z (checked by isRelease).
-func parts(v string) (major, minor, patch int) {
+// parts splits a release version X.Y.Z (checked by isRelease) into its
+// numbers, kept as decimal text: semver bounds none of them, and neither
+// does this tool.
+func parts(v string) (major, minor, patch string) {
 	f := strings.SplitN(v, ".", 3)
 	if len(f) != 3 {
-		return 0, 0, 0
+		return "0", "0", "0"
 	}
-	major, _ = strconv.Atoi(f[0])
-	minor, _ = strconv.Atoi(f[1])
-	patch, _ = strconv.Atoi(f[2])
-	return major, minor, patch
+	return f[0], f[1], f[2]
+}
+
+// plusOne returns the decimal number n (digits only, as isRelease
+// checked) plus one, however many digits it has.
+func plusOne(n string) string {
+	d := []byte(n)
+	for i := len(d) - 1; i >= 0; i-- {
+		if d[i] < '9' {
+			d[i]++
+			return string(d)
+		}
+		d[i] = '0'
+	}
+	return "1" + string(d)
 }
 
 // libraryVersion returns the value of otelretry.Version, read from the

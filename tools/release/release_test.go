@@ -40,6 +40,15 @@ func TestNextVersion(t *testing.T) {
 		{"after 1.0, a breaking subsection", "1.4.2", "## [Unreleased]\n\n### Changed (breaking)\n\n## [1.4.2] - 2027-01-01\n", "2.0.0", true},
 		{"after 1.0, a new minor", "1.4.2", "## [1.5.0] - 2027-02-01\n\n## [1.4.2] - 2027-01-01\n", "1.5.0", false},
 		{"1.0.0", "0.9.0", "## [1.0.0] - 2027-02-01\n\n## [0.9.0] - 2027-01-01\n", "1.0.0", true},
+		// Numbers past int64 (semver bounds none; a reviewer's find).
+		{"a major past int64", "9223372036854775807.0.0",
+			"## [Unreleased]\n\n### Removed\n\n## [9223372036854775807.0.0] - 2027-01-01\n", "9223372036854775808.0.0", true},
+		{"a minor past int64", "0.9223372036854775807.1",
+			"## [Unreleased]\n\n### Removed\n\n## [0.9223372036854775807.1] - 2027-01-01\n", "0.9223372036854775808.0", true},
+		{"a patch of many nines", "1.2.99999999999999999999",
+			"## [Unreleased]\n\n### Added\n\n## [1.2.99999999999999999999] - 2027-01-01\n", "1.2.100000000000000000000", false},
+		{"a new minor past int64", "1.9223372036854775807.0",
+			"## [1.9223372036854775808.0] - 2027-02-01\n\n## [1.9223372036854775807.0] - 2027-01-01\n", "1.9223372036854775808.0", false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c, err := parseChangelog(bufio.NewScanner(strings.NewReader(intro + tc.changelog)))
