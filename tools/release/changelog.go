@@ -388,11 +388,17 @@ func (p *changelogParser) readText(h *gast.Heading) string {
 	if err := goldmark.DefaultRenderer().Render(&b, p.src, h); err != nil {
 		return p.inlineText(h)
 	}
-	return strings.TrimSpace(html.UnescapeString(htmlTag.ReplaceAllString(b.String(), "")))
+	text := imageTag.ReplaceAllString(b.String(), "$1")
+	return strings.TrimSpace(html.UnescapeString(htmlTag.ReplaceAllString(text, "")))
 }
 
-// htmlTag is a tag of rendered HTML.
-var htmlTag = regexp.MustCompile(`<[^>]*>`)
+var (
+	// imageTag is a rendered image, read as its alt text: CommonMark's
+	// plain text of an image ("### ![Removed](x.png)" reads as Removed).
+	imageTag = regexp.MustCompile(`<img [^>]*\balt="([^"]*)"[^>]*>`)
+	// htmlTag is a tag of rendered HTML.
+	htmlTag = regexp.MustCompile(`<[^>]*>`)
+)
 
 // headingLine is the line a heading's text is on, as written ("## [0.3.0]
 // - 2026-12-02"; the text's own line for a setext heading).

@@ -31,3 +31,26 @@ func TestAnEscapedReferenceOrACodeSpanIsReadAsWritten(t *testing.T) {
 		}
 	}
 }
+
+// An image in a subsection's heading reads as its alt text, CommonMark's
+// plain text of an image: "### ![Removed](x.png)" is a "Removed"
+// subsection (a reviewer's find: it read as an empty title, and a
+// breaking [Unreleased] as a compatible one).
+func TestAnImageInAHeadingIsReadAsItsAltText(t *testing.T) {
+	for h, breaking := range map[string]bool{
+		"### ![Removed](x.png)":                      true,
+		"### ![Changed](a.png) (breaking)":           true,
+		"### ![Changed \\(breaking\\)](a.png \"t\")": true,
+		"### ![Added](x.png)":                        false,
+		"### ![](x.png)":                             false,
+	} {
+		text := intro + "## [Unreleased]\n\n" + h + "\n\n- x\n\n## [0.3.0] - 2026-12-02\n"
+		c, err := parseChangelog(bufio.NewScanner(strings.NewReader(text)))
+		if err != nil {
+			t.Fatalf("%q: %v", h, err)
+		}
+		if c.breaking != breaking {
+			t.Errorf("[Unreleased] with %q: breaking %v, want %v", h, c.breaking, breaking)
+		}
+	}
+}
