@@ -13,6 +13,7 @@ import (
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/log/global"
+	lognoop "go.opentelemetry.io/otel/log/noop"
 	sdklog "go.opentelemetry.io/otel/sdk/log"
 
 	"github.com/otelretry/otelretry-go/otelretry"
@@ -46,6 +47,10 @@ func ExampleWithLoggerProvider() {
 	provider := sdklog.NewLoggerProvider(sdklog.WithProcessor(printer{}))
 	defer provider.Shutdown(context.Background())
 	global.SetLoggerProvider(provider) // at start-up, next to the tracer and meter providers
+	// An example shares its process with others: at its end the global
+	// provider logs nothing again, as before it (a program sets it once
+	// and keeps it).
+	defer global.SetLoggerProvider(lognoop.NewLoggerProvider())
 
 	var calls atomic.Int32
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
