@@ -229,24 +229,26 @@ func decodeAlone(level int, obj []byte) error {
 // down to the field of a span; it returns the error at that position. An
 // error it cannot narrow down is returned at the start of raw.
 func locatePdataError(raw []byte, err error) error {
-	if off, value, ok := member(raw, otlpLevels[0].array); ok {
-		if found := locateIn(0, value, off, otlpLevels[0].array); found != nil {
-			return found
-		}
+	if found := locateIn(0, raw, 0, ""); found != nil {
+		return found
 	}
 	return &offsetError{off: 0, err: pdataMessage(err)}
 }
 
-// locateIn looks for the failing object of the array value of level
-// (found at offset base) and, in it, the failing field.
-func locateIn(level int, value []byte, base int, path string) error {
+// locateIn looks, in the object obj found at offset base, for the failing
+// object of level's array and, in it, the failing field.
+func locateIn(level int, obj []byte, base int, path string) error {
 	var found error
-	walkElements(value, func(i, off int, elem []byte) bool {
+	array := otlpLevels[level].array
+	eachElement(obj, array, func(i, off int, elem []byte) bool {
 		err := decodeAlone(level, elem)
 		if err == nil {
 			return true
 		}
-		at := fmt.Sprintf("%s[%d]", path, i)
+		at := fmt.Sprintf("%s[%d]", array, i)
+		if path != "" {
+			at = path + "." + at
+		}
 		found = &offsetError{off: base + off, err: &fieldError{path: at, err: pdataMessage(err)}}
 		walkFields(elem, func(key string, foff int, v []byte) bool {
 			ferr := decodeAlone(level, fieldObject(key, v))
@@ -254,7 +256,7 @@ func locateIn(level int, value []byte, base int, path string) error {
 				return true
 			}
 			if level+1 < len(otlpLevels) && key == otlpLevels[level+1].array {
-				if deeper := locateIn(level+1, v, base+off+foff, at+"."+key); deeper != nil {
+				if deeper := locateIn(level+1, elem, base+off, at); deeper != nil {
 					found = deeper
 					return false
 				}
@@ -283,18 +285,38 @@ func locate(raw []byte, arrays [3]string, at [3]int, path string, err error) err
 	found := &offsetError{off: 0, err: &fieldError{path: path, err: err}}
 	value, base := raw, 0
 	for level, array := range arrays {
-		off, arr, ok := member(value, array)
+		ok := false
+		eachElement(value, array, func(i, off int, elem []byte) bool {
+			if i == at[level] {
+				value, base, ok = elem, base+off, true
+			}
+			return !ok
+		})
 		if !ok {
 			return found
 		}
-		eoff, elem, ok := element(arr, at[level])
-		if !ok {
-			return found
-		}
-		value, base = elem, base+off+eoff
 	}
 	found.off = base
 	return found
+}
+
+// eachElement calls visit with the index, byte offset and text of every
+// element of the arrays under key in the JSON object obj, until visit
+// returns false. A key given twice is read as pdata reads it: the second
+// array's elements follow the first's, their indexes going on.
+func eachElement(obj []byte, key string, visit func(i, off int, elem []byte) bool) {
+	n, more := 0, true
+	walkFields(obj, func(k string, off int, arr []byte) bool {
+		if k != key {
+			return true
+		}
+		walkElements(arr, func(_, eoff int, elem []byte) bool {
+			more = visit(n, off+eoff, elem)
+			n++
+			return more
+		})
+		return more
+	})
 }
 
 func spanPath(at [3]int) string {
