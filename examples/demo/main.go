@@ -117,16 +117,7 @@ func run(ctx context.Context, o options, stdout io.Writer) error {
 	// operation id names one operation.
 	pl := &player{env: env, tel: tel, flaky: flaky, base: base, logger: logger, runTag: fmt.Sprintf("%08x", rand.Uint32())}
 	runs := map[string]runResult{}
-	start := time.Now()
-	played := 0 // the sets that made at least one operation
-	for rep := 1; rep <= o.repeat && ctx.Err() == nil; rep++ {
-		if rep > 1 && waitForSet(ctx, start.Add(time.Duration(rep-1)*o.every)) != nil {
-			break
-		}
-		if pl.playSet(ctx, rep, runs) > 0 {
-			played = rep
-		}
-	}
+	played := pl.playSets(ctx, o, runs)
 	interrupted := ctx.Err() != nil
 	if interrupted {
 		if o.every == 0 {
@@ -136,9 +127,35 @@ func run(ctx context.Context, o options, stdout io.Writer) error {
 		// it played are reported and their telemetry flushed.
 		ctx = context.WithoutCancel(ctx)
 	}
+	return report(ctx, o, stdout, tel, ln.Addr(), flaky.propagationSeen(), runs, setsPlayed{played, o.repeat, interrupted})
+}
 
-	// The report first: it is read from the in-memory recorder and reader,
-	// not from the exporters, which are flushed after it.
+// setsPlayed is how far a run went: the sets that made at least one
+// operation, of those asked for, and whether an interrupt stopped it.
+type setsPlayed struct {
+	played, asked int
+	interrupted   bool
+}
+
+// playSets plays the run's scenario sets, -every apart, until they are
+// all played or ctx ends; it returns the last set that made an operation.
+func (pl *player) playSets(ctx context.Context, o options, runs map[string]runResult) (played int) {
+	start := time.Now()
+	for rep := 1; rep <= o.repeat && ctx.Err() == nil; rep++ {
+		if rep > 1 && waitForSet(ctx, start.Add(time.Duration(rep-1)*o.every)) != nil {
+			break
+		}
+		if pl.playSet(ctx, rep, runs) > 0 {
+			played = rep
+		}
+	}
+	return played
+}
+
+// report prints the run's tables and telemetry, writes its HTML report
+// and summary, and flushes its exporters. The report comes first: it is
+// read from the in-memory recorder and reader, not from the exporters.
+func report(ctx context.Context, o options, stdout io.Writer, tel *telemetry, addr net.Addr, propagation []string, runs map[string]runResult, sets setsPlayed) error {
 	s, err := summarize(ctx, tel, readOperations(tel.spans.Ended(), runs))
 	if err != nil {
 		return err
@@ -149,12 +166,12 @@ func run(ctx context.Context, o options, stdout io.Writer) error {
 			return err
 		}
 	}
-	s.Propagation = flaky.propagationSeen()
-	s.Sets, s.Repeat, s.Interrupted = played, o.repeat, interrupted
+	s.Propagation = propagation
+	s.Sets, s.Repeat, s.Interrupted = sets.played, sets.asked, sets.interrupted
 	fmt.Fprintf(stdout, "=== otelretry demo: %d operations against a flaky server on %s; attempt events read back from the spans ===\n",
-		len(s.Operations), ln.Addr())
-	if interrupted {
-		fmt.Fprintf(stdout, "interrupted: %d of %d scenario sets played (an operation the interrupt cut ended canceled)\n", played, o.repeat)
+		len(s.Operations), addr)
+	if sets.interrupted {
+		fmt.Fprintf(stdout, "interrupted: %d of %d scenario sets played (an operation the interrupt cut ended canceled)\n", sets.played, sets.asked)
 	}
 	if err := printTables(stdout, s, rep); err != nil {
 		return err

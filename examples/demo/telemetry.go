@@ -175,15 +175,8 @@ func newTelemetry(ctx context.Context, tracesPath string, stdout io.Writer) (*te
 	t.prop = autoprop.NewTextMapPropagator()
 	otel.SetTextMapPropagator(t.prop)
 
-	// service.instance.id keeps the cumulative series of short-lived runs
-	// apart; OTEL_SERVICE_NAME and OTEL_RESOURCE_ATTRIBUTES override both.
-	res, err := resource.New(ctx,
-		resource.WithAttributes(
-			attribute.String("service.name", "otelretry-demo"),
-			attribute.String("service.instance.id", otelretry.NewOperationID()[3:]),
-		),
-		resource.WithFromEnv(), resource.WithTelemetrySDK())
-	if err != nil && !errors.Is(err, resource.ErrPartialResource) {
+	res, serverRes, err := resources(ctx)
+	if err != nil {
 		return nil, err
 	}
 	if v, ok := res.Set().Value("service.name"); ok {
@@ -208,14 +201,8 @@ func newTelemetry(ctx context.Context, tracesPath string, stdout io.Writer) (*te
 	default:
 		processors = append(processors, sdktrace.NewBatchSpanProcessor(se))
 	}
-	// The server is another service: its spans carry a resource of their
-	// own (OTEL_SERVICE_NAME names the demo's client, not it), and go to
-	// the same processors, so that one trace file holds both sides.
-	serverRes, err := resource.New(ctx,
-		resource.WithAttributes(attribute.String("service.name", serverService)), resource.WithTelemetrySDK())
-	if err != nil && !errors.Is(err, resource.ErrPartialResource) {
-		return nil, err
-	}
+	// The server's spans go to the same processors, so that one trace
+	// file holds both sides.
 	traceOpts := []sdktrace.TracerProviderOption{sdktrace.WithResource(res)}
 	serverOpts := []sdktrace.TracerProviderOption{sdktrace.WithResource(serverRes)}
 	for _, p := range processors {
@@ -223,22 +210,9 @@ func newTelemetry(ctx context.Context, tracesPath string, stdout io.Writer) (*te
 		serverOpts = append(serverOpts, sdktrace.WithSpanProcessor(p))
 	}
 
-	meterOpts := []sdkmetric.Option{sdkmetric.WithResource(res), sdkmetric.WithReader(t.reader)}
-	if os.Getenv(envExemplarFilter) == "" {
-		// The SDK's default, stated: exemplars carry the trace and span id
-		// of sampled spans, so a dashboard can link a point to its trace.
-		meterOpts = append(meterOpts, sdkmetric.WithExemplarFilter(exemplar.TraceBasedFilter))
-	}
-	t.metrics = exportTarget{Exporter: exporterNone}
-	if os.Getenv(envMetricsExporter) != "" || otlpEndpoint("METRICS") != "" {
-		r, err := autoexport.NewMetricReader(ctx)
-		if err != nil {
-			return nil, fmt.Errorf("metric exporter (%s): %w", envMetricsExporter, err)
-		}
-		t.metrics = describe(envMetricsExporter, "METRICS")
-		if !autoexport.IsNoneMetricReader(r) {
-			meterOpts = append(meterOpts, sdkmetric.WithReader(r))
-		}
+	meterOpts, err := t.meterOptions(ctx, res)
+	if err != nil {
+		return nil, err
 	}
 	if err := t.logProvider(ctx, res); err != nil {
 		return nil, err
@@ -252,6 +226,54 @@ func newTelemetry(ctx context.Context, tracesPath string, stdout io.Writer) (*te
 	t.mp = sdkmetric.NewMeterProvider(meterOpts...)
 	built = true
 	return t, nil
+}
+
+// resources are the demo client's resource and its server's. The client's
+// service.instance.id keeps the cumulative series of short-lived runs
+// apart; OTEL_SERVICE_NAME and OTEL_RESOURCE_ATTRIBUTES override both. The
+// server is another service: its resource is its own (OTEL_SERVICE_NAME
+// names the demo's client, not it).
+func resources(ctx context.Context) (client, server *resource.Resource, err error) {
+	client, err = resource.New(ctx,
+		resource.WithAttributes(
+			attribute.String("service.name", "otelretry-demo"),
+			attribute.String("service.instance.id", otelretry.NewOperationID()[3:]),
+		),
+		resource.WithFromEnv(), resource.WithTelemetrySDK())
+	if err != nil && !errors.Is(err, resource.ErrPartialResource) {
+		return nil, nil, err
+	}
+	server, err = resource.New(ctx,
+		resource.WithAttributes(attribute.String("service.name", serverService)), resource.WithTelemetrySDK())
+	if err != nil && !errors.Is(err, resource.ErrPartialResource) {
+		return nil, nil, err
+	}
+	return client, server, nil
+}
+
+// meterOptions are the meter provider's options: the report's reader,
+// and OTEL_METRICS_EXPORTER's reader when it or an OTLP endpoint is set
+// (t.metrics says which).
+func (t *telemetry) meterOptions(ctx context.Context, res *resource.Resource) ([]sdkmetric.Option, error) {
+	opts := []sdkmetric.Option{sdkmetric.WithResource(res), sdkmetric.WithReader(t.reader)}
+	if os.Getenv(envExemplarFilter) == "" {
+		// The SDK's default, stated: exemplars carry the trace and span id
+		// of sampled spans, so a dashboard can link a point to its trace.
+		opts = append(opts, sdkmetric.WithExemplarFilter(exemplar.TraceBasedFilter))
+	}
+	t.metrics = exportTarget{Exporter: exporterNone}
+	if os.Getenv(envMetricsExporter) == "" && otlpEndpoint("METRICS") == "" {
+		return opts, nil
+	}
+	r, err := autoexport.NewMetricReader(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("metric exporter (%s): %w", envMetricsExporter, err)
+	}
+	t.metrics = describe(envMetricsExporter, "METRICS")
+	if !autoexport.IsNoneMetricReader(r) {
+		opts = append(opts, sdkmetric.WithReader(r))
+	}
+	return opts, nil
 }
 
 // chosenSampler is OTEL_TRACES_SAMPLER when it is one that may drop spans,
