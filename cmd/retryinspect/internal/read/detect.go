@@ -39,7 +39,8 @@ var errUnknownFormat = errors.New("neither stdouttrace JSON (no SpanContext), OT
 // File reads one input file of format, at most limit bytes
 // (DefaultMaxBytes when limit is 0). With FormatAuto it tells the format
 // from the first JSON value: an object with resourceSpans or resourceLogs
-// is OTLP, an object with SpanContext (or an array) is stdouttrace, an
+// (or their proto field names, resource_spans and resource_logs, which
+// pdata reads too) is OTLP, an object with SpanContext (or an array) is stdouttrace, an
 // object with data, errors, traceID, spans, result or error of their
 // types is a saved Jaeger answer. It
 // returns the format it read, FormatAuto for an input without any value.
@@ -99,7 +100,7 @@ func detect(data []byte) (Format, int) {
 			return FormatAuto, off
 		}
 		switch key {
-		case "resourceSpans", "resourceLogs":
+		case "resourceSpans", "resourceLogs", "resource_spans", "resource_logs":
 			return FormatOTLP, off
 		case "SpanContext":
 			return FormatStdouttrace, off

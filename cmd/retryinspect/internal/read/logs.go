@@ -187,16 +187,13 @@ func fromPlog(lr plog.LogRecord) (model.Span, error) {
 }
 
 // The nesting of OTLP JSON down to a log record.
-var otlpLogLevels = [...]string{"resourceLogs", "scopeLogs", "logRecords"}
+var otlpLogLevels = [...]otlpKey{resourceLogsKey, {"scopeLogs", "scope_logs"}, {"logRecords", "log_records"}}
+
+// resourceLogsKey is an OTLP logs request's top-level key.
+var resourceLogsKey = otlpKey{"resourceLogs", "resource_logs"}
 
 // locateRecord returns err at the position of the record at index at.
 func locateRecord(raw []byte, at [3]int, err error) error {
 	path := "resourceLogs[" + strconv.Itoa(at[0]) + "].scopeLogs[" + strconv.Itoa(at[1]) + "].logRecords[" + strconv.Itoa(at[2]) + "]"
 	return locate(raw, otlpLogLevels, at, path, err)
-}
-
-// otlpKinds says which of the two OTLP JSON documents a value is.
-type otlpKinds struct {
-	ResourceSpans json.RawMessage `json:"resourceSpans"`
-	ResourceLogs  json.RawMessage `json:"resourceLogs"`
 }

@@ -42,8 +42,7 @@ func OTLP(r io.Reader, name string, limit int64) ([]model.Span, error) {
 	err = decodeValues(data, name, func(raw json.RawMessage) error {
 		more, err := appendOTLP(spans, raw, "")
 		if errors.Is(err, errNoResourceSpans) {
-			var probe otlpKinds
-			if json.Unmarshal(raw, &probe) != nil || probe.ResourceLogs == nil {
+			if !resourceLogsKey.in(raw) {
 				return errNoOTLP
 			}
 			if sawSpans {
@@ -88,10 +87,7 @@ func appendOTLP(spans []model.Span, raw []byte, drop string) ([]model.Span, erro
 		return spans, locatePdataError(raw, err)
 	}
 	if td.ResourceSpans().Len() == 0 {
-		var probe struct {
-			ResourceSpans json.RawMessage `json:"resourceSpans"`
-		}
-		if json.Unmarshal(raw, &probe) == nil && probe.ResourceSpans == nil {
+		if !otlpLevels[0].key.in(raw) {
 			return spans, errNoResourceSpans
 		}
 	}
@@ -206,12 +202,31 @@ func pdataMessage(err error) error {
 // The nesting of OTLP JSON down to a span, and how to decode a piece of
 // each level alone: pdata must see a whole TracesData.
 var otlpLevels = []struct {
-	array        string // the array holding this level's objects
-	before, tail string // wraps one object of the level into a TracesData
+	key          otlpKey // the array holding this level's objects
+	before, tail string  // wraps one object of the level into a TracesData
 }{
-	{"resourceSpans", `{"resourceSpans":[`, `]}`},
-	{"scopeSpans", `{"resourceSpans":[{"scopeSpans":[`, `]}]}`},
-	{"spans", `{"resourceSpans":[{"scopeSpans":[{"spans":[`, `]}]}]}`},
+	{otlpKey{"resourceSpans", "resource_spans"}, `{"resourceSpans":[`, `]}`},
+	{otlpKey{"scopeSpans", "scope_spans"}, `{"resourceSpans":[{"scopeSpans":[`, `]}]}`},
+	{otlpKey{"spans", "spans"}, `{"resourceSpans":[{"scopeSpans":[{"spans":[`, `]}]}]}`},
+}
+
+// otlpKey is a key of OTLP JSON's nesting as pdata reads it: by its JSON
+// name or its proto field name (resourceSpans or resource_spans), spelled
+// exactly; both in one object are one array, the second's elements after
+// the first's.
+type otlpKey struct{ json, proto string }
+
+// is reports whether k is spelled s.
+func (k otlpKey) is(s string) bool { return s == k.json || s == k.proto }
+
+// in reports whether the JSON object obj has k.
+func (k otlpKey) in(obj []byte) bool {
+	found := false
+	walkFields(obj, func(s string, _ int, _ []byte) bool {
+		found = k.is(s)
+		return !found
+	})
+	return found
 }
 
 // decodeAlone decodes obj, one object of the given level, as the only
@@ -239,13 +254,13 @@ func locatePdataError(raw []byte, err error) error {
 // object of level's array and, in it, the failing field.
 func locateIn(level int, obj []byte, base int, path string) error {
 	var found error
-	array := otlpLevels[level].array
+	array := otlpLevels[level].key
 	eachElement(obj, array, func(i, off int, elem []byte) bool {
 		err := decodeAlone(level, elem)
 		if err == nil {
 			return true
 		}
-		at := fmt.Sprintf("%s[%d]", array, i)
+		at := fmt.Sprintf("%s[%d]", array.json, i)
 		if path != "" {
 			at = path + "." + at
 		}
@@ -255,7 +270,7 @@ func locateIn(level int, obj []byte, base int, path string) error {
 			if ferr == nil {
 				return true
 			}
-			if level+1 < len(otlpLevels) && key == otlpLevels[level+1].array {
+			if level+1 < len(otlpLevels) && otlpLevels[level+1].key.is(key) {
 				if deeper := locateIn(level+1, elem, base+off, at); deeper != nil {
 					found = deeper
 					return false
@@ -271,22 +286,22 @@ func locateIn(level int, obj []byte, base int, path string) error {
 
 // locateSpan returns err at the position of the span at index at.
 func locateSpan(raw []byte, at [3]int, err error) error {
-	var arrays [3]string
+	var keys [3]otlpKey
 	for i, l := range otlpLevels {
-		arrays[i] = l.array
+		keys[i] = l.key
 	}
-	return locate(raw, arrays, at, spanPath(at), err)
+	return locate(raw, keys, at, spanPath(at), err)
 }
 
 // locate returns err, named by path, at the position in raw of the object
 // at index at of the nested arrays (an OTLP document's three levels), or
 // at the start when raw does not hold it.
-func locate(raw []byte, arrays [3]string, at [3]int, path string, err error) error {
+func locate(raw []byte, keys [3]otlpKey, at [3]int, path string, err error) error {
 	found := &offsetError{off: 0, err: &fieldError{path: path, err: err}}
 	value, base := raw, 0
-	for level, array := range arrays {
+	for level, key := range keys {
 		ok := false
-		eachElement(value, array, func(i, off int, elem []byte) bool {
+		eachElement(value, key, func(i, off int, elem []byte) bool {
 			if i == at[level] {
 				value, base, ok = elem, base+off, true
 			}
@@ -302,12 +317,13 @@ func locate(raw []byte, arrays [3]string, at [3]int, path string, err error) err
 
 // eachElement calls visit with the index, byte offset and text of every
 // element of the arrays under key in the JSON object obj, until visit
-// returns false. A key given twice is read as pdata reads it: the second
-// array's elements follow the first's, their indexes going on.
-func eachElement(obj []byte, key string, visit func(i, off int, elem []byte) bool) {
+// returns false. A key given twice (in either spelling) is read as pdata
+// reads it: the second array's elements follow the first's, their indexes
+// going on.
+func eachElement(obj []byte, key otlpKey, visit func(i, off int, elem []byte) bool) {
 	n, more := 0, true
 	walkFields(obj, func(k string, off int, arr []byte) bool {
-		if k != key {
+		if !key.is(k) {
 			return true
 		}
 		walkElements(arr, func(_, eoff int, elem []byte) bool {

@@ -54,3 +54,74 @@ func TestARecordUnderARepeatedResourceLogsIsPlacedWhereItIs(t *testing.T) {
 		t.Errorf("error %v at %+v, want it at offset %d", err, oe, want)
 	}
 }
+
+// pdata reads the proto field names of OTLP JSON's keys (resource_spans,
+// scope_spans) as their JSON names, and both spellings of one key as one
+// array: an error under them is reported where it is, under the index
+// pdata gave it (a reviewer's find against the first fix, which took the
+// JSON names only).
+func TestAnErrorUnderASnakeCaseOTLPKeyIsReportedWhereItIs(t *testing.T) {
+	const good = `{"traceId":"0102030405060708090a0b0c0d0e0f10","spanId":"0102030405060708","name":"ok"}`
+	for _, tc := range []struct {
+		name, in, marker, path string
+	}{
+		{"pdata refuses, resource_spans",
+			`{"resource_spans":[{"scope_spans":[{"spans":[{"traceId":"nothex","spanId":"0102030405060708"}]}]}]}`,
+			`"nothex"`, "resourceSpans[0].scopeSpans[0].spans[0].traceId"},
+		{"pdata refuses, resourceSpans then resource_spans",
+			`{"resourceSpans":[{"scopeSpans":[{"spans":[` + good + `]}]}],` +
+				`"resource_spans":[{"scopeSpans":[{"spans":[{"traceId":"nothex","spanId":"0102030405060708"}]}]}]}`,
+			`"nothex"`, "resourceSpans[1].scopeSpans[0].spans[0].traceId"},
+		{"no trace id, resource_spans",
+			`{"resource_spans":[{"scope_spans":[{"spans":[{"spanId":"0102030405060708","name":"bad"}]}]}]}`,
+			`{"spanId":"0102030405060708","name":"bad"}`, "resourceSpans[0].scopeSpans[0].spans[0]"},
+		// pdata's index 1 is the first element of resourceSpans; the reader
+		// takes resourceSpans' own element 1, a good span elsewhere.
+		{"no trace id, resource_spans then resourceSpans",
+			`{"resource_spans":[{"scopeSpans":[{"spans":[` + good + `]}]}],` +
+				`"resourceSpans":[{"scopeSpans":[{"spans":[{"spanId":"0102030405060708","name":"bad"}]}]},` +
+				`{"scopeSpans":[{"spans":[{"traceId":"0102030405060708090a0b0c0d0e0f10","spanId":"0102030405060709","name":"other"}]}]}]}`,
+			`{"spanId":"0102030405060708","name":"bad"}`, "resourceSpans[1].scopeSpans[0].spans[0]"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := OTLP(strings.NewReader(tc.in), "in.json", 0)
+			var pe *PositionError
+			col := strings.Index(tc.in, tc.marker) + 1
+			if !errors.As(err, &pe) || pe.Line != 1 || pe.Col != col || !strings.Contains(err.Error(), tc.path) {
+				t.Errorf("error %v, want it at 1:%d under %s", err, col, tc.path)
+			}
+		})
+	}
+}
+
+// The logs reader's walk: pdata reads resource_logs, scope_logs and
+// log_records as resourceLogs, scopeLogs and logRecords.
+func TestARecordUnderSnakeCaseKeysIsPlacedWhereItIs(t *testing.T) {
+	in := `{"resource_logs":[{"scope_logs":[{"log_records":[{"eventName":"a"}]}]}],` +
+		`"resourceLogs":[{"scopeLogs":[{"logRecords":[{"eventName":"second"}]}]},{"scopeLogs":[{"logRecords":[{"eventName":"third"}]}]}]}`
+	err := locateRecord([]byte(in), [3]int{1, 0, 0}, errors.New("bad"))
+	var oe *offsetError
+	if want := strings.Index(in, `{"eventName":"second"}`); !errors.As(err, &oe) || oe.off != want {
+		t.Errorf("error %v at %+v, want it at offset %d", err, oe, want)
+	}
+}
+
+// A document written with the proto field names is OTLP (told from its
+// content too) and read whole; one whose key is in another case is not:
+// pdata reads keys exactly as spelled.
+func TestOTLPWithProtoFieldNamesIsRead(t *testing.T) {
+	const span = `{"traceId":"0102030405060708090a0b0c0d0e0f10","spanId":"0102030405060708","name":"ok"}`
+	for _, in := range []string{
+		`{"resource_spans":[{"scope_spans":[{"spans":[` + span + `]}]}]}`,
+		`{"resourceSpans":[{"scope_spans":[{"spans":[` + span + `]}]}],"resource_spans":[{"scopeSpans":[{"spans":[` + span + `]}]}]}`,
+		`{"resource_logs":[{"scope_logs":[{"log_records":[{"timeUnixNano":"1","eventName":"a"}]}]}]}`,
+	} {
+		spans, format, err := File(strings.NewReader(in), "in.json", FormatAuto, 0)
+		if err != nil || format != FormatOTLP || len(spans) != strings.Count(in, `"name":"ok"`)+strings.Count(in, `"eventName"`) {
+			t.Errorf("%s: %d spans, format %q, %v", in, len(spans), format, err)
+		}
+	}
+	if _, err := OTLP(strings.NewReader(`{"ResourceSpans":[]}`), "in.json", 0); err == nil {
+		t.Error(`{"ResourceSpans":[]}: read as an empty OTLP request, want it refused (pdata does not read the key)`)
+	}
+}
