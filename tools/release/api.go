@@ -114,41 +114,12 @@ func apiCheck() error {
 	incompatible := 0
 	var unnamed []string
 	for _, dir := range published {
-		fset := token.NewFileSet()
-		cur, err := loadModuleAPI(fset, dir, false)
+		n, notNamed, err := moduleCheck(dir, baseline, c)
 		if err != nil {
 			return err
 		}
-		old := &apidiff.Module{Path: cur.Path}
-		if _, err := os.Stat(baselineFile(dir)); err == nil {
-			if old, err = readModuleExportData(fset, baselineFile(dir)); err != nil {
-				return fmt.Errorf("%s: %w", baselineFile(dir), err)
-			}
-		} else if len(cur.Packages) > 0 {
-			fmt.Printf("%s: not in the %s baseline\n", cur.Path, baseline)
-		}
-		r := apidiff.ModuleChanges(old, cur)
-		r.Changes = slices.DeleteFunc(r.Changes, func(ch apidiff.Change) bool {
-			return cur.Path == libraryModule && strings.HasPrefix(ch.Message, versionChange)
-		})
-		n := 0
-		for _, ch := range r.Changes {
-			if !ch.Compatible {
-				n++
-				if !c.breakNamed(baseline, cur.Path, ch.Message) {
-					unnamed = append(unnamed, ch.Message)
-				}
-			}
-		}
 		incompatible += n
-		fmt.Printf("%s: %d incompatible, %d compatible changes since %s\n", cur.Path, n, len(r.Changes)-n, baseline)
-		var buf bytes.Buffer
-		if err := r.Text(&buf); err != nil {
-			return err
-		}
-		for l := range strings.Lines(buf.String()) {
-			fmt.Print("  ", l)
-		}
+		unnamed = append(unnamed, notNamed...)
 	}
 	fmt.Printf("next version: %s (%s)\n", next, why)
 	if c.newest != baseline {
@@ -165,6 +136,46 @@ func apiCheck() error {
 			len(unnamed), baseline, baseline, strings.Join(unnamed, "\n  "), record)
 	}
 	return nil
+}
+
+// moduleCheck compares the API of the published module in dir with its
+// baseline, prints the changes, and returns how many are incompatible and
+// those no breaking subsection since the baseline names.
+func moduleCheck(dir, baseline string, c changelog) (incompatible int, unnamed []string, err error) {
+	fset := token.NewFileSet()
+	cur, err := loadModuleAPI(fset, dir, false)
+	if err != nil {
+		return 0, nil, err
+	}
+	old := &apidiff.Module{Path: cur.Path}
+	if _, err := os.Stat(baselineFile(dir)); err == nil {
+		if old, err = readModuleExportData(fset, baselineFile(dir)); err != nil {
+			return 0, nil, fmt.Errorf("%s: %w", baselineFile(dir), err)
+		}
+	} else if len(cur.Packages) > 0 {
+		fmt.Printf("%s: not in the %s baseline\n", cur.Path, baseline)
+	}
+	r := apidiff.ModuleChanges(old, cur)
+	r.Changes = slices.DeleteFunc(r.Changes, func(ch apidiff.Change) bool {
+		return cur.Path == libraryModule && strings.HasPrefix(ch.Message, versionChange)
+	})
+	for _, ch := range r.Changes {
+		if !ch.Compatible {
+			incompatible++
+			if !c.breakNamed(baseline, cur.Path, ch.Message) {
+				unnamed = append(unnamed, ch.Message)
+			}
+		}
+	}
+	fmt.Printf("%s: %d incompatible, %d compatible changes since %s\n", cur.Path, incompatible, len(r.Changes)-incompatible, baseline)
+	var buf bytes.Buffer
+	if err := r.Text(&buf); err != nil {
+		return 0, nil, err
+	}
+	for l := range strings.Lines(buf.String()) {
+		fmt.Print("  ", l)
+	}
+	return incompatible, unnamed, nil
 }
 
 // changedNames returns the names a CHANGELOG entry may record an apidiff
