@@ -187,10 +187,14 @@ func fromPlog(lr plog.LogRecord) (model.Span, error) {
 }
 
 // The nesting of OTLP JSON down to a log record.
-var otlpLogLevels = [...]otlpKey{resourceLogsKey, {"scopeLogs", "scope_logs"}, {"logRecords", "log_records"}}
+var otlpLogLevels = [...]otlpKey{
+	resourceLogsKey,
+	{"scopeLogs", "scope_logs", &otlpKey{json: "deprecatedScopeLogs", proto: "deprecated_scope_logs"}},
+	{json: "logRecords", proto: "log_records"},
+}
 
 // resourceLogsKey is an OTLP logs request's top-level key.
-var resourceLogsKey = otlpKey{"resourceLogs", "resource_logs"}
+var resourceLogsKey = otlpKey{json: "resourceLogs", proto: "resource_logs"}
 
 // locateRecord returns err at the position of the record at index at.
 func locateRecord(raw []byte, at [3]int, err error) error {

@@ -52,7 +52,7 @@ func OTLP(r io.Reader, name string, limit int64) ([]model.Span, error) {
 			spans, err = appendOTLPLogs(spans, raw)
 			return err
 		}
-		if sawLogs {
+		if sawLogs || resourceLogsKey.in(raw) {
 			return errMixedOTLP
 		}
 		sawSpans, spans = true, more
@@ -205,16 +205,22 @@ var otlpLevels = []struct {
 	key          otlpKey // the array holding this level's objects
 	before, tail string  // wraps one object of the level into a TracesData
 }{
-	{otlpKey{"resourceSpans", "resource_spans"}, `{"resourceSpans":[`, `]}`},
-	{otlpKey{"scopeSpans", "scope_spans"}, `{"resourceSpans":[{"scopeSpans":[`, `]}]}`},
-	{otlpKey{"spans", "spans"}, `{"resourceSpans":[{"scopeSpans":[{"spans":[`, `]}]}]}`},
+	{otlpKey{json: "resourceSpans", proto: "resource_spans"}, `{"resourceSpans":[`, `]}`},
+	{otlpKey{"scopeSpans", "scope_spans", &otlpKey{json: "deprecatedScopeSpans", proto: "deprecated_scope_spans"}},
+		`{"resourceSpans":[{"scopeSpans":[`, `]}]}`},
+	{otlpKey{json: "spans", proto: "spans"}, `{"resourceSpans":[{"scopeSpans":[{"spans":[`, `]}]}]}`},
 }
 
 // otlpKey is a key of OTLP JSON's nesting as pdata reads it: by its JSON
 // name or its proto field name (resourceSpans or resource_spans), spelled
 // exactly; both in one object are one array, the second's elements after
-// the first's.
-type otlpKey struct{ json, proto string }
+// the first's. A key that replaced a deprecated one (scopeSpans,
+// deprecatedScopeSpans) reads the deprecated one's elements when it has
+// none (pdata's otlp.MigrateTraces and MigrateLogs).
+type otlpKey struct {
+	json, proto string
+	deprecated  *otlpKey
+}
 
 // is reports whether k is spelled s.
 func (k otlpKey) is(s string) bool { return s == k.json || s == k.proto }
@@ -301,12 +307,16 @@ func locate(raw []byte, keys [3]otlpKey, at [3]int, path string, err error) erro
 	value, base := raw, 0
 	for level, key := range keys {
 		ok := false
-		eachElement(value, key, func(i, off int, elem []byte) bool {
+		find := func(i, off int, elem []byte) bool {
 			if i == at[level] {
 				value, base, ok = elem, base+off, true
 			}
 			return !ok
-		})
+		}
+		eachElement(value, key, find)
+		if !ok && key.deprecated != nil {
+			eachElement(value, *key.deprecated, find)
+		}
 		if !ok {
 			return found
 		}

@@ -125,3 +125,43 @@ func TestOTLPWithProtoFieldNamesIsRead(t *testing.T) {
 		t.Error(`{"ResourceSpans":[]}: read as an empty OTLP request, want it refused (pdata does not read the key)`)
 	}
 }
+
+// pdata reads ResourceSpans' deprecatedScopeSpans (and
+// deprecated_scope_spans) and moves them into scopeSpans when there are
+// none (otlp.MigrateTraces): an error in such a span is placed at the span,
+// not at the start (a reviewer's find).
+func TestAnErrorUnderDeprecatedScopeSpansIsPlacedWhereItIs(t *testing.T) {
+	const good = `{"traceId":"0102030405060708090a0b0c0d0e0f10","spanId":"0102030405060708","name":"ok"}`
+	const bad = `{"spanId":"0102030405060709","name":"bad"}`
+	for _, key := range []string{"deprecatedScopeSpans", "deprecated_scope_spans"} {
+		in := `{"resourceSpans":[{"` + key + `":[{"spans":[` + good + `,` + bad + `]}]}]}`
+		spans, err := OTLP(strings.NewReader(`{"resourceSpans":[{"`+key+`":[{"spans":[`+good+`]}]}]}`), "in.json", 0)
+		if err != nil || len(spans) != 1 {
+			t.Fatalf("%s: pdata reads the span: got %d spans, %v", key, len(spans), err)
+		}
+		_, err = OTLP(strings.NewReader(in), "in.json", 0)
+		var pe *PositionError
+		col := strings.Index(in, bad) + 1
+		if !errors.As(err, &pe) || pe.Line != 1 || pe.Col != col {
+			t.Errorf("%s: error %v, want it at 1:%d (the span without a trace id)", key, err, col)
+		}
+	}
+}
+
+// One input holds traces or logs, not both (OTLP's godoc; docs/retryinspect.md:
+// "one file holds one or the other"): one object holding both
+// resourceSpans and resourceLogs is refused as such, where its records were
+// dropped silently (a reviewer's find).
+func TestOneObjectWithTracesAndLogsIsRefused(t *testing.T) {
+	const span = `{"traceId":"0102030405060708090a0b0c0d0e0f10","spanId":"0102030405060708","name":"ok"}`
+	const rec = `{"timeUnixNano":"1","eventName":"retry.attempt"}`
+	for _, in := range []string{
+		`{"resourceSpans":[{"scopeSpans":[{"spans":[` + span + `]}]}],"resourceLogs":[{"scopeLogs":[{"logRecords":[` + rec + `]}]}]}`,
+		`{"resourceLogs":[{"scopeLogs":[{"logRecords":[` + rec + `]}]}],"resource_spans":[{"scopeSpans":[{"spans":[` + span + `]}]}]}`,
+	} {
+		spans, _, err := File(strings.NewReader(in), "in.json", FormatAuto, 0)
+		if !errors.Is(err, errMixedOTLP) {
+			t.Errorf("%s: read %d spans, error %v; want it refused as both traces and logs", in, len(spans), err)
+		}
+	}
+}
