@@ -32,7 +32,10 @@ type Attempt struct {
 	// zeros), as _OTHER when not.
 	Decision attrs.Decision
 	// ErrorClass is set when no response arrived; StatusCode otherwise
-	// (when both are set, the status code labels the series).
+	// (when both are set, the status code labels the series). A status
+	// code labels the series when it is one net/http's client reads (three
+	// digits: 1 to 999, a thousand values at most); another is left out,
+	// as 0 is.
 	ErrorClass attrs.ErrorClass
 	StatusCode int
 	// ErrorType is the semantic conventions' error.type of an attempt
@@ -262,7 +265,7 @@ func (r *Recorder) RecordAttempt(ctx context.Context, a Attempt) {
 		return
 	}
 	k := attemptKey{method: httpmethod.Value(a.Method), server: a.ServerAddress, labels: a.Labels.Equivalent(),
-		decision: a.Decision, errorClass: a.ErrorClass, status: a.StatusCode, errorType: a.ErrorType}
+		decision: a.Decision, errorClass: a.ErrorClass, status: labeledStatus(a.StatusCode), errorType: a.ErrorType}
 	// One lookup for both instruments: the counter's labels add the status
 	// to the common ones, the duration histogram's add error.type.
 	opts := r.attemptSets.m.Get(k, func() *measureOpts {
@@ -339,6 +342,17 @@ func closed[V interface {
 		return otherValue
 	}
 	return string(v)
+}
+
+// labeledStatus is status when it labels a series (1 to 999, as an
+// http.response.status_code net/http's client reads), 0 when it labels
+// none: a caller's Recorder fed anything else would make a series of each
+// value.
+func labeledStatus(status int) int {
+	if status < 1 || status > 999 {
+		return 0
+	}
+	return status
 }
 
 // isStatusCode reports whether t is an HTTP status code as error.type

@@ -60,3 +60,43 @@ func TestAStatusSpelledWithZerosIsOneSeries(t *testing.T) {
 		}
 	}
 }
+
+// http.response.status_code is as closed as error.type: a status net/http's
+// client reads (1 to 999) labels retry.attempts; any other value a
+// caller's Recorder is fed (negative, four digits and more) labels no
+// series, as 0 does, where each made a series of its own (a reviewer's
+// find: 5,000 values, 5,000 series).
+func TestAStatusOutsideWhatHTTPReadsLabelsNoSeries(t *testing.T) {
+	reader := sdkmetric.NewManualReader()
+	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
+	rec, err := metrics.NewRecorder(mp.Meter("t"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	codes := []int{-1, -503, 1000, 1001, 5030, 99999, 1 << 40}
+	for _, code := range codes {
+		rec.RecordAttempt(context.Background(), metrics.Attempt{Method: "GET", Decision: attrs.DecisionReturn,
+			StatusCode: code, Duration: time.Millisecond})
+	}
+	rec.RecordAttempt(context.Background(), metrics.Attempt{Method: "GET", Decision: attrs.DecisionReturn,
+		StatusCode: 999, Duration: time.Millisecond})
+	var rm metricdata.ResourceMetrics
+	if err := reader.Collect(context.Background(), &rm); err != nil {
+		t.Fatal(err)
+	}
+	for _, sm := range rm.ScopeMetrics {
+		for _, m := range sm.Metrics {
+			if m.Name != "retry.attempts" {
+				continue
+			}
+			got := map[int64]int64{}
+			for _, p := range m.Data.(metricdata.Sum[int64]).DataPoints {
+				v, _ := p.Attributes.Value(attrs.HTTPResponseStatusCodeKey)
+				got[v.AsInt64()] += p.Value
+			}
+			if want := map[int64]int64{0: int64(len(codes)), 999: 1}; fmt.Sprint(got) != fmt.Sprint(want) {
+				t.Errorf("retry.attempts by status code (0: none) = %v, want %v", got, want)
+			}
+		}
+	}
+}
