@@ -100,7 +100,10 @@ func intentSince(ctx context.Context, at *boundary) Intent {
 }
 
 // Answer is what one attempt got back, as the hooks see it: a status and
-// headers, or an error with its class, never both.
+// headers, or an error with its class, never both. It holds no body: the
+// response's body is the caller's, read once, so a signal only the body
+// carries (a 409 whose body says "try again") cannot decide a retry; a
+// header or the status can.
 type Answer struct {
 	// Request is the attempt's copy of the request. Hooks must not modify
 	// it or read its body. For a Classifier or a Backoff given with
