@@ -581,7 +581,10 @@ func (c *config) keyHeaders(option string, headers []string) []string {
 // Get and the SDKs read it (net/http's clients canonicalize every response
 // header's name; a base of one's own that hands back another spelling is
 // not read). A name that is not a header name, or a unit other than the
-// three HintUnits, is ignored.
+// three HintUnits, is ignored. A hint is a delay: a header that gives a point
+// in time in epoch seconds (GitHub's X-RateLimit-Reset) read as one would be
+// decades, capped at 24 hours, and end any operation of a shorter deadline
+// (deadline_exceeded); read it in a WithBackoff (docs/decisions.md).
 func WithRetryHint(header string, unit HintUnit) Option {
 	return optionFunc(func(c *config) {
 		if !validHeaderName(header) {

@@ -159,6 +159,7 @@ func TestRetryHintOrder(t *testing.T) {
 	now := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
 	defaults := defaultRetryHints()
 	withOwn := append([]hintHeader{{name: "X-Ratelimit-Reset-Ms", unit: HintMilliseconds}}, defaults...)
+	withEpoch := append([]hintHeader{{name: "X-Ratelimit-Reset", unit: HintSeconds}}, defaults...)
 	azcore := newConfig([]Option{WithRetryHint("retry-after-ms", HintWholeMilliseconds),
 		WithRetryHint("x-ms-retry-after-ms", HintWholeMilliseconds)}).hints
 	cases := []struct {
@@ -178,6 +179,9 @@ func TestRetryHintOrder(t *testing.T) {
 		{"only a malformed one", http.Header{"Retry-After": {"soon"}}, defaults, 0, false, true},
 		{"a hint of 0", http.Header{"Retry-After-Ms": {"0"}}, defaults, 0, true, false},
 		{"the user's own first", http.Header{"X-Ratelimit-Reset-Ms": {"50"}, "Retry-After-Ms": {"800"}}, withOwn, 50 * time.Millisecond, true, false},
+		// An epoch time is no delay: read as one, it is capped at 24 hours
+		// (WithRetryHint's godoc says to read it in a WithBackoff).
+		{"an epoch time read as seconds", http.Header{"X-Ratelimit-Reset": {"1796083200"}}, withEpoch, 24 * time.Hour, true, false},
 		// The defaults read milliseconds as openai-go does: 0 and a
 		// fraction are hints, and Retry-After is not read.
 		{"defaults: retry-after-ms 0 before Retry-After", http.Header{"Retry-After-Ms": {"0"}, "Retry-After": {"3"}}, defaults, 0, true, false},
