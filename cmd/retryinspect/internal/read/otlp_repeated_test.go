@@ -32,14 +32,7 @@ func TestAnErrorUnderARepeatedOTLPKeyIsReportedWhereItIs(t *testing.T) {
 				`"resourceSpans":[{"scopeSpans":[{"spans":[{"spanId":"0102030405060708","name":"second"}]}]}]}`,
 			`{"spanId":"0102030405060708","name":"second"}`, "resourceSpans[1].scopeSpans[0].spans[0]"},
 	} {
-		t.Run(tc.name, func(t *testing.T) {
-			_, err := OTLP(strings.NewReader(tc.in), "in.json", 0)
-			var pe *PositionError
-			col := strings.Index(tc.in, tc.marker) + 1
-			if !errors.As(err, &pe) || pe.Line != 1 || pe.Col != col || !strings.Contains(err.Error(), tc.path) {
-				t.Errorf("error %v, want it at 1:%d under %s", err, col, tc.path)
-			}
-		})
+		t.Run(tc.name, func(t *testing.T) { checkOTLPErrorAt(t, tc.in, tc.marker, tc.path) })
 	}
 }
 
@@ -48,11 +41,7 @@ func TestAnErrorUnderARepeatedOTLPKeyIsReportedWhereItIs(t *testing.T) {
 func TestARecordUnderARepeatedResourceLogsIsPlacedWhereItIs(t *testing.T) {
 	in := `{"resourceLogs":[{"scopeLogs":[{"logRecords":[{"eventName":"a"}]}]}],` +
 		`"resourceLogs":[{"scopeLogs":[{"logRecords":[{"eventName":"second"}]}]}]}`
-	err := locateRecord([]byte(in), [3]int{1, 0, 0}, errors.New("bad"))
-	var oe *offsetError
-	if want := strings.Index(in, `{"eventName":"second"}`); !errors.As(err, &oe) || oe.off != want {
-		t.Errorf("error %v at %+v, want it at offset %d", err, oe, want)
-	}
+	checkRecordAt(t, in, [3]int{1, 0, 0}, `{"eventName":"second"}`)
 }
 
 // pdata reads the proto field names of OTLP JSON's keys (resource_spans,
@@ -83,14 +72,7 @@ func TestAnErrorUnderASnakeCaseOTLPKeyIsReportedWhereItIs(t *testing.T) {
 				`{"scopeSpans":[{"spans":[{"traceId":"0102030405060708090a0b0c0d0e0f10","spanId":"0102030405060709","name":"other"}]}]}]}`,
 			`{"spanId":"0102030405060708","name":"bad"}`, "resourceSpans[1].scopeSpans[0].spans[0]"},
 	} {
-		t.Run(tc.name, func(t *testing.T) {
-			_, err := OTLP(strings.NewReader(tc.in), "in.json", 0)
-			var pe *PositionError
-			col := strings.Index(tc.in, tc.marker) + 1
-			if !errors.As(err, &pe) || pe.Line != 1 || pe.Col != col || !strings.Contains(err.Error(), tc.path) {
-				t.Errorf("error %v, want it at 1:%d under %s", err, col, tc.path)
-			}
-		})
+		t.Run(tc.name, func(t *testing.T) { checkOTLPErrorAt(t, tc.in, tc.marker, tc.path) })
 	}
 }
 
@@ -99,11 +81,7 @@ func TestAnErrorUnderASnakeCaseOTLPKeyIsReportedWhereItIs(t *testing.T) {
 func TestARecordUnderSnakeCaseKeysIsPlacedWhereItIs(t *testing.T) {
 	in := `{"resource_logs":[{"scope_logs":[{"log_records":[{"eventName":"a"}]}]}],` +
 		`"resourceLogs":[{"scopeLogs":[{"logRecords":[{"eventName":"second"}]}]},{"scopeLogs":[{"logRecords":[{"eventName":"third"}]}]}]}`
-	err := locateRecord([]byte(in), [3]int{1, 0, 0}, errors.New("bad"))
-	var oe *offsetError
-	if want := strings.Index(in, `{"eventName":"second"}`); !errors.As(err, &oe) || oe.off != want {
-		t.Errorf("error %v at %+v, want it at offset %d", err, oe, want)
-	}
+	checkRecordAt(t, in, [3]int{1, 0, 0}, `{"eventName":"second"}`)
 }
 
 // A document written with the proto field names is OTLP (told from its
@@ -139,12 +117,7 @@ func TestAnErrorUnderDeprecatedScopeSpansIsPlacedWhereItIs(t *testing.T) {
 		if err != nil || len(spans) != 1 {
 			t.Fatalf("%s: pdata reads the span: got %d spans, %v", key, len(spans), err)
 		}
-		_, err = OTLP(strings.NewReader(in), "in.json", 0)
-		var pe *PositionError
-		col := strings.Index(in, bad) + 1
-		if !errors.As(err, &pe) || pe.Line != 1 || pe.Col != col {
-			t.Errorf("%s: error %v, want it at 1:%d (the span without a trace id)", key, err, col)
-		}
+		checkOTLPErrorAt(t, in, bad, "resourceSpans[0].scopeSpans[0].spans[1]")
 	}
 }
 
@@ -163,5 +136,28 @@ func TestOneObjectWithTracesAndLogsIsRefused(t *testing.T) {
 		if !errors.Is(err, errMixedOTLP) {
 			t.Errorf("%s: read %d spans, error %v; want it refused as both traces and logs", in, len(spans), err)
 		}
+	}
+}
+
+// checkOTLPErrorAt checks that the OTLP reader refuses in (one line) at
+// the first occurrence of marker, naming path.
+func checkOTLPErrorAt(t *testing.T, in, marker, path string) {
+	t.Helper()
+	_, err := OTLP(strings.NewReader(in), "in.json", 0)
+	var pe *PositionError
+	col := strings.Index(in, marker) + 1
+	if !errors.As(err, &pe) || pe.Line != 1 || pe.Col != col || !strings.Contains(err.Error(), path) {
+		t.Errorf("error %v, want it at 1:%d under %s", err, col, path)
+	}
+}
+
+// checkRecordAt checks that the log record at index at of in is placed at
+// marker.
+func checkRecordAt(t *testing.T, in string, at [3]int, marker string) {
+	t.Helper()
+	err := locateRecord([]byte(in), at, errors.New("bad"))
+	var oe *offsetError
+	if want := strings.Index(in, marker); !errors.As(err, &oe) || oe.off != want {
+		t.Errorf("error %v at %+v, want it at offset %d", err, oe, want)
 	}
 }
