@@ -458,6 +458,9 @@ func (a *analyzer) checkNumbering(g *group) {
 		// may have interleaved with its own.
 		return
 	}
+	if a.checkStartOrder(g) {
+		return
+	}
 	if g.together != nil {
 		a.checkNumberingTogether(g)
 		return
@@ -482,6 +485,29 @@ func (a *analyzer) checkNumbering(g *group) {
 		want[i] = strconv.FormatInt(first+int64(i), 10)
 	}
 	a.add(g, CodeAttemptNumbering, "", "%s values are %s; want %s", keyAttempt, listed(got, ", "), listed(want, ", "))
+}
+
+// checkStartOrder reports attempts whose numbers do not follow the order
+// they started in (g's attempts are sorted by number): an attempt is
+// numbered when it starts, a hedge too. A start read from a log record is
+// its end less its elapsed milliseconds, so one millisecond is given to
+// it. It reports whether it found one.
+func (a *analyzer) checkStartOrder(g *group) bool {
+	atts := g.op.Attempts
+	for i := 1; i < len(atts); i++ {
+		prev, at := atts[i-1], atts[i]
+		slack := time.Duration(0)
+		if (prev.span != nil && prev.span.Log) || (at.span != nil && at.span.Log) {
+			slack = time.Millisecond
+		}
+		if prev.Start.IsZero() || at.Start.IsZero() || !at.Start.Add(slack).Before(prev.Start) {
+			continue
+		}
+		a.add(g, CodeAttemptNumbering, "", "%s %d started %s before %s %d; want the numbers in the order the attempts started",
+			keyAttempt, at.Number, prev.Start.Sub(at.Start), keyAttempt, prev.Number)
+		return true
+	}
+	return false
 }
 
 func (a *analyzer) checkCount(g *group) {
