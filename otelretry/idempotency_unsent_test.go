@@ -102,3 +102,60 @@ func TestAnUnsentOperationsKeyDoesNotReplaceAMaybeAppliedOne(t *testing.T) {
 		t.Errorf("the repeat of a write answered 504 (maybe applied) was sent under key %s, not the write's %s: an operation that never sent anything replaced it", b.keys[1], b.keys[0])
 	}
 }
+
+type panicGateKey struct{}
+
+// A key no server saw is not kept, also when a panic ends its operation: a
+// PrepareAttemptFunc that panics on the first attempt sends nothing, and
+// its operation's fresh key does not replace the key of the write beside
+// it, answered 504 (maybe applied), which the next repeat takes (a
+// reviewer's find: a panic kept every key, as if the write had been sent).
+func TestAPanicBeforeTheFirstCallKeepsNoKey(t *testing.T) {
+	b := &unsentBase{entered: make(chan struct{}), release: make(chan int)}
+	prepEntered, prepRelease := make(chan struct{}), make(chan struct{})
+	prepare := func(req *http.Request, _ int) error {
+		if req.Context().Value(panicGateKey{}) != nil {
+			prepEntered <- struct{}{}
+			<-prepRelease
+			panic("token source crashed")
+		}
+		return nil
+	}
+	tr := otelretry.NewTransport(b, otelretry.WithIdempotencyKeys(otelretry.DraftIdempotencyKey()),
+		otelretry.WithoutBudget(), otelretry.WithMaxAttempts(1), otelretry.WithPrepareAttempt(prepare))
+	c := &http.Client{Transport: tr}
+	ctx := otelretry.WithOperationID(t.Context(), "job-1")
+	post := func(ctx context.Context) (err error, panicked any) {
+		defer func() { panicked = recover() }()
+		req, _ := http.NewRequestWithContext(ctx, http.MethodPost, "http://api.test/order", bytes.NewReader([]byte(`{"order":1}`)))
+		resp, err := c.Do(req)
+		if err == nil {
+			_, _ = io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+		}
+		return err, nil
+	}
+
+	first := make(chan error, 1)
+	go func() { err, _ := post(ctx); first <- err }()
+	<-b.entered
+	second := make(chan any, 1)
+	go func() { _, p := post(context.WithValue(ctx, panicGateKey{}, true)); second <- p }()
+	<-prepEntered
+	b.release <- http.StatusGatewayTimeout
+	<-first
+	close(prepRelease)
+	if p := <-second; p == nil {
+		t.Fatal("the second operation did not panic")
+	}
+	_, _ = post(ctx)
+
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if len(b.keys) != 2 {
+		t.Fatalf("%d calls, want 2", len(b.keys))
+	}
+	if b.keys[1] != b.keys[0] {
+		t.Errorf("the repeat of a write answered 504 (maybe applied) went out under key %s, not the write's %s: an operation whose PrepareAttemptFunc panicked before sending anything replaced it", b.keys[1], b.keys[0])
+	}
+}

@@ -227,7 +227,8 @@ func (i *identity) takeKey(method string, u *url.URL, host string, body []byte, 
 // sendAgain: a 307 does not): a write sent again after a success is a new
 // one. A repeat is the same body too, so a
 // key kept after a refusal (a 400) is never another write's. A panic
-// keeps it too (the write may have been applied); the first call settles.
+// keeps it too when a copy may have landed (abandonOnPanic); the first
+// call settles.
 // toRead: the success is an answer the caller reads (answerToRead), whose
 // body may yet break (answerBroke). landed: a copy of the write may have
 // reached the server; a key no server saw (the operation made no call, or

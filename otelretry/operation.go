@@ -75,6 +75,11 @@ type holdings struct {
 	// the operation must close it if it ends before the first call.
 	callerBody bool
 	current    *attempt // the attempt in progress
+	// sending: an attempt was launched and its result is not in progress
+	// yet, so a copy of the request may have reached the server.
+	sending bool
+	// progress is where the operation stands (run's).
+	progress progress
 	// stored is the response of no attempt (the state check's) being
 	// handed over.
 	stored *http.Response
@@ -262,25 +267,25 @@ func (op *operation) policy() requestPolicy { return policyOf(op.plan, op.key) }
 // sent and judged, and the verdict carried out. It returns the response
 // or the error, and the verdict that ended the operation.
 func (op *operation) run(held *holdings) (*http.Response, error, verdict) {
-	var p progress
-	refused := op.admitFirst(held, &p)
+	p := &held.progress
+	refused := op.admitFirst(held, p)
 	var target lookUpTarget
 	planned := 0      // the number of a call planned and not made, which the resend a check allows takes
 	var lastErr error // the last attempt's error, nil when it failed with none (an answer) or none was made
 	for n := 1; ; n++ {
 		now := op.clock.since()
-		if v := op.beforeCall(n, now, refused, &p); !v.goAhead() {
+		if v := op.beforeCall(n, now, refused, p); !v.goAhead() {
 			number := planned
 			if number == 0 && p.afterRetry {
 				number = op.ident.plannedNumber(n, p.lastNumber())
 			}
-			p = p.abandon(op.abandonPlanned(&p, number, v))
-			return nil, op.fail(v, op.stoppedBeforeCall(lastErr), nil, now, &p, held), v
+			*p = p.abandon(op.abandonPlanned(p, number, v))
+			return nil, op.fail(v, op.stoppedBeforeCall(lastErr), nil, now, p, held), v
 		}
-		a, number, v, err := op.prepareAttempt(attemptID{n: n, number: planned}, &p, held)
+		a, number, v, err := op.prepareAttempt(attemptID{n: n, number: planned}, p, held)
 		planned = 0
 		if a == nil {
-			resp, err, v, resend := op.notPrepared(v, number, err, lastErr, target, &p, held)
+			resp, err, v, resend := op.notPrepared(v, number, err, lastErr, target, p, held)
 			if resend {
 				// The call planned was not made: the resend is it, under
 				// its number (another operation under the same id may
@@ -293,11 +298,12 @@ func (op *operation) run(held *holdings) (*http.Response, error, verdict) {
 		}
 		var res result
 		if op.race != nil {
-			a, res, n = op.runRace(a, &p, held)
+			a, res, n = op.runRace(a, p, held)
 		} else {
 			res = a.send()
 		}
-		p = p.after(a.id.n, &a.ev)
+		*p = p.after(a.id.n, &a.ev)
+		held.sending = false
 		lastErr = res.err
 		switch res.v.decision {
 		case attrs.DecisionRetry:
@@ -306,7 +312,7 @@ func (op *operation) run(held *holdings) (*http.Response, error, verdict) {
 			op.pause(a.end+res.v.pause, res.v.pause)
 			continue
 		case attrs.DecisionCheckState:
-			resp, err, sv, resend := op.lookUpAfter(a, res, target, &p, held)
+			resp, err, sv, resend := op.lookUpAfter(a, res, target, p, held)
 			if resend {
 				target = lookUpTarget{}
 				continue
@@ -314,10 +320,10 @@ func (op *operation) run(held *holdings) (*http.Response, error, verdict) {
 			return resp, err, sv
 		}
 		if res.resp != nil {
-			return op.succeed(res.resp, a, res.v, &p), nil, res.v
+			return op.succeed(res.resp, a, res.v, p), nil, res.v
 		}
 		a.release()
-		return nil, op.fail(res.v, res.err, nil, op.clock.since(), &p, held), res.v
+		return nil, op.fail(res.v, res.err, nil, op.clock.since(), p, held), res.v
 	}
 }
 
@@ -387,6 +393,7 @@ func (op *operation) prepareAttempt(id attemptID, p *progress, held *holdings) (
 		return nil, a.id.number, v, err
 	}
 	a.launch(op.policy())
+	held.sending = true
 	return a, a.id.number, verdict{}, nil
 }
 
@@ -985,7 +992,10 @@ func (op *operation) abandonOnPanic(held *holdings) {
 	}
 	op.setup.bodies.release()
 	op.tel.release()
-	op.ident.settleKey(false, false, true) // the write may have been applied: a repeat takes its key
+	// A write that may have been applied keeps its key for a repeat; one
+	// no server saw (the panic came before its first call, or every call
+	// was proven unprocessed) keeps none, as end says.
+	op.ident.settleKey(false, false, held.sending || held.progress.landed > 0)
 	op.ident.endRepeat(&op.t.repeats)
 	if resp := held.stored; resp != nil {
 		held.stored = nil
