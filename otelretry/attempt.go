@@ -1120,11 +1120,21 @@ func (a *attempt) proofIn(err, own error) (unsent bool, evidence Evidence, prove
 	if own == nil {
 		return unsent, Evidence{}, false
 	}
-	unsent = unsent || neverSent(own, classify(own))
+	unsent = unsent || neverSent(own, classify(own)) || a.closedIdleUnwritten(own)
 	if len(a.proxyPhrases(err)) == 0 { // a proxy's phrase is its own text, whatever it says
 		evidence, proved = h2Unprocessed(own, w.usedNoGetBodyForEvidence())
 	}
 	return unsent, evidence, proved
+}
+
+// closedIdleUnwritten reports whether own is net/http's "server closed
+// idle connection" met where net/http meets it: on a connection the
+// attempt's trace saw it take (GotConn). Its text alone is anyone's (a
+// base of one's own that sent the write on a connection of its own, out of
+// the trace, may return an error so worded): it proves nothing without
+// the trace.
+func (a *attempt) closedIdleUnwritten(own error) bool {
+	return a.wire.gotConn.Load() && serverClosedIdle(own)
 }
 
 // onlyCallBelow reports whether the attempt's base is another otelretry

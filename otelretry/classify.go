@@ -126,9 +126,11 @@ func tlsAlert(err error) bool {
 }
 
 // neverSent reports whether err proves the request never reached the server:
-// the class says so, or the failure happened while dialing.
+// the class says so, or the failure happened while dialing. (net/http's
+// "server closed idle connection" proves it only beside the trace of the
+// connection it was met on: see attempt.closedIdleUnwritten.)
 func neverSent(err error, class attrs.ErrorClass) bool {
-	if class.NotSent() || serverClosedIdle(err) {
+	if class.NotSent() {
 		return true
 	}
 	var opErr *net.OpError

@@ -11,6 +11,7 @@ import (
 	"io"
 	"net"
 	"os"
+	"strings"
 	"syscall"
 	"testing"
 
@@ -39,11 +40,13 @@ func TestClassify(t *testing.T) {
 		{"other", errors.New("unsupported protocol scheme"), nil, attrs.ErrorClassOther, false},
 		{"message is not read", errors.New("connection refused (but only in text)"), nil, attrs.ErrorClassOther, false},
 		// net/http's unexported errServerClosedIdle: the server closed the
-		// connection, which may have crossed the request.
-		{"server closed idle", errors.New("http: server closed idle connection"), nil, attrs.ErrorClassConnectionReset, true},
-		{"server closed idle, wrapped", fmt.Errorf("base: %w", errors.New("http: server closed idle connection")), nil, attrs.ErrorClassConnectionReset, true},
-		{"server closed idle, joined", errors.Join(errors.New("proxy: upstream gone"), errors.New("http: server closed idle connection")), nil, attrs.ErrorClassConnectionReset, true},
-		{"server closed idle, two %w", fmt.Errorf("%w: %w", errors.New("proxy"), errors.New("http: server closed idle connection")), nil, attrs.ErrorClassConnectionReset, true},
+		// connection, which may have crossed the request. It proves the
+		// request unsent only beside the trace of the connection it was met
+		// on (attempt.closedIdleUnwritten), not by itself.
+		{"server closed idle", errors.New("http: server closed idle connection"), nil, attrs.ErrorClassConnectionReset, false},
+		{"server closed idle, wrapped", fmt.Errorf("base: %w", errors.New("http: server closed idle connection")), nil, attrs.ErrorClassConnectionReset, false},
+		{"server closed idle, joined", errors.Join(errors.New("proxy: upstream gone"), errors.New("http: server closed idle connection")), nil, attrs.ErrorClassConnectionReset, false},
+		{"server closed idle, two %w", fmt.Errorf("%w: %w", errors.New("proxy"), errors.New("http: server closed idle connection")), nil, attrs.ErrorClassConnectionReset, false},
 		// The same close met by net/http's writer: the socket closed, which
 		// a caller's cut does too.
 		{"closed connection", &net.OpError{Op: "write", Net: "tcp", Err: net.ErrClosed}, nil, attrs.ErrorClassConnectionReset, false},
@@ -56,6 +59,9 @@ func TestClassify(t *testing.T) {
 		}
 		if ns := neverSent(tc.err, got); ns != tc.neverSent {
 			t.Errorf("%s: neverSent = %v, want %v", tc.name, ns, tc.neverSent)
+		}
+		if idle := serverClosedIdle(tc.err); idle != strings.HasPrefix(tc.name, "server closed idle") {
+			t.Errorf("%s: serverClosedIdle = %v", tc.name, idle)
 		}
 	}
 }

@@ -159,8 +159,9 @@
 //   - 26. after an attempt, an error that proves the request never left:
 //     connection refused, DNS, TLS handshake, dial; a cut before the base
 //     reported a connection; a failed first write on a reused HTTP/1
-//     connection (httptrace); net/http's "server closed idle connection"
-//     (any): retry [2], reason not_processed
+//     connection (httptrace); net/http's "server closed idle connection" on
+//     a connection the trace saw it take (its text alone, from a base of
+//     one's own, proves nothing) (any): retry [2], reason not_processed
 //   - 27. after an attempt, any other transport error (repeatable [1]):
 //     retry [2], reason retryable_error
 //   - 28. after an attempt, any other transport error (not repeatable):

@@ -10,6 +10,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptrace"
 	"net/url"
 	"os"
 	"reflect"
@@ -185,8 +186,8 @@ func TestTheCallersCauseIsNotTheOperationsOutcome(t *testing.T) {
 // as never sent. The cause is found by its value, also one == cannot
 // compare (a multi-error: errors.Is never found it); and the base's own
 // proof around or beside the cause (a dial error, net/http's "server
-// closed idle connection", told by its type) still proves nothing was
-// sent.
+// closed idle connection" on a connection the trace saw it take, told by
+// its type) still proves nothing was sent.
 func TestTheCallersCauseIsNoProofOfTheRequest(t *testing.T) {
 	siblingUnknown := siblingUnknownError(t)
 	siblingDial := &net.OpError{Op: "dial", Net: "tcp", Err: os.NewSyscallError("connect", syscall.ECONNREFUSED)}
@@ -210,20 +211,24 @@ func TestTheCallersCauseIsNoProofOfTheRequest(t *testing.T) {
 		cause   error
 		base    func(*http.Request) error
 		unknown bool // want: the base took the write
+		conn    bool // the base reports the connection it took (GotConn), as net/http does
 	}{
-		{"a sibling's dial error, the POST taken", siblingDial, taken, true},
-		{"a sibling's GOAWAY, the POST taken", siblingGoAway, taken, true},
-		{"a sibling's dial error in a multi-error, the POST taken", errorList{siblingDial}, taken, true},
-		{"a sibling's error holding a multi-error in a field, the POST taken", shardFailed{"sync", errorList{siblingDial}}, taken, true},
-		{"a sibling's error holding a func, the POST taken", withCallback{siblingDial, func() {}}, taken, true},
-		{"the base's own dial error around the caller's cause", errors.New("sibling failed"), dialAround, false},
-		{"the base's own dial error around a multi-error holding a sibling's unknown outcome", errorList{siblingUnknown}, dialAround, false},
-		{"server closed idle connection, beside ctx.Err()", errors.New("sibling failed"), idleBeside(false), false},
-		{"server closed idle connection, beside the caller's cause", errors.New("sibling failed"), idleBeside(true), false},
+		{"a sibling's dial error, the POST taken", siblingDial, taken, true, false},
+		{"a sibling's GOAWAY, the POST taken", siblingGoAway, taken, true, false},
+		{"a sibling's dial error in a multi-error, the POST taken", errorList{siblingDial}, taken, true, false},
+		{"a sibling's error holding a multi-error in a field, the POST taken", shardFailed{"sync", errorList{siblingDial}}, taken, true, false},
+		{"a sibling's error holding a func, the POST taken", withCallback{siblingDial, func() {}}, taken, true, false},
+		{"the base's own dial error around the caller's cause", errors.New("sibling failed"), dialAround, false, false},
+		{"the base's own dial error around a multi-error holding a sibling's unknown outcome", errorList{siblingUnknown}, dialAround, false, false},
+		{"server closed idle connection, beside ctx.Err()", errors.New("sibling failed"), idleBeside(false), false, true},
+		{"server closed idle connection, beside the caller's cause", errors.New("sibling failed"), idleBeside(true), false, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			held := make(chan struct{})
 			base := roundTripFunc(func(r *http.Request) (*http.Response, error) {
+				if trace := httptrace.ContextClientTrace(r.Context()); tc.conn && trace != nil && trace.GotConn != nil {
+					trace.GotConn(httptrace.GotConnInfo{Reused: true})
+				}
 				close(held)
 				<-r.Context().Done()
 				return nil, tc.base(r)
