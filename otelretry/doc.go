@@ -157,7 +157,8 @@
 //     attempt in flight (a hedge's new connection met it), retry
 //     (in_flight): the race goes on, reason certificate
 //   - 26. after an attempt, an error that proves the request never left:
-//     connection refused, DNS, TLS handshake, dial; a cut before the base
+//     connection refused, DNS, TLS handshake, dial (a proxy's refusal of
+//     its CONNECT too, which each retry meets again); a cut before the base
 //     reported a connection; a failed first write on a reused HTTP/1
 //     connection (httptrace); net/http's "server closed idle connection" on
 //     a connection the trace saw it take (its text alone, from a base of

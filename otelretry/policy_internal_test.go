@@ -876,7 +876,7 @@ var decisionRows = []decisionRow{
 			}
 			return verdict{decision: attrs.DecisionStop, reason: attrs.ReasonCertificate}
 		}},
-	{afterAttempt, "an error that proves the request never left: connection refused, DNS, TLS handshake, dial; a cut before the base reported a connection; a failed first write on a reused HTTP/1 connection (httptrace); net/http's \"server closed idle connection\" on a connection the trace saw it take (its text alone, from a base of one's own, proves nothing)",
+	{afterAttempt, "an error that proves the request never left: connection refused, DNS, TLS handshake, dial (a proxy's refusal of its CONNECT too, which each retry meets again); a cut before the base reported a connection; a failed first write on a reused HTTP/1 connection (httptrace); net/http's \"server closed idle connection\" on a connection the trace saw it take (its text alone, from a base of one's own, proves nothing)",
 		"any", "`retry`²", "`not_processed`",
 		func(in input) bool { return noResponse(in) && in.notProcessed }, retryRow(attrs.ReasonNotProcessed)},
 	{afterAttempt, "any other transport error", "repeatable¹", "`retry`²", "`retryable_error`",
