@@ -10,6 +10,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"net/http/httptrace"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -84,5 +85,36 @@ func TestServerClosedIdleTextFromABaseOfOnesOwnProvesNothing(t *testing.T) {
 	if n := posts.Load(); n != 1 || o.decision != "check_state" {
 		t.Errorf("server got %d POSTs; first attempt decision %s/%s class %s: want 1 POST and check_state (a custom base's error text proves nothing)",
 			n, o.decision, o.reason, o.class)
+	}
+}
+
+// Beside the trace of its connection, the text proves nothing once the
+// request was reported written: a base that reports the connection it
+// took and the request written (as net/http would not, for this error)
+// and then returns the text gets no resend (a reviewer's question on the
+// fix, which looks at GotConn alone: the write reported wins).
+func TestServerClosedIdleTextAfterTheRequestWasWrittenProvesNothing(t *testing.T) {
+	var calls atomic.Int32
+	base := roundTripFunc(func(r *http.Request) (*http.Response, error) {
+		calls.Add(1)
+		if trace := httptrace.ContextClientTrace(r.Context()); trace != nil {
+			if trace.GotConn != nil {
+				trace.GotConn(httptrace.GotConnInfo{Reused: true})
+			}
+			if trace.WroteHeaders != nil {
+				trace.WroteHeaders()
+			}
+			if trace.WroteRequest != nil {
+				trace.WroteRequest(httptrace.WroteRequestInfo{})
+			}
+		}
+		if r.Body != nil {
+			io.Copy(io.Discard, r.Body)
+		}
+		return nil, errors.New("http: server closed idle connection")
+	})
+	o := firstPostAttempt(t, base, "http://api.test/orders")
+	if n := calls.Load(); n != 1 || o.decision != "check_state" {
+		t.Errorf("%d calls; first attempt %s/%s: want 1 call and check_state", n, o.decision, o.reason)
 	}
 }
