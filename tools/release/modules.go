@@ -136,10 +136,20 @@ func checkRequirements(mods []mod, version string, released bool) []error {
 		index[m.path] = i
 	}
 	for i, m := range mods {
+		if want := modulePathOf(mods, m); m.path != want {
+			errs = append(errs, fmt.Errorf("%s: module %s, want %s: its tags (%svX.Y.Z) serve that path alone", m.goMod(), m.path, want, m.tagPrefix()))
+		}
 		replaced := placeholderReplaces(m.file)
 		for _, r := range m.file.Replace {
-			if _, ours := index[r.Old.Path]; ours && released {
+			// go install module@version refuses a module with any replace
+			// or exclude directive, of a module of ours or not.
+			if released {
 				errs = append(errs, fmt.Errorf("%s: replaces %s (a release has no replace directives)", m.goMod(), r.Old.Path))
+			}
+		}
+		for _, x := range m.file.Exclude {
+			if released {
+				errs = append(errs, fmt.Errorf("%s: excludes %s %s (a release has no exclude directives)", m.goMod(), x.Mod.Path, x.Mod.Version))
 			}
 		}
 		for _, r := range m.file.Require {
@@ -168,6 +178,21 @@ func checkRequirements(mods []mod, version string, released bool) []error {
 		}
 	}
 	return errs
+}
+
+// modulePathOf is the module path m's directory gives: the root module's
+// path, then m's directory (the tag prefix's path); m's own path when no
+// root module is among mods.
+func modulePathOf(mods []mod, m mod) string {
+	for _, root := range mods {
+		if root.dir == "." {
+			if m.dir == "." {
+				return root.path
+			}
+			return root.path + "/" + m.dir
+		}
+	}
+	return m.path
 }
 
 // placeholderReplaces maps each module path f replaces at the placeholder
