@@ -26,7 +26,9 @@ import (
 // tree, but those git archive leaves out (export-ignore): in a clean tree
 // with the release edits made, the zip the release commit's tag will
 // serve. Like the go command for a tag, it adds the repository's LICENSE
-// to a module in a subdirectory that has none.
+// to a module in a subdirectory that has none. A file git archive would
+// rewrite (export-subst) is refused: what it becomes depends on the commit
+// not made yet.
 func worktreeZip(repo, dir string, m module.Version) ([]byte, error) {
 	out, err := git(repo, "ls-files", "-z", "--", dir)
 	if err != nil {
@@ -37,11 +39,21 @@ func worktreeZip(repo, dir string, m module.Version) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
+	substituted, err := attrSet(repo, "export-subst", names)
+	if err != nil {
+		return nil, err
+	}
 	var files []modzip.File
 	haveLicense := false
 	for _, name := range names {
 		if ignored[name] {
 			continue
+		}
+		if substituted[name] {
+			// git archive expands its $Format:...$ with the release
+			// commit's data, which no working tree holds: the tag's zip,
+			// and its hash, cannot be known before the commit.
+			return nil, fmt.Errorf("%s: export-subst set: git archive rewrites it with the tagged commit's data, so the zip the tag serves cannot be known before the commit; unset it for the module's files", name)
 		}
 		rel := name
 		if dir != "." {
@@ -72,16 +84,9 @@ func exportIgnored(repo string, names []string) (map[string]bool, error) {
 		}
 	}
 	slices.Sort(paths)
-	out, err := git(repo, append([]string{"check-attr", "-z", "export-ignore", "--"}, slices.Compact(paths)...)...)
+	set, err := attrSet(repo, "export-ignore", slices.Compact(paths))
 	if err != nil {
 		return nil, err
-	}
-	set := map[string]bool{}
-	f := strings.Split(out, "\x00") // path, attribute, value, ...
-	for i := 0; i+2 < len(f); i += 3 {
-		if f[i+2] == "set" {
-			set[f[i]] = true
-		}
 	}
 	ignored := map[string]bool{}
 	for _, name := range names {
@@ -93,6 +98,22 @@ func exportIgnored(repo string, names []string) (map[string]bool, error) {
 		}
 	}
 	return ignored, nil
+}
+
+// attrSet reports which of paths have the git attribute attr set.
+func attrSet(repo, attr string, paths []string) (map[string]bool, error) {
+	out, err := git(repo, append([]string{"check-attr", "-z", attr, "--"}, paths...)...)
+	if err != nil {
+		return nil, err
+	}
+	set := map[string]bool{}
+	f := strings.Split(out, "\x00") // path, attribute, value, ...
+	for i := 0; i+2 < len(f); i += 3 {
+		if f[i+2] == "set" {
+			set[f[i]] = true
+		}
+	}
+	return set, nil
 }
 
 type diskFile struct{ path, file string }
