@@ -181,15 +181,20 @@ func checkRequirements(mods []mod, version string, released bool) []error {
 }
 
 // modulePathOf is the module path m's directory gives: the root module's
-// path, then m's directory (the tag prefix's path); m's own path when no
-// root module is among mods.
+// path, then m's directory (the tag prefix's path), then the root's major
+// version suffix, which ends a path (example.com/r/v2's cmd/x is
+// example.com/r/cmd/x/v2); m's own path when no root module is among mods.
 func modulePathOf(mods []mod, m mod) string {
 	for _, root := range mods {
 		if root.dir == "." {
 			if m.dir == "." {
 				return root.path
 			}
-			return root.path + "/" + m.dir
+			prefix, major, ok := module.SplitPathVersion(root.path)
+			if !ok {
+				return root.path + "/" + m.dir
+			}
+			return prefix + "/" + m.dir + major
 		}
 	}
 	return m.path
@@ -312,9 +317,15 @@ func addSums(file string, lines []string) error {
 	return os.WriteFile(file, []byte(strings.Join(all, "\n")+"\n"), 0o644)
 }
 
-func git(dir string, args ...string) (string, error) {
+func git(dir string, args ...string) (string, error) { return gitEnv(dir, nil, args...) }
+
+// gitEnv runs git as git does, with env added to its environment.
+func gitEnv(dir string, env []string, args ...string) (string, error) {
 	cmd := exec.Command("git", args...)
 	cmd.Dir = dir
+	if env != nil {
+		cmd.Env = append(os.Environ(), env...)
+	}
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()

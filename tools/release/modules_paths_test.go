@@ -5,6 +5,8 @@ package main
 
 import (
 	"testing"
+
+	"golang.org/x/mod/module"
 )
 
 // RELEASING.md: the release commit has each published module "without
@@ -35,5 +37,27 @@ func TestAModulePathNotOfItsDirectoryIsRefused(t *testing.T) {
 	errs := checkRequirements([]mod{root, wrong}, "v0.3.0", false)
 	if len(errs) == 0 {
 		t.Errorf("check accepts %s's module path %s, not the path its directory gives (example.com/r/cmd/x)", wrong.dir, wrong.path)
+	}
+}
+
+// modulePathOf's doc: "the module path m's directory gives: the root
+// module's path, then m's directory". From v2 on (RELEASING.md: "a new
+// major one after [1.0]") the root is example.com/r/v2, and the module the
+// tag cmd/x/v2.0.0 serves is example.com/r/cmd/x/v2: the major suffix ends
+// the path. The path the tool wants, example.com/r/v2/cmd/x, is one no
+// v2.0.0 can be of (module.Check refuses it; modzip.Create too; a
+// reviewer's find against the path check's first form).
+func TestAModulePathFromV2OnEndsInItsMajorVersion(t *testing.T) {
+	root := parseMod(t, ".", "module example.com/r/v2\n\ngo 1.26.0\n")
+	sub := parseMod(t, "cmd/x", "module example.com/r/cmd/x/v2\n\ngo 1.26.0\n")
+	want := modulePathOf([]mod{root, sub}, sub)
+	if err := module.Check(want, "v2.0.0"); err != nil {
+		t.Errorf("modulePathOf = %s, which cannot be tagged v2.0.0: %v", want, err)
+	}
+	if err := module.Check(sub.path, "v2.0.0"); err != nil {
+		t.Fatal(err)
+	}
+	if errs := checkRequirements([]mod{root, sub}, "v2.0.0", true); len(errs) > 0 {
+		t.Errorf("check -released refuses the path the go command gives cmd/x at v2: %v", errs)
 	}
 }

@@ -6,6 +6,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"io/fs"
@@ -35,6 +36,9 @@ func worktreeZip(repo, dir string, m module.Version) ([]byte, error) {
 		return nil, err
 	}
 	names := strings.Split(strings.TrimRight(out, "\x00"), "\x00")
+	if err := localAttributes(repo); err != nil {
+		return nil, err
+	}
 	ignored, err := exportIgnored(repo, names)
 	if err != nil {
 		return nil, err
@@ -75,12 +79,13 @@ func worktreeZip(repo, dir string, m module.Version) ([]byte, error) {
 // exportIgnored reports which of the tracked files names git archive
 // leaves out of an archive: those whose export-ignore attribute is set, or
 // a directory's they are in (git archive leaves the directory out whole,
-// and git check-attr tells it of the directory's path alone).
+// and git check-attr tells it of the directory's path alone: a pattern
+// with a trailing slash, "drafts/", matches it spelled so).
 func exportIgnored(repo string, names []string) (map[string]bool, error) {
 	paths := slices.Clone(names)
 	for _, name := range names {
 		for dir := path.Dir(name); dir != "."; dir = path.Dir(dir) {
-			paths = append(paths, dir)
+			paths = append(paths, dir, dir+"/")
 		}
 	}
 	slices.Sort(paths)
@@ -91,7 +96,7 @@ func exportIgnored(repo string, names []string) (map[string]bool, error) {
 	ignored := map[string]bool{}
 	for _, name := range names {
 		for p := name; p != "."; p = path.Dir(p) {
-			if set[p] {
+			if set[p] || p != name && set[p+"/"] {
 				ignored[name] = true
 				break
 			}
@@ -100,9 +105,41 @@ func exportIgnored(repo string, names []string) (map[string]bool, error) {
 	return ignored, nil
 }
 
-// attrSet reports which of paths have the git attribute attr set.
+// localAttributes refuses a repository whose info/attributes sets
+// anything: git archive honours it here, but a clone of the pushed tag
+// has none, so the zip the tag serves would differ from the one made here.
+func localAttributes(repo string) error {
+	file, err := git(repo, "rev-parse", "--git-path", "info/attributes")
+	if err != nil {
+		return err
+	}
+	file = strings.TrimSpace(file)
+	if !filepath.IsAbs(file) {
+		file = filepath.Join(repo, file)
+	}
+	data, err := os.ReadFile(file)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	for line := range strings.Lines(string(data)) {
+		if line = strings.TrimSpace(line); line != "" && !strings.HasPrefix(line, "#") {
+			return fmt.Errorf("%s: %q: attributes of this clone alone, which the pushed tag does not carry: move them to a .gitattributes file, or remove them", file, line)
+		}
+	}
+	return nil
+}
+
+// attrSet reports which of paths have the git attribute attr set, as a
+// clone of the pushed tag gives it (a public proxy's): by the repository's
+// .gitattributes files, not the user's or the system's attributes files
+// (worktreeZip refuses the repository's own info/attributes: see
+// localAttributes).
 func attrSet(repo, attr string, paths []string) (map[string]bool, error) {
-	out, err := git(repo, append([]string{"check-attr", "-z", attr, "--"}, paths...)...)
+	out, err := gitEnv(repo, []string{"GIT_ATTR_NOSYSTEM=1"},
+		append([]string{"-c", "core.attributesFile=" + os.DevNull, "check-attr", "-z", attr, "--"}, paths...)...)
 	if err != nil {
 		return nil, err
 	}

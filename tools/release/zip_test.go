@@ -4,11 +4,13 @@
 package main
 
 import (
+	"bytes"
 	"os/exec"
 	"strings"
 	"testing"
 
 	"golang.org/x/mod/module"
+	modzip "golang.org/x/mod/zip"
 )
 
 // git archive, which the go command reads a tag through, expands the
@@ -35,5 +37,140 @@ func TestAnExportSubstFileIsRefused(t *testing.T) {
 	_, err := worktreeZip(repo, ".", module.Version{Path: "example.com/r", Version: "v0.3.0"})
 	if err == nil || !strings.Contains(err.Error(), "r.go: export-subst") {
 		t.Errorf("worktreeZip = %v, want r.go refused for its export-subst", err)
+	}
+}
+
+// zipHashes returns the h1: hashes of worktreeZip of repo and of the zip
+// golang.org/x/mod/zip builds from the tag in tagRepo (the same commit).
+func zipHashes(t *testing.T, repo, tagRepo string) (tree, tag string) {
+	t.Helper()
+	m := module.Version{Path: "example.com/r", Version: "v0.3.0"}
+	fromTree, err := worktreeZip(repo, ".", m)
+	if err != nil {
+		t.Fatalf("worktreeZip: %v", err)
+	}
+	var fromTag bytes.Buffer
+	if err := modzip.CreateFromVCS(&fromTag, m, tagRepo, "v0.3.0", ""); err != nil {
+		t.Fatal(err)
+	}
+	h1, err := hashZip(fromTree)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h2, err := hashZip(fromTag.Bytes())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return h1, h2
+}
+
+func taggedRepo(t *testing.T, files map[string]string) string {
+	t.Helper()
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("no git")
+	}
+	repo := t.TempDir()
+	for name, data := range files {
+		writeFile(t, repo, name, data)
+	}
+	runGit(t, repo, "init", "-q")
+	runGit(t, repo, "add", ".")
+	runGit(t, repo, "commit", "-q", "-m", "c")
+	runGit(t, repo, "tag", "v0.3.0")
+	return repo
+}
+
+// A directory marked export-ignore by a directory-only pattern ("drafts/",
+// the usual gitattributes spelling) is left out by git archive, which
+// checks a directory's path with its trailing slash; git check-attr of
+// "drafts" does not match "drafts/". worktreeZip's zip (whose hash
+// prepare writes to go.sum) is the tag's (a reviewer's find: it kept the
+// directory).
+func TestADirectoryIgnoredByATrailingSlashPatternIsLeftOut(t *testing.T) {
+	repo := taggedRepo(t, map[string]string{
+		"go.mod":         "module example.com/r\n\ngo 1.26.0\n",
+		"LICENSE":        "license text\n",
+		"r.go":           "package r\n",
+		"drafts/a.md":    "left out with its directory\n",
+		".gitattributes": "drafts/ export-ignore\n",
+	})
+	if tree, tag := zipHashes(t, repo, repo); tree != tag {
+		t.Errorf("with `drafts/ export-ignore`: the working tree's zip hashes %s, the tag's %s", tree, tag)
+	}
+}
+
+// Same mark, on a directory holding an export-subst file: git archive
+// leaves the directory out, so nothing is rewritten; worktreeZip must not
+// refuse it (it skips export-ignored files before the export-subst check).
+func TestAnExportSubstFileInAnIgnoredDirectoryIsNoBar(t *testing.T) {
+	repo := taggedRepo(t, map[string]string{
+		"go.mod":         "module example.com/r\n\ngo 1.26.0\n",
+		"LICENSE":        "license text\n",
+		"r.go":           "package r\n",
+		"drafts/v.txt":   "$Format:%H$\n",
+		".gitattributes": "drafts/ export-ignore\ndrafts/v.txt export-subst\n",
+	})
+	_, err := worktreeZip(repo, ".", module.Version{Path: "example.com/r", Version: "v0.3.0"})
+	if err != nil {
+		t.Errorf("worktreeZip refuses a file git archive leaves out: %v", err)
+	}
+}
+
+// Patterns that held: export-subst by a pattern over a directory's files is
+// refused; on a directory alone, unset (-export-subst), or on a file in an
+// export-ignored directory, it is not.
+func TestExportSubstPatterns(t *testing.T) {
+	base := map[string]string{
+		"go.mod":    "module example.com/r\n\ngo 1.26.0\n",
+		"LICENSE":   "license text\n",
+		"r.go":      "package r\n",
+		"gen/v.txt": "$Format:%H$\n",
+	}
+	for attrs, wantRefused := range map[string]bool{
+		"gen/** export-subst\n":                         true,
+		"*.txt export-subst\n":                          true,
+		"gen export-subst\n":                            false,
+		"gen/* export-subst\ngen/v.txt -export-subst\n": false,
+		"gen export-ignore\ngen/v.txt export-subst\n":   false,
+		"gen/v.txt export-subst=yes\n":                  false,
+	} {
+		files := map[string]string{".gitattributes": attrs}
+		for k, v := range base {
+			files[k] = v
+		}
+		repo := taggedRepo(t, files)
+		_, err := worktreeZip(repo, ".", module.Version{Path: "example.com/r", Version: "v0.3.0"})
+		if refused := err != nil && strings.Contains(err.Error(), "export-subst"); refused != wantRefused {
+			t.Errorf("%q: worktreeZip err = %v, want refused %v", attrs, err, wantRefused)
+			continue
+		}
+		if !wantRefused {
+			if tree, tag := zipHashes(t, repo, repo); tree != tag {
+				t.Errorf("%q: the working tree's zip hashes %s, the tag's %s", attrs, tree, tag)
+			}
+		}
+	}
+}
+
+// An export-ignore in .git/info/attributes is a local setting: git
+// check-attr (and a local git archive) honour it, but a public proxy
+// archives a fresh clone of the pushed tag, which has none, so the go.sum
+// hash prepare wrote differed from the tag's (a reviewer's find). Such a
+// file is refused; one of comments alone is not.
+func TestLocalAttributesAreRefused(t *testing.T) {
+	repo := taggedRepo(t, map[string]string{
+		"go.mod":     "module example.com/r\n\ngo 1.26.0\n",
+		"LICENSE":    "license text\n",
+		"r.go":       "package r\n",
+		"notes/a.md": "notes\n",
+	})
+	m := module.Version{Path: "example.com/r", Version: "v0.3.0"}
+	writeFile(t, repo, ".git/info/attributes", "# exclude = none\n\n")
+	if _, err := worktreeZip(repo, ".", m); err != nil {
+		t.Errorf("info/attributes of comments alone: %v", err)
+	}
+	writeFile(t, repo, ".git/info/attributes", "notes export-ignore\n")
+	if _, err := worktreeZip(repo, ".", m); err == nil || !strings.Contains(err.Error(), "notes export-ignore") {
+		t.Errorf("info/attributes marking notes export-ignore: %v, want it refused", err)
 	}
 }
