@@ -400,11 +400,17 @@ func outcomeFields(kv []attribute.KeyValue, ev *attemptEvent, onClientSpan bool)
 			kv = append(kv, attrs.EvidenceCodeKey.Int64(int64(ev.evidence.Code)))
 		}
 	}
-	if t := ev.errorType(); t != "" && !onClientSpan {
+	if t := ev.errorType(); t != "" && (!onClientSpan || ev.class == "" && !otelhttpTypesStatus(ev.status)) {
 		kv = append(kv, attrs.ErrorTypeKey.String(t))
 	}
 	return kv
 }
+
+// otelhttpTypesStatus reports whether otelhttp writes error.type on its
+// CLIENT span for an answer of status: below 100 and from 400 on. An
+// informational answer other than 101 it leaves untyped, where it is no
+// success (errorType): otelretry writes it there.
+func otelhttpTypesStatus(status int) bool { return status < 100 || status >= 400 }
 
 // pacingFields appends the attempt's timing beside the decision: the
 // server's hint, the pause before a retry, the writes seen and the
