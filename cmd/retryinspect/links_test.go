@@ -144,7 +144,7 @@ func TestStdinNamedTwiceIsRefused(t *testing.T) {
 	if code, _, errOut := runAlone(t, spans, "-"); code != exitClean {
 		t.Fatalf("alone: exit %d %s", code, errOut)
 	}
-	for _, args := range [][]string{{"-", "/dev/stdin"}, {"-", "/proc/self/fd/0"}, {"-", spans}} {
+	for _, args := range [][]string{{"-", "/dev/stdin"}, {"-", "/proc/self/fd/0"}, {"-", "/proc/thread-self/fd/0"}, {"-", spans}} {
 		code, out, errOut := runAlone(t, spans, args...)
 		if code != exitClean && code != exitError || strings.Contains(out, "[duplicate-request-id]") {
 			i := strings.Index(out, "findings:")

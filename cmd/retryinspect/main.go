@@ -531,8 +531,8 @@ func resolvedPath(name string) string {
 // stdinNames and stdoutNames are the paths that name the standard streams
 // on Linux, which "-" names as an input and as an output.
 var (
-	stdinNames  = []string{"-", "/dev/stdin", "/dev/fd/0", "/proc/self/fd/0"}
-	stdoutNames = []string{"-", "/dev/stdout", "/dev/fd/1", "/proc/self/fd/1"}
+	stdinNames  = []string{"-", "/dev/stdin", "/dev/fd/0", "/proc/self/fd/0", "/proc/thread-self/fd/0"}
+	stdoutNames = []string{"-", "/dev/stdout", "/dev/fd/1", "/proc/self/fd/1", "/proc/thread-self/fd/1"}
 )
 
 // parseInterspersed parses args with fs, flags before and between the
