@@ -78,14 +78,15 @@ func worktreeZip(repo, dir string, m module.Version) ([]byte, error) {
 
 // exportIgnored reports which of the tracked files names git archive
 // leaves out of an archive: those whose export-ignore attribute is set, or
-// a directory's they are in (git archive leaves the directory out whole,
-// and git check-attr tells it of the directory's path alone: a pattern
-// with a trailing slash, "drafts/", matches it spelled so).
+// a directory's they are in (git archive leaves the directory out whole).
+// A directory is asked of as git archive asks, by its path with a trailing
+// slash ("drafts/"), which both "drafts" and "drafts/" patterns match and a
+// later "drafts/ -export-ignore" unsets.
 func exportIgnored(repo string, names []string) (map[string]bool, error) {
 	paths := slices.Clone(names)
 	for _, name := range names {
 		for dir := path.Dir(name); dir != "."; dir = path.Dir(dir) {
-			paths = append(paths, dir, dir+"/")
+			paths = append(paths, dir+"/")
 		}
 	}
 	slices.Sort(paths)
@@ -96,7 +97,7 @@ func exportIgnored(repo string, names []string) (map[string]bool, error) {
 	ignored := map[string]bool{}
 	for _, name := range names {
 		for p := name; p != "."; p = path.Dir(p) {
-			if set[p] || p != name && set[p+"/"] {
+			if p == name && set[p] || p != name && set[p+"/"] {
 				ignored[name] = true
 				break
 			}

@@ -174,3 +174,76 @@ func TestLocalAttributesAreRefused(t *testing.T) {
 		t.Errorf("info/attributes marking notes export-ignore: %v, want it refused", err)
 	}
 }
+
+// worktreeZip's zip is the tag's for every .gitattributes layout: git
+// archive checks a directory by its path with a trailing slash alone (a
+// reviewer's table; "drafts" set and "drafts/" unset kept the directory
+// in the archive and out of the zip).
+func TestExportIgnoreLayoutsMatchTheTag(t *testing.T) {
+	base := map[string]string{
+		"go.mod":              "module example.com/r\n\ngo 1.26.0\n",
+		"LICENSE":             "license text\n",
+		"r.go":                "package r\n",
+		"drafts/a.md":         "a\n",
+		"drafts/keep.md":      "keep\n",
+		"drafts/sub/b.md":     "b\n",
+		"docs/x/y/z.md":       "z\n",
+		"docs/x/w.md":         "w\n",
+		"docs/.gitattributes": "x/y/ export-ignore\n",
+	}
+	for _, attrs := range []string{
+		"drafts export-ignore\n",
+		"drafts/ export-ignore\n",
+		"drafts/** export-ignore\n",
+		"drafts/** export-ignore\n!drafts/keep.md\n",
+		"drafts/** export-ignore\ndrafts/keep.md -export-ignore\n",
+		"drafts/ export-ignore\ndrafts/keep.md -export-ignore\n",
+		"drafts/ export-ignore\ndrafts -export-ignore\n",
+		"drafts export-ignore\ndrafts/ -export-ignore\n",
+		"drafts export-ignore\ndrafts/ !export-ignore\n",
+		"sub/ export-ignore\n",
+		"**/sub export-ignore\n",
+		"drafts/*/ export-ignore\n",
+		"docs/x export-ignore\ndocs/x/w.md -export-ignore\n",
+		"*.md export-ignore\n!*.md\n",
+	} {
+		files := map[string]string{".gitattributes": attrs}
+		for k, v := range base {
+			files[k] = v
+		}
+		repo := taggedRepo(t, files)
+		if tree, tag := zipHashes(t, repo, repo); tree != tag {
+			t.Errorf("%q: the working tree's zip hashes %s, the tag's %s", attrs, tree, tag)
+		}
+	}
+}
+
+// A module in a subdirectory with attributes at several levels: the
+// working tree's zip is the one x/mod/zip makes from the tag's subdir.
+func TestASubdirectoryModuleMatchesTheTag(t *testing.T) {
+	repo := taggedRepo(t, map[string]string{
+		"LICENSE":              "license text\n",
+		".gitattributes":       "sub/drafts/ export-ignore\n",
+		"sub/go.mod":           "module example.com/r/sub\n\ngo 1.26.0\n",
+		"sub/s.go":             "package sub\n",
+		"sub/drafts/a.md":      "a\n",
+		"sub/n/.gitattributes": "*.txt export-ignore\n",
+		"sub/n/t.txt":          "t\n",
+		"sub/n/k.md":           "k\n",
+	})
+	runGit(t, repo, "tag", "sub/v0.3.0")
+	m := module.Version{Path: "example.com/r/sub", Version: "v0.3.0"}
+	fromTree, err := worktreeZip(repo, "sub", m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var fromTag bytes.Buffer
+	if err := modzip.CreateFromVCS(&fromTag, m, repo, "sub/v0.3.0", "sub"); err != nil {
+		t.Fatal(err)
+	}
+	h1, _ := hashZip(fromTree)
+	h2, _ := hashZip(fromTag.Bytes())
+	if h1 != h2 {
+		t.Errorf("subdir module: tree %s, tag %s", h1, h2)
+	}
+}
