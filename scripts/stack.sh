@@ -16,7 +16,7 @@
 #   module that ocb generates from deploy/collector/manifest.yaml; the
 #   generate command below regenerates it).
 #
-# Usage: scripts/stack.sh install|packages|up|down|status|env|ports
+# Usage: scripts/stack.sh install|generate|packages|up|down|status|env|ports
 #   install  install Debian's prometheus (if missing; scripts/apt-install.sh); build the Collector,
 #            Jaeger and VictoriaLogs into the cache (each skipped when its
 #            inputs are unchanged)
@@ -33,7 +33,8 @@
 #   ports    list every listening address
 #
 # Environment:
-#   OTELRETRY_CACHE      build cache (default $HOME/.cache/otelretry)
+#   OTELRETRY_CACHE      build cache (default $HOME/.cache/otelretry; a
+#                        relative one is read from the checkout, as below)
 #   OTELRETRY_RUN_DIR    pids, logs, env file, Prometheus data (default
 #                        $OTELRETRY_CACHE/run/ID, one per checkout: another
 #                        checkout's stack is left alone, and its ports are
@@ -45,6 +46,8 @@
 #                        1800; it runs a copy of this script, so that it still
 #                        can once the checkout was removed)
 #   OTELRETRY_UP_TIMEOUT seconds to wait for readiness (default 60)
+#   OTELRETRY_PROMETHEUS_BIN  the Prometheus to run (default /usr/bin/prometheus,
+#                        Debian's; a relative one is read from the checkout)
 #   OTELRETRY_PLAIN_SUCCESS_PERCENT  share of plain successes the samplers keep (default 10;
 #                        the shipped sampler.yaml defaults to 5)
 #   OTELRETRY_DECISION_WAIT  the samplers' decision_wait (default 5s)
@@ -54,6 +57,7 @@
 #                        `scripts/stack.sh ports` lists them)
 set -euo pipefail
 
+SELF=$(cd "$(dirname "$0")" && pwd -P)/$(basename "$0") # its usage is its header
 cd "$(dirname "$0")/.."
 ROOT=$(pwd -P) # one checkout, one run directory, by whatever path it is reached
 
@@ -511,7 +515,7 @@ export OTELRETRY_PROMETHEUS_URL=http://$PROMETHEUS_HTTP
 export OTELRETRY_VICTORIALOGS_URL=http://$VICTORIALOGS_HTTP
 export OTELRETRY_SCRAPE_INTERVAL=$(awk '$1 == "scrape_interval:" { print $2; exit }' "$RUN/prometheus.yml")
 export OTELRETRY_COLLECTOR_METRICS_URL=http://$COLLECTOR_PROM/metrics
-export OTELRETRY_STACK_LOGS=$RUN/logs
+export OTELRETRY_STACK_LOGS=$(printf '%q' "$RUN/logs")
 EOF
 	for name in "${SERVICES[@]}"; do log "$name: pid $(pid_of "$name")"; done
 	log "up in $((($(date +%s%N) - start_ms) / 1000000)) ms; env file: $ENV_FILE; logs: $RUN/logs"
@@ -635,7 +639,7 @@ env)
 	;;
 ports) ports ;;
 *)
-	sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'
+	sed -n '2,/^set -euo/p' "$SELF" | sed '$d; s/^# \{0,1\}//'
 	exit 2
 	;;
 esac
