@@ -32,7 +32,16 @@ import (
 var ours = []string{"otelretry-noop", "otelretry-sdk"}
 
 // samples[bench][case][unit] holds one value per run.
-type samples map[string]map[string]map[string][]float64
+type samples map[string]map[string]map[string]*series
+
+// series is one case's values of one unit, each with the run it came from
+// (go test's output of each run begins with its goos: line): a run a case
+// lacks (its sub-benchmark failed) pairs no value of another run with the
+// other cases'.
+type series struct {
+	runs []int
+	vals []float64
+}
 
 // results are the runs read, with the benchmarks and each one's cases in
 // the order they first appear.
@@ -40,6 +49,7 @@ type results struct {
 	s     samples
 	order []string
 	cases map[string][]string
+	run   int // the run being read, counted by goos: lines
 }
 
 // read adds the benchmark lines of r.
@@ -47,20 +57,29 @@ func (res *results) read(r io.Reader) error {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 1<<20), 1<<20)
 	for sc.Scan() {
+		if strings.HasPrefix(sc.Text(), "goos:") {
+			res.run++
+			continue
+		}
 		bench, cs, vals, ok := parse(sc.Text())
 		if !ok {
 			continue
 		}
 		if res.s[bench] == nil {
-			res.s[bench] = map[string]map[string][]float64{}
+			res.s[bench] = map[string]map[string]*series{}
 			res.order = append(res.order, bench)
 		}
 		if res.s[bench][cs] == nil {
-			res.s[bench][cs] = map[string][]float64{}
+			res.s[bench][cs] = map[string]*series{}
 			res.cases[bench] = append(res.cases[bench], cs)
 		}
 		for unit, v := range vals {
-			res.s[bench][cs][unit] = append(res.s[bench][cs][unit], v)
+			sr := res.s[bench][cs][unit]
+			if sr == nil {
+				sr = &series{}
+				res.s[bench][cs][unit] = sr
+			}
+			sr.runs, sr.vals = append(sr.runs, res.run), append(sr.vals, v)
 		}
 	}
 	return sc.Err()
@@ -79,10 +98,10 @@ func (res *results) readFile(name string) error {
 // med is the median over runs of a case's unit.
 func (res *results) med(bench, cs, unit string) (float64, bool) {
 	v := res.s[bench][cs][unit]
-	if len(v) == 0 {
+	if v == nil || len(v.vals) == 0 {
 		return 0, false
 	}
-	return paired.Median(v), true
+	return paired.Median(v.vals), true
 }
 
 // perRun is the median over runs of a's value over b's in the same run:
@@ -91,12 +110,22 @@ func (res *results) med(bench, cs, unit string) (float64, bool) {
 // instead of landing on one case's median. ok is false unless both
 // cases have values in the same runs.
 func (res *results) perRun(bench, a, b, unit string) (float64, bool) {
-	return paired.Ratio(res.s[bench][a][unit], res.s[bench][b][unit])
+	return paired.Ratio(res.pair(bench, a, bench, b, unit))
 }
 
 // interval is perRun's 95 % bootstrap interval (paired.Interval).
 func (res *results) interval(bench, a, b, unit string) (lo, hi float64, ok bool) {
-	return paired.Interval(res.s[bench][a][unit], res.s[bench][b][unit])
+	return paired.Interval(res.pair(bench, a, bench, b, unit))
+}
+
+// pair returns the values of case a of bench ba and of case b of bench bb,
+// run by run, or none when they were not measured in the same runs.
+func (res *results) pair(ba, a, bb, b, unit string) (x, y []float64) {
+	sa, sb := res.s[ba][a][unit], res.s[bb][b][unit]
+	if sa == nil || sb == nil || !slices.Equal(sa.runs, sb.runs) {
+		return nil, nil
+	}
+	return sa.vals, sb.vals
 }
 
 func main() {
@@ -205,7 +234,7 @@ func (res *results) target(label string, bench, a, unit string, b paired.Bound, 
 // Retry3 and RoundTrip of a case run in the same runs: it is judged as
 // the other targets are, on the per-run ratios and their interval.
 func linearity(res *results) {
-	s, med := res.s, res.med
+	med := res.med
 	for _, o := range ours {
 		one, ok1 := med("RoundTrip", o, "ns/op")
 		three, ok3 := med("Retry3", o, "ns/op")
@@ -215,7 +244,7 @@ func linearity(res *results) {
 			continue
 		}
 		label := "Retry3 " + o + " ns/op <= 3x RoundTrip"
-		x, y := s["Retry3"][o]["ns/op"], s["RoundTrip"][o]["ns/op"]
+		x, y := res.pair("Retry3", o, "RoundTrip", o, "ns/op")
 		r, okR := paired.Ratio(x, y)
 		lo, hi, okI := paired.Interval(x, y)
 		allocs := fmt.Sprintf("%.1f allocs per extra attempt vs %.0f for the first operation", (a3-a1)/2, a1)
@@ -274,7 +303,7 @@ const floorCase = "retryablehttp-otelhttp-content"
 // floor over the peer) and the price of otelretry's own work (otelretry-sdk
 // over the floor, which the targets judge).
 func contentFloor(res *results) {
-	s, perRun, med := res.s, res.perRun, res.med
+	perRun, interval, med := res.perRun, res.interval, res.med
 	fmt.Printf("\n## the content floor (%s; paired ratios with their 95%% intervals, ratios of the medians in brackets)\n\n", floorCase)
 	for _, bench := range []string{"RoundTrip", "RoundTripLoopback"} {
 		content, okC := perRun(bench, floorCase, "retryablehttp-otelhttp", "ns/op")
@@ -290,8 +319,8 @@ func contentFloor(res *results) {
 		ob, _ := med(bench, "otelretry-sdk", "B/op")
 		pb, _ := med(bench, "retryablehttp-otelhttp", "B/op")
 		fmt.Printf("%-18s sdk/peer %.2fx (%.2fx): content (floor/peer) %.2fx %s (%.2fx), own work (sdk/floor) %.2fx %s (%.2fx); B/op peer %s, floor %s, sdk %s\n",
-			bench, total, sdk/peer, content, intervalText(paired.Interval(s[bench][floorCase]["ns/op"], s[bench]["retryablehttp-otelhttp"]["ns/op"])),
-			floor/peer, own, intervalText(paired.Interval(s[bench]["otelretry-sdk"]["ns/op"], s[bench][floorCase]["ns/op"])),
+			bench, total, sdk/peer, content, intervalText(interval(bench, floorCase, "retryablehttp-otelhttp", "ns/op")),
+			floor/peer, own, intervalText(interval(bench, "otelretry-sdk", floorCase, "ns/op")),
 			sdk/floor, num(pb, true), num(fb, true), num(ob, true))
 	}
 }
@@ -373,10 +402,12 @@ func parse(line string) (bench, cs string, vals map[string]float64, ok bool) {
 	return bench, cs, vals, true
 }
 
-func runs(cases map[string]map[string][]float64) int {
+func runs(cases map[string]map[string]*series) int {
 	n := 0
 	for _, units := range cases {
-		n = max(n, len(units["ns/op"]))
+		if v := units["ns/op"]; v != nil {
+			n = max(n, len(v.vals))
+		}
 	}
 	return n
 }

@@ -172,3 +172,39 @@ func TestLinearityTargetIsJudgedOnItsInterval(t *testing.T) {
 		}
 	}
 }
+
+// perRun's godoc: "ok is false unless both cases have values in the same
+// runs". Six runs of two cases with the same value in each run (every
+// per-run ratio is 1); run 2 has no line for a (its sub-benchmark failed)
+// and run 5 none for b. Each case then holds 5 values, from different
+// runs: the ratio and its interval are refused (the verdict is then EDGE),
+// where they paired values of different runs (a reviewer's find).
+func TestRunsMissingDifferentCasesAreNotPaired(t *testing.T) {
+	var raw strings.Builder
+	for run := 1; run <= 6; run++ {
+		ns := float64(run * 1000)
+		fmt.Fprintf(&raw, "goos: linux\n")
+		fmt.Fprintf(&raw, "BenchmarkRoundTrip/case=bare-2 \t 1000 \t %.0f ns/op\n", ns)
+		if run != 2 {
+			fmt.Fprintf(&raw, "BenchmarkRoundTrip/case=a-2 \t 1000 \t %.0f ns/op\n", ns)
+		} else {
+			fmt.Fprintf(&raw, "--- FAIL: BenchmarkRoundTrip/case=a\n")
+		}
+		if run != 5 {
+			fmt.Fprintf(&raw, "BenchmarkRoundTrip/case=b-2 \t 1000 \t %.0f ns/op\n", ns)
+		} else {
+			fmt.Fprintf(&raw, "--- FAIL: BenchmarkRoundTrip/case=b\n")
+		}
+		fmt.Fprintf(&raw, "PASS\n")
+	}
+	res := &results{s: samples{}, cases: map[string][]string{}}
+	if err := res.read(strings.NewReader(raw.String())); err != nil {
+		t.Fatal(err)
+	}
+	if r, ok := res.perRun("RoundTrip", "a", "b", "ns/op"); ok {
+		t.Errorf("perRun(a, b) = %v, ok; want it refused (runs 2 and 5 are unpaired)", r)
+	}
+	if lo, hi, ok := res.interval("RoundTrip", "a", "b", "ns/op"); ok {
+		t.Errorf("interval(a, b) = [%v, %v], ok; want it refused", lo, hi)
+	}
+}
