@@ -6,7 +6,9 @@
 // benchmark, the median of each case and the ratios of otelretry-noop and
 // otelretry-sdk to every other case, in ns/op and allocs/op, followed by the
 // overhead targets, judged on the median of the per-run ratios (the runs
-// are interleaved, see compare.sh) and its 95 % bootstrap interval (ok,
+// are interleaved, see compare.sh; a run is the output of one go test,
+// which begins with its goos: line, and the values one run gives a case,
+// with -count, count as that run's median) and its 95 % bootstrap interval (ok,
 // MISS, or EDGE when the runs cannot tell), the split of the SDK path's ratio
 // into the content's price and otelretry's own work (the content floor
 // case), and, from BenchmarkSDKParts (names like
@@ -41,6 +43,22 @@ type samples map[string]map[string]map[string]*series
 type series struct {
 	runs []int
 	vals []float64
+}
+
+// byRun is the series with one value per run, in run order: the median of
+// a run's values when it measured the case more than once (go test's
+// -count inside one run). Ratios are paired over these: values of one run
+// are no runs of their own.
+func (sr *series) byRun() (runs []int, vals []float64) {
+	for i := 0; i < len(sr.runs); {
+		j := i
+		for j < len(sr.runs) && sr.runs[j] == sr.runs[i] {
+			j++
+		}
+		runs, vals = append(runs, sr.runs[i]), append(vals, paired.Median(sr.vals[i:j]))
+		i = j
+	}
+	return runs, vals
 }
 
 // results are the runs read, with the benchmarks and each one's cases in
@@ -122,10 +140,15 @@ func (res *results) interval(bench, a, b, unit string) (lo, hi float64, ok bool)
 // run by run, or none when they were not measured in the same runs.
 func (res *results) pair(ba, a, bb, b, unit string) (x, y []float64) {
 	sa, sb := res.s[ba][a][unit], res.s[bb][b][unit]
-	if sa == nil || sb == nil || !slices.Equal(sa.runs, sb.runs) {
+	if sa == nil || sb == nil {
 		return nil, nil
 	}
-	return sa.vals, sb.vals
+	ra, x := sa.byRun()
+	rb, y := sb.byRun()
+	if !slices.Equal(ra, rb) {
+		return nil, nil
+	}
+	return x, y
 }
 
 func main() {
@@ -406,7 +429,8 @@ func runs(cases map[string]map[string]*series) int {
 	n := 0
 	for _, units := range cases {
 		if v := units["ns/op"]; v != nil {
-			n = max(n, len(v.vals))
+			r, _ := v.byRun()
+			n = max(n, len(r))
 		}
 	}
 	return n

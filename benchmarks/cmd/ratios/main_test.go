@@ -36,6 +36,10 @@ func runRatios(t *testing.T, raw string) string {
 	return <-done
 }
 
+// runHeader begins each run's output, as go test prints it (cmd/ratios
+// counts runs by it).
+const runHeader = "goos: linux\n"
+
 func rawLine(cs string, ns float64) string {
 	return fmt.Sprintf("BenchmarkRoundTrip/case=%s-2 \t 100000 \t %.0f ns/op \t 1000 B/op \t 10 allocs/op\n", cs, ns)
 }
@@ -63,7 +67,7 @@ func TestUnpairedRunsAreNotJudgedOK(t *testing.T) {
 	sdk := []float64{800, 1300, 900, 1250, 1000, 1000}
 	var raw strings.Builder
 	for i, v := range sdk {
-		raw.WriteString(rawLine("bare", 500))
+		raw.WriteString(runHeader + rawLine("bare", 500))
 		raw.WriteString(rawLine("otelretry-sdk", v))
 		if i < 5 {
 			raw.WriteString(rawLine("retryablehttp-otelhttp-content", 1000))
@@ -72,7 +76,7 @@ func TestUnpairedRunsAreNotJudgedOK(t *testing.T) {
 	// Control: the same five paired runs alone are judged EDGE.
 	var five strings.Builder
 	for _, v := range sdk[:5] {
-		five.WriteString(rawLine("bare", 500) + rawLine("otelretry-sdk", v) + rawLine("retryablehttp-otelhttp-content", 1000))
+		five.WriteString(runHeader + rawLine("bare", 500) + rawLine("otelretry-sdk", v) + rawLine("retryablehttp-otelhttp-content", 1000))
 	}
 	if c := targetLine(t, runRatios(t, five.String())); !strings.HasPrefix(c, "EDGE") {
 		t.Fatalf("control: the five paired runs alone: %s", c)
@@ -110,6 +114,7 @@ func TestLogEventsTargetIsJudgedOnItsInterval(t *testing.T) {
 	var raw strings.Builder
 	for i, q := range ratios {
 		direct[i], events[i] = 10000, 10000*q
+		raw.WriteString(runHeader)
 		fmt.Fprintf(&raw, "BenchmarkLogEvents/kind=success/case=noop-direct-2 \t 10000 \t %.0f ns/op \t 6820 B/op \t 29 allocs/op\n", direct[i])
 		fmt.Fprintf(&raw, "BenchmarkLogEvents/kind=success/case=noop-events-2 \t 10000 \t %.0f ns/op \t 6979 B/op \t 33 allocs/op\n", events[i])
 	}
@@ -141,7 +146,7 @@ func TestLinearityTargetIsJudgedOnItsInterval(t *testing.T) {
 	runs := func(roundTrip, ratios []float64) string {
 		var raw strings.Builder
 		for i := range roundTrip {
-			raw.WriteString(rawLine("otelretry-noop", roundTrip[i]))
+			raw.WriteString(runHeader + rawLine("otelretry-noop", roundTrip[i]))
 			fmt.Fprintf(&raw, "BenchmarkRetry3/case=otelretry-noop-2 \t 100000 \t %.0f ns/op \t 1000 B/op \t 27 allocs/op\n", ratios[i]*roundTrip[i])
 		}
 		return raw.String()
@@ -206,5 +211,45 @@ func TestRunsMissingDifferentCasesAreNotPaired(t *testing.T) {
 	}
 	if lo, hi, ok := res.interval("RoundTrip", "a", "b", "ns/op"); ok {
 		t.Errorf("interval(a, b) = [%v, %v], ok; want it refused", lo, hi)
+	}
+}
+
+// Two go test invocations (two goos: lines), each with -count 3: the
+// header says "medians of 2 runs", runs counted by their goos: lines, not
+// by values (a reviewer's find).
+func TestTheRunsAreCountedByTheirHeaders(t *testing.T) {
+	var raw strings.Builder
+	for r := 0; r < 2; r++ {
+		raw.WriteString("goos: linux\ngoarch: amd64\npkg: x\n")
+		for _, cs := range []string{"bare", "otelretry-sdk", "retryablehttp-otelhttp-content"} {
+			for i := 0; i < 3; i++ {
+				raw.WriteString(rawLine(cs, 1000))
+			}
+		}
+	}
+	out := runRatios(t, raw.String())
+	if !strings.Contains(out, "medians of 2 runs") {
+		t.Errorf("two runs (goos: lines) of -count 3: header %q", strings.SplitN(strings.TrimSpace(out), "\n", 2)[0])
+	}
+}
+
+// One go test invocation (one goos: line) with -count 6, the cases run one
+// after the other, not interleaved: one run, fewer than paired.MinRuns, so
+// the target cannot be judged on per-run ratios (a reviewer's find: the six
+// values were taken for six runs, and judged ok on a zero-width interval).
+func TestOneRunWithCountIsNotJudged(t *testing.T) {
+	var raw strings.Builder
+	raw.WriteString("goos: linux\ngoarch: amd64\npkg: x\n")
+	for _, cs := range []string{"bare", "otelretry-sdk", "retryablehttp-otelhttp-content"} {
+		for i := 0; i < 6; i++ {
+			v := 1000.0
+			if cs == "otelretry-sdk" {
+				v = 900
+			}
+			raw.WriteString(rawLine(cs, v))
+		}
+	}
+	if l := targetLine(t, runRatios(t, raw.String())); !strings.HasPrefix(l, "EDGE") {
+		t.Errorf("one run (one goos: line) of -count 6 judged on %d \"per-run\" ratios: %s", 6, l)
 	}
 }
