@@ -57,8 +57,8 @@
 #                        `scripts/stack.sh ports` lists them)
 set -euo pipefail
 
-SELF=$(cd "$(dirname "$0")" && pwd -P)/$(basename "$0") # its usage is its header
-cd "$(dirname "$0")/.."
+SELF=$(readlink -f "$0") # its usage is its header; a link to it is its checkout's
+cd "$(dirname "$SELF")/.."
 ROOT=$(pwd -P) # one checkout, one run directory, by whatever path it is reached
 
 # Absolute, relative ones read from the checkout: the watchdog and

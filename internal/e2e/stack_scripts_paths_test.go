@@ -66,3 +66,29 @@ func TestStackUsageFromASubdirectory(t *testing.T) {
 		}
 	}
 }
+
+// The script reached through a symbolic link (one in a directory on the
+// PATH) is its checkout's: `status` through the link reads the stack `up`
+// started from the checkout (a reviewer's remark: the link's own directory
+// was taken for the checkout, and its run directory with it).
+func TestStackThroughASymlinkIsTheCheckouts(t *testing.T) {
+	s := newFakeStack(t)
+	checkout := stackCheckout(t)
+	t.Cleanup(func() { s.stack(t, checkout, "down") })
+	s.up(t, checkout)
+	link := filepath.Join(t.TempDir(), "bin", "stack.sh")
+	if err := os.MkdirAll(filepath.Dir(link), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(filepath.Join(checkout, "scripts", "stack.sh"), link); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "bash", link, "status")
+	cmd.Dir, cmd.Env = t.TempDir(), s.env
+	out, _ := cmd.CombinedOutput()
+	if !strings.Contains(string(out), "collector  running") {
+		t.Errorf("status through a link to the checkout's stack.sh:\n%s", out)
+	}
+}
