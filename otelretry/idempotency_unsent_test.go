@@ -7,6 +7,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"strings"
@@ -157,5 +158,33 @@ func TestAPanicBeforeTheFirstCallKeepsNoKey(t *testing.T) {
 	}
 	if b.keys[1] != b.keys[0] {
 		t.Errorf("the repeat of a write answered 504 (maybe applied) went out under key %s, not the write's %s: an operation whose PrepareAttemptFunc panicked before sending anything replaced it", b.keys[1], b.keys[0])
+	}
+}
+
+// The zero IdempotencyKey has no header name: WithIdempotencyKeys is
+// ignored, as otel.Handle reports, and a write answered 503 is not resent
+// (no key makes it repeatable) (IdempotencyKey's godoc; a reviewer's
+// remark: the godoc did not say).
+func TestTheZeroIdempotencyKeyLeavesKeysOff(t *testing.T) {
+	handled := captureOtelErrors(t)
+	var calls int
+	base := roundTripFunc(func(r *http.Request) (*http.Response, error) {
+		calls++
+		if len(r.Header) != 0 {
+			t.Errorf("headers sent: %v, want none", r.Header)
+		}
+		return &http.Response{StatusCode: http.StatusServiceUnavailable, Header: http.Header{}, Body: http.NoBody, Request: r}, nil
+	})
+	tr := otelretry.NewTransport(base, otelretry.WithIdempotencyKeys(otelretry.IdempotencyKey{}), otelretry.WithoutBudget())
+	req, _ := http.NewRequest(http.MethodPost, "http://api.test/orders", strings.NewReader("{}"))
+	resp, err := tr.RoundTrip(req)
+	if err == nil {
+		resp.Body.Close()
+	}
+	if calls != 1 {
+		t.Errorf("%d calls, want 1 (no key: the write is not repeatable)", calls)
+	}
+	if errs := handled(); len(errs) == 0 || !strings.Contains(fmt.Sprint(errs), "WithIdempotencyKeys") {
+		t.Errorf("otel.Handle got %v, want WithIdempotencyKeys reported", errs)
 	}
 }
