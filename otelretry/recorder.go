@@ -954,18 +954,7 @@ func (r *recorder) logOperation(o *opRecord, e *operationEnd, errorType string) 
 	if o.notBuffered != "" {
 		kv = append(kv, attrs.BodyBufferReasonKey.String(o.notBuffered))
 	}
-	r.log(o, o.span, to, attrs.LogEventOperation, "retry operation", sev, operationStart(o), kv)
-}
-
-// operationStart is when o's record is timed: the operation's start, or
-// its span's when the span (an SDK's) tells a later one, so that the
-// record, in the span's context, falls within the span (the span starts
-// once the operation's start was read and its request judged).
-func operationStart(o *opRecord) time.Time {
-	if s, ok := o.span.(interface{ StartTime() time.Time }); ok && s.StartTime().After(o.clock.start) {
-		return s.StartTime()
-	}
-	return o.clock.start
+	r.log(o, o.span, to, attrs.LogEventOperation, "retry operation", sev, o.clock.start, kv)
 }
 
 // slogAttr converts an attribute to a log attribute of the same type.

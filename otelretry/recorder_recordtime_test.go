@@ -10,6 +10,8 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"testing/synctest"
+	"time"
 
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 
@@ -17,33 +19,43 @@ import (
 	"github.com/otelretry/otelretry-go/otelretry"
 )
 
-// Each log record falls within the span whose context it carries: the
-// retry.operation record, timed at the operation's start, was a few
-// microseconds before its operation span began, which starts once the
-// operation's start was read (a reviewer's find); the retry.attempt
-// record within its attempt span.
-func TestALogRecordFallsWithinItsSpan(t *testing.T) {
-	for range 20 {
-		h, logs := newLogHarness(t, []scripted.Step{{Status: 503}, {Status: 200}})
-		req, err := http.NewRequestWithContext(context.Background(), http.MethodGet, "http://api.test/x", nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		resp, err := h.client.Do(req)
+// The retry.operation record is timed at the operation's start, read
+// first, and its time plus retry.operation.duration_ms is the operation's
+// end; its span starts once the operation is set up (a formatter's time
+// included), so the record may come that much before it (docs/telemetry.md).
+// A reviewer's find against a first fix, which timed the record at the
+// span's start and so counted a slow formatter's time twice. Each
+// retry.attempt record falls within its attempt span.
+func TestTheOperationRecordIsTimedAtTheOperationsStart(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h, logs := newLogHarness(t, []scripted.Step{{Status: 503}, {Status: 200}},
+			otelretry.WithBackoff(otelretry.ConstantBackoff(10*time.Millisecond)),
+			otelretry.WithSpanNameFormatter(func(r *http.Request) string {
+				time.Sleep(5 * time.Millisecond) // a slow formatter
+				return "op " + r.Method
+			}))
+		start := time.Now()
+		req, _ := http.NewRequestWithContext(context.Background(), http.MethodGet, "http://api.test/a", nil)
+		resp, err := h.transprt.RoundTrip(req)
 		if err != nil {
 			t.Fatal(err)
 		}
 		resp.Body.Close()
-		op := h.operation(t)
-		if ts := logs.named("retry.operation")[0].Timestamp(); ts.Before(op.StartTime()) || ts.After(op.EndTime()) {
-			t.Fatalf("retry.operation record at %v, outside its span [%v, %v]", ts, op.StartTime(), op.EndTime())
+		end := time.Now()
+		rec := logs.named("retry.operation")[0]
+		duration := time.Duration(recordAttrs(rec)["retry.operation.duration_ms"].AsInt64()) * time.Millisecond
+		if !rec.Timestamp().Equal(start) || !rec.Timestamp().Add(duration).Equal(end) {
+			t.Errorf("record at %v lasting %v; want the operation's start %v and end %v", rec.Timestamp(), duration, start, end)
+		}
+		if op := h.operation(t); !op.StartTime().Equal(start.Add(5 * time.Millisecond)) {
+			t.Errorf("operation span starts at %v, want once the formatter returned (%v)", op.StartTime(), start.Add(5*time.Millisecond))
 		}
 		for i, a := range h.attempts() {
 			if ts := logs.named("retry.attempt")[i].Timestamp(); ts.Before(a.StartTime()) || ts.After(a.EndTime()) {
-				t.Fatalf("retry.attempt record %d at %v, outside its span [%v, %v]", i+1, ts, a.StartTime(), a.EndTime())
+				t.Errorf("retry.attempt record %d at %v, outside its span [%v, %v]", i+1, ts, a.StartTime(), a.EndTime())
 			}
 		}
-	}
+	})
 }
 
 // A sampler that drops the spans still gives them ids, and the slog
