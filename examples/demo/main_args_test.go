@@ -164,10 +164,14 @@ func TestTheDemosExitStatuses(t *testing.T) {
 		name, args string
 		env        []string
 		want       int
+		says       string // in stderr: what failed
 	}{
-		{"ran", "", []string{"OTEL_TRACES_EXPORTER=none", "OTEL_METRICS_EXPORTER=none", "OTEL_LOGS_EXPORTER=none"}, 0},
-		{"failed", "", []string{"OTEL_METRICS_EXPORTER=bogus"}, 1},
-		{"bad flag", "-repeat 0", nil, 2},
+		{"ran", "", []string{"OTEL_TRACES_EXPORTER=none", "OTEL_METRICS_EXPORTER=none", "OTEL_LOGS_EXPORTER=none"}, 0, ""},
+		{"failed", "", []string{"OTEL_METRICS_EXPORTER=bogus"}, 1, "OTEL_METRICS_EXPORTER"},
+		// The flag named, not an exporter variable nobody set (a
+		// reviewer's remark).
+		{"traces file", "-traces " + filepath.Join(t.TempDir(), "missing", "x.json"), nil, 1, "traces file (-traces)"},
+		{"bad flag", "-repeat 0", nil, 2, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, stderr, err := demoMain(t, t.TempDir(), tc.args, tc.env...)
@@ -178,8 +182,8 @@ func TestTheDemosExitStatuses(t *testing.T) {
 			} else if err != nil {
 				t.Fatal(err)
 			}
-			if code != tc.want {
-				t.Errorf("exit %d, want %d; stderr %q", code, tc.want, stderr)
+			if code != tc.want || !strings.Contains(stderr, tc.says) {
+				t.Errorf("exit %d, want %d; stderr %q, want it to say %q", code, tc.want, stderr, tc.says)
 			}
 		})
 	}

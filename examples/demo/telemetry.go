@@ -358,7 +358,7 @@ func (t *telemetry) spanExporter(ctx context.Context, tracesPath string, stdout 
 			}
 			f, made, err := openTracesFile(tracesPath)
 			if err != nil {
-				return nil, err
+				return nil, &tracesFileError{err}
 			}
 			t.tracesFile, t.tracesMade = f, made
 			t.traces = exportTarget{Exporter: exporterFile, Endpoint: f.Name(), Temporary: tracesPath == ""}
@@ -366,7 +366,11 @@ func (t *telemetry) spanExporter(ctx context.Context, tracesPath string, stdout 
 		}))
 	}
 	se, err := autoexport.NewSpanExporter(ctx, opts...)
-	if err != nil {
+	var fileErr *tracesFileError
+	switch {
+	case errors.As(err, &fileErr):
+		return nil, fmt.Errorf("traces file (-traces): %w", fileErr.err)
+	case err != nil:
 		return nil, fmt.Errorf("span exporter (%s): %w", envTracesExporter, err)
 	}
 	if t.traces.Exporter == "" {
@@ -374,6 +378,13 @@ func (t *telemetry) spanExporter(ctx context.Context, tracesPath string, stdout 
 	}
 	return se, nil
 }
+
+// tracesFileError is the -traces file's failure, told apart from the
+// environment's exporter's.
+type tracesFileError struct{ err error }
+
+func (e *tracesFileError) Error() string { return e.err.Error() }
+func (e *tracesFileError) Unwrap() error { return e.err }
 
 // describe names what autoexport chose for a signal from the environment.
 func describe(envKey, signal string) exportTarget {
