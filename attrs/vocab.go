@@ -81,7 +81,8 @@ func (d Decision) Outcome() Outcome {
 // Attribute returns d as a retry.decision attribute.
 func (d Decision) Attribute() attribute.KeyValue { return DecisionKey.String(string(d)) }
 
-// Outcome is the terminal reason of an operation: the decisions minus retry.
+// Outcome is the terminal reason of an operation: the decisions minus retry
+// and superseded (which ends an attempt, not its operation).
 type Outcome string
 
 // The closed set of outcomes.

@@ -40,7 +40,7 @@
 package h3
 
 import (
-	"errors"
+	"reflect"
 
 	"github.com/quic-go/quic-go"
 	"github.com/quic-go/quic-go/http3"
@@ -74,7 +74,7 @@ func Classify(a otelretry.Answer) otelretry.Classification {
 // that holds a *quic.ApplicationError, the connection's close, proves
 // nothing of one request, whatever its code.
 func Evidence(err error) (otelretry.Evidence, bool) {
-	if _, closed := errors.AsType[*quic.ApplicationError](err); closed {
+	if connectionClosed(err) {
 		return otelretry.Evidence{}, false
 	}
 	code, remote, ok := errorCode(err)
@@ -91,23 +91,57 @@ func Evidence(err error) (otelretry.Evidence, bool) {
 // layer that joins errors may carry both kinds, and the first one found
 // is the one read, whatever its kind.
 func errorCode(err error) (code http3.ErrCode, remote, ok bool) {
-	if err == nil {
-		return 0, false, false
+	walk(err, func(e error) bool {
+		code, remote, ok = streamErrorAt(e)
+		return !ok
+	})
+	return code, remote, ok
+}
+
+// connectionClosed reports whether err's chain holds a *quic.ApplicationError,
+// as errors.As would find one.
+func connectionClosed(err error) (closed bool) {
+	walk(err, func(e error) bool {
+		var app *quic.ApplicationError
+		switch x := e.(type) {
+		case *quic.ApplicationError:
+			closed = x != nil
+		case interface{ As(any) bool }:
+			closed = x.As(&app) && app != nil
+		}
+		return !closed
+	})
+	return closed
+}
+
+// walk calls visit on err and its chain, as errors.As walks it (depth
+// first, in order), until visit returns false. A typed nil says nothing
+// and is not unwrapped: quic-go's *http3.Error unwraps through its
+// receiver, and a nil one would panic where errors.As reaches it.
+func walk(err error, visit func(error) bool) bool {
+	if err == nil || isNilPointer(err) {
+		return true
 	}
-	if code, remote, ok := streamErrorAt(err); ok {
-		return code, remote, true
+	if !visit(err) {
+		return false
 	}
 	switch e := err.(type) {
 	case interface{ Unwrap() error }:
-		return errorCode(e.Unwrap())
+		return walk(e.Unwrap(), visit)
 	case interface{ Unwrap() []error }:
 		for _, inner := range e.Unwrap() {
-			if code, remote, ok := errorCode(inner); ok {
-				return code, remote, true
+			if !walk(inner, visit) {
+				return false
 			}
 		}
 	}
-	return 0, false, false
+	return true
+}
+
+// isNilPointer reports whether err is a typed nil pointer.
+func isNilPointer(err error) bool {
+	v := reflect.ValueOf(err)
+	return v.Kind() == reflect.Pointer && v.IsNil()
 }
 
 // streamErrorAt reads err itself, not its chain, as errors.As would at
