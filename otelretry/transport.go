@@ -23,6 +23,12 @@ import (
 // deadline and records every operation and attempt as spans, logs and
 // metrics. Create it with NewTransport: its zero value refuses every
 // request with an error that says so. It is safe for concurrent use.
+//
+// Make one per dependency or client and share it: its budget, throttle and
+// hedge rate learn from the operations it serves. It has no Close and
+// starts no goroutine of its own: one no longer referenced is collected
+// once its operations ended, its timer with it; CloseIdleConnections
+// closes its base's idle connections.
 type Transport struct {
 	// shared is what every operation of the Transport shares (see
 	// runOperation).
