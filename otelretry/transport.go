@@ -26,9 +26,9 @@ import (
 //
 // Make one per dependency or client and share it: its budget, throttle and
 // hedge rate learn from the operations it serves. It has no Close and
-// starts no goroutine of its own: one no longer referenced is collected
-// once its operations ended, its timer with it; CloseIdleConnections
-// closes its base's idle connections.
+// keeps no goroutine running between operations: one no longer referenced
+// is collected once its operations ended, its timer with it;
+// CloseIdleConnections closes its base's idle connections.
 type Transport struct {
 	// shared is what every operation of the Transport shares (see
 	// runOperation).
