@@ -225,6 +225,11 @@ type otlpKey struct {
 // is reports whether k is spelled s.
 func (k otlpKey) is(s string) bool { return s == k.json || s == k.proto }
 
+// names reports whether s is k or the deprecated key k replaced.
+func (k otlpKey) names(s string) bool {
+	return k.is(s) || k.deprecated != nil && k.deprecated.is(s)
+}
+
 // in reports whether the JSON object obj has k.
 func (k otlpKey) in(obj []byte) bool {
 	found := false
@@ -261,7 +266,7 @@ func locatePdataError(raw []byte, err error) error {
 func locateIn(level int, obj []byte, base int, path string) error {
 	var found error
 	array := otlpLevels[level].key
-	eachElement(obj, array, func(i, off int, elem []byte) bool {
+	levelElements(obj, array, func(i, off int, elem []byte) bool {
 		err := decodeAlone(level, elem)
 		if err == nil {
 			return true
@@ -276,7 +281,7 @@ func locateIn(level int, obj []byte, base int, path string) error {
 			if ferr == nil {
 				return true
 			}
-			if level+1 < len(otlpLevels) && otlpLevels[level+1].key.is(key) {
+			if level+1 < len(otlpLevels) && otlpLevels[level+1].key.names(key) {
 				if deeper := locateIn(level+1, elem, base+off, at); deeper != nil {
 					found = deeper
 					return false
@@ -313,10 +318,7 @@ func locate(raw []byte, keys [3]otlpKey, at [3]int, path string, err error) erro
 			}
 			return !ok
 		}
-		eachElement(value, key, find)
-		if !ok && key.deprecated != nil {
-			eachElement(value, *key.deprecated, find)
-		}
+		levelElements(value, key, find)
 		if !ok {
 			return found
 		}
@@ -330,8 +332,8 @@ func locate(raw []byte, keys [3]otlpKey, at [3]int, path string, err error) erro
 // returns false. A key given twice (in either spelling) is read as pdata
 // reads it: the second array's elements follow the first's, their indexes
 // going on.
-func eachElement(obj []byte, key otlpKey, visit func(i, off int, elem []byte) bool) {
-	n, more := 0, true
+func eachElement(obj []byte, key otlpKey, visit func(i, off int, elem []byte) bool) (n int) {
+	more := true
 	walkFields(obj, func(k string, off int, arr []byte) bool {
 		if !key.is(k) {
 			return true
@@ -343,6 +345,16 @@ func eachElement(obj []byte, key otlpKey, visit func(i, off int, elem []byte) bo
 		})
 		return more
 	})
+	return n
+}
+
+// levelElements is eachElement over a level's elements as pdata reads
+// them: its key's, or its deprecated key's when it has none (pdata's
+// otlp.MigrateTraces and MigrateLogs).
+func levelElements(obj []byte, key otlpKey, visit func(i, off int, elem []byte) bool) {
+	if eachElement(obj, key, visit) == 0 && key.deprecated != nil {
+		eachElement(obj, *key.deprecated, visit)
+	}
 }
 
 func spanPath(at [3]int) string {

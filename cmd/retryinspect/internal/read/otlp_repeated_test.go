@@ -161,3 +161,15 @@ func checkRecordAt(t *testing.T, in string, at [3]int, marker string) {
 		t.Errorf("error %v at %+v, want it at offset %d", err, oe, want)
 	}
 }
+
+// pdata reads deprecatedScopeSpans as scopeSpans (otlp.MigrateTraces); a
+// span there that pdata itself refuses (a trace id not hex) is placed at
+// the failing field, as for scopeSpans, not at the deprecated key's field
+// (a reviewer's find against the fix that placed the reader's own
+// errors there).
+func TestAPdataErrorUnderDeprecatedScopeSpansIsPlacedWhereItIs(t *testing.T) {
+	for _, key := range []string{"deprecatedScopeSpans", "deprecated_scope_spans"} {
+		in := `{"resourceSpans":[{"` + key + `":[{"spans":[{"traceId":"nothex","spanId":"0102030405060708"}]}]}]}`
+		checkOTLPErrorAt(t, in, `"nothex"`, "resourceSpans[0].scopeSpans[0].spans[0].traceId")
+	}
+}
