@@ -184,6 +184,9 @@ func checkRequirements(mods []mod, version string, released bool) []error {
 // path, then m's directory (the tag prefix's path), then the root's major
 // version suffix, which ends a path (example.com/r/v2's cmd/x is
 // example.com/r/cmd/x/v2); m's own path when no root module is among mods.
+// Go lets a module in a subdirectory take a major version of its own; this
+// project releases every module under one version, so each takes the
+// root's.
 func modulePathOf(mods []mod, m mod) string {
 	for _, root := range mods {
 		if root.dir == "." {

@@ -39,6 +39,9 @@ func worktreeZip(repo, dir string, m module.Version) ([]byte, error) {
 	if err := localAttributes(repo); err != nil {
 		return nil, err
 	}
+	if err := localLineEnds(repo); err != nil {
+		return nil, err
+	}
 	ignored, err := exportIgnored(repo, names)
 	if err != nil {
 		return nil, err
@@ -128,6 +131,24 @@ func localAttributes(repo string) error {
 	for line := range strings.Lines(string(data)) {
 		if line = strings.TrimSpace(line); line != "" && !strings.HasPrefix(line, "#") {
 			return fmt.Errorf("%s: %q: attributes of this clone alone, which the pushed tag does not carry: move them to a .gitattributes file, or remove them", file, line)
+		}
+	}
+	return nil
+}
+
+// localLineEnds refuses a clone whose configuration writes its text files
+// with CRLF line ends (core.autocrlf=true, Git for Windows' default, or
+// core.eol=crlf): the go command archives the tag with LF ones, so the zip
+// made from this working tree would not be the tag's.
+func localLineEnds(repo string) error {
+	for _, c := range []struct{ key, bad string }{{"core.autocrlf", "true"}, {"core.eol", "crlf"}} {
+		v, err := git(repo, "config", "--default", "", "--get", c.key)
+		if err != nil {
+			return err
+		}
+		if strings.EqualFold(strings.TrimSpace(v), c.bad) {
+			return fmt.Errorf("%s=%s: this clone's text files have CRLF line ends, the tag's zip LF ones; release from a clone with %s unset (git -c %s=false clone, or git config %s false and a fresh checkout)",
+				c.key, c.bad, c.key, c.key, c.key)
 		}
 	}
 	return nil

@@ -238,3 +238,35 @@ func TestASubdirectoryModuleMatchesTheTag(t *testing.T) {
 		t.Errorf("subdir module: tree %s, tag %s", h1, h2)
 	}
 }
+
+// A clone whose own configuration writes CRLF line ends on checkout
+// (core.autocrlf=true, Git for Windows' default) has CRLF text files in a
+// clean working tree, where the tag's zip (git archive as the go command
+// runs it) has LF ones: the zip made from the tree is refused, naming the
+// setting (a reviewer's find: its hash, written to go.sum, was not the
+// tag's). Set back to false, the tree checked out again, it is the tag's.
+func TestACRLFCloneIsRefused(t *testing.T) {
+	files := map[string]string{
+		"go.mod":  "module example.com/r\n\ngo 1.26.0\n",
+		"LICENSE": "license text\n",
+		"r.go":    "package r\n\nconst A = 1\n",
+	}
+	repo := taggedRepo(t, files)
+	checkout := func() {
+		for name := range files {
+			runGit(t, repo, "rm", "-q", "--cached", name)
+		}
+		runGit(t, repo, "reset", "-q", "--hard")
+	}
+	runGit(t, repo, "config", "core.autocrlf", "true")
+	checkout()
+	m := module.Version{Path: "example.com/r", Version: "v0.3.0"}
+	if _, err := worktreeZip(repo, ".", m); err == nil || !strings.Contains(err.Error(), "core.autocrlf=true") {
+		t.Errorf("a clone with core.autocrlf=true: %v, want it refused", err)
+	}
+	runGit(t, repo, "config", "core.autocrlf", "false")
+	checkout()
+	if tree, tag := zipHashes(t, repo, repo); tree != tag {
+		t.Errorf("core.autocrlf=false, checked out again: the tree's zip %s, the tag's %s", tree, tag)
+	}
+}
