@@ -11,8 +11,10 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"os/exec"
 	"path"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"time"
@@ -31,15 +33,11 @@ import (
 // rewrite (export-subst) is refused: what it becomes depends on the commit
 // not made yet.
 func worktreeZip(repo, dir string, m module.Version) ([]byte, error) {
-	out, err := git(repo, "ls-files", "-z", "--", dir)
+	names, err := trackedFiles(repo, dir)
 	if err != nil {
 		return nil, err
 	}
-	names := strings.Split(strings.TrimRight(out, "\x00"), "\x00")
-	if err := localAttributes(repo); err != nil {
-		return nil, err
-	}
-	if err := localLineEnds(repo); err != nil {
+	if err := cloneSettings(repo, names); err != nil {
 		return nil, err
 	}
 	ignored, err := exportIgnored(repo, names)
@@ -109,6 +107,65 @@ func exportIgnored(repo string, names []string) (map[string]bool, error) {
 	return ignored, nil
 }
 
+// trackedFiles lists the files git tracks under dir, but symbolic links:
+// a module zip holds none (modzip leaves the tag's out), and a clone with
+// core.symlinks=false checks one out as a plain file.
+func trackedFiles(repo, dir string) ([]string, error) {
+	out, err := git(repo, "ls-files", "-s", "-z", "--", dir)
+	if err != nil {
+		return nil, err
+	}
+	var names []string
+	for _, entry := range strings.Split(strings.TrimRight(out, "\x00"), "\x00") {
+		meta, name, ok := strings.Cut(entry, "\t") // "MODE OBJECT STAGE\tNAME"
+		if ok && !strings.HasPrefix(meta, "120000 ") {
+			names = append(names, name)
+		}
+	}
+	return names, nil
+}
+
+// cloneSettings refuses settings of this clone alone that make its working
+// tree, or its archive, differ from what a clone of the pushed tag gives:
+// its own attributes, CRLF line ends, filter drivers it configures.
+func cloneSettings(repo string, names []string) error {
+	if err := localAttributes(repo); err != nil {
+		return err
+	}
+	if err := localLineEnds(repo); err != nil {
+		return err
+	}
+	return localFilters(repo, names)
+}
+
+// localFilters refuses a file whose filter attribute names a driver this
+// clone configures (filter.NAME.smudge, .clean or .process): the working
+// tree holds what the driver made of it, a clone of the tag without the
+// driver the committed content.
+func localFilters(repo string, names []string) error {
+	drivers, err := attrValues(repo, "filter", names)
+	if err != nil {
+		return err
+	}
+	for _, name := range names {
+		d := drivers[name]
+		if d == "" || d == "set" || d == "unset" || d == "unspecified" {
+			continue
+		}
+		cmd := exec.Command("git", "config", "--get-regexp", `^filter\.`+regexp.QuoteMeta(d)+`\.(smudge|clean|process)$`)
+		cmd.Dir = repo
+		out, err := cmd.Output()
+		if exit := (*exec.ExitError)(nil); err != nil && !(errors.As(err, &exit) && exit.ExitCode() == 1) { // 1: none
+			return fmt.Errorf("git config --get-regexp filter.%s: %w", d, err)
+		}
+		if line := strings.TrimSpace(string(out)); line != "" {
+			key, _, _ := strings.Cut(line, " ")
+			return fmt.Errorf("%s: filter=%s, which %s configures in this clone: its working tree holds what the driver made, a clone of the tag the committed content; release from a clone without it", name, d, key)
+		}
+	}
+	return nil
+}
+
 // localAttributes refuses a repository whose info/attributes sets
 // anything: git archive honours it here, but a clone of the pushed tag
 // has none, so the zip the tag serves would differ from the one made here.
@@ -141,38 +198,63 @@ func localAttributes(repo string) error {
 // core.eol=crlf): the go command archives the tag with LF ones, so the zip
 // made from this working tree would not be the tag's.
 func localLineEnds(repo string) error {
-	for _, c := range []struct{ key, bad string }{{"core.autocrlf", "true"}, {"core.eol", "crlf"}} {
-		v, err := git(repo, "config", "--default", "", "--get", c.key)
-		if err != nil {
-			return err
+	autocrlf, err := git(repo, "config", "--default", "", "--get", "core.autocrlf")
+	if err != nil {
+		return err
+	}
+	if v := strings.ToLower(strings.TrimSpace(autocrlf)); v != "" && v != "input" {
+		// Read as git reads a boolean: true, yes, on, a number but 0.
+		if b, err := git(repo, "config", "--type=bool", "--get", "core.autocrlf"); err == nil && strings.TrimSpace(b) == "true" {
+			return lineEndsError("core.autocrlf", v)
 		}
-		if strings.EqualFold(strings.TrimSpace(v), c.bad) {
-			return fmt.Errorf("%s=%s: this clone's text files have CRLF line ends, the tag's zip LF ones; release from a clone with %s unset (git -c %s=false clone, or git config %s false and a fresh checkout)",
-				c.key, c.bad, c.key, c.key, c.key)
-		}
+	}
+	eol, err := git(repo, "config", "--default", "", "--get", "core.eol")
+	if err != nil {
+		return err
+	}
+	if v := strings.ToLower(strings.TrimSpace(eol)); v == "crlf" {
+		return lineEndsError("core.eol", v)
 	}
 	return nil
 }
 
-// attrSet reports which of paths have the git attribute attr set, as a
-// clone of the pushed tag gives it (a public proxy's): by the repository's
-// .gitattributes files, not the user's or the system's attributes files
-// (worktreeZip refuses the repository's own info/attributes: see
-// localAttributes).
+// lineEndsError is localLineEnds' refusal of key's value.
+func lineEndsError(key, value string) error {
+	return fmt.Errorf("%s=%s: this clone's text files have CRLF line ends, the tag's zip LF ones; release from a clone without it (git -c %s=false clone, or git config %s false and a fresh checkout)",
+		key, value, key, key)
+}
+
+// attrSet reports which of paths have the git attribute attr set (see
+// attrValues).
 func attrSet(repo, attr string, paths []string) (map[string]bool, error) {
+	values, err := attrValues(repo, attr, paths)
+	if err != nil {
+		return nil, err
+	}
+	set := map[string]bool{}
+	for p, v := range values {
+		set[p] = v == "set"
+	}
+	return set, nil
+}
+
+// attrValues returns the value of the git attribute attr of each of paths
+// ("set", "unset", "unspecified" or its value), as a clone of the pushed
+// tag gives it (a public proxy's): by the repository's .gitattributes
+// files, not the user's or the system's attributes files (worktreeZip
+// refuses the repository's own info/attributes: see localAttributes).
+func attrValues(repo, attr string, paths []string) (map[string]string, error) {
 	out, err := gitEnv(repo, []string{"GIT_ATTR_NOSYSTEM=1"},
 		append([]string{"-c", "core.attributesFile=" + os.DevNull, "check-attr", "-z", attr, "--"}, paths...)...)
 	if err != nil {
 		return nil, err
 	}
-	set := map[string]bool{}
+	values := map[string]string{}
 	f := strings.Split(out, "\x00") // path, attribute, value, ...
 	for i := 0; i+2 < len(f); i += 3 {
-		if f[i+2] == "set" {
-			set[f[i]] = true
-		}
+		values[f[i]] = f[i+2]
 	}
-	return set, nil
+	return values, nil
 }
 
 type diskFile struct{ path, file string }

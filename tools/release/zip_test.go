@@ -6,6 +6,7 @@ package main
 import (
 	"bytes"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -269,4 +270,128 @@ func TestACRLFCloneIsRefused(t *testing.T) {
 	if tree, tag := zipHashes(t, repo, repo); tree != tag {
 		t.Errorf("core.autocrlf=false, checked out again: the tree's zip %s, the tag's %s", tree, tag)
 	}
+}
+
+// freshCloneTagHash is the h1: hash of the zip x/mod/zip makes from v0.3.0 in a
+// fresh clone of repo (no local configuration): what a public proxy serves.
+func freshCloneTagHash(t *testing.T, repo string) string {
+	t.Helper()
+	clone := filepath.Join(t.TempDir(), "clone")
+	runGit(t, filepath.Dir(clone), "clone", "-q", repo, clone)
+	var z bytes.Buffer
+	m := module.Version{Path: "example.com/r", Version: "v0.3.0"}
+	if err := modzip.CreateFromVCS(&z, m, clone, "v0.3.0", ""); err != nil {
+		t.Fatal(err)
+	}
+	h, err := hashZip(z.Bytes())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return h
+}
+
+// checkOutAgain checks the whole tree out again under the current config.
+func checkOutAgain(t *testing.T, repo string) {
+	t.Helper()
+	runGit(t, repo, "rm", "-r", "-q", "--cached", ".")
+	runGit(t, repo, "reset", "-q", "--hard")
+}
+
+// For each clone-local setting, worktreeZip on a clean checkout either
+// refuses or returns the zip a fresh clone of the tag gives: its hash is
+// what prepare writes to go.sum (a reviewer's table: other spellings of
+// core.autocrlf=true, a filter driver configured in the clone alone and
+// core.symlinks=false with a committed link each gave another zip).
+func TestCloneSettingsMatchTheTagOrAreRefused(t *testing.T) {
+	base := func(extra map[string]string) map[string]string {
+		f := map[string]string{
+			"go.mod":  "module example.com/r\n\ngo 1.26.0\n",
+			"LICENSE": "license text\n",
+			"r.go":    "package r\n\nconst A = 1\n",
+		}
+		for k, v := range extra {
+			f[k] = v
+		}
+		return f
+	}
+	cases := []struct {
+		name    string
+		files   map[string]string
+		setup   func(t *testing.T, repo string)
+		refusal string // what the refusal names; "" when the zip is the tag's
+	}{
+		{"autocrlf=1", base(nil), func(t *testing.T, repo string) {
+			runGit(t, repo, "config", "core.autocrlf", "1")
+			checkOutAgain(t, repo)
+		}, "core.autocrlf=1"},
+		{"autocrlf=yes", base(nil), func(t *testing.T, repo string) {
+			runGit(t, repo, "config", "core.autocrlf", "yes")
+			checkOutAgain(t, repo)
+		}, "core.autocrlf=yes"},
+		{"autocrlf=on", base(nil), func(t *testing.T, repo string) {
+			runGit(t, repo, "config", "core.autocrlf", "on")
+			checkOutAgain(t, repo)
+		}, "core.autocrlf=on"},
+		{"local smudge filter", base(map[string]string{"f.txt": "aaa\n", ".gitattributes": "*.txt filter=kw\n"}), func(t *testing.T, repo string) {
+			runGit(t, repo, "config", "filter.kw.smudge", "sed s/a/b/g")
+			runGit(t, repo, "config", "filter.kw.clean", "sed s/b/a/g")
+			checkOutAgain(t, repo)
+		}, "f.txt: filter=kw"},
+		{"symlinks=false", base(map[string]string{"target.txt": "t\n"}), func(t *testing.T, repo string) {
+			runGit(t, repo, "config", "core.symlinks", "false")
+			checkOutAgain(t, repo)
+		}, ""},
+		{"autocrlf=input", base(nil), func(t *testing.T, repo string) {
+			runGit(t, repo, "config", "core.autocrlf", "input")
+			checkOutAgain(t, repo)
+		}, ""},
+		{"autocrlf=0", base(nil), func(t *testing.T, repo string) {
+			runGit(t, repo, "config", "core.autocrlf", "0")
+			checkOutAgain(t, repo)
+		}, ""},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			repo := taggedRepo(t, c.files)
+			if c.name == "symlinks=false" {
+				// a symlink committed in a second commit, retagged
+				runGit(t, repo, "tag", "-d", "v0.3.0")
+				commitSymlink(t, repo)
+				runGit(t, repo, "tag", "v0.3.0")
+			}
+			c.setup(t, repo)
+			m := module.Version{Path: "example.com/r", Version: "v0.3.0"}
+			z, err := worktreeZip(repo, ".", m)
+			if c.refusal != "" || err != nil {
+				if err == nil || c.refusal == "" || !strings.Contains(err.Error(), c.refusal) {
+					t.Errorf("%s: %v, want a refusal naming %q", c.name, err, c.refusal)
+				}
+				return
+			}
+			tree, err := hashZip(z)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tag := freshCloneTagHash(t, repo); tree != tag {
+				t.Errorf("%s: not refused, and the working tree's zip hashes %s, a fresh clone of the tag's %s", c.name, tree, tag)
+			}
+		})
+	}
+}
+
+func commitSymlink(t *testing.T, repo string) {
+	t.Helper()
+	runGit(t, repo, "update-index", "--add", "--cacheinfo", "120000,"+hashObject(t, repo, "target.txt")+",link.txt")
+	runGit(t, repo, "commit", "-q", "-m", "link")
+}
+
+func hashObject(t *testing.T, repo, content string) string {
+	t.Helper()
+	writeFile(t, repo, ".linktmp", content)
+	out, err := git(repo, "hash-object", "-w", ".linktmp")
+	if err != nil {
+		t.Fatal(err)
+	}
+	runGit(t, repo, "clean", "-q", "-f", ".linktmp")
+	return strings.TrimSpace(out)
 }
