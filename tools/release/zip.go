@@ -4,18 +4,13 @@
 package main
 
 import (
+	"archive/zip"
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
-	"io/fs"
 	"os"
-	"os/exec"
 	"path"
 	"path/filepath"
-	"regexp"
-	"slices"
 	"strings"
 	"time"
 
@@ -24,204 +19,122 @@ import (
 	modzip "golang.org/x/mod/zip"
 )
 
-// worktreeZip returns the module zip of the module in dir at version m,
-// made of the files git tracks there with their content in the working
-// tree, but those git archive leaves out (export-ignore): in a clean tree
-// with the release edits made, the zip the release commit's tag will
-// serve. Like the go command for a tag, it adds the repository's LICENSE
-// to a module in a subdirectory that has none. A file git archive would
-// rewrite (export-subst) is refused: what it becomes depends on the commit
-// not made yet.
+// worktreeZip returns the module zip of the module in dir at version m as
+// the release commit's tag will serve it: the working tree's tracked
+// changes (the release edits) are made a commit no ref names, as `git
+// commit -a` would take them (git stash create), and that commit is zipped
+// as a public proxy zips a tag (vcsZip): git archive in a clone that
+// carries none of this clone's settings, by golang.org/x/mod/zip, which
+// adds the repository's LICENSE to a module in a subdirectory as the go
+// command does. A file git archive would rewrite (export-subst) is
+// refused: what it becomes depends on the commit not made yet.
 func worktreeZip(repo, dir string, m module.Version) ([]byte, error) {
-	names, err := trackedFiles(repo, dir)
+	// A commit object needs a name; this one is never kept.
+	rev, err := gitEnv(repo, []string{"GIT_AUTHOR_NAME=release", "GIT_AUTHOR_EMAIL=release@localhost",
+		"GIT_COMMITTER_NAME=release", "GIT_COMMITTER_EMAIL=release@localhost"}, "stash", "create")
 	if err != nil {
 		return nil, err
 	}
-	if err := cloneSettings(repo, names); err != nil {
-		return nil, err
+	if rev = strings.TrimSpace(rev); rev == "" {
+		rev = "HEAD" // nothing changed
 	}
-	ignored, err := exportIgnored(repo, names)
+	subdir := dir
+	if dir == "." {
+		subdir = ""
+	}
+	data, err := vcsZip(repo, rev, subdir, m)
 	if err != nil {
 		return nil, err
 	}
-	substituted, err := attrSet(repo, "export-subst", names)
+	return data, refuseSubstituted(repo, dir, m, data)
+}
+
+// refuseSubstituted refuses a file of the zip that git archive rewrote
+// (export-subst set): it holds the data of the commit zipped, not of the
+// release commit to be made. A file the archive left out is no matter.
+func refuseSubstituted(repo, dir string, m module.Version, data []byte) error {
+	zr, err := zip.NewReader(bytes.NewReader(data), int64(len(data)))
 	if err != nil {
-		return nil, err
+		return err
 	}
-	var files []modzip.File
-	haveLicense := false
-	for _, name := range names {
-		if ignored[name] {
-			continue
-		}
-		if substituted[name] {
-			// git archive expands its $Format:...$ with the release
-			// commit's data, which no working tree holds: the tag's zip,
-			// and its hash, cannot be known before the commit.
-			return nil, fmt.Errorf("%s: export-subst set: git archive rewrites it with the tagged commit's data, so the zip the tag serves cannot be known before the commit; unset it for the module's files", name)
-		}
-		rel := name
+	prefix := m.Path + "@" + m.Version + "/"
+	var paths []string
+	for _, f := range zr.File {
+		rel := strings.TrimPrefix(f.Name, prefix)
 		if dir != "." {
-			rel = strings.TrimPrefix(name, dir+"/")
+			rel = path.Join(dir, rel)
 		}
-		files = append(files, diskFile{path: rel, file: filepath.Join(repo, filepath.FromSlash(name))})
-		haveLicense = haveLicense || rel == "LICENSE"
+		paths = append(paths, rel)
 	}
-	if !haveLicense && dir != "." {
-		files = append(files, diskFile{path: "LICENSE", file: filepath.Join(repo, "LICENSE")})
+	if len(paths) == 0 {
+		return nil
+	}
+	substituted, err := attrSet(repo, "export-subst", paths)
+	if err != nil {
+		return err
+	}
+	for _, p := range paths {
+		if substituted[p] {
+			return fmt.Errorf("%s: export-subst set: git archive rewrites it with the tagged commit's data, so the zip the tag serves cannot be known before the commit; unset it for the module's files", p)
+		}
+	}
+	return nil
+}
+
+// vcsZip returns the module zip of m at rev (a subdir module's when
+// subdir is set) as a public proxy makes it from a pushed tag: by
+// golang.org/x/mod/zip.CreateFromVCS (git archive, as the go command runs
+// it), in a clone of repo made for it that shares its objects (a commit
+// no ref names is there too) and carries none of its settings (its own
+// attributes, line ends, filter drivers), with no user's or system's git
+// configuration.
+func vcsZip(repo, rev, subdir string, m module.Version) ([]byte, error) {
+	abs, err := filepath.Abs(repo)
+	if err != nil {
+		return nil, err
+	}
+	tmp, err := os.MkdirTemp("", "release-zip-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(tmp)
+	defer isolateGit(tmp)()
+	clone := filepath.Join(tmp, "clone")
+	if _, err := git(tmp, "clone", "-q", "--shared", "--no-checkout", abs, clone); err != nil {
+		return nil, err
 	}
 	var buf bytes.Buffer
-	if err := modzip.Create(&buf, m, files); err != nil {
+	if err := modzip.CreateFromVCS(&buf, m, clone, rev, subdir); err != nil {
 		return nil, err
 	}
 	return buf.Bytes(), nil
 }
 
-// exportIgnored reports which of the tracked files names git archive
-// leaves out of an archive: those whose export-ignore attribute is set, or
-// a directory's they are in (git archive leaves the directory out whole).
-// A directory is asked of as git archive asks, by its path with a trailing
-// slash ("drafts/"), which both "drafts" and "drafts/" patterns match and a
-// later "drafts/ -export-ignore" unsets.
-func exportIgnored(repo string, names []string) (map[string]bool, error) {
-	paths := slices.Clone(names)
-	for _, name := range names {
-		for dir := path.Dir(name); dir != "."; dir = path.Dir(dir) {
-			paths = append(paths, dir+"/")
+// isolateGit sets the environment git runs in so that no user's or
+// system's configuration applies (home the empty directory to use as
+// HOME), and returns what puts the environment back: CreateFromVCS runs
+// git with the process's environment.
+func isolateGit(home string) (restore func()) {
+	set := map[string]string{"HOME": home, "XDG_CONFIG_HOME": home, "GIT_CONFIG_GLOBAL": os.DevNull,
+		"GIT_CONFIG_SYSTEM": os.DevNull, "GIT_CONFIG_NOSYSTEM": "1", "GIT_ATTR_NOSYSTEM": "1", "GIT_CONFIG_PARAMETERS": "", "GIT_CONFIG_COUNT": "0"}
+	saved := map[string]*string{}
+	for k, v := range set {
+		if old, ok := os.LookupEnv(k); ok {
+			saved[k] = &old
+		} else {
+			saved[k] = nil
 		}
+		os.Setenv(k, v)
 	}
-	slices.Sort(paths)
-	set, err := attrSet(repo, "export-ignore", slices.Compact(paths))
-	if err != nil {
-		return nil, err
-	}
-	ignored := map[string]bool{}
-	for _, name := range names {
-		for p := name; p != "."; p = path.Dir(p) {
-			if p == name && set[p] || p != name && set[p+"/"] {
-				ignored[name] = true
-				break
+	return func() {
+		for k, old := range saved {
+			if old == nil {
+				os.Unsetenv(k)
+			} else {
+				os.Setenv(k, *old)
 			}
 		}
 	}
-	return ignored, nil
-}
-
-// trackedFiles lists the files git tracks under dir, but symbolic links:
-// a module zip holds none (modzip leaves the tag's out), and a clone with
-// core.symlinks=false checks one out as a plain file.
-func trackedFiles(repo, dir string) ([]string, error) {
-	out, err := git(repo, "ls-files", "-s", "-z", "--", dir)
-	if err != nil {
-		return nil, err
-	}
-	var names []string
-	for _, entry := range strings.Split(strings.TrimRight(out, "\x00"), "\x00") {
-		meta, name, ok := strings.Cut(entry, "\t") // "MODE OBJECT STAGE\tNAME"
-		if ok && !strings.HasPrefix(meta, "120000 ") {
-			names = append(names, name)
-		}
-	}
-	return names, nil
-}
-
-// cloneSettings refuses settings of this clone alone that make its working
-// tree, or its archive, differ from what a clone of the pushed tag gives:
-// its own attributes, CRLF line ends, filter drivers it configures.
-func cloneSettings(repo string, names []string) error {
-	if err := localAttributes(repo); err != nil {
-		return err
-	}
-	if err := localLineEnds(repo); err != nil {
-		return err
-	}
-	return localFilters(repo, names)
-}
-
-// localFilters refuses a file whose filter attribute names a driver this
-// clone configures (filter.NAME.smudge, .clean or .process): the working
-// tree holds what the driver made of it, a clone of the tag without the
-// driver the committed content.
-func localFilters(repo string, names []string) error {
-	drivers, err := attrValues(repo, "filter", names)
-	if err != nil {
-		return err
-	}
-	for _, name := range names {
-		d := drivers[name]
-		if d == "" || d == "set" || d == "unset" || d == "unspecified" {
-			continue
-		}
-		cmd := exec.Command("git", "config", "--get-regexp", `^filter\.`+regexp.QuoteMeta(d)+`\.(smudge|clean|process)$`)
-		cmd.Dir = repo
-		out, err := cmd.Output()
-		if exit := (*exec.ExitError)(nil); err != nil && !(errors.As(err, &exit) && exit.ExitCode() == 1) { // 1: none
-			return fmt.Errorf("git config --get-regexp filter.%s: %w", d, err)
-		}
-		if line := strings.TrimSpace(string(out)); line != "" {
-			key, _, _ := strings.Cut(line, " ")
-			return fmt.Errorf("%s: filter=%s, which %s configures in this clone: its working tree holds what the driver made, a clone of the tag the committed content; release from a clone without it", name, d, key)
-		}
-	}
-	return nil
-}
-
-// localAttributes refuses a repository whose info/attributes sets
-// anything: git archive honours it here, but a clone of the pushed tag
-// has none, so the zip the tag serves would differ from the one made here.
-func localAttributes(repo string) error {
-	file, err := git(repo, "rev-parse", "--git-path", "info/attributes")
-	if err != nil {
-		return err
-	}
-	file = strings.TrimSpace(file)
-	if !filepath.IsAbs(file) {
-		file = filepath.Join(repo, file)
-	}
-	data, err := os.ReadFile(file)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil
-	}
-	if err != nil {
-		return err
-	}
-	for line := range strings.Lines(string(data)) {
-		if line = strings.TrimSpace(line); line != "" && !strings.HasPrefix(line, "#") {
-			return fmt.Errorf("%s: %q: attributes of this clone alone, which the pushed tag does not carry: move them to a .gitattributes file, or remove them", file, line)
-		}
-	}
-	return nil
-}
-
-// localLineEnds refuses a clone whose configuration writes its text files
-// with CRLF line ends (core.autocrlf=true, Git for Windows' default, or
-// core.eol=crlf): the go command archives the tag with LF ones, so the zip
-// made from this working tree would not be the tag's.
-func localLineEnds(repo string) error {
-	autocrlf, err := git(repo, "config", "--default", "", "--get", "core.autocrlf")
-	if err != nil {
-		return err
-	}
-	if v := strings.ToLower(strings.TrimSpace(autocrlf)); v != "" && v != "input" {
-		// Read as git reads a boolean: true, yes, on, a number but 0.
-		if b, err := git(repo, "config", "--type=bool", "--get", "core.autocrlf"); err == nil && strings.TrimSpace(b) == "true" {
-			return lineEndsError("core.autocrlf", v)
-		}
-	}
-	eol, err := git(repo, "config", "--default", "", "--get", "core.eol")
-	if err != nil {
-		return err
-	}
-	if v := strings.ToLower(strings.TrimSpace(eol)); v == "crlf" {
-		return lineEndsError("core.eol", v)
-	}
-	return nil
-}
-
-// lineEndsError is localLineEnds' refusal of key's value.
-func lineEndsError(key, value string) error {
-	return fmt.Errorf("%s=%s: this clone's text files have CRLF line ends, the tag's zip LF ones; release from a clone without it (git -c %s=false clone, or git config %s false and a fresh checkout)",
-		key, value, key, key)
 }
 
 // attrSet reports which of paths have the git attribute attr set (see
@@ -256,12 +169,6 @@ func attrValues(repo, attr string, paths []string) (map[string]string, error) {
 	}
 	return values, nil
 }
-
-type diskFile struct{ path, file string }
-
-func (f diskFile) Path() string                 { return f.path }
-func (f diskFile) Lstat() (fs.FileInfo, error)  { return os.Lstat(f.file) }
-func (f diskFile) Open() (io.ReadCloser, error) { return os.Open(f.file) }
 
 // hashZip returns the go.sum hash (h1:) of a module zip.
 func hashZip(data []byte) (string, error) {
@@ -310,8 +217,8 @@ func writeProxy(dir, version string) error {
 		if err := os.MkdirAll(at, 0o755); err != nil {
 			return err
 		}
-		var zip bytes.Buffer
-		if err := modzip.CreateFromVCS(&zip, module.Version{Path: m.path, Version: v}, repo, tag, subdir); err != nil {
+		modZip, err := vcsZip(repo, tag, subdir, module.Version{Path: m.path, Version: v})
+		if err != nil {
 			return fmt.Errorf("%s: %w", tag, err)
 		}
 		gomod, err := git(repo, "show", tag+":"+m.tagPrefix()+"go.mod")
@@ -333,7 +240,7 @@ func writeProxy(dir, version string) error {
 		if err != nil {
 			return err
 		}
-		for name, data := range map[string][]byte{v + ".zip": zip.Bytes(), v + ".mod": []byte(gomod), v + ".info": info} {
+		for name, data := range map[string][]byte{v + ".zip": modZip, v + ".mod": []byte(gomod), v + ".info": info} {
 			if err := os.WriteFile(filepath.Join(at, name), data, 0o644); err != nil {
 				return err
 			}
@@ -341,7 +248,7 @@ func writeProxy(dir, version string) error {
 		if err := appendList(filepath.Join(at, "list"), v); err != nil {
 			return err
 		}
-		fmt.Printf("%s@%s: %s (%d bytes)\n", m.path, v, tag, zip.Len())
+		fmt.Printf("%s@%s: %s (%d bytes)\n", m.path, v, tag, len(modZip))
 	}
 	return nil
 }

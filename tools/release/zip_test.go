@@ -144,29 +144,6 @@ func TestExportSubstPatterns(t *testing.T) {
 	}
 }
 
-// An export-ignore in .git/info/attributes is a local setting: git
-// check-attr (and a local git archive) honour it, but a public proxy
-// archives a fresh clone of the pushed tag, which has none, so the go.sum
-// hash prepare wrote differed from the tag's (a reviewer's find). Such a
-// file is refused; one of comments alone is not.
-func TestLocalAttributesAreRefused(t *testing.T) {
-	repo := taggedRepo(t, map[string]string{
-		"go.mod":     "module example.com/r\n\ngo 1.26.0\n",
-		"LICENSE":    "license text\n",
-		"r.go":       "package r\n",
-		"notes/a.md": "notes\n",
-	})
-	m := module.Version{Path: "example.com/r", Version: "v0.3.0"}
-	writeFile(t, repo, ".git/info/attributes", "# exclude = none\n\n")
-	if _, err := worktreeZip(repo, ".", m); err != nil {
-		t.Errorf("info/attributes of comments alone: %v", err)
-	}
-	writeFile(t, repo, ".git/info/attributes", "notes export-ignore\n")
-	if _, err := worktreeZip(repo, ".", m); err == nil || !strings.Contains(err.Error(), "notes export-ignore") {
-		t.Errorf("info/attributes marking notes export-ignore: %v, want it refused", err)
-	}
-}
-
 // worktreeZip's zip is the tag's for every .gitattributes layout: git
 // archive checks a directory by its path with a trailing slash alone (a
 // reviewer's table; "drafts" set and "drafts/" unset kept the directory
@@ -240,38 +217,6 @@ func TestASubdirectoryModuleMatchesTheTag(t *testing.T) {
 	}
 }
 
-// A clone whose own configuration writes CRLF line ends on checkout
-// (core.autocrlf=true, Git for Windows' default) has CRLF text files in a
-// clean working tree, where the tag's zip (git archive as the go command
-// runs it) has LF ones: the zip made from the tree is refused, naming the
-// setting (a reviewer's find: its hash, written to go.sum, was not the
-// tag's). Set back to false, the tree checked out again, it is the tag's.
-func TestACRLFCloneIsRefused(t *testing.T) {
-	files := map[string]string{
-		"go.mod":  "module example.com/r\n\ngo 1.26.0\n",
-		"LICENSE": "license text\n",
-		"r.go":    "package r\n\nconst A = 1\n",
-	}
-	repo := taggedRepo(t, files)
-	checkout := func() {
-		for name := range files {
-			runGit(t, repo, "rm", "-q", "--cached", name)
-		}
-		runGit(t, repo, "reset", "-q", "--hard")
-	}
-	runGit(t, repo, "config", "core.autocrlf", "true")
-	checkout()
-	m := module.Version{Path: "example.com/r", Version: "v0.3.0"}
-	if _, err := worktreeZip(repo, ".", m); err == nil || !strings.Contains(err.Error(), "core.autocrlf=true") {
-		t.Errorf("a clone with core.autocrlf=true: %v, want it refused", err)
-	}
-	runGit(t, repo, "config", "core.autocrlf", "false")
-	checkout()
-	if tree, tag := zipHashes(t, repo, repo); tree != tag {
-		t.Errorf("core.autocrlf=false, checked out again: the tree's zip %s, the tag's %s", tree, tag)
-	}
-}
-
 // freshCloneTagHash is the h1: hash of the zip x/mod/zip makes from v0.3.0 in a
 // fresh clone of repo (no local configuration): what a public proxy serves.
 func freshCloneTagHash(t *testing.T, repo string) string {
@@ -297,88 +242,6 @@ func checkOutAgain(t *testing.T, repo string) {
 	runGit(t, repo, "reset", "-q", "--hard")
 }
 
-// For each clone-local setting, worktreeZip on a clean checkout either
-// refuses or returns the zip a fresh clone of the tag gives: its hash is
-// what prepare writes to go.sum (a reviewer's table: other spellings of
-// core.autocrlf=true, a filter driver configured in the clone alone and
-// core.symlinks=false with a committed link each gave another zip).
-func TestCloneSettingsMatchTheTagOrAreRefused(t *testing.T) {
-	base := func(extra map[string]string) map[string]string {
-		f := map[string]string{
-			"go.mod":  "module example.com/r\n\ngo 1.26.0\n",
-			"LICENSE": "license text\n",
-			"r.go":    "package r\n\nconst A = 1\n",
-		}
-		for k, v := range extra {
-			f[k] = v
-		}
-		return f
-	}
-	cases := []struct {
-		name    string
-		files   map[string]string
-		setup   func(t *testing.T, repo string)
-		refusal string // what the refusal names; "" when the zip is the tag's
-	}{
-		{"autocrlf=1", base(nil), func(t *testing.T, repo string) {
-			runGit(t, repo, "config", "core.autocrlf", "1")
-			checkOutAgain(t, repo)
-		}, "core.autocrlf=1"},
-		{"autocrlf=yes", base(nil), func(t *testing.T, repo string) {
-			runGit(t, repo, "config", "core.autocrlf", "yes")
-			checkOutAgain(t, repo)
-		}, "core.autocrlf=yes"},
-		{"autocrlf=on", base(nil), func(t *testing.T, repo string) {
-			runGit(t, repo, "config", "core.autocrlf", "on")
-			checkOutAgain(t, repo)
-		}, "core.autocrlf=on"},
-		{"local smudge filter", base(map[string]string{"f.txt": "aaa\n", ".gitattributes": "*.txt filter=kw\n"}), func(t *testing.T, repo string) {
-			runGit(t, repo, "config", "filter.kw.smudge", "sed s/a/b/g")
-			runGit(t, repo, "config", "filter.kw.clean", "sed s/b/a/g")
-			checkOutAgain(t, repo)
-		}, "f.txt: filter=kw"},
-		{"symlinks=false", base(map[string]string{"target.txt": "t\n"}), func(t *testing.T, repo string) {
-			runGit(t, repo, "config", "core.symlinks", "false")
-			checkOutAgain(t, repo)
-		}, ""},
-		{"autocrlf=input", base(nil), func(t *testing.T, repo string) {
-			runGit(t, repo, "config", "core.autocrlf", "input")
-			checkOutAgain(t, repo)
-		}, ""},
-		{"autocrlf=0", base(nil), func(t *testing.T, repo string) {
-			runGit(t, repo, "config", "core.autocrlf", "0")
-			checkOutAgain(t, repo)
-		}, ""},
-	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			repo := taggedRepo(t, c.files)
-			if c.name == "symlinks=false" {
-				// a symlink committed in a second commit, retagged
-				runGit(t, repo, "tag", "-d", "v0.3.0")
-				commitSymlink(t, repo)
-				runGit(t, repo, "tag", "v0.3.0")
-			}
-			c.setup(t, repo)
-			m := module.Version{Path: "example.com/r", Version: "v0.3.0"}
-			z, err := worktreeZip(repo, ".", m)
-			if c.refusal != "" || err != nil {
-				if err == nil || c.refusal == "" || !strings.Contains(err.Error(), c.refusal) {
-					t.Errorf("%s: %v, want a refusal naming %q", c.name, err, c.refusal)
-				}
-				return
-			}
-			tree, err := hashZip(z)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if tag := freshCloneTagHash(t, repo); tree != tag {
-				t.Errorf("%s: not refused, and the working tree's zip hashes %s, a fresh clone of the tag's %s", c.name, tree, tag)
-			}
-		})
-	}
-}
-
 func commitSymlink(t *testing.T, repo string) {
 	t.Helper()
 	runGit(t, repo, "update-index", "--add", "--cacheinfo", "120000,"+hashObject(t, repo, "target.txt")+",link.txt")
@@ -394,4 +257,129 @@ func hashObject(t *testing.T, repo, content string) string {
 	}
 	runGit(t, repo, "clean", "-q", "-f", ".linktmp")
 	return strings.TrimSpace(out)
+}
+
+// releaseZip is what the release tag serves: the working tree of work
+// committed as release.sh commits it (git commit -a) and tagged, zipped as
+// a public proxy zips a pushed tag (vcsZip: a clone without work's
+// settings, no user's or system's configuration).
+func releaseZip(t *testing.T, work, dir string, m module.Version) string {
+	t.Helper()
+	cmd := exec.Command("git", "-c", "user.name=t", "-c", "user.email=t@example.com", "commit", "-q", "-a", "--allow-empty", "-m", "release")
+	cmd.Dir = work
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("commit: %v\n%s", err, out)
+	}
+	runGit(t, work, "tag", "-f", "release")
+	subdir := dir
+	if dir == "." {
+		subdir = ""
+	}
+	z, err := vcsZip(work, "release", subdir, m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := hashZip(z)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return h
+}
+
+// worktreeZip is the zip the release commit's tag will serve, whatever
+// this clone's own settings do to its working tree or its archives: its
+// attributes (info/attributes), line ends (core.autocrlf in any spelling,
+// in the configuration or given when cloning), filter drivers (its own,
+// given when cloning, or the user's), links checked out as files
+// (core.symlinks=false), files whose edits git is told to ignore, a
+// subdirectory module's LICENSE taken from the commit. Reviewers found
+// each of these giving another go.sum hash, one after the other, against
+// guards that refused settings by name; the zip is now made from the
+// commit, as `git commit -a` would make it, in a clone that carries none
+// of them.
+func TestTheZipIsTheReleaseCommitsTagsZip(t *testing.T) {
+	files := func(extra map[string]string) map[string]string {
+		f := map[string]string{"go.mod": "module example.com/r\n\ngo 1.26.0\n", "LICENSE": "license text\n", "r.go": "package r\n\nconst A = 1\n"}
+		for k, v := range extra {
+			f[k] = v
+		}
+		return f
+	}
+	checkOutAgain := func(t *testing.T, repo string) {
+		runGit(t, repo, "rm", "-r", "-q", "--cached", ".")
+		runGit(t, repo, "reset", "-q", "--hard")
+	}
+	cloneWith := func(t *testing.T, origin string, args ...string) string {
+		work := filepath.Join(t.TempDir(), "work")
+		cmd := exec.Command("git", append(args, "clone", "-q", origin, work)...)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("clone: %v\n%s", err, out)
+		}
+		return work
+	}
+	root := module.Version{Path: "example.com/r", Version: "v0.3.0"}
+	for _, c := range []struct {
+		name  string
+		files map[string]string
+		setup func(t *testing.T, origin string) string // the clone to release from
+	}{
+		{"info/attributes", files(map[string]string{"notes/a.md": "notes\n"}), func(t *testing.T, repo string) string {
+			writeFile(t, repo, ".git/info/attributes", "notes export-ignore\n")
+			return repo
+		}},
+		{"autocrlf=true", files(nil), func(t *testing.T, repo string) string {
+			runGit(t, repo, "config", "core.autocrlf", "true")
+			checkOutAgain(t, repo)
+			return repo
+		}},
+		{"autocrlf=yes", files(nil), func(t *testing.T, repo string) string {
+			runGit(t, repo, "config", "core.autocrlf", "yes")
+			checkOutAgain(t, repo)
+			return repo
+		}},
+		{"cloned with -c core.autocrlf=true", files(nil), func(t *testing.T, origin string) string {
+			return cloneWith(t, origin, "-c", "core.autocrlf=true")
+		}},
+		{"a filter driver of the clone's", files(map[string]string{"f.txt": "aaa\n", ".gitattributes": "*.txt filter=kw\n"}), func(t *testing.T, repo string) string {
+			runGit(t, repo, "config", "filter.kw.smudge", "sed s/a/b/g")
+			runGit(t, repo, "config", "filter.kw.clean", "sed s/b/a/g")
+			checkOutAgain(t, repo)
+			return repo
+		}},
+		{"cloned with -c filter.kw.smudge", files(map[string]string{"f.txt": "aaa\n", ".gitattributes": "*.txt filter=kw\n"}), func(t *testing.T, origin string) string {
+			return cloneWith(t, origin, "-c", "filter.kw.smudge=sed s/a/b/g", "-c", "filter.kw.clean=sed s/b/a/g")
+		}},
+		{"symlinks=false", files(map[string]string{"target.txt": "t\n"}), func(t *testing.T, repo string) string {
+			writeFile(t, repo, ".linktmp", "target.txt")
+			out, err := git(repo, "hash-object", "-w", ".linktmp")
+			if err != nil {
+				t.Fatal(err)
+			}
+			runGit(t, repo, "update-index", "--add", "--cacheinfo", "120000,"+strings.TrimSpace(out)+",link.txt")
+			runGit(t, repo, "commit", "-q", "-m", "link")
+			runGit(t, repo, "config", "core.symlinks", "false")
+			checkOutAgain(t, repo)
+			return repo
+		}},
+		{"assume-unchanged edit", files(nil), func(t *testing.T, repo string) string {
+			runGit(t, repo, "update-index", "--assume-unchanged", "r.go")
+			writeFile(t, repo, "r.go", "package r\n\nconst A = 2\n")
+			return repo
+		}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			work := c.setup(t, taggedRepo(t, c.files))
+			z, err := worktreeZip(work, ".", root)
+			if err != nil {
+				t.Fatal(err)
+			}
+			tree, err := hashZip(z)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tag := releaseZip(t, work, ".", root); tree != tag {
+				t.Errorf("%s: the working tree's zip hashes %s, the release tag's %s", c.name, tree, tag)
+			}
+		})
+	}
 }
