@@ -8,9 +8,11 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -38,21 +40,29 @@ func worktreeZip(repo, dir string, m module.Version) ([]byte, error) {
 	if rev = strings.TrimSpace(rev); rev == "" {
 		rev = "HEAD" // nothing changed
 	}
+	if rev, err = git(repo, "rev-parse", "--verify", rev+"^{commit}"); err != nil {
+		return nil, err
+	}
+	rev = strings.TrimSpace(rev)
 	subdir := dir
 	if dir == "." {
 		subdir = ""
 	}
-	data, err := vcsZip(repo, rev, subdir, m)
-	if err != nil {
-		return nil, err
-	}
-	return data, refuseSubstituted(repo, dir, m, data)
+	var data []byte
+	err = inCleanClone(repo, func(clone string) error {
+		if data, err = cloneZip(clone, rev, subdir, m); err != nil {
+			return err
+		}
+		return refuseSubstituted(clone, rev, dir, m, data)
+	})
+	return data, err
 }
 
 // refuseSubstituted refuses a file of the zip that git archive rewrote
-// (export-subst set): it holds the data of the commit zipped, not of the
-// release commit to be made. A file the archive left out is no matter.
-func refuseSubstituted(repo, dir string, m module.Version, data []byte) error {
+// (export-subst set, as rev's own .gitattributes files say, read in the
+// clean clone): it holds the data of the commit zipped, not of the release
+// commit to be made. A file the archive left out is no matter.
+func refuseSubstituted(clone, rev, dir string, m module.Version, data []byte) error {
 	zr, err := zip.NewReader(bytes.NewReader(data), int64(len(data)))
 	if err != nil {
 		return err
@@ -69,40 +79,36 @@ func refuseSubstituted(repo, dir string, m module.Version, data []byte) error {
 	if len(paths) == 0 {
 		return nil
 	}
-	substituted, err := attrSet(repo, "export-subst", paths)
+	if _, err := git(clone, "read-tree", rev); err != nil { // the index --cached reads the attributes from
+		return err
+	}
+	out, err := git(clone, append([]string{"check-attr", "--cached", "-z", "export-subst", "--"}, paths...)...)
 	if err != nil {
 		return err
 	}
-	for _, p := range paths {
-		if substituted[p] {
-			return fmt.Errorf("%s: export-subst set: git archive rewrites it with the tagged commit's data, so the zip the tag serves cannot be known before the commit; unset it for the module's files", p)
+	f := strings.Split(out, "\x00") // path, attribute, value, ...
+	for i := 0; i+2 < len(f); i += 3 {
+		if f[i+2] == "set" {
+			return fmt.Errorf("%s: export-subst set: git archive rewrites it with the tagged commit's data, so the zip the tag serves cannot be known before the commit; unset it for the module's files", f[i])
 		}
 	}
 	return nil
 }
 
 // vcsZip returns the module zip of m at rev (a subdir module's when
-// subdir is set) as a public proxy makes it from a pushed tag: by
-// golang.org/x/mod/zip.CreateFromVCS (git archive, as the go command runs
-// it), in a clone of repo made for it that shares its objects (a commit
-// no ref names is there too) and carries none of its settings (its own
-// attributes, line ends, filter drivers), with no user's or system's git
-// configuration.
-func vcsZip(repo, rev, subdir string, m module.Version) ([]byte, error) {
-	abs, err := filepath.Abs(repo)
-	if err != nil {
-		return nil, err
-	}
-	tmp, err := os.MkdirTemp("", "release-zip-")
-	if err != nil {
-		return nil, err
-	}
-	defer os.RemoveAll(tmp)
-	defer isolateGit(tmp)()
-	clone := filepath.Join(tmp, "clone")
-	if _, err := git(tmp, "clone", "-q", "--shared", "--no-checkout", abs, clone); err != nil {
-		return nil, err
-	}
+// subdir is set) as a public proxy makes it from a pushed tag (see
+// inCleanClone and cloneZip).
+func vcsZip(repo, rev, subdir string, m module.Version) (data []byte, err error) {
+	err = inCleanClone(repo, func(clone string) error {
+		data, err = cloneZip(clone, rev, subdir, m)
+		return err
+	})
+	return data, err
+}
+
+// cloneZip zips rev in clone by golang.org/x/mod/zip.CreateFromVCS (git
+// archive, as the go command runs it).
+func cloneZip(clone, rev, subdir string, m module.Version) ([]byte, error) {
 	var buf bytes.Buffer
 	if err := modzip.CreateFromVCS(&buf, m, clone, rev, subdir); err != nil {
 		return nil, err
@@ -110,21 +116,52 @@ func vcsZip(repo, rev, subdir string, m module.Version) ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
+// inCleanClone calls f with a clone of repo made for it that shares its
+// objects (a commit no ref names is there too) and carries none of its
+// settings (its own attributes, line ends, filter drivers), git running
+// with no user's or system's configuration and no repository of the
+// environment's, as on a public proxy.
+func inCleanClone(repo string, f func(clone string) error) error {
+	abs, err := filepath.Abs(repo)
+	if err != nil {
+		return err
+	}
+	tmp, err := os.MkdirTemp("", "release-zip-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(tmp)
+	defer isolateGit(tmp)()
+	clone := filepath.Join(tmp, "clone")
+	if _, err := git(tmp, "clone", "-q", "--shared", "--no-checkout", abs, clone); err != nil {
+		return err
+	}
+	return f(clone)
+}
+
 // isolateGit sets the environment git runs in so that no user's or
-// system's configuration applies (home the empty directory to use as
-// HOME), and returns what puts the environment back: CreateFromVCS runs
-// git with the process's environment.
+// system's configuration applies and no repository the environment names
+// (GIT_DIR in a hook) is taken for the clone (home the empty directory to
+// use as HOME), and returns what puts the environment back: CreateFromVCS
+// runs git with the process's environment.
 func isolateGit(home string) (restore func()) {
 	set := map[string]string{"HOME": home, "XDG_CONFIG_HOME": home, "GIT_CONFIG_GLOBAL": os.DevNull,
 		"GIT_CONFIG_SYSTEM": os.DevNull, "GIT_CONFIG_NOSYSTEM": "1", "GIT_ATTR_NOSYSTEM": "1", "GIT_CONFIG_PARAMETERS": "", "GIT_CONFIG_COUNT": "0"}
+	unset := []string{"GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_OBJECT_DIRECTORY", "GIT_ALTERNATE_OBJECT_DIRECTORIES",
+		"GIT_COMMON_DIR", "GIT_NAMESPACE", "GIT_CEILING_DIRECTORIES", "GIT_DISCOVERY_ACROSS_FILESYSTEM"}
 	saved := map[string]*string{}
-	for k, v := range set {
+	for _, k := range append(slices.Collect(maps.Keys(set)), unset...) {
 		if old, ok := os.LookupEnv(k); ok {
 			saved[k] = &old
 		} else {
 			saved[k] = nil
 		}
+	}
+	for k, v := range set {
 		os.Setenv(k, v)
+	}
+	for _, k := range unset {
+		os.Unsetenv(k)
 	}
 	return func() {
 		for k, old := range saved {
@@ -135,39 +172,6 @@ func isolateGit(home string) (restore func()) {
 			}
 		}
 	}
-}
-
-// attrSet reports which of paths have the git attribute attr set (see
-// attrValues).
-func attrSet(repo, attr string, paths []string) (map[string]bool, error) {
-	values, err := attrValues(repo, attr, paths)
-	if err != nil {
-		return nil, err
-	}
-	set := map[string]bool{}
-	for p, v := range values {
-		set[p] = v == "set"
-	}
-	return set, nil
-}
-
-// attrValues returns the value of the git attribute attr of each of paths
-// ("set", "unset", "unspecified" or its value), as a clone of the pushed
-// tag gives it (a public proxy's): by the repository's .gitattributes
-// files, not the user's or the system's attributes files (worktreeZip
-// refuses the repository's own info/attributes: see localAttributes).
-func attrValues(repo, attr string, paths []string) (map[string]string, error) {
-	out, err := gitEnv(repo, []string{"GIT_ATTR_NOSYSTEM=1"},
-		append([]string{"-c", "core.attributesFile=" + os.DevNull, "check-attr", "-z", attr, "--"}, paths...)...)
-	if err != nil {
-		return nil, err
-	}
-	values := map[string]string{}
-	f := strings.Split(out, "\x00") // path, attribute, value, ...
-	for i := 0; i+2 < len(f); i += 3 {
-		values[f[i]] = f[i+2]
-	}
-	return values, nil
 }
 
 // hashZip returns the go.sum hash (h1:) of a module zip.
