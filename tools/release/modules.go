@@ -261,7 +261,14 @@ func prepare(version string) error {
 			if err := os.WriteFile(m.goMod(), data, 0o644); err != nil {
 				return err
 			}
-			if err := addSums(filepath.Join(filepath.FromSlash(m.dir), "go.sum"), lines); err != nil {
+			sum := filepath.Join(filepath.FromSlash(m.dir), "go.sum")
+			if err := addSums(sum, lines); err != nil {
+				return err
+			}
+			// A go.sum made here is no file git tracks yet: staged, it is
+			// in the zip of the commit to be made (worktreeZip) and in
+			// that commit (release.sh commits with -a).
+			if _, err := git(".", "add", "--", filepath.ToSlash(sum)); err != nil {
 				return err
 			}
 		}

@@ -118,9 +118,9 @@ func cloneZip(clone, rev, subdir string, m module.Version) ([]byte, error) {
 
 // inCleanClone calls f with a clone of repo made for it that shares its
 // objects (a commit no ref names is there too) and carries none of its
-// settings (its own attributes, line ends, filter drivers), git running
-// with no user's or system's configuration and no repository of the
-// environment's, as on a public proxy.
+// settings (its own attributes, line ends, filter drivers) nor a
+// template's, git running with no user's or system's configuration and no
+// repository of the environment's, as on a public proxy.
 func inCleanClone(repo string, f func(clone string) error) error {
 	abs, err := filepath.Abs(repo)
 	if err != nil {
@@ -133,7 +133,7 @@ func inCleanClone(repo string, f func(clone string) error) error {
 	defer os.RemoveAll(tmp)
 	defer isolateGit(tmp)()
 	clone := filepath.Join(tmp, "clone")
-	if _, err := git(tmp, "clone", "-q", "--shared", "--no-checkout", abs, clone); err != nil {
+	if _, err := git(tmp, "clone", "-q", "--template=", "--shared", "--no-checkout", abs, clone); err != nil {
 		return err
 	}
 	return f(clone)
@@ -147,7 +147,7 @@ func inCleanClone(repo string, f func(clone string) error) error {
 func isolateGit(home string) (restore func()) {
 	set := map[string]string{"HOME": home, "XDG_CONFIG_HOME": home, "GIT_CONFIG_GLOBAL": os.DevNull,
 		"GIT_CONFIG_SYSTEM": os.DevNull, "GIT_CONFIG_NOSYSTEM": "1", "GIT_ATTR_NOSYSTEM": "1", "GIT_CONFIG_PARAMETERS": "", "GIT_CONFIG_COUNT": "0"}
-	unset := []string{"GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_OBJECT_DIRECTORY", "GIT_ALTERNATE_OBJECT_DIRECTORIES",
+	unset := []string{"GIT_DIR", "GIT_WORK_TREE", "GIT_TEMPLATE_DIR", "GIT_INDEX_FILE", "GIT_OBJECT_DIRECTORY", "GIT_ALTERNATE_OBJECT_DIRECTORIES",
 		"GIT_COMMON_DIR", "GIT_NAMESPACE", "GIT_CEILING_DIRECTORIES", "GIT_DISCOVERY_ACROSS_FILESYSTEM"}
 	saved := map[string]*string{}
 	for _, k := range append(slices.Collect(maps.Keys(set)), unset...) {
