@@ -299,10 +299,12 @@ type StateCheck struct {
 	// to find the record. The attempt and operation id headers otelretry
 	// stamped on the write (WithAttemptHeader, WithOperationIDHeader) are
 	// left out: a lookup sent from it stamps its own. So are the trace
-	// context's fields (those of WithPropagators' propagators): the
-	// lookup's client injects its own. A header a propagator names is left
-	// out whatever it is, but a header that holds the write's idempotency
-	// key: that one is kept, as the lookup may need it.
+	// context's fields (those WithPropagators' propagators name in their
+	// Fields, as the OpenTelemetry propagator API requires of them: a field
+	// a propagator injects without naming it stays): the lookup's client
+	// injects its own. A header a propagator names is left out whatever it
+	// is, but a header that holds the write's idempotency key: that one is
+	// kept, as the lookup may need it.
 	Request *http.Request
 	// Attempt is the number of the attempt whose outcome is unknown.
 	Attempt int
