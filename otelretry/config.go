@@ -878,7 +878,10 @@ func WithStateCheckDelay(d time.Duration) Option {
 }
 
 // WithSpanNameFormatter names the operation span; the result should be of
-// low cardinality (no ids, no paths). Nil is ignored. Default: "retry GET".
+// low cardinality (no ids, no paths). The name is recorded as returned,
+// not sanitized as URLs are: one built from the request's URL carries its
+// userinfo and query (SanitizeURL gives the recorded form). Nil is
+// ignored. Default: "retry GET".
 func WithSpanNameFormatter(f func(*http.Request) string) Option {
 	return optionFunc(func(c *config) {
 		if f != nil {
@@ -889,8 +892,9 @@ func WithSpanNameFormatter(f func(*http.Request) string) Option {
 
 // WithAttemptSpanNameFormatter names the attempt spans (otelhttp's CLIENT
 // spans, or the INTERNAL attempt spans with WithoutClientSpans); the
-// result should be of low cardinality. Nil is ignored. Default: the
-// method, as the HTTP semantic conventions name client spans ("GET").
+// result should be of low cardinality, and is recorded as returned (see
+// WithSpanNameFormatter). Nil is ignored. Default: the method, as the
+// HTTP semantic conventions name client spans ("GET").
 func WithAttemptSpanNameFormatter(f func(*http.Request) string) Option {
 	return optionFunc(func(c *config) {
 		if f != nil {

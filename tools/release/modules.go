@@ -231,6 +231,11 @@ func prepare(version string) error {
 	if errs := checkRequirements(mods, v, false); len(errs) > 0 {
 		return errors.Join(append([]error{errors.New("not in the development state")}, errs...)...)
 	}
+	for _, m := range mods {
+		if err := sumNotIgnored(m); err != nil {
+			return err
+		}
+	}
 	sums := map[string][]string{} // module path -> its two go.sum lines
 	for _, m := range mods {
 		var lines []string
@@ -277,6 +282,25 @@ func prepare(version string) error {
 		}
 	}
 	return nil
+}
+
+// sumNotIgnored refuses a module whose go.sum git ignores: prepare writes
+// the release's hashes there for the release commit, which would not hold
+// it, and the release, undone, would leave the file rewritten (git leaves
+// an ignored file alone). Checked before anything is written.
+func sumNotIgnored(m mod) error {
+	sum := path.Join(m.dir, "go.sum")
+	cmd := exec.Command("git", "check-ignore", "-q", "--", sum)
+	err := cmd.Run()
+	var exit *exec.ExitError
+	switch {
+	case err == nil:
+		return fmt.Errorf("%s: ignored (.gitignore): a published module's go.sum is tracked, to hold the hashes of the modules it requires at their release", sum)
+	case errors.As(err, &exit) && exit.ExitCode() == 1:
+		return nil // not ignored
+	default:
+		return fmt.Errorf("git check-ignore %s: %w", sum, err)
+	}
 }
 
 // sumLines returns the go.sum lines of module m at version v, from the
