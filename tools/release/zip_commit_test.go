@@ -13,8 +13,7 @@ import (
 )
 
 func editFixture() map[string]string {
-	return map[string]string{"go.mod": "module example.com/r\n\ngo 1.26.0\n", "LICENSE": "license text\n",
-		"r.go": "package r\n\nconst A = 1\n", "old.go": "package r\n\nconst B = 1\n"}
+	return rootModule(map[string]string{"old.go": "package r\n\nconst B = 1\n"})
 }
 
 // worktreeZip of the working tree is the zip of the tag on the commit

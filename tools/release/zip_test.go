@@ -20,12 +20,10 @@ import (
 // a file, where it returned a zip whose hash (written to go.sum by
 // prepare) was not the tag's (a reviewer's find).
 func TestAnExportSubstFileIsRefused(t *testing.T) {
-	repo := taggedRepo(t, map[string]string{
-		"go.mod":         "module example.com/r\n\ngo 1.26.0\n",
-		"LICENSE":        "license text\n",
+	repo := taggedRepo(t, rootModule(map[string]string{
 		"r.go":           "package r\n\n// Commit is $Format:%H$.\nconst Commit = \"$Format:%H$\"\n",
 		".gitattributes": "r.go export-subst\n",
-	})
+	}))
 	_, err := worktreeZip(repo, ".", module.Version{Path: "example.com/r", Version: "v0.3.0"})
 	if err == nil || !strings.Contains(err.Error(), "r.go: export-subst") {
 		t.Errorf("worktreeZip = %v, want r.go refused for its export-subst", err)
@@ -79,13 +77,10 @@ func taggedRepo(t *testing.T, files map[string]string) string {
 // prepare writes to go.sum) is the tag's (a reviewer's find: it kept the
 // directory).
 func TestADirectoryIgnoredByATrailingSlashPatternIsLeftOut(t *testing.T) {
-	repo := taggedRepo(t, map[string]string{
-		"go.mod":         "module example.com/r\n\ngo 1.26.0\n",
-		"LICENSE":        "license text\n",
-		"r.go":           "package r\n",
+	repo := taggedRepo(t, rootModule(map[string]string{
 		"drafts/a.md":    "left out with its directory\n",
 		".gitattributes": "drafts/ export-ignore\n",
-	})
+	}))
 	if tree, tag := zipHashes(t, repo, repo); tree != tag {
 		t.Errorf("with `drafts/ export-ignore`: the working tree's zip hashes %s, the tag's %s", tree, tag)
 	}
@@ -95,13 +90,10 @@ func TestADirectoryIgnoredByATrailingSlashPatternIsLeftOut(t *testing.T) {
 // leaves the directory out, so nothing is rewritten; worktreeZip must not
 // refuse it (it skips export-ignored files before the export-subst check).
 func TestAnExportSubstFileInAnIgnoredDirectoryIsNoBar(t *testing.T) {
-	repo := taggedRepo(t, map[string]string{
-		"go.mod":         "module example.com/r\n\ngo 1.26.0\n",
-		"LICENSE":        "license text\n",
-		"r.go":           "package r\n",
+	repo := taggedRepo(t, rootModule(map[string]string{
 		"drafts/v.txt":   "$Format:%H$\n",
 		".gitattributes": "drafts/ export-ignore\ndrafts/v.txt export-subst\n",
-	})
+	}))
 	_, err := worktreeZip(repo, ".", module.Version{Path: "example.com/r", Version: "v0.3.0"})
 	if err != nil {
 		t.Errorf("worktreeZip refuses a file git archive leaves out: %v", err)
@@ -112,12 +104,9 @@ func TestAnExportSubstFileInAnIgnoredDirectoryIsNoBar(t *testing.T) {
 // refused; on a directory alone, unset (-export-subst), or on a file in an
 // export-ignored directory, it is not.
 func TestExportSubstPatterns(t *testing.T) {
-	base := map[string]string{
-		"go.mod":    "module example.com/r\n\ngo 1.26.0\n",
-		"LICENSE":   "license text\n",
-		"r.go":      "package r\n",
+	base := rootModule(map[string]string{
 		"gen/v.txt": "$Format:%H$\n",
-	}
+	})
 	for attrs, wantRefused := range map[string]bool{
 		"gen/** export-subst\n":                         true,
 		"*.txt export-subst\n":                          true,
@@ -149,17 +138,14 @@ func TestExportSubstPatterns(t *testing.T) {
 // reviewer's table; "drafts" set and "drafts/" unset kept the directory
 // in the archive and out of the zip).
 func TestExportIgnoreLayoutsMatchTheTag(t *testing.T) {
-	base := map[string]string{
-		"go.mod":              "module example.com/r\n\ngo 1.26.0\n",
-		"LICENSE":             "license text\n",
-		"r.go":                "package r\n",
+	base := rootModule(map[string]string{
 		"drafts/a.md":         "a\n",
 		"drafts/keep.md":      "keep\n",
 		"drafts/sub/b.md":     "b\n",
 		"docs/x/y/z.md":       "z\n",
 		"docs/x/w.md":         "w\n",
 		"docs/.gitattributes": "x/y/ export-ignore\n",
-	}
+	})
 	for _, attrs := range []string{
 		"drafts export-ignore\n",
 		"drafts/ export-ignore\n",
@@ -298,13 +284,6 @@ func releaseZip(t *testing.T, work, dir string, m module.Version) string {
 // commit, as `git commit -a` would make it, in a clone that carries none
 // of them.
 func TestTheZipIsTheReleaseCommitsTagsZip(t *testing.T) {
-	files := func(extra map[string]string) map[string]string {
-		f := map[string]string{"go.mod": "module example.com/r\n\ngo 1.26.0\n", "LICENSE": "license text\n", "r.go": "package r\n\nconst A = 1\n"}
-		for k, v := range extra {
-			f[k] = v
-		}
-		return f
-	}
 	checkOutAgain := func(t *testing.T, repo string) {
 		runGit(t, repo, "rm", "-r", "-q", "--cached", ".")
 		runGit(t, repo, "reset", "-q", "--hard")
@@ -323,33 +302,33 @@ func TestTheZipIsTheReleaseCommitsTagsZip(t *testing.T) {
 		files map[string]string
 		setup func(t *testing.T, origin string) string // the clone to release from
 	}{
-		{"info/attributes", files(map[string]string{"notes/a.md": "notes\n"}), func(t *testing.T, repo string) string {
+		{"info/attributes", rootModule(map[string]string{"notes/a.md": "notes\n"}), func(t *testing.T, repo string) string {
 			writeFile(t, repo, ".git/info/attributes", "notes export-ignore\n")
 			return repo
 		}},
-		{"autocrlf=true", files(nil), func(t *testing.T, repo string) string {
+		{"autocrlf=true", rootModule(nil), func(t *testing.T, repo string) string {
 			runGit(t, repo, "config", "core.autocrlf", "true")
 			checkOutAgain(t, repo)
 			return repo
 		}},
-		{"autocrlf=yes", files(nil), func(t *testing.T, repo string) string {
+		{"autocrlf=yes", rootModule(nil), func(t *testing.T, repo string) string {
 			runGit(t, repo, "config", "core.autocrlf", "yes")
 			checkOutAgain(t, repo)
 			return repo
 		}},
-		{"cloned with -c core.autocrlf=true", files(nil), func(t *testing.T, origin string) string {
+		{"cloned with -c core.autocrlf=true", rootModule(nil), func(t *testing.T, origin string) string {
 			return cloneWith(t, origin, "-c", "core.autocrlf=true")
 		}},
-		{"a filter driver of the clone's", files(map[string]string{"f.txt": "aaa\n", ".gitattributes": "*.txt filter=kw\n"}), func(t *testing.T, repo string) string {
+		{"a filter driver of the clone's", rootModule(map[string]string{"f.txt": "aaa\n", ".gitattributes": "*.txt filter=kw\n"}), func(t *testing.T, repo string) string {
 			runGit(t, repo, "config", "filter.kw.smudge", "sed s/a/b/g")
 			runGit(t, repo, "config", "filter.kw.clean", "sed s/b/a/g")
 			checkOutAgain(t, repo)
 			return repo
 		}},
-		{"cloned with -c filter.kw.smudge", files(map[string]string{"f.txt": "aaa\n", ".gitattributes": "*.txt filter=kw\n"}), func(t *testing.T, origin string) string {
+		{"cloned with -c filter.kw.smudge", rootModule(map[string]string{"f.txt": "aaa\n", ".gitattributes": "*.txt filter=kw\n"}), func(t *testing.T, origin string) string {
 			return cloneWith(t, origin, "-c", "filter.kw.smudge=sed s/a/b/g", "-c", "filter.kw.clean=sed s/b/a/g")
 		}},
-		{"symlinks=false", files(map[string]string{"target.txt": "t\n"}), func(t *testing.T, repo string) string {
+		{"symlinks=false", rootModule(map[string]string{"target.txt": "t\n"}), func(t *testing.T, repo string) string {
 			writeFile(t, repo, ".linktmp", "target.txt")
 			out, err := git(repo, "hash-object", "-w", ".linktmp")
 			if err != nil {
@@ -361,7 +340,7 @@ func TestTheZipIsTheReleaseCommitsTagsZip(t *testing.T) {
 			checkOutAgain(t, repo)
 			return repo
 		}},
-		{"assume-unchanged edit", files(nil), func(t *testing.T, repo string) string {
+		{"assume-unchanged edit", rootModule(nil), func(t *testing.T, repo string) string {
 			runGit(t, repo, "update-index", "--assume-unchanged", "r.go")
 			writeFile(t, repo, "r.go", "package r\n\nconst A = 2\n")
 			return repo
@@ -382,4 +361,15 @@ func TestTheZipIsTheReleaseCommitsTagsZip(t *testing.T) {
 			}
 		})
 	}
+}
+
+// rootModule is a repository holding the module example.com/r (its
+// go.mod, a LICENSE, r.go) and extra's files, which replace those of the
+// same name.
+func rootModule(extra map[string]string) map[string]string {
+	f := map[string]string{"go.mod": "module example.com/r\n\ngo 1.26.0\n", "LICENSE": "license text\n", "r.go": "package r\n\nconst A = 1\n"}
+	for k, v := range extra {
+		f[k] = v
+	}
+	return f
 }
