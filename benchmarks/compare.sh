@@ -20,7 +20,7 @@
 # times with -count 1, so a slow spell of the machine hits every case alike
 # instead of all the runs of one case. No timing is asserted.
 set -euo pipefail
-cd "$(dirname "$0")"
+cd "$(dirname "$(readlink -f "$0")")"
 
 COUNT=${COUNT:-6}
 BENCHTIME=${BENCHTIME:-200ms}

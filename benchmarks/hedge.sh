@@ -25,7 +25,7 @@
 # its start and end, and flags a turn whose load generator fell behind
 # (another process was using the cores).
 set -euo pipefail
-cd "$(dirname "$0")"
+cd "$(dirname "$(readlink -f "$0")")"
 OUT=${OUT:-$(mktemp -d -t otelretry-hedge.XXXXXX)}
 mkdir -p "$OUT"
 plot=

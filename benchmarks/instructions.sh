@@ -22,7 +22,7 @@
 #   BIN=file     a test binary of ./overhead built already (default: built
 #                now, with go test -c)
 set -euo pipefail
-cd "$(dirname "$0")"
+cd "$(dirname "$(readlink -f "$0")")"
 command -v valgrind >/dev/null || { echo "instructions.sh: valgrind is required" >&2; exit 1; }
 
 if [ -z "${BIN:-}" ]; then

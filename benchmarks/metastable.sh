@@ -23,7 +23,7 @@
 # its start and end, and flags a configuration whose load generator fell
 # behind (another process was using the cores).
 set -euo pipefail
-cd "$(dirname "$0")"
+cd "$(dirname "$(readlink -f "$0")")"
 OUT=${OUT:-$(mktemp -d -t otelretry-metastable.XXXXXX)}
 mkdir -p "$OUT"
 # The committed plot is the full run's: a run with flags of its own (another

@@ -13,7 +13,7 @@
 # for a higher CPU priority when it may, and flags a configuration whose load
 # generator fell behind (another process was using the cores).
 set -euo pipefail
-cd "$(dirname "$0")"
+cd "$(dirname "$(readlink -f "$0")")"
 bin="$(mktemp -d)/storm"
 trap 'rm -rf "$(dirname "$bin")"' EXIT
 go build -o "$bin" ./storm

@@ -9,7 +9,7 @@
 # Extra flags go to the command (see: go run ./writes -h). It prints the
 # machine it ran on and the load average at its start and end.
 set -euo pipefail
-cd "$(dirname "$0")"
+cd "$(dirname "$(readlink -f "$0")")"
 bin="$(mktemp -d)/writes"
 trap 'rm -rf "$(dirname "$bin")"' EXIT
 go build -o "$bin" ./writes

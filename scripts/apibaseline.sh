@@ -15,7 +15,7 @@
 # a later commit's API never enters a release's.
 set -euo pipefail
 
-cd "$(dirname "$0")/.."
+cd "$(dirname "$(readlink -f "$0")")/.."
 rev=${1:-}
 if [ -z "$rev" ]; then
 	line=$(grep -m1 '^const Version = ' otelretry/version.go) ||

@@ -15,5 +15,5 @@
 # one break lets no other through. New exported names are compatible.
 set -euo pipefail
 
-cd "$(dirname "$0")/.."
+cd "$(dirname "$(readlink -f "$0")")/.."
 exec scripts/release-tool.sh api-check

@@ -8,7 +8,7 @@
 # each phase.
 set -euo pipefail
 
-cd "$(dirname "$0")/.."
+cd "$(dirname "$(readlink -f "$0")")/.."
 start=$SECONDS
 
 finish() {

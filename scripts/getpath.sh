@@ -8,7 +8,7 @@
 #   scripts/getpath.sh                       # TestOneSuccessfulGET, plain and hedged
 #   scripts/getpath.sh 'TestSeedReadTimeline' # any test of the package
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$(readlink -f "$0")")/.."
 export GOWORK=off
 cache="${XDG_CACHE_HOME:-$HOME/.cache}/otelretry-getpath"
 mkdir -p "$cache"

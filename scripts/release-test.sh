@@ -117,7 +117,7 @@ blocks() {
 	' "$1"
 }
 
-cd "$(dirname "$0")/.."
+cd "$(dirname "$(readlink -f "$0")")/.."
 ROOT=$PWD
 start=$SECONDS
 

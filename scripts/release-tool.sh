@@ -10,7 +10,7 @@
 #   OTELRETRY_CACHE   build cache (default $HOME/.cache/otelretry)
 set -euo pipefail
 
-cd "$(dirname "$0")/.."
+cd "$(dirname "$(readlink -f "$0")")/.."
 bin=${OTELRETRY_CACHE:-$HOME/.cache/otelretry}/bin/otelretry-release
 (cd tools/release && env GOWORK=off GOFLAGS= GOTOOLCHAIN=local CGO_ENABLED=0 go build -o "$bin" .)
 exec "$bin" "$@"

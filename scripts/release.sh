@@ -26,7 +26,7 @@
 # the tags.
 set -euo pipefail
 
-cd "$(dirname "$0")/.."
+cd "$(dirname "$(readlink -f "$0")")/.."
 die() { echo "release: $*" >&2; exit 1; }
 
 [ $# -eq 1 ] || die "usage: scripts/release.sh X.Y.Z"

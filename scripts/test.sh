@@ -25,7 +25,7 @@
 # their Go modules into a cache); CONTRIBUTING.md gives the time each takes.
 set -euo pipefail
 
-cd "$(dirname "$0")/.."
+cd "$(dirname "$(readlink -f "$0")")/.."
 start=$SECONDS
 # The machine's CPU time since the start (user, nice, system, irq and
 # softirq, from /proc/stat): a cold run is compile-bound, so each step's

@@ -16,7 +16,7 @@
 # No container engine is needed and no container is started.
 set -euo pipefail
 
-cd "$(dirname "$0")/.."
+cd "$(dirname "$(readlink -f "$0")")/.."
 
 if ! command -v docker-compose >/dev/null 2>&1; then
 	echo "[compose] installing Debian's docker-compose" >&2
