@@ -7,7 +7,8 @@
 // otelretry-sdk to every other case, in ns/op and allocs/op, followed by the
 // overhead targets, judged on the median of the per-run ratios (the runs
 // are interleaved, see compare.sh; a run is the output of one go test,
-// which begins with its goos: line, and the values one run gives a case,
+// which begins with its goos: line (benchmark lines before any are
+// refused), and the values one run gives a case,
 // with -count, count as that run's median) and its 95 % bootstrap interval (ok,
 // MISS, or EDGE when the runs cannot tell), the split of the SDK path's ratio
 // into the content's price and otelretry's own work (the content floor
@@ -21,6 +22,7 @@ package main
 
 import (
 	"bufio"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -70,18 +72,27 @@ type results struct {
 	run   int // the run being read, counted by goos: lines
 }
 
-// read adds the benchmark lines of r.
+// errNoRunHeader refuses benchmark lines that no goos: line begins: the
+// runs could not be told apart, and every ratio would be judged on one.
+var errNoRunHeader = errors.New("a benchmark line before any goos: line: give go test's own output, in which each run begins with goos: (benchmark lines alone cannot be told apart by run)")
+
+// read adds the benchmark lines of r, which go test's goos: line begins.
 func (res *results) read(r io.Reader) error {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	header := false
 	for sc.Scan() {
 		if strings.HasPrefix(sc.Text(), "goos:") {
 			res.run++
+			header = true
 			continue
 		}
 		bench, cs, vals, ok := parse(sc.Text())
 		if !ok {
 			continue
+		}
+		if !header {
+			return errNoRunHeader
 		}
 		if res.s[bench] == nil {
 			res.s[bench] = map[string]map[string]*series{}
@@ -110,7 +121,10 @@ func (res *results) readFile(name string) error {
 		return err
 	}
 	defer f.Close()
-	return res.read(f)
+	if err := res.read(f); err != nil {
+		return fmt.Errorf("%s: %w", name, err)
+	}
+	return nil
 }
 
 // med is the median over runs of a case's unit.

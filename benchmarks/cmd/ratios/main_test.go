@@ -5,6 +5,7 @@ package main
 
 import (
 	"bufio"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -92,7 +93,7 @@ func TestUnpairedRunsAreNotJudgedOK(t *testing.T) {
 
 // One run: no interval can be told from it, so it cannot be ok.
 func TestOneRunIsNotJudgedOK(t *testing.T) {
-	raw := rawLine("bare", 500) + rawLine("otelretry-sdk", 1000) + rawLine("retryablehttp-otelhttp-content", 1000)
+	raw := runHeader + rawLine("bare", 500) + rawLine("otelretry-sdk", 1000) + rawLine("retryablehttp-otelhttp-content", 1000)
 	line := targetLine(t, runRatios(t, raw))
 	t.Logf("%s", line)
 	if strings.HasPrefix(line, "ok") {
@@ -251,5 +252,30 @@ func TestOneRunWithCountIsNotJudged(t *testing.T) {
 	}
 	if l := targetLine(t, runRatios(t, raw.String())); !strings.HasPrefix(l, "EDGE") {
 		t.Errorf("one run (one goos: line) of -count 6 judged on %d \"per-run\" ratios: %s", 6, l)
+	}
+}
+
+// Benchmark lines without go test's goos: line (grepped out of its output,
+// say) are refused with a word on what to give: their runs cannot be told
+// apart, and ten runs so given were read as one, every target EDGE.
+func TestBenchmarkLinesWithoutARunHeaderAreRefused(t *testing.T) {
+	var raw strings.Builder
+	for r := 0; r < 10; r++ {
+		for _, cs := range []string{"bare", "otelretry-sdk", "retryablehttp-otelhttp-content"} {
+			raw.WriteString(rawLine(cs, 1000))
+		}
+	}
+	res := &results{s: samples{}, cases: map[string][]string{}}
+	if err := res.read(strings.NewReader(raw.String())); !errors.Is(err, errNoRunHeader) {
+		t.Fatalf("read(lines without goos:) = %v, want errNoRunHeader", err)
+	}
+	// A second input is a run of its own only from its goos: line: the
+	// check is per input, not met by an earlier input's header.
+	res = &results{s: samples{}, cases: map[string][]string{}}
+	if err := res.read(strings.NewReader(runHeader + rawLine("bare", 500))); err != nil {
+		t.Fatal(err)
+	}
+	if err := res.read(strings.NewReader(rawLine("bare", 500))); !errors.Is(err, errNoRunHeader) {
+		t.Errorf("second input without goos: = %v, want errNoRunHeader", err)
 	}
 }
