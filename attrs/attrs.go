@@ -138,6 +138,11 @@ const (
 	// StateCheckResultKey is the answer of a state check after an unknown
 	// write outcome.
 	StateCheckResultKey = attribute.Key("retry.state_check.result")
+	// StateCheckAttemptKey is, on a state_check span, the number
+	// (AttemptKey) of the attempt whose unknown outcome it checked: an
+	// operation may check several. It is not AttemptKey, which marks an
+	// attempt span.
+	StateCheckAttemptKey = attribute.Key("retry.state_check.attempt")
 	// OperationDurationMsKey is, on the operation log event
 	// (LogEventOperation), the operation's duration in milliseconds, from
 	// its start (the record's timestamp) to its end. A span has its own.

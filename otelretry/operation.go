@@ -797,7 +797,7 @@ func (op *operation) checkState(a *attempt, unchecked verdict, cause error, p *p
 	}()
 	in := op.inputAt(phaseStateCheck, op.clock.since(), p).checked(check.state)
 	v := op.settle(&in, a.id.n, &Answer{}, resendCost, a.end) // the write's answer was charged as it ended
-	op.t.sender.rec.endStateCheck(&op.tel, check.span, check.state, v, check.problem, check.err)
+	op.t.sender.rec.endStateCheck(&op.tel, check.span, a.id.number, check.state, v, check.problem, check.err)
 	judged = true
 	if v.decision != attrs.DecisionReturn {
 		closeResponse(check.stored)

@@ -698,8 +698,9 @@ func (r *recorder) startStateCheck(ctx context.Context) (context.Context, trace.
 
 // endStateCheck writes what a state check answered and what followed on
 // its span, and ends it: problem names an answer that could not be used,
-// err the hook's error (sanitized).
-func (r *recorder) endStateCheck(o *opRecord, span trace.Span, state attrs.StateCheckResult, v verdict, problem string, err error) {
+// err the hook's error (sanitized); attempt is the number of the attempt
+// whose outcome it checked.
+func (r *recorder) endStateCheck(o *opRecord, span trace.Span, attempt int, state attrs.StateCheckResult, v verdict, problem string, err error) {
 	ended := false
 	defer func() {
 		if !ended { // the telemetry panicked: the span ends all the same, and the panic goes on
@@ -718,8 +719,8 @@ func (r *recorder) endStateCheck(o *opRecord, span trace.Span, state attrs.State
 		span.SetStatus(codes.Error, "state check failed: "+err.Error())
 	}
 	if span.IsRecording() {
-		span.SetAttributes(append(o.attrs(), attrs.OperationIDKey.String(o.ident.opID()), state.Attribute(),
-			v.decision.Attribute(), v.reason.Attribute())...)
+		span.SetAttributes(append(o.attrs(), attrs.OperationIDKey.String(o.ident.opID()), attrs.StateCheckAttemptKey.Int(attempt),
+			state.Attribute(), v.decision.Attribute(), v.reason.Attribute())...)
 		if v.reason == attrs.ReasonNotReplayable { // the resend the check asked for, as on an attempt (addEvents)
 			span.AddEvent(attrs.EventBodyNotReplayable)
 		}

@@ -50,7 +50,7 @@ func runStateCheck(ctx context.Context, deadline time.Time, hook stateCheckFunc,
 			r := recover()
 			afterPanic(func() { // what ties the span to its operation, as endStateCheck writes it
 				if span.IsRecording() {
-					span.SetAttributes(attrs.OperationIDKey.String(id), attrs.AttemptKey.Int(a.id.number))
+					span.SetAttributes(attrs.OperationIDKey.String(id), attrs.StateCheckAttemptKey.Int(a.id.number))
 				}
 			})
 			afterPanic(func() { endWithPanic(span, r) }) // the hook's panic goes on, whatever the telemetry's
