@@ -203,11 +203,17 @@ func (t try) clientSpan() tracefixture.Span {
 	return client
 }
 
-func stateCheck(opID string, result attrs.StateCheckResult, start, end int64) tracefixture.Span {
+// stateCheck is a state_check span of operation opID checking the given
+// attempt (none when 0, as in traces of earlier releases).
+func stateCheck(opID string, attempt int64, result attrs.StateCheckResult, start, end int64) tracefixture.Span {
+	kvs := []attribute.KeyValue{attrs.OperationIDKey.String(opID), result.Attribute()}
+	if attempt != 0 {
+		kvs = append(kvs, attrs.StateCheckAttemptKey.Int64(attempt))
+	}
 	return tracefixture.Span{
 		Name: attrs.StateCheckSpanName, Kind: trace.SpanKindInternal,
 		Start: ms(start), End: ms(end),
-		Attrs: []attribute.KeyValue{attrs.OperationIDKey.String(opID), result.Attribute()},
+		Attrs: kvs,
 	}
 }
 
@@ -277,7 +283,7 @@ func goldenCases() []goldenCase {
 			op{id: "op-write-checked", method: "POST", url: orders, outcome: attrs.OutcomeReturn, attempts: 2, budget: 1000, start: 2000, end: 2171,
 				children: children(
 					try{opID: "op-write-checked", n: 1, method: "POST", url: orders, class: attrs.ErrorClassTimeout, start: 2000, elapsed: 120, remaining: 1000, decision: attrs.DecisionCheckState}.span(),
-					stateCheck("op-write-checked", attrs.StateNotApplied, 2125, 2135),
+					stateCheck("op-write-checked", 1, attrs.StateNotApplied, 2125, 2135),
 					try{opID: "op-write-checked", n: 2, method: "POST", url: orders, status: 201, start: 2140, elapsed: 30, remaining: 860, decision: attrs.DecisionReturn}.span(),
 				)}.span(),
 			// A refused connection proves the POST never left: retry allowed.
@@ -390,7 +396,7 @@ func goldenCases() []goldenCase {
 			// A state check that answered unknown does not allow a resend.
 			op{id: "op-put-503", method: "PUT", url: endpoint("/orders/7"), outcome: attrs.OutcomeReturn, attempts: 2, budget: 1000, start: 1000, end: 1200, children: children(
 				try{opID: "op-put-503", n: 1, method: "PUT", url: endpoint("/orders/7"), status: 503, start: 1000, elapsed: 60, remaining: 1000, decision: attrs.DecisionRetry, backoff: 40}.span(),
-				stateCheck("op-put-503", attrs.StateUnknown, 1070, 1080),
+				stateCheck("op-put-503", 0, attrs.StateUnknown, 1070, 1080),
 				try{opID: "op-put-503", n: 2, method: "PUT", url: endpoint("/orders/7"), status: 200, start: 1100, elapsed: 40, remaining: 900, decision: attrs.DecisionReturn}.span(),
 			)}.span(),
 		}},
@@ -438,7 +444,7 @@ func goldenCases() []goldenCase {
 						try{opID: "op-sloppy", n: 1, method: "POST", url: orders, class: attrs.ErrorClassTimeout, elapsed: 120, remaining: 400, decision: "give_up",
 							drop:  []attribute.Key{attrs.RequestIDKey, attrs.RemainingMsKey},
 							extra: []attribute.KeyValue{attrs.ElapsedMsKey.String("120ms")}}.span(),
-						stateCheck("op-sloppy", "maybe", 130, 140),
+						stateCheck("op-sloppy", -1, "maybe", 130, 140),
 					)}.span(),
 			}},
 		{name: "clean-client-spans", roots: []tracefixture.Span{readTimelineClientSpans()}},

@@ -267,7 +267,9 @@
 // retry.* attributes, never by name or kind (an attempt span may be the
 // transport's own span or otelhttp's CLIENT span named "GET"): a span with
 // retry.attempt is an attempt; a span with retry.state_check.result (or
-// named state_check, with retry.operation.id) is a state check; a span with
+// named state_check, with retry.operation.id) is a state check (the JSON
+// report gives its retry.state_check.attempt, the attempt it checked, as
+// its attempt); a span with
 // retry.outcome or retry.attempts (and no retry.attempt) is an operation.
 // Every other span (HTTP client and server spans, handlers) is only counted
 // and scanned for URLs. An attempt belongs to the nearest operation span

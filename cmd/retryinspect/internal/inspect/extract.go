@@ -338,8 +338,12 @@ func readStateCheck(s *model.Span) (StateCheck, fields) {
 	c := StateCheck{
 		OperationID: f.id(keyOperationID, required),
 		Result:      f.str(keyStateCheckResult, unlessPanicked(panicked(s), required)),
+		Attempt:     f.int(keyStateCheckAttempt, optional),
 		SpanID:      s.SpanID,
 		Start:       s.Start,
+	}
+	if c.Attempt != nil && *c.Attempt < 1 {
+		f.invalidf("%s is %d, want 1 or more", keyStateCheckAttempt, *c.Attempt)
 	}
 	switch attrs.StateCheckResult(c.Result) {
 	case attrs.StateApplied, attrs.StateNotApplied, attrs.StateUnknown:

@@ -35,6 +35,7 @@ var (
 	keyIdempotencyValue    = string(attrs.IdempotencyKeyValueKey)
 	keyReplayed            = string(attrs.IdempotencyReplayedKey)
 	keyStateCheckResult    = string(attrs.StateCheckResultKey)
+	keyStateCheckAttempt   = string(attrs.StateCheckAttemptKey)
 	keyMethod              = string(attrs.HTTPRequestMethodKey)
 	keyMethodOriginal      = string(attrs.HTTPRequestMethodOriginalKey)
 	keyStatusCode          = string(attrs.HTTPResponseStatusCodeKey)

@@ -173,6 +173,7 @@ type Attempt struct {
 // StateCheck is a state check run after an unknown write outcome.
 type StateCheck struct {
 	Result      string    `json:"result,omitempty"`
+	Attempt     *int64    `json:"attempt,omitempty"` // the attempt it checked (retry.state_check.attempt)
 	OperationID string    `json:"operation_id,omitempty"`
 	SpanID      string    `json:"span_id"`
 	Start       time.Time `json:"start,omitzero"`
