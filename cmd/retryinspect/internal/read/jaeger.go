@@ -57,10 +57,10 @@ const jaegerAnnotations = "@jaeger@"
 var errNoTraces = errors.New("no traces found")
 
 // Jaeger reads one answer of Jaeger's /api/v3/traces or
-// /api/v3/traces/{id}: its result is decoded as OTLP JSON, like the
-// Collector's file output. An answer that reports no traces gives no spans
-// and no error. It reads at most limit bytes (DefaultMaxBytes when limit
-// is 0).
+// /api/v3/traces/{id}, one value or several: each result is decoded as
+// OTLP JSON, like the Collector's file output. A value that reports no
+// traces gives no spans and no error, and leaves the other values' spans
+// alone. It reads at most limit bytes (DefaultMaxBytes when limit is 0).
 func Jaeger(r io.Reader, name string, limit int64) ([]model.Span, error) {
 	data, err := readAll(r, name, limit)
 	if err != nil {
@@ -69,11 +69,18 @@ func Jaeger(r io.Reader, name string, limit int64) ([]model.Span, error) {
 	var spans []model.Span
 	err = decodeValues(data, name, func(raw json.RawMessage) error {
 		var err error
-		spans, err = appendJaegerV3(spans, raw)
+		spans, err = appendJaegerV3Found(spans, raw)
 		return err
 	})
+	return spans, err
+}
+
+// appendJaegerV3Found is appendJaegerV3, a value that reports no traces
+// giving none.
+func appendJaegerV3Found(spans []model.Span, raw []byte) ([]model.Span, error) {
+	spans, err := appendJaegerV3(spans, raw)
 	if errors.Is(err, errNoTraces) {
-		return nil, nil
+		return spans, nil
 	}
 	return spans, err
 }

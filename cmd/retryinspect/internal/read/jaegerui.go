@@ -117,10 +117,7 @@ func JaegerSaved(r io.Reader, name string, limit int64) ([]model.Span, error) {
 	err = decodeValues(data, name, func(raw json.RawMessage) error {
 		var err error
 		if isJaegerV3(raw) {
-			spans, err = appendJaegerV3(spans, raw)
-			if errors.Is(err, errNoTraces) {
-				return nil
-			}
+			spans, err = appendJaegerV3Found(spans, raw)
 			return err
 		}
 		spans, err = appendJaegerUI(spans, raw)
