@@ -25,7 +25,8 @@
 #   packages only the Debian packages of install (curl, prometheus), so that
 #            install may then build in the background without apt-get
 #   up       start the seven programs, wait until they are ready, write the
-#            env file (scripts/stack.sh env prints its path)
+#            env file (scripts/stack.sh env prints its path); it stops what
+#            it started before, and the stacks of checkouts gone, first
 #   down     stop whatever `up` started, and the stacks of checkouts gone since
 #            theirs (a moved one; always exits 0; safe in a trap)
 #   status   show pids and readiness
