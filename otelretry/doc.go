@@ -97,7 +97,8 @@
 //   - 14. after an attempt, a failed answer after the caller's deadline
 //     passed (any): deadline_exceeded (the answer is returned), reason
 //     caller
-//   - 15. after an attempt, no response, and nothing proves it unsent: a
+//   - 15. after an attempt, no response, and nothing proves it unsent
+//     (neither the error nor a Classifier's NotProcessed, row 17): a
 //     timeout, a broken connection, a cut by a layer below (its own
 //     cancellation), any failure after the headers reached the wire
 //     (httptrace), or any failure before a base other than net/http's

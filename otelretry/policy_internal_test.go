@@ -827,7 +827,7 @@ var decisionRows = []decisionRow{
 		func(in input) bool { return answered(in) && in.callerCanceled }, is(attrs.DecisionCanceled, attrs.ReasonCaller)},
 	{afterAttempt, "a failed answer after the caller's deadline passed", "any", "`deadline_exceeded` (the answer is returned)", "`caller`",
 		func(in input) bool { return answered(in) && in.callerDeadline }, is(attrs.DecisionDeadlineExceeded, attrs.ReasonCaller)},
-	{afterAttempt, "no response, and nothing proves it unsent: a timeout, a broken connection, a cut by a layer below (its own cancellation), any failure after the headers reached the wire (httptrace), or any failure before a base other than net/http's `Transport` reported anything through httptrace (a custom one; any below a layer); nothing proves a write unsent whose own body, or a copy a layer below took with `GetBody`, broke as it was read, whatever its error or a Classifier says (a protocol's code in it may be the body's)", "write, not repeatable¹",
+	{afterAttempt, "no response, and nothing proves it unsent (neither the error nor a Classifier's `NotProcessed`, row 17): a timeout, a broken connection, a cut by a layer below (its own cancellation), any failure after the headers reached the wire (httptrace), or any failure before a base other than net/http's `Transport` reported anything through httptrace (a custom one; any below a layer); nothing proves a write unsent whose own body, or a copy a layer below took with `GetBody`, broke as it was read, whatever its error or a Classifier says (a protocol's code in it may be the body's)", "write, not repeatable¹",
 		"`check_state`: **not resent**", "`unknown_write`",
 		func(in input) bool {
 			return noResponse(in) && !in.repeatable && !in.notProcessed &&
