@@ -88,6 +88,11 @@ func TestDecisionTableMoreAfterAnAttemptRows(t *testing.T) {
 		{"row17 classifier not processed", "POST", []scripted.Step{{Err: errors.New("boom")}, {Status: 200}},
 			[]otelretry.Option{classify(otelretry.NotProcessed(otelretry.Evidence{}))},
 			[]string{"error retry classifier", "200 return response"}, "return"},
+		// The user's word without evidence overrides row 15's unknown
+		// outcome of a timed-out write too (docs/decisions.md's hooks table).
+		{"row17 classifier not processed over a timeout", "POST", []scripted.Step{{Err: errBaseTimeout}, {Status: 200}},
+			[]otelretry.Option{classify(otelretry.NotProcessed(otelretry.Evidence{}))},
+			[]string{"timeout retry classifier", "200 return response"}, "return"},
 		{"row25 certificate", "GET", []scripted.Step{{Err: &tls.CertificateVerificationError{Err: errors.New("x509: unknown authority")}}, {Status: 200}}, nil,
 			[]string{"error stop certificate"}, "stop"},
 		{"row27 other error read", "GET", []scripted.Step{{Err: errors.New("boom")}, {Status: 200}}, nil,
