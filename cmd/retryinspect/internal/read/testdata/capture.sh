@@ -29,7 +29,7 @@
 # CAPTURE_PORT_BASE (default 31400), the first of the 11 ports it listens on.
 set -euo pipefail
 
-here=$(cd "$(dirname "$0")" && pwd)
+here=$(cd "$(dirname "$(readlink -f "$0")")" && pwd)
 root=$(cd "$here/../../../../.." && pwd)
 cd "$root"
 
