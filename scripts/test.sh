@@ -50,6 +50,9 @@ case "${1:-}" in
 	;;
 esac
 
+step "room for the builds"
+scripts/trim-cache.sh
+
 step "gofmt"
 unformatted=$(gofmt -l $(git ls-files '*.go'))
 if [ -n "$unformatted" ]; then
