@@ -5,22 +5,44 @@
 # go trims only the entries unused for five days, so a machine that runs
 # many builds a day fills its disk, and every build then fails with "no
 # space left on device". With less than OTELRETRY_MIN_FREE_GB (default 20)
-# free where the cache lives, it removes the entries unused for a day (go
-# marks an entry used at most once an hour), then, still short of room,
-# the whole cache (`go clean -cache`). scripts/test.sh runs it first.
+# free where the cache lives, it removes the build entries unused for a
+# day (go marks an entry it uses at most once an hour; the entries are the
+# XX/<hash>-a and -d files, and nothing else of the cache is touched: not
+# the fuzzing corpus, nor testexpire.txt, which go clean -testcache
+# writes), then, still short of room, the whole cache (`go clean -cache`,
+# which keeps the fuzzing corpus too). scripts/test.sh runs it first.
 set -euo pipefail
 
-min_kb=$((${OTELRETRY_MIN_FREE_GB:-20} * 1024 * 1024))
+min_gb=${OTELRETRY_MIN_FREE_GB:-20}
+if ! [[ $min_gb =~ ^[0-9]+$ ]]; then
+	echo "trim-cache: OTELRETRY_MIN_FREE_GB=$min_gb: want a whole number of gigabytes" >&2
+	exit 2
+fi
+min_kb=$((10#$min_gb * 1024 * 1024))
 cache=$(go env GOCACHE)
-[ -d "$cache" ] || exit 0
-free_kb() { df -Pk "$cache" | awk 'NR == 2 { print $4 }'; }
+[ -d "$cache" ] || exit 0 # off, or not made yet
+cache=$(readlink -f "$cache") # a link to it trims what it points at
+
+# free_kb prints the free space where the cache lives, in KiB, or nothing
+# when df's answer is not a number.
+free_kb() {
+	local kb
+	kb=$(df -Pk "$cache" | awk 'NR == 2 { print $4 }')
+	[[ $kb =~ ^[0-9]+$ ]] && echo "$kb"
+	return 0
+}
 
 free=$(free_kb)
+if [ -z "$free" ]; then
+	echo "[trim-cache] df gives no free space for $cache: nothing trimmed" >&2
+	exit 0
+fi
 [ "$free" -lt "$min_kb" ] || exit 0
 echo "[trim-cache] $((free / 1024)) MB free: removing the build cache's entries unused for a day ($cache)" >&2
-find "$cache" -type f -mmin +1440 -delete 2>/dev/null || true
+(cd "$cache" && find . -mindepth 2 -maxdepth 2 -type f -regex '\./[0-9a-f][0-9a-f]/[0-9a-f]+-[ad]' -mmin +1440 -delete)
 free=$(free_kb)
-[ "$free" -lt "$min_kb" ] || exit 0
+[ -n "$free" ] && [ "$free" -lt "$min_kb" ] || exit 0
 echo "[trim-cache] $((free / 1024)) MB free still: removing the whole build cache" >&2
 go clean -cache
-echo "[trim-cache] $(($(free_kb) / 1024)) MB free" >&2
+free=$(free_kb)
+[ -z "$free" ] || echo "[trim-cache] $((free / 1024)) MB free" >&2

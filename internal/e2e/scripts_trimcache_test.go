@@ -5,6 +5,7 @@ package e2e
 
 import (
 	"context"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -42,10 +43,18 @@ printf 'Filesystem 1024-blocks Used Available Capacity Mounted on\n/dev/x 1 1 %s
 	return string(out)
 }
 
-// cacheEntry writes a file in cache last used age ago.
-func cacheEntry(t *testing.T, cache, name string, age time.Duration) string {
+// cacheEntry writes a build entry named as go names them (XX/<hash>-d,
+// hash beginning with prefix, two hex digits or more) in cache, last used
+// age ago.
+func cacheEntry(t *testing.T, cache, prefix string, age time.Duration) string {
 	t.Helper()
-	p := filepath.Join(cache, name[:2], name)
+	return cacheFile(t, cache, filepath.Join(prefix[:2], prefix+"0123456789abcdef-d"), age)
+}
+
+// cacheFile writes the file rel of cache, last changed age ago.
+func cacheFile(t *testing.T, cache, rel string, age time.Duration) string {
+	t.Helper()
+	p := filepath.Join(cache, rel)
 	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -70,23 +79,68 @@ func TestTheTestCommandMakesRoomForItsBuilds(t *testing.T) {
 	const plenty, short = "999999999", "1000"
 	t.Run("room enough", func(t *testing.T) {
 		cache := t.TempDir()
-		old := cacheEntry(t, cache, "aa-old", 48*time.Hour)
+		old := cacheEntry(t, cache, "aa01", 48*time.Hour)
 		if out := trimCache(t, cache, plenty); out != "" || !exists(old) {
 			t.Errorf("with room enough: output %q, the old entry kept %v", out, exists(old))
 		}
 	})
 	t.Run("short, then room", func(t *testing.T) {
 		cache := t.TempDir()
-		old := cacheEntry(t, cache, "bb-old", 48*time.Hour)
-		recent := cacheEntry(t, cache, "cc-recent", time.Hour)
+		old := cacheEntry(t, cache, "bb02", 48*time.Hour)
+		recent := cacheEntry(t, cache, "cc03", time.Hour)
 		out := trimCache(t, cache, short, plenty)
 		if exists(old) || !exists(recent) || !strings.Contains(out, "unused for a day") || strings.Contains(out, "whole") {
 			t.Errorf("old entry kept %v, recent kept %v; output:\n%s", exists(old), exists(recent), out)
 		}
 	})
+	// What go keeps in the cache beside its entries is never an entry: the
+	// fuzzing corpus, which go clean -cache keeps too, testexpire.txt,
+	// whose removal would bring back the results go clean -testcache
+	// invalidated, the README and trim.txt; nor is a file of another name
+	// in an entry's directory (a reviewer's find: every old file went).
+	t.Run("short, only entries", func(t *testing.T) {
+		cache := t.TempDir()
+		var kept []string
+		for _, rel := range []string{"fuzz/example.com/p/FuzzX/0123456789abcdef", "testexpire.txt", "README", "trim.txt", "ee/notes.txt"} {
+			kept = append(kept, cacheFile(t, cache, rel, 48*time.Hour))
+		}
+		old := cacheEntry(t, cache, "ee05", 48*time.Hour)
+		out := trimCache(t, cache, short, plenty)
+		for _, p := range kept {
+			if !exists(p) {
+				t.Errorf("%s removed; output:\n%s", strings.TrimPrefix(p, cache+"/"), out)
+			}
+		}
+		if exists(old) {
+			t.Errorf("the old entry kept; output:\n%s", out)
+		}
+	})
+	// A GOCACHE that is a link trims what it points at (a reviewer's find:
+	// nothing was removed, and a full disk then lost the whole cache).
+	t.Run("short, the cache a link", func(t *testing.T) {
+		real := t.TempDir()
+		link := filepath.Join(t.TempDir(), "cache")
+		if err := os.Symlink(real, link); err != nil {
+			t.Fatal(err)
+		}
+		old := cacheEntry(t, real, "ab06", 48*time.Hour)
+		recent := cacheEntry(t, real, "ab07", time.Hour)
+		out := trimCache(t, link, short, plenty)
+		if exists(old) || !exists(recent) {
+			t.Errorf("old entry kept %v, recent kept %v; output:\n%s", exists(old), exists(recent), out)
+		}
+	})
+	t.Run("df says no number", func(t *testing.T) {
+		cache := t.TempDir()
+		old := cacheEntry(t, cache, "ac08", 48*time.Hour)
+		out := trimCache(t, cache, "-")
+		if !exists(old) || !strings.Contains(out, "nothing trimmed") {
+			t.Errorf("old entry kept %v; output:\n%s", exists(old), out)
+		}
+	})
 	t.Run("short still", func(t *testing.T) {
 		cache := t.TempDir()
-		recent := cacheEntry(t, cache, "dd-recent", time.Hour)
+		recent := cacheEntry(t, cache, "dd04", time.Hour)
 		out := trimCache(t, cache, short)
 		if exists(recent) || !strings.Contains(out, "removing the whole build cache") {
 			t.Errorf("recent entry kept %v; output:\n%s", exists(recent), out)
@@ -116,5 +170,26 @@ func TestTheTestCommandTrimsTheCacheFirst(t *testing.T) {
 	}
 	if trimAt < 0 || buildAt < 0 || trimAt > buildAt {
 		t.Errorf("scripts/test.sh runs trim-cache.sh on line %d, its first build on line %d; want it first", trimAt, buildAt)
+	}
+}
+
+// A threshold that is no whole number of gigabytes is refused by name,
+// before anything is removed.
+func TestTrimCacheRefusesABadThreshold(t *testing.T) {
+	cache := t.TempDir()
+	old := cacheEntry(t, cache, "ad09", 48*time.Hour)
+	for _, v := range []string{"abc", "20GB", "1.5", "-5"} {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		cmd := exec.CommandContext(ctx, "bash", filepath.Join(repoRoot(t), "scripts", "trim-cache.sh"))
+		cmd.Env = append(os.Environ(), "GOCACHE="+cache, "OTELRETRY_MIN_FREE_GB="+v)
+		out, err := cmd.CombinedOutput()
+		cancel()
+		var exit *exec.ExitError
+		if !errors.As(err, &exit) || exit.ExitCode() != 2 || !strings.Contains(string(out), "OTELRETRY_MIN_FREE_GB="+v) {
+			t.Errorf("OTELRETRY_MIN_FREE_GB=%s: %v\n%s", v, err, out)
+		}
+	}
+	if !exists(old) {
+		t.Error("an entry was removed under a bad threshold")
 	}
 }
