@@ -88,7 +88,12 @@ type targets struct {
 	requests, base, lostResend float64
 }
 
-func (g targets) requestsMet() bool { return g.requests <= g.base+g.lostResend+1e-9 }
+// requestsMet reports whether the keyed run's requests per write stayed
+// within the unkeyed run's and the lost answers' resends; over no write
+// compared it is not met: there was nothing to judge.
+func (g targets) requestsMet() bool {
+	return g.compared > 0 && g.requests <= g.base+g.lostResend+1e-9
+}
 
 // targetsOf returns the targets' figures, and false when the run lacks
 // either otelretry configuration.
@@ -130,6 +135,15 @@ func metText(ok bool) string {
 	return "NOT MET"
 }
 
+// judgedText is metText for a target judged over n writes, and says so
+// when there were none: a target over no writes is neither met nor missed.
+func judgedText(n int, ok bool) string {
+	if n == 0 {
+		return "not judged (no such write)"
+	}
+	return metText(ok)
+}
+
 // report writes the table, the targets and one machine-readable line per
 // configuration.
 func report(w io.Writer, results []result) {
@@ -151,9 +165,9 @@ func report(w io.Writer, results []result) {
 		fmt.Fprintf(w, "targets, %s:\n", keyed)
 		fmt.Fprintf(w, "  duplicates: %d (target 0): %s\n", g.duplicates, metText(g.duplicates == 0))
 		fmt.Fprintf(w, "  writes it ended with a resend still allowed (not max_attempts, deadline_exceeded or budget_exhausted): %d, applied once and answered a success: %d (target all): %s\n",
-			g.resendable, g.done, metText(g.done == g.resendable))
+			g.resendable, g.done, judgedText(g.resendable, g.done == g.resendable))
 		fmt.Fprintf(w, "  requests per write, over the %d writes no budget refusal touched in either run: %.3f, at most %s's %.3f + %.3f the lost answers needed (requests after a write's first lost answer, to its success, a 409 after a 409 not counted) = %.3f: %s\n",
-			g.compared, g.requests, unkeyed, g.base, g.lostResend, g.base+g.lostResend, metText(g.requestsMet()))
+			g.compared, g.requests, unkeyed, g.base, g.lostResend, g.base+g.lostResend, judgedText(g.compared, g.requestsMet()))
 	}
 	var measured []string
 	for _, r := range results {

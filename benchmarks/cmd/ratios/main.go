@@ -127,13 +127,16 @@ func (res *results) readFile(name string) error {
 	return nil
 }
 
-// med is the median over runs of a case's unit.
+// med is the median over runs of a case's unit, each run counted once
+// (byRun): a run that measured the case with -count does not outvote the
+// others.
 func (res *results) med(bench, cs, unit string) (float64, bool) {
 	v := res.s[bench][cs][unit]
 	if v == nil || len(v.vals) == 0 {
 		return 0, false
 	}
-	return paired.Median(v.vals), true
+	_, perRun := v.byRun()
+	return paired.Median(perRun), true
 }
 
 // perRun is the median over runs of a's value over b's in the same run:
