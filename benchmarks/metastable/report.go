@@ -76,8 +76,10 @@ func sum(c []counts, w, from, to time.Duration) counts {
 // share of at least target × the share before the trigger. Judging the
 // share rather than the count keeps the arrivals' own noise (±6 % in a
 // second at 300 operations a second) from passing for a failure. 0 when
-// no window fails; +Inf when the last window still fails, or when nothing
-// was served before the trigger (a bar of 0 would pass every window).
+// no window fails; +Inf when the last window still fails, when no
+// operation arrived from the recovery on (or the after period holds no
+// window), or when nothing was served before the trigger (a bar of 0
+// would pass every window).
 //
 // c holds the run in buckets of step, so that windows are sums of whole
 // buckets.
@@ -90,10 +92,10 @@ func recovery(c []counts, step, afterStart, afterLen, window time.Duration, leve
 	if afterLen >= window {
 		windows = int((afterLen-window)/step) + 1
 	}
-	from, recovered := benchrun.Recovery(windows, func(k int) bool {
+	from, recovered := benchrun.Recovery(windows, func(k int) (bool, bool) {
 		u := afterStart + time.Duration(k)*step
 		s := sum(c, step, u, u+window)
-		return s.ops > 0 && share(s) < need
+		return s.ops > 0, s.ops > 0 && share(s) < need
 	})
 	if !recovered {
 		return math.Inf(1)

@@ -174,9 +174,12 @@ func (s *stats) add(r opRecord, attempts int) {
 func (s *stats) amplification() float64 { return ratio(s.attempts, s.ops) }
 func (s *stats) success() float64       { return ratio(s.ok, s.ops) }
 
+// ratio is a over b, NaN (printed as such) when b is 0: a phase with no
+// operation has no amplification and no success share, where a 0 would
+// read as a measurement (none amplified, all failed).
 func ratio(a, b int) float64 {
 	if b == 0 {
-		return 0
+		return math.NaN()
 	}
 	return float64(a) / float64(b)
 }
@@ -408,7 +411,8 @@ func do(client *http.Client, url string, deadline time.Duration) (time.Duration,
 // [u, u+window) with u ≥ t, u on a grid of step, lying inside the phase and
 // holding at least one operation (by arrival time), has a success ratio of
 // at least target. It is 0 when no window fails, and +Inf when the last
-// window of the phase still fails (not recovered within the phase).
+// window of the phase still fails (not recovered within the phase) or no
+// operation arrived from the recovery on (nothing shows it).
 func recoveryTime(recs []opRecord, phaseStart, phaseDur, window, step time.Duration, target float64) float64 {
 	end := phaseStart + phaseDur
 	var in []opRecord
@@ -422,7 +426,7 @@ func recoveryTime(recs []opRecord, phaseStart, phaseDur, window, step time.Durat
 		windows = int((phaseDur-window)/step) + 1
 	}
 	lo, hi := 0, 0 // in[lo:hi] are the operations in the current window
-	from, recovered := benchrun.Recovery(windows, func(k int) bool {
+	from, recovered := benchrun.Recovery(windows, func(k int) (bool, bool) {
 		u := time.Duration(k) * step
 		for lo < len(in) && in[lo].sched-phaseStart < u {
 			lo++
@@ -436,7 +440,7 @@ func recoveryTime(recs []opRecord, phaseStart, phaseDur, window, step time.Durat
 				ok++
 			}
 		}
-		return total > 0 && float64(ok)/float64(total) < target
+		return total > 0, total > 0 && float64(ok)/float64(total) < target
 	})
 	if !recovered {
 		return math.Inf(1)

@@ -74,6 +74,15 @@ func tallyOf(r result) tally {
 
 func (t tally) perWrite(n int) float64 { return float64(n) / float64(t.writes) }
 
+// requestsPerWrite is the requests per write as the report prints them:
+// "none" in a run of no write, whose 0/0 is no figure.
+func (t tally) requestsPerWrite() string {
+	if t.writes == 0 {
+		return "none"
+	}
+	return strconv.FormatFloat(t.perWrite(t.requests), 'f', 3, 64)
+}
+
 // targets are the run's targets for the configuration with generated
 // keys, judged against the one without. The requests are compared write by
 // write over the writes no budget refusal touched in either run (a
@@ -82,7 +91,7 @@ func (t tally) perWrite(n int) float64 { return float64(n) / float64(t.writes) }
 // of a write, so the writes' requests may differ only by the resends the
 // keyed run sent after a write's first lost answer.
 type targets struct {
-	duplicates                 int
+	writes, duplicates         int
 	resendable, done           int
 	compared                   int // writes whose requests are compared
 	requests, base, lostResend float64
@@ -111,7 +120,7 @@ func targetsOf(results []result) (targets, bool) {
 		return targets{}, false
 	}
 	t := tallyOf(*k)
-	g := targets{duplicates: t.dup, resendable: t.resendable, done: t.done}
+	g := targets{writes: t.writes, duplicates: t.dup, resendable: t.resendable, done: t.done}
 	var reqK, reqU, lost int
 	for i, kw := range k.writes {
 		uw := u.writes[i]
@@ -151,8 +160,8 @@ func report(w io.Writer, results []result) {
 	fmt.Fprintln(tw, "configuration\tapplied once\ttwice or more\tnever\ttold success\terror\tunknown outcome\terror, yet applied\trequests per write\tbudget refusals\tfaults lost/503/slow/refused\ttime\t")
 	for _, r := range results {
 		t := tallyOf(r)
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%.3f\t%d\t%d/%d/%d/%d\t%.1fs\t\n", r.config, t.once, t.dup, t.never,
-			t.success, t.failed, t.unknown, t.failedApplied, t.perWrite(t.requests), t.budget,
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%s\t%d\t%d/%d/%d/%d\t%.1fs\t\n", r.config, t.once, t.dup, t.never,
+			t.success, t.failed, t.unknown, t.failedApplied, t.requestsPerWrite(), t.budget,
 			r.drawn[faultLost], r.drawn[faultUnavailable], r.drawn[faultSlow], r.drawn[faultRefused], r.took.Seconds())
 	}
 	tw.Flush()
@@ -163,7 +172,7 @@ func report(w io.Writer, results []result) {
 	}
 	if g, ok := targetsOf(results); ok {
 		fmt.Fprintf(w, "targets, %s:\n", keyed)
-		fmt.Fprintf(w, "  duplicates: %d (target 0): %s\n", g.duplicates, metText(g.duplicates == 0))
+		fmt.Fprintf(w, "  duplicates: %d (target 0): %s\n", g.duplicates, judgedText(g.writes, g.duplicates == 0))
 		fmt.Fprintf(w, "  writes it ended with a resend still allowed (not max_attempts, deadline_exceeded or budget_exhausted): %d, applied once and answered a success: %d (target all): %s\n",
 			g.resendable, g.done, judgedText(g.resendable, g.done == g.resendable))
 		fmt.Fprintf(w, "  requests per write, over the %d writes no budget refusal touched in either run: %.3f, at most %s's %.3f + %.3f the lost answers needed (requests after a write's first lost answer, to its success, a 409 after a 409 not counted) = %.3f: %s\n",
@@ -193,6 +202,6 @@ func report(w io.Writer, results []result) {
 	for _, r := range results {
 		t := tallyOf(r)
 		fmt.Fprintf(w, "writes config=%s once=%d dup=%d never=%d success=%d error=%d unknown=%d budget=%d requests_per_write=%s\n",
-			r.config, t.once, t.dup, t.never, t.success, t.failed, t.unknown, t.budget, strconv.FormatFloat(t.perWrite(t.requests), 'f', 3, 64))
+			r.config, t.once, t.dup, t.never, t.success, t.failed, t.unknown, t.budget, t.requestsPerWrite())
 	}
 }

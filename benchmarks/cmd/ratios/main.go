@@ -25,6 +25,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"slices"
 	"strconv"
@@ -198,10 +199,15 @@ func printCases(res *results) {
 		if res.s[bench]["bare"] == nil {
 			continue // parts, not cases (see sdkSplit)
 		}
-		fmt.Printf("\n## %s (medians of %d runs)\n\n", bench, runs(res.s[bench]))
+		n := runs(res.s[bench])
+		fmt.Printf("\n## %s (medians of %d runs)\n\n", bench, n)
 		fmt.Printf("%-31s %12s %10s %10s %9s\n", "case", "ns/op", "B/op", "allocs/op", "spans/op")
 		for _, cs := range res.cases[bench] {
-			fmt.Printf("%-31s %12s %10s %10s %9s\n", cs,
+			label := cs
+			if k := caseRuns(res.s[bench][cs]); k < n {
+				label = fmt.Sprintf("%s (%d of %d runs)", cs, k, n) // its median is of fewer runs
+			}
+			fmt.Printf("%-31s %12s %10s %10s %9s\n", label,
 				num(res.med(bench, cs, "ns/op")), num(res.med(bench, cs, "B/op")),
 				num(res.med(bench, cs, "allocs/op")), num(res.med(bench, cs, "spans/op")))
 		}
@@ -437,20 +443,30 @@ func parse(line string) (bench, cs string, vals map[string]float64, ok bool) {
 		if err != nil {
 			return "", "", nil, false
 		}
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			continue // no measurement (a metric of 0/0): the run lacks this unit
+		}
 		vals[f[i+1]] = v
 	}
 	return bench, cs, vals, true
 }
 
+// runs is the most runs any case of a benchmark was measured in (its
+// ns/op), the table's header; caseRuns is one case's.
 func runs(cases map[string]map[string]*series) int {
 	n := 0
 	for _, units := range cases {
-		if v := units["ns/op"]; v != nil {
-			r, _ := v.byRun()
-			n = max(n, len(r))
-		}
+		n = max(n, caseRuns(units))
 	}
 	return n
+}
+
+func caseRuns(units map[string]*series) int {
+	if v := units["ns/op"]; v != nil {
+		r, _ := v.byRun()
+		return len(r)
+	}
+	return 0
 }
 
 func num(v float64, ok bool) string {

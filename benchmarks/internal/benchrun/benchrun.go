@@ -21,15 +21,22 @@ func Loadavg() string {
 	return strings.Fields(string(b))[0]
 }
 
-// Recovery judges n windows in time order, fails(i) saying whether window
-// i fails, and returns the first window from which on none fails: 0 when
-// none fails. ok is false when the last window fails: not recovered
-// within the windows.
-func Recovery(n int, fails func(i int) bool) (from int, ok bool) {
+// Recovery judges n windows in time order, judge(i) saying whether any
+// operation arrived in window i and whether the window fails, and returns
+// the first window from which on none fails: 0 when none fails. ok is
+// false when the last window fails (not recovered within the windows), and
+// when no window from there on held an operation: a stretch in which
+// nothing arrived shows no recovery, nor do no windows at all.
+func Recovery(n int, judge func(i int) (seen, fails bool)) (from int, ok bool) {
+	lastSeen := -1
 	for i := range n {
-		if fails(i) {
+		seen, fails := judge(i)
+		if seen {
+			lastSeen = i
+		}
+		if fails {
 			from = i + 1
 		}
 	}
-	return from, n == 0 || from < n
+	return from, lastSeen >= from
 }

@@ -16,10 +16,10 @@ func TestRecoveryIsTheWindowAfterTheLastFailure(t *testing.T) {
 		{"fails until 2", []bool{true, true, false, false}, 2, true},
 		{"fails again later", []bool{true, false, true, false}, 3, true},
 		{"the last fails", []bool{false, false, true}, 3, false},
-		{"no windows", nil, 0, true},
+		{"no windows", nil, 0, false},
 	} {
 		var asked []int
-		from, ok := Recovery(len(c.fails), func(i int) bool { asked = append(asked, i); return c.fails[i] })
+		from, ok := Recovery(len(c.fails), func(i int) (bool, bool) { asked = append(asked, i); return true, c.fails[i] })
 		if from != c.from || ok != c.wantOK {
 			t.Errorf("%s: %d, %v; want %d, %v", c.name, from, ok, c.from, c.wantOK)
 		}
