@@ -62,8 +62,11 @@
 //     -target (90 %) of its level before, for the load offered: the earliest
 //     offset t such that every window of -window (1 s, stepped by -step)
 //     starting at t or later has a success share of at least 90 % of the
-//     share before the trigger; "none" when the last window still fails;
-//   - amp: the requests the server received per operation offered;
+//     share before the trigger; "none" when the last window still fails,
+//     when no operation arrived from there on, or when the after period
+//     holds no window;
+//   - amp: the requests the server received per operation offered (NaN in
+//     a run that offered none);
 //   - unsent: the operations that sent no request (refused by a client-side
 //     throttle);
 //   - abandoned_s: the server's work on requests whose client had gone by

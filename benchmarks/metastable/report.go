@@ -142,7 +142,10 @@ func analyze(o options, r result) report {
 			rep.unsent++
 		}
 	}
-	rep.amplification = float64(requests) / float64(max(len(r.recs), 1))
+	rep.amplification = math.NaN() // no operation offered: no figure
+	if len(r.recs) > 0 {
+		rep.amplification = float64(requests) / float64(len(r.recs))
+	}
 	for _, b := range bucketCounts(r.recs, o.bucket, total) {
 		rep.goodput = append(rep.goodput, perSecond(b.ok, o.bucket))
 		rep.offered = append(rep.offered, perSecond(b.ops, o.bucket))

@@ -60,5 +60,6 @@
 //     such that every sliding window [u, u+window) with u ≥ t (u on a grid of
 //     -step, windows inside the phase, by arrival time) has a success ratio of
 //     at least -target (0.99). 0 means no window failed; inf means the last
-//     window still failed.
+//     window still failed, or no operation arrived from there on (nothing
+//     shows a recovery), or the phase is shorter than a window.
 package main
