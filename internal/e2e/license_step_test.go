@@ -34,10 +34,7 @@ func TestTheLicenseStepWantsTheHeaderFirst(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			testSh, err := os.ReadFile(filepath.Join(root, "scripts", "test.sh"))
-			must(err)
-			must(os.MkdirAll(filepath.Join(repo, "scripts"), 0o755))
-			must(os.WriteFile(filepath.Join(repo, "scripts", "test.sh"), testSh, 0o755))
+			copyTestCommand(t, root, repo)
 			must(os.WriteFile(filepath.Join(repo, "a.go"), []byte(src), 0o644))
 			for _, args := range [][]string{{"init", "-q"}, {"add", "."}} {
 				cmd := exec.Command("git", args...)
@@ -56,5 +53,24 @@ func TestTheLicenseStepWantsTheHeaderFirst(t *testing.T) {
 				t.Errorf("scripts/test.sh --quick with a.go = %q: license step passed %v:\n%s", src, passed, out)
 			}
 		})
+	}
+}
+
+// copyTestCommand copies the test command, scripts/test.sh, and the
+// scripts it runs before its first step that a test may stub
+// (trim-cache.sh) from the checkout root into the scratch repository repo.
+func copyTestCommand(t *testing.T, root, repo string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Join(repo, "scripts"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, script := range []string{"test.sh", "trim-cache.sh"} {
+		b, err := os.ReadFile(filepath.Join(root, "scripts", script))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(repo, "scripts", script), b, 0o755); err != nil {
+			t.Fatal(err)
+		}
 	}
 }

@@ -321,10 +321,7 @@ func TestTestShRemovesItsTemporaryFiles(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	testSh, err := os.ReadFile(filepath.Join(root, "scripts", "test.sh"))
-	must(err)
-	must(os.MkdirAll(filepath.Join(repo, "scripts"), 0o755))
-	must(os.WriteFile(filepath.Join(repo, "scripts", "test.sh"), testSh, 0o755))
+	copyTestCommand(t, root, repo)
 	// The stack's packages and build: stubs that succeed at once.
 	must(os.WriteFile(filepath.Join(repo, "scripts", "stack.sh"), []byte("#!/bin/sh\nexit 0\n"), 0o755))
 	must(os.WriteFile(filepath.Join(repo, "a.go"), []byte("// Copyright The otelretry Authors\n// SPDX-License-Identifier: Apache-2.0\n\npackage a\n"), 0o644))
