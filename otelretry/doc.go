@@ -261,8 +261,10 @@
 //
 // The operation deadline is the earliest of the context's deadline,
 // start+WithDeadline (or Intent.Deadline) and, for a redirect hop, the
-// first hop's deadline, on the monotonic clock. No attempt starts and no
-// pause begins that cannot end before it. When the caller's deadline ends
+// first hop's deadline, on the monotonic clock. No pause begins that would
+// end at or after it, and no attempt starts once it has passed (one started
+// with little time left runs under the deadline, which cuts it). When the
+// caller's deadline ends
 // the operation, RoundTrip returns once the caller's context is done, so a
 // loop above that stops on ctx.Err() makes no other call in it.
 // WithAttemptTimeout (or Intent.AttemptTimeout) cuts only what the policy
