@@ -14,8 +14,10 @@
 set -euo pipefail
 
 min_gb=${OTELRETRY_MIN_FREE_GB:-20}
-if ! [[ $min_gb =~ ^[0-9]+$ ]]; then
-	echo "trim-cache: OTELRETRY_MIN_FREE_GB=$min_gb: want a whole number of gigabytes" >&2
+# At most nine digits, so that it stays a number in bash's arithmetic once
+# in KiB (a larger one wrapped round and trimmed nothing).
+if ! [[ $min_gb =~ ^[0-9]{1,9}$ ]]; then
+	echo "trim-cache: OTELRETRY_MIN_FREE_GB=$min_gb: want a whole number of gigabytes, at most 999999999" >&2
 	exit 2
 fi
 min_kb=$((10#$min_gb * 1024 * 1024))

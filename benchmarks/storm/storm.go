@@ -193,6 +193,15 @@ func (s *stats) quantile(q float64) time.Duration {
 	return s.lat[min(max(i, 0), len(s.lat)-1)]
 }
 
+// latencyMs is the q quantile of the latencies in milliseconds, NaN when
+// no operation answered (no latency was measured).
+func (s *stats) latencyMs(q float64) float64 {
+	if len(s.lat) == 0 {
+		return math.NaN()
+	}
+	return ms(s.quantile(q))
+}
+
 // result of one configuration.
 type result struct {
 	config    string
@@ -463,7 +472,7 @@ func printTable(w io.Writer, results []result) {
 			}
 			fmt.Fprintf(w, "%-23s %-12s %6d %8d %6.2f %8.3f %8.1f %8.1f %6d %8d %6d %7d %9s\n",
 				r.config, s.name, s.ops, s.attempts, s.amplification(), s.success(),
-				ms(s.quantile(0.50)), ms(s.quantile(0.99)), s.status, s.deadline, s.errs, s.dropped, rec)
+				s.latencyMs(0.50), s.latencyMs(0.99), s.status, s.deadline, s.errs, s.dropped, rec)
 		}
 		if r.stray != 0 || r.inflight != 0 || r.maxLag > maxLag {
 			fmt.Fprintf(w, "%-23s warning: stray_requests=%d unfinished_ops=%d max_arrival_lag=%s (over %s: the machine was busy, figures distorted)\n",

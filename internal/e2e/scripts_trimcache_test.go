@@ -178,7 +178,9 @@ func TestTheTestCommandTrimsTheCacheFirst(t *testing.T) {
 func TestTrimCacheRefusesABadThreshold(t *testing.T) {
 	cache := t.TempDir()
 	old := cacheEntry(t, cache, "ad09", 48*time.Hour)
-	for _, v := range []string{"abc", "20GB", "1.5", "-5"} {
+	// Nor one too large for bash's arithmetic in KiB, which wrapped round
+	// and trimmed nothing (a reviewer's find).
+	for _, v := range []string{"abc", "20GB", "1.5", "-5", "17592186044416", "9223372036854775807", "99999999999999999999", "1000000000"} {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		cmd := exec.CommandContext(ctx, "bash", filepath.Join(repoRoot(t), "scripts", "trim-cache.sh"))
 		cmd.Env = append(os.Environ(), "GOCACHE="+cache, "OTELRETRY_MIN_FREE_GB="+v)
