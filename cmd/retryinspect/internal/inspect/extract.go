@@ -31,8 +31,8 @@ const (
 func roleOf(s *model.Span) role {
 	switch {
 	// A state check a panic ended carries the operation id and the attempt
-	// it checks (retry.state_check.attempt; retry.attempt in earlier releases), and
-	// no result: it is no attempt.
+	// it checks (retry.state_check.attempt; retry.attempt in earlier
+	// releases), and no result: it is no attempt.
 	case s.Has(keyStateCheckResult),
 		s.Name == attrs.StateCheckSpanName && s.Has(keyOperationID):
 		return roleStateCheck
