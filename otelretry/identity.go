@@ -45,6 +45,12 @@ type operationContext struct {
 // action or job starts), before the first call, so that every attempt and
 // every log line of the operation share one id. An empty id is ignored.
 //
+// The id is recorded as given, neither sanitized nor shortened (on spans,
+// log records and the Error, and on the wire under WithOperationIDHeader),
+// since it is what joins them: it must hold no secret. Keeping it unique is
+// the caller's part: two contexts given the same id each number their
+// attempts from 1, so their request ids repeat.
+//
 // Without it, the Transport generates an id per RoundTrip, which ties the
 // attempts of that call (and the hops of its redirect chain) together, but
 // not separate calls of one operation.
