@@ -305,9 +305,11 @@ func number(n int64) string {
 }
 
 // Escape makes text from the input safe to print on a terminal: control
-// characters (C0, DEL, C1), bidirectional formatting characters, which
-// can reorder what a line shows, and invalid UTF-8 are written as Go
-// escapes, so an id or an error class cannot forge report lines.
+// characters (C0, DEL, C1), the Unicode line and paragraph separators
+// (U+2028, U+2029), which an editor or a viewer may break a line at,
+// bidirectional formatting characters, which can reorder what a line
+// shows, and invalid UTF-8 are written as Go escapes, so an id or an error
+// class cannot forge report lines.
 func Escape(s string) string {
 	clean := true
 	for _, r := range s {
@@ -338,7 +340,7 @@ func Escape(s string) string {
 
 func unsafeRune(r rune) bool {
 	switch {
-	case r == utf8.RuneError, unicode.IsControl(r):
+	case r == utf8.RuneError, unicode.IsControl(r), r == '\u2028', r == '\u2029':
 		return true
 	case r == '\u061c', r == '\u200e', r == '\u200f',
 		r >= '\u202a' && r <= '\u202e', r >= '\u2066' && r <= '\u2069':
