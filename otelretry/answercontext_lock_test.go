@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"runtime"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -17,13 +18,15 @@ import (
 
 // frameworkContext is a caller's own context.Context implementation (as
 // gin.Context and similar framework contexts are). Its Done is user code:
-// when it is called from the deadline context an answerContext makes, it
-// tells entered and waits for release.
+// the first time it is called from the deadline context an answerContext
+// makes, it tells entered (waiting until the test hears it: the call may
+// come before the test listens) and waits for release.
 type frameworkContext struct {
 	context.Context
 	entered chan struct{}
 	release chan struct{}
 	armed   chan struct{} // closed by the test's Classifier
+	once    sync.Once
 }
 
 func (c *frameworkContext) Done() <-chan struct{} {
@@ -31,11 +34,10 @@ func (c *frameworkContext) Done() <-chan struct{} {
 	case <-c.armed:
 		buf := make([]byte, 1<<16)
 		if strings.Contains(string(buf[:runtime.Stack(buf, false)]), "answerContext).deadlineContext") {
-			select {
-			case c.entered <- struct{}{}:
+			c.once.Do(func() {
+				c.entered <- struct{}{}
 				<-c.release
-			default:
-			}
+			})
 		}
 	default:
 	}
