@@ -52,7 +52,9 @@ type scopedIntent struct {
 }
 
 // WithIntent returns a context that carries in for the requests made with
-// it. A zero Intent returns ctx unchanged. A hook that makes a call of its
+// it. A zero Intent returns ctx unchanged. An Intent added over another
+// replaces it whole, field by field unmerged: give every field you mean
+// (read the outer one with IntentFromContext to extend it). A hook that makes a call of its
 // own (a PrepareAttemptFunc's token fetch, a state check's lookup) gives that
 // call its Intent this way: the call takes the Intent added to the hook's
 // context, never the calling operation's.

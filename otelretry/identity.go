@@ -46,8 +46,9 @@ type operationContext struct {
 // every log line of the operation share one id. An empty id is ignored.
 //
 // The id is recorded as given, neither sanitized nor shortened (on spans,
-// log records and the Error, and on the wire under WithOperationIDHeader),
-// since it is what joins them: it must hold no secret. Keeping it unique is
+// log records and the Error, and on the wire under WithOperationIDHeader
+// when it is a valid header value), since it is what joins them: it must
+// hold no secret. Keeping it unique is
 // the caller's part: two contexts given the same id each number their
 // attempts from 1, so their request ids repeat.
 //

@@ -18,6 +18,9 @@ func TestEscapeWritesWhatCouldForgeALine(t *testing.T) {
 		"a\r\nb\x1b[31m":        `a\r\nb\x1b[31m`,
 		"a\u202eb\u2066c":       `a\u202eb\u2066c`,
 		"a\xffb":                `a\xffb`,
+		// A replacement character written as such is text (a reviewer's
+		// find: every U+FFFD was escaped, taken for invalid UTF-8).
+		"decode: bad byte \ufffd": "decode: bad byte \ufffd",
 	} {
 		if got := Escape(in); got != want {
 			t.Errorf("Escape(%q) = %q, want %q", in, got, want)

@@ -312,11 +312,13 @@ func number(n int64) string {
 // class cannot forge report lines.
 func Escape(s string) string {
 	clean := true
-	for _, r := range s {
-		if unsafeRune(r) {
+	for i := 0; i < len(s); {
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size == 1 || unsafeRune(r) { // invalid UTF-8, or a rune to escape
 			clean = false
 			break
 		}
+		i += size
 	}
 	if clean {
 		return s
@@ -340,7 +342,7 @@ func Escape(s string) string {
 
 func unsafeRune(r rune) bool {
 	switch {
-	case r == utf8.RuneError, unicode.IsControl(r), r == '\u2028', r == '\u2029':
+	case unicode.IsControl(r), r == '\u2028', r == '\u2029':
 		return true
 	case r == '\u061c', r == '\u200e', r == '\u200f',
 		r >= '\u202a' && r <= '\u202e', r >= '\u2066' && r <= '\u2069':
