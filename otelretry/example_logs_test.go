@@ -12,8 +12,6 @@ import (
 	"time"
 
 	"go.opentelemetry.io/otel/attribute"
-	"go.opentelemetry.io/otel/log/global"
-	lognoop "go.opentelemetry.io/otel/log/noop"
 	sdklog "go.opentelemetry.io/otel/sdk/log"
 
 	"github.com/otelretry/otelretry-go/otelretry"
@@ -41,16 +39,16 @@ func (printer) Enabled(context.Context, sdklog.EnabledParameters) bool { return 
 func (printer) Shutdown(context.Context) error                         { return nil }
 func (printer) ForceFlush(context.Context) error                       { return nil }
 
-// Log events: one record per attempt and one per operation, through the
-// global LoggerProvider.
+// Log events: one record per attempt and one per operation, through an
+// SDK LoggerProvider. A program sets its provider as the global one at
+// start-up (global.SetLoggerProvider, next to the tracer and meter
+// providers) and gives the Transport global.GetLoggerProvider(); an
+// example shares its process with others, and the global provider hands
+// its loggers over to the first provider ever set, once, so this one
+// passes its provider directly and leaves the global alone.
 func ExampleWithLoggerProvider() {
 	provider := sdklog.NewLoggerProvider(sdklog.WithProcessor(printer{}))
 	defer provider.Shutdown(context.Background())
-	global.SetLoggerProvider(provider) // at start-up, next to the tracer and meter providers
-	// An example shares its process with others: at its end the global
-	// provider logs nothing again, as before it (a program sets it once
-	// and keeps it).
-	defer global.SetLoggerProvider(lognoop.NewLoggerProvider())
 
 	var calls atomic.Int32
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -65,7 +63,7 @@ func ExampleWithLoggerProvider() {
 	defer base.CloseIdleConnections()
 
 	client := &http.Client{Transport: otelretry.NewTransport(base,
-		otelretry.WithLoggerProvider(global.GetLoggerProvider()),
+		otelretry.WithLoggerProvider(provider),
 		otelretry.WithBackoff(otelretry.ConstantBackoff(10*time.Millisecond)))}
 	resp, err := client.Get(srv.URL)
 	if err != nil {
