@@ -209,7 +209,7 @@ func (e *Error) Error() string {
 // Unwrap returns the sentinels that describe the outcome and the cause, so
 // errors.Is and errors.As see both; an ErrOutcomeUnknown in a cause that
 // cannot be about this operation's write (a hook's, the caller's) is not
-// this one's (causeOfOwn).
+// this one's: errors.Is(err, ErrOutcomeUnknown) does not see it there.
 func (e *Error) Unwrap() []error {
 	errs := make([]error, 0, 4)
 	switch e.Outcome {

@@ -14,8 +14,9 @@ import (
 )
 
 // The slot is the one signal no layer above can rewrite: an SDK loop that
-// returns ctx.Err() once the context is done (azcore's, openai-go's) hides
-// the unknown outcome from the error, never from the slot.
+// reports an error of its own (a generic one, or ctx.Err() once the
+// context is done, as azcore's and openai-go's do) hides the unknown
+// outcome from the error, never from the slot.
 func ExampleWithResults() {
 	base := roundTripperFunc(func(r *http.Request) (*http.Response, error) {
 		<-r.Context().Done() // the create is applied; its answer never comes

@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -201,13 +202,17 @@ func hang(r *http.Request) {
 // applies the order and loses the answer (the connection closes); a
 // resend under the key gets the stored answer. applied counts the orders
 // applied.
+// draftKeyForm is a key as DraftIdempotencyKey sends it: 32 hex digits,
+// quoted.
+var draftKeyForm = regexp.MustCompile(`^"[0-9a-f]{32}"$`)
+
 func ordersServer() (srv *httptest.Server, applied *atomic.Int32) {
 	applied = new(atomic.Int32)
 	var mu sync.Mutex
 	stored := map[string]string{}
 	return httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		key := r.Header.Get("Idempotency-Key")
-		if !draftKey.MatchString(key) {
+		if !draftKeyForm.MatchString(key) {
 			http.Error(w, "bad Idempotency-Key "+strconv.Quote(key), http.StatusBadRequest)
 			return
 		}
