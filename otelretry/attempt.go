@@ -466,33 +466,26 @@ func (a *attempt) proxyPhrases(err error) []string {
 	if ht, ok := a.setup.sender.base.(*http.Transport); ok && ht.Proxy == nil {
 		return nil // net/http's Transport itself, with no proxy to refuse a CONNECT
 	}
-	return phrasesIn(err, a.setup.stop.givenCause(), 0, nil)
+	return phrasesIn(err, a.setup.stop.givenCause())
 }
 
-// phrasesIn appends to out the texts of the errors.News in err's tree, as
+// phrasesIn returns the texts of the errors.News in err's tree, as
 // errors.Is walks it (one wrapped error or several: a layer's errors.Join,
-// a cut's cause beside the base's error), down to depth errorTreeDepth,
-// but a sentinel of io's or context's and the caller's cause (callerCause,
-// which net/http returns as its error when the caller cancels), and those
-// an error of otelretry's own wraps.
-func phrasesIn(err, callerCause error, depth int, out []string) []string {
-	if err == nil || depth >= errorTreeDepth || ownError(err) || callerCause != nil && sameError(err, callerCause) {
-		return out
-	}
-	switch e := err.(type) {
-	case interface{ Unwrap() error }:
-		if inner := e.Unwrap(); inner != nil {
-			return phrasesIn(inner, callerCause, depth+1, out)
+// a cut's cause beside the base's error; walkErrorTree), but a sentinel of
+// io's or context's and the caller's cause (callerCause, which net/http
+// returns as its error when the caller cancels), and those an error of
+// otelretry's own wraps.
+func phrasesIn(err, callerCause error) []string {
+	var out []string
+	walkErrorTree(err, func(e error) bool {
+		if ownError(e) || callerCause != nil && sameError(e, callerCause) {
+			return false
 		}
-	case interface{ Unwrap() []error }:
-		for _, inner := range e.Unwrap() {
-			out = phrasesIn(inner, callerCause, depth+1, out)
+		if reflect.TypeOf(e) == errorStringType && e != io.EOF && e != io.ErrUnexpectedEOF && e != context.Canceled {
+			out = append(out, e.Error())
 		}
-		return out
-	}
-	if reflect.TypeOf(err) == errorStringType && err != io.EOF && err != io.ErrUnexpectedEOF && err != context.Canceled {
-		out = append(out, err.Error())
-	}
+		return true
+	})
 	return out
 }
 
@@ -982,7 +975,7 @@ func usableResponse(base http.RoundTripper, resp *http.Response, err error, meth
 	switch {
 	case err != nil:
 		closeResponse(resp)
-		return nil, err
+		return nil, safeError(err)
 	case resp == nil:
 		return nil, fmt.Errorf("otelretry: RoundTripper implementation (%T) returned a nil *Response with a nil error", base)
 	case resp.StatusCode < 100 || resp.StatusCode > 999:

@@ -6,6 +6,7 @@ package otelretry
 import (
 	"encoding/base64"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/url"
 	"reflect"
@@ -220,32 +221,159 @@ func spelledSecrets(u *url.URL) []redact.Replacement {
 	return rs
 }
 
-// errorTreeDepth is how deep an error's chain is followed: an Unwrap that
-// returns its own error (or one before it) is not followed for ever.
-const errorTreeDepth = 64
+// errorTreeNodes is how many errors of a tree are visited at most: an
+// Unwrap that returns its own error (or one before it, or several) is not
+// followed for ever, nor into an exponential walk.
+const errorTreeNodes = 256
 
-// walkErrors calls f on err and every error in its chain, following both
-// Unwrap() error and Unwrap() []error. It does not go into a causeOfOwn:
-// what that holds is no evidence of the request (a hook's error).
-func walkErrors(err error, f func(error)) {
-	for depth := 0; err != nil && depth < errorTreeDepth; depth++ {
-		if w, ok := err.(withoutCause); ok {
-			f(w.err) // the error itself, which f may tell by its type
-		} else {
-			f(err)
+// walkErrorTree calls visit on err and the errors of its tree, depth
+// first, following both Unwrap() error and Unwrap() []error, and goes
+// below an error only when visit returns true. A typed nil pointer says
+// nothing and is neither visited nor unwrapped: its methods may read their
+// receiver (quic-go's *http3.Error does), and a nil one would panic.
+func walkErrorTree(err error, visit func(error) bool) {
+	left := errorTreeNodes
+	walkErrorsFrom(err, visit, &left)
+}
+
+func walkErrorsFrom(err error, visit func(error) bool, left *int) {
+	for ; err != nil && *left > 0 && !isNilPointer(err); *left-- {
+		if !visit(err) {
+			return
 		}
 		switch u := err.(type) {
 		case interface{ Unwrap() error }:
 			err = u.Unwrap()
 		case interface{ Unwrap() []error }:
+			*left--
 			for _, e := range u.Unwrap() {
-				walkErrors(e, f)
+				walkErrorsFrom(e, visit, left)
 			}
 			return
 		default:
 			return
 		}
 	}
+}
+
+// isNilPointer reports whether err is a typed nil of a pointer, map,
+// slice, func, channel or interface kind.
+func isNilPointer(err error) bool {
+	v := reflect.ValueOf(err)
+	switch v.Kind() {
+	case reflect.Pointer, reflect.Map, reflect.Slice, reflect.Func, reflect.Chan, reflect.Interface, reflect.UnsafePointer:
+		return v.IsNil()
+	}
+	return false
+}
+
+// errorText is err's message; ok is false when its Error panicked: a
+// base's error may hold one that cannot print itself (a typed nil whose
+// Error reads its receiver, under errors.Join, which prints every error it
+// holds), and reading a message is no reason to fail a request.
+func errorText(err error) (text string, ok bool) {
+	defer func() {
+		if recover() != nil {
+			text, ok = "", false
+		}
+	}()
+	return err.Error(), true
+}
+
+// safeError is what the attempt keeps of its base's error: err itself, or,
+// when a typed nil is in err's tree or err cannot print itself, a
+// safeTreeError in its place, so that errors.Is, errors.As, otelretry's
+// own walks and the message it records never call a method of a nil
+// receiver (quic-go's *http3.Error reads its receiver in Error, As and
+// Unwrap, and a nil one is in some of its chains), nor fail on a message.
+func safeError(err error) error {
+	if isNilPointer(err) {
+		return fmt.Errorf("otelretry: the base returned a nil %T as its error", err)
+	}
+	left := errorTreeNodes
+	if _, printable := errorText(err); printable && !holdsTypedNil(err, &left) {
+		return err
+	}
+	return safeTreeError{err}
+}
+
+// holdsTypedNil reports whether a typed nil is below err, as far as left
+// errors are visited.
+func holdsTypedNil(err error, left *int) bool {
+	for _, k := range childErrors(err) {
+		if *left--; *left < 0 {
+			return false
+		}
+		if isNilPointer(k) || holdsTypedNil(k, left) {
+			return true
+		}
+	}
+	return false
+}
+
+// childErrors are the errors err wraps (Unwrap() error or Unwrap() []error);
+// err is no typed nil.
+func childErrors(err error) []error {
+	switch u := err.(type) {
+	case interface{ Unwrap() error }:
+		if k := u.Unwrap(); k != nil {
+			return []error{k}
+		}
+	case interface{ Unwrap() []error }:
+		return u.Unwrap()
+	}
+	return nil
+}
+
+// safeTreeError stands for an error of a base's tree that holds a typed
+// nil, or that cannot print itself (safeError). It is err to errors.Is (by
+// equality) and errors.As (by type), without calling err's own Is or As,
+// prints err's message or a text of its own, and unwraps to err's
+// children without their typed nils, each of them safe the same way.
+type safeTreeError struct{ err error }
+
+func (e safeTreeError) Error() string {
+	if msg, ok := errorText(e.err); ok {
+		return msg
+	}
+	return fmt.Sprintf("otelretry: the base's error (%T) cannot print itself: its Error method panicked", e.err)
+}
+
+func (e safeTreeError) Is(target error) bool {
+	return target != nil && reflect.TypeOf(target).Comparable() && e.err == target
+}
+
+func (e safeTreeError) As(target any) bool {
+	v := reflect.ValueOf(target)
+	if v.Kind() != reflect.Pointer || v.IsNil() || !reflect.TypeOf(e.err).AssignableTo(v.Elem().Type()) {
+		return false
+	}
+	v.Elem().Set(reflect.ValueOf(e.err))
+	return true
+}
+
+func (e safeTreeError) Unwrap() []error {
+	var kids []error
+	for _, k := range childErrors(e.err) {
+		if k != nil && !isNilPointer(k) {
+			kids = append(kids, safeError(k))
+		}
+	}
+	return kids
+}
+
+// walkErrors calls f on err and every error in its tree (walkErrorTree).
+// It does not go into a causeOfOwn: what that holds is no evidence of the
+// request (a hook's error).
+func walkErrors(err error, f func(error)) {
+	walkErrorTree(err, func(e error) bool {
+		if w, ok := e.(withoutCause); ok {
+			f(w.err) // the error itself, which f may tell by its type
+		} else {
+			f(e)
+		}
+		return true
+	})
 }
 
 // holds reports whether target is err or in err's tree, as the same value

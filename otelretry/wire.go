@@ -613,8 +613,8 @@ func h2Unprocessed(err error, withoutGetBody bool) (Evidence, bool) {
 	var e Evidence
 	var ok bool
 	walkErrors(err, func(err error) {
-		if !ok {
-			e, ok = h2UnprocessedMessage(err.Error(), withoutGetBody)
+		if msg, readable := errorText(err); !ok && readable {
+			e, ok = h2UnprocessedMessage(msg, withoutGetBody)
 		}
 	})
 	return e, ok
