@@ -37,8 +37,10 @@ func (panickingMessageError) Error() string { panic("no message") }
 // receiver and panicked out of RoundTrip after one call).
 func TestATypedNilInTheBasesErrorIsReadPast(t *testing.T) {
 	for name, mk := range map[string]func() error{
-		"joined":           func() error { return errors.Join(io.ErrUnexpectedEOF, (*receiverReadingError)(nil)) },
-		"wrapped":          func() error { return fmt.Errorf("read: %w", errors.Join((*receiverReadingError)(nil), io.ErrUnexpectedEOF)) },
+		"joined": func() error { return errors.Join(io.ErrUnexpectedEOF, (*receiverReadingError)(nil)) },
+		"wrapped": func() error {
+			return fmt.Errorf("read: %w", errors.Join((*receiverReadingError)(nil), io.ErrUnexpectedEOF))
+		},
 		"the error itself": func() error { return (*receiverReadingError)(nil) },
 		"no message":       func() error { return fmt.Errorf("read: %w", errors.Join(io.ErrUnexpectedEOF, panickingMessageError{})) },
 	} {

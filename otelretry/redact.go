@@ -326,10 +326,11 @@ func childErrors(err error) []error {
 }
 
 // safeTreeError stands for an error of a base's tree that holds a typed
-// nil, or that cannot print itself (safeError). It is err to errors.Is (by
-// equality) and errors.As (by type), without calling err's own Is or As,
-// prints err's message or a text of its own, and unwraps to err's
-// children without their typed nils, each of them safe the same way.
+// nil, or that cannot print itself (safeError). It is err to errors.Is and
+// errors.As (by equality, by type, or by err's own Is and As, an answer of
+// which that panicked, reaching the nil below, being no), prints err's
+// message or a text of its own, and unwraps to err's children without
+// their typed nils, each of them safe the same way.
 type safeTreeError struct{ err error }
 
 func (e safeTreeError) Error() string {
@@ -340,16 +341,34 @@ func (e safeTreeError) Error() string {
 }
 
 func (e safeTreeError) Is(target error) bool {
-	return target != nil && reflect.TypeOf(target).Comparable() && e.err == target
+	if target != nil && reflect.TypeOf(target).Comparable() && e.err == target {
+		return true
+	}
+	x, ok := e.err.(interface{ Is(error) bool })
+	return ok && noPanicAnswer(func() bool { return x.Is(target) })
 }
 
 func (e safeTreeError) As(target any) bool {
 	v := reflect.ValueOf(target)
-	if v.Kind() != reflect.Pointer || v.IsNil() || !reflect.TypeOf(e.err).AssignableTo(v.Elem().Type()) {
+	if v.Kind() != reflect.Pointer || v.IsNil() {
 		return false
 	}
-	v.Elem().Set(reflect.ValueOf(e.err))
-	return true
+	if reflect.TypeOf(e.err).AssignableTo(v.Elem().Type()) {
+		v.Elem().Set(reflect.ValueOf(e.err))
+		return true
+	}
+	x, ok := e.err.(interface{ As(any) bool })
+	return ok && noPanicAnswer(func() bool { return x.As(target) })
+}
+
+// noPanicAnswer is f's answer, false when f panicked.
+func noPanicAnswer(f func() bool) (yes bool) {
+	defer func() {
+		if recover() != nil {
+			yes = false
+		}
+	}()
+	return f()
 }
 
 func (e safeTreeError) Unwrap() []error {
