@@ -230,7 +230,9 @@ const errorTreeNodes = 256
 // first, following both Unwrap() error and Unwrap() []error, and goes
 // below an error only when visit returns true. A typed nil pointer says
 // nothing and is neither visited nor unwrapped: its methods may read their
-// receiver (quic-go's *http3.Error does), and a nil one would panic.
+// receiver (quic-go's *http3.Error does), and a nil one would panic. A
+// safeTreeError is visited as the error it stands for, and unwrapped as
+// itself (its children without their typed nils).
 func walkErrorTree(err error, visit func(error) bool) {
 	left := errorTreeNodes
 	walkErrorsFrom(err, visit, &left)
@@ -238,7 +240,11 @@ func walkErrorTree(err error, visit func(error) bool) {
 
 func walkErrorsFrom(err error, visit func(error) bool, left *int) {
 	for ; err != nil && *left > 0 && !isNilPointer(err); *left-- {
-		if !visit(err) {
+		node := err
+		if s, ok := err.(safeTreeError); ok {
+			node = s.err
+		}
+		if !visit(node) {
 			return
 		}
 		switch u := err.(type) {
