@@ -465,6 +465,7 @@ func handedOver(err error) error {
 // matches; one that merely looks like it holds a userinfo
 // ("deploy@bastion") is sanitized too, since the text cannot tell.
 func sanitizedReadError(err error, known requestText) error {
+	err = safeError(err) // a body's error may hold a typed nil too
 	msg := sanitizedMessage(err, known)
 	if msg == err.Error() {
 		return err

@@ -264,14 +264,7 @@ func walkErrorsFrom(err error, visit func(error) bool, left *int) {
 
 // isNilPointer reports whether err is a typed nil of a pointer, map,
 // slice, func, channel or interface kind.
-func isNilPointer(err error) bool {
-	v := reflect.ValueOf(err)
-	switch v.Kind() {
-	case reflect.Pointer, reflect.Map, reflect.Slice, reflect.Func, reflect.Chan, reflect.Interface, reflect.UnsafePointer:
-		return v.IsNil()
-	}
-	return false
-}
+func isNilPointer(err error) bool { return isNilValue(reflect.ValueOf(err)) }
 
 // errorText is err's message; ok is false when its Error panicked: a
 // base's error may hold one that cannot print itself (a typed nil whose
@@ -364,7 +357,23 @@ func (e safeTreeError) As(target any) bool {
 		return true
 	}
 	x, ok := e.err.(interface{ As(any) bool })
-	return ok && noPanicAnswer(func() bool { return x.As(target) })
+	if !ok || !noPanicAnswer(func() bool { return x.As(target) }) {
+		return false
+	}
+	if found := v.Elem(); isNilValue(found) || found.Kind() == reflect.Interface && isNilValue(found.Elem()) {
+		found.SetZero() // an As that handed out the nil below: no error found
+		return false
+	}
+	return true
+}
+
+// isNilValue reports whether v is a nil of a kind that can be.
+func isNilValue(v reflect.Value) bool {
+	switch v.Kind() {
+	case reflect.Pointer, reflect.Map, reflect.Slice, reflect.Func, reflect.Chan, reflect.Interface, reflect.UnsafePointer:
+		return v.IsNil()
+	}
+	return false
 }
 
 // noPanicAnswer is f's answer, false when f panicked.
