@@ -837,7 +837,9 @@ func (op *operation) sanitize(err error, a *attempt) error {
 	if err == nil {
 		return nil
 	}
-	return newAttemptError(err, attrs.ErrorClassOther, op.requestText(a))
+	// A hook's error or the caller's cause may hold a typed nil as a
+	// base's may (safeError).
+	return newAttemptError(safeError(err), attrs.ErrorClassOther, op.requestText(a))
 }
 
 // requestText is what an error of attempt a (nil: of none) may repeat of

@@ -287,7 +287,7 @@ func errorText(err error) (text string, ok bool) {
 // Unwrap, and a nil one is in some of its chains), nor fail on a message.
 func safeError(err error) error {
 	if isNilPointer(err) {
-		return fmt.Errorf("otelretry: the base returned a nil %T as its error", err)
+		return fmt.Errorf("otelretry: a nil %T was given as an error", err)
 	}
 	left := errorTreeNodes
 	if _, printable := errorText(err); printable && !holdsTypedNil(err, &left) {
@@ -296,12 +296,13 @@ func safeError(err error) error {
 	return safeTreeError{err}
 }
 
-// holdsTypedNil reports whether a typed nil is below err, as far as left
-// errors are visited.
+// holdsTypedNil reports whether a typed nil is below err, or may be: a
+// tree larger than left errors is not read whole here, where errors.Is
+// and errors.As read it all.
 func holdsTypedNil(err error, left *int) bool {
 	for _, k := range childErrors(err) {
 		if *left--; *left < 0 {
-			return false
+			return true
 		}
 		if isNilPointer(k) || holdsTypedNil(k, left) {
 			return true
@@ -336,7 +337,7 @@ func (e safeTreeError) Error() string {
 	if msg, ok := errorText(e.err); ok {
 		return msg
 	}
-	return fmt.Sprintf("otelretry: the base's error (%T) cannot print itself: its Error method panicked", e.err)
+	return fmt.Sprintf("otelretry: an error (%T) that cannot print itself: its Error method panicked", e.err)
 }
 
 func (e safeTreeError) Is(target error) bool {
@@ -435,8 +436,13 @@ func tells(err, c, s error) bool {
 	if err == nil || !holds(err, c) {
 		return false
 	}
-	msg := err.Error()
-	return showsPart(msg, s.Error()) || showsPart(msg, c.Error())
+	msg, ok := errorText(err)
+	if !ok {
+		return false
+	}
+	sText, sOK := errorText(s)
+	cText, cOK := errorText(c) // the caller's cause may not print itself
+	return sOK && showsPart(msg, sText) || cOK && showsPart(msg, cText)
 }
 
 // showsPart reports whether part is in msg as errors chain their texts:
