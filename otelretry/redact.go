@@ -279,7 +279,8 @@ func errorText(err error) (text string, ok bool) {
 	return err.Error(), true
 }
 
-// safeError is what the attempt keeps of its base's error: err itself, or,
+// safeError is what otelretry keeps of an error a base, its body, a hook
+// or the caller gives: err itself, or,
 // when a typed nil is in err's tree or err cannot print itself, a
 // safeTreeError in its place, so that errors.Is, errors.As, otelretry's
 // own walks and the message it records never call a method of a nil
@@ -325,8 +326,8 @@ func childErrors(err error) []error {
 	return nil
 }
 
-// safeTreeError stands for an error of a base's tree that holds a typed
-// nil, or that cannot print itself (safeError). It is err to errors.Is and
+// safeTreeError stands for an error that holds a typed nil, or that cannot
+// print itself (safeError). It is err to errors.Is and
 // errors.As (by equality, by type, or by err's own Is and As, an answer of
 // which that panicked, reaching the nil below, being no), prints err's
 // message or a text of its own, and unwraps to err's children without
@@ -368,6 +369,16 @@ func (e safeTreeError) As(target any) bool {
 	return true
 }
 
+func (e safeTreeError) Unwrap() []error {
+	var kids []error
+	for _, k := range childErrors(e.err) {
+		if k != nil && !isNilPointer(k) {
+			kids = append(kids, safeError(k))
+		}
+	}
+	return kids
+}
+
 // isNilValue reports whether v is a nil of a kind that can be.
 func isNilValue(v reflect.Value) bool {
 	switch v.Kind() {
@@ -385,16 +396,6 @@ func noPanicAnswer(f func() bool) (yes bool) {
 		}
 	}()
 	return f()
-}
-
-func (e safeTreeError) Unwrap() []error {
-	var kids []error
-	for _, k := range childErrors(e.err) {
-		if k != nil && !isNilPointer(k) {
-			kids = append(kids, safeError(k))
-		}
-	}
-	return kids
 }
 
 // walkErrors calls f on err and every error in its tree (walkErrorTree).
