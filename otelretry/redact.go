@@ -7,6 +7,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"net"
 	"net/http"
 	"net/url"
 	"reflect"
@@ -241,8 +242,8 @@ func walkErrorTree(err error, visit func(error) bool) {
 func walkErrorsFrom(err error, visit func(error) bool, left *int) {
 	for ; err != nil && *left > 0 && !isNilPointer(err); *left-- {
 		node := err
-		if s, ok := err.(safeTreeError); ok {
-			node = s.err
+		if s, ok := err.(interface{ standsFor() error }); ok {
+			node = s.standsFor()
 		}
 		if !visit(node) {
 			return
@@ -290,20 +291,27 @@ func safeError(err error) error {
 	if isNilPointer(err) {
 		return fmt.Errorf("otelretry: a nil %T was given as an error", err)
 	}
-	left := errorTreeNodes
+	left := typedNilSearchNodes
 	if _, printable := errorText(err); printable && !holdsTypedNil(err, &left) {
 		return err
+	}
+	if _, ok := err.(net.Error); ok {
+		return safeTreeNetError{safeTreeError{err}} // a net.Error stays one
 	}
 	return safeTreeError{err}
 }
 
-// holdsTypedNil reports whether a typed nil is below err, or may be: a
-// tree larger than left errors is not read whole here, where errors.Is
-// and errors.As read it all.
+// typedNilSearchNodes is how many errors of a tree holdsTypedNil reads: a
+// whole tree of any size an error carries in practice (errors.Is and
+// errors.As read it all), not a cycle.
+const typedNilSearchNodes = 10000
+
+// holdsTypedNil reports whether a typed nil is below err, as far as left
+// errors are read.
 func holdsTypedNil(err error, left *int) bool {
 	for _, k := range childErrors(err) {
 		if *left--; *left < 0 {
-			return true
+			return false
 		}
 		if isNilPointer(k) || holdsTypedNil(k, left) {
 			return true
@@ -333,6 +341,8 @@ func childErrors(err error) []error {
 // message or a text of its own, and unwraps to err's children without
 // their typed nils, each of them safe the same way.
 type safeTreeError struct{ err error }
+
+func (e safeTreeError) standsFor() error { return e.err }
 
 func (e safeTreeError) Error() string {
 	if msg, ok := errorText(e.err); ok {
@@ -378,6 +388,14 @@ func (e safeTreeError) Unwrap() []error {
 	}
 	return kids
 }
+
+// safeTreeNetError is a safeTreeError of a net.Error, which stays one: its
+// Timeout and Temporary are err's (an answer that panicked being no).
+type safeTreeNetError struct{ safeTreeError }
+
+func (e safeTreeNetError) Timeout() bool { return noPanicAnswer(e.err.(net.Error).Timeout) }
+
+func (e safeTreeNetError) Temporary() bool { return noPanicAnswer(e.err.(net.Error).Temporary) }
 
 // isNilValue reports whether v is a nil of a kind that can be.
 func isNilValue(v reflect.Value) bool {
