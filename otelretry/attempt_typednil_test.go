@@ -44,31 +44,67 @@ func TestATypedNilInTheBasesErrorIsReadPast(t *testing.T) {
 		"the error itself": func() error { return (*receiverReadingError)(nil) },
 		"no message":       func() error { return fmt.Errorf("read: %w", errors.Join(io.ErrUnexpectedEOF, panickingMessageError{})) },
 	} {
-		t.Run(name, func(t *testing.T) {
-			rec := tracetest.NewSpanRecorder()
-			tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
-			var calls atomic.Int32
-			base := roundTripFunc(func(r *http.Request) (*http.Response, error) {
-				if calls.Add(1) == 1 {
-					return nil, mk()
-				}
-				return &http.Response{StatusCode: 200, Body: io.NopCloser(strings.NewReader("ok")), Header: http.Header{}, Request: r}, nil
-			})
-			tr := otelretry.NewTransport(base, otelretry.WithTracerProvider(tp), otelretry.WithBackoff(otelretry.ConstantBackoff(0)))
-			var resp *http.Response
-			var err error
-			returned, recovered := onAGoroutine(func() { resp, err = tr.RoundTrip(get(t, t.Context(), "http://api.test/")) })
-			if returned && err == nil {
-				resp.Body.Close()
-			}
-			if open := openSpans(rec); len(open) > 0 {
-				t.Errorf("open spans: %v", open)
-			}
-			if !returned || err != nil || calls.Load() != 2 {
-				t.Fatalf("RoundTrip panicked with %v (returned %v, err %v) after %d calls; want the GET retried and answered", recovered, returned, err, calls.Load())
-			}
-		})
+		t.Run(name, func(t *testing.T) { aGETFailedOnceIsRetried(t, mk) })
 	}
+}
+
+// aGETFailedOnceIsRetried runs a GET whose first call fails with first()
+// and whose second is answered 200, and fails t unless RoundTrip returned
+// that answer after the two calls, with no panic and every span ended.
+func aGETFailedOnceIsRetried(t *testing.T, first func() error, opts ...otelretry.Option) {
+	t.Helper()
+	rec := tracetest.NewSpanRecorder()
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
+	var calls atomic.Int32
+	base := roundTripFunc(func(r *http.Request) (*http.Response, error) {
+		if calls.Add(1) == 1 {
+			return nil, first()
+		}
+		return &http.Response{StatusCode: 200, Body: io.NopCloser(strings.NewReader("ok")), Header: http.Header{}, Request: r}, nil
+	})
+	opts = append([]otelretry.Option{otelretry.WithTracerProvider(tp), otelretry.WithBackoff(otelretry.ConstantBackoff(0))}, opts...)
+	tr := otelretry.NewTransport(base, opts...)
+	var resp *http.Response
+	var err error
+	returned, recovered := onAGoroutine(func() { resp, err = tr.RoundTrip(get(t, t.Context(), "http://api.test/")) })
+	if returned && err == nil {
+		resp.Body.Close()
+	}
+	if open := openSpans(rec); len(open) > 0 {
+		t.Errorf("open spans: %v", open)
+	}
+	if !returned || err != nil || calls.Load() != 2 {
+		t.Fatalf("RoundTrip panicked with %v (returned %v, err %v) after %d calls; want the GET retried and answered", recovered, returned, err, calls.Load())
+	}
+}
+
+// anErrorIsReturned calls roundTrip and fails t unless it returned an
+// error that prints, with no panic and every span rec recorded ended; it
+// returns that error.
+func anErrorIsReturned(t *testing.T, rec *tracetest.SpanRecorder, roundTrip func() (*http.Response, error)) error {
+	t.Helper()
+	var err error
+	returned, recovered := onAGoroutine(func() {
+		var resp *http.Response
+		if resp, err = roundTrip(); err == nil {
+			resp.Body.Close()
+		}
+	})
+	if !returned {
+		t.Fatalf("RoundTrip panicked with %v; want an error", recovered)
+	}
+	if err == nil {
+		t.Fatal("RoundTrip returned no error")
+	}
+	if ok, _ := onAGoroutine(func() { _ = err.Error() }); !ok {
+		t.Error("the caller's error cannot print itself")
+	}
+	if rec != nil {
+		if open := openSpans(rec); len(open) > 0 {
+			t.Errorf("open spans: %v", open)
+		}
+	}
+	return err
 }
 
 // The error the caller gets of an operation whose base's error held a

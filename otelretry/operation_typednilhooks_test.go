@@ -34,20 +34,7 @@ func TestAPreparationsErrorHoldingATypedNilIsReadPast(t *testing.T) {
 			})
 			tr := otelretry.NewTransport(base, otelretry.WithTracerProvider(tp),
 				otelretry.WithPrepareAttempt(func(*http.Request, int) error { return mk() }))
-			var err error
-			returned, recovered := onAGoroutine(func() { _, err = tr.RoundTrip(get(t, t.Context(), "http://api.test/x")) })
-			if !returned {
-				t.Fatalf("RoundTrip panicked with %v; want an error", recovered)
-			}
-			if err == nil {
-				t.Fatal("no error")
-			}
-			if ok, _ := onAGoroutine(func() { _ = err.Error() }); !ok {
-				t.Error("the caller's error cannot print itself")
-			}
-			if open := openSpans(rec); len(open) > 0 {
-				t.Errorf("open spans: %v", open)
-			}
+			anErrorIsReturned(t, rec, func() (*http.Response, error) { return tr.RoundTrip(get(t, t.Context(), "http://api.test/x")) })
 		})
 	}
 }
@@ -70,20 +57,7 @@ func TestACallersCauseThatIsATypedNilIsReadPast(t *testing.T) {
 				return nil, r.Context().Err()
 			})
 			tr := otelretry.NewTransport(base, otelretry.WithTracerProvider(tp))
-			var err error
-			returned, recovered := onAGoroutine(func() { _, err = tr.RoundTrip(get(t, ctx, "http://api.test/x")) })
-			if !returned {
-				t.Fatalf("RoundTrip panicked with %v; want an error", recovered)
-			}
-			if err == nil {
-				t.Fatal("no error")
-			}
-			if ok, _ := onAGoroutine(func() { _ = err.Error() }); !ok {
-				t.Error("the caller's error cannot print itself")
-			}
-			if open := openSpans(rec); len(open) > 0 {
-				t.Errorf("open spans: %v", open)
-			}
+			anErrorIsReturned(t, rec, func() (*http.Response, error) { return tr.RoundTrip(get(t, ctx, "http://api.test/x")) })
 		})
 	}
 }

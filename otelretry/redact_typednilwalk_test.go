@@ -14,7 +14,6 @@ import (
 	"net/url"
 	"regexp"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -103,25 +102,7 @@ func TestATypedNilTimeoutBelowAnOpErrorIsReadPast(t *testing.T) {
 			return &url.Error{Op: "Get", URL: "http://api.test/", Err: &net.OpError{Op: "read", Net: "tcp", Err: (*nilTimeoutError)(nil)}}
 		},
 	} {
-		t.Run(name, func(t *testing.T) {
-			var calls atomic.Int32
-			base := roundTripFunc(func(r *http.Request) (*http.Response, error) {
-				if calls.Add(1) == 1 {
-					return nil, mk()
-				}
-				return &http.Response{StatusCode: 200, Body: io.NopCloser(strings.NewReader("ok")), Header: http.Header{}, Request: r}, nil
-			})
-			tr := otelretry.NewTransport(base, otelretry.WithBackoff(otelretry.ConstantBackoff(0)))
-			var resp *http.Response
-			var err error
-			returned, recovered := onAGoroutine(func() { resp, err = tr.RoundTrip(get(t, t.Context(), "http://api.test/")) })
-			if returned && err == nil {
-				resp.Body.Close()
-			}
-			if !returned || err != nil || calls.Load() != 2 {
-				t.Fatalf("RoundTrip panicked with %v (returned %v, err %v) after %d calls; want the GET retried and answered", recovered, returned, err, calls.Load())
-			}
-		})
+		t.Run(name, func(t *testing.T) { aGETFailedOnceIsRetried(t, mk) })
 	}
 }
 
