@@ -32,7 +32,7 @@ func classify(err error) attrs.ErrorClass {
 		return attrs.ErrorClassConnectionRefused
 	case errors.As(err, &recErr), errors.As(err, &alertErr), tlsAlert(err), certificateRejected(err):
 		return attrs.ErrorClassTLS
-	case errors.Is(err, context.DeadlineExceeded), errors.As(err, &netErr) && noPanicAnswer(netErr.Timeout):
+	case errors.Is(err, context.DeadlineExceeded), errors.As(err, &netErr) && netErr.Timeout():
 		return attrs.ErrorClassTimeout
 	case errors.Is(err, context.Canceled):
 		return attrs.ErrorClassCanceled
