@@ -307,7 +307,14 @@
 // A base, a hook or the telemetry (a span processor, a log exporter, a
 // metric view, a slog handler) that panics has what the operation holds
 // released (buffers, bodies, the response being handed over) and its spans
-// ended, with a panic event, and the panic goes on.
+// ended, with a panic event, and the panic goes on. So does a panic of an
+// error's own methods (Unwrap, Is, As, Timeout, or an Error that printed
+// once): otelretry reads an error a base or a hook returns with errors.Is
+// and errors.As, as the caller would, and an Unwrap that returns its own
+// error loops there as it would in errors.Is. Two kinds real clients make
+// are kept from harm: a typed nil in an error's tree (quic-go's
+// *http3.Error in some of its chains) is never read, and an error that
+// cannot print itself is recorded with a text of otelretry's.
 //
 // # Secrets
 //
