@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/netip"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -175,6 +176,7 @@ type Budget struct {
 	IdleEviction time.Duration
 	// Key maps a request to its dependency. Default: the request's host
 	// (URL host, else Host header), in lower case, without a trailing dot,
+	// an IPv6 address in its one written form ([0:0::1] is [::1]),
 	// and without the scheme's default port (a port is read as a number:
 	// ":0443" is ":443"); a Unicode host and its A-label are two. A request it maps to "" shares the
 	// budget of "", and the hedge rate and the throttle count it under its
@@ -252,7 +254,7 @@ func (b *Budget) invalidSettings() error {
 func validRatio(r float64) bool { return r >= 0.001 && r <= 1 && int64(r*1000+0.5) >= 1 }
 
 // hostOf is r's dependency (docs/budget.md): the host as its URL writes
-// it, in lower case and without a trailing dot (one DNS name), the port
+// it, in lower case and without a trailing dot (one DNS name, oneName), the port
 // only when it is not the scheme's default, so that https://api.test,
 // https://API.test., https://api.test:443 and https://api.test:0443 share
 // one budget, hedge rate and throttle.
@@ -292,18 +294,48 @@ func splitPort(host string) (name, port string) {
 
 // oneName is host (with its port, if any) as one DNS name: in lower case
 // (no copy when it is already), but for an IPv6 zone (an interface's
-// name, whose case tells interfaces apart), and without the trailing dot
-// of a fully qualified name.
+// name, whose case tells interfaces apart), without the trailing dot of a
+// fully qualified name, and an IPv6 literal in its one written form
+// (RFC 5952: [0:0::1] and [::0001] are [::1]).
 func oneName(host string) string {
-	if zone := strings.IndexByte(host, '%'); zone >= 0 {
-		host = strings.ToLower(host[:zone]) + host[zone:]
-	} else {
-		host = strings.ToLower(host)
+	if strings.Contains(host, "::") || strings.Count(host, ":") > 1 {
+		return oneIPv6(host)
 	}
-	if i := strings.LastIndexByte(host, ':'); i > 0 && host[i-1] == '.' && !strings.HasSuffix(host, "]") {
+	host = strings.ToLower(host)
+	if i := strings.LastIndexByte(host, ':'); i > 0 && host[i-1] == '.' {
 		return host[:i-1] + host[i:]
 	}
 	return strings.TrimSuffix(host, ".")
+}
+
+// oneIPv6 is oneName of a host that is an IPv6 literal, bare (as
+// URL.Hostname gives it) or bracketed with a port after it; anything else
+// it is given is only lower-cased, zone aside.
+func oneIPv6(host string) string {
+	literal, rest, bracketed := host, "", strings.HasPrefix(host, "[")
+	if bracketed {
+		end := strings.IndexByte(host, ']')
+		if end < 0 {
+			return lowerButZone(host)
+		}
+		literal, rest = host[1:end], host[end+1:]
+	}
+	addr, err := netip.ParseAddr(literal)
+	if err != nil || !addr.Is6() {
+		return lowerButZone(host)
+	}
+	if !bracketed {
+		return addr.String()
+	}
+	return "[" + addr.String() + "]" + rest
+}
+
+// lowerButZone is host in lower case but for its IPv6 zone.
+func lowerButZone(host string) string {
+	if zone := strings.IndexByte(host, '%'); zone >= 0 {
+		return strings.ToLower(host[:zone]) + host[zone:]
+	}
+	return strings.ToLower(host)
 }
 
 // key returns the budget key of r (Key; default the host).

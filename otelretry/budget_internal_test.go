@@ -1025,6 +1025,10 @@ func TestHostOfDropsTheSchemesDefaultPort(t *testing.T) {
 		// A port as a number: net/http dials ":080" as port 80.
 		"http://api.test:080/x": "api.test", "http://api.test:08080/x": "api.test:8080", "http://[::1]:00/x": "[::1]:0",
 		"http://api.test:0/x": "api.test:0",
+		// An IPv6 literal in its one written form (a reviewer's find:
+		// each spelling of ::1 was a dependency and a metric series).
+		"http://[0:0:0:0:0:0:0:1]/x": "[::1]", "http://[::0001]:8080/x": "[::1]:8080", "https://[0::1]:0443/x": "[::1]",
+		"http://[FE80::1%25En0]/x": "[fe80::1%En0]", "http://[2001:DB8::]/x": "[2001:db8::]",
 	} {
 		r, err := http.NewRequest(http.MethodGet, raw, nil)
 		if err != nil {

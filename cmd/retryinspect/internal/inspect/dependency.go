@@ -9,6 +9,7 @@ import (
 	"maps"
 	"math"
 	"net"
+	"net/netip"
 	"slices"
 	"strconv"
 	"strings"
@@ -417,8 +418,12 @@ func dashed(s string) string {
 }
 
 // lowerButZone is addr in lower case, but for an IPv6 zone ("%en0" and
-// "%EN0" are two interfaces, and two dependencies).
+// "%EN0" are two interfaces, and two dependencies); an IPv6 address in its
+// one written form (RFC 5952: 0:0::1 is ::1), as the transport keeps it.
 func lowerButZone(addr string) string {
+	if ip, err := netip.ParseAddr(addr); err == nil && ip.Is6() {
+		return ip.String()
+	}
 	if zone := strings.IndexByte(addr, '%'); zone >= 0 {
 		return strings.ToLower(addr[:zone]) + addr[zone:]
 	}

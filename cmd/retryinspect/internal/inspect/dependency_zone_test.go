@@ -29,3 +29,22 @@ func TestHostOfKeepsAnIPv6ZonesCase(t *testing.T) {
 		t.Errorf("hostOf([FE80::1%%EN0]) = %q, want %q (the budget's key)", got, "[fe80::1%EN0]")
 	}
 }
+
+// An IPv6 address is one dependency however it is written, as the
+// transport keeps it (budget.go's oneName): [0:0:0:0:0:0:0:1] and
+// [::0001] are [::1] (a reviewer's find: the transport kept each
+// spelling as a dependency and a metric series of its own).
+func TestHostOfWritesAnIPv6AddressOneWay(t *testing.T) {
+	for addr, want := range map[string]string{
+		"0:0:0:0:0:0:0:1": "[::1]", "::0001": "[::1]", "2001:DB8:0::1": "[2001:db8::1]", "FE80::0:1%En0": "[fe80::1%En0]",
+	} {
+		s := &model.Span{Attributes: []model.Attribute{
+			{Key: keyServerAddress, Value: model.String(addr)},
+			{Key: keyServerPort, Value: model.Int(80)},
+			{Key: keyURLFull, Value: model.String("http://[" + addr + "]/x")},
+		}}
+		if got := hostOf(s); got != want {
+			t.Errorf("hostOf(%s) = %q, want %q", addr, got, want)
+		}
+	}
+}
