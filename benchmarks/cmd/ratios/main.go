@@ -451,22 +451,29 @@ func parse(line string) (bench, cs string, vals map[string]float64, ok bool) {
 	return bench, cs, vals, true
 }
 
-// runs is the most runs any case of a benchmark was measured in (its
-// ns/op), the table's header; caseRuns is one case's.
+// runs is the most runs any case of a benchmark was measured in (in any
+// unit), the table's header; caseRuns is one case's: the fewest runs of
+// the units it was measured in, so that a row whose median in one column
+// is of fewer runs (a NaN left out) says so.
 func runs(cases map[string]map[string]*series) int {
 	n := 0
 	for _, units := range cases {
-		n = max(n, caseRuns(units))
+		for _, v := range units {
+			r, _ := v.byRun()
+			n = max(n, len(r))
+		}
 	}
 	return n
 }
 
 func caseRuns(units map[string]*series) int {
-	if v := units["ns/op"]; v != nil {
-		r, _ := v.byRun()
-		return len(r)
+	k := -1
+	for _, v := range units {
+		if r, _ := v.byRun(); k < 0 || len(r) < k {
+			k = len(r)
+		}
 	}
-	return 0
+	return max(k, 0)
 }
 
 func num(v float64, ok bool) string {

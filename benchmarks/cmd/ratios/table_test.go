@@ -57,3 +57,30 @@ func TestANaNRunIsNotAMedianValue(t *testing.T) {
 		t.Errorf("runs NaN, 100, 300: median %v (ok=%v): the NaN counted as the lowest run", got, ok)
 	}
 }
+
+// A row's "(k of N runs)" counted its ns/op alone: a NaN left out of its
+// allocs/op (or B/op) column made that median of fewer runs with nothing
+// on the row saying so (stop 83's left item). The row counts the fewest
+// runs of its columns.
+func TestARowSaysWhenAnyColumnIsOfFewerRuns(t *testing.T) {
+	var raw strings.Builder
+	for i := range 4 {
+		allocs := "10"
+		if i > 0 {
+			allocs = "NaN"
+		}
+		raw.WriteString(runHeader)
+		raw.WriteString(rawLine("bare", 100))
+		fmt.Fprintf(&raw, "BenchmarkRoundTrip/case=otelretry-noop-2 \t 100000 \t 500 ns/op \t 1000 B/op \t %s allocs/op\n", allocs)
+	}
+	out := runRatios(t, raw.String())
+	if !strings.Contains(out, "medians of 4 runs") {
+		t.Fatalf("setup: no header of 4 runs in:\n%s", out)
+	}
+	sc := bufio.NewScanner(strings.NewReader(out))
+	for sc.Scan() {
+		if l := sc.Text(); strings.HasPrefix(l, "otelretry-noop ") && !strings.Contains(l, "(1 of 4 runs)") {
+			t.Errorf("otelretry-noop's allocs/op measured in 1 run of 4, its row %q says nothing of it:\n%s", l, out)
+		}
+	}
+}
