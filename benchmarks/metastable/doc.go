@@ -59,12 +59,12 @@
 //     the period's length; before, during and after the trigger, and over
 //     the run's last -tail (5 s);
 //   - recovery: the time from the trigger's end until goodput is back at
-//     -target (90 %) of its level before, for the load offered: the earliest
-//     offset t such that every window of -window (1 s, stepped by -step)
-//     starting at t or later has a success share of at least 90 % of the
-//     share before the trigger; "none" when the last window still fails,
-//     when no operation arrived from there on, or when the after period
-//     holds no window;
+//     -target (90 %, a share within (0, 1]) of its level before, for the
+//     load offered: the earliest offset t such that every window of
+//     -window (1 s, stepped by -step) starting at t or later has a success
+//     share of at least 90 % of the share before the trigger; "none" when
+//     the last window still fails, when no operation arrived from there on,
+//     or when the after period holds no window;
 //   - amp: the requests the server received per operation offered (NaN in
 //     a run that offered none);
 //   - unsent: the operations that sent no request (refused by a client-side

@@ -93,6 +93,9 @@ func (o *options) normalize() error {
 	if o.before <= 0 || o.trigger < 0 || o.after <= 0 || o.step <= 0 || o.bucket <= 0 {
 		return errors.New("metastable: before, after, step and bucket must be positive, trigger not negative")
 	}
+	if !(o.target > 0 && o.target <= 1) { // NaN too: a bar of NaN passes every window
+		return fmt.Errorf("metastable: target %v is no share: it must be within (0, 1]", o.target)
+	}
 	o.window = min(max(o.window, o.step), o.after)
 	o.tail = min(max(o.tail, o.step), o.after)
 	for _, d := range []time.Duration{o.before, o.trigger, o.after, o.window, o.tail} {

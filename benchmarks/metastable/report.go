@@ -87,7 +87,9 @@ func recovery(c []counts, step, afterStart, afterLen, window time.Duration, leve
 	if levelBefore <= 0 {
 		return math.Inf(1) // nothing served before the trigger: no level to come back to
 	}
-	need := target * levelBefore
+	// A share at the bar passes: 0.9 × 14/15 is 0.8400000000000001 in
+	// floating point, and 252 of 300 at the bar must not read as below it.
+	need := target * levelBefore * (1 - 1e-12)
 	windows := 0
 	if afterLen >= window {
 		windows = int((afterLen-window)/step) + 1
