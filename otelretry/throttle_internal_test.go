@@ -628,3 +628,39 @@ func sameCountsWithThePanic(t *testing.T, run func(panics bool) (baseFunc, func(
 		t.Errorf("with the Classifier's panic %+v, without %+v; want the same", got[true], got[false])
 	}
 }
+
+// Window's godoc: an answer leaves the count between 19 and 20 twentieths
+// of Window after it was counted, and a Window under 20ns counts as 20ns
+// (a reviewer's find: "how long the requests and accepts are counted for"
+// did not hold for a 10ns window, which counted a failure for 20ns).
+func TestAnAnswerLeavesTheWindowAsItsGodocSays(t *testing.T) {
+	for _, c := range []struct {
+		window, countedTill, goneBy time.Duration
+	}{
+		{2 * time.Minute, 114*time.Second - 1, 120 * time.Second}, // 19 twentieths are 114 s
+		{10 * time.Nanosecond, 19 * time.Nanosecond, 20 * time.Nanosecond},
+		{39 * time.Nanosecond, 19 * time.Nanosecond, 20 * time.Nanosecond}, // twentieths of 1ns
+	} {
+		th := &Throttle{Window: c.window}
+		t0 := time.Unix(1000, 0)
+		th.record("api.test", t0, false)
+		if r, _ := th.countsAt("api.test", t0.Add(c.countedTill)); r != 1 {
+			t.Errorf("Window %s: the failure not counted %s after it (%v requests)", c.window, c.countedTill, r)
+		}
+		if r, _ := th.countsAt("api.test", t0.Add(c.goneBy)); r != 0 {
+			t.Errorf("Window %s: the failure still counted %s after it", c.window, c.goneBy)
+		}
+	}
+}
+
+// countsAt is the requests and accepts dep's window holds at now.
+func (t *Throttle) countsAt(dep string, now time.Time) (requests, accepts float64) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	e, ok := t.deps[dep]
+	if !ok {
+		return 0, 0
+	}
+	_, slot := t.clock(now)
+	return e.Value.(*throttleDep).counts(slot)
+}

@@ -105,14 +105,7 @@ func wave(t *testing.T, trs []http.RoundTripper, url string, inFlight int) waveS
 
 // throttleCounts are the requests and accepts th holds for dep now.
 func throttleCounts(th *Throttle, dep string) (requests, accepts float64) {
-	th.mu.Lock()
-	defer th.mu.Unlock()
-	e, ok := th.deps[dep]
-	if !ok {
-		return 0, 0
-	}
-	_, slot := th.clock(time.Now())
-	return e.Value.(*throttleDep).counts(slot)
+	return th.countsAt(dep, time.Now())
 }
 
 func quietInternal() []Option {
