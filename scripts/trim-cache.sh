@@ -6,9 +6,10 @@
 # many builds a day fills its disk, and every build then fails with "no
 # space left on device". With less than OTELRETRY_MIN_FREE_GB (default 20)
 # free where the cache lives, it removes the build entries unused for a
-# day (go marks an entry it uses at most once an hour; the entries are the
-# XX/<hash>-a and -d files, and nothing else of the cache is touched: not
-# the fuzzing corpus, nor testexpire.txt, which go clean -testcache
+# day, then those unused for three hours (go marks an entry it uses at
+# most once an hour, so a build going on keeps its own; the entries are
+# the XX/<hash>-a and -d files, and nothing else of the cache is touched:
+# not the fuzzing corpus, nor testexpire.txt, which go clean -testcache
 # writes), then, still short of room, the whole cache (`go clean -cache`,
 # which keeps the fuzzing corpus too). scripts/test.sh runs it first.
 set -euo pipefail
@@ -40,10 +41,12 @@ if [ -z "$free" ]; then
 	exit 0
 fi
 [ "$free" -lt "$min_kb" ] || exit 0
-echo "[trim-cache] $((free / 1024)) MB free: removing the build cache's entries unused for a day ($cache)" >&2
-(cd "$cache" && find . -mindepth 2 -maxdepth 2 -type f -regex '\./[0-9a-f][0-9a-f]/[0-9a-f]+-[ad]' -mmin +1440 -delete)
-free=$(free_kb)
-[ -n "$free" ] && [ "$free" -lt "$min_kb" ] || exit 0
+for unused in "a day:1440" "three hours:180"; do
+	echo "[trim-cache] $((free / 1024)) MB free: removing the build cache's entries unused for ${unused%:*} ($cache)" >&2
+	(cd "$cache" && find . -mindepth 2 -maxdepth 2 -type f -regex '\./[0-9a-f][0-9a-f]/[0-9a-f]+-[ad]' -mmin +"${unused#*:}" -delete)
+	free=$(free_kb)
+	[ -n "$free" ] && [ "$free" -lt "$min_kb" ] || exit 0
+done
 echo "[trim-cache] $((free / 1024)) MB free still: removing the whole build cache" >&2
 go clean -cache
 free=$(free_kb)

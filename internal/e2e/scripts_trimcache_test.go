@@ -74,7 +74,10 @@ func exists(p string) bool { _, err := os.Stat(p); return err == nil }
 // the disk (a CI run failed with "no space left on device" once the cache
 // held 72 GB): with room enough it touches nothing; short of room it
 // removes the entries unused for a day and keeps the others; still short,
-// the whole cache.
+// those unused for three hours (a build going on keeps its own: go marks
+// an entry it uses at most once an hour); still short, the whole cache,
+// where it went from a day's entries to the whole cache at once (stop 83's
+// left item: a cold CI run of 1,327 s followed).
 func TestTheTestCommandMakesRoomForItsBuilds(t *testing.T) {
 	const plenty, short = "999999999", "1000"
 	t.Run("room enough", func(t *testing.T) {
@@ -91,6 +94,16 @@ func TestTheTestCommandMakesRoomForItsBuilds(t *testing.T) {
 		out := trimCache(t, cache, short, plenty)
 		if exists(old) || !exists(recent) || !strings.Contains(out, "unused for a day") || strings.Contains(out, "whole") {
 			t.Errorf("old entry kept %v, recent kept %v; output:\n%s", exists(old), exists(recent), out)
+		}
+	})
+	t.Run("short, short, then room", func(t *testing.T) {
+		cache := t.TempDir()
+		old := cacheEntry(t, cache, "bd02", 48*time.Hour)
+		hours := cacheEntry(t, cache, "bd03", 5*time.Hour)
+		recent := cacheEntry(t, cache, "bd04", time.Hour)
+		out := trimCache(t, cache, short, short, plenty)
+		if exists(old) || exists(hours) || !exists(recent) || !strings.Contains(out, "unused for three hours") || strings.Contains(out, "whole") {
+			t.Errorf("day-old entry kept %v, 5-hour-old kept %v, recent kept %v; output:\n%s", exists(old), exists(hours), exists(recent), out)
 		}
 	})
 	// What go keeps in the cache beside its entries is never an entry: the
