@@ -176,7 +176,8 @@ type Budget struct {
 	IdleEviction time.Duration
 	// Key maps a request to its dependency. Default: the request's host
 	// (URL host, else Host header), in lower case, without a trailing dot,
-	// an IPv6 address in its one written form ([0:0::1] is [::1]),
+	// an IP address in its one written form ([0:0::1] is [::1],
+	// [::ffff:127.0.0.1] is 127.0.0.1),
 	// and without the scheme's default port (a port is read as a number:
 	// ":0443" is ":443"); a Unicode host and its A-label are two. A request it maps to "" shares the
 	// budget of "", and the hedge rate and the throttle count it under its
@@ -254,10 +255,11 @@ func (b *Budget) invalidSettings() error {
 func validRatio(r float64) bool { return r >= 0.001 && r <= 1 && int64(r*1000+0.5) >= 1 }
 
 // hostOf is r's dependency (docs/budget.md): the host as its URL writes
-// it, in lower case and without a trailing dot (one DNS name, oneName), the port
-// only when it is not the scheme's default, so that https://api.test,
-// https://API.test., https://api.test:443 and https://api.test:0443 share
-// one budget, hedge rate and throttle.
+// it, one name however it is spelled (oneName), the port only when it is
+// not the scheme's default, so that https://api.test, https://API.test.,
+// https://api.test:443 and https://api.test:0443 share one budget, hedge
+// rate and throttle. Host and port are split as net/http splits them to
+// dial (url.URL's Hostname and Port): at the last colon outside brackets.
 func hostOf(r *http.Request) string {
 	host, scheme := r.Host, ""
 	if r.URL != nil {
@@ -266,12 +268,14 @@ func hostOf(r *http.Request) string {
 		}
 		scheme = r.URL.Scheme
 	}
-	host = oneName(host)
 	name, port := splitPort(host)
+	if name = oneName(name); strings.IndexByte(name, ':') >= 0 && !strings.HasPrefix(name, "[") {
+		name = "[" + name + "]" // an IPv6 address written without its brackets
+	}
 	switch {
 	case port == "", scheme == "https" && port == "443", scheme == "http" && port == "80":
 		return name
-	case len(name)+len(":")+len(port) == len(host):
+	case len(name)+len(":")+len(port) == len(host) && host[:len(name)] == name:
 		return host // as written: no copy
 	}
 	return name + ":" + port
@@ -292,42 +296,37 @@ func splitPort(host string) (name, port string) {
 	return name, port
 }
 
-// oneName is host (with its port, if any) as one DNS name: in lower case
-// (no copy when it is already), but for an IPv6 zone (an interface's
-// name, whose case tells interfaces apart), without the trailing dot of a
-// fully qualified name, and an IPv6 literal in its one written form
-// (RFC 5952: [0:0::1] and [::0001] are [::1]).
-func oneName(host string) string {
-	if strings.Contains(host, "::") || strings.Count(host, ":") > 1 {
-		return oneIPv6(host)
+// oneName is a host's name (no port) as one DNS name: in lower case (no
+// copy when it is already), but for an IPv6 zone (an interface's name,
+// whose case tells interfaces apart), without the trailing dot of a fully
+// qualified name, and an IP address in its one written form, brackets
+// kept if it had them (RFC 5952: [0:0::1] and [::0001] are [::1]; an
+// IPv4-mapped [::ffff:127.0.0.1] is 127.0.0.1, which Go dials for it).
+func oneName(name string) string {
+	if strings.IndexByte(name, ':') >= 0 {
+		return oneIP(name)
 	}
-	host = strings.ToLower(host)
-	if i := strings.LastIndexByte(host, ':'); i > 0 && host[i-1] == '.' {
-		return host[:i-1] + host[i:]
-	}
-	return strings.TrimSuffix(host, ".")
+	return strings.TrimSuffix(strings.ToLower(name), ".")
 }
 
-// oneIPv6 is oneName of a host that is an IPv6 literal, bare (as
-// URL.Hostname gives it) or bracketed with a port after it; anything else
-// it is given is only lower-cased, zone aside.
-func oneIPv6(host string) string {
-	literal, rest, bracketed := host, "", strings.HasPrefix(host, "[")
+// oneIP is oneName of a name that is an IPv6 literal, bare (as
+// URL.Hostname gives it) or in brackets; anything else it is given is only
+// lower-cased, zone aside.
+func oneIP(name string) string {
+	literal, bracketed := name, strings.HasPrefix(name, "[") && strings.HasSuffix(name, "]")
 	if bracketed {
-		end := strings.IndexByte(host, ']')
-		if end < 0 {
-			return lowerButZone(host)
-		}
-		literal, rest = host[1:end], host[end+1:]
+		literal = name[1 : len(name)-1]
 	}
 	addr, err := netip.ParseAddr(literal)
-	if err != nil || !addr.Is6() {
-		return lowerButZone(host)
+	switch {
+	case err != nil:
+		return lowerButZone(name)
+	case addr.Is4In6() && addr.Zone() == "":
+		return addr.Unmap().String()
+	case bracketed:
+		return "[" + addr.String() + "]"
 	}
-	if !bracketed {
-		return addr.String()
-	}
-	return "[" + addr.String() + "]" + rest
+	return addr.String()
 }
 
 // lowerButZone is host in lower case but for its IPv6 zone.

@@ -419,9 +419,13 @@ func dashed(s string) string {
 
 // lowerButZone is addr in lower case, but for an IPv6 zone ("%en0" and
 // "%EN0" are two interfaces, and two dependencies); an IPv6 address in its
-// one written form (RFC 5952: 0:0::1 is ::1), as the transport keeps it.
+// one written form (RFC 5952: 0:0::1 is ::1; an IPv4-mapped ::ffff:127.0.0.1
+// is 127.0.0.1), as the transport keeps it.
 func lowerButZone(addr string) string {
 	if ip, err := netip.ParseAddr(addr); err == nil && ip.Is6() {
+		if ip.Is4In6() && ip.Zone() == "" {
+			return ip.Unmap().String()
+		}
 		return ip.String()
 	}
 	if zone := strings.IndexByte(addr, '%'); zone >= 0 {

@@ -37,6 +37,7 @@ func TestHostOfKeepsAnIPv6ZonesCase(t *testing.T) {
 func TestHostOfWritesAnIPv6AddressOneWay(t *testing.T) {
 	for addr, want := range map[string]string{
 		"0:0:0:0:0:0:0:1": "[::1]", "::0001": "[::1]", "2001:DB8:0::1": "[2001:db8::1]", "FE80::0:1%En0": "[fe80::1%En0]",
+		"::ffff:127.0.0.1": "127.0.0.1", "::FFFF:7F00:1": "127.0.0.1",
 	} {
 		s := &model.Span{Attributes: []model.Attribute{
 			{Key: keyServerAddress, Value: model.String(addr)},
