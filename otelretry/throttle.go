@@ -100,9 +100,10 @@ type Throttle struct {
 	// 2 minutes, the SRE book's: short enough to follow an overload, long
 	// enough that one bad second does not refuse the next minute's work.
 	// A trigger shorter than a tenth of the window barely moves it. It is
-	// counted in twentieths and slides a twentieth at a time: an answer
-	// leaves the count between 19 and 20 twentieths of Window after it was
-	// counted (whole nanoseconds: a Window under 20ns counts as 20ns).
+	// counted in 20 slots of Window/20, rounded down to whole nanoseconds
+	// (at least 1ns), and slides a slot at a time: an answer leaves the
+	// count between 19 and 20 slots after it was counted (so a Window under
+	// 20ns counts as 20ns, and one of 39ns as 20ns).
 	Window time.Duration
 	// MaxRejection bounds the probability of refusing a request, above 0
 	// and at most 1. Default 0.9 (as failsafe-go's adaptive throttler):

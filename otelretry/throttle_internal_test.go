@@ -629,8 +629,9 @@ func sameCountsWithThePanic(t *testing.T, run func(panics bool) (baseFunc, func(
 	}
 }
 
-// Window's godoc: an answer leaves the count between 19 and 20 twentieths
-// of Window after it was counted, and a Window under 20ns counts as 20ns
+// Window's godoc: an answer leaves the count between 19 and 20 slots of
+// Window/20 (whole nanoseconds) after it was counted, and a Window under
+// 20ns, or of 39ns, counts as 20ns
 // (a reviewer's find: "how long the requests and accepts are counted for"
 // did not hold for a 10ns window, which counted a failure for 20ns).
 func TestAnAnswerLeavesTheWindowAsItsGodocSays(t *testing.T) {
