@@ -707,8 +707,10 @@ func WithAttemptHeader(name string) Option {
 // way. A request that already carries a key in any header otelretry knows
 // for one (Idempotency-Key, X-Idempotency-Key, and those of
 // WithIdempotencyKeyContract and WithRecordedIdempotencyKey) gets none;
-// one that carries two different keys in the contract's headers ends stop,
-// reason key_conflict, before it is sent (ErrIdempotencyKeyConflict).
+// one that carries two different keys in the contract's headers (k's and
+// those WithIdempotencyKeyContract names; X-Idempotency-Key only when it
+// names it) ends stop, reason key_conflict, before it is sent
+// (ErrIdempotencyKeyConflict).
 //
 // A layer above that sends the operation again (go-retryablehttp, an SDK's
 // retryer, a loop) reuses its key when the operation has an id of its
