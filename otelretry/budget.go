@@ -175,11 +175,12 @@ type Budget struct {
 	// host. Default 10 minutes.
 	IdleEviction time.Duration
 	// Key maps a request to its dependency. Default: the request's host
-	// (URL host, else Host header), in lower case, without a trailing dot,
-	// an IP address in its one written form ([0:0::1] is [::1],
-	// [::ffff:127.0.0.1] is 127.0.0.1),
-	// and without the scheme's default port (a port is read as a number:
-	// ":0443" is ":443"); a Unicode host and its A-label are two. A request it maps to "" shares the
+	// (URL host, else Host header, split from its port as net/http splits
+	// them), its ASCII letters in lower case, without a trailing dot, an
+	// IP address in its one written form ([0:0::1] is [::1],
+	// [::ffff:127.0.0.1] is 127.0.0.1), and without the scheme's default
+	// port (a port is read as a number: ":0443" is ":443"); a Unicode host
+	// and its A-label are two. A request it maps to "" shares the
 	// budget of "", and the hedge rate and the throttle count it under its
 	// host.
 	Key func(*http.Request) string
@@ -259,7 +260,7 @@ func validRatio(r float64) bool { return r >= 0.001 && r <= 1 && int64(r*1000+0.
 // not the scheme's default, so that https://api.test, https://API.test.,
 // https://api.test:443 and https://api.test:0443 share one budget, hedge
 // rate and throttle. Host and port are split as net/http splits them to
-// dial (url.URL's Hostname and Port): at the last colon outside brackets.
+// dial (splitPort).
 func hostOf(r *http.Request) string {
 	host, scheme := r.Host, ""
 	if r.URL != nil {
@@ -268,9 +269,17 @@ func hostOf(r *http.Request) string {
 		}
 		scheme = r.URL.Scheme
 	}
-	name, port := splitPort(host)
-	if name = oneName(name); strings.IndexByte(name, ':') >= 0 && !strings.HasPrefix(name, "[") {
-		name = "[" + name + "]" // an IPv6 address written without its brackets
+	written, port := splitPort(host)
+	name := written
+	if strings.HasPrefix(name, "[") && strings.HasSuffix(name, "]") {
+		name = name[1 : len(name)-1]
+	}
+	if name = oneName(name); strings.IndexByte(name, ':') >= 0 {
+		if len(written) == len(name)+2 && written[1:len(written)-1] == name {
+			name = written // bracketed as it is to be: no copy
+		} else {
+			name = "[" + name + "]"
+		}
 	}
 	switch {
 	case port == "", scheme == "https" && port == "443", scheme == "http" && port == "80":
@@ -281,60 +290,64 @@ func hostOf(r *http.Request) string {
 	return name + ":" + port
 }
 
-// splitPort splits the port off host as a number writes it, without the
-// zeros that may lead it (net/http dials "api.test:080" as port 80): ""
+// splitPort splits host as url.URL's Hostname and Port do, which net/http
+// dials: at the last colon when only digits follow it (so
+// "2001:db8::abcd" and "fe80::1%en0" have no port), the name as written,
+// in its brackets if any; the port as a number writes it, without the
+// zeros that may lead it (net/http dials "api.test:080" as port 80), ""
 // when there is none or it is empty.
 func splitPort(host string) (name, port string) {
 	i := strings.LastIndexByte(host, ':')
-	if i < 0 || strings.HasSuffix(host, "]") {
+	if i < 0 || i+1 < len(host) && !isDigits(host[i+1:]) {
 		return host, ""
 	}
 	name, port = host[:i], host[i+1:]
-	if trimmed := strings.TrimLeft(port, "0"); trimmed != port && strings.Trim(port, "0123456789") == "" {
+	if trimmed := strings.TrimLeft(port, "0"); trimmed != port {
 		port = cmp.Or(trimmed, "0")
 	}
 	return name, port
 }
 
-// oneName is a host's name (no port) as one DNS name: in lower case (no
-// copy when it is already), but for an IPv6 zone (an interface's name,
+// oneName is a host's name (no port, no brackets) as one name: its ASCII
+// letters in lower case (no copy when they are already; a DNS name's case
+// is ASCII's: strings.ToLower would make "İ.test", which net/http dials as
+// xn--i-9bb.test, i.test), but for an IPv6 zone (an interface's name,
 // whose case tells interfaces apart), without the trailing dot of a fully
-// qualified name, and an IP address in its one written form, brackets
-// kept if it had them (RFC 5952: [0:0::1] and [::0001] are [::1]; an
-// IPv4-mapped [::ffff:127.0.0.1] is 127.0.0.1, which Go dials for it).
+// qualified name, and an IP address in its one written form (RFC 5952:
+// 0:0::1 and ::0001 are ::1; an IPv4-mapped ::ffff:127.0.0.1 is
+// 127.0.0.1, which Go dials for it).
 func oneName(name string) string {
-	if strings.IndexByte(name, ':') >= 0 {
-		return oneIP(name)
+	if strings.IndexByte(name, ':') < 0 {
+		return strings.TrimSuffix(lowerASCII(name), ".")
 	}
-	return strings.TrimSuffix(strings.ToLower(name), ".")
-}
-
-// oneIP is oneName of a name that is an IPv6 literal, bare (as
-// URL.Hostname gives it) or in brackets; anything else it is given is only
-// lower-cased, zone aside.
-func oneIP(name string) string {
-	literal, bracketed := name, strings.HasPrefix(name, "[") && strings.HasSuffix(name, "]")
-	if bracketed {
-		literal = name[1 : len(name)-1]
-	}
-	addr, err := netip.ParseAddr(literal)
+	addr, err := netip.ParseAddr(name)
 	switch {
 	case err != nil:
-		return lowerButZone(name)
+		if zone := strings.IndexByte(name, '%'); zone >= 0 {
+			return lowerASCII(name[:zone]) + name[zone:]
+		}
+		return lowerASCII(name)
 	case addr.Is4In6() && addr.Zone() == "":
 		return addr.Unmap().String()
-	case bracketed:
-		return "[" + addr.String() + "]"
 	}
 	return addr.String()
 }
 
-// lowerButZone is host in lower case but for its IPv6 zone.
-func lowerButZone(host string) string {
-	if zone := strings.IndexByte(host, '%'); zone >= 0 {
-		return strings.ToLower(host[:zone]) + host[zone:]
+// lowerASCII is s with its ASCII letters in lower case, s itself when it
+// has none in upper case.
+func lowerASCII(s string) string {
+	for i := 0; i < len(s); i++ {
+		if 'A' <= s[i] && s[i] <= 'Z' {
+			b := []byte(s)
+			for ; i < len(b); i++ {
+				if 'A' <= b[i] && b[i] <= 'Z' {
+					b[i] += 'a' - 'A'
+				}
+			}
+			return string(b)
+		}
 	}
-	return strings.ToLower(host)
+	return s
 }
 
 // key returns the budget key of r (Key; default the host).

@@ -295,12 +295,13 @@ func (r *recorder) startFields(o *opRecord, kv []attribute.KeyValue) []attribute
 }
 
 // serverPort is the URL's port (":0" too, which the budget keys as a
-// port of its own), or the scheme's default; false when there is none.
+// port of its own), or the scheme's default when it writes none; false
+// when there is none, or it is past int (url.Parse takes any digits, no
+// dial does: its span says no port rather than the default's).
 func serverPort(u *url.URL) (int, bool) {
 	if p := u.Port(); p != "" { // Atoi("") would allocate its error
-		if n, err := strconv.Atoi(p); err == nil {
-			return n, true
-		}
+		n, err := strconv.Atoi(p)
+		return n, err == nil // a port past int is no port, and not the default
 	}
 	switch u.Scheme {
 	case "http":

@@ -417,8 +417,10 @@ func dashed(s string) string {
 	return s
 }
 
-// lowerButZone is addr in lower case, but for an IPv6 zone ("%en0" and
-// "%EN0" are two interfaces, and two dependencies); an IPv6 address in its
+// lowerButZone is addr with its ASCII letters in lower case (a DNS name's
+// case; strings.ToLower would make "İ.test", another host, i.test), but
+// for an IPv6 zone ("%en0" and "%EN0" are two interfaces, and two
+// dependencies); an IPv6 address in its
 // one written form (RFC 5952: 0:0::1 is ::1; an IPv4-mapped ::ffff:127.0.0.1
 // is 127.0.0.1), as the transport keeps it.
 func lowerButZone(addr string) string {
@@ -428,8 +430,14 @@ func lowerButZone(addr string) string {
 		}
 		return ip.String()
 	}
+	lower := []byte(addr)
 	if zone := strings.IndexByte(addr, '%'); zone >= 0 {
-		return strings.ToLower(addr[:zone]) + addr[zone:]
+		lower = lower[:zone]
 	}
-	return strings.ToLower(addr)
+	for i, c := range lower {
+		if 'A' <= c && c <= 'Z' {
+			lower[i] = c + 'a' - 'A'
+		}
+	}
+	return string(lower) + addr[len(lower):]
 }

@@ -38,6 +38,9 @@ func TestHostOfWritesAnIPv6AddressOneWay(t *testing.T) {
 	for addr, want := range map[string]string{
 		"0:0:0:0:0:0:0:1": "[::1]", "::0001": "[::1]", "2001:DB8:0::1": "[2001:db8::1]", "FE80::0:1%En0": "[fe80::1%En0]",
 		"::ffff:127.0.0.1": "127.0.0.1", "::FFFF:7F00:1": "127.0.0.1",
+		// A name's case is its ASCII letters': İ.test is another host than
+		// i.test, as the transport keeps it.
+		"\u0130.TEST": "\u0130.test",
 	} {
 		s := &model.Span{Attributes: []model.Attribute{
 			{Key: keyServerAddress, Value: model.String(addr)},
