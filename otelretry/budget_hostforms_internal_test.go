@@ -33,29 +33,6 @@ func dialedAddr(t *testing.T, rawURL string) string {
 // (url.Parse refuses an IPv6 host without brackets).
 func hostURL(host string) *url.URL { return &url.URL{Scheme: "http", Host: host, Path: "/x"} }
 
-// A URL built by hand with an IPv6 host without brackets (URL.Host
-// "2001:db8::1:8080") is sent by net/http's Transport: it dials
-// URL.Hostname() and URL.Port(), [2001:db8::1]:8080, as it does for
-// "[2001:db8::1]:8080". The transport does not refuse such a Host (it
-// refuses "@", "?" and "#" only). The Budget.Key godoc and docs/budget.md
-// promise one dependency per IPv6 address "in its one written form"; the
-// whole of "2001:db8::1:8080" was read as one address (a reviewer's find).
-func TestAnIPv6HostWithoutBracketsIsOneDependency(t *testing.T) {
-	for _, pair := range [][2]string{
-		{"[2001:db8::1]:8080", "2001:db8::1:8080"},
-		{"[2001:db8::1]", "2001:db8::1:80"},
-	} {
-		a, b := dialedAddr(t, pair[0]), dialedAddr(t, pair[1])
-		if a != b || a == "" {
-			t.Fatalf("net/http dials %q and %q: not one address, the premise fails", a, b)
-		}
-		ka, kb := hostOf(&http.Request{URL: hostURL(pair[0])}), hostOf(&http.Request{URL: hostURL(pair[1])})
-		if ka != kb {
-			t.Errorf("net/http dials both %s and %s at %s, but their dependencies are %q and %q", pair[0], pair[1], a, ka, kb)
-		}
-	}
-}
-
 // An IPv4-mapped IPv6 literal is the IPv4 address: Go dials
 // [::ffff:127.0.0.1]:8080 as 127.0.0.1:8080 (net.IP.Equal says one
 // address). Two spellings of one address were two dependencies (a

@@ -11,11 +11,16 @@ import (
 
 // Every pair here is dialed by net/http's Transport at one address (a
 // recording DialContext: dialedAddr), so docs/budget.md promises one
-// dependency. The port was split off at the last colon whatever followed
-// it, where url.URL's Port (which net/http dials) takes only digits, so
-// "2001:db8::abcd" was "[2001:db8:]:abcd" (a reviewer's find).
+// dependency. A URL built by hand may carry an IPv6 host without brackets
+// (url.Parse refuses one; the transport refuses only "@", "?" and "#" in
+// URL.Host): the whole of "2001:db8::1:8080" was read as one address;
+// then the port was split off at the last colon whatever followed it,
+// where url.URL's Port (which net/http dials) takes only digits, so
+// "2001:db8::abcd" was "[2001:db8:]:abcd" (two reviewers' finds).
 func TestOneAddressIsOneDependencyAsNetHTTPSplitsIt(t *testing.T) {
 	for _, pair := range [][2]string{
+		{"[2001:db8::1]:8080", "2001:db8::1:8080"},
+		{"[2001:db8::1]", "2001:db8::1:80"},
 		{"[2001:db8::abcd]", "2001:db8::abcd"},
 		{"[::ffff:127.0.0.1]", "::ffff:127.0.0.1"},
 		{"[fe80::1%en0]:8080", "fe80::1%en0:8080"},
