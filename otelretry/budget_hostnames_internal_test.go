@@ -4,10 +4,40 @@
 package otelretry
 
 import (
+	"net"
 	"net/http"
 	"net/url"
 	"testing"
+
+	"github.com/otelretry/otelretry-go/internal/dialpeer"
 )
+
+// dialedAddr is the address net/http's Transport dials for host in an
+// http URL.
+func dialedAddr(t *testing.T, host string) string {
+	t.Helper()
+	return dialpeer.Dialed(hostURL(host), "")
+}
+
+// hostURL is an http URL with host as its Host, as a URL built by hand
+// (url.Parse refuses an IPv6 host without brackets).
+func hostURL(host string) *url.URL { return &url.URL{Scheme: "http", Host: host, Path: "/x"} }
+
+// Pairwise over hosts written many ways (dialpeer.URLs), within a scheme:
+// one peer net/http dials is one budget key, and two peers two, but for
+// the documented Unicode exceptions (a reviewer's oracle, after three
+// rounds found spellings the key split or merged).
+func TestTheBudgetKeyFollowsWhatNetHTTPDials(t *testing.T) {
+	bad, n := dialpeer.Check(dialpeer.URLs(), func(u *url.URL) string {
+		return hostOf(&http.Request{URL: u, Host: "other.test"})
+	}, 15)
+	for _, m := range bad {
+		t.Errorf("%s dials peer %q, key %q; %s dials peer %q, key %q", m.A, m.PeerA, m.KeyA, m.B, m.PeerB, m.KeyB)
+	}
+	if n < 500 {
+		t.Errorf("%d URLs compared; the set should give several hundred", n)
+	}
+}
 
 // Every pair here is dialed by net/http's Transport at one address (a
 // recording DialContext: dialedAddr), so docs/budget.md promises one
@@ -66,5 +96,24 @@ func TestAPortPastIntIsNotTheSchemesDefault(t *testing.T) {
 	}
 	if port, ok := serverPort(u); ok {
 		t.Errorf("server.port %d for port 99999999999999999999; want none", port)
+	}
+}
+
+func TestAnIPv4MappedAddressIsItsIPv4Dependency(t *testing.T) {
+	a, err := net.ResolveTCPAddr("tcp", "[::ffff:127.0.0.1]:8080")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := net.ResolveTCPAddr("tcp", "127.0.0.1:8080")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !a.IP.Equal(b.IP) || a.Port != b.Port {
+		t.Fatalf("premise: %v and %v are not one address", a, b)
+	}
+	ua, _ := url.Parse("http://[::ffff:127.0.0.1]:8080/x")
+	ub, _ := url.Parse("http://127.0.0.1:8080/x")
+	if ka, kb := hostOf(&http.Request{URL: ua}), hostOf(&http.Request{URL: ub}); ka != kb {
+		t.Errorf("one address %v, two dependencies %q and %q", b, ka, kb)
 	}
 }

@@ -255,7 +255,7 @@
 //	  deadline ratio  0.000 (0 of 1 operation)
 //
 //	dependencies: 1 (by the service they call)
-//	  127.0.0.1: all 1 operation returned; all failed attempts 503; 3× load
+//	  127.0.0.1:8080: all 1 operation returned; all failed attempts 503; 3× load
 //
 //	findings: none
 //

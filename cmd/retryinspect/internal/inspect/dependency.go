@@ -10,6 +10,7 @@ import (
 	"math"
 	"net"
 	"net/netip"
+	"net/url"
 	"slices"
 	"strconv"
 	"strings"
@@ -154,23 +155,37 @@ func dependencyName(spans, attempts []*model.Span, serverOf map[*model.Span]stri
 
 // hostOf is a span's server.address with its server.port, as a URL's host
 // writes them: without the port when it is the default of url.full's
-// scheme, and an IPv6 address in brackets; the name in lower case (but
-// for an IPv6 zone, an interface's name) without a trailing dot, as the
-// transport keeps a dependency.
+// scheme, and an IPv6 address in brackets; the name as the transport keeps
+// a dependency's (oneName). A span without server.port (the transport
+// records none for a port past int, which its key keeps) takes url.full's.
 func hostOf(s *model.Span) string {
-	addr := redacted(strings.TrimSuffix(lowerButZone(stringAttr(s, keyServerAddress)), "."))
+	addr := redacted(oneName(stringAttr(s, keyServerAddress)))
 	if addr == "" {
 		return ""
 	}
+	full := stringAttr(s, keyURLFull)
+	scheme, _, _ := strings.Cut(full, "://")
 	port, ok := s.Attr(keyServerPort)
 	if !ok || port.Type != model.TypeInt {
+		if p := portOf(full); p != "" && p != strconv.FormatInt(defaultPorts[strings.ToLower(scheme)], 10) {
+			return net.JoinHostPort(addr, p)
+		}
 		return bracketed(addr)
 	}
-	scheme, _, _ := strings.Cut(stringAttr(s, keyURLFull), "://")
 	if defaultPorts[strings.ToLower(scheme)] == port.Int {
 		return bracketed(addr)
 	}
 	return net.JoinHostPort(addr, strconv.FormatInt(port.Int, 10))
+}
+
+// portOf is the port rawURL writes, as a number writes it (no leading
+// zeros), or "".
+func portOf(rawURL string) string {
+	u, err := url.Parse(rawURL)
+	if err != nil || u.Port() == "" {
+		return ""
+	}
+	return cmp.Or(strings.TrimLeft(u.Port(), "0"), "0")
 }
 
 // bracketed is addr as a URL's host writes it: an IPv6 address in
@@ -417,27 +432,37 @@ func dashed(s string) string {
 	return s
 }
 
-// lowerButZone is addr with its ASCII letters in lower case (a DNS name's
-// case; strings.ToLower would make "İ.test", another host, i.test), but
-// for an IPv6 zone ("%en0" and "%EN0" are two interfaces, and two
-// dependencies); an IPv6 address in its
-// one written form (RFC 5952: 0:0::1 is ::1; an IPv4-mapped ::ffff:127.0.0.1
-// is 127.0.0.1), as the transport keeps it.
-func lowerButZone(addr string) string {
-	if ip, err := netip.ParseAddr(addr); err == nil && ip.Is6() {
-		if ip.Is4In6() && ip.Zone() == "" {
-			return ip.Unmap().String()
+// oneName is a server.address as the transport keeps a dependency's name
+// (otelretry's oneName): its ASCII letters in lower case (a DNS name's
+// case; strings.ToLower would make "İ.test", another host, i.test)
+// without a trailing dot; an IPv6 address in its one written form (RFC
+// 5952: 0:0::1 is ::1; an IPv4-mapped ::ffff:127.0.0.1 is 127.0.0.1), its
+// zone as written ("%en0" and "%EN0" are two interfaces, and two
+// dependencies).
+func oneName(addr string) string {
+	if strings.IndexByte(addr, ':') < 0 {
+		return strings.TrimSuffix(lowerASCII(addr), ".")
+	}
+	ip, err := netip.ParseAddr(addr)
+	switch {
+	case err != nil:
+		if zone := strings.IndexByte(addr, '%'); zone >= 0 {
+			return lowerASCII(addr[:zone]) + addr[zone:]
 		}
-		return ip.String()
+		return lowerASCII(addr)
+	case ip.Is4In6() && ip.Zone() == "":
+		return ip.Unmap().String()
 	}
-	lower := []byte(addr)
-	if zone := strings.IndexByte(addr, '%'); zone >= 0 {
-		lower = lower[:zone]
-	}
-	for i, c := range lower {
+	return ip.String()
+}
+
+// lowerASCII is s with its ASCII letters in lower case.
+func lowerASCII(s string) string {
+	b := []byte(s)
+	for i, c := range b {
 		if 'A' <= c && c <= 'Z' {
-			lower[i] = c + 'a' - 'A'
+			b[i] = c + 'a' - 'A'
 		}
 	}
-	return string(lower) + addr[len(lower):]
+	return string(b)
 }
