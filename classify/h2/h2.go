@@ -33,8 +33,10 @@
 //
 // Both clients resend a refused stream by themselves when the request can
 // be replayed (no body, or GetBody), and neither reports a stream above a
-// GOAWAY's last stream identifier with a typed error: they resend it on a
-// new connection, but a connection's first stream under a GOAWAY with an
+// GOAWAY's last stream identifier with a typed error: their Transports
+// resend it on a new connection (a ClientConn, which cannot, ends it with
+// an untyped error, and the write's outcome stays unknown), but a
+// connection's first stream under a GOAWAY with an
 // error code, which net/http ends with a message of its own and resends
 // for no request (otelretry reads that message itself, over net/http's
 // transport). The classifier therefore sees REFUSED_STREAM when the
@@ -46,10 +48,9 @@
 package h2
 
 import (
-	"errors"
-
 	"golang.org/x/net/http2"
 
+	"github.com/otelretry/otelretry-go/internal/errtree"
 	"github.com/otelretry/otelretry-go/otelretry"
 )
 
@@ -77,9 +78,24 @@ func Classify(a otelretry.Answer) otelretry.Classification {
 // which the clients pass on unchanged: otelretry takes no proof from an
 // attempt whose body broke, whatever its Classifier says. The code is read
 // by type, never from the error text.
+//
+// The chain is read as errors.As reads it, the first stream error found
+// deciding, but past a typed nil, which is neither read nor unwrapped: a
+// nil *net.OpError unwraps through its receiver, and errors.As would
+// panic on it.
 func Evidence(err error) (otelretry.Evidence, bool) {
 	var se http2.StreamError
-	if !errors.As(err, &se) || se.Code != http2.ErrCodeRefusedStream {
+	found := false
+	errtree.Walk(err, func(e error) bool {
+		switch x := e.(type) {
+		case http2.StreamError:
+			se, found = x, true
+		case interface{ As(any) bool }:
+			found = x.As(&se) // net/http's own stream error converts itself
+		}
+		return !found
+	})
+	if !found || se.Code != http2.ErrCodeRefusedStream {
 		return otelretry.Evidence{}, false
 	}
 	return otelretry.Evidence{Protocol: Protocol, Code: uint64(se.Code), Name: se.Code.String()}, true

@@ -40,11 +40,10 @@
 package h3
 
 import (
-	"reflect"
-
 	"github.com/quic-go/quic-go"
 	"github.com/quic-go/quic-go/http3"
 
+	"github.com/otelretry/otelretry-go/internal/errtree"
 	"github.com/otelretry/otelretry-go/otelretry"
 )
 
@@ -91,7 +90,7 @@ func Evidence(err error) (otelretry.Evidence, bool) {
 // layer that joins errors may carry both kinds, and the first one found
 // is the one read, whatever its kind.
 func errorCode(err error) (code http3.ErrCode, remote, ok bool) {
-	walk(err, func(e error) bool {
+	errtree.Walk(err, func(e error) bool {
 		code, remote, ok = streamErrorAt(e)
 		return !ok
 	})
@@ -101,7 +100,7 @@ func errorCode(err error) (code http3.ErrCode, remote, ok bool) {
 // connectionClosed reports whether err's chain holds a *quic.ApplicationError,
 // as errors.As would find one.
 func connectionClosed(err error) (closed bool) {
-	walk(err, func(e error) bool {
+	errtree.Walk(err, func(e error) bool {
 		var app *quic.ApplicationError
 		switch x := e.(type) {
 		case *quic.ApplicationError:
@@ -112,36 +111,6 @@ func connectionClosed(err error) (closed bool) {
 		return !closed
 	})
 	return closed
-}
-
-// walk calls visit on err and its chain, as errors.As walks it (depth
-// first, in order), until visit returns false. A typed nil says nothing
-// and is not unwrapped: quic-go's *http3.Error unwraps through its
-// receiver, and a nil one would panic where errors.As reaches it.
-func walk(err error, visit func(error) bool) bool {
-	if err == nil || isNilPointer(err) {
-		return true
-	}
-	if !visit(err) {
-		return false
-	}
-	switch e := err.(type) {
-	case interface{ Unwrap() error }:
-		return walk(e.Unwrap(), visit)
-	case interface{ Unwrap() []error }:
-		for _, inner := range e.Unwrap() {
-			if !walk(inner, visit) {
-				return false
-			}
-		}
-	}
-	return true
-}
-
-// isNilPointer reports whether err is a typed nil pointer.
-func isNilPointer(err error) bool {
-	v := reflect.ValueOf(err)
-	return v.Kind() == reflect.Pointer && v.IsNil()
 }
 
 // streamErrorAt reads err itself, not its chain, as errors.As would at
