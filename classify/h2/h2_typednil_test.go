@@ -6,6 +6,7 @@ package h2_test
 import (
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/url"
 	"testing"
@@ -39,5 +40,23 @@ func TestATypedNilInTheChainIsReadPast(t *testing.T) {
 			}
 			h2.Classify(otelretry.Answer{Err: err})
 		}()
+	}
+}
+
+// A large chain is read whole, as errors.As reads it: a refusal below 300
+// wrappers, or after 300 errors in a join, was missed (the walk stopped at
+// 256; a reviewer's find).
+func TestALargeChainIsReadToItsEnd(t *testing.T) {
+	refused := http2.StreamError{StreamID: 3, Code: http2.ErrCodeRefusedStream}
+	var chain error = refused
+	eofs := make([]error, 300)
+	for i := range eofs {
+		chain = fmt.Errorf("layer: %w", chain)
+		eofs[i] = io.EOF
+	}
+	for name, err := range map[string]error{"300 wrappers": chain, "a join of 301": errors.Join(append(eofs, refused)...)} {
+		if _, ok := h2.Evidence(err); !ok {
+			t.Errorf("%s: no REFUSED_STREAM found; errors.As finds it", name)
+		}
 	}
 }

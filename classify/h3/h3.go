@@ -98,9 +98,11 @@ func errorCode(err error) (code http3.ErrCode, remote, ok bool) {
 }
 
 // connectionClosed reports whether err's chain holds a *quic.ApplicationError,
-// as errors.As would find one.
+// as errors.As would find one, or may: a tree too large to read to its
+// end (errtree.Nodes) is taken as holding one, so that no proof is
+// claimed from the part read.
 func connectionClosed(err error) (closed bool) {
-	errtree.Walk(err, func(e error) bool {
+	complete := errtree.Walk(err, func(e error) bool {
 		var app *quic.ApplicationError
 		switch x := e.(type) {
 		case *quic.ApplicationError:
@@ -110,7 +112,7 @@ func connectionClosed(err error) (closed bool) {
 		}
 		return !closed
 	})
-	return closed
+	return closed || !complete
 }
 
 // streamErrorAt reads err itself, not its chain, as errors.As would at

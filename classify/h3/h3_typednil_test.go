@@ -6,12 +6,14 @@ package h3_test
 import (
 	"errors"
 	"fmt"
+	"io"
 	"testing"
 
 	"github.com/quic-go/quic-go"
 	"github.com/quic-go/quic-go/http3"
 
 	"github.com/otelretry/otelretry-go/classify/h3"
+	"github.com/otelretry/otelretry-go/internal/errtree"
 )
 
 // A typed nil *http3.Error in the chain says nothing and is read past:
@@ -41,5 +43,26 @@ func TestATypedNilInTheChainIsReadPast(t *testing.T) {
 				t.Errorf("%v: evidence %v, want %v", tc.err, ok, tc.want)
 			}
 		}()
+	}
+}
+
+// A large tree is read whole, as errors.As reads it: a connection's close
+// after 300 errors was never reached (the walk stopped at 256), and a
+// rejection before them was taken as proof (a reviewer's find). A tree
+// past what the walk reads is taken as holding a close: no proof.
+func TestALargeTreeIsReadToItsEndOrProvesNothing(t *testing.T) {
+	rejected := &quic.StreamError{StreamID: 4, ErrorCode: quic.StreamErrorCode(http3.ErrCodeRequestRejected), Remote: true}
+	closed := &quic.ApplicationError{Remote: true, ErrorCode: quic.ApplicationErrorCode(http3.ErrCodeRequestRejected)}
+	for _, n := range []int{300, errtree.Nodes} {
+		eofs := make([]error, n)
+		for i := range eofs {
+			eofs[i] = io.EOF
+		}
+		if _, ok := h3.Evidence(errors.Join(rejected, errors.Join(eofs...), closed)); ok {
+			t.Errorf("%d errors before the connection's close: the rejection before them taken as proof", n)
+		}
+		if _, ok := h3.Evidence(errors.Join(rejected, errors.Join(eofs...))); ok != (n < errtree.Nodes) {
+			t.Errorf("%d errors and no close: proof %v, want %v", n, ok, n < errtree.Nodes)
+		}
 	}
 }

@@ -5,13 +5,17 @@ package errtree
 
 import "reflect"
 
-// Nodes is how many errors of a tree Walk visits at most: an Unwrap that
-// returns its own error is not followed for ever.
-const Nodes = 256
+// Nodes is how many errors of a tree Walk visits at most: a whole tree
+// of any size an error carries in practice (errors.As reads it all), and
+// an Unwrap that returns its own error not followed for ever.
+const Nodes = 10000
 
 // Walk calls visit on err and the errors of its tree, as errors.As walks
 // them, until visit returns false; it reports whether the walk went to
-// its end. A typed nil says nothing: it is neither visited nor unwrapped.
+// its end: false when visit stopped it, and when it was cut at Nodes (a
+// reader that must not miss an error, the one that takes a proof back,
+// reads a cut walk as one that found it). A typed nil says nothing: it is
+// neither visited nor unwrapped.
 func Walk(err error, visit func(error) bool) bool {
 	left := Nodes
 	return walk(err, visit, &left)
@@ -20,7 +24,7 @@ func Walk(err error, visit func(error) bool) bool {
 func walk(err error, visit func(error) bool, left *int) bool {
 	for ; err != nil && !IsNil(err); err = unwrapOne(err) {
 		if *left--; *left < 0 {
-			return true
+			return false
 		}
 		if !visit(err) {
 			return false
