@@ -234,7 +234,10 @@ func (e Evidence) present() bool { return e.Protocol != "" || e.Code != 0 || e.N
 // decided, also when the defaults would have decided the same. A
 // retry it asks for costs the retry budget as any other retry does, and
 // Retryable never turns an error that proves the request was not
-// processed into a stop.
+// processed into a stop. Its time counts against the deadline, and it is
+// not cut: one that blocks past the deadline holds RoundTrip until it
+// returns (Answer.Request's context tells it the deadline passed), and
+// its answer then gets no retry.
 type Classifier func(Answer) Classification
 
 // firstClassification asks cs in order: the first answer that is not the

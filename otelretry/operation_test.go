@@ -311,12 +311,18 @@ func TestClassifierThatPanicsBlocksOrLiesIsContained(t *testing.T) {
 					time.Sleep(3 * time.Second)
 					return otelretry.Retryable(0)
 				}))
+			start := time.Now()
 			resp, _ := h.transprt.RoundTrip(get(t, t.Context(), "http://api.test/"))
 			if resp != nil {
 				resp.Body.Close()
 			}
 			if n := len(h.base.Calls()); n != 1 {
 				t.Errorf("step %+v: %d calls after a classifier that blocked past the deadline, want 1", step, n)
+			}
+			// The Classifier's godoc: user code is not cut, and RoundTrip
+			// waits for it past the deadline.
+			if took := time.Since(start); took != 3*time.Second {
+				t.Errorf("step %+v: RoundTrip returned after %s, want the Classifier's 3s", step, took)
 			}
 			if d := attrOf(h.attempts()[0], attrs.DecisionKey).AsString(); d != "deadline_exceeded" {
 				t.Errorf("step %+v: decision %q, want deadline_exceeded", step, d)
