@@ -84,7 +84,9 @@ func ExampleErrOutcomeUnknown() {
 // A state check resolves an unknown write: here the server reports the
 // order as applied, so its stored record is the operation's result.
 func ExampleWithStateCheck() {
+	var writes, checks atomic.Int32
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		writes.Add(1)
 		hang(r) // the write is applied, its answer lost
 	}))
 	defer srv.Close()
@@ -92,6 +94,7 @@ func ExampleWithStateCheck() {
 	defer base.CloseIdleConnections()
 
 	check := func(ctx context.Context, c otelretry.StateCheck) (otelretry.StateResult, error) {
+		checks.Add(1)
 		// A real check would GET the record by c.OperationID.
 		stored := &http.Response{StatusCode: http.StatusOK, Header: http.Header{},
 			Body: io.NopCloser(strings.NewReader(`{"order":"` + c.OperationID + `"}`))}
@@ -109,7 +112,10 @@ func ExampleWithStateCheck() {
 	defer resp.Body.Close()
 	body, _ := io.ReadAll(resp.Body)
 	fmt.Println(resp.StatusCode, string(body))
-	// Output: 200 {"order":"order-8"}
+	fmt.Println("writes sent:", writes.Load(), "- state checks:", checks.Load())
+	// Output:
+	// 200 {"order":"order-8"}
+	// writes sent: 1 - state checks: 1
 }
 
 // A key per write: the first attempt's answer is lost after the server
