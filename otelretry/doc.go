@@ -314,7 +314,11 @@
 // error loops there as it would in errors.Is. Two kinds real clients make
 // are kept from harm: a typed nil in an error's tree (quic-go's
 // *http3.Error in some of its chains) is never read, and an error that
-// cannot print itself is recorded with a text of otelretry's.
+// cannot print itself is recorded with a text of otelretry's. A Meter
+// that makes no instrument, or is a nil pointer, is a no-op; a
+// TracerProvider that breaks the API's contract (a nil Tracer, a Start
+// that returns no span) is not guarded: otelhttp, which makes the client
+// spans, would fail on it as well.
 //
 // # Secrets
 //

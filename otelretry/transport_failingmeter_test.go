@@ -12,6 +12,8 @@ import (
 
 	"go.opentelemetry.io/otel/metric"
 	"go.opentelemetry.io/otel/metric/noop"
+	"go.opentelemetry.io/otel/trace"
+	tracenoop "go.opentelemetry.io/otel/trace/noop"
 
 	"github.com/otelretry/otelretry-go/otelretry"
 )
@@ -74,5 +76,62 @@ func TestAFailingMeterIsReportedOnceAndRequestsGoOn(t *testing.T) {
 	got := errs()
 	if len(got) != 1 || !errors.Is(got[0], errMeterRefuses) || !strings.HasPrefix(got[0].Error(), "otelretry: ") {
 		t.Errorf("otel.Handle got %q, want one error naming otelretry, wrapping the Meter's", got)
+	}
+}
+
+// nilPointerMeter is an adapter's Meter whose methods read their receiver.
+type nilPointerMeter struct {
+	noop.Meter
+	prefix string
+}
+
+func (m *nilPointerMeter) Int64Counter(name string, o ...metric.Int64CounterOption) (metric.Int64Counter, error) {
+	return m.Meter.Int64Counter(m.prefix+name, o...)
+}
+
+func (m *nilPointerMeter) Float64Histogram(name string, o ...metric.Float64HistogramOption) (metric.Float64Histogram, error) {
+	return m.Meter.Float64Histogram(m.prefix+name, o...)
+}
+
+// nilPointerMeterProvider returns its Meter as an adapter does, `return
+// m` with m a nil *nilPointerMeter: the API's contract broken as a nil
+// instrument breaks it.
+type nilPointerMeterProvider struct{ noop.MeterProvider }
+
+func (nilPointerMeterProvider) Meter(string, ...metric.MeterOption) metric.Meter {
+	var m *nilPointerMeter
+	return m
+}
+
+// A MeterProvider whose Meter is a nil pointer breaks no request: it is
+// the no-op Meter, for otelretry's instruments and otelhttp's (it
+// panicked; a reviewer's find).
+func TestAMeterThatIsANilPointerBreaksNoRequest(t *testing.T) {
+	base := &countedOK{}
+	rt := otelretry.NewTransport(base, otelretry.WithMeterProvider(nilPointerMeterProvider{}))
+	resp, err := rt.RoundTrip(get(t, t.Context(), "http://api.test/"))
+	if err != nil || resp.StatusCode != 200 || base.calls != 1 {
+		t.Fatalf("%v, %v after %d calls: want the base's 200", resp, err, base.calls)
+	}
+	resp.Body.Close()
+}
+
+// nilTracerProvider breaks the API's contract: its Tracer is nil.
+type nilTracerProvider struct{ tracenoop.TracerProvider }
+
+func (nilTracerProvider) Tracer(string, ...trace.TracerOption) trace.Tracer { return nil }
+
+// The package doc's line: a TracerProvider that breaks the API's contract
+// is not guarded, as a Meter is (a reviewer's question: the line was
+// written nowhere). Its panic goes on.
+func TestATracerProviderWithoutATracerIsNotGuarded(t *testing.T) {
+	defer func() {
+		if recover() == nil {
+			t.Error("a nil Tracer was guarded: the package doc says it is not")
+		}
+	}()
+	rt := otelretry.NewTransport(&countedOK{}, otelretry.WithTracerProvider(nilTracerProvider{}))
+	if resp, err := rt.RoundTrip(get(t, t.Context(), "http://api.test/")); err == nil {
+		resp.Body.Close()
 	}
 }

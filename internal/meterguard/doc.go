@@ -4,7 +4,8 @@
 // Package meterguard keeps a Meter that made no instrument from breaking
 // the request path: wrapped, a Meter's synchronous instrument
 // constructors never return nil (a no-op takes the place of one it did
-// not make), and a MeterProvider never returns a nil Meter. An instrument
+// not make), and a MeterProvider never returns a nil Meter, nor one that
+// is a nil pointer. An instrument
 // the Meter made is kept, even with an error: the SDK returns a working
 // one with an error when one of its readers cannot aggregate it.
 //

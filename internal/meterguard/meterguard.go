@@ -12,9 +12,9 @@ import (
 )
 
 // Provider returns mp guarded: its Meters are guarded as Meter guards
-// them. A nil mp is the no-op provider.
+// them. A nil mp, or a nil pointer, is the no-op provider.
 func Provider(mp metric.MeterProvider) metric.MeterProvider {
-	if mp == nil {
+	if mp == nil || nilPointer(mp) {
 		return noop.NewMeterProvider()
 	}
 	return provider{mp: mp}
@@ -30,9 +30,10 @@ func (p provider) Meter(name string, opts ...metric.MeterOption) metric.Meter {
 }
 
 // Meter returns m guarded: each synchronous instrument m does not make is
-// a no-op, returned with m's error. A nil m is the no-op Meter.
+// a no-op, returned with m's error. A nil m, or a nil pointer (an
+// adapter's `return m` of a Meter it did not make), is the no-op Meter.
 func Meter(m metric.Meter) metric.Meter {
-	if m == nil {
+	if m == nil || nilPointer(m) {
 		return noop.Meter{}
 	}
 	if g, ok := m.(meter); ok {
