@@ -275,7 +275,7 @@ func hostOf(r *http.Request) string {
 		name = name[1 : len(name)-1]
 	}
 	if name = oneName(name); strings.IndexByte(name, ':') >= 0 {
-		if len(written) == len(name)+2 && written[1:len(written)-1] == name {
+		if len(written) == len(name)+2 && written[0] == '[' && written[1:len(written)-1] == name {
 			name = written // bracketed as it is to be: no copy
 		} else {
 			name = "[" + name + "]"

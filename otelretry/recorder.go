@@ -296,8 +296,8 @@ func (r *recorder) startFields(o *opRecord, kv []attribute.KeyValue) []attribute
 
 // serverPort is the URL's port (":0" too, which the budget keys as a
 // port of its own), or the scheme's default when it writes none; false
-// when there is none, or it is past int (url.Parse takes any digits, no
-// dial does: its span says no port rather than the default's).
+// when there is none, or it is past int (url.Parse takes any digits: its
+// span says no port rather than the default's).
 func serverPort(u *url.URL) (int, bool) {
 	if p := u.Port(); p != "" { // Atoi("") would allocate its error
 		n, err := strconv.Atoi(p)

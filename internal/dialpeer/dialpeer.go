@@ -69,6 +69,7 @@ func URLs() []*url.URL {
 	names := []string{"api.test", "API.test", "api.test.", "Api.Test.", "127.0.0.1", "127.0.0.1.", "::1", "0:0::1", "::0001",
 		"::ffff:127.0.0.1", "::FFFF:7f00:1", "fe80::1%en0", "fe80::1%EN0", "FE80::0001%en0", "fe80::1%en0.",
 		"127.0.0.1%eth0", "127.0.0.1%ETH0", "api%ZZ.test", "api%zz.test", "2001:db8::1", "2001:DB8::abcd", "1.2.3.4",
+		"::", "0::0", "0:0:0:0:0:0:0:0", "64:ff9b::1.2.3.4", "::ffff:1.2.3.4%en0",
 		"b\u00fccher.test", "B\u00dcCHER.test", "xn--bcher-kva.test"}
 	ports := []string{"", ":", ":80", ":080", ":443", ":0443", ":8080", ":08080", ":0"}
 	var out []*url.URL
