@@ -8,13 +8,13 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"net/netip"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/otelretry/otelretry-go/attrs"
+	"github.com/otelretry/otelretry-go/internal/hostname"
 )
 
 // Budget defaults.
@@ -256,7 +256,7 @@ func (b *Budget) invalidSettings() error {
 func validRatio(r float64) bool { return r >= 0.001 && r <= 1 && int64(r*1000+0.5) >= 1 }
 
 // hostOf is r's dependency (docs/budget.md): the host as its URL writes
-// it, one name however it is spelled (oneName), the port only when it is
+// it, one name however it is spelled (hostname.One), the port only when it is
 // not the scheme's default, so that https://api.test, https://API.test.,
 // https://api.test:443 and https://api.test:0443 share one budget, hedge
 // rate and throttle. Host and port are split as net/http splits them to
@@ -274,7 +274,7 @@ func hostOf(r *http.Request) string {
 	if strings.HasPrefix(name, "[") && strings.HasSuffix(name, "]") {
 		name = name[1 : len(name)-1]
 	}
-	if name = oneName(name); strings.IndexByte(name, ':') >= 0 {
+	if name = hostname.One(name); strings.IndexByte(name, ':') >= 0 {
 		if len(written) == len(name)+2 && written[0] == '[' && written[1:len(written)-1] == name {
 			name = written // bracketed as it is to be: no copy
 		} else {
@@ -306,48 +306,6 @@ func splitPort(host string) (name, port string) {
 		port = cmp.Or(trimmed, "0")
 	}
 	return name, port
-}
-
-// oneName is a host's name (no port, no brackets) as one name: its ASCII
-// letters in lower case (no copy when they are already; a DNS name's case
-// is ASCII's: strings.ToLower would make "İ.test", which net/http dials as
-// xn--i-9bb.test, i.test), but for an IPv6 zone (an interface's name,
-// whose case tells interfaces apart), without the trailing dot of a fully
-// qualified name, and an IP address in its one written form (RFC 5952:
-// 0:0::1 and ::0001 are ::1; an IPv4-mapped ::ffff:127.0.0.1 is
-// 127.0.0.1, which Go dials for it).
-func oneName(name string) string {
-	if strings.IndexByte(name, ':') < 0 {
-		return strings.TrimSuffix(lowerASCII(name), ".")
-	}
-	addr, err := netip.ParseAddr(name)
-	switch {
-	case err != nil:
-		if zone := strings.IndexByte(name, '%'); zone >= 0 {
-			return lowerASCII(name[:zone]) + name[zone:]
-		}
-		return lowerASCII(name)
-	case addr.Is4In6() && addr.Zone() == "":
-		return addr.Unmap().String()
-	}
-	return addr.String()
-}
-
-// lowerASCII is s with its ASCII letters in lower case, s itself when it
-// has none in upper case.
-func lowerASCII(s string) string {
-	for i := 0; i < len(s); i++ {
-		if 'A' <= s[i] && s[i] <= 'Z' {
-			b := []byte(s)
-			for ; i < len(b); i++ {
-				if 'A' <= b[i] && b[i] <= 'Z' {
-					b[i] += 'a' - 'A'
-				}
-			}
-			return string(b)
-		}
-	}
-	return s
 }
 
 // key returns the budget key of r (Key; default the host).

@@ -20,6 +20,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/otelretry/otelretry-go/attrs"
+	"github.com/otelretry/otelretry-go/internal/hostname"
 	"github.com/otelretry/otelretry-go/internal/httpmethod"
 	"github.com/otelretry/otelretry-go/internal/redact"
 	"github.com/otelretry/otelretry-go/metrics"
@@ -313,7 +314,7 @@ func serverPort(u *url.URL) (int, bool) {
 }
 
 // metricServer is the server.address metric label: the host when
-// WithServerAddressInMetrics asked for it, as one DNS name (oneName: one
+// WithServerAddressInMetrics asked for it, as one DNS name (hostname.One: one
 // set of series for API.test. and api.test), else "" (and the URL is not
 // read). It is decided here only; the metrics Recorder labels what it is
 // given.
@@ -321,7 +322,7 @@ func (r *recorder) metricServer(o *opRecord) string {
 	if !r.metricsServer {
 		return ""
 	}
-	return oneName(o.req.URL.Hostname())
+	return hostname.One(o.req.URL.Hostname())
 }
 
 // startAttemptSpan starts the transport's own INTERNAL attempt span

@@ -9,7 +9,6 @@ import (
 	"maps"
 	"math"
 	"net"
-	"net/netip"
 	"net/url"
 	"slices"
 	"strconv"
@@ -17,6 +16,7 @@ import (
 
 	"github.com/otelretry/otelretry-go/attrs"
 	"github.com/otelretry/otelretry-go/cmd/retryinspect/internal/model"
+	"github.com/otelretry/otelretry-go/internal/hostname"
 )
 
 // A dependency is the service an operation calls: what otelretry's retry
@@ -156,10 +156,10 @@ func dependencyName(spans, attempts []*model.Span, serverOf map[*model.Span]stri
 // hostOf is a span's server.address with its server.port, as a URL's host
 // writes them: without the port when it is the default of url.full's
 // scheme, and an IPv6 address in brackets; the name as the transport keeps
-// a dependency's (oneName). A span without server.port (the transport
+// a dependency's (hostname.One). A span without server.port (the transport
 // records none for a port past int, which its key keeps) takes url.full's.
 func hostOf(s *model.Span) string {
-	addr := redacted(oneName(stringAttr(s, keyServerAddress)))
+	addr := redacted(hostname.One(stringAttr(s, keyServerAddress)))
 	if addr == "" {
 		return ""
 	}
@@ -430,39 +430,4 @@ func dashed(s string) string {
 		return "-"
 	}
 	return s
-}
-
-// oneName is a server.address as the transport keeps a dependency's name
-// (otelretry's oneName): its ASCII letters in lower case (a DNS name's
-// case; strings.ToLower would make "İ.test", another host, i.test)
-// without a trailing dot; an IPv6 address in its one written form (RFC
-// 5952: 0:0::1 is ::1; an IPv4-mapped ::ffff:127.0.0.1 is 127.0.0.1), its
-// zone as written ("%en0" and "%EN0" are two interfaces, and two
-// dependencies).
-func oneName(addr string) string {
-	if strings.IndexByte(addr, ':') < 0 {
-		return strings.TrimSuffix(lowerASCII(addr), ".")
-	}
-	ip, err := netip.ParseAddr(addr)
-	switch {
-	case err != nil:
-		if zone := strings.IndexByte(addr, '%'); zone >= 0 {
-			return lowerASCII(addr[:zone]) + addr[zone:]
-		}
-		return lowerASCII(addr)
-	case ip.Is4In6() && ip.Zone() == "":
-		return ip.Unmap().String()
-	}
-	return ip.String()
-}
-
-// lowerASCII is s with its ASCII letters in lower case.
-func lowerASCII(s string) string {
-	b := []byte(s)
-	for i, c := range b {
-		if 'A' <= c && c <= 'Z' {
-			b[i] = c + 'a' - 'A'
-		}
-	}
-	return string(b)
 }
