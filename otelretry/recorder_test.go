@@ -1612,3 +1612,50 @@ func TestAnOperationOfTheDefaultDeadlineFallsInAFiniteBucket(t *testing.T) {
 		t.Error("no retry.operation.duration")
 	})
 }
+
+// docs/telemetry.md, Logs: without an SDK TracerProvider, the records
+// carry the ids of the span the request's context holds, the caller's,
+// and none when it holds none. The page said they carry none (a
+// reviewer's find).
+func TestWithoutSpansTheRecordsCarryTheCallersIDs(t *testing.T) {
+	caller := trace.NewSpanContext(trace.SpanContextConfig{TraceID: trace.TraceID{1}, SpanID: trace.SpanID{2}, TraceFlags: trace.FlagsSampled, Remote: true})
+	for _, sc := range []trace.SpanContext{caller, {}} {
+		var buf bytes.Buffer
+		rec := &logRecorder{}
+		lp := sdklog.NewLoggerProvider(sdklog.WithProcessor(rec))
+		rt := otelretry.NewTransport(scripted.New(scripted.Step{Status: 503}, scripted.Step{Status: 200}),
+			otelretry.WithTracerProvider(tracenoop.NewTracerProvider()), otelretry.WithBackoff(otelretry.ConstantBackoff(0)),
+			otelretry.WithLogger(slog.New(slog.NewJSONHandler(&buf, &slog.HandlerOptions{Level: slog.LevelDebug}))),
+			otelretry.WithLoggerProvider(lp))
+		resp, err := rt.RoundTrip(get(t, trace.ContextWithRemoteSpanContext(t.Context(), sc), "http://api.test/"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		_ = lp.Shutdown(context.Background())
+		wantTrace, wantSpan := "", ""
+		if sc.IsValid() {
+			wantTrace, wantSpan = sc.TraceID().String(), sc.SpanID().String()
+		}
+		records := slogRecords(t, &buf, "retry attempt")
+		if len(records) != 2 {
+			t.Fatalf("%d slog attempt records, want 2", len(records))
+		}
+		for _, r := range records {
+			gotTrace, _ := r["trace_id"].(string)
+			if gotSpan, _ := r["span_id"].(string); gotTrace != wantTrace || gotSpan != wantSpan {
+				t.Errorf("caller %v: slog record ids %v %v, want %q %q", sc.IsValid(), r["trace_id"], r["span_id"], wantTrace, wantSpan)
+			}
+		}
+		rec.mu.Lock()
+		for _, r := range rec.records {
+			if r.TraceID() != sc.TraceID() || r.SpanID() != sc.SpanID() {
+				t.Errorf("caller %v: event %s ids %s %s, want %s %s", sc.IsValid(), r.EventName(), r.TraceID(), r.SpanID(), sc.TraceID(), sc.SpanID())
+			}
+		}
+		if len(rec.records) != 3 {
+			t.Errorf("%d log events, want 3 (two attempts, one operation)", len(rec.records))
+		}
+		rec.mu.Unlock()
+	}
+}
