@@ -158,9 +158,11 @@ func dependencyName(spans, attempts []*model.Span, serverOf map[*model.Span]stri
 // scheme, and an IPv6 address in brackets; the name as the transport keeps
 // a dependency's (hostname.One). A span without server.port (the transport
 // records none for a port past int, which its key keeps) takes url.full's.
+// An empty server.address with a port is the local system's, which a URL
+// writes ":8080" (http.Get("http://:8080/")), as the budget keys it.
 func hostOf(s *model.Span) string {
 	addr := redacted(hostname.One(stringAttr(s, keyServerAddress)))
-	if addr == "" {
+	if _, recorded := s.Attr(keyServerAddress); addr == "" && !recorded {
 		return ""
 	}
 	full := stringAttr(s, keyURLFull)
