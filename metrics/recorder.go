@@ -147,11 +147,13 @@ func allowedLabel(k attribute.Key) bool {
 		return false // Prometheus's own names, or none: the exporter drops the whole series
 	}
 	for _, name := range names {
-		// An id or a URL is one under any case (URL, Url.Full): matched
-		// lowered, to keep what a user meant as one off the labels.
-		lowered := strings.ToLower(name)
-		if reservedInPrometheus[name] || unboundedInPrometheus[lowered] ||
-			strings.HasPrefix(name, "otel_scope_") || strings.HasPrefix(lowered, "url_") {
+		// An id or a URL is one under any case (URL, Url.Full) and with
+		// blanks or dots around it (" url.full" is _url_full): matched
+		// lowered and trimmed, to keep what a user meant as one off the
+		// labels.
+		meant := strings.Trim(strings.ToLower(name), "_")
+		if reservedInPrometheus[name] || unboundedInPrometheus[meant] || meant == "url" ||
+			strings.HasPrefix(name, "otel_scope_") || strings.HasPrefix(meant, "url_") {
 			return false
 		}
 	}

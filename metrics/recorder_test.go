@@ -192,6 +192,13 @@ func TestNewLabelsDropsURLsIDsAndOwnKeys(t *testing.T) {
 	if set.Len() != 1 {
 		t.Fatalf("kept %v, want only dependency", set.ToSlice())
 	}
+	// With blanks or dots around them, they are still what they say:
+	// " url.full" was kept, as the label _url_full (a reviewer's find).
+	set = metrics.NewLabels(attribute.String(" url.full", "http://x/?a=1"), attribute.String(".url", "http://x/"),
+		attribute.String("retry.operation.id ", "op-1"), attribute.String("_http.target_", "/?a=1"))
+	if set.Len() != 0 {
+		t.Fatalf("kept %v, want none", set.ToSlice())
+	}
 }
 
 // A key that Prometheus spells as one of the Recorder's labels (the dots
