@@ -124,7 +124,8 @@ type Throttled struct {
 // underscores: two keys one label, whose values the exporters join): ids
 // (the operation's, the request's, an idempotency key's value), the
 // whole url.* namespace, a bare url, and the legacy http.url and
-// http.target, under any case (a raw query may ride in any of them), and the keys the Recorder sets itself,
+// http.target, under any case and with blanks or dots around them (a raw
+// query may ride in any of them), and the keys the Recorder sets itself,
 // with the labels Prometheus writes itself (le, quantile, job, instance,
 // otel_scope_*, any beginning with "__") and those that escape to
 // underscores alone. The
