@@ -79,6 +79,9 @@ func TestOneAddressIsOneDependencyAsNetHTTPSplitsIt(t *testing.T) {
 func TestTwoAddressesAreTwoDependencies(t *testing.T) {
 	for _, pair := range [][2]string{
 		{"\u0130.test", "i.test"},
+		// The root, ".", is no name with a trailing dot: it took the key of
+		// the local system, ":8080" (a reviewer's note).
+		{".:8080", ":8080"},
 	} {
 		a, b := dialedAddr(t, pair[0]), dialedAddr(t, pair[1])
 		if a == b || a == "" || b == "" {
