@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
@@ -29,6 +30,7 @@ import (
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 
+	"github.com/otelretry/otelretry-go/internal/redact"
 	"github.com/otelretry/otelretry-go/otelretry"
 )
 
@@ -136,10 +138,36 @@ const (
 // otlpEndpoint returns the OTLP endpoint configured for a signal ("TRACES",
 // "METRICS", "LOGS"), or the shared one.
 func otlpEndpoint(signal string) string {
+	return redact.String(rawOTLPEndpoint(signal))
+}
+
+// rawOTLPEndpoint is otlpEndpoint as the variable writes it, userinfo and
+// all.
+func rawOTLPEndpoint(signal string) string {
 	if v := os.Getenv("OTEL_EXPORTER_OTLP_" + signal + "_ENDPOINT"); v != "" {
 		return v
 	}
 	return os.Getenv("OTEL_EXPORTER_OTLP_ENDPOINT")
+}
+
+// checkOTLPEndpoints refuses an OTLP endpoint the exporters would drop
+// for their default (localhost) without failing: one that is no URL with
+// an http or https scheme and a host ("127.0.0.1:4318", a common slip),
+// which the report would otherwise give as where the telemetry went. The
+// value is not repeated: it may hold a password.
+func checkOTLPEndpoints() error {
+	for _, key := range []string{"OTEL_EXPORTER_OTLP_ENDPOINT", "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT",
+		"OTEL_EXPORTER_OTLP_METRICS_ENDPOINT", "OTEL_EXPORTER_OTLP_LOGS_ENDPOINT"} {
+		v := os.Getenv(key)
+		if v == "" {
+			continue
+		}
+		if u, err := url.Parse(v); err != nil || u.Scheme != "http" && u.Scheme != "https" || u.Host == "" {
+			return fmt.Errorf("%s is no URL with an http or https scheme and a host (such as http://127.0.0.1:4318): "+
+				"the OTLP exporters would drop it and send to their default, localhost", key)
+		}
+	}
+	return nil
 }
 
 // otlpProtocol returns the OTLP protocol autoexport uses for a signal.
@@ -169,6 +197,9 @@ func newTelemetry(ctx context.Context, tracesPath string, stdout io.Writer) (*te
 	otel.SetErrorHandler(otel.ErrorHandlerFunc(func(err error) {
 		fmt.Fprintln(os.Stderr, "telemetry (requests unaffected):", err)
 	}))
+	if err := checkOTLPEndpoints(); err != nil {
+		return nil, err
+	}
 	t := &telemetry{spans: tracetest.NewSpanRecorder(), reader: sdkmetric.NewManualReader()}
 	// OTEL_PROPAGATORS (default tracecontext,baggage). The transport, the
 	// state check's client and the server use the global propagator.
