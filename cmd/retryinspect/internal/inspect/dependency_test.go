@@ -37,7 +37,7 @@ func TestHostOfWritesAURLsHost(t *testing.T) {
 		{span("::1", 8080, "http://[::1]:8080/"), "[::1]:8080"},
 		{span("127.0.0.3", nil, ""), "127.0.0.3"},
 		{span("127.0.0.3", "8080", ""), "127.0.0.3"}, // not an integer: not a port
-		{span("", 8080, ""), ":8080"}, // the local system, as a URL writes it and the budget keys it
+		{span("", 8080, ""), ":8080"},                // the local system, as a URL writes it and the budget keys it
 		{span("", 80, "http://:80/"), ""},
 		{span("API.Example.com.", 443, "https://API.Example.com./x"), "api.example.com"}, // one DNS name, as the transport keys it
 		{span("::1", 443, "https://[::1]/x"), "[::1]"},                                   // as the transport keys it
