@@ -59,6 +59,11 @@ func NewTransport(base http.RoundTripper, opts ...Option) *Transport {
 		otel.Handle(err) // the values were ignored; requests go on
 	}
 	tp, mp, prop := cfg.providers()
+	_, noopMeter := mp.(metricnoop.MeterProvider)
+	// Guarded for otelretry's instruments and otelhttp's: one that breaks
+	// the API's contract, a nil pointer installed as the global one too,
+	// records nothing and breaks no request.
+	mp = meterguard.Provider(mp)
 	mr, err := metrics.NewRecorder(mp.Meter(ScopeName, metric.WithInstrumentationVersion(Version)))
 	if err != nil {
 		// The recorder falls back to no-ops; requests go on.
@@ -69,7 +74,6 @@ func NewTransport(base http.RoundTripper, opts ...Option) *Transport {
 	// providers delegate to whatever is installed later and are always
 	// used in full.
 	_, noopTracer := tracer.(tracenoop.Tracer)
-	_, noopMeter := mp.(metricnoop.MeterProvider)
 	// A base that is otelhttp's Transport makes each attempt's CLIENT span
 	// itself: one of otelretry's own above it would double the span and
 	// otelhttp's metrics.
@@ -90,7 +94,7 @@ func NewTransport(base http.RoundTripper, opts ...Option) *Transport {
 		name := cfg.attemptName
 		client = otelhttp.NewTransport(innermost{&t.sender},
 			otelhttp.WithTracerProvider(tp),
-			otelhttp.WithMeterProvider(meterguard.Provider(mp)),
+			otelhttp.WithMeterProvider(mp),
 			otelhttp.WithPropagators(spanNoting{prop, &t.sender}),
 			otelhttp.WithSpanNameFormatter(func(_ string, r *http.Request) string { return name(r) }))
 	}

@@ -4,12 +4,16 @@
 package otelretry_test
 
 import (
+	"bytes"
 	"errors"
 	"io"
 	"net/http"
+	"os"
+	"os/exec"
 	"strings"
 	"testing"
 
+	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/metric"
 	"go.opentelemetry.io/otel/metric/noop"
 	"go.opentelemetry.io/otel/trace"
@@ -134,4 +138,40 @@ func TestATracerProviderWithoutATracerIsNotGuarded(t *testing.T) {
 	if resp, err := rt.RoundTrip(get(t, t.Context(), "http://api.test/")); err == nil {
 		resp.Body.Close()
 	}
+}
+
+// nilPointerProvider is a MeterProvider whose methods read their receiver.
+type nilPointerProvider struct {
+	noop.MeterProvider
+	inner metric.MeterProvider
+}
+
+func (p *nilPointerProvider) Meter(name string, o ...metric.MeterOption) metric.Meter {
+	return p.inner.Meter(name, o...)
+}
+
+// A MeterProvider that is a nil pointer, installed as the global one
+// (which NewTransport uses when WithMeterProvider is not given, or given
+// a nil pointer, which it ignores), is the no-op one: NewTransport called
+// its Meter unguarded and panicked (a reviewer's find). The global state
+// is set once per process, so the check runs in a child process.
+func TestANilPointerGlobalMeterProviderBreaksNoRequest(t *testing.T) {
+	if os.Getenv("OTELRETRY_NILMETER_CHILD") != "1" {
+		cmd := exec.Command(os.Args[0], "-test.run=^TestANilPointerGlobalMeterProviderBreaksNoRequest$", "-test.count=1")
+		cmd.Env = append(os.Environ(), "OTELRETRY_NILMETER_CHILD=1")
+		out, err := cmd.CombinedOutput()
+		if err != nil || !bytes.Contains(out, []byte("PASS")) {
+			t.Fatalf("child process: %v\n%s", err, out)
+		}
+		return
+	}
+	var mp *nilPointerProvider
+	otel.SetMeterProvider(mp)
+	base := &countedOK{}
+	rt := otelretry.NewTransport(base, otelretry.WithMeterProvider(mp))
+	resp, err := rt.RoundTrip(get(t, t.Context(), "http://api.test/"))
+	if err != nil || resp.StatusCode != 200 || base.calls != 1 {
+		t.Fatalf("%v, %v after %d calls: want the base's 200", resp, err, base.calls)
+	}
+	resp.Body.Close()
 }
