@@ -4,12 +4,9 @@
 package otelretry_test
 
 import (
-	"bytes"
 	"errors"
 	"io"
 	"net/http"
-	"os"
-	"os/exec"
 	"strings"
 	"testing"
 
@@ -156,13 +153,7 @@ func (p *nilPointerProvider) Meter(name string, o ...metric.MeterOption) metric.
 // its Meter unguarded and panicked (a reviewer's find). The global state
 // is set once per process, so the check runs in a child process.
 func TestANilPointerGlobalMeterProviderBreaksNoRequest(t *testing.T) {
-	if os.Getenv("OTELRETRY_NILMETER_CHILD") != "1" {
-		cmd := exec.Command(os.Args[0], "-test.run=^TestANilPointerGlobalMeterProviderBreaksNoRequest$", "-test.count=1")
-		cmd.Env = append(os.Environ(), "OTELRETRY_NILMETER_CHILD=1")
-		out, err := cmd.CombinedOutput()
-		if err != nil || !bytes.Contains(out, []byte("PASS")) {
-			t.Fatalf("child process: %v\n%s", err, out)
-		}
+	if !inChildProcess(t, "OTELRETRY_NILMETER_CHILD") {
 		return
 	}
 	var mp *nilPointerProvider

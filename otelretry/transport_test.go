@@ -14,8 +14,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
-	"os"
-	"os/exec"
 	"reflect"
 	"runtime"
 	"slices"
@@ -854,13 +852,7 @@ func TestNoopTracerUnderARecordingParentLeavesItAlone(t *testing.T) {
 // The global state is set once per process, so the check runs in a child
 // process.
 func TestGlobalProvidersInstalledLaterAreUsed(t *testing.T) {
-	if os.Getenv("OTELRETRY_GLOBAL_CHILD") != "1" {
-		cmd := exec.Command(os.Args[0], "-test.run=^TestGlobalProvidersInstalledLaterAreUsed$", "-test.count=1")
-		cmd.Env = append(os.Environ(), "OTELRETRY_GLOBAL_CHILD=1")
-		out, err := cmd.CombinedOutput()
-		if err != nil || !bytes.Contains(out, []byte("PASS")) {
-			t.Fatalf("child process: %v\n%s", err, out)
-		}
+	if !inChildProcess(t, "OTELRETRY_GLOBAL_CHILD") {
 		return
 	}
 	base := &capture{statuses: []int{200}}
