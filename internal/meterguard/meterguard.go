@@ -17,6 +17,9 @@ func Provider(mp metric.MeterProvider) metric.MeterProvider {
 	if mp == nil || nilPointer(mp) {
 		return noop.NewMeterProvider()
 	}
+	if _, ok := mp.(noop.MeterProvider); ok {
+		return mp // makes every instrument; kept as it is, so it is told as the no-op one
+	}
 	return provider{mp: mp}
 }
 
@@ -35,6 +38,9 @@ func (p provider) Meter(name string, opts ...metric.MeterOption) metric.Meter {
 func Meter(m metric.Meter) metric.Meter {
 	if m == nil || nilPointer(m) {
 		return noop.Meter{}
+	}
+	if _, ok := m.(noop.Meter); ok {
+		return m // makes every instrument; kept as it is, so that the Recorder tells it and records nothing
 	}
 	if g, ok := m.(meter); ok {
 		return g

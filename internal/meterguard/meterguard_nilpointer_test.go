@@ -49,3 +49,17 @@ func TestAMeterThatIsANilPointerIsANoop(t *testing.T) {
 		t.Fatalf("a guarded Meter that is a nil pointer panicked: %v", p)
 	}
 }
+
+// The no-op Meter and MeterProvider are kept as they are: every
+// instrument they make is one, and wrapped they were no longer told as
+// the no-op ones, so that the metrics Recorder, which skips recording
+// outright for the no-op Meter, did the work of recording for nothing
+// (a reviewer's find).
+func TestTheNoopMeterIsKeptAsItIs(t *testing.T) {
+	if _, ok := meterguard.Meter(noop.Meter{}).(noop.Meter); !ok {
+		t.Error("the no-op Meter was wrapped")
+	}
+	if _, ok := meterguard.Provider(noop.NewMeterProvider()).(noop.MeterProvider); !ok {
+		t.Error("the no-op MeterProvider was wrapped")
+	}
+}
