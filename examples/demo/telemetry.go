@@ -151,20 +151,30 @@ func rawOTLPEndpoint(signal string) string {
 }
 
 // checkOTLPEndpoints refuses an OTLP endpoint the exporters would drop
-// for their default (localhost) without failing: one that is no URL with
-// an http or https scheme and a host ("127.0.0.1:4318", a common slip),
-// which the report would otherwise give as where the telemetry went. The
+// for their default (localhost) without failing, which the report would
+// otherwise give as where the telemetry went: over http/protobuf, one that
+// is no URL with an http or https scheme and a host ("127.0.0.1:4318", a
+// common slip); over gRPC, one that does not parse as a URL (a gRPC
+// target, "dns:///host:4317" or "localhost:4317", is used as written). The
 // value is not repeated: it may hold a password.
 func checkOTLPEndpoints() error {
-	for _, key := range []string{"OTEL_EXPORTER_OTLP_ENDPOINT", "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT",
-		"OTEL_EXPORTER_OTLP_METRICS_ENDPOINT", "OTEL_EXPORTER_OTLP_LOGS_ENDPOINT"} {
+	for _, signal := range []string{"TRACES", "METRICS", "LOGS"} {
+		key := "OTEL_EXPORTER_OTLP_" + signal + "_ENDPOINT"
+		if os.Getenv(key) == "" {
+			key = "OTEL_EXPORTER_OTLP_ENDPOINT"
+		}
 		v := os.Getenv(key)
 		if v == "" {
 			continue
 		}
-		if u, err := url.Parse(v); err != nil || u.Scheme != "http" && u.Scheme != "https" || u.Host == "" {
+		u, err := url.Parse(v)
+		switch grpc := otlpProtocol(signal) == "grpc"; {
+		case grpc && err != nil:
+			return fmt.Errorf("%s is no URL or gRPC target (such as http://127.0.0.1:4317): "+
+				"the OTLP exporter would drop it and send to its default, localhost", key)
+		case !grpc && (err != nil || u.Scheme != "http" && u.Scheme != "https" || u.Host == ""):
 			return fmt.Errorf("%s is no URL with an http or https scheme and a host (such as http://127.0.0.1:4318): "+
-				"the OTLP exporters would drop it and send to their default, localhost", key)
+				"the OTLP exporter would drop it and send to its default, localhost", key)
 		}
 	}
 	return nil

@@ -16,13 +16,14 @@ import (
 // went, while they went to localhost:4318 and the demo exited 0 (a
 // reviewer's find).
 func TestAnOTLPEndpointTheExportersWouldDropIsRefused(t *testing.T) {
-	for _, c := range []struct{ key, value string }{
-		{"OTEL_EXPORTER_OTLP_ENDPOINT", "127.0.0.1:4318"},
-		{"OTEL_EXPORTER_OTLP_ENDPOINT", "::not a url"},
-		{"OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "http://[::1"},
-		{"OTEL_EXPORTER_OTLP_LOGS_ENDPOINT", "ftp://u:secret@127.0.0.1/"},
+	for _, c := range []struct{ key, value, protocol string }{
+		{"OTEL_EXPORTER_OTLP_ENDPOINT", "127.0.0.1:4318", ""},
+		{"OTEL_EXPORTER_OTLP_ENDPOINT", "::not a url", ""},
+		{"OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "http://[::1", ""},
+		{"OTEL_EXPORTER_OTLP_LOGS_ENDPOINT", "ftp://u:secret@127.0.0.1/", ""},
+		{"OTEL_EXPORTER_OTLP_ENDPOINT", "127.0.0.1:4317", "grpc"}, // no URL, no target: dropped by gRPC's too
 	} {
-		cleanEnv(t, map[string]string{c.key: c.value})
+		cleanEnv(t, map[string]string{c.key: c.value, "OTEL_EXPORTER_OTLP_PROTOCOL": c.protocol})
 		var out bytes.Buffer
 		err := run(t.Context(), options{repeat: 1, html: filepath.Join(t.TempDir(), "r.html")}, &out)
 		if err == nil || !strings.Contains(err.Error(), c.key) || strings.Contains(err.Error(), "secret") {

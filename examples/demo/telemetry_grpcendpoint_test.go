@@ -1,0 +1,70 @@
+// Copyright The otelretry Authors
+// SPDX-License-Identifier: Apache-2.0
+
+package main
+
+import (
+	"context"
+	"net"
+	"testing"
+	"time"
+
+	"go.opentelemetry.io/contrib/exporters/autoexport"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+)
+
+// A gRPC target the gRPC exporter uses as written ("dns:///host:port";
+// otlpconfig's withEndpointForGRPC takes a value whose scheme is no http
+// or https as the target) is not refused: the check took every OTLP
+// endpoint for an http one (a reviewer's find).
+func TestAGRPCTargetTheExporterUsesIsNotRefused(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	endpoint := "dns:///" + ln.Addr().String()
+	cleanEnv(t, map[string]string{
+		"OTEL_TRACES_EXPORTER":        "otlp",
+		"OTEL_EXPORTER_OTLP_PROTOCOL": "grpc",
+		"OTEL_EXPORTER_OTLP_ENDPOINT": endpoint,
+		"OTEL_EXPORTER_OTLP_INSECURE": "true",
+		"OTEL_EXPORTER_OTLP_TIMEOUT":  "2000",
+	})
+
+	// The real exporter reaches the listener with this value.
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+	defer cancel()
+	accepted := make(chan struct{})
+	go func() {
+		c, err := ln.Accept()
+		if err == nil {
+			close(accepted)
+			c.Close()
+		}
+	}()
+	exp, err := autoexport.NewSpanExporter(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer exp.Shutdown(context.Background())
+	exportCtx, stop := context.WithCancel(ctx)
+	go func() {
+		select {
+		case <-accepted:
+		case <-ctx.Done():
+		}
+		stop()
+	}()
+	_ = exp.ExportSpans(exportCtx, []sdktrace.ReadOnlySpan{tracetest.SpanStub{Name: "s"}.Snapshot()})
+	select {
+	case <-accepted:
+	default:
+		t.Fatalf("the gRPC exporter did not reach %s", endpoint)
+	}
+
+	if err := checkOTLPEndpoints(); err != nil {
+		t.Errorf("OTEL_EXPORTER_OTLP_ENDPOINT=%q, which the gRPC exporter reached: refused: %v", endpoint, err)
+	}
+}
