@@ -4,7 +4,6 @@
 package otelretry_test
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -14,7 +13,6 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"os"
-	"os/exec"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -608,22 +606,4 @@ func drainingOKAfter(d time.Duration) http.RoundTripper {
 		}
 		return &http.Response{StatusCode: 200, Header: http.Header{}, Body: io.NopCloser(strings.NewReader("ok")), Request: r}, nil
 	})
-}
-
-// inChildProcess runs t again in a child process with key=1 in its
-// environment, and reports whether this is that child: a test that sets
-// the global providers, which take effect once per process, runs its body
-// there.
-func inChildProcess(t *testing.T, key string) bool {
-	t.Helper()
-	if os.Getenv(key) == "1" {
-		return true
-	}
-	cmd := exec.Command(os.Args[0], "-test.run=^"+t.Name()+"$", "-test.count=1")
-	cmd.Env = append(os.Environ(), key+"=1")
-	out, err := cmd.CombinedOutput()
-	if err != nil || !bytes.Contains(out, []byte("PASS")) {
-		t.Fatalf("child process: %v\n%s", err, out)
-	}
-	return false
 }

@@ -59,11 +59,11 @@ func NewTransport(base http.RoundTripper, opts ...Option) *Transport {
 		otel.Handle(err) // the values were ignored; requests go on
 	}
 	tp, mp, prop := cfg.providers()
-	_, noopMeter := mp.(metricnoop.MeterProvider)
 	// Guarded for otelretry's instruments and otelhttp's: one that breaks
 	// the API's contract, a nil pointer installed as the global one too,
-	// records nothing and breaks no request.
+	// is the no-op one, and told as it below.
 	mp = meterguard.Provider(mp)
+	_, noopMeter := mp.(metricnoop.MeterProvider)
 	mr, err := metrics.NewRecorder(mp.Meter(ScopeName, metric.WithInstrumentationVersion(Version)))
 	if err != nil {
 		// The recorder falls back to no-ops; requests go on.

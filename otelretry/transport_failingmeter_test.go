@@ -153,7 +153,7 @@ func (p *nilPointerProvider) Meter(name string, o ...metric.MeterOption) metric.
 // its Meter unguarded and panicked (a reviewer's find). The global state
 // is set once per process, so the check runs in a child process.
 func TestANilPointerGlobalMeterProviderBreaksNoRequest(t *testing.T) {
-	if !inChildProcess(t, "OTELRETRY_NILMETER_CHILD") {
+	if !otelretry.InChildProcess(t, "OTELRETRY_NILMETER_CHILD") {
 		return
 	}
 	var mp *nilPointerProvider

@@ -8,13 +8,17 @@ import (
 	"reflect"
 	"testing"
 
+	"go.opentelemetry.io/otel"
+	"go.opentelemetry.io/otel/metric"
 	metricnoop "go.opentelemetry.io/otel/metric/noop"
 	tracenoop "go.opentelemetry.io/otel/trace/noop"
 )
 
 type unsupportedBase struct{}
 
-func (unsupportedBase) RoundTrip(*http.Request) (*http.Response, error) { return nil, http.ErrNotSupported }
+func (unsupportedBase) RoundTrip(*http.Request) (*http.Response, error) {
+	return nil, http.ErrNotSupported
+}
 
 // With the no-op MeterProvider (metric/noop) the metrics Recorder is off
 // (metrics/recorder.go: "recording is skipped outright"): NewTransport
@@ -29,5 +33,31 @@ func TestNoopMeterProviderTurnsMetricsOff(t *testing.T) {
 	off := reflect.ValueOf(tr.sender.rec.metrics).Elem().FieldByName("off").Bool()
 	if !off {
 		t.Errorf("metrics Recorder off = false with the no-op MeterProvider; want true (recording skipped outright)")
+	}
+}
+
+// nilMeterProvider is a MeterProvider whose methods read their receiver.
+type nilMeterProvider struct {
+	metricnoop.MeterProvider
+	inner *metricnoop.MeterProvider
+}
+
+func (p *nilMeterProvider) Meter(name string, o ...metric.MeterOption) metric.Meter {
+	return p.inner.Meter(name, o...)
+}
+
+// A nil-pointer global MeterProvider is the no-op one for the send mode
+// too: with the no-op TracerProvider, attempts go straight to base
+// (NewTransport's godoc), where they went through otelhttp for nothing,
+// the mode told before the guard (a reviewer's find).
+func TestANilPointerGlobalMeterProviderIsTheNoopOne(t *testing.T) {
+	if !InChildProcess(t, "OTELRETRY_NILMP_CHILD") {
+		return
+	}
+	var mp *nilMeterProvider
+	otel.SetMeterProvider(mp)
+	tr := NewTransport(unsupportedBase{}, WithTracerProvider(tracenoop.NewTracerProvider()))
+	if tr.sender.mode != sendInjectOnly {
+		t.Errorf("mode = %v, want sendInjectOnly (%v)", tr.sender.mode, sendInjectOnly)
 	}
 }

@@ -852,7 +852,7 @@ func TestNoopTracerUnderARecordingParentLeavesItAlone(t *testing.T) {
 // The global state is set once per process, so the check runs in a child
 // process.
 func TestGlobalProvidersInstalledLaterAreUsed(t *testing.T) {
-	if !inChildProcess(t, "OTELRETRY_GLOBAL_CHILD") {
+	if !otelretry.InChildProcess(t, "OTELRETRY_GLOBAL_CHILD") {
 		return
 	}
 	base := &capture{statuses: []int{200}}
