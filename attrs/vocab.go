@@ -160,7 +160,12 @@ func ErrorClasses() []ErrorClass {
 func (c ErrorClass) Valid() bool { return slices.Contains(ErrorClasses(), c) }
 
 // NotSent reports whether the class proves the request never reached the
-// server, which makes a retry safe for any method.
+// server, which makes a retry safe for any method. One exception: a TLS
+// 1.3 server's alert (a client certificate it refuses) comes after the
+// request was written and is recorded as tls too; otelretry's own
+// decision reads the attempt's trace there and resends no write, and a
+// Classifier given Answer.ErrorClass should not take NotSent alone for
+// proof either.
 func (c ErrorClass) NotSent() bool {
 	return c == ErrorClassConnectionRefused || c == ErrorClassDNS || c == ErrorClassTLS
 }
