@@ -33,7 +33,8 @@ func Dialed(u *url.URL, hostHeader string) string {
 
 // Peer is a dialed address as one peer: the port as a number, an IP
 // address in its one form (an IPv4-mapped one unmapped), a name without
-// its ASCII case and one trailing dot (docs/budget.md: one dependency).
+// its ASCII case and one trailing dot (docs/budget.md: one dependency),
+// the root, ".", kept.
 // ok is false for a name that is not all ASCII or is an A-label, which
 // the dependency key leaves apart from its Unicode spelling (documented).
 func Peer(addr string) (peer string, ok bool) {
@@ -58,7 +59,10 @@ func Peer(addr string) (peer string, ok bool) {
 		}
 		return a.String() + " " + p, true
 	}
-	return strings.TrimSuffix(strings.ToLower(h), ".") + " " + p, true
+	if len(h) > 1 { // the root, ".", is no name with a trailing dot
+		h = strings.TrimSuffix(h, ".")
+	}
+	return strings.ToLower(h) + " " + p, true
 }
 
 // URLs are hosts written many ways, by scheme: names in several cases,

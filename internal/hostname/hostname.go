@@ -13,9 +13,9 @@ import (
 // is ASCII's: strings.ToLower would make "İ.test", which net/http dials as
 // xn--i-9bb.test, i.test), but for an IPv6 zone (an interface's name,
 // whose case tells interfaces apart), without the trailing dot of a fully
-// qualified name (the root, ".", is kept), and an IP address in its one written form (RFC 5952:
-// 0:0::1 and ::0001 are ::1; an IPv4-mapped ::ffff:127.0.0.1 is
-// 127.0.0.1, which Go dials for it).
+// qualified name (the root, ".", is kept), and an IP address in its one
+// written form (RFC 5952: 0:0::1 and ::0001 are ::1; an IPv4-mapped
+// ::ffff:127.0.0.1 is 127.0.0.1, which Go dials for it).
 func One(name string) string {
 	if strings.IndexByte(name, ':') < 0 {
 		if len(name) > 1 { // "." is the root, no name's trailing dot
