@@ -23,8 +23,8 @@ import (
 //     write's was, as it ended): it takes a budget token of its own in
 //     the step that admits it, given back if the throttle refuses it
 //     (resend);
-//   - a hedge follows no failure: it takes a budget token, then a hedge
-//     from its dependency's hedge rate (hedge), and gives both back here
+//   - a hedge follows no failure: it takes a hedge from its dependency's
+//     hedge rate, then a budget token (hedge), and gives both back here
 //     when it is not sent (giveBack);
 //   - an answer on which nothing is asked (a success, a failure that ends
 //     the operation) is only counted (observe).
@@ -143,24 +143,25 @@ func (g *admission) count(dep string, now time.Time, o budgetObservation) {
 	}
 }
 
-// hedge takes what a hedge under k costs at now: a budget token (its
-// loan), then a hedge from the dependency's rate, then the throttle's
+// hedge takes what a hedge under k costs at now: a hedge from the
+// dependency's rate, then a budget token (its loan), then the throttle's
 // admission. It returns the loan, and the budget's or the throttle's
 // refusal, or whether the rate allowed it; what a refusal leaves taken is
-// given back at once.
+// given back at once. The rate comes first: it touches no other state, so
+// that hedges it refuses, admitted at one instant with others, take no
+// budget token the others would then count against them (they recorded
+// the budget's refusal where the rate refused them).
 func (g *admission) hedge(k admissionKeys, now time.Time, rate float64) (budgetLoan, attrs.Reason, bool) {
+	if !g.hedger.take(k.dep) {
+		return 0, "", false
+	}
 	var loan budgetLoan
 	if g.budget != nil {
 		var reason attrs.Reason
 		if loan, reason = g.budget.hedge(k.budget, now); reason != "" {
+			g.hedger.refund(k.dep, rate)
 			return 0, reason, false
 		}
-	}
-	if !g.hedger.take(k.dep) {
-		if g.budget != nil {
-			g.budget.giveBack(k.budget, loan, now)
-		}
-		return 0, "", false
 	}
 	if reason := g.first(k.dep, now); reason != "" {
 		g.giveBack(k, loan, now, rate)

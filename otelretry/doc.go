@@ -214,14 +214,15 @@
 //   - 44. at the hedge delay, no time left (any): no hedge, reason deadline
 //   - 45. at the hedge delay, the retry budget refuses: a hold, a full host
 //     table, or too few tokens for the host to keep more than half once the
-//     hedge takes one (any): no hedge, reason budget, pushback or
-//     host_limit
+//     hedge takes one (the hedge the rate lent is given back) (any): no
+//     hedge, reason budget, pushback or host_limit
 //   - 46. at the hedge delay, the client-side throttle (WithThrottle)
 //     refuses it (its budget token and its hedge are given back) (any): no
 //     hedge, reason throttle
 //   - 47. at the hedge delay, the dependency's hedge rate (MaxShare) has no
-//     hedge left (the budget's token is given back) (any): no hedge, reason
-//     hedge_limit
+//     hedge left (asked before the budget, which is then not asked: a hedge
+//     it refuses takes no token the hedges admitted with it would count)
+//     (any): no hedge, reason hedge_limit
 //
 // [1] Repeatable: GET, HEAD, OPTIONS, TRACE, methods added with
 // WithIdempotentMethods, an idempotency key [3], or Intent.Repeatable. [2] Within the limits,

@@ -931,13 +931,13 @@ var hedgeRows = []decisionRow{
 		func(in input) bool { return in.hedgesLeft <= 0 }, is(attrs.DecisionStop, attrs.ReasonHedgeLimit)},
 	{hedging, "no time left", "any", "no hedge", "`deadline`",
 		func(in input) bool { return in.remaining <= 0 }, is(attrs.DecisionDeadlineExceeded, attrs.ReasonDeadline)},
-	{hedging, "the retry budget refuses: a hold, a full host table, or too few tokens for the host to keep more than half once the hedge takes one", "any", "no hedge", "`budget`, `pushback` or `host_limit`",
+	{hedging, "the retry budget refuses: a hold, a full host table, or too few tokens for the host to keep more than half once the hedge takes one (the hedge the rate lent is given back)", "any", "no hedge", "`budget`, `pushback` or `host_limit`",
 		func(in input) bool { return in.budgetAsked && in.budget != "" && in.budget != attrs.ReasonThrottle },
 		func(in input) verdict { return verdict{decision: attrs.DecisionBudgetExhausted, reason: in.budget} }},
 	{hedging, "the client-side throttle (`WithThrottle`) refuses it (its budget token and its hedge are given back)", "any", "no hedge", "`throttle`",
 		func(in input) bool { return in.budgetAsked && in.budget == attrs.ReasonThrottle },
 		is(attrs.DecisionThrottled, attrs.ReasonThrottle)},
-	{hedging, "the dependency's hedge rate (`MaxShare`) has no hedge left (the budget's token is given back)", "any", "no hedge", "`hedge_limit`",
+	{hedging, "the dependency's hedge rate (`MaxShare`) has no hedge left (asked before the budget, which is then not asked: a hedge it refuses takes no token the hedges admitted with it would count)", "any", "no hedge", "`hedge_limit`",
 		func(in input) bool { return in.budgetAsked && in.rateAsked && !in.rateAllowed }, is(attrs.DecisionStop, attrs.ReasonHedgeLimit)},
 }
 
