@@ -4,93 +4,59 @@
 package otelretry_test
 
 import (
-	"io"
-	"net/http"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
 
-	sdktrace "go.opentelemetry.io/otel/sdk/trace"
-	"go.opentelemetry.io/otel/sdk/trace/tracetest"
-
 	"github.com/otelretry/otelretry-go/attrs"
+	"github.com/otelretry/otelretry-go/internal/scripted"
 	"github.com/otelretry/otelretry-go/internal/spantest"
 	"github.com/otelretry/otelretry-go/otelretry"
 )
 
+// hedgeRateRun is what runHedgeRate saw: the calls the base got, the
+// hedges sent and refused (by reason), and the answers returned.
 type hedgeRateRun struct {
-	calls      int64
-	sent       int
-	refused    map[string]int
-	available  int
-	statuses   map[int]int
-	errs       int
-	opAttempts map[int64]int
+	calls    int
+	sent     int
+	refused  map[string]int
+	statuses map[int]int
+	errs     int
 }
 
-// runHedgeRate runs n operations in flight together; each first
-// attempt answers 200 after 100 ms, every later call after 1 ms. Hedge
-// delay 10 ms.
-func runHedgeRate(t *testing.T, n int, hedging *otelretry.Hedging, prepare otelretry.PrepareAttemptFunc) hedgeRateRun {
-	var calls atomic.Int64
+// runHedgeRate runs n operations in flight together under the default
+// Budget: each first attempt answers 200 after 100 ms, every later call
+// after 1 ms.
+func runHedgeRate(t *testing.T, n int, hedging otelretry.Hedging) hedgeRateRun {
+	steps := make([]scripted.Step, n, n+1)
+	for i := range steps {
+		steps[i] = scripted.Step{Delay: 100 * time.Millisecond, Status: 200}
+	}
+	h := newHarness(t, append(steps, scripted.Step{Delay: time.Millisecond, Status: 200}), otelretry.WithHedging(hedging))
+	out := hedgeRateRun{refused: map[string]int{}, statuses: map[int]int{}}
 	var mu sync.Mutex
-	openBodies := 0
-	base := roundTripFunc(func(r *http.Request) (*http.Response, error) {
-		i := calls.Add(1)
-		wait := time.Millisecond
-		if i <= int64(n) {
-			wait = 100 * time.Millisecond
-		}
-		select {
-		case <-time.After(wait):
-		case <-r.Context().Done():
-			return nil, r.Context().Err()
-		}
-		mu.Lock()
-		openBodies++
-		mu.Unlock()
-		return &http.Response{StatusCode: 200, Header: http.Header{}, Request: r,
-			Body: &closeCountedBody{r: io.NopCloser(nil), close: func() { mu.Lock(); openBodies--; mu.Unlock() }}}, nil
-	})
-	rec := tracetest.NewSpanRecorder()
-	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
-	budget := &otelretry.Budget{}
-	opts := []otelretry.Option{otelretry.WithTracerProvider(tp), otelretry.WithBudget(budget)}
-	if hedging != nil {
-		opts = append(opts, otelretry.WithHedging(*hedging))
-	}
-	if prepare != nil {
-		opts = append(opts, otelretry.WithPrepareAttempt(prepare))
-	}
-	tr := otelretry.NewTransport(base, opts...)
-	out := hedgeRateRun{refused: map[string]int{}, statuses: map[int]int{}, opAttempts: map[int64]int{}}
 	var wg sync.WaitGroup
-	var omu sync.Mutex
 	for range n {
 		wg.Go(func() {
-			resp, err := tr.RoundTrip(get(t, t.Context(), "http://api.test/items"))
-			omu.Lock()
-			defer omu.Unlock()
+			resp, err := h.transprt.RoundTrip(get(t, t.Context(), "http://api.test/items"))
+			mu.Lock()
+			defer mu.Unlock()
 			if err != nil {
 				out.errs++
 				return
 			}
-			_, _ = io.Copy(io.Discard, resp.Body)
 			resp.Body.Close()
 			out.statuses[resp.StatusCode]++
 		})
 	}
 	wg.Wait()
-	time.Sleep(5 * time.Second)
+	time.Sleep(5 * time.Second) // the losers end
 	synctest.Wait()
-	mu.Lock()
-	if openBodies != 0 {
-		t.Errorf("%d response bodies left open", openBodies)
+	if open := h.base.OpenBodies(); open != 0 {
+		t.Errorf("%d response bodies left open", open)
 	}
-	mu.Unlock()
-	for _, op := range spantest.Operations(rec.Ended()) {
+	for _, op := range spantest.Operations(h.ended()) {
 		for _, ev := range op.Events() {
 			switch ev.Name {
 			case attrs.EventHedgeSent:
@@ -100,26 +66,9 @@ func runHedgeRate(t *testing.T, n int, hedging *otelretry.Hedging, prepare otelr
 				out.refused[r]++
 			}
 		}
-		out.opAttempts[attrOf(op, "retry.attempts").AsInt64()]++
 	}
-	out.calls = calls.Load()
-	out.available = budget.Available(get(t, t.Context(), "http://api.test/items"))
+	out.calls = len(h.base.Calls())
 	return out
-}
-
-type closeCountedBody struct {
-	r     io.ReadCloser
-	close func()
-	once  sync.Once
-	n     atomic.Int32
-}
-
-func (b *closeCountedBody) Read(p []byte) (int, error) { return 0, io.EOF }
-func (b *closeCountedBody) Close() error {
-	if b.n.Add(1) == 1 {
-		b.close()
-	}
-	return nil
 }
 
 // docs/hedging.md "A bounded extra load" and docs/decisions.md row 47: 20
@@ -130,10 +79,7 @@ func (b *closeCountedBody) Close() error {
 func TestTheHedgeRateRefusesAllButTheBurstInFlightTogether(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		const n = 20
-		h := &otelretry.Hedging{Delay: 10 * time.Millisecond, MaxShare: 0.01}
-		got := runHedgeRate(t, n, h, nil)
-		t.Logf("hedged: calls %d sent %d refused %v available %d statuses %v errs %d attempts %v",
-			got.calls, got.sent, got.refused, got.available, got.statuses, got.errs, got.opAttempts)
+		got := runHedgeRate(t, n, otelretry.Hedging{Delay: 10 * time.Millisecond, MaxShare: 0.01})
 		if got.sent != 1 || got.calls != n+1 {
 			t.Errorf("hedges sent = %d, calls = %d; want 1 and %d", got.sent, got.calls, n+1)
 		}
@@ -157,8 +103,7 @@ func TestTheHedgeRateRefusesAllButTheBurstInFlightTogether(t *testing.T) {
 func TestAHedgeTheRateRefusesIsNeverRecordedAsBudget(t *testing.T) {
 	for _, n := range []int{12, 16, 20} {
 		synctest.Test(t, func(t *testing.T) {
-			h := &otelretry.Hedging{Delay: 10 * time.Millisecond, MaxShare: 0.01}
-			got := runHedgeRate(t, n, h, nil)
+			got := runHedgeRate(t, n, otelretry.Hedging{Delay: 10 * time.Millisecond, MaxShare: 0.01})
 			if got.refused["budget"] != 0 || got.sent != 1 || got.refused["hedge_limit"] != n-1 {
 				t.Errorf("n=%d: hedges sent %d, hedge_refused %v; want 1 sent and hedge_limit: %d", n, got.sent, got.refused, n-1)
 			}
