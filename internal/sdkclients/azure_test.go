@@ -156,6 +156,35 @@ func TestAzureCreateHung(t *testing.T) {
 	}
 }
 
+// TestAzurePerCallRetryOptionsReplaceTheRecipes: a call's own
+// policy.WithRetryOptions replaces the client's RetryOptions whole, the
+// recipe's MaxRetries -1 with them, so a hung PUT is resent three times
+// unless the call's options turn retries off too, as docs/sdk-recipes.md
+// says (a reviewer's find).
+func TestAzurePerCallRetryOptionsReplaceTheRecipes(t *testing.T) {
+	for _, c := range []struct {
+		name    string
+		options policy.RetryOptions
+		want    int
+	}{
+		{"per-call options without MaxRetries", policy.RetryOptions{RetryDelay: 10 * time.Millisecond}, 4},
+		{"per-call options with MaxRetries -1", policy.RetryOptions{RetryDelay: 10 * time.Millisecond, MaxRetries: -1}, 1},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			f := newCountingServer(t, methodAndPath, func(k string, n int, w http.ResponseWriter, r *http.Request) { hang(r) })
+			pl, rt := azurePipeline(recipe, otelretry.WithDeadline(100*time.Millisecond))
+			err := azureCall(policy.WithRetryOptions(t.Context(), c.options), pl, f.URL, azureCreate)
+			if got := f.executed(azureCreate); got != c.want || int(rt.n.Load()) != c.want {
+				t.Errorf("hung PUT executed %d in %d tries, want %d", got, rt.n.Load(), c.want)
+			}
+			if !errors.Is(err, otelretry.ErrOutcomeUnknown) {
+				t.Errorf("err %v does not match ErrOutcomeUnknown", err)
+			}
+		})
+	}
+}
+
 // TestAzure429Hints: a 429 carrying each hint Azure sends, then 200.
 // otelretry reads all three and waits the hint of the GET itself: 2
 // executions in one try, in both setups. It does not resend a PUT's 429:
