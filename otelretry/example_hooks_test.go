@@ -45,17 +45,23 @@ func ExampleWithIntent() {
 	defer srv.Close()
 	client := &http.Client{Transport: otelretry.NewTransport(nil, otelretry.WithBackoff(otelretry.ConstantBackoff(10*time.Millisecond)))}
 
-	ctx := otelretry.WithIntent(context.Background(), otelretry.Intent{Repeatable: true})
-	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, srv.URL+"/api/v1/query", strings.NewReader("query=up"))
-	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-	resp, err := client.Do(req)
-	if err != nil {
-		fmt.Println(err)
-		return
+	query := func(ctx context.Context) {
+		calls.Store(0)
+		req, _ := http.NewRequestWithContext(ctx, http.MethodPost, srv.URL+"/api/v1/query", strings.NewReader("query=up"))
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		resp, err := client.Do(req)
+		if err != nil {
+			fmt.Println(err)
+			return
+		}
+		resp.Body.Close()
+		fmt.Println(resp.StatusCode, "- calls:", calls.Load())
 	}
-	resp.Body.Close()
-	fmt.Println(resp.StatusCode, "after", calls.Load(), "calls")
-	// Output: 200 after 2 calls
+	query(otelretry.WithIntent(context.Background(), otelretry.Intent{Repeatable: true}))
+	query(context.Background()) // a POST not marked: its 503 is returned
+	// Output:
+	// 200 - calls: 2
+	// 503 - calls: 1
 }
 
 // A layer that marks the reads it sends (here a search sent as POST) adds
@@ -109,7 +115,8 @@ func ExampleWithClassifier() {
 
 // Each attempt is prepared on its own copy of the request: a fresh token
 // (or signature) per attempt, the caller's request untouched. An error
-// from the hook ends the operation before anything is sent.
+// from the hook ends the operation before anything is sent: an *Error
+// with no attempts.
 func ExampleWithPrepareAttempt() {
 	var seen []string
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -136,7 +143,15 @@ func ExampleWithPrepareAttempt() {
 	}
 	resp.Body.Close()
 	fmt.Println(seen, "caller's header:", req.Header.Get("Authorization") == "")
-	// Output: [Bearer token-1 Bearer token-2] caller's header: true
+
+	noToken := func(*http.Request, int) error { return errors.New("no token") }
+	client.Transport = otelretry.NewTransport(nil, otelretry.WithPrepareAttempt(noToken))
+	_, err = client.Get(srv.URL)
+	var rerr *otelretry.Error
+	fmt.Println(errors.As(err, &rerr) && rerr.Attempts == 0, "- requests the server saw:", len(seen))
+	// Output:
+	// [Bearer token-1 Bearer token-2] caller's header: true
+	// true - requests the server saw: 2
 }
 
 // A backoff that sees the answer honours the API's own hint, here the

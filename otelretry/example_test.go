@@ -67,18 +67,23 @@ func ExampleErrOutcomeUnknown() {
 	defer base.CloseIdleConnections()
 
 	// The write waits for its answer until the operation's deadline: a cut
-	// of a write could not be retried, so the attempt timeout does not cut
-	// it (WithAttemptTimeout).
-	client := &http.Client{Transport: otelretry.NewTransport(base, otelretry.WithDeadline(50*time.Millisecond))}
+	// of a write could not be retried, so the attempt timeout (10ms here)
+	// does not cut it (WithAttemptTimeout).
+	client := &http.Client{Transport: otelretry.NewTransport(base,
+		otelretry.WithAttemptTimeout(10*time.Millisecond), otelretry.WithDeadline(100*time.Millisecond))}
 	ctx := otelretry.WithOperationID(context.Background(), "order-7")
 	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, srv.URL, strings.NewReader(`{"sku":"A-1"}`))
+	start := time.Now()
 	_, err := client.Do(req)
 
 	var rerr *otelretry.Error
 	if errors.Is(err, otelretry.ErrOutcomeUnknown) && errors.As(err, &rerr) {
 		fmt.Println("check the state of", rerr.OperationID, "- calls made:", calls.Load())
+		fmt.Println("waited for the deadline:", time.Since(start) >= 100*time.Millisecond)
 	}
-	// Output: check the state of order-7 - calls made: 1
+	// Output:
+	// check the state of order-7 - calls made: 1
+	// waited for the deadline: true
 }
 
 // A state check resolves an unknown write: here the server reports the
@@ -130,7 +135,8 @@ func ExampleWithIdempotencyKeys() {
 
 	client := &http.Client{Transport: otelretry.NewTransport(base,
 		otelretry.WithIdempotencyKeys(otelretry.DraftIdempotencyKey()))}
-	ctx := otelretry.WithOperationID(context.Background(), "order-9")
+	var results otelretry.Results
+	ctx := otelretry.WithResults(otelretry.WithOperationID(context.Background(), "order-9"), &results)
 	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, srv.URL, strings.NewReader(`{"sku":"A-1"}`))
 	resp, err := client.Do(req)
 	if err != nil {
@@ -139,8 +145,9 @@ func ExampleWithIdempotencyKeys() {
 	}
 	defer resp.Body.Close()
 	body, _ := io.ReadAll(resp.Body)
-	fmt.Println(string(body), "- applied:", applied.Load())
-	// Output: order 1 - applied: 1
+	last, _ := results.Last()
+	fmt.Println(string(body), "- applied:", applied.Load(), "- attempts:", last.Attempts)
+	// Output: order 1 - applied: 1 - attempts: 2
 }
 
 // A layer above the Transport that sends a call again (an SDK's retryer)
@@ -181,15 +188,38 @@ func ExampleSanitizeURL() {
 // Share one budget between clients of the same dependency so that their
 // failures and successes throttle their retries together; its zero value
 // has the defaults, and a field tunes one setting: 10 tokens allow a fresh
-// host four retries in a row, where the default 6 allow two.
+// host four retries in a row, where the default 6 allow two. In an outage,
+// orders takes those four retries, and payments, on the same budget, is
+// left none.
 func ExampleBudget() {
+	fmt.Println("a fresh host's retries, default:", new(otelretry.Budget).Available(httptest.NewRequest(http.MethodGet, "http://dependency.example/", nil)))
+
+	srv, calls := flaky(1000, http.StatusServiceUnavailable, nil) // an outage
+	defer srv.Close()
 	budget := &otelretry.Budget{Tokens: 10}
-	orders := otelretry.NewTransport(nil, otelretry.WithBudget(budget))
-	payments := otelretry.NewTransport(nil, otelretry.WithBudget(budget))
-	_, _ = orders, payments
-	req, _ := http.NewRequest(http.MethodGet, "http://dependency.example/", nil)
-	fmt.Println("retries available now:", budget.Available(req))
-	// Output: retries available now: 4
+	pause := otelretry.WithBackoff(otelretry.ConstantBackoff(time.Millisecond))
+	orders := &http.Client{Transport: otelretry.NewTransport(nil, otelretry.WithBudget(budget), otelretry.WithMaxAttempts(10), pause)}
+	payments := &http.Client{Transport: otelretry.NewTransport(nil, otelretry.WithBudget(budget), otelretry.WithMaxAttempts(10), pause)}
+	req, _ := http.NewRequest(http.MethodGet, srv.URL, nil)
+	fmt.Println("a fresh host's retries, 10 tokens:", budget.Available(req))
+	for _, c := range []struct {
+		name   string
+		client *http.Client
+	}{{"orders", orders}, {"payments", payments}} {
+		calls.Store(0)
+		resp, err := c.client.Get(srv.URL)
+		if err != nil {
+			fmt.Println(err)
+			return
+		}
+		resp.Body.Close()
+		fmt.Println(c.name+":", resp.StatusCode, "- calls:", calls.Load())
+	}
+	// Output:
+	// a fresh host's retries, default: 2
+	// a fresh host's retries, 10 tokens: 4
+	// orders: 503 - calls: 5
+	// payments: 503 - calls: 1
 }
 
 // hang reads the request, so the server notices when the client gives up,
