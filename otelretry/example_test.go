@@ -194,7 +194,11 @@ func ExampleSanitizeURL() {
 func ExampleBudget() {
 	fmt.Println("a fresh host's retries, default:", new(otelretry.Budget).Available(httptest.NewRequest(http.MethodGet, "http://dependency.example/", nil)))
 
-	srv, calls := flaky(1000, http.StatusServiceUnavailable, nil) // an outage
+	var calls atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		calls.Add(1)
+		w.WriteHeader(http.StatusServiceUnavailable) // an outage
+	}))
 	defer srv.Close()
 	budget := &otelretry.Budget{Tokens: 10}
 	pause := otelretry.WithBackoff(otelretry.ConstantBackoff(time.Millisecond))
