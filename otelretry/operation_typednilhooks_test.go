@@ -23,8 +23,8 @@ import (
 // the base's errors were kept behind the stand-in).
 func TestAPreparationsErrorHoldingATypedNilIsReadPast(t *testing.T) {
 	for name, mk := range map[string]func() error{
-		"joined":           func() error { return errors.Join(errors.New("token refresh failed"), (*nilReadingError)(nil)) },
-		"the error itself": func() error { return (*nilReadingError)(nil) },
+		"joined":           func() error { return errors.Join(errors.New("token refresh failed"), (*receiverReadingError)(nil)) },
+		"the error itself": func() error { return (*receiverReadingError)(nil) },
 	} {
 		t.Run(name, func(t *testing.T) {
 			rec := tracetest.NewSpanRecorder()
@@ -44,8 +44,8 @@ func TestAPreparationsErrorHoldingATypedNilIsReadPast(t *testing.T) {
 // (a reviewer's find).
 func TestACallersCauseThatIsATypedNilIsReadPast(t *testing.T) {
 	for name, mk := range map[string]func() error{
-		"joined":           func() error { return errors.Join(errors.New("shutting down"), (*nilReadingError)(nil)) },
-		"the error itself": func() error { return (*nilReadingError)(nil) },
+		"joined":           func() error { return errors.Join(errors.New("shutting down"), (*receiverReadingError)(nil)) },
+		"the error itself": func() error { return (*receiverReadingError)(nil) },
 	} {
 		t.Run(name, func(t *testing.T) {
 			rec := tracetest.NewSpanRecorder()

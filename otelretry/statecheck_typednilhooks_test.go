@@ -6,7 +6,6 @@ package otelretry_test
 import (
 	"context"
 	"errors"
-	"fmt"
 	"io"
 	"net/http"
 	"testing"
@@ -18,20 +17,14 @@ import (
 	"github.com/otelretry/otelretry-go/otelretry"
 )
 
-// nilReadingError reads its receiver in every method, as quic-go's
-// *http3.Error does; a nil one is in some of quic-go's chains.
-type nilReadingError struct{ code int }
-
-func (e *nilReadingError) Error() string { return fmt.Sprint("H3 error ", e.code) }
-
 // A state check hook whose lookup (made, say, over HTTP/3) failed with an
 // error holding a typed nil returns that error: RoundTrip returns an
 // ErrOutcomeUnknown error and does not panic, and every span ends (a
 // reviewer's find).
 func TestAStateChecksErrorHoldingATypedNilIsReadPast(t *testing.T) {
 	for name, mk := range map[string]func() error{
-		"joined":           func() error { return errors.Join(errors.New("lookup failed"), (*nilReadingError)(nil)) },
-		"the error itself": func() error { return (*nilReadingError)(nil) },
+		"joined":           func() error { return errors.Join(errors.New("lookup failed"), (*receiverReadingError)(nil)) },
+		"the error itself": func() error { return (*receiverReadingError)(nil) },
 	} {
 		t.Run(name, func(t *testing.T) {
 			rec := tracetest.NewSpanRecorder()
