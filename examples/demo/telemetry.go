@@ -150,13 +150,15 @@ func rawOTLPEndpoint(signal string) string {
 	return os.Getenv("OTEL_EXPORTER_OTLP_ENDPOINT")
 }
 
-// checkOTLPEndpoints refuses an OTLP endpoint the exporters would drop
-// for their default (localhost) without failing, which the report would
-// otherwise give as where the telemetry went: over http/protobuf, one that
-// is no URL with an http or https scheme and a host ("127.0.0.1:4318", a
-// common slip); over gRPC, one that does not parse as a URL (a gRPC
-// target, "dns:///host:4317" or "localhost:4317", is used as written). The
-// value is not repeated: it may hold a password.
+// checkOTLPEndpoints refuses an OTLP endpoint the exporters would not send
+// to as written, without failing, which the report would otherwise give as
+// where the telemetry went: over http/protobuf, one that is no URL with an
+// http or https scheme and a host ("127.0.0.1:4318", a common slip, is
+// dropped for localhost; "localhost:4318" reads as a scheme and names no
+// host; "grpc://host:4318" is sent to over TLS, as https); over gRPC, one
+// that does not parse as a URL (a gRPC target, "dns:///host:4317" or
+// "localhost:4317", is used as written). The value is not repeated: it may
+// hold a password.
 func checkOTLPEndpoints() error {
 	for _, signal := range []string{"TRACES", "METRICS", "LOGS"} {
 		key := "OTEL_EXPORTER_OTLP_" + signal + "_ENDPOINT"
@@ -167,17 +169,30 @@ func checkOTLPEndpoints() error {
 		if v == "" {
 			continue
 		}
-		u, err := url.Parse(v)
-		switch grpc := otlpProtocol(signal) == "grpc"; {
-		case grpc && err != nil:
-			return fmt.Errorf("%s is no URL or gRPC target (such as http://127.0.0.1:4317): "+
-				"the OTLP exporter would drop it and send to its default, localhost", key)
-		case !grpc && (err != nil || u.Scheme != "http" && u.Scheme != "https" || u.Host == ""):
-			return fmt.Errorf("%s is no URL with an http or https scheme and a host (such as http://127.0.0.1:4318): "+
-				"the OTLP exporter would drop it and send to its default, localhost", key)
+		if problem := otlpEndpointProblem(v, otlpProtocol(signal) == "grpc"); problem != "" {
+			return fmt.Errorf("%s is %s", key, problem)
 		}
 	}
 	return nil
+}
+
+// otlpEndpointProblem says why the exporters would not send to endpoint
+// as written, as they read it from the environment, or "" if they would.
+func otlpEndpointProblem(endpoint string, grpc bool) string {
+	u, err := url.Parse(endpoint)
+	switch {
+	case err != nil && grpc:
+		return "no URL or gRPC target (such as http://127.0.0.1:4317): the OTLP exporter would drop it and send to its default, localhost"
+	case grpc:
+		return ""
+	case err != nil:
+		return "no URL (such as http://127.0.0.1:4318): the OTLP exporter would drop it and send to its default, localhost"
+	case u.Host == "":
+		return "a URL naming no host (such as http://127.0.0.1:4318): the OTLP exporter would have nowhere to send"
+	case u.Scheme != "http" && u.Scheme != "https":
+		return "a URL whose scheme is neither http nor https (such as http://127.0.0.1:4318): the OTLP exporter would send to its host over TLS, as to https"
+	}
+	return ""
 }
 
 // otlpProtocol returns the OTLP protocol autoexport uses for a signal.

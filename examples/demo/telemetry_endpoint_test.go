@@ -5,9 +5,14 @@ package main
 
 import (
 	"bytes"
+	"net/http"
+	"net/http/httptest"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 )
 
 // An OTLP endpoint the exporters would drop for their default (localhost)
@@ -42,5 +47,62 @@ func TestTheReportGivesNoEndpointPassword(t *testing.T) {
 	}
 	if strings.Contains(out.String(), "secret") || !strings.Contains(out.String(), "127.0.0.1:1") {
 		t.Errorf("the report gives the endpoint's password, or no endpoint:\n%s", out.String())
+	}
+}
+
+// The refusal says what the exporters would do with the endpoint, case by
+// case: an endpoint with another scheme is not dropped but sent to over
+// TLS (a reviewer's note: every case said "drop it").
+func TestAnOTLPEndpointsRefusalSaysWhatTheExporterWouldDo(t *testing.T) {
+	for _, c := range []struct {
+		endpoint string
+		grpc     bool
+		want     string
+	}{
+		{"127.0.0.1:4318", false, "drop it and send to its default, localhost"},
+		{"localhost:4318", false, "nowhere to send"},
+		{"ftp://127.0.0.1:4318", false, "over TLS"},
+		{"127.0.0.1:4317", true, "drop it and send to its default, localhost"},
+		{"localhost:4317", true, ""},
+		{"http://127.0.0.1:4318", false, ""},
+		{"https://collector.example:4318/otlp", false, ""},
+	} {
+		got := otlpEndpointProblem(c.endpoint, c.grpc)
+		if c.want == "" && got != "" || !strings.Contains(got, c.want) {
+			t.Errorf("%q (grpc %v): %q, want one saying %q", c.endpoint, c.grpc, got, c.want)
+		}
+	}
+}
+
+// The premise of the TLS case, on the exporter itself: over http/protobuf,
+// an endpoint of another scheme is sent to, over TLS.
+func TestTheOTLPExporterSendsAnotherSchemeOverTLS(t *testing.T) {
+	got := make(chan string, 1)
+	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case got <- r.URL.Path:
+		default:
+		}
+	}))
+	defer srv.Close()
+	t.Setenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "ftp://"+srv.Listener.Addr().String()+"/v1/traces")
+	exp, err := otlptracehttp.New(t.Context(), otlptracehttp.WithTLSClientConfig(srv.Client().Transport.(*http.Transport).TLSClientConfig),
+		otlptracehttp.WithRetry(otlptracehttp.RetryConfig{Enabled: false}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(exp))
+	_, span := tp.Tracer("t").Start(t.Context(), "s")
+	span.End()
+	if err := tp.Shutdown(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case p := <-got:
+		if p != "/v1/traces" {
+			t.Errorf("the exporter sent to %q", p)
+		}
+	default:
+		t.Error("the exporter sent nothing to the TLS server")
 	}
 }
