@@ -226,8 +226,7 @@
 // counts all by code.
 //
 // The text report escapes control characters, bidirectional formatting
-// characters and invalid UTF-8 in everything it prints from the input, a
-// backslash written doubled so no text reads as an escape (the
+// characters and invalid UTF-8 in everything it prints from the input (the
 // HTML report shows the same escaped text, escaped again for HTML), and
 // no message repeats a URL's secrets: URLs, and URLs inside span names and
 // values, are shown sanitized (userinfo REDACTED:REDACTED, query values

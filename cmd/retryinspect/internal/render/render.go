@@ -309,8 +309,7 @@ func number(n int64) string {
 // (U+2028, U+2029), which an editor or a viewer may break a line at,
 // bidirectional formatting characters, which can reorder what a line
 // shows, and invalid UTF-8 are written as Go escapes, so an id or an error
-// class cannot forge report lines; a backslash is written doubled, so
-// that text spelling an escape is not read as the rune it names.
+// class cannot forge report lines.
 func Escape(s string) string {
 	clean := true
 	for i := 0; i < len(s); {
@@ -343,7 +342,7 @@ func Escape(s string) string {
 
 func unsafeRune(r rune) bool {
 	switch {
-	case unicode.IsControl(r), r == '\u2028', r == '\u2029', r == '\\':
+	case unicode.IsControl(r), r == '\u2028', r == '\u2029':
 		return true
 	case r == '\u061c', r == '\u200e', r == '\u200f',
 		r >= '\u202a' && r <= '\u202e', r >= '\u2066' && r <= '\u2069':
