@@ -41,8 +41,9 @@ const usageHead = `Usage:
 Reads back the spans of retry operations (this library's or any that
 records the retry attempt contract), or the retry.attempt and
 retry.operation log events of WithLoggerProvider, from files (stdouttrace
-JSON or OTLP JSON lines, told apart by their content; - is standard
-input), from Jaeger's API or from VictoriaLogs' query API. Prints each
+JSON, OTLP JSON lines or Jaeger's saved trace JSON, told apart by their
+content; - is standard input), from Jaeger's API or from VictoriaLogs'
+query API. Prints each
 operation with its attempts in order, a summary, the notes and the
 findings. With -html FILE it also writes the report as one self-contained
 HTML page (-html - writes the page to standard output instead of the
