@@ -155,7 +155,8 @@ func rawOTLPEndpoint(signal string) string {
 // where the telemetry went: over http/protobuf, one that is no URL with an
 // http or https scheme and a host ("127.0.0.1:4318", a common slip, is
 // dropped for localhost; "localhost:4318" reads as a scheme and names no
-// host; "grpc://host:4318" is sent to over TLS, as https); over gRPC, one
+// host; "grpc://host:4318" is sent to over TLS by the trace and metric
+// exporters and in plain HTTP by the log exporter); over gRPC, one
 // that does not parse as a URL (a gRPC target, "dns:///host:4317" or
 // "localhost:4317", is used as written). The value is not repeated: it may
 // hold a password.
@@ -190,7 +191,7 @@ func otlpEndpointProblem(endpoint string, grpc bool) string {
 	case u.Host == "":
 		return "a URL naming no host (such as http://127.0.0.1:4318): the OTLP exporter would have nowhere to send"
 	case u.Scheme != "http" && u.Scheme != "https":
-		return "a URL whose scheme is neither http nor https (such as http://127.0.0.1:4318): the OTLP exporter would send to its host over TLS, as to https"
+		return "a URL whose scheme is neither http nor https (such as http://127.0.0.1:4318): the OTLP exporters would each choose TLS or plain HTTP for it by a rule of their own"
 	}
 	return ""
 }

@@ -11,7 +11,11 @@ import (
 	"strings"
 	"testing"
 
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/exporters/otlp/otlplog/otlploghttp"
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
+	otellog "go.opentelemetry.io/otel/log"
+	sdklog "go.opentelemetry.io/otel/sdk/log"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 )
 
@@ -51,8 +55,9 @@ func TestTheReportGivesNoEndpointPassword(t *testing.T) {
 }
 
 // The refusal says what the exporters would do with the endpoint, case by
-// case: an endpoint with another scheme is not dropped but sent to over
-// TLS (a reviewer's note: every case said "drop it").
+// case: an endpoint with another scheme is not dropped, and each exporter
+// picks TLS or not for it by its own rule (reviewers' notes: every case
+// said "drop it", then the other scheme's said "over TLS" for all).
 func TestAnOTLPEndpointsRefusalSaysWhatTheExporterWouldDo(t *testing.T) {
 	for _, c := range []struct {
 		endpoint string
@@ -61,7 +66,7 @@ func TestAnOTLPEndpointsRefusalSaysWhatTheExporterWouldDo(t *testing.T) {
 	}{
 		{"127.0.0.1:4318", false, "drop it and send to its default, localhost"},
 		{"localhost:4318", false, "nowhere to send"},
-		{"ftp://127.0.0.1:4318", false, "over TLS"},
+		{"ftp://127.0.0.1:4318", false, "a rule of their own"},
 		{"127.0.0.1:4317", true, "drop it and send to its default, localhost"},
 		{"localhost:4317", true, ""},
 		{"http://127.0.0.1:4318", false, ""},
@@ -74,8 +79,10 @@ func TestAnOTLPEndpointsRefusalSaysWhatTheExporterWouldDo(t *testing.T) {
 	}
 }
 
-// The premise of the TLS case, on the exporter itself: over http/protobuf,
-// an endpoint of another scheme is sent to, over TLS.
+// The premise of the other scheme's case, on the exporters themselves:
+// the trace exporter sends to ftp:// over TLS, to unix:// in plain HTTP,
+// and the log exporter to grpc:// in plain HTTP
+// (TestTheOTLPExportersSendAnotherSchemeInPlainHTTPToo).
 func TestTheOTLPExporterSendsAnotherSchemeOverTLS(t *testing.T) {
 	got := make(chan string, 1)
 	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -104,5 +111,83 @@ func TestTheOTLPExporterSendsAnotherSchemeOverTLS(t *testing.T) {
 		}
 	default:
 		t.Error("the exporter sent nothing to the TLS server")
+	}
+}
+
+// plainServer is a plain-HTTP (no TLS) server that reports each path it
+// is sent to.
+func plainServer(t *testing.T) (*httptest.Server, chan string) {
+	got := make(chan string, 1)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case got <- r.URL.Path:
+		default:
+		}
+	}))
+	t.Cleanup(srv.Close)
+	return srv, got
+}
+
+// TestTheOTLPExportersSendAnotherSchemeInPlainHTTPToo: the log exporter
+// takes every scheme but https for plain HTTP, and the trace exporter
+// unix:// too, so the refusal of such an endpoint does not say "over TLS"
+// (a reviewer's find: it did, for every exporter and scheme).
+func TestTheOTLPExportersSendAnotherSchemeInPlainHTTPToo(t *testing.T) {
+	t.Run("logs, grpc://", logsEndpointOfAnotherSchemeInPlainHTTP)
+	t.Run("traces, unix://", tracesUnixEndpointInPlainHTTP)
+}
+
+func logsEndpointOfAnotherSchemeInPlainHTTP(t *testing.T) {
+	srv, got := plainServer(t)
+	v := "grpc://" + srv.Listener.Addr().String() + "/v1/logs"
+	cleanEnv(t, map[string]string{"OTEL_EXPORTER_OTLP_LOGS_ENDPOINT": v})
+	exp, err := otlploghttp.New(t.Context(), otlploghttp.WithRetry(otlploghttp.RetryConfig{Enabled: false}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lp := sdklog.NewLoggerProvider(sdklog.WithProcessor(sdklog.NewSimpleProcessor(exp)))
+	var r otellog.Record
+	r.SetBody(attribute.StringValue("x"))
+	lp.Logger("t").Emit(t.Context(), r)
+	_ = lp.Shutdown(t.Context())
+	select {
+	case p := <-got:
+		t.Logf("otlploghttp sent to %s over plain HTTP", p)
+	default:
+		t.Fatal("premise: the log exporter sent nothing to the plain-HTTP server")
+	}
+	err = checkOTLPEndpoints()
+	if err == nil {
+		t.Fatal("not refused")
+	}
+	if strings.Contains(err.Error(), "over TLS") {
+		t.Errorf("refusal: %v\nbut the logs exporter sent to that endpoint over plain HTTP, not TLS", err)
+	}
+}
+
+func tracesUnixEndpointInPlainHTTP(t *testing.T) {
+	srv, got := plainServer(t)
+	v := "unix://" + srv.Listener.Addr().String() + "/v1/traces"
+	cleanEnv(t, map[string]string{"OTEL_EXPORTER_OTLP_TRACES_ENDPOINT": v})
+	exp, err := otlptracehttp.New(t.Context(), otlptracehttp.WithRetry(otlptracehttp.RetryConfig{Enabled: false}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(exp))
+	_, span := tp.Tracer("t").Start(t.Context(), "s")
+	span.End()
+	_ = tp.Shutdown(t.Context())
+	select {
+	case p := <-got:
+		t.Logf("otlptracehttp sent to %s over plain HTTP", p)
+	default:
+		t.Fatal("premise: the trace exporter sent nothing to the plain-HTTP server")
+	}
+	err = checkOTLPEndpoints()
+	if err == nil {
+		t.Fatal("not refused")
+	}
+	if strings.Contains(err.Error(), "over TLS") {
+		t.Errorf("refusal: %v\nbut the trace exporter sent to that endpoint over plain HTTP, not TLS", err)
 	}
 }
