@@ -5,6 +5,7 @@ package metrics
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"time"
 
@@ -128,7 +129,7 @@ type Throttled struct {
 // query may ride in any of them), and the keys the Recorder sets itself,
 // with the labels Prometheus writes itself (le, quantile, job, instance,
 // otel_scope_*, any beginning with "__") and those that escape to
-// underscores alone. The
+// underscores alone. The caller's slice is left as it was. The
 // caller still owns the rest: every distinct value is a new series, and a
 // key the Collector's exporter writes from a resource attribute
 // (resource_constant_labels, resource_to_telemetry_conversion) clashes
@@ -137,7 +138,10 @@ func NewLabels(kv ...attribute.KeyValue) attribute.Set {
 	if len(kv) == 0 {
 		return attribute.Set{}
 	}
-	set, _ := attribute.NewSetWithFiltered(kv, func(kv attribute.KeyValue) bool { return allowedLabel(kv.Key) })
+	// NewSetWithFiltered sorts and filters the slice it is given in place:
+	// a copy, so that the caller's slice (a labeler's fixed one, shared by
+	// the operations in flight) stays as it was.
+	set, _ := attribute.NewSetWithFiltered(slices.Clone(kv), func(kv attribute.KeyValue) bool { return allowedLabel(kv.Key) })
 	return set
 }
 
