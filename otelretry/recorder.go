@@ -349,6 +349,23 @@ func urlChanges(o *opRecord, ev *attemptEvent) bool {
 	return redact.Changes(ev.url)
 }
 
+// appendDefaultPort appends server.port where the attempt's URL writes
+// none: otelhttp leaves the scheme's default out of its CLIENT span, where
+// the semantic conventions require it and the operation span has it.
+func appendDefaultPort(kv []attribute.KeyValue, o *opRecord, ev *attemptEvent) []attribute.KeyValue {
+	u := o.req.URL
+	if ev.url != nil {
+		u = ev.url
+	}
+	if u.Port() != "" {
+		return kv
+	}
+	if port, ok := serverPort(u); ok {
+		kv = append(kv, attrs.ServerPortKey.Int(port))
+	}
+	return kv
+}
+
 // requestID is the attempt's retry.request.id, made once.
 func requestID(o *opRecord, ev *attemptEvent) string { return ev.requestIDOf(o.ident.opID()) }
 
@@ -372,6 +389,9 @@ func fields(o *opRecord, kv []attribute.KeyValue, ev *attemptEvent, onClientSpan
 	}
 	if !onClientSpan || urlChanges(o, ev) {
 		kv = append(kv, attrs.URLFullKey.String(attemptURL(o, ev)))
+	}
+	if onClientSpan {
+		kv = appendDefaultPort(kv, o, ev)
 	}
 	kv = append(kv, attrs.RemainingMsKey.Int64(ms(ev.remaining)))
 	if ev.attempt > 1 {
