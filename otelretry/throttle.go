@@ -83,8 +83,9 @@ var errInvalidThrottleSetting = errors.New("otelretry: throttle setting ignored"
 // The zero Throttle is ready to use, with the defaults: a setting left at
 // its zero value reads as its default (&Throttle{Window: time.Minute}
 // tunes one). A setting out of its range reads as its default too, and
-// WithThrottle reports it through otel.Handle. Set the settings before the
-// Throttle is first used, and do not change them after. A Throttle is safe
+// WithThrottle reports it through otel.Handle, reading the settings as
+// they are then. Set the settings before passing the Throttle to
+// WithThrottle, and do not change them after. A Throttle is safe
 // for concurrent use; share one between Transports with WithThrottle to
 // throttle their combined load.
 type Throttle struct {
