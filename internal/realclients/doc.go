@@ -9,6 +9,9 @@
 //
 //   - go-resty (v2) against a loopback server: a GET answered 503, 503, 200
 //     and a POST that times out;
+//   - golang.org/x/oauth2: a token that expires between attempts, under
+//     oauth2.Transport and with docs/layers.md's recipe (oauth2recipe.go),
+//     and a token request marked repeatable;
 //   - go-retryablehttp (v0.7) stacked over otelretry: how the two layers'
 //     attempts multiply, the retry.operation.repeat marker on the outer
 //     layer's repeats, the outer-layer-resend finding of cmd/retryinspect on
