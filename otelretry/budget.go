@@ -143,7 +143,8 @@ var errInvalidBudgetSetting = errors.New("otelretry: budget setting ignored")
 // The zero Budget is ready to use and has the default settings: a setting
 // left at its zero value reads as its default (&Budget{Tokens: 10} tunes
 // one). A setting out of its range reads as its default too, and WithBudget
-// reports it through otel.Handle, reading the settings as they are then.
+// reports it through otel.Handle as NewTransport applies it, reading the
+// settings as they are then.
 // Set the settings before passing the Budget to WithBudget, and do not
 // change them after.
 //

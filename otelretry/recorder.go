@@ -349,18 +349,17 @@ func urlChanges(o *opRecord, ev *attemptEvent) bool {
 	return redact.Changes(ev.url)
 }
 
-// appendDefaultPort appends server.port where the attempt's URL writes
-// none: otelhttp leaves the scheme's default out of its CLIENT span, where
-// the semantic conventions require it and the operation span has it.
+// appendDefaultPort appends server.port where it is the scheme's default,
+// written in the URL or not: otelhttp leaves that port out of its CLIENT
+// span, where the semantic conventions require it and the operation span
+// has it.
 func appendDefaultPort(kv []attribute.KeyValue, o *opRecord, ev *attemptEvent) []attribute.KeyValue {
 	u := o.req.URL
 	if ev.url != nil {
 		u = ev.url
 	}
-	if u.Port() != "" {
-		return kv
-	}
-	if port, ok := serverPort(u); ok {
+	port, ok := serverPort(u)
+	if ok && (u.Port() == "" || u.Scheme == "http" && port == 80 || u.Scheme == "https" && port == 443) {
 		kv = append(kv, attrs.ServerPortKey.Int(port))
 	}
 	return kv

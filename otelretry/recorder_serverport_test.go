@@ -32,6 +32,11 @@ func TestAnAttemptSpanCarriesTheDefaultServerPort(t *testing.T) {
 		{"https://api.test/x", 443, false},
 		{"http://api.test/x", 80, false},
 		{"https://api.test:8443/x", 8443, true},
+		// The default written (a reviewer's find: otelhttp leaves it out
+		// all the same, and otelretry wrote it only where the URL did not).
+		{"https://api.test:443/x", 443, false},
+		{"http://api.test:80/x", 80, false},
+		{"http://api.test:/x", 80, false},
 	} {
 		t.Run(c.url, func(t *testing.T) { attemptSpanServerPort(t, c.url, c.port, c.portInMetric) })
 	}

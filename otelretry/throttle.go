@@ -83,11 +83,11 @@ var errInvalidThrottleSetting = errors.New("otelretry: throttle setting ignored"
 // The zero Throttle is ready to use, with the defaults: a setting left at
 // its zero value reads as its default (&Throttle{Window: time.Minute}
 // tunes one). A setting out of its range reads as its default too, and
-// WithThrottle reports it through otel.Handle, reading the settings as
-// they are then. Set the settings before passing the Throttle to
-// WithThrottle, and do not change them after. A Throttle is safe
-// for concurrent use; share one between Transports with WithThrottle to
-// throttle their combined load.
+// WithThrottle reports it through otel.Handle as NewTransport applies it,
+// reading the settings as they are then. Set the settings before passing
+// the Throttle to WithThrottle, and do not change them after. A Throttle
+// is safe for concurrent use; share one between Transports with
+// WithThrottle to throttle their combined load.
 type Throttle struct {
 	// K is how many times the accepted requests a dependency may be sent
 	// before the throttle refuses any, above 1 and finite (NaN, +Inf and

@@ -121,7 +121,7 @@ func TestAnOAuth2TokenRequestMarkedRepeatableIsRetried(t *testing.T) {
 				}
 				conf := clientcredentials.Config{ClientID: "id", ClientSecret: "secret", TokenURL: "http://auth.test/token",
 					AuthStyle: oauth2.AuthStyleInHeader} // one style: no second, untied POST
-				_, err := conf.Token(ctx)
+				_, err := conf.TokenSource(ctx).Token()
 				if posts != c.posts || (err == nil) != c.ok {
 					t.Errorf("%d token POSTs, err %v; want %d, success %v", posts, err, c.posts, c.ok)
 				}
