@@ -63,7 +63,8 @@ var errInvalidBudgetSetting = errors.New("otelretry: budget setting ignored")
 //     leave a fresh client one retry for a slow host, for a fleet bound
 //     that holds without it.
 //   - A hedge (WithHedging) takes one token when it is admitted, before
-//     its preparation starts, and gives it back if it is not sent. It is
+//     its preparation starts, and gives it back if it is not sent or never
+//     leaves the client (canceled while it waits for a connection). It is
 //     a retry sent early: a failure heard while it (or the attempt it
 //     hedged) is still in flight costs nothing, that attempt being its
 //     retry, paid for; the race's last failure is charged as any other.

@@ -100,6 +100,10 @@ type input struct {
 	// asking for a connection (attempt.refusedByTransport): the same
 	// request is refused again, and its host saw nothing.
 	refused bool
+	// neverLeft: the attempt's failure proves its request never left the
+	// client (a cut before the call, its trace, its error), and nothing
+	// says it was written: its host saw nothing of it.
+	neverLeft bool
 	// certificateRejected: the client could not verify the server's
 	// certificate: the same certificate fails again.
 	certificateRejected bool
@@ -848,6 +852,18 @@ func (v verdict) leftToAttemptInFlight() bool {
 // unsent reports whether the base refused the request itself, with no
 // answer (attempt.refusedByTransport): its host saw nothing of it.
 func (in *input) unsent() bool { return in.refused && in.status == 0 }
+
+// leftNothing is in for an attempt whose request never left, by the
+// proof its failure gave (see neverLeft).
+func (in input) leftNothing(never bool) input {
+	in.neverLeft = never
+	return in
+}
+
+// unseen reports whether the attempt's host saw nothing of its request:
+// the base refused it, or it never left (a hedge's budget loan is then
+// given back).
+func (in *input) unseen() bool { return in.unsent() || in.status == 0 && in.neverLeft }
 
 // budgetCharge is what an attempt's answer costs the retry budget: a
 // failure whenever any rule makes it retryable (a transport error, a

@@ -386,7 +386,7 @@ func (l *raceLoop) judgeNow(m raceMsg) {
 		in = in.asItStoodAt(l.r.setup.clock.limit - l.settledAt)
 	}
 	if h := l.hedgeOf(m.a); h != nil {
-		l.settleHedge(h, !in.unsent())
+		l.settleHedge(h, !in.unseen())
 	}
 	v := decide(in)
 	switch {

@@ -1,0 +1,112 @@
+// Copyright The otelretry Authors
+// SPDX-License-Identifier: Apache-2.0
+
+package otelretry_test
+
+import (
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httptrace"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"go.opentelemetry.io/otel/attribute"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+
+	"github.com/otelretry/otelretry-go/internal/spantest"
+	"github.com/otelretry/otelretry-go/otelretry"
+)
+
+// A hedge queued behind MaxConnsPerHost=1 on HTTP/1.1 waits for the one
+// connection; the first attempt wins while the hedge still waits (its
+// body unread holds the connection), so the hedge never got a connection
+// and the server never saw it (layers.md: a request cut before GotConn is
+// proved unsent). docs/budget.md: a hedge "takes 1 token where it is
+// admitted ... gives it back if it is not sent". Eight such operations
+// leave the budget where it was: no hedge refused for the budget (a
+// reviewer's find: each such hedge kept its token, and the seventh was
+// refused).
+func TestAHedgeQueuedForTheOnlyConnectionCostsNoToken(t *testing.T) {
+	var requests, conns atomic.Int32
+	var mu sync.Mutex
+	var queued chan struct{}
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		requests.Add(1)
+		mu.Lock()
+		q := queued
+		mu.Unlock()
+		select {
+		case <-q: // the hedge waits for this connection
+		case <-time.After(time.Second): // bound: a hedge the budget refused never queues
+		}
+		w.Header().Set("Content-Length", "2")
+		io.WriteString(w, "ok")
+	}))
+	srv.Config.ConnState = func(_ net.Conn, s http.ConnState) {
+		if s == http.StateNew {
+			conns.Add(1)
+		}
+	}
+	srv.Start()
+	defer srv.Close()
+	base := srv.Client().Transport.(*http.Transport).Clone()
+	base.MaxConnsPerHost = 1
+	defer base.CloseIdleConnections()
+	rec := tracetest.NewSpanRecorder()
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
+	tr := otelretry.NewTransport(base, otelretry.WithTracerProvider(tp),
+		otelretry.WithHedging(otelretry.Hedging{Delay: time.Millisecond, MaxShare: 1}))
+	const ops = 8
+	for i := range ops {
+		q := make(chan struct{})
+		mu.Lock()
+		queued = q
+		mu.Unlock()
+		var gets atomic.Int32
+		trace := &httptrace.ClientTrace{GetConn: func(string) {
+			if gets.Add(1) == 2 {
+				close(q)
+			}
+		}}
+		req, _ := http.NewRequestWithContext(httptrace.WithClientTrace(t.Context(), trace), http.MethodGet, srv.URL, nil)
+		resp, err := tr.RoundTrip(req)
+		if err != nil {
+			t.Fatalf("op %d: %v", i, err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		if gets.Load() < 2 {
+			close(q)
+		}
+	}
+	var sent, refused int
+	var reasons []string
+	for _, op := range spantest.Operations(rec.Ended()) {
+		for _, e := range op.Events() {
+			switch e.Name {
+			case "hedge_sent":
+				sent++
+			case "hedge_refused":
+				refused++
+				for _, kv := range e.Attributes {
+					if kv.Key == attribute.Key("retry.reason") {
+						reasons = append(reasons, kv.Value.AsString())
+					}
+				}
+			}
+		}
+	}
+	t.Logf("ops=%d requests at server=%d connections=%d hedge_sent=%d hedge_refused=%d %v",
+		ops, requests.Load(), conns.Load(), sent, refused, reasons)
+	if requests.Load() != ops {
+		t.Fatalf("server saw %d requests, want %d (the hedges never reached it)", requests.Load(), ops)
+	}
+	if refused > 0 {
+		t.Errorf("hedges refused %v after %d hedges that never left the pool's queue: their tokens were not given back", reasons, sent)
+	}
+}
