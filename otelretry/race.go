@@ -570,8 +570,9 @@ func (l *raceLoop) hedgeOf(a *attempt) *hedgeSent {
 
 // settleHedge ends h's loan once: spent when its host saw the hedge (or
 // may have), given back with its hedge-rate token when net/http's
-// Transport refused it (its PrepareAttemptFunc made it unsendable): the
-// host saw nothing, as for a hedge never sent.
+// Transport refused it (its PrepareAttemptFunc made it unsendable) or it
+// never left (canceled while it waited for a connection): the host saw
+// nothing, as for a hedge never sent.
 func (l *raceLoop) settleHedge(h *hedgeSent, seen bool) {
 	if h.settled {
 		return
