@@ -290,9 +290,27 @@ type config struct {
 // report.
 func (c *config) invalid(option string, value any, want string) {
 	if s, ok := value.(string); ok {
-		value = strconv.Quote(s) // a name as the call writes it: "" or "A B" are not read as no argument or several
+		value = shownName(s)
 	}
 	c.report(fmt.Errorf("otelretry: %s(%v) ignored: %s", option, value, want))
+}
+
+// shownName is how a report writes s, a string an option ignored where it
+// wants a name (a header's, a method's): quoted as the call writes it (""
+// or "A B" are not read as no argument or several), up to and with its
+// first byte no name holds ("PUT " whole, "PUT," of "PUT, DELETE"), the
+// rest cut to "…" and its length: a header line or a URL given for a name
+// carries a credential ("Authorization: Bearer …", a URL's password) that
+// the report must not repeat.
+func shownName(s string) string {
+	n := 0
+	for n < len(s) && validToken(s[n:n+1]) {
+		n++
+	}
+	if n+1 >= len(s) {
+		return strconv.Quote(s)
+	}
+	return fmt.Sprintf("%s… (%d bytes)", strconv.Quote(s[:n+1]), len(s))
 }
 
 // report adds err (nil: none) to what NewTransport reports, each of its
