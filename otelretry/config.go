@@ -599,7 +599,7 @@ func (c *config) keyHeaders(option string, headers []string) []string {
 // Get and the SDKs read it (net/http's clients canonicalize every response
 // header's name; a base of one's own that hands back another spelling is
 // not read). A name that is not a header name, or a unit other than the
-// three HintUnits, is ignored. A hint is a delay: a header that gives a point
+// three HintUnits, is ignored (and reported). A hint is a delay: a header that gives a point
 // in time in epoch seconds (GitHub's X-RateLimit-Reset) read as one would be
 // decades, capped at 24 hours, and end any operation of a shorter deadline
 // (deadline_exceeded); read it in a WithBackoff (docs/decisions.md).
@@ -690,8 +690,8 @@ func WithShouldRetryWrites() Option {
 // idempotency keys (Idempotency-Key, X-Idempotency-Key, which net/http
 // takes as leave to resend, or a header a key option names), where the
 // attempt's number would be every write's key, a field the propagators
-// write (traceparent, baggage, ...), or WithOperationIDHeader's name.
-// One header is sent: given again, the last name counts (to send a second
+// write (traceparent, baggage, ...), or WithOperationIDHeader's name
+// (each reported). One header is sent: given again, the last name counts (to send a second
 // convention too, set it in a PrepareAttemptFunc).
 func WithAttemptHeader(name string) Option {
 	return optionFunc(func(c *config) {
@@ -760,7 +760,8 @@ func WithAttemptHeader(name string) Option {
 // The operation span and each attempt record retry.idempotency_key.source
 // (generated, or caller), the operation span retry.idempotency_contract; the key's value
 // only with WithIdempotencyKeyValues, and never on metrics. An
-// IdempotencyKey whose Name is not a header name is ignored.
+// IdempotencyKey whose Name is not a header name is ignored (and
+// reported).
 func WithIdempotencyKeys(k IdempotencyKey) Option {
 	return optionFunc(func(c *config) {
 		if !validHeaderName(k.Name) {
@@ -798,9 +799,8 @@ func WithIdempotencyKeyValues() Option {
 // caller or an SDK set, and is not recorded. A name that is not a header
 // name is ignored, and so is one that holds idempotency keys (as
 // WithAttemptHeader's: a job's writes share its id, and would share one
-// key) or a field the propagators write; and so is an id that is not a
-// field value: one holding
-// a control character, which net/http would refuse the request for, or a
+// key) or a field the propagators write (each reported); and so is an id
+// that is not a field value: one holding a control character, which net/http would refuse the request for, or a
 // space at either end, which HTTP/1 drops and HTTP/2 keeps (the server
 // would not see the id as written).
 func WithOperationIDHeader(name string) Option {

@@ -50,6 +50,12 @@ var _ http.RoundTripper = (*Transport)(nil)
 // MeterProvider (trace/noop, metric/noop), attempts go straight to base
 // too, as otelhttp would record nothing, and only their trace context is
 // injected.
+//
+// The values its options ignored are reported in one error through
+// otel.Handle, on the caller's goroutine, before it returns; the handler
+// set with otel.SetErrorHandler runs there, as it does, on a goroutine of
+// otelretry's own, for a panic nobody waits for (see Results), where a
+// handler that panics ends the process.
 func NewTransport(base http.RoundTripper, opts ...Option) *Transport {
 	if isNil(base) {
 		base = http.DefaultTransport
