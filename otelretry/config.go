@@ -800,9 +800,10 @@ func WithIdempotencyKeyValues() Option {
 // name is ignored, and so is one that holds idempotency keys (as
 // WithAttemptHeader's: a job's writes share its id, and would share one
 // key) or a field the propagators write (each reported); and so is an id
-// that is not a field value: one holding a control character, which net/http would refuse the request for, or a
-// space at either end, which HTTP/1 drops and HTTP/2 keeps (the server
-// would not see the id as written).
+// that is not a field value: one holding a control character, which
+// net/http would refuse the request for, or a space at either end, which
+// HTTP/1 drops and HTTP/2 keeps (the server would not see the id as
+// written).
 func WithOperationIDHeader(name string) Option {
 	return optionFunc(func(c *config) {
 		if !validHeaderName(name) {
