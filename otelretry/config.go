@@ -383,8 +383,8 @@ func WithPropagators(p propagation.TextMapPropagator) Option {
 }
 
 // WithLogger writes one structured record per attempt, with the fields of
-// the attempt span plus trace and span ids, at the level the attempt's
-// decision gives (see WithLoggerProvider); a record of the writes an
+// the attempt span plus trace and span ids, in that span's context (as a
+// handler reads it), at the level the attempt's decision gives (see WithLoggerProvider); a record of the writes an
 // attempt's base reported after its answer (retry.wire); and, for an
 // operation that made no attempt (refused, or stopped before its first
 // call), the operation's record, so that every operation leaves one. Nil

@@ -922,6 +922,13 @@ func (r *recorder) logAttempt(o *opRecord, buf *kvBuffer, span trace.Span, kv []
 // (its trace and span ids). Only sanitized data is logged: no URL query
 // values, headers or bodies.
 func (r *recorder) log(o *opRecord, span trace.Span, to logTargets, event, body string, sev log.Severity, at time.Time, kv []attribute.KeyValue) {
+	// Both in span's context, the one their trace and span ids name, so
+	// that a handler or processor reading the span from the context (an
+	// OTel slog bridge) links the record to the span its fields name.
+	ctx := o.ctx
+	if sc := span.SpanContext(); sc.IsValid() && !trace.SpanContextFromContext(ctx).Equal(sc) {
+		ctx = trace.ContextWithSpan(ctx, span)
+	}
 	if to.slog {
 		out := make([]slog.Attr, 0, len(kv)+2)
 		for _, f := range kv {
@@ -930,14 +937,10 @@ func (r *recorder) log(o *opRecord, span trace.Span, to logTargets, event, body 
 		if sc := span.SpanContext(); sc.IsValid() {
 			out = append(out, slog.String("trace_id", sc.TraceID().String()), slog.String("span_id", sc.SpanID().String()))
 		}
-		r.logger.LogAttrs(o.ctx, slogLevel(sev), body, out...)
+		r.logger.LogAttrs(ctx, slogLevel(sev), body, out...)
 	}
 	if !to.events {
 		return
-	}
-	ctx := o.ctx
-	if span.SpanContext().IsValid() {
-		ctx = trace.ContextWithSpan(ctx, span)
 	}
 	var rec log.Record
 	rec.SetEventName(event)
