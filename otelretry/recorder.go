@@ -876,11 +876,11 @@ func severityText(s log.Severity) string {
 // logTargets says which loggers take a record: each is asked once.
 type logTargets struct{ slog, events bool }
 
-// targets asks each logger whether it takes a record of severity sev and
-// event name event.
 // logs reports whether a logger is set (WithLogger, WithLoggerProvider).
 func (r *recorder) logs() bool { return r.logger != nil || r.events != nil }
 
+// targets asks each logger whether it takes a record of severity sev and
+// event name event.
 func (r *recorder) targets(o *opRecord, sev log.Severity, event string) logTargets {
 	return logTargets{
 		slog:   r.logger != nil && r.logger.Enabled(o.ctx, slogLevel(sev)),
