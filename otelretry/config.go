@@ -770,9 +770,17 @@ func WithIdempotencyKeys(k IdempotencyKey) Option {
 		}
 		value := k.Value
 		if value != nil {
-			// A format that gives no header value for a key is bad input too.
-			if v := value(strings.Repeat("0", 32)); v == "" || !validHeaderValue(v) {
+			// A format that gives no header value for a key is bad input too,
+			// and so is one that gives two keys one value: every write
+			// would carry one key, and a server replay one write's answer
+			// for another.
+			v, w := value(strings.Repeat("0", 32)), value(strings.Repeat("f", 32))
+			switch {
+			case v == "" || !validHeaderValue(v):
 				c.report(fmt.Errorf("otelretry: WithIdempotencyKeys(%q): its Value ignored: want one that gives a header value; the key is sent bare", k.Name))
+				value = nil
+			case v == w:
+				c.report(fmt.Errorf("otelretry: WithIdempotencyKeys(%q): its Value ignored: want one that gives each key its own value; the key is sent bare", k.Name))
 				value = nil
 			}
 		}

@@ -96,6 +96,10 @@ func TestOptionMessagesQuoteTheIgnoredName(t *testing.T) {
 		{otelretry.WithBodyBuffer(-1, 10), `WithBodyBuffer(-1, 10)`},
 		{otelretry.WithIdempotencyKeys(otelretry.IdempotencyKey{Name: "K", Value: func(string) string { return "" }}),
 			`WithIdempotencyKeys("K"): its Value ignored`},
+		// A Value that writes no key would send every write one key (a
+		// reviewer's note: nothing caught it).
+		{otelretry.WithIdempotencyKeys(otelretry.IdempotencyKey{Name: "K", Value: func(string) string { return `"constant"` }}),
+			`WithIdempotencyKeys("K"): its Value ignored: want one that gives each key its own value`},
 	} {
 		errs := captureOtelErrors(t)
 		otelretry.NewTransport(nil, c.opt)

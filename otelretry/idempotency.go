@@ -23,7 +23,8 @@ import (
 // IdempotencyKey is how WithIdempotencyKeys sends the key it generates: in
 // the header Name, as Value formats it. The key is 32 lowercase hex digits
 // (128 bits from crypto/rand); a nil Value, or one that returns "" or a
-// value no header may carry, sends it bare. A Name that is no header name
+// value no header may carry, or the same value for two keys (a Value must
+// write the key it is given), sends it bare. A Name that is no header name
 // (the zero IdempotencyKey's "") leaves WithIdempotencyKeys ignored, as
 // otel.Handle reports: no key is sent.
 type IdempotencyKey struct {
