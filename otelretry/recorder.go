@@ -565,8 +565,9 @@ func (r *recorder) recordLateWrites(o *opRecord, span trace.Span, ev *attemptEve
 		span.AddEvent(attrs.EventWireLate, trace.WithAttributes(kv...))
 		addResends(span, ev.writes, writes)
 	}
-	if to := r.targets(o, log.SeverityInfo, attrs.LogEventWire); to.slog || to.events {
-		r.log(o, span, to, attrs.LogEventWire, "retry wire", log.SeverityInfo, time.Now(), kv)
+	ctx := recordContext(o, span)
+	if to := r.targets(ctx, log.SeverityInfo, attrs.LogEventWire); to.slog || to.events {
+		r.log(ctx, span, to, attrs.LogEventWire, "retry wire", log.SeverityInfo, time.Now(), kv)
 	}
 }
 
@@ -873,19 +874,31 @@ func severityText(s log.Severity) string {
 	return "ERROR"
 }
 
-// logTargets says which loggers take a record: each is asked once.
+// logTargets says which loggers take a record: each is asked once, in the
+// record's context (recordContext), before the record is built.
 type logTargets struct{ slog, events bool }
 
 // logs reports whether a logger is set (WithLogger, WithLoggerProvider).
 func (r *recorder) logs() bool { return r.logger != nil || r.events != nil }
 
 // targets asks each logger whether it takes a record of severity sev and
-// event name event.
-func (r *recorder) targets(o *opRecord, sev log.Severity, event string) logTargets {
+// event name event, in ctx, the record's.
+func (r *recorder) targets(ctx context.Context, sev log.Severity, event string) logTargets {
 	return logTargets{
-		slog:   r.logger != nil && r.logger.Enabled(o.ctx, slogLevel(sev)),
-		events: r.events != nil && r.events.Enabled(o.ctx, log.EnabledParameters{Severity: sev, EventName: event}),
+		slog:   r.logger != nil && r.logger.Enabled(ctx, slogLevel(sev)),
+		events: r.events != nil && r.events.Enabled(ctx, log.EnabledParameters{Severity: sev, EventName: event}),
 	}
+}
+
+// recordContext is the context of span's records: the operation's, with
+// span in it, the one their trace and span ids name, so that a handler or
+// processor reading the span from the context (an OTel slog bridge, a
+// sampler-aware processor) asks and writes of the span they name.
+func recordContext(o *opRecord, span trace.Span) context.Context {
+	if sc := span.SpanContext(); sc.IsValid() && !trace.SpanContextFromContext(o.ctx).Equal(sc) {
+		return trace.ContextWithSpan(o.ctx, span)
+	}
+	return o.ctx
 }
 
 // logAttempt writes the attempt's slog record (WithLogger) and its log
@@ -898,7 +911,8 @@ func (r *recorder) logAttempt(o *opRecord, buf *kvBuffer, span trace.Span, kv []
 		return
 	}
 	sev := attemptSeverity(ev.verdict.decision)
-	to := r.targets(o, sev, attrs.LogEventAttempt)
+	ctx := recordContext(o, span)
+	to := r.targets(ctx, sev, attrs.LogEventAttempt)
 	if !to.slog && !to.events {
 		return
 	}
@@ -915,20 +929,13 @@ func (r *recorder) logAttempt(o *opRecord, buf *kvBuffer, span trace.Span, kv []
 	// The attempt's end, in wall-clock time: its start (the deadline less
 	// the time left before it) plus its elapsed time.
 	at := o.clock.at(o.clock.limit - ev.remaining + ev.elapsed)
-	r.log(o, span, to, attrs.LogEventAttempt, "retry attempt", sev, at, kv)
+	r.log(ctx, span, to, attrs.LogEventAttempt, "retry attempt", sev, at, kv)
 }
 
-// log writes one record, kv, to the loggers in to, in the context of span
-// (its trace and span ids). Only sanitized data is logged: no URL query
-// values, headers or bodies.
-func (r *recorder) log(o *opRecord, span trace.Span, to logTargets, event, body string, sev log.Severity, at time.Time, kv []attribute.KeyValue) {
-	// Both in span's context, the one their trace and span ids name, so
-	// that a handler or processor reading the span from the context (an
-	// OTel slog bridge) links the record to the span its fields name.
-	ctx := o.ctx
-	if sc := span.SpanContext(); sc.IsValid() && !trace.SpanContextFromContext(ctx).Equal(sc) {
-		ctx = trace.ContextWithSpan(ctx, span)
-	}
+// log writes one record, kv, to the loggers in to, in ctx, the context of
+// span (recordContext), whose trace and span ids it carries. Only
+// sanitized data is logged: no URL query values, headers or bodies.
+func (r *recorder) log(ctx context.Context, span trace.Span, to logTargets, event, body string, sev log.Severity, at time.Time, kv []attribute.KeyValue) {
 	if to.slog {
 		out := make([]slog.Attr, 0, len(kv)+2)
 		for _, f := range kv {
@@ -937,7 +944,11 @@ func (r *recorder) log(o *opRecord, span trace.Span, to logTargets, event, body 
 		if sc := span.SpanContext(); sc.IsValid() {
 			out = append(out, slog.String("trace_id", sc.TraceID().String()), slog.String("span_id", sc.SpanID().String()))
 		}
-		r.logger.LogAttrs(ctx, slogLevel(sev), body, out...)
+		rec := slog.NewRecord(time.Now(), slogLevel(sev), body, 0)
+		rec.AddAttrs(out...)
+		// To the handler itself: targets asked its Enabled already, and
+		// Logger.LogAttrs would ask again.
+		_ = r.logger.Handler().Handle(ctx, rec)
 	}
 	if !to.events {
 		return
@@ -966,7 +977,8 @@ func (r *recorder) logOperation(o *opRecord, e *operationEnd, errorType string) 
 		return
 	}
 	sev := operationSeverity(e.verdict.decision.Outcome())
-	to := r.targets(o, sev, attrs.LogEventOperation)
+	ctx := recordContext(o, o.span)
+	to := r.targets(ctx, sev, attrs.LogEventOperation)
 	to.slog = to.slog && e.attempts == 0
 	if !to.slog && !to.events {
 		return
@@ -979,7 +991,7 @@ func (r *recorder) logOperation(o *opRecord, e *operationEnd, errorType string) 
 	if o.notBuffered != "" {
 		kv = append(kv, attrs.BodyBufferReasonKey.String(o.notBuffered))
 	}
-	r.log(o, o.span, to, attrs.LogEventOperation, "retry operation", sev, o.clock.start, kv)
+	r.log(ctx, o.span, to, attrs.LogEventOperation, "retry operation", sev, o.clock.start, kv)
 }
 
 // slogAttr converts an attribute to a log attribute of the same type.

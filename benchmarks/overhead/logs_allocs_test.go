@@ -27,18 +27,18 @@ func raceBuild() bool {
 
 // docs/benchmarks.md (the log events section) states the allocations per
 // operation of BenchmarkLogEvents and calls them exact: success over SDK
-// tracing 46 / 60 / 62, over no-op tracing 9 / 23 / 25; retry3 over SDK
-// tracing 116 / 144 / 148, over no-op tracing 21 / 49 / 53 (off / direct /
+// tracing 46 / 60 / 61, over no-op tracing 9 / 23 / 25; retry3 over SDK
+// tracing 116 / 144 / 147, over no-op tracing 21 / 49 / 53 (off / direct /
 // events). This recomputes them with the benchmark's own cases, so that
 // the page cannot fall behind the code (a reviewer's find: it said 61 and
-// 147).
+// 147 where the code made 62 and 148).
 func TestLogEventsDocumentedAllocations(t *testing.T) {
 	if raceBuild() {
 		t.Skip("the race detector makes sync.Pool drop items at random: counts are exact only without it")
 	}
 	want := map[string]map[string]float64{
-		"success": {"sdk-off": 46, "sdk-direct": 60, "sdk-events": 62, "noop-off": 9, "noop-direct": 23, "noop-events": 25},
-		"retry3":  {"sdk-off": 116, "sdk-direct": 144, "sdk-events": 148, "noop-off": 21, "noop-direct": 49, "noop-events": 53},
+		"success": {"sdk-off": 46, "sdk-direct": 60, "sdk-events": 61, "noop-off": 9, "noop-direct": 23, "noop-events": 25},
+		"retry3":  {"sdk-off": 116, "sdk-direct": 144, "sdk-events": 147, "noop-off": 21, "noop-direct": 49, "noop-events": 53},
 	}
 	for _, k := range []struct {
 		name     string
