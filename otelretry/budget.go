@@ -548,7 +548,8 @@ func (b *Budget) held(key string, now time.Time) bool {
 // its loan when taken, else the refusal's reason: a hold, a full table,
 // or too few tokens for the host to hold more than half once it is taken.
 // A hedge follows no failure, so it pays on its way in; settleLoan ends
-// the loan, spent when the hedge is sent, given back when it is not.
+// the loan, spent when the hedge reached its host (or may have), given
+// back when it was not sent or never left the client.
 func (b *Budget) hedge(key string, now time.Time) (budgetLoan, attrs.Reason) {
 	return b.lend(key, now, now)
 }

@@ -402,7 +402,9 @@ func WithLogger(l *slog.Logger) Option {
 // WithLoggerProvider turns on the log events, emitted through a Logger of
 // lp named ScopeName: one event record per attempt, named
 // attrs.LogEventAttempt ("retry.attempt"), with exactly the attributes of the
-// attempt span (and a malformed hint's header and problem), in the
+// attempt span (and a malformed hint's header and problem) but those
+// otelhttp writes there beside the attempt's (server.address, server.port,
+// network.protocol.version; docs/telemetry.md lists them), in the
 // attempt span's context (its trace and span ids) and timed at the
 // attempt's end; and one per operation, named attrs.LogEventOperation
 // ("retry.operation"), with its outcome, reason, attempts, deadline, id,

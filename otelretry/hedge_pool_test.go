@@ -4,6 +4,7 @@
 package otelretry_test
 
 import (
+	"context"
 	"io"
 	"net"
 	"net/http"
@@ -12,11 +13,13 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"go.opentelemetry.io/otel/attribute"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/otelretry/otelretry-go/internal/spantest"
 	"github.com/otelretry/otelretry-go/otelretry"
@@ -109,4 +112,46 @@ func TestAHedgeQueuedForTheOnlyConnectionCostsNoToken(t *testing.T) {
 	if refused > 0 {
 		t.Errorf("hedges refused %v after %d hedges that never left the pool's queue: their tokens were not given back", reasons, sent)
 	}
+}
+
+// A hedge its race's win cut while its span started (a span processor's
+// OnStart outlasting the first attempt's answer) never reached its base:
+// its host saw nothing, and its token is given back, as docs/telemetry.md
+// says (it was kept before a hedge that never left gave its token back).
+// Tokens 7 and a ratio of 0.001 tell the two apart: 3 retries in a row
+// with the token back, 2 without.
+func TestAHedgeCutWhileItStartedGivesItsTokenBack(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var calls, clientStarts atomic.Int32
+		base := roundTripFunc(func(r *http.Request) (*http.Response, error) {
+			calls.Add(1)
+			select {
+			case <-time.After(300 * time.Millisecond):
+			case <-r.Context().Done():
+				return nil, r.Context().Err()
+			}
+			return &http.Response{StatusCode: 200, Header: http.Header{}, Body: http.NoBody, Request: r}, nil
+		})
+		slowHedgeStart := onStartFunc(func(_ context.Context, s sdktrace.ReadWriteSpan) {
+			if s.SpanKind() == trace.SpanKindClient && clientStarts.Add(1) == 2 {
+				time.Sleep(time.Second) // the hedge's span: past the first attempt's answer
+			}
+		})
+		budget := &otelretry.Budget{Tokens: 7, TokenRatio: 0.001}
+		tr := otelretry.NewTransport(base, otelretry.WithBudget(budget),
+			otelretry.WithTracerProvider(sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(slowHedgeStart))),
+			otelretry.WithHedging(otelretry.Hedging{Delay: 10 * time.Millisecond, MaxShare: 1}))
+		req := get(t, t.Context(), "http://api.test/items")
+		resp, err := tr.RoundTrip(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if n := calls.Load(); n != 1 || clientStarts.Load() != 2 {
+			t.Fatalf("%d base calls, %d attempt spans started; want 1 and 2 (the hedge cut while it started)", n, clientStarts.Load())
+		}
+		if got := budget.Available(req); got != 3 {
+			t.Errorf("%d retries available after the hedge, want 3: its token given back", got)
+		}
+	})
 }
