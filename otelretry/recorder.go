@@ -566,7 +566,7 @@ func (r *recorder) recordLateWrites(o *opRecord, span trace.Span, ev *attemptEve
 		addResends(span, ev.writes, writes)
 	}
 	ctx := recordContext(o, span)
-	if to := r.targets(ctx, log.SeverityInfo, attrs.LogEventWire); to.slog || to.events {
+	if to := r.targets(ctx, log.SeverityInfo, attrs.LogEventWire, true); to.slog || to.events {
 		r.log(ctx, span, to, attrs.LogEventWire, "retry wire", log.SeverityInfo, time.Now(), kv)
 	}
 }
@@ -882,10 +882,11 @@ type logTargets struct{ slog, events bool }
 func (r *recorder) logs() bool { return r.logger != nil || r.events != nil }
 
 // targets asks each logger whether it takes a record of severity sev and
-// event name event, in ctx, the record's.
-func (r *recorder) targets(ctx context.Context, sev log.Severity, event string) logTargets {
+// event name event, in ctx, the record's: the slog handler only where
+// slogToo (it gets no operation record of an operation that made attempts).
+func (r *recorder) targets(ctx context.Context, sev log.Severity, event string, slogToo bool) logTargets {
 	return logTargets{
-		slog:   r.logger != nil && r.logger.Enabled(ctx, slogLevel(sev)),
+		slog:   slogToo && r.logger != nil && r.logger.Enabled(ctx, slogLevel(sev)),
 		events: r.events != nil && r.events.Enabled(ctx, log.EnabledParameters{Severity: sev, EventName: event}),
 	}
 }
@@ -912,7 +913,7 @@ func (r *recorder) logAttempt(o *opRecord, buf *kvBuffer, span trace.Span, kv []
 	}
 	sev := attemptSeverity(ev.verdict.decision)
 	ctx := recordContext(o, span)
-	to := r.targets(ctx, sev, attrs.LogEventAttempt)
+	to := r.targets(ctx, sev, attrs.LogEventAttempt, true)
 	if !to.slog && !to.events {
 		return
 	}
@@ -978,8 +979,7 @@ func (r *recorder) logOperation(o *opRecord, e *operationEnd, errorType string) 
 	}
 	sev := operationSeverity(e.verdict.decision.Outcome())
 	ctx := recordContext(o, o.span)
-	to := r.targets(ctx, sev, attrs.LogEventOperation)
-	to.slog = to.slog && e.attempts == 0
+	to := r.targets(ctx, sev, attrs.LogEventOperation, e.attempts == 0)
 	if !to.slog && !to.events {
 		return
 	}

@@ -140,3 +140,45 @@ func TestLogEventEnabledIsAskedInTheRecordsContext(t *testing.T) {
 		t.Errorf("%d retry.attempt events emitted, want 2 (each attempt span is sampled)", proc.attempts)
 	}
 }
+
+// countingHandler counts the Enabled calls it gets and the records it
+// takes.
+type countingHandler struct {
+	mu             sync.Mutex
+	asked, handled int
+}
+
+func (h *countingHandler) Enabled(context.Context, slog.Level) bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.asked++
+	return true
+}
+func (h *countingHandler) Handle(context.Context, slog.Record) error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.handled++
+	return nil
+}
+func (h *countingHandler) WithAttrs([]slog.Attr) slog.Handler { return h }
+func (h *countingHandler) WithGroup(string) slog.Handler      { return h }
+
+// The slog handler is asked once per record it gets, and not for the
+// operation record of an operation that made attempts, which it never
+// gets (a reviewer's note: it was asked 3 times for 2 records, as the
+// Logger asked again).
+func TestSlogEnabledIsAskedOncePerRecord(t *testing.T) {
+	h := &countingHandler{}
+	tr := otelretry.NewTransport(scripted.New(scripted.Step{Status: 503}, scripted.Step{Status: 200}),
+		otelretry.WithLogger(slog.New(h)), otelretry.WithBackoff(otelretry.ConstantBackoff(time.Millisecond)))
+	resp, err := tr.RoundTrip(get(t, t.Context(), "http://api.test/v1"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.asked != 2 || h.handled != 2 {
+		t.Errorf("Enabled asked %d times for %d records, want 2 and 2", h.asked, h.handled)
+	}
+}
