@@ -56,7 +56,7 @@ type floorOp struct {
 	// kv is the attribute buffer of the operation's SetAttributes calls,
 	// lent by floorBuffers as otelretry lends its operations theirs (the
 	// spans copy what they are given).
-	kv *[9]attribute.KeyValue
+	kv *[10]attribute.KeyValue
 }
 
 func (op *floorOp) Value(key any) any {
@@ -67,7 +67,7 @@ func (op *floorOp) Value(key any) any {
 }
 
 // floorBuffers lends floorOp its attribute buffer.
-var floorBuffers = sync.Pool{New: func() any { return new([9]attribute.KeyValue) }}
+var floorBuffers = sync.Pool{New: func() any { return new([10]attribute.KeyValue) }}
 
 // contentFloor builds the case over base for requests to rawURL. It writes
 // retry.wire.writes (1: the request was written once) when base is an
@@ -89,14 +89,20 @@ func contentFloor(tb testing.TB, base http.RoundTripper, rawURL string) built {
 	if p := u.Port(); p != "" {
 		port, _ = strconv.Atoi(p)
 	}
+	// otelhttp leaves the scheme's default port off its CLIENT span, and
+	// otelretry writes it there (appendDefaultPort).
+	defaultPort := 0
+	if port == 80 && u.Scheme == "http" || port == 443 && u.Scheme == "https" {
+		defaultPort = port
+	}
 	_, writes := base.(*http.Transport)
 	tracer := s.tp.Tracer("floor")
 	internal := trace.WithSpanKind(trace.SpanKindInternal)
 	rt := newRetryableTransport(floorFields{
-		next: s.otelhttp(floorCatch{base}), rec: rec, clean: clean, deadline: deadline, writes: writes,
+		next: s.otelhttp(floorCatch{base}), rec: rec, clean: clean, deadline: deadline, writes: writes, defaultPort: defaultPort,
 	})
 	return built{op: func() error {
-		op := &floorOp{id: otelretry.NewOperationID(), start: time.Now(), kv: floorBuffers.Get().(*[9]attribute.KeyValue)}
+		op := &floorOp{id: otelretry.NewOperationID(), start: time.Now(), kv: floorBuffers.Get().(*[10]attribute.KeyValue)}
 		defer floorBuffers.Put(op.kv)
 		kv := append(op.kv[:0],
 			attrs.OperationIDKey.String(op.id), attrs.HTTPRequestMethodKey.String(http.MethodGet),
@@ -127,11 +133,12 @@ func (c floorCatch) RoundTrip(r *http.Request) (*http.Response, error) {
 // successful attempt once otelhttp has written its response attributes,
 // then records the attempt's metrics.
 type floorFields struct {
-	next     http.RoundTripper
-	rec      *metrics.Recorder
-	clean    string
-	deadline time.Duration
-	writes   bool
+	next        http.RoundTripper
+	rec         *metrics.Recorder
+	clean       string
+	deadline    time.Duration
+	writes      bool
+	defaultPort int // the scheme's default port the URL names, else 0
 }
 
 func (f floorFields) RoundTrip(r *http.Request) (*http.Response, error) {
@@ -148,6 +155,9 @@ func (f floorFields) RoundTrip(r *http.Request) (*http.Response, error) {
 		attrs.AttemptKey.Int(op.attempts), attrs.URLFullKey.String(f.clean),
 		attrs.RemainingMsKey.Int64((f.deadline - sent).Milliseconds()), attrs.ElapsedMsKey.Int64(elapsed.Milliseconds()),
 		attrs.DecisionReturn.Attribute(), attrs.ReasonResponse.Attribute())
+	if f.defaultPort != 0 {
+		kv = append(kv, attrs.ServerPortKey.Int(f.defaultPort))
+	}
 	if f.writes {
 		kv = append(kv, attrs.WireWritesKey.Int(1))
 	}
