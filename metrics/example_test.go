@@ -17,7 +17,9 @@ import (
 	"github.com/otelretry/otelretry-go/metrics"
 )
 
-// The transport records through a Recorder; a custom retry loop can too.
+// The transport records through a Recorder; a custom retry loop can too:
+// the counters by decision and outcome, the histograms of attempts per
+// operation and of durations, in seconds.
 func ExampleNewRecorder() {
 	reader := sdkmetric.NewManualReader()
 	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
@@ -46,6 +48,19 @@ func ExampleNewRecorder() {
 			slices.Sort(counts)
 			fmt.Println(strings.Join(counts, "\n"))
 		}
+		switch h := m.Data.(type) {
+		case metricdata.Histogram[int64]:
+			for _, dp := range h.DataPoints {
+				fmt.Printf("  count %d, sum %d\n", dp.Count, dp.Sum)
+			}
+		case metricdata.Histogram[float64]:
+			var lines []string
+			for _, dp := range h.DataPoints {
+				lines = append(lines, fmt.Sprintf("  count %d, sum %.2f s", dp.Count, dp.Sum))
+			}
+			slices.Sort(lines)
+			fmt.Println(strings.Join(lines, "\n"))
+		}
 	}
 	// Output:
 	// retry.operations {operation}
@@ -54,6 +69,10 @@ func ExampleNewRecorder() {
 	//   retry: 1
 	//   return: 1
 	// retry.operation.attempts {attempt}
+	//   count 1, sum 2
 	// retry.operation.duration s
+	//   count 1, sum 0.17 s
 	// retry.attempt.duration s
+	//   count 1, sum 0.05 s
+	//   count 1, sum 0.08 s
 }
