@@ -161,7 +161,8 @@
 // the trace holds it and it is not the caller's own; else server.address
 // and server.port, the port left out when it is the default of the URL's
 // scheme, as the URL's host, otelretry's retry budget key by default,
-// leaves it out. The method is no part of it: the budget is shared by a
+// leaves it out; else, on spans without server.address (the attempts' log
+// records, their operation's record lost), url.full's host. The method is no part of it: the budget is shared by a
 // host's methods.
 //
 // -json prints the same report as one JSON document with the keys spans,

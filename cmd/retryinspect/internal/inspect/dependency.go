@@ -33,7 +33,9 @@ import (
 //     SDK, in a test or a demo, names nothing);
 //  4. server.address and server.port, the port left out when it is the
 //     default of url.full's scheme, as a URL's host leaves it out: the
-//     budget's default key.
+//     budget's default key;
+//  5. url.full's host, so written, on a span without server.address (an
+//     attempt's log record, whose operation's record was lost).
 //
 // The method is no part of it: the budget is shared by all the methods of
 // a host, and so is an outage.
@@ -44,6 +46,7 @@ const (
 	FromPeerService     = "peer.service"
 	FromServerService   = "service.name" // of the server's span under an attempt
 	FromServerAddress   = "server.address"
+	FromURLFull         = "url.full" // of a span without server.address
 )
 
 // Dependency is what happened to the operations of one dependency: the
@@ -53,7 +56,8 @@ type Dependency struct {
 	// Name is the service the operations call; "" when no span names it.
 	Name string `json:"name"`
 	// From says where Name comes from: FromServicePeerName,
-	// FromPeerService, FromServerService or FromServerAddress.
+	// FromPeerService, FromServerService, FromServerAddress or
+	// FromURLFull.
 	From    string   `json:"from,omitempty"`
 	Methods []string `json:"methods"` // of its operations, sorted
 	// Operations counts its operations, NotReturned those whose outcome
@@ -146,8 +150,16 @@ func dependencyName(spans, attempts []*model.Span, serverOf map[*model.Span]stri
 		}
 	}
 	for _, s := range spans {
+		if _, recorded := s.Attr(keyServerAddress); !recorded {
+			continue
+		}
 		if host := hostOf(s); host != "" {
 			return host, FromServerAddress
+		}
+	}
+	for _, s := range spans {
+		if host := hostOfURL(stringAttr(s, keyURLFull)); host != "" {
+			return host, FromURLFull
 		}
 	}
 	return "", ""
@@ -159,7 +171,8 @@ func dependencyName(spans, attempts []*model.Span, serverOf map[*model.Span]stri
 // a dependency's (hostname.One). A span without server.port (the transport
 // records none for a port past int, which its key keeps) takes url.full's.
 // An empty server.address with a port is the local system's, which a URL
-// writes ":8080" (http.Get("http://:8080/")), as the budget keys it.
+// writes ":8080" (http.Get("http://:8080/")), as the budget keys it; a
+// span without server.address names nothing.
 func hostOf(s *model.Span) string {
 	addr := redacted(hostname.One(stringAttr(s, keyServerAddress)))
 	if _, recorded := s.Attr(keyServerAddress); addr == "" && !recorded {
@@ -178,6 +191,20 @@ func hostOf(s *model.Span) string {
 		return bracketed(addr)
 	}
 	return net.JoinHostPort(addr, strconv.FormatInt(port.Int, 10))
+}
+
+// hostOfURL is the dependency rawURL names, as hostOf names a span's: its
+// host, without the scheme's default port; "" when it names none.
+func hostOfURL(rawURL string) string {
+	u, err := url.Parse(rawURL)
+	if err != nil || u.Host == "" {
+		return ""
+	}
+	addr := redacted(hostname.One(u.Hostname()))
+	if p := portOf(rawURL); p != "" && p != strconv.FormatInt(defaultPorts[strings.ToLower(u.Scheme)], 10) {
+		return net.JoinHostPort(addr, p)
+	}
+	return bracketed(addr)
 }
 
 // portOf is the port rawURL writes, as a number writes it (no leading
