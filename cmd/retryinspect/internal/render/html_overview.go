@@ -129,7 +129,7 @@ type dependency struct {
 	name     string
 	ivs      []opInterval // of the operations with a start time
 	attempts int
-	retries  int // attempts after an operation's first
+	retries  int // attempts that decided retry, as the summary's retry ratio counts them (a hedge is none)
 }
 
 // dependencies groups the operations by dependency (the service they
@@ -149,7 +149,11 @@ func dependencies(r *inspect.Report) []*dependency {
 			d.ivs = append(d.ivs, iv)
 		}
 		d.attempts += len(op.Attempts)
-		d.retries += max(0, len(op.Attempts)-1)
+		for _, a := range op.Attempts {
+			if a.Decision == string(attrs.DecisionRetry) {
+				d.retries++
+			}
+		}
 	}
 	return deps
 }
