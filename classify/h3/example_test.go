@@ -15,28 +15,33 @@ import (
 	"github.com/otelretry/otelretry-go/otelretry"
 )
 
-// rejects fails each call with the next of its HTTP/3 errors, the peer's,
-// then answers 201, as a server would over HTTP/3.
-type rejects []http3.ErrCode
+// rejects fails each call with the next of its HTTP/3 errors, then
+// answers 201, as a server would over HTTP/3.
+type rejects []*http3.Error
 
 func (s *rejects) RoundTrip(r *http.Request) (*http.Response, error) {
 	if len(*s) == 0 {
 		return &http.Response{StatusCode: http.StatusCreated, Header: http.Header{}, Body: http.NoBody, Request: r}, nil
 	}
-	code := (*s)[0]
+	err := (*s)[0]
 	*s = (*s)[1:]
-	return nil, &http3.Error{ErrorCode: code, Remote: true}
+	return nil, err
 }
 
-// Retry over HTTP/3: a POST rejected with H3_REQUEST_REJECTED is resent,
-// any other reset of a POST ends check_state, its outcome unknown. Over a
+// Retry over HTTP/3: a POST the server rejected with H3_REQUEST_REJECTED
+// is resent; any other reset of a POST, or the client's own rejection,
+// ends check_state, its outcome unknown. Over a
 // real server the base is an *http3.Transport:
 //
 //	client := &http.Client{Transport: otelretry.NewTransport(&http3.Transport{},
 //		otelretry.WithClassifier(h3.Classify))}
 func ExampleClassify() {
-	for _, code := range []http3.ErrCode{http3.ErrCodeRequestRejected, http3.ErrCodeInternalError} {
-		base := &rejects{code}
+	for _, reset := range []*http3.Error{
+		{ErrorCode: http3.ErrCodeRequestRejected, Remote: true}, // the server's: proof
+		{ErrorCode: http3.ErrCodeInternalError, Remote: true},
+		{ErrorCode: http3.ErrCodeRequestRejected}, // the client's own: no proof
+	} {
+		base := &rejects{reset}
 		client := &http.Client{Transport: otelretry.NewTransport(base, otelretry.WithClassifier(h3.Classify))}
 		var results otelretry.Results
 		ctx := otelretry.WithResults(context.Background(), &results)
@@ -45,9 +50,10 @@ func ExampleClassify() {
 			resp.Body.Close()
 		}
 		r, _ := results.Last()
-		fmt.Printf("%s: %s after %d attempts, outcome unknown %v\n", code, r.Outcome, r.Attempts, r.OutcomeUnknown)
+		fmt.Printf("%s (remote %v): %s after %d attempts, outcome unknown %v\n", reset.ErrorCode, reset.Remote, r.Outcome, r.Attempts, r.OutcomeUnknown)
 	}
 	// Output:
-	// H3_REQUEST_REJECTED: return after 2 attempts, outcome unknown false
-	// H3_INTERNAL_ERROR: check_state after 1 attempts, outcome unknown true
+	// H3_REQUEST_REJECTED (remote true): return after 2 attempts, outcome unknown false
+	// H3_INTERNAL_ERROR (remote true): check_state after 1 attempts, outcome unknown true
+	// H3_REQUEST_REJECTED (remote false): check_state after 1 attempts, outcome unknown true
 }
