@@ -187,8 +187,9 @@
 //     its name), one for any other value;
 //   - an incident overview: all operations on one time axis, one lane per
 //     dependency, busiest first: with up to 80 operations each is a bar
-//     coloured by outcome, with a tick at each retry; with more, each lane
-//     is a histogram of first attempts and retries over time, on one scale,
+//     coloured by outcome, with a tick at each extra attempt (a retry or a
+//     hedge), and the lane's count of them; with more, each lane is a
+//     histogram of first and extra attempts over time, on one scale,
 //     so that a storm on one dependency stands out; under it, on the same
 //     axis, a strip of the retry ratio over time (the share of the attempts
 //     started in each stretch that decided retry) with a mark wherever the

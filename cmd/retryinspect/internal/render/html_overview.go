@@ -129,7 +129,7 @@ type dependency struct {
 	name     string
 	ivs      []opInterval // of the operations with a start time
 	attempts int
-	retries  int // attempts that decided retry, as the summary's retry ratio counts them (a hedge is none)
+	extra    int // attempts after an operation's first: its retries and hedges, as its ticks and histogram draw them
 }
 
 // dependencies groups the operations by dependency (the service they
@@ -149,11 +149,7 @@ func dependencies(r *inspect.Report) []*dependency {
 			d.ivs = append(d.ivs, iv)
 		}
 		d.attempts += len(op.Attempts)
-		for _, a := range op.Attempts {
-			if a.Decision == string(attrs.DecisionRetry) {
-				d.retries++
-			}
-		}
+		d.extra += max(0, len(op.Attempts)-1)
 	}
 	return deps
 }
@@ -246,8 +242,8 @@ func drawnDependencies(all []*dependency) (deps []*dependency, t0, t1 time.Time)
 func laneOf(d *dependency, y float64) lane {
 	l := lane{LabelY: y + 14, SubY: y + 28}
 	l.Label = esc(fitAt(d.name, ovPlotX0-14, 12)) // bold 11.5px
-	l.Sub = esc(fitAt(fmt.Sprintf("%s · %s · %s", plural(len(d.ivs), "op"), plural(d.attempts, "attempt"), plural(d.retries, "retry")), ovPlotX0-14, 10.5))
-	l.Title = esc(fmt.Sprintf("%s: %s, %s, %s", d.name, plural(len(d.ivs), "operation"), plural(d.attempts, "attempt"), plural(d.retries, "retry")))
+	l.Sub = esc(fitAt(fmt.Sprintf("%s · %s · %s", plural(len(d.ivs), "op"), plural(d.attempts, "attempt"), plural(d.extra, "extra attempt")), ovPlotX0-14, 10.5))
+	l.Title = esc(fmt.Sprintf("%s: %s, %s, %s", d.name, plural(len(d.ivs), "operation"), plural(d.attempts, "attempt"), plural(d.extra, "extra attempt")))
 	return l
 }
 
