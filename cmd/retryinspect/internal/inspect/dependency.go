@@ -49,6 +49,11 @@ const (
 	FromURLFull         = "url.full" // of a span without server.address
 )
 
+// fromRank orders the sources, best first as dependencyName reads them: a
+// dependency whose operations were named from several (one of them read
+// from log records whose operation's record was lost) says the best.
+var fromRank = map[string]int{FromURLFull: 1, FromServerAddress: 2, FromServerService: 3, FromPeerService: 4, FromServicePeerName: 5}
+
 // Dependency is what happened to the operations of one dependency: the
 // figures of its headline, and the headline itself, which the text, JSON
 // and HTML reports give word for word.
@@ -57,7 +62,7 @@ type Dependency struct {
 	Name string `json:"name"`
 	// From says where Name comes from: FromServicePeerName,
 	// FromPeerService, FromServerService, FromServerAddress or
-	// FromURLFull.
+	// FromURLFull; the best its operations' names came from.
 	From    string   `json:"from,omitempty"`
 	Methods []string `json:"methods"` // of its operations, sorted
 	// Operations counts its operations, NotReturned those whose outcome
@@ -240,8 +245,8 @@ type dependencyTally struct {
 
 // add counts op, an operation of the dependency.
 func (t *dependencyTally) add(op *Operation) {
-	if t.d.From == "" {
-		t.d.From = op.dependencyFrom
+	if fromRank[op.dependencyFrom] > fromRank[t.d.From] {
+		t.d.From = op.dependencyFrom // its operations' best source
 	}
 	t.ops = append(t.ops, *op)
 	t.d.Operations++
