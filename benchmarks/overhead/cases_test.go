@@ -4,7 +4,6 @@
 package overhead
 
 import (
-	"net/http"
 	"testing"
 )
 
@@ -15,14 +14,7 @@ import (
 // No timing is checked.
 func TestCases(t *testing.T) {
 	const ops = 3
-	for _, k := range []struct {
-		name     string
-		kind     kind
-		statuses []int
-	}{
-		{"success", success, []int{http.StatusOK}},
-		{"retry3", retrying, []int{http.StatusServiceUnavailable, http.StatusServiceUnavailable, http.StatusOK}},
-	} {
+	for _, k := range operationKinds {
 		for _, c := range cases {
 			if k.kind == retrying && c.noRetry {
 				continue

@@ -5,7 +5,6 @@ package overhead
 
 import (
 	"math"
-	"net/http"
 	"runtime/debug"
 	"testing"
 )
@@ -40,14 +39,7 @@ func TestLogEventsDocumentedAllocations(t *testing.T) {
 		"success": {"sdk-off": 46, "sdk-direct": 60, "sdk-events": 61, "noop-off": 9, "noop-direct": 23, "noop-events": 25},
 		"retry3":  {"sdk-off": 116, "sdk-direct": 144, "sdk-events": 147, "noop-off": 21, "noop-direct": 49, "noop-events": 53},
 	}
-	for _, k := range []struct {
-		name     string
-		kind     kind
-		statuses []int
-	}{
-		{"success", success, []int{http.StatusOK}},
-		{"retry3", retrying, []int{http.StatusServiceUnavailable, http.StatusServiceUnavailable, http.StatusOK}},
-	} {
+	for _, k := range operationKinds {
 		for _, c := range logCases {
 			t.Run(k.name+"/"+c.name, func(t *testing.T) {
 				base := newMemTransport(k.statuses...)

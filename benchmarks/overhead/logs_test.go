@@ -172,6 +172,17 @@ func (c logCase) build(tb testing.TB, base http.RoundTripper, url string, k kind
 	return b, lp, exp
 }
 
+// operationKinds are the operations the tests and benchmarks run: one
+// answered 200 at once, one retried after two 503s.
+var operationKinds = []struct {
+	name     string
+	kind     kind
+	statuses []int
+}{
+	{"success", success, []int{http.StatusOK}},
+	{"retry3", retrying, []int{http.StatusServiceUnavailable, http.StatusServiceUnavailable, http.StatusOK}},
+}
+
 // BenchmarkLogEvents prices the log events: otelretry with the SDK's
 // LoggerProvider (batch processor, discarding exporter) against the same
 // transport without them ("off") and against the baseline ("direct"): the
@@ -180,14 +191,7 @@ func (c logCase) build(tb testing.TB, base http.RoundTripper, url string, k kind
 // otelretry-sdk case's) and with the no-op ones, which leaves the records
 // alone on top of the no-op path.
 func BenchmarkLogEvents(b *testing.B) {
-	for _, k := range []struct {
-		name     string
-		kind     kind
-		statuses []int
-	}{
-		{"success", success, []int{http.StatusOK}},
-		{"retry3", retrying, []int{http.StatusServiceUnavailable, http.StatusServiceUnavailable, http.StatusOK}},
-	} {
+	for _, k := range operationKinds {
 		for _, c := range logCases {
 			b.Run("kind="+k.name+"/case="+c.name, func(b *testing.B) {
 				base := newMemTransport(k.statuses...)
