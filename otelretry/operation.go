@@ -420,7 +420,7 @@ func (op *operation) prepare(a *attempt, p *progress, held *holdings) (verdict, 
 	}
 	if bodyErr == nil && prepErr == nil && changed == nil {
 		names := op.t.policy.contractHeaders
-		changed = prepareChanged(a.out, a.copy.url.Host, a.copy.host, op.plan, op.key, names, op.setup.key)
+		changed = prepareChanged(a.out, &a.copy.url, a.copy.host, op.plan, op.key, names, op.setup.key)
 		if !op.key.judged && changed == nil { // a key the hook changed is never sent: nothing to record
 			op.key = judgePrepared(a.out.Header, op.plan, names, op.t.policy.recordedHeaders)
 			op.t.sender.rec.recordKey(&op.tel, op.key.source, op.key.value)

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/textproto"
+	"net/url"
 	"slices"
 	"strconv"
 	"strings"
@@ -1258,13 +1259,15 @@ func verdictEvidence(in *input, header string) Evidence {
 }
 
 // prepareChanged reports whether a prepared request changed what the
-// policy judged, with the cause: the method or the host (retarget), the
-// generated key (key: the header and the value it was set to before the
-// PrepareAttemptFunc ran, zero when none was), or, after the first attempt, the
-// idempotency-key contract's headers.
-func prepareChanged(prepared *http.Request, callerURLHost, callerHost string, p requestPlan, k keyJudgment, names []string, key headerValue) error {
-	if methodOf(prepared) != p.method || prepared.URL == nil || prepared.URL.Host != callerURLHost ||
-		prepared.Host != callerHost {
+// policy judged, with the cause: the method or the host (retarget: the
+// URL's, Host, or an Opaque "//host/path", which net/http writes as the
+// request's target, where the server reads its host), the generated key
+// (key: the header and the value it was set to before the
+// PrepareAttemptFunc ran, zero when none was), or, after the first
+// attempt, the idempotency-key contract's headers.
+func prepareChanged(prepared *http.Request, callerURL *url.URL, callerHost string, p requestPlan, k keyJudgment, names []string, key headerValue) error {
+	if methodOf(prepared) != p.method || prepared.URL == nil || prepared.URL.Host != callerURL.Host ||
+		prepared.Host != callerHost || opaqueRetargets(prepared.URL.Opaque, callerURL.Opaque) {
 		return errPrepareRetarget
 	}
 	if key.name != "" {
@@ -1278,6 +1281,13 @@ func prepareChanged(prepared *http.Request, callerURLHost, callerHost string, p 
 		}
 	}
 	return nil
+}
+
+// opaqueRetargets reports whether prepared, a prepared URL's Opaque, names
+// a request target of its own ("//host/path") that the caller's, caller,
+// did not.
+func opaqueRetargets(prepared, caller string) bool {
+	return prepared != caller && strings.HasPrefix(prepared, "//")
 }
 
 // contractHeaders returns the values of the named headers (in any

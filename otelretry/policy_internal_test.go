@@ -1201,12 +1201,12 @@ func TestPrepareChangedTheGeneratedKey(t *testing.T) {
 	} {
 		prepared := caller.Clone(context.Background())
 		prepared.Header = tc.h
-		if got := prepareChanged(prepared, caller.URL.Host, caller.Host, p, keyJudgment{}, nil, key); got != tc.want {
+		if got := prepareChanged(prepared, caller.URL, caller.Host, p, keyJudgment{}, nil, key); got != tc.want {
 			t.Errorf("%v: prepareChanged = %v, want %v", tc.h, got, tc.want)
 		}
 	}
 	prepared := caller.Clone(context.Background())
-	if got := prepareChanged(prepared, caller.URL.Host, caller.Host, p, keyJudgment{}, nil, headerValue{}); got != nil {
+	if got := prepareChanged(prepared, caller.URL, caller.Host, p, keyJudgment{}, nil, headerValue{}); got != nil {
 		t.Errorf("no generated key: %v", got)
 	}
 }

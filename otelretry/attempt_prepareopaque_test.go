@@ -1,0 +1,58 @@
+// Copyright The otelretry Authors
+// SPDX-License-Identifier: Apache-2.0
+
+package otelretry_test
+
+import (
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/otelretry/otelretry-go/attrs"
+	"github.com/otelretry/otelretry-go/otelretry"
+)
+
+// A PrepareAttemptFunc that sets URL.Opaque to "//host/path" names
+// another host to the server (net/http writes it as the request's target)
+// while URL.Host stays: it changed the host the policy judged, and the
+// operation ends stop, prepare_failed, with nothing sent (a reviewer's
+// find: the request went out, its url.full naming the other host). An
+// Opaque that is a path, as a caller writes one escaped as it must be
+// sent, changes no host and is sent.
+func TestAPrepareAttemptFuncRetargetingThroughOpaqueIsRefused(t *testing.T) {
+	for _, c := range []struct {
+		opaque    string
+		calls     int
+		outcome   attrs.Outcome
+		reason    attrs.Reason
+		requestTo string
+	}{
+		{"//other.example/x", 0, attrs.OutcomeStop, attrs.ReasonPrepareFailed, ""},
+		{"/items/a%2Fb", 1, attrs.OutcomeReturn, attrs.ReasonResponse, "/items/a%2Fb"},
+	} {
+		t.Run(c.opaque, func(t *testing.T) {
+			var sent []string
+			base := roundTripFunc(func(r *http.Request) (*http.Response, error) {
+				sent = append(sent, r.URL.RequestURI())
+				return &http.Response{StatusCode: 200, Header: http.Header{}, Body: io.NopCloser(strings.NewReader("ok")), Request: r}, nil
+			})
+			tr := otelretry.NewTransport(base, otelretry.WithPrepareAttempt(func(r *http.Request, _ int) error {
+				r.URL.Opaque = c.opaque
+				return nil
+			}))
+			var results otelretry.Results
+			resp, err := tr.RoundTrip(get(t, otelretry.WithResults(t.Context(), &results), "http://api.test/items/1"))
+			if err == nil {
+				resp.Body.Close()
+			}
+			last, _ := results.Last()
+			if len(sent) != c.calls || last.Outcome != c.outcome || last.Reason != c.reason {
+				t.Fatalf("sent %q, ended %s/%s; want %d calls, %s/%s", sent, last.Outcome, last.Reason, c.calls, c.outcome, c.reason)
+			}
+			if c.requestTo != "" && sent[0] != c.requestTo {
+				t.Errorf("sent to %q, want %q", sent[0], c.requestTo)
+			}
+		})
+	}
+}
