@@ -29,6 +29,12 @@ func TestAPrepareAttemptFuncRetargetingThroughOpaqueIsRefused(t *testing.T) {
 		requestTo string
 	}{
 		{"//other.example/x", 0, attrs.OutcomeStop, attrs.ReasonPrepareFailed, ""},
+		// An absolute URL, net/http's absolute-form target (a reviewer's
+		// find: the first fix took only "//host/path").
+		{"http://other.example/x", 0, attrs.OutcomeStop, attrs.ReasonPrepareFailed, ""},
+		{"HTTP://other.example/x", 0, attrs.OutcomeStop, attrs.ReasonPrepareFailed, ""},
+		// The same host in an Opaque is a path changed, and sent.
+		{"//api.test/items/2", 1, attrs.OutcomeReturn, attrs.ReasonResponse, "http://api.test/items/2"},
 		{"/items/a%2Fb", 1, attrs.OutcomeReturn, attrs.ReasonResponse, "/items/a%2Fb"},
 	} {
 		t.Run(c.opaque, func(t *testing.T) {

@@ -692,9 +692,10 @@ func WithShouldRetryWrites() Option {
 // idempotency keys (Idempotency-Key, X-Idempotency-Key, which net/http
 // takes as leave to resend, or a header a key option names), where the
 // attempt's number would be every write's key, a field the propagators
-// write (traceparent, baggage, ...), or WithOperationIDHeader's name
-// (each reported). One header is sent: given again, the last name counts (to send a second
-// convention too, set it in a PrepareAttemptFunc).
+// write (traceparent, baggage, ..., as NewTransport knows them: a global
+// propagator set later is not), or WithOperationIDHeader's name (each
+// reported). One header is sent: given again, the last name counts (to
+// send a second convention too, set it in a PrepareAttemptFunc).
 func WithAttemptHeader(name string) Option {
 	return optionFunc(func(c *config) {
 		if !validHeaderName(name) {
@@ -809,11 +810,11 @@ func WithIdempotencyKeyValues() Option {
 // caller or an SDK set, and is not recorded. A name that is not a header
 // name is ignored, and so is one that holds idempotency keys (as
 // WithAttemptHeader's: a job's writes share its id, and would share one
-// key) or a field the propagators write (each reported); and so is an id
-// that is not a field value: one holding a control character, which
-// net/http would refuse the request for, or a space at either end, which
-// HTTP/1 drops and HTTP/2 keeps (the server would not see the id as
-// written).
+// key) or a field the propagators write, as NewTransport knows them (each
+// reported); and so is an id that is not a field value: one holding a
+// control character, which net/http would refuse the request for, or a
+// space at either end, which HTTP/1 drops and HTTP/2 keeps (the server
+// would not see the id as written).
 func WithOperationIDHeader(name string) Option {
 	return optionFunc(func(c *config) {
 		if !validHeaderName(name) {

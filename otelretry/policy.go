@@ -1260,14 +1260,15 @@ func verdictEvidence(in *input, header string) Evidence {
 
 // prepareChanged reports whether a prepared request changed what the
 // policy judged, with the cause: the method or the host (retarget: the
-// URL's, Host, or an Opaque "//host/path", which net/http writes as the
-// request's target, where the server reads its host), the generated key
+// URL's, Host, or the one an Opaque names, "//host/path" or
+// "http://host/path", which net/http writes as the request's target, where
+// the server reads its host), the generated key
 // (key: the header and the value it was set to before the
 // PrepareAttemptFunc ran, zero when none was), or, after the first
 // attempt, the idempotency-key contract's headers.
 func prepareChanged(prepared *http.Request, callerURL *url.URL, callerHost string, p requestPlan, k keyJudgment, names []string, key headerValue) error {
 	if methodOf(prepared) != p.method || prepared.URL == nil || prepared.URL.Host != callerURL.Host ||
-		prepared.Host != callerHost || opaqueRetargets(prepared.URL.Opaque, callerURL.Opaque) {
+		prepared.Host != callerHost || targetHost(prepared.URL) != targetHost(callerURL) {
 		return errPrepareRetarget
 	}
 	if key.name != "" {
@@ -1283,11 +1284,17 @@ func prepareChanged(prepared *http.Request, callerURL *url.URL, callerHost strin
 	return nil
 }
 
-// opaqueRetargets reports whether prepared, a prepared URL's Opaque, names
-// a request target of its own ("//host/path") that the caller's, caller,
-// did not.
-func opaqueRetargets(prepared, caller string) bool {
-	return prepared != caller && strings.HasPrefix(prepared, "//")
+// targetHost is the host u's request target names as net/http writes it
+// (url.URL.RequestURI) and a server reads it: u.Host, unless an Opaque
+// names another ("//host/path", "http://host/path").
+func targetHost(u *url.URL) string {
+	if u.Opaque == "" {
+		return u.Host
+	}
+	if t, err := url.Parse(u.RequestURI()); err == nil && t.Host != "" {
+		return t.Host
+	}
+	return u.Host
 }
 
 // contractHeaders returns the values of the named headers (in any

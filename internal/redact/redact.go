@@ -46,7 +46,9 @@ var redactedUser = url.UserPassword(Placeholder, Placeholder)
 
 // URL returns u as it may appear in telemetry. Userinfo becomes
 // REDACTED:REDACTED, also when it is carried in u.Opaque ("//user:pw@host/p",
-// as net/url documents it, or "user:pw@host") or, in a URL built by hand, in
+// as net/url documents it, "user:pw@host", or an absolute URL,
+// "http://user:pw@host/p", which net/http sends as the request's target)
+// or, in a URL built by hand, in
 // u.Host; every query value becomes REDACTED (pairs are split on '&' only,
 // so empty pairs and keys without '=' stay as they were); the fragment and
 // a bare '?' are dropped. A nil URL yields "".
@@ -1796,7 +1798,11 @@ func opaque(op string) string {
 	op, _, _ = strings.Cut(op, "#")
 	rest, query, hasQuery := strings.Cut(op, "?")
 	prefix := ""
-	if strings.HasPrefix(rest, "//") {
+	if scheme, after, ok := strings.Cut(rest, "://"); ok && isScheme(scheme) {
+		// An absolute URL, which net/http sends as the request's target as
+		// it is: its userinfo follows the scheme.
+		prefix, rest = scheme+"://", after
+	} else if strings.HasPrefix(rest, "//") {
 		prefix, rest = "//", rest[2:]
 	}
 	end := len(rest)
@@ -1857,4 +1863,19 @@ func appendQuery(prefix, raw string) string {
 		}
 	}
 	return b.String()
+}
+
+// isScheme reports whether s is a URL scheme (RFC 3986: a letter, then
+// letters, digits, "+", "-" or ".").
+func isScheme(s string) bool {
+	for i := range len(s) {
+		c := s[i]
+		switch {
+		case c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z':
+		case i > 0 && (c >= '0' && c <= '9' || c == '+' || c == '-' || c == '.'):
+		default:
+			return false
+		}
+	}
+	return s != ""
 }
