@@ -178,6 +178,16 @@ func (g *admission) sent(k admissionKeys, loan budgetLoan, now time.Time) {
 	}
 }
 
+// neverLeft notes at now that the hedge of loan never left the client
+// (canceled while it waited for a connection): its host saw nothing, and
+// its budget token is given back; its hedge-rate token stays taken, as
+// the rate bounds the hedges sent, which it was (its span, hedge_sent).
+func (g *admission) neverLeft(k admissionKeys, loan budgetLoan, now time.Time) {
+	if g.budget != nil {
+		g.budget.giveBack(k.budget, loan, now)
+	}
+}
+
 // giveBack returns what hedge took for the hedge of loan, admitted and
 // not sent.
 func (g *admission) giveBack(k admissionKeys, loan budgetLoan, now time.Time, rate float64) {

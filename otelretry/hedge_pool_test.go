@@ -21,6 +21,7 @@ import (
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/otelretry/otelretry-go/attrs"
 	"github.com/otelretry/otelretry-go/internal/spantest"
 	"github.com/otelretry/otelretry-go/otelretry"
 )
@@ -154,4 +155,85 @@ func TestAHedgeCutWhileItStartedGivesItsTokenBack(t *testing.T) {
 			t.Errorf("%d retries available after the hedge, want 3: its token given back", got)
 		}
 	})
+}
+
+// TestQueuedHedgesStayWithinTheRateBound: a hedge that waits in net/http's
+// queue for the one connection and is canceled there never left, and gives
+// its budget token back, but it was a hedge sent (its span, hedge_sent)
+// and keeps its hedge-rate token: 64 operations send at most burst +
+// MaxShare × 64 of them, as docs/hedging.md says (a reviewer's find: the
+// rate token was given back too, and every operation sent one).
+func TestQueuedHedgesStayWithinTheRateBound(t *testing.T) {
+	const ops = 64
+	var requests atomic.Int32
+	var mu sync.Mutex
+	var queued chan struct{}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		requests.Add(1)
+		mu.Lock()
+		q := queued
+		mu.Unlock()
+		select {
+		case <-q: // the hedge waits for this connection
+		case <-time.After(20 * time.Millisecond): // bound: a refused hedge never queues
+		}
+		w.Header().Set("Content-Length", "2")
+		io.WriteString(w, "ok")
+	}))
+	defer srv.Close()
+	base := srv.Client().Transport.(*http.Transport).Clone()
+	base.MaxConnsPerHost = 1
+	defer base.CloseIdleConnections()
+	rec := tracetest.NewSpanRecorder()
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
+	const share = 0.05
+	tr := otelretry.NewTransport(base, otelretry.WithTracerProvider(tp),
+		otelretry.WithHedging(otelretry.Hedging{Delay: time.Millisecond, MaxShare: share}))
+	for i := range ops {
+		q := make(chan struct{})
+		mu.Lock()
+		queued = q
+		mu.Unlock()
+		var gets atomic.Int32
+		trace := &httptrace.ClientTrace{GetConn: func(string) {
+			if gets.Add(1) == 2 {
+				close(q)
+			}
+		}}
+		req, _ := http.NewRequestWithContext(httptrace.WithClientTrace(t.Context(), trace), http.MethodGet, srv.URL, nil)
+		resp, err := tr.RoundTrip(req)
+		if err != nil {
+			t.Fatalf("op %d: %v", i, err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		if gets.Load() < 2 {
+			close(q)
+		}
+	}
+	spans := rec.Ended()
+	var sent int
+	for _, op := range spantest.Operations(spans) {
+		for _, e := range op.Events() {
+			switch e.Name {
+			case "hedge_sent":
+				sent++
+			}
+		}
+	}
+	hedgeSpans := 0
+	for _, a := range spantest.Attempts(spans) {
+		if _, ok := spantest.Attr(a, attrs.HedgeOfKey); ok {
+			hedgeSpans++
+		}
+	}
+	burst := max(1, 100*share)
+	bound := burst + share*float64(ops)
+	if requests.Load() != ops {
+		t.Errorf("the server saw %d requests for %d operations: a queued hedge left", requests.Load(), ops)
+	}
+	if float64(sent) > bound || float64(hedgeSpans) > bound {
+		t.Errorf("%d operations sent %d hedges (%d hedge attempt spans), over burst + MaxShare × N = %.1f",
+			ops, sent, hedgeSpans, bound)
+	}
 }

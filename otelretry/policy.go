@@ -861,10 +861,9 @@ func (in input) leftNothing(never bool) input {
 	return in
 }
 
-// unseen reports whether the attempt's host saw nothing of its request:
-// the base refused it, or it never left (a hedge's budget loan is then
-// given back).
-func (in *input) unseen() bool { return in.unsent() || in.status == 0 && in.neverLeft }
+// leftNothingBehind reports whether the attempt got no answer and its request
+// never left the client (a hedge's budget token is then given back).
+func (in *input) leftNothingBehind() bool { return in.status == 0 && in.neverLeft }
 
 // budgetCharge is what an attempt's answer costs the retry budget: a
 // failure whenever any rule makes it retryable (a transport error, a

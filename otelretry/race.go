@@ -228,7 +228,7 @@ func (r *race) run(first *attempt, at progress) raceEnd {
 		// Sent and not judged by the race's end (still in flight when
 		// another attempt won or the operation ended, or a panic ended
 		// the race): its host may have seen it, spent.
-		l.settleHedge(&l.hedges[i], true)
+		l.settleHedge(&l.hedges[i], hedgeReached)
 	}
 	return l.end
 }
@@ -386,7 +386,7 @@ func (l *raceLoop) judgeNow(m raceMsg) {
 		in = in.asItStoodAt(l.r.setup.clock.limit - l.settledAt)
 	}
 	if h := l.hedgeOf(m.a); h != nil {
-		l.settleHedge(h, !in.unseen())
+		l.settleHedge(h, hedgeFateOf(&in))
 	}
 	v := decide(in)
 	switch {
@@ -568,21 +568,47 @@ func (l *raceLoop) hedgeOf(a *attempt) *hedgeSent {
 	return nil
 }
 
-// settleHedge ends h's loan once: spent when its host saw the hedge (or
-// may have), given back with its hedge-rate token when net/http's
-// Transport refused it (its PrepareAttemptFunc made it unsendable) or it
-// never left (canceled while it waited for a connection): the host saw
-// nothing, as for a hedge never sent.
-func (l *raceLoop) settleHedge(h *hedgeSent, seen bool) {
+// hedgeFate is what became of a hedge sent, for its tokens.
+type hedgeFate uint8
+
+const (
+	// hedgeReached: its host saw it, or may have: its budget token spent.
+	hedgeReached hedgeFate = iota
+	// hedgeRefused: net/http's Transport refused it (its PrepareAttemptFunc
+	// made it unsendable): no hedge was sent, both tokens given back.
+	hedgeRefused
+	// hedgeNeverLeft: it never left the client (canceled while it waited
+	// for a connection): its host saw nothing, its budget token given
+	// back; it was a hedge sent all the same (its span, hedge_sent), and
+	// keeps its hedge-rate token, which bounds those.
+	hedgeNeverLeft
+)
+
+// hedgeFateOf is the fate of the hedge whose verdict's input is in.
+func hedgeFateOf(in *input) hedgeFate {
+	switch {
+	case in.unsent():
+		return hedgeRefused
+	case in.leftNothingBehind():
+		return hedgeNeverLeft
+	}
+	return hedgeReached
+}
+
+// settleHedge ends h's loan once, as its fate says.
+func (l *raceLoop) settleHedge(h *hedgeSent, fate hedgeFate) {
 	if h.settled {
 		return
 	}
 	h.settled = true
 	now := l.r.setup.clock.at(l.r.setup.clock.since())
-	if seen {
+	switch fate {
+	case hedgeReached:
 		l.r.gate.sent(l.r.keys, h.loan, now)
-	} else {
+	case hedgeRefused:
 		l.r.gate.giveBack(l.r.keys, h.loan, now, l.r.hedging.MaxShare)
+	case hedgeNeverLeft:
+		l.r.gate.neverLeft(l.r.keys, h.loan, now)
 	}
 }
 
