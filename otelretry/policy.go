@@ -1259,15 +1259,14 @@ func verdictEvidence(in *input, header string) Evidence {
 
 // prepareChanged reports whether a prepared request changed what the
 // policy judged, with the cause: the method or the host (retarget: the
-// URL's, Host, or the one an Opaque names, "//host/path" or
-// "http://host/path", which net/http writes as the request's target, where
-// the server reads its host), the generated key
+// URL's, Host, or an Opaque other than a path, which net/http writes as the
+// request's target, where the server may read a host), the generated key
 // (key: the header and the value it was set to before the
 // PrepareAttemptFunc ran, zero when none was), or, after the first
 // attempt, the idempotency-key contract's headers.
 func prepareChanged(prepared *http.Request, callerURL *url.URL, callerHost string, p requestPlan, k keyJudgment, names []string, key headerValue) error {
 	if methodOf(prepared) != p.method || prepared.URL == nil || prepared.URL.Host != callerURL.Host ||
-		prepared.Host != callerHost || targetHost(prepared.URL) != targetHost(callerURL) {
+		prepared.Host != callerHost || opaqueMayRetarget(prepared.URL.Opaque, callerURL.Opaque) {
 		return errPrepareRetarget
 	}
 	if key.name != "" {
@@ -1283,17 +1282,14 @@ func prepareChanged(prepared *http.Request, callerURL *url.URL, callerHost strin
 	return nil
 }
 
-// targetHost is the host u's request target names as net/http writes it
-// (url.URL.RequestURI) and a server reads it: u.Host, unless an Opaque
-// names another ("//host/path", "http://host/path").
-func targetHost(u *url.URL) string {
-	if u.Opaque == "" {
-		return u.Host
-	}
-	if t, err := url.Parse(u.RequestURI()); err == nil && t.Host != "" {
-		return t.Host
-	}
-	return u.Host
+// opaqueMayRetarget reports whether prepared, the Opaque a hook left on
+// the prepared URL, differs from the caller's, caller, in a form that may
+// name a host: net/http writes an Opaque as the request's target, and a
+// server reads a host from "//host/path", "http://host/path" and the
+// spellings around them (a case, a port, a blank, an escape url.Parse
+// refuses). Only a path ("/...") is taken as one.
+func opaqueMayRetarget(prepared, caller string) bool {
+	return prepared != caller && (!strings.HasPrefix(prepared, "/") || strings.HasPrefix(prepared, "//"))
 }
 
 // contractHeaders returns the values of the named headers (in any

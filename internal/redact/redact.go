@@ -1798,10 +1798,12 @@ func opaque(op string) string {
 	op, _, _ = strings.Cut(op, "#")
 	rest, query, hasQuery := strings.Cut(op, "?")
 	prefix := ""
-	if scheme, after, ok := strings.Cut(rest, "://"); ok && isScheme(scheme) {
+	lead := len(rest) - len(strings.TrimLeft(rest, " \t"))
+	if scheme, after, ok := strings.Cut(rest[lead:], "://"); ok && isScheme(scheme) {
 		// An absolute URL, which net/http sends as the request's target as
-		// it is: its userinfo follows the scheme.
-		prefix, rest = scheme+"://", after
+		// it is (after blanks a server may skip): its userinfo follows the
+		// scheme.
+		prefix, rest = rest[:lead]+scheme+"://", after
 	} else if strings.HasPrefix(rest, "//") {
 		prefix, rest = "//", rest[2:]
 	}
