@@ -91,3 +91,39 @@ func TestTheCallersOwnOpaqueIsSentUnderAHook(t *testing.T) {
 		t.Errorf("sent %q, want the caller's target once", sent)
 	}
 }
+
+// A hook that writes an absolute URL in the Path retargets as one in the
+// Opaque does: net/http writes the path as the request's target, and Go's
+// server reads the host from it (a reviewer's find). A hook that clears
+// the caller's path-only Opaque leaves a path, and is sent.
+func TestAPrepareAttemptFuncRetargetingThroughThePathIsRefused(t *testing.T) {
+	for _, c := range []struct {
+		name, opaque string // the caller's Opaque
+		hook         func(*http.Request)
+		calls        int
+	}{
+		{"absolute URL in the path", "", func(r *http.Request) { r.URL.Path = "http://other.example/x" }, 0},
+		{"the caller's path Opaque cleared", "/items/1", func(r *http.Request) { r.URL.Opaque = "" }, 1},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			var sent []string
+			base := roundTripFunc(func(r *http.Request) (*http.Response, error) {
+				sent = append(sent, r.URL.RequestURI())
+				return &http.Response{StatusCode: 200, Header: http.Header{}, Body: io.NopCloser(strings.NewReader("ok")), Request: r}, nil
+			})
+			tr := otelretry.NewTransport(base, otelretry.WithPrepareAttempt(func(r *http.Request, _ int) error {
+				c.hook(r)
+				return nil
+			}))
+			req := get(t, t.Context(), "http://api.test/items/1")
+			req.URL.Opaque = c.opaque
+			resp, err := tr.RoundTrip(req)
+			if err == nil {
+				resp.Body.Close()
+			}
+			if len(sent) != c.calls {
+				t.Errorf("sent %q, want %d calls", sent, c.calls)
+			}
+		})
+	}
+}

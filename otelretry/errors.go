@@ -332,7 +332,7 @@ func (e prepareError) Unwrap() error { return causeOfOwn{e.error} }
 
 // errPrepareRetarget is the cause when a PrepareAttemptFunc changed what the
 // policy was decided for: the method or the host.
-var errPrepareRetarget = errors.New("otelretry: PrepareAttemptFunc changed the request's method or host (URL.Host, Host, or an Opaque naming a host)")
+var errPrepareRetarget = errors.New("otelretry: PrepareAttemptFunc changed the request's method or host (URL.Host, Host, or a request target that is not a path)")
 
 // errPrepareUnsendable is the cause when a PrepareAttemptFunc made a field
 // net/http's Transport refuses to send.

@@ -266,10 +266,10 @@ func firstClassification(cs []Classifier) Classifier {
 //
 //   - It may change headers, the URL's path and query, and the body.
 //   - It may not change what the policy judged: the method, the host (the
-//     URL's, or Host; an Opaque it sets, which net/http sends as the
-//     request's target, must be a path, "/...": "//host/path" or
-//     "http://host/path" may name another host, and counts as a change),
-//     and, under WithIdempotencyKeyContract, the contract's headers, whose
+//     URL's, or Host; a request target it changes, the URL's path or
+//     Opaque, which net/http sends as it is, must stay a path, "/...":
+//     "//host/path" or "http://host/path" may name another host to the
+//     server, and counts as a change), and, under WithIdempotencyKeyContract, the contract's headers, whose
 //     values the first attempt's prepared request fixes for every later
 //     one (a key set or removed on the first attempt counts; a key changed
 //     later does not); nor, on any attempt, the key WithIdempotencyKeys

@@ -1259,14 +1259,14 @@ func verdictEvidence(in *input, header string) Evidence {
 
 // prepareChanged reports whether a prepared request changed what the
 // policy judged, with the cause: the method or the host (retarget: the
-// URL's, Host, or an Opaque other than a path, which net/http writes as the
-// request's target, where the server may read a host), the generated key
+// URL's, Host, or a request target other than a path, where the server
+// may read a host), the generated key
 // (key: the header and the value it was set to before the
 // PrepareAttemptFunc ran, zero when none was), or, after the first
 // attempt, the idempotency-key contract's headers.
 func prepareChanged(prepared *http.Request, callerURL *url.URL, callerHost string, p requestPlan, k keyJudgment, names []string, key headerValue) error {
 	if methodOf(prepared) != p.method || prepared.URL == nil || prepared.URL.Host != callerURL.Host ||
-		prepared.Host != callerHost || opaqueMayRetarget(prepared.URL.Opaque, callerURL.Opaque) {
+		prepared.Host != callerHost || targetMayRetarget(prepared.URL, callerURL) {
 		return errPrepareRetarget
 	}
 	if key.name != "" {
@@ -1282,14 +1282,19 @@ func prepareChanged(prepared *http.Request, callerURL *url.URL, callerHost strin
 	return nil
 }
 
-// opaqueMayRetarget reports whether prepared, the Opaque a hook left on
-// the prepared URL, differs from the caller's, caller, in a form that may
-// name a host: net/http writes an Opaque as the request's target, and a
-// server reads a host from "//host/path", "http://host/path" and the
-// spellings around them (a case, a port, a blank, an escape url.Parse
-// refuses). Only a path ("/...") is taken as one.
-func opaqueMayRetarget(prepared, caller string) bool {
-	return prepared != caller && (!strings.HasPrefix(prepared, "/") || strings.HasPrefix(prepared, "//"))
+// targetMayRetarget reports whether prepared's request target, as
+// net/http writes it (url.URL.RequestURI: the path and query, or an
+// Opaque), differs from the caller's in a form that may name a host to the
+// server ("http://host/p", "//host/p", in the Path or the Opaque, in
+// spellings a check would miss: a case, a port, a blank, an escape
+// url.Parse refuses). Only a target that is a path ("/...") is taken as
+// one.
+func targetMayRetarget(prepared, caller *url.URL) bool {
+	if prepared.Opaque == caller.Opaque && prepared.Path == caller.Path && prepared.RawPath == caller.RawPath {
+		return false // the caller's target, its query changed at most: no allocation
+	}
+	t := prepared.RequestURI()
+	return t != caller.RequestURI() && (!strings.HasPrefix(t, "/") || strings.HasPrefix(t, "//"))
 }
 
 // contractHeaders returns the values of the named headers (in any

@@ -1798,14 +1798,17 @@ func opaque(op string) string {
 	op, _, _ = strings.Cut(op, "#")
 	rest, query, hasQuery := strings.Cut(op, "?")
 	prefix := ""
-	lead := len(rest) - len(strings.TrimLeft(rest, " \t"))
+	// Blanks and control bytes a reader may skip before the URL.
+	lead := 0
+	for lead < len(rest) && rest[lead] <= ' ' {
+		lead++
+	}
 	if scheme, after, ok := strings.Cut(rest[lead:], "://"); ok && isScheme(scheme) {
 		// An absolute URL, which net/http sends as the request's target as
-		// it is (after blanks a server may skip): its userinfo follows the
-		// scheme.
+		// it is: its userinfo follows the scheme.
 		prefix, rest = rest[:lead]+scheme+"://", after
-	} else if strings.HasPrefix(rest, "//") {
-		prefix, rest = "//", rest[2:]
+	} else if strings.HasPrefix(rest[lead:], "//") {
+		prefix, rest = rest[:lead]+"//", rest[lead+2:]
 	}
 	end := len(rest)
 	if i := strings.IndexByte(rest, '/'); i >= 0 {

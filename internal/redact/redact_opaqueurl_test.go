@@ -20,8 +20,12 @@ func TestURLRedactsTheUserinfoOfAnAbsoluteOpaque(t *testing.T) {
 	for _, opaque := range []string{
 		"http://bob:s3cretpw@other.example/x",
 		"https://bob:s3cretpw@other.example/x",
-		" http://bob:s3cretpw@other.example/x", // after a blank (a reviewer's find)
+		" http://bob:s3cretpw@other.example/x", // after a blank (reviewers' finds)
 		"\t https://bob:s3cretpw@other.example/x",
+		"\vhttp://bob:s3cretpw@other.example/x",
+		"\fhttp://bob:s3cretpw@other.example/x",
+		" //bob:s3cretpw@other.example/x",
+		"\t//bob:s3cretpw@other.example/x",
 	} {
 		got := redact.URL(&url.URL{Scheme: "http", Opaque: opaque})
 		if strings.Contains(got, "s3cretpw") || strings.Contains(got, "bob") || !strings.Contains(got, "REDACTED:REDACTED@other.example/x") {
