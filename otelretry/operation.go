@@ -579,7 +579,7 @@ func (op *operation) inputAfter(o *observation, observed attrs.ErrorClass, c Cla
 		// net/http's refusal, proves otherwise).
 		mayHaveLeft := o.written || o.silent && !o.refusal.byTransport
 		in = in.failed(class, mayHaveLeft, provedUnprocessed(o.unsent, o.written, o.writes, op.t.sender.trustResends, c, o.wireProved), o.refusal, cutBelow, c, left)
-		return in.leftNothing(o.unsent && !o.written), class, evidence
+		return in.withNeverLeft(o.unsent && !o.written), class, evidence
 	}
 	in = in.answered(o.status, op.t.retryable.has(o.status), o.retryAfter, drainFloor(o.contentLength), o.verdict, c, left)
 	return in, "", verdictEvidence(&in, o.verdictHeader)

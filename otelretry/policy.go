@@ -854,15 +854,16 @@ func (v verdict) leftToAttemptInFlight() bool {
 // answer (attempt.refusedByTransport): its host saw nothing of it.
 func (in *input) unsent() bool { return in.refused && in.status == 0 }
 
-// leftNothing is in for an attempt whose request never left, by the
-// proof its failure gave (see neverLeft).
-func (in input) leftNothing(never bool) input {
+// withNeverLeft is in for an attempt whose failure proves, or not, that
+// its request never left (see neverLeft).
+func (in input) withNeverLeft(never bool) input {
 	in.neverLeft = never
 	return in
 }
 
-// leftNothingBehind reports whether the attempt got no answer and its request
-// never left the client (a hedge's budget token is then given back).
+// leftNothingBehind reports whether the attempt got no answer and its
+// request never left the client (a hedge's budget token is then given
+// back).
 func (in *input) leftNothingBehind() bool { return in.status == 0 && in.neverLeft }
 
 // budgetCharge is what an attempt's answer costs the retry budget: a
@@ -1260,10 +1261,9 @@ func verdictEvidence(in *input, header string) Evidence {
 // prepareChanged reports whether a prepared request changed what the
 // policy judged, with the cause: the method or the host (retarget: the
 // URL's, Host, or a request target other than a path, where the server
-// may read a host), the generated key
-// (key: the header and the value it was set to before the
-// PrepareAttemptFunc ran, zero when none was), or, after the first
-// attempt, the idempotency-key contract's headers.
+// may read a host), the generated key (key: the header and the value it
+// was set to before the PrepareAttemptFunc ran, zero when none was), or,
+// after the first attempt, the idempotency-key contract's headers.
 func prepareChanged(prepared *http.Request, callerURL *url.URL, callerHost string, p requestPlan, k keyJudgment, names []string, key headerValue) error {
 	if methodOf(prepared) != p.method || prepared.URL == nil || prepared.URL.Host != callerURL.Host ||
 		prepared.Host != callerHost || targetMayRetarget(prepared.URL, callerURL) {

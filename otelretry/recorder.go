@@ -565,6 +565,9 @@ func (r *recorder) recordLateWrites(o *opRecord, span trace.Span, ev *attemptEve
 		span.AddEvent(attrs.EventWireLate, trace.WithAttributes(kv...))
 		addResends(span, ev.writes, writes)
 	}
+	if !r.logs() {
+		return
+	}
 	ctx := recordContext(o, span)
 	if to := r.targets(ctx, log.SeverityInfo, attrs.LogEventWire, true); to.slog || to.events {
 		r.log(ctx, span, to, attrs.LogEventWire, "retry wire", log.SeverityInfo, time.Now(), kv)
