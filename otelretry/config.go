@@ -384,13 +384,13 @@ func WithPropagators(p propagation.TextMapPropagator) Option {
 
 // WithLogger writes one structured record per attempt, with the fields of
 // the attempt span plus trace and span ids, in that span's context (as a
-// handler reads it), at the level the attempt's decision gives (see WithLoggerProvider); a record of the writes an
-// attempt's base reported after its answer (retry.wire); and, for an
-// operation that made no attempt (refused, or stopped before its first
-// call), the operation's record, so that every operation leaves one. Nil
-// is ignored (no logging).
-// Use it to put attempts in an application's own slog output; use
-// WithLoggerProvider to send them to an OpenTelemetry logs pipeline.
+// handler reads it), at the level the attempt's decision gives (see
+// WithLoggerProvider); a record of the writes an attempt's base reported
+// after its answer (retry.wire); and, for an operation that made no attempt
+// (refused, or stopped before its first call), the operation's record, so
+// that every operation leaves one. Nil is ignored (no logging). Use it to
+// put attempts in an application's own slog output; use WithLoggerProvider
+// to send them to an OpenTelemetry logs pipeline.
 func WithLogger(l *slog.Logger) Option {
 	return optionFunc(func(c *config) {
 		if l != nil {
@@ -601,10 +601,11 @@ func (c *config) keyHeaders(option string, headers []string) []string {
 // Get and the SDKs read it (net/http's clients canonicalize every response
 // header's name; a base of one's own that hands back another spelling is
 // not read). A name that is not a header name, or a unit other than the
-// three HintUnits, is ignored (and reported). A hint is a delay: a header that gives a point
-// in time in epoch seconds (GitHub's X-RateLimit-Reset) read as one would be
-// decades, capped at 24 hours, and end any operation of a shorter deadline
-// (deadline_exceeded); read it in a WithBackoff (docs/decisions.md).
+// three HintUnits, is ignored (and reported). A hint is a delay: a header
+// that gives a point in time in epoch seconds (GitHub's X-RateLimit-Reset)
+// read as one would be decades, capped at 24 hours, and end any operation
+// of a shorter deadline (deadline_exceeded); read it in a WithBackoff
+// (docs/decisions.md).
 func WithRetryHint(header string, unit HintUnit) Option {
 	return optionFunc(func(c *config) {
 		if !validHeaderName(header) {
