@@ -36,61 +36,11 @@ import (
 // reviewer's find: each such hedge kept its token, and the seventh was
 // refused).
 func TestAHedgeQueuedForTheOnlyConnectionCostsNoToken(t *testing.T) {
-	var requests, conns atomic.Int32
-	var mu sync.Mutex
-	var queued chan struct{}
-	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		requests.Add(1)
-		mu.Lock()
-		q := queued
-		mu.Unlock()
-		select {
-		case <-q: // the hedge waits for this connection
-		case <-time.After(time.Second): // bound: a hedge the budget refused never queues
-		}
-		w.Header().Set("Content-Length", "2")
-		io.WriteString(w, "ok")
-	}))
-	srv.Config.ConnState = func(_ net.Conn, s http.ConnState) {
-		if s == http.StateNew {
-			conns.Add(1)
-		}
-	}
-	srv.Start()
-	defer srv.Close()
-	base := srv.Client().Transport.(*http.Transport).Clone()
-	base.MaxConnsPerHost = 1
-	defer base.CloseIdleConnections()
-	rec := tracetest.NewSpanRecorder()
-	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
-	tr := otelretry.NewTransport(base, otelretry.WithTracerProvider(tp),
-		otelretry.WithHedging(otelretry.Hedging{Delay: time.Millisecond, MaxShare: 1}))
 	const ops = 8
-	for i := range ops {
-		q := make(chan struct{})
-		mu.Lock()
-		queued = q
-		mu.Unlock()
-		var gets atomic.Int32
-		trace := &httptrace.ClientTrace{GetConn: func(string) {
-			if gets.Add(1) == 2 {
-				close(q)
-			}
-		}}
-		req, _ := http.NewRequestWithContext(httptrace.WithClientTrace(t.Context(), trace), http.MethodGet, srv.URL, nil)
-		resp, err := tr.RoundTrip(req)
-		if err != nil {
-			t.Fatalf("op %d: %v", i, err)
-		}
-		io.Copy(io.Discard, resp.Body)
-		resp.Body.Close()
-		if gets.Load() < 2 {
-			close(q)
-		}
-	}
+	requests, conns, spans := queuedHedges(t, ops, otelretry.Hedging{Delay: time.Millisecond, MaxShare: 1}, time.Second)
 	var sent, refused int
 	var reasons []string
-	for _, op := range spantest.Operations(rec.Ended()) {
+	for _, op := range spantest.Operations(spans) {
 		for _, e := range op.Events() {
 			switch e.Name {
 			case "hedge_sent":
@@ -106,9 +56,9 @@ func TestAHedgeQueuedForTheOnlyConnectionCostsNoToken(t *testing.T) {
 		}
 	}
 	t.Logf("ops=%d requests at server=%d connections=%d hedge_sent=%d hedge_refused=%d %v",
-		ops, requests.Load(), conns.Load(), sent, refused, reasons)
-	if requests.Load() != ops {
-		t.Fatalf("server saw %d requests, want %d (the hedges never reached it)", requests.Load(), ops)
+		ops, requests, conns, sent, refused, reasons)
+	if requests != ops {
+		t.Fatalf("server saw %d requests, want %d (the hedges never reached it)", requests, ops)
 	}
 	if refused > 0 {
 		t.Errorf("hedges refused %v after %d hedges that never left the pool's queue: their tokens were not given back", reasons, sent)
@@ -165,30 +115,69 @@ func TestAHedgeCutWhileItStartedGivesItsTokenBack(t *testing.T) {
 // rate token was given back too, and every operation sent one).
 func TestQueuedHedgesStayWithinTheRateBound(t *testing.T) {
 	const ops = 64
-	var requests atomic.Int32
+	const share = 0.05
+	requests, _, spans := queuedHedges(t, ops, otelretry.Hedging{Delay: time.Millisecond, MaxShare: share}, 20*time.Millisecond)
+	var sent int
+	for _, op := range spantest.Operations(spans) {
+		for _, e := range op.Events() {
+			if e.Name == "hedge_sent" {
+				sent++
+			}
+		}
+	}
+	hedgeSpans := 0
+	for _, a := range spantest.Attempts(spans) {
+		if _, ok := spantest.Attr(a, attrs.HedgeOfKey); ok {
+			hedgeSpans++
+		}
+	}
+	burst := max(1, 100*share)
+	bound := burst + share*float64(ops)
+	if requests != ops {
+		t.Errorf("the server saw %d requests for %d operations: a queued hedge left", requests, ops)
+	}
+	if float64(sent) > bound || float64(hedgeSpans) > bound {
+		t.Errorf("%d operations sent %d hedges (%d hedge attempt spans), over burst + MaxShare × N = %.1f",
+			ops, sent, hedgeSpans, bound)
+	}
+}
+
+// queuedHedges sends ops GETs, one after another, through a Transport that
+// hedges with h over a base of one connection (MaxConnsPerHost 1), to a
+// server whose answer waits until the operation's hedge asks for that
+// connection (or wait, for a hedge that was refused): each hedge waits in
+// net/http's queue and is canceled there when the first attempt wins. It
+// returns the requests and the connections the server saw, and the spans.
+func queuedHedges(t *testing.T, ops int, h otelretry.Hedging, wait time.Duration) (requests, conns int32, spans []sdktrace.ReadOnlySpan) {
+	t.Helper()
+	var requested, connected atomic.Int32
 	var mu sync.Mutex
 	var queued chan struct{}
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		requests.Add(1)
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		requested.Add(1)
 		mu.Lock()
 		q := queued
 		mu.Unlock()
 		select {
 		case <-q: // the hedge waits for this connection
-		case <-time.After(20 * time.Millisecond): // bound: a refused hedge never queues
+		case <-time.After(wait): // bound: a refused hedge never queues
 		}
 		w.Header().Set("Content-Length", "2")
 		io.WriteString(w, "ok")
 	}))
+	srv.Config.ConnState = func(_ net.Conn, s http.ConnState) {
+		if s == http.StateNew {
+			connected.Add(1)
+		}
+	}
+	srv.Start()
 	defer srv.Close()
 	base := srv.Client().Transport.(*http.Transport).Clone()
 	base.MaxConnsPerHost = 1
 	defer base.CloseIdleConnections()
 	rec := tracetest.NewSpanRecorder()
 	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
-	const share = 0.05
-	tr := otelretry.NewTransport(base, otelretry.WithTracerProvider(tp),
-		otelretry.WithHedging(otelretry.Hedging{Delay: time.Millisecond, MaxShare: share}))
+	tr := otelretry.NewTransport(base, otelretry.WithTracerProvider(tp), otelretry.WithHedging(h))
 	for i := range ops {
 		q := make(chan struct{})
 		mu.Lock()
@@ -211,29 +200,5 @@ func TestQueuedHedgesStayWithinTheRateBound(t *testing.T) {
 			close(q)
 		}
 	}
-	spans := rec.Ended()
-	var sent int
-	for _, op := range spantest.Operations(spans) {
-		for _, e := range op.Events() {
-			switch e.Name {
-			case "hedge_sent":
-				sent++
-			}
-		}
-	}
-	hedgeSpans := 0
-	for _, a := range spantest.Attempts(spans) {
-		if _, ok := spantest.Attr(a, attrs.HedgeOfKey); ok {
-			hedgeSpans++
-		}
-	}
-	burst := max(1, 100*share)
-	bound := burst + share*float64(ops)
-	if requests.Load() != ops {
-		t.Errorf("the server saw %d requests for %d operations: a queued hedge left", requests.Load(), ops)
-	}
-	if float64(sent) > bound || float64(hedgeSpans) > bound {
-		t.Errorf("%d operations sent %d hedges (%d hedge attempt spans), over burst + MaxShare × N = %.1f",
-			ops, sent, hedgeSpans, bound)
-	}
+	return requested.Load(), connected.Load(), rec.Ended()
 }
