@@ -264,7 +264,12 @@ func firstClassification(cs []Classifier) Classifier {
 // judges it, the wire carries it (plus the propagators' trace headers),
 // and the spans, logs and errors record its sanitized URL.
 //
-//   - It may change headers, the URL's path and query, and the body.
+//   - It may change headers, the URL's path and query, and the body. The
+//     scheme and the userinfo are not judged: a scheme net/http has no
+//     protocol for ends the operation stop, reason invalid_request, with
+//     nothing sent; a userinfo is recorded redacted, and net/http's
+//     Transport sends no Authorization for it (http.Client adds one only
+//     from the caller's URL, above otelretry).
 //   - It may not change what the policy judged: the method, the host (the
 //     URL's, or Host; a request target it changes, the URL's path or
 //     Opaque, which net/http sends as it is, must stay a path, "/...":
