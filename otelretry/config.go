@@ -1061,7 +1061,10 @@ func WithPrepareAttempt(f PrepareAttemptFunc) Option {
 // SDK's wrapped reader) and a known ContentLength up to perRequest bytes
 // is read into a buffer, within the operation's deadline, while the bodies
 // buffered by the Transport's operations in flight hold at most total
-// bytes. The buffer is the body of every attempt and of every resend
+// bytes (a body's bytes are held until its operation ended and every copy
+// of the buffer a base was given is closed, which net/http may do after
+// RoundTrip returned; see docs/time-and-bodies.md). The buffer is the body
+// of every attempt and of every resend
 // below otelretry; the bytes and the ContentLength sent stay the caller's,
 // and the caller's body is closed once it is read. A body that is larger,
 // of unknown length, or finds the memory taken is streamed to the base,
