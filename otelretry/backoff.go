@@ -18,7 +18,12 @@ import (
 // the headers of WithRetryHint), and the transport caps every pause by
 // the operation deadline: a pause that cannot end before the deadline is
 // never started. It is not asked once the deadline has passed, or leaves
-// no time even for the drain of the answer's body.
+// no time even for the drain of the answer's body. It is asked for the
+// last attempt's retryable answer too (the deadline is judged before the
+// attempt limit: a pause it would cut ends the operation
+// deadline_exceeded, not max_attempts), so a Backoff is called once more
+// than the retries made. A panic in it goes on to the caller (see the
+// package documentation).
 type Backoff func(retry int, a Answer) time.Duration
 
 // ConstantBackoff pauses d before every retry. Without jitter, clients that
