@@ -630,7 +630,8 @@ func WithRetryHint(header string, unit HintUnit) Option {
 
 // WithShouldRetryHeaders sets the headers whose value is a service's
 // verdict on retrying its answer ("true" or "false", in any case), read in
-// the order given, in place of the defaults: Stripe-Should-Retry (Stripe)
+// the order given (a header with any other value is no verdict, and the
+// next is read), in place of the defaults: Stripe-Should-Retry (Stripe)
 // and X-Should-Retry (OpenAI, and clients generated like openai-go); name
 // them too to keep them. With no name, no verdict is read. "false" stops
 // the retry of that answer (reason server_no_retry). "true" makes a failed

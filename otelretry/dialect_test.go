@@ -212,6 +212,7 @@ func TestShouldRetryHeadersAreTheServicesVerdict(t *testing.T) {
 		{"the defaults named again, and a header of the user's", http.MethodGet, status(503, "Stripe-Should-Retry", "false"),
 			[]otelretry.Option{otelretry.WithShouldRetryHeaders("x-retryable", "Stripe-Should-Retry", "X-Should-Retry")}, 1, "stop/server_no_retry", ""},
 		{"not a verdict", http.MethodGet, status(503, "X-Should-Retry", "maybe"), nil, 2, "retry/retryable_status", ""},
+		{"no verdict, then the next header's", http.MethodGet, status(503, "Stripe-Should-Retry", "maybe", "X-Should-Retry", "false"), nil, 1, "stop/server_no_retry", ""},
 		{"names that are no header names change nothing", http.MethodGet, status(503, "X-Should-Retry", "false"),
 			[]otelretry.Option{otelretry.WithShouldRetryHeaders("x should retry", "")}, 1, "stop/server_no_retry", ""},
 	}
