@@ -1015,7 +1015,10 @@ func WithoutBudget() Option {
 // operation from the request, like otelhttp's Labeler: a tenant tier, a
 // dependency name, a route template. Every distinct value is a new series,
 // so return only values from a small, fixed set. Ids, URLs and the keys the
-// metrics set themselves are dropped (see metrics.NewLabels). Nil is
+// metrics set themselves are dropped (see metrics.NewLabels). otelhttp's
+// own metrics of the attempts (http.client.request.duration) take none of
+// them: they take the labels of a client Labeler in the request's context
+// (otelhttp.ContextWithClientLabeler), which reaches every attempt. Nil is
 // ignored.
 func WithMetricAttributes(f func(*http.Request) []attribute.KeyValue) Option {
 	return optionFunc(func(c *config) {
