@@ -737,7 +737,9 @@ func WithAttemptHeader(name string) Option {
 //
 // A layer above that sends the operation again (go-retryablehttp, an SDK's
 // retryer, a loop) reuses its key when the operation has an id of its
-// own (WithOperationID): an operation that repeats an earlier one under
+// own (WithOperationID; without one, each hop of a redirect chain is a
+// write with a key of its own, a 307 or 308 to the same URL too): an
+// operation that repeats an earlier one under
 // that context with the same method, URL and body, after the earlier one
 // did not succeed, takes its key, each of several in flight together too
 // (a 307 or 308, which asks for the write

@@ -54,3 +54,37 @@ func TestARedirectedKeyedWriteHasAKeyPerURL(t *testing.T) {
 		t.Errorf("the caller's repeat took keys %s and %s, want the first try's %s and %s", key(2), key(3), key(0), key(1))
 	}
 }
+
+// Without WithOperationID each hop of a redirect chain is a write with a
+// key of its own, a 307 back to the same URL too (WithIdempotencyKeys'
+// godoc says so; a reviewer found it silent): the chain's keys are lent
+// only under an id of its own.
+func TestWithoutAnOperationIDA307ToTheSameURLTakesAKeyOfItsOwn(t *testing.T) {
+	for _, id := range []string{"", "order-8"} {
+		h := newHarness(t, []scripted.Step{
+			{Status: http.StatusTemporaryRedirect, Header: http.Header{"Location": {"http://api.test/a"}}},
+			{Status: http.StatusOK},
+		}, otelretry.WithIdempotencyKeys(otelretry.DraftIdempotencyKey()), otelretry.WithoutBudget())
+		ctx := t.Context()
+		if id != "" {
+			ctx = otelretry.WithOperationID(ctx, id)
+		}
+		req, err := http.NewRequestWithContext(ctx, http.MethodPost, "http://api.test/a", bytes.NewReader([]byte(`{"n":1}`)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp, err := h.client.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		calls := h.base.Calls()
+		if len(calls) != 2 {
+			t.Fatalf("id %q: %d calls, want 2", id, len(calls))
+		}
+		first, second := calls[0].Header.Get("Idempotency-Key"), calls[1].Header.Get("Idempotency-Key")
+		if same := first == second; first == "" || second == "" || same != (id != "") {
+			t.Errorf("id %q: keys %q and %q; want one key under an id, two without", id, first, second)
+		}
+	}
+}
