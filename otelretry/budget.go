@@ -165,7 +165,9 @@ type Budget struct {
 	// MaxHosts is how many hosts with state the Budget keeps, at least 1.
 	// Past it, a new host's retries are refused (reason host_limit) unless
 	// a kept host has been idle for IdleEviction, which is then forgotten
-	// to make room. Default 10 000.
+	// to make room. Default 10 000. It bounds the Budget's table only: a
+	// Throttle and a Transport's hedge delays keep tables of their own, of
+	// up to 10 000 dependencies each (docs/budget.md, docs/hedging.md).
 	MaxHosts int
 	// Pushback is how long a 429 without Retry-After holds back retries to
 	// its host, at most a minute; a negative Pushback holds nothing.
