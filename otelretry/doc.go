@@ -117,8 +117,10 @@
 //   - 19. after an attempt, the classifier says Retryable (not repeatable):
 //     stop, reason not_idempotent
 //   - 20. after an attempt, the service says its answer must not be
-//     retried: a should-retry header (Stripe-Should-Retry, X-Should-Retry)
-//     is false (any): stop (the answer is returned), reason server_no_retry
+//     retried: a should-retry header (Stripe-Should-Retry, X-Should-Retry,
+//     or those WithShouldRetryHeaders names in their place; the first that
+//     says true or false) is false (any): stop (the answer is returned),
+//     reason server_no_retry
 //   - 21. after an attempt, 409 Conflict: a request with the same key is
 //     still being processed (the idempotency-key draft) (carries an
 //     idempotency key [3]): retry [2], after Retry-After where given,

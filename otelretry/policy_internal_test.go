@@ -843,7 +843,7 @@ var decisionRows = []decisionRow{
 		}, retryRow(attrs.ReasonClassifier)},
 	{afterAttempt, "the classifier says `Retryable`", "not repeatable", "`stop`", "`not_idempotent`",
 		func(in input) bool { return in.classifier.kind == classRetryable }, is(attrs.DecisionStop, attrs.ReasonNotIdempotent)},
-	{afterAttempt, "the service says its answer must not be retried: a should-retry header (`Stripe-Should-Retry`, `X-Should-Retry`) is `false`", "any",
+	{afterAttempt, "the service says its answer must not be retried: a should-retry header (`Stripe-Should-Retry`, `X-Should-Retry`, or those `WithShouldRetryHeaders` names in their place; the first that says `true` or `false`) is `false`", "any",
 		"`stop` (the answer is returned)", "`server_no_retry`",
 		func(in input) bool { return answered(in) && in.verdict == verdictNoRetry }, is(attrs.DecisionStop, attrs.ReasonServerNoRetry)},
 	{afterAttempt, "409 Conflict: a request with the same key is still being processed (the idempotency-key draft)", "carries an idempotency key³",
