@@ -778,16 +778,17 @@ func WithIdempotencyKeys(k IdempotencyKey) Option {
 		value := k.Value
 		if value != nil {
 			// A format that gives no header value for a key is bad input too,
-			// and so is one that gives two keys one value: every write
-			// would carry one key, and a server replay one write's answer
-			// for another.
-			v, w := value(strings.Repeat("0", 32)), value(strings.Repeat("f", 32))
+			// and so is one that does not write the key whole: writes would
+			// share values, and a server replay one write's answer for
+			// another.
+			zeros, fs := strings.Repeat("0", 32), strings.Repeat("f", 32)
+			v, w := value(zeros), value(fs)
 			switch {
-			case v == "" || !validHeaderValue(v):
+			case v == "" || !validHeaderValue(v) || !validHeaderValue(w):
 				c.report(fmt.Errorf("otelretry: WithIdempotencyKeys(%q): its Value ignored: want one that gives a header value; the key is sent bare", k.Name))
 				value = nil
-			case v == w:
-				c.report(fmt.Errorf("otelretry: WithIdempotencyKeys(%q): its Value ignored: want one that gives each key its own value; the key is sent bare", k.Name))
+			case !writesKey(v, zeros) || !writesKey(w, fs):
+				c.report(fmt.Errorf("otelretry: WithIdempotencyKeys(%q): its Value ignored: want one that writes the key it is given whole, so that each key has its own value; the key is sent bare", k.Name))
 				value = nil
 			}
 		}

@@ -99,7 +99,7 @@ func TestOptionMessagesQuoteTheIgnoredName(t *testing.T) {
 		// A Value that writes no key would send every write one key (a
 		// reviewer's note: nothing caught it).
 		{otelretry.WithIdempotencyKeys(otelretry.IdempotencyKey{Name: "K", Value: func(string) string { return `"constant"` }}),
-			`WithIdempotencyKeys("K"): its Value ignored: want one that gives each key its own value`},
+			`WithIdempotencyKeys("K"): its Value ignored: want one that writes the key it is given whole`},
 	} {
 		errs := captureOtelErrors(t)
 		otelretry.NewTransport(nil, c.opt)

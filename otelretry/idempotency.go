@@ -22,9 +22,12 @@ import (
 
 // IdempotencyKey is how WithIdempotencyKeys sends the key it generates: in
 // the header Name, as Value formats it. The key is 32 lowercase hex digits
-// (128 bits from crypto/rand); a nil Value, or one that returns "" or a
-// value no header may carry, or the same value for two keys (a Value must
-// write the key it is given), sends it bare. A Name that is no header name
+// (128 bits from crypto/rand). A Value must write the key it is given, as
+// it is given (in quotes, after a prefix): a nil Value, or one that returns
+// "" or a value no header may carry or that does not hold the key (a
+// constant, a part of the key), sends it bare; WithIdempotencyKeys calls
+// it on two keys of its own to tell, and reports one that fails them (one
+// that panics there panics NewTransport). A Name that is no header name
 // (the zero IdempotencyKey's "") leaves WithIdempotencyKeys ignored, as
 // otel.Handle reports: no key is sent.
 type IdempotencyKey struct {
@@ -53,16 +56,23 @@ func newIdempotencyKey() string {
 	return hex.EncodeToString(b[:])
 }
 
-// wireValue is key as k sends it: Value's, unless it is empty or no
-// header may carry it, then the bare key.
+// wireValue is key as k sends it: Value's, unless it is no value for key
+// (see writesKey), then the bare key.
 func (k *IdempotencyKey) wireValue(key string) string {
 	if k.Value == nil {
 		return key
 	}
-	if v := k.Value(key); v != "" && validHeaderValue(v) {
+	if v := k.Value(key); writesKey(v, key) {
 		return v
 	}
 	return key
+}
+
+// writesKey reports whether v, a Value's for key, may be sent as key's: a
+// header value that holds key whole, so that two keys never share one
+// (a Value that drops part of the key would give writes one value).
+func writesKey(v, key string) bool {
+	return validHeaderValue(v) && strings.Contains(v, key)
 }
 
 // validHeaderName reports whether name is an HTTP field name: a token

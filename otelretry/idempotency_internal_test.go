@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"regexp"
 	"strconv"
+	"strings"
 	"testing"
 )
 
@@ -41,7 +42,8 @@ func TestValidHeaderName(t *testing.T) {
 	}
 }
 
-// A Value that gives no header value for a key sends the key bare.
+// A Value that gives no header value for a key, or one that does not
+// hold the key whole, sends the key bare.
 func TestWireValueFallsBackToTheBareKey(t *testing.T) {
 	for _, tc := range []struct {
 		value func(string) string
@@ -52,6 +54,10 @@ func TestWireValueFallsBackToTheBareKey(t *testing.T) {
 		{func(string) string { return "" }, "k1"},
 		{func(k string) string { return k + "\n" }, "k1"},
 		{func(k string) string { return " " + k }, "k1"},
+		// One that holds no key whole: writes would share its values.
+		{func(k string) string { return "k-" + k[:1] }, "k1"},
+		{func(k string) string { return strings.ToUpper(k) }, "k1"},
+		{func(k string) string { return "ord_" + k }, "ord_k1"},
 	} {
 		k := IdempotencyKey{Name: "K", Value: tc.value}
 		if got := k.wireValue("k1"); got != tc.want {
