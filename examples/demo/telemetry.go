@@ -13,6 +13,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -184,6 +185,8 @@ func otlpEndpointProblem(endpoint string, grpc bool) string {
 	switch {
 	case err != nil && grpc:
 		return "no URL or gRPC target (such as http://127.0.0.1:4317): the OTLP exporter would drop it and send to its default, localhost"
+	case err == nil && u.Host != "" && !dialablePort(u.Port()):
+		return "a URL whose port is no TCP port, 1 to 65535 (such as http://127.0.0.1:4318): the OTLP exporter could not dial it"
 	case grpc:
 		return ""
 	case err != nil:
@@ -194,6 +197,16 @@ func otlpEndpointProblem(endpoint string, grpc bool) string {
 		return "a URL whose scheme is neither http nor https (such as http://127.0.0.1:4318): the OTLP exporters would each choose TLS or plain HTTP for it by a rule of their own"
 	}
 	return ""
+}
+
+// dialablePort reports whether port, a URL's, is none (the scheme's) or
+// one a dial takes: url.Parse takes any digits.
+func dialablePort(port string) bool {
+	if port == "" {
+		return true
+	}
+	n, err := strconv.Atoi(port)
+	return err == nil && n >= 1 && n <= 65535
 }
 
 // otlpProtocol returns the OTLP protocol autoexport uses for a signal.
