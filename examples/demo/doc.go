@@ -53,6 +53,8 @@
 // at once, with an error.
 //
 // Exit status: 0 when it ran (a run with -every that an interrupt ended
-// included), 1 when it failed (a telemetry setup step, an interrupt
-// without -every), 2 on a bad flag.
+// included), 1 when it failed (a telemetry setup step, an endpoint it
+// refuses, an -html or -summary-json file in a directory that does not
+// exist, found before it plays; an interrupt without -every), 2 on a bad
+// flag.
 package main

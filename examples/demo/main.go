@@ -16,6 +16,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"time"
@@ -45,6 +46,13 @@ func main() {
 		"without it, a temporary file removed at exit); unused when OTEL_TRACES_EXPORTER or an OTLP endpoint is set")
 	flag.StringVar(&o.html, "html", "", "write retryinspect's HTML report of the spans to `FILE` (without it, a temporary file removed at exit)")
 	flag.BoolVar(&o.logs, "log", false, "write one structured log record per attempt (and one for an operation that made none) to stderr")
+	flag.Usage = func() {
+		fmt.Fprintf(flag.CommandLine.Output(), "Usage of %s:\n", os.Args[0])
+		flag.PrintDefaults()
+		fmt.Fprintln(flag.CommandLine.Output(), "\nWhere the telemetry goes: the standard OTEL_* environment (OTEL_TRACES_EXPORTER,\n"+
+			"OTEL_METRICS_EXPORTER, OTEL_LOGS_EXPORTER, OTEL_EXPORTER_OTLP_ENDPOINT, OTEL_EXPORTER_OTLP_PROTOCOL, ...);\n"+
+			"none set: spans as stdouttrace JSON (-traces), metrics in the report, no log events. docs/stack.md gives them all.")
+	}
 	flag.Parse()
 	if flag.NArg() > 0 {
 		// A word meant for a flag (summary.json after -summary-json's
@@ -85,6 +93,12 @@ type runResult struct {
 }
 
 func run(ctx context.Context, o options, stdout io.Writer) error {
+	// A file the run cannot write is found before it plays, not after.
+	for _, out := range [][2]string{{"-html", o.html}, {"-summary-json", o.summaryJSON}} {
+		if err := writableTarget(out[1]); err != nil {
+			return fmt.Errorf("%s: %w", out[0], err)
+		}
+	}
 	tel, err := newTelemetry(ctx, o.traces, stdout)
 	if err != nil {
 		return err
@@ -150,6 +164,25 @@ func (pl *player) playSets(ctx context.Context, o options, runs map[string]runRe
 		}
 	}
 	return played
+}
+
+// writableTarget reports why path, an output file's, cannot be written:
+// its directory missing, or a directory in its place ("" is no path).
+func writableTarget(path string) error {
+	if path == "" {
+		return nil
+	}
+	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
+		return fmt.Errorf("%s is a directory", path)
+	}
+	dir, err := os.Stat(filepath.Dir(path))
+	if err != nil {
+		return err
+	}
+	if !dir.IsDir() {
+		return fmt.Errorf("%s is not a directory", filepath.Dir(path))
+	}
+	return nil
 }
 
 // report prints the run's tables and telemetry, writes its HTML report
