@@ -13,6 +13,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"go.opentelemetry.io/otel"
@@ -269,6 +270,9 @@ type config struct {
 	keys       *IdempotencyKey
 	opIDHeader string
 	keyValues  bool
+	// keyNotWritten: a write's key, which keys.Value did not write, was
+	// sent bare and reported (see wireKey).
+	keyNotWritten *atomic.Bool
 	// hedging is WithHedging's, nil without it.
 	hedging *Hedging
 
@@ -284,6 +288,18 @@ type config struct {
 	// reports them in one error, through otel.Handle.
 	complaints []error
 	complained map[string]bool
+}
+
+// wireKey is key as WithIdempotencyKeys' header sends it (see wireValue).
+// A Value that did not write it passed the check at NewTransport: the
+// first such write is reported, through otel.Handle, the others sent bare
+// as it was.
+func (c *config) wireKey(key string) string {
+	v, written := c.keys.wireValue(key)
+	if !written && c.keyNotWritten.CompareAndSwap(false, true) {
+		otel.Handle(fmt.Errorf("otelretry: WithIdempotencyKeys(%q): its Value did not write the key it was given on a write: such writes are sent the key bare", c.keys.Name))
+	}
+	return v
 }
 
 // invalid records that an option ignored a value, for NewTransport to
@@ -793,6 +809,7 @@ func WithIdempotencyKeys(k IdempotencyKey) Option {
 			}
 		}
 		c.keys = &IdempotencyKey{Name: http.CanonicalHeaderKey(k.Name), Value: value}
+		c.keyNotWritten = new(atomic.Bool)
 	})
 }
 

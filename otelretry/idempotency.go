@@ -27,7 +27,9 @@ import (
 // "" or a value no header may carry or that does not hold the key (a
 // constant, a part of the key), sends it bare; WithIdempotencyKeys calls
 // it on two keys of its own to tell, and reports one that fails them (one
-// that panics there panics NewTransport). A Name that is no header name
+// that panics there panics NewTransport), and a Transport reports, once,
+// a write whose key it did not write. It must be safe for concurrent use.
+// A Name that is no header name
 // (the zero IdempotencyKey's "") leaves WithIdempotencyKeys ignored, as
 // otel.Handle reports: no key is sent.
 type IdempotencyKey struct {
@@ -57,15 +59,15 @@ func newIdempotencyKey() string {
 }
 
 // wireValue is key as k sends it: Value's, unless it is no value for key
-// (see writesKey), then the bare key.
-func (k *IdempotencyKey) wireValue(key string) string {
+// (see writesKey), then the bare key, and written false.
+func (k *IdempotencyKey) wireValue(key string) (v string, written bool) {
 	if k.Value == nil {
-		return key
+		return key, true
 	}
 	if v := k.Value(key); writesKey(v, key) {
-		return v
+		return v, true
 	}
-	return key
+	return key, false
 }
 
 // writesKey reports whether v, a Value's for key, may be sent as key's: a

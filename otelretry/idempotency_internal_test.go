@@ -60,8 +60,8 @@ func TestWireValueFallsBackToTheBareKey(t *testing.T) {
 		{func(k string) string { return "ord_" + k }, "ord_k1"},
 	} {
 		k := IdempotencyKey{Name: "K", Value: tc.value}
-		if got := k.wireValue("k1"); got != tc.want {
-			t.Errorf("wireValue = %q, want %q", got, tc.want)
+		if got, written := k.wireValue("k1"); got != tc.want || written != (tc.value == nil || got != "k1") {
+			t.Errorf("wireValue = %q, written %v; want %q", got, written, tc.want)
 		}
 	}
 }

@@ -57,3 +57,49 @@ func TestAValueThatKeepsPartOfTheKeyIsNotKept(t *testing.T) {
 		}
 	}
 }
+
+// A Value that writes the keys NewTransport tries it on whole, but not a
+// write's, sends that write's key bare and is reported, once per
+// Transport: the fallback was silent (a reviewer's find).
+func TestAValueThatFailsOnAWriteIsReportedOnce(t *testing.T) {
+	var mu sync.Mutex
+	var seen []string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		seen = append(seen, r.Header.Get("Idempotency-Key"))
+		mu.Unlock()
+	}))
+	defer srv.Close()
+	base := &http.Transport{}
+	defer base.CloseIdleConnections()
+	errs := captureOtelErrors(t)
+	tried := map[string]bool{strings.Repeat("0", 32): true, strings.Repeat("f", 32): true}
+	tr := otelretry.NewTransport(base, otelretry.WithIdempotencyKeys(otelretry.IdempotencyKey{
+		Name: "Idempotency-Key",
+		Value: func(k string) string {
+			if tried[k] {
+				return `"` + k + `"`
+			}
+			return `"constant"`
+		},
+	}))
+	if got := errs(); len(got) != 0 {
+		t.Fatalf("NewTransport reported %v; want nothing (the keys it tried were written whole)", got)
+	}
+	for range 3 {
+		req, _ := http.NewRequest(http.MethodPost, srv.URL, strings.NewReader("x"))
+		resp, err := tr.RoundTrip(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(seen) != 3 || len(seen[0]) != 32 || seen[0] == seen[1] || seen[1] == seen[2] {
+		t.Errorf("the server saw %q; want three bare keys of their own", seen)
+	}
+	if got := errs(); len(got) != 1 || !strings.Contains(got[0].Error(), "its Value did not write the key it was given on a write") {
+		t.Errorf("reported %v; want one report for the three writes", got)
+	}
+}

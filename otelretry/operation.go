@@ -201,9 +201,9 @@ func (op *operation) beginBuffer(held *holdings) {
 // (WithIdempotencyKeys), and its id (WithOperationIDHeader) when it may be
 // a field value: net/http would refuse the request, before sending it.
 func (op *operation) wireHeaders() (key, id headerValue) {
-	if k := op.t.cfg.keys; op.plan.generateKey {
+	if op.plan.generateKey {
 		body, told := op.setup.bodies.bytes()
-		key = headerValue{k.Name, k.wireValue(op.ident.takeKey(op.plan.method, op.req.URL, op.req.Host, body, told))}
+		key = headerValue{op.t.cfg.keys.Name, op.t.cfg.wireKey(op.ident.takeKey(op.plan.method, op.req.URL, op.req.Host, body, told))}
 	}
 	if name := op.t.cfg.opIDHeader; name != "" {
 		if v := op.ident.opID(); validHeaderValue(v) {
