@@ -167,10 +167,25 @@ func (pl *player) playSets(ctx context.Context, o options, runs map[string]runRe
 }
 
 // writableTarget reports why path, an output file's, cannot be written:
-// its directory missing, or a directory in its place ("" is no path).
+// its directory missing, or a directory in its place ("" is no path); a
+// symbolic link is judged by the file it names.
 func writableTarget(path string) error {
 	if path == "" {
 		return nil
+	}
+	for range 40 { // as many links as Linux follows
+		fi, err := os.Lstat(path)
+		if err != nil || fi.Mode()&os.ModeSymlink == 0 {
+			break
+		}
+		target, err := os.Readlink(path)
+		if err != nil {
+			return err
+		}
+		if !filepath.IsAbs(target) {
+			target = filepath.Join(filepath.Dir(path), target)
+		}
+		path = target
 	}
 	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
 		return fmt.Errorf("%s is a directory", path)

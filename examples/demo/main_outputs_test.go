@@ -5,6 +5,7 @@ package main
 
 import (
 	"bytes"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -31,6 +32,57 @@ func TestAnOutputFileThatCannotBeWrittenIsRefusedBeforeTheRun(t *testing.T) {
 		}
 		if out.Len() != 0 {
 			t.Errorf("%+v: the run played and printed %d bytes before the refusal", c.o, out.Len())
+		}
+	}
+}
+
+// A file path that is a dangling symbolic link into a missing directory
+// is refused too: its own directory exists, and writableTarget passed it,
+// yet the write after the run failed (a reviewer's find).
+func TestADanglingLinkIntoAMissingDirectoryIsRefused(t *testing.T) {
+	dir := t.TempDir()
+	link := filepath.Join(dir, "summary.json")
+	if err := os.Symlink(filepath.Join(dir, "missing", "s.json"), link); err != nil {
+		t.Skip(err)
+	}
+	werr := os.WriteFile(link, []byte("{}\n"), 0o644)
+	if werr == nil {
+		t.Fatal("the write through the dangling symlink succeeded; the premise fails")
+	}
+	if err := writableTarget(link); err == nil {
+		t.Errorf("writableTarget(%s) = nil, but the write after the run fails: %v", link, werr)
+	}
+}
+
+// The paths the refusal must and must not take (a reviewer's table).
+func TestWritableTargetTakesWhatCanBeWritten(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "f")
+	if err := os.WriteFile(file, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(dir, filepath.Join(dir, "dirlink")); err != nil {
+		t.Fatal(err)
+	}
+	t.Chdir(dir)
+	for _, c := range []struct {
+		path string
+		ok   bool
+	}{
+		{"rel.json", true},
+		{"./rel.json", true},
+		{"-", true},
+		{file, true},
+		{filepath.Join(dir, "dirlink", "x.json"), true},
+		{filepath.Join(dir, "dirlink"), false},
+		{dir + "/", false},
+		{filepath.Join(file, "x"), false},
+		{filepath.Join(dir, "missing", "x"), false},
+		{filepath.Join(dir, "missing") + "/", false},
+		{"missing/x", false},
+	} {
+		if err := writableTarget(c.path); (err == nil) != c.ok {
+			t.Errorf("writableTarget(%q) = %v; want ok %v", c.path, err, c.ok)
 		}
 	}
 }

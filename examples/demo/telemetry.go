@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"net"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -185,7 +186,7 @@ func otlpEndpointProblem(endpoint string, grpc bool) string {
 	switch {
 	case err != nil && grpc:
 		return "no URL or gRPC target (such as http://127.0.0.1:4317): the OTLP exporter would drop it and send to its default, localhost"
-	case err == nil && u.Host != "" && !dialablePort(u.Port()):
+	case err == nil && !dialablePort(endpointPort(u, endpoint, grpc)):
 		return "a URL whose port is no TCP port, 1 to 65535 (such as http://127.0.0.1:4318): the OTLP exporter could not dial it"
 	case grpc:
 		return ""
@@ -197,6 +198,22 @@ func otlpEndpointProblem(endpoint string, grpc bool) string {
 		return "a URL whose scheme is neither http nor https (such as http://127.0.0.1:4318): the OTLP exporters would each choose TLS or plain HTTP for it by a rule of their own"
 	}
 	return ""
+}
+
+// endpointPort is the port endpoint (parsed as u) gives: its URL's, or a
+// gRPC target's ("dns:///host:port", "host:port"), "" for none.
+func endpointPort(u *url.URL, endpoint string, grpc bool) string {
+	if u.Host != "" {
+		return u.Port()
+	}
+	if !grpc {
+		return ""
+	}
+	_, port, err := net.SplitHostPort(endpoint[strings.LastIndexByte(endpoint, '/')+1:])
+	if err != nil {
+		return ""
+	}
+	return port
 }
 
 // dialablePort reports whether port, a URL's, is none (the scheme's) or

@@ -28,6 +28,14 @@ func TestAnOTLPEndpointWithAPortOutOfRangeIsRefused(t *testing.T) {
 		{"http://127.0.0.1:4318", false, false},
 		{"https://collector.test", false, false},
 		{"http://127.0.0.1:4317", true, false},
+		// A gRPC target's port (a reviewer's find: only a URL's was read).
+		{"dns:///127.0.0.1:99999", true, true},
+		{"dns:///127.0.0.1:0", true, true},
+		{"localhost:99999", true, true},
+		{"dns:///127.0.0.1:4317", true, false},
+		{"unix:///tmp/otlp.sock", true, false},
+		{"http://[::1]:99999", false, true},
+		{"http://[::1]:4318", false, false},
 	} {
 		if got := otlpEndpointProblem(c.endpoint, c.grpc); (got != "") != c.refused {
 			t.Errorf("otlpEndpointProblem(%q, grpc %v) = %q; want refused %v", c.endpoint, c.grpc, got, c.refused)
