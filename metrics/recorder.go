@@ -218,8 +218,10 @@ func collapseUnderscores(s string) string {
 	return s
 }
 
-// The cache keys: each label combination once. attribute.Distinct is
-// comparable, so extra labels are part of the key at no cost when absent.
+// The cache keys: each label combination once, its values as they label
+// (outside their closed sets, one _OTHER), so that values the labels
+// collapse fill no cache. attribute.Distinct is comparable, so extra
+// labels are part of the key at no cost when absent.
 
 type operationKey struct {
 	method, server string
@@ -249,7 +251,7 @@ func (r *Recorder) RecordOperation(ctx context.Context, o Operation) {
 		return
 	}
 	k := operationKey{method: httpmethod.Value(o.Method), server: o.ServerAddress, labels: o.Labels.Equivalent(),
-		outcome: o.Outcome, errorType: o.ErrorType}
+		outcome: attrs.Outcome(closed(o.Outcome)), errorType: errorTypeLabel(o.ErrorType)}
 	// One lookup for the three instruments: the duration histogram's
 	// labels add error.type to the others'.
 	opts := r.operationSets.m.Get(k, func() *measureOpts {
@@ -272,7 +274,10 @@ func (r *Recorder) RecordAttempt(ctx context.Context, a Attempt) {
 		return
 	}
 	k := attemptKey{method: httpmethod.Value(a.Method), server: a.ServerAddress, labels: a.Labels.Equivalent(),
-		decision: a.Decision, errorClass: a.ErrorClass, status: labeledStatus(a.StatusCode), errorType: a.ErrorType}
+		decision: attrs.Decision(closed(a.Decision)), status: labeledStatus(a.StatusCode), errorType: errorTypeLabel(a.ErrorType)}
+	if a.ErrorClass != "" && k.status == 0 { // a status labels the attempt in its place
+		k.errorClass = attrs.ErrorClass(closed(a.ErrorClass))
+	}
 	// One lookup for both instruments: the counter's labels add the status
 	// to the common ones, the duration histogram's add error.type.
 	opts := r.attemptSets.m.Get(k, func() *measureOpts {
@@ -316,14 +321,21 @@ func (r *Recorder) RecordThrottled(ctx context.Context, t Throttled) {
 	r.throttled.Add(ctx, 1, opts.add...)
 }
 
-// withErrorType returns kv plus error.type when t is set, in a slice of
-// its own: t as given when it is an error class or an outcome, a status
-// code as the conventions spell it (no leading zero), _OTHER when none.
+// withErrorType returns kv plus error.type when t, an errorTypeLabel, is
+// set, in a slice of its own.
 func withErrorType(kv []attribute.KeyValue, t string) []attribute.KeyValue {
 	if t == "" {
 		return kv
 	}
+	return append(kv[:len(kv):len(kv)], attrs.ErrorTypeKey.String(t))
+}
+
+// errorTypeLabel is t as error.type labels it: as given when it is an
+// error class or an outcome, a status code as the conventions spell it (no
+// leading zero), _OTHER when none; "" when t is.
+func errorTypeLabel(t string) string {
 	switch {
+	case t == "":
 	case isStatusCode(t):
 		// "7", "07" and "007" are one status, one series.
 		if t = strings.TrimLeft(t, "0"); t == "" {
@@ -332,7 +344,7 @@ func withErrorType(kv []attribute.KeyValue, t string) []attribute.KeyValue {
 	case !attrs.ErrorClass(t).Valid() && !attrs.Outcome(t).Valid():
 		t = otherValue
 	}
-	return append(kv[:len(kv):len(kv)], attrs.ErrorTypeKey.String(t))
+	return t
 }
 
 // otherValue labels a value outside its closed set, as the semantic
