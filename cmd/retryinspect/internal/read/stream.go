@@ -132,7 +132,11 @@ func readAll(r io.Reader, name string, limit int64) ([]byte, error) {
 	if limit <= 0 {
 		limit = DefaultMaxBytes
 	}
-	data, err := io.ReadAll(io.LimitReader(r, limit+1))
+	read := limit // one byte more tells a larger input, but past MaxInt64
+	if read < math.MaxInt64 {
+		read++
+	}
+	data, err := io.ReadAll(io.LimitReader(r, read))
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
