@@ -131,7 +131,8 @@ var errInvalidBudgetSetting = errors.New("otelretry: budget setting ignored")
 // so it can be forgotten only a full period later, and forgetting grants
 // at most one fresh host's retries (two by default) per slot per period.
 // Such a caller can keep new hosts refused only by keeping every one of
-// its kept hosts active. A kept host takes about 120 bytes plus its key;
+// its kept hosts active. A kept host takes about 190 bytes plus its key
+// (the table's growth included);
 // record and admit take amortized constant time, but for hedges admitted
 // and not yet judged: settling a hedge's token takes time in the host's
 // open loans, and making room passes over the hosts that lend one.
