@@ -79,6 +79,8 @@ type Recorder struct {
 	attemptSets   setCache[attemptKey] // add: with the status; record: without
 	backoffSets   setCache[backoffKey]
 	throttledSets setCache[backoffKey] // the same labels
+	// allowedKeys memoizes allowedLabel by key (see labelsKey).
+	allowedKeys cowmap.Map[attribute.Key, bool]
 }
 
 // NewRecorder creates the instruments on m. A nil m records nothing. When
@@ -95,6 +97,7 @@ func NewRecorder(m metric.Meter) (*Recorder, error) {
 	r.attemptSets.m.Limit = maxCachedSets
 	r.backoffSets.m.Limit = maxCachedSets
 	r.throttledSets.m.Limit = maxCachedSets
+	r.allowedKeys.Limit = maxCachedSets
 	var err error
 	r.instruments, err = newInstruments(m)
 	return r, err
@@ -250,12 +253,13 @@ func (r *Recorder) RecordOperation(ctx context.Context, o Operation) {
 	if r.off {
 		return
 	}
-	k := operationKey{method: httpmethod.Value(o.Method), server: o.ServerAddress, labels: o.Labels.Equivalent(),
+	key, labels := r.labelsKey(o.Labels)
+	k := operationKey{method: httpmethod.Value(o.Method), server: o.ServerAddress, labels: key,
 		outcome: attrs.Outcome(closed(o.Outcome)), errorType: errorTypeLabel(o.ErrorType)}
 	// One lookup for the three instruments: the duration histogram's
 	// labels add error.type to the others'.
 	opts := r.operationSets.m.Get(k, func() *measureOpts {
-		counted := r.base(k.method, k.server, o.Labels, attrs.OutcomeKey.String(closed(k.outcome)))
+		counted := r.base(k.method, k.server, labels, attrs.OutcomeKey.String(closed(k.outcome)))
 		return &measureOpts{
 			add:    []metric.AddOption{metric.WithAttributeSet(attribute.NewSet(counted...))},
 			record: []metric.RecordOption{metric.WithAttributeSet(attribute.NewSet(counted...))},
@@ -273,7 +277,8 @@ func (r *Recorder) RecordAttempt(ctx context.Context, a Attempt) {
 	if r.off {
 		return
 	}
-	k := attemptKey{method: httpmethod.Value(a.Method), server: a.ServerAddress, labels: a.Labels.Equivalent(),
+	key, labels := r.labelsKey(a.Labels)
+	k := attemptKey{method: httpmethod.Value(a.Method), server: a.ServerAddress, labels: key,
 		decision: attrs.Decision(closed(a.Decision)), status: labeledStatus(a.StatusCode), errorType: errorTypeLabel(a.ErrorType)}
 	if a.ErrorClass != "" && k.status == 0 { // a status labels the attempt in its place
 		k.errorClass = attrs.ErrorClass(closed(a.ErrorClass))
@@ -281,7 +286,7 @@ func (r *Recorder) RecordAttempt(ctx context.Context, a Attempt) {
 	// One lookup for both instruments: the counter's labels add the status
 	// to the common ones, the duration histogram's add error.type.
 	opts := r.attemptSets.m.Get(k, func() *measureOpts {
-		common := r.base(k.method, k.server, a.Labels, attrs.DecisionKey.String(closed(k.decision)))
+		common := r.base(k.method, k.server, labels, attrs.DecisionKey.String(closed(k.decision)))
 		if k.errorClass != "" && k.status == 0 {
 			common = append(common, attrs.ErrorClassKey.String(closed(k.errorClass)))
 		}
@@ -303,8 +308,9 @@ func (r *Recorder) RecordBackoff(ctx context.Context, b Backoff) {
 	if r.off {
 		return
 	}
-	k := backoffKey{method: httpmethod.Value(b.Method), server: b.ServerAddress, labels: b.Labels.Equivalent()}
-	opts := r.backoffSets.get(k, func() []attribute.KeyValue { return r.base(k.method, k.server, b.Labels) })
+	key, labels := r.labelsKey(b.Labels)
+	k := backoffKey{method: httpmethod.Value(b.Method), server: b.ServerAddress, labels: key}
+	opts := r.backoffSets.get(k, func() []attribute.KeyValue { return r.base(k.method, k.server, labels) })
 	r.backoffDuration.Record(ctx, b.Duration.Seconds(), opts.record...)
 }
 
@@ -316,9 +322,25 @@ func (r *Recorder) RecordThrottled(ctx context.Context, t Throttled) {
 	if r.off {
 		return
 	}
-	k := backoffKey{method: httpmethod.Value(t.Method), server: t.ServerAddress, labels: t.Labels.Equivalent()}
-	opts := r.throttledSets.get(k, func() []attribute.KeyValue { return r.base(k.method, k.server, t.Labels) })
+	key, labels := r.labelsKey(t.Labels)
+	k := backoffKey{method: httpmethod.Value(t.Method), server: t.ServerAddress, labels: key}
+	opts := r.throttledSets.get(k, func() []attribute.KeyValue { return r.base(k.method, k.server, labels) })
 	r.throttled.Add(ctx, 1, opts.add...)
+}
+
+// labelsKey returns labels as they label, and their key: a set that
+// carries a key NewLabels drops (one made otherwise) is keyed as NewLabels
+// makes it, so that the values it drops (an id per operation) fill no
+// cache; such a set costs its filtering on every record.
+func (r *Recorder) labelsKey(labels attribute.Set) (attribute.Distinct, attribute.Set) {
+	for it := labels.Iter(); it.Next(); {
+		k := it.Attribute().Key
+		if !r.allowedKeys.Get(k, func() bool { return allowedLabel(k) }) {
+			labels = NewLabels(labels.ToSlice()...)
+			break
+		}
+	}
+	return labels.Equivalent(), labels
 }
 
 // withErrorType returns kv plus error.type when t, an errorTypeLabel, is

@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"go.opentelemetry.io/otel/attribute"
+
 	"github.com/otelretry/otelretry-go/attrs"
 	"github.com/otelretry/otelretry-go/metrics"
 )
@@ -38,5 +40,38 @@ func TestValuesThatLabelAsOneFillNoCache(t *testing.T) {
 	recordSeed(rec) // the seed's combinations are seen now
 	if n := testing.AllocsPerRun(200, func() { recordSeed(rec) }); n != 0 {
 		t.Fatalf("recording one warm operation allocated %v times after 4,200 values of a caller's own, want 0", n)
+	}
+}
+
+// A Labels set made otherwise than with NewLabels is filtered as NewLabels
+// filters (Attempt.Labels): an operation id in it labels nothing, so its
+// 4,200 values make one label combination and fill no cache either (a
+// reviewer's find: the keys held the set as given); a warm combination,
+// with labels of its own too, then allocates nothing (metrics/doc.go).
+func TestLabelsItFiltersFillNoCache(t *testing.T) {
+	rec, reader := newRecorder(t)
+	ctx := context.Background()
+	for i := range 4200 {
+		set := attribute.NewSet(attrs.OperationIDKey.String(fmt.Sprintf("op-%d", i)))
+		rec.RecordAttempt(ctx, metrics.Attempt{Method: "GET", Labels: set, Decision: attrs.DecisionReturn, StatusCode: 200, Duration: time.Millisecond})
+		rec.RecordOperation(ctx, metrics.Operation{Method: "GET", Labels: set, Outcome: attrs.OutcomeReturn, Attempts: 1, Duration: time.Millisecond})
+		rec.RecordBackoff(ctx, metrics.Backoff{Method: "GET", Labels: set, Duration: time.Millisecond})
+	}
+	series := 0
+	for _, sets := range recordedSets(t, collect(t, reader)) {
+		series += len(sets)
+	}
+	if series > 8 {
+		t.Errorf("%d series after 4,200 filtered ids; want the few one label set makes", series)
+	}
+	recordSeed(rec)
+	tier := metrics.NewLabels(attribute.String("tenant.tier", "gold"))
+	labeled := func() {
+		recordSeed(rec)
+		rec.RecordAttempt(ctx, metrics.Attempt{Method: "GET", Labels: tier, Decision: attrs.DecisionReturn, StatusCode: 200, Duration: time.Millisecond})
+	}
+	labeled()
+	if n := testing.AllocsPerRun(200, labeled); n != 0 {
+		t.Fatalf("recording one warm operation allocated %v times after 4,200 operation ids the labels filter away, want 0", n)
 	}
 }
