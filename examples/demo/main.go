@@ -10,6 +10,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
 	"math/rand/v2"
 	"net"
@@ -173,10 +174,13 @@ func writableTarget(path string) error {
 	if path == "" {
 		return nil
 	}
-	for range 40 { // as many links as Linux follows
+	for links := 0; ; links++ {
 		fi, err := os.Lstat(path)
 		if err != nil || fi.Mode()&os.ModeSymlink == 0 {
 			break
+		}
+		if links == 40 { // as many as Linux follows
+			return fmt.Errorf("%s: too many links", path)
 		}
 		target, err := os.Readlink(path)
 		if err != nil {
@@ -189,6 +193,8 @@ func writableTarget(path string) error {
 	}
 	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
 		return fmt.Errorf("%s is a directory", path)
+	} else if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
 	}
 	dir, err := os.Stat(filepath.Dir(path))
 	if err != nil {

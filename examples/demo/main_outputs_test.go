@@ -86,3 +86,52 @@ func TestWritableTargetTakesWhatCanBeWritten(t *testing.T) {
 		}
 	}
 }
+
+// writableTarget judges a link by the file it names: relative links and a
+// chain of them taken, a link to a directory and a loop (which no open
+// follows) refused, each as opening it for writing finds (a reviewer's
+// table; the loop passed).
+func TestWritableTargetFollowsLinks(t *testing.T) {
+	dir := t.TempDir()
+	sub := filepath.Join(dir, "sub")
+	if err := os.Mkdir(sub, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	// sub/out -> ../real.json (relative to sub, not to the cwd): writable.
+	mustLink(t, os.Symlink("../real.json", filepath.Join(sub, "out")))
+	// chain: a -> sub/out -> ../real.json
+	mustLink(t, os.Symlink("sub/out", filepath.Join(dir, "a")))
+	// link to a directory, relative
+	mustLink(t, os.Symlink("sub", filepath.Join(dir, "d")))
+	// loop
+	mustLink(t, os.Symlink("loop2", filepath.Join(dir, "loop1")))
+	mustLink(t, os.Symlink("loop1", filepath.Join(dir, "loop2")))
+	for _, c := range []struct {
+		path    string
+		refused bool
+	}{
+		{filepath.Join(sub, "out"), false},
+		{filepath.Join(dir, "a"), false},
+		{filepath.Join(dir, "d"), true},
+		{filepath.Join(dir, "loop1"), true},
+	} {
+		if err := writableTarget(c.path); (err != nil) != c.refused {
+			t.Errorf("writableTarget(%q) = %v; want refused %v", c.path, err, c.refused)
+		}
+		// writing it tells the truth
+		f, err := os.OpenFile(c.path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+		if err == nil {
+			f.Close()
+		}
+		if (err != nil) != c.refused {
+			t.Errorf("opening %q for writing: %v; writableTarget's verdict refused=%v disagrees", c.path, err, c.refused)
+		}
+	}
+}
+
+func mustLink(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}

@@ -201,15 +201,30 @@ func otlpEndpointProblem(endpoint string, grpc bool) string {
 }
 
 // endpointPort is the port endpoint (parsed as u) gives: its URL's, or a
-// gRPC target's ("dns:///host:port", "host:port"), "" for none.
+// gRPC target's ("dns:///host:port", "dns://server/host:port",
+// "passthrough:///host:port", "host:port"; a unix socket's path has none),
+// "" for none.
 func endpointPort(u *url.URL, endpoint string, grpc bool) string {
+	if grpc {
+		switch u.Scheme {
+		case "unix", "unix-abstract":
+			return ""
+		case "dns", "passthrough":
+			return portOf(strings.TrimPrefix(u.Path, "/"))
+		}
+	}
 	if u.Host != "" {
 		return u.Port()
 	}
-	if !grpc {
-		return ""
+	if grpc {
+		return portOf(endpoint)
 	}
-	_, port, err := net.SplitHostPort(endpoint[strings.LastIndexByte(endpoint, '/')+1:])
+	return ""
+}
+
+// portOf is the port of hostport, "" for none.
+func portOf(hostport string) string {
+	_, port, err := net.SplitHostPort(hostport)
 	if err != nil {
 		return ""
 	}

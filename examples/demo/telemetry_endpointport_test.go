@@ -34,6 +34,14 @@ func TestAnOTLPEndpointWithAPortOutOfRangeIsRefused(t *testing.T) {
 		{"localhost:99999", true, true},
 		{"dns:///127.0.0.1:4317", true, false},
 		{"unix:///tmp/otlp.sock", true, false},
+		// A socket's path holds no port, whatever its colons; a DNS
+		// server's authority is not the target (a reviewer's finds).
+		{"unix:///run/otel/collector:grpc.sock", true, false},
+		{"unix:///tmp/otlp:99999", true, false},
+		{"dns://127.0.0.53/collector.test:99999", true, true},
+		{"dns://127.0.0.53/collector.test:4317", true, false},
+		{"passthrough:///127.0.0.1:99999", true, true},
+		{"dns:///[::1]:99999", true, true},
 		{"http://[::1]:99999", false, true},
 		{"http://[::1]:4318", false, false},
 	} {
