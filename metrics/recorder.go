@@ -79,8 +79,8 @@ type Recorder struct {
 	attemptSets   setCache[attemptKey] // add: with the status; record: without
 	backoffSets   setCache[backoffKey]
 	throttledSets setCache[backoffKey] // the same labels
-	// allowedKeys memoizes allowedLabel by key (see labelsKey).
-	allowedKeys cowmap.Map[attribute.Key, bool]
+	// allowedKeys are the label keys allowedLabel allowed (see labelsKey).
+	allowedKeys cowmap.Map[attribute.Key, struct{}]
 }
 
 // NewRecorder creates the instruments on m. A nil m records nothing. When
@@ -334,13 +334,27 @@ func (r *Recorder) RecordThrottled(ctx context.Context, t Throttled) {
 // cache; such a set costs its filtering on every record.
 func (r *Recorder) labelsKey(labels attribute.Set) (attribute.Distinct, attribute.Set) {
 	for it := labels.Iter(); it.Next(); {
-		k := it.Attribute().Key
-		if !r.allowedKeys.Get(k, func() bool { return allowedLabel(k) }) {
+		if !r.allowedKey(it.Attribute().Key) {
 			labels = NewLabels(labels.ToSlice()...)
 			break
 		}
 	}
 	return labels.Equivalent(), labels
+}
+
+// allowedKey is allowedLabel(k), read from the keys it allowed before: only
+// those are kept (up to maxCachedSets), so that keys it drops, which a set
+// made otherwise may carry by the thousand, take no place from a
+// NewLabels set's.
+func (r *Recorder) allowedKey(k attribute.Key) bool {
+	if _, ok := r.allowedKeys.Lookup(k); ok {
+		return true
+	}
+	if !allowedLabel(k) {
+		return false
+	}
+	r.allowedKeys.Get(k, func() struct{} { return struct{}{} })
+	return true
 }
 
 // withErrorType returns kv plus error.type when t, an errorTypeLabel, is

@@ -50,6 +50,16 @@ func (c *Map[K, V]) Get(k K, create func() V) V {
 	return v
 }
 
+// Lookup returns the value stored for k, if any, without creating one.
+func (c *Map[K, V]) Lookup(k K) (V, bool) {
+	if m := c.m.Load(); m != nil {
+		v, ok := (*m)[k]
+		return v, ok
+	}
+	var zero V
+	return zero, false
+}
+
 // Len returns the number of stored keys.
 func (c *Map[K, V]) Len() int {
 	if m := c.m.Load(); m != nil {
