@@ -174,7 +174,17 @@ func writableTarget(path string) error {
 	if path == "" {
 		return nil
 	}
+	if strings.HasSuffix(path, string(filepath.Separator)) {
+		return fmt.Errorf("%s names a directory", path)
+	}
 	for links := 0; ; links++ {
+		// The directory as the kernel reaches it: a link's ".." is read
+		// after the links before it, not as text.
+		dir, err := filepath.EvalSymlinks(filepath.Dir(path))
+		if err != nil {
+			return err
+		}
+		path = filepath.Join(dir, filepath.Base(path))
 		fi, err := os.Lstat(path)
 		if err != nil || fi.Mode()&os.ModeSymlink == 0 {
 			break
@@ -187,7 +197,7 @@ func writableTarget(path string) error {
 			return err
 		}
 		if !filepath.IsAbs(target) {
-			target = filepath.Join(filepath.Dir(path), target)
+			target = filepath.Join(dir, target)
 		}
 		path = target
 	}

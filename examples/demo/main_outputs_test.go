@@ -135,3 +135,48 @@ func mustLink(t *testing.T, err error) {
 		t.Fatal(err)
 	}
 }
+
+// A link's relative target is resolved by the kernel from the directory
+// the link really is in, after the links above it: writableTarget joined
+// it to the path as written (filepath.Join cleans "..", as text), so a
+// link reached through a linked directory was judged by another file (a
+// reviewer's find). Each verdict is compared with what os.OpenFile finds.
+func TestWritableTargetResolvesDotDotAfterLinks(t *testing.T) {
+	for _, c := range []struct {
+		name       string
+		lexicalDir bool // dir/shared exists (the lexical target's directory)
+		realDir    bool // dir/runs/shared exists (the kernel's)
+	}{
+		{"real directory only: writable, refused lexically", false, true},
+		{"lexical directory only: unwritable, accepted lexically", true, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			dir := t.TempDir()
+			must := func(err error) {
+				t.Helper()
+				if err != nil {
+					t.Fatal(err)
+				}
+			}
+			must(os.MkdirAll(filepath.Join(dir, "runs", "r1"), 0o755))
+			if c.realDir {
+				must(os.Mkdir(filepath.Join(dir, "runs", "shared"), 0o755))
+			}
+			if c.lexicalDir {
+				must(os.Mkdir(filepath.Join(dir, "shared"), 0o755))
+			}
+			// dir/latest -> runs/r1; runs/r1/summary.json -> ../shared/summary.json
+			must(os.Symlink("runs/r1", filepath.Join(dir, "latest")))
+			must(os.Symlink("../shared/summary.json", filepath.Join(dir, "runs", "r1", "summary.json")))
+			path := filepath.Join(dir, "latest", "summary.json")
+			verdict := writableTarget(path)
+			f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+			if err == nil {
+				f.Close()
+			}
+			if (verdict != nil) != (err != nil) {
+				t.Errorf("writableTarget(%q) = %v; opening it for writing: %v", path, verdict, err)
+			}
+		})
+	}
+}

@@ -160,8 +160,8 @@ func rawOTLPEndpoint(signal string) string {
 // host; "grpc://host:4318" is sent to over TLS by the trace and metric
 // exporters and in plain HTTP by the log exporter); over gRPC, one
 // that does not parse as a URL (a gRPC target, "dns:///host:4317" or
-// "localhost:4317", is used as written). The value is not repeated: it may
-// hold a password.
+// "localhost:4317", is used as written); and one whose port no dial takes.
+// The value is not repeated: it may hold a password.
 func checkOTLPEndpoints() error {
 	for _, signal := range []string{"TRACES", "METRICS", "LOGS"} {
 		key := "OTEL_EXPORTER_OTLP_" + signal + "_ENDPOINT"
@@ -202,7 +202,8 @@ func otlpEndpointProblem(endpoint string, grpc bool) string {
 
 // endpointPort is the port endpoint (parsed as u) gives: its URL's, or a
 // gRPC target's ("dns:///host:port", "dns://server/host:port",
-// "passthrough:///host:port", "host:port"; a unix socket's path has none),
+// "dns:host:port", "passthrough:///host:port", "host:port"; a unix
+// socket's path has none),
 // "" for none.
 func endpointPort(u *url.URL, endpoint string, grpc bool) string {
 	if grpc {
@@ -210,6 +211,9 @@ func endpointPort(u *url.URL, endpoint string, grpc bool) string {
 		case "unix", "unix-abstract":
 			return ""
 		case "dns", "passthrough":
+			if u.Opaque != "" { // "dns:host:port", as grpc-go reads it too
+				return portOf(u.Opaque)
+			}
 			return portOf(strings.TrimPrefix(u.Path, "/"))
 		}
 	}

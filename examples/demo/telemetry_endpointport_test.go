@@ -42,6 +42,11 @@ func TestAnOTLPEndpointWithAPortOutOfRangeIsRefused(t *testing.T) {
 		{"dns://127.0.0.53/collector.test:4317", true, false},
 		{"passthrough:///127.0.0.1:99999", true, true},
 		{"dns:///[::1]:99999", true, true},
+		// The opaque form grpc-go reads too (a reviewer's find).
+		{"dns:127.0.0.1:99999", true, true},
+		{"passthrough:127.0.0.1:99999", true, true},
+		{"dns:127.0.0.1:0", true, true},
+		{"dns:127.0.0.1:4317", true, false},
 		{"http://[::1]:99999", false, true},
 		{"http://[::1]:4318", false, false},
 	} {
