@@ -64,24 +64,36 @@ func newConfig(opts []Option) config {
 }
 
 // checkAddedHeaders drops a header otelretry would add that another owns:
-// the attempt's number or the operation's id named as a header that holds
-// idempotency keys (the draft's two, which net/http takes as a request's
-// word that it may be resent, or one the options name: the number would
-// be every write's key, "1", and the id every write's of a job, which
-// shares it), or as a field of the propagators (which write over it);
+// the generated idempotency key's header named as a field of the
+// propagators, which write over it on every attempt (a key per attempt is
+// no key); the attempt's number or the operation's id named as
+// a header that holds idempotency keys (the draft's two, which net/http
+// takes as a request's word that it may be resent, or one the options
+// name: the number would be every write's key, "1", and the id every
+// write's of a job, which shares it), or as a field of the propagators;
 // and the attempt header named as the operation id's (one would hide the
 // other).
 func (c *config) checkAddedHeaders() {
-	owned := append(c.keyHeaderNames(), "Idempotency-Key", "X-Idempotency-Key")
+	var propagated []string
 	if c.propagators != nil {
-		owned = append(owned, c.propagators.Fields()...)
+		propagated = c.propagators.Fields()
 	} else {
 		// The global propagator's, which may be set after the Transport
 		// is built: the W3C fields it is usually set to write too.
-		owned = append(append(owned, otel.GetTextMapPropagator().Fields()...), "Traceparent", "Tracestate", "Baggage")
+		propagated = append(otel.GetTextMapPropagator().Fields(), "Traceparent", "Tracestate", "Baggage")
 	}
+	isPropagated := func(name string) bool {
+		return slices.ContainsFunc(propagated, func(k string) bool { return strings.EqualFold(k, name) })
+	}
+	const keyWhy = "want a header the propagators do not write"
+	if c.keys != nil && isPropagated(c.keys.Name) {
+		c.invalid("WithIdempotencyKeys", c.keys.Name, keyWhy)
+		c.keys, c.keyNotWritten = nil, nil
+	}
+
+	owned := append(c.keyHeaderNames(), "Idempotency-Key", "X-Idempotency-Key")
 	taken := func(name string) bool {
-		return slices.ContainsFunc(owned, func(k string) bool { return strings.EqualFold(k, name) })
+		return isPropagated(name) || slices.ContainsFunc(owned, func(k string) bool { return strings.EqualFold(k, name) })
 	}
 	const why = "want a header that holds no idempotency key and no propagated field"
 	if c.opIDHeader != "" && taken(c.opIDHeader) {
@@ -783,8 +795,9 @@ func WithAttemptHeader(name string) Option {
 // The operation span and each attempt record retry.idempotency_key.source
 // (generated, or caller), the operation span retry.idempotency_contract; the key's value
 // only with WithIdempotencyKeyValues, and never on metrics. An
-// IdempotencyKey whose Name is not a header name is ignored (and
-// reported).
+// IdempotencyKey whose Name is not a header name, or names a field the
+// propagators write (traceparent: they would write over the key on every
+// attempt), is ignored (and reported).
 func WithIdempotencyKeys(k IdempotencyKey) Option {
 	return optionFunc(func(c *config) {
 		if !validHeaderName(k.Name) {

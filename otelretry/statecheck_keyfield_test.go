@@ -60,10 +60,15 @@ func TestAStateChecksCopyKeepsAKeyAPropagatorNames(t *testing.T) {
 	for _, mode := range sendingModes {
 		t.Run(mode, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
-				sent, seen := stateCheckCopyOf(t, mode, post(t, t.Context(), "http://api.test/orders", "order"),
+				// The caller's own key: a generated key's header named
+				// among the propagators' fields is refused (see
+				// TestAKeyHeaderThePropagatorsWriteIsIgnoredAndReported).
+				req := post(t, t.Context(), "http://api.test/orders", "order")
+				req.Header.Set("Idempotency-Key", "key-1")
+				sent, seen := stateCheckCopyOf(t, mode, req,
 					otelretry.WithPropagators(propagation.NewCompositeTextMapPropagator(propagation.TraceContext{},
 						fieldsOnlyPropagator{fields: []string{"Idempotency-Key"}})),
-					otelretry.WithIdempotencyKeys(otelretry.DraftIdempotencyKey()))
+					otelretry.WithRecordedIdempotencyKey())
 				key := sent.Get("Idempotency-Key")
 				if key == "" {
 					t.Fatalf("the write went out without a key: %v", sent)
