@@ -205,8 +205,9 @@
 //   - 40. at the hedge delay, an attempt in flight past the hedge delay (a
 //     body that cannot be replayed): no hedge, reason not_replayable
 //   - 41. at the hedge delay, an attempt in flight past the hedge delay
-//     (Intent{NoRetry: true} (which does not race either)): no hedge,
-//     reason intent
+//     (Intent{NoRetry: true} (which does not race either, and records
+//     nothing: the rule stands should one reach decide)): no hedge, reason
+//     intent
 //   - 42. at the hedge delay, no attempt left (hedges count as attempts);
 //     not reached: no hedge delay is armed then, and nothing is recorded
 //     (any): no hedge, reason attempt_limit

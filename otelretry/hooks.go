@@ -31,7 +31,9 @@ type Intent struct {
 	// MaxAttempts, when above 0, replaces WithMaxAttempts for this request.
 	MaxAttempts int
 	// Deadline, when above 0, replaces WithDeadline for this request. The
-	// context's own deadline still applies when it is earlier.
+	// context's own deadline still applies when it is earlier, and so does
+	// a redirect chain's, set by its first hop: a later hop cannot extend
+	// it.
 	Deadline time.Duration
 	// AttemptTimeout, when above 0, replaces WithAttemptTimeout for this
 	// request: a read that needs a longer (or a shorter) wait for its
@@ -39,6 +41,12 @@ type Intent struct {
 	AttemptTimeout time.Duration
 	// Hedging, when not nil, replaces WithHedging for this request: a
 	// read that needs hedging, or none (&Hedging{}).
+	//
+	// A field outside its range (a MaxAttempts, Deadline or AttemptTimeout
+	// of 0 or less; a Hedging value WithHedging would ignore) keeps the
+	// Transport's value, or Hedging's default, and is not reported: an
+	// Intent is made per request, where a report per request would flood
+	// the handler.
 	Hedging *Hedging
 }
 

@@ -923,7 +923,7 @@ var hedgeRows = []decisionRow{
 		func(in input) bool { return in.write || !in.repeatable }, is(attrs.DecisionStop, attrs.ReasonNotIdempotent)},
 	{hedging, "an attempt in flight past the hedge delay", "a body that cannot be replayed", "no hedge", "`not_replayable`",
 		func(in input) bool { return !in.replayable }, is(attrs.DecisionStop, attrs.ReasonNotReplayable)},
-	{hedging, "an attempt in flight past the hedge delay", "`Intent{NoRetry: true}` (which does not race either)", "no hedge", "`intent`",
+	{hedging, "an attempt in flight past the hedge delay", "`Intent{NoRetry: true}` (which does not race either, and records nothing: the rule stands should one reach `decide`)", "no hedge", "`intent`",
 		func(in input) bool { return in.noRetry }, is(attrs.DecisionStop, attrs.ReasonIntent)},
 	{hedging, "no attempt left (hedges count as attempts); not reached: no hedge delay is armed then, and nothing is recorded", "any", "no hedge", "`attempt_limit`",
 		func(in input) bool { return in.attemptsLeft <= 0 }, is(attrs.DecisionMaxAttempts, attrs.ReasonAttemptLimit)},
