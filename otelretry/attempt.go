@@ -758,7 +758,9 @@ func (a *attempt) send() result {
 	// Injected here with the transport's propagators (WithPropagators), as
 	// otelhttp's client transport would; an instrumented base injects its
 	// own after.
+	own := a.ownHeaders(a.out.Header)
 	s.prop.Inject(a.out.Context(), fieldReplacingCarrier(a.out.Header))
+	own.putBack(a.out.Header)
 	resp, err := a.exchange(a.out)
 	if err == nil {
 		a.watchEnd(resp)
@@ -782,13 +784,67 @@ type spanNoting struct {
 }
 
 func (p spanNoting) Inject(ctx context.Context, carrier propagation.TextMapCarrier) {
-	if a, ok := ctx.Value(attemptKey{}).(*attempt); ok && a.setup.sender == p.s {
+	a, ok := ctx.Value(attemptKey{}).(*attempt)
+	if ok && a.setup.sender == p.s {
 		a.span = trace.SpanFromContext(ctx)
 	}
-	if h, ok := carrier.(propagation.HeaderCarrier); ok {
-		carrier = fieldReplacingCarrier(h)
+	h, isHeader := carrier.(propagation.HeaderCarrier)
+	if !isHeader {
+		p.TextMapPropagator.Inject(ctx, carrier)
+		return
 	}
-	p.TextMapPropagator.Inject(ctx, carrier)
+	var own ownHeaders
+	if ok && a.setup.sender == p.s {
+		own = a.ownHeaders(http.Header(h))
+	}
+	p.TextMapPropagator.Inject(ctx, fieldReplacingCarrier(h))
+	own.putBack(http.Header(h))
+}
+
+// ownHeaders are the headers otelretry adds to an attempt (copyOut: the
+// attempt header, the idempotency key, the operation's id), by name, with
+// the values they hold before the propagators inject: a propagator that
+// writes one (a global set after NewTransport, one whose Fields leave it
+// out) would give each attempt a key, or an id, of its own.
+type ownHeaders struct {
+	names  [3]string
+	values [3][]string
+}
+
+// ownHeaders reads a's own headers from h, its outgoing request's.
+func (a *attempt) ownHeaders(h http.Header) ownHeaders {
+	var o ownHeaders
+	if ah := a.setup.sender.attemptHeader; ah != nil {
+		o.names[0] = ah.name
+	}
+	o.names[1], o.names[2] = a.setup.key.name, a.setup.opID.name
+	for i, name := range o.names {
+		if name != "" {
+			o.names[i] = http.CanonicalHeaderKey(name)
+			o.values[i] = h[o.names[i]]
+		}
+	}
+	return o
+}
+
+// putBack gives h the values o read where the propagators changed them.
+func (o *ownHeaders) putBack(h http.Header) {
+	for i, name := range o.names {
+		was, now := o.values[i], h[name]
+		switch {
+		case name == "" || sameValues(was, now):
+		case was == nil:
+			delete(h, name)
+		default:
+			h[name] = was
+		}
+	}
+}
+
+// sameValues reports whether a and b are one slice (a header's values
+// nobody set since).
+func sameValues(a, b []string) bool {
+	return len(a) == len(b) && (len(a) == 0 || &a[0] == &b[0])
 }
 
 // fieldReplacingCarrier is the carrier otelretry's propagators inject the
