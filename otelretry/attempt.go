@@ -55,6 +55,9 @@ type attempt struct {
 
 	copy requestCopy   // the prepared request's storage when no PrepareAttemptFunc clones it
 	out  *http.Request // the prepared request
+	// injected is the header map the propagators inject the attempt's
+	// context into, through ownHeadersKept.
+	injected http.Header
 	// shown is the prepared request as a user's Classifier and Backoff
 	// are shown it, with shownCtx its context (see shownRequest).
 	shown    http.Request
@@ -758,9 +761,9 @@ func (a *attempt) send() result {
 	// Injected here with the transport's propagators (WithPropagators), as
 	// otelhttp's client transport would; an instrumented base injects its
 	// own after.
-	own := a.ownHeaders(a.out.Header)
-	s.prop.Inject(a.out.Context(), fieldReplacingCarrier(a.out.Header))
-	own.putBack(a.out.Header)
+	a.injected = a.out.Header
+	s.prop.Inject(a.out.Context(), (*ownHeadersKept)(a))
+	a.injected = nil
 	resp, err := a.exchange(a.out)
 	if err == nil {
 		a.watchEnd(resp)
@@ -785,66 +788,50 @@ type spanNoting struct {
 
 func (p spanNoting) Inject(ctx context.Context, carrier propagation.TextMapCarrier) {
 	a, ok := ctx.Value(attemptKey{}).(*attempt)
-	if ok && a.setup.sender == p.s {
+	ok = ok && a.setup.sender == p.s
+	if ok {
 		a.span = trace.SpanFromContext(ctx)
 	}
-	h, isHeader := carrier.(propagation.HeaderCarrier)
-	if !isHeader {
-		p.TextMapPropagator.Inject(ctx, carrier)
-		return
-	}
-	var own ownHeaders
-	if ok && a.setup.sender == p.s {
-		own = a.ownHeaders(http.Header(h))
-	}
-	p.TextMapPropagator.Inject(ctx, fieldReplacingCarrier(h))
-	own.putBack(http.Header(h))
-}
-
-// ownHeaders are the headers otelretry adds to an attempt (copyOut: the
-// attempt header, the idempotency key, the operation's id), by name, with
-// the values they hold before the propagators inject: a propagator that
-// writes one (a global set after NewTransport, one whose Fields leave it
-// out) would give each attempt a key, or an id, of its own.
-type ownHeaders struct {
-	names  [3]string
-	values [3][]string
-}
-
-// ownHeaders reads a's own headers from h, its outgoing request's.
-func (a *attempt) ownHeaders(h http.Header) ownHeaders {
-	var o ownHeaders
-	if ah := a.setup.sender.attemptHeader; ah != nil {
-		o.names[0] = ah.name
-	}
-	o.names[1], o.names[2] = a.setup.key.name, a.setup.opID.name
-	for i, name := range o.names {
-		if name != "" {
-			o.names[i] = http.CanonicalHeaderKey(name)
-			o.values[i] = h[o.names[i]]
+	if h, isHeader := carrier.(propagation.HeaderCarrier); isHeader {
+		if ok {
+			a.injected = http.Header(h)
+			carrier = (*ownHeadersKept)(a)
+		} else {
+			carrier = fieldReplacingCarrier(h)
 		}
 	}
-	return o
-}
-
-// putBack gives h the values o read where the propagators changed them.
-func (o *ownHeaders) putBack(h http.Header) {
-	for i, name := range o.names {
-		was, now := o.values[i], h[name]
-		switch {
-		case name == "" || sameValues(was, now):
-		case was == nil:
-			delete(h, name)
-		default:
-			h[name] = was
-		}
+	p.TextMapPropagator.Inject(ctx, carrier)
+	if ok {
+		a.injected = nil
 	}
 }
 
-// sameValues reports whether a and b are one slice (a header's values
-// nobody set since).
-func sameValues(a, b []string) bool {
-	return len(a) == len(b) && (len(a) == 0 || &a[0] == &b[0])
+// ownHeadersKept is the carrier otelretry's propagators inject an
+// attempt's context into: as fieldReplacingCarrier, but for the headers
+// that hold idempotency keys (a key otelretry generated, or the caller's)
+// and those otelretry adds (the attempt's number, the operation's id),
+// which stay as they are in every spelling: a propagator that writes one
+// (a global set after NewTransport, one whose Fields leave it out) would
+// give each attempt a key, or an id, of its own. It is the attempt itself,
+// injecting into a.injected, so that injecting allocates nothing.
+type ownHeadersKept attempt
+
+func (c *ownHeadersKept) Get(key string) string { return c.injected.Get(key) }
+
+func (c *ownHeadersKept) Keys() []string { return fieldReplacingCarrier(c.injected).Keys() }
+
+func (c *ownHeadersKept) Set(key, value string) {
+	if !(*attempt)(c).ownsHeader(key) {
+		fieldReplacingCarrier(c.injected).Set(key, value)
+	}
+}
+
+// ownsHeader reports whether name, in any spelling, is a header that holds
+// idempotency keys or one otelretry adds to a's request.
+func (a *attempt) ownsHeader(name string) bool {
+	s := a.setup.sender
+	return s.namesAKey(name) || s.attemptHeader != nil && asciiEqualFold(name, s.attemptHeader.name) ||
+		a.setup.opID.name != "" && asciiEqualFold(name, a.setup.opID.name)
 }
 
 // fieldReplacingCarrier is the carrier otelretry's propagators inject the

@@ -7,6 +7,7 @@ import (
 	"context"
 	"net/http"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -78,6 +79,132 @@ func TestThePropagatorsCannotWriteOverAnAttemptsOwnHeaders(t *testing.T) {
 				if id != "op-9" {
 					t.Errorf("X-Op sent %q; want the operation's id on every attempt", ids)
 					break
+				}
+			}
+		})
+	}
+}
+
+// wireValues is every value h holds under name, in any spelling (net/http
+// sends each key of the map as the map spells it).
+func wireValues(h http.Header, name string) []string {
+	var vs []string
+	for k, v := range h {
+		if strings.EqualFold(k, name) {
+			vs = append(vs, v...)
+		}
+	}
+	return vs
+}
+
+// runOwnSpelling sends one POST through three attempts (503, 503, 200) in
+// mode, with a propagator that writes Idem-Key and X-Op (Fields leaving
+// them out) and returns what each attempt carried under those names.
+func runOwnSpelling(t *testing.T, mode string, req *http.Request, extra ...otelretry.Option) (keys, ids [][]string) {
+	t.Helper()
+	var mu sync.Mutex
+	base := roundTripFunc(func(r *http.Request) (*http.Response, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		keys = append(keys, wireValues(r.Header, "Idem-Key"))
+		ids = append(ids, wireValues(r.Header, "X-Op"))
+		code := http.StatusServiceUnavailable
+		if len(keys) == 3 {
+			code = http.StatusOK
+		}
+		return &http.Response{StatusCode: code, Body: http.NoBody, Header: http.Header{}, Request: r}, nil
+	})
+	opts, b := sendingModeOptions(mode, sdktrace.NewTracerProvider(), base)
+	opts = append(opts,
+		otelretry.WithPropagators(writesHeaders{names: []string{"Idem-Key", "X-Op"}, fields: []string{"traceparent"}, n: new(atomic.Int32)}),
+		otelretry.WithIdempotencyKeys(otelretry.IdempotencyKey{Name: "Idem-Key"}), otelretry.WithOperationIDHeader("X-Op"),
+		otelretry.WithBackoff(otelretry.ConstantBackoff(0)), otelretry.WithoutBudget())
+	opts = append(opts, extra...)
+	resp, err := otelretry.NewTransport(b, opts...).RoundTrip(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	mu.Lock()
+	defer mu.Unlock()
+	return keys, ids
+}
+
+// A caller's own key and operation id header, written into the map under
+// a lower-case spelling (net/http sends it as spelled; otelretry's stamp
+// sees it as present and leaves the wire theirs), reach the wire on every
+// attempt whatever the propagators write (a reviewer's find: the first
+// fix read the canonical spelling alone, and the header was lost).
+func TestACallersLowerCaseOwnHeadersSurviveAPropagatorThatWritesThem(t *testing.T) {
+	for _, mode := range sendingModes {
+		t.Run(mode, func(t *testing.T) {
+			req := post(t, otelretry.WithOperationID(t.Context(), "op-9"), "http://api.test/orders", "x")
+			req.Header["idem-key"] = []string{"caller-key"}
+			req.Header["x-op"] = []string{"caller-op"}
+			keys, ids := runOwnSpelling(t, mode, req)
+			for i := range keys {
+				if len(keys[i]) != 1 || keys[i][0] != "caller-key" {
+					t.Errorf("attempt %d sent idempotency key %q; want the caller's [caller-key]", i+1, keys[i])
+				}
+				if len(ids[i]) != 1 || ids[i][0] != "caller-op" {
+					t.Errorf("attempt %d sent X-Op %q; want the caller's [caller-op]", i+1, ids[i])
+				}
+			}
+		})
+	}
+}
+
+// A PrepareAttemptFunc may change headers; re-spelling the generated
+// key's header with the same value is no change of the key
+// (prepareChanged reads it in any spelling) and the attempt is sent; the
+// key then goes out as it was (a reviewer's find: it went out on no
+// attempt).
+func TestAGeneratedKeyRespelledByPrepareSurvivesAPropagatorThatWritesIt(t *testing.T) {
+	for _, mode := range sendingModes {
+		t.Run(mode, func(t *testing.T) {
+			req := post(t, otelretry.WithOperationID(t.Context(), "op-9"), "http://api.test/orders", "x")
+			respell := otelretry.WithPrepareAttempt(func(r *http.Request, _ int) error {
+				for _, name := range []string{"Idem-Key", "X-Op"} {
+					if v, ok := r.Header[name]; ok {
+						delete(r.Header, name)
+						r.Header[strings.ToLower(name)] = v
+					}
+				}
+				return nil
+			})
+			keys, ids := runOwnSpelling(t, mode, req, respell)
+			if len(keys) != 3 {
+				t.Fatalf("%d attempts sent; want 3", len(keys))
+			}
+			for i := range keys {
+				if len(keys[i]) != 1 || len(keys[0]) != 1 || keys[i][0] != keys[0][0] || len(keys[i][0]) != 32 {
+					t.Errorf("attempt %d sent idempotency key %q (first %q); want the one generated key on every attempt", i+1, keys[i], keys[0])
+				}
+				if len(ids[i]) != 1 || ids[i][0] != "op-9" {
+					t.Errorf("attempt %d sent X-Op %q; want [op-9]", i+1, ids[i])
+				}
+			}
+		})
+	}
+}
+
+// The same with the caller's key and id under their canonical spellings:
+// the wire stays the caller's, and a propagator that writes the key's
+// header does not change it (a reviewer's find: the first fix kept only
+// a key otelretry generated).
+func TestACallersOwnKeyHeaderSurvivesAPropagatorThatWritesIt(t *testing.T) {
+	for _, mode := range sendingModes {
+		t.Run(mode, func(t *testing.T) {
+			req := post(t, otelretry.WithOperationID(t.Context(), "op-9"), "http://api.test/orders", "x")
+			req.Header.Set("Idem-Key", "caller-key")
+			req.Header.Set("X-Op", "caller-op")
+			keys, ids := runOwnSpelling(t, mode, req)
+			for i := range keys {
+				if len(keys[i]) != 1 || keys[i][0] != "caller-key" {
+					t.Errorf("attempt %d sent idempotency key %q; want the caller's [caller-key]", i+1, keys[i])
+				}
+				if len(ids[i]) != 1 || ids[i][0] != "caller-op" {
+					t.Errorf("attempt %d sent X-Op %q; want the caller's [caller-op]", i+1, ids[i])
 				}
 			}
 		})

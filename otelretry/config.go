@@ -797,9 +797,10 @@ func WithAttemptHeader(name string) Option {
 // only with WithIdempotencyKeyValues, and never on metrics. An
 // IdempotencyKey whose Name is not a header name, or names a field the
 // propagators write (traceparent: they would write over the key on every
-// attempt), is ignored (and reported). A propagator that writes the key's
-// header all the same (a global set after NewTransport, one whose Fields
-// leave it out) does not change what otelretry sends, nor the header of
+// attempt), is ignored (and reported). A propagator that writes a header
+// that holds keys all the same (a global set after NewTransport, one whose
+// Fields leave it out) does not change it, in any spelling, whether the
+// key is otelretry's or the caller's, nor the header of
 // WithOperationIDHeader or WithAttemptHeader; an instrumented base's own
 // propagators, which inject below otelretry, are the base's.
 func WithIdempotencyKeys(k IdempotencyKey) Option {
