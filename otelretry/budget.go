@@ -188,7 +188,9 @@ type Budget struct {
 	// port (a port is read as a number: ":0443" is ":443"); a Unicode host
 	// and its A-label are two. A request it maps to "" shares the
 	// budget of "", and the hedge rate and the throttle count it under its
-	// host.
+	// host. It runs once per operation, under no lock of otelretry's; a
+	// panic in it goes on to the caller, and it must not call the
+	// Budget's Available, which calls it.
 	Key func(*http.Request) string
 
 	// stateful is len(hosts), read without the lock: while no host has

@@ -34,14 +34,15 @@ import (
 type Hedging struct {
 	// Delay is how long an attempt may go without its response headers
 	// before its hedge is sent. With Adaptive, it is the delay until the
-	// dependency was observed enough; when 0, the delay until then is the
-	// longest answer seen so far (MaxDelay before the first answer).
+	// dependency was observed enough, used as given (not kept between
+	// MinDelay and MaxDelay); when 0, the delay until then is the longest
+	// answer seen so far (MaxDelay before the first answer).
 	Delay time.Duration
 	// Adaptive takes the delay from the time to response headers observed
 	// per dependency (the retry budget's key: the host by default): its
 	// Quantile (0.95 when 0), between MinDelay and MaxDelay (1 ms and 2 s
-	// when 0), in fixed memory per dependency that follows the latest
-	// answers.
+	// when 0; a MaxDelay of 0 under a MinDelay above 2 s is MinDelay), in
+	// fixed memory per dependency that follows the latest answers.
 	Adaptive bool
 	Quantile float64
 	MinDelay time.Duration
