@@ -90,6 +90,10 @@ func (c *config) checkAddedHeaders() {
 		c.invalid("WithIdempotencyKeys", c.keys.Name, keyWhy)
 		c.keys, c.keyNotWritten = nil, nil
 	}
+	// A key header keeps the propagators off it (ownHeadersKept): one
+	// named as their field would cost every request its trace context.
+	c.idempotencyHeaders = c.unpropagated("WithIdempotencyKeyContract", c.idempotencyHeaders, isPropagated, keyWhy)
+	c.recordedKeyHeaders = c.unpropagated("WithRecordedIdempotencyKey", c.recordedKeyHeaders, isPropagated, keyWhy)
 
 	owned := append(c.keyHeaderNames(), "Idempotency-Key", "X-Idempotency-Key")
 	taken := func(name string) bool {
@@ -111,6 +115,24 @@ func (c *config) checkAddedHeaders() {
 		c.invalid("WithAttemptHeader", name, "want a header other than WithOperationIDHeader's")
 		c.attemptHeader = nil
 	}
+}
+
+// unpropagated is names, an idempotency option's headers, without those
+// propagated reports (the draft's two aside, which are no name a user
+// chose), each reported as ignored by option; with none left, the
+// defaults hold, as for names that are no header names (keyHeaders).
+func (c *config) unpropagated(option string, names []string, propagated func(string) bool, why string) []string {
+	kept := slices.DeleteFunc(slices.Clone(names), func(n string) bool {
+		if propagated(n) && !strings.EqualFold(n, "Idempotency-Key") && !strings.EqualFold(n, "X-Idempotency-Key") {
+			c.invalid(option, n, why)
+			return true
+		}
+		return false
+	})
+	if len(kept) == 0 && len(names) > 0 {
+		return c.keyHeaders(option, nil)
+	}
+	return kept
 }
 
 // Default operation span names, built once for the standard methods so
@@ -568,8 +590,10 @@ func WithRetryableStatuses(codes ...int) Option {
 // records retry.idempotency_contract=true. Without this option such a
 // request is treated like any other write: only the server can prove the
 // contract, and the client may rely on it only when told so. A name that
-// is not a header name is ignored and reported; with none left, the
-// defaults hold.
+// is not a header name, or that names a field the propagators write
+// (otelretry keeps them off a key's header, which would cost every request
+// that field), is ignored and reported; with none left, the defaults
+// hold.
 func WithIdempotencyKeyContract(headers ...string) Option {
 	return optionFunc(func(c *config) {
 		c.idempotencyHeaders = c.keyHeaders("WithIdempotencyKeyContract", headers)
@@ -587,7 +611,8 @@ func WithIdempotencyKeyContract(headers ...string) Option {
 // under such a key (its first request still in progress) leaves the
 // write's outcome unknown (OperationResult.OutcomeUnknown). Use it
 // under an SDK that retries writes on its own with a stable key. A name
-// that is not a header name is ignored and reported, as there.
+// that is not a header name, or names a field the propagators write, is
+// ignored and reported, as there.
 func WithRecordedIdempotencyKey(headers ...string) Option {
 	return optionFunc(func(c *config) {
 		c.recordedKeyHeaders = c.keyHeaders("WithRecordedIdempotencyKey", headers)
