@@ -58,11 +58,28 @@ func parseRetryAfter(value string, now time.Time) (time.Duration, error) {
 		}
 		return time.Duration(secs) * time.Second, nil
 	}
-	date, err := http.ParseTime(value)
-	if err != nil {
+	date, ok := parseHTTPDate(value)
+	if !ok {
 		return 0, &hintError{problem: hintProblem(value, attrs.HintProblemNotADate)}
 	}
 	return min(max(date.Sub(now), 0), maxRetryAfter), nil
+}
+
+// httpDateLayouts are the HTTP-date's three forms (RFC 9110 §5.6.7): the
+// IMF-fixdate, and the obsolete RFC 850 and asctime forms.
+var httpDateLayouts = [...]string{http.TimeFormat, time.RFC850, time.ANSIC}
+
+// parseHTTPDate reads value as an HTTP-date written as its grammar writes
+// it: time.Parse alone takes more (a fraction of a second, a one-digit
+// hour, a day name in any case), which would read a malformed hint as
+// one.
+func parseHTTPDate(value string) (time.Time, bool) {
+	for _, layout := range httpDateLayouts {
+		if t, err := time.Parse(layout, value); err == nil && t.Format(layout) == value {
+			return t, true
+		}
+	}
+	return time.Time{}, false
 }
 
 // isDecimal reports whether s is a decimal number with no sign: digits,
