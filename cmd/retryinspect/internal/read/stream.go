@@ -271,15 +271,17 @@ var byteUnits = []struct {
 
 // ParseBytes reads a size such as 512KiB, 64MiB, 2GiB or 1000 (bytes).
 func ParseBytes(s string) (int64, error) {
-	num, size := s, int64(1)
+	num, size := strings.TrimSuffix(s, "B"), int64(1) // bytes: 1000 or 1000B
 	for _, u := range byteUnits {
 		if n, ok := strings.CutSuffix(s, u.name); ok {
 			num, size = n, u.size
 			break
 		}
 	}
-	num = strings.TrimSuffix(num, "B")
 	n, err := strconv.ParseInt(num, 10, 64)
+	if errors.Is(err, strconv.ErrRange) && n > 0 {
+		return 0, fmt.Errorf("size %q: too large", s)
+	}
 	if err != nil || n <= 0 {
 		return 0, fmt.Errorf("size %q: want a positive size such as 64MiB, 1GiB or 1000000", s)
 	}
