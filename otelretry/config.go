@@ -801,7 +801,9 @@ func WithAttemptHeader(name string) Option {
 // different writes under one id never share a key (a 307 or 308 hop to
 // another URL is a write there, with a key of its own): another body, another
 // user (the URL's userinfo) or Host, or the same write sent again after it
-// succeeded. Headers are not compared: a signing layer signs each try anew
+// succeeded or while it is still in flight (the memory keeps a key once
+// its write did not succeed: give a layer that hedges writes a key of its
+// own). Headers are not compared: a signing layer signs each try anew
 // (AWS SigV4), so two users' writes that differ only in their
 // Authorization are one write here; give each user's writes an id of their
 // own. For the same reason a write meant as a new one, with the same

@@ -22,7 +22,9 @@ import (
 // its dependency's rate where it is admitted, before its preparation, and
 // gives them back if it is not sent; one that never leaves the client
 // (canceled while it waits for a connection, or while its span starts)
-// gives its budget token back and keeps its hedge. A race's hooks and telemetry run on its attempts' goroutines, under no lock of
+// gives its budget token back and keeps its hedge (one that waits for an
+// HTTP/2 stream, after net/http reported its connection, keeps its token:
+// nothing proves it unsent; docs/hedging.md). A race's hooks and telemetry run on its attempts' goroutines, under no lock of
 // otelretry's. Only safe methods and requests marked Intent.Repeatable are hedged, never a
 // write (even under an idempotency-key contract: concurrent copies of one
 // key are what servers handle worst), never a body that cannot be

@@ -66,8 +66,11 @@ func parseRetryAfter(value string, now time.Time) (time.Duration, error) {
 }
 
 // httpDateLayouts are the HTTP-date's three forms (RFC 9110 §5.6.7): the
-// IMF-fixdate, and the obsolete RFC 850 and asctime forms.
-var httpDateLayouts = [...]string{http.TimeFormat, time.RFC850, time.ANSIC}
+// IMF-fixdate, and the obsolete RFC 850 form (in GMT, as the grammar
+// writes it: time.RFC850 takes any zone) and asctime form (its day padded
+// with a blank or a zero).
+var httpDateLayouts = [...]string{http.TimeFormat, "Monday, 02-Jan-06 15:04:05 GMT",
+	"Mon Jan _2 15:04:05 2006", "Mon Jan 02 15:04:05 2006"}
 
 // parseHTTPDate reads value as an HTTP-date written as its grammar writes
 // it: time.Parse alone takes more (a fraction of a second, a one-digit

@@ -29,6 +29,12 @@ func TestAnHTTPDateIsReadAsItsGrammarWritesIt(t *testing.T) {
 		{"Wed Jan  1 00:00:05.5 2025", -1},
 		{"wed, 01 jan 2025 00:00:05 GMT", -1},
 		{"Wed, 1 Jan 2025 00:00:05 GMT", -1},
+		// rfc850-date is in GMT, and asctime's day is padded with a blank
+		// or a zero (reviewers' finds, attacking the first version).
+		{"Wednesday, 01-Jan-25 00:00:05 PST", -1},
+		{"Wednesday, 01-Jan-25 00:00:05 XYZ", -1},
+		{"Wed Jan 01 00:00:05 2025", 5 * time.Second},
+		{"Sat, 01 Jan 2025 00:00:05 GMT", -1}, // a day name the date does not have
 	} {
 		d, err := parseRetryAfter(c.value, now)
 		if got := map[bool]time.Duration{true: d, false: -1}[err == nil]; got != c.want {
