@@ -19,6 +19,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/propagation"
 	"go.opentelemetry.io/otel/trace"
 
@@ -279,6 +280,9 @@ type sender struct {
 	// keys, whose values an error's text keeps no more than a
 	// credential's (requestText).
 	keyHeaders []string
+	// fieldRefused: a propagator wrote a header ownHeadersKept keeps, which
+	// was reported, once.
+	fieldRefused atomic.Bool
 }
 
 // newAttempt makes attempt n of an operation, numbered number, with its
@@ -821,8 +825,15 @@ func (c *ownHeadersKept) Get(key string) string { return c.injected.Get(key) }
 func (c *ownHeadersKept) Keys() []string { return fieldReplacingCarrier(c.injected).Keys() }
 
 func (c *ownHeadersKept) Set(key, value string) {
-	if !(*attempt)(c).ownsHeader(key) {
+	a := (*attempt)(c)
+	if !a.ownsHeader(key) {
 		fieldReplacingCarrier(c.injected).Set(key, value)
+		return
+	}
+	// A field NewTransport could not refuse (a global propagator set
+	// after it, Fields that leave it out): lost, so said, once.
+	if a.setup.sender.fieldRefused.CompareAndSwap(false, true) {
+		otel.Handle(fmt.Errorf("otelretry: a propagator wrote %s, a header that holds idempotency keys or that otelretry adds: it was left as it was, and the propagator's field not sent", shownName(key)))
 	}
 }
 

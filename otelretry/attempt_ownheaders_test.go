@@ -210,3 +210,42 @@ func TestACallersOwnKeyHeaderSurvivesAPropagatorThatWritesIt(t *testing.T) {
 		})
 	}
 }
+
+// A propagator that writes a header holding keys which NewTransport could
+// not refuse (its Fields leave it out, or a global propagator set after
+// NewTransport) has its field kept off that header, and that is reported,
+// once per Transport: the field was lost in silence (a reviewer's find).
+func TestAPropagatorsFieldKeptOffAKeyHeaderIsReportedOnce(t *testing.T) {
+	errs := captureOtelErrors(t)
+	var mu sync.Mutex
+	var keys []string
+	base := roundTripFunc(func(r *http.Request) (*http.Response, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		keys = append(keys, r.Header.Get("X-Trace-Ctx"))
+		return &http.Response{StatusCode: http.StatusOK, Body: http.NoBody, Header: http.Header{}, Request: r}, nil
+	})
+	tr := otelretry.NewTransport(base,
+		otelretry.WithPropagators(writesHeaders{names: []string{"x-trace-ctx"}, fields: []string{"traceparent"}, n: new(atomic.Int32)}),
+		otelretry.WithIdempotencyKeyContract("X-Trace-Ctx"))
+	if got := errs(); len(got) != 0 {
+		t.Fatalf("NewTransport reported %v; want nothing (the propagator's Fields leave the header out)", got)
+	}
+	for i := range 3 {
+		req := post(t, t.Context(), "http://api.test/orders", "x")
+		req.Header.Set("X-Trace-Ctx", "key-"+strconv.Itoa(i))
+		resp, err := tr.RoundTrip(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if strings.Join(keys, ",") != "key-0,key-1,key-2" {
+		t.Errorf("keys sent %q; want the callers'", keys)
+	}
+	if got := errs(); len(got) != 1 || !strings.Contains(got[0].Error(), `a propagator wrote "x-trace-ctx", a header that holds idempotency keys`) {
+		t.Errorf("reported %v; want one report of the field kept off", got)
+	}
+}

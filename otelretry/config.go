@@ -592,8 +592,11 @@ func WithRetryableStatuses(codes ...int) Option {
 // contract, and the client may rely on it only when told so. A name that
 // is not a header name, or that names a field the propagators write
 // (otelretry keeps them off a key's header, which would cost every request
-// that field), is ignored and reported; with none left, the defaults
-// hold.
+// that field; without WithPropagators, the W3C fields and those of the
+// global propagator at NewTransport), is ignored and reported; with none
+// left, the defaults hold. A field the propagators write that NewTransport
+// could not see (a global set after it) is kept off the header, and
+// reported the first time.
 func WithIdempotencyKeyContract(headers ...string) Option {
 	return optionFunc(func(c *config) {
 		c.idempotencyHeaders = c.keyHeaders("WithIdempotencyKeyContract", headers)

@@ -278,6 +278,9 @@ func ParseBytes(s string) (int64, error) {
 			break
 		}
 	}
+	if num == "" || num[0] < '0' || num[0] > '9' {
+		num = "" // a sign (ParseInt takes "+") is no size
+	}
 	n, err := strconv.ParseInt(num, 10, 64)
 	if errors.Is(err, strconv.ErrRange) && n > 0 {
 		return 0, fmt.Errorf("size %q: too large", s)

@@ -66,3 +66,13 @@ func errText(err error) string {
 	}
 	return err.Error()
 }
+
+// A sign is no part of a size: "+64MiB" was read (strconv.ParseInt takes
+// a plus; a reviewer's find).
+func TestParseBytesRefusesASign(t *testing.T) {
+	for _, in := range []string{"+64MiB", "+1", "+1B", "+1000", "+2GiB", "-1", " 1"} {
+		if got, err := ParseBytes(in); err == nil {
+			t.Errorf("ParseBytes(%q) = %d; want refused", in, got)
+		}
+	}
+}
