@@ -130,6 +130,20 @@ func runOwnSpelling(t *testing.T, mode string, req *http.Request, extra ...otelr
 	return keys, ids
 }
 
+// wantTheCallersOwn checks that every attempt carried the caller's key and
+// id, as runOwnSpelling returns them.
+func wantTheCallersOwn(t *testing.T, keys, ids [][]string) {
+	t.Helper()
+	for i := range keys {
+		if len(keys[i]) != 1 || keys[i][0] != "caller-key" {
+			t.Errorf("attempt %d sent idempotency key %q; want the caller's [caller-key]", i+1, keys[i])
+		}
+		if len(ids[i]) != 1 || ids[i][0] != "caller-op" {
+			t.Errorf("attempt %d sent X-Op %q; want the caller's [caller-op]", i+1, ids[i])
+		}
+	}
+}
+
 // A caller's own key and operation id header, written into the map under
 // a lower-case spelling (net/http sends it as spelled; otelretry's stamp
 // sees it as present and leaves the wire theirs), reach the wire on every
@@ -142,14 +156,7 @@ func TestACallersLowerCaseOwnHeadersSurviveAPropagatorThatWritesThem(t *testing.
 			req.Header["idem-key"] = []string{"caller-key"}
 			req.Header["x-op"] = []string{"caller-op"}
 			keys, ids := runOwnSpelling(t, mode, req)
-			for i := range keys {
-				if len(keys[i]) != 1 || keys[i][0] != "caller-key" {
-					t.Errorf("attempt %d sent idempotency key %q; want the caller's [caller-key]", i+1, keys[i])
-				}
-				if len(ids[i]) != 1 || ids[i][0] != "caller-op" {
-					t.Errorf("attempt %d sent X-Op %q; want the caller's [caller-op]", i+1, ids[i])
-				}
-			}
+			wantTheCallersOwn(t, keys, ids)
 		})
 	}
 }
@@ -199,14 +206,7 @@ func TestACallersOwnKeyHeaderSurvivesAPropagatorThatWritesIt(t *testing.T) {
 			req.Header.Set("Idem-Key", "caller-key")
 			req.Header.Set("X-Op", "caller-op")
 			keys, ids := runOwnSpelling(t, mode, req)
-			for i := range keys {
-				if len(keys[i]) != 1 || keys[i][0] != "caller-key" {
-					t.Errorf("attempt %d sent idempotency key %q; want the caller's [caller-key]", i+1, keys[i])
-				}
-				if len(ids[i]) != 1 || ids[i][0] != "caller-op" {
-					t.Errorf("attempt %d sent X-Op %q; want the caller's [caller-op]", i+1, ids[i])
-				}
-			}
+			wantTheCallersOwn(t, keys, ids)
 		})
 	}
 }
