@@ -172,6 +172,16 @@ func (c *command) run(args []string) int {
 		fmt.Fprintln(c.stderr, "Run 'retryinspect -h' for usage.")
 		return exitError
 	}
+	// An output that cannot be written is found before a backend is
+	// asked or an input read.
+	for _, out := range [][2]string{{"HTML report", opts.html}, {"report", opts.out}} {
+		if out[1] != "" && out[1] != "-" {
+			if err := canWrite(out[1]); err != nil {
+				c.warn("writing the %s: %v", out[0], err)
+				return exitError
+			}
+		}
+	}
 	spans, source, err := c.load(opts)
 	var tooLarge *read.TooLargeError
 	if errors.As(err, &tooLarge) {
@@ -191,13 +201,6 @@ func (c *command) run(args []string) int {
 		outs.discard()
 		c.warn("writing the %s: %v", what, err)
 		return exitError
-	}
-	if opts.html != "" && opts.out != "-" {
-		// The report's file is tried before the page is written, so that
-		// a run that cannot make it writes no pipe or device page.
-		if err := canWrite(opts.out); err != nil {
-			return failed("report", err)
-		}
 	}
 	if opts.html != "" {
 		if err := outs.write(c.stdout, opts.html, func(w io.Writer) error {
@@ -605,6 +608,9 @@ func printFlags(w io.Writer, fs *flag.FlagSet) {
 func (c *command) checkVictoriaLogs(opts *options, set map[string]bool, lookback string) error {
 	q := &opts.jaeger
 	switch {
+	case set["service"] && q.Service == "":
+		// An unset shell variable: without -service, every service's.
+		return usagef("-service needs a NAME (leave it out to read every service's records)")
 	case q.TraceID != "" && set["lookback"]:
 		return usagef("-lookback applies to searches only, not to -trace")
 	case q.TraceID != "":
@@ -774,9 +780,13 @@ func displayName(name string) string {
 // canWrite reports whether name can be written, leaving it as it was: a
 // file it had to make is removed at once, an existing regular file is
 // opened without truncating it, and anything else (a device, a pipe,
-// which an open may block on or consume) is left to the write itself.
+// which an open may block on or consume) is left to the write itself; a
+// directory is refused.
 func canWrite(name string) error {
 	fi, statErr := os.Stat(name)
+	if statErr == nil && fi.IsDir() {
+		return fmt.Errorf("%s: is a directory", name)
+	}
 	if statErr == nil && !fi.Mode().IsRegular() {
 		return nil
 	}
@@ -878,6 +888,8 @@ func describeSource(from string, opts options) string {
 	switch {
 	case len(opts.files) > 0 || q.Endpoint == "":
 		return from
+	case q.TraceID != "" && q.Service != "": // -victorialogs takes both
+		return fmt.Sprintf("%s for trace %s of service %q", from, q.TraceID, q.Service)
 	case q.TraceID != "":
 		return fmt.Sprintf("%s for trace %s", from, q.TraceID)
 	case opts.victoria && q.Service == "":

@@ -75,6 +75,15 @@ func RedactEndpoint(endpoint string) string {
 	return redact.URL(u)
 }
 
+// appendPath appends suffix, written as it is sent, to u's path as it is
+// sent, less one trailing slash: setting Path alone would unescape a base
+// URL's escaped bytes ("/a%2Fb" asked as "/a/b").
+func appendPath(u *url.URL, suffix string) {
+	escaped := strings.TrimSuffix(u.EscapedPath(), "/") + suffix
+	u.Path, _ = url.PathUnescape(escaped) // escaped by net/url or as suffix writes it: valid
+	u.RawPath = escaped
+}
+
 // URL returns the API URL for q at instant now. A search sends the window
 // as query.start_time_min/max in RFC 3339, which is what the API reads.
 func (q JaegerQuery) URL(now time.Time) (string, error) {
@@ -82,9 +91,9 @@ func (q JaegerQuery) URL(now time.Time) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	base.Path = strings.TrimSuffix(base.Path, "/") + v3Traces
+	appendPath(base, v3Traces)
 	if q.TraceID != "" {
-		base.Path += "/" + url.PathEscape(q.TraceID)
+		appendPath(base, "/"+url.PathEscape(q.TraceID))
 		base.RawQuery = v3RawTraces + "=true"
 		return base.String(), nil
 	}

@@ -60,7 +60,7 @@ func (q VictoriaLogsQuery) URL() (string, error) {
 		return "", fmt.Errorf("victorialogs endpoint %q: want an http(s) URL such as http://127.0.0.1:9428", RedactEndpoint(q.Endpoint))
 	}
 	base.RawQuery, base.ForceQuery, base.Fragment, base.RawFragment = "", false, "", ""
-	base.Path = strings.TrimSuffix(base.Path, "/") + vlQueryPath
+	appendPath(base, vlQueryPath)
 	limit := q.Limit
 	if limit <= 0 {
 		limit = DefaultLogLimit
