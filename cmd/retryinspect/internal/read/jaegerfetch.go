@@ -195,9 +195,12 @@ const maxLookbackDays = math.MaxInt64 / int64(24*time.Hour)
 // ParseLookback parses a lookback window: a Go duration ("90m", "1h") or a
 // number of days ("2d"), as the Jaeger UI writes it. A window longer than
 // a time.Duration holds (about 106751 days) is refused as such, never
-// wrapped.
+// wrapped. A sign is no part of it, as of a size (ParseBytes).
 func ParseLookback(s string) (time.Duration, error) {
 	tooLong := fmt.Errorf("lookback %q: longer than the longest window, %s (%dd)", s, time.Duration(math.MaxInt64), maxLookbackDays)
+	if strings.HasPrefix(s, "+") || strings.HasPrefix(s, "-") {
+		return 0, fmt.Errorf("lookback %q: want a positive duration such as 30m, 1h or 2d", s)
+	}
 	if days, ok := strings.CutSuffix(s, "d"); ok {
 		n, err := strconv.ParseInt(days, 10, 64)
 		var nerr *strconv.NumError
