@@ -177,29 +177,9 @@ func writableTarget(path string) error {
 	if strings.HasSuffix(path, string(filepath.Separator)) {
 		return fmt.Errorf("%s names a directory", path)
 	}
-	for links := 0; ; links++ {
-		// The directory as the kernel reaches it: a link's ".." is read
-		// after the links before it, not as text.
-		dir, err := filepath.EvalSymlinks(filepath.Dir(path))
-		if err != nil {
-			return err
-		}
-		path = filepath.Join(dir, filepath.Base(path))
-		fi, err := os.Lstat(path)
-		if err != nil || fi.Mode()&os.ModeSymlink == 0 {
-			break
-		}
-		if links == 40 { // as many as Linux follows
-			return fmt.Errorf("%s: too many links", path)
-		}
-		target, err := os.Readlink(path)
-		if err != nil {
-			return err
-		}
-		if !filepath.IsAbs(target) {
-			target = filepath.Join(dir, target)
-		}
-		path = target
+	path, err := followLinks(path)
+	if err != nil {
+		return err
 	}
 	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
 		return fmt.Errorf("%s is a directory", path)
@@ -214,6 +194,37 @@ func writableTarget(path string) error {
 		return fmt.Errorf("%s is not a directory", filepath.Dir(path))
 	}
 	return nil
+}
+
+// followLinks is path as the kernel opens it for writing: its last
+// element's links followed (at most as many as Linux follows), each
+// link's relative target read from the directory the link is in.
+func followLinks(path string) (string, error) {
+	for links := 0; ; links++ {
+		// The directory as the kernel reaches it: a link's ".." is read
+		// after the links before it, not as text.
+		dir, err := filepath.EvalSymlinks(filepath.Dir(path))
+		if err != nil {
+			return "", err
+		}
+		path = filepath.Join(dir, filepath.Base(path))
+		fi, err := os.Lstat(path)
+		if err != nil || fi.Mode()&os.ModeSymlink == 0 {
+			break
+		}
+		if links == 40 { // as many as Linux follows
+			return "", fmt.Errorf("%s: too many links", path)
+		}
+		target, err := os.Readlink(path)
+		if err != nil {
+			return "", err
+		}
+		if !filepath.IsAbs(target) {
+			target = filepath.Join(dir, target)
+		}
+		path = target
+	}
+	return path, nil
 }
 
 // report prints the run's tables and telemetry, writes its HTML report
