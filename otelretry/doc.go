@@ -309,7 +309,9 @@
 // of time, by its outcome, and is false for a write whose outcome is
 // unknown, so that retryers above do not resend it.
 // A base, a hook or the telemetry (a span processor, a log exporter, a
-// metric view, a slog handler) that panics has what the operation holds
+// metric view, a slog handler, the error handler of otel.SetErrorHandler,
+// which otelretry calls on the request path for a report it makes once per
+// Transport) that panics has what the operation holds
 // released (buffers, bodies, the response being handed over) and its spans
 // ended, with a panic event, and the panic goes on. So does a panic of an
 // error's own methods (Unwrap, Is, As, Timeout, or an Error that printed

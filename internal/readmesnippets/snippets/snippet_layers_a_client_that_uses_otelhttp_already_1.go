@@ -15,6 +15,7 @@ func snippetLayersAClientThatUsesOtelhttpAlready1() {
 	base := http.DefaultTransport.(*http.Transport).Clone()
 	// Was: &http.Client{Transport: otelhttp.NewTransport(base)}
 	client := &http.Client{Transport: otelretry.NewTransport(otelhttp.NewTransport(base))}
+	defer base.CloseIdleConnections() // client.CloseIdleConnections stops at otelhttp's
 	_ = base
 	_ = client
 }
