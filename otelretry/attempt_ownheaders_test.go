@@ -48,39 +48,8 @@ func (p writesHeaders) Fields() []string { return p.fields }
 func TestThePropagatorsCannotWriteOverAnAttemptsOwnHeaders(t *testing.T) {
 	for _, mode := range sendingModes {
 		t.Run(mode, func(t *testing.T) {
-			var mu sync.Mutex
-			var keys, ids []string
-			base := roundTripFunc(func(r *http.Request) (*http.Response, error) {
-				mu.Lock()
-				defer mu.Unlock()
-				keys, ids = append(keys, r.Header.Get("Idem-Key")), append(ids, r.Header.Get("X-Op"))
-				code := http.StatusServiceUnavailable
-				if len(keys) == 3 {
-					code = http.StatusOK
-				}
-				return &http.Response{StatusCode: code, Body: http.NoBody, Header: http.Header{}, Request: r}, nil
-			})
-			opts, b := sendingModeOptions(mode, sdktrace.NewTracerProvider(), base)
-			opts = append(opts,
-				otelretry.WithPropagators(writesHeaders{names: []string{"idem-key", "x-op"}, fields: []string{"traceparent"}, n: new(atomic.Int32)}),
-				otelretry.WithIdempotencyKeys(otelretry.IdempotencyKey{Name: "Idem-Key"}), otelretry.WithOperationIDHeader("X-Op"),
-				otelretry.WithBackoff(otelretry.ConstantBackoff(0)), otelretry.WithoutBudget())
-			resp, err := otelretry.NewTransport(b, opts...).RoundTrip(post(t, otelretry.WithOperationID(t.Context(), "op-9"), "http://api.test/orders", "x"))
-			if err != nil {
-				t.Fatal(err)
-			}
-			resp.Body.Close()
-			mu.Lock()
-			defer mu.Unlock()
-			if len(keys) != 3 || keys[0] == "" || keys[1] != keys[0] || keys[2] != keys[0] || len(keys[0]) != 32 {
-				t.Errorf("keys sent %q; want one generated key on all three attempts", keys)
-			}
-			for _, id := range ids {
-				if id != "op-9" {
-					t.Errorf("X-Op sent %q; want the operation's id on every attempt", ids)
-					break
-				}
-			}
+			keys, ids := runOwnSpelling(t, mode, post(t, otelretry.WithOperationID(t.Context(), "op-9"), "http://api.test/orders", "x"))
+			wantTheGeneratedKey(t, keys, ids)
 		})
 	}
 }
@@ -144,20 +113,42 @@ func wantTheCallersOwn(t *testing.T, keys, ids [][]string) {
 	}
 }
 
-// A caller's own key and operation id header, written into the map under
-// a lower-case spelling (net/http sends it as spelled; otelretry's stamp
-// sees it as present and leaves the wire theirs), reach the wire on every
-// attempt whatever the propagators write (a reviewer's find: the first
-// fix read the canonical spelling alone, and the header was lost).
-func TestACallersLowerCaseOwnHeadersSurviveAPropagatorThatWritesThem(t *testing.T) {
-	for _, mode := range sendingModes {
-		t.Run(mode, func(t *testing.T) {
-			req := post(t, otelretry.WithOperationID(t.Context(), "op-9"), "http://api.test/orders", "x")
-			req.Header["idem-key"] = []string{"caller-key"}
-			req.Header["x-op"] = []string{"caller-op"}
-			keys, ids := runOwnSpelling(t, mode, req)
-			wantTheCallersOwn(t, keys, ids)
-		})
+// wantTheGeneratedKey checks that all three attempts carried one generated
+// key and the operation's id, op-9, as runOwnSpelling returns them.
+func wantTheGeneratedKey(t *testing.T, keys, ids [][]string) {
+	t.Helper()
+	if len(keys) != 3 {
+		t.Fatalf("%d attempts sent; want 3", len(keys))
+	}
+	for i := range keys {
+		if len(keys[i]) != 1 || len(keys[0]) != 1 || keys[i][0] != keys[0][0] || len(keys[i][0]) != 32 {
+			t.Errorf("attempt %d sent idempotency key %q (first %q); want the one generated key on every attempt", i+1, keys[i], keys[0])
+		}
+		if len(ids[i]) != 1 || ids[i][0] != "op-9" {
+			t.Errorf("attempt %d sent X-Op %q; want [op-9]", i+1, ids[i])
+		}
+	}
+}
+
+// A caller's own key and operation id header reach the wire on every
+// attempt whatever the propagators write, in their canonical spelling and
+// written into the map in lower case (net/http sends it as spelled;
+// otelretry's stamp sees it as present and leaves the wire theirs).
+// Reviewers' finds: the first fix kept only a key otelretry generated, and
+// read the canonical spelling alone, so a lower-case header was lost.
+func TestACallersOwnHeadersSurviveAPropagatorThatWritesThem(t *testing.T) {
+	for spelling, set := range map[string]func(h http.Header){
+		"canonical":  func(h http.Header) { h.Set("Idem-Key", "caller-key"); h.Set("X-Op", "caller-op") },
+		"lower case": func(h http.Header) { h["idem-key"] = []string{"caller-key"}; h["x-op"] = []string{"caller-op"} },
+	} {
+		for _, mode := range sendingModes {
+			t.Run(spelling+"/"+mode, func(t *testing.T) {
+				req := post(t, otelretry.WithOperationID(t.Context(), "op-9"), "http://api.test/orders", "x")
+				set(req.Header)
+				keys, ids := runOwnSpelling(t, mode, req)
+				wantTheCallersOwn(t, keys, ids)
+			})
+		}
 	}
 }
 
@@ -180,33 +171,7 @@ func TestAGeneratedKeyRespelledByPrepareSurvivesAPropagatorThatWritesIt(t *testi
 				return nil
 			})
 			keys, ids := runOwnSpelling(t, mode, req, respell)
-			if len(keys) != 3 {
-				t.Fatalf("%d attempts sent; want 3", len(keys))
-			}
-			for i := range keys {
-				if len(keys[i]) != 1 || len(keys[0]) != 1 || keys[i][0] != keys[0][0] || len(keys[i][0]) != 32 {
-					t.Errorf("attempt %d sent idempotency key %q (first %q); want the one generated key on every attempt", i+1, keys[i], keys[0])
-				}
-				if len(ids[i]) != 1 || ids[i][0] != "op-9" {
-					t.Errorf("attempt %d sent X-Op %q; want [op-9]", i+1, ids[i])
-				}
-			}
-		})
-	}
-}
-
-// The same with the caller's key and id under their canonical spellings:
-// the wire stays the caller's, and a propagator that writes the key's
-// header does not change it (a reviewer's find: the first fix kept only
-// a key otelretry generated).
-func TestACallersOwnKeyHeaderSurvivesAPropagatorThatWritesIt(t *testing.T) {
-	for _, mode := range sendingModes {
-		t.Run(mode, func(t *testing.T) {
-			req := post(t, otelretry.WithOperationID(t.Context(), "op-9"), "http://api.test/orders", "x")
-			req.Header.Set("Idem-Key", "caller-key")
-			req.Header.Set("X-Op", "caller-op")
-			keys, ids := runOwnSpelling(t, mode, req)
-			wantTheCallersOwn(t, keys, ids)
+			wantTheGeneratedKey(t, keys, ids)
 		})
 	}
 }
