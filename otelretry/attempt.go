@@ -636,11 +636,6 @@ func isASCII(s string) bool {
 	return true
 }
 
-// asciiEqualFold reports whether s is t, an ASCII word, in any case, as
-// net/http compares them: a rune outside ASCII that folds to t's takes
-// more bytes than t's.
-func asciiEqualFold(s, t string) bool { return len(s) == len(t) && strings.EqualFold(s, t) }
-
 // wrapErrorType is the type of fmt.Errorf's errors that wrap one.
 var wrapErrorType = reflect.TypeOf(fmt.Errorf("%w", errors.New("")))
 
@@ -1416,12 +1411,7 @@ func (a *attempt) checkCopy(ctx context.Context) *http.Request {
 // namesAKey reports whether name is a header that holds idempotency keys:
 // one the options name, or the draft's two.
 func (s *sender) namesAKey(name string) bool {
-	for _, k := range netHTTPIdempotencyKeys {
-		if asciiEqualFold(name, k.canonical) {
-			return true
-		}
-	}
-	return slices.ContainsFunc(s.keyHeaders, func(k string) bool { return asciiEqualFold(name, k) })
+	return isDraftKeyHeader(name) || slices.ContainsFunc(s.keyHeaders, func(k string) bool { return asciiEqualFold(name, k) })
 }
 
 // attemptError is an attempt's error as it is reported upward, to otelhttp

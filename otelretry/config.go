@@ -123,7 +123,7 @@ func (c *config) checkAddedHeaders() {
 // defaults hold, as for names that are no header names (keyHeaders).
 func (c *config) unpropagated(option string, names []string, propagated func(string) bool, why string) []string {
 	kept := slices.DeleteFunc(slices.Clone(names), func(n string) bool {
-		if propagated(n) && !strings.EqualFold(n, "Idempotency-Key") && !strings.EqualFold(n, "X-Idempotency-Key") {
+		if propagated(n) && !isDraftKeyHeader(n) {
 			c.invalid(option, n, why)
 			return true
 		}

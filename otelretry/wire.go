@@ -670,6 +670,22 @@ var netHTTPIdempotencyKeys = [...]struct{ canonical, hidden string }{
 	{"X-Idempotency-Key", "x-idempotency-key"},
 }
 
+// asciiEqualFold reports whether s is t, an ASCII word, in any case, as
+// net/http compares them: a rune outside ASCII that folds to t's takes
+// more bytes than t's.
+func asciiEqualFold(s, t string) bool { return len(s) == len(t) && strings.EqualFold(s, t) }
+
+// isDraftKeyHeader reports whether name, in any spelling, is one of the
+// draft's two idempotency key headers (netHTTPIdempotencyKeys).
+func isDraftKeyHeader(name string) bool {
+	for _, k := range netHTTPIdempotencyKeys {
+		if asciiEqualFold(name, k.canonical) {
+			return true
+		}
+	}
+	return false
+}
+
 // hideIdempotencyKeys keeps net/http's HTTP/1 client from resending a
 // guarded bodyless write by itself: with no body there is no GetBody to
 // refuse, and it resends such a request after it was written when the
