@@ -143,13 +143,29 @@ func otlpEndpoint(signal string) string {
 	return redact.String(rawOTLPEndpoint(signal))
 }
 
-// rawOTLPEndpoint is otlpEndpoint as the variable writes it, userinfo and
+// rawOTLPEndpoint is otlpEndpoint as the exporters read it, userinfo and
 // all.
 func rawOTLPEndpoint(signal string) string {
-	if v := os.Getenv("OTEL_EXPORTER_OTLP_" + signal + "_ENDPOINT"); v != "" {
-		return v
+	_, v := otlpEndpointVariable(signal)
+	return v
+}
+
+// otlpEndpointVariable names the variable the exporters take a signal's
+// endpoint from and gives its value as they read it. The trace and metric
+// exporters trim the blanks around it (a signal's variable holding only
+// blanks passes to the shared one); the log exporters (v0.23) read it as
+// written.
+func otlpEndpointVariable(signal string) (key, value string) {
+	read := os.Getenv
+	if signal != "LOGS" {
+		read = func(k string) string { return strings.TrimSpace(os.Getenv(k)) }
 	}
-	return os.Getenv("OTEL_EXPORTER_OTLP_ENDPOINT")
+	key = "OTEL_EXPORTER_OTLP_" + signal + "_ENDPOINT"
+	if v := read(key); v != "" {
+		return key, v
+	}
+	key = "OTEL_EXPORTER_OTLP_ENDPOINT"
+	return key, read(key)
 }
 
 // checkOTLPEndpoints refuses an OTLP endpoint the exporters would not send
@@ -161,18 +177,21 @@ func rawOTLPEndpoint(signal string) string {
 // exporters and in plain HTTP by the log exporter); over gRPC, one
 // that does not parse as a URL (a gRPC target, "dns:///host:4317" or
 // "localhost:4317", is used as written); and one whose port no dial takes.
-// The value is not repeated: it may hold a password.
+// A signal whose exporter is set to other than otlp sends nowhere and is
+// not checked. The value is not repeated: it may hold a password.
 func checkOTLPEndpoints() error {
 	for _, signal := range []string{"TRACES", "METRICS", "LOGS"} {
-		key := "OTEL_EXPORTER_OTLP_" + signal + "_ENDPOINT"
-		if os.Getenv(key) == "" {
-			key = "OTEL_EXPORTER_OTLP_ENDPOINT"
+		if e := os.Getenv("OTEL_" + signal + "_EXPORTER"); e != "" && e != "otlp" {
+			continue
 		}
-		v := os.Getenv(key)
+		key, v := otlpEndpointVariable(signal)
 		if v == "" {
 			continue
 		}
 		if problem := otlpEndpointProblem(v, otlpProtocol(signal) == "grpc"); problem != "" {
+			if strings.TrimSpace(v) != v {
+				problem += " (the log exporter, unlike the trace and metric exporters, does not trim the blanks around it)"
+			}
 			return fmt.Errorf("%s is %s", key, problem)
 		}
 	}
