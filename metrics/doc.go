@@ -38,7 +38,9 @@
 //
 // retry.throttled counts the requests a client-side throttle refused
 // before they started (first attempts, retries, hedges): its share of
-// retry.attempts plus itself is the throttle's rejection rate.
+// retry.attempts plus itself is the throttle's rejection rate, a little
+// below the throttle's own where attempts were canceled or superseded by
+// their hedge (counted in retry.attempts, by the throttle neither way).
 //
 // The Recorder creates the seven instruments on the Meter it is given. An
 // instrument the Meter returns with an error is kept (the SDK's still
