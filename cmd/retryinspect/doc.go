@@ -136,7 +136,9 @@
 // statuses the failures: they are never folded together), the count and
 // share of each outcome over the operations, the retry ratio (attempts that
 // decided retry / attempts) and the deadline ratio (operations that ended
-// deadline_exceeded / operations).
+// deadline_exceeded / operations; a write the deadline cut in flight ends
+// check_state, its outcome unknown, and counts under that outcome, not
+// here, as the metrics count it).
 //
 // Then a headline per dependency, the service the operations call, the
 // one with the most operations that did not return first: how many did
