@@ -53,9 +53,16 @@ const (
 
 // base parses the endpoint and drops what the query URL must not carry.
 func (q JaegerQuery) base() (*url.URL, error) {
-	base, err := url.Parse(q.Endpoint)
-	if err != nil || (base.Scheme != "http" && base.Scheme != "https") || base.Host == "" {
-		return nil, fmt.Errorf("jaeger endpoint %q: want an http(s) URL such as http://127.0.0.1:16686", RedactEndpoint(q.Endpoint))
+	return baseURL("jaeger", q.Endpoint, "http://127.0.0.1:16686")
+}
+
+// baseURL parses a backend's endpoint: an http(s) URL naming a host ("http://:1"
+// names only a port), its query and fragment, which no query of ours sends,
+// dropped. The error names the backend and gives example as the form to use.
+func baseURL(backend, endpoint, example string) (*url.URL, error) {
+	base, err := url.Parse(endpoint)
+	if err != nil || (base.Scheme != "http" && base.Scheme != "https") || base.Hostname() == "" {
+		return nil, fmt.Errorf("%s endpoint %q: want an http(s) URL naming a host, such as %s", backend, RedactEndpoint(endpoint), example)
 	}
 	base.RawQuery, base.ForceQuery, base.Fragment, base.RawFragment = "", false, "", ""
 	return base, nil

@@ -55,11 +55,10 @@ func (q VictoriaLogsQuery) LogsQL() string {
 
 // URL returns the query URL of q.
 func (q VictoriaLogsQuery) URL() (string, error) {
-	base, err := url.Parse(q.Endpoint)
-	if err != nil || (base.Scheme != "http" && base.Scheme != "https") || base.Host == "" {
-		return "", fmt.Errorf("victorialogs endpoint %q: want an http(s) URL such as http://127.0.0.1:9428", RedactEndpoint(q.Endpoint))
+	base, err := baseURL("victorialogs", q.Endpoint, "http://127.0.0.1:9428")
+	if err != nil {
+		return "", err
 	}
-	base.RawQuery, base.ForceQuery, base.Fragment, base.RawFragment = "", false, "", ""
 	appendPath(base, vlQueryPath)
 	limit := q.Limit
 	if limit <= 0 {
