@@ -95,7 +95,10 @@ type telemetry struct {
 type exportTarget struct {
 	Exporter string `json:"exporter"`           // exporterOTLP, exporterFile, ...
 	Protocol string `json:"protocol,omitempty"` // OTLP: grpc or http/protobuf
-	Endpoint string `json:"endpoint,omitempty"` // OTLP: as configured; file: its path; prometheus: its scrape URL
+	// Endpoint is, for OTLP, the endpoint as configured (a shared one over
+	// http/protobuf is the base the exporter adds /v1/traces, /v1/metrics
+	// or /v1/logs to); for a file, its path; for prometheus, its scrape URL.
+	Endpoint string `json:"endpoint,omitempty"`
 	// Temporary marks the file the demo created itself: it is removed at
 	// exit.
 	Temporary bool `json:"temporary,omitempty"`
@@ -176,7 +179,9 @@ func otlpEndpointVariable(signal string) (key, value string) {
 // host; "grpc://host:4318" is sent to over TLS by the trace and metric
 // exporters and in plain HTTP by the log exporter); over gRPC, one
 // that does not parse as a URL (a gRPC target, "dns:///host:4317" or
-// "localhost:4317", is used as written); and one whose port no dial takes.
+// "localhost:4317", is used as written by the trace and metric exporters;
+// the log exporter dials a URL's host alone); and one whose port no dial
+// takes.
 // A signal whose exporter is set to other than otlp sends nowhere and is
 // not checked. The value is not repeated: it may hold a password.
 func checkOTLPEndpoints() error {
@@ -188,7 +193,10 @@ func checkOTLPEndpoints() error {
 		if v == "" {
 			continue
 		}
-		if problem := otlpEndpointProblem(v, otlpProtocol(signal) == "grpc"); problem != "" {
+		if problem := otlpEndpointProblem(v, otlpProtocol(signal) == "grpc", signal == "LOGS"); problem != "" {
+			if _, err := url.Parse(v); err != nil {
+				problem += " and send to " + endpointInstead(signal, key)
+			}
 			if strings.TrimSpace(v) != v {
 				problem += " (the log exporter, unlike the trace and metric exporters, does not trim the blanks around it)"
 			}
@@ -198,19 +206,41 @@ func checkOTLPEndpoints() error {
 	return nil
 }
 
+// endpointInstead says where a signal's exporter sends when it drops the
+// value of key, which does not parse as a URL: to the shared variable's
+// endpoint when key is the signal's own and that one parses (the
+// exporters pass to the next variable), else to its default.
+func endpointInstead(signal, key string) string {
+	const shared = "OTEL_EXPORTER_OTLP_ENDPOINT"
+	if key != shared {
+		v := os.Getenv(shared)
+		if signal != "LOGS" {
+			v = strings.TrimSpace(v)
+		}
+		if _, err := url.Parse(v); v != "" && err == nil {
+			return shared + "'s endpoint instead"
+		}
+	}
+	return "its default, localhost"
+}
+
 // otlpEndpointProblem says why the exporters would not send to endpoint
 // as written, as they read it from the environment, or "" if they would.
-func otlpEndpointProblem(endpoint string, grpc bool) string {
+// The log exporter over gRPC dials a URL's host alone, where the trace and
+// metric exporters take a gRPC target as written (logs).
+func otlpEndpointProblem(endpoint string, grpc, logs bool) string {
 	u, err := url.Parse(endpoint)
 	switch {
 	case err != nil && grpc:
-		return "no URL or gRPC target (such as http://127.0.0.1:4317): the OTLP exporter would drop it and send to its default, localhost"
-	case err == nil && !dialablePort(endpointPort(u, endpoint, grpc)):
+		return "no URL or gRPC target (such as http://127.0.0.1:4317): the OTLP exporter would drop it"
+	case err == nil && !dialablePort(endpointPort(u, endpoint, grpc && !logs)):
 		return "a URL whose port is no TCP port, 1 to 65535 (such as http://127.0.0.1:4318): the OTLP exporter could not dial it"
+	case grpc && logs && u.Host == "":
+		return "a gRPC target the log exporter cannot use: it dials a URL's host alone (such as http://127.0.0.1:4317)"
 	case grpc:
 		return ""
 	case err != nil:
-		return "no URL (such as http://127.0.0.1:4318): the OTLP exporter would drop it and send to its default, localhost"
+		return "no URL (such as http://127.0.0.1:4318): the OTLP exporter would drop it"
 	case u.Host == "":
 		return "a URL naming no host (such as http://127.0.0.1:4318): the OTLP exporter would have nowhere to send"
 	case u.Scheme != "http" && u.Scheme != "https":

@@ -72,7 +72,15 @@ func TestAnOTLPEndpointsRefusalSaysWhatTheExporterWouldDo(t *testing.T) {
 		{"http://127.0.0.1:4318", false, ""},
 		{"https://collector.example:4318/otlp", false, ""},
 	} {
-		got := otlpEndpointProblem(c.endpoint, c.grpc)
+		env := map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": c.endpoint, "OTEL_LOGS_EXPORTER": "none"}
+		if c.grpc {
+			env["OTEL_EXPORTER_OTLP_PROTOCOL"] = "grpc"
+		}
+		cleanEnv(t, env)
+		got := ""
+		if err := checkOTLPEndpoints(); err != nil {
+			got = err.Error()
+		}
 		if c.want == "" && got != "" || !strings.Contains(got, c.want) {
 			t.Errorf("%q (grpc %v): %q, want one saying %q", c.endpoint, c.grpc, got, c.want)
 		}

@@ -50,7 +50,7 @@ func TestAnOTLPEndpointWithAPortOutOfRangeIsRefused(t *testing.T) {
 		{"http://[::1]:99999", false, true},
 		{"http://[::1]:4318", false, false},
 	} {
-		if got := otlpEndpointProblem(c.endpoint, c.grpc); (got != "") != c.refused {
+		if got := otlpEndpointProblem(c.endpoint, c.grpc, false); (got != "") != c.refused {
 			t.Errorf("otlpEndpointProblem(%q, grpc %v) = %q; want refused %v", c.endpoint, c.grpc, got, c.refused)
 		}
 	}

@@ -27,6 +27,7 @@ func TestAGRPCTargetTheExporterUsesIsNotRefused(t *testing.T) {
 	endpoint := "dns:///" + ln.Addr().String()
 	cleanEnv(t, map[string]string{
 		"OTEL_TRACES_EXPORTER":        "otlp",
+		"OTEL_LOGS_EXPORTER":          "none", // the log exporter dials a URL's host alone
 		"OTEL_EXPORTER_OTLP_PROTOCOL": "grpc",
 		"OTEL_EXPORTER_OTLP_ENDPOINT": endpoint,
 		"OTEL_EXPORTER_OTLP_INSECURE": "true",
