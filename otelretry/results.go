@@ -50,8 +50,8 @@ type OperationResult struct {
 	// also be true with a response, and Err nil: a keyed write whose first
 	// attempt timed out and whose resends were answered 503 returns the
 	// last 503, and one answered 409 until its attempts ran out (the key's
-	// first request still in progress) the last 409. Resolve it by OperationID, never by sending the write
-	// again blindly.
+	// first request still in progress) the last 409. Resolve it by
+	// OperationID, never by sending the write again blindly.
 	OutcomeUnknown bool
 	// Err is the *Error RoundTrip returned, nil with a response.
 	Err error
@@ -67,9 +67,12 @@ type resultsKey struct{}
 // context carries (once to a slot added twice), so that a helper's slot
 // added under the caller's blinds neither. A call made from a hook (a
 // PrepareAttemptFunc, a Classifier, a Backoff, a state check, a base below) is
-// an operation of its own: it is reported to the slots the hook added to
-// its context, and to none of the calling operation's. A nil r returns
-// ctx unchanged.
+// an operation of its own when it is made on the context the hook was
+// given (the request's): it is reported to the slots the hook added to
+// that context, and to none of the calling operation's. One made on a
+// context the hook captured from the caller is the caller's own call,
+// reported to the caller's slots under the caller's operation id. A nil
+// r returns ctx unchanged.
 func WithResults(ctx context.Context, r *Results) context.Context {
 	if r == nil {
 		return ctx
