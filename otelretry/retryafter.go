@@ -5,6 +5,7 @@ package otelretry
 
 import (
 	"errors"
+	"math"
 	"net/http"
 	"strconv"
 	"strings"
@@ -126,9 +127,10 @@ const (
 	// written (RFC 9110): a date in the past is 0, and the hint is at most
 	// 24 hours.
 	HintSeconds HintUnit = iota
-	// HintMilliseconds: a non-negative decimal number of milliseconds, as
-	// retry-after-ms is written; 0 and a fraction are hints, as openai-go
-	// reads them.
+	// HintMilliseconds: a non-negative number of milliseconds, read as
+	// openai-go reads retry-after-ms (strconv.ParseFloat: 0, a fraction, a
+	// + sign and an exponent are hints; a negative, NaN or an infinity is
+	// none, and the next header is read).
 	HintMilliseconds
 	// HintWholeMilliseconds: a whole number of milliseconds above 0, as
 	// azcore reads retry-after-ms and x-ms-retry-after-ms: 0, a fraction, a
@@ -192,24 +194,25 @@ func retryHint(h http.Header, hints []hintHeader, now time.Time) (d time.Duratio
 	return 0, false, malformed
 }
 
-// parseRetryAfterMs parses a retry-after-ms value: a non-negative decimal
-// number of milliseconds, with an optional fraction, at most
-// maxRetryAfter.
+// parseRetryAfterMs parses a retry-after-ms value as openai-go reads it,
+// with strconv.ParseFloat ("800", "0.5", "+5", "1e3", ".5", "5."): a
+// number of milliseconds, at most maxRetryAfter (a number past float64's
+// range too). A negative, NaN or an infinity is no hint, as openai-go passes
+// over it.
 func parseRetryAfterMs(value string) (time.Duration, error) {
-	if !isDecimal(value) {
-		return 0, &hintError{problem: hintProblem(value, attrs.HintProblemNotANumber)}
+	f, err := strconv.ParseFloat(value, 64)
+	switch {
+	case err == nil && f >= 0 && !math.IsInf(f, 1): // NaN fails f >= 0
+		if f >= float64(maxRetryAfter/time.Millisecond) {
+			return maxRetryAfter, nil
+		}
+		return time.Duration(f * float64(time.Millisecond)), nil
+	case errors.Is(err, strconv.ErrRange) && f > 0: // a number past float64's range
+		return maxRetryAfter, nil
+	case err == nil && f < 0:
+		return 0, &hintError{problem: attrs.HintProblemNegative}
 	}
-	whole, frac, hasFrac := strings.Cut(value, ".")
-	ms, err := strconv.ParseUint(whole, 10, 64)
-	if err != nil || ms > uint64(maxRetryAfter/time.Millisecond) {
-		return maxRetryAfter, nil // only overflow can fail here: the value is all digits
-	}
-	d := time.Duration(ms) * time.Millisecond
-	if hasFrac {
-		f, _ := strconv.ParseFloat("0."+frac, 64)
-		d += time.Duration(f * float64(time.Millisecond))
-	}
-	return min(d, maxRetryAfter), nil
+	return 0, &hintError{problem: hintProblem(value, attrs.HintProblemNotANumber)}
 }
 
 // parseWholeMs parses a value of a HintWholeMilliseconds header: a whole
