@@ -179,9 +179,9 @@ func otlpEndpointVariable(signal string) (key, value string) {
 // host; "grpc://host:4318" is sent to over TLS by the trace and metric
 // exporters and in plain HTTP by the log exporter); over gRPC, one
 // that does not parse as a URL (a gRPC target, "dns:///host:4317" or
-// "localhost:4317", is used as written by the trace and metric exporters;
-// the log exporter dials a URL's host alone); and one whose port no dial
-// takes.
+// "localhost:4317", is used as written by the trace and metric exporters,
+// and refused when gRPC could not resolve it: grpcTargetProblem; the log
+// exporter dials a URL's host alone); and one whose port no dial takes.
 // A signal whose exporter is set to other than otlp sends nowhere and is
 // not checked. The value is not repeated: it may hold a password.
 func checkOTLPEndpoints() error {
@@ -233,6 +233,8 @@ func otlpEndpointProblem(endpoint string, grpc, logs bool) string {
 	switch {
 	case err != nil && grpc:
 		return "no URL or gRPC target (such as http://127.0.0.1:4317): the OTLP exporter would drop it"
+	case grpc && !logs && grpcTargetProblem(u) != "":
+		return grpcTargetProblem(u)
 	case err == nil && !dialablePort(endpointPort(u, endpoint, grpc && !logs)):
 		return "a URL whose port is no TCP port, 1 to 65535 (such as http://127.0.0.1:4318): the OTLP exporter could not dial it"
 	case grpc && logs && u.Host == "":
@@ -245,6 +247,29 @@ func otlpEndpointProblem(endpoint string, grpc, logs bool) string {
 		return "a URL naming no host (such as http://127.0.0.1:4318): the OTLP exporter would have nowhere to send"
 	case u.Scheme != "http" && u.Scheme != "https":
 		return "a URL whose scheme is neither http nor https (such as http://127.0.0.1:4318): the OTLP exporters would each choose TLS or plain HTTP for it by a rule of their own"
+	}
+	return ""
+}
+
+// grpcTargetProblem says why gRPC could not resolve the target the trace
+// and metric exporters make of u, or "" if it could: an http or https
+// URL's host, a target of a scheme grpc-go resolves (dns, passthrough,
+// unix, unix-abstract) or of none, as written. Of any other scheme
+// ("grpc://host:4317") gRPC reads the whole target as host:port, which it
+// is only when the scheme is a host ("localhost:4317").
+func grpcTargetProblem(u *url.URL) string {
+	switch u.Scheme {
+	case "http", "https":
+		if u.Host == "" {
+			return "a URL naming no host (such as http://127.0.0.1:4317): the OTLP exporter would have nowhere to send"
+		}
+		return ""
+	case "", "dns", "passthrough", "unix", "unix-abstract":
+		return ""
+	}
+	host, port, err := net.SplitHostPort(u.String())
+	if err != nil || host == "" || strings.Contains(host+port, "/") {
+		return "a gRPC target whose scheme gRPC has no resolver for, which it then reads whole as host:port (such as dns:///127.0.0.1:4317 or http://127.0.0.1:4317): the OTLP exporter could not dial it"
 	}
 	return ""
 }

@@ -69,6 +69,11 @@ func TestAnOTLPEndpointsRefusalSaysWhatTheExporterWouldDo(t *testing.T) {
 		{"ftp://127.0.0.1:4318", false, "a rule of their own"},
 		{"127.0.0.1:4317", true, "drop it and send to its default, localhost"},
 		{"localhost:4317", true, ""},
+		{"grpc://127.0.0.1:4317", true, "no resolver for"},
+		{"foo://collector.test", true, "no resolver for"},
+		{"http:///v1/traces", true, "naming no host"},
+		{"unix:///run/otel.sock", true, ""},
+		{"//127.0.0.1:4317", true, ""},
 		{"http://127.0.0.1:4318", false, ""},
 		{"https://collector.example:4318/otlp", false, ""},
 	} {
