@@ -34,12 +34,12 @@
 // Both clients resend a refused stream by themselves when the request can
 // be replayed (no body, or GetBody), and neither reports a stream above a
 // GOAWAY's last stream identifier with a typed error: their Transports
-// resend it on a new connection (a ClientConn, which cannot, ends it with
-// an untyped error, and the write's outcome stays unknown), but a
-// connection's first stream under a GOAWAY with an
-// error code, which net/http ends with a message of its own and resends
-// for no request (otelretry reads that message itself, over net/http's
-// transport). The classifier therefore sees REFUSED_STREAM when the
+// resend it on a new connection, and a ClientConn, which cannot, ends it
+// with an untyped error (the write's outcome stays unknown). The one
+// exception is a connection's first stream under a GOAWAY with an error
+// code: net/http ends it with a message of its own and resends it for no
+// request, and otelretry reads that message itself, over net/http's
+// transport. The classifier therefore sees REFUSED_STREAM when the
 // base does not resend (an http.ClientConn or an x/net ClientConn) or has
 // given up resending. When the body cannot be replayed, both clients
 // report the refusal as text only, which the classifier does not read:

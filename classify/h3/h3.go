@@ -28,7 +28,9 @@
 // (0x10c), which a server may send after partial processing,
 // H3_INTERNAL_ERROR (0x102), H3_NO_ERROR on a connection closed after a
 // GOAWAY, an idle timeout or a connection lost after the request was
-// written.
+// written. Only a reset of the stream's response side is read: a
+// STOP_SENDING with H3_REQUEST_REJECTED alone stops the request's body,
+// and quic-go's client returns no error of it.
 //
 // # Resends below otelretry
 //
