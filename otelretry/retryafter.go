@@ -76,11 +76,16 @@ var httpDateLayouts = [...]string{http.TimeFormat, "Monday, 02-Jan-06 15:04:05 G
 // parseHTTPDate reads value as an HTTP-date written as its grammar writes
 // it: time.Parse alone takes more (a fraction of a second, a one-digit
 // hour, a day name in any case), which would read a malformed hint as
-// one.
+// one. The grammar's leap second, 23:59:60, which time.Parse refuses, is
+// read as the instant after 23:59:59.
 func parseHTTPDate(value string) (time.Time, bool) {
+	var leap time.Duration
+	if before, after, ok := strings.Cut(value, " 23:59:60"); ok {
+		value, leap = before+" 23:59:59"+after, time.Second
+	}
 	for _, layout := range httpDateLayouts {
 		if t, err := time.Parse(layout, value); err == nil && t.Format(layout) == value {
-			return t, true
+			return t.Add(leap), true
 		}
 	}
 	return time.Time{}, false

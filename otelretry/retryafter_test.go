@@ -33,6 +33,14 @@ func TestParseRetryAfter(t *testing.T) {
 		{"soon", 0, attrs.HintProblemNotADate},
 		{"https://ops:HINT-SECRET@status.example/wait?sig=SIG-SECRET", 0, attrs.HintProblemNotADate},
 		{"", 0, attrs.HintProblemEmpty},
+		// The grammar's leap second (RFC 9110 §5.6.7: 23:59:60), which
+		// time.Parse refuses, in each form: the instant after 23:59:59 (a
+		// find left in the note of stop 86). 60 at another time is none.
+		{"Mon, 30 Nov 2026 23:59:60 GMT", 12 * time.Hour, ""},
+		{"Monday, 30-Nov-26 23:59:60 GMT", 12 * time.Hour, ""},
+		{"Mon Nov 30 23:59:60 2026", 12 * time.Hour, ""},
+		{"Mon, 30 Nov 2026 12:00:60 GMT", 0, attrs.HintProblemNotADate},
+		{"Tue, 30 Nov 2026 23:59:60 GMT", 0, attrs.HintProblemNotADate}, // the wrong day name still
 	}
 	for _, tc := range cases {
 		got, err := parseRetryAfter(tc.in, now)
