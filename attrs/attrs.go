@@ -34,8 +34,9 @@ const (
 	// RemainingMsKey is the operation's time left before the call, in
 	// milliseconds, on the monotonic clock.
 	RemainingMsKey = attribute.Key("retry.remaining_ms")
-	// RetryAfterMsKey is the server's Retry-After hint in milliseconds, set
-	// only when the response carried a parseable value.
+	// RetryAfterMsKey is the server's Retry-After hint in whole
+	// milliseconds (a fraction cut off: a hint of 0.5 ms reads 0), set only
+	// when the response carried a parseable value.
 	RetryAfterMsKey = attribute.Key("retry.retry_after_ms")
 	// BackoffMsKey is the pause chosen before the next attempt, set only when
 	// the decision is DecisionRetry.

@@ -214,7 +214,7 @@ func parseRetryAfterMs(value string) (time.Duration, error) {
 		return time.Duration(f * float64(time.Millisecond)), nil
 	case errors.Is(err, strconv.ErrRange) && f > 0: // a number past float64's range
 		return maxRetryAfter, nil
-	case err == nil && f < 0:
+	case (err == nil || errors.Is(err, strconv.ErrRange)) && f < 0: // -Inf past the range too
 		return 0, &hintError{problem: attrs.HintProblemNegative}
 	}
 	return 0, &hintError{problem: hintProblem(value, attrs.HintProblemNotANumber)}

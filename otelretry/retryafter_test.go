@@ -113,6 +113,7 @@ func TestParseRetryAfterMs(t *testing.T) {
 		{"1e400", maxRetryAfter, ""},
 		{"-1e3", 0, attrs.HintProblemNegative},
 		{"-Inf", 0, attrs.HintProblemNegative},
+		{"-1e400", 0, attrs.HintProblemNegative}, // -Inf past the range (a reviewer's find)
 		{"Inf", 0, attrs.HintProblemNotANumber},
 		{"NaN", 0, attrs.HintProblemNotANumber},
 		{"99999999999999999999999", maxRetryAfter, ""},
