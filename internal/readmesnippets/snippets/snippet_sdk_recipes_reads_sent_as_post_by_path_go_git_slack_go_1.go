@@ -1,0 +1,33 @@
+// Copyright The otelretry Authors
+// SPDX-License-Identifier: Apache-2.0
+
+// Code generated from docs/sdk-recipes.md (section "Reads sent as POST, by path (go-git, slack-go)", snippet 1) by readmesnippets; DO NOT EDIT.
+
+package snippets
+
+import (
+	"github.com/otelretry/otelretry-go/otelretry"
+	"net/http"
+	"strings"
+)
+
+// repeatablePOSTs marks the POSTs whose path ends in one of suffixes
+// ("/git-upload-pack", "/conversations.info") as reads otelretry may
+// repeat; every other request passes as it came.
+type repeatablePOSTs struct {
+	next     http.RoundTripper
+	suffixes []string
+}
+
+func (r repeatablePOSTs) RoundTrip(req *http.Request) (*http.Response, error) {
+	if req.Method == http.MethodPost {
+		for _, suffix := range r.suffixes {
+			if strings.HasSuffix(req.URL.Path, suffix) {
+				in := otelretry.CallIntent(req.Context()) // the caller's, kept
+				in.Repeatable = true
+				return r.next.RoundTrip(req.WithContext(otelretry.WithIntent(req.Context(), in)))
+			}
+		}
+	}
+	return r.next.RoundTrip(req)
+}
