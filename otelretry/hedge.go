@@ -210,7 +210,8 @@ func (h *hedger) take(key string) bool {
 }
 
 // refund gives back to key's allowance a hedge take lent to a hedge that
-// was not sent.
+// was not sent, up to the burst: operations begun since may have refilled
+// it.
 func (h *hedger) refund(key string, rate float64) {
 	h.mu.Lock()
 	defer h.mu.Unlock()

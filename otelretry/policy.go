@@ -711,9 +711,9 @@ func applyLimits(in *input, pause time.Duration, why attrs.Reason) verdict {
 // answer after the hedge delay may be sent: never for a write (even under
 // an idempotency-key contract: concurrent copies of one key are what
 // servers handle worst) or a body that cannot be replayed; within the
-// attempt limit, the hedges an operation may send, the deadline and the
-// retry budget; last, the dependency's hedge rate, whose asking takes a
-// hedge.
+// attempt limit, the hedges an operation may send, the deadline (none
+// with no time left: remaining 0 is past it) and the retry budget; last,
+// the dependency's hedge rate, whose asking takes a hedge.
 func decideHedge(in *input) verdict {
 	switch {
 	case in.callerCanceled:
