@@ -23,9 +23,10 @@ import (
 
 // SanitizeURL returns u as it may appear in telemetry, as the semantic
 // conventions ask for url.full: userinfo becomes REDACTED:REDACTED (also
-// when a URL built by hand carries it in Opaque), every query value becomes
-// REDACTED while the keys and their order stay, so a reader can still see
-// which parameters were sent, and the fragment is dropped. A nil URL
+// when a URL built by hand carries it in Opaque or in Host, a password
+// holding an @ included), every query value becomes REDACTED while the
+// keys and their order stay, so a reader can still see which parameters
+// were sent, and the fragment is dropped (a bare ? too). A nil URL
 // yields "". retryinspect displays URLs through the same sanitizer. It is
 // exported so that a service's own log lines about a request show its URL
 // exactly as the spans do.
