@@ -197,7 +197,7 @@ func writableTarget(path string) error {
 }
 
 // followLinks is path as the kernel opens it for writing: its last
-// element's links followed (at most as many as Linux follows), each
+// element's links followed (at most 40, as many as Linux follows), each
 // link's relative target read from the directory the link is in.
 func followLinks(path string) (string, error) {
 	for links := 0; ; links++ {

@@ -267,8 +267,8 @@ func grpcTargetProblem(u *url.URL) string {
 	case "", "dns", "passthrough", "unix", "unix-abstract":
 		return ""
 	}
-	host, port, err := net.SplitHostPort(u.String())
-	if err != nil || host == "" || strings.Contains(host+port, "/") {
+	host, port, err := net.SplitHostPort(u.String()) // the scheme is the host: never empty
+	if err != nil || strings.Contains(host+port, "/") {
 		return "a gRPC target whose scheme gRPC has no resolver for, which it then reads whole as host:port (such as dns:///127.0.0.1:4317 or http://127.0.0.1:4317): the OTLP exporter could not dial it"
 	}
 	return ""
@@ -578,8 +578,9 @@ func describe(envKey, signal string) exportTarget {
 		e.Protocol, e.Endpoint = otlpProtocol(signal), otlpEndpoint(signal)
 	case "prometheus":
 		// autoexport's Prometheus server, on its documented defaults, its
-		// address joined as autoexport joins it (an IPv6 host comes in
-		// brackets); it serves only while the demo runs. Port 0 is one the
+		// address joined as autoexport joins it, host + ":" + port (an IPv6
+		// host must be given in brackets, [::1], for it to listen at all);
+		// it serves only while the demo runs. Port 0 is one the
 		// system chooses, which autoexport does not tell: no address then.
 		if port := envOr("OTEL_EXPORTER_PROMETHEUS_PORT", "9464"); port != "0" {
 			e.Endpoint = "http://" + envOr("OTEL_EXPORTER_PROMETHEUS_HOST", "localhost") + ":" + port + "/metrics"
