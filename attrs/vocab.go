@@ -123,8 +123,9 @@ const (
 	// request never left the client.
 	ErrorClassConnectionRefused ErrorClass = "connection_refused"
 	// ErrorClassConnectionReset: the connection broke, possibly after the
-	// request was written (a reset, an EOF, an HTTP/2 stream the server
-	// counted in its GOAWAY before it closed the connection).
+	// request was written (a reset, a broken pipe, an aborted connection,
+	// an EOF or an unexpected one, a closed connection, an HTTP/2 stream
+	// the server counted in its GOAWAY before it closed the connection).
 	ErrorClassConnectionReset ErrorClass = "connection_reset"
 	// ErrorClassDNS: the host name did not resolve; nothing was sent.
 	ErrorClassDNS ErrorClass = "dns"
