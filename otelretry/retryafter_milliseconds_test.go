@@ -47,29 +47,10 @@ func TestRetryAfterMsValuesThroughTheTransport(t *testing.T) {
 	} {
 		t.Run(tc.value, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
-				var calls atomic.Int32
-				base := roundTripFunc(func(r *http.Request) (*http.Response, error) {
-					if calls.Add(1) > 1 {
-						return &http.Response{StatusCode: http.StatusOK, Header: http.Header{}, Body: http.NoBody, Request: r}, nil
-					}
-					h := http.Header{"Retry-After-Ms": {tc.value}, "Retry-After": {"1"}}
-					return &http.Response{StatusCode: http.StatusServiceUnavailable, Header: h, Body: http.NoBody, Request: r}, nil
-				})
-				rec := tracetest.NewSpanRecorder()
-				tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
-				tr := otelretry.NewTransport(base, otelretry.WithoutBudget(), otelretry.WithDeadline(10*time.Second),
-					otelretry.WithBackoff(otelretry.ConstantBackoff(0)), otelretry.WithTracerProvider(tp))
-				var results otelretry.Results
-				req, _ := http.NewRequestWithContext(otelretry.WithResults(t.Context(), &results), http.MethodGet, "http://api.test/x", nil)
-				start := time.Now()
-				resp, err := tr.RoundTrip(req)
-				if err == nil {
-					resp.Body.Close()
-				}
-				took := time.Since(start)
-				r, _ := results.Last()
-				var problem string
-				for _, s := range rec.Ended() {
+				run := hintedThenOK(t, tc.value)
+				r, took := run.result, run.took
+				problem := ""
+				for _, s := range run.spans {
 					for _, a := range s.Attributes() {
 						if tc.wait == -1 && len(strings.TrimSpace(tc.value)) > 5 && strings.Contains(a.Value.Emit(), strings.TrimSpace(tc.value)) {
 							t.Errorf("span %s attribute %s carries the value", s.Name(), a.Key)
@@ -100,4 +81,41 @@ func TestRetryAfterMsValuesThroughTheTransport(t *testing.T) {
 			})
 		})
 	}
+}
+
+// hintRun is one GET through a Transport whose base answers 503 with a
+// retry-after-ms hint (and Retry-After: 1 behind it), then 200.
+type hintRun struct {
+	result otelretry.OperationResult
+	took   time.Duration
+	spans  []sdktrace.ReadOnlySpan
+}
+
+// hintedThenOK runs one GET, under a 10 s deadline, whose first answer is
+// a 503 carrying retry-after-ms: value, read with opts beside the
+// defaults. Call it inside a synctest bubble.
+func hintedThenOK(t *testing.T, value string, opts ...otelretry.Option) hintRun {
+	t.Helper()
+	var calls atomic.Int32
+	base := roundTripFunc(func(r *http.Request) (*http.Response, error) {
+		if calls.Add(1) > 1 {
+			return &http.Response{StatusCode: http.StatusOK, Header: http.Header{}, Body: http.NoBody, Request: r}, nil
+		}
+		h := http.Header{"Retry-After-Ms": {value}, "Retry-After": {"1"}}
+		return &http.Response{StatusCode: http.StatusServiceUnavailable, Header: h, Body: http.NoBody, Request: r}, nil
+	})
+	rec := tracetest.NewSpanRecorder()
+	tr := otelretry.NewTransport(base, append([]otelretry.Option{otelretry.WithoutBudget(), otelretry.WithDeadline(10 * time.Second),
+		otelretry.WithBackoff(otelretry.ConstantBackoff(0)),
+		otelretry.WithTracerProvider(sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec)))}, opts...)...)
+	var results otelretry.Results
+	req, _ := http.NewRequestWithContext(otelretry.WithResults(t.Context(), &results), http.MethodGet, "http://api.test/x", nil)
+	start := time.Now()
+	resp, err := tr.RoundTrip(req)
+	if err == nil {
+		resp.Body.Close()
+	}
+	took := time.Since(start)
+	r, _ := results.Last()
+	return hintRun{result: r, took: took, spans: rec.Ended()}
 }

@@ -4,14 +4,9 @@
 package otelretry_test
 
 import (
-	"net/http"
-	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
-
-	sdktrace "go.opentelemetry.io/otel/sdk/trace"
-	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 
 	"github.com/otelretry/otelretry-go/attrs"
 	"github.com/otelretry/otelretry-go/otelretry"
@@ -34,29 +29,10 @@ func TestJunkAfterOverflowingDigitsIsNoWholeMillisecondsHint(t *testing.T) {
 	} {
 		t.Run(tc.value, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
-				var calls atomic.Int32
-				base := roundTripFunc(func(r *http.Request) (*http.Response, error) {
-					if calls.Add(1) > 1 {
-						return &http.Response{StatusCode: http.StatusOK, Header: http.Header{}, Body: http.NoBody, Request: r}, nil
-					}
-					h := http.Header{"Retry-After-Ms": {tc.value}, "Retry-After": {"1"}}
-					return &http.Response{StatusCode: http.StatusServiceUnavailable, Header: h, Body: http.NoBody, Request: r}, nil
-				})
-				rec := tracetest.NewSpanRecorder()
-				tr := otelretry.NewTransport(base, otelretry.WithoutBudget(), otelretry.WithDeadline(10*time.Second),
-					otelretry.WithTracerProvider(sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))),
-					otelretry.WithRetryHint("retry-after-ms", otelretry.HintWholeMilliseconds))
-				var results otelretry.Results
-				req, _ := http.NewRequestWithContext(otelretry.WithResults(t.Context(), &results), http.MethodGet, "http://api.test/x", nil)
-				start := time.Now()
-				resp, err := tr.RoundTrip(req)
-				if err == nil {
-					resp.Body.Close()
-				}
-				took := time.Since(start)
-				r, _ := results.Last()
+				run := hintedThenOK(t, tc.value, otelretry.WithRetryHint("retry-after-ms", otelretry.HintWholeMilliseconds))
+				r, took := run.result, run.took
 				invalid := false
-				for _, s := range rec.Ended() {
+				for _, s := range run.spans {
 					for _, e := range s.Events() {
 						invalid = invalid || e.Name == attrs.EventRetryAfterInvalid
 					}

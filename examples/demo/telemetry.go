@@ -233,16 +233,24 @@ func otlpEndpointProblem(endpoint string, grpc, logs bool) string {
 	switch {
 	case err != nil && grpc:
 		return "no URL or gRPC target (such as http://127.0.0.1:4317): the OTLP exporter would drop it"
+	case err != nil:
+		return "no URL (such as http://127.0.0.1:4318): the OTLP exporter would drop it"
 	case grpc && !logs && grpcTargetProblem(u) != "":
 		return grpcTargetProblem(u)
-	case err == nil && !dialablePort(endpointPort(u, endpoint, grpc && !logs)):
+	case !dialablePort(endpointPort(u, endpoint, grpc && !logs)):
 		return "a URL whose port is no TCP port, 1 to 65535 (such as http://127.0.0.1:4318): the OTLP exporter could not dial it"
 	case grpc && logs && u.Host == "":
 		return "a gRPC target the log exporter cannot use: it dials a URL's host alone (such as http://127.0.0.1:4317)"
 	case grpc:
 		return ""
-	case err != nil:
-		return "no URL (such as http://127.0.0.1:4318): the OTLP exporter would drop it"
+	}
+	return httpEndpointProblem(u)
+}
+
+// httpEndpointProblem says why the http/protobuf exporters would not send
+// to u, a URL whose port a dial takes, or "" if they would.
+func httpEndpointProblem(u *url.URL) string {
+	switch {
 	case u.Host == "":
 		return "a URL naming no host (such as http://127.0.0.1:4318): the OTLP exporter would have nowhere to send"
 	case u.Scheme != "http" && u.Scheme != "https":

@@ -7,7 +7,6 @@ import (
 	"context"
 	"net"
 	"testing"
-	"time"
 
 	"go.opentelemetry.io/contrib/exporters/autoexport"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
@@ -35,33 +34,15 @@ func TestAGRPCTargetTheExporterUsesIsNotRefused(t *testing.T) {
 	})
 
 	// The real exporter reaches the listener with this value.
-	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
-	defer cancel()
-	accepted := make(chan struct{})
-	go func() {
-		c, err := ln.Accept()
-		if err == nil {
-			close(accepted)
-			c.Close()
+	got := reached(t, ln, func(ctx context.Context) error {
+		exp, err := autoexport.NewSpanExporter(ctx)
+		if err != nil {
+			return err
 		}
-	}()
-	exp, err := autoexport.NewSpanExporter(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer exp.Shutdown(context.Background())
-	exportCtx, stop := context.WithCancel(ctx)
-	go func() {
-		select {
-		case <-accepted:
-		case <-ctx.Done():
-		}
-		stop()
-	}()
-	_ = exp.ExportSpans(exportCtx, []sdktrace.ReadOnlySpan{tracetest.SpanStub{Name: "s"}.Snapshot()})
-	select {
-	case <-accepted:
-	default:
+		defer exp.Shutdown(context.Background())
+		return exp.ExportSpans(ctx, []sdktrace.ReadOnlySpan{tracetest.SpanStub{Name: "s"}.Snapshot()})
+	})
+	if !got {
 		t.Fatalf("the gRPC exporter did not reach %s", endpoint)
 	}
 
