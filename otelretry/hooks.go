@@ -318,13 +318,14 @@ type StateCheck struct {
 	// readable; use method, URL and headers (for example an Idempotency-Key)
 	// to find the record. The attempt and operation id headers otelretry
 	// stamped on the write (WithAttemptHeader, WithOperationIDHeader) are
-	// left out: a lookup sent from it stamps its own. So are the trace
-	// context's fields (those WithPropagators' propagators name in their
-	// Fields, as the OpenTelemetry propagator API requires of them: a field
-	// a propagator injects without naming it stays): the lookup's client
-	// injects its own. A header a propagator names is left out whatever it
-	// is, but a header that holds the write's idempotency key: that one is
-	// kept, as the lookup may need it.
+	// left out: a lookup sent from it stamps its own; a header of that name
+	// the caller set, which otelretry never stamps over, stays. So are the
+	// trace context's fields (those WithPropagators' propagators name in
+	// their Fields, as the OpenTelemetry propagator API requires of them: a
+	// field a propagator injects without naming it stays): the lookup's
+	// client injects its own. A header a propagator names is left out
+	// whatever it is, but a header that holds the write's idempotency key:
+	// that one is kept, as the lookup may need it.
 	Request *http.Request
 	// Attempt is the number of the attempt whose outcome is unknown.
 	Attempt int
