@@ -815,9 +815,9 @@ func final(v verdict) bool {
 // latencySample is what an attempt of a race tells of its dependency's
 // time to response headers (see latencySketch): its own, when it was
 // answered; when it was cut once another attempt won (cut), that it took
-// at least its elapsed time, which tells something only when it ran past
-// the hedge delay (0: nothing); when it timed out past the delay, its
-// elapsed time.
+// at least its elapsed time, which tells something only when it ran to
+// the hedge delay or past it (0: nothing); when it timed out there, its
+// elapsed time; a failure of another kind tells nothing.
 func latencySample(o observation, view raceView) (took time.Duration, cut bool) {
 	took = o.end - o.start
 	switch {
