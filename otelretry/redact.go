@@ -26,10 +26,12 @@ import (
 // when a URL built by hand carries it in Opaque or in Host, a password
 // holding an @ included), every query value becomes REDACTED while the
 // keys and their order stay, so a reader can still see which parameters
-// were sent, and the fragment is dropped (a bare ? too). A nil URL
-// yields "". retryinspect displays URLs through the same sanitizer. It is
-// exported so that a service's own log lines about a request show its URL
-// exactly as the spans do.
+// were sent (a parameter without = is a key, kept as written: send a
+// token in a header, not as ?token; a ; is no separator, and what follows
+// it is part of the value), and the fragment is dropped (a bare ? too). A
+// nil URL yields "". retryinspect displays URLs through the same
+// sanitizer. It is exported so that a service's own log lines about a
+// request show its URL exactly as the spans do.
 func SanitizeURL(u *url.URL) string { return redact.URL(u) }
 
 // lastURL is the last URL a Transport's operations sanitized, with its

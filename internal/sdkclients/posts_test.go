@@ -59,3 +59,49 @@ func TestRepeatablePOSTsMarkTheirPathsOnly(t *testing.T) {
 		t.Errorf("the fetch under MaxAttempts 1 reached the server %d times; want 1", n)
 	}
 }
+
+// A redirect's hop is judged by the path the caller asked for: a marked
+// read that a 307 sends to another path is still the read (sent again
+// after its dropped connection), and a write that a 307 sends to a marked
+// path is still a write (its outcome unknown, not sent again). The layer
+// read each hop's own path: the read's hop was a write (a reviewer's find).
+func TestRepeatablePOSTsJudgeARedirectByThePathAsked(t *testing.T) {
+	s := newCountingServer(t, methodAndPath, func(_ string, n int, w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/r.git/git-upload-pack":
+			w.Header().Set("Location", "/mirror/upload")
+			w.WriteHeader(http.StatusTemporaryRedirect)
+		case "/r.git/git-receive-pack":
+			w.Header().Set("Location", "/mirror/git-upload-pack")
+			w.WriteHeader(http.StatusTemporaryRedirect)
+		default:
+			if n == 1 {
+				drop(w)
+				return
+			}
+			w.Write([]byte("ok"))
+		}
+	})
+	client := &http.Client{Transport: repeatablePOSTs{testTransport(otelretry.WithoutBudget()), []string{"/git-upload-pack"}}}
+	post := func(path string) error {
+		req, _ := http.NewRequestWithContext(t.Context(), http.MethodPost, s.URL+path, strings.NewReader("0032want 0123456789abcdef\n"))
+		resp, err := client.Do(req)
+		if err == nil {
+			resp.Body.Close()
+		}
+		return err
+	}
+
+	if err := post("/r.git/git-upload-pack"); err != nil {
+		t.Errorf("a marked read redirected by 307, its next hop dropped: %v; want it sent again", err)
+	}
+	if n := s.executed("POST /mirror/upload"); n != 2 {
+		t.Errorf("the redirected read reached its new path %d times; want 2", n)
+	}
+	if err := post("/r.git/git-receive-pack"); !errors.Is(err, otelretry.ErrOutcomeUnknown) {
+		t.Errorf("a write redirected by 307 to a marked path, its next hop dropped: %v; want its outcome unknown", err)
+	}
+	if n := s.executed("POST /mirror/git-upload-pack"); n != 1 {
+		t.Errorf("the redirected write reached its new path %d times; want 1", n)
+	}
+}

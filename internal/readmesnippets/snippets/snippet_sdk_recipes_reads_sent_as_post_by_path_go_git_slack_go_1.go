@@ -13,16 +13,22 @@ import (
 
 // repeatablePOSTs marks the POSTs whose path ends in one of suffixes
 // ("/git-upload-pack", "/conversations.info") as reads otelretry may
-// repeat; every other request passes as it came.
+// repeat; every other request passes as it came. A redirect's hop is
+// judged by the path the caller asked for: a 307 keeps the method and the
+// body, so a read stays a read, and a write a write, wherever it is sent.
 type repeatablePOSTs struct {
 	next     http.RoundTripper
 	suffixes []string
 }
 
 func (r repeatablePOSTs) RoundTrip(req *http.Request) (*http.Response, error) {
+	asked := req
+	for asked.Response != nil && asked.Response.Request != nil { // http.Client's redirect hops
+		asked = asked.Response.Request
+	}
 	if req.Method == http.MethodPost {
 		for _, suffix := range r.suffixes {
-			if strings.HasSuffix(req.URL.Path, suffix) {
+			if strings.HasSuffix(asked.URL.Path, suffix) {
 				in := otelretry.CallIntent(req.Context()) // the caller's, kept
 				in.Repeatable = true
 				return r.next.RoundTrip(req.WithContext(otelretry.WithIntent(req.Context(), in)))
