@@ -627,7 +627,9 @@ func (e *raceEnd) panic(m raceMsg) {
 // admitHedge decides on a hedge at now (phaseHedge), made where the
 // operation stands at at: decide, then the admission, which takes a budget
 // token (the loan it returns) and a hedge from the dependency's rate for a
-// hedge it admits, and gives them back if the decision still refuses it.
+// hedge it admits, and gives them back if the decision still refuses it: a
+// guard only, as decide is pure and its input a snapshot, so a hedge the
+// admission admitted is one the second decision lets go.
 func (r *race) admitHedge(now time.Duration, at *progress) (verdict, budgetLoan) {
 	in := r.owner.inputAt(phaseHedge, now, at).hedging(r.hedging.MaxHedges - r.tried)
 	v := decide(in)
