@@ -119,17 +119,12 @@ func connectionClosed(err error) (closed bool) {
 
 // streamErrorAt reads err itself, not its chain, as errors.As would at
 // one step: either stream error's type, or an As method that gives one.
+// err is never a nil, typed or not: errtree.Walk visits none.
 func streamErrorAt(err error) (code http3.ErrCode, remote, ok bool) {
 	switch e := err.(type) {
 	case *http3.Error:
-		if e == nil {
-			return 0, false, false // a typed nil says nothing: read on
-		}
 		return e.ErrorCode, e.Remote, true
 	case *quic.StreamError:
-		if e == nil {
-			return 0, false, false
-		}
 		return http3.ErrCode(e.ErrorCode), e.Remote, true
 	}
 	if as, ok := err.(interface{ As(any) bool }); ok {
