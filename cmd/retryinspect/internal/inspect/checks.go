@@ -280,9 +280,6 @@ func keyValueOf(g *group) string {
 	return v.Text()
 }
 
-// foundNotApplied reports whether g's last state check found its write not
-// applied and no attempt followed it: the operation failed with its
-// outcome known, so a layer above that sends it again repeats nothing.
 // checkAnswerUnknown reports whether, from log records (no state check),
 // an operation that ended with its last attempt's check_state leaves its
 // check's answer untold: the caller gave up, or its deadline passed,
@@ -294,6 +291,9 @@ func checkAnswerUnknown(g *group) bool {
 		(g.op.Outcome == string(attrs.OutcomeCanceled) || g.op.Outcome == string(attrs.OutcomeDeadlineExceeded))
 }
 
+// foundNotApplied reports whether g's last state check found its write not
+// applied and no attempt followed it: the operation failed with its
+// outcome known, so a layer above that sends it again repeats nothing.
 // From log records, which have no state check, that is an operation that
 // ended max_attempts, stop, budget_exhausted or throttled after its last
 // attempt decided check_state (the resend a not_applied allows, refused
