@@ -36,7 +36,7 @@ import (
 type Hedging struct {
 	// Delay is how long an attempt may go without its response headers
 	// before its hedge is sent. With Adaptive, it is the delay until the
-	// dependency was observed enough, used as given (not kept between
+	// dependency was observed enough (20 answers), used as given (not kept between
 	// MinDelay and MaxDelay); when 0, the delay until then is the longest
 	// answer seen so far (MaxDelay before the first answer).
 	Delay time.Duration
