@@ -3,7 +3,8 @@
 // module zips and a file-system module proxy (golang.org/x/mod), the
 // API compatibility check (golang.org/x/exp/apidiff), and CHANGELOG.md
 // read as CommonMark (github.com/yuin/goldmark). Kept apart from the
-// library's go.mod on purpose; not published.
+// library's go.mod on purpose, and out of go.work (run its tests with
+// GOWORK=off, as scripts/test.sh does); not published.
 module github.com/otelretry/otelretry-go/tools/release
 
 go 1.26.0

@@ -216,8 +216,8 @@ func buildOverview(r *inspect.Report, all []*dependency, anchorOf map[int]string
 }
 
 // drawnDependencies are the dependencies of all with an operation that
-// has a start time, the busiest first, and the first start and the last
-// end of their operations.
+// has a start time, the busiest first (the most attempts, then the most
+// operations), and the first start and the last end of their operations.
 func drawnDependencies(all []*dependency) (deps []*dependency, t0, t1 time.Time) {
 	for _, d := range all {
 		if len(d.ivs) > 0 {

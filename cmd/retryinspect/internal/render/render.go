@@ -119,7 +119,9 @@ func Attempts(w io.Writer, op *inspect.Operation, indent string) error {
 }
 
 // attemptRows lays out the table of an operation's attempts, header
-// first, with its state checks between the attempts they separate. The
+// first, with its state checks between the attempts they separate (a
+// check that starts at an attempt's instant before it, as on the
+// timeline). The
 // REASON column appears when an attempt records retry.reason, the HEDGE
 // column when an attempt is a hedge or was hedged (see hedgeText). The
 // cells are not escaped yet.
