@@ -69,6 +69,9 @@ type Operation struct {
 
 // Recorder records operations and attempts on the seven instruments. It is
 // safe for concurrent use. The zero value is not usable; call NewRecorder.
+// Each Record method records in the context it is given, so that an
+// exemplar points at the span that context carries (the transport gives
+// the operation span's; see docs/stack.md).
 type Recorder struct {
 	// off: the meter is nil or the no-op one (metric/noop), so every
 	// instrument is a no-op and recording is skipped outright.
