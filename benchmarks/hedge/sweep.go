@@ -424,7 +424,8 @@ func repetitionsOf(r *report) []int {
 }
 
 // judgeAt judges one family against one peer in one phase at extra load x,
-// from the repetitions whose curves of both reach x.
+// from the repetitions whose curves of both reach x and whose peer's p99.9
+// there is above zero (a ratio needs it; Reps counts only those).
 func judgeAt(byRep [][]curve, phase, family, peer string, x float64) (judgedLoad, bool) {
 	var own, theirs []float64
 	for _, cs := range byRep {
