@@ -77,6 +77,15 @@ func TestARefusalFromTheRequestsBodyIsNoProof(t *testing.T) {
 			if !errors.Is(err, otelretry.ErrOutcomeUnknown) {
 				t.Errorf("err = %v; want ErrOutcomeUnknown", err)
 			}
+			// The poll above stops at the first stream: a resend's second
+			// may come after it. otelretry's own count of attempts says
+			// whether it resent, whenever the server sees it.
+			var e *otelretry.Error
+			if !errors.As(err, &e) {
+				t.Errorf("err = %v (%T); want an *otelretry.Error", err, err)
+			} else if e.Attempts != 1 {
+				t.Errorf("%d attempts; want 1: a POST whose own body broke was resent", e.Attempts)
+			}
 		})
 	}
 }

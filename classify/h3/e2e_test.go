@@ -8,6 +8,7 @@ import (
 	"crypto/tls"
 	"errors"
 	"net/http"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -165,20 +166,29 @@ func TestRetryAbortAfterReading(t *testing.T) {
 // as net/http does, so a POST whose connection is still being dialled when
 // the attempt timeout cuts it wrote nothing and is proven unsent: it is
 // retried (reason not_processed), and the server processes it once. The
-// dial is shared by the attempts and ends at 500 ms; the attempts cut
-// before it at 200 ms each are all unsent.
+// dial is shared by the attempts; it is held until the first attempt was
+// cut and the second has begun, so the cut always comes before GotConn
+// and the second attempt has its whole timeout for the handshake and the
+// POST (no sleep decides where the dial ends: under load a dial ending
+// late in an attempt made the POST cut after its write, or, past the
+// default budget's two retries, budget_exhausted).
 func TestACutWhileQUICDialsIsNotAnUnknownWrite(t *testing.T) {
 	cert, pool := newCert(t)
 	srv := startH3(t, cert, always(process))
 	base := newClient(t, pool)
+	second := make(chan struct{})
+	var once sync.Once
+	release := func() { once.Do(func() { close(second) }) }
+	t.Cleanup(release) // before the client's Close: a failed test's dial ends too
 	var dials atomic.Int32
 	base.Dial = func(ctx context.Context, addr string, tlsCfg *tls.Config, cfg *quic.Config) (*quic.Conn, error) {
 		if dials.Add(1) == 1 {
-			time.Sleep(500 * time.Millisecond) // a slow handshake, shared by every attempt
+			<-second // a slow handshake, shared by every attempt
 		}
 		return quic.DialAddrEarly(ctx, addr, tlsCfg, cfg)
 	}
-	rt, rec := retrying(t, base, otelretry.WithMaxAttempts(6), otelretry.WithAttemptTimeout(200*time.Millisecond))
+	sends := &countingSends{rt: base, onSecond: release}
+	rt, rec := retrying(t, sends, otelretry.WithAttemptTimeout(time.Second))
 	resp, err := rt.RoundTrip(post(t, srv.url()))
 	if err != nil {
 		t.Fatalf("err = %v: a POST cut before its connection was not retried", err)
@@ -190,10 +200,25 @@ func TestACutWhileQUICDialsIsNotAnUnknownWrite(t *testing.T) {
 		t.Errorf("server processed %d POSTs, want 1", p)
 	}
 	a := spantest.Attempts(rec.Ended())
-	if len(a) < 2 {
-		t.Fatalf("%d attempts: the POST was not cut while its connection was dialled", len(a))
+	if len(a) != 2 || sends.n.Load() != 2 {
+		t.Fatalf("%d attempts, %d sends; want 2: the first cut while its connection was dialled", len(a), sends.n.Load())
 	}
 	spancheck.AssertAttr(t, a[0], attrs.DecisionKey, string(attrs.DecisionRetry))
 	spancheck.AssertAttr(t, a[0], attrs.ReasonKey, string(attrs.ReasonNotProcessed))
-	spancheck.AssertAnswered(t, a[len(a)-1])
+	spancheck.AssertAnswered(t, a[1])
+}
+
+// countingSends passes each request to rt and calls onSecond when the
+// second one starts.
+type countingSends struct {
+	rt       http.RoundTripper
+	n        atomic.Int32
+	onSecond func()
+}
+
+func (c *countingSends) RoundTrip(r *http.Request) (*http.Response, error) {
+	if c.n.Add(1) == 2 {
+		c.onSecond()
+	}
+	return c.rt.RoundTrip(r)
 }
