@@ -168,29 +168,18 @@ func printedForms(u *url.URL) []string {
 }
 
 // spelledSecrets are what of u an error may repeat in a spelling other
-// than the URL's: its userinfo's password and user name, its query
-// (replaced by its sanitized form), its fragment after its '#' escaped,
-// and the
+// than the URL's: its userinfo's password and user name, those of a
+// target URL's userinfo in its path (a proxy's), its query (replaced by
+// its sanitized form), its fragment after its '#' escaped, and the
 // fragment and each value of either of minCredentialPart bytes or more
 // alone.
 func spelledSecrets(u *url.URL) []redact.Replacement {
 	var rs []redact.Replacement
 	if u.User != nil {
-		if p, ok := u.User.Password(); ok {
-			rs = append(rs, redact.Replacement{Of: p, With: attrs.Redacted})
-		}
-		// A user name alone from minCredentialPart bytes, as a query's
-		// value: a token is long, and a short name ("api", "git", "u")
-		// is a word of the text ("lookup api.example.test", "refused"),
-		// not a secret; it goes only with the userinfo, as url.Userinfo
-		// prints it ("alice:pw", "alice") before an '@' or with its
-		// password, and in a URL (printedForms).
 		name := u.User.Username()
-		if len(name) >= minCredentialPart {
-			rs = append(rs, redact.Replacement{Of: name, With: attrs.Redacted})
-		}
-		rs = append(rs, redact.Replacement{Of: u.User.String() + "@", With: attrs.Redacted + ":" + attrs.Redacted + "@"})
 		p, ok := u.User.Password()
+		rs = userinfoPartsAlone(rs, name, p, ok)
+		rs = append(rs, redact.Replacement{Of: u.User.String() + "@", With: attrs.Redacted + ":" + attrs.Redacted + "@"})
 		if ok {
 			rs = append(rs, redact.Replacement{Of: u.User.String(), With: attrs.Redacted + ":" + attrs.Redacted})
 		}
@@ -201,6 +190,12 @@ func spelledSecrets(u *url.URL) []redact.Replacement {
 		if basic := base64.StdEncoding.EncodeToString([]byte(name + ":" + p)); len(basic) >= minCredentialPart {
 			rs = append(rs, redact.Replacement{Of: basic, With: attrs.Redacted})
 		}
+	}
+	// A target URL's userinfo in the path goes whole where an '@' follows
+	// it (see sanitizeKnownText), and its parts alone as the request's own.
+	for _, userinfo := range redact.EmbeddedUserinfos(u.Path) {
+		name, p, ok := strings.Cut(userinfo, ":")
+		rs = userinfoPartsAlone(rs, name, p, ok)
 	}
 	frag := u.EscapedFragment()
 	if u.RawQuery != "" {
@@ -221,6 +216,23 @@ func spelledSecrets(u *url.URL) []redact.Replacement {
 				rs = append(rs, redact.Replacement{Of: v, With: attrs.Redacted})
 			}
 		}
+	}
+	return rs
+}
+
+// userinfoPartsAlone appends to rs a userinfo's password alone, at any
+// length, and its user name alone from minCredentialPart bytes, as a
+// query's value: a token is long, and a short name ("api", "git", "u") is
+// a word of the text ("lookup api.example.test", "refused"), not a
+// secret; it goes only with the userinfo, as url.Userinfo prints it
+// ("alice:pw", "alice") before an '@' or with its password, and in a URL
+// (printedForms).
+func userinfoPartsAlone(rs []redact.Replacement, name, password string, hasPassword bool) []redact.Replacement {
+	if hasPassword && password != "" {
+		rs = append(rs, redact.Replacement{Of: password, With: attrs.Redacted})
+	}
+	if len(name) >= minCredentialPart {
+		rs = append(rs, redact.Replacement{Of: name, With: attrs.Redacted})
 	}
 	return rs
 }
