@@ -153,7 +153,10 @@ func protocolsOf(base http.RoundTripper) protocols {
 	// net/http speaks prior-knowledge HTTP/2 on every connection without a
 	// TLS state (any URL's, a dialer's connection that is not a *tls.Conn
 	// included) when it is configured for unencrypted HTTP/2 and not for
-	// HTTP/1; and no HTTP/2 at all only when configured for neither kind.
+	// HTTP/1; and no HTTP/2 at all only when configured for neither kind
+	// (so one configured for HTTP/1 and unencrypted HTTP/2 alone may speak
+	// HTTP/2 to an https host for all this says: the safe side for a
+	// resend, see mayGoOverHTTP2).
 	p := ht.Protocols
 	return protocols{known: true, h2c: p.UnencryptedHTTP2() && !p.HTTP1(), h1Only: !p.HTTP2() && !p.UnencryptedHTTP2()}
 }
