@@ -120,9 +120,10 @@ func redirect(status int) bool {
 
 // answerToRead reports whether a success with status is an answer whose
 // body the caller reads (a 2xx), not a redirect http.Client drains and
-// follows, nor a 101's connection. A 3xx it does not follow (300, 304) is
-// no such answer either: its broken body lets its key go, as any
-// failure's (docs/decisions.md).
+// follows, nor a 101's connection. A 3xx it does not follow (300, 304)
+// is no such answer: it stays a success the caller got, its key let go
+// even when its body breaks (only a 2xx whose body broke is no success:
+// docs/decisions.md).
 func answerToRead(status int) bool { return status >= 200 && status < 300 }
 
 // sendAgain reports whether a redirect with status asks for the request
