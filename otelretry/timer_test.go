@@ -156,21 +156,25 @@ func TestPhasesReportedAfterTheAnswerChangeNothing(t *testing.T) {
 }
 
 // The attempt timeout cuts only what the policy could retry. A create that
-// takes 400ms (a chat completion) under a 100ms attempt timeout and a 5s
+// takes 1s (a chat completion) under a 250ms attempt timeout and a 5s
 // deadline is answered, once; a read as slow is cut and retried; and a
 // read's own Intent.AttemptTimeout replaces the Transport's.
 func TestAttemptTimeoutCutsOnlyWhatCouldBeRetried(t *testing.T) {
-	var calls atomic.Int32
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		io.Copy(io.Discard, r.Body)
-		calls.Add(1)
-		select {
-		case <-time.After(400 * time.Millisecond):
-			io.WriteString(w, "done")
-		case <-r.Context().Done():
-		}
-	}))
-	defer srv.Close()
+	// Each case has a server of its own, closed before the calls are
+	// counted: Close waits for every handler, so a request that reached
+	// the server late on a loaded machine is counted in its own case, not
+	// missed there and counted in the next one.
+	newServer := func(calls *atomic.Int32) *httptest.Server {
+		return httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			calls.Add(1)
+			io.Copy(io.Discard, r.Body)
+			select {
+			case <-time.After(time.Second):
+				io.WriteString(w, "done")
+			case <-r.Context().Done():
+			}
+		}))
+	}
 	cases := []struct {
 		name      string
 		method    string
@@ -185,10 +189,12 @@ func TestAttemptTimeoutCutsOnlyWhatCouldBeRetried(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			calls.Store(0)
+			var calls atomic.Int32
+			srv := newServer(&calls)
+			defer srv.Close()
 			base := srv.Client().Transport.(*http.Transport).Clone()
 			defer base.CloseIdleConnections()
-			client := &http.Client{Transport: otelretry.NewTransport(base, otelretry.WithAttemptTimeout(100*time.Millisecond),
+			client := &http.Client{Transport: otelretry.NewTransport(base, otelretry.WithAttemptTimeout(250*time.Millisecond),
 				otelretry.WithDeadline(5*time.Second), otelretry.WithMaxAttempts(2), otelretry.WithBackoff(otelretry.ConstantBackoff(time.Millisecond)))}
 			ctx := otelretry.WithIntent(t.Context(), tc.intent)
 			req, _ := http.NewRequestWithContext(ctx, tc.method, srv.URL+"/v1/chat/completions", strings.NewReader("{}"))
@@ -199,6 +205,8 @@ func TestAttemptTimeoutCutsOnlyWhatCouldBeRetried(t *testing.T) {
 			if (err == nil) != tc.wantOK {
 				t.Errorf("err = %v, want success %v", err, tc.wantOK)
 			}
+			base.CloseIdleConnections()
+			srv.Close() // waits for the handlers: every request that reached the server is counted
 			if got := calls.Load(); got != tc.wantCalls {
 				t.Errorf("the server executed %d calls, want %d", got, tc.wantCalls)
 			}
