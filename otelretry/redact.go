@@ -192,10 +192,16 @@ func spelledSecrets(u *url.URL) []redact.Replacement {
 		}
 	}
 	// A target URL's userinfo in the path goes whole where an '@' follows
-	// it (see sanitizeKnownText), and its parts alone as the request's own.
-	for _, userinfo := range redact.EmbeddedUserinfos(u.Path) {
-		name, p, ok := strings.Cut(userinfo, ":")
-		rs = userinfoPartsAlone(rs, name, p, ok)
+	// it (see sanitizeKnownText), and its parts alone as the request's own:
+	// read from the path as sent, where an escaped ':', '?' or '#' of a
+	// part is still escaped, and only what a URL parser reads as a
+	// userinfo ("/img/w:s@2x" is none: its "s" would take a letter out of
+	// every word).
+	for _, userinfo := range redact.EmbeddedUserinfos(u.EscapedPath()) {
+		if t, err := url.Parse("http://" + userinfo + "@h.invalid/"); err == nil && t.User != nil && t.Host == "h.invalid" {
+			p, ok := t.User.Password()
+			rs = userinfoPartsAlone(rs, t.User.Username(), p, ok)
+		}
 	}
 	frag := u.EscapedFragment()
 	if u.RawQuery != "" {

@@ -68,7 +68,10 @@ func URL(u *url.URL) string {
 	if at := strings.LastIndexByte(u.Host, '@'); at >= 0 {
 		clean.Host = credentials + u.Host[at:]
 	}
-	if EmbeddedUserinfo(u.Path) { // decoded once: no decoding for a path escaped once without a target URL
+	// Decoded once: no decoding for a path escaped once without a target
+	// URL; as sent too where a part of the userinfo holds an escaped '?'
+	// or '#', which decoded would end it before its '@'.
+	if EmbeddedUserinfo(u.Path) || embedsUserinfo(u.Path) && EmbeddedUserinfo(u.EscapedPath()) {
 		sent := u.EscapedPath()
 		// A proxy's path that holds its target URL, written plain or
 		// escaped (once or more, in any spelling): redacted on the path as
