@@ -69,9 +69,10 @@ func URL(u *url.URL) string {
 		clean.Host = credentials + u.Host[at:]
 	}
 	// Decoded once: no decoding for a path escaped once without a target
-	// URL; as sent too where a part of the userinfo holds an escaped '?'
-	// or '#', which decoded would end it before its '@'.
-	if EmbeddedUserinfo(u.Path) || embedsUserinfo(u.Path) && EmbeddedUserinfo(u.EscapedPath()) {
+	// URL; as sent too where a target's authority holds an '@' there (a
+	// password with an escaped '?' or '#', which decoded would end the
+	// userinfo before its '@').
+	if EmbeddedUserinfo(u.Path) || embedsUserinfo(u.Path) && authorityHoldsAt(u.EscapedPath()) {
 		sent := u.EscapedPath()
 		// A proxy's path that holds its target URL, written plain or
 		// escaped (once or more, in any spelling): redacted on the path as
@@ -149,6 +150,24 @@ func unhex(c byte) byte {
 // ("/fetch/https://u:pw@h/x"), which embeddedUserinfos redacts.
 func embedsUserinfo(path string) bool {
 	return strings.Contains(path, "://") && strings.IndexByte(path, '@') >= 0
+}
+
+// authorityHoldsAt reports whether a "://" in path is followed by an
+// authority (up to its first '/', '?' or '#', as written) that holds an
+// '@': a target URL's userinfo as a URL parser reads the path as sent,
+// and nothing else ("h.test/x%3Fa:b@c" has none).
+func authorityHoldsAt(path string) bool {
+	for i := strings.Index(path, "://"); i >= 0; i = strings.Index(path, "://") {
+		path = path[i+len("://"):]
+		end := strings.IndexAny(path, "/?#")
+		if end < 0 {
+			end = len(path)
+		}
+		if strings.IndexByte(path[:end], '@') >= 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // EmbeddedUserinfo reports whether path holds a URL with a userinfo after
