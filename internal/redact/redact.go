@@ -90,7 +90,9 @@ func URL(u *url.URL) string {
 // Changes reports whether URL(u) may differ from what u's String method
 // writes once u.User is removed, which is what otelhttp records as url.full.
 // When it reports false the two are equal, so a recorder can keep
-// otelhttp's value without sanitizing it again.
+// otelhttp's value without sanitizing it again. It reads u.Path, decoded
+// once already, so decodedPath's three decodings reach as deep as
+// EmbeddedUserinfos' four on the path as sent, which URL redacts.
 func Changes(u *url.URL) bool {
 	if u == nil {
 		return false
