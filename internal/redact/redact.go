@@ -13,7 +13,10 @@
 // so does a host with a port before a path holding an '@':
 // h:8443/users/a@b), where an IPv6 host precedes such a path, or where a
 // reference without a host holds an '@': the text's reading errs toward
-// redacting, and may take that part for a userinfo.
+// redacting, and may take that part for a userinfo. So does URL's own
+// reading of a proxy's target URL in a path: a ':' before an '@' in the
+// target's path ("/fetch/https://h/img/w:s@2x.png") is taken for a
+// userinfo that holds a '/', and the target's host goes with it.
 //
 // It uses the standard library only, so that the library's dependencies
 // stay those of OpenTelemetry.
@@ -156,8 +159,10 @@ func embedsUserinfo(path string) bool {
 
 // authorityHoldsAt reports whether a "://" in path is followed by an
 // authority (up to its first '/', '?' or '#', as written) that holds an
-// '@': a target URL's userinfo as a URL parser reads the path as sent,
-// and nothing else ("h.test/x%3Fa:b@c" has none).
+// '@': a target URL's userinfo as a URL parser reads the path as sent
+// ("h.test/x%3Fa:b@c" has none). It answers for the whole path: where
+// one target has such a userinfo, URL reads every target of the path as
+// sent, toward redacting (see the package doc).
 func authorityHoldsAt(path string) bool {
 	for i := strings.Index(path, "://"); i >= 0; i = strings.Index(path, "://") {
 		path = path[i+len("://"):]
