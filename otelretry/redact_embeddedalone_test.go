@@ -42,6 +42,12 @@ func (l *lockedLogBuffer) String() string {
 // attributes and event attributes, and the log records.
 func everyTelemetryText(t *testing.T, raw string, mkErr func(*http.Request) error) string {
 	t.Helper()
+	return telemetryTextOf(t, raw, nil, mkErr)
+}
+
+// telemetryTextOf is everyTelemetryText of a GET that carries the headers h.
+func telemetryTextOf(t *testing.T, raw string, h http.Header, mkErr func(*http.Request) error) string {
+	t.Helper()
 	rec := tracetest.NewSpanRecorder()
 	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
 	var logs lockedLogBuffer
@@ -51,6 +57,9 @@ func everyTelemetryText(t *testing.T, raw string, mkErr func(*http.Request) erro
 	req, err := http.NewRequestWithContext(t.Context(), http.MethodGet, raw, nil)
 	if err != nil {
 		t.Fatal(err)
+	}
+	for k, vs := range h {
+		req.Header[k] = vs
 	}
 	_, err = tr.RoundTrip(req)
 	if err == nil {

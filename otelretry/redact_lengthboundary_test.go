@@ -9,41 +9,13 @@ import (
 	"net/http"
 	"strings"
 	"testing"
-
-	"github.com/otelretry/otelretry-go/otelretry"
 )
 
-// boundaryTexts sends one GET of raw with headers h through NewTransport
-// over a base that fails with msg (fmt's %s of it, wrapping io.EOF), and
-// returns Error() and every ended span's status text and attributes.
+// boundaryTexts is telemetryTextOf a GET of raw with headers h over a base
+// that fails with msg (fmt's %s of it, wrapping io.EOF).
 func boundaryTexts(t *testing.T, raw string, h http.Header, msg string) string {
 	t.Helper()
-	hs := newHarness(t, nil)
-	rt := otelretry.NewTransport(roundTripFunc(func(*http.Request) (*http.Response, error) {
-		return nil, fmt.Errorf("%s: %w", msg, io.EOF)
-	}), otelretry.WithTracerProvider(hs.tp), otelretry.WithMaxAttempts(1))
-	req := get(t, t.Context(), raw)
-	for k, vs := range h {
-		req.Header[k] = vs
-	}
-	_, err := rt.RoundTrip(req)
-	if err == nil {
-		t.Fatal("want an error")
-	}
-	var b strings.Builder
-	fmt.Fprintf(&b, "Error(): %s\n", err.Error())
-	for _, s := range hs.ended() {
-		fmt.Fprintf(&b, "span %s status: %s\n", s.Name(), s.Status().Description)
-		for _, kv := range s.Attributes() {
-			fmt.Fprintf(&b, "  %s=%s\n", kv.Key, kv.Value.Emit())
-		}
-		for _, ev := range s.Events() {
-			for _, kv := range ev.Attributes {
-				fmt.Fprintf(&b, "  event %s %s=%s\n", ev.Name, kv.Key, kv.Value.Emit())
-			}
-		}
-	}
-	return b.String()
+	return telemetryTextOf(t, raw, h, func(*http.Request) error { return fmt.Errorf("%s: %w", msg, io.EOF) })
 }
 
 // The secrets of a request at exactly the length from which the docs say
