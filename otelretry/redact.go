@@ -178,7 +178,7 @@ func spelledSecrets(u *url.URL) []redact.Replacement {
 	if u.User != nil {
 		name := u.User.Username()
 		p, ok := u.User.Password()
-		rs = userinfoPartsAlone(rs, name, p, ok)
+		rs = userinfoPartsAlone(rs, name, p, 1)
 		rs = append(rs, redact.Replacement{Of: u.User.String() + "@", With: attrs.Redacted + ":" + attrs.Redacted + "@"})
 		if ok {
 			rs = append(rs, redact.Replacement{Of: u.User.String(), With: attrs.Redacted + ":" + attrs.Redacted})
@@ -192,16 +192,14 @@ func spelledSecrets(u *url.URL) []redact.Replacement {
 		}
 	}
 	// A target URL's userinfo in the path goes whole where an '@' follows
-	// it (see sanitizeKnownText), and its parts alone as the request's own:
-	// read from the path as sent, where an escaped ':', '?' or '#' of a
-	// part is still escaped, and only what a URL parser reads as a
-	// userinfo ("/img/w:s@2x" is none: its "s" would take a letter out of
-	// every word).
-	for _, userinfo := range redact.EmbeddedUserinfos(u.EscapedPath()) {
-		if t, err := url.Parse("http://" + userinfo + "@h.invalid/"); err == nil && t.User != nil && t.Host == "h.invalid" {
-			p, ok := t.User.Password()
-			rs = userinfoPartsAlone(rs, t.User.Username(), p, ok)
-		}
+	// it (see sanitizeKnownText), and its parts alone from
+	// minCredentialPart bytes each: read by a URL parser from the path as
+	// sent and its decodings, a part may be read split otherwise too (a
+	// name's escaped ':' decoded), and a short one taken out alone would
+	// take letters out of the text's words.
+	for _, userinfo := range redact.TargetUserinfos(u.EscapedPath()) {
+		p, _ := userinfo.Password()
+		rs = userinfoPartsAlone(rs, userinfo.Username(), p, minCredentialPart)
 	}
 	frag := u.EscapedFragment()
 	if u.RawQuery != "" {
@@ -226,15 +224,16 @@ func spelledSecrets(u *url.URL) []redact.Replacement {
 	return rs
 }
 
-// userinfoPartsAlone appends to rs a userinfo's password alone, at any
-// length, and its user name alone from minCredentialPart bytes, as a
+// userinfoPartsAlone appends to rs a userinfo's password alone from
+// minPassword bytes (1 for the request's own: any), and its user name
+// alone from minCredentialPart bytes, as a
 // query's value: a token is long, and a short name ("api", "git", "u") is
 // a word of the text ("lookup api.example.test", "refused"), not a
 // secret; it goes only with the userinfo, as url.Userinfo prints it
 // ("alice:pw", "alice") before an '@' or with its password, and in a URL
 // (printedForms).
-func userinfoPartsAlone(rs []redact.Replacement, name, password string, hasPassword bool) []redact.Replacement {
-	if hasPassword && password != "" {
+func userinfoPartsAlone(rs []redact.Replacement, name, password string, minPassword int) []redact.Replacement {
+	if password != "" && len(password) >= minPassword {
 		rs = append(rs, redact.Replacement{Of: password, With: attrs.Redacted})
 	}
 	if len(name) >= minCredentialPart {

@@ -99,8 +99,8 @@ type Mismatch struct {
 
 // Check compares key with the peer net/http dials, pairwise over URLs of
 // one scheme (the key leaves the scheme out), and returns where they
-// disagree, at most limit of them (one for each pair of keys: a key that
-// merges every peer gives one), and the number of URLs compared.
+// disagree, at most limit of them (one for each ordered pair of keys: a
+// key that merges every peer gives one), and the number of URLs compared.
 func Check(urls []*url.URL, key func(*url.URL) string, limit int) (mismatches []Mismatch, compared int) {
 	type row struct{ scheme, u, peer, key string }
 	var rows []row

@@ -157,24 +157,58 @@ func embedsUserinfo(path string) bool {
 	return strings.Contains(path, "://") && strings.IndexByte(path, '@') >= 0
 }
 
-// authorityHoldsAt reports whether a "://" in path is followed by an
-// authority (up to its first '/', '?' or '#', as written) that holds an
-// '@': a target URL's userinfo as a URL parser reads the path as sent
-// ("h.test/x%3Fa:b@c" has none). It answers for the whole path: where
-// one target has such a userinfo, URL reads every target of the path as
-// sent, toward redacting (see the package doc).
-func authorityHoldsAt(path string) bool {
+// targetAuthorities calls f with the authority of each target URL that
+// path holds as written, as a URL parser reads one: the text after a
+// "://" up to its first '/', '?' or '#', until f returns false.
+func targetAuthorities(path string, f func(authority string) bool) {
 	for i := strings.Index(path, "://"); i >= 0; i = strings.Index(path, "://") {
 		path = path[i+len("://"):]
 		end := strings.IndexAny(path, "/?#")
 		if end < 0 {
 			end = len(path)
 		}
-		if strings.IndexByte(path[:end], '@') >= 0 {
-			return true
+		if !f(path[:end]) {
+			return
 		}
 	}
-	return false
+}
+
+// authorityHoldsAt reports whether a target URL's authority in path, as
+// written, holds an '@' ("h.test/x%3Fa:b@c" has none). It answers for the
+// whole path: where one target has such a userinfo, URL reads every target
+// of the path as sent, toward redacting (see the package doc).
+func authorityHoldsAt(path string) bool {
+	found := false
+	targetAuthorities(path, func(authority string) bool {
+		found = strings.IndexByte(authority, '@') >= 0
+		return !found
+	})
+	return found
+}
+
+// TargetUserinfos returns the userinfo of each target URL in path as a
+// URL parser reads it (see targetAuthorities), in the path as written and
+// unescaped up to four times, as EmbeddedUserinfos reads it: a target
+// escaped whole is read once its "://" shows. A deeper reading of one
+// already read may split it otherwise (a name's escaped ':' decoded).
+func TargetUserinfos(path string) []*url.Userinfo {
+	var found []*url.Userinfo
+	for range 5 {
+		targetAuthorities(path, func(authority string) bool {
+			if strings.IndexByte(authority, '@') >= 0 {
+				if t, err := url.Parse("http://" + authority + "/"); err == nil && t.User != nil {
+					found = append(found, t.User)
+				}
+			}
+			return true
+		})
+		next := unescapeLenient(path)
+		if next == path {
+			break
+		}
+		path = next
+	}
+	return found
 }
 
 // EmbeddedUserinfo reports whether path holds a URL with a userinfo after
