@@ -187,17 +187,23 @@ func authorityHoldsAt(path string) bool {
 }
 
 // TargetUserinfos returns the userinfo of each target URL in path as a
-// URL parser reads it (see targetAuthorities), in the path as written and
-// unescaped up to four times, as EmbeddedUserinfos reads it: a target
-// escaped whole is read once its "://" shows. A deeper reading of one
-// already read may split it otherwise (a name's escaped ':' decoded).
+// URL parser reads it (see targetAuthorities): what comes before the
+// authority's last '@', split at its first ':', each part unescaped (an
+// invalid escape kept as written). It takes any byte a server may accept
+// there, where net/url refuses some ('[' and ']'). It reads the path as
+// written and unescaped up to four times, as EmbeddedUserinfos reads it: a
+// target escaped whole is read once its "://" shows. A deeper reading of
+// one already read may split it otherwise (a name's escaped ':' decoded).
 func TargetUserinfos(path string) []*url.Userinfo {
 	var found []*url.Userinfo
 	for range 5 {
 		targetAuthorities(path, func(authority string) bool {
-			if strings.IndexByte(authority, '@') >= 0 {
-				if t, err := url.Parse("http://" + authority + "/"); err == nil && t.User != nil {
-					found = append(found, t.User)
+			if at := strings.LastIndexByte(authority, '@'); at >= 0 {
+				name, password, ok := strings.Cut(authority[:at], ":")
+				if ok {
+					found = append(found, url.UserPassword(unescapeLenient(name), unescapeLenient(password)))
+				} else {
+					found = append(found, url.User(unescapeLenient(name)))
 				}
 			}
 			return true
