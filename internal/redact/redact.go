@@ -192,7 +192,8 @@ func authorityHoldsAt(path string) bool {
 // invalid escape kept as written). It takes any byte a server may accept
 // there, where net/url refuses some ('[' and ']'). It reads the path as
 // written and unescaped up to four times, as EmbeddedUserinfos reads it: a
-// target escaped whole is read once its "://" shows. A deeper reading of
+// target escaped whole is read once its "://" shows. A target is
+// returned once for each reading that shows it, and a deeper reading of
 // one already read may split it otherwise (a name's escaped ':' decoded).
 func TargetUserinfos(path string) []*url.Userinfo {
 	var found []*url.Userinfo
