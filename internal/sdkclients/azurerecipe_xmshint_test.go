@@ -5,6 +5,7 @@ package sdkclients
 
 import (
 	"net/http"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -49,18 +50,10 @@ func TestAzureRecipeReadsXMsRetryAfterMsAsAzcore(t *testing.T) {
 					}
 					return false
 				}))
-				var mu sync.Mutex
-				var shown []time.Duration
-				pl, rt := azurePipeline(recipe, otelretry.WithBackoff(otelretry.Backoff(func(_ int, a otelretry.Answer) time.Duration {
-					mu.Lock()
-					shown = append(shown, a.RetryAfter)
-					mu.Unlock()
-					return 10 * time.Millisecond
-				})))
+				var hints hintsShown
+				pl, rt := azurePipeline(recipe, hints.backoff())
 				err := azureCall(t.Context(), pl, f.URL, azureRead)
-				got, gap := f.executed(azureRead), f.gap(azureRead)
-				mu.Lock()
-				defer mu.Unlock()
+				got, gap, shown := f.executed(azureRead), f.gap(azureRead), hints.shown()
 				t.Logf("%d %s, then 200: executed %d in %d pipeline tries, gap %v, Backoff shown %v, err %v",
 					status, hc.name, got, rt.n.Load(), gap.Round(10*time.Millisecond), shown, err)
 				if status == http.StatusTooManyRequests && hc.shown == 0 {
@@ -104,18 +97,10 @@ func TestAzureRecipeRetryAfterZero(t *testing.T) {
 				}
 				return false
 			}))
-			var mu sync.Mutex
-			var shown []time.Duration
-			pl, rt := azurePipeline(recipe, otelretry.WithBackoff(otelretry.Backoff(func(_ int, a otelretry.Answer) time.Duration {
-				mu.Lock()
-				shown = append(shown, a.RetryAfter)
-				mu.Unlock()
-				return 10 * time.Millisecond
-			})))
+			var hints hintsShown
+			pl, rt := azurePipeline(recipe, hints.backoff())
 			err := azureCall(t.Context(), pl, f.URL, azureRead)
-			got := f.executed(azureRead)
-			mu.Lock()
-			defer mu.Unlock()
+			got, shown := f.executed(azureRead), hints.shown()
 			if err != nil || got != 2 || rt.n.Load() != 1 || len(shown) != 1 || shown[0] != 0 {
 				t.Errorf("429 Retry-After %q: executed %d in %d tries, Backoff shown %v, err %v; want 2 in 1, shown [0s]", v, got, rt.n.Load(), shown, err)
 			}
@@ -146,4 +131,26 @@ func TestAzureDefaultsResendARefusedRequest(t *testing.T) {
 			}
 		})
 	}
+}
+
+// hintsShown records the hint each call of its Backoff is shown; the
+// Backoff pauses 10 ms.
+type hintsShown struct {
+	mu    sync.Mutex
+	hints []time.Duration
+}
+
+func (h *hintsShown) backoff() otelretry.Option {
+	return otelretry.WithBackoff(otelretry.Backoff(func(_ int, a otelretry.Answer) time.Duration {
+		h.mu.Lock()
+		defer h.mu.Unlock()
+		h.hints = append(h.hints, a.RetryAfter)
+		return 10 * time.Millisecond
+	}))
+}
+
+func (h *hintsShown) shown() []time.Duration {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return slices.Clone(h.hints)
 }
